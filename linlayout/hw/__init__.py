@@ -1,0 +1,1 @@
+"""AMD hardware catalog: targets, MFMA/WMMA layouts, the LDS model."""
