@@ -5,12 +5,20 @@ is given by its **columns**: ``cols[j]`` is the image of the ``j``-th unit input
 vector, so ``A @ x`` is the XOR of ``cols[j]`` over the set bits ``j`` of ``x``.
 This is the natural form for linear layouts (column ``j`` = image of input bit
 ``j``) and lets every operation below run on whole words: reducing a vector
-against an echelon basis costs one XOR per pivot, never a loop over bits.
+against an echelon basis costs one XOR per pivot it meets, never a loop over bits.
 
 Pivot convention (Triton's ``lstsq`` / RREF with free variables set to 0):
 columns are scanned in index order and a column is a *pivot column* when it is
 independent of the columns before it.  ``solve`` only ever uses pivot columns,
 so its answer is the unique solution whose free variables are 0.
+
+Implementation: an echelon basis is a dict ``lead -> vector`` whose vectors have
+distinct leading (highest) bits, plus the mask of those leads.  Reducing ``v``
+repeatedly XORs the stored vector of the highest lead bit still set in ``v``;
+each step clears that bit and only touches lower bits, so it ends after at most
+``rank`` steps.  When the provenance of a vector is needed (``solve``), the
+combination of input columns is carried in the bits above the vectors' width
+("packed" vectors), so one XOR updates the vector and its provenance together.
 """
 
 from __future__ import annotations
@@ -42,37 +50,37 @@ class Echelon:
     Each stored vector has a distinct leading (highest) bit.  ``combo`` records,
     as a bit mask over insertion indices, which inserted vectors XOR to it, so a
     reduction also tells *how* a vector is expressed in the inserted ones.
-    Reduction visits pivots from the highest leading bit down: one XOR per pivot.
     """
 
-    __slots__ = ("_lead", "_vec", "_combo", "_count")
+    __slots__ = ("_vec", "_combo", "_mask", "_count")
 
     def __init__(self) -> None:
-        self._lead: list[int] = []  # leading bits, kept sorted descending
-        self._vec: dict[int, int] = {}
-        self._combo: dict[int, int] = {}
+        self._vec: dict[int, int] = {}  # lead bit -> vector with that lead
+        self._combo: dict[int, int] = {}  # lead bit -> insertion indices XORing to it
+        self._mask = 0  # OR of 1 << lead
         self._count = 0
 
     @property
     def rank(self) -> int:
-        return len(self._lead)
+        return len(self._vec)
 
     def basis(self) -> list[int]:
         """The stored (echelon) vectors, highest leading bit first."""
-        return [self._vec[b] for b in self._lead]
+        return [self._vec[b] for b in sorted(self._vec, reverse=True)]
 
     def reduce(self, v: int) -> tuple[int, int]:
         """Return ``(residual, combo)``: ``v = residual ^ XOR(inserted[i] for i in combo)``.
 
-        ``residual`` is 0 exactly when ``v`` lies in the span.
+        ``residual`` has no bit at any lead, and is 0 exactly when ``v`` lies in the span.
         """
         combo = 0
-        vec = self._vec
-        cmb = self._combo
-        for b in self._lead:
-            if (v >> b) & 1:
-                v ^= vec[b]
-                combo ^= cmb[b]
+        vec, cmb, mask = self._vec, self._combo, self._mask
+        m = v & mask
+        while m:
+            b = m.bit_length() - 1
+            v ^= vec[b]
+            combo ^= cmb[b]
+            m = v & mask
         return v, combo
 
     def insert(self, v: int) -> bool:
@@ -88,48 +96,97 @@ class Echelon:
         lead = r.bit_length() - 1
         self._vec[lead] = r
         self._combo[lead] = combo ^ (1 << idx)
-        # keep leads sorted descending (bisect on a short list)
-        leads = self._lead
-        lo, hi = 0, len(leads)
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if leads[mid] > lead:
-                lo = mid + 1
-            else:
-                hi = mid
-        leads.insert(lo, lead)
+        self._mask |= 1 << lead
         return True
 
     def contains(self, v: int) -> bool:
         return self.reduce(v)[0] == 0
 
 
-def _echelon_of(vectors: Iterable[int]) -> tuple[Echelon, list[int], list[int]]:
-    """Insert ``vectors`` in order; return the echelon, pivot indices, and kernel vectors."""
-    ech = Echelon()
-    pivots: list[int] = []
-    kernel: list[int] = []
-    for j, v in enumerate(vectors):
-        if ech.insert(v):
-            pivots.append(j)
-        else:
-            # v depends on earlier vectors: v ^ XOR(combo) == 0
-            _, combo = ech.reduce(v)
-            kernel.append(combo | (1 << j))
-    return ech, pivots, kernel
+# ----------------------------------------------------------------- kernels
+def _reduce(v: int, basis: dict[int, int], mask: int) -> int:
+    """``v`` reduced against an echelon ``basis`` (lead -> vector) with lead ``mask``."""
+    m = v & mask
+    while m:
+        v ^= basis[m.bit_length() - 1]
+        m = v & mask
+    return v
+
+
+class _Packed:
+    """Forward elimination of columns in index order, provenance packed above bit ``shift``.
+
+    ``basis`` maps each lead bit to ``reduced_column | combo << shift`` where
+    ``combo`` is the set of pivot columns (and the column itself) XORing to it.
+    ``pivots`` lists the pivot column indices; ``kernel`` holds, for each
+    dependent column ``j``, the mask of columns summing to 0 (bit ``j`` set).
+    """
+
+    __slots__ = ("shift", "low", "basis", "mask", "pivots", "kernel")
+
+    def __init__(self, cols: Sequence[int], width: int = 0) -> None:
+        shift = max(width, max((c.bit_length() for c in cols), default=0))
+        low = (1 << shift) - 1
+        basis: dict[int, int] = {}
+        mask = 0
+        pivots: list[int] = []
+        kernel: list[int] = []
+        for j, c in enumerate(cols):
+            v = c | (1 << (shift + j))
+            m = v & mask
+            while m:
+                v ^= basis[m.bit_length() - 1]
+                m = v & mask
+            r = v & low
+            if r:
+                b = r.bit_length() - 1
+                basis[b] = v
+                mask |= 1 << b
+                pivots.append(j)
+            else:
+                kernel.append(v >> shift)
+        self.shift, self.low, self.basis, self.mask = shift, low, basis, mask
+        self.pivots, self.kernel = pivots, kernel
+
+    def solve(self, b: int) -> int | None:
+        if b >> self.shift:
+            return None  # b has a bit above every column: not in the image
+        v = _reduce(b, self.basis, self.mask)
+        if v & self.low:
+            return None
+        # combo bits come only from pivot columns: free variables are 0.
+        return v >> self.shift
 
 
 def rank(vectors: Iterable[int]) -> int:
     """Dimension of the span of ``vectors``."""
-    ech = Echelon()
+    basis: dict[int, int] = {}
+    mask = 0
     for v in vectors:
-        ech.insert(v)
-    return ech.rank
+        m = v & mask
+        while m:
+            v ^= basis[m.bit_length() - 1]
+            m = v & mask
+        if v:
+            b = v.bit_length() - 1
+            basis[b] = v
+            mask |= 1 << b
+    return len(basis)
 
 
 def pivot_columns(cols: Sequence[int]) -> list[int]:
     """Indices of the columns independent of all columns before them."""
-    return _echelon_of(cols)[1]
+    basis: dict[int, int] = {}
+    mask = 0
+    out = []
+    for j, v in enumerate(cols):
+        v = _reduce(v, basis, mask)
+        if v:
+            b = v.bit_length() - 1
+            basis[b] = v
+            mask |= 1 << b
+            out.append(j)
+    return out
 
 
 def image_basis(cols: Sequence[int]) -> list[int]:
@@ -143,43 +200,29 @@ def kernel_basis(cols: Sequence[int]) -> list[int]:
     One vector per non-pivot column ``j``: ``e_j`` plus the pivot columns that
     express column ``j``.
     """
-    return _echelon_of(cols)[2]
+    return _Packed(cols).kernel
 
 
 def in_span(vectors: Sequence[int], v: int) -> bool:
-    ech = Echelon()
+    basis: dict[int, int] = {}
+    mask = 0
     for u in vectors:
-        ech.insert(u)
-    return ech.contains(v)
+        u = _reduce(u, basis, mask)
+        if u:
+            b = u.bit_length() - 1
+            basis[b] = u
+            mask |= 1 << b
+    return _reduce(v, basis, mask) == 0
 
 
 def apply_columns(cols: Sequence[int], x: int) -> int:
     """``A @ x``: XOR of the columns selected by the set bits of ``x``."""
     out = 0
-    j = 0
     while x:
-        if x & 1:
-            out ^= cols[j]
-        x >>= 1
-        j += 1
+        low = x & -x
+        out ^= cols[low.bit_length() - 1]
+        x ^= low
     return out
-
-
-class _Solver:
-    """Solves ``A x = b`` for many right-hand sides, free variables set to 0."""
-
-    __slots__ = ("ech", "pivots")
-
-    def __init__(self, cols: Sequence[int]) -> None:
-        self.ech, self.pivots, _ = _echelon_of(cols)
-
-    def solve(self, b: int) -> int | None:
-        r, combo = self.ech.reduce(b)
-        if r:
-            return None
-        # combo is over insertion indices = column indices; dependent columns
-        # never entered a combo, so only pivot columns appear (free vars = 0).
-        return combo
 
 
 def solve(cols: Sequence[int], b: int) -> int | None:
@@ -187,13 +230,13 @@ def solve(cols: Sequence[int], b: int) -> int | None:
 
     Free variables (non-pivot columns) are 0, as in Triton's ``lstsq``.
     """
-    return _Solver(cols).solve(b)
+    return _Packed(cols).solve(b)
 
 
 def solve_many(cols: Sequence[int], targets: Sequence[int]) -> list[int | None]:
     """``solve`` for each target, sharing one elimination."""
-    s = _Solver(cols)
-    return [s.solve(b) for b in targets]
+    p = _Packed(cols)
+    return [p.solve(b) for b in targets]
 
 
 def inverse(cols: Sequence[int]) -> list[int]:
@@ -204,15 +247,11 @@ def inverse(cols: Sequence[int]) -> list[int]:
     n = len(cols)
     if any(c >> n for c in cols):
         raise ValueError("matrix is not square: a column has more bits than there are columns")
-    s = _Solver(cols)
-    if len(s.pivots) != n:
-        raise ValueError(f"matrix is singular (rank {len(s.pivots)} < {n})")
-    out = []
-    for i in range(n):
-        x = s.solve(1 << i)
-        assert x is not None  # full rank
-        out.append(x)
-    return out
+    p = _Packed(cols, n)
+    if len(p.pivots) != n:
+        raise ValueError(f"matrix is singular (rank {len(p.pivots)} < {n})")
+    basis, mask, shift = p.basis, p.mask, p.shift
+    return [_reduce(1 << i, basis, mask) >> shift for i in range(n)]
 
 
 def span_sum(u: Sequence[int], v: Sequence[int]) -> list[int]:
@@ -229,9 +268,7 @@ def intersection(u: Sequence[int], v: Sequence[int]) -> list[int]:
     u = image_basis(u)
     n = len(u)
     mask = (1 << n) - 1
-    out = []
-    for k in kernel_basis(u + list(v)):
-        out.append(apply_columns(u, k & mask))
+    out = [apply_columns(u, k & mask) for k in kernel_basis(u + list(v))]
     return image_basis(out)
 
 
@@ -264,11 +301,11 @@ def rref_rows(rows: Sequence[int], n_cols: int) -> tuple[list[int], list[int]]:
     """Reduced row echelon form of a matrix given by rows (bit ``j`` = column ``j``).
 
     Pivot columns are chosen from column 0 upwards; returns ``(rows, pivots)``
-    with the non-zero rows of the RREF and their pivot columns.
+    with the non-zero rows of the RREF (in pivot order) and their pivot columns.
     """
-    work = [r for r in rows]
-    pivots: list[int] = []
+    work = [r for r in rows if r]
     out: list[int] = []
+    pivots: list[int] = []
     for c in range(n_cols):
         bit = 1 << c
         idx = next((i for i, r in enumerate(work) if r & bit), None)

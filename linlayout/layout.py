@@ -426,7 +426,7 @@ class LinearLayout:
         self, in_dim: str, out_dim: str, max_size: int | None = None
     ) -> tuple[int, "LinearLayout"]:
         """Largest ``k <= max_size`` with ``identity_1d(k, in_dim, out_dim) * Q == self``; returns ``(k, Q)``."""
-        ii = self._in_index(in_dim)
+        self._in_index(in_dim)
         oi = self._out_index(out_dim)
         blist = self._bases[in_dim]
         limit = len(blist) if max_size is None else min(len(blist), _log2_exact(max_size, "max_size"))
@@ -441,7 +441,6 @@ class LinearLayout:
             if q is not None:
                 return 1 << k, q
             k -= 1
-        del ii
         return 1, self
 
     def contiguous_elems_along_out_dim(self, out_dim: str) -> int:
@@ -754,7 +753,7 @@ class LinearLayout:
 
     def compose(self, outer: "LinearLayout") -> "LinearLayout":
         """``outer ∘ self``: requires ``self``'s out dims to be ``outer``'s in dims (as sets)
-        with sizes no larger."""
+        with sizes no larger.  The result has ``self``'s in dims and ``outer``'s out dims."""
         if set(self.out_dim_names) != set(outer.in_dim_names):
             raise LayoutError(
                 f"compose: out dims {self.out_dim_names} of the inner layout are not the in dims "
@@ -763,14 +762,10 @@ class LinearLayout:
         for o, s in self._outs:
             if s > outer.in_dim_size(o):
                 raise LayoutError(f"compose: out dim {o!r} has size {s} > outer in dim size {outer.in_dim_size(o)}")
-        bmap = {}
-        for n, _ in self._ins:
-            bl = []
-            for b in self._bases[n]:
-                r = outer.apply({o: c for (o, _), c in zip(self._outs, b)})
-                bl.append(tuple(r[o] for o, _ in outer._outs))
-            bmap[n] = bl
-        return LinearLayout._make(self._ins, outer._outs, bmap)
+        inner = self._aligned_columns(outer._ins, "compose")
+        outer_cols = outer.columns()
+        cols = [f2.apply_columns(outer_cols, c) for c in inner]
+        return LinearLayout._from_columns(self._ins, outer._outs, cols)
 
     def _aligned_columns(self, outs: DimSpec, what: str) -> list[int]:
         """Columns of ``self`` flattened over the out dims ``outs`` (a superset, sizes >=)."""
@@ -797,71 +792,77 @@ class LinearLayout:
         """``C`` with ``outer(C(x)) == self(x)`` for every ``x`` (free variables 0).
 
         In dims present in both layouts with identical images are kept as
-        identity (e.g. warp -> warp).  The rest is solved by least squares:
-        each in bit of ``self`` becomes the pivot-supported preimage under
-        ``outer``.  ``C`` has ``self``'s in dims and ``outer``'s in dims as out dims.
-        Raises ``LayoutError`` when some image of ``self`` is not in ``outer``'s image.
+        identity (e.g. warp -> warp), as Triton does.  The rest is solved by
+        least squares: each in bit of ``self`` becomes the pivot-supported
+        preimage under ``outer`` (pivots: ``outer``'s in bits in order, a bit is
+        a pivot when independent of the bits before it; free variables are 0).
+        When keeping those dims as identity makes the system unsolvable (their
+        bases are needed to reach another dim's image), everything is solved
+        jointly instead.  ``C`` has ``self``'s in dims and ``outer``'s in dims
+        (with their sizes) as out dims.  Raises ``LayoutError`` when some image
+        of ``self`` is not in ``outer``'s image.
         """
-        identity_dims = []
-        outer_outs = dict(outer._outs)
+        identity_dims = set()
         for d, s in self._ins:
             if d in outer._bases and outer.in_dim_size(d) == s:
                 mine = [{o: c for (o, _), c in zip(self._outs, b) if c} for b in self._bases[d]]
                 theirs = [{o: c for (o, _), c in zip(outer._outs, b) if c} for b in outer._bases[d]]
                 if mine == theirs:
-                    identity_dims.append(d)
-        a_cols = []
-        a_names = [(n, s) for n, s in self._ins if n not in identity_dims]
-        b_names = [(n, s) for n, s in outer._ins if n not in identity_dims]
-        all_a = self._aligned_columns(outer._outs, "invert_and_compose")
-        j = 0
-        for n, s in self._ins:
-            k = s.bit_length() - 1
-            if n not in identity_dims:
-                a_cols.extend(all_a[j : j + k])
-            j += k
+                    identity_dims.add(d)
+        a_all = self._aligned_columns(outer._outs, "invert_and_compose")
         b_all = outer.columns()
-        b_cols, j = [], 0
-        for n, s in outer._ins:
-            k = s.bit_length() - 1
-            if n not in identity_dims:
-                b_cols.extend(b_all[j : j + k])
-            j += k
-        sols = f2.solve_many(b_cols, a_cols)
-        for idx, x in enumerate(sols):
-            if x is None:
-                # name the failing input bit
-                jj = idx
-                for n, s in a_names:
-                    k = s.bit_length() - 1
-                    if jj < k:
-                        raise LayoutError(
-                            f"invert_and_compose: image of in dim {n!r} basis {jj} "
-                            f"({list(self._bases[n][jj])}) is not in the image of the outer layout"
-                        )
-                    jj -= k
-        # x bits index b_cols; map back to outer's in dims (identity dims excluded)
-        out_dims = list(outer._ins)
-        shifts, acc = {}, 0
-        for n, s in b_names:
-            shifts[n] = acc
-            acc += s.bit_length() - 1
-        bmap, i = {}, 0
+        sols = self._solve_excluding(a_all, outer, b_all, identity_dims)
+        if sols is None and identity_dims:
+            identity_dims = set()
+            sols = self._solve_excluding(a_all, outer, b_all, identity_dims)
+        if sols is None:
+            x = f2.solve_many(b_all, a_all)
+            idx = next(i for i, v in enumerate(x) if v is None)
+            name, bit = self._in_bit_name(idx)
+            raise LayoutError(
+                f"invert_and_compose: image of in dim {name!r} basis {bit} "
+                f"({list(self._bases[name][bit])}) is not in the image of the outer layout"
+            )
+        return LinearLayout._from_columns(self._ins, outer._ins, sols)
+
+    def _in_bit_name(self, j: int) -> tuple[str, int]:
+        """The (in dim, bit) of flattened in bit ``j``."""
         for n, s in self._ins:
             k = s.bit_length() - 1
-            if n in identity_dims:
-                bmap[n] = [tuple((1 << t) if o == n else 0 for o, _ in out_dims) for t in range(k)]
-                continue
-            bl = []
-            for _ in range(k):
-                x = sols[i]
-                i += 1
-                bl.append(
-                    tuple(((x >> shifts[o]) & (sz - 1)) if o in shifts else 0 for o, sz in out_dims)
-                )
-            bmap[n] = bl
-        del outer_outs
-        return LinearLayout._make(self._ins, out_dims, bmap)
+            if j < k:
+                return n, j
+            j -= k
+        raise LayoutError(f"in bit {j} is outside the layout's {self.total_in_bits} in bits")
+
+    def _solve_excluding(self, a_all, outer, b_all, identity_dims) -> list[int] | None:
+        """Flattened columns of ``C`` (over ``outer``'s in bits) or None when unsolvable.
+
+        In dims in ``identity_dims`` map to themselves; the other in bits of
+        ``self`` are solved against the other in bits of ``outer``.
+        """
+        b_off, acc = {}, 0
+        for n, s in outer._ins:
+            b_off[n] = acc
+            acc += s.bit_length() - 1
+        keep_b = [j for n, s in outer._ins if n not in identity_dims for j in range(b_off[n], b_off[n] + s.bit_length() - 1)]
+        rows, j = [], 0
+        for n, s in self._ins:
+            k = s.bit_length() - 1
+            rows.append((n, j, k))
+            j += k
+        targets = [a_all[j + t] for n, j, k in rows if n not in identity_dims for t in range(k)]
+        sols = f2.solve_many([b_all[j] for j in keep_b], targets)
+        if any(x is None for x in sols):
+            return None
+        out, it = [], iter(sols)
+        for n, j, k in rows:
+            for t in range(k):
+                if n in identity_dims:
+                    out.append(1 << (b_off[n] + t))
+                else:
+                    x = next(it)
+                    out.append(sum(1 << keep_b[i] for i in range(len(keep_b)) if (x >> i) & 1))
+        return out
 
     def pseudo_inverse(self) -> "LinearLayout":
         """A right inverse ``P`` (out dims -> in dims) with ``self(P(y)) == y`` on the image,
