@@ -1,0 +1,118 @@
+"""Triton's blocked layout (``#ttg.blocked``) and its dot operands (FMA dot).
+
+Blocked: ``register -> sizePerThread``, ``lane -> threadsPerWarp``, ``warp ->
+warpsPerCTA``, each counting through its tile with ``order[0]`` fastest; the
+three tiles nest (registers innermost), then the whole pattern repeats over
+the tensor (extra register bits) or broadcasts where the tensor is smaller.
+
+Dot operand of a blocked parent (``opIdx`` 0 = A ``[M, K]``, 1 = B ``[K, N]``):
+every thread holds the whole K extent in registers; lanes and warps that the
+parent spreads along K hold copies (broadcast).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+from ..errors import LayoutError
+from ..layout import LinearLayout
+from .common import (
+    Cga,
+    ParamReader,
+    broadcast_along_k,
+    check_order,
+    check_pow2_list,
+    check_shape,
+    combine_cta_cga_with_shape,
+    identity_standard_nd,
+    mul,
+    standard_out_dims,
+)
+
+__all__ = ["Blocked", "blocked"]
+
+
+@dataclass(frozen=True)
+class Blocked:
+    """``#ttg.blocked<{sizePerThread, threadsPerWarp, warpsPerCTA, order}>``."""
+
+    size_per_thread: tuple[int, ...]
+    threads_per_warp: tuple[int, ...]
+    warps_per_cta: tuple[int, ...]
+    order: tuple[int, ...]
+    cga: Cga = field(default_factory=Cga)
+
+    kind = "blocked"
+
+    def __post_init__(self) -> None:
+        spt = check_pow2_list("sizePerThread", self.size_per_thread)
+        rank = len(spt)
+        object.__setattr__(self, "size_per_thread", spt)
+        object.__setattr__(self, "threads_per_warp", check_pow2_list("threadsPerWarp", self.threads_per_warp, rank))
+        object.__setattr__(self, "warps_per_cta", check_pow2_list("warpsPerCTA", self.warps_per_cta, rank))
+        object.__setattr__(self, "order", check_order("order", self.order, rank))
+        self.cga.check_rank(rank)
+
+    @property
+    def rank(self) -> int:
+        return len(self.size_per_thread)
+
+    @classmethod
+    def from_params(cls, params: Mapping) -> "Blocked":
+        r = ParamReader(params, "blocked")
+        spt = r.get("sizePerThread")
+        enc = cls(spt, r.get("threadsPerWarp"), r.get("warpsPerCTA"), r.get("order"),
+                  r.cga(len(spt) if isinstance(spt, (list, tuple)) else None))
+        r.done()
+        return enc
+
+    def to_params(self) -> dict:
+        return {"sizePerThread": list(self.size_per_thread), "threadsPerWarp": list(self.threads_per_warp),
+                "warpsPerCTA": list(self.warps_per_cta), "order": list(self.order), **self.cga.to_params()}
+
+    def _check_shape(self, shape: Sequence[int]) -> tuple[int, ...]:
+        shape = check_shape(shape)
+        if len(shape) != self.rank:
+            raise LayoutError(f"parameter shape: {list(shape)} has rank {len(shape)} but the blocked layout has rank {self.rank}")
+        return shape
+
+    def to_linear_layout(self, shape: Sequence[int]) -> LinearLayout:
+        shape = self._check_shape(shape)
+        cta = (identity_standard_nd("register", self.size_per_thread, self.order)
+               * identity_standard_nd("lane", self.threads_per_warp, self.order)
+               * identity_standard_nd("warp", self.warps_per_cta, self.order))
+        return combine_cta_cga_with_shape(cta, self.cga, shape)
+
+    def dot_operand_layout(self, op_idx: int, k_width: int, shape: Sequence[int]) -> LinearLayout:
+        """FMA dot operand: K fully in registers, lanes/warps along K broadcast (``k_width`` unused)."""
+        del k_width
+        shape = self._check_shape(shape)
+        rank = self.rank
+        if rank < 2:
+            raise LayoutError("parameter shape: a dot operand needs rank >= 2")
+        k_dim = rank - 1 if op_idx == 0 else rank - 2
+        thread_size = list(self.size_per_thread)
+        thread_size[k_dim] = shape[k_dim]
+        rep_names = [standard_out_dims(rank)[d] for d in self.order]
+        regs = identity_standard_nd("register", thread_size, self.order).transpose_outs(rep_names)
+        lanes = broadcast_along_k(self.threads_per_warp, self.order, k_dim, "lane").transpose_outs(rep_names)
+        warps = broadcast_along_k(self.warps_per_cta, self.order, k_dim, "warp").transpose_outs(rep_names)
+        return combine_cta_cga_with_shape(mul(mul(regs, lanes), warps), self.cga, shape)
+
+
+def blocked(
+    size_per_thread: Sequence[int],
+    threads_per_warp: Sequence[int],
+    warps_per_cta: Sequence[int],
+    order: Sequence[int],
+    shape: Sequence[int],
+    *,
+    ctas_per_cga: Sequence[int] | None = None,
+    cta_split_num: Sequence[int] | None = None,
+    cta_order: Sequence[int] | None = None,
+) -> LinearLayout:
+    """The LinearLayout of ``#ttg.blocked`` over ``shape`` (in dims register, lane, warp, block)."""
+    cga = Cga.from_params(ctas_per_cga, cta_split_num, cta_order, len(size_per_thread)
+                          if isinstance(size_per_thread, (list, tuple)) else None)
+    return Blocked(size_per_thread, threads_per_warp, warps_per_cta, order, cga).to_linear_layout(shape)

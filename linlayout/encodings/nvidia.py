@@ -1,0 +1,145 @@
+"""Triton's NVIDIA MMA layouts (``#ttg.nvidia_mma``, v2 = Ampere ``mma.sync``, v3 =
+Hopper ``wgmma``) and their dot operands — for Triton interop (warp size 32).
+
+One tile (``m x n``, ``order[0]`` the inner dim): ``kWidth`` registers along the
+inner dim, 4 lanes along the inner dim, 8 lanes along the outer dim, ``m/8``
+registers along the outer dim, ``n/(4*kWidth)`` registers along the inner dim.
+The accumulator uses ``kWidth = 2`` and the tile ``instrShape[:2]`` (v3) or
+``instrShape`` (v2).  Warps: row-major for v2, column-major for v3; a dot
+operand's warps along K are broadcast.  Operand A's tile is ``instrM x
+kWidth*8`` (``kWidth*4`` for fp64's ``instrM = 8``), operand B's (v2 only)
+``kWidth*8 x 8``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+from ..errors import LayoutError
+from ..layout import LinearLayout
+from .common import (
+    Cga,
+    ParamReader,
+    broadcast_along_k,
+    check_pow2,
+    check_pow2_list,
+    check_shape,
+    combine_cta_cga_with_shape,
+    dot_operand_order,
+    identity_standard_nd,
+    matrix_order,
+    mul,
+    standard_out_dims,
+)
+
+__all__ = ["NvidiaMma", "nvidia_mma_layout"]
+
+
+def _mma_tile(tile_shape: Sequence[int], k_width: int, order: Sequence[int], rep_order: Sequence[int]) -> LinearLayout:
+    """Triton's ``nvidiaMmaTile`` (out dims in ``rep_order``)."""
+    names = standard_out_dims(len(rep_order))
+    ret = LinearLayout.empty()
+    for d in rep_order:
+        ret = ret * LinearLayout.identity_1d(1, "register", names[d])
+    inner, outer = order[0], order[1]
+    m, n = tile_shape[outer], tile_shape[inner]
+    if m % 8 or n % (k_width * 4):
+        raise LayoutError(f"parameter instrShape: tile {m}x{n} is not a multiple of 8 x {4 * k_width}")
+    ident = LinearLayout.identity_1d
+    return (ret * ident(k_width, "register", names[inner]) * ident(4, "lane", names[inner])
+            * ident(8, "lane", names[outer]) * ident(m // 8, "register", names[outer])
+            * ident(n // (k_width * 4), "register", names[inner]))
+
+
+@dataclass(frozen=True)
+class NvidiaMma:
+    """``#ttg.nvidia_mma<{versionMajor, versionMinor, warpsPerCTA, instrShape}>``."""
+
+    version_major: int
+    warps_per_cta: tuple[int, ...]
+    instr_shape: tuple[int, ...]
+    version_minor: int = 0
+    cga: Cga = field(default_factory=Cga)
+
+    kind = "nvidia_mma"
+
+    def __post_init__(self) -> None:
+        if isinstance(self.version_major, bool) or self.version_major not in (2, 3):
+            raise LayoutError(f"parameter versionMajor: {self.version_major!r} is not 2 (Ampere) or 3 (Hopper)")
+        if isinstance(self.version_minor, bool) or not isinstance(self.version_minor, int):
+            raise LayoutError(f"parameter versionMinor: {self.version_minor!r} is not an integer")
+        warps = check_pow2_list("warpsPerCTA", self.warps_per_cta)
+        if len(warps) not in (2, 3):
+            raise LayoutError(f"parameter warpsPerCTA: {list(warps)} must have 2 or 3 entries")
+        instr = check_pow2_list("instrShape", self.instr_shape)
+        want = len(warps) if self.version_major == 2 else 3
+        if len(instr) != want:
+            raise LayoutError(f"parameter instrShape: {list(instr)} must have {want} entries for MMA v{self.version_major}")
+        self.cga.check_rank(len(warps))
+        object.__setattr__(self, "warps_per_cta", warps)
+        object.__setattr__(self, "instr_shape", instr)
+
+    @property
+    def rank(self) -> int:
+        return len(self.warps_per_cta)
+
+    @classmethod
+    def from_params(cls, params: Mapping, encoding: str = "nvidia_mma") -> "NvidiaMma":
+        r = ParamReader(params, encoding)
+        warps = r.get("warpsPerCTA")
+        enc = cls(r.get("versionMajor"), warps, r.get("instrShape"), r.get("versionMinor", 0),
+                  r.cga(len(warps) if isinstance(warps, (list, tuple)) else None))
+        r.done()
+        return enc
+
+    def to_params(self) -> dict:
+        return {"versionMajor": self.version_major, "versionMinor": self.version_minor,
+                "warpsPerCTA": list(self.warps_per_cta), "instrShape": list(self.instr_shape),
+                **self.cga.to_params()}
+
+    def _check_shape(self, shape: Sequence[int]) -> tuple[int, ...]:
+        shape = check_shape(shape)
+        if len(shape) != self.rank:
+            raise LayoutError(f"parameter shape: {list(shape)} has rank {len(shape)} but warpsPerCTA has {self.rank} entries")
+        return shape
+
+    def _warp_order(self) -> list[int]:
+        return matrix_order(self.rank, row_major=self.version_major != 3)
+
+    def to_linear_layout(self, shape: Sequence[int]) -> LinearLayout:
+        shape = self._check_shape(shape)
+        rank = self.rank
+        tile_shape = self.instr_shape if self.version_major == 2 else self.instr_shape[:2]
+        if len(tile_shape) != rank:
+            raise LayoutError(f"parameter instrShape: MMA v3 layouts are 2-D, the shape has rank {rank}")
+        order = matrix_order(rank, row_major=True)
+        cta = _mma_tile(tile_shape, 2, order, order)
+        warps = identity_standard_nd("warp", self.warps_per_cta, self._warp_order())
+        return combine_cta_cga_with_shape(mul(cta, warps.transpose_outs(cta.out_dim_names)), self.cga, shape)
+
+    def dot_operand_layout(self, op_idx: int, k_width: int, shape: Sequence[int]) -> LinearLayout:
+        shape = self._check_shape(shape)
+        check_pow2("kWidth", k_width)
+        rank = self.rank
+        if op_idx == 1 and self.version_major == 3:
+            raise LayoutError("parameter opIdx: MMA v3 (wgmma) takes operand B from shared memory, not registers")
+        instr_m = self.instr_shape[rank - 2] if self.version_major == 2 else self.instr_shape[0]
+        k_tile = k_width * (4 if instr_m == 8 else 8)
+        tile_shape = [1] * rank
+        if op_idx == 0:
+            tile_shape[rank - 2], tile_shape[rank - 1] = instr_m, k_tile
+        else:
+            tile_shape[rank - 2], tile_shape[rank - 1] = k_tile, 8
+        order = dot_operand_order(op_idx, rank, k_contig=True)
+        cta = _mma_tile(tile_shape, k_width, order, order)
+        k_dim = rank - 1 if op_idx == 0 else rank - 2
+        warps = broadcast_along_k(self.warps_per_cta, self._warp_order(), k_dim, "warp")
+        return combine_cta_cga_with_shape(mul(cta, warps.transpose_outs(cta.out_dim_names)), self.cga, shape)
+
+
+def nvidia_mma_layout(
+    version_major: int, warps_per_cta: Sequence[int], instr_shape: Sequence[int], shape: Sequence[int]
+) -> LinearLayout:
+    """The accumulator layout of ``#ttg.nvidia_mma`` over ``shape``."""
+    return NvidiaMma(version_major, warps_per_cta, instr_shape).to_linear_layout(shape)

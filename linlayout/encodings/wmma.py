@@ -1,0 +1,201 @@
+"""Triton's AMD WMMA layouts (``#ttg.amd_wmma``, versions 1-3) and their dot operands (wave32).
+
+Version 1 = RDNA3 (gfx11), 2 = RDNA4 (gfx12), 3 = gfx1250.
+
+Accumulator tile (non-transposed; transposed swaps M and N inside the tile):
+
+* v1 16x16: registers -> M rows {2, 4, 8}, lanes 0-15 -> N, lane 16 -> M row 1;
+* v2/v3 16x16: registers -> M {1, 2, 4}, lanes 0-15 -> N, lane 16 -> M + 8;
+* v2/v3 32x16: registers -> M {1, 2, 4, 16}, lane 16 -> M + 8 (two 16x16 stacked).
+
+The warp/repetition part is a ``CTA layout`` (register, warp -> dims) that Triton
+stores in the attribute; :func:`choose_wmma_cta_linear_layout` builds the usual
+one from ``warpsPerCTA`` and ``tilesPerWarp`` (for each dim, N first:
+``tilesPerWarp[d]`` registers then ``warpsPerCTA[d]`` warps).
+
+Dot operand: ``kWidth`` registers along K, 16 lanes along non-K, lane 16 along
+K (v1: a copy, i.e. broadcast; v2/v3: K + kWidth), ``instrK / (2*kWidth)``
+registers along K, x2 registers along non-K for the 32-row operand of 32x16;
+then the CTA layout with its K component zeroed and the registers that become
+pure broadcast removed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+from ..errors import LayoutError
+from ..layout import LinearLayout
+from .common import (
+    Cga,
+    ParamReader,
+    check_bool,
+    check_pow2_list,
+    check_shape,
+    combine_cta_cga_with_shape,
+    dot_operand_order,
+    matrix_order,
+    mul,
+    project_away_out_dim,
+    remove_broadcast_registers,
+    standard_out_dims,
+)
+from .dot_operand import DotOperand
+
+__all__ = ["Wmma", "wmma_layout", "wmma_dot_operand", "choose_wmma_cta_linear_layout",
+           "WMMA_WAVE_SIZE", "WMMA_INSTR_SHAPES"]
+
+#: Lanes per wave for WMMA (wave32).
+WMMA_WAVE_SIZE = 32
+#: Valid ``(M, N, K)`` per version (Triton's ``AMDWmmaEncodingAttr::verify``).
+WMMA_INSTR_SHAPES = {
+    1: ((16, 16, 16),),
+    2: ((16, 16, 16), (16, 16, 32)),
+    3: ((16, 16, 4), (16, 16, 32), (16, 16, 64), (16, 16, 128), (32, 16, 64), (32, 16, 128)),
+}
+#: Lanes a WMMA tile spreads along its non-K (or N) dim.
+_TILE_LANES = 16
+
+
+def choose_wmma_cta_linear_layout(rank: int, warps_per_cta: Sequence[int], tiles_per_warp: Sequence[int]) -> LinearLayout:
+    """Triton's ``chooseWmmaCTALinearLayout``: for each dim in order ``[rank-1, ..., 0]``,
+    ``tiles_per_warp[d]`` register bits then ``warps_per_cta[d]`` warp bits along ``d``."""
+    names = standard_out_dims(rank)
+    ret = LinearLayout.empty()
+    for d in matrix_order(rank, row_major=True):
+        ret = ret * LinearLayout.identity_1d(tiles_per_warp[d], "register", names[d])
+        ret = ret * LinearLayout.identity_1d(warps_per_cta[d], "warp", names[d])
+    return ret.transpose_outs(names)
+
+
+@dataclass(frozen=True)
+class Wmma:
+    """``#ttg.amd_wmma<{version, ctaLayout, isTransposed, instrShape}>`` with the CTA layout
+    given by ``warps_per_cta`` / ``tiles_per_warp`` (see :func:`choose_wmma_cta_linear_layout`)."""
+
+    version: int
+    warps_per_cta: tuple[int, ...]
+    is_transposed: bool = False
+    instr_shape: tuple[int, ...] = (16, 16, 16)
+    tiles_per_warp: tuple[int, ...] | None = None
+    cga: Cga = field(default_factory=Cga)
+
+    kind = "amd_wmma"
+
+    def __post_init__(self) -> None:
+        if isinstance(self.version, bool) or self.version not in WMMA_INSTR_SHAPES:
+            raise LayoutError(f"parameter version: {self.version!r} is not a WMMA version {sorted(WMMA_INSTR_SHAPES)}")
+        instr = check_pow2_list("instrShape", self.instr_shape)
+        if instr not in WMMA_INSTR_SHAPES[self.version]:
+            raise LayoutError(
+                f"parameter instrShape: {list(instr)} is not valid for WMMA v{self.version} "
+                f"(valid: {[list(s) for s in WMMA_INSTR_SHAPES[self.version]]})"
+            )
+        warps = check_pow2_list("warpsPerCTA", self.warps_per_cta)
+        if len(warps) not in (2, 3):
+            raise LayoutError(f"parameter warpsPerCTA: {list(warps)} must have 2 or 3 entries")
+        tpw = (1,) * len(warps) if self.tiles_per_warp is None else check_pow2_list(
+            "tilesPerWarp", self.tiles_per_warp, len(warps))
+        check_bool("isTransposed", self.is_transposed)
+        self.cga.check_rank(len(warps))
+        object.__setattr__(self, "instr_shape", instr)
+        object.__setattr__(self, "warps_per_cta", warps)
+        object.__setattr__(self, "tiles_per_warp", tpw)
+
+    @property
+    def rank(self) -> int:
+        return len(self.warps_per_cta)
+
+    @classmethod
+    def from_params(cls, params: Mapping, encoding: str = "amd_wmma") -> "Wmma":
+        r = ParamReader(params, encoding)
+        warps = r.get("warpsPerCTA")
+        enc = cls(r.get("version"), warps, r.get("isTransposed", False), r.get("instrShape", (16, 16, 16)),
+                  r.get("tilesPerWarp", None), r.cga(len(warps) if isinstance(warps, (list, tuple)) else None))
+        r.done()
+        return enc
+
+    def to_params(self) -> dict:
+        return {"version": self.version, "warpsPerCTA": list(self.warps_per_cta),
+                "isTransposed": self.is_transposed, "instrShape": list(self.instr_shape),
+                "tilesPerWarp": list(self.tiles_per_warp), **self.cga.to_params()}
+
+    def cta_layout(self) -> LinearLayout:
+        return choose_wmma_cta_linear_layout(self.rank, self.warps_per_cta, self.tiles_per_warp)
+
+    def _check_shape(self, shape: Sequence[int]) -> tuple[int, ...]:
+        shape = check_shape(shape)
+        if len(shape) != self.rank:
+            raise LayoutError(f"parameter shape: {list(shape)} has rank {len(shape)} but warpsPerCTA has {self.rank} entries")
+        return shape
+
+    def tile_layout(self) -> LinearLayout:
+        """One instruction's accumulator: register, lane -> dims (standard out order)."""
+        rank = self.rank
+        names = standard_out_dims(rank)
+        thread_order = matrix_order(rank, row_major=not self.is_transposed)
+        fast, slow = names[thread_order[0]], names[thread_order[1]]
+        lanes = [[1, 0], [2, 0], [4, 0], [8, 0]]
+        if self.version == 1:
+            regs, lanes = [[0, 2], [0, 4], [0, 8]], lanes + [[0, 1]]
+        else:
+            regs, lanes = [[0, 1], [0, 2], [0, 4]], lanes + [[0, 8]]
+            if self.instr_shape[:2] == (32, 16):
+                regs = regs + [[0, 16]]
+        tile = LinearLayout({"register": regs, "lane": lanes}, [fast, slow])
+        if rank == 3:
+            tile = tile * LinearLayout.identity_1d(1, "register", names[0]) * LinearLayout.identity_1d(1, "lane", names[0])
+        return tile.transpose_outs(names)
+
+    def to_linear_layout(self, shape: Sequence[int]) -> LinearLayout:
+        """The accumulator layout over ``shape`` (in dims register, lane, warp, block)."""
+        shape = self._check_shape(shape)
+        names = standard_out_dims(self.rank)
+        layout = mul(self.tile_layout(), self.cta_layout())
+        layout = layout.transpose_outs([names[d] for d in matrix_order(self.rank, row_major=True)])
+        return combine_cta_cga_with_shape(layout, self.cga, shape)
+
+    def dot_operand_layout(self, op_idx: int, k_width: int, shape: Sequence[int]) -> LinearLayout:
+        """Operand A (``op_idx=0``) or B (``op_idx=1``) of this WMMA with ``k_width`` K elements per lane."""
+        shape = self._check_shape(shape)
+        if isinstance(k_width, bool) or not isinstance(k_width, int) or k_width < 1 or k_width & (k_width - 1):
+            raise LayoutError(f"parameter kWidth: {k_width!r} is not a power of two")
+        rank = self.rank
+        names = standard_out_dims(rank)
+        order = dot_operand_order(op_idx, rank, k_contig=True)
+        dim_k, dim_nonk = names[order[0]], names[order[1]]
+        instr_k = self.instr_shape[2]
+        nonk = self.instr_shape[0] if op_idx == 0 else self.instr_shape[1]
+        k_depth = WMMA_WAVE_SIZE // _TILE_LANES
+        ident = LinearLayout.identity_1d
+        tile = ident(k_width, "register", dim_k) * ident(_TILE_LANES, "lane", dim_nonk)
+        tile = tile * (LinearLayout.zeros_1d if self.version == 1 else ident)(k_depth, "lane", dim_k)
+        k_repeat = instr_k // (k_depth * k_width)
+        if k_repeat > 1:
+            tile = tile * ident(k_repeat, "register", dim_k)
+        if nonk > _TILE_LANES:
+            tile = tile * ident(nonk // _TILE_LANES, "register", dim_nonk)
+        cta = remove_broadcast_registers(project_away_out_dim(self.cta_layout(), dim_k))
+        layout = mul(tile, cta).transpose_outs([names[d] for d in order])
+        return combine_cta_cga_with_shape(layout, self.cga, shape)
+
+
+def wmma_layout(
+    version: int,
+    warps_per_cta: Sequence[int],
+    shape: Sequence[int],
+    *,
+    instr_shape: Sequence[int] = (16, 16, 16),
+    is_transposed: bool = False,
+    tiles_per_warp: Sequence[int] | None = None,
+) -> LinearLayout:
+    """The accumulator layout of Triton's WMMA encoding, e.g. ``wmma_layout(2, (2, 2), (32, 32))``."""
+    return Wmma(version, warps_per_cta, is_transposed, instr_shape, tiles_per_warp).to_linear_layout(shape)
+
+
+def wmma_dot_operand(parent: Wmma, op_idx: int, k_width: int, shape: Sequence[int]) -> LinearLayout:
+    """Operand ``op_idx`` (0 = A, 1 = B) of the WMMA encoding ``parent``."""
+    if not isinstance(parent, Wmma):
+        raise LayoutError(f"parameter parent: expected a Wmma encoding, got {type(parent).__name__}")
+    return DotOperand(parent, op_idx, k_width).to_linear_layout(shape)
