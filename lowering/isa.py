@@ -1,0 +1,264 @@
+"""Counting AMDGPU instructions in ISA text, by category, optionally inside a marked region.
+
+Counting rule (the one ``/work/shared/bench/triton_amd_baseline.json`` follows)
+-----------------------------------------------------------------------------
+Every instruction line is put into exactly one *class*; ``total`` is the number of
+instruction lines and equals the sum of the class counts:
+
+=============== ==========================================================================
+class           mnemonics
+=============== ==========================================================================
+``valu``        every ``v_*`` except MFMA: VOP1/2/3/3P/C incl. ``_dpp``/``_sdwa`` forms,
+                ``v_cndmask``, ``v_perm_b32``, ``v_mov_*``, ``v_readlane``,
+                ``v_permlane{16,32}_swap``, ``v_pk_*``, ``v_accvgpr_*``
+``mfma``        ``v_mfma*``, ``v_smfmac*``
+``salu``        ``s_*`` except the five classes below (``s_mov``, ``s_and``, ``s_cmp``,
+                ``s_cbranch``, ``s_setprio``, ``s_endpgm``, ...)
+``s_waitcnt``   ``s_waitcnt*`` (and gfx12 ``s_wait_*``)
+``s_barrier``   ``s_barrier``
+``s_nop``       ``s_nop`` (hazard wait states)
+``smem``        scalar memory: ``s_load*``, ``s_buffer_*``, ``s_store*``, ``s_dcache*``,
+                ``s_memtime``, ``s_memrealtime``, ``s_scratch_*``, ``s_atc_probe*``
+``ds_bpermute`` ``ds_bpermute_b32``
+``ds_permute``  ``ds_permute_b32``
+``ds_swizzle``  ``ds_swizzle_b32``
+``lds_write``   ``ds_write*`` / ``ds_store*`` (all widths, ``ds_write2*``)
+``lds_read_tr`` ``ds_read_*_tr_*`` / ``ds_load_tr*`` (gfx950 transpose loads)
+``lds_read``    other ``ds_read*`` / ``ds_load*``
+``vmem``        ``buffer_*``, ``tbuffer_*``, ``global_*``, ``flat_*``, ``scratch_*``
+``other``       anything else (LDS atomics, ``ds_nop``, ``exp``, ``image_*``, ...)
+=============== ==========================================================================
+
+Sub-counts of ``valu`` (they may overlap each other, never leave ``valu``):
+``v_cndmask`` (``v_cndmask_*``), ``v_perm_b32``, ``dpp`` (any ``*_dpp`` instruction),
+``v_mov`` (``v_mov_*`` without DPP: a DPP mov counts under ``dpp`` only),
+``readlane`` (``v_readlane_*``, ``v_readfirstlane_*``), ``permlane16_swap``,
+``permlane32_swap``, ``pack_ops`` (``v_pk_*`` incl. ``v_pk_mov_b32``, ``v_pack_*``).
+
+Evidence from the 48 baseline cases: ``total == valu + salu + ds_bpermute + ds_permute +
+ds_swizzle + lds_write + lds_read + lds_read_tr + s_barrier + s_waitcnt`` holds exactly in
+45 cases and is one short in 3 (gfx942 fp32 ``mfma32T->dotA(kw8)``, gfx950 fp16
+``mfma32T->dotA(kw8) [FA P]`` and ``mfma16T->dotA(kw8)``), i.e. one instruction in no listed
+class: an ``s_nop`` hazard wait (``s_nop`` is its own class here).  ``s_waitcnt`` and
+``s_barrier`` are therefore not part of ``salu``.  ``valu`` contains the sub-counts:
+gfx950 fp32 ``mfma32T->dotA(kw8) [FA P]`` has ``total = valu = permlane32_swap = 16`` and
+``mfma16T->dotA(kw8)`` has ``valu = 32 = permlane16_swap + permlane32_swap``; gfx942 fp32
+``mfma32T->dotA(kw8)`` has ``valu = 52 >= v_cndmask = 48`` while its 16 ``ds_bpermute``
+sit outside ``valu``; in every case ``valu >= v_cndmask + v_perm_b32 + dpp + v_mov +
+readlane + permlane16_swap + permlane32_swap + pack_ops``.  ``pack_ops`` appears in fp32
+cases too, so it counts packed VALU ops such as ``v_pk_mov_b32``, not only fp16 packing.
+
+Region markers
+--------------
+A region is delimited by two zero-cost comment lines that the emitter puts into the MLIR
+as side-effecting inline asm (LLVM keeps them in order with memory operations and prints
+them between ``;;#ASMSTART`` / ``;;#ASMEND``; they assemble to nothing)::
+
+    rocdl.sched.barrier none
+    llvm.inline_asm has_side_effects "; linlayout-begin conv", "" : () -> ()
+    rocdl.sched.barrier none
+    ... the code to count ...
+    rocdl.sched.barrier none
+    llvm.inline_asm has_side_effects "; linlayout-end conv", "" : () -> ()
+    rocdl.sched.barrier none
+
+``rocdl.sched.barrier none`` (mask 0) stops the machine scheduler from moving any
+instruction across the marker and also emits no instruction.  :func:`marker_ops` returns
+these lines.  Address arithmetic that LLVM hoists out of the region is not counted, as in
+the baseline.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = [
+    "COUNT_KEYS",
+    "CLASS_KEYS",
+    "IsaRegionError",
+    "isa_counts",
+    "instructions",
+    "region_lines",
+    "marker_ops",
+    "classify",
+]
+
+CLASS_KEYS = (
+    "valu",
+    "mfma",
+    "salu",
+    "s_waitcnt",
+    "s_barrier",
+    "s_nop",
+    "smem",
+    "ds_bpermute",
+    "ds_permute",
+    "ds_swizzle",
+    "lds_write",
+    "lds_read",
+    "lds_read_tr",
+    "vmem",
+    "other",
+)
+VALU_SUB_KEYS = (
+    "v_cndmask",
+    "v_perm_b32",
+    "dpp",
+    "v_mov",
+    "readlane",
+    "permlane16_swap",
+    "permlane32_swap",
+    "pack_ops",
+)
+COUNT_KEYS = ("total",) + CLASS_KEYS + VALU_SUB_KEYS
+
+_MARKER_RE = re.compile(r"^\s*;+\s*linlayout-(begin|end)(?:\s+(\S+))?\s*$")
+_MNEMONIC_RE = re.compile(r"^\s*([a-z][a-z0-9_]*)(?:\s|$)")
+_SMEM_PREFIXES = ("s_load", "s_buffer_", "s_store", "s_dcache", "s_scratch_", "s_atc_probe")
+
+
+class IsaRegionError(ValueError):
+    """The requested region's markers are missing, unbalanced or repeated in the ISA text."""
+
+
+def _code_lines(isa_text: str) -> list[str]:
+    """The lines of ``isa_text`` outside ``.amdgpu_metadata`` and ``.amdhsa_kernel`` blocks."""
+    out, skip_until = [], None
+    for line in isa_text.splitlines():
+        s = line.strip()
+        if skip_until is not None:
+            if s.startswith(skip_until):
+                skip_until = None
+            continue
+        if s.startswith(".amdgpu_metadata"):
+            skip_until = ".end_amdgpu_metadata"
+        elif s.startswith(".amdhsa_kernel"):
+            skip_until = ".end_amdhsa_kernel"
+        else:
+            out.append(line)
+    return out
+
+
+def _mnemonic(line: str) -> str | None:
+    """The instruction mnemonic of an ISA line, or None for labels, directives, comments."""
+    code = line.split(";", 1)[0].split("//", 1)[0]
+    m = _MNEMONIC_RE.match(code)
+    if m is None or code.rstrip().endswith(":"):
+        return None
+    return m.group(1)
+
+
+def instructions(isa_text: str) -> list[str]:
+    """The instruction lines (stripped) of ``isa_text``, in order, without metadata."""
+    return [ln.strip() for ln in _code_lines(isa_text) if _mnemonic(ln) is not None]
+
+
+def region_lines(isa_text: str, region: str) -> list[str]:
+    """The lines strictly between ``; linlayout-begin <region>`` and ``; linlayout-end <region>``.
+
+    Exactly one begin/end pair with that tag must exist, begin first; otherwise
+    :class:`IsaRegionError`.
+    """
+    lines = _code_lines(isa_text)
+    begins, ends = [], []
+    for i, ln in enumerate(lines):
+        m = _MARKER_RE.match(ln)
+        if m and (m.group(2) or "") == region:
+            (begins if m.group(1) == "begin" else ends).append(i)
+    if len(begins) != 1 or len(ends) != 1 or ends[0] < begins[0]:
+        raise IsaRegionError(
+            f"region {region!r}: expected one '; linlayout-begin {region}' before one "
+            f"'; linlayout-end {region}' in the ISA, found {len(begins)} begin and {len(ends)} end markers"
+        )
+    return lines[begins[0] + 1 : ends[0]]
+
+
+def classify(mnemonic: str) -> tuple[str, tuple[str, ...]]:
+    """The class of one mnemonic and the ``valu`` sub-counts it belongs to."""
+    mn = mnemonic.lower()
+    if mn.startswith("v_"):
+        if mn.startswith(("v_mfma", "v_smfmac")):
+            return "mfma", ()
+        subs = []
+        is_dpp = "_dpp" in mn
+        if mn.startswith("v_cndmask"):
+            subs.append("v_cndmask")
+        if mn.startswith("v_perm_b32"):
+            subs.append("v_perm_b32")
+        if is_dpp:
+            subs.append("dpp")
+        if mn.startswith("v_mov_") and not is_dpp:
+            subs.append("v_mov")
+        if mn.startswith(("v_readlane", "v_readfirstlane")):
+            subs.append("readlane")
+        if mn.startswith("v_permlane16_swap"):
+            subs.append("permlane16_swap")
+        if mn.startswith("v_permlane32_swap"):
+            subs.append("permlane32_swap")
+        if mn.startswith(("v_pk_", "v_pack_")):
+            subs.append("pack_ops")
+        return "valu", tuple(subs)
+    if mn.startswith("s_"):
+        if mn.startswith(("s_waitcnt", "s_wait_")):
+            return "s_waitcnt", ()
+        if mn == "s_barrier":
+            return "s_barrier", ()
+        if mn == "s_nop":
+            return "s_nop", ()
+        if mn.startswith(_SMEM_PREFIXES) or mn in ("s_memtime", "s_memrealtime"):
+            return "smem", ()
+        return "salu", ()
+    if mn.startswith("ds_"):
+        if mn.startswith("ds_bpermute"):
+            return "ds_bpermute", ()
+        if mn.startswith("ds_permute"):
+            return "ds_permute", ()
+        if mn.startswith("ds_swizzle"):
+            return "ds_swizzle", ()
+        if mn.startswith(("ds_write", "ds_store")):
+            return "lds_write", ()
+        if mn.startswith(("ds_read", "ds_load")):
+            return ("lds_read_tr", ()) if "_tr" in mn else ("lds_read", ())
+        return "other", ()
+    if mn.startswith(("buffer_", "tbuffer_", "global_", "flat_", "scratch_")):
+        return "vmem", ()
+    return "other", ()
+
+
+def isa_counts(isa_text: str, region: str | None = None) -> dict[str, int]:
+    """Count the instructions of ``isa_text`` (or of one marked region) by category.
+
+    Returns a dict with every key of :data:`COUNT_KEYS` (``total``, the classes, the
+    ``valu`` sub-counts; see the module docstring for the rules).  ``region`` names the
+    tag of a ``; linlayout-begin <tag>`` / ``; linlayout-end <tag>`` pair; None counts
+    every instruction in the text (all kernels, no metadata).
+    """
+    lines = _code_lines(isa_text) if region is None else region_lines(isa_text, region)
+    counts = dict.fromkeys(COUNT_KEYS, 0)
+    for ln in lines:
+        mn = _mnemonic(ln)
+        if mn is None:
+            continue
+        cls, subs = classify(mn)
+        counts["total"] += 1
+        counts[cls] += 1
+        for s in subs:
+            counts[s] += 1
+    return counts
+
+
+def marker_ops(region: str, which: str) -> list[str]:
+    """MLIR lines that open (``which="begin"``) or close (``"end"``) a counted region.
+
+    An inline-asm comment ``; linlayout-<which> <region>`` between two
+    ``rocdl.sched.barrier none``; all three emit no instruction.
+    """
+    if which not in ("begin", "end"):
+        raise ValueError(f"which must be 'begin' or 'end', got {which!r}")
+    if not re.fullmatch(r"[A-Za-z0-9_.-]+", region):
+        raise ValueError(f"region tag {region!r} must match [A-Za-z0-9_.-]+")
+    return [
+        "rocdl.sched.barrier none",
+        f'llvm.inline_asm has_side_effects "; linlayout-{which} {region}", "" : () -> ()',
+        "rocdl.sched.barrier none",
+    ]
