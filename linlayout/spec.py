@@ -29,7 +29,7 @@ from .layout import LinearLayout
 __all__ = ["PROVIDERS", "named_layouts", "parse_layout", "register_named_layouts"]
 
 # Modules that call register_named_layouts when imported (add yours here).
-PROVIDERS: list[str] = []
+PROVIDERS: list[str] = ["linlayout.encodings.named"]
 
 _REGISTRY: dict[str, tuple[Callable[[str], LinearLayout], str]] = {}
 _PREFIX = re.compile(r"^([A-Za-z][A-Za-z0-9_.\-]*):(.*)$", re.S)

@@ -24,6 +24,7 @@ from ..errors import LayoutError
 SUBCOMMANDS = [
     "show",
     "verify",
+    "layout",
 ]
 
 
