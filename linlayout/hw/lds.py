@@ -1,0 +1,501 @@
+"""The LDS (local data share) of gfx90a / gfx942 / gfx950 as GF(2) maps.
+
+Two maps describe one LDS instruction of one wave:
+
+* the **bank map** (byte address -> bank): ``bank = (addr >> 2) mod num_banks``,
+  i.e. the dword-address bits ``0 .. log2(num_banks)-1`` (banks are 4 bytes wide);
+  32 banks on gfx90a/gfx942, 64 on gfx950 [Q CDNA4-ISA 11.1, M HK-PHASES];
+* the **phase map** (lane id -> phase id): lanes are served in phases, and only
+  lanes of one phase can conflict.  Every phase grouping below is linear over
+  GF(2): phase-id bit ``k`` is the parity of ``lane & rows[k]``, so the phases are
+  the cosets of the *phase subspace* ``ker(rows)`` (the lanes served together
+  differ by a vector of that subspace).  Contiguous groups of ``2**j`` lanes are
+  the special case ``rows = [1 << j, ..., 1 << 5]``; the XOR-defined groups of
+  ``ds_read_b128`` (gfx942: phase = (l2^l4, l3, l5); gfx950: (l2^l3^l4, l5))
+  are not index subsets and cannot be written as Triton's ``laneAddr`` lists.
+
+Every phase grouping carries its evidence tag from ``shared/reference/amd_hw.md``
+([Q] quoted, [M] measured, [I] inferred).  Inferred groupings are *named
+assumptions* (:data:`ASSUMPTIONS`): ``linlayout banks --model`` lists them, and
+``lds_model(arch, assume={name: value})`` replaces one (value: lanes per
+contiguous phase, or a list of phase rows as lane masks).
+
+Also here: Triton's approximation of the same hardware (:func:`triton_lds_model`:
+``num_banks / words`` consecutive lanes per phase, ``laneAddr`` index subsets for
+``ds_read_b128``), and Triton's generic model for any bank count and wave size
+(:func:`generic_lds_model`), used to compare with Triton's numbers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Mapping, Sequence
+
+from .. import f2
+from ..errors import LayoutError
+from .targets import get_target
+
+__all__ = [
+    "ASSUMPTIONS",
+    "Assumption",
+    "LdsModel",
+    "LdsOp",
+    "OP_SHAPES",
+    "OpShape",
+    "generic_lds_model",
+    "lds_model",
+    "triton_lds_model",
+]
+
+LDS_ARCHS = ("gfx90a", "gfx942", "gfx950")
+
+
+@dataclass(frozen=True)
+class OpShape:
+    """What one lane of an LDS instruction moves.
+
+    ``bytes_per_lane``: bytes one lane reads or writes (contiguous, from its own
+    address).  ``transpose``: for gfx950's ``ds_read_*_tr_*``, the element width
+    in bits of the transposed matrix (the lane supplies ``bytes*8/bits``
+    consecutive elements; the data lands transposed across 16-lane groups).
+    """
+
+    name: str
+    direction: str  # "read" | "write"
+    bytes_per_lane: int
+    transpose_bits: int | None = None
+
+    @property
+    def words_per_lane(self) -> int:
+        """Dwords one lane touches when its address is aligned (1 for sub-dword ops)."""
+        return max(1, self.bytes_per_lane // 4)
+
+    @property
+    def transpose_elems(self) -> int | None:
+        """Elements per lane of a transpose read (16, 8, 4 for tr_b4/b6, tr_b8, tr_b16)."""
+        return None if self.transpose_bits is None else self.bytes_per_lane * 8 // self.transpose_bits
+
+
+OP_SHAPES: dict[str, OpShape] = {
+    s.name: s
+    for s in [
+        OpShape("ds_read_u8", "read", 1),
+        OpShape("ds_read_u16", "read", 2),
+        OpShape("ds_read_b32", "read", 4),
+        OpShape("ds_read_b64", "read", 8),
+        OpShape("ds_read_b96", "read", 12),
+        OpShape("ds_read_b128", "read", 16),
+        OpShape("ds_write_b8", "write", 1),
+        OpShape("ds_write_b16", "write", 2),
+        OpShape("ds_write_b32", "write", 4),
+        OpShape("ds_write_b64", "write", 8),
+        OpShape("ds_write_b96", "write", 12),
+        OpShape("ds_write_b128", "write", 16),
+        OpShape("ds_read_b64_tr_b16", "read", 8, 16),
+        OpShape("ds_read_b64_tr_b8", "read", 8, 8),
+        OpShape("ds_read_b64_tr_b4", "read", 8, 4),
+        OpShape("ds_read_b96_tr_b6", "read", 12, 6),
+    ]
+}
+_TR_OPS = ("ds_read_b64_tr_b16", "ds_read_b64_tr_b8", "ds_read_b64_tr_b4", "ds_read_b96_tr_b6")
+
+
+@dataclass(frozen=True)
+class Assumption:
+    """A named inferred [I] fact of the model (a hypothesis to test on hardware)."""
+
+    name: str
+    statement: str
+    source: str
+    default: object  # lanes per contiguous phase (int), phase rows (tuple), or a description
+
+
+@dataclass(frozen=True)
+class LdsOp:
+    """One LDS instruction on one target: its bank map and its lane phases.
+
+    ``phase_rows[k]`` is a lane mask; phase-id bit ``k`` of lane ``l`` is
+    ``popcount(l & phase_rows[k]) % 2``.  ``tag`` is the evidence for the phase
+    grouping (Q, M or I); ``assumption`` names the [I] assumption it rests on.
+    """
+
+    arch: str
+    shape: OpShape
+    num_banks: int
+    wave_size: int
+    phase_rows: tuple[int, ...]
+    tag: str
+    source: str
+    assumption: str | None = None
+
+    @property
+    def name(self) -> str:
+        return self.shape.name
+
+    @property
+    def direction(self) -> str:
+        return self.shape.direction
+
+    @property
+    def bytes_per_lane(self) -> int:
+        return self.shape.bytes_per_lane
+
+    @property
+    def words_per_lane(self) -> int:
+        return self.shape.words_per_lane
+
+    @property
+    def lane_bits(self) -> int:
+        return self.wave_size.bit_length() - 1
+
+    @property
+    def bank_bits(self) -> int:
+        return self.num_banks.bit_length() - 1
+
+    @property
+    def num_phases(self) -> int:
+        return 1 << len(self.phase_rows)
+
+    @property
+    def lanes_per_phase(self) -> int:
+        return self.wave_size // self.num_phases
+
+    def phase_of(self, lane: int) -> int:
+        """Phase id of ``lane`` (bit k = parity of ``lane & phase_rows[k]``)."""
+        return sum((bin(lane & r).count("1") & 1) << k for k, r in enumerate(self.phase_rows))
+
+    def phase_subspace(self) -> list[int]:
+        """Basis (lane masks) of the lanes served together with lane 0: ``ker(phase map)``."""
+        n = self.lane_bits
+        # columns of the phase map: image of lane bit j = the phase-id bits it flips
+        cols = [sum(((r >> j) & 1) << k for k, r in enumerate(self.phase_rows)) for j in range(n)]
+        return f2.kernel_basis(cols)
+
+    def phase_lanes(self, phase: int) -> list[int]:
+        """The lanes of phase ``phase``, ascending."""
+        if not 0 <= phase < self.num_phases:
+            raise LayoutError(f"op {self.name} on {self.arch}: phase {phase} outside [0, {self.num_phases})")
+        return [lane for lane in range(self.wave_size) if self.phase_of(lane) == phase]
+
+    def describe(self) -> dict:
+        """JSON-able description (for ``linlayout banks --model``)."""
+        return {
+            "op": self.name,
+            "direction": self.direction,
+            "bytes_per_lane": self.bytes_per_lane,
+            "phases": self.num_phases,
+            "lanes_per_phase": self.lanes_per_phase,
+            "phase_bits": [_lane_mask_text(r) for r in self.phase_rows],
+            "phase0_lanes": _ranges(self.phase_lanes(0)),
+            "tag": self.tag,
+            "source": self.source,
+            "assumption": self.assumption,
+        }
+
+
+@dataclass(frozen=True)
+class LdsModel:
+    """The LDS of one target: geometry plus one :class:`LdsOp` per instruction."""
+
+    arch: str
+    num_banks: int
+    wave_size: int
+    lds_bytes: int
+    ops: Mapping[str, LdsOp] = field(default_factory=dict)
+    kind: str = "hardware"  # "hardware" | "triton" | "generic"
+    assumptions: tuple[Assumption, ...] = ()
+
+    @property
+    def bank_bits(self) -> int:
+        return self.num_banks.bit_length() - 1
+
+    def op(self, name: str) -> LdsOp:
+        if not isinstance(name, str) or name not in self.ops:
+            raise LayoutError(f"op {name!r} is not an LDS instruction of {self.arch} ({self.kind} model); "
+                              f"known: {', '.join(self.ops)}")
+        return self.ops[name]
+
+    def op_names(self, direction: str | None = None) -> list[str]:
+        return [n for n, o in self.ops.items() if direction is None or o.direction == direction]
+
+    def describe(self) -> dict:
+        """The model with its sources and named assumptions (JSON-able)."""
+        return {
+            "arch": self.arch,
+            "kind": self.kind,
+            "num_banks": self.num_banks,
+            "bank_map": f"bank = (byte_address >> 2) mod {self.num_banks}",
+            "wave_size": self.wave_size,
+            "lds_bytes": self.lds_bytes,
+            "cycle_model": ("cycles(phase) = max over banks of the number of distinct dwords the phase's "
+                            "lanes touch in that bank; an instruction costs the sum over its phases"),
+            "ops": [o.describe() for o in self.ops.values()],
+            "assumptions": [
+                {"name": a.name, "statement": a.statement, "source": a.source, "default": _jsonable(a.default)}
+                for a in self.assumptions
+            ],
+        }
+
+
+# ---------------------------------------------------------------- phase forms
+def _contiguous(lanes_per_phase: int, wave_size: int) -> tuple[int, ...]:
+    """Phase rows of contiguous groups of ``lanes_per_phase`` lanes."""
+    if lanes_per_phase < 1 or lanes_per_phase & (lanes_per_phase - 1) or lanes_per_phase > wave_size:
+        raise LayoutError(f"lanes per phase {lanes_per_phase} must be a power of two <= {wave_size}")
+    j = lanes_per_phase.bit_length() - 1
+    return tuple(1 << b for b in range(j, wave_size.bit_length() - 1))
+
+
+def _lane_tile_rows(lane_addr: Sequence[int], wave_size: int) -> tuple[int, ...]:
+    """Phase rows whose phase subspace is spanned by the lane bits ``lane_addr`` (Triton's laneAddr)."""
+    return tuple(1 << b for b in range(wave_size.bit_length() - 1) if b not in set(lane_addr))
+
+
+L0, L1, L2, L3, L4, L5 = (1 << i for i in range(6))
+# gfx942 ds_read_b128 (and gfx950 ds_read_b96): phase = (l2^l4, l3, l5)
+_XOR8 = (L2 | L4, L3, L5)
+# gfx950 ds_read_b128: phase = (l2^l3^l4, l5)
+_XOR16 = (L2 | L3 | L4, L5)
+
+# ------------------------------------------------------------------ assumptions
+ASSUMPTIONS: dict[str, Assumption] = {
+    a.name: a
+    for a in [
+        Assumption(
+            "b32_phases_32banks",
+            "gfx90a/gfx942 ds_read_b32 and ds_write_b32 serve 2 phases of 32 contiguous lanes",
+            "GCN OpenCL guide ('threads 0-31 are checked for conflicts as are threads 32-63'), not re-confirmed "
+            "for CDNA; consistent with 128 B/clk [amd_hw.md 1.3, 1.4]",
+            32,
+        ),
+        Assumption(
+            "b32_phases_gfx950",
+            "gfx950 ds_read_b32 and ds_write_b32 serve 2 phases of 32 contiguous lanes (128 B per cycle, "
+            "64-bank map)",
+            "not measured; Triton's comment that only ds_read_b64/ds_read_b64_tr/ds_read_b128 use all 64 banks "
+            "[triton_linear_layout.md 3.2]; Triton's own cost formula would give 1 phase of 64 lanes",
+            32,
+        ),
+        Assumption(
+            "subdword_phases",
+            "ds_read_u8/u16 and ds_write_b8/b16 use the phases of the b32 instruction of the same direction",
+            "no source; each lane touches one dword like b32",
+            "as b32",
+        ),
+        Assumption(
+            "subdword_same_dword",
+            "lanes of one phase touching different bytes of the same dword cost one dword (broadcast for reads, "
+            "byte-masked merge for writes)",
+            "reads: broadcast [Q RPC]; writes: inferred",
+            "one dword",
+        ),
+        Assumption(
+            "write_b64_phases_32banks",
+            "gfx90a/gfx942 ds_write_b64 serves 4 phases of 16 contiguous lanes, like the measured ds_read_b64",
+            "not measured on gfx942 [amd_hw.md 1.3]",
+            16,
+        ),
+        Assumption(
+            "gfx90a_as_gfx942",
+            "gfx90a's ds_read_b64 and ds_read_b128/ds_write_b128 phases equal gfx942's",
+            "same 32-bank geometry [Q RPC 'CDNA accelerators']; gfx942 measurements only [amd_hw.md 1.1, 1.3]",
+            "as gfx942",
+        ),
+        Assumption(
+            "read_b96_phases_32banks",
+            "gfx90a/gfx942 ds_read_b96 serves 8 phases of 8 lanes grouped like gfx942 ds_read_b128, "
+            "phase = (l2^l4, l3, l5)",
+            "unknown on gfx942 [amd_hw.md 5.1]; gfx950 ds_read_b96 measured with exactly these groups [M HK-PHASES]",
+            _XOR8,
+        ),
+        Assumption(
+            "write_b96_phases",
+            "ds_write_b96 serves 8 phases of 8 contiguous lanes (like ds_write_b128 on 32 banks)",
+            "unknown on every target [amd_hw.md 5.1]",
+            8,
+        ),
+        Assumption(
+            "write_b128_phases_gfx950",
+            "gfx950 ds_write_b128 serves 4 phases of 16 contiguous lanes (256 B per cycle)",
+            "not measured [amd_hw.md 1.3]; the 32-bank part serves 8 contiguous lanes of 16 B = all banks "
+            "[Q LDS-BLOG]; Triton's formula gives the same 16",
+            16,
+        ),
+        Assumption(
+            "tr_b64_phases",
+            "gfx950 ds_read_b64_tr_b{4,8,16} serve 2 phases of 32 contiguous lanes, like ds_read_b64",
+            "Triton comment 'ds_read_b64_tr and ds_read_b64: 64 banks, lanes split into 2 groups' "
+            "[triton_linear_layout.md 3.2]; bank behaviour of TR loads is undocumented [amd_hw.md 1.6]",
+            32,
+        ),
+        Assumption(
+            "tr_b96_phases",
+            "gfx950 ds_read_b96_tr_b6 serves the phases of ds_read_b96, phase = (l2^l4, l3, l5)",
+            "no source [amd_hw.md 1.6]",
+            _XOR8,
+        ),
+        Assumption(
+            "tr_lane_permutation",
+            "ds_read_*_tr_*: within each 16-lane group, result lane i element j comes from source lane "
+            "j*(16/E) + i//E, element i % E (E elements per lane)",
+            "consistent with every quoted CDNA4-ISA statement, not spelled out by AMD [amd_hw.md 1.6]",
+            "see statement",
+        ),
+    ]
+}
+
+_Q_B128_WRITE_32 = "[Q LDS-BLOG, CK-LDS] ds_write_b128: 8 x 8 contiguous lanes"
+_Q_B128_READ_32 = "[Q LDS-BLOG, CK-LDS; M PYHIP MI300] ds_read_b128 lane groups {0-3,20-23}, {4-7,16-19}, ..."
+_M_B64_READ_32 = "[M PYHIP, MI300] ds_read_b64: 4 x 16 contiguous lanes"
+
+
+def _spec_table(arch: str) -> dict[str, tuple[object, str, str, str | None]]:
+    """``op -> (phase form, tag, source, assumption)``; form = lanes per phase or rows."""
+    sub = ("as b32", "I", "assumption subdword_phases", "subdword_phases")
+    if arch in ("gfx90a", "gfx942"):
+        b32 = (ASSUMPTIONS["b32_phases_32banks"].default, "I", "assumption b32_phases_32banks", "b32_phases_32banks")
+        i90 = "gfx90a_as_gfx942" if arch == "gfx90a" else None
+        tag_q = "I" if i90 else "Q"
+        tag_m = "I" if i90 else "M"
+        return {
+            "ds_read_u8": sub, "ds_read_u16": sub, "ds_write_b8": sub, "ds_write_b16": sub,
+            "ds_read_b32": b32, "ds_write_b32": b32,
+            "ds_read_b64": (16, tag_m, _M_B64_READ_32, i90),
+            "ds_write_b64": (16, "I", "assumption write_b64_phases_32banks", "write_b64_phases_32banks"),
+            "ds_read_b96": (_XOR8, "I", "assumption read_b96_phases_32banks", "read_b96_phases_32banks"),
+            "ds_write_b96": (8, "I", "assumption write_b96_phases", "write_b96_phases"),
+            "ds_read_b128": (_XOR8, tag_q, _Q_B128_READ_32, i90),
+            "ds_write_b128": (8, tag_q, _Q_B128_WRITE_32, i90),
+        }
+    if arch == "gfx950":
+        b32 = (32, "I", "assumption b32_phases_gfx950", "b32_phases_gfx950")
+        tr = (32, "I", "assumption tr_b64_phases", "tr_b64_phases")
+        return {
+            "ds_read_u8": sub, "ds_read_u16": sub, "ds_write_b8": sub, "ds_write_b16": sub,
+            "ds_read_b32": b32, "ds_write_b32": b32,
+            "ds_read_b64": (32, "M", "[M HK-PHASES] ds_read_b64: 2 x 32 lanes", None),
+            "ds_write_b64": (16, "M", "[M HK-PHASES] ds_write_b64: 4 x 16 contiguous lanes", None),
+            "ds_read_b96": (_XOR8, "M", "[M HK-PHASES] ds_read_b96: {0-3,20-23}, {4-7,16-19}, ... (+32)", None),
+            "ds_write_b96": (8, "I", "assumption write_b96_phases", "write_b96_phases"),
+            "ds_read_b128": (_XOR16, "M", "[M HK-PHASES] ds_read_b128: {0-3,12-15,20-27}, {4-11,16-19,28-31}, (+32)",
+                             None),
+            "ds_write_b128": (16, "I", "assumption write_b128_phases_gfx950", "write_b128_phases_gfx950"),
+            "ds_read_b64_tr_b16": tr, "ds_read_b64_tr_b8": tr, "ds_read_b64_tr_b4": tr,
+            "ds_read_b96_tr_b6": (_XOR8, "I", "assumption tr_b96_phases", "tr_b96_phases"),
+        }
+    raise LayoutError(f"arch {arch!r} has no LDS model; LDS models exist for {', '.join(LDS_ARCHS)}")
+
+
+def _rows_of(form: object, wave_size: int, what: str) -> tuple[int, ...]:
+    if isinstance(form, bool):
+        raise LayoutError(f"{what}: {form!r} is not a phase form")
+    if isinstance(form, int):
+        return _contiguous(form, wave_size)
+    if isinstance(form, (list, tuple)) and all(isinstance(r, int) and not isinstance(r, bool) for r in form):
+        rows = tuple(form)
+        if any(r <= 0 or r >= wave_size for r in rows) or f2.rank(rows) != len(rows):
+            raise LayoutError(f"{what}: phase rows {list(rows)} must be independent non-zero lane masks < {wave_size}")
+        return rows
+    raise LayoutError(f"{what}: {form!r} is neither lanes per phase (int) nor a list of phase rows (lane masks)")
+
+
+def lds_model(arch: str, assume: Mapping[str, object] | None = None) -> LdsModel:
+    """The hardware model of ``arch`` (gfx90a, gfx942, gfx950 or an alias).
+
+    ``assume`` replaces named phase assumptions (see :data:`ASSUMPTIONS`): value
+    = lanes per contiguous phase (int) or phase rows (list of lane masks).
+    """
+    t = get_target(arch)
+    table = _spec_table(t.name)
+    assume = dict(assume or {})
+    for name in assume:
+        if name not in ASSUMPTIONS:
+            raise LayoutError(f"unknown assumption {name!r}; known: {', '.join(ASSUMPTIONS)}")
+    ops: dict[str, LdsOp] = {}
+    used: list[str] = []
+
+    def form_of(op_name: str) -> tuple[object, str]:
+        form, _, source, assumption = table[op_name]
+        if form == "as b32":
+            return form_of("ds_read_b32" if OP_SHAPES[op_name].direction == "read" else "ds_write_b32")[0], source
+        if assumption in assume and isinstance(ASSUMPTIONS[assumption].default, (int, tuple)):
+            return assume[assumption], f"overridden assumption {assumption}"
+        return form, source
+
+    for op_name, (_, tag, _, assumption) in table.items():
+        form, source = form_of(op_name)
+        rows = _rows_of(form, t.wave_size, f"{t.name} {op_name}")
+        if assumption and assumption not in used:
+            used.append(assumption)
+        ops[op_name] = LdsOp(t.name, OP_SHAPES[op_name], t.lds_banks, t.wave_size, rows, tag, source, assumption)
+    used += ["subdword_same_dword"] + (["tr_lane_permutation"] if t.has_ds_read_tr else [])
+    return LdsModel(t.name, t.lds_banks, t.wave_size, t.lds_bytes, ops, "hardware",
+                    tuple(ASSUMPTIONS[a] for a in used))
+
+
+def generic_lds_model(num_banks: int, wave_size: int, lane_tiles: Mapping[str, Sequence[int]] | None = None,
+                      name: str = "generic") -> LdsModel:
+    """Triton's generic phase model: an op moving ``w`` dwords per lane serves
+    ``num_banks / w`` consecutive lanes per phase (at most the wave), or, for the
+    ops named in ``lane_tiles``, the lanes spanned by the given lane bits (``laneAddr``)."""
+    for what, v in (("num_banks", num_banks), ("wave_size", wave_size)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1 or v & (v - 1):
+            raise LayoutError(f"{what} {v!r} must be a power of two")
+    tiles = dict(lane_tiles or {})
+    ops = {}
+    for op_name, shape in OP_SHAPES.items():
+        if shape.transpose_bits is not None or shape.bytes_per_lane == 12:
+            continue
+        if op_name in tiles:
+            rows = _lane_tile_rows(tiles[op_name], wave_size)
+            src = f"Triton laneAddr {list(tiles[op_name])}"
+        else:
+            rows = _contiguous(min(wave_size, max(1, num_banks // shape.words_per_lane)), wave_size)
+            src = "Triton: num_banks / dwords consecutive lanes per phase"
+        ops[op_name] = LdsOp(name, shape, num_banks, wave_size, rows, "T", src, None)
+    return LdsModel(name, num_banks, wave_size, 0, ops, "generic" if name == "generic" else "triton")
+
+
+#: Triton's AMD ``getSharedLdStTiles`` laneAddr for 128-bit loads (CDNA3 / CDNA4).
+TRITON_B128_LANE_ADDR = {32: (0, 1, 4), 64: (0, 1, 3, 4)}
+
+
+def triton_lds_model(arch: str) -> LdsModel:
+    """How Triton models ``arch``'s LDS: its bank count, ``num_banks / dwords``
+    consecutive lanes per phase, and ``laneAddr`` index subsets for ``ds_read_b128``."""
+    t = get_target(arch)
+    _spec_table(t.name)  # only the LDS archs
+    tiles = {"ds_read_b128": TRITON_B128_LANE_ADDR[t.lds_banks]}
+    model = generic_lds_model(t.lds_banks, t.wave_size, tiles, name=t.name)
+    return replace(model, lds_bytes=t.lds_bytes, kind="triton")
+
+
+# ------------------------------------------------------------------- helpers
+def _lane_mask_text(mask: int) -> str:
+    return "^".join(f"l{b}" for b in range(mask.bit_length()) if (mask >> b) & 1)
+
+
+def _ranges(values: Sequence[int]) -> str:
+    """``[0,1,2,3,20,21]`` -> ``"0-3,20-21"``."""
+    out, start, prev = [], None, None
+    for v in values:
+        if start is None:
+            start = prev = v
+        elif v == prev + 1:
+            prev = v
+        else:
+            out.append(f"{start}-{prev}" if prev != start else f"{start}")
+            start = prev = v
+    if start is not None:
+        out.append(f"{start}-{prev}" if prev != start else f"{start}")
+    return ",".join(out)
+
+
+def _jsonable(v: object) -> object:
+    if isinstance(v, tuple):
+        return [_lane_mask_text(r) for r in v]
+    return v
+
+
+def is_transpose_op(name: str) -> bool:
+    return name in _TR_OPS

@@ -1,0 +1,397 @@
+"""LDS bank-conflict analysis of one instruction of one wave.
+
+An *access* says where each lane's data lives: a map ``(lane, register) ->
+offset`` where ``register`` indexes the elements one lane moves in this one
+instruction (contiguous) and ``offset`` is the element index into LDS.  With
+``b = element_bits`` the lane's first byte is ``offset * b / 8`` and it touches
+the op's ``bytes_per_lane`` consecutive bytes.
+
+Cost (CONTRACT section 3): for each lane phase ``P`` of the op, ``cycles(P)`` is
+the largest number of distinct dwords that one bank serves to the lanes of
+``P``; the instruction costs ``sum_P cycles(P)``, ideally ``#phases``.
+
+**Linear path** (a LinearLayout access, power-of-two element width, 1/2/4
+dwords per lane).  Let ``D`` map lane bits to dword addresses (linear: byte
+address ``>> 2``), ``K`` the phase subspace of the op (the lanes served with
+lane 0; every phase is a coset ``c + K``) and ``T = span{1, .., w-1}`` the dword
+offsets inside one lane's aligned ``w``-dword access.  Phase ``c + K`` touches
+the dwords ``D(c) + U`` with ``U = D(K) + T``, an affine copy of the subspace
+``U``; the bank of a dword is its low ``log2(banks)`` bits (projection ``pi``).
+Every bank that the phase touches receives the same number of dwords,
+``|U ∩ ker pi| = 2**(dim U - rank pi(U))``, and this does not depend on ``c``:
+
+    cycles(P) = 2 ** (dim U - rank pi(U))      for every phase P.
+
+The *conflict subspace* ``U ∩ ker pi`` (dword differences that keep the bank and
+change the row) explains the conflict: each of its basis vectors is written as
+``D(x) ^ t`` with a lane difference ``x`` in ``K`` -- lanes ``l`` and ``l ^ x`` of
+one phase hit the same bank in different rows.
+
+**Enumeration path** (padded layouts, arbitrary per-lane offsets, b96, 6-bit
+elements): list every lane's dwords and count per phase and bank.  Both paths
+give the same numbers on linear accesses (tests/test_banks_agreement.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence, Union
+
+import numpy as np
+
+from linlayout import LayoutError, LinearLayout, f2
+from linlayout.encodings.padded import PaddedLayout
+from linlayout.hw.lds import LdsModel, LdsOp, lds_model
+
+__all__ = ["BankReport", "Collision", "analyze", "analyze_op", "bank_load", "lane_start_bytes"]
+
+Access = Union[LinearLayout, np.ndarray, Sequence[int]]
+
+
+@dataclass(frozen=True)
+class Collision:
+    """Lanes ``l`` and ``l ^ lanes`` (same phase) touch dwords ``d`` and ``d ^ word_delta``:
+    same bank (``word_delta`` has no bank bits), different rows."""
+
+    lanes: int
+    word_delta: int
+
+    def to_json(self, bank_bits: int) -> dict:
+        return {"lanes": self.lanes, "lane_bits": _bits_text(self.lanes, "l"),
+                "word_delta": self.word_delta, "row_delta": self.word_delta >> bank_bits}
+
+
+@dataclass
+class BankReport:
+    """Cycles of one LDS instruction of one wave, and why.
+
+    ``phase_cycles[p]`` = largest number of distinct dwords one bank serves to
+    phase ``p``; ``cycles`` = their sum; ``min_cycles`` = number of phases.
+    ``collisions`` (linear path) is a basis of the conflict subspace;
+    ``lane_steps`` gives, for each basis lane difference ``x`` of the phase
+    subspace, the dword difference ``D(x)`` split into bank and row parts.
+    """
+
+    arch: str
+    op: str
+    element_bits: int
+    cycles: int
+    min_cycles: int
+    phase_cycles: list[int]
+    method: str
+    num_banks: int
+    lanes_per_phase: int
+    banks_per_phase: int
+    collisions: list[Collision] = field(default_factory=list)
+    lane_steps: list[dict] = field(default_factory=list)
+    phase_tag: str = ""
+    assumption: str | None = None
+
+    @property
+    def conflict_free(self) -> bool:
+        return self.cycles == self.min_cycles
+
+    @property
+    def conflict_degree(self) -> int:
+        """Worst phase: the largest number of distinct dwords in one bank."""
+        return max(self.phase_cycles)
+
+    @property
+    def explanation(self) -> str:
+        bank_bits = self.num_banks.bit_length() - 1
+        phases = len(self.phase_cycles)
+        lines = [
+            f"{self.op} on {self.arch}: {phases} phase(s) of {self.lanes_per_phase} lanes, "
+            f"{self.num_banks} banks; {self.cycles} cycles vs {self.min_cycles} ideal"
+            + (" (conflict-free)" if self.conflict_free else f" ({self.conflict_degree}-way conflict in the worst phase)"),
+        ]
+        if self.method == "linear":
+            lines.append(f"each phase spreads over {self.banks_per_phase} of {self.num_banks} banks")
+            for s in self.lane_steps:
+                lines.append(f"  lanes differing by {s['lane_bits']}: dword ^{s['word_delta']:#x} "
+                             f"(bank ^{s['bank_delta']}, row ^{s['row_delta']})")
+            for c in self.collisions:
+                lines.append(f"  collision: lanes l and l^({_bits_text(c.lanes, 'l')}) hit the same bank, "
+                             f"rows differ by ^{c.word_delta >> bank_bits}")
+        else:
+            worst = [p for p, c in enumerate(self.phase_cycles) if c == self.conflict_degree]
+            lines.append(f"enumerated; worst phases {worst[:8]}{' ...' if len(worst) > 8 else ''}")
+        return "\n".join(lines)
+
+    def to_json(self) -> dict:
+        bank_bits = self.num_banks.bit_length() - 1
+        return {
+            "arch": self.arch, "op": self.op, "element_bits": self.element_bits,
+            "cycles": self.cycles, "min_cycles": self.min_cycles, "conflict_free": self.conflict_free,
+            "conflict_degree": self.conflict_degree, "phase_cycles": list(self.phase_cycles),
+            "method": self.method, "num_banks": self.num_banks, "lanes_per_phase": self.lanes_per_phase,
+            "banks_per_phase": self.banks_per_phase,
+            "collisions": [c.to_json(bank_bits) for c in self.collisions],
+            "lane_steps": list(self.lane_steps),
+            "phase_tag": self.phase_tag, "assumption": self.assumption,
+            "explanation": self.explanation,
+        }
+
+
+# ----------------------------------------------------------------- public API
+def analyze(arch: Union[str, LdsModel], op: str, access: Access, element_bytes: int | None = None, *,
+            element_bits: int | None = None, padding: PaddedLayout | Sequence[tuple[int, int]] | None = None,
+            method: str = "auto") -> BankReport:
+    """Cycles of LDS instruction ``op`` on ``arch`` for one wave's ``access``.
+
+    ``access``: a LinearLayout ``lane[, register] -> offset`` (elements), or the
+    per-lane start offsets (array ``[wave]``, or ``[wave, n]`` with each row
+    contiguous).  ``padding``: a PaddedLayout (its intervals/pads) or
+    ``[(interval, pad), ...]`` applied to every offset (Triton's padded shared
+    memory: ``pad`` unused elements after every ``interval``).  Give the element
+    size as ``element_bytes`` or ``element_bits`` (e.g. 4 for fp4, 6 for fp6).
+    ``method``: ``"auto"`` (algebra when possible), ``"linear"`` or ``"enumerate"``.
+    ``arch`` may be an :class:`~linlayout.hw.lds.LdsModel` (e.g. with changed assumptions).
+    """
+    model = arch if isinstance(arch, LdsModel) else lds_model(arch)
+    return analyze_op(model.op(op), access, _element_bits(element_bytes, element_bits), padding=padding,
+                      method=method)
+
+
+def analyze_op(op: LdsOp, access: Access, element_bits: int, *,
+               padding: PaddedLayout | Sequence[tuple[int, int]] | None = None, method: str = "auto") -> BankReport:
+    """:func:`analyze` for a resolved :class:`LdsOp`."""
+    if method not in ("auto", "linear", "enumerate"):
+        raise LayoutError(f"method {method!r} must be 'auto', 'linear' or 'enumerate'")
+    pad = _padding(padding)
+    linear_ok = (isinstance(access, LinearLayout) and pad is None and _pow2(element_bits)
+                 and op.bytes_per_lane != 12)
+    if method == "linear" and not linear_ok:
+        raise LayoutError(f"op {op.name}: the linear method needs a LinearLayout access without padding, a "
+                          f"power-of-two element width and 1, 2 or 4 dwords per lane")
+    if linear_ok and method != "enumerate":
+        return _analyze_linear(op, _lane_byte_columns(op, access, element_bits), element_bits)
+    starts = lane_start_bytes(op, access, element_bits, pad)
+    return _analyze_enumerated(op, starts, element_bits)
+
+
+def bank_load(op: LdsOp, starts: np.ndarray) -> np.ndarray:
+    """``[phases, banks]`` array: distinct dwords each bank serves to each phase
+    (``starts``: byte address of every lane's first byte)."""
+    words = _lane_words(op, np.asarray(starts, dtype=np.int64))
+    phase = _phase_ids(op)
+    w = words.shape[1]
+    ph = np.repeat(phase, w)
+    flat = words.reshape(-1)
+    pairs = np.unique(ph * (1 << 40) + flat)
+    p_u, w_u = pairs >> 40, pairs & ((1 << 40) - 1)
+    table = np.zeros((op.num_phases, op.num_banks), dtype=np.int64)
+    np.add.at(table, (p_u, w_u % op.num_banks), 1)
+    return table
+
+
+def lane_start_bytes(op: LdsOp, access: Access, element_bits: int,
+                     padding: PaddedLayout | Sequence[tuple[int, int]] | None = None) -> np.ndarray:
+    """Byte address of every lane's first byte (validated: contiguous, aligned)."""
+    pad = _padding(padding)
+    if isinstance(access, LinearLayout):
+        regs = _check_access_layout(op, access, element_bits)
+        lane = access.apply({"lane": np.arange(op.wave_size)})["offset"]
+        if pad is not None and regs > 1:
+            # every element of a lane must stay contiguous after padding
+            last = access.apply({"lane": np.arange(op.wave_size), "register": np.full(op.wave_size, regs - 1)})["offset"]
+            if np.any(pad.address(last) - pad.address(lane) != regs - 1):
+                raise LayoutError(f"op {op.name}: padding splits a lane's {regs} elements (pad inside a vector)")
+        offsets = lane if pad is None else pad.address(lane)
+    else:
+        arr = np.asarray(access)
+        if arr.dtype == object or not np.issubdtype(arr.dtype, np.integer):
+            raise LayoutError("access: per-lane offsets must be integers")
+        if arr.ndim not in (1, 2) or arr.shape[0] != op.wave_size:
+            raise LayoutError(f"access: expected {op.wave_size} per-lane offsets, got shape {list(np.shape(access))}")
+        if arr.size and arr.min() < 0:
+            raise LayoutError("access: offsets must be non-negative")
+        arr = arr.astype(np.int64)
+        if pad is not None:
+            arr = pad.address(arr)
+        if arr.ndim == 2:
+            if arr.shape[1] > 1 and np.any(np.diff(arr, axis=1) != 1):
+                raise LayoutError("access: each lane's elements must be consecutive in LDS"
+                                  + (" (padding splits a vector)" if pad is not None else ""))
+            _check_lane_elems(op, arr.shape[1], element_bits)
+            arr = arr[:, 0]
+        offsets = arr
+    bits = offsets * element_bits
+    if np.any(bits % 8):
+        raise LayoutError(f"op {op.name}: a lane starts inside a byte ({element_bits}-bit elements)")
+    starts = bits // 8
+    align = _alignment(op)
+    bad = np.nonzero(starts % align)[0]
+    if bad.size:
+        raise LayoutError(f"op {op.name}: lane {int(bad[0])} starts at byte {int(starts[bad[0]])}, "
+                          f"not aligned to {align} bytes")
+    return starts
+
+
+# ------------------------------------------------------------------ internals
+class _Pad:
+    """Padding ``offset -> offset + sum (offset >> log2 I) << log2 P`` (elements)."""
+
+    def __init__(self, pairs: Sequence[tuple[int, int]]) -> None:
+        self.pairs = [(int(i).bit_length() - 1, int(p)) for i, p in pairs]
+
+    def address(self, offsets: np.ndarray) -> np.ndarray:
+        out = offsets.copy()
+        for shift, pad in self.pairs:
+            out = out + (offsets >> shift) * pad
+        return out
+
+
+def _padding(padding) -> "_Pad | None":
+    if padding is None:
+        return None
+    if isinstance(padding, _Pad):
+        return padding
+    if isinstance(padding, PaddedLayout):
+        return _Pad(list(zip(padding.intervals, padding.pads)))
+    try:
+        pairs = [(int(i), int(p)) for i, p in padding]
+    except (TypeError, ValueError):
+        raise LayoutError(f"padding {padding!r} is neither a PaddedLayout nor a list of (interval, pad)") from None
+    for i, p in pairs:
+        if i < 1 or i & (i - 1) or p < 0:
+            raise LayoutError(f"padding ({i}, {p}): the interval must be a power of two and the pad >= 0")
+    return _Pad(pairs)
+
+
+def _pow2(x: int) -> bool:
+    return x > 0 and not x & (x - 1)
+
+
+def _element_bits(element_bytes, element_bits) -> int:
+    if (element_bytes is None) == (element_bits is None):
+        raise LayoutError("give exactly one of element_bytes and element_bits")
+    if element_bits is None:
+        if isinstance(element_bytes, bool) or not isinstance(element_bytes, (int, np.integer)) or element_bytes < 1:
+            raise LayoutError(f"element_bytes {element_bytes!r} must be a positive integer")
+        return int(element_bytes) * 8
+    if isinstance(element_bits, bool) or not isinstance(element_bits, (int, np.integer)) or not 1 <= element_bits <= 64:
+        raise LayoutError(f"element_bits {element_bits!r} must be an integer in 1..64")
+    return int(element_bits)
+
+
+def _alignment(op: LdsOp) -> int:
+    """Byte alignment the op requires of each lane's address (b96: dword)."""
+    b = op.bytes_per_lane
+    return b if _pow2(b) else 4
+
+
+def _check_lane_elems(op: LdsOp, regs: int, element_bits: int) -> None:
+    """``regs`` elements per lane must fill the op exactly (1 = just the start given)."""
+    tr = op.shape.transpose_bits
+    if tr is not None and element_bits != tr:
+        raise LayoutError(f"op {op.name} transposes {tr}-bit elements, the access has {element_bits}-bit elements")
+    if regs > 1 and regs * element_bits != op.bytes_per_lane * 8:
+        raise LayoutError(f"op {op.name} moves {op.bytes_per_lane} bytes per lane, but in dim 'register' has "
+                          f"{regs} elements of {element_bits} bits")
+    if regs == 1 and element_bits > op.bytes_per_lane * 8:
+        raise LayoutError(f"op {op.name} moves {op.bytes_per_lane} bytes per lane, less than one "
+                          f"{element_bits}-bit element")
+
+
+def _check_access_layout(op: LdsOp, access: LinearLayout, element_bits: int) -> int:
+    """Validate a ``lane[, register] -> offset`` access; return the register count."""
+    names = access.in_dim_names
+    extra = [n for n in names if n not in ("lane", "register")]
+    if extra or "lane" not in names:
+        raise LayoutError(f"access layout: in dims must be 'lane' and optionally 'register', got {names}")
+    if access.out_dim_names != ["offset"]:
+        raise LayoutError(f"access layout: the one out dim must be 'offset', got {access.out_dim_names}")
+    if access.in_dim_size("lane") != op.wave_size:
+        raise LayoutError(f"access layout: in dim 'lane' has size {access.in_dim_size('lane')}, "
+                          f"the {op.arch} wave has {op.wave_size} lanes")
+    regs = access.in_dim_size("register") if access.has_in_dim("register") else 1
+    _check_lane_elems(op, regs, element_bits)
+    for i in range(regs.bit_length() - 1):
+        got = access.basis("register", i)[0]
+        if got != 1 << i:
+            raise LayoutError(f"access layout: register basis {i} maps to offset {got}, but a lane's elements "
+                              f"must be contiguous (expected {1 << i})")
+    return regs
+
+
+def _lane_byte_columns(op: LdsOp, access: LinearLayout, element_bits: int) -> list[int]:
+    """Byte address of each lane bit (validated aligned)."""
+    _check_access_layout(op, access, element_bits)
+    align = _alignment(op)
+    cols = []
+    for j, (o,) in enumerate(access.bases["lane"]):
+        bits = o * element_bits
+        if bits % (8 * align):
+            raise LayoutError(f"op {op.name}: lane basis {j} puts lane {1 << j} at offset {o} "
+                              f"({bits / 8:g} bytes), not aligned to {align} bytes")
+        cols.append(bits // 8)
+    return cols
+
+
+def _analyze_linear(op: LdsOp, byte_cols: list[int], element_bits: int) -> BankReport:
+    words = [c >> 2 for c in byte_cols]
+    kernel = op.phase_subspace()
+    dk = [f2.apply_columns(words, x) for x in kernel]
+    w = op.words_per_lane
+    inner = [1 << i for i in range(w.bit_length() - 1)]
+    u = f2.image_basis(dk + inner)
+    bank_mask = op.num_banks - 1
+    pu = [x & bank_mask for x in u]
+    banks_rank = f2.rank(pu)
+    per_phase = 1 << (len(u) - banks_rank)
+    # conflict subspace U ∩ ker(pi): combinations of U's basis with no bank bits
+    conflict = [f2.apply_columns(u, k) for k in f2.kernel_basis(pu)]
+    solver_cols = dk + inner
+    collisions = []
+    for c in conflict:
+        x = f2.solve(solver_cols, c)
+        lanes = f2.apply_columns(kernel, x & ((1 << len(kernel)) - 1)) if x is not None else 0
+        collisions.append(Collision(lanes, c))
+    steps = [{"lanes": x, "lane_bits": _bits_text(x, "l"), "word_delta": d, "bank_delta": d & bank_mask,
+              "row_delta": d >> op.bank_bits} for x, d in zip(kernel, dk)]
+    return BankReport(op.arch, op.name, element_bits, per_phase * op.num_phases, op.num_phases,
+                      [per_phase] * op.num_phases, "linear", op.num_banks, op.lanes_per_phase,
+                      1 << banks_rank, collisions, steps, op.tag, op.assumption)
+
+
+def _analyze_enumerated(op: LdsOp, starts: np.ndarray, element_bits: int) -> BankReport:
+    table = bank_load(op, starts)
+    per_phase = table.max(axis=1)
+    used = (table > 0).sum(axis=1)
+    return BankReport(op.arch, op.name, element_bits, int(per_phase.sum()), op.num_phases,
+                      [int(c) for c in per_phase], "enumeration", op.num_banks, op.lanes_per_phase,
+                      int(used.max()), [], [], op.tag, op.assumption)
+
+
+_PHASE_CACHE: dict[tuple[int, tuple[int, ...]], np.ndarray] = {}
+
+
+def _phase_ids(op: LdsOp) -> np.ndarray:
+    key = (op.wave_size, op.phase_rows)
+    ids = _PHASE_CACHE.get(key)
+    if ids is None:
+        lanes = np.arange(op.wave_size)
+        ids = np.zeros(op.wave_size, dtype=np.int64)
+        for k, r in enumerate(op.phase_rows):
+            par = np.zeros(op.wave_size, dtype=np.int64)
+            for b in range(op.lane_bits):
+                if (r >> b) & 1:
+                    par ^= (lanes >> b) & 1
+            ids |= par << k
+        _PHASE_CACHE[key] = ids
+    return ids
+
+
+def _lane_words(op: LdsOp, starts: np.ndarray) -> np.ndarray:
+    """``[wave, dwords]``: the dwords each lane touches."""
+    first = starts >> 2
+    last = (starts + op.bytes_per_lane - 1) >> 2
+    n = int((last - first).max()) + 1 if starts.size else 1
+    words = first[:, None] + np.arange(n)[None, :]
+    # a lane touching fewer dwords repeats its last one (same dword counts once)
+    return np.minimum(words, last[:, None])
+
+
+def _bits_text(mask: int, prefix: str) -> str:
+    return "^".join(f"{prefix}{b}" for b in range(mask.bit_length()) if (mask >> b) & 1) or "0"
