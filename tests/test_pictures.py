@@ -1,0 +1,122 @@
+"""Pictures: files are written, and the cell labels/colours come from the layout."""
+
+from __future__ import annotations
+
+import builtins
+import re
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+
+from linlayout import LayoutError
+from linlayout.cli import main
+from linlayout.encodings import Wmma, mfma_layout, padded_shared, swizzled_shared, wmma_dot_operand
+from linlayout.pictures import cell_grid, render
+
+pytest.importorskip("matplotlib")
+
+MFMA_C = mfma_layout(3, (32, 32, 8), (1, 1), (32, 32))
+
+
+def _expected_label(layout, r, c):
+    """The label of cell (r, c): the smallest (warp, lane, register) holding it, by brute force."""
+    best = None
+    for w in range(layout.in_dim_size("warp")):
+        for lane in range(layout.in_dim_size("lane")):
+            for reg in range(layout.in_dim_size("register")):
+                out = layout.apply({"register": reg, "lane": lane, "warp": w})
+                if (out["dim0"], out["dim1"]) == (r, c):
+                    key = (w, lane, reg)
+                    best = key if best is None or key < best else best
+    w, lane, reg = best
+    return f"T{lane}\nr{reg}" + (f"\nw{w}" if layout.in_dim_size("warp") > 1 else "")
+
+
+def test_render_mfma_png_and_svg(tmp_path):
+    png, svg = tmp_path / "c.png", tmp_path / "c.svg"
+    labels = render(MFMA_C, png)
+    assert png.stat().st_size > 10_000 and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert labels.shape == (32, 32)
+    for r, c in [(0, 0), (0, 31), (4, 0), (5, 17), (31, 31), (12, 9)]:
+        assert labels[r, c] == _expected_label(MFMA_C, r, c)
+    # every label names a (lane, register) that the layout maps to that cell
+    for r in range(32):
+        for c in range(32):
+            m = re.fullmatch(r"T(\d+)\nr(\d+)", labels[r, c])
+            out = MFMA_C.apply({"lane": int(m.group(1)), "register": int(m.group(2))})
+            assert (out["dim0"], out["dim1"]) == (r, c)
+
+    svg_labels = render(MFMA_C, svg)
+    assert np.array_equal(svg_labels, labels)
+    texts = []
+    for el in ET.parse(svg).getroot().iter():
+        if el.tag.endswith("text"):
+            texts.append("".join(el.itertext()))
+    # each cell's first line appears as SVG text; lane 37 holds 16 cells
+    assert sum(t.startswith("T37") for t in texts) == 16
+    assert any("r15" in t for t in texts)
+
+
+def test_colour_by_warp_and_tile_boundaries():
+    L = mfma_layout(3, (16, 16, 16), (2, 2), (32, 32))
+    g = cell_grid(L, color_by="warp")
+    w = L.apply({"warp": np.arange(4)})
+    for k in range(4):
+        assert g.values[w["dim0"][k], w["dim1"][k]] == k
+    assert g.num_values == 4 and g.lane_tile == {"dim0": 16, "dim1": 16}
+
+
+def test_broadcast_is_marked():
+    A = wmma_dot_operand(Wmma(1, (1, 1)), 0, 16, (16, 16))
+    g = cell_grid(A)
+    assert (g.copies == 2).all()
+    assert g.labels[3, 5] == "T3+1\nr5"
+
+
+def test_shared_layout_shows_offsets_and_banks():
+    S = swizzled_shared(4, 1, 8, (1, 0), (8, 32))
+    g = cell_grid(S, element_bytes=2, banks=32)
+    assert g.color_by == "bank"
+    inv = S.invert()
+    for r, c in [(0, 0), (1, 0), (3, 17), (7, 31)]:
+        off = inv.apply({"dim0": r, "dim1": c})["offset"]
+        assert g.labels[r, c] == f"{off}\nB{(off * 2 // 4) % 32}"
+        assert g.values[r, c] == (off * 2 // 4) % 32
+
+
+def test_padded_layout_banks_use_padded_addresses():
+    P = padded_shared([(32, 1)], (4, 32), order=(1, 0))
+    g = cell_grid(P, element_bytes=4, banks=32)
+    # row 1 starts at address 33 -> bank 1
+    assert g.values[1, 0] == 1 and g.labels[1, 0] == "32\nB1"
+
+
+def test_three_d_layouts_stack_panels():
+    L = mfma_layout(3, (32, 32, 8), (2, 1, 1), (2, 32, 32))
+    g = cell_grid(L)
+    assert g.labels.shape == (64, 32) and g.row_dims == ["dim0", "dim1"]
+
+
+def test_errors(tmp_path, monkeypatch):
+    with pytest.raises(LayoutError, match=r"\.png or \.svg"):
+        render(MFMA_C, tmp_path / "x.jpg")
+    with pytest.raises(LayoutError, match="color_by"):
+        cell_grid(MFMA_C, color_by="bank")
+    real_import = builtins.__import__
+
+    def no_matplotlib(name, *args, **kwargs):
+        if name.startswith("matplotlib"):
+            raise ImportError("no matplotlib here")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_matplotlib)
+    with pytest.raises(LayoutError, match=re.escape("pip install 'linlayout[plot]'")):
+        render(MFMA_C, tmp_path / "x.png")
+
+
+def test_show_png_end_to_end(tmp_path, capsys):
+    png = tmp_path / "s.png"
+    assert main(["show", "mfma:16x16x16,warps=1x1,shape=16x16", "--png", str(png), "--json", "--limit", "0"]) == 0
+    assert png.exists() and png.stat().st_size > 5_000
+    capsys.readouterr()
