@@ -25,6 +25,7 @@ SUBCOMMANDS = [
     "show",
     "verify",
     "layout",
+    "mfma",
 ]
 
 

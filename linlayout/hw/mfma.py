@@ -46,6 +46,7 @@ __all__ = [
     "get_instruction",
     "mfma_layouts",
     "mfma_scale_layouts",
+    "layout_notes",
 ]
 
 MFMA_ARCHES = ("gfx90a", "gfx942", "gfx950")
@@ -357,6 +358,10 @@ def get_instruction(arch: str, name: str, a_format: Optional[str] = None,
     key = name.strip().lower()
     canonical = _ALIASES[arch_name].get(key)
     if canonical is None:
+        elsewhere = [a for a in MFMA_ARCHES if key in _ALIASES[a]]
+        if elsewhere:
+            raise LayoutError(f"MFMA instruction {name!r} does not exist on {arch_name}; "
+                              f"it is available on {', '.join(elsewhere)}")
         close = difflib.get_close_matches(key, list(_ALIASES[arch_name]), n=3, cutoff=0.6)
         hint = f"; did you mean {', '.join(dict.fromkeys(_ALIASES[arch_name][c] for c in close))}?" if close else ""
         raise LayoutError(f"unknown MFMA instruction {name!r} for {arch_name}{hint}")
@@ -405,6 +410,20 @@ def mfma_layouts(instr, arch: Optional[str] = None) -> dict:
         "B": _operand_layout(ins, "B"),
         "C": output_layout(ins.m, ins.n, ins.blocks, h, rows_before_blocks=(rule == "isa")),
     }
+
+
+def layout_notes(ins: MfmaInstruction) -> list:
+    """Where this instruction's layouts rest on a choice between disagreeing sources."""
+    notes = []
+    if ins.a_type == "f64" and (ins.m, ins.blocks) == (4, 4):
+        notes.append(f"C/D follows the {F64_4X4X4_CD_RULE.get(ins.arch, 'calculator')} rule (F64_4X4X4_CD_RULE): AMD's "
+                     "calculator puts blocks in lane bits 2-3 and rows in 4-5; the CDNA4-ISA formula swaps them")
+    if ins.is_f8f6f4:
+        notes.append("FP8/BF8 operands use 16-item K runs (ISA FP8 tables); FP6/FP4 the general rule (ISA tables; "
+                     "Triton's ROCm fork treats FP6 like FP8); gfx950 layouts are ISA-derived, not tool-verified")
+    elif ins.arch == "gfx950" and "gfx942" not in ins.available_on:
+        notes.append("gfx950-only instruction: layout from the CDNA4-ISA rule, not tool-verified")
+    return notes
 
 
 def mfma_scale_layouts(instr, arch: Optional[str] = None) -> dict:

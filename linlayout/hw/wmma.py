@@ -37,7 +37,7 @@ from .mfma_layout import bit_layout, input_layout, log2_exact
 from .targets import get_target
 
 __all__ = ["WmmaInstruction", "WMMA_ARCHES", "RDNA4_K_RUN_BITS", "GFX1250_K_RUN_ITEMS",
-           "wmma_instructions_for", "get_wmma_instruction", "wmma_layouts"]
+           "wmma_instructions_for", "get_wmma_instruction", "wmma_layouts", "layout_notes"]
 
 WMMA_ARCHES = ("gfx1100", "gfx1200", "gfx1250")
 WAVE32 = 32
@@ -185,6 +185,14 @@ def _output(ins: WmmaInstruction) -> LinearLayout:
     else:  # row = e + 8*l4
         reg, l4 = [("dim0", t) for t in (0, 1, 2)], ("dim0", 3)
     return bit_layout({"register": reg, "lane": lanes_j + [l4]}, [("dim0", ins.m), ("dim1", ins.n)])
+
+
+def layout_notes(ins: WmmaInstruction) -> list:
+    """Where this instruction's layouts rest on an inference rather than AMD's calculator."""
+    if ins.version == 3:
+        return ["gfx1250: C/D from Triton's amd_wmma v3 rule; A/B from Triton's dot-operand rule "
+                "(GFX1250_K_RUN_ITEMS), whose K order may differ from the ISA's"]
+    return []
 
 
 def wmma_layouts(instr, arch: Optional[str] = None) -> dict:
