@@ -37,6 +37,7 @@ from .targets import get_target
 
 __all__ = [
     "MfmaInstruction",
+    "OperandBits",
     "TYPE_BITS",
     "F8F6F4_FORMATS",
     "F8_RUN_ITEMS",
@@ -54,7 +55,7 @@ MFMA_ARCHES = ("gfx90a", "gfx942", "gfx950")
 #: Bits of one element of each data type in the registers.
 TYPE_BITS = {
     "f64": 64, "f32": 32, "xf32": 32, "i32": 32, "f16": 16, "bf16": 16,
-    "i8": 8, "fp8": 8, "bf8": 8, "fp6": 6, "bf6": 6, "fp4": 4,
+    "i8": 8, "iu8": 8, "fp8": 8, "bf8": 8, "fp6": 6, "bf6": 6, "fp4": 4, "iu4": 4,
 }
 #: F8F6F4 operand formats -> CBSZ (A) / BLGP (B) code [Q CDNA4-ISA 7.1.5].
 F8F6F4_FORMATS = {"fp8": 0, "bf8": 1, "fp6": 2, "bf6": 3, "fp4": 4}
@@ -122,8 +123,28 @@ def _families() -> list:
 
 
 # ------------------------------------------------------------------ instruction
+class OperandBits:
+    """Bit widths of the A, B and C operands from ``a_type``/``b_type``/``c_type`` (``TYPE_BITS``)."""
+
+    a_type: str
+    b_type: str
+    c_type: str
+
+    @property
+    def a_bits(self) -> int:
+        return TYPE_BITS[self.a_type]
+
+    @property
+    def b_bits(self) -> int:
+        return TYPE_BITS[self.b_type]
+
+    @property
+    def c_bits(self) -> int:
+        return TYPE_BITS[self.c_type]
+
+
 @dataclass(frozen=True)
-class MfmaInstruction:
+class MfmaInstruction(OperandBits):
     """One MFMA instruction on one arch.
 
     ``name`` is the CDNA3-style spelling (``v_mfma_f32_32x32x8_f16``), the same on every
@@ -151,19 +172,6 @@ class MfmaInstruction:
     formats: tuple = ()
     available_on: tuple = field(default=(), compare=False)
     _base_cycles: int = field(default=0, repr=False, compare=False)
-
-    # ---- bit widths and registers
-    @property
-    def a_bits(self) -> int:
-        return TYPE_BITS[self.a_type]
-
-    @property
-    def b_bits(self) -> int:
-        return TYPE_BITS[self.b_type]
-
-    @property
-    def c_bits(self) -> int:
-        return TYPE_BITS[self.c_type]
 
     @property
     def rocdl(self) -> str:
@@ -331,11 +339,16 @@ _ALIASES = {arch: _aliases(arch) for arch in MFMA_ARCHES}
 
 
 # ------------------------------------------------------------------ lookup
-def _mfma_arch(arch: str) -> str:
+def catalog_arch(arch: str, catalog: dict, kind: str) -> str:
+    """The gfx name of ``arch`` (or alias) if ``catalog`` has it, else ``LayoutError``."""
     target = get_target(arch)
-    if target.name not in _CATALOG:
-        raise LayoutError(f"arch {arch!r} ({target.name}) has no MFMA; MFMA arches: {', '.join(MFMA_ARCHES)}")
+    if target.name not in catalog:
+        raise LayoutError(f"arch {arch!r} ({target.name}) has no {kind}; {kind} arches: {', '.join(catalog)}")
     return target.name
+
+
+def _mfma_arch(arch: str) -> str:
+    return catalog_arch(arch, _CATALOG, "MFMA")
 
 
 def instructions_for(arch: str) -> list:

@@ -61,7 +61,7 @@ def log2_exact(value: int, what: str) -> int:
     return value.bit_length() - 1
 
 
-def bit_layout(in_bits: dict, out_dims: Sequence[tuple]) -> LinearLayout:
+def bit_layout(in_bits: "dict[str, list[BitTarget]]", out_dims: Sequence[tuple]) -> LinearLayout:
     """The layout whose in-dim bit ``t`` of ``d`` is the single out bit ``in_bits[d][t]``.
 
     ``in_bits`` maps each in dim (in order) to a list of ``(out_dim, bit)`` targets

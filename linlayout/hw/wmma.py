@@ -32,7 +32,7 @@ from typing import Optional
 
 from ..errors import LayoutError
 from ..layout import LinearLayout
-from .mfma import TYPE_BITS
+from .mfma import OperandBits, catalog_arch
 from .mfma_layout import bit_layout, input_layout, log2_exact
 from .targets import get_target
 
@@ -45,8 +45,6 @@ WAVE32 = 32
 RDNA4_K_RUN_BITS = 64
 #: Items per K run of gfx1250 A/B operands (Triton's kWidth for v3 16-bit operands) [I].
 GFX1250_K_RUN_ITEMS = {"f32": 2, "f16": 8, "bf16": 8}
-
-TYPE_BITS_WMMA = {**TYPE_BITS, "iu8": 8, "iu4": 4}
 
 # (arch, in types, out type, K, cycles or None) -- cycles from AMD's calculator (rdna3/rdna4).
 _FAMILIES = [
@@ -63,7 +61,7 @@ _FAMILIES = [
 
 
 @dataclass(frozen=True)
-class WmmaInstruction:
+class WmmaInstruction(OperandBits):
     """One WMMA instruction (16 x 16 x ``k``) on one wave32 arch."""
 
     name: str
@@ -79,18 +77,6 @@ class WmmaInstruction:
     n: int = 16
     blocks: int = 1
     rocdl: str = field(default="", compare=False)
-
-    @property
-    def a_bits(self) -> int:
-        return TYPE_BITS_WMMA[self.a_type]
-
-    @property
-    def b_bits(self) -> int:
-        return TYPE_BITS_WMMA[self.b_type]
-
-    @property
-    def c_bits(self) -> int:
-        return TYPE_BITS_WMMA[self.c_type]
 
     def items_per_lane(self, operand: str) -> int:
         """Items per lane, counting gfx11's duplicated A/B items."""
@@ -135,21 +121,14 @@ def _generate() -> dict:
 _CATALOG = _generate()
 
 
-def _wmma_arch(arch: str) -> str:
-    target = get_target(arch)
-    if target.name not in _CATALOG:
-        raise LayoutError(f"arch {arch!r} ({target.name}) has no WMMA; WMMA arches: {', '.join(WMMA_ARCHES)}")
-    return target.name
-
-
 def wmma_instructions_for(arch: str) -> list:
     """Every catalogued WMMA of ``arch``."""
-    return list(_CATALOG[_wmma_arch(arch)].values())
+    return list(_CATALOG[catalog_arch(arch, _CATALOG, "WMMA")].values())
 
 
 def get_wmma_instruction(arch: str, name: str) -> WmmaInstruction:
     """The WMMA spelled ``name`` (ISA mnemonic, LLVM intrinsic or ROCDL op) on ``arch``."""
-    arch_name = _wmma_arch(arch)
+    arch_name = catalog_arch(arch, _CATALOG, "WMMA")
     if not isinstance(name, str):
         raise LayoutError(f"instruction name must be a string, got {name!r}")
     key = name.strip().lower()
