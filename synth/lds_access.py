@@ -43,7 +43,7 @@ from linlayout.hw.lds import LdsModel, LdsOp, lds_model
 
 from .banks import BankReport, _padding, analyze_op
 
-__all__ = ["InstructionChoice", "TileAccessReport", "access_map", "tile_access_report"]
+__all__ = ["InstructionChoice", "TileAccessReport", "access_map", "largest_vector", "tile_access_report"]
 
 Shared = Union[LinearLayout, PaddedLayout]
 
@@ -244,15 +244,7 @@ def _best_choice(op: LdsOp, cvt: LinearLayout, element_bits: int, pad) -> Instru
     low = v - 1
     tr = op.shape.transpose_bits
     if tr is None:
-        vec = []
-        for i in range(k):
-            js = [j for j, o in enumerate(regs) if o == 1 << i]
-            if not js:
-                raise LayoutError(f"no register holds the element at offset +{1 << i} (a lane's {v} elements "
-                                  f"are not contiguous in LDS)")
-            vec.append(js[0])
-        _check_aligned(op, [o for j, o in enumerate(regs) if j not in vec] + lanes + warps, low)
-        candidates = [vec]
+        candidates = [_plain_vector(regs, lanes + warps, v)]
     else:
         if element_bits != tr:
             raise LayoutError(f"transposes {tr}-bit elements, the tile has {element_bits}-bit elements")
@@ -280,6 +272,35 @@ def _check_aligned(op: LdsOp, offsets: list[int], low: int) -> None:
     bad = [o for o in offsets if o & low]
     if bad:
         raise LayoutError(f"offset {bad[0]} is not aligned to the {low + 1}-element vector of {op.name}")
+
+
+def _plain_vector(regs: list[int], others: list[int], v: int) -> list[int]:
+    """Register bits holding offsets ``1, 2, .., v/2`` (in that order), all other offsets
+    multiples of ``v``; raises LayoutError otherwise."""
+    vec = []
+    for i in range(v.bit_length() - 1):
+        js = [j for j, o in enumerate(regs) if o == 1 << i]
+        if not js:
+            raise LayoutError(f"no register holds the element at offset +{1 << i} (a lane's {v} elements "
+                              f"are not contiguous in LDS)")
+        vec.append(js[0])
+    bad = [o for j, o in enumerate(regs) if j not in vec and o & (v - 1)] + [o for o in others if o & (v - 1)]
+    if bad:
+        raise LayoutError(f"offset {bad[0]} is not aligned to a {v}-element vector")
+    return vec
+
+
+def largest_vector(cvt: LinearLayout, element_bits: int, max_bytes: int = 16) -> tuple[int, list[int]]:
+    """Triton's ``largestVectorisation``: the most elements ``v`` (``v * bits <= 8 * max_bytes``)
+    that each lane can move as one contiguous aligned vector, and the register bits forming it."""
+    regs, others = _offsets(cvt, "register"), _offsets(cvt, "lane") + _offsets(cvt, "warp")
+    v = max(1, max_bytes * 8 // element_bits)
+    while v > 1:
+        try:
+            return v, _plain_vector(regs, others, v)
+        except LayoutError:
+            v //= 2
+    return 1, []
 
 
 def _source_lanes(op: LdsOp, vec: list[int], regs: list[int], lanes: list[int]) -> list[int]:

@@ -26,6 +26,7 @@ SUBCOMMANDS = [
     "verify",
     "layout",
     "mfma",
+    "banks",
 ]
 
 

@@ -37,6 +37,7 @@ from .targets import get_target
 
 __all__ = [
     "ASSUMPTIONS",
+    "LDS_ARCHS",
     "Assumption",
     "LdsModel",
     "LdsOp",
@@ -97,7 +98,6 @@ OP_SHAPES: dict[str, OpShape] = {
         OpShape("ds_read_b96_tr_b6", "read", 12, 6),
     ]
 }
-_TR_OPS = ("ds_read_b64_tr_b16", "ds_read_b64_tr_b8", "ds_read_b64_tr_b4", "ds_read_b96_tr_b6")
 
 
 @dataclass(frozen=True)
@@ -495,7 +495,3 @@ def _jsonable(v: object) -> object:
     if isinstance(v, tuple):
         return [_lane_mask_text(r) for r in v]
     return v
-
-
-def is_transpose_op(name: str) -> bool:
-    return name in _TR_OPS

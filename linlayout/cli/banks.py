@@ -1,0 +1,307 @@
+"""``linlayout banks``: LDS bank conflicts of one instruction, of a whole tile, or a synthesized swizzle.
+
+Modes (one per call):
+
+* one instruction (CONTRACT section 3):
+  ``--arch A --op OP --access LAYOUT --element-bytes N`` (or ``--element-bits``);
+* whole tile: ``--arch A --shared LAYOUT --reg LAYOUT --dtype DT [--direction read|write]``
+  chooses the widest legal instruction and reports cycles per instruction;
+* swizzle synthesis: ``--arch A --writer LAYOUT --reader LAYOUT --dtype DT``
+  [``--budget BYTES``] [``--padding-options``];
+* ``--model [--arch A]``: the hardware model, its sources and named assumptions.
+
+LAYOUT: anything ``linlayout.spec.parse_layout`` reads (JSON, ``@file``, CuTe,
+named spec); a JSON shared layout may carry ``"padding": [[interval, pad], ...]``.
+``--assume NAME=VALUE`` replaces a named [I] assumption (VALUE: lanes per
+contiguous phase, or comma-separated lane masks).  ``--png FILE`` writes a
+phase x bank heat map of distinct dwords (instruction 0).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import numpy as np
+
+from ..errors import LayoutError
+from ..layout import LinearLayout
+from . import add_json_flag
+
+# dtype name -> element bits (aliases of linlayout.hw.mfma.TYPE_BITS names)
+_DTYPE_ALIASES = {
+    "fp64": "f64", "double": "f64", "fp32": "f32", "float": "f32", "float32": "f32", "tf32": "xf32",
+    "fp16": "f16", "half": "f16", "float16": "f16", "bfloat16": "bf16", "int32": "i32",
+    "int8": "i8", "u8": "i8", "uint8": "i8", "e4m3": "fp8", "fp8e4m3": "fp8", "f8": "fp8",
+    "e5m2": "bf8", "fp8e5m2": "bf8", "e2m1": "fp4", "i4": "iu4", "int4": "iu4",
+}
+_EXTRA_BITS = {"i16": 16, "int16": 16, "u16": 16, "i64": 64}
+
+
+def dtype_bits(name: str) -> int:
+    """Element bits of a dtype name (f16, bf16, fp8, fp4, f32, ...)."""
+    from ..hw.mfma import TYPE_BITS
+
+    key = name.lower()
+    key = _DTYPE_ALIASES.get(key, key)
+    if key in TYPE_BITS:
+        return TYPE_BITS[key]
+    if key in _EXTRA_BITS:
+        return _EXTRA_BITS[key]
+    raise LayoutError(f"unknown dtype {name!r}; known: {', '.join(sorted(set(TYPE_BITS) | set(_DTYPE_ALIASES)))}")
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("banks", help="LDS bank conflicts: one instruction, a whole tile, or swizzle synthesis",
+                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--arch", help="gfx90a, gfx942 or gfx950")
+    p.add_argument("--op", help="LDS instruction, e.g. ds_read_b128 (single-instruction mode)")
+    p.add_argument("--access", help="layout lane[, register] -> offset (single-instruction mode)")
+    p.add_argument("--element-bytes", type=int, help="bytes per element (single-instruction mode)")
+    p.add_argument("--element-bits", type=int, help="bits per element, e.g. 4 or 6 (instead of --element-bytes)")
+    p.add_argument("--padding", help="padding 'INTERVAL:PAD[,INTERVAL:PAD]' in elements, applied to offsets")
+    p.add_argument("--method", choices=["auto", "linear", "enumerate"], default="auto",
+                   help="single-instruction mode: subspace algebra, enumeration, or auto")
+    p.add_argument("--shared", help="shared layout offset -> tensor (whole-tile mode)")
+    p.add_argument("--reg", help="register layout register, lane, warp -> tensor (whole-tile mode)")
+    p.add_argument("--direction", choices=["read", "write"], default="read", help="whole-tile mode")
+    p.add_argument("--writer", help="register layout that writes the tile (synthesis mode)")
+    p.add_argument("--reader", help="register layout that reads the tile (synthesis mode)")
+    p.add_argument("--dtype", help="element type (f16, bf16, fp8, fp4, f32, ...)")
+    p.add_argument("--budget", type=int, help="synthesis: LDS bytes available (moves the tile in rounds)")
+    p.add_argument("--padding-options", action="store_true", help="synthesis: also list padded alternatives")
+    p.add_argument("--no-transpose", action="store_true", help="synthesis: do not use gfx950 ds_read_*_tr_*")
+    p.add_argument("--model", action="store_true", help="print the LDS model with its named assumptions")
+    p.add_argument("--assume", action="append", default=[], metavar="NAME=VALUE",
+                   help="replace a named assumption (lanes per phase, or lane masks 'm0,m1,..')")
+    p.add_argument("--png", help="write a phase x bank heat map to this file")
+    add_json_flag(p)
+    p.set_defaults(func=run)
+
+
+# ------------------------------------------------------------------ parsing
+def _assumptions(items: list[str]) -> dict:
+    out = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise LayoutError(f"--assume {item!r}: expected NAME=VALUE")
+        try:
+            parts = [int(v, 0) for v in value.split(",")]
+        except ValueError:
+            raise LayoutError(f"--assume {item!r}: VALUE must be an integer or comma-separated lane masks") from None
+        out[name] = parts[0] if len(parts) == 1 and "," not in value else parts
+    return out
+
+
+def _model(args):
+    from ..hw.lds import lds_model
+
+    if not args.arch:
+        raise LayoutError("--arch is required")
+    return lds_model(args.arch, _assumptions(args.assume))
+
+
+def _padding_pairs(text: str | None) -> list[tuple[int, int]] | None:
+    if not text:
+        return None
+    pairs = []
+    for part in text.split(","):
+        a, sep, b = part.partition(":")
+        try:
+            pairs.append((int(a), int(b.lstrip("+"))))
+        except ValueError:
+            raise LayoutError(f"--padding {text!r}: expected INTERVAL:PAD[,INTERVAL:PAD]") from None
+        if not sep:
+            raise LayoutError(f"--padding {text!r}: expected INTERVAL:PAD[,INTERVAL:PAD]")
+    return pairs
+
+
+def _layout(text: str, what: str):
+    """A LinearLayout, or a PaddedLayout for JSON with a ``padding`` key."""
+    from ..encodings.padded import PaddedLayout
+    from ..spec import parse_layout
+
+    if not isinstance(text, str) or not text.strip():
+        raise LayoutError(f"{what}: empty layout")
+    stripped = text.strip()
+    if stripped.startswith("{"):
+        try:
+            obj = json.loads(stripped)
+        except ValueError as e:
+            raise LayoutError(f"{what}: layout JSON does not parse: {e}") from None
+        if isinstance(obj, dict) and "padding" in obj:
+            pairs = obj["padding"]
+            lin = LinearLayout.from_json({k: v for k, v in obj.items() if k != "padding"})
+            try:
+                return PaddedLayout(lin, tuple(i for i, _ in pairs), tuple(p for _, p in pairs))
+            except (TypeError, ValueError) as e:
+                raise LayoutError(f"{what}: bad padding {pairs!r}: {e}") from None
+    try:
+        return parse_layout(text)
+    except LayoutError as e:
+        raise LayoutError(f"{what}: {e}") from None
+
+
+def _element_bits(args) -> int:
+    given = [x for x in (args.element_bytes, args.element_bits, args.dtype) if x is not None]
+    if len(given) != 1:
+        raise LayoutError("give exactly one of --element-bytes, --element-bits, --dtype")
+    if args.dtype is not None:
+        return dtype_bits(args.dtype)
+    if args.element_bytes is not None:
+        if args.element_bytes < 1:
+            raise LayoutError(f"--element-bytes {args.element_bytes} must be positive")
+        return args.element_bytes * 8
+    return args.element_bits
+
+
+# ------------------------------------------------------------------ modes
+def run(args) -> dict:
+    modes = [bool(args.model), bool(args.op or args.access), bool(args.shared or args.reg),
+             bool(args.writer or args.reader)]
+    if sum(modes) != 1:
+        raise LayoutError("choose one mode: --model | --op/--access | --shared/--reg | --writer/--reader")
+    if args.model:
+        return _run_model(args)
+    if args.op or args.access:
+        return _run_single(args)
+    if args.shared or args.reg:
+        return _run_tile(args)
+    return _run_synthesis(args)
+
+
+def _run_model(args) -> dict:
+    from ..hw.lds import LDS_ARCHS, lds_model
+
+    archs = [args.arch] if args.arch else list(LDS_ARCHS)
+    assume = _assumptions(args.assume)
+    return {"mode": "model", "models": [lds_model(a, assume).describe() for a in archs]}
+
+
+def _run_single(args) -> dict:
+    from synth.banks import analyze_op, bank_load, lane_start_bytes
+
+    if not (args.op and args.access):
+        raise LayoutError("single-instruction mode needs --op and --access")
+    model = _model(args)
+    op = model.op(args.op)
+    bits = _element_bits(args)
+    access = _layout(args.access, "--access")
+    if not isinstance(access, LinearLayout):
+        raise LayoutError("--access must be a linear layout (give padding with --padding)")
+    pad = _padding_pairs(args.padding)
+    report = analyze_op(op, access, bits, padding=pad, method=args.method)
+    out = {"mode": "instruction", **report.to_json()}
+    if args.png:
+        _heatmap(bank_load(op, lane_start_bytes(op, access, bits, pad)), op, args.png)
+        out["png"] = args.png
+    return out
+
+
+def _run_tile(args) -> dict:
+    from synth.banks import bank_load, lane_start_bytes
+    from synth.lds_access import tile_access_report
+
+    if not (args.shared and args.reg):
+        raise LayoutError("whole-tile mode needs --shared and --reg")
+    model = _model(args)
+    shared = _apply_padding(_layout(args.shared, "--shared"), args.padding)
+    reg = _layout(args.reg, "--reg")
+    if not isinstance(reg, LinearLayout):
+        raise LayoutError("--reg must be a linear layout")
+    bits = _element_bits(args)
+    rep = tile_access_report(shared, reg, bits, model, args.direction)
+    out = {"mode": "tile", **rep.to_json()}
+    if args.png and rep.choice.access is not None:
+        op = model.op(rep.choice.op)
+        _heatmap(bank_load(op, lane_start_bytes(op, rep.choice.access, bits)), op, args.png)
+        out["png"] = args.png
+    return out
+
+
+def _apply_padding(shared, text):
+    from ..encodings.padded import PaddedLayout
+
+    pairs = _padding_pairs(text)
+    if pairs is None:
+        return shared
+    if isinstance(shared, PaddedLayout):
+        raise LayoutError("--padding given for a layout that already has padding")
+    return PaddedLayout(shared, tuple(i for i, _ in pairs), tuple(p for _, p in pairs))
+
+
+def _run_synthesis(args) -> dict:
+    from synth.swizzle import padding_options, synthesize
+
+    if not (args.writer and args.reader):
+        raise LayoutError("synthesis mode needs --writer and --reader")
+    model = _model(args)
+    w, r = _layout(args.writer, "--writer"), _layout(args.reader, "--reader")
+    if not isinstance(w, LinearLayout) or not isinstance(r, LinearLayout):
+        raise LayoutError("--writer and --reader must be linear layouts")
+    bits = _element_bits(args)
+    res = synthesize(w, r, bits, model, lds_budget_bytes=args.budget, allow_transpose=not args.no_transpose)
+    out = {"mode": "synthesis", **res.to_json(),
+           "write_explanation": res.write_report.explanation, "read_explanation": res.read_report.explanation}
+    if args.padding_options:
+        out["padding_options"] = [o.to_json() for o in padding_options(w, r, bits, model)[:8]]
+    return out
+
+
+def _heatmap(table: np.ndarray, op, path: str) -> None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as e:  # pragma: no cover - depends on environment
+        raise LayoutError(f"--png needs matplotlib: {e}") from None
+    fig, ax = plt.subplots(figsize=(max(6, table.shape[1] / 5), max(2, table.shape[0] / 2 + 1)))
+    im = ax.imshow(table, aspect="auto", cmap="viridis", vmin=0, vmax=max(1, int(table.max())))
+    ax.set_xlabel("bank")
+    ax.set_ylabel("phase")
+    ax.set_title(f"{op.name} on {op.arch}: distinct dwords per bank and phase")
+    fig.colorbar(im, ax=ax, label="dwords (cycles)")
+    try:
+        fig.savefig(path, dpi=100, bbox_inches="tight")
+    except OSError as e:
+        raise LayoutError(f"--png {path}: {e}") from None
+    finally:
+        plt.close(fig)
+
+
+# ------------------------------------------------------------------ text
+def render(result: dict, args) -> str:
+    mode = result.get("mode")
+    if mode == "model":
+        lines = []
+        for m in result["models"]:
+            lines.append(f"{m['arch']}: {m['num_banks']} banks x 4 B ({m['bank_map']}), wave {m['wave_size']}, "
+                         f"LDS {m['lds_bytes']} B")
+            lines.append(f"  cycles: {m['cycle_model']}")
+            for o in m["ops"]:
+                a = f"  [{o['assumption']}]" if o["assumption"] else ""
+                lines.append(f"  {o['op']:<20} {o['phases']} x {o['lanes_per_phase']:>2} lanes, phase = "
+                             f"({', '.join(o['phase_bits']) or '-'}), phase 0 = {{{o['phase0_lanes']}}}  "
+                             f"[{o['tag']}] {o['source']}{a}")
+            lines.append("  named assumptions [I]:")
+            for a in m["assumptions"]:
+                lines.append(f"    {a['name']}: {a['statement']} (source: {a['source']})")
+        return "\n".join(lines)
+    if mode == "instruction":
+        head = f"cycles {result['cycles']}  min_cycles {result['min_cycles']}  conflict_free {result['conflict_free']}"
+        return head + "\n" + result["explanation"]
+    if mode == "tile":
+        return result["explanation"]
+    lines = [f"synthesized shared layout ({result['lds_bytes']} bytes, {result['reps']} round(s)):",
+             str(LinearLayout.from_json(result["shared"])),
+             f"write: {result['write_instructions']} x {result['write_op']}: {result['write_cycles']} cycles",
+             f"read:  {result['read_instructions']} x {result['read_op']}: {result['read_cycles']} cycles",
+             f"total {result['total_cycles']} (ideal {result['ideal_cycles']}, lower bound "
+             f"{result['lower_bound_cycles']}, optimal {result['optimal']})", "why:", result["argument"]]
+    for o in result.get("padding_options", []):
+        lines.append(f"padding {o['interval']}:+{o['pad']} order {o['order']}: {o['write_instructions']} x "
+                     f"{o['write_op']} + {o['read_instructions']} x {o['read_op']}, {o['total_cycles']} cycles, "
+                     f"{o['lds_bytes']} bytes")
+    return "\n".join(lines)

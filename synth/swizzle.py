@@ -1,0 +1,638 @@
+"""Shared-memory (LDS) layout synthesis: widest vectors first, then fewest bank cycles.
+
+Given a writer ``W`` and a reader ``R`` (distributed layouts ``register, lane,
+warp -> tensor`` over the same tensor), choose the shared layout ``S: offset ->
+tensor`` through which ``W`` stores and ``R`` loads the tile.  Tensor
+coordinates are flattened to an ``n``-bit vector (first out dim least
+significant); ``S`` is an ordered basis ``(s_0, .., s_{n-1})`` of the tensor
+space, ``s_i`` being the tensor vector of offset bit ``i``.
+
+**Offset bits.**  With ``b``-bit elements, offset bit ``i`` is dword-address bit
+``i + log2 b - 5``: bits below that are *sub-dword* (``Z``), the next
+``log2 banks`` bits choose the *bank*, the rest (``Row``, ``r`` bits) the row.
+
+**Vector width.**  A side moves ``2**k`` elements per lane per instruction when
+``s_0..s_{k-1}`` are its register vectors (a lane's elements are contiguous;
+registers may be renamed) -- or, for a gfx950 transpose read, its first ``k``
+lane vectors -- and every other column of the side is *aligned* (has no
+component on ``s_0..s_{k-1}``).  We enumerate every prefix ``P = (s_0..s_{p-1})``
+built from the common register vectors, one side's extra register vectors, the
+reader's transpose lanes, and sub-dword fill vectors taken from the layouts'
+bases, and for each side every legal vector length.  The pair needing the
+fewest instructions per wave wins ("maximise vector width").
+
+**Cycles.**  For an instruction of side ``s`` with phase subspace ``K`` (lane
+differences served together), the lanes of one phase touch the tensor vectors
+``M_s = s(K) + V_s + Z`` (lane footprint + the lane's own vector + sub-dword
+bits).  Two of them share a bank in different rows exactly when they differ by
+a vector of ``Row``, so (as in synth.banks, in tensor coordinates) every phase
+costs ``2 ** dim(Row ∩ M_s)`` cycles.  Alignment confines the non-prefix bits
+to ``Hc``, the intersection of both sides' aligned subspaces, so ``Row ⊆ Hc``
+and for *any* layout with this prefix
+
+    dim(Row ∩ M_s) >= r + dim(M_s ∩ Hc) - dim(Hc)            (dimension count)
+
+which gives the lower bound ``LB = sum_s I_s * phases_s * 2**max(0, ...)``.  The
+row vectors are then chosen greedily, each one outside ``span(P, Row so far)``
+and, whenever possible, outside ``M_s + Row`` for both sides (so the
+intersection does not grow).  Over GF(2) a vector space is never the union of
+two proper subspaces, so as long as the prefix constraint leaves room this
+succeeds and ``LB`` is met; the result carries ``optimal=True`` exactly when
+the verified cycle count (exact analysis by synth.lds_access) equals ``LB``.
+Everything is "optimal under the model": the cycle model and the phase
+groupings of linlayout.hw.lds, some of which are named [I] assumptions.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from itertools import combinations, permutations
+from typing import Sequence, Union
+
+from linlayout import LayoutError, LinearLayout, f2
+from linlayout.encodings.padded import PaddedLayout, padded_shared
+from linlayout.hw.lds import LdsModel, LdsOp, lds_model
+
+from .lds_access import TileAccessReport, tile_access_report
+
+__all__ = ["PaddingOption", "SwizzleResult", "padding_options", "shared_bytes", "synthesize"]
+
+_PLAIN_OPS = {
+    "read": {1: "ds_read_u8", 2: "ds_read_u16", 4: "ds_read_b32", 8: "ds_read_b64", 16: "ds_read_b128"},
+    "write": {1: "ds_write_b8", 2: "ds_write_b16", 4: "ds_write_b32", 8: "ds_write_b64", 16: "ds_write_b128"},
+}
+_MAX_COMBOS = 64  # cap on subsets tried per prefix slot
+
+
+@dataclass
+class SwizzleResult:
+    """A synthesized shared layout and its cost for one wave.
+
+    ``shared``: in dim ``offset`` (and ``reps`` when the tile moves in rounds)
+    -> the tensor's dims.  Counts are per wave over all rounds: ``*_instructions``
+    LDS instructions, ``*_cycles`` their bank cycles, ``ideal_cycles`` the
+    conflict-free cycles of the chosen instructions, ``lower_bound_cycles`` the
+    bound no layout with these instructions beats under the model.
+    """
+
+    shared: LinearLayout
+    arch: str
+    element_bits: int
+    write_op: str
+    read_op: str
+    write_vec: int
+    read_vec: int
+    write_instructions: int
+    read_instructions: int
+    write_cycles: int
+    read_cycles: int
+    ideal_cycles: int
+    lower_bound_cycles: int
+    reps: int
+    lds_bytes: int
+    fits_in_lds: bool
+    write_report: TileAccessReport
+    read_report: TileAccessReport
+    argument: str = ""
+    candidates_considered: int = 0
+
+    @property
+    def total_cycles(self) -> int:
+        return self.write_cycles + self.read_cycles
+
+    @property
+    def optimal(self) -> bool:
+        """True when the verified cycles meet the lower bound for these instructions."""
+        return self.total_cycles == self.lower_bound_cycles
+
+    @property
+    def instructions(self) -> list[str]:
+        return [self.write_op, self.read_op]
+
+    def to_json(self) -> dict:
+        return {
+            "shared": self.shared.to_json(), "arch": self.arch, "element_bits": self.element_bits,
+            "write_op": self.write_op, "read_op": self.read_op, "write_vec": self.write_vec,
+            "read_vec": self.read_vec, "write_instructions": self.write_instructions,
+            "read_instructions": self.read_instructions, "write_cycles": self.write_cycles,
+            "read_cycles": self.read_cycles, "total_cycles": self.total_cycles,
+            "ideal_cycles": self.ideal_cycles, "lower_bound_cycles": self.lower_bound_cycles,
+            "optimal": self.optimal, "reps": self.reps, "lds_bytes": self.lds_bytes,
+            "fits_in_lds": self.fits_in_lds, "argument": self.argument,
+            "candidates_considered": self.candidates_considered,
+        }
+
+
+# ------------------------------------------------------------------ sides
+@dataclass
+class _Side:
+    direction: str
+    layout: LinearLayout  # broadcast registers and rep registers removed, block dropped
+    regs: list[int]
+    lanes: list[int]
+    warps: list[int]
+
+
+@dataclass
+class _Mode:
+    """How one side moves the tile for a given prefix."""
+
+    op: LdsOp
+    k: int  # vector bits
+    vector: list[int]  # tensor vectors of the lane's elements (V_s)
+    src_lanes: list[int]  # tensor vector of each (source) lane bit
+    others: list[int]  # all other columns of the side (must be aligned)
+    instructions: int  # per round
+
+    @property
+    def cost(self) -> int:
+        """Conflict-free cycles per round."""
+        return self.instructions * self.op.num_phases
+
+
+@dataclass
+class _Candidate:
+    prefix: list[int]
+    write: _Mode
+    read: _Mode
+    hc: list[int]
+    m_w: list[int]
+    m_r: list[int]
+    lb: int
+    fill: int
+    key: tuple = field(default_factory=tuple)
+
+
+def _flat_columns(layout: LinearLayout, dim: str) -> list[int]:
+    if not layout.has_in_dim(dim):
+        return []
+    sub = layout.sublayout([dim], layout.out_dim_names)
+    return list(sub.columns())
+
+
+def _normalize(layout: LinearLayout, outs: list[tuple[str, int]], what: str, wave: int) -> LinearLayout:
+    if not isinstance(layout, LinearLayout):
+        raise LayoutError(f"{what}: expected a LinearLayout")
+    for d in layout.in_dim_names:
+        if d not in ("register", "lane", "warp", "block"):
+            raise LayoutError(f"{what}: unknown in dim {d!r} (expected register, lane, warp, block)")
+    if "lane" not in layout.in_dim_names or layout.in_dim_size("lane") != wave:
+        raise LayoutError(f"{what}: in dim 'lane' must have the wave size {wave}")
+    if layout.has_in_dim("block") and layout.in_dim_size("block") > 1:
+        raise LayoutError(f"{what}: in dim 'block' must have size 1 (AMD LDS is per workgroup)")
+    if sorted(layout.out_dims) != sorted(outs):
+        raise LayoutError(f"{what}: out dims {layout.out_dims} differ from the writer's {outs}")
+    keep = [d for d in ("register", "lane", "warp") if layout.has_in_dim(d)]
+    out = layout.sublayout(keep, [o for o, _ in outs]).transpose_outs([o for o, _ in outs])
+    if out.has_in_dim("register"):
+        out = out.remove_zero_bases_along_dim("register")
+    return out
+
+
+def _side(direction: str, layout: LinearLayout) -> _Side:
+    return _Side(direction, layout, _flat_columns(layout, "register"), _flat_columns(layout, "lane"),
+                 _flat_columns(layout, "warp"))
+
+
+def _drop_registers(side: _Side, vectors: Sequence[int]) -> _Side:
+    """The side with the register bits whose vectors are in ``vectors`` removed (one round)."""
+    drop = set(vectors)
+    keep = [b for b, v in zip(side.layout.bases["register"], side.regs) if v not in drop] \
+        if side.layout.has_in_dim("register") else []
+    bases = {d: side.layout.bases[d] for d in side.layout.in_dim_names}
+    if "register" in bases:
+        bases["register"] = keep
+    lay = LinearLayout(bases, side.layout.out_dims)
+    return _side(side.direction, lay)
+
+
+# ------------------------------------------------------------------ modes
+def _plain_modes(side: _Side, prefix: list[int], model: LdsModel, eb: int) -> list[_Mode]:
+    maxbits = (128 // eb).bit_length() - 1
+    kmin = max(0, 3 - (eb.bit_length() - 1))
+    reg_index = {v: j for j, v in enumerate(side.regs)}
+    kmax = 0
+    while kmax < min(len(prefix), maxbits) and prefix[kmax] in reg_index:
+        kmax += 1
+    modes = []
+    for k in range(kmin, kmax + 1):
+        name = _PLAIN_OPS[side.direction].get((eb << k) // 8)
+        if name is None or name not in model.ops:
+            continue
+        vec_idx = {reg_index[v] for v in prefix[:k]}
+        others = [v for j, v in enumerate(side.regs) if j not in vec_idx] + side.lanes + side.warps
+        modes.append(_Mode(model.op(name), k, list(prefix[:k]), list(side.lanes), others,
+                           1 << (len(side.regs) - k)))
+    return modes
+
+
+def _transpose_modes(side: _Side, prefix: list[int], model: LdsModel, eb: int) -> list[_Mode]:
+    modes = []
+    for op in model.ops.values():
+        if op.direction != "read" or op.shape.transpose_bits != eb or op.bytes_per_lane != 8:
+            continue
+        k = op.shape.transpose_elems.bit_length() - 1
+        if len(prefix) < k or prefix[:k] != side.lanes[:k] or len(side.regs) < k:
+            continue
+        others = list(side.regs) + side.lanes[k:] + side.warps
+        choices = list(permutations(range(len(side.regs)), k))
+        if len(choices) > 24:
+            choices = list(combinations(range(len(side.regs)), k))
+        for jbits in choices:
+            src = side.lanes[k:4] + [side.regs[j] for j in jbits] + side.lanes[4:]
+            modes.append(_Mode(op, k, side.lanes[:k], src, others, 1 << (len(side.regs) - k)))
+    return modes
+
+
+def _footprint(mode: _Mode) -> list[int]:
+    return [f2.apply_columns(mode.src_lanes, x) for x in mode.op.phase_subspace()]
+
+
+# ------------------------------------------------------------------ prefixes
+def _combos(items: list[int], size: int) -> list[tuple[int, ...]]:
+    out = []
+    for c in combinations(items, size):
+        out.append(c)
+        if len(out) >= _MAX_COMBOS:
+            break
+    return out
+
+
+def _prefixes(w: _Side, r: _Side, model: LdsModel, eb: int, space: f2.Echelon, allow_transpose: bool) -> list[tuple[list[int], int]]:
+    """Candidate prefixes ``(vectors of offset bits 0..p-1, number of sub-dword fill vectors)``."""
+    maxbits = (128 // eb).bit_length() - 1
+    zb = max(0, 5 - (eb.bit_length() - 1))
+    rset, wset = set(r.regs), set(w.regs)
+    common = [v for v in w.regs if v in rset]
+    only_w = [v for v in w.regs if v not in rset]
+    only_r = [v for v in r.regs if v not in wset]
+    seeds: list[list[int]] = []
+    c = min(len(common), maxbits)
+    for cs in _combos(common, c):
+        seeds.append(list(cs))
+        for extra in (only_w, only_r):
+            for j in range(1, min(len(extra), maxbits - c) + 1):
+                for es in _combos(extra, j):
+                    seeds.append(list(cs) + list(es))
+    if allow_transpose:
+        for op in model.ops.values():
+            if op.direction == "read" and op.shape.transpose_bits == eb and op.bytes_per_lane == 8:
+                k = op.shape.transpose_elems.bit_length() - 1
+                base = r.lanes[:k]
+                if len(base) == k and f2.rank(base) == k:
+                    seeds.append(list(base))
+                    if all(v in wset for v in base):
+                        ext = [v for v in w.regs if v not in set(base)]
+                        for j in range(1, min(len(ext), maxbits - k) + 1):
+                            for es in _combos(ext, j):
+                                seeds.append(list(base) + list(es))
+    fill_pool = []
+    for v in w.regs + w.lanes + w.warps + r.regs + r.lanes + r.warps:
+        if v and v not in fill_pool and space.contains(v):
+            fill_pool.append(v)
+    out, seen = [], set()
+    for seed in seeds:
+        if f2.rank(seed) != len(seed) or not all(space.contains(v) for v in seed):
+            continue
+        need = zb - len(seed)
+        if need <= 0:
+            fills = [()]
+        else:
+            pool = [v for v in fill_pool if not f2.in_span(seed, v)]
+            fills = _combos(pool, need)
+        for fill in fills:
+            p = seed + list(fill)
+            key = tuple(p)
+            if f2.rank(p) == len(p) and key not in seen:
+                seen.add(key)
+                out.append((p, len(fill)))
+    return out
+
+
+# ------------------------------------------------------------------ algebra helpers
+def _echelon(vectors: Sequence[int]) -> f2.Echelon:
+    e = f2.Echelon()
+    for v in vectors:
+        e.insert(v)
+    return e
+
+
+def _aligned_space(mode: _Mode, prefix: list[int], space_basis: list[int]) -> list[int] | None:
+    """A basis of ``H_s``: a complement of ``V_s`` (in the offset space) containing every
+    other column of the side and the prefix bits above its vector; None if impossible."""
+    v = mode.vector
+    rest = f2.image_basis([x for x in mode.others + prefix[mode.k:] if x])
+    if f2.rank(v + rest) != len(v) + len(rest):
+        return None  # some column has a component on the vector bits: misaligned
+    ext = f2.complement(v + rest, 0, candidates=space_basis)
+    return rest + ext
+
+
+def _low_weight(basis: list[int], max_weight: int = 3) -> list[int]:
+    """XOR-combinations of up to ``max_weight`` basis vectors, lightest (popcount) first."""
+    red, _ = f2.rref_rows(basis, max((b.bit_length() for b in basis), default=0))
+    out = set(red)
+    for w in range(2, max_weight + 1):
+        for c in combinations(red, w):
+            x = 0
+            for y in c:
+                x ^= y
+            out.add(x)
+    return sorted(out, key=lambda x: (bin(x).count("1"), x))
+
+
+def _lb_exponent(m: list[int], hc: list[int], r: int) -> int:
+    inter = f2.intersection(m, hc)
+    return max(0, r + len(inter) - len(hc))
+
+
+# ------------------------------------------------------------------ construction
+def _choose_rows(cand: _Candidate, r: int, rng: random.Random) -> tuple[list[int], list[int]]:
+    """Greedy row vectors (see module doc) -> (rows, exponents [e_w, e_r])."""
+    taken = _echelon(cand.prefix)
+    ms = [_echelon(cand.m_w), _echelon(cand.m_r)]
+    costs = [cand.write.cost, cand.read.cost]
+    e = [0, 0]
+    rows: list[int] = []
+    pool = _low_weight(cand.hc)
+    for _ in range(r):
+        forced = [all(m.contains(h) for h in cand.hc) for m in ms]
+        ideal = sum(costs[i] << e[i] for i in range(2) if forced[i])
+        best = None
+        for x in _sample(pool, cand.hc, rng):
+            if taken.contains(x):
+                continue
+            d = [m.contains(x) for m in ms]
+            delta = sum(costs[i] << e[i] for i in range(2) if d[i])
+            if best is None or delta < best[0]:
+                best = (delta, x, d)
+            if delta == ideal:
+                break
+        if best is None:
+            raise LayoutError("internal: no row vector outside the prefix (offset space too small)")
+        _, x, d = best
+        rows.append(x)
+        taken.insert(x)
+        for i in range(2):
+            ms[i].insert(x)
+            e[i] += d[i]
+    return rows, e
+
+
+def _sample(pool: list[int], hc: list[int], rng: random.Random, extra: int = 512):
+    """The low-weight pool, then random vectors of ``span(hc)``."""
+    yield from pool
+    for _ in range(extra):
+        x = 0
+        for h in hc:
+            if rng.random() < 0.5:
+                x ^= h
+        if x:
+            yield x
+
+
+def _unflatten(v: int, outs: list[tuple[str, int]]) -> list[int]:
+    comps, sh = [], 0
+    for _, s in outs:
+        k = s.bit_length() - 1
+        comps.append((v >> sh) & (s - 1))
+        sh += k
+    return comps
+
+
+# ------------------------------------------------------------------ public API
+def shared_bytes(shared: Union[LinearLayout, PaddedLayout], element_bits: int) -> int:
+    """LDS bytes a shared layout occupies (padded: up to its last element; ``reps``
+    rounds reuse the same bytes)."""
+    if isinstance(shared, PaddedLayout):
+        return (shared.footprint * element_bits + 7) // 8
+    return (shared.in_dim_size("offset") * element_bits + 7) // 8
+
+
+def synthesize(writer: LinearLayout, reader: LinearLayout, element_bits: int, arch: Union[str, LdsModel], *,
+               lds_budget_bytes: int | None = None, allow_transpose: bool = True, seed: int = 0) -> SwizzleResult:
+    """The shared layout for ``writer`` -> LDS -> ``reader`` that first minimises the number
+    of LDS instructions (widest vectors) and then the bank cycles of writes plus reads.
+
+    ``lds_budget_bytes``: if the tile does not fit, register bits common to both
+    sides become an in dim ``reps`` of the shared layout (Triton's reps): the
+    tile then moves in ``2**len(reps)`` rounds through ``lds_bytes`` bytes.
+    ``allow_transpose``: consider gfx950's ``ds_read_b64_tr_*`` for the reader.
+    """
+    model = arch if isinstance(arch, LdsModel) else lds_model(arch)
+    eb = element_bits
+    if isinstance(eb, bool) or not isinstance(eb, int) or eb not in (4, 8, 16, 32, 64):
+        raise LayoutError(f"element_bits {eb!r} must be 4, 8, 16, 32 or 64")
+    if not isinstance(writer, LinearLayout) or not isinstance(reader, LinearLayout):
+        raise LayoutError("writer and reader must be LinearLayouts")
+    outs = writer.out_dims
+    w = _side("write", _normalize(writer, outs, "writer", model.wave_size))
+    r = _side("read", _normalize(reader, outs, "reader", model.wave_size))
+    n = sum(s.bit_length() - 1 for _, s in outs)
+    if f2.rank(w.regs + w.lanes + w.warps) != n:
+        raise LayoutError("writer: does not cover every tensor element (not surjective), so LDS would hold "
+                          "unwritten elements")
+    if f2.rank(r.regs + r.lanes + r.warps) > n:
+        raise LayoutError("reader: internal rank error")
+    reps = _choose_reps(w, r, n, eb, lds_budget_bytes)
+    w, r = _drop_registers(w, reps), _drop_registers(r, reps)
+    space = f2.image_basis(w.regs + w.lanes + w.warps)  # the offset space (all of F^n without reps)
+    if f2.rank(space + r.regs + r.lanes + r.warps) != len(space):
+        raise LayoutError("reader reads elements outside the writer's per-round tile; choose other reps")
+    n_off = len(space)
+    space_ech = _echelon(space)
+    space_basis = _low_weight(space, 1)
+    row_start = model.bank_bits + 5 - (eb.bit_length() - 1)
+    r_bits = max(0, n_off - row_start)
+
+    cands: list[_Candidate] = []
+    prefixes = _prefixes(w, r, model, eb, space_ech, allow_transpose)
+    zb = max(0, 5 - (eb.bit_length() - 1))
+    for prefix, fill in prefixes:
+        wmodes = _plain_modes(w, prefix, model, eb)
+        rmodes = _plain_modes(r, prefix, model, eb) + (_transpose_modes(r, prefix, model, eb) if allow_transpose else [])
+        for mw in wmodes:
+            hw = _aligned_space(mw, prefix, space_basis)
+            if hw is None:
+                continue
+            for mr in rmodes:
+                hr = _aligned_space(mr, prefix, space_basis)
+                if hr is None:
+                    continue
+                hc = f2.intersection(hw, hr)
+                if f2.rank(hc + prefix) != n_off:
+                    continue
+                zbits = prefix[:zb]
+                m_w = f2.image_basis(_footprint(mw) + mw.vector + zbits)
+                m_r = f2.image_basis(_footprint(mr) + mr.vector + zbits)
+                lb = (mw.cost << _lb_exponent(m_w, hc, r_bits)) + (mr.cost << _lb_exponent(m_r, hc, r_bits))
+                c = _Candidate(prefix, mw, mr, hc, m_w, m_r, lb, fill)
+                c.key = (mw.instructions + mr.instructions, lb, fill, mr.op.shape.transpose_bits or 0,
+                         -mw.k - mr.k)
+                cands.append(c)
+    if not cands:
+        raise LayoutError("no shared layout lets both sides use an LDS instruction (alignment impossible)")
+    cands.sort(key=lambda c: c.key)
+    rng = random.Random(seed)
+    best = None
+    for cand in cands:
+        if best is not None and (cand.key[0], cand.lb) >= (best[0].key[0], best[1]):
+            break
+        rows, e = _choose_rows(cand, r_bits, rng)
+        cycles = (cand.write.cost << e[0]) + (cand.read.cost << e[1])
+        if best is None or (cand.key[0], cycles) < (best[0].key[0], best[1]):
+            best = (cand, cycles, rows)
+    cand, _, rows = best
+    banks = f2.complement(cand.prefix + rows, 0, candidates=space_basis)
+    basis = cand.prefix + banks + rows
+    if len(basis) != n_off:
+        raise LayoutError("internal: offset basis has the wrong size")
+    shared = _layout(basis, reps, outs)
+    return _verify(shared, basis, reps, outs, w, r, cand, model, eb, len(cands), lds_budget_bytes)
+
+
+def _choose_reps(w: _Side, r: _Side, n: int, eb: int, budget: int | None) -> list[int]:
+    if budget is None:
+        return []
+    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
+        raise LayoutError(f"lds_budget_bytes {budget!r} must be a positive integer")
+    max_bits = (budget * 8 // eb).bit_length() - 1
+    need = n - max_bits
+    if need <= 0:
+        return []
+    rset = set(r.regs)
+    common = [v for v in w.regs if v in rset]
+    reps: list[int] = []
+    for v in reversed(common):
+        if len(reps) == need:
+            break
+        trial = reps + [v]
+        wr = [x for x in w.regs + w.lanes + w.warps if x not in trial]
+        rr = [x for x in r.regs + r.lanes + r.warps if x not in trial]
+        if f2.rank(wr + trial) == n and f2.rank(wr) == n - len(trial) and f2.rank(wr + rr) == f2.rank(wr):
+            reps = trial
+    if len(reps) < need:
+        raise LayoutError(f"the tile needs {(1 << n) * eb // 8} bytes; fitting {budget} bytes needs {need} register "
+                          f"bits common to writer and reader as rounds, only {len(reps)} qualify")
+    return reps
+
+
+def _layout(basis: list[int], reps: list[int], outs: list[tuple[str, int]]) -> LinearLayout:
+    bases = {"offset": [_unflatten(v, outs) for v in basis]}
+    if reps:
+        bases["reps"] = [_unflatten(v, outs) for v in reps]
+    return LinearLayout(bases, outs)
+
+
+def _verify(shared: LinearLayout, basis, reps, outs, w: _Side, r: _Side, cand: _Candidate, model: LdsModel,
+            eb: int, n_cands: int, budget) -> SwizzleResult:
+    """Exact analysis of the synthesized layout (one round) with the planned instructions."""
+    round_shared = _layout(basis, [], outs) if reps else shared
+    wr = tile_access_report(round_shared, w.layout, eb, model, "write", ops=[cand.write.op.name])
+    rr = tile_access_report(round_shared, r.layout, eb, model, "read", ops=[cand.read.op.name])
+    rounds = 1 << len(reps)
+    lb = cand.lb * rounds
+    lds = shared_bytes(round_shared, eb)
+    res = SwizzleResult(
+        shared=shared, arch=model.arch, element_bits=eb,
+        write_op=wr.choice.op, read_op=rr.choice.op, write_vec=wr.choice.vector, read_vec=rr.choice.vector,
+        write_instructions=wr.choice.count * rounds, read_instructions=rr.choice.count * rounds,
+        write_cycles=wr.total_cycles * rounds, read_cycles=rr.total_cycles * rounds,
+        ideal_cycles=(wr.ideal_cycles + rr.ideal_cycles) * rounds, lower_bound_cycles=lb,
+        reps=rounds, lds_bytes=lds, fits_in_lds=lds <= (budget or model.lds_bytes),
+        write_report=wr, read_report=rr, candidates_considered=n_cands)
+    res.argument = _argument(res, cand, model)
+    return res
+
+
+def _argument(res: SwizzleResult, cand: _Candidate, model: LdsModel) -> str:
+    tags = sorted({o.tag for o in (cand.write.op, cand.read.op)})
+    assumptions = sorted({a for a in (cand.write.op.assumption, cand.read.op.assumption) if a})
+    lines = [
+        f"vector width: {res.write_instructions} x {res.write_op} + {res.read_instructions} x {res.read_op} is the "
+        f"fewest LDS instructions over {res.candidates_considered} enumerated (prefix, write op, read op) choices "
+        f"(contiguity forces the low offset bits to be register vectors of a side, or the reader's first lane "
+        f"vectors for a transpose read; sub-dword fill vectors are drawn from the layouts' bases)",
+        f"cycles: every phase costs 2**dim(Row ∩ M) (M = lanes of the phase + the lane's vector + sub-dword bits); "
+        f"since dim(Row ∩ M) >= dim Row + dim(M ∩ Hc) - dim Hc for every layout with this prefix, no such layout "
+        f"beats {res.lower_bound_cycles} cycles",
+    ]
+    if res.optimal:
+        lines.append(f"the synthesized layout reaches {res.total_cycles} = the bound (verified by exact analysis), "
+                     f"so it is optimal for these instructions")
+    else:
+        lines.append(f"the synthesized layout needs {res.total_cycles} cycles, {res.total_cycles - res.lower_bound_cycles}"
+                     f" above the bound (the row choice could not avoid both footprints); it may not be optimal")
+    lines.append(f"under the model: cycle model of linlayout.hw.lds, phase evidence {','.join(tags)}"
+                 + (f", assumptions {', '.join(assumptions)}" if assumptions else ""))
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------ padding
+@dataclass
+class PaddingOption:
+    """An unswizzled layout with padding: ``pad`` unused elements after every ``interval``."""
+
+    order: tuple[int, ...]
+    interval: int
+    pad: int
+    shared: PaddedLayout
+    write_op: str
+    read_op: str
+    write_instructions: int
+    read_instructions: int
+    write_cycles: int
+    read_cycles: int
+    lds_bytes: int
+
+    @property
+    def total_cycles(self) -> int:
+        return self.write_cycles + self.read_cycles
+
+    def to_json(self) -> dict:
+        return {"order": list(self.order), "interval": self.interval, "pad": self.pad,
+                "write_op": self.write_op, "read_op": self.read_op,
+                "write_instructions": self.write_instructions, "read_instructions": self.read_instructions,
+                "write_cycles": self.write_cycles, "read_cycles": self.read_cycles,
+                "total_cycles": self.total_cycles, "lds_bytes": self.lds_bytes}
+
+
+def padding_options(writer: LinearLayout, reader: LinearLayout, element_bits: int, arch: Union[str, LdsModel], *,
+                    intervals: Sequence[int] | None = None, pads: Sequence[int] | None = None,
+                    orders: Sequence[Sequence[int]] | None = None) -> list[PaddingOption]:
+    """Padded alternatives, best first (fewest instructions, then cycles, then bytes).
+
+    Each is the plain row-major (or another ``order``) layout of the tensor with
+    ``pad`` elements inserted after every ``interval`` elements: the classic
+    "row stride + pad" trick (e.g. a row of 64 fp16 padded by 4 so the stride in
+    dwords is 34 = 2 x odd).  Defaults: intervals = each power of two from 16
+    bytes to the tensor, pads = 1 dword, 2 dwords, 16 bytes (in elements).
+    """
+    model = arch if isinstance(arch, LdsModel) else lds_model(arch)
+    shape = [s for _, s in writer.out_dims]
+    total = 1
+    for s in shape:
+        total *= s
+    rank = len(shape)
+    if orders is None:
+        orders = [tuple(reversed(range(rank)))] + ([tuple(range(rank))] if rank > 1 else [])
+    eb = element_bits
+    if intervals is None:
+        intervals = [1 << i for i in range(max(0, (128 // eb).bit_length() - 1), total.bit_length())]
+    if pads is None:
+        pads = sorted({max(1, 32 // eb), max(1, 64 // eb), max(1, 128 // eb)})
+    out = []
+    for order in orders:
+        for iv in intervals:
+            for pd in pads:
+                try:
+                    sh = padded_shared([(iv, pd)], shape, order=order)
+                    wr = tile_access_report(sh, writer, eb, model, "write")
+                    rr = tile_access_report(sh, reader, eb, model, "read")
+                except LayoutError:
+                    continue
+                out.append(PaddingOption(tuple(order), iv, pd, sh, wr.choice.op, rr.choice.op, wr.choice.count,
+                                         rr.choice.count, wr.total_cycles, rr.total_cycles, shared_bytes(sh, eb)))
+    out.sort(key=lambda o: (o.write_instructions + o.read_instructions, o.total_cycles, o.lds_bytes))
+    return out
