@@ -247,3 +247,20 @@ def test_wmma_gfx1250_inputs_follow_triton_kwidth():
                        "lane": [[1, 0], [2, 0], [4, 0], [8, 0], [0, 8]]}
     b = wmma_layouts(get_wmma_instruction("gfx1250", "v_wmma_f32_16x16x4_f32"))["B"]
     assert b.bases == {"register": [[1, 0]], "lane": [[0, 1], [0, 2], [0, 4], [0, 8], [2, 0]]}
+
+
+@pytest.mark.parametrize("arch", ["gfx1100", "gfx1200", "gfx1250"])
+def test_wmma_cover_tiles_and_duplicate_only_on_gfx11(arch):
+    from linlayout.hw.wmma import wmma_instructions_for
+
+    for ins in wmma_instructions_for(arch):
+        lays = wmma_layouts(ins)
+        for op in "ABC":
+            lay = lays[op]
+            assert lay.is_surjective(), (ins.name, op)
+            bits = {"A": ins.a_bits, "B": ins.b_bits, "C": 32 if ins.version == 1 else ins.c_bits}[op]
+            assert lay.in_dim_size("register") * bits == ins.registers(op) * 32  # gfx11 C: one VGPR per item
+            if op != "C" and ins.version == 1:  # lanes 16-31 repeat lanes 0-15
+                assert lay.free_variable_masks() == {"register": 0, "lane": 16}
+            else:
+                assert lay.is_injective(), (ins.name, op)
