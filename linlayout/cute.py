@@ -279,7 +279,7 @@ def from_cute(
     """The CuTe layout ``text`` as a ``LinearLayout`` (coordinate -> offset).
 
     ``in_dim``: one name (the flat colexicographic coordinate) or one name per
-    top-level mode of the rightmost layout term.  ``out_size``: the out dim
+    top-level mode of the rightmost layout term (a list of one name is one name).  ``out_size``: the out dim
     size (default: the smallest power of two holding every offset).
     """
     if not isinstance(text, str):
@@ -316,10 +316,10 @@ def from_cute(
         out_size = need
     elif isinstance(out_size, bool) or not isinstance(out_size, int) or out_size < need or out_size & (out_size - 1):
         raise LayoutError(f"out_size {out_size!r} is not a power of two >= {need}, the offsets' range")
-    if isinstance(in_dim, str):
-        ins = [(in_dim, 1 << len(cols))]
+    names = [in_dim] if isinstance(in_dim, str) else list(in_dim)
+    if len(names) == 1:
+        ins = [(names[0], 1 << len(cols))]
     else:
-        names = list(in_dim)
         if len(names) != len(counts):
             raise LayoutError(f"in_dim names {names} do not match the layout's {len(counts)} top-level modes")
         ins = [(n, 1 << k) for n, k in zip(names, counts)]

@@ -47,8 +47,10 @@ def register_named_layouts(prefix: str, parser: Callable[[str], LinearLayout], h
     if not callable(parser):
         raise LayoutError(f"named layout parser for {prefix!r} is not callable")
     old = _REGISTRY.get(prefix)
-    if old is not None and old[0] is not parser:
-        raise LayoutError(f"named layout prefix {prefix!r} is already registered")
+    if old is not None:
+        if old[0] is not parser:
+            raise LayoutError(f"named layout prefix {prefix!r} is already registered")
+        return
     _REGISTRY[prefix] = (parser, help)
 
 
@@ -89,7 +91,12 @@ def _parse_text(text: str, source: str) -> LinearLayout:
         if prefix not in _REGISTRY:
             _load_providers()
         if prefix in _REGISTRY:
-            result = _REGISTRY[prefix][0](rest)
+            try:
+                result = _REGISTRY[prefix][0](rest)
+            except LayoutError:
+                raise
+            except (ValueError, TypeError, KeyError, IndexError, AttributeError) as e:
+                raise LayoutError(f"named layout {prefix!r} rejected {_short(rest)}: {type(e).__name__}: {e}") from None
             if not isinstance(result, LinearLayout):
                 raise LayoutError(f"named layout {prefix!r} did not produce a layout")
             return result

@@ -106,8 +106,8 @@ def render(result: dict, args: argparse.Namespace) -> str:
         widths = [max(len(h), *(len(row[k]) for row in body)) for k, h in enumerate(head)]
         lines.append("  ".join(h.rjust(w) for h, w in zip(head, widths)))
         lines += ["  ".join(c.rjust(w) for c, w in zip(row, widths)) for row in body]
-        if result["table_truncated"]:
-            lines.append(f"... {layout.total_in_size - len(body)} more rows (--limit)")
+    if result["table_truncated"]:
+        lines.append(f"... {layout.total_in_size - len(result['table'])} more rows (--limit)")
     for path in result["pictures"]:
         lines.append(f"wrote {path}")
     return "\n".join(lines)

@@ -1,0 +1,126 @@
+"""``linlayout show`` and ``linlayout verify`` through cli.main, plus the installed console script."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from linlayout import LinearLayout
+from linlayout.cli import main
+
+SWZ = "Sw<3,3,3> o (8,64):(64,1)"
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_show_text(capsys):
+    code, out, err = run(capsys, "show", "(8,4):(4,1)", "--limit", "3")
+    assert code == 0 and err == ""
+    assert "coord[8] -> (offset=1)" in out  # bases
+    assert "offset0      .      .      .      1      ." in out  # the 0/1 matrix row of offset bit 0
+    assert "rank=5, injective=True, surjective=True, invertible=True" in out
+    assert "CuTe: (8,4):(4,1)" in out
+    assert out.rstrip().splitlines()[-1] == "... 29 more rows (--limit)"
+    rows = [line.split() for line in out.splitlines() if "->" in line and "[" not in line]
+    assert rows[1:] == [["coord", "->", "offset"], ["0", "->", "0"], ["1", "->", "4"], ["2", "->", "8"]]
+
+
+def test_show_json(capsys):
+    code, out, _ = run(capsys, "show", SWZ, "--limit", "5", "--json")
+    assert code == 0
+    res = json.loads(out)
+    lay = LinearLayout.from_json(res["layout"])
+    assert res["rank"] == 9 and res["injective"] and res["surjective"] and res["invertible"]
+    assert res["cute"] == SWZ
+    assert [r["output"]["offset"] for r in res["table"]] == [lay.apply({"coord": x})["offset"] for x in range(5)]
+    assert res["table"][1] == {"input": {"coord": 1}, "output": {"offset": 64 | 8}}
+    assert res["table_truncated"] is True and len(res["matrix"]) == 9
+    # show --json output is itself a valid layout argument
+    code, out, _ = run(capsys, "verify", out, SWZ)
+    assert code == 0 and out.startswith("equivalent")
+
+
+def test_show_broadcast_layout_reports_free_bits(capsys):
+    lay = json.dumps(LinearLayout({"lane": [[1], [0], [2]]}, ["dim0"]).to_json())
+    code, out, _ = run(capsys, "show", lay, "--limit", "0")
+    assert code == 0 and "injective=False" in out and "free (broadcast) in bits: lane=0b10" in out
+    assert "lane  ->  dim0" not in out  # no table with --limit 0
+    assert out.rstrip().splitlines()[-1] == "... 8 more rows (--limit)"
+
+
+@pytest.mark.parametrize(
+    "argv,msg",
+    [
+        (["show", "(8,4):(4,3)"], "stride 3 of mode 1 is not a power of two"),
+        (["show", "8:1", "--limit", "-1"], "--limit must be >= 0"),
+        (["verify", "8:1"], "the following arguments are required"),
+        (["verify", "8:1", "{bad"], "does not parse"),
+        (["verify", "8:1", "8:1", "--rename", "x"], "--rename takes OLD=NEW"),
+        (["nosuchcommand"], "invalid choice"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line(capsys, argv, msg):
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1 and msg in err
+
+
+def test_show_picture_without_plotting_support(capsys, monkeypatch, tmp_path):
+    monkeypatch.setitem(sys.modules, "linlayout.pictures", None)  # import fails
+    code, out, err = run(capsys, "show", "8:1", "--png", str(tmp_path / "x.png"))
+    assert code == 2 and out == "" and "pip install 'linlayout[plot]'" in err
+
+
+def test_show_picture(capsys, tmp_path):
+    pytest.importorskip("matplotlib")
+    try:
+        import linlayout.pictures  # noqa: F401
+    except ImportError:
+        pytest.skip("linlayout.pictures is not available")
+    png, svg = tmp_path / "l.png", tmp_path / "l.svg"
+    code, out, err = run(capsys, "show", "(4,8):(8,1)", "--png", str(png), "--svg", str(svg), "--json")
+    assert code == 0, err
+    assert json.loads(out)["pictures"] == [str(png), str(svg)]
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and b"<svg" in svg.read_bytes()[:2000]
+
+
+def test_verify_equivalent_and_not(capsys):
+    code, out, _ = run(capsys, "verify", "(8,4):(4,1)", "(8,(2,2)):(4,(1,2))")
+    assert code == 0 and out.startswith("equivalent")
+    code, out, _ = run(capsys, "verify", "(8,4):(4,1)", "Sw<1,0,1> o (8,4):(4,1)", "--json")
+    res = json.loads(out)
+    assert code == 1 and res["equivalent"] is False
+    assert res["input"] == {"coord": 16} and res["output_a"] == {"offset": 2} and res["output_b"] == {"offset": 3}
+    code, out, _ = run(capsys, "verify", "(8,4):(4,1)", "Sw<1,0,1> o (8,4):(4,1)")
+    assert code == 1 and "NOT equivalent" in out and "{'coord': 16}" in out
+
+
+def test_verify_flatten_and_rename(capsys):
+    a = json.dumps(LinearLayout.identity_1d(4, "register", "dim0").to_json())
+    b = json.dumps((LinearLayout.identity_1d(2, "x", "r") * LinearLayout.identity_1d(2, "y", "r")).to_json())
+    code, out, _ = run(capsys, "verify", a, b)
+    assert code == 1 and "in dims differ" in out
+    assert run(capsys, "verify", a, b, "--flatten")[0] == 0
+    c = json.dumps(LinearLayout.identity_1d(4, "lane", "row").to_json())
+    assert run(capsys, "verify", a, c, "--rename", "lane=register", "--rename", "row=dim0")[0] == 0
+
+
+def test_console_script_exit_codes():
+    exe = shutil.which("linlayout")
+    if exe is None:
+        pytest.skip("the linlayout console script is not installed")
+    ok = subprocess.run([exe, "verify", "8:1", "(2,4):(1,2)"], capture_output=True, text=True)
+    assert ok.returncode == 0 and ok.stdout.startswith("equivalent")
+    diff = subprocess.run([exe, "verify", "8:1", "8:2", "--json"], capture_output=True, text=True)
+    assert diff.returncode == 1 and json.loads(diff.stdout)["equivalent"] is False
+    bad = subprocess.run([exe, "show", "(6,2):(1,6)"], capture_output=True, text=True)
+    assert bad.returncode == 2 and bad.stdout == ""
+    assert len(bad.stderr.strip().splitlines()) == 1 and "extent 6 of mode 0" in bad.stderr
