@@ -118,6 +118,8 @@ def test_errors_name_the_problem():
         get_instruction("gfx942", "v_mfma_f32_32x32x8_f16", a_format="fp4")
     with pytest.raises(LayoutError, match="unknown B format"):
         get_instruction("gfx950", "v_mfma_f32_16x16x128_f8f6f4", b_format="fp5")
+    with pytest.raises(LayoutError, match="unknown A format"):
+        get_instruction("gfx950", "v_mfma_f32_16x16x128_f8f6f4", a_format=["fp8"])
     with pytest.raises(LayoutError, match="operand must be"):
         get_instruction("gfx942", "v_mfma_f32_32x32x8_f16").registers("E")
     with pytest.raises(LayoutError):

@@ -216,7 +216,7 @@ class MfmaInstruction(OperandBits):
         if not self.is_f8f6f4:
             raise LayoutError(f"{self.name} has fixed operand types; formats apply to the f8f6f4 instructions only")
         for what, f in (("A", a_format), ("B", b_format)):
-            if f not in F8F6F4_FORMATS:
+            if not isinstance(f, str) or f not in F8F6F4_FORMATS:
                 raise LayoutError(f"{self.name}: unknown {what} format {f!r}; one of {', '.join(F8F6F4_FORMATS)}")
         eight_bit = TYPE_BITS[a_format] == 8 or TYPE_BITS[b_format] == 8
         return replace(self, a_type=a_format, b_type=b_format,

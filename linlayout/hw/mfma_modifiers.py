@@ -64,15 +64,15 @@ def source_map(ins: MfmaInstruction, operand: str, cbsz: int = 0, abid: int = 0,
     if operand not in ("A", "B"):
         raise LayoutError(f"broadcast modifiers act on operand A (CBSZ/ABID) or B (BLGP), got {operand!r}")
     if operand == "A":
+        lane_map, offset = cbsz_abid_lane_map(cbsz, abid)
         if (cbsz or abid) and not ins.supports_cbsz_abid:
             raise LayoutError(f"{ins.name} on {ins.arch} does not support CBSZ/ABID")
         if (1 << cbsz) > ins.blocks:
             raise LayoutError(f"CBSZ {cbsz} broadcasts 2^{cbsz} blocks but {ins.name} has {ins.blocks}")
-        lane_map, offset = cbsz_abid_lane_map(cbsz, abid)
     else:
+        lane_map, offset = blgp_lane_map(blgp)
         if blgp and not ins.supports_blgp:
             raise LayoutError(f"{ins.name} on {ins.arch} does not support BLGP lane permutation")
-        lane_map, offset = blgp_lane_map(blgp)
     layout = mfma_layouts(ins)[operand]
     regs = layout.in_dim_size("register")
     to_slot = layout.invert()

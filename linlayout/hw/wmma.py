@@ -80,18 +80,19 @@ class WmmaInstruction(OperandBits):
 
     def items_per_lane(self, operand: str) -> int:
         """Items per lane, counting gfx11's duplicated A/B items."""
+        if operand not in ("A", "B", "C"):
+            raise LayoutError(f"WMMA operand must be A, B or C, got {operand!r}")
         if operand in ("A", "B"):
             return self.k if self.version == 1 else self.m * self.k // WAVE32
         return self.m * self.n // WAVE32
 
     def registers(self, operand: str) -> int:
         """VGPRs of ``A``, ``B`` or ``C``; gfx11 16-bit results take one VGPR each."""
-        if operand not in ("A", "B", "C"):
-            raise LayoutError(f"WMMA operand must be A, B or C, got {operand!r}")
+        items = self.items_per_lane(operand)
         bits = {"A": self.a_bits, "B": self.b_bits, "C": self.c_bits}[operand]
         if operand == "C" and self.version == 1:
             bits = 32
-        return -(-self.items_per_lane(operand) * bits // 32)
+        return -(-items * bits // 32)
 
     def to_json(self) -> dict:
         return {
