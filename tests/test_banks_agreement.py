@@ -1,0 +1,58 @@
+"""The subspace-algebra path and the enumeration path of synth.banks agree (and match the oracle)."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from banks_oracle import BANKS, PHASES, instruction_cycles
+from linlayout import LinearLayout
+from linlayout.hw.lds import LDS_ARCHS, lds_model, triton_lds_model
+from synth.banks import analyze_op
+
+MODELS = [lds_model(a) for a in LDS_ARCHS] + [triton_lds_model(a) for a in ("gfx942", "gfx950")]
+CASES = []
+for model in MODELS:
+    for op in model.ops.values():
+        if op.bytes_per_lane == 12:
+            continue  # 3 dwords per lane: enumeration only
+        for eb in (4, 8, 16, 32, 64):
+            bits = op.bytes_per_lane * 8
+            tr = op.shape.transpose_bits
+            if bits % eb == 0 and (tr is None or tr == eb):
+                CASES.append((model, op, eb))
+
+
+@st.composite
+def accesses(draw):
+    model, op, eb = draw(st.sampled_from(CASES))
+    v = op.bytes_per_lane * 8 // eb
+    regs = v if draw(st.booleans()) else 1
+    # lane offsets: multiples of the vector, often small powers of two (the interesting cases)
+    small = st.sampled_from([0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]).map(lambda x: x * v)
+    anyv = st.integers(0, 4095).map(lambda x: x * v)
+    lanes = draw(st.lists(st.one_of(small, anyv), min_size=6, max_size=6))
+    bases = {"lane": [[o] for o in lanes]}
+    if regs > 1:
+        bases = {"register": [[1 << j] for j in range(regs.bit_length() - 1)], **bases}
+    return model, op, eb, LinearLayout(bases, [("offset", 1 << 20)])
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(accesses())
+def test_linear_equals_enumeration(case):
+    model, op, eb, acc = case
+    lin = analyze_op(op, acc, eb, method="linear")
+    enum = analyze_op(op, acc, eb, method="enumerate")
+    assert lin.method == "linear" and enum.method == "enumeration"
+    assert lin.phase_cycles == enum.phase_cycles
+    assert lin.cycles == enum.cycles and lin.min_cycles == enum.min_cycles
+    assert lin.banks_per_phase == enum.banks_per_phase
+    # every collision is real: lanes l and l ^ x are in one phase, same bank, different dwords
+    for c in lin.collisions:
+        assert op.phase_of(0) == op.phase_of(c.lanes)
+        assert c.word_delta and c.word_delta % op.num_banks == 0
+    if model.kind == "hardware" and (model.arch, op.name) in PHASES:
+        starts = [int(acc.apply({"lane": lane})["offset"]) * eb // 8 for lane in range(64)]
+        assert lin.phase_cycles == instruction_cycles(starts, op.bytes_per_lane, BANKS[model.arch],
+                                                      PHASES[(model.arch, op.name)])
