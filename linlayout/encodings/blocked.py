@@ -19,11 +19,11 @@ from ..errors import LayoutError
 from ..layout import LinearLayout
 from .common import (
     Cga,
+    EncodingBase,
     ParamReader,
     broadcast_along_k,
     check_order,
     check_pow2_list,
-    check_shape,
     combine_cta_cga_with_shape,
     identity_standard_nd,
     mul,
@@ -34,7 +34,7 @@ __all__ = ["Blocked", "blocked"]
 
 
 @dataclass(frozen=True)
-class Blocked:
+class Blocked(EncodingBase):
     """``#ttg.blocked<{sizePerThread, threadsPerWarp, warpsPerCTA, order}>``."""
 
     size_per_thread: tuple[int, ...]
@@ -43,6 +43,7 @@ class Blocked:
     order: tuple[int, ...]
     cga: Cga = field(default_factory=Cga)
 
+    _rank_source = "size_per_thread"
     kind = "blocked"
 
     def __post_init__(self) -> None:
@@ -54,16 +55,12 @@ class Blocked:
         object.__setattr__(self, "order", check_order("order", self.order, rank))
         self.cga.check_rank(rank)
 
-    @property
-    def rank(self) -> int:
-        return len(self.size_per_thread)
-
     @classmethod
     def from_params(cls, params: Mapping) -> "Blocked":
         r = ParamReader(params, "blocked")
         spt = r.get("sizePerThread")
         enc = cls(spt, r.get("threadsPerWarp"), r.get("warpsPerCTA"), r.get("order"),
-                  r.cga(len(spt) if isinstance(spt, (list, tuple)) else None))
+                  r.cga(spt))
         r.done()
         return enc
 
@@ -71,14 +68,8 @@ class Blocked:
         return {"sizePerThread": list(self.size_per_thread), "threadsPerWarp": list(self.threads_per_warp),
                 "warpsPerCTA": list(self.warps_per_cta), "order": list(self.order), **self.cga.to_params()}
 
-    def _check_shape(self, shape: Sequence[int]) -> tuple[int, ...]:
-        shape = check_shape(shape)
-        if len(shape) != self.rank:
-            raise LayoutError(f"parameter shape: {list(shape)} has rank {len(shape)} but the blocked layout has rank {self.rank}")
-        return shape
-
     def to_linear_layout(self, shape: Sequence[int]) -> LinearLayout:
-        shape = self._check_shape(shape)
+        shape = self.check_layout_shape(shape)
         cta = (identity_standard_nd("register", self.size_per_thread, self.order)
                * identity_standard_nd("lane", self.threads_per_warp, self.order)
                * identity_standard_nd("warp", self.warps_per_cta, self.order))
@@ -87,7 +78,7 @@ class Blocked:
     def dot_operand_layout(self, op_idx: int, k_width: int, shape: Sequence[int]) -> LinearLayout:
         """FMA dot operand: K fully in registers, lanes/warps along K broadcast (``k_width`` unused)."""
         del k_width
-        shape = self._check_shape(shape)
+        shape = self.check_layout_shape(shape)
         rank = self.rank
         if rank < 2:
             raise LayoutError("parameter shape: a dot operand needs rank >= 2")

@@ -45,6 +45,8 @@ __all__ = [
     "check_bool",
     "shape_per_cta",
     "ParamReader",
+    "EncodingBase",
+    "check_warps_and_tiles",
 ]
 
 
@@ -342,7 +344,37 @@ class ParamReader:
                 f"{self._encoding}: unknown parameter(s) {unknown}; accepted: {sorted(self._used)}"
             )
 
-    def cga(self, rank: int | None) -> Cga:
+    def cga(self, like: object) -> Cga:
+        """The CGA params; the rank is that of ``like`` (a per-dim param list) when it is a list."""
+        rank = len(like) if isinstance(like, (list, tuple)) else None
         return Cga.from_params(
             self.get("CTAsPerCGA", None), self.get("CTASplitNum", None), self.get("CTAOrder", None), rank
         )
+
+
+class EncodingBase:
+    """What every encoding dataclass shares: ``rank`` (from ``_rank_source``) and shape checks."""
+
+    kind = "encoding"
+
+    @property
+    def rank(self) -> int:
+        return len(getattr(self, self._rank_source))
+
+    def check_layout_shape(self, shape: object) -> tuple[int, ...]:
+        """``shape`` validated, and of this encoding's rank."""
+        shape = check_shape(shape)
+        if len(shape) != self.rank:
+            raise LayoutError(
+                f"parameter shape: {list(shape)} has rank {len(shape)} but the {self.kind} layout has rank {self.rank}"
+            )
+        return shape
+
+
+def check_warps_and_tiles(warps: object, tiles: object) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """``warpsPerCTA`` (2 or 3 entries) and ``tilesPerWarp`` (default all 1) of an MMA encoding."""
+    w = check_pow2_list("warpsPerCTA", warps)
+    if len(w) not in (2, 3):
+        raise LayoutError(f"parameter warpsPerCTA: {list(w)} must have 2 or 3 entries")
+    t = (1,) * len(w) if tiles is None else check_pow2_list("tilesPerWarp", tiles, len(w))
+    return w, t

@@ -13,12 +13,13 @@ from typing import Sequence
 
 from ..errors import LayoutError
 from ..layout import LinearLayout
+from .common import EncodingBase
 
 __all__ = ["DotOperand", "dot_operand"]
 
 
 @dataclass(frozen=True)
-class DotOperand:
+class DotOperand(EncodingBase):
     """Operand ``op_idx`` of a dot whose result has encoding ``parent``; ``k_width`` is the
     number of consecutive K elements a lane holds per instruction (0 for blocked parents)."""
 

@@ -35,11 +35,12 @@ from ..errors import LayoutError
 from ..layout import LinearLayout
 from .common import (
     Cga,
+    EncodingBase,
     ParamReader,
     check_bool,
     check_pow2,
     check_pow2_list,
-    check_shape,
+    check_warps_and_tiles,
     combine_cta_cga_with_shape,
     identity_standard_nd,
     matrix_order,
@@ -59,7 +60,7 @@ MFMA_VERSIONS = (1, 2, 3, 4)
 
 
 @dataclass(frozen=True)
-class Mfma:
+class Mfma(EncodingBase):
     """``#ttg.amd_mfma<{version, warpsPerCTA, instrShape, isTransposed, tilesPerWarp, elementBitWidth}>``.
 
     ``instr_shape`` is ``(M, N, K)`` of the MFMA instruction; ``warps_per_cta`` and
@@ -74,6 +75,7 @@ class Mfma:
     element_bits: int = 32
     cga: Cga = field(default_factory=Cga)
 
+    _rank_source = "warps_per_cta"
     kind = "amd_mfma"
 
     def __post_init__(self) -> None:
@@ -87,11 +89,7 @@ class Mfma:
                 f"parameter instrShape: {instr[0]}x{instr[1]} is not an MFMA tile "
                 f"({', '.join(f'{m}x{n}' for m, n in MFMA_TILE_SHAPES)})"
             )
-        warps = check_pow2_list("warpsPerCTA", self.warps_per_cta)
-        if len(warps) not in (2, 3):
-            raise LayoutError(f"parameter warpsPerCTA: {list(warps)} must have 2 or 3 entries")
-        tpw = (1,) * len(warps) if self.tiles_per_warp is None else check_pow2_list(
-            "tilesPerWarp", self.tiles_per_warp, len(warps))
+        warps, tpw = check_warps_and_tiles(self.warps_per_cta, self.tiles_per_warp)
         transposed = check_bool("isTransposed", self.is_transposed)
         if instr[:2] == (64, 4) and not transposed:
             raise LayoutError("parameter isTransposed: a 64x4 MFMA layout must be transposed")
@@ -103,17 +101,13 @@ class Mfma:
         object.__setattr__(self, "warps_per_cta", warps)
         object.__setattr__(self, "tiles_per_warp", tpw)
 
-    @property
-    def rank(self) -> int:
-        return len(self.warps_per_cta)
-
     @classmethod
     def from_params(cls, params: Mapping, encoding: str = "amd_mfma") -> "Mfma":
         r = ParamReader(params, encoding)
         warps = r.get("warpsPerCTA")
         enc = cls(r.get("version"), r.get("instrShape"), warps, r.get("isTransposed", False),
                   r.get("tilesPerWarp", None), r.get("elementBitWidth", 32),
-                  r.cga(len(warps) if isinstance(warps, (list, tuple)) else None))
+                  r.cga(warps))
         r.done()
         return enc
 
@@ -123,15 +117,9 @@ class Mfma:
                 "tilesPerWarp": list(self.tiles_per_warp), "elementBitWidth": self.element_bits,
                 **self.cga.to_params()}
 
-    def _check_shape(self, shape: Sequence[int]) -> tuple[int, ...]:
-        shape = check_shape(shape)
-        if len(shape) != self.rank:
-            raise LayoutError(f"parameter shape: {list(shape)} has rank {len(shape)} but warpsPerCTA has {self.rank} entries")
-        return shape
-
     def to_linear_layout(self, shape: Sequence[int]) -> LinearLayout:
         """The accumulator layout over ``shape`` (in dims register, lane, warp, block)."""
-        shape = self._check_shape(shape)
+        shape = self.check_layout_shape(shape)
         rank = self.rank
         m_idx, n_idx = rank - 2, rank - 1
         names = standard_out_dims(rank)
@@ -160,7 +148,7 @@ class Mfma:
 
     def dot_operand_layout(self, op_idx: int, k_width: int, shape: Sequence[int]) -> LinearLayout:
         """Operand A (``op_idx=0``, ``[M, K]``) or B (``op_idx=1``, ``[K, N]``) of this MFMA."""
-        shape = self._check_shape(shape)
+        shape = self.check_layout_shape(shape)
         check_pow2("kWidth", k_width)
         rank = self.rank
         names = standard_out_dims(rank)

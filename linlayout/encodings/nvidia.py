@@ -20,11 +20,12 @@ from ..errors import LayoutError
 from ..layout import LinearLayout
 from .common import (
     Cga,
+    EncodingBase,
     ParamReader,
     broadcast_along_k,
     check_pow2,
     check_pow2_list,
-    check_shape,
+    check_warps_and_tiles,
     combine_cta_cga_with_shape,
     dot_operand_order,
     identity_standard_nd,
@@ -53,7 +54,7 @@ def _mma_tile(tile_shape: Sequence[int], k_width: int, order: Sequence[int], rep
 
 
 @dataclass(frozen=True)
-class NvidiaMma:
+class NvidiaMma(EncodingBase):
     """``#ttg.nvidia_mma<{versionMajor, versionMinor, warpsPerCTA, instrShape}>``."""
 
     version_major: int
@@ -62,6 +63,7 @@ class NvidiaMma:
     version_minor: int = 0
     cga: Cga = field(default_factory=Cga)
 
+    _rank_source = "warps_per_cta"
     kind = "nvidia_mma"
 
     def __post_init__(self) -> None:
@@ -69,9 +71,7 @@ class NvidiaMma:
             raise LayoutError(f"parameter versionMajor: {self.version_major!r} is not 2 (Ampere) or 3 (Hopper)")
         if isinstance(self.version_minor, bool) or not isinstance(self.version_minor, int):
             raise LayoutError(f"parameter versionMinor: {self.version_minor!r} is not an integer")
-        warps = check_pow2_list("warpsPerCTA", self.warps_per_cta)
-        if len(warps) not in (2, 3):
-            raise LayoutError(f"parameter warpsPerCTA: {list(warps)} must have 2 or 3 entries")
+        warps, _ = check_warps_and_tiles(self.warps_per_cta, None)
         instr = check_pow2_list("instrShape", self.instr_shape)
         want = len(warps) if self.version_major == 2 else 3
         if len(instr) != want:
@@ -80,16 +80,12 @@ class NvidiaMma:
         object.__setattr__(self, "warps_per_cta", warps)
         object.__setattr__(self, "instr_shape", instr)
 
-    @property
-    def rank(self) -> int:
-        return len(self.warps_per_cta)
-
     @classmethod
     def from_params(cls, params: Mapping, encoding: str = "nvidia_mma") -> "NvidiaMma":
         r = ParamReader(params, encoding)
         warps = r.get("warpsPerCTA")
         enc = cls(r.get("versionMajor"), warps, r.get("instrShape"), r.get("versionMinor", 0),
-                  r.cga(len(warps) if isinstance(warps, (list, tuple)) else None))
+                  r.cga(warps))
         r.done()
         return enc
 
@@ -98,17 +94,11 @@ class NvidiaMma:
                 "warpsPerCTA": list(self.warps_per_cta), "instrShape": list(self.instr_shape),
                 **self.cga.to_params()}
 
-    def _check_shape(self, shape: Sequence[int]) -> tuple[int, ...]:
-        shape = check_shape(shape)
-        if len(shape) != self.rank:
-            raise LayoutError(f"parameter shape: {list(shape)} has rank {len(shape)} but warpsPerCTA has {self.rank} entries")
-        return shape
-
     def _warp_order(self) -> list[int]:
         return matrix_order(self.rank, row_major=self.version_major != 3)
 
     def to_linear_layout(self, shape: Sequence[int]) -> LinearLayout:
-        shape = self._check_shape(shape)
+        shape = self.check_layout_shape(shape)
         rank = self.rank
         tile_shape = self.instr_shape if self.version_major == 2 else self.instr_shape[:2]
         if len(tile_shape) != rank:
@@ -119,7 +109,7 @@ class NvidiaMma:
         return combine_cta_cga_with_shape(mul(cta, warps.transpose_outs(cta.out_dim_names)), self.cga, shape)
 
     def dot_operand_layout(self, op_idx: int, k_width: int, shape: Sequence[int]) -> LinearLayout:
-        shape = self._check_shape(shape)
+        shape = self.check_layout_shape(shape)
         check_pow2("kWidth", k_width)
         rank = self.rank
         if op_idx == 1 and self.version_major == 3:

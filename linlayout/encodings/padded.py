@@ -28,7 +28,7 @@ from .common import (
     ParamReader,
     check_order,
     check_pow2,
-    check_shape,
+    EncodingBase,
     combine_cta_cga_with_shape,
     identity_standard_nd,
     shape_per_cta,
@@ -129,7 +129,7 @@ class PaddedLayout:
 
 
 @dataclass(frozen=True)
-class PaddedShared:
+class PaddedShared(EncodingBase):
     """``#ttg.padded_shared<[I:+P, ...] {order}>`` or ``{offset = [...], block = [...]}``.
 
     With ``order`` the linear component is the identity over the shape with
@@ -179,8 +179,7 @@ class PaddedShared:
         offset = r.get("offset", None)
         block = r.get("block", None)
         linear = None if offset is None else {"offset": offset, "block": [] if block is None else block}
-        rank = len(order) if isinstance(order, (list, tuple)) else None
-        enc = cls(intervals, pads, order, linear, r.cga(rank))
+        enc = cls(intervals, pads, order, linear, r.cga(order))
         r.done()
         return enc
 
@@ -199,9 +198,7 @@ class PaddedShared:
     def to_linear_layout(self, shape: Sequence[int]) -> PaddedLayout:
         """The padded layout over ``shape`` (named like the other encodings' method; the
         result is a :class:`PaddedLayout`, whose ``linear`` is the LinearLayout)."""
-        shape = check_shape(shape)
-        if len(shape) != self.rank:
-            raise LayoutError(f"parameter shape: {list(shape)} has rank {len(shape)}, the layout has rank {self.rank}")
+        shape = self.check_layout_shape(shape)
         if self.order is not None:
             cta = identity_standard_nd("offset", shape_per_cta(shape, self.cga), self.order)
             linear = combine_cta_cga_with_shape(cta, self.cga, shape)

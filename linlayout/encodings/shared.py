@@ -25,10 +25,10 @@ from ..errors import LayoutError
 from ..layout import LinearLayout
 from .common import (
     Cga,
+    EncodingBase,
     ParamReader,
     check_order,
     check_pow2,
-    check_shape,
     combine_cta_cga_with_shape,
     shape_per_cta,
     standard_out_dims,
@@ -38,7 +38,7 @@ __all__ = ["SwizzledShared", "AmdRotatingShared", "swizzled_shared", "amd_rotati
 
 
 @dataclass(frozen=True)
-class SwizzledShared:
+class SwizzledShared(EncodingBase):
     """``#ttg.swizzled_shared<{vec, perPhase, maxPhase, order}>``."""
 
     vec: int
@@ -47,6 +47,7 @@ class SwizzledShared:
     order: tuple[int, ...]
     cga: Cga = field(default_factory=Cga)
 
+    _rank_source = "order"
     kind = "swizzled_shared"
     rotating = False
 
@@ -59,16 +60,12 @@ class SwizzledShared:
         object.__setattr__(self, "order", check_order("order", self.order, len(self.order)))
         self.cga.check_rank(len(self.order))
 
-    @property
-    def rank(self) -> int:
-        return len(self.order)
-
     @classmethod
     def from_params(cls, params: Mapping) -> "SwizzledShared":
         r = ParamReader(params, cls.kind)
         order = r.get("order")
         enc = cls(r.get("vec"), r.get("perPhase"), r.get("maxPhase"), order,
-                  r.cga(len(order) if isinstance(order, (list, tuple)) else None))
+                  r.cga(order))
         r.done()
         return enc
 
@@ -84,10 +81,8 @@ class SwizzledShared:
 
     def to_linear_layout(self, shape: Sequence[int]) -> LinearLayout:
         """``offset, block -> dims`` over ``shape``."""
-        shape = check_shape(shape)
+        shape = self.check_layout_shape(shape)
         rank = self.rank
-        if len(shape) != rank:
-            raise LayoutError(f"parameter shape: {list(shape)} has rank {len(shape)} but order has {rank} entries")
         per_cta = shape_per_cta(shape, self.cga)
         names = standard_out_dims(rank)
         if rank == 1:

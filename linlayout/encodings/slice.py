@@ -13,13 +13,13 @@ from typing import Sequence
 
 from ..errors import LayoutError
 from ..layout import LinearLayout
-from .common import check_shape, remove_broadcast_registers, standard_out_dims
+from .common import EncodingBase, remove_broadcast_registers, standard_out_dims
 
 __all__ = ["Slice", "slice_layout"]
 
 
 @dataclass(frozen=True)
-class Slice:
+class Slice(EncodingBase):
     """The layout of ``parent`` with tensor dim ``dim`` sliced away (rank - 1)."""
 
     parent: object
@@ -41,9 +41,7 @@ class Slice:
         return {"dim": self.dim, "parent": {"encoding": self.parent.kind, **self.parent.to_params()}}
 
     def to_linear_layout(self, shape: Sequence[int]) -> LinearLayout:
-        shape = check_shape(shape)
-        if len(shape) != self.rank:
-            raise LayoutError(f"parameter shape: {list(shape)} has rank {len(shape)}, the slice has rank {self.rank}")
+        shape = self.check_layout_shape(shape)
         parent_shape = list(shape)
         parent_shape.insert(self.dim, 1)
         parent_ll = self.parent.to_linear_layout(parent_shape)

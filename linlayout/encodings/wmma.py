@@ -29,10 +29,11 @@ from ..errors import LayoutError
 from ..layout import LinearLayout
 from .common import (
     Cga,
+    EncodingBase,
     ParamReader,
     check_bool,
     check_pow2_list,
-    check_shape,
+    check_warps_and_tiles,
     combine_cta_cga_with_shape,
     dot_operand_order,
     matrix_order,
@@ -70,7 +71,7 @@ def choose_wmma_cta_linear_layout(rank: int, warps_per_cta: Sequence[int], tiles
 
 
 @dataclass(frozen=True)
-class Wmma:
+class Wmma(EncodingBase):
     """``#ttg.amd_wmma<{version, ctaLayout, isTransposed, instrShape}>`` with the CTA layout
     given by ``warps_per_cta`` / ``tiles_per_warp`` (see :func:`choose_wmma_cta_linear_layout`)."""
 
@@ -81,6 +82,7 @@ class Wmma:
     tiles_per_warp: tuple[int, ...] | None = None
     cga: Cga = field(default_factory=Cga)
 
+    _rank_source = "warps_per_cta"
     kind = "amd_wmma"
 
     def __post_init__(self) -> None:
@@ -92,27 +94,19 @@ class Wmma:
                 f"parameter instrShape: {list(instr)} is not valid for WMMA v{self.version} "
                 f"(valid: {[list(s) for s in WMMA_INSTR_SHAPES[self.version]]})"
             )
-        warps = check_pow2_list("warpsPerCTA", self.warps_per_cta)
-        if len(warps) not in (2, 3):
-            raise LayoutError(f"parameter warpsPerCTA: {list(warps)} must have 2 or 3 entries")
-        tpw = (1,) * len(warps) if self.tiles_per_warp is None else check_pow2_list(
-            "tilesPerWarp", self.tiles_per_warp, len(warps))
+        warps, tpw = check_warps_and_tiles(self.warps_per_cta, self.tiles_per_warp)
         check_bool("isTransposed", self.is_transposed)
         self.cga.check_rank(len(warps))
         object.__setattr__(self, "instr_shape", instr)
         object.__setattr__(self, "warps_per_cta", warps)
         object.__setattr__(self, "tiles_per_warp", tpw)
 
-    @property
-    def rank(self) -> int:
-        return len(self.warps_per_cta)
-
     @classmethod
     def from_params(cls, params: Mapping, encoding: str = "amd_wmma") -> "Wmma":
         r = ParamReader(params, encoding)
         warps = r.get("warpsPerCTA")
         enc = cls(r.get("version"), warps, r.get("isTransposed", False), r.get("instrShape", (16, 16, 16)),
-                  r.get("tilesPerWarp", None), r.cga(len(warps) if isinstance(warps, (list, tuple)) else None))
+                  r.get("tilesPerWarp", None), r.cga(warps))
         r.done()
         return enc
 
@@ -123,12 +117,6 @@ class Wmma:
 
     def cta_layout(self) -> LinearLayout:
         return choose_wmma_cta_linear_layout(self.rank, self.warps_per_cta, self.tiles_per_warp)
-
-    def _check_shape(self, shape: Sequence[int]) -> tuple[int, ...]:
-        shape = check_shape(shape)
-        if len(shape) != self.rank:
-            raise LayoutError(f"parameter shape: {list(shape)} has rank {len(shape)} but warpsPerCTA has {self.rank} entries")
-        return shape
 
     def tile_layout(self) -> LinearLayout:
         """One instruction's accumulator: register, lane -> dims (standard out order)."""
@@ -150,7 +138,7 @@ class Wmma:
 
     def to_linear_layout(self, shape: Sequence[int]) -> LinearLayout:
         """The accumulator layout over ``shape`` (in dims register, lane, warp, block)."""
-        shape = self._check_shape(shape)
+        shape = self.check_layout_shape(shape)
         names = standard_out_dims(self.rank)
         layout = mul(self.tile_layout(), self.cta_layout())
         layout = layout.transpose_outs([names[d] for d in matrix_order(self.rank, row_major=True)])
@@ -158,7 +146,7 @@ class Wmma:
 
     def dot_operand_layout(self, op_idx: int, k_width: int, shape: Sequence[int]) -> LinearLayout:
         """Operand A (``op_idx=0``) or B (``op_idx=1``) of this WMMA with ``k_width`` K elements per lane."""
-        shape = self._check_shape(shape)
+        shape = self.check_layout_shape(shape)
         if isinstance(k_width, bool) or not isinstance(k_width, int) or k_width < 1 or k_width & (k_width - 1):
             raise LayoutError(f"parameter kWidth: {k_width!r} is not a power of two")
         rank = self.rank
