@@ -326,3 +326,35 @@ def test_every_public_constructor_shape_mismatch_is_a_layout_error():
         mfma_dot_operand(Wmma(2, (1, 1)), 0, 8, (16, 16))
     with pytest.raises(LayoutError, match="order"):
         blocked((1, 1), (8, 8), (1, 1), (0,), (8, 8))
+
+
+_GARBAGE = [0, 1, 3, -2, 64, True, None, "x", [], [1], [2, 2], [1, 2, 3], [1, 0], [0, 0], {}, [[1]], 1.5, [1.0, 2]]
+
+
+def _vector_objs():
+    if not VECTORS.exists():
+        return [{**MFMA}]
+    return [{"encoding": v["kind"].split("/", 1)[1], **v["params"]}
+            for v in json.loads(VECTORS.read_text())["vectors"] if v["kind"].startswith("to_linear_layout/")]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_mutated_params_raise_only_layout_error(data):
+    obj = json.loads(json.dumps(data.draw(st.sampled_from(_vector_objs()))))
+    for _ in range(data.draw(st.integers(1, 3))):
+        target = obj
+        if "parent" in obj and data.draw(st.booleans()):
+            target = obj["parent"] if isinstance(obj["parent"], dict) else obj
+        if not target:
+            break
+        key = data.draw(st.sampled_from(sorted(target)))
+        if data.draw(st.integers(0, 9)) == 0:
+            del target[key]
+        else:
+            target[key] = data.draw(st.sampled_from(_GARBAGE))
+    try:
+        result = from_triton(obj)
+    except LayoutError:
+        return
+    assert result.to_json()["out_dims"]

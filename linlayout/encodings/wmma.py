@@ -86,7 +86,7 @@ class Wmma(EncodingBase):
     kind = "amd_wmma"
 
     def __post_init__(self) -> None:
-        if isinstance(self.version, bool) or self.version not in WMMA_INSTR_SHAPES:
+        if isinstance(self.version, bool) or not isinstance(self.version, int) or self.version not in WMMA_INSTR_SHAPES:
             raise LayoutError(f"parameter version: {self.version!r} is not a WMMA version {sorted(WMMA_INSTR_SHAPES)}")
         instr = check_pow2_list("instrShape", self.instr_shape)
         if instr not in WMMA_INSTR_SHAPES[self.version]:
