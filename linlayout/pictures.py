@@ -174,8 +174,10 @@ def _palette(n: int):
     """``n`` light, distinguishable colours (RGBA rows) that keep black text legible."""
     from matplotlib import colormaps
 
-    if n <= 20:
-        base = colormaps["tab20"](np.arange(n) / 20.0)
+    if n <= 10:
+        base = colormaps["tab10"](np.arange(n))
+    elif n <= 20:  # the dark shades of tab20 first, then the light ones
+        base = colormaps["tab20"]([(2 * i) % 20 + (2 * i) // 20 for i in range(n)])
     else:
         base = colormaps["hsv"]((np.arange(n) * 0.618034) % 1.0) if n > 64 else colormaps["hsv"](np.arange(n) / n)
     light = base.copy()

@@ -54,7 +54,7 @@ __all__ = ["Mfma", "mfma_layout", "mfma_dot_operand", "MFMA_WAVE_SIZE", "MFMA_TI
 #: Lanes per wave on CDNA (MFMA is wave64 only).
 MFMA_WAVE_SIZE = 64
 #: ``(M, N)`` of the instruction tiles Triton's MFMA encoding accepts.
-MFMA_TILE_SHAPES = ((32, 32), (16, 16), (4, 4), (64, 4), (4, 64))
+MFMA_TILE_SHAPES = ((32, 32), (16, 16), (64, 4), (4, 64))
 #: Triton's MFMA versions: 1 = gfx908, 2 = gfx90a, 3 = gfx942, 4 = gfx950.
 MFMA_VERSIONS = (1, 2, 3, 4)
 
