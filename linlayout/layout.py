@@ -854,14 +854,20 @@ class LinearLayout:
         sols = f2.solve_many([b_all[j] for j in keep_b], targets)
         if any(x is None for x in sols):
             return None
+        if not identity_dims:
+            return sols  # solved over all of outer's in bits: already in place
         out, it = [], iter(sols)
         for n, j, k in rows:
             for t in range(k):
                 if n in identity_dims:
                     out.append(1 << (b_off[n] + t))
-                else:
-                    x = next(it)
-                    out.append(sum(1 << keep_b[i] for i in range(len(keep_b)) if (x >> i) & 1))
+                    continue
+                x, y = next(it), 0
+                while x:  # move solution bit i to outer in bit keep_b[i]
+                    low = x & -x
+                    y |= 1 << keep_b[low.bit_length() - 1]
+                    x ^= low
+                out.append(y)
         return out
 
     def pseudo_inverse(self) -> "LinearLayout":
