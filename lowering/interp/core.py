@@ -1,0 +1,396 @@
+"""Compiling a ``gpu.func`` into steps, and running it one workgroup at a time.
+
+:class:`Compiler` walks the parsed module once (through the MLIR Python bindings), gives every
+SSA value a slot number, lays out the kernel's LDS, and turns each op into a step with the
+handler registered for its name (``registry.OPS``); an op with no handler is an
+``InterpreterError`` naming it and its line.  The MLIR objects are not needed afterwards.
+
+:class:`Kernel` runs the steps SIMT-vectorised: one numpy array per SSA value holds the
+value of every thread of the workgroup (lane axis T = waves * 64, thread t is lane t % 64 of
+wave t // 64; linear thread id t = x + bx*(y + by*z)).  ``Ctx.mask`` is the EXEC mask
+(``None`` = every thread active); divergent ``scf.if``/``scf.for``/``scf.while`` narrow it.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any, Optional, Sequence
+
+import numpy as np
+
+from linlayout.errors import LayoutError
+from linlayout.hw.targets import get_target
+
+from .errors import InterpreterError
+from .memory import GlobalMemory, LdsLayout, LocalMemory, MemRefValue, PrivateMemory
+from .options import InterpOptions
+from .registry import OPS, OpInfo, _location, const_array
+from .types import FloatT, IntT, MemRefT, PtrT, byte_size, from_bytes, parse_type, storage_dtype
+
+__all__ = ["Compiler", "Kernel", "Ctx", "Block", "run_block", "load_kernel", "TERMINATORS"]
+
+TERMINATORS = ("scf.yield", "scf.condition", "gpu.return", "func.return", "llvm.return")
+MAX_THREADS = 1024
+
+
+@dataclass
+class Block:
+    """A compiled single-block region: argument slots, steps, and the terminator's operands."""
+
+    arg_slots: list
+    steps: list  # (op name, location, step)
+    term: str
+    term_slots: list
+
+
+class Compiler:
+    """Turns one kernel of an MLIR module into a :class:`Kernel`."""
+
+    def __init__(self, text: str, kernel_name: Optional[str], arch: str) -> None:
+        from lowering.mlir import bindings, new_context
+
+        try:
+            self.target = get_target(arch)
+        except LayoutError as exc:
+            raise InterpreterError(str(exc)) from None
+        if self.target.family != "cdna":
+            raise InterpreterError(f"the interpreter models CDNA wave64 targets (gfx90a/gfx942/gfx950), not {arch}")
+        self.arch = self.target.name
+        b = bindings()
+        self.ir = b.ir
+        try:
+            module = b.ir.Module.parse(text, context=new_context())
+        except b.ir.MLIRError as exc:
+            raise InterpreterError(f"the module does not parse: {exc}") from None
+        self.slots: dict = {}
+        self.nslots = 0
+        self.lds = LdsLayout()
+        self.symbols: dict = {}  # name -> ("lds", offset) | ("const", index)
+        self.consts: list = []  # (name, bytes) of read-only global data
+        func = self._find_kernel(module, kernel_name)
+        self.kernel_name = func.attributes["sym_name"].value
+        self.body = self._compile_function(func)
+        self.slots = {}  # the MLIR values die with the module; keep no references
+
+    # ---- slots
+    def slot(self, value: Any) -> int:
+        try:
+            return self.slots[value]
+        except KeyError:
+            raise InterpreterError(f"value {value.get_name()} is used before it is defined") from None
+
+    def new_slot(self, value: Any) -> int:
+        s = self.nslots
+        self.slots[value] = s
+        self.nslots += 1
+        return s
+
+    # ---- module structure
+    def _find_kernel(self, module: Any, name: Optional[str]) -> Any:
+        kernels = []
+        for op in module.body.operations:
+            op = op.operation
+            if op.name != "gpu.module":
+                continue
+            for inner in op.regions[0].blocks[0].operations:
+                inner = inner.operation
+                if inner.name == "gpu.func" and "kernel" in inner.attributes:
+                    kernels.append(inner)
+                elif inner.name in ("memref.global", "llvm.mlir.global"):
+                    self._declare_global(inner)
+        names = [k.attributes["sym_name"].value for k in kernels]
+        if not kernels:
+            raise InterpreterError("no gpu.func kernel inside a gpu.module")
+        if name is None:
+            if len(kernels) > 1:
+                raise InterpreterError(f"{len(kernels)} kernels ({', '.join(names)}); name one")
+            return kernels[0]
+        if name not in names:
+            raise InterpreterError(f"no kernel {name!r}; kernels are {', '.join(names)}")
+        return kernels[names.index(name)]
+
+    def _declare_global(self, op: Any) -> None:
+        name = op.attributes["sym_name"].value
+        align = int(op.attributes["alignment"].value) if "alignment" in op.attributes else 16
+        if op.name == "memref.global":
+            t = parse_type(op.attributes["type"].value, self.ir)
+            if not isinstance(t, MemRefT):
+                raise InterpreterError(f"memref.global @{name}: unsupported type {t}")
+            nbytes = byte_size(t.elem) * int(np.prod(t.shape, dtype=np.int64))
+            if t.space == "workgroup":
+                self.symbols[name] = ("lds", self.lds.allocate(name, nbytes, max(align, 16)))
+                return
+            init = op.attributes["initial_value"] if "initial_value" in op.attributes else None
+            if init is None or "constant" not in op.attributes:
+                raise InterpreterError(f"memref.global @{name}: only workgroup globals and constant globals are supported")
+            from .ops_arith import dense_values
+
+            vals = const_array(dense_values(init, t.elem, t.shape), _vec(t))
+            from .types import to_bytes
+
+            self.consts.append((name, to_bytes(vals, _vec(t)).ravel().copy()))
+            self.symbols[name] = ("const", len(self.consts) - 1)
+            return
+        space = int(op.attributes["addr_space"].value) if "addr_space" in op.attributes else 0
+        t = parse_type(op.attributes["global_type"].value, self.ir)
+        if space != 3:
+            raise InterpreterError(f"llvm.mlir.global @{name}: only address space 3 (LDS) globals are supported")
+        self.symbols[name] = ("lds", self.lds.allocate(name, byte_size(t), max(align, 16)))
+
+    def _compile_function(self, func: Any) -> Block:
+        block = func.regions[0].blocks[0]
+        if len(func.regions[0].blocks) != 1:
+            raise InterpreterError("kernels with several blocks (cf branches) are not supported; use scf")
+        n_wg = int(func.attributes["workgroup_attributions"].value) if "workgroup_attributions" in func.attributes else 0
+        args = list(block.arguments)
+        ftype = self.ir.FunctionType(func.attributes["function_type"].value)
+        n_params = len(ftype.inputs)
+        self.params = [(self.new_slot(a), parse_type(a.type, self.ir)) for a in args[:n_params]]
+        self.attributions = []
+        for i, a in enumerate(args[n_params:]):
+            t = parse_type(a.type, self.ir)
+            if not isinstance(t, MemRefT):
+                raise InterpreterError(f"attribution {i} has unsupported type {t}")
+            nbytes = byte_size(t.elem) * int(np.prod(t.shape, dtype=np.int64))
+            if i < n_wg:
+                self.attributions.append((self.new_slot(a), t, "lds", self.lds.allocate(f"workgroup{i}", nbytes, 16)))
+            else:
+                self.attributions.append((self.new_slot(a), t, "private", nbytes))
+        return self._compile_block(block, None, bind_args=False)
+
+    def compile_region(self, region: Any, owner: OpInfo) -> Block:
+        blocks = list(region.blocks)
+        if len(blocks) != 1:
+            raise owner.error(f"regions with {len(blocks)} blocks are not supported")
+        return self._compile_block(blocks[0], owner)
+
+    def _compile_block(self, block: Any, owner: Optional[OpInfo], bind_args: bool = True) -> Block:
+        arg_slots = [self.new_slot(a) for a in block.arguments] if bind_args else []
+        steps, term, term_slots = [], "", []
+        for op in block.operations:
+            op = op.operation
+            name = op.name
+            if name in TERMINATORS:
+                term = name
+                term_slots = [self.slot(v) for v in op.operands]
+                continue
+            handler = OPS.get(name)
+            if handler is None:
+                raise InterpreterError("operation not supported by the interpreter", name, _location(op))
+            info = OpInfo(op, self)
+            step = handler(info)
+            if step is not None:
+                steps.append((name, info.loc, step))
+        return Block(arg_slots, steps, term, term_slots)
+
+
+def _vec(t: MemRefT):
+    from .types import VectorT
+
+    return VectorT(tuple(t.shape), t.elem)
+
+
+class Ctx:
+    """Execution state of one workgroup."""
+
+    def __init__(self, kernel: "Kernel", gmem: GlobalMemory, lds: LocalMemory, bid: tuple, grid: tuple,
+                 block: tuple, geometry: "_Geometry", opts: InterpOptions, const_bases: list) -> None:
+        self.vals: list = [None] * kernel.nslots
+        self.kernel = kernel
+        self.gmem = gmem
+        self.lds = lds
+        self.bid = bid
+        self.grid = grid
+        self.block = block
+        self.T = geometry.lanes
+        self.waves = geometry.waves
+        self.wave = geometry.wave
+        self.lane = geometry.lane
+        self.tid = geometry.tid
+        self.launch_mask: Optional[np.ndarray] = geometry.launch_mask
+        self.mask: Optional[np.ndarray] = geometry.launch_mask
+        self._all = np.ones(self.T, bool)
+        self.opts = opts
+        self.arch = kernel.arch
+        self.target = kernel.target
+        self.const_bases = const_bases
+        self.lds_pending = False  # LDS writes not yet waited for (see ops_gpu)
+
+    def active(self) -> np.ndarray:
+        """The EXEC mask of every lane as a bool array (T,)."""
+        return self._all if self.mask is None else self.mask
+
+    def set_mask(self, m: np.ndarray) -> None:
+        self.mask = None if m.all() else m
+
+    def converged(self) -> bool:
+        """Every launched thread is active (no divergent control flow around us)."""
+        if self.mask is None:
+            return True
+        if self.launch_mask is None:
+            return False
+        return bool(np.array_equal(self.mask, self.launch_mask))
+
+
+def run_block(ctx: Ctx, block: Block, args: Sequence) -> list:
+    """Run ``block`` with ``args`` bound to its arguments; the terminator's operand values."""
+    vals = ctx.vals
+    for s, v in zip(block.arg_slots, args):
+        vals[s] = v
+    for name, loc, step in block.steps:
+        try:
+            step(ctx)
+        except InterpreterError as exc:
+            if exc.op is None:
+                raise InterpreterError(str(exc), name, loc) from None
+            raise
+        except (ArithmeticError, ValueError, IndexError, TypeError, KeyError) as exc:
+            raise InterpreterError(f"internal interpreter failure ({type(exc).__name__}: {exc})", name, loc) from exc
+    return [vals[s] for s in block.term_slots]
+
+
+@dataclass
+class _Geometry:
+    lanes: int
+    waves: int
+    wave: np.ndarray
+    lane: np.ndarray
+    tid: tuple
+    launch_mask: Optional[np.ndarray]
+
+
+def _geometry(block: tuple, wave_size: int) -> _Geometry:
+    n = block[0] * block[1] * block[2]
+    waves = -(-n // wave_size)
+    t = np.arange(waves * wave_size)
+    tid = (t % block[0], (t // block[0]) % block[1], t // (block[0] * block[1]))
+    mask = None if n == waves * wave_size else t < n
+    return _Geometry(waves * wave_size, waves, t // wave_size, t % wave_size, tid, mask)
+
+
+def _dims(v: Any, what: str) -> tuple:
+    if isinstance(v, (int, np.integer)):
+        v = (int(v),)
+    try:
+        d = tuple(int(x) for x in v)
+    except TypeError:
+        raise InterpreterError(f"{what} must be an int or a tuple of up to 3 ints, got {v!r}") from None
+    if not 1 <= len(d) <= 3 or min(d) < 1:
+        raise InterpreterError(f"{what} must be 1 to 3 positive ints, got {v!r}")
+    return d + (1,) * (3 - len(d))
+
+
+class Kernel:
+    """A compiled kernel; :meth:`run` launches it on the interpreter."""
+
+    def __init__(self, comp: Compiler) -> None:
+        self.name = comp.kernel_name
+        self.arch = comp.arch
+        self.target = comp.target
+        self.nslots = comp.nslots
+        self.params = comp.params
+        self.attributions = comp.attributions
+        self.lds_layout = comp.lds
+        self.symbols = comp.symbols
+        self.consts = comp.consts
+        self.body = comp.body
+        if self.lds_layout.size > self.target.lds_bytes:
+            raise InterpreterError(
+                f"kernel {self.name} allocates {self.lds_layout.size} bytes of LDS; {self.arch} has {self.target.lds_bytes}"
+            )
+
+    def _bind(self, args: Sequence, gmem: GlobalMemory) -> tuple:
+        if len(args) != len(self.params):
+            raise InterpreterError(f"kernel {self.name} takes {len(self.params)} arguments, got {len(args)}")
+        values, buffers = [], []
+        for i, ((_, t), a) in enumerate(zip(self.params, args)):
+            if isinstance(t, (PtrT, MemRefT)):
+                if isinstance(t, PtrT) and t.space not in (0, 1):
+                    raise InterpreterError(f"argument {i}: pointers in address space {t.space} cannot be kernel arguments")
+                if isinstance(t, MemRefT) and t.space != "global":
+                    raise InterpreterError(f"argument {i}: a {t.space} memref cannot be a kernel argument")
+                if not isinstance(a, np.ndarray):
+                    raise InterpreterError(f"argument {i} ({t}) must be a numpy array, got {type(a).__name__}")
+                data = np.ascontiguousarray(a).view(np.uint8).ravel().copy()
+                base = np.array([gmem.add(data, f"argument {i}")], np.uint64)
+                buffers.append((i, data, a.dtype, a.shape))
+                if isinstance(t, MemRefT):
+                    if None in t.shape or None in t.strides or t.offset is None:
+                        raise InterpreterError(f"argument {i}: memref arguments need a static shape and layout ({t})")
+                    extent = (t.offset + sum((d - 1) * s for d, s in zip(t.shape, t.strides)) + 1) * byte_size(t.elem)
+                    if extent > data.size:
+                        raise InterpreterError(f"argument {i}: {t} needs {extent} bytes, the array has {data.size}")
+                    values.append(MemRefValue(t, base))
+                else:
+                    values.append(base)
+            elif isinstance(t, (IntT, FloatT)):
+                if not isinstance(a, (int, float, np.integer, np.floating, bool)):
+                    raise InterpreterError(f"argument {i} ({t}) must be a Python number, got {type(a).__name__}")
+                if isinstance(t, IntT) and not isinstance(a, (int, np.integer, bool)):
+                    raise InterpreterError(f"argument {i} ({t}) must be an integer, got {a!r}")
+                values.append(const_array(a, t))
+            else:
+                raise InterpreterError(f"argument {i}: unsupported kernel argument type {t}")
+        return values, buffers
+
+    def run(self, args: Sequence = (), grid: Any = (1, 1, 1), block: Any = (64, 1, 1),
+            options: Optional[InterpOptions] = None) -> list:
+        """Launch on ``grid`` workgroups of ``block`` threads; the buffers after the run.
+
+        ``args`` holds one entry per kernel parameter: a numpy array for every pointer or
+        memref (copied in; the kernel sees its bytes), a number for scalars.  Returns a list
+        aligned with ``args``: the final contents of each buffer (same dtype and shape as the
+        array passed), ``None`` for scalars.  Workgroups run one after another in x, y, z
+        order.
+        """
+        opts = options or InterpOptions()
+        opts.validate()
+        grid, block = _dims(grid, "grid"), _dims(block, "block")
+        if block[0] * block[1] * block[2] > MAX_THREADS:
+            raise InterpreterError(f"block {block} has more than {MAX_THREADS} threads")
+        gmem = GlobalMemory()
+        values, buffers = self._bind(args, gmem)
+        const_bases = [gmem.add(data.copy(), f"constant @{name}") for name, data in self.consts]
+        geo = _geometry(block, self.target.wave_size)
+        for bz in range(grid[2]):
+            for by in range(grid[1]):
+                for bx in range(grid[0]):
+                    seed = opts.seed + bx + grid[0] * (by + grid[1] * bz)
+                    lds = LocalMemory(self.lds_layout, geo.waves, opts.uninitialized_lds, seed)
+                    ctx = Ctx(self, gmem, lds, (bx, by, bz), grid, block, geo, opts, const_bases)
+                    for (slot, _), v in zip(self.params, values):
+                        ctx.vals[slot] = v
+                    for slot, t, kind, where in self.attributions:
+                        if kind == "lds":
+                            ctx.vals[slot] = MemRefValue(t, np.array([where], np.uint64))
+                        else:
+                            mem = PrivateMemory(geo.lanes, where)
+                            ctx.vals[slot] = MemRefValue(t, np.zeros(1, np.uint64), 0, mem)
+                    run_block(ctx, self.body, [])
+        out: list = [None] * len(args)
+        for i, data, dtype, shape in buffers:
+            out[i] = data.view(dtype).reshape(shape).copy()
+        return out
+
+
+_CACHE: "OrderedDict[tuple, Kernel]" = OrderedDict()
+_CACHE_SIZE = 32
+
+
+def load_kernel(module_text: str, kernel_name: Optional[str] = None, arch: str = "gfx942") -> Kernel:
+    """Parse and compile ``kernel_name`` (or the only kernel) of ``module_text`` for ``arch``.
+
+    Compiled kernels are cached by (text, name, arch)."""
+    if not isinstance(module_text, str):
+        raise InterpreterError(f"module_text must be MLIR assembly text, got {type(module_text).__name__}")
+    key = (module_text, kernel_name, arch)
+    k = _CACHE.get(key)
+    if k is None:
+        k = Kernel(Compiler(module_text, kernel_name, arch))
+        _CACHE[key] = k
+        while len(_CACHE) > _CACHE_SIZE:
+            _CACHE.popitem(last=False)
+    else:
+        _CACHE.move_to_end(key)
+    return k
