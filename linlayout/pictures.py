@@ -251,6 +251,7 @@ def render(
     left, right, top, bottom = 0.7, 1.4, 0.9, 0.3  # margins in inches (right: colour bar)
     width = n_cols * cell_in + left + right
     height = max(n_rows * cell_in, 2.0) + top + bottom
+    ui = min(24.0, max(8.0, 0.35 * max(width, height)))  # axis/legend font grows with the figure
     colors = _palette(grid.num_values)
     empty = np.array([0.85, 0.85, 0.85, 1.0])
     rgba = np.where(grid.values[..., None] >= 0, colors[np.clip(grid.values, 0, None)], empty)
@@ -261,9 +262,10 @@ def render(
         cax = fig.add_axes(((width - right + 0.25) / width, bottom / height, 0.25 / width,
                             max(n_rows * cell_in, 2.0) / height))
         ax.imshow(rgba, extent=(0, n_cols, n_rows, 0), interpolation="nearest", aspect="equal")
-        ax.add_collection(LineCollection(
-            [((c, 0), (c, n_rows)) for c in range(n_cols + 1)]
-            + [((0, r), (n_cols, r)) for r in range(n_rows + 1)], colors="white", linewidths=0.6))
+        if cell_in >= 0.12:  # thin cell borders only while they do not swamp the cells
+            ax.add_collection(LineCollection(
+                [((c, 0), (c, n_rows)) for c in range(n_cols + 1)]
+                + [((0, r), (n_cols, r)) for r in range(n_rows + 1)], colors="white", linewidths=0.6))
         medium, thick = _boundaries(grid, linear, n_rows, n_cols)
         if medium:
             ax.add_collection(LineCollection(medium, colors="0.35", linewidths=1.2))
@@ -283,10 +285,10 @@ def render(
         ax.set_ylim(n_rows, 0)
         step_c = max(1, n_cols // 16)
         step_r = max(1, n_rows // 16)
-        ax.set_xticks(np.arange(0, n_cols, step_c) + 0.5, [str(c) for c in range(0, n_cols, step_c)], fontsize=7)
-        ax.set_yticks(np.arange(0, n_rows, step_r) + 0.5, [str(r) for r in range(0, n_rows, step_r)], fontsize=7)
-        ax.set_xlabel(grid.col_dim)
-        ax.set_ylabel(" x ".join(grid.row_dims) if grid.row_dims else "")
+        ax.set_xticks(np.arange(0, n_cols, step_c) + 0.5, [str(c) for c in range(0, n_cols, step_c)], fontsize=ui)
+        ax.set_yticks(np.arange(0, n_rows, step_r) + 0.5, [str(r) for r in range(0, n_rows, step_r)], fontsize=ui)
+        ax.set_xlabel(grid.col_dim, fontsize=ui)
+        ax.set_ylabel(" x ".join(grid.row_dims) if grid.row_dims else "", fontsize=ui)
         ax.xaxis.set_label_position("top")
         ax.xaxis.tick_top()
         n = grid.num_values
@@ -294,9 +296,10 @@ def render(
         bar = fig.colorbar(mappable, cax=cax)
         step = max(1, n // 16)
         bar.set_ticks(list(range(0, n, step)))
-        bar.set_label(grid.color_by)
-        ax.set_title(title or _default_title(linear, grid), fontsize=10)
-        fig.savefig(path, format=fmt, dpi=100 if cells <= 32 * 32 else 150, bbox_inches="tight")
+        bar.set_label(grid.color_by, fontsize=ui)
+        bar.ax.tick_params(labelsize=ui)
+        ax.set_title(title or _default_title(linear, grid), fontsize=ui + 2)
+        fig.savefig(path, format=fmt, dpi=150 if 32 * 32 < cells <= label_limit else 100, bbox_inches="tight")
         plt.close(fig)
     return grid.labels
 
