@@ -51,12 +51,10 @@ __all__ = [
 
 
 # ------------------------------------------------------------ validation
-def check_pow2(name: str, value: object, *, allow_zero: bool = False) -> int:
-    """``value`` as an int that is a power of two (or 0 when allowed)."""
+def check_pow2(name: str, value: object) -> int:
+    """``value`` as an int that is a power of two."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise LayoutError(f"parameter {name}: {value!r} is not an integer")
-    if allow_zero and value == 0:
-        return 0
     if value < 1 or value & (value - 1):
         raise LayoutError(f"parameter {name}: {value} is not a power of two")
     return value
