@@ -990,9 +990,9 @@ class LinearLayout:
     def __str__(self) -> str:
         lines = [
             "LinearLayout  "
-            + " x ".join(f"{n}:{s}" for n, s in self._ins)
+            + (" x ".join(f"{n}:{s}" for n, s in self._ins) or "(no in dims)")
             + "  ->  "
-            + " x ".join(f"{n}:{s}" for n, s in self._outs)
+            + (" x ".join(f"{n}:{s}" for n, s in self._outs) or "(no out dims)")
         ]
         outs = self.out_dim_names
         for n, _ in self._ins:

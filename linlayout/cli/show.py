@@ -99,8 +99,8 @@ def render(result: dict, args: argparse.Namespace) -> str:
         lines.append("free (broadcast) in bits: " + ", ".join(f"{k}={bin(v)}" for k, v in masks.items()))
     if result["cute"]:
         lines.append(f"CuTe: {result['cute']}")
-    if result["table"]:
-        ins, outs = layout.in_dim_names, layout.out_dim_names
+    ins, outs = layout.in_dim_names, layout.out_dim_names
+    if result["table"] and (ins or outs):
         head = ins + ["->"] + outs
         body = [[str(r["input"][n]) for n in ins] + ["->"] + [str(r["output"][o]) for o in outs] for r in result["table"]]
         widths = [max(len(h), *(len(row[k]) for row in body)) for k, h in enumerate(head)]
