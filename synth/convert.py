@@ -1,0 +1,173 @@
+"""The cheapest verified plan that converts a distributed tile from one layout to another.
+
+``plan_conversion(src, dst, arch, element_bits)``:
+
+1. ``normalize`` both layouts (same tensor, 64-lane waves, equal warp counts)
+   and choose, per dst basis bit, the src position that moves least
+   (synth.preimage) -- this decides whether the conversion stays inside each
+   wave.
+2. Candidates, each built as an SSA program (synth.ir) and emitted to steps:
+   * nothing, when the layouts are equal;
+   * inside each wave (synth.in_wave): pack 8/16-bit elements into 32-bit
+     units, then the exchange plan under three schedules (exchanges only,
+     lane stage first, lane stage last) and the per-register gather, then
+     unpack;
+   * the LDS round trip (synth.lds_path), always available.
+3. Every candidate is priced with synth.cost; the cheapest is executed on the
+   wave emulator at ISA level and at certificate level.  A plan that fails is a
+   bug: ``PlanVerificationError`` is raised and nothing is returned.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from linlayout import LayoutError, LinearLayout
+from linlayout.hw.targets import get_target
+
+from . import cost as cost_mod
+from .emulator import PlanVerificationError, element_ids, verify
+from .in_wave import choose_packing, exchange_units, gather_units, pack_units, unpack_units
+from .ir import Program
+from .lds_path import build_lds, shared_layout
+from .plan import Plan, dwords_per_slot, slots_per_dword
+from .preimage import Problem, normalize, wave_local_map
+
+__all__ = ["STRATEGIES", "plan_conversion", "candidate_plans"]
+
+STRATEGIES = ("auto", "registers", "lds")
+_SCHEDULES = ("exchanges", "lane_first", "lane_last")
+
+
+def _check_args(arch: str, element_bits: int):
+    target = get_target(arch)
+    if target.wave_size != 64:
+        raise LayoutError(f"arch {target.name}: the conversion planner models 64-lane waves (CDNA); "
+                          f"{target.name} has {target.wave_size}")
+    if isinstance(element_bits, bool) or element_bits not in (8, 16, 32, 64):
+        raise LayoutError(f"element_bits {element_bits!r} must be 8, 16, 32 or 64")
+    return target
+
+
+def _base_plan(prob: Problem, target, element_bits: int) -> Plan:
+    return Plan(arch=target.name, wave_size=64, num_warps=prob.num_warps, element_bits=element_bits,
+                src=prob.src, dst=prob.dst, slots_in=prob.src.in_dim_size("register"),
+                slots_out=prob.dst.in_dim_size("register"), steps=[])
+
+
+def _n_values(n_slots: int, element_bits: int) -> int:
+    return n_slots if element_bits == 64 else -(-n_slots // slots_per_dword(element_bits))
+
+
+def _finish(plan: Plan, prog: Program, outputs: list[int], strategy: str, cm) -> Plan:
+    plan.steps = prog.emit(outputs, _n_values(plan.slots_out, plan.element_bits))
+    plan.overhead = cost_mod.estimate_overhead(plan)
+    plan.cost, plan.cost_detail = cost_mod.plan_cost(plan, cm)
+    plan.strategy = strategy
+    return plan
+
+
+def _in_wave_candidates(prob: Problem, wm, target, element_bits: int, cm) -> Iterable[Plan]:
+    mask = wm.reg_lane_mask
+    reg_cols = [c & mask for c in wm.reg]
+    lane_cols = [c & mask for c in wm.lane]
+    pk = choose_packing(reg_cols, lane_cols, prob.n_src_reg, element_bits)
+    p, dps = slots_per_dword(element_bits), dwords_per_slot(element_bits)
+    n_init = _n_values(prob.src.in_dim_size("register"), element_bits)
+    builders = [("exchange:" + s, s) for s in _SCHEDULES] + [("gather", None)]
+    for name, schedule in builders:
+        prog = Program(n_init, p, dps)
+        units = pack_units(prog, pk)
+        if schedule is None:
+            final = gather_units(prog, pk.units, units, target, cm)
+        else:
+            final = exchange_units(prog, pk.units, units, target, cm, schedule)
+            if final is None:
+                continue
+        outs = unpack_units(prog, pk, final, prob.dst.in_dim_size("register"))
+        plan = _finish(_base_plan(prob, target, element_bits), prog, outs, "registers", cm)
+        plan.notes.append(f"in-wave builder: {name}; packing K={pk.K} (src register bits per 32-bit unit)")
+        yield plan
+
+
+def _lds_candidate(prob: Problem, target, element_bits: int, cm, budget: int | None) -> Plan:
+    design = shared_layout(prob, element_bits, target.name, budget)
+    if budget is not None and design.lds_bytes > budget:
+        raise LayoutError(f"the LDS layout needs {design.lds_bytes} bytes, more than the budget {budget}")
+    if design.lds_bytes > target.lds_bytes:
+        raise LayoutError(f"the tile needs {design.lds_bytes} bytes of LDS, more than {target.name}'s "
+                          f"{target.lds_bytes}; give lds_budget_bytes to move it in rounds")
+    p, dps = slots_per_dword(element_bits), dwords_per_slot(element_bits)
+    n_init = _n_values(prob.src.in_dim_size("register"), element_bits)
+    prog = Program(n_init, p, dps)
+    outs, cross = build_lds(prog, prob, design, element_bits, list(range(n_init)), prob.num_warps)
+    plan = _base_plan(prob, target, element_bits)
+    plan.lds_bytes = design.lds_bytes
+    plan = _finish(plan, prog, outs, "lds", cm)
+    rounds = 1 << design.n_rep_bits
+    plan.notes.append(f"LDS layout from {design.source}; {rounds} round(s); "
+                      f"{'barriers (data crosses warps)' if cross else 'no barrier (each warp reads its own writes)'}")
+    return plan
+
+
+def candidate_plans(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int, *,
+                    lds_budget_bytes: int | None = None, strategy: str = "auto") -> list[Plan]:
+    """Every candidate plan (unverified), cheapest first."""
+    target = _check_args(arch, element_bits)
+    if strategy not in STRATEGIES:
+        raise LayoutError(f"strategy {strategy!r} must be one of {', '.join(STRATEGIES)}")
+    if lds_budget_bytes is not None and (isinstance(lds_budget_bytes, bool) or not isinstance(lds_budget_bytes, int)
+                                         or lds_budget_bytes <= 0):
+        raise LayoutError(f"lds_budget_bytes {lds_budget_bytes!r} must be a positive integer")
+    prob = normalize(src, dst, target.wave_size)
+    cm = cost_mod.cost_model(target.name)
+    if _same_map(prob):
+        plan = _base_plan(prob, target, element_bits)
+        plan.strategy = "noop"
+        return [plan]
+    wm = wave_local_map(prob)
+    cands: list[Plan] = []
+    if wm.wave_local and strategy in ("auto", "registers"):
+        cands.extend(_in_wave_candidates(prob, wm, target, element_bits, cm))
+    if strategy == "registers" and not wm.wave_local:
+        raise LayoutError("the conversion moves data between warps; only the LDS strategy can do it")
+    if strategy in ("auto", "lds"):
+        try:
+            cands.append(_lds_candidate(prob, target, element_bits, cm, lds_budget_bytes))
+        except LayoutError:
+            if not cands:
+                raise
+    cands.sort(key=lambda p: (p.cost, p.counts()["total"]))
+    return cands
+
+
+def _same_map(prob: Problem) -> bool:
+    s, d = prob.src_cols, prob.dst_cols
+    return all(s[k] == d[k] for k in ("register", "lane", "warp"))
+
+
+def plan_conversion(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int, *,
+                    lds_budget_bytes: int | None = None, strategy: str = "auto") -> Plan:
+    """The cheapest plan converting a tile held in ``src`` into ``dst``, verified on the emulator.
+
+    ``src``/``dst``: distributed layouts (register, lane, warp[, block] -> tensor).
+    ``arch``: a CDNA target (gfx90a, gfx942, gfx950).  ``element_bits``: 8, 16,
+    32 or 64.  ``lds_budget_bytes``: LDS the conversion may use (rounds when the
+    tile is larger).  ``strategy``: ``auto`` (cheapest), ``registers`` (stay in
+    registers; an error when data crosses warps) or ``lds``.
+    """
+    cands = candidate_plans(src, dst, arch, element_bits, lds_budget_bytes=lds_budget_bytes, strategy=strategy)
+    best = cands[0]
+    res = verify(best)
+    if not res.ok:
+        raise PlanVerificationError(f"internal error: the {best.strategy} plan failed verification: {res.message}")
+    best.verified = True
+    if best.strategy == "registers":
+        c = best.counts()
+        cross = c["dpp"] + c["ds_bpermute"] + c["ds_swizzle"] + c["permlane16_swap"] + c["permlane32_swap"]
+        best.strategy = "lanes" if cross else ("rename" if c["total"] == 0 else "registers")
+    prob_ids = (element_ids(best.src, best.num_warps), element_ids(best.dst, best.num_warps))
+    target = get_target(arch)
+    best.lower_bound = cost_mod.lower_bound(prob_ids[0], prob_ids[1], element_bits,
+                                            cost_mod.cost_model(target.name), target.has_permlane_swap)
+    return best

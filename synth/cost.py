@@ -1,0 +1,315 @@
+"""Cost model of conversion plans per architecture, and the analytic lower bounds.
+
+Unit: cycles of one wave64 on its SIMD (a VALU instruction of a wave64 takes 4
+cycles on a 16-lane SIMD).  The cost of a plan is
+
+    sum over instructions of their issue cycles
+  + sum over LDS-pipe instructions of their LDS cycles (bank-conflict aware)
+  + LATENCY_WEIGHT * (DS latency) * (depth of the longest chain of dependent DS instructions)
+  + s_barrier cycles + setup instructions (VALU/SALU) estimated from the steps.
+
+Table (every number not quoted from a source is an [I] named parameter):
+
+=====================  ======  ============  ==========================================
+instruction            issue   latency        LDS-pipe cycles
+=====================  ======  ============  ==========================================
+v_cndmask, v_perm,     4       VALU           --
+v_mov, DPP op
+v_permlane*_swap       4 [I]   VALU           --
+ds_swizzle_b32         4       DS (crossbar)  CROSSBAR_CYCLES [I]: 256 B through the 64 B/clk port
+ds_bpermute_b32        4       DS (crossbar)  CROSSBAR_CYCLES [I]
+ds_write_bN            4       DS             b32 8, b128 20 [Q rocprofiler-compute], b64 12 [I];
+                                              x bank cycles / ideal cycles (synth.banks)
+ds_read_bN             4       DS             same
+s_barrier              BARRIER_CYCLES [I]
+=====================  ======  ============  ==========================================
+
+``DS_LATENCY`` [I] is the issue-to-data latency of a DS instruction; it counts
+once per level of dependent DS instructions (a store then a load is two levels,
+independent ds_bpermutes are one level).  Latency is partly hidden by other
+waves, hence ``LATENCY_WEIGHT`` [I].
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from linlayout.hw.targets import get_target
+
+__all__ = ["CostModel", "cost_model"]
+
+VALU_ISSUE = 4.0  # [I] wave64 on a 16-wide SIMD: 4 cycles per VALU instruction
+PERMLANE_ISSUE = 4.0  # [I] v_permlane*_swap issue rate is undocumented; taken as one VALU op
+DS_ISSUE = 4.0  # [I] issue slot of a DS instruction
+CROSSBAR_CYCLES = 8.0  # [I] ds_bpermute/ds_swizzle: 64 lanes x 4 B at 64 B per cycle per wave ([Q] port rate)
+LDS_CYCLES = {1: 8.0, 2: 8.0, 4: 8.0, 8: 12.0, 16: 20.0}  # b32 8 and b128 20 [Q]; others [I]
+DS_LATENCY = 64.0  # [I] cycles from a DS instruction's issue to its data
+LATENCY_WEIGHT = 1.0  # [I] fraction of DS latency not hidden by other waves
+BARRIER_CYCLES = 16.0  # [I] cost of an s_barrier when the waves are balanced
+SALU_ISSUE = 1.0  # [I] scalar instruction
+DPP_HAZARD = 0.0  # [I] extra cycles per DPP op (2 wait states after a VGPR write, usually hidden)
+
+
+@dataclass(frozen=True)
+class CostModel:
+    """The named parameters above, per architecture (all CDNA targets share them today)."""
+
+    arch: str
+    valu_issue: float = VALU_ISSUE
+    permlane_issue: float = PERMLANE_ISSUE
+    ds_issue: float = DS_ISSUE
+    crossbar_cycles: float = CROSSBAR_CYCLES
+    lds_cycles: dict = field(default_factory=lambda: dict(LDS_CYCLES))
+    ds_latency: float = DS_LATENCY
+    latency_weight: float = LATENCY_WEIGHT
+    barrier_cycles: float = BARRIER_CYCLES
+    salu_issue: float = SALU_ISSUE
+    dpp_hazard: float = DPP_HAZARD
+
+    def instruction(self, kind: str, width: int = 4, conflict_degree: float = 1.0) -> float:
+        """Cycles of one instruction of ``kind`` (a COUNT_KINDS name); LDS ops take their width in bytes."""
+        if kind in ("v_cndmask", "v_perm_b32", "v_mov"):
+            return self.valu_issue
+        if kind == "dpp":
+            return self.valu_issue + self.dpp_hazard
+        if kind in ("permlane16_swap", "permlane32_swap"):
+            return self.permlane_issue
+        if kind in ("ds_bpermute", "ds_swizzle", "readlane"):
+            return self.ds_issue + self.crossbar_cycles
+        if kind in ("lds_write", "lds_read"):
+            return self.ds_issue + self.lds_cycles.get(width, 20.0) * conflict_degree
+        if kind == "s_barrier":
+            return self.barrier_cycles
+        raise KeyError(kind)
+
+    def lane_family_cost(self) -> dict[str, float]:
+        """Costs used to rank single lane-moving instructions (synth.lane_ops)."""
+        return {"dpp": self.instruction("dpp"), "ds_swizzle": self.instruction("ds_swizzle") + 0.5,
+                "ds_bpermute": self.instruction("ds_bpermute") + 1.0}
+
+    def latency(self, ds_depth: int) -> float:
+        return self.latency_weight * self.ds_latency * ds_depth
+
+    def table(self) -> list[dict]:
+        """The cost table as rows (for docs and ``--json``)."""
+        rows = []
+        for kind in ("v_cndmask", "v_perm_b32", "v_mov", "dpp", "permlane16_swap", "permlane32_swap",
+                     "ds_swizzle", "ds_bpermute", "s_barrier"):
+            rows.append({"kind": kind, "cycles": self.instruction(kind)})
+        for w in sorted(self.lds_cycles):
+            rows.append({"kind": f"lds b{8 * w}", "cycles": self.instruction("lds_read", w)})
+        rows.append({"kind": "ds latency per dependent level", "cycles": self.latency(1)})
+        return rows
+
+
+def cost_model(arch: str) -> CostModel:
+    """The cost model of ``arch`` (validated through linlayout.hw.targets)."""
+    return CostModel(get_target(arch).name)
+
+
+# ====================================================================== plans
+def _lds_op_name(st) -> str:
+    from .plan import LdsStore
+
+    if isinstance(st, LdsStore):
+        return f"ds_write_b{8 * st.width}"
+    return f"ds_read_b{8 * st.width}" if st.width >= 4 else f"ds_read_u{8 * st.width}"
+
+
+_bank_cache: dict[tuple, float] = {}
+
+
+def lds_conflict_degree(arch: str, st, element_bits: int) -> float:
+    """Bank cycles / conflict-free cycles of one LDS step (warp 0), from synth.banks."""
+    import numpy as np
+
+    from linlayout import LayoutError
+
+    try:
+        from . import banks
+    except ImportError:  # pragma: no cover - depends on the tree
+        return 1.0
+    a = np.asarray(st.addr).reshape(-1, 64)[0]
+    eb = max(1, element_bits // 8)
+    op = _lds_op_name(st)
+    key = (arch, op, element_bits, (a - a.min()).tobytes(), int(a.min()) % 256)
+    if key not in _bank_cache:
+        try:
+            rep = banks.analyze(arch, op, a // eb, element_bits=element_bits)
+            _bank_cache[key] = rep.cycles / max(1, rep.min_cycles)
+        except LayoutError:
+            _bank_cache[key] = 1.0
+    return _bank_cache[key]
+
+
+def ds_depth(plan) -> int:
+    """Longest chain of dependent DS instructions (crossbar moves, LDS store -> load)."""
+    from .plan import FusedDpp, Lane, LdsLoad, LdsStore, Mov, PermlaneSwap, Select
+
+    depth: dict[int, int] = {}
+    mem = 0
+    best = 0
+    for st in plan.steps:
+        if isinstance(st, LdsStore):
+            mem = max(mem, max((depth.get(s, 0) for s in st.src), default=0) + 1)
+            continue
+        if isinstance(st, LdsLoad):
+            d = mem + 1
+            for s in st.dst:
+                depth[s] = d
+            best = max(best, d)
+            continue
+        if isinstance(st, PermlaneSwap):
+            d = max(depth.get(s, 0) for s in st.vdst + st.src0)
+            for s in st.vdst + st.src0:
+                depth[s] = d
+            continue
+        srcs = []
+        for name in ("src", "a", "b", "own"):
+            srcs += list(getattr(st, name, []) or [])
+        d = max((depth.get(s, 0) for s in srcs), default=0)
+        if isinstance(st, Lane) and not st.kind.startswith("dpp"):
+            d += 1
+        dsts = list(getattr(st, "dst", []) or [])
+        if isinstance(st, (Mov, Select, Lane, FusedDpp)):
+            for s in dsts:
+                depth[s] = d
+        best = max(best, d)
+    return best
+
+
+LDS_ADDR_BASE_VALU = 4  # [I] VALU ops to form one lane/warp-dependent LDS address (linear in lane bits)
+BPERMUTE_ADDR_VALU = 2  # [I] v_xor/v_and + v_lshlrev on the lane id per ds_bpermute pattern
+VCC_SALU = 2  # [I] s_mov_b32 x2: a 64-bit lane mask into an SGPR pair
+PERM_SELECTOR_SALU = 1  # [I] s_mov_b32: gfx9 VOP3 takes no literal, so a v_perm selector lives in an SGPR
+
+
+def _addr_cost(bases: list, a) -> int:
+    """VALU ops to form address ``a`` given the address VGPRs already formed (``bases``, updated)."""
+    import numpy as np
+
+    for b in bases:
+        d = a - b
+        if (d == d.reshape(-1)[0]).all() and 0 <= int(d.reshape(-1)[0]) < 65536:
+            return 0  # same VGPR, immediate offset
+    for b in bases:
+        x = a ^ b
+        if (x == x.reshape(-1)[0]).all():
+            bases.append(a)
+            return 1  # v_xor_b32 with a constant
+    bases.append(a)
+    return LDS_ADDR_BASE_VALU
+
+
+def estimate_overhead(plan) -> dict[str, int]:
+    """Setup instructions the steps need but that are not steps themselves ([I] estimates).
+
+    ``valu_lane_id`` 2 (v_mbcnt lo/hi) when any address depends on the lane;
+    ``valu_bpermute_addr`` BPERMUTE_ADDR_VALU per distinct ds_bpermute address pattern;
+    ``salu_vcc`` VCC_SALU per distinct select condition;
+    ``salu_perm_selector`` PERM_SELECTOR_SALU per distinct v_perm selector;
+    ``valu_lds_addr``: an LDS address that is a formed address plus a constant is an
+    immediate offset (free), one that is a formed address XOR a constant costs a
+    v_xor_b32, any other LDS_ADDR_BASE_VALU (warp-dependent parts are scalar);
+    ``s_waitcnt`` one per level of dependent DS instructions.
+    """
+    import numpy as np
+
+    from .plan import FusedDpp, Lane, LdsLoad, LdsStore, Mov, Select
+
+    bperm, conds, sels = set(), set(), set()
+    bases: list = []
+    lds_valu = 0
+    lane_dep = False
+    for st in plan.steps:
+        if isinstance(st, Lane) and st.kind == "ds_bpermute":
+            bperm.add(np.asarray(st.isa["addr"]).tobytes())
+            lane_dep = True
+        elif isinstance(st, Select) or (isinstance(st, FusedDpp) and st.form == "v_cndmask_b32_dpp"):
+            c = st.cond if isinstance(st, Select) else st.keep
+            conds.add(np.asarray(c).astype(np.int8).tobytes())
+        elif isinstance(st, Mov) and st.kind == "v_perm_b32":
+            sels.add(int(st.selector))
+        elif isinstance(st, (LdsStore, LdsLoad)):
+            lane_dep = True
+            lds_valu += _addr_cost(bases, np.asarray(st.addr, dtype=np.int64).reshape(-1, 64)[0])
+    out = {
+        "valu_lane_id": 2 if lane_dep else 0,
+        "valu_bpermute_addr": BPERMUTE_ADDR_VALU * len(bperm),
+        "salu_vcc": VCC_SALU * len(conds),
+        "salu_perm_selector": PERM_SELECTOR_SALU * len(sels),
+        "valu_lds_addr": lds_valu,
+        "s_waitcnt": ds_depth(plan),
+    }
+    return {k: v for k, v in out.items() if v}
+
+
+def plan_cost(plan, cm: CostModel) -> tuple[float, dict]:
+    """The cost-model value of ``plan`` and its parts."""
+    from .plan import LdsLoad, LdsStore, dwords_per_slot
+
+    mult = dwords_per_slot(plan.element_bits)
+    issue = lds = 0.0
+    for st in plan.steps:
+        for kind, n in st.counts().items():
+            if isinstance(st, (LdsStore, LdsLoad)):
+                deg = lds_conflict_degree(plan.arch, st, plan.element_bits)
+                lds += n * cm.instruction(kind, st.width, deg)
+            else:
+                issue += n * mult * cm.instruction(kind)
+    depth = ds_depth(plan)
+    oh = plan.overhead
+    setup = sum(v for k, v in oh.items() if k.startswith("valu")) * cm.valu_issue
+    setup += sum(v for k, v in oh.items() if k.startswith("salu")) * cm.salu_issue
+    parts = {"issue": issue, "lds": lds, "latency": cm.latency(depth), "setup": setup, "ds_depth": depth}
+    return issue + lds + cm.latency(depth) + setup, parts
+
+
+def lower_bound(src_ids, dst_ids, element_bits: int, cm: CostModel, has_permlane: bool) -> dict:
+    """Analytic bounds over every plan (per wave).
+
+    ``cross_lane_dwords``: the largest number of 32-bit values one lane must
+    receive from other lanes (its dst elements not in its own src registers,
+    ``32 / bits`` per dword); every cross-lane instruction (DPP, swizzle,
+    bpermute, permlane swap) delivers at most one dword to each lane.
+    ``cross_warp``: some lane needs an element no lane of its warp holds (only
+    LDS can move it; then ``min_lds_loads`` per lane, 16 bytes each, and at least
+    one barrier).  ``cost``: the cheapest of the bounds under the cost model.
+    """
+    import numpy as np
+
+    W, L, _ = src_ids.shape
+    eb = max(1, element_bits // 8)
+    per_dword = max(1, 32 // element_bits)
+    halves = 2 if element_bits == 64 else 1
+    lane_key = (np.arange(W)[:, None, None] * L + np.arange(L)[None, :, None]) << 40
+    warp_key = np.arange(W)[:, None, None] << 40
+    src_l, dst_l = (lane_key + src_ids).reshape(-1), np.unique((lane_key + dst_ids).reshape(-1))
+    remote = dst_l[~np.isin(dst_l, src_l)] >> 40
+    per_lane = np.bincount(remote, minlength=W * L) if remote.size else np.zeros(W * L, dtype=np.int64)
+    cross_lane = int(-(-per_lane.max() // per_dword) * halves) if per_lane.size else 0
+    src_w = np.unique((warp_key + src_ids).reshape(-1))
+    dst_wl = np.unique((lane_key + dst_ids).reshape(-1))
+    warp_of = (dst_wl >> 40) // L
+    need_w = (warp_of << 40) | (dst_wl & ((1 << 40) - 1))
+    foreign = dst_wl[~np.isin(need_w, src_w)] >> 40
+    per_lane_w = np.bincount(foreign, minlength=W * L) if foreign.size else np.zeros(W * L, dtype=np.int64)
+    cross_warp = bool(per_lane_w.max() > 0) if per_lane_w.size else False
+    elems_b128 = 16 // eb if eb <= 16 else 1
+    move = min(cm.instruction("dpp"), cm.instruction("permlane16_swap") if has_permlane else 1e9)
+    lds_loads = int(-(-(per_lane_w if cross_warp else per_lane).max() // elems_b128))
+    moved = foreign if cross_warp else remote  # flat lanes that import; the elements they import:
+    ids = (dst_wl if cross_warp else dst_l)[~np.isin(need_w if cross_warp else dst_l, src_w if cross_warp
+                                                     else src_l)] & ((1 << 40) - 1)
+    del moved
+    lds_stores = int(-(-np.unique(ids).size // (W * L * elems_b128))) if ids.size else 0
+    lds_bound = (lds_loads * cm.instruction("lds_read", 16) + lds_stores * cm.instruction("lds_write", 16)
+                 + cm.latency(2) + (cm.instruction("s_barrier") if cross_warp else 0.0))
+    if cross_warp:
+        cost = lds_bound
+    else:
+        cost = min(cross_lane * move, lds_bound) if cross_lane else 0.0
+    return {"cross_lane_dwords": cross_lane, "cross_warp": cross_warp,
+            "min_lds_loads": lds_loads if (cross_warp or cross_lane) else 0,
+            "min_lds_stores": lds_stores if (cross_warp or cross_lane) else 0,
+            "min_barriers": 1 if cross_warp else 0, "cost": round(cost, 3)}

@@ -1,0 +1,576 @@
+"""A lane-accurate model of one workgroup that executes conversion plans.
+
+Two executors:
+
+* ``run_isa(plan)``: the ISA level.  Registers are 32-bit VGPRs of every lane
+  of every warp, held as 4 *byte cells* each; LDS is a byte array.  Every step
+  runs as its hardware instruction with the parameters it carries (DPP control
+  with row_mask/bank_mask/bound_ctrl, ds_swizzle offset in all four modes,
+  ds_bpermute byte addresses with ``(addr + offset) / 4 % 64``, the gfx950
+  permlane swaps, v_perm_b32 byte selectors, v_cndmask VCC, ds_write/ds_read
+  widths and alignment).  LDS accesses are checked for races between warps
+  (no barrier between a write and another warp's read or write of the same
+  byte) -- within one wave LDS instructions are taken to complete in order
+  (``LDS_IN_ORDER_PER_WAVE``, [I]).
+* ``run_certificate(cert)``: the element level of CONTRACT.md section 4, on
+  the JSON certificate alone (no ISA parameters needed).
+
+Byte cells are int64: values ``0..255`` are literal bytes, values ``>= 256``
+are symbolic tags (one per element byte) so that a run proves where every
+byte went; ``UNDEF = -1`` marks never-written bytes, and v_perm's sign
+selectors on a tag produce ``-tag`` (a symbolic sign byte).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from linlayout import LayoutError, LinearLayout
+
+from .plan import (Barrier, FusedDpp, Lane, LdsLoad, LdsStore, Mov, PermlaneSwap, Plan, Select,
+                   dwords_per_slot, slots_per_dword)
+
+__all__ = [
+    "LDS_IN_ORDER_PER_WAVE", "PlanVerificationError", "UNDEF", "VerifyResult", "bpermute_src_lanes",
+    "dpp_src_lanes", "element_ids", "expected_ids", "permlane_swap", "run_certificate", "run_isa",
+    "swizzle_src_lanes", "v_perm_b32", "verify",
+]
+
+UNDEF = -1
+WAVE = 64
+TAG_BASE = 256
+
+# [I] LDS instructions of one wave are processed in issue order, so a wave reading
+# back (or overwriting) its own LDS data needs no barrier, only s_waitcnt.
+LDS_IN_ORDER_PER_WAVE = True
+
+
+class PlanVerificationError(RuntimeError):
+    """A synthesized plan did not move every element where it must go (an internal bug)."""
+
+
+# ====================================================================== ISA lane maps
+def dpp_src_lanes(ctrl: int, wave: int = WAVE) -> np.ndarray:
+    """Source lane of every lane for DPP_CTRL ``ctrl`` (gfx9 Table 94); -1 = out of range."""
+    n = np.arange(wave)
+    row = n & ~15
+    if 0 <= ctrl <= 0xFF:  # quad_perm
+        return (n & ~3) + ((ctrl >> (2 * (n & 3))) & 3)
+    if 0x101 <= ctrl <= 0x10F:  # row_shl
+        s = ctrl - 0x100
+        return np.where((n & 15) < 16 - s, n + s, -1)
+    if 0x111 <= ctrl <= 0x11F:  # row_shr
+        s = ctrl - 0x110
+        return np.where((n & 15) >= s, n - s, -1)
+    if 0x121 <= ctrl <= 0x12F:  # row_ror
+        s = ctrl - 0x120
+        return row | (((n & 15) - s) & 15)
+    if ctrl == 0x130:  # wave_shl:1
+        return np.where(n < wave - 1, n + 1, -1)
+    if ctrl == 0x134:  # wave_rol:1
+        return (n + 1) % wave
+    if ctrl == 0x138:  # wave_shr:1
+        return np.where(n > 0, n - 1, -1)
+    if ctrl == 0x13C:  # wave_ror:1
+        return (n - 1) % wave
+    if ctrl == 0x140:  # row_mirror
+        return row | (15 - (n & 15))
+    if ctrl == 0x141:  # row_half_mirror
+        return (n & ~7) | (7 - (n & 7))
+    if ctrl == 0x142:  # row_bcast:15
+        return np.where(n > 15, (n & 0x30) - 1, -1)
+    if ctrl == 0x143:  # row_bcast:31
+        return np.where(n > 31, 31, -1)
+    if 0x150 <= ctrl <= 0x15F:  # row_newbcast:k
+        return row + (ctrl - 0x150)
+    raise LayoutError(f"DPP control 0x{ctrl:x} is reserved on gfx9")
+
+
+def swizzle_src_lanes(offset: int, wave: int = WAVE) -> np.ndarray:
+    """Source lane of every lane for ``ds_swizzle_b32 offset:<offset>`` (all four modes)."""
+    if not 0 <= offset <= 0xFFFF:
+        raise LayoutError(f"ds_swizzle offset {offset} is not a 16-bit value")
+    i = np.arange(wave)
+    hi = i & 0x20
+    lo = i & 0x1F
+    if offset >= 0xE000:  # FFT
+        mask = offset & 0x1F
+        rev = np.zeros_like(lo)
+        for b in range(5):
+            rev |= ((lo >> b) & 1) << (4 - b)
+        j = rev >> bin(mask).count("1")
+        return j | (i & mask) | hi
+    if offset >= 0xC000:  # rotate
+        rot = (offset >> 5) & 0x1F
+        mask = offset & 0x1F
+        if offset & 0x400:
+            rot = -rot
+        j = (i & mask) | ((i + rot) & ~mask & 0x1F)
+        return j | hi
+    if offset & 0x8000:  # quad-perm
+        sel = np.array([(offset >> (2 * t)) & 3 for t in range(4)])
+        return (i & ~3) | sel[i & 3]
+    and_m, or_m, xor_m = offset & 0x1F, (offset >> 5) & 0x1F, (offset >> 10) & 0x1F
+    return ((((lo & and_m) | or_m) ^ xor_m) & 0x1F) | hi
+
+
+def bpermute_src_lanes(addr: np.ndarray, offset: int = 0, wave: int = WAVE) -> np.ndarray:
+    """``ds_bpermute_b32``: lane ``l`` reads lane ``((addr[l] + offset) / 4) % 64``."""
+    a = (np.asarray(addr, dtype=np.int64) + int(offset)) & 0xFFFFFFFF
+    return (a >> 2) % wave
+
+
+def permlane_swap(kind: str, vdst: np.ndarray, src0: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``v_permlane{16,32}_swap_b32 vdst, src0`` on ``[..., 64, ...]`` arrays (lane axis -2 or 1).
+
+    32: for lane < 32 swap ``src0[lane]`` with ``vdst[lane + 32]``; 16: in each
+    32-lane half swap ``src0[lane]`` with ``vdst[lane + 16]`` for lane < 16.
+    """
+    vd, s0 = vdst.copy(), src0.copy()
+    if kind == "permlane32_swap":
+        pairs = [(np.arange(0, 32), np.arange(32, 64))]
+    elif kind == "permlane16_swap":
+        pairs = [(np.arange(0, 16), np.arange(16, 32)), (np.arange(32, 48), np.arange(48, 64))]
+    else:
+        raise LayoutError(f"unknown permlane swap {kind!r}")
+    for lo, hi in pairs:
+        vd[:, hi] = src0[:, lo]
+        s0[:, lo] = vdst[:, hi]
+    return vd, s0
+
+
+def v_perm_b32(s0: np.ndarray, s1: np.ndarray, selector: np.ndarray) -> np.ndarray:
+    """``v_perm_b32``: bytes ``[..., 4]`` of S0, S1 and a selector ``[..., 4]`` (one byte per result byte)."""
+    src = np.concatenate([s1, s0], axis=-1)  # in[0..3] = S1, in[4..7] = S0
+    sel = np.broadcast_to(np.asarray(selector, dtype=np.int64), s0.shape)
+    out = np.take_along_axis(src, np.clip(sel, 0, 7), axis=-1)
+    for k, idx in ((8, 1), (9, 3), (10, 5), (11, 7)):
+        b = src[..., idx : idx + 1]
+        sign = np.where(b >= TAG_BASE, -b, np.where(b >= 0x80, 0xFF, 0))
+        out = np.where(sel == k, sign, out)
+    out = np.where(sel == 12, 0, out)
+    return np.where(sel >= 13, 0xFF, out)
+
+
+def _selector_bytes(sel: int) -> np.ndarray:
+    return np.array([(sel >> (8 * i)) & 0xFF for i in range(4)], dtype=np.int64)
+
+
+# ====================================================================== tags
+def element_ids(layout: LinearLayout, num_warps: int) -> np.ndarray:
+    """``[warps, 64, slots]`` tensor index (flattened, first out dim least significant) per slot."""
+    n_reg = layout.in_dim_size("register")
+    w = np.arange(num_warps)[:, None, None]
+    lane = np.arange(WAVE)[None, :, None]
+    r = np.arange(n_reg)[None, None, :]
+    ins = {"register": r, "lane": lane, "warp": w}
+    if layout.has_in_dim("block"):
+        ins["block"] = np.zeros_like(r)
+    out = layout.apply({k: np.broadcast_to(v, (num_warps, WAVE, n_reg)) for k, v in ins.items()})
+    flat = np.zeros((num_warps, WAVE, n_reg), dtype=np.int64)
+    shift = 0
+    for name, size in layout.out_dims:
+        flat |= np.asarray(out[name], dtype=np.int64) << shift
+        shift += size.bit_length() - 1
+    return flat
+
+
+def expected_ids(plan: Plan) -> np.ndarray:
+    return element_ids(plan.dst, plan.num_warps)
+
+
+# ====================================================================== ISA executor
+@dataclass
+class _Machine:
+    regs: np.ndarray  # [W, 64, n_dwords, 4]
+    lds: np.ndarray  # [bytes]
+    w_epoch: np.ndarray  # epoch of last write per byte (-1: never)
+    w_warp: np.ndarray  # warp of last write (-2: several warps, same value)
+    r_epoch: np.ndarray  # epoch of last cross-check read per byte
+    r_warps: np.ndarray  # bitmask of warps that read the byte in r_epoch
+    epoch: int = 0
+
+
+def _dwords(slots: list[int], p: int, dps: int) -> list[int]:
+    """The dwords of a slot list, in order of first appearance (64-bit: both halves)."""
+    out: list[int] = []
+    for s in slots:
+        ds = [2 * s, 2 * s + 1] if dps == 2 else [s // p]
+        for d in ds:
+            if d not in out:
+                out.append(d)
+    return out
+
+
+def _paired(dst: list[int], src: list[int], p: int, dps: int, what: str) -> list[tuple[int, int]]:
+    """(dst dword, src dword) pairs of a register step; slots must keep their position in the dword."""
+    if len(dst) != len(src):
+        raise PlanVerificationError(f"{what}: {len(dst)} destination slots but {len(src)} source slots")
+    pairs: dict[int, int] = {}
+    for d, s in zip(dst, src):
+        if dps == 1 and d % p != s % p:
+            raise PlanVerificationError(f"{what}: slot {s} -> {d} changes the element's place in its register")
+        for dd, sd in (((2 * d, 2 * s), (2 * d + 1, 2 * s + 1)) if dps == 2 else ((d // p, s // p),)):
+            if pairs.setdefault(dd, sd) != sd:
+                raise PlanVerificationError(f"{what}: register v{dd} would come from two registers")
+    return list(pairs.items())
+
+
+def _lanes_of(t: np.ndarray, warps: int) -> np.ndarray:
+    t = np.asarray(t, dtype=np.int64)
+    return np.broadcast_to(t, (warps, WAVE)) if t.ndim == 1 else t
+
+
+def _gather_lanes(vals: np.ndarray, src_lane: np.ndarray) -> np.ndarray:
+    """``vals[w, src_lane[w, l], ...]`` with -1 source lanes giving 0 (reads of invalid lanes)."""
+    idx = np.clip(src_lane, 0, WAVE - 1)
+    out = np.take_along_axis(vals, idx.reshape(idx.shape + (1,) * (vals.ndim - 2)), axis=1)
+    return np.where((src_lane < 0).reshape(src_lane.shape + (1,) * (vals.ndim - 2)), 0, out)
+
+
+def _check_declared(declared: np.ndarray, actual: np.ndarray, what: str) -> None:
+    declared = np.broadcast_to(declared, actual.shape)
+    bad = (declared >= 0) & (declared != actual)
+    if bad.any():
+        w, l = map(int, np.argwhere(bad)[0])
+        raise PlanVerificationError(
+            f"{what}: lane {l} of warp {w} is declared to read lane {int(declared[w, l])} but the "
+            f"instruction reads {int(actual[w, l])}")
+
+
+def _exec_dpp(m: _Machine, dst: int, src: int, ctrl: int, row_mask: int, bank_mask: int, bound_ctrl: int,
+              vcc: np.ndarray | None, s1: int | None) -> np.ndarray:
+    """``v_mov_b32_dpp`` (vcc None) or ``v_cndmask_b32_dpp dst, src(DPP), s1, vcc``; returns source lanes."""
+    W = m.regs.shape[0]
+    sl = np.broadcast_to(dpp_src_lanes(ctrl), (W, WAVE))
+    s0 = _gather_lanes(m.regs[:, :, src, :], sl)  # invalid lanes read 0 (bound_ctrl=1 meaning)
+    n = np.arange(WAVE)
+    enabled = (((row_mask >> (n >> 4)) & 1) & ((bank_mask >> ((n >> 2) & 3)) & 1)).astype(bool)
+    enabled = np.broadcast_to(enabled, (W, WAVE)).copy()
+    if not bound_ctrl:
+        enabled &= sl >= 0  # BC=0: out-of-range lanes are not written
+    if vcc is None:
+        res = s0
+    else:
+        own = m.regs[:, :, s1, :]
+        res = np.where(np.broadcast_to(vcc, (W, WAVE)).astype(bool)[..., None], own, s0)
+    m.regs[:, :, dst, :] = np.where(enabled[..., None], res, m.regs[:, :, dst, :])
+    return sl
+
+
+def _lds_access(m: _Machine, addr: np.ndarray, width: int, warp_count: int, what: str) -> np.ndarray:
+    """Byte indices ``[W, 64, width]`` of an LDS access, with alignment and range checks."""
+    a = _lanes_of(addr, warp_count).astype(np.int64)
+    if width in (4, 8, 16, 2) and (a % min(width, 16) != 0).any():
+        raise PlanVerificationError(f"{what}: an address is not aligned to the {width}-byte access")
+    idx = a[..., None] + np.arange(width)
+    if (idx < 0).any() or (idx >= m.lds.shape[0]).any():
+        raise PlanVerificationError(f"{what}: address outside the {m.lds.shape[0]}-byte LDS allocation")
+    return idx
+
+
+def _lds_write(m: _Machine, idx: np.ndarray, data: np.ndarray, what: str) -> None:
+    W = idx.shape[0]
+    for w in range(W):  # warps are unordered between barriers: check every other warp
+        flat, vals = idx[w].reshape(-1), data[w].reshape(-1)
+        same_epoch_other = (m.w_epoch[flat] == m.epoch) & (m.w_warp[flat] != w)
+        clash = same_epoch_other & (m.lds[flat] != vals)
+        if clash.any():
+            raise PlanVerificationError(f"{what}: warp {w} overwrites LDS byte {int(flat[clash][0])} that "
+                                        f"another warp wrote with other data since the last barrier")
+        read_by_other = (m.r_epoch[flat] == m.epoch) & ((m.r_warps[flat] & ~(1 << w)) != 0)
+        if read_by_other.any():
+            raise PlanVerificationError(f"{what}: warp {w} writes LDS byte {int(flat[read_by_other][0])} that "
+                                        f"another warp reads since the last barrier (missing barrier)")
+        m.w_warp[flat] = np.where(same_epoch_other, -2, w)
+        m.w_epoch[flat] = m.epoch
+        m.lds[flat] = vals
+
+
+def _lds_read(m: _Machine, idx: np.ndarray, what: str) -> np.ndarray:
+    W = idx.shape[0]
+    for w in range(W):
+        flat = idx[w].reshape(-1)
+        other = (m.w_epoch[flat] == m.epoch) & (m.w_warp[flat] != w)
+        if other.any():
+            raise PlanVerificationError(f"{what}: warp {w} reads LDS byte {int(flat[other][0])} written by "
+                                        f"another warp without a barrier in between")
+        fresh = m.r_epoch[flat] != m.epoch
+        m.r_warps[flat] = np.where(fresh, 0, m.r_warps[flat]) | (1 << w)
+        m.r_epoch[flat] = m.epoch
+    return m.lds[idx]
+
+
+def _slot_bytes(slot: int, p: int, dps: int, bytes_per: int) -> list[tuple[int, int]]:
+    """(dword, byte) cells of one slot."""
+    if dps == 2:
+        return [(2 * slot + h, b) for h in range(2) for b in range(4)]
+    d, pos = divmod(slot, p)
+    return [(d, pos * bytes_per + b) for b in range(bytes_per)]
+
+
+def _max_slot(plan: Plan) -> int:
+    m = max(plan.slots_in, plan.slots_out)
+    for s in plan.steps:
+        for name in ("dst", "src", "a", "b", "own", "tmp", "vdst", "src0", "pair"):
+            v = getattr(s, name, None)
+            if v:
+                m = max(m, max(v) + 1)
+    return m
+
+
+def run_isa(plan: Plan, init: np.ndarray | None = None, lds_bytes: int | None = None) -> np.ndarray:
+    """Execute ``plan`` instruction by instruction; returns the registers ``[W, 64, n_dwords, 4]``.
+
+    ``init``: byte cells of the initial slots ``[W, 64, slots_in, bytes]`` (default:
+    symbolic tags ``256 + 8 * id + byte`` of the src elements).
+    """
+    eb = plan.element_bits
+    p, dps, B = slots_per_dword(eb), dwords_per_slot(eb), max(1, eb // 8)
+    W = plan.num_warps
+    n_slots = _max_slot(plan)
+    n_dw = (n_slots * dps) if dps == 2 else -(-n_slots // p)
+    regs = np.full((W, WAVE, n_dw, 4), UNDEF, dtype=np.int64)
+    if init is None:
+        ids = element_ids(plan.src, W)
+        init = TAG_BASE + 8 * ids[..., None] + np.arange(B)
+    for s in range(plan.slots_in):
+        for k, (d, b) in enumerate(_slot_bytes(s, p, dps, B)):
+            regs[:, :, d, b] = init[:, :, s, k]
+    size = lds_bytes if lds_bytes is not None else max(plan.lds_bytes, 4)
+    m = _Machine(regs, np.full(size, UNDEF, dtype=np.int64), np.full(size, -1, dtype=np.int64),
+                 np.full(size, -1, dtype=np.int64), np.full(size, -1, dtype=np.int64),
+                 np.zeros(size, dtype=np.int64))
+    for i, st in enumerate(plan.steps):
+        what = f"step {i} ({st.op})"
+        if isinstance(st, Mov):
+            _exec_mov(m, st, p, dps, B, what)
+        elif isinstance(st, Select):
+            vcc = _lanes_of(st.cond, W).astype(bool)[..., None]
+            for (d, a), (_, b) in zip(_paired(st.dst, st.a, p, dps, what), _paired(st.dst, st.b, p, dps, what)):
+                m.regs[:, :, d, :] = np.where(vcc, m.regs[:, :, b, :], m.regs[:, :, a, :])
+        elif isinstance(st, Lane):
+            for d, s in _paired(st.dst, st.src, p, dps, what):
+                sl = _exec_lane(m, st, d, s, what)
+                _check_declared(_lanes_of(st.src_lane, W), sl, what)
+        elif isinstance(st, FusedDpp):
+            _exec_fused(m, st, p, dps, what)
+        elif isinstance(st, PermlaneSwap):
+            for vd, s0 in _paired(st.vdst, st.src0, p, dps, what):
+                a, b = permlane_swap(st.kind, m.regs[:, :, vd, :], m.regs[:, :, s0, :])
+                m.regs[:, :, vd, :], m.regs[:, :, s0, :] = a, b
+        elif isinstance(st, (LdsStore, LdsLoad)):
+            if st.pair is not None and (st.width not in (4, 8) or not 0 < st.pair_offset <= 255):
+                raise PlanVerificationError(f"{what}: a two-address LDS access needs 4- or 8-byte halves and an "
+                                            f"offset1 in 1..255, got {st.width} bytes and {st.pair_offset}")
+            accesses = [(st.src if isinstance(st, LdsStore) else st.dst, st.addr)]
+            if st.pair is not None:
+                accesses.append((st.pair, st.pair_addr()))
+            for slots, addr in accesses:
+                if isinstance(st, LdsStore):
+                    _exec_store(m, slots, addr, st.width, st.d16_hi, p, dps, B, what)
+                else:
+                    _exec_load(m, slots, addr, st.width, p, dps, B, what)
+        elif isinstance(st, Barrier):
+            m.epoch += 1
+        else:  # pragma: no cover - all step classes are handled above
+            raise PlanVerificationError(f"{what}: unknown step")
+    return m.regs
+
+
+def _exec_store(m: _Machine, slots: list[int], addr, width: int, d16_hi: bool, p: int, dps: int, B: int,
+                what: str) -> None:
+    W = m.regs.shape[0]
+    cells = [c for s in slots for c in _slot_bytes(s, p, dps, B)]
+    if len(cells) != width:
+        raise PlanVerificationError(f"{what}: {len(cells)} bytes listed for a {width}-byte store")
+    if width < 4 and cells[0][1] != (2 if d16_hi else 0):  # ds_write_b8/b16[_d16_hi]
+        raise PlanVerificationError(f"{what}: a {width}-byte store reads byte {2 if d16_hi else 0} of its VGPR, "
+                                    f"not byte {cells[0][1]}")
+    data = np.stack([m.regs[:, :, d, b] for d, b in cells], axis=-1)
+    _lds_write(m, _lds_access(m, addr, width, W, what), data, what)
+
+
+def _exec_load(m: _Machine, slots: list[int], addr, width: int, p: int, dps: int, B: int, what: str) -> None:
+    W = m.regs.shape[0]
+    cells = [c for s in slots for c in _slot_bytes(s, p, dps, B)]
+    if len(cells) != width:
+        raise PlanVerificationError(f"{what}: {len(cells)} bytes listed for a {width}-byte load")
+    data = _lds_read(m, _lds_access(m, addr, width, W, what), what)
+    if width < 4:  # ds_read_u8/u16: zero-extended into the whole VGPR
+        if cells[0][1] != 0:
+            raise PlanVerificationError(f"{what}: a {width}-byte load fills byte 0 of its VGPR")
+        m.regs[:, :, cells[0][0], :] = 0
+    for k, (d, b) in enumerate(cells):
+        m.regs[:, :, d, b] = data[..., k]
+
+
+def _exec_mov(m: _Machine, st: Mov, p: int, dps: int, B: int, what: str) -> None:
+    if st.kind == "v_perm_b32":
+        s0, s1 = st.operands
+        sel = _selector_bytes(int(st.selector))
+        m.regs[:, :, st.dst_dword, :] = v_perm_b32(m.regs[:, :, s0, :], m.regs[:, :, s1, :], sel)
+        for d, s in zip(st.dst, st.src):  # the declared slot copies must be what the selector did
+            src_cells = [m_ for m_ in _slot_bytes(s, p, dps, B)]
+            dst_cells = _slot_bytes(d, p, dps, B)
+            for (dd, db), (sd, sb) in zip(dst_cells, src_cells):
+                if dd != st.dst_dword or sd not in (s0, s1):
+                    raise PlanVerificationError(f"{what}: slot {s}->{d} is not within v_perm's operands")
+                want = (4 if sd == s0 else 0) + sb
+                if int(sel[db]) != want:
+                    raise PlanVerificationError(f"{what}: selector byte {db} is {int(sel[db])}, slot copy "
+                                                f"{s}->{d} needs {want}")
+        return
+    pairs = _paired(st.dst, st.src, p, dps, what)
+    if st.kind == "v_mov" and len(pairs) != 1:
+        raise PlanVerificationError(f"{what}: one v_mov_b32 moves exactly one register")
+    new = {d: m.regs[:, :, s, :].copy() for d, s in pairs}
+    if st.kind == "rename":  # slot-level renaming (bookkeeping): copy only the listed elements
+        for dsl, ssl in zip(st.dst, st.src):
+            for (dd, db), (sd, sb) in zip(_slot_bytes(dsl, p, dps, B), _slot_bytes(ssl, p, dps, B)):
+                new.setdefault(dd, m.regs[:, :, dd, :].copy())
+        snapshot = m.regs.copy()
+        for dsl, ssl in zip(st.dst, st.src):
+            for (dd, db), (sd, sb) in zip(_slot_bytes(dsl, p, dps, B), _slot_bytes(ssl, p, dps, B)):
+                m.regs[:, :, dd, db] = snapshot[:, :, sd, sb]
+        return
+    for d, v in new.items():
+        m.regs[:, :, d, :] = v
+
+
+def _exec_lane(m: _Machine, st: Lane, d: int, s: int, what: str) -> np.ndarray:
+    W = m.regs.shape[0]
+    fam = st.kind.split(":", 1)[0]
+    if fam == "dpp":
+        return _exec_dpp(m, d, s, int(st.isa["ctrl"]), int(st.isa.get("row_mask", 0xF)),
+                         int(st.isa.get("bank_mask", 0xF)), int(st.isa.get("bound_ctrl", 0)), None, None)
+    if fam == "ds_swizzle":
+        sl = np.broadcast_to(swizzle_src_lanes(int(st.isa["offset"])), (W, WAVE))
+    elif fam == "ds_bpermute":
+        sl = bpermute_src_lanes(_lanes_of(st.isa["addr"], W), int(st.isa.get("offset", 0)))
+    else:
+        raise PlanVerificationError(f"{what}: lane kind {st.kind!r} has no ISA model")
+    m.regs[:, :, d, :] = _gather_lanes(m.regs[:, :, s, :], sl)
+    return sl
+
+
+def _exec_fused(m: _Machine, st: FusedDpp, p: int, dps: int, what: str) -> None:
+    W = m.regs.shape[0]
+    keep = _lanes_of(st.keep, W).astype(bool)
+    for (d, o), (_, s) in zip(_paired(st.dst, st.own, p, dps, what), _paired(st.dst, st.src, p, dps, what)):
+        ctrl, bc = int(st.isa["ctrl"]), int(st.isa.get("bound_ctrl", 0))
+        rm, bm = int(st.isa.get("row_mask", 0xF)), int(st.isa.get("bank_mask", 0xF))
+        if st.form == "v_mov_b32_dpp":
+            if d != o:
+                m.regs[:, :, d, :] = m.regs[:, :, o, :]  # old = own (a v_mov_b32_dpp writes in place)
+            sl = _exec_dpp(m, d, s, ctrl, rm, bm, bc, None, None)
+            n = np.arange(WAVE)
+            enabled = (((rm >> (n >> 4)) & 1) & ((bm >> ((n >> 2) & 3)) & 1)).astype(bool)
+            if (np.broadcast_to(enabled, (W, WAVE)) == keep).any():
+                raise PlanVerificationError(f"{what}: the row/bank masks do not disable exactly the kept lanes")
+        elif st.form == "v_cndmask_b32_dpp":
+            if rm != 0xF or bm != 0xF or not bc:
+                raise PlanVerificationError(f"{what}: a DPP v_cndmask must have full masks and bound_ctrl:1")
+            sl = _exec_dpp(m, d, s, ctrl, rm, bm, bc, keep.astype(np.int64), o)
+        else:
+            raise PlanVerificationError(f"{what}: unknown fused form {st.form!r}")
+        declared = _lanes_of(st.src_lane, W)
+        _check_declared(np.where(keep, -1, declared), sl, what)
+        if ((~keep) & (sl < 0)).any():
+            raise PlanVerificationError(f"{what}: a lane that takes the moved value has no DPP source")
+
+
+# ====================================================================== certificate executor
+def run_certificate(cert: dict) -> np.ndarray:
+    """Execute a plan certificate at element level; returns ``[W, 64, n_slots]`` element ids (-1 undefined)."""
+    W, wave = int(cert["num_warps"]), int(cert["wave_size"])
+    src = LinearLayout.from_json(cert["src"])
+    eb = int(cert["element_bits"])
+    B = max(1, eb // 8)
+    n = max(int(cert["slots_in"]), int(cert["slots_out"]))
+    for st in cert["steps"]:
+        for k in ("dst", "src", "a", "b", "vdst", "src0"):
+            if isinstance(st.get(k), list) and st[k] and isinstance(st[k][0], int):
+                n = max(n, max(st[k]) + 1)
+    state = np.full((W, wave, n), UNDEF, dtype=np.int64)
+    state[:, :, : int(cert["slots_in"])] = element_ids(src, W)
+    lds: dict[int, int] = {}
+    for st in cert["steps"]:
+        op = st["op"]
+        if op == "mov":
+            state[:, :, st["dst"]] = state[:, :, st["src"]].copy()
+        elif op == "select":
+            c = _lanes_of(st["cond"], W).astype(bool)[..., None]
+            state[:, :, st["dst"]] = np.where(c, state[:, :, st["b"]], state[:, :, st["a"]])
+        elif op == "lane":
+            t = _lanes_of(st["src_lane"], W)
+            vals = np.take_along_axis(state[:, :, st["src"]], np.clip(t, 0, wave - 1)[..., None], axis=1)
+            state[:, :, st["dst"]] = np.where((t < 0)[..., None], UNDEF, vals)
+        elif op == "permlane_swap":
+            vd, s0 = permlane_swap(st["kind"], state[:, :, st["vdst"]], state[:, :, st["src0"]])
+            state[:, :, st["vdst"]], state[:, :, st["src0"]] = vd, s0
+        elif op in ("lds_store", "lds_load"):
+            a = _lanes_of(st["addr"], W)
+            slots = st["src"] if op == "lds_store" else st["dst"]
+            for k, s in enumerate(slots):
+                for w in range(W):
+                    for l in range(wave):
+                        key = int(a[w, l]) + k * B
+                        if op == "lds_store":
+                            lds[key] = int(state[w, l, s])
+                        else:
+                            state[w, l, s] = lds.get(key, UNDEF)
+        elif op == "barrier":
+            pass
+        else:
+            raise LayoutError(f"certificate step op {op!r} is unknown")
+    return state
+
+
+# ====================================================================== verification
+@dataclass
+class VerifyResult:
+    ok: bool
+    message: str = ""
+
+
+def _final_ids_from_regs(plan: Plan, regs: np.ndarray) -> np.ndarray:
+    """Element ids held by the dst slots after an ISA run (-1 where the bytes are not one element)."""
+    eb = plan.element_bits
+    p, dps, B = slots_per_dword(eb), dwords_per_slot(eb), max(1, eb // 8)
+    out = np.full(regs.shape[:2] + (plan.slots_out,), UNDEF, dtype=np.int64)
+    for s in range(plan.slots_out):
+        cells = _slot_bytes(s, p, dps, B)
+        first = regs[:, :, cells[0][0], cells[0][1]]
+        ident = (first - TAG_BASE) // 8
+        ok = first >= TAG_BASE
+        for k, (d, b) in enumerate(cells):
+            ok &= regs[:, :, d, b] == TAG_BASE + 8 * ident + k
+        out[:, :, s] = np.where(ok, ident, UNDEF)
+    return out
+
+
+def verify(plan: Plan) -> VerifyResult:
+    """Run ``plan`` at ISA level and at certificate level; both must leave ``dst`` in the dst slots."""
+    want = expected_ids(plan)
+    if want.shape[2] != plan.slots_out:
+        return VerifyResult(False, f"dst has {want.shape[2]} registers but the plan fills {plan.slots_out}")
+    try:
+        regs = run_isa(plan)
+    except (PlanVerificationError, LayoutError) as e:
+        return VerifyResult(False, f"ISA execution failed: {e}")
+    got = _final_ids_from_regs(plan, regs)
+    bad = got != want
+    if bad.any():
+        w, l, s = map(int, np.argwhere(bad)[0])
+        return VerifyResult(False, f"ISA run: warp {w} lane {l} slot {s} holds element {int(got[w, l, s])}, "
+                                   f"expected {int(want[w, l, s])} ({int(bad.sum())} slots wrong)")
+    state = run_certificate(plan.to_certificate())[:, :, : plan.slots_out]
+    bad = state != want
+    if bad.any():
+        w, l, s = map(int, np.argwhere(bad)[0])
+        return VerifyResult(False, f"certificate run: warp {w} lane {l} slot {s} holds element "
+                                   f"{int(state[w, l, s])}, expected {int(want[w, l, s])}")
+    return VerifyResult(True, "")

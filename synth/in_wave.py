@@ -1,0 +1,480 @@
+"""Conversions that stay inside each wave: packing, bit exchanges, per-register gathers.
+
+Input: the element map ``M`` of synth.preimage restricted to one wave --
+columns, per dst register bit and dst lane bit, of the src (register, lane)
+position holding that element.  Everything is identical in every warp.
+
+**Packing.**  With ``p = 32 / bits > 1`` elements per VGPR, ``kappa <= log2 p``
+src register bits ``K`` whose dst preimages ``K_d`` are dst register bits
+travel together: the *units* (32-bit values) of the middle of the plan hold
+the ``2**kappa`` elements that differ only in ``K`` (unit slot ``k`` = K
+coordinate ``k``).  A pack stage builds the units from the src VGPRs and an
+unpack stage builds the dst VGPRs from them, with ``v_perm_b32`` byte selects
+where the element order differs (``gather_dword``).  The unit problem is ``M``
+with the ``K`` bits removed: a linear map on (unit bits, lane bits).
+
+**Exchanges** (``exchange_units``, for a unit map that is a partial bit
+permutation).  Track which src bit ("label") sits at each register and lane
+bit position.  An exchange of register bit ``rho`` and lane bit ``j`` swaps
+their labels: for every register pair ``(a, b)`` differing in ``rho``,
+
+    a' = l_j ? b[l ^ 2^j] : a        b' = l_j ? b : a[l ^ 2^j]
+
+realized per target by the cheapest of: one ``v_permlane{16,32}_swap`` per pair
+(gfx950, ``j = 4, 5``); two DPP instructions per pair (``j <= 3``: a masked
+``v_mov_b32_dpp`` or a ``v_cndmask_b32_dpp`` whose DPP control reads
+``l -+ 2^j`` on the lanes that take it); or *ship* -- ``t = l_j ? a : b``, one
+lane move of ``t`` (ds_swizzle or ds_bpermute), two selects.  Every lane
+position whose target label differs needs one exchange; a cycle of lane
+labels needs one more (or a lane-permutation stage moving every unit once,
+tried both before and after the exchanges).  Dst lanes that broadcast get a
+*virtual* register bit (a copy of the registers), so one DPP move duplicates
+the data.  Register renamings are free.
+
+**Gather** (``gather_units``, any map).  Each dst unit, lane by lane, comes
+from some (src unit, src lane); lanes are grouped by src unit, one group is
+moved as a base and the others are merged by DPP-fused selects or by a move
+and a ``v_cndmask``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import permutations
+
+import numpy as np
+
+from linlayout import LayoutError
+from linlayout.hw.targets import Target
+
+from .cost import CostModel
+from .ir import Program
+from .lane_ops import LaneOp, find_dpp, find_lane_op
+
+__all__ = ["Packing", "UnitMap", "choose_packing", "exchange_units", "gather_dword", "gather_units",
+           "pack_units", "unpack_units"]
+
+WAVE = 64
+LANE_BITS = 6
+_LANES = np.arange(WAVE)
+
+
+def _combos(cols: list[int]) -> np.ndarray:
+    """``out[x] = XOR of cols[i] over the set bits i of x`` for every x < 2**len(cols)."""
+    out = np.zeros(1, dtype=np.int64)
+    for c in cols:
+        out = np.concatenate([out, out ^ c])
+    return out
+
+
+def _deposit(value: np.ndarray, positions: list[int]) -> np.ndarray:
+    """Scatter the low bits of ``value`` to bit ``positions[i]``."""
+    out = np.zeros_like(value)
+    for i, p in enumerate(positions):
+        out |= ((value >> i) & 1) << p
+    return out
+
+
+@dataclass
+class UnitMap:
+    """Linear map from dst (unit bits, lane bits) to src (unit bits, lane bits).
+
+    ``cols[b]`` for b < n_dst is the image of dst unit bit b, ``cols[n_dst + j]``
+    that of lane bit j; images use bits ``0..n_src-1`` for src units and
+    ``n_src..n_src+5`` for lanes.
+    """
+
+    n_src: int
+    n_dst: int
+    cols: list[int]
+
+    def table(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(src_unit, src_lane)``, each ``[2**n_dst, 64]``."""
+        full = _combos(self.cols).reshape(WAVE, 1 << self.n_dst).T
+        return full & ((1 << self.n_src) - 1), full >> self.n_src
+
+
+@dataclass
+class Packing:
+    """``K``: src register bits kept together (unit slot order); ``Kd``: their dst register bits."""
+
+    elem_bits: int
+    n_src_reg: int
+    n_dst_reg: int
+    K: list[int]
+    Kd: list[int]
+    units: UnitMap
+
+    @property
+    def p(self) -> int:
+        return max(1, 32 // self.elem_bits)
+
+
+def _unit_map(reg_cols: list[int], lane_cols: list[int], n_sr: int, K: list[int], Kd: list[int]) -> UnitMap | None:
+    kmask = sum(1 << k for k in K)
+    keep_src = [i for i in range(n_sr) if i not in K]
+    remap = {s: i for i, s in enumerate(keep_src)}
+    n_su = len(keep_src)
+
+    def conv(c: int) -> int | None:
+        if c & kmask:
+            return None
+        out = c >> n_sr << n_su
+        for s, i in remap.items():
+            out |= ((c >> s) & 1) << i
+        return out
+
+    cols = []
+    for b, c in enumerate(reg_cols):
+        if b in Kd:
+            continue
+        v = conv(c)
+        if v is None:
+            return None
+        cols.append(v)
+    n_du = len(cols)
+    for c in lane_cols:
+        v = conv(c)
+        if v is None:
+            return None
+        cols.append(v)
+    return UnitMap(n_su, n_du, cols)
+
+
+def _pack_perms(pk_K: list[int], n_sr: int, p: int) -> int:
+    """Units whose content is not one src VGPR with the elements already in unit-slot order."""
+    kappa = len(pk_K)
+    n_su = n_sr - kappa
+    rest = [i for i in range(n_sr) if i not in pk_K]
+    u = np.arange(1 << n_su)[:, None]
+    k = np.arange(1 << kappa)[None, :]
+    r = _deposit(u, rest) | _deposit(k, pk_K)
+    same = ((r // p) == (r[:, :1] // p)).all(axis=1) & ((r % p) == k).all(axis=1)
+    return int((~same).sum())
+
+
+def choose_packing(reg_cols: list[int], lane_cols: list[int], n_sr: int, elem_bits: int) -> Packing:
+    """The packing with the most elements per unit, then the fewest pack/unpack ``v_perm``s."""
+    n_dr = len(reg_cols)
+    p = max(1, 32 // elem_bits)
+    e = p.bit_length() - 1
+    G = [(c.bit_length() - 1, b) for b, c in enumerate(reg_cols)
+         if c and c & (c - 1) == 0 and c < (1 << n_sr)]
+    G = list({rho: (rho, b) for rho, b in G}.values())  # one dst bit per src bit
+    for kappa in range(min(e, len(G)), -1, -1):
+        best = None
+        for sub in permutations(G, kappa):
+            K, Kd = [s for s, _ in sub], [b for _, b in sub]
+            um = _unit_map(reg_cols, lane_cols, n_sr, K, Kd)
+            if um is None:
+                continue
+            cost = _pack_perms(K, n_sr, p) + _pack_perms(Kd, n_dr, p)
+            if best is None or cost < best[0]:
+                best = (cost, K, Kd, um)
+        if best is not None:
+            return Packing(elem_bits, n_sr, n_dr, best[1], best[2], best[3])
+    raise LayoutError("internal: no packing found")  # kappa = 0 always succeeds
+
+
+# ---------------------------------------------------------------------- byte gathers
+def gather_dword(prog: Program, parts: list[tuple[int, int] | None], elem_bytes: int) -> int:
+    """A register whose slot ``i`` is slot ``parts[i][1]`` of value ``parts[i][0]`` (None: don't care)."""
+    used = [x for x in parts if x is not None]
+    if not used:
+        return 0  # nothing needed: any register
+    vals = list(dict.fromkeys(v for v, _ in used))
+    if len(vals) == 1 and all(x is None or x[1] == i for i, x in enumerate(parts)):
+        return vals[0]
+    if len(vals) <= 2:
+        s1 = vals[0]
+        s0 = vals[1] if len(vals) == 2 else vals[0]
+        sel = 0
+        for i in range(4 // elem_bytes):
+            x = parts[i] if i < len(parts) else None
+            for b in range(elem_bytes):
+                byte = i * elem_bytes + b
+                if x is None:
+                    code = 0x0C
+                else:
+                    code = (4 if (x[0] == s0 and x[0] != s1) else 0) + x[1] * elem_bytes + b
+                sel |= code << (8 * byte)
+        return prog.perm(s0, s1, sel)
+    half = len(parts) // 2
+    lo = gather_dword(prog, parts[:half] + [None] * (len(parts) - half), elem_bytes)
+    hi = gather_dword(prog, [None] * half + parts[half:], elem_bytes)
+    sel = 0
+    for byte in range(4):
+        sel |= (byte if byte < 2 else 4 + byte) << (8 * byte)
+    return prog.perm(hi, lo, sel)
+
+
+def pack_units(prog: Program, pk: Packing) -> list[int]:
+    """Values of the units (index = src unit index), built from the src VGPRs ``0..``."""
+    p, kappa = pk.p, len(pk.K)
+    rest = [i for i in range(pk.n_src_reg) if i not in pk.K]
+    eb = max(1, pk.elem_bits // 8)
+    units = []
+    for u in range(1 << (pk.n_src_reg - kappa)):
+        ks = np.arange(1 << kappa)
+        r = _deposit(np.full_like(ks, u), rest) | _deposit(ks, pk.K)
+        parts: list[tuple[int, int] | None] = [(int(x) // p, int(x) % p) for x in r]
+        parts += [None] * (p - len(parts))
+        units.append(gather_dword(prog, parts, eb) if p > 1 else int(r[0]))
+    return units
+
+
+def unpack_units(prog: Program, pk: Packing, final_units: list[int], n_dst_slots: int) -> list[int]:
+    """Dst VGPR values built from the final units (index = dst unit index)."""
+    p = pk.p
+    rest = [i for i in range(pk.n_dst_reg) if i not in pk.Kd]
+    eb = max(1, pk.elem_bits // 8)
+    out = []
+    for d in range(-(-n_dst_slots // p)):
+        parts: list[tuple[int, int] | None] = []
+        for e in range(p):
+            r = d * p + e
+            if r >= n_dst_slots:
+                parts.append(None)
+                continue
+            u = sum(((r >> b) & 1) << i for i, b in enumerate(rest))
+            k = sum(((r >> b) & 1) << i for i, b in enumerate(pk.Kd))
+            parts.append((final_units[u], k))
+        out.append(gather_dword(prog, parts, eb) if p > 1 else parts[0][0])
+    return out
+
+
+# ---------------------------------------------------------------------- gather strategy
+def gather_units(prog: Program, um: UnitMap, units: list[int], target: Target, cm: CostModel) -> list[int]:
+    """Each dst unit assembled lane group by lane group (works for every map)."""
+    src_u, src_l = um.table()
+    fam = cm.lane_family_cost()
+    sel_cost, dpp_cost = cm.instruction("v_cndmask"), cm.instruction("dpp")
+    out = []
+    for q in range(1 << um.n_dst):
+        groups = []
+        for g in np.unique(src_u[q]):
+            lanes = src_u[q] == g
+            need = np.where(lanes, src_l[q], -1)
+            ident = bool((need[lanes] == _LANES[lanes]).all())
+            mv = None if ident else find_lane_op(need, target, fam)
+            dpp = find_dpp(need, target)
+            base_cost = 0.0 if ident else fam[mv.family]
+            add_cost = dpp_cost if dpp is not None else (base_cost + sel_cost)
+            groups.append((int(g), lanes, need, mv, dpp, base_cost, add_cost))
+        total = sum(g[6] for g in groups)
+        bi = min(range(len(groups)), key=lambda i: total - groups[i][6] + groups[i][5])
+        g, lanes, need, mv, _, _, _ = groups[bi]
+        cur = units[g] if mv is None else prog.lane(units[g], need, mv)
+        for i, (g2, lanes2, need2, mv2, dpp2, _, _) in enumerate(groups):
+            if i == bi:
+                continue
+            if dpp2 is not None:
+                cur = prog.fused(cur, units[g2], ~lanes2, need2, dpp2)
+            else:
+                t = units[g2] if mv2 is None else prog.lane(units[g2], need2, mv2)
+                cur = prog.select(lanes2, cur, t)
+        out.append(cur)
+    return out
+
+
+# ---------------------------------------------------------------------- exchange strategy
+def _label(c: int, n_src: int):
+    if c == 0:
+        return None
+    if c & (c - 1):
+        raise ValueError("not a bit permutation")
+    b = c.bit_length() - 1
+    return ("u", b) if b < n_src else ("l", b - n_src)
+
+
+@dataclass
+class _Realization:
+    how: str  # permlane | fused | ship
+    kind: str = ""
+    ops: tuple = ()
+    cost: float = 0.0
+
+
+def _exchange_realization(j: int, target: Target, cm: CostModel) -> _Realization:
+    J = 1 << j
+    lj = ((_LANES >> j) & 1).astype(bool)
+    opts = []
+    if target.has_permlane_swap and j in (4, 5):
+        opts.append(_Realization("permlane", f"permlane{16 if j == 4 else 32}_swap",
+                                 cost=cm.instruction("permlane16_swap")))
+    need_a = np.where(lj, _LANES ^ J, -1)
+    need_b = np.where(~lj, _LANES ^ J, -1)
+    da, db = find_dpp(need_a, target), find_dpp(need_b, target)
+    if da is not None and db is not None:
+        opts.append(_Realization("fused", ops=(da, db), cost=2 * cm.instruction("dpp")))
+    full = find_lane_op(_LANES ^ J, target, cm.lane_family_cost())
+    opts.append(_Realization("ship", ops=(full,), cost=3 * cm.instruction("v_cndmask")
+                             + cm.lane_family_cost()[full.family]))
+    return min(opts, key=lambda o: o.cost)
+
+
+class _Exchanger:
+    """Label machine over register/lane bit positions, emitting the data movement into ``prog``."""
+
+    def __init__(self, prog: Program, um: UnitMap, units: list[int], target: Target, cm: CostModel) -> None:
+        self.prog, self.target, self.cm = prog, target, cm
+        self.um = um
+        ns = um.n_src
+        self.T = [_label(um.cols[um.n_dst + j], ns) for j in range(LANE_BITS)]
+        self.dst_labels = [_label(c, ns) for c in um.cols[: um.n_dst]]
+        nv = 0
+        for j in range(LANE_BITS):
+            if self.T[j] is None:
+                self.T[j] = ("v", nv)
+                nv += 1
+        self.reg = [("u", i) for i in range(ns)] + [("v", k) for k in range(nv)]
+        self.lane = [("l", j) for j in range(LANE_BITS)]
+        n = len(self.reg)
+        mask = (1 << ns) - 1
+        self.vals = [units[q & mask] for q in range(1 << n)]
+        self._real: dict[int, _Realization] = {}
+
+    def exchange(self, rho: int, j: int) -> None:
+        real = self._real.get(j) or self._real.setdefault(j, _exchange_realization(j, self.target, self.cm))
+        J = 1 << j
+        lj = ((_LANES >> j) & 1).astype(bool)
+        bit = 1 << rho
+        for q in range(len(self.vals)):
+            if q & bit:
+                continue
+            a, b = self.vals[q], self.vals[q | bit]
+            if real.how == "permlane":
+                na, nb = self.prog.swap(real.kind, a, b)
+            elif real.how == "fused":
+                da, db = real.ops
+                na = self.prog.fused(a, b, ~lj, np.where(lj, _LANES ^ J, -1), da)
+                nb = self.prog.fused(b, a, lj, np.where(~lj, _LANES ^ J, -1), db)
+            else:
+                (mv,) = real.ops
+                t = self.prog.select(lj, b, a)
+                s = self.prog.lane(t, _LANES ^ J, mv)
+                na, nb = self.prog.select(lj, a, s), self.prog.select(lj, s, b)
+            self.vals[q], self.vals[q | bit] = na, nb
+        self.reg[rho], self.lane[j] = self.lane[j], self.reg[rho]
+
+    def lane_stage(self, src_pos: list[int]) -> None:
+        """New lane bit position j takes the label at old position ``src_pos[j]``."""
+        if src_pos == list(range(LANE_BITS)):
+            return
+        sigma = np.zeros(WAVE, dtype=np.int64)
+        for j, s in enumerate(src_pos):
+            sigma |= ((_LANES >> j) & 1) << s
+        op = find_lane_op(sigma, self.target, self.cm.lane_family_cost())
+        self.vals = [self.prog.lane(v, sigma, op) for v in self.vals]
+        self.lane = [self.lane[s] for s in src_pos]
+
+    def reg_pos(self, label) -> int | None:
+        return self.reg.index(label) if label in self.reg else None
+
+    def spare(self) -> int:
+        """A register position whose label nobody needs (else position 0)."""
+        needed = set(self.dst_labels) | set(self.T)
+        for i, lab in enumerate(self.reg):
+            if lab not in needed:
+                return i
+        return 0
+
+    def outputs(self) -> list[int]:
+        out = []
+        pos = []
+        for lab in self.dst_labels:
+            if lab is None:
+                pos.append(None)
+                continue
+            r = self.reg_pos(lab)
+            if r is None:
+                raise ValueError("label not in registers")
+            pos.append(r)
+        for q in range(1 << self.um.n_dst):
+            idx = 0
+            for b, r in enumerate(pos):
+                if r is not None and (q >> b) & 1:
+                    idx |= 1 << r
+            out.append(self.vals[idx])
+        return out
+
+    # -------------------------------------------------------------- schedules
+    def run_exchanges_only(self) -> None:
+        D = [j for j in range(LANE_BITS) if self.lane[j] != self.T[j]]
+        init = list(self.lane)
+        nxt = {}
+        for j in D:
+            if self.T[j] in init:
+                nxt[init.index(self.T[j])] = j
+        done: set[int] = set()
+        for j in D:
+            if j in done or self.reg_pos(self.T[j]) is None:
+                continue
+            cur, rho = j, self.reg_pos(self.T[j])
+            while cur is not None and cur not in done:
+                self.exchange(rho, cur)
+                done.add(cur)
+                cur = nxt.get(cur)
+        for j in D:
+            if j in done:
+                continue
+            rho = self.spare()
+            self.exchange(rho, j)
+            done.add(j)
+            cur = nxt.get(j)
+            while cur is not None and cur != j:
+                self.exchange(rho, cur)
+                done.add(cur)
+                cur = nxt.get(cur)
+            self.exchange(rho, j)
+
+    def run_lane_first(self) -> None:
+        src_pos: list[int | None] = [None] * LANE_BITS
+        for j, t in enumerate(self.T):
+            if t in self.lane:
+                src_pos[j] = self.lane.index(t)
+        free = [j for j in range(LANE_BITS) if j not in src_pos]
+        for j in range(LANE_BITS):
+            if src_pos[j] is None and j in free:
+                src_pos[j] = j
+                free.remove(j)
+        for j in range(LANE_BITS):
+            if src_pos[j] is None:
+                src_pos[j] = free.pop(0)
+        self.lane_stage(src_pos)  # type: ignore[arg-type]
+        self.run_exchanges_only()
+
+    def run_lane_last(self) -> None:
+        out_pos = [j for j in range(LANE_BITS) if self.lane[j] not in self.T]
+        incoming = [t for t in self.T if t not in self.lane]
+        entry = {}
+        for t in incoming:
+            j = self.T.index(t)
+            if j in out_pos and j not in entry.values():
+                entry[t] = j
+        free = [j for j in out_pos if j not in entry.values()]
+        for t in incoming:
+            if t not in entry:
+                entry[t] = free.pop(0)
+        for t in incoming:
+            self.exchange(self.reg_pos(t), entry[t])
+        self.lane_stage([self.lane.index(t) for t in self.T])
+
+
+def exchange_units(prog: Program, um: UnitMap, units: list[int], target: Target, cm: CostModel,
+                   schedule: str) -> list[int] | None:
+    """Exchange plan (schedule ``exchanges``, ``lane_first`` or ``lane_last``), or None when the
+    unit map is not a partial bit permutation."""
+    labels = [c for c in um.cols if c]
+    if any(c & (c - 1) for c in labels) or len(set(labels)) != len(labels):
+        return None
+    ex = _Exchanger(prog, um, units, target, cm)
+    for lab in ex.dst_labels:  # a src lane bit read into registers must leave the lanes
+        if lab is not None and lab[0] == "l" and lab in ex.T:
+            return None
+    try:
+        {"exchanges": ex.run_exchanges_only, "lane_first": ex.run_lane_first,
+         "lane_last": ex.run_lane_last}[schedule]()
+        return ex.outputs()
+    except ValueError:
+        return None

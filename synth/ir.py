@@ -1,0 +1,294 @@
+"""An SSA program over 32-bit registers (64-bit for 64-bit elements) that becomes plan steps.
+
+The strategies of synth.convert build programs of *values*: value ``i < n_init``
+is src register (dword) ``i``; every op creates new values.  The builder folds
+trivial ops (an identity lane map, a select of equal operands, constant
+conditions) and shares identical ops.  ``emit`` drops ops whose results no dst
+register needs, assigns registers, and writes plan steps: new values go to
+fresh registers above both the src and dst register ranges; a permlane swap or
+a masked ``v_mov_b32_dpp`` writes its operands in place and gets a ``v_mov``
+copy first when an operand is still needed afterwards (that copy is a real
+instruction and is counted); LDS vectors wider than one register read or
+write consecutive registers, again copying when the values are not there.
+The dst registers are filled by a final renaming.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .lane_ops import LaneOp, row_bank_masks
+from .plan import Barrier, FusedDpp, Lane, LdsLoad, LdsStore, Mov, PermlaneSwap, Select, Step
+
+__all__ = ["Program", "Op"]
+
+WAVE = 64
+_ALL = np.ones(WAVE, dtype=bool)
+
+
+@dataclass
+class Op:
+    kind: str  # lane | select | fused | swap | perm | copy | store | load | barrier
+    args: tuple  # value ids read
+    outs: tuple  # value ids written
+    params: dict = field(default_factory=dict)
+
+
+def _key_arr(a) -> bytes:
+    return np.ascontiguousarray(a).tobytes()
+
+
+class Program:
+    """Builder of an SSA register program for one wave (ops identical in every warp, except LDS addresses)."""
+
+    def __init__(self, n_init: int, slots_per_value: int, dwords_per_value: int) -> None:
+        self.n_init = n_init
+        self.p = slots_per_value
+        self.dps = dwords_per_value
+        self.n_values = n_init
+        self.ops: list[Op] = []
+        self._cse: dict[tuple, tuple] = {}
+        self.producer: dict[int, int] = {}
+
+    # ------------------------------------------------------------ builders
+    def _new(self, kind: str, args: tuple, params: dict, n_out: int = 1, key: tuple | None = None) -> tuple:
+        if key is not None and key in self._cse:
+            return self._cse[key]
+        outs = tuple(range(self.n_values, self.n_values + n_out))
+        self.n_values += n_out
+        self.ops.append(Op(kind, args, outs, params))
+        for o in outs:
+            self.producer[o] = len(self.ops) - 1
+        if key is not None:
+            self._cse[key] = outs
+        return outs
+
+    def lane(self, src: int, need: np.ndarray, op: LaneOp) -> int:
+        """``src`` read from lane ``need[l]`` (``-1``: don't care) by instruction ``op``."""
+        need = np.asarray(need, dtype=np.int64)
+        lanes = np.arange(WAVE)
+        if ((need == lanes) | (need < 0)).all():
+            return src
+        return self._new("lane", (src,), {"need": need, "op": op},
+                         key=("lane", src, _key_arr(need), op.kind))[0]
+
+    def select(self, cond: np.ndarray, a: int, b: int) -> int:
+        """Per lane ``b if cond[l] else a`` (a ``v_cndmask_b32``)."""
+        cond = np.asarray(cond, dtype=bool)
+        if a == b or not cond.any():
+            return a
+        if cond.all():
+            return b
+        return self._new("select", (a, b), {"cond": cond}, key=("select", a, b, _key_arr(cond)))[0]
+
+    def fused(self, own: int, src: int, keep: np.ndarray, need: np.ndarray, op: LaneOp) -> int:
+        """One DPP instruction: ``own`` where ``keep[l]``, else ``src`` read from lane ``need[l]``."""
+        keep = np.asarray(keep, dtype=bool)
+        need = np.where(keep, -1, np.asarray(need, dtype=np.int64))
+        if keep.all():
+            return own
+        masks = row_bank_masks(~keep)
+        return self._new("fused", (own, src), {"keep": keep, "need": need, "op": op, "masks": masks},
+                         key=("fused", own, src, _key_arr(keep), _key_arr(need), op.kind))[0]
+
+    def swap(self, kind: str, vdst: int, src0: int) -> tuple[int, int]:
+        """gfx950 ``v_permlane{16,32}_swap``: returns the new (vdst, src0)."""
+        return self._new("swap", (vdst, src0), {"kind": kind}, n_out=2, key=("swap", kind, vdst, src0))  # type: ignore[return-value]
+
+    def perm(self, s0: int, s1: int, selector: int) -> int:
+        """``v_perm_b32``: byte ``i`` = byte ``sel[i]`` of ``{s0, s1}`` (0-3: s1, 4-7: s0, 12: zero)."""
+        return self._new("perm", (s0, s1), {"selector": int(selector)}, key=("perm", s0, s1, int(selector)))[0]
+
+    def store(self, values: list[int], positions: list[int], addr: np.ndarray, width: int,
+              pair: list[int] | None = None, pair_offset: int = 0, st64: bool = False) -> None:
+        """LDS store of ``values`` (in address order) at byte ``addr[w][l]``; sub-dword: element
+        ``positions[0]`` of the one value.  ``pair``: a second access of the same width at
+        ``addr + pair_offset * width`` (``* 64`` if ``st64``) in the same instruction."""
+        self._new("store", tuple(values) + tuple(pair or ()),
+                  {"n_first": len(values), "positions": positions, "addr": addr, "width": width,
+                   "pair_offset": pair_offset, "st64": st64, "paired": pair is not None}, n_out=0)
+
+    def load(self, n_values: int, addr: np.ndarray, width: int, paired: bool = False, pair_offset: int = 0,
+             st64: bool = False) -> tuple:
+        """LDS load of ``width`` bytes into ``n_values`` new registers (sub-dword: element at position 0);
+        ``paired``: as many more registers from ``addr + pair_offset * width`` (``* 64`` if ``st64``)."""
+        return self._new("load", (), {"addr": addr, "width": width, "paired": paired, "pair_offset": pair_offset,
+                                      "st64": st64, "n_first": n_values},
+                         n_out=n_values * (2 if paired else 1))
+
+    def barrier(self) -> None:
+        self._new("barrier", (), {}, n_out=0)
+
+    # ------------------------------------------------------------ emission
+    def emit(self, outputs: list[int], n_dst: int) -> list[Step]:
+        """Plan steps computing ``outputs[k]`` into dst register ``k`` (``len(outputs) == n_dst``)."""
+        live_ops = self._live(outputs)
+        order = [i for i in range(len(self.ops)) if live_ops[i]]
+        last_use: dict[int, int] = {}
+        for pos, i in enumerate(order):
+            for a in self.ops[i].args:
+                last_use[a] = pos
+        for v in outputs:
+            last_use[v] = len(order) + 1
+        em = _Emitter(self, n_dst)
+        for pos, i in enumerate(order):
+            em.op(self.ops[i], pos, last_use)
+        em.finish(outputs)
+        return em.steps
+
+    def _live(self, outputs: list[int]) -> list[bool]:
+        live_vals = set(outputs)
+        live = [False] * len(self.ops)
+        for i in range(len(self.ops) - 1, -1, -1):
+            op = self.ops[i]
+            if op.kind in ("store", "barrier") or any(o in live_vals for o in op.outs):
+                live[i] = True
+                live_vals.update(op.args)
+        # a barrier is needed only between live LDS ops
+        if not any(live[i] and self.ops[i].kind in ("store", "load") for i in range(len(self.ops))):
+            live = [l and self.ops[i].kind != "barrier" for i, l in enumerate(live)]
+        return live
+
+
+class _Emitter:
+    def __init__(self, prog: Program, n_dst: int) -> None:
+        self.prog = prog
+        self.p, self.dps = prog.p, prog.dps
+        self.steps: list[Step] = []
+        self.reg: dict[int, int] = {v: v for v in range(prog.n_init)}  # value -> register
+        self.next_reg = max(prog.n_init, n_dst)
+
+    def _slots(self, r: int) -> list[int]:
+        return [r * self.p + k for k in range(self.p)] if self.dps == 1 else [r]
+
+    def _fresh(self, n: int = 1, align: int = 1) -> int:
+        r = -(-self.next_reg // align) * align
+        self.next_reg = r + n
+        return r
+
+    def _copy(self, v: int) -> int:
+        r = self._fresh()
+        self.steps.append(Mov(dst=self._slots(r), src=self._slots(self.reg[v]), kind="v_mov"))
+        return r
+
+    def _owned(self, v: int, pos: int, last_use: dict) -> int:
+        """A register holding ``v`` that may be overwritten now (copy when ``v`` is needed later)."""
+        return self.reg[v] if last_use.get(v, -1) <= pos else self._copy(v)
+
+    def op(self, op: Op, pos: int, last_use: dict) -> None:
+        k = op.kind
+        if k == "lane":
+            r = self._fresh()
+            lo: LaneOp = op.params["op"]
+            isa = dict(lo.isa)
+            if lo.family == "dpp":  # lanes without a DPP source are don't-care here: not written
+                isa.update(row_mask=0xF, bank_mask=0xF, bound_ctrl=0)
+            self.steps.append(Lane(kind=lo.kind, dst=self._slots(r), src=self._slots(self.reg[op.args[0]]),
+                                   src_lane=op.params["need"].copy(), isa=isa))
+            self.reg[op.outs[0]] = r
+        elif k == "select":
+            r = self._fresh()
+            a, b = op.args
+            self.steps.append(Select(dst=self._slots(r), a=self._slots(self.reg[a]), b=self._slots(self.reg[b]),
+                                     cond=op.params["cond"].astype(np.int64)))
+            self.reg[op.outs[0]] = r
+        elif k == "fused":
+            self._fused(op, pos, last_use)
+        elif k == "swap":
+            a, b = op.args
+            ra = self._owned(a, pos, last_use)
+            rb = self._owned(b, pos, last_use) if b != a else self._copy(b)
+            if rb == ra:
+                rb = self._copy(b)
+            self.steps.append(PermlaneSwap(kind=op.params["kind"], vdst=self._slots(ra), src0=self._slots(rb)))
+            self.reg[op.outs[0]], self.reg[op.outs[1]] = ra, rb
+        elif k == "perm":
+            r = self._fresh()
+            s0, s1 = (self.reg[x] for x in op.args)
+            sel = op.params["selector"]
+            dst, src = [], []
+            for slot in range(self.p):
+                bsel = (sel >> (8 * slot * (4 // self.p))) & 0xFF
+                if bsel < 8:
+                    sreg, sb = (s0, bsel - 4) if bsel >= 4 else (s1, bsel)
+                    dst.append(r * self.p + slot)
+                    src.append(sreg * self.p + sb // (4 // self.p))
+            self.steps.append(Mov(dst=dst, src=src, kind="v_perm_b32", operands=(s0, s1), selector=sel, dst_dword=r))
+            self.reg[op.outs[0]] = r
+        elif k == "store":
+            self._store(op)
+        elif k == "load":
+            self._load(op)
+        elif k == "barrier":
+            self.steps.append(Barrier())
+        else:  # pragma: no cover
+            raise ValueError(k)
+
+    def _fused(self, op: Op, pos: int, last_use: dict) -> None:
+        own, src = op.args
+        lo: LaneOp = op.params["op"]
+        keep, need, masks = op.params["keep"], op.params["need"], op.params["masks"]
+        if masks is not None and last_use.get(own, -1) <= pos:  # in place: no VCC, no copy
+            r = self.reg[own]
+            rm, bm = masks
+            isa = {"ctrl": lo.isa["ctrl"], "row_mask": rm, "bank_mask": bm, "bound_ctrl": 0}
+            form = "v_mov_b32_dpp"
+        else:
+            r = self._fresh()
+            isa = {"ctrl": lo.isa["ctrl"], "row_mask": 0xF, "bank_mask": 0xF, "bound_ctrl": 1}
+            form = "v_cndmask_b32_dpp"
+        tmp = self._fresh()
+        self.steps.append(FusedDpp(form=form, dst=self._slots(r), own=self._slots(self.reg[own]),
+                                   src=self._slots(self.reg[src]), tmp=self._slots(tmp),
+                                   ctrl_name=lo.kind.split(":", 1)[1], src_lane=need.copy(),
+                                   keep=keep.astype(np.int64), isa=isa))
+        self.reg[op.outs[0]] = r
+
+    def _store(self, op: Op) -> None:
+        width, positions, n1 = op.params["width"], op.params["positions"], op.params["n_first"]
+        pair = dict(pair_offset=op.params["pair_offset"], st64=op.params["st64"])
+        if width >= 4:
+            slots = [s for v in op.args[:n1] for s in self._slots(self.reg[v])]
+            pslots = [s for v in op.args[n1:] for s in self._slots(self.reg[v])] if op.params["paired"] else None
+            self.steps.append(LdsStore(src=slots, addr=op.params["addr"], width=width, pair=pslots, **pair))
+        else:  # sub-dword: elements k.. of one register
+            (v,), (k,) = op.args, positions
+            eb = 4 // self.p
+            slots = [self.reg[v] * self.p + k + i for i in range(width // eb)]
+            self.steps.append(LdsStore(src=slots, addr=op.params["addr"], width=width, d16_hi=k * eb == 2))
+
+    def _load(self, op: Op) -> None:
+        width, n1 = op.params["width"], op.params["n_first"]
+        if width >= 4:
+            regs = [self._fresh() for _ in op.outs]
+            for o, r in zip(op.outs, regs):
+                self.reg[o] = r
+            slots = [s for r in regs[:n1] for s in self._slots(r)]
+            pslots = [s for r in regs[n1:] for s in self._slots(r)] if op.params["paired"] else None
+            self.steps.append(LdsLoad(dst=slots, addr=op.params["addr"], width=width, pair=pslots,
+                                      pair_offset=op.params["pair_offset"], st64=op.params["st64"]))
+        else:  # ds_read_u8/u16: zero-extended into a fresh register
+            r = self._fresh()
+            eb = 4 // self.p
+            self.steps.append(LdsLoad(dst=[r * self.p + i for i in range(width // eb)], addr=op.params["addr"],
+                                      width=width))
+            self.reg[op.outs[0]] = r
+
+    def finish(self, outputs: list[int]) -> None:
+        """Rename the output values into dst registers ``0..n_dst-1`` (one parallel renaming, no overlap)."""
+        pairs = [(k, self.reg[v]) for k, v in enumerate(outputs) if self.reg[v] != k]
+        if not pairs:
+            return
+        targets = {k for k, _ in pairs}
+        clash = {r for _, r in pairs if r in targets}
+        if clash:
+            moved = {}
+            for r in sorted(clash):
+                moved[r] = self._fresh()
+            self.steps.append(Mov(dst=[s for r in sorted(clash) for s in self._slots(moved[r])],
+                                  src=[s for r in sorted(clash) for s in self._slots(r)]))
+            pairs = [(k, moved.get(r, r)) for k, r in pairs]
+        self.steps.append(Mov(dst=[s for k, _ in pairs for s in self._slots(k)],
+                              src=[s for _, r in pairs for s in self._slots(r)]))

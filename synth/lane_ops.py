@@ -1,0 +1,198 @@
+"""Which instruction realizes a given lane map on a target.
+
+A *lane map* is ``need[l]``: the lane whose value lane ``l`` must receive, or
+-1 when lane ``l``'s result does not matter (it will be masked by a select).
+Candidates, cheapest kind first (per synth.cost):
+
+* DPP (a VALU source modifier, gfx9 controls of shared/reference/amd_hw.md
+  2.3): every control whose decoded source lanes agree with ``need`` on the
+  needed lanes.  Controls whose every lane has a valid source are preferred,
+  so that a ``bound_ctrl`` question never arises.
+* ``ds_swizzle_b32``: bit-mask mode (``j = ((i & and) | or) ^ xor`` on lane
+  bits 0-4, bit 5 kept) and quad-perm mode are solved analytically (each lane
+  bit of the source is the same bit of the lane, its negation, 0 or 1); FFT
+  and rotate modes by table.
+* ``ds_bpermute_b32``: any map; the address VGPR is ``4 * need[l]``.
+
+The gfx950 permlane swaps act on register pairs and are chosen by the
+conversion planner (synth.convert), not here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import numpy as np
+
+from linlayout import LayoutError
+from linlayout.hw.targets import Target
+
+from .emulator import WAVE, dpp_src_lanes, swizzle_src_lanes
+
+__all__ = ["DPP_ROW_NEWBCAST_FOR_B32", "LaneOp", "bpermute_op", "dpp_candidates", "find_dpp", "find_lane_op",
+           "find_swizzle", "row_bank_masks"]
+
+# [I] row_newbcast (0x150-0x15F) is documented for the 64-bit DP-ALU DPP of gfx90a+;
+# whether 32-bit VOP1/VOP2 accept it is not established, so it is not used by default.
+DPP_ROW_NEWBCAST_FOR_B32 = False
+
+
+@dataclass(frozen=True)
+class LaneOp:
+    """One lane-moving instruction: ``kind`` as in the certificate, ``isa`` its encoding."""
+
+    kind: str
+    family: str  # dpp | ds_swizzle | ds_bpermute
+    isa: dict = field(default_factory=dict, hash=False, compare=False)
+    all_valid: bool = True
+
+
+def _dpp_table() -> list[tuple[str, str, int]]:
+    """(family name in Target.dpp_controls, asm name, ctrl) of every gfx9 DPP control."""
+    out = []
+    for c in range(256):
+        sel = [(c >> (2 * t)) & 3 for t in range(4)]
+        out.append(("quad_perm", f"quad_perm:[{','.join(map(str, sel))}]", c))
+    out += [("row_mirror", "row_mirror", 0x140), ("row_half_mirror", "row_half_mirror", 0x141)]
+    out += [("row_ror", f"row_ror:{s}", 0x120 + s) for s in range(1, 16)]
+    out += [("row_shl", f"row_shl:{s}", 0x100 + s) for s in range(1, 16)]
+    out += [("row_shr", f"row_shr:{s}", 0x110 + s) for s in range(1, 16)]
+    out += [("wave_rol", "wave_rol:1", 0x134), ("wave_ror", "wave_ror:1", 0x13C),
+            ("wave_shl", "wave_shl:1", 0x130), ("wave_shr", "wave_shr:1", 0x138),
+            ("row_bcast15", "row_bcast:15", 0x142), ("row_bcast31", "row_bcast:31", 0x143)]
+    out += [("row_newbcast", f"row_newbcast:{k}", 0x150 + k) for k in range(16)]
+    return out
+
+
+_DPP_ALL = _dpp_table()
+
+
+@lru_cache(maxsize=None)
+def _dpp_arrays(allowed: frozenset) -> tuple[list[tuple[str, int]], np.ndarray, np.ndarray]:
+    names, rows = [], []
+    for fam, name, ctrl in _DPP_ALL:
+        if fam not in allowed or (fam == "row_newbcast" and not DPP_ROW_NEWBCAST_FOR_B32):
+            continue
+        names.append((name, ctrl))
+        rows.append(dpp_src_lanes(ctrl))
+    tab = np.array(rows, dtype=np.int64)
+    valid = (tab >= 0).all(axis=1)
+    order = np.argsort(~valid, kind="stable")  # fully valid controls first
+    return [names[i] for i in order], tab[order], valid[order]
+
+
+def dpp_candidates(need: np.ndarray, target: Target) -> list[LaneOp]:
+    """Every DPP control realizing ``need`` on ``target`` (fully valid ones first)."""
+    if not target.dpp_controls:
+        return []
+    names, tab, valid = _dpp_arrays(frozenset(target.dpp_controls))
+    m = need >= 0
+    hit = (tab[:, m] == need[m]).all(axis=1)
+    return [LaneOp(f"dpp:{names[i][0]}", "dpp", {"ctrl": names[i][1]}, bool(valid[i])) for i in np.flatnonzero(hit)]
+
+
+def find_dpp(need: np.ndarray, target: Target) -> LaneOp | None:
+    c = dpp_candidates(need, target)
+    return c[0] if c else None
+
+
+@lru_cache(maxsize=1)
+def _swizzle_table() -> tuple[list[int], np.ndarray]:
+    offs = [0xE000 | m for m in range(32)] + [0xC000 | (d << 10) | (r << 5) | m
+                                              for d in range(2) for r in range(32) for m in range(32)]
+    return offs, np.array([swizzle_src_lanes(o) for o in offs], dtype=np.int64)
+
+
+def find_swizzle(need: np.ndarray, target: Target) -> LaneOp | None:
+    """A ds_swizzle_b32 offset realizing ``need`` (bit-mask, quad-perm, then FFT/rotate), or None."""
+    modes = target.ds_swizzle_modes
+    m = need >= 0
+    i, j = np.flatnonzero(m), need[m]
+    if not len(i):
+        return LaneOp("ds_swizzle:0x001f", "ds_swizzle", {"offset": 0x001F})
+    if "bitmask" in modes and ((i >> 5) == (j >> 5)).all():
+        and_m = or_m = xor_m = 0
+        ok = True
+        for b in range(5):
+            ib, jb = (i >> b) & 1, (j >> b) & 1
+            v0, v1 = set(jb[ib == 0].tolist()), set(jb[ib == 1].tolist())
+            if len(v0) > 1 or len(v1) > 1:
+                ok = False
+                break
+            f0 = v0.pop() if v0 else None
+            f1 = v1.pop() if v1 else None
+            if f0 is not None and f1 is not None and f0 == f1:  # constant bit
+                or_m |= f0 << b
+            elif f0 == 1 or f1 == 0:  # negation
+                and_m |= 1 << b
+                xor_m |= 1 << b
+            else:  # identity (or undetermined)
+                and_m |= 1 << b
+        if ok:
+            off = and_m | (or_m << 5) | (xor_m << 10)
+            return LaneOp(f"ds_swizzle:0x{off:04x}", "ds_swizzle", {"offset": off})
+    if "quad_perm" in modes and ((i >> 2) == (j >> 2)).all():
+        sel = [None] * 4
+        ok = True
+        for a, b in zip((i & 3).tolist(), (j & 3).tolist()):
+            if sel[a] is None:
+                sel[a] = b
+            elif sel[a] != b:
+                ok = False
+                break
+        if ok:
+            off = 0x8000 | sum((s or 0) << (2 * t) for t, s in enumerate(sel))
+            return LaneOp(f"ds_swizzle:0x{off:04x}", "ds_swizzle", {"offset": off})
+    if "fft" in modes or "rotate" in modes:
+        offs, tab = _swizzle_table()
+        hit = np.flatnonzero((tab[:, m] == need[m]).all(axis=1))
+        for h in hit:
+            o = offs[h]
+            if (o >= 0xE000 and "fft" in modes) or (o < 0xE000 and "rotate" in modes):
+                return LaneOp(f"ds_swizzle:0x{o:04x}", "ds_swizzle", {"offset": o})
+    return None
+
+
+def bpermute_op(need: np.ndarray) -> LaneOp:
+    """``ds_bpermute_b32`` with address ``4 * need[l]`` (own lane where undefined)."""
+    lanes = np.where(need >= 0, need, np.arange(WAVE))
+    return LaneOp("ds_bpermute", "ds_bpermute", {"addr": (4 * lanes).astype(np.int64), "offset": 0})
+
+
+_cache: dict[tuple, LaneOp | None] = {}
+
+
+def find_lane_op(need: np.ndarray, target: Target, family_cost: dict[str, float] | None = None) -> LaneOp:
+    """The cheapest instruction realizing ``need`` (-1 = don't care) on ``target``.
+
+    ``family_cost`` orders the families (default DPP < ds_swizzle < ds_bpermute).
+    """
+    need = np.asarray(need, dtype=np.int64)
+    if need.shape != (WAVE,):
+        raise LayoutError(f"a lane map has {WAVE} entries, got shape {need.shape}")
+    if ((need < -1) | (need >= WAVE)).any():
+        raise LayoutError("a lane map entry is not a lane index or -1")
+    costs = family_cost or {"dpp": 1.0, "ds_swizzle": 2.0, "ds_bpermute": 3.0}
+    key = (target.name, need.tobytes(), tuple(sorted(costs.items())))
+    if key in _cache:
+        return _cache[key]  # type: ignore[return-value]
+    options = [op for op in (find_dpp(need, target), find_swizzle(need, target)) if op is not None]
+    options.append(bpermute_op(need))
+    best = min(options, key=lambda o: costs[o.family])
+    if len(_cache) > 50000:
+        _cache.clear()
+    _cache[key] = best
+    return best
+
+
+def row_bank_masks(enabled: np.ndarray) -> tuple[int, int] | None:
+    """DPP ``(row_mask, bank_mask)`` whose enabled lanes are exactly ``enabled`` (bool[64]), or None."""
+    en = np.asarray(enabled, dtype=bool)
+    n = np.arange(WAVE)
+    rows = sorted({int(r) for r in (n[en] >> 4)})
+    banks = sorted({int(b) for b in ((n[en] >> 2) & 3)})
+    rm = sum(1 << r for r in rows)
+    bm = sum(1 << b for b in banks)
+    got = (((rm >> (n >> 4)) & 1) & ((bm >> ((n >> 2) & 3)) & 1)).astype(bool)
+    return (rm, bm) if (got == en).all() and en.any() else None

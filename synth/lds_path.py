@@ -1,0 +1,347 @@
+"""The LDS round trip: every warp stores its src registers, (barrier,) loads its dst registers.
+
+Shared layout ``S: (offset[, reps]) -> tensor`` comes from the bank-conflict
+work (``synth.swizzle.synthesize``: widest vectors, then fewest bank cycles,
+rounds when the tile exceeds the LDS budget); without it an unswizzled layout
+whose low offset bits are src register bits is used.
+
+Per side (store with src, load with dst) let ``C = S^-1 o layout`` map
+hardware bits to (offset, rep) bits.  A side moves ``2**t`` elements per lane
+per instruction when offset bits ``0..t-1`` are images of register vectors
+``delta_i`` and no lane/warp bit touches them (alignment); the ``2**t``
+elements of one access are the registers ``r ^ sum(c_i delta_i)``.  When the
+vector's elements are not whole VGPRs in order, ``v_perm_b32`` repacks them
+(store side before, load side after); vector accesses read/write consecutive
+aligned VGPRs (synth.ir copies when they are not).  Duplicated registers
+(register broadcast) are stored and loaded once.  Sub-dword accesses use
+``ds_write_b8/b16`` (``_d16_hi`` for the upper half) and ``ds_read_u8/u16``.
+
+Rounds: tensor bits that are register bits on both sides become rep bits; round
+``k`` moves the registers whose rep bits equal ``k``.  A barrier separates the
+stores from the loads (and a round's loads from the next round's stores) only
+when some warp reads bytes another warp writes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from linlayout import LayoutError, LinearLayout, f2
+
+from .emulator import element_ids
+from .in_wave import gather_dword
+from .ir import Program
+from .preimage import Problem
+
+__all__ = ["LdsDesign", "build_lds", "shared_layout"]
+
+WAVE = 64
+
+
+@dataclass
+class LdsDesign:
+    shared_cols: list[int]  # tensor vector of every offset bit, then every rep bit
+    n_offset_bits: int
+    n_rep_bits: int
+    source: str  # "synth.swizzle" or "fallback"
+    lds_bytes: int
+
+
+def _fallback_shared(prob: Problem, elem_bits: int, budget: int | None) -> LdsDesign:
+    """Unswizzled: offset bits are src register tensor bits first (vectorizes the stores), then the rest."""
+    n = prob.n_tensor_bits
+    order: list[int] = []
+    for c in prob.src_cols["register"] + prob.src_cols["lane"] + prob.src_cols["warp"]:
+        if c and f2.rank(order + [c]) > len(order):
+            order.append(c)
+    for b in range(n):  # complete to a basis of the tensor space
+        if f2.rank(order + [1 << b]) > len(order):
+            order.append(1 << b)
+    B = max(1, elem_bits // 8)
+    reps: list[int] = []
+    if budget is not None and (B << n) > budget:
+        common = [c for c in prob.src_cols["register"] if c in prob.dst_cols["register"] and c]
+        while (B << (n - len(reps))) > budget:
+            if not common:
+                raise LayoutError(f"the tile needs {B << n} bytes of LDS; the budget {budget} allows no split into "
+                                  f"rounds (too few register bits common to src and dst)")
+            reps.append(common.pop())
+        order = [c for c in order if c not in reps]
+    return LdsDesign(order + reps, len(order), len(reps), "fallback", B << len(order))
+
+
+def shared_layout(prob: Problem, elem_bits: int, arch: str, budget: int | None) -> LdsDesign:
+    """The shared layout from synth.swizzle when available, else the unswizzled fallback."""
+    try:
+        from . import swizzle  # the bank-conflict engineer's synthesizer
+    except ImportError:  # pragma: no cover - depends on the tree
+        return _fallback_shared(prob, elem_bits, budget)
+    res = swizzle.synthesize(prob.src, prob.dst, elem_bits, arch, lds_budget_bytes=budget, allow_transpose=False)
+    sh = res.shared
+    outs = prob.src.out_dims
+    cols = sh._aligned_columns(outs, "shared layout")
+    n_off = sh.in_dim_size_log2("offset")
+    n_rep = sh.in_dim_size_log2("reps") if sh.has_in_dim("reps") else 0
+    names = sh.in_dim_names
+    off = cols[: n_off] if names[0] == "offset" else cols[n_rep:]
+    rep = cols[n_off:] if names[0] == "offset" else cols[:n_rep]
+    return LdsDesign(off + rep, n_off, n_rep, "synth.swizzle", int(res.lds_bytes))
+
+
+@dataclass
+class _Side:
+    """Offset/rep coordinates of every (warp, lane, register) of one side."""
+
+    off: np.ndarray  # [W, 64, R] element offset
+    rep: np.ndarray  # [W, 64, R] round
+    unique: list[int]  # registers kept after removing duplicates
+    reg_cols: list[int]  # C of each register bit (offset bits low, then rep bits)
+    other_cols: list[int]  # C of each lane/warp bit
+
+
+def _side(layout_cols: dict[str, list[int]], ids: np.ndarray, design: LdsDesign, tensor_to: np.ndarray) -> _Side:
+    coord = tensor_to[ids]
+    mask = (1 << design.n_offset_bits) - 1
+    inv = lambda c: f2.solve(design.shared_cols, c)  # noqa: E731
+    reg_cols = [inv(c) for c in layout_cols["register"]]
+    other = [inv(c) for c in layout_cols["lane"] + layout_cols["warp"]]
+    seen: dict[bytes, int] = {}
+    unique = []
+    for r in range(ids.shape[2]):
+        key = ids[:, :, r].tobytes()
+        if key not in seen:
+            seen[key] = r
+            unique.append(r)
+    return _Side(coord & mask, coord >> design.n_offset_bits, unique, reg_cols, other)
+
+
+def _vector_bits(side: _Side, t_max: int) -> list[list[int]]:
+    """For t = 0..: register vectors delta_0..delta_{t-1} with C(delta_i) = offset bit i (aligned)."""
+    options = [[]]
+    for t in range(1, t_max + 1):
+        low = (1 << t) - 1
+        if any(c & low for c in side.other_cols):
+            break
+        deltas = []
+        for i in range(t):
+            x = f2.solve(side.reg_cols, 1 << i)
+            if x is None:
+                return options
+            deltas.append(x)
+        if any((f2.apply_columns(side.reg_cols, x) ^ (1 << i)) for i, x in enumerate(deltas)):
+            return options
+        options.append(deltas)
+    return options
+
+
+def _groups(side: _Side, deltas: list[int]) -> list[list[int]]:
+    """Register lists (offset order) of every access, from the unique registers."""
+    span = [0]
+    for d in deltas:
+        span = span + [s ^ d for s in span]
+    groups, covered = [], set()
+    for r in side.unique:
+        if r in covered:
+            continue
+        c = f2.apply_columns(side.reg_cols, r)
+        base = r
+        for i, d in enumerate(deltas):  # move to the register with offset bits 0..t-1 clear
+            if (c >> i) & 1:
+                base ^= d
+        g = [base ^ s for s in span]
+        groups.append(g)
+        covered.update(g)
+    return groups
+
+
+def _perms_side(groups: list[list[int]], p: int, elem_bytes: int) -> int:
+    """v_perm_b32 count of one side: VGPRs whose elements are not in address order."""
+    if p == 1:
+        return 0
+    n = 0
+    for g in groups:
+        if len(g) * elem_bytes >= 4:
+            n += sum(1 for k in range(0, len(g), p) if any(g[k + e] != g[k] + e or g[k] % p for e in range(p)))
+        else:
+            pos = g[0] % p
+            if g != list(range(g[0], g[0] + len(g))) or (pos * elem_bytes) % 4 not in (0, 2) \
+                    or (pos * elem_bytes) % (len(g) * elem_bytes):
+                n += 1
+    return n
+
+
+def _choose_vectors(side: _Side, t_cap: int, p: int, eb: int) -> list[int]:
+    """Vector bits with the fewest LDS instructions plus repacking ``v_perm``s."""
+    best, best_cost = [], None
+    for deltas in _vector_bits(side, t_cap):
+        groups = _groups(side, deltas)
+        width = eb << len(deltas)
+        n_instr = len(groups) / (2 if width in (4, 8) else 1)  # optimistic pairing into read2/write2
+        c = n_instr + _perms_side(groups, p, eb)
+        if best_cost is None or c <= best_cost:
+            best, best_cost = deltas, c
+    return best
+
+
+def _pairs(addrs: list[np.ndarray], width: int) -> list[tuple[int, int | None, int, bool]]:
+    """Pair accesses of one width whose addresses differ by one constant in every lane (ds_read2/ds_write2).
+
+    Returns (first, second or None, offset1, st64) in issue order."""
+    if width not in (4, 8):
+        return [(i, None, 0, False) for i in range(len(addrs))]
+    by_pattern: dict[bytes, list[tuple[int, int]]] = {}
+    for i, a in enumerate(addrs):
+        base = int(a.reshape(-1)[0])
+        by_pattern.setdefault((a - base).tobytes(), []).append((base, i))
+    out = []
+    for members in by_pattern.values():
+        members.sort()
+        used = [False] * len(members)
+        for x in range(len(members)):
+            if used[x]:
+                continue
+            used[x] = True
+            partner = None
+            for y in range(x + 1, len(members)):
+                if used[y]:
+                    continue
+                d = members[y][0] - members[x][0]
+                if d % width == 0 and 0 < d // width <= 255:
+                    partner = (y, d // width, False)
+                elif d % (64 * width) == 0 and 0 < d // (64 * width) <= 255:
+                    partner = (y, d // (64 * width), True)
+                if partner:
+                    break
+            if partner:
+                used[partner[0]] = True
+                out.append((members[x][1], members[partner[0]][1], partner[1], partner[2]))
+            else:
+                out.append((members[x][1], None, 0, False))
+    out.sort(key=lambda t: t[0])
+    return out
+
+
+def build_lds(prog: Program, prob: Problem, design: LdsDesign, elem_bits: int, src_dwords: list[int],
+              num_warps: int) -> tuple[list[int], bool]:
+    """Emit the round trip into ``prog``; returns (dst register values, whether barriers were needed)."""
+    eb = max(1, elem_bits // 8)
+    p = max(1, 32 // elem_bits)
+    n = prob.n_tensor_bits
+    table = np.zeros(1 << n, dtype=np.int64)  # tensor id -> offset | rep << n_off
+    coords = np.arange(1 << n, dtype=np.int64)
+    tens = np.zeros_like(coords)
+    for i, c in enumerate(design.shared_cols):
+        tens ^= np.where((coords >> i) & 1, c, 0)
+    table[tens] = coords
+    s_ids, d_ids = element_ids(prob.src, num_warps), element_ids(prob.dst, num_warps)
+    S = _side(prob.src_cols, s_ids, design, table)
+    D = _side(prob.dst_cols, d_ids, design, table)
+    t_cap = (16 // eb).bit_length() - 1
+    s_deltas, d_deltas = _choose_vectors(S, t_cap, p, eb), _choose_vectors(D, t_cap, p, eb)
+    s_groups, d_groups = _groups(S, s_deltas), _groups(D, d_deltas)
+    s_w, d_w = eb << len(s_deltas), eb << len(d_deltas)
+
+    def rep_of(side: _Side, g: list[int]) -> int:
+        reps = np.unique(side.rep[:, :, g])
+        if len(reps) != 1:
+            raise LayoutError("internal: an LDS access spans two rounds")
+        return int(reps[0])
+
+    n_rounds = 1 << design.n_rep_bits
+    cross = _cross_warp(S, D, s_groups, d_groups, num_warps)
+    loaded: dict[int, tuple[int, int]] = {}  # dst register -> (value, slot)
+    for rnd in range(n_rounds):
+        if rnd and cross:
+            prog.barrier()
+        sg = [g for g in s_groups if rep_of(S, g) == rnd]
+        for i, j, off, st64 in _pairs([_addr(S, g[0], eb) for g in sg], s_w):
+            _emit_store(prog, S, sg[i], None if j is None else sg[j], off, st64, src_dwords, p, eb, s_w)
+        if cross:
+            prog.barrier()
+        dg = [g for g in d_groups if rep_of(D, g) == rnd]
+        for i, j, off, st64 in _pairs([_addr(D, g[0], eb) for g in dg], d_w):
+            _emit_load(prog, D, dg[i], None if j is None else dg[j], off, st64, p, eb, d_w, loaded)
+    # dst registers: loaded ones, duplicates from their twin
+    R_d = d_ids.shape[2]
+    twin = {}
+    for r in range(R_d):
+        if r not in loaded:
+            for u in D.unique:
+                if (d_ids[:, :, u] == d_ids[:, :, r]).all():
+                    twin[r] = u
+                    break
+    out = []
+    for dw in range(-(-R_d // p)):
+        parts = []
+        for e in range(p):
+            r = dw * p + e
+            if r >= R_d:
+                parts.append(None)
+            else:
+                parts.append(loaded[twin.get(r, r)])
+        out.append(gather_dword(prog, parts, eb) if p > 1 else parts[0][0])
+    return out, cross
+
+
+def _cross_warp(S: _Side, D: _Side, s_groups, d_groups, W: int) -> bool:
+    """Does some warp read an (offset, round) that another warp writes?"""
+    if W == 1:
+        return False
+    key_s = (S.rep << 32 | S.off)[:, :, [r for g in s_groups for r in g]]
+    key_d = (D.rep << 32 | D.off)[:, :, [r for g in d_groups for r in g]]
+    for w in range(W):
+        others = np.unique(np.concatenate([key_s[v].reshape(-1) for v in range(W) if v != w]))
+        if np.isin(key_d[w].reshape(-1), others).any():
+            return True
+    return False
+
+
+def _addr(side: _Side, r: int, eb: int) -> np.ndarray:
+    return (side.off[:, :, r] * eb).astype(np.int64)
+
+
+def _dwords_of(g: list[int], src_dwords: list[int], p: int, eb: int) -> list[int]:
+    """Values holding the elements of ``g`` in address order, one per VGPR (v_perm when out of order)."""
+    vals = []
+    for k in range(0, len(g), p):
+        parts = [(src_dwords[g[k + e] // p], g[k + e] % p) for e in range(p)]
+        vals.append(gather_dword(prog_ref[0], parts, eb) if p > 1 else src_dwords[g[k]])
+    return vals
+
+
+prog_ref: list[Program] = []
+
+
+def _emit_store(prog: Program, S: _Side, g: list[int], g2: list[int] | None, off: int, st64: bool,
+                src_dwords: list[int], p: int, eb: int, width: int) -> None:
+    addr = _addr(S, g[0], eb)
+    if width >= 4:
+        prog_ref[:] = [prog]
+        vals = _dwords_of(g, src_dwords, p, eb)
+        pair = _dwords_of(g2, src_dwords, p, eb) if g2 is not None else None
+        prog.store(vals, [0] * len(vals), addr, width, pair=pair, pair_offset=off, st64=st64)
+        return
+    # sub-dword: the elements sit at one dword position, which must be byte 0 or 2
+    pos = g[0] % p
+    contiguous = g == list(range(g[0], g[0] + len(g)))
+    v = src_dwords[g[0] // p]
+    if not contiguous or (pos * eb) % 4 not in (0, 2) or (pos * eb) % width:
+        parts = [(src_dwords[r // p], r % p) for r in g] + [None] * (p - len(g))
+        v, pos = gather_dword(prog, parts, eb), 0
+    prog.store([v], [pos], addr, width)
+
+
+def _emit_load(prog: Program, D: _Side, g: list[int], g2: list[int] | None, off: int, st64: bool, p: int,
+               eb: int, width: int, loaded: dict[int, tuple[int, int]]) -> None:
+    addr = _addr(D, g[0], eb)
+    if width >= 4:
+        vals = prog.load(width // 4, addr, width, paired=g2 is not None, pair_offset=off, st64=st64)
+        for grp, vs in ((g, vals[: width // 4]), (g2 or [], vals[width // 4:])):
+            for k, r in enumerate(grp):
+                loaded[r] = (vs[k // p], k % p)
+    else:
+        (v,) = prog.load(1, addr, width)
+        for k, r in enumerate(g):
+            loaded[r] = (v, k)

@@ -1,0 +1,191 @@
+"""The conversion problem: where does each dst hardware position find its element in src?
+
+Both layouts map hardware bits (``register``, ``lane``, ``warp``) to tensor
+bits.  For every dst basis bit ``b`` the src positions holding the element
+``dst(b)`` form the coset ``x0 + ker(src)``; because layouts are linear, any
+choice per basis bit gives a valid linear map ``M`` (dst hw -> src hw) with
+``src(M(x)) == dst(x)``.  Triton takes the least-squares choice (free
+variables 0), which can make a same-warp conversion look cross-warp when src
+broadcasts across warps.  Here every basis bit picks the coset member that
+moves least: a dst warp bit keeps its own warp bit, a dst lane bit keeps its
+lane bit, a dst register bit prefers a src register bit, and nothing takes a
+warp component it does not need.  The conversion stays inside each wave iff
+every dst warp bit maps to the same src warp bit and no register/lane bit
+needs a warp bit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from linlayout import LayoutError, LinearLayout, f2
+
+__all__ = ["Problem", "WaveMap", "normalize", "wave_local_map"]
+
+
+@dataclass
+class Problem:
+    """Flattened tensor columns of both layouts (first out dim least significant)."""
+
+    src: LinearLayout
+    dst: LinearLayout
+    wave: int
+    num_warps: int
+    n_tensor_bits: int
+    src_cols: dict[str, list[int]]
+    dst_cols: dict[str, list[int]]
+
+    def src_hw_cols(self) -> list[int]:
+        return self.src_cols["register"] + self.src_cols["lane"] + self.src_cols["warp"]
+
+    @property
+    def n_src_reg(self) -> int:
+        return len(self.src_cols["register"])
+
+    @property
+    def n_dst_reg(self) -> int:
+        return len(self.dst_cols["register"])
+
+    @property
+    def n_lane(self) -> int:
+        return len(self.src_cols["lane"])
+
+    @property
+    def n_warp(self) -> int:
+        return len(self.src_cols["warp"])
+
+
+def _columns_by_dim(layout: LinearLayout, outs: list[tuple[str, int]]) -> dict[str, list[int]]:
+    cols = layout._aligned_columns(outs, "convert")
+    out, j = {}, 0
+    for name, size in layout.in_dims:
+        k = size.bit_length() - 1
+        out[name] = cols[j : j + k]
+        j += k
+    return out
+
+
+def normalize(src: LinearLayout, dst: LinearLayout, wave: int) -> Problem:
+    """Check that ``src`` and ``dst`` are distributed layouts of one tensor and flatten them."""
+    for name, lay in (("src", src), ("dst", dst)):
+        if not isinstance(lay, LinearLayout):
+            raise LayoutError(f"{name} must be a LinearLayout")
+        extra = set(lay.in_dim_names) - {"register", "lane", "warp", "block"}
+        if extra:
+            raise LayoutError(f"{name} has in dims {sorted(extra)}; a distributed layout has register, lane, "
+                              f"warp, block")
+        for d in ("register", "lane"):
+            if not lay.has_in_dim(d):
+                raise LayoutError(f"{name} lacks the in dim {d!r}")
+        if lay.in_dim_size("lane") != wave:
+            raise LayoutError(f"{name} has lane size {lay.in_dim_size('lane')}, the target's wave size is {wave}")
+        if lay.has_in_dim("block") and lay.in_dim_size("block") != 1:
+            raise LayoutError(f"{name} has block size {lay.in_dim_size('block')}; conversions across CTAs "
+                              f"are not supported")
+    if {n for n, _ in src.out_dims} != {n for n, _ in dst.out_dims}:
+        raise LayoutError(f"src out dims {src.out_dim_names} and dst out dims {dst.out_dim_names} differ")
+    sizes = dict(src.out_dims)
+    for n, s in dst.out_dims:
+        if sizes[n] != s:
+            raise LayoutError(f"out dim {n!r} has size {sizes[n]} in src but {s} in dst")
+    ws = src.in_dim_size("warp") if src.has_in_dim("warp") else 1
+    wd = dst.in_dim_size("warp") if dst.has_in_dim("warp") else 1
+    if ws != wd:
+        raise LayoutError(f"src has {ws} warps but dst has {wd}")
+    outs = src.out_dims
+    sc, dc = _columns_by_dim(src, outs), _columns_by_dim(dst, outs)
+    for c in (sc, dc):
+        c.setdefault("warp", [])
+        c.pop("block", None)
+    n_bits = sum(s.bit_length() - 1 for _, s in outs)
+    prob = Problem(src, dst, wave, ws, n_bits, sc, dc)
+    src_span = prob.src_hw_cols()
+    for d in ("register", "lane", "warp"):
+        for i, t in enumerate(dc[d]):
+            if t and not f2.in_span(src_span, t):
+                raise LayoutError(f"dst {d} basis {i} ({list(dst.basis(d, i))}) names an element that src "
+                                  f"does not hold")
+    return prob
+
+
+@dataclass
+class WaveMap:
+    """A choice of src position for every dst basis bit.
+
+    ``reg``/``lane``/``warp``: per dst bit, a src hardware vector over the bits
+    (src register bits, then lane bits, then warp bits).  ``wave_local``: no
+    register/lane bit uses a warp bit and every warp bit maps to itself.
+    """
+
+    n_src_reg: int
+    n_lane: int
+    n_warp: int
+    reg: list[int]
+    lane: list[int]
+    warp: list[int]
+
+    @property
+    def reg_lane_mask(self) -> int:
+        return (1 << (self.n_src_reg + self.n_lane)) - 1
+
+    @property
+    def wave_local(self) -> bool:
+        m = self.reg_lane_mask
+        if any(c & ~m for c in self.reg + self.lane):
+            return False
+        return all(c == 1 << (self.n_src_reg + self.n_lane + k) for k, c in enumerate(self.warp))
+
+
+def _coset(x0: int, kernel: list[int]) -> np.ndarray:
+    vals = np.array([x0], dtype=np.int64)
+    for k in kernel:
+        vals = np.concatenate([vals, vals ^ k])
+    return vals
+
+
+def _popcount(a: np.ndarray) -> np.ndarray:
+    c = np.zeros_like(a)
+    x = a.copy()
+    while x.any():
+        c += x & 1
+        x >>= 1
+    return c
+
+
+def wave_local_map(prob: Problem, max_kernel_bits: int = 10) -> WaveMap:
+    """Choose, per dst basis bit, the src position that moves least (see module doc)."""
+    cols = prob.src_hw_cols()
+    nr, nl, nw = prob.n_src_reg, prob.n_lane, prob.n_warp
+    reg_m, lane_m = (1 << nr) - 1, ((1 << nl) - 1) << nr
+    warp_m = ((1 << nw) - 1) << (nr + nl)
+    kernel = f2.kernel_basis(cols)
+    if len(kernel) > max_kernel_bits:  # keep the search small: the lowest-weight vectors
+        kernel = sorted(kernel, key=lambda v: bin(v).count("1"))[:max_kernel_bits]
+
+    def pick(target: int, kind: str, index: int) -> int:
+        x0 = f2.solve(cols, target)
+        cand = _coset(x0, kernel)
+        pc = _popcount(cand)
+        single = pc == 1
+        has_w = (cand & warp_m) != 0
+        if kind == "warp":
+            own = 1 << (nr + nl + index)
+            score = np.where(cand == own, 0, np.where((cand & warp_m) == own, 500 + pc, 1000 + pc))
+        else:
+            in_reg = single & ((cand & reg_m) != 0)
+            in_lane = single & ((cand & lane_m) != 0)
+            if kind == "lane":
+                own = 1 << (nr + index)
+                score = np.where(cand == own, 0, np.where(in_lane, 2, np.where(in_reg, 3,
+                                 np.where(cand == 0, 4, 5 + pc))))
+            else:
+                score = np.where(cand == 0, 0, np.where(in_reg, 1, np.where(in_lane, 3, 5 + pc)))
+            score = score + np.where(has_w, 1000, 0)
+        return int(cand[int(np.argmin(score))])
+
+    return WaveMap(nr, nl, nw,
+                   [pick(t, "register", i) for i, t in enumerate(prob.dst_cols["register"])],
+                   [pick(t, "lane", i) for i, t in enumerate(prob.dst_cols["lane"])],
+                   [pick(t, "warp", i) for i, t in enumerate(prob.dst_cols["warp"])])
