@@ -43,7 +43,7 @@ def run_lanes(text: str, x: np.ndarray, out_dtype, arch: str = "gfx942", block: 
     """Compile-check ``text`` then interpret it on one workgroup; the ``out`` buffer."""
     if check_compile:
         compiles(text, arch)
-    out = np.zeros(out_shape if out_shape is not None else x.shape[0], out_dtype)
+    out = np.zeros(out_shape if out_shape is not None else block, out_dtype)
     return run_kernel(text, "k", [x, out], grid=1, block=block, arch=arch, options=options)[1]
 
 

@@ -92,6 +92,11 @@ def _memref_type(op: OpInfo, t) -> MemRefT:
     return t
 
 
+def _space(mt: MemRefT, mv: MemRefValue) -> str:
+    """Where a memref lives: its allocation decides for ``memref.alloca`` (private memory)."""
+    return "private" if mv.private is not None else mt.space
+
+
 def _indexer(op: OpInfo, mt: MemRefT, idx_slots: list, vec_shape: tuple = ()) -> Callable:
     """A function (ctx, memref value) -> byte address of the indexed element (lane axis)."""
     esize = byte_size(mt.elem)
@@ -131,14 +136,14 @@ def _memref_access(op: OpInfo):
 
         def step(ctx):
             mv = ctx.vals[m_slot]
-            store_bytes(ctx, mt.space, addr(ctx, mv), to_bytes(ctx.vals[val], t), mv.private)
+            store_bytes(ctx, _space(mt, mv), addr(ctx, mv), to_bytes(ctx.vals[val], t), mv.private)
 
         return step
     r = op.results[0]
 
     def step(ctx):
         mv = ctx.vals[m_slot]
-        ctx.vals[r] = from_bytes(load_bytes(ctx, mt.space, addr(ctx, mv), n, mv.private), t)
+        ctx.vals[r] = from_bytes(load_bytes(ctx, _space(mt, mv), addr(ctx, mv), n, mv.private), t)
 
     return step
 
@@ -172,7 +177,7 @@ def _vector_access(op: OpInfo):
             check_alignment(ctx, op, a, align)
             data = to_bytes(ctx.vals[val], vt)
             for k, o in enumerate(offsets):
-                store_bytes(ctx, mt.space, a + np.uint64(o), data[:, k * row_bytes : (k + 1) * row_bytes], mv.private)
+                store_bytes(ctx, _space(mt, mv), a + np.uint64(o), data[:, k * row_bytes : (k + 1) * row_bytes], mv.private)
 
         return step
     r = op.results[0]
@@ -181,7 +186,7 @@ def _vector_access(op: OpInfo):
         mv = ctx.vals[m_slot]
         a = addr(ctx, mv)
         check_alignment(ctx, op, a, align)
-        rows = [load_bytes(ctx, mt.space, a + np.uint64(o), row_bytes, mv.private) for o in offsets]
+        rows = [load_bytes(ctx, _space(mt, mv), a + np.uint64(o), row_bytes, mv.private) for o in offsets]
         ctx.vals[r] = from_bytes(np.concatenate(rows, axis=1), vt)
 
     return step
@@ -218,34 +223,6 @@ def _get_global(op: OpInfo):
 
     def step(ctx):
         ctx.vals[r] = MemRefValue(mt, get(ctx), mt.offset or 0)
-
-    return step
-
-
-@register("memref.subview")
-def _subview(op: OpInfo):
-    src_t = _memref_type(op, op.operand_types[0])
-    dst_t = _memref_type(op, op.result_types[0])
-    seg = op.ints_attr("operandSegmentSizes")
-    n_off = seg[1]
-    if seg[2] or seg[3]:
-        raise op.error("subviews with dynamic sizes or strides are not supported")
-    static = op.ints_attr("static_offsets")
-    dyn = op.operands[1 : 1 + n_off]
-    src, r = op.operands[0], op.results[0]
-
-    def step(ctx):
-        mv = ctx.vals[src]
-        off = np.asarray(mv.elem_offset, dtype=np.int64).reshape(-1)
-        k = 0
-        for d, o in enumerate(static):
-            if o == -(2**63):
-                o = signed(ctx.vals[dyn[k]], 64)
-                k += 1
-            off = off + o * src_t.strides[d]
-        if dst_t.offset is not None and off.shape[0] == 1 and int(off[0]) != dst_t.offset:
-            raise op.error(f"subview offset {int(off[0])} disagrees with the result type's {dst_t.offset}")
-        ctx.vals[r] = MemRefValue(dst_t, mv.base, off, mv.private)
 
     return step
 
