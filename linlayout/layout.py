@@ -48,30 +48,72 @@ def _check_name(name: object, what: str) -> str:
     return name
 
 
-def supremum(x: Sequence[str], y: Sequence[str]) -> list[str]:
-    """Order-preserving merge of two dim-name lists (ties favour ``x``).
-
-    Raises ``LayoutError`` when the two orders contradict each other.
-    """
-    in_x, in_y = set(x), set(y)
-    out: list[str] = []
-    i = j = 0
-    while i < len(x) and j < len(y):
-        if x[i] == y[j]:
-            out.append(x[i])
-            i += 1
-            j += 1
-        elif x[i] not in in_y:
-            out.append(x[i])
-            i += 1
-        elif y[j] not in in_x:
-            out.append(y[j])
-            j += 1
-        else:
-            raise LayoutError(f"dim orders {list(x)} and {list(y)} disagree: no common order exists")
-    out.extend(x[i:])
-    out.extend(y[j:])
+def _dim_spec(spec: object, what: str) -> list[tuple[str, int]]:
+    """``spec`` as a validated ``[(name, power-of-two size)]`` list."""
+    if isinstance(spec, (str, bytes, Mapping)) or not isinstance(spec, Iterable):
+        raise LayoutError(f"{what}: expected a list of (name, size) pairs, got {spec!r}")
+    out = []
+    for item in spec:
+        if isinstance(item, (str, bytes)) or not isinstance(item, (tuple, list)) or len(item) != 2:
+            raise LayoutError(f"{what}: entry {item!r} is not a (name, size) pair")
+        name = _check_name(item[0], what)
+        _log2_exact(item[1], f"{what} {name!r}")
+        out.append((name, int(item[1])))
     return out
+
+
+def _names(names: object, what: str) -> list[str]:
+    """``names`` as a validated list of dim names."""
+    if isinstance(names, (str, bytes)) or not isinstance(names, Iterable):
+        raise LayoutError(f"{what}: expected a list of dim names, got {names!r}")
+    return [_check_name(n, what) for n in names]
+
+
+def _check_layout(other: object, op: str) -> "LinearLayout":
+    if not isinstance(other, LinearLayout):
+        raise LayoutError(f"{op}: expected a LinearLayout, got {type(other).__name__}")
+    return other
+
+
+def supremum(x: Sequence[str], y: Sequence[str]) -> list[str]:
+    """The merged dim order of ``x * y`` (Triton's ``supremum``): an order containing
+    both lists that keeps each list's relative order where possible.
+
+    Names the two lists share are emitted when both lists reach them; while the
+    heads differ, a head the other list does not hold (or holds only behind its
+    own cursor) goes first; otherwise the head whose partner in the other list
+    comes sooner wins, ties favouring ``x``.  So ``[a, b] + [a, c] -> [a, b, c]``
+    and a contradiction such as ``[dim1, dim0]`` vs ``[dim0, dim1]`` resolves to
+    ``x``'s order, as in Triton.
+    """
+    pos_x = {e: i for i, e in enumerate(x)}
+    pos_y = {e: i for i, e in enumerate(y)}
+    result: list[str] = []
+    seen: set[str] = set()
+    i = j = 0
+    far = len(x) + len(y) + 1
+    while True:
+        while i < len(x) and x[i] in seen:
+            i += 1
+        while j < len(y) and y[j] in seen:
+            j += 1
+        if i >= len(x) and j >= len(y):
+            return result
+        if i < len(x) and j < len(y) and x[i] == y[j]:
+            pick, i, j = x[i], i + 1, j + 1
+        else:
+            cand_x = pos_y.get(x[i], -1) if i < len(x) else -1
+            cand_x = cand_x if cand_x >= j else far
+            cand_y = pos_x.get(y[j], -1) if j < len(y) else -1
+            cand_y = cand_y if cand_y >= i else far
+            x_free = i < len(x) and cand_x == far
+            y_free = j < len(y) and cand_y == far
+            if x_free or (not y_free and i < len(x) and cand_x <= cand_y):
+                pick, i = x[i], i + 1
+            else:
+                pick, j = y[j], j + 1
+        result.append(pick)
+        seen.add(pick)
 
 
 class LinearLayout:
@@ -172,12 +214,16 @@ class LinearLayout:
     @classmethod
     def identity_1d(cls, size: int, in_dim: str, out_dim: str) -> "LinearLayout":
         """``x -> x`` for ``x < size``."""
+        _check_name(in_dim, "identity_1d in dim")
+        _check_name(out_dim, "identity_1d out dim")
         k = _log2_exact(size, f"identity_1d {in_dim!r}")
         return cls._make([(in_dim, size)], [(out_dim, size)], {in_dim: [(1 << i,) for i in range(k)]})
 
     @classmethod
     def zeros_1d(cls, size: int, in_dim: str, out_dim: str, out_size: int = 1) -> "LinearLayout":
         """``x -> 0`` for ``x < size`` (broadcast); out dim of ``out_size``."""
+        _check_name(in_dim, "zeros_1d in dim")
+        _check_name(out_dim, "zeros_1d out dim")
         k = _log2_exact(size, f"zeros_1d {in_dim!r}")
         _log2_exact(out_size, f"zeros_1d out dim {out_dim!r}")
         return cls._make([(in_dim, size)], [(out_dim, out_size)], {in_dim: [(0,)] * k})
@@ -185,6 +231,8 @@ class LinearLayout:
     @classmethod
     def strided_1d(cls, size: int, stride: int, in_dim: str, out_dim: str) -> "LinearLayout":
         """``x -> stride * x`` for ``x < size``; ``stride`` a power of two. Out size ``stride * size``."""
+        _check_name(in_dim, "strided_1d in dim")
+        _check_name(out_dim, "strided_1d out dim")
         k = _log2_exact(size, f"strided_1d {in_dim!r}")
         s = _log2_exact(stride, f"strided_1d stride of {in_dim!r}")
         return cls._make([(in_dim, size)], [(out_dim, size << s)], {in_dim: [(1 << (i + s),) for i in range(k)]})
@@ -192,9 +240,13 @@ class LinearLayout:
     @classmethod
     def identity(cls, dims: DimSpec, in_names: Sequence[str] | None = None) -> "LinearLayout":
         """Identity on ``dims`` (in dim ``in_names[k]`` or the same name -> out dim ``dims[k]``)."""
+        dims = _dim_spec(dims, "identity dims")
+        ins = [n for n, _ in dims] if in_names is None else _names(in_names, "identity in_names")
+        if len(ins) != len(dims):
+            raise LayoutError(f"identity: {len(ins)} in_names for {len(dims)} dims")
         out = cls.empty()
-        for k, (name, size) in enumerate(dims):
-            out = out * cls.identity_1d(size, in_names[k] if in_names else name, name)
+        for (name, size), in_name in zip(dims, ins):
+            out = out * cls.identity_1d(size, in_name, name)
         return out
 
     @classmethod
@@ -209,16 +261,15 @@ class LinearLayout:
         """From a 0/1 matrix: row = out bit (out dims in order, LSB first), column = in bit."""
         try:
             m = np.asarray(matrix, dtype=np.int64) & 1
-        except (TypeError, ValueError) as e:
+        except (TypeError, ValueError, OverflowError) as e:
             raise LayoutError(f"matrix is not a 0/1 array: {e}") from None
-        in_bits = [(_check_name(n, "in dim"), _log2_exact(s, f"in dim {n!r}")) for n, s in in_dims]
-        out_bits = [(_check_name(n, "out dim"), _log2_exact(s, f"out dim {n!r}")) for n, s in out_dims]
-        n_in = sum(k for _, k in in_bits)
-        n_out = sum(k for _, k in out_bits)
+        in_dims, out_dims = _dim_spec(in_dims, "in dim"), _dim_spec(out_dims, "out dim")
+        n_in = sum(s.bit_length() - 1 for _, s in in_dims)
+        n_out = sum(s.bit_length() - 1 for _, s in out_dims)
         if m.ndim != 2 or m.shape != (n_out, n_in):
             raise LayoutError(f"matrix has shape {m.shape}, expected ({n_out}, {n_in}) for these dims")
         cols = [int(sum(int(m[r, c]) << r for r in range(n_out))) for c in range(n_in)]
-        return cls._from_columns(list(in_dims), list(out_dims), cols)
+        return cls._from_columns(in_dims, out_dims, cols)
 
     @classmethod
     def _from_columns(cls, ins: DimSpec, outs: DimSpec, cols: Sequence[int]) -> "LinearLayout":
@@ -298,7 +349,7 @@ class LinearLayout:
         return {n: [list(b) for b in self._bases[n]] for n, _ in self._ins}
 
     def has_in_dim(self, name: str) -> bool:
-        return name in self._bases
+        return isinstance(name, str) and name in self._bases
 
     def has_out_dim(self, name: str) -> bool:
         return any(n == name for n, _ in self._outs)
@@ -345,10 +396,8 @@ class LinearLayout:
 
     def basis(self, in_dim: str, i: int, out_dim: str | None = None):
         """Basis ``i`` of ``in_dim`` (a tuple), or its component in ``out_dim``."""
-        blist = self._bases.get(in_dim)
-        if blist is None:
-            self._in_index(in_dim)
-        if not 0 <= i < len(blist):
+        blist = self._bases[self.in_dim_names[self._in_index(in_dim)]]
+        if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or not 0 <= i < len(blist):
             raise LayoutError(f"in dim {in_dim!r} has no basis {i} (it has {len(blist)})")
         if out_dim is None:
             return blist[i]
@@ -459,7 +508,7 @@ class LinearLayout:
 
     def sublayout_is_zero(self, ins: Iterable[str], outs: Iterable[str]) -> bool:
         """Every basis of ``ins`` projected onto ``outs`` is 0."""
-        ins, outs = list(ins), list(outs)
+        ins, outs = _names(ins, "sublayout_is_zero ins"), _names(outs, "sublayout_is_zero outs")
         oidx = [self._out_index(o) for o in outs]
         for d in ins:
             self._in_index(d)
@@ -469,6 +518,7 @@ class LinearLayout:
 
     def is_identity_on_out_dim(self, dim: str) -> bool:
         """Out ``dim`` equals in ``dim`` and no other in dim affects it."""
+        _check_name(dim, "is_identity_on_out_dim")
         if dim not in self._bases or not self.has_out_dim(dim):
             return False
         oi = self._out_index(dim)
@@ -482,7 +532,7 @@ class LinearLayout:
     def is_trivial_over(self, dims: Iterable[str]) -> bool:
         """The identity on ``dims``: each is an in and an out dim of equal size mapped
         identically, no other in dim touches them, and they touch no other out dim."""
-        dims = list(dims)
+        dims = _names(dims, "is_trivial_over")
         dset = set(dims)
         for d in dims:
             if not self.is_identity_on_out_dim(d):
@@ -548,7 +598,9 @@ class LinearLayout:
 
     def apply_flat(self, x: int) -> int:
         """Evaluate on a flattened input (in bits in order) to a flattened output."""
-        return f2.apply_columns(self.columns(), x)
+        if isinstance(x, bool) or not isinstance(x, (int, np.integer)) or not 0 <= x < self.total_in_size:
+            raise LayoutError(f"apply_flat: input {x!r} is not an integer in [0, {self.total_in_size})")
+        return f2.apply_columns(self.columns(), int(x))
 
     def table(self) -> np.ndarray:
         """All outputs: array ``[total_in_size, n_out_dims]``, input flattened (first in dim fastest)."""
@@ -565,14 +617,14 @@ class LinearLayout:
     # --------------------------------------------------------- dim surgery
     def transpose_ins(self, order: Sequence[str]) -> "LinearLayout":
         """Reorder the in dims (``order`` is a permutation of their names)."""
-        order = list(order)
+        order = _names(order, "transpose_ins order")
         if sorted(order) != sorted(self.in_dim_names):
             raise LayoutError(f"transpose_ins order {order} is not a permutation of in dims {self.in_dim_names}")
         return LinearLayout._make([(n, self.in_dim_size(n)) for n in order], self._outs, self._bases)
 
     def transpose_outs(self, order: Sequence[str]) -> "LinearLayout":
         """Reorder the out dims and the components of every basis."""
-        order = list(order)
+        order = _names(order, "transpose_outs order")
         if sorted(order) != sorted(self.out_dim_names):
             raise LayoutError(f"transpose_outs order {order} is not a permutation of out dims {self.out_dim_names}")
         perm = [self._out_index(n) for n in order]
@@ -581,8 +633,8 @@ class LinearLayout:
 
     def reshape_ins(self, new_ins: DimSpec) -> "LinearLayout":
         """Flatten all in bits (first dim least significant) and re-split them into ``new_ins``."""
-        new_ins = [(_check_name(n, "in dim"), int(s)) for n, s in new_ins]
-        ks = [_log2_exact(s, f"in dim {n!r}") for n, s in new_ins]
+        new_ins = _dim_spec(new_ins, "reshape_ins in dim")
+        ks = [s.bit_length() - 1 for _, s in new_ins]
         if sum(ks) != self.total_in_bits:
             raise LayoutError(
                 f"reshape_ins to {new_ins}: total size {1 << sum(ks)} differs from {self.total_in_size}"
@@ -596,8 +648,8 @@ class LinearLayout:
 
     def reshape_outs(self, new_outs: DimSpec) -> "LinearLayout":
         """Flatten all out bits (first dim least significant) and re-split them into ``new_outs``."""
-        new_outs = [(_check_name(n, "out dim"), int(s)) for n, s in new_outs]
-        ks = [_log2_exact(s, f"out dim {n!r}") for n, s in new_outs]
+        new_outs = _dim_spec(new_outs, "reshape_outs out dim")
+        ks = [s.bit_length() - 1 for _, s in new_outs]
         if sum(ks) != self.total_out_bits:
             raise LayoutError(
                 f"reshape_outs to {new_outs}: total size {1 << sum(ks)} differs from {self.total_out_size}"
@@ -676,6 +728,7 @@ class LinearLayout:
 
     def concat_ins(self, other: "LinearLayout") -> "LinearLayout":
         """Same out dims and sizes, disjoint in dims: ``[self ins, other ins]``."""
+        _check_layout(other, "concat_ins")
         if self._outs != other._outs:
             raise LayoutError(f"concat_ins needs equal out dims: {self.out_dims} vs {other.out_dims}")
         common = set(self._bases) & set(other._bases)
@@ -687,6 +740,7 @@ class LinearLayout:
 
     def concat_outs(self, other: "LinearLayout") -> "LinearLayout":
         """Same in dims and sizes, disjoint out dims: out dims stacked ``[self, other]``."""
+        _check_layout(other, "concat_outs")
         if self._ins != other._ins:
             raise LayoutError(f"concat_outs needs equal in dims: {self.in_dims} vs {other.in_dims}")
         common = set(self.out_dim_names) & set(other.out_dim_names)
@@ -697,7 +751,7 @@ class LinearLayout:
 
     def sublayout(self, ins: Iterable[str], outs: Iterable[str]) -> "LinearLayout":
         """Keep only in dims ``ins`` and out dims ``outs`` (original order and sizes)."""
-        ins, outs = set(ins), set(outs)
+        ins, outs = set(_names(ins, "sublayout ins")), set(_names(outs, "sublayout outs"))
         for d in ins:
             self._in_index(d)
         for o in outs:
@@ -719,7 +773,7 @@ class LinearLayout:
 
     def quotient(self, dims: Iterable[str]) -> "LinearLayout | None":
         """If trivial over ``dims``, the layout on the remaining in and out dims; else None."""
-        dims = list(dims)
+        dims = _names(dims, "quotient")
         if not self.is_trivial_over(dims):
             return None
         keep_in = [n for n in self.in_dim_names if n not in dims]
@@ -754,6 +808,7 @@ class LinearLayout:
     def compose(self, outer: "LinearLayout") -> "LinearLayout":
         """``outer ∘ self``: requires ``self``'s out dims to be ``outer``'s in dims (as sets)
         with sizes no larger.  The result has ``self``'s in dims and ``outer``'s out dims."""
+        _check_layout(outer, "compose")
         if set(self.out_dim_names) != set(outer.in_dim_names):
             raise LayoutError(
                 f"compose: out dims {self.out_dim_names} of the inner layout are not the in dims "
@@ -802,6 +857,7 @@ class LinearLayout:
         (with their sizes) as out dims.  Raises ``LayoutError`` when some image
         of ``self`` is not in ``outer``'s image.
         """
+        _check_layout(outer, "invert_and_compose")
         identity_dims = set()
         for d, s in self._ins:
             if d in outer._bases and outer.in_dim_size(d) == s:
@@ -894,6 +950,7 @@ class LinearLayout:
         return self._divide(b, left=False)
 
     def _divide(self, b: "LinearLayout", left: bool) -> "LinearLayout | None":
+        _check_layout(b, "divide_left" if left else "divide_right")
         for n, s in b._ins:
             if n not in self._bases:
                 if s != 1:
@@ -982,6 +1039,7 @@ class LinearLayout:
 
     def same_order(self, other: "LinearLayout") -> bool:
         """Equal and with the same dim orders (matters for reshape, flatten and ``*``)."""
+        _check_layout(other, "same_order")
         return self == other and self._ins == other._ins and self._outs == other._outs
 
     def __repr__(self) -> str:
@@ -1017,9 +1075,12 @@ def least_squares(a: LinearLayout, b: LinearLayout) -> LinearLayout:
 
     Unlike ``invert_and_compose`` no in dim is kept as identity: everything is solved.
     """
+    _check_layout(a, "least_squares")
+    _check_layout(b, "least_squares")
     b_cols = b._aligned_columns(a._outs, "least_squares")
     sols = f2.solve_many(a.columns(), b_cols)
     for idx, x in enumerate(sols):
         if x is None:
-            raise LayoutError(f"least_squares: input bit {idx} of the right-hand side is not in the image")
-    return LinearLayout._from_columns(b._ins, a._ins, [x for x in sols])  # type: ignore[misc]
+            name, bit = b._in_bit_name(idx)
+            raise LayoutError(f"least_squares: the image of in dim {name!r} basis {bit} is not in the image of A")
+    return LinearLayout._from_columns(b._ins, a._ins, sols)  # type: ignore[arg-type]

@@ -6,7 +6,7 @@ from typing import Iterable, Mapping, Sequence
 
 from . import f2
 from .errors import LayoutError
-from .layout import LinearLayout
+from .layout import LinearLayout, _check_layout
 
 __all__ = [
     "ensure_layout_not_larger_than",
@@ -32,6 +32,8 @@ def get_reps(cvt: LinearLayout, tile: LinearLayout) -> LinearLayout | None:
     ``divide_left``, the tile need not own the low bits of each out dim).
     Returns None when ``cvt`` does not contain ``tile`` that way.
     """
+    _check_layout(cvt, "get_reps")
+    _check_layout(tile, "get_reps")
     outs = cvt.out_dim_names
     used = {o: 0 for o in outs}
     for o in tile.out_dim_names:
@@ -72,6 +74,7 @@ def factor_maximal_identity_prefix(
 
     Triton's ``factorMaximalIdentityPrefix``; ``k = 1, Q = ll`` when no prefix exists.
     """
+    _check_layout(ll, "factor_maximal_identity_prefix")
     return ll.factor_maximal_identity_prefix(in_dim, out_dim, max_size)
 
 
@@ -82,6 +85,7 @@ def square_sublayout_is_identity(ll: LinearLayout, dims: Sequence[str]) -> bool:
     first least significant) and must send in bit ``i`` to out bit ``i``.  Other
     in dims may still touch these out dims.  True for no dims.
     """
+    _check_layout(ll, "square_sublayout_is_identity")
     dims = list(dims)
     if not dims:
         return True
@@ -94,12 +98,14 @@ def square_sublayout_is_identity(ll: LinearLayout, dims: Sequence[str]) -> bool:
 
 def zeros_like(ll: LinearLayout) -> LinearLayout:
     """Same dims and sizes, every basis 0."""
+    _check_layout(ll, "zeros_like")
     zero = [0] * len(ll.out_dims)
     return LinearLayout({n: [zero] * (s.bit_length() - 1) for n, s in ll.in_dims}, ll.out_dims)
 
 
 def get_output_basis_mask(ll: LinearLayout, ins: Iterable[str], out_dim: str) -> int:
     """OR of the ``out_dim`` components of every basis of ``ins`` (Triton's ``getBasisMask``)."""
+    _check_layout(ll, "get_output_basis_mask")
     m = 0
     for d in ins:
         for i in range(ll.in_dim_size_log2(d)):
@@ -109,6 +115,7 @@ def get_output_basis_mask(ll: LinearLayout, ins: Iterable[str], out_dim: str) ->
 
 def get_input_basis_mask(ll: LinearLayout, in_dim: str, outs: Iterable[str]) -> int:
     """Bit ``i`` set when basis ``i`` of ``in_dim`` is non-zero in any of ``outs``."""
+    _check_layout(ll, "get_input_basis_mask")
     outs = list(outs)
     m = 0
     for i in range(ll.in_dim_size_log2(in_dim)):
@@ -143,6 +150,7 @@ def ensure_layout_not_larger_than(ll: LinearLayout, shape, broadcast_registers: 
     In-dim sizes are unchanged, except that with ``broadcast_registers=False``
     the ``register`` bases that became 0 are dropped.
     """
+    _check_layout(ll, "ensure_layout_not_larger_than")
     pairs = dict(_shape_pairs(ll, shape))
     outs = [(o, min(s, pairs.get(o, s))) for o, s in ll.out_dims]
     bases = {}
@@ -163,6 +171,7 @@ def ensure_layout_not_smaller_than(ll: LinearLayout, shape) -> LinearLayout:
     The first in dim (``register`` or ``offset``) receives the new bits, out dims
     taken in the layout's out-dim order (Triton's ``ensureLayoutNotSmallerThan``).
     """
+    _check_layout(ll, "ensure_layout_not_smaller_than")
     pairs = dict(_shape_pairs(ll, shape))
     if not ll.in_dims:
         raise LayoutError("ensure_layout_not_smaller_than needs a layout with an in dim")
@@ -193,6 +202,7 @@ def rename_dims(
     ll: LinearLayout, in_renames: Mapping[str, str] | None = None, out_renames: Mapping[str, str] | None = None
 ) -> LinearLayout:
     """Rename in and out dims simultaneously (swaps allowed), keeping their order."""
+    _check_layout(ll, "rename_dims")
     in_renames, out_renames = dict(in_renames or {}), dict(out_renames or {})
     for old in in_renames:
         if not ll.has_in_dim(old):
@@ -208,6 +218,8 @@ def rename_dims(
 
 def is_image_subset(sub: LinearLayout, sup: LinearLayout) -> bool:
     """Every value of ``sub`` (out dims matched by name) is a value of ``sup``."""
+    _check_layout(sub, "is_image_subset")
+    _check_layout(sup, "is_image_subset")
     sizes = dict(sup.out_dims)
     for o, _ in sub.out_dims:
         if o not in sizes:

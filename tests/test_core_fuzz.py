@@ -86,3 +86,29 @@ def test_constructor_junk(bases, outs):
        st.lists(names | st.tuples(names, ints), max_size=3))
 def test_constructor_near_valid(bases, outs):
     only_layout_error(LinearLayout, bases, outs)
+
+
+LAY = LinearLayout({"register": [[1, 0], [0, 1]], "lane": [[2, 0]]}, ["dim0", "dim1"])
+METHODS = {  # method -> number of positional arguments
+    "basis": 3, "in_dim_size": 1, "out_dim_size": 1, "reshape_ins": 1, "reshape_outs": 1, "transpose_ins": 1,
+    "transpose_outs": 1, "squeeze_ins": 1, "squeeze_outs": 1, "resize_in_dim": 2, "resize_out_dim": 2,
+    "rename_in_dim": 2, "rename_out_dim": 2, "sublayout": 2, "remove_zero_bases_along_dim": 1, "quotient": 1,
+    "sublayout_is_zero": 2, "is_identity_on_out_dim": 1, "is_trivial_over": 1, "factor_maximal_identity_prefix": 3,
+    "contiguous_elems_along_out_dim": 1, "apply": 1, "apply_flat": 1, "compose": 1, "invert_and_compose": 1,
+    "divide_left": 1, "divide_right": 1, "concat_ins": 1, "concat_outs": 1, "same_order": 1,
+}
+junk_args = st.one_of(
+    json_values,
+    st.sampled_from([LAY, "register", "lane", "dim0", ["register"], ["dim0", "dim1"], [("x", 8)], [("x", 3)],
+                     [("dim0", 4), ("dim1", 2)], {"register": 3}, {"register": 9}, object(), b"x", 2**70]),
+)
+
+
+@SETTINGS
+@given(st.sampled_from(sorted(METHODS)), st.data())
+def test_methods_with_junk_arguments(name, data):
+    args = [data.draw(junk_args) for _ in range(METHODS[name])]
+    try:
+        getattr(LAY, name)(*args)
+    except LayoutError:
+        pass
