@@ -82,10 +82,25 @@ class BankReport:
     num_banks: int
     lanes_per_phase: int
     banks_per_phase: int
-    collisions: list[Collision] = field(default_factory=list)
-    lane_steps: list[dict] = field(default_factory=list)
     phase_tag: str = ""
     assumption: str | None = None
+    # linear path: (phase-subspace lane masks, their dword images, dwords inside one lane's access);
+    # the explanation is derived from these on first use
+    _basis: tuple | None = field(default=None, repr=False, compare=False)
+    _detail: tuple | None = field(default=None, init=False, repr=False, compare=False)
+
+    @property
+    def collisions(self) -> list[Collision]:
+        return self._explain()[0]
+
+    @property
+    def lane_steps(self) -> list[dict]:
+        return self._explain()[1]
+
+    def _explain(self) -> tuple[list[Collision], list[dict]]:
+        if self._detail is None:
+            self._detail = _linear_detail(self.num_banks, *self._basis) if self._basis else ([], [])
+        return self._detail
 
     @property
     def conflict_free(self) -> bool:
@@ -171,59 +186,68 @@ def analyze_op(op: LdsOp, access: Access, element_bits: int, *,
 
 
 def bank_load(op: LdsOp, starts: np.ndarray) -> np.ndarray:
-    """``[phases, banks]`` array: distinct dwords each bank serves to each phase
-    (``starts``: byte address of every lane's first byte)."""
-    words = _lane_words(op, np.asarray(starts, dtype=np.int64))
-    phase = _phase_ids(op)
-    w = words.shape[1]
-    ph = np.repeat(phase, w)
-    flat = words.reshape(-1)
-    pairs = np.unique(ph * (1 << 40) + flat)
-    p_u, w_u = pairs >> 40, pairs & ((1 << 40) - 1)
-    table = np.zeros((op.num_phases, op.num_banks), dtype=np.int64)
-    np.add.at(table, (p_u, w_u % op.num_banks), 1)
-    return table
+    """``[..., phases, banks]``: distinct dwords each bank serves to each phase.
+
+    ``starts``: ``[..., wave]`` byte address of every lane's first byte; leading
+    dims are independent instances (e.g. the instructions and warps of a tile).
+    """
+    starts = np.asarray(starts, dtype=np.int64)
+    lead = starts.shape[:-1]
+    n = int(np.prod(lead, dtype=np.int64))
+    words = _lane_words(op, starts.reshape(n, op.wave_size))  # [n, wave, w]
+    group = (np.arange(n)[:, None] * op.num_phases + _phase_ids(op)[None, :])  # [n, wave]
+    keys = np.unique((np.repeat(group[:, :, None], words.shape[2], axis=2) << 40) | words)
+    g_u, w_u = keys >> 40, keys & ((1 << 40) - 1)
+    table = np.zeros(n * op.num_phases * op.num_banks, dtype=np.int64)
+    np.add.at(table, g_u * op.num_banks + w_u % op.num_banks, 1)
+    return table.reshape(*lead, op.num_phases, op.num_banks)
 
 
 def lane_start_bytes(op: LdsOp, access: Access, element_bits: int,
                      padding: PaddedLayout | Sequence[tuple[int, int]] | None = None) -> np.ndarray:
-    """Byte address of every lane's first byte (validated: contiguous, aligned)."""
+    """Byte address of every lane's first byte (validated: contiguous, aligned).
+
+    ``access``: a LinearLayout, or integer element offsets ``[..., wave]`` (start of each
+    lane) or ``[..., wave, n]`` (all ``n`` elements of each lane); leading dims are
+    independent instances.  Returns ``[..., wave]``.
+    """
     pad = _padding(padding)
     if isinstance(access, LinearLayout):
         regs = _check_access_layout(op, access, element_bits)
+        # register bits are offsets 1, 2, 4, .. (checked): a lane's elements are start + 0 .. regs-1
+        # once the start is aligned (checked below), so one evaluation over the lanes suffices
         lane = access.apply({"lane": np.arange(op.wave_size)})["offset"]
-        if pad is not None and regs > 1:
-            # every element of a lane must stay contiguous after padding
-            last = access.apply({"lane": np.arange(op.wave_size), "register": np.full(op.wave_size, regs - 1)})["offset"]
-            if np.any(pad.address(last) - pad.address(lane) != regs - 1):
-                raise LayoutError(f"op {op.name}: padding splits a lane's {regs} elements (pad inside a vector)")
-        offsets = lane if pad is None else pad.address(lane)
+        arr = lane[:, None] + np.arange(regs)
     else:
         arr = np.asarray(access)
         if arr.dtype == object or not np.issubdtype(arr.dtype, np.integer):
             raise LayoutError("access: per-lane offsets must be integers")
-        if arr.ndim not in (1, 2) or arr.shape[0] != op.wave_size:
+        per_lane = arr.ndim >= 2 and arr.shape[-2] == op.wave_size
+        if not (arr.ndim >= 1 and arr.shape[-1] == op.wave_size) and not per_lane:
             raise LayoutError(f"access: expected {op.wave_size} per-lane offsets, got shape {list(np.shape(access))}")
         if arr.size and arr.min() < 0:
             raise LayoutError("access: offsets must be non-negative")
-        arr = arr.astype(np.int64)
-        if pad is not None:
-            arr = pad.address(arr)
-        if arr.ndim == 2:
-            if arr.shape[1] > 1 and np.any(np.diff(arr, axis=1) != 1):
-                raise LayoutError("access: each lane's elements must be consecutive in LDS"
-                                  + (" (padding splits a vector)" if pad is not None else ""))
-            _check_lane_elems(op, arr.shape[1], element_bits)
-            arr = arr[:, 0]
-        offsets = arr
-    bits = offsets * element_bits
+        if not per_lane:
+            arr = arr[..., None]
+        regs = arr.shape[-1]
+        _check_lane_elems(op, regs, element_bits)
+    arr = np.asarray(arr, dtype=np.int64)
+    if arr.ndim == 1:
+        arr = arr[:, None]
+    if pad is not None:
+        arr = pad.address(arr)
+    if arr.shape[-1] > 1 and np.any(np.diff(arr, axis=-1) != 1):
+        raise LayoutError("access: each lane's elements must be consecutive in LDS"
+                          + (" (padding splits a vector)" if pad is not None else ""))
+    bits = arr[..., 0] * element_bits
     if np.any(bits % 8):
         raise LayoutError(f"op {op.name}: a lane starts inside a byte ({element_bits}-bit elements)")
     starts = bits // 8
     align = _alignment(op)
-    bad = np.nonzero(starts % align)[0]
+    bad = np.argwhere(starts % align)
     if bad.size:
-        raise LayoutError(f"op {op.name}: lane {int(bad[0])} starts at byte {int(starts[bad[0]])}, "
+        where = tuple(int(i) for i in bad[0])
+        raise LayoutError(f"op {op.name}: lane {where[-1]} starts at byte {int(starts[where])}, "
                           f"not aligned to {align} bytes")
     return starts
 
@@ -294,33 +318,47 @@ def _check_lane_elems(op: LdsOp, regs: int, element_bits: int) -> None:
                           f"{element_bits}-bit element")
 
 
+def _access_columns(op: LdsOp, access: LinearLayout, element_bits: int) -> tuple[int, list[int]]:
+    """Validate a ``lane[, register] -> offset`` access; return (register count, lane offsets)."""
+    ins = access.in_dims
+    names = [n for n, _ in ins]
+    if "lane" not in names or any(n not in ("lane", "register") for n in names):
+        raise LayoutError(f"access layout: in dims must be 'lane' and optionally 'register', got {names}")
+    outs = access.out_dims
+    if len(outs) != 1 or outs[0][0] != "offset":
+        raise LayoutError(f"access layout: the one out dim must be 'offset', got {[o for o, _ in outs]}")
+    sizes = dict(ins)
+    if sizes["lane"] != op.wave_size:
+        raise LayoutError(f"access layout: in dim 'lane' has size {sizes['lane']}, "
+                          f"the {op.arch} wave has {op.wave_size} lanes")
+    regs = sizes.get("register", 1)
+    _check_lane_elems(op, regs, element_bits)
+    cols = access.columns()  # in dims in order, one int (the offset) per in bit
+    k = regs.bit_length() - 1
+    start = 0
+    for n, size in ins:
+        if n == "register":
+            for i, got in enumerate(cols[start:start + k]):
+                if got != 1 << i:
+                    raise LayoutError(f"access layout: register basis {i} maps to offset {got}, but a lane's "
+                                      f"elements must be contiguous (expected {1 << i})")
+        else:
+            lane = cols[start:start + size.bit_length() - 1]
+        start += size.bit_length() - 1
+    return regs, lane
+
+
 def _check_access_layout(op: LdsOp, access: LinearLayout, element_bits: int) -> int:
     """Validate a ``lane[, register] -> offset`` access; return the register count."""
-    names = access.in_dim_names
-    extra = [n for n in names if n not in ("lane", "register")]
-    if extra or "lane" not in names:
-        raise LayoutError(f"access layout: in dims must be 'lane' and optionally 'register', got {names}")
-    if access.out_dim_names != ["offset"]:
-        raise LayoutError(f"access layout: the one out dim must be 'offset', got {access.out_dim_names}")
-    if access.in_dim_size("lane") != op.wave_size:
-        raise LayoutError(f"access layout: in dim 'lane' has size {access.in_dim_size('lane')}, "
-                          f"the {op.arch} wave has {op.wave_size} lanes")
-    regs = access.in_dim_size("register") if access.has_in_dim("register") else 1
-    _check_lane_elems(op, regs, element_bits)
-    for i in range(regs.bit_length() - 1):
-        got = access.basis("register", i)[0]
-        if got != 1 << i:
-            raise LayoutError(f"access layout: register basis {i} maps to offset {got}, but a lane's elements "
-                              f"must be contiguous (expected {1 << i})")
-    return regs
+    return _access_columns(op, access, element_bits)[0]
 
 
 def _lane_byte_columns(op: LdsOp, access: LinearLayout, element_bits: int) -> list[int]:
     """Byte address of each lane bit (validated aligned)."""
-    _check_access_layout(op, access, element_bits)
+    _, lane = _access_columns(op, access, element_bits)
     align = _alignment(op)
     cols = []
-    for j, (o,) in enumerate(access.bases["lane"]):
+    for j, o in enumerate(lane):
         bits = o * element_bits
         if bits % (8 * align):
             raise LayoutError(f"op {op.name}: lane basis {j} puts lane {1 << j} at offset {o} "
@@ -329,30 +367,75 @@ def _lane_byte_columns(op: LdsOp, access: LinearLayout, element_bits: int) -> li
     return cols
 
 
+def _insert(piv: dict, v: int) -> None:
+    """Add ``v`` to the echelon basis ``piv`` (lead bit -> vector)."""
+    while v:
+        h = v.bit_length() - 1
+        p = piv.get(h)
+        if p is None:
+            piv[h] = v
+            return
+        v ^= p
+
+
 def _analyze_linear(op: LdsOp, byte_cols: list[int], element_bits: int) -> BankReport:
+    """``cycles(phase) = 2 ** (dim U - rank pi(U))`` with ``U = D(K) + T`` (module doc)."""
     words = [c >> 2 for c in byte_cols]
-    kernel = op.phase_subspace()
-    dk = [f2.apply_columns(words, x) for x in kernel]
-    w = op.words_per_lane
-    inner = [1 << i for i in range(w.bit_length() - 1)]
-    u = f2.image_basis(dk + inner)
+    kernel, kernel_bits, inner = _op_consts(op)
+    dk = []
+    for bits in kernel_bits:
+        d = 0
+        for j in bits:
+            d ^= words[j]
+        dk.append(d)
+    u: dict = {}
+    for v in dk:
+        _insert(u, v)
+    for v in inner:
+        _insert(u, v)
     bank_mask = op.num_banks - 1
+    pu: dict = {}
+    for v in u.values():
+        _insert(pu, v & bank_mask)
+    per_phase = 1 << (len(u) - len(pu))
+    phases = 1 << len(op.phase_rows)
+    return BankReport(op.arch, op.shape.name, element_bits, per_phase * phases, phases, [per_phase] * phases,
+                      "linear", op.num_banks, op.wave_size // phases, 1 << len(pu), op.tag, op.assumption,
+                      (kernel, tuple(dk), inner))
+
+
+_CONSTS: dict = {}
+
+
+def _op_consts(op: LdsOp) -> tuple[tuple[int, ...], tuple[tuple[int, ...], ...], tuple[int, ...]]:
+    """Per op: phase-subspace lane masks, their set lane bits, and the dword offsets inside one
+    lane's access (``span{1, .., w-1}``)."""
+    key = (op.wave_size, op.phase_rows, op.bytes_per_lane)
+    c = _CONSTS.get(key)
+    if c is None:
+        kernel = tuple(op.phase_subspace())
+        bits = tuple(tuple(j for j in range(x.bit_length()) if (x >> j) & 1) for x in kernel)
+        inner = tuple(1 << i for i in range(op.words_per_lane.bit_length() - 1))
+        c = _CONSTS[key] = (kernel, bits, inner)
+    return c
+
+
+def _linear_detail(num_banks: int, kernel: tuple, dk: tuple, inner: tuple) -> tuple[list[Collision], list[dict]]:
+    """Basis of the conflict subspace ``U ∩ ker(pi)``, each written as ``D(x) ^ t`` (lanes
+    ``l`` and ``l ^ x``), and the dword step of each phase-subspace lane direction."""
+    bank_mask = num_banks - 1
+    bank_bits = num_banks.bit_length() - 1
+    u = f2.image_basis(list(dk) + list(inner))
     pu = [x & bank_mask for x in u]
-    banks_rank = f2.rank(pu)
-    per_phase = 1 << (len(u) - banks_rank)
-    # conflict subspace U ∩ ker(pi): combinations of U's basis with no bank bits
     conflict = [f2.apply_columns(u, k) for k in f2.kernel_basis(pu)]
-    solver_cols = dk + inner
     collisions = []
     for c in conflict:
-        x = f2.solve(solver_cols, c)
-        lanes = f2.apply_columns(kernel, x & ((1 << len(kernel)) - 1)) if x is not None else 0
+        x = f2.solve(list(dk) + list(inner), c)
+        lanes = f2.apply_columns(list(kernel), x & ((1 << len(kernel)) - 1)) if x is not None else 0
         collisions.append(Collision(lanes, c))
     steps = [{"lanes": x, "lane_bits": _bits_text(x, "l"), "word_delta": d, "bank_delta": d & bank_mask,
-              "row_delta": d >> op.bank_bits} for x, d in zip(kernel, dk)]
-    return BankReport(op.arch, op.name, element_bits, per_phase * op.num_phases, op.num_phases,
-                      [per_phase] * op.num_phases, "linear", op.num_banks, op.lanes_per_phase,
-                      1 << banks_rank, collisions, steps, op.tag, op.assumption)
+              "row_delta": d >> bank_bits} for x, d in zip(kernel, dk)]
+    return collisions, steps
 
 
 def _analyze_enumerated(op: LdsOp, starts: np.ndarray, element_bits: int) -> BankReport:
@@ -361,7 +444,7 @@ def _analyze_enumerated(op: LdsOp, starts: np.ndarray, element_bits: int) -> Ban
     used = (table > 0).sum(axis=1)
     return BankReport(op.arch, op.name, element_bits, int(per_phase.sum()), op.num_phases,
                       [int(c) for c in per_phase], "enumeration", op.num_banks, op.lanes_per_phase,
-                      int(used.max()), [], [], op.tag, op.assumption)
+                      int(used.max()), op.tag, op.assumption)
 
 
 _PHASE_CACHE: dict[tuple[int, tuple[int, ...]], np.ndarray] = {}
@@ -384,13 +467,13 @@ def _phase_ids(op: LdsOp) -> np.ndarray:
 
 
 def _lane_words(op: LdsOp, starts: np.ndarray) -> np.ndarray:
-    """``[wave, dwords]``: the dwords each lane touches."""
+    """``[..., wave, dwords]``: the dwords each lane touches (``starts``: ``[..., wave]`` bytes)."""
     first = starts >> 2
     last = (starts + op.bytes_per_lane - 1) >> 2
     n = int((last - first).max()) + 1 if starts.size else 1
-    words = first[:, None] + np.arange(n)[None, :]
+    words = first[..., None] + np.arange(n)
     # a lane touching fewer dwords repeats its last one (same dword counts once)
-    return np.minimum(words, last[:, None])
+    return np.minimum(words, last[..., None])
 
 
 def _bits_text(mask: int, prefix: str) -> str:

@@ -41,7 +41,7 @@ from linlayout import LayoutError, LinearLayout
 from linlayout.encodings.padded import PaddedLayout
 from linlayout.hw.lds import LdsModel, LdsOp, lds_model
 
-from .banks import BankReport, _padding, analyze_op
+from .banks import BankReport, _padding, analyze_op, bank_load, lane_start_bytes
 
 __all__ = ["InstructionChoice", "TileAccessReport", "access_map", "largest_vector", "tile_access_report"]
 
@@ -329,21 +329,19 @@ def _evaluate(op: LdsOp, cvt: LinearLayout, element_bits: int, pad, vec: list[in
         report = analyze_op(op, access, element_bits)
         cycles = [report.cycles] * count
     else:
+        # every instruction of every warp at once: offsets [count, warps, wave, v]
         lanes_idx = np.arange(op.wave_size)
         lane_off = np.zeros(op.wave_size, dtype=np.int64)
         for b, o in enumerate(src):
             lane_off ^= ((lanes_idx >> b) & 1) * o
-        elems = np.arange(v, dtype=np.int64)[None, :]
-        cycles, report = [], None
-        for i in range(count):
-            worst = None
-            for w in range(1 << len(warps)):
-                offs = (lane_off ^ (_xor_of(rest, i) ^ _xor_of(warps, w)))[:, None] + elems
-                r = analyze_op(op, offs, element_bits, padding=pad)
-                if worst is None or r.cycles > worst.cycles:
-                    worst = r
-            cycles.append(worst.cycles)
-            report = report or worst
+        base = np.array([[_xor_of(rest, i) ^ _xor_of(warps, w) for w in range(1 << len(warps))]
+                         for i in range(count)], dtype=np.int64)
+        offs = (lane_off[None, None, :] ^ base[:, :, None])[..., None] + np.arange(v, dtype=np.int64)
+        table = bank_load(op, lane_start_bytes(op, offs, element_bits, pad))  # [count, warps, phases, banks]
+        per = table.max(axis=-1).sum(axis=-1)  # [count, warps]
+        cycles = [int(c) for c in per.max(axis=1)]
+        worst = int(per[0].argmax())
+        report = analyze_op(op, offs[0, worst], element_bits, padding=pad)
         access = None
     return InstructionChoice(op.name, v, list(vec), count, cycles, op.num_phases, report, access)
 

@@ -96,6 +96,8 @@ class SwizzleResult:
     read_report: TileAccessReport
     argument: str = ""
     candidates_considered: int = 0
+    certified: bool = False
+    objective: str = "vector"
 
     @property
     def total_cycles(self) -> int:
@@ -120,7 +122,8 @@ class SwizzleResult:
             "ideal_cycles": self.ideal_cycles, "lower_bound_cycles": self.lower_bound_cycles,
             "optimal": self.optimal, "reps": self.reps, "lds_bytes": self.lds_bytes,
             "fits_in_lds": self.fits_in_lds, "argument": self.argument,
-            "candidates_considered": self.candidates_considered,
+            "candidates_considered": self.candidates_considered, "certified": self.certified,
+            "objective": self.objective,
         }
 
 
@@ -411,7 +414,8 @@ def shared_bytes(shared: Union[LinearLayout, PaddedLayout], element_bits: int) -
 
 
 def synthesize(writer: LinearLayout, reader: LinearLayout, element_bits: int, arch: Union[str, LdsModel], *,
-               lds_budget_bytes: int | None = None, allow_transpose: bool = True, seed: int = 0) -> SwizzleResult:
+               lds_budget_bytes: int | None = None, allow_transpose: bool = True, objective: str = "vector",
+               seed: int = 0) -> SwizzleResult:
     """The shared layout for ``writer`` -> LDS -> ``reader`` that first minimises the number
     of LDS instructions (widest vectors) and then the bank cycles of writes plus reads.
 
@@ -419,8 +423,12 @@ def synthesize(writer: LinearLayout, reader: LinearLayout, element_bits: int, ar
     sides become an in dim ``reps`` of the shared layout (Triton's reps): the
     tile then moves in ``2**len(reps)`` rounds through ``lds_bytes`` bytes.
     ``allow_transpose``: consider gfx950's ``ds_read_b64_tr_*`` for the reader.
+    ``objective``: ``"vector"`` (default: fewest LDS instructions, i.e. widest vectors, then
+    fewest cycles) or ``"cycles"`` (fewest bank cycles, then fewest instructions).
     """
     model = arch if isinstance(arch, LdsModel) else lds_model(arch)
+    if objective not in ("vector", "cycles"):
+        raise LayoutError(f"objective {objective!r} must be 'vector' or 'cycles'")
     eb = element_bits
     if isinstance(eb, bool) or not isinstance(eb, int) or eb not in (4, 8, 16, 32, 64):
         raise LayoutError(f"element_bits {eb!r} must be 4, 8, 16, 32 or 64")
@@ -435,11 +443,31 @@ def synthesize(writer: LinearLayout, reader: LinearLayout, element_bits: int, ar
                           "unwritten elements")
     if f2.rank(r.regs + r.lanes + r.warps) > n:
         raise LayoutError("reader: internal rank error")
-    reps = _choose_reps(w, r, n, eb, lds_budget_bytes)
-    w, r = _drop_registers(w, reps), _drop_registers(r, reps)
+    best = None
+    for reps in _rep_choices(w, r, n, eb, lds_budget_bytes):
+        try:
+            res = _solve(_drop_registers(w, reps), _drop_registers(r, reps), reps, outs, model, eb,
+                         allow_transpose, objective, seed, lds_budget_bytes)
+        except LayoutError:
+            continue
+        key = _order(objective, res.write_instructions + res.read_instructions, res.total_cycles)
+        if best is None or key < best[0]:
+            best = (key, res)
+    if best is None:
+        raise LayoutError("no shared layout lets both sides use an LDS instruction (alignment impossible)")
+    return best[1]
+
+
+def _order(objective: str, instructions: int, cycles: int) -> tuple[int, int]:
+    return (instructions, cycles) if objective == "vector" else (cycles, instructions)
+
+
+def _solve(w: _Side, r: _Side, reps: list[int], outs, model: LdsModel, eb: int, allow_transpose: bool,
+           objective: str, seed: int, budget) -> SwizzleResult:
+    """The best layout whose offset space leaves out the register vectors ``reps``."""
     space = f2.image_basis(w.regs + w.lanes + w.warps)  # the offset space (all of F^n without reps)
     if f2.rank(space + r.regs + r.lanes + r.warps) != len(space):
-        raise LayoutError("reader reads elements outside the writer's per-round tile; choose other reps")
+        raise LayoutError("reader reads elements outside the writer's per-round tile")
     n_off = len(space)
     space_ech = _echelon(space)
     space_basis = _low_weight(space, 1)
@@ -447,9 +475,8 @@ def synthesize(writer: LinearLayout, reader: LinearLayout, element_bits: int, ar
     r_bits = max(0, n_off - row_start)
 
     cands: list[_Candidate] = []
-    prefixes = _prefixes(w, r, model, eb, space_ech, allow_transpose)
     zb = max(0, 5 - (eb.bit_length() - 1))
-    for prefix, fill in prefixes:
+    for prefix, fill in _prefixes(w, r, model, eb, space_ech, allow_transpose):
         wmodes = _plain_modes(w, prefix, model, eb)
         rmodes = _plain_modes(r, prefix, model, eb) + (_transpose_modes(r, prefix, model, eb) if allow_transpose else [])
         for mw in wmodes:
@@ -468,54 +495,62 @@ def synthesize(writer: LinearLayout, reader: LinearLayout, element_bits: int, ar
                 m_r = f2.image_basis(_footprint(mr) + mr.vector + zbits)
                 lb = (mw.cost << _lb_exponent(m_w, hc, r_bits)) + (mr.cost << _lb_exponent(m_r, hc, r_bits))
                 c = _Candidate(prefix, mw, mr, hc, m_w, m_r, lb, fill)
-                c.key = (mw.instructions + mr.instructions, lb, fill, mr.op.shape.transpose_bits or 0,
-                         -mw.k - mr.k)
+                c.key = _order(objective, mw.instructions + mr.instructions, lb) + (
+                    fill, mr.op.shape.transpose_bits or 0, -mw.k - mr.k)
                 cands.append(c)
     if not cands:
         raise LayoutError("no shared layout lets both sides use an LDS instruction (alignment impossible)")
     cands.sort(key=lambda c: c.key)
     rng = random.Random(seed)
     best = None
+    missed = []  # bound keys of tried candidates whose greedy rows missed their bound
     for cand in cands:
-        if best is not None and (cand.key[0], cand.lb) >= (best[0].key[0], best[1]):
-            break
+        if best is not None and cand.key[:2] >= best[0]:
+            break  # candidates come in bound order: none of the rest can beat the best found
         rows, e = _choose_rows(cand, r_bits, rng)
         cycles = (cand.write.cost << e[0]) + (cand.read.cost << e[1])
-        if best is None or (cand.key[0], cycles) < (best[0].key[0], best[1]):
-            best = (cand, cycles, rows)
-    cand, _, rows = best
+        if cycles > cand.lb:
+            missed.append(cand.key[:2])
+        key = _order(objective, cand.write.instructions + cand.read.instructions, cycles)
+        if best is None or key < best[0]:
+            best = (key, cand, rows)
+    best_key, cand, rows = best
+    certified = not any(k < best_key for k in missed)
     banks = f2.complement(cand.prefix + rows, 0, candidates=space_basis)
     basis = cand.prefix + banks + rows
     if len(basis) != n_off:
         raise LayoutError("internal: offset basis has the wrong size")
     shared = _layout(basis, reps, outs)
-    return _verify(shared, basis, reps, outs, w, r, cand, model, eb, len(cands), lds_budget_bytes)
+    res = _verify(shared, basis, reps, outs, w, r, cand, model, eb, len(cands), budget)
+    res.certified = certified and res.optimal
+    res.objective = objective
+    res.argument = _argument(res, cand, model)
+    return res
 
 
-def _choose_reps(w: _Side, r: _Side, n: int, eb: int, budget: int | None) -> list[int]:
+def _rep_choices(w: _Side, r: _Side, n: int, eb: int, budget: int | None) -> list[list[int]]:
+    """Every valid set of round (``reps``) vectors the budget needs: register vectors common to
+    both sides whose removal leaves both sides covering the same per-round tile."""
     if budget is None:
-        return []
+        return [[]]
     if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
         raise LayoutError(f"lds_budget_bytes {budget!r} must be a positive integer")
-    max_bits = (budget * 8 // eb).bit_length() - 1
-    need = n - max_bits
+    need = n - ((budget * 8 // eb).bit_length() - 1)
     if need <= 0:
-        return []
+        return [[]]
     rset = set(r.regs)
     common = [v for v in w.regs if v in rset]
-    reps: list[int] = []
-    for v in reversed(common):
-        if len(reps) == need:
-            break
-        trial = reps + [v]
+    out = []
+    for trial in combinations(common, need):
+        trial = list(trial)
         wr = [x for x in w.regs + w.lanes + w.warps if x not in trial]
         rr = [x for x in r.regs + r.lanes + r.warps if x not in trial]
-        if f2.rank(wr + trial) == n and f2.rank(wr) == n - len(trial) and f2.rank(wr + rr) == f2.rank(wr):
-            reps = trial
-    if len(reps) < need:
+        if f2.rank(wr) == n - need and f2.rank(wr + trial) == n and f2.rank(wr + rr) == f2.rank(wr):
+            out.append(trial)
+    if not out:
         raise LayoutError(f"the tile needs {(1 << n) * eb // 8} bytes; fitting {budget} bytes needs {need} register "
-                          f"bits common to writer and reader as rounds, only {len(reps)} qualify")
-    return reps
+                          f"bits common to writer and reader as rounds, and no such set qualifies")
+    return out
 
 
 def _layout(basis: list[int], reps: list[int], outs: list[tuple[str, int]]) -> LinearLayout:
@@ -542,29 +577,33 @@ def _verify(shared: LinearLayout, basis, reps, outs, w: _Side, r: _Side, cand: _
         ideal_cycles=(wr.ideal_cycles + rr.ideal_cycles) * rounds, lower_bound_cycles=lb,
         reps=rounds, lds_bytes=lds, fits_in_lds=lds <= (budget or model.lds_bytes),
         write_report=wr, read_report=rr, candidates_considered=n_cands)
-    res.argument = _argument(res, cand, model)
     return res
 
 
 def _argument(res: SwizzleResult, cand: _Candidate, model: LdsModel) -> str:
     tags = sorted({o.tag for o in (cand.write.op, cand.read.op)})
     assumptions = sorted({a for a in (cand.write.op.assumption, cand.read.op.assumption) if a})
+    first = ("fewest LDS instructions (widest vectors), then fewest cycles" if res.objective == "vector"
+             else "fewest bank cycles, then fewest LDS instructions")
     lines = [
-        f"vector width: {res.write_instructions} x {res.write_op} + {res.read_instructions} x {res.read_op} is the "
-        f"fewest LDS instructions over {res.candidates_considered} enumerated (prefix, write op, read op) choices "
+        f"objective: {first}; {res.candidates_considered} (prefix, write op, read op) choices enumerated "
         f"(contiguity forces the low offset bits to be register vectors of a side, or the reader's first lane "
         f"vectors for a transpose read; sub-dword fill vectors are drawn from the layouts' bases)",
         f"cycles: every phase costs 2**dim(Row ∩ M) (M = lanes of the phase + the lane's vector + sub-dword bits); "
-        f"since dim(Row ∩ M) >= dim Row + dim(M ∩ Hc) - dim Hc for every layout with this prefix, no such layout "
-        f"beats {res.lower_bound_cycles} cycles",
+        f"dim(Row ∩ M) >= dim Row + dim(M ∩ Hc) - dim Hc for every layout with the same prefix, so "
+        f"{res.write_instructions} x {res.write_op} + {res.read_instructions} x {res.read_op} cannot take fewer "
+        f"than {res.lower_bound_cycles} cycles",
     ]
     if res.optimal:
-        lines.append(f"the synthesized layout reaches {res.total_cycles} = the bound (verified by exact analysis), "
-                     f"so it is optimal for these instructions")
+        lines.append(f"the synthesized layout takes {res.total_cycles} cycles = that bound (verified by exact "
+                     f"analysis): optimal for these instructions")
     else:
-        lines.append(f"the synthesized layout needs {res.total_cycles} cycles, {res.total_cycles - res.lower_bound_cycles}"
-                     f" above the bound (the row choice could not avoid both footprints); it may not be optimal")
-    lines.append(f"under the model: cycle model of linlayout.hw.lds, phase evidence {','.join(tags)}"
+        lines.append(f"the synthesized layout takes {res.total_cycles} cycles, {res.total_cycles - res.lower_bound_cycles}"
+                     f" above the bound (the row choice could not avoid both footprints): maybe not optimal")
+    if res.certified:
+        lines.append("every other enumerated choice has a bound no better than this result, or was built and did "
+                     "no better: optimal over all enumerated choices")
+    lines.append(f"all under the model: cycle model of linlayout.hw.lds, phase evidence {','.join(tags)}"
                  + (f", assumptions {', '.join(assumptions)}" if assumptions else ""))
     return "\n".join(lines)
 

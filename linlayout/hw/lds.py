@@ -29,6 +29,7 @@ Also here: Triton's approximation of the same hardware (:func:`triton_lds_model`
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import cached_property, lru_cache
 from typing import Mapping, Sequence
 
 from .. import f2
@@ -166,10 +167,14 @@ class LdsOp:
 
     def phase_subspace(self) -> list[int]:
         """Basis (lane masks) of the lanes served together with lane 0: ``ker(phase map)``."""
+        return list(self._kernel)
+
+    @cached_property
+    def _kernel(self) -> tuple[int, ...]:
         n = self.lane_bits
         # columns of the phase map: image of lane bit j = the phase-id bits it flips
         cols = [sum(((r >> j) & 1) << k for k, r in enumerate(self.phase_rows)) for j in range(n)]
-        return f2.kernel_basis(cols)
+        return tuple(f2.kernel_basis(cols))
 
     def phase_lanes(self, phase: int) -> list[int]:
         """The lanes of phase ``phase``, ascending."""
@@ -406,8 +411,19 @@ def lds_model(arch: str, assume: Mapping[str, object] | None = None) -> LdsModel
     = lanes per contiguous phase (int) or phase rows (list of lane masks).
     """
     t = get_target(arch)
+    if not assume:
+        return _default_model(t.name)
+    return _build_model(t.name, dict(assume))
+
+
+@lru_cache(maxsize=None)
+def _default_model(arch: str) -> LdsModel:
+    return _build_model(arch, {})
+
+
+def _build_model(arch: str, assume: dict) -> LdsModel:
+    t = get_target(arch)
     table = _spec_table(t.name)
-    assume = dict(assume or {})
     for name in assume:
         if name not in ASSUMPTIONS:
             raise LayoutError(f"unknown assumption {name!r}; known: {', '.join(ASSUMPTIONS)}")

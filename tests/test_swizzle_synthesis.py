@@ -1,0 +1,170 @@
+"""Swizzle synthesis (synth.swizzle): optimality certificate, oracle cycles, never worse than
+Triton's choices and the fixed conventions, reps, padding options."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from banks_oracle import tile_cycles
+from linlayout import LayoutError, LinearLayout, f2
+from linlayout.encodings import Mfma, blocked, mfma_dot_operand
+from linlayout.hw.lds import lds_model
+from synth.lds_access import tile_access_report
+from synth.swizzle import padding_options, shared_bytes, synthesize
+from synth.swizzle_conventions import (ck_xor16, triton_convert_shared, triton_mfma_operand_shared, unswizzled,
+                                       xor_333)
+
+
+def operand_case(arch, instr, k_width, op_idx, shape, row_major, bits):
+    """(writer, reader, k_dim, order): a global-load style blocked writer, 16 bytes per lane."""
+    version = 4 if arch == "gfx950" else 3
+    reader = mfma_dot_operand(Mfma(version, instr, (2, 2)), op_idx, k_width, shape)
+    vec = 128 // bits
+    order = (1, 0) if row_major else (0, 1)
+    c = order[0]
+    per_thread = [1, 1]
+    per_thread[c] = vec
+    lanes = [1, 1]
+    lanes[c] = min(64, shape[c] // vec)
+    lanes[1 - c] = 64 // lanes[c]
+    warps = [4, 1] if row_major else [1, 4]
+    writer = blocked(per_thread, lanes, warps, list(order), shape)
+    return writer, reader, (1 if op_idx == 0 else 0), order
+
+
+CASES = [
+    ("gfx942", (32, 32, 8), 4, 0, (128, 64), True, 16),
+    ("gfx942", (16, 16, 16), 4, 1, (64, 128), False, 16),
+    ("gfx950", (16, 16, 32), 8, 0, (128, 64), False, 16),
+    ("gfx942", (32, 32, 16), 8, 0, (128, 128), False, 8),
+]
+
+
+def _pair_cost(shared, writer, reader, bits, arch):
+    w = tile_access_report(shared, writer, bits, arch, "write")
+    r = tile_access_report(shared, reader, bits, arch, "read")
+    return w.choice.count + r.choice.count, w.total_cycles + r.total_cycles
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0]}-{c[1][0]}x{c[1][1]}-op{c[3]}-{'row' if c[5] else 'col'}-{c[6]}b")
+def test_synthesis_is_optimal_and_verified(case):
+    arch, instr, kw, op_idx, shape, row, bits = case
+    writer, reader, k_dim, order = operand_case(*case)
+    res = synthesize(writer, reader, bits, arch)
+    assert res.shared.in_dim_names == ["offset"] and res.shared.is_invertible()
+    assert res.optimal and res.total_cycles == res.lower_bound_cycles == res.ideal_cycles
+    # the oracle (literal lane groups, point-by-point addresses) agrees on every instruction
+    for rep, reg in ((res.write_report, writer), (res.read_report, reader)):
+        assert rep.choice.cycles == tile_cycles(res.shared, reg, bits, arch, rep.choice.op, rep.choice.register_bits)
+    # never worse than Triton's choices or the fixed conventions (instructions, then cycles)
+    ours = (res.write_instructions + res.read_instructions, res.total_cycles)
+    for other in (triton_convert_shared(writer, reader, bits, arch),
+                  triton_mfma_operand_shared(shape, order, k_dim, kw, bits, arch),
+                  xor_333(shape, order, bits), ck_xor16(shape, order, bits), unswizzled(shape, order)):
+        assert ours <= _pair_cost(other, writer, reader, bits, arch)
+    assert "optimal for these instructions" in res.argument
+
+
+def test_transpose_read_chosen_on_gfx950():
+    writer, reader, _, _ = operand_case("gfx950", (16, 16, 32), 8, 0, (128, 64), False, 16)
+    res = synthesize(writer, reader, 16, "gfx950")
+    assert (res.write_op, res.read_op) == ("ds_write_b128", "ds_read_b64_tr_b16")
+    plain = synthesize(writer, reader, 16, "gfx950", allow_transpose=False)
+    assert "tr" not in plain.read_op
+    assert (res.write_instructions + res.read_instructions) < (plain.write_instructions + plain.read_instructions)
+    assert synthesize(writer, reader, 16, "gfx942").read_op != res.read_op  # no tr on gfx942
+
+
+def test_unavoidable_conflicts_meet_the_lower_bound():
+    # assume 64 lanes per b32 phase: 64 dwords on 32 banks cannot be conflict-free
+    model = lds_model("gfx942", assume={"b32_phases_32banks": 64})
+    writer = LinearLayout({"lane": [[0, 1 << i] for i in range(6)], "warp": [[1 << i, 0] for i in range(6)]},
+                          [("dim0", 64), ("dim1", 64)])
+    reader = LinearLayout({"lane": [[1 << i, 0] for i in range(6)], "warp": [[0, 1 << i] for i in range(6)]},
+                          [("dim0", 64), ("dim1", 64)])
+    res = synthesize(writer, reader, 32, model)
+    assert (res.write_op, res.read_op) == ("ds_write_b32", "ds_read_b32")
+    assert res.ideal_cycles == 2 and res.lower_bound_cycles == res.total_cycles == 4 and res.optimal
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**32))
+def test_no_layout_with_the_same_prefix_beats_the_bound(seed):
+    """The lower bound is a bound: re-basing the non-prefix offset bits at random (any bank and
+    row split of the same aligned space) never goes below it."""
+    rng = random.Random(seed)
+    writer, reader, _, _ = operand_case("gfx942", (32, 32, 8), 4, 0, (64, 64), True, 16)
+    res = synthesize(writer, reader, 16, "gfx942")
+    p = max(res.write_vec, res.read_vec).bit_length() - 1
+    cols = res.shared.columns()
+    prefix, g = cols[:p], cols[p:]
+    rest = []
+    while len(rest) < len(g):
+        x = f2.apply_columns(g, rng.getrandbits(len(g)))
+        if x and f2.rank(rest + [x]) == len(rest) + 1:
+            rest.append(x)
+    outs = res.shared.out_dims
+    basis = [[v & 63, v >> 6] for v in prefix + rest]
+    shared = LinearLayout({"offset": basis}, outs)
+    w = tile_access_report(shared, writer, 16, "gfx942", "write", ops=[res.write_op])
+    r = tile_access_report(shared, reader, 16, "gfx942", "read", ops=[res.read_op])
+    assert w.total_cycles + r.total_cycles >= res.lower_bound_cycles
+
+
+def test_reps_halve_the_lds_footprint():
+    writer, reader, _, _ = operand_case("gfx942", (32, 32, 8), 4, 0, (128, 64), True, 16)
+    full = synthesize(writer, reader, 16, "gfx942")
+    half = synthesize(writer, reader, 16, "gfx942", lds_budget_bytes=full.lds_bytes // 2)
+    assert full.reps == 1 and half.reps == 2
+    assert half.shared.in_dim_names == ["offset", "reps"] and half.lds_bytes == full.lds_bytes // 2
+    assert half.shared.is_invertible()
+    # the only registers common to both sides (K1, K2, M64) all serve the full-width vector, so one
+    # of them becomes the round index and one side drops to ds_*_b64: 16 instructions instead of 12
+    assert (full.write_instructions, full.read_instructions) == (4, 8)
+    assert half.write_instructions + half.read_instructions == 16
+    assert half.optimal and half.total_cycles == half.ideal_cycles
+    with pytest.raises(LayoutError, match="rounds"):
+        synthesize(writer, reader, 16, "gfx942", lds_budget_bytes=64)
+
+
+def test_padding_options():
+    writer, reader, _, order = operand_case("gfx942", (32, 32, 8), 4, 0, (64, 64), True, 16)
+    opts = padding_options(writer, reader, 16, "gfx942", intervals=[64], pads=[2, 4, 8])
+    assert [(o.interval, o.pad) for o in opts if o.order == (1, 0)] and opts
+    keys = [(o.write_instructions + o.read_instructions, o.total_cycles, o.lds_bytes) for o in opts]
+    assert keys == sorted(keys)
+    for o in opts:
+        assert o.lds_bytes == shared_bytes(o.shared, 16) == o.shared.footprint * 2
+        rep = tile_access_report(o.shared, reader, 16, "gfx942", "read")
+        assert rep.total_cycles == o.read_cycles
+    # row of 64 fp16 + 4 = 34 dwords (2 x odd): conflict-free ds_read_b64
+    best = next(o for o in opts if o.order == (1, 0) and o.pad == 4)
+    assert best.read_op == "ds_read_b64" and best.read_cycles == best.read_instructions * 4
+
+
+def test_errors():
+    writer, reader, _, _ = operand_case("gfx942", (32, 32, 8), 4, 0, (64, 64), True, 16)
+    with pytest.raises(LayoutError, match="element_bits"):
+        synthesize(writer, reader, 12, "gfx942")
+    partial = LinearLayout({"lane": [[0, 1 << i] for i in range(6)]}, [("dim0", 64), ("dim1", 64)])
+    with pytest.raises(LayoutError, match="surjective"):
+        synthesize(partial, reader, 16, "gfx942")
+    other = LinearLayout({"lane": [[1 << i] for i in range(6)]}, [("dim0", 64)])
+    with pytest.raises(LayoutError, match="out dims"):
+        synthesize(writer, other, 16, "gfx942")
+    with pytest.raises(LayoutError, match="LinearLayout"):
+        synthesize(writer, "x", 16, "gfx942")
+    with pytest.raises(LayoutError, match="lds_budget_bytes"):
+        synthesize(writer, reader, 16, "gfx942", lds_budget_bytes=0)
+
+
+def test_deterministic():
+    writer, reader, _, _ = operand_case("gfx942", (16, 16, 16), 4, 1, (64, 128), False, 16)
+    a = synthesize(writer, reader, 16, "gfx942")
+    b = synthesize(writer, reader, 16, "gfx942")
+    assert a.shared.same_order(b.shared)
+    assert random.Random(0).random() == random.Random(0).random()
