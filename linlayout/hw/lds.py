@@ -445,8 +445,9 @@ def _build_model(arch: str, assume: dict) -> LdsModel:
             used.append(assumption)
         ops[op_name] = LdsOp(t.name, OP_SHAPES[op_name], t.lds_banks, t.wave_size, rows, tag, source, assumption)
     used += ["subdword_same_dword"] + (["tr_lane_permutation"] if t.has_ds_read_tr else [])
-    return LdsModel(t.name, t.lds_banks, t.wave_size, t.lds_bytes, ops, "hardware",
-                    tuple(ASSUMPTIONS[a] for a in used))
+    listed = tuple(replace(ASSUMPTIONS[a], statement=f"OVERRIDDEN to {assume[a]!r}; default: {ASSUMPTIONS[a].statement}")
+                   if a in assume else ASSUMPTIONS[a] for a in used)
+    return LdsModel(t.name, t.lds_banks, t.wave_size, t.lds_bytes, ops, "hardware", listed)
 
 
 def generic_lds_model(num_banks: int, wave_size: int, lane_tiles: Mapping[str, Sequence[int]] | None = None,
