@@ -1037,6 +1037,15 @@ class LinearLayout:
             self._hash = hash(self._key())
         return self._hash
 
+    def equal_ignoring_out_dim_sizes(self, other: "LinearLayout") -> bool:
+        """Same map on the same named dims, out-dim sizes not compared (Triton's
+        ``equalIgnoringOutDimSizes``; dim order is not compared either)."""
+        _check_layout(other, "equal_ignoring_out_dim_sizes")
+        if set(self.out_dim_names) != set(other.out_dim_names):
+            return False
+        a, b = self._key(), other._key()
+        return a[0] == b[0] and a[2] == b[2]
+
     def same_order(self, other: "LinearLayout") -> bool:
         """Equal and with the same dim orders (matters for reshape, flatten and ``*``)."""
         _check_layout(other, "same_order")

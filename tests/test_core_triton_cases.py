@@ -304,3 +304,12 @@ def test_ensure_layout_size_helpers():
     assert big.bases["register"] == [[1, 0], [2, 0], [4, 0], [0, 8]]
     nd = identity_standard_nd("register", [4, 8], [1, 0])
     assert nd.same_order(L({"register": [[0, 1], [0, 2], [0, 4], [1, 0], [2, 0]]}, ["dim0", "dim1"]))
+
+
+def test_equal_ignoring_out_dim_sizes():
+    wide = L({"in": [[1], [2]]}, [("out", 8)])
+    assert I1(4, "in", "out") != wide and I1(4, "in", "out").equal_ignoring_out_dim_sizes(wide)
+    assert not I1(4, "in", "out").equal_ignoring_out_dim_sizes(L({"in": [[2], [1]]}, [("out", 8)]))
+    l1 = L({"in1": [[1], [2], [4]]}, ["out"])
+    l2 = L({"in2": [[4], [1], [2], [0]]}, ["out"])
+    assert l1.invert_and_compose(l2).compose(l2).equal_ignoring_out_dim_sizes(l1)
