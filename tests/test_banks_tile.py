@@ -73,6 +73,26 @@ def test_transpose_read_on_gfx950():
     assert "ds_read_b64_tr_b16" not in tile_access_report(shared, A_942, 16, "gfx942").rejected
 
 
+def test_transpose_model_matches_the_interpreter():
+    """The source-lane access derived for ds_read_b64_tr_b16 delivers, through the wave
+    interpreter's transpose-load lane model, exactly the register layout's elements."""
+    ops_lds_tr = pytest.importorskip("lowering.interp.ops_lds_tr")
+    shared = swizzled_shared(1, 1, 1, (0, 1), (64, 64))
+    rep = tile_access_report(shared, A_950, 16, "gfx950", "read")
+    acc, regs = rep.choice.access, rep.choice.register_bits
+    src_lane, src_elem = ops_lds_tr.tr_source(4)
+    outs = shared.out_dim_names
+    inv = {tuple(shared.apply({"offset": o})[d] for d in outs): o for o in range(shared.in_dim_size("offset"))}
+    for group in range(4):
+        for i in range(16):
+            for j in range(4):
+                lane, elem = 16 * group + int(src_lane[i, j]), int(src_elem[i, j])
+                addr = acc.apply({"lane": lane, "register": elem})["offset"]
+                reg = sum(((j >> k) & 1) << b for k, b in enumerate(regs))
+                want = A_950.apply({"register": reg, "lane": 16 * group + i, "warp": 0})
+                assert inv[tuple(want[d] for d in outs)] == addr
+
+
 def test_transpose_needs_lane_contiguity():
     shared = swizzled_shared(8, 1, 8, (1, 0), (64, 64))  # K-contiguous: lanes run along M
     rep = tile_access_report(shared, A_950, 16, "gfx950", "read")
