@@ -26,7 +26,6 @@ from .common import (
     check_pow2_list,
     combine_cta_cga_with_shape,
     identity_standard_nd,
-    mul,
     standard_out_dims,
 )
 
@@ -89,7 +88,7 @@ class Blocked(EncodingBase):
         regs = identity_standard_nd("register", thread_size, self.order).transpose_outs(rep_names)
         lanes = broadcast_along_k(self.threads_per_warp, self.order, k_dim, "lane").transpose_outs(rep_names)
         warps = broadcast_along_k(self.warps_per_cta, self.order, k_dim, "warp").transpose_outs(rep_names)
-        return combine_cta_cga_with_shape(mul(mul(regs, lanes), warps), self.cga, shape)
+        return combine_cta_cga_with_shape(regs * lanes * warps, self.cga, shape)
 
 
 def blocked(

@@ -31,8 +31,6 @@ __all__ = [
     "dot_operand_order",
     "identity_standard_nd",
     "broadcast_along_k",
-    "triton_supremum",
-    "mul",
     "ensure_layout_not_smaller_than",
     "ensure_layout_not_larger_than",
     "combine_cta_cga_with_shape",
@@ -132,56 +130,6 @@ def broadcast_along_k(shape: Sequence[int], order: Sequence[int], k_dim: int, in
         piece = LinearLayout.zeros_1d if d == k_dim else LinearLayout.identity_1d
         ret = ret * piece(shape[d], in_dim, names[d])
     return ret
-
-
-def triton_supremum(x: Sequence[str], y: Sequence[str]) -> list[str]:
-    """The out-dim order Triton's ``operator*`` gives ``x * y``.
-
-    Triton merges the two lists greedily (shared names are emitted when both
-    lists reach them; when they disagree the name whose partner comes first
-    wins) instead of rejecting permutations, so ``[dim1, dim0] * [dim0, dim1]``
-    keeps ``[dim1, dim0]``.
-    """
-    result: list[str] = []
-    pos_x = {e: i for i, e in enumerate(x)}
-    pos_y = {e: i for i, e in enumerate(y)}
-    i = j = 0
-    inf = len(x) + len(y) + 1
-    while i < len(x) or j < len(y):
-        while i < len(x) and x[i] in result:
-            i += 1
-        while j < len(y) and y[j] in result:
-            j += 1
-        if i >= len(x) and j >= len(y):
-            break
-        if i < len(x) and j < len(y) and x[i] == y[j]:
-            result.append(x[i])
-            i += 1
-            j += 1
-            continue
-        cand_x = pos_y[x[i]] if i < len(x) and x[i] in pos_y and pos_y[x[i]] >= j else inf
-        cand_y = pos_x[y[j]] if j < len(y) and y[j] in pos_x and pos_x[y[j]] >= i else inf
-        if i < len(x) and cand_x == inf:
-            result.append(x[i])
-            i += 1
-        elif j < len(y) and cand_y == inf:
-            result.append(y[j])
-            j += 1
-        elif cand_x <= cand_y:
-            result.append(x[i])
-            i += 1
-        else:
-            result.append(y[j])
-            j += 1
-    return result
-
-
-def mul(a: LinearLayout, b: LinearLayout) -> LinearLayout:
-    """``a * b`` with Triton's out-dim order (see :func:`triton_supremum`)."""
-    outs = triton_supremum(a.out_dim_names, b.out_dim_names)
-    a2 = a.transpose_outs([o for o in outs if a.has_out_dim(o)])
-    b2 = b.transpose_outs([o for o in outs if b.has_out_dim(o)])
-    return (a2 * b2).transpose_outs(outs)
 
 
 # ------------------------------------------------------------ shape fitting

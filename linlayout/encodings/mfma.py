@@ -44,7 +44,6 @@ from .common import (
     combine_cta_cga_with_shape,
     identity_standard_nd,
     matrix_order,
-    mul,
     standard_out_dims,
 )
 from .dot_operand import DotOperand
@@ -170,7 +169,7 @@ class Mfma(EncodingBase):
         if rank == 3:
             tile = tile * ident(1, "register", names[0]) * ident(1, "lane", names[0])
         warps = identity_standard_nd("warp", self.warps_per_cta, matrix_order(rank, row_major=True))
-        cta = mul(tile, warps)
+        cta = tile * warps
         return combine_cta_cga_with_shape(cta, self.cga, shape).transpose_outs(names)
 
 

@@ -30,7 +30,6 @@ from .common import (
     dot_operand_order,
     identity_standard_nd,
     matrix_order,
-    mul,
     standard_out_dims,
 )
 
@@ -106,7 +105,7 @@ class NvidiaMma(EncodingBase):
         order = matrix_order(rank, row_major=True)
         cta = _mma_tile(tile_shape, 2, order, order)
         warps = identity_standard_nd("warp", self.warps_per_cta, self._warp_order())
-        return combine_cta_cga_with_shape(mul(cta, warps.transpose_outs(cta.out_dim_names)), self.cga, shape)
+        return combine_cta_cga_with_shape(cta * warps.transpose_outs(cta.out_dim_names), self.cga, shape)
 
     def dot_operand_layout(self, op_idx: int, k_width: int, shape: Sequence[int]) -> LinearLayout:
         shape = self.check_layout_shape(shape)
@@ -125,7 +124,7 @@ class NvidiaMma(EncodingBase):
         cta = _mma_tile(tile_shape, k_width, order, order)
         k_dim = rank - 1 if op_idx == 0 else rank - 2
         warps = broadcast_along_k(self.warps_per_cta, self._warp_order(), k_dim, "warp")
-        return combine_cta_cga_with_shape(mul(cta, warps.transpose_outs(cta.out_dim_names)), self.cga, shape)
+        return combine_cta_cga_with_shape(cta * warps.transpose_outs(cta.out_dim_names), self.cga, shape)
 
 
 def nvidia_mma_layout(

@@ -37,7 +37,6 @@ from .common import (
     combine_cta_cga_with_shape,
     dot_operand_order,
     matrix_order,
-    mul,
     project_away_out_dim,
     remove_broadcast_registers,
     standard_out_dims,
@@ -140,7 +139,7 @@ class Wmma(EncodingBase):
         """The accumulator layout over ``shape`` (in dims register, lane, warp, block)."""
         shape = self.check_layout_shape(shape)
         names = standard_out_dims(self.rank)
-        layout = mul(self.tile_layout(), self.cta_layout())
+        layout = self.tile_layout() * self.cta_layout()
         layout = layout.transpose_outs([names[d] for d in matrix_order(self.rank, row_major=True)])
         return combine_cta_cga_with_shape(layout, self.cga, shape)
 
@@ -165,7 +164,7 @@ class Wmma(EncodingBase):
         if nonk > _TILE_LANES:
             tile = tile * ident(nonk // _TILE_LANES, "register", dim_nonk)
         cta = remove_broadcast_registers(project_away_out_dim(self.cta_layout(), dim_k))
-        layout = mul(tile, cta).transpose_outs([names[d] for d in order])
+        layout = (tile * cta).transpose_outs([names[d] for d in order])
         return combine_cta_cga_with_shape(layout, self.cga, shape)
 
 
