@@ -134,7 +134,7 @@ def lowering_pipeline(arch: str) -> str:
         f"convert-gpu-to-rocdl{{chipset={chipset} index-bitwidth=0 runtime=HIP use-bare-ptr-memref-call-conv=true}}),"
         "convert-scf-to-cf,convert-cf-to-llvm,"
         "gpu-to-llvm{use-bare-pointers-for-host=true use-bare-pointers-for-kernels=true},"
-        "convert-vector-to-llvm,convert-arith-to-llvm,convert-func-to-llvm,"
+        "convert-vector-to-llvm,convert-ub-to-llvm,convert-arith-to-llvm,convert-func-to-llvm,"
         "reconcile-unrealized-casts)"
     )
 

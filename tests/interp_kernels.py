@@ -58,10 +58,10 @@ def multi_kernel(body: str, n_out: int, threads: int, in_type: str = "i32", out_
     """Like :func:`lane_kernel` but ``body`` defines ``%res0 .. %res{n_out-1}``, stored to
     ``out[t + k*threads]``."""
     stores = "\n".join(
-        f"""      %o{k} = arith.constant {k * threads} : i32
-      %i{k} = arith.addi %t, %o{k} : i32
-      %p{k} = llvm.getelementptr %out[%i{k}] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, {out_type}
-      llvm.store %res{k}, %p{k} : {out_type}, !llvm.ptr<1>"""
+        f"""      %out_off{k} = arith.constant {k * threads} : i32
+      %out_idx{k} = arith.addi %t, %out_off{k} : i32
+      %out_ptr{k} = llvm.getelementptr %out[%out_idx{k}] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, {out_type}
+      llvm.store %res{k}, %out_ptr{k} : {out_type}, !llvm.ptr<1>"""
         for k in range(n_out)
     )
     text = lane_kernel(body + "\n" + stores + "\n      %res = arith.addi %t, %t : i32", in_type=in_type,

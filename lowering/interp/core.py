@@ -144,6 +144,10 @@ class Compiler:
             raise InterpreterError("kernels with several blocks (cf branches) are not supported; use scf")
         n_wg = int(func.attributes["workgroup_attributions"].value) if "workgroup_attributions" in func.attributes else 0
         args = list(block.arguments)
+        self.known = {}
+        for key in ("known_block_size", "known_grid_size"):
+            if key in func.attributes:
+                self.known[key] = tuple(int(v) for v in func.attributes[key])
         ftype = self.ir.FunctionType(func.attributes["function_type"].value)
         n_params = len(ftype.inputs)
         self.params = [(self.new_slot(a), parse_type(a.type, self.ir)) for a in args[:n_params]]
@@ -295,6 +299,7 @@ class Kernel:
         self.symbols = comp.symbols
         self.consts = comp.consts
         self.body = comp.body
+        self.known = comp.known
         if self.lds_layout.size > self.target.lds_bytes:
             raise InterpreterError(
                 f"kernel {self.name} allocates {self.lds_layout.size} bytes of LDS; {self.arch} has {self.target.lds_bytes}"
@@ -349,6 +354,9 @@ class Kernel:
         grid, block = _dims(grid, "grid"), _dims(block, "block")
         if block[0] * block[1] * block[2] > MAX_THREADS:
             raise InterpreterError(f"block {block} has more than {MAX_THREADS} threads")
+        for key, launch in (("known_block_size", block), ("known_grid_size", grid)):
+            if key in self.known and self.known[key] != launch:
+                raise InterpreterError(f"kernel {self.name} declares {key} = {self.known[key]}, launched with {launch}")
         gmem = GlobalMemory()
         values, buffers = self._bind(args, gmem)
         const_bases = [gmem.add(data.copy(), f"constant @{name}") for name, data in self.consts]

@@ -300,7 +300,7 @@ def _bitcast(op: OpInfo):
 # ------------------------------------------------------------------ float ops
 _FLOAT_BIN = {
     "arith.addf": np.add, "arith.subf": np.subtract, "arith.mulf": np.multiply, "arith.divf": np.divide,
-    "arith.remf": np.fmod, "llvm.fadd": np.add, "llvm.fsub": np.subtract, "llvm.fmul": np.multiply,
+    "llvm.fadd": np.add, "llvm.fsub": np.subtract, "llvm.fmul": np.multiply,
     "llvm.fdiv": np.divide,
 }
 
