@@ -454,7 +454,11 @@ def synthesize(writer: LinearLayout, reader: LinearLayout, element_bits: int, ar
         if best is None or key < best[0]:
             best = (key, res)
     if best is None:
-        raise LayoutError("no shared layout lets both sides use an LDS instruction (alignment impossible)")
+        why = ""
+        if eb < 8 and not set(w.regs) & set(r.regs):
+            why = f": {eb}-bit elements move at least a byte per lane, so some register of both sides must hold " \
+                  f"the element next to another register's"
+        raise LayoutError("no shared layout lets both sides use an LDS instruction (alignment impossible)" + why)
     return best[1]
 
 
@@ -516,7 +520,7 @@ def _solve(w: _Side, r: _Side, reps: list[int], outs, model: LdsModel, eb: int, 
             best = (key, cand, rows)
     best_key, cand, rows = best
     certified = not any(k < best_key for k in missed)
-    banks = f2.complement(cand.prefix + rows, 0, candidates=space_basis)
+    banks = f2.complement(cand.prefix + rows, 0, candidates=_low_weight(cand.hc, 1))  # aligned: inside Hc
     basis = cand.prefix + banks + rows
     if len(basis) != n_off:
         raise LayoutError("internal: offset basis has the wrong size")
