@@ -178,7 +178,7 @@ def encode_bits(values: np.ndarray, fmt: FloatFormat) -> np.ndarray:
     a = np.abs(r)
     idx = np.searchsorted(pos[order], np.where(np.isnan(a), 0.0, a))
     code = order[np.minimum(idx, half - 1)].astype(np.int64)
-    code = np.where(np.signbit(r) & (fmt.style != "fnuz"), code | half, code)
+    code = np.where(np.signbit(r), code | half, code)  # fnuz: rounding already turned -0 into +0
     if fmt.style in ("fn", "fnuz", "ieee"):
         nan_code = {"fn": (1 << (fmt.bits - 1)) - 1, "fnuz": half, "ieee": (((1 << fmt.exp_bits) - 1) << fmt.man_bits) | (1 << (fmt.man_bits - 1))}[fmt.style]
         code = np.where(np.isnan(r), nan_code, code)

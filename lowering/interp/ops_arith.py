@@ -365,12 +365,12 @@ def _cmpf(op: OpInfo):
 
 
 @register("arith.negf", "llvm.fneg", "math.absf", "llvm.intr.fabs", "math.sqrt", "llvm.intr.sqrt", "math.exp",
-          "llvm.intr.exp", "math.log", "llvm.intr.log", "rocdl.exp2", "llvm.intr.exp2")
+          "llvm.intr.exp", "math.log", "llvm.intr.log", "rocdl.exp2")
 def _float_unary(op: OpInfo):
     _float_type(op)
     fn = {"arith.negf": np.negative, "llvm.fneg": np.negative, "math.absf": np.abs, "llvm.intr.fabs": np.abs,
           "math.sqrt": np.sqrt, "llvm.intr.sqrt": np.sqrt, "math.exp": np.exp, "llvm.intr.exp": np.exp,
-          "math.log": np.log, "llvm.intr.log": np.log, "rocdl.exp2": np.exp2, "llvm.intr.exp2": np.exp2}[op.name]
+          "math.log": np.log, "llvm.intr.log": np.log, "rocdl.exp2": np.exp2}[op.name]
     exact = op.name in ("arith.negf", "llvm.fneg", "math.absf", "llvm.intr.fabs")
     a, r = op.operands[0], op.results[0]
     t = op.result_types[0]
