@@ -219,7 +219,10 @@ def lane_start_bytes(op: LdsOp, access: Access, element_bits: int,
         lane = access.apply({"lane": np.arange(op.wave_size)})["offset"]
         arr = lane[:, None] + np.arange(regs)
     else:
-        arr = np.asarray(access)
+        try:
+            arr = np.asarray(access)
+        except (TypeError, ValueError) as e:
+            raise LayoutError(f"access: per-lane offsets are not a rectangular integer array ({e})") from None
         if arr.dtype == object or not np.issubdtype(arr.dtype, np.integer):
             raise LayoutError("access: per-lane offsets must be integers")
         per_lane = arr.ndim >= 2 and arr.shape[-2] == op.wave_size

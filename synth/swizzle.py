@@ -665,6 +665,12 @@ def padding_options(writer: LinearLayout, reader: LinearLayout, element_bits: in
         intervals = [1 << i for i in range(max(0, (128 // eb).bit_length() - 1), total.bit_length())]
     if pads is None:
         pads = sorted({max(1, 32 // eb), max(1, 64 // eb), max(1, 128 // eb)})
+    for name, values in (("intervals", intervals), ("pads", pads)):
+        if any(isinstance(x, bool) or not isinstance(x, int) or x < 1 or x & (x - 1) for x in values):
+            raise LayoutError(f"padding_options {name} {list(values)!r} must be powers of two")
+    for order in orders:
+        if sorted(order) != list(range(rank)):
+            raise LayoutError(f"padding_options order {order!r} is not a permutation of the {rank} tensor dims")
     out = []
     for order in orders:
         for iv in intervals:

@@ -93,6 +93,10 @@ def test_per_lane_offsets_input():
         analyze("gfx942", "ds_read_b64", np.stack([offs * 2, offs * 2 + 3], axis=1), 4)
     with pytest.raises(LayoutError, match="64 per-lane"):
         analyze("gfx942", "ds_read_b32", np.arange(32), 4)
+    with pytest.raises(LayoutError, match="rectangular"):
+        analyze("gfx942", "ds_read_b32", [[1, 2], [3]], 4)
+    with pytest.raises(LayoutError, match="integers"):
+        analyze("gfx942", "ds_read_b32", np.arange(64) * 1.0, 4)
 
 
 def test_b96_is_enumerated():

@@ -96,6 +96,9 @@ def test_assumption_override_changes_the_phases():
         lds_model("gfx942", assume={"b32_phases_32banks": 24})
     with pytest.raises(LayoutError, match="independent"):
         lds_model("gfx942", assume={"b32_phases_32banks": [32, 32]})
+    with pytest.raises(LayoutError, match="mapping"):
+        lds_model("gfx942", assume=[("b32_phases_32banks", 64)])
+    assert "OVERRIDDEN to 64" in {a.name: a.statement for a in alt.assumptions}["b32_phases_32banks"]
 
 
 def test_generic_model_is_tritons_rule():
@@ -106,6 +109,10 @@ def test_generic_model_is_tritons_rule():
     assert generic_lds_model(64, 64).op("ds_read_u8").lanes_per_phase == 64
     with pytest.raises(LayoutError):
         generic_lds_model(24, 64)
+    with pytest.raises(LayoutError, match="lane bits"):
+        generic_lds_model(32, 64, lane_tiles={"ds_read_b128": [0, 9]})
+    with pytest.raises(LayoutError, match="unknown op"):
+        generic_lds_model(32, 64, lane_tiles={"ds_read_b256": [0]})
 
 
 def test_op_shapes():

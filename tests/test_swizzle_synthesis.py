@@ -193,6 +193,22 @@ def test_errors():
         synthesize(writer, "x", 16, "gfx942")
     with pytest.raises(LayoutError, match="lds_budget_bytes"):
         synthesize(writer, reader, 16, "gfx942", lds_budget_bytes=0)
+    with pytest.raises(LayoutError, match="objective"):
+        synthesize(writer, reader, 16, "gfx942", objective="speed")
+    with pytest.raises(LayoutError, match="powers of two"):
+        padding_options(writer, reader, 16, "gfx942", intervals=[3])
+    with pytest.raises(LayoutError, match="permutation"):
+        padding_options(writer, reader, 16, "gfx942", orders=[(5, 0)])
+    fp4 = LinearLayout({"register": [[0, 2]], "lane": [[0, 4 << i] for i in range(4)] + [[1, 0], [2, 0]],
+                        "warp": [[0, 1]]}, [("dim0", 4), ("dim1", 64)])
+    with pytest.raises(LayoutError, match="at least a byte"):
+        synthesize(fp4, _fp4_other_pairing(fp4), 4, "gfx942")
+
+
+def _fp4_other_pairing(layout):
+    """The same fp4 tile with a different register vector: no register common to both sides."""
+    return LinearLayout({"register": [[0, 1]], "lane": [[0, 4 << i] for i in range(4)] + [[1, 0], [2, 0]],
+                         "warp": [[0, 2]]}, layout.out_dims)
 
 
 def test_deterministic():

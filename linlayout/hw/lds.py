@@ -411,6 +411,8 @@ def lds_model(arch: str, assume: Mapping[str, object] | None = None) -> LdsModel
     = lanes per contiguous phase (int) or phase rows (list of lane masks).
     """
     t = get_target(arch)
+    if assume is not None and not isinstance(assume, Mapping):
+        raise LayoutError(f"assume must be a mapping from assumption name to value, got {type(assume).__name__}")
     if not assume:
         return _default_model(t.name)
     return _build_model(t.name, dict(assume))
@@ -458,7 +460,15 @@ def generic_lds_model(num_banks: int, wave_size: int, lane_tiles: Mapping[str, S
     for what, v in (("num_banks", num_banks), ("wave_size", wave_size)):
         if isinstance(v, bool) or not isinstance(v, int) or v < 1 or v & (v - 1):
             raise LayoutError(f"{what} {v!r} must be a power of two")
+    if lane_tiles is not None and not isinstance(lane_tiles, Mapping):
+        raise LayoutError(f"lane_tiles must map op names to lane-bit lists, got {type(lane_tiles).__name__}")
     tiles = dict(lane_tiles or {})
+    n_lane = wave_size.bit_length() - 1
+    for op_name, bits in tiles.items():
+        if op_name not in OP_SHAPES:
+            raise LayoutError(f"lane_tiles: unknown op {op_name!r}")
+        if isinstance(bits, (str, bytes)) or not all(isinstance(b, int) and 0 <= b < n_lane for b in bits):
+            raise LayoutError(f"lane_tiles[{op_name!r}] = {bits!r}: lane bits must be integers in [0, {n_lane})")
     ops = {}
     for op_name, shape in OP_SHAPES.items():
         if shape.transpose_bits is not None or shape.bytes_per_lane == 12:
