@@ -27,16 +27,16 @@ from linlayout.hw.targets import get_target
 
 from . import cost as cost_mod
 from .emulator import PlanVerificationError, element_ids, verify
-from .in_wave import choose_packing, exchange_units, gather_units, pack_units, unpack_units
+from .in_wave import (SCHEDULES, Packing, choose_packing, exchange_applicable, exchange_estimate, exchange_plan,
+                      gather_estimate, gather_units, pack_units, unpack_units)
 from .ir import Program
-from .lds_path import build_lds, shared_layout
+from .lds_path import build_lds, shared_layout, vector_first_design
 from .plan import Plan, dwords_per_slot, slots_per_dword
 from .preimage import Problem, normalize, wave_local_map
 
 __all__ = ["STRATEGIES", "plan_conversion", "candidate_plans"]
 
 STRATEGIES = ("auto", "registers", "lds")
-_SCHEDULES = ("exchanges", "lane_first", "lane_last")
 
 
 def _check_args(arch: str, element_bits: int):
@@ -67,47 +67,84 @@ def _finish(plan: Plan, prog: Program, outputs: list[int], strategy: str, cm) ->
     return plan
 
 
-def _in_wave_candidates(prob: Problem, wm, target, element_bits: int, cm) -> Iterable[Plan]:
+def _in_wave_candidates(prob: Problem, wm, target, element_bits: int, cm) -> list[Plan]:
+    """The cheapest in-wave plans: exchange schedules (chosen by dry run) under the best passive
+    packing and under the native packing, and the gather unless it cannot win."""
     mask = wm.reg_lane_mask
     reg_cols = [c & mask for c in wm.reg]
     lane_cols = [c & mask for c in wm.lane]
-    pk = choose_packing(reg_cols, lane_cols, prob.n_src_reg, element_bits)
+    n_sr = prob.n_src_reg
+    pk = choose_packing(reg_cols, lane_cols, n_sr, element_bits)
     p, dps = slots_per_dword(element_bits), dwords_per_slot(element_bits)
     n_init = _n_values(prob.src.in_dim_size("register"), element_bits)
-    builders = [("exchange:" + s, s) for s in _SCHEDULES] + [("gather", None)]
-    for name, schedule in builders:
+    n_dst = prob.dst.in_dim_size("register")
+    builds: list[tuple[float, str, object]] = []
+    if exchange_applicable(reg_cols, lane_cols, n_sr):
+        packings = [pk.K]
+        native = list(range(min(len(pk.K) if p == 1 else (p.bit_length() - 1), n_sr)))
+        if p > 1 and native != pk.K:
+            packings.append(native)
+        for K in packings:
+            for sched in SCHEDULES:
+                try:
+                    est = exchange_estimate(reg_cols, lane_cols, n_sr, K, target, cm, element_bits, sched)
+                except ValueError:
+                    continue
+                builds.append((est, f"exchange:{sched}", K))
+    best_est = min((b[0] for b in builds), default=float("inf"))
+    if gather_estimate(pk.units, cm) < best_est:
+        builds.append((gather_estimate(pk.units, cm), "gather", pk.K))
+    builds.sort(key=lambda b: b[0])
+    out = []
+    for est, name, K in builds[:2]:  # the two most promising
         prog = Program(n_init, p, dps)
-        units = pack_units(prog, pk)
-        if schedule is None:
+        pkK = Packing(element_bits, n_sr, len(reg_cols), K, pk.Kd if K == pk.K else [], pk.units)
+        units = pack_units(prog, pkK)
+        if name == "gather":
             final = gather_units(prog, pk.units, units, target, cm)
+            outs = unpack_units(prog, pk, final, n_dst)
         else:
-            final = exchange_units(prog, pk.units, units, target, cm, schedule)
-            if final is None:
-                continue
-        outs = unpack_units(prog, pk, final, prob.dst.in_dim_size("register"))
+            outs = exchange_plan(prog, reg_cols, lane_cols, n_sr, K, units, n_dst, target, cm, element_bits,
+                                 name.split(":")[1])
         plan = _finish(_base_plan(prob, target, element_bits), prog, outs, "registers", cm)
-        plan.notes.append(f"in-wave builder: {name}; packing K={pk.K} (src register bits per 32-bit unit)")
-        yield plan
+        plan.notes.append(f"in-wave builder: {name}; elements per 32-bit unit follow src register bits {K}")
+        out.append(plan)
+    return out
 
 
-def _lds_candidate(prob: Problem, target, element_bits: int, cm, budget: int | None) -> Plan:
-    design = shared_layout(prob, element_bits, target.name, budget)
-    if budget is not None and design.lds_bytes > budget:
-        raise LayoutError(f"the LDS layout needs {design.lds_bytes} bytes, more than the budget {budget}")
-    if design.lds_bytes > target.lds_bytes:
-        raise LayoutError(f"the tile needs {design.lds_bytes} bytes of LDS, more than {target.name}'s "
-                          f"{target.lds_bytes}; give lds_budget_bytes to move it in rounds")
-    p, dps = slots_per_dword(element_bits), dwords_per_slot(element_bits)
-    n_init = _n_values(prob.src.in_dim_size("register"), element_bits)
-    prog = Program(n_init, p, dps)
-    outs, cross = build_lds(prog, prob, design, element_bits, list(range(n_init)), prob.num_warps)
-    plan = _base_plan(prob, target, element_bits)
-    plan.lds_bytes = design.lds_bytes
-    plan = _finish(plan, prog, outs, "lds", cm)
-    rounds = 1 << design.n_rep_bits
-    plan.notes.append(f"LDS layout from {design.source}; {rounds} round(s); "
-                      f"{'barriers (data crosses warps)' if cross else 'no barrier (each warp reads its own writes)'}")
-    return plan
+def _lds_candidates(prob: Problem, target, element_bits: int, cm, budget: int | None) -> list[Plan]:
+    """LDS round trips through the synthesized swizzled layout and, for 8/16-bit elements (where a
+    layout that favours one side's register packing can save repacking), the two register-first ones."""
+    designs = [shared_layout(prob, element_bits, target.name, budget)]
+    if element_bits < 32:
+        for side in ("dst", "src"):
+            try:
+                designs.append(vector_first_design(prob, element_bits, budget, side, target.name))
+            except LayoutError:
+                pass
+    out = []
+    for design in designs:
+        if budget is not None and design.lds_bytes > budget:
+            continue
+        if design.lds_bytes > target.lds_bytes:
+            continue
+        p, dps = slots_per_dword(element_bits), dwords_per_slot(element_bits)
+        n_init = _n_values(prob.src.in_dim_size("register"), element_bits)
+        prog = Program(n_init, p, dps)
+        outs, cross = build_lds(prog, prob, design, element_bits, list(range(n_init)), prob.num_warps)
+        plan = _base_plan(prob, target, element_bits)
+        plan.lds_bytes = design.lds_bytes
+        plan = _finish(plan, prog, outs, "lds", cm)
+        rounds = 1 << design.n_rep_bits
+        plan.notes.append(f"LDS layout: {design.source}; {rounds} round(s); "
+                          f"{'barriers (data crosses warps)' if cross else 'no barrier (each warp reads its own writes)'}")
+        out.append(plan)
+    if not out:
+        need = min(d.lds_bytes for d in designs)
+        raise LayoutError(f"the tile needs {need} bytes of LDS, more than "
+                          f"{'the budget ' + str(budget) if budget is not None else target.name + chr(39) + 's ' + str(target.lds_bytes)}; "
+                          f"give a larger lds_budget_bytes or one that allows rounds")
+    return out
 
 
 def candidate_plans(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int, *,
@@ -133,12 +170,26 @@ def candidate_plans(src: LinearLayout, dst: LinearLayout, arch: str, element_bit
         raise LayoutError("the conversion moves data between warps; only the LDS strategy can do it")
     if strategy in ("auto", "lds"):
         try:
-            cands.append(_lds_candidate(prob, target, element_bits, cm, lds_budget_bytes))
+            cands.extend(_lds_candidates(prob, target, element_bits, cm, lds_budget_bytes))
         except LayoutError:
             if not cands:
                 raise
-    cands.sort(key=lambda p: (p.cost, p.counts()["total"]))
-    return cands
+    return _rank(cands)
+
+
+# [I] Plans whose modelled cost is within this fraction of the cheapest are considered equal and the
+# one with the fewest instructions wins (issue slots are what the rest of the kernel competes for,
+# and the cycle model's LDS numbers are partly inferred).
+COST_TIE_FRACTION = 0.10
+
+
+def _rank(cands: list[Plan]) -> list[Plan]:
+    """Cheapest first; near-ties (COST_TIE_FRACTION) broken by total instructions with setup."""
+    if not cands:
+        return cands
+    best = min(p.cost for p in cands)
+    return sorted(cands, key=lambda p: (p.cost > best * (1 + COST_TIE_FRACTION) + 1e-9, p.total_with_overhead(),
+                                        p.cost))
 
 
 def _same_map(prob: Problem) -> bool:

@@ -178,7 +178,7 @@ def ds_depth(plan) -> int:
     return best
 
 
-LDS_ADDR_BASE_VALU = 4  # [I] VALU ops to form one lane/warp-dependent LDS address (linear in lane bits)
+LDS_ADDR_BASE_VALU = 3  # [I] VALU ops to form one lane/warp-dependent LDS address (linear in lane bits)
 BPERMUTE_ADDR_VALU = 2  # [I] v_xor/v_and + v_lshlrev on the lane id per ds_bpermute pattern
 VCC_SALU = 2  # [I] s_mov_b32 x2: a 64-bit lane mask into an SGPR pair
 PERM_SELECTOR_SALU = 1  # [I] s_mov_b32: gfx9 VOP3 takes no literal, so a v_perm selector lives in an SGPR
@@ -204,7 +204,6 @@ def _addr_cost(bases: list, a) -> int:
 def estimate_overhead(plan) -> dict[str, int]:
     """Setup instructions the steps need but that are not steps themselves ([I] estimates).
 
-    ``valu_lane_id`` 2 (v_mbcnt lo/hi) when any address depends on the lane;
     ``valu_bpermute_addr`` BPERMUTE_ADDR_VALU per distinct ds_bpermute address pattern;
     ``salu_vcc`` VCC_SALU per distinct select condition;
     ``salu_perm_selector`` PERM_SELECTOR_SALU per distinct v_perm selector;
@@ -233,8 +232,8 @@ def estimate_overhead(plan) -> dict[str, int]:
         elif isinstance(st, (LdsStore, LdsLoad)):
             lane_dep = True
             lds_valu += _addr_cost(bases, np.asarray(st.addr, dtype=np.int64).reshape(-1, 64)[0])
+    del lane_dep  # the lane id itself is taken as available (every kernel computes it for its memory ops)
     out = {
-        "valu_lane_id": 2 if lane_dep else 0,
         "valu_bpermute_addr": BPERMUTE_ADDR_VALU * len(bperm),
         "salu_vcc": VCC_SALU * len(conds),
         "salu_perm_selector": PERM_SELECTOR_SALU * len(sels),
@@ -274,35 +273,32 @@ def lower_bound(src_ids, dst_ids, element_bits: int, cm: CostModel, has_permlane
     bpermute, permlane swap) delivers at most one dword to each lane.
     ``cross_warp``: some lane needs an element no lane of its warp holds (only
     LDS can move it; then ``min_lds_loads`` per lane, 16 bytes each, and at least
-    one barrier).  ``cost``: the cheapest of the bounds under the cost model.
+    one barrier).  ``min_lds_stores``: the distinct elements that must travel,
+    spread over every lane of every wave, 16 bytes per store.  ``cost``: the
+    cheapest of the bounds under the cost model.
     """
     import numpy as np
 
     W, L, _ = src_ids.shape
+    n_ids = int(max(src_ids.max(), dst_ids.max())) + 1
     eb = max(1, element_bits // 8)
     per_dword = max(1, 32 // element_bits)
     halves = 2 if element_bits == 64 else 1
-    lane_key = (np.arange(W)[:, None, None] * L + np.arange(L)[None, :, None]) << 40
-    warp_key = np.arange(W)[:, None, None] << 40
-    src_l, dst_l = (lane_key + src_ids).reshape(-1), np.unique((lane_key + dst_ids).reshape(-1))
-    remote = dst_l[~np.isin(dst_l, src_l)] >> 40
-    per_lane = np.bincount(remote, minlength=W * L) if remote.size else np.zeros(W * L, dtype=np.int64)
-    cross_lane = int(-(-per_lane.max() // per_dword) * halves) if per_lane.size else 0
-    src_w = np.unique((warp_key + src_ids).reshape(-1))
-    dst_wl = np.unique((lane_key + dst_ids).reshape(-1))
-    warp_of = (dst_wl >> 40) // L
-    need_w = (warp_of << 40) | (dst_wl & ((1 << 40) - 1))
-    foreign = dst_wl[~np.isin(need_w, src_w)] >> 40
-    per_lane_w = np.bincount(foreign, minlength=W * L) if foreign.size else np.zeros(W * L, dtype=np.int64)
-    cross_warp = bool(per_lane_w.max() > 0) if per_lane_w.size else False
-    elems_b128 = 16 // eb if eb <= 16 else 1
+    have = np.zeros((W, L, n_ids), dtype=bool)
+    np.put_along_axis(have, src_ids, True, axis=2)
+    need = np.zeros((W, L, n_ids), dtype=bool)
+    np.put_along_axis(need, dst_ids, True, axis=2)
+    remote = need & ~have
+    per_lane = remote.sum(axis=2)
+    cross_lane = int(-(-int(per_lane.max()) // per_dword) * halves)
+    foreign = need & ~have.any(axis=1, keepdims=True)
+    per_lane_w = foreign.sum(axis=2)
+    cross_warp = bool(per_lane_w.max() > 0)
+    elems_b128 = max(1, 16 // eb)
+    moving = foreign if cross_warp else remote
+    lds_loads = int(-(-int((per_lane_w if cross_warp else per_lane).max()) // elems_b128))
+    lds_stores = int(-(-int(moving.any(axis=(0, 1)).sum()) // (W * L * elems_b128)))
     move = min(cm.instruction("dpp"), cm.instruction("permlane16_swap") if has_permlane else 1e9)
-    lds_loads = int(-(-(per_lane_w if cross_warp else per_lane).max() // elems_b128))
-    moved = foreign if cross_warp else remote  # flat lanes that import; the elements they import:
-    ids = (dst_wl if cross_warp else dst_l)[~np.isin(need_w if cross_warp else dst_l, src_w if cross_warp
-                                                     else src_l)] & ((1 << 40) - 1)
-    del moved
-    lds_stores = int(-(-np.unique(ids).size // (W * L * elems_b128))) if ids.size else 0
     lds_bound = (lds_loads * cm.instruction("lds_read", 16) + lds_stores * cm.instruction("lds_write", 16)
                  + cm.latency(2) + (cm.instruction("s_barrier") if cross_warp else 0.0))
     if cross_warp:

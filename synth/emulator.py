@@ -24,12 +24,13 @@ selectors on a tag produce ``-tag`` (a symbolic sign byte).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
 from linlayout import LayoutError, LinearLayout
 
-from .plan import (Barrier, FusedDpp, Lane, LdsLoad, LdsStore, Mov, PermlaneSwap, Plan, Select,
+from .plan import (Barrier, FusedDpp, Lane, LdsLoad, LdsStore, Mov, PermlaneSwap, PermSelect, Plan, Select,
                    dwords_per_slot, slots_per_dword)
 
 __all__ = [
@@ -159,21 +160,24 @@ def _selector_bytes(sel: int) -> np.ndarray:
 
 
 # ====================================================================== tags
+@lru_cache(maxsize=256)
 def element_ids(layout: LinearLayout, num_warps: int) -> np.ndarray:
-    """``[warps, 64, slots]`` tensor index (flattened, first out dim least significant) per slot."""
+    """``[warps, 64, slots]`` tensor index (flattened, first out dim least significant) per slot (read-only)."""
     n_reg = layout.in_dim_size("register")
-    w = np.arange(num_warps)[:, None, None]
-    lane = np.arange(WAVE)[None, :, None]
-    r = np.arange(n_reg)[None, None, :]
-    ins = {"register": r, "lane": lane, "warp": w}
-    if layout.has_in_dim("block"):
-        ins["block"] = np.zeros_like(r)
-    out = layout.apply({k: np.broadcast_to(v, (num_warps, WAVE, n_reg)) for k, v in ins.items()})
+    cols = layout._aligned_columns(layout.out_dims, "element ids")
+    names = [n for n, _ in layout.in_dims]
+    sizes = dict(layout.in_dims)
     flat = np.zeros((num_warps, WAVE, n_reg), dtype=np.int64)
-    shift = 0
-    for name, size in layout.out_dims:
-        flat |= np.asarray(out[name], dtype=np.int64) << shift
-        shift += size.bit_length() - 1
+    j = 0
+    for name in names:
+        k = sizes[name].bit_length() - 1
+        if name in ("register", "lane", "warp"):
+            axis_vals = {"warp": np.arange(num_warps)[:, None, None], "lane": np.arange(WAVE)[None, :, None],
+                         "register": np.arange(n_reg)[None, None, :]}[name]
+            for i in range(k):
+                flat = flat ^ np.where((axis_vals >> i) & 1, cols[j + i], 0)
+        j += k
+    flat.setflags(write=False)
     return flat
 
 
@@ -182,30 +186,43 @@ def expected_ids(plan: Plan) -> np.ndarray:
 
 
 # ====================================================================== ISA executor
-@dataclass
+_dpp_cached = lru_cache(maxsize=None)(lambda ctrl: dpp_src_lanes(ctrl))
+_swz_cached = lru_cache(maxsize=None)(lambda off: swizzle_src_lanes(off))
+_LANES = np.arange(WAVE)
+
+
+@lru_cache(maxsize=None)
+def _masks_enabled(row_mask: int, bank_mask: int) -> np.ndarray:
+    return (((row_mask >> (_LANES >> 4)) & 1) & ((bank_mask >> ((_LANES >> 2) & 3)) & 1)).astype(bool)
+
+
 class _Machine:
-    regs: np.ndarray  # [W, 64, n_dwords, 4]
-    lds: np.ndarray  # [bytes]
-    w_epoch: np.ndarray  # epoch of last write per byte (-1: never)
-    w_warp: np.ndarray  # warp of last write (-2: several warps, same value)
-    r_epoch: np.ndarray  # epoch of last cross-check read per byte
-    r_warps: np.ndarray  # bitmask of warps that read the byte in r_epoch
-    epoch: int = 0
+    """Registers ``[n_dwords, W, 64, 4]`` byte cells; LDS bytes with race bookkeeping."""
+
+    def __init__(self, n_dw: int, W: int, lds_size: int) -> None:
+        self.W = W
+        self.regs = np.full((n_dw, W, WAVE, 4), UNDEF, dtype=np.int64)
+        self.lds = np.full(lds_size, UNDEF, dtype=np.int64)
+        self.w_epoch = np.full(lds_size, -1, dtype=np.int64)  # epoch of the last write
+        self.w_warps = np.zeros(lds_size, dtype=np.int64)  # bitmask of warps that wrote in that epoch
+        self.r_epoch = np.full(lds_size, -1, dtype=np.int64)
+        self.r_warps = np.zeros(lds_size, dtype=np.int64)  # bitmask of warps that read in r_epoch
+        self.epoch = 0
+        self.warp_bit = (1 << np.arange(W, dtype=np.int64))[:, None]
 
 
 def _dwords(slots: list[int], p: int, dps: int) -> list[int]:
     """The dwords of a slot list, in order of first appearance (64-bit: both halves)."""
     out: list[int] = []
     for s in slots:
-        ds = [2 * s, 2 * s + 1] if dps == 2 else [s // p]
-        for d in ds:
+        for d in ([2 * s, 2 * s + 1] if dps == 2 else [s // p]):
             if d not in out:
                 out.append(d)
     return out
 
 
 def _paired(dst: list[int], src: list[int], p: int, dps: int, what: str) -> list[tuple[int, int]]:
-    """(dst dword, src dword) pairs of a register step; slots must keep their position in the dword."""
+    """(dst dword, src dword) pairs of a register step; slots must keep their place in the dword."""
     if len(dst) != len(src):
         raise PlanVerificationError(f"{what}: {len(dst)} destination slots but {len(src)} source slots")
     pairs: dict[int, int] = {}
@@ -218,16 +235,16 @@ def _paired(dst: list[int], src: list[int], p: int, dps: int, what: str) -> list
     return list(pairs.items())
 
 
-def _lanes_of(t: np.ndarray, warps: int) -> np.ndarray:
+def _lanes_of(t, warps: int) -> np.ndarray:
     t = np.asarray(t, dtype=np.int64)
     return np.broadcast_to(t, (warps, WAVE)) if t.ndim == 1 else t
 
 
-def _gather_lanes(vals: np.ndarray, src_lane: np.ndarray) -> np.ndarray:
-    """``vals[w, src_lane[w, l], ...]`` with -1 source lanes giving 0 (reads of invalid lanes)."""
+def _gather(vals: np.ndarray, src_lane: np.ndarray) -> np.ndarray:
+    """``vals[w, src_lane[w, l], :]`` (vals ``[W, 64, 4]``); -1 source lanes read 0."""
     idx = np.clip(src_lane, 0, WAVE - 1)
-    out = np.take_along_axis(vals, idx.reshape(idx.shape + (1,) * (vals.ndim - 2)), axis=1)
-    return np.where((src_lane < 0).reshape(src_lane.shape + (1,) * (vals.ndim - 2)), 0, out)
+    out = np.take_along_axis(vals, np.broadcast_to(idx, vals.shape[:2])[..., None], axis=1)
+    return np.where((src_lane < 0)[..., None], 0, out)
 
 
 def _check_declared(declared: np.ndarray, actual: np.ndarray, what: str) -> None:
@@ -242,64 +259,72 @@ def _check_declared(declared: np.ndarray, actual: np.ndarray, what: str) -> None
 
 def _exec_dpp(m: _Machine, dst: int, src: int, ctrl: int, row_mask: int, bank_mask: int, bound_ctrl: int,
               vcc: np.ndarray | None, s1: int | None) -> np.ndarray:
-    """``v_mov_b32_dpp`` (vcc None) or ``v_cndmask_b32_dpp dst, src(DPP), s1, vcc``; returns source lanes."""
-    W = m.regs.shape[0]
-    sl = np.broadcast_to(dpp_src_lanes(ctrl), (W, WAVE))
-    s0 = _gather_lanes(m.regs[:, :, src, :], sl)  # invalid lanes read 0 (bound_ctrl=1 meaning)
-    n = np.arange(WAVE)
-    enabled = (((row_mask >> (n >> 4)) & 1) & ((bank_mask >> ((n >> 2) & 3)) & 1)).astype(bool)
-    enabled = np.broadcast_to(enabled, (W, WAVE)).copy()
+    """``v_mov_b32_dpp`` (vcc None) or ``v_cndmask_b32_dpp dst, src(DPP), s1, vcc``; returns source lanes.
+
+    An out-of-range source lane reads 0 ([I]: the meaning of bound_ctrl:1) and, with
+    bound_ctrl:0, the lane is not written.  Lanes disabled by row_mask/bank_mask keep dst.
+    """
+    sl = _dpp_cached(ctrl)
+    s0 = _gather(m.regs[src], sl)
+    enabled = _masks_enabled(row_mask, bank_mask)
     if not bound_ctrl:
-        enabled &= sl >= 0  # BC=0: out-of-range lanes are not written
+        enabled = enabled & (sl >= 0)
     if vcc is None:
         res = s0
     else:
-        own = m.regs[:, :, s1, :]
-        res = np.where(np.broadcast_to(vcc, (W, WAVE)).astype(bool)[..., None], own, s0)
-    m.regs[:, :, dst, :] = np.where(enabled[..., None], res, m.regs[:, :, dst, :])
-    return sl
+        res = np.where(vcc[..., None], m.regs[s1], s0)
+    m.regs[dst] = np.where(enabled[None, :, None], res, m.regs[dst])
+    return np.broadcast_to(sl, (m.W, WAVE))
 
 
-def _lds_access(m: _Machine, addr: np.ndarray, width: int, warp_count: int, what: str) -> np.ndarray:
-    """Byte indices ``[W, 64, width]`` of an LDS access, with alignment and range checks."""
-    a = _lanes_of(addr, warp_count).astype(np.int64)
-    if width in (4, 8, 16, 2) and (a % min(width, 16) != 0).any():
+def _lds_access(m: _Machine, addr, width: int, what: str) -> np.ndarray:
+    """Byte indices ``[W, 64 * width]`` of an LDS access, with alignment and range checks."""
+    a = _lanes_of(addr, m.W)
+    if width in (2, 4, 8, 16) and (a % width).any():
         raise PlanVerificationError(f"{what}: an address is not aligned to the {width}-byte access")
-    idx = a[..., None] + np.arange(width)
-    if (idx < 0).any() or (idx >= m.lds.shape[0]).any():
+    idx = (a[..., None] + np.arange(width)).reshape(m.W, -1)
+    if idx.min() < 0 or idx.max() >= m.lds.shape[0]:
         raise PlanVerificationError(f"{what}: address outside the {m.lds.shape[0]}-byte LDS allocation")
     return idx
 
 
 def _lds_write(m: _Machine, idx: np.ndarray, data: np.ndarray, what: str) -> None:
-    W = idx.shape[0]
-    for w in range(W):  # warps are unordered between barriers: check every other warp
-        flat, vals = idx[w].reshape(-1), data[w].reshape(-1)
-        same_epoch_other = (m.w_epoch[flat] == m.epoch) & (m.w_warp[flat] != w)
-        clash = same_epoch_other & (m.lds[flat] != vals)
-        if clash.any():
-            raise PlanVerificationError(f"{what}: warp {w} overwrites LDS byte {int(flat[clash][0])} that "
-                                        f"another warp wrote with other data since the last barrier")
-        read_by_other = (m.r_epoch[flat] == m.epoch) & ((m.r_warps[flat] & ~(1 << w)) != 0)
-        if read_by_other.any():
-            raise PlanVerificationError(f"{what}: warp {w} writes LDS byte {int(flat[read_by_other][0])} that "
-                                        f"another warp reads since the last barrier (missing barrier)")
-        m.w_warp[flat] = np.where(same_epoch_other, -2, w)
-        m.w_epoch[flat] = m.epoch
-        m.lds[flat] = vals
+    """Warps are unordered between barriers: a byte another warp wrote (with other data) or read
+    since the last barrier is a race; so are two warps writing different data in this step."""
+    wb = np.broadcast_to(m.warp_bit, idx.shape)
+    cur = m.w_epoch[idx] == m.epoch
+    other_w = cur & ((m.w_warps[idx] & ~wb) != 0) & (m.lds[idx] != data)
+    if other_w.any():
+        raise PlanVerificationError(f"{what}: LDS byte {int(idx[other_w][0])} was written by another warp with "
+                                    f"other data since the last barrier")
+    other_r = (m.r_epoch[idx] == m.epoch) & ((m.r_warps[idx] & ~wb) != 0)
+    if other_r.any():
+        raise PlanVerificationError(f"{what}: LDS byte {int(idx[other_r][0])} is read by another warp since the "
+                                    f"last barrier (missing barrier)")
+    flat, vals, bits = idx.reshape(-1), data.reshape(-1), wb.reshape(-1)
+    order = np.argsort(flat, kind="stable")
+    f, v = flat[order], vals[order]
+    dup = (f[1:] == f[:-1]) & (v[1:] != v[:-1])
+    if dup.any():
+        raise PlanVerificationError(f"{what}: two lanes or warps write different data to LDS byte {int(f[1:][dup][0])}")
+    prev = np.where(m.w_epoch[flat] == m.epoch, m.w_warps[flat], 0)
+    m.w_warps[flat] = 0
+    np.bitwise_or.at(m.w_warps, flat, bits | prev)
+    m.w_epoch[flat] = m.epoch
+    m.lds[flat] = vals
 
 
 def _lds_read(m: _Machine, idx: np.ndarray, what: str) -> np.ndarray:
-    W = idx.shape[0]
-    for w in range(W):
-        flat = idx[w].reshape(-1)
-        other = (m.w_epoch[flat] == m.epoch) & (m.w_warp[flat] != w)
-        if other.any():
-            raise PlanVerificationError(f"{what}: warp {w} reads LDS byte {int(flat[other][0])} written by "
-                                        f"another warp without a barrier in between")
-        fresh = m.r_epoch[flat] != m.epoch
-        m.r_warps[flat] = np.where(fresh, 0, m.r_warps[flat]) | (1 << w)
-        m.r_epoch[flat] = m.epoch
+    wb = np.broadcast_to(m.warp_bit, idx.shape)
+    other = (m.w_epoch[idx] == m.epoch) & ((m.w_warps[idx] & ~wb) != 0)
+    if other.any():
+        raise PlanVerificationError(f"{what}: LDS byte {int(idx[other][0])} is read without a barrier after "
+                                    f"another warp wrote it")
+    flat, bits = idx.reshape(-1), wb.reshape(-1)
+    prev = np.where(m.r_epoch[flat] == m.epoch, m.r_warps[flat], 0)
+    m.r_warps[flat] = 0
+    np.bitwise_or.at(m.r_warps, flat, bits | prev)
+    m.r_epoch[flat] = m.epoch
     return m.lds[idx]
 
 
@@ -322,7 +347,7 @@ def _max_slot(plan: Plan) -> int:
 
 
 def run_isa(plan: Plan, init: np.ndarray | None = None, lds_bytes: int | None = None) -> np.ndarray:
-    """Execute ``plan`` instruction by instruction; returns the registers ``[W, 64, n_dwords, 4]``.
+    """Execute ``plan`` instruction by instruction; returns the registers ``[n_dwords, W, 64, 4]``.
 
     ``init``: byte cells of the initial slots ``[W, 64, slots_in, bytes]`` (default:
     symbolic tags ``256 + 8 * id + byte`` of the src elements).
@@ -332,25 +357,23 @@ def run_isa(plan: Plan, init: np.ndarray | None = None, lds_bytes: int | None = 
     W = plan.num_warps
     n_slots = _max_slot(plan)
     n_dw = (n_slots * dps) if dps == 2 else -(-n_slots // p)
-    regs = np.full((W, WAVE, n_dw, 4), UNDEF, dtype=np.int64)
+    m = _Machine(n_dw, W, lds_bytes if lds_bytes is not None else max(plan.lds_bytes, 4))
     if init is None:
         ids = element_ids(plan.src, W)
         init = TAG_BASE + 8 * ids[..., None] + np.arange(B)
     for s in range(plan.slots_in):
         for k, (d, b) in enumerate(_slot_bytes(s, p, dps, B)):
-            regs[:, :, d, b] = init[:, :, s, k]
-    size = lds_bytes if lds_bytes is not None else max(plan.lds_bytes, 4)
-    m = _Machine(regs, np.full(size, UNDEF, dtype=np.int64), np.full(size, -1, dtype=np.int64),
-                 np.full(size, -1, dtype=np.int64), np.full(size, -1, dtype=np.int64),
-                 np.zeros(size, dtype=np.int64))
+            m.regs[d, :, :, b] = init[:, :, s, k]
     for i, st in enumerate(plan.steps):
         what = f"step {i} ({st.op})"
         if isinstance(st, Mov):
             _exec_mov(m, st, p, dps, B, what)
+        elif isinstance(st, PermSelect):
+            _exec_permsel(m, st, p, dps, B, what)
         elif isinstance(st, Select):
             vcc = _lanes_of(st.cond, W).astype(bool)[..., None]
             for (d, a), (_, b) in zip(_paired(st.dst, st.a, p, dps, what), _paired(st.dst, st.b, p, dps, what)):
-                m.regs[:, :, d, :] = np.where(vcc, m.regs[:, :, b, :], m.regs[:, :, a, :])
+                m.regs[d] = np.where(vcc, m.regs[b], m.regs[a])
         elif isinstance(st, Lane):
             for d, s in _paired(st.dst, st.src, p, dps, what):
                 sl = _exec_lane(m, st, d, s, what)
@@ -359,8 +382,9 @@ def run_isa(plan: Plan, init: np.ndarray | None = None, lds_bytes: int | None = 
             _exec_fused(m, st, p, dps, what)
         elif isinstance(st, PermlaneSwap):
             for vd, s0 in _paired(st.vdst, st.src0, p, dps, what):
-                a, b = permlane_swap(st.kind, m.regs[:, :, vd, :], m.regs[:, :, s0, :])
-                m.regs[:, :, vd, :], m.regs[:, :, s0, :] = a, b
+                if vd == s0:
+                    raise PlanVerificationError(f"{what}: a permlane swap needs two different registers")
+                m.regs[vd], m.regs[s0] = permlane_swap(st.kind, m.regs[vd], m.regs[s0])
         elif isinstance(st, (LdsStore, LdsLoad)):
             if st.pair is not None and (st.width not in (4, 8) or not 0 < st.pair_offset <= 255):
                 raise PlanVerificationError(f"{what}: a two-address LDS access needs 4- or 8-byte halves and an "
@@ -382,102 +406,107 @@ def run_isa(plan: Plan, init: np.ndarray | None = None, lds_bytes: int | None = 
 
 def _exec_store(m: _Machine, slots: list[int], addr, width: int, d16_hi: bool, p: int, dps: int, B: int,
                 what: str) -> None:
-    W = m.regs.shape[0]
     cells = [c for s in slots for c in _slot_bytes(s, p, dps, B)]
     if len(cells) != width:
         raise PlanVerificationError(f"{what}: {len(cells)} bytes listed for a {width}-byte store")
     if width < 4 and cells[0][1] != (2 if d16_hi else 0):  # ds_write_b8/b16[_d16_hi]
         raise PlanVerificationError(f"{what}: a {width}-byte store reads byte {2 if d16_hi else 0} of its VGPR, "
                                     f"not byte {cells[0][1]}")
-    data = np.stack([m.regs[:, :, d, b] for d, b in cells], axis=-1)
-    _lds_write(m, _lds_access(m, addr, width, W, what), data, what)
+    data = np.stack([m.regs[d, :, :, b] for d, b in cells], axis=-1).reshape(m.W, -1)
+    _lds_write(m, _lds_access(m, addr, width, what), data, what)
 
 
 def _exec_load(m: _Machine, slots: list[int], addr, width: int, p: int, dps: int, B: int, what: str) -> None:
-    W = m.regs.shape[0]
     cells = [c for s in slots for c in _slot_bytes(s, p, dps, B)]
     if len(cells) != width:
         raise PlanVerificationError(f"{what}: {len(cells)} bytes listed for a {width}-byte load")
-    data = _lds_read(m, _lds_access(m, addr, width, W, what), what)
+    data = _lds_read(m, _lds_access(m, addr, width, what), what).reshape(m.W, WAVE, width)
     if width < 4:  # ds_read_u8/u16: zero-extended into the whole VGPR
         if cells[0][1] != 0:
             raise PlanVerificationError(f"{what}: a {width}-byte load fills byte 0 of its VGPR")
-        m.regs[:, :, cells[0][0], :] = 0
+        m.regs[cells[0][0]] = 0
     for k, (d, b) in enumerate(cells):
-        m.regs[:, :, d, b] = data[..., k]
+        m.regs[d, :, :, b] = data[..., k]
 
 
 def _exec_mov(m: _Machine, st: Mov, p: int, dps: int, B: int, what: str) -> None:
     if st.kind == "v_perm_b32":
         s0, s1 = st.operands
-        sel = _selector_bytes(int(st.selector))
-        m.regs[:, :, st.dst_dword, :] = v_perm_b32(m.regs[:, :, s0, :], m.regs[:, :, s1, :], sel)
+        sel = np.asarray(st.selector, dtype=np.int64)
+        selb = (sel[..., None] >> (8 * np.arange(4))) & 0xFF  # [4] or [64, 4]
+        res = v_perm_b32(m.regs[s0], m.regs[s1], selb)
+        m.regs[st.dst_dword] = res
+        uniform = sel.ndim == 0
         for d, s in zip(st.dst, st.src):  # the declared slot copies must be what the selector did
-            src_cells = [m_ for m_ in _slot_bytes(s, p, dps, B)]
-            dst_cells = _slot_bytes(d, p, dps, B)
-            for (dd, db), (sd, sb) in zip(dst_cells, src_cells):
-                if dd != st.dst_dword or sd not in (s0, s1):
-                    raise PlanVerificationError(f"{what}: slot {s}->{d} is not within v_perm's operands")
+            for (dd, db), (sd, sb) in zip(_slot_bytes(d, p, dps, B), _slot_bytes(s, p, dps, B)):
                 want = (4 if sd == s0 else 0) + sb
-                if int(sel[db]) != want:
-                    raise PlanVerificationError(f"{what}: selector byte {db} is {int(sel[db])}, slot copy "
-                                                f"{s}->{d} needs {want}")
+                if dd != st.dst_dword or sd not in (s0, s1) or not uniform or int(selb[db]) != want:
+                    raise PlanVerificationError(f"{what}: the selector does not copy slot {s} to slot {d}")
         return
     pairs = _paired(st.dst, st.src, p, dps, what)
-    if st.kind == "v_mov" and len(pairs) != 1:
-        raise PlanVerificationError(f"{what}: one v_mov_b32 moves exactly one register")
-    new = {d: m.regs[:, :, s, :].copy() for d, s in pairs}
-    if st.kind == "rename":  # slot-level renaming (bookkeeping): copy only the listed elements
-        for dsl, ssl in zip(st.dst, st.src):
-            for (dd, db), (sd, sb) in zip(_slot_bytes(dsl, p, dps, B), _slot_bytes(ssl, p, dps, B)):
-                new.setdefault(dd, m.regs[:, :, dd, :].copy())
-        snapshot = m.regs.copy()
-        for dsl, ssl in zip(st.dst, st.src):
-            for (dd, db), (sd, sb) in zip(_slot_bytes(dsl, p, dps, B), _slot_bytes(ssl, p, dps, B)):
-                m.regs[:, :, dd, db] = snapshot[:, :, sd, sb]
+    if st.kind == "v_mov":
+        if len(pairs) != 1:
+            raise PlanVerificationError(f"{what}: one v_mov_b32 moves exactly one register")
+        d, s = pairs[0]
+        m.regs[d] = m.regs[s]
         return
-    for d, v in new.items():
-        m.regs[:, :, d, :] = v
+    # a renaming: bookkeeping of values (parallel copy of the listed elements)
+    cells = [(c_d, c_s) for d, s in zip(st.dst, st.src)
+             for c_d, c_s in zip(_slot_bytes(d, p, dps, B), _slot_bytes(s, p, dps, B))]
+    src_vals = [m.regs[sd, :, :, sb].copy() for _, (sd, sb) in cells]
+    for ((dd, db), _), v in zip(cells, src_vals):
+        m.regs[dd, :, :, db] = v
+
+
+def _exec_permsel(m: _Machine, st: PermSelect, p: int, dps: int, B: int, what: str) -> None:
+    cond = _lanes_of(st.cond, m.W).astype(bool)
+    s0, s1 = st.operands
+    sels = [(np.array([(sel >> (8 * i)) & 0xFF for i in range(4)], dtype=np.int64)) for sel in (st.sel0, st.sel1)]
+    selb = np.where(cond[..., None], sels[1], sels[0])  # the selector VGPR, per lane
+    m.regs[st.dst_dword] = v_perm_b32(m.regs[s0], m.regs[s1], selb)
+    for srcs, sb_arr in ((st.a, sels[0]), (st.b, sels[1])):  # declared copies must be what each selector does
+        for d, s in zip(st.dst, srcs):
+            for (dd, db), (sd, sb) in zip(_slot_bytes(d, p, dps, B), _slot_bytes(s, p, dps, B)):
+                want = (4 if sd == s0 else 0) + sb
+                code = int(sb_arr[db])
+                if dd != st.dst_dword or sd not in (s0, s1) or (code < 8 and code != want):
+                    raise PlanVerificationError(f"{what}: the selector does not copy slot {s} to slot {d}")
 
 
 def _exec_lane(m: _Machine, st: Lane, d: int, s: int, what: str) -> np.ndarray:
-    W = m.regs.shape[0]
     fam = st.kind.split(":", 1)[0]
     if fam == "dpp":
         return _exec_dpp(m, d, s, int(st.isa["ctrl"]), int(st.isa.get("row_mask", 0xF)),
                          int(st.isa.get("bank_mask", 0xF)), int(st.isa.get("bound_ctrl", 0)), None, None)
     if fam == "ds_swizzle":
-        sl = np.broadcast_to(swizzle_src_lanes(int(st.isa["offset"])), (W, WAVE))
+        sl = np.broadcast_to(_swz_cached(int(st.isa["offset"])), (m.W, WAVE))
     elif fam == "ds_bpermute":
-        sl = bpermute_src_lanes(_lanes_of(st.isa["addr"], W), int(st.isa.get("offset", 0)))
+        sl = np.broadcast_to(bpermute_src_lanes(_lanes_of(st.isa["addr"], m.W), int(st.isa.get("offset", 0))),
+                             (m.W, WAVE))
     else:
         raise PlanVerificationError(f"{what}: lane kind {st.kind!r} has no ISA model")
-    m.regs[:, :, d, :] = _gather_lanes(m.regs[:, :, s, :], sl)
+    m.regs[d] = _gather(m.regs[s], sl)
     return sl
 
 
 def _exec_fused(m: _Machine, st: FusedDpp, p: int, dps: int, what: str) -> None:
-    W = m.regs.shape[0]
-    keep = _lanes_of(st.keep, W).astype(bool)
+    keep = _lanes_of(st.keep, m.W).astype(bool)
+    ctrl, bc = int(st.isa["ctrl"]), int(st.isa.get("bound_ctrl", 0))
+    rm, bm = int(st.isa.get("row_mask", 0xF)), int(st.isa.get("bank_mask", 0xF))
     for (d, o), (_, s) in zip(_paired(st.dst, st.own, p, dps, what), _paired(st.dst, st.src, p, dps, what)):
-        ctrl, bc = int(st.isa["ctrl"]), int(st.isa.get("bound_ctrl", 0))
-        rm, bm = int(st.isa.get("row_mask", 0xF)), int(st.isa.get("bank_mask", 0xF))
         if st.form == "v_mov_b32_dpp":
             if d != o:
-                m.regs[:, :, d, :] = m.regs[:, :, o, :]  # old = own (a v_mov_b32_dpp writes in place)
-            sl = _exec_dpp(m, d, s, ctrl, rm, bm, bc, None, None)
-            n = np.arange(WAVE)
-            enabled = (((rm >> (n >> 4)) & 1) & ((bm >> ((n >> 2) & 3)) & 1)).astype(bool)
-            if (np.broadcast_to(enabled, (W, WAVE)) == keep).any():
+                raise PlanVerificationError(f"{what}: a masked v_mov_b32_dpp writes its 'old' register in place")
+            if (_masks_enabled(rm, bm)[None, :] == keep).any():
                 raise PlanVerificationError(f"{what}: the row/bank masks do not disable exactly the kept lanes")
+            sl = _exec_dpp(m, d, s, ctrl, rm, bm, bc, None, None)
         elif st.form == "v_cndmask_b32_dpp":
             if rm != 0xF or bm != 0xF or not bc:
                 raise PlanVerificationError(f"{what}: a DPP v_cndmask must have full masks and bound_ctrl:1")
-            sl = _exec_dpp(m, d, s, ctrl, rm, bm, bc, keep.astype(np.int64), o)
+            sl = _exec_dpp(m, d, s, ctrl, rm, bm, bc, keep, o)
         else:
             raise PlanVerificationError(f"{what}: unknown fused form {st.form!r}")
-        declared = _lanes_of(st.src_lane, W)
-        _check_declared(np.where(keep, -1, declared), sl, what)
+        _check_declared(np.where(keep, -1, _lanes_of(st.src_lane, m.W)), sl, what)
         if ((~keep) & (sl < 0)).any():
             raise PlanVerificationError(f"{what}: a lane that takes the moved value has no DPP source")
 
@@ -496,7 +525,12 @@ def run_certificate(cert: dict) -> np.ndarray:
                 n = max(n, max(st[k]) + 1)
     state = np.full((W, wave, n), UNDEF, dtype=np.int64)
     state[:, :, : int(cert["slots_in"])] = element_ids(src, W)
-    lds: dict[int, int] = {}
+    top = 1
+    for st in cert["steps"]:
+        if st["op"] in ("lds_store", "lds_load"):
+            n_el = len(st["src"] if st["op"] == "lds_store" else st["dst"])
+            top = max(top, int(np.max(st["addr"])) // B + n_el + 1)
+    lds = np.full(top, UNDEF, dtype=np.int64)  # one cell per element-sized LDS location
     for st in cert["steps"]:
         op = st["op"]
         if op == "mov":
@@ -513,15 +547,15 @@ def run_certificate(cert: dict) -> np.ndarray:
             state[:, :, st["vdst"]], state[:, :, st["src0"]] = vd, s0
         elif op in ("lds_store", "lds_load"):
             a = _lanes_of(st["addr"], W)
+            if (a % B).any():
+                raise LayoutError(f"certificate: an LDS address is not a multiple of the element size {B}")
+            base = a // B
             slots = st["src"] if op == "lds_store" else st["dst"]
-            for k, s in enumerate(slots):
-                for w in range(W):
-                    for l in range(wave):
-                        key = int(a[w, l]) + k * B
-                        if op == "lds_store":
-                            lds[key] = int(state[w, l, s])
-                        else:
-                            state[w, l, s] = lds.get(key, UNDEF)
+            for k, sl in enumerate(slots):
+                if op == "lds_store":
+                    lds[base + k] = state[:, :, sl]
+                else:
+                    state[:, :, sl] = lds[base + k]
         elif op == "barrier":
             pass
         else:
@@ -540,14 +574,14 @@ def _final_ids_from_regs(plan: Plan, regs: np.ndarray) -> np.ndarray:
     """Element ids held by the dst slots after an ISA run (-1 where the bytes are not one element)."""
     eb = plan.element_bits
     p, dps, B = slots_per_dword(eb), dwords_per_slot(eb), max(1, eb // 8)
-    out = np.full(regs.shape[:2] + (plan.slots_out,), UNDEF, dtype=np.int64)
+    out = np.full(regs.shape[1:3] + (plan.slots_out,), UNDEF, dtype=np.int64)
     for s in range(plan.slots_out):
         cells = _slot_bytes(s, p, dps, B)
-        first = regs[:, :, cells[0][0], cells[0][1]]
+        first = regs[cells[0][0], :, :, cells[0][1]]
         ident = (first - TAG_BASE) // 8
         ok = first >= TAG_BASE
         for k, (d, b) in enumerate(cells):
-            ok &= regs[:, :, d, b] == TAG_BASE + 8 * ident + k
+            ok &= regs[d, :, :, b] == TAG_BASE + 8 * ident + k
         out[:, :, s] = np.where(ok, ident, UNDEF)
     return out
 
@@ -567,7 +601,7 @@ def verify(plan: Plan) -> VerifyResult:
         w, l, s = map(int, np.argwhere(bad)[0])
         return VerifyResult(False, f"ISA run: warp {w} lane {l} slot {s} holds element {int(got[w, l, s])}, "
                                    f"expected {int(want[w, l, s])} ({int(bad.sum())} slots wrong)")
-    state = run_certificate(plan.to_certificate())[:, :, : plan.slots_out]
+    state = run_certificate(plan.to_certificate(raw=True))[:, :, : plan.slots_out]
     bad = state != want
     if bad.any():
         w, l, s = map(int, np.argwhere(bad)[0])

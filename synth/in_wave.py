@@ -51,8 +51,8 @@ from .cost import CostModel
 from .ir import Program
 from .lane_ops import LaneOp, find_dpp, find_lane_op
 
-__all__ = ["Packing", "UnitMap", "choose_packing", "exchange_units", "gather_dword", "gather_units",
-           "pack_units", "unpack_units"]
+__all__ = ["Packing", "SCHEDULES", "UnitMap", "choose_packing", "exchange_applicable", "exchange_estimate",
+           "exchange_plan", "gather_dword", "gather_estimate", "gather_units", "pack_units", "unpack_units"]
 
 WAVE = 64
 LANE_BITS = 6
@@ -244,6 +244,14 @@ def unpack_units(prog: Program, pk: Packing, final_units: list[int], n_dst_slots
 
 
 # ---------------------------------------------------------------------- gather strategy
+def gather_estimate(um: UnitMap, cm: CostModel) -> float:
+    """Optimistic cost of ``gather_units``: one DPP-fused merge per extra lane group."""
+    src_u, _ = um.table()
+    srt = np.sort(src_u, axis=1)
+    extra = int((srt[:, 1:] != srt[:, :-1]).sum())
+    return extra * cm.instruction("dpp")
+
+
 def gather_units(prog: Program, um: UnitMap, units: list[int], target: Target, cm: CostModel) -> list[int]:
     """Each dst unit assembled lane group by lane group (works for every map)."""
     src_u, src_l = um.table()
@@ -278,33 +286,33 @@ def gather_units(prog: Program, um: UnitMap, units: list[int], target: Target, c
 
 
 # ---------------------------------------------------------------------- exchange strategy
-def _label(c: int, n_src: int):
+def _label(c: int, n_src_reg: int):
     if c == 0:
         return None
     if c & (c - 1):
         raise ValueError("not a bit permutation")
     b = c.bit_length() - 1
-    return ("u", b) if b < n_src else ("l", b - n_src)
+    return ("r", b) if b < n_src_reg else ("l", b - n_src_reg)
 
 
 @dataclass
 class _Realization:
-    how: str  # permlane | fused | ship
+    how: str  # permlane | fused | ship | subword
     kind: str = ""
     ops: tuple = ()
-    cost: float = 0.0
+    cost: float = 0.0  # per register pair (per register for subword)
 
 
 def _exchange_realization(j: int, target: Target, cm: CostModel) -> _Realization:
+    """Cheapest way to exchange a unit bit with lane bit ``j`` (cost per register pair)."""
     J = 1 << j
     lj = ((_LANES >> j) & 1).astype(bool)
     opts = []
     if target.has_permlane_swap and j in (4, 5):
         opts.append(_Realization("permlane", f"permlane{16 if j == 4 else 32}_swap",
                                  cost=cm.instruction("permlane16_swap")))
-    need_a = np.where(lj, _LANES ^ J, -1)
-    need_b = np.where(~lj, _LANES ^ J, -1)
-    da, db = find_dpp(need_a, target), find_dpp(need_b, target)
+    da = find_dpp(np.where(lj, _LANES ^ J, -1), target)
+    db = find_dpp(np.where(~lj, _LANES ^ J, -1), target)
     if da is not None and db is not None:
         opts.append(_Realization("fused", ops=(da, db), cost=2 * cm.instruction("dpp")))
     full = find_lane_op(_LANES ^ J, target, cm.lane_family_cost())
@@ -313,33 +321,85 @@ def _exchange_realization(j: int, target: Target, cm: CostModel) -> _Realization
     return min(opts, key=lambda o: o.cost)
 
 
-class _Exchanger:
-    """Label machine over register/lane bit positions, emitting the data movement into ``prog``."""
+def _subword_realization(j: int, target: Target, cm: CostModel) -> _Realization:
+    """Exchange a within-register element bit with lane bit ``j``: a lane move and a v_perm per register."""
+    full = find_lane_op(_LANES ^ (1 << j), target, cm.lane_family_cost())
+    return _Realization("subword", ops=(full,), cost=cm.lane_family_cost()[full.family]
+                        + cm.instruction("v_perm_b32"))
 
-    def __init__(self, prog: Program, um: UnitMap, units: list[int], target: Target, cm: CostModel) -> None:
+
+def _subword_selectors(k: int, elem_bytes: int) -> tuple[int, int]:
+    """v_perm selectors (S0 = partner's register, S1 = own) for lanes with l_j = 0 and l_j = 1."""
+    p = 4 // elem_bytes
+    sels = []
+    for y in (0, 1):
+        sel = 0
+        for slot in range(p):
+            x = (slot >> k) & 1
+            src_slot, base = (slot, 0) if x == y else (slot ^ (1 << k), 4)
+            for b in range(elem_bytes):
+                sel |= (base + src_slot * elem_bytes + b) << (8 * (slot * elem_bytes + b))
+        sels.append(sel)
+    return sels[0], sels[1]
+
+
+class _Exchanger:
+    """Label machine over the register and lane bit positions of one wave.
+
+    Register positions ``0..kappa-1`` are element bits inside a 32-bit unit (the
+    packing ``K``); the others index units (``vals``).  Each position holds the
+    label of the src bit whose coordinate it carries.  With ``prog`` None only
+    labels move and ``cost`` accumulates (a dry run for choosing a schedule).
+    """
+
+    def __init__(self, prog: Program | None, reg_cols: list[int], lane_cols: list[int], n_sr: int,
+                 K: list[int], units: list[int] | None, target: Target, cm: CostModel, elem_bits: int) -> None:
         self.prog, self.target, self.cm = prog, target, cm
-        self.um = um
-        ns = um.n_src
-        self.T = [_label(um.cols[um.n_dst + j], ns) for j in range(LANE_BITS)]
-        self.dst_labels = [_label(c, ns) for c in um.cols[: um.n_dst]]
+        self.kappa = len(K)
+        self.eb = max(1, elem_bits // 8)
+        self.T = [_label(c, n_sr) for c in lane_cols]
+        self.dst_labels = [_label(c, n_sr) for c in reg_cols]
         nv = 0
         for j in range(LANE_BITS):
             if self.T[j] is None:
                 self.T[j] = ("v", nv)
                 nv += 1
-        self.reg = [("u", i) for i in range(ns)] + [("v", k) for k in range(nv)]
+        rest = [i for i in range(n_sr) if i not in K]
+        self.reg = [("r", i) for i in K] + [("r", i) for i in rest] + [("v", k) for k in range(nv)]
         self.lane = [("l", j) for j in range(LANE_BITS)]
-        n = len(self.reg)
-        mask = (1 << ns) - 1
-        self.vals = [units[q & mask] for q in range(1 << n)]
-        self._real: dict[int, _Realization] = {}
+        n_unit_bits = len(self.reg) - self.kappa
+        self.n_units = 1 << n_unit_bits
+        if units is not None:
+            mask = (1 << len(rest)) - 1
+            self.vals = [units[q & mask] for q in range(self.n_units)]
+        self.cost = 0.0
+        self._real: dict[tuple, _Realization] = {}
+
+    def _realization(self, rho: int, j: int) -> _Realization:
+        key = (rho < self.kappa, j)
+        if key not in self._real:
+            self._real[key] = (_subword_realization(j, self.target, self.cm) if rho < self.kappa
+                               else _exchange_realization(j, self.target, self.cm))
+        return self._real[key]
 
     def exchange(self, rho: int, j: int) -> None:
-        real = self._real.get(j) or self._real.setdefault(j, _exchange_realization(j, self.target, self.cm))
+        real = self._realization(rho, j)
+        sub = rho < self.kappa
+        self.cost += real.cost * (self.n_units if sub else self.n_units // 2)
+        self.reg[rho], self.lane[j] = self.lane[j], self.reg[rho]
+        if self.prog is None:
+            return
         J = 1 << j
         lj = ((_LANES >> j) & 1).astype(bool)
-        bit = 1 << rho
-        for q in range(len(self.vals)):
+        if sub:
+            (mv,) = real.ops
+            sel0, sel1 = _subword_selectors(rho, self.eb)
+            for q in range(self.n_units):
+                t = self.prog.lane(self.vals[q], _LANES ^ J, mv)
+                self.vals[q] = self.prog.perm_select(t, self.vals[q], sel0, sel1, lj)
+            return
+        bit = 1 << (rho - self.kappa)
+        for q in range(self.n_units):
             if q & bit:
                 continue
             a, b = self.vals[q], self.vals[q | bit]
@@ -355,7 +415,6 @@ class _Exchanger:
                 s = self.prog.lane(t, _LANES ^ J, mv)
                 na, nb = self.prog.select(lj, a, s), self.prog.select(lj, s, b)
             self.vals[q], self.vals[q | bit] = na, nb
-        self.reg[rho], self.lane[j] = self.lane[j], self.reg[rho]
 
     def lane_stage(self, src_pos: list[int]) -> None:
         """New lane bit position j takes the label at old position ``src_pos[j]``."""
@@ -365,22 +424,26 @@ class _Exchanger:
         for j, s in enumerate(src_pos):
             sigma |= ((_LANES >> j) & 1) << s
         op = find_lane_op(sigma, self.target, self.cm.lane_family_cost())
-        self.vals = [self.prog.lane(v, sigma, op) for v in self.vals]
+        self.cost += self.cm.lane_family_cost()[op.family] * self.n_units
         self.lane = [self.lane[s] for s in src_pos]
+        if self.prog is not None:
+            self.vals = [self.prog.lane(v, sigma, op) for v in self.vals]
 
     def reg_pos(self, label) -> int | None:
         return self.reg.index(label) if label in self.reg else None
 
     def spare(self) -> int:
-        """A register position whose label nobody needs (else position 0)."""
+        """A unit position whose label nobody needs (else the first unit position)."""
+        if self.kappa == len(self.reg):
+            raise ValueError("no unit bit to break a cycle of lane bits")
         needed = set(self.dst_labels) | set(self.T)
-        for i, lab in enumerate(self.reg):
-            if lab not in needed:
+        for i in range(self.kappa, len(self.reg)):
+            if self.reg[i] not in needed:
                 return i
-        return 0
+        return self.kappa
 
-    def outputs(self) -> list[int]:
-        out = []
+    def dst_parts(self, n_dst_slots: int, p: int) -> list[list[tuple[int, int] | None]]:
+        """Per dst register, per slot: (value, slot) of the final units."""
         pos = []
         for lab in self.dst_labels:
             if lab is None:
@@ -390,12 +453,23 @@ class _Exchanger:
             if r is None:
                 raise ValueError("label not in registers")
             pos.append(r)
-        for q in range(1 << self.um.n_dst):
-            idx = 0
-            for b, r in enumerate(pos):
-                if r is not None and (q >> b) & 1:
-                    idx |= 1 << r
-            out.append(self.vals[idx])
+        out = []
+        for d in range(-(-n_dst_slots // p)):
+            parts: list[tuple[int, int] | None] = []
+            for e in range(p):
+                r = d * p + e
+                if r >= n_dst_slots:
+                    parts.append(None)
+                    continue
+                u = k = 0
+                for b, ps in enumerate(pos):
+                    if ps is not None and (r >> b) & 1:
+                        if ps < self.kappa:
+                            k |= 1 << ps
+                        else:
+                            u |= 1 << (ps - self.kappa)
+                parts.append((self.vals[u], k))
+            out.append(parts)
         return out
 
     # -------------------------------------------------------------- schedules
@@ -461,20 +535,34 @@ class _Exchanger:
         self.lane_stage([self.lane.index(t) for t in self.T])
 
 
-def exchange_units(prog: Program, um: UnitMap, units: list[int], target: Target, cm: CostModel,
-                   schedule: str) -> list[int] | None:
-    """Exchange plan (schedule ``exchanges``, ``lane_first`` or ``lane_last``), or None when the
-    unit map is not a partial bit permutation."""
-    labels = [c for c in um.cols if c]
+SCHEDULES = ("exchanges", "lane_first", "lane_last")
+
+
+def exchange_applicable(reg_cols: list[int], lane_cols: list[int], n_sr: int) -> bool:
+    """The element map is a partial bit permutation whose register-bound lane bits leave the lanes."""
+    labels = [c for c in reg_cols + lane_cols if c]
     if any(c & (c - 1) for c in labels) or len(set(labels)) != len(labels):
-        return None
-    ex = _Exchanger(prog, um, units, target, cm)
-    for lab in ex.dst_labels:  # a src lane bit read into registers must leave the lanes
-        if lab is not None and lab[0] == "l" and lab in ex.T:
-            return None
-    try:
-        {"exchanges": ex.run_exchanges_only, "lane_first": ex.run_lane_first,
-         "lane_last": ex.run_lane_last}[schedule]()
-        return ex.outputs()
-    except ValueError:
-        return None
+        return False
+    lane_targets = {c for c in lane_cols if c}
+    return not any(c >= (1 << n_sr) and c in lane_targets for c in reg_cols)
+
+
+def exchange_estimate(reg_cols: list[int], lane_cols: list[int], n_sr: int, K: list[int], target: Target,
+                      cm: CostModel, elem_bits: int, schedule: str) -> float:
+    """Dry-run cost of a schedule (labels only)."""
+    ex = _Exchanger(None, reg_cols, lane_cols, n_sr, K, None, target, cm, elem_bits)
+    getattr(ex, {"exchanges": "run_exchanges_only", "lane_first": "run_lane_first",
+                 "lane_last": "run_lane_last"}[schedule])()
+    return ex.cost
+
+
+def exchange_plan(prog: Program, reg_cols: list[int], lane_cols: list[int], n_sr: int, K: list[int],
+                  units: list[int], n_dst_slots: int, target: Target, cm: CostModel, elem_bits: int,
+                  schedule: str) -> list[int]:
+    """Dst register values of the exchange plan (the map must pass ``exchange_applicable``)."""
+    ex = _Exchanger(prog, reg_cols, lane_cols, n_sr, K, units, target, cm, elem_bits)
+    getattr(ex, {"exchanges": "run_exchanges_only", "lane_first": "run_lane_first",
+                 "lane_last": "run_lane_last"}[schedule])()
+    p = max(1, 32 // elem_bits)
+    eb = max(1, elem_bits // 8)
+    return [gather_dword(prog, parts, eb) if p > 1 else parts[0][0] for parts in ex.dst_parts(n_dst_slots, p)]

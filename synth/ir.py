@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .lane_ops import LaneOp, row_bank_masks
-from .plan import Barrier, FusedDpp, Lane, LdsLoad, LdsStore, Mov, PermlaneSwap, Select, Step
+from .plan import Barrier, FusedDpp, Lane, LdsLoad, LdsStore, Mov, PermlaneSwap, PermSelect, Select, Step
 
 __all__ = ["Program", "Op"]
 
@@ -100,6 +100,16 @@ class Program:
     def perm(self, s0: int, s1: int, selector: int) -> int:
         """``v_perm_b32``: byte ``i`` = byte ``sel[i]`` of ``{s0, s1}`` (0-3: s1, 4-7: s0, 12: zero)."""
         return self._new("perm", (s0, s1), {"selector": int(selector)}, key=("perm", s0, s1, int(selector)))[0]
+
+    def perm_select(self, s0: int, s1: int, sel0: int, sel1: int, cond: np.ndarray) -> int:
+        """``v_perm_b32`` with a per-lane selector VGPR: ``sel1`` where ``cond[l]``, else ``sel0``."""
+        cond = np.asarray(cond, dtype=bool)
+        if sel0 == sel1 or not cond.any():
+            return self.perm(s0, s1, sel0)
+        if cond.all():
+            return self.perm(s0, s1, sel1)
+        return self._new("permsel", (s0, s1), {"sel0": int(sel0), "sel1": int(sel1), "cond": cond},
+                         key=("permsel", s0, s1, int(sel0), int(sel1), _key_arr(cond)))[0]
 
     def store(self, values: list[int], positions: list[int], addr: np.ndarray, width: int,
               pair: list[int] | None = None, pair_offset: int = 0, st64: bool = False) -> None:
@@ -217,6 +227,8 @@ class _Emitter:
                     src.append(sreg * self.p + sb // (4 // self.p))
             self.steps.append(Mov(dst=dst, src=src, kind="v_perm_b32", operands=(s0, s1), selector=sel, dst_dword=r))
             self.reg[op.outs[0]] = r
+        elif k == "permsel":
+            self._permsel(op)
         elif k == "store":
             self._store(op)
         elif k == "load":
@@ -244,6 +256,31 @@ class _Emitter:
                                    src=self._slots(self.reg[src]), tmp=self._slots(tmp),
                                    ctrl_name=lo.kind.split(":", 1)[1], src_lane=need.copy(),
                                    keep=keep.astype(np.int64), isa=isa))
+        self.reg[op.outs[0]] = r
+
+    def _byte_source(self, code: int, s0: int, s1: int) -> int | None:
+        """Slot read by selector byte ``code`` (None for a constant byte)."""
+        if code >= 8:
+            return None
+        reg = s0 if code >= 4 else s1
+        return reg * self.p + (code % 4) // (4 // self.p)
+
+    def _permsel(self, op: Op) -> None:
+        r = self._fresh()
+        s0, s1 = (self.reg[x] for x in op.args)
+        sel0, sel1 = op.params["sel0"], op.params["sel1"]
+        dst, a, b = [], [], []
+        for slot in range(self.p):
+            shift = 8 * slot * (4 // self.p)
+            x0 = self._byte_source((sel0 >> shift) & 0xFF, s0, s1)
+            x1 = self._byte_source((sel1 >> shift) & 0xFF, s0, s1)
+            if x0 is None and x1 is None:
+                continue
+            dst.append(r * self.p + slot)
+            a.append(x0 if x0 is not None else x1)
+            b.append(x1 if x1 is not None else x0)
+        self.steps.append(PermSelect(dst=dst, a=a, b=b, cond=op.params["cond"].astype(np.int64),
+                                     operands=(s0, s1), sel0=sel0, sel1=sel1, dst_dword=r))
         self.reg[op.outs[0]] = r
 
     def _store(self, op: Op) -> None:

@@ -35,7 +35,7 @@ from .in_wave import gather_dword
 from .ir import Program
 from .preimage import Problem
 
-__all__ = ["LdsDesign", "build_lds", "shared_layout"]
+__all__ = ["LdsDesign", "build_lds", "shared_layout", "vector_first_design"]
 
 WAVE = 64
 
@@ -49,16 +49,24 @@ class LdsDesign:
     lds_bytes: int
 
 
-def _fallback_shared(prob: Problem, elem_bits: int, budget: int | None) -> LdsDesign:
-    """Unswizzled: offset bits are src register tensor bits first (vectorizes the stores), then the rest."""
+def _span_has(basis: list[int], v: int) -> bool:
+    return f2.rank(basis + [v]) == f2.rank(basis)
+
+
+def vector_first_design(prob: Problem, elem_bits: int, budget: int | None, side: str, arch: str) -> LdsDesign:
+    """A layout whose low offset bits are ``side``'s register bits in register order, rows swizzled.
+
+    ``side`` ("src" or "dst") then moves whole VGPRs (up to 16 bytes) with no
+    repacking.  Above the bank bits, each row vector is chosen greedily outside
+    ``M + Row`` for both sides, ``M`` being the tensor vectors one phase of that
+    side touches (phase lanes, the lane's own vector, sub-dword bits): then two
+    lanes of one phase never meet in one bank on different rows unless forced
+    (the dimension argument of synth.swizzle, here with the prefix fixed).
+    """
+    from linlayout.hw.lds import lds_model
+
     n = prob.n_tensor_bits
-    order: list[int] = []
-    for c in prob.src_cols["register"] + prob.src_cols["lane"] + prob.src_cols["warp"]:
-        if c and f2.rank(order + [c]) > len(order):
-            order.append(c)
-    for b in range(n):  # complete to a basis of the tensor space
-        if f2.rank(order + [1 << b]) > len(order):
-            order.append(1 << b)
+    first = prob.src_cols if side == "src" else prob.dst_cols
     B = max(1, elem_bits // 8)
     reps: list[int] = []
     if budget is not None and (B << n) > budget:
@@ -68,16 +76,63 @@ def _fallback_shared(prob: Problem, elem_bits: int, budget: int | None) -> LdsDe
                 raise LayoutError(f"the tile needs {B << n} bytes of LDS; the budget {budget} allows no split into "
                                   f"rounds (too few register bits common to src and dst)")
             reps.append(common.pop())
-        order = [c for c in order if c not in reps]
-    return LdsDesign(order + reps, len(order), len(reps), "fallback", B << len(order))
+    t_max = (16 // B).bit_length() - 1
+    prefix: list[int] = []
+    for c in first["register"]:
+        if len(prefix) == t_max or not c or c in reps or _span_has(prefix + reps, c):
+            break
+        prefix.append(c)
+    model = lds_model(arch)
+    n_off = n - len(reps)
+    zb = max(0, 5 - (B * 8).bit_length() + 1)
+    row_start = model.bank_bits + 5 - (B * 8).bit_length() + 1
+    r_bits = max(0, n_off - max(row_start, len(prefix)))
+
+    def footprint(cols: dict, direction: str) -> list[int]:
+        t = 0
+        while t < len(prefix) and t < t_max and prefix[t] in cols["register"]:
+            t += 1
+        width = B << t
+        name = (f"ds_write_b{8 * width}" if direction == "write"
+                else (f"ds_read_b{8 * width}" if width >= 4 else f"ds_read_u{8 * width}"))
+        try:
+            kern = model.op(name).phase_subspace()
+        except LayoutError:
+            kern = []
+        lanes = []
+        for mask in kern:
+            v = 0
+            for j, c in enumerate(cols["lane"]):
+                if (mask >> j) & 1:
+                    v ^= c
+            lanes.append(v)
+        return f2.image_basis(lanes + prefix[:t] + prefix[:zb])
+
+    m_w, m_r = footprint(prob.src_cols, "write"), footprint(prob.dst_cols, "read")
+    cands = [1 << b for b in range(n)] + [(1 << a) | (1 << b) for a in range(n) for b in range(a + 1, n)]
+    rows: list[int] = []
+    for _ in range(r_bits):
+        best = None
+        for v in cands:
+            if _span_has(prefix + reps + rows, v):
+                continue
+            score = int(_span_has(m_w + rows, v)) + int(_span_has(m_r + rows, v))
+            if best is None or score < best[0]:
+                best = (score, v)
+                if score == 0:
+                    break
+        rows.append(best[1])
+    bank = f2.complement(prefix + reps + rows, n)
+    order = prefix + bank + rows
+    return LdsDesign(order + reps, len(order), len(reps), f"{side} registers first, rows swizzled", B << len(order))
 
 
 def shared_layout(prob: Problem, elem_bits: int, arch: str, budget: int | None) -> LdsDesign:
-    """The shared layout from synth.swizzle when available, else the unswizzled fallback."""
+    """The shared layout from synth.swizzle when available, else the unswizzled src-first layout."""
     try:
         from . import swizzle  # the bank-conflict engineer's synthesizer
     except ImportError:  # pragma: no cover - depends on the tree
-        return _fallback_shared(prob, elem_bits, budget)
+        return vector_first_design(prob, elem_bits, budget, "src", arch)
     res = swizzle.synthesize(prob.src, prob.dst, elem_bits, arch, lds_budget_bytes=budget, allow_transpose=False)
     sh = res.shared
     outs = prob.src.out_dims
@@ -289,13 +344,15 @@ def _cross_warp(S: _Side, D: _Side, s_groups, d_groups, W: int) -> bool:
     """Does some warp read an (offset, round) that another warp writes?"""
     if W == 1:
         return False
-    key_s = (S.rep << 32 | S.off)[:, :, [r for g in s_groups for r in g]]
-    key_d = (D.rep << 32 | D.off)[:, :, [r for g in d_groups for r in g]]
+    s_regs = [r for g in s_groups for r in g]
+    d_regs = [r for g in d_groups for r in g]
+    n_off = int(max(S.off.max(), D.off.max())) + 1
+    key_s = S.rep[:, :, s_regs] * n_off + S.off[:, :, s_regs]
+    key_d = D.rep[:, :, d_regs] * n_off + D.off[:, :, d_regs]
+    writers = np.zeros(int(max(key_s.max(), key_d.max())) + 1, dtype=np.int64)
     for w in range(W):
-        others = np.unique(np.concatenate([key_s[v].reshape(-1) for v in range(W) if v != w]))
-        if np.isin(key_d[w].reshape(-1), others).any():
-            return True
-    return False
+        np.bitwise_or.at(writers, key_s[w].reshape(-1), 1 << w)
+    return any(((writers[key_d[w]] & ~(1 << w)) != 0).any() for w in range(W))
 
 
 def _addr(side: _Side, r: int, eb: int) -> np.ndarray:

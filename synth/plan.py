@@ -33,7 +33,7 @@ from linlayout import LayoutError, LinearLayout
 
 __all__ = [
     "Barrier", "CERT_FORMAT", "COUNT_KINDS", "FusedDpp", "Lane", "LdsLoad", "LdsStore", "Mov",
-    "PermlaneSwap", "Plan", "Select", "Step", "dwords_per_slot", "slots_per_dword", "step_from_json",
+    "PermSelect", "PermlaneSwap", "Plan", "Select", "Step", "dwords_per_slot", "slots_per_dword", "step_from_json",
 ]
 
 CERT_FORMAT = "linlayout-plan/v1"
@@ -68,8 +68,9 @@ def _lane_table(t: Any, what: str) -> np.ndarray:
     return a
 
 
-def _table_json(a: np.ndarray) -> list:
-    return a.tolist()
+def _tab(raw: bool, a: Any) -> Any:
+    """A per-lane table for a certificate: a list, or the numpy array when ``raw``."""
+    return np.asarray(a) if raw else np.asarray(a).tolist()
 
 
 def _vregs(slots: Sequence[int], p: int) -> str:
@@ -90,8 +91,9 @@ class Step:
 
     op = ""
 
-    def to_cert(self) -> list[dict]:
-        """Element-level certificate steps (one, or two for a fused DPP instruction)."""
+    def to_cert(self, raw: bool = False) -> list[dict]:
+        """Element-level certificate steps (one, or two for a fused instruction); ``raw`` keeps
+        per-lane tables as numpy arrays (for in-process checking)."""
         raise NotImplementedError
 
     def counts(self) -> dict[str, int]:
@@ -124,7 +126,7 @@ class Mov(Step):
     dst_dword: int | None = None
     op = "mov"
 
-    def to_cert(self) -> list[dict]:
+    def to_cert(self, raw: bool = False) -> list[dict]:
         d = {"op": "mov", "dst": _ints(self.dst), "src": _ints(self.src)}
         if self.kind != "rename":
             d["kind"] = self.kind
@@ -158,9 +160,9 @@ class Select(Step):
     cond: np.ndarray
     op = "select"
 
-    def to_cert(self) -> list[dict]:
+    def to_cert(self, raw: bool = False) -> list[dict]:
         return [{"op": "select", "dst": _ints(self.dst), "a": _ints(self.a), "b": _ints(self.b),
-                 "cond": _table_json(self.cond)}]
+                 "cond": _tab(raw, self.cond)}]
 
     def counts(self) -> dict[str, int]:
         return {"v_cndmask": 1}
@@ -168,6 +170,39 @@ class Select(Step):
     def asm(self, p: int) -> str:
         return (f"v_cndmask_b32 {_vregs(self.dst, p)}, {_vregs(self.a, p)}, {_vregs(self.b, p)}, "
                 f"{_mask_name(self.cond)}")
+
+
+@dataclass
+class PermSelect(Step):
+    """``v_perm_b32`` with a lane-dependent selector (a VGPR holding ``sel1`` where ``cond``, else ``sel0``).
+
+    Element level it is a select: slot ``dst[i]`` gets ``b[i]`` where ``cond[l]``,
+    else ``a[i]`` (the slots each selector copies).  Certificate: a ``select`` step
+    with ``"fused": "v_perm_b32"``.
+    """
+
+    dst: list[int]
+    a: list[int]
+    b: list[int]
+    cond: np.ndarray
+    operands: tuple[int, int]
+    sel0: int
+    sel1: int
+    dst_dword: int
+    op = "permsel"
+
+    def to_cert(self, raw: bool = False) -> list[dict]:
+        return [{"op": "select", "dst": _ints(self.dst), "a": _ints(self.a), "b": _ints(self.b),
+                 "cond": _tab(raw, self.cond), "fused": "v_perm_b32",
+                 "isa": {"s0": int(self.operands[0]), "s1": int(self.operands[1]), "sel0": int(self.sel0),
+                         "sel1": int(self.sel1), "vdst": int(self.dst_dword)}}]
+
+    def counts(self) -> dict[str, int]:
+        return {"v_perm_b32": 1}
+
+    def asm(self, p: int) -> str:
+        return (f"v_perm_b32 v{self.dst_dword}, v{self.operands[0]}, v{self.operands[1]}, "
+                f"v_sel[0x{self.sel0:08x} / 0x{self.sel1:08x} on {_mask_name(self.cond)}]")
 
 
 def _mask_name(cond: np.ndarray) -> str:
@@ -193,10 +228,10 @@ class Lane(Step):
     isa: dict = field(default_factory=dict)
     op = "lane"
 
-    def to_cert(self) -> list[dict]:
-        isa = {k: (_table_json(v) if isinstance(v, np.ndarray) else v) for k, v in self.isa.items()}
+    def to_cert(self, raw: bool = False) -> list[dict]:
+        isa = {k: (_tab(raw, v) if isinstance(v, np.ndarray) else v) for k, v in self.isa.items()}
         return [{"op": "lane", "kind": self.kind, "dst": _ints(self.dst), "src": _ints(self.src),
-                 "src_lane": _table_json(self.src_lane), "isa": isa}]
+                 "src_lane": _tab(raw, self.src_lane), "isa": isa}]
 
     def counts(self) -> dict[str, int]:
         return {_lane_kind_family(self.kind): 1}
@@ -263,12 +298,12 @@ class FusedDpp(Step):
     isa: dict = field(default_factory=dict)
     op = "fused"
 
-    def to_cert(self) -> list[dict]:
+    def to_cert(self, raw: bool = False) -> list[dict]:
         isa = dict(self.isa)
         lane = {"op": "lane", "kind": f"dpp:{self.ctrl_name}", "dst": _ints(self.tmp), "src": _ints(self.src),
-                "src_lane": _table_json(self.src_lane), "isa": isa}
+                "src_lane": _tab(raw, self.src_lane), "isa": isa}
         sel = {"op": "select", "dst": _ints(self.dst), "a": _ints(self.tmp), "b": _ints(self.own),
-               "cond": _table_json(self.keep), "fused": self.form}
+               "cond": _tab(raw, self.keep), "fused": self.form}
         return [lane, sel]
 
     def counts(self) -> dict[str, int]:
@@ -291,7 +326,7 @@ class PermlaneSwap(Step):
     src0: list[int]
     op = "permlane_swap"
 
-    def to_cert(self) -> list[dict]:
+    def to_cert(self, raw: bool = False) -> list[dict]:
         return [{"op": "permlane_swap", "kind": self.kind, "vdst": _ints(self.vdst), "src0": _ints(self.src0)}]
 
     def counts(self) -> dict[str, int]:
@@ -337,11 +372,11 @@ class LdsStore(_LdsAccess):
     d16_hi: bool = False
     op = "lds_store"
 
-    def to_cert(self) -> list[dict]:
-        out = [{"op": "lds_store", "src": _ints(self.src), "addr": _table_json(self.addr),
+    def to_cert(self, raw: bool = False) -> list[dict]:
+        out = [{"op": "lds_store", "src": _ints(self.src), "addr": _tab(raw, self.addr),
                 "isa": {"bytes": self.width, "d16_hi": self.d16_hi}}]
         if self.pair is not None:
-            out.append({"op": "lds_store", "src": _ints(self.pair), "addr": _table_json(self.pair_addr()),
+            out.append({"op": "lds_store", "src": _ints(self.pair), "addr": _tab(raw, self.pair_addr()),
                         "fused": self._pair_name("ds_write"),
                         "isa": {"bytes": self.width, "offset1": self.pair_offset, "st64": self.st64}})
         return out
@@ -366,11 +401,11 @@ class LdsLoad(_LdsAccess):
     dst: list[int] = field(default_factory=list)
     op = "lds_load"
 
-    def to_cert(self) -> list[dict]:
-        out = [{"op": "lds_load", "dst": _ints(self.dst), "addr": _table_json(self.addr),
+    def to_cert(self, raw: bool = False) -> list[dict]:
+        out = [{"op": "lds_load", "dst": _ints(self.dst), "addr": _tab(raw, self.addr),
                 "isa": {"bytes": self.width}}]
         if self.pair is not None:
-            out.append({"op": "lds_load", "dst": _ints(self.pair), "addr": _table_json(self.pair_addr()),
+            out.append({"op": "lds_load", "dst": _ints(self.pair), "addr": _tab(raw, self.pair_addr()),
                         "fused": self._pair_name("ds_read"),
                         "isa": {"bytes": self.width, "offset1": self.pair_offset, "st64": self.st64}})
         return out
@@ -393,7 +428,7 @@ class Barrier(Step):
 
     op = "barrier"
 
-    def to_cert(self) -> list[dict]:
+    def to_cert(self, raw: bool = False) -> list[dict]:
         return [{"op": "barrier"}]
 
     def counts(self) -> dict[str, int]:
@@ -426,6 +461,11 @@ def step_from_json(items: list[dict], i: int) -> tuple[Step, int]:
             return Mov(dst=_ints(d["dst"]), src=_ints(d["src"]), kind=kind,
                        operands=(isa["s0"], isa["s1"]) if kind == "v_perm_b32" else None,
                        selector=isa.get("selector"), dst_dword=isa.get("vdst")), i + 1
+        if op == "select" and d.get("fused") == "v_perm_b32":
+            isa = d["isa"]
+            return PermSelect(dst=_ints(d["dst"]), a=_ints(d["a"]), b=_ints(d["b"]),
+                              cond=_lane_table(d["cond"], "cond"), operands=(int(isa["s0"]), int(isa["s1"])),
+                              sel0=int(isa["sel0"]), sel1=int(isa["sel1"]), dst_dword=int(isa["vdst"])), i + 1
         if op == "select":
             return Select(dst=_ints(d["dst"]), a=_ints(d["a"]), b=_ints(d["b"]),
                           cond=_lane_table(d["cond"], "cond")), i + 1
@@ -501,11 +541,13 @@ class Plan:
         return self.counts()["total"] + sum(int(v) for v in self.overhead.values())
 
     # ------------------------------------------------------------ certificate
-    def to_certificate(self) -> dict:
-        """The plan certificate (CONTRACT.md section 4), with extra keys for cost and ISA parameters."""
+    def to_certificate(self, raw: bool = False) -> dict:
+        """The plan certificate (CONTRACT.md section 4), with extra keys for cost and ISA parameters.
+
+        ``raw``: per-lane tables stay numpy arrays (not JSON-serializable; for in-process checks)."""
         steps: list[dict] = []
         for s in self.steps:
-            steps.extend(s.to_cert())
+            steps.extend(s.to_cert(raw))
         return {
             "format": CERT_FORMAT, "arch": self.arch, "wave_size": self.wave_size, "num_warps": self.num_warps,
             "element_bits": self.element_bits, "src": self.src.to_json(), "dst": self.dst.to_json(),
