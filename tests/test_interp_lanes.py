@@ -322,6 +322,17 @@ def test_readlane_readfirstlane_mbcnt_ballot():
     assert (got[4] == 0x11111111).all() and (got[5] == 0x11111111).all()
 
 
+@pytest.mark.parametrize("and_exec", [False, True])
+def test_mbcnt_under_divergence(and_exec):
+    text = lane_kernel(_divergent("""        %m1 = arith.constant -1 : i32
+        %lo = rocdl.mbcnt.lo %m1, %c0 : (i32, i32) -> i32
+        %r = rocdl.mbcnt.hi %m1, %lo : (i32, i32) -> i32"""))
+    got = run_lanes(text, seq(64), np.uint32, options=InterpOptions(mbcnt_and_exec=and_exec))
+    lane = np.arange(64)
+    exp = lane // 2 if and_exec else lane  # counting only the active (odd) lanes below, or all lanes below
+    np.testing.assert_array_equal(got, np.where(lane % 2 == 1, exp, 0))
+
+
 def test_readfirstlane_under_divergence_picks_lowest_active_lane():
     text = lane_kernel(_divergent("        %r = rocdl.readfirstlane %x : i32"))
     x = seq(64, seed=12)

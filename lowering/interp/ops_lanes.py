@@ -18,8 +18,9 @@ is ``ctx.active()``; the destination of an inactive lane is never observed, so i
   (32-47); for 32: vdst lanes 32-63 swap with src0 lanes 0-31.  Refused under a partial
   EXEC mask (what fi/bound_ctrl do with inactive lanes is not established).
 * ``rocdl.readlane`` (lane index mod 64, EXEC ignored), ``rocdl.readfirstlane`` (lowest
-  active lane, lane 0 if none), ``rocdl.mbcnt.lo/hi`` (ISA: popcount of the mask bits below
-  the lane, EXEC not applied), ``rocdl.ballot``.
+  active lane, lane 0 if none), ``rocdl.mbcnt.lo/hi`` (ISA pseudocode: popcount of the mask
+  bits below the lane; the ROCDL op text says the mask is also AND-ed with EXEC, which
+  ``InterpOptions.mbcnt_and_exec`` selects), ``rocdl.ballot``.
 """
 
 from __future__ import annotations
@@ -250,6 +251,11 @@ def _mbcnt(op: OpInfo):
         k = np.clip(lane - 32, 0, 32) if hi else np.minimum(lane, 32)
         below = ((np.uint64(1) << k.astype(np.uint64)) - np.uint64(1)) & np.uint64(0xFFFFFFFF)
         m = lanes(ctx.vals[m_s], ctx.T).astype(np.uint64)
+        if ctx.opts.mbcnt_and_exec:
+            act = ctx.active().reshape(ctx.waves, WAVE).astype(np.uint64)
+            half = act[:, 32:] if hi else act[:, :32]
+            exec_bits = (half << np.arange(32, dtype=np.uint64)).sum(axis=1, dtype=np.uint64)
+            m = m & np.repeat(exec_bits, WAVE)
         cnt = np.bitwise_count(m & below).astype(np.uint64)
         ctx.vals[r] = normalize(cnt + ctx.vals[acc_s].astype(np.uint64), t)
 

@@ -49,7 +49,10 @@ class InterpOptions:
       ``buffer_require_dword_alignment``: dword (and wider) buffer accesses must be
       4-byte aligned (ISA: the low two address bits are ignored; LLVM assumes unaligned
       mode); a misaligned one raises instead of guessing.
-      ``fp8_style``: per arch, the encoding of the fp8/bf8 operands of the plain fp8 MFMAs.
+      ``fp8_style_gfx942`` / ``fp8_style_gfx950``: the encoding of the fp8/bf8 operands of the
+      plain fp8 MFMAs on that arch (:data:`FP8_STYLES`).
+      ``mbcnt_and_exec``: ``v_mbcnt_lo/hi`` also AND the mask with EXEC (the MLIR ROCDL op
+      description says so; the ISA pseudocode does not, and is the default).
     """
 
     uninitialized_lds: str = "error"
@@ -63,6 +66,7 @@ class InterpOptions:
     buffer_require_dword_alignment: bool = True
     fp8_style_gfx942: str = "fnuz"
     fp8_style_gfx950: str = "ocp"
+    mbcnt_and_exec: bool = False
     seed: int = 0
 
     def fp8_style(self, arch: str) -> str:
