@@ -39,7 +39,15 @@ def test_contract_keys(capsys):
     assert d["method"] == "linear" and d["collisions"]
 
 
-def test_named_spec_access_and_text_output(capsys):
+def test_cute_access(capsys):
+    # CuTe (8,64):(1,64): 8 fp16 per lane, lane stride 64 elements = the JSON access above
+    code, out, _ = run(capsys, "banks", "--arch", "gfx942", "--op", "ds_read_b128", "--access", "(8,64):(1,64)",
+                       "--element-bytes", "2", "--json")
+    d = json.loads(out)
+    assert code == 0 and (d["cycles"], d["min_cycles"]) == (64, 8)
+
+
+def test_text_output(capsys):
     code, out, _ = run(capsys, "banks", "--arch", "gfx950", "--op", "ds_read_b32", "--access",
                        access_json([1 << i for i in range(6)]), "--element-bytes", "4")
     assert code == 0 and out.startswith("cycles 2  min_cycles 2  conflict_free True")

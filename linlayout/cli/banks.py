@@ -12,6 +12,8 @@ Modes (one per call):
 
 LAYOUT: anything ``linlayout.spec.parse_layout`` reads (JSON, ``@file``, CuTe,
 named spec); a JSON shared layout may carry ``"padding": [[interval, pad], ...]``.
+An ``--access`` with one in dim (e.g. CuTe ``(8,64):(1,64)``, element fastest) is read
+as ``register`` (its low ``log2(size/64)`` bits) x ``lane``.
 ``--assume NAME=VALUE`` replaces a named [I] assumption (VALUE: lanes per
 contiguous phase, or comma-separated lane masks).  ``--png FILE`` writes a
 phase x bank heat map of distinct dwords (instruction 0).
@@ -143,6 +145,20 @@ def _layout(text: str, what: str):
         raise LayoutError(f"{what}: {e}") from None
 
 
+def _lane_register_dims(access: LinearLayout, wave: int) -> LinearLayout:
+    """A one-in-dim access (e.g. CuTe's flat ``coord``, element fastest: ``(V,64):(1,S)``)
+    becomes ``register`` (the low bits, ``size / wave`` elements) x ``lane``."""
+    names = access.in_dim_names
+    if len(names) != 1 or names[0] in ("lane", "register"):
+        return access
+    size = access.in_dim_size(names[0])
+    if size < wave:
+        raise LayoutError(f"--access: in dim {names[0]!r} has {size} points, fewer than the {wave} lanes")
+    flat = access.rename_in_dim(names[0], "flat")
+    dims = ([("register", size // wave)] if size > wave else []) + [("lane", wave)]
+    return flat.reshape_ins(dims)
+
+
 def _element_bits(args) -> int:
     given = [x for x in (args.element_bytes, args.element_bits, args.dtype) if x is not None]
     if len(given) != 1:
@@ -190,6 +206,7 @@ def _run_single(args) -> dict:
     access = _layout(args.access, "--access")
     if not isinstance(access, LinearLayout):
         raise LayoutError("--access must be a linear layout (give padding with --padding)")
+    access = _lane_register_dims(access, op.wave_size)
     pad = _padding_pairs(args.padding)
     report = analyze_op(op, access, bits, padding=pad, method=args.method)
     out = {"mode": "instruction", **report.to_json()}
