@@ -454,3 +454,54 @@ def test_supported_ops_lists_the_contract_ops():
                  "rocdl.ds_swizzle", "rocdl.update.dpp", "rocdl.permlane32.swap", "rocdl.readlane", "rocdl.mfma.f32.32x32x8f16",
                  "rocdl.make.buffer.rsrc", "rocdl.raw.ptr.buffer.load", "rocdl.ds.read.tr16.b64", "llvm.call_intrinsic"]:
         assert name in ops, name
+
+
+def test_llvm_dialect_arithmetic_aliases():
+    rng = np.random.default_rng(9)
+    x = rng.integers(-1000, 1000, 64).astype(np.int32)
+    y = rng.integers(1, 31, 64).astype(np.int32)
+    iops = [
+        "      %res0 = llvm.add %x, %y : i32", "      %res1 = llvm.sub %x, %y : i32", "      %res2 = llvm.mul %x, %y : i32",
+        "      %res3 = llvm.and %x, %y : i32", "      %res4 = llvm.or %x, %y : i32", "      %res5 = llvm.xor %x, %y : i32",
+        "      %res6 = llvm.shl %x, %y : i32", "      %res7 = llvm.lshr %x, %y : i32", "      %res8 = llvm.ashr %x, %y : i32",
+        """      %c8 = llvm.icmp "slt" %x, %y : i32
+      %res8b = llvm.select %c8, %x, %y : i1, i32
+      %res9 = llvm.add %res8b, %res8b : i32""",
+        """      %tr = llvm.trunc %x : i32 to i8
+      %res10 = llvm.sext %tr : i8 to i32""",
+        """      %tr2 = llvm.trunc %x : i32 to i8
+      %res11 = llvm.zext %tr2 : i8 to i32""",
+    ]
+    got = two_input_run(iops, x.view(np.uint32), y.view(np.uint32)).view(np.int32)
+    X, Y = x.astype(np.int64), y.astype(np.int64)
+    exp = [X + Y, X - Y, X * Y, X & Y, X | Y, X ^ Y, (X << Y), (X % 2**32) >> Y, X >> Y, 2 * np.minimum(X, Y),
+           ((X & 0xFF) ^ 0x80) - 0x80, X & 0xFF]
+    for k, e in enumerate(exp):
+        np.testing.assert_array_equal(got[k], (e % 2**32).astype(np.uint32).view(np.int32), err_msg=iops[k])
+
+    a = rng.standard_normal(64).astype(np.float32)
+    b = rng.standard_normal(64).astype(np.float32)
+    fops = [
+        "      %res0 = llvm.fadd %x, %y : f32", "      %res1 = llvm.fsub %x, %y : f32", "      %res2 = llvm.fmul %x, %y : f32",
+        "      %res3 = llvm.fdiv %x, %y : f32", "      %res4 = llvm.fneg %x : f32",
+        "      %res5 = llvm.intr.fma(%x, %y, %x) : (f32, f32, f32) -> f32",
+        "      %res6 = llvm.intr.maxnum(%x, %y) : (f32, f32) -> f32", "      %res7 = llvm.intr.minimum(%x, %y) : (f32, f32) -> f32",
+        "      %res8 = llvm.intr.fabs(%x) : (f32) -> f32", "      %res9 = llvm.intr.sqrt(%y) : (f32) -> f32",
+        """      %h = llvm.fptrunc %x : f32 to f16
+      %res10 = llvm.fpext %h : f16 to f32""",
+        """      %i = llvm.fptosi %x : f32 to i32
+      %res11 = llvm.sitofp %i : i32 to f32""",
+        """      %vx = vector.broadcast %x : f32 to vector<2xf32>
+      %vy = vector.broadcast %y : f32 to vector<2xf32>
+      %vf = vector.fma %vx, %vy, %vy : vector<2xf32>
+      %res12 = vector.extract %vf[1] : f32 from vector<2xf32>""",
+        """      %cf = llvm.fcmp "olt" %x, %y : f32
+      %res13 = llvm.select %cf, %x, %y : i1, f32""",
+    ]
+    got = two_input_run(fops, a, b, t="f32", out_t="f32", out_dtype=np.float32)
+    A, B = a.astype(np.float64), b.astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        exp = [a + b, a - b, a * b, a / b, -a, A * B + A, np.fmax(a, b), np.minimum(a, b), np.abs(a), np.sqrt(b),
+               a.astype(np.float16), np.trunc(a), A * B + B, np.minimum(a, b)]
+    for k, e in enumerate(exp):
+        np.testing.assert_array_equal(got[k], np.asarray(e).astype(np.float32), err_msg=fops[k])

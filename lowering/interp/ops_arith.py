@@ -383,7 +383,7 @@ def _float_unary(op: OpInfo):
     return step
 
 
-@register("math.fma", "llvm.intr.fma", "llvm.intr.fmuladd")
+@register("math.fma", "llvm.intr.fma", "llvm.intr.fmuladd", "vector.fma")
 def _fma(op: OpInfo):
     _float_type(op)
     a, b, c = op.operands

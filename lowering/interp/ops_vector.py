@@ -232,20 +232,6 @@ def _step(op: OpInfo):
     return step
 
 
-@register("vector.fma")
-def _vfma(op: OpInfo):
-    a, b, c = op.operands
-    r = op.results[0]
-    t = op.result_types[0]
-
-    def step(ctx):
-        v = ctx.vals
-        with np.errstate(all="ignore"):
-            v[r] = normalize(v[a].astype(np.float64) * v[b].astype(np.float64) + v[c].astype(np.float64), t)
-
-    return step
-
-
 _RED_INT = {"add": np.add, "mul": np.multiply, "and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor,
             "maxui": np.maximum, "minui": np.minimum, "maxsi": np.maximum, "minsi": np.minimum}
 
