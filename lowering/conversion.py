@@ -1,0 +1,92 @@
+"""A conversion plan all the way down: plan -> conversion kernel (MLIR) -> ISA / code object
+-> ISA report, with the times of each stage.
+
+This is the entry point of ``linlayout convert --emit`` and ``linlayout bench conversions``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from linlayout import LayoutError
+from lowering.compile import CompiledKernel, compile_mlir
+
+from .emit.conversion_kernel import ConversionKernel, build_conversion_kernel
+from .report import isa_report, plan_isa_differences
+
+__all__ = ["EMIT_FORMATS", "LoweredConversion", "lower_conversion", "write_conversion"]
+
+EMIT_FORMATS = ("mlir", "isa", "fatbin")
+
+
+@dataclass
+class LoweredConversion:
+    """The emitted kernel of a plan and, when compiled, its ISA report.
+
+    ``report`` is :func:`lowering.report.isa_report` of the ``conv`` region (with
+    ``setup_counts``: the prologue that computes addresses and masks, outside the
+    region); ``differences`` lists the checked instruction kinds where the ISA and the
+    plan disagree (empty when they agree).
+    """
+
+    kernel: ConversionKernel
+    compiled: CompiledKernel | None = None
+    report: dict = field(default_factory=dict)
+    differences: dict = field(default_factory=dict)
+    emit_seconds: float = 0.0
+    compile_seconds: float = 0.0
+
+    def to_json(self) -> dict:
+        out = {"kernel": self.kernel.name, "emit_seconds": round(self.emit_seconds, 4)}
+        if self.compiled is not None:
+            out.update(self.report)
+            out["plan_isa_differences"] = self.differences
+            out["compile_seconds"] = round(self.compile_seconds, 4)
+        return out
+
+
+def lower_conversion(plan, *, compile: bool = True, binary: bool = False, shape: tuple[int, ...] | None = None,
+                     cache: bool = True) -> LoweredConversion:
+    """Emit the conversion kernel of ``plan`` and (``compile``) compile it for ``plan.arch``.
+
+    ``binary`` also links the HSA code object; ``cache=False`` bypasses the compile
+    cache (for timing).
+    """
+    t0 = time.perf_counter()
+    kernel = build_conversion_kernel(plan, shape=shape)
+    out = LoweredConversion(kernel=kernel, emit_seconds=time.perf_counter() - t0)
+    if not compile:
+        return out
+    t1 = time.perf_counter()
+    ck = compile_mlir(kernel.text, kernel.arch, binary=binary, cache=cache)
+    out.compile_seconds = ck.compile_seconds if ck.from_cache else time.perf_counter() - t1
+    out.compiled = ck
+    out.report = isa_report(ck, "conv")
+    out.report["setup_counts"] = isa_report(ck, "setup")["isa_counts"]
+    out.differences = plan_isa_differences(plan, out.report["isa_counts"])
+    return out
+
+
+def write_conversion(plan, emit: str, path: str | Path, *, shape: tuple[int, ...] | None = None) -> dict:
+    """Write the ``emit`` artifact (``mlir``, ``isa`` or ``fatbin``) of ``plan`` to ``path``.
+
+    Returns the JSON keys for ``linlayout convert``: ``emit``, ``output`` and, when the
+    kernel was compiled (``isa``/``fatbin``), ``isa_counts``, ``lds_bytes``, the register
+    counts and ``plan_isa_differences``.
+    """
+    if emit not in EMIT_FORMATS:
+        raise LayoutError(f"--emit must be one of {', '.join(EMIT_FORMATS)}, got {emit!r}")
+    low = lower_conversion(plan, compile=emit != "mlir", binary=emit == "fatbin", shape=shape)
+    path = Path(path)
+    try:
+        if emit == "mlir":
+            path.write_text(low.kernel.text)
+        elif emit == "isa":
+            path.write_text(low.compiled.isa)
+        else:
+            path.write_bytes(low.compiled.binary)
+    except OSError as e:
+        raise LayoutError(f"cannot write {str(path)!r}: {e}") from None
+    return {"emit": emit, "output": str(path), **low.to_json()}

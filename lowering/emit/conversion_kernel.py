@@ -1,0 +1,326 @@
+"""The conversion kernel: load a tile in the source layout, convert it with a plan, store it
+in the destination layout.
+
+Memory.  The tile is a row-major tensor of ``shape`` (default: the layouts' out-dim sizes;
+``dim0`` outermost) of ``element_bits``-bit elements in global memory, read from the first
+kernel argument and written to the second (``!llvm.ptr<1>`` each).  Element ``x`` (one
+coordinate per out dim) sits at byte ``bytes * sum_d x_d * stride_d``.  A ``shape`` smaller
+than the layouts (a ragged tile) needs no branch: the buffer resources cover exactly the
+tensor, and a lane whose element lies outside it gets the offset
+:data:`~lowering.emit.atoms.BUFFER_OOB_OFFSET` (loads read 0, stores are dropped).
+
+Kernel structure (one workgroup of ``64 * num_warps`` threads, x dimension):
+
+1. thread ids, buffer resources, raw buffer loads of the source registers (adjacent
+   elements of one lane that are adjacent in memory become one dword/dwordx2/x4 load,
+   up to ``io_dwords``; a dwordx4 fixes which four registers are consecutive, so a plan
+   that stores other register groups to LDS costs the ``v_mov`` copies the compiler adds);
+2. the ``setup`` region: the plan's per-lane values and the store addresses
+   (:class:`~lowering.emit.plan_ops.PlanEmitter.prepare`);
+3. ``s_waitcnt`` on every counter, so the counted region starts with the source
+   registers loaded (as after an MFMA or any earlier computation);
+4. the ``conv`` region (``; linlayout-begin conv`` ... ``; linlayout-end conv``): exactly
+   the plan's instructions (plus the waits and copies the compiler adds);
+5. raw buffer stores of the destination registers.
+
+Address arithmetic: the offset of register ``r`` of lane ``l`` in warp ``w`` is
+``off(r, l, w)``; every table ``off(r, ., .)`` that differs from an earlier one by a
+constant in ``[0, 4096)`` reuses that register with an immediate ``offset:``.  Tables of a
+full (power-of-two) tile are GF(2)-affine in the lane and warp bits; a ragged tile's are
+computed per coordinate (each GF(2)-affine), multiplied by the strides and added.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from linlayout import LayoutError, LinearLayout
+from synth.plan import Plan, dwords_per_slot, slots_per_dword
+
+from . import atoms
+from .builder import Builder, vector_type
+from .lane_values import WAVE, LaneValues
+from .plan_ops import PlanEmitter, slot_dwords
+
+__all__ = ["ConversionKernel", "build_conversion_kernel", "element_coords", "BUFFER_OFFSET_LIMIT"]
+
+# buffer_load/store carry a 12-bit unsigned immediate byte offset.
+BUFFER_OFFSET_LIMIT = 1 << 12
+
+
+@dataclass(frozen=True)
+class ConversionKernel:
+    """An emitted conversion kernel: MLIR text and how to launch it.
+
+    ``shape`` is the tensor's shape in memory (row-major, ``dim0`` outermost),
+    ``block`` the workgroup size; the kernel takes ``(in, out)`` pointers and runs one
+    workgroup.
+    """
+
+    text: str
+    name: str
+    arch: str
+    shape: tuple[int, ...]
+    element_bits: int
+    num_warps: int
+    out_dims: tuple[str, ...]
+
+    @property
+    def block(self) -> tuple[int, int, int]:
+        return (WAVE * self.num_warps, 1, 1)
+
+    @property
+    def nbytes(self) -> int:
+        return int(np.prod(self.shape)) * max(1, self.element_bits // 8)
+
+
+def element_coords(layout: LinearLayout, num_warps: int, n_regs: int) -> dict[str, np.ndarray]:
+    """Tensor coordinates ``[W, 64, n_regs]`` per out dim of ``layout(register, lane, warp)``."""
+    w = np.arange(num_warps)[:, None, None]
+    lane = np.arange(WAVE)[None, :, None]
+    r = np.arange(n_regs)[None, None, :]
+    shape = (num_warps, WAVE, n_regs)
+    ins = {"register": r, "lane": lane, "warp": w}
+    args = {k: np.broadcast_to(v, shape) for k, v in ins.items() if layout.has_in_dim(k)}
+    if layout.has_in_dim("block"):
+        args["block"] = np.zeros(shape, dtype=np.int64)
+    out = layout.apply(args)
+    return {name: np.broadcast_to(np.asarray(out[name], dtype=np.int64), shape) for name, _ in layout.out_dims}
+
+
+class _GlobalTile:
+    """Byte offsets of the tile's elements for one layout, and the values that compute them."""
+
+    def __init__(self, b: Builder, lanes: LaneValues, layout: LinearLayout, n_slots: int, shape: tuple[int, ...],
+                 element_bits: int, num_warps: int) -> None:
+        self.b, self.lanes = b, lanes
+        self.shape = shape
+        self.eb = max(1, element_bits // 8)
+        self.p, self.dps = slots_per_dword(element_bits), dwords_per_slot(element_bits)
+        coords = element_coords(layout, num_warps, n_slots)
+        self.dims = [name for name, _ in layout.out_dims]
+        strides = [int(np.prod(shape[i + 1:])) for i in range(len(shape))]
+        self.coords = [coords[d] for d in self.dims]
+        self.strides = strides
+        off = sum(c * s for c, s in zip(self.coords, strides)) * self.eb
+        self.oob = np.zeros(off.shape, dtype=bool)
+        for c, n in zip(self.coords, shape):
+            self.oob |= c >= n
+        self.offset = off  # [W, 64, slots] element byte offsets
+
+    def pieces(self, d: int) -> list[tuple[int, int, int, int]]:
+        """``(slot, byte within the element, first byte in dword, bytes)`` of each element piece of dword ``d``."""
+        out = []
+        for s in self.slots_of(d):
+            for k, (dd, o, n) in enumerate(slot_dwords(s, self.p, self.dps)):
+                if dd == d:
+                    out.append((s, 4 * k, o, n))
+        return out
+
+    def table(self, slot: int, extra: int) -> np.ndarray:
+        """Byte offsets ``[W, 64]`` of byte ``extra`` of the element in ``slot``."""
+        return self.offset[:, :, slot] + extra
+
+    def slots_of(self, d: int) -> list[int]:
+        return [d // 2] if self.dps == 2 else [d * self.p + k for k in range(self.p)]
+
+    def dword_oob(self, d: int) -> np.ndarray:
+        """Lanes where some element of dword ``d`` lies outside the tensor."""
+        m = np.zeros(self.oob.shape[:2], dtype=bool)
+        for s in self.slots_of(d):
+            m |= self.oob[:, :, s]
+        return m
+
+    def voffset(self, slot: int, extra: int, oob: np.ndarray, what: str) -> str:
+        """An i32 equal to :meth:`table` in the lanes inside the tensor, out of range (``oob``) elsewhere."""
+        b = self.b
+        inside = ~oob
+        v, delta = self.lanes.value_of(self.table(slot, extra), max_delta=BUFFER_OFFSET_LIMIT, defined=inside,
+                                       what=what, fallback=lambda: self._per_coordinate(slot, extra, inside, what))
+        if delta:
+            v = b.arith("addi", v, b.const(delta))
+        if oob.any():
+            v = b.select(self.lanes.condition(oob.astype(np.int64), what), b.const(atoms.BUFFER_OOB_OFFSET), v)
+        return v
+
+    def _per_coordinate(self, slot: int, extra: int, inside: np.ndarray, what: str) -> str:
+        """``bytes * sum_d x_d * stride_d + extra`` from the coordinates (each GF(2)-affine)."""
+        b = self.b
+        acc = None
+        for c, stride in zip(self.coords, self.strides):
+            x, dx = self.lanes.value_of(c[:, :, slot], defined=inside, what=what)
+            if dx:
+                x = b.arith("addi", x, b.const(dx))
+            term = b.arith("muli", x, b.const(stride * self.eb)) if stride * self.eb != 1 else x
+            acc = term if acc is None else b.arith("addi", acc, term)
+        return acc if not extra else b.arith("addi", acc, b.const(extra))
+
+
+class _Kernel:
+    def __init__(self, plan: Plan, shape: tuple[int, ...] | None, name: str, io_dwords: int) -> None:
+        src, dst = plan.src, plan.dst
+        if [n for n, _ in src.out_dims] != [n for n, _ in dst.out_dims] or src.out_dims != dst.out_dims:
+            raise LayoutError(f"src and dst layouts cover different tensors: {src.out_dims} vs {dst.out_dims}")
+        dims = tuple(n for n, _ in src.out_dims)
+        full = tuple(int(s) for _, s in src.out_dims)
+        shape = full if shape is None else tuple(int(x) for x in shape)
+        if len(shape) != len(full) or any(not 1 <= s <= f for s, f in zip(shape, full)):
+            raise LayoutError(f"tensor shape {shape} must have one extent in 1..size per out dim {list(zip(dims, full))}")
+        for lay, what in ((src, "src"), (dst, "dst")):
+            if lay.has_in_dim("block") and lay.in_dim_size("block") != 1:
+                raise LayoutError(f"{what} layout spans {lay.in_dim_size('block')} blocks; a conversion kernel is one block")
+        if not 1 <= plan.num_warps <= 16:
+            raise LayoutError(f"num_warps {plan.num_warps} is not in 1..16")
+        if io_dwords not in (1, 2, 4):
+            raise LayoutError(f"io_dwords must be 1, 2 or 4, got {io_dwords}")
+        self.plan, self.shape, self.name, self.dims, self.io_dwords = plan, shape, name, dims, io_dwords
+        self.eb = max(1, plan.element_bits // 8)
+        self.p, self.dps = slots_per_dword(plan.element_bits), dwords_per_slot(plan.element_bits)
+
+    def _n_dwords(self, n_slots: int) -> int:
+        return n_slots * 2 if self.dps == 2 else -(-n_slots // self.p)
+
+    def build(self) -> ConversionKernel:
+        plan = self.plan
+        b = Builder()
+        tid, _t32, lane, warp = atoms.thread_ids(b)
+        nbytes = int(np.prod(self.shape)) * self.eb
+        rin = atoms.buffer_rsrc(b, "%in", nbytes)
+        rout = atoms.buffer_rsrc(b, "%out", nbytes)
+        lanes = LaneValues(b, tid, lane, warp, plan.num_warps)
+        has_lds = plan.lds_bytes > 0
+        lds_name = "conv_lds"
+        lds = atoms.lds_base(b, lds_name) if has_lds else None
+
+        src_tile = _GlobalTile(b, lanes, plan.src, plan.slots_in, self.shape, plan.element_bits, plan.num_warps)
+        dst_tile = _GlobalTile(b, lanes, plan.dst, plan.slots_out, self.shape, plan.element_bits, plan.num_warps)
+
+        b.comment("load the source registers")
+        regs = self._load(b, rin, src_tile, self._n_dwords(plan.slots_in))
+        atoms.region_marker(b, "setup", "begin")
+        emitter = PlanEmitter(b, plan, lanes, lds)
+        emitter.prepare()
+        stores = self._accesses(dst_tile, self._n_dwords(plan.slots_out), "store")
+        atoms.region_marker(b, "setup", "end")
+        atoms.wait_all(b)
+        atoms.region_marker(b, "conv", "begin")
+        regs = emitter.emit(regs)
+        atoms.region_marker(b, "conv", "end")
+        b.comment("store the destination registers")
+        self._store(b, rout, stores, regs)
+
+        globals_ = list(lanes.globals)
+        if has_lds:
+            globals_.append(atoms.lds_global(lds_name, -(-plan.lds_bytes // 16) * 16))
+        text = _module(self.name, b.body(), globals_)
+        return ConversionKernel(text=text, name=self.name, arch=plan.arch, shape=self.shape,
+                                element_bits=plan.element_bits, num_warps=plan.num_warps, out_dims=self.dims)
+
+    # ------------------------------------------------------------------ global I/O
+    def _runs(self, tile: _GlobalTile, n_dwords: int) -> list[list[tuple[int, list]]]:
+        """Groups of dwords moved by one buffer instruction: ``[(dword, pieces), ...]``.
+
+        A dword whose elements are adjacent in memory (in every lane), all inside or all
+        outside the tensor, is one 4-byte piece; consecutive such dwords at consecutive
+        addresses with the same lanes outside the tensor join into one access of 2 or 4
+        dwords.  Other dwords move element by element.
+        """
+        dwords = []
+        for d in range(n_dwords):
+            pieces = tile.pieces(d)
+            tabs = [tile.table(s, e) for s, e, _, _ in pieces]
+            whole = all(np.array_equal(tabs[k + 1], tabs[k] + pieces[k][3]) for k in range(len(pieces) - 1))
+            oob = tile.dword_oob(d)
+            same_oob = all(np.array_equal(tile.oob[:, :, s], oob) for s in tile.slots_of(d))
+            aligned = bool((tabs[0][~oob] % 4 == 0).all())
+            dwords.append((d, [pieces[0][:2] + (0, 4)] if whole and same_oob and aligned else pieces))
+        runs: list[list[tuple[int, list]]] = []
+        for d, pieces in dwords:
+            if runs and len(runs[-1]) in (1, 2) and len(runs[-1]) < self.io_dwords and len(pieces) == 1 \
+                    and pieces[0][3] == 4:
+                prev_d, prev = runs[-1][-1]
+                if (prev_d == d - 1 and len(prev) == 1 and prev[0][3] == 4
+                        and np.array_equal(tile.table(*pieces[0][:2]), tile.table(*prev[0][:2]) + 4)
+                        and np.array_equal(tile.dword_oob(d), tile.dword_oob(prev_d))):
+                    runs[-1].append((d, pieces))
+                    continue
+            runs.append([(d, pieces)])
+        out = []
+        for run in runs:  # no 3-dword accesses: split a run of 3 into 2 + 1
+            out.extend([run[:2], run[2:]] if len(run) == 3 else [run])
+        return out
+
+    def _accesses(self, tile: _GlobalTile, n_dwords: int, what: str) -> list[tuple[list[int], list]]:
+        """``(dwords, [(voffset value, first byte in dword, bytes)])`` per buffer instruction."""
+        out = []
+        for run in self._runs(tile, n_dwords):
+            first_d, pieces = run[0]
+            if len(pieces) == 1 and pieces[0][3] == 4:
+                s, e, _, _ = pieces[0]
+                voff = tile.voffset(s, e, tile.dword_oob(first_d), f"{what} of register {first_d}")
+                out.append(([d for d, _ in run], [(voff, 0, 4 * len(run))]))
+            else:
+                out.append(([first_d], [(tile.voffset(s, e, tile.oob[:, :, s], f"{what} of register {first_d}"), o, n)
+                                        for s, e, o, n in pieces]))
+        return out
+
+    def _load(self, b: Builder, rsrc: str, tile: _GlobalTile, n_dwords: int) -> dict[int, str]:
+        regs: dict[int, str] = {}
+        for dwords, parts in self._accesses(tile, n_dwords, "load"):
+            if len(parts) == 1 and parts[0][2] == 4 * len(dwords):
+                t = vector_type(len(dwords), "i32")
+                v = atoms.buffer_load(b, rsrc, parts[0][0], t)
+                for k, d in enumerate(dwords):
+                    regs[d] = v if len(dwords) == 1 else b.extract(v, k, t)
+                continue
+            word = None
+            for voff, o, n in parts:
+                t = f"i{8 * n}"
+                piece = b.cast("arith.extui", atoms.buffer_load(b, rsrc, voff, t), t, "i32")
+                if o:
+                    piece = b.arith("shli", piece, b.const(8 * o))
+                word = piece if word is None else b.arith("ori", word, piece)
+            regs[dwords[0]] = word
+        return regs
+
+    def _store(self, b: Builder, rsrc: str, stores, regs: dict[int, str]) -> None:
+        for dwords, parts in stores:
+            missing = [d for d in dwords if d not in regs]
+            if missing:
+                raise LayoutError(f"the plan leaves destination register(s) {missing} without a value")
+            if len(parts) == 1 and parts[0][2] == 4 * len(dwords):
+                t = vector_type(len(dwords), "i32")
+                atoms.buffer_store(b, b.build_vector([regs[d] for d in dwords], "i32"), rsrc, parts[0][0], t)
+                continue
+            (d,) = dwords
+            for voff, o, n in parts:
+                word = regs[d] if not o else b.arith("shrui", regs[d], b.const(8 * o))
+                t = f"i{8 * n}"
+                atoms.buffer_store(b, b.cast("arith.trunci", word, "i32", t), rsrc, voff, t)
+
+
+def _module(name: str, body: str, globals_: list[str]) -> str:
+    g = "".join(f"    {line}\n" for line in globals_)
+    return (f"module {{\n  gpu.module @linlayout_kernels {{\n{g}"
+            f"    gpu.func @{name}(%in: !llvm.ptr<1>, %out: !llvm.ptr<1>) kernel {{\n"
+            f"{body}\n      gpu.return\n    }}\n  }}\n}}\n")
+
+
+def build_conversion_kernel(plan: Plan, *, shape: tuple[int, ...] | None = None, name: str = "convert_layout",
+                            io_dwords: int = 4) -> ConversionKernel:
+    """The conversion kernel of a (verified) ``plan``.
+
+    ``shape``: the tensor's extent when the tile is ragged (default: the full tile).
+    ``io_dwords``: the widest global load/store in dwords (4: dwordx4 where memory is
+    contiguous, as Triton's test kernels do; 1: one dword per register, which leaves the
+    compiler free to place every source register where the conversion wants it).
+    """
+    if not isinstance(plan, Plan):
+        raise LayoutError(f"expected a synth.plan.Plan, got {type(plan).__name__}")
+    if not plan.verified:
+        raise LayoutError("the plan was not verified on the wave emulator; refusing to emit it")
+    if not name.replace("_", "").isalnum():
+        raise LayoutError(f"kernel name {name!r} must be letters, digits and underscores")
+    return _Kernel(plan, shape, name, io_dwords).build()

@@ -1,0 +1,65 @@
+"""The ISA report of a compiled kernel: instruction counts of one marked region of one wave,
+and the kernel's resources from the code object metadata.
+
+Counts follow :func:`lowering.isa.isa_counts` (the classes and sub-counts of CONTRACT.md
+section 3, counted the way ``shared/bench/README.md`` counts Triton's).  Resources are the
+``.amdgpu_metadata`` fields of the kernel: ``.vgpr_count``, ``.sgpr_count``,
+``.agpr_count``, ``.group_segment_fixed_size`` (static LDS bytes),
+``.private_segment_fixed_size`` (scratch) and the spill counts.
+
+:func:`plan_isa_differences` compares the compiled region with a conversion plan: the
+cross-lane, select, byte-permute, LDS and barrier instructions must be exactly the
+plan's (:data:`PLAN_CHECKED_KEYS`).  ``v_mov`` copies, ``s_waitcnt`` and ``s_nop`` are the
+compiler's and are reported, not compared.
+"""
+
+from __future__ import annotations
+
+from lowering.compile import CompiledKernel
+from lowering.isa import isa_counts
+
+__all__ = ["PLAN_CHECKED_KEYS", "isa_report", "expected_isa_counts", "plan_isa_differences"]
+
+# ISA classes / sub-counts that a conversion region must hold exactly as the plan says.
+PLAN_CHECKED_KEYS = ("ds_bpermute", "ds_swizzle", "dpp", "permlane16_swap", "permlane32_swap", "v_cndmask",
+                     "v_perm_b32", "lds_write", "lds_read", "s_barrier", "readlane")
+
+
+def isa_report(compiled: CompiledKernel, region: str | None = "conv", kernel: str | None = None) -> dict:
+    """``{"isa_counts": {...}, "vgpr_count", "sgpr_count", "agpr_count", "lds_bytes", "scratch_bytes",
+    "vgpr_spill_count", "sgpr_spill_count", "arch"}`` for ``region`` (None: the whole ISA) of ``kernel``
+    (None: the only kernel)."""
+    k = compiled.kernel(kernel)
+    return {
+        "arch": compiled.arch,
+        "isa_counts": isa_counts(compiled.isa, region=region),
+        "vgpr_count": k.vgpr_count,
+        "sgpr_count": k.sgpr_count,
+        "agpr_count": k.agpr_count,
+        "lds_bytes": k.lds_bytes,
+        "scratch_bytes": k.scratch_bytes,
+        "vgpr_spill_count": k.vgpr_spill_count,
+        "sgpr_spill_count": k.sgpr_spill_count,
+    }
+
+
+def expected_isa_counts(plan) -> dict[str, int]:
+    """The :data:`PLAN_CHECKED_KEYS` counts the ISA of ``plan`` must show.
+
+    The plan counts a fused ``v_cndmask_b32_dpp`` once, as ``dpp``; the ISA classifier
+    counts that instruction under both ``dpp`` and ``v_cndmask``.
+    """
+    from synth.plan import FusedDpp, dwords_per_slot
+
+    pc = plan.counts()
+    out = {k: int(pc.get(k, 0)) for k in PLAN_CHECKED_KEYS}
+    mult = dwords_per_slot(plan.element_bits)
+    out["v_cndmask"] += mult * sum(1 for s in plan.steps if isinstance(s, FusedDpp) and s.form == "v_cndmask_b32_dpp")
+    return out
+
+
+def plan_isa_differences(plan, counts: dict[str, int]) -> dict[str, dict[str, int]]:
+    """``{key: {"plan": n, "isa": m}}`` for every checked key where the region differs from the plan."""
+    want = expected_isa_counts(plan)
+    return {k: {"plan": want[k], "isa": int(counts.get(k, 0))} for k in PLAN_CHECKED_KEYS
+            if want[k] != int(counts.get(k, 0))}
