@@ -97,6 +97,18 @@ class BankReport:
     def lane_steps(self) -> list[dict]:
         return self._explain()[1]
 
+    @property
+    def idle_bank_bits(self) -> list[int]:
+        """Bank-index bits that are constant over every phase (linear path): the banks they
+        select are never used, which is where the colliding rows pile up."""
+        if not self._basis:
+            return []
+        _, dk, inner = self._basis
+        used = 0
+        for v in list(dk) + list(inner):
+            used |= v
+        return [b for b in range(self.num_banks.bit_length() - 1) if not (used >> b) & 1]
+
     def _explain(self) -> tuple[list[Collision], list[dict]]:
         if self._detail is None:
             self._detail = _linear_detail(self.num_banks, *self._basis) if self._basis else ([], [])
@@ -122,6 +134,9 @@ class BankReport:
         ]
         if self.method == "linear":
             lines.append(f"each phase spreads over {self.banks_per_phase} of {self.num_banks} banks")
+            idle = self.idle_bank_bits
+            if idle:
+                lines.append(f"  bank-index bits no lane of a phase changes: {', '.join(f'b{b}' for b in idle)}")
             for s in self.lane_steps:
                 lines.append(f"  lanes differing by {s['lane_bits']}: dword ^{s['word_delta']:#x} "
                              f"(bank ^{s['bank_delta']}, row ^{s['row_delta']})")
@@ -142,7 +157,7 @@ class BankReport:
             "method": self.method, "num_banks": self.num_banks, "lanes_per_phase": self.lanes_per_phase,
             "banks_per_phase": self.banks_per_phase,
             "collisions": [c.to_json(bank_bits) for c in self.collisions],
-            "lane_steps": list(self.lane_steps),
+            "lane_steps": list(self.lane_steps), "idle_bank_bits": self.idle_bank_bits,
             "phase_tag": self.phase_tag, "assumption": self.assumption,
             "explanation": self.explanation,
         }

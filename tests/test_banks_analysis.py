@@ -43,6 +43,7 @@ def test_stride_32_words_is_32_way(method):
         assert sorted(c.lanes for c in r.collisions) == [1, 2, 4, 8, 16]
         assert all(c.word_delta % 32 == 0 for c in r.collisions)
         assert "collision" in r.explanation
+        assert r.idle_bank_bits == [0, 1, 2, 3, 4]  # all 32 lanes of a phase sit in bank 0
 
 
 def test_broadcast_costs_one_cycle_per_phase():
