@@ -177,19 +177,20 @@ def candidate_plans(src: LinearLayout, dst: LinearLayout, arch: str, element_bit
     return _rank(cands)
 
 
-# [I] Plans whose modelled cost is within this fraction of the cheapest are considered equal and the
-# one with the fewest instructions wins (issue slots are what the rest of the kernel competes for,
-# and the cycle model's LDS numbers are partly inferred).
+# [I] Plans whose modelled cost is within this fraction of the cheapest are considered equal; among
+# them the one with the fewest instructions (with estimated setup) wins -- issue slots are what the
+# rest of the kernel competes for, and the cycle model's LDS numbers are partly inferred -- and on
+# equal counts a plan without LDS (LDS is shared by the CU's waves and limits occupancy).
 COST_TIE_FRACTION = 0.10
 
 
 def _rank(cands: list[Plan]) -> list[Plan]:
-    """Cheapest first; near-ties (COST_TIE_FRACTION) broken by total instructions with setup."""
+    """Cheapest first; near-ties (COST_TIE_FRACTION) by instructions with setup, then no LDS."""
     if not cands:
         return cands
     best = min(p.cost for p in cands)
     return sorted(cands, key=lambda p: (p.cost > best * (1 + COST_TIE_FRACTION) + 1e-9, p.total_with_overhead(),
-                                        p.cost))
+                                        p.lds_bytes > 0, p.cost))
 
 
 def _same_map(prob: Problem) -> bool:

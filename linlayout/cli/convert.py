@@ -1,0 +1,120 @@
+"""``linlayout convert --src L --dst L --arch A --dtype D``: the cheapest verified conversion plan.
+
+Prints the plan (pseudo-assembly), its instruction counts, cost and the analytic
+lower bound.  ``--plan FILE`` writes the plan certificate (CONTRACT section 4);
+``--emit mlir|isa|fatbin -o FILE`` hands the plan to the lowering package
+(``lowering.conversion.write_conversion``), whose keys (``isa_counts``,
+``lds_bytes``, ...) join the JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from ..errors import LayoutError
+from . import add_json_flag
+
+DTYPE_BITS = {
+    **{k: 64 for k in ("fp64", "f64", "float64", "i64", "int64", "u64")},
+    **{k: 32 for k in ("fp32", "f32", "float32", "tf32", "i32", "int32", "u32")},
+    **{k: 16 for k in ("fp16", "f16", "float16", "half", "bf16", "bfloat16", "i16", "int16", "u16")},
+    **{k: 8 for k in ("fp8", "f8", "bf8", "fp8e4m3", "fp8e5m2", "e4m3", "e5m2", "i8", "int8", "u8", "uint8")},
+}
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "convert",
+        help="plan a layout conversion of a distributed tile (verified on the wave emulator)",
+        description="The cheapest instruction sequence moving a tile from layout --src to layout --dst "
+        "on one AMD target: register renaming, in-wave lane moves (DPP, ds_swizzle, permlane swaps, "
+        "ds_bpermute) with selects and byte permutes, or a round trip through LDS.  Every plan is executed "
+        "on the wave emulator before it is printed.",
+    )
+    p.add_argument("--src", required=True, metavar="L", help="src layout (JSON, @file, CuTe or a named spec)")
+    p.add_argument("--dst", required=True, metavar="L", help="dst layout")
+    p.add_argument("--arch", required=True, help="gfx90a, gfx942 or gfx950")
+    p.add_argument("--dtype", required=True, help="element type: fp32, fp16, bf16, fp8, i8, fp64, ...")
+    p.add_argument("--plan", metavar="FILE", help="write the plan certificate (JSON) to FILE")
+    p.add_argument("--lds-budget", type=int, metavar="BYTES", help="LDS the conversion may use (rounds if smaller)")
+    p.add_argument("--strategy", default="auto", choices=["auto", "registers", "lds"],
+                   help="auto: cheapest; registers: stay in registers; lds: round trip through LDS")
+    p.add_argument("--emit", choices=["mlir", "isa", "fatbin"], help="also write this artifact (needs -o)")
+    p.add_argument("-o", "--output", metavar="FILE", help="output file of --emit")
+    add_json_flag(p)
+    p.set_defaults(func=run)
+
+
+def element_bits(dtype: str) -> int:
+    bits = DTYPE_BITS.get(str(dtype).lower())
+    if bits is None:
+        raise LayoutError(f"unknown --dtype {dtype!r}; known: {', '.join(sorted(DTYPE_BITS))}")
+    return bits
+
+
+def run(args: argparse.Namespace) -> dict:
+    from synth.convert import plan_conversion
+
+    from ..spec import parse_layout
+
+    if args.emit and not args.output:
+        raise LayoutError("--emit needs -o FILE")
+    if args.output and not args.emit:
+        raise LayoutError("-o is the output of --emit; give --emit mlir|isa|fatbin")
+    src, dst = parse_layout(args.src), parse_layout(args.dst)
+    plan = plan_conversion(src, dst, args.arch, element_bits(args.dtype), lds_budget_bytes=args.lds_budget,
+                           strategy=args.strategy)
+    result = {
+        "strategy": plan.strategy,
+        "verified": plan.verified,
+        "plan_counts": plan.counts(),
+        "overhead_estimate": plan.overhead,
+        "total_with_overhead": plan.total_with_overhead(),
+        "cost": plan.cost,
+        "cost_detail": plan.cost_detail,
+        "lower_bound": plan.lower_bound,
+        "lds_bytes": plan.lds_bytes,
+        "arch": plan.arch,
+        "element_bits": plan.element_bits,
+        "steps": len(plan.steps),
+        "notes": plan.notes,
+        "asm": plan.pseudo_asm(),
+    }
+    if args.plan:
+        try:
+            Path(args.plan).write_text(plan.dumps())
+        except OSError as e:
+            raise LayoutError(f"cannot write the plan certificate to {args.plan!r}: {e}") from None
+        result["plan_file"] = args.plan
+    if args.emit:
+        try:
+            from lowering.conversion import write_conversion
+        except ImportError as e:  # pragma: no cover - depends on the installed parts
+            raise LayoutError(f"--emit needs the lowering package: {e}") from None
+        result.update(write_conversion(plan, args.emit, args.output))
+    return result
+
+
+def render(result: dict, args: argparse.Namespace) -> str:
+    c = result["plan_counts"]
+    kinds = ", ".join(f"{k} {v}" for k, v in c.items() if v and k != "total")
+    lb = result["lower_bound"]
+    lines = [
+        f"strategy: {result['strategy']}   verified on the wave emulator: {result['verified']}",
+        f"instructions: {c['total']} ({kinds or 'none'}); estimated setup: "
+        f"{sum(result['overhead_estimate'].values())} {json.dumps(result['overhead_estimate'])}",
+        f"cost: {result['cost']:g} cycles (model)   lower bound: {lb.get('cost', 0):g} "
+        f"(cross-lane dwords per lane >= {lb.get('cross_lane_dwords', 0)}, "
+        f"cross-warp: {lb.get('cross_warp', False)})",
+    ]
+    if result["lds_bytes"]:
+        lines.append(f"LDS bytes: {result['lds_bytes']}")
+    lines += [f"note: {n}" for n in result["notes"]]
+    if "isa_counts" in result:
+        lines.append(f"isa_counts: {json.dumps(result['isa_counts'])}")
+    if result.get("plan_file"):
+        lines.append(f"certificate written to {result['plan_file']}")
+    lines.append(result["asm"])
+    return "\n".join(lines)
