@@ -27,6 +27,7 @@ SUBCOMMANDS = [
     "layout",
     "mfma",
     "banks",
+    "convert",
 ]
 
 
