@@ -358,3 +358,29 @@ def test_transpose_loads_follow_the_documented_model(op, nbytes, bits, elems, t)
             assert out[lane, j] == src[16 * g + j * (16 // elems) + i // elems, i % elems], (lane, j)
     with pytest.raises(InterpreterError, match="gfx950"):
         run_kernel(text, "k", [raw, np.zeros((64, nbytes), np.uint8)], block=64, arch="gfx942")
+
+
+def test_constant_global_and_private_attribution():
+    text = """module {
+  gpu.module @m {
+    memref.global "private" constant @table : memref<4xi32> = dense<[10, -20, 30, 40]>
+    gpu.func @k(%out: memref<64xi32>) private(%scratch : memref<2xi32, #gpu.address_space<private>>) kernel {
+      %tid = gpu.thread_id x
+      %c3 = arith.constant 3 : index
+      %c0 = arith.constant 0 : index
+      %j = arith.andi %tid, %c3 : index
+      %tbl = memref.get_global @table : memref<4xi32>
+      %v = memref.load %tbl[%j] : memref<4xi32>
+      %t = arith.index_cast %tid : index to i32
+      memref.store %t, %scratch[%c0] : memref<2xi32, #gpu.address_space<private>>
+      %w = memref.load %scratch[%c0] : memref<2xi32, #gpu.address_space<private>>
+      %s = arith.addi %v, %w : i32
+      memref.store %s, %out[%tid] : memref<64xi32>
+      gpu.return
+    }
+  }
+}
+"""
+    compiles(text)
+    got = run_kernel(text, "k", [np.zeros(64, np.int32)], block=64)[0]
+    np.testing.assert_array_equal(got, np.array([10, -20, 30, 40])[np.arange(64) % 4] + np.arange(64))

@@ -26,7 +26,7 @@ from .errors import InterpreterError
 from .memory import GlobalMemory, LdsLayout, LocalMemory, MemRefValue, PrivateMemory
 from .options import InterpOptions
 from .registry import OPS, OpInfo, _location, const_array
-from .types import FloatT, IntT, MemRefT, PtrT, byte_size, from_bytes, parse_type, storage_dtype
+from .types import FloatT, IntT, MemRefT, PtrT, VectorT, byte_size, parse_type, to_bytes
 
 __all__ = ["Compiler", "Kernel", "Ctx", "Block", "run_block", "load_kernel", "TERMINATORS"]
 
@@ -124,11 +124,9 @@ class Compiler:
             init = op.attributes["initial_value"] if "initial_value" in op.attributes else None
             if init is None or "constant" not in op.attributes:
                 raise InterpreterError(f"memref.global @{name}: only workgroup globals and constant globals are supported")
-            from .ops_arith import dense_values
+            from .ops_arith import dense_values  # the op modules import this one
 
             vals = const_array(dense_values(init, t.elem, t.shape), _vec(t))
-            from .types import to_bytes
-
             self.consts.append((name, to_bytes(vals, _vec(t)).ravel().copy()))
             self.symbols[name] = ("const", len(self.consts) - 1)
             return
@@ -189,9 +187,8 @@ class Compiler:
         return Block(arg_slots, steps, term, term_slots)
 
 
-def _vec(t: MemRefT):
-    from .types import VectorT
-
+def _vec(t: MemRefT) -> VectorT:
+    """The memref's contents as one vector value (for constant initialisers)."""
     return VectorT(tuple(t.shape), t.elem)
 
 

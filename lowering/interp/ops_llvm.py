@@ -14,7 +14,7 @@ import numpy as np
 
 from .options import InterpOptions
 from .registry import OpInfo, register
-from .types import ArrayT, FloatT, IntT, PtrT, StructT, VectorT, elem_of, normalize, shape_of, storage_dtype
+from .types import FloatT, IntT, PtrT, StructT, elem_of, normalize, shape_of, storage_dtype
 
 #: Byte pattern of undefined integers/pointers under ``undef_fill="pattern"``.
 UNDEF_BYTE = 0xA5

@@ -16,7 +16,6 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from .errors import InterpreterError
 from .memory import MemRefValue, PrivateMemory
 from .registry import OpInfo, lanes, register, signed
 from .types import (

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .registry import OpInfo, lanes, register, signed
-from .types import FloatT, IntT, VectorT, elem_of, normalize, shape_of
+from .types import FloatT, IntT, elem_of, normalize, shape_of
 
 KDYN = -(2**63)
 

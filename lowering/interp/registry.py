@@ -14,9 +14,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from .errors import InterpreterError
-from .types import (
-    FloatT, IntT, MemRefT, PtrT, StructT, Type, VectorT, normalize, parse_type, shape_of, storage_dtype,
-)
+from .types import IntT, Type, VectorT, normalize, parse_type, shape_of, storage_dtype
 
 __all__ = ["OPS", "register", "OpInfo", "lanes", "merge", "uniform_scalar", "const_array", "signed", "Step"]
 
@@ -193,5 +191,3 @@ def uniform_scalar(x: np.ndarray, active: Optional[np.ndarray]) -> Optional[Any]
         return first.item()
     return None
 
-
-__all__ += ["FloatT", "IntT", "MemRefT", "PtrT", "StructT", "VectorT"]
