@@ -505,3 +505,28 @@ def test_llvm_dialect_arithmetic_aliases():
                a.astype(np.float16), np.trunc(a), A * B + B, np.minimum(a, b)]
     for k, e in enumerate(exp):
         np.testing.assert_array_equal(got[k], np.asarray(e).astype(np.float32), err_msg=fops[k])
+
+
+def test_scheduling_ops_are_no_ops_and_rocdl_ids():
+    body = """      rocdl.sched.barrier none
+      rocdl.sched.group.barrier mfma_wmma, 1, 0
+      rocdl.iglp.opt 0
+      rocdl.s.setprio 1
+      rocdl.s.nop 0
+      rocdl.s.sleep 1
+      rocdl.wave.barrier
+      rocdl.barrier
+      %wx = rocdl.workitem.id.x : i32
+      %gx = rocdl.workgroup.id.x : i32
+      %gy = rocdl.workgroup.id.y : i32
+      %ws = rocdl.wavefrontsize : i32
+      %c1000 = arith.constant 1000 : i32
+      %gy1000 = arith.muli %gy, %c1000 : i32
+      %a = arith.addi %wx, %gx : i32
+      %b = arith.addi %a, %ws : i32
+      %res0 = arith.addi %b, %gy1000 : i32"""
+    text = multi_kernel(body, 1, 64)
+    compiles(text)
+    # every workgroup writes out[t]; the last one (x=2, y=1) wins
+    got = run_kernel(text, "k", [seq(64), np.zeros(64, np.uint32)], grid=(3, 2), block=64)[1]
+    np.testing.assert_array_equal(got, np.arange(64) + 2 + 64 + 1000)
