@@ -448,6 +448,25 @@ def test_partial_wave_and_multi_dim_launch():
         run_kernel(text, "k", [np.zeros((4, 3, 100), np.int32)], grid=(2, 2), block=(50, 6))
 
 
+def test_global_id_and_subgroup_size():
+    text = """module {
+  gpu.module @m {
+    gpu.func @k(%out: memref<256xi32>) kernel attributes {known_block_size = array<i32: 128, 1, 1>, known_grid_size = array<i32: 2, 1, 1>} {
+      %g = gpu.global_id x
+      %s = gpu.subgroup_size : index
+      %v = arith.addi %g, %s : index
+      %i = arith.index_cast %v : index to i32
+      memref.store %i, %out[%g] : memref<256xi32>
+      gpu.return
+    }
+  }
+}
+"""
+    compiles(text)
+    got = run_kernel(text, "k", [np.zeros(256, np.int32)], grid=2, block=128)[0]
+    np.testing.assert_array_equal(got, np.arange(256) + 64)
+
+
 def test_supported_ops_lists_the_contract_ops():
     ops = set(supported_ops())
     for name in ["arith.addi", "vector.extract_strided_slice", "scf.for", "memref.load", "gpu.barrier", "rocdl.ds_bpermute",

@@ -134,6 +134,22 @@ def test_dpp_reading_inactive_lanes(invalid, bc):
     np.testing.assert_array_equal(got, np.where(odd, exp, 0))
 
 
+@pytest.mark.parametrize("row0_invalid", [True, False])
+def test_dpp_row_bcast_rows_without_source(row0_invalid):
+    body = ["      %k = arith.constant 77 : i32", "      %old = arith.addi %x, %k : i32",
+            "      %res0 = rocdl.update.dpp %old, %x with 322, 15, 15, true : i32",
+            "      %res1 = rocdl.update.dpp %old, %x with 323, 15, 15, true : i32"]
+    text = multi_kernel("\n".join(body), 2, 64)
+    x = seq(64, seed=14)
+    got = run_lanes(text, x, np.uint32, out_shape=128, options=InterpOptions(dpp_row_bcast_row0_invalid=row0_invalid))
+    got = got.reshape(2, 64)
+    exp15, exp31 = dpp_expect(0x142, x, x + 77, bc=True), dpp_expect(0x143, x, x + 77, bc=True)
+    if not row0_invalid:
+        exp15[:16], exp31[:32] = x[:16] + 77, x[:32] + 77
+    np.testing.assert_array_equal(got[0], exp15)
+    np.testing.assert_array_equal(got[1], exp31)
+
+
 def test_dpp_reserved_control_is_an_error():
     text = lane_kernel("      %res = rocdl.update.dpp %x, %x with 256, 15, 15, false : i32")
     with pytest.raises(InterpreterError, match="reserved"):

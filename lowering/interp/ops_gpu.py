@@ -55,7 +55,7 @@ def _gpu_ids(op: OpInfo):
     return step
 
 
-@register("gpu.lane_id", "gpu.subgroup_id", "gpu.num_subgroups", "gpu.subgroup_size", "rocdl.wavefrontsize")
+@register("gpu.lane_id", "gpu.subgroup_id", "gpu.subgroup_size", "rocdl.wavefrontsize")
 def _gpu_wave(op: OpInfo):
     r = op.results[0]
     t = op.result_types[0]
@@ -66,8 +66,6 @@ def _gpu_wave(op: OpInfo):
             ctx.vals[r] = normalize(ctx.lane.astype(np.uint64), t)
         elif name == "gpu.subgroup_id":
             ctx.vals[r] = normalize(ctx.wave.astype(np.uint64), t)
-        elif name == "gpu.num_subgroups":
-            ctx.vals[r] = _uniform(ctx.waves, t)
         else:
             ctx.vals[r] = _uniform(ctx.target.wave_size, t)
 

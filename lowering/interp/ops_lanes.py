@@ -12,7 +12,9 @@ is ``ctx.active()``; the destination of an inactive lane is never observed, so i
 * ``rocdl.update.dpp %old, %src with ctrl, row_mask, bank_mask, bound_ctrl``: every gfx9
   DPP_CTRL (:func:`dpp_source`); a lane whose source is out of its row / the wave (or
   inactive, ``InterpOptions.dpp_inactive_source_invalid``) gets 0 when bound_ctrl is set and
-  keeps ``old`` otherwise; lanes disabled by row_mask/bank_mask keep ``old``.
+  keeps ``old`` otherwise; lanes disabled by row_mask/bank_mask keep ``old``.  row_bcast:15/31
+  lanes with no source row (0-15 / 0-31) are out of range, or with
+  ``InterpOptions.dpp_row_bcast_row0_invalid=False`` not written at all.
 * ``rocdl.permlane16.swap`` / ``permlane32.swap`` (gfx950): result struct (new first operand
   = vdst, new second operand = src0): vdst lanes 16-31 (48-63) swap with src0 lanes 0-15
   (32-47); for 32: vdst lanes 32-63 swap with src0 lanes 0-31.  Refused under a partial
@@ -110,7 +112,7 @@ def _swizzle(op: OpInfo):
     return step
 
 
-def dpp_source(ctrl: int, row_bcast_row0_invalid: bool = True) -> tuple:
+def dpp_source(ctrl: int) -> tuple:
     """``(source lane (64,), in-range (64,) bool, name)`` of a gfx9 DPP_CTRL (amd_hw.md 2.3).
 
     Raises ``ValueError`` for reserved values."""
@@ -139,9 +141,9 @@ def dpp_source(ctrl: int, row_bcast_row0_invalid: bool = True) -> tuple:
     if ctrl == 0x141:
         return (n & ~7) | (7 - (n & 7)), ok, "row_half_mirror"
     if ctrl == 0x142:
-        return np.maximum((n & 0x30) - 1, 0), n > 15 if row_bcast_row0_invalid else ok, "row_bcast:15"
+        return np.maximum((n & 0x30) - 1, 0), n > 15, "row_bcast:15"
     if ctrl == 0x143:
-        return np.full(WAVE, 31), n > 31 if row_bcast_row0_invalid else ok, "row_bcast:31"
+        return np.full(WAVE, 31), n > 31, "row_bcast:31"
     if 0x150 <= ctrl <= 0x15F:
         return row + s, ok, f"row_newbcast:{s}"
     raise ValueError(f"DPP control {ctrl:#x} is reserved on gfx9")
@@ -157,12 +159,15 @@ def _dpp(op: OpInfo):
     n = np.arange(WAVE)
     enabled = (((row_mask >> (n >> 4)) & 1) & ((bank_mask >> ((n >> 2) & 3)) & 1)).astype(bool)
     try:
-        dpp_source(ctrl)
+        sl, in_range, _ = dpp_source(ctrl)
     except ValueError as exc:
         raise op.error(str(exc)) from None
+    is_bcast = ctrl in (0x142, 0x143)
 
     def step(ctx):
-        sl, in_range, _ = dpp_source(ctrl, ctx.opts.dpp_row_bcast_row0_invalid)
+        write = enabled
+        if is_bcast and not ctx.opts.dpp_row_bcast_row0_invalid:
+            write = enabled & in_range  # lanes with no source row are not written at all
         old = _waves(ctx, ctx.vals[old_s])
         x = _waves(ctx, ctx.vals[src_s])
         act = ctx.active().reshape(ctx.waves, WAVE)
@@ -170,7 +175,7 @@ def _dpp(op: OpInfo):
         if ctx.opts.dpp_inactive_source_invalid:
             valid = valid & act[:, sl]
         moved = _where_lanes(valid, x[:, sl], np.zeros((), x.dtype) if bound_ctrl else old)
-        out = _where_lanes(enabled[None, :] & act, moved, old)
+        out = _where_lanes(write[None, :] & act, moved, old)
         ctx.vals[r] = _flat(ctx, out.astype(x.dtype))
 
     return step

@@ -39,7 +39,8 @@ class InterpOptions:
       treats the source as out of range (bound_ctrl decides: 0 written or old kept), as the
       GCN3 documentation says; the gfx9 text does not say.
       ``dpp_row_bcast_row0_invalid``: row_bcast:15 / row_bcast:31 lanes with no source row
-      (lanes 0-15 / 0-31) count as out of range.
+      (lanes 0-15 / 0-31) count as out of range (bound_ctrl decides); ``False``: they are not
+      written at all (keep ``old`` whatever bound_ctrl says).
       ``tr_load_model``: the ds_read_*_tr_* lane permutation, one of :data:`TR_LOAD_MODELS`
       (``"amd_hw_1.6"``: inside each 16-lane group, lane i element j receives element i%E of
       the E elements read by lane j*(16/E) + i//E).
