@@ -549,3 +549,53 @@ def test_scheduling_ops_are_no_ops_and_rocdl_ids():
     # every workgroup writes out[t]; the last one (x=2, y=1) wins
     got = run_kernel(text, "k", [seq(64), np.zeros(64, np.uint32)], grid=(3, 2), block=64)[1]
     np.testing.assert_array_equal(got, np.arange(64) + 2 + 64 + 1000)
+
+
+def test_unsigned_loops_null_pointer_and_memref_alignment():
+    text = """module {
+  gpu.module @m {
+    gpu.func @k(%a: memref<8x8xf32>, %out: memref<64xi32>) kernel {
+      %tid = gpu.thread_id x
+      %a2 = memref.assume_alignment %a, 16 : memref<8x8xf32>
+      %c2 = arith.constant 2 : index
+      %c3 = arith.constant 3 : index
+      %v = vector.load %a2[%c3, %c2] : memref<8x8xf32>, vector<4xf32>
+      %s = vector.reduction <add>, %v : vector<4xf32> into f32
+      %lb = arith.constant -2 : i32
+      %ub = arith.constant 3 : i32
+      %st = arith.constant 1 : i32
+      %z = arith.constant 0 : i32
+      %n1 = scf.for %i = %lb to %ub step %st iter_args(%c = %z) -> (i32) : i32 {
+        %c1 = arith.addi %c, %st : i32
+        scf.yield %c1 : i32
+      }
+      %n2 = scf.for unsigned %j = %lb to %ub step %st iter_args(%d = %z) -> (i32) : i32 {
+        %d1 = arith.addi %d, %st : i32
+        scf.yield %d1 : i32
+      }
+      %p = llvm.mlir.zero : !llvm.ptr<1>
+      %pi = llvm.ptrtoint %p : !llvm.ptr<1> to i32
+      %si = arith.fptosi %s : f32 to i32
+      %ten = arith.constant 10 : i32
+      %x2 = arith.muli %n2, %ten : i32
+      %y = arith.addi %n1, %x2 : i32
+      %y2 = arith.addi %y, %pi : i32
+      %hund = arith.constant 100 : i32
+      %y3 = arith.muli %si, %hund : i32
+      %r = arith.addi %y2, %y3 : i32
+      memref.store %r, %out[%tid] : memref<64xi32>
+      gpu.return
+    }
+  }
+}
+"""
+    compiles(text)
+    a = np.arange(64, dtype=np.float32).reshape(8, 8)
+    got = run_kernel(text, "k", [a, np.zeros(64, np.int32)], block=64)[1]
+    # signed: -2..2 = 5 trips; unsigned: 0xFFFFFFFE >= 3, no trip; null pointer is 0
+    assert (got == 5 + 0 + 100 * int(a[3, 2:6].sum())).all()
+    two_d = text.replace("vector<4xf32>\n      %s = vector.reduction <add>, %v : vector<4xf32>",
+                         "vector<2x4xf32>\n      %v1 = vector.extract %v[1] : vector<4xf32> from vector<2x4xf32>\n"
+                         "      %s = vector.reduction <add>, %v1 : vector<4xf32>")
+    with pytest.raises(InterpreterError, match="1-D"):
+        run_kernel(two_d, "k", [a, np.zeros(64, np.int32)], block=64)

@@ -154,18 +154,13 @@ def _vector_access(op: OpInfo):
     mt = _memref_type(op, op.operand_types[m_i])
     vt = op.operand_types[0] if is_store else op.result_types[0]
     vshape = shape_of(vt)
-    if len(vshape) > len(mt.shape):
-        raise op.error(f"{vt} has more dims than {mt}")
-    if vshape and mt.strides[-1] != 1:
+    if len(vshape) > 1:
+        raise op.error(f"{op.name} of the {len(vshape)}-D {vt} does not lower in our pipeline; use 1-D vectors")
+    if mt.strides[-1] != 1:
         raise op.error(f"vector access needs a unit innermost stride, {mt} has {mt.strides[-1]}")
     addr = _indexer(op, mt, op.operands[m_i + 1 :], vshape)
-    esize = byte_size(mt.elem)
-    align = op.int_attr("alignment", 0) if op.has_attr("alignment") else esize
-    lead = vshape[:-1] if vshape else ()
-    lead_strides = mt.strides[len(mt.shape) - len(vshape) :][:-1] if vshape else ()
-    row_t = VectorT(vshape[-1:], mt.elem) if vshape else mt.elem
-    row_bytes = byte_size(row_t)
-    offsets = [sum(i * s for i, s in zip(ix, lead_strides)) * esize for ix in np.ndindex(*lead)] if lead else [0]
+    n = byte_size(vt)
+    align = op.int_attr("alignment", 0) if op.has_attr("alignment") else byte_size(mt.elem)
     m_slot = op.operands[m_i]
     if is_store:
         val = op.operands[0]
@@ -174,9 +169,7 @@ def _vector_access(op: OpInfo):
             mv = ctx.vals[m_slot]
             a = addr(ctx, mv)
             check_alignment(ctx, op, a, align)
-            data = to_bytes(ctx.vals[val], vt)
-            for k, o in enumerate(offsets):
-                store_bytes(ctx, _space(mt, mv), a + np.uint64(o), data[:, k * row_bytes : (k + 1) * row_bytes], mv.private)
+            store_bytes(ctx, _space(mt, mv), a, to_bytes(ctx.vals[val], vt), mv.private)
 
         return step
     r = op.results[0]
@@ -185,8 +178,7 @@ def _vector_access(op: OpInfo):
         mv = ctx.vals[m_slot]
         a = addr(ctx, mv)
         check_alignment(ctx, op, a, align)
-        rows = [load_bytes(ctx, _space(mt, mv), a + np.uint64(o), row_bytes, mv.private) for o in offsets]
-        ctx.vals[r] = from_bytes(np.concatenate(rows, axis=1), vt)
+        ctx.vals[r] = from_bytes(load_bytes(ctx, _space(mt, mv), a, n, mv.private), vt)
 
     return step
 
