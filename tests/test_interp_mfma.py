@@ -111,6 +111,7 @@ CASES = [
     ("rocdl.mfma.f32.16x16x4f32", "gfx942", 16, 16, 4, 1, np.float32, "f32", "vector<4xf32>", 4),
     ("rocdl.mfma.f32.16x16x32.f16", "gfx950", 16, 16, 32, 1, np.float16, "vector<8xf16>", "vector<4xf32>", 4),
     ("rocdl.mfma.f32.32x32x16.f16", "gfx950", 32, 32, 16, 1, np.float16, "vector<8xf16>", "vector<16xf32>", 16),
+    ("rocdl.mfma.f64.16x16x4f64", "gfx942", 16, 16, 4, 1, np.float64, "f64", "vector<4xf64>", 4),
 ]
 
 
@@ -122,16 +123,18 @@ def test_mfma_float_layouts_match_matmul(case):
     waves = 2
     rng = np.random.default_rng(hash(op) % 2**32)
     na = M * K * B // 64
+    h = 1 if ct.endswith("f64>") else 4  # group height of the output rule: 1 row per item for f64
     a_lanes, b_lanes, c_lanes, exp_lanes = [], [], [], []
     for _ in range(waves):
         A = rng.integers(-4, 5, (B, M, K)).astype(dt)
         Bm = rng.integers(-4, 5, (B, K, N)).astype(dt)
-        C = rng.integers(-64, 65, (B, M, N)).astype(np.float32)
+        cdt = np.float64 if h == 1 else np.float32
+        C = rng.integers(-64, 65, (B, M, N)).astype(cdt)
         D = np.einsum("bmk,bkn->bmn", A.astype(np.float64), Bm.astype(np.float64)) + C
         a_lanes.append(scatter_inputs(A, M, K, B, na))
         b_lanes.append(scatter_inputs(Bm, N, K, B, na, transpose=True))
-        c_lanes.append(scatter_output(C, M, N, B, 4, nc))
-        exp_lanes.append(scatter_output(D.astype(np.float32), M, N, B, 4, nc))
+        c_lanes.append(scatter_output(C, M, N, B, h, nc))
+        exp_lanes.append(scatter_output(D.astype(cdt), M, N, B, h, nc))
     got = _run(text, np.concatenate(a_lanes), np.concatenate(b_lanes), np.concatenate(c_lanes), None, arch, waves)
     np.testing.assert_array_equal(got, np.concatenate(exp_lanes))
 
