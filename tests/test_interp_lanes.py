@@ -404,3 +404,24 @@ def test_perm_and_alignbyte_intrinsics():
     np.testing.assert_array_equal(got[0], [perm_expect(int(a), int(b), int(c)) for a, b, c in zip(s0, s1, sel)])
     exp = [((int(a) << 32 | int(b)) >> (8 * (int(c) & 3))) & 0xFFFFFFFF for a, b, c in zip(s0, s1, sel)]
     np.testing.assert_array_equal(got[1], exp)
+
+
+def test_ds_swizzle_any_offset_property():
+    # the offset comes from memory (uniform) so one parsed kernel serves every offset; this text
+    # is interpreter-only (the hardware offset is an immediate)
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    text = lane_kernel("""      %c64 = arith.constant 64 : i32
+      %po = llvm.getelementptr %in[%c64] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, i32
+      %off = llvm.load %po : !llvm.ptr<1> -> i32
+      %res = rocdl.ds_swizzle %x, %off : (i32, i32) -> i32""")
+    x = seq(64, seed=15)
+
+    @settings(max_examples=150, deadline=None)
+    @given(st.integers(0, 0xFFFF))
+    def check(offset):
+        got = run_kernel(text, "k", [np.concatenate([x, [offset]]).astype(np.uint32), np.zeros(64, np.uint32)], block=64)[1]
+        np.testing.assert_array_equal(got, x[[swizzle_src(offset, i) for i in range(64)]])
+
+    check()

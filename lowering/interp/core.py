@@ -180,8 +180,13 @@ class Compiler:
             handler = OPS.get(name)
             if handler is None:
                 raise InterpreterError("operation not supported by the interpreter", name, _location(op))
-            info = OpInfo(op, self)
-            step = handler(info)
+            try:
+                info = OpInfo(op, self)
+                step = handler(info)
+            except InterpreterError:
+                raise
+            except (ValueError, TypeError, KeyError, IndexError, AttributeError) as exc:
+                raise InterpreterError(f"cannot interpret this op ({exc})", name, _location(op)) from None
             if step is not None:
                 steps.append((name, info.loc, step))
         return Block(arg_slots, steps, term, term_slots)
@@ -246,7 +251,7 @@ def run_block(ctx: Ctx, block: Block, args: Sequence) -> list:
             if exc.op is None:
                 raise InterpreterError(str(exc), name, loc) from None
             raise
-        except (ArithmeticError, ValueError, IndexError, TypeError, KeyError) as exc:
+        except (ArithmeticError, ValueError, IndexError, TypeError, KeyError, AttributeError) as exc:
             raise InterpreterError(f"internal interpreter failure ({type(exc).__name__}: {exc})", name, loc) from exc
     return [vals[s] for s in block.term_slots]
 
@@ -312,9 +317,9 @@ class Kernel:
                     raise InterpreterError(f"argument {i}: pointers in address space {t.space} cannot be kernel arguments")
                 if isinstance(t, MemRefT) and t.space != "global":
                     raise InterpreterError(f"argument {i}: a {t.space} memref cannot be a kernel argument")
-                if not isinstance(a, np.ndarray):
-                    raise InterpreterError(f"argument {i} ({t}) must be a numpy array, got {type(a).__name__}")
-                data = np.ascontiguousarray(a).view(np.uint8).ravel().copy()
+                if not isinstance(a, np.ndarray) or a.dtype.hasobject:
+                    raise InterpreterError(f"argument {i} ({t}) must be a numeric numpy array, got {type(a).__name__}")
+                data = np.ascontiguousarray(a).reshape(-1).view(np.uint8).copy()
                 base = np.array([gmem.add(data, f"argument {i}")], np.uint64)
                 buffers.append((i, data, a.dtype, a.shape))
                 if isinstance(t, MemRefT):
