@@ -40,7 +40,6 @@ class Block:
 
     arg_slots: list
     steps: list  # (op name, location, step)
-    term: str
     term_slots: list
 
 
@@ -169,12 +168,11 @@ class Compiler:
 
     def _compile_block(self, block: Any, owner: Optional[OpInfo], bind_args: bool = True) -> Block:
         arg_slots = [self.new_slot(a) for a in block.arguments] if bind_args else []
-        steps, term, term_slots = [], "", []
+        steps, term_slots = [], []
         for op in block.operations:
             op = op.operation
             name = op.name
             if name in TERMINATORS:
-                term = name
                 term_slots = [self.slot(v) for v in op.operands]
                 continue
             handler = OPS.get(name)
@@ -189,7 +187,7 @@ class Compiler:
                 raise InterpreterError(f"cannot interpret this op ({exc})", name, _location(op)) from None
             if step is not None:
                 steps.append((name, info.loc, step))
-        return Block(arg_slots, steps, term, term_slots)
+        return Block(arg_slots, steps, term_slots)
 
 
 def _vec(t: MemRefT) -> VectorT:

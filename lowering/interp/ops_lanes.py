@@ -113,39 +113,39 @@ def _swizzle(op: OpInfo):
 
 
 def dpp_source(ctrl: int) -> tuple:
-    """``(source lane (64,), in-range (64,) bool, name)`` of a gfx9 DPP_CTRL (amd_hw.md 2.3).
+    """``(source lane (64,), in-range (64,) bool)`` of a gfx9 DPP_CTRL (amd_hw.md 2.3).
 
     Raises ``ValueError`` for reserved values."""
     n = np.arange(WAVE)
     ok = np.ones(WAVE, bool)
     row = n & ~0xF
     if 0 <= ctrl <= 0xFF:
-        return (n & 0x3C) | ((ctrl >> (2 * (n & 3))) & 3), ok, "quad_perm"
+        return (n & 0x3C) | ((ctrl >> (2 * (n & 3))) & 3), ok
     s = ctrl & 0xF
     if 0x101 <= ctrl <= 0x10F:
-        return np.minimum(n + s, WAVE - 1), (n & 0xF) + s < 16, f"row_shl:{s}"
+        return np.minimum(n + s, WAVE - 1), (n & 0xF) + s < 16
     if 0x111 <= ctrl <= 0x11F:
-        return np.maximum(n - s, 0), (n & 0xF) >= s, f"row_shr:{s}"
+        return np.maximum(n - s, 0), (n & 0xF) >= s
     if 0x121 <= ctrl <= 0x12F:
-        return row | ((n - s) & 0xF), ok, f"row_ror:{s}"
+        return row | ((n - s) & 0xF), ok
     if ctrl == 0x130:
-        return np.minimum(n + 1, WAVE - 1), n < WAVE - 1, "wave_shl:1"
+        return np.minimum(n + 1, WAVE - 1), n < WAVE - 1
     if ctrl == 0x134:
-        return (n + 1) % WAVE, ok, "wave_rol:1"
+        return (n + 1) % WAVE, ok
     if ctrl == 0x138:
-        return np.maximum(n - 1, 0), n > 0, "wave_shr:1"
+        return np.maximum(n - 1, 0), n > 0
     if ctrl == 0x13C:
-        return (n - 1) % WAVE, ok, "wave_ror:1"
+        return (n - 1) % WAVE, ok
     if ctrl == 0x140:
-        return row | (15 - (n & 0xF)), ok, "row_mirror"
+        return row | (15 - (n & 0xF)), ok
     if ctrl == 0x141:
-        return (n & ~7) | (7 - (n & 7)), ok, "row_half_mirror"
+        return (n & ~7) | (7 - (n & 7)), ok
     if ctrl == 0x142:
-        return np.maximum((n & 0x30) - 1, 0), n > 15, "row_bcast:15"
+        return np.maximum((n & 0x30) - 1, 0), n > 15
     if ctrl == 0x143:
-        return np.full(WAVE, 31), n > 31, "row_bcast:31"
+        return np.full(WAVE, 31), n > 31
     if 0x150 <= ctrl <= 0x15F:
-        return row + s, ok, f"row_newbcast:{s}"
+        return row + s, ok
     raise ValueError(f"DPP control {ctrl:#x} is reserved on gfx9")
 
 
@@ -159,7 +159,7 @@ def _dpp(op: OpInfo):
     n = np.arange(WAVE)
     enabled = (((row_mask >> (n >> 4)) & 1) & ((bank_mask >> ((n >> 2) & 3)) & 1)).astype(bool)
     try:
-        sl, in_range, _ = dpp_source(ctrl)
+        sl, in_range = dpp_source(ctrl)
     except ValueError as exc:
         raise op.error(str(exc)) from None
     is_bcast = ctrl in (0x142, 0x143)

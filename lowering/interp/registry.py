@@ -115,13 +115,6 @@ class OpInfo:
     def num_regions(self) -> int:
         return len(self.op.regions)
 
-    # ---- checks
-    def expect_types(self, *kinds: type) -> None:
-        for t in self.operand_types + self.result_types:
-            e = t.elem if isinstance(t, VectorT) else t
-            if not isinstance(e, kinds):
-                raise self.error(f"unsupported type {t}")
-
 
 # ------------------------------------------------------------------ value helpers
 def lanes(x: np.ndarray, n: int) -> np.ndarray:
