@@ -121,66 +121,49 @@ def _indexer(op: OpInfo, mt: MemRefT, idx_slots: list, vec_shape: tuple = ()) ->
     return addr
 
 
-@register("memref.load", "memref.store")
-def _memref_access(op: OpInfo):
-    is_store = op.name == "memref.store"
-    m_i = 1 if is_store else 0
-    mt = _memref_type(op, op.operand_types[m_i])
-    addr = _indexer(op, mt, op.operands[m_i + 1 :])
-    t = mt.elem
+def _access_step(op: OpInfo, is_store: bool, t, locate: Callable, align: int):
+    """The step of a load (result ``t``) or store (operand 0 of type ``t``); ``locate(ctx)``
+    gives ``(space, addresses, private allocation)``."""
     n = byte_size(t)
-    m_slot = op.operands[m_i]
     if is_store:
         val = op.operands[0]
 
         def step(ctx):
-            mv = ctx.vals[m_slot]
-            store_bytes(ctx, _space(mt, mv), addr(ctx, mv), to_bytes(ctx.vals[val], t), mv.private)
+            space, a, private = locate(ctx)
+            check_alignment(ctx, op, a, align)
+            store_bytes(ctx, space, a, to_bytes(ctx.vals[val], t), private)
 
         return step
     r = op.results[0]
 
     def step(ctx):
-        mv = ctx.vals[m_slot]
-        ctx.vals[r] = from_bytes(load_bytes(ctx, _space(mt, mv), addr(ctx, mv), n, mv.private), t)
+        space, a, private = locate(ctx)
+        check_alignment(ctx, op, a, align)
+        ctx.vals[r] = from_bytes(load_bytes(ctx, space, a, n, private), t)
 
     return step
 
 
-@register("vector.load", "vector.store")
-def _vector_access(op: OpInfo):
-    is_store = op.name == "vector.store"
+@register("memref.load", "memref.store", "vector.load", "vector.store")
+def _memref_access(op: OpInfo):
+    is_store = op.name.endswith("store")
     m_i = 1 if is_store else 0
     mt = _memref_type(op, op.operand_types[m_i])
-    vt = op.operand_types[0] if is_store else op.result_types[0]
-    vshape = shape_of(vt)
+    t = op.operand_types[0] if is_store else op.result_types[0]
+    vshape = shape_of(t) if op.name.startswith("vector.") else ()
     if len(vshape) > 1:
-        raise op.error(f"{op.name} of the {len(vshape)}-D {vt} does not lower in our pipeline; use 1-D vectors")
-    if mt.strides[-1] != 1:
+        raise op.error(f"{op.name} of the {len(vshape)}-D {t} does not lower in our pipeline; use 1-D vectors")
+    if vshape and mt.strides[-1] != 1:
         raise op.error(f"vector access needs a unit innermost stride, {mt} has {mt.strides[-1]}")
     addr = _indexer(op, mt, op.operands[m_i + 1 :], vshape)
-    n = byte_size(vt)
     align = op.int_attr("alignment", 0) if op.has_attr("alignment") else byte_size(mt.elem)
     m_slot = op.operands[m_i]
-    if is_store:
-        val = op.operands[0]
 
-        def step(ctx):
-            mv = ctx.vals[m_slot]
-            a = addr(ctx, mv)
-            check_alignment(ctx, op, a, align)
-            store_bytes(ctx, _space(mt, mv), a, to_bytes(ctx.vals[val], vt), mv.private)
-
-        return step
-    r = op.results[0]
-
-    def step(ctx):
+    def locate(ctx):
         mv = ctx.vals[m_slot]
-        a = addr(ctx, mv)
-        check_alignment(ctx, op, a, align)
-        ctx.vals[r] = from_bytes(load_bytes(ctx, _space(mt, mv), a, n, mv.private), vt)
+        return _space(mt, mv), addr(ctx, mv), mv.private
 
-    return step
+    return _access_step(op, is_store, t, locate, align)
 
 
 @register("memref.alloca")
@@ -292,23 +275,6 @@ def _llvm_access(op: OpInfo):
     t = op.operand_types[0] if is_store else op.result_types[0]
     if isinstance(t, (StructT, PtrT)):
         raise op.error(f"loading or storing {t} is not supported")
-    n = byte_size(t)
     align = op.int_attr("alignment", 0) if op.has_attr("alignment") else abi_alignment(t)
     p = op.operands[ptr_i]
-    if is_store:
-        val = op.operands[0]
-
-        def step(ctx):
-            a = ctx.vals[p]
-            check_alignment(ctx, op, a, align)
-            store_bytes(ctx, space, a, to_bytes(ctx.vals[val], t))
-
-        return step
-    r = op.results[0]
-
-    def step(ctx):
-        a = ctx.vals[p]
-        check_alignment(ctx, op, a, align)
-        ctx.vals[r] = from_bytes(load_bytes(ctx, space, a, n), t)
-
-    return step
+    return _access_step(op, is_store, t, lambda ctx: (space, ctx.vals[p], None), align)
