@@ -5,6 +5,7 @@ lowering, with the AMD ISA's semantics.  Public entry points live in
 from __future__ import annotations
 
 from . import ops_arith, ops_buffer, ops_gpu, ops_lanes, ops_lds_tr, ops_llvm, ops_memory, ops_mfma, ops_scf, ops_vector  # noqa: F401  (registration)
+from . import ops_fp8_cvt  # noqa: F401  (registration; fp8 conversions, added for kernels/)
 from .core import Kernel, load_kernel
 from .errors import InterpreterError
 from .options import InterpOptions
