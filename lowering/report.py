@@ -16,23 +16,29 @@ compiler's and are reported, not compared.
 from __future__ import annotations
 
 from lowering.compile import CompiledKernel
-from lowering.isa import isa_counts
+from lowering.isa import isa_counts, region_lines
 
-__all__ = ["PLAN_CHECKED_KEYS", "isa_report", "expected_isa_counts", "plan_isa_differences"]
+__all__ = ["PLAN_CHECKED_KEYS", "FUSED_KEY", "isa_report", "expected_isa_counts", "plan_isa_differences",
+           "fused_dpp_count"]
 
 # ISA classes / sub-counts that a conversion region must hold exactly as the plan says.
 PLAN_CHECKED_KEYS = ("ds_bpermute", "ds_swizzle", "dpp", "permlane16_swap", "permlane32_swap", "v_cndmask",
                      "v_perm_b32", "lds_write", "lds_read", "s_barrier", "readlane")
+# One fused DPP select (one instruction) and a DPP move followed by a select (two) give the
+# same per-class counts; this key counts the fused instruction itself.
+FUSED_KEY = "v_cndmask_b32_dpp"
 
 
 def isa_report(compiled: CompiledKernel, region: str | None = "conv", kernel: str | None = None) -> dict:
     """``{"isa_counts": {...}, "vgpr_count", "sgpr_count", "agpr_count", "lds_bytes", "scratch_bytes",
     "vgpr_spill_count", "sgpr_spill_count", "arch"}`` for ``region`` (None: the whole ISA) of ``kernel``
-    (None: the only kernel)."""
+    (None: the only kernel).  ``isa_counts`` carries the extra key :data:`FUSED_KEY`."""
     k = compiled.kernel(kernel)
+    counts = isa_counts(compiled.isa, region=region)
+    counts[FUSED_KEY] = fused_dpp_count(compiled.isa, region)
     return {
         "arch": compiled.arch,
-        "isa_counts": isa_counts(compiled.isa, region=region),
+        "isa_counts": counts,
         "vgpr_count": k.vgpr_count,
         "sgpr_count": k.sgpr_count,
         "agpr_count": k.agpr_count,
@@ -43,8 +49,14 @@ def isa_report(compiled: CompiledKernel, region: str | None = "conv", kernel: st
     }
 
 
+def fused_dpp_count(isa_text: str, region: str | None = "conv") -> int:
+    """The ``v_cndmask_b32_dpp`` instructions in ``region`` of ``isa_text``."""
+    lines = region_lines(isa_text, region) if region is not None else isa_text.splitlines()
+    return sum(1 for ln in lines if ln.split(";", 1)[0].strip().startswith(FUSED_KEY))
+
+
 def expected_isa_counts(plan) -> dict[str, int]:
-    """The :data:`PLAN_CHECKED_KEYS` counts the ISA of ``plan`` must show.
+    """The :data:`PLAN_CHECKED_KEYS` (and :data:`FUSED_KEY`) counts the ISA of ``plan`` must show.
 
     The plan counts a fused ``v_cndmask_b32_dpp`` once, as ``dpp``; the ISA classifier
     counts that instruction under both ``dpp`` and ``v_cndmask``.
@@ -54,12 +66,13 @@ def expected_isa_counts(plan) -> dict[str, int]:
     pc = plan.counts()
     out = {k: int(pc.get(k, 0)) for k in PLAN_CHECKED_KEYS}
     mult = dwords_per_slot(plan.element_bits)
-    out["v_cndmask"] += mult * sum(1 for s in plan.steps if isinstance(s, FusedDpp) and s.form == "v_cndmask_b32_dpp")
+    fused = mult * sum(1 for s in plan.steps if isinstance(s, FusedDpp) and s.form == "v_cndmask_b32_dpp")
+    out["v_cndmask"] += fused
+    out[FUSED_KEY] = fused
     return out
 
 
 def plan_isa_differences(plan, counts: dict[str, int]) -> dict[str, dict[str, int]]:
     """``{key: {"plan": n, "isa": m}}`` for every checked key where the region differs from the plan."""
     want = expected_isa_counts(plan)
-    return {k: {"plan": want[k], "isa": int(counts.get(k, 0))} for k in PLAN_CHECKED_KEYS
-            if want[k] != int(counts.get(k, 0))}
+    return {k: {"plan": want[k], "isa": int(counts.get(k, 0))} for k in want if want[k] != int(counts.get(k, 0))}

@@ -27,7 +27,8 @@ __all__ = [
     "BUFFER_FLAGS_GFX9", "BUFFER_OOB_OFFSET", "BLGP_NAMES", "F8F6F4_FORMAT_NAMES", "thread_ids",
     "buffer_rsrc", "buffer_load", "buffer_store", "global_load", "global_store", "lds_global",
     "lds_base", "lds_pointer", "lds_load", "lds_store", "mfma", "mfma_operand_types", "region_marker",
-    "wait_all",
+    "block_id", "dpp_mov", "ds_swizzle", "ds_bpermute", "permlane_swap", "exp2", "cvt_pk_fp8_f32",
+    "cvt_f32_fp8",
 ]
 
 # [I] Descriptor word 3 for raw buffers on gfx9: num_format 7 (float), data_format 4 (32),
@@ -59,14 +60,35 @@ def thread_ids(b: Builder, wave_size: int = 64) -> tuple[str, str, str, str]:
     return tid, t32, lane, warp
 
 
-def region_marker(b: Builder, tag: str, which: str) -> None:
-    """The zero-cost ``; linlayout-<which> <tag>`` marker (lowering.isa.marker_ops)."""
-    b.lines_(marker_ops(tag, which))
+def region_marker(b: Builder, tag: str, which: str, pinned: list[tuple[str, str, str]] | None = None,
+                  tied: list[str] | None = None) -> list[str]:
+    """The zero-cost ``; linlayout-<which> <tag>`` marker (lowering.isa.marker_ops).
 
-
-def wait_all(b: Builder) -> None:
-    """``s_waitcnt`` on every counter (vmcnt, expcnt, lgkmcnt = 0): earlier loads are done."""
-    b.line("rocdl.s.waitcnt 0")
+    ``pinned``: ``(value, type, constraint)`` inputs of the marker's inline asm (``"v"``
+    VGPR, ``"s"`` SGPR): the compiler computes them before the marker, so nothing that
+    produces them drifts past it.  ``tied``: i32 VGPR values passed *through* the marker
+    (outputs tied to inputs, no instruction); code that uses the returned values cannot
+    be hoisted above it.  Returns the tied values' new names.
+    """
+    sched, asm, _ = marker_ops(tag, which)
+    prefix = asm[: asm.index(', "" : () -> ()')]
+    tied = list(tied or [])
+    ins = [(v, "i32", str(k)) for k, v in enumerate(tied)] + list(pinned or [])
+    cons = ",".join(["=v"] * len(tied) + [c for _, _, c in ins])
+    operands = ", ".join(v for v, _, _ in ins)
+    types = ", ".join(t for _, t, _ in ins)
+    b.line(sched)
+    out: list[str] = []
+    if not tied:
+        b.line(f'{prefix}, "{cons}" {operands} : ({types}) -> ()' if ins else asm)
+    elif len(tied) == 1:
+        out = [b.value(f'{prefix}, "{cons}" {operands} : ({types}) -> i32', "pin")]
+    else:
+        st = f"!llvm.struct<({', '.join(['i32'] * len(tied))})>"
+        res = b.value(f'{prefix}, "{cons}" {operands} : ({types}) -> {st}', "pin")
+        out = [b.value(f"llvm.extractvalue {res}[{k}] : {st}", "pin") for k in range(len(tied))]
+    b.line(sched)
+    return out
 
 
 # ---------------------------------------------------------------------- buffers
@@ -210,3 +232,56 @@ def mfma(b: Builder, ins: MfmaInstruction, a: str, bb: str, c: str, *, cbsz: int
         raise LayoutError(f"blgp {blgp} is not in 0..7")
     return b.value(f"{ins.rocdl} {a}, {bb}, {c}, {int(cbsz)}, {int(abid)}, {BLGP_NAMES[blgp]} : "
                    f"({ta}, {tb}, {tc}) -> {tc}", "mfma")
+
+
+# ---------------------------------------------------------------------- kernel atoms (added by the kernels engineer)
+def block_id(b: Builder, dim: str = "x") -> str:
+    """The workgroup id along ``dim`` as a wave-uniform i32."""
+    return b.cast("arith.index_cast", b.value(f"gpu.block_id {dim}", "bid"), "index", "i32")
+
+
+def dpp_mov(b: Builder, src: str, ctrl: int, row_mask: int = 0xF, bank_mask: int = 0xF,
+            bound_ctrl: bool = False, old: str | None = None) -> str:
+    """``v_mov_b32_dpp``: ``src`` read through DPP control ``ctrl`` (i32); disabled lanes keep ``old``."""
+    old = old if old is not None else b.value("llvm.mlir.poison : i32", "poison")
+    return b.value(f"rocdl.update.dpp {old}, {src} with {int(ctrl)}, {int(row_mask)}, {int(bank_mask)}, "
+                   f"{'true' if bound_ctrl else 'false'} : i32", "dpp")
+
+
+def ds_swizzle(b: Builder, src: str, offset: int) -> str:
+    """``ds_swizzle_b32`` of the i32 ``src`` with the 16-bit pattern ``offset`` (amd_hw.md 2.2)."""
+    return b.value(f"rocdl.ds_swizzle {src}, {b.const(int(offset))} : (i32, i32) -> i32", "swz")
+
+
+def ds_bpermute(b: Builder, byte_addr: str, src: str) -> str:
+    """``ds_bpermute_b32``: lane ``l`` receives ``src`` of lane ``byte_addr[l] / 4`` (i32)."""
+    return b.value(f"rocdl.ds_bpermute {byte_addr}, {src} : (i32, i32) -> i32", "bperm")
+
+
+def permlane_swap(b: Builder, kind: str, vdst: str, src0: str) -> tuple[str, str]:
+    """gfx950 ``v_permlane16_swap``/``v_permlane32_swap`` (``kind`` ``permlane16_swap`` or
+    ``permlane32_swap``) of two i32 values; returns the new ``(vdst, src0)``."""
+    if kind not in ("permlane16_swap", "permlane32_swap"):
+        raise LayoutError(f"permlane swap kind {kind!r} must be permlane16_swap or permlane32_swap")
+    op = "rocdl." + kind.replace("_", ".")
+    res = b.value(f"{op} {vdst}, {src0}, false, false : (i32, i32) -> !llvm.struct<(i32, i32)>", "swap")
+    return (b.value(f"llvm.extractvalue {res}[0] : !llvm.struct<(i32, i32)>", "sw"),
+            b.value(f"llvm.extractvalue {res}[1] : !llvm.struct<(i32, i32)>", "sw"))
+
+
+def exp2(b: Builder, x: str) -> str:
+    """``v_exp_f32``: 2**x of an f32."""
+    return b.value(f"rocdl.exp2 {x} : (f32) -> f32", "exp")
+
+
+def cvt_pk_fp8_f32(b: Builder, lo: str, hi: str, old: str, high_word: bool) -> str:
+    """``v_cvt_pk_fp8_f32``: two f32 to the arch's fp8 (gfx942 E4M3FNUZ, gfx950 E4M3FN), packed
+    into the low (``high_word`` False) or high 16 bits of ``old`` (i32); the other half is kept."""
+    return b.value(f"rocdl.cvt.pk.fp8.f32 {lo}, {hi} -> {old}[{'true' if high_word else 'false'}] : i32", "fp8")
+
+
+def cvt_f32_fp8(b: Builder, packed: str, byte: int) -> str:
+    """``v_cvt_f32_fp8``: byte ``byte`` (0..3) of the i32 ``packed`` as f32 (the arch's fp8 format)."""
+    if not 0 <= int(byte) <= 3:
+        raise LayoutError(f"fp8 byte select {byte} is not in 0..3")
+    return b.value(f"rocdl.cvt.f32.fp8 {packed}[{int(byte)}] : f32", "f8f")

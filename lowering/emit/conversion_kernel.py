@@ -15,13 +15,19 @@ Kernel structure (one workgroup of ``64 * num_warps`` threads, x dimension):
    elements of one lane that are adjacent in memory become one dword/dwordx2/x4 load,
    up to ``io_dwords``; a dwordx4 fixes which four registers are consecutive, so a plan
    that stores other register groups to LDS costs the ``v_mov`` copies the compiler adds);
-2. the ``setup`` region: the plan's per-lane values and the store addresses
-   (:class:`~lowering.emit.plan_ops.PlanEmitter.prepare`);
-3. ``s_waitcnt`` on every counter, so the counted region starts with the source
-   registers loaded (as after an MFMA or any earlier computation);
-4. the ``conv`` region (``; linlayout-begin conv`` ... ``; linlayout-end conv``): exactly
-   the plan's instructions (plus the waits and copies the compiler adds);
-5. raw buffer stores of the destination registers.
+2. the ``setup`` region: the plan's per-lane values (LDS and ``ds_bpermute`` addresses,
+   lane masks, byte selectors) and the store addresses
+   (:meth:`~lowering.emit.plan_ops.PlanEmitter.prepare`) -- all loop-invariant in a real
+   kernel; its end marker pins every one of them, so none is computed later;
+3. the ``conv`` region (``; linlayout-begin conv`` ... ``; linlayout-end conv``): exactly
+   the plan's instructions plus the waits, hazard ``s_nop`` and copies the compiler adds.
+   The begin marker passes the source registers through (outputs tied to inputs): the
+   region starts with them loaded, as after an MFMA, and no conversion instruction can be
+   computed before it; the end marker pins every destination register that an instruction
+   of the region computes (pure register ops cannot drift past it, and their waits count),
+   but not the results of LDS reads as such (their final wait, like Triton's, falls
+   after the region);
+4. raw buffer stores of the destination registers.
 
 Address arithmetic: the offset of register ``r`` of lane ``l`` in warp ``w`` is
 ``off(r, l, w)``; every table ``off(r, ., .)`` that differs from an earlier one by a
@@ -109,6 +115,7 @@ class _GlobalTile:
         for c, n in zip(self.coords, shape):
             self.oob |= c >= n
         self.offset = off  # [W, 64, slots] element byte offsets
+        self.n_slots = n_slots
 
     def pieces(self, d: int) -> list[tuple[int, int, int, int]]:
         """``(slot, byte within the element, first byte in dword, bytes)`` of each element piece of dword ``d``."""
@@ -124,7 +131,9 @@ class _GlobalTile:
         return self.offset[:, :, slot] + extra
 
     def slots_of(self, d: int) -> list[int]:
-        return [d // 2] if self.dps == 2 else [d * self.p + k for k in range(self.p)]
+        """The slots held by dword ``d`` (a last dword may be partly unused)."""
+        slots = [d // 2] if self.dps == 2 else [d * self.p + k for k in range(self.p)]
+        return [s for s in slots if s < self.n_slots]
 
     def dword_oob(self, d: int) -> np.ndarray:
         """Lanes where some element of dword ``d`` lies outside the tensor."""
@@ -203,11 +212,18 @@ class _Kernel:
         emitter = PlanEmitter(b, plan, lanes, lds)
         emitter.prepare()
         stores = self._accesses(dst_tile, self._n_dwords(plan.slots_out), "store")
-        atoms.region_marker(b, "setup", "end")
-        atoms.wait_all(b)
-        atoms.region_marker(b, "conv", "begin")
+        store_offsets = [(v, "i32", "v") for _, parts in stores for v, _, _ in parts]
+        rsrcs = [(rin, "!llvm.ptr<8>", "s"), (rout, "!llvm.ptr<8>", "s")]
+        atoms.region_marker(b, "setup", "end", _unique(lanes.pinned + store_offsets + rsrcs))
+        order = sorted(regs)
+        regs = dict(zip(order, atoms.region_marker(b, "conv", "begin", tied=[regs[d] for d in order])))
         regs = emitter.emit(regs)
-        atoms.region_marker(b, "conv", "end")
+        dst_dwords = [d for dwords, _ in stores for d in dwords]
+        missing = [d for d in dst_dwords if d not in regs]
+        if missing:
+            raise LayoutError(f"the plan leaves destination register(s) {missing} without a value")
+        atoms.region_marker(b, "conv", "end", _unique([(regs[d], "i32", "v") for d in dst_dwords
+                                                       if regs[d] not in emitter.loaded]))
         b.comment("store the destination registers")
         self._store(b, rout, stores, regs)
 
@@ -287,9 +303,6 @@ class _Kernel:
 
     def _store(self, b: Builder, rsrc: str, stores, regs: dict[int, str]) -> None:
         for dwords, parts in stores:
-            missing = [d for d in dwords if d not in regs]
-            if missing:
-                raise LayoutError(f"the plan leaves destination register(s) {missing} without a value")
             if len(parts) == 1 and parts[0][2] == 4 * len(dwords):
                 t = vector_type(len(dwords), "i32")
                 atoms.buffer_store(b, b.build_vector([regs[d] for d in dwords], "i32"), rsrc, parts[0][0], t)
@@ -299,6 +312,17 @@ class _Kernel:
                 word = regs[d] if not o else b.arith("shrui", regs[d], b.const(8 * o))
                 t = f"i{8 * n}"
                 atoms.buffer_store(b, b.cast("arith.trunci", word, "i32", t), rsrc, voff, t)
+
+
+def _unique(pinned: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
+    """Pinned operands without repeats (a value listed once), in order."""
+    seen: set[str] = set()
+    out = []
+    for v in pinned:
+        if v[0] not in seen:
+            seen.add(v[0])
+            out.append(v)
+    return out
 
 
 def _module(name: str, body: str, globals_: list[str]) -> str:

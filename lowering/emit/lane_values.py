@@ -20,8 +20,12 @@ region, and shares registers between tables:
 Tables may have don't-care entries (a ``ds_bpermute`` source lane nobody reads): the
 affine fit only has to match the defined ones.
 
-Conditions (0/1 tables) become ``i1`` values ``(mask(w) >> lane) & 1 != 0`` with
-``mask(w)`` the wave's 64-bit lane mask, a uniform value.
+Conditions (0/1 tables) are the wave's 64-bit lane mask ``mask(w)`` (a uniform value in
+an SGPR pair, chosen by the warp id when warps differ) turned into a per-lane ``i1`` by
+``llvm.amdgcn.inverse.ballot`` -- no instruction: the mask *is* the lane condition.
+
+Every value created here is recorded in :attr:`LaneValues.pinned` (value, type, inline-asm
+constraint) so that the kernel can pin it before its counted region.
 """
 
 from __future__ import annotations
@@ -141,6 +145,7 @@ class LaneValues:
         self._tables: list[tuple[np.ndarray, str]] = []  # computed tables and their values
         self._conds: dict[bytes, str] = {}
         self.globals: list[str] = []
+        self.pinned: list[tuple[str, str, str]] = []
 
     # ------------------------------------------------------------------ i32 tables
     def value_of(self, table, max_delta: int = 1, defined=None, what: str = "table",
@@ -161,6 +166,7 @@ class LaneValues:
                 return name, d
         full, name = self._compute(t, ok, what, fallback)
         self._tables.append((full, name))
+        self.pinned.append((name, "i32", "v"))
         return name, 0
 
     def _compute(self, t: np.ndarray, ok: np.ndarray, what: str,
@@ -232,8 +238,7 @@ class LaneValues:
             if masks[w] != masks[0]:
                 is_w = b.value(f"arith.cmpi eq, {self.warp}, {b.const(w)} : i32", "isw")
                 mask = b.select(is_w, b.const(masks[w], "i64"), mask, "i64")
-        lane64 = b.cast("arith.extui", self.lane, "i32", "i64")
-        bit = b.arith("andi", b.arith("shrui", mask, lane64, "i64"), b.const(1, "i64"), "i64")
-        c = b.value(f"arith.cmpi ne, {bit}, {b.const(0, 'i64')} : i64", "cond")
+        self.pinned.append((mask, "i64", "s"))
+        c = b.value(f'llvm.call_intrinsic "llvm.amdgcn.inverse.ballot.i64"({mask}) : (i64) -> i1', "cond")
         self._conds[key] = c
         return c

@@ -115,6 +115,7 @@ class PlanEmitter:
         self.elem_bytes = max(1, plan.element_bits // 8)
         self._prep: list[_Prepared] = []
         self._lds_ptrs: dict[str, str] = {}
+        self.loaded: set[str] = set()  # values that are LDS load results as loaded (no instruction after)
 
     # ------------------------------------------------------------------ prologue
     def prepare(self) -> None:
@@ -142,6 +143,7 @@ class PlanEmitter:
         if ptr is None:
             ptr = atoms.lds_pointer(self.b, self.lds, base)
             self._lds_ptrs[base] = ptr
+            self.lanes.pinned.append((ptr, "!llvm.ptr<3>", "v"))
         return ptr, delta
 
     def _prepare_step(self, i: int, st: Step) -> _Prepared:
@@ -160,6 +162,11 @@ class PlanEmitter:
             return _Prepared(extra={"addr": addr})
         if isinstance(st, (LdsStore, LdsLoad)):
             return _Prepared(addr=self._lds_address(st, what))
+        if isinstance(st, Mov) and st.kind == "v_perm_b32":
+            sel = self.b.const(st.selector)
+            if (sel, "i32", "s") not in self.lanes.pinned:
+                self.lanes.pinned.append((sel, "i32", "s"))
+            return _Prepared(extra={"selector": sel})
         return _Prepared()
 
     # ------------------------------------------------------------------ region
@@ -192,7 +199,7 @@ class PlanEmitter:
             regs[st.dst_dword] = self._perm(regs, st.operands, prep.extra["selector"], what)
         elif isinstance(st, Mov):
             if st.kind == "v_perm_b32":
-                regs[st.dst_dword] = self._perm(regs, st.operands, b.const(st.selector), what)
+                regs[st.dst_dword] = self._perm(regs, st.operands, prep.extra["selector"], what)
                 return
             if st.kind not in ("rename", "v_mov"):
                 raise LayoutError(f"{what}: unknown mov kind {st.kind!r}")
@@ -215,21 +222,18 @@ class PlanEmitter:
             for (d, o), (_, s) in zip(own_pairs, src_pairs):
                 own, src = self._get(regs, o, what), self._get(regs, s, what)
                 if st.form == "v_mov_b32_dpp":
-                    regs[d] = self._dpp(own, src, ctrl, rm, bm, bc)
+                    regs[d] = atoms.dpp_mov(b, src, ctrl, rm, bm, bool(bc), old=own)
                 elif st.form == "v_cndmask_b32_dpp":
-                    moved = self._dpp(self._poison(), src, ctrl, 0xF, 0xF, 1)
+                    moved = atoms.dpp_mov(b, src, ctrl, 0xF, 0xF, True)
                     regs[d] = b.select(prep.cond, own, moved)
                 else:
                     raise LayoutError(f"{what}: unknown fused DPP form {st.form!r}")
         elif isinstance(st, PermlaneSwap):
             if st.kind not in ("permlane16_swap", "permlane32_swap"):
                 raise LayoutError(f"{what}: unknown permlane swap {st.kind!r}")
-            op = "rocdl.permlane16.swap" if st.kind == "permlane16_swap" else "rocdl.permlane32.swap"
             for vd, s0 in dword_pairs(st.vdst, st.src0, p, dps, what):
-                res = b.value(f"{op} {self._get(regs, vd, what)}, {self._get(regs, s0, what)}, false, false : "
-                              "(i32, i32) -> !llvm.struct<(i32, i32)>", "swap")
-                regs[vd] = b.value(f"llvm.extractvalue {res}[0] : !llvm.struct<(i32, i32)>", "sw")
-                regs[s0] = b.value(f"llvm.extractvalue {res}[1] : !llvm.struct<(i32, i32)>", "sw")
+                regs[vd], regs[s0] = atoms.permlane_swap(b, st.kind, self._get(regs, vd, what),
+                                                         self._get(regs, s0, what))
         elif isinstance(st, LdsStore):
             self._lds_store(st, prep, regs, what)
         elif isinstance(st, LdsLoad):
@@ -245,24 +249,17 @@ class PlanEmitter:
                             f"{self._get(regs, s1, what)}, {selector}) : (i32, i32, i32) -> i32", "perm")
 
     # ------------------------------------------------------------------ lane moves
-    def _poison(self) -> str:
-        return self.b.value("llvm.mlir.poison : i32", "undef")
-
-    def _dpp(self, old: str, src: str, ctrl: int, rm: int, bm: int, bc: int) -> str:
-        return self.b.value(f"rocdl.update.dpp {old}, {src} with {ctrl}, {rm}, {bm}, {'true' if bc else 'false'} : i32",
-                            "dpp")
-
     def _lane(self, st: Lane, prep: _Prepared, src: str, what: str) -> str:
         b = self.b
         fam = st.kind.split(":", 1)[0]
         if fam == "dpp":
             isa = st.isa
-            return self._dpp(self._poison(), src, int(isa["ctrl"]), int(isa.get("row_mask", 0xF)),
-                             int(isa.get("bank_mask", 0xF)), int(isa.get("bound_ctrl", 0)))
+            return atoms.dpp_mov(b, src, int(isa["ctrl"]), int(isa.get("row_mask", 0xF)),
+                                 int(isa.get("bank_mask", 0xF)), bool(isa.get("bound_ctrl", 0)))
         if fam == "ds_swizzle":
-            return b.value(f"rocdl.ds_swizzle {src}, {b.const(int(st.isa['offset']))} : (i32, i32) -> i32", "swz")
+            return atoms.ds_swizzle(b, src, int(st.isa["offset"]))
         if fam == "ds_bpermute":
-            return b.value(f"rocdl.ds_bpermute {prep.extra['addr']}, {src} : (i32, i32) -> i32", "bperm")
+            return atoms.ds_bpermute(b, prep.extra["addr"], src)
         raise LayoutError(f"{what}: lane step kind {st.kind!r} has no lowering")
 
     # ------------------------------------------------------------------ LDS
@@ -325,6 +322,7 @@ class PlanEmitter:
             v = atoms.lds_load(b, ptr, t, width)
             for k, (d, _, _) in enumerate(pieces):
                 regs[d] = v if len(pieces) == 1 else b.extract(v, k, t)
+                self.loaded.add(regs[d])
             return
         (d, o, n), = pieces
         v = atoms.lds_load(b, ptr, f"i{8 * n}", width)
@@ -334,4 +332,6 @@ class PlanEmitter:
         if d in regs and (o or n < 4):  # keep the other bytes of a register that holds data
             keep = b.arith("andi", regs[d], b.const(~(((1 << (8 * n)) - 1) << (8 * o)) & 0xFFFFFFFF))
             word = b.arith("ori", keep, word)
+        elif not o:
+            self.loaded.add(word)  # ds_read_u8/u16 zero-extend: the zext is free
         regs[d] = word

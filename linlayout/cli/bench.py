@@ -1,0 +1,185 @@
+"""``linlayout bench conversions --baseline FILE``: our conversion kernels against Triton's.
+
+For every case of the baseline (CONTRACT section 5; ``shared/bench/triton_amd_baseline.json``):
+plan the conversion (synth.convert), emit the conversion kernel, compile it to ISA and a
+code object, and count the instructions of the ``conv`` region of one wave the way the
+baseline counts Triton's (lowering.isa).  Prints ``{"cases": [...], "summary": {...}}``:
+
+* per case ``name, arch, dtype, ours (isa_counts), triton (counts)``, the plan's strategy
+  and counts, ``ratio`` (ours / Triton total), ``stays_in_wave`` (every element stays in
+  its warp), ``triton_uses_lds``, LDS bytes and VGPRs, ``plan_isa_differences``, and
+  ``compile_seconds`` (layouts -> plan -> MLIR -> ISA + code object, cache bypassed);
+* ``summary``: wins/ties/losses, the geometric mean of ours/Triton over the cases where
+  both are nonzero, whether ours is at most Triton's everywhere, the cases where Triton
+  goes through LDS for a conversion that stays in each wave and whether ours is at most
+  half of Triton's there, and compile-time statistics.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import LayoutError
+from . import add_json_flag
+
+# Triton's compile time per conversion kernel, as the issue states it (seconds).
+TRITON_COMPILE_SECONDS = (0.3, 0.5)
+_DTYPE_BITS = {"fp32": 32, "f32": 32, "fp16": 16, "f16": 16, "bf16": 16, "fp8": 8, "i8": 8, "fp64": 64}
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("bench", help="benchmarks against the peer (Triton's AMD backend)",
+                              description="Benchmarks of linlayout against Triton's AMD code.")
+    sub = p.add_subparsers(dest="bench", metavar="BENCH")
+    c = sub.add_parser("conversions", help="our ISA counts beside Triton's for every baseline conversion",
+                       description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    c.add_argument("--baseline", required=True, metavar="FILE", help="triton_amd_baseline.json")
+    c.add_argument("--cases", type=int, metavar="N", help="only the first N cases")
+    c.add_argument("--arch", help="only the cases of this arch")
+    c.add_argument("--isa-only", action="store_true", help="skip the code object (no linker; compile times exclude it)")
+    add_json_flag(c)
+    c.set_defaults(func=run)
+    add_json_flag(p)
+    p.set_defaults(func=_no_bench)
+
+
+def _no_bench(args: argparse.Namespace) -> dict:
+    raise LayoutError("name a benchmark: linlayout bench conversions --baseline FILE")
+
+
+def _load_baseline(path: str) -> list[dict]:
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as e:
+        raise LayoutError(f"cannot read the baseline {path!r}: {e}") from None
+    cases = data.get("cases") if isinstance(data, dict) else None
+    if not isinstance(cases, list) or not cases:
+        raise LayoutError(f"{path!r} has no 'cases' list (expected triton_amd_convert_baseline/v1)")
+    for i, c in enumerate(cases):
+        missing = [k for k in ("name", "arch", "dtype", "src", "dst", "triton") if k not in c]
+        if missing:
+            raise LayoutError(f"baseline case {i} lacks {missing}")
+    return cases
+
+
+def stays_in_wave(src, dst, num_warps: int) -> bool:
+    """True when every element dst puts in warp ``w`` is held by warp ``w`` in src."""
+    from synth.emulator import element_ids
+
+    s, d = element_ids(src, num_warps), element_ids(dst, num_warps)
+    return all(np.isin(d[w], s[w]).all() for w in range(num_warps))
+
+
+def _bits(dtype: str) -> int:
+    bits = _DTYPE_BITS.get(str(dtype).lower())
+    if bits is None:
+        raise LayoutError(f"baseline dtype {dtype!r} is not one of {sorted(_DTYPE_BITS)}")
+    return bits
+
+
+def bench_case(case: dict, binary: bool = True) -> dict:
+    """Plan, emit, compile and count one baseline case."""
+    from linlayout import LinearLayout
+    from lowering.conversion import lower_conversion
+    from synth.convert import plan_conversion
+
+    src, dst = LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"])
+    t0 = time.perf_counter()
+    plan = plan_conversion(src, dst, case["arch"], _bits(case["dtype"]))
+    t1 = time.perf_counter()
+    low = lower_conversion(plan, binary=binary, cache=False)
+    t2 = time.perf_counter()
+    ours, triton = low.report["isa_counts"], case["triton"]
+    tri_total = int(triton["total"])
+    return {
+        "name": case["name"], "arch": case["arch"], "dtype": case["dtype"],
+        "ours": ours, "triton": triton,
+        "strategy": plan.strategy, "plan_counts": plan.counts(),
+        "ratio": (ours["total"] / tri_total) if tri_total else None,
+        "stays_in_wave": stays_in_wave(src, dst, plan.num_warps),
+        "triton_uses_lds": bool(triton.get("lds_write", 0) or triton.get("lds_read", 0)),
+        "lds_bytes": low.report["lds_bytes"], "triton_lds_bytes": case.get("triton_lds_bytes"),
+        "vgpr_count": low.report["vgpr_count"], "sgpr_count": low.report["sgpr_count"],
+        "setup_total": low.report["setup_counts"]["total"],
+        "plan_isa_differences": low.differences,
+        "plan_seconds": round(t1 - t0, 4), "compile_seconds": round(t2 - t0, 4),
+    }
+
+
+def summarize(rows: list[dict]) -> dict:
+    """Wins/ties/losses, geometric mean ratio, the in-wave LDS criterion, compile times."""
+    ours = [r["ours"]["total"] for r in rows]
+    tri = [int(r["triton"]["total"]) for r in rows]
+    both = [(o, t) for o, t in zip(ours, tri) if o and t]
+    geo = math.exp(sum(math.log(o / t) for o, t in both) / len(both)) if both else None
+    in_wave_lds = [r for r in rows if r["stays_in_wave"] and r["triton_uses_lds"]]
+    times = [r["compile_seconds"] for r in rows]
+    return {
+        "cases": len(rows),
+        "wins": sum(o < t for o, t in zip(ours, tri)),
+        "ties": sum(o == t for o, t in zip(ours, tri)),
+        "losses": sum(o > t for o, t in zip(ours, tri)),
+        "ours_total": sum(ours), "triton_total": sum(tri),
+        "geomean_ratio": None if geo is None else round(geo, 4),
+        "geomean_cases": len(both),
+        "at_most_triton_everywhere": all(o <= t for o, t in zip(ours, tri)),
+        "losing_cases": [f"{r['name']} {r['arch']} {r['dtype']}" for r, o, t in zip(rows, ours, tri) if o > t],
+        "in_wave_triton_lds_cases": len(in_wave_lds),
+        "in_wave_at_most_half": all(2 * r["ours"]["total"] <= int(r["triton"]["total"]) for r in in_wave_lds),
+        "in_wave_over_half": [f"{r['name']} {r['arch']} {r['dtype']}" for r in in_wave_lds
+                              if 2 * r["ours"]["total"] > int(r["triton"]["total"])],
+        "plan_isa_disagreements": sum(bool(r["plan_isa_differences"]) for r in rows),
+        "compile_seconds": {"median": round(statistics.median(times), 4), "max": round(max(times), 4),
+                            "mean": round(statistics.fmean(times), 4)} if times else {},
+        "triton_compile_seconds": list(TRITON_COMPILE_SECONDS),
+    }
+
+
+def run(args: argparse.Namespace) -> dict:
+    cases = _load_baseline(args.baseline)
+    if args.arch:
+        cases = [c for c in cases if c["arch"] == args.arch]
+        if not cases:
+            raise LayoutError(f"the baseline has no case for arch {args.arch!r}")
+    if args.cases is not None:
+        if args.cases < 1:
+            raise LayoutError(f"--cases must be at least 1, got {args.cases}")
+        cases = cases[: args.cases]
+    rows = [bench_case(c, binary=not args.isa_only) for c in cases]
+    return {"cases": rows, "summary": summarize(rows)}
+
+
+def render(result: dict, args: argparse.Namespace) -> str:
+    head = f"{'case':30s} {'arch':6s} {'dtype':5s} {'strategy':9s} {'ours':>5s} {'triton':>6s} {'ratio':>6s}  ours' kinds"
+    lines = [head, "-" * len(head)]
+    for r in result["cases"]:
+        kinds = ", ".join(f"{k} {v}" for k, v in r["ours"].items() if v and k != "total")
+        ratio = "-" if r["ratio"] is None else f"{r['ratio']:.2f}"
+        flag = " *in-wave, Triton via LDS" if r["stays_in_wave"] and r["triton_uses_lds"] else ""
+        lines.append(f"{r['name'][:30]:30s} {r['arch']:6s} {r['dtype']:5s} {r['strategy']:9s} "
+                     f"{r['ours']['total']:5d} {r['triton']['total']:6d} {ratio:>6s}  {kinds}{flag}")
+    s = result["summary"]
+    ct = s["compile_seconds"]
+    lines += [
+        "",
+        f"cases {s['cases']}: wins {s['wins']}, ties {s['ties']}, losses {s['losses']}; "
+        f"instructions ours {s['ours_total']} vs Triton {s['triton_total']}",
+        f"geometric mean ratio (ours/Triton, {s['geomean_cases']} cases with both nonzero): {s['geomean_ratio']}",
+        f"at most Triton's on every case: {s['at_most_triton_everywhere']}"
+        + (f" (losing: {', '.join(s['losing_cases'])})" if s["losing_cases"] else ""),
+        f"in-wave conversions Triton routes through LDS: {s['in_wave_triton_lds_cases']}; ours at most half on all: "
+        f"{s['in_wave_at_most_half']}" + (f" (over half: {', '.join(s['in_wave_over_half'])})"
+                                          if s["in_wave_over_half"] else ""),
+        f"plan/ISA disagreements: {s['plan_isa_disagreements']}",
+        f"compile time per kernel (layouts -> code object): median {ct.get('median')} s, max {ct.get('max')} s "
+        f"(Triton: {s['triton_compile_seconds'][0]}-{s['triton_compile_seconds'][1]} s)",
+    ]
+    return "\n".join(lines)
