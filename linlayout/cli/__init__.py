@@ -28,6 +28,7 @@ SUBCOMMANDS = [
     "mfma",
     "banks",
     "convert",
+    "bench",
 ]
 
 
