@@ -150,6 +150,19 @@ def _no_op(op: OpInfo):
 def _inline_asm(op: OpInfo):
     text = op.str_attr("asm_string")
     code = [ln for ln in text.replace("\\n", "\n").splitlines() if ln.strip() and not ln.strip().startswith(";")]
-    if op.results or op.operands or code:
-        raise op.error(f"inline assembly {text!r} cannot be interpreted (only comment-only markers with no operands)")
-    return None
+    if code:
+        raise op.error(f"inline assembly {text!r} cannot be interpreted (only comment-only markers)")
+    if not op.results:  # a marker; operands only pin values in place
+        return None
+    # a marker whose outputs are tied to inputs ("=v,=v,0,1"): each output is its input, unchanged
+    cons = op.str_attr("constraints").split(",")
+    n_out = sum(c.startswith("=") for c in cons)
+    tied = {int(c): i for i, c in enumerate(c for c in cons if not c.startswith("=")) if c.isdigit()}
+    if sorted(tied) != list(range(n_out)):
+        raise op.error(f"inline assembly {text!r}: every output must be tied to an input (constraints {cons})")
+    srcs, r = [op.operands[tied[k]] for k in range(n_out)], op.results[0]
+
+    def step(ctx):
+        ctx.vals[r] = ctx.vals[srcs[0]] if n_out == 1 else tuple(ctx.vals[s] for s in srcs)
+
+    return step
