@@ -47,7 +47,7 @@ class Compiler:
     """Turns one kernel of an MLIR module into a :class:`Kernel`."""
 
     def __init__(self, text: str, kernel_name: Optional[str], arch: str) -> None:
-        from lowering.mlir import bindings, new_context
+        from lowering.mlir import bindings, parse_module
 
         try:
             self.target = get_target(arch)
@@ -59,7 +59,7 @@ class Compiler:
         b = bindings()
         self.ir = b.ir
         try:
-            module = b.ir.Module.parse(text, context=new_context())
+            module = parse_module(text)
         except b.ir.MLIRError as exc:
             raise InterpreterError(f"the module does not parse: {exc}") from None
         self.slots: dict = {}
