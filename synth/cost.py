@@ -19,7 +19,8 @@ v_permlane*_swap       4 [I]   VALU           --
 ds_swizzle_b32         4       DS (crossbar)  CROSSBAR_CYCLES [I]: 256 B through the 64 B/clk port
 ds_bpermute_b32        4       DS (crossbar)  CROSSBAR_CYCLES [I]
 ds_write_bN            4       DS             b32 8, b128 20 [Q rocprofiler-compute], b64 12 [I];
-                                              x bank cycles / ideal cycles (synth.banks)
+                                              x bank cycles / ideal cycles (synth.banks);
+                                              ds_write2/read2: the data cycles of both accesses
 ds_read_bN             4       DS             same
 s_barrier              BARRIER_CYCLES [I]
 =====================  ======  ============  ==========================================
@@ -254,6 +255,8 @@ def plan_cost(plan, cm: CostModel) -> tuple[float, dict]:
             if isinstance(st, (LdsStore, LdsLoad)):
                 deg = lds_conflict_degree(plan.arch, st, plan.element_bits)
                 lds += n * cm.instruction(kind, st.width, deg)
+                if st.pair is not None:  # ds_read2/write2: the second access's data cycles (same pattern)
+                    lds += n * (cm.instruction(kind, st.width, deg) - cm.ds_issue)
             else:
                 issue += n * mult * cm.instruction(kind)
     depth = ds_depth(plan)

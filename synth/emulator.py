@@ -439,8 +439,7 @@ def _exec_mov(m: _Machine, st: Mov, p: int, dps: int, B: int, what: str) -> None
         uniform = sel.ndim == 0
         for d, s in zip(st.dst, st.src):  # the declared slot copies must be what the selector did
             for (dd, db), (sd, sb) in zip(_slot_bytes(d, p, dps, B), _slot_bytes(s, p, dps, B)):
-                want = (4 if sd == s0 else 0) + sb
-                if dd != st.dst_dword or sd not in (s0, s1) or not uniform or int(selb[db]) != want:
+                if dd != st.dst_dword or not uniform or int(selb[db]) not in _codes(sd, sb, s0, s1):
                     raise PlanVerificationError(f"{what}: the selector does not copy slot {s} to slot {d}")
         return
     pairs = _paired(st.dst, st.src, p, dps, what)
@@ -458,6 +457,11 @@ def _exec_mov(m: _Machine, st: Mov, p: int, dps: int, B: int, what: str) -> None
         m.regs[dd, :, :, db] = v
 
 
+def _codes(sd: int, sb: int, s0: int, s1: int) -> set[int]:
+    """v_perm selector values that read byte ``sb`` of register ``sd`` (S1: 0..3, S0: 4..7)."""
+    return ({sb} if sd == s1 else set()) | ({4 + sb} if sd == s0 else set())
+
+
 def _exec_permsel(m: _Machine, st: PermSelect, p: int, dps: int, B: int, what: str) -> None:
     cond = _lanes_of(st.cond, m.W).astype(bool)
     s0, s1 = st.operands
@@ -467,9 +471,8 @@ def _exec_permsel(m: _Machine, st: PermSelect, p: int, dps: int, B: int, what: s
     for srcs, sb_arr in ((st.a, sels[0]), (st.b, sels[1])):  # declared copies must be what each selector does
         for d, s in zip(st.dst, srcs):
             for (dd, db), (sd, sb) in zip(_slot_bytes(d, p, dps, B), _slot_bytes(s, p, dps, B)):
-                want = (4 if sd == s0 else 0) + sb
                 code = int(sb_arr[db])
-                if dd != st.dst_dword or sd not in (s0, s1) or (code < 8 and code != want):
+                if dd != st.dst_dword or (code < 8 and code not in _codes(sd, sb, s0, s1)):
                     raise PlanVerificationError(f"{what}: the selector does not copy slot {s} to slot {d}")
 
 

@@ -109,7 +109,10 @@ def vector_first_design(prob: Problem, elem_bits: int, budget: int | None, side:
         return f2.image_basis(lanes + prefix[:t] + prefix[:zb])
 
     m_w, m_r = footprint(prob.src_cols, "write"), footprint(prob.dst_cols, "read")
-    cands = [1 << b for b in range(n)] + [(1 << a) | (1 << b) for a in range(n) for b in range(a + 1, n)]
+    # rows come from a complement of the prefix (unit vectors and their pairs) so that lane and warp
+    # vectors outside the prefix keep no prefix component: the vector accesses stay aligned
+    q = f2.complement(prefix + reps, n)
+    cands = q + [a ^ b for i, a in enumerate(q) for b in q[i + 1:]]
     rows: list[int] = []
     for _ in range(r_bits):
         best = None
@@ -122,7 +125,7 @@ def vector_first_design(prob: Problem, elem_bits: int, budget: int | None, side:
                 if score == 0:
                     break
         rows.append(best[1])
-    bank = f2.complement(prefix + reps + rows, n)
+    bank = f2.complement(prefix + reps + rows, n, q)
     order = prefix + bank + rows
     return LdsDesign(order + reps, len(order), len(reps), f"{side} registers first, rows swizzled", B << len(order))
 
@@ -133,7 +136,11 @@ def shared_layout(prob: Problem, elem_bits: int, arch: str, budget: int | None) 
         from . import swizzle  # the bank-conflict engineer's synthesizer
     except ImportError:  # pragma: no cover - depends on the tree
         return vector_first_design(prob, elem_bits, budget, "src", arch)
-    res = swizzle.synthesize(prob.src, prob.dst, elem_bits, arch, lds_budget_bytes=budget, allow_transpose=False)
+    try:
+        res = swizzle.synthesize(prob.src, prob.dst, elem_bits, arch, lds_budget_bytes=budget,
+                                 allow_transpose=False)
+    except LayoutError:  # e.g. no layout lets both sides vectorize: take ours (sub-dword accesses)
+        return vector_first_design(prob, elem_bits, budget, "src", arch)
     sh = res.shared
     outs = prob.src.out_dims
     cols = sh._aligned_columns(outs, "shared layout")
@@ -394,8 +401,9 @@ def _emit_load(prog: Program, D: _Side, g: list[int], g2: list[int] | None, off:
                eb: int, width: int, loaded: dict[int, tuple[int, int]]) -> None:
     addr = _addr(D, g[0], eb)
     if width >= 4:
-        vals = prog.load(width // 4, addr, width, paired=g2 is not None, pair_offset=off, st64=st64)
-        for grp, vs in ((g, vals[: width // 4]), (g2 or [], vals[width // 4:])):
+        n = width // (8 if eb == 8 else 4)  # registers (64-bit elements: one value per element)
+        vals = prog.load(n, addr, width, paired=g2 is not None, pair_offset=off, st64=st64)
+        for grp, vs in ((g, vals[:n]), (g2 or [], vals[n:])):
             for k, r in enumerate(grp):
                 loaded[r] = (vs[k // p], k % p)
     else:

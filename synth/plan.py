@@ -448,7 +448,8 @@ def step_from_json(items: list[dict], i: int) -> tuple[Step, int]:
         raise LayoutError(f"plan step {i} is not an object with an 'op'")
     op = d["op"]
     try:
-        if op == "lane" and i + 1 < len(items) and items[i + 1].get("fused"):
+        if op == "lane" and i + 1 < len(items) and items[i + 1].get("fused") in ("v_cndmask_b32_dpp",
+                                                                                "v_mov_b32_dpp"):
             s = items[i + 1]
             isa = dict(d.get("isa", {}))
             return FusedDpp(form=s["fused"], dst=_ints(s["dst"]), own=_ints(s["b"]), src=_ints(d["src"]),
