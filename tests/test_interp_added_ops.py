@@ -1,0 +1,61 @@
+"""Ops added to the interpreter for the kernels: fp8 <-> f32 conversions, inverse ballot, and
+comment-only inline asm with tied outputs; checked against torch's fp8 casts and the ISA text."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from lowering.mlir import available
+
+pytestmark = pytest.mark.skipif(not available(), reason="MLIR Python bindings (pip install flydsl) not importable")
+
+from interp_kernels import compiles, lane_kernel, multi_kernel, run_lanes  # noqa: E402
+
+torch = pytest.importorskip("torch")
+FP8 = {"gfx942": "float8_e4m3fnuz", "gfx950": "float8_e4m3fn"}
+
+
+@pytest.mark.parametrize("arch", ["gfx942", "gfx950"])
+def test_fp8_conversions_match_torch(arch):
+    rng = np.random.default_rng(1)
+    a = (rng.standard_normal(64) * 20).astype(np.float32)
+    b = (rng.standard_normal(64) / 50).astype(np.float32)
+    a[:3] = [0.0, 1.0, -3.5]
+    body = """      %c64 = arith.constant 64 : i32
+      %iy = arith.addi %t, %c64 : i32
+      %py = llvm.getelementptr %in[%iy] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, f32
+      %y = llvm.load %py : !llvm.ptr<1> -> f32
+      %old = arith.constant 305419896 : i32
+      %lo = rocdl.cvt.pk.fp8.f32 %x, %y -> %old[false] : i32
+      %hi = rocdl.cvt.pk.fp8.f32 %x, %y -> %lo[true] : i32
+      %res0 = arith.addi %lo, %lo : i32
+      %res1 = arith.addi %hi, %hi : i32
+      %f = rocdl.cvt.f32.fp8 %hi[3] : f32
+      %res2 = arith.bitcast %f : f32 to i32
+      %v = rocdl.cvt.pk.f32.fp8 %hi[false] : vector<2xf32>
+      %v1 = vector.extract %v[1] : f32 from vector<2xf32>
+      %res3 = arith.bitcast %v1 : f32 to i32"""
+    text = multi_kernel(body, 4, 64, in_type="f32")
+    got = run_lanes(text, np.concatenate([a, b]), np.uint32, arch=arch, out_shape=4 * 64).reshape(4, 64)
+    dt = getattr(torch, FP8[arch])
+    code = lambda v: torch.from_numpy(v).to(dt).view(torch.uint8).numpy().astype(np.int64)
+    lo = (0x12345678 & 0xFFFF0000) | code(a) | code(b) << 8
+    hi = (lo & 0xFFFF) | code(a) << 16 | code(b) << 24
+    np.testing.assert_array_equal(got[0], (2 * lo) % 2**32)
+    np.testing.assert_array_equal(got[1], (2 * hi) % 2**32)
+    back = lambda v: torch.from_numpy(v).to(dt).float().numpy()
+    np.testing.assert_array_equal(got[2].view(np.float32), back(b))  # byte 3 of hi = fp8(b)
+    np.testing.assert_array_equal(got[3].view(np.float32), back(b))  # bytes 0, 1 of hi = fp8(a), fp8(b)
+
+
+def test_inverse_ballot_and_tied_inline_asm_marker():
+    body = """      %m = arith.constant 6148914691236517205 : i64
+      %bit = llvm.call_intrinsic "llvm.amdgcn.inverse.ballot.i64"(%m) : (i64) -> i1
+      %b32 = arith.extui %bit : i1 to i32
+      %pinned = llvm.inline_asm has_side_effects "; pin", "=v,0" %x : (i32) -> i32
+      %res = arith.addi %pinned, %b32 : i32"""
+    text = lane_kernel(body)
+    compiles(text)
+    x = np.arange(100, 164, dtype=np.uint32)
+    np.testing.assert_array_equal(run_lanes(text, x, np.uint32), x + (np.arange(64) % 2 == 0))
