@@ -99,7 +99,9 @@ def _in_wave_candidates(prob: Problem, wm, target, element_bits: int, cm) -> lis
     for est, name, K in builds[:2]:  # the two most promising
         prog = Program(n_init, p, dps)
         pkK = Packing(element_bits, n_sr, len(reg_cols), K, pk.Kd if K == pk.K else [], pk.units)
-        units = pack_units(prog, pkK)
+        units = _warp_offsets(prog, pack_units(prog, pkK), wm.warp_register_offsets, K, n_sr, prob.num_warps)
+        if units is None:
+            continue
         if name == "gather":
             final = gather_units(prog, pk.units, units, target, cm)
             outs = unpack_units(prog, pk, final, n_dst)
@@ -110,6 +112,24 @@ def _in_wave_candidates(prob: Problem, wm, target, element_bits: int, cm) -> lis
         plan.notes.append(f"in-wave builder: {name}; elements per 32-bit unit follow src register bits {K}")
         out.append(plan)
     return out
+
+
+def _warp_offsets(prog: Program, units: list[int], offsets: list[int], K: list[int], n_sr: int,
+                  num_warps: int) -> list[int] | None:
+    """Per-warp register renaming ``r -> r ^ X(w)`` as selects on a per-warp condition (None if an
+    offset moves elements inside a 32-bit unit)."""
+    import numpy as np
+
+    rest = [i for i in range(n_sr) if i not in K]
+    for k, x in enumerate(offsets):
+        if not x:
+            continue
+        if any((x >> b) & 1 for b in K):
+            return None
+        u = sum(((x >> b) & 1) << i for i, b in enumerate(rest))
+        cond = np.repeat(((np.arange(num_warps) >> k) & 1).astype(bool)[:, None], 64, axis=1)
+        units = [prog.select(cond, units[q], units[q ^ u]) for q in range(len(units))]
+    return units
 
 
 def _lds_candidates(prob: Problem, target, element_bits: int, cm, budget: int | None) -> list[Plan]:

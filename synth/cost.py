@@ -302,8 +302,16 @@ def lower_bound(src_ids, dst_ids, element_bits: int, cm: CostModel, has_permlane
     lds_loads = int(-(-int((per_lane_w if cross_warp else per_lane).max()) // elems_b128))
     lds_stores = int(-(-int(moving.any(axis=(0, 1)).sum()) // (W * L * elems_b128)))
     move = min(cm.instruction("dpp"), cm.instruction("permlane16_swap") if has_permlane else 1e9)
-    lds_bound = (lds_loads * cm.instruction("lds_read", 16) + lds_stores * cm.instruction("lds_write", 16)
-                 + cm.latency(2) + (cm.instruction("s_barrier") if cross_warp else 0.0))
+    per_instr = min(cm.lds_cycles.values())
+    per_byte = min(c / w for w, c in cm.lds_cycles.items())
+
+    def lds_time(n_instr: int, n_bytes: int) -> float:  # issue + data cycles, every width allowed
+        return n_instr * cm.ds_issue + max(n_instr * per_instr, n_bytes * per_byte)
+
+    load_bytes = int((per_lane_w if cross_warp else per_lane).max()) * eb
+    store_bytes = -(-int(moving.any(axis=(0, 1)).sum()) // (W * L)) * eb
+    lds_bound = (lds_time(lds_loads, load_bytes) + lds_time(lds_stores, store_bytes) + cm.latency(2)
+                 + (cm.instruction("s_barrier") if cross_warp else 0.0))
     if cross_warp:
         cost = lds_bound
     else:

@@ -132,10 +132,24 @@ class WaveMap:
 
     @property
     def wave_local(self) -> bool:
+        """Every warp reads only its own src data (possibly at warp-dependent registers)."""
+        return self.warp_register_offsets is not None
+
+    @property
+    def warp_register_offsets(self) -> list[int] | None:
+        """Per dst warp bit ``k``, the src register vector ``x_k`` with ``M(w_k) = w_k ^ x_k``: warp ``w``
+        reads register ``r ^ sum(x_k for set bits k of w)`` where warp 0 reads ``r``.  None when the
+        conversion crosses warps or moves lanes per warp."""
         m = self.reg_lane_mask
         if any(c & ~m for c in self.reg + self.lane):
-            return False
-        return all(c == 1 << (self.n_src_reg + self.n_lane + k) for k, c in enumerate(self.warp))
+            return None
+        out = []
+        for k, c in enumerate(self.warp):
+            x = c ^ (1 << (self.n_src_reg + self.n_lane + k))
+            if x & ~((1 << self.n_src_reg) - 1):
+                return None
+            out.append(x)
+        return out
 
 
 def _coset(x0: int, kernel: list[int]) -> np.ndarray:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from linlayout import LinearLayout
@@ -65,6 +65,7 @@ def layout_pairs(draw):
 def test_random_pairs_verify_and_independent_checker_agrees(case):
     src, dst, bits, arch = case
     plan = plan_conversion(src, dst, arch, bits)
+    event(plan.strategy)
     assert plan.verified
     cert = json.loads(plan.dumps())
     ok, msg = check_certificate(cert)

@@ -1,0 +1,170 @@
+"""plan_conversion: instruction choice on small exact cases, broadcast, 64-bit, LDS rounds, errors, CLI."""
+
+from __future__ import annotations
+
+import json
+import pytest
+
+from linlayout import LayoutError, LinearLayout
+from synth.convert import plan_conversion
+from synth.emulator import verify
+from synth.plan import Plan
+
+from convert_checker import check_certificate
+
+
+def L(reg, lane, warp=(), d0=None, d1=None):
+    """Layout over (dim0, dim1) from unit-vector bit lists; a bit is (dim, k) or None (broadcast)."""
+    n0 = d0 if d0 is not None else 1 + max([k for b in [*reg, *lane, *warp] if b and b[0] == 0 for k in [b[1]]],
+                                           default=-1)
+    n1 = d1 if d1 is not None else 1 + max([k for b in [*reg, *lane, *warp] if b and b[0] == 1 for k in [b[1]]],
+                                           default=-1)
+
+    def vec(b):
+        return [0, 0] if b is None else ([1 << b[1], 0] if b[0] == 0 else [0, 1 << b[1]])
+
+    return LinearLayout({"register": [vec(b) for b in reg], "lane": [vec(b) for b in lane],
+                         "warp": [vec(b) for b in warp]}, [("dim0", 1 << n0), ("dim1", 1 << max(n1, 0))])
+
+
+LANES = [(0, k) for k in range(6)]
+
+
+def _check(p: Plan) -> Plan:
+    assert p.verified and verify(p).ok
+    ok, msg = check_certificate(json.loads(p.dumps()))
+    assert ok, msg
+    return p
+
+
+def test_quad_lane_swap_is_one_dpp_move():
+    src = L([(1, 0)], LANES)
+    dst = L([(1, 0)], [(0, 1), (0, 0)] + LANES[2:])
+    p = _check(plan_conversion(src, dst, "gfx942", 32))
+    c = p.counts()
+    assert c["dpp"] == 2 and c["total"] == 2 and p.strategy == "lanes"  # quad_perm on each of 2 registers
+
+
+def test_register_lane_transposition_per_target():
+    # register bit 0 <-> lane bit 4 (xor 16): gfx942 ships through ds_swizzle, gfx950 swaps
+    src = L([(1, 0)], LANES)
+    dst = L([(0, 4)], LANES[:4] + [(1, 0), (0, 5)])
+    p942 = _check(plan_conversion(src, dst, "gfx942", 32))
+    assert p942.counts()["ds_swizzle"] == 1 and p942.counts()["ds_bpermute"] == 0
+    assert p942.counts()["v_cndmask"] == 3 and p942.lds_bytes == 0
+    p950 = _check(plan_conversion(src, dst, "gfx950", 32))
+    assert p950.counts()["permlane16_swap"] == 1 and p950.counts()["total"] == 1
+
+
+def test_dpp_exchange_inside_a_row_and_64bit_doubles_it():
+    src = L([(1, 0), (1, 1)], LANES)
+    dst = L([(0, 2), (1, 1)], LANES[:2] + [(1, 0)] + LANES[3:])  # register bit 0 <-> lane bit 2
+    p = _check(plan_conversion(src, dst, "gfx942", 32))
+    assert p.counts()["dpp"] == 4 and p.counts()["total"] == 4  # 2 per register pair
+    p64 = _check(plan_conversion(src, dst, "gfx942", 64))
+    assert p64.counts()["dpp"] == 8
+
+
+def test_bit_reversal_uses_ds_swizzle_fft():
+    src = L([(1, 0)], LANES)
+    dst = L([(1, 0)], [(0, 4), (0, 3), (0, 2), (0, 1), (0, 0), (0, 5)])
+    p = _check(plan_conversion(src, dst, "gfx942", 32))
+    assert p.counts()["ds_swizzle"] == 2 and p.counts()["ds_bpermute"] == 0
+
+
+def test_lane_broadcast_and_duplicate_registers():
+    src = L([(1, 0)], LANES)
+    dst = L([(0, 5), (1, 0), None], LANES[:5] + [None])  # lanes l and l+32 hold the same, registers twice
+    p = _check(plan_conversion(src, dst, "gfx950", 32))
+    assert p.lds_bytes == 0
+
+
+def test_src_broadcast_over_warps_stays_in_each_wave():
+    src = L([(1, 0), (0, 6)], LANES, warp=[None, None])  # every warp holds the whole tile
+    dst = L([(1, 0)], LANES, warp=[(0, 6), None])
+    p = _check(plan_conversion(src, dst, "gfx942", 16))
+    assert p.lds_bytes == 0 and p.counts()["s_barrier"] == 0
+
+
+def test_cross_warp_needs_lds_and_rounds_under_a_budget():
+    src = L([(1, 0), (1, 1)], LANES, warp=[(0, 6)])
+    dst = L([(1, 0), (0, 6)], LANES, warp=[(1, 1)])
+    p = _check(plan_conversion(src, dst, "gfx942", 32))
+    assert p.strategy == "lds" and p.counts()["s_barrier"] >= 1 and p.lower_bound["cross_warp"]
+    small = _check(plan_conversion(src, dst, "gfx942", 32, lds_budget_bytes=p.lds_bytes // 2))
+    assert small.lds_bytes <= p.lds_bytes // 2 and small.counts()["s_barrier"] >= 2
+    with pytest.raises(LayoutError):
+        plan_conversion(src, dst, "gfx942", 32, lds_budget_bytes=64)
+    with pytest.raises(LayoutError, match="warps"):
+        plan_conversion(src, dst, "gfx942", 32, strategy="registers")
+
+
+def test_lower_bound_counts_remote_dwords_exactly():
+    src = L([(1, 0), (1, 1), (1, 2), (1, 3), (1, 4)], LANES)
+    dst = L([(1, 0), (1, 1), (0, 5), (1, 3), (1, 4)], LANES[:5] + [(1, 2)])
+    p = _check(plan_conversion(src, dst, "gfx950", 32))
+    assert p.lower_bound["cross_lane_dwords"] == 16 and not p.lower_bound["cross_warp"]
+    assert p.counts()["permlane32_swap"] == 16  # meets the bound: one dword per lane per swap
+    p16 = _check(plan_conversion(src, dst, "gfx950", 16))
+    assert p16.lower_bound["cross_lane_dwords"] == 8 and p16.counts()["permlane32_swap"] == 8
+
+
+def test_certificate_round_trip_and_asm():
+    src = L([(1, 0)], LANES)
+    dst = L([(0, 4)], LANES[:4] + [(1, 0), (0, 5)])
+    p = plan_conversion(src, dst, "gfx942", 16)
+    cert = json.loads(p.dumps())
+    assert cert["format"] == "linlayout-plan/v1" and cert["slots_in"] == 2 and cert["slots_out"] == 2
+    q = Plan.from_certificate(cert)
+    assert verify(q).ok and q.counts() == p.counts()
+    assert "ds_swizzle_b32" in p.pseudo_asm() or "v_perm_b32" in p.pseudo_asm()
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    ({"arch": "gfx1100"}, "64-lane"), ({"element_bits": 12}, "element_bits"), ({"arch": "sm90"}, "arch"),
+    ({"strategy": "magic"}, "strategy"), ({"lds_budget_bytes": 0}, "lds_budget_bytes"),
+])
+def test_bad_arguments_raise_layout_error(kwargs, match):
+    args = {"arch": "gfx942", "element_bits": 32}
+    args.update({k: v for k, v in kwargs.items() if k in args})
+    extra = {k: v for k, v in kwargs.items() if k not in args}
+    src = L([(1, 0)], LANES)
+    with pytest.raises(LayoutError, match=match):
+        plan_conversion(src, src, args["arch"], args["element_bits"], **extra)
+
+
+def test_layouts_of_different_tensors_are_rejected():
+    with pytest.raises(LayoutError):
+        plan_conversion(L([(1, 0)], LANES), L([(1, 1)], LANES), "gfx942", 32)
+    wave32 = LinearLayout({"register": [[1, 0]], "lane": [[2, 0], [4, 0], [8, 0], [16, 0], [32, 0]]},
+                          [("dim0", 64), ("dim1", 1)])
+    with pytest.raises(LayoutError, match="lane size"):
+        plan_conversion(wave32, wave32, "gfx942", 32)
+
+
+def _cli(capsys, *args):
+    from linlayout.cli import main
+
+    code = main(["convert", *args])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_cli_json_plan_file_and_errors(tmp_path, capsys):
+    src = json.dumps(L([(1, 0)], LANES).to_json())
+    dst = json.dumps(L([(0, 4)], LANES[:4] + [(1, 0), (0, 5)]).to_json())
+    out = tmp_path / "plan.json"
+    code, stdout, err = _cli(capsys, "--src", src, "--dst", dst, "--arch", "gfx950", "--dtype", "fp32", "--json",
+                             "--plan", str(out))
+    assert code == 0, err
+    d = json.loads(stdout)
+    assert d["strategy"] == "lanes" and d["verified"] is True
+    assert d["plan_counts"]["permlane16_swap"] == 1 and d["plan_counts"]["total"] == 1
+    ok, msg = check_certificate(json.loads(out.read_text()))
+    assert ok, msg
+    code, stdout, _ = _cli(capsys, "--src", src, "--dst", dst, "--arch", "gfx950", "--dtype", "fp32")
+    assert code == 0 and "v_permlane16_swap_b32" in stdout
+    code, stdout, err = _cli(capsys, "--src", src, "--dst", dst, "--arch", "gfx950", "--dtype", "fp7", "--json")
+    assert code == 2 and stdout == "" and "dtype" in err
+    code, stdout, err = _cli(capsys, "--src", "{", "--dst", dst, "--arch", "gfx950", "--dtype", "fp32", "--json")
+    assert code == 2 and stdout == ""
