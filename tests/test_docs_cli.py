@@ -1,0 +1,175 @@
+"""The command lines in the docs run, and docs/cli.md covers the whole command line.
+
+Every ``linlayout SUBCOMMAND ...`` line inside a code block of a page under docs/ (fenced,
+or indented by four spaces) is run in-process, from a scratch directory that has
+``../shared`` when the repository has it.  A line containing ``[-`` is a synopsis and is
+not run.  A command must exit 0 or 1 (1: a well-formed question answered "no", e.g.
+``verify``); 2 (bad input) fails.  A command without ``--json`` is run again with it and
+must print exactly one JSON object (unless it draws a picture: drawing once is enough).
+
+A line written ``$ linlayout ...`` is followed by its output, up to the next ``$`` line or
+the end of the block.  Text output: every shown line other than ``...`` must appear in the
+real output, in order (so output may be trimmed, never invented).  JSON output (the command
+has ``--json``): the shown text is one JSON object whose keys must have exactly the real
+values; the string ``"..."`` stands for any value.
+
+docs/cli.md must name every subcommand in ``linlayout.cli.SUBCOMMANDS`` in a heading and
+mention every option string of every (sub)parser.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+from linlayout.cli import SUBCOMMANDS, build_parser, main
+
+REPO = Path(__file__).resolve().parents[1]
+DOCS = REPO / "docs"
+SHARED = REPO.parent / "shared"
+COMMAND = re.compile(r"^\s*(?P<prompt>\$ )?linlayout (?P<rest>.*)$")
+
+
+class DocCommand:
+    def __init__(self, page: Path, line: int, argv: list[str], shown: list[str] | None):
+        self.page, self.line, self.argv, self.shown = page, line, argv, shown
+
+    @property
+    def id(self) -> str:
+        return f"{self.page.relative_to(DOCS)}:{self.line}"
+
+
+def _code_lines(text: str) -> list[tuple[int, str, int]]:
+    """(line number, text, block id) of every line inside a fenced or indented code block."""
+    out, fence, block, prev_blank = [], False, 0, True
+    for i, ln in enumerate(text.splitlines(), 1):
+        if ln.lstrip().startswith("```"):
+            fence = not fence
+            block += 1
+            prev_blank = False
+            continue
+        indented = ln.startswith("    ") and (prev_blank or (out and out[-1][0] == i - 1))
+        if fence or indented:
+            out.append((i, ln, block if fence else -i if prev_blank else out[-1][2]))
+        prev_blank = not ln.strip()
+    return out
+
+
+def _commands(page: Path) -> list[DocCommand]:
+    lines = _code_lines(page.read_text())
+    cmds, k = [], 0
+    while k < len(lines):
+        no, ln, block = lines[k]
+        m = COMMAND.match(ln)
+        k += 1
+        if not m or m.group("rest").split(" ", 1)[0] not in SUBCOMMANDS + ["--help"]:
+            continue
+        text = m.group("rest")
+        while True:  # a quoted argument may continue on the next lines
+            try:
+                argv = shlex.split(text, comments=True)
+                break
+            except ValueError:
+                text += " " + lines[k][1].strip()
+                k += 1
+        if "[-" in text:
+            continue  # a synopsis
+        shown = None
+        if m.group("prompt"):
+            shown = []
+            while k < len(lines) and lines[k][2] == block and not lines[k][1].lstrip().startswith("$ "):
+                shown.append(lines[k][1])
+                k += 1
+        cmds.append(DocCommand(page, no, argv, shown))
+    return cmds
+
+
+ALL = [c for p in sorted(DOCS.rglob("*.md")) for c in _commands(p)]
+
+
+def _run(argv: list[str], capsys) -> tuple[int, str, str]:
+    try:
+        code = main(argv)
+    except SystemExit as e:  # --help
+        code = e.code or 0
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _matches(shown, real) -> bool:
+    if shown == "...":
+        return True
+    if isinstance(shown, dict):
+        return isinstance(real, dict) and all(k in real and _matches(v, real[k]) for k, v in shown.items())
+    if isinstance(shown, list):
+        return isinstance(real, list) and len(shown) == len(real) and all(map(_matches, shown, real))
+    return shown == real
+
+
+@pytest.fixture
+def scratch(tmp_path, monkeypatch):
+    """A working directory with ../shared next to it (when the repository has one)."""
+    work = tmp_path / "work"
+    work.mkdir()
+    if SHARED.exists():
+        (tmp_path / "shared").symlink_to(SHARED)
+    monkeypatch.chdir(work)
+    monkeypatch.setenv("COLUMNS", "80")  # argparse wraps --help at the terminal width
+    return work
+
+
+def test_docs_have_commands():
+    assert len(ALL) >= 20, [c.id for c in ALL]
+
+
+@pytest.mark.parametrize("cmd", ALL, ids=lambda c: c.id)
+def test_doc_command(cmd, scratch, capsys):
+    if any("../shared" in a for a in cmd.argv) and not SHARED.exists():
+        pytest.skip("../shared is not next to the repository")
+    code, out, err = _run(cmd.argv, capsys)
+    assert code in (0, 1), f"{cmd.id}: linlayout {' '.join(cmd.argv)} exited {code}: {err.strip()}"
+    if cmd.shown:
+        if "--json" in cmd.argv:
+            shown = json.loads(" ".join(cmd.shown))
+            assert _matches(shown, json.loads(out)), f"{cmd.id}: shown JSON differs from the real output:\n{out}"
+        else:
+            real = [ln.rstrip() for ln in out.splitlines()]
+            pos = 0
+            for ln in cmd.shown:
+                if ln.strip() == "...":
+                    continue
+                while pos < len(real) and real[pos] != ln.rstrip():
+                    pos += 1
+                assert pos < len(real), f"{cmd.id}: shown line {ln!r} is not in the real output (in order):\n{out}"
+                pos += 1
+    if not {"--json", "--help", "-h", "--png", "--svg"} & set(cmd.argv):  # pictures: slow, drawn once
+        code, out, err = _run(cmd.argv + ["--json"], capsys)
+        assert code in (0, 1), f"{cmd.id} --json exited {code}: {err.strip()}"
+        assert isinstance(json.loads(out), dict), f"{cmd.id} --json did not print one JSON object"
+
+
+def _parsers(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()):
+    yield path, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _parsers(sub, path + (name,))
+
+
+def test_cli_reference_covers_every_subcommand_and_flag():
+    text = (DOCS / "cli.md").read_text()
+    headings = [ln for ln in text.splitlines() if ln.startswith("#")]
+    for name in SUBCOMMANDS:
+        assert any(f"linlayout {name}" in h for h in headings), f"docs/cli.md has no heading for `linlayout {name}`"
+    missing = []
+    for path, parser in _parsers(build_parser()):
+        for action in parser._actions:
+            for opt in action.option_strings:
+                if opt not in ("-h", "--help") and not re.search(rf"(?<![\w-]){re.escape(opt)}(?![\w-])", text):
+                    missing.append(f"linlayout {' '.join(path)} {opt}")
+    assert not missing, f"docs/cli.md does not mention: {missing}"
