@@ -1,0 +1,106 @@
+"""A tile staged through LDS: the synthesized shared layout and every LDS instruction of the
+writer and the reader, ready to emit.
+
+``stage_tile(writer, reader, bits, arch)`` asks ``synth.swizzle.synthesize`` for the shared
+layout ``S: offset -> tensor`` (widest vectors, then fewest bank cycles) and turns its
+instruction choices (``synth.lds_access``: op, vector width, the register bits one
+instruction covers, how many instructions) into :class:`LdsAccess` lists.  Instruction
+``i`` of a side covers the registers ``base_i ^ spread(j)``, ``j < vector``, where
+``spread`` puts the bits of ``j`` on the covered register bits (element order) and
+``base_i`` enumerates the other register bits; lane ``l`` of warp ``w`` starts at element
+offset ``cvt(base_i, l, w)`` with ``cvt = S^-1 o layout``, and its elements follow at
+``+1, +2, ..`` (checked here for every lane, not assumed).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from linlayout import LayoutError, LinearLayout
+from synth.lds_access import TileAccessReport, access_map
+from synth.swizzle import SwizzleResult, synthesize
+
+__all__ = ["LdsAccess", "StagedTile", "stage_tile", "tile_accesses"]
+
+
+@dataclass(frozen=True)
+class LdsAccess:
+    """One LDS instruction of one side: ``op``, the registers it moves (element order) and the
+    element offset ``[warp, lane]`` of each lane's first element."""
+
+    op: str
+    regs: tuple[int, ...]
+    offsets: np.ndarray
+
+    @property
+    def vector(self) -> int:
+        return len(self.regs)
+
+
+@dataclass
+class StagedTile:
+    """The synthesized shared layout and the writer's and reader's instructions."""
+
+    shared: LinearLayout
+    element_bits: int
+    writes: list[LdsAccess]
+    reads: list[LdsAccess]
+    synthesis: SwizzleResult
+
+    @property
+    def lds_bytes(self) -> int:
+        return self.synthesis.lds_bytes
+
+    def describe(self) -> dict:
+        s = self.synthesis
+        return {"shared": self.shared.to_json()["bases"]["offset"], "write_op": s.write_op,
+                "write_instructions": s.write_instructions, "write_cycles": s.write_cycles,
+                "read_op": s.read_op, "read_instructions": s.read_instructions, "read_cycles": s.read_cycles,
+                "ideal_cycles": s.ideal_cycles, "lower_bound_cycles": s.lower_bound_cycles,
+                "optimal": s.optimal, "lds_bytes": s.lds_bytes}
+
+
+def _check_registers(layout: LinearLayout, what: str) -> None:
+    if layout.has_in_dim("register") and any(not any(v) for v in layout.bases["register"]):
+        raise LayoutError(f"{what}: a register of the layout is a broadcast (zero basis); drop it before staging")
+
+
+def tile_accesses(report: TileAccessReport, shared: LinearLayout, layout: LinearLayout,
+                  num_warps: int) -> list[LdsAccess]:
+    """The instructions of ``report.choice`` for ``layout`` reading/writing ``shared``."""
+    _check_registers(layout, f"{report.direction} layout")
+    cvt = access_map(shared, layout)
+    ch = report.choice
+    n_reg = cvt.in_dim_size_log2("register")
+    covered = list(ch.register_bits)
+    rest = [i for i in range(n_reg) if i not in covered]
+    lanes = np.arange(64)[None, :]
+    warps = np.arange(num_warps)[:, None]
+    out = []
+    for i in range(1 << len(rest)):
+        base = sum(((i >> k) & 1) << bit for k, bit in enumerate(rest))
+        regs = [base | sum(((j >> k) & 1) << bit for k, bit in enumerate(covered)) for j in range(ch.vector)]
+        offs = []
+        for j, r in enumerate(regs):
+            args = {"register": np.full((num_warps, 64), r), "lane": np.broadcast_to(lanes, (num_warps, 64))}
+            if cvt.has_in_dim("warp"):
+                args["warp"] = np.broadcast_to(warps, (num_warps, 64))
+            offs.append(np.asarray(cvt.apply(args)["offset"], dtype=np.int64))
+            if j and not np.array_equal(offs[j], offs[0] + j):
+                raise LayoutError(f"{ch.op}: register {r} is not next to register {regs[0]} in LDS")
+        out.append(LdsAccess(ch.op, tuple(regs), offs[0]))
+    if len(out) != ch.count:
+        raise LayoutError(f"{ch.op}: expected {ch.count} instructions, enumerated {len(out)}")
+    return out
+
+
+def stage_tile(writer: LinearLayout, reader: LinearLayout, element_bits: int, arch: str,
+               num_warps: int, **synth_options) -> StagedTile:
+    """Synthesize the shared layout of ``writer -> LDS -> reader`` and list both sides' instructions."""
+    res = synthesize(writer, reader, element_bits, arch, **synth_options)
+    if res.shared.in_dim_names != ["offset"]:
+        raise LayoutError(f"the shared layout moves in rounds ({res.shared.in_dim_names}); give a larger LDS budget")
+    return StagedTile(res.shared, element_bits, tile_accesses(res.write_report, res.shared, writer, num_warps),
+                      tile_accesses(res.read_report, res.shared, reader, num_warps), res)

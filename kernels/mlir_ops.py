@@ -1,0 +1,72 @@
+"""Small MLIR text helpers the kernels share on top of ``lowering.emit.builder.Builder``:
+the kernel module, ``scf.for`` with loop-carried values, float constants and comparisons."""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+from lowering.emit.builder import Builder
+
+__all__ = ["kernel_module", "scf_for", "fconst", "ult", "and1", "index_to_i32", "float_vector"]
+
+
+def kernel_module(name: str, params: Sequence[tuple[str, str]], body: str, globals_: Sequence[str] = ()) -> str:
+    """A module with one ``gpu.module`` holding kernel ``name(params)`` (``(ssa name, type)`` pairs)."""
+    g = "".join(f"    {line}\n" for line in globals_)
+    sig = ", ".join(f"{n}: {t}" for n, t in params)
+    return (f"module {{\n  gpu.module @linlayout_kernels {{\n{g}"
+            f"    gpu.func @{name}({sig}) kernel {{\n{body}\n      gpu.return\n    }}\n  }}\n}}\n")
+
+
+def fconst(b: Builder, value: float, type_: str = "f32") -> str:
+    """A float (or dense float vector, ``type_`` ``vector<..>``) constant."""
+    lit = repr(float(value)) if value == value and abs(value) != float("inf") else None
+    if lit is None:
+        raise ValueError(f"float constant {value} is not finite")
+    if "e" not in lit and "." not in lit:
+        lit += ".0"
+    if type_.startswith("vector"):
+        return b.value(f"arith.constant dense<{lit}> : {type_}", "cf")
+    return b.value(f"arith.constant {lit} : {type_}", "cf")
+
+
+def float_vector(n: int) -> str:
+    return f"vector<{n}xf32>" if n > 1 else "f32"
+
+
+def ult(b: Builder, x: str, y: str) -> str:
+    """``x < y`` unsigned (i32) as i1."""
+    return b.value(f"arith.cmpi ult, {x}, {y} : i32", "lt")
+
+
+def and1(b: Builder, x: str, y: str) -> str:
+    return b.arith("andi", x, y, "i1")
+
+
+def index_to_i32(b: Builder, x: str) -> str:
+    return b.cast("arith.index_cast", x, "index", "i32")
+
+
+def scf_for(b: Builder, upper: str, carried: Sequence[tuple[str, str]],
+            body: Callable[[str, list[str]], list[str]]) -> list[str]:
+    """``for i in [0, upper)`` (``upper`` an i32) carrying ``(initial value, type)`` values.
+
+    ``body(i, args)`` emits the loop body (``i`` the i32 induction variable, ``args`` the
+    carried values) and returns the values to carry on; returns the final values.
+    """
+    lb, step = b.const(0, "index"), b.const(1, "index")
+    ub = b.cast("arith.index_cast", upper, "i32", "index")
+    iv = b.fresh("kb")
+    args = [b.fresh("carry") for _ in carried]
+    types = ", ".join(t for _, t in carried)
+    res = b.fresh("loop")
+    inits = ", ".join(f"{a} = {v}" for a, (v, _) in zip(args, carried))
+    head = f"{res}:{len(carried)} = " if len(carried) > 1 else (f"{res} = " if carried else "")
+    b.line(f"{head}scf.for {iv} = {lb} to {ub} step {step} iter_args({inits}) -> ({types}) {{"
+           if carried else f"scf.for {iv} = {lb} to {ub} step {step} {{")
+    outs = body(b.cast("arith.index_cast", iv, "index", "i32"), args)
+    if len(outs) != len(carried):
+        raise ValueError(f"loop body returned {len(outs)} values for {len(carried)} carried ones")
+    b.line(f"scf.yield {', '.join(outs)} : {types}" if carried else "scf.yield")
+    b.line("}")
+    return [f"{res}#{i}" for i in range(len(carried))] if len(carried) > 1 else ([res] if carried else [])
