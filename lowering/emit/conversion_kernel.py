@@ -21,9 +21,13 @@ Kernel structure (one workgroup of ``64 * num_warps`` threads, x dimension):
    kernel; its end marker pins every one of them, so none is computed later;
 3. the ``conv`` region (``; linlayout-begin conv`` ... ``; linlayout-end conv``): exactly
    the plan's instructions plus the waits, hazard ``s_nop`` and copies the compiler adds.
-   The begin marker passes the source registers through (outputs tied to inputs): the
-   region starts with them loaded, as after an MFMA, and no conversion instruction can be
-   computed before it; the end marker pins every destination register that an instruction
+   The begin marker takes the source registers as operands (the region starts with them
+   loaded, as after an MFMA).  With ``pin_sources`` it passes them *through* (outputs
+   tied to inputs), so that no conversion instruction can be computed before it -- at
+   the price that the hazard recognizer sees the marker as writing those registers and
+   may put an ``s_nop`` before a first DPP or permlane read
+   (:func:`lowering.conversion.lower_conversion` compiles without it and falls back to it
+   only when an instruction of the plan left the region); the end marker pins every destination register that an instruction
    of the region computes (pure register ops cannot drift past it, and their waits count),
    but not the results of LDS reads as such (their final wait, like Triton's, falls
    after the region);
@@ -168,7 +172,8 @@ class _GlobalTile:
 
 
 class _Kernel:
-    def __init__(self, plan: Plan, shape: tuple[int, ...] | None, name: str, io_dwords: int) -> None:
+    def __init__(self, plan: Plan, shape: tuple[int, ...] | None, name: str, io_dwords: int,
+                 pin_sources: bool) -> None:
         src, dst = plan.src, plan.dst
         if [n for n, _ in src.out_dims] != [n for n, _ in dst.out_dims] or src.out_dims != dst.out_dims:
             raise LayoutError(f"src and dst layouts cover different tensors: {src.out_dims} vs {dst.out_dims}")
@@ -185,6 +190,7 @@ class _Kernel:
         if io_dwords not in (1, 2, 4):
             raise LayoutError(f"io_dwords must be 1, 2 or 4, got {io_dwords}")
         self.plan, self.shape, self.name, self.dims, self.io_dwords = plan, shape, name, dims, io_dwords
+        self.pin_sources = pin_sources
         self.eb = max(1, plan.element_bits // 8)
         self.p, self.dps = slots_per_dword(plan.element_bits), dwords_per_slot(plan.element_bits)
 
@@ -215,8 +221,11 @@ class _Kernel:
         store_offsets = [(v, "i32", "v") for _, parts in stores for v, _, _ in parts]
         rsrcs = [(rin, "!llvm.ptr<8>", "s"), (rout, "!llvm.ptr<8>", "s")]
         atoms.region_marker(b, "setup", "end", _unique(lanes.pinned + store_offsets + rsrcs))
-        order = sorted(regs)
-        regs = dict(zip(order, atoms.region_marker(b, "conv", "begin", tied=[regs[d] for d in order])))
+        if self.pin_sources:
+            order = sorted(regs)
+            regs = dict(zip(order, atoms.region_marker(b, "conv", "begin", tied=[regs[d] for d in order])))
+        else:
+            atoms.region_marker(b, "conv", "begin", [(regs[d], "i32", "v") for d in sorted(regs)])
         regs = emitter.emit(regs)
         dst_dwords = [d for dwords, _ in stores for d in dwords]
         missing = [d for d in dst_dwords if d not in regs]
@@ -254,8 +263,7 @@ class _Kernel:
             dwords.append((d, [pieces[0][:2] + (0, 4)] if whole and same_oob and aligned else pieces))
         runs: list[list[tuple[int, list]]] = []
         for d, pieces in dwords:
-            if runs and len(runs[-1]) in (1, 2) and len(runs[-1]) < self.io_dwords and len(pieces) == 1 \
-                    and pieces[0][3] == 4:
+            if runs and len(runs[-1]) < self.io_dwords and len(pieces) == 1 and pieces[0][3] == 4:
                 prev_d, prev = runs[-1][-1]
                 if (prev_d == d - 1 and len(prev) == 1 and prev[0][3] == 4
                         and np.array_equal(tile.table(*pieces[0][:2]), tile.table(*prev[0][:2]) + 4)
@@ -333,13 +341,14 @@ def _module(name: str, body: str, globals_: list[str]) -> str:
 
 
 def build_conversion_kernel(plan: Plan, *, shape: tuple[int, ...] | None = None, name: str = "convert_layout",
-                            io_dwords: int = 4) -> ConversionKernel:
+                            io_dwords: int = 4, pin_sources: bool = False) -> ConversionKernel:
     """The conversion kernel of a (verified) ``plan``.
 
     ``shape``: the tensor's extent when the tile is ragged (default: the full tile).
     ``io_dwords``: the widest global load/store in dwords (4: dwordx4 where memory is
     contiguous, as Triton's test kernels do; 1: one dword per register, which leaves the
     compiler free to place every source register where the conversion wants it).
+    ``pin_sources``: pass the source registers through the begin marker (see the module doc).
     """
     if not isinstance(plan, Plan):
         raise LayoutError(f"expected a synth.plan.Plan, got {type(plan).__name__}")
@@ -347,4 +356,4 @@ def build_conversion_kernel(plan: Plan, *, shape: tuple[int, ...] | None = None,
         raise LayoutError("the plan was not verified on the wave emulator; refusing to emit it")
     if not name.replace("_", "").isalnum():
         raise LayoutError(f"kernel name {name!r} must be letters, digits and underscores")
-    return _Kernel(plan, shape, name, io_dwords).build()
+    return _Kernel(plan, shape, name, io_dwords, pin_sources).build()

@@ -1,0 +1,87 @@
+"""Per-lane setup values (lowering.emit.lane_values): the GF(2)-affine fit, register reuse
+with immediate offsets, lane masks, and the values a kernel computes on the interpreter."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lowering.emit.lane_values import AffineTable, fit_affine
+from lowering.mlir import available
+
+WAVE = 64
+
+
+def _affine_tables(draw, num_warps):
+    wb = num_warps.bit_length() - 1
+    word = st.integers(0, (1 << 32) - 1)
+    return AffineTable(draw(word), tuple(draw(word) for _ in range(6)), tuple(draw(word) for _ in range(wb)))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.data(), st.sampled_from([1, 2, 4, 8]))
+def test_fit_affine_recovers_every_affine_table(data, num_warps):
+    aff = _affine_tables(data.draw, num_warps)
+    t = aff.evaluate(num_warps)
+    assert fit_affine(t) == aff
+    # with don't-cares the fit only has to agree on the defined entries
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**31)))
+    defined = rng.random(t.shape) < 0.5
+    noisy = np.where(defined, t, rng.integers(0, 1 << 32, t.shape))
+    fit = fit_affine(noisy, defined)
+    assert fit is not None and np.array_equal(fit.evaluate(num_warps)[defined], t[defined])
+
+
+def test_fit_affine_refuses_non_affine_tables():
+    lane = np.arange(WAVE)
+    assert fit_affine(((lane + 1) % WAVE)[None, :]) is None  # a rotation is not GF(2)-affine
+    assert fit_affine(np.full((3, WAVE), 1)) is None  # warp count not a power of two
+    assert fit_affine(np.full((1, WAVE), -1)) is None
+    # a rotation restricted to lanes where it is affine (no carry out of bit 0) fits
+    defined = (lane % 2 == 0)[None, :]
+    assert fit_affine(((lane + 1) % WAVE)[None, :], defined) is not None
+
+
+mlir = pytest.mark.skipif(not available(), reason="MLIR Python bindings (pip install flydsl) not importable")
+
+
+@mlir
+def test_lane_values_kernel_on_interpreter():
+    from lowering.emit import atoms
+    from lowering.emit.builder import Builder
+    from lowering.emit.lane_values import LaneValues
+    from lowering.interp import load_kernel
+
+    W = 2
+    lane = np.arange(WAVE)
+    warp = np.arange(W)[:, None]
+    tables = {
+        "xor_swizzle": np.broadcast_to((lane * 16) ^ ((lane >> 3) & 7) * 16 ^ warp * 4096, (W, WAVE)),
+        "general_cols": np.broadcast_to(((lane & 1) * 0x1234) ^ ((lane >> 5) * 0xABCD00) ^ 7, (W, WAVE)),
+        "rotation": np.broadcast_to(4 * ((lane + 1) % WAVE), (W, WAVE)),  # not affine: constant array
+    }
+    b = Builder()
+    tid, _t32, lane_v, warp_v = atoms.thread_ids(b)
+    lv = LaneValues(b, tid, lane_v, warp_v, W)
+    names = {k: lv.value_of(t, what=k)[0] for k, t in tables.items()}
+    base, delta = lv.value_of(tables["xor_swizzle"] + 48, max_delta=64)
+    assert (base, delta) == (names["xor_swizzle"], 48)  # reused with an immediate offset
+    other, d2 = lv.value_of(tables["xor_swizzle"] + 8, max_delta=8)  # too far: a new (affine) register
+    assert d2 == 0 and other != names["xor_swizzle"]
+    cond_t = (lane[None, :] >> 4 & 1) ^ (warp & 1)  # differs per warp
+    cond = lv.condition(np.broadcast_to(cond_t, (W, WAVE)))
+    assert lv.condition(np.broadcast_to(cond_t, (W, WAVE))) == cond  # cached
+    assert len(lv.globals) == 1 and any(c == "s" for _, _, c in lv.pinned)
+    rsrc = atoms.buffer_rsrc(b, "%out", 4 * 4 * W * WAVE)
+    t4 = b.arith("shli", b.cast("arith.index_cast", tid, "index", "i32"), b.const(4))
+    for k, name in enumerate(list(names.values()) + [b.select(cond, b.const(1), b.const(0))]):
+        atoms.buffer_store(b, name, rsrc, b.arith("addi", t4, b.const(4 * k)), "i32")
+    globals_ = "".join(f"    {g}\n" for g in lv.globals)
+    text = (f"module {{\n  gpu.module @m {{\n{globals_}    gpu.func @k(%out: !llvm.ptr<1>) kernel {{\n"
+            f"{b.body()}\n      gpu.return\n    }}\n  }}\n}}\n")
+    out = load_kernel(text, "k", "gfx942").run([np.zeros((W * WAVE, 4), np.uint32)], block=(W * WAVE, 1, 1))[0]
+    for k, t in enumerate(tables.values()):
+        assert np.array_equal(out[:, k], np.asarray(t, dtype=np.int64).reshape(-1) & 0xFFFFFFFF), k
+    assert np.array_equal(out[:, 3], cond_t.reshape(-1))
