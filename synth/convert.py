@@ -188,7 +188,10 @@ def candidate_plans(src: LinearLayout, dst: LinearLayout, arch: str, element_bit
         cands.extend(_in_wave_candidates(prob, wm, target, element_bits, cm))
     if strategy == "registers" and not wm.wave_local:
         raise LayoutError("the conversion moves data between warps; only the LDS strategy can do it")
-    if strategy in ("auto", "lds"):
+    lds_floor = None
+    if cands and strategy == "auto":  # an LDS plan cannot beat the in-wave plan: skip building it
+        lds_floor = _lower_bound(prob, element_bits, target)["lds_cost"]
+    if strategy in ("auto", "lds") and (lds_floor is None or lds_floor < min(p.cost for p in cands)):
         try:
             cands.extend(_lds_candidates(prob, target, element_bits, cm, lds_budget_bytes))
         except LayoutError:
@@ -238,8 +241,19 @@ def plan_conversion(src: LinearLayout, dst: LinearLayout, arch: str, element_bit
         c = best.counts()
         cross = c["dpp"] + c["ds_bpermute"] + c["ds_swizzle"] + c["permlane16_swap"] + c["permlane32_swap"]
         best.strategy = "lanes" if cross else ("rename" if c["total"] == 0 else "registers")
-    prob_ids = (element_ids(best.src, best.num_warps), element_ids(best.dst, best.num_warps))
-    target = get_target(arch)
-    best.lower_bound = cost_mod.lower_bound(prob_ids[0], prob_ids[1], element_bits,
-                                            cost_mod.cost_model(target.name), target.has_permlane_swap)
+    best.lower_bound = _lower_bound(normalize(src, dst, 64), element_bits, get_target(arch))
     return best
+
+
+_lb_cache: dict = {}
+
+
+def _lower_bound(prob: Problem, element_bits: int, target) -> dict:
+    key = (prob.src, prob.dst, element_bits, target.name)
+    if key not in _lb_cache:
+        if len(_lb_cache) > 256:
+            _lb_cache.clear()
+        _lb_cache[key] = cost_mod.lower_bound(element_ids(prob.src, prob.num_warps),
+                                              element_ids(prob.dst, prob.num_warps), element_bits,
+                                              cost_mod.cost_model(target.name), target.has_permlane_swap)
+    return dict(_lb_cache[key])

@@ -267,6 +267,16 @@ def plan_cost(plan, cm: CostModel) -> tuple[float, dict]:
     return issue + lds + cm.latency(depth) + setup, parts
 
 
+def _member(x, sorted_unique):
+    """``x in sorted_unique`` elementwise (both int arrays, the second sorted and unique)."""
+    import numpy as np
+
+    if sorted_unique.size == 0:
+        return np.zeros(x.shape, dtype=bool)
+    i = np.searchsorted(sorted_unique, x).clip(0, sorted_unique.size - 1)
+    return sorted_unique[i] == x
+
+
 def lower_bound(src_ids, dst_ids, element_bits: int, cm: CostModel, has_permlane: bool) -> dict:
     """Analytic bounds over every plan (per wave).
 
@@ -287,20 +297,22 @@ def lower_bound(src_ids, dst_ids, element_bits: int, cm: CostModel, has_permlane
     eb = max(1, element_bits // 8)
     per_dword = max(1, 32 // element_bits)
     halves = 2 if element_bits == 64 else 1
-    have = np.zeros((W, L, n_ids), dtype=bool)
-    np.put_along_axis(have, src_ids, True, axis=2)
-    need = np.zeros((W, L, n_ids), dtype=bool)
-    np.put_along_axis(need, dst_ids, True, axis=2)
-    remote = need & ~have
-    per_lane = remote.sum(axis=2)
+    lane_of = (np.arange(W)[:, None, None] * L + np.arange(L)[None, :, None])
+    have_lane = np.unique((lane_of * n_ids + src_ids).reshape(-1))
+    need_lane = np.unique((lane_of * n_ids + dst_ids).reshape(-1))  # distinct (lane, element) needs
+    remote = ~_member(need_lane, have_lane)
+    per_lane = np.bincount(need_lane[remote] // n_ids, minlength=W * L)
     cross_lane = int(-(-int(per_lane.max()) // per_dword) * halves)
-    foreign = need & ~have.any(axis=1, keepdims=True)
-    per_lane_w = foreign.sum(axis=2)
+    have_warp = np.unique((np.arange(W)[:, None, None] * n_ids + src_ids).reshape(-1))
+    need_w = (need_lane // n_ids) // L * n_ids + need_lane % n_ids
+    foreign = ~_member(need_w, have_warp)
+    per_lane_w = np.bincount(need_lane[foreign] // n_ids, minlength=W * L)
     cross_warp = bool(per_lane_w.max() > 0)
     elems_b128 = max(1, 16 // eb)
     moving = foreign if cross_warp else remote
     lds_loads = int(-(-int((per_lane_w if cross_warp else per_lane).max()) // elems_b128))
-    lds_stores = int(-(-int(moving.any(axis=(0, 1)).sum()) // (W * L * elems_b128)))
+    n_moving = np.unique(need_lane[moving] % n_ids).size
+    lds_stores = int(-(-n_moving // (W * L * elems_b128)))
     move = min(cm.instruction("dpp"), cm.instruction("permlane16_swap") if has_permlane else 1e9)
     per_instr = min(cm.lds_cycles.values())
     per_byte = min(c / w for w, c in cm.lds_cycles.items())
@@ -309,7 +321,7 @@ def lower_bound(src_ids, dst_ids, element_bits: int, cm: CostModel, has_permlane
         return n_instr * cm.ds_issue + max(n_instr * per_instr, n_bytes * per_byte)
 
     load_bytes = int((per_lane_w if cross_warp else per_lane).max()) * eb
-    store_bytes = -(-int(moving.any(axis=(0, 1)).sum()) // (W * L)) * eb
+    store_bytes = -(-n_moving // (W * L)) * eb
     lds_bound = (lds_time(lds_loads, load_bytes) + lds_time(lds_stores, store_bytes) + cm.latency(2)
                  + (cm.instruction("s_barrier") if cross_warp else 0.0))
     if cross_warp:
@@ -319,4 +331,4 @@ def lower_bound(src_ids, dst_ids, element_bits: int, cm: CostModel, has_permlane
     return {"cross_lane_dwords": cross_lane, "cross_warp": cross_warp,
             "min_lds_loads": lds_loads if (cross_warp or cross_lane) else 0,
             "min_lds_stores": lds_stores if (cross_warp or cross_lane) else 0,
-            "min_barriers": 1 if cross_warp else 0, "cost": round(cost, 3)}
+            "min_barriers": 1 if cross_warp else 0, "cost": round(cost, 3), "lds_cost": round(lds_bound, 3)}

@@ -145,7 +145,10 @@ def permlane_swap(kind: str, vdst: np.ndarray, src0: np.ndarray) -> tuple[np.nda
 def v_perm_b32(s0: np.ndarray, s1: np.ndarray, selector: np.ndarray) -> np.ndarray:
     """``v_perm_b32``: bytes ``[..., 4]`` of S0, S1 and a selector ``[..., 4]`` (one byte per result byte)."""
     src = np.concatenate([s1, s0], axis=-1)  # in[0..3] = S1, in[4..7] = S0
-    sel = np.broadcast_to(np.asarray(selector, dtype=np.int64), s0.shape)
+    sel = np.asarray(selector, dtype=np.int64)
+    if sel.ndim == 1 and (sel < 8).all():  # uniform byte selects: plain indexing
+        return src[..., sel]
+    sel = np.broadcast_to(sel, s0.shape)
     out = np.take_along_axis(src, np.clip(sel, 0, 7), axis=-1)
     for k, idx in ((8, 1), (9, 3), (10, 5), (11, 7)):
         b = src[..., idx : idx + 1]
