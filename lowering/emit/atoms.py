@@ -28,7 +28,7 @@ __all__ = [
     "buffer_rsrc", "buffer_load", "buffer_store", "global_load", "global_store", "lds_global",
     "lds_base", "lds_pointer", "lds_load", "lds_store", "mfma", "mfma_operand_types", "region_marker",
     "block_id", "dpp_mov", "ds_swizzle", "ds_bpermute", "permlane_swap", "exp2", "cvt_pk_fp8_f32",
-    "cvt_f32_fp8",
+    "cvt_f32_fp8", "buffer_rsrc_value",
 ]
 
 # [I] Descriptor word 3 for raw buffers on gfx9: num_format 7 (float), data_format 4 (32),
@@ -101,14 +101,17 @@ def buffer_rsrc(b: Builder, ptr: str, num_records: int, flags: int = BUFFER_FLAG
         f"{b.const(flags)} : !llvm.ptr<1> to !llvm.ptr<8>", "rsrc")
 
 
-def buffer_load(b: Builder, rsrc: str, voffset: str, type_: str) -> str:
-    """``buffer_load_*``: ``type_`` at byte ``voffset`` (0 where out of range)."""
-    return b.value(f"rocdl.raw.ptr.buffer.load {rsrc}, {voffset}, {b.const(0)}, 0 : {type_}", "bld")
+def buffer_load(b: Builder, rsrc: str, voffset: str, type_: str, soffset: str | None = None) -> str:
+    """``buffer_load_*``: ``type_`` at byte ``voffset + soffset`` (0 where ``voffset`` is out of range;
+    the uniform ``soffset`` is not part of the range check)."""
+    so = soffset if soffset is not None else b.const(0)
+    return b.value(f"rocdl.raw.ptr.buffer.load {rsrc}, {voffset}, {so}, 0 : {type_}", "bld")
 
 
-def buffer_store(b: Builder, value: str, rsrc: str, voffset: str, type_: str) -> None:
-    """``buffer_store_*``: ``value`` at byte ``voffset`` (dropped where out of range)."""
-    b.line(f"rocdl.raw.ptr.buffer.store {value}, {rsrc}, {voffset}, {b.const(0)}, 0 : {type_}")
+def buffer_store(b: Builder, value: str, rsrc: str, voffset: str, type_: str, soffset: str | None = None) -> None:
+    """``buffer_store_*``: ``value`` at byte ``voffset + soffset`` (dropped where ``voffset`` is out of range)."""
+    so = soffset if soffset is not None else b.const(0)
+    b.line(f"rocdl.raw.ptr.buffer.store {value}, {rsrc}, {voffset}, {so}, 0 : {type_}")
 
 
 # ---------------------------------------------------------------------- global memory
@@ -285,3 +288,9 @@ def cvt_f32_fp8(b: Builder, packed: str, byte: int) -> str:
     if not 0 <= int(byte) <= 3:
         raise LayoutError(f"fp8 byte select {byte} is not in 0..3")
     return b.value(f"rocdl.cvt.f32.fp8 {packed}[{int(byte)}] : f32", "f8f")
+
+
+def buffer_rsrc_value(b: Builder, ptr: str, num_records: str, flags: int = BUFFER_FLAGS_GFX9) -> str:
+    """:func:`buffer_rsrc` whose ``num_records`` (bytes) is a run-time i64 value (wave-uniform)."""
+    return b.value(f"rocdl.make.buffer.rsrc {ptr}, {b.const(0, 'i16')}, {num_records}, {b.const(flags)} : "
+                   "!llvm.ptr<1> to !llvm.ptr<8>", "rsrc")

@@ -146,17 +146,29 @@ class _GlobalTile:
             m |= self.oob[:, :, s]
         return m
 
-    def voffset(self, slot: int, extra: int, oob: np.ndarray, what: str) -> str:
-        """An i32 equal to :meth:`table` in the lanes inside the tensor, out of range (``oob``) elsewhere."""
+    def voffset(self, slot: int, extra: int, oob: np.ndarray, what: str) -> tuple[str, str]:
+        """``(voffset, soffset)`` with ``voffset + soffset`` equal to :meth:`table` in the lanes inside the
+        tensor and ``voffset`` out of range (``oob``) elsewhere.
+
+        A full tile (no lane outside the tensor) shares one address register between
+        tables that differ by any constant: up to 4095 bytes go to the instruction's
+        immediate offset, more to ``soffset`` (a uniform register, outside the range check,
+        which a full tile never needs).  A ragged tile keeps the whole offset in ``voffset``.
+        """
         b = self.b
         inside = ~oob
-        v, delta = self.lanes.value_of(self.table(slot, extra), max_delta=BUFFER_OFFSET_LIMIT, defined=inside,
-                                       what=what, fallback=lambda: self._per_coordinate(slot, extra, inside, what))
-        if delta:
+        full = not self.oob.any()
+        v, delta = self.lanes.value_of(self.table(slot, extra), max_delta=(1 << 31) if full else BUFFER_OFFSET_LIMIT,
+                                       defined=inside, what=what,
+                                       fallback=lambda: self._per_coordinate(slot, extra, inside, what))
+        soff = b.const(0)
+        if delta >= BUFFER_OFFSET_LIMIT:
+            soff = b.const(delta)
+        elif delta:
             v = b.arith("addi", v, b.const(delta))
         if oob.any():
             v = b.select(self.lanes.condition(oob.astype(np.int64), what), b.const(atoms.BUFFER_OOB_OFFSET), v)
-        return v
+        return v, soff
 
     def _per_coordinate(self, slot: int, extra: int, inside: np.ndarray, what: str) -> str:
         """``bytes * sum_d x_d * stride_d + extra`` from the coordinates (each GF(2)-affine)."""
@@ -218,7 +230,7 @@ class _Kernel:
         emitter = PlanEmitter(b, plan, lanes, lds)
         emitter.prepare()
         stores = self._accesses(dst_tile, self._n_dwords(plan.slots_out), "store")
-        store_offsets = [(v, "i32", "v") for _, parts in stores for v, _, _ in parts]
+        store_offsets = [(v, "i32", "v") for _, parts in stores for (v, _), _, _ in parts]
         rsrcs = [(rin, "!llvm.ptr<8>", "s"), (rout, "!llvm.ptr<8>", "s")]
         atoms.region_marker(b, "setup", "end", _unique(lanes.pinned + store_offsets + rsrcs))
         if self.pin_sources:
@@ -277,7 +289,7 @@ class _Kernel:
         return out
 
     def _accesses(self, tile: _GlobalTile, n_dwords: int, what: str) -> list[tuple[list[int], list]]:
-        """``(dwords, [(voffset value, first byte in dword, bytes)])`` per buffer instruction."""
+        """``(dwords, [((voffset, soffset), first byte in dword, bytes)])`` per buffer instruction."""
         out = []
         for run in self._runs(tile, n_dwords):
             first_d, pieces = run[0]
@@ -295,14 +307,14 @@ class _Kernel:
         for dwords, parts in self._accesses(tile, n_dwords, "load"):
             if len(parts) == 1 and parts[0][2] == 4 * len(dwords):
                 t = vector_type(len(dwords), "i32")
-                v = atoms.buffer_load(b, rsrc, parts[0][0], t)
+                v = atoms.buffer_load(b, rsrc, parts[0][0][0], t, parts[0][0][1])
                 for k, d in enumerate(dwords):
                     regs[d] = v if len(dwords) == 1 else b.extract(v, k, t)
                 continue
             word = None
             for voff, o, n in parts:
                 t = f"i{8 * n}"
-                piece = b.cast("arith.extui", atoms.buffer_load(b, rsrc, voff, t), t, "i32")
+                piece = b.cast("arith.extui", atoms.buffer_load(b, rsrc, voff[0], t, voff[1]), t, "i32")
                 if o:
                     piece = b.arith("shli", piece, b.const(8 * o))
                 word = piece if word is None else b.arith("ori", word, piece)
@@ -313,13 +325,14 @@ class _Kernel:
         for dwords, parts in stores:
             if len(parts) == 1 and parts[0][2] == 4 * len(dwords):
                 t = vector_type(len(dwords), "i32")
-                atoms.buffer_store(b, b.build_vector([regs[d] for d in dwords], "i32"), rsrc, parts[0][0], t)
+                atoms.buffer_store(b, b.build_vector([regs[d] for d in dwords], "i32"), rsrc, parts[0][0][0], t,
+                                   parts[0][0][1])
                 continue
             (d,) = dwords
             for voff, o, n in parts:
                 word = regs[d] if not o else b.arith("shrui", regs[d], b.const(8 * o))
                 t = f"i{8 * n}"
-                atoms.buffer_store(b, b.cast("arith.trunci", word, "i32", t), rsrc, voff, t)
+                atoms.buffer_store(b, b.cast("arith.trunci", word, "i32", t), rsrc, voff[0], t, voff[1])
 
 
 def _unique(pinned: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]:

@@ -1,0 +1,68 @@
+"""``linlayout bench conversions``: the summary arithmetic, and a short run against the baseline."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from linlayout.cli import main
+from linlayout.cli.bench import stays_in_wave, summarize
+from lowering.mlir import available
+
+BASELINE = Path(__file__).resolve().parents[2] / "shared" / "bench" / "triton_amd_baseline.json"
+
+
+def _row(name, ours, triton, in_wave=False, lds=False, secs=0.2):
+    return {"name": name, "arch": "gfx942", "dtype": "fp32", "ours": {"total": ours}, "triton": {"total": triton},
+            "stays_in_wave": in_wave, "triton_uses_lds": lds, "plan_isa_differences": {}, "compile_seconds": secs}
+
+
+def test_summary_arithmetic():
+    rows = [_row("a", 10, 40, in_wave=True, lds=True), _row("b", 0, 0), _row("c", 30, 20),
+            _row("d", 5, 5, in_wave=True, lds=True, secs=0.4)]
+    s = summarize(rows)
+    assert (s["wins"], s["ties"], s["losses"]) == (1, 2, 1)
+    assert s["geomean_cases"] == 3
+    assert math.isclose(s["geomean_ratio"], round((10 / 40 * 30 / 20 * 1.0) ** (1 / 3), 4))
+    assert not s["at_most_triton_everywhere"] and s["losing_cases"] == ["c gfx942 fp32"]
+    assert s["in_wave_triton_lds_cases"] == 2 and not s["in_wave_at_most_half"]
+    assert s["in_wave_over_half"] == ["d gfx942 fp32"]
+    assert s["compile_seconds"]["max"] == 0.4 and s["ours_total"] == 45 and s["triton_total"] == 65
+
+
+def test_stays_in_wave():
+    from linlayout import LinearLayout
+
+    lay = LinearLayout({"register": [[0, 1]], "lane": [[0, 2], [0, 4], [0, 8], [0, 16], [0, 32], [1, 0]],
+                        "warp": [[2, 0]]}, [("dim0", 4), ("dim1", 64)])
+    swapped_in_wave = LinearLayout({"register": [[0, 2]], "lane": [[0, 1], [0, 4], [0, 8], [0, 16], [0, 32], [1, 0]],
+                                    "warp": [[2, 0]]}, [("dim0", 4), ("dim1", 64)])
+    across = LinearLayout({"register": [[0, 1]], "lane": [[0, 2], [0, 4], [0, 8], [0, 16], [0, 32], [2, 0]],
+                           "warp": [[1, 0]]}, [("dim0", 4), ("dim1", 64)])
+    assert stays_in_wave(lay, swapped_in_wave, 2)
+    assert not stays_in_wave(lay, across, 2)
+
+
+@pytest.mark.skipif(not available(), reason="MLIR Python bindings (pip install flydsl) not importable")
+def test_bench_cli_short_run(capsys, tmp_path, monkeypatch):
+    if not BASELINE.exists():
+        pytest.skip("shared/bench/triton_amd_baseline.json is absent")
+    monkeypatch.setenv("LINLAYOUT_CACHE", str(tmp_path))
+    assert main(["bench", "conversions", "--baseline", str(BASELINE), "--cases", "3", "--arch", "gfx950",
+                 "--isa-only", "--json"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    base = [c for c in json.loads(BASELINE.read_text())["cases"] if c["arch"] == "gfx950"][:3]
+    assert [c["name"] for c in r["cases"]] == [c["name"] for c in base]
+    for row, c in zip(r["cases"], base):
+        assert set(row) >= {"name", "arch", "dtype", "ours", "triton"} and row["triton"] == c["triton"]
+        assert row["ours"]["total"] == sum(row["ours"][k] for k in (
+            "valu", "mfma", "salu", "s_waitcnt", "s_barrier", "s_nop", "smem", "ds_bpermute", "ds_permute",
+            "ds_swizzle", "lds_write", "lds_read", "lds_read_tr", "vmem", "other"))
+        assert row["plan_isa_differences"] == {}
+    assert r["summary"]["cases"] == 3
+    assert main(["bench", "conversions", "--baseline", str(tmp_path / "missing.json")]) == 2
+    assert main(["bench", "conversions", "--baseline", str(BASELINE), "--cases", "0"]) == 2
+    assert main(["bench"]) == 2
