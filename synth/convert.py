@@ -61,8 +61,9 @@ def _n_values(n_slots: int, element_bits: int) -> int:
 
 def _finish(plan: Plan, prog: Program, outputs: list[int], strategy: str, cm) -> Plan:
     plan.steps = prog.emit(outputs, _n_values(plan.slots_out, plan.element_bits))
-    plan.overhead = cost_mod.estimate_overhead(plan)
-    plan.cost, plan.cost_detail = cost_mod.plan_cost(plan, cm)
+    depth = cost_mod.ds_depth(plan)
+    plan.overhead = cost_mod.estimate_overhead(plan, depth)
+    plan.cost, plan.cost_detail = cost_mod.plan_cost(plan, cm, depth)
     plan.strategy = strategy
     return plan
 

@@ -202,7 +202,7 @@ def _addr_cost(bases: list, a) -> int:
     return LDS_ADDR_BASE_VALU
 
 
-def estimate_overhead(plan) -> dict[str, int]:
+def estimate_overhead(plan, depth: int | None = None) -> dict[str, int]:
     """Setup instructions the steps need but that are not steps themselves ([I] estimates).
 
     ``valu_bpermute_addr`` BPERMUTE_ADDR_VALU per distinct ds_bpermute address pattern;
@@ -239,13 +239,13 @@ def estimate_overhead(plan) -> dict[str, int]:
         "salu_vcc": VCC_SALU * len(conds),
         "salu_perm_selector": PERM_SELECTOR_SALU * len(sels),
         "valu_lds_addr": lds_valu,
-        "s_waitcnt": ds_depth(plan),
+        "s_waitcnt": ds_depth(plan) if depth is None else depth,
     }
     return {k: v for k, v in out.items() if v}
 
 
-def plan_cost(plan, cm: CostModel) -> tuple[float, dict]:
-    """The cost-model value of ``plan`` and its parts."""
+def plan_cost(plan, cm: CostModel, depth: int | None = None) -> tuple[float, dict]:
+    """The cost-model value of ``plan`` and its parts (``depth``: ``ds_depth(plan)`` if known)."""
     from .plan import LdsLoad, LdsStore, dwords_per_slot
 
     mult = dwords_per_slot(plan.element_bits)
@@ -259,7 +259,7 @@ def plan_cost(plan, cm: CostModel) -> tuple[float, dict]:
                     lds += n * (cm.instruction(kind, st.width, deg) - cm.ds_issue)
             else:
                 issue += n * mult * cm.instruction(kind)
-    depth = ds_depth(plan)
+    depth = ds_depth(plan) if depth is None else depth
     oh = plan.overhead
     setup = sum(v for k, v in oh.items() if k.startswith("valu")) * cm.valu_issue
     setup += sum(v for k, v in oh.items() if k.startswith("salu")) * cm.salu_issue

@@ -114,17 +114,23 @@ def vector_first_design(prob: Problem, elem_bits: int, budget: int | None, side:
     q = f2.complement(prefix + reps, n)
     cands = q + [a ^ b for i, a in enumerate(q) for b in q[i + 1:]]
     rows: list[int] = []
+    spans = [f2.Echelon(), f2.Echelon(), f2.Echelon()]  # prefix+reps+rows, M_w+rows, M_r+rows
+    for vecs, ech in zip((prefix + reps, m_w, m_r), spans):
+        for v in vecs:
+            ech.insert(v)
     for _ in range(r_bits):
         best = None
         for v in cands:
-            if _span_has(prefix + reps + rows, v):
+            if spans[0].contains(v):
                 continue
-            score = int(_span_has(m_w + rows, v)) + int(_span_has(m_r + rows, v))
+            score = int(spans[1].contains(v)) + int(spans[2].contains(v))
             if best is None or score < best[0]:
                 best = (score, v)
                 if score == 0:
                     break
         rows.append(best[1])
+        for ech in spans:
+            ech.insert(best[1])
     bank = f2.complement(prefix + reps + rows, n, q)
     order = prefix + bank + rows
     return LdsDesign(order + reps, len(order), len(reps), f"{side} registers first, rows swizzled", B << len(order))

@@ -60,7 +60,7 @@ def layout_pairs(draw):
     return src, dst, draw(st.sampled_from([8, 16, 32, 64])), draw(st.sampled_from(["gfx942", "gfx950", "gfx90a"]))
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(layout_pairs())
 def test_random_pairs_verify_and_independent_checker_agrees(case):
     src, dst, bits, arch = case
