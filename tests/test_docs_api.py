@@ -102,3 +102,79 @@ def test_hardware_lists_every_inferred_parameter():
                 if f"`InterpOptions.{f.name}`" not in text]
     missing += [f"{mod}.{name}" for mod, name in _inferred_constants() if f"`{mod}.{name}`" not in text]
     assert not missing, f"docs/hardware.md does not list: {missing}"
+
+
+# ---------------------------------------------------------------------------------- api.md
+SECTION = re.compile(r"^## `([\w.]+)`\s*$", re.M)
+NAME = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*(?:\((.*)\))?$")
+
+
+def _api_entries() -> list[tuple[str, str, str | None]]:
+    """(module, dotted name, parameter text or None) of every name docs/api.md declares.
+
+    A bullet ``- `A(x)`, `B` — text`` declares the backticked names before the dash; in
+    the text, backticked ``Declared.attr`` references are declarations too."""
+    text = (DOCS / "api.md").read_text()
+    parts = SECTION.split(text)
+    out = []
+    for module, body in zip(parts[1::2], parts[2::2]):
+        for ln in body.splitlines():
+            if not ln.startswith("- "):
+                continue
+            head, _, tail = ln.partition(" — ")
+            declared = []
+            for tok in re.findall(r"`([^`]+)`", head):
+                m = NAME.match(tok)
+                if m:
+                    declared.append(tok.split("(")[0])
+                    out.append((module, tok.split("(")[0], m.group(1)))
+            roots = {d.split(".")[0] for d in declared}
+            for tok in re.findall(r"`([^`]+)`", tail):
+                m = NAME.match(tok)
+                if m and "." in tok.split("(")[0] and tok.split(".")[0] in roots:
+                    out.append((module, tok.split("(")[0], m.group(1)))
+    return out
+
+
+API = _api_entries()
+
+
+def _param_names(text: str) -> list[str]:
+    names, depth, cur = [], 0, ""
+    for ch in text + ",":
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            name = cur.split("=")[0].strip().lstrip("*")
+            if name and name != "/":
+                names.append(name)
+            cur = ""
+        else:
+            cur += ch
+    return names
+
+
+def test_api_doc_declares_many_names():
+    assert len(API) >= 200, len(API)
+
+
+@pytest.mark.parametrize("module,name,params", API, ids=[f"{m}:{n}" for m, n, _ in API])
+def test_api_name_exists_with_its_parameters(module, name, params):
+    obj = importlib.import_module(module)
+    for attr in name.split("."):
+        assert hasattr(obj, attr), f"docs/api.md: {module}.{name} does not exist"
+        obj = getattr(obj, attr)
+    if params is None:
+        return
+    sig = inspect.signature(obj)
+    real = [p.name for p in sig.parameters.values() if p.name not in ("self", "cls")]
+    assert _param_names(params) == real, f"docs/api.md: {module}.{name}({params}) but the code has {real}"
+
+
+def test_api_doc_covers_the_package_root():
+    import linlayout
+
+    documented = {n for m, n, _ in API if m == "linlayout"}
+    assert set(linlayout.__all__) <= documented, set(linlayout.__all__) - documented
