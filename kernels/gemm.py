@@ -52,11 +52,12 @@ from . import common
 from .dtypes import DtypeInfo, dtype_info, random_values
 from .lds_tile import StagedTile, stage_tile
 from .mfma_tiles import MfmaTiling
-from .mlir_ops import and1, fconst, kernel_module, scf_for, ult
+from .mlir_ops import fconst, kernel_module, mfma_operand, mfma_unit_scale, scf_for
 from .regs import Registers, bitcast
+from .tile_io import GlobalTile, LdsStage, add, mul
 
-__all__ = ["K_BLOCK_BYTES", "GLOBAL_VECTOR_BYTES", "UNIT_SCALES", "GemmPlan", "choose_instruction", "a_vector",
-           "plan_gemm", "preshuffle_b", "mfma_unit_scale", "emit_gemm", "reference", "add_arguments", "build", "make_case"]
+__all__ = ["K_BLOCK_BYTES", "GLOBAL_VECTOR_BYTES", "GemmPlan", "choose_instruction", "a_vector",
+           "plan_gemm", "preshuffle_b", "emit_gemm", "reference", "add_arguments", "build", "make_case"]
 
 #: [design parameter] Bytes of a row of A per K block (BK = this / element bytes, at least 2 MFMAs).
 K_BLOCK_BYTES = 64
@@ -64,8 +65,6 @@ K_BLOCK_BYTES = 64
 GLOBAL_VECTOR_BYTES = 16
 #: K-order factors tried (kernels.mfma_tiles); a lane holds at most 16 bytes of one K run beyond c = 1.
 K_ORDER_FACTORS = (1, 2, 4)
-#: E8M0 scales 1.0 (byte 127) in every byte: the scale operand of an F8F6F4 MFMA that does not scale.
-UNIT_SCALES = 0x7F7F7F7F
 #: The MFMA operand types that count as "the dtype" (fp8 = E4M3 on both operands).
 _OPERAND_TYPES = {"f16": ("f16",), "bf16": ("bf16",), "fp8": ("fp8",)}
 
@@ -219,161 +218,83 @@ class _Emitter:
         self.t = plan.tiling
         self.b = Builder()
         self.elem = plan.dtype.storage
-        self.lds_records: list[common.LdsInstruction] = []
 
-    # ---- helpers
     def _i64(self, x: str) -> str:
         return self.b.cast("arith.extui", x, "i32", "i64")
 
-    def _add(self, x: str, c: int | str) -> str:
-        if isinstance(c, int):
-            return x if c == 0 else self.b.arith("addi", x, self.b.const(c))
-        return self.b.arith("addi", x, c)
-
-    def _mul(self, x: str, c: int | str) -> str:
-        if isinstance(c, int):
-            return x if c == 1 else self.b.arith("muli", x, self.b.const(c))
-        return self.b.arith("muli", x, c)
-
-    def _record(self, what: str, acc, variants: list[int]) -> None:
-        offs = np.stack([acc.offsets + v * self.plan.stage_bytes // self.plan.eb for v in variants])
-        self.lds_records.append(common.LdsInstruction(what, acc.op, self.plan.dtype.bits, acc.vector, offs))
-
-    # ---- the kernel
     def build(self) -> tuple[str, list[common.LdsInstruction]]:
         b, t, plan = self.b, self.t, self.plan
         eb, W = plan.eb, t.num_warps
         tid, _t32, lane, warp = atoms.thread_ids(b)
         lanes = LaneValues(b, tid, lane, warp, W)
-        n0 = self._mul(atoms.block_id(b, "x"), t.block_n)
-        mb = atoms.block_id(b, "y")
-        m0 = self._mul(mb, t.block_m)
+        nb = atoms.block_id(b, "x")
+        n0 = mul(b, nb, t.block_n)
+        m0 = mul(b, atoms.block_id(b, "y"), t.block_m)
         M, N, K = "%M", "%N", "%K"
-        nkb = b.arith("shrui", self._add(K, t.bk - 1), b.const(_log2(t.bk)))
-        nbn = b.arith("shrui", self._add(N, t.block_n - 1), b.const(_log2(t.block_n)))
-        ra = atoms.buffer_rsrc_value(b, "%A", self._i64(self._mul(self._mul(M, K), eb)))
-        rb = atoms.buffer_rsrc_value(b, "%Bp", self._i64(self._mul(self._mul(nbn, nkb), t.block_n * t.bk * eb)))
-        rc = atoms.buffer_rsrc_value(b, "%C", self._i64(self._mul(self._mul(M, N), 4)))
+        nkb = b.arith("shrui", add(b, K, t.bk - 1), b.const(_log2(t.bk)))
+        nbn = b.arith("shrui", add(b, N, t.block_n - 1), b.const(_log2(t.block_n)))
+        block_bytes = t.block_n * t.bk * eb
+        ra = atoms.buffer_rsrc_value(b, "%A", self._i64(mul(b, mul(b, M, K), eb)))
+        rb = atoms.buffer_rsrc_value(b, "%Bp", self._i64(mul(b, mul(b, nbn, nkb), block_bytes)))
+        rc = atoms.buffer_rsrc_value(b, "%C", self._i64(mul(b, mul(b, M, N), 4)))
         lds = atoms.lds_base(b, "gemm_lds")
 
-        # A global loads: one per vector of `vec` registers of the writer layout
-        vec = plan.vec
-        n_wregs = plan.writer.in_dim_size("register")
-        a_loads = []
-        for base in range(0, n_wregs, vec):
-            tab = self._tables(plan.writer, base, W)
-            row_v, dr = lanes.value_of(tab["dim0"], what=f"A row of register {base}")
-            col_v, dc = lanes.value_of(tab["dim1"], what=f"A column of register {base}")
-            row = self._add(self._add(m0, row_v), dr)
-            row_ok = ult(b, row, M)
-            row_off = self._mul(self._mul(row, K), eb)
-            a_loads.append((list(range(base, base + vec)), row_ok, row_off, col_v, dc))
-        # LDS addresses of the A writes and reads
-        writes = [(acc, self._lds_address(lanes, lds, acc, f"A write {i}")) for i, acc in enumerate(plan.staged.writes)]
-        reads = [(acc, self._lds_address(lanes, lds, acc, f"A read {i}")) for i, acc in enumerate(plan.staged.reads)]
-        # B loads: the lane part of the preshuffled offset (warp's N index, tile, lane)
+        a_tile = GlobalTile(b, lanes, plan.writer, W, plan.vec, self.elem, "A")
+        stage = LdsStage(b, lanes, lds, plan.staged, self.elem, "A")
+        sb = plan.stage_bytes
+        # B loads: the lane part of the preshuffled offset (the warp's N index, tile, lane)
         rl = plan.lane_b_elements
         wn_tab = np.arange(W)[:, None] % t.warps[1]
         b_lane = []
         for tn in range(t.tiles[1]):
             tab = ((wn_tab * t.tiles[1] + tn) * 64 + np.arange(64)[None, :]) * rl * eb
             v, d = lanes.value_of(tab, what=f"B offset of tile {tn}")
-            b_lane.append(self._add(v, d))
-        nb_off = self._mul(self._mul(atoms.block_id(b, "x"), nkb), t.block_n * t.bk * eb)
-        stage = plan.stage_bytes
+            b_lane.append(add(b, v, d))
+        nb_off = mul(b, mul(b, nb, nkb), block_bytes)
 
         # prologue: A block 0 -> stage 0
-        a0 = self._load_a(ra, a_loads, b.const(0), K)
-        self._store_a(a0, writes, b.const(0))
-        for i, (acc, _) in enumerate(writes):
-            self._record(f"A write {i} (prologue, stage 0)", acc, [0])
+        stage.store(a_tile.load(ra, m0, b.const(0), M, K, K), b.const(0))
         b.line("gpu.barrier")
-
         acc_t = vector_type(t.items("C"), "f32")
         inits = [(fconst(b, 0.0, acc_t), acc_t) for _ in range(t.tiles[0] * t.tiles[1])]
 
         def body(kb: str, accs: list[str]) -> list[str]:
             s = b.arith("andi", kb, b.const(1))
-            cur = self._mul(s, stage)
-            nxt = self._mul(b.arith("xori", s, b.const(1)), stage)
-            k_next = self._mul(self._add(kb, 1), t.bk)
-            a_next = self._load_a(ra, a_loads, k_next, K)
-            bregs = self._load_b(rb, b_lane, self._add(nb_off, self._mul(kb, t.block_n * t.bk * eb)))
-            aregs = self._read_a(reads, cur)
+            a_next = a_tile.load(ra, m0, mul(b, add(b, kb, 1), t.bk), M, K, K)
+            bregs = self._load_b(rb, b_lane, add(b, nb_off, mul(b, kb, block_bytes)))
+            aregs = stage.read(mul(b, s, sb))
             accs = self._mfmas(aregs, bregs, accs)
-            self._store_a(a_next, writes, nxt)
+            stage.store(a_next, mul(b, b.arith("xori", s, b.const(1)), sb))
             b.line("gpu.barrier")
             return accs
 
-        for i, (acc, _) in enumerate(reads):
-            self._record(f"A read {i} (loop, stage kb&1)", acc, [0, 1])
-        for i, (acc, _) in enumerate(writes):
-            self._record(f"A write {i} (loop, stage (kb+1)&1)", acc, [1, 0])
         accs = scf_for(b, nkb, inits, body)
-        self._store_c(rc, lanes, accs, m0, n0, M, N)
+        c_regs = Registers(b, "f32")
+        for tm in range(t.tiles[0]):
+            for tn in range(t.tiles[1]):
+                c_regs.put(list(t.acc_registers(tm, tn)), accs[tn + t.tiles[1] * tm])
+        GlobalTile(b, lanes, t.acc(), W, 1, "f32", "C").store(c_regs, rc, m0, n0, M, N, N)
+        records = (stage.records("prologue, stage 0", sb, [0], [])
+                   + stage.records("K loop, stage kb&1 / (kb+1)&1", sb, [1, 0], [0, 1]))
         text = kernel_module(self.name, [("%A", "!llvm.ptr<1>"), ("%Bp", "!llvm.ptr<1>"), ("%C", "!llvm.ptr<1>"),
                                          ("%M", "i32"), ("%N", "i32"), ("%K", "i32")], b.body(),
-                             list(lanes.globals) + [atoms.lds_global("gemm_lds", 2 * stage)])
-        return text, self.lds_records
-
-    @staticmethod
-    def _tables(layout: LinearLayout, reg: int, num_warps: int) -> dict[str, np.ndarray]:
-        shape = (num_warps, 64)
-        o = layout.apply({"register": np.full(shape, reg), "lane": np.broadcast_to(np.arange(64)[None, :], shape),
-                          "warp": np.broadcast_to(np.arange(num_warps)[:, None], shape)})
-        return {k: np.asarray(v, dtype=np.int64) for k, v in o.items()}
-
-    def _lds_address(self, lanes: LaneValues, lds: str, acc, what: str) -> tuple[str, int]:
-        v, d = lanes.value_of(acc.offsets * self.plan.eb, max_delta=1 << 16, what=what)
-        return atoms.lds_pointer(self.b, lds, v), d
-
-    def _ptr(self, base: tuple[str, int], stage_off: str) -> str:
-        p = atoms.lds_pointer(self.b, base[0], stage_off)
-        return atoms.lds_pointer(self.b, p, base[1])
-
-    def _load_a(self, ra: str, loads, k0: str, K: str) -> Registers:
-        b, eb, vec = self.b, self.plan.eb, self.plan.vec
-        regs = Registers(b, self.elem)
-        nbytes = vec * eb
-        load_t = vector_type(nbytes // 4, "i32") if nbytes >= 4 else f"i{8 * nbytes}"
-        for rlist, row_ok, row_off, col_v, dc in loads:
-            col = self._add(self._add(k0, col_v), dc)
-            ok = and1(b, row_ok, ult(b, col, K))
-            voff = b.select(ok, self._add(row_off, self._mul(col, eb)), b.const(atoms.BUFFER_OOB_OFFSET))
-            raw = atoms.buffer_load(b, ra, voff, load_t)
-            regs.put(rlist, bitcast(b, raw, load_t, vector_type(vec, self.elem)))
-        return regs
-
-    def _store_a(self, regs: Registers, writes, stage_off: str) -> None:
-        for acc, base in writes:
-            t = vector_type(acc.vector, self.elem)
-            atoms.lds_store(self.b, regs.gather(acc.regs), self._ptr(base, stage_off), t, acc.vector * self.plan.eb)
-
-    def _read_a(self, reads, stage_off: str) -> Registers:
-        regs = Registers(self.b, self.elem)
-        for acc, base in reads:
-            t = vector_type(acc.vector, self.elem)
-            regs.put(acc.regs, atoms.lds_load(self.b, self._ptr(base, stage_off), t, acc.vector * self.plan.eb))
-        return regs
+                             list(lanes.globals) + [atoms.lds_global("gemm_lds", 2 * sb)])
+        return text, records
 
     def _load_b(self, rb: str, b_lane: list[str], block_off: str) -> Registers:
-        b, eb, t = self.b, self.plan.eb, self.t
+        b, eb = self.b, self.plan.eb
         rl = self.plan.lane_b_elements
         per = min(GLOBAL_VECTOR_BYTES, rl * eb)
         n_el = per // eb
         load_t = vector_type(per // 4, "i32")
         regs = Registers(b, self.elem)
         for tn, lane_off in enumerate(b_lane):
-            base = self._add(block_off, lane_off)
+            base = add(b, block_off, lane_off)
             for q in range(rl * eb // per):
-                raw = atoms.buffer_load(b, rb, self._add(base, q * per), load_t)
+                raw = atoms.buffer_load(b, rb, add(b, base, q * per), load_t)
                 first = tn * rl + q * n_el
                 regs.put(list(range(first, first + n_el)), bitcast(b, raw, load_t, vector_type(n_el, self.elem)))
         return regs
-
-    def _operand(self, regs: Registers, operand: str, g: int, tile: int, mlir_t: str) -> str:
-        rl = self.t.operand_registers(operand, g, tile)
-        return bitcast(self.b, regs.gather(list(rl)), vector_type(len(rl), self.elem), mlir_t)
 
     def _mfmas(self, aregs: Registers, bregs: Registers, accs: list[str]) -> list[str]:
         t = self.t
@@ -381,44 +302,11 @@ class _Emitter:
         out = list(accs)
         for g in range(t.groups):
             for tm in range(t.tiles[0]):
-                a = self._operand(aregs, "A", g, tm, ta)
+                a = mfma_operand(self.b, aregs, t, "A", g, tm, ta)
                 for tn in range(t.tiles[1]):
                     i = tn + t.tiles[1] * tm
-                    out[i] = mfma_unit_scale(self.b, t.ins, a, self._operand(bregs, "B", g, tn, tb), out[i])
+                    out[i] = mfma_unit_scale(self.b, t.ins, a, mfma_operand(self.b, bregs, t, "B", g, tn, tb), out[i])
         return out
-
-    def _store_c(self, rc: str, lanes: LaneValues, accs: list[str], m0: str, n0: str, M: str, N: str) -> None:
-        b, t = self.b, self.t
-        lay = t.acc()
-        n_items = t.items("C")
-        acc_t = vector_type(n_items, "f32")
-        for tm in range(t.tiles[0]):
-            for tn in range(t.tiles[1]):
-                acc = accs[tn + t.tiles[1] * tm]
-                for e, r in enumerate(t.acc_registers(tm, tn)):
-                    tab = self._tables(lay, r, t.num_warps)
-                    row_v, dr = lanes.value_of(tab["dim0"], what=f"C row of register {r}")
-                    col_v, dc = lanes.value_of(tab["dim1"], what=f"C column of register {r}")
-                    row = self._add(self._add(m0, row_v), dr)
-                    col = self._add(self._add(n0, col_v), dc)
-                    ok = and1(b, ult(b, row, M), ult(b, col, N))
-                    off = self._mul(self._add(self._mul(row, N), col), 4)
-                    voff = b.select(ok, off, b.const(atoms.BUFFER_OOB_OFFSET))
-                    atoms.buffer_store(b, b.extract(acc, e, acc_t), rc, voff, "f32")
-
-
-def mfma_unit_scale(b: Builder, ins: MfmaInstruction, a: str, bb: str, c: str) -> str:
-    """``D = A B + C`` with ``ins``; a gfx950 F8F6F4 instruction is issued as its
-    ``v_mfma_scale_`` twin with every E8M0 scale 127 (= 1.0, :data:`UNIT_SCALES`).
-
-    The unscaled F8F6F4 MFMAs exist in LLVM only as the scale intrinsic with zero scale
-    operands (which LLVM selects as the unscaled instruction), while E8M0 byte 0 means
-    2**-127 to the wave interpreter; scales of 1.0 mean the same to both."""
-    if ins.is_f8f6f4 and not ins.scaled:
-        twin = get_instruction(ins.arch, "v_mfma_scale_" + ins.name[len("v_mfma_"):], ins.a_type, ins.b_type)
-        one = b.const(UNIT_SCALES)
-        return atoms.mfma(b, twin, a, bb, c, scale_a=one, scale_b=one)
-    return atoms.mfma(b, ins, a, bb, c)
 
 
 def emit_gemm(plan: GemmPlan, name: str = "gemm") -> tuple[str, list[common.LdsInstruction]]:

@@ -5,9 +5,15 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
-from lowering.emit.builder import Builder
+from linlayout.hw.mfma import MfmaInstruction, get_instruction
+from lowering.emit import atoms
+from lowering.emit.builder import Builder, vector_type
 
-__all__ = ["kernel_module", "scf_for", "fconst", "ult", "and1", "index_to_i32", "float_vector"]
+__all__ = ["kernel_module", "scf_for", "fconst", "ult", "and1", "index_to_i32", "float_vector", "UNIT_SCALES",
+           "mfma_unit_scale", "mfma_operand"]
+
+#: E8M0 scales 1.0 (byte 127) in every byte: the scale operand of an F8F6F4 MFMA that does not scale.
+UNIT_SCALES = 0x7F7F7F7F
 
 
 def kernel_module(name: str, params: Sequence[tuple[str, str]], body: str, globals_: Sequence[str] = ()) -> str:
@@ -19,12 +25,17 @@ def kernel_module(name: str, params: Sequence[tuple[str, str]], body: str, globa
 
 
 def fconst(b: Builder, value: float, type_: str = "f32") -> str:
-    """A float (or dense float vector, ``type_`` ``vector<..>``) constant."""
-    lit = repr(float(value)) if value == value and abs(value) != float("inf") else None
-    if lit is None:
-        raise ValueError(f"float constant {value} is not finite")
-    if "e" not in lit and "." not in lit:
-        lit += ".0"
+    """A float (or dense float vector, ``type_`` ``vector<..>``) constant; f32 infinities as bit patterns."""
+    if value != value:
+        raise ValueError("a NaN constant is not supported")
+    if abs(value) == float("inf"):
+        if type_ != "f32":
+            raise ValueError(f"an infinite constant needs type f32, not {type_}")
+        lit = "0xFF800000" if value < 0 else "0x7F800000"
+    else:
+        lit = repr(float(value))
+        if "e" not in lit and "." not in lit:
+            lit += ".0"
     if type_.startswith("vector"):
         return b.value(f"arith.constant dense<{lit}> : {type_}", "cf")
     return b.value(f"arith.constant {lit} : {type_}", "cf")
@@ -70,3 +81,27 @@ def scf_for(b: Builder, upper: str, carried: Sequence[tuple[str, str]],
     b.line(f"scf.yield {', '.join(outs)} : {types}" if carried else "scf.yield")
     b.line("}")
     return [f"{res}#{i}" for i in range(len(carried))] if len(carried) > 1 else ([res] if carried else [])
+
+
+def mfma_unit_scale(b: Builder, ins: MfmaInstruction, a: str, bb: str, c: str) -> str:
+    """``D = A B + C`` with ``ins``; a gfx950 F8F6F4 instruction is issued as its
+    ``v_mfma_scale_`` twin with every E8M0 scale 127 (= 1.0, :data:`UNIT_SCALES`).
+
+    The unscaled F8F6F4 MFMAs exist in LLVM only as the scale intrinsic with zero scale
+    operands (which LLVM selects as the unscaled instruction), while E8M0 byte 0 means
+    2**-127 to the wave interpreter; scales of 1.0 mean the same to both."""
+    if ins.is_f8f6f4 and not ins.scaled:
+        twin = get_instruction(ins.arch, "v_mfma_scale_" + ins.name[len("v_mfma_"):], ins.a_type, ins.b_type)
+        one = b.const(UNIT_SCALES)
+        return atoms.mfma(b, twin, a, bb, c, scale_a=one, scale_b=one)
+    return atoms.mfma(b, ins, a, bb, c)
+
+
+def mfma_operand(b: Builder, regs, tiling, operand: str, g: int, tile: int, mlir_t: str) -> str:
+    """Operand ``A``/``B`` of the MFMA of group ``g``, tile ``tile`` of ``tiling``
+    (kernels.mfma_tiles.MfmaTiling) from ``regs`` (kernels.regs.Registers), as the
+    instruction's operand type ``mlir_t``."""
+    rl = list(tiling.operand_registers(operand, g, tile))
+    got = regs.gather(rl)
+    from_t = vector_type(len(rl), regs.elem)
+    return got if from_t == mlir_t else b.value(f"llvm.bitcast {got} : {from_t} to {mlir_t}", "bc")
