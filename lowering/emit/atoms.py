@@ -274,7 +274,7 @@ def permlane_swap(b: Builder, kind: str, vdst: str, src0: str) -> tuple[str, str
 
 def exp2(b: Builder, x: str) -> str:
     """``v_exp_f32``: 2**x of an f32."""
-    return b.value(f"rocdl.exp2 {x} : (f32) -> f32", "exp")
+    return b.value(f"rocdl.exp2 {x} f32 -> f32", "exp")
 
 
 def cvt_pk_fp8_f32(b: Builder, lo: str, hi: str, old: str, high_word: bool) -> str:
