@@ -96,9 +96,7 @@ def buffer_rsrc(b: Builder, ptr: str, num_records: int, flags: int = BUFFER_FLAG
     """A raw buffer resource over ``num_records`` bytes at the global pointer ``ptr``."""
     if not 0 <= num_records < 1 << 32:
         raise LayoutError(f"buffer num_records {num_records} does not fit the 32-bit field")
-    return b.value(
-        f"rocdl.make.buffer.rsrc {ptr}, {b.const(0, 'i16')}, {b.const(num_records, 'i64')}, "
-        f"{b.const(flags)} : !llvm.ptr<1> to !llvm.ptr<8>", "rsrc")
+    return buffer_rsrc_value(b, ptr, b.const(num_records, "i64"), flags)
 
 
 def buffer_load(b: Builder, rsrc: str, voffset: str, type_: str, soffset: str | None = None) -> str:
