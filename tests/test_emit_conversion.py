@@ -191,6 +191,9 @@ def test_io_dwords_and_argument_errors():
     assert "vector<4xi32>" not in narrow.text.split("linlayout-begin setup")[0]
     tile = distinct_tile(narrow.shape, 32)
     assert np.array_equal(interpret(narrow, tile), expected_output(plan, tile))
+    pinned = build_conversion_kernel(plan, pin_sources=True)  # sources passed through the begin marker
+    assert '"=v,=v' in pinned.text
+    assert np.array_equal(interpret(pinned, tile), expected_output(plan, tile))
     with pytest.raises(LayoutError):
         build_conversion_kernel(plan, io_dwords=3)
     with pytest.raises(LayoutError):
