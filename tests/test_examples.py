@@ -22,7 +22,8 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 SCRIPTS = sorted(p.name for p in EXAMPLES.glob("*.py"))
 TIMEOUT_S = 60  # generous for a loaded 2-core machine; each runs in a few seconds
 
-# Regular expressions, each of which must match some line of the example's stdout.
+# Regular expressions, each of which must match some line of the example's stdout
+# ((pattern, n): at least n lines, e.g. once per arch).
 EXPECTED = {
     "01_layouts.py": [
         r"^catalog C == Triton amd_mfma: +True$",
@@ -45,7 +46,7 @@ EXPECTED = {
     "03_convert.py": [
         r"^=== gfx942: mfma32 accumulator -> A operand \(kWidth 4\), fp16 128x64$",
         r"^=== gfx950: mfma32 accumulator -> A operand \(kWidth 8\), fp16 128x64$",
-        r"^strategy \w+, verified on the emulator: True$",
+        (r"^strategy \w+, verified on the emulator: True$", 2),
         r"^modelled cost [\d.]+ cycles, lower bound [\d.]+ ",
         r"^Triton 3.9 total \(compiled ISA, one wave\): (\d+ \(mfma32->dotA\(kw[48]\) \[FA P\]\)|n/a)",
         r"^certificate: \d+ steps, ops \[",
@@ -54,11 +55,19 @@ EXPECTED = {
         r"^=== gfx942: \w+ plan -> convert_gfx942.hsaco \(\d+ bytes\)$",
         r"^=== gfx950: \w+ plan -> convert_gfx950.hsaco \(\d+ bytes\)$",
         r"^isa_counts \(conv region, one wave\): \{'total': \d+",
-        r"plan/ISA differences: none$",
-        r"^interpreter output == expected: True \(8192 elements, 4 waves\)$",
+        (r"plan/ISA differences: none$", 2),
+        (r"^interpreter output == expected: True \(8192 elements, 4 waves\)$", 2),
+    ],
+    "05_gemm.py": [
+        r"^=== gfx942: v_mfma_f32_32x32x8_f16, block \d+x\d+x\d+, \d+ waves$",
+        r"^=== gfx950: v_mfma_f32_32x32x16_f16, block \d+x\d+x\d+, \d+ waves$",
+        (r"^  A through LDS: .*, (\d+) cycles, lower bound \1, certified True$", 2),
+        (r"^  emitted LDS instructions: (\d+) cycles vs \1 ideal, conflict-free: True$", 2),
+        (r"^  compiled: \d+ VGPRs, \d+ LDS bytes, \d+-byte code object$", 2),
+        (r"^  interpreter vs torch: verified True, max \|err\| ", 2),
     ],
 }
-NEEDS_MLIR = {"04_compile.py"}
+NEEDS_MLIR = {"04_compile.py", "05_gemm.py"}
 
 
 def test_every_rung_is_listed():
@@ -75,6 +84,8 @@ def test_example_runs(name, tmp_path):
                           timeout=TIMEOUT_S)
     assert proc.returncode == 0, f"examples/{name} exited {proc.returncode}:\n{proc.stderr[-3000:]}"
     lines = proc.stdout.splitlines()
-    for pattern in EXPECTED[name]:
+    for item in EXPECTED[name]:
+        pattern, count = item if isinstance(item, tuple) else (item, 1)
         rx = re.compile(pattern)
-        assert any(rx.search(ln) for ln in lines), f"examples/{name}: no line matches {pattern!r} in\n{proc.stdout}"
+        found = sum(1 for ln in lines if rx.search(ln))
+        assert found >= count, f"examples/{name}: {found} line(s) match {pattern!r}, expected {count}, in\n{proc.stdout}"
