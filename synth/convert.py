@@ -205,7 +205,7 @@ def candidate_plans(src: LinearLayout, dst: LinearLayout, arch: str, element_bit
 # them the one with the fewest instructions (with estimated setup) wins -- issue slots are what the
 # rest of the kernel competes for, and the cycle model's LDS numbers are partly inferred -- and on
 # equal counts a plan without LDS (LDS is shared by the CU's waves and limits occupancy).
-COST_TIE_FRACTION = 0.10
+COST_TIE_FRACTION = 0.15
 
 
 def _rank(cands: list[Plan]) -> list[Plan]:

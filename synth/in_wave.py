@@ -48,8 +48,8 @@ from linlayout import LayoutError
 from linlayout.hw.targets import Target
 
 from .cost import CostModel
-from .ir import Program
-from .lane_ops import LaneOp, find_dpp, find_lane_op
+from .ir import FUSE_DPP_SELECT, Program
+from .lane_ops import LaneOp, find_dpp, find_lane_op, row_bank_masks
 
 __all__ = ["Packing", "SCHEDULES", "UnitMap", "choose_packing", "exchange_applicable", "exchange_estimate",
            "exchange_plan", "gather_dword", "gather_estimate", "gather_units", "pack_units", "unpack_units"]
@@ -245,18 +245,20 @@ def unpack_units(prog: Program, pk: Packing, final_units: list[int], n_dst_slots
 
 # ---------------------------------------------------------------------- gather strategy
 def gather_estimate(um: UnitMap, cm: CostModel) -> float:
-    """Optimistic cost of ``gather_units``: one DPP-fused merge per extra lane group."""
+    """Optimistic cost of ``gather_units``: one DPP merge per extra lane group."""
     src_u, _ = um.table()
     srt = np.sort(src_u, axis=1)
     extra = int((srt[:, 1:] != srt[:, :-1]).sum())
-    return extra * cm.instruction("dpp")
+    merge = cm.instruction("dpp") + (0 if FUSE_DPP_SELECT else cm.instruction("v_cndmask"))
+    return extra * merge
 
 
 def gather_units(prog: Program, um: UnitMap, units: list[int], target: Target, cm: CostModel) -> list[int]:
     """Each dst unit assembled lane group by lane group (works for every map)."""
     src_u, src_l = um.table()
     fam = cm.lane_family_cost()
-    sel_cost, dpp_cost = cm.instruction("v_cndmask"), cm.instruction("dpp")
+    sel_cost = cm.instruction("v_cndmask")
+    dpp_cost = cm.instruction("dpp") + (0 if FUSE_DPP_SELECT else sel_cost)
     out = []
     for q in range(1 << um.n_dst):
         groups = []
@@ -314,7 +316,11 @@ def _exchange_realization(j: int, target: Target, cm: CostModel) -> _Realization
     da = find_dpp(np.where(lj, _LANES ^ J, -1), target)
     db = find_dpp(np.where(~lj, _LANES ^ J, -1), target)
     if da is not None and db is not None:
-        opts.append(_Realization("fused", ops=(da, db), cost=2 * cm.instruction("dpp")))
+        # per pair: one result in place under row/bank masks when lane bit j is 2..5, the other (and
+        # both for j = 0, 1) a DPP move plus a select unless the compiler fuses them
+        masked = 1 if row_bank_masks(lj) is not None else 0
+        per = cm.instruction("dpp") * 2 + (0 if FUSE_DPP_SELECT else (2 - masked) * cm.instruction("v_cndmask"))
+        opts.append(_Realization("fused", ops=(da, db), cost=per))
     full = find_lane_op(_LANES ^ J, target, cm.lane_family_cost())
     opts.append(_Realization("ship", ops=(full,), cost=3 * cm.instruction("v_cndmask")
                              + cm.lane_family_cost()[full.family]))

@@ -22,9 +22,15 @@ import numpy as np
 from .lane_ops import LaneOp, row_bank_masks
 from .plan import Barrier, FusedDpp, Lane, LdsLoad, LdsStore, Mov, PermlaneSwap, PermSelect, Select, Step
 
-__all__ = ["Program", "Op"]
+__all__ = ["FUSE_DPP_SELECT", "Program", "Op"]
 
 WAVE = 64
+
+# [I, observed] Whether a lane's DPP move and the select that merges it are emitted as one
+# v_cndmask_b32_dpp.  The ISA has the instruction, but LLVM's DPP combiner did not fuse the pair
+# the lowering emits (update.dpp + select, shared/ISA counts of the 48-case benchmark), so by
+# default the pair is two steps; a row/bank-masked v_mov_b32_dpp (no select) stays one.
+FUSE_DPP_SELECT = False
 _ALL = np.ones(WAVE, dtype=bool)
 
 
@@ -247,6 +253,16 @@ class _Emitter:
             rm, bm = masks
             isa = {"ctrl": lo.isa["ctrl"], "row_mask": rm, "bank_mask": bm, "bound_ctrl": 0}
             form = "v_mov_b32_dpp"
+        elif not FUSE_DPP_SELECT:  # a DPP move, then a v_cndmask
+            tmp = self._fresh()
+            self.steps.append(Lane(kind=lo.kind, dst=self._slots(tmp), src=self._slots(self.reg[src]),
+                                   src_lane=need.copy(), isa={"ctrl": lo.isa["ctrl"], "row_mask": 0xF,
+                                                              "bank_mask": 0xF, "bound_ctrl": 0}))
+            r = self._fresh()
+            self.steps.append(Select(dst=self._slots(r), a=self._slots(tmp), b=self._slots(self.reg[own]),
+                                     cond=keep.astype(np.int64)))
+            self.reg[op.outs[0]] = r
+            return
         else:
             r = self._fresh()
             isa = {"ctrl": lo.isa["ctrl"], "row_mask": 0xF, "bank_mask": 0xF, "bound_ctrl": 1}

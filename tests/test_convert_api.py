@@ -60,9 +60,12 @@ def test_dpp_exchange_inside_a_row_and_64bit_doubles_it():
     src = L([(1, 0), (1, 1)], LANES)
     dst = L([(0, 2), (1, 1)], LANES[:2] + [(1, 0)] + LANES[3:])  # register bit 0 <-> lane bit 2
     p = _check(plan_conversion(src, dst, "gfx942", 32))
-    assert p.counts()["dpp"] == 4 and p.counts()["total"] == 4  # 2 per register pair
+    # per register pair: one result in place by a bank-masked v_mov_b32_dpp (row_shl/shr:4),
+    # the other by a DPP move and a v_cndmask (synth.ir.FUSE_DPP_SELECT is off)
+    assert p.counts()["dpp"] == 4 and p.counts()["v_cndmask"] == 2 and p.counts()["total"] == 6
+    assert p.counts()["ds_bpermute"] == 0 and p.counts()["ds_swizzle"] == 0
     p64 = _check(plan_conversion(src, dst, "gfx942", 64))
-    assert p64.counts()["dpp"] == 8
+    assert p64.counts()["dpp"] == 8 and p64.counts()["total"] == 12
 
 
 def test_bit_reversal_uses_ds_swizzle_fft():
@@ -168,3 +171,19 @@ def test_cli_json_plan_file_and_errors(tmp_path, capsys):
     assert code == 2 and stdout == "" and "dtype" in err
     code, stdout, err = _cli(capsys, "--src", "{", "--dst", dst, "--arch", "gfx950", "--dtype", "fp32", "--json")
     assert code == 2 and stdout == ""
+
+
+def test_fused_dpp_select_when_the_compiler_fuses(monkeypatch):
+    import synth.ir
+    from synth.plan import FusedDpp
+
+    monkeypatch.setattr(synth.ir, "FUSE_DPP_SELECT", True)
+    src = L([(1, 0), (1, 1)], LANES)
+    dst = L([(0, 2), (1, 1)], LANES[:2] + [(1, 0)] + LANES[3:])
+    p = _check(plan_conversion(src, dst, "gfx942", 32))
+    forms = sorted(st.form for st in p.steps if isinstance(st, FusedDpp))
+    assert forms == ["v_cndmask_b32_dpp"] * 2 + ["v_mov_b32_dpp"] * 2
+    assert p.counts()["dpp"] == 4 and p.counts()["total"] == 4
+    cert = json.loads(p.dumps())
+    assert sum(1 for s in cert["steps"] if s.get("fused") == "v_cndmask_b32_dpp") == 2
+    assert verify(Plan.from_certificate(cert)).ok

@@ -80,9 +80,18 @@ def test_gfx942_single_transposition_stays_in_registers(plans):
     assert p.lds_bytes == 0 and c["ds_bpermute"] == 16 and c["v_cndmask"] == 48
 
 
-def test_subword_exchange_beats_triton_on_the_gfx950_fp16_transpose(plans):
+def test_register_plan_of_a_multi_bit_transpose_uses_subword_exchanges(plans):
+    from synth.plan import PermSelect
+
     c, p = plans[("mfma32->dotA(kw8) [FA P]", "gfx950", "fp16")]
-    assert p.lds_bytes == 0 and p.counts()["dpp"] > 0 and p.counts()["total"] < c["triton"]["total"]
+    assert p.strategy == "lds"  # the register plan below is the longer one
+    r = plan_conversion(LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"]), "gfx950", 16,
+                        strategy="registers")
+    assert r.verified and r.lds_bytes == 0
+    n_sub = sum(isinstance(st, PermSelect) for st in r.steps)
+    assert n_sub == 16  # the element bit <-> lane bit 0 exchange: one v_perm with a lane selector per VGPR
+    cnt = r.counts()
+    assert cnt["permlane16_swap"] == 8 and cnt["permlane32_swap"] == 8 and cnt["total"] > p.counts()["total"]
 
 
 def test_triton_lit_decompositions():
