@@ -12,6 +12,8 @@ from pathlib import Path
 
 from linlayout import LayoutError
 from lowering.compile import CompiledKernel, compile_mlir
+from lowering.linker import LinkerNotFound
+from lowering.mlir import MlirUnavailable
 
 from .emit.conversion_kernel import ConversionKernel, build_conversion_kernel
 from .report import PLAN_CHECKED_KEYS, isa_report, plan_isa_differences
@@ -93,7 +95,10 @@ def write_conversion(plan, emit: str, path: str | Path, *, shape: tuple[int, ...
     """
     if emit not in EMIT_FORMATS:
         raise LayoutError(f"--emit must be one of {', '.join(EMIT_FORMATS)}, got {emit!r}")
-    low = lower_conversion(plan, compile=emit != "mlir", binary=emit == "fatbin", shape=shape)
+    try:
+        low = lower_conversion(plan, compile=emit != "mlir", binary=emit == "fatbin", shape=shape)
+    except (MlirUnavailable, LinkerNotFound) as e:  # the environment, not the plan: a one-line message
+        raise LayoutError(f"--emit {emit}: {e}") from None
     path = Path(path)
     try:
         if emit == "mlir":
