@@ -185,3 +185,32 @@ def test_api_doc_covers_the_package_root():
 
     documented = {n for m, n, _ in API if m == "linlayout"}
     assert set(linlayout.__all__) <= documented, set(linlayout.__all__) - documented
+
+
+# ---------------------------------------------------------------------------------- links
+LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+
+
+def _slug(heading: str) -> str:
+    """GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens."""
+    text = re.sub(r"[^\w\- ]", "", heading.strip().lower())
+    return text.replace(" ", "-")
+
+
+def _anchors(page: Path) -> set[str]:
+    return {_slug(ln.lstrip("#")) for ln in page.read_text().splitlines() if ln.startswith("#")}
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(DOCS)))
+def test_relative_links_resolve(page):
+    bad = []
+    for target in LINK.findall(page.read_text()):
+        if re.match(r"^[a-z]+:", target):
+            continue  # http(s), mailto
+        path, _, anchor = target.partition("#")
+        dest = (page.parent / path).resolve() if path else page
+        if not dest.exists():
+            bad.append(target)
+        elif anchor and dest.suffix == ".md" and anchor not in _anchors(dest):
+            bad.append(target)
+    assert not bad, f"{page.relative_to(DOCS)}: broken links {bad}"
