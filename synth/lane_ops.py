@@ -189,6 +189,12 @@ def find_lane_op(need: np.ndarray, target: Target, family_cost: dict[str, float]
 def row_bank_masks(enabled: np.ndarray) -> tuple[int, int] | None:
     """DPP ``(row_mask, bank_mask)`` whose enabled lanes are exactly ``enabled`` (bool[64]), or None."""
     en = np.asarray(enabled, dtype=bool)
+    return _row_bank_masks(en.tobytes()) if en.shape == (WAVE,) else None
+
+
+@lru_cache(maxsize=4096)
+def _row_bank_masks(key: bytes) -> tuple[int, int] | None:
+    en = np.frombuffer(key, dtype=bool)
     n = np.arange(WAVE)
     rows = sorted({int(r) for r in (n[en] >> 4)})
     banks = sorted({int(b) for b in ((n[en] >> 2) & 3)})

@@ -312,10 +312,11 @@ def build_lds(prog: Program, prob: Problem, design: LdsDesign, elem_bits: int, s
     s_w, d_w = eb << len(s_deltas), eb << len(d_deltas)
 
     def rep_of(side: _Side, g: list[int]) -> int:
-        reps = np.unique(side.rep[:, :, g])
-        if len(reps) != 1:
+        reps = side.rep[:, :, g]
+        r0 = int(reps.flat[0])
+        if (reps != r0).any():
             raise LayoutError("internal: an LDS access spans two rounds")
-        return int(reps[0])
+        return r0
 
     n_rounds = 1 << design.n_rep_bits
     cross = _cross_warp(S, D, s_groups, d_groups, num_warps)
