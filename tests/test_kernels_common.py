@@ -1,0 +1,64 @@
+"""kernels.common: the bank report takes the worst variant, tensors survive the trip to the
+interpreter's raw buffers, the GPU path says why it cannot run, the CLI contract keys."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+import torch
+
+from kernels import common
+from tests.kernels_helpers import run_cli
+
+
+def test_lds_instruction_reports_worst_variant_and_warp():
+    lanes = np.arange(64)
+    free = lanes  # one dword per lane, consecutive: conflict-free ds_read_b32
+    strided = lanes * 32  # every lane of a phase in the same bank (32-dword stride)
+    ins = common.LdsInstruction("x", "ds_read_b32", 32, 1, np.stack([free[None], strided[None]]))
+    rep = ins.analyse("gfx942")
+    assert rep["ideal"] < rep["cycles"] and not rep["conflict_free"]
+    ok = common.LdsInstruction("y", "ds_read_b32", 32, 1, np.stack([free[None], (free + 64)[None]]))
+    rep = ok.analyse("gfx942")
+    assert rep["cycles"] == rep["ideal"] and rep["conflict_free"]
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float8_e4m3fnuz, torch.float8_e4m3fn,
+                                   torch.float32, torch.int16])
+def test_raw_buffers_round_trip(dtype):
+    x = (torch.randn(5, 7) * 3).to(dtype)
+    back = common.numpy_to_torch(common.torch_to_numpy(x), x)
+    assert back.dtype == x.dtype and torch.equal(back.view(torch.uint8) if back.element_size() == 1 else back, 
+                                                 x.view(torch.uint8) if x.element_size() == 1 else x)
+
+
+@pytest.mark.skipif(bool(getattr(torch.version, "hip", None)), reason="a ROCm torch is installed")
+def test_gpu_path_says_unavailable_without_rocm():
+    st = common.gpu_status("gfx942")
+    assert st["available"] is False and "torch.version.hip" in st["reason"]
+
+
+def test_cli_contract_keys_and_artifacts(capsys, tmp_path):
+    status, out = run_cli(capsys, "convert", "--arch", "gfx942", "--interpret", "--emit", str(tmp_path))
+    assert status == 0
+    assert out["verified"] is True and out["max_abs_err"] == 0.0
+    assert out["fatbin"] == str(tmp_path / "convert_layout.hsaco")
+    with open(out["fatbin"], "rb") as f:
+        assert f.read(4) == b"\x7fELF"
+    assert os.path.exists(tmp_path / "convert_layout.mlir") and os.path.exists(tmp_path / "convert_layout.s")
+    assert out["launch"]["ran"] is False and out["launch"]["reason"]
+
+
+def test_cli_without_interpret_is_not_verified(capsys, tmp_path):
+    status, out = run_cli(capsys, "convert", "--arch", "gfx950", "--emit", str(tmp_path))
+    assert status == 0 and out["verified"] is False and out["interpret"]["ran"] is False
+
+
+def test_cli_bad_input_exits_2(capsys):
+    from kernels import gemm
+
+    status = common.main("gemm", "", gemm.add_arguments, gemm.build, gemm.make_case, ["--m", "0", "--json"])
+    captured = capsys.readouterr()
+    assert status == 2 and captured.out == "" and "--m" in captured.err

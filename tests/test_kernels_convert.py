@@ -1,0 +1,35 @@
+"""kernels.convert: the conversion kernel (lowering.emit.conversion_kernel) through the kernel
+command line: the FA P conversion per arch, an LDS round trip with a ragged tile, fp8."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.kernels_helpers import run_cli
+
+
+@pytest.mark.parametrize("arch,counts", [("gfx942", {}), ("gfx950", {"permlane32_swap": 4, "total": 4})])
+def test_default_pair(capsys, tmp_path, arch, counts):
+    status, out = run_cli(capsys, "convert", "--arch", arch, "--interpret", "--emit", str(tmp_path))
+    assert status == 0 and out["verified"] is True and out["max_abs_err"] == 0.0
+    assert out["decisions"]["plan_counts"] == counts
+    assert out["static"]["region_counts"]["conv"].get("permlane32_swap", 0) == counts.get("permlane32_swap", 0)
+
+
+def test_lds_round_trip_ragged(capsys, tmp_path):
+    status, out = run_cli(capsys, "convert", "--arch", "gfx942", "--interpret", "--emit", str(tmp_path),
+                          "--src", "blocked:spt=1x8,tpw=8x8,wpc=4x1,order=1x0,shape=64x64",
+                          "--dst", "blocked:spt=8x1,tpw=8x8,wpc=1x4,order=0x1,shape=64x64", "--shape", "61x64")
+    assert status == 0 and out["verified"] is True
+    assert out["decisions"]["strategy"] == "lds"
+    st = out["static"]
+    assert st["lds"]["instructions"] and st["lds_ops_match"]
+    assert st["lds_bytes"] >= out["decisions"]["lds_bytes_planned"]
+
+
+def test_fp8_operand_pair(capsys, tmp_path):
+    status, out = run_cli(capsys, "convert", "--arch", "gfx942", "--dtype", "fp8", "--interpret", "--emit",
+                          str(tmp_path), "--src", "mfma:32x32x16,warps=1x1,shape=32x32,v=3",
+                          "--dst", "mfma.b:32x32x16,warps=1x1,kwidth=8,shape=32x32,v=3", "--shape", "30x31")
+    assert status == 0 and out["verified"] is True
+    assert out["decisions"]["plan_counts"]["ds_bpermute"] == 2

@@ -1,0 +1,35 @@
+"""kernels.fp8_fp16: 8-bit <-> 16-bit MFMA operand layouts with the element conversion, exact
+against torch's casts; the layout conversion runs at 8 bits (half the instructions of 16)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.kernels_helpers import run_cli
+
+
+@pytest.mark.parametrize("arch", ["gfx942", "gfx950"])
+@pytest.mark.parametrize("direction", ["fp8-to-f16", "f16-to-fp8"])
+def test_fp8_fp16(capsys, tmp_path, arch, direction):
+    status, out = run_cli(capsys, "fp8_fp16", "--arch", arch, "--direction", direction, "--m", "30",
+                          "--interpret", "--emit", str(tmp_path))
+    assert status == 0 and out["verified"] is True and out["max_abs_err"] == 0.0
+    dec = out["decisions"]
+    if arch == "gfx942":
+        assert dec["instructions"]["k_per_lane"] == {"fp8": 8, "f16": 4}
+    opts = dec["options"]
+    assert dec["layout_conversion_at_bits"] == 8
+    assert opts["at_8_bits"]["cost"] < opts["at_16_bits"]["cost"]
+    assert opts["at_8_bits"]["counts"]["total"] * 2 == opts["at_16_bits"]["counts"]["total"]
+    region = out["static"]["region_counts"]["conv"]
+    for key, n in dec["plan"]["counts"].items():
+        if key != "total":
+            assert region.get(key, 0) == n, (key, region)
+
+
+def test_same_k_per_lane_is_free(capsys, tmp_path):
+    status, out = run_cli(capsys, "fp8_fp16", "--arch", "gfx950", "--fp8-instr", "v_mfma_f32_32x32x16_fp8_fp8",
+                          "--interpret", "--emit", str(tmp_path))
+    assert status == 0 and out["verified"] is True
+    assert out["decisions"]["plan"]["strategy"] == "noop"
+    assert out["static"]["region_counts"]["conv"] == {}
