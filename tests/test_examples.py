@@ -66,8 +66,16 @@ EXPECTED = {
         (r"^  compiled: \d+ VGPRs, \d+ LDS bytes, \d+-byte code object$", 2),
         (r"^  interpreter vs torch: verified True, max \|err\| ", 2),
     ],
+    "06_attention.py": [
+        r"^=== gfx942: v_mfma_f32_32x32x8_f16, head dim 64, key block \d+$",
+        r"^=== gfx950: v_mfma_f32_32x32x16_f16, head dim 64, key block \d+$",
+        (r"^  chosen: \w+, \d+ instructions, cost ([\d.]+) \(lower bound \1\), verified on the emulator: True$", 2),
+        (r"^  V through LDS: .*, (\d+) cycles, lower bound \1$", 2),
+        r"^  compiled P conversion region: \{'total': (\d+), 'valu': \1, 'permlane32_swap': \1\}$",
+        (r"^  interpreter vs torch: verified True, max \|err\| ", 2),
+    ],
 }
-NEEDS_MLIR = {"04_compile.py", "05_gemm.py"}
+NEEDS_MLIR = {"04_compile.py", "05_gemm.py", "06_attention.py"}
 
 
 def test_every_rung_is_listed():
