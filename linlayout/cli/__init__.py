@@ -22,6 +22,7 @@ from ..errors import LayoutError
 
 # Subcommand modules, in the order ``--help`` lists them.
 SUBCOMMANDS = [
+    "demo",
     "show",
     "verify",
     "layout",
