@@ -48,6 +48,7 @@ import torch
 from linlayout import LayoutError
 from lowering.compile import CompiledKernel, compile_mlir
 from lowering.isa import instructions, isa_counts
+from lowering.linker import LinkerNotFound
 from synth.banks import analyze
 
 __all__ = ["ARCHES", "LdsInstruction", "KernelBuild", "Case", "lds_report", "static_report", "interpret",
@@ -225,14 +226,15 @@ def static_report(kb: KernelBuild, ck: CompiledKernel) -> dict:
 
 # ---------------------------------------------------------------------- artifacts
 def write_artifacts(kb: KernelBuild, ck: CompiledKernel, out_dir: str | os.PathLike) -> dict[str, str]:
-    """Write ``<name>.mlir``, ``<name>.s`` and ``<name>.hsaco`` (the code object) into ``out_dir``."""
+    """Write ``<name>.mlir``, ``<name>.s`` and (when compiled) ``<name>.hsaco`` (the code object) into ``out_dir``."""
     d = Path(out_dir)
     try:
         d.mkdir(parents=True, exist_ok=True)
         paths = {"mlir": d / f"{kb.name}.mlir", "isa": d / f"{kb.name}.s", "fatbin": d / f"{kb.name}.hsaco"}
         paths["mlir"].write_text(kb.text)
         paths["isa"].write_text(ck.isa)
-        paths["fatbin"].write_bytes(ck.binary)
+        if ck.binary:
+            paths["fatbin"].write_bytes(ck.binary)
     except OSError as e:
         raise LayoutError(f"cannot write the artifacts to {str(d)!r}: {e}") from None
     return {k: str(v) for k, v in paths.items()}
@@ -328,11 +330,19 @@ def run(prog: str, args: argparse.Namespace, build: Callable, make_case: Callabl
     t0 = time.perf_counter()
     kb = build(args)
     kb.emit_seconds = time.perf_counter() - t0
-    ck = compile_mlir(kb.text, kb.arch, binary=True)
+    try:
+        ck = compile_mlir(kb.text, kb.arch, binary=True)
+        no_binary = ""
+    except LinkerNotFound as e:  # the ISA needs no linker; the code object does
+        ck = compile_mlir(kb.text, kb.arch, binary=False)
+        no_binary = f"no code object: {e}"
     out_dir = args.emit or _default_dir(kb)
     paths = write_artifacts(kb, ck, out_dir)
+    if no_binary:
+        paths["fatbin"] = None
     result: dict[str, Any] = {"kernel": prog, "name": kb.name, "arch": kb.arch, "verified": False,
                               "max_abs_err": None, "fatbin": paths["fatbin"], "artifacts": paths,
+                              **({"fatbin_missing": no_binary} if no_binary else {}),
                               "emit_seconds": round(kb.emit_seconds, 3), "decisions": kb.decisions,
                               "static": static_report(kb, ck)}
     case = make_case(kb, args, args.seed) if (args.interpret or args.launch) else None
@@ -340,7 +350,9 @@ def run(prog: str, args: argparse.Namespace, build: Callable, make_case: Callabl
         result["interpret"] = interpret(kb, case)
     else:
         result["interpret"] = {"ran": False, "reason": "run with --interpret to execute on the wave interpreter"}
-    if args.launch:
+    if args.launch and no_binary:
+        result["launch"] = {"ran": False, "available": False, "reason": no_binary}
+    elif args.launch:
         result["launch"] = launch_on_gpu(kb, ck, case)
     else:
         result["launch"] = {"ran": False, **gpu_status(kb.arch)}

@@ -62,3 +62,20 @@ def test_cli_bad_input_exits_2(capsys):
     status = common.main("gemm", "", gemm.add_arguments, gemm.build, gemm.make_case, ["--m", "0", "--json"])
     captured = capsys.readouterr()
     assert status == 2 and captured.out == "" and "--m" in captured.err
+
+
+def test_without_a_linker_the_isa_is_still_written(capsys, tmp_path, monkeypatch):
+    from lowering.linker import LinkerNotFound
+
+    real = common.compile_mlir
+
+    def no_linker(text, arch, binary=True, **kw):
+        if binary:
+            raise LinkerNotFound("no ld.lld (test)")
+        return real(text, arch, binary=False, **kw)
+
+    monkeypatch.setattr(common, "compile_mlir", no_linker)
+    status, out = run_cli(capsys, "convert", "--arch", "gfx942", "--interpret", "--launch", "--emit", str(tmp_path))
+    assert status == 0 and out["verified"] is True
+    assert out["fatbin"] is None and "ld.lld" in out["fatbin_missing"]
+    assert os.path.exists(out["artifacts"]["isa"]) and out["launch"]["ran"] is False
