@@ -20,8 +20,6 @@
 
 from __future__ import annotations
 
-from typing import Iterable
-
 from linlayout import LayoutError, LinearLayout
 from linlayout.hw.targets import get_target
 

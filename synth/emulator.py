@@ -158,10 +158,6 @@ def v_perm_b32(s0: np.ndarray, s1: np.ndarray, selector: np.ndarray) -> np.ndarr
     return np.where(sel >= 13, 0xFF, out)
 
 
-def _selector_bytes(sel: int) -> np.ndarray:
-    return np.array([(sel >> (8 * i)) & 0xFF for i in range(4)], dtype=np.int64)
-
-
 # ====================================================================== tags
 @lru_cache(maxsize=256)
 def element_ids(layout: LinearLayout, num_warps: int) -> np.ndarray:
@@ -212,16 +208,6 @@ class _Machine:
         self.r_warps = np.zeros(lds_size, dtype=np.int64)  # bitmask of warps that read in r_epoch
         self.epoch = 0
         self.warp_bit = (1 << np.arange(W, dtype=np.int64))[:, None]
-
-
-def _dwords(slots: list[int], p: int, dps: int) -> list[int]:
-    """The dwords of a slot list, in order of first appearance (64-bit: both halves)."""
-    out: list[int] = []
-    for s in slots:
-        for d in ([2 * s, 2 * s + 1] if dps == 2 else [s // p]):
-            if d not in out:
-                out.append(d)
-    return out
 
 
 def _paired(dst: list[int], src: list[int], p: int, dps: int, what: str) -> list[tuple[int, int]]:

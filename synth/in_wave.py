@@ -21,10 +21,13 @@ their labels: for every register pair ``(a, b)`` differing in ``rho``,
     a' = l_j ? b[l ^ 2^j] : a        b' = l_j ? b : a[l ^ 2^j]
 
 realized per target by the cheapest of: one ``v_permlane{16,32}_swap`` per pair
-(gfx950, ``j = 4, 5``); two DPP instructions per pair (``j <= 3``: a masked
-``v_mov_b32_dpp`` or a ``v_cndmask_b32_dpp`` whose DPP control reads
-``l -+ 2^j`` on the lanes that take it); or *ship* -- ``t = l_j ? a : b``, one
-lane move of ``t`` (ds_swizzle or ds_bpermute), two selects.  Every lane
+(gfx950, ``j = 4, 5``); DPP (``j <= 3``): per result a DPP move reading
+``l -+ 2^j`` on the lanes that take it, merged by a row/bank-masked
+``v_mov_b32_dpp`` in place or by a select (one ``v_cndmask_b32_dpp`` when
+``synth.ir.FUSE_DPP_SELECT``); or *ship* -- ``t = l_j ? a : b``, one lane move
+of ``t`` (ds_swizzle or ds_bpermute), two selects.  An element bit inside a
+unit exchanges with a lane bit by a *subword exchange*: a lane move and a
+``v_perm_b32`` with a per-lane selector, per register.  Every lane
 position whose target label differs needs one exchange; a cycle of lane
 labels needs one more (or a lane-permutation stage moving every unit once,
 tried both before and after the exchanges).  Dst lanes that broadcast get a
@@ -49,7 +52,7 @@ from linlayout.hw.targets import Target
 
 from .cost import CostModel
 from .ir import FUSE_DPP_SELECT, Program
-from .lane_ops import LaneOp, find_dpp, find_lane_op, row_bank_masks
+from .lane_ops import find_dpp, find_lane_op, row_bank_masks
 
 __all__ = ["Packing", "SCHEDULES", "UnitMap", "choose_packing", "exchange_applicable", "exchange_estimate",
            "exchange_plan", "gather_dword", "gather_estimate", "gather_units", "pack_units", "unpack_units"]
@@ -223,24 +226,24 @@ def pack_units(prog: Program, pk: Packing) -> list[int]:
     return units
 
 
+def dst_register_parts(n_dst_slots: int, p: int, locate) -> list[list[tuple[int, int] | None]]:
+    """Per dst VGPR, per slot: ``locate(r)`` = (value, slot) of dst element ``r`` (None past the end)."""
+    return [[locate(r) if r < n_dst_slots else None for r in range(d * p, d * p + p)]
+            for d in range(-(-n_dst_slots // p))]
+
+
 def unpack_units(prog: Program, pk: Packing, final_units: list[int], n_dst_slots: int) -> list[int]:
     """Dst VGPR values built from the final units (index = dst unit index)."""
-    p = pk.p
     rest = [i for i in range(pk.n_dst_reg) if i not in pk.Kd]
     eb = max(1, pk.elem_bits // 8)
-    out = []
-    for d in range(-(-n_dst_slots // p)):
-        parts: list[tuple[int, int] | None] = []
-        for e in range(p):
-            r = d * p + e
-            if r >= n_dst_slots:
-                parts.append(None)
-                continue
-            u = sum(((r >> b) & 1) << i for i, b in enumerate(rest))
-            k = sum(((r >> b) & 1) << i for i, b in enumerate(pk.Kd))
-            parts.append((final_units[u], k))
-        out.append(gather_dword(prog, parts, eb) if p > 1 else parts[0][0])
-    return out
+
+    def locate(r: int) -> tuple[int, int]:
+        u = sum(((r >> b) & 1) << i for i, b in enumerate(rest))
+        k = sum(((r >> b) & 1) << i for i, b in enumerate(pk.Kd))
+        return final_units[u], k
+
+    return [gather_dword(prog, parts, eb) if pk.p > 1 else parts[0][0]
+            for parts in dst_register_parts(n_dst_slots, pk.p, locate)]
 
 
 # ---------------------------------------------------------------------- gather strategy
@@ -459,24 +462,18 @@ class _Exchanger:
             if r is None:
                 raise ValueError("label not in registers")
             pos.append(r)
-        out = []
-        for d in range(-(-n_dst_slots // p)):
-            parts: list[tuple[int, int] | None] = []
-            for e in range(p):
-                r = d * p + e
-                if r >= n_dst_slots:
-                    parts.append(None)
-                    continue
-                u = k = 0
-                for b, ps in enumerate(pos):
-                    if ps is not None and (r >> b) & 1:
-                        if ps < self.kappa:
-                            k |= 1 << ps
-                        else:
-                            u |= 1 << (ps - self.kappa)
-                parts.append((self.vals[u], k))
-            out.append(parts)
-        return out
+
+        def locate(r: int) -> tuple[int, int]:
+            u = k = 0
+            for b, ps in enumerate(pos):
+                if ps is not None and (r >> b) & 1:
+                    if ps < self.kappa:
+                        k |= 1 << ps
+                    else:
+                        u |= 1 << (ps - self.kappa)
+            return self.vals[u], k
+
+        return dst_register_parts(n_dst_slots, p, locate)
 
     # -------------------------------------------------------------- schedules
     def run_exchanges_only(self) -> None:

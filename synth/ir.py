@@ -8,9 +8,10 @@ register needs, assigns registers, and writes plan steps: new values go to
 fresh registers above both the src and dst register ranges; a permlane swap or
 a masked ``v_mov_b32_dpp`` writes its operands in place and gets a ``v_mov``
 copy first when an operand is still needed afterwards (that copy is a real
-instruction and is counted); LDS vectors wider than one register read or
-write consecutive registers, again copying when the values are not there.
-The dst registers are filled by a final renaming.
+instruction and is counted).  Which VGPR holds which value is otherwise the
+register allocator's business (renaming is free, as in Triton's counts): LDS
+vector operands list their values' slots, and the dst registers are filled by
+a final renaming.
 """
 
 from __future__ import annotations

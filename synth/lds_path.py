@@ -2,8 +2,9 @@
 
 Shared layout ``S: (offset[, reps]) -> tensor`` comes from the bank-conflict
 work (``synth.swizzle.synthesize``: widest vectors, then fewest bank cycles,
-rounds when the tile exceeds the LDS budget); without it an unswizzled layout
-whose low offset bits are src register bits is used.
+rounds when the tile exceeds the LDS budget), or is one of our *register-first*
+layouts (``vector_first_design``: one side's VGPR element order at the low
+offset bits, rows swizzled against both sides' phase footprints).
 
 Per side (store with src, load with dst) let ``C = S^-1 o layout`` map
 hardware bits to (offset, rep) bits.  A side moves ``2**t`` elements per lane
@@ -11,8 +12,9 @@ per instruction when offset bits ``0..t-1`` are images of register vectors
 ``delta_i`` and no lane/warp bit touches them (alignment); the ``2**t``
 elements of one access are the registers ``r ^ sum(c_i delta_i)``.  When the
 vector's elements are not whole VGPRs in order, ``v_perm_b32`` repacks them
-(store side before, load side after); vector accesses read/write consecutive
-aligned VGPRs (synth.ir copies when they are not).  Duplicated registers
+(store side before, load side after).  Accesses of 4 or 8 bytes whose
+addresses differ by one constant in every lane become one ``ds_read2`` /
+``ds_write2`` (``st64`` for multiples of 64 units).  Duplicated registers
 (register broadcast) are stored and loaded once.  Sub-dword accesses use
 ``ds_write_b8/b16`` (``_d16_hi`` for the upper half) and ``ds_read_u8/u16``.
 
@@ -28,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from linlayout import LayoutError, LinearLayout, f2
+from linlayout import LayoutError, f2
 
 from .emulator import element_ids
 from .in_wave import gather_dword
