@@ -96,6 +96,8 @@ def test_cross_warp_needs_lds_and_rounds_under_a_budget():
     assert p.strategy == "lds" and p.counts()["s_barrier"] >= 1 and p.lower_bound["cross_warp"]
     small = _check(plan_conversion(src, dst, "gfx942", 32, lds_budget_bytes=p.lds_bytes // 2))
     assert small.lds_bytes <= p.lds_bytes // 2 and small.counts()["s_barrier"] >= 2
+    half = _check(plan_conversion(src, dst, "gfx942", 16, lds_budget_bytes=p.lds_bytes // 4))
+    assert half.lds_bytes <= p.lds_bytes // 4 and half.counts()["s_barrier"] >= 2
     with pytest.raises(LayoutError):
         plan_conversion(src, dst, "gfx942", 32, lds_budget_bytes=64)
     with pytest.raises(LayoutError, match="warps"):
