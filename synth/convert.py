@@ -86,16 +86,17 @@ def _in_wave_candidates(prob: Problem, wm, target, element_bits: int, cm) -> lis
         for K in packings:
             for sched in SCHEDULES:
                 try:
-                    est = exchange_estimate(reg_cols, lane_cols, n_sr, K, target, cm, element_bits, sched)
+                    est = exchange_estimate(reg_cols, lane_cols, n_sr, K, target, cm, element_bits, sched, n_dst)
                 except ValueError:
                     continue
                 builds.append((est, f"exchange:{sched}", K))
-    best_est = min((b[0] for b in builds), default=float("inf"))
-    if gather_estimate(pk.units, cm) < best_est:
-        builds.append((gather_estimate(pk.units, cm), "gather", pk.K))
-    builds.sort(key=lambda b: b[0])
+    builds = sorted(builds, key=lambda b: b[0])[:1]  # the dry runs rank the exchange schedules well
+    best_est = builds[0][0] if builds else float("inf")
+    g_est = gather_estimate(pk.units, cm)  # optimistic: built only when it might win
+    if g_est < best_est:
+        builds.append((g_est, "gather", pk.K))
     out = []
-    for est, name, K in builds[:2]:  # the two most promising
+    for est, name, K in builds:
         prog = Program(n_init, p, dps)
         pkK = Packing(element_bits, n_sr, len(reg_cols), K, pk.Kd if K == pk.K else [], pk.units)
         units = _warp_offsets(prog, pack_units(prog, pkK), wm.warp_register_offsets, K, n_sr, prob.num_warps)

@@ -378,9 +378,8 @@ class _Exchanger:
         self.lane = [("l", j) for j in range(LANE_BITS)]
         n_unit_bits = len(self.reg) - self.kappa
         self.n_units = 1 << n_unit_bits
-        if units is not None:
-            mask = (1 << len(rest)) - 1
-            self.vals = [units[q & mask] for q in range(self.n_units)]
+        mask = (1 << len(rest)) - 1
+        self.vals = [(units[q & mask] if units is not None else q & mask) for q in range(self.n_units)]
         self.cost = 0.0
         self._real: dict[tuple, _Realization] = {}
 
@@ -550,13 +549,28 @@ def exchange_applicable(reg_cols: list[int], lane_cols: list[int], n_sr: int) ->
     return not any(c >= (1 << n_sr) and c in lane_targets for c in reg_cols)
 
 
+def _repack_count(parts_list: list[list[tuple[int, int] | None]]) -> int:
+    """v_perm_b32 instructions to build registers from (value, slot) parts (0 when already in place)."""
+    n = 0
+    for parts in parts_list:
+        used = [x for x in parts if x is not None]
+        vals = {v for v, _ in used}
+        if len(vals) == 1 and all(x is None or x[1] == i for i, x in enumerate(parts)):
+            continue
+        n += 1 if len(vals) <= 2 else 3
+    return n
+
+
 def exchange_estimate(reg_cols: list[int], lane_cols: list[int], n_sr: int, K: list[int], target: Target,
-                      cm: CostModel, elem_bits: int, schedule: str) -> float:
-    """Dry-run cost of a schedule (labels only)."""
+                      cm: CostModel, elem_bits: int, schedule: str, n_dst_slots: int) -> float:
+    """Dry-run cost of a schedule (labels only), with the packing and unpacking ``v_perm``s."""
     ex = _Exchanger(None, reg_cols, lane_cols, n_sr, K, None, target, cm, elem_bits)
     getattr(ex, {"exchanges": "run_exchanges_only", "lane_first": "run_lane_first",
                  "lane_last": "run_lane_last"}[schedule])()
-    return ex.cost
+    p = max(1, 32 // elem_bits)
+    perms = _pack_perms(K, n_sr, p) if p > 1 else 0
+    perms += _repack_count(ex.dst_parts(n_dst_slots, p)) if p > 1 else 0
+    return ex.cost + perms * cm.instruction("v_perm_b32")
 
 
 def exchange_plan(prog: Program, reg_cols: list[int], lane_cols: list[int], n_sr: int, K: list[int],
