@@ -52,7 +52,7 @@ from lowering.linker import LinkerNotFound
 from synth.banks import analyze
 
 __all__ = ["ARCHES", "LdsInstruction", "KernelBuild", "Case", "lds_report", "static_report", "interpret",
-           "gpu_status", "launch_on_gpu", "write_artifacts", "main", "torch_to_numpy", "numpy_to_torch"]
+           "gpu_status", "kernel_params", "launch_on_gpu", "write_artifacts", "main", "torch_to_numpy", "numpy_to_torch"]
 
 ARCHES = ("gfx942", "gfx950")
 
@@ -129,9 +129,6 @@ class Case:
 
 
 # ---------------------------------------------------------------------- tensors <-> interpreter buffers
-_BITS_VIEW = {torch.bfloat16: torch.int16, torch.float16: torch.int16}
-
-
 def torch_to_numpy(t: torch.Tensor) -> np.ndarray:
     """The raw bits of ``t`` as a numpy array (bf16 and fp8 have no numpy dtype: int16 / uint8)."""
     t = t.detach().cpu().contiguous()
@@ -282,6 +279,15 @@ def _hip_check(lib, err: int, what: str) -> None:
         raise RuntimeError(f"{what} failed: HIP error {err} ({lib.hipGetErrorString(err).decode()})")
 
 
+def kernel_params(args: Sequence) -> tuple[list, ctypes.Array]:
+    """``hipModuleLaunchKernel``'s ``kernelParams``: one pointer per kernel argument, to the device
+    address of a tensor (8 bytes) or to an i32 scalar.  Returns the value holders too (they must
+    outlive the launch)."""
+    holders = [ctypes.c_void_p(a.data_ptr()) if isinstance(a, torch.Tensor) else ctypes.c_int32(int(a)) for a in args]
+    params = (ctypes.c_void_p * len(holders))(*[ctypes.cast(ctypes.byref(h), ctypes.c_void_p) for h in holders])
+    return holders, params
+
+
 def launch_on_gpu(kb: KernelBuild, ck: CompiledKernel, case: Case) -> dict:
     """Run the code object on the GPU with ``case`` (tensors moved to the device) and compare."""
     status = gpu_status(kb.arch)
@@ -294,8 +300,7 @@ def launch_on_gpu(kb: KernelBuild, ck: CompiledKernel, case: Case) -> dict:
     _hip_check(lib, lib.hipModuleLoadData(ctypes.byref(module), image), "hipModuleLoadData")
     try:
         _hip_check(lib, lib.hipModuleGetFunction(ctypes.byref(func), module, kb.name.encode()), "hipModuleGetFunction")
-        holders = [ctypes.c_void_p(a.data_ptr()) if isinstance(a, torch.Tensor) else ctypes.c_int32(a) for a in dev_args]
-        params = (ctypes.c_void_p * len(holders))(*[ctypes.cast(ctypes.byref(h), ctypes.c_void_p) for h in holders])
+        holders, params = kernel_params(dev_args)
         torch.cuda.synchronize()
         t0 = time.perf_counter()
         _hip_check(lib, lib.hipModuleLaunchKernel(func, *[ctypes.c_uint(x) for x in case.grid],

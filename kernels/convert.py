@@ -22,8 +22,8 @@ B operand (kWidth = the instruction's K values per lane) of the same instruction
 from __future__ import annotations
 
 import argparse
-from collections import Counter
 
+import numpy as np
 import torch
 
 from linlayout import LayoutError
@@ -75,7 +75,7 @@ def lds_instructions(plan: Plan) -> list[common.LdsInstruction]:
         op = (f"ds_write_b{8 * w}" if write else (f"ds_read_b{8 * w}" if w >= 4 else f"ds_read_u{8 * w}"))
         addrs = [("", st.addr)] + ([(" (2nd half of a ds_*2 pair)", st.pair_addr())] if st.pair is not None else [])
         for note, a in addrs:
-            tab = torch.as_tensor(a).reshape(-1, 64).numpy()
+            tab = np.asarray(a, dtype=np.int64).reshape(-1, 64)
             out.append(common.LdsInstruction(f"plan step {i} {'store' if write else 'load'}{note}", op, 8, w, tab[None]))
     return out
 

@@ -3,6 +3,7 @@ interpreter's raw buffers, the GPU path says why it cannot run, the CLI contract
 
 from __future__ import annotations
 
+import ctypes
 import os
 
 import numpy as np
@@ -79,3 +80,12 @@ def test_without_a_linker_the_isa_is_still_written(capsys, tmp_path, monkeypatch
     assert status == 0 and out["verified"] is True
     assert out["fatbin"] is None and "ld.lld" in out["fatbin_missing"]
     assert os.path.exists(out["artifacts"]["isa"]) and out["launch"]["ran"] is False
+
+
+def test_kernel_params_point_at_the_argument_values():
+    t = torch.zeros(4)
+    holders, params = common.kernel_params([t, 7, -3])
+    assert len(params) == 3
+    assert ctypes.c_void_p.from_address(params[0]).value == t.data_ptr()
+    assert ctypes.c_int32.from_address(params[1]).value == 7
+    assert ctypes.c_int32.from_address(params[2]).value == -3
