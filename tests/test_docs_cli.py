@@ -1,11 +1,12 @@
 """The command lines in the docs run, and docs/cli.md covers the whole command line.
 
 Every ``linlayout SUBCOMMAND ...`` line inside a code block of a page under docs/ (fenced,
-or indented by four spaces) is run in-process, from a scratch directory that has
-``../shared`` when the repository has it.  A line containing ``[-`` is a synopsis and is
+or indented by four spaces) is run in-process, and every ``python -m kernels.NAME ...`` line
+as a subprocess, from a scratch directory that has ``../shared`` when the repository has it.  A line containing ``[-`` is a synopsis and is
 not run.  A command must exit 0 or 1 (1: a well-formed question answered "no", e.g.
 ``verify``); 2 (bad input) fails.  A command without ``--json`` is run again with it and
-must print exactly one JSON object (unless it draws a picture: drawing once is enough).
+must print exactly one JSON object (linlayout commands only, and not when it draws a
+picture: drawing once is enough).
 
 A line written ``$ linlayout ...`` is followed by its output, up to the next ``$`` line or
 the end of the block.  Text output: every shown line other than ``...`` must appear in the
@@ -21,8 +22,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -32,12 +36,12 @@ from linlayout.cli import SUBCOMMANDS, build_parser, main
 REPO = Path(__file__).resolve().parents[1]
 DOCS = REPO / "docs"
 SHARED = REPO.parent / "shared"
-COMMAND = re.compile(r"^\s*(?P<prompt>\$ )?linlayout (?P<rest>.*)$")
+COMMAND = re.compile(r"^\s*(?P<prompt>\$ )?(?P<prog>linlayout|python -m kernels\.\w+) (?P<rest>.*)$")
 
 
 class DocCommand:
-    def __init__(self, page: Path, line: int, argv: list[str], shown: list[str] | None):
-        self.page, self.line, self.argv, self.shown = page, line, argv, shown
+    def __init__(self, page: Path, line: int, prog: str, argv: list[str], shown: list[str] | None):
+        self.page, self.line, self.prog, self.argv, self.shown = page, line, prog, argv, shown
 
     @property
     def id(self) -> str:
@@ -67,7 +71,7 @@ def _commands(page: Path) -> list[DocCommand]:
         no, ln, block = lines[k]
         m = COMMAND.match(ln)
         k += 1
-        if not m or m.group("rest").split(" ", 1)[0] not in SUBCOMMANDS + ["--help"]:
+        if not m or (m.group("prog") == "linlayout" and m.group("rest").split(" ", 1)[0] not in SUBCOMMANDS + ["--help"]):
             continue
         text = m.group("rest")
         while True:  # a quoted argument may continue on the next lines
@@ -85,14 +89,18 @@ def _commands(page: Path) -> list[DocCommand]:
             while k < len(lines) and lines[k][2] == block and not lines[k][1].lstrip().startswith("$ "):
                 shown.append(lines[k][1])
                 k += 1
-        cmds.append(DocCommand(page, no, argv, shown))
+        cmds.append(DocCommand(page, no, m.group("prog"), argv, shown))
     return cmds
 
 
 ALL = [c for p in sorted(DOCS.rglob("*.md")) for c in _commands(p)]
 
 
-def _run(argv: list[str], capsys) -> tuple[int, str, str]:
+def _run(cmd: DocCommand, argv: list[str], capsys) -> tuple[int, str, str]:
+    if cmd.prog != "linlayout":  # python -m kernels.NAME: its own process
+        proc = subprocess.run([sys.executable, "-m", cmd.prog.split()[-1], *argv], capture_output=True, text=True,
+                              timeout=300, env={**os.environ, "PYTHONPATH": str(REPO)})
+        return proc.returncode, proc.stdout, proc.stderr
     try:
         code = main(argv)
     except SystemExit as e:  # --help
@@ -131,8 +139,8 @@ def test_docs_have_commands():
 def test_doc_command(cmd, scratch, capsys):
     if any("../shared" in a for a in cmd.argv) and not SHARED.exists():
         pytest.skip("../shared is not next to the repository")
-    code, out, err = _run(cmd.argv, capsys)
-    assert code in (0, 1), f"{cmd.id}: linlayout {' '.join(cmd.argv)} exited {code}: {err.strip()}"
+    code, out, err = _run(cmd, cmd.argv, capsys)
+    assert code in (0, 1), f"{cmd.id}: {cmd.prog} {' '.join(cmd.argv)} exited {code}: {err.strip()}"
     if cmd.shown:
         if "--json" in cmd.argv:
             shown = json.loads(" ".join(cmd.shown))
@@ -147,8 +155,8 @@ def test_doc_command(cmd, scratch, capsys):
                     pos += 1
                 assert pos < len(real), f"{cmd.id}: shown line {ln!r} is not in the real output (in order):\n{out}"
                 pos += 1
-    if not {"--json", "--help", "-h", "--png", "--svg"} & set(cmd.argv):  # pictures: slow, drawn once
-        code, out, err = _run(cmd.argv + ["--json"], capsys)
+    if cmd.prog == "linlayout" and not {"--json", "--help", "-h", "--png", "--svg"} & set(cmd.argv):
+        code, out, err = _run(cmd, cmd.argv + ["--json"], capsys)  # (pictures: slow, drawn once)
         assert code in (0, 1), f"{cmd.id} --json exited {code}: {err.strip()}"
         assert isinstance(json.loads(out), dict), f"{cmd.id} --json did not print one JSON object"
 
