@@ -27,8 +27,9 @@ Layout decisions:
   coincide); gfx950 (``32x32x16``): four ``v_permlane32_swap``; fp8 on gfx942
   (``32x32x16_fp8``, 8 K per lane): ``ds_bpermute`` + ``v_cndmask``.
 * **V staging**: V (row-major, ``BN x D``) goes through LDS: 16-byte global loads along D,
-  the synthesized swizzle (``synth.swizzle``) to the ``V^T`` operand layout, every LDS
-  instruction checked by the bank analysis.  Q (once) and each K block are loaded straight
+  the synthesized swizzle (``synth.swizzle``) to the ``V^T`` operand layout -- on gfx950 with
+  the transpose reads ``ds_read_b64_tr_b16/b8`` -- every LDS instruction checked by the bank
+  analysis.  Q (once) and each K block are loaded straight
   into their operand layouts (16-byte loads along D).
 
 Kernel ``attention(Q, K, V, O, Nq, Nkv)``: Q ``Nq x D``, K and V ``Nkv x D`` (the dtype), O
@@ -146,7 +147,7 @@ def plan_attention(arch: str, dtype: str, head_dim: int = 64, scale: float | Non
     v_vec = min(GLOBAL_VECTOR_BYTES // eb, d)
     tk = d // v_vec
     v_writer = Blocked((1, v_vec), (64 // tk, tk), (1, 1), (1, 0)).to_linear_layout([bn, d])
-    v_stage = stage_tile(v_writer, transposed(pv.operand("A")), info.bits, arch, 1, allow_transpose=False)
+    v_stage = stage_tile(v_writer, transposed(pv.operand("A")), info.bits, arch, 1, allow_transpose=True)
     return AttentionPlan(arch, info, d, bn, float(scale if scale is not None else 1.0 / math.sqrt(d)), qk, pv,
                          p_plan, v_stage, v_writer, v_vec, cands)
 

@@ -160,7 +160,7 @@ def plan_gemm(arch: str, dtype: str, k: int, *, instr: str | None = None, warps=
             continue
         tiling = MfmaTiling(ins, tuple(warps), tuple(tiles), bk, c)
         writer = a_writer_layout(tiling.block_m, bk, vec, num_warps)
-        st = stage_tile(writer, tiling.operand("A"), info.bits, arch, num_warps, allow_transpose=False)
+        st = stage_tile(writer, tiling.operand("A"), info.bits, arch, num_warps)
         s = st.synthesis
         key = (s.write_instructions + s.read_instructions, s.total_cycles)
         tried.append({"c": c, "k_width": c * ins.items_per_lane("A"), "lds_instructions": key[0],

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from linlayout import LayoutError, LinearLayout
+from linlayout.hw.lds import lds_model
 from synth.lds_access import TileAccessReport, access_map
 from synth.swizzle import SwizzleResult, synthesize
 
@@ -67,27 +68,59 @@ def _check_registers(layout: LinearLayout, what: str) -> None:
         raise LayoutError(f"{what}: a register of the layout is a broadcast (zero basis); drop it before staging")
 
 
+def _cvt_offsets(cvt: LinearLayout, reg: int, lanes: np.ndarray, num_warps: int) -> np.ndarray:
+    """``cvt(register = reg, lane = lanes[l], warp = w)`` as ``[warp, 64]``."""
+    shape = (num_warps, 64)
+    args = {"register": np.full(shape, reg), "lane": np.broadcast_to(lanes[None, :], shape)}
+    if cvt.has_in_dim("warp"):
+        args["warp"] = np.broadcast_to(np.arange(num_warps)[:, None], shape)
+    return np.asarray(cvt.apply(args)["offset"], dtype=np.int64)
+
+
+def _transpose_source(cvt: LinearLayout, covered: list[int], base: int, num_warps: int) -> np.ndarray:
+    """Start offsets ``[warp, 64]`` of a transpose read (the address each lane *supplies*).
+
+    By the lane model of ``synth.lds_access`` (amd_hw.md 1.6): with ``E = 2**k`` elements per
+    lane, source lane bit ``t < 4 - k`` is result lane bit ``k + t``, source lane bit
+    ``4 - k + u`` is result element bit ``u`` (register ``covered[u]``), lane bits 4.. are kept.
+    """
+    k = len(covered)
+    lane_cols = [b[0] for b in cvt.bases["lane"]]
+    reg_cols = [b[0] for b in cvt.bases["register"]]
+    src = lane_cols[k:4] + [reg_cols[j] for j in covered] + lane_cols[4:]
+    lane = np.arange(64)
+    off = np.zeros(64, dtype=np.int64)
+    for bit, col in enumerate(src):
+        off ^= ((lane >> bit) & 1) * col
+    return _cvt_offsets(cvt, base, np.zeros(64, dtype=np.int64), num_warps) ^ off[None, :]
+
+
 def tile_accesses(report: TileAccessReport, shared: LinearLayout, layout: LinearLayout,
                   num_warps: int) -> list[LdsAccess]:
-    """The instructions of ``report.choice`` for ``layout`` reading/writing ``shared``."""
+    """The instructions of ``report.choice`` for ``layout`` reading/writing ``shared``.
+
+    Plain ops: lane ``l`` starts at ``cvt(base, l, w)`` and its registers follow at +1, +2, ..
+    (checked).  Transpose reads (gfx950 ``ds_read_b64_tr_b*``): the start each lane supplies
+    follows the lane model (:func:`_transpose_source`); the registers it receives are
+    ``base ^ spread(j)`` in element order, as for plain ops.
+    """
     _check_registers(layout, f"{report.direction} layout")
     cvt = access_map(shared, layout)
     ch = report.choice
+    transpose = lds_model(report.arch).op(ch.op).shape.transpose_bits is not None
     n_reg = cvt.in_dim_size_log2("register")
     covered = list(ch.register_bits)
     rest = [i for i in range(n_reg) if i not in covered]
-    lanes = np.arange(64)[None, :]
-    warps = np.arange(num_warps)[:, None]
+    lanes = np.arange(64)
     out = []
     for i in range(1 << len(rest)):
         base = sum(((i >> k) & 1) << bit for k, bit in enumerate(rest))
         regs = [base | sum(((j >> k) & 1) << bit for k, bit in enumerate(covered)) for j in range(ch.vector)]
-        offs = []
+        if transpose:
+            out.append(LdsAccess(ch.op, tuple(regs), _transpose_source(cvt, covered, base, num_warps)))
+            continue
+        offs = [_cvt_offsets(cvt, r, lanes, num_warps) for r in regs]
         for j, r in enumerate(regs):
-            args = {"register": np.full((num_warps, 64), r), "lane": np.broadcast_to(lanes, (num_warps, 64))}
-            if cvt.has_in_dim("warp"):
-                args["warp"] = np.broadcast_to(warps, (num_warps, 64))
-            offs.append(np.asarray(cvt.apply(args)["offset"], dtype=np.int64))
             if j and not np.array_equal(offs[j], offs[0] + j):
                 raise LayoutError(f"{ch.op}: register {r} is not next to register {regs[0]} in LDS")
         out.append(LdsAccess(ch.op, tuple(regs), offs[0]))

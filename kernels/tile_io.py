@@ -32,10 +32,12 @@ from .lds_tile import LdsAccess, StagedTile
 from .mlir_ops import and1, ult
 from .regs import Registers, bitcast
 
-__all__ = ["MAX_ACCESS_BYTES", "ELEM_BYTES", "GlobalTile", "LdsStage", "layout_tables", "add", "mul"]
+__all__ = ["MAX_ACCESS_BYTES", "TRANSPOSE_READ_TYPES", "ELEM_BYTES", "GlobalTile", "LdsStage", "layout_tables", "add", "mul"]
 
 #: Widest buffer access per lane (buffer_load_dwordx4 / buffer_store_dwordx4).
 MAX_ACCESS_BYTES = 16
+#: The LLVM result type of each gfx950 transpose read the kernels emit.
+TRANSPOSE_READ_TYPES = {"ds_read_b64_tr_b16": "vector<4xi16>", "ds_read_b64_tr_b8": "vector<2xi32>"}
 #: Bytes of the MLIR element types the kernels move.
 ELEM_BYTES = {"i8": 1, "i16": 2, "i32": 4, "f32": 4}
 
@@ -147,8 +149,14 @@ class LdsStage:
     def read(self, stage_off: str | None = None) -> Registers:
         regs = Registers(self.b, self.elem)
         for acc, base in self.reads:
-            regs.put(acc.regs, atoms.lds_load(self.b, self._ptr(base, stage_off), vector_type(acc.vector, self.elem),
-                                              acc.vector * self.eb))
+            vt = vector_type(acc.vector, self.elem)
+            ptr = self._ptr(base, stage_off)
+            if "_tr_" in acc.op:  # gfx950 ds_read_b64_tr_b<bits>: 8 bytes per lane, exchanged in 16-lane groups
+                raw_t = TRANSPOSE_READ_TYPES[acc.op]
+                raw = self.b.value(f"rocdl.ds.read.tr{8 * self.eb}.b64 {ptr} : !llvm.ptr<3> -> {raw_t}", "tr")
+                regs.put(acc.regs, bitcast(self.b, raw, raw_t, vt))
+            else:
+                regs.put(acc.regs, atoms.lds_load(self.b, ptr, vt, acc.vector * self.eb))
         return regs
 
     def records(self, where: str, stage_bytes: int, write_stages: list[int],

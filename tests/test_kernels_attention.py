@@ -52,3 +52,10 @@ def test_attention_rejects_bad_head_dim(capsys):
     status = common.main("attention", "", attention.add_arguments, attention.build, attention.make_case,
                          ["--d", "48", "--json"])
     assert status == 2 and "head dim" in capsys.readouterr().err
+
+
+def test_gfx950_reads_v_with_transpose_loads(capsys, tmp_path):
+    status, out = run_cli(capsys, "attention", "--arch", "gfx950", "--interpret", "--emit", str(tmp_path))
+    assert status == 0 and out["verified"] is True
+    assert out["decisions"]["v_lds"]["read_op"] == "ds_read_b64_tr_b16"
+    assert out["static"]["lds_ops_isa"].get("ds_read_b64_tr_b16") == out["decisions"]["v_lds"]["read_instructions"]
