@@ -16,6 +16,7 @@ import argparse
 from kernels import attention, common
 from lowering.compile import compile_mlir
 from lowering.isa import isa_counts
+from lowering.report import plan_isa_differences
 
 NQ, NKV, D = 32, 80, 64
 
@@ -35,8 +36,10 @@ for arch in ("gfx942", "gfx950"):
     kb = common.KernelBuild("attention", arch, text, lds, plan.describe(), regions=("conv",),
                             extra={"plan": plan})
     ck = compile_mlir(text, arch)
-    conv = {k: n for k, n in isa_counts(ck.isa, region="conv").items() if n}
-    print(f"  compiled P conversion region: {conv or 'empty'}")
+    counts = isa_counts(ck.isa, region="conv")   # between the kernel's conv markers
+    same = not plan_isa_differences(p, counts)      # cross-lane/select/LDS ops exactly the plan's
+    print(f"  compiled P conversion region: {({k: n for k, n in counts.items() if n}) or 'empty'}; "
+          f"matches the plan: {same}")
 
     case = attention.make_case(kb, argparse.Namespace(nq=NQ, nkv=NKV, d=D, dtype="f16", arch=arch), 0)
     run = common.interpret(kb, case)          # the MLIR on the wave interpreter vs torch
