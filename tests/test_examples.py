@@ -97,4 +97,5 @@ def test_example_runs(name, tmp_path):
         pattern, count = item if isinstance(item, tuple) else (item, 1)
         rx = re.compile(pattern)
         found = sum(1 for ln in lines if rx.search(ln))
-        assert found >= count, f"examples/{name}: {found} line(s) match {pattern!r}, expected {count}, in\n{proc.stdout}"
+        assert found >= count, \
+            f"examples/{name}: {found} line(s) match {pattern!r}, expected {count}, in\n{proc.stdout}"
