@@ -4,9 +4,9 @@ Every ``linlayout SUBCOMMAND ...`` line inside a code block of a page under docs
 or indented by four spaces) is run in-process, and every ``python -m kernels.NAME ...`` line
 as a subprocess, from a scratch directory that has ``../shared`` when the repository has it.
 A line containing ``[-`` is a synopsis and is not run.  A command must exit 0 or 1 (1: a
-well-formed question answered "no", e.g. ``verify``); 2 (bad input) fails.  A command without ``--json`` is run again with it and
-must print exactly one JSON object (linlayout commands only, and not when it draws a
-picture: drawing once is enough).
+well-formed question answered "no", e.g. ``verify``); 2 (bad input) fails.  A linlayout
+command without ``--json`` is run again with it and must print exactly one JSON object
+(not when it draws a picture: drawing once is enough).
 
 A line written ``$ linlayout ...`` is followed by its output, up to the next ``$`` line or
 the end of the block.  Text output: every shown line other than ``...`` must appear in the
