@@ -284,3 +284,29 @@ def test_fp8_style_is_a_parameter():
     fnuz = run_kernel(text, "k", args, arch="gfx942")[3]
     ocp = run_kernel(text, "k", args, arch="gfx942", options=InterpOptions(fp8_style_gfx942="ocp"))[3]
     assert (fnuz == 32.0).all() and (ocp == 128.0).all()
+
+
+def test_mfma_f8f6f4_with_constant_zero_scales_runs_unscaled():
+    # The unscaled v_mfma_f32_16x16x128_f8f6f4 is written as the scale intrinsic with constant-zero
+    # scales; LLVM selects the unscaled instruction (scale 1), so the interpreter must not apply 2**-127.
+    M = N = 16
+    K = 128
+    rng = np.random.default_rng(7)
+    ca = rng.choice(list(range(0x28, 0x40)) + list(range(0xA8, 0xC0)), (1, M, K)).astype(np.uint8)
+    cb = rng.choice(list(range(0x28, 0x40)) + list(range(0xA8, 0xC0)), (1, K, N)).astype(np.uint8)
+    va = np.vectorize(lambda c: fp8_value(int(c), 4, 3, 7))(ca)[0]
+    vb = np.vectorize(lambda c: fp8_value(int(c), 4, 3, 7))(cb)[0]
+    D = va @ vb
+    a_items = scatter_inputs(ca, M, K, 1, 32, run=16)
+    b_items = scatter_inputs(cb, N, K, 1, 32, transpose=True, run=16)
+    text = mfma_kernel("rocdl.mfma.scale.f32.16x16x128.f8f6f4", "vector<8xi32>", "vector<8xi32>", "vector<4xf32>",
+                       "fp8_e4m3, fp8_e4m3, 0, %z, 0, %z", scaled=True)
+    text = text.replace("%sb = llvm.load %qsb : !llvm.ptr<1> -> i32",
+                        "%sb = llvm.load %qsb : !llvm.ptr<1> -> i32\n      %z = arith.constant 0 : i32")
+    isa = compiles(text, "gfx950")
+    assert "v_mfma_f32_16x16x128_f8f6f4" in isa and "v_mfma_scale" not in isa
+    out = np.zeros((64, 4), np.float32)
+    zeros = np.zeros(64, np.uint32)
+    got = run_kernel(text, "k", [a_items, b_items, np.zeros((64, 4), np.float32), out, zeros, zeros],
+                     block=64, arch="gfx950")[3]
+    np.testing.assert_array_equal(got, scatter_output(D[None].astype(np.float32), M, N, 1, 4, 4))

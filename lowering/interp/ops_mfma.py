@@ -97,6 +97,18 @@ def _all_rocdl_names() -> list:
     return sorted(names)
 
 
+def _is_constant_zero(value) -> bool:
+    """True when ``value`` is defined by ``arith.constant 0`` in the kernel text."""
+    owner = getattr(value, "owner", None)
+    if getattr(owner, "name", None) != "arith.constant":
+        return False
+    attr = owner.attributes["value"]
+    try:
+        return int(attr.value) == 0
+    except (AttributeError, TypeError, ValueError):
+        return False
+
+
 @register(*_all_rocdl_names())
 def _mfma(op: OpInfo):
     try:
@@ -106,6 +118,10 @@ def _mfma(op: OpInfo):
     if ins.a_type == "xf32":
         raise op.error("xf32 (TF32) MFMAs are not modelled")
     scaled = ins.scaled
+    # The unscaled F8F6F4 MFMAs are the scale intrinsic with constant-zero scale
+    # operands, which LLVM selects as the unscaled instruction (scale 1): execute
+    # what compiles, not 2**-127.
+    apply_scales = scaled and not (_is_constant_zero(op.op.operands[3]) and _is_constant_zero(op.op.operands[4]))
     if scaled:
         fa, fb = _enum_attr(op, "cbsz"), _enum_attr(op, "blgp")
         if fa not in _MATRIX_FORMATS or fb not in _MATRIX_FORMATS:
@@ -164,7 +180,7 @@ def _mfma(op: OpInfo):
         B[:, blk, k, j] = ib
         blk, i, j = tables["C"]
         C[:, blk, i, j] = signed(cval, 32) if is_int else cval.astype(np.float64)
-        if scaled:
+        if apply_scales:
             for name, mat, slot, sel in (("A_scale", A, op.operands[3], opsel[0]), ("B_scale", B, op.operands[4], opsel[1])):
                 sc = (lanes(ctx.vals[slot], ctx.T).astype(np.uint64).reshape(W, WAVE) >> np.uint64(8 * sel)) & np.uint64(0xFF)
                 val = decode_bits(sc, FORMATS["f8E8M0FNU"])
