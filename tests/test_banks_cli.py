@@ -9,7 +9,7 @@ import pytest
 from banks_oracle import BANKS, PHASES, instruction_cycles
 from linlayout import LinearLayout
 from linlayout.cli import main
-from linlayout.cli.banks import dtype_bits
+from linlayout.dtypes import dtype_bits
 
 
 def run(capsys, *argv):

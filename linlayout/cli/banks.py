@@ -26,32 +26,10 @@ import json
 
 import numpy as np
 
+from ..dtypes import dtype_bits
 from ..errors import LayoutError
 from ..layout import LinearLayout
 from . import add_json_flag
-
-# dtype name -> element bits (aliases of linlayout.hw.mfma.TYPE_BITS names)
-_DTYPE_ALIASES = {
-    "fp64": "f64", "double": "f64", "fp32": "f32", "float": "f32", "float32": "f32", "tf32": "xf32",
-    "fp16": "f16", "half": "f16", "float16": "f16", "bfloat16": "bf16", "int32": "i32",
-    "int8": "i8", "u8": "i8", "uint8": "i8", "e4m3": "fp8", "fp8e4m3": "fp8", "f8": "fp8",
-    "e5m2": "bf8", "fp8e5m2": "bf8", "e2m1": "fp4", "i4": "iu4", "int4": "iu4",
-}
-_EXTRA_BITS = {"i16": 16, "int16": 16, "u16": 16, "i64": 64}
-
-
-def dtype_bits(name: str) -> int:
-    """Element bits of a dtype name (f16, bf16, fp8, fp4, f32, ...)."""
-    from ..hw.mfma import TYPE_BITS
-
-    key = name.lower()
-    key = _DTYPE_ALIASES.get(key, key)
-    if key in TYPE_BITS:
-        return TYPE_BITS[key]
-    if key in _EXTRA_BITS:
-        return _EXTRA_BITS[key]
-    raise LayoutError(f"unknown dtype {name!r}; known: {', '.join(sorted(set(TYPE_BITS) | set(_DTYPE_ALIASES)))}")
-
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("banks", help="LDS bank conflicts: one instruction, a whole tile, or swizzle synthesis",

@@ -13,16 +13,9 @@ import argparse
 import json
 from pathlib import Path
 
+from ..dtypes import dtype_bits
 from ..errors import LayoutError
 from . import add_json_flag
-
-DTYPE_BITS = {
-    **{k: 64 for k in ("fp64", "f64", "float64", "i64", "int64", "u64")},
-    **{k: 32 for k in ("fp32", "f32", "float32", "tf32", "i32", "int32", "u32")},
-    **{k: 16 for k in ("fp16", "f16", "float16", "half", "bf16", "bfloat16", "i16", "int16", "u16")},
-    **{k: 8 for k in ("fp8", "f8", "bf8", "fp8e4m3", "fp8e5m2", "e4m3", "e5m2", "i8", "int8", "u8", "uint8")},
-}
-
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
@@ -47,13 +40,6 @@ def register(subparsers) -> None:
     p.set_defaults(func=run)
 
 
-def element_bits(dtype: str) -> int:
-    bits = DTYPE_BITS.get(str(dtype).lower())
-    if bits is None:
-        raise LayoutError(f"unknown --dtype {dtype!r}; known: {', '.join(sorted(DTYPE_BITS))}")
-    return bits
-
-
 def run(args: argparse.Namespace) -> dict:
     from synth.convert import plan_conversion
 
@@ -64,7 +50,7 @@ def run(args: argparse.Namespace) -> dict:
     if args.output and not args.emit:
         raise LayoutError("-o is the output of --emit; give --emit mlir|isa|fatbin")
     src, dst = parse_layout(args.src), parse_layout(args.dst)
-    plan = plan_conversion(src, dst, args.arch, element_bits(args.dtype), lds_budget_bytes=args.lds_budget,
+    plan = plan_conversion(src, dst, args.arch, dtype_bits(args.dtype), lds_budget_bytes=args.lds_budget,
                            strategy=args.strategy)
     result = {
         "strategy": plan.strategy,
