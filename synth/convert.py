@@ -25,8 +25,8 @@ from linlayout.hw.targets import get_target
 
 from . import cost as cost_mod
 from .emulator import PlanVerificationError, element_ids, verify
-from .in_wave import (SCHEDULES, Packing, choose_packing, exchange_applicable, exchange_estimate, exchange_plan,
-                      gather_estimate, gather_units, pack_units, unpack_units)
+from .exchanges import best_schedule, build_schedule, exchange_applicable
+from .in_wave import Packing, choose_packing, gather_estimate, gather_units, pack_perms, pack_units, unpack_units
 from .ir import Program
 from .lds_path import build_lds, shared_layout, vector_first_design
 from .plan import Plan, dwords_per_slot, slots_per_dword
@@ -67,8 +67,8 @@ def _finish(plan: Plan, prog: Program, outputs: list[int], strategy: str, cm) ->
 
 
 def _in_wave_candidates(prob: Problem, wm, target, element_bits: int, cm) -> list[Plan]:
-    """The cheapest in-wave plans: exchange schedules (chosen by dry run) under the best passive
-    packing and under the native packing, and the gather unless it cannot win."""
+    """The cheapest in-wave plans: the best exchange schedule (priced on labels, synth.exchanges)
+    under the best passive packing and under the native packing, and the gather unless it cannot win."""
     mask = wm.reg_lane_mask
     reg_cols = [c & mask for c in wm.reg]
     lane_cols = [c & mask for c in wm.lane]
@@ -77,37 +77,36 @@ def _in_wave_candidates(prob: Problem, wm, target, element_bits: int, cm) -> lis
     p, dps = slots_per_dword(element_bits), dwords_per_slot(element_bits)
     n_init = _n_values(prob.src.in_dim_size("register"), element_bits)
     n_dst = prob.dst.in_dim_size("register")
-    builds: list[tuple[float, str, object]] = []
+    scheds = []
     if exchange_applicable(reg_cols, lane_cols, n_sr):
         packings = [pk.K]
         native = list(range(min(len(pk.K) if p == 1 else (p.bit_length() - 1), n_sr)))
         if p > 1 and native != pk.K:
             packings.append(native)
         for K in packings:
-            for sched in SCHEDULES:
-                try:
-                    est = exchange_estimate(reg_cols, lane_cols, n_sr, K, target, cm, element_bits, sched, n_dst)
-                except ValueError:
-                    continue
-                builds.append((est, f"exchange:{sched}", K))
-    builds = sorted(builds, key=lambda b: b[0])[:1]  # the dry runs rank the exchange schedules well
-    best_est = builds[0][0] if builds else float("inf")
-    g_est = gather_estimate(pk.units, cm)  # optimistic: built only when it might win
-    if g_est < best_est:
-        builds.append((g_est, "gather", pk.K))
+            try:
+                sched, planner = best_schedule(reg_cols, lane_cols, n_sr, K, target, cm, element_bits, n_dst,
+                                               pack_perms(K, n_sr, p) if p > 1 else 0)
+            except ValueError:
+                continue
+            scheds.append((sched, planner, K))
+    builds: list[tuple[str, object, object, list[int]]] = []
+    if scheds:
+        sched, planner, K = min(scheds, key=lambda t: (t[0].cost, t[0].count))
+        builds.append(("exchange:" + sched.name, sched, planner, K))
+    if gather_estimate(pk.units, cm) < (min(t[0].cost for t in scheds) if scheds else float("inf")):
+        builds.append(("gather", None, None, pk.K))  # optimistic estimate: built only when it might win
     out = []
-    for est, name, K in builds:
+    for name, sched, planner, K in builds:
         prog = Program(n_init, p, dps)
         pkK = Packing(element_bits, n_sr, len(reg_cols), K, pk.Kd if K == pk.K else [], pk.units)
         units = _warp_offsets(prog, pack_units(prog, pkK), wm.warp_register_offsets, K, n_sr, prob.num_warps)
         if units is None:
             continue
-        if name == "gather":
-            final = gather_units(prog, pk.units, units, target, cm)
-            outs = unpack_units(prog, pk, final, n_dst)
+        if sched is None:
+            outs = unpack_units(prog, pk, gather_units(prog, pk.units, units, target, cm), n_dst)
         else:
-            outs = exchange_plan(prog, reg_cols, lane_cols, n_sr, K, units, n_dst, target, cm, element_bits,
-                                 name.split(":")[1])
+            outs = build_schedule(prog, sched, planner, units, n_dst, element_bits)
         plan = _finish(_base_plan(prob, target, element_bits), prog, outs, "registers", cm)
         plan.notes.append(f"in-wave builder: {name}; elements per 32-bit unit follow src register bits {K}")
         out.append(plan)
@@ -200,19 +199,12 @@ def candidate_plans(src: LinearLayout, dst: LinearLayout, arch: str, element_bit
     return _rank(cands)
 
 
-# [I] Plans whose modelled cost is within this fraction of the cheapest are considered equal; among
-# them the one with the fewest instructions (with estimated setup) wins -- issue slots are what the
-# rest of the kernel competes for, and the cycle model's LDS numbers are partly inferred -- and on
-# equal counts a plan without LDS (LDS is shared by the CU's waves and limits occupancy).
-COST_TIE_FRACTION = 0.15
-
-
 def _rank(cands: list[Plan]) -> list[Plan]:
     """Cheapest first; near-ties (COST_TIE_FRACTION) by instructions with setup, then no LDS."""
     if not cands:
         return cands
     best = min(p.cost for p in cands)
-    return sorted(cands, key=lambda p: (p.cost > best * (1 + COST_TIE_FRACTION) + 1e-9, p.total_with_overhead(),
+    return sorted(cands, key=lambda p: (p.cost > best * (1 + cost_mod.COST_TIE_FRACTION) + 1e-9, p.total_with_overhead(),
                                         p.lds_bytes > 0, p.cost))
 
 

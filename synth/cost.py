@@ -29,6 +29,15 @@ s_barrier              BARRIER_CYCLES [I]
 once per level of dependent DS instructions (a store then a load is two levels,
 independent ds_bpermutes are one level).  Latency is partly hidden by other
 waves, hence ``LATENCY_WEIGHT`` [I].
+
+``LDS_PORT_SHARING`` [I] multiplies the LDS-pipe cycles of LDS accesses and of
+the crossbar moves (ds_swizzle, ds_bpermute): the CU's LDS has two ports, each
+shared by a pair of SIMDs, and "only one SIMD per pair may issue an LDS
+instruction at a time" [Q rocprofiler-compute], so when the neighbouring SIMD's
+waves use LDS too (the common case in GEMM and attention kernels, which stage
+their operands there) a wave gets half a port.  A VALU instruction has no such
+sharing (every SIMD has its own VALU).  Set it to 1 to price an LDS pipe that
+is otherwise idle.
 """
 
 from __future__ import annotations
@@ -37,7 +46,7 @@ from dataclasses import dataclass, field
 
 from linlayout.hw.targets import get_target
 
-__all__ = ["CostModel", "cost_model"]
+__all__ = ["COST_TIE_FRACTION", "CostModel", "cost_model", "lower_bound", "register_merges"]
 
 VALU_ISSUE = 4.0  # [I] wave64 on a 16-wide SIMD: 4 cycles per VALU instruction
 PERMLANE_ISSUE = 4.0  # [I] v_permlane*_swap issue rate is undocumented; taken as one VALU op
@@ -49,6 +58,14 @@ LATENCY_WEIGHT = 1.0  # [I] fraction of DS latency not hidden by other waves
 BARRIER_CYCLES = 16.0  # [I] cost of an s_barrier when the waves are balanced
 SALU_ISSUE = 1.0  # [I] scalar instruction
 DPP_HAZARD = 0.0  # [I] extra cycles per DPP op (2 wait states after a VGPR write, usually hidden)
+LDS_PORT_SHARING = 2.0  # [I] SIMDs competing for one LDS port (two per port, [Q] one issues at a time)
+
+# [I] Policy: plans whose modelled cost is within this fraction of the cheapest are equal; among
+# them the one with the fewest instructions (with estimated setup) wins -- issue slots are what
+# the rest of the kernel competes for, and the LDS numbers are partly inferred -- then a plan
+# without LDS (LDS is shared by the CU's waves and limits occupancy).  synth.exchanges uses the
+# same rule between exchange schedules.
+COST_TIE_FRACTION = 0.15
 
 
 @dataclass(frozen=True)
@@ -66,6 +83,18 @@ class CostModel:
     barrier_cycles: float = BARRIER_CYCLES
     salu_issue: float = SALU_ISSUE
     dpp_hazard: float = DPP_HAZARD
+    lds_port_sharing: float = LDS_PORT_SHARING
+
+    def key(self) -> tuple:
+        """A hashable value naming every parameter (for caches of derived tables)."""
+        return (self.arch, self.valu_issue, self.permlane_issue, self.ds_issue, self.crossbar_cycles,
+                tuple(sorted(self.lds_cycles.items())), self.ds_latency, self.latency_weight, self.barrier_cycles,
+                self.salu_issue, self.dpp_hazard, self.lds_port_sharing)
+
+    @classmethod
+    def from_key(cls, key: tuple) -> "CostModel":
+        (arch, valu, perm, ds, xbar, lds, lat, lw, bar, salu, hz, share) = key
+        return cls(arch, valu, perm, ds, xbar, dict(lds), lat, lw, bar, salu, hz, share)
 
     def instruction(self, kind: str, width: int = 4, conflict_degree: float = 1.0) -> float:
         """Cycles of one instruction of ``kind`` (a COUNT_KINDS name); LDS ops take their width in bytes."""
@@ -75,10 +104,12 @@ class CostModel:
             return self.valu_issue + self.dpp_hazard
         if kind in ("permlane16_swap", "permlane32_swap"):
             return self.permlane_issue
-        if kind in ("ds_bpermute", "ds_swizzle", "readlane"):
-            return self.ds_issue + self.crossbar_cycles
+        if kind in ("ds_bpermute", "ds_swizzle"):
+            return self.ds_issue + self.crossbar_cycles * self.lds_port_sharing
+        if kind == "readlane":
+            return self.valu_issue
         if kind in ("lds_write", "lds_read"):
-            return self.ds_issue + self.lds_cycles.get(width, 20.0) * conflict_degree
+            return self.ds_issue + self.lds_cycles.get(width, 20.0) * conflict_degree * self.lds_port_sharing
         if kind == "s_barrier":
             return self.barrier_cycles
         raise KeyError(kind)
@@ -277,6 +308,50 @@ def _member(x, sorted_unique):
     return sorted_unique[i] == x
 
 
+def register_merges(src_ids, dst_ids, element_bits: int) -> int:
+    """The least number of two-input register instructions of any plan without LDS, per wave.
+
+    A counting argument in the manner of Floyd's bound for permuting with two-page
+    operations.  Every instruction of a register plan writes one VGPR from at most
+    two VGPRs (v_cndmask, v_perm_b32, a DPP move into an old value, a permlane swap
+    writing two); ds_bpermute, ds_swizzle and DPP moves read one.  Follow every
+    needed element byte backwards from one dst slot holding it: the paths are
+    disjoint, so a VGPR carries at most 256 path bytes.  With ``n_g(v)`` the path
+    bytes of VGPR ``v`` bound for dst VGPR ``g``, ``Phi(v) = sum_g n log2 n`` grows
+    only when an instruction merges two inputs, by at most the bytes it writes
+    (binary entropy <= 1), i.e. by <= 256 per VGPR written.  At the end every dst
+    VGPR holds 256 bytes of one group; at the start a src VGPR whose bytes go to
+    ``k`` dst VGPRs evenly has ``log2 k`` bits less per byte.  So the merges are
+    at least ``(Phi_end - Phi_start) / 256`` = the sum over src VGPRs of the entropy
+    (bits) of where their bytes go.  A permlane swap counts twice.  Warps plan
+    alike; the largest warp is taken.  LDS plans are not bound by this (a store and
+    a load can route any byte anywhere).
+    """
+    import numpy as np
+
+    p = max(1, 32 // element_bits)
+    b = min(4, max(1, element_bits // 8))  # bytes of one element inside one VGPR
+    halves = 2 if element_bits == 64 else 1  # the two dword halves of 64-bit elements move alike
+    best = 0.0
+    for w in range(src_ids.shape[0]):
+        s, d = src_ids[w], dst_ids[w]
+        ids, first = np.unique(d.reshape(-1), return_index=True)  # one dst slot per needed element
+        grp = (first % d.shape[1]) // p
+        n_d = np.bincount(grp)
+        n_d = b * n_d[n_d > 0].astype(np.float64)
+        phi_end = float((n_d * np.log2(n_d)).sum())
+        sid = s.reshape(-1)
+        sval = (np.arange(sid.size) % s.shape[1]) // p
+        pos = np.searchsorted(ids, sid).clip(0, ids.size - 1)
+        ok = ids[pos] == sid
+        pairs = np.unique(sval[ok] * (ids.size + 1) + pos[ok])  # (src VGPR, needed element), once each
+        keys = (pairs // (ids.size + 1)) * (int(grp.max()) + 1) + grp[pairs % (ids.size + 1)]
+        m = b * np.unique(keys, return_counts=True)[1].astype(np.float64)
+        phi_start = float((m * np.log2(m)).sum())
+        best = max(best, (phi_end - phi_start) / 256.0)
+    return int(np.ceil(best * halves - 1e-9)) if best > 0 else 0
+
+
 def lower_bound(src_ids, dst_ids, element_bits: int, cm: CostModel, has_permlane: bool) -> dict:
     """Analytic bounds over every plan (per wave).
 
@@ -284,11 +359,14 @@ def lower_bound(src_ids, dst_ids, element_bits: int, cm: CostModel, has_permlane
     receive from other lanes (its dst elements not in its own src registers,
     ``32 / bits`` per dword); every cross-lane instruction (DPP, swizzle,
     bpermute, permlane swap) delivers at most one dword to each lane.
+    ``min_register_merges``: two-input instructions any plan without LDS needs
+    (``register_merges``).
     ``cross_warp``: some lane needs an element no lane of its warp holds (only
     LDS can move it; then ``min_lds_loads`` per lane, 16 bytes each, and at least
     one barrier).  ``min_lds_stores``: the distinct elements that must travel,
     spread over every lane of every wave, 16 bytes per store.  ``cost``: the
-    cheapest of the bounds under the cost model.
+    cheapest of the bounds under the cost model (registers: the larger of the
+    cross-lane and the merge bound; LDS: accesses, data cycles, two latency levels).
     """
     import numpy as np
 
@@ -314,8 +392,10 @@ def lower_bound(src_ids, dst_ids, element_bits: int, cm: CostModel, has_permlane
     n_moving = np.unique(need_lane[moving] % n_ids).size
     lds_stores = int(-(-n_moving // (W * L * elems_b128)))
     move = min(cm.instruction("dpp"), cm.instruction("permlane16_swap") if has_permlane else 1e9)
-    per_instr = min(cm.lds_cycles.values())
-    per_byte = min(c / w for w, c in cm.lds_cycles.items())
+    merge = min(cm.valu_issue, cm.instruction("permlane16_swap") / 2 if has_permlane else 1e9)
+    merges = 0 if cross_warp else register_merges(src_ids, dst_ids, element_bits)
+    per_instr = min(cm.lds_cycles.values()) * cm.lds_port_sharing
+    per_byte = min(c / w for w, c in cm.lds_cycles.items()) * cm.lds_port_sharing
 
     def lds_time(n_instr: int, n_bytes: int) -> float:  # issue + data cycles, every width allowed
         return n_instr * cm.ds_issue + max(n_instr * per_instr, n_bytes * per_byte)
@@ -324,11 +404,13 @@ def lower_bound(src_ids, dst_ids, element_bits: int, cm: CostModel, has_permlane
     store_bytes = -(-n_moving // (W * L)) * eb
     lds_bound = (lds_time(lds_loads, load_bytes) + lds_time(lds_stores, store_bytes) + cm.latency(2)
                  + (cm.instruction("s_barrier") if cross_warp else 0.0))
+    reg_bound = max(cross_lane * move, merges * merge)
     if cross_warp:
         cost = lds_bound
     else:
-        cost = min(cross_lane * move, lds_bound) if cross_lane else 0.0
-    return {"cross_lane_dwords": cross_lane, "cross_warp": cross_warp,
+        cost = min(reg_bound, lds_bound) if cross_lane else 0.0
+    return {"cross_lane_dwords": cross_lane, "min_register_merges": merges, "cross_warp": cross_warp,
             "min_lds_loads": lds_loads if (cross_warp or cross_lane) else 0,
             "min_lds_stores": lds_stores if (cross_warp or cross_lane) else 0,
-            "min_barriers": 1 if cross_warp else 0, "cost": round(cost, 3), "lds_cost": round(lds_bound, 3)}
+            "min_barriers": 1 if cross_warp else 0, "cost": round(cost, 3), "lds_cost": round(lds_bound, 3),
+            "register_cost": round(reg_bound, 3)}

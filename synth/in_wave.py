@@ -13,26 +13,8 @@ unpack stage builds the dst VGPRs from them, with ``v_perm_b32`` byte selects
 where the element order differs (``gather_dword``).  The unit problem is ``M``
 with the ``K`` bits removed: a linear map on (unit bits, lane bits).
 
-**Exchanges** (``exchange_units``, for a unit map that is a partial bit
-permutation).  Track which src bit ("label") sits at each register and lane
-bit position.  An exchange of register bit ``rho`` and lane bit ``j`` swaps
-their labels: for every register pair ``(a, b)`` differing in ``rho``,
-
-    a' = l_j ? b[l ^ 2^j] : a        b' = l_j ? b : a[l ^ 2^j]
-
-realized per target by the cheapest of: one ``v_permlane{16,32}_swap`` per pair
-(gfx950, ``j = 4, 5``); DPP (``j <= 3``): per result a DPP move reading
-``l -+ 2^j`` on the lanes that take it, merged by a row/bank-masked
-``v_mov_b32_dpp`` in place or by a select (one ``v_cndmask_b32_dpp`` when
-``synth.ir.FUSE_DPP_SELECT``); or *ship* -- ``t = l_j ? a : b``, one lane move
-of ``t`` (ds_swizzle or ds_bpermute), two selects.  An element bit inside a
-unit exchanges with a lane bit by a *subword exchange*: a lane move and a
-``v_perm_b32`` with a per-lane selector, per register.  Every lane
-position whose target label differs needs one exchange; a cycle of lane
-labels needs one more (or a lane-permutation stage moving every unit once,
-tried both before and after the exchanges).  Dst lanes that broadcast get a
-*virtual* register bit (a copy of the registers), so one DPP move duplicates
-the data.  Register renamings are free.
+**Exchanges** (synth.exchanges), for a unit map that is a partial bit
+permutation: register/lane bit exchanges and lane stages, scheduled on labels.
 
 **Gather** (``gather_units``, any map).  Each dst unit, lane by lane, comes
 from some (src unit, src lane); lanes are grouped by src unit, one group is
@@ -52,10 +34,10 @@ from linlayout.hw.targets import Target
 
 from .cost import CostModel
 from .ir import FUSE_DPP_SELECT, Program
-from .lane_ops import find_dpp, find_lane_op, row_bank_masks
+from .lane_ops import find_dpp, find_lane_op
 
-__all__ = ["Packing", "SCHEDULES", "UnitMap", "choose_packing", "exchange_applicable", "exchange_estimate",
-           "exchange_plan", "gather_dword", "gather_estimate", "gather_units", "pack_units", "unpack_units"]
+__all__ = ["Packing", "UnitMap", "choose_packing", "dst_register_parts", "gather_dword", "gather_estimate",
+           "gather_units", "pack_perms", "pack_units", "unpack_units"]
 
 WAVE = 64
 LANE_BITS = 6
@@ -144,7 +126,7 @@ def _unit_map(reg_cols: list[int], lane_cols: list[int], n_sr: int, K: list[int]
     return UnitMap(n_su, n_du, cols)
 
 
-def _pack_perms(pk_K: list[int], n_sr: int, p: int) -> int:
+def pack_perms(pk_K: list[int], n_sr: int, p: int) -> int:
     """Units whose content is not one src VGPR with the elements already in unit-slot order."""
     kappa = len(pk_K)
     n_su = n_sr - kappa
@@ -171,7 +153,7 @@ def choose_packing(reg_cols: list[int], lane_cols: list[int], n_sr: int, elem_bi
             um = _unit_map(reg_cols, lane_cols, n_sr, K, Kd)
             if um is None:
                 continue
-            cost = _pack_perms(K, n_sr, p) + _pack_perms(Kd, n_dr, p)
+            cost = pack_perms(K, n_sr, p) + pack_perms(Kd, n_dr, p)
             if best is None or cost < best[0]:
                 best = (cost, K, Kd, um)
         if best is not None:
@@ -288,298 +270,3 @@ def gather_units(prog: Program, um: UnitMap, units: list[int], target: Target, c
                 cur = prog.select(lanes2, cur, t)
         out.append(cur)
     return out
-
-
-# ---------------------------------------------------------------------- exchange strategy
-def _label(c: int, n_src_reg: int):
-    if c == 0:
-        return None
-    if c & (c - 1):
-        raise ValueError("not a bit permutation")
-    b = c.bit_length() - 1
-    return ("r", b) if b < n_src_reg else ("l", b - n_src_reg)
-
-
-@dataclass
-class _Realization:
-    how: str  # permlane | fused | ship | subword
-    kind: str = ""
-    ops: tuple = ()
-    cost: float = 0.0  # per register pair (per register for subword)
-
-
-def _exchange_realization(j: int, target: Target, cm: CostModel) -> _Realization:
-    """Cheapest way to exchange a unit bit with lane bit ``j`` (cost per register pair)."""
-    J = 1 << j
-    lj = ((_LANES >> j) & 1).astype(bool)
-    opts = []
-    if target.has_permlane_swap and j in (4, 5):
-        opts.append(_Realization("permlane", f"permlane{16 if j == 4 else 32}_swap",
-                                 cost=cm.instruction("permlane16_swap")))
-    da = find_dpp(np.where(lj, _LANES ^ J, -1), target)
-    db = find_dpp(np.where(~lj, _LANES ^ J, -1), target)
-    if da is not None and db is not None:
-        # per pair: one result in place under row/bank masks when lane bit j is 2..5, the other (and
-        # both for j = 0, 1) a DPP move plus a select unless the compiler fuses them
-        masked = 1 if row_bank_masks(lj) is not None else 0
-        per = cm.instruction("dpp") * 2 + (0 if FUSE_DPP_SELECT else (2 - masked) * cm.instruction("v_cndmask"))
-        opts.append(_Realization("fused", ops=(da, db), cost=per))
-    full = find_lane_op(_LANES ^ J, target, cm.lane_family_cost())
-    opts.append(_Realization("ship", ops=(full,), cost=3 * cm.instruction("v_cndmask")
-                             + cm.lane_family_cost()[full.family]))
-    return min(opts, key=lambda o: o.cost)
-
-
-def _subword_realization(j: int, target: Target, cm: CostModel) -> _Realization:
-    """Exchange a within-register element bit with lane bit ``j``: a lane move and a v_perm per register."""
-    full = find_lane_op(_LANES ^ (1 << j), target, cm.lane_family_cost())
-    return _Realization("subword", ops=(full,), cost=cm.lane_family_cost()[full.family]
-                        + cm.instruction("v_perm_b32"))
-
-
-def _subword_selectors(k: int, elem_bytes: int) -> tuple[int, int]:
-    """v_perm selectors (S0 = partner's register, S1 = own) for lanes with l_j = 0 and l_j = 1."""
-    p = 4 // elem_bytes
-    sels = []
-    for y in (0, 1):
-        sel = 0
-        for slot in range(p):
-            x = (slot >> k) & 1
-            src_slot, base = (slot, 0) if x == y else (slot ^ (1 << k), 4)
-            for b in range(elem_bytes):
-                sel |= (base + src_slot * elem_bytes + b) << (8 * (slot * elem_bytes + b))
-        sels.append(sel)
-    return sels[0], sels[1]
-
-
-class _Exchanger:
-    """Label machine over the register and lane bit positions of one wave.
-
-    Register positions ``0..kappa-1`` are element bits inside a 32-bit unit (the
-    packing ``K``); the others index units (``vals``).  Each position holds the
-    label of the src bit whose coordinate it carries.  With ``prog`` None only
-    labels move and ``cost`` accumulates (a dry run for choosing a schedule).
-    """
-
-    def __init__(self, prog: Program | None, reg_cols: list[int], lane_cols: list[int], n_sr: int,
-                 K: list[int], units: list[int] | None, target: Target, cm: CostModel, elem_bits: int) -> None:
-        self.prog, self.target, self.cm = prog, target, cm
-        self.kappa = len(K)
-        self.eb = max(1, elem_bits // 8)
-        self.T = [_label(c, n_sr) for c in lane_cols]
-        self.dst_labels = [_label(c, n_sr) for c in reg_cols]
-        nv = 0
-        for j in range(LANE_BITS):
-            if self.T[j] is None:
-                self.T[j] = ("v", nv)
-                nv += 1
-        rest = [i for i in range(n_sr) if i not in K]
-        self.reg = [("r", i) for i in K] + [("r", i) for i in rest] + [("v", k) for k in range(nv)]
-        self.lane = [("l", j) for j in range(LANE_BITS)]
-        n_unit_bits = len(self.reg) - self.kappa
-        self.n_units = 1 << n_unit_bits
-        mask = (1 << len(rest)) - 1
-        self.vals = [(units[q & mask] if units is not None else q & mask) for q in range(self.n_units)]
-        self.cost = 0.0
-        self._real: dict[tuple, _Realization] = {}
-
-    def _realization(self, rho: int, j: int) -> _Realization:
-        key = (rho < self.kappa, j)
-        if key not in self._real:
-            self._real[key] = (_subword_realization(j, self.target, self.cm) if rho < self.kappa
-                               else _exchange_realization(j, self.target, self.cm))
-        return self._real[key]
-
-    def exchange(self, rho: int, j: int) -> None:
-        real = self._realization(rho, j)
-        sub = rho < self.kappa
-        self.cost += real.cost * (self.n_units if sub else self.n_units // 2)
-        self.reg[rho], self.lane[j] = self.lane[j], self.reg[rho]
-        if self.prog is None:
-            return
-        J = 1 << j
-        lj = ((_LANES >> j) & 1).astype(bool)
-        if sub:
-            (mv,) = real.ops
-            sel0, sel1 = _subword_selectors(rho, self.eb)
-            for q in range(self.n_units):
-                t = self.prog.lane(self.vals[q], _LANES ^ J, mv)
-                self.vals[q] = self.prog.perm_select(t, self.vals[q], sel0, sel1, lj)
-            return
-        bit = 1 << (rho - self.kappa)
-        for q in range(self.n_units):
-            if q & bit:
-                continue
-            a, b = self.vals[q], self.vals[q | bit]
-            if real.how == "permlane":
-                na, nb = self.prog.swap(real.kind, a, b)
-            elif real.how == "fused":
-                da, db = real.ops
-                na = self.prog.fused(a, b, ~lj, np.where(lj, _LANES ^ J, -1), da)
-                nb = self.prog.fused(b, a, lj, np.where(~lj, _LANES ^ J, -1), db)
-            else:
-                (mv,) = real.ops
-                t = self.prog.select(lj, b, a)
-                s = self.prog.lane(t, _LANES ^ J, mv)
-                na, nb = self.prog.select(lj, a, s), self.prog.select(lj, s, b)
-            self.vals[q], self.vals[q | bit] = na, nb
-
-    def lane_stage(self, src_pos: list[int]) -> None:
-        """New lane bit position j takes the label at old position ``src_pos[j]``."""
-        if src_pos == list(range(LANE_BITS)):
-            return
-        sigma = np.zeros(WAVE, dtype=np.int64)
-        for j, s in enumerate(src_pos):
-            sigma |= ((_LANES >> j) & 1) << s
-        op = find_lane_op(sigma, self.target, self.cm.lane_family_cost())
-        self.cost += self.cm.lane_family_cost()[op.family] * self.n_units
-        self.lane = [self.lane[s] for s in src_pos]
-        if self.prog is not None:
-            self.vals = [self.prog.lane(v, sigma, op) for v in self.vals]
-
-    def reg_pos(self, label) -> int | None:
-        return self.reg.index(label) if label in self.reg else None
-
-    def spare(self) -> int:
-        """A unit position whose label nobody needs (else the first unit position)."""
-        if self.kappa == len(self.reg):
-            raise ValueError("no unit bit to break a cycle of lane bits")
-        needed = set(self.dst_labels) | set(self.T)
-        for i in range(self.kappa, len(self.reg)):
-            if self.reg[i] not in needed:
-                return i
-        return self.kappa
-
-    def dst_parts(self, n_dst_slots: int, p: int) -> list[list[tuple[int, int] | None]]:
-        """Per dst register, per slot: (value, slot) of the final units."""
-        pos = []
-        for lab in self.dst_labels:
-            if lab is None:
-                pos.append(None)
-                continue
-            r = self.reg_pos(lab)
-            if r is None:
-                raise ValueError("label not in registers")
-            pos.append(r)
-
-        def locate(r: int) -> tuple[int, int]:
-            u = k = 0
-            for b, ps in enumerate(pos):
-                if ps is not None and (r >> b) & 1:
-                    if ps < self.kappa:
-                        k |= 1 << ps
-                    else:
-                        u |= 1 << (ps - self.kappa)
-            return self.vals[u], k
-
-        return dst_register_parts(n_dst_slots, p, locate)
-
-    # -------------------------------------------------------------- schedules
-    def run_exchanges_only(self) -> None:
-        D = [j for j in range(LANE_BITS) if self.lane[j] != self.T[j]]
-        init = list(self.lane)
-        nxt = {}
-        for j in D:
-            if self.T[j] in init:
-                nxt[init.index(self.T[j])] = j
-        done: set[int] = set()
-        for j in D:
-            if j in done or self.reg_pos(self.T[j]) is None:
-                continue
-            cur, rho = j, self.reg_pos(self.T[j])
-            while cur is not None and cur not in done:
-                self.exchange(rho, cur)
-                done.add(cur)
-                cur = nxt.get(cur)
-        for j in D:
-            if j in done:
-                continue
-            rho = self.spare()
-            self.exchange(rho, j)
-            done.add(j)
-            cur = nxt.get(j)
-            while cur is not None and cur != j:
-                self.exchange(rho, cur)
-                done.add(cur)
-                cur = nxt.get(cur)
-            self.exchange(rho, j)
-
-    def run_lane_first(self) -> None:
-        src_pos: list[int | None] = [None] * LANE_BITS
-        for j, t in enumerate(self.T):
-            if t in self.lane:
-                src_pos[j] = self.lane.index(t)
-        free = [j for j in range(LANE_BITS) if j not in src_pos]
-        for j in range(LANE_BITS):
-            if src_pos[j] is None and j in free:
-                src_pos[j] = j
-                free.remove(j)
-        for j in range(LANE_BITS):
-            if src_pos[j] is None:
-                src_pos[j] = free.pop(0)
-        self.lane_stage(src_pos)  # type: ignore[arg-type]
-        self.run_exchanges_only()
-
-    def run_lane_last(self) -> None:
-        out_pos = [j for j in range(LANE_BITS) if self.lane[j] not in self.T]
-        incoming = [t for t in self.T if t not in self.lane]
-        entry = {}
-        for t in incoming:
-            j = self.T.index(t)
-            if j in out_pos and j not in entry.values():
-                entry[t] = j
-        free = [j for j in out_pos if j not in entry.values()]
-        for t in incoming:
-            if t not in entry:
-                entry[t] = free.pop(0)
-        for t in incoming:
-            self.exchange(self.reg_pos(t), entry[t])
-        self.lane_stage([self.lane.index(t) for t in self.T])
-
-
-SCHEDULES = ("exchanges", "lane_first", "lane_last")
-
-
-def exchange_applicable(reg_cols: list[int], lane_cols: list[int], n_sr: int) -> bool:
-    """The element map is a partial bit permutation whose register-bound lane bits leave the lanes."""
-    labels = [c for c in reg_cols + lane_cols if c]
-    if any(c & (c - 1) for c in labels) or len(set(labels)) != len(labels):
-        return False
-    lane_targets = {c for c in lane_cols if c}
-    return not any(c >= (1 << n_sr) and c in lane_targets for c in reg_cols)
-
-
-def _repack_count(parts_list: list[list[tuple[int, int] | None]]) -> int:
-    """v_perm_b32 instructions to build registers from (value, slot) parts (0 when already in place)."""
-    n = 0
-    for parts in parts_list:
-        used = [x for x in parts if x is not None]
-        vals = {v for v, _ in used}
-        if len(vals) == 1 and all(x is None or x[1] == i for i, x in enumerate(parts)):
-            continue
-        n += 1 if len(vals) <= 2 else 3
-    return n
-
-
-def exchange_estimate(reg_cols: list[int], lane_cols: list[int], n_sr: int, K: list[int], target: Target,
-                      cm: CostModel, elem_bits: int, schedule: str, n_dst_slots: int) -> float:
-    """Dry-run cost of a schedule (labels only), with the packing and unpacking ``v_perm``s."""
-    ex = _Exchanger(None, reg_cols, lane_cols, n_sr, K, None, target, cm, elem_bits)
-    getattr(ex, {"exchanges": "run_exchanges_only", "lane_first": "run_lane_first",
-                 "lane_last": "run_lane_last"}[schedule])()
-    p = max(1, 32 // elem_bits)
-    perms = _pack_perms(K, n_sr, p) if p > 1 else 0
-    perms += _repack_count(ex.dst_parts(n_dst_slots, p)) if p > 1 else 0
-    return ex.cost + perms * cm.instruction("v_perm_b32")
-
-
-def exchange_plan(prog: Program, reg_cols: list[int], lane_cols: list[int], n_sr: int, K: list[int],
-                  units: list[int], n_dst_slots: int, target: Target, cm: CostModel, elem_bits: int,
-                  schedule: str) -> list[int]:
-    """Dst register values of the exchange plan (the map must pass ``exchange_applicable``)."""
-    ex = _Exchanger(prog, reg_cols, lane_cols, n_sr, K, units, target, cm, elem_bits)
-    getattr(ex, {"exchanges": "run_exchanges_only", "lane_first": "run_lane_first",
-                 "lane_last": "run_lane_last"}[schedule])()
-    p = max(1, 32 // elem_bits)
-    eb = max(1, elem_bits // 8)
-    return [gather_dword(prog, parts, eb) if p > 1 else parts[0][0] for parts in ex.dst_parts(n_dst_slots, p)]

@@ -1,0 +1,492 @@
+"""Register/lane bit exchanges inside a wave: a schedule chosen on labels, then built on values.
+
+Setting (synth.in_wave).  The 32-bit *units* of a lane are indexed by unit bits; a unit holds
+``2**kappa`` elements (its *element slots*; kappa = 0 for 32/64-bit elements).  The element map
+is a partial bit permutation, so the conversion permutes *labels* (the src bit whose coordinate a
+position carries): register positions (element slots first, then unit bits) and the six lane bit
+positions.  Lane position ``j`` must end with label ``T[j]``; the register positions with the dst
+register labels.  ``R`` is the number of units.
+
+Moves, priced per synth.cost (``count``: instructions, ``cost``: modelled cycles):
+
+* ``exchange(rho, j)`` swaps the labels of register position ``rho`` and lane position ``j``.
+  For a unit bit, per unit pair ``(a, b)`` differing in ``rho``::
+
+      a' = l_j ? b[l ^ 2^j] : a          b' = l_j ? b : a[l ^ 2^j]
+
+  realized by the cheapest of: one ``v_permlane{16,32}_swap`` per pair (gfx950, ``j = 4, 5``;
+  ``R/2`` instructions); DPP, where a control reads ``l ^ 2^j`` on the lanes that take it
+  (``j <= 3``): per result a DPP move and a ``v_cndmask``, except that one result of each pair is
+  written in place by a row/bank-masked ``v_mov_b32_dpp`` when ``j >= 2`` (``1.5 R``, ``2 R`` for
+  ``j = 0, 1``); or *ship*: ``t = l_j ? a : b``, one ds_swizzle/ds_bpermute of ``t``, two selects
+  (``2 R``).  For an element slot (*subword exchange*), per unit one lane move ``u[l ^ 2^j]`` and
+  one ``v_perm_b32`` with a per-lane selector (``2 R``).
+* a *lane stage* moves every unit through one lane map (DPP, ds_swizzle or ds_bpermute): any
+  permutation of the lane positions, ``R`` instructions.
+* register renaming is free.
+
+Schedules, each a list of moves computed on labels alone and priced without building anything:
+
+* ``exchanges``: every incoming label is exchanged straight into its target position; the label
+  it evicts is followed to its own target (chains); a cycle of lane labels goes through a spare
+  register position, entered and left at the cycle's cheapest position (one extra exchange).
+* ``lane_first``: one stage puts every staying lane label at its target, then ``exchanges``.
+* ``rounds(A)``: the outgoing labels in ``A`` are exchanged where they sit; a stage moves the
+  others to the cheapest exchange positions, where they are exchanged; a final stage puts every
+  label at its target (skipped when already there).  ``A`` = all is "exchange in place, then one
+  stage"; ``A`` = none is "stage, exchange at the cheapest positions, stage"; in between, the
+  thresholds of the in-place costs.
+
+The cheapest schedule (modelled cycles; within ``cost.COST_TIE_FRACTION``, fewer instructions)
+is then replayed on the SSA program (``build_schedule``).  A DS lane move adds one level of DS
+latency to the estimate, as ``cost.plan_cost`` charges per dependent level.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import numpy as np
+
+from linlayout.hw.targets import Target
+
+from . import ir
+from .cost import COST_TIE_FRACTION, CostModel
+from .ir import Program
+from .lane_ops import LaneOp, find_dpp, find_lane_op, row_bank_masks
+
+__all__ = ["Schedule", "best_schedule", "build_schedule", "exchange_applicable", "label_of"]
+
+WAVE = 64
+LANE_BITS = 6
+_LANES = np.arange(WAVE)
+
+Label = tuple  # ("r", src register bit) | ("l", src lane bit) | ("v", k): a virtual (duplicating) register bit
+
+
+def label_of(c: int, n_src_reg: int) -> Label | None:
+    """The label of a src hardware vector with one bit set (None for 0)."""
+    if c == 0:
+        return None
+    if c & (c - 1):
+        raise ValueError("not a bit permutation")
+    b = c.bit_length() - 1
+    return ("r", b) if b < n_src_reg else ("l", b - n_src_reg)
+
+
+def exchange_applicable(reg_cols: list[int], lane_cols: list[int], n_sr: int) -> bool:
+    """The element map is a partial bit permutation whose register-bound lane bits leave the lanes."""
+    labels = [c for c in reg_cols + lane_cols if c]
+    if any(c & (c - 1) for c in labels) or len(set(labels)) != len(labels):
+        return False
+    lane_targets = {c for c in lane_cols if c}
+    return not any(c >= (1 << n_sr) and c in lane_targets for c in reg_cols)
+
+
+# ---------------------------------------------------------------------- realizations
+@dataclass(frozen=True)
+class Realization:
+    """How one exchange (per unit pair) or subword exchange (per unit) is done, and its price."""
+
+    how: str  # permlane | dpp | ship | subword
+    cost: float
+    count: int
+    ds: bool  # a crossbar (DS) lane move: one more level of DS latency
+    kind: str = ""
+    ops: tuple = ()
+
+
+def _dword_options(j: int, target: Target, cm: CostModel) -> list[Realization]:
+    J = 1 << j
+    lj = ((_LANES >> j) & 1).astype(bool)
+    fam = cm.lane_family_cost()
+    sel = cm.instruction("v_cndmask")
+    opts = []
+    if target.has_permlane_swap and j in (4, 5):
+        kind = f"permlane{16 if j == 4 else 32}_swap"
+        opts.append(Realization("permlane", cm.instruction(kind), 1, False, kind))
+    da = find_dpp(np.where(lj, _LANES ^ J, -1), target)
+    db = find_dpp(np.where(~lj, _LANES ^ J, -1), target)
+    if da is not None and db is not None:
+        # one result in place under row/bank masks when lane bit j is 2..5, the other (both for
+        # j = 0, 1) a DPP move plus a select unless the compiler fuses them
+        n_sel = 0 if ir.FUSE_DPP_SELECT else 2 - (row_bank_masks(lj) is not None)
+        opts.append(Realization("dpp", 2 * cm.instruction("dpp") + n_sel * sel, 2 + n_sel, False, ops=(da, db)))
+    full = find_lane_op(_LANES ^ J, target, fam)
+    opts.append(Realization("ship", 3 * sel + fam[full.family], 4, full.family != "dpp", ops=(full,)))
+    return opts
+
+
+@lru_cache(maxsize=64)
+def _realizations(target: Target, cm_key: tuple, fuse: bool) -> tuple[tuple[Realization, ...], tuple[Realization, ...]]:
+    """Per lane position: the cheapest unit-bit exchange (per pair) and subword exchange (per unit)."""
+    del fuse  # part of the cache key: ir.FUSE_DPP_SELECT changes the DPP realization
+    cm = CostModel.from_key(cm_key)
+    fam = cm.lane_family_cost()
+    dword, sub = [], []
+    for j in range(LANE_BITS):
+        dword.append(min(_dword_options(j, target, cm), key=lambda o: (o.cost, o.count)))
+        mv = find_lane_op(_LANES ^ (1 << j), target, fam)
+        sub.append(Realization("subword", fam[mv.family] + cm.instruction("v_perm_b32"), 2, mv.family != "dpp",
+                               ops=(mv,)))
+    return tuple(dword), tuple(sub)
+
+
+@lru_cache(maxsize=4096)
+def _stage_op(target: Target, cm_key: tuple, src_pos: tuple) -> LaneOp:
+    """The instruction moving every lane to the lane whose bit ``j`` is its bit ``src_pos[j]``."""
+    sigma = np.zeros(WAVE, dtype=np.int64)
+    for j, s in enumerate(src_pos):
+        sigma |= ((_LANES >> j) & 1) << s
+    return find_lane_op(sigma, target, CostModel.from_key(cm_key).lane_family_cost())
+
+
+def _stage_sigma(src_pos: tuple) -> np.ndarray:
+    sigma = np.zeros(WAVE, dtype=np.int64)
+    for j, s in enumerate(src_pos):
+        sigma |= ((_LANES >> j) & 1) << s
+    return sigma
+
+
+# ---------------------------------------------------------------------- schedules on labels
+@dataclass
+class Schedule:
+    """Moves ``("x", rho, j)`` (exchange) and ``("stage", src_pos)`` with their price; the final labels."""
+
+    name: str
+    moves: list = field(default_factory=list)
+    cost: float = 0.0
+    count: int = 0
+    reg: list = field(default_factory=list)
+    lane: list = field(default_factory=list)
+
+
+class _Planner:
+    """Label bookkeeping and the schedule generators (no values, no numpy in the loops)."""
+
+    def __init__(self, reg_cols: list[int], lane_cols: list[int], n_sr: int, K: list[int], target: Target,
+                 cm: CostModel, elem_bits: int) -> None:
+        self.target, self.cm = target, cm
+        self.cm_key = cm.key()
+        self.kappa = len(K)
+        self.T = [label_of(c, n_sr) for c in lane_cols]
+        self.dst_labels = [label_of(c, n_sr) for c in reg_cols]
+        nv = 0
+        for j in range(LANE_BITS):
+            if self.T[j] is None:
+                self.T[j] = ("v", nv)
+                nv += 1
+        self.T_set = set(self.T)
+        rest = [i for i in range(n_sr) if i not in K]
+        self.reg0 = [("r", i) for i in K] + [("r", i) for i in rest] + [("v", k) for k in range(nv)]
+        self.n_units = 1 << (len(self.reg0) - self.kappa)
+        self.p = max(1, 32 // elem_bits)
+        e = self.p.bit_length() - 1
+        # dst element bit k wants its label in element slot k (else a v_perm repacks at the end)
+        self.elem_want = [self.dst_labels[k] if k < len(self.dst_labels) and k < e else None
+                          for k in range(self.kappa)]
+        self.dword, self.sub = _realizations(target, self.cm_key, ir.FUSE_DPP_SELECT)
+        self.latency = cm.latency(1)
+
+    # -------------------------------------------------------------- pricing helpers
+    def x_price(self, rho: int, j: int) -> tuple[float, int]:
+        if rho < self.kappa:
+            r, n = self.sub[j], self.n_units
+        else:
+            r, n = self.dword[j], self.n_units // 2
+        return r.cost * n + (self.latency if r.ds else 0.0), r.count * n
+
+    def _new(self, name: str) -> Schedule:
+        return Schedule(name, reg=list(self.reg0), lane=[("l", j) for j in range(LANE_BITS)])
+
+    def _exchange(self, s: Schedule, rho: int, j: int) -> None:
+        c, n = self.x_price(rho, j)
+        s.cost += c
+        s.count += n
+        s.reg[rho], s.lane[j] = s.lane[j], s.reg[rho]
+        s.moves.append(("x", rho, j))
+
+    def _stage(self, s: Schedule, src_pos: list[int]) -> None:
+        """New lane position ``j`` takes the label at old position ``src_pos[j]``."""
+        if src_pos == list(range(LANE_BITS)):
+            return
+        op = _stage_op(self.target, self.cm_key, tuple(src_pos))
+        s.cost += self.cm.lane_family_cost()[op.family] * self.n_units + (
+            self.latency if op.family != "dpp" else 0.0)
+        s.count += self.n_units
+        s.lane = [s.lane[i] for i in src_pos]
+        s.moves.append(("stage", tuple(src_pos)))
+
+    def _final_stage(self, s: Schedule) -> None:
+        self._stage(s, [s.lane.index(t) for t in self.T])
+
+    def _spare(self, s: Schedule) -> int:
+        """A unit position whose label nobody needs (else the first unit position)."""
+        if self.kappa == len(s.reg):
+            raise ValueError("no unit bit to break a cycle of lane bits")
+        needed = set(self.dst_labels) | self.T_set
+        for i in range(self.kappa, len(s.reg)):
+            if s.reg[i] not in needed:
+                return i
+        return self.kappa
+
+    # -------------------------------------------------------------- generators
+    def exchanges(self, s: Schedule | None = None) -> Schedule:
+        s = s or self._new("exchanges")
+        D = [j for j in range(LANE_BITS) if s.lane[j] != self.T[j]]
+        init = list(s.lane)
+        nxt = {init.index(self.T[j]): j for j in D if self.T[j] in init}
+        done: set[int] = set()
+        for j in D:  # chains that start with a label from the registers
+            if j in done or self.T[j] not in s.reg:
+                continue
+            cur, rho = j, s.reg.index(self.T[j])
+            while cur is not None and cur not in done:
+                self._exchange(s, rho, cur)
+                done.add(cur)
+                cur = nxt.get(cur)
+        for j in D:  # cycles of lane labels: through a spare register, entered at the cheapest position
+            if j in done:
+                continue
+            cyc = [j]
+            while nxt[cyc[-1]] != j:
+                cyc.append(nxt[cyc[-1]])
+            rho = self._spare(s)
+            start = min(range(len(cyc)), key=lambda i: self.x_price(rho, cyc[i])[0])
+            cyc = cyc[start:] + cyc[:start]
+            for pos in cyc:
+                self._exchange(s, rho, pos)
+                done.add(pos)
+            self._exchange(s, rho, cyc[0])
+        return s
+
+    def lane_first(self) -> Schedule:
+        s = self._new("lane_first")
+        src_pos: list[int | None] = [s.lane.index(t) if t in s.lane else None for t in self.T]
+        free = [j for j in range(LANE_BITS) if j not in src_pos]
+        for j in range(LANE_BITS):
+            if src_pos[j] is None and j in free:
+                src_pos[j] = j
+                free.remove(j)
+        for j in range(LANE_BITS):
+            if src_pos[j] is None:
+                src_pos[j] = free.pop(0)
+        self._stage(s, src_pos)  # type: ignore[arg-type]
+        return self.exchanges(s)
+
+    def _partner_pick(self, x: Label, dword_in: list, elem_in: dict, prefer: Label | None) -> tuple[Label, bool]:
+        """The incoming label to exchange with outgoing ``x``: (label, is an element slot)."""
+        for e, want in elem_in.items():
+            if want == x:
+                return e, True
+        if prefer in dword_in:
+            return prefer, False
+        if dword_in:
+            return dword_in[0], False
+        free = [e for e, want in elem_in.items() if want is None]
+        return (free or list(elem_in))[0], True
+
+    def in_place_cost(self, x: Label, s: Schedule, elem_in: dict) -> float:
+        j = s.lane.index(x)
+        if x in elem_in.values():
+            return self.sub[j].cost * self.n_units
+        return self.dword[j].cost * (self.n_units // 2)
+
+    def rounds(self, in_place: set, name: str) -> Schedule:
+        s = self._new(name)
+        outgoing = [lab for lab in s.lane if lab not in self.T_set]
+        incoming = [t for t in self.T if t not in s.lane]
+        elem = {s.reg[k]: self.elem_want[k] for k in range(self.kappa) if s.reg[k] in self.T_set}
+        elem_in = {e: (w if w in outgoing else None) for e, w in elem.items()}
+        dword_in = [t for t in incoming if t not in elem_in]
+
+        def take(x: Label, prefer: Label | None) -> tuple[Label, bool]:
+            lab, sub = self._partner_pick(x, dword_in, elem_in, prefer)
+            (elem_in.pop if sub else dword_in.remove)(lab)
+            return lab, sub
+
+        for x in [x for x in outgoing if x in in_place]:
+            j = s.lane.index(x)
+            lab, _ = take(x, self.T[j])
+            self._exchange(s, s.reg.index(lab), j)
+        rest = [x for x in outgoing if x not in in_place]
+        if rest:
+            pairs = [(x, *take(x, None)) for x in rest]
+            pos = self._positions(pairs)
+            placed = {pos[i]: x for i, (x, _, _) in enumerate(pairs)}
+            new_lane: list[Label | None] = [placed.get(j) for j in range(LANE_BITS)]
+            others = [lab for lab in s.lane if lab not in placed.values()]
+            for lab in list(others):
+                j = s.lane.index(lab)
+                if new_lane[j] is None:
+                    new_lane[j] = lab
+                    others.remove(lab)
+            for j in range(LANE_BITS):
+                if new_lane[j] is None:
+                    new_lane[j] = others.pop(0)
+            self._stage(s, [s.lane.index(lab) for lab in new_lane])
+            for i, (_, lab, _) in enumerate(pairs):
+                self._exchange(s, s.reg.index(lab), pos[i])
+        self._final_stage(s)
+        return s
+
+    def _positions(self, pairs: list[tuple[Label, Label, bool]]) -> list[int]:
+        """Lane positions for the exchanges of ``pairs`` (outgoing, incoming, subword): unit-bit
+        exchanges take the cheapest positions (an incoming label's own target first on ties), then
+        subword exchanges the cheapest left; both orders tried."""
+        best = None
+        for sub_first in (False, True):
+            free = list(range(LANE_BITS))
+            pos = [0] * len(pairs)
+            total = 0.0
+            order = sorted(range(len(pairs)), key=lambda i: pairs[i][2] != sub_first)
+            for i in order:
+                _, lab, sub = pairs[i]
+                table = self.sub if sub else self.dword
+                mult = self.n_units if sub else self.n_units // 2
+                tgt = self.T.index(lab) if lab in self.T else -1
+                j = min(free, key=lambda q: (table[q].cost, q != tgt, q))
+                free.remove(j)
+                pos[i] = j
+                total += table[j].cost * mult
+            if best is None or total < best[0]:
+                best = (total, pos)
+        return best[1]
+
+    def candidates(self) -> list[Schedule]:
+        out = []
+        for gen in (self.exchanges, self.lane_first):
+            try:
+                out.append(gen())
+            except ValueError:
+                pass
+        s0 = self._new("")
+        outgoing = [lab for lab in s0.lane if lab not in self.T_set]
+        elem = {s0.reg[k]: self.elem_want[k] for k in range(self.kappa) if s0.reg[k] in self.T_set}
+        if len(outgoing) and (self.n_units > 1 or len(elem) == len(outgoing)):
+            costs = {x: self.in_place_cost(x, s0, elem) for x in outgoing}
+            levels = sorted(set(costs.values()))
+            seen = set()
+            for tau in [-1.0] + levels:
+                A = frozenset(x for x in outgoing if costs[x] <= tau)
+                if A not in seen:
+                    seen.add(A)
+                    out.append(self.rounds(set(A), f"rounds:{len(A)}/{len(outgoing)}"))
+        elif not outgoing:
+            s = self._new("lane_stage")
+            self._final_stage(s)
+            out.append(s)
+        return out
+
+    # -------------------------------------------------------------- repacking at the end
+    def locate(self, s: Schedule, r: int) -> tuple[int, int]:
+        """(unit index, element slot) holding dst element ``r`` after schedule ``s``."""
+        u = k = 0
+        for b, lab in enumerate(self.dst_labels):
+            if lab is None or not (r >> b) & 1:
+                continue
+            ps = s.reg.index(lab)
+            if ps < self.kappa:
+                k |= 1 << ps
+            else:
+                u |= 1 << (ps - self.kappa)
+        return u, k
+
+    def repack_perms(self, s: Schedule, n_dst_slots: int) -> int:
+        """v_perm_b32 instructions that build the dst VGPRs from the final units."""
+        if self.p == 1:
+            return 0
+        n = 0
+        for d in range(-(-n_dst_slots // self.p)):
+            parts = [self.locate(s, r) for r in range(d * self.p, min(n_dst_slots, d * self.p + self.p))]
+            units = {u for u, _ in parts}
+            if len(units) == 1 and all(k == i for i, (_, k) in enumerate(parts)):
+                continue
+            n += 1 if len(units) <= 2 else 3
+        return n
+
+
+def _near_best(cands: list, cost=lambda c: c.cost, count=lambda c: c.count):
+    """The cheapest candidate; within COST_TIE_FRACTION of it, the one with fewest instructions."""
+    best = min(cost(c) for c in cands)
+    return min(cands, key=lambda c: (cost(c) > best * (1 + COST_TIE_FRACTION) + 1e-9, count(c), cost(c)))
+
+
+def best_schedule(reg_cols: list[int], lane_cols: list[int], n_sr: int, K: list[int], target: Target,
+                  cm: CostModel, elem_bits: int, n_dst_slots: int, pack_perms: int) -> tuple[Schedule, _Planner]:
+    """The cheapest schedule for the unit map (``exchange_applicable`` must hold), its price including
+    ``pack_perms`` packing and the final repacking ``v_perm``s."""
+    pl = _Planner(reg_cols, lane_cols, n_sr, K, target, cm, elem_bits)
+    cands = pl.candidates()
+    if not cands:
+        raise ValueError("no exchange schedule")
+    vperm = cm.instruction("v_perm_b32")
+    for s in cands:
+        n = pack_perms + pl.repack_perms(s, n_dst_slots)
+        s.cost += n * vperm
+        s.count += n
+    return _near_best(cands), pl
+
+
+# ---------------------------------------------------------------------- building on values
+def _subword_selectors(k: int, elem_bytes: int) -> tuple[int, int]:
+    """v_perm selectors (S0 = partner's register, S1 = own) for lanes with l_j = 0 and l_j = 1."""
+    p = 4 // elem_bytes
+    sels = []
+    for y in (0, 1):
+        sel = 0
+        for slot in range(p):
+            x = (slot >> k) & 1
+            src_slot, base = (slot, 0) if x == y else (slot ^ (1 << k), 4)
+            for b in range(elem_bytes):
+                sel |= (base + src_slot * elem_bytes + b) << (8 * (slot * elem_bytes + b))
+        sels.append(sel)
+    return sels[0], sels[1]
+
+
+def build_schedule(prog: Program, sched: Schedule, pl: _Planner, units: list[int], n_dst_slots: int,
+                   elem_bits: int) -> list[int]:
+    """Replay ``sched`` on the unit values ``units`` (index = src unit); returns the dst VGPR values."""
+    from .in_wave import dst_register_parts, gather_dword
+
+    n_rest = len(pl.reg0) - pl.kappa - sum(1 for lab in pl.reg0 if lab[0] == "v")
+    mask = (1 << n_rest) - 1
+    vals = [units[q & mask] for q in range(pl.n_units)]
+    eb = max(1, elem_bits // 8)
+    for mv in sched.moves:
+        if mv[0] == "stage":
+            sigma = _stage_sigma(mv[1])
+            op = _stage_op(pl.target, pl.cm_key, mv[1])
+            vals = [prog.lane(v, sigma, op) for v in vals]
+            continue
+        _, rho, j = mv
+        J = 1 << j
+        lj = ((_LANES >> j) & 1).astype(bool)
+        if rho < pl.kappa:
+            (op,) = pl.sub[j].ops
+            sel0, sel1 = _subword_selectors(rho, eb)
+            for q in range(pl.n_units):
+                t = prog.lane(vals[q], _LANES ^ J, op)
+                vals[q] = prog.perm_select(t, vals[q], sel0, sel1, lj)
+            continue
+        real = pl.dword[j]
+        bit = 1 << (rho - pl.kappa)
+        for q in range(pl.n_units):
+            if q & bit:
+                continue
+            a, b = vals[q], vals[q | bit]
+            if real.how == "permlane":
+                na, nb = prog.swap(real.kind, a, b)
+            elif real.how == "dpp":
+                da, db = real.ops
+                na = prog.fused(a, b, ~lj, np.where(lj, _LANES ^ J, -1), da)
+                nb = prog.fused(b, a, lj, np.where(~lj, _LANES ^ J, -1), db)
+            else:
+                (op,) = real.ops
+                t = prog.select(lj, b, a)
+                sh = prog.lane(t, _LANES ^ J, op)
+                na, nb = prog.select(lj, a, sh), prog.select(lj, sh, b)
+            vals[q], vals[q | bit] = na, nb
+    parts = dst_register_parts(n_dst_slots, pl.p, lambda r: (vals[pl.locate(sched, r)[0]], pl.locate(sched, r)[1]))
+    return [gather_dword(prog, ps, eb) if pl.p > 1 else ps[0][0] for ps in parts]
