@@ -24,7 +24,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from linlayout import LinearLayout  # noqa: E402
-from synth import convert, cost, emulator, lane_ops  # noqa: E402
+from synth import convert  # noqa: E402
 
 BITS = {"fp32": 32, "fp16": 16, "bf16": 16, "fp8": 8}
 KINDS = ("lds_write", "lds_read", "s_barrier", "ds_bpermute", "ds_swizzle", "dpp", "permlane16_swap",
@@ -32,9 +32,7 @@ KINDS = ("lds_write", "lds_read", "s_barrier", "ds_bpermute", "ds_swizzle", "dpp
 
 
 def _clear_caches() -> None:
-    emulator.element_ids.cache_clear()
-    lane_ops._cache.clear()
-    cost._bank_cache.clear()
+    convert.clear_caches()
 
 
 class _SwizzleTimer:

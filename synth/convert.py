@@ -8,14 +8,23 @@
    wave.
 2. Candidates, each built as an SSA program (synth.ir) and emitted to steps:
    * nothing, when the layouts are equal;
-   * inside each wave (synth.in_wave): pack 8/16-bit elements into 32-bit
-     units, then the exchange plan under three schedules (exchanges only,
-     lane stage first, lane stage last) and the per-register gather, then
-     unpack;
-   * the LDS round trip (synth.lds_path), always available.
-3. Every candidate is priced with synth.cost; the cheapest is executed on the
-   wave emulator at ISA level and at certificate level.  A plan that fails is a
-   bug: ``PlanVerificationError`` is raised and nothing is returned.
+   * inside each wave: pack 8/16-bit elements into 32-bit units
+     (synth.in_wave); the exchange schedules are priced on labels alone and
+     only the cheapest is built (synth.exchanges); the per-register gather only
+     when its optimistic estimate could win; then unpack;
+   * the LDS round trip (synth.lds_path), unless the analytic LDS lower bound
+     already exceeds the in-wave plan.
+3. Candidates are ranked by synth.cost (``cost.COST_TIE_FRACTION``: near ties go
+   to fewer instructions, then to no LDS); the winner is executed on the wave
+   emulator at ISA level (every instruction with its parameters, its declared
+   source lanes and byte selects checked).  A plan that fails is a bug:
+   ``PlanVerificationError`` is raised and nothing is returned.  The element-level
+   certificate is checked by the emulator's certificate executor and by the
+   independent checker in the tests.
+
+Sub-results that depend only on (layouts, arch, element bits, LDS budget) are
+cached per process (the wave map, the lower bound, the LDS shared layouts, the
+exchange tables); ``clear_caches`` empties them.
 """
 
 from __future__ import annotations
@@ -24,15 +33,16 @@ from linlayout import LayoutError, LinearLayout
 from linlayout.hw.targets import get_target
 
 from . import cost as cost_mod
-from .emulator import PlanVerificationError, element_ids, verify
+from .emulator import PlanVerificationError, verify
 from .exchanges import best_schedule, build_schedule, exchange_applicable
 from .in_wave import Packing, choose_packing, gather_estimate, gather_units, pack_perms, pack_units, unpack_units
 from .ir import Program
-from .lds_path import build_lds, shared_layout, vector_first_design
+from . import exchanges, lane_ops, lds_path
+from .lds_path import build_lds
 from .plan import Plan, dwords_per_slot, slots_per_dword
 from .preimage import Problem, normalize, wave_local_map
 
-__all__ = ["STRATEGIES", "plan_conversion", "candidate_plans"]
+__all__ = ["STRATEGIES", "candidate_plans", "clear_caches", "plan_conversion"]
 
 STRATEGIES = ("auto", "registers", "lds")
 
@@ -134,13 +144,7 @@ def _warp_offsets(prog: Program, units: list[int], offsets: list[int], K: list[i
 def _lds_candidates(prob: Problem, target, element_bits: int, cm, budget: int | None) -> list[Plan]:
     """LDS round trips through the synthesized swizzled layout and, for 8/16-bit elements (where a
     layout that favours one side's register packing can save repacking), the two register-first ones."""
-    designs = [shared_layout(prob, element_bits, target.name, budget)]
-    if element_bits < 32:
-        for side in ("dst", "src"):
-            try:
-                designs.append(vector_first_design(prob, element_bits, budget, side, target.name))
-            except LayoutError:
-                pass
+    designs = lds_path.designs(prob, element_bits, target.name, budget)
     out = []
     for design in designs:
         if budget is not None and design.lds_bytes > budget:
@@ -181,16 +185,17 @@ def candidate_plans(src: LinearLayout, dst: LinearLayout, arch: str, element_bit
         plan = _base_plan(prob, target, element_bits)
         plan.strategy = "noop"
         return [plan]
-    wm = wave_local_map(prob)
+    wm = _wave_map(prob)
     cands: list[Plan] = []
     if wm.wave_local and strategy in ("auto", "registers"):
         cands.extend(_in_wave_candidates(prob, wm, target, element_bits, cm))
     if strategy == "registers" and not wm.wave_local:
         raise LayoutError("the conversion moves data between warps; only the LDS strategy can do it")
     lds_floor = None
-    if cands and strategy == "auto":  # an LDS plan cannot beat the in-wave plan: skip building it
+    if cands and strategy == "auto":  # no LDS plan can beat (or tie) the in-wave plan: skip building it
         lds_floor = _lower_bound(prob, element_bits, target)["lds_cost"]
-    if strategy in ("auto", "lds") and (lds_floor is None or lds_floor < min(p.cost for p in cands)):
+    if strategy in ("auto", "lds") and (
+            lds_floor is None or lds_floor <= min(p.cost for p in cands) * (1 + cost_mod.COST_TIE_FRACTION)):
         try:
             cands.extend(_lds_candidates(prob, target, element_bits, cm, lds_budget_bytes))
         except LayoutError:
@@ -225,7 +230,7 @@ def plan_conversion(src: LinearLayout, dst: LinearLayout, arch: str, element_bit
     """
     cands = candidate_plans(src, dst, arch, element_bits, lds_budget_bytes=lds_budget_bytes, strategy=strategy)
     best = cands[0]
-    res = verify(best)
+    res = verify(best, certificate=False)
     if not res.ok:
         raise PlanVerificationError(f"internal error: the {best.strategy} plan failed verification: {res.message}")
     best.verified = True
@@ -237,15 +242,35 @@ def plan_conversion(src: LinearLayout, dst: LinearLayout, arch: str, element_bit
     return best
 
 
+_CACHE_LIMIT = 512  # entries per cache (a compile session sees a few hundred layout pairs at most)
+_wm_cache: dict = {}
 _lb_cache: dict = {}
 
 
+def _cached(cache: dict, key, compute):
+    if key not in cache:
+        if len(cache) >= _CACHE_LIMIT:
+            cache.clear()
+        cache[key] = compute()
+    return cache[key]
+
+
+def _wave_map(prob: Problem):
+    return _cached(_wm_cache, prob.key(), lambda: wave_local_map(prob))
+
+
 def _lower_bound(prob: Problem, element_bits: int, target) -> dict:
-    key = (prob.src, prob.dst, element_bits, target.name)
-    if key not in _lb_cache:
-        if len(_lb_cache) > 256:
-            _lb_cache.clear()
-        _lb_cache[key] = cost_mod.lower_bound(element_ids(prob.src, prob.num_warps),
-                                              element_ids(prob.dst, prob.num_warps), element_bits,
-                                              cost_mod.cost_model(target.name), target.has_permlane_swap)
-    return dict(_lb_cache[key])
+    lb = _cached(_lb_cache, (prob.key(), element_bits, target.name),
+                 lambda: cost_mod.lower_bound(prob, element_bits, cost_mod.cost_model(target.name),
+                                              target.has_permlane_swap))
+    return dict(lb)
+
+
+def clear_caches() -> None:
+    """Empty every per-process cache of the planner (for cold timings)."""
+    from . import emulator
+
+    for c in (_wm_cache, _lb_cache, lds_path.design_cache, lane_ops._cache, cost_mod._bank_cache):
+        c.clear()
+    emulator.element_ids.cache_clear()
+    exchanges.clear_caches()

@@ -298,16 +298,6 @@ def plan_cost(plan, cm: CostModel, depth: int | None = None) -> tuple[float, dic
     return issue + lds + cm.latency(depth) + setup, parts
 
 
-def _member(x, sorted_unique):
-    """``x in sorted_unique`` elementwise (both int arrays, the second sorted and unique)."""
-    import numpy as np
-
-    if sorted_unique.size == 0:
-        return np.zeros(x.shape, dtype=bool)
-    i = np.searchsorted(sorted_unique, x).clip(0, sorted_unique.size - 1)
-    return sorted_unique[i] == x
-
-
 def register_merges(src_ids, dst_ids, element_bits: int) -> int:
     """The least number of two-input register instructions of any plan without LDS, per wave.
 
@@ -323,84 +313,137 @@ def register_merges(src_ids, dst_ids, element_bits: int) -> int:
     VGPR holds 256 bytes of one group; at the start a src VGPR whose bytes go to
     ``k`` dst VGPRs evenly has ``log2 k`` bits less per byte.  So the merges are
     at least ``(Phi_end - Phi_start) / 256`` = the sum over src VGPRs of the entropy
-    (bits) of where their bytes go.  A permlane swap counts twice.  Warps plan
-    alike; the largest warp is taken.  LDS plans are not bound by this (a store and
-    a load can route any byte anywhere).
+    (bits) of where their bytes go.  A permlane swap counts twice.  The largest
+    warp is taken.  LDS plans are not bound by this (a store and a load can route
+    any byte anywhere).  ``src_ids``/``dst_ids``: ``[warps, 64, slots]`` element ids.
     """
     import numpy as np
 
     p = max(1, 32 // element_bits)
     b = min(4, max(1, element_bits // 8))  # bytes of one element inside one VGPR
     halves = 2 if element_bits == 64 else 1  # the two dword halves of 64-bit elements move alike
-    best = 0.0
-    for w in range(src_ids.shape[0]):
-        s, d = src_ids[w], dst_ids[w]
-        ids, first = np.unique(d.reshape(-1), return_index=True)  # one dst slot per needed element
-        grp = (first % d.shape[1]) // p
-        n_d = np.bincount(grp)
-        n_d = b * n_d[n_d > 0].astype(np.float64)
-        phi_end = float((n_d * np.log2(n_d)).sum())
-        sid = s.reshape(-1)
-        sval = (np.arange(sid.size) % s.shape[1]) // p
-        pos = np.searchsorted(ids, sid).clip(0, ids.size - 1)
-        ok = ids[pos] == sid
-        pairs = np.unique(sval[ok] * (ids.size + 1) + pos[ok])  # (src VGPR, needed element), once each
-        keys = (pairs // (ids.size + 1)) * (int(grp.max()) + 1) + grp[pairs % (ids.size + 1)]
-        m = b * np.unique(keys, return_counts=True)[1].astype(np.float64)
-        phi_start = float((m * np.log2(m)).sum())
-        best = max(best, (phi_end - phi_start) / 256.0)
-    return int(np.ceil(best * halves - 1e-9)) if best > 0 else 0
+    W, L, Rd = dst_ids.shape
+    Rs = src_ids.shape[2]
+    n_ids = int(max(src_ids.max(), dst_ids.max())) + 1
+    n_dv, n_sv = -(-Rd // p), -(-Rs // p)
+    warp = np.arange(W)[:, None, None]
+    # one dst slot per (warp, needed element): its VGPR is the element's group
+    dkey = (warp * n_ids + dst_ids).reshape(-1)
+    order = np.argsort(dkey, kind="stable")
+    sk = dkey[order]
+    head = np.ones(sk.size, dtype=bool)
+    head[1:] = sk[1:] != sk[:-1]
+    keys, first = sk[head], order[head]
+    grp = (first // (L * Rd)) * n_dv + (first % Rd) // p  # warp * n_dv + dst VGPR
+    n_d = np.bincount(grp, minlength=W * n_dv).astype(np.float64) * b
+    phi_end = np.bincount(np.arange(W * n_dv) // n_dv, weights=n_d * np.log2(np.maximum(n_d, 1)), minlength=W)
+    skey = (warp * n_ids + src_ids).reshape(-1)
+    pos = np.searchsorted(keys, skey).clip(0, keys.size - 1)
+    ok = keys[pos] == skey
+    sval = ((warp * n_sv + (np.arange(Rs) // p)[None, None, :]) + np.zeros_like(src_ids)).reshape(-1)
+    pairs = np.sort(sval[ok] * keys.size + pos[ok])
+    pairs = pairs[np.concatenate(([True], pairs[1:] != pairs[:-1]))]  # (warp, src VGPR, element), once each
+    cell = (pairs // keys.size) * (W * n_dv) + grp[pairs % keys.size]
+    m = np.bincount(cell, minlength=W * n_sv * W * n_dv).astype(np.float64) * b
+    phi_start = np.bincount(np.arange(m.size) // (W * n_dv) // n_sv, weights=m * np.log2(np.maximum(m, 1)),
+                            minlength=W)
+    best = float(((phi_end - phi_start) / 256.0).max())
+    return int(np.ceil(best * halves - 1e-9)) if best > 1e-9 else 0
 
 
-def lower_bound(src_ids, dst_ids, element_bits: int, cm: CostModel, has_permlane: bool) -> dict:
-    """Analytic bounds over every plan (per wave).
+def _outside(cols: list[int], space: list[int]) -> bool:
+    """Some vector of ``cols`` is not in ``span(space)``."""
+    from linlayout import f2
 
-    ``cross_lane_dwords``: the largest number of 32-bit values one lane must
-    receive from other lanes (its dst elements not in its own src registers,
-    ``32 / bits`` per dword); every cross-lane instruction (DPP, swizzle,
-    bpermute, permlane swap) delivers at most one dword to each lane.
+    r = f2.rank(space)
+    return any(f2.rank(space + [c]) > r for c in cols)
+
+
+def _moving(dst: dict, have: list[int], offset_cols: list[int], n_dst_bits: int) -> int:
+    """Distinct elements some dst slot needs from outside ``S(0, x) + span(have)`` of its own lane/warp.
+
+    ``g(z) = D(z) + offset(x)`` over the dst hardware bits ``z``: the slot is remote iff
+    ``g(z)`` is not in ``span(have)``.  If ``g`` is not constant modulo ``have`` on some
+    fibre of ``D`` (a kernel vector of ``D`` has ``g`` outside), every element is remote
+    somewhere; else the elements never remote are ``D(ker q)``, ``q = g mod have``.
+    """
+    from linlayout import f2
+
+    dcols = dst["register"] + dst["lane"] + dst["warp"]
+    g = [d ^ o for d, o in zip(dcols, offset_cols)]
+    n_img = 1 << f2.rank(dcols)
+    ker_d = f2.kernel_basis(dcols)
+    if _outside([f2.apply_columns(g, k) for k in ker_d], have):
+        return n_img
+    dim_ker_q = n_dst_bits - (f2.rank(have + g) - f2.rank(have))
+    return n_img - (1 << (dim_ker_q - len(ker_d)))
+
+
+def lower_bound(prob, element_bits: int, cm: CostModel, has_permlane: bool) -> dict:
+    """Analytic bounds over every plan (per wave) of the conversion ``prob`` (synth.preimage.Problem).
+
+    With ``S``/``D`` the src/dst maps hardware bits -> tensor bits, lane (and warp)
+    ``x`` holds ``S(0, x) + Im S_reg`` and needs ``D(0, x) + Im D_reg`` (cosets: their
+    intersection is empty or a coset of ``Im S_reg & Im D_reg``), so:
+
+    ``cross_lane_dwords``: the most 32-bit values one lane must receive from other
+    lanes (``32 / bits`` elements per dword); every cross-lane instruction (DPP,
+    swizzle, bpermute, permlane swap) delivers at most one dword to each lane.
     ``min_register_merges``: two-input instructions any plan without LDS needs
     (``register_merges``).
-    ``cross_warp``: some lane needs an element no lane of its warp holds (only
-    LDS can move it; then ``min_lds_loads`` per lane, 16 bytes each, and at least
-    one barrier).  ``min_lds_stores``: the distinct elements that must travel,
-    spread over every lane of every wave, 16 bytes per store.  ``cost``: the
-    cheapest of the bounds under the cost model (registers: the larger of the
-    cross-lane and the merge bound; LDS: accesses, data cycles, two latency levels).
+    ``cross_warp``: some lane needs an element no lane of its warp holds (only LDS
+    can move it; then ``min_lds_loads`` per lane, 16 bytes each, and a barrier).
+    ``min_lds_stores``: the distinct elements that must travel, spread over every
+    lane of every wave, 16 bytes per store.  ``cost``: the cheapest of the bounds
+    under the cost model (registers: the larger of the cross-lane and the merge
+    bound; LDS: accesses, data cycles, two latency levels).
     """
-    import numpy as np
+    from linlayout import f2
 
-    W, L, _ = src_ids.shape
-    n_ids = int(max(src_ids.max(), dst_ids.max())) + 1
+    from .emulator import element_ids
+
+    S, D = prob.src_cols, prob.dst_cols
+    W, L = prob.num_warps, prob.wave
     eb = max(1, element_bits // 8)
     per_dword = max(1, 32 // element_bits)
     halves = 2 if element_bits == 64 else 1
-    lane_of = (np.arange(W)[:, None, None] * L + np.arange(L)[None, :, None])
-    have_lane = np.unique((lane_of * n_ids + src_ids).reshape(-1))
-    need_lane = np.unique((lane_of * n_ids + dst_ids).reshape(-1))  # distinct (lane, element) needs
-    remote = ~_member(need_lane, have_lane)
-    per_lane = np.bincount(need_lane[remote] // n_ids, minlength=W * L)
-    cross_lane = int(-(-int(per_lane.max()) // per_dword) * halves)
-    have_warp = np.unique((np.arange(W)[:, None, None] * n_ids + src_ids).reshape(-1))
-    need_w = (need_lane // n_ids) // L * n_ids + need_lane % n_ids
-    foreign = ~_member(need_w, have_warp)
-    per_lane_w = np.bincount(need_lane[foreign] // n_ids, minlength=W * L)
-    cross_warp = bool(per_lane_w.max() > 0)
+    n_warp_bits = len(D["warp"])
+    r_d = f2.rank(D["register"])
+    n_d_bits = len(D["register"]) + len(D["lane"]) + n_warp_bits
+    zeros_r = [0] * len(D["register"])
+
+    def worst(have: list[int], offsets: list[int]) -> int:
+        """The most needed elements of one lane outside ``S(0, x) + span(have)``."""
+        if _outside([d ^ o for d, o in zip(D["lane"] + D["warp"], offsets)], f2.span_sum(D["register"], have)):
+            return 1 << r_d
+        return (1 << r_d) - (1 << len(f2.intersection(D["register"], have)))
+
+    lane_off = S["lane"] + S["warp"]
+    warp_off = [0] * len(S["lane"]) + S["warp"]
+    have_lane, have_warp = S["register"], S["register"] + S["lane"]
+    per_lane = worst(have_lane, lane_off)
+    per_lane_w = worst(have_warp, [0] * len(D["lane"]) + S["warp"])
+    cross_lane = -(-per_lane // per_dword) * halves
+    cross_warp = per_lane_w > 0
     elems_b128 = max(1, 16 // eb)
-    moving = foreign if cross_warp else remote
-    lds_loads = int(-(-int((per_lane_w if cross_warp else per_lane).max()) // elems_b128))
-    n_moving = np.unique(need_lane[moving] % n_ids).size
-    lds_stores = int(-(-n_moving // (W * L * elems_b128)))
+    if cross_warp:
+        n_moving = _moving(D, have_warp, zeros_r + warp_off, n_d_bits)
+    else:
+        n_moving = _moving(D, have_lane, zeros_r + lane_off, n_d_bits) if per_lane else 0
+    worst_lane = per_lane_w if cross_warp else per_lane
+    lds_loads = -(-worst_lane // elems_b128)
+    lds_stores = -(-n_moving // (W * L * elems_b128))
     move = min(cm.instruction("dpp"), cm.instruction("permlane16_swap") if has_permlane else 1e9)
     merge = min(cm.valu_issue, cm.instruction("permlane16_swap") / 2 if has_permlane else 1e9)
-    merges = 0 if cross_warp else register_merges(src_ids, dst_ids, element_bits)
+    merges = 0 if (cross_warp or not per_lane) else register_merges(
+        element_ids(prob.src, W), element_ids(prob.dst, W), element_bits)
     per_instr = min(cm.lds_cycles.values()) * cm.lds_port_sharing
     per_byte = min(c / w for w, c in cm.lds_cycles.items()) * cm.lds_port_sharing
 
     def lds_time(n_instr: int, n_bytes: int) -> float:  # issue + data cycles, every width allowed
         return n_instr * cm.ds_issue + max(n_instr * per_instr, n_bytes * per_byte)
 
-    load_bytes = int((per_lane_w if cross_warp else per_lane).max()) * eb
+    load_bytes = worst_lane * eb
     store_bytes = -(-n_moving // (W * L)) * eb
     lds_bound = (lds_time(lds_loads, load_bytes) + lds_time(lds_stores, store_bytes) + cm.latency(2)
                  + (cm.instruction("s_barrier") if cross_warp else 0.0))

@@ -56,7 +56,7 @@ from .cost import COST_TIE_FRACTION, CostModel
 from .ir import Program
 from .lane_ops import LaneOp, find_dpp, find_lane_op, row_bank_masks
 
-__all__ = ["Schedule", "best_schedule", "build_schedule", "exchange_applicable", "label_of"]
+__all__ = ["Schedule", "best_schedule", "build_schedule", "clear_caches", "exchange_applicable", "label_of"]
 
 WAVE = 64
 LANE_BITS = 6
@@ -136,10 +136,7 @@ def _realizations(target: Target, cm_key: tuple, fuse: bool) -> tuple[tuple[Real
 @lru_cache(maxsize=4096)
 def _stage_op(target: Target, cm_key: tuple, src_pos: tuple) -> LaneOp:
     """The instruction moving every lane to the lane whose bit ``j`` is its bit ``src_pos[j]``."""
-    sigma = np.zeros(WAVE, dtype=np.int64)
-    for j, s in enumerate(src_pos):
-        sigma |= ((_LANES >> j) & 1) << s
-    return find_lane_op(sigma, target, CostModel.from_key(cm_key).lane_family_cost())
+    return find_lane_op(_stage_sigma(src_pos), target, CostModel.from_key(cm_key).lane_family_cost())
 
 
 def _stage_sigma(src_pos: tuple) -> np.ndarray:
@@ -427,6 +424,12 @@ def best_schedule(reg_cols: list[int], lane_cols: list[int], n_sr: int, K: list[
         s.cost += n * vperm
         s.count += n
     return _near_best(cands), pl
+
+
+def clear_caches() -> None:
+    """Empty the realization and lane-stage tables."""
+    _realizations.cache_clear()
+    _stage_op.cache_clear()
 
 
 # ---------------------------------------------------------------------- building on values

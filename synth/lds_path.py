@@ -37,7 +37,7 @@ from .in_wave import gather_dword
 from .ir import Program
 from .preimage import Problem
 
-__all__ = ["LdsDesign", "build_lds", "shared_layout", "vector_first_design"]
+__all__ = ["LdsDesign", "build_lds", "design_cache", "designs", "shared_layout", "vector_first_design"]
 
 WAVE = 64
 
@@ -158,6 +158,28 @@ def shared_layout(prob: Problem, elem_bits: int, arch: str, budget: int | None) 
     off = cols[: n_off] if names[0] == "offset" else cols[n_rep:]
     rep = cols[n_off:] if names[0] == "offset" else cols[:n_rep]
     return LdsDesign(off + rep, n_off, n_rep, "synth.swizzle", int(res.lds_bytes))
+
+
+design_cache: dict = {}
+
+
+def designs(prob: Problem, elem_bits: int, arch: str, budget: int | None) -> list[LdsDesign]:
+    """The shared layouts worth building: synth.swizzle's and, for 8/16-bit elements (where a layout
+    favouring one side's register packing can save repacking), the two register-first ones.  Cached
+    per (problem, element bits, arch, budget)."""
+    key = (prob.key(), elem_bits, arch, budget)
+    if key not in design_cache:
+        out = [shared_layout(prob, elem_bits, arch, budget)]
+        if elem_bits < 32:
+            for side in ("dst", "src"):
+                try:
+                    out.append(vector_first_design(prob, elem_bits, budget, side, arch))
+                except LayoutError:
+                    pass
+        if len(design_cache) >= 512:
+            design_cache.clear()
+        design_cache[key] = out
+    return design_cache[key]
 
 
 @dataclass

@@ -40,6 +40,11 @@ class Problem:
     def src_hw_cols(self) -> list[int]:
         return self.src_cols["register"] + self.src_cols["lane"] + self.src_cols["warp"]
 
+    def key(self) -> tuple:
+        """Everything the planner reads from the problem (for caches): tensor shape, columns, warps."""
+        cols = tuple(tuple(c[k]) for c in (self.src_cols, self.dst_cols) for k in ("register", "lane", "warp"))
+        return (tuple(self.src.out_dims), cols, self.num_warps)
+
     @property
     def n_src_reg(self) -> int:
         return len(self.src_cols["register"])
@@ -90,6 +95,8 @@ def normalize(src: LinearLayout, dst: LinearLayout, wave: int) -> Problem:
     for n, s in dst.out_dims:
         if sizes[n] != s:
             raise LayoutError(f"out dim {n!r} has size {sizes[n]} in src but {s} in dst")
+    if dst.out_dim_names != src.out_dim_names:  # one tensor bit order for both (src's)
+        dst = dst.transpose_outs(src.out_dim_names)
     ws = src.in_dim_size("warp") if src.has_in_dim("warp") else 1
     wd = dst.in_dim_size("warp") if dst.has_in_dim("warp") else 1
     if ws != wd:
