@@ -33,12 +33,13 @@ from linlayout import LayoutError, LinearLayout
 from linlayout.hw.targets import get_target
 
 from . import cost as cost_mod
-from .emulator import PlanVerificationError, verify
+from .emulator import PlanVerificationError, element_ids, verify
 from .exchanges import best_schedule, build_schedule, exchange_applicable
-from .in_wave import Packing, choose_packing, gather_estimate, gather_units, pack_perms, pack_units, unpack_units
+from .in_wave import (Packing, choose_packing, gather_choices, gather_floor, gather_units, pack_perms, pack_units,
+                      unpack_units)
 from .ir import Program
 from . import exchanges, lane_ops, lds_path
-from .lds_path import build_lds
+from .lds_path import build_lds, lds_accesses
 from .plan import Plan, dwords_per_slot, slots_per_dword
 from .preimage import Problem, normalize, wave_local_map
 
@@ -55,6 +56,14 @@ def _check_args(arch: str, element_bits: int):
     if isinstance(element_bits, bool) or element_bits not in (8, 16, 32, 64):
         raise LayoutError(f"element_bits {element_bits!r} must be 8, 16, 32 or 64")
     return target
+
+
+def _check_options(strategy: str, lds_budget_bytes: int | None) -> None:
+    if strategy not in STRATEGIES:
+        raise LayoutError(f"strategy {strategy!r} must be one of {', '.join(STRATEGIES)}")
+    if lds_budget_bytes is not None and (isinstance(lds_budget_bytes, bool) or not isinstance(lds_budget_bytes, int)
+                                         or lds_budget_bytes <= 0):
+        raise LayoutError(f"lds_budget_bytes {lds_budget_bytes!r} must be a positive integer")
 
 
 def _base_plan(prob: Problem, target, element_bits: int) -> Plan:
@@ -101,11 +110,16 @@ def _in_wave_candidates(prob: Problem, wm, target, element_bits: int, cm) -> lis
                 continue
             scheds.append((sched, planner, K))
     builds: list[tuple[str, object, object, list[int]]] = []
-    if scheds:
-        sched, planner, K = min(scheds, key=lambda t: (t[0].cost, t[0].count))
-        builds.append(("exchange:" + sched.name, sched, planner, K))
-    if gather_estimate(pk.units, cm) < (min(t[0].cost for t in scheds) if scheds else float("inf")):
-        builds.append(("gather", None, None, pk.K))  # optimistic estimate: built only when it might win
+    best = min(scheds, key=lambda t: (t[0].cost, t[0].count)) if scheds else None
+    if best is not None:
+        builds.append(("exchange:" + best[0].name, best[0], best[1], best[2]))
+    vperm = cm.instruction("v_perm_b32") * (pack_perms(pk.K, n_sr, p) + pack_perms(pk.Kd, len(reg_cols), p)
+                                            if p > 1 else 0)
+    limit = best[0].cost * (1 + cost_mod.COST_TIE_FRACTION) if best is not None else float("inf")
+    if gather_floor(pk.units, cm) + vperm <= limit:  # the gather is priced only when it might win
+        g_cost, g_plan = gather_choices(pk.units, target, cm)
+        if g_cost + vperm <= limit:
+            builds.append(("gather", g_plan, None, pk.K))
     out = []
     for name, sched, planner, K in builds:
         prog = Program(n_init, p, dps)
@@ -113,8 +127,8 @@ def _in_wave_candidates(prob: Problem, wm, target, element_bits: int, cm) -> lis
         units = _warp_offsets(prog, pack_units(prog, pkK), wm.warp_register_offsets, K, n_sr, prob.num_warps)
         if units is None:
             continue
-        if sched is None:
-            outs = unpack_units(prog, pk, gather_units(prog, pk.units, units, target, cm), n_dst)
+        if name == "gather":
+            outs = unpack_units(prog, pk, gather_units(prog, sched, units), n_dst)
         else:
             outs = build_schedule(prog, sched, planner, units, n_dst, element_bits)
         plan = _finish(_base_plan(prob, target, element_bits), prog, outs, "registers", cm)
@@ -142,31 +156,33 @@ def _warp_offsets(prog: Program, units: list[int], offsets: list[int], K: list[i
 
 
 def _lds_candidates(prob: Problem, target, element_bits: int, cm, budget: int | None) -> list[Plan]:
-    """LDS round trips through the synthesized swizzled layout and, for 8/16-bit elements (where a
-    layout that favours one side's register packing can save repacking), the two register-first ones."""
-    designs = lds_path.designs(prob, element_bits, target.name, budget)
-    out = []
-    for design in designs:
-        if budget is not None and design.lds_bytes > budget:
-            continue
-        if design.lds_bytes > target.lds_bytes:
-            continue
-        p, dps = slots_per_dword(element_bits), dwords_per_slot(element_bits)
-        n_init = _n_values(prob.src.in_dim_size("register"), element_bits)
-        prog = Program(n_init, p, dps)
-        outs, cross = build_lds(prog, prob, design, element_bits, list(range(n_init)), prob.num_warps)
-        plan = _base_plan(prob, target, element_bits)
-        plan.lds_bytes = design.lds_bytes
-        plan = _finish(plan, prog, outs, "lds", cm)
-        rounds = 1 << design.n_rep_bits
-        plan.notes.append(f"LDS layout: {design.source}; {rounds} round(s); "
-                          f"{'barriers (data crosses warps)' if cross else 'no barrier (each warp reads its own writes)'}")
-        out.append(plan)
-    if not out:
-        need = min(d.lds_bytes for d in designs)
+    """LDS round trips through each shared layout (lds_path.designs), built in the order of their
+    cost floors (ideal LDS cycles); a design whose floor is above the best plan built so far (beyond
+    the tie fraction) cannot win and is not built."""
+    designs = [d for d in lds_path.designs(prob, element_bits, target.name, budget)
+               if (budget is None or d.lds_bytes <= budget) and d.lds_bytes <= target.lds_bytes]
+    if not designs:
+        need = min(d.lds_bytes for d in lds_path.designs(prob, element_bits, target.name, budget))
         raise LayoutError(f"the tile needs {need} bytes of LDS, more than "
                           f"{'the budget ' + str(budget) if budget is not None else target.name + chr(39) + 's ' + str(target.lds_bytes)}; "
                           f"give a larger lds_budget_bytes or one that allows rounds")
+    accs = sorted((lds_accesses(prob, d, element_bits, prob.num_warps) for d in designs), key=lambda a: a.floor(cm, element_bits))
+    p, dps = slots_per_dword(element_bits), dwords_per_slot(element_bits)
+    n_init = _n_values(prob.src.in_dim_size("register"), element_bits)
+    d_ids = element_ids(prob.dst, prob.num_warps)
+    out: list[Plan] = []
+    for acc in accs:
+        if out and acc.floor(cm, element_bits) > min(q.cost for q in out) * (1 + cost_mod.COST_TIE_FRACTION):
+            break
+        prog = Program(n_init, p, dps)
+        outs = build_lds(prog, acc, list(range(n_init)), d_ids)
+        plan = _base_plan(prob, target, element_bits)
+        plan.lds_bytes = acc.design.lds_bytes
+        plan = _finish(plan, prog, outs, "lds", cm)
+        rounds = 1 << acc.design.n_rep_bits
+        plan.notes.append(f"LDS layout: {acc.design.source}; {rounds} round(s); "
+                          f"{'barriers (data crosses warps)' if acc.cross else 'no barrier (each warp reads its own writes)'}")
+        out.append(plan)
     return out
 
 
@@ -174,12 +190,11 @@ def candidate_plans(src: LinearLayout, dst: LinearLayout, arch: str, element_bit
                     lds_budget_bytes: int | None = None, strategy: str = "auto") -> list[Plan]:
     """Every candidate plan (unverified), cheapest first."""
     target = _check_args(arch, element_bits)
-    if strategy not in STRATEGIES:
-        raise LayoutError(f"strategy {strategy!r} must be one of {', '.join(STRATEGIES)}")
-    if lds_budget_bytes is not None and (isinstance(lds_budget_bytes, bool) or not isinstance(lds_budget_bytes, int)
-                                         or lds_budget_bytes <= 0):
-        raise LayoutError(f"lds_budget_bytes {lds_budget_bytes!r} must be a positive integer")
-    prob = normalize(src, dst, target.wave_size)
+    _check_options(strategy, lds_budget_bytes)
+    return _candidates(normalize(src, dst, target.wave_size), target, element_bits, lds_budget_bytes, strategy)
+
+
+def _candidates(prob: Problem, target, element_bits: int, lds_budget_bytes: int | None, strategy: str) -> list[Plan]:
     cm = cost_mod.cost_model(target.name)
     if _same_map(prob):
         plan = _base_plan(prob, target, element_bits)
@@ -228,8 +243,10 @@ def plan_conversion(src: LinearLayout, dst: LinearLayout, arch: str, element_bit
     tile is larger).  ``strategy``: ``auto`` (cheapest), ``registers`` (stay in
     registers; an error when data crosses warps) or ``lds``.
     """
-    cands = candidate_plans(src, dst, arch, element_bits, lds_budget_bytes=lds_budget_bytes, strategy=strategy)
-    best = cands[0]
+    target = _check_args(arch, element_bits)
+    _check_options(strategy, lds_budget_bytes)
+    prob = normalize(src, dst, target.wave_size)
+    best = _candidates(prob, target, element_bits, lds_budget_bytes, strategy)[0]
     res = verify(best, certificate=False)
     if not res.ok:
         raise PlanVerificationError(f"internal error: the {best.strategy} plan failed verification: {res.message}")
@@ -238,7 +255,7 @@ def plan_conversion(src: LinearLayout, dst: LinearLayout, arch: str, element_bit
         c = best.counts()
         cross = c["dpp"] + c["ds_bpermute"] + c["ds_swizzle"] + c["permlane16_swap"] + c["permlane32_swap"]
         best.strategy = "lanes" if cross else ("rename" if c["total"] == 0 else "registers")
-    best.lower_bound = _lower_bound(normalize(src, dst, 64), element_bits, get_target(arch))
+    best.lower_bound = _lower_bound(prob, element_bits, target)
     return best
 
 

@@ -140,19 +140,17 @@ def cost_model(arch: str) -> CostModel:
 
 
 # ====================================================================== plans
-def _lds_op_name(st) -> str:
-    from .plan import LdsStore
-
-    if isinstance(st, LdsStore):
-        return f"ds_write_b{8 * st.width}"
-    return f"ds_read_b{8 * st.width}" if st.width >= 4 else f"ds_read_u{8 * st.width}"
+def _lds_op_name(store: bool, width: int) -> str:
+    if store:
+        return f"ds_write_b{8 * width}"
+    return f"ds_read_b{8 * width}" if width >= 4 else f"ds_read_u{8 * width}"
 
 
 _bank_cache: dict[tuple, float] = {}
 
 
-def lds_conflict_degree(arch: str, st, element_bits: int) -> float:
-    """Bank cycles / conflict-free cycles of one LDS step (warp 0), from synth.banks."""
+def lds_conflict_degree(arch: str, store: bool, width: int, addr, element_bits: int) -> float:
+    """Bank cycles / conflict-free cycles of one LDS access (warp 0's byte addresses), from synth.banks."""
     import numpy as np
 
     from linlayout import LayoutError
@@ -161,9 +159,9 @@ def lds_conflict_degree(arch: str, st, element_bits: int) -> float:
         from . import banks
     except ImportError:  # pragma: no cover - depends on the tree
         return 1.0
-    a = np.asarray(st.addr).reshape(-1, 64)[0]
+    a = np.asarray(addr).reshape(-1, 64)[0]
     eb = max(1, element_bits // 8)
-    op = _lds_op_name(st)
+    op = _lds_op_name(store, width)
     key = (arch, op, element_bits, (a - a.min()).tobytes(), int(a.min()) % 256)
     if key not in _bank_cache:
         try:
@@ -172,6 +170,15 @@ def lds_conflict_degree(arch: str, st, element_bits: int) -> float:
         except LayoutError:
             _bank_cache[key] = 1.0
     return _bank_cache[key]
+
+
+def lds_access_cost(cm: CostModel, arch: str, store: bool, width: int, addr, element_bits: int,
+                    paired: bool) -> float:
+    """Issue plus LDS-pipe cycles of one ds_write/ds_read (``paired``: a ds_write2/ds_read2, whose
+    second access has the same pattern)."""
+    kind = "lds_write" if store else "lds_read"
+    one = cm.instruction(kind, width, lds_conflict_degree(arch, store, width, addr, element_bits))
+    return one + (one - cm.ds_issue if paired else 0.0)
 
 
 def ds_depth(plan) -> int:
@@ -284,10 +291,8 @@ def plan_cost(plan, cm: CostModel, depth: int | None = None) -> tuple[float, dic
     for st in plan.steps:
         for kind, n in st.counts().items():
             if isinstance(st, (LdsStore, LdsLoad)):
-                deg = lds_conflict_degree(plan.arch, st, plan.element_bits)
-                lds += n * cm.instruction(kind, st.width, deg)
-                if st.pair is not None:  # ds_read2/write2: the second access's data cycles (same pattern)
-                    lds += n * (cm.instruction(kind, st.width, deg) - cm.ds_issue)
+                lds += n * lds_access_cost(cm, plan.arch, isinstance(st, LdsStore), st.width, st.addr,
+                                           plan.element_bits, st.pair is not None)
             else:
                 issue += n * mult * cm.instruction(kind)
     depth = ds_depth(plan) if depth is None else depth

@@ -33,10 +33,11 @@ from linlayout import LayoutError
 from linlayout.hw.targets import Target
 
 from .cost import CostModel
-from .ir import FUSE_DPP_SELECT, Program
+from . import ir
+from .ir import Program
 from .lane_ops import find_dpp, find_lane_op
 
-__all__ = ["Packing", "UnitMap", "choose_packing", "dst_register_parts", "gather_dword", "gather_estimate",
+__all__ = ["Packing", "UnitMap", "choose_packing", "dst_register_parts", "gather_choices", "gather_dword", "gather_floor",
            "gather_units", "pack_perms", "pack_units", "unpack_units"]
 
 WAVE = 64
@@ -198,13 +199,18 @@ def pack_units(prog: Program, pk: Packing) -> list[int]:
     p, kappa = pk.p, len(pk.K)
     rest = [i for i in range(pk.n_src_reg) if i not in pk.K]
     eb = max(1, pk.elem_bits // 8)
+    if p == 1:  # 32/64-bit elements: unit u is src register u
+        return list(range(1 << pk.n_src_reg))
+
+    def deposit(x: int, positions: list[int]) -> int:
+        return sum(((x >> i) & 1) << b for i, b in enumerate(positions))
+
     units = []
     for u in range(1 << (pk.n_src_reg - kappa)):
-        ks = np.arange(1 << kappa)
-        r = _deposit(np.full_like(ks, u), rest) | _deposit(ks, pk.K)
-        parts: list[tuple[int, int] | None] = [(int(x) // p, int(x) % p) for x in r]
+        base = deposit(u, rest)
+        parts: list[tuple[int, int] | None] = [divmod(base | deposit(k, pk.K), p) for k in range(1 << kappa)]
         parts += [None] * (p - len(parts))
-        units.append(gather_dword(prog, parts, eb) if p > 1 else int(r[0]))
+        units.append(gather_dword(prog, parts, eb))
     return units
 
 
@@ -229,22 +235,33 @@ def unpack_units(prog: Program, pk: Packing, final_units: list[int], n_dst_slots
 
 
 # ---------------------------------------------------------------------- gather strategy
-def gather_estimate(um: UnitMap, cm: CostModel) -> float:
-    """Optimistic cost of ``gather_units``: one DPP merge per extra lane group."""
+@dataclass
+class _GatherUnit:
+    """How one dst unit is assembled: the base group (moved whole) and the merged groups."""
+
+    base: tuple  # (src unit, lanes, need, lane op or None)
+    merges: list  # (src unit, lanes, need, DPP op or None, lane op or None)
+
+
+def gather_floor(um: UnitMap, cm: CostModel) -> float:
+    """A lower bound of the ``gather_choices`` cost: every lane group but the base merges by at least
+    one instruction (a select, or a fused DPP move)."""
     src_u, _ = um.table()
     srt = np.sort(src_u, axis=1)
     extra = int((srt[:, 1:] != srt[:, :-1]).sum())
-    merge = cm.instruction("dpp") + (0 if FUSE_DPP_SELECT else cm.instruction("v_cndmask"))
-    return extra * merge
+    return extra * min(cm.instruction("v_cndmask"), cm.instruction("dpp"))
 
 
-def gather_units(prog: Program, um: UnitMap, units: list[int], target: Target, cm: CostModel) -> list[int]:
-    """Each dst unit assembled lane group by lane group (works for every map)."""
+def gather_choices(um: UnitMap, target: Target, cm: CostModel) -> tuple[float, list[_GatherUnit]]:
+    """The per-unit gather and its cost: each dst unit is assembled lane group by lane group (lanes
+    reading the same src unit); the group whose move costs least relative to merging it is the
+    base, every other group merges by one DPP move into the base (plus a select unless fused) or
+    by a lane move and a ``v_cndmask``."""
     src_u, src_l = um.table()
     fam = cm.lane_family_cost()
     sel_cost = cm.instruction("v_cndmask")
-    dpp_cost = cm.instruction("dpp") + (0 if FUSE_DPP_SELECT else sel_cost)
-    out = []
+    dpp_cost = cm.instruction("dpp") + (0 if ir.FUSE_DPP_SELECT else sel_cost)
+    total_cost, plan = 0.0, []
     for q in range(1 << um.n_dst):
         groups = []
         for g in np.unique(src_u[q]):
@@ -258,11 +275,20 @@ def gather_units(prog: Program, um: UnitMap, units: list[int], target: Target, c
             groups.append((int(g), lanes, need, mv, dpp, base_cost, add_cost))
         total = sum(g[6] for g in groups)
         bi = min(range(len(groups)), key=lambda i: total - groups[i][6] + groups[i][5])
-        g, lanes, need, mv, _, _, _ = groups[bi]
+        total_cost += total - groups[bi][6] + groups[bi][5]
+        g, lanes, need, mv = groups[bi][:4]
+        plan.append(_GatherUnit((g, lanes, need, mv), [(g2, l2, n2, d2, m2) for i, (g2, l2, n2, m2, d2, _, _)
+                                                       in enumerate(groups) if i != bi]))
+    return total_cost, plan
+
+
+def gather_units(prog: Program, plan: list[_GatherUnit], units: list[int]) -> list[int]:
+    """The dst units of a ``gather_choices`` plan built from the src units ``units``."""
+    out = []
+    for gu in plan:
+        g, _, need, mv = gu.base
         cur = units[g] if mv is None else prog.lane(units[g], need, mv)
-        for i, (g2, lanes2, need2, mv2, dpp2, _, _) in enumerate(groups):
-            if i == bi:
-                continue
+        for g2, lanes2, need2, dpp2, mv2 in gu.merges:
             if dpp2 is not None:
                 cur = prog.fused(cur, units[g2], ~lanes2, need2, dpp2)
             else:

@@ -92,9 +92,18 @@ def dpp_candidates(need: np.ndarray, target: Target) -> list[LaneOp]:
     return [LaneOp(f"dpp:{names[i][0]}", "dpp", {"ctrl": names[i][1]}, bool(valid[i])) for i in np.flatnonzero(hit)]
 
 
+_dpp_cache: dict[tuple, LaneOp | None] = {}
+
+
 def find_dpp(need: np.ndarray, target: Target) -> LaneOp | None:
-    c = dpp_candidates(need, target)
-    return c[0] if c else None
+    """The first DPP control realizing ``need`` (fully valid controls first), or None."""
+    key = (target.name, np.asarray(need, dtype=np.int64).tobytes())
+    if key not in _dpp_cache:
+        if len(_dpp_cache) > 50000:
+            _dpp_cache.clear()
+        c = dpp_candidates(need, target)
+        _dpp_cache[key] = c[0] if c else None
+    return _dpp_cache[key]
 
 
 @lru_cache(maxsize=1)

@@ -37,7 +37,8 @@ from .in_wave import gather_dword
 from .ir import Program
 from .preimage import Problem
 
-__all__ = ["LdsDesign", "build_lds", "design_cache", "designs", "shared_layout", "vector_first_design"]
+__all__ = ["LdsAccesses", "LdsDesign", "build_lds", "design_cache", "designs", "lds_accesses", "shared_layout",
+           "vector_first_design"]
 
 WAVE = 64
 
@@ -193,12 +194,12 @@ class _Side:
     other_cols: list[int]  # C of each lane/warp bit
 
 
-def _side(layout_cols: dict[str, list[int]], ids: np.ndarray, design: LdsDesign, tensor_to: np.ndarray) -> _Side:
+def _side(layout_cols: dict[str, list[int]], ids: np.ndarray, design: LdsDesign, tensor_to: np.ndarray,
+          inv_cols: list[int]) -> _Side:
     coord = tensor_to[ids]
     mask = (1 << design.n_offset_bits) - 1
-    inv = lambda c: f2.solve(design.shared_cols, c)  # noqa: E731
-    reg_cols = [inv(c) for c in layout_cols["register"]]
-    other = [inv(c) for c in layout_cols["lane"] + layout_cols["warp"]]
+    reg_cols = [f2.apply_columns(inv_cols, c) for c in layout_cols["register"]]
+    other = [f2.apply_columns(inv_cols, c) for c in layout_cols["lane"] + layout_cols["warp"]]
     seen: dict[bytes, int] = {}
     unique = []
     for r in range(ids.shape[2]):
@@ -315,9 +316,43 @@ def _pairs(addrs: list[np.ndarray], width: int) -> list[tuple[int, int | None, i
     return out
 
 
-def build_lds(prog: Program, prob: Problem, design: LdsDesign, elem_bits: int, src_dwords: list[int],
-              num_warps: int) -> tuple[list[int], bool]:
-    """Emit the round trip into ``prog``; returns (dst register values, whether barriers were needed)."""
+@dataclass
+class LdsAccesses:
+    """The accesses of one design, before any register program: per side the coordinates, the
+    vector bits and the register groups of every access; per round the (paired) accesses in issue
+    order as ``(group, partner group or None, offset1, st64)``."""
+
+    design: LdsDesign
+    S: _Side
+    D: _Side
+    s_width: int
+    d_width: int
+    cross: bool  # some warp reads bytes another warp writes (barriers)
+    stores: list  # per round
+    loads: list  # per round
+    eb: int
+    p: int
+
+    def floor(self, cm, elem_bits: int) -> float:
+        """A lower bound of the plan's modelled cost: every access with its bank cycles
+        (cost.lds_access_cost), two levels of DS latency, the barriers; repacking and setup not
+        counted."""
+        from .cost import lds_access_cost
+
+        total = cm.latency(2)
+        for store, rounds, side, width in ((True, self.stores, self.S, self.s_width),
+                                           (False, self.loads, self.D, self.d_width)):
+            for accesses in rounds:
+                for g, g2, _, _ in accesses:
+                    total += lds_access_cost(cm, cm.arch, store, width, _addr(side, g[0], self.eb), elem_bits,
+                                             g2 is not None)
+        if self.cross:
+            total += cm.instruction("s_barrier") * (2 * len(self.stores) - 1)
+        return total
+
+
+def lds_accesses(prob: Problem, design: LdsDesign, elem_bits: int, num_warps: int) -> LdsAccesses:
+    """Choose the vectors, groups, rounds and pairs of the round trip through ``design``."""
     eb = max(1, elem_bits // 8)
     p = max(1, 32 // elem_bits)
     n = prob.n_tensor_bits
@@ -327,35 +362,50 @@ def build_lds(prog: Program, prob: Problem, design: LdsDesign, elem_bits: int, s
     for i, c in enumerate(design.shared_cols):
         tens ^= np.where((coords >> i) & 1, c, 0)
     table[tens] = coords
+    inv_cols = f2.inverse(design.shared_cols)  # tensor bits -> offset | rep bits
     s_ids, d_ids = element_ids(prob.src, num_warps), element_ids(prob.dst, num_warps)
-    S = _side(prob.src_cols, s_ids, design, table)
-    D = _side(prob.dst_cols, d_ids, design, table)
+    S = _side(prob.src_cols, s_ids, design, table, inv_cols)
+    D = _side(prob.dst_cols, d_ids, design, table, inv_cols)
     t_cap = (16 // eb).bit_length() - 1
     s_deltas, d_deltas = _choose_vectors(S, t_cap, p, eb), _choose_vectors(D, t_cap, p, eb)
     s_groups, d_groups = _groups(S, s_deltas), _groups(D, d_deltas)
     s_w, d_w = eb << len(s_deltas), eb << len(d_deltas)
 
-    def rep_of(side: _Side, g: list[int]) -> int:
-        reps = side.rep[:, :, g]
-        r0 = int(reps.flat[0])
-        if (reps != r0).any():
+    def rounds_of(side: _Side, groups: list[list[int]]) -> list[int]:
+        if not design.n_rep_bits:
+            return [0] * len(groups)
+        reps = side.rep[:, :, [g for grp in groups for g in grp]].reshape(side.rep.shape[0], side.rep.shape[1],
+                                                                         len(groups), -1)
+        if (reps != reps[:1, :1, :, :1]).any():
             raise LayoutError("internal: an LDS access spans two rounds")
-        return r0
+        return [int(x) for x in reps[0, 0, :, 0]]
 
+    def paired(side: _Side, groups: list[list[int]], width: int, rnd_of: list[int], rnd: int) -> list:
+        gs = [g for g, k in zip(groups, rnd_of) if k == rnd]
+        return [(gs[i], None if j is None else gs[j], off, st64)
+                for i, j, off, st64 in _pairs([_addr(side, g[0], eb) for g in gs], width)]
+
+    s_round, d_round = rounds_of(S, s_groups), rounds_of(D, d_groups)
     n_rounds = 1 << design.n_rep_bits
-    cross = _cross_warp(S, D, s_groups, d_groups, num_warps)
+    return LdsAccesses(design, S, D, s_w, d_w, _cross_warp(S, D, s_groups, d_groups, num_warps),
+                       [paired(S, s_groups, s_w, s_round, k) for k in range(n_rounds)],
+                       [paired(D, d_groups, d_w, d_round, k) for k in range(n_rounds)], eb, p)
+
+
+def build_lds(prog: Program, acc: LdsAccesses, src_dwords: list[int], d_ids: np.ndarray) -> list[int]:
+    """Emit the round trip ``acc`` into ``prog``; returns the dst register values.  ``d_ids``: the
+    dst element ids ``[warps, 64, registers]`` (to find the twins of duplicated registers)."""
+    eb, p, S, D = acc.eb, acc.p, acc.S, acc.D
     loaded: dict[int, tuple[int, int]] = {}  # dst register -> (value, slot)
-    for rnd in range(n_rounds):
-        if rnd and cross:
+    for rnd, (stores, loads) in enumerate(zip(acc.stores, acc.loads)):
+        if rnd and acc.cross:
             prog.barrier()
-        sg = [g for g in s_groups if rep_of(S, g) == rnd]
-        for i, j, off, st64 in _pairs([_addr(S, g[0], eb) for g in sg], s_w):
-            _emit_store(prog, S, sg[i], None if j is None else sg[j], off, st64, src_dwords, p, eb, s_w)
-        if cross:
+        for g, g2, off, st64 in stores:
+            _emit_store(prog, S, g, g2, off, st64, src_dwords, p, eb, acc.s_width)
+        if acc.cross:
             prog.barrier()
-        dg = [g for g in d_groups if rep_of(D, g) == rnd]
-        for i, j, off, st64 in _pairs([_addr(D, g[0], eb) for g in dg], d_w):
-            _emit_load(prog, D, dg[i], None if j is None else dg[j], off, st64, p, eb, d_w, loaded)
+        for g, g2, off, st64 in loads:
+            _emit_load(prog, D, g, g2, off, st64, p, eb, acc.d_width, loaded)
     # dst registers: loaded ones, duplicates from their twin
     R_d = d_ids.shape[2]
     twin = {}
@@ -375,7 +425,7 @@ def build_lds(prog: Program, prob: Problem, design: LdsDesign, elem_bits: int, s
             else:
                 parts.append(loaded[twin.get(r, r)])
         out.append(gather_dword(prog, parts, eb) if p > 1 else parts[0][0])
-    return out, cross
+    return out
 
 
 def _cross_warp(S: _Side, D: _Side, s_groups, d_groups, W: int) -> bool:
@@ -389,7 +439,7 @@ def _cross_warp(S: _Side, D: _Side, s_groups, d_groups, W: int) -> bool:
     key_d = D.rep[:, :, d_regs] * n_off + D.off[:, :, d_regs]
     writers = np.zeros(int(max(key_s.max(), key_d.max())) + 1, dtype=np.int64)
     for w in range(W):
-        np.bitwise_or.at(writers, key_s[w].reshape(-1), 1 << w)
+        writers[key_s[w].reshape(-1)] |= 1 << w
     return any(((writers[key_d[w]] & ~(1 << w)) != 0).any() for w in range(W))
 
 
@@ -397,25 +447,21 @@ def _addr(side: _Side, r: int, eb: int) -> np.ndarray:
     return (side.off[:, :, r] * eb).astype(np.int64)
 
 
-def _dwords_of(g: list[int], src_dwords: list[int], p: int, eb: int) -> list[int]:
+def _dwords_of(prog: Program, g: list[int], src_dwords: list[int], p: int, eb: int) -> list[int]:
     """Values holding the elements of ``g`` in address order, one per VGPR (v_perm when out of order)."""
     vals = []
     for k in range(0, len(g), p):
         parts = [(src_dwords[g[k + e] // p], g[k + e] % p) for e in range(p)]
-        vals.append(gather_dword(prog_ref[0], parts, eb) if p > 1 else src_dwords[g[k]])
+        vals.append(gather_dword(prog, parts, eb) if p > 1 else src_dwords[g[k]])
     return vals
-
-
-prog_ref: list[Program] = []
 
 
 def _emit_store(prog: Program, S: _Side, g: list[int], g2: list[int] | None, off: int, st64: bool,
                 src_dwords: list[int], p: int, eb: int, width: int) -> None:
     addr = _addr(S, g[0], eb)
     if width >= 4:
-        prog_ref[:] = [prog]
-        vals = _dwords_of(g, src_dwords, p, eb)
-        pair = _dwords_of(g2, src_dwords, p, eb) if g2 is not None else None
+        vals = _dwords_of(prog, g, src_dwords, p, eb)
+        pair = _dwords_of(prog, g2, src_dwords, p, eb) if g2 is not None else None
         prog.store(vals, [0] * len(vals), addr, width, pair=pair, pair_offset=off, st64=st64)
         return
     # sub-dword: the elements sit at one dword position, which must be byte 0 or 2
