@@ -39,7 +39,7 @@ from .in_wave import (Packing, choose_packing, gather_choices, gather_floor, gat
                       unpack_units)
 from .ir import Program
 from . import exchanges, lane_ops, lds_path
-from .lds_path import build_lds, lds_accesses
+from .lds_path import build_lds
 from .plan import Plan, dwords_per_slot, slots_per_dword
 from .preimage import Problem, normalize, wave_local_map
 
@@ -159,14 +159,14 @@ def _lds_candidates(prob: Problem, target, element_bits: int, cm, budget: int | 
     """LDS round trips through each shared layout (lds_path.designs), built in the order of their
     cost floors (ideal LDS cycles); a design whose floor is above the best plan built so far (beyond
     the tie fraction) cannot win and is not built."""
-    designs = [d for d in lds_path.designs(prob, element_bits, target.name, budget)
-               if (budget is None or d.lds_bytes <= budget) and d.lds_bytes <= target.lds_bytes]
-    if not designs:
-        need = min(d.lds_bytes for d in lds_path.designs(prob, element_bits, target.name, budget))
-        raise LayoutError(f"the tile needs {need} bytes of LDS, more than "
-                          f"{'the budget ' + str(budget) if budget is not None else target.name + chr(39) + 's ' + str(target.lds_bytes)}; "
-                          f"give a larger lds_budget_bytes or one that allows rounds")
-    accs = sorted((lds_accesses(prob, d, element_bits, prob.num_warps) for d in designs), key=lambda a: a.floor(cm, element_bits))
+    every = lds_path.designs(prob, element_bits, target.name, budget)
+    fits = [a for a in every if (budget is None or a.design.lds_bytes <= budget)
+            and a.design.lds_bytes <= target.lds_bytes]
+    if not fits:
+        limit = f"the budget {budget}" if budget is not None else f"{target.name}'s {target.lds_bytes}"
+        raise LayoutError(f"the tile needs {min(a.design.lds_bytes for a in every)} bytes of LDS, more than "
+                          f"{limit}; give a larger lds_budget_bytes or one that allows rounds")
+    accs = sorted(fits, key=lambda a: a.floor(cm, element_bits))
     p, dps = slots_per_dword(element_bits), dwords_per_slot(element_bits)
     n_init = _n_values(prob.src.in_dim_size("register"), element_bits)
     d_ids = element_ids(prob.dst, prob.num_warps)

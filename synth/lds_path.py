@@ -164,10 +164,10 @@ def shared_layout(prob: Problem, elem_bits: int, arch: str, budget: int | None) 
 design_cache: dict = {}
 
 
-def designs(prob: Problem, elem_bits: int, arch: str, budget: int | None) -> list[LdsDesign]:
-    """The shared layouts worth building: synth.swizzle's and, for 8/16-bit elements (where a layout
-    favouring one side's register packing can save repacking), the two register-first ones.  Cached
-    per (problem, element bits, arch, budget)."""
+def designs(prob: Problem, elem_bits: int, arch: str, budget: int | None) -> list["LdsAccesses"]:
+    """The shared layouts worth building, each with its accesses (``lds_accesses``): synth.swizzle's
+    and, for 8/16-bit elements (where a layout favouring one side's register packing can save
+    repacking), the two register-first ones.  Cached per (problem, element bits, arch, budget)."""
     key = (prob.key(), elem_bits, arch, budget)
     if key not in design_cache:
         out = [shared_layout(prob, elem_bits, arch, budget)]
@@ -179,7 +179,7 @@ def designs(prob: Problem, elem_bits: int, arch: str, budget: int | None) -> lis
                     pass
         if len(design_cache) >= 512:
             design_cache.clear()
-        design_cache[key] = out
+        design_cache[key] = [lds_accesses(prob, d, elem_bits, prob.num_warps) for d in out]
     return design_cache[key]
 
 
