@@ -29,12 +29,14 @@ exchange tables); ``clear_caches`` empties them.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from linlayout import LayoutError, LinearLayout
 from linlayout.hw.targets import get_target
 
 from . import cost as cost_mod
 from .emulator import PlanVerificationError, element_ids, verify
-from .exchanges import best_schedule, build_schedule, exchange_applicable
+from .exchanges import SchedulePlanner, best_schedule, build_schedule, exchange_applicable
 from .in_wave import (Packing, choose_packing, gather_choices, gather_floor, gather_units, pack_perms, pack_units,
                       unpack_units)
 from .ir import Program
@@ -43,7 +45,7 @@ from .lds_path import build_lds
 from .plan import Plan, dwords_per_slot, slots_per_dword
 from .preimage import Problem, normalize, wave_local_map
 
-__all__ = ["STRATEGIES", "candidate_plans", "clear_caches", "plan_conversion"]
+__all__ = ["STRATEGIES", "candidate_plans", "clear_caches", "exchange_schedule_plans", "plan_conversion"]
 
 STRATEGIES = ("auto", "registers", "lds")
 
@@ -85,55 +87,109 @@ def _finish(plan: Plan, prog: Program, outputs: list[int], strategy: str, cm) ->
     return plan
 
 
-def _in_wave_candidates(prob: Problem, wm, target, element_bits: int, cm) -> list[Plan]:
-    """The cheapest in-wave plans: the best exchange schedule (priced on labels, synth.exchanges)
-    under the best passive packing and under the native packing, and the gather unless it cannot win."""
+@dataclass
+class _UnitProblem:
+    """The in-wave element map on (register, lane) bits, its packing and the packings worth trying."""
+
+    reg_cols: list[int]
+    lane_cols: list[int]
+    n_sr: int
+    pk: Packing
+    packings: list[list[int]]  # K lists: the best passive packing, then the native one (8/16-bit)
+
+
+def _unit_problem(prob: Problem, wm, element_bits: int) -> _UnitProblem:
     mask = wm.reg_lane_mask
     reg_cols = [c & mask for c in wm.reg]
     lane_cols = [c & mask for c in wm.lane]
     n_sr = prob.n_src_reg
     pk = choose_packing(reg_cols, lane_cols, n_sr, element_bits)
+    p = slots_per_dword(element_bits)
+    packings = [pk.K]
+    native = list(range(min(len(pk.K) if p == 1 else (p.bit_length() - 1), n_sr)))
+    if p > 1 and native != pk.K:
+        packings.append(native)
+    return _UnitProblem(reg_cols, lane_cols, n_sr, pk, packings)
+
+
+def _build_in_wave(prob: Problem, wm, up: _UnitProblem, K: list[int], target, element_bits: int, cm, name: str,
+                   middle) -> Plan | None:
+    """Pack the src VGPRs into units (elements grouped by ``K``), apply the per-warp register
+    offsets, run ``middle(prog, units) -> dst values`` and price the plan (None if a warp offset
+    moves elements inside a unit)."""
     p, dps = slots_per_dword(element_bits), dwords_per_slot(element_bits)
-    n_init = _n_values(prob.src.in_dim_size("register"), element_bits)
+    prog = Program(_n_values(prob.src.in_dim_size("register"), element_bits), p, dps)
+    pkK = Packing(element_bits, up.n_sr, len(up.reg_cols), K, up.pk.Kd if K == up.pk.K else [], up.pk.units)
+    units = _warp_offsets(prog, pack_units(prog, pkK), wm.warp_register_offsets, K, up.n_sr, prob.num_warps)
+    if units is None:
+        return None
+    plan = _finish(_base_plan(prob, target, element_bits), prog, middle(prog, units), "registers", cm)
+    plan.notes.append(f"in-wave builder: {name}; elements per 32-bit unit follow src register bits {K}")
+    return plan
+
+
+def _in_wave_candidates(prob: Problem, wm, target, element_bits: int, cm) -> list[Plan]:
+    """The cheapest in-wave plans: the best exchange schedule (priced on labels, synth.exchanges)
+    over the packings, and the gather when its price is within the tie fraction of it."""
+    up = _unit_problem(prob, wm, element_bits)
+    p = slots_per_dword(element_bits)
     n_dst = prob.dst.in_dim_size("register")
     scheds = []
-    if exchange_applicable(reg_cols, lane_cols, n_sr):
-        packings = [pk.K]
-        native = list(range(min(len(pk.K) if p == 1 else (p.bit_length() - 1), n_sr)))
-        if p > 1 and native != pk.K:
-            packings.append(native)
-        for K in packings:
+    if exchange_applicable(up.reg_cols, up.lane_cols, up.n_sr):
+        for K in up.packings:
             try:
-                sched, planner = best_schedule(reg_cols, lane_cols, n_sr, K, target, cm, element_bits, n_dst,
-                                               pack_perms(K, n_sr, p) if p > 1 else 0)
+                sched, planner = best_schedule(up.reg_cols, up.lane_cols, up.n_sr, K, target, cm, element_bits,
+                                               n_dst, pack_perms(K, up.n_sr, p) if p > 1 else 0)
             except ValueError:
                 continue
             scheds.append((sched, planner, K))
-    builds: list[tuple[str, object, object, list[int]]] = []
-    best = min(scheds, key=lambda t: (t[0].cost, t[0].count)) if scheds else None
+    out = []
+    best = cost_mod.near_best(scheds, lambda t: t[0].cost, lambda t: t[0].count) if scheds else None
     if best is not None:
-        builds.append(("exchange:" + best[0].name, best[0], best[1], best[2]))
-    vperm = cm.instruction("v_perm_b32") * (pack_perms(pk.K, n_sr, p) + pack_perms(pk.Kd, len(reg_cols), p)
+        sched, planner, K = best
+        plan = _build_in_wave(prob, wm, up, K, target, element_bits, cm, "exchange:" + sched.name,
+                              lambda prog, units: build_schedule(prog, sched, planner, units, n_dst, element_bits))
+        if plan is not None:
+            out.append(plan)
+    vperm = cm.instruction("v_perm_b32") * (pack_perms(up.pk.K, up.n_sr, p) + pack_perms(up.pk.Kd, len(up.reg_cols), p)
                                             if p > 1 else 0)
     limit = best[0].cost * (1 + cost_mod.COST_TIE_FRACTION) if best is not None else float("inf")
-    if gather_floor(pk.units, cm) + vperm <= limit:  # the gather is priced only when it might win
-        g_cost, g_plan = gather_choices(pk.units, target, cm)
+    if gather_floor(up.pk.units, cm) + vperm <= limit:  # the gather is priced only when it might win
+        g_cost, g_plan = gather_choices(up.pk.units, target, cm)
         if g_cost + vperm <= limit:
-            builds.append(("gather", g_plan, None, pk.K))
+            plan = _build_in_wave(prob, wm, up, up.pk.K, target, element_bits, cm, "gather",
+                                  lambda prog, units: unpack_units(prog, up.pk, gather_units(prog, g_plan, units),
+                                                                   n_dst))
+            if plan is not None:
+                out.append(plan)
+    return out
+
+
+def exchange_schedule_plans(src: LinearLayout, dst: LinearLayout, arch: str,
+                            element_bits: int) -> list[tuple[list[int], str, int, Plan]]:
+    """Every exchange schedule the planner prices for an in-wave conversion, built into a plan
+    (unverified): ``(packing K, schedule name, predicted instructions, plan)``.  For inspecting the
+    choice; ``plan_conversion`` builds only the cheapest."""
+    target = _check_args(arch, element_bits)
+    prob = normalize(src, dst, target.wave_size)
+    wm = _wave_map(prob)
+    if not wm.wave_local:
+        raise LayoutError("the conversion moves data between warps: no exchange schedule")
+    up = _unit_problem(prob, wm, element_bits)
+    if not exchange_applicable(up.reg_cols, up.lane_cols, up.n_sr):
+        return []
+    cm = cost_mod.cost_model(target.name)
+    p, n_dst = slots_per_dword(element_bits), prob.dst.in_dim_size("register")
     out = []
-    for name, sched, planner, K in builds:
-        prog = Program(n_init, p, dps)
-        pkK = Packing(element_bits, n_sr, len(reg_cols), K, pk.Kd if K == pk.K else [], pk.units)
-        units = _warp_offsets(prog, pack_units(prog, pkK), wm.warp_register_offsets, K, n_sr, prob.num_warps)
-        if units is None:
-            continue
-        if name == "gather":
-            outs = unpack_units(prog, pk, gather_units(prog, sched, units), n_dst)
-        else:
-            outs = build_schedule(prog, sched, planner, units, n_dst, element_bits)
-        plan = _finish(_base_plan(prob, target, element_bits), prog, outs, "registers", cm)
-        plan.notes.append(f"in-wave builder: {name}; elements per 32-bit unit follow src register bits {K}")
-        out.append(plan)
+    for K in up.packings:
+        planner = SchedulePlanner(up.reg_cols, up.lane_cols, up.n_sr, K, target, cm, element_bits)
+        for sched in planner.candidates():
+            n = pack_perms(K, up.n_sr, p) + planner.repack_perms(sched, n_dst) if p > 1 else 0
+            plan = _build_in_wave(prob, wm, up, K, target, element_bits, cm, "exchange:" + sched.name,
+                                  lambda prog, units: build_schedule(prog, sched, planner, units, n_dst,
+                                                                     element_bits))
+            if plan is not None:
+                out.append((K, sched.name, sched.count + n, plan))
     return out
 
 
@@ -180,8 +236,8 @@ def _lds_candidates(prob: Problem, target, element_bits: int, cm, budget: int | 
         plan.lds_bytes = acc.design.lds_bytes
         plan = _finish(plan, prog, outs, "lds", cm)
         rounds = 1 << acc.design.n_rep_bits
-        plan.notes.append(f"LDS layout: {acc.design.source}; {rounds} round(s); "
-                          f"{'barriers (data crosses warps)' if acc.cross else 'no barrier (each warp reads its own writes)'}")
+        sync = "barriers (data crosses warps)" if acc.cross else "no barrier (each warp reads its own writes)"
+        plan.notes.append(f"LDS layout: {acc.design.source}; {rounds} round(s); {sync}")
         out.append(plan)
     return out
 
@@ -224,8 +280,8 @@ def _rank(cands: list[Plan]) -> list[Plan]:
     if not cands:
         return cands
     best = min(p.cost for p in cands)
-    return sorted(cands, key=lambda p: (p.cost > best * (1 + cost_mod.COST_TIE_FRACTION) + 1e-9, p.total_with_overhead(),
-                                        p.lds_bytes > 0, p.cost))
+    tie = best * (1 + cost_mod.COST_TIE_FRACTION) + 1e-9
+    return sorted(cands, key=lambda p: (p.cost > tie, p.total_with_overhead(), p.lds_bytes > 0, p.cost))
 
 
 def _same_map(prob: Problem) -> bool:

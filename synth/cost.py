@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 
 from linlayout.hw.targets import get_target
 
-__all__ = ["COST_TIE_FRACTION", "CostModel", "cost_model", "lower_bound", "register_merges"]
+__all__ = ["COST_TIE_FRACTION", "CostModel", "cost_model", "lower_bound", "near_best", "register_merges"]
 
 VALU_ISSUE = 4.0  # [I] wave64 on a 16-wide SIMD: 4 cycles per VALU instruction
 PERMLANE_ISSUE = 4.0  # [I] v_permlane*_swap issue rate is undocumented; taken as one VALU op
@@ -66,6 +66,12 @@ LDS_PORT_SHARING = 2.0  # [I] SIMDs competing for one LDS port (two per port, [Q
 # without LDS (LDS is shared by the CU's waves and limits occupancy).  synth.exchanges uses the
 # same rule between exchange schedules.
 COST_TIE_FRACTION = 0.15
+
+
+def near_best(items: list, cost, count):
+    """The item of least ``cost``; within COST_TIE_FRACTION of it, the one with the fewest ``count``."""
+    best = min(cost(x) for x in items)
+    return min(items, key=lambda x: (cost(x) > best * (1 + COST_TIE_FRACTION) + 1e-9, count(x), cost(x)))
 
 
 @dataclass(frozen=True)

@@ -52,17 +52,19 @@ import numpy as np
 from linlayout.hw.targets import Target
 
 from . import ir
-from .cost import COST_TIE_FRACTION, CostModel
+from .cost import CostModel, near_best
 from .ir import Program
 from .lane_ops import LaneOp, find_dpp, find_lane_op, row_bank_masks
 
-__all__ = ["Schedule", "best_schedule", "build_schedule", "clear_caches", "exchange_applicable", "label_of"]
+__all__ = ["Schedule", "SchedulePlanner", "best_schedule", "build_schedule", "clear_caches", "exchange_applicable",
+           "label_of"]
 
 WAVE = 64
 LANE_BITS = 6
 _LANES = np.arange(WAVE)
 
-Label = tuple  # ("r", src register bit) | ("l", src lane bit) | ("v", k): a virtual (duplicating) register bit
+# ("r", src register bit) | ("l", src lane bit) | ("v", k): a virtual (duplicating) register bit
+Label = tuple
 
 
 def label_of(c: int, n_src_reg: int) -> Label | None:
@@ -159,7 +161,7 @@ class Schedule:
     lane: list = field(default_factory=list)
 
 
-class _Planner:
+class SchedulePlanner:
     """Label bookkeeping and the schedule generators (no values, no numpy in the loops)."""
 
     def __init__(self, reg_cols: list[int], lane_cols: list[int], n_sr: int, K: list[int], target: Target,
@@ -404,17 +406,11 @@ class _Planner:
         return n
 
 
-def _near_best(cands: list, cost=lambda c: c.cost, count=lambda c: c.count):
-    """The cheapest candidate; within COST_TIE_FRACTION of it, the one with fewest instructions."""
-    best = min(cost(c) for c in cands)
-    return min(cands, key=lambda c: (cost(c) > best * (1 + COST_TIE_FRACTION) + 1e-9, count(c), cost(c)))
-
-
 def best_schedule(reg_cols: list[int], lane_cols: list[int], n_sr: int, K: list[int], target: Target,
-                  cm: CostModel, elem_bits: int, n_dst_slots: int, pack_perms: int) -> tuple[Schedule, _Planner]:
+                  cm: CostModel, elem_bits: int, n_dst_slots: int, pack_perms: int) -> tuple[Schedule, SchedulePlanner]:
     """The cheapest schedule for the unit map (``exchange_applicable`` must hold), its price including
     ``pack_perms`` packing and the final repacking ``v_perm``s."""
-    pl = _Planner(reg_cols, lane_cols, n_sr, K, target, cm, elem_bits)
+    pl = SchedulePlanner(reg_cols, lane_cols, n_sr, K, target, cm, elem_bits)
     cands = pl.candidates()
     if not cands:
         raise ValueError("no exchange schedule")
@@ -423,7 +419,7 @@ def best_schedule(reg_cols: list[int], lane_cols: list[int], n_sr: int, K: list[
         n = pack_perms + pl.repack_perms(s, n_dst_slots)
         s.cost += n * vperm
         s.count += n
-    return _near_best(cands), pl
+    return near_best(cands, lambda c: c.cost, lambda c: c.count), pl
 
 
 def clear_caches() -> None:
@@ -448,7 +444,7 @@ def _subword_selectors(k: int, elem_bytes: int) -> tuple[int, int]:
     return sels[0], sels[1]
 
 
-def build_schedule(prog: Program, sched: Schedule, pl: _Planner, units: list[int], n_dst_slots: int,
+def build_schedule(prog: Program, sched: Schedule, pl: SchedulePlanner, units: list[int], n_dst_slots: int,
                    elem_bits: int) -> list[int]:
     """Replay ``sched`` on the unit values ``units`` (index = src unit); returns the dst VGPR values."""
     from .in_wave import dst_register_parts, gather_dword

@@ -37,8 +37,8 @@ from . import ir
 from .ir import Program
 from .lane_ops import find_dpp, find_lane_op
 
-__all__ = ["Packing", "UnitMap", "choose_packing", "dst_register_parts", "gather_choices", "gather_dword", "gather_floor",
-           "gather_units", "pack_perms", "pack_units", "unpack_units"]
+__all__ = ["Packing", "UnitMap", "choose_packing", "dst_register_parts", "gather_choices", "gather_dword",
+           "gather_floor", "gather_units", "pack_perms", "pack_units", "unpack_units"]
 
 WAVE = 64
 LANE_BITS = 6

@@ -189,3 +189,24 @@ def test_fused_dpp_select_when_the_compiler_fuses(monkeypatch):
     cert = json.loads(p.dumps())
     assert sum(1 for s in cert["steps"] if s.get("fused") == "v_cndmask_b32_dpp") == 2
     assert verify(Plan.from_certificate(cert)).ok
+
+
+def test_dst_out_dims_in_another_order_plan_the_same_conversion():
+    src = L([(1, 0)], LANES)
+    dst = L([(0, 0)], [(1, 0)] + LANES[1:])
+    swapped = dst.transpose_outs(["dim1", "dim0"])
+    p, q = _check(plan_conversion(src, dst, "gfx942", 32)), _check(plan_conversion(src, swapped, "gfx942", 32))
+    assert p.counts() == q.counts() and q.dst == dst
+    r = _check(plan_conversion(src.transpose_outs(["dim1", "dim0"]), dst, "gfx942", 32))
+    assert r.counts() == p.counts()
+
+
+def test_cached_and_cold_planning_agree():
+    from synth.convert import clear_caches
+
+    src = L([(1, 0), (1, 1)], LANES, warp=[(0, 6)])
+    dst = L([(1, 0), (0, 6)], LANES, warp=[(1, 1)])
+    warm = plan_conversion(src, dst, "gfx950", 16)
+    clear_caches()
+    cold = plan_conversion(src, dst, "gfx950", 16)
+    assert cold.dumps() == warm.dumps() and cold.verified
