@@ -1,14 +1,21 @@
 """Conversion plans for Triton's 48-case AMD baseline: instruction counts next to Triton's, and timing.
 
-Usage: python benchmarks/bench_conversions_plan.py [--baseline PATH] [--repeat N] [--json]
+Usage: python benchmarks/bench_conversions_plan.py [--baseline PATH] [--repeat N] [--json | --markdown]
 
 Per case: our plan's strategy, its instructions (the steps, as CONTRACT counts them),
 the estimated setup instructions (addresses, masks, selectors, waits; synth.cost
 [I] estimates), Triton 3.9's instructions (its ISA region, setup included), the
-analytic lower bound and the synthesis time (plan + verification on the wave
-emulator).  ``cold`` is the first call in this process with the planner's caches
-cleared; ``warm`` the best of ``--repeat`` further calls.  The time spent inside
+analytic lower bounds and the synthesis time (planning plus the emulator's ISA-level
+run of the chosen plan).  For conversions that stay inside each wave, also the plan
+``strategy="registers"`` gives.  ``cold`` is the first call in this process with
+every planner cache emptied (synth.convert.clear_caches, which includes the LDS
+layouts of synth.swizzle); ``warm`` the best of ``--repeat`` further calls (cached:
+wave maps, bounds, LDS layouts with their access analysis, exchange tables; every
+call still builds, prices and verifies its candidates).  The time spent inside
 synth.swizzle (the LDS layout synthesis, another module) is reported separately.
+
+Targets for in-wave conversions that Triton sends through LDS: no LDS traffic, no more
+instructions than Triton, at most half of Triton's.
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from linlayout import LinearLayout  # noqa: E402
+from linlayout import LayoutError, LinearLayout  # noqa: E402
 from synth import convert  # noqa: E402
 
 BITS = {"fp32": 32, "fp16": 16, "bf16": 16, "fp8": 8}
@@ -53,6 +60,15 @@ class _SwizzleTimer:
         swizzle.synthesize = timed
 
 
+def _in_wave_registers(src, dst, arch, bits) -> dict | None:
+    """The register plan of an in-wave conversion (None when data crosses warps)."""
+    try:
+        p = convert.plan_conversion(src, dst, arch, bits, strategy="registers")
+    except LayoutError:
+        return None
+    return p.counts()
+
+
 def run(baseline: Path, repeat: int) -> dict:
     cases = json.loads(baseline.read_text())["cases"]
     timer = _SwizzleTimer()
@@ -66,55 +82,86 @@ def run(baseline: Path, repeat: int) -> dict:
         plan = convert.plan_conversion(src, dst, c["arch"], bits)
         cold = time.perf_counter() - t0
         cold_swizzle = timer.seconds
-        warm = min((lambda t: (convert.plan_conversion(src, dst, c["arch"], bits), time.perf_counter() - t)[1])(
-            time.perf_counter()) for _ in range(repeat)) if repeat else cold
+        warm = cold if not repeat else float("inf")
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            convert.plan_conversion(src, dst, c["arch"], bits)
+            warm = min(warm, time.perf_counter() - t0)
         counts = plan.counts()
         tri = c["triton"]
+        in_wave = not plan.lower_bound["cross_warp"] and plan.strategy != "noop"
+        reg = _in_wave_registers(src, dst, c["arch"], bits) if in_wave else None
         rows.append({
             "name": c["name"], "arch": c["arch"], "dtype": c["dtype"], "strategy": plan.strategy,
             "verified": plan.verified, "ours": counts, "ours_total": counts["total"],
             "ours_setup": sum(plan.overhead.values()), "ours_with_setup": plan.total_with_overhead(),
+            "registers_total": reg["total"] if reg else None,
             "triton": {k: tri.get(k, 0) for k in ("total",) + KINDS}, "triton_total": tri["total"],
             "lds_bytes": plan.lds_bytes, "triton_lds_bytes": c.get("triton_lds_bytes", 0),
-            "lower_bound": plan.lower_bound, "cost": plan.cost, "cold_ms": 1000 * cold,
+            "in_wave": in_wave, "lower_bound": plan.lower_bound, "cost": plan.cost, "cold_ms": 1000 * cold,
             "cold_swizzle_ms": 1000 * cold_swizzle, "warm_ms": 1000 * warm,
         })
-    wave_local = [r for r in rows if not r["lower_bound"]["cross_warp"] and r["strategy"] != "noop"]
+    wave_local = [r for r in rows if r["in_wave"]]
+    tri_lds = [r for r in wave_local if r["triton"]["lds_write"]]
     gfx942_moves = [r for r in rows if r["arch"] == "gfx942" and (r["ours"]["dpp"] or r["ours"]["ds_swizzle"])]
+    name = lambda r: f"{r['name']} {r['arch']} {r['dtype']}"  # noqa: E731
     summary = {
         "cases": len(rows), "verified": sum(r["verified"] for r in rows),
         "ours_total": sum(r["ours_total"] for r in rows),
         "ours_with_setup_total": sum(r["ours_with_setup"] for r in rows),
         "triton_total": sum(r["triton_total"] for r in rows),
         "cases_ours_le_triton": sum(r["ours_total"] <= r["triton_total"] for r in rows),
+        "cases_ours_gt_triton": [name(r) for r in rows if r["ours_total"] > r["triton_total"]],
         "cases_ours_with_setup_le_triton": sum(r["ours_with_setup"] <= r["triton_total"] for r in rows),
-        "cases_ours_with_setup_gt_triton": [f"{r['name']} {r['arch']} {r['dtype']}" for r in rows
-                                            if r["ours_with_setup"] > r["triton_total"]],
+        "cases_ours_with_setup_gt_triton": [name(r) for r in rows if r["ours_with_setup"] > r["triton_total"]],
         "in_wave_cases": len(wave_local),
-        "in_wave_cases_using_lds": [f"{r['name']} {r['arch']} {r['dtype']}" for r in wave_local if r["lds_bytes"]],
-        "triton_in_wave_cases_using_lds": sum(1 for r in wave_local if r["triton"]["lds_write"]),
+        "in_wave_cases_using_lds": [name(r) for r in wave_local if r["lds_bytes"]],
+        "triton_in_wave_cases_using_lds": len(tri_lds),
+        "of_those_no_lds": sum(not r["lds_bytes"] for r in tri_lds),
+        "of_those_le_triton": sum(r["ours_total"] <= r["triton_total"] for r in tri_lds),
+        "of_those_le_half_triton": sum(2 * r["ours_total"] <= r["triton_total"] for r in tri_lds),
+        "of_those_all_three_targets": sum(not r["lds_bytes"] and 2 * r["ours_total"] <= r["triton_total"]
+                                          for r in tri_lds),
         "gfx942_cases_using_dpp_or_swizzle": len(gfx942_moves),
         "median_cold_ms": statistics.median(r["cold_ms"] for r in rows),
         "median_cold_ms_without_swizzle_synthesis": statistics.median(r["cold_ms"] - r["cold_swizzle_ms"]
                                                                       for r in rows),
         "median_warm_ms": statistics.median(r["warm_ms"] for r in rows),
         "max_cold_ms": max(r["cold_ms"] for r in rows),
+        "max_warm_ms": max(r["warm_ms"] for r in rows),
     }
     return {"cases": rows, "summary": summary}
 
 
+def _markdown(res: dict) -> str:
+    """The in-wave cases Triton sends through LDS, as a markdown table (for docs/conversions.md)."""
+    lines = ["| case | arch | dtype | strategy | ours | registers | Triton | no LDS | <= Triton | <= Triton/2 |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    yes = lambda b: "yes" if b else "no"  # noqa: E731
+    for r in res["cases"]:
+        if not (r["in_wave"] and r["triton"]["lds_write"]):
+            continue
+        lines.append(f"| {r['name']} | {r['arch']} | {r['dtype']} | {r['strategy']} | {r['ours_total']} | "
+                     f"{r['registers_total']} | {r['triton_total']} | {yes(not r['lds_bytes'])} | "
+                     f"{yes(r['ours_total'] <= r['triton_total'])} | {yes(2 * r['ours_total'] <= r['triton_total'])} |")
+    return "\n".join(lines)
+
+
 def _table(res: dict) -> str:
-    head = (f"{'case':28s} {'arch':6s} {'dt':4s} {'strategy':8s} {'ours':>4s} {'+setup':>6s} {'triton':>6s} "
-            f"{'LB(x-lane)':>10s} {'cold ms':>7s}  ours by kind | triton LDS w/r, bperm, permlane")
+    head = (f"{'case':28s} {'arch':6s} {'dt':4s} {'strategy':8s} {'ours':>4s} {'+setup':>6s} {'regs':>4s} "
+            f"{'triton':>6s} {'LB x-lane/merge':>15s} {'cold':>5s} {'warm':>5s} ms  ours by kind | "
+            f"triton LDS w/r, bperm, permlane")
     lines = [head, "-" * len(head)]
     for r in res["cases"]:
-        o, t = r["ours"], r["triton"]
+        o, t, lb = r["ours"], r["triton"], r["lower_bound"]
         kinds = " ".join(f"{k}={o[k]}" for k in KINDS if o[k])
         tk = (f"{t['lds_write']}/{t['lds_read']}, {t['ds_bpermute']}, "
               f"{t['permlane16_swap'] + t['permlane32_swap']}")
+        regs = "-" if r["registers_total"] is None else str(r["registers_total"])
+        bound = f"{lb['cross_lane_dwords']}/{lb['min_register_merges']}"
         lines.append(f"{r['name'][:28]:28s} {r['arch']:6s} {r['dtype']:4s} {r['strategy']:8s} {r['ours_total']:4d} "
-                     f"{r['ours_with_setup']:6d} {r['triton_total']:6d} {r['lower_bound']['cross_lane_dwords']:10d} "
-                     f"{r['cold_ms']:7.1f}  {kinds or '-'} | {tk}")
+                     f"{r['ours_with_setup']:6d} {regs:>4s} {r['triton_total']:6d} {bound:>15s} "
+                     f"{r['cold_ms']:5.1f} {r['warm_ms']:5.1f}     {kinds or '-'} | {tk}")
     s = res["summary"]
     lines += ["", "summary:"] + [f"  {k}: {v if not isinstance(v, float) else round(v, 2)}" for k, v in s.items()]
     return "\n".join(lines)
@@ -125,9 +172,10 @@ def main(argv=None) -> int:
     ap.add_argument("--baseline", type=Path, default=REPO / ".." / "shared" / "bench" / "triton_amd_baseline.json")
     ap.add_argument("--repeat", type=int, default=3, help="warm repetitions per case")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--markdown", action="store_true", help="the in-wave cases Triton sends through LDS")
     args = ap.parse_args(argv)
     res = run(args.baseline, args.repeat)
-    print(json.dumps(res) if args.json else _table(res))
+    print(json.dumps(res) if args.json else (_markdown(res) if args.markdown else _table(res)))
     return 0
 
 

@@ -301,10 +301,11 @@ def _lds_write(m: _Machine, idx: np.ndarray, data: np.ndarray, what: str) -> Non
     flat, vals = idx.reshape(-1), data.reshape(-1)
     order = np.argsort(flat, kind="stable")
     f, v = flat[order], vals[order]
-    dup = (f[1:] == f[:-1]) & (v[1:] != v[:-1])
+    same = f[1:] == f[:-1]
+    dup = same & (v[1:] != v[:-1])
     if dup.any():
         raise PlanVerificationError(f"{what}: two lanes or warps write different data to LDS byte {int(f[1:][dup][0])}")
-    _mark(m.w_warps, m.w_epoch, m.epoch, idx)
+    _mark(m.w_warps, m.w_epoch, m.epoch, idx, unique=not same.any())
     m.lds[flat] = vals
 
 
@@ -318,12 +319,17 @@ def _lds_read(m: _Machine, idx: np.ndarray, what: str) -> np.ndarray:
     return m.lds[idx]
 
 
-def _mark(warps: np.ndarray, epochs: np.ndarray, epoch: int, idx: np.ndarray) -> None:
-    """Add warp ``w``'s bit to the bytes ``idx[w]`` (bits of an older epoch are dropped first)."""
+def _mark(warps: np.ndarray, epochs: np.ndarray, epoch: int, idx: np.ndarray, unique: bool = False) -> None:
+    """Add warp ``w``'s bit to the bytes ``idx[w]`` (bits of an older epoch are dropped first);
+    ``unique``: no byte occurs twice in ``idx`` (one vectorized update)."""
     flat = idx.reshape(-1)
-    warps[flat[epochs[flat] != epoch]] = 0
-    for w in range(idx.shape[0]):
-        warps[idx[w]] |= 1 << w
+    if unique:
+        old = np.where(epochs[flat] == epoch, warps[flat], 0)
+        warps[flat] = old | (1 << np.arange(idx.shape[0], dtype=np.int64)).repeat(idx.shape[1])
+    else:
+        warps[flat[epochs[flat] != epoch]] = 0
+        for w in range(idx.shape[0]):
+            warps[idx[w]] |= 1 << w
     epochs[flat] = epoch
 
 

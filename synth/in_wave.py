@@ -244,12 +244,18 @@ class _GatherUnit:
 
 
 def gather_floor(um: UnitMap, cm: CostModel) -> float:
-    """A lower bound of the ``gather_choices`` cost: every lane group but the base merges by at least
-    one instruction (a select, or a fused DPP move)."""
-    src_u, _ = um.table()
-    srt = np.sort(src_u, axis=1)
-    extra = int((srt[:, 1:] != srt[:, :-1]).sum())
-    return extra * min(cm.instruction("v_cndmask"), cm.instruction("dpp"))
+    """A lower bound of the ``gather_choices`` cost.  A lane group (the lanes of one dst unit that
+    read one src unit) merges by a select when its lanes read their own lane, else by at least a DPP
+    move and a select (one fused DPP op when ``FUSE_DPP_SELECT``); the base group saves at most one
+    select per dst unit."""
+    src_u, src_l = um.table()
+    n_q, n_u = src_u.shape[0], 1 << um.n_src
+    key = (np.arange(n_q)[:, None] * n_u + src_u).reshape(-1)
+    moved = np.bincount(key, weights=(src_l != _LANES).reshape(-1), minlength=n_q * n_u)
+    present = np.bincount(key, minlength=n_q * n_u) > 0
+    sel, dpp = cm.instruction("v_cndmask"), cm.instruction("dpp")
+    add_moved = dpp if ir.FUSE_DPP_SELECT else dpp + sel
+    return float(np.where(moved > 0, add_moved, sel)[present].sum() - n_q * min(sel, add_moved))
 
 
 def gather_choices(um: UnitMap, target: Target, cm: CostModel) -> tuple[float, list[_GatherUnit]]:

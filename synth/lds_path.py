@@ -26,7 +26,7 @@ when some warp reads bytes another warp writes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -332,11 +332,18 @@ class LdsAccesses:
     loads: list  # per round
     eb: int
     p: int
+    _floors: dict = field(default_factory=dict)
 
     def floor(self, cm, elem_bits: int) -> float:
         """A lower bound of the plan's modelled cost: every access with its bank cycles
         (cost.lds_access_cost), two levels of DS latency, the barriers; repacking and setup not
-        counted."""
+        counted.  Memoized per cost model."""
+        key = (cm.key(), elem_bits)
+        if key not in self._floors:
+            self._floors[key] = self._floor(cm, elem_bits)
+        return self._floors[key]
+
+    def _floor(self, cm, elem_bits: int) -> float:
         from .cost import lds_access_cost
 
         total = cm.latency(2)
