@@ -190,6 +190,7 @@ class SchedulePlanner:
 
     # -------------------------------------------------------------- pricing helpers
     def x_price(self, rho: int, j: int) -> tuple[float, int]:
+        """(cycles, instructions) of exchanging register position ``rho`` with lane position ``j``."""
         if rho < self.kappa:
             r, n = self.sub[j], self.n_units
         else:
@@ -232,6 +233,7 @@ class SchedulePlanner:
 
     # -------------------------------------------------------------- generators
     def exchanges(self, s: Schedule | None = None) -> Schedule:
+        """Incoming labels straight to their targets (chains), lane cycles through a spare register."""
         s = s or self._new("exchanges")
         D = [j for j in range(LANE_BITS) if s.lane[j] != self.T[j]]
         init = list(s.lane)
@@ -261,6 +263,7 @@ class SchedulePlanner:
         return s
 
     def lane_first(self) -> Schedule:
+        """One lane stage puts every staying label at its target, then ``exchanges``."""
         s = self._new("lane_first")
         src_pos: list[int | None] = [s.lane.index(t) if t in s.lane else None for t in self.T]
         free = [j for j in range(LANE_BITS) if j not in src_pos]
@@ -287,12 +290,15 @@ class SchedulePlanner:
         return (free or list(elem_in))[0], True
 
     def in_place_cost(self, x: Label, s: Schedule, elem_in: dict) -> float:
+        """Cycles of exchanging outgoing label ``x`` where it sits (subword if an element slot wants it)."""
         j = s.lane.index(x)
         if x in elem_in.values():
             return self.sub[j].cost * self.n_units
         return self.dword[j].cost * (self.n_units // 2)
 
     def rounds(self, in_place: set, name: str) -> Schedule:
+        """Exchange the outgoing labels ``in_place`` where they sit; a stage moves the others to the
+        cheapest positions, where they are exchanged; a final stage to the targets."""
         s = self._new(name)
         outgoing = [lab for lab in s.lane if lab not in self.T_set]
         incoming = [t for t in self.T if t not in s.lane]
@@ -354,6 +360,7 @@ class SchedulePlanner:
         return best[1]
 
     def candidates(self) -> list[Schedule]:
+        """Every schedule of the family (module docstring), priced; rounds for the in-place thresholds."""
         out = []
         for gen in (self.exchanges, self.lane_first):
             try:
@@ -372,10 +379,6 @@ class SchedulePlanner:
                 if A not in seen:
                     seen.add(A)
                     out.append(self.rounds(set(A), f"rounds:{len(A)}/{len(outgoing)}"))
-        elif not outgoing:
-            s = self._new("lane_stage")
-            self._final_stage(s)
-            out.append(s)
         return out
 
     # -------------------------------------------------------------- repacking at the end
