@@ -468,9 +468,8 @@ def build_schedule(prog: Program, sched: Schedule, pl: SchedulePlanner, units: l
         if rho < pl.kappa:
             (op,) = pl.sub[j].ops
             sel0, sel1 = _subword_selectors(rho, eb)
-            for q in range(pl.n_units):
-                t = prog.lane(vals[q], _LANES ^ J, op)
-                vals[q] = prog.perm_select(t, vals[q], sel0, sel1, lj)
+            moved = [prog.lane(v, _LANES ^ J, op) for v in vals]  # all moves first: no DPP waits on a v_perm
+            vals = [prog.perm_select(t, v, sel0, sel1, lj) for t, v in zip(moved, vals)]
             continue
         real = pl.dword[j]
         bit = 1 << (rho - pl.kappa)
