@@ -1,9 +1,9 @@
-"""The command lines in the docs run, and docs/cli.md covers the whole command line.
+"""The command lines in README.md and the docs run, and docs/cli.md covers the whole command line.
 
-Every ``linlayout SUBCOMMAND ...`` line inside a code block of a page under docs/ (fenced,
+Every ``linlayout SUBCOMMAND ...`` line inside a code block of README.md or a page under docs/ (fenced,
 or indented by four spaces) is run in-process, and every ``python -m kernels.NAME ...`` line
 as a subprocess, from a scratch directory that has ``../shared`` when the repository has it.
-A line containing ``[-`` is a synopsis and is not run.  A command must exit 0; ``linlayout
+A line containing ``[-`` is a synopsis and is not run; a trailing ``\\`` continues a line.  A command must exit 0; ``linlayout
 verify`` may also exit 1 (layouts that differ: a well-formed question answered "no").  A linlayout
 command without ``--json`` is run again with it and must print exactly one JSON object
 (not when it draws a picture: drawing once is enough).
@@ -45,7 +45,7 @@ class DocCommand:
 
     @property
     def id(self) -> str:
-        return f"{self.page.relative_to(DOCS)}:{self.line}"
+        return f"{self.page.relative_to(REPO)}:{self.line}"
 
 
 def _code_lines(text: str) -> list[tuple[int, str, int]]:
@@ -76,6 +76,9 @@ def _commands(page: Path) -> list[DocCommand]:
         if m.group("prog") == "linlayout" and m.group("rest").split(" ", 1)[0] not in SUBCOMMANDS + ["--help"]:
             continue
         text = m.group("rest")
+        while text.rstrip().endswith("\\"):  # a shell line continuation
+            text = text.rstrip()[:-1] + " " + lines[k][1].strip()
+            k += 1
         while True:  # a quoted argument may continue on the next lines
             try:
                 argv = shlex.split(text, comments=True)
@@ -95,7 +98,7 @@ def _commands(page: Path) -> list[DocCommand]:
     return cmds
 
 
-ALL = [c for p in sorted(DOCS.rglob("*.md")) for c in _commands(p)]
+ALL = [c for p in [REPO / "README.md", *sorted(DOCS.rglob("*.md"))] for c in _commands(p)]
 
 
 def _run(cmd: DocCommand, argv: list[str], capsys) -> tuple[int, str, str]:
