@@ -697,14 +697,15 @@ class LinearLayout:
         return LinearLayout._make(ins, self._outs, bmap)
 
     def resize_out_dim(self, dim: str, size: int) -> "LinearLayout":
-        """Shrink an out dim: every basis component is reduced mod ``size`` (a projection)."""
+        """Shrink an out dim to ``size``: every basis component ``>= size`` becomes 0 (Triton's
+        ``resizeOutDim``; for power-of-two components this is the projection mod ``size``)."""
         oi = self._out_index(dim)
         _log2_exact(size, f"resize_out_dim {dim!r}")
         if size > self._outs[oi][1]:
             raise LayoutError(f"resize_out_dim only shrinks: out dim {dim!r} has size {self._outs[oi][1]} < {size}")
         outs = list(self._outs)
         outs[oi] = (dim, size)
-        bmap = {n: [b[:oi] + (b[oi] & (size - 1),) + b[oi + 1 :] for b in bl] for n, bl in self._bases.items()}
+        bmap = {n: [b[:oi] + (b[oi] if b[oi] < size else 0,) + b[oi + 1 :] for b in bl] for n, bl in self._bases.items()}
         return LinearLayout._make(self._ins, outs, bmap)
 
     def rename_in_dim(self, old: str, new: str) -> "LinearLayout":

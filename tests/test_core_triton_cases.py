@@ -313,3 +313,11 @@ def test_equal_ignoring_out_dim_sizes():
     l1 = L({"in1": [[1], [2], [4]]}, ["out"])
     l2 = L({"in2": [[4], [1], [2], [0]]}, ["out"])
     assert l1.invert_and_compose(l2).compose(l2).equal_ignoring_out_dim_sizes(l1)
+
+
+def test_resize_out_dim_zeroes_components_at_or_above_the_new_size():
+    ll = L({"in": [[1, 3], [2, 4], [0, 5], [0, 6]]}, [("out0", 4), ("out1", 8)])
+    got = ll.resize_out_dim("out1", 4)
+    assert got.same_order(L({"in": [[1, 3], [2, 0], [0, 0], [0, 0]]}, [("out0", 4), ("out1", 4)]))
+    with pytest.raises(LayoutError, match="only shrinks"):
+        ll.resize_out_dim("out0", 8)
