@@ -46,7 +46,8 @@ from dataclasses import dataclass, field
 
 from linlayout.hw.targets import get_target
 
-__all__ = ["COST_TIE_FRACTION", "CostModel", "cost_model", "lower_bound", "near_best", "register_merges"]
+__all__ = ["COST_TIE_FRACTION", "CostModel", "cost_model", "lower_bound", "near_best", "register_merges",
+           "tuple_copies"]
 
 VALU_ISSUE = 4.0  # [I] wave64 on a 16-wide SIMD: 4 cycles per VALU instruction
 PERMLANE_ISSUE = 4.0  # [I] v_permlane*_swap issue rate is undocumented; taken as one VALU op
@@ -114,7 +115,7 @@ class CostModel:
             return self.ds_issue + self.crossbar_cycles * self.lds_port_sharing
         if kind == "readlane":
             return self.valu_issue
-        if kind in ("lds_write", "lds_read"):
+        if kind in ("lds_write", "lds_read", "lds_read_tr"):
             return self.ds_issue + self.lds_cycles.get(width, 20.0) * conflict_degree * self.lds_port_sharing
         if kind == "s_barrier":
             return self.barrier_cycles
@@ -146,7 +147,9 @@ def cost_model(arch: str) -> CostModel:
 
 
 # ====================================================================== plans
-def _lds_op_name(store: bool, width: int) -> str:
+def _lds_op_name(store: bool, width: int, transpose: int = 0) -> str:
+    if transpose:
+        return f"ds_read_b64_tr_b{transpose}"
     if store:
         return f"ds_write_b{8 * width}"
     return f"ds_read_b{8 * width}" if width >= 4 else f"ds_read_u{8 * width}"
@@ -155,8 +158,9 @@ def _lds_op_name(store: bool, width: int) -> str:
 _bank_cache: dict[tuple, float] = {}
 
 
-def lds_conflict_degree(arch: str, store: bool, width: int, addr, element_bits: int) -> float:
-    """Bank cycles / conflict-free cycles of one LDS access (warp 0's byte addresses), from synth.banks."""
+def lds_conflict_degree(arch: str, store: bool, width: int, addr, element_bits: int, transpose: int = 0) -> float:
+    """Bank cycles / conflict-free cycles of one LDS access (warp 0's byte addresses; ``transpose``:
+    the element bits of a gfx950 transpose load), from synth.banks."""
     import numpy as np
 
     from linlayout import LayoutError
@@ -167,7 +171,7 @@ def lds_conflict_degree(arch: str, store: bool, width: int, addr, element_bits: 
         return 1.0
     a = np.asarray(addr).reshape(-1, 64)[0]
     eb = max(1, element_bits // 8)
-    op = _lds_op_name(store, width)
+    op = _lds_op_name(store, width, transpose)
     key = (arch, op, element_bits, (a - a.min()).tobytes(), int(a.min()) % 256)
     if key not in _bank_cache:
         try:
@@ -179,11 +183,12 @@ def lds_conflict_degree(arch: str, store: bool, width: int, addr, element_bits: 
 
 
 def lds_access_cost(cm: CostModel, arch: str, store: bool, width: int, addr, element_bits: int,
-                    paired: bool) -> float:
+                    paired: bool, transpose: int = 0) -> float:
     """Issue plus LDS-pipe cycles of one ds_write/ds_read (``paired``: a ds_write2/ds_read2, whose
-    second access has the same pattern)."""
+    second access has the same pattern; ``transpose``: a gfx950 transpose load of elements of
+    that many bits, priced as a read of its width)."""
     kind = "lds_write" if store else "lds_read"
-    one = cm.instruction(kind, width, lds_conflict_degree(arch, store, width, addr, element_bits))
+    one = cm.instruction(kind, width, lds_conflict_degree(arch, store, width, addr, element_bits, transpose))
     return one + (one - cm.ds_issue if paired else 0.0)
 
 
@@ -229,21 +234,71 @@ VCC_SALU = 2  # [I] s_mov_b32 x2: a 64-bit lane mask into an SGPR pair
 PERM_SELECTOR_SALU = 1  # [I] s_mov_b32: gfx9 VOP3 takes no literal, so a v_perm selector lives in an SGPR
 
 
-def _addr_cost(bases: list, a) -> int:
-    """VALU ops to form address ``a`` given the address VGPRs already formed (``bases``, updated)."""
-    import numpy as np
+def _immediate_ok(d: int, st) -> bool:
+    """Can byte offset ``d`` ride in the immediate field of LDS access ``st``?  ds_read/ds_write
+    take a 16-bit byte offset; the read2/write2 forms two 8-bit offsets in units of the access
+    width (``* 64`` for st64), the second ``pair_offset`` above the first."""
+    if st.pair is None:
+        return 0 <= d < 65536
+    unit = st.width * (64 if st.st64 else 1)
+    return d >= 0 and d % unit == 0 and d // unit + st.pair_offset <= 255
 
+
+def _addr_cost(bases: list, a, st) -> int:
+    """VALU ops to form the address ``a`` of LDS access ``st`` given the address VGPRs already formed
+    (``bases``, updated): 0 when a formed one plus an immediate offset reaches it, 1 (v_add_u32 or
+    v_xor_b32) when it differs from a formed one by a constant, else LDS_ADDR_BASE_VALU."""
     for b in bases:
         d = a - b
-        if (d == d.reshape(-1)[0]).all() and 0 <= int(d.reshape(-1)[0]) < 65536:
-            return 0  # same VGPR, immediate offset
+        if (d == d.reshape(-1)[0]).all() and _immediate_ok(int(d.reshape(-1)[0]), st):
+            return 0
     for b in bases:
-        x = a ^ b
-        if (x == x.reshape(-1)[0]).all():
+        if any(((op(a, b)) == op(a, b).reshape(-1)[0]).all() for op in (lambda x, y: x - y, lambda x, y: x ^ y)):
             bases.append(a)
-            return 1  # v_xor_b32 with a constant
+            return 1
     bases.append(a)
     return LDS_ADDR_BASE_VALU
+
+
+def tuple_copies(dwords: list[int], fresh: set[int]) -> int:
+    """``v_mov_b32`` copies LLVM needs to hand one LDS access its VGPR tuple.
+
+    An access of ``n >= 2`` dwords reads an aligned tuple ``v[k*n : k*n+n]``.  The
+    src VGPRs arrive as such tuples (a load or an MFMA result), so an access of
+    src dwords ``k*n .. k*n+n-1`` in order needs nothing; otherwise every src
+    dword of the access is copied into a new tuple (a value computed by the plan,
+    ``fresh``, is allocated into the tuple directly).
+    """
+    n = len(dwords)
+    if n < 2:
+        return 0
+    if not fresh.intersection(dwords) and dwords == list(range(dwords[0], dwords[0] + n)) and dwords[0] % n == 0:
+        return 0
+    return sum(1 for d in dwords if d not in fresh)
+
+
+def _store_tuple_copies(plan) -> int:
+    """``tuple_copies`` over the LDS stores of ``plan`` (write2 forms: each access separately)."""
+    from .plan import LdsStore, dwords_per_slot, slots_per_dword
+
+    p, dps = slots_per_dword(plan.element_bits), dwords_per_slot(plan.element_bits)
+
+    def dwords(slots: list[int]) -> list[int]:
+        out: list[int] = []
+        for s in slots:
+            for d in range(s * dps, s * dps + dps) if dps > 1 else [s // p]:
+                if d not in out:
+                    out.append(d)
+        return out
+
+    written: set[int] = set()
+    n = 0
+    for st in plan.steps:
+        if isinstance(st, LdsStore) and st.width >= 8:
+            n += sum(tuple_copies(dwords(acc), written) for acc in (st.src, st.pair) if acc)
+        for name in ("dst", "vdst", "src0", "pair") if not isinstance(st, LdsStore) else ():
+            written.update(dwords(list(getattr(st, name, None) or [])))
+    return n
 
 
 def estimate_overhead(plan, depth: int | None = None) -> dict[str, int]:
@@ -252,9 +307,12 @@ def estimate_overhead(plan, depth: int | None = None) -> dict[str, int]:
     ``valu_bpermute_addr`` BPERMUTE_ADDR_VALU per distinct ds_bpermute address pattern;
     ``salu_vcc`` VCC_SALU per distinct select condition;
     ``salu_perm_selector`` PERM_SELECTOR_SALU per distinct v_perm selector;
-    ``valu_lds_addr``: an LDS address that is a formed address plus a constant is an
-    immediate offset (free), one that is a formed address XOR a constant costs a
-    v_xor_b32, any other LDS_ADDR_BASE_VALU (warp-dependent parts are scalar);
+    ``valu_lds_addr``: an LDS address that is a formed address plus a constant in the
+    access's immediate range is free, one that differs from a formed address by another
+    constant (added or XORed) costs one VALU op, any other LDS_ADDR_BASE_VALU
+    (warp-dependent parts are scalar);
+    ``valu_tuple_copies``: ``v_mov_b32`` building the VGPR tuples of LDS stores
+    (``tuple_copies``);
     ``s_waitcnt`` one per level of dependent DS instructions.
     """
     import numpy as np
@@ -276,13 +334,14 @@ def estimate_overhead(plan, depth: int | None = None) -> dict[str, int]:
             sels.add(int(st.selector))
         elif isinstance(st, (LdsStore, LdsLoad)):
             lane_dep = True
-            lds_valu += _addr_cost(bases, np.asarray(st.addr, dtype=np.int64).reshape(-1, 64)[0])
+            lds_valu += _addr_cost(bases, np.asarray(st.addr, dtype=np.int64).reshape(-1, 64)[0], st)
     del lane_dep  # the lane id itself is taken as available (every kernel computes it for its memory ops)
     out = {
         "valu_bpermute_addr": BPERMUTE_ADDR_VALU * len(bperm),
         "salu_vcc": VCC_SALU * len(conds),
         "salu_perm_selector": PERM_SELECTOR_SALU * len(sels),
         "valu_lds_addr": lds_valu,
+        "valu_tuple_copies": _store_tuple_copies(plan),
         "s_waitcnt": ds_depth(plan) if depth is None else depth,
     }
     return {k: v for k, v in out.items() if v}
@@ -298,7 +357,7 @@ def plan_cost(plan, cm: CostModel, depth: int | None = None) -> tuple[float, dic
         for kind, n in st.counts().items():
             if isinstance(st, (LdsStore, LdsLoad)):
                 lds += n * lds_access_cost(cm, plan.arch, isinstance(st, LdsStore), st.width, st.addr,
-                                           plan.element_bits, st.pair is not None)
+                                           plan.element_bits, st.pair is not None, getattr(st, "transpose", 0))
             else:
                 issue += n * mult * cm.instruction(kind)
     depth = ds_depth(plan) if depth is None else depth

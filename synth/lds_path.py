@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from linlayout import LayoutError, f2
+from linlayout.hw.targets import get_target
 
 from .emulator import element_ids
 from .in_wave import gather_dword
@@ -50,6 +51,7 @@ class LdsDesign:
     n_rep_bits: int
     source: str  # "synth.swizzle" or "fallback"
     lds_bytes: int
+    read_transpose: int = 0  # gfx950: the loads are ds_read_b64_tr_b{read_transpose}
 
 
 def _span_has(basis: list[int], v: int) -> bool:
@@ -139,16 +141,20 @@ def vector_first_design(prob: Problem, elem_bits: int, budget: int | None, side:
     return LdsDesign(order + reps, len(order), len(reps), f"{side} registers first, rows swizzled", B << len(order))
 
 
-def shared_layout(prob: Problem, elem_bits: int, arch: str, budget: int | None) -> LdsDesign:
-    """The shared layout from synth.swizzle when available, else the unswizzled src-first layout."""
+def shared_layout(prob: Problem, elem_bits: int, arch: str, budget: int | None,
+                  transpose: bool = False) -> LdsDesign:
+    """The shared layout from synth.swizzle when available, else the unswizzled src-first layout
+    (``transpose``: the one read with gfx950's transpose loads; a LayoutError if none is)."""
     try:
         from . import swizzle  # the bank-conflict engineer's synthesizer
     except ImportError:  # pragma: no cover - depends on the tree
         return vector_first_design(prob, elem_bits, budget, "src", arch)
     try:
         res = swizzle.synthesize(prob.src, prob.dst, elem_bits, arch, lds_budget_bytes=budget,
-                                 allow_transpose=False)
+                                 allow_transpose=False, transpose_only=transpose)
     except LayoutError:  # e.g. no layout lets both sides vectorize: take ours (sub-dword accesses)
+        if transpose:
+            raise
         return vector_first_design(prob, elem_bits, budget, "src", arch)
     sh = res.shared
     outs = prob.src.out_dims
@@ -158,7 +164,9 @@ def shared_layout(prob: Problem, elem_bits: int, arch: str, budget: int | None) 
     names = sh.in_dim_names
     off = cols[: n_off] if names[0] == "offset" else cols[n_rep:]
     rep = cols[n_off:] if names[0] == "offset" else cols[:n_rep]
-    return LdsDesign(off + rep, n_off, n_rep, "synth.swizzle", int(res.lds_bytes))
+    tr = res.read_op.startswith("ds_read_b64_tr_b")
+    return LdsDesign(off + rep, n_off, n_rep, "synth.swizzle" + (f" ({res.read_op})" if tr else ""),
+                     int(res.lds_bytes), int(res.read_op.rsplit("_b", 1)[1]) if tr else 0)
 
 
 design_cache: dict = {}
@@ -166,20 +174,37 @@ design_cache: dict = {}
 
 def designs(prob: Problem, elem_bits: int, arch: str, budget: int | None) -> list["LdsAccesses"]:
     """The shared layouts worth building, each with its accesses (``lds_accesses``): synth.swizzle's
-    and, for 8/16-bit elements (where a layout favouring one side's register packing can save
-    repacking), the two register-first ones.  Cached per (problem, element bits, arch, budget)."""
+    and the two register-first ones (a layout favouring one side's register order can save
+    repacking and tuple copies).  Per layout the store vectors are chosen twice, counting the
+    stores' tuple copies and not (a wide store with copies can beat narrow conflicting stores:
+    the cost model decides).  Cached per (problem, element bits, arch, budget)."""
     key = (prob.key(), elem_bits, arch, budget)
     if key not in design_cache:
         out = [shared_layout(prob, elem_bits, arch, budget)]
-        if elem_bits < 32:
-            for side in ("dst", "src"):
-                try:
-                    out.append(vector_first_design(prob, elem_bits, budget, side, arch))
-                except LayoutError:
-                    pass
+        if elem_bits in (8, 16) and get_target(arch).has_ds_read_tr:
+            try:
+                out.append(shared_layout(prob, elem_bits, arch, budget, transpose=True))
+            except LayoutError:
+                pass
+        for side in ("dst", "src"):
+            try:
+                out.append(vector_first_design(prob, elem_bits, budget, side, arch))
+            except LayoutError:
+                pass
         if len(design_cache) >= 512:
             design_cache.clear()
-        design_cache[key] = [lds_accesses(prob, d, elem_bits, prob.num_warps) for d in out]
+        accs = []
+        for d in out:
+            for copies in (True, False):
+                try:
+                    acc = lds_accesses(prob, d, elem_bits, prob.num_warps, copies)
+                except LayoutError:
+                    if not d.read_transpose:
+                        raise
+                    break
+                if not any(a.design is d and a.s_width == acc.s_width for a in accs):
+                    accs.append(acc)
+        design_cache[key] = accs
     return design_cache[key]
 
 
@@ -265,14 +290,34 @@ def _perms_side(groups: list[list[int]], p: int, elem_bytes: int) -> int:
     return n
 
 
-def _choose_vectors(side: _Side, t_cap: int, p: int, eb: int) -> list[int]:
-    """Vector bits with the fewest LDS instructions plus repacking ``v_perm``s."""
+def _copies_side(groups: list[list[int]], p: int, eb: int) -> int:
+    """``v_mov_b32`` tuple copies of the stores of ``groups`` (cost.tuple_copies; a VGPR that is
+    repacked by ``v_perm_b32`` is a new value, placed in its tuple directly)."""
+    from .cost import tuple_copies
+
+    n = 0
+    for g in groups:
+        if len(g) * eb < 8:
+            continue
+        if eb >= 8:
+            n += tuple_copies([d for r in g for d in (2 * r, 2 * r + 1)], set())
+            continue
+        chunks = [g[k:k + p] for k in range(0, len(g), p)]
+        dwords = [c[0] // p for c in chunks]
+        fresh = {c[0] // p for c in chunks if any(c[e] != c[0] + e for e in range(p)) or c[0] % p}
+        n += tuple_copies(dwords, fresh)
+    return n
+
+
+def _choose_vectors(side: _Side, t_cap: int, p: int, eb: int, store: bool) -> list[int]:
+    """Vector bits with the fewest LDS instructions plus repacking ``v_perm``s (stores: plus the
+    ``v_mov``s that build their VGPR tuples; loads write new registers)."""
     best, best_cost = [], None
     for deltas in _vector_bits(side, t_cap):
         groups = _groups(side, deltas)
         width = eb << len(deltas)
         n_instr = len(groups) / (2 if width in (4, 8) else 1)  # optimistic pairing into read2/write2
-        c = n_instr + _perms_side(groups, p, eb)
+        c = n_instr + _perms_side(groups, p, eb) + (_copies_side(groups, p, eb) if store else 0)
         if best_cost is None or c <= best_cost:
             best, best_cost = deltas, c
     return best
@@ -334,6 +379,12 @@ class LdsAccesses:
     p: int
     _floors: dict = field(default_factory=dict)
 
+    def address(self, store: bool, g: list[int]) -> np.ndarray:
+        """Byte address ``[W, 64]`` each lane gives the access of register group ``g``."""
+        if store or not self.design.read_transpose:
+            return _addr(self.S if store else self.D, g[0], self.eb)
+        return _transpose_addr(self.D, g, self.eb)
+
     def floor(self, cm, elem_bits: int) -> float:
         """A lower bound of the plan's modelled cost: every access with its bank cycles
         (cost.lds_access_cost), two levels of DS latency, the barriers; repacking and setup not
@@ -347,19 +398,20 @@ class LdsAccesses:
         from .cost import lds_access_cost
 
         total = cm.latency(2)
-        for store, rounds, side, width in ((True, self.stores, self.S, self.s_width),
-                                           (False, self.loads, self.D, self.d_width)):
+        for store, rounds, width in ((True, self.stores, self.s_width), (False, self.loads, self.d_width)):
             for accesses in rounds:
                 for g, g2, _, _ in accesses:
-                    total += lds_access_cost(cm, cm.arch, store, width, _addr(side, g[0], self.eb), elem_bits,
-                                             g2 is not None)
+                    total += lds_access_cost(cm, cm.arch, store, width, self.address(store, g), elem_bits,
+                                             g2 is not None, 0 if store else self.design.read_transpose)
         if self.cross:
             total += cm.instruction("s_barrier") * (2 * len(self.stores) - 1)
         return total
 
 
-def lds_accesses(prob: Problem, design: LdsDesign, elem_bits: int, num_warps: int) -> LdsAccesses:
-    """Choose the vectors, groups, rounds and pairs of the round trip through ``design``."""
+def lds_accesses(prob: Problem, design: LdsDesign, elem_bits: int, num_warps: int,
+                 count_copies: bool = True) -> LdsAccesses:
+    """Choose the vectors, groups, rounds and pairs of the round trip through ``design``
+    (``count_copies``: the store vectors' choice counts their tuple copies)."""
     eb = max(1, elem_bits // 8)
     p = max(1, 32 // elem_bits)
     n = prob.n_tensor_bits
@@ -374,9 +426,13 @@ def lds_accesses(prob: Problem, design: LdsDesign, elem_bits: int, num_warps: in
     S = _side(prob.src_cols, s_ids, design, table, inv_cols)
     D = _side(prob.dst_cols, d_ids, design, table, inv_cols)
     t_cap = (16 // eb).bit_length() - 1
-    s_deltas, d_deltas = _choose_vectors(S, t_cap, p, eb), _choose_vectors(D, t_cap, p, eb)
-    s_groups, d_groups = _groups(S, s_deltas), _groups(D, d_deltas)
-    s_w, d_w = eb << len(s_deltas), eb << len(d_deltas)
+    s_deltas = _choose_vectors(S, t_cap, p, eb, count_copies)
+    s_groups, s_w = _groups(S, s_deltas), eb << len(s_deltas)
+    if design.read_transpose:
+        d_groups, d_w = _transpose_groups(D, elem_bits, design.n_offset_bits), 8
+    else:
+        d_deltas = _choose_vectors(D, t_cap, p, eb, False)
+        d_groups, d_w = _groups(D, d_deltas), eb << len(d_deltas)
 
     def rounds_of(side: _Side, groups: list[list[int]]) -> list[int]:
         if not design.n_rep_bits:
@@ -389,6 +445,8 @@ def lds_accesses(prob: Problem, design: LdsDesign, elem_bits: int, num_warps: in
 
     def paired(side: _Side, groups: list[list[int]], width: int, rnd_of: list[int], rnd: int) -> list:
         gs = [g for g, k in zip(groups, rnd_of) if k == rnd]
+        if side is D and design.read_transpose:
+            return [(g, None, 0, False) for g in gs]
         return [(gs[i], None if j is None else gs[j], off, st64)
                 for i, j, off, st64 in _pairs([_addr(side, g[0], eb) for g in gs], width)]
 
@@ -397,6 +455,41 @@ def lds_accesses(prob: Problem, design: LdsDesign, elem_bits: int, num_warps: in
     return LdsAccesses(design, S, D, s_w, d_w, _cross_warp(S, D, s_groups, d_groups, num_warps),
                        [paired(S, s_groups, s_w, s_round, k) for k in range(n_rounds)],
                        [paired(D, d_groups, d_w, d_round, k) for k in range(n_rounds)], eb, p)
+
+
+def _transpose_groups(D: _Side, elem_bits: int, n_off: int) -> list[list[int]]:
+    """The register groups of ``ds_read_b64_tr_b{elem_bits}`` loads of the dst side, in element order.
+
+    ``E = 64 / elem_bits`` elements, ``k = log2 E``.  With ``C`` = (dst hardware bits -> offset
+    bits), a transpose load needs ``C(lane bit b) = offset bit b`` for ``b < k`` (the elements
+    one lane reads), no other column touching offset bits ``0..k-1`` (8-byte alignment), and the
+    register vectors ``delta_t = 2**t`` (``t < k``: element ``j``'s register is ``r ^ j``) in
+    one round.  Then lane ``i`` element ``j`` -- from the lane ``s = (i >> k, j)`` of its group --
+    is the element of (lane ``i``, register ``r ^ j``) (synth.plan.transpose_element_addresses).
+    """
+    k = (64 // elem_bits).bit_length() - 1
+    low = (1 << k) - 1
+    lanes = D.other_cols[:6]
+    if (len(D.reg_cols) < k or len(D.unique) != len(D.off[0, 0])
+            or any(lanes[b] != 1 << b for b in range(k))
+            or any(c & low for c in lanes[k:] + D.other_cols[6:] + D.reg_cols)
+            or any(c >> n_off for c in D.reg_cols[:k])):
+        raise LayoutError("the dst layout cannot be read with transpose loads from this shared layout")
+    n_regs = len(D.off[0, 0])
+    return [[r + j for j in range(1 << k)] for r in range(0, n_regs, 1 << k)]
+
+
+def _transpose_addr(D: _Side, g: list[int], eb: int) -> np.ndarray:
+    """``[W, 64]`` byte address lane ``L`` supplies to the transpose load of group ``g``: the element of
+    (lane ``i``, register ``g[j]``) with ``i`` = ``L``'s group and its low bits ``L >> (4 - k)`` cleared
+    ... precisely ``i = (L & 48) | ((L & (16/E - 1)) << k)``, ``j = (L & 15) >> (4 - k)``."""
+    elems = len(g)
+    k = elems.bit_length() - 1
+    lane = np.arange(64)
+    i = (lane & 48) | ((lane & ((16 // elems) - 1)) << k)
+    j = (lane & 15) >> (4 - k)
+    regs = np.asarray(g)[j]
+    return (D.off[:, i, regs] * eb).astype(np.int64)
 
 
 def build_lds(prog: Program, acc: LdsAccesses, src_dwords: list[int], d_ids: np.ndarray) -> list[int]:
@@ -412,6 +505,11 @@ def build_lds(prog: Program, acc: LdsAccesses, src_dwords: list[int], d_ids: np.
         if acc.cross:
             prog.barrier()
         for g, g2, off, st64 in loads:
+            if acc.design.read_transpose:
+                vals = prog.load(2, acc.address(False, g), 8, transpose=acc.design.read_transpose)
+                for k, r in enumerate(g):
+                    loaded[r] = (vals[k // p], k % p)
+                continue
             _emit_load(prog, D, g, g2, off, st64, p, eb, acc.d_width, loaded)
     # dst registers: loaded ones, duplicates from their twin
     R_d = d_ids.shape[2]
