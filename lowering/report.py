@@ -23,7 +23,7 @@ __all__ = ["PLAN_CHECKED_KEYS", "FUSED_KEY", "isa_report", "expected_isa_counts"
 
 # ISA classes / sub-counts that a conversion region must hold exactly as the plan says.
 PLAN_CHECKED_KEYS = ("ds_bpermute", "ds_swizzle", "dpp", "permlane16_swap", "permlane32_swap", "v_cndmask",
-                     "v_perm_b32", "lds_write", "lds_read", "s_barrier", "readlane")
+                     "v_perm_b32", "lds_write", "lds_read", "lds_read_tr", "s_barrier", "readlane")
 # One fused DPP select (one instruction) and a DPP move followed by a select (two) give the
 # same per-class counts; this key counts the fused instruction itself.
 FUSED_KEY = "v_cndmask_b32_dpp"

@@ -31,7 +31,7 @@ import numpy as np
 from linlayout import LayoutError, LinearLayout
 
 from .plan import (Barrier, FusedDpp, Lane, LdsLoad, LdsStore, Mov, PermlaneSwap, PermSelect, Plan, Select,
-                   dwords_per_slot, slots_per_dword)
+                   dwords_per_slot, slots_per_dword, transpose_element_addresses)
 
 __all__ = [
     "LDS_IN_ORDER_PER_WAVE", "PlanVerificationError", "UNDEF", "VerifyResult", "bpermute_src_lanes",
@@ -404,6 +404,9 @@ def run_isa(plan: Plan, init: np.ndarray | None = None, lds_bytes: int | None = 
             accesses = [(st.src if isinstance(st, LdsStore) else st.dst, st.addr)]
             if st.pair is not None:
                 accesses.append((st.pair, st.pair_addr()))
+            if isinstance(st, LdsLoad) and st.transpose:
+                _exec_transpose_load(m, st, plan.arch, p, dps, B, what)
+                continue
             for slots, addr in accesses:
                 if isinstance(st, LdsStore):
                     _exec_store(m, slots, addr, st.width, st.d16_hi, p, dps, B, what)
@@ -440,6 +443,27 @@ def _exec_load(m: _Machine, slots: list[int], addr, width: int, p: int, dps: int
         m.regs[cells[0][0]] = 0
     c = np.array(cells, dtype=np.int64)
     m.regs[c[:, 0], :, :, c[:, 1]] = np.moveaxis(data, -1, 0)
+
+
+def _exec_transpose_load(m: _Machine, st: LdsLoad, arch: str, p: int, dps: int, B: int, what: str) -> None:
+    """gfx950 ``ds_read_b64_tr_b{8,16}``: every lane supplies an 8-byte aligned address; lane ``l``
+    element ``j`` is an element of the read of a lane of its 16-lane group
+    (plan.transpose_element_addresses, the [I] lane model of linlayout.hw.lds)."""
+    from linlayout.hw.targets import get_target
+
+    if not get_target(arch).has_ds_read_tr:
+        raise PlanVerificationError(f"{what}: transpose loads exist only on gfx950, not on {arch}")
+    eb = st.transpose // 8
+    if st.transpose not in (8, 16) or st.width != 8 or B != eb or st.pair is not None:
+        raise PlanVerificationError(f"{what}: a ds_read_b64_tr_b{st.transpose} moves 8 bytes of "
+                                    f"{st.transpose}-bit elements, here {B * 8}-bit ones in {st.width} bytes")
+    if len(st.dst) != 64 // st.transpose:
+        raise PlanVerificationError(f"{what}: {len(st.dst)} slots listed for {64 // st.transpose} elements")
+    _lds_read(m, _lds_access(m, st.addr, 8, what), what)  # the lanes' own 8-byte reads
+    for slot, addr in zip(st.dst, transpose_element_addresses(st.addr, st.transpose)):
+        data = m.lds[_lds_access(m, addr, eb, what)].reshape(m.W, WAVE, eb)
+        for k, (d, byte) in enumerate(_slot_bytes(slot, p, dps, B)):
+            m.regs[d, :, :, byte] = data[..., k]
 
 
 def _exec_mov(m: _Machine, st: Mov, p: int, dps: int, B: int, what: str) -> None:

@@ -128,11 +128,12 @@ class Program:
                    "pair_offset": pair_offset, "st64": st64, "paired": pair is not None}, n_out=0)
 
     def load(self, n_values: int, addr: np.ndarray, width: int, paired: bool = False, pair_offset: int = 0,
-             st64: bool = False) -> tuple:
+             st64: bool = False, transpose: int = 0) -> tuple:
         """LDS load of ``width`` bytes into ``n_values`` new registers (sub-dword: element at position 0);
-        ``paired``: as many more registers from ``addr + pair_offset * width`` (``* 64`` if ``st64``)."""
+        ``paired``: as many more registers from ``addr + pair_offset * width`` (``* 64`` if ``st64``);
+        ``transpose``: a gfx950 ``ds_read_b64_tr_b{transpose}`` (``addr``: what each lane supplies)."""
         return self._new("load", (), {"addr": addr, "width": width, "paired": paired, "pair_offset": pair_offset,
-                                      "st64": st64, "n_first": n_values},
+                                      "st64": st64, "n_first": n_values, "transpose": transpose},
                          n_out=n_values * (2 if paired else 1))
 
     def barrier(self) -> None:
@@ -322,7 +323,8 @@ class _Emitter:
             slots = [s for r in regs[:n1] for s in self._slots(r)]
             pslots = [s for r in regs[n1:] for s in self._slots(r)] if op.params["paired"] else None
             self.steps.append(LdsLoad(dst=slots, addr=op.params["addr"], width=width, pair=pslots,
-                                      pair_offset=op.params["pair_offset"], st64=op.params["st64"]))
+                                      pair_offset=op.params["pair_offset"], st64=op.params["st64"],
+                                      transpose=op.params.get("transpose", 0)))
         else:  # ds_read_u8/u16: zero-extended into a fresh register
             r = self._fresh()
             eb = 4 // self.p

@@ -34,13 +34,14 @@ from linlayout import LayoutError, LinearLayout
 __all__ = [
     "Barrier", "CERT_FORMAT", "COUNT_KINDS", "FusedDpp", "Lane", "LdsLoad", "LdsStore", "Mov",
     "PermSelect", "PermlaneSwap", "Plan", "Select", "Step", "dwords_per_slot", "slots_per_dword", "step_from_json",
+    "transpose_element_addresses", "transpose_name",
 ]
 
 CERT_FORMAT = "linlayout-plan/v1"
 
 # Instruction kinds counted in ``Plan.counts()`` (the names of CONTRACT.md's isa_counts).
 COUNT_KINDS = ("v_cndmask", "v_perm_b32", "v_mov", "dpp", "ds_bpermute", "ds_swizzle", "readlane",
-               "permlane16_swap", "permlane32_swap", "lds_write", "lds_read", "s_barrier")
+               "permlane16_swap", "permlane32_swap", "lds_write", "lds_read", "lds_read_tr", "s_barrier")
 
 
 def slots_per_dword(element_bits: int) -> int:
@@ -393,15 +394,61 @@ class LdsStore(_LdsAccess):
         return f"ds_write_b{8 * self.width}{suffix} v_addr(lane0={base}), {_vregs(self.src, p)}"
 
 
+def transpose_name(bits: int) -> str:
+    """The gfx950 transpose load of ``bits``-bit elements (``ds_read_b64_tr_b16``, ``..._b8``)."""
+    return f"ds_read_b64_tr_b{bits}"
+
+
+def transpose_element_addresses(addr, bits: int) -> list[np.ndarray]:
+    """Byte address, per lane, of element ``j`` of a transpose load whose lanes supply ``addr``.
+
+    ``E = 64 / bits`` elements per lane; lane ``i`` element ``j`` is element ``e`` of the
+    read of lane ``s`` of its 16-lane group (``linlayout.hw.lds.transpose_read_sources``),
+    i.e. the byte ``addr[s] + e * bits / 8``.  Returns ``E`` arrays shaped like ``addr``.
+    """
+    from linlayout.hw.lds import transpose_read_sources
+
+    a = np.asarray(addr, dtype=np.int64)
+    flat = a.reshape(-1, 64)
+    elems = 64 // bits
+    src_lane, src_elem = transpose_read_sources(elems)
+    lanes = np.arange(64)
+    base = lanes & ~15
+    out = []
+    for j in range(elems):
+        s = base + src_lane[lanes & 15, j]
+        out.append((flat[:, s] + src_elem[lanes & 15, j] * (bits // 8)).reshape(a.shape))
+    return out
+
+
 @dataclass
 class LdsLoad(_LdsAccess):
     """``ds_read_b{32,64,128}`` / ``ds_read_u{8,16}`` (or ``ds_read2[st64]_b{32,64}``): lane ``l`` of warp
-    ``w`` loads slots from byte ``addr[w][l]``."""
+    ``w`` loads slots from byte ``addr[w][l]``.
+
+    ``transpose`` (gfx950, 8 or 16): ``ds_read_b64_tr_b{transpose}``: lane ``l`` supplies
+    ``addr[w][l]`` (8-byte aligned) and receives its ``64 / transpose`` slots ``dst`` from the
+    16 lanes of its group (``transpose_element_addresses``); in the certificate one
+    ``lds_load`` per slot at its element address, the later ones ``fused`` to the first.
+    """
 
     dst: list[int] = field(default_factory=list)
+    transpose: int = 0
     op = "lds_load"
 
     def to_cert(self, raw: bool = False) -> list[dict]:
+        if self.transpose:
+            name = transpose_name(self.transpose)
+            out = []
+            for j, (slot, a) in enumerate(zip(self.dst, transpose_element_addresses(self.addr, self.transpose))):
+                item = {"op": "lds_load", "dst": [int(slot)], "addr": _tab(raw, a),
+                        "isa": {"bytes": self.transpose // 8}}
+                if j:
+                    item["fused"] = name
+                else:
+                    item["isa"].update(transpose=name, lane_addr=_tab(raw, self.addr))
+                out.append(item)
+            return out
         out = [{"op": "lds_load", "dst": _ints(self.dst), "addr": _tab(raw, self.addr),
                 "isa": {"bytes": self.width}}]
         if self.pair is not None:
@@ -411,10 +458,12 @@ class LdsLoad(_LdsAccess):
         return out
 
     def counts(self) -> dict[str, int]:
-        return {"lds_read": 1}
+        return {"lds_read_tr" if self.transpose else "lds_read": 1}
 
     def asm(self, p: int) -> str:
         base = int(np.asarray(self.addr).reshape(-1)[0])
+        if self.transpose:
+            return f"{transpose_name(self.transpose)} {_vregs(self.dst, p)}, v_addr(lane0={base})"
         if self.pair is not None:
             return (f"{self._pair_name('ds_read')} {_vregs(self.dst, p)}, {_vregs(self.pair, p)}, "
                     f"v_addr(lane0={base}) offset1:{self.pair_offset}")
@@ -477,6 +526,17 @@ def step_from_json(items: list[dict], i: int) -> tuple[Step, int]:
                         src_lane=_lane_table(d["src_lane"], "src_lane"), isa=isa), i + 1
         if op == "permlane_swap":
             return PermlaneSwap(kind=d["kind"], vdst=_ints(d["vdst"]), src0=_ints(d["src0"])), i + 1
+        if op == "lds_load" and "transpose" in d.get("isa", {}):
+            name = d["isa"]["transpose"]
+            bits = int(str(name).rsplit("_b", 1)[-1]) if str(name).startswith("ds_read_b64_tr_b") else 0
+            if bits not in (8, 16):
+                raise LayoutError(f"plan step {i}: unknown transpose load {name!r}")
+            n = 64 // bits
+            group = items[i:i + n]
+            if len(group) < n or any(g.get("fused") != name for g in group[1:]):
+                raise LayoutError(f"plan step {i}: {name} needs {n} lds_load items, the later ones fused to it")
+            return LdsLoad(dst=[s for g in group for s in _ints(g["dst"])],
+                           addr=_lane_table(d["isa"]["lane_addr"], "lane_addr"), width=8, transpose=bits), i + n
         if op in ("lds_store", "lds_load"):
             isa = d.get("isa", {})
             common = dict(addr=_lane_table(d["addr"], "addr"), width=int(isa.get("bytes", 0)))

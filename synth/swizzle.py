@@ -415,14 +415,15 @@ def shared_bytes(shared: Union[LinearLayout, PaddedLayout], element_bits: int) -
 
 def synthesize(writer: LinearLayout, reader: LinearLayout, element_bits: int, arch: Union[str, LdsModel], *,
                lds_budget_bytes: int | None = None, allow_transpose: bool = True, objective: str = "vector",
-               seed: int = 0) -> SwizzleResult:
+               seed: int = 0, transpose_only: bool = False) -> SwizzleResult:
     """The shared layout for ``writer`` -> LDS -> ``reader`` that first minimises the number
     of LDS instructions (widest vectors) and then the bank cycles of writes plus reads.
 
     ``lds_budget_bytes``: if the tile does not fit, register bits common to both
     sides become an in dim ``reps`` of the shared layout (Triton's reps): the
     tile then moves in ``2**len(reps)`` rounds through ``lds_bytes`` bytes.
-    ``allow_transpose``: consider gfx950's ``ds_read_b64_tr_*`` for the reader.
+    ``allow_transpose``: consider gfx950's ``ds_read_b64_tr_*`` for the reader;
+    ``transpose_only``: consider nothing else (a LayoutError when no transpose read fits).
     ``objective``: ``"vector"`` (default: fewest LDS instructions, i.e. widest vectors, then
     fewest cycles) or ``"cycles"`` (fewest bank cycles, then fewest instructions).
     """
@@ -447,7 +448,7 @@ def synthesize(writer: LinearLayout, reader: LinearLayout, element_bits: int, ar
     for reps in _rep_choices(w, r, n, eb, lds_budget_bytes):
         try:
             res = _solve(_drop_registers(w, reps), _drop_registers(r, reps), reps, outs, model, eb,
-                         allow_transpose, objective, seed, lds_budget_bytes)
+                         allow_transpose or transpose_only, objective, seed, lds_budget_bytes, transpose_only)
         except LayoutError:
             continue
         key = _order(objective, res.write_instructions + res.read_instructions, res.total_cycles)
@@ -467,7 +468,7 @@ def _order(objective: str, instructions: int, cycles: int) -> tuple[int, int]:
 
 
 def _solve(w: _Side, r: _Side, reps: list[int], outs, model: LdsModel, eb: int, allow_transpose: bool,
-           objective: str, seed: int, budget) -> SwizzleResult:
+           objective: str, seed: int, budget, transpose_only: bool = False) -> SwizzleResult:
     """The best layout whose offset space leaves out the register vectors ``reps``."""
     space = f2.image_basis(w.regs + w.lanes + w.warps)  # the offset space (all of F^n without reps)
     if f2.rank(space + r.regs + r.lanes + r.warps) != len(space):
@@ -482,7 +483,8 @@ def _solve(w: _Side, r: _Side, reps: list[int], outs, model: LdsModel, eb: int, 
     zb = max(0, 5 - (eb.bit_length() - 1))
     for prefix, fill in _prefixes(w, r, model, eb, space_ech, allow_transpose):
         wmodes = _plain_modes(w, prefix, model, eb)
-        rmodes = _plain_modes(r, prefix, model, eb) + (_transpose_modes(r, prefix, model, eb) if allow_transpose else [])
+        rmodes = (([] if transpose_only else _plain_modes(r, prefix, model, eb))
+                  + (_transpose_modes(r, prefix, model, eb) if allow_transpose else []))
         for mw in wmodes:
             hw = _aligned_space(mw, prefix, space_basis)
             if hw is None:

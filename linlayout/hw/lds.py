@@ -37,6 +37,8 @@ from ..errors import LayoutError
 from .targets import get_target
 
 __all__ = [
+    "TRANSPOSE_LANE_MODELS",
+    "transpose_read_sources",
     "ASSUMPTIONS",
     "LDS_ARCHS",
     "Assumption",
@@ -522,3 +524,24 @@ def _jsonable(v: object) -> object:
     if isinstance(v, tuple):
         return [_lane_mask_text(r) for r in v]
     return v
+
+
+#: [I] Lane models of gfx950's transpose loads (amd_hw.md 1.6: consistent with every quoted
+#: statement, spelled out in no public AMD document).  ``"amd_hw_1.6"``: inside each group of 16
+#: lanes, lane ``i`` element ``j`` receives element ``i % E`` of the ``E`` elements read by lane
+#: ``j * (16 / E) + i // E`` (``E`` elements per lane: 4 for tr_b16, 8 for tr_b8, 16 for tr_b4/b6).
+TRANSPOSE_LANE_MODELS = ("amd_hw_1.6",)
+
+
+def transpose_read_sources(elems: int, model: str = "amd_hw_1.6") -> tuple:
+    """``(src_lane, src_elem)``, two ``[16, elems]`` int arrays: where destination (lane ``i`` of a
+    16-lane group, element ``j``) of a transpose load comes from (lane within the group, element of
+    that lane's read)."""
+    import numpy as np
+
+    if model not in TRANSPOSE_LANE_MODELS:
+        raise LayoutError(f"unknown transpose-load model {model!r} (known: {', '.join(TRANSPOSE_LANE_MODELS)})")
+    if elems not in (4, 8, 16):
+        raise LayoutError(f"a transpose load moves 4, 8 or 16 elements per lane, not {elems}")
+    i, j = np.meshgrid(np.arange(16), np.arange(elems), indexing="ij")
+    return j * (16 // elems) + i // elems, i % elems

@@ -26,7 +26,7 @@ from .builder import Builder, vector_type
 __all__ = [
     "BUFFER_FLAGS_GFX9", "BUFFER_OOB_OFFSET", "BLGP_NAMES", "F8F6F4_FORMAT_NAMES", "thread_ids",
     "buffer_rsrc", "buffer_load", "buffer_store", "global_load", "global_store", "lds_global",
-    "lds_base", "lds_pointer", "lds_load", "lds_store", "mfma", "mfma_operand_types", "region_marker",
+    "lds_base", "lds_pointer", "lds_load", "lds_transpose_load", "lds_store", "mfma", "mfma_operand_types", "region_marker",
     "block_id", "dpp_mov", "ds_swizzle", "ds_bpermute", "permlane_swap", "exp2", "cvt_pk_fp8_f32",
     "cvt_f32_fp8", "buffer_rsrc_value",
 ]
@@ -156,6 +156,13 @@ def lds_pointer(b: Builder, base: str, byte_offset: str | int) -> str:
 def lds_load(b: Builder, ptr: str, type_: str, align: int) -> str:
     """``ds_read_*`` of ``type_`` (``ds_read_u8/u16`` for i8/i16)."""
     return b.value(f"llvm.load {ptr} {{alignment = {align} : i64}} : !llvm.ptr<3> -> {type_}", "dsr")
+
+
+def lds_transpose_load(b: Builder, ptr: str, bits: int) -> str:
+    """gfx950 ``ds_read_b64_tr_b{bits}`` (``rocdl.ds.read.tr{bits}.b64``) as ``vector<2xi32>``."""
+    t = "vector<4xi16>" if bits == 16 else "vector<2xi32>"
+    v = b.value(f"rocdl.ds.read.tr{bits}.b64 {ptr} : !llvm.ptr<3> -> {t}", "dstr")
+    return v if bits != 16 else b.cast("llvm.bitcast", v, t, "vector<2xi32>")
 
 
 def lds_store(b: Builder, value: str, ptr: str, type_: str, align: int) -> None:

@@ -311,6 +311,13 @@ class PlanEmitter:
             atoms.lds_store(b, value, ptr, t, st.width)
 
     def _lds_load(self, st: LdsLoad, prep: _Prepared, regs: dict[int, str], what: str) -> None:
+        if st.transpose:
+            (slots, ptr), = self._accesses(st, prep, st.dst)
+            v = atoms.lds_transpose_load(self.b, ptr, st.transpose)
+            for k, (d, _, _) in enumerate(self._merge(self._pieces(slots, 8, what))):
+                regs[d] = self.b.extract(v, k, "vector<2xi32>")
+                self.loaded.add(regs[d])
+            return
         for slots, ptr in self._accesses(st, prep, st.dst):
             self._load_one(slots, ptr, st.width, regs, what)
 

@@ -12,7 +12,8 @@ b64 forms; 4 for b96 [I: 12-byte alignment is not a power of two]).
 
 from __future__ import annotations
 
-import numpy as np
+from linlayout import LayoutError
+from linlayout.hw.lds import transpose_read_sources
 
 from .ops_memory import check_alignment, load_bytes
 from .registry import OpInfo, register
@@ -30,11 +31,11 @@ TR_OPS = {
 
 def tr_source(elems: int, model: str = "amd_hw_1.6") -> tuple:
     """(source lane within the group, source element) for destination (lane i, element j):
-    two (16, E) int arrays."""
-    if model != "amd_hw_1.6":
-        raise ValueError(f"unknown transpose-load model {model!r}")
-    i, j = np.meshgrid(np.arange(GROUP), np.arange(elems), indexing="ij")
-    return j * (GROUP // elems) + i // elems, i % elems
+    two (16, E) int arrays (linlayout.hw.lds.transpose_read_sources)."""
+    try:
+        return transpose_read_sources(elems, model)
+    except LayoutError as e:
+        raise ValueError(str(e)) from None
 
 
 @register(*TR_OPS)
