@@ -13,6 +13,7 @@ import pytest
 
 from linlayout import LinearLayout
 from synth.convert import plan_conversion
+from synth.cost import COST_TIE_FRACTION
 
 from convert_checker import check_certificate
 
@@ -58,22 +59,13 @@ def test_equal_layouts_need_nothing_and_wave_local_cases_avoid_barriers(plans):
             assert p.strategy == "lds" and p.counts()["s_barrier"] >= 1
 
 
-# The one case above Triton's count: a VALU-only register plan (DPP, permlane swaps, selects, v_perm;
-# no LDS, no DS instruction) that the cost model prices below both the 88-instruction register plan
-# with two ds_bpermute stages and the LDS round trip (44 instructions, 16 LDS accesses).
-ABOVE_TRITON = {("mfma32->dotA(kw8) [FA P]", "gfx950", "fp16"): 128}
-
-
 def test_data_movement_never_exceeds_triton_and_lower_bound_holds(plans):
     for (name, arch, dtype), (c, p) in plans.items():
         n = p.counts()
-        if (name, arch, dtype) in ABOVE_TRITON:
-            assert n["total"] == ABOVE_TRITON[(name, arch, dtype)] > c["triton"]["total"]
-            assert p.lds_bytes == 0 and n["ds_bpermute"] == n["ds_swizzle"] == 0
-        else:
-            assert n["total"] <= c["triton"]["total"], (name, arch, dtype)
+        assert n["total"] <= c["triton"]["total"], (name, arch, dtype)
         assert p.lower_bound["cost"] <= p.cost + 1e-6
-    ours = sum(p.counts()["total"] for _, p in plans.values())
+    # with the tuple copies LLVM adds in front of wide LDS stores (cost.tuple_copies)
+    ours = sum(p.counts()["total"] + p.overhead.get("valu_tuple_copies", 0) for _, p in plans.values())
     assert ours <= sum(c["triton"]["total"] for c, _ in plans.values()) / 2
 
 
@@ -123,19 +115,25 @@ def test_gfx942_single_transposition_stays_in_registers(plans):
     assert p.lds_bytes == 0 and c["ds_bpermute"] == 16 and c["v_cndmask"] == 48
 
 
-def test_multi_bit_transposes_on_gfx950_fp16_stay_in_registers(plans):
+def test_multi_bit_transposes_on_gfx950_fp16_use_transpose_loads(plans):
     from synth.plan import PermSelect
 
-    for name, total in (("mfma32->dotA(kw8) [FA P]", 128), ("mfma32T->mfma32", 136)):
+    for name, reg_total in (("mfma32->dotA(kw8) [FA P]", 128), ("mfma32T->mfma32", 136), ("mfma16T->mfma16", 80)):
         c, p = plans[(name, "gfx950", "fp16")]
-        assert p.strategy == "lanes" and p.lds_bytes == 0 and p.counts()["total"] == total
-        n_sub = sum(isinstance(st, PermSelect) for st in p.steps)
-        assert n_sub == 16  # the element bit <-> lane bit 0 exchange: one v_perm with a lane selector per VGPR
         cnt = p.counts()
-        assert cnt["ds_bpermute"] == cnt["ds_swizzle"] == 0 and cnt["permlane32_swap"] >= 8
-        lds = plan_conversion(LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"]), "gfx950", 16,
-                              strategy="lds")
-        assert lds.cost > p.cost and lds.counts()["total"] < total  # cheaper in cycles, not in instructions
+        # 4 ds_write_b128 of the src VGPRs as they are, 8 ds_read_b64_tr_b16 straight into dst VGPRs
+        assert p.strategy == "lds" and (cnt["lds_write"], cnt["lds_read_tr"], cnt["total"]) == (4, 8, 12), name
+        assert p.overhead.get("valu_tuple_copies", 0) == 0 and 2 * cnt["total"] <= c["triton"]["total"]
+        # the best register plan: more instructions, within the cost tie fraction or dearer
+        reg = plan_conversion(LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"]), "gfx950", 16,
+                              strategy="registers")
+        assert reg.lds_bytes == 0 and reg.counts()["total"] == reg_total
+        assert p.cost <= reg.cost * (1 + COST_TIE_FRACTION)
+        if name != "mfma16T->mfma16":  # the element bit <-> lane bit 0 exchange: one v_perm per VGPR
+            assert sum(isinstance(st, PermSelect) for st in reg.steps) == 16
+    # gfx942 has no transpose loads: the same conversion pays v_perm repacking around the round trip
+    _, p = plans[("mfma32->dotA(kw4) [FA P]", "gfx942", "fp16")]
+    assert p.counts()["lds_read_tr"] == 0 and p.counts()["v_perm_b32"] > 0
 
 
 def test_fp32_multi_bit_transposes_go_through_lds_and_beat_triton_by_half(plans):

@@ -1,0 +1,95 @@
+"""LDS round trips: gfx950 transpose loads in plans, and the VGPR tuples of wide LDS stores."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from linlayout import LinearLayout
+from synth.convert import plan_conversion
+from synth.cost import tuple_copies
+from synth.emulator import PlanVerificationError, run_certificate, run_isa, verify
+from synth.plan import LdsLoad, LdsStore, Plan
+
+LANES = np.arange(64)
+
+
+def _tr_plan(arch: str) -> Plan:
+    """One warp of 16-bit elements: element id ``r + 4 * lane`` in slot ``r`` (4 slots); every lane
+    stores its 4 elements at ``8 * lane`` and reads them back with ``ds_read_b64_tr_b16``."""
+    src = LinearLayout({"register": [[1], [2]], "lane": [[4 << j] for j in range(6)], "warp": []},
+                       [("dim0", 256)])
+    steps = [LdsStore(addr=LANES * 8, width=8, src=[0, 1, 2, 3]),
+             LdsLoad(addr=LANES * 8, width=8, dst=[4, 5, 6, 7], transpose=16)]
+    return Plan(arch, 64, 1, 16, src, src, 4, 8, steps, lds_bytes=512)
+
+
+def test_transpose_load_follows_the_lane_model():
+    regs = run_isa(_tr_plan("gfx950"))  # [dwords, W, 64, 4 bytes], tags 256 + 8 * id + byte
+    ids = (regs[2:4, 0, :, ::2] - 256) // 8  # slots 4..7: dwords 2, 3, low and high halves
+    got = np.stack([ids[0, :, 0], ids[0, :, 1], ids[1, :, 0], ids[1, :, 1]], axis=1)  # [lane, element j]
+    i, j = LANES[:, None], np.arange(4)[None, :]
+    # amd_hw.md 1.6: lane i, element j <- element i % 4 of lane (i & ~15) + 4 j + (i % 16) // 4
+    src_lane = (i & ~15) + 4 * j + (i % 16) // 4
+    assert np.array_equal(got, (i % 4) + 4 * src_lane)
+
+
+def test_transpose_load_exists_only_on_gfx950():
+    with pytest.raises(PlanVerificationError, match="gfx950"):
+        run_isa(_tr_plan("gfx942"))
+
+
+def test_transpose_certificate_round_trip_and_element_semantics():
+    plan = _tr_plan("gfx950")
+    cert = json.loads(plan.dumps())
+    loads = [s for s in cert["steps"] if s["op"] == "lds_load"]
+    assert len(loads) == 4 and all(s.get("fused") == "ds_read_b64_tr_b16" for s in loads[1:])
+    back = Plan.from_certificate(cert)
+    assert back.counts()["lds_read_tr"] == 1 and back.counts()["lds_read"] == 0
+    assert np.array_equal(np.asarray(back.steps[1].addr).reshape(-1), LANES * 8)
+    regs = run_isa(back)
+    ids = run_certificate(cert)[0]  # [64, slots] element ids
+    assert np.array_equal(ids[:, 4], (regs[2, 0, :, 0] - 256) // 8)
+    assert np.array_equal(ids[:, 7], (regs[3, 0, :, 2] - 256) // 8)
+
+
+def test_fa_p_conversion_on_gfx950_reads_transposed():
+    # non-transposed 32x32 accumulator -> dot operand A (kwidth 8), fp16, one 32x64 tile per warp
+    acc = LinearLayout({"register": [[1, 0], [2, 0], [8, 0], [16, 0], [0, 32]],
+                        "lane": [[0, 1], [0, 2], [0, 4], [0, 8], [0, 16], [4, 0]], "warp": []},
+                       [("dim0", 32), ("dim1", 64)])
+    dot = LinearLayout({"register": [[0, 1], [0, 2], [0, 4], [0, 16], [0, 32]],
+                        "lane": [[1, 0], [2, 0], [4, 0], [8, 0], [16, 0], [0, 8]], "warp": []},
+                       [("dim0", 32), ("dim1", 64)])
+    p = plan_conversion(acc, dot, "gfx950", 16)
+    c = p.counts()
+    assert p.verified and (c["lds_write"], c["lds_read_tr"], c["total"]) == (4, 8, 12)
+    assert all(st.transpose == 16 for st in p.steps if isinstance(st, LdsLoad))
+    q = plan_conversion(acc, dot, "gfx942", 16)  # no transpose loads: repacking with v_perm_b32
+    assert q.counts()["lds_read_tr"] == 0 and q.counts()["v_perm_b32"] > 0
+    assert q.verified and verify(q).ok
+
+
+@pytest.mark.parametrize("dwords, fresh, copies", [
+    ([0, 1, 2, 3], set(), 0), ([4, 5, 6, 7], set(), 0), ([2, 3], set(), 0),  # aligned tuples in order
+    ([2, 3, 4, 5], set(), 4), ([0, 4, 8, 12], set(), 4), ([1, 0], set(), 2),  # misaligned / scattered / reversed
+    ([0, 4], {4}, 1), ([9, 4], {9, 4}, 0), ([7], set(), 0),  # computed values are placed directly
+])
+def test_tuple_copies(dwords, fresh, copies):
+    assert tuple_copies(dwords, fresh) == copies
+
+
+def test_stores_avoid_tuple_copies_when_instructions_tie():
+    # mfma16T -> mfma16 (fp32, 4 warps): b128 stores of src registers {0, 4, 8, 12} would need 32 copies;
+    # the plan stores whole registers (ds_write2 of any two VGPRs, or b128 of an aligned run)
+    src = LinearLayout({"register": [[0, 1], [0, 2], [0, 16], [0, 32], [64, 0]],
+                        "lane": [[1, 0], [2, 0], [4, 0], [8, 0], [0, 4], [0, 8]], "warp": [[16, 0], [32, 0]]},
+                       [("dim0", 128), ("dim1", 64)])
+    dst = LinearLayout({"register": [[1, 0], [2, 0], [0, 16], [0, 32], [64, 0]],
+                        "lane": [[0, 1], [0, 2], [0, 4], [0, 8], [4, 0], [8, 0]], "warp": [[16, 0], [32, 0]]},
+                       [("dim0", 128), ("dim1", 64)])
+    p = plan_conversion(src, dst, "gfx942", 32)
+    assert p.strategy == "lds" and p.overhead.get("valu_tuple_copies", 0) == 0
+    assert p.counts()["total"] == 24 and p.counts()["lds_write"] + p.counts()["lds_read"] == 24
