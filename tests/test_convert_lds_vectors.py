@@ -93,3 +93,25 @@ def test_stores_avoid_tuple_copies_when_instructions_tie():
     p = plan_conversion(src, dst, "gfx942", 32)
     assert p.strategy == "lds" and p.overhead.get("valu_tuple_copies", 0) == 0
     assert p.counts()["total"] == 24 and p.counts()["lds_write"] + p.counts()["lds_read"] == 24
+
+
+def test_fp8_transpose_load_plan_runs_on_the_interpreter():
+    from lowering.mlir import available
+
+    if not available():
+        pytest.skip("MLIR Python bindings (pip install flydsl) not importable")
+    from lowering.conversion import lower_conversion
+    from lowering.emit.host import distinct_tile, expected_output, interpret
+
+    acc = LinearLayout({"register": [[1, 0], [2, 0], [8, 0], [16, 0], [0, 32]],
+                        "lane": [[0, 1], [0, 2], [0, 4], [0, 8], [0, 16], [4, 0]], "warp": []},
+                       [("dim0", 32), ("dim1", 64)])
+    dot = LinearLayout({"register": [[0, 1], [0, 2], [0, 4], [0, 16], [0, 32]],
+                        "lane": [[1, 0], [2, 0], [4, 0], [8, 0], [16, 0], [0, 8]], "warp": []},
+                       [("dim0", 32), ("dim1", 64)])
+    p = plan_conversion(acc, dot, "gfx950", 8, strategy="lds")
+    assert {k: v for k, v in p.counts().items() if v} == {"lds_write": 4, "lds_read_tr": 4, "total": 8}
+    low = lower_conversion(p, binary=False)
+    tile = distinct_tile(low.kernel.shape, 8, seed=3)
+    assert np.array_equal(interpret(low.kernel, tile, fill=0x5A), expected_output(p, tile, fill=0x5A))
+    assert low.report["isa_counts"]["lds_read_tr"] == 4 and not low.differences
