@@ -262,14 +262,33 @@ def span_sum(u: Sequence[int], v: Sequence[int]) -> list[int]:
 def intersection(u: Sequence[int], v: Sequence[int]) -> list[int]:
     """A basis of ``span(u) ∩ span(v)``.
 
-    Kernel vectors of ``[u | v]`` pair combinations of ``u`` with equal
-    combinations of ``v``; their ``u`` halves span the intersection.
+    Every ``v[j]`` that depends on ``u`` and the ``v``'s before it has a unique
+    expression in the pivot columns of ``[u | v]``; its ``u`` half (the XOR of
+    the ``u`` columns in it) lies in the intersection, and these halves span it.
+    One elimination finds them: each ``u`` column carries a copy of itself above
+    bit ``shift`` and each ``v`` column carries nothing, so a ``v`` column that
+    reduces to 0 below ``shift`` is left holding exactly its ``u`` half above.
+    The halves are returned as ``image_basis`` of them, in the order of ``v``.
     """
-    u = image_basis(u)
-    n = len(u)
-    mask = (1 << n) - 1
-    out = [apply_columns(u, k & mask) for k in kernel_basis(u + list(v))]
-    return image_basis(out)
+    shift = max((c.bit_length() for c in (*u, *v)), default=0)
+    low = (1 << shift) - 1
+    basis: dict[int, int] = {}
+    mask = 0
+    halves = []
+    for j, c in enumerate((*u, *v)):
+        x = (c << shift | c) if j < len(u) else c
+        m = x & mask
+        while m:
+            x ^= basis[m.bit_length() - 1]
+            m = x & mask
+        r = x & low
+        if r:
+            b = r.bit_length() - 1
+            basis[b] = x
+            mask |= 1 << b
+        elif j >= len(u):
+            halves.append(x >> shift)
+    return image_basis(halves)
 
 
 def complement(u: Sequence[int], n_bits: int, candidates: Sequence[int] | None = None) -> list[int]:
@@ -278,12 +297,25 @@ def complement(u: Sequence[int], n_bits: int, candidates: Sequence[int] | None =
     Candidates are tried in order (default: unit vectors, lowest bit first) and a
     candidate is kept when it is independent of ``u`` and the ones kept so far.
     """
-    ech = Echelon()
+    basis: dict[int, int] = {}
+    mask = 0
     for x in u:
-        ech.insert(x)
+        x = _reduce(x, basis, mask)
+        if x:
+            b = x.bit_length() - 1
+            basis[b] = x
+            mask |= 1 << b
     if candidates is None:
         candidates = [1 << i for i in range(n_bits)]
-    return [c for c in candidates if ech.insert(c)]
+    out = []
+    for c in candidates:
+        x = _reduce(c, basis, mask)
+        if x:
+            b = x.bit_length() - 1
+            basis[b] = x
+            mask |= 1 << b
+            out.append(c)
+    return out
 
 
 def transpose(rows: Sequence[int], n_cols: int) -> list[int]:

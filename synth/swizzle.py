@@ -346,8 +346,9 @@ def _low_weight(basis: list[int], max_weight: int = 3) -> list[int]:
 
 
 def _lb_exponent(m: list[int], hc: list[int], r: int) -> int:
-    inter = f2.intersection(m, hc)
-    return max(0, r + len(inter) - len(hc))
+    """``max(0, r + dim(M ∩ Hc) - dim Hc)`` for bases ``m``, ``hc``; ``dim(M ∩ Hc) - dim Hc`` is
+    ``dim M - dim(M + Hc)``."""
+    return max(0, r + len(m) - f2.rank(m + hc))
 
 
 # ------------------------------------------------------------------ construction
@@ -482,23 +483,22 @@ def _solve(w: _Side, r: _Side, reps: list[int], outs, model: LdsModel, eb: int, 
     cands: list[_Candidate] = []
     zb = max(0, 5 - (eb.bit_length() - 1))
     for prefix, fill in _prefixes(w, r, model, eb, space_ech, allow_transpose):
+        zbits = prefix[:zb]
         wmodes = _plain_modes(w, prefix, model, eb)
         rmodes = (([] if transpose_only else _plain_modes(r, prefix, model, eb))
                   + (_transpose_modes(r, prefix, model, eb) if allow_transpose else []))
+        # per mode, once per prefix: its aligned space H_s and its phase footprint M_s
+        reads = [(mr, hr, f2.image_basis(_footprint(mr) + mr.vector + zbits)) for mr in rmodes
+                 for hr in [_aligned_space(mr, prefix, space_basis)] if hr is not None]
         for mw in wmodes:
             hw = _aligned_space(mw, prefix, space_basis)
-            if hw is None:
+            if hw is None or not reads:
                 continue
-            for mr in rmodes:
-                hr = _aligned_space(mr, prefix, space_basis)
-                if hr is None:
-                    continue
+            m_w = f2.image_basis(_footprint(mw) + mw.vector + zbits)
+            for mr, hr, m_r in reads:
                 hc = f2.intersection(hw, hr)
                 if f2.rank(hc + prefix) != n_off:
                     continue
-                zbits = prefix[:zb]
-                m_w = f2.image_basis(_footprint(mw) + mw.vector + zbits)
-                m_r = f2.image_basis(_footprint(mr) + mr.vector + zbits)
                 lb = (mw.cost << _lb_exponent(m_w, hc, r_bits)) + (mr.cost << _lb_exponent(m_r, hc, r_bits))
                 c = _Candidate(prefix, mw, mr, hc, m_w, m_r, lb, fill)
                 c.key = _order(objective, mw.instructions + mr.instructions, lb) + (
