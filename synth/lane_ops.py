@@ -155,7 +155,8 @@ def find_swizzle(need: np.ndarray, target: Target) -> LaneOp | None:
             return LaneOp(f"ds_swizzle:0x{off:04x}", "ds_swizzle", {"offset": off})
     if "fft" in modes or "rotate" in modes:
         offs, tab = _swizzle_table()
-        hit = np.flatnonzero((tab[:, m] == need[m]).all(axis=1))
+        rows = np.flatnonzero(tab[:, i[0]] == j[0])  # the offsets agreeing on the first needed lane
+        hit = rows[(tab[rows][:, m] == need[m]).all(axis=1)]
         for h in hit:
             o = offs[h]
             if (o >= 0xE000 and "fft" in modes) or (o < 0xE000 and "rotate" in modes):
@@ -186,7 +187,10 @@ def find_lane_op(need: np.ndarray, target: Target, family_cost: dict[str, float]
     key = (target.name, need.tobytes(), tuple(sorted(costs.items())))
     if key in _cache:
         return _cache[key]  # type: ignore[return-value]
-    options = [op for op in (find_dpp(need, target), find_swizzle(need, target)) if op is not None]
+    dpp = find_dpp(need, target)
+    # a DPP control found and no dearer than ds_swizzle wins over any swizzle (min keeps the first)
+    swz = None if dpp is not None and costs["dpp"] <= costs["ds_swizzle"] else find_swizzle(need, target)
+    options = [op for op in (dpp, swz) if op is not None]
     options.append(bpermute_op(need))
     best = min(options, key=lambda o: costs[o.family])
     if len(_cache) > 50000:

@@ -166,15 +166,6 @@ def _coset(x0: int, kernel: list[int]) -> np.ndarray:
     return vals
 
 
-def _popcount(a: np.ndarray) -> np.ndarray:
-    c = np.zeros_like(a)
-    x = a.copy()
-    while x.any():
-        c += x & 1
-        x >>= 1
-    return c
-
-
 def wave_local_map(prob: Problem, max_kernel_bits: int = 10) -> WaveMap:
     """Choose, per dst basis bit, the src position that moves least (see module doc)."""
     cols = prob.src_hw_cols()
@@ -188,7 +179,7 @@ def wave_local_map(prob: Problem, max_kernel_bits: int = 10) -> WaveMap:
     def pick(target: int, kind: str, index: int) -> int:
         x0 = f2.solve(cols, target)
         cand = _coset(x0, kernel)
-        pc = _popcount(cand)
+        pc = np.bitwise_count(cand).astype(np.int64)
         single = pc == 1
         has_w = (cand & warp_m) != 0
         if kind == "warp":
