@@ -169,18 +169,17 @@ def element_ids(layout: LinearLayout, num_warps: int) -> np.ndarray:
 def _element_ids(layout: LinearLayout, out_order: tuple, num_warps: int) -> np.ndarray:
     n_reg = layout.in_dim_size("register")
     cols = layout._aligned_columns(layout.out_dims, "element ids")
-    names = [n for n, _ in layout.in_dims]
-    sizes = dict(layout.in_dims)
-    flat = np.zeros((num_warps, WAVE, n_reg), dtype=np.int64)
+    lengths = {"warp": num_warps, "lane": WAVE, "register": n_reg}
+    part = {name: np.zeros(n, dtype=np.int64) for name, n in lengths.items()}  # each axis's XOR of images
     j = 0
-    for name in names:
-        k = sizes[name].bit_length() - 1
-        if name in ("register", "lane", "warp"):
-            axis_vals = {"warp": np.arange(num_warps)[:, None, None], "lane": np.arange(WAVE)[None, :, None],
-                         "register": np.arange(n_reg)[None, None, :]}[name]
+    for name, size in layout.in_dims:
+        k = size.bit_length() - 1
+        if name in part:
+            vals = np.arange(lengths[name])
             for i in range(k):
-                flat = flat ^ np.where((axis_vals >> i) & 1, cols[j + i], 0)
+                part[name] ^= np.where((vals >> i) & 1, cols[j + i], 0)
         j += k
+    flat = part["warp"][:, None, None] ^ part["lane"][None, :, None] ^ part["register"][None, None, :]
     flat.setflags(write=False)
     return flat
 
@@ -214,6 +213,7 @@ class _Machine:
         self.w_warps = np.zeros(lds_size, dtype=np.int64)  # bitmask of warps that wrote in that epoch
         self.r_epoch = np.full(lds_size, -1, dtype=np.int64)
         self.r_warps = np.zeros(lds_size, dtype=np.int64)  # bitmask of warps that read in r_epoch
+        self.stamp = np.zeros(lds_size, dtype=np.int64)  # scratch: finds bytes listed twice in one write
         self.epoch = 0
         self.warp_bit = (1 << np.arange(W, dtype=np.int64))[:, None]
 
@@ -288,33 +288,41 @@ def _lds_access(m: _Machine, addr, width: int, what: str) -> np.ndarray:
 def _lds_write(m: _Machine, idx: np.ndarray, data: np.ndarray, what: str) -> None:
     """Warps are unordered between barriers: a byte another warp wrote (with other data) or read
     since the last barrier is a race; so are two warps writing different data in this step."""
-    wb = np.broadcast_to(m.warp_bit, idx.shape)
-    cur = m.w_epoch[idx] == m.epoch
-    other_w = cur & ((m.w_warps[idx] & ~wb) != 0) & (m.lds[idx] != data)
-    if other_w.any():
-        raise PlanVerificationError(f"{what}: LDS byte {int(idx[other_w][0])} was written by another warp with "
-                                    f"other data since the last barrier")
-    other_r = (m.r_epoch[idx] == m.epoch) & ((m.r_warps[idx] & ~wb) != 0)
-    if other_r.any():
-        raise PlanVerificationError(f"{what}: LDS byte {int(idx[other_r][0])} is read by another warp since the "
-                                    f"last barrier (missing barrier)")
     flat, vals = idx.reshape(-1), data.reshape(-1)
-    order = np.argsort(flat, kind="stable")
-    f, v = flat[order], vals[order]
-    same = f[1:] == f[:-1]
-    dup = same & (v[1:] != v[:-1])
-    if dup.any():
-        raise PlanVerificationError(f"{what}: two lanes or warps write different data to LDS byte {int(f[1:][dup][0])}")
-    _mark(m.w_warps, m.w_epoch, m.epoch, idx, unique=not same.any())
+    cur = m.w_epoch[idx] == m.epoch
+    if cur.any():
+        wb = np.broadcast_to(m.warp_bit, idx.shape)
+        other_w = cur & ((m.w_warps[idx] & ~wb) != 0) & (m.lds[idx] != data)
+        if other_w.any():
+            raise PlanVerificationError(f"{what}: LDS byte {int(idx[other_w][0])} was written by another warp "
+                                        f"with other data since the last barrier")
+    read = m.r_epoch[idx] == m.epoch
+    if read.any():
+        other_r = read & ((m.r_warps[idx] & ~np.broadcast_to(m.warp_bit, idx.shape)) != 0)
+        if other_r.any():
+            raise PlanVerificationError(f"{what}: LDS byte {int(idx[other_r][0])} is read by another warp since "
+                                        f"the last barrier (missing barrier)")
+    # a byte listed twice: the later listing overwrites the earlier one's stamp
+    m.stamp[flat] = np.arange(flat.size)
+    unique = bool((m.stamp[flat] == np.arange(flat.size)).all())
+    if not unique:
+        order = np.argsort(flat, kind="stable")
+        f, v = flat[order], vals[order]
+        dup = (f[1:] == f[:-1]) & (v[1:] != v[:-1])
+        if dup.any():
+            raise PlanVerificationError(f"{what}: two lanes or warps write different data to LDS byte "
+                                        f"{int(f[1:][dup][0])}")
+    _mark(m.w_warps, m.w_epoch, m.epoch, idx, unique=unique)
     m.lds[flat] = vals
 
 
 def _lds_read(m: _Machine, idx: np.ndarray, what: str) -> np.ndarray:
-    wb = np.broadcast_to(m.warp_bit, idx.shape)
-    other = (m.w_epoch[idx] == m.epoch) & ((m.w_warps[idx] & ~wb) != 0)
-    if other.any():
-        raise PlanVerificationError(f"{what}: LDS byte {int(idx[other][0])} is read without a barrier after "
-                                    f"another warp wrote it")
+    cur = m.w_epoch[idx] == m.epoch
+    if cur.any():
+        other = cur & ((m.w_warps[idx] & ~np.broadcast_to(m.warp_bit, idx.shape)) != 0)
+        if other.any():
+            raise PlanVerificationError(f"{what}: LDS byte {int(idx[other][0])} is read without a barrier after "
+                                        f"another warp wrote it")
     _mark(m.r_warps, m.r_epoch, m.epoch, idx)
     return m.lds[idx]
 
