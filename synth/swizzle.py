@@ -321,7 +321,7 @@ def _echelon(vectors: Sequence[int]) -> f2.Echelon:
     return e
 
 
-def _aligned_space(mode: _Mode, prefix: list[int], space_basis: list[int]) -> list[int] | None:
+def _aligned_space(mode: _Mode, prefix: list[int], space_basis: list[int]) -> tuple[int, ...] | None:
     """A basis of ``H_s``: a complement of ``V_s`` (in the offset space) containing every
     other column of the side and the prefix bits above its vector; None if impossible."""
     v = mode.vector
@@ -329,7 +329,7 @@ def _aligned_space(mode: _Mode, prefix: list[int], space_basis: list[int]) -> li
     if f2.rank(v + rest) != len(v) + len(rest):
         return None  # some column has a component on the vector bits: misaligned
     ext = f2.complement(v + rest, 0, candidates=space_basis)
-    return rest + ext
+    return tuple(rest + ext)
 
 
 def _low_weight(basis: list[int], max_weight: int = 3) -> list[int]:
@@ -480,32 +480,41 @@ def _solve(w: _Side, r: _Side, reps: list[int], outs, model: LdsModel, eb: int, 
     row_start = model.bank_bits + 5 - (eb.bit_length() - 1)
     r_bits = max(0, n_off - row_start)
 
-    cands: list[_Candidate] = []
     zb = max(0, 5 - (eb.bit_length() - 1))
+    pairs = []  # every enumerated choice: (prefix, fill, write mode, read mode, Hc)
+    common: dict = {}  # (H_w, H_r) -> H_c: equal aligned spaces recur across prefixes
     for prefix, fill in _prefixes(w, r, model, eb, space_ech, allow_transpose):
-        zbits = prefix[:zb]
         wmodes = _plain_modes(w, prefix, model, eb)
         rmodes = (([] if transpose_only else _plain_modes(r, prefix, model, eb))
                   + (_transpose_modes(r, prefix, model, eb) if allow_transpose else []))
-        # per mode, once per prefix: its aligned space H_s and its phase footprint M_s
-        reads = [(mr, hr, f2.image_basis(_footprint(mr) + mr.vector + zbits)) for mr in rmodes
-                 for hr in [_aligned_space(mr, prefix, space_basis)] if hr is not None]
+        reads = [(mr, hr) for mr in rmodes for hr in [_aligned_space(mr, prefix, space_basis)] if hr is not None]
         for mw in wmodes:
             hw = _aligned_space(mw, prefix, space_basis)
-            if hw is None or not reads:
+            if hw is None:
                 continue
-            m_w = f2.image_basis(_footprint(mw) + mw.vector + zbits)
-            for mr, hr, m_r in reads:
-                hc = f2.intersection(hw, hr)
-                if f2.rank(hc + prefix) != n_off:
-                    continue
-                lb = (mw.cost << _lb_exponent(m_w, hc, r_bits)) + (mr.cost << _lb_exponent(m_r, hc, r_bits))
-                c = _Candidate(prefix, mw, mr, hc, m_w, m_r, lb, fill)
-                c.key = _order(objective, mw.instructions + mr.instructions, lb) + (
-                    fill, mr.op.shape.transpose_bits or 0, -mw.k - mr.k)
-                cands.append(c)
-    if not cands:
+            for mr, hr in reads:
+                hc = common.get((hw, hr))
+                if hc is None:
+                    hc = common[hw, hr] = f2.intersection(hw, hr)
+                if f2.rank(hc + prefix) == n_off:
+                    pairs.append((prefix, fill, mw, mr, hc))
+    if not pairs:
         raise LayoutError("no shared layout lets both sides use an LDS instruction (alignment impossible)")
+    # With the "vector" objective instructions come first: the first choice tried has the fewest, and
+    # its result ends the search before any choice with more, so only those with the fewest get a bound.
+    fewest = min(mw.instructions + mr.instructions for _, _, mw, mr, _ in pairs)
+    cands: list[_Candidate] = []
+    for prefix, fill, mw, mr, hc in pairs:
+        if objective == "vector" and mw.instructions + mr.instructions > fewest:
+            continue
+        zbits = prefix[:zb]
+        m_w = f2.image_basis(_footprint(mw) + mw.vector + zbits)
+        m_r = f2.image_basis(_footprint(mr) + mr.vector + zbits)
+        lb = (mw.cost << _lb_exponent(m_w, hc, r_bits)) + (mr.cost << _lb_exponent(m_r, hc, r_bits))
+        c = _Candidate(prefix, mw, mr, hc, m_w, m_r, lb, fill)
+        c.key = _order(objective, mw.instructions + mr.instructions, lb) + (
+            fill, mr.op.shape.transpose_bits or 0, -mw.k - mr.k)
+        cands.append(c)
     cands.sort(key=lambda c: c.key)
     rng = random.Random(seed)
     best = None
@@ -527,7 +536,7 @@ def _solve(w: _Side, r: _Side, reps: list[int], outs, model: LdsModel, eb: int, 
     if len(basis) != n_off:
         raise LayoutError("internal: offset basis has the wrong size")
     shared = _layout(basis, reps, outs)
-    res = _verify(shared, basis, reps, outs, w, r, cand, model, eb, len(cands), budget)
+    res = _verify(shared, basis, reps, outs, w, r, cand, model, eb, len(pairs), budget)
     res.certified = certified and res.optimal
     res.objective = objective
     res.argument = _argument(res, cand, model)
