@@ -172,7 +172,14 @@ def lds_conflict_degree(arch: str, store: bool, width: int, addr, element_bits: 
     a = np.asarray(addr).reshape(-1, 64)[0]
     eb = max(1, element_bits // 8)
     op = _lds_op_name(store, width, transpose)
-    key = (arch, op, element_bits, (a - a.min()).tobytes(), int(a.min()) % 256)
+    c = int(a[0])
+    if c % width == 0:
+        # XOR by a multiple of the width keeps every lane aligned and maps the dwords by a fixed
+        # XOR (banks by a fixed XOR too): every phase's per-bank counts are only permuted
+        a = a ^ c
+        key = (arch, op, element_bits, a.tobytes())
+    else:
+        key = (arch, op, element_bits, (a - a.min()).tobytes(), int(a.min()) % 256)
     if key not in _bank_cache:
         try:
             rep = banks.analyze(arch, op, a // eb, element_bits=element_bits)

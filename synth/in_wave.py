@@ -36,6 +36,7 @@ from .cost import CostModel
 from . import ir
 from .ir import Program
 from .lane_ops import find_dpp, find_lane_op
+from .span import span_table
 
 __all__ = ["Packing", "UnitMap", "choose_packing", "dst_register_parts", "gather_choices", "gather_dword",
            "gather_floor", "gather_units", "pack_perms", "pack_units", "unpack_units"]
@@ -43,14 +44,6 @@ __all__ = ["Packing", "UnitMap", "choose_packing", "dst_register_parts", "gather
 WAVE = 64
 LANE_BITS = 6
 _LANES = np.arange(WAVE)
-
-
-def _combos(cols: list[int]) -> np.ndarray:
-    """``out[x] = XOR of cols[i] over the set bits i of x`` for every x < 2**len(cols)."""
-    out = np.zeros(1, dtype=np.int64)
-    for c in cols:
-        out = np.concatenate([out, out ^ c])
-    return out
 
 
 def _deposit(value: np.ndarray, positions: list[int]) -> np.ndarray:
@@ -76,7 +69,7 @@ class UnitMap:
 
     def table(self) -> tuple[np.ndarray, np.ndarray]:
         """``(src_unit, src_lane)``, each ``[2**n_dst, 64]``."""
-        full = _combos(self.cols).reshape(WAVE, 1 << self.n_dst).T
+        full = span_table(self.cols).reshape(WAVE, 1 << self.n_dst).T
         return full & ((1 << self.n_src) - 1), full >> self.n_src
 
 

@@ -33,10 +33,10 @@ import numpy as np
 from linlayout import LayoutError, f2
 from linlayout.hw.targets import get_target
 
-from .emulator import element_ids
 from .in_wave import gather_dword
 from .ir import Program
 from .preimage import Problem
+from .span import position_table, span_table
 
 __all__ = ["LdsAccesses", "LdsDesign", "build_lds", "design_cache", "designs", "lds_accesses", "shared_layout",
            "vector_first_design"]
@@ -219,20 +219,17 @@ class _Side:
     other_cols: list[int]  # C of each lane/warp bit
 
 
-def _side(layout_cols: dict[str, list[int]], ids: np.ndarray, design: LdsDesign, tensor_to: np.ndarray,
-          inv_cols: list[int]) -> _Side:
-    coord = tensor_to[ids]
-    mask = (1 << design.n_offset_bits) - 1
+def _side(layout_cols: dict[str, list[int]], design: LdsDesign, inv_cols: list[int]) -> _Side:
+    """The side of a layout with tensor columns ``layout_cols``; ``inv_cols``: tensor bits -> (offset,
+    rep) bits (the inverse of the shared layout), so ``C = inv o layout`` is linear in the hardware bits."""
     reg_cols = [f2.apply_columns(inv_cols, c) for c in layout_cols["register"]]
-    other = [f2.apply_columns(inv_cols, c) for c in layout_cols["lane"] + layout_cols["warp"]]
-    seen: dict[bytes, int] = {}
-    unique = []
-    for r in range(ids.shape[2]):
-        key = ids[:, :, r].tobytes()
-        if key not in seen:
-            seen[key] = r
-            unique.append(r)
-    return _Side(coord & mask, coord >> design.n_offset_bits, unique, reg_cols, other)
+    lane = [f2.apply_columns(inv_cols, c) for c in layout_cols["lane"]]
+    warp = [f2.apply_columns(inv_cols, c) for c in layout_cols["warp"]]
+    coord = position_table(reg_cols, lane, warp)
+    # two registers hold the same elements in every lane and warp iff their register images are equal
+    _, first = np.unique(span_table(reg_cols), return_index=True)
+    mask = (1 << design.n_offset_bits) - 1
+    return _Side(coord & mask, coord >> design.n_offset_bits, sorted(first.tolist()), reg_cols, lane + warp)
 
 
 def _vector_bits(side: _Side, t_max: int) -> list[list[int]]:
@@ -414,17 +411,9 @@ def lds_accesses(prob: Problem, design: LdsDesign, elem_bits: int, num_warps: in
     (``count_copies``: the store vectors' choice counts their tuple copies)."""
     eb = max(1, elem_bits // 8)
     p = max(1, 32 // elem_bits)
-    n = prob.n_tensor_bits
-    table = np.zeros(1 << n, dtype=np.int64)  # tensor id -> offset | rep << n_off
-    coords = np.arange(1 << n, dtype=np.int64)
-    tens = np.zeros_like(coords)
-    for i, c in enumerate(design.shared_cols):
-        tens ^= np.where((coords >> i) & 1, c, 0)
-    table[tens] = coords
     inv_cols = f2.inverse(design.shared_cols)  # tensor bits -> offset | rep bits
-    s_ids, d_ids = element_ids(prob.src, num_warps), element_ids(prob.dst, num_warps)
-    S = _side(prob.src_cols, s_ids, design, table, inv_cols)
-    D = _side(prob.dst_cols, d_ids, design, table, inv_cols)
+    S = _side(prob.src_cols, design, inv_cols)
+    D = _side(prob.dst_cols, design, inv_cols)
     t_cap = (16 // eb).bit_length() - 1
     s_deltas = _choose_vectors(S, t_cap, p, eb, count_copies)
     s_groups, s_w = _groups(S, s_deltas), eb << len(s_deltas)

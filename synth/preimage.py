@@ -22,6 +22,8 @@ import numpy as np
 
 from linlayout import LayoutError, LinearLayout, f2
 
+from .span import span_table
+
 __all__ = ["Problem", "WaveMap", "normalize", "wave_local_map"]
 
 
@@ -159,13 +161,6 @@ class WaveMap:
         return out
 
 
-def _coset(x0: int, kernel: list[int]) -> np.ndarray:
-    vals = np.array([x0], dtype=np.int64)
-    for k in kernel:
-        vals = np.concatenate([vals, vals ^ k])
-    return vals
-
-
 def wave_local_map(prob: Problem, max_kernel_bits: int = 10) -> WaveMap:
     """Choose, per dst basis bit, the src position that moves least (see module doc)."""
     cols = prob.src_hw_cols()
@@ -178,7 +173,7 @@ def wave_local_map(prob: Problem, max_kernel_bits: int = 10) -> WaveMap:
 
     def pick(target: int, kind: str, index: int) -> int:
         x0 = f2.solve(cols, target)
-        cand = _coset(x0, kernel)
+        cand = x0 ^ span_table(kernel)  # the coset x0 + ker
         pc = np.bitwise_count(cand).astype(np.int64)
         single = pc == 1
         has_w = (cand & warp_m) != 0
