@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
+from functools import cached_property
 from itertools import combinations, permutations
 from typing import Sequence, Union
 
@@ -159,12 +160,18 @@ class _Candidate:
     prefix: list[int]
     write: _Mode
     read: _Mode
-    hc: list[int]
+    h_w: tuple[int, ...]  # the sides' aligned spaces
+    h_r: tuple[int, ...]
     m_w: list[int]
     m_r: list[int]
     lb: int
     fill: int
     key: tuple = field(default_factory=tuple)
+
+    @cached_property
+    def hc(self) -> list[int]:
+        """A basis of ``Hc = H_w ∩ H_r`` (the bank and row vectors are drawn from it)."""
+        return f2.intersection(self.h_w, self.h_r)
 
 
 def _flat_columns(layout: LinearLayout, dim: str) -> list[int]:
@@ -345,10 +352,10 @@ def _low_weight(basis: list[int], max_weight: int = 3) -> list[int]:
     return sorted(out, key=lambda x: (bin(x).count("1"), x))
 
 
-def _lb_exponent(m: list[int], hc: list[int], r: int) -> int:
-    """``max(0, r + dim(M ∩ Hc) - dim Hc)`` for bases ``m``, ``hc``; ``dim(M ∩ Hc) - dim Hc`` is
-    ``dim M - dim(M + Hc)``."""
-    return max(0, r + len(m) - f2.rank(m + hc))
+def _lb_exponent(m: list[int], hc: Sequence[int], r: int) -> int:
+    """``max(0, r + dim(M ∩ Hc) - dim Hc)`` for a basis ``m`` of M and vectors ``hc`` spanning Hc:
+    ``dim(M ∩ Hc) - dim Hc`` is ``dim M - dim(M + Hc)``."""
+    return max(0, r + len(m) - f2.rank([*m, *hc]))
 
 
 # ------------------------------------------------------------------ construction
@@ -481,37 +488,44 @@ def _solve(w: _Side, r: _Side, reps: list[int], outs, model: LdsModel, eb: int, 
     r_bits = max(0, n_off - row_start)
 
     zb = max(0, 5 - (eb.bit_length() - 1))
-    pairs = []  # every enumerated choice: (prefix, fill, write mode, read mode, Hc)
-    common: dict = {}  # (H_w, H_r) -> H_c: equal aligned spaces recur across prefixes
+    pairs = []  # every enumerated choice: (prefix, fill, write mode, read mode, H_w, H_r)
     for prefix, fill in _prefixes(w, r, model, eb, space_ech, allow_transpose):
         wmodes = _plain_modes(w, prefix, model, eb)
         rmodes = (([] if transpose_only else _plain_modes(r, prefix, model, eb))
                   + (_transpose_modes(r, prefix, model, eb) if allow_transpose else []))
-        reads = [(mr, hr) for mr in rmodes for hr in [_aligned_space(mr, prefix, space_basis)] if hr is not None]
+        reads = [(mr, hr, _echelon(hr)) for mr in rmodes
+                 for hr in [_aligned_space(mr, prefix, space_basis)] if hr is not None]
         for mw in wmodes:
             hw = _aligned_space(mw, prefix, space_basis)
             if hw is None:
                 continue
-            for mr, hr in reads:
-                hc = common.get((hw, hr))
-                if hc is None:
-                    hc = common[hw, hr] = f2.intersection(hw, hr)
-                if f2.rank(hc + prefix) == n_off:
-                    pairs.append((prefix, fill, mw, mr, hc))
+            hw_ech = None
+            for mr, hr, hr_ech in reads:
+                # H_s is a complement of V_s (the first k_s prefix vectors) holding the rest of the
+                # prefix, so Hc + P is the whole offset space iff Hc = H_s for the longer vector,
+                # i.e. iff the aligned space of the longer vector lies in the other one
+                if mw.k >= mr.k:
+                    inside = all(hr_ech.contains(x) for x in hw)
+                else:
+                    hw_ech = hw_ech or _echelon(hw)
+                    inside = all(hw_ech.contains(x) for x in hr)
+                if inside:
+                    pairs.append((prefix, fill, mw, mr, hw, hr))
     if not pairs:
         raise LayoutError("no shared layout lets both sides use an LDS instruction (alignment impossible)")
     # With the "vector" objective instructions come first: the first choice tried has the fewest, and
     # its result ends the search before any choice with more, so only those with the fewest get a bound.
-    fewest = min(mw.instructions + mr.instructions for _, _, mw, mr, _ in pairs)
+    fewest = min(mw.instructions + mr.instructions for _, _, mw, mr, _, _ in pairs)
     cands: list[_Candidate] = []
-    for prefix, fill, mw, mr, hc in pairs:
+    for prefix, fill, mw, mr, hw, hr in pairs:
         if objective == "vector" and mw.instructions + mr.instructions > fewest:
             continue
         zbits = prefix[:zb]
         m_w = f2.image_basis(_footprint(mw) + mw.vector + zbits)
         m_r = f2.image_basis(_footprint(mr) + mr.vector + zbits)
+        hc = hw if mw.k >= mr.k else hr  # spans Hc (see above)
         lb = (mw.cost << _lb_exponent(m_w, hc, r_bits)) + (mr.cost << _lb_exponent(m_r, hc, r_bits))
-        c = _Candidate(prefix, mw, mr, hc, m_w, m_r, lb, fill)
+        c = _Candidate(prefix, mw, mr, hw, hr, m_w, m_r, lb, fill)
         c.key = _order(objective, mw.instructions + mr.instructions, lb) + (
             fill, mr.op.shape.transpose_bits or 0, -mw.k - mr.k)
         cands.append(c)
