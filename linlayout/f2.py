@@ -89,18 +89,25 @@ class Echelon:
         Returns True if it was independent of the vectors before it.
         """
         idx = self._count
-        self._count += 1
-        r, combo = self.reduce(v)
-        if r == 0:
+        self._count = idx + 1
+        vec, cmb, mask = self._vec, self._combo, self._mask
+        combo = 0
+        m = v & mask
+        while m:  # self.reduce(v), inlined
+            b = m.bit_length() - 1
+            v ^= vec[b]
+            combo ^= cmb[b]
+            m = v & mask
+        if v == 0:
             return False
-        lead = r.bit_length() - 1
-        self._vec[lead] = r
-        self._combo[lead] = combo ^ (1 << idx)
-        self._mask |= 1 << lead
+        lead = v.bit_length() - 1
+        vec[lead] = v
+        cmb[lead] = combo ^ (1 << idx)
+        self._mask = mask | (1 << lead)
         return True
 
     def contains(self, v: int) -> bool:
-        return self.reduce(v)[0] == 0
+        return _reduce(v, self._vec, self._mask) == 0
 
 
 # ----------------------------------------------------------------- kernels

@@ -331,11 +331,18 @@ def _echelon(vectors: Sequence[int]) -> f2.Echelon:
 def _aligned_space(mode: _Mode, prefix: list[int], space_basis: list[int]) -> tuple[int, ...] | None:
     """A basis of ``H_s``: a complement of ``V_s`` (in the offset space) containing every
     other column of the side and the prefix bits above its vector; None if impossible."""
-    v = mode.vector
-    rest = f2.image_basis([x for x in mode.others + prefix[mode.k:] if x])
-    if f2.rank(v + rest) != len(v) + len(rest):
-        return None  # some column has a component on the vector bits: misaligned
-    ext = f2.complement(v + rest, 0, candidates=space_basis)
+    rest, own, every = [], f2.Echelon(), _echelon(mode.vector)
+    for x in mode.others + prefix[mode.k:]:
+        if own.insert(x):  # a pivot of the other columns (their image basis, in order)
+            if not every.insert(x):
+                return None  # some column has a component on the vector bits: misaligned
+            rest.append(x)
+    ext = []
+    for c in space_basis:  # independent: once every.rank is their number, nothing more is kept
+        if every.rank == len(space_basis):
+            break
+        if every.insert(c):
+            ext.append(c)
     return tuple(rest + ext)
 
 
