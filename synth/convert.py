@@ -340,7 +340,9 @@ def _lower_bound(prob: Problem, element_bits: int, target) -> dict:
 
 
 def clear_caches() -> None:
-    """Empty every per-process cache of the planner (for cold timings)."""
+    """Empty every per-process cache of the planner that is filled from the layouts planned (for
+    cold timings).  Tables that depend only on the target and the cost model (instruction
+    encodings, exchange realizations per lane bit) are kept."""
     from . import emulator
 
     for c in (_wm_cache, _lb_cache, lds_path.design_cache, lane_ops._cache, cost_mod._bank_cache):

@@ -426,8 +426,9 @@ def best_schedule(reg_cols: list[int], lane_cols: list[int], n_sr: int, K: list[
 
 
 def clear_caches() -> None:
-    """Empty the realization and lane-stage tables."""
-    _realizations.cache_clear()
+    """Empty the lane-stage table (filled from the conversions seen).  The realizations table
+    (``_realizations``) depends on the target and cost model alone, like the DPP and swizzle
+    tables of synth.lane_ops, and is kept."""
     _stage_op.cache_clear()
 
 
