@@ -195,6 +195,7 @@ def expected_ids(plan: Plan) -> np.ndarray:
 _dpp_cached = lru_cache(maxsize=None)(lambda ctrl: dpp_src_lanes(ctrl))
 _swz_cached = lru_cache(maxsize=None)(lambda off: swizzle_src_lanes(off))
 _LANES = np.arange(WAVE)
+_BYTE_OFFSETS = np.arange(16)
 
 
 @lru_cache(maxsize=None)
@@ -209,13 +210,13 @@ class _Machine:
         self.W = W
         self.regs = np.full((n_dw, W, WAVE, 4), UNDEF, dtype=np.int64)
         self.lds = np.full(lds_size, UNDEF, dtype=np.int64)
-        self.w_epoch = np.full(lds_size, -1, dtype=np.int64)  # epoch of the last write
-        self.w_warps = np.zeros(lds_size, dtype=np.int64)  # bitmask of warps that wrote in that epoch
-        self.r_epoch = np.full(lds_size, -1, dtype=np.int64)
-        self.r_warps = np.zeros(lds_size, dtype=np.int64)  # bitmask of warps that read in r_epoch
-        self.stamp = np.zeros(lds_size, dtype=np.int64)  # scratch: finds bytes listed twice in one write
-        self.epoch = 0
+        self.w_warps = np.zeros(lds_size, dtype=np.int64)  # bitmask of warps that wrote since the last barrier
+        self.r_warps = np.zeros(lds_size, dtype=np.int64)  # bitmask of warps that read since the last barrier
         self.warp_bit = (1 << np.arange(W, dtype=np.int64))[:, None]
+
+    def barrier(self) -> None:
+        self.w_warps[:] = 0
+        self.r_warps[:] = 0
 
 
 def _paired(dst: list[int], src: list[int], p: int, dps: int, what: str) -> list[tuple[int, int]]:
@@ -279,66 +280,52 @@ def _lds_access(m: _Machine, addr, width: int, what: str) -> np.ndarray:
     a = _lanes_of(addr, m.W)
     if width in (2, 4, 8, 16) and (a % width).any():
         raise PlanVerificationError(f"{what}: an address is not aligned to the {width}-byte access")
-    idx = (a[..., None] + np.arange(width)).reshape(m.W, -1)
-    if idx.min() < 0 or idx.max() >= m.lds.shape[0]:
+    if a.min() < 0 or a.max() + width > m.lds.shape[0]:  # the bytes are a .. a + width - 1
         raise PlanVerificationError(f"{what}: address outside the {m.lds.shape[0]}-byte LDS allocation")
-    return idx
+    return (a[..., None] + _BYTE_OFFSETS[:width]).reshape(m.W, -1)
 
 
 def _lds_write(m: _Machine, idx: np.ndarray, data: np.ndarray, what: str) -> None:
     """Warps are unordered between barriers: a byte another warp wrote (with other data) or read
     since the last barrier is a race; so are two warps writing different data in this step."""
     flat, vals = idx.reshape(-1), data.reshape(-1)
-    cur = m.w_epoch[idx] == m.epoch
-    if cur.any():
-        wb = np.broadcast_to(m.warp_bit, idx.shape)
-        other_w = cur & ((m.w_warps[idx] & ~wb) != 0) & (m.lds[idx] != data)
+    wrote = m.w_warps[idx]
+    if wrote.any():
+        other_w = ((wrote & ~m.warp_bit) != 0) & (m.lds[idx] != data)
         if other_w.any():
             raise PlanVerificationError(f"{what}: LDS byte {int(idx[other_w][0])} was written by another warp "
                                         f"with other data since the last barrier")
-    read = m.r_epoch[idx] == m.epoch
+    read = m.r_warps[idx]
     if read.any():
-        other_r = read & ((m.r_warps[idx] & ~np.broadcast_to(m.warp_bit, idx.shape)) != 0)
+        other_r = (read & ~m.warp_bit) != 0
         if other_r.any():
             raise PlanVerificationError(f"{what}: LDS byte {int(idx[other_r][0])} is read by another warp since "
                                         f"the last barrier (missing barrier)")
-    # a byte listed twice: the later listing overwrites the earlier one's stamp
-    m.stamp[flat] = np.arange(flat.size)
-    unique = bool((m.stamp[flat] == np.arange(flat.size)).all())
-    if not unique:
+    m.lds[flat] = vals
+    if (m.lds[flat] != vals).any():  # a byte listed twice with different data keeps only one of them
         order = np.argsort(flat, kind="stable")
         f, v = flat[order], vals[order]
         dup = (f[1:] == f[:-1]) & (v[1:] != v[:-1])
-        if dup.any():
-            raise PlanVerificationError(f"{what}: two lanes or warps write different data to LDS byte "
-                                        f"{int(f[1:][dup][0])}")
-    _mark(m.w_warps, m.w_epoch, m.epoch, idx, unique=unique)
-    m.lds[flat] = vals
+        raise PlanVerificationError(f"{what}: two lanes or warps write different data to LDS byte "
+                                    f"{int(f[1:][dup][0])}")
+    _mark(m.w_warps, idx)
 
 
 def _lds_read(m: _Machine, idx: np.ndarray, what: str) -> np.ndarray:
-    cur = m.w_epoch[idx] == m.epoch
-    if cur.any():
-        other = cur & ((m.w_warps[idx] & ~np.broadcast_to(m.warp_bit, idx.shape)) != 0)
+    wrote = m.w_warps[idx]
+    if wrote.any():
+        other = (wrote & ~m.warp_bit) != 0
         if other.any():
             raise PlanVerificationError(f"{what}: LDS byte {int(idx[other][0])} is read without a barrier after "
                                         f"another warp wrote it")
-    _mark(m.r_warps, m.r_epoch, m.epoch, idx)
+    _mark(m.r_warps, idx)
     return m.lds[idx]
 
 
-def _mark(warps: np.ndarray, epochs: np.ndarray, epoch: int, idx: np.ndarray, unique: bool = False) -> None:
-    """Add warp ``w``'s bit to the bytes ``idx[w]`` (bits of an older epoch are dropped first);
-    ``unique``: no byte occurs twice in ``idx`` (one vectorized update)."""
-    flat = idx.reshape(-1)
-    if unique:
-        old = np.where(epochs[flat] == epoch, warps[flat], 0)
-        warps[flat] = old | (1 << np.arange(idx.shape[0], dtype=np.int64)).repeat(idx.shape[1])
-    else:
-        warps[flat[epochs[flat] != epoch]] = 0
-        for w in range(idx.shape[0]):
-            warps[idx[w]] |= 1 << w
-    epochs[flat] = epoch
+def _mark(warps: np.ndarray, idx: np.ndarray) -> None:
+    """Add warp ``w``'s bit to the bytes ``idx[w]`` (a warp may list a byte twice: same bit)."""
+    for w in range(idx.shape[0]):
+        warps[idx[w]] |= 1 << w
 
 
 @lru_cache(maxsize=None)
@@ -421,7 +408,7 @@ def run_isa(plan: Plan, init: np.ndarray | None = None, lds_bytes: int | None = 
                 else:
                     _exec_load(m, slots, addr, st.width, p, dps, B, what)
         elif isinstance(st, Barrier):
-            m.epoch += 1
+            m.barrier()
         else:  # pragma: no cover - all step classes are handled above
             raise PlanVerificationError(f"{what}: unknown step")
     return m.regs
@@ -497,6 +484,10 @@ def _exec_mov(m: _Machine, st: Mov, p: int, dps: int, B: int, what: str) -> None
     # a renaming: bookkeeping of values (parallel copy of the listed elements)
     cells = [(c_d, c_s) for d, s in zip(st.dst, st.src)
              for c_d, c_s in zip(_slot_bytes(d, p, dps, B), _slot_bytes(s, p, dps, B))]
+    if len({c_d for c_d, _ in cells}) == len(cells):  # every cell written once: one gather, one scatter
+        c = np.array(cells, dtype=np.int64).reshape(-1, 4)
+        m.regs[c[:, 0], :, :, c[:, 1]] = m.regs[c[:, 2], :, :, c[:, 3]]
+        return
     src_vals = [m.regs[sd, :, :, sb].copy() for _, (sd, sb) in cells]
     for ((dd, db), _), v in zip(cells, src_vals):
         m.regs[dd, :, :, db] = v
