@@ -277,12 +277,12 @@ def _exec_dpp(m: _Machine, dst: int, src: int, ctrl: int, row_mask: int, bank_ma
 
 def _lds_access(m: _Machine, addr, width: int, what: str) -> np.ndarray:
     """Byte indices ``[W, 64 * width]`` of an LDS access, with alignment and range checks."""
-    a = _lanes_of(addr, m.W)
+    a = np.asarray(addr, dtype=np.int64)  # [64] (every warp alike) or [W, 64]
     if width in (2, 4, 8, 16) and (a % width).any():
         raise PlanVerificationError(f"{what}: an address is not aligned to the {width}-byte access")
     if a.min() < 0 or a.max() + width > m.lds.shape[0]:  # the bytes are a .. a + width - 1
         raise PlanVerificationError(f"{what}: address outside the {m.lds.shape[0]}-byte LDS allocation")
-    return (a[..., None] + _BYTE_OFFSETS[:width]).reshape(m.W, -1)
+    return np.broadcast_to(a[..., None] + _BYTE_OFFSETS[:width], (m.W, WAVE, width)).reshape(m.W, -1)
 
 
 def _lds_write(m: _Machine, idx: np.ndarray, data: np.ndarray, what: str) -> None:
@@ -423,7 +423,7 @@ def _exec_store(m: _Machine, slots: list[int], addr, width: int, d16_hi: bool, p
         raise PlanVerificationError(f"{what}: a {width}-byte store reads byte {2 if d16_hi else 0} of its VGPR, "
                                     f"not byte {cells[0][1]}")
     c = np.array(cells, dtype=np.int64)
-    data = np.moveaxis(m.regs[c[:, 0], :, :, c[:, 1]], 0, -1).reshape(m.W, -1)
+    data = m.regs[c[:, 0], :, :, c[:, 1]].transpose(1, 2, 0).reshape(m.W, -1)  # [W, 64 * width]
     _lds_write(m, _lds_access(m, addr, width, what), data, what)
 
 
@@ -437,7 +437,7 @@ def _exec_load(m: _Machine, slots: list[int], addr, width: int, p: int, dps: int
             raise PlanVerificationError(f"{what}: a {width}-byte load fills byte 0 of its VGPR")
         m.regs[cells[0][0]] = 0
     c = np.array(cells, dtype=np.int64)
-    m.regs[c[:, 0], :, :, c[:, 1]] = np.moveaxis(data, -1, 0)
+    m.regs[c[:, 0], :, :, c[:, 1]] = data.transpose(2, 0, 1)
 
 
 def _exec_transpose_load(m: _Machine, st: LdsLoad, arch: str, p: int, dps: int, B: int, what: str) -> None:
