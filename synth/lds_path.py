@@ -252,39 +252,33 @@ def _vector_bits(side: _Side, t_max: int) -> list[list[int]]:
 
 
 def _groups(side: _Side, deltas: list[int]) -> list[list[int]]:
-    """Register lists (offset order) of every access, from the unique registers."""
-    span = [0]
-    for d in deltas:
-        span = span + [s ^ d for s in span]
-    groups, covered = [], set()
-    for r in side.unique:
-        if r in covered:
-            continue
-        c = f2.apply_columns(side.reg_cols, r)
-        base = r
-        for i, d in enumerate(deltas):  # move to the register with offset bits 0..t-1 clear
-            if (c >> i) & 1:
-                base ^= d
-        g = [base ^ s for s in span]
-        groups.append(g)
-        covered.update(g)
-    return groups
+    """Register lists (offset order) of every access, from the unique registers.
+
+    With ``C(delta_i)`` = offset bit ``i``, register ``r`` belongs to the access of the *base*
+    ``r ^ sum(delta_i for the set bits i < t of C(r))`` (offset bits ``0..t-1`` clear); its
+    registers are the base XOR every combination of the deltas.  The accesses come in the order
+    of their first unique register."""
+    span = span_table(deltas)
+    unique = np.asarray(side.unique, dtype=np.int64)
+    bases = unique ^ span[span_table(side.reg_cols)[unique] & (len(span) - 1)]
+    _, first = np.unique(bases, return_index=True)
+    return (bases[np.sort(first)][:, None] ^ span[None, :]).tolist()
 
 
 def _perms_side(groups: list[list[int]], p: int, elem_bytes: int) -> int:
-    """v_perm_b32 count of one side: VGPRs whose elements are not in address order."""
-    if p == 1:
+    """v_perm_b32 count of one side: VGPRs whose elements are not in address order (a group of at
+    least a dword: every VGPR not holding registers ``p*j .. p*j+p-1`` in order; a smaller group:
+    one repack unless it holds consecutive registers from byte 0 or 2 of a VGPR, aligned to its size)."""
+    if p == 1 or not groups:
         return 0
-    n = 0
-    for g in groups:
-        if len(g) * elem_bytes >= 4:
-            n += sum(1 for k in range(0, len(g), p) if any(g[k + e] != g[k] + e or g[k] % p for e in range(p)))
-        else:
-            pos = g[0] % p
-            if g != list(range(g[0], g[0] + len(g))) or (pos * elem_bytes) % 4 not in (0, 2) \
-                    or (pos * elem_bytes) % (len(g) * elem_bytes):
-                n += 1
-    return n
+    g = np.asarray(groups, dtype=np.int64)
+    n = g.shape[1]
+    if n * elem_bytes >= 4:
+        vgpr = g.reshape(len(g), -1, p)
+        return int(((vgpr != vgpr[..., :1] + np.arange(p)).any(axis=-1) | (vgpr[..., 0] % p != 0)).sum())
+    pos = (g[:, 0] % p) * elem_bytes
+    bad = (g != g[:, :1] + np.arange(n)).any(axis=1) | ((pos % 4 != 0) & (pos % 4 != 2)) | (pos % (n * elem_bytes) != 0)
+    return int(bad.sum())
 
 
 def _copies_side(groups: list[list[int]], p: int, eb: int) -> int:
