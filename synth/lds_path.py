@@ -435,7 +435,7 @@ def lds_accesses(prob: Problem, design: LdsDesign, elem_bits: int, num_warps: in
 
     s_round, d_round = rounds_of(S, s_groups), rounds_of(D, d_groups)
     n_rounds = 1 << design.n_rep_bits
-    return LdsAccesses(design, S, D, s_w, d_w, _cross_warp(S, D, s_groups, d_groups, num_warps),
+    return LdsAccesses(design, S, D, s_w, d_w, _cross_warp(S, D, num_warps),
                        [paired(S, s_groups, s_w, s_round, k) for k in range(n_rounds)],
                        [paired(D, d_groups, d_w, d_round, k) for k in range(n_rounds)], eb, p)
 
@@ -516,19 +516,24 @@ def build_lds(prog: Program, acc: LdsAccesses, src_dwords: list[int], d_ids: np.
     return out
 
 
-def _cross_warp(S: _Side, D: _Side, s_groups, d_groups, W: int) -> bool:
-    """Does some warp read an (offset, round) that another warp writes?"""
+def _cross_warp(S: _Side, D: _Side, W: int) -> bool:
+    """Does some warp read an (offset, round) that another warp writes?
+
+    The accesses cover every register of both sides, so warp ``w`` writes the coordinates
+    ``C_S(w) + V_S`` and reads ``C_D(w) + V_D`` (``V``: the span of a side's register and lane
+    columns).  Warp ``w`` reads what warp ``v`` writes iff ``C_D(w) + C_S(v)`` lies in
+    ``U = V_S + V_D``: the pairs ``(w, v)`` doing so are the kernel of a linear map modulo ``U``,
+    and the answer is yes iff that kernel leaves the diagonal ``w = v``."""
     if W == 1:
         return False
-    s_regs = [r for g in s_groups for r in g]
-    d_regs = [r for g in d_groups for r in g]
-    n_off = int(max(S.off.max(), D.off.max())) + 1
-    key_s = S.rep[:, :, s_regs] * n_off + S.off[:, :, s_regs]
-    key_d = D.rep[:, :, d_regs] * n_off + D.off[:, :, d_regs]
-    writers = np.zeros(int(max(key_s.max(), key_d.max())) + 1, dtype=np.int64)
-    for w in range(W):
-        writers[key_s[w].reshape(-1)] |= 1 << w
-    return any(((writers[key_d[w]] & ~(1 << w)) != 0).any() for w in range(W))
+    lane_bits = WAVE.bit_length() - 1
+    u = f2.Echelon()
+    for c in S.reg_cols + S.other_cols[:lane_bits] + D.reg_cols + D.other_cols[:lane_bits]:
+        u.insert(c)
+    warp_bits = len(D.other_cols) - lane_bits
+    cols = [u.reduce(c)[0] for c in D.other_cols[lane_bits:] + S.other_cols[lane_bits:]]  # (w, v) -> mod U
+    low = (1 << warp_bits) - 1
+    return any(x & low != x >> warp_bits for x in f2.kernel_basis(cols))
 
 
 def _addr(side: _Side, r: int, eb: int) -> np.ndarray:
