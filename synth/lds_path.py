@@ -537,7 +537,7 @@ def _cross_warp(S: _Side, D: _Side, W: int) -> bool:
 
 
 def _addr(side: _Side, r: int, eb: int) -> np.ndarray:
-    return (side.off[:, :, r] * eb).astype(np.int64)
+    return side.off[:, :, r] * eb  # int64, a new array
 
 
 def _dwords_of(prog: Program, g: list[int], src_dwords: list[int], p: int, eb: int) -> list[int]:

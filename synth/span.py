@@ -2,7 +2,8 @@
 
 ``span_table(cols)[x]`` is the image of ``x`` under the map with columns ``cols``:
 the XOR of ``cols[i]`` over the set bits ``i`` of ``x``, for every ``x < 2**len(cols)``
-(built by doubling: the second half of the table is the first half XOR the next column).
+(a 0/1 matrix of the indices' bits times the columns, XOR-reduced; more than six columns
+split into the low six and the rest).
 
 ``position_table(reg, lane, warp)[w, l, r]`` is the image of the hardware position
 (warp ``w``, lane ``l``, register ``r``) under a map given by its columns per hardware
@@ -11,6 +12,7 @@ dim; the map is linear, so it is the XOR of one table per dim.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Sequence
 
 import numpy as np
@@ -20,10 +22,20 @@ __all__ = ["position_table", "span_table"]
 
 def span_table(cols: Sequence[int]) -> np.ndarray:
     """``[2**len(cols)]``: the XOR of ``cols[i]`` over the set bits ``i`` of every index."""
-    out = np.zeros(1, dtype=np.int64)
-    for c in cols:
-        out = np.concatenate([out, out ^ c])
-    return out
+    if len(cols) == 0:
+        return np.zeros(1, dtype=np.int64)
+    if len(cols) > _DIRECT:  # index = high * 2**_DIRECT + low: the XOR of two smaller tables
+        return (span_table(cols[_DIRECT:])[:, None] ^ span_table(cols[:_DIRECT])[None, :]).reshape(-1)
+    return np.bitwise_xor.reduce(_index_bits(len(cols)) * np.asarray(cols, dtype=np.int64), axis=1)
+
+
+_DIRECT = 6  # columns tabulated directly (a 64 x 6 bit matrix at most)
+
+
+@lru_cache(maxsize=None)
+def _index_bits(k: int) -> np.ndarray:
+    """``[2**k, k]``: bit ``i`` of every index (0 or 1)."""
+    return (np.arange(1 << k)[:, None] >> np.arange(k)) & 1
 
 
 def position_table(reg: Sequence[int], lane: Sequence[int], warp: Sequence[int]) -> np.ndarray:
