@@ -43,7 +43,9 @@ from linlayout import LayoutError, LinearLayout, f2
 from linlayout.encodings.padded import PaddedLayout
 from linlayout.hw.lds import LdsModel, LdsOp, lds_model
 
-__all__ = ["BankReport", "Collision", "analyze", "analyze_op", "bank_load", "lane_start_bytes"]
+from .span import span_table
+
+__all__ = ["BankReport", "Collision", "analyze", "analyze_op", "bank_load", "lane_cycles", "lane_start_bytes"]
 
 Access = Union[LinearLayout, np.ndarray, Sequence[int]]
 
@@ -198,6 +200,24 @@ def analyze_op(op: LdsOp, access: Access, element_bits: int, *,
         return _analyze_linear(op, _lane_byte_columns(op, access, element_bits), element_bits)
     starts = lane_start_bytes(op, access, element_bits, pad)
     return _analyze_enumerated(op, starts, element_bits)
+
+
+def lane_cycles(arch: Union[str, LdsModel], op: str, offsets: np.ndarray, element_bits: int) -> tuple[int, int]:
+    """``(cycles, min_cycles)`` of ``analyze(arch, op, offsets, element_bits=...)`` for per-lane
+    element offsets ``[wave]`` (the same checks and LayoutErrors), without the report.
+
+    When the lanes' start bytes are XOR-linear in the lane bits (lane 0 at byte 0), the
+    linear formula of the module doc gives the numbers (equal to the enumeration's on
+    linear accesses, tests/test_banks_agreement.py); otherwise the lanes are enumerated."""
+    model = arch if isinstance(arch, LdsModel) else lds_model(arch)
+    o = model.op(op)
+    starts = lane_start_bytes(o, offsets, element_bits)
+    cols = [int(starts[1 << j]) for j in range(o.lane_bits)]
+    if _pow2(element_bits) and o.bytes_per_lane != 12 and (starts == span_table(cols)).all():
+        rep = _analyze_linear(o, cols, element_bits)
+    else:
+        rep = _analyze_enumerated(o, starts, element_bits)
+    return rep.cycles, rep.min_cycles
 
 
 def bank_load(op: LdsOp, starts: np.ndarray) -> np.ndarray:

@@ -182,8 +182,8 @@ def lds_conflict_degree(arch: str, store: bool, width: int, addr, element_bits: 
         key = (arch, op, element_bits, (a - a.min()).tobytes(), int(a.min()) % 256)
     if key not in _bank_cache:
         try:
-            rep = banks.analyze(arch, op, a // eb, element_bits=element_bits)
-            _bank_cache[key] = rep.cycles / max(1, rep.min_cycles)
+            cycles, ideal = banks.lane_cycles(arch, op, a // eb, element_bits)
+            _bank_cache[key] = cycles / max(1, ideal)
         except LayoutError:
             _bank_cache[key] = 1.0
     return _bank_cache[key]
