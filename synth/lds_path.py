@@ -217,6 +217,7 @@ class _Side:
     unique: list[int]  # registers kept after removing duplicates
     reg_cols: list[int]  # C of each register bit (offset bits low, then rep bits)
     other_cols: list[int]  # C of each lane/warp bit
+    reg_image: np.ndarray  # [R] C of every register
 
 
 def _side(layout_cols: dict[str, list[int]], design: LdsDesign, inv_cols: list[int]) -> _Side:
@@ -226,25 +227,25 @@ def _side(layout_cols: dict[str, list[int]], design: LdsDesign, inv_cols: list[i
     lane = [f2.apply_columns(inv_cols, c) for c in layout_cols["lane"]]
     warp = [f2.apply_columns(inv_cols, c) for c in layout_cols["warp"]]
     coord = position_table(reg_cols, lane, warp)
+    reg_image = coord[0, 0]  # warp 0, lane 0 sit at 0
     # two registers hold the same elements in every lane and warp iff their register images are equal
-    _, first = np.unique(span_table(reg_cols), return_index=True)
+    _, first = np.unique(reg_image, return_index=True)
     mask = (1 << design.n_offset_bits) - 1
-    return _Side(coord & mask, coord >> design.n_offset_bits, sorted(first.tolist()), reg_cols, lane + warp)
+    return _Side(coord & mask, coord >> design.n_offset_bits, sorted(first.tolist()), reg_cols, lane + warp,
+                 reg_image)
 
 
 def _vector_bits(side: _Side, t_max: int) -> list[list[int]]:
     """For t = 0..: register vectors delta_0..delta_{t-1} with C(delta_i) = offset bit i (aligned)."""
     options = [[]]
+    solutions = f2.solve_many(side.reg_cols, [1 << i for i in range(t_max)])
     for t in range(1, t_max + 1):
         low = (1 << t) - 1
         if any(c & low for c in side.other_cols):
             break
-        deltas = []
-        for i in range(t):
-            x = f2.solve(side.reg_cols, 1 << i)
-            if x is None:
-                return options
-            deltas.append(x)
+        deltas = solutions[:t]
+        if any(x is None for x in deltas):
+            return options
         if any((f2.apply_columns(side.reg_cols, x) ^ (1 << i)) for i, x in enumerate(deltas)):
             return options
         options.append(deltas)
@@ -260,7 +261,7 @@ def _groups(side: _Side, deltas: list[int]) -> list[list[int]]:
     of their first unique register."""
     span = span_table(deltas)
     unique = np.asarray(side.unique, dtype=np.int64)
-    bases = unique ^ span[span_table(side.reg_cols)[unique] & (len(span) - 1)]
+    bases = unique ^ span[side.reg_image[unique] & (len(span) - 1)]
     _, first = np.unique(bases, return_index=True)
     return (bases[np.sort(first)][:, None] ^ span[None, :]).tolist()
 
