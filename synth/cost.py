@@ -251,20 +251,28 @@ def _immediate_ok(d: int, st) -> bool:
     return d >= 0 and d % unit == 0 and d // unit + st.pair_offset <= 255
 
 
-def _addr_cost(bases: list, a, st) -> int:
-    """VALU ops to form the address ``a`` of LDS access ``st`` given the address VGPRs already formed
-    (``bases``, updated): 0 when a formed one plus an immediate offset reaches it, 1 (v_add_u32 or
-    v_xor_b32) when it differs from a formed one by a constant, else LDS_ADDR_BASE_VALU."""
-    for b in bases:
-        d = a - b
-        if (d == d.reshape(-1)[0]).all() and _immediate_ok(int(d.reshape(-1)[0]), st):
+class _AddressBases:
+    """The LDS address VGPRs formed so far (warp 0's per-lane byte addresses), indexed so that
+    "differs from a formed one by a constant" is a lookup: ``a - b`` is constant iff ``a - a[0]``
+    equals ``b - b[0]`` (same for XOR)."""
+
+    def __init__(self) -> None:
+        self.by_difference: dict[bytes, list[int]] = {}  # a - a[0] -> the a[0] of every base
+        self.by_xor: set[bytes] = set()  # a ^ a[0]
+
+    def cost(self, a, st) -> int:
+        """VALU ops to form the address ``a`` of LDS access ``st`` (then a formed base): 0 when a
+        formed one plus an immediate offset reaches it, 1 (v_add_u32 or v_xor_b32) when it differs
+        from a formed one by a constant, else LDS_ADDR_BASE_VALU."""
+        a0 = int(a[0])
+        diff, xor = (a - a0).tobytes(), (a ^ a0).tobytes()
+        starts = self.by_difference.get(diff, [])
+        if any(_immediate_ok(a0 - b0, st) for b0 in starts):
             return 0
-    for b in bases:
-        if any(((op(a, b)) == op(a, b).reshape(-1)[0]).all() for op in (lambda x, y: x - y, lambda x, y: x ^ y)):
-            bases.append(a)
-            return 1
-    bases.append(a)
-    return LDS_ADDR_BASE_VALU
+        n = 1 if starts or xor in self.by_xor else LDS_ADDR_BASE_VALU
+        self.by_difference.setdefault(diff, []).append(a0)
+        self.by_xor.add(xor)
+        return n
 
 
 def tuple_copies(dwords: list[int], fresh: set[int]) -> int:
@@ -327,7 +335,7 @@ def estimate_overhead(plan, depth: int | None = None) -> dict[str, int]:
     from .plan import FusedDpp, Lane, LdsLoad, LdsStore, Mov, Select
 
     bperm, conds, sels = set(), set(), set()
-    bases: list = []
+    bases = _AddressBases()
     lds_valu = 0
     lane_dep = False
     for st in plan.steps:
@@ -341,7 +349,7 @@ def estimate_overhead(plan, depth: int | None = None) -> dict[str, int]:
             sels.add(int(st.selector))
         elif isinstance(st, (LdsStore, LdsLoad)):
             lane_dep = True
-            lds_valu += _addr_cost(bases, np.asarray(st.addr, dtype=np.int64).reshape(-1, 64)[0], st)
+            lds_valu += bases.cost(np.asarray(st.addr, dtype=np.int64).reshape(-1, 64)[0], st)
     del lane_dep  # the lane id itself is taken as available (every kernel computes it for its memory ops)
     out = {
         "valu_bpermute_addr": BPERMUTE_ADDR_VALU * len(bperm),
