@@ -195,15 +195,11 @@ def designs(prob: Problem, elem_bits: int, arch: str, budget: int | None) -> lis
             design_cache.clear()
         accs = []
         for d in out:
-            for copies in (True, False):
-                try:
-                    acc = lds_accesses(prob, d, elem_bits, prob.num_warps, copies)
-                except LayoutError:
-                    if not d.read_transpose:
-                        raise
-                    break
-                if not any(a.design is d and a.s_width == acc.s_width for a in accs):
-                    accs.append(acc)
+            try:
+                accs.extend(lds_accesses(prob, d, elem_bits, prob.num_warps))
+            except LayoutError:
+                if not d.read_transpose:
+                    raise
         design_cache[key] = accs
     return design_cache[key]
 
@@ -301,18 +297,27 @@ def _copies_side(groups: list[list[int]], p: int, eb: int) -> int:
     return n
 
 
-def _choose_vectors(side: _Side, t_cap: int, p: int, eb: int, store: bool) -> list[int]:
-    """Vector bits with the fewest LDS instructions plus repacking ``v_perm``s (stores: plus the
-    ``v_mov``s that build their VGPR tuples; loads write new registers)."""
-    best, best_cost = [], None
+def _choose_vectors(side: _Side, t_cap: int, p: int, eb: int, store: bool) -> list[list[int]]:
+    """Vector bits with the fewest LDS instructions plus repacking ``v_perm``s; for stores once
+    counting the ``v_mov``s that build their VGPR tuples and once not (loads write new registers).
+    The distinct choices, the one counting copies first."""
+    counts = (True, False) if store else (False,)
+    best: dict[bool, tuple[list[int], float]] = {}
     for deltas in _vector_bits(side, t_cap):
         groups = _groups(side, deltas)
         width = eb << len(deltas)
         n_instr = len(groups) / (2 if width in (4, 8) else 1)  # optimistic pairing into read2/write2
-        c = n_instr + _perms_side(groups, p, eb) + (_copies_side(groups, p, eb) if store else 0)
-        if best_cost is None or c <= best_cost:
-            best, best_cost = deltas, c
-    return best
+        base = n_instr + _perms_side(groups, p, eb)
+        copies = _copies_side(groups, p, eb) if store else 0
+        for with_copies in counts:
+            c = base + (copies if with_copies else 0)
+            if with_copies not in best or c <= best[with_copies][1]:
+                best[with_copies] = (deltas, c)
+    out: list[list[int]] = []
+    for with_copies in counts:
+        if best[with_copies][0] not in out:
+            out.append(best[with_copies][0])
+    return out
 
 
 def _pairs(addrs: list[np.ndarray], width: int) -> list[tuple[int, int | None, int, bool]]:
@@ -400,22 +405,22 @@ class LdsAccesses:
         return total
 
 
-def lds_accesses(prob: Problem, design: LdsDesign, elem_bits: int, num_warps: int,
-                 count_copies: bool = True) -> LdsAccesses:
-    """Choose the vectors, groups, rounds and pairs of the round trip through ``design``
-    (``count_copies``: the store vectors' choice counts their tuple copies)."""
+def lds_accesses(prob: Problem, design: LdsDesign, elem_bits: int, num_warps: int) -> list[LdsAccesses]:
+    """The round trips through ``design``: vectors, groups, rounds and pairs, one per distinct choice
+    of the store vectors (counting the stores' tuple copies, then not: a wide store with copies can
+    beat narrow conflicting stores, the cost model decides).  The loads are shared.  A LayoutError
+    of a later choice of a transpose-read design ends the list there."""
     eb = max(1, elem_bits // 8)
     p = max(1, 32 // elem_bits)
     inv_cols = f2.inverse(design.shared_cols)  # tensor bits -> offset | rep bits
     S = _side(prob.src_cols, design, inv_cols)
     D = _side(prob.dst_cols, design, inv_cols)
     t_cap = (16 // eb).bit_length() - 1
-    s_deltas = _choose_vectors(S, t_cap, p, eb, count_copies)
-    s_groups, s_w = _groups(S, s_deltas), eb << len(s_deltas)
+    store_choices = _choose_vectors(S, t_cap, p, eb, True)
     if design.read_transpose:
         d_groups, d_w = _transpose_groups(D, elem_bits, design.n_offset_bits), 8
     else:
-        d_deltas = _choose_vectors(D, t_cap, p, eb, False)
+        (d_deltas,) = _choose_vectors(D, t_cap, p, eb, False)
         d_groups, d_w = _groups(D, d_deltas), eb << len(d_deltas)
 
     def rounds_of(side: _Side, groups: list[list[int]]) -> list[int]:
@@ -434,11 +439,23 @@ def lds_accesses(prob: Problem, design: LdsDesign, elem_bits: int, num_warps: in
         return [(gs[i], None if j is None else gs[j], off, st64)
                 for i, j, off, st64 in _pairs([_addr(side, g[0], eb) for g in gs], width)]
 
-    s_round, d_round = rounds_of(S, s_groups), rounds_of(D, d_groups)
     n_rounds = 1 << design.n_rep_bits
-    return LdsAccesses(design, S, D, s_w, d_w, _cross_warp(S, D, num_warps),
-                       [paired(S, s_groups, s_w, s_round, k) for k in range(n_rounds)],
-                       [paired(D, d_groups, d_w, d_round, k) for k in range(n_rounds)], eb, p)
+    out: list[LdsAccesses] = []
+    loads = None
+    for s_deltas in store_choices:
+        s_groups, s_w = _groups(S, s_deltas), eb << len(s_deltas)
+        try:
+            s_round = rounds_of(S, s_groups)
+            if loads is None:
+                d_round = rounds_of(D, d_groups)
+                loads = [paired(D, d_groups, d_w, d_round, k) for k in range(n_rounds)], _cross_warp(S, D, num_warps)
+        except LayoutError:
+            if out and design.read_transpose:
+                break
+            raise
+        out.append(LdsAccesses(design, S, D, s_w, d_w, loads[1],
+                               [paired(S, s_groups, s_w, s_round, k) for k in range(n_rounds)], loads[0], eb, p))
+    return out
 
 
 def _transpose_groups(D: _Side, elem_bits: int, n_off: int) -> list[list[int]]:
