@@ -45,7 +45,8 @@ from linlayout.hw.lds import LdsModel, LdsOp, lds_model
 
 from .span import span_table
 
-__all__ = ["BankReport", "Collision", "analyze", "analyze_op", "bank_load", "lane_cycles", "lane_start_bytes"]
+__all__ = ["BankReport", "Collision", "analyze", "analyze_op", "bank_load", "lane_cycles", "lane_start_bytes",
+           "linear_cycles"]
 
 Access = Union[LinearLayout, np.ndarray, Sequence[int]]
 
@@ -394,6 +395,18 @@ def _check_access_layout(op: LdsOp, access: LinearLayout, element_bits: int) -> 
 def _lane_byte_columns(op: LdsOp, access: LinearLayout, element_bits: int) -> list[int]:
     """Byte address of each lane bit (validated aligned)."""
     _, lane = _access_columns(op, access, element_bits)
+    return _byte_columns(op, lane, element_bits)
+
+
+def linear_cycles(op: LdsOp, lane_offsets: Sequence[int], element_bits: int) -> int:
+    """The cycles ``analyze_op`` finds for the access ``lane -> offset`` with lane columns
+    ``lane_offsets`` (elements; the lane's register bits already valid), by the linear path;
+    a LayoutError as ``analyze_op``'s when a lane column is not aligned to the op."""
+    return _analyze_linear(op, _byte_columns(op, lane_offsets, element_bits), element_bits).cycles
+
+
+def _byte_columns(op: LdsOp, lane: Sequence[int], element_bits: int) -> list[int]:
+    """Byte address of each lane bit, given its element offset (validated aligned)."""
     align = _alignment(op)
     cols = []
     for j, o in enumerate(lane):

@@ -41,7 +41,7 @@ from linlayout import LayoutError, LinearLayout
 from linlayout.encodings.padded import PaddedLayout
 from linlayout.hw.lds import LdsModel, LdsOp, lds_model
 
-from .banks import BankReport, _padding, analyze_op, bank_load, lane_start_bytes
+from .banks import BankReport, _padding, analyze_op, bank_load, lane_start_bytes, linear_cycles
 
 __all__ = ["InstructionChoice", "TileAccessReport", "access_map", "largest_vector", "tile_access_report"]
 
@@ -260,12 +260,22 @@ def _best_choice(op: LdsOp, cvt: LinearLayout, element_bits: int, pad) -> Instru
         rest_ok = [j for j, o in enumerate(regs) if o & low]
         if rest_ok:
             raise LayoutError(f"register bits {rest_ok} map to offsets not aligned to {v} elements")
-    best = None
-    for vec in candidates:
-        choice = _evaluate(op, cvt, element_bits, pad, vec, regs, lanes, warps)
-        if best is None or choice.total_cycles < best.total_cycles:
-            best = choice
-    return best
+    if pad is not None:
+        best = None
+        for vec in candidates:
+            choice = _evaluate(op, cvt, element_bits, pad, vec, regs, lanes, warps)
+            if best is None or choice.total_cycles < best.total_cycles:
+                best = choice
+        return best
+    # linear: every candidate has the same instruction count, so the cycles of its access decide;
+    # the first is evaluated in full (it validates the access), the others by their lane columns
+    first = _evaluate(op, cvt, element_bits, pad, candidates[0], regs, lanes, warps)
+    best_vec, best_cycles = candidates[0], first.report.cycles
+    for vec in candidates[1:]:
+        cycles = linear_cycles(op, _source_lanes(op, vec, regs, lanes), element_bits)
+        if cycles < best_cycles:
+            best_vec, best_cycles = vec, cycles
+    return first if best_vec is candidates[0] else _evaluate(op, cvt, element_bits, pad, best_vec, regs, lanes, warps)
 
 
 def _check_aligned(op: LdsOp, offsets: list[int], low: int) -> None:
