@@ -47,9 +47,11 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from itertools import combinations, permutations
 from typing import Sequence, Union
+
+import numpy as np
 
 from linlayout import LayoutError, LinearLayout, f2
 from linlayout.encodings.padded import PaddedLayout, padded_shared
@@ -175,10 +177,14 @@ class _Candidate:
 
 
 def _flat_columns(layout: LinearLayout, dim: str) -> list[int]:
-    if not layout.has_in_dim(dim):
-        return []
-    sub = layout.sublayout([dim], layout.out_dim_names)
-    return list(sub.columns())
+    """The flattened tensor vector of every bit of in dim ``dim`` (the layout's columns of that dim)."""
+    start = 0
+    for name, size in layout.in_dims:
+        k = size.bit_length() - 1
+        if name == dim:
+            return list(layout.columns()[start:start + k])
+        start += k
+    return []
 
 
 def _normalize(layout: LinearLayout, outs: list[tuple[str, int]], what: str, wave: int) -> LinearLayout:
@@ -207,6 +213,8 @@ def _side(direction: str, layout: LinearLayout) -> _Side:
 
 def _drop_registers(side: _Side, vectors: Sequence[int]) -> _Side:
     """The side with the register bits whose vectors are in ``vectors`` removed (one round)."""
+    if not vectors:
+        return side
     drop = set(vectors)
     keep = [b for b, v in zip(side.layout.bases["register"], side.regs) if v not in drop] \
         if side.layout.has_in_dim("register") else []
@@ -347,16 +355,23 @@ def _aligned_space(mode: _Mode, prefix: list[int], space_basis: list[int]) -> tu
 
 
 def _low_weight(basis: list[int], max_weight: int = 3) -> list[int]:
-    """XOR-combinations of up to ``max_weight`` basis vectors, lightest (popcount) first."""
+    """XOR-combinations of up to ``max_weight`` vectors of the reduced basis (the RREF rows), lightest
+    (popcount) first, then by value."""
     red, _ = f2.rref_rows(basis, max((b.bit_length() for b in basis), default=0))
-    out = set(red)
-    for w in range(2, max_weight + 1):
-        for c in combinations(red, w):
-            x = 0
-            for y in c:
-                x ^= y
-            out.add(x)
-    return sorted(out, key=lambda x: (bin(x).count("1"), x))
+    if not red:
+        return []
+    rows = np.array(red, dtype=np.int64)
+    vals = np.concatenate([np.bitwise_xor.reduce(rows[idx], axis=1)
+                           for idx in _index_combinations(len(red), max_weight)])
+    u = np.unique(vals)  # ascending
+    return u[np.argsort(np.bitwise_count(u), kind="stable")].tolist()
+
+
+@lru_cache(maxsize=None)
+def _index_combinations(n: int, max_weight: int) -> tuple[np.ndarray, ...]:
+    """Per weight ``w`` in 1..max_weight, every ``w``-subset of ``range(n)`` as an index array ``[C(n, w), w]``."""
+    return tuple(np.array(list(combinations(range(n), w)), dtype=np.int64).reshape(-1, w)
+                 for w in range(1, min(max_weight, n) + 1))
 
 
 def _lb_exponent(m: list[int], hc: Sequence[int], r: int) -> int:
