@@ -15,10 +15,11 @@ Two executors:
 * ``run_certificate(cert)``: the element level of CONTRACT.md section 4, on
   the JSON certificate alone (no ISA parameters needed).
 
-Byte cells are int64: values ``0..255`` are literal bytes, values ``>= 256``
-are symbolic tags (one per element byte) so that a run proves where every
-byte went; ``UNDEF = -1`` marks never-written bytes, and v_perm's sign
-selectors on a tag produce ``-tag`` (a symbolic sign byte).
+Byte cells are int32 (int64 when a tag does not fit): values ``0..255`` are
+literal bytes, values ``>= 256`` are symbolic tags (one per element byte) so
+that a run proves where every byte went; ``UNDEF = -1`` marks never-written
+bytes, and v_perm's sign selectors on a tag produce ``-tag`` (a symbolic sign
+byte).
 """
 
 from __future__ import annotations
@@ -206,13 +207,14 @@ def _masks_enabled(row_mask: int, bank_mask: int) -> np.ndarray:
 class _Machine:
     """Registers ``[n_dwords, W, 64, 4]`` byte cells; LDS bytes with race bookkeeping."""
 
-    def __init__(self, n_dw: int, W: int, lds_size: int) -> None:
+    def __init__(self, n_dw: int, W: int, lds_size: int, cell: type = np.int64) -> None:
         self.W = W
-        self.regs = np.full((n_dw, W, WAVE, 4), UNDEF, dtype=np.int64)
-        self.lds = np.full(lds_size, UNDEF, dtype=np.int64)
-        self.w_warps = np.zeros(lds_size, dtype=np.int64)  # bitmask of warps that wrote since the last barrier
-        self.r_warps = np.zeros(lds_size, dtype=np.int64)  # bitmask of warps that read since the last barrier
-        self.warp_bit = (1 << np.arange(W, dtype=np.int64))[:, None]
+        self.regs = np.full((n_dw, W, WAVE, 4), UNDEF, dtype=cell)
+        self.lds = np.full(lds_size, UNDEF, dtype=cell)
+        mask = np.int32 if W < 31 else np.int64  # a bit per warp
+        self.w_warps = np.zeros(lds_size, dtype=mask)  # bitmask of warps that wrote since the last barrier
+        self.r_warps = np.zeros(lds_size, dtype=mask)  # bitmask of warps that read since the last barrier
+        self.warp_bit = (1 << np.arange(W, dtype=mask))[:, None]
 
     def barrier(self) -> None:
         self.w_warps[:] = 0
@@ -364,10 +366,13 @@ def run_isa(plan: Plan, init: np.ndarray | None = None, lds_bytes: int | None = 
     W = plan.num_warps
     n_slots = _max_slot(plan)
     n_dw = (n_slots * dps) if dps == 2 else -(-n_slots // p)
-    m = _Machine(n_dw, W, lds_bytes if lds_bytes is not None else max(plan.lds_bytes, 4))
     if init is None:
         ids = element_ids(plan.src, W)
         init = TAG_BASE + 8 * ids[..., None] + np.arange(B)
+    init = np.asarray(init)
+    small = not init.size or (-(1 << 31) < int(init.min()) and int(init.max()) < (1 << 31) - 1)
+    m = _Machine(n_dw, W, lds_bytes if lds_bytes is not None else max(plan.lds_bytes, 4),
+                 np.int32 if small else np.int64)
     if plan.slots_in:
         d_i, b_i = _cell_index(range(plan.slots_in), p, dps, B)
         m.regs[d_i, :, :, b_i] = np.moveaxis(np.asarray(init)[:, :, : plan.slots_in], (0, 1), (2, 3))
