@@ -373,9 +373,12 @@ def run_isa(plan: Plan, init: np.ndarray | None = None, lds_bytes: int | None = 
     small = not init.size or (-(1 << 31) < int(init.min()) and int(init.max()) < (1 << 31) - 1)
     m = _Machine(n_dw, W, lds_bytes if lds_bytes is not None else max(plan.lds_bytes, 4),
                  np.int32 if small else np.int64)
-    if plan.slots_in:
+    if plan.slots_in % p == 0:  # the slots fill dwords 0.. in order: slot s, byte b is cell (s*B + b) / 4
+        cells = init[:, :, : plan.slots_in].reshape(W, WAVE, -1, 4)
+        m.regs[: cells.shape[2]] = cells.transpose(2, 0, 1, 3)
+    else:
         d_i, b_i = _cell_index(range(plan.slots_in), p, dps, B)
-        m.regs[d_i, :, :, b_i] = np.moveaxis(np.asarray(init)[:, :, : plan.slots_in], (0, 1), (2, 3))
+        m.regs[d_i, :, :, b_i] = np.moveaxis(init[:, :, : plan.slots_in], (0, 1), (2, 3))
     for i, st in enumerate(plan.steps):
         what = f"step {i} ({st.op})"
         if isinstance(st, Mov):
@@ -620,8 +623,11 @@ def _final_ids_from_regs(plan: Plan, regs: np.ndarray) -> np.ndarray:
     p, dps, B = slots_per_dword(eb), dwords_per_slot(eb), max(1, eb // 8)
     if not plan.slots_out:
         return np.full(regs.shape[1:3] + (0,), UNDEF, dtype=np.int64)
-    d_i, b_i = _cell_index(range(plan.slots_out), p, dps, B)
-    g = regs[d_i, :, :, b_i]  # [slots, bytes, W, 64]
+    if plan.slots_out % p == 0:  # slots fill dwords 0.. in order: cell (d, b) is byte 4d + b of the run
+        g = regs[: plan.slots_out * B // 4].transpose(0, 3, 1, 2).reshape(plan.slots_out, B, *regs.shape[1:3])
+    else:
+        d_i, b_i = _cell_index(range(plan.slots_out), p, dps, B)
+        g = regs[d_i, :, :, b_i]  # [slots, bytes, W, 64]
     ident = (g[:, 0] - TAG_BASE) // 8
     k = np.arange(g.shape[1])[None, :, None, None]
     ok = (g[:, 0] >= TAG_BASE) & (g == TAG_BASE + 8 * ident[:, None] + k).all(axis=1)
