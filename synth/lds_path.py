@@ -27,6 +27,7 @@ when some warp reads bytes another warp writes.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -36,7 +37,7 @@ from linlayout.hw.targets import get_target
 from .in_wave import gather_dword
 from .ir import Program
 from .preimage import Problem
-from .span import position_table, span_table
+from .span import span_table
 
 __all__ = ["LdsAccesses", "LdsDesign", "build_lds", "design_cache", "designs", "lds_accesses", "shared_layout",
            "vector_first_design"]
@@ -206,14 +207,33 @@ def designs(prob: Problem, elem_bits: int, arch: str, budget: int | None) -> lis
 
 @dataclass
 class _Side:
-    """Offset/rep coordinates of every (warp, lane, register) of one side."""
+    """Offset/rep coordinates of every (warp, lane, register) of one side: ``C = inv o layout`` is
+    linear, so the coordinate of (w, l, r) is ``warp_lane[w, l] ^ reg_image[r]``."""
 
-    off: np.ndarray  # [W, 64, R] element offset
-    rep: np.ndarray  # [W, 64, R] round
+    warp_lane: np.ndarray  # [W, 64] C of every (warp, lane), register 0
+    reg_image: np.ndarray  # [R] C of every register
+    n_off: int  # offset bits (below them the offset, above the round)
     unique: list[int]  # registers kept after removing duplicates
     reg_cols: list[int]  # C of each register bit (offset bits low, then rep bits)
     other_cols: list[int]  # C of each lane/warp bit
-    reg_image: np.ndarray  # [R] C of every register
+
+    def offset(self, r: int) -> np.ndarray:
+        """[W, 64] element offset of register ``r``."""
+        return (self.warp_lane ^ int(self.reg_image[r])) & ((1 << self.n_off) - 1)
+
+    @cached_property
+    def coord(self) -> np.ndarray:
+        return self.warp_lane[:, :, None] ^ self.reg_image[None, None, :]
+
+    @property
+    def off(self) -> np.ndarray:
+        """[W, 64, R] element offset."""
+        return self.coord & ((1 << self.n_off) - 1)
+
+    @property
+    def rep(self) -> np.ndarray:
+        """[W, 64, R] round."""
+        return self.coord >> self.n_off
 
 
 def _side(layout_cols: dict[str, list[int]], design: LdsDesign, inv_cols: list[int]) -> _Side:
@@ -222,13 +242,11 @@ def _side(layout_cols: dict[str, list[int]], design: LdsDesign, inv_cols: list[i
     reg_cols = [f2.apply_columns(inv_cols, c) for c in layout_cols["register"]]
     lane = [f2.apply_columns(inv_cols, c) for c in layout_cols["lane"]]
     warp = [f2.apply_columns(inv_cols, c) for c in layout_cols["warp"]]
-    coord = position_table(reg_cols, lane, warp)
-    reg_image = coord[0, 0]  # warp 0, lane 0 sit at 0
+    reg_image = span_table(reg_cols)
     # two registers hold the same elements in every lane and warp iff their register images are equal
     _, first = np.unique(reg_image, return_index=True)
-    mask = (1 << design.n_offset_bits) - 1
-    return _Side(coord & mask, coord >> design.n_offset_bits, sorted(first.tolist()), reg_cols, lane + warp,
-                 reg_image)
+    return _Side(span_table(warp)[:, None] ^ span_table(lane)[None, :], reg_image, design.n_offset_bits,
+                 sorted(first.tolist()), reg_cols, lane + warp)
 
 
 def _vector_bits(side: _Side, t_max: int) -> list[list[int]]:
@@ -555,7 +573,7 @@ def _cross_warp(S: _Side, D: _Side, W: int) -> bool:
 
 
 def _addr(side: _Side, r: int, eb: int) -> np.ndarray:
-    return side.off[:, :, r] * eb  # int64, a new array
+    return side.offset(r) * eb
 
 
 def _dwords_of(prog: Program, g: list[int], src_dwords: list[int], p: int, eb: int) -> list[int]:

@@ -4,10 +4,6 @@
 the XOR of ``cols[i]`` over the set bits ``i`` of ``x``, for every ``x < 2**len(cols)``
 (a 0/1 matrix of the indices' bits times the columns, XOR-reduced; more than six columns
 split into the low six and the rest).
-
-``position_table(reg, lane, warp)[w, l, r]`` is the image of the hardware position
-(warp ``w``, lane ``l``, register ``r``) under a map given by its columns per hardware
-dim; the map is linear, so it is the XOR of one table per dim.
 """
 
 from __future__ import annotations
@@ -17,7 +13,7 @@ from typing import Sequence
 
 import numpy as np
 
-__all__ = ["position_table", "span_table"]
+__all__ = ["span_table"]
 
 
 def span_table(cols: Sequence[int]) -> np.ndarray:
@@ -36,8 +32,3 @@ _DIRECT = 6  # columns tabulated directly (a 64 x 6 bit matrix at most)
 def _index_bits(k: int) -> np.ndarray:
     """``[2**k, k]``: bit ``i`` of every index (0 or 1)."""
     return (np.arange(1 << k)[:, None] >> np.arange(k)) & 1
-
-
-def position_table(reg: Sequence[int], lane: Sequence[int], warp: Sequence[int]) -> np.ndarray:
-    """``[2**len(warp), 2**len(lane), 2**len(reg)]``: the image of every (warp, lane, register)."""
-    return span_table(warp)[:, None, None] ^ span_table(lane)[None, :, None] ^ span_table(reg)[None, None, :]
