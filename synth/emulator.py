@@ -215,10 +215,14 @@ class _Machine:
         self.w_warps = np.zeros(lds_size, dtype=mask)  # bitmask of warps that wrote since the last barrier
         self.r_warps = np.zeros(lds_size, dtype=mask)  # bitmask of warps that read since the last barrier
         self.warp_bit = (1 << np.arange(W, dtype=mask))[:, None]
+        self.wrote = self.read = False  # some LDS write / read since the last barrier
 
     def barrier(self) -> None:
-        self.w_warps[:] = 0
-        self.r_warps[:] = 0
+        if self.wrote:
+            self.w_warps[:] = 0
+        if self.read:
+            self.r_warps[:] = 0
+        self.wrote = self.read = False
 
 
 def _paired(dst: list[int], src: list[int], p: int, dps: int, what: str) -> list[tuple[int, int]]:
@@ -291,14 +295,14 @@ def _lds_write(m: _Machine, idx: np.ndarray, data: np.ndarray, what: str) -> Non
     """Warps are unordered between barriers: a byte another warp wrote (with other data) or read
     since the last barrier is a race; so are two warps writing different data in this step."""
     flat, vals = idx.reshape(-1), data.reshape(-1)
-    wrote = m.w_warps[idx]
-    if wrote.any():
+    wrote = m.w_warps[idx] if m.wrote else None
+    if wrote is not None and wrote.any():
         other_w = ((wrote & ~m.warp_bit) != 0) & (m.lds[idx] != data)
         if other_w.any():
             raise PlanVerificationError(f"{what}: LDS byte {int(idx[other_w][0])} was written by another warp "
                                         f"with other data since the last barrier")
-    read = m.r_warps[idx]
-    if read.any():
+    read = m.r_warps[idx] if m.read else None
+    if read is not None and read.any():
         other_r = (read & ~m.warp_bit) != 0
         if other_r.any():
             raise PlanVerificationError(f"{what}: LDS byte {int(idx[other_r][0])} is read by another warp since "
@@ -311,16 +315,18 @@ def _lds_write(m: _Machine, idx: np.ndarray, data: np.ndarray, what: str) -> Non
         raise PlanVerificationError(f"{what}: two lanes or warps write different data to LDS byte "
                                     f"{int(f[1:][dup][0])}")
     _mark(m.w_warps, idx)
+    m.wrote = True
 
 
 def _lds_read(m: _Machine, idx: np.ndarray, what: str) -> np.ndarray:
-    wrote = m.w_warps[idx]
-    if wrote.any():
+    wrote = m.w_warps[idx] if m.wrote else None
+    if wrote is not None and wrote.any():
         other = (wrote & ~m.warp_bit) != 0
         if other.any():
             raise PlanVerificationError(f"{what}: LDS byte {int(idx[other][0])} is read without a barrier after "
                                         f"another warp wrote it")
     _mark(m.r_warps, idx)
+    m.read = True
     return m.lds[idx]
 
 
@@ -424,19 +430,21 @@ def run_isa(plan: Plan, init: np.ndarray | None = None, lds_bytes: int | None = 
 
 def _exec_store(m: _Machine, slots: list[int], addr, width: int, d16_hi: bool, p: int, dps: int, B: int,
                 what: str) -> None:
-    cells = [c for s in slots for c in _slot_bytes(s, p, dps, B)]
+    cells, c, block = _cells(tuple(slots), p, dps, B)
     if len(cells) != width:
         raise PlanVerificationError(f"{what}: {len(cells)} bytes listed for a {width}-byte store")
     if width < 4 and cells[0][1] != (2 if d16_hi else 0):  # ds_write_b8/b16[_d16_hi]
         raise PlanVerificationError(f"{what}: a {width}-byte store reads byte {2 if d16_hi else 0} of its VGPR, "
                                     f"not byte {cells[0][1]}")
-    c = np.array(cells, dtype=np.int64)
-    data = m.regs[c[:, 0], :, :, c[:, 1]].transpose(1, 2, 0).reshape(m.W, -1)  # [W, 64 * width]
+    if block is not None:
+        data = m.regs[block].transpose(1, 2, 0, 3).reshape(m.W, -1)  # [W, 64 * width]
+    else:
+        data = m.regs[c[:, 0], :, :, c[:, 1]].transpose(1, 2, 0).reshape(m.W, -1)
     _lds_write(m, _lds_access(m, addr, width, what), data, what)
 
 
 def _exec_load(m: _Machine, slots: list[int], addr, width: int, p: int, dps: int, B: int, what: str) -> None:
-    cells = [c for s in slots for c in _slot_bytes(s, p, dps, B)]
+    cells, c, block = _cells(tuple(slots), p, dps, B)
     if len(cells) != width:
         raise PlanVerificationError(f"{what}: {len(cells)} bytes listed for a {width}-byte load")
     data = _lds_read(m, _lds_access(m, addr, width, what), what).reshape(m.W, WAVE, width)
@@ -444,8 +452,20 @@ def _exec_load(m: _Machine, slots: list[int], addr, width: int, p: int, dps: int
         if cells[0][1] != 0:
             raise PlanVerificationError(f"{what}: a {width}-byte load fills byte 0 of its VGPR")
         m.regs[cells[0][0]] = 0
-    c = np.array(cells, dtype=np.int64)
-    m.regs[c[:, 0], :, :, c[:, 1]] = data.transpose(2, 0, 1)
+    if block is not None:
+        m.regs[block] = data.reshape(m.W, WAVE, -1, 4).transpose(2, 0, 1, 3)
+    else:
+        m.regs[c[:, 0], :, :, c[:, 1]] = data.transpose(2, 0, 1)
+
+
+@lru_cache(maxsize=4096)
+def _cells(slots: tuple, p: int, dps: int, B: int) -> tuple[list, np.ndarray, slice | None]:
+    """The (dword, byte) cells of ``slots`` in order, as a list and an array ``[n, 2]``, and the dword
+    slice they fill when they are whole dwords ``d, d+1, ..`` in byte order (else None)."""
+    cells = [c for s in slots for c in _slot_bytes(s, p, dps, B)]
+    d0 = cells[0][0] if cells else 0
+    whole = len(cells) % 4 == 0 and cells == [(d0 + i // 4, i % 4) for i in range(len(cells))]
+    return cells, np.array(cells, dtype=np.int64).reshape(-1, 2), slice(d0, d0 + len(cells) // 4) if whole else None
 
 
 def _exec_transpose_load(m: _Machine, st: LdsLoad, arch: str, p: int, dps: int, B: int, what: str) -> None:
