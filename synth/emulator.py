@@ -288,7 +288,8 @@ def _lds_access(m: _Machine, addr, width: int, what: str) -> np.ndarray:
         raise PlanVerificationError(f"{what}: an address is not aligned to the {width}-byte access")
     if a.min() < 0 or a.max() + width > m.lds.shape[0]:  # the bytes are a .. a + width - 1
         raise PlanVerificationError(f"{what}: address outside the {m.lds.shape[0]}-byte LDS allocation")
-    return np.broadcast_to(a[..., None] + _BYTE_OFFSETS[:width], (m.W, WAVE, width)).reshape(m.W, -1)
+    idx = (a[..., None] + _BYTE_OFFSETS[:width]).reshape(-1, WAVE * width)
+    return idx if idx.shape[0] == m.W else idx.repeat(m.W, axis=0)
 
 
 def _lds_write(m: _Machine, idx: np.ndarray, data: np.ndarray, what: str) -> None:
