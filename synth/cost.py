@@ -170,6 +170,9 @@ def lds_conflict_degree(arch: str, store: bool, width: int, addr, element_bits: 
     except ImportError:  # pragma: no cover - depends on the tree
         return 1.0
     a = np.asarray(addr).reshape(-1, 64)[0]
+    seen = (arch, store, width, transpose, element_bits, a.tobytes())  # this very access again
+    if seen in _bank_cache:
+        return _bank_cache[seen]
     eb = max(1, element_bits // 8)
     op = _lds_op_name(store, width, transpose)
     c = int(a[0])
@@ -186,6 +189,7 @@ def lds_conflict_degree(arch: str, store: bool, width: int, addr, element_bits: 
             _bank_cache[key] = cycles / max(1, ideal)
         except LayoutError:
             _bank_cache[key] = 1.0
+    _bank_cache[seen] = _bank_cache[key]
     return _bank_cache[key]
 
 

@@ -216,10 +216,16 @@ class _Side:
     unique: list[int]  # registers kept after removing duplicates
     reg_cols: list[int]  # C of each register bit (offset bits low, then rep bits)
     other_cols: list[int]  # C of each lane/warp bit
+    _addresses: dict = field(default_factory=dict, repr=False)
 
-    def offset(self, r: int) -> np.ndarray:
-        """[W, 64] element offset of register ``r``."""
-        return (self.warp_lane ^ int(self.reg_image[r])) & ((1 << self.n_off) - 1)
+    def address(self, r: int, eb: int) -> np.ndarray:
+        """[W, 64] byte address of register ``r`` (``eb``-byte elements; one read-only array per register)."""
+        a = self._addresses.get((r, eb))
+        if a is None:
+            a = ((self.warp_lane ^ int(self.reg_image[r])) & ((1 << self.n_off) - 1)) * eb
+            a.setflags(write=False)
+            self._addresses[r, eb] = a
+        return a
 
     @cached_property
     def coord(self) -> np.ndarray:
@@ -573,7 +579,7 @@ def _cross_warp(S: _Side, D: _Side, W: int) -> bool:
 
 
 def _addr(side: _Side, r: int, eb: int) -> np.ndarray:
-    return side.offset(r) * eb
+    return side.address(r, eb)
 
 
 def _dwords_of(prog: Program, g: list[int], src_dwords: list[int], p: int, eb: int) -> list[int]:
