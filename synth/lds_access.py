@@ -43,7 +43,8 @@ from linlayout.hw.lds import LdsModel, LdsOp, lds_model
 
 from .banks import BankReport, _padding, analyze_op, bank_load, lane_start_bytes, linear_cycles
 
-__all__ = ["InstructionChoice", "TileAccessReport", "access_map", "largest_vector", "tile_access_report"]
+__all__ = ["InstructionChoice", "TileAccessReport", "access_map", "access_report", "largest_vector",
+           "tile_access_report"]
 
 Shared = Union[LinearLayout, PaddedLayout]
 
@@ -191,12 +192,23 @@ def tile_access_report(shared: Shared, reg_layout: LinearLayout, element_bits: i
         raise LayoutError(f"element_bits {element_bits!r} must be 4, 8, 16, 32 or 64")
     model = arch if isinstance(arch, LdsModel) else lds_model(arch)
     cvt = access_map(shared, reg_layout)
+    n_broadcast = (reg_layout.in_dim_size_log2("register") - cvt.in_dim_size_log2("register")
+                   if reg_layout.has_in_dim("register") else 0)
+    return access_report(cvt, element_bits, model, direction, ops=ops,
+                         padding=shared if isinstance(shared, PaddedLayout) else None,
+                         broadcast_registers=max(0, n_broadcast))
+
+
+def access_report(cvt: LinearLayout, element_bits: int, arch: Union[str, LdsModel], direction: str = "read", *,
+                  ops: list[str] | None = None, padding: PaddedLayout | None = None,
+                  broadcast_registers: int = 0) -> TileAccessReport:
+    """``tile_access_report`` for an access map ``cvt`` (``access_map``: register, lane, warp ->
+    offset) already built; ``padding``: the padded shared layout it addresses, if any."""
+    model = arch if isinstance(arch, LdsModel) else lds_model(arch)
     if cvt.in_dim_size("lane") != model.wave_size:
         raise LayoutError(f"register layout: in dim 'lane' has size {cvt.in_dim_size('lane')}, the {model.arch} "
                           f"wave has {model.wave_size} lanes")
-    pad = _padding(shared) if isinstance(shared, PaddedLayout) else None
-    n_broadcast = (reg_layout.in_dim_size_log2("register") - cvt.in_dim_size_log2("register")
-                   if reg_layout.has_in_dim("register") else 0)
+    pad = _padding(padding) if padding is not None else None
     if ops is None:
         names = [n for n in model.op_names(direction) if _applicable(model.op(n), element_bits)]
     else:
@@ -214,8 +226,7 @@ def tile_access_report(shared: Shared, reg_layout: LinearLayout, element_bits: i
         raise LayoutError(f"no LDS {direction} instruction of {model.arch} can move this tile: "
                           + "; ".join(f"{k}: {v}" for k, v in rejected.items()))
     legal.sort(key=lambda c: (-c.vector * element_bits, c.total_cycles, model.op(c.op).shape.transpose_bits or 0))
-    return TileAccessReport(model.arch, direction, element_bits, legal[0], legal, rejected,
-                            max(0, n_broadcast))
+    return TileAccessReport(model.arch, direction, element_bits, legal[0], legal, rejected, broadcast_registers)
 
 
 # ------------------------------------------------------------------ internals

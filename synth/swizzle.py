@@ -57,7 +57,7 @@ from linlayout import LayoutError, LinearLayout, f2
 from linlayout.encodings.padded import PaddedLayout, padded_shared
 from linlayout.hw.lds import LdsModel, LdsOp, lds_model
 
-from .lds_access import TileAccessReport, tile_access_report
+from .lds_access import TileAccessReport, access_report, tile_access_report
 
 __all__ = ["PaddingOption", "SwizzleResult", "padding_options", "shared_bytes", "synthesize"]
 
@@ -615,8 +615,8 @@ def _verify(shared: LinearLayout, basis, reps, outs, w: _Side, r: _Side, cand: _
             eb: int, n_cands: int, budget) -> SwizzleResult:
     """Exact analysis of the synthesized layout (one round) with the planned instructions."""
     round_shared = _layout(basis, [], outs) if reps else shared
-    wr = tile_access_report(round_shared, w.layout, eb, model, "write", ops=[cand.write.op.name])
-    rr = tile_access_report(round_shared, r.layout, eb, model, "read", ops=[cand.read.op.name])
+    wr = access_report(_access_map(w, basis), eb, model, "write", ops=[cand.write.op.name])
+    rr = access_report(_access_map(r, basis), eb, model, "read", ops=[cand.read.op.name])
     rounds = 1 << len(reps)
     lb = cand.lb * rounds
     lds = shared_bytes(round_shared, eb)
@@ -629,6 +629,19 @@ def _verify(shared: LinearLayout, basis, reps, outs, w: _Side, r: _Side, cand: _
         reps=rounds, lds_bytes=lds, fits_in_lds=lds <= (budget or model.lds_bytes),
         write_report=wr, read_report=rr, candidates_considered=n_cands)
     return res
+
+
+def _access_map(side: _Side, basis: list[int]) -> LinearLayout:
+    """synth.lds_access.access_map of the round's layout (offset bit ``i`` -> ``basis[i]``) for
+    ``side``, whose layout has no block dim and no zero register bases: each in bit's offset is the
+    unique ``x`` with ``basis . x`` = its tensor vector."""
+    offsets = f2.solve_many(basis, side.layout.columns())
+    bases, j = {}, 0
+    for name, size in side.layout.in_dims:
+        k = size.bit_length() - 1
+        bases[name] = [[x] for x in offsets[j:j + k]]
+        j += k
+    return LinearLayout(bases, [("offset", 1 << len(basis))])
 
 
 def _argument(res: SwizzleResult, cand: _Candidate, model: LdsModel) -> str:
