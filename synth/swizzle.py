@@ -200,8 +200,11 @@ def _normalize(layout: LinearLayout, outs: list[tuple[str, int]], what: str, wav
     if sorted(layout.out_dims) != sorted(outs):
         raise LayoutError(f"{what}: out dims {layout.out_dims} differ from the writer's {outs}")
     keep = [d for d in ("register", "lane", "warp") if layout.has_in_dim(d)]
-    out = layout.sublayout(keep, [o for o, _ in outs]).transpose_outs([o for o, _ in outs])
-    if out.has_in_dim("register"):
+    names = [o for o, _ in outs]
+    out = layout if layout.in_dim_names == keep else layout.sublayout(keep, names)
+    if out.out_dim_names != names:
+        out = out.transpose_outs(names)
+    if out.has_in_dim("register") and not all(any(b) for b in out.bases["register"]):
         out = out.remove_zero_bases_along_dim("register")
     return out
 
