@@ -27,6 +27,7 @@ from typing import Iterable, Sequence
 
 __all__ = [
     "Echelon",
+    "Span",
     "apply_columns",
     "complement",
     "image_basis",
@@ -42,6 +43,42 @@ __all__ = [
     "span_sum",
     "transpose",
 ]
+
+
+class Span:
+    """A subspace as an echelon basis built incrementally, without provenance (cheaper than
+    ``Echelon`` when only membership and rank matter).  Each stored vector has a distinct
+    leading (highest) bit."""
+
+    __slots__ = ("_vec", "_mask")
+
+    def __init__(self, vectors: Iterable[int] = ()) -> None:
+        self._vec: dict[int, int] = {}  # lead bit -> vector with that lead
+        self._mask = 0  # OR of 1 << lead
+        for v in vectors:
+            self.insert(v)
+
+    @property
+    def rank(self) -> int:
+        return len(self._vec)
+
+    def insert(self, v: int) -> bool:
+        """Add ``v``; True if it was independent of the span."""
+        v = _reduce(v, self._vec, self._mask)
+        if v == 0:
+            return False
+        lead = v.bit_length() - 1
+        self._vec[lead] = v
+        self._mask |= 1 << lead
+        return True
+
+    def reduce(self, v: int) -> int:
+        """``v`` reduced against the basis: no bit at any lead, 0 exactly when ``v`` is in the span
+        (the same residue for every member of ``v + span``)."""
+        return _reduce(v, self._vec, self._mask)
+
+    def contains(self, v: int) -> bool:
+        return _reduce(v, self._vec, self._mask) == 0
 
 
 class Echelon:

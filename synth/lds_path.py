@@ -569,11 +569,9 @@ def _cross_warp(S: _Side, D: _Side, W: int) -> bool:
     if W == 1:
         return False
     lane_bits = WAVE.bit_length() - 1
-    u = f2.Echelon()
-    for c in S.reg_cols + S.other_cols[:lane_bits] + D.reg_cols + D.other_cols[:lane_bits]:
-        u.insert(c)
+    u = f2.Span(S.reg_cols + S.other_cols[:lane_bits] + D.reg_cols + D.other_cols[:lane_bits])
     warp_bits = len(D.other_cols) - lane_bits
-    cols = [u.reduce(c)[0] for c in D.other_cols[lane_bits:] + S.other_cols[lane_bits:]]  # (w, v) -> mod U
+    cols = [u.reduce(c) for c in D.other_cols[lane_bits:] + S.other_cols[lane_bits:]]  # (w, v) -> mod U
     low = (1 << warp_bits) - 1
     return any(x & low != x >> warp_bits for x in f2.kernel_basis(cols))
 

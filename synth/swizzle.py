@@ -280,7 +280,7 @@ def _combos(items: list[int], size: int) -> list[tuple[int, ...]]:
     return out
 
 
-def _prefixes(w: _Side, r: _Side, model: LdsModel, eb: int, space: f2.Echelon, allow_transpose: bool) -> list[tuple[list[int], int]]:
+def _prefixes(w: _Side, r: _Side, model: LdsModel, eb: int, space: f2.Span, allow_transpose: bool) -> list[tuple[list[int], int]]:
     """Candidate prefixes ``(vectors of offset bits 0..p-1, number of sub-dword fill vectors)``."""
     maxbits = (128 // eb).bit_length() - 1
     zb = max(0, 5 - (eb.bit_length() - 1))
@@ -332,17 +332,10 @@ def _prefixes(w: _Side, r: _Side, model: LdsModel, eb: int, space: f2.Echelon, a
 
 
 # ------------------------------------------------------------------ algebra helpers
-def _echelon(vectors: Sequence[int]) -> f2.Echelon:
-    e = f2.Echelon()
-    for v in vectors:
-        e.insert(v)
-    return e
-
-
 def _aligned_space(mode: _Mode, prefix: list[int], space_basis: list[int]) -> tuple[int, ...] | None:
     """A basis of ``H_s``: a complement of ``V_s`` (in the offset space) containing every
     other column of the side and the prefix bits above its vector; None if impossible."""
-    rest, own, every = [], f2.Echelon(), _echelon(mode.vector)
+    rest, own, every = [], f2.Span(), f2.Span(mode.vector)
     for x in mode.others + prefix[mode.k:]:
         if own.insert(x):  # a pivot of the other columns (their image basis, in order)
             if not every.insert(x):
@@ -386,8 +379,8 @@ def _lb_exponent(m: list[int], hc: Sequence[int], r: int) -> int:
 # ------------------------------------------------------------------ construction
 def _choose_rows(cand: _Candidate, r: int, rng: random.Random) -> tuple[list[int], list[int]]:
     """Greedy row vectors (see module doc) -> (rows, exponents [e_w, e_r])."""
-    taken = _echelon(cand.prefix)
-    ms = [_echelon(cand.m_w), _echelon(cand.m_r)]
+    taken = f2.Span(cand.prefix)
+    ms = [f2.Span(cand.m_w), f2.Span(cand.m_r)]
     costs = [cand.write.cost, cand.read.cost]
     e = [0, 0]
     rows: list[int] = []
@@ -507,7 +500,7 @@ def _solve(w: _Side, r: _Side, reps: list[int], outs, model: LdsModel, eb: int, 
     if f2.rank(space + r.regs + r.lanes + r.warps) != len(space):
         raise LayoutError("reader reads elements outside the writer's per-round tile")
     n_off = len(space)
-    space_ech = _echelon(space)
+    space_ech = f2.Span(space)
     space_basis = _low_weight(space, 1)
     row_start = model.bank_bits + 5 - (eb.bit_length() - 1)
     r_bits = max(0, n_off - row_start)
@@ -518,7 +511,7 @@ def _solve(w: _Side, r: _Side, reps: list[int], outs, model: LdsModel, eb: int, 
         wmodes = _plain_modes(w, prefix, model, eb)
         rmodes = (([] if transpose_only else _plain_modes(r, prefix, model, eb))
                   + (_transpose_modes(r, prefix, model, eb) if allow_transpose else []))
-        reads = [(mr, hr, _echelon(hr)) for mr in rmodes
+        reads = [(mr, hr, f2.Span(hr)) for mr in rmodes
                  for hr in [_aligned_space(mr, prefix, space_basis)] if hr is not None]
         for mw in wmodes:
             hw = _aligned_space(mw, prefix, space_basis)
@@ -532,7 +525,7 @@ def _solve(w: _Side, r: _Side, reps: list[int], outs, model: LdsModel, eb: int, 
                 if mw.k >= mr.k:
                     inside = all(hr_ech.contains(x) for x in hw)
                 else:
-                    hw_ech = hw_ech or _echelon(hw)
+                    hw_ech = hw_ech or f2.Span(hw)
                     inside = all(hw_ech.contains(x) for x in hr)
                 if inside:
                     pairs.append((prefix, fill, mw, mr, hw, hr))

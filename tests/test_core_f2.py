@@ -113,6 +113,24 @@ def test_echelon_reduce_records_the_combination(nm, v):
 
 
 @SETTINGS
+@given(matrices(), st.integers(0, 2**16 - 1), st.integers(0, 2**16 - 1))
+def test_span_membership_rank_and_residue(nm, v, w):
+    n, cols = nm
+    v, w = v & ((1 << n) - 1), w & ((1 << n) - 1)
+    span = f2.Span()
+    flags = [span.insert(c) for c in cols]
+    assert [j for j, f in enumerate(flags) if f] == f2.pivot_columns(cols)
+    assert span.rank == f2.rank(cols) == f2.Span(cols).rank
+    assert span.contains(v) == f2.in_span(cols, v) == (span.reduce(v) == 0)
+    ech = f2.Echelon()
+    for c in cols:
+        ech.insert(c)
+    assert span.reduce(v) == ech.reduce(v)[0]
+    # the residue is a function of the coset: v and v + (a span vector) reduce alike
+    assert span.reduce(v) == span.reduce(v ^ f2.apply_columns(cols, w & ((1 << len(cols)) - 1)))
+
+
+@SETTINGS
 @given(matrices())
 def test_rref_and_transpose(nm):
     n, cols = nm
