@@ -171,28 +171,32 @@ def wave_local_map(prob: Problem, max_kernel_bits: int = 10) -> WaveMap:
     if len(kernel) > max_kernel_bits:  # keep the search small: the lowest-weight vectors
         kernel = sorted(kernel, key=lambda v: bin(v).count("1"))[:max_kernel_bits]
 
-    def pick(target: int, kind: str, index: int) -> int:
-        x0 = f2.solve(cols, target)
-        cand = x0 ^ span_table(kernel)  # the coset x0 + ker
+    coset = span_table(kernel)
+
+    def pick(targets: list[int], kind: str) -> list[int]:
+        """Per target (dst bit ``i`` of ``kind``), the member of ``solve(target) + ker`` scoring least
+        (the first on ties), all targets at once: ``cand[i]`` is target ``i``'s coset."""
+        if not targets:
+            return []
+        cand = np.array(f2.solve_many(cols, targets), dtype=np.int64)[:, None] ^ coset[None, :]
         pc = np.bitwise_count(cand).astype(np.int64)
         single = pc == 1
         has_w = (cand & warp_m) != 0
+        index = np.arange(len(targets))[:, None]
         if kind == "warp":
-            own = 1 << (nr + nl + index)
+            own = np.left_shift(1, nr + nl + index)
             score = np.where(cand == own, 0, np.where((cand & warp_m) == own, 500 + pc, 1000 + pc))
         else:
             in_reg = single & ((cand & reg_m) != 0)
             in_lane = single & ((cand & lane_m) != 0)
             if kind == "lane":
-                own = 1 << (nr + index)
+                own = np.left_shift(1, nr + index)
                 score = np.where(cand == own, 0, np.where(in_lane, 2, np.where(in_reg, 3,
                                  np.where(cand == 0, 4, 5 + pc))))
             else:
                 score = np.where(cand == 0, 0, np.where(in_reg, 1, np.where(in_lane, 3, 5 + pc)))
             score = score + np.where(has_w, 1000, 0)
-        return int(cand[int(np.argmin(score))])
+        return cand[np.arange(len(targets)), np.argmin(score, axis=1)].tolist()
 
-    return WaveMap(nr, nl, nw,
-                   [pick(t, "register", i) for i, t in enumerate(prob.dst_cols["register"])],
-                   [pick(t, "lane", i) for i, t in enumerate(prob.dst_cols["lane"])],
-                   [pick(t, "warp", i) for i, t in enumerate(prob.dst_cols["warp"])])
+    return WaveMap(nr, nl, nw, pick(prob.dst_cols["register"], "register"), pick(prob.dst_cols["lane"], "lane"),
+                   pick(prob.dst_cols["warp"], "warp"))
