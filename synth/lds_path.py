@@ -273,7 +273,12 @@ def _vector_bits(side: _Side, t_max: int) -> list[list[int]]:
 
 
 def _groups(side: _Side, deltas: list[int]) -> list[list[int]]:
-    """Register lists (offset order) of every access, from the unique registers.
+    """Register lists (offset order) of every access, from the unique registers (``_group_array``)."""
+    return _group_array(side, deltas).tolist()
+
+
+def _group_array(side: _Side, deltas: list[int]) -> np.ndarray:
+    """``[accesses, 2**t]``: the registers (offset order) of every access, from the unique registers.
 
     With ``C(delta_i)`` = offset bit ``i``, register ``r`` belongs to the access of the *base*
     ``r ^ sum(delta_i for the set bits i < t of C(r))`` (offset bits ``0..t-1`` clear); its
@@ -281,16 +286,15 @@ def _groups(side: _Side, deltas: list[int]) -> list[list[int]]:
     of their first unique register."""
     span = span_table(deltas)
     unique = np.asarray(side.unique, dtype=np.int64)
-    bases = unique ^ span[side.reg_image[unique] & (len(span) - 1)]
-    _, first = np.unique(bases, return_index=True)
-    return (bases[np.sort(first)][:, None] ^ span[None, :]).tolist()
+    bases = list(dict.fromkeys((unique ^ span[side.reg_image[unique] & (len(span) - 1)]).tolist()))
+    return np.array(bases, dtype=np.int64)[:, None] ^ span[None, :]
 
 
-def _perms_side(groups: list[list[int]], p: int, elem_bytes: int) -> int:
+def _perms_side(groups: list[list[int]] | np.ndarray, p: int, elem_bytes: int) -> int:
     """v_perm_b32 count of one side: VGPRs whose elements are not in address order (a group of at
     least a dword: every VGPR not holding registers ``p*j .. p*j+p-1`` in order; a smaller group:
     one repack unless it holds consecutive registers from byte 0 or 2 of a VGPR, aligned to its size)."""
-    if p == 1 or not groups:
+    if p == 1 or not len(groups):
         return 0
     g = np.asarray(groups, dtype=np.int64)
     n = g.shape[1]
@@ -328,11 +332,11 @@ def _choose_vectors(side: _Side, t_cap: int, p: int, eb: int, store: bool) -> li
     counts = (True, False) if store else (False,)
     best: dict[bool, tuple[list[int], float]] = {}
     for deltas in _vector_bits(side, t_cap):
-        groups = _groups(side, deltas)
+        groups = _group_array(side, deltas)
         width = eb << len(deltas)
         n_instr = len(groups) / (2 if width in (4, 8) else 1)  # optimistic pairing into read2/write2
         base = n_instr + _perms_side(groups, p, eb)
-        copies = _copies_side(groups, p, eb) if store else 0
+        copies = _copies_side(groups.tolist(), p, eb) if store and width >= 8 else 0  # narrower: no tuple
         for with_copies in counts:
             c = base + (copies if with_copies else 0)
             if with_copies not in best or c <= best[with_copies][1]:
