@@ -211,10 +211,12 @@ def _warp_offsets(prog: Program, units: list[int], offsets: list[int], K: list[i
     return units
 
 
-def _lds_candidates(prob: Problem, target, element_bits: int, cm, budget: int | None) -> list[Plan]:
+def _lds_candidates(prob: Problem, target, element_bits: int, cm, budget: int | None,
+                    best_only: bool = False) -> list[Plan]:
     """LDS round trips through each shared layout (lds_path.designs), built in the order of their
     cost floors (ideal LDS cycles); a design whose floor is above the best plan built so far (beyond
-    the tie fraction) cannot win and is not built."""
+    the tie fraction) cannot win and is not built.  ``best_only``: neither is a round trip equal to
+    one built before (the same layout and stores: the same cost and instructions, ranked after it)."""
     every = lds_path.designs(prob, element_bits, target.name, budget)
     fits = [a for a in every if (budget is None or a.design.lds_bytes <= budget)
             and a.design.lds_bytes <= target.lds_bytes]
@@ -227,9 +229,14 @@ def _lds_candidates(prob: Problem, target, element_bits: int, cm, budget: int | 
     n_init = _n_values(prob.src.in_dim_size("register"), element_bits)
     d_ids = element_ids(prob.dst, prob.num_warps)
     out: list[Plan] = []
+    built = set()
     for acc in accs:
         if out and acc.floor(cm, element_bits) > min(q.cost for q in out) * (1 + cost_mod.COST_TIE_FRACTION):
             break
+        key = (lds_path.layout_key(acc.design), acc.s_width)
+        if best_only and key in built:
+            continue
+        built.add(key)
         prog = Program(n_init, p, dps)
         outs = build_lds(prog, acc, list(range(n_init)), d_ids)
         plan = _base_plan(prob, target, element_bits)
@@ -250,7 +257,10 @@ def candidate_plans(src: LinearLayout, dst: LinearLayout, arch: str, element_bit
     return _candidates(normalize(src, dst, target.wave_size), target, element_bits, lds_budget_bytes, strategy)
 
 
-def _candidates(prob: Problem, target, element_bits: int, lds_budget_bytes: int | None, strategy: str) -> list[Plan]:
+def _candidates(prob: Problem, target, element_bits: int, lds_budget_bytes: int | None, strategy: str,
+                best_only: bool = False) -> list[Plan]:
+    """The candidate plans, cheapest first (``best_only``: only the first is wanted, so candidates
+    that provably rank after another are not built)."""
     cm = cost_mod.cost_model(target.name)
     if _same_map(prob):
         plan = _base_plan(prob, target, element_bits)
@@ -268,7 +278,7 @@ def _candidates(prob: Problem, target, element_bits: int, lds_budget_bytes: int 
     if strategy in ("auto", "lds") and (
             lds_floor is None or lds_floor <= min(p.cost for p in cands) * (1 + cost_mod.COST_TIE_FRACTION)):
         try:
-            cands.extend(_lds_candidates(prob, target, element_bits, cm, lds_budget_bytes))
+            cands.extend(_lds_candidates(prob, target, element_bits, cm, lds_budget_bytes, best_only))
         except LayoutError:
             if not cands:
                 raise
@@ -302,7 +312,7 @@ def plan_conversion(src: LinearLayout, dst: LinearLayout, arch: str, element_bit
     target = _check_args(arch, element_bits)
     _check_options(strategy, lds_budget_bytes)
     prob = normalize(src, dst, target.wave_size)
-    best = _candidates(prob, target, element_bits, lds_budget_bytes, strategy)[0]
+    best = _candidates(prob, target, element_bits, lds_budget_bytes, strategy, best_only=True)[0]
     res = verify(best, certificate=False)
     if not res.ok:
         raise PlanVerificationError(f"internal error: the {best.strategy} plan failed verification: {res.message}")

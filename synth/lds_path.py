@@ -26,7 +26,7 @@ when some warp reads bytes another warp writes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 import numpy as np
@@ -39,8 +39,8 @@ from .ir import Program
 from .preimage import Problem
 from .span import span_table
 
-__all__ = ["LdsAccesses", "LdsDesign", "build_lds", "design_cache", "designs", "lds_accesses", "shared_layout",
-           "vector_first_design"]
+__all__ = ["LdsAccesses", "LdsDesign", "build_lds", "design_cache", "designs", "layout_key", "lds_accesses",
+           "shared_layout", "vector_first_design"]
 
 WAVE = 64
 
@@ -53,6 +53,11 @@ class LdsDesign:
     source: str  # "synth.swizzle" or "fallback"
     lds_bytes: int
     read_transpose: int = 0  # gfx950: the loads are ds_read_b64_tr_b{read_transpose}
+
+
+def layout_key(design: LdsDesign) -> tuple:
+    """What the round trip through ``design`` depends on (designs of equal keys move alike)."""
+    return tuple(design.shared_cols), design.n_offset_bits, design.n_rep_bits, design.lds_bytes, design.read_transpose
 
 
 def _span_has(basis: list[int], v: int) -> bool:
@@ -194,13 +199,21 @@ def designs(prob: Problem, elem_bits: int, arch: str, budget: int | None) -> lis
                 pass
         if len(design_cache) >= 512:
             design_cache.clear()
-        accs = []
+        accs: list[LdsAccesses] = []
+        built: dict[tuple, list[LdsAccesses]] = {}
         for d in out:
+            same = built.get(layout_key(d))
+            if same is not None:  # the layout of an earlier design: the same accesses
+                accs.extend(replace(a, design=d, _floors={}) for a in same)
+                continue
             try:
-                accs.extend(lds_accesses(prob, d, elem_bits, prob.num_warps))
+                got = lds_accesses(prob, d, elem_bits, prob.num_warps)
             except LayoutError:
                 if not d.read_transpose:
                     raise
+                got = []
+            built[layout_key(d)] = got
+            accs.extend(got)
         design_cache[key] = accs
     return design_cache[key]
 
