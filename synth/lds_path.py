@@ -437,10 +437,17 @@ class LdsAccesses:
 
         total = cm.latency(2)
         for store, rounds, width in ((True, self.stores, self.s_width), (False, self.loads, self.d_width)):
+            # one side's accesses are XOR-translates of each other by multiples of the width (an
+            # access starts at a register whose vector bits are clear): same banks up to a permutation,
+            # so one cost per form (single or paired)
+            costs: dict[bool, float] = {}
             for accesses in rounds:
                 for g, g2, _, _ in accesses:
-                    total += lds_access_cost(cm, cm.arch, store, width, self.address(store, g), elem_bits,
-                                             g2 is not None, 0 if store else self.design.read_transpose)
+                    if (g2 is not None) not in costs:
+                        costs[g2 is not None] = lds_access_cost(
+                            cm, cm.arch, store, width, self.address(store, g), elem_bits, g2 is not None,
+                            0 if store else self.design.read_transpose)
+                    total += costs[g2 is not None]
         if self.cross:
             total += cm.instruction("s_barrier") * (2 * len(self.stores) - 1)
         return total
