@@ -175,6 +175,10 @@ class _Candidate:
         """A basis of ``Hc = H_w ∩ H_r`` (the bank and row vectors are drawn from it)."""
         return f2.intersection(self.h_w, self.h_r)
 
+    @cached_property
+    def hc_reduced(self) -> list[int]:
+        return _reduced(self.hc)
+
 
 def _flat_columns(layout: LinearLayout, dim: str) -> list[int]:
     """The flattened tensor vector of every bit of in dim ``dim`` (the layout's columns of that dim)."""
@@ -350,12 +354,16 @@ def _aligned_space(mode: _Mode, prefix: list[int], space_basis: list[int]) -> tu
     return tuple(rest + ext)
 
 
-def _low_weight(basis: list[int], max_weight: int = 3) -> list[int]:
-    """XOR-combinations of up to ``max_weight`` vectors of the reduced basis (the RREF rows), lightest
-    (popcount) first, then by value."""
-    red, _ = f2.rref_rows(basis, max((b.bit_length() for b in basis), default=0))
-    if not red:
-        return []
+def _reduced(basis: Sequence[int]) -> list[int]:
+    """The reduced row echelon basis of ``span(basis)`` (a canonical basis of the space)."""
+    return f2.rref_rows(basis, max((b.bit_length() for b in basis), default=0))[0]
+
+
+def _low_weight(red: list[int], max_weight: int = 3) -> list[int]:
+    """XOR-combinations of up to ``max_weight`` vectors of the reduced basis ``red`` (``_reduced``),
+    lightest (popcount) first, then by value."""
+    if max_weight == 1 or not red:
+        return sorted(red, key=lambda x: (x.bit_count(), x))
     rows = np.array(red, dtype=np.int64)
     vals = np.concatenate([np.bitwise_xor.reduce(rows[idx], axis=1)
                            for idx in _index_combinations(len(red), max_weight)])
@@ -384,7 +392,7 @@ def _choose_rows(cand: _Candidate, r: int, rng: random.Random) -> tuple[list[int
     costs = [cand.write.cost, cand.read.cost]
     e = [0, 0]
     rows: list[int] = []
-    pool = _low_weight(cand.hc)
+    pool = _low_weight(cand.hc_reduced)
     for _ in range(r):
         forced = [all(m.contains(h) for h in cand.hc) for m in ms]
         ideal = sum(costs[i] << e[i] for i in range(2) if forced[i])
@@ -501,7 +509,7 @@ def _solve(w: _Side, r: _Side, reps: list[int], outs, model: LdsModel, eb: int, 
         raise LayoutError("reader reads elements outside the writer's per-round tile")
     n_off = len(space)
     space_ech = f2.Span(space)
-    space_basis = _low_weight(space, 1)
+    space_basis = _low_weight(_reduced(space), 1)
     row_start = model.bank_bits + 5 - (eb.bit_length() - 1)
     r_bits = max(0, n_off - row_start)
 
@@ -563,7 +571,7 @@ def _solve(w: _Side, r: _Side, reps: list[int], outs, model: LdsModel, eb: int, 
             best = (key, cand, rows)
     best_key, cand, rows = best
     certified = not any(k < best_key for k in missed)
-    banks = f2.complement(cand.prefix + rows, 0, candidates=_low_weight(cand.hc, 1))  # aligned: inside Hc
+    banks = f2.complement(cand.prefix + rows, 0, candidates=_low_weight(cand.hc_reduced, 1))  # aligned: inside Hc
     basis = cand.prefix + banks + rows
     if len(basis) != n_off:
         raise LayoutError("internal: offset basis has the wrong size")
