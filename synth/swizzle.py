@@ -515,27 +515,33 @@ def _solve(w: _Side, r: _Side, reps: list[int], outs, model: LdsModel, eb: int, 
 
     zb = max(0, 5 - (eb.bit_length() - 1))
     pairs = []  # every enumerated choice: (prefix, fill, write mode, read mode, H_w, H_r)
+    aligned: dict[tuple, tuple | None] = {}  # H_s depends on the vector, the other columns, the rest of P
+    inside: dict[tuple, bool] = {}  # (A, B) -> A lies in span(B)
+
+    def aligned_space(mode: _Mode, prefix: list[int]) -> tuple | None:
+        key = (tuple(mode.vector), tuple(mode.others), tuple(prefix[mode.k:]))
+        if key not in aligned:
+            aligned[key] = _aligned_space(mode, prefix, space_basis)
+        return aligned[key]
+
     for prefix, fill in _prefixes(w, r, model, eb, space_ech, allow_transpose):
         wmodes = _plain_modes(w, prefix, model, eb)
         rmodes = (([] if transpose_only else _plain_modes(r, prefix, model, eb))
                   + (_transpose_modes(r, prefix, model, eb) if allow_transpose else []))
-        reads = [(mr, hr, f2.Span(hr)) for mr in rmodes
-                 for hr in [_aligned_space(mr, prefix, space_basis)] if hr is not None]
+        reads = [(mr, hr) for mr in rmodes for hr in [aligned_space(mr, prefix)] if hr is not None]
         for mw in wmodes:
-            hw = _aligned_space(mw, prefix, space_basis)
+            hw = aligned_space(mw, prefix)
             if hw is None:
                 continue
-            hw_ech = None
-            for mr, hr, hr_ech in reads:
+            for mr, hr in reads:
                 # H_s is a complement of V_s (the first k_s prefix vectors) holding the rest of the
                 # prefix, so Hc + P is the whole offset space iff Hc = H_s for the longer vector,
                 # i.e. iff the aligned space of the longer vector lies in the other one
-                if mw.k >= mr.k:
-                    inside = all(hr_ech.contains(x) for x in hw)
-                else:
-                    hw_ech = hw_ech or f2.Span(hw)
-                    inside = all(hw_ech.contains(x) for x in hr)
-                if inside:
+                key = (hw, hr) if mw.k >= mr.k else (hr, hw)
+                if key not in inside:
+                    span = f2.Span(key[1])
+                    inside[key] = all(span.contains(x) for x in key[0])
+                if inside[key]:
                     pairs.append((prefix, fill, mw, mr, hw, hr))
     if not pairs:
         raise LayoutError("no shared layout lets both sides use an LDS instruction (alignment impossible)")
