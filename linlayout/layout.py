@@ -145,17 +145,20 @@ class LinearLayout:
         bmap: dict[str, tuple[Basis, ...]] = {}
         for d, blist in bases.items():
             _check_name(d, "in dim")
-            if isinstance(blist, (str, bytes)) or not isinstance(blist, Iterable):
+            if type(blist) not in (list, tuple) and (isinstance(blist, (str, bytes)) or not isinstance(blist, Iterable)):
                 raise LayoutError(f"in dim {d!r}: bases must be a list of lists, got {blist!r}")
             rows: list[Basis] = []
             for i, b in enumerate(blist):
-                if isinstance(b, (str, bytes)) or not isinstance(b, Iterable):
+                if type(b) not in (list, tuple) and (isinstance(b, (str, bytes)) or not isinstance(b, Iterable)):
                     raise LayoutError(f"in dim {d!r} basis {i}: {b!r} is not a list of integers")
                 b = tuple(b)
                 if len(b) != n_out:
                     raise LayoutError(
                         f"in dim {d!r} basis {i}: {list(b)} has {len(b)} components but there are {n_out} out dims"
                     )
+                if all(type(c) is int and c >= 0 for c in b):  # plain non-negative ints: already the row
+                    rows.append(b)
+                    continue
                 for c in b:
                     if isinstance(c, bool) or not isinstance(c, (int, np.integer)):
                         raise LayoutError(f"in dim {d!r} basis {i}: component {c!r} is not an integer")
@@ -187,11 +190,12 @@ class LinearLayout:
         onames = [n for n, _ in outs]
         if len(set(onames)) != len(onames):
             raise LayoutError(f"duplicate out dim names {onames}")
+        sizes = [size for _, size in outs]
         for d, blist in bmap.items():
             for i, b in enumerate(blist):
-                for (o, size), c in zip(outs, b):
-                    if c >= size:
-                        raise LayoutError(f"in dim {d!r} basis {i}: component {c} is outside out dim {o!r} of size {size}")
+                if any(c >= size for c, size in zip(b, sizes)):
+                    (o, size), c = next(((o, size), c) for (o, size), c in zip(outs, b) if c >= size)
+                    raise LayoutError(f"in dim {d!r} basis {i}: component {c} is outside out dim {o!r} of size {size}")
         self._ins = ins
         self._outs = outs
         self._bases = bmap
