@@ -231,7 +231,15 @@ def access_report(cvt: LinearLayout, element_bits: int, arch: Union[str, LdsMode
 
 # ------------------------------------------------------------------ internals
 def _offsets(cvt: LinearLayout, dim: str) -> list[int]:
-    return [b[0] for b in cvt.bases[dim]] if cvt.has_in_dim(dim) else []
+    """The first out dim's component (the offset) of every bit of in dim ``dim``: the low bits of
+    its flattened columns."""
+    start, mask = 0, cvt.out_dims[0][1] - 1
+    for name, size in cvt.in_dims:
+        k = size.bit_length() - 1
+        if name == dim:
+            return [c & mask for c in cvt.columns()[start:start + k]]
+        start += k
+    return []
 
 
 def _applicable(op: LdsOp, element_bits: int) -> bool:
