@@ -212,6 +212,17 @@ def lane_cycles(arch: Union[str, LdsModel], op: str, offsets: np.ndarray, elemen
     linear accesses, tests/test_banks_agreement.py); otherwise the lanes are enumerated."""
     model = arch if isinstance(arch, LdsModel) else lds_model(arch)
     o = model.op(op)
+    a = np.asarray(offsets)
+    if (a.shape == (o.wave_size,) and a.dtype.kind in "iu" and element_bits % 8 == 0 and _pow2(element_bits)
+            and o.bytes_per_lane != 12):
+        # lane offsets linear from 0 with aligned byte columns pass every check of lane_start_bytes
+        cols = [int(a[1 << j]) for j in range(o.lane_bits)]
+        byte_cols = [c * (element_bits // 8) for c in cols]
+        if (min(cols, default=0) >= 0 and all(c % _alignment(o) == 0 for c in byte_cols)
+                and (a == span_table(cols)).all()):
+            _check_lane_elems(o, 1, element_bits)
+            rep = _analyze_linear(o, byte_cols, element_bits)
+            return rep.cycles, rep.min_cycles
     starts = lane_start_bytes(o, offsets, element_bits)
     cols = [int(starts[1 << j]) for j in range(o.lane_bits)]
     if _pow2(element_bits) and o.bytes_per_lane != 12 and (starts == span_table(cols)).all():

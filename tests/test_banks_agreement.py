@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from banks_oracle import BANKS, PHASES, instruction_cycles
-from linlayout import LinearLayout
+from linlayout import LayoutError, LinearLayout
 from linlayout.hw.lds import LDS_ARCHS, lds_model, triton_lds_model
-from synth.banks import analyze_op
+from synth.banks import analyze, analyze_op, lane_cycles
 
 MODELS = [lds_model(a) for a in LDS_ARCHS] + [triton_lds_model(a) for a in ("gfx942", "gfx950")]
 CASES = []
@@ -56,3 +57,25 @@ def test_linear_equals_enumeration(case):
         starts = [int(acc.apply({"lane": lane})["offset"]) * eb // 8 for lane in range(64)]
         assert lin.phase_cycles == instruction_cycles(starts, op.bytes_per_lane, BANKS[model.arch],
                                                       PHASES[(model.arch, op.name)])
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(accesses(), st.integers(0, 63), st.sampled_from(["linear", "xor", "add", "lane_swap"]))
+def test_lane_cycles_equals_analyze(case, k, shape):
+    """banks.lane_cycles (the planner's per-access price) gives analyze's numbers, or its LayoutError,
+    on per-lane start offsets: linear ones, XOR/ADD translates of them and non-linear ones."""
+    model, op, eb, acc = case
+    starts = np.asarray(acc.apply({"lane": np.arange(64)})["offset"], dtype=np.int64)
+    v = op.bytes_per_lane * 8 // eb
+    starts = {"linear": starts, "xor": starts ^ (k * v), "add": starts + k * v,
+              "lane_swap": starts[np.arange(64) ^ (k & 7)] if k % 3 else np.roll(starts, k)}[shape]
+    try:
+        rep = analyze(model, op.name, starts, element_bits=eb)
+        want = (rep.cycles, rep.min_cycles)
+    except LayoutError as e:
+        want = str(e)
+    try:
+        got = lane_cycles(model, op.name, starts, eb)
+    except LayoutError as e:
+        got = str(e)
+    assert got == want
