@@ -204,11 +204,22 @@ def _masks_enabled(row_mask: int, bank_mask: int) -> np.ndarray:
     return (((row_mask >> (_LANES >> 4)) & 1) & ((bank_mask >> ((_LANES >> 2) & 3)) & 1)).astype(bool)
 
 
-class _Machine:
-    """Registers ``[n_dwords, W, 64, 4]`` byte cells; LDS bytes with race bookkeeping."""
+class _RaceSuspect(Exception):
+    """The quick check of an epoch cannot rule a race out (or a step failed): run again exactly."""
 
-    def __init__(self, n_dw: int, W: int, lds_size: int, cell: type = np.int64) -> None:
+
+class _Machine:
+    """Registers ``[n_dwords, W, 64, 4]`` byte cells; LDS bytes with race bookkeeping.
+
+    ``exact``: every LDS access checks and marks the bytes it touches.  Otherwise (quick) the
+    accesses of an epoch are only recorded and checked together at its barrier (``_check_epoch``),
+    which flags everything the exact checks could report (and possibly more)."""
+
+    def __init__(self, n_dw: int, W: int, lds_size: int, cell: type = np.int64, exact: bool = True) -> None:
         self.W = W
+        self.exact = exact
+        self.epoch_writes: list[tuple[np.ndarray, np.ndarray]] = []  # quick: (bytes, data) of each write
+        self.epoch_reads: list[np.ndarray] = []  # quick: bytes of each read
         self.regs = np.full((n_dw, W, WAVE, 4), UNDEF, dtype=cell)
         self.lds = np.full(lds_size, UNDEF, dtype=cell)
         mask = np.int32 if W < 31 else np.int64  # a bit per warp
@@ -218,6 +229,8 @@ class _Machine:
         self.wrote = self.read = False  # some LDS write / read since the last barrier
 
     def barrier(self) -> None:
+        if not self.exact:
+            _check_epoch(self)
         if self.wrote:
             self.w_warps[:] = 0
         if self.read:
@@ -296,6 +309,12 @@ def _lds_write(m: _Machine, idx: np.ndarray, data: np.ndarray, what: str) -> Non
     """Warps are unordered between barriers: a byte another warp wrote (with other data) or read
     since the last barrier is a race; so are two warps writing different data in this step."""
     flat, vals = idx.reshape(-1), data.reshape(-1)
+    if not m.exact:
+        m.lds[flat] = vals
+        if (m.lds[flat] != vals).any():  # two listings of a byte with different data
+            raise _RaceSuspect
+        m.epoch_writes.append((idx, data))
+        return
     wrote = m.w_warps[idx] if m.wrote else None
     if wrote is not None and wrote.any():
         other_w = ((wrote & ~m.warp_bit) != 0) & (m.lds[idx] != data)
@@ -320,6 +339,9 @@ def _lds_write(m: _Machine, idx: np.ndarray, data: np.ndarray, what: str) -> Non
 
 
 def _lds_read(m: _Machine, idx: np.ndarray, what: str) -> np.ndarray:
+    if not m.exact:
+        m.epoch_reads.append(idx)
+        return m.lds[idx]
     wrote = m.w_warps[idx] if m.wrote else None
     if wrote is not None and wrote.any():
         other = (wrote & ~m.warp_bit) != 0
@@ -335,6 +357,33 @@ def _mark(warps: np.ndarray, idx: np.ndarray) -> None:
     """Add warp ``w``'s bit to the bytes ``idx[w]`` (a warp may list a byte twice: same bit)."""
     for w in range(idx.shape[0]):
         warps[idx[w]] |= 1 << w
+
+
+def _check_epoch(m: _Machine) -> None:
+    """Quick mode, at a barrier or the end: raise _RaceSuspect unless the epoch's accesses are free of
+    every race the exact checks find.  A write racing a write puts two values on a byte, so some
+    write's data differs from the byte's final value; a read and a write of one byte by two warps
+    race in either order.  Flagged: a byte written by two warps with a write not matching its final
+    value, or read and written by two warps."""
+    writes, reads = m.epoch_writes, m.epoch_reads
+    m.epoch_writes, m.epoch_reads = [], []
+    if not writes:
+        return
+    for w in range(m.W):
+        m.w_warps[np.concatenate([i[w] for i, _ in writes])] |= 1 << w
+    flat = np.concatenate([i.reshape(-1) for i, _ in writes])
+    changed = m.lds[flat] != np.concatenate([d.reshape(-1) for _, d in writes])
+    suspect = bool(changed.any()) and bool((np.bitwise_count(m.w_warps[flat[changed]]) > 1).any())
+    if reads and not suspect:
+        for w in range(m.W):
+            m.r_warps[np.concatenate([i[w] for i in reads])] |= 1 << w
+        rb = np.concatenate([i.reshape(-1) for i in reads])
+        wm = m.w_warps[rb]
+        suspect = bool(((wm != 0) & (np.bitwise_count(wm | m.r_warps[rb]) > 1)).any())
+        m.r_warps[:] = 0
+    m.w_warps[:] = 0
+    if suspect:
+        raise _RaceSuspect
 
 
 @lru_cache(maxsize=None)
@@ -366,8 +415,17 @@ def run_isa(plan: Plan, init: np.ndarray | None = None, lds_bytes: int | None = 
     """Execute ``plan`` instruction by instruction; returns the registers ``[n_dwords, W, 64, 4]``.
 
     ``init``: byte cells of the initial slots ``[W, 64, slots_in, bytes]`` (default:
-    symbolic tags ``256 + 8 * id + byte`` of the src elements).
+    symbolic tags ``256 + 8 * id + byte`` of the src elements).  The run first checks LDS races
+    epoch by epoch (quick); a possible race or any failure runs it again with every access
+    checked (exact), which raises the first error a step makes.
     """
+    try:
+        return _run_isa(plan, init, lds_bytes, exact=False)
+    except (_RaceSuspect, PlanVerificationError, LayoutError):
+        return _run_isa(plan, init, lds_bytes, exact=True)
+
+
+def _run_isa(plan: Plan, init: np.ndarray | None, lds_bytes: int | None, exact: bool) -> np.ndarray:
     eb = plan.element_bits
     p, dps, B = slots_per_dword(eb), dwords_per_slot(eb), max(1, eb // 8)
     W = plan.num_warps
@@ -379,7 +437,7 @@ def run_isa(plan: Plan, init: np.ndarray | None = None, lds_bytes: int | None = 
     init = np.asarray(init)
     small = not init.size or (-(1 << 31) < int(init.min()) and int(init.max()) < (1 << 31) - 1)
     m = _Machine(n_dw, W, lds_bytes if lds_bytes is not None else max(plan.lds_bytes, 4),
-                 np.int32 if small else np.int64)
+                 np.int32 if small else np.int64, exact)
     if plan.slots_in % p == 0:  # the slots fill dwords 0.. in order: slot s, byte b is cell (s*B + b) / 4
         cells = init[:, :, : plan.slots_in].reshape(W, WAVE, -1, 4)
         m.regs[: cells.shape[2]] = cells.transpose(2, 0, 1, 3)
@@ -426,6 +484,8 @@ def run_isa(plan: Plan, init: np.ndarray | None = None, lds_bytes: int | None = 
             m.barrier()
         else:  # pragma: no cover - all step classes are handled above
             raise PlanVerificationError(f"{what}: unknown step")
+    if not exact:
+        _check_epoch(m)
     return m.regs
 
 
