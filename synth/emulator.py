@@ -369,10 +369,12 @@ def _check_epoch(m: _Machine) -> None:
     m.epoch_writes, m.epoch_reads = [], []
     if not writes:
         return
-    for w in range(m.W):
-        m.w_warps[np.concatenate([i[w] for i, _ in writes])] |= 1 << w
     flat = np.concatenate([i.reshape(-1) for i, _ in writes])
     changed = m.lds[flat] != np.concatenate([d.reshape(-1) for _, d in writes])
+    if not changed.any() and not reads:
+        return  # every byte written once (or with one value), nothing read
+    for w in range(m.W):
+        m.w_warps[np.concatenate([i[w] for i, _ in writes])] |= 1 << w
     suspect = bool(changed.any()) and bool((np.bitwise_count(m.w_warps[flat[changed]]) > 1).any())
     if reads and not suspect:
         for w in range(m.W):
