@@ -549,14 +549,26 @@ def _solve(w: _Side, r: _Side, reps: list[int], outs, model: LdsModel, eb: int, 
     # its result ends the search before any choice with more, so only those with the fewest get a bound.
     fewest = min(mw.instructions + mr.instructions for _, _, mw, mr, _, _ in pairs)
     cands: list[_Candidate] = []
+    footprints: dict[int, list[int]] = {}  # per mode (alive while solving): a basis of M_s
+    exponents: dict[tuple, int] = {}
+
+    def footprint_basis(mode: _Mode, prefix: list[int]) -> list[int]:
+        if id(mode) not in footprints:
+            footprints[id(mode)] = f2.image_basis(_footprint(mode) + mode.vector + prefix[:zb])
+        return footprints[id(mode)]
+
+    def exponent(m: list[int], hc: tuple) -> int:
+        key = (tuple(m), hc)
+        if key not in exponents:
+            exponents[key] = _lb_exponent(m, hc, r_bits)
+        return exponents[key]
+
     for prefix, fill, mw, mr, hw, hr in pairs:
         if objective == "vector" and mw.instructions + mr.instructions > fewest:
             continue
-        zbits = prefix[:zb]
-        m_w = f2.image_basis(_footprint(mw) + mw.vector + zbits)
-        m_r = f2.image_basis(_footprint(mr) + mr.vector + zbits)
+        m_w, m_r = footprint_basis(mw, prefix), footprint_basis(mr, prefix)
         hc = hw if mw.k >= mr.k else hr  # spans Hc (see above)
-        lb = (mw.cost << _lb_exponent(m_w, hc, r_bits)) + (mr.cost << _lb_exponent(m_r, hc, r_bits))
+        lb = (mw.cost << exponent(m_w, hc)) + (mr.cost << exponent(m_r, hc))
         c = _Candidate(prefix, mw, mr, hw, hr, m_w, m_r, lb, fill)
         c.key = _order(objective, mw.instructions + mr.instructions, lb) + (
             fill, mr.op.shape.transpose_bits or 0, -mw.k - mr.k)
