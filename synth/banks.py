@@ -413,7 +413,8 @@ def linear_cycles(op: LdsOp, lane_offsets: Sequence[int], element_bits: int) -> 
     """The cycles ``analyze_op`` finds for the access ``lane -> offset`` with lane columns
     ``lane_offsets`` (elements; the lane's register bits already valid), by the linear path;
     a LayoutError as ``analyze_op``'s when a lane column is not aligned to the op."""
-    return _analyze_linear(op, _byte_columns(op, lane_offsets, element_bits), element_bits).cycles
+    per_phase, _, _ = _linear_counts(op, _byte_columns(op, lane_offsets, element_bits))
+    return per_phase << len(op.phase_rows)
 
 
 def _byte_columns(op: LdsOp, lane: Sequence[int], element_bits: int) -> list[int]:
@@ -442,8 +443,18 @@ def _insert(piv: dict, v: int) -> None:
 
 def _analyze_linear(op: LdsOp, byte_cols: list[int], element_bits: int) -> BankReport:
     """``cycles(phase) = 2 ** (dim U - rank pi(U))`` with ``U = D(K) + T`` (module doc)."""
+    per_phase, banks, dk = _linear_counts(op, byte_cols)
+    kernel, _, inner = _op_consts(op)
+    phases = 1 << len(op.phase_rows)
+    return BankReport(op.arch, op.shape.name, element_bits, per_phase * phases, phases, [per_phase] * phases,
+                      "linear", op.num_banks, op.wave_size // phases, banks, op.tag, op.assumption,
+                      (kernel, tuple(dk), inner))
+
+
+def _linear_counts(op: LdsOp, byte_cols: list[int]) -> tuple[int, int, list[int]]:
+    """(cycles of every phase, banks one phase uses, the dwords ``D(K)``) of a linear access."""
     words = [c >> 2 for c in byte_cols]
-    kernel, kernel_bits, inner = _op_consts(op)
+    _, kernel_bits, inner = _op_consts(op)
     dk = []
     for bits in kernel_bits:
         d = 0
@@ -459,11 +470,7 @@ def _analyze_linear(op: LdsOp, byte_cols: list[int], element_bits: int) -> BankR
     pu: dict = {}
     for v in u.values():
         _insert(pu, v & bank_mask)
-    per_phase = 1 << (len(u) - len(pu))
-    phases = 1 << len(op.phase_rows)
-    return BankReport(op.arch, op.shape.name, element_bits, per_phase * phases, phases, [per_phase] * phases,
-                      "linear", op.num_banks, op.wave_size // phases, 1 << len(pu), op.tag, op.assumption,
-                      (kernel, tuple(dk), inner))
+    return 1 << (len(u) - len(pu)), 1 << len(pu), dk
 
 
 _CONSTS: dict = {}
