@@ -482,7 +482,7 @@ def lds_accesses(prob: Problem, design: LdsDesign, elem_bits: int, num_warps: in
 
     def paired(side: _Side, groups: list[list[int]], width: int, rnd_of: list[int], rnd: int) -> list:
         gs = [g for g, k in zip(groups, rnd_of) if k == rnd]
-        if side is D and design.read_transpose:
+        if (side is D and design.read_transpose) or width not in (4, 8):  # only b32/b64 accesses pair
             return [(g, None, 0, False) for g in gs]
         return [(gs[i], None if j is None else gs[j], off, st64)
                 for i, j, off, st64 in _pairs([_addr(side, g[0], eb) for g in gs], width)]
