@@ -525,11 +525,12 @@ def _solve(w: _Side, r: _Side, reps: list[int], outs, model: LdsModel, eb: int, 
         return aligned[key]
 
     for prefix, fill in _prefixes(w, r, model, eb, space_ech, allow_transpose):
-        wmodes = _plain_modes(w, prefix, model, eb)
         rmodes = (([] if transpose_only else _plain_modes(r, prefix, model, eb))
                   + (_transpose_modes(r, prefix, model, eb) if allow_transpose else []))
         reads = [(mr, hr) for mr in rmodes for hr in [aligned_space(mr, prefix)] if hr is not None]
-        for mw in wmodes:
+        if not reads:
+            continue
+        for mw in _plain_modes(w, prefix, model, eb):
             hw = aligned_space(mw, prefix)
             if hw is None:
                 continue
