@@ -64,12 +64,16 @@ class Span:
 
     def insert(self, v: int) -> bool:
         """Add ``v``; True if it was independent of the span."""
-        v = _reduce(v, self._vec, self._mask)
+        vec, mask = self._vec, self._mask
+        m = v & mask
+        while m:  # _reduce, inlined
+            v ^= vec[m.bit_length() - 1]
+            m = v & mask
         if v == 0:
             return False
         lead = v.bit_length() - 1
-        self._vec[lead] = v
-        self._mask |= 1 << lead
+        vec[lead] = v
+        self._mask = mask | (1 << lead)
         return True
 
     def reduce(self, v: int) -> int:
