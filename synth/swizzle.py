@@ -336,9 +336,18 @@ def _prefixes(w: _Side, r: _Side, model: LdsModel, eb: int, space: f2.Span, allo
 
 
 # ------------------------------------------------------------------ algebra helpers
-def _aligned_space(mode: _Mode, prefix: list[int], space_basis: list[int]) -> tuple[int, ...] | None:
+def _aligned_space(mode: _Mode, prefix: list[int], space_basis: list[int], spans: bool) -> tuple[int, ...] | None:
     """A basis of ``H_s``: a complement of ``V_s`` (in the offset space) containing every
-    other column of the side and the prefix bits above its vector; None if impossible."""
+    other column of the side and the prefix bits above its vector; None if impossible.
+
+    ``spans``: the side's columns span the offset space.  Then ``V_s`` and the other columns
+    span it, so the pivots ``rest`` of the other columns (and the prefix above ``V_s``) are
+    a complement of ``V_s`` exactly when there are ``n - k`` of them (else some column leans
+    on ``V_s``), and nothing needs completing."""
+    if spans:
+        own = f2.Span()
+        rest = [x for x in mode.others + prefix[mode.k:] if own.insert(x)]
+        return tuple(rest) if len(rest) == len(space_basis) - mode.k else None
     rest, own, every = [], f2.Span(), f2.Span(mode.vector)
     for x in mode.others + prefix[mode.k:]:
         if own.insert(x):  # a pivot of the other columns (their image basis, in order)
@@ -518,20 +527,22 @@ def _solve(w: _Side, r: _Side, reps: list[int], outs, model: LdsModel, eb: int, 
     aligned: dict[tuple, tuple | None] = {}  # H_s depends on the vector, the other columns, the rest of P
     inside: dict[tuple, bool] = {}  # (A, B) -> A lies in span(B)
 
-    def aligned_space(mode: _Mode, prefix: list[int]) -> tuple | None:
+    spans = {id(w): True, id(r): f2.rank(r.regs + r.lanes + r.warps) == n_off}  # the writer's span is the space
+
+    def aligned_space(side: _Side, mode: _Mode, prefix: list[int]) -> tuple | None:
         key = (tuple(mode.vector), tuple(mode.others), tuple(prefix[mode.k:]))
         if key not in aligned:
-            aligned[key] = _aligned_space(mode, prefix, space_basis)
+            aligned[key] = _aligned_space(mode, prefix, space_basis, spans[id(side)])
         return aligned[key]
 
     for prefix, fill in _prefixes(w, r, model, eb, space_ech, allow_transpose):
         rmodes = (([] if transpose_only else _plain_modes(r, prefix, model, eb))
                   + (_transpose_modes(r, prefix, model, eb) if allow_transpose else []))
-        reads = [(mr, hr) for mr in rmodes for hr in [aligned_space(mr, prefix)] if hr is not None]
+        reads = [(mr, hr) for mr in rmodes for hr in [aligned_space(r, mr, prefix)] if hr is not None]
         if not reads:
             continue
         for mw in _plain_modes(w, prefix, model, eb):
-            hw = aligned_space(mw, prefix)
+            hw = aligned_space(w, mw, prefix)
             if hw is None:
                 continue
             for mr, hr in reads:
