@@ -529,6 +529,15 @@ def _solve(w: _Side, r: _Side, reps: list[int], outs, model: LdsModel, eb: int, 
 
     spans = {id(w): True, id(r): f2.rank(r.regs + r.lanes + r.warps) == n_off}  # the writer's span is the space
 
+    plain: dict[tuple, list[_Mode]] = {}  # a side's plain modes depend on the prefix's first vectors only
+    maxbits = (128 // eb).bit_length() - 1
+
+    def plain_modes(side: _Side, prefix: list[int]) -> list[_Mode]:
+        key = (id(side), tuple(prefix[:maxbits]))
+        if key not in plain:
+            plain[key] = _plain_modes(side, prefix, model, eb)
+        return plain[key]
+
     def aligned_space(side: _Side, mode: _Mode, prefix: list[int]) -> tuple | None:
         key = (tuple(mode.vector), tuple(mode.others), tuple(prefix[mode.k:]))
         if key not in aligned:
@@ -536,12 +545,12 @@ def _solve(w: _Side, r: _Side, reps: list[int], outs, model: LdsModel, eb: int, 
         return aligned[key]
 
     for prefix, fill in _prefixes(w, r, model, eb, space_ech, allow_transpose):
-        rmodes = (([] if transpose_only else _plain_modes(r, prefix, model, eb))
+        rmodes = (([] if transpose_only else plain_modes(r, prefix))
                   + (_transpose_modes(r, prefix, model, eb) if allow_transpose else []))
         reads = [(mr, hr) for mr in rmodes for hr in [aligned_space(r, mr, prefix)] if hr is not None]
         if not reads:
             continue
-        for mw in _plain_modes(w, prefix, model, eb):
+        for mw in plain_modes(w, prefix):
             hw = aligned_space(w, mw, prefix)
             if hw is None:
                 continue
@@ -561,13 +570,14 @@ def _solve(w: _Side, r: _Side, reps: list[int], outs, model: LdsModel, eb: int, 
     # its result ends the search before any choice with more, so only those with the fewest get a bound.
     fewest = min(mw.instructions + mr.instructions for _, _, mw, mr, _, _ in pairs)
     cands: list[_Candidate] = []
-    footprints: dict[int, list[int]] = {}  # per mode (alive while solving): a basis of M_s
+    footprints: dict[tuple, list[int]] = {}  # per (mode (alive while solving), sub-dword bits): a basis of M_s
     exponents: dict[tuple, int] = {}
 
     def footprint_basis(mode: _Mode, prefix: list[int]) -> list[int]:
-        if id(mode) not in footprints:
-            footprints[id(mode)] = f2.image_basis(_footprint(mode) + mode.vector + prefix[:zb])
-        return footprints[id(mode)]
+        key = (id(mode), tuple(prefix[:zb]))
+        if key not in footprints:
+            footprints[key] = f2.image_basis(_footprint(mode) + mode.vector + prefix[:zb])
+        return footprints[key]
 
     def exponent(m: list[int], hc: tuple) -> int:
         key = (tuple(m), hc)
