@@ -406,11 +406,12 @@ def _choose_rows(cand: _Candidate, r: int, rng: random.Random) -> tuple[list[int
         forced = [all(m.contains(h) for h in cand.hc) for m in ms]
         ideal = sum(costs[i] << e[i] for i in range(2) if forced[i])
         best = None
+        (m_w, m_r), c_w, c_r = ms, costs[0] << e[0], costs[1] << e[1]
         for x in _sample(pool, cand.hc, rng):
             if taken.contains(x):
                 continue
-            d = [m.contains(x) for m in ms]
-            delta = sum(costs[i] << e[i] for i in range(2) if d[i])
+            d = [m_w.contains(x), m_r.contains(x)]
+            delta = (c_w if d[0] else 0) + (c_r if d[1] else 0)
             if best is None or delta < best[0]:
                 best = (delta, x, d)
             if delta == ideal:
