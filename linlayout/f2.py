@@ -161,6 +161,28 @@ def _reduce(v: int, basis: dict[int, int], mask: int) -> int:
     return v
 
 
+def _eliminate(vectors: Sequence[int], low: int) -> tuple[dict[int, int], int, list[int]]:
+    """Forward elimination of packed vectors (a vector part ``& low``, a payload above it) in
+    order: a vector whose vector part stays non-zero once reduced against the ones kept before
+    is kept, under the lead bit of that part.  Returns (lead -> kept vector, mask of the leads,
+    every vector as reduced)."""
+    basis: dict[int, int] = {}
+    mask = 0
+    reduced = []
+    for v in vectors:
+        m = v & mask
+        while m:
+            v ^= basis[m.bit_length() - 1]
+            m = v & mask
+        r = v & low
+        if r:
+            b = r.bit_length() - 1
+            basis[b] = v
+            mask |= 1 << b
+        reduced.append(v)
+    return basis, mask, reduced
+
+
 class _Packed:
     """Forward elimination of columns in index order, provenance packed above bit ``shift``.
 
@@ -175,26 +197,10 @@ class _Packed:
     def __init__(self, cols: Sequence[int], width: int = 0) -> None:
         shift = max(width, max((c.bit_length() for c in cols), default=0))
         low = (1 << shift) - 1
-        basis: dict[int, int] = {}
-        mask = 0
-        pivots: list[int] = []
-        kernel: list[int] = []
-        for j, c in enumerate(cols):
-            v = c | (1 << (shift + j))
-            m = v & mask
-            while m:
-                v ^= basis[m.bit_length() - 1]
-                m = v & mask
-            r = v & low
-            if r:
-                b = r.bit_length() - 1
-                basis[b] = v
-                mask |= 1 << b
-                pivots.append(j)
-            else:
-                kernel.append(v >> shift)
+        basis, mask, reduced = _eliminate([c | (1 << (shift + j)) for j, c in enumerate(cols)], low)
         self.shift, self.low, self.basis, self.mask = shift, low, basis, mask
-        self.pivots, self.kernel = pivots, kernel
+        self.pivots = [j for j, v in enumerate(reduced) if v & low]
+        self.kernel = [v >> shift for v in reduced if not v & low]
 
     def solve(self, b: int) -> int | None:
         if b >> self.shift:
@@ -320,23 +326,8 @@ def intersection(u: Sequence[int], v: Sequence[int]) -> list[int]:
     """
     shift = max((c.bit_length() for c in (*u, *v)), default=0)
     low = (1 << shift) - 1
-    basis: dict[int, int] = {}
-    mask = 0
-    halves = []
-    for j, c in enumerate((*u, *v)):
-        x = (c << shift | c) if j < len(u) else c
-        m = x & mask
-        while m:
-            x ^= basis[m.bit_length() - 1]
-            m = x & mask
-        r = x & low
-        if r:
-            b = r.bit_length() - 1
-            basis[b] = x
-            mask |= 1 << b
-        elif j >= len(u):
-            halves.append(x >> shift)
-    return image_basis(halves)
+    _, _, reduced = _eliminate([c << shift | c for c in u] + list(v), low)
+    return image_basis([x >> shift for x in reduced[len(u):] if not x & low])
 
 
 def complement(u: Sequence[int], n_bits: int, candidates: Sequence[int] | None = None) -> list[int]:
@@ -345,25 +336,10 @@ def complement(u: Sequence[int], n_bits: int, candidates: Sequence[int] | None =
     Candidates are tried in order (default: unit vectors, lowest bit first) and a
     candidate is kept when it is independent of ``u`` and the ones kept so far.
     """
-    basis: dict[int, int] = {}
-    mask = 0
-    for x in u:
-        x = _reduce(x, basis, mask)
-        if x:
-            b = x.bit_length() - 1
-            basis[b] = x
-            mask |= 1 << b
+    span = Span(u)
     if candidates is None:
         candidates = [1 << i for i in range(n_bits)]
-    out = []
-    for c in candidates:
-        x = _reduce(c, basis, mask)
-        if x:
-            b = x.bit_length() - 1
-            basis[b] = x
-            mask |= 1 << b
-            out.append(c)
-    return out
+    return [c for c in candidates if span.insert(c)]
 
 
 def transpose(rows: Sequence[int], n_cols: int) -> list[int]:

@@ -315,18 +315,16 @@ def _lds_write(m: _Machine, idx: np.ndarray, data: np.ndarray, what: str) -> Non
             raise _RaceSuspect
         m.epoch_writes.append((idx, data))
         return
-    wrote = m.w_warps[idx] if m.wrote else None
-    if wrote is not None and wrote.any():
-        other_w = ((wrote & ~m.warp_bit) != 0) & (m.lds[idx] != data)
+    other_w = _by_other_warps(m, m.w_warps, m.wrote, idx)
+    if other_w is not None:
+        other_w &= m.lds[idx] != data
         if other_w.any():
             raise PlanVerificationError(f"{what}: LDS byte {int(idx[other_w][0])} was written by another warp "
                                         f"with other data since the last barrier")
-    read = m.r_warps[idx] if m.read else None
-    if read is not None and read.any():
-        other_r = (read & ~m.warp_bit) != 0
-        if other_r.any():
-            raise PlanVerificationError(f"{what}: LDS byte {int(idx[other_r][0])} is read by another warp since "
-                                        f"the last barrier (missing barrier)")
+    other_r = _by_other_warps(m, m.r_warps, m.read, idx)
+    if other_r is not None:
+        raise PlanVerificationError(f"{what}: LDS byte {int(idx[other_r][0])} is read by another warp since "
+                                    f"the last barrier (missing barrier)")
     m.lds[flat] = vals
     if (m.lds[flat] != vals).any():  # a byte listed twice with different data keeps only one of them
         order = np.argsort(flat, kind="stable")
@@ -342,15 +340,24 @@ def _lds_read(m: _Machine, idx: np.ndarray, what: str) -> np.ndarray:
     if not m.exact:
         m.epoch_reads.append(idx)
         return m.lds[idx]
-    wrote = m.w_warps[idx] if m.wrote else None
-    if wrote is not None and wrote.any():
-        other = (wrote & ~m.warp_bit) != 0
-        if other.any():
-            raise PlanVerificationError(f"{what}: LDS byte {int(idx[other][0])} is read without a barrier after "
-                                        f"another warp wrote it")
+    other = _by_other_warps(m, m.w_warps, m.wrote, idx)
+    if other is not None:
+        raise PlanVerificationError(f"{what}: LDS byte {int(idx[other][0])} is read without a barrier after "
+                                    f"another warp wrote it")
     _mark(m.r_warps, idx)
     m.read = True
     return m.lds[idx]
+
+
+def _by_other_warps(m: _Machine, warps: np.ndarray, any_marked: bool, idx: np.ndarray) -> np.ndarray | None:
+    """Which bytes ``idx[w]`` another warp than ``w`` marked in ``warps`` since the barrier (None: none)."""
+    if not any_marked:
+        return None
+    marked = warps[idx]
+    if not marked.any():
+        return None
+    other = (marked & ~m.warp_bit) != 0
+    return other if other.any() else None
 
 
 def _mark(warps: np.ndarray, idx: np.ndarray) -> None:
