@@ -574,10 +574,12 @@ def _exec_mov(m: _Machine, st: Mov, p: int, dps: int, B: int, what: str) -> None
         return
     pairs = _paired(st.dst, st.src, p, dps, what)
     if st.kind == "v_mov":
-        if len(pairs) != 1:
-            raise PlanVerificationError(f"{what}: one v_mov_b32 moves exactly one register")
-        d, s = pairs[0]
-        m.regs[d] = m.regs[s]
+        # a register step of 64-bit elements runs once per dword half: one slot, two v_mov_b32
+        if len(pairs) != dps or (dps == 2 and len(st.dst) != 1):
+            raise PlanVerificationError(f"{what}: one v_mov_b32 moves exactly one register (one slot per half "
+                                        f"for 64-bit elements)")
+        for d, s in pairs:
+            m.regs[d] = m.regs[s]
         return
     # a renaming: bookkeeping of values (parallel copy of the listed elements)
     cells = [(c_d, c_s) for d, s in zip(st.dst, st.src)

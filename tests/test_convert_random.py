@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
 from linlayout import LinearLayout
@@ -62,6 +62,11 @@ def layout_pairs(draw):
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(layout_pairs())
+# found by hypothesis: a 64-bit register plan whose permlane swaps copy a slot first (a v_mov per dword half)
+@example((LinearLayout({"register": [[1, 0], [0, 1]], "lane": [[0, 2], [0, 4], [0, 8], [0, 16], [0, 32], [0, 64]],
+                        "warp": []}, [("dim0", 2), ("dim1", 128)]),
+          LinearLayout({"register": [[1, 0]], "lane": [[0, 1], [0, 2], [0, 4], [0, 16], [0, 0], [0, 0]], "warp": []},
+                       [("dim0", 2), ("dim1", 128)]), 64, "gfx950"))
 def test_random_pairs_verify_and_independent_checker_agrees(case):
     src, dst, bits, arch = case
     plan = plan_conversion(src, dst, arch, bits)
