@@ -529,9 +529,10 @@ def _transpose_groups(D: _Side, elem_bits: int, n_off: int) -> list[list[int]]:
 
 
 def _transpose_addr(D: _Side, g: list[int], eb: int) -> np.ndarray:
-    """``[W, 64]`` byte address lane ``L`` supplies to the transpose load of group ``g``: the element of
-    (lane ``i``, register ``g[j]``) with ``i`` = ``L``'s group and its low bits ``L >> (4 - k)`` cleared
-    ... precisely ``i = (L & 48) | ((L & (16/E - 1)) << k)``, ``j = (L & 15) >> (4 - k)``."""
+    """``[W, 64]`` byte address lane ``L`` supplies to the transpose load of group ``g`` (``E = len(g)``
+    elements, ``k = log2 E``): the offset of the element of (lane ``i``, register ``g[j]``) with
+    ``i = (L & 48) | ((L & (16/E - 1)) << k)`` and ``j = (L & 15) >> (4 - k)`` -- the lane whose
+    elements ``0..E-1`` are the ones ``L`` reads (``i``'s low ``k`` bits are 0, so this is aligned)."""
     elems = len(g)
     k = elems.bit_length() - 1
     lane = np.arange(64)

@@ -528,9 +528,10 @@ def step_from_json(items: list[dict], i: int) -> tuple[Step, int]:
             return PermlaneSwap(kind=d["kind"], vdst=_ints(d["vdst"]), src0=_ints(d["src0"])), i + 1
         if op == "lds_load" and "transpose" in d.get("isa", {}):
             name = d["isa"]["transpose"]
-            bits = int(str(name).rsplit("_b", 1)[-1]) if str(name).startswith("ds_read_b64_tr_b") else 0
-            if bits not in (8, 16):
-                raise LayoutError(f"plan step {i}: unknown transpose load {name!r}")
+            bits = {transpose_name(b): b for b in (8, 16)}.get(name)
+            if bits is None:
+                raise LayoutError(f"plan step {i}: unknown transpose load {name!r} (known: "
+                                  f"{transpose_name(16)}, {transpose_name(8)})")
             n = 64 // bits
             group = items[i:i + n]
             if len(group) < n or any(g.get("fused") != name for g in group[1:]):

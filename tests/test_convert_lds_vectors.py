@@ -7,13 +7,20 @@ import json
 import numpy as np
 import pytest
 
-from linlayout import LinearLayout
+from linlayout import LayoutError, LinearLayout
 from synth.convert import plan_conversion
 from synth.cost import tuple_copies
 from synth.emulator import PlanVerificationError, run_certificate, run_isa, verify
 from synth.plan import LdsLoad, LdsStore, Plan
 
 LANES = np.arange(64)
+# flash-attention P, one 32x64 tile per warp: the non-transposed 32x32 accumulator -> dot operand A (kwidth 8)
+ACC = LinearLayout({"register": [[1, 0], [2, 0], [8, 0], [16, 0], [0, 32]],
+                    "lane": [[0, 1], [0, 2], [0, 4], [0, 8], [0, 16], [4, 0]], "warp": []},
+                   [("dim0", 32), ("dim1", 64)])
+DOT_A = LinearLayout({"register": [[0, 1], [0, 2], [0, 4], [0, 16], [0, 32]],
+                      "lane": [[1, 0], [2, 0], [4, 0], [8, 0], [16, 0], [0, 8]], "warp": []},
+                     [("dim0", 32), ("dim1", 64)])
 
 
 def _tr_plan(arch: str) -> Plan:
@@ -41,6 +48,33 @@ def test_transpose_load_exists_only_on_gfx950():
         run_isa(_tr_plan("gfx942"))
 
 
+def test_unknown_transpose_load_in_a_certificate_is_a_layout_error():
+    cert = json.loads(_tr_plan("gfx950").dumps())
+    cert["steps"][1]["isa"]["transpose"] = "ds_read_b64_tr_bX"
+    with pytest.raises(LayoutError, match="unknown transpose load"):
+        Plan.from_certificate(cert)
+    cert = json.loads(_tr_plan("gfx950").dumps())
+    del cert["steps"][4]  # the last element of the transpose load
+    with pytest.raises(LayoutError, match="needs 4 lds_load items"):
+        Plan.from_certificate(cert)
+
+
+def test_lds_address_estimate_respects_the_read2_write2_offset_range():
+    from synth.cost import estimate_overhead
+
+    def overhead(second_base: int) -> int:
+        steps = [LdsStore(addr=LANES * 4, width=4, src=[0], pair=[1], pair_offset=1),
+                 LdsStore(addr=LANES * 4 + second_base, width=4, src=[2], pair=[3], pair_offset=1)]
+        src = LinearLayout({"register": [[64], [128]], "lane": [[1 << j] for j in range(6)], "warp": []},
+                           [("dim0", 256)])
+        plan = Plan("gfx942", 64, 1, 32, src, src, 4, 4, steps, lds_bytes=8192)
+        return estimate_overhead(plan)["valu_lds_addr"]
+
+    # the first address costs LDS_ADDR_BASE_VALU (3); offset0 reaches (255 - offset1) * 4 = 1016 bytes
+    assert overhead(1016) == 3
+    assert overhead(1020) == 4 and overhead(4096) == 4  # beyond: one v_add_u32
+
+
 def test_transpose_certificate_round_trip_and_element_semantics():
     plan = _tr_plan("gfx950")
     cert = json.loads(plan.dumps())
@@ -56,18 +90,11 @@ def test_transpose_certificate_round_trip_and_element_semantics():
 
 
 def test_fa_p_conversion_on_gfx950_reads_transposed():
-    # non-transposed 32x32 accumulator -> dot operand A (kwidth 8), fp16, one 32x64 tile per warp
-    acc = LinearLayout({"register": [[1, 0], [2, 0], [8, 0], [16, 0], [0, 32]],
-                        "lane": [[0, 1], [0, 2], [0, 4], [0, 8], [0, 16], [4, 0]], "warp": []},
-                       [("dim0", 32), ("dim1", 64)])
-    dot = LinearLayout({"register": [[0, 1], [0, 2], [0, 4], [0, 16], [0, 32]],
-                        "lane": [[1, 0], [2, 0], [4, 0], [8, 0], [16, 0], [0, 8]], "warp": []},
-                       [("dim0", 32), ("dim1", 64)])
-    p = plan_conversion(acc, dot, "gfx950", 16)
+    p = plan_conversion(ACC, DOT_A, "gfx950", 16)
     c = p.counts()
     assert p.verified and (c["lds_write"], c["lds_read_tr"], c["total"]) == (4, 8, 12)
     assert all(st.transpose == 16 for st in p.steps if isinstance(st, LdsLoad))
-    q = plan_conversion(acc, dot, "gfx942", 16)  # no transpose loads: repacking with v_perm_b32
+    q = plan_conversion(ACC, DOT_A, "gfx942", 16)  # no transpose loads: repacking with v_perm_b32
     assert q.counts()["lds_read_tr"] == 0 and q.counts()["v_perm_b32"] > 0
     assert q.verified and verify(q).ok
 
@@ -103,13 +130,7 @@ def test_fp8_transpose_load_plan_runs_on_the_interpreter():
     from lowering.conversion import lower_conversion
     from lowering.emit.host import distinct_tile, expected_output, interpret
 
-    acc = LinearLayout({"register": [[1, 0], [2, 0], [8, 0], [16, 0], [0, 32]],
-                        "lane": [[0, 1], [0, 2], [0, 4], [0, 8], [0, 16], [4, 0]], "warp": []},
-                       [("dim0", 32), ("dim1", 64)])
-    dot = LinearLayout({"register": [[0, 1], [0, 2], [0, 4], [0, 16], [0, 32]],
-                        "lane": [[1, 0], [2, 0], [4, 0], [8, 0], [16, 0], [0, 8]], "warp": []},
-                       [("dim0", 32), ("dim1", 64)])
-    p = plan_conversion(acc, dot, "gfx950", 8, strategy="lds")
+    p = plan_conversion(ACC, DOT_A, "gfx950", 8, strategy="lds")
     assert {k: v for k, v in p.counts().items() if v} == {"lds_write": 4, "lds_read_tr": 4, "total": 8}
     low = lower_conversion(p, binary=False)
     tile = distinct_tile(low.kernel.shape, 8, seed=3)
