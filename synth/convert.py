@@ -216,7 +216,8 @@ def _lds_candidates(prob: Problem, target, element_bits: int, cm, budget: int | 
     """LDS round trips through each shared layout (lds_path.designs), built in the order of their
     cost floors (ideal LDS cycles); a design whose floor is above the best plan built so far (beyond
     the tie fraction) cannot win and is not built.  ``best_only``: neither is a round trip equal to
-    one built before (the same layout and stores: the same cost and instructions, ranked after it)."""
+    one built before (the same layout and stores: the same cost and instructions, ranked after it)
+    nor one that a plan built before outranks (``_outranked``)."""
     every = lds_path.designs(prob, element_bits, target.name, budget)
     fits = [a for a in every if (budget is None or a.design.lds_bytes <= budget)
             and a.design.lds_bytes <= target.lds_bytes]
@@ -237,6 +238,8 @@ def _lds_candidates(prob: Problem, target, element_bits: int, cm, budget: int | 
         if best_only and key in built:
             continue
         built.add(key)
+        if best_only and _outranked(acc, out, cm, element_bits):
+            continue
         prog = Program(n_init, p, dps)
         outs = build_lds(prog, acc, list(range(n_init)), d_ids)
         plan = _base_plan(prob, target, element_bits)
@@ -247,6 +250,15 @@ def _lds_candidates(prob: Problem, target, element_bits: int, cm, budget: int | 
         plan.notes.append(f"LDS layout: {acc.design.source}; {rounds} round(s); {sync}")
         out.append(plan)
     return out
+
+
+def _outranked(acc, built: list[Plan], cm, element_bits: int) -> bool:
+    """Does an LDS plan built before rank before the plan of ``acc`` whatever else is built?  Yes
+    when its cost and its instructions with setup are at most the lower bounds of ``acc``'s
+    (LdsAccesses.plan_floor): it is then in the tie group whenever that plan is, has no more
+    instructions, and comes first on a full tie (_rank); and the tie group does not change."""
+    cost, count = acc.plan_floor(cm, element_bits)
+    return any(q.cost <= cost and q.total_with_overhead() <= count for q in built)
 
 
 def candidate_plans(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int, *,

@@ -46,8 +46,8 @@ from dataclasses import dataclass, field
 
 from linlayout.hw.targets import get_target
 
-__all__ = ["COST_TIE_FRACTION", "CostModel", "cost_model", "lower_bound", "near_best", "register_merges",
-           "tuple_copies"]
+__all__ = ["COST_TIE_FRACTION", "CostModel", "cost_model", "lds_address_valu", "lower_bound", "near_best",
+           "register_merges", "tuple_copies"]
 
 VALU_ISSUE = 4.0  # [I] wave64 on a 16-wide SIMD: 4 cycles per VALU instruction
 PERMLANE_ISSUE = 4.0  # [I] v_permlane*_swap issue rate is undocumented; taken as one VALU op
@@ -279,6 +279,15 @@ class _AddressBases:
         return n
 
 
+def lds_address_valu(steps) -> int:
+    """``valu_lds_addr`` of ``estimate_overhead``: VALU ops forming the addresses of the LDS
+    steps ``steps`` (LdsStore/LdsLoad, in issue order; ``_AddressBases``)."""
+    import numpy as np
+
+    bases = _AddressBases()
+    return sum(bases.cost(np.asarray(st.addr, dtype=np.int64).reshape(-1, 64)[0], st) for st in steps)
+
+
 def tuple_copies(dwords: list[int], fresh: set[int]) -> int:
     """``v_mov_b32`` copies LLVM needs to hand one LDS access its VGPR tuple.
 
@@ -339,8 +348,7 @@ def estimate_overhead(plan, depth: int | None = None) -> dict[str, int]:
     from .plan import FusedDpp, Lane, LdsLoad, LdsStore, Mov, Select
 
     bperm, conds, sels = set(), set(), set()
-    bases = _AddressBases()
-    lds_valu = 0
+    lds_steps = []
     lane_dep = False
     for st in plan.steps:
         if isinstance(st, Lane) and st.kind == "ds_bpermute":
@@ -353,13 +361,13 @@ def estimate_overhead(plan, depth: int | None = None) -> dict[str, int]:
             sels.add(int(st.selector))
         elif isinstance(st, (LdsStore, LdsLoad)):
             lane_dep = True
-            lds_valu += bases.cost(np.asarray(st.addr, dtype=np.int64).reshape(-1, 64)[0], st)
+            lds_steps.append(st)
     del lane_dep  # the lane id itself is taken as available (every kernel computes it for its memory ops)
     out = {
         "valu_bpermute_addr": BPERMUTE_ADDR_VALU * len(bperm),
         "salu_vcc": VCC_SALU * len(conds),
         "salu_perm_selector": PERM_SELECTOR_SALU * len(sels),
-        "valu_lds_addr": lds_valu,
+        "valu_lds_addr": lds_address_valu(lds_steps),
         "valu_tuple_copies": _store_tuple_copies(plan),
         "s_waitcnt": ds_depth(plan) if depth is None else depth,
     }

@@ -432,6 +432,25 @@ class LdsAccesses:
             self._floors[key] = self._floor(cm, elem_bits)
         return self._floors[key]
 
+    def plan_floor(self, cm, elem_bits: int) -> tuple[float, int]:
+        """Lower bounds of the cost and of the instructions with setup (Plan.total_with_overhead)
+        of the plan build_lds makes of these accesses.  build_lds issues exactly these accesses
+        in this order, so the VALU ops forming their addresses are known (cost.lds_address_valu):
+        cost >= floor + those ops; instructions >= the LDS accesses, the barriers, those ops and
+        two s_waitcnt levels (a store, then a load)."""
+        from .cost import lds_address_valu
+        from .plan import LdsLoad, LdsStore
+
+        steps = []
+        for stores, loads in zip(self.stores, self.loads):
+            for store, accesses in ((True, stores), (False, loads)):
+                kind, width = (LdsStore, self.s_width) if store else (LdsLoad, self.d_width)
+                steps += [kind(addr=self.address(store, g), width=width, pair=g2, pair_offset=off, st64=st64)
+                          for g, g2, off, st64 in accesses]
+        valu = lds_address_valu(steps)
+        barriers = 2 * len(self.stores) - 1 if self.cross else 0
+        return self.floor(cm, elem_bits) + valu * cm.valu_issue, len(steps) + barriers + valu + 2
+
     def _floor(self, cm, elem_bits: int) -> float:
         from .cost import lds_access_cost
 
