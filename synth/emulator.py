@@ -33,6 +33,7 @@ from linlayout import LayoutError, LinearLayout
 
 from .plan import (Barrier, FusedDpp, Lane, LdsLoad, LdsStore, Mov, PermlaneSwap, PermSelect, Plan, Select,
                    dwords_per_slot, slots_per_dword, transpose_element_addresses)
+from .span import span_table
 
 __all__ = [
     "LDS_IN_ORDER_PER_WAVE", "PlanVerificationError", "UNDEF", "VerifyResult", "bpermute_src_lanes",
@@ -175,10 +176,8 @@ def _element_ids(layout: LinearLayout, out_order: tuple, num_warps: int) -> np.n
     j = 0
     for name, size in layout.in_dims:
         k = size.bit_length() - 1
-        if name in part:
-            vals = np.arange(lengths[name])
-            for i in range(k):
-                part[name] ^= np.where((vals >> i) & 1, cols[j + i], 0)
+        if name in part:  # index x takes the images of its low k bits (higher warps repeat the pattern)
+            part[name] = span_table(cols[j:j + k])[np.arange(lengths[name]) & (size - 1)]
         j += k
     flat = part["warp"][:, None, None] ^ part["lane"][None, :, None] ^ part["register"][None, None, :]
     flat.setflags(write=False)
@@ -209,18 +208,25 @@ class _RaceSuspect(Exception):
 
 
 class _Machine:
-    """Registers ``[n_dwords, W, 64, 4]`` byte cells; LDS bytes with race bookkeeping.
+    """Registers ``[n_dwords, W, 64, 4 / cell_bytes]`` cells; LDS cells with race bookkeeping.
 
-    ``exact``: every LDS access checks and marks the bytes it touches.  Otherwise (quick) the
+    Byte cells (``cell_bytes`` 1) hold one byte each.  Dword cells (``cell_bytes`` 4) hold a code
+    of a whole dword's four bytes (``_dword_codes``), for plans whose steps move whole dwords only
+    (``_moves_dwords``): every step then does to a dword's code what it does to its four bytes.
+    ``exact``: every LDS access checks and marks the cells it touches.  Otherwise (quick) the
     accesses of an epoch are only recorded and checked together at its barrier (``_check_epoch``),
     which flags everything the exact checks could report (and possibly more)."""
 
-    def __init__(self, n_dw: int, W: int, lds_size: int, cell: type = np.int64, exact: bool = True) -> None:
+    def __init__(self, n_dw: int, W: int, lds_bytes: int, cell: type = np.int64, exact: bool = True,
+                 cell_bytes: int = 1) -> None:
         self.W = W
         self.exact = exact
-        self.epoch_writes: list[tuple[np.ndarray, np.ndarray]] = []  # quick: (bytes, data) of each write
-        self.epoch_reads: list[np.ndarray] = []  # quick: bytes of each read
-        self.regs = np.full((n_dw, W, WAVE, 4), UNDEF, dtype=cell)
+        self.cb, self.cpd = cell_bytes, 4 // cell_bytes  # bytes per cell, cells per dword
+        self.lds_bytes = lds_bytes
+        lds_size = -(-lds_bytes // cell_bytes)
+        self.epoch_writes: list[tuple[np.ndarray, np.ndarray]] = []  # quick: (cells, data) of each write
+        self.epoch_reads: list[np.ndarray] = []  # quick: cells of each read
+        self.regs = np.full((n_dw, W, WAVE, self.cpd), UNDEF, dtype=cell)
         self.lds = np.full(lds_size, UNDEF, dtype=cell)
         mask = np.int32 if W < 31 else np.int64  # a bit per warp
         self.w_warps = np.zeros(lds_size, dtype=mask)  # bitmask of warps that wrote since the last barrier
@@ -295,13 +301,14 @@ def _exec_dpp(m: _Machine, dst: int, src: int, ctrl: int, row_mask: int, bank_ma
 
 
 def _lds_access(m: _Machine, addr, width: int, what: str) -> np.ndarray:
-    """Byte indices ``[W, 64 * width]`` of an LDS access, with alignment and range checks."""
+    """Cell indices ``[W, 64 * width / cell bytes]`` of an LDS access, with alignment and range checks."""
     a = np.asarray(addr, dtype=np.int64)  # [64] (every warp alike) or [W, 64]
     if width in (2, 4, 8, 16) and (a % width).any():
         raise PlanVerificationError(f"{what}: an address is not aligned to the {width}-byte access")
-    if a.min() < 0 or a.max() + width > m.lds.shape[0]:  # the bytes are a .. a + width - 1
-        raise PlanVerificationError(f"{what}: address outside the {m.lds.shape[0]}-byte LDS allocation")
-    idx = (a[..., None] + _BYTE_OFFSETS[:width]).reshape(-1, WAVE * width)
+    if a.min() < 0 or a.max() + width > m.lds_bytes:  # the bytes are a .. a + width - 1
+        raise PlanVerificationError(f"{what}: address outside the {m.lds_bytes}-byte LDS allocation")
+    n = width // m.cb
+    idx = ((a if m.cb == 1 else a // m.cb)[..., None] + _BYTE_OFFSETS[:n]).reshape(-1, WAVE * n)
     return idx if idx.shape[0] == m.W else idx.repeat(m.W, axis=0)
 
 
@@ -405,9 +412,13 @@ def _slot_bytes(slot: int, p: int, dps: int, bytes_per: int) -> tuple[tuple[int,
 
 
 def _cell_index(slots, p: int, dps: int, bytes_per: int) -> tuple[np.ndarray, np.ndarray]:
-    """(dword, byte) index arrays ``[len(slots), bytes per slot]`` of the slots' cells."""
-    cells = np.array([_slot_bytes(s, p, dps, bytes_per) for s in slots], dtype=np.int64).reshape(len(slots), -1, 2)
-    return cells[..., 0], cells[..., 1]
+    """(dword, byte) index arrays ``[len(slots), bytes per slot]`` of the slots' cells (``_slot_bytes``
+    of every slot: 64-bit slot ``s`` is dwords ``2s, 2s+1``, bytes 0..3 each; else dword ``s // p``,
+    bytes ``(s % p) * bytes_per ..``)."""
+    s = np.asarray(slots, dtype=np.int64).reshape(-1, 1)
+    if dps == 2:
+        return 2 * s + (np.arange(8) >> 2), np.broadcast_to(np.arange(8) & 3, (len(s), 8))
+    return np.broadcast_to(s // p, (len(s), bytes_per)), (s % p) * bytes_per + np.arange(bytes_per)
 
 
 def _max_slot(plan: Plan) -> int:
@@ -434,17 +445,25 @@ def run_isa(plan: Plan, init: np.ndarray | None = None, lds_bytes: int | None = 
         return _run_isa(plan, init, lds_bytes, exact=True)
 
 
+def _n_dwords(plan: Plan) -> int:
+    """VGPRs (dwords) every slot the plan names fits in."""
+    eb = plan.element_bits
+    n_slots = _max_slot(plan)
+    return n_slots * 2 if dwords_per_slot(eb) == 2 else -(-n_slots // slots_per_dword(eb))
+
+
 def _run_isa(plan: Plan, init: np.ndarray | None, lds_bytes: int | None, exact: bool) -> np.ndarray:
     eb = plan.element_bits
     p, dps, B = slots_per_dword(eb), dwords_per_slot(eb), max(1, eb // 8)
     W = plan.num_warps
-    n_slots = _max_slot(plan)
-    n_dw = (n_slots * dps) if dps == 2 else -(-n_slots // p)
-    if init is None:
-        ids = element_ids(plan.src, W)
-        init = TAG_BASE + 8 * ids[..., None] + np.arange(B)
-    init = np.asarray(init)
-    small = not init.size or (-(1 << 31) < int(init.min()) and int(init.max()) < (1 << 31) - 1)
+    n_dw = _n_dwords(plan)
+    if init is None:  # tags below TAG_BASE + 8 * (number of tensor elements)
+        small = TAG_BASE + 8 * (1 << plan.src.total_out_bits) < (1 << 31) - 1
+        ids = element_ids(plan.src, W).astype(np.int32 if small else np.int64)
+        init = (TAG_BASE + 8 * ids)[..., None] + np.arange(B, dtype=ids.dtype)
+    else:
+        init = np.asarray(init)
+        small = not init.size or (-(1 << 31) < int(init.min()) and int(init.max()) < (1 << 31) - 1)
     m = _Machine(n_dw, W, lds_bytes if lds_bytes is not None else max(plan.lds_bytes, 4),
                  np.int32 if small else np.int64, exact)
     if plan.slots_in % p == 0:  # the slots fill dwords 0.. in order: slot s, byte b is cell (s*B + b) / 4
@@ -453,6 +472,15 @@ def _run_isa(plan: Plan, init: np.ndarray | None, lds_bytes: int | None, exact: 
     else:
         d_i, b_i = _cell_index(range(plan.slots_in), p, dps, B)
         m.regs[d_i, :, :, b_i] = np.moveaxis(init[:, :, : plan.slots_in], (0, 1), (2, 3))
+    _execute(m, plan)
+    return m.regs
+
+
+def _execute(m: _Machine, plan: Plan) -> None:
+    """Run the steps of ``plan`` on ``m`` (quick: the last epoch checked at the end)."""
+    eb = plan.element_bits
+    p, dps, B = slots_per_dword(eb), dwords_per_slot(eb), max(1, eb // 8)
+    W = m.W
     for i, st in enumerate(plan.steps):
         what = f"step {i} ({st.op})"
         if isinstance(st, Mov):
@@ -493,49 +521,133 @@ def _run_isa(plan: Plan, init: np.ndarray | None, lds_bytes: int | None, exact: 
             m.barrier()
         else:  # pragma: no cover - all step classes are handled above
             raise PlanVerificationError(f"{what}: unknown step")
-    if not exact:
+    if not m.exact:
         _check_epoch(m)
-    return m.regs
+
+
+# ====================================================================== dword cells
+def _moves_dwords(plan: Plan) -> bool:
+    """Does every step of ``plan`` move whole dwords, the four bytes together and in place?  Register
+    steps other than renamings and v_perm_b32 do (they write whole VGPRs from whole VGPRs, or 0);
+    a renaming does when it copies whole dwords byte for byte; an LDS access when it moves 4 or
+    more bytes per lane between whole dwords in byte order (no transpose load).  The first and
+    last slots must fill whole dwords."""
+    eb = plan.element_bits
+    p, dps, B = slots_per_dword(eb), dwords_per_slot(eb), max(1, eb // 8)
+    if plan.slots_in % p or plan.slots_out % p:
+        return False
+    for st in plan.steps:
+        if isinstance(st, PermSelect) or (isinstance(st, Mov) and st.kind == "v_perm_b32"):
+            return False
+        if isinstance(st, Mov) and st.kind == "rename" and not _renames_dwords(st, p, dps, B):
+            return False
+        if isinstance(st, (LdsStore, LdsLoad)):
+            slots = st.src if isinstance(st, LdsStore) else st.dst
+            if (st.width < 4 or getattr(st, "transpose", 0)
+                    or any(_cells(tuple(x), p, dps, B)[2] is None for x in (slots, st.pair) if x is not None)):
+                return False
+    return True
+
+
+def _renames_dwords(st: Mov, p: int, dps: int, B: int) -> bool:
+    """Does the renaming copy whole dwords, byte ``b`` to byte ``b``, each dst dword once?"""
+    dd, db, sd, sb = _renamed_cells(st, p, dps, B)
+    if (db != sb).any():
+        return False
+    src_of: dict[int, int] = {}
+    for d, s_ in zip(dd.tolist(), sd.tolist()):
+        if src_of.setdefault(d, s_) != s_:
+            return False
+    return len(set((4 * dd + db).tolist())) == dd.size == 4 * len(src_of)
+
+
+def _code_bits(plan: Plan) -> tuple[int, int]:
+    """(bits per element id, bits of the largest dword code): ids are below ``2**n`` (the tensor's
+    elements); a code is at most ``2**(n + 1)`` (64-bit elements) or ``2**(p * n)``."""
+    eb = plan.element_bits
+    n = max(plan.src.total_out_bits, plan.dst.total_out_bits)
+    return n, (n + 1 if dwords_per_slot(eb) == 2 else slots_per_dword(eb) * n)
+
+
+def _dword_codes(ids: np.ndarray, p: int, dps: int, n_bits: int, dtype) -> np.ndarray:
+    """``[W, 64, dwords]``: the code of every dword of slots holding the elements ``ids`` ``[W, 64,
+    slots]`` (byte tags ``TAG_BASE + 8 * id + byte``): ``1 + 2 * id + half`` for 64-bit elements,
+    else ``1 + sum_j id_j * 2**(n_bits * j)`` over the dword's ``p`` elements.  One code per dword
+    content, none 0 (the zero dword) or UNDEF."""
+    ids = ids.astype(dtype)
+    if dps == 2:
+        return (1 + 2 * ids[..., None] + np.arange(2, dtype=dtype)).reshape(ids.shape[0], WAVE, -1)
+    g = ids.reshape(ids.shape[0], WAVE, -1, p)
+    out = 1 + g[..., 0]
+    for j in range(1, p):
+        out += g[..., j] << (n_bits * j)
+    return out
+
+
+def _dword_run_holds(plan: Plan, want: np.ndarray) -> bool:
+    """Quick ISA run on dword cells (``_moves_dwords`` plans): do the dst slots end up holding
+    ``want``?  False also when any check fails (the byte-cell run then finds what)."""
+    eb = plan.element_bits
+    p, dps = slots_per_dword(eb), dwords_per_slot(eb)
+    n, bits = _code_bits(plan)
+    if bits > 62:
+        return False
+    dtype = np.int32 if bits <= 30 else np.int64
+    m = _Machine(_n_dwords(plan), plan.num_warps, max(plan.lds_bytes, 4), dtype, exact=False, cell_bytes=4)
+    codes = _dword_codes(element_ids(plan.src, plan.num_warps)[:, :, : plan.slots_in], p, dps, n, dtype)
+    m.regs[: codes.shape[2], :, :, 0] = codes.transpose(2, 0, 1)
+    try:
+        _execute(m, plan)
+    except (_RaceSuspect, PlanVerificationError, LayoutError):
+        return False
+    out = _dword_codes(want, p, dps, n, dtype)
+    return bool((m.regs[: out.shape[2], :, :, 0] == out.transpose(2, 0, 1)).all())
 
 
 def _exec_store(m: _Machine, slots: list[int], addr, width: int, d16_hi: bool, p: int, dps: int, B: int,
                 what: str) -> None:
-    cells, c, block = _cells(tuple(slots), p, dps, B)
+    cells, c, whole = _cells(tuple(slots), p, dps, B)
     if len(cells) != width:
         raise PlanVerificationError(f"{what}: {len(cells)} bytes listed for a {width}-byte store")
     if width < 4 and cells[0][1] != (2 if d16_hi else 0):  # ds_write_b8/b16[_d16_hi]
         raise PlanVerificationError(f"{what}: a {width}-byte store reads byte {2 if d16_hi else 0} of its VGPR, "
                                     f"not byte {cells[0][1]}")
-    if block is not None:
-        data = m.regs[block].transpose(1, 2, 0, 3).reshape(m.W, -1)  # [W, 64 * width]
+    if whole is not None:
+        data = m.regs[whole].transpose(1, 2, 0, 3).reshape(m.W, -1)  # [W, 64 * width]
     else:
         data = m.regs[c[:, 0], :, :, c[:, 1]].transpose(1, 2, 0).reshape(m.W, -1)
     _lds_write(m, _lds_access(m, addr, width, what), data, what)
 
 
 def _exec_load(m: _Machine, slots: list[int], addr, width: int, p: int, dps: int, B: int, what: str) -> None:
-    cells, c, block = _cells(tuple(slots), p, dps, B)
+    cells, c, whole = _cells(tuple(slots), p, dps, B)
     if len(cells) != width:
         raise PlanVerificationError(f"{what}: {len(cells)} bytes listed for a {width}-byte load")
-    data = _lds_read(m, _lds_access(m, addr, width, what), what).reshape(m.W, WAVE, width)
+    data = _lds_read(m, _lds_access(m, addr, width, what), what).reshape(m.W, WAVE, width // m.cb)
     if width < 4:  # ds_read_u8/u16: zero-extended into the whole VGPR
         if cells[0][1] != 0:
             raise PlanVerificationError(f"{what}: a {width}-byte load fills byte 0 of its VGPR")
         m.regs[cells[0][0]] = 0
-    if block is not None:
-        m.regs[block] = data.reshape(m.W, WAVE, -1, 4).transpose(2, 0, 1, 3)
+    if whole is not None:
+        m.regs[whole] = data.reshape(m.W, WAVE, -1, m.cpd).transpose(2, 0, 1, 3)
     else:
         m.regs[c[:, 0], :, :, c[:, 1]] = data.transpose(2, 0, 1)
 
 
 @lru_cache(maxsize=4096)
-def _cells(slots: tuple, p: int, dps: int, B: int) -> tuple[list, np.ndarray, slice | None]:
-    """The (dword, byte) cells of ``slots`` in order, as a list and an array ``[n, 2]``, and the dword
-    slice they fill when they are whole dwords ``d, d+1, ..`` in byte order (else None)."""
+def _cells(slots: tuple, p: int, dps: int, B: int) -> tuple[list, np.ndarray, slice | np.ndarray | None]:
+    """The (dword, byte) cells of ``slots`` in order, as a list and an array ``[n, 2]``, and the dwords
+    they fill when they are whole dwords, each in byte order: a slice for ``d, d+1, ..``, else an
+    index array (None when they are not whole dwords)."""
     cells = [c for s in slots for c in _slot_bytes(s, p, dps, B)]
-    d0 = cells[0][0] if cells else 0
-    whole = len(cells) % 4 == 0 and cells == [(d0 + i // 4, i % 4) for i in range(len(cells))]
-    return cells, np.array(cells, dtype=np.int64).reshape(-1, 2), slice(d0, d0 + len(cells) // 4) if whole else None
+    dwords = [d for d, _ in cells[::4]]
+    if len(cells) % 4 or cells != [(dwords[i // 4], i % 4) for i in range(len(cells))]:
+        whole = None
+    elif dwords == list(range(dwords[0], dwords[0] + len(dwords))):
+        whole = slice(dwords[0], dwords[0] + len(dwords))
+    else:
+        whole = np.array(dwords, dtype=np.int64)
+    return cells, np.array(cells, dtype=np.int64).reshape(-1, 2), whole
 
 
 def _exec_transpose_load(m: _Machine, st: LdsLoad, arch: str, p: int, dps: int, B: int, what: str) -> None:
@@ -582,15 +694,23 @@ def _exec_mov(m: _Machine, st: Mov, p: int, dps: int, B: int, what: str) -> None
             m.regs[d] = m.regs[s]
         return
     # a renaming: bookkeeping of values (parallel copy of the listed elements)
-    cells = [(c_d, c_s) for d, s in zip(st.dst, st.src)
-             for c_d, c_s in zip(_slot_bytes(d, p, dps, B), _slot_bytes(s, p, dps, B))]
-    if len({c_d for c_d, _ in cells}) == len(cells):  # every cell written once: one gather, one scatter
-        c = np.array(cells, dtype=np.int64).reshape(-1, 4)
-        m.regs[c[:, 0], :, :, c[:, 1]] = m.regs[c[:, 2], :, :, c[:, 3]]
+    dd, db, sd, sb = _renamed_cells(st, p, dps, B)
+    if m.cb == 4:  # whole dwords (_moves_dwords): each dst dword is the src dword of its byte 0
+        m.regs[dd[db == 0]] = m.regs[sd[db == 0]]
         return
-    src_vals = [m.regs[sd, :, :, sb].copy() for _, (sd, sb) in cells]
-    for ((dd, db), _), v in zip(cells, src_vals):
-        m.regs[dd, :, :, db] = v
+    if len(set((4 * dd + db).tolist())) == dd.size:  # every cell written once: one gather, one scatter
+        m.regs[dd, :, :, db] = m.regs[sd, :, :, sb]
+        return
+    src_vals = m.regs[sd, :, :, sb]
+    for k in range(dd.size):  # in order: a cell listed twice keeps the later value
+        m.regs[dd[k], :, :, db[k]] = src_vals[k]
+
+
+def _renamed_cells(st: Mov, p: int, dps: int, B: int) -> tuple[np.ndarray, ...]:
+    """(dst dword, dst byte, src dword, src byte) of every cell a renaming copies, flat."""
+    n = min(len(st.dst), len(st.src))
+    (dd, db), (sd, sb) = (_cell_index(slots[:n], p, dps, B) for slots in (st.dst, st.src))
+    return tuple(x.reshape(-1) for x in (dd, db, sd, sb))
 
 
 def _codes(sd: int, sb: int, s0: int, s1: int) -> set[int]:
@@ -726,22 +846,30 @@ def _final_ids_from_regs(plan: Plan, regs: np.ndarray) -> np.ndarray:
     return np.moveaxis(np.where(ok, ident, UNDEF), 0, -1)
 
 
+def _holds_ids(plan: Plan, regs: np.ndarray, want: np.ndarray) -> bool:
+    """Do the dst slots after an ISA run hold exactly the elements ``want`` ``[W, 64, slots]`` (every
+    byte the tag ``TAG_BASE + 8 * id + byte``)?  When the slots fill whole dwords, the expected
+    cells are compared in place; otherwise through ``_final_ids_from_regs``."""
+    eb = plan.element_bits
+    p, B = slots_per_dword(eb), max(1, eb // 8)
+    if not plan.slots_out or plan.slots_out % p:
+        return not (_final_ids_from_regs(plan, regs) != want).any()
+    tags = (TAG_BASE + 8 * want.astype(regs.dtype))[..., None] + np.arange(B, dtype=regs.dtype)  # [W, 64, slots, B]
+    n_dw = plan.slots_out * B // 4
+    return bool((regs[:n_dw] == tags.reshape(tags.shape[0], WAVE, n_dw, 4).transpose(2, 0, 1, 3)).all())
+
+
 def verify(plan: Plan, certificate: bool = True) -> VerifyResult:
     """Run ``plan`` at ISA level and (``certificate``) at certificate level; both must leave ``dst`` in
-    the dst slots."""
+    the dst slots.  A plan moving whole dwords only runs on dword cells first (``_moves_dwords``);
+    any other plan, or a failure there, runs on byte cells, which tell what went wrong."""
     want = expected_ids(plan)
     if want.shape[2] != plan.slots_out:
         return VerifyResult(False, f"dst has {want.shape[2]} registers but the plan fills {plan.slots_out}")
-    try:
-        regs = run_isa(plan)
-    except (PlanVerificationError, LayoutError) as e:
-        return VerifyResult(False, f"ISA execution failed: {e}")
-    got = _final_ids_from_regs(plan, regs)
-    bad = got != want
-    if bad.any():
-        w, l, s = map(int, np.argwhere(bad)[0])
-        return VerifyResult(False, f"ISA run: warp {w} lane {l} slot {s} holds element {int(got[w, l, s])}, "
-                                   f"expected {int(want[w, l, s])} ({int(bad.sum())} slots wrong)")
+    if not (_moves_dwords(plan) and _dword_run_holds(plan, want)):
+        failure = _byte_run_failure(plan, want)
+        if failure:
+            return VerifyResult(False, failure)
     if not certificate:
         return VerifyResult(True, "")
     state = run_certificate(plan.to_certificate(raw=True))[:, :, : plan.slots_out]
@@ -751,3 +879,18 @@ def verify(plan: Plan, certificate: bool = True) -> VerifyResult:
         return VerifyResult(False, f"certificate run: warp {w} lane {l} slot {s} holds element "
                                    f"{int(state[w, l, s])}, expected {int(want[w, l, s])}")
     return VerifyResult(True, "")
+
+
+def _byte_run_failure(plan: Plan, want: np.ndarray) -> str:
+    """What goes wrong in the ISA run on byte cells ("" when the dst slots end up holding ``want``)."""
+    try:
+        regs = run_isa(plan)
+    except (PlanVerificationError, LayoutError) as e:
+        return f"ISA execution failed: {e}"
+    if _holds_ids(plan, regs, want):
+        return ""
+    got = _final_ids_from_regs(plan, regs)
+    bad = got != want
+    w, l, s = map(int, np.argwhere(bad)[0])
+    return (f"ISA run: warp {w} lane {l} slot {s} holds element {int(got[w, l, s])}, "
+            f"expected {int(want[w, l, s])} ({int(bad.sum())} slots wrong)")
