@@ -214,25 +214,26 @@ def _warp_offsets(prog: Program, units: list[int], offsets: list[int], K: list[i
 def _lds_candidates(prob: Problem, target, element_bits: int, cm, budget: int | None,
                     best_only: bool = False) -> list[Plan]:
     """LDS round trips through each shared layout (lds_path.designs), built in the order of their
-    cost floors (ideal LDS cycles); a design whose floor is above the best plan built so far (beyond
-    the tie fraction) cannot win and is not built.  ``best_only``: neither is a round trip equal to
-    one built before (the same layout and stores: the same cost and instructions, ranked after it)
-    nor one that a plan built before outranks (``_outranked``)."""
-    every = lds_path.designs(prob, element_bits, target.name, budget)
-    fits = [a for a in every if (budget is None or a.design.lds_bytes <= budget)
-            and a.design.lds_bytes <= target.lds_bytes]
-    if not fits:
-        limit = f"the budget {budget}" if budget is not None else f"{target.name}'s {target.lds_bytes}"
-        raise LayoutError(f"the tile needs {min(a.design.lds_bytes for a in every)} bytes of LDS, more than "
-                          f"{limit}; give a larger lds_budget_bytes or one that allows rounds")
-    accs = sorted(fits, key=lambda a: a.floor(cm, element_bits))
+    cost floors (ideal LDS cycles, lds_path.DesignPool.by_floor); a design whose floor is above the
+    best plan built so far (beyond the tie fraction) cannot win and is not built.  ``best_only``:
+    neither is a round trip equal to one built before (the same layout and stores: the same cost
+    and instructions, ranked after it) nor one that a plan built before outranks (``_outranked``)."""
+    pool = lds_path.designs(prob, element_bits, target.name, budget)
     p, dps = slots_per_dword(element_bits), dwords_per_slot(element_bits)
     n_init = _n_values(prob.src.in_dim_size("register"), element_bits)
     d_ids = element_ids(prob.dst, prob.num_warps)
     out: list[Plan] = []
     built = set()
-    for acc in accs:
-        if out and acc.floor(cm, element_bits) > min(q.cost for q in out) * (1 + cost_mod.COST_TIE_FRACTION):
+    fitted = False
+
+    def limit() -> float:
+        return min(q.cost for q in out) * (1 + cost_mod.COST_TIE_FRACTION) if out else float("inf")
+
+    for acc in pool.by_floor(cm, element_bits, limit):
+        if (budget is not None and acc.design.lds_bytes > budget) or acc.design.lds_bytes > target.lds_bytes:
+            continue
+        fitted = True
+        if acc.floor(cm, element_bits) > limit():
             break
         key = (lds_path.layout_key(acc.design), acc.s_width)
         if best_only and key in built:
@@ -249,6 +250,11 @@ def _lds_candidates(prob: Problem, target, element_bits: int, cm, budget: int | 
         sync = "barriers (data crosses warps)" if acc.cross else "no barrier (each warp reads its own writes)"
         plan.notes.append(f"LDS layout: {acc.design.source}; {rounds} round(s); {sync}")
         out.append(plan)
+    if not fitted:
+        every = pool.every()
+        limit_text = f"the budget {budget}" if budget is not None else f"{target.name}'s {target.lds_bytes}"
+        raise LayoutError(f"the tile needs {min(a.design.lds_bytes for a in every)} bytes of LDS, more than "
+                          f"{limit_text}; give a larger lds_budget_bytes or one that allows rounds")
     return out
 
 

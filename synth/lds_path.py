@@ -26,8 +26,10 @@ when some warp reads bytes another warp writes.
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass, field, replace
 from functools import cached_property
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
@@ -39,8 +41,8 @@ from .ir import Program
 from .preimage import Problem
 from .span import span_table
 
-__all__ = ["LdsAccesses", "LdsDesign", "build_lds", "design_cache", "designs", "layout_key", "lds_accesses",
-           "shared_layout", "vector_first_design"]
+__all__ = ["DesignPool", "LdsAccesses", "LdsDesign", "build_lds", "design_cache", "designs", "layout_key",
+           "lds_accesses", "shared_layout", "transpose_floor", "vector_first_design"]
 
 WAVE = 64
 
@@ -178,20 +180,20 @@ def shared_layout(prob: Problem, elem_bits: int, arch: str, budget: int | None,
 design_cache: dict = {}
 
 
-def designs(prob: Problem, elem_bits: int, arch: str, budget: int | None) -> list["LdsAccesses"]:
+def designs(prob: Problem, elem_bits: int, arch: str, budget: int | None) -> "DesignPool":
     """The shared layouts worth building, each with its accesses (``lds_accesses``): synth.swizzle's
     and the two register-first ones (a layout favouring one side's register order can save
     repacking and tuple copies).  Per layout the store vectors are chosen twice, counting the
     stores' tuple copies and not (a wide store with copies can beat narrow conflicting stores:
-    the cost model decides).  Cached per (problem, element bits, arch, budget)."""
+    the cost model decides).  gfx950's transpose-read layout is synthesized only when its floor
+    bound (``transpose_floor``) lets it come first (``DesignPool.by_floor``).  Cached per
+    (problem, element bits, arch, budget)."""
     key = (prob.key(), elem_bits, arch, budget)
     if key not in design_cache:
-        out = [shared_layout(prob, elem_bits, arch, budget)]
+        out: list[LdsDesign | _Deferred] = [shared_layout(prob, elem_bits, arch, budget)]
         if elem_bits in (8, 16) and get_target(arch).has_ds_read_tr:
-            try:
-                out.append(shared_layout(prob, elem_bits, arch, budget, transpose=True))
-            except LayoutError:
-                pass
+            out.append(_Deferred(lambda: shared_layout(prob, elem_bits, arch, budget, transpose=True),
+                                 lambda cm: transpose_floor(prob, elem_bits, cm)))
         for side in ("dst", "src"):
             try:
                 out.append(vector_first_design(prob, elem_bits, budget, side, arch))
@@ -199,23 +201,100 @@ def designs(prob: Problem, elem_bits: int, arch: str, budget: int | None) -> lis
                 pass
         if len(design_cache) >= 512:
             design_cache.clear()
-        accs: list[LdsAccesses] = []
-        built: dict[tuple, list[LdsAccesses]] = {}
-        for d in out:
-            same = built.get(layout_key(d))
-            if same is not None:  # the layout of an earlier design: the same accesses
-                accs.extend(replace(a, design=d, _floors={}) for a in same)
-                continue
-            try:
-                got = lds_accesses(prob, d, elem_bits, prob.num_warps)
-            except LayoutError:
-                if not d.read_transpose:
-                    raise
-                got = []
-            built[layout_key(d)] = got
-            accs.extend(got)
-        design_cache[key] = accs
+        design_cache[key] = DesignPool(prob, elem_bits, out)
     return design_cache[key]
+
+
+@dataclass
+class _Deferred:
+    """A design synthesized when wanted: ``make()`` (a LayoutError: there is none) and
+    ``bound(cm)``, a lower bound of the floor of each of its round trips."""
+
+    make: Callable[[], LdsDesign]
+    bound: Callable[[Any], float]
+
+
+class DesignPool:
+    """The round trips through each design of ``designs`` (the accesses of design ``i`` in
+    ``accesses[i]``), deferred designs made on demand."""
+
+    def __init__(self, prob: Problem, elem_bits: int, entries: list[LdsDesign | _Deferred]) -> None:
+        self.prob, self.elem_bits = prob, elem_bits
+        self.accesses: dict[int, list[LdsAccesses]] = {}
+        self.deferred = {i: e for i, e in enumerate(entries) if isinstance(e, _Deferred)}
+        self._layouts: dict[tuple, list[LdsAccesses]] = {}
+        for i, e in enumerate(entries):
+            if isinstance(e, LdsDesign):
+                self._add(i, e)
+
+    def _add(self, i: int, d: LdsDesign) -> None:
+        same = self._layouts.get(layout_key(d))
+        if same is not None:  # the layout of an earlier design: the same accesses
+            self.accesses[i] = [replace(a, design=d, _floors={}) for a in same]
+            return
+        try:
+            got = lds_accesses(self.prob, d, self.elem_bits, self.prob.num_warps)
+        except LayoutError:
+            if not d.read_transpose:
+                raise
+            got = []
+        self._layouts[layout_key(d)] = self.accesses[i] = got
+
+    def _make(self, i: int) -> list[LdsAccesses]:
+        try:
+            self._add(i, self.deferred.pop(i).make())
+        except LayoutError:
+            self.accesses[i] = []
+        return self.accesses[i]
+
+    def every(self) -> list[LdsAccesses]:
+        """Every round trip, in design order (deferred designs made)."""
+        for i in list(self.deferred):
+            self._make(i)
+        return [a for i in sorted(self.accesses) for a in self.accesses[i]]
+
+    def by_floor(self, cm, elem_bits: int, limit: Callable[[], float]) -> Iterator[LdsAccesses]:
+        """The round trips of ``every()`` in order of floor (ties: design order, then store choice),
+        a deferred design made only when its bound is at most the least floor not given yet (it
+        might come first) and at most ``limit()`` (no floor above that is wanted any more)."""
+        queue = [(a.floor(cm, elem_bits), i, j) for i, accs in self.accesses.items() for j, a in enumerate(accs)]
+        heapq.heapify(queue)
+        bounds = {i: d.bound(cm) for i, d in self.deferred.items()}
+        while True:
+            lim = limit()
+            waiting = min(((b, i) for i, b in bounds.items() if b <= lim), default=None)
+            if waiting is not None and (not queue or waiting <= queue[0][:2]):
+                i = waiting[1]
+                del bounds[i]
+                for j, a in enumerate(self._make(i)):
+                    heapq.heappush(queue, (a.floor(cm, elem_bits), i, j))
+                continue
+            if not queue:
+                return
+            _, i, j = heapq.heappop(queue)
+            yield self.accesses[i][j]
+
+
+def transpose_floor(prob: Problem, elem_bits: int, cm) -> float:
+    """A lower bound of ``LdsAccesses.floor`` for every layout read with gfx950 transpose loads.
+
+    Such a layout has dst lane bit ``b`` at offset bit ``b`` (``b < k = log2(64 / bits)``), so a
+    store moves more than one element only when dst lane 0's tensor vector is a src register
+    vector (``_vector_bits``).  The floor is at least two DS latency levels, one conflict-free
+    8-byte load per ``2**k`` dst registers, and per distinct src register (``2**rank`` of the src
+    register vectors) the least conflict-free store cycles per element over the widths allowed
+    (a ds_write2 counted as two accesses sharing one issue)."""
+    eb = max(1, elem_bits // 8)
+    k = (64 // elem_bits).bit_length() - 1
+    src_regs = prob.src_cols["register"]
+    widths = range((16 // eb).bit_length()) if f2.in_span(src_regs, prob.dst_cols["lane"][0]) else [0]
+    per_elem = float("inf")
+    for t in widths:
+        one = cm.instruction("lds_write", eb << t)
+        pair = 2 * one - cm.ds_issue if eb << t in (4, 8) else 2 * one
+        per_elem = min(per_elem, min(one, pair / 2) / (1 << t))
+    loads = (1 << len(prob.dst_cols["register"])) >> k
+    return cm.latency(2) + loads * cm.instruction("lds_read", 8) + (1 << f2.rank(src_regs)) * per_elem
 
 
 @dataclass
