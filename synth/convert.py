@@ -212,12 +212,13 @@ def _warp_offsets(prog: Program, units: list[int], offsets: list[int], K: list[i
 
 
 def _lds_candidates(prob: Problem, target, element_bits: int, cm, budget: int | None,
-                    best_only: bool = False) -> list[Plan]:
+                    best_only: bool = False, ceiling: float = float("inf")) -> list[Plan]:
     """LDS round trips through each shared layout (lds_path.designs), built in the order of their
     cost floors (ideal LDS cycles, lds_path.DesignPool.by_floor); a design whose floor is above the
     best plan built so far (beyond the tie fraction) cannot win and is not built.  ``best_only``:
     neither is a round trip equal to one built before (the same layout and stores: the same cost
-    and instructions, ranked after it) nor one that a plan built before outranks (``_outranked``)."""
+    and instructions, ranked after it) nor one that a plan built before outranks (``_outranked``),
+    nor one whose floor is above ``ceiling`` (the in-wave plans' tie limit: it would rank after them)."""
     pool = lds_path.designs(prob, element_bits, target.name, budget)
     p, dps = slots_per_dword(element_bits), dwords_per_slot(element_bits)
     n_init = _n_values(prob.src.in_dim_size("register"), element_bits)
@@ -227,7 +228,8 @@ def _lds_candidates(prob: Problem, target, element_bits: int, cm, budget: int | 
     fitted = False
 
     def limit() -> float:
-        return min(q.cost for q in out) * (1 + cost_mod.COST_TIE_FRACTION) if out else float("inf")
+        lds = min(q.cost for q in out) * (1 + cost_mod.COST_TIE_FRACTION) if out else float("inf")
+        return min(lds, ceiling) if best_only else lds
 
     for acc in pool.by_floor(cm, element_bits, limit):
         if (budget is not None and acc.design.lds_bytes > budget) or acc.design.lds_bytes > target.lds_bytes:
@@ -290,13 +292,13 @@ def _candidates(prob: Problem, target, element_bits: int, lds_budget_bytes: int 
         cands.extend(_in_wave_candidates(prob, wm, target, element_bits, cm))
     if strategy == "registers" and not wm.wave_local:
         raise LayoutError("the conversion moves data between warps; only the LDS strategy can do it")
-    lds_floor = None
+    lds_floor, ceiling = None, float("inf")
     if cands and strategy == "auto":  # no LDS plan can beat (or tie) the in-wave plan: skip building it
         lds_floor = _lower_bound(prob, element_bits, target)["lds_cost"]
-    if strategy in ("auto", "lds") and (
-            lds_floor is None or lds_floor <= min(p.cost for p in cands) * (1 + cost_mod.COST_TIE_FRACTION)):
+        ceiling = min(p.cost for p in cands) * (1 + cost_mod.COST_TIE_FRACTION)
+    if strategy in ("auto", "lds") and (lds_floor is None or lds_floor <= ceiling):
         try:
-            cands.extend(_lds_candidates(prob, target, element_bits, cm, lds_budget_bytes, best_only))
+            cands.extend(_lds_candidates(prob, target, element_bits, cm, lds_budget_bytes, best_only, ceiling))
         except LayoutError:
             if not cands:
                 raise
