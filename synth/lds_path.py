@@ -423,15 +423,20 @@ def _choose_vectors(side: _Side, t_cap: int, p: int, eb: int, store: bool) -> li
     The distinct choices, the one counting copies first."""
     counts = (True, False) if store else (False,)
     best: dict[bool, tuple[list[int], float]] = {}
-    for deltas in _vector_bits(side, t_cap):
-        groups = _group_array(side, deltas)
+    for deltas in reversed(_vector_bits(side, t_cap)):  # widest first; a tie keeps the wider
         width = eb << len(deltas)
-        n_instr = len(groups) / (2 if width in (4, 8) else 1)  # optimistic pairing into read2/write2
-        base = n_instr + _perms_side(groups, p, eb)
+        pairing = 2 if width in (4, 8) else 1  # optimistic pairing into read2/write2
+        # each access covers at most 2**t of the distinct registers: a narrower one that cannot
+        # take fewer instructions than every choice so far is not looked at
+        if len(best) == len(counts) and all(-(-len(side.unique) >> len(deltas)) / pairing >= c
+                                            for _, c in best.values()):
+            continue
+        groups = _group_array(side, deltas)
+        base = len(groups) / pairing + _perms_side(groups, p, eb)
         copies = _copies_side(groups.tolist(), p, eb) if store and width >= 8 else 0  # narrower: no tuple
         for with_copies in counts:
             c = base + (copies if with_copies else 0)
-            if with_copies not in best or c <= best[with_copies][1]:
+            if with_copies not in best or c < best[with_copies][1]:
                 best[with_copies] = (deltas, c)
     out: list[list[int]] = []
     for with_copies in counts:
