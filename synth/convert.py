@@ -265,6 +265,8 @@ def _outranked(acc, built: list[Plan], cm, element_bits: int) -> bool:
     when its cost and its instructions with setup are at most the lower bounds of ``acc``'s
     (LdsAccesses.plan_floor): it is then in the tie group whenever that plan is, has no more
     instructions, and comes first on a full tie (_rank); and the tie group does not change."""
+    if not built:
+        return False
     cost, count = acc.plan_floor(cm, element_bits)
     return any(q.cost <= cost and q.total_with_overhead() <= count for q in built)
 

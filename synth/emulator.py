@@ -225,6 +225,7 @@ class _Machine:
         self.lds_bytes = lds_bytes
         lds_size = -(-lds_bytes // cell_bytes)
         self.epoch_writes: list[tuple[np.ndarray, np.ndarray]] = []  # quick: (cells, data) of each write
+        self.ahead: dict[tuple[int, int], np.ndarray] = {}  # (step, access) -> its cells, checked ahead
         self.epoch_reads: list[np.ndarray] = []  # quick: cells of each read
         self.regs = np.full((n_dw, W, WAVE, self.cpd), UNDEF, dtype=cell)
         self.lds = np.full(lds_size, UNDEF, dtype=cell)
@@ -512,11 +513,12 @@ def _execute(m: _Machine, plan: Plan) -> None:
             if isinstance(st, LdsLoad) and st.transpose:
                 _exec_transpose_load(m, st, plan.arch, p, dps, B, what)
                 continue
-            for slots, addr in accesses:
+            for k, (slots, addr) in enumerate(accesses):
+                at = m.ahead.get((i, k), addr)
                 if isinstance(st, LdsStore):
-                    _exec_store(m, slots, addr, st.width, st.d16_hi, p, dps, B, what)
+                    _exec_store(m, slots, at, st.width, st.d16_hi, p, dps, B, what)
                 else:
-                    _exec_load(m, slots, addr, st.width, p, dps, B, what)
+                    _exec_load(m, slots, at, st.width, p, dps, B, what)
         elif isinstance(st, Barrier):
             m.barrier()
         else:  # pragma: no cover - all step classes are handled above
@@ -596,6 +598,10 @@ def _dword_run_holds(plan: Plan, want: np.ndarray) -> bool:
     m = _Machine(_n_dwords(plan), plan.num_warps, max(plan.lds_bytes, 4), dtype, exact=False, cell_bytes=4)
     codes = _dword_codes(element_ids(plan.src, plan.num_warps)[:, :, : plan.slots_in], p, dps, n, dtype)
     m.regs[: codes.shape[2], :, :, 0] = codes.transpose(2, 0, 1)
+    ahead = _lds_cells_ahead(m, plan)
+    if ahead is None:
+        return False
+    m.ahead = ahead
     try:
         _execute(m, plan)
     except (_RaceSuspect, PlanVerificationError, LayoutError):
@@ -604,8 +610,36 @@ def _dword_run_holds(plan: Plan, want: np.ndarray) -> bool:
     return bool((m.regs[: out.shape[2], :, :, 0] == out.transpose(2, 0, 1)).all())
 
 
-def _exec_store(m: _Machine, slots: list[int], addr, width: int, d16_hi: bool, p: int, dps: int, B: int,
+def _lds_cells(m: _Machine, at, width: int, what: str) -> np.ndarray:
+    """The cells of an access at addresses ``at``, unless ``at`` already is them (``m.ahead``)."""
+    return at if m.ahead else _lds_access(m, at, width, what)
+
+
+def _lds_cells_ahead(m: _Machine, plan: Plan) -> dict[tuple[int, int], np.ndarray] | None:
+    """The cells (``_lds_access``) of every LDS access of ``plan``, keyed by (step, first or paired
+    access), checked all at once per width; None when some address is misaligned or outside the
+    allocation (the byte-cell run then tells which)."""
+    by_width: dict[int, list[tuple[tuple[int, int], np.ndarray]]] = {}
+    for i, st in enumerate(plan.steps):
+        if isinstance(st, (LdsStore, LdsLoad)):
+            addrs = [st.addr] + ([st.pair_addr()] if st.pair is not None else [])
+            for k, a in enumerate(addrs):
+                a = np.asarray(a, dtype=np.int64)
+                by_width.setdefault(st.width, []).append(((i, k), a if a.ndim == 2 else np.broadcast_to(a, (m.W, WAVE))))
+    out = {}
+    for width, items in by_width.items():
+        a = np.stack([x for _, x in items])  # [accesses, W, 64]
+        if (a % width).any() or a.min() < 0 or a.max() + width > m.lds_bytes:
+            return None
+        n = width // m.cb
+        idx = ((a // m.cb)[..., None] + _BYTE_OFFSETS[:n]).reshape(len(items), m.W, WAVE * n)
+        out.update((key, idx[j]) for j, (key, _) in enumerate(items))
+    return out
+
+
+def _exec_store(m: _Machine, slots: list[int], at, width: int, d16_hi: bool, p: int, dps: int, B: int,
                 what: str) -> None:
+    """Store ``slots`` at the byte addresses ``at`` (or at its cells, when ``m.ahead`` has them)."""
     cells, c, whole = _cells(tuple(slots), p, dps, B)
     if len(cells) != width:
         raise PlanVerificationError(f"{what}: {len(cells)} bytes listed for a {width}-byte store")
@@ -616,14 +650,15 @@ def _exec_store(m: _Machine, slots: list[int], addr, width: int, d16_hi: bool, p
         data = m.regs[whole].transpose(1, 2, 0, 3).reshape(m.W, -1)  # [W, 64 * width]
     else:
         data = m.regs[c[:, 0], :, :, c[:, 1]].transpose(1, 2, 0).reshape(m.W, -1)
-    _lds_write(m, _lds_access(m, addr, width, what), data, what)
+    _lds_write(m, _lds_cells(m, at, width, what), data, what)
 
 
-def _exec_load(m: _Machine, slots: list[int], addr, width: int, p: int, dps: int, B: int, what: str) -> None:
+def _exec_load(m: _Machine, slots: list[int], at, width: int, p: int, dps: int, B: int, what: str) -> None:
+    """Load ``slots`` from the byte addresses ``at`` (or from its cells, when ``m.ahead`` has them)."""
     cells, c, whole = _cells(tuple(slots), p, dps, B)
     if len(cells) != width:
         raise PlanVerificationError(f"{what}: {len(cells)} bytes listed for a {width}-byte load")
-    data = _lds_read(m, _lds_access(m, addr, width, what), what).reshape(m.W, WAVE, width // m.cb)
+    data = _lds_read(m, _lds_cells(m, at, width, what), what).reshape(m.W, WAVE, width // m.cb)
     if width < 4:  # ds_read_u8/u16: zero-extended into the whole VGPR
         if cells[0][1] != 0:
             raise PlanVerificationError(f"{what}: a {width}-byte load fills byte 0 of its VGPR")
