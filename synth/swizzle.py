@@ -345,8 +345,7 @@ def _aligned_space(mode: _Mode, prefix: list[int], space_basis: list[int], spans
     a complement of ``V_s`` exactly when there are ``n - k`` of them (else some column leans
     on ``V_s``), and nothing needs completing."""
     if spans:
-        own = f2.Span()
-        rest = [x for x in mode.others + prefix[mode.k:] if own.insert(x)]
+        rest = f2.image_basis(mode.others + prefix[mode.k:])
         return tuple(rest) if len(rest) == len(space_basis) - mode.k else None
     rest, own, every = [], f2.Span(), f2.Span(mode.vector)
     for x in mode.others + prefix[mode.k:]:
@@ -527,6 +526,7 @@ def _solve(w: _Side, r: _Side, reps: list[int], outs, model: LdsModel, eb: int, 
     pairs = []  # every enumerated choice: (prefix, fill, write mode, read mode, H_w, H_r)
     aligned: dict[tuple, tuple | None] = {}  # H_s depends on the vector, the other columns, the rest of P
     inside: dict[tuple, bool] = {}  # (A, B) -> A lies in span(B)
+    span_of: dict[tuple, f2.Span] = {}  # B -> span(B)
 
     spans = {id(w): True, id(r): f2.rank(r.regs + r.lanes + r.warps) == n_off}  # the writer's span is the space
 
@@ -561,8 +561,9 @@ def _solve(w: _Side, r: _Side, reps: list[int], outs, model: LdsModel, eb: int, 
                 # i.e. iff the aligned space of the longer vector lies in the other one
                 key = (hw, hr) if mw.k >= mr.k else (hr, hw)
                 if key not in inside:
-                    span = f2.Span(key[1])
-                    inside[key] = all(span.contains(x) for x in key[0])
+                    if key[1] not in span_of:
+                        span_of[key[1]] = f2.Span(key[1])
+                    inside[key] = all(span_of[key[1]].contains(x) for x in key[0])
                 if inside[key]:
                     pairs.append((prefix, fill, mw, mr, hw, hr))
     if not pairs:
