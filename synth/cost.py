@@ -311,13 +311,10 @@ def _store_tuple_copies(plan) -> int:
 
     p, dps = slots_per_dword(plan.element_bits), dwords_per_slot(plan.element_bits)
 
-    def dwords(slots: list[int]) -> list[int]:
-        out: list[int] = []
-        for s in slots:
-            for d in range(s * dps, s * dps + dps) if dps > 1 else [s // p]:
-                if d not in out:
-                    out.append(d)
-        return out
+    def dwords(slots: list[int]) -> list[int]:  # in order of first appearance
+        if dps > 1:
+            return list(dict.fromkeys(d for s in slots for d in range(s * dps, s * dps + dps)))
+        return list(dict.fromkeys(s // p for s in slots))
 
     written: set[int] = set()
     n = 0

@@ -62,10 +62,6 @@ def layout_key(design: LdsDesign) -> tuple:
     return tuple(design.shared_cols), design.n_offset_bits, design.n_rep_bits, design.lds_bytes, design.read_transpose
 
 
-def _span_has(basis: list[int], v: int) -> bool:
-    return f2.rank(basis + [v]) == f2.rank(basis)
-
-
 def vector_first_design(prob: Problem, elem_bits: int, budget: int | None, side: str, arch: str) -> LdsDesign:
     """A layout whose low offset bits are ``side``'s register bits in register order, rows swizzled.
 
@@ -92,7 +88,7 @@ def vector_first_design(prob: Problem, elem_bits: int, budget: int | None, side:
     t_max = (16 // B).bit_length() - 1
     prefix: list[int] = []
     for c in first["register"]:
-        if len(prefix) == t_max or not c or c in reps or _span_has(prefix + reps, c):
+        if len(prefix) == t_max or not c or c in reps or f2.in_span(prefix + reps, c):
             break
         prefix.append(c)
     model = lds_model(arch)
@@ -127,7 +123,7 @@ def vector_first_design(prob: Problem, elem_bits: int, budget: int | None, side:
     q = f2.complement(prefix + reps, n)
     cands = q + [a ^ b for i, a in enumerate(q) for b in q[i + 1:]]
     rows: list[int] = []
-    spans = [f2.Echelon(), f2.Echelon(), f2.Echelon()]  # prefix+reps+rows, M_w+rows, M_r+rows
+    spans = [f2.Span(), f2.Span(), f2.Span()]  # prefix+reps+rows, M_w+rows, M_r+rows
     for vecs, ech in zip((prefix + reps, m_w, m_r), spans):
         for v in vecs:
             ech.insert(v)
