@@ -155,7 +155,7 @@ def shared_layout(prob: Problem, elem_bits: int, arch: str, budget: int | None,
         return vector_first_design(prob, elem_bits, budget, "src", arch)
     try:
         res = swizzle.synthesize(prob.src, prob.dst, elem_bits, arch, lds_budget_bytes=budget,
-                                 allow_transpose=False, transpose_only=transpose)
+                                 allow_transpose=False, transpose_only=transpose, enumerate_all=False)
     except LayoutError:  # e.g. no layout lets both sides vectorize: take ours (sub-dword accesses)
         if transpose:
             raise

@@ -458,7 +458,7 @@ def shared_bytes(shared: Union[LinearLayout, PaddedLayout], element_bits: int) -
 
 def synthesize(writer: LinearLayout, reader: LinearLayout, element_bits: int, arch: Union[str, LdsModel], *,
                lds_budget_bytes: int | None = None, allow_transpose: bool = True, objective: str = "vector",
-               seed: int = 0, transpose_only: bool = False) -> SwizzleResult:
+               seed: int = 0, transpose_only: bool = False, enumerate_all: bool = True) -> SwizzleResult:
     """The shared layout for ``writer`` -> LDS -> ``reader`` that first minimises the number
     of LDS instructions (widest vectors) and then the bank cycles of writes plus reads.
 
@@ -469,6 +469,9 @@ def synthesize(writer: LinearLayout, reader: LinearLayout, element_bits: int, ar
     ``transpose_only``: consider nothing else (a LayoutError when no transpose read fits).
     ``objective``: ``"vector"`` (default: fewest LDS instructions, i.e. widest vectors, then
     fewest cycles) or ``"cycles"`` (fewest bank cycles, then fewest instructions).
+    ``enumerate_all=False`` (objective "vector"): choices with more LDS instructions than one
+    found before are not looked at -- the same layout, ``candidates_considered`` then counting
+    only the choices looked at.
     """
     model = arch if isinstance(arch, LdsModel) else lds_model(arch)
     if objective not in ("vector", "cycles"):
@@ -491,7 +494,8 @@ def synthesize(writer: LinearLayout, reader: LinearLayout, element_bits: int, ar
     for reps in _rep_choices(w, r, n, eb, lds_budget_bytes):
         try:
             res = _solve(_drop_registers(w, reps), _drop_registers(r, reps), reps, outs, model, eb,
-                         allow_transpose or transpose_only, objective, seed, lds_budget_bytes, transpose_only)
+                         allow_transpose or transpose_only, objective, seed, lds_budget_bytes, transpose_only,
+                         not enumerate_all and objective == "vector")
         except LayoutError:
             continue
         key = _order(objective, res.write_instructions + res.read_instructions, res.total_cycles)
@@ -511,8 +515,10 @@ def _order(objective: str, instructions: int, cycles: int) -> tuple[int, int]:
 
 
 def _solve(w: _Side, r: _Side, reps: list[int], outs, model: LdsModel, eb: int, allow_transpose: bool,
-           objective: str, seed: int, budget, transpose_only: bool = False) -> SwizzleResult:
-    """The best layout whose offset space leaves out the register vectors ``reps``."""
+           objective: str, seed: int, budget, transpose_only: bool = False, prune: bool = False) -> SwizzleResult:
+    """The best layout whose offset space leaves out the register vectors ``reps`` (``prune``:
+    choices with more instructions than a valid one found before are not enumerated; with the
+    "vector" objective they never become candidates)."""
     space = f2.image_basis(w.regs + w.lanes + w.warps)  # the offset space (all of F^n without reps)
     if f2.rank(space + r.regs + r.lanes + r.warps) != len(space):
         raise LayoutError("reader reads elements outside the writer's per-round tile")
@@ -523,7 +529,6 @@ def _solve(w: _Side, r: _Side, reps: list[int], outs, model: LdsModel, eb: int, 
     r_bits = max(0, n_off - row_start)
 
     zb = max(0, 5 - (eb.bit_length() - 1))
-    pairs = []  # every enumerated choice: (prefix, fill, write mode, read mode, H_w, H_r)
     aligned: dict[tuple, tuple | None] = {}  # H_s depends on the vector, the other columns, the rest of P
     inside: dict[tuple, bool] = {}  # (A, B) -> A lies in span(B)
     span_of: dict[tuple, f2.Span] = {}  # B -> span(B)
@@ -545,27 +550,36 @@ def _solve(w: _Side, r: _Side, reps: list[int], outs, model: LdsModel, eb: int, 
             aligned[key] = _aligned_space(mode, prefix, space_basis, spans[id(side)])
         return aligned[key]
 
+    choices = []  # every (prefix, write mode, read mode), in enumeration order
     for prefix, fill in _prefixes(w, r, model, eb, space_ech, allow_transpose):
         rmodes = (([] if transpose_only else plain_modes(r, prefix))
                   + (_transpose_modes(r, prefix, model, eb) if allow_transpose else []))
-        reads = [(mr, hr) for mr in rmodes for hr in [aligned_space(r, mr, prefix)] if hr is not None]
-        if not reads:
+        choices += [(prefix, fill, mw, mr) for mw in plain_modes(w, prefix) for mr in rmodes]
+    order = range(len(choices))
+    if prune:  # fewest instructions first: once one is valid, no choice with more is looked at
+        order = sorted(order, key=lambda i: choices[i][2].instructions + choices[i][3].instructions)
+    fewest = float("inf")  # the fewest instructions of a valid choice so far
+    valid = []
+    for i in order:
+        prefix, fill, mw, mr = choices[i]
+        if prune and mw.instructions + mr.instructions > fewest:
+            break
+        hr = aligned_space(r, mr, prefix)
+        hw = aligned_space(w, mw, prefix) if hr is not None else None
+        if hw is None:
             continue
-        for mw in plain_modes(w, prefix):
-            hw = aligned_space(w, mw, prefix)
-            if hw is None:
-                continue
-            for mr, hr in reads:
-                # H_s is a complement of V_s (the first k_s prefix vectors) holding the rest of the
-                # prefix, so Hc + P is the whole offset space iff Hc = H_s for the longer vector,
-                # i.e. iff the aligned space of the longer vector lies in the other one
-                key = (hw, hr) if mw.k >= mr.k else (hr, hw)
-                if key not in inside:
-                    if key[1] not in span_of:
-                        span_of[key[1]] = f2.Span(key[1])
-                    inside[key] = all(span_of[key[1]].contains(x) for x in key[0])
-                if inside[key]:
-                    pairs.append((prefix, fill, mw, mr, hw, hr))
+        # H_s is a complement of V_s (the first k_s prefix vectors) holding the rest of the
+        # prefix, so Hc + P is the whole offset space iff Hc = H_s for the longer vector,
+        # i.e. iff the aligned space of the longer vector lies in the other one
+        key = (hw, hr) if mw.k >= mr.k else (hr, hw)
+        if key not in inside:
+            if key[1] not in span_of:
+                span_of[key[1]] = f2.Span(key[1])
+            inside[key] = all(span_of[key[1]].contains(x) for x in key[0])
+        if inside[key]:
+            valid.append((i, hw, hr))
+            fewest = min(fewest, mw.instructions + mr.instructions)
+    pairs = [choices[i] + (hw, hr) for i, hw, hr in sorted(valid)]  # (prefix, fill, modes, H_w, H_r)
     if not pairs:
         raise LayoutError("no shared layout lets both sides use an LDS instruction (alignment impossible)")
     # With the "vector" objective instructions come first: the first choice tried has the fewest, and

@@ -148,6 +148,30 @@ def test_random_layouts(seed, bits, arch):
         assert ours <= theirs
 
 
+@settings(max_examples=20, deadline=None)
+@given(st.integers(0, 2**32), st.sampled_from([8, 16, 32]), st.sampled_from(["gfx942", "gfx950"]),
+       st.sampled_from([None, 512]))
+def test_pruned_enumeration_finds_the_same_layout(seed, bits, arch, budget):
+    """enumerate_all=False looks at fewer choices and returns what the full enumeration returns."""
+    rng = random.Random(seed)
+    shape = (32, 64)
+    writer, reader = _random_layout(rng, 3, shape), _random_layout(rng, 3, shape)
+    outcomes = []
+    for enumerate_all in (True, False):
+        try:
+            res = synthesize(writer, reader, bits, arch, lds_budget_bytes=budget, enumerate_all=enumerate_all)
+        except LayoutError as e:
+            outcomes.append(str(e))
+            continue
+        out = res.to_json()
+        outcomes.append((out.pop("candidates_considered"), out.pop("argument"), out))
+    if isinstance(outcomes[0], str):
+        assert outcomes[1] == outcomes[0]
+        return
+    (n_all, _, full), (n_pruned, _, pruned) = outcomes
+    assert pruned == full and 0 < n_pruned <= n_all
+
+
 def test_reps_halve_the_lds_footprint():
     writer, reader, _, _ = operand_case("gfx942", (32, 32, 8), 4, 0, (128, 64), True, 16)
     full = synthesize(writer, reader, 16, "gfx942")
