@@ -554,13 +554,12 @@ def _moves_dwords(plan: Plan) -> bool:
 def _renames_dwords(st: Mov, p: int, dps: int, B: int) -> bool:
     """Does the renaming copy whole dwords, byte ``b`` to byte ``b``, each dst dword once?"""
     dd, db, sd, sb = _renamed_cells(st, p, dps, B)
-    if (db != sb).any():
+    if dd.size % 4 or (db != sb).any():
         return False
-    src_of: dict[int, int] = {}
-    for d, s_ in zip(dd.tolist(), sd.tolist()):
-        if src_of.setdefault(d, s_) != s_:
-            return False
-    return len(set((4 * dd + db).tolist())) == dd.size == 4 * len(src_of)
+    # in (dword, byte) order every dst dword must show bytes 0..3 once, all from one src dword
+    o = np.argsort(4 * dd + db, kind="stable")
+    d, b, s_ = (x[o].reshape(-1, 4) for x in (dd, db, sd))
+    return bool((b == np.arange(4)).all() and (d == d[:, :1]).all() and (s_ == s_[:, :1]).all())
 
 
 def _code_bits(plan: Plan) -> tuple[int, int]:
