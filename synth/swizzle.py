@@ -203,9 +203,8 @@ def _normalize(layout: LinearLayout, outs: list[tuple[str, int]], what: str, wav
         raise LayoutError(f"{what}: in dim 'block' must have size 1 (AMD LDS is per workgroup)")
     if sorted(layout.out_dims) != sorted(outs):
         raise LayoutError(f"{what}: out dims {layout.out_dims} differ from the writer's {outs}")
-    keep = [d for d in ("register", "lane", "warp") if layout.has_in_dim(d)]
     names = [o for o, _ in outs]
-    out = layout if layout.in_dim_names == keep else layout.sublayout(keep, names)
+    out = layout.squeeze_ins("block") if layout.has_in_dim("block") else layout  # of size 1 (checked above)
     if out.out_dim_names != names:
         out = out.transpose_outs(names)
     if out.has_in_dim("register") and not all(any(b) for b in out.bases["register"]):
