@@ -449,8 +449,8 @@ def _outside(cols: list[int], space: list[int]) -> bool:
     """Some vector of ``cols`` is not in ``span(space)``."""
     from linlayout import f2
 
-    r = f2.rank(space)
-    return any(f2.rank(space + [c]) > r for c in cols)
+    span = f2.Span(space)
+    return any(not span.contains(c) for c in cols)
 
 
 def _moving(dst: dict, have: list[int], offset_cols: list[int], n_dst_bits: int) -> int:
