@@ -316,13 +316,14 @@ def _store_tuple_copies(plan) -> int:
             return list(dict.fromkeys(d for s in slots for d in range(s * dps, s * dps + dps)))
         return list(dict.fromkeys(s // p for s in slots))
 
+    wide = [i for i, st in enumerate(plan.steps) if isinstance(st, LdsStore) and st.width >= 8]
     written: set[int] = set()
     n = 0
-    for st in plan.steps:
+    for st in plan.steps[: wide[-1] + 1] if wide else ():  # nothing written after the last wide store counts
         if isinstance(st, LdsStore) and st.width >= 8:
             n += sum(tuple_copies(dwords(acc), written) for acc in (st.src, st.pair) if acc)
         for name in ("dst", "vdst", "src0", "pair") if not isinstance(st, LdsStore) else ():
-            written.update(dwords(list(getattr(st, name, None) or [])))
+            written.update(dwords(getattr(st, name, None) or ()))
     return n
 
 
