@@ -225,7 +225,7 @@ class _Machine:
         self.lds_bytes = lds_bytes
         lds_size = -(-lds_bytes // cell_bytes)
         self.epoch_writes: list[tuple[np.ndarray, np.ndarray]] = []  # quick: (cells, data) of each write
-        self.ahead: dict[tuple[int, int], np.ndarray] = {}  # (step, access) -> its cells, checked ahead
+        self.runs: dict[int, tuple] = {}  # dword cells: runs of LDS steps done at once (_lds_runs)
         self.epoch_reads: list[np.ndarray] = []  # quick: cells of each read
         self.regs = np.full((n_dw, W, WAVE, self.cpd), UNDEF, dtype=cell)
         self.lds = np.full(lds_size, UNDEF, dtype=cell)
@@ -478,12 +478,19 @@ def _run_isa(plan: Plan, init: np.ndarray | None, lds_bytes: int | None, exact: 
 
 
 def _execute(m: _Machine, plan: Plan) -> None:
-    """Run the steps of ``plan`` on ``m`` (quick: the last epoch checked at the end)."""
+    """Run the steps of ``plan`` on ``m`` (quick: the last epoch checked at the end); a run of LDS
+    steps in ``m.runs`` goes at once (``_lds_runs``)."""
     eb = plan.element_bits
     p, dps, B = slots_per_dword(eb), dwords_per_slot(eb), max(1, eb // 8)
     W = m.W
-    for i, st in enumerate(plan.steps):
+    i = 0
+    while i < len(plan.steps):
+        st = plan.steps[i]
         what = f"step {i} ({st.op})"
+        if i in m.runs:
+            i = _exec_run(m, m.runs[i], what)
+            continue
+        i += 1
         if isinstance(st, Mov):
             _exec_mov(m, st, p, dps, B, what)
         elif isinstance(st, PermSelect):
@@ -513,12 +520,11 @@ def _execute(m: _Machine, plan: Plan) -> None:
             if isinstance(st, LdsLoad) and st.transpose:
                 _exec_transpose_load(m, st, plan.arch, p, dps, B, what)
                 continue
-            for k, (slots, addr) in enumerate(accesses):
-                at = m.ahead.get((i, k), addr)
+            for slots, addr in accesses:
                 if isinstance(st, LdsStore):
-                    _exec_store(m, slots, at, st.width, st.d16_hi, p, dps, B, what)
+                    _exec_store(m, slots, addr, st.width, st.d16_hi, p, dps, B, what)
                 else:
-                    _exec_load(m, slots, at, st.width, p, dps, B, what)
+                    _exec_load(m, slots, addr, st.width, p, dps, B, what)
         elif isinstance(st, Barrier):
             m.barrier()
         else:  # pragma: no cover - all step classes are handled above
@@ -597,10 +603,10 @@ def _dword_run_holds(plan: Plan, want: np.ndarray) -> bool:
     m = _Machine(_n_dwords(plan), plan.num_warps, max(plan.lds_bytes, 4), dtype, exact=False, cell_bytes=4)
     codes = _dword_codes(element_ids(plan.src, plan.num_warps)[:, :, : plan.slots_in], p, dps, n, dtype)
     m.regs[: codes.shape[2], :, :, 0] = codes.transpose(2, 0, 1)
-    ahead = _lds_cells_ahead(m, plan)
-    if ahead is None:
+    runs = _lds_runs(m, plan)
+    if runs is None:
         return False
-    m.ahead = ahead
+    m.runs = runs
     try:
         _execute(m, plan)
     except (_RaceSuspect, PlanVerificationError, LayoutError):
@@ -609,36 +615,65 @@ def _dword_run_holds(plan: Plan, want: np.ndarray) -> bool:
     return bool((m.regs[: out.shape[2], :, :, 0] == out.transpose(2, 0, 1)).all())
 
 
-def _lds_cells(m: _Machine, at, width: int, what: str) -> np.ndarray:
-    """The cells of an access at addresses ``at``, unless ``at`` already is them (``m.ahead``)."""
-    return at if m.ahead else _lds_access(m, at, width, what)
-
-
-def _lds_cells_ahead(m: _Machine, plan: Plan) -> dict[tuple[int, int], np.ndarray] | None:
-    """The cells (``_lds_access``) of every LDS access of ``plan``, keyed by (step, first or paired
-    access), checked all at once per width; None when some address is misaligned or outside the
-    allocation (the byte-cell run then tells which)."""
-    by_width: dict[int, list[tuple[tuple[int, int], np.ndarray]]] = {}
+def _lds_runs(m: _Machine, plan: Plan) -> dict[int, tuple] | None:
+    """The LDS accesses of a dword-cell run (whole dwords, ``_moves_dwords``) grouped into runs of
+    consecutive stores, or loads: first step -> (store?, the step after the run, the dwords
+    ``[n]`` of its accesses, their cells ``[W, 64 * n]`` -- dword ``j`` of lane ``l`` at column
+    ``l * n + j``).  Stores of a run read no register another writes, loads write distinct
+    dwords and read no LDS another writes, so a run is one gather and one scatter.  The addresses
+    are checked all at once per width; None when an access is malformed (the byte-cell run then
+    tells which)."""
+    eb = plan.element_bits
+    p, dps, B = slots_per_dword(eb), dwords_per_slot(eb), max(1, eb // 8)
+    accesses = []  # (step, store?, dwords, address [W, 64], width)
     for i, st in enumerate(plan.steps):
-        if isinstance(st, (LdsStore, LdsLoad)):
-            addrs = [st.addr] + ([st.pair_addr()] if st.pair is not None else [])
-            for k, a in enumerate(addrs):
-                a = np.asarray(a, dtype=np.int64)
-                by_width.setdefault(st.width, []).append(((i, k), a if a.ndim == 2 else np.broadcast_to(a, (m.W, WAVE))))
-    out = {}
-    for width, items in by_width.items():
-        a = np.stack([x for _, x in items])  # [accesses, W, 64]
+        if not isinstance(st, (LdsStore, LdsLoad)):
+            continue
+        if st.pair is not None and (st.width not in (4, 8) or not 0 < st.pair_offset <= 255):
+            return None
+        store = isinstance(st, LdsStore)
+        for slots, addr in [(st.src if store else st.dst, st.addr)] + ([(st.pair, st.pair_addr())] if st.pair else []):
+            cells, _, whole = _cells(tuple(slots), p, dps, B)
+            if len(cells) != st.width or whole is None:
+                return None
+            dwords = np.arange(whole.start, whole.stop) if isinstance(whole, slice) else whole
+            a = np.asarray(addr, dtype=np.int64)
+            accesses.append((i, store, dwords, a if a.ndim == 2 else np.broadcast_to(a, (m.W, WAVE)), st.width))
+    cells = [None] * len(accesses)
+    for width in {a[4] for a in accesses}:
+        ks = [k for k, a in enumerate(accesses) if a[4] == width]
+        a = np.stack([accesses[k][3] for k in ks])  # [accesses, W, 64]
         if (a % width).any() or a.min() < 0 or a.max() + width > m.lds_bytes:
             return None
-        n = width // m.cb
-        idx = ((a // m.cb)[..., None] + _BYTE_OFFSETS[:n]).reshape(len(items), m.W, WAVE * n)
-        out.update((key, idx[j]) for j, (key, _) in enumerate(items))
-    return out
+        idx = (a // m.cb)[..., None] + _BYTE_OFFSETS[: width // m.cb]  # [accesses, W, 64, dwords]
+        for j, k in enumerate(ks):
+            cells[k] = idx[j]
+    runs, k = {}, 0
+    while k < len(accesses):
+        j = k + 1
+        while j < len(accesses) and accesses[j][1] == accesses[k][1] and accesses[j][0] <= accesses[j - 1][0] + 1:
+            j += 1
+        dwords = np.concatenate([a[2] for a in accesses[k:j]])
+        if not accesses[k][1] and len(set(dwords.tolist())) < len(dwords):
+            return None
+        runs[accesses[k][0]] = (accesses[k][1], accesses[j - 1][0] + 1, dwords,
+                                np.concatenate(cells[k:j], axis=2).reshape(m.W, -1))
+        k = j
+    return runs
 
 
-def _exec_store(m: _Machine, slots: list[int], at, width: int, d16_hi: bool, p: int, dps: int, B: int,
+def _exec_run(m: _Machine, run: tuple, what: str) -> int:
+    """Do a run of LDS stores or loads on dword cells (``_lds_runs``); returns the step after it."""
+    store, end, dwords, cells = run
+    if store:
+        _lds_write(m, cells, m.regs[dwords, :, :, 0].transpose(1, 2, 0).reshape(m.W, -1), what)
+    else:
+        m.regs[dwords, :, :, 0] = _lds_read(m, cells, what).reshape(m.W, WAVE, -1).transpose(2, 0, 1)
+    return end
+
+
+def _exec_store(m: _Machine, slots: list[int], addr, width: int, d16_hi: bool, p: int, dps: int, B: int,
                 what: str) -> None:
-    """Store ``slots`` at the byte addresses ``at`` (or at its cells, when ``m.ahead`` has them)."""
     cells, c, whole = _cells(tuple(slots), p, dps, B)
     if len(cells) != width:
         raise PlanVerificationError(f"{what}: {len(cells)} bytes listed for a {width}-byte store")
@@ -649,15 +684,14 @@ def _exec_store(m: _Machine, slots: list[int], at, width: int, d16_hi: bool, p: 
         data = m.regs[whole].transpose(1, 2, 0, 3).reshape(m.W, -1)  # [W, 64 * width]
     else:
         data = m.regs[c[:, 0], :, :, c[:, 1]].transpose(1, 2, 0).reshape(m.W, -1)
-    _lds_write(m, _lds_cells(m, at, width, what), data, what)
+    _lds_write(m, _lds_access(m, addr, width, what), data, what)
 
 
-def _exec_load(m: _Machine, slots: list[int], at, width: int, p: int, dps: int, B: int, what: str) -> None:
-    """Load ``slots`` from the byte addresses ``at`` (or from its cells, when ``m.ahead`` has them)."""
+def _exec_load(m: _Machine, slots: list[int], addr, width: int, p: int, dps: int, B: int, what: str) -> None:
     cells, c, whole = _cells(tuple(slots), p, dps, B)
     if len(cells) != width:
         raise PlanVerificationError(f"{what}: {len(cells)} bytes listed for a {width}-byte load")
-    data = _lds_read(m, _lds_cells(m, at, width, what), what).reshape(m.W, WAVE, width // m.cb)
+    data = _lds_read(m, _lds_access(m, addr, width, what), what).reshape(m.W, WAVE, width // m.cb)
     if width < 4:  # ds_read_u8/u16: zero-extended into the whole VGPR
         if cells[0][1] != 0:
             raise PlanVerificationError(f"{what}: a {width}-byte load fills byte 0 of its VGPR")
