@@ -39,8 +39,8 @@ from .ir import Program
 from .preimage import Problem
 from .span import span_table
 
-__all__ = ["LdsAccesses", "LdsDesign", "build_lds", "design_cache", "designs", "layout_key", "lds_accesses", "over_fetch_design",
-           "shared_layout", "vector_first_design"]
+__all__ = ["LdsAccesses", "LdsDesign", "build_lds", "design_cache", "designs", "layout_key", "lds_accesses",
+           "over_fetch_design", "shared_layout", "vector_first_design"]
 
 WAVE = 64
 
