@@ -156,28 +156,26 @@ def choose_packing(reg_cols: list[int], lane_cols: list[int], n_sr: int, elem_bi
 
 
 # ---------------------------------------------------------------------- byte gathers
-def gather_dword(prog: Program, parts: list[tuple[int, int] | None], elem_bytes: int) -> int:
-    """A register whose slot ``i`` is slot ``parts[i][1]`` of value ``parts[i][0]`` (None: don't care)."""
+def gather_dword(prog: Program, parts: list[tuple[int, int | np.ndarray] | None], elem_bytes: int) -> int:
+    """A register whose slot ``i`` is slot ``parts[i][1]`` of value ``parts[i][0]`` (None: don't care).
+
+    A slot may be a per-lane array (``[64]``) taking at most two patterns over the lanes: then
+    the ``v_perm_b32``s get a per-lane selector (``Program.perm_select``)."""
     used = [x for x in parts if x is not None]
     if not used:
         return 0  # nothing needed: any register
     vals = list(dict.fromkeys(v for v, _ in used))
-    if len(vals) == 1 and all(x is None or x[1] == i for i, x in enumerate(parts)):
+    patterns = _slot_patterns(parts)
+    if (len(vals) == 1 and len(patterns) == 1
+            and all(x is None or x[1] == i for i, x in enumerate(patterns[0][1]))):
         return vals[0]
     if len(vals) <= 2:
         s1 = vals[0]
         s0 = vals[1] if len(vals) == 2 else vals[0]
-        sel = 0
-        for i in range(4 // elem_bytes):
-            x = parts[i] if i < len(parts) else None
-            for b in range(elem_bytes):
-                byte = i * elem_bytes + b
-                if x is None:
-                    code = 0x0C
-                else:
-                    code = (4 if (x[0] == s0 and x[0] != s1) else 0) + x[1] * elem_bytes + b
-                sel |= code << (8 * byte)
-        return prog.perm(s0, s1, sel)
+        sels = [_perm_selector(fixed, s0, s1, elem_bytes) for _, fixed in patterns]
+        if len(sels) == 1:
+            return prog.perm(s0, s1, sels[0])
+        return prog.perm_select(s0, s1, sels[0], sels[1], patterns[1][0])
     half = len(parts) // 2
     lo = gather_dword(prog, parts[:half] + [None] * (len(parts) - half), elem_bytes)
     hi = gather_dword(prog, [None] * half + parts[half:], elem_bytes)
@@ -185,6 +183,43 @@ def gather_dword(prog: Program, parts: list[tuple[int, int] | None], elem_bytes:
     for byte in range(4):
         sel |= (byte if byte < 2 else 4 + byte) << (8 * byte)
     return prog.perm(hi, lo, sel)
+
+
+def _slot_patterns(parts: list) -> list[tuple[np.ndarray | None, list]]:
+    """``parts`` with int slots per lane pattern: ``[(lanes, parts)]``, one entry (lanes None) when
+    every slot is an int, else two (the lanes of each pattern)."""
+    if all(x is None or not isinstance(x[1], np.ndarray) for x in parts):
+        return [(None, parts)]
+    rows = np.array([np.broadcast_to(x[1], (64,)) for x in parts if x is not None])
+    first = rows[:, 0]
+    other = (rows != first[:, None]).any(axis=0)
+    cols = rows[:, other]
+    if (cols != cols[:, :1]).any():
+        raise LayoutError("internal: lane-dependent slots of one register take more than two patterns")
+
+    def fixed(slots: np.ndarray) -> list:
+        it = iter(int(s) for s in slots)
+        return [None if x is None else (x[0], next(it)) for x in parts]
+
+    if not other.any():
+        return [(None, fixed(first))]
+    return [(~other, fixed(first)), (other, fixed(cols[:, 0]))]
+
+
+def _perm_selector(parts: list[tuple[int, int] | None], s0: int, s1: int, elem_bytes: int) -> int:
+    """The ``v_perm_b32`` selector putting slot ``parts[i][1]`` of value ``parts[i][0]`` (``s0`` or
+    ``s1``) into slot ``i`` (bytes 0-3: ``s1``, 4-7: ``s0``, 0x0C: zero for don't care)."""
+    sel = 0
+    for i in range(4 // elem_bytes):
+        x = parts[i] if i < len(parts) else None
+        for b in range(elem_bytes):
+            byte = i * elem_bytes + b
+            if x is None:
+                code = 0x0C
+            else:
+                code = (4 if (x[0] == s0 and x[0] != s1) else 0) + x[1] * elem_bytes + b
+            sel |= code << (8 * byte)
+    return sel
 
 
 def pack_units(prog: Program, pk: Packing) -> list[int]:

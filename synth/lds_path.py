@@ -42,7 +42,7 @@ from .preimage import Problem
 from .span import span_table
 
 __all__ = ["DesignPool", "LdsAccesses", "LdsDesign", "build_lds", "design_cache", "designs", "layout_key",
-           "lds_accesses", "shared_layout", "transpose_floor", "vector_first_design"]
+           "lds_accesses", "over_fetch_design", "shared_layout", "transpose_floor", "vector_first_design"]
 
 WAVE = 64
 
@@ -55,11 +55,13 @@ class LdsDesign:
     source: str  # "synth.swizzle" or "fallback"
     lds_bytes: int
     read_transpose: int = 0  # gfx950: the loads are ds_read_b64_tr_b{read_transpose}
+    over_fetch: bool = False  # the loads are dword vectors, each lane taking its elements (over_fetch_design)
 
 
 def layout_key(design: LdsDesign) -> tuple:
     """What the round trip through ``design`` depends on (designs of equal keys move alike)."""
-    return tuple(design.shared_cols), design.n_offset_bits, design.n_rep_bits, design.lds_bytes, design.read_transpose
+    return (tuple(design.shared_cols), design.n_offset_bits, design.n_rep_bits, design.lds_bytes,
+            design.read_transpose, design.over_fetch)
 
 
 def vector_first_design(prob: Problem, elem_bits: int, budget: int | None, side: str, arch: str) -> LdsDesign:
@@ -72,11 +74,42 @@ def vector_first_design(prob: Problem, elem_bits: int, budget: int | None, side:
     lanes of one phase never meet in one bank on different rows unless forced
     (the dimension argument of synth.swizzle, here with the prefix fixed).
     """
-    from linlayout.hw.lds import lds_model
-
-    n = prob.n_tensor_bits
-    first = prob.src_cols if side == "src" else prob.dst_cols
     B = max(1, elem_bits // 8)
+    reps = _round_bits(prob, B, budget)
+    first = prob.src_cols if side == "src" else prob.dst_cols
+    prefix = _register_run(first["register"], [], reps, (16 // B).bit_length() - 1)
+    leads = [_lead(prefix, prob.src_cols), _lead(prefix, prob.dst_cols)]
+    return _rows_swizzled(prob, B, arch, prefix, reps, leads, f"{side} registers first, rows swizzled")
+
+
+def over_fetch_design(prob: Problem, elem_bits: int, budget: int | None, arch: str) -> LdsDesign:
+    """For sub-dword elements packed along different tensor bits by the two sides: the src's
+    sub-dword register bits at offset bits ``0..z-1`` (``z = log2(4 / bytes)``: the src stores
+    whole VGPRs), then the dst's register bits, rows swizzled (``vector_first_design``).
+
+    The dst then loads dword vectors whose dwords hold one of its elements in a lane-dependent
+    slot (the other slots belong to other lanes): each dst VGPR is assembled by a ``v_perm_b32``
+    with a per-lane selector, where reading sub-dword elements would need one load per element.
+    A LayoutError when the src's low register bits are not sub-dword bits the dst lacks."""
+    B = max(1, elem_bits // 8)
+    z = (4 // B).bit_length() - 1
+    src_regs, dst_regs = prob.src_cols["register"], prob.dst_cols["register"]
+    if not z or len(src_regs) < z or f2.rank(src_regs[:z]) < z or all(c in dst_regs for c in src_regs[:z]):
+        raise LayoutError("over-fetch loads need sub-dword src register bits that are not dst register bits")
+    reps = _round_bits(prob, B, budget)
+    if any(c in reps for c in src_regs[:z]):
+        raise LayoutError("over-fetch loads: a sub-dword src register bit is a round bit")
+    prefix = _register_run(dst_regs, src_regs[:z], reps, 2)
+    if len(prefix) == z:
+        raise LayoutError("over-fetch loads: no dst register bit extends the dword")
+    leads = [_lead(prefix, prob.src_cols), len(prefix)]
+    return replace(_rows_swizzled(prob, B, arch, prefix, reps, leads, "src dwords, then dst registers (over-fetch)"),
+                   over_fetch=True)
+
+
+def _round_bits(prob: Problem, B: int, budget: int | None) -> list[int]:
+    """Register bits common to both sides that become rounds until the tile fits ``budget`` bytes."""
+    n = prob.n_tensor_bits
     reps: list[int] = []
     if budget is not None and (B << n) > budget:
         common = [c for c in prob.src_cols["register"] if c in prob.dst_cols["register"] and c]
@@ -85,22 +118,47 @@ def vector_first_design(prob: Problem, elem_bits: int, budget: int | None, side:
                 raise LayoutError(f"the tile needs {B << n} bytes of LDS; the budget {budget} allows no split into "
                                   f"rounds (too few register bits common to src and dst)")
             reps.append(common.pop())
-    t_max = (16 // B).bit_length() - 1
-    prefix: list[int] = []
-    for c in first["register"]:
-        if len(prefix) == t_max or not c or c in reps or f2.in_span(prefix + reps, c):
+    return reps
+
+
+def _register_run(regs: list[int], start: list[int], reps: list[int], n_more: int) -> list[int]:
+    """``start`` extended by up to ``n_more`` of ``regs`` in order (skipping those in ``start``),
+    stopping at the first zero, round or dependent column."""
+    prefix = list(start)
+    for c in regs:
+        if c in start:  # a sub-dword bit both sides hold as a register bit: already placed
+            continue
+        if n_more == 0 or not c or c in reps or f2.in_span(prefix + reps, c):
             break
         prefix.append(c)
+        n_more -= 1
+    return prefix
+
+
+def _lead(prefix: list[int], cols: dict) -> int:
+    """How many leading offset bits (``prefix``) are the side's register bits: its access vector."""
+    t = 0
+    while t < len(prefix) and prefix[t] in cols["register"]:
+        t += 1
+    return t
+
+
+def _rows_swizzled(prob: Problem, B: int, arch: str, prefix: list[int], reps: list[int], leads: list[int],
+                   source: str) -> LdsDesign:
+    """``prefix`` at the low offset bits, then bank bits, then rows chosen greedily outside each
+    side's phase footprint (``leads``: the prefix bits one store / one load covers)."""
+    from linlayout.hw.lds import lds_model
+
+    n = prob.n_tensor_bits
+    t_max = (16 // B).bit_length() - 1
     model = lds_model(arch)
     n_off = n - len(reps)
     zb = max(0, 5 - (B * 8).bit_length() + 1)
     row_start = model.bank_bits + 5 - (B * 8).bit_length() + 1
     r_bits = max(0, n_off - max(row_start, len(prefix)))
 
-    def footprint(cols: dict, direction: str) -> list[int]:
-        t = 0
-        while t < len(prefix) and t < t_max and prefix[t] in cols["register"]:
-            t += 1
+    def footprint(cols: dict, direction: str, lead: int) -> list[int]:
+        t = min(lead, t_max)
         width = B << t
         name = (f"ds_write_b{8 * width}" if direction == "write"
                 else (f"ds_read_b{8 * width}" if width >= 4 else f"ds_read_u{8 * width}"))
@@ -117,7 +175,7 @@ def vector_first_design(prob: Problem, elem_bits: int, budget: int | None, side:
             lanes.append(v)
         return f2.image_basis(lanes + prefix[:t] + prefix[:zb])
 
-    m_w, m_r = footprint(prob.src_cols, "write"), footprint(prob.dst_cols, "read")
+    m_w, m_r = footprint(prob.src_cols, "write", leads[0]), footprint(prob.dst_cols, "read", leads[1])
     # rows come from a complement of the prefix (unit vectors and their pairs) so that lane and warp
     # vectors outside the prefix keep no prefix component: the vector accesses stay aligned
     q = f2.complement(prefix + reps, n)
@@ -142,7 +200,7 @@ def vector_first_design(prob: Problem, elem_bits: int, budget: int | None, side:
             ech.insert(best[1])
     bank = f2.complement(prefix + reps + rows, n, q)
     order = prefix + bank + rows
-    return LdsDesign(order + reps, len(order), len(reps), f"{side} registers first, rows swizzled", B << len(order))
+    return LdsDesign(order + reps, len(order), len(reps), source, B << len(order))
 
 
 def shared_layout(prob: Problem, elem_bits: int, arch: str, budget: int | None,
@@ -195,6 +253,11 @@ def designs(prob: Problem, elem_bits: int, arch: str, budget: int | None) -> "De
                 out.append(vector_first_design(prob, elem_bits, budget, side, arch))
             except LayoutError:
                 pass
+        if elem_bits in (8, 16):
+            try:
+                out.append(over_fetch_design(prob, elem_bits, budget, arch))
+            except LayoutError:
+                pass
         if len(design_cache) >= 512:
             design_cache.clear()
         design_cache[key] = DesignPool(prob, elem_bits, out)
@@ -231,7 +294,7 @@ class DesignPool:
         try:
             got = lds_accesses(self.prob, d, self.elem_bits, self.prob.num_warps)
         except LayoutError:
-            if not d.read_transpose:
+            if not (d.read_transpose or d.over_fetch):
                 raise
             got = []
         self._layouts[layout_key(d)] = self.accesses[i] = got
@@ -499,9 +562,13 @@ class LdsAccesses:
 
     def address(self, store: bool, g: list[int]) -> np.ndarray:
         """Byte address ``[W, 64]`` each lane gives the access of register group ``g``."""
-        if store or not self.design.read_transpose:
-            return _addr(self.S if store else self.D, g[0], self.eb)
-        return _transpose_addr(self.D, g, self.eb)
+        if store:
+            return _addr(self.S, g[0], self.eb)
+        if self.design.read_transpose:
+            return _transpose_addr(self.D, g, self.eb)
+        if self.design.over_fetch:
+            return _over_fetch_addr(self.D, g[0], self.eb)
+        return _addr(self.D, g[0], self.eb)
 
     def floor(self, cm, elem_bits: int) -> float:
         """A lower bound of the plan's modelled cost: every access with its bank cycles
@@ -566,6 +633,8 @@ def lds_accesses(prob: Problem, design: LdsDesign, elem_bits: int, num_warps: in
     store_choices = _choose_vectors(S, t_cap, p, eb, True)
     if design.read_transpose:
         d_groups, d_w = _transpose_groups(D, elem_bits, design.n_offset_bits), 8
+    elif design.over_fetch:
+        d_groups, d_w = _over_fetch_groups(D, eb, t_cap)
     else:
         (d_deltas,) = _choose_vectors(D, t_cap, p, eb, False)
         d_groups, d_w = _groups(D, d_deltas), eb << len(d_deltas)
@@ -583,8 +652,9 @@ def lds_accesses(prob: Problem, design: LdsDesign, elem_bits: int, num_warps: in
         gs = [g for g, k in zip(groups, rnd_of) if k == rnd]
         if (side is D and design.read_transpose) or width not in (4, 8):  # only b32/b64 accesses pair
             return [(g, None, 0, False) for g in gs]
+        addr = _over_fetch_addr if side is D and design.over_fetch else _addr
         return [(gs[i], None if j is None else gs[j], off, st64)
-                for i, j, off, st64 in _pairs([_addr(side, g[0], eb) for g in gs], width)]
+                for i, j, off, st64 in _pairs([addr(side, g[0], eb) for g in gs], width)]
 
     n_rounds = 1 << design.n_rep_bits
     out: list[LdsAccesses] = []
@@ -641,6 +711,52 @@ def _transpose_addr(D: _Side, g: list[int], eb: int) -> np.ndarray:
     return (D.off[:, i, regs] * eb).astype(np.int64)
 
 
+def _over_fetch_groups(D: _Side, eb: int, t_cap: int) -> tuple[list[list[int]], int]:
+    """The dst register groups of over-fetching loads (``over_fetch_design``) and their width.
+
+    ``z = log2(4 / eb)`` offset bits address inside a dword.  A load of ``2**t`` dwords needs
+    register vectors ``delta_i`` with ``C(delta_i)`` = offset bit ``z + i`` (``i < t``) and no lane
+    or warp column touching offset bits ``z .. z+t-1`` (alignment).  Lane columns may touch bits
+    ``0 .. z-1``: the lane's element then sits in a lane-dependent slot of its dword (the other
+    slots hold other lanes' elements); warp columns may not (one program serves every warp), and
+    the lanes' slots form at most two patterns (one pair of ``v_perm_b32`` selectors).  Register
+    ``r`` lies in dword ``(C(r) >> z) mod 2**t`` of the load of block ``C(r) >> (z + t)``; the
+    widest ``t`` is taken.  Groups list their registers by dword, the group's first in dword 0."""
+    z = (4 // eb).bit_length() - 1
+    low = (1 << z) - 1
+    lanes, warps = D.other_cols[:6], D.other_cols[6:]
+    if any(c & low for c in warps) or f2.rank([c & low for c in lanes]) != 1:
+        raise LayoutError("over-fetch loads need lane (not warp) columns on one sub-dword pattern")
+    t_max = t_cap - z
+    targets = f2.solve_many(D.reg_cols, [1 << (z + i) for i in range(t_max)])
+    t = 0
+    while (t < t_max and targets[t] is not None and f2.apply_columns(D.reg_cols, targets[t]) == 1 << (z + t)
+           and not any((c >> (z + t)) & 1 for c in D.other_cols)):
+        t += 1
+    groups: dict[int, list[int]] = {}
+    for r in D.unique:
+        groups.setdefault(int(D.reg_image[r]) >> (z + t), []).append(r)
+
+    def dword_then_slot(r: int) -> tuple[int, int]:
+        c = int(D.reg_image[r])
+        return (c >> z) & ((1 << t) - 1), c & low
+
+    return [sorted(g, key=dword_then_slot) for g in groups.values()], 4 << t
+
+
+def _over_fetch_addr(D: _Side, r: int, eb: int) -> np.ndarray:
+    """``[W, 64]`` byte address of the dword holding register ``r``'s element (over-fetch loads)."""
+    return D.address(r, eb) & ~3
+
+
+def _over_fetch_slot(D: _Side, r: int, eb: int) -> int | np.ndarray:
+    """The slot of register ``r``'s element inside its loaded dword: per lane (warp 0; the warps
+    agree, ``_over_fetch_groups``), an int when every lane has the same."""
+    p = 4 // eb
+    slots = (D.warp_lane[0] ^ int(D.reg_image[r])) & (p - 1)
+    return int(slots[0]) if (slots == slots[0]).all() else slots
+
+
 def build_lds(prog: Program, acc: LdsAccesses, src_dwords: list[int], d_ids: np.ndarray) -> list[int]:
     """Emit the round trip ``acc`` into ``prog``; returns the dst register values.  ``d_ids``: the
     dst element ids ``[warps, 64, registers]`` (to find the twins of duplicated registers)."""
@@ -658,6 +774,9 @@ def build_lds(prog: Program, acc: LdsAccesses, src_dwords: list[int], d_ids: np.
                 vals = prog.load(2, acc.address(False, g), 8, transpose=acc.design.read_transpose)
                 for k, r in enumerate(g):
                     loaded[r] = (vals[k // p], k % p)
+                continue
+            if acc.design.over_fetch:
+                _emit_over_fetch_load(prog, D, g, g2, off, st64, eb, acc.d_width, loaded)
                 continue
             _emit_load(prog, D, g, g2, off, st64, p, eb, acc.d_width, loaded)
     # dst registers: loaded ones, duplicates from their twin
@@ -744,3 +863,17 @@ def _emit_load(prog: Program, D: _Side, g: list[int], g2: list[int] | None, off:
         (v,) = prog.load(1, addr, width)
         for k, r in enumerate(g):
             loaded[r] = (v, k)
+
+
+def _emit_over_fetch_load(prog: Program, D: _Side, g: list[int], g2: list[int] | None, off: int, st64: bool,
+                          eb: int, width: int, loaded: dict[int, tuple[int, int | np.ndarray]]) -> None:
+    """Load ``width // 4`` dwords (twice if paired) holding the elements of ``g`` (``g2``); each
+    register's element is the lane's slot of its dword (``_over_fetch_slot``)."""
+    n = width // 4
+    z = (4 // eb).bit_length() - 1
+    vals = prog.load(n, _over_fetch_addr(D, g[0], eb), width, paired=g2 is not None, pair_offset=off, st64=st64)
+    for grp, vs in ((g, vals[:n]), (g2 or [], vals[n:])):
+        base = int(D.reg_image[grp[0]]) if grp else 0
+        for r in grp:
+            k = ((int(D.reg_image[r]) ^ base) >> z) & (n - 1)
+            loaded[r] = (vs[k], _over_fetch_slot(D, r, eb))

@@ -11,7 +11,11 @@ from linlayout import LayoutError, LinearLayout
 from synth.convert import plan_conversion
 from synth.cost import tuple_copies
 from synth.emulator import PlanVerificationError, run_certificate, run_isa, verify
-from synth.plan import LdsLoad, LdsStore, Plan
+from synth.in_wave import gather_dword
+from synth.ir import Program
+from synth.plan import LdsLoad, LdsStore, Mov, PermSelect, Plan
+
+from convert_checker import check_certificate
 
 LANES = np.arange(64)
 # flash-attention P, one 32x64 tile per warp: the non-transposed 32x32 accumulator -> dot operand A (kwidth 8)
@@ -97,6 +101,50 @@ def test_fa_p_conversion_on_gfx950_reads_transposed():
     q = plan_conversion(ACC, DOT_A, "gfx942", 16)  # no transpose loads: repacking with v_perm_b32
     assert q.counts()["lds_read_tr"] == 0 and q.counts()["v_perm_b32"] > 0
     assert q.verified and verify(q).ok
+
+
+def test_fa_p_conversion_on_gfx942_over_fetches_dwords():
+    # src VGPRs hold 16-bit row pairs, dst VGPRs column pairs: the src stores its VGPRs as they are, and
+    # each dst lane loads dwords holding its element and its lane-bit-0 neighbour's (same addresses),
+    # assembling every dst VGPR with one v_perm_b32 of per-lane selector
+    p = plan_conversion(ACC, DOT_A, "gfx942", 16)
+    c = p.counts()
+    assert p.verified and (c["lds_write"], c["lds_read"], c["v_perm_b32"], c["total"]) == (8, 8, 16, 32)
+    assert any("over-fetch" in n for n in p.notes)
+    loads = [st for st in p.steps if isinstance(st, LdsLoad)]
+    assert len(loads) == 8 and all(st.width == 16 for st in loads)
+    for st in loads:
+        a = np.asarray(st.addr).reshape(-1, 64)
+        assert (a % 16 == 0).all() and (a == a[:, LANES ^ 1]).all()
+    assert sum(isinstance(st, PermSelect) for st in p.steps) == 16
+    assert not any(isinstance(st, Mov) and st.kind == "v_perm_b32" for st in p.steps)
+    assert verify(p).ok and check_certificate(json.loads(p.dumps()))[0]
+
+
+def test_gather_dword_with_per_lane_slots():
+    prog = Program(2, 2, 1)  # two 16-bit slots per dword
+    odd = (LANES & 1).astype(bool)
+    slot = odd.astype(np.int64)  # even lanes want slot 0 of each value, odd lanes slot 1
+    v = gather_dword(prog, [(0, slot), (1, slot)], 2)
+    (op,) = prog.ops
+    assert op.outs == (v,) and op.kind == "permsel" and op.args == (1, 0)
+    assert (op.params["sel0"], op.params["sel1"], op.params["cond"].tolist()) == (0x05040100, 0x07060302, odd.tolist())
+    assert gather_dword(prog, [(0, np.zeros(64, dtype=np.int64)), (0, np.ones(64, dtype=np.int64))], 2) == 0
+    three = LANES % 3
+    with pytest.raises(LayoutError, match="two patterns"):
+        gather_dword(Program(2, 4, 1), [(0, three), (1, 0), None, None], 1)
+
+
+@pytest.mark.parametrize("bits, dst, why", [
+    (32, DOT_A, "sub-dword"),  # whole-dword elements: nothing to over-fetch
+    (16, ACC, "sub-dword"),  # both sides pack the same rows: the ordinary layouts fit
+])
+def test_over_fetch_design_needs_sub_dword_bits_the_dst_lacks(bits, dst, why):
+    from synth.lds_path import over_fetch_design
+    from synth.preimage import normalize
+
+    with pytest.raises(LayoutError, match=why):
+        over_fetch_design(normalize(ACC, dst, 64), bits, None, "gfx942")
 
 
 @pytest.mark.parametrize("dwords, fresh, copies", [

@@ -122,6 +122,15 @@ def test_random_conversion(seed):
     check_kernel(plan, seed=seed)
 
 
+@pytest.mark.parametrize("seed", [56, 90])  # 16-bit gfx942, 8-bit gfx950
+def test_over_fetch_loads_run_on_the_interpreter(seed):
+    # problems whose chosen plan loads dwords holding other lanes' elements (lds_path.over_fetch_design)
+    src, dst, eb, arch = random_problem(seed)
+    plan = plan_conversion(src, dst, arch, eb)
+    assert any("over-fetch" in n for n in plan.notes) and (eb, arch) == {56: (16, "gfx942"), 90: (8, "gfx950")}[seed]
+    check_kernel(plan, seed=seed)
+
+
 # ---------------------------------------------------------------------- hand-built lane plans
 def _lane_perm_plan(kind: str, isa: dict, sigma: list[int], arch: str = "gfx942", eb: int = 32) -> Plan:
     """A plan with one lane instruction per register: lane l reads lane T(l), T permuting lane bits by ``sigma``."""
