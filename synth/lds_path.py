@@ -212,23 +212,15 @@ def shared_layout(prob: Problem, elem_bits: int, arch: str, budget: int | None,
     except ImportError:  # pragma: no cover - depends on the tree
         return vector_first_design(prob, elem_bits, budget, "src", arch)
     try:
-        res = swizzle.synthesize(prob.src, prob.dst, elem_bits, arch, lds_budget_bytes=budget,
-                                 allow_transpose=False, transpose_only=transpose, enumerate_all=False)
+        off, rep, read_op = swizzle.shared_basis(prob.src, prob.dst, elem_bits, arch, lds_budget_bytes=budget,
+                                                 transpose_only=transpose)
     except LayoutError:  # e.g. no layout lets both sides vectorize: take ours (sub-dword accesses)
         if transpose:
             raise
         return vector_first_design(prob, elem_bits, budget, "src", arch)
-    sh = res.shared
-    outs = prob.src.out_dims
-    cols = sh._aligned_columns(outs, "shared layout")
-    n_off = sh.in_dim_size_log2("offset")
-    n_rep = sh.in_dim_size_log2("reps") if sh.has_in_dim("reps") else 0
-    names = sh.in_dim_names
-    off = cols[: n_off] if names[0] == "offset" else cols[n_rep:]
-    rep = cols[n_off:] if names[0] == "offset" else cols[:n_rep]
-    tr = res.read_op.startswith("ds_read_b64_tr_b")
-    return LdsDesign(off + rep, n_off, n_rep, "synth.swizzle" + (f" ({res.read_op})" if tr else ""),
-                     int(res.lds_bytes), int(res.read_op.rsplit("_b", 1)[1]) if tr else 0)
+    tr = read_op.startswith("ds_read_b64_tr_b")
+    return LdsDesign(off + rep, len(off), len(rep), "synth.swizzle" + (f" ({read_op})" if tr else ""),
+                     ((elem_bits << len(off)) + 7) // 8, int(read_op.rsplit("_b", 1)[1]) if tr else 0)
 
 
 design_cache: dict = {}

@@ -59,7 +59,7 @@ from linlayout.hw.lds import LdsModel, LdsOp, lds_model
 
 from .lds_access import TileAccessReport, access_report, tile_access_report
 
-__all__ = ["PaddingOption", "SwizzleResult", "padding_options", "shared_bytes", "synthesize"]
+__all__ = ["PaddingOption", "SwizzleResult", "padding_options", "shared_basis", "shared_bytes", "synthesize"]
 
 _PLAIN_OPS = {
     "read": {1: "ds_read_u8", 2: "ds_read_u16", 4: "ds_read_b32", 8: "ds_read_b64", 16: "ds_read_b128"},
@@ -472,9 +472,57 @@ def synthesize(writer: LinearLayout, reader: LinearLayout, element_bits: int, ar
     found before are not looked at -- the same layout, ``candidates_considered`` then counting
     only the choices looked at.
     """
-    model = arch if isinstance(arch, LdsModel) else lds_model(arch)
     if objective not in ("vector", "cycles"):
         raise LayoutError(f"objective {objective!r} must be 'vector' or 'cycles'")
+    model, outs, w, r, n = _prepare(writer, reader, element_bits, arch)
+    eb = element_bits
+    best = None
+    for reps in _rep_choices(w, r, n, eb, lds_budget_bytes):
+        try:
+            res = _solve(_drop_registers(w, reps), _drop_registers(r, reps), reps, outs, model, eb,
+                         allow_transpose or transpose_only, objective, seed, lds_budget_bytes, transpose_only,
+                         not enumerate_all and objective == "vector")
+        except LayoutError:
+            continue
+        key = _order(objective, res.write_instructions + res.read_instructions, res.total_cycles)
+        if best is None or key < best[0]:
+            best = (key, res)
+    if best is None:
+        raise _no_layout(w, r, eb)
+    return best[1]
+
+
+def shared_basis(writer: LinearLayout, reader: LinearLayout, element_bits: int, arch: Union[str, LdsModel], *,
+                 lds_budget_bytes: int | None = None, transpose_only: bool = False) -> tuple[list[int], list[int], str]:
+    """The layout ``synthesize(writer, reader, element_bits, arch, lds_budget_bytes=..., allow_transpose=False,
+    transpose_only=..., enumerate_all=False)`` returns, as (the tensor vector of each offset bit, of each
+    ``reps`` bit, the read instruction); tensor vectors flattened, the first out dim least significant.
+
+    For callers that analyze the accesses themselves (synth.lds_path): with one choice of rounds
+    the search alone finds it, the exact analysis of its accesses is not run (it cannot fail: the
+    chosen vectors and alignment are what that analysis checks); with several, ``synthesize``'s
+    analysis picks among them.
+    """
+    model, outs, w, r, n = _prepare(writer, reader, element_bits, arch)
+    choices = _rep_choices(w, r, n, element_bits, lds_budget_bytes)
+    if len(choices) > 1:
+        res = synthesize(writer, reader, element_bits, model, lds_budget_bytes=lds_budget_bytes,
+                         allow_transpose=False, transpose_only=transpose_only, enumerate_all=False)
+        cols = res.shared._aligned_columns(outs, "shared layout")
+        n_off = res.shared.in_dim_size_log2("offset")
+        return cols[:n_off], cols[n_off:], res.read_op
+    (reps,) = choices
+    try:
+        cand, basis, _, _ = _search(_drop_registers(w, reps), _drop_registers(r, reps), model, element_bits,
+                                    transpose_only, "vector", 0, transpose_only, True)
+    except LayoutError:
+        raise _no_layout(w, r, element_bits) from None
+    return basis, list(reps), cand.read.op.name
+
+
+def _prepare(writer: LinearLayout, reader: LinearLayout, element_bits: int, arch: Union[str, LdsModel]):
+    """(model, out dims, writer side, reader side, tensor bits), the arguments checked."""
+    model = arch if isinstance(arch, LdsModel) else lds_model(arch)
     eb = element_bits
     if isinstance(eb, bool) or not isinstance(eb, int) or eb not in (4, 8, 16, 32, 64):
         raise LayoutError(f"element_bits {eb!r} must be 4, 8, 16, 32 or 64")
@@ -489,24 +537,15 @@ def synthesize(writer: LinearLayout, reader: LinearLayout, element_bits: int, ar
                           "unwritten elements")
     if f2.rank(r.regs + r.lanes + r.warps) > n:
         raise LayoutError("reader: internal rank error")
-    best = None
-    for reps in _rep_choices(w, r, n, eb, lds_budget_bytes):
-        try:
-            res = _solve(_drop_registers(w, reps), _drop_registers(r, reps), reps, outs, model, eb,
-                         allow_transpose or transpose_only, objective, seed, lds_budget_bytes, transpose_only,
-                         not enumerate_all and objective == "vector")
-        except LayoutError:
-            continue
-        key = _order(objective, res.write_instructions + res.read_instructions, res.total_cycles)
-        if best is None or key < best[0]:
-            best = (key, res)
-    if best is None:
-        why = ""
-        if eb < 8 and not set(w.regs) & set(r.regs):
-            why = f": {eb}-bit elements move at least a byte per lane, so some register of both sides must hold " \
-                  f"the element next to another register's"
-        raise LayoutError("no shared layout lets both sides use an LDS instruction (alignment impossible)" + why)
-    return best[1]
+    return model, outs, w, r, n
+
+
+def _no_layout(w: _Side, r: _Side, eb: int) -> LayoutError:
+    why = ""
+    if eb < 8 and not set(w.regs) & set(r.regs):
+        why = f": {eb}-bit elements move at least a byte per lane, so some register of both sides must hold " \
+              f"the element next to another register's"
+    return LayoutError("no shared layout lets both sides use an LDS instruction (alignment impossible)" + why)
 
 
 def _order(objective: str, instructions: int, cycles: int) -> tuple[int, int]:
@@ -515,9 +554,23 @@ def _order(objective: str, instructions: int, cycles: int) -> tuple[int, int]:
 
 def _solve(w: _Side, r: _Side, reps: list[int], outs, model: LdsModel, eb: int, allow_transpose: bool,
            objective: str, seed: int, budget, transpose_only: bool = False, prune: bool = False) -> SwizzleResult:
-    """The best layout whose offset space leaves out the register vectors ``reps`` (``prune``:
-    choices with more instructions than a valid one found before are not enumerated; with the
-    "vector" objective they never become candidates)."""
+    """The best layout whose offset space leaves out the register vectors ``reps``, with the exact
+    analysis of its accesses (``_search``, ``_verify``)."""
+    cand, basis, n_pairs, certified = _search(w, r, model, eb, allow_transpose, objective, seed, transpose_only,
+                                              prune)
+    res = _verify(_layout(basis, reps, outs), basis, reps, outs, w, r, cand, model, eb, n_pairs, budget)
+    res.certified = certified and res.optimal
+    res.objective = objective
+    res.argument = _argument(res, cand, model)
+    return res
+
+
+def _search(w: _Side, r: _Side, model: LdsModel, eb: int, allow_transpose: bool, objective: str, seed: int,
+            transpose_only: bool, prune: bool) -> tuple[_Candidate, list[int], int, bool]:
+    """The best choice and its offset basis (prefix, bank bits, rows) -> (candidate, basis, choices
+    enumerated, no other choice's bound beats it); ``prune``: choices with more instructions than
+    a valid one found before are not enumerated (with the "vector" objective they never become
+    candidates)."""
     space = f2.image_basis(w.regs + w.lanes + w.warps)  # the offset space (all of F^n without reps)
     if f2.rank(space + r.regs + r.lanes + r.warps) != len(space):
         raise LayoutError("reader reads elements outside the writer's per-round tile")
@@ -630,12 +683,7 @@ def _solve(w: _Side, r: _Side, reps: list[int], outs, model: LdsModel, eb: int, 
     basis = cand.prefix + banks + rows
     if len(basis) != n_off:
         raise LayoutError("internal: offset basis has the wrong size")
-    shared = _layout(basis, reps, outs)
-    res = _verify(shared, basis, reps, outs, w, r, cand, model, eb, len(pairs), budget)
-    res.certified = certified and res.optimal
-    res.objective = objective
-    res.argument = _argument(res, cand, model)
-    return res
+    return cand, basis, len(pairs), certified
 
 
 def _rep_choices(w: _Side, r: _Side, n: int, eb: int, budget: int | None) -> list[list[int]]:

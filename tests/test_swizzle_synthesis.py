@@ -4,6 +4,7 @@ Triton's choices and the fixed conventions, reps, padding options."""
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 from hypothesis import given, settings
@@ -14,7 +15,7 @@ from linlayout import LayoutError, LinearLayout, f2
 from linlayout.encodings import Mfma, blocked, mfma_dot_operand
 from linlayout.hw.lds import lds_model
 from synth.lds_access import tile_access_report
-from synth.swizzle import padding_options, shared_bytes, synthesize
+from synth.swizzle import padding_options, shared_basis, shared_bytes, synthesize
 from synth.swizzle_conventions import (ck_xor16, triton_convert_shared, triton_mfma_operand_shared, unswizzled,
                                        xor_333)
 
@@ -170,6 +171,27 @@ def test_pruned_enumeration_finds_the_same_layout(seed, bits, arch, budget):
         return
     (n_all, _, full), (n_pruned, _, pruned) = outcomes
     assert pruned == full and 0 < n_pruned <= n_all
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(0, 2**32), st.sampled_from([8, 16, 32]), st.sampled_from(["gfx942", "gfx950"]),
+       st.sampled_from([None, 512]), st.booleans())
+def test_shared_basis_is_the_synthesized_layout(seed, bits, arch, budget, transpose_only):
+    """shared_basis (no exact analysis of the accesses) returns synthesize's layout, or its error."""
+    rng = random.Random(seed)
+    shape = (32, 64)
+    writer, reader = _random_layout(rng, 3, shape), _random_layout(rng, 3, shape)
+    try:
+        res = synthesize(writer, reader, bits, arch, lds_budget_bytes=budget, allow_transpose=False,
+                         transpose_only=transpose_only, enumerate_all=False)
+    except LayoutError as e:
+        with pytest.raises(LayoutError, match=re.escape(str(e))):
+            shared_basis(writer, reader, bits, arch, lds_budget_bytes=budget, transpose_only=transpose_only)
+        return
+    cols = res.shared._aligned_columns(writer.out_dims, "shared layout")
+    n_off = res.shared.in_dim_size_log2("offset")
+    assert shared_basis(writer, reader, bits, arch, lds_budget_bytes=budget, transpose_only=transpose_only) == (
+        cols[:n_off], cols[n_off:], res.read_op)
 
 
 def test_reps_halve_the_lds_footprint():
