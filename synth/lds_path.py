@@ -108,17 +108,30 @@ def over_fetch_design(prob: Problem, elem_bits: int, budget: int | None, arch: s
 
 
 def _round_bits(prob: Problem, B: int, budget: int | None) -> list[int]:
-    """Register bits common to both sides that become rounds until the tile fits ``budget`` bytes."""
+    """Register bits common to both sides that become rounds until the tile fits ``budget`` bytes
+    (the last common ones first, skipping any that cannot be a round: ``_valid_rounds``)."""
     n = prob.n_tensor_bits
     reps: list[int] = []
     if budget is not None and (B << n) > budget:
         common = [c for c in prob.src_cols["register"] if c in prob.dst_cols["register"] and c]
         while (B << (n - len(reps))) > budget:
+            while common and not _valid_rounds(prob, reps + [common[-1]]):
+                common.pop()
             if not common:
                 raise LayoutError(f"the tile needs {B << n} bytes of LDS; the budget {budget} allows no split into "
-                                  f"rounds (too few register bits common to src and dst)")
+                                  f"rounds (too few register bits common to src and dst that no lane or warp bit "
+                                  f"also holds)")
             reps.append(common.pop())
     return reps
+
+
+def _valid_rounds(prob: Problem, reps: list[int]) -> bool:
+    """Can the register vectors ``reps`` be rounds?  A round is a coset of the offset space, so
+    every lane and warp vector of both sides must lie in one complement of ``span(reps)``: the
+    lane and warp vectors span nothing of it (else a lane would hold elements of two rounds in
+    one register).  Register vectors may have round components: they pick their round."""
+    others = [c for cols in (prob.src_cols, prob.dst_cols) for k in ("lane", "warp") for c in cols[k] if c]
+    return f2.rank(others + reps) == f2.rank(others) + len(reps)
 
 
 def _register_run(regs: list[int], start: list[int], reps: list[int], n_more: int) -> list[int]:

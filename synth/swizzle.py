@@ -701,8 +701,10 @@ def _rep_choices(w: _Side, r: _Side, n: int, eb: int, budget: int | None) -> lis
     out = []
     for trial in combinations(common, need):
         trial = list(trial)
-        wr = [x for x in w.regs + w.lanes + w.warps if x not in trial]
-        rr = [x for x in r.regs + r.lanes + r.warps if x not in trial]
+        # only register bits become rounds: a lane or warp vector equal to a round vector stays (and
+        # then the per-round tile is too large: the choice fails the rank test)
+        wr = [x for x in w.regs if x not in trial] + w.lanes + w.warps
+        rr = [x for x in r.regs if x not in trial] + r.lanes + r.warps
         if f2.rank(wr) == n - need and f2.rank(wr + trial) == n and f2.rank(wr + rr) == f2.rank(wr):
             out.append(trial)
     if not out:

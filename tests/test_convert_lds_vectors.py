@@ -147,6 +147,22 @@ def test_over_fetch_design_needs_sub_dword_bits_the_dst_lacks(bits, dst, why):
         over_fetch_design(normalize(ACC, dst, 64), bits, None, "gfx942")
 
 
+def test_rounds_never_split_a_lane_vector():
+    # src lane bit 0 holds the same tensor vector as register bit 0 (a broadcast): that vector cannot be
+    # a round, and with it the only common register bit, a 128-byte budget has no valid rounds
+    def tile(reg, lane):
+        return LinearLayout({"register": reg, "lane": lane, "warp": []}, [("dim0", 4), ("dim1", 128)])
+
+    src = tile([[0, 32], [0, 8], [0, 2], [1, 0], [0, 4]], [[0, 32], [0, 17], [0, 16], [0, 0], [2, 0], [0, 64]])
+    dst = tile([[1, 0], [0, 32], [0, 4], [0, 64]], [[0, 2], [0, 8], [0, 16], [2, 0], [0, 0], [0, 1]])
+    for arch in ("gfx942", "gfx950"):
+        with pytest.raises(LayoutError, match="no split into rounds"):
+            plan_conversion(src, dst, arch, 16, lds_budget_bytes=128, strategy="lds")
+        p = plan_conversion(src, dst, arch, 16, lds_budget_bytes=128)
+        assert p.verified and p.strategy == "lanes" and p.lds_bytes == 0
+        assert plan_conversion(src, dst, arch, 16, lds_budget_bytes=256, strategy="lds").verified
+
+
 @pytest.mark.parametrize("dwords, fresh, copies", [
     ([0, 1, 2, 3], set(), 0), ([4, 5, 6, 7], set(), 0), ([2, 3], set(), 0),  # aligned tuples in order
     ([2, 3, 4, 5], set(), 4), ([0, 4, 8, 12], set(), 4), ([1, 0], set(), 2),  # misaligned / scattered / reversed
