@@ -42,7 +42,8 @@ from .preimage import Problem
 from .span import span_table
 
 __all__ = ["DesignPool", "LdsAccesses", "LdsDesign", "build_lds", "design_cache", "designs", "layout_key",
-           "lds_accesses", "over_fetch_design", "shared_layout", "transpose_floor", "vector_first_design"]
+           "lds_accesses", "over_fetch_design", "prefix_floor", "shared_layout", "transpose_floor",
+           "vector_first_design"]
 
 WAVE = 64
 
@@ -75,11 +76,16 @@ def vector_first_design(prob: Problem, elem_bits: int, budget: int | None, side:
     (the dimension argument of synth.swizzle, here with the prefix fixed).
     """
     B = max(1, elem_bits // 8)
-    reps = _round_bits(prob, B, budget)
-    first = prob.src_cols if side == "src" else prob.dst_cols
-    prefix = _register_run(first["register"], [], reps, (16 // B).bit_length() - 1)
+    prefix, reps = _vector_first_prefix(prob, B, budget, side)
     leads = [_lead(prefix, prob.src_cols), _lead(prefix, prob.dst_cols)]
     return _rows_swizzled(prob, B, arch, prefix, reps, leads, f"{side} registers first, rows swizzled")
+
+
+def _vector_first_prefix(prob: Problem, B: int, budget: int | None, side: str) -> tuple[list[int], list[int]]:
+    """(low offset vectors, round vectors) of ``vector_first_design``."""
+    reps = _round_bits(prob, B, budget)
+    first = prob.src_cols if side == "src" else prob.dst_cols
+    return _register_run(first["register"], [], reps, (16 // B).bit_length() - 1), reps
 
 
 def over_fetch_design(prob: Problem, elem_bits: int, budget: int | None, arch: str) -> LdsDesign:
@@ -92,6 +98,14 @@ def over_fetch_design(prob: Problem, elem_bits: int, budget: int | None, arch: s
     with a per-lane selector, where reading sub-dword elements would need one load per element.
     A LayoutError when the src's low register bits are not sub-dword bits the dst lacks."""
     B = max(1, elem_bits // 8)
+    prefix, reps = _over_fetch_prefix(prob, B, budget)
+    leads = [_lead(prefix, prob.src_cols), len(prefix)]
+    return replace(_rows_swizzled(prob, B, arch, prefix, reps, leads, "src dwords, then dst registers (over-fetch)"),
+                   over_fetch=True)
+
+
+def _over_fetch_prefix(prob: Problem, B: int, budget: int | None) -> tuple[list[int], list[int]]:
+    """(low offset vectors, round vectors) of ``over_fetch_design``; a LayoutError when it has none."""
     z = (4 // B).bit_length() - 1
     src_regs, dst_regs = prob.src_cols["register"], prob.dst_cols["register"]
     if not z or len(src_regs) < z or f2.rank(src_regs[:z]) < z or all(c in dst_regs for c in src_regs[:z]):
@@ -102,9 +116,34 @@ def over_fetch_design(prob: Problem, elem_bits: int, budget: int | None, arch: s
     prefix = _register_run(dst_regs, src_regs[:z], reps, 2)
     if len(prefix) == z:
         raise LayoutError("over-fetch loads: no dst register bit extends the dword")
-    leads = [_lead(prefix, prob.src_cols), len(prefix)]
-    return replace(_rows_swizzled(prob, B, arch, prefix, reps, leads, "src dwords, then dst registers (over-fetch)"),
-                   over_fetch=True)
+    return prefix, reps
+
+
+def prefix_floor(prob: Problem, elem_bits: int, cm, prefix: list[int], over_fetch: bool = False) -> float:
+    """A lower bound of ``LdsAccesses.floor`` for every round trip through a layout whose low offset
+    bits are the tensor vectors ``prefix`` (``vector_first_design``, ``over_fetch_design``).
+
+    A side moves ``2**t`` elements per access only if offset bits ``0..t-1`` are images of its
+    register vectors, so ``t`` stops at the first prefix vector outside the span of its register
+    vectors (beyond the prefix: the widest, 16 bytes; over-fetching loads: any width).  Every
+    distinct register of a side (``2**rank`` of its register vectors) is moved once, an access of
+    ``w`` bytes carrying ``w / bytes`` elements at least at its conflict-free cost (a ds_read2 /
+    ds_write2 as two accesses sharing one issue); plus two DS latency levels."""
+    B = max(1, elem_bits // 8)
+    t_max = (16 // B).bit_length() - 1
+    total = cm.latency(2)
+    for kind, cols, any_width in (("lds_write", prob.src_cols, False), ("lds_read", prob.dst_cols, over_fetch)):
+        regs = cols["register"]
+        t_up = t_max
+        if not any_width:
+            t_up = next((i for i, v in enumerate(prefix[:t_max]) if not f2.in_span(regs, v)), t_max)
+        per_elem = float("inf")
+        for t in range(t_up + 1):
+            one = cm.instruction(kind, B << t)
+            pair = (2 * one - cm.ds_issue) / 2 if B << t in (4, 8) else one
+            per_elem = min(per_elem, min(one, pair) / (1 << t))
+        total += (1 << f2.rank(regs)) * per_elem
+    return total
 
 
 def _round_bits(prob: Problem, B: int, budget: int | None) -> list[int]:
@@ -244,29 +283,41 @@ def designs(prob: Problem, elem_bits: int, arch: str, budget: int | None) -> "De
     and the two register-first ones (a layout favouring one side's register order can save
     repacking and tuple copies).  Per layout the store vectors are chosen twice, counting the
     stores' tuple copies and not (a wide store with copies can beat narrow conflicting stores:
-    the cost model decides).  gfx950's transpose-read layout is synthesized only when its floor
-    bound (``transpose_floor``) lets it come first (``DesignPool.by_floor``).  Cached per
-    (problem, element bits, arch, budget)."""
+    the cost model decides).  Every layout but synth.swizzle's is made only when its floor bound
+    (``transpose_floor`` for gfx950's transpose-read layout, ``prefix_floor`` for the register-first
+    and over-fetch ones) lets it come first (``DesignPool.by_floor``).  Cached per (problem,
+    element bits, arch, budget)."""
     key = (prob.key(), elem_bits, arch, budget)
     if key not in design_cache:
         out: list[LdsDesign | _Deferred] = [shared_layout(prob, elem_bits, arch, budget)]
         if elem_bits in (8, 16) and get_target(arch).has_ds_read_tr:
             out.append(_Deferred(lambda: shared_layout(prob, elem_bits, arch, budget, transpose=True),
                                  lambda cm: transpose_floor(prob, elem_bits, cm)))
+        B = max(1, elem_bits // 8)
         for side in ("dst", "src"):
-            try:
-                out.append(vector_first_design(prob, elem_bits, budget, side, arch))
-            except LayoutError:
-                pass
+            out.append(_Deferred(lambda side=side: vector_first_design(prob, elem_bits, budget, side, arch),
+                                 _prefix_bound(prob, elem_bits, lambda side=side: _vector_first_prefix(
+                                     prob, B, budget, side))))
         if elem_bits in (8, 16):
-            try:
-                out.append(over_fetch_design(prob, elem_bits, budget, arch))
-            except LayoutError:
-                pass
+            out.append(_Deferred(lambda: over_fetch_design(prob, elem_bits, budget, arch),
+                                 _prefix_bound(prob, elem_bits, lambda: _over_fetch_prefix(prob, B, budget), True)))
         if len(design_cache) >= 512:
             design_cache.clear()
         design_cache[key] = DesignPool(prob, elem_bits, out)
     return design_cache[key]
+
+
+def _prefix_bound(prob: Problem, elem_bits: int, prefix_of: Callable[[], tuple[list[int], list[int]]],
+                  over_fetch: bool = False) -> Callable[[Any], float]:
+    """The ``_Deferred.bound`` of a design with the prefix ``prefix_of()`` (``prefix_floor``;
+    infinite when the design does not exist: it is never made)."""
+    def bound(cm) -> float:
+        try:
+            prefix, _ = prefix_of()
+        except LayoutError:
+            return float("inf")
+        return prefix_floor(prob, elem_bits, cm, prefix, over_fetch)
+    return bound
 
 
 @dataclass

@@ -163,6 +163,40 @@ def test_rounds_never_split_a_lane_vector():
         assert plan_conversion(src, dst, arch, 16, lds_budget_bytes=256, strategy="lds").verified
 
 
+def test_design_floor_bounds_hold_on_the_baseline():
+    # the bounds that let DesignPool skip a layout are at most the floor of each of its round trips
+    from pathlib import Path
+
+    from synth.cost import cost_model
+    from synth.lds_path import (lds_accesses, over_fetch_design, prefix_floor, shared_layout, transpose_floor,
+                                vector_first_design)
+    from synth.preimage import normalize
+
+    path = Path(__file__).resolve().parents[2] / "shared" / "bench" / "triton_amd_baseline.json"
+    if not path.exists():
+        pytest.skip("shared/bench/triton_amd_baseline.json is absent")
+    bits = {"fp32": 32, "fp16": 16}
+    checked = 0
+    for c in json.loads(path.read_text())["cases"]:
+        prob, eb, arch = normalize(LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"]), 64), \
+            bits[c["dtype"]], c["arch"]
+        cm = cost_model(arch)
+        makers = [lambda s=s: vector_first_design(prob, eb, None, s, arch) for s in ("src", "dst")]
+        makers += [lambda: over_fetch_design(prob, eb, None, arch), lambda: shared_layout(prob, eb, arch, None, True)]
+        for make in makers:
+            try:
+                d = make()
+                accs = lds_accesses(prob, d, eb, prob.num_warps)
+            except LayoutError:
+                continue
+            bound = (transpose_floor(prob, eb, cm) if d.read_transpose
+                     else prefix_floor(prob, eb, cm, d.shared_cols[:d.n_offset_bits], d.over_fetch))
+            for a in accs:
+                assert bound <= a.floor(cm, eb) + 1e-9, (c["name"], c["arch"], c["dtype"], d.source)
+                checked += 1
+    assert checked >= 100  # 120 round trips on the 48 cases
+
+
 @pytest.mark.parametrize("dwords, fresh, copies", [
     ([0, 1, 2, 3], set(), 0), ([4, 5, 6, 7], set(), 0), ([2, 3], set(), 0),  # aligned tuples in order
     ([2, 3, 4, 5], set(), 4), ([0, 4, 8, 12], set(), 4), ([1, 0], set(), 2),  # misaligned / scattered / reversed
