@@ -339,7 +339,9 @@ def estimate_overhead(plan, depth: int | None = None) -> dict[str, int]:
     (warp-dependent parts are scalar);
     ``valu_tuple_copies``: ``v_mov_b32`` building the VGPR tuples of LDS stores
     (``tuple_copies``);
-    ``s_waitcnt`` one per level of dependent DS instructions.
+    ``s_waitcnt`` one per level of dependent DS instructions.  The lane id is taken as available
+    (every kernel computes it for its memory ops).  Not counted: the per-lane selector VGPRs of
+    ``PermSelect`` steps (built once in the prologue).
     """
     import numpy as np
 
@@ -347,20 +349,16 @@ def estimate_overhead(plan, depth: int | None = None) -> dict[str, int]:
 
     bperm, conds, sels = set(), set(), set()
     lds_steps = []
-    lane_dep = False
     for st in plan.steps:
         if isinstance(st, Lane) and st.kind == "ds_bpermute":
             bperm.add(np.asarray(st.isa["addr"]).tobytes())
-            lane_dep = True
         elif isinstance(st, Select) or (isinstance(st, FusedDpp) and st.form == "v_cndmask_b32_dpp"):
             c = st.cond if isinstance(st, Select) else st.keep
             conds.add(np.asarray(c).astype(np.int8).tobytes())
         elif isinstance(st, Mov) and st.kind == "v_perm_b32":
             sels.add(int(st.selector))
         elif isinstance(st, (LdsStore, LdsLoad)):
-            lane_dep = True
             lds_steps.append(st)
-    del lane_dep  # the lane id itself is taken as available (every kernel computes it for its memory ops)
     out = {
         "valu_bpermute_addr": BPERMUTE_ADDR_VALU * len(bperm),
         "salu_vcc": VCC_SALU * len(conds),

@@ -137,13 +137,19 @@ def prefix_floor(prob: Problem, elem_bits: int, cm, prefix: list[int], over_fetc
         t_up = t_max
         if not any_width:
             t_up = next((i for i, v in enumerate(prefix[:t_max]) if not f2.in_span(regs, v)), t_max)
-        per_elem = float("inf")
-        for t in range(t_up + 1):
-            one = cm.instruction(kind, B << t)
-            pair = (2 * one - cm.ds_issue) / 2 if B << t in (4, 8) else one
-            per_elem = min(per_elem, min(one, pair) / (1 << t))
-        total += (1 << f2.rank(regs)) * per_elem
+        total += (1 << f2.rank(regs)) * _cheapest_per_element(cm, kind, B, range(t_up + 1))
     return total
+
+
+def _cheapest_per_element(cm, kind: str, B: int, ts) -> float:
+    """The least conflict-free cost per element of a ``kind`` access of ``B << t`` bytes over the
+    ``t`` in ``ts`` (a ds_read2 / ds_write2 counted as two accesses sharing one issue)."""
+    per_elem = float("inf")
+    for t in ts:
+        one = cm.instruction(kind, B << t)
+        pair = (2 * one - cm.ds_issue) / 2 if B << t in (4, 8) else one
+        per_elem = min(per_elem, min(one, pair) / (1 << t))
+    return per_elem
 
 
 def _round_bits(prob: Problem, B: int, budget: int | None) -> list[int]:
@@ -403,11 +409,7 @@ def transpose_floor(prob: Problem, elem_bits: int, cm) -> float:
     k = (64 // elem_bits).bit_length() - 1
     src_regs = prob.src_cols["register"]
     widths = range((16 // eb).bit_length()) if f2.in_span(src_regs, prob.dst_cols["lane"][0]) else [0]
-    per_elem = float("inf")
-    for t in widths:
-        one = cm.instruction("lds_write", eb << t)
-        pair = 2 * one - cm.ds_issue if eb << t in (4, 8) else 2 * one
-        per_elem = min(per_elem, min(one, pair / 2) / (1 << t))
+    per_elem = _cheapest_per_element(cm, "lds_write", eb, widths)
     loads = (1 << len(prob.dst_cols["register"])) >> k
     return cm.latency(2) + loads * cm.instruction("lds_read", 8) + (1 << f2.rank(src_regs)) * per_elem
 

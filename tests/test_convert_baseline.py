@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from linlayout import LinearLayout
-from synth.convert import plan_conversion
+from linlayout import LayoutError, LinearLayout
+from synth.convert import candidate_plans, plan_conversion
 from synth.cost import COST_TIE_FRACTION
 
 from convert_checker import check_certificate
@@ -47,6 +47,26 @@ def test_every_baseline_case_is_verified_and_independently_checked(plans):
         assert p.verified, name
         ok, msg = check_certificate(json.loads(p.dumps()))
         assert ok, f"{name} {arch} {dtype}: {msg}"
+
+
+@pytest.mark.parametrize("budget", [None, 2048])
+def test_pruned_planning_picks_the_first_of_all_candidates(plans, budget):
+    # plan_conversion skips candidates that provably rank later (in-wave tie ceiling, outranked round
+    # trips, layouts made only when their floor bound allows); the full ranked list must agree
+    def cert(p):
+        d = json.loads(p.dumps())
+        return {k: v for k, v in d.items() if k not in ("verified", "lower_bound", "strategy")}
+
+    for (name, arch, dtype), (c, p) in plans.items():
+        src, dst = LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"])
+        try:
+            best = p if budget is None else plan_conversion(src, dst, arch, BITS[dtype], lds_budget_bytes=budget)
+        except LayoutError:  # no plan fits the budget: neither does any candidate
+            with pytest.raises(LayoutError):
+                candidate_plans(src, dst, arch, BITS[dtype], lds_budget_bytes=budget)
+            continue
+        first = candidate_plans(src, dst, arch, BITS[dtype], lds_budget_bytes=budget)[0]
+        assert cert(best) == cert(first), (name, arch, dtype, budget)
 
 
 def test_equal_layouts_need_nothing_and_wave_local_cases_avoid_barriers(plans):
