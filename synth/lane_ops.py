@@ -107,41 +107,70 @@ def find_dpp(need: np.ndarray, target: Target) -> LaneOp | None:
 
 
 @lru_cache(maxsize=1)
-def _swizzle_table() -> tuple[list[int], np.ndarray]:
+def _swizzle_table() -> tuple[list[int], np.ndarray, dict[bytes, list[int]]]:
+    """The FFT and rotate offsets, their source lanes (int8 rows) and, per row, the offsets having it."""
     offs = [0xE000 | m for m in range(32)] + [0xC000 | (d << 10) | (r << 5) | m
                                               for d in range(2) for r in range(32) for m in range(32)]
-    return offs, np.array([swizzle_src_lanes(o) for o in offs], dtype=np.int64)
+    tab = np.array([swizzle_src_lanes(o) for o in offs], dtype=np.int8)
+    by_row: dict[bytes, list[int]] = {}
+    for o, row in zip(offs, tab):
+        by_row.setdefault(row.tobytes(), []).append(o)
+    return offs, tab, by_row
+
+
+_BITS5 = np.arange(5)
+
+
+def _swizzle_bitmask(i: np.ndarray, j: np.ndarray) -> int | None:
+    """The bit-mask offset moving lane ``i[k]``'s value from lane ``j[k]`` (bit 5 kept), or None.
+
+    Per lane bit ``b < 5`` the source bit is a function of the lane's bit: the same one
+    (identity), its negation, or a constant; it is undetermined only on one side, where
+    identity is taken unless the other side forces a negation."""
+    ib = (i[:, None] >> _BITS5) & 1
+    jb = (j[:, None] >> _BITS5) & 1
+    seen = ((2 * ib + jb)[:, :, None] == np.arange(4)).any(axis=0).tolist()  # [bit][2 * i_b + j_b]
+    and_m = or_m = xor_m = 0
+    for b, (s00, s01, s10, s11) in enumerate(seen):
+        if (s00 and s01) or (s10 and s11):
+            return None
+        f0 = 1 if s01 else (0 if s00 else None)
+        f1 = 1 if s11 else (0 if s10 else None)
+        if f0 is not None and f0 == f1:  # constant bit
+            or_m |= f0 << b
+        elif f0 == 1 or f1 == 0:  # negation
+            and_m |= 1 << b
+            xor_m |= 1 << b
+        else:  # identity (or undetermined)
+            and_m |= 1 << b
+    return and_m | (or_m << 5) | (xor_m << 10)
+
+
+def _swizzle_table_offsets(need: np.ndarray, m: np.ndarray) -> list[int]:
+    """The FFT/rotate offsets (table order) whose source lanes agree with ``need`` on the lanes ``m``."""
+    offs, tab, by_row = _swizzle_table()
+    if m.all():
+        return by_row.get(need.astype(np.int8).tobytes(), [])
+    i = np.flatnonzero(m)
+    rows = np.flatnonzero(tab[:, i[0]] == need[i[0]])  # the offsets agreeing on the first needed lane
+    hit = rows[(tab[rows][:, i] == need[i]).all(axis=1)]
+    return [offs[h] for h in hit]
 
 
 def find_swizzle(need: np.ndarray, target: Target) -> LaneOp | None:
-    """A ds_swizzle_b32 offset realizing ``need`` (bit-mask, quad-perm, then FFT/rotate), or None."""
+    """A ds_swizzle_b32 offset realizing ``need`` (bit-mask, quad-perm, then FFT/rotate), or None.
+    Every mode keeps lane bit 5."""
     modes = target.ds_swizzle_modes
     m = need >= 0
     i, j = np.flatnonzero(m), need[m]
     if not len(i):
         return LaneOp("ds_swizzle:0x001f", "ds_swizzle", {"offset": 0x001F})
-    if "bitmask" in modes and ((i >> 5) == (j >> 5)).all():
-        and_m = or_m = xor_m = 0
-        ok = True
-        for b in range(5):
-            ib, jb = (i >> b) & 1, (j >> b) & 1
-            v0, v1 = set(jb[ib == 0].tolist()), set(jb[ib == 1].tolist())
-            if len(v0) > 1 or len(v1) > 1:
-                ok = False
-                break
-            f0 = v0.pop() if v0 else None
-            f1 = v1.pop() if v1 else None
-            if f0 is not None and f1 is not None and f0 == f1:  # constant bit
-                or_m |= f0 << b
-            elif f0 == 1 or f1 == 0:  # negation
-                and_m |= 1 << b
-                xor_m |= 1 << b
-            else:  # identity (or undetermined)
-                and_m |= 1 << b
-        if ok:
-            off = and_m | (or_m << 5) | (xor_m << 10)
-            return LaneOp(f"ds_swizzle:0x{off:04x}", "ds_swizzle", {"offset": off})
-    if "quad_perm" in modes and ((i >> 2) == (j >> 2)).all():
+    if ((i ^ j) & 32).any():
+        return None
+    off = _swizzle_bitmask(i, j) if "bitmask" in modes else None
+    if off is not None:
+        return LaneOp(f"ds_swizzle:0x{off:04x}", "ds_swizzle", {"offset": off})
+    if "quad_perm" in modes and not ((i ^ j) >> 2).any():
         sel = [None] * 4
         ok = True
         for a, b in zip((i & 3).tolist(), (j & 3).tolist()):
@@ -154,11 +183,7 @@ def find_swizzle(need: np.ndarray, target: Target) -> LaneOp | None:
             off = 0x8000 | sum((s or 0) << (2 * t) for t, s in enumerate(sel))
             return LaneOp(f"ds_swizzle:0x{off:04x}", "ds_swizzle", {"offset": off})
     if "fft" in modes or "rotate" in modes:
-        offs, tab = _swizzle_table()
-        rows = np.flatnonzero(tab[:, i[0]] == j[0])  # the offsets agreeing on the first needed lane
-        hit = rows[(tab[rows][:, m] == need[m]).all(axis=1)]
-        for h in hit:
-            o = offs[h]
+        for o in _swizzle_table_offsets(need, m):
             if (o >= 0xE000 and "fft" in modes) or (o < 0xE000 and "rotate" in modes):
                 return LaneOp(f"ds_swizzle:0x{o:04x}", "ds_swizzle", {"offset": o})
     return None
