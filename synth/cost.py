@@ -42,6 +42,7 @@ is otherwise idle.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from linlayout.hw.targets import get_target
@@ -391,8 +392,9 @@ def plan_cost(plan, cm: CostModel, depth: int | None = None) -> tuple[float, dic
     return issue + lds + cm.latency(depth) + setup, parts
 
 
-def register_merges(src_ids, dst_ids, element_bits: int) -> int:
-    """The least number of two-input register instructions of any plan without LDS, per wave.
+def register_merges(prob, element_bits: int) -> int:
+    """The least number of two-input register instructions of any plan without LDS, per wave,
+    for the conversion ``prob`` (synth.preimage.Problem).
 
     A counting argument in the manner of Floyd's bound for permuting with two-page
     operations.  Every instruction of a register plan writes one VGPR from at most
@@ -408,40 +410,60 @@ def register_merges(src_ids, dst_ids, element_bits: int) -> int:
     at least ``(Phi_end - Phi_start) / 256`` = the sum over src VGPRs of the entropy
     (bits) of where their bytes go.  A permlane swap counts twice.  The largest
     warp is taken.  LDS plans are not bound by this (a store and a load can route
-    any byte anywhere).  ``src_ids``/``dst_ids``: ``[warps, 64, slots]`` element ids.
-    """
-    import numpy as np
+    any byte anywhere).
 
-    p = max(1, 32 // element_bits)
-    b = min(4, max(1, element_bits // 8))  # bytes of one element inside one VGPR
+    Both potentials are counted by coset algebra on the layouts' columns (``_merge_potentials``);
+    every count is a power of two, so the sums are exact integers.
+    """
     halves = 2 if element_bits == 64 else 1  # the two dword halves of 64-bit elements move alike
-    W, L, Rd = dst_ids.shape
-    Rs = src_ids.shape[2]
-    n_ids = int(max(src_ids.max(), dst_ids.max())) + 1
-    n_dv, n_sv = -(-Rd // p), -(-Rs // p)
-    warp = np.arange(W)[:, None, None]
-    # one dst slot per (warp, needed element): its VGPR is the element's group
-    dkey = (warp * n_ids + dst_ids).reshape(-1)
-    order = np.argsort(dkey, kind="stable")
-    sk = dkey[order]
-    head = np.ones(sk.size, dtype=bool)
-    head[1:] = sk[1:] != sk[:-1]
-    keys, first = sk[head], order[head]
-    grp = (first // (L * Rd)) * n_dv + (first % Rd) // p  # warp * n_dv + dst VGPR
-    n_d = np.bincount(grp, minlength=W * n_dv).astype(np.float64) * b
-    phi_end = np.bincount(np.arange(W * n_dv) // n_dv, weights=n_d * np.log2(np.maximum(n_d, 1)), minlength=W)
-    skey = (warp * n_ids + src_ids).reshape(-1)
-    pos = np.searchsorted(keys, skey).clip(0, keys.size - 1)
-    ok = keys[pos] == skey
-    sval = ((warp * n_sv + (np.arange(Rs) // p)[None, None, :]) + np.zeros_like(src_ids)).reshape(-1)
-    pairs = np.sort(sval[ok] * keys.size + pos[ok])
-    pairs = pairs[np.concatenate(([True], pairs[1:] != pairs[:-1]))]  # (warp, src VGPR, element), once each
-    cell = (pairs // keys.size) * (W * n_dv) + grp[pairs % keys.size]
-    m = np.bincount(cell, minlength=W * n_sv * W * n_dv).astype(np.float64) * b
-    phi_start = np.bincount(np.arange(m.size) // (W * n_dv) // n_sv, weights=m * np.log2(np.maximum(m, 1)),
-                            minlength=W)
-    best = float(((phi_end - phi_start) / 256.0).max())
-    return int(np.ceil(best * halves - 1e-9)) if best > 1e-9 else 0
+    phi_end, phi_start = _merge_potentials(prob, element_bits)
+    best = (phi_end - phi_start) / 256.0
+    return math.ceil(best * halves - 1e-9) if best > 1e-9 else 0
+
+
+def _merge_potentials(prob, element_bits: int) -> tuple[int, int]:
+    """``Phi_end`` (the same in every warp) and the least ``Phi_start`` over the warps, in bytes
+    times bits, of ``register_merges``.
+
+    Within warp ``w`` the dst slots are ``x`` = (register bits low, lane bits high), holding
+    element ``c_w + A x``.  An element's path starts at its first slot, the least ``x`` of the
+    coset ``x + ker A``; ``ker A`` has an echelon basis whose leading bits are the non-pivot
+    columns of ``A``, so that slot is the solution supported on the pivot columns ``P``.  Its
+    dst VGPR is given by the *group bits* ``G`` (the register bits >= log2 of the elements per
+    VGPR): ``2^|P & G|`` VGPRs start ``2^|P - G|`` paths each.  A src VGPR ``v`` of warp ``w``
+    holds ``s_w + B_v v + span(B_free)`` (``B_free``: the lane bits and the register bits inside
+    a VGPR); its elements needed by the warp, those in ``c_w + Im A``, are none or a coset of
+    ``U = span(B_free) & Im A``, on which the group map ``pi(t)`` = the ``G`` bits of the
+    solution of ``A x = t`` takes ``2^rank pi(U)`` values equally often.  That coset is
+    non-empty for ``2^(n_v - rank_extra)`` of the ``2^n_v`` VGPRs (``rank_extra``: the rank
+    ``B_v`` adds to ``span(B_free) + Im A``) when ``s_w + c_w`` is in ``Im B + Im A``, else for
+    none (``Phi_start = 0``)."""
+    from linlayout import f2
+
+    S, D = prob.src_cols, prob.dst_cols
+    e = max(1, 32 // element_bits).bit_length() - 1  # log2 of the elements per VGPR
+    b = min(4, max(1, element_bits // 8))  # bytes of one element inside one VGPR
+
+    def t(n: int) -> int:  # n log2 n of a power of two
+        return n * (n.bit_length() - 1)
+
+    a_cols = D["register"] + D["lane"]
+    pivots = f2.pivot_columns(a_cols)
+    g_mask = ((1 << len(D["register"])) - 1) & ~((1 << e) - 1)
+    in_g = sum(1 for j in pivots if (g_mask >> j) & 1)
+    phi_end = (1 << in_g) * t(b << (len(pivots) - in_g))
+    b_free = S["register"][:e] + S["lane"]
+    b_v = S["register"][e:]
+    v_span = f2.span_sum(b_free, a_cols)
+    rank_extra = f2.rank(v_span + b_v) - len(v_span)
+    covered = f2.Span(v_span + b_v)
+    if not all(covered.contains(s ^ d) for s, d in zip(S["warp"], D["warp"])):
+        return phi_end, 0
+    u = f2.intersection(b_free, a_cols)
+    solved = f2.solve_many(a_cols, u)
+    rk = f2.rank([x & g_mask for x in solved])  # type: ignore[operator]
+    per_vgpr = (1 << rk) * t(b << (len(u) - rk))
+    return phi_end, (1 << (len(b_v) - rank_extra)) * per_vgpr
 
 
 def _outside(cols: list[int], space: list[int]) -> bool:
@@ -493,8 +515,6 @@ def lower_bound(prob, element_bits: int, cm: CostModel, has_permlane: bool) -> d
     """
     from linlayout import f2
 
-    from .emulator import element_ids
-
     S, D = prob.src_cols, prob.dst_cols
     W, L = prob.num_warps, prob.wave
     eb = max(1, element_bits // 8)
@@ -528,8 +548,7 @@ def lower_bound(prob, element_bits: int, cm: CostModel, has_permlane: bool) -> d
     lds_stores = -(-n_moving // (W * L * elems_b128))
     move = min(cm.instruction("dpp"), cm.instruction("permlane16_swap") if has_permlane else 1e9)
     merge = min(cm.valu_issue, cm.instruction("permlane16_swap") / 2 if has_permlane else 1e9)
-    merges = 0 if (cross_warp or not per_lane) else register_merges(
-        element_ids(prob.src, W), element_ids(prob.dst, W), element_bits)
+    merges = 0 if (cross_warp or not per_lane) else register_merges(prob, element_bits)
     per_instr = min(cm.lds_cycles.values()) * cm.lds_port_sharing
     per_byte = min(c / w for w, c in cm.lds_cycles.items()) * cm.lds_port_sharing
 

@@ -4,12 +4,18 @@ merge bound of synth.cost on small exact cases."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from linlayout import LinearLayout
+from linlayout import LayoutError, LinearLayout
 from synth.convert import exchange_schedule_plans, plan_conversion
 from synth.cost import register_merges
 from synth.emulator import element_ids, verify
+from synth.preimage import normalize
+
+from test_convert_random import layout_pairs
 
 LANES = [(0, k) for k in range(6)]
 
@@ -67,10 +73,8 @@ def test_rounds_move_the_outgoing_lane_bits_to_the_permlane_positions():
 
 
 def test_register_merge_bound_on_exact_cases():
-    W = 1
-
     def merges(dst, bits):
-        return register_merges(element_ids(SRC, W), element_ids(dst, W), bits)
+        return register_merges(normalize(SRC, dst, 64), bits)
 
     assert merges(SRC, 32) == 0
     one = L(R[:4] + [LANES[5]], LANES[:5] + [R[4]])  # register bit 4 <-> lane bit 5: every VGPR splits in two
@@ -78,3 +82,50 @@ def test_register_merge_bound_on_exact_cases():
     assert merges(TRANSPOSE2, 32) == 64 and merges(TRANSPOSE4, 32) == 128
     # 16-bit: dword bits are register bits 1-4; the element bit (register bit 0) goes to lane bit 0
     assert merges(TRANSPOSE4, 16) == 48
+
+
+def _merges_by_element_tables(src_ids, dst_ids, element_bits: int) -> int:
+    """synth.cost.register_merges counted on the element tables ``[warps, 64, slots]``: the first dst
+    slot of every needed element fixes its group; ``Phi`` summed over the VGPRs."""
+    p = max(1, 32 // element_bits)
+    b = min(4, max(1, element_bits // 8))  # bytes of one element inside one VGPR
+    halves = 2 if element_bits == 64 else 1  # the two dword halves of 64-bit elements move alike
+    W, L, Rd = dst_ids.shape
+    Rs = src_ids.shape[2]
+    n_ids = int(max(src_ids.max(), dst_ids.max())) + 1
+    n_dv, n_sv = -(-Rd // p), -(-Rs // p)
+    warp = np.arange(W)[:, None, None]
+    # one dst slot per (warp, needed element): its VGPR is the element's group
+    dkey = (warp * n_ids + dst_ids).reshape(-1)
+    order = np.argsort(dkey, kind="stable")
+    sk = dkey[order]
+    head = np.ones(sk.size, dtype=bool)
+    head[1:] = sk[1:] != sk[:-1]
+    keys, first = sk[head], order[head]
+    grp = (first // (L * Rd)) * n_dv + (first % Rd) // p  # warp * n_dv + dst VGPR
+    n_d = np.bincount(grp, minlength=W * n_dv).astype(np.float64) * b
+    phi_end = np.bincount(np.arange(W * n_dv) // n_dv, weights=n_d * np.log2(np.maximum(n_d, 1)), minlength=W)
+    skey = (warp * n_ids + src_ids).reshape(-1)
+    pos = np.searchsorted(keys, skey).clip(0, keys.size - 1)
+    ok = keys[pos] == skey
+    sval = ((warp * n_sv + (np.arange(Rs) // p)[None, None, :]) + np.zeros_like(src_ids)).reshape(-1)
+    pairs = np.sort(sval[ok] * keys.size + pos[ok])
+    pairs = pairs[np.concatenate(([True], pairs[1:] != pairs[:-1]))]  # (warp, src VGPR, element), once each
+    cell = (pairs // keys.size) * (W * n_dv) + grp[pairs % keys.size]
+    m = np.bincount(cell, minlength=W * n_sv * W * n_dv).astype(np.float64) * b
+    phi_start = np.bincount(np.arange(m.size) // (W * n_dv) // n_sv, weights=m * np.log2(np.maximum(m, 1)),
+                            minlength=W)
+    best = float(((phi_end - phi_start) / 256.0).max())
+    return int(np.ceil(best * halves - 1e-9)) if best > 1e-9 else 0
+
+
+@settings(max_examples=300, deadline=None)
+@given(layout_pairs(), st.sampled_from([8, 16, 32, 64]))
+def test_register_merges_equal_the_count_on_element_tables(pair, bits):
+    src, dst, _, _ = pair
+    try:
+        prob = normalize(src, dst, 64)
+    except LayoutError:
+        return
+    ids = element_ids(prob.src, prob.num_warps), element_ids(prob.dst, prob.num_warps)
+    assert register_merges(prob, bits) == _merges_by_element_tables(*ids, bits)
