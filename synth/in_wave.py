@@ -295,24 +295,31 @@ def gather_choices(um: UnitMap, target: Target, cm: CostModel) -> tuple[float, l
     fam = cm.lane_family_cost()
     sel_cost = cm.instruction("v_cndmask")
     dpp_cost = cm.instruction("dpp") + (0 if ir.FUSE_DPP_SELECT else sel_cost)
+    # every (dst unit, src unit) lane group, dst unit major, src unit ascending
+    present = np.zeros((src_u.shape[0], 1 << um.n_src), dtype=bool)
+    present[np.arange(src_u.shape[0])[:, None], src_u] = True
+    qs, gs = np.nonzero(present)
+    lanes = src_u[qs] == gs[:, None]
+    needs = np.where(lanes, src_l[qs], -1)
+    idents = ((needs == _LANES) | ~lanes).all(axis=1).tolist()
+    moves: dict[bytes, tuple] = {}  # lane map -> (lane op or None, DPP op or None, base cost, merge cost)
+    groups_of: list[list] = [[] for _ in range(src_u.shape[0])]
+    for i, (q, g) in enumerate(zip(qs.tolist(), gs.tolist())):
+        key = needs[i].tobytes()
+        if key not in moves:
+            mv = None if idents[i] else find_lane_op(needs[i], target, fam)
+            dpp = find_dpp(needs[i], target)
+            base_cost = 0.0 if idents[i] else fam[mv.family]
+            moves[key] = (mv, dpp, base_cost, dpp_cost if dpp is not None else (base_cost + sel_cost))
+        groups_of[q].append((g, lanes[i], needs[i], *moves[key]))
     total_cost, plan = 0.0, []
-    for q in range(1 << um.n_dst):
-        groups = []
-        for g in np.unique(src_u[q]):
-            lanes = src_u[q] == g
-            need = np.where(lanes, src_l[q], -1)
-            ident = bool((need[lanes] == _LANES[lanes]).all())
-            mv = None if ident else find_lane_op(need, target, fam)
-            dpp = find_dpp(need, target)
-            base_cost = 0.0 if ident else fam[mv.family]
-            add_cost = dpp_cost if dpp is not None else (base_cost + sel_cost)
-            groups.append((int(g), lanes, need, mv, dpp, base_cost, add_cost))
-        total = sum(g[6] for g in groups)
+    for groups in groups_of:
+        total = sum(gr[6] for gr in groups)
         bi = min(range(len(groups)), key=lambda i: total - groups[i][6] + groups[i][5])
         total_cost += total - groups[bi][6] + groups[bi][5]
-        g, lanes, need, mv = groups[bi][:4]
-        plan.append(_GatherUnit((g, lanes, need, mv), [(g2, l2, n2, d2, m2) for i, (g2, l2, n2, m2, d2, _, _)
-                                                       in enumerate(groups) if i != bi]))
+        g, lanes_b, need, mv = groups[bi][:4]
+        plan.append(_GatherUnit((g, lanes_b, need, mv), [(g2, l2, n2, d2, m2) for i, (g2, l2, n2, m2, d2, _, _)
+                                                         in enumerate(groups) if i != bi]))
     return total_cost, plan
 
 
