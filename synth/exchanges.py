@@ -55,6 +55,7 @@ from . import ir
 from .cost import CostModel, near_best
 from .ir import Program
 from .lane_ops import LaneOp, find_dpp, find_lane_op, row_bank_masks
+from .span import span_table
 
 __all__ = ["Schedule", "SchedulePlanner", "best_schedule", "build_schedule", "clear_caches", "exchange_applicable",
            "label_of"]
@@ -142,10 +143,8 @@ def _stage_op(target: Target, cm_key: tuple, src_pos: tuple) -> LaneOp:
 
 
 def _stage_sigma(src_pos: tuple) -> np.ndarray:
-    sigma = np.zeros(WAVE, dtype=np.int64)
-    for j, s in enumerate(src_pos):
-        sigma |= ((_LANES >> j) & 1) << s
-    return sigma
+    """Per lane, the lane whose bit ``src_pos[j]`` is its bit ``j``."""
+    return span_table([1 << s for s in src_pos])
 
 
 # ---------------------------------------------------------------------- schedules on labels
@@ -382,31 +381,37 @@ class SchedulePlanner:
         return out
 
     # -------------------------------------------------------------- repacking at the end
-    def locate(self, s: Schedule, r: int) -> tuple[int, int]:
-        """(unit index, element slot) holding dst element ``r`` after schedule ``s``."""
-        u = k = 0
-        for b, lab in enumerate(self.dst_labels):
-            if lab is None or not (r >> b) & 1:
-                continue
-            ps = s.reg.index(lab)
-            if ps < self.kappa:
-                k |= 1 << ps
-            else:
-                u |= 1 << (ps - self.kappa)
-        return u, k
+    def locations(self, s: Schedule, n_dst_slots: int) -> list[tuple[int, int]]:
+        """Per dst element ``r``: (unit index, element slot) holding it after schedule ``s``."""
+        bits = []  # per dst register bit: (unit bit, slot bit) of its label's final position
+        for lab in self.dst_labels:
+            ps = s.reg.index(lab) if lab is not None else -1
+            bits.append((0, 0) if ps < 0 else ((0, 1 << ps) if ps < self.kappa else (1 << (ps - self.kappa), 0)))
+        out = [(0, 0)]
+        for r in range(1, n_dst_slots):
+            low = (r & -r).bit_length() - 1  # r = (r with its lowest bit cleared) + that bit
+            (u, k), (du, dk) = out[r & (r - 1)], bits[low]
+            out.append((u | du, k | dk))
+        return out
 
     def repack_perms(self, s: Schedule, n_dst_slots: int) -> int:
-        """v_perm_b32 instructions that build the dst VGPRs from the final units."""
+        """v_perm_b32 instructions that build the dst VGPRs from the final units (``n_dst_slots``:
+        ``2 ** len(dst_labels)``).
+
+        Dst VGPR ``d`` holds the elements whose slot bits (dst register bits below ``log2 p``)
+        vary: it reads ``2^m`` units, ``m`` = the slot bits whose label ends in a unit bit (one
+        ``v_perm`` for up to two units, three for more), and is a final unit as it is (no
+        ``v_perm``) iff ``m = 0``, slot bit ``b`` ends in element slot ``b`` and every set bit of
+        ``d`` ends in a unit bit or is broadcast."""
         if self.p == 1:
             return 0
-        n = 0
-        for d in range(-(-n_dst_slots // self.p)):
-            parts = [self.locate(s, r) for r in range(d * self.p, min(n_dst_slots, d * self.p + self.p))]
-            units = {u for u, _ in parts}
-            if len(units) == 1 and all(k == i for i, (_, k) in enumerate(parts)):
-                continue
-            n += 1 if len(units) <= 2 else 3
-        return n
+        e = min(self.p.bit_length() - 1, len(self.dst_labels))
+        pos = [None if lab is None else s.reg.index(lab) for lab in self.dst_labels]
+        m = sum(1 for x in pos[:e] if x is not None and x >= self.kappa)
+        n_vgprs = n_dst_slots >> e
+        in_order = m == 0 and all(x == b for b, x in enumerate(pos[:e]))
+        as_is = 1 << sum(1 for x in pos[e:] if x is None or x >= self.kappa) if in_order else 0
+        return (n_vgprs - as_is) * (1 if m <= 1 else 3)
 
 
 def best_schedule(reg_cols: list[int], lane_cols: list[int], n_sr: int, K: list[int], target: Target,
@@ -474,6 +479,7 @@ def build_schedule(prog: Program, sched: Schedule, pl: SchedulePlanner, units: l
             continue
         real = pl.dword[j]
         bit = 1 << (rho - pl.kappa)
+        need_a, need_b = np.where(lj, _LANES ^ J, -1), np.where(~lj, _LANES ^ J, -1)
         for q in range(pl.n_units):
             if q & bit:
                 continue
@@ -482,13 +488,14 @@ def build_schedule(prog: Program, sched: Schedule, pl: SchedulePlanner, units: l
                 na, nb = prog.swap(real.kind, a, b)
             elif real.how == "dpp":
                 da, db = real.ops
-                na = prog.fused(a, b, ~lj, np.where(lj, _LANES ^ J, -1), da)
-                nb = prog.fused(b, a, lj, np.where(~lj, _LANES ^ J, -1), db)
+                na = prog.fused(a, b, ~lj, need_a, da)
+                nb = prog.fused(b, a, lj, need_b, db)
             else:
                 (op,) = real.ops
                 t = prog.select(lj, b, a)
                 sh = prog.lane(t, _LANES ^ J, op)
                 na, nb = prog.select(lj, a, sh), prog.select(lj, sh, b)
             vals[q], vals[q | bit] = na, nb
-    parts = dst_register_parts(n_dst_slots, pl.p, lambda r: (vals[pl.locate(sched, r)[0]], pl.locate(sched, r)[1]))
+    loc = pl.locations(sched, n_dst_slots)
+    parts = dst_register_parts(n_dst_slots, pl.p, lambda r: (vals[loc[r][0]], loc[r][1]))
     return [gather_dword(prog, ps, eb) if pl.p > 1 else ps[0][0] for ps in parts]

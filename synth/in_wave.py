@@ -46,14 +46,6 @@ LANE_BITS = 6
 _LANES = np.arange(WAVE)
 
 
-def _deposit(value: np.ndarray, positions: list[int]) -> np.ndarray:
-    """Scatter the low bits of ``value`` to bit ``positions[i]``."""
-    out = np.zeros_like(value)
-    for i, p in enumerate(positions):
-        out |= ((value >> i) & 1) << p
-    return out
-
-
 @dataclass
 class UnitMap:
     """Linear map from dst (unit bits, lane bits) to src (unit bits, lane bits).
@@ -121,15 +113,16 @@ def _unit_map(reg_cols: list[int], lane_cols: list[int], n_sr: int, K: list[int]
 
 
 def pack_perms(pk_K: list[int], n_sr: int, p: int) -> int:
-    """Units whose content is not one src VGPR with the elements already in unit-slot order."""
-    kappa = len(pk_K)
-    n_su = n_sr - kappa
-    rest = [i for i in range(n_sr) if i not in pk_K]
-    u = np.arange(1 << n_su)[:, None]
-    k = np.arange(1 << kappa)[None, :]
-    r = _deposit(u, rest) | _deposit(k, pk_K)
-    same = ((r // p) == (r[:, :1] // p)).all(axis=1) & ((r % p) == k).all(axis=1)
-    return int((~same).sum())
+    """Units whose content is not one src VGPR with the elements already in unit-slot order.
+
+    Unit slot ``k`` holds src register ``deposit(u, rest) | deposit(k, K)``: that is element
+    ``k`` of one VGPR for every ``k`` iff ``K = [0, .., kappa - 1]`` (``kappa <= log2 p``) and
+    the unit's register bits ``kappa .. log2 p - 1`` are 0."""
+    e, kappa = p.bit_length() - 1, len(pk_K)
+    n_units = 1 << (n_sr - kappa)
+    if kappa > e or list(pk_K) != list(range(kappa)):
+        return n_units
+    return n_units - (n_units >> (min(e, n_sr) - kappa))  # units whose bits kappa.. log2 p - 1 are 0
 
 
 def choose_packing(reg_cols: list[int], lane_cols: list[int], n_sr: int, elem_bits: int) -> Packing:
