@@ -466,14 +466,6 @@ def _merge_potentials(prob, element_bits: int) -> tuple[int, int]:
     return phi_end, (1 << (len(b_v) - rank_extra)) * per_vgpr
 
 
-def _outside(cols: list[int], space: list[int]) -> bool:
-    """Some vector of ``cols`` is not in ``span(space)``."""
-    from linlayout import f2
-
-    span = f2.Span(space)
-    return any(not span.contains(c) for c in cols)
-
-
 def _moving(dst: dict, have: list[int], offset_cols: list[int], n_dst_bits: int) -> int:
     """Distinct elements some dst slot needs from outside ``S(0, x) + span(have)`` of its own lane/warp.
 
@@ -486,11 +478,12 @@ def _moving(dst: dict, have: list[int], offset_cols: list[int], n_dst_bits: int)
 
     dcols = dst["register"] + dst["lane"] + dst["warp"]
     g = [d ^ o for d, o in zip(dcols, offset_cols)]
-    n_img = 1 << f2.rank(dcols)
     ker_d = f2.kernel_basis(dcols)
-    if _outside([f2.apply_columns(g, k) for k in ker_d], have):
+    n_img = 1 << (len(dcols) - len(ker_d))
+    have_span = f2.Span(have)
+    if any(not have_span.contains(f2.apply_columns(g, k)) for k in ker_d):
         return n_img
-    dim_ker_q = n_dst_bits - (f2.rank(have + g) - f2.rank(have))
+    dim_ker_q = n_dst_bits - (f2.rank(have + g) - have_span.rank)
     return n_img - (1 << (dim_ker_q - len(ker_d)))
 
 
@@ -526,10 +519,12 @@ def lower_bound(prob, element_bits: int, cm: CostModel, has_permlane: bool) -> d
     zeros_r = [0] * len(D["register"])
 
     def worst(have: list[int], offsets: list[int]) -> int:
-        """The most needed elements of one lane outside ``S(0, x) + span(have)``."""
-        if _outside([d ^ o for d, o in zip(D["lane"] + D["warp"], offsets)], f2.span_sum(D["register"], have)):
+        """The most needed elements of one lane outside ``S(0, x) + span(have)`` (the lane's
+        needs ``D(0, x) + Im D_reg`` meet it in none or ``|Im D_reg & span(have)|`` elements)."""
+        both = f2.Span(D["register"] + have)
+        if any(not both.contains(d ^ o) for d, o in zip(D["lane"] + D["warp"], offsets)):
             return 1 << r_d
-        return (1 << r_d) - (1 << len(f2.intersection(D["register"], have)))
+        return (1 << r_d) - (1 << (r_d + f2.rank(have) - both.rank))  # dim of the intersection
 
     lane_off = S["lane"] + S["warp"]
     warp_off = [0] * len(S["lane"]) + S["warp"]

@@ -110,10 +110,10 @@ def normalize(src: LinearLayout, dst: LinearLayout, wave: int) -> Problem:
         c.pop("block", None)
     n_bits = sum(s.bit_length() - 1 for _, s in outs)
     prob = Problem(src, dst, wave, ws, n_bits, sc, dc)
-    src_span = prob.src_hw_cols()
+    src_span = f2.Span(prob.src_hw_cols())
     for d in ("register", "lane", "warp"):
         for i, t in enumerate(dc[d]):
-            if t and not f2.in_span(src_span, t):
+            if t and not src_span.contains(t):
                 raise LayoutError(f"dst {d} basis {i} ({list(dst.basis(d, i))}) names an element that src "
                                   f"does not hold")
     return prob
@@ -178,6 +178,8 @@ def wave_local_map(prob: Problem, max_kernel_bits: int = 10) -> WaveMap:
         (the first on ties), all targets at once: ``cand[i]`` is target ``i``'s coset."""
         if not targets:
             return []
+        if not kernel:  # one member per coset
+            return f2.solve_many(cols, targets)
         cand = np.array(f2.solve_many(cols, targets), dtype=np.int64)[:, None] ^ coset[None, :]
         pc = np.bitwise_count(cand).astype(np.int64)
         single = pc == 1
