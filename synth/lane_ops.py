@@ -213,10 +213,12 @@ def find_lane_op(need: np.ndarray, target: Target, family_cost: dict[str, float]
     if key in _cache:
         return _cache[key]  # type: ignore[return-value]
     dpp = find_dpp(need, target)
-    # a DPP control found and no dearer than ds_swizzle wins over any swizzle (min keeps the first)
+    # a DPP control found and no dearer than ds_swizzle wins over any swizzle (min keeps the first);
+    # ds_bpermute (any map, last) only when it is strictly cheaper than both or neither exists
     swz = None if dpp is not None and costs["dpp"] <= costs["ds_swizzle"] else find_swizzle(need, target)
     options = [op for op in (dpp, swz) if op is not None]
-    options.append(bpermute_op(need))
+    if not options or min(costs[o.family] for o in options) > costs["ds_bpermute"]:
+        options.append(bpermute_op(need))
     best = min(options, key=lambda o: costs[o.family])
     if len(_cache) > 50000:
         _cache.clear()
