@@ -42,7 +42,6 @@ is otherwise idle.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 from linlayout.hw.targets import get_target
@@ -415,6 +414,8 @@ def register_merges(prob, element_bits: int) -> int:
     Both potentials are counted by coset algebra on the layouts' columns (``_merge_potentials``);
     every count is a power of two, so the sums are exact integers.
     """
+    import math
+
     halves = 2 if element_bits == 64 else 1  # the two dword halves of 64-bit elements move alike
     phi_end, phi_start = _merge_potentials(prob, element_bits)
     best = (phi_end - phi_start) / 256.0
