@@ -186,6 +186,7 @@ class SchedulePlanner:
                           for k in range(self.kappa)]
         self.dword, self.sub = _realizations(target, self.cm_key, ir.FUSE_DPP_SELECT)
         self.latency = cm.latency(1)
+        self.family_cost = cm.lane_family_cost()
 
     # -------------------------------------------------------------- pricing helpers
     def x_price(self, rho: int, j: int) -> tuple[float, int]:
@@ -211,7 +212,7 @@ class SchedulePlanner:
         if src_pos == list(range(LANE_BITS)):
             return
         op = _stage_op(self.target, self.cm_key, tuple(src_pos))
-        s.cost += self.cm.lane_family_cost()[op.family] * self.n_units + (
+        s.cost += self.family_cost[op.family] * self.n_units + (
             self.latency if op.family != "dpp" else 0.0)
         s.count += self.n_units
         s.lane = [s.lane[i] for i in src_pos]
