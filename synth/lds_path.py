@@ -238,27 +238,40 @@ def _rows_swizzled(prob: Problem, B: int, arch: str, prefix: list[int], reps: li
     # vectors outside the prefix keep no prefix component: the vector accesses stay aligned
     q = f2.complement(prefix + reps, n)
     cands = q + [a ^ b for i, a in enumerate(q) for b in q[i + 1:]]
-    rows: list[int] = []
-    spans = [f2.Span(), f2.Span(), f2.Span()]  # prefix+reps+rows, M_w+rows, M_r+rows
-    for vecs, ech in zip((prefix + reps, m_w, m_r), spans):
-        for v in vecs:
-            ech.insert(v)
-    for _ in range(r_bits):
-        best = None
-        for v in cands:
-            if spans[0].contains(v):
-                continue
-            score = int(spans[1].contains(v)) + int(spans[2].contains(v))
-            if best is None or score < best[0]:
-                best = (score, v)
-                if score == 0:
-                    break
-        rows.append(best[1])
-        for ech in spans:
-            ech.insert(best[1])
+    rows = _greedy_rows(cands, [prefix + reps, m_w, m_r], r_bits)
     bank = f2.complement(prefix + reps + rows, n, q)
     order = prefix + bank + rows
     return LdsDesign(order + reps, len(order), len(reps), source, B << len(order))
+
+
+def _greedy_rows(cands: list[int], spaces: list[list[int]], r_bits: int) -> list[int]:
+    """``r_bits`` rows picked in turn from ``cands``: the first candidate outside ``spaces[0]`` that
+    lies in the fewest of ``spaces[1:]`` (each space growing by the rows picked so far).
+
+    Membership is read off residues: every candidate keeps its residue against an echelon basis
+    of each space (no bit at any lead; 0 iff it is a member).  Adding a row whose residue ``b``
+    is non-zero (lead ``L``) to a space XORs ``b`` into the residues having bit ``L``."""
+    spans = [f2.Span(s) for s in spaces]
+    res = [[sp.reduce(v) for sp in spans] for v in cands]
+    rows: list[int] = []
+    for _ in range(r_bits):
+        best = None
+        for k, (outside, *others) in enumerate(res):
+            if not outside:
+                continue
+            score = sum(not r for r in others)
+            if best is None or score < best[0]:
+                best = (score, k)
+                if score == 0:
+                    break
+        rows.append(cands[best[1]])
+        for s, b in enumerate(list(res[best[1]])):
+            if b:
+                lead = 1 << (b.bit_length() - 1)
+                for r in res:
+                    if r[s] & lead:
+                        r[s] ^= b
+    return rows
 
 
 def shared_layout(prob: Problem, elem_bits: int, arch: str, budget: int | None,
@@ -457,11 +470,21 @@ def _side(layout_cols: dict[str, list[int]], design: LdsDesign, inv_cols: list[i
     reg_cols = [f2.apply_columns(inv_cols, c) for c in layout_cols["register"]]
     lane = [f2.apply_columns(inv_cols, c) for c in layout_cols["lane"]]
     warp = [f2.apply_columns(inv_cols, c) for c in layout_cols["warp"]]
-    reg_image = span_table(reg_cols)
-    # two registers hold the same elements in every lane and warp iff their register images are equal
-    _, first = np.unique(reg_image, return_index=True)
-    return _Side(span_table(warp)[:, None] ^ span_table(lane)[None, :], reg_image, design.n_offset_bits,
-                 sorted(first.tolist()), reg_cols, lane + warp)
+    return _Side(span_table(warp)[:, None] ^ span_table(lane)[None, :], span_table(reg_cols), design.n_offset_bits,
+                 _first_registers(reg_cols), reg_cols, lane + warp)
+
+
+def _first_registers(reg_cols: list[int]) -> list[int]:
+    """The least register of every distinct register image, ascending (two registers hold the same
+    elements in every lane and warp iff their images are equal).
+
+    The registers of one image form a coset of the kernel, whose echelon basis has one vector per
+    *dependent* column ``j`` (in the span of the columns before it), with highest bit ``j``.  The
+    least member of a coset is the one with no dependent bit set: any other differs from it by a
+    kernel vector, whose highest bit (a dependent one) it then has set above equal higher bits."""
+    pivots = f2.pivot_columns(reg_cols)
+    dependent = sum(1 << j for j in range(len(reg_cols)) if j not in pivots)
+    return [r for r in range(1 << len(reg_cols)) if not r & dependent]
 
 
 def _vector_bits(side: _Side, t_max: int) -> list[list[int]]:
@@ -855,8 +878,17 @@ def build_lds(prog: Program, acc: LdsAccesses, src_dwords: list[int], d_ids: np.
                 parts.append(None)
             else:
                 parts.append(loaded[twin.get(r, r)])
-        out.append(gather_dword(prog, parts, eb) if p > 1 else parts[0][0])
+        out.append(_gather(prog, parts, eb))
     return out
+
+
+def _gather(prog: Program, parts: list[tuple[int, int | np.ndarray] | None], eb: int) -> int:
+    """``gather_dword``: a register holding slot ``parts[i][1]`` of value ``parts[i][0]`` in slot ``i``;
+    the value itself, with no op, when ``parts`` are its slots in order."""
+    v = parts[0][0] if parts[0] is not None else None
+    if all(x is not None and x[0] == v and isinstance(x[1], int) and x[1] == i for i, x in enumerate(parts)):
+        return v
+    return gather_dword(prog, parts, eb)
 
 
 def _cross_warp(S: _Side, D: _Side, W: int) -> bool:
@@ -883,11 +915,7 @@ def _addr(side: _Side, r: int, eb: int) -> np.ndarray:
 
 def _dwords_of(prog: Program, g: list[int], src_dwords: list[int], p: int, eb: int) -> list[int]:
     """Values holding the elements of ``g`` in address order, one per VGPR (v_perm when out of order)."""
-    vals = []
-    for k in range(0, len(g), p):
-        parts = [(src_dwords[g[k + e] // p], g[k + e] % p) for e in range(p)]
-        vals.append(gather_dword(prog, parts, eb) if p > 1 else src_dwords[g[k]])
-    return vals
+    return [_gather(prog, [(src_dwords[r // p], r % p) for r in g[k:k + p]], eb) for k in range(0, len(g), p)]
 
 
 def _emit_store(prog: Program, S: _Side, g: list[int], g2: list[int] | None, off: int, st64: bool,
