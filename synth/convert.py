@@ -377,7 +377,7 @@ def clear_caches() -> None:
     encodings, exchange realizations per lane bit) are kept."""
     from . import emulator
 
-    for c in (_wm_cache, _lb_cache, lds_path.design_cache, lane_ops._cache, cost_mod._bank_cache):
+    for c in (_wm_cache, _lb_cache, lds_path.design_cache, lds_path.order_cache, lane_ops._cache, cost_mod._bank_cache):
         c.clear()
     emulator.element_ids.cache_clear()
     exchanges.clear_caches()

@@ -44,7 +44,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
+from linlayout import LayoutError
 from linlayout.hw.targets import get_target
+
+from .plan import FusedDpp, Lane, LdsLoad, LdsStore, Mov, PermlaneSwap, Select, dwords_per_slot, slots_per_dword
+
+try:
+    from . import banks
+except ImportError:  # pragma: no cover - depends on the tree
+    banks = None
 
 __all__ = ["COST_TIE_FRACTION", "CostModel", "cost_model", "lds_address_valu", "lower_bound", "near_best",
            "register_merges", "tuple_copies"]
@@ -161,13 +171,7 @@ _bank_cache: dict[tuple, float] = {}
 def lds_conflict_degree(arch: str, store: bool, width: int, addr, element_bits: int, transpose: int = 0) -> float:
     """Bank cycles / conflict-free cycles of one LDS access (warp 0's byte addresses; ``transpose``:
     the element bits of a gfx950 transpose load), from synth.banks."""
-    import numpy as np
-
-    from linlayout import LayoutError
-
-    try:
-        from . import banks
-    except ImportError:  # pragma: no cover - depends on the tree
+    if banks is None:  # pragma: no cover - depends on the tree
         return 1.0
     a = np.asarray(addr).reshape(-1, 64)[0]
     seen = (arch, store, width, transpose, element_bits, a.tobytes())  # this very access again
@@ -205,8 +209,6 @@ def lds_access_cost(cm: CostModel, arch: str, store: bool, width: int, addr, ele
 
 def ds_depth(plan) -> int:
     """Longest chain of dependent DS instructions (crossbar moves, LDS store -> load)."""
-    from .plan import FusedDpp, Lane, LdsLoad, LdsStore, Mov, PermlaneSwap, Select
-
     depth: dict[int, int] = {}
     mem = 0
     best = 0
@@ -264,12 +266,11 @@ class _AddressBases:
         self.by_difference: dict[bytes, list[int]] = {}  # a - a[0] -> the a[0] of every base
         self.by_xor: set[bytes] = set()  # a ^ a[0]
 
-    def cost(self, a, st) -> int:
-        """VALU ops to form the address ``a`` of LDS access ``st`` (then a formed base): 0 when a
-        formed one plus an immediate offset reaches it, 1 (v_add_u32 or v_xor_b32) when it differs
-        from a formed one by a constant, else LDS_ADDR_BASE_VALU."""
-        a0 = int(a[0])
-        diff, xor = (a - a0).tobytes(), (a ^ a0).tobytes()
+    def cost(self, a0: int, diff: bytes, xor: bytes, st) -> int:
+        """VALU ops to form the address ``a`` of LDS access ``st`` (then a formed base), given as
+        ``a[0]`` and the bytes of ``a - a[0]`` and ``a ^ a[0]``: 0 when a formed one plus an
+        immediate offset reaches it, 1 (v_add_u32 or v_xor_b32) when it differs from a formed one
+        by a constant, else LDS_ADDR_BASE_VALU."""
         starts = self.by_difference.get(diff, [])
         if any(_immediate_ok(a0 - b0, st) for b0 in starts):
             return 0
@@ -282,10 +283,13 @@ class _AddressBases:
 def lds_address_valu(steps) -> int:
     """``valu_lds_addr`` of ``estimate_overhead``: VALU ops forming the addresses of the LDS
     steps ``steps`` (LdsStore/LdsLoad, in issue order; ``_AddressBases``)."""
-    import numpy as np
-
+    if not steps:
+        return 0
+    a = np.array([np.asarray(st.addr).reshape(-1, 64)[0] for st in steps], dtype=np.int64)
+    a0 = a[:, :1]
+    diffs, xors = a - a0, a ^ a0
     bases = _AddressBases()
-    return sum(bases.cost(np.asarray(st.addr, dtype=np.int64).reshape(-1, 64)[0], st) for st in steps)
+    return sum(bases.cost(int(a0[i, 0]), diffs[i].tobytes(), xors[i].tobytes(), st) for i, st in enumerate(steps))
 
 
 def tuple_copies(dwords: list[int], fresh: set[int]) -> int:
@@ -307,8 +311,6 @@ def tuple_copies(dwords: list[int], fresh: set[int]) -> int:
 
 def _store_tuple_copies(plan) -> int:
     """``tuple_copies`` over the LDS stores of ``plan`` (write2 forms: each access separately)."""
-    from .plan import LdsStore, dwords_per_slot, slots_per_dword
-
     p, dps = slots_per_dword(plan.element_bits), dwords_per_slot(plan.element_bits)
 
     def dwords(slots: list[int]) -> list[int]:  # in order of first appearance
@@ -343,10 +345,6 @@ def estimate_overhead(plan, depth: int | None = None) -> dict[str, int]:
     (every kernel computes it for its memory ops).  Not counted: the per-lane selector VGPRs of
     ``PermSelect`` steps (built once in the prologue).
     """
-    import numpy as np
-
-    from .plan import FusedDpp, Lane, LdsLoad, LdsStore, Mov, Select
-
     bperm, conds, sels = set(), set(), set()
     lds_steps = []
     for st in plan.steps:
@@ -372,8 +370,6 @@ def estimate_overhead(plan, depth: int | None = None) -> dict[str, int]:
 
 def plan_cost(plan, cm: CostModel, depth: int | None = None) -> tuple[float, dict]:
     """The cost-model value of ``plan`` and its parts (``depth``: ``ds_depth(plan)`` if known)."""
-    from .plan import LdsLoad, LdsStore, dwords_per_slot
-
     mult = dwords_per_slot(plan.element_bits)
     issue = lds = 0.0
     for st in plan.steps:

@@ -34,10 +34,13 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from linlayout import LayoutError, f2
+from linlayout.hw.lds import lds_model
 from linlayout.hw.targets import get_target
 
+from .cost import lds_access_cost, lds_address_valu, tuple_copies
 from .in_wave import gather_dword
 from .ir import Program
+from .plan import LdsLoad, LdsStore
 from .preimage import Problem
 from .span import span_table
 
@@ -201,12 +204,27 @@ def _lead(prefix: list[int], cols: dict) -> int:
     return t
 
 
+order_cache: dict = {}
+
+
 def _rows_swizzled(prob: Problem, B: int, arch: str, prefix: list[int], reps: list[int], leads: list[int],
                    source: str) -> LdsDesign:
     """``prefix`` at the low offset bits, then bank bits, then rows chosen greedily outside each
-    side's phase footprint (``leads``: the prefix bits one store / one load covers)."""
-    from linlayout.hw.lds import lds_model
+    side's phase footprint (``leads``: the prefix bits one store / one load covers).  The offset
+    order is cached per (problem, prefix, rounds, leads): the two register-first layouts often
+    have the same prefix."""
+    key = (prob.key(), B, arch, tuple(prefix), tuple(reps), tuple(leads))
+    if key not in order_cache:
+        if len(order_cache) >= 512:
+            order_cache.clear()
+        order_cache[key] = _swizzled_order(prob, B, arch, prefix, reps, leads)
+    order = order_cache[key]
+    return LdsDesign(order + reps, len(order), len(reps), source, B << len(order))
 
+
+def _swizzled_order(prob: Problem, B: int, arch: str, prefix: list[int], reps: list[int],
+                    leads: list[int]) -> list[int]:
+    """The offset vectors of ``_rows_swizzled``: ``prefix``, bank bits, rows."""
     n = prob.n_tensor_bits
     t_max = (16 // B).bit_length() - 1
     model = lds_model(arch)
@@ -240,37 +258,35 @@ def _rows_swizzled(prob: Problem, B: int, arch: str, prefix: list[int], reps: li
     cands = q + [a ^ b for i, a in enumerate(q) for b in q[i + 1:]]
     rows = _greedy_rows(cands, [prefix + reps, m_w, m_r], r_bits)
     bank = f2.complement(prefix + reps + rows, n, q)
-    order = prefix + bank + rows
-    return LdsDesign(order + reps, len(order), len(reps), source, B << len(order))
+    return prefix + bank + rows
 
 
 def _greedy_rows(cands: list[int], spaces: list[list[int]], r_bits: int) -> list[int]:
     """``r_bits`` rows picked in turn from ``cands``: the first candidate outside ``spaces[0]`` that
     lies in the fewest of ``spaces[1:]`` (each space growing by the rows picked so far).
 
-    Membership is read off residues: every candidate keeps its residue against an echelon basis
-    of each space (no bit at any lead; 0 iff it is a member).  Adding a row whose residue ``b``
-    is non-zero (lead ``L``) to a space XORs ``b`` into the residues having bit ``L``."""
+    The spaces only grow, so a candidate's count never falls and one inside ``spaces[0]`` stays
+    there: a candidate passed over while looking for one in none of ``spaces[1:]`` never becomes
+    one, and the next such search starts after the row picked.  Only when none is left are all
+    candidates compared (and from then on, always)."""
     spans = [f2.Span(s) for s in spaces]
-    res = [[sp.reduce(v) for sp in spans] for v in cands]
+
+    def count(k: int) -> int | None:  # None: inside spaces[0]
+        v = cands[k]
+        return None if spans[0].contains(v) else sum(sp.contains(v) for sp in spans[1:])
+
     rows: list[int] = []
+    start = 0
     for _ in range(r_bits):
-        best = None
-        for k, (outside, *others) in enumerate(res):
-            if not outside:
-                continue
-            score = sum(not r for r in others)
-            if best is None or score < best[0]:
-                best = (score, k)
-                if score == 0:
-                    break
-        rows.append(cands[best[1]])
-        for s, b in enumerate(list(res[best[1]])):
-            if b:
-                lead = 1 << (b.bit_length() - 1)
-                for r in res:
-                    if r[s] & lead:
-                        r[s] ^= b
+        k = next((k for k in range(start, len(cands)) if count(k) == 0), None)
+        if k is None:
+            k = min((c, k) for k in range(len(cands)) if (c := count(k)) is not None)[1]
+            start = len(cands)
+        else:
+            start = k + 1
+        rows.append(cands[k])
+        for sp in spans:
+            sp.insert(cands[k])
     return rows
 
 
@@ -363,8 +379,8 @@ class DesignPool:
 
     def _add(self, i: int, d: LdsDesign) -> None:
         same = self._layouts.get(layout_key(d))
-        if same is not None:  # the layout of an earlier design: the same accesses
-            self.accesses[i] = [replace(a, design=d, _floors={}) for a in same]
+        if same is not None:  # the layout of an earlier design: the same accesses (and floors)
+            self.accesses[i] = [replace(a, design=d) for a in same]
             return
         try:
             got = lds_accesses(self.prob, d, self.elem_bits, self.prob.num_warps)
@@ -541,8 +557,6 @@ def _perms_side(groups: list[list[int]] | np.ndarray, p: int, elem_bytes: int) -
 def _copies_side(groups: list[list[int]], p: int, eb: int) -> int:
     """``v_mov_b32`` tuple copies of the stores of ``groups`` (cost.tuple_copies; a VGPR that is
     repacked by ``v_perm_b32`` is a new value, placed in its tuple directly)."""
-    from .cost import tuple_copies
-
     n = 0
     for g in groups:
         if len(g) * eb < 8:
@@ -666,9 +680,6 @@ class LdsAccesses:
         in this order, so the VALU ops forming their addresses are known (cost.lds_address_valu):
         cost >= floor + those ops; instructions >= the LDS accesses, the barriers, those ops and
         two s_waitcnt levels (a store, then a load)."""
-        from .cost import lds_address_valu
-        from .plan import LdsLoad, LdsStore
-
         steps = []
         for stores, loads in zip(self.stores, self.loads):
             for store, accesses in ((True, stores), (False, loads)):
@@ -680,8 +691,6 @@ class LdsAccesses:
         return self.floor(cm, elem_bits) + valu * cm.valu_issue, len(steps) + barriers + valu + 2
 
     def _floor(self, cm, elem_bits: int) -> float:
-        from .cost import lds_access_cost
-
         total = cm.latency(2)
         for store, rounds, width in ((True, self.stores, self.s_width), (False, self.loads, self.d_width)):
             # one side's accesses are XOR-translates of each other by multiples of the width (an
