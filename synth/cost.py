@@ -329,7 +329,7 @@ def _store_tuple_copies(plan) -> int:
     return n
 
 
-def estimate_overhead(plan, depth: int | None = None) -> dict[str, int]:
+def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = None) -> dict[str, int]:
     """Setup instructions the steps need but that are not steps themselves ([I] estimates).
 
     ``valu_bpermute_addr`` BPERMUTE_ADDR_VALU per distinct ds_bpermute address pattern;
@@ -341,7 +341,8 @@ def estimate_overhead(plan, depth: int | None = None) -> dict[str, int]:
     (warp-dependent parts are scalar);
     ``valu_tuple_copies``: ``v_mov_b32`` building the VGPR tuples of LDS stores
     (``tuple_copies``);
-    ``s_waitcnt`` one per level of dependent DS instructions.  The lane id is taken as available
+    ``s_waitcnt`` one per level of dependent DS instructions (``depth``: ``ds_depth(plan)`` and
+    ``lds_valu``: ``valu_lds_addr`` when the caller knows them).  The lane id is taken as available
     (every kernel computes it for its memory ops).  Not counted: the per-lane selector VGPRs of
     ``PermSelect`` steps (built once in the prologue).
     """
@@ -361,7 +362,7 @@ def estimate_overhead(plan, depth: int | None = None) -> dict[str, int]:
         "valu_bpermute_addr": BPERMUTE_ADDR_VALU * len(bperm),
         "salu_vcc": VCC_SALU * len(conds),
         "salu_perm_selector": PERM_SELECTOR_SALU * len(sels),
-        "valu_lds_addr": lds_address_valu(lds_steps),
+        "valu_lds_addr": lds_address_valu(lds_steps) if lds_valu is None else lds_valu,
         "valu_tuple_copies": _store_tuple_copies(plan),
         "s_waitcnt": ds_depth(plan) if depth is None else depth,
     }

@@ -37,7 +37,7 @@ from linlayout import LayoutError, f2
 from linlayout.hw.lds import lds_model
 from linlayout.hw.targets import get_target
 
-from .cost import lds_access_cost, lds_address_valu, tuple_copies
+from .cost import lds_access_cost, lds_address_valu
 from .in_wave import gather_dword
 from .ir import Program
 from .plan import LdsLoad, LdsStore
@@ -458,12 +458,12 @@ class _Side:
 
     def address(self, r: int, eb: int) -> np.ndarray:
         """[W, 64] byte address of register ``r`` (``eb``-byte elements; one read-only array per register)."""
-        a = self._addresses.get((r, eb))
-        if a is None:
-            a = ((self.warp_lane ^ int(self.reg_image[r])) & ((1 << self.n_off) - 1)) * eb
-            a.setflags(write=False)
-            self._addresses[r, eb] = a
-        return a
+        table = self._addresses.get(eb)
+        if table is None:  # [R, W, 64]: every register's at once
+            table = ((self.warp_lane[None] ^ self.reg_image[:, None, None]) & ((1 << self.n_off) - 1)) * eb
+            table.setflags(write=False)
+            self._addresses[eb] = table
+        return table[r]
 
     @cached_property
     def coord(self) -> np.ndarray:
@@ -554,21 +554,24 @@ def _perms_side(groups: list[list[int]] | np.ndarray, p: int, elem_bytes: int) -
     return int(bad.sum())
 
 
-def _copies_side(groups: list[list[int]], p: int, eb: int) -> int:
-    """``v_mov_b32`` tuple copies of the stores of ``groups`` (cost.tuple_copies; a VGPR that is
-    repacked by ``v_perm_b32`` is a new value, placed in its tuple directly)."""
-    n = 0
-    for g in groups:
-        if len(g) * eb < 8:
-            continue
-        if eb >= 8:
-            n += tuple_copies([d for r in g for d in (2 * r, 2 * r + 1)], set())
-            continue
-        chunks = [g[k:k + p] for k in range(0, len(g), p)]
-        dwords = [c[0] // p for c in chunks]
-        fresh = {c[0] // p for c in chunks if any(c[e] != c[0] + e for e in range(p)) or c[0] % p}
-        n += tuple_copies(dwords, fresh)
-    return n
+def _copies_side(groups: np.ndarray, p: int, eb: int) -> int:
+    """``v_mov_b32`` tuple copies of the stores of ``groups`` (``[accesses, 2**t]`` registers;
+    cost.tuple_copies; a VGPR that is repacked by ``v_perm_b32`` is a new value, placed in its tuple
+    directly).  An access of at least 8 bytes needs none when its dwords are whole VGPRs, in order,
+    from an aligned one; else one per dword that is a src VGPR (a whole one, in order: a repacked
+    one shares no dword with it, the registers of an access being distinct)."""
+    n_acc, m = groups.shape
+    if m * eb < 8:
+        return 0
+    if eb >= 8:  # two dwords per element, never repacked
+        in_place = (groups == groups[:, :1] + np.arange(m)).all(axis=1) & (groups[:, 0] % m == 0)
+        return int((~in_place).sum()) * 2 * m
+    chunks = groups.reshape(n_acc, m // p, p)  # the registers of each dword
+    first = chunks[..., 0]
+    whole = (chunks == first[..., None] + np.arange(p)).all(axis=-1) & (first % p == 0)
+    dwords, n_dw = first // p, m // p
+    in_place = whole.all(axis=1) & (dwords == dwords[:, :1] + np.arange(n_dw)).all(axis=1) & (dwords[:, 0] % n_dw == 0)
+    return int(np.where(in_place, 0, whole.sum(axis=1)).sum())
 
 
 def _choose_vectors(side: _Side, t_cap: int, p: int, eb: int, store: bool) -> list[list[int]]:
@@ -587,7 +590,7 @@ def _choose_vectors(side: _Side, t_cap: int, p: int, eb: int, store: bool) -> li
             continue
         groups = _group_array(side, deltas)
         base = len(groups) / pairing + _perms_side(groups, p, eb)
-        copies = _copies_side(groups.tolist(), p, eb) if store and width >= 8 else 0  # narrower: no tuple
+        copies = _copies_side(groups, p, eb) if store and width >= 8 else 0  # narrower: no tuple
         for with_copies in counts:
             c = base + (copies if with_copies else 0)
             if with_copies not in best or c < best[with_copies][1]:
@@ -603,12 +606,14 @@ def _pairs(addrs: list[np.ndarray], width: int) -> list[tuple[int, int | None, i
     """Pair accesses of one width whose addresses differ by one constant in every lane (ds_read2/ds_write2).
 
     Returns (first, second or None, offset1, st64) in issue order."""
-    if width not in (4, 8):
+    if width not in (4, 8) or not addrs:
         return [(i, None, 0, False) for i in range(len(addrs))]
     by_pattern: dict[bytes, list[tuple[int, int]]] = {}
-    for i, a in enumerate(addrs):
-        base = int(a.reshape(-1)[0])
-        by_pattern.setdefault((a - base).tobytes(), []).append((base, i))
+    flat = np.array([a.reshape(-1) for a in addrs]).reshape(len(addrs), -1)
+    bases = flat[:, 0].tolist()
+    patterns = flat - flat[:, :1]
+    for i, base in enumerate(bases):
+        by_pattern.setdefault(patterns[i].tobytes(), []).append((base, i))
     out = []
     for members in by_pattern.values():
         members.sort()
@@ -680,15 +685,22 @@ class LdsAccesses:
         in this order, so the VALU ops forming their addresses are known (cost.lds_address_valu):
         cost >= floor + those ops; instructions >= the LDS accesses, the barriers, those ops and
         two s_waitcnt levels (a store, then a load)."""
+        valu = self.address_valu
+        accesses = sum(len(a) for a in self.stores) + sum(len(a) for a in self.loads)
+        barriers = 2 * len(self.stores) - 1 if self.cross else 0
+        return self.floor(cm, elem_bits) + valu * cm.valu_issue, accesses + barriers + valu + 2
+
+    @cached_property
+    def address_valu(self) -> int:
+        """The VALU ops forming the LDS addresses of the plan build_lds makes of these accesses
+        (cost.lds_address_valu of its LDS steps: these accesses, in this order)."""
         steps = []
         for stores, loads in zip(self.stores, self.loads):
             for store, accesses in ((True, stores), (False, loads)):
                 kind, width = (LdsStore, self.s_width) if store else (LdsLoad, self.d_width)
                 steps += [kind(addr=self.address(store, g), width=width, pair=g2, pair_offset=off, st64=st64)
                           for g, g2, off, st64 in accesses]
-        valu = lds_address_valu(steps)
-        barriers = 2 * len(self.stores) - 1 if self.cross else 0
-        return self.floor(cm, elem_bits) + valu * cm.valu_issue, len(steps) + barriers + valu + 2
+        return lds_address_valu(steps)
 
     def _floor(self, cm, elem_bits: int) -> float:
         total = cm.latency(2)
@@ -878,17 +890,10 @@ def build_lds(prog: Program, acc: LdsAccesses, src_dwords: list[int], d_ids: np.
                 if (d_ids[:, :, u] == d_ids[:, :, r]).all():
                     twin[r] = u
                     break
-    out = []
-    for dw in range(-(-R_d // p)):
-        parts = []
-        for e in range(p):
-            r = dw * p + e
-            if r >= R_d:
-                parts.append(None)
-            else:
-                parts.append(loaded[twin.get(r, r)])
-        out.append(_gather(prog, parts, eb))
-    return out
+    if p == 1:
+        return [loaded[twin.get(r, r)][0] for r in range(R_d)]
+    return [_gather(prog, [loaded[twin.get(r, r)] if r < R_d else None for r in range(dw * p, dw * p + p)], eb)
+            for dw in range(-(-R_d // p))]
 
 
 def _gather(prog: Program, parts: list[tuple[int, int | np.ndarray] | None], eb: int) -> int:
@@ -924,6 +929,8 @@ def _addr(side: _Side, r: int, eb: int) -> np.ndarray:
 
 def _dwords_of(prog: Program, g: list[int], src_dwords: list[int], p: int, eb: int) -> list[int]:
     """Values holding the elements of ``g`` in address order, one per VGPR (v_perm when out of order)."""
+    if p == 1:
+        return [src_dwords[r] for r in g]
     return [_gather(prog, [(src_dwords[r // p], r % p) for r in g[k:k + p]], eb) for k in range(0, len(g), p)]
 
 
