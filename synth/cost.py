@@ -43,6 +43,7 @@ is otherwise idle.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import repeat
 
 import numpy as np
 
@@ -209,35 +210,28 @@ def lds_access_cost(cm: CostModel, arch: str, store: bool, width: int, addr, ele
 
 def ds_depth(plan) -> int:
     """Longest chain of dependent DS instructions (crossbar moves, LDS store -> load)."""
-    depth: dict[int, int] = {}
-    mem = 0
-    best = 0
+    depth: dict[int, int] = {}  # slot -> DS levels its value depends on (absent: none)
+
+    def level(slots) -> int:
+        return max(map(depth.get, slots, repeat(0)), default=0) if depth else 0
+
+    mem = best = 0
     for st in plan.steps:
         if isinstance(st, LdsStore):
-            mem = max(mem, max((depth.get(s, 0) for s in st.src), default=0) + 1)
-            continue
-        if isinstance(st, LdsLoad):
-            d = mem + 1
-            for s in st.dst:
-                depth[s] = d
+            mem = max(mem, level(st.src) + 1)
+        elif isinstance(st, LdsLoad):
+            depth.update(dict.fromkeys(st.dst, mem + 1))
+            best = max(best, mem + 1)
+        elif isinstance(st, PermlaneSwap):
+            both = st.vdst + st.src0
+            depth.update(dict.fromkeys(both, level(both)))
+        else:
+            d = level([s for name in ("src", "a", "b", "own") for s in getattr(st, name, None) or ()])
+            if isinstance(st, Lane) and not st.kind.startswith("dpp"):
+                d += 1
+            if isinstance(st, (Mov, Select, Lane, FusedDpp)):
+                depth.update(dict.fromkeys(st.dst or (), d))
             best = max(best, d)
-            continue
-        if isinstance(st, PermlaneSwap):
-            d = max(depth.get(s, 0) for s in st.vdst + st.src0)
-            for s in st.vdst + st.src0:
-                depth[s] = d
-            continue
-        srcs = []
-        for name in ("src", "a", "b", "own"):
-            srcs += list(getattr(st, name, []) or [])
-        d = max((depth.get(s, 0) for s in srcs), default=0)
-        if isinstance(st, Lane) and not st.kind.startswith("dpp"):
-            d += 1
-        dsts = list(getattr(st, "dst", []) or [])
-        if isinstance(st, (Mov, Select, Lane, FusedDpp)):
-            for s in dsts:
-                depth[s] = d
-        best = max(best, d)
     return best
 
 

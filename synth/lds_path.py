@@ -455,6 +455,7 @@ class _Side:
     reg_cols: list[int]  # C of each register bit (offset bits low, then rep bits)
     other_cols: list[int]  # C of each lane/warp bit
     _addresses: dict = field(default_factory=dict, repr=False)
+    _group_arrays: dict = field(default_factory=dict, repr=False)  # vector bits -> _group_array
 
     def address(self, r: int, eb: int) -> np.ndarray:
         """[W, 64] byte address of register ``r`` (``eb``-byte elements; one read-only array per register)."""
@@ -531,11 +532,16 @@ def _group_array(side: _Side, deltas: list[int]) -> np.ndarray:
     With ``C(delta_i)`` = offset bit ``i``, register ``r`` belongs to the access of the *base*
     ``r ^ sum(delta_i for the set bits i < t of C(r))`` (offset bits ``0..t-1`` clear); its
     registers are the base XOR every combination of the deltas.  The accesses come in the order
-    of their first unique register."""
-    span = span_table(deltas)
-    unique = np.asarray(side.unique, dtype=np.int64)
-    bases = list(dict.fromkeys((unique ^ span[side.reg_image[unique] & (len(span) - 1)]).tolist()))
-    return np.array(bases, dtype=np.int64)[:, None] ^ span[None, :]
+    of their first unique register.  One read-only array per side and vector bits."""
+    key = tuple(deltas)
+    if key not in side._group_arrays:
+        span = span_table(deltas)
+        unique = np.asarray(side.unique, dtype=np.int64)
+        bases = list(dict.fromkeys((unique ^ span[side.reg_image[unique] & (len(span) - 1)]).tolist()))
+        groups = np.array(bases, dtype=np.int64)[:, None] ^ span[None, :]
+        groups.setflags(write=False)
+        side._group_arrays[key] = groups
+    return side._group_arrays[key]
 
 
 def _perms_side(groups: list[list[int]] | np.ndarray, p: int, elem_bytes: int) -> int:
