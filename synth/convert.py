@@ -78,10 +78,11 @@ def _n_values(n_slots: int, element_bits: int) -> int:
     return n_slots if element_bits == 64 else -(-n_slots // slots_per_dword(element_bits))
 
 
-def _finish(plan: Plan, prog: Program, outputs: list[int], strategy: str, cm) -> Plan:
+def _finish(plan: Plan, prog: Program, outputs: list[int], strategy: str, cm, lds_valu: int | None = None) -> Plan:
+    """Emit ``prog`` into ``plan`` and price it (``lds_valu``: its LDS address VALU ops when known)."""
     plan.steps = prog.emit(outputs, _n_values(plan.slots_out, plan.element_bits))
     depth = cost_mod.ds_depth(plan)
-    plan.overhead = cost_mod.estimate_overhead(plan, depth)
+    plan.overhead = cost_mod.estimate_overhead(plan, depth, lds_valu)
     plan.cost, plan.cost_detail = cost_mod.plan_cost(plan, cm, depth)
     plan.strategy = strategy
     return plan
@@ -247,7 +248,7 @@ def _lds_candidates(prob: Problem, target, element_bits: int, cm, budget: int | 
         outs = build_lds(prog, acc, list(range(n_init)), d_ids)
         plan = _base_plan(prob, target, element_bits)
         plan.lds_bytes = acc.design.lds_bytes
-        plan = _finish(plan, prog, outs, "lds", cm)
+        plan = _finish(plan, prog, outs, "lds", cm, acc.address_valu)
         rounds = 1 << acc.design.n_rep_bits
         sync = "barriers (data crosses warps)" if acc.cross else "no barrier (each warp reads its own writes)"
         plan.notes.append(f"LDS layout: {acc.design.source}; {rounds} round(s); {sync}")
@@ -377,7 +378,7 @@ def clear_caches() -> None:
     encodings, exchange realizations per lane bit) are kept."""
     from . import emulator
 
-    for c in (_wm_cache, _lb_cache, lds_path.design_cache, lane_ops._cache, cost_mod._bank_cache):
+    for c in (_wm_cache, _lb_cache, lds_path.design_cache, lds_path.order_cache, lane_ops._cache, cost_mod._bank_cache):
         c.clear()
     emulator.element_ids.cache_clear()
     exchanges.clear_caches()

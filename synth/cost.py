@@ -43,8 +43,19 @@ is otherwise idle.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import repeat
 
+import numpy as np
+
+from linlayout import LayoutError
 from linlayout.hw.targets import get_target
+
+from .plan import FusedDpp, Lane, LdsLoad, LdsStore, Mov, PermlaneSwap, Select, dwords_per_slot, slots_per_dword
+
+try:
+    from . import banks
+except ImportError:  # pragma: no cover - depends on the tree
+    banks = None
 
 __all__ = ["COST_TIE_FRACTION", "CostModel", "cost_model", "lds_address_valu", "lower_bound", "near_best",
            "register_merges", "tuple_copies"]
@@ -161,13 +172,7 @@ _bank_cache: dict[tuple, float] = {}
 def lds_conflict_degree(arch: str, store: bool, width: int, addr, element_bits: int, transpose: int = 0) -> float:
     """Bank cycles / conflict-free cycles of one LDS access (warp 0's byte addresses; ``transpose``:
     the element bits of a gfx950 transpose load), from synth.banks."""
-    import numpy as np
-
-    from linlayout import LayoutError
-
-    try:
-        from . import banks
-    except ImportError:  # pragma: no cover - depends on the tree
+    if banks is None:  # pragma: no cover - depends on the tree
         return 1.0
     a = np.asarray(addr).reshape(-1, 64)[0]
     seen = (arch, store, width, transpose, element_bits, a.tobytes())  # this very access again
@@ -205,37 +210,28 @@ def lds_access_cost(cm: CostModel, arch: str, store: bool, width: int, addr, ele
 
 def ds_depth(plan) -> int:
     """Longest chain of dependent DS instructions (crossbar moves, LDS store -> load)."""
-    from .plan import FusedDpp, Lane, LdsLoad, LdsStore, Mov, PermlaneSwap, Select
+    depth: dict[int, int] = {}  # slot -> DS levels its value depends on (absent: none)
 
-    depth: dict[int, int] = {}
-    mem = 0
-    best = 0
+    def level(slots) -> int:
+        return max(map(depth.get, slots, repeat(0)), default=0) if depth else 0
+
+    mem = best = 0
     for st in plan.steps:
         if isinstance(st, LdsStore):
-            mem = max(mem, max((depth.get(s, 0) for s in st.src), default=0) + 1)
-            continue
-        if isinstance(st, LdsLoad):
-            d = mem + 1
-            for s in st.dst:
-                depth[s] = d
+            mem = max(mem, level(st.src) + 1)
+        elif isinstance(st, LdsLoad):
+            depth.update(dict.fromkeys(st.dst, mem + 1))
+            best = max(best, mem + 1)
+        elif isinstance(st, PermlaneSwap):
+            both = st.vdst + st.src0
+            depth.update(dict.fromkeys(both, level(both)))
+        else:
+            d = level([s for name in ("src", "a", "b", "own") for s in getattr(st, name, None) or ()])
+            if isinstance(st, Lane) and not st.kind.startswith("dpp"):
+                d += 1
+            if isinstance(st, (Mov, Select, Lane, FusedDpp)):
+                depth.update(dict.fromkeys(st.dst or (), d))
             best = max(best, d)
-            continue
-        if isinstance(st, PermlaneSwap):
-            d = max(depth.get(s, 0) for s in st.vdst + st.src0)
-            for s in st.vdst + st.src0:
-                depth[s] = d
-            continue
-        srcs = []
-        for name in ("src", "a", "b", "own"):
-            srcs += list(getattr(st, name, []) or [])
-        d = max((depth.get(s, 0) for s in srcs), default=0)
-        if isinstance(st, Lane) and not st.kind.startswith("dpp"):
-            d += 1
-        dsts = list(getattr(st, "dst", []) or [])
-        if isinstance(st, (Mov, Select, Lane, FusedDpp)):
-            for s in dsts:
-                depth[s] = d
-        best = max(best, d)
     return best
 
 
@@ -264,12 +260,11 @@ class _AddressBases:
         self.by_difference: dict[bytes, list[int]] = {}  # a - a[0] -> the a[0] of every base
         self.by_xor: set[bytes] = set()  # a ^ a[0]
 
-    def cost(self, a, st) -> int:
-        """VALU ops to form the address ``a`` of LDS access ``st`` (then a formed base): 0 when a
-        formed one plus an immediate offset reaches it, 1 (v_add_u32 or v_xor_b32) when it differs
-        from a formed one by a constant, else LDS_ADDR_BASE_VALU."""
-        a0 = int(a[0])
-        diff, xor = (a - a0).tobytes(), (a ^ a0).tobytes()
+    def cost(self, a0: int, diff: bytes, xor: bytes, st) -> int:
+        """VALU ops to form the address ``a`` of LDS access ``st`` (then a formed base), given as
+        ``a[0]`` and the bytes of ``a - a[0]`` and ``a ^ a[0]``: 0 when a formed one plus an
+        immediate offset reaches it, 1 (v_add_u32 or v_xor_b32) when it differs from a formed one
+        by a constant, else LDS_ADDR_BASE_VALU."""
         starts = self.by_difference.get(diff, [])
         if any(_immediate_ok(a0 - b0, st) for b0 in starts):
             return 0
@@ -282,10 +277,13 @@ class _AddressBases:
 def lds_address_valu(steps) -> int:
     """``valu_lds_addr`` of ``estimate_overhead``: VALU ops forming the addresses of the LDS
     steps ``steps`` (LdsStore/LdsLoad, in issue order; ``_AddressBases``)."""
-    import numpy as np
-
+    if not steps:
+        return 0
+    a = np.array([np.asarray(st.addr).reshape(-1, 64)[0] for st in steps], dtype=np.int64)
+    a0 = a[:, :1]
+    diffs, xors = a - a0, a ^ a0
     bases = _AddressBases()
-    return sum(bases.cost(np.asarray(st.addr, dtype=np.int64).reshape(-1, 64)[0], st) for st in steps)
+    return sum(bases.cost(int(a0[i, 0]), diffs[i].tobytes(), xors[i].tobytes(), st) for i, st in enumerate(steps))
 
 
 def tuple_copies(dwords: list[int], fresh: set[int]) -> int:
@@ -307,8 +305,6 @@ def tuple_copies(dwords: list[int], fresh: set[int]) -> int:
 
 def _store_tuple_copies(plan) -> int:
     """``tuple_copies`` over the LDS stores of ``plan`` (write2 forms: each access separately)."""
-    from .plan import LdsStore, dwords_per_slot, slots_per_dword
-
     p, dps = slots_per_dword(plan.element_bits), dwords_per_slot(plan.element_bits)
 
     def dwords(slots: list[int]) -> list[int]:  # in order of first appearance
@@ -327,7 +323,7 @@ def _store_tuple_copies(plan) -> int:
     return n
 
 
-def estimate_overhead(plan, depth: int | None = None) -> dict[str, int]:
+def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = None) -> dict[str, int]:
     """Setup instructions the steps need but that are not steps themselves ([I] estimates).
 
     ``valu_bpermute_addr`` BPERMUTE_ADDR_VALU per distinct ds_bpermute address pattern;
@@ -339,14 +335,11 @@ def estimate_overhead(plan, depth: int | None = None) -> dict[str, int]:
     (warp-dependent parts are scalar);
     ``valu_tuple_copies``: ``v_mov_b32`` building the VGPR tuples of LDS stores
     (``tuple_copies``);
-    ``s_waitcnt`` one per level of dependent DS instructions.  The lane id is taken as available
+    ``s_waitcnt`` one per level of dependent DS instructions (``depth``: ``ds_depth(plan)`` and
+    ``lds_valu``: ``valu_lds_addr`` when the caller knows them).  The lane id is taken as available
     (every kernel computes it for its memory ops).  Not counted: the per-lane selector VGPRs of
     ``PermSelect`` steps (built once in the prologue).
     """
-    import numpy as np
-
-    from .plan import FusedDpp, Lane, LdsLoad, LdsStore, Mov, Select
-
     bperm, conds, sels = set(), set(), set()
     lds_steps = []
     for st in plan.steps:
@@ -363,7 +356,7 @@ def estimate_overhead(plan, depth: int | None = None) -> dict[str, int]:
         "valu_bpermute_addr": BPERMUTE_ADDR_VALU * len(bperm),
         "salu_vcc": VCC_SALU * len(conds),
         "salu_perm_selector": PERM_SELECTOR_SALU * len(sels),
-        "valu_lds_addr": lds_address_valu(lds_steps),
+        "valu_lds_addr": lds_address_valu(lds_steps) if lds_valu is None else lds_valu,
         "valu_tuple_copies": _store_tuple_copies(plan),
         "s_waitcnt": ds_depth(plan) if depth is None else depth,
     }
@@ -372,8 +365,6 @@ def estimate_overhead(plan, depth: int | None = None) -> dict[str, int]:
 
 def plan_cost(plan, cm: CostModel, depth: int | None = None) -> tuple[float, dict]:
     """The cost-model value of ``plan`` and its parts (``depth``: ``ds_depth(plan)`` if known)."""
-    from .plan import LdsLoad, LdsStore, dwords_per_slot
-
     mult = dwords_per_slot(plan.element_bits)
     issue = lds = 0.0
     for st in plan.steps:

@@ -179,7 +179,12 @@ class _Emitter:
         self.next_reg = max(prog.n_init, n_dst)
 
     def _slots(self, r: int) -> list[int]:
-        return [r * self.p + k for k in range(self.p)] if self.dps == 1 else [r]
+        return self._slots_of((r,))
+
+    def _slots_of(self, regs) -> list[int]:
+        """The slots of the registers ``regs``, in order."""
+        p = self.p
+        return [r * p + k for r in regs for k in range(p)] if self.dps == 1 else list(regs)
 
     def _fresh(self, n: int = 1, align: int = 1) -> int:
         r = -(-self.next_reg // align) * align
@@ -305,8 +310,8 @@ class _Emitter:
         width, positions, n1 = op.params["width"], op.params["positions"], op.params["n_first"]
         pair = dict(pair_offset=op.params["pair_offset"], st64=op.params["st64"])
         if width >= 4:
-            slots = [s for v in op.args[:n1] for s in self._slots(self.reg[v])]
-            pslots = [s for v in op.args[n1:] for s in self._slots(self.reg[v])] if op.params["paired"] else None
+            slots = self._slots_of([self.reg[v] for v in op.args[:n1]])
+            pslots = self._slots_of([self.reg[v] for v in op.args[n1:]]) if op.params["paired"] else None
             self.steps.append(LdsStore(src=slots, addr=op.params["addr"], width=width, pair=pslots, **pair))
         else:  # sub-dword: elements k.. of one register
             (v,), (k,) = op.args, positions
@@ -317,11 +322,11 @@ class _Emitter:
     def _load(self, op: Op) -> None:
         width, n1 = op.params["width"], op.params["n_first"]
         if width >= 4:
-            regs = [self._fresh() for _ in op.outs]
-            for o, r in zip(op.outs, regs):
-                self.reg[o] = r
-            slots = [s for r in regs[:n1] for s in self._slots(r)]
-            pslots = [s for r in regs[n1:] for s in self._slots(r)] if op.params["paired"] else None
+            r0 = self._fresh(len(op.outs))
+            regs = range(r0, r0 + len(op.outs))
+            self.reg.update(zip(op.outs, regs))
+            slots = self._slots_of(regs[:n1])
+            pslots = self._slots_of(regs[n1:]) if op.params["paired"] else None
             self.steps.append(LdsLoad(dst=slots, addr=op.params["addr"], width=width, pair=pslots,
                                       pair_offset=op.params["pair_offset"], st64=op.params["st64"],
                                       transpose=op.params.get("transpose", 0)))
@@ -343,8 +348,7 @@ class _Emitter:
             moved = {}
             for r in sorted(clash):
                 moved[r] = self._fresh()
-            self.steps.append(Mov(dst=[s for r in sorted(clash) for s in self._slots(moved[r])],
-                                  src=[s for r in sorted(clash) for s in self._slots(r)]))
+            self.steps.append(Mov(dst=self._slots_of([moved[r] for r in sorted(clash)]),
+                                  src=self._slots_of(sorted(clash))))
             pairs = [(k, moved.get(r, r)) for k, r in pairs]
-        self.steps.append(Mov(dst=[s for k, _ in pairs for s in self._slots(k)],
-                              src=[s for _, r in pairs for s in self._slots(r)]))
+        self.steps.append(Mov(dst=self._slots_of([k for k, _ in pairs]), src=self._slots_of([r for _, r in pairs])))

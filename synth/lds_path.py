@@ -34,10 +34,13 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from linlayout import LayoutError, f2
+from linlayout.hw.lds import lds_model
 from linlayout.hw.targets import get_target
 
+from .cost import lds_access_cost, lds_address_valu
 from .in_wave import gather_dword
 from .ir import Program
+from .plan import LdsLoad, LdsStore
 from .preimage import Problem
 from .span import span_table
 
@@ -201,12 +204,27 @@ def _lead(prefix: list[int], cols: dict) -> int:
     return t
 
 
+order_cache: dict = {}
+
+
 def _rows_swizzled(prob: Problem, B: int, arch: str, prefix: list[int], reps: list[int], leads: list[int],
                    source: str) -> LdsDesign:
     """``prefix`` at the low offset bits, then bank bits, then rows chosen greedily outside each
-    side's phase footprint (``leads``: the prefix bits one store / one load covers)."""
-    from linlayout.hw.lds import lds_model
+    side's phase footprint (``leads``: the prefix bits one store / one load covers).  The offset
+    order is cached per (problem, prefix, rounds, leads): the two register-first layouts often
+    have the same prefix."""
+    key = (prob.key(), B, arch, tuple(prefix), tuple(reps), tuple(leads))
+    if key not in order_cache:
+        if len(order_cache) >= 512:
+            order_cache.clear()
+        order_cache[key] = _swizzled_order(prob, B, arch, prefix, reps, leads)
+    order = order_cache[key]
+    return LdsDesign(order + reps, len(order), len(reps), source, B << len(order))
 
+
+def _swizzled_order(prob: Problem, B: int, arch: str, prefix: list[int], reps: list[int],
+                    leads: list[int]) -> list[int]:
+    """The offset vectors of ``_rows_swizzled``: ``prefix``, bank bits, rows."""
     n = prob.n_tensor_bits
     t_max = (16 // B).bit_length() - 1
     model = lds_model(arch)
@@ -238,27 +256,38 @@ def _rows_swizzled(prob: Problem, B: int, arch: str, prefix: list[int], reps: li
     # vectors outside the prefix keep no prefix component: the vector accesses stay aligned
     q = f2.complement(prefix + reps, n)
     cands = q + [a ^ b for i, a in enumerate(q) for b in q[i + 1:]]
-    rows: list[int] = []
-    spans = [f2.Span(), f2.Span(), f2.Span()]  # prefix+reps+rows, M_w+rows, M_r+rows
-    for vecs, ech in zip((prefix + reps, m_w, m_r), spans):
-        for v in vecs:
-            ech.insert(v)
-    for _ in range(r_bits):
-        best = None
-        for v in cands:
-            if spans[0].contains(v):
-                continue
-            score = int(spans[1].contains(v)) + int(spans[2].contains(v))
-            if best is None or score < best[0]:
-                best = (score, v)
-                if score == 0:
-                    break
-        rows.append(best[1])
-        for ech in spans:
-            ech.insert(best[1])
+    rows = _greedy_rows(cands, [prefix + reps, m_w, m_r], r_bits)
     bank = f2.complement(prefix + reps + rows, n, q)
-    order = prefix + bank + rows
-    return LdsDesign(order + reps, len(order), len(reps), source, B << len(order))
+    return prefix + bank + rows
+
+
+def _greedy_rows(cands: list[int], spaces: list[list[int]], r_bits: int) -> list[int]:
+    """``r_bits`` rows picked in turn from ``cands``: the first candidate outside ``spaces[0]`` that
+    lies in the fewest of ``spaces[1:]`` (each space growing by the rows picked so far).
+
+    The spaces only grow, so a candidate's count never falls and one inside ``spaces[0]`` stays
+    there: a candidate passed over while looking for one in none of ``spaces[1:]`` never becomes
+    one, and the next such search starts after the row picked.  Only when none is left are all
+    candidates compared (and from then on, always)."""
+    spans = [f2.Span(s) for s in spaces]
+
+    def count(k: int) -> int | None:  # None: inside spaces[0]
+        v = cands[k]
+        return None if spans[0].contains(v) else sum(sp.contains(v) for sp in spans[1:])
+
+    rows: list[int] = []
+    start = 0
+    for _ in range(r_bits):
+        k = next((k for k in range(start, len(cands)) if count(k) == 0), None)
+        if k is None:
+            k = min((c, k) for k in range(len(cands)) if (c := count(k)) is not None)[1]
+            start = len(cands)
+        else:
+            start = k + 1
+        rows.append(cands[k])
+        for sp in spans:
+            sp.insert(cands[k])
+    return rows
 
 
 def shared_layout(prob: Problem, elem_bits: int, arch: str, budget: int | None,
@@ -350,8 +379,8 @@ class DesignPool:
 
     def _add(self, i: int, d: LdsDesign) -> None:
         same = self._layouts.get(layout_key(d))
-        if same is not None:  # the layout of an earlier design: the same accesses
-            self.accesses[i] = [replace(a, design=d, _floors={}) for a in same]
+        if same is not None:  # the layout of an earlier design: the same accesses (and floors)
+            self.accesses[i] = [replace(a, design=d) for a in same]
             return
         try:
             got = lds_accesses(self.prob, d, self.elem_bits, self.prob.num_warps)
@@ -426,15 +455,16 @@ class _Side:
     reg_cols: list[int]  # C of each register bit (offset bits low, then rep bits)
     other_cols: list[int]  # C of each lane/warp bit
     _addresses: dict = field(default_factory=dict, repr=False)
+    _group_arrays: dict = field(default_factory=dict, repr=False)  # vector bits -> _group_array
 
     def address(self, r: int, eb: int) -> np.ndarray:
         """[W, 64] byte address of register ``r`` (``eb``-byte elements; one read-only array per register)."""
-        a = self._addresses.get((r, eb))
-        if a is None:
-            a = ((self.warp_lane ^ int(self.reg_image[r])) & ((1 << self.n_off) - 1)) * eb
-            a.setflags(write=False)
-            self._addresses[r, eb] = a
-        return a
+        table = self._addresses.get(eb)
+        if table is None:  # [R, W, 64]: every register's at once
+            table = ((self.warp_lane[None] ^ self.reg_image[:, None, None]) & ((1 << self.n_off) - 1)) * eb
+            table.setflags(write=False)
+            self._addresses[eb] = table
+        return table[r]
 
     @cached_property
     def coord(self) -> np.ndarray:
@@ -457,11 +487,21 @@ def _side(layout_cols: dict[str, list[int]], design: LdsDesign, inv_cols: list[i
     reg_cols = [f2.apply_columns(inv_cols, c) for c in layout_cols["register"]]
     lane = [f2.apply_columns(inv_cols, c) for c in layout_cols["lane"]]
     warp = [f2.apply_columns(inv_cols, c) for c in layout_cols["warp"]]
-    reg_image = span_table(reg_cols)
-    # two registers hold the same elements in every lane and warp iff their register images are equal
-    _, first = np.unique(reg_image, return_index=True)
-    return _Side(span_table(warp)[:, None] ^ span_table(lane)[None, :], reg_image, design.n_offset_bits,
-                 sorted(first.tolist()), reg_cols, lane + warp)
+    return _Side(span_table(warp)[:, None] ^ span_table(lane)[None, :], span_table(reg_cols), design.n_offset_bits,
+                 _first_registers(reg_cols), reg_cols, lane + warp)
+
+
+def _first_registers(reg_cols: list[int]) -> list[int]:
+    """The least register of every distinct register image, ascending (two registers hold the same
+    elements in every lane and warp iff their images are equal).
+
+    The registers of one image form a coset of the kernel, whose echelon basis has one vector per
+    *dependent* column ``j`` (in the span of the columns before it), with highest bit ``j``.  The
+    least member of a coset is the one with no dependent bit set: any other differs from it by a
+    kernel vector, whose highest bit (a dependent one) it then has set above equal higher bits."""
+    pivots = f2.pivot_columns(reg_cols)
+    dependent = sum(1 << j for j in range(len(reg_cols)) if j not in pivots)
+    return [r for r in range(1 << len(reg_cols)) if not r & dependent]
 
 
 def _vector_bits(side: _Side, t_max: int) -> list[list[int]]:
@@ -492,11 +532,16 @@ def _group_array(side: _Side, deltas: list[int]) -> np.ndarray:
     With ``C(delta_i)`` = offset bit ``i``, register ``r`` belongs to the access of the *base*
     ``r ^ sum(delta_i for the set bits i < t of C(r))`` (offset bits ``0..t-1`` clear); its
     registers are the base XOR every combination of the deltas.  The accesses come in the order
-    of their first unique register."""
-    span = span_table(deltas)
-    unique = np.asarray(side.unique, dtype=np.int64)
-    bases = list(dict.fromkeys((unique ^ span[side.reg_image[unique] & (len(span) - 1)]).tolist()))
-    return np.array(bases, dtype=np.int64)[:, None] ^ span[None, :]
+    of their first unique register.  One read-only array per side and vector bits."""
+    key = tuple(deltas)
+    if key not in side._group_arrays:
+        span = span_table(deltas)
+        unique = np.asarray(side.unique, dtype=np.int64)
+        bases = list(dict.fromkeys((unique ^ span[side.reg_image[unique] & (len(span) - 1)]).tolist()))
+        groups = np.array(bases, dtype=np.int64)[:, None] ^ span[None, :]
+        groups.setflags(write=False)
+        side._group_arrays[key] = groups
+    return side._group_arrays[key]
 
 
 def _perms_side(groups: list[list[int]] | np.ndarray, p: int, elem_bytes: int) -> int:
@@ -515,23 +560,24 @@ def _perms_side(groups: list[list[int]] | np.ndarray, p: int, elem_bytes: int) -
     return int(bad.sum())
 
 
-def _copies_side(groups: list[list[int]], p: int, eb: int) -> int:
-    """``v_mov_b32`` tuple copies of the stores of ``groups`` (cost.tuple_copies; a VGPR that is
-    repacked by ``v_perm_b32`` is a new value, placed in its tuple directly)."""
-    from .cost import tuple_copies
-
-    n = 0
-    for g in groups:
-        if len(g) * eb < 8:
-            continue
-        if eb >= 8:
-            n += tuple_copies([d for r in g for d in (2 * r, 2 * r + 1)], set())
-            continue
-        chunks = [g[k:k + p] for k in range(0, len(g), p)]
-        dwords = [c[0] // p for c in chunks]
-        fresh = {c[0] // p for c in chunks if any(c[e] != c[0] + e for e in range(p)) or c[0] % p}
-        n += tuple_copies(dwords, fresh)
-    return n
+def _copies_side(groups: np.ndarray, p: int, eb: int) -> int:
+    """``v_mov_b32`` tuple copies of the stores of ``groups`` (``[accesses, 2**t]`` registers;
+    cost.tuple_copies; a VGPR that is repacked by ``v_perm_b32`` is a new value, placed in its tuple
+    directly).  An access of at least 8 bytes needs none when its dwords are whole VGPRs, in order,
+    from an aligned one; else one per dword that is a src VGPR (a whole one, in order: a repacked
+    one shares no dword with it, the registers of an access being distinct)."""
+    n_acc, m = groups.shape
+    if m * eb < 8:
+        return 0
+    if eb >= 8:  # two dwords per element, never repacked
+        in_place = (groups == groups[:, :1] + np.arange(m)).all(axis=1) & (groups[:, 0] % m == 0)
+        return int((~in_place).sum()) * 2 * m
+    chunks = groups.reshape(n_acc, m // p, p)  # the registers of each dword
+    first = chunks[..., 0]
+    whole = (chunks == first[..., None] + np.arange(p)).all(axis=-1) & (first % p == 0)
+    dwords, n_dw = first // p, m // p
+    in_place = whole.all(axis=1) & (dwords == dwords[:, :1] + np.arange(n_dw)).all(axis=1) & (dwords[:, 0] % n_dw == 0)
+    return int(np.where(in_place, 0, whole.sum(axis=1)).sum())
 
 
 def _choose_vectors(side: _Side, t_cap: int, p: int, eb: int, store: bool) -> list[list[int]]:
@@ -550,7 +596,7 @@ def _choose_vectors(side: _Side, t_cap: int, p: int, eb: int, store: bool) -> li
             continue
         groups = _group_array(side, deltas)
         base = len(groups) / pairing + _perms_side(groups, p, eb)
-        copies = _copies_side(groups.tolist(), p, eb) if store and width >= 8 else 0  # narrower: no tuple
+        copies = _copies_side(groups, p, eb) if store and width >= 8 else 0  # narrower: no tuple
         for with_copies in counts:
             c = base + (copies if with_copies else 0)
             if with_copies not in best or c < best[with_copies][1]:
@@ -566,12 +612,14 @@ def _pairs(addrs: list[np.ndarray], width: int) -> list[tuple[int, int | None, i
     """Pair accesses of one width whose addresses differ by one constant in every lane (ds_read2/ds_write2).
 
     Returns (first, second or None, offset1, st64) in issue order."""
-    if width not in (4, 8):
+    if width not in (4, 8) or not addrs:
         return [(i, None, 0, False) for i in range(len(addrs))]
     by_pattern: dict[bytes, list[tuple[int, int]]] = {}
-    for i, a in enumerate(addrs):
-        base = int(a.reshape(-1)[0])
-        by_pattern.setdefault((a - base).tobytes(), []).append((base, i))
+    flat = np.array([a.reshape(-1) for a in addrs]).reshape(len(addrs), -1)
+    bases = flat[:, 0].tolist()
+    patterns = flat - flat[:, :1]
+    for i, base in enumerate(bases):
+        by_pattern.setdefault(patterns[i].tobytes(), []).append((base, i))
     out = []
     for members in by_pattern.values():
         members.sort()
@@ -643,22 +691,24 @@ class LdsAccesses:
         in this order, so the VALU ops forming their addresses are known (cost.lds_address_valu):
         cost >= floor + those ops; instructions >= the LDS accesses, the barriers, those ops and
         two s_waitcnt levels (a store, then a load)."""
-        from .cost import lds_address_valu
-        from .plan import LdsLoad, LdsStore
+        valu = self.address_valu
+        accesses = sum(len(a) for a in self.stores) + sum(len(a) for a in self.loads)
+        barriers = 2 * len(self.stores) - 1 if self.cross else 0
+        return self.floor(cm, elem_bits) + valu * cm.valu_issue, accesses + barriers + valu + 2
 
+    @cached_property
+    def address_valu(self) -> int:
+        """The VALU ops forming the LDS addresses of the plan build_lds makes of these accesses
+        (cost.lds_address_valu of its LDS steps: these accesses, in this order)."""
         steps = []
         for stores, loads in zip(self.stores, self.loads):
             for store, accesses in ((True, stores), (False, loads)):
                 kind, width = (LdsStore, self.s_width) if store else (LdsLoad, self.d_width)
                 steps += [kind(addr=self.address(store, g), width=width, pair=g2, pair_offset=off, st64=st64)
                           for g, g2, off, st64 in accesses]
-        valu = lds_address_valu(steps)
-        barriers = 2 * len(self.stores) - 1 if self.cross else 0
-        return self.floor(cm, elem_bits) + valu * cm.valu_issue, len(steps) + barriers + valu + 2
+        return lds_address_valu(steps)
 
     def _floor(self, cm, elem_bits: int) -> float:
-        from .cost import lds_access_cost
-
         total = cm.latency(2)
         for store, rounds, width in ((True, self.stores, self.s_width), (False, self.loads, self.d_width)):
             # one side's accesses are XOR-translates of each other by multiples of the width (an
@@ -846,17 +896,19 @@ def build_lds(prog: Program, acc: LdsAccesses, src_dwords: list[int], d_ids: np.
                 if (d_ids[:, :, u] == d_ids[:, :, r]).all():
                     twin[r] = u
                     break
-    out = []
-    for dw in range(-(-R_d // p)):
-        parts = []
-        for e in range(p):
-            r = dw * p + e
-            if r >= R_d:
-                parts.append(None)
-            else:
-                parts.append(loaded[twin.get(r, r)])
-        out.append(gather_dword(prog, parts, eb) if p > 1 else parts[0][0])
-    return out
+    if p == 1:
+        return [loaded[twin.get(r, r)][0] for r in range(R_d)]
+    return [_gather(prog, [loaded[twin.get(r, r)] if r < R_d else None for r in range(dw * p, dw * p + p)], eb)
+            for dw in range(-(-R_d // p))]
+
+
+def _gather(prog: Program, parts: list[tuple[int, int | np.ndarray] | None], eb: int) -> int:
+    """``gather_dword``: a register holding slot ``parts[i][1]`` of value ``parts[i][0]`` in slot ``i``;
+    the value itself, with no op, when ``parts`` are its slots in order."""
+    v = parts[0][0] if parts[0] is not None else None
+    if all(x is not None and x[0] == v and isinstance(x[1], int) and x[1] == i for i, x in enumerate(parts)):
+        return v
+    return gather_dword(prog, parts, eb)
 
 
 def _cross_warp(S: _Side, D: _Side, W: int) -> bool:
@@ -883,11 +935,9 @@ def _addr(side: _Side, r: int, eb: int) -> np.ndarray:
 
 def _dwords_of(prog: Program, g: list[int], src_dwords: list[int], p: int, eb: int) -> list[int]:
     """Values holding the elements of ``g`` in address order, one per VGPR (v_perm when out of order)."""
-    vals = []
-    for k in range(0, len(g), p):
-        parts = [(src_dwords[g[k + e] // p], g[k + e] % p) for e in range(p)]
-        vals.append(gather_dword(prog, parts, eb) if p > 1 else src_dwords[g[k]])
-    return vals
+    if p == 1:
+        return [src_dwords[r] for r in g]
+    return [_gather(prog, [(src_dwords[r // p], r % p) for r in g[k:k + p]], eb) for k in range(0, len(g), p)]
 
 
 def _emit_store(prog: Program, S: _Side, g: list[int], g2: list[int] | None, off: int, st64: bool,

@@ -593,7 +593,7 @@ class Plan:
         mult = dwords_per_slot(self.element_bits)
         out = {k: 0 for k in COUNT_KINDS}
         for s in self.steps:
-            m = mult if s.register_step() else 1
+            m = mult if mult > 1 and s.register_step() else 1
             for k, v in s.counts().items():
                 out[k] = out.get(k, 0) + v * m
         out["total"] = sum(out[k] for k in COUNT_KINDS)

@@ -13,7 +13,7 @@ import pytest
 
 from linlayout import LayoutError, LinearLayout
 from synth.convert import candidate_plans, plan_conversion
-from synth.cost import COST_TIE_FRACTION
+from synth.cost import COST_TIE_FRACTION, estimate_overhead
 
 from convert_checker import check_certificate
 
@@ -47,6 +47,19 @@ def test_every_baseline_case_is_verified_and_independently_checked(plans):
         assert p.verified, name
         ok, msg = check_certificate(json.loads(p.dumps()))
         assert ok, f"{name} {arch} {dtype}: {msg}"
+
+
+def test_lds_setup_estimate_known_from_the_accesses_matches_the_steps(plans):
+    # an LDS round trip's address VALU ops are taken from its accesses (LdsAccesses.address_valu),
+    # not recounted from its steps: the same number
+    n = 0
+    for (name, arch, dtype), (c, p) in plans.items():
+        src, dst = LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"])
+        for q in candidate_plans(src, dst, arch, BITS[dtype]):
+            if q.strategy == "lds":
+                assert q.overhead == estimate_overhead(q), (name, arch, dtype)
+                n += 1
+    assert n >= 48
 
 
 @pytest.mark.parametrize("budget", [None, 2048])
