@@ -209,7 +209,8 @@ def lds_access_cost(cm: CostModel, arch: str, store: bool, width: int, addr, ele
 
 
 def ds_depth(plan) -> int:
-    """Longest chain of dependent DS instructions (crossbar moves, LDS store -> load)."""
+    """Longest chain of dependent DS instructions (crossbar moves, LDS store -> load); a
+    two-address access (read2/write2) reads or writes the slots of both halves."""
     depth: dict[int, int] = {}  # slot -> DS levels its value depends on (absent: none)
 
     def level(slots) -> int:
@@ -218,9 +219,9 @@ def ds_depth(plan) -> int:
     mem = best = 0
     for st in plan.steps:
         if isinstance(st, LdsStore):
-            mem = max(mem, level(st.src) + 1)
+            mem = max(mem, level(st.src + (st.pair or [])) + 1)
         elif isinstance(st, LdsLoad):
-            depth.update(dict.fromkeys(st.dst, mem + 1))
+            depth.update(dict.fromkeys(st.dst + (st.pair or []), mem + 1))
             best = max(best, mem + 1)
         elif isinstance(st, PermlaneSwap):
             both = st.vdst + st.src0

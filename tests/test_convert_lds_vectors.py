@@ -79,6 +79,25 @@ def test_lds_address_estimate_respects_the_read2_write2_offset_range():
     assert overhead(1020) == 4 and overhead(4096) == 4  # beyond: one v_add_u32
 
 
+def test_ds_depth_follows_both_halves_of_a_read2():
+    """A value loaded by the second half of a ds_read2 and then shipped by ds_bpermute is three DS
+    levels deep (the store, the load, the crossbar move), like a value of the first half."""
+    from synth.cost import ds_depth
+    from synth.plan import Lane
+
+    src = LinearLayout({"register": [[64], [128]], "lane": [[1 << j] for j in range(6)], "warp": []},
+                       [("dim0", 256)])
+    store = LdsStore(addr=LANES * 4, width=4, src=[0], pair=[1], pair_offset=64)
+    load = LdsLoad(addr=LANES * 4, width=4, dst=[2], pair=[3], pair_offset=64)
+
+    def depth(shipped: int) -> int:
+        ship = Lane("ds_bpermute", [0], [shipped], LANES ^ 1, {"addr": 4 * (LANES ^ 1)})
+        return ds_depth(Plan("gfx942", 64, 1, 32, src, src, 4, 4, [store, load, ship], lds_bytes=1024))
+
+    assert depth(3) == depth(2) == 3  # the pair half (slot 3) counts like the first (slot 2)
+    assert depth(1) == 2  # a slot no load wrote: the store -> load chain only
+
+
 def test_transpose_certificate_round_trip_and_element_semantics():
     plan = _tr_plan("gfx950")
     cert = json.loads(plan.dumps())
