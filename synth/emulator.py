@@ -145,19 +145,29 @@ def permlane_swap(kind: str, vdst: np.ndarray, src0: np.ndarray) -> tuple[np.nda
 
 
 def v_perm_b32(s0: np.ndarray, s1: np.ndarray, selector: np.ndarray) -> np.ndarray:
-    """``v_perm_b32``: bytes ``[..., 4]`` of S0, S1 and a selector ``[..., 4]`` (one byte per result byte)."""
+    """``v_perm_b32``: bytes ``[..., 4]`` of S0, S1 and a selector ``[..., 4]`` (one byte per result byte).
+
+    Selector byte ``k`` picks byte ``k`` of the 16 *choices*: 0..7 the bytes of ``{S0, S1}``
+    (0..3 = S1, 4..7 = S0), 8..11 the sign byte of S1 byte 1, S1 byte 3, S0 byte 1, S0 byte 3
+    (0xFF if the byte is >= 0x80, else 0; ``-tag`` on a symbolic tag), 12 the byte 0x00, 13 and
+    above 0xFF."""
+    sel = np.minimum(np.asarray(selector, dtype=np.int64), 13)
+    choices = _perm_choices(s0, s1, bool((sel >= 8).any()))
+    if sel.ndim == 1:  # one selector for every lane: plain indexing
+        return choices[..., sel]
+    return np.take_along_axis(choices, np.broadcast_to(sel, s0.shape), axis=-1)
+
+
+def _perm_choices(s0: np.ndarray, s1: np.ndarray, constants: bool) -> np.ndarray:
+    """The bytes ``[..., 8]`` a v_perm_b32 selector chooses from, or all 14 (``constants``: also the
+    four sign bytes, 0x00 and 0xFF) -- choice ``k`` at index ``k``."""
     src = np.concatenate([s1, s0], axis=-1)  # in[0..3] = S1, in[4..7] = S0
-    sel = np.asarray(selector, dtype=np.int64)
-    if sel.ndim == 1 and (sel < 8).all():  # uniform byte selects: plain indexing
-        return src[..., sel]
-    sel = np.broadcast_to(sel, s0.shape)
-    out = np.take_along_axis(src, np.clip(sel, 0, 7), axis=-1)
-    for k, idx in ((8, 1), (9, 3), (10, 5), (11, 7)):
-        b = src[..., idx : idx + 1]
-        sign = np.where(b >= TAG_BASE, -b, np.where(b >= 0x80, 0xFF, 0))
-        out = np.where(sel == k, sign, out)
-    out = np.where(sel == 12, 0, out)
-    return np.where(sel >= 13, 0xFF, out)
+    if not constants:
+        return src
+    b = src[..., 1::2]  # the bytes 1, 3, 5, 7 whose sign bytes choices 8..11 are
+    sign = np.where(b >= TAG_BASE, -b, np.where(b >= 0x80, 0xFF, 0))
+    fixed = np.broadcast_to(np.array([0, 0xFF], dtype=src.dtype), src.shape[:-1] + (2,))
+    return np.concatenate([src, sign, fixed], axis=-1)
 
 
 # ====================================================================== tags
@@ -483,6 +493,7 @@ def _execute(m: _Machine, plan: Plan) -> None:
     eb = plan.element_bits
     p, dps, B = slots_per_dword(eb), dwords_per_slot(eb), max(1, eb // 8)
     W = m.W
+    transposed = _transpose_addresses(plan, W)
     i = 0
     while i < len(plan.steps):
         st = plan.steps[i]
@@ -518,7 +529,7 @@ def _execute(m: _Machine, plan: Plan) -> None:
             if st.pair is not None:
                 accesses.append((st.pair, st.pair_addr()))
             if isinstance(st, LdsLoad) and st.transpose:
-                _exec_transpose_load(m, st, plan.arch, p, dps, B, what)
+                _exec_transpose_load(m, st, transposed.get(i - 1), plan.arch, p, dps, B, what)  # step i - 1
                 continue
             for slots, addr in accesses:
                 if isinstance(st, LdsStore):
@@ -718,10 +729,28 @@ def _cells(slots: tuple, p: int, dps: int, B: int) -> tuple[list, np.ndarray, sl
     return cells, np.array(cells, dtype=np.int64).reshape(-1, 2), whole
 
 
-def _exec_transpose_load(m: _Machine, st: LdsLoad, arch: str, p: int, dps: int, B: int, what: str) -> None:
+def _transpose_addresses(plan: Plan, W: int) -> dict[int, np.ndarray]:
+    """Step index -> element byte addresses ``[W, 64, E]`` of every transpose load of ``plan`` with
+    8- or 16-bit elements (plan.transpose_element_addresses, computed once for all loads alike)."""
+    loads: dict[int, list[int]] = {}
+    for i, st in enumerate(plan.steps):
+        if isinstance(st, LdsLoad) and st.transpose in (8, 16):
+            loads.setdefault(st.transpose, []).append(i)
+    out = {}
+    for bits, steps in loads.items():
+        addr = np.stack([np.broadcast_to(np.asarray(plan.steps[i].addr, dtype=np.int64), (W, WAVE)) for i in steps])
+        elems = np.stack(transpose_element_addresses(addr, bits), axis=-1)  # [loads, W, 64, E]
+        out.update(zip(steps, elems))
+    return out
+
+
+def _exec_transpose_load(m: _Machine, st: LdsLoad, elem_addr: np.ndarray, arch: str, p: int, dps: int, B: int,
+                         what: str) -> None:
     """gfx950 ``ds_read_b64_tr_b{8,16}``: every lane supplies an 8-byte aligned address; lane ``l``
-    element ``j`` is an element of the read of a lane of its 16-lane group
-    (plan.transpose_element_addresses, the [I] lane model of linlayout.hw.lds)."""
+    element ``j`` is an element of the read of a lane of its 16-lane group, at ``elem_addr[w, l, j]``
+    (``_transpose_addresses``; the [I] lane model of linlayout.hw.lds).  Each element lies inside
+    that lane's checked 8-byte read (an aligned 8-byte address plus a multiple of the element size
+    below 8), so it is aligned and in range."""
     from linlayout.hw.targets import get_target
 
     if not get_target(arch).has_ds_read_tr:
@@ -733,10 +762,9 @@ def _exec_transpose_load(m: _Machine, st: LdsLoad, arch: str, p: int, dps: int, 
     if len(st.dst) != 64 // st.transpose:
         raise PlanVerificationError(f"{what}: {len(st.dst)} slots listed for {64 // st.transpose} elements")
     _lds_read(m, _lds_access(m, st.addr, 8, what), what)  # the lanes' own 8-byte reads
-    for slot, addr in zip(st.dst, transpose_element_addresses(st.addr, st.transpose)):
-        data = m.lds[_lds_access(m, addr, eb, what)].reshape(m.W, WAVE, eb)
-        for k, (d, byte) in enumerate(_slot_bytes(slot, p, dps, B)):
-            m.regs[d, :, :, byte] = data[..., k]
+    data = m.lds[elem_addr[..., None] + _BYTE_OFFSETS[:eb]].reshape(m.W, WAVE, -1)  # [W, 64, slots * bytes]
+    _, c, _ = _cells(tuple(st.dst), p, dps, B)
+    m.regs[c[:, 0], :, :, c[:, 1]] = data.transpose(2, 0, 1)
 
 
 def _exec_mov(m: _Machine, st: Mov, p: int, dps: int, B: int, what: str) -> None:
@@ -790,8 +818,9 @@ def _exec_permsel(m: _Machine, st: PermSelect, p: int, dps: int, B: int, what: s
     cond = _lanes_of(st.cond, m.W).astype(bool)
     s0, s1 = st.operands
     sels = [(np.array([(sel >> (8 * i)) & 0xFF for i in range(4)], dtype=np.int64)) for sel in (st.sel0, st.sel1)]
-    selb = np.where(cond[..., None], sels[1], sels[0])  # the selector VGPR, per lane
-    m.regs[st.dst_dword] = v_perm_b32(m.regs[s0], m.regs[s1], selb)
+    # the selector VGPR holds sels[1] where cond, else sels[0]: each lane's result is the one of its selector
+    res0, res1 = (v_perm_b32(m.regs[s0], m.regs[s1], sel) for sel in sels)
+    m.regs[st.dst_dword] = np.where(cond[..., None], res1, res0)
     for srcs, sb_arr in ((st.a, sels[0]), (st.b, sels[1])):  # declared copies must be what each selector does
         for d, s in zip(st.dst, srcs):
             for (dd, db), (sd, sb) in zip(_slot_bytes(d, p, dps, B), _slot_bytes(s, p, dps, B)):
