@@ -235,7 +235,7 @@ class _Machine:
         self.lds_bytes = lds_bytes
         lds_size = -(-lds_bytes // cell_bytes)
         self.epoch_writes: list[tuple[np.ndarray, np.ndarray]] = []  # quick: (cells, data) of each write
-        self.runs: dict[int, tuple] = {}  # dword cells: runs of LDS steps done at once (_lds_runs)
+        self.runs: dict[int, tuple] = {}  # quick: runs of LDS steps done at once (_lds_runs)
         self.epoch_reads: list[np.ndarray] = []  # quick: cells of each read
         self.regs = np.full((n_dw, W, WAVE, self.cpd), UNDEF, dtype=cell)
         self.lds = np.full(lds_size, UNDEF, dtype=cell)
@@ -477,6 +477,8 @@ def _run_isa(plan: Plan, init: np.ndarray | None, lds_bytes: int | None, exact: 
         small = not init.size or (-(1 << 31) < int(init.min()) and int(init.max()) < (1 << 31) - 1)
     m = _Machine(n_dw, W, lds_bytes if lds_bytes is not None else max(plan.lds_bytes, 4),
                  np.int32 if small else np.int64, exact)
+    if not exact:
+        m.runs = _lds_runs(m, plan) or {}
     if plan.slots_in % p == 0:  # the slots fill dwords 0.. in order: slot s, byte b is cell (s*B + b) / 4
         cells = init[:, :, : plan.slots_in].reshape(W, WAVE, -1, 4)
         m.regs[: cells.shape[2]] = cells.transpose(2, 0, 1, 3)
@@ -493,7 +495,6 @@ def _execute(m: _Machine, plan: Plan) -> None:
     eb = plan.element_bits
     p, dps, B = slots_per_dword(eb), dwords_per_slot(eb), max(1, eb // 8)
     W = m.W
-    transposed = _transpose_addresses(plan, W)
     i = 0
     while i < len(plan.steps):
         st = plan.steps[i]
@@ -529,7 +530,7 @@ def _execute(m: _Machine, plan: Plan) -> None:
             if st.pair is not None:
                 accesses.append((st.pair, st.pair_addr()))
             if isinstance(st, LdsLoad) and st.transpose:
-                _exec_transpose_load(m, st, transposed.get(i - 1), plan.arch, p, dps, B, what)  # step i - 1
+                _exec_transpose_load(m, st, plan.arch, p, dps, B, what)
                 continue
             for slots, addr in accesses:
                 if isinstance(st, LdsStore):
@@ -627,59 +628,73 @@ def _dword_run_holds(plan: Plan, want: np.ndarray) -> bool:
 
 
 def _lds_runs(m: _Machine, plan: Plan) -> dict[int, tuple] | None:
-    """The LDS accesses of a dword-cell run (whole dwords, ``_moves_dwords``) grouped into runs of
-    consecutive stores, or loads: first step -> (store?, the step after the run, the dwords
-    ``[n]`` of its accesses, their cells ``[W, 64 * n]`` -- dword ``j`` of lane ``l`` at column
-    ``l * n + j``).  Stores of a run read no register another writes, loads write distinct
-    dwords and read no LDS another writes, so a run is one gather and one scatter.  The addresses
-    are checked all at once per width; None when an access is malformed (the byte-cell run then
-    tells which)."""
+    """The LDS accesses of a quick run grouped into runs of consecutive stores, or loads, of one
+    width (and transpose size): first step -> (store?, the step after the run, the register cells
+    ``[n]`` of its accesses as dword and cell indices, their LDS cells ``[W, 64 * n]`` -- cell
+    ``j`` of lane ``l`` at column ``l * n + j``).  Stores of a run read no register another
+    writes, loads write distinct register cells and read no LDS another writes, so a run is one
+    gather and one scatter; the race bookkeeping of a quick run (``_check_epoch``) needs only the
+    cells each warp reads or writes.  A transpose load reads, per 16-lane group, the cells of its
+    lanes' 8-byte reads, so those are its LDS cells (in the order its elements go to registers).
+    The addresses are checked once per run.  ``ds_read_u8/u16`` (zero-extending) steps are not in
+    runs.  None when an access is malformed, not 1, 2, 4, 8 or 16 bytes wide or (dword cells) not
+    whole dwords: the dword-cell run then fails, the byte-cell run goes step by step."""
     eb = plan.element_bits
     p, dps, B = slots_per_dword(eb), dwords_per_slot(eb), max(1, eb // 8)
-    accesses = []  # (step, store?, dwords, address [W, 64], width)
+    accesses = []  # (step, store?, register cells, address [W, 64] or [64], width, transpose bits)
     for i, st in enumerate(plan.steps):
         if not isinstance(st, (LdsStore, LdsLoad)):
             continue
         if st.pair is not None and (st.width not in (4, 8) or not 0 < st.pair_offset <= 255):
             return None
-        store = isinstance(st, LdsStore)
+        store, tr = isinstance(st, LdsStore), getattr(st, "transpose", 0)
+        if st.width not in (1, 2, 4, 8, 16) or (tr and (m.cb != 1 or _transpose_error(st, plan.arch, B))):
+            return None
         for slots, addr in [(st.src if store else st.dst, st.addr)] + ([(st.pair, st.pair_addr())] if st.pair else []):
             cells, _, whole = _cells(tuple(slots), p, dps, B)
-            if len(cells) != st.width or whole is None:
+            if len(cells) != st.width or (m.cb == 4 and whole is None):
                 return None
-            dwords = np.arange(whole.start, whole.stop) if isinstance(whole, slice) else whole
-            a = np.asarray(addr, dtype=np.int64)
-            accesses.append((i, store, dwords, a if a.ndim == 2 else np.broadcast_to(a, (m.W, WAVE)), st.width))
-    cells = [None] * len(accesses)
-    for width in {a[4] for a in accesses}:
-        ks = [k for k, a in enumerate(accesses) if a[4] == width]
-        a = np.stack([accesses[k][3] for k in ks])  # [accesses, W, 64]
-        if (a % width).any() or a.min() < 0 or a.max() + width > m.lds_bytes:
-            return None
-        idx = (a // m.cb)[..., None] + _BYTE_OFFSETS[: width // m.cb]  # [accesses, W, 64, dwords]
-        for j, k in enumerate(ks):
-            cells[k] = idx[j]
+            if store and st.width < 4 and cells[0][1] != (2 if st.d16_hi else 0):
+                return None
+            if st.width >= 4 or store:
+                reg = [(d, 0) for d, _ in cells[::4]] if m.cb == 4 else cells
+                accesses.append((i, store, reg, addr, st.width, tr))
     runs, k = {}, 0
     while k < len(accesses):
-        j = k + 1
-        while j < len(accesses) and accesses[j][1] == accesses[k][1] and accesses[j][0] <= accesses[j - 1][0] + 1:
+        (first, store, _, _, width, tr), j = accesses[k], k + 1
+        while (j < len(accesses) and accesses[j][1:2] + accesses[j][4:] == (store, width, tr)
+               and accesses[j][0] <= accesses[j - 1][0] + 1):
             j += 1
-        dwords = np.concatenate([a[2] for a in accesses[k:j]])
-        if not accesses[k][1] and len(set(dwords.tolist())) < len(dwords):
+        reg = [c for x in accesses[k:j] for c in x[2]]
+        if not store and len(set(reg)) < len(reg):
             return None
-        runs[accesses[k][0]] = (accesses[k][1], accesses[j - 1][0] + 1, dwords,
-                                np.concatenate(cells[k:j], axis=2).reshape(m.W, -1))
+        a = _lane_tables([x[3] for x in accesses[k:j]], m.W)  # [accesses, W, 64]
+        if (a & (width - 1)).any() or a.min() < 0 or a.max() + width > m.lds_bytes:
+            return None
+        if tr:  # element e of lane l at elem[.., l, e]: its bytes
+            elem = np.stack(transpose_element_addresses(a, tr), axis=-1)  # [accesses, W, 64, E]
+            lds = (elem[..., None] + _BYTE_OFFSETS[: tr // 8]).transpose(1, 2, 0, 3, 4)
+        else:
+            lds = ((a >> (m.cb.bit_length() - 1))[..., None] + _BYTE_OFFSETS[: width // m.cb]).transpose(1, 2, 0, 3)
+        runs[first] = (store, accesses[j - 1][0] + 1, *np.array(reg).T, lds.reshape(m.W, -1))
         k = j
     return runs
 
 
+def _lane_tables(tables: list, W: int) -> np.ndarray:
+    """``[len(tables), W, 64]`` int64 from per-lane tables each ``[64]`` (every warp alike) or ``[W, 64]``."""
+    if all(np.ndim(t) == 2 for t in tables):
+        return np.array(tables, dtype=np.int64)
+    return np.array([np.broadcast_to(t, (W, WAVE)) for t in tables], dtype=np.int64)
+
+
 def _exec_run(m: _Machine, run: tuple, what: str) -> int:
-    """Do a run of LDS stores or loads on dword cells (``_lds_runs``); returns the step after it."""
-    store, end, dwords, cells = run
+    """Do a run of LDS stores or loads (``_lds_runs``); returns the step after it."""
+    store, end, dwords, cells, lds = run
     if store:
-        _lds_write(m, cells, m.regs[dwords, :, :, 0].transpose(1, 2, 0).reshape(m.W, -1), what)
+        _lds_write(m, lds, m.regs[dwords, :, :, cells].transpose(1, 2, 0).reshape(m.W, -1), what)
     else:
-        m.regs[dwords, :, :, 0] = _lds_read(m, cells, what).reshape(m.W, WAVE, -1).transpose(2, 0, 1)
+        m.regs[dwords, :, :, cells] = _lds_read(m, lds, what).reshape(m.W, WAVE, -1).transpose(2, 0, 1)
     return end
 
 
@@ -729,40 +744,33 @@ def _cells(slots: tuple, p: int, dps: int, B: int) -> tuple[list, np.ndarray, sl
     return cells, np.array(cells, dtype=np.int64).reshape(-1, 2), whole
 
 
-def _transpose_addresses(plan: Plan, W: int) -> dict[int, np.ndarray]:
-    """Step index -> element byte addresses ``[W, 64, E]`` of every transpose load of ``plan`` with
-    8- or 16-bit elements (plan.transpose_element_addresses, computed once for all loads alike)."""
-    loads: dict[int, list[int]] = {}
-    for i, st in enumerate(plan.steps):
-        if isinstance(st, LdsLoad) and st.transpose in (8, 16):
-            loads.setdefault(st.transpose, []).append(i)
-    out = {}
-    for bits, steps in loads.items():
-        addr = np.stack([np.broadcast_to(np.asarray(plan.steps[i].addr, dtype=np.int64), (W, WAVE)) for i in steps])
-        elems = np.stack(transpose_element_addresses(addr, bits), axis=-1)  # [loads, W, 64, E]
-        out.update(zip(steps, elems))
-    return out
-
-
-def _exec_transpose_load(m: _Machine, st: LdsLoad, elem_addr: np.ndarray, arch: str, p: int, dps: int, B: int,
-                         what: str) -> None:
-    """gfx950 ``ds_read_b64_tr_b{8,16}``: every lane supplies an 8-byte aligned address; lane ``l``
-    element ``j`` is an element of the read of a lane of its 16-lane group, at ``elem_addr[w, l, j]``
-    (``_transpose_addresses``; the [I] lane model of linlayout.hw.lds).  Each element lies inside
-    that lane's checked 8-byte read (an aligned 8-byte address plus a multiple of the element size
-    below 8), so it is aligned and in range."""
+def _transpose_error(st: LdsLoad, arch: str, B: int) -> str:
+    """Why a transpose load ``st`` of ``B``-byte elements cannot run on ``arch`` ("" when it can)."""
     from linlayout.hw.targets import get_target
 
     if not get_target(arch).has_ds_read_tr:
-        raise PlanVerificationError(f"{what}: transpose loads exist only on gfx950, not on {arch}")
-    eb = st.transpose // 8
-    if st.transpose not in (8, 16) or st.width != 8 or B != eb or st.pair is not None:
-        raise PlanVerificationError(f"{what}: a ds_read_b64_tr_b{st.transpose} moves 8 bytes of "
-                                    f"{st.transpose}-bit elements, here {B * 8}-bit ones in {st.width} bytes")
+        return f"transpose loads exist only on gfx950, not on {arch}"
+    if st.transpose not in (8, 16) or st.width != 8 or B != st.transpose // 8 or st.pair is not None:
+        return (f"a ds_read_b64_tr_b{st.transpose} moves 8 bytes of {st.transpose}-bit elements, here "
+                f"{B * 8}-bit ones in {st.width} bytes")
     if len(st.dst) != 64 // st.transpose:
-        raise PlanVerificationError(f"{what}: {len(st.dst)} slots listed for {64 // st.transpose} elements")
+        return f"{len(st.dst)} slots listed for {64 // st.transpose} elements"
+    return ""
+
+
+def _exec_transpose_load(m: _Machine, st: LdsLoad, arch: str, p: int, dps: int, B: int, what: str) -> None:
+    """gfx950 ``ds_read_b64_tr_b{8,16}``: every lane supplies an 8-byte aligned address; lane ``l``
+    element ``j`` is an element of the read of a lane of its 16-lane group
+    (plan.transpose_element_addresses, the [I] lane model of linlayout.hw.lds).  Each element lies
+    inside that lane's checked 8-byte read (an aligned 8-byte address plus a multiple of the
+    element size below 8), so it is aligned and in range."""
+    error = _transpose_error(st, arch, B)
+    if error:
+        raise PlanVerificationError(f"{what}: {error}")
     _lds_read(m, _lds_access(m, st.addr, 8, what), what)  # the lanes' own 8-byte reads
-    data = m.lds[elem_addr[..., None] + _BYTE_OFFSETS[:eb]].reshape(m.W, WAVE, -1)  # [W, 64, slots * bytes]
+    a = np.broadcast_to(np.asarray(st.addr, dtype=np.int64), (m.W, WAVE))
+    elem = np.stack(transpose_element_addresses(a, st.transpose), axis=-1)  # [W, 64, slots]
+    data = m.lds[elem[..., None] + _BYTE_OFFSETS[:B]].reshape(m.W, WAVE, -1)  # [W, 64, slots * bytes]
     _, c, _ = _cells(tuple(st.dst), p, dps, B)
     m.regs[c[:, 0], :, :, c[:, 1]] = data.transpose(2, 0, 1)
 
