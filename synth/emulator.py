@@ -220,9 +220,9 @@ class _RaceSuspect(Exception):
 class _Machine:
     """Registers ``[n_dwords, W, 64, 4 / cell_bytes]`` cells; LDS cells with race bookkeeping.
 
-    Byte cells (``cell_bytes`` 1) hold one byte each.  Dword cells (``cell_bytes`` 4) hold a code
-    of a whole dword's four bytes (``_dword_codes``), for plans whose steps move whole dwords only
-    (``_moves_dwords``): every step then does to a dword's code what it does to its four bytes.
+    Byte cells (``cell_bytes`` 1) hold one byte each.  Wider cells (``cell_bytes`` 2 or 4) hold a
+    code of their bytes (``_cell_codes``), for plans whose steps move such cells whole only
+    (``_cell_bytes``): every step then does to a cell's code what it does to its bytes.
     ``exact``: every LDS access checks and marks the cells it touches.  Otherwise (quick) the
     accesses of an epoch are only recorded and checked together at its barrier (``_check_epoch``),
     which flags everything the exact checks could report (and possibly more)."""
@@ -545,76 +545,121 @@ def _execute(m: _Machine, plan: Plan) -> None:
         _check_epoch(m)
 
 
-# ====================================================================== dword cells
-def _moves_dwords(plan: Plan) -> bool:
-    """Does every step of ``plan`` move whole dwords, the four bytes together and in place?  Register
-    steps other than renamings and v_perm_b32 do (they write whole VGPRs from whole VGPRs, or 0);
-    a renaming does when it copies whole dwords byte for byte; an LDS access when it moves 4 or
-    more bytes per lane between whole dwords in byte order (no transpose load).  The first and
-    last slots must fill whole dwords."""
+# ====================================================================== code cells
+def _cell_bytes(plan: Plan) -> int:
+    """The widest cells, 4 or 2 bytes (else 1), that every step of ``plan`` moves whole: the bytes
+    of a cell together and in order, to the bytes of a cell.  Register steps other than renamings
+    and v_perm_b32 move whole dwords (they write whole VGPRs from whole VGPRs, or 0); a renaming
+    and a v_perm_b32 move what ``_renames_cells`` and ``_perm_cells`` allow; an LDS access moves
+    cells when it moves at least a cell per lane between whole cells in byte order (a transpose
+    load: cells no wider than its elements).  The first and last slots must fill whole cells."""
     eb = plan.element_bits
     p, dps, B = slots_per_dword(eb), dwords_per_slot(eb), max(1, eb // 8)
-    if plan.slots_in % p or plan.slots_out % p:
-        return False
+    c = next(c for c in (4, 2, 1) if plan.slots_in * B % c == 0 and plan.slots_out * B % c == 0)
     for st in plan.steps:
-        if isinstance(st, PermSelect) or (isinstance(st, Mov) and st.kind == "v_perm_b32"):
-            return False
-        if isinstance(st, Mov) and st.kind == "rename" and not _renames_dwords(st, p, dps, B):
-            return False
-        if isinstance(st, (LdsStore, LdsLoad)):
-            slots = st.src if isinstance(st, LdsStore) else st.dst
-            if (st.width < 4 or getattr(st, "transpose", 0)
-                    or any(_cells(tuple(x), p, dps, B)[2] is None for x in (slots, st.pair) if x is not None)):
-                return False
+        while c > 1 and not _moves_cells(st, c, p, dps, B):
+            c //= 2
+    return c
+
+
+def _moves_cells(st, c: int, p: int, dps: int, B: int) -> bool:
+    """Does step ``st`` move whole ``c``-byte cells (``_cell_bytes``)?"""
+    if isinstance(st, PermSelect):
+        return _perm_cells(st.sel0, c) is not None and _perm_cells(st.sel1, c) is not None
+    if isinstance(st, Mov) and st.kind == "v_perm_b32":
+        return _perm_cells(st.selector, c) is not None
+    if isinstance(st, Mov) and st.kind == "rename":
+        return _renames_cells(st, c, p, dps, B)
+    if isinstance(st, (LdsStore, LdsLoad)):
+        slots = st.src if isinstance(st, LdsStore) else st.dst
+        return (st.width >= c and 8 * c <= (getattr(st, "transpose", 0) or 32)
+                and all(_whole_cells(tuple(x), c, p, dps, B) for x in (slots, st.pair) if x is not None))
     return True
 
 
-def _renames_dwords(st: Mov, p: int, dps: int, B: int) -> bool:
-    """Does the renaming copy whole dwords, byte ``b`` to byte ``b``, each dst dword once?"""
+@lru_cache(maxsize=4096)
+def _whole_cells(slots: tuple, c: int, p: int, dps: int, B: int) -> bool:
+    """Are the bytes of ``slots`` (``_cells``, in order) whole ``c``-byte cells, each in byte order?"""
+    cells = _cells(slots, p, dps, B)[0]
+    return len(cells) % c == 0 and all(
+        cells[k][1] % c == 0 and cells[k:k + c] == [(cells[k][0], cells[k][1] + t) for t in range(c)]
+        for k in range(0, len(cells), c))
+
+
+@lru_cache(maxsize=None)
+def _perm_cells(selector, c: int) -> tuple[int, ...] | None:
+    """What a v_perm_b32 with the uniform ``selector`` writes to each ``c``-byte cell of its result:
+    cell ``k`` of ``{S0, S1}`` (S1 first, the selector bytes ``c * k ..`` in order), or ``8 // c``
+    for the zero cell (selector bytes 12); None when some cell is neither (or the selector varies
+    per lane)."""
+    if np.ndim(selector):
+        return None
+    sel = [(int(selector) >> (8 * i)) & 0xFF for i in range(4)]
+    out = []
+    for g in (sel[h:h + c] for h in range(0, 4, c)):
+        if g == [12] * c:
+            out.append(8 // c)
+        elif g[0] < 8 and g[0] % c == 0 and g == list(range(g[0], g[0] + c)):
+            out.append(g[0] // c)
+        else:
+            return None
+    return tuple(out)
+
+
+def _renames_cells(st: Mov, c: int, p: int, dps: int, B: int) -> bool:
+    """Does the renaming copy whole ``c``-byte cells, each from one whole cell in byte order, each dst
+    cell once?"""
     dd, db, sd, sb = _renamed_cells(st, p, dps, B)
-    if dd.size % 4 or (db != sb).any():
+    if dd.size % c or (db % c != sb % c).any():
         return False
-    # in (dword, byte) order every dst dword must show bytes 0..3 once, all from one src dword
+    # in (dword, byte) order every dst cell must show its c bytes once, all from one src cell
     o = np.argsort(4 * dd + db, kind="stable")
-    d, b, s_ = (x[o].reshape(-1, 4) for x in (dd, db, sd))
-    return bool((b == np.arange(4)).all() and (d == d[:, :1]).all() and (s_ == s_[:, :1]).all())
+    d, b, s_d, s_c = (x[o].reshape(-1, c) for x in (dd, db, sd, sb // c))
+    return bool((b % c == np.arange(c)).all() and (d == d[:, :1]).all() and (s_d == s_d[:, :1]).all()
+                and (s_c == s_c[:, :1]).all())
 
 
-def _code_bits(plan: Plan) -> tuple[int, int]:
-    """(bits per element id, bits of the largest dword code): ids are below ``2**n`` (the tensor's
-    elements); a code is at most ``2**(n + 1)`` (64-bit elements) or ``2**(p * n)``."""
-    eb = plan.element_bits
+def _code_bits(plan: Plan, c: int) -> tuple[int, int]:
+    """(bits per element id, bits of the largest code of a ``c``-byte cell): ids are below ``2**n``
+    (the tensor's elements); a code is at most ``2**(c / B * n)``, or ``2**(n + log2(B / c))`` for
+    elements wider than a cell."""
+    B = max(1, plan.element_bits // 8)
     n = max(plan.src.total_out_bits, plan.dst.total_out_bits)
-    return n, (n + 1 if dwords_per_slot(eb) == 2 else slots_per_dword(eb) * n)
+    return n, (c // B * n if c >= B else n + (B // c).bit_length() - 1)
 
 
-def _dword_codes(ids: np.ndarray, p: int, dps: int, n_bits: int, dtype) -> np.ndarray:
-    """``[W, 64, dwords]``: the code of every dword of slots holding the elements ``ids`` ``[W, 64,
-    slots]`` (byte tags ``TAG_BASE + 8 * id + byte``): ``1 + 2 * id + half`` for 64-bit elements,
-    else ``1 + sum_j id_j * 2**(n_bits * j)`` over the dword's ``p`` elements.  One code per dword
-    content, none 0 (the zero dword) or UNDEF."""
+def _cell_codes(ids: np.ndarray, c: int, B: int, n_bits: int, dtype) -> np.ndarray:
+    """``[W, 64, cells]``: the code of every ``c``-byte cell of slots holding the elements ``ids``
+    ``[W, 64, slots]`` (byte tags ``TAG_BASE + 8 * id + byte``): ``1 + sum_j id_j * 2**(n_bits * j)``
+    over the cell's ``c / B`` elements, or ``1 + (B / c) * id + part`` for part ``part`` of an element
+    wider than a cell.  One code per cell content, none 0 (the zero cell) or UNDEF."""
     ids = ids.astype(dtype)
-    if dps == 2:
-        return (1 + 2 * ids[..., None] + np.arange(2, dtype=dtype)).reshape(ids.shape[0], WAVE, -1)
-    g = ids.reshape(ids.shape[0], WAVE, -1, p)
+    if c < B:
+        parts = B // c
+        return (1 + parts * ids[..., None] + np.arange(parts, dtype=dtype)).reshape(ids.shape[0], WAVE, -1)
+    g = ids.reshape(ids.shape[0], WAVE, -1, c // B)
     out = 1 + g[..., 0]
-    for j in range(1, p):
+    for j in range(1, c // B):
         out += g[..., j] << (n_bits * j)
     return out
 
 
-def _dword_run_holds(plan: Plan, want: np.ndarray) -> bool:
-    """Quick ISA run on dword cells (``_moves_dwords`` plans): do the dst slots end up holding
-    ``want``?  False also when any check fails (the byte-cell run then finds what)."""
-    eb = plan.element_bits
-    p, dps = slots_per_dword(eb), dwords_per_slot(eb)
-    n, bits = _code_bits(plan)
+def _cell_run_holds(plan: Plan, want: np.ndarray) -> bool:
+    """Quick ISA run on the widest cells the plan moves whole (``_cell_bytes``, 2 or 4 bytes): do
+    the dst slots end up holding ``want``?  False when the plan moves no such cells, and when any
+    check fails (the byte-cell run then finds what)."""
+    c = _cell_bytes(plan)
+    if c == 1:
+        return False
+    B = max(1, plan.element_bits // 8)
+    n, bits = _code_bits(plan, c)
     if bits > 62:
         return False
     dtype = np.int32 if bits <= 30 else np.int64
-    m = _Machine(_n_dwords(plan), plan.num_warps, max(plan.lds_bytes, 4), dtype, exact=False, cell_bytes=4)
-    codes = _dword_codes(element_ids(plan.src, plan.num_warps)[:, :, : plan.slots_in], p, dps, n, dtype)
-    m.regs[: codes.shape[2], :, :, 0] = codes.transpose(2, 0, 1)
+    m = _Machine(_n_dwords(plan), plan.num_warps, max(plan.lds_bytes, 4), dtype, exact=False, cell_bytes=c)
+    codes = _cell_codes(element_ids(plan.src, plan.num_warps)[:, :, : plan.slots_in], c, B, n, dtype)
+    q = np.arange(codes.shape[2])  # cell q of the slots is cell q % cpd of dword q // cpd
+    m.regs[q // m.cpd, :, :, q % m.cpd] = codes.transpose(2, 0, 1)
     runs = _lds_runs(m, plan)
     if runs is None:
         return False
@@ -623,8 +668,9 @@ def _dword_run_holds(plan: Plan, want: np.ndarray) -> bool:
         _execute(m, plan)
     except (_RaceSuspect, PlanVerificationError, LayoutError):
         return False
-    out = _dword_codes(want, p, dps, n, dtype)
-    return bool((m.regs[: out.shape[2], :, :, 0] == out.transpose(2, 0, 1)).all())
+    out = _cell_codes(want, c, B, n, dtype)
+    q = np.arange(out.shape[2])
+    return bool((m.regs[q // m.cpd, :, :, q % m.cpd] == out.transpose(2, 0, 1)).all())
 
 
 def _lds_runs(m: _Machine, plan: Plan) -> dict[int, tuple] | None:
@@ -637,8 +683,8 @@ def _lds_runs(m: _Machine, plan: Plan) -> dict[int, tuple] | None:
     cells each warp reads or writes.  A transpose load reads, per 16-lane group, the cells of its
     lanes' 8-byte reads, so those are its LDS cells (in the order its elements go to registers).
     The addresses are checked once per run.  ``ds_read_u8/u16`` (zero-extending) steps are not in
-    runs.  None when an access is malformed, not 1, 2, 4, 8 or 16 bytes wide or (dword cells) not
-    whole dwords: the dword-cell run then fails, the byte-cell run goes step by step."""
+    runs.  None when an access is malformed, not 1, 2, 4, 8 or 16 bytes wide or (wider cells) not
+    whole cells: the run on wider cells then fails, the byte-cell run goes step by step."""
     eb = plan.element_bits
     p, dps, B = slots_per_dword(eb), dwords_per_slot(eb), max(1, eb // 8)
     accesses = []  # (step, store?, register cells, address [W, 64] or [64], width, transpose bits)
@@ -648,17 +694,16 @@ def _lds_runs(m: _Machine, plan: Plan) -> dict[int, tuple] | None:
         if st.pair is not None and (st.width not in (4, 8) or not 0 < st.pair_offset <= 255):
             return None
         store, tr = isinstance(st, LdsStore), getattr(st, "transpose", 0)
-        if st.width not in (1, 2, 4, 8, 16) or (tr and (m.cb != 1 or _transpose_error(st, plan.arch, B))):
+        if st.width not in (1, 2, 4, 8, 16) or (tr and (8 * m.cb > tr or _transpose_error(st, plan.arch, B))):
             return None
         for slots, addr in [(st.src if store else st.dst, st.addr)] + ([(st.pair, st.pair_addr())] if st.pair else []):
             cells, _, whole = _cells(tuple(slots), p, dps, B)
-            if len(cells) != st.width or (m.cb == 4 and whole is None):
+            if len(cells) != st.width or (m.cb > 1 and not _whole_cells(tuple(slots), m.cb, p, dps, B)):
                 return None
             if store and st.width < 4 and cells[0][1] != (2 if st.d16_hi else 0):
                 return None
             if st.width >= 4 or store:
-                reg = [(d, 0) for d, _ in cells[::4]] if m.cb == 4 else cells
-                accesses.append((i, store, reg, addr, st.width, tr))
+                accesses.append((i, store, [(d, b // m.cb) for d, b in cells[::m.cb]], addr, st.width, tr))
     runs, k = {}, 0
     while k < len(accesses):
         (first, store, _, _, width, tr), j = accesses[k], k + 1
@@ -671,11 +716,12 @@ def _lds_runs(m: _Machine, plan: Plan) -> dict[int, tuple] | None:
         a = _lane_tables([x[3] for x in accesses[k:j]], m.W)  # [accesses, W, 64]
         if (a & (width - 1)).any() or a.min() < 0 or a.max() + width > m.lds_bytes:
             return None
-        if tr:  # element e of lane l at elem[.., l, e]: its bytes
+        shift = m.cb.bit_length() - 1  # byte address -> cell
+        if tr:  # element e of lane l at elem[.., l, e]: its cells
             elem = np.stack(transpose_element_addresses(a, tr), axis=-1)  # [accesses, W, 64, E]
-            lds = (elem[..., None] + _BYTE_OFFSETS[: tr // 8]).transpose(1, 2, 0, 3, 4)
+            lds = ((elem >> shift)[..., None] + _BYTE_OFFSETS[: tr // 8 // m.cb]).transpose(1, 2, 0, 3, 4)
         else:
-            lds = ((a >> (m.cb.bit_length() - 1))[..., None] + _BYTE_OFFSETS[: width // m.cb]).transpose(1, 2, 0, 3)
+            lds = ((a >> shift)[..., None] + _BYTE_OFFSETS[: width // m.cb]).transpose(1, 2, 0, 3)
         runs[first] = (store, accesses[j - 1][0] + 1, *np.array(reg).T, lds.reshape(m.W, -1))
         k = j
     return runs
@@ -709,7 +755,7 @@ def _exec_store(m: _Machine, slots: list[int], addr, width: int, d16_hi: bool, p
     if whole is not None:
         data = m.regs[whole].transpose(1, 2, 0, 3).reshape(m.W, -1)  # [W, 64 * width]
     else:
-        data = m.regs[c[:, 0], :, :, c[:, 1]].transpose(1, 2, 0).reshape(m.W, -1)
+        data = m.regs[c[::m.cb, 0], :, :, c[::m.cb, 1] // m.cb].transpose(1, 2, 0).reshape(m.W, -1)
     _lds_write(m, _lds_access(m, addr, width, what), data, what)
 
 
@@ -725,7 +771,7 @@ def _exec_load(m: _Machine, slots: list[int], addr, width: int, p: int, dps: int
     if whole is not None:
         m.regs[whole] = data.reshape(m.W, WAVE, -1, m.cpd).transpose(2, 0, 1, 3)
     else:
-        m.regs[c[:, 0], :, :, c[:, 1]] = data.transpose(2, 0, 1)
+        m.regs[c[::m.cb, 0], :, :, c[::m.cb, 1] // m.cb] = data.transpose(2, 0, 1)
 
 
 @lru_cache(maxsize=4096)
@@ -780,8 +826,7 @@ def _exec_mov(m: _Machine, st: Mov, p: int, dps: int, B: int, what: str) -> None
         s0, s1 = st.operands
         sel = np.asarray(st.selector, dtype=np.int64)
         selb = (sel[..., None] >> (8 * np.arange(4))) & 0xFF  # [4] or [64, 4]
-        res = v_perm_b32(m.regs[s0], m.regs[s1], selb)
-        m.regs[st.dst_dword] = res
+        m.regs[st.dst_dword] = _perm(m, s0, s1, st.selector, selb)
         uniform = sel.ndim == 0
         for d, s in zip(st.dst, st.src):  # the declared slot copies must be what the selector did
             for (dd, db), (sd, sb) in zip(_slot_bytes(d, p, dps, B), _slot_bytes(s, p, dps, B)):
@@ -799,8 +844,9 @@ def _exec_mov(m: _Machine, st: Mov, p: int, dps: int, B: int, what: str) -> None
         return
     # a renaming: bookkeeping of values (parallel copy of the listed elements)
     dd, db, sd, sb = _renamed_cells(st, p, dps, B)
-    if m.cb == 4:  # whole dwords (_moves_dwords): each dst dword is the src dword of its byte 0
-        m.regs[dd[db == 0]] = m.regs[sd[db == 0]]
+    if m.cb > 1:  # whole cells (_renames_cells): each dst cell is the src cell of its first byte
+        first = db % m.cb == 0
+        m.regs[dd[first], :, :, db[first] // m.cb] = m.regs[sd[first], :, :, sb[first] // m.cb]
         return
     if len(set((4 * dd + db).tolist())) == dd.size:  # every cell written once: one gather, one scatter
         m.regs[dd, :, :, db] = m.regs[sd, :, :, sb]
@@ -808,6 +854,15 @@ def _exec_mov(m: _Machine, st: Mov, p: int, dps: int, B: int, what: str) -> None
     src_vals = m.regs[sd, :, :, sb]
     for k in range(dd.size):  # in order: a cell listed twice keeps the later value
         m.regs[dd[k], :, :, db[k]] = src_vals[k]
+
+
+def _perm(m: _Machine, s0: int, s1: int, selector, selector_bytes: np.ndarray) -> np.ndarray:
+    """``v_perm_b32`` of the registers ``s0``, ``s1``: on byte cells with the selector's bytes, on wider
+    cells by the choice of each cell (``_perm_cells``; the zero cell after the cells of {S0, S1})."""
+    if m.cb == 1:
+        return v_perm_b32(m.regs[s0], m.regs[s1], selector_bytes)
+    zero = np.zeros(m.regs.shape[1:3] + (1,), dtype=m.regs.dtype)
+    return np.concatenate([m.regs[s1], m.regs[s0], zero], axis=-1)[..., list(_perm_cells(selector, m.cb))]
 
 
 def _renamed_cells(st: Mov, p: int, dps: int, B: int) -> tuple[np.ndarray, ...]:
@@ -827,7 +882,7 @@ def _exec_permsel(m: _Machine, st: PermSelect, p: int, dps: int, B: int, what: s
     s0, s1 = st.operands
     sels = [(np.array([(sel >> (8 * i)) & 0xFF for i in range(4)], dtype=np.int64)) for sel in (st.sel0, st.sel1)]
     # the selector VGPR holds sels[1] where cond, else sels[0]: each lane's result is the one of its selector
-    res0, res1 = (v_perm_b32(m.regs[s0], m.regs[s1], sel) for sel in sels)
+    res0, res1 = (_perm(m, s0, s1, sel, selb) for sel, selb in zip((st.sel0, st.sel1), sels))
     m.regs[st.dst_dword] = np.where(cond[..., None], res1, res0)
     for srcs, sb_arr in ((st.a, sels[0]), (st.b, sels[1])):  # declared copies must be what each selector does
         for d, s in zip(st.dst, srcs):
@@ -966,12 +1021,13 @@ def _holds_ids(plan: Plan, regs: np.ndarray, want: np.ndarray) -> bool:
 
 def verify(plan: Plan, certificate: bool = True) -> VerifyResult:
     """Run ``plan`` at ISA level and (``certificate``) at certificate level; both must leave ``dst`` in
-    the dst slots.  A plan moving whole dwords only runs on dword cells first (``_moves_dwords``);
-    any other plan, or a failure there, runs on byte cells, which tell what went wrong."""
+    the dst slots.  A plan moving whole 2- or 4-byte cells only runs on such cells first
+    (``_cell_run_holds``); any other plan, or a failure there, runs on byte cells, which tell what
+    went wrong."""
     want = expected_ids(plan)
     if want.shape[2] != plan.slots_out:
         return VerifyResult(False, f"dst has {want.shape[2]} registers but the plan fills {plan.slots_out}")
-    if not (_moves_dwords(plan) and _dword_run_holds(plan, want)):
+    if not _cell_run_holds(plan, want):
         failure = _byte_run_failure(plan, want)
         if failure:
             return VerifyResult(False, failure)
