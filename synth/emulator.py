@@ -275,16 +275,17 @@ def _lanes_of(t, warps: int) -> np.ndarray:
 
 
 def _gather(vals: np.ndarray, src_lane: np.ndarray) -> np.ndarray:
-    """``vals[w, src_lane[w, l], :]`` (vals ``[W, 64, 4]``); -1 source lanes read 0."""
-    idx = np.clip(src_lane, 0, WAVE - 1)
-    out = np.take_along_axis(vals, np.broadcast_to(idx, vals.shape[:2])[..., None], axis=1)
+    """``vals[w, src_lane[w, l], :]`` (vals ``[W, 64, cells]``; source lanes -1..63, ``[64]`` for every
+    warp or ``[W, 64]``); -1 source lanes read 0."""
+    out = vals[np.arange(vals.shape[0])[:, None], src_lane & (WAVE - 1)]
     return np.where((src_lane < 0)[..., None], 0, out)
 
 
-def _check_declared(declared: np.ndarray, actual: np.ndarray, what: str) -> None:
-    declared = np.broadcast_to(declared, actual.shape)
+def _check_declared(declared: np.ndarray, actual: np.ndarray, W: int, what: str) -> None:
+    """Every lane whose declared source lane is not -1 reads that lane (lane tables ``[64]`` or ``[W, 64]``)."""
     bad = (declared >= 0) & (declared != actual)
     if bad.any():
+        declared, actual, bad = (np.broadcast_to(x, (W, WAVE)) for x in (declared, actual, bad))
         w, l = map(int, np.argwhere(bad)[0])
         raise PlanVerificationError(
             f"{what}: lane {l} of warp {w} is declared to read lane {int(declared[w, l])} but the "
@@ -308,7 +309,7 @@ def _exec_dpp(m: _Machine, dst: int, src: int, ctrl: int, row_mask: int, bank_ma
     else:
         res = np.where(vcc[..., None], m.regs[s1], s0)
     m.regs[dst] = np.where(enabled[None, :, None], res, m.regs[dst])
-    return np.broadcast_to(sl, (m.W, WAVE))
+    return sl
 
 
 def _lds_access(m: _Machine, addr, width: int, what: str) -> np.ndarray:
@@ -508,13 +509,13 @@ def _execute(m: _Machine, plan: Plan) -> None:
         elif isinstance(st, PermSelect):
             _exec_permsel(m, st, p, dps, B, what)
         elif isinstance(st, Select):
-            vcc = _lanes_of(st.cond, W).astype(bool)[..., None]
+            vcc = np.asarray(st.cond).astype(bool)[..., None]  # [64, 1] or [W, 64, 1]
             for (d, a), (_, b) in zip(_paired(st.dst, st.a, p, dps, what), _paired(st.dst, st.b, p, dps, what)):
                 m.regs[d] = np.where(vcc, m.regs[b], m.regs[a])
         elif isinstance(st, Lane):
             for d, s in _paired(st.dst, st.src, p, dps, what):
                 sl = _exec_lane(m, st, d, s, what)
-                _check_declared(_lanes_of(st.src_lane, W), sl, what)
+                _check_declared(np.asarray(st.src_lane), sl, W, what)
         elif isinstance(st, FusedDpp):
             _exec_fused(m, st, p, dps, what)
         elif isinstance(st, PermlaneSwap):
@@ -573,17 +574,20 @@ def _moves_cells(st, c: int, p: int, dps: int, B: int) -> bool:
     if isinstance(st, (LdsStore, LdsLoad)):
         slots = st.src if isinstance(st, LdsStore) else st.dst
         return (st.width >= c and 8 * c <= (getattr(st, "transpose", 0) or 32)
-                and all(_whole_cells(tuple(x), c, p, dps, B) for x in (slots, st.pair) if x is not None))
+                and all(_register_cells(tuple(x), c, p, dps, B)[1] is not None for x in (slots, st.pair) if x is not None))
     return True
 
 
 @lru_cache(maxsize=4096)
-def _whole_cells(slots: tuple, c: int, p: int, dps: int, B: int) -> bool:
-    """Are the bytes of ``slots`` (``_cells``, in order) whole ``c``-byte cells, each in byte order?"""
+def _register_cells(slots: tuple, c: int, p: int, dps: int, B: int) -> tuple[list, np.ndarray | None]:
+    """The (dword, byte) cells of ``slots`` in order (``_cells``) and, when they are whole ``c``-byte
+    cells each in byte order, those cells ``[n, 2]`` as (dword, cell of the dword); else None."""
     cells = _cells(slots, p, dps, B)[0]
-    return len(cells) % c == 0 and all(
+    whole = len(cells) % c == 0 and all(
         cells[k][1] % c == 0 and cells[k:k + c] == [(cells[k][0], cells[k][1] + t) for t in range(c)]
         for k in range(0, len(cells), c))
+    reg = np.array([(d, b // c) for d, b in cells[::c]], dtype=np.int64).reshape(-1, 2) if whole else None
+    return cells, reg
 
 
 @lru_cache(maxsize=None)
@@ -697,32 +701,32 @@ def _lds_runs(m: _Machine, plan: Plan) -> dict[int, tuple] | None:
         if st.width not in (1, 2, 4, 8, 16) or (tr and (8 * m.cb > tr or _transpose_error(st, plan.arch, B))):
             return None
         for slots, addr in [(st.src if store else st.dst, st.addr)] + ([(st.pair, st.pair_addr())] if st.pair else []):
-            cells, _, whole = _cells(tuple(slots), p, dps, B)
-            if len(cells) != st.width or (m.cb > 1 and not _whole_cells(tuple(slots), m.cb, p, dps, B)):
+            cells, reg = _register_cells(tuple(slots), m.cb, p, dps, B)
+            if len(cells) != st.width or reg is None:
                 return None
             if store and st.width < 4 and cells[0][1] != (2 if st.d16_hi else 0):
                 return None
             if st.width >= 4 or store:
-                accesses.append((i, store, [(d, b // m.cb) for d, b in cells[::m.cb]], addr, st.width, tr))
+                accesses.append((i, store, reg, addr, st.width, tr))
     runs, k = {}, 0
     while k < len(accesses):
         (first, store, _, _, width, tr), j = accesses[k], k + 1
         while (j < len(accesses) and accesses[j][1:2] + accesses[j][4:] == (store, width, tr)
                and accesses[j][0] <= accesses[j - 1][0] + 1):
             j += 1
-        reg = [c for x in accesses[k:j] for c in x[2]]
-        if not store and len(set(reg)) < len(reg):
+        reg = np.concatenate([x[2] for x in accesses[k:j]])  # [cells, 2]
+        if not store and np.unique(reg[:, 0] * m.cpd + reg[:, 1]).size < len(reg):
             return None
         a = _lane_tables([x[3] for x in accesses[k:j]], m.W)  # [accesses, W, 64]
         if (a & (width - 1)).any() or a.min() < 0 or a.max() + width > m.lds_bytes:
             return None
-        shift = m.cb.bit_length() - 1  # byte address -> cell
-        if tr:  # element e of lane l at elem[.., l, e]: its cells
-            elem = np.stack(transpose_element_addresses(a, tr), axis=-1)  # [accesses, W, 64, E]
-            lds = ((elem >> shift)[..., None] + _BYTE_OFFSETS[: tr // 8 // m.cb]).transpose(1, 2, 0, 3, 4)
+        if tr:  # the addresses of each lane's elements, and the cells of an element
+            base, n = np.stack(transpose_element_addresses(a, tr), axis=-1), tr // 8 // m.cb  # [accesses, W, 64, E]
         else:
-            lds = ((a >> shift)[..., None] + _BYTE_OFFSETS[: width // m.cb]).transpose(1, 2, 0, 3)
-        runs[first] = (store, accesses[j - 1][0] + 1, *np.array(reg).T, lds.reshape(m.W, -1))
+            base, n = a[..., None], width // m.cb
+        cell = (base >> (m.cb.bit_length() - 1)).transpose(1, 2, 0, 3)[..., None]  # [W, 64, accesses, E or 1, 1]
+        lds = np.add(cell, _BYTE_OFFSETS[:n], order="C")
+        runs[first] = (store, accesses[j - 1][0] + 1, reg[:, 0], reg[:, 1], lds.reshape(m.W, -1))
         k = j
     return runs
 
@@ -878,7 +882,7 @@ def _codes(sd: int, sb: int, s0: int, s1: int) -> set[int]:
 
 
 def _exec_permsel(m: _Machine, st: PermSelect, p: int, dps: int, B: int, what: str) -> None:
-    cond = _lanes_of(st.cond, m.W).astype(bool)
+    cond = np.asarray(st.cond).astype(bool)  # [64] or [W, 64]
     s0, s1 = st.operands
     sels = [(np.array([(sel >> (8 * i)) & 0xFF for i in range(4)], dtype=np.int64)) for sel in (st.sel0, st.sel1)]
     # the selector VGPR holds sels[1] where cond, else sels[0]: each lane's result is the one of its selector
@@ -898,10 +902,9 @@ def _exec_lane(m: _Machine, st: Lane, d: int, s: int, what: str) -> np.ndarray:
         return _exec_dpp(m, d, s, int(st.isa["ctrl"]), int(st.isa.get("row_mask", 0xF)),
                          int(st.isa.get("bank_mask", 0xF)), int(st.isa.get("bound_ctrl", 0)), None, None)
     if fam == "ds_swizzle":
-        sl = np.broadcast_to(_swz_cached(int(st.isa["offset"])), (m.W, WAVE))
+        sl = _swz_cached(int(st.isa["offset"]))
     elif fam == "ds_bpermute":
-        sl = np.broadcast_to(bpermute_src_lanes(_lanes_of(st.isa["addr"], m.W), int(st.isa.get("offset", 0))),
-                             (m.W, WAVE))
+        sl = bpermute_src_lanes(st.isa["addr"], int(st.isa.get("offset", 0)))
     else:
         raise PlanVerificationError(f"{what}: lane kind {st.kind!r} has no ISA model")
     m.regs[d] = _gather(m.regs[s], sl)
@@ -909,7 +912,7 @@ def _exec_lane(m: _Machine, st: Lane, d: int, s: int, what: str) -> np.ndarray:
 
 
 def _exec_fused(m: _Machine, st: FusedDpp, p: int, dps: int, what: str) -> None:
-    keep = _lanes_of(st.keep, m.W).astype(bool)
+    keep = np.asarray(st.keep).astype(bool)  # [64] or [W, 64]
     ctrl, bc = int(st.isa["ctrl"]), int(st.isa.get("bound_ctrl", 0))
     rm, bm = int(st.isa.get("row_mask", 0xF)), int(st.isa.get("bank_mask", 0xF))
     for (d, o), (_, s) in zip(_paired(st.dst, st.own, p, dps, what), _paired(st.dst, st.src, p, dps, what)):
@@ -925,7 +928,7 @@ def _exec_fused(m: _Machine, st: FusedDpp, p: int, dps: int, what: str) -> None:
             sl = _exec_dpp(m, d, s, ctrl, rm, bm, bc, keep, o)
         else:
             raise PlanVerificationError(f"{what}: unknown fused form {st.form!r}")
-        _check_declared(np.where(keep, -1, _lanes_of(st.src_lane, m.W)), sl, what)
+        _check_declared(np.where(keep, -1, st.src_lane), sl, m.W, what)
         if ((~keep) & (sl < 0)).any():
             raise PlanVerificationError(f"{what}: a lane that takes the moved value has no DPP source")
 
