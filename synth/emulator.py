@@ -598,7 +598,7 @@ def _perm_cells(selector, c: int) -> tuple[int, ...] | None:
     per lane)."""
     if np.ndim(selector):
         return None
-    sel = [(int(selector) >> (8 * i)) & 0xFF for i in range(4)]
+    sel = _bytes_of(selector)
     out = []
     for g in (sel[h:h + c] for h in range(0, 4, c)):
         if g == [12] * c:
@@ -828,13 +828,13 @@ def _exec_transpose_load(m: _Machine, st: LdsLoad, arch: str, p: int, dps: int, 
 def _exec_mov(m: _Machine, st: Mov, p: int, dps: int, B: int, what: str) -> None:
     if st.kind == "v_perm_b32":
         s0, s1 = st.operands
-        sel = np.asarray(st.selector, dtype=np.int64)
-        selb = (sel[..., None] >> (8 * np.arange(4))) & 0xFF  # [4] or [64, 4]
+        uniform = np.ndim(st.selector) == 0
+        selb = (_bytes_of(st.selector) if uniform  # [4], or [64, 4] per lane
+                else (np.asarray(st.selector, dtype=np.int64)[..., None] >> (8 * np.arange(4))) & 0xFF)
         m.regs[st.dst_dword] = _perm(m, s0, s1, st.selector, selb)
-        uniform = sel.ndim == 0
         for d, s in zip(st.dst, st.src):  # the declared slot copies must be what the selector did
             for (dd, db), (sd, sb) in zip(_slot_bytes(d, p, dps, B), _slot_bytes(s, p, dps, B)):
-                if dd != st.dst_dword or not uniform or int(selb[db]) not in _codes(sd, sb, s0, s1):
+                if dd != st.dst_dword or not uniform or not _reads(selb[db], sd, sb, s0, s1):
                     raise PlanVerificationError(f"{what}: the selector does not copy slot {s} to slot {d}")
         return
     pairs = _paired(st.dst, st.src, p, dps, what)
@@ -860,13 +860,20 @@ def _exec_mov(m: _Machine, st: Mov, p: int, dps: int, B: int, what: str) -> None
         m.regs[dd[k], :, :, db[k]] = src_vals[k]
 
 
-def _perm(m: _Machine, s0: int, s1: int, selector, selector_bytes: np.ndarray) -> np.ndarray:
+def _bytes_of(value) -> list[int]:
+    """The four bytes of a 32-bit value, the lowest first."""
+    return [(int(value) >> (8 * i)) & 0xFF for i in range(4)]
+
+
+def _perm(m: _Machine, s0: int, s1: int, selector, selector_bytes) -> np.ndarray:
     """``v_perm_b32`` of the registers ``s0``, ``s1``: on byte cells with the selector's bytes, on wider
-    cells by the choice of each cell (``_perm_cells``; the zero cell after the cells of {S0, S1})."""
+    cells by the choice of each cell (``_perm_cells``: cell ``k`` of {S1, S0}, or the zero cell)."""
     if m.cb == 1:
         return v_perm_b32(m.regs[s0], m.regs[s1], selector_bytes)
-    zero = np.zeros(m.regs.shape[1:3] + (1,), dtype=m.regs.dtype)
-    return np.concatenate([m.regs[s1], m.regs[s0], zero], axis=-1)[..., list(_perm_cells(selector, m.cb))]
+    src, out = (m.regs[s1], m.regs[s0]), np.empty_like(m.regs[s0])
+    for h, k in enumerate(_perm_cells(selector, m.cb)):
+        out[..., h] = src[k // m.cpd][..., k % m.cpd] if k < 2 * m.cpd else 0
+    return out
 
 
 def _renamed_cells(st: Mov, p: int, dps: int, B: int) -> tuple[np.ndarray, ...]:
@@ -876,23 +883,23 @@ def _renamed_cells(st: Mov, p: int, dps: int, B: int) -> tuple[np.ndarray, ...]:
     return tuple(x.reshape(-1) for x in (dd, db, sd, sb))
 
 
-def _codes(sd: int, sb: int, s0: int, s1: int) -> set[int]:
-    """v_perm selector values that read byte ``sb`` of register ``sd`` (S1: 0..3, S0: 4..7)."""
-    return ({sb} if sd == s1 else set()) | ({4 + sb} if sd == s0 else set())
+def _reads(code: int, sd: int, sb: int, s0: int, s1: int) -> bool:
+    """Does the v_perm selector byte ``code`` read byte ``sb`` of register ``sd`` (S1: 0..3, S0: 4..7)?"""
+    return (sd == s1 and code == sb) or (sd == s0 and code == 4 + sb)
 
 
 def _exec_permsel(m: _Machine, st: PermSelect, p: int, dps: int, B: int, what: str) -> None:
     cond = np.asarray(st.cond).astype(bool)  # [64] or [W, 64]
     s0, s1 = st.operands
-    sels = [(np.array([(sel >> (8 * i)) & 0xFF for i in range(4)], dtype=np.int64)) for sel in (st.sel0, st.sel1)]
+    sels = [_bytes_of(sel) for sel in (st.sel0, st.sel1)]
     # the selector VGPR holds sels[1] where cond, else sels[0]: each lane's result is the one of its selector
     res0, res1 = (_perm(m, s0, s1, sel, selb) for sel, selb in zip((st.sel0, st.sel1), sels))
     m.regs[st.dst_dword] = np.where(cond[..., None], res1, res0)
-    for srcs, sb_arr in ((st.a, sels[0]), (st.b, sels[1])):  # declared copies must be what each selector does
+    for srcs, selb in ((st.a, sels[0]), (st.b, sels[1])):  # declared copies must be what each selector does
         for d, s in zip(st.dst, srcs):
             for (dd, db), (sd, sb) in zip(_slot_bytes(d, p, dps, B), _slot_bytes(s, p, dps, B)):
-                code = int(sb_arr[db])
-                if dd != st.dst_dword or (code < 8 and code not in _codes(sd, sb, s0, s1)):
+                code = selb[db]
+                if dd != st.dst_dword or (code < 8 and not _reads(code, sd, sb, s0, s1)):
                     raise PlanVerificationError(f"{what}: the selector does not copy slot {s} to slot {d}")
 
 
