@@ -400,11 +400,11 @@ def _check_epoch(m: _Machine) -> None:
     if not changed.any() and not reads:
         return  # every byte written once (or with one value), nothing read
     for w in range(m.W):
-        m.w_warps[np.concatenate([i[w] for i, _ in writes])] |= 1 << w
+        m.w_warps[np.concatenate([i[w].reshape(-1) for i, _ in writes])] |= 1 << w
     suspect = bool(changed.any()) and bool((np.bitwise_count(m.w_warps[flat[changed]]) > 1).any())
     if reads and not suspect:
         for w in range(m.W):
-            m.r_warps[np.concatenate([i[w] for i in reads])] |= 1 << w
+            m.r_warps[np.concatenate([i[w].reshape(-1) for i in reads])] |= 1 << w
         rb = np.concatenate([i.reshape(-1) for i in reads])
         wm = m.w_warps[rb]
         suspect = bool(((wm != 0) & (np.bitwise_count(wm | m.r_warps[rb]) > 1)).any())
@@ -680,8 +680,7 @@ def _cell_run_holds(plan: Plan, want: np.ndarray) -> bool:
 def _lds_runs(m: _Machine, plan: Plan) -> dict[int, tuple] | None:
     """The LDS accesses of a quick run grouped into runs of consecutive stores, or loads, of one
     width (and transpose size): first step -> (store?, the step after the run, the register cells
-    ``[n]`` of its accesses as dword and cell indices, their LDS cells ``[W, 64 * n]`` -- cell
-    ``j`` of lane ``l`` at column ``l * n + j``).  Stores of a run read no register another
+    ``[n]`` of its accesses as dword and cell indices, their LDS cells ``[W, n, 64]``).  Stores of a run read no register another
     writes, loads write distinct register cells and read no LDS another writes, so a run is one
     gather and one scatter; the race bookkeeping of a quick run (``_check_epoch``) needs only the
     cells each warp reads or writes.  A transpose load reads, per 16-lane group, the cells of its
@@ -721,12 +720,11 @@ def _lds_runs(m: _Machine, plan: Plan) -> dict[int, tuple] | None:
         if (a & (width - 1)).any() or a.min() < 0 or a.max() + width > m.lds_bytes:
             return None
         if tr:  # the addresses of each lane's elements, and the cells of an element
-            base, n = np.stack(transpose_element_addresses(a, tr), axis=-1), tr // 8 // m.cb  # [accesses, W, 64, E]
+            base, n = np.stack(transpose_element_addresses(a, tr), axis=1), tr // 8 // m.cb  # [accesses, E, W, 64]
         else:
-            base, n = a[..., None], width // m.cb
-        cell = (base >> (m.cb.bit_length() - 1)).transpose(1, 2, 0, 3)[..., None]  # [W, 64, accesses, E or 1, 1]
-        lds = np.add(cell, _BYTE_OFFSETS[:n], order="C")
-        runs[first] = (store, accesses[j - 1][0] + 1, reg[:, 0], reg[:, 1], lds.reshape(m.W, -1))
+            base, n = a[:, None], width // m.cb
+        lds = (base >> (m.cb.bit_length() - 1))[:, :, None] + _BYTE_OFFSETS[:n, None, None]  # [.., E or 1, n, W, 64]
+        runs[first] = (store, accesses[j - 1][0] + 1, reg[:, 0], reg[:, 1], lds.reshape(-1, m.W, WAVE).transpose(1, 0, 2))
         k = j
     return runs
 
@@ -742,9 +740,9 @@ def _exec_run(m: _Machine, run: tuple, what: str) -> int:
     """Do a run of LDS stores or loads (``_lds_runs``); returns the step after it."""
     store, end, dwords, cells, lds = run
     if store:
-        _lds_write(m, lds, m.regs[dwords, :, :, cells].transpose(1, 2, 0).reshape(m.W, -1), what)
+        _lds_write(m, lds, m.regs[dwords, :, :, cells].transpose(1, 0, 2), what)
     else:
-        m.regs[dwords, :, :, cells] = _lds_read(m, lds, what).reshape(m.W, WAVE, -1).transpose(2, 0, 1)
+        m.regs[dwords, :, :, cells] = _lds_read(m, lds, what).transpose(1, 0, 2)
     return end
 
 
