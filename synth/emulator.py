@@ -429,8 +429,8 @@ def _cell_index(slots, p: int, dps: int, bytes_per: int) -> tuple[np.ndarray, np
     bytes ``(s % p) * bytes_per ..``)."""
     s = np.asarray(slots, dtype=np.int64).reshape(-1, 1)
     if dps == 2:
-        return 2 * s + (np.arange(8) >> 2), np.broadcast_to(np.arange(8) & 3, (len(s), 8))
-    return np.broadcast_to(s // p, (len(s), bytes_per)), (s % p) * bytes_per + np.arange(bytes_per)
+        return 2 * s + (np.arange(8) >> 2), np.repeat((np.arange(8) & 3)[None], len(s), axis=0)
+    return np.repeat(s // p, bytes_per, axis=1), (s % p) * bytes_per + np.arange(bytes_per)
 
 
 def _max_slot(plan: Plan) -> int:
