@@ -551,7 +551,7 @@ def _cell_bytes(plan: Plan) -> int:
     """The widest cells, 4 or 2 bytes (else 1), that every step of ``plan`` moves whole: the bytes
     of a cell together and in order, to the bytes of a cell.  Register steps other than renamings
     and v_perm_b32 move whole dwords (they write whole VGPRs from whole VGPRs, or 0); a renaming
-    and a v_perm_b32 move what ``_renames_cells`` and ``_perm_cells`` allow; an LDS access moves
+    and a v_perm_b32 move what ``_renamed_cell_pairs`` and ``_perm_cells`` allow; an LDS access moves
     cells when it moves at least a cell per lane between whole cells in byte order (a transpose
     load: cells no wider than its elements).  The first and last slots must fill whole cells."""
     eb = plan.element_bits
@@ -570,7 +570,7 @@ def _moves_cells(st, c: int, p: int, dps: int, B: int) -> bool:
     if isinstance(st, Mov) and st.kind == "v_perm_b32":
         return _perm_cells(st.selector, c) is not None
     if isinstance(st, Mov) and st.kind == "rename":
-        return _renames_cells(st, c, p, dps, B)
+        return _renamed_cell_pairs(st, c, B) is not None
     if isinstance(st, (LdsStore, LdsLoad)):
         slots = st.src if isinstance(st, LdsStore) else st.dst
         return (st.width >= c and 8 * c <= (getattr(st, "transpose", 0) or 32)
@@ -610,17 +610,25 @@ def _perm_cells(selector, c: int) -> tuple[int, ...] | None:
     return tuple(out)
 
 
-def _renames_cells(st: Mov, c: int, p: int, dps: int, B: int) -> bool:
-    """Does the renaming copy whole ``c``-byte cells, each from one whole cell in byte order, each dst
-    cell once?"""
-    dd, db, sd, sb = _renamed_cells(st, p, dps, B)
-    if dd.size % c or (db % c != sb % c).any():
-        return False
-    # in (dword, byte) order every dst cell must show its c bytes once, all from one src cell
-    o = np.argsort(4 * dd + db, kind="stable")
-    d, b, s_d, s_c = (x[o].reshape(-1, c) for x in (dd, db, sd, sb // c))
-    return bool((b % c == np.arange(c)).all() and (d == d[:, :1]).all() and (s_d == s_d[:, :1]).all()
-                and (s_c == s_c[:, :1]).all())
+def _renamed_cell_pairs(st: Mov, c: int, B: int) -> tuple[list[int], list[int]] | None:
+    """The ``c``-byte cells a renaming of ``B``-byte slots copies, as (dst cells, src cells), each
+    numbered by its byte offset / ``c`` (slot ``s`` is the bytes ``s * B ..``), when it copies whole
+    cells, each from one whole cell in byte order and each dst cell once; else None."""
+    n = min(len(st.dst), len(st.src))
+    dst, src = list(st.dst[:n]), list(st.src[:n])
+    if len(set(dst)) < n:
+        return None
+    if c < B:  # a slot is B / c whole cells
+        parts = B // c
+        return [d * parts + t for d in dst for t in range(parts)], [s * parts + t for s in src for t in range(parts)]
+    k = c // B  # slots per cell: a dst cell needs all its k slots, from one src cell, in place
+    src_cell: dict[int, int] = {}
+    for d, s in zip(dst, src):
+        if d % k != s % k or src_cell.setdefault(d // k, s // k) != s // k:
+            return None
+    if n != k * len(src_cell):
+        return None
+    return list(src_cell), list(src_cell.values())
 
 
 def _code_bits(plan: Plan, c: int) -> tuple[int, int]:
@@ -845,11 +853,11 @@ def _exec_mov(m: _Machine, st: Mov, p: int, dps: int, B: int, what: str) -> None
             m.regs[d] = m.regs[s]
         return
     # a renaming: bookkeeping of values (parallel copy of the listed elements)
-    dd, db, sd, sb = _renamed_cells(st, p, dps, B)
-    if m.cb > 1:  # whole cells (_renames_cells): each dst cell is the src cell of its first byte
-        first = db % m.cb == 0
-        m.regs[dd[first], :, :, db[first] // m.cb] = m.regs[sd[first], :, :, sb[first] // m.cb]
+    if m.cb > 1:  # whole cells (_renamed_cell_pairs)
+        qd, qs = (np.array(q, dtype=np.int64) for q in _renamed_cell_pairs(st, m.cb, B))
+        m.regs[qd // m.cpd, :, :, qd % m.cpd] = m.regs[qs // m.cpd, :, :, qs % m.cpd]
         return
+    dd, db, sd, sb = _renamed_cells(st, p, dps, B)
     if len(set((4 * dd + db).tolist())) == dd.size:  # every cell written once: one gather, one scatter
         m.regs[dd, :, :, db] = m.regs[sd, :, :, sb]
         return

@@ -116,3 +116,15 @@ def test_baseline_fp16_v_perm_and_transpose_plans_run_on_half_dword_cells():
         message = emulator.verify(bad, certificate=False).message
         assert not emulator._cell_run_holds(bad, want)
         assert message and message == _byte_verdict(bad, want), name
+
+
+def test_renamings_move_whole_cells_only_when_every_cell_is_copied_whole():
+    """8-bit slots (4 per dword): 2-byte cells are slot pairs (0, 1), (2, 3), ..."""
+    whole = {((4, 5), (2, 3)): True,  # cell 2 <- cell 1
+             ((5, 4), (3, 2)): True,  # the same copy listed in another order
+             ((7, 4), (3, 2)): False,  # bytes 0 and 3 of v1 are not one cell
+             ((4, 5), (3, 2)): False,  # a cell's bytes swapped
+             ((4,), (2,)): False,  # half a cell
+             ((4, 5, 4, 5), (2, 3, 2, 3)): False}  # a dst cell listed twice
+    for (dst, src), expected in whole.items():
+        assert (emulator._renamed_cell_pairs(Mov(dst=list(dst), src=list(src)), 2, 1) is not None) == expected
