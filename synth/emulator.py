@@ -24,7 +24,7 @@ byte).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, is_dataclass
 from functools import lru_cache
 
 import numpy as np
@@ -393,8 +393,8 @@ def _check_epoch(m: _Machine) -> None:
     value, or read and written by two warps."""
     writes, reads = m.epoch_writes, m.epoch_reads
     m.epoch_writes, m.epoch_reads = [], []
-    if not writes:
-        return
+    if not writes or (len(writes) == 1 and not reads):
+        return  # one write leaves its data on its bytes (_lds_write checked them), nothing read
     flat = np.concatenate([i.reshape(-1) for i, _ in writes])
     changed = m.lds[flat] != np.concatenate([d.reshape(-1) for _, d in writes])
     if not changed.any() and not reads:
@@ -436,11 +436,21 @@ def _cell_index(slots, p: int, dps: int, bytes_per: int) -> tuple[np.ndarray, np
 def _max_slot(plan: Plan) -> int:
     m = max(plan.slots_in, plan.slots_out)
     for s in plan.steps:
-        for name in ("dst", "src", "a", "b", "own", "tmp", "vdst", "src0", "pair"):
+        for name in _slot_fields(type(s)):
             v = getattr(s, name, None)
             if v:
                 m = max(m, max(v) + 1)
     return m
+
+
+@lru_cache(maxsize=None)
+def _slot_fields(step_class: type) -> tuple[str, ...]:
+    """The names of the fields that may list slots, those a (dataclass) step class has (a table of
+    the step classes only)."""
+    names = ("dst", "src", "a", "b", "own", "tmp", "vdst", "src0", "pair")
+    if is_dataclass(step_class):
+        names = tuple(n for n in names if n in {f.name for f in fields(step_class)})
+    return names
 
 
 def run_isa(plan: Plan, init: np.ndarray | None = None, lds_bytes: int | None = None) -> np.ndarray:
@@ -722,7 +732,7 @@ def _lds_runs(m: _Machine, plan: Plan) -> dict[int, tuple] | None:
                and accesses[j][0] <= accesses[j - 1][0] + 1):
             j += 1
         reg = np.concatenate([x[2] for x in accesses[k:j]])  # [cells, 2]
-        if not store and np.unique(reg[:, 0] * m.cpd + reg[:, 1]).size < len(reg):
+        if not store and np.bincount(reg[:, 0] * m.cpd + reg[:, 1]).max() > 1:
             return None
         a = _lane_tables([x[3] for x in accesses[k:j]], m.W)  # [accesses, W, 64]
         if (a & (width - 1)).any() or a.min() < 0 or a.max() + width > m.lds_bytes:
