@@ -582,9 +582,11 @@ def _moves_cells(st, c: int, p: int, dps: int, B: int) -> bool:
     if isinstance(st, Mov) and st.kind == "rename":
         return _renamed_cell_pairs(st, c, B) is not None
     if isinstance(st, (LdsStore, LdsLoad)):
-        slots = st.src if isinstance(st, LdsStore) else st.dst
-        return (st.width >= c and 8 * c <= (getattr(st, "transpose", 0) or 32)
-                and all(_register_cells(tuple(x), c, p, dps, B)[1] is not None for x in (slots, st.pair) if x is not None))
+        if getattr(st, "transpose", 0) and 8 * c > st.transpose:  # cells no wider than the elements
+            return False
+        accesses = (st.src if isinstance(st, LdsStore) else st.dst, st.pair)
+        return st.width >= c and all(_register_cells(tuple(x), c, p, dps, B)[1] is not None
+                                     for x in accesses if x is not None)
     return True
 
 
@@ -698,14 +700,15 @@ def _cell_run_holds(plan: Plan, want: np.ndarray) -> bool:
 def _lds_runs(m: _Machine, plan: Plan) -> dict[int, tuple] | None:
     """The LDS accesses of a quick run grouped into runs of consecutive stores, or loads, of one
     width (and transpose size): first step -> (store?, the step after the run, the register cells
-    ``[n]`` of its accesses as dword and cell indices, their LDS cells ``[W, n, 64]``).  Stores of a run read no register another
-    writes, loads write distinct register cells and read no LDS another writes, so a run is one
-    gather and one scatter; the race bookkeeping of a quick run (``_check_epoch``) needs only the
-    cells each warp reads or writes.  A transpose load reads, per 16-lane group, the cells of its
-    lanes' 8-byte reads, so those are its LDS cells (in the order its elements go to registers).
-    The addresses are checked once per run.  ``ds_read_u8/u16`` (zero-extending) steps are not in
-    runs.  None when an access is malformed, not 1, 2, 4, 8 or 16 bytes wide or (wider cells) not
-    whole cells: the run on wider cells then fails, the byte-cell run goes step by step."""
+    ``[n]`` of its accesses as dword and cell indices, their LDS cells ``[W, n, 64]``).  Stores of
+    a run read no register another writes, loads write distinct register cells and read no LDS
+    another writes, so a run is one gather and one scatter; the race bookkeeping of a quick run
+    (``_check_epoch``) needs only the cells each warp reads or writes.  A transpose load reads,
+    per 16-lane group, the cells of its lanes' 8-byte reads, so those are its LDS cells (in the
+    order its elements go to registers).  The addresses are checked once per run.
+    ``ds_read_u8/u16`` (zero-extending) steps are not in runs.  None when an access is malformed,
+    not 1, 2, 4, 8 or 16 bytes wide or (wider cells) not whole cells: the run on wider cells then
+    fails, the byte-cell run goes step by step."""
     eb = plan.element_bits
     p, dps, B = slots_per_dword(eb), dwords_per_slot(eb), max(1, eb // 8)
     accesses = []  # (step, store?, register cells, address [W, 64] or [64], width, transpose bits)
@@ -732,7 +735,7 @@ def _lds_runs(m: _Machine, plan: Plan) -> dict[int, tuple] | None:
                and accesses[j][0] <= accesses[j - 1][0] + 1):
             j += 1
         reg = np.concatenate([x[2] for x in accesses[k:j]])  # [cells, 2]
-        if not store and np.bincount(reg[:, 0] * m.cpd + reg[:, 1]).max() > 1:
+        if not store and len(set((reg[:, 0] * m.cpd + reg[:, 1]).tolist())) < len(reg):
             return None
         a = _lane_tables([x[3] for x in accesses[k:j]], m.W)  # [accesses, W, 64]
         if (a & (width - 1)).any() or a.min() < 0 or a.max() + width > m.lds_bytes:
@@ -742,7 +745,8 @@ def _lds_runs(m: _Machine, plan: Plan) -> dict[int, tuple] | None:
         else:
             base, n = a[:, None], width // m.cb
         lds = (base >> (m.cb.bit_length() - 1))[:, :, None] + _BYTE_OFFSETS[:n, None, None]  # [.., E or 1, n, W, 64]
-        runs[first] = (store, accesses[j - 1][0] + 1, reg[:, 0], reg[:, 1], lds.reshape(-1, m.W, WAVE).transpose(1, 0, 2))
+        lds = lds.reshape(-1, m.W, WAVE).transpose(1, 0, 2)
+        runs[first] = (store, accesses[j - 1][0] + 1, reg[:, 0], reg[:, 1], lds)
         k = j
     return runs
 
