@@ -443,7 +443,7 @@ def _max_slot(plan: Plan) -> int:
     return m
 
 
-@lru_cache(maxsize=None)
+@lru_cache(maxsize=None)  # kept by clear_caches: keyed on the step classes
 def _slot_fields(step_class: type) -> tuple[str, ...]:
     """The names of the fields that may list slots, those a (dataclass) step class has (a table of
     the step classes only)."""
@@ -590,7 +590,7 @@ def _moves_cells(st, c: int, p: int, dps: int, B: int) -> bool:
     return True
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=4096)  # kept by clear_caches: keyed on an instruction's register operands (like _cells)
 def _register_cells(slots: tuple, c: int, p: int, dps: int, B: int) -> tuple[list, np.ndarray | None]:
     """The (dword, byte) cells of ``slots`` in order (``_cells``) and, when they are whole ``c``-byte
     cells each in byte order, those cells ``[n, 2]`` as (dword, cell of the dword); else None."""
@@ -602,7 +602,7 @@ def _register_cells(slots: tuple, c: int, p: int, dps: int, B: int) -> tuple[lis
     return cells, reg
 
 
-@lru_cache(maxsize=None)
+@lru_cache(maxsize=None)  # kept by clear_caches: keyed on a selector encoding
 def _perm_cells(selector, c: int) -> tuple[int, ...] | None:
     """What a v_perm_b32 with the uniform ``selector`` writes to each ``c``-byte cell of its result:
     cell ``k`` of ``{S0, S1}`` (S1 first, the selector bytes ``c * k ..`` in order), or ``8 // c``
