@@ -24,7 +24,7 @@ byte).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, is_dataclass
 from functools import lru_cache
 
 import numpy as np
@@ -145,19 +145,29 @@ def permlane_swap(kind: str, vdst: np.ndarray, src0: np.ndarray) -> tuple[np.nda
 
 
 def v_perm_b32(s0: np.ndarray, s1: np.ndarray, selector: np.ndarray) -> np.ndarray:
-    """``v_perm_b32``: bytes ``[..., 4]`` of S0, S1 and a selector ``[..., 4]`` (one byte per result byte)."""
+    """``v_perm_b32``: bytes ``[..., 4]`` of S0, S1 and a selector ``[..., 4]`` (one byte per result byte).
+
+    Selector byte ``k`` picks byte ``k`` of the 16 *choices*: 0..7 the bytes of ``{S0, S1}``
+    (0..3 = S1, 4..7 = S0), 8..11 the sign byte of S1 byte 1, S1 byte 3, S0 byte 1, S0 byte 3
+    (0xFF if the byte is >= 0x80, else 0; ``-tag`` on a symbolic tag), 12 the byte 0x00, 13 and
+    above 0xFF."""
+    sel = np.minimum(np.asarray(selector, dtype=np.int64), 13)
+    choices = _perm_choices(s0, s1, bool((sel >= 8).any()))
+    if sel.ndim == 1:  # one selector for every lane: plain indexing
+        return choices[..., sel]
+    return np.take_along_axis(choices, np.broadcast_to(sel, s0.shape), axis=-1)
+
+
+def _perm_choices(s0: np.ndarray, s1: np.ndarray, constants: bool) -> np.ndarray:
+    """The bytes ``[..., 8]`` a v_perm_b32 selector chooses from, or all 14 (``constants``: also the
+    four sign bytes, 0x00 and 0xFF) -- choice ``k`` at index ``k``."""
     src = np.concatenate([s1, s0], axis=-1)  # in[0..3] = S1, in[4..7] = S0
-    sel = np.asarray(selector, dtype=np.int64)
-    if sel.ndim == 1 and (sel < 8).all():  # uniform byte selects: plain indexing
-        return src[..., sel]
-    sel = np.broadcast_to(sel, s0.shape)
-    out = np.take_along_axis(src, np.clip(sel, 0, 7), axis=-1)
-    for k, idx in ((8, 1), (9, 3), (10, 5), (11, 7)):
-        b = src[..., idx : idx + 1]
-        sign = np.where(b >= TAG_BASE, -b, np.where(b >= 0x80, 0xFF, 0))
-        out = np.where(sel == k, sign, out)
-    out = np.where(sel == 12, 0, out)
-    return np.where(sel >= 13, 0xFF, out)
+    if not constants:
+        return src
+    b = src[..., 1::2]  # the bytes 1, 3, 5, 7 whose sign bytes choices 8..11 are
+    sign = np.where(b >= TAG_BASE, -b, np.where(b >= 0x80, 0xFF, 0))
+    fixed = np.broadcast_to(np.array([0, 0xFF], dtype=src.dtype), src.shape[:-1] + (2,))
+    return np.concatenate([src, sign, fixed], axis=-1)
 
 
 # ====================================================================== tags
@@ -210,9 +220,9 @@ class _RaceSuspect(Exception):
 class _Machine:
     """Registers ``[n_dwords, W, 64, 4 / cell_bytes]`` cells; LDS cells with race bookkeeping.
 
-    Byte cells (``cell_bytes`` 1) hold one byte each.  Dword cells (``cell_bytes`` 4) hold a code
-    of a whole dword's four bytes (``_dword_codes``), for plans whose steps move whole dwords only
-    (``_moves_dwords``): every step then does to a dword's code what it does to its four bytes.
+    Byte cells (``cell_bytes`` 1) hold one byte each.  Wider cells (``cell_bytes`` 2 or 4) hold a
+    code of their bytes (``_cell_codes``), for plans whose steps move such cells whole only
+    (``_cell_bytes``): every step then does to a cell's code what it does to its bytes.
     ``exact``: every LDS access checks and marks the cells it touches.  Otherwise (quick) the
     accesses of an epoch are only recorded and checked together at its barrier (``_check_epoch``),
     which flags everything the exact checks could report (and possibly more)."""
@@ -225,7 +235,7 @@ class _Machine:
         self.lds_bytes = lds_bytes
         lds_size = -(-lds_bytes // cell_bytes)
         self.epoch_writes: list[tuple[np.ndarray, np.ndarray]] = []  # quick: (cells, data) of each write
-        self.runs: dict[int, tuple] = {}  # dword cells: runs of LDS steps done at once (_lds_runs)
+        self.runs: dict[int, tuple] = {}  # quick: runs of LDS steps done at once (_lds_runs)
         self.epoch_reads: list[np.ndarray] = []  # quick: cells of each read
         self.regs = np.full((n_dw, W, WAVE, self.cpd), UNDEF, dtype=cell)
         self.lds = np.full(lds_size, UNDEF, dtype=cell)
@@ -265,16 +275,17 @@ def _lanes_of(t, warps: int) -> np.ndarray:
 
 
 def _gather(vals: np.ndarray, src_lane: np.ndarray) -> np.ndarray:
-    """``vals[w, src_lane[w, l], :]`` (vals ``[W, 64, 4]``); -1 source lanes read 0."""
-    idx = np.clip(src_lane, 0, WAVE - 1)
-    out = np.take_along_axis(vals, np.broadcast_to(idx, vals.shape[:2])[..., None], axis=1)
+    """``vals[w, src_lane[w, l], :]`` (vals ``[W, 64, cells]``; source lanes -1..63, ``[64]`` for every
+    warp or ``[W, 64]``); -1 source lanes read 0."""
+    out = vals[np.arange(vals.shape[0])[:, None], src_lane & (WAVE - 1)]
     return np.where((src_lane < 0)[..., None], 0, out)
 
 
-def _check_declared(declared: np.ndarray, actual: np.ndarray, what: str) -> None:
-    declared = np.broadcast_to(declared, actual.shape)
+def _check_declared(declared: np.ndarray, actual: np.ndarray, W: int, what: str) -> None:
+    """Every lane whose declared source lane is not -1 reads that lane (lane tables ``[64]`` or ``[W, 64]``)."""
     bad = (declared >= 0) & (declared != actual)
     if bad.any():
+        declared, actual, bad = (np.broadcast_to(x, (W, WAVE)) for x in (declared, actual, bad))
         w, l = map(int, np.argwhere(bad)[0])
         raise PlanVerificationError(
             f"{what}: lane {l} of warp {w} is declared to read lane {int(declared[w, l])} but the "
@@ -298,7 +309,7 @@ def _exec_dpp(m: _Machine, dst: int, src: int, ctrl: int, row_mask: int, bank_ma
     else:
         res = np.where(vcc[..., None], m.regs[s1], s0)
     m.regs[dst] = np.where(enabled[None, :, None], res, m.regs[dst])
-    return np.broadcast_to(sl, (m.W, WAVE))
+    return sl
 
 
 def _lds_access(m: _Machine, addr, width: int, what: str) -> np.ndarray:
@@ -382,18 +393,18 @@ def _check_epoch(m: _Machine) -> None:
     value, or read and written by two warps."""
     writes, reads = m.epoch_writes, m.epoch_reads
     m.epoch_writes, m.epoch_reads = [], []
-    if not writes:
-        return
+    if not writes or (len(writes) == 1 and not reads):
+        return  # one write leaves its data on its bytes (_lds_write checked them), nothing read
     flat = np.concatenate([i.reshape(-1) for i, _ in writes])
     changed = m.lds[flat] != np.concatenate([d.reshape(-1) for _, d in writes])
     if not changed.any() and not reads:
         return  # every byte written once (or with one value), nothing read
     for w in range(m.W):
-        m.w_warps[np.concatenate([i[w] for i, _ in writes])] |= 1 << w
+        m.w_warps[np.concatenate([i[w].reshape(-1) for i, _ in writes])] |= 1 << w
     suspect = bool(changed.any()) and bool((np.bitwise_count(m.w_warps[flat[changed]]) > 1).any())
     if reads and not suspect:
         for w in range(m.W):
-            m.r_warps[np.concatenate([i[w] for i in reads])] |= 1 << w
+            m.r_warps[np.concatenate([i[w].reshape(-1) for i in reads])] |= 1 << w
         rb = np.concatenate([i.reshape(-1) for i in reads])
         wm = m.w_warps[rb]
         suspect = bool(((wm != 0) & (np.bitwise_count(wm | m.r_warps[rb]) > 1)).any())
@@ -418,18 +429,28 @@ def _cell_index(slots, p: int, dps: int, bytes_per: int) -> tuple[np.ndarray, np
     bytes ``(s % p) * bytes_per ..``)."""
     s = np.asarray(slots, dtype=np.int64).reshape(-1, 1)
     if dps == 2:
-        return 2 * s + (np.arange(8) >> 2), np.broadcast_to(np.arange(8) & 3, (len(s), 8))
-    return np.broadcast_to(s // p, (len(s), bytes_per)), (s % p) * bytes_per + np.arange(bytes_per)
+        return 2 * s + (np.arange(8) >> 2), np.repeat((np.arange(8) & 3)[None], len(s), axis=0)
+    return np.repeat(s // p, bytes_per, axis=1), (s % p) * bytes_per + np.arange(bytes_per)
 
 
 def _max_slot(plan: Plan) -> int:
     m = max(plan.slots_in, plan.slots_out)
     for s in plan.steps:
-        for name in ("dst", "src", "a", "b", "own", "tmp", "vdst", "src0", "pair"):
+        for name in _slot_fields(type(s)):
             v = getattr(s, name, None)
             if v:
                 m = max(m, max(v) + 1)
     return m
+
+
+@lru_cache(maxsize=None)  # kept by clear_caches: keyed on the step classes
+def _slot_fields(step_class: type) -> tuple[str, ...]:
+    """The names of the fields that may list slots, those a (dataclass) step class has (a table of
+    the step classes only)."""
+    names = ("dst", "src", "a", "b", "own", "tmp", "vdst", "src0", "pair")
+    if is_dataclass(step_class):
+        names = tuple(n for n in names if n in {f.name for f in fields(step_class)})
+    return names
 
 
 def run_isa(plan: Plan, init: np.ndarray | None = None, lds_bytes: int | None = None) -> np.ndarray:
@@ -467,6 +488,8 @@ def _run_isa(plan: Plan, init: np.ndarray | None, lds_bytes: int | None, exact: 
         small = not init.size or (-(1 << 31) < int(init.min()) and int(init.max()) < (1 << 31) - 1)
     m = _Machine(n_dw, W, lds_bytes if lds_bytes is not None else max(plan.lds_bytes, 4),
                  np.int32 if small else np.int64, exact)
+    if not exact:
+        m.runs = _lds_runs(m, plan) or {}
     if plan.slots_in % p == 0:  # the slots fill dwords 0.. in order: slot s, byte b is cell (s*B + b) / 4
         cells = init[:, :, : plan.slots_in].reshape(W, WAVE, -1, 4)
         m.regs[: cells.shape[2]] = cells.transpose(2, 0, 1, 3)
@@ -496,13 +519,13 @@ def _execute(m: _Machine, plan: Plan) -> None:
         elif isinstance(st, PermSelect):
             _exec_permsel(m, st, p, dps, B, what)
         elif isinstance(st, Select):
-            vcc = _lanes_of(st.cond, W).astype(bool)[..., None]
+            vcc = np.asarray(st.cond).astype(bool)[..., None]  # [64, 1] or [W, 64, 1]
             for (d, a), (_, b) in zip(_paired(st.dst, st.a, p, dps, what), _paired(st.dst, st.b, p, dps, what)):
                 m.regs[d] = np.where(vcc, m.regs[b], m.regs[a])
         elif isinstance(st, Lane):
             for d, s in _paired(st.dst, st.src, p, dps, what):
                 sl = _exec_lane(m, st, d, s, what)
-                _check_declared(_lanes_of(st.src_lane, W), sl, what)
+                _check_declared(np.asarray(st.src_lane), sl, W, what)
         elif isinstance(st, FusedDpp):
             _exec_fused(m, st, p, dps, what)
         elif isinstance(st, PermlaneSwap):
@@ -533,76 +556,134 @@ def _execute(m: _Machine, plan: Plan) -> None:
         _check_epoch(m)
 
 
-# ====================================================================== dword cells
-def _moves_dwords(plan: Plan) -> bool:
-    """Does every step of ``plan`` move whole dwords, the four bytes together and in place?  Register
-    steps other than renamings and v_perm_b32 do (they write whole VGPRs from whole VGPRs, or 0);
-    a renaming does when it copies whole dwords byte for byte; an LDS access when it moves 4 or
-    more bytes per lane between whole dwords in byte order (no transpose load).  The first and
-    last slots must fill whole dwords."""
+# ====================================================================== code cells
+def _cell_bytes(plan: Plan) -> int:
+    """The widest cells, 4 or 2 bytes (else 1), that every step of ``plan`` moves whole: the bytes
+    of a cell together and in order, to the bytes of a cell.  Register steps other than renamings
+    and v_perm_b32 move whole dwords (they write whole VGPRs from whole VGPRs, or 0); a renaming
+    and a v_perm_b32 move what ``_renamed_cell_pairs`` and ``_perm_cells`` allow; an LDS access moves
+    cells when it moves at least a cell per lane between whole cells in byte order (a transpose
+    load: cells no wider than its elements).  The first and last slots must fill whole cells."""
     eb = plan.element_bits
     p, dps, B = slots_per_dword(eb), dwords_per_slot(eb), max(1, eb // 8)
-    if plan.slots_in % p or plan.slots_out % p:
-        return False
+    c = next(c for c in (4, 2, 1) if plan.slots_in * B % c == 0 and plan.slots_out * B % c == 0)
     for st in plan.steps:
-        if isinstance(st, PermSelect) or (isinstance(st, Mov) and st.kind == "v_perm_b32"):
+        while c > 1 and not _moves_cells(st, c, p, dps, B):
+            c //= 2
+    return c
+
+
+def _moves_cells(st, c: int, p: int, dps: int, B: int) -> bool:
+    """Does step ``st`` move whole ``c``-byte cells (``_cell_bytes``)?"""
+    if isinstance(st, PermSelect):
+        return _perm_cells(st.sel0, c) is not None and _perm_cells(st.sel1, c) is not None
+    if isinstance(st, Mov) and st.kind == "v_perm_b32":
+        return _perm_cells(st.selector, c) is not None
+    if isinstance(st, Mov) and st.kind == "rename":
+        return _renamed_cell_pairs(st, c, B) is not None
+    if isinstance(st, (LdsStore, LdsLoad)):
+        if getattr(st, "transpose", 0) and 8 * c > st.transpose:  # cells no wider than the elements
             return False
-        if isinstance(st, Mov) and st.kind == "rename" and not _renames_dwords(st, p, dps, B):
-            return False
-        if isinstance(st, (LdsStore, LdsLoad)):
-            slots = st.src if isinstance(st, LdsStore) else st.dst
-            if (st.width < 4 or getattr(st, "transpose", 0)
-                    or any(_cells(tuple(x), p, dps, B)[2] is None for x in (slots, st.pair) if x is not None)):
-                return False
+        accesses = (st.src if isinstance(st, LdsStore) else st.dst, st.pair)
+        return st.width >= c and all(_register_cells(tuple(x), c, p, dps, B)[1] is not None
+                                     for x in accesses if x is not None)
     return True
 
 
-def _renames_dwords(st: Mov, p: int, dps: int, B: int) -> bool:
-    """Does the renaming copy whole dwords, byte ``b`` to byte ``b``, each dst dword once?"""
-    dd, db, sd, sb = _renamed_cells(st, p, dps, B)
-    if dd.size % 4 or (db != sb).any():
-        return False
-    # in (dword, byte) order every dst dword must show bytes 0..3 once, all from one src dword
-    o = np.argsort(4 * dd + db, kind="stable")
-    d, b, s_ = (x[o].reshape(-1, 4) for x in (dd, db, sd))
-    return bool((b == np.arange(4)).all() and (d == d[:, :1]).all() and (s_ == s_[:, :1]).all())
+@lru_cache(maxsize=4096)  # kept by clear_caches: keyed on an instruction's register operands (like _cells)
+def _register_cells(slots: tuple, c: int, p: int, dps: int, B: int) -> tuple[list, np.ndarray | None]:
+    """The (dword, byte) cells of ``slots`` in order (``_cells``) and, when they are whole ``c``-byte
+    cells each in byte order, those cells ``[n, 2]`` as (dword, cell of the dword); else None."""
+    cells = _cells(slots, p, dps, B)[0]
+    whole = len(cells) % c == 0 and all(
+        cells[k][1] % c == 0 and cells[k:k + c] == [(cells[k][0], cells[k][1] + t) for t in range(c)]
+        for k in range(0, len(cells), c))
+    reg = np.array([(d, b // c) for d, b in cells[::c]], dtype=np.int64).reshape(-1, 2) if whole else None
+    return cells, reg
 
 
-def _code_bits(plan: Plan) -> tuple[int, int]:
-    """(bits per element id, bits of the largest dword code): ids are below ``2**n`` (the tensor's
-    elements); a code is at most ``2**(n + 1)`` (64-bit elements) or ``2**(p * n)``."""
-    eb = plan.element_bits
+@lru_cache(maxsize=None)  # kept by clear_caches: keyed on a selector encoding
+def _perm_cells(selector, c: int) -> tuple[int, ...] | None:
+    """What a v_perm_b32 with the uniform ``selector`` writes to each ``c``-byte cell of its result:
+    cell ``k`` of ``{S0, S1}`` (S1 first, the selector bytes ``c * k ..`` in order), or ``8 // c``
+    for the zero cell (selector bytes 12); None when some cell is neither (or the selector varies
+    per lane)."""
+    if np.ndim(selector):
+        return None
+    sel = _bytes_of(selector)
+    out = []
+    for g in (sel[h:h + c] for h in range(0, 4, c)):
+        if g == [12] * c:
+            out.append(8 // c)
+        elif g[0] < 8 and g[0] % c == 0 and g == list(range(g[0], g[0] + c)):
+            out.append(g[0] // c)
+        else:
+            return None
+    return tuple(out)
+
+
+def _renamed_cell_pairs(st: Mov, c: int, B: int) -> tuple[list[int], list[int]] | None:
+    """The ``c``-byte cells a renaming of ``B``-byte slots copies, as (dst cells, src cells), each
+    numbered by its byte offset / ``c`` (slot ``s`` is the bytes ``s * B ..``), when it copies whole
+    cells, each from one whole cell in byte order and each dst cell once; else None."""
+    n = min(len(st.dst), len(st.src))
+    dst, src = list(st.dst[:n]), list(st.src[:n])
+    if len(set(dst)) < n:
+        return None
+    if c < B:  # a slot is B / c whole cells
+        parts = B // c
+        return [d * parts + t for d in dst for t in range(parts)], [s * parts + t for s in src for t in range(parts)]
+    k = c // B  # slots per cell: a dst cell needs all its k slots, from one src cell, in place
+    src_cell: dict[int, int] = {}
+    for d, s in zip(dst, src):
+        if d % k != s % k or src_cell.setdefault(d // k, s // k) != s // k:
+            return None
+    if n != k * len(src_cell):
+        return None
+    return list(src_cell), list(src_cell.values())
+
+
+def _code_bits(plan: Plan, c: int) -> tuple[int, int]:
+    """(bits per element id, bits of the largest code of a ``c``-byte cell): ids are below ``2**n``
+    (the tensor's elements); a code is at most ``2**(c / B * n)``, or ``2**(n + log2(B / c))`` for
+    elements wider than a cell."""
+    B = max(1, plan.element_bits // 8)
     n = max(plan.src.total_out_bits, plan.dst.total_out_bits)
-    return n, (n + 1 if dwords_per_slot(eb) == 2 else slots_per_dword(eb) * n)
+    return n, (c // B * n if c >= B else n + (B // c).bit_length() - 1)
 
 
-def _dword_codes(ids: np.ndarray, p: int, dps: int, n_bits: int, dtype) -> np.ndarray:
-    """``[W, 64, dwords]``: the code of every dword of slots holding the elements ``ids`` ``[W, 64,
-    slots]`` (byte tags ``TAG_BASE + 8 * id + byte``): ``1 + 2 * id + half`` for 64-bit elements,
-    else ``1 + sum_j id_j * 2**(n_bits * j)`` over the dword's ``p`` elements.  One code per dword
-    content, none 0 (the zero dword) or UNDEF."""
+def _cell_codes(ids: np.ndarray, c: int, B: int, n_bits: int, dtype) -> np.ndarray:
+    """``[W, 64, cells]``: the code of every ``c``-byte cell of slots holding the elements ``ids``
+    ``[W, 64, slots]`` (byte tags ``TAG_BASE + 8 * id + byte``): ``1 + sum_j id_j * 2**(n_bits * j)``
+    over the cell's ``c / B`` elements, or ``1 + (B / c) * id + part`` for part ``part`` of an element
+    wider than a cell.  One code per cell content, none 0 (the zero cell) or UNDEF."""
     ids = ids.astype(dtype)
-    if dps == 2:
-        return (1 + 2 * ids[..., None] + np.arange(2, dtype=dtype)).reshape(ids.shape[0], WAVE, -1)
-    g = ids.reshape(ids.shape[0], WAVE, -1, p)
+    if c < B:
+        parts = B // c
+        return (1 + parts * ids[..., None] + np.arange(parts, dtype=dtype)).reshape(ids.shape[0], WAVE, -1)
+    g = ids.reshape(ids.shape[0], WAVE, -1, c // B)
     out = 1 + g[..., 0]
-    for j in range(1, p):
+    for j in range(1, c // B):
         out += g[..., j] << (n_bits * j)
     return out
 
 
-def _dword_run_holds(plan: Plan, want: np.ndarray) -> bool:
-    """Quick ISA run on dword cells (``_moves_dwords`` plans): do the dst slots end up holding
-    ``want``?  False also when any check fails (the byte-cell run then finds what)."""
-    eb = plan.element_bits
-    p, dps = slots_per_dword(eb), dwords_per_slot(eb)
-    n, bits = _code_bits(plan)
+def _cell_run_holds(plan: Plan, want: np.ndarray) -> bool:
+    """Quick ISA run on the widest cells the plan moves whole (``_cell_bytes``, 2 or 4 bytes): do
+    the dst slots end up holding ``want``?  False when the plan moves no such cells, and when any
+    check fails (the byte-cell run then finds what)."""
+    c = _cell_bytes(plan)
+    if c == 1:
+        return False
+    B = max(1, plan.element_bits // 8)
+    n, bits = _code_bits(plan, c)
     if bits > 62:
         return False
     dtype = np.int32 if bits <= 30 else np.int64
-    m = _Machine(_n_dwords(plan), plan.num_warps, max(plan.lds_bytes, 4), dtype, exact=False, cell_bytes=4)
-    codes = _dword_codes(element_ids(plan.src, plan.num_warps)[:, :, : plan.slots_in], p, dps, n, dtype)
-    m.regs[: codes.shape[2], :, :, 0] = codes.transpose(2, 0, 1)
+    m = _Machine(_n_dwords(plan), plan.num_warps, max(plan.lds_bytes, 4), dtype, exact=False, cell_bytes=c)
+    codes = _cell_codes(element_ids(plan.src, plan.num_warps)[:, :, : plan.slots_in], c, B, n, dtype)
+    q = np.arange(codes.shape[2])  # cell q of the slots is cell q % cpd of dword q // cpd
+    m.regs[q // m.cpd, :, :, q % m.cpd] = codes.transpose(2, 0, 1)
     runs = _lds_runs(m, plan)
     if runs is None:
         return False
@@ -611,64 +692,79 @@ def _dword_run_holds(plan: Plan, want: np.ndarray) -> bool:
         _execute(m, plan)
     except (_RaceSuspect, PlanVerificationError, LayoutError):
         return False
-    out = _dword_codes(want, p, dps, n, dtype)
-    return bool((m.regs[: out.shape[2], :, :, 0] == out.transpose(2, 0, 1)).all())
+    out = _cell_codes(want, c, B, n, dtype)
+    q = np.arange(out.shape[2])
+    return bool((m.regs[q // m.cpd, :, :, q % m.cpd] == out.transpose(2, 0, 1)).all())
 
 
 def _lds_runs(m: _Machine, plan: Plan) -> dict[int, tuple] | None:
-    """The LDS accesses of a dword-cell run (whole dwords, ``_moves_dwords``) grouped into runs of
-    consecutive stores, or loads: first step -> (store?, the step after the run, the dwords
-    ``[n]`` of its accesses, their cells ``[W, 64 * n]`` -- dword ``j`` of lane ``l`` at column
-    ``l * n + j``).  Stores of a run read no register another writes, loads write distinct
-    dwords and read no LDS another writes, so a run is one gather and one scatter.  The addresses
-    are checked all at once per width; None when an access is malformed (the byte-cell run then
-    tells which)."""
+    """The LDS accesses of a quick run grouped into runs of consecutive stores, or loads, of one
+    width (and transpose size): first step -> (store?, the step after the run, the register cells
+    ``[n]`` of its accesses as dword and cell indices, their LDS cells ``[W, n, 64]``).  Stores of
+    a run read no register another writes, loads write distinct register cells and read no LDS
+    another writes, so a run is one gather and one scatter; the race bookkeeping of a quick run
+    (``_check_epoch``) needs only the cells each warp reads or writes.  A transpose load reads,
+    per 16-lane group, the cells of its lanes' 8-byte reads, so those are its LDS cells (in the
+    order its elements go to registers).  The addresses are checked once per run.
+    ``ds_read_u8/u16`` (zero-extending) steps are not in runs.  None when an access is malformed,
+    not 1, 2, 4, 8 or 16 bytes wide or (wider cells) not whole cells: the run on wider cells then
+    fails, the byte-cell run goes step by step."""
     eb = plan.element_bits
     p, dps, B = slots_per_dword(eb), dwords_per_slot(eb), max(1, eb // 8)
-    accesses = []  # (step, store?, dwords, address [W, 64], width)
+    accesses = []  # (step, store?, register cells, address [W, 64] or [64], width, transpose bits)
     for i, st in enumerate(plan.steps):
         if not isinstance(st, (LdsStore, LdsLoad)):
             continue
         if st.pair is not None and (st.width not in (4, 8) or not 0 < st.pair_offset <= 255):
             return None
-        store = isinstance(st, LdsStore)
-        for slots, addr in [(st.src if store else st.dst, st.addr)] + ([(st.pair, st.pair_addr())] if st.pair else []):
-            cells, _, whole = _cells(tuple(slots), p, dps, B)
-            if len(cells) != st.width or whole is None:
-                return None
-            dwords = np.arange(whole.start, whole.stop) if isinstance(whole, slice) else whole
-            a = np.asarray(addr, dtype=np.int64)
-            accesses.append((i, store, dwords, a if a.ndim == 2 else np.broadcast_to(a, (m.W, WAVE)), st.width))
-    cells = [None] * len(accesses)
-    for width in {a[4] for a in accesses}:
-        ks = [k for k, a in enumerate(accesses) if a[4] == width]
-        a = np.stack([accesses[k][3] for k in ks])  # [accesses, W, 64]
-        if (a % width).any() or a.min() < 0 or a.max() + width > m.lds_bytes:
+        store, tr = isinstance(st, LdsStore), getattr(st, "transpose", 0)
+        if st.width not in (1, 2, 4, 8, 16) or (tr and (8 * m.cb > tr or _transpose_error(st, plan.arch, B))):
             return None
-        idx = (a // m.cb)[..., None] + _BYTE_OFFSETS[: width // m.cb]  # [accesses, W, 64, dwords]
-        for j, k in enumerate(ks):
-            cells[k] = idx[j]
+        for slots, addr in [(st.src if store else st.dst, st.addr)] + ([(st.pair, st.pair_addr())] if st.pair else []):
+            cells, reg = _register_cells(tuple(slots), m.cb, p, dps, B)
+            if len(cells) != st.width or reg is None:
+                return None
+            if store and st.width < 4 and cells[0][1] != (2 if st.d16_hi else 0):
+                return None
+            if st.width >= 4 or store:
+                accesses.append((i, store, reg, addr, st.width, tr))
     runs, k = {}, 0
     while k < len(accesses):
-        j = k + 1
-        while j < len(accesses) and accesses[j][1] == accesses[k][1] and accesses[j][0] <= accesses[j - 1][0] + 1:
+        (first, store, _, _, width, tr), j = accesses[k], k + 1
+        while (j < len(accesses) and accesses[j][1:2] + accesses[j][4:] == (store, width, tr)
+               and accesses[j][0] <= accesses[j - 1][0] + 1):
             j += 1
-        dwords = np.concatenate([a[2] for a in accesses[k:j]])
-        if not accesses[k][1] and len(set(dwords.tolist())) < len(dwords):
+        reg = np.concatenate([x[2] for x in accesses[k:j]])  # [cells, 2]
+        if not store and len(set((reg[:, 0] * m.cpd + reg[:, 1]).tolist())) < len(reg):
             return None
-        runs[accesses[k][0]] = (accesses[k][1], accesses[j - 1][0] + 1, dwords,
-                                np.concatenate(cells[k:j], axis=2).reshape(m.W, -1))
+        a = _lane_tables([x[3] for x in accesses[k:j]], m.W)  # [accesses, W, 64]
+        if (a & (width - 1)).any() or a.min() < 0 or a.max() + width > m.lds_bytes:
+            return None
+        if tr:  # the addresses of each lane's elements, and the cells of an element
+            base, n = np.stack(transpose_element_addresses(a, tr), axis=1), tr // 8 // m.cb  # [accesses, E, W, 64]
+        else:
+            base, n = a[:, None], width // m.cb
+        lds = (base >> (m.cb.bit_length() - 1))[:, :, None] + _BYTE_OFFSETS[:n, None, None]  # [.., E or 1, n, W, 64]
+        lds = lds.reshape(-1, m.W, WAVE).transpose(1, 0, 2)
+        runs[first] = (store, accesses[j - 1][0] + 1, reg[:, 0], reg[:, 1], lds)
         k = j
     return runs
 
 
+def _lane_tables(tables: list, W: int) -> np.ndarray:
+    """``[len(tables), W, 64]`` int64 from per-lane tables each ``[64]`` (every warp alike) or ``[W, 64]``."""
+    if all(np.ndim(t) == 2 for t in tables):
+        return np.array(tables, dtype=np.int64)
+    return np.array([np.broadcast_to(t, (W, WAVE)) for t in tables], dtype=np.int64)
+
+
 def _exec_run(m: _Machine, run: tuple, what: str) -> int:
-    """Do a run of LDS stores or loads on dword cells (``_lds_runs``); returns the step after it."""
-    store, end, dwords, cells = run
+    """Do a run of LDS stores or loads (``_lds_runs``); returns the step after it."""
+    store, end, dwords, cells, lds = run
     if store:
-        _lds_write(m, cells, m.regs[dwords, :, :, 0].transpose(1, 2, 0).reshape(m.W, -1), what)
+        _lds_write(m, lds, m.regs[dwords, :, :, cells].transpose(1, 0, 2), what)
     else:
-        m.regs[dwords, :, :, 0] = _lds_read(m, cells, what).reshape(m.W, WAVE, -1).transpose(2, 0, 1)
+        m.regs[dwords, :, :, cells] = _lds_read(m, lds, what).transpose(1, 0, 2)
     return end
 
 
@@ -683,7 +779,7 @@ def _exec_store(m: _Machine, slots: list[int], addr, width: int, d16_hi: bool, p
     if whole is not None:
         data = m.regs[whole].transpose(1, 2, 0, 3).reshape(m.W, -1)  # [W, 64 * width]
     else:
-        data = m.regs[c[:, 0], :, :, c[:, 1]].transpose(1, 2, 0).reshape(m.W, -1)
+        data = m.regs[c[::m.cb, 0], :, :, c[::m.cb, 1] // m.cb].transpose(1, 2, 0).reshape(m.W, -1)
     _lds_write(m, _lds_access(m, addr, width, what), data, what)
 
 
@@ -699,7 +795,7 @@ def _exec_load(m: _Machine, slots: list[int], addr, width: int, p: int, dps: int
     if whole is not None:
         m.regs[whole] = data.reshape(m.W, WAVE, -1, m.cpd).transpose(2, 0, 1, 3)
     else:
-        m.regs[c[:, 0], :, :, c[:, 1]] = data.transpose(2, 0, 1)
+        m.regs[c[::m.cb, 0], :, :, c[::m.cb, 1] // m.cb] = data.transpose(2, 0, 1)
 
 
 @lru_cache(maxsize=4096)
@@ -718,38 +814,47 @@ def _cells(slots: tuple, p: int, dps: int, B: int) -> tuple[list, np.ndarray, sl
     return cells, np.array(cells, dtype=np.int64).reshape(-1, 2), whole
 
 
-def _exec_transpose_load(m: _Machine, st: LdsLoad, arch: str, p: int, dps: int, B: int, what: str) -> None:
-    """gfx950 ``ds_read_b64_tr_b{8,16}``: every lane supplies an 8-byte aligned address; lane ``l``
-    element ``j`` is an element of the read of a lane of its 16-lane group
-    (plan.transpose_element_addresses, the [I] lane model of linlayout.hw.lds)."""
+def _transpose_error(st: LdsLoad, arch: str, B: int) -> str:
+    """Why a transpose load ``st`` of ``B``-byte elements cannot run on ``arch`` ("" when it can)."""
     from linlayout.hw.targets import get_target
 
     if not get_target(arch).has_ds_read_tr:
-        raise PlanVerificationError(f"{what}: transpose loads exist only on gfx950, not on {arch}")
-    eb = st.transpose // 8
-    if st.transpose not in (8, 16) or st.width != 8 or B != eb or st.pair is not None:
-        raise PlanVerificationError(f"{what}: a ds_read_b64_tr_b{st.transpose} moves 8 bytes of "
-                                    f"{st.transpose}-bit elements, here {B * 8}-bit ones in {st.width} bytes")
+        return f"transpose loads exist only on gfx950, not on {arch}"
+    if st.transpose not in (8, 16) or st.width != 8 or B != st.transpose // 8 or st.pair is not None:
+        return (f"a ds_read_b64_tr_b{st.transpose} moves 8 bytes of {st.transpose}-bit elements, here "
+                f"{B * 8}-bit ones in {st.width} bytes")
     if len(st.dst) != 64 // st.transpose:
-        raise PlanVerificationError(f"{what}: {len(st.dst)} slots listed for {64 // st.transpose} elements")
+        return f"{len(st.dst)} slots listed for {64 // st.transpose} elements"
+    return ""
+
+
+def _exec_transpose_load(m: _Machine, st: LdsLoad, arch: str, p: int, dps: int, B: int, what: str) -> None:
+    """gfx950 ``ds_read_b64_tr_b{8,16}``: every lane supplies an 8-byte aligned address; lane ``l``
+    element ``j`` is an element of the read of a lane of its 16-lane group
+    (plan.transpose_element_addresses, the [I] lane model of linlayout.hw.lds).  Each element lies
+    inside that lane's checked 8-byte read (an aligned 8-byte address plus a multiple of the
+    element size below 8), so it is aligned and in range."""
+    error = _transpose_error(st, arch, B)
+    if error:
+        raise PlanVerificationError(f"{what}: {error}")
     _lds_read(m, _lds_access(m, st.addr, 8, what), what)  # the lanes' own 8-byte reads
-    for slot, addr in zip(st.dst, transpose_element_addresses(st.addr, st.transpose)):
-        data = m.lds[_lds_access(m, addr, eb, what)].reshape(m.W, WAVE, eb)
-        for k, (d, byte) in enumerate(_slot_bytes(slot, p, dps, B)):
-            m.regs[d, :, :, byte] = data[..., k]
+    a = np.broadcast_to(np.asarray(st.addr, dtype=np.int64), (m.W, WAVE))
+    elem = np.stack(transpose_element_addresses(a, st.transpose), axis=-1)  # [W, 64, slots]
+    data = m.lds[elem[..., None] + _BYTE_OFFSETS[:B]].reshape(m.W, WAVE, -1)  # [W, 64, slots * bytes]
+    _, c, _ = _cells(tuple(st.dst), p, dps, B)
+    m.regs[c[:, 0], :, :, c[:, 1]] = data.transpose(2, 0, 1)
 
 
 def _exec_mov(m: _Machine, st: Mov, p: int, dps: int, B: int, what: str) -> None:
     if st.kind == "v_perm_b32":
         s0, s1 = st.operands
-        sel = np.asarray(st.selector, dtype=np.int64)
-        selb = (sel[..., None] >> (8 * np.arange(4))) & 0xFF  # [4] or [64, 4]
-        res = v_perm_b32(m.regs[s0], m.regs[s1], selb)
-        m.regs[st.dst_dword] = res
-        uniform = sel.ndim == 0
+        uniform = np.ndim(st.selector) == 0
+        selb = (_bytes_of(st.selector) if uniform  # [4], or [64, 4] per lane
+                else (np.asarray(st.selector, dtype=np.int64)[..., None] >> (8 * np.arange(4))) & 0xFF)
+        m.regs[st.dst_dword] = _perm(m, s0, s1, st.selector, selb)
         for d, s in zip(st.dst, st.src):  # the declared slot copies must be what the selector did
             for (dd, db), (sd, sb) in zip(_slot_bytes(d, p, dps, B), _slot_bytes(s, p, dps, B)):
-                if dd != st.dst_dword or not uniform or int(selb[db]) not in _codes(sd, sb, s0, s1):
+                if dd != st.dst_dword or not uniform or not _reads(selb[db], sd, sb, s0, s1):
                     raise PlanVerificationError(f"{what}: the selector does not copy slot {s} to slot {d}")
         return
     pairs = _paired(st.dst, st.src, p, dps, what)
@@ -762,16 +867,33 @@ def _exec_mov(m: _Machine, st: Mov, p: int, dps: int, B: int, what: str) -> None
             m.regs[d] = m.regs[s]
         return
     # a renaming: bookkeeping of values (parallel copy of the listed elements)
-    dd, db, sd, sb = _renamed_cells(st, p, dps, B)
-    if m.cb == 4:  # whole dwords (_moves_dwords): each dst dword is the src dword of its byte 0
-        m.regs[dd[db == 0]] = m.regs[sd[db == 0]]
+    if m.cb > 1:  # whole cells (_renamed_cell_pairs)
+        qd, qs = (np.array(q, dtype=np.int64) for q in _renamed_cell_pairs(st, m.cb, B))
+        m.regs[qd // m.cpd, :, :, qd % m.cpd] = m.regs[qs // m.cpd, :, :, qs % m.cpd]
         return
+    dd, db, sd, sb = _renamed_cells(st, p, dps, B)
     if len(set((4 * dd + db).tolist())) == dd.size:  # every cell written once: one gather, one scatter
         m.regs[dd, :, :, db] = m.regs[sd, :, :, sb]
         return
     src_vals = m.regs[sd, :, :, sb]
     for k in range(dd.size):  # in order: a cell listed twice keeps the later value
         m.regs[dd[k], :, :, db[k]] = src_vals[k]
+
+
+def _bytes_of(value) -> list[int]:
+    """The four bytes of a 32-bit value, the lowest first."""
+    return [(int(value) >> (8 * i)) & 0xFF for i in range(4)]
+
+
+def _perm(m: _Machine, s0: int, s1: int, selector, selector_bytes) -> np.ndarray:
+    """``v_perm_b32`` of the registers ``s0``, ``s1``: on byte cells with the selector's bytes, on wider
+    cells by the choice of each cell (``_perm_cells``: cell ``k`` of {S1, S0}, or the zero cell)."""
+    if m.cb == 1:
+        return v_perm_b32(m.regs[s0], m.regs[s1], selector_bytes)
+    src, out = (m.regs[s1], m.regs[s0]), np.empty_like(m.regs[s0])
+    for h, k in enumerate(_perm_cells(selector, m.cb)):
+        out[..., h] = src[k // m.cpd][..., k % m.cpd] if k < 2 * m.cpd else 0
+    return out
 
 
 def _renamed_cells(st: Mov, p: int, dps: int, B: int) -> tuple[np.ndarray, ...]:
@@ -781,22 +903,23 @@ def _renamed_cells(st: Mov, p: int, dps: int, B: int) -> tuple[np.ndarray, ...]:
     return tuple(x.reshape(-1) for x in (dd, db, sd, sb))
 
 
-def _codes(sd: int, sb: int, s0: int, s1: int) -> set[int]:
-    """v_perm selector values that read byte ``sb`` of register ``sd`` (S1: 0..3, S0: 4..7)."""
-    return ({sb} if sd == s1 else set()) | ({4 + sb} if sd == s0 else set())
+def _reads(code: int, sd: int, sb: int, s0: int, s1: int) -> bool:
+    """Does the v_perm selector byte ``code`` read byte ``sb`` of register ``sd`` (S1: 0..3, S0: 4..7)?"""
+    return (sd == s1 and code == sb) or (sd == s0 and code == 4 + sb)
 
 
 def _exec_permsel(m: _Machine, st: PermSelect, p: int, dps: int, B: int, what: str) -> None:
-    cond = _lanes_of(st.cond, m.W).astype(bool)
+    cond = np.asarray(st.cond).astype(bool)  # [64] or [W, 64]
     s0, s1 = st.operands
-    sels = [(np.array([(sel >> (8 * i)) & 0xFF for i in range(4)], dtype=np.int64)) for sel in (st.sel0, st.sel1)]
-    selb = np.where(cond[..., None], sels[1], sels[0])  # the selector VGPR, per lane
-    m.regs[st.dst_dword] = v_perm_b32(m.regs[s0], m.regs[s1], selb)
-    for srcs, sb_arr in ((st.a, sels[0]), (st.b, sels[1])):  # declared copies must be what each selector does
+    sels = [_bytes_of(sel) for sel in (st.sel0, st.sel1)]
+    # the selector VGPR holds sels[1] where cond, else sels[0]: each lane's result is the one of its selector
+    res0, res1 = (_perm(m, s0, s1, sel, selb) for sel, selb in zip((st.sel0, st.sel1), sels))
+    m.regs[st.dst_dword] = np.where(cond[..., None], res1, res0)
+    for srcs, selb in ((st.a, sels[0]), (st.b, sels[1])):  # declared copies must be what each selector does
         for d, s in zip(st.dst, srcs):
             for (dd, db), (sd, sb) in zip(_slot_bytes(d, p, dps, B), _slot_bytes(s, p, dps, B)):
-                code = int(sb_arr[db])
-                if dd != st.dst_dword or (code < 8 and code not in _codes(sd, sb, s0, s1)):
+                code = selb[db]
+                if dd != st.dst_dword or (code < 8 and not _reads(code, sd, sb, s0, s1)):
                     raise PlanVerificationError(f"{what}: the selector does not copy slot {s} to slot {d}")
 
 
@@ -806,10 +929,9 @@ def _exec_lane(m: _Machine, st: Lane, d: int, s: int, what: str) -> np.ndarray:
         return _exec_dpp(m, d, s, int(st.isa["ctrl"]), int(st.isa.get("row_mask", 0xF)),
                          int(st.isa.get("bank_mask", 0xF)), int(st.isa.get("bound_ctrl", 0)), None, None)
     if fam == "ds_swizzle":
-        sl = np.broadcast_to(_swz_cached(int(st.isa["offset"])), (m.W, WAVE))
+        sl = _swz_cached(int(st.isa["offset"]))
     elif fam == "ds_bpermute":
-        sl = np.broadcast_to(bpermute_src_lanes(_lanes_of(st.isa["addr"], m.W), int(st.isa.get("offset", 0))),
-                             (m.W, WAVE))
+        sl = bpermute_src_lanes(st.isa["addr"], int(st.isa.get("offset", 0)))
     else:
         raise PlanVerificationError(f"{what}: lane kind {st.kind!r} has no ISA model")
     m.regs[d] = _gather(m.regs[s], sl)
@@ -817,7 +939,7 @@ def _exec_lane(m: _Machine, st: Lane, d: int, s: int, what: str) -> np.ndarray:
 
 
 def _exec_fused(m: _Machine, st: FusedDpp, p: int, dps: int, what: str) -> None:
-    keep = _lanes_of(st.keep, m.W).astype(bool)
+    keep = np.asarray(st.keep).astype(bool)  # [64] or [W, 64]
     ctrl, bc = int(st.isa["ctrl"]), int(st.isa.get("bound_ctrl", 0))
     rm, bm = int(st.isa.get("row_mask", 0xF)), int(st.isa.get("bank_mask", 0xF))
     for (d, o), (_, s) in zip(_paired(st.dst, st.own, p, dps, what), _paired(st.dst, st.src, p, dps, what)):
@@ -833,7 +955,7 @@ def _exec_fused(m: _Machine, st: FusedDpp, p: int, dps: int, what: str) -> None:
             sl = _exec_dpp(m, d, s, ctrl, rm, bm, bc, keep, o)
         else:
             raise PlanVerificationError(f"{what}: unknown fused form {st.form!r}")
-        _check_declared(np.where(keep, -1, _lanes_of(st.src_lane, m.W)), sl, what)
+        _check_declared(np.where(keep, -1, st.src_lane), sl, m.W, what)
         if ((~keep) & (sl < 0)).any():
             raise PlanVerificationError(f"{what}: a lane that takes the moved value has no DPP source")
 
@@ -929,12 +1051,13 @@ def _holds_ids(plan: Plan, regs: np.ndarray, want: np.ndarray) -> bool:
 
 def verify(plan: Plan, certificate: bool = True) -> VerifyResult:
     """Run ``plan`` at ISA level and (``certificate``) at certificate level; both must leave ``dst`` in
-    the dst slots.  A plan moving whole dwords only runs on dword cells first (``_moves_dwords``);
-    any other plan, or a failure there, runs on byte cells, which tell what went wrong."""
+    the dst slots.  A plan moving whole 2- or 4-byte cells only runs on such cells first
+    (``_cell_run_holds``); any other plan, or a failure there, runs on byte cells, which tell what
+    went wrong."""
     want = expected_ids(plan)
     if want.shape[2] != plan.slots_out:
         return VerifyResult(False, f"dst has {want.shape[2]} registers but the plan fills {plan.slots_out}")
-    if not (_moves_dwords(plan) and _dword_run_holds(plan, want)):
+    if not _cell_run_holds(plan, want):
         failure = _byte_run_failure(plan, want)
         if failure:
             return VerifyResult(False, failure)
