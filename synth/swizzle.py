@@ -393,35 +393,45 @@ def _lb_exponent(m: list[int], hc: Sequence[int], r: int) -> int:
 
 # ------------------------------------------------------------------ construction
 def _choose_rows(cand: _Candidate, r: int, rng: random.Random) -> tuple[list[int], list[int]]:
-    """Greedy row vectors (see module doc) -> (rows, exponents [e_w, e_r])."""
+    """Greedy row vectors (see module doc) -> (rows, exponents [e_w, e_r]).
+
+    Every row vector lies in ``Hc``, so ``dim(M_s + Hc)`` never changes: ``Hc ⊆ M_s`` (every
+    further row costs side ``s`` a doubling) exactly when ``dim M_s`` has reached it.  A pool
+    vector found in ``span(P, Row)`` stays there, so it leaves the pool."""
     taken = f2.Span(cand.prefix)
-    ms = [f2.Span(cand.m_w), f2.Span(cand.m_r)]
+    m_w, m_r = f2.Span(cand.m_w), f2.Span(cand.m_r)
+    full = [f2.rank([*m, *cand.hc]) for m in (cand.m_w, cand.m_r)]  # dim(M_s + Hc)
     costs = [cand.write.cost, cand.read.cost]
     e = [0, 0]
     rows: list[int] = []
     pool = _low_weight(cand.hc_reduced)
     for _ in range(r):
-        forced = [all(m.contains(h) for h in cand.hc) for m in ms]
-        ideal = sum(costs[i] << e[i] for i in range(2) if forced[i])
+        c_w, c_r = costs[0] << e[0], costs[1] << e[1]
+        ideal = (c_w if m_w.rank == full[0] else 0) + (c_r if m_r.rank == full[1] else 0)
         best = None
-        (m_w, m_r), c_w, c_r = ms, costs[0] << e[0], costs[1] << e[1]
-        for x in _sample(pool, cand.hc, rng):
+        gone = []  # pool positions in span(P, Row)
+        for i, x in enumerate(_sample(pool, cand.hc, rng)):
             if taken.contains(x):
+                gone.append(i)
                 continue
-            d = [m_w.contains(x), m_r.contains(x)]
+            d = (m_w.contains(x), m_r.contains(x))
             delta = (c_w if d[0] else 0) + (c_r if d[1] else 0)
             if best is None or delta < best[0]:
-                best = (delta, x, d)
+                best = (delta, x, d, i)
             if delta == ideal:
                 break
         if best is None:
             raise LayoutError("internal: no row vector outside the prefix (offset space too small)")
-        _, x, d = best
+        _, x, d, i = best
         rows.append(x)
         taken.insert(x)
-        for i in range(2):
-            ms[i].insert(x)
-            e[i] += d[i]
+        m_w.insert(x)
+        m_r.insert(x)
+        e[0] += d[0]
+        e[1] += d[1]
+        for j in sorted(gone + [i], reverse=True):
+            if j < len(pool):
+                del pool[j]
     return rows, e
 
 
