@@ -49,7 +49,7 @@ import random
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from itertools import combinations, permutations
-from typing import Sequence, Union
+from typing import NamedTuple, Sequence, Union
 
 import numpy as np
 
@@ -232,23 +232,37 @@ def _drop_registers(side: _Side, vectors: Sequence[int]) -> _Side:
 
 
 # ------------------------------------------------------------------ modes
-def _plain_modes(side: _Side, prefix: list[int], model: LdsModel, eb: int) -> list[_Mode]:
+class _Plain(NamedTuple):
+    """A side's plain (not transpose) way to move the tile for a prefix, its mode not built yet:
+    the first ``k`` prefix vectors are the lane's elements, moved by op ``name``."""
+
+    k: int
+    name: str
+    instructions: int  # per round
+
+
+def _plain_widths(side: _Side, prefix: list[int], model: LdsModel, eb: int) -> list[_Plain]:
+    """Every vector length ``k`` the side's plain ops allow with this prefix: ``prefix[:k]`` are
+    register vectors of the side, ``2**k`` elements are 1 to 16 bytes, the model has the op."""
     maxbits = (128 // eb).bit_length() - 1
     kmin = max(0, 3 - (eb.bit_length() - 1))
-    reg_index = {v: j for j, v in enumerate(side.regs)}
+    regs = set(side.regs)
     kmax = 0
-    while kmax < min(len(prefix), maxbits) and prefix[kmax] in reg_index:
+    while kmax < min(len(prefix), maxbits) and prefix[kmax] in regs:
         kmax += 1
-    modes = []
-    for k in range(kmin, kmax + 1):
-        name = _PLAIN_OPS[side.direction].get((eb << k) // 8)
-        if name is None or name not in model.ops:
-            continue
-        vec_idx = {reg_index[v] for v in prefix[:k]}
-        others = [v for j, v in enumerate(side.regs) if j not in vec_idx] + side.lanes + side.warps
-        modes.append(_Mode(model.op(name), k, list(prefix[:k]), list(side.lanes), others,
-                           1 << (len(side.regs) - k)))
-    return modes
+    ops = _PLAIN_OPS[side.direction]
+    return [_Plain(k, ops[(eb << k) // 8], 1 << (len(side.regs) - k)) for k in range(kmin, kmax + 1)
+            if ops.get((eb << k) // 8) in model.ops]
+
+
+def _plain_mode(side: _Side, prefix: list[int], width: _Plain, model: LdsModel) -> _Mode:
+    """The mode of a plain width: the lane's vector ``prefix[:k]`` (register bits), the other
+    register bits, the lanes and the warps must be aligned."""
+    reg_index = {v: j for j, v in enumerate(side.regs)}
+    vec_idx = {reg_index[v] for v in prefix[:width.k]}
+    others = [v for j, v in enumerate(side.regs) if j not in vec_idx] + side.lanes + side.warps
+    return _Mode(model.op(width.name), width.k, list(prefix[:width.k]), list(side.lanes), others,
+                 width.instructions)
 
 
 def _transpose_modes(side: _Side, prefix: list[int], model: LdsModel, eb: int) -> list[_Mode]:
@@ -597,13 +611,22 @@ def _search(w: _Side, r: _Side, model: LdsModel, eb: int, allow_transpose: bool,
 
     spans = {id(w): True, id(r): f2.rank(r.regs + r.lanes + r.warps) == n_off}  # the writer's span is the space
 
-    plain: dict[tuple, list[_Mode]] = {}  # a side's plain modes depend on the prefix's first vectors only
+    widths: dict[tuple, list[_Plain]] = {}  # a side's plain widths depend on the prefix's first vectors only
+    plain: dict[tuple, _Mode] = {}  # a plain mode depends on the side and its vector only
     maxbits = (128 // eb).bit_length() - 1
 
-    def plain_modes(side: _Side, prefix: list[int]) -> list[_Mode]:
+    def plain_widths(side: _Side, prefix: list[int]) -> list[_Plain]:
         key = (id(side), tuple(prefix[:maxbits]))
+        if key not in widths:
+            widths[key] = _plain_widths(side, prefix, model, eb)
+        return widths[key]
+
+    def mode(side: _Side, prefix: list[int], way: _Plain | _Mode) -> _Mode:
+        if not isinstance(way, _Plain):
+            return way
+        key = (id(side), tuple(prefix[:way.k]))
         if key not in plain:
-            plain[key] = _plain_modes(side, prefix, model, eb)
+            plain[key] = _plain_mode(side, prefix, way, model)
         return plain[key]
 
     def aligned_space(side: _Side, mode: _Mode, prefix: list[int]) -> tuple | None:
@@ -612,20 +635,21 @@ def _search(w: _Side, r: _Side, model: LdsModel, eb: int, allow_transpose: bool,
             aligned[key] = _aligned_space(mode, prefix, space_basis, spans[id(side)])
         return aligned[key]
 
-    choices = []  # every (prefix, write mode, read mode), in enumeration order
+    choices = []  # every (prefix, write way, read way), in enumeration order; modes are built when looked at
     for prefix, fill in _prefixes(w, r, model, eb, space_ech, allow_transpose):
-        rmodes = (([] if transpose_only else plain_modes(r, prefix))
-                  + (_transpose_modes(r, prefix, model, eb) if allow_transpose else []))
-        choices += [(prefix, fill, mw, mr) for mw in plain_modes(w, prefix) for mr in rmodes]
+        rways = (([] if transpose_only else plain_widths(r, prefix))
+                 + (_transpose_modes(r, prefix, model, eb) if allow_transpose else []))
+        choices += [(prefix, fill, ww, rw) for ww in plain_widths(w, prefix) for rw in rways]
     order = range(len(choices))
     if prune:  # fewest instructions first: once one is valid, no choice with more is looked at
         order = sorted(order, key=lambda i: choices[i][2].instructions + choices[i][3].instructions)
     fewest = float("inf")  # the fewest instructions of a valid choice so far
     valid = []
     for i in order:
-        prefix, fill, mw, mr = choices[i]
-        if prune and mw.instructions + mr.instructions > fewest:
+        prefix, fill, ww, rw = choices[i]
+        if prune and ww.instructions + rw.instructions > fewest:
             break
+        mw, mr = mode(w, prefix, ww), mode(r, prefix, rw)
         hr = aligned_space(r, mr, prefix)
         hw = aligned_space(w, mw, prefix) if hr is not None else None
         if hw is None:
@@ -639,9 +663,9 @@ def _search(w: _Side, r: _Side, model: LdsModel, eb: int, allow_transpose: bool,
                 span_of[key[1]] = f2.Span(key[1])
             inside[key] = all(span_of[key[1]].contains(x) for x in key[0])
         if inside[key]:
-            valid.append((i, hw, hr))
+            valid.append((i, (mw, mr, hw, hr)))
             fewest = min(fewest, mw.instructions + mr.instructions)
-    pairs = [choices[i] + (hw, hr) for i, hw, hr in sorted(valid)]  # (prefix, fill, modes, H_w, H_r)
+    pairs = [choices[i][:2] + found for i, found in sorted(valid)]  # (prefix, fill, modes, H_w, H_r)
     if not pairs:
         raise LayoutError("no shared layout lets both sides use an LDS instruction (alignment impossible)")
     # With the "vector" objective instructions come first: the first choice tried has the fewest, and
