@@ -377,18 +377,23 @@ def rref_rows(rows: Sequence[int], n_cols: int) -> tuple[list[int], list[int]]:
 
     Pivot columns are chosen from column 0 upwards; returns ``(rows, pivots)``
     with the non-zero rows of the RREF (in pivot order) and their pivot columns.
+    Rows are taken in order: each is cleared at the pivots found so far (the pivot
+    rows are zero at every other pivot, so one pass does it) and, if a bit below
+    ``n_cols`` is left, its lowest such bit becomes a pivot, cleared from the rows
+    kept before.
     """
-    work = [r for r in rows if r]
-    out: list[int] = []
-    pivots: list[int] = []
-    for c in range(n_cols):
-        bit = 1 << c
-        idx = next((i for i, r in enumerate(work) if r & bit), None)
-        if idx is None:
-            continue
-        p = work.pop(idx)
-        work = [r ^ p if r & bit else r for r in work]
-        out = [r ^ p if r & bit else r for r in out]
-        out.append(p)
-        pivots.append(c)
-    return out, pivots
+    low = (1 << n_cols) - 1
+    found: dict[int, int] = {}  # pivot bit (1 << column) -> its row
+    for v in rows:
+        for bit, p in found.items():
+            if v & bit:
+                v ^= p
+        pivot = v & low
+        if pivot:
+            pivot &= -pivot
+            for bit, p in found.items():
+                if p & pivot:
+                    found[bit] = p ^ v
+            found[pivot] = v
+    bits = sorted(found)
+    return [found[b] for b in bits], [b.bit_length() - 1 for b in bits]
