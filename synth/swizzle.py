@@ -382,14 +382,13 @@ def _reduced(basis: Sequence[int]) -> list[int]:
 
 def _low_weight(red: list[int], max_weight: int = 3) -> list[int]:
     """XOR-combinations of up to ``max_weight`` vectors of the reduced basis ``red`` (``_reduced``),
-    lightest (popcount) first, then by value."""
+    lightest (popcount) first, then by value (distinct: ``red`` is independent)."""
     if max_weight == 1 or not red:
         return sorted(red, key=lambda x: (x.bit_count(), x))
     rows = np.array(red, dtype=np.int64)
     vals = np.concatenate([np.bitwise_xor.reduce(rows[idx], axis=1)
                            for idx in _index_combinations(len(red), max_weight)])
-    u = np.unique(vals)  # ascending
-    return u[np.argsort(np.bitwise_count(u), kind="stable")].tolist()
+    return vals[np.lexsort((vals, np.bitwise_count(vals)))].tolist()
 
 
 @lru_cache(maxsize=None)
