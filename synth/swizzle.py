@@ -134,10 +134,15 @@ class SwizzleResult:
 @dataclass
 class _Side:
     direction: str
-    layout: LinearLayout  # broadcast registers and rep registers removed, block dropped
+    given: LinearLayout  # broadcast registers and rep registers removed, out dims in the writer's order
     regs: list[int]
     lanes: list[int]
     warps: list[int]
+
+    @cached_property
+    def layout(self) -> LinearLayout:
+        """``given`` without its block dim (of size 1, checked by ``_normalize``)."""
+        return self.given.squeeze_ins("block") if self.given.has_in_dim("block") else self.given
 
 
 @dataclass
@@ -204,7 +209,7 @@ def _normalize(layout: LinearLayout, outs: list[tuple[str, int]], what: str, wav
     if sorted(layout.out_dims) != sorted(outs):
         raise LayoutError(f"{what}: out dims {layout.out_dims} differ from the writer's {outs}")
     names = [o for o, _ in outs]
-    out = layout.squeeze_ins("block") if layout.has_in_dim("block") else layout  # of size 1 (checked above)
+    out = layout  # a block dim (of size 1) is dropped by _Side.layout, when needed
     if out.out_dim_names != names:
         out = out.transpose_outs(names)
     if out.has_in_dim("register") and not all(any(b) for b in out.bases["register"]):
@@ -213,6 +218,7 @@ def _normalize(layout: LinearLayout, outs: list[tuple[str, int]], what: str, wav
 
 
 def _side(direction: str, layout: LinearLayout) -> _Side:
+    """The side of ``layout`` (normalized; a block dim of size 1 adds no columns)."""
     return _Side(direction, layout, _flat_columns(layout, "register"), _flat_columns(layout, "lane"),
                  _flat_columns(layout, "warp"))
 
