@@ -247,18 +247,25 @@ class _Plain(NamedTuple):
     instructions: int  # per round
 
 
-def _plain_widths(side: _Side, prefix: list[int], model: LdsModel, eb: int) -> list[_Plain]:
-    """Every vector length ``k`` the side's plain ops allow with this prefix: ``prefix[:k]`` are
-    register vectors of the side, ``2**k`` elements are 1 to 16 bytes, the model has the op."""
+def _plain_widths(side: _Side, model: LdsModel, eb: int) -> list[_Plain]:
+    """Every vector length ``k`` the side's plain ops allow, shortest first: ``2**k`` elements are
+    1 to 16 bytes and the model has the op (a prefix allows those whose ``prefix[:k]`` are
+    register vectors of the side: ``_vector_bits``)."""
     maxbits = (128 // eb).bit_length() - 1
     kmin = max(0, 3 - (eb.bit_length() - 1))
-    regs = set(side.regs)
-    kmax = 0
-    while kmax < min(len(prefix), maxbits) and prefix[kmax] in regs:
-        kmax += 1
     ops = _PLAIN_OPS[side.direction]
-    return [_Plain(k, ops[(eb << k) // 8], 1 << (len(side.regs) - k)) for k in range(kmin, kmax + 1)
+    return [_Plain(k, ops[(eb << k) // 8], 1 << (len(side.regs) - k))
+            for k in range(kmin, min(maxbits, len(side.regs)) + 1)
             if ops.get((eb << k) // 8) in model.ops]
+
+
+def _vector_bits(regs: set[int], prefix: list[int], maxbits: int) -> int:
+    """The most vector bits a side with register vectors ``regs`` can move for this prefix: its
+    first prefix vectors that are register vectors (at most ``maxbits``)."""
+    k = 0
+    while k < min(len(prefix), maxbits) and prefix[k] in regs:
+        k += 1
+    return k
 
 
 def _plain_mode(side: _Side, prefix: list[int], width: _Plain, model: LdsModel) -> _Mode:
@@ -337,18 +344,20 @@ def _prefixes(w: _Side, r: _Side, model: LdsModel, eb: int, space: f2.Span, allo
             fill_pool.append(v)
     out, seen = [], set()
     for seed in seeds:
-        if f2.rank(seed) != len(seed) or not all(space.contains(v) for v in seed):
+        spanned = f2.Span(seed)
+        if spanned.rank != len(seed) or not all(space.contains(v) for v in seed):
             continue
         need = zb - len(seed)
         if need <= 0:
             fills = [()]
         else:
-            pool = [v for v in fill_pool if not f2.in_span(seed, v)]
+            pool = [v for v in fill_pool if not spanned.contains(v)]
             fills = _combos(pool, need)
         for fill in fills:
             p = seed + list(fill)
             key = tuple(p)
-            if f2.rank(p) == len(p) and key not in seen:
+            # one fill vector is independent of the seed (the pool's are): more need a check
+            if key not in seen and (len(fill) < 2 or f2.rank(p) == len(p)):
                 seen.add(key)
                 out.append((p, len(fill)))
     return out
@@ -616,15 +625,14 @@ def _search(w: _Side, r: _Side, model: LdsModel, eb: int, allow_transpose: bool,
 
     spans = {id(w): True, id(r): f2.rank(r.regs + r.lanes + r.warps) == n_off}  # the writer's span is the space
 
-    widths: dict[tuple, list[_Plain]] = {}  # a side's plain widths depend on the prefix's first vectors only
+    widths = {id(s): (_plain_widths(s, model, eb), set(s.regs)) for s in (w, r)}
     plain: dict[tuple, _Mode] = {}  # a plain mode depends on the side and its vector only
     maxbits = (128 // eb).bit_length() - 1
 
     def plain_widths(side: _Side, prefix: list[int]) -> list[_Plain]:
-        key = (id(side), tuple(prefix[:maxbits]))
-        if key not in widths:
-            widths[key] = _plain_widths(side, prefix, model, eb)
-        return widths[key]
+        every, regs = widths[id(side)]
+        kmax = _vector_bits(regs, prefix, maxbits)
+        return [x for x in every if x.k <= kmax]
 
     def mode(side: _Side, prefix: list[int], way: _Plain | _Mode) -> _Mode:
         if not isinstance(way, _Plain):
