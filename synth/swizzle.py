@@ -413,10 +413,10 @@ def _index_combinations(n: int, max_weight: int) -> tuple[np.ndarray, ...]:
                  for w in range(1, min(max_weight, n) + 1))
 
 
-def _lb_exponent(m: list[int], hc: Sequence[int], r: int) -> int:
-    """``max(0, r + dim(M ∩ Hc) - dim Hc)`` for a basis ``m`` of M and vectors ``hc`` spanning Hc:
-    ``dim(M ∩ Hc) - dim Hc`` is ``dim M - dim(M + Hc)``."""
-    return max(0, r + len(m) - f2.rank([*m, *hc]))
+def _lb_exponent(m: list[int], hc: f2.Span, r: int) -> int:
+    """``max(0, r + dim(M ∩ Hc) - dim Hc)`` for a basis ``m`` of M and the span of Hc:
+    ``dim(M ∩ Hc)`` is ``dim M`` less the rank of ``m`` modulo Hc."""
+    return max(0, r + len(m) - f2.rank([hc.reduce(x) for x in m]) - hc.rank)
 
 
 # ------------------------------------------------------------------ construction
@@ -623,6 +623,11 @@ def _search(w: _Side, r: _Side, model: LdsModel, eb: int, allow_transpose: bool,
     inside: dict[tuple, bool] = {}  # (A, B) -> A lies in span(B)
     span_of: dict[tuple, f2.Span] = {}  # B -> span(B)
 
+    def span(basis: tuple) -> f2.Span:
+        if basis not in span_of:
+            span_of[basis] = f2.Span(basis)
+        return span_of[basis]
+
     spans = {id(w): True, id(r): f2.rank(r.regs + r.lanes + r.warps) == n_off}  # the writer's span is the space
 
     widths = {id(s): (_plain_widths(s, model, eb), set(s.regs)) for s in (w, r)}
@@ -672,9 +677,7 @@ def _search(w: _Side, r: _Side, model: LdsModel, eb: int, allow_transpose: bool,
         # i.e. iff the aligned space of the longer vector lies in the other one
         key = (hw, hr) if mw.k >= mr.k else (hr, hw)
         if key not in inside:
-            if key[1] not in span_of:
-                span_of[key[1]] = f2.Span(key[1])
-            inside[key] = all(span_of[key[1]].contains(x) for x in key[0])
+            inside[key] = all(span(key[1]).contains(x) for x in key[0])
         if inside[key]:
             valid.append((i, (mw, mr, hw, hr)))
             fewest = min(fewest, mw.instructions + mr.instructions)
@@ -697,7 +700,7 @@ def _search(w: _Side, r: _Side, model: LdsModel, eb: int, allow_transpose: bool,
     def exponent(m: list[int], hc: tuple) -> int:
         key = (tuple(m), hc)
         if key not in exponents:
-            exponents[key] = _lb_exponent(m, hc, r_bits)
+            exponents[key] = _lb_exponent(m, span(hc), r_bits)
         return exponents[key]
 
     for prefix, fill, mw, mr, hw, hr in pairs:
