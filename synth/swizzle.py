@@ -45,6 +45,7 @@ groupings of linlayout.hw.lds, some of which are named [I] assumptions.
 
 from __future__ import annotations
 
+import heapq
 import random
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
@@ -590,6 +591,13 @@ def _order(objective: str, instructions: int, cycles: int) -> tuple[int, int]:
     return (instructions, cycles) if objective == "vector" else (cycles, instructions)
 
 
+def _key(objective: str, write: _Mode, read: _Mode, fill: int, cycles: int) -> tuple:
+    """A candidate's rank: the objective's order of its instructions and ``cycles``, then fewer
+    sub-dword fill vectors, no transpose read, wider vectors."""
+    return _order(objective, write.instructions + read.instructions, cycles) + (
+        fill, read.op.shape.transpose_bits or 0, -write.k - read.k)
+
+
 def _solve(w: _Side, r: _Side, reps: list[int], outs, model: LdsModel, eb: int, allow_transpose: bool,
            objective: str, seed: int, budget, transpose_only: bool = False, prune: bool = False) -> SwizzleResult:
     """The best layout whose offset space leaves out the register vectors ``reps``, with the exact
@@ -687,7 +695,6 @@ def _search(w: _Side, r: _Side, model: LdsModel, eb: int, allow_transpose: bool,
     # With the "vector" objective instructions come first: the first choice tried has the fewest, and
     # its result ends the search before any choice with more, so only those with the fewest get a bound.
     fewest = min(mw.instructions + mr.instructions for _, _, mw, mr, _, _ in pairs)
-    cands: list[_Candidate] = []
     footprints: dict[tuple, list[int]] = {}  # per (mode (alive while solving), sub-dword bits): a basis of M_s
     exponents: dict[tuple, int] = {}
 
@@ -703,21 +710,35 @@ def _search(w: _Side, r: _Side, model: LdsModel, eb: int, allow_transpose: bool,
             exponents[key] = _lb_exponent(m, span(hc), r_bits)
         return exponents[key]
 
-    for prefix, fill, mw, mr, hw, hr in pairs:
-        if objective == "vector" and mw.instructions + mr.instructions > fewest:
-            continue
+    def candidate(prefix: list[int], fill: int, mw: _Mode, mr: _Mode, hw: tuple, hr: tuple) -> _Candidate:
         m_w, m_r = footprint_basis(mw, prefix), footprint_basis(mr, prefix)
         hc = hw if mw.k >= mr.k else hr  # spans Hc (see above)
         lb = (mw.cost << exponent(m_w, hc)) + (mr.cost << exponent(m_r, hc))
         c = _Candidate(prefix, mw, mr, hw, hr, m_w, m_r, lb, fill)
-        c.key = _order(objective, mw.instructions + mr.instructions, lb) + (
-            fill, mr.op.shape.transpose_bits or 0, -mw.k - mr.k)
-        cands.append(c)
-    cands.sort(key=lambda c: c.key)
+        c.key = _key(objective, mw, mr, fill, lb)
+        return c
+
+    # The candidates in the order of their keys (ties: in enumeration order), each bound computed only
+    # when the candidate may come next: until then it waits under the key of its conflict-free cycles,
+    # which is never above its key.
+    heap = [(_key(objective, mw, mr, fill, mw.cost + mr.cost), i, None)
+            for i, (_, fill, mw, mr, _, _) in enumerate(pairs)
+            if objective != "vector" or mw.instructions + mr.instructions <= fewest]
+    heapq.heapify(heap)
+
+    def cands():
+        while heap:
+            _, i, cand = heapq.heappop(heap)
+            if cand is not None:
+                yield cand
+            else:
+                cand = candidate(*pairs[i])
+                heapq.heappush(heap, (cand.key, i, cand))
+
     rng = random.Random(seed)
     best = None
     missed = []  # bound keys of tried candidates whose greedy rows missed their bound
-    for cand in cands:
+    for cand in cands():
         if best is not None and cand.key[:2] >= best[0]:
             break  # candidates come in bound order: none of the rest can beat the best found
         rows, e = _choose_rows(cand, r_bits, rng)
