@@ -685,7 +685,8 @@ def _search(w: _Side, r: _Side, model: LdsModel, eb: int, allow_transpose: bool,
         # i.e. iff the aligned space of the longer vector lies in the other one
         key = (hw, hr) if mw.k >= mr.k else (hr, hw)
         if key not in inside:
-            inside[key] = all(span(key[1]).contains(x) for x in key[0])
+            contains = span(key[1]).contains
+            inside[key] = all(contains(x) for x in key[0])
         if inside[key]:
             valid.append((i, (mw, mr, hw, hr)))
             fewest = min(fewest, mw.instructions + mr.instructions)
