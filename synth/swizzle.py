@@ -183,7 +183,9 @@ class _Candidate:
 
     @cached_property
     def hc_reduced(self) -> list[int]:
-        return _reduced(self.hc)
+        """The reduced basis of ``Hc``, spanned by ``H_s`` of the longer vector (a candidate's lies in
+        the other ``H_s``)."""
+        return _reduced(self.h_w if self.write.k >= self.read.k else self.h_r)
 
 
 def _flat_columns(layout: LinearLayout, dim: str) -> list[int]:
@@ -393,7 +395,7 @@ def _aligned_space(mode: _Mode, prefix: list[int], space_basis: list[int], spans
 
 def _reduced(basis: Sequence[int]) -> list[int]:
     """The reduced row echelon basis of ``span(basis)`` (a canonical basis of the space)."""
-    return f2.rref_rows(basis, max((b.bit_length() for b in basis), default=0))[0]
+    return f2.rref_rows(basis, max(basis, default=0).bit_length())[0]
 
 
 def _low_weight(red: list[int]) -> list[int]:
