@@ -157,21 +157,10 @@ class _Mode:
     others: list[int]  # all other columns of the side (must be aligned)
     instructions: int  # per round
 
-    @cached_property
+    @property
     def cost(self) -> int:
         """Conflict-free cycles per round."""
         return self.instructions * self.op.num_phases
-
-    @cached_property
-    def columns(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
-        """``(V_s, the other columns)``: with the prefix above ``V_s``, what ``H_s`` depends on."""
-        return tuple(self.vector), tuple(self.others)
-
-    @cached_property
-    def others_span(self) -> tuple[list[int], f2.Span]:
-        """The pivots of the other columns (their image basis, in order) and their span."""
-        span = f2.Span()
-        return [x for x in self.others if span.insert(x)], span
 
 
 @dataclass
@@ -387,9 +376,7 @@ def _aligned_space(mode: _Mode, prefix: list[int], space_basis: list[int], spans
     a complement of ``V_s`` exactly when there are ``n - k`` of them (else some column leans
     on ``V_s``), and nothing needs completing."""
     if spans:
-        pivots, others = mode.others_span
-        above = f2.Span()  # the prefix above V_s modulo the other columns
-        rest = pivots + [x for x in prefix[mode.k:] if above.insert(others.reduce(x))]
+        rest = f2.image_basis(mode.others + prefix[mode.k:])
         return tuple(rest) if len(rest) == len(space_basis) - mode.k else None
     rest, own, every = [], f2.Span(), f2.Span(mode.vector)
     for x in mode.others + prefix[mode.k:]:
@@ -732,7 +719,7 @@ def _search(w: _Side, r: _Side, model: LdsModel, eb: int, allow_transpose: bool,
         return plain[key]
 
     def aligned_space(side: _Side, mode: _Mode, prefix: list[int]) -> tuple | None:
-        key = (mode.columns, tuple(prefix[mode.k:]))
+        key = (tuple(mode.vector), tuple(mode.others), tuple(prefix[mode.k:]))
         if key not in aligned:
             aligned[key] = _aligned_space(mode, prefix, space_basis, spans[id(side)])
         return aligned[key]
@@ -744,7 +731,7 @@ def _search(w: _Side, r: _Side, model: LdsModel, eb: int, allow_transpose: bool,
         choices += [(prefix, fill, ww, rw) for ww in plain_widths(w, prefix) for rw in rways]
     order = range(len(choices))
     if prune:  # fewest instructions first: once one is valid, no choice with more is looked at
-        order = sorted(order, key=[ww.instructions + rw.instructions for _, _, ww, rw in choices].__getitem__)
+        order = sorted(order, key=lambda i: choices[i][2].instructions + choices[i][3].instructions)
     fewest = float("inf")  # the fewest instructions of a valid choice so far
     valid = []
     for i in order:
