@@ -398,33 +398,22 @@ def _reduced(basis: Sequence[int]) -> list[int]:
     return f2.rref_rows(basis, max(basis, default=0).bit_length())[0]
 
 
-def _low_weight(red: list[int]) -> list[int]:
-    """The vectors of the reduced basis ``red`` (``_reduced``), lightest (popcount) first, then by value."""
-    return sorted(red, key=lambda x: (x.bit_count(), x))
-
-
-def _light_combinations(red: list[int], max_weight: int = 3) -> tuple[list[int], list[int]]:
+def _low_weight(red: list[int], max_weight: int = 3) -> list[int]:
     """XOR-combinations of up to ``max_weight`` vectors of the reduced basis ``red`` (``_reduced``),
-    lightest (popcount) first, then by value (distinct: ``red`` is independent); and per ``red[i]``,
-    the positions of the combinations holding it (bit ``j``: the ``j``-th combination)."""
-    if not red:
-        return [], []
+    lightest (popcount) first, then by value (distinct: ``red`` is independent)."""
+    if max_weight == 1 or not red:
+        return sorted(red, key=lambda x: (x.bit_count(), x))
     rows = np.array(red, dtype=np.int64)
-    idx, masks = _index_combinations(len(red), max_weight)
-    vals = np.concatenate([np.bitwise_xor.reduce(rows[i], axis=1) for i in idx])
-    order = np.lexsort((vals, np.bitwise_count(vals)))
-    holds = (masks[order][None, :] >> np.arange(len(red))[:, None]) & 1  # [i, j]: red[i] in combination j
-    packed = np.packbits(holds.astype(np.uint8), axis=1, bitorder="little")
-    return vals[order].tolist(), [int.from_bytes(row.tobytes(), "little") for row in packed]
+    vals = np.concatenate([np.bitwise_xor.reduce(rows[idx], axis=1)
+                           for idx in _index_combinations(len(red), max_weight)])
+    return vals[np.lexsort((vals, np.bitwise_count(vals)))].tolist()
 
 
 @lru_cache(maxsize=None)
-def _index_combinations(n: int, max_weight: int) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
-    """Per weight ``w`` in 1..max_weight, every ``w``-subset of ``range(n)`` as an index array ``[C(n, w), w]``;
-    and every subset as a bit mask, in the same order."""
-    idx = tuple(np.array(list(combinations(range(n), w)), dtype=np.int64).reshape(-1, w)
-                for w in range(1, min(max_weight, n) + 1))
-    return idx, np.concatenate([(1 << i).sum(axis=1) for i in idx])
+def _index_combinations(n: int, max_weight: int) -> tuple[np.ndarray, ...]:
+    """Per weight ``w`` in 1..max_weight, every ``w``-subset of ``range(n)`` as an index array ``[C(n, w), w]``."""
+    return tuple(np.array(list(combinations(range(n), w)), dtype=np.int64).reshape(-1, w)
+                 for w in range(1, min(max_weight, n) + 1))
 
 
 def _lb_exponent(m: list[int], hc: f2.Span, r: int) -> int:
@@ -434,102 +423,52 @@ def _lb_exponent(m: list[int], hc: f2.Span, r: int) -> int:
 
 
 # ------------------------------------------------------------------ construction
-class _PoolImages:
-    """Which vectors of a pool in ``span(red)`` lie in a growing subspace ``S``, all at once.
-
-    ``rho`` is a linear map on ``span(red)`` whose kernel is ``S ∩ span(red)``, kept on ``red``
-    (``res[i] = rho(red[i])``, at first the residue of ``red[i]`` modulo ``S``) and bit-sliced over
-    the pool (bit ``j`` of ``odd[b]``: bit ``b`` of ``rho`` of the ``j``-th pool vector, the XOR of
-    ``holders[i]`` over the ``red[i]`` whose image has bit ``b``).  Adding ``x`` to ``S`` (``y = rho(x)``
-    non-zero) takes a bit of ``y`` and adds ``y`` to every image with that bit: the new kernel is
-    where ``rho`` was 0 or ``y``, i.e. ``S + x``."""
-
-    def __init__(self, space: f2.Span, red: list[int], holders: list[int]) -> None:
-        self.res = [space.reduce(v) for v in red]
-        self.odd: dict[int, int] = {}  # bit (a power of two) -> pool positions whose image has it
-        for y, held in zip(self.res, holders):
-            while y:
-                bit = y & -y
-                self.odd[bit] = self.odd.get(bit, 0) ^ held
-                y ^= bit
-
-    def image(self, combination: int) -> int:
-        """``rho`` of the XOR of the ``red[i]`` over the set bits ``i`` of ``combination``."""
-        return f2.apply_columns(self.res, combination)
-
-    def outside(self) -> int:
-        """The pool positions (as bits) whose vector is not in ``S``."""
-        out = 0
-        for held in self.odd.values():
-            out |= held
-        return out
-
-    def add(self, y: int) -> None:
-        """Add to ``S`` a vector of image ``y`` (not 0)."""
-        bit = y & -y
-        self.res = [v ^ y if v & bit else v for v in self.res]
-        moved = self.odd.pop(bit, 0)
-        rest = y ^ bit
-        while rest:
-            b = rest & -rest
-            self.odd[b] = self.odd.get(b, 0) ^ moved
-            rest ^= b
-
-
 def _choose_rows(cand: _Candidate, r: int, rng: random.Random) -> tuple[list[int], list[int]]:
     """Greedy row vectors (see module doc) -> (rows, exponents [e_w, e_r]).
 
-    Each row is the first vector of least cost outside ``span(P, Row)``: first from the pool of
-    light combinations of ``Hc``'s reduced basis (all of it tested at once, ``_PoolImages``),
-    then, unless one of them costs only the doublings forced (``Hc ⊆ M_s``), random vectors of
-    ``Hc``.  A vector of ``Hc`` is written in the reduced basis by its bits at the basis' pivots."""
-    red = cand.hc_reduced
-    pool, holders = _light_combinations(red)
-    pivots = [v & -v for v in red]  # the lowest bit of each: no other vector of red has it
-    taken, m_w, m_r = (_PoolImages(f2.Span(v), red, holders) for v in (cand.prefix, cand.m_w, cand.m_r))
+    Every row vector lies in ``Hc``, so ``dim(M_s + Hc)`` never changes: ``Hc ⊆ M_s`` (every
+    further row costs side ``s`` a doubling) exactly when ``dim M_s`` has reached it.  A pool
+    vector found in ``span(P, Row)`` stays there, so it leaves the pool."""
+    taken = f2.Span(cand.prefix)
+    m_w, m_r = f2.Span(cand.m_w), f2.Span(cand.m_r)
+    full = [f2.rank([*m, *cand.hc]) for m in (cand.m_w, cand.m_r)]  # dim(M_s + Hc)
     costs = [cand.write.cost, cand.read.cost]
     e = [0, 0]
     rows: list[int] = []
+    pool = _low_weight(cand.hc_reduced)
     for _ in range(r):
         c_w, c_r = costs[0] << e[0], costs[1] << e[1]
-        ideal = (0 if any(m_w.res) else c_w) + (0 if any(m_r.res) else c_r)  # Hc ⊆ M_s: every row doubles s
-        free, out_w, out_r = taken.outside(), m_w.outside(), m_r.outside()
+        ideal = (c_w if m_w.rank == full[0] else 0) + (c_r if m_r.rank == full[1] else 0)
         best = None
-        for d in ((False, False), (False, True), (True, False), (True, True)):
-            js = free & (~out_w if d[0] else out_w) & (~out_r if d[1] else out_r)
-            if js:
-                delta, j = (c_w if d[0] else 0) + (c_r if d[1] else 0), (js & -js).bit_length() - 1
-                if best is None or (delta, j) < (best[0], best[3]):
-                    best = (delta, pool[j], d, j)
-        if best is not None:  # the combination of pool[j]: the red[i] held at position j
-            delta, x, d, j = best
-            best = (delta, x, d, sum(1 << i for i, held in enumerate(holders) if held >> j & 1))
-        if best is None or best[0] > ideal:
-            for x in _random_vectors(cand.hc, rng):
-                comb = sum(1 << i for i, p in enumerate(pivots) if x & p)
-                if not taken.image(comb):
-                    continue
-                d = (not m_w.image(comb), not m_r.image(comb))
-                delta = (c_w if d[0] else 0) + (c_r if d[1] else 0)
-                if best is None or delta < best[0]:
-                    best = (delta, x, d, comb)
-                if delta == ideal:
-                    break
+        gone = []  # pool positions in span(P, Row)
+        for i, x in enumerate(_sample(pool, cand.hc, rng)):
+            if taken.contains(x):
+                gone.append(i)
+                continue
+            d = (m_w.contains(x), m_r.contains(x))
+            delta = (c_w if d[0] else 0) + (c_r if d[1] else 0)
+            if best is None or delta < best[0]:
+                best = (delta, x, d, i)
+            if delta == ideal:
+                break
         if best is None:
             raise LayoutError("internal: no row vector outside the prefix (offset space too small)")
-        _, x, d, comb = best
+        _, x, d, i = best
         rows.append(x)
-        for space in (taken, m_w, m_r):
-            y = space.image(comb)
-            if y:
-                space.add(y)
+        taken.insert(x)
+        m_w.insert(x)
+        m_r.insert(x)
         e[0] += d[0]
         e[1] += d[1]
+        for j in sorted(gone + [i], reverse=True):
+            if j < len(pool):
+                del pool[j]
     return rows, e
 
 
-def _random_vectors(hc: list[int], rng: random.Random, extra: int = 512):
-    """Random non-zero vectors of ``span(hc)`` (``extra`` draws)."""
+def _sample(pool: list[int], hc: list[int], rng: random.Random, extra: int = 512):
+    """The low-weight pool, then random vectors of ``span(hc)``."""
+    yield from pool
     for _ in range(extra):
         x = 0
         for h in hc:
@@ -685,7 +624,7 @@ def _search(w: _Side, r: _Side, model: LdsModel, eb: int, allow_transpose: bool,
         raise LayoutError("reader reads elements outside the writer's per-round tile")
     n_off = len(space)
     space_ech = f2.Span(space)
-    space_basis = _low_weight(_reduced(space))
+    space_basis = _low_weight(_reduced(space), 1)
     row_start = model.bank_bits + 5 - (eb.bit_length() - 1)
     r_bits = max(0, n_off - row_start)
 
@@ -814,7 +753,7 @@ def _search(w: _Side, r: _Side, model: LdsModel, eb: int, allow_transpose: bool,
             best = (key, cand, rows)
     best_key, cand, rows = best
     certified = not any(k < best_key for k in missed)
-    banks = f2.complement(cand.prefix + rows, 0, candidates=_low_weight(cand.hc_reduced))  # aligned: inside Hc
+    banks = f2.complement(cand.prefix + rows, 0, candidates=_low_weight(cand.hc_reduced, 1))  # aligned: inside Hc
     basis = cand.prefix + banks + rows
     if len(basis) != n_off:
         raise LayoutError("internal: offset basis has the wrong size")
