@@ -431,7 +431,7 @@ def _choose_rows(cand: _Candidate, r: int, rng: random.Random) -> tuple[list[int
     vector found in ``span(P, Row)`` stays there, so it leaves the pool."""
     taken = f2.Span(cand.prefix)
     m_w, m_r = f2.Span(cand.m_w), f2.Span(cand.m_r)
-    full = [f2.rank([*m, *cand.hc]) for m in (cand.m_w, cand.m_r)]  # dim(M_s + Hc)
+    full = [f2.rank([*m, *cand.hc_reduced]) for m in (cand.m_w, cand.m_r)]  # dim(M_s + Hc)
     costs = [cand.write.cost, cand.read.cost]
     e = [0, 0]
     rows: list[int] = []
@@ -441,7 +441,7 @@ def _choose_rows(cand: _Candidate, r: int, rng: random.Random) -> tuple[list[int
         ideal = (c_w if m_w.rank == full[0] else 0) + (c_r if m_r.rank == full[1] else 0)
         best = None
         gone = []  # pool positions in span(P, Row)
-        for i, x in enumerate(_sample(pool, cand.hc, rng)):
+        for i, x in enumerate(_sample(pool, cand, rng)):
             if taken.contains(x):
                 gone.append(i)
                 continue
@@ -466,9 +466,11 @@ def _choose_rows(cand: _Candidate, r: int, rng: random.Random) -> tuple[list[int
     return rows, e
 
 
-def _sample(pool: list[int], hc: list[int], rng: random.Random, extra: int = 512):
-    """The low-weight pool, then random vectors of ``span(hc)``."""
+def _sample(pool: list[int], cand: _Candidate, rng: random.Random, extra: int = 512):
+    """The low-weight pool, then random vectors of ``Hc`` (XORs of subsets of the basis ``cand.hc``,
+    computed only then)."""
     yield from pool
+    hc = cand.hc
     for _ in range(extra):
         x = 0
         for h in hc:
