@@ -367,17 +367,18 @@ def _prefixes(w: _Side, r: _Side, model: LdsModel, eb: int, space: f2.Span, allo
 
 
 # ------------------------------------------------------------------ algebra helpers
-def _aligned_space(mode: _Mode, prefix: list[int], space_basis: list[int], spans: bool) -> tuple[int, ...] | None:
-    """A basis of ``H_s``: a complement of ``V_s`` (in the offset space) containing every
-    other column of the side and the prefix bits above its vector; None if impossible.
+def _aligned_space(mode: _Mode, prefix: list[int], n_off: int, completion: list[int] | None) -> tuple[int, ...] | None:
+    """A basis of ``H_s``: a complement of ``V_s`` (in the ``n_off``-dim offset space) containing
+    every other column of the side and the prefix bits above its vector; None if impossible.
 
-    ``spans``: the side's columns span the offset space.  Then ``V_s`` and the other columns
-    span it, so the pivots ``rest`` of the other columns (and the prefix above ``V_s``) are
-    a complement of ``V_s`` exactly when there are ``n - k`` of them (else some column leans
-    on ``V_s``), and nothing needs completing."""
-    if spans:
+    ``completion``: None when the side's columns span the offset space.  Then ``V_s`` and the
+    other columns span it, so the pivots ``rest`` of the other columns (and the prefix above
+    ``V_s``) are a complement of ``V_s`` exactly when there are ``n - k`` of them (else some column
+    leans on ``V_s``), and nothing needs completing.  Else a basis of the offset space to complete
+    ``H_s`` from."""
+    if completion is None:
         rest = f2.image_basis(mode.others + prefix[mode.k:])
-        return tuple(rest) if len(rest) == len(space_basis) - mode.k else None
+        return tuple(rest) if len(rest) == n_off - mode.k else None
     rest, own, every = [], f2.Span(), f2.Span(mode.vector)
     for x in mode.others + prefix[mode.k:]:
         if own.insert(x):  # a pivot of the other columns (their image basis, in order)
@@ -385,8 +386,8 @@ def _aligned_space(mode: _Mode, prefix: list[int], space_basis: list[int], spans
                 return None  # some column has a component on the vector bits: misaligned
             rest.append(x)
     ext = []
-    for c in space_basis:  # independent: once every.rank is their number, nothing more is kept
-        if every.rank == len(space_basis):
+    for c in completion:  # independent: once every.rank is their number, nothing more is kept
+        if every.rank == n_off:
             break
         if every.insert(c):
             ext.append(c)
@@ -622,11 +623,10 @@ def _search(w: _Side, r: _Side, model: LdsModel, eb: int, allow_transpose: bool,
     a valid one found before are not enumerated (with the "vector" objective they never become
     candidates)."""
     space = f2.image_basis(w.regs + w.lanes + w.warps)  # the offset space (all of F^n without reps)
-    if f2.rank(space + r.regs + r.lanes + r.warps) != len(space):
+    space_ech = f2.Span(space)
+    if not all(space_ech.contains(v) for v in r.regs + r.lanes + r.warps):
         raise LayoutError("reader reads elements outside the writer's per-round tile")
     n_off = len(space)
-    space_ech = f2.Span(space)
-    space_basis = _low_weight(_reduced(space), 1)
     row_start = model.bank_bits + 5 - (eb.bit_length() - 1)
     r_bits = max(0, n_off - row_start)
 
@@ -641,6 +641,14 @@ def _search(w: _Side, r: _Side, model: LdsModel, eb: int, allow_transpose: bool,
         return span_of[basis]
 
     spans = {id(w): True, id(r): f2.rank(r.regs + r.lanes + r.warps) == n_off}  # the writer's span is the space
+    lightest: list[list[int]] = []  # a basis of the offset space, lightest first, once a side needs it
+
+    def completion(side: _Side) -> list[int] | None:
+        if spans[id(side)]:
+            return None
+        if not lightest:
+            lightest.append(_low_weight(_reduced(space), 1))
+        return lightest[0]
 
     widths = {id(s): (_plain_widths(s, model, eb), set(s.regs)) for s in (w, r)}
     plain: dict[tuple, _Mode] = {}  # a plain mode depends on the side and its vector only
@@ -662,7 +670,7 @@ def _search(w: _Side, r: _Side, model: LdsModel, eb: int, allow_transpose: bool,
     def aligned_space(side: _Side, mode: _Mode, prefix: list[int]) -> tuple | None:
         key = (tuple(mode.vector), tuple(mode.others), tuple(prefix[mode.k:]))
         if key not in aligned:
-            aligned[key] = _aligned_space(mode, prefix, space_basis, spans[id(side)])
+            aligned[key] = _aligned_space(mode, prefix, n_off, completion(side))
         return aligned[key]
 
     choices = []  # every (prefix, write way, read way), in enumeration order; modes are built when looked at
