@@ -172,6 +172,7 @@ class _Candidate:
     h_r: tuple[int, ...]
     m_w: list[int]
     m_r: list[int]
+    m_plus_hc: tuple[int, int]  # dim(M_s + Hc) per side
     lb: int
     fill: int
     key: tuple = field(default_factory=tuple)
@@ -417,10 +418,15 @@ def _index_combinations(n: int, max_weight: int) -> tuple[np.ndarray, ...]:
                  for w in range(1, min(max_weight, n) + 1))
 
 
-def _lb_exponent(m: list[int], hc: f2.Span, r: int) -> int:
-    """``max(0, r + dim(M ∩ Hc) - dim Hc)`` for a basis ``m`` of M and the span of Hc:
-    ``dim(M ∩ Hc)`` is ``dim M`` less the rank of ``m`` modulo Hc."""
-    return max(0, r + len(m) - f2.rank([hc.reduce(x) for x in m]) - hc.rank)
+def _sum_dim(m: list[int], hc: f2.Span) -> int:
+    """``dim(M + Hc)`` for a basis ``m`` of M and the span of Hc: ``dim Hc`` plus the rank of ``m``
+    modulo Hc."""
+    return hc.rank + f2.rank([hc.reduce(x) for x in m])
+
+
+def _lb_exponent(dim_m: int, dim_sum: int, r: int) -> int:
+    """``max(0, r + dim(M ∩ Hc) - dim Hc)``, i.e. ``max(0, r + dim M - dim(M + Hc))``."""
+    return max(0, r + dim_m - dim_sum)
 
 
 # ------------------------------------------------------------------ construction
@@ -432,7 +438,7 @@ def _choose_rows(cand: _Candidate, r: int, rng: random.Random) -> tuple[list[int
     vector found in ``span(P, Row)`` stays there, so it leaves the pool."""
     taken = f2.Span(cand.prefix)
     m_w, m_r = f2.Span(cand.m_w), f2.Span(cand.m_r)
-    full = [f2.rank([*m, *cand.hc_reduced]) for m in (cand.m_w, cand.m_r)]  # dim(M_s + Hc)
+    full = cand.m_plus_hc
     costs = [cand.write.cost, cand.read.cost]
     e = [0, 0]
     rows: list[int] = []
@@ -709,7 +715,7 @@ def _search(w: _Side, r: _Side, model: LdsModel, eb: int, allow_transpose: bool,
     # its result ends the search before any choice with more, so only those with the fewest get a bound.
     fewest = min(mw.instructions + mr.instructions for _, _, mw, mr, _, _ in pairs)
     footprints: dict[tuple, list[int]] = {}  # per (mode (alive while solving), sub-dword bits): a basis of M_s
-    exponents: dict[tuple, int] = {}
+    sum_dims: dict[tuple, int] = {}
 
     def footprint_basis(mode: _Mode, prefix: list[int]) -> list[int]:
         key = (id(mode), tuple(prefix[:zb]))
@@ -717,17 +723,19 @@ def _search(w: _Side, r: _Side, model: LdsModel, eb: int, allow_transpose: bool,
             footprints[key] = f2.image_basis(_footprint(mode) + mode.vector + prefix[:zb])
         return footprints[key]
 
-    def exponent(m: list[int], hc: tuple) -> int:
+    def sum_dim(m: list[int], hc: tuple) -> int:
         key = (tuple(m), hc)
-        if key not in exponents:
-            exponents[key] = _lb_exponent(m, span(hc), r_bits)
-        return exponents[key]
+        if key not in sum_dims:
+            sum_dims[key] = _sum_dim(m, span(hc))
+        return sum_dims[key]
 
     def candidate(prefix: list[int], fill: int, mw: _Mode, mr: _Mode, hw: tuple, hr: tuple) -> _Candidate:
         m_w, m_r = footprint_basis(mw, prefix), footprint_basis(mr, prefix)
         hc = hw if mw.k >= mr.k else hr  # spans Hc (see above)
-        lb = (mw.cost << exponent(m_w, hc)) + (mr.cost << exponent(m_r, hc))
-        c = _Candidate(prefix, mw, mr, hw, hr, m_w, m_r, lb, fill)
+        sums = (sum_dim(m_w, hc), sum_dim(m_r, hc))
+        lb = (mw.cost << _lb_exponent(len(m_w), sums[0], r_bits)) + (
+            mr.cost << _lb_exponent(len(m_r), sums[1], r_bits))
+        c = _Candidate(prefix, mw, mr, hw, hr, m_w, m_r, sums, lb, fill)
         c.key = _key(objective, mw, mr, fill, lb)
         return c
 
