@@ -49,7 +49,7 @@ import heapq
 import random
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
-from itertools import combinations, permutations
+from itertools import chain, combinations, permutations
 from typing import NamedTuple, Sequence, Union
 
 import numpy as np
@@ -443,16 +443,20 @@ def _choose_rows(cand: _Candidate, r: int, rng: random.Random) -> tuple[list[int
     e = [0, 0]
     rows: list[int] = []
     pool = _low_weight(cand.hc_reduced)
+    in_taken, in_m_w, in_m_r = taken.contains, m_w.contains, m_r.contains
     for _ in range(r):
         c_w, c_r = costs[0] << e[0], costs[1] << e[1]
         ideal = (c_w if m_w.rank == full[0] else 0) + (c_r if m_r.rank == full[1] else 0)
         best = None
         gone = []  # pool positions in span(P, Row)
-        for i, x in enumerate(_sample(pool, cand, rng)):
-            if taken.contains(x):
+        for i, x in enumerate(chain(pool, _random_vectors(cand, rng))):
+            if in_taken(x):
                 gone.append(i)
                 continue
-            d = (m_w.contains(x), m_r.contains(x))
+            in_w = in_m_w(x)
+            if best is not None and (c_w if in_w else 0) >= best[0]:
+                continue  # it cannot cost less than the best so far (which costs more than the least)
+            d = (in_w, in_m_r(x))
             delta = (c_w if d[0] else 0) + (c_r if d[1] else 0)
             if best is None or delta < best[0]:
                 best = (delta, x, d, i)
@@ -473,10 +477,9 @@ def _choose_rows(cand: _Candidate, r: int, rng: random.Random) -> tuple[list[int
     return rows, e
 
 
-def _sample(pool: list[int], cand: _Candidate, rng: random.Random, extra: int = 512):
-    """The low-weight pool, then random vectors of ``Hc`` (XORs of subsets of the basis ``cand.hc``,
-    computed only then)."""
-    yield from pool
+def _random_vectors(cand: _Candidate, rng: random.Random, extra: int = 512):
+    """Random non-zero vectors of ``Hc`` (XORs of subsets of the basis ``cand.hc``, computed only
+    when the first is drawn)."""
     hc = cand.hc
     for _ in range(extra):
         x = 0
