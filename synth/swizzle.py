@@ -216,7 +216,7 @@ def _normalize(layout: LinearLayout, outs: list[tuple[str, int]], what: str, wav
     out = layout  # a block dim (of size 1) is dropped by _Side.layout, when needed
     if out.out_dim_names != names:
         out = out.transpose_outs(names)
-    if out.has_in_dim("register") and not all(any(b) for b in out.bases["register"]):
+    if 0 in _flat_columns(out, "register"):  # a broadcast register (all of its basis is 0)
         out = out.remove_zero_bases_along_dim("register")
     return out
 
