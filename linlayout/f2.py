@@ -53,10 +53,18 @@ class Span:
     __slots__ = ("_vec", "_mask")
 
     def __init__(self, vectors: Iterable[int] = ()) -> None:
-        self._vec: dict[int, int] = {}  # lead bit -> vector with that lead
-        self._mask = 0  # OR of 1 << lead
-        for v in vectors:
-            self.insert(v)
+        vec: dict[int, int] = {}  # lead bit -> vector with that lead
+        mask = 0  # OR of 1 << lead
+        for v in vectors:  # insert(v), inlined
+            m = v & mask
+            while m:
+                v ^= vec[m.bit_length() - 1]
+                m = v & mask
+            if v:
+                lead = v.bit_length() - 1
+                vec[lead] = v
+                mask |= 1 << lead
+        self._vec, self._mask = vec, mask
 
     @property
     def rank(self) -> int:
@@ -82,7 +90,12 @@ class Span:
         return _reduce(v, self._vec, self._mask)
 
     def contains(self, v: int) -> bool:
-        return _reduce(v, self._vec, self._mask) == 0
+        vec, mask = self._vec, self._mask
+        m = v & mask
+        while m:  # _reduce, inlined
+            v ^= vec[m.bit_length() - 1]
+            m = v & mask
+        return v == 0
 
 
 class Echelon:
@@ -234,7 +247,10 @@ def pivot_columns(cols: Sequence[int]) -> list[int]:
     mask = 0
     out = []
     for j, v in enumerate(cols):
-        v = _reduce(v, basis, mask)
+        m = v & mask
+        while m:  # _reduce, inlined
+            v ^= basis[m.bit_length() - 1]
+            m = v & mask
         if v:
             b = v.bit_length() - 1
             basis[b] = v
@@ -261,7 +277,10 @@ def in_span(vectors: Sequence[int], v: int) -> bool:
     basis: dict[int, int] = {}
     mask = 0
     for u in vectors:
-        u = _reduce(u, basis, mask)
+        m = u & mask
+        while m:  # _reduce, inlined
+            u ^= basis[m.bit_length() - 1]
+            m = u & mask
         if u:
             b = u.bit_length() - 1
             basis[b] = u
@@ -358,18 +377,23 @@ def rref_rows(rows: Sequence[int], n_cols: int) -> tuple[list[int], list[int]]:
 
     Pivot columns are chosen from column 0 upwards; returns ``(rows, pivots)``
     with the non-zero rows of the RREF (in pivot order) and their pivot columns.
+    Rows are taken in order: each is cleared at the pivots found so far (the pivot
+    rows are zero at every other pivot, so one pass does it) and, if a bit below
+    ``n_cols`` is left, its lowest such bit becomes a pivot, cleared from the rows
+    kept before.
     """
-    work = [r for r in rows if r]
-    out: list[int] = []
-    pivots: list[int] = []
-    for c in range(n_cols):
-        bit = 1 << c
-        idx = next((i for i, r in enumerate(work) if r & bit), None)
-        if idx is None:
-            continue
-        p = work.pop(idx)
-        work = [r ^ p if r & bit else r for r in work]
-        out = [r ^ p if r & bit else r for r in out]
-        out.append(p)
-        pivots.append(c)
-    return out, pivots
+    low = (1 << n_cols) - 1
+    found: dict[int, int] = {}  # pivot bit (1 << column) -> its row
+    for v in rows:
+        for bit, p in found.items():
+            if v & bit:
+                v ^= p
+        pivot = v & low
+        if pivot:
+            pivot &= -pivot
+            for bit, p in found.items():
+                if p & pivot:
+                    found[bit] = p ^ v
+            found[pivot] = v
+    bits = sorted(found)
+    return [found[b] for b in bits], [b.bit_length() - 1 for b in bits]

@@ -221,15 +221,19 @@ def lane_cycles(arch: Union[str, LdsModel], op: str, offsets: np.ndarray, elemen
         if (min(cols, default=0) >= 0 and all(c % _alignment(o) == 0 for c in byte_cols)
                 and (a == span_table(cols)).all()):
             _check_lane_elems(o, 1, element_bits)
-            rep = _analyze_linear(o, byte_cols, element_bits)
-            return rep.cycles, rep.min_cycles
+            return _linear_cycles(o, byte_cols)
     starts = lane_start_bytes(o, offsets, element_bits)
     cols = [int(starts[1 << j]) for j in range(o.lane_bits)]
     if _pow2(element_bits) and o.bytes_per_lane != 12 and (starts == span_table(cols)).all():
-        rep = _analyze_linear(o, cols, element_bits)
-    else:
-        rep = _analyze_enumerated(o, starts, element_bits)
+        return _linear_cycles(o, cols)
+    rep = _analyze_enumerated(o, starts, element_bits)
     return rep.cycles, rep.min_cycles
+
+
+def _linear_cycles(op: LdsOp, byte_cols: list[int]) -> tuple[int, int]:
+    """``(cycles, min_cycles)`` of ``_analyze_linear`` (every phase alike), without the report."""
+    per_phase, _, _ = _linear_counts(op, byte_cols)
+    return per_phase << len(op.phase_rows), 1 << len(op.phase_rows)
 
 
 def bank_load(op: LdsOp, starts: np.ndarray) -> np.ndarray:

@@ -45,11 +45,12 @@ groupings of linlayout.hw.lds, some of which are named [I] assumptions.
 
 from __future__ import annotations
 
+import heapq
 import random
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
-from itertools import combinations, permutations
-from typing import Sequence, Union
+from itertools import chain, combinations, permutations
+from typing import NamedTuple, Sequence, Union
 
 import numpy as np
 
@@ -134,10 +135,15 @@ class SwizzleResult:
 @dataclass
 class _Side:
     direction: str
-    layout: LinearLayout  # broadcast registers and rep registers removed, block dropped
+    given: LinearLayout  # broadcast registers and rep registers removed, out dims in the writer's order
     regs: list[int]
     lanes: list[int]
     warps: list[int]
+
+    @cached_property
+    def layout(self) -> LinearLayout:
+        """``given`` without its block dim (of size 1, checked by ``_normalize``)."""
+        return self.given.squeeze_ins("block") if self.given.has_in_dim("block") else self.given
 
 
 @dataclass
@@ -166,6 +172,7 @@ class _Candidate:
     h_r: tuple[int, ...]
     m_w: list[int]
     m_r: list[int]
+    m_plus_hc: tuple[int, int]  # dim(M_s + Hc) per side
     lb: int
     fill: int
     key: tuple = field(default_factory=tuple)
@@ -177,7 +184,9 @@ class _Candidate:
 
     @cached_property
     def hc_reduced(self) -> list[int]:
-        return _reduced(self.hc)
+        """The reduced basis of ``Hc``, spanned by ``H_s`` of the longer vector (a candidate's lies in
+        the other ``H_s``)."""
+        return _reduced(self.h_w if self.write.k >= self.read.k else self.h_r)
 
 
 def _flat_columns(layout: LinearLayout, dim: str) -> list[int]:
@@ -204,15 +213,16 @@ def _normalize(layout: LinearLayout, outs: list[tuple[str, int]], what: str, wav
     if sorted(layout.out_dims) != sorted(outs):
         raise LayoutError(f"{what}: out dims {layout.out_dims} differ from the writer's {outs}")
     names = [o for o, _ in outs]
-    out = layout.squeeze_ins("block") if layout.has_in_dim("block") else layout  # of size 1 (checked above)
+    out = layout  # a block dim (of size 1) is dropped by _Side.layout, when needed
     if out.out_dim_names != names:
         out = out.transpose_outs(names)
-    if out.has_in_dim("register") and not all(any(b) for b in out.bases["register"]):
+    if 0 in _flat_columns(out, "register"):  # a broadcast register (all of its basis is 0)
         out = out.remove_zero_bases_along_dim("register")
     return out
 
 
 def _side(direction: str, layout: LinearLayout) -> _Side:
+    """The side of ``layout`` (normalized; a block dim of size 1 adds no columns)."""
     return _Side(direction, layout, _flat_columns(layout, "register"), _flat_columns(layout, "lane"),
                  _flat_columns(layout, "warp"))
 
@@ -232,23 +242,44 @@ def _drop_registers(side: _Side, vectors: Sequence[int]) -> _Side:
 
 
 # ------------------------------------------------------------------ modes
-def _plain_modes(side: _Side, prefix: list[int], model: LdsModel, eb: int) -> list[_Mode]:
+class _Plain(NamedTuple):
+    """A side's plain (not transpose) way to move the tile for a prefix, its mode not built yet:
+    the first ``k`` prefix vectors are the lane's elements, moved by op ``name``."""
+
+    k: int
+    name: str
+    instructions: int  # per round
+
+
+def _plain_widths(side: _Side, model: LdsModel, eb: int) -> list[_Plain]:
+    """Every vector length ``k`` the side's plain ops allow, shortest first: ``2**k`` elements are
+    1 to 16 bytes and the model has the op (a prefix allows those whose ``prefix[:k]`` are
+    register vectors of the side: ``_vector_bits``)."""
     maxbits = (128 // eb).bit_length() - 1
     kmin = max(0, 3 - (eb.bit_length() - 1))
+    ops = _PLAIN_OPS[side.direction]
+    return [_Plain(k, ops[(eb << k) // 8], 1 << (len(side.regs) - k))
+            for k in range(kmin, min(maxbits, len(side.regs)) + 1)
+            if ops.get((eb << k) // 8) in model.ops]
+
+
+def _vector_bits(regs: set[int], prefix: list[int], maxbits: int) -> int:
+    """The most vector bits a side with register vectors ``regs`` can move for this prefix: its
+    first prefix vectors that are register vectors (at most ``maxbits``)."""
+    k = 0
+    while k < min(len(prefix), maxbits) and prefix[k] in regs:
+        k += 1
+    return k
+
+
+def _plain_mode(side: _Side, prefix: list[int], width: _Plain, model: LdsModel) -> _Mode:
+    """The mode of a plain width: the lane's vector ``prefix[:k]`` (register bits), the other
+    register bits, the lanes and the warps must be aligned."""
     reg_index = {v: j for j, v in enumerate(side.regs)}
-    kmax = 0
-    while kmax < min(len(prefix), maxbits) and prefix[kmax] in reg_index:
-        kmax += 1
-    modes = []
-    for k in range(kmin, kmax + 1):
-        name = _PLAIN_OPS[side.direction].get((eb << k) // 8)
-        if name is None or name not in model.ops:
-            continue
-        vec_idx = {reg_index[v] for v in prefix[:k]}
-        others = [v for j, v in enumerate(side.regs) if j not in vec_idx] + side.lanes + side.warps
-        modes.append(_Mode(model.op(name), k, list(prefix[:k]), list(side.lanes), others,
-                           1 << (len(side.regs) - k)))
-    return modes
+    vec_idx = {reg_index[v] for v in prefix[:width.k]}
+    others = [v for j, v in enumerate(side.regs) if j not in vec_idx] + side.lanes + side.warps
+    return _Mode(model.op(width.name), width.k, list(prefix[:width.k]), list(side.lanes), others,
+                 width.instructions)
 
 
 def _transpose_modes(side: _Side, prefix: list[int], model: LdsModel, eb: int) -> list[_Mode]:
@@ -317,35 +348,38 @@ def _prefixes(w: _Side, r: _Side, model: LdsModel, eb: int, space: f2.Span, allo
             fill_pool.append(v)
     out, seen = [], set()
     for seed in seeds:
-        if f2.rank(seed) != len(seed) or not all(space.contains(v) for v in seed):
+        spanned = f2.Span(seed)
+        if spanned.rank != len(seed) or not all(space.contains(v) for v in seed):
             continue
         need = zb - len(seed)
         if need <= 0:
             fills = [()]
         else:
-            pool = [v for v in fill_pool if not f2.in_span(seed, v)]
+            pool = [v for v in fill_pool if not spanned.contains(v)]
             fills = _combos(pool, need)
         for fill in fills:
             p = seed + list(fill)
             key = tuple(p)
-            if f2.rank(p) == len(p) and key not in seen:
+            # one fill vector is independent of the seed (the pool's are): more need a check
+            if key not in seen and (len(fill) < 2 or f2.rank(p) == len(p)):
                 seen.add(key)
                 out.append((p, len(fill)))
     return out
 
 
 # ------------------------------------------------------------------ algebra helpers
-def _aligned_space(mode: _Mode, prefix: list[int], space_basis: list[int], spans: bool) -> tuple[int, ...] | None:
-    """A basis of ``H_s``: a complement of ``V_s`` (in the offset space) containing every
-    other column of the side and the prefix bits above its vector; None if impossible.
+def _aligned_space(mode: _Mode, prefix: list[int], n_off: int, completion: list[int] | None) -> tuple[int, ...] | None:
+    """A basis of ``H_s``: a complement of ``V_s`` (in the ``n_off``-dim offset space) containing
+    every other column of the side and the prefix bits above its vector; None if impossible.
 
-    ``spans``: the side's columns span the offset space.  Then ``V_s`` and the other columns
-    span it, so the pivots ``rest`` of the other columns (and the prefix above ``V_s``) are
-    a complement of ``V_s`` exactly when there are ``n - k`` of them (else some column leans
-    on ``V_s``), and nothing needs completing."""
-    if spans:
+    ``completion``: None when the side's columns span the offset space.  Then ``V_s`` and the
+    other columns span it, so the pivots ``rest`` of the other columns (and the prefix above
+    ``V_s``) are a complement of ``V_s`` exactly when there are ``n - k`` of them (else some column
+    leans on ``V_s``), and nothing needs completing.  Else a basis of the offset space to complete
+    ``H_s`` from."""
+    if completion is None:
         rest = f2.image_basis(mode.others + prefix[mode.k:])
-        return tuple(rest) if len(rest) == len(space_basis) - mode.k else None
+        return tuple(rest) if len(rest) == n_off - mode.k else None
     rest, own, every = [], f2.Span(), f2.Span(mode.vector)
     for x in mode.others + prefix[mode.k:]:
         if own.insert(x):  # a pivot of the other columns (their image basis, in order)
@@ -353,8 +387,8 @@ def _aligned_space(mode: _Mode, prefix: list[int], space_basis: list[int], spans
                 return None  # some column has a component on the vector bits: misaligned
             rest.append(x)
     ext = []
-    for c in space_basis:  # independent: once every.rank is their number, nothing more is kept
-        if every.rank == len(space_basis):
+    for c in completion:  # independent: once every.rank is their number, nothing more is kept
+        if every.rank == n_off:
             break
         if every.insert(c):
             ext.append(c)
@@ -363,19 +397,18 @@ def _aligned_space(mode: _Mode, prefix: list[int], space_basis: list[int], spans
 
 def _reduced(basis: Sequence[int]) -> list[int]:
     """The reduced row echelon basis of ``span(basis)`` (a canonical basis of the space)."""
-    return f2.rref_rows(basis, max((b.bit_length() for b in basis), default=0))[0]
+    return f2.rref_rows(basis, max(basis, default=0).bit_length())[0]
 
 
 def _low_weight(red: list[int], max_weight: int = 3) -> list[int]:
     """XOR-combinations of up to ``max_weight`` vectors of the reduced basis ``red`` (``_reduced``),
-    lightest (popcount) first, then by value."""
+    lightest (popcount) first, then by value (distinct: ``red`` is independent)."""
     if max_weight == 1 or not red:
         return sorted(red, key=lambda x: (x.bit_count(), x))
     rows = np.array(red, dtype=np.int64)
     vals = np.concatenate([np.bitwise_xor.reduce(rows[idx], axis=1)
                            for idx in _index_combinations(len(red), max_weight)])
-    u = np.unique(vals)  # ascending
-    return u[np.argsort(np.bitwise_count(u), kind="stable")].tolist()
+    return vals[np.lexsort((vals, np.bitwise_count(vals)))].tolist()
 
 
 @lru_cache(maxsize=None)
@@ -385,49 +418,69 @@ def _index_combinations(n: int, max_weight: int) -> tuple[np.ndarray, ...]:
                  for w in range(1, min(max_weight, n) + 1))
 
 
-def _lb_exponent(m: list[int], hc: Sequence[int], r: int) -> int:
-    """``max(0, r + dim(M ∩ Hc) - dim Hc)`` for a basis ``m`` of M and vectors ``hc`` spanning Hc:
-    ``dim(M ∩ Hc) - dim Hc`` is ``dim M - dim(M + Hc)``."""
-    return max(0, r + len(m) - f2.rank([*m, *hc]))
+def _sum_dim(m: list[int], hc: f2.Span) -> int:
+    """``dim(M + Hc)`` for a basis ``m`` of M and the span of Hc: ``dim Hc`` plus the rank of ``m``
+    modulo Hc."""
+    return hc.rank + f2.rank([hc.reduce(x) for x in m])
+
+
+def _lb_exponent(dim_m: int, dim_sum: int, r: int) -> int:
+    """``max(0, r + dim(M ∩ Hc) - dim Hc)``, i.e. ``max(0, r + dim M - dim(M + Hc))``."""
+    return max(0, r + dim_m - dim_sum)
 
 
 # ------------------------------------------------------------------ construction
 def _choose_rows(cand: _Candidate, r: int, rng: random.Random) -> tuple[list[int], list[int]]:
-    """Greedy row vectors (see module doc) -> (rows, exponents [e_w, e_r])."""
+    """Greedy row vectors (see module doc) -> (rows, exponents [e_w, e_r]).
+
+    Every row vector lies in ``Hc``, so ``dim(M_s + Hc)`` never changes: ``Hc ⊆ M_s`` (every
+    further row costs side ``s`` a doubling) exactly when ``dim M_s`` has reached it.  A pool
+    vector found in ``span(P, Row)`` stays there, so it leaves the pool."""
     taken = f2.Span(cand.prefix)
-    ms = [f2.Span(cand.m_w), f2.Span(cand.m_r)]
+    m_w, m_r = f2.Span(cand.m_w), f2.Span(cand.m_r)
+    full = cand.m_plus_hc
     costs = [cand.write.cost, cand.read.cost]
     e = [0, 0]
     rows: list[int] = []
     pool = _low_weight(cand.hc_reduced)
+    in_taken, in_m_w, in_m_r = taken.contains, m_w.contains, m_r.contains
     for _ in range(r):
-        forced = [all(m.contains(h) for h in cand.hc) for m in ms]
-        ideal = sum(costs[i] << e[i] for i in range(2) if forced[i])
+        c_w, c_r = costs[0] << e[0], costs[1] << e[1]
+        ideal = (c_w if m_w.rank == full[0] else 0) + (c_r if m_r.rank == full[1] else 0)
         best = None
-        (m_w, m_r), c_w, c_r = ms, costs[0] << e[0], costs[1] << e[1]
-        for x in _sample(pool, cand.hc, rng):
-            if taken.contains(x):
+        gone = []  # pool positions in span(P, Row)
+        for i, x in enumerate(chain(pool, _random_vectors(cand, rng))):
+            if in_taken(x):
+                gone.append(i)
                 continue
-            d = [m_w.contains(x), m_r.contains(x)]
+            in_w = in_m_w(x)
+            if best is not None and (c_w if in_w else 0) >= best[0]:
+                continue  # it cannot cost less than the best so far (which costs more than the least)
+            d = (in_w, in_m_r(x))
             delta = (c_w if d[0] else 0) + (c_r if d[1] else 0)
             if best is None or delta < best[0]:
-                best = (delta, x, d)
+                best = (delta, x, d, i)
             if delta == ideal:
                 break
         if best is None:
             raise LayoutError("internal: no row vector outside the prefix (offset space too small)")
-        _, x, d = best
+        _, x, d, i = best
         rows.append(x)
         taken.insert(x)
-        for i in range(2):
-            ms[i].insert(x)
-            e[i] += d[i]
+        m_w.insert(x)
+        m_r.insert(x)
+        e[0] += d[0]
+        e[1] += d[1]
+        for j in sorted(gone + [i], reverse=True):
+            if j < len(pool):
+                del pool[j]
     return rows, e
 
 
-def _sample(pool: list[int], hc: list[int], rng: random.Random, extra: int = 512):
-    """The low-weight pool, then random vectors of ``span(hc)``."""
-    yield from pool
+def _random_vectors(cand: _Candidate, rng: random.Random, extra: int = 512):
+    """Random non-zero vectors of ``Hc`` (XORs of subsets of the basis ``cand.hc``, computed only
+    when the first is drawn)."""
+    hc = cand.hc
     for _ in range(extra):
         x = 0
         for h in hc:
@@ -552,6 +605,13 @@ def _order(objective: str, instructions: int, cycles: int) -> tuple[int, int]:
     return (instructions, cycles) if objective == "vector" else (cycles, instructions)
 
 
+def _key(objective: str, write: _Mode, read: _Mode, fill: int, cycles: int) -> tuple:
+    """A candidate's rank: the objective's order of its instructions and ``cycles``, then fewer
+    sub-dword fill vectors, no transpose read, wider vectors."""
+    return _order(objective, write.instructions + read.instructions, cycles) + (
+        fill, read.op.shape.transpose_bits or 0, -write.k - read.k)
+
+
 def _solve(w: _Side, r: _Side, reps: list[int], outs, model: LdsModel, eb: int, allow_transpose: bool,
            objective: str, seed: int, budget, transpose_only: bool = False, prune: bool = False) -> SwizzleResult:
     """The best layout whose offset space leaves out the register vectors ``reps``, with the exact
@@ -572,11 +632,10 @@ def _search(w: _Side, r: _Side, model: LdsModel, eb: int, allow_transpose: bool,
     a valid one found before are not enumerated (with the "vector" objective they never become
     candidates)."""
     space = f2.image_basis(w.regs + w.lanes + w.warps)  # the offset space (all of F^n without reps)
-    if f2.rank(space + r.regs + r.lanes + r.warps) != len(space):
+    space_ech = f2.Span(space)
+    if not all(space_ech.contains(v) for v in r.regs + r.lanes + r.warps):
         raise LayoutError("reader reads elements outside the writer's per-round tile")
     n_off = len(space)
-    space_ech = f2.Span(space)
-    space_basis = _low_weight(_reduced(space), 1)
     row_start = model.bank_bits + 5 - (eb.bit_length() - 1)
     r_bits = max(0, n_off - row_start)
 
@@ -585,37 +644,59 @@ def _search(w: _Side, r: _Side, model: LdsModel, eb: int, allow_transpose: bool,
     inside: dict[tuple, bool] = {}  # (A, B) -> A lies in span(B)
     span_of: dict[tuple, f2.Span] = {}  # B -> span(B)
 
-    spans = {id(w): True, id(r): f2.rank(r.regs + r.lanes + r.warps) == n_off}  # the writer's span is the space
+    def span(basis: tuple) -> f2.Span:
+        if basis not in span_of:
+            span_of[basis] = f2.Span(basis)
+        return span_of[basis]
 
-    plain: dict[tuple, list[_Mode]] = {}  # a side's plain modes depend on the prefix's first vectors only
+    spans = {id(w): True, id(r): f2.rank(r.regs + r.lanes + r.warps) == n_off}  # the writer's span is the space
+    lightest: list[list[int]] = []  # a basis of the offset space, lightest first, once a side needs it
+
+    def completion(side: _Side) -> list[int] | None:
+        if spans[id(side)]:
+            return None
+        if not lightest:
+            lightest.append(_low_weight(_reduced(space), 1))
+        return lightest[0]
+
+    widths = {id(s): (_plain_widths(s, model, eb), set(s.regs)) for s in (w, r)}
+    plain: dict[tuple, _Mode] = {}  # a plain mode depends on the side and its vector only
     maxbits = (128 // eb).bit_length() - 1
 
-    def plain_modes(side: _Side, prefix: list[int]) -> list[_Mode]:
-        key = (id(side), tuple(prefix[:maxbits]))
+    def plain_widths(side: _Side, prefix: list[int]) -> list[_Plain]:
+        every, regs = widths[id(side)]
+        kmax = _vector_bits(regs, prefix, maxbits)
+        return [x for x in every if x.k <= kmax]
+
+    def mode(side: _Side, prefix: list[int], way: _Plain | _Mode) -> _Mode:
+        if not isinstance(way, _Plain):
+            return way
+        key = (id(side), tuple(prefix[:way.k]))
         if key not in plain:
-            plain[key] = _plain_modes(side, prefix, model, eb)
+            plain[key] = _plain_mode(side, prefix, way, model)
         return plain[key]
 
     def aligned_space(side: _Side, mode: _Mode, prefix: list[int]) -> tuple | None:
         key = (tuple(mode.vector), tuple(mode.others), tuple(prefix[mode.k:]))
         if key not in aligned:
-            aligned[key] = _aligned_space(mode, prefix, space_basis, spans[id(side)])
+            aligned[key] = _aligned_space(mode, prefix, n_off, completion(side))
         return aligned[key]
 
-    choices = []  # every (prefix, write mode, read mode), in enumeration order
+    choices = []  # every (prefix, write way, read way), in enumeration order; modes are built when looked at
     for prefix, fill in _prefixes(w, r, model, eb, space_ech, allow_transpose):
-        rmodes = (([] if transpose_only else plain_modes(r, prefix))
-                  + (_transpose_modes(r, prefix, model, eb) if allow_transpose else []))
-        choices += [(prefix, fill, mw, mr) for mw in plain_modes(w, prefix) for mr in rmodes]
+        rways = (([] if transpose_only else plain_widths(r, prefix))
+                 + (_transpose_modes(r, prefix, model, eb) if allow_transpose else []))
+        choices += [(prefix, fill, ww, rw) for ww in plain_widths(w, prefix) for rw in rways]
     order = range(len(choices))
     if prune:  # fewest instructions first: once one is valid, no choice with more is looked at
         order = sorted(order, key=lambda i: choices[i][2].instructions + choices[i][3].instructions)
     fewest = float("inf")  # the fewest instructions of a valid choice so far
     valid = []
     for i in order:
-        prefix, fill, mw, mr = choices[i]
-        if prune and mw.instructions + mr.instructions > fewest:
+        prefix, fill, ww, rw = choices[i]
+        if prune and ww.instructions + rw.instructions > fewest:
             break
+        mw, mr = mode(w, prefix, ww), mode(r, prefix, rw)
         hr = aligned_space(r, mr, prefix)
         hw = aligned_space(w, mw, prefix) if hr is not None else None
         if hw is None:
@@ -625,21 +706,19 @@ def _search(w: _Side, r: _Side, model: LdsModel, eb: int, allow_transpose: bool,
         # i.e. iff the aligned space of the longer vector lies in the other one
         key = (hw, hr) if mw.k >= mr.k else (hr, hw)
         if key not in inside:
-            if key[1] not in span_of:
-                span_of[key[1]] = f2.Span(key[1])
-            inside[key] = all(span_of[key[1]].contains(x) for x in key[0])
+            contains = span(key[1]).contains
+            inside[key] = all(contains(x) for x in key[0])
         if inside[key]:
-            valid.append((i, hw, hr))
+            valid.append((i, (mw, mr, hw, hr)))
             fewest = min(fewest, mw.instructions + mr.instructions)
-    pairs = [choices[i] + (hw, hr) for i, hw, hr in sorted(valid)]  # (prefix, fill, modes, H_w, H_r)
+    pairs = [choices[i][:2] + found for i, found in sorted(valid)]  # (prefix, fill, modes, H_w, H_r)
     if not pairs:
         raise LayoutError("no shared layout lets both sides use an LDS instruction (alignment impossible)")
     # With the "vector" objective instructions come first: the first choice tried has the fewest, and
     # its result ends the search before any choice with more, so only those with the fewest get a bound.
     fewest = min(mw.instructions + mr.instructions for _, _, mw, mr, _, _ in pairs)
-    cands: list[_Candidate] = []
     footprints: dict[tuple, list[int]] = {}  # per (mode (alive while solving), sub-dword bits): a basis of M_s
-    exponents: dict[tuple, int] = {}
+    sum_dims: dict[tuple, int] = {}
 
     def footprint_basis(mode: _Mode, prefix: list[int]) -> list[int]:
         key = (id(mode), tuple(prefix[:zb]))
@@ -647,27 +726,43 @@ def _search(w: _Side, r: _Side, model: LdsModel, eb: int, allow_transpose: bool,
             footprints[key] = f2.image_basis(_footprint(mode) + mode.vector + prefix[:zb])
         return footprints[key]
 
-    def exponent(m: list[int], hc: tuple) -> int:
+    def sum_dim(m: list[int], hc: tuple) -> int:
         key = (tuple(m), hc)
-        if key not in exponents:
-            exponents[key] = _lb_exponent(m, hc, r_bits)
-        return exponents[key]
+        if key not in sum_dims:
+            sum_dims[key] = _sum_dim(m, span(hc))
+        return sum_dims[key]
 
-    for prefix, fill, mw, mr, hw, hr in pairs:
-        if objective == "vector" and mw.instructions + mr.instructions > fewest:
-            continue
+    def candidate(prefix: list[int], fill: int, mw: _Mode, mr: _Mode, hw: tuple, hr: tuple) -> _Candidate:
         m_w, m_r = footprint_basis(mw, prefix), footprint_basis(mr, prefix)
         hc = hw if mw.k >= mr.k else hr  # spans Hc (see above)
-        lb = (mw.cost << exponent(m_w, hc)) + (mr.cost << exponent(m_r, hc))
-        c = _Candidate(prefix, mw, mr, hw, hr, m_w, m_r, lb, fill)
-        c.key = _order(objective, mw.instructions + mr.instructions, lb) + (
-            fill, mr.op.shape.transpose_bits or 0, -mw.k - mr.k)
-        cands.append(c)
-    cands.sort(key=lambda c: c.key)
+        sums = (sum_dim(m_w, hc), sum_dim(m_r, hc))
+        lb = (mw.cost << _lb_exponent(len(m_w), sums[0], r_bits)) + (
+            mr.cost << _lb_exponent(len(m_r), sums[1], r_bits))
+        c = _Candidate(prefix, mw, mr, hw, hr, m_w, m_r, sums, lb, fill)
+        c.key = _key(objective, mw, mr, fill, lb)
+        return c
+
+    # The candidates in the order of their keys (ties: in enumeration order), each bound computed only
+    # when the candidate may come next: until then it waits under the key of its conflict-free cycles,
+    # which is never above its key.
+    heap = [(_key(objective, mw, mr, fill, mw.cost + mr.cost), i, None)
+            for i, (_, fill, mw, mr, _, _) in enumerate(pairs)
+            if objective != "vector" or mw.instructions + mr.instructions <= fewest]
+    heapq.heapify(heap)
+
+    def cands():
+        while heap:
+            _, i, cand = heapq.heappop(heap)
+            if cand is not None:
+                yield cand
+            else:
+                cand = candidate(*pairs[i])
+                heapq.heappush(heap, (cand.key, i, cand))
+
     rng = random.Random(seed)
     best = None
     missed = []  # bound keys of tried candidates whose greedy rows missed their bound
-    for cand in cands:
+    for cand in cands():
         if best is not None and cand.key[:2] >= best[0]:
             break  # candidates come in bound order: none of the rest can beat the best found
         rows, e = _choose_rows(cand, r_bits, rng)
