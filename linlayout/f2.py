@@ -377,23 +377,35 @@ def rref_rows(rows: Sequence[int], n_cols: int) -> tuple[list[int], list[int]]:
 
     Pivot columns are chosen from column 0 upwards; returns ``(rows, pivots)``
     with the non-zero rows of the RREF (in pivot order) and their pivot columns.
-    Rows are taken in order: each is cleared at the pivots found so far (the pivot
-    rows are zero at every other pivot, so one pass does it) and, if a bit below
-    ``n_cols`` is left, its lowest such bit becomes a pivot, cleared from the rows
-    kept before.
+    Forward pass, rows in order: each is reduced at the pivots so far, lowest first (the row
+    of pivot ``b`` has no bit below ``n_cols`` under ``b``, so that clears ``b`` and touches only
+    higher bits); if a bit below ``n_cols`` is left, its lowest such bit becomes a pivot.  Back
+    pass, highest pivot first: a row is cleared at the higher pivots by their finished rows
+    (zero at every other pivot, so one XOR per pivot bit it holds).  Bits at ``n_cols`` and
+    above ride along: the rows kept are those independent of the rows before them (below
+    ``n_cols``), and each output row is the unique combination of them with its low part.
     """
     low = (1 << n_cols) - 1
-    found: dict[int, int] = {}  # pivot bit (1 << column) -> its row
+    echelon: dict[int, int] = {}  # pivot bit (1 << column) -> its row, no lower bit below n_cols
+    mask = 0  # OR of the pivot bits
     for v in rows:
-        for bit, p in found.items():
-            if v & bit:
-                v ^= p
+        m = v & mask
+        while m:
+            v ^= echelon[m & -m]
+            m = v & mask
         pivot = v & low
         if pivot:
             pivot &= -pivot
-            for bit, p in found.items():
-                if p & pivot:
-                    found[bit] = p ^ v
-            found[pivot] = v
-    bits = sorted(found)
-    return [found[b] for b in bits], [b.bit_length() - 1 for b in bits]
+            echelon[pivot] = v
+            mask |= pivot
+    bits = sorted(echelon)
+    reduced: dict[int, int] = {}
+    for pivot in reversed(bits):
+        v = echelon[pivot]
+        m = v & mask ^ pivot  # the higher pivots it holds
+        while m:
+            b = m & -m
+            v ^= reduced[b]
+            m ^= b
+        reduced[pivot] = v
+    return [reduced[b] for b in bits], [b.bit_length() - 1 for b in bits]
