@@ -48,9 +48,9 @@ from __future__ import annotations
 import heapq
 import random
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from functools import cache, cached_property, lru_cache
 from itertools import chain, combinations, permutations
-from typing import NamedTuple, Sequence, Union
+from typing import Callable, NamedTuple, Sequence, Union
 
 import numpy as np
 
@@ -405,17 +405,23 @@ def _low_weight(red: list[int], max_weight: int = 3) -> list[int]:
     lightest (popcount) first, then by value (distinct: ``red`` is independent)."""
     if max_weight == 1 or not red:
         return sorted(red, key=lambda x: (x.bit_count(), x))
-    rows = np.array(red, dtype=np.int64)
-    vals = np.concatenate([np.bitwise_xor.reduce(rows[idx], axis=1)
-                           for idx in _index_combinations(len(red), max_weight)])
-    return vals[np.lexsort((vals, np.bitwise_count(vals)))].tolist()
+    rows = np.array([*red, 0], dtype=np.int64)
+    picks = _subsets(len(red), max_weight)
+    vals = rows[picks[0]]
+    for pick in picks[1:]:
+        vals ^= rows[pick]
+    vals.sort()
+    return vals[np.argsort(np.bitwise_count(vals), kind="stable")].tolist()
 
 
 @lru_cache(maxsize=None)
-def _index_combinations(n: int, max_weight: int) -> tuple[np.ndarray, ...]:
-    """Per weight ``w`` in 1..max_weight, every ``w``-subset of ``range(n)`` as an index array ``[C(n, w), w]``."""
-    return tuple(np.array(list(combinations(range(n), w)), dtype=np.int64).reshape(-1, w)
-                 for w in range(1, min(max_weight, n) + 1))
+def _subsets(n: int, max_weight: int) -> tuple[np.ndarray, ...]:
+    """Every non-empty subset of ``range(n)`` of at most ``max_weight`` elements, as ``max_weight``
+    index arrays (the ``j``-th element of each subset; ``n``, a zero row, where it has fewer).
+    Depends on the sizes only."""
+    subsets = [c + (n,) * (max_weight - w) for w in range(1, min(max_weight, n) + 1)
+               for c in combinations(range(n), w)]
+    return tuple(np.array(subsets, dtype=np.intp).reshape(-1, max_weight).T.copy())
 
 
 def _sum_dim(m: list[int], hc: f2.Span) -> int:
@@ -430,7 +436,7 @@ def _lb_exponent(dim_m: int, dim_sum: int, r: int) -> int:
 
 
 # ------------------------------------------------------------------ construction
-def _choose_rows(cand: _Candidate, r: int, rng: random.Random) -> tuple[list[int], list[int]]:
+def _choose_rows(cand: _Candidate, r: int, rng: Callable[[], random.Random]) -> tuple[list[int], list[int]]:
     """Greedy row vectors (see module doc) -> (rows, exponents [e_w, e_r]).
 
     Every row vector lies in ``Hc``, so ``dim(M_s + Hc)`` never changes: ``Hc ⊆ M_s`` (every
@@ -477,14 +483,14 @@ def _choose_rows(cand: _Candidate, r: int, rng: random.Random) -> tuple[list[int
     return rows, e
 
 
-def _random_vectors(cand: _Candidate, rng: random.Random, extra: int = 512):
-    """Random non-zero vectors of ``Hc`` (XORs of subsets of the basis ``cand.hc``, computed only
-    when the first is drawn)."""
-    hc = cand.hc
+def _random_vectors(cand: _Candidate, rng: Callable[[], random.Random], extra: int = 512):
+    """Random non-zero vectors of ``Hc`` (XORs of subsets of the basis ``cand.hc``; it and the
+    generator ``rng()`` are made only when the first is drawn)."""
+    hc, gen = cand.hc, rng()
     for _ in range(extra):
         x = 0
         for h in hc:
-            if rng.random() < 0.5:
+            if gen.random() < 0.5:
                 x ^= h
         if x:
             yield x
@@ -759,7 +765,7 @@ def _search(w: _Side, r: _Side, model: LdsModel, eb: int, allow_transpose: bool,
                 cand = candidate(*pairs[i])
                 heapq.heappush(heap, (cand.key, i, cand))
 
-    rng = random.Random(seed)
+    rng = cache(lambda: random.Random(seed))  # one generator for the search, made on its first draw
     best = None
     missed = []  # bound keys of tried candidates whose greedy rows missed their bound
     for cand in cands():
