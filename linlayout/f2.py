@@ -90,12 +90,15 @@ class Span:
         return _reduce(v, self._vec, self._mask)
 
     def contains(self, v: int) -> bool:
-        vec, mask = self._vec, self._mask
-        m = v & mask
-        while m:  # _reduce, inlined
-            v ^= vec[m.bit_length() - 1]
-            m = v & mask
-        return v == 0
+        """Whether ``v`` is in the span: reduced from its highest bit down, it is not as soon as
+        that bit is no lead (the XORs below it never clear it)."""
+        vec = self._vec
+        while v:
+            u = vec.get(v.bit_length() - 1)
+            if u is None:
+                return False
+            v ^= u
+        return True
 
 
 class Echelon:
