@@ -139,6 +139,7 @@ class _Side:
     regs: list[int]
     lanes: list[int]
     warps: list[int]
+    span: f2.Span  # of all its columns (read only)
 
     @cached_property
     def layout(self) -> LinearLayout:
@@ -189,15 +190,14 @@ class _Candidate:
         return _reduced(self.h_w if self.write.k >= self.read.k else self.h_r)
 
 
-def _flat_columns(layout: LinearLayout, dim: str) -> list[int]:
-    """The flattened tensor vector of every bit of in dim ``dim`` (the layout's columns of that dim)."""
-    start = 0
+def _flat_columns(layout: LinearLayout) -> dict[str, list[int]]:
+    """The flattened tensor vector of every bit of each in dim (the layout's columns, per dim)."""
+    cols, out, start = layout.columns(), {}, 0
     for name, size in layout.in_dims:
         k = size.bit_length() - 1
-        if name == dim:
-            return list(layout.columns()[start:start + k])
+        out[name] = list(cols[start:start + k])
         start += k
-    return []
+    return out
 
 
 def _normalize(layout: LinearLayout, outs: list[tuple[str, int]], what: str, wave: int) -> LinearLayout:
@@ -216,15 +216,16 @@ def _normalize(layout: LinearLayout, outs: list[tuple[str, int]], what: str, wav
     out = layout  # a block dim (of size 1) is dropped by _Side.layout, when needed
     if out.out_dim_names != names:
         out = out.transpose_outs(names)
-    if 0 in _flat_columns(out, "register"):  # a broadcast register (all of its basis is 0)
+    if 0 in _flat_columns(out).get("register", ()):  # a broadcast register (all of its basis is 0)
         out = out.remove_zero_bases_along_dim("register")
     return out
 
 
 def _side(direction: str, layout: LinearLayout) -> _Side:
     """The side of ``layout`` (normalized; a block dim of size 1 adds no columns)."""
-    return _Side(direction, layout, _flat_columns(layout, "register"), _flat_columns(layout, "lane"),
-                 _flat_columns(layout, "warp"))
+    cols = _flat_columns(layout)
+    regs, lanes, warps = cols.get("register", []), cols.get("lane", []), cols.get("warp", [])
+    return _Side(direction, layout, regs, lanes, warps, f2.Span(regs + lanes + warps))
 
 
 def _drop_registers(side: _Side, vectors: Sequence[int]) -> _Side:
@@ -314,8 +315,9 @@ def _combos(items: list[int], size: int) -> list[tuple[int, ...]]:
     return out
 
 
-def _prefixes(w: _Side, r: _Side, model: LdsModel, eb: int, space: f2.Span, allow_transpose: bool) -> list[tuple[list[int], int]]:
-    """Candidate prefixes ``(vectors of offset bits 0..p-1, number of sub-dword fill vectors)``."""
+def _prefixes(w: _Side, r: _Side, model: LdsModel, eb: int, allow_transpose: bool) -> list[tuple[list[int], int]]:
+    """Candidate prefixes ``(vectors of offset bits 0..p-1, number of sub-dword fill vectors)``; every
+    vector of both sides lies in the offset space (the writer's span; ``_search`` checks the reader)."""
     maxbits = (128 // eb).bit_length() - 1
     zb = max(0, 5 - (eb.bit_length() - 1))
     rset, wset = set(r.regs), set(w.regs)
@@ -342,14 +344,11 @@ def _prefixes(w: _Side, r: _Side, model: LdsModel, eb: int, space: f2.Span, allo
                         for j in range(1, min(len(ext), maxbits - k) + 1):
                             for es in _combos(ext, j):
                                 seeds.append(list(base) + list(es))
-    fill_pool = []
-    for v in w.regs + w.lanes + w.warps + r.regs + r.lanes + r.warps:
-        if v and v not in fill_pool and space.contains(v):
-            fill_pool.append(v)
+    fill_pool = [v for v in dict.fromkeys(w.regs + w.lanes + w.warps + r.regs + r.lanes + r.warps) if v]
     out, seen = [], set()
     for seed in seeds:
         spanned = f2.Span(seed)
-        if spanned.rank != len(seed) or not all(space.contains(v) for v in seed):
+        if spanned.rank != len(seed):
             continue
         need = zb - len(seed)
         if need <= 0:
@@ -591,10 +590,10 @@ def _prepare(writer: LinearLayout, reader: LinearLayout, element_bits: int, arch
     w = _side("write", _normalize(writer, outs, "writer", model.wave_size))
     r = _side("read", _normalize(reader, outs, "reader", model.wave_size))
     n = sum(s.bit_length() - 1 for _, s in outs)
-    if f2.rank(w.regs + w.lanes + w.warps) != n:
+    if w.span.rank != n:
         raise LayoutError("writer: does not cover every tensor element (not surjective), so LDS would hold "
                           "unwritten elements")
-    if f2.rank(r.regs + r.lanes + r.warps) > n:
+    if r.span.rank > n:
         raise LayoutError("reader: internal rank error")
     return model, outs, w, r, n
 
@@ -637,11 +636,10 @@ def _search(w: _Side, r: _Side, model: LdsModel, eb: int, allow_transpose: bool,
     enumerated, no other choice's bound beats it); ``prune``: choices with more instructions than
     a valid one found before are not enumerated (with the "vector" objective they never become
     candidates)."""
-    space = f2.image_basis(w.regs + w.lanes + w.warps)  # the offset space (all of F^n without reps)
-    space_ech = f2.Span(space)
-    if not all(space_ech.contains(v) for v in r.regs + r.lanes + r.warps):
+    in_space = w.span.contains  # the offset space: the writer's span (all of F^n without reps)
+    if not all(in_space(v) for v in r.regs + r.lanes + r.warps):
         raise LayoutError("reader reads elements outside the writer's per-round tile")
-    n_off = len(space)
+    n_off = w.span.rank
     row_start = model.bank_bits + 5 - (eb.bit_length() - 1)
     r_bits = max(0, n_off - row_start)
 
@@ -655,14 +653,14 @@ def _search(w: _Side, r: _Side, model: LdsModel, eb: int, allow_transpose: bool,
             span_of[basis] = f2.Span(basis)
         return span_of[basis]
 
-    spans = {id(w): True, id(r): f2.rank(r.regs + r.lanes + r.warps) == n_off}  # the writer's span is the space
+    spans = {id(w): True, id(r): r.span.rank == n_off}  # the writer's span is the space
     lightest: list[list[int]] = []  # a basis of the offset space, lightest first, once a side needs it
 
     def completion(side: _Side) -> list[int] | None:
         if spans[id(side)]:
             return None
         if not lightest:
-            lightest.append(_low_weight(_reduced(space), 1))
+            lightest.append(_low_weight(_reduced(w.regs + w.lanes + w.warps), 1))
         return lightest[0]
 
     widths = {id(s): (_plain_widths(s, model, eb), set(s.regs)) for s in (w, r)}
@@ -689,7 +687,7 @@ def _search(w: _Side, r: _Side, model: LdsModel, eb: int, allow_transpose: bool,
         return aligned[key]
 
     choices = []  # every (prefix, write way, read way), in enumeration order; modes are built when looked at
-    for prefix, fill in _prefixes(w, r, model, eb, space_ech, allow_transpose):
+    for prefix, fill in _prefixes(w, r, model, eb, allow_transpose):
         rways = (([] if transpose_only else plain_widths(r, prefix))
                  + (_transpose_modes(r, prefix, model, eb) if allow_transpose else []))
         choices += [(prefix, fill, ww, rw) for ww in plain_widths(w, prefix) for rw in rways]
