@@ -139,81 +139,90 @@ def prefix_floor(prob: Problem, elem_bits: int, cm, prefix: list[int], reps: lis
     B = max(1, elem_bits // 8)
     t_max = (16 // B).bit_length() - 1
     model = lds_model(cm.arch)
-    coords = f2.inverse(prefix + reps + _row_space(prefix, reps, prob.n_tensor_bits))
+    coords = f2.Echelon()
+    for v in prefix + reps:
+        coords.insert(v)
     total = cm.latency(2)
     for store, cols, any_width in ((True, prob.src_cols, False), (False, prob.dst_cols, over_fetch)):
-        regs = cols["register"]
+        regs = f2.Span(cols["register"])
         t_up = t_max
         if not any_width:
-            t_up = next((i for i, v in enumerate(prefix[:t_max]) if not f2.in_span(regs, v)), t_max)
+            t_up = next((i for i, v in enumerate(prefix[:t_max]) if not regs.contains(v)), t_max)
+        lanes = [_coordinates(coords, v) for v in cols["lane"]]
 
         def degree(t: int) -> float:
-            if any_width:
-                return 1.0
-            return _conflict_floor(model, store, B, t, cols["lane"], prefix, len(reps), coords)
+            return _conflict_floor(model, store, B, t, lanes, len(prefix), len(reps), prob.n_tensor_bits)
 
-        total += (1 << f2.rank(regs)) * _cheapest_per_element(cm, "lds_write" if store else "lds_read", B,
-                                                              range(t_up + 1), degree)
+        total += (1 << regs.rank) * _cheapest_per_element(cm, "lds_write" if store else "lds_read", B,
+                                                          range(t_up + 1), None if any_width else degree)
     return total
 
 
-def _conflict_floor(model, store: bool, B: int, t: int, lanes: list[int], prefix: list[int], n_reps: int,
-                    coords: list[int]) -> float:
-    """A lower bound of the bank-conflict degree (cost.lds_conflict_degree) of a side's access of
-    ``B << t`` bytes, vector bits offset bits ``0..t-1`` (``t <= len(prefix)``; else 1), through any
-    layout whose offset basis is ``prefix`` then a basis of ``Q = _row_space`` in any order.
+def _coordinates(basis: f2.Echelon, x: int) -> int:
+    """A tensor vector ``x = p + y``, ``p`` in the span of the vectors inserted into ``basis``
+    (``prefix + reps``) and ``y`` in the span of ``_row_space`` (the unit vectors at the bits that
+    lead no vector of that span, f2.complement's choice): ``p``'s coefficients, then ``y``'s bits
+    (``x`` reduced against ``basis``: no bit at a leading bit) shifted above them."""
+    y, p = basis.reduce(x)
+    return p | (y << basis.rank)
 
-    By synth.banks, every phase of a linear access costs ``2**(dim U - rank pi(U))`` cycles (the
-    degree), ``U`` the dwords one phase touches: the offsets of ``M`` = span(the phase lanes'
-    tensor vectors, ``prefix[:t]``) at the dword positions (not inside a dword), ``pi`` keeping
-    the bank positions.  ``coords`` writes a tensor vector ``x = p + r + y`` (``p`` in span(prefix),
-    ``r`` in span(reps), ``y`` in ``Q``) as the coefficients of ``prefix``, ``reps``, a basis of
-    ``Q``; ``x``'s offset is ``p``'s coefficients at positions ``0..len(prefix)-1`` and ``L(y)``
-    above them, ``L`` an isomorphism fixed by the layout (rounds are no offset bits).  So, with
-    ``s`` / ``k`` the positions above the prefix inside a dword / at a bank, and ``A`` = ``p``'s
-    coefficients at bank positions: ``dim U >= rank (p at dword positions, y)(M) - s`` and
-    ``rank pi(U) = rank A(M) + rank L(y)_bank(M ∩ ker A) <= rank A(M) + min(k, rank (A, y)(M) -
-    rank A(M))``."""
-    if t > len(prefix):
+
+def _conflict_floor(model, store: bool, B: int, t: int, lanes: list[int], n_p: int, n_r: int, n: int) -> float:
+    """A lower bound of the bank-conflict degree (cost.lds_conflict_degree) of a side's access of
+    ``B << t`` bytes (vector bits offset bits ``0..t-1``) through any layout of ``n`` tensor bits
+    whose offset basis is ``prefix`` (``n_p`` vectors; ``t <= n_p``, else 1) then a basis of
+    ``span(_row_space)``, in any order, with ``n_r`` round bits ``reps``.  ``lanes``: the side's
+    lane vectors in ``_coordinates``.
+
+    ``_coordinates`` write a tensor vector ``x = p + r + y`` (``p``, ``r``, ``y`` in the spans of
+    ``prefix``, ``reps``, ``_row_space``) as the coefficients of ``p`` and ``r`` and the bits of
+    ``y``.  ``x``'s offset is ``p``'s coefficients at positions ``0..n_p-1`` and ``L(y)`` above them
+    (``L`` an isomorphism fixed by the layout; rounds are no offset bits).  By synth.banks, every
+    phase of a linear access costs ``2**(dim U - rank pi(U))`` cycles (the degree): ``U`` = the
+    dwords one phase touches, the offsets of ``M`` = span(the phase lanes' vectors,
+    ``prefix[:t]``) at the dword positions, ``pi`` keeping the bank positions.  With ``s`` / ``k``
+    the positions above the prefix inside a dword / at a bank: ``U`` drops ``r``, ``p``'s
+    coefficients inside a dword and ``s`` positions of ``L(y)``, so ``dim U >= rank (p at dword
+    positions, y)(M) - s``; ``pi(U)`` keeps ``A`` = ``p``'s coefficients at bank positions and ``k``
+    positions of ``L(y)``, so ``rank pi(U) = rank A(M) + rank L(y)_bank(M ∩ ker A) <= rank A(M) +
+    min(k, rank (A, y)(M) - rank A(M))``."""
+    if t > n_p:
         return 1.0
     try:
         op = model.op(_lds_op_name(store, B << t))
     except LayoutError:
         return 1.0
-    phase = [_xor_of_bits(lanes, mask) for mask in op.phase_subspace()]
-    shift = (B.bit_length() - 1) - 2  # offset bit i is dword bit i + shift (below 0: inside a dword)
-    n_p, n_off = len(prefix), len(coords) - n_reps
-    dword_p = sum(1 << i for i in range(n_p) if i + shift >= 0)
-    bank_p = sum(1 << i for i in range(n_p) if 0 <= i + shift < op.bank_bits)
-    y_bits = ~((1 << (n_p + n_reps)) - 1)
-    s = sum(1 for i in range(n_p, n_off) if i + shift < 0)
-    k = sum(1 for i in range(n_p, n_off) if 0 <= i + shift < op.bank_bits)
-    c = [f2.apply_columns(coords, x) for x in phase + prefix[:t]]
-    dim_u = f2.rank([x & (dword_p | y_bits) for x in c]) - s
-    r_a = f2.rank([x & bank_p for x in c])
-    r_ay = f2.rank([x & (bank_p | y_bits) for x in c])
-    return float(1 << max(0, dim_u - r_a - min(k, r_ay - r_a)))
+    m = [f2.apply_columns(lanes, mask) for mask in op.phase_subspace()] + [1 << i for i in range(t)]
+    shift = (B.bit_length() - 1) - 2  # offset bit i is dword bit i + shift
+    low, top = max(0, -shift), op.bank_bits - shift  # positions below low: inside a dword; low..top-1: bank
+    n_off = n - n_r
+    s = max(0, min(n_off, low) - n_p)
+    k = max(0, min(n_off, top) - max(n_p, low))
+    dword_p = ((1 << n_p) - 1) & -(1 << low)  # p's coefficients at dword / bank positions
+    bank_p = dword_p & ((1 << top) - 1)
+    y = -1 << (n_p + n_r)
+    a = f2.rank([x & bank_p for x in m])
+    dim_u = f2.rank([x & (dword_p | y) for x in m]) - s
+    return float(1 << max(0, dim_u - a - min(k, f2.rank([x & (bank_p | y) for x in m]) - a)))
 
 
-def _xor_of_bits(cols: list[int], mask: int) -> int:
-    """The XOR of ``cols[j]`` over the set bits ``j`` of ``mask``."""
-    v = 0
-    for j, c in enumerate(cols):
-        if (mask >> j) & 1:
-            v ^= c
-    return v
-
-
-def _cheapest_per_element(cm, kind: str, B: int, ts, degree: Callable[[int], float] = lambda t: 1.0) -> float:
+def _cheapest_per_element(cm, kind: str, B: int, ts, degree: Callable[[int], float] | None = None) -> float:
     """The least cost per element of a ``kind`` access of ``B << t`` bytes over the ``t`` in ``ts``
-    at bank-conflict degree ``degree(t)`` (a ds_read2 / ds_write2 counted as two accesses sharing
-    one issue)."""
-    per_elem = float("inf")
-    for t in ts:
-        one = cm.instruction(kind, B << t, degree(t))
+    at bank-conflict degree ``degree(t)`` (1 when None; a degree raises the cost, so it is only
+    asked for a width whose conflict-free cost is below the least so far), a ds_read2 / ds_write2
+    counted as two accesses sharing one issue."""
+    def per_element(t: int, c: float) -> float:
+        one = cm.instruction(kind, B << t, c)
         pair = (2 * one - cm.ds_issue) / 2 if B << t in (4, 8) else one
-        per_elem = min(per_elem, min(one, pair) / (1 << t))
-    return per_elem
+        return min(one, pair) / (1 << t)
+
+    least = float("inf")
+    for t in sorted(ts, reverse=True):  # the widest first: usually the cheapest
+        cost = per_element(t, 1.0)
+        if degree is not None and cost < least:
+            cost = per_element(t, degree(t))
+        least = min(least, cost)
+    return least
 
 
 def _round_bits(prob: Problem, B: int, budget: int | None) -> list[int]:
