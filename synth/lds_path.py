@@ -148,7 +148,7 @@ def prefix_floor(prob: Problem, elem_bits: int, cm, prefix: list[int], reps: lis
         t_up = t_max
         if not any_width:
             t_up = next((i for i, v in enumerate(prefix[:t_max]) if not regs.contains(v)), t_max)
-        lanes = [_coordinates(coords, v) for v in cols["lane"]]
+        lanes = _coordinates(coords, cols["lane"])
 
         def degree(t: int) -> float:
             return _conflict_floor(model, store, B, t, lanes, len(prefix), len(reps), prob.n_tensor_bits)
@@ -158,13 +158,13 @@ def prefix_floor(prob: Problem, elem_bits: int, cm, prefix: list[int], reps: lis
     return total
 
 
-def _coordinates(basis: f2.Echelon, x: int) -> int:
-    """A tensor vector ``x = p + y``, ``p`` in the span of the vectors inserted into ``basis``
-    (``prefix + reps``) and ``y`` in the span of ``_row_space`` (the unit vectors at the bits that
-    lead no vector of that span, f2.complement's choice): ``p``'s coefficients, then ``y``'s bits
-    (``x`` reduced against ``basis``: no bit at a leading bit) shifted above them."""
-    y, p = basis.reduce(x)
-    return p | (y << basis.rank)
+def _coordinates(basis: f2.Echelon, xs: list[int]) -> list[int]:
+    """Each tensor vector ``x = p + y`` of ``xs``, ``p`` in the span of the vectors inserted into
+    ``basis`` (``prefix + reps``) and ``y`` in the span of ``_row_space`` (the unit vectors at the
+    bits that lead no vector of that span, f2.complement's choice): ``p``'s coefficients, then
+    ``y``'s bits (``x`` reduced against ``basis``: no bit at a leading bit) shifted above them."""
+    shift = basis.rank
+    return [p | (y << shift) for y, p in map(basis.reduce, xs)]
 
 
 def _conflict_floor(model, store: bool, B: int, t: int, lanes: list[int], n_p: int, n_r: int, n: int) -> float:
