@@ -37,7 +37,7 @@ from linlayout import LayoutError, f2
 from linlayout.hw.lds import lds_model
 from linlayout.hw.targets import get_target
 
-from .cost import lds_access_cost, lds_address_valu
+from .cost import _lds_op_name, lds_access_cost, lds_address_valu
 from .in_wave import gather_dword
 from .ir import Program
 from .plan import LdsLoad, LdsStore
@@ -122,37 +122,107 @@ def _over_fetch_prefix(prob: Problem, B: int, budget: int | None) -> tuple[list[
     return prefix, reps
 
 
-def prefix_floor(prob: Problem, elem_bits: int, cm, prefix: list[int], over_fetch: bool = False) -> float:
+def prefix_floor(prob: Problem, elem_bits: int, cm, prefix: list[int], reps: list[int],
+                 over_fetch: bool = False) -> float:
     """A lower bound of ``LdsAccesses.floor`` for every round trip through a layout whose low offset
-    bits are the tensor vectors ``prefix`` (``vector_first_design``, ``over_fetch_design``).
+    bits are the tensor vectors ``prefix`` and whose round bits are ``reps``, the other offset bits
+    spanning ``_row_space(prefix, reps)`` (``_rows_swizzled``: ``vector_first_design``,
+    ``over_fetch_design``).
 
     A side moves ``2**t`` elements per access only if offset bits ``0..t-1`` are images of its
     register vectors, so ``t`` stops at the first prefix vector outside the span of its register
     vectors (beyond the prefix: the widest, 16 bytes; over-fetching loads: any width).  Every
     distinct register of a side (``2**rank`` of its register vectors) is moved once, an access of
-    ``w`` bytes carrying ``w / bytes`` elements at least at its conflict-free cost (a ds_read2 /
-    ds_write2 as two accesses sharing one issue); plus two DS latency levels."""
+    ``w`` bytes carrying ``w / bytes`` elements at least at its cost with the least conflict
+    degree any such layout can give it (``_conflict_floor``; 1 for over-fetching loads), a
+    ds_read2 / ds_write2 counted as two accesses sharing one issue; plus two DS latency levels."""
     B = max(1, elem_bits // 8)
     t_max = (16 // B).bit_length() - 1
+    model = lds_model(cm.arch)
+    coords = f2.Echelon()
+    for v in prefix + reps:
+        coords.insert(v)
     total = cm.latency(2)
-    for kind, cols, any_width in (("lds_write", prob.src_cols, False), ("lds_read", prob.dst_cols, over_fetch)):
-        regs = cols["register"]
+    for store, cols, any_width in ((True, prob.src_cols, False), (False, prob.dst_cols, over_fetch)):
+        regs = f2.Span(cols["register"])
         t_up = t_max
         if not any_width:
-            t_up = next((i for i, v in enumerate(prefix[:t_max]) if not f2.in_span(regs, v)), t_max)
-        total += (1 << f2.rank(regs)) * _cheapest_per_element(cm, kind, B, range(t_up + 1))
+            t_up = next((i for i, v in enumerate(prefix[:t_max]) if not regs.contains(v)), t_max)
+        lanes = _coordinates(coords, cols["lane"])
+
+        def degree(t: int) -> float:
+            return _conflict_floor(model, store, B, t, lanes, len(prefix), len(reps), prob.n_tensor_bits)
+
+        total += (1 << regs.rank) * _cheapest_per_element(cm, "lds_write" if store else "lds_read", B,
+                                                          range(t_up + 1), None if any_width else degree)
     return total
 
 
-def _cheapest_per_element(cm, kind: str, B: int, ts) -> float:
-    """The least conflict-free cost per element of a ``kind`` access of ``B << t`` bytes over the
-    ``t`` in ``ts`` (a ds_read2 / ds_write2 counted as two accesses sharing one issue)."""
-    per_elem = float("inf")
-    for t in ts:
-        one = cm.instruction(kind, B << t)
+def _coordinates(basis: f2.Echelon, xs: list[int]) -> list[int]:
+    """Each tensor vector ``x = p + y`` of ``xs``, ``p`` in the span of the vectors inserted into
+    ``basis`` (``prefix + reps``) and ``y`` in the span of ``_row_space`` (the unit vectors at the
+    bits that lead no vector of that span, f2.complement's choice): ``p``'s coefficients, then
+    ``y``'s bits (``x`` reduced against ``basis``: no bit at a leading bit) shifted above them."""
+    shift = basis.rank
+    return [p | (y << shift) for y, p in map(basis.reduce, xs)]
+
+
+def _conflict_floor(model, store: bool, B: int, t: int, lanes: list[int], n_p: int, n_r: int, n: int) -> float:
+    """A lower bound of the bank-conflict degree (cost.lds_conflict_degree) of a side's access of
+    ``B << t`` bytes (vector bits offset bits ``0..t-1``) through any layout of ``n`` tensor bits
+    whose offset basis is ``prefix`` (``n_p`` vectors; ``t <= n_p``, else 1) then a basis of
+    ``span(_row_space)``, in any order, with ``n_r`` round bits ``reps``.  ``lanes``: the side's
+    lane vectors in ``_coordinates``.
+
+    ``_coordinates`` write a tensor vector ``x = p + r + y`` (``p``, ``r``, ``y`` in the spans of
+    ``prefix``, ``reps``, ``_row_space``) as the coefficients of ``p`` and ``r`` and the bits of
+    ``y``.  ``x``'s offset is ``p``'s coefficients at positions ``0..n_p-1`` and ``L(y)`` above them
+    (``L`` an isomorphism fixed by the layout; rounds are no offset bits).  By synth.banks, every
+    phase of a linear access costs ``2**(dim U - rank pi(U))`` cycles (the degree): ``U`` = the
+    dwords one phase touches, the offsets of ``M`` = span(the phase lanes' vectors,
+    ``prefix[:t]``) at the dword positions, ``pi`` keeping the bank positions.  With ``s`` / ``k``
+    the positions above the prefix inside a dword / at a bank: ``U`` drops ``r``, ``p``'s
+    coefficients inside a dword and ``s`` positions of ``L(y)``, so ``dim U >= rank (p at dword
+    positions, y)(M) - s``; ``pi(U)`` keeps ``A`` = ``p``'s coefficients at bank positions and ``k``
+    positions of ``L(y)``, so ``rank pi(U) = rank A(M) + rank L(y)_bank(M ∩ ker A) <= rank A(M) +
+    min(k, rank (A, y)(M) - rank A(M))``."""
+    if t > n_p:
+        return 1.0
+    try:
+        op = model.op(_lds_op_name(store, B << t))
+    except LayoutError:
+        return 1.0
+    m = [f2.apply_columns(lanes, mask) for mask in op.phase_subspace()] + [1 << i for i in range(t)]
+    shift = (B.bit_length() - 1) - 2  # offset bit i is dword bit i + shift
+    low, top = max(0, -shift), op.bank_bits - shift  # positions below low: inside a dword; low..top-1: bank
+    n_off = n - n_r
+    s = max(0, min(n_off, low) - n_p)
+    k = max(0, min(n_off, top) - max(n_p, low))
+    dword_p = ((1 << n_p) - 1) & -(1 << low)  # p's coefficients at dword / bank positions
+    bank_p = dword_p & ((1 << top) - 1)
+    y = -1 << (n_p + n_r)
+    a = f2.rank([x & bank_p for x in m])
+    dim_u = f2.rank([x & (dword_p | y) for x in m]) - s
+    return float(1 << max(0, dim_u - a - min(k, f2.rank([x & (bank_p | y) for x in m]) - a)))
+
+
+def _cheapest_per_element(cm, kind: str, B: int, ts, degree: Callable[[int], float] | None = None) -> float:
+    """The least cost per element of a ``kind`` access of ``B << t`` bytes over the ``t`` in ``ts``
+    at bank-conflict degree ``degree(t)`` (1 when None; a degree raises the cost, so it is only
+    asked for a width whose conflict-free cost is below the least so far), a ds_read2 / ds_write2
+    counted as two accesses sharing one issue."""
+    def per_element(t: int, c: float) -> float:
+        one = cm.instruction(kind, B << t, c)
         pair = (2 * one - cm.ds_issue) / 2 if B << t in (4, 8) else one
-        per_elem = min(per_elem, min(one, pair) / (1 << t))
-    return per_elem
+        return min(one, pair) / (1 << t)
+
+    least = float("inf")
+    for t in sorted(ts, reverse=True):  # the widest first: usually the cheapest
+        cost = per_element(t, 1.0)
+        if degree is not None and cost < least:
+            cost = per_element(t, degree(t))
+        least = min(least, cost)
+    return least
 
 
 def _round_bits(prob: Problem, B: int, budget: int | None) -> list[int]:
@@ -254,11 +324,17 @@ def _swizzled_order(prob: Problem, B: int, arch: str, prefix: list[int], reps: l
     m_w, m_r = footprint(prob.src_cols, "write", leads[0]), footprint(prob.dst_cols, "read", leads[1])
     # rows come from a complement of the prefix (unit vectors and their pairs) so that lane and warp
     # vectors outside the prefix keep no prefix component: the vector accesses stay aligned
-    q = f2.complement(prefix + reps, n)
+    q = _row_space(prefix, reps, n)
     cands = q + [a ^ b for i, a in enumerate(q) for b in q[i + 1:]]
     rows = _greedy_rows(cands, [prefix + reps, m_w, m_r], r_bits)
     bank = f2.complement(prefix + reps + rows, n, q)
     return prefix + bank + rows
+
+
+def _row_space(prefix: list[int], reps: list[int], n: int) -> list[int]:
+    """The unit vectors completing ``prefix + reps`` to all ``n`` tensor bits: ``_swizzled_order``'s
+    bank bits and rows span them (``prefix_floor`` relies on that)."""
+    return f2.complement(prefix + reps, n)
 
 
 def _greedy_rows(cands: list[int], spaces: list[list[int]], r_bits: int) -> list[int]:
@@ -348,10 +424,10 @@ def _prefix_bound(prob: Problem, elem_bits: int, prefix_of: Callable[[], tuple[l
     infinite when the design does not exist: it is never made)."""
     def bound(cm) -> float:
         try:
-            prefix, _ = prefix_of()
+            prefix, reps = prefix_of()
         except LayoutError:
             return float("inf")
-        return prefix_floor(prob, elem_bits, cm, prefix, over_fetch)
+        return prefix_floor(prob, elem_bits, cm, prefix, reps, over_fetch)
     return bound
 
 

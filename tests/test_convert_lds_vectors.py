@@ -183,12 +183,14 @@ def test_rounds_never_split_a_lane_vector():
 
 
 def test_design_floor_bounds_hold_on_the_baseline():
-    # the bounds that let DesignPool skip a layout are at most the floor of each of its round trips
+    # the bounds that let DesignPool skip a layout are at most the floor of each of its round trips: the
+    # pool's (from the layout's prefix) and, for the register-first layouts, the bound from the whole offset
+    # order taken as the prefix
     from pathlib import Path
 
     from synth.cost import cost_model
-    from synth.lds_path import (lds_accesses, over_fetch_design, prefix_floor, shared_layout, transpose_floor,
-                                vector_first_design)
+    from synth.lds_path import (_over_fetch_prefix, _vector_first_prefix, lds_accesses, over_fetch_design,
+                                prefix_floor, shared_layout, transpose_floor, vector_first_design)
     from synth.preimage import normalize
 
     path = Path(__file__).resolve().parents[2] / "shared" / "bench" / "triton_amd_baseline.json"
@@ -200,20 +202,28 @@ def test_design_floor_bounds_hold_on_the_baseline():
         prob, eb, arch = normalize(LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"]), 64), \
             bits[c["dtype"]], c["arch"]
         cm = cost_model(arch)
-        makers = [lambda s=s: vector_first_design(prob, eb, None, s, arch) for s in ("src", "dst")]
-        makers += [lambda: over_fetch_design(prob, eb, None, arch), lambda: shared_layout(prob, eb, arch, None, True)]
-        for make in makers:
+        B = eb // 8
+        makers = [(lambda s=s: vector_first_design(prob, eb, None, s, arch),
+                   lambda s=s: _vector_first_prefix(prob, B, None, s)) for s in ("src", "dst")]
+        makers += [(lambda: over_fetch_design(prob, eb, None, arch), lambda: _over_fetch_prefix(prob, B, None)),
+                   (lambda: shared_layout(prob, eb, arch, None, True), None)]
+        for make, prefix_of in makers:
             try:
                 d = make()
                 accs = lds_accesses(prob, d, eb, prob.num_warps)
             except LayoutError:
                 continue
-            bound = (transpose_floor(prob, eb, cm) if d.read_transpose
-                     else prefix_floor(prob, eb, cm, d.shared_cols[:d.n_offset_bits], d.over_fetch))
+            if d.read_transpose:
+                bounds = [transpose_floor(prob, eb, cm)]
+            else:
+                bounds = [prefix_floor(prob, eb, cm, *prefix_of(), d.over_fetch),
+                          prefix_floor(prob, eb, cm, d.shared_cols[:d.n_offset_bits], d.shared_cols[d.n_offset_bits:],
+                                       d.over_fetch)]
             for a in accs:
-                assert bound <= a.floor(cm, eb) + 1e-9, (c["name"], c["arch"], c["dtype"], d.source)
-                checked += 1
-    assert checked >= 100  # 120 round trips on the 48 cases
+                for bound in bounds:
+                    assert bound <= a.floor(cm, eb) + 1e-9, (c["name"], c["arch"], c["dtype"], d.source)
+                    checked += 1
+    assert checked >= 200  # 120 round trips on the 48 cases, two bounds each for most
 
 
 @pytest.mark.parametrize("dwords, fresh, copies", [
