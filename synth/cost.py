@@ -216,6 +216,9 @@ def ds_depth(plan) -> int:
     def level(slots) -> int:
         return max(map(depth.get, slots, repeat(0)), default=0) if depth else 0
 
+    def reads(st) -> list[int]:  # the slots a register step reads
+        return [s for name in ("src", "a", "b", "own") for s in getattr(st, name, None) or ()]
+
     mem = best = 0
     for st in plan.steps:
         if isinstance(st, LdsStore):
@@ -227,7 +230,7 @@ def ds_depth(plan) -> int:
             both = st.vdst + st.src0
             depth.update(dict.fromkeys(both, level(both)))
         else:
-            d = level([s for name in ("src", "a", "b", "own") for s in getattr(st, name, None) or ()])
+            d = level(reads(st)) if depth else 0  # (nothing loaded yet: level 0)
             if isinstance(st, Lane) and not st.kind.startswith("dpp"):
                 d += 1
             if isinstance(st, (Mov, Select, Lane, FusedDpp)):
@@ -317,10 +320,14 @@ def _store_tuple_copies(plan) -> int:
     written: set[int] = set()
     n = 0
     for st in plan.steps[: wide[-1] + 1] if wide else ():  # nothing written after the last wide store counts
-        if isinstance(st, LdsStore) and st.width >= 8:
-            n += sum(tuple_copies(dwords(acc), written) for acc in (st.src, st.pair) if acc)
-        for name in ("dst", "vdst", "src0", "pair") if not isinstance(st, LdsStore) else ():
-            written.update(dwords(getattr(st, name, None) or ()))
+        if isinstance(st, LdsStore):
+            if st.width >= 8:
+                n += sum(tuple_copies(dwords(acc), written) for acc in (st.src, st.pair) if acc)
+            continue
+        for name in ("dst", "vdst", "src0", "pair"):
+            slots = getattr(st, name, None)
+            if slots:
+                written.update(dwords(slots))
     return n
 
 
