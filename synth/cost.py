@@ -174,7 +174,7 @@ def lds_conflict_degree(arch: str, store: bool, width: int, addr, element_bits: 
     the element bits of a gfx950 transpose load), from synth.banks."""
     if banks is None:  # pragma: no cover - depends on the tree
         return 1.0
-    a = np.asarray(addr).reshape(-1, 64)[0]
+    a = _warp0(addr)
     seen = (arch, store, width, transpose, element_bits, a.tobytes())  # this very access again
     if seen in _bank_cache:
         return _bank_cache[seen]
@@ -196,6 +196,12 @@ def lds_conflict_degree(arch: str, store: bool, width: int, addr, element_bits: 
             _bank_cache[key] = 1.0
     _bank_cache[seen] = _bank_cache[key]
     return _bank_cache[key]
+
+
+def _warp0(addr) -> np.ndarray:
+    """Warp 0's byte addresses ``[64]`` of a per-lane table ``[64]`` or ``[warps, 64]``."""
+    a = np.asarray(addr)
+    return a[0] if a.ndim == 2 else a.reshape(-1, 64)[0]
 
 
 def lds_access_cost(cm: CostModel, arch: str, store: bool, width: int, addr, element_bits: int,
@@ -283,7 +289,7 @@ def lds_address_valu(steps) -> int:
     steps ``steps`` (LdsStore/LdsLoad, in issue order; ``_AddressBases``)."""
     if not steps:
         return 0
-    a = np.array([np.asarray(st.addr).reshape(-1, 64)[0] for st in steps], dtype=np.int64)
+    a = np.array([_warp0(st.addr) for st in steps], dtype=np.int64)
     a0 = a[:, :1]
     diffs, xors = a - a0, a ^ a0
     bases = _AddressBases()
@@ -314,7 +320,7 @@ def _store_tuple_copies(plan) -> int:
     def dwords(slots: list[int]) -> list[int]:  # in order of first appearance
         if dps > 1:
             return list(dict.fromkeys(d for s in slots for d in range(s * dps, s * dps + dps)))
-        return list(dict.fromkeys(s // p for s in slots))
+        return list(dict.fromkeys(s // p for s in slots) if p > 1 else dict.fromkeys(slots))
 
     wide = [i for i, st in enumerate(plan.steps) if isinstance(st, LdsStore) and st.width >= 8]
     written: set[int] = set()

@@ -187,7 +187,8 @@ def _element_ids(layout: LinearLayout, out_order: tuple, num_warps: int) -> np.n
     for name, size in layout.in_dims:
         k = size.bit_length() - 1
         if name in part:  # index x takes the images of its low k bits (higher warps repeat the pattern)
-            part[name] = span_table(cols[j:j + k])[np.arange(lengths[name]) & (size - 1)]
+            table = span_table(cols[j:j + k])
+            part[name] = table if size == lengths[name] else table[np.arange(lengths[name]) & (size - 1)]
         j += k
     flat = part["warp"][:, None, None] ^ part["lane"][None, :, None] ^ part["register"][None, None, :]
     flat.setflags(write=False)
@@ -260,13 +261,14 @@ def _paired(dst: list[int], src: list[int], p: int, dps: int, what: str) -> list
     """(dst dword, src dword) pairs of a register step; slots must keep their place in the dword."""
     if len(dst) != len(src):
         raise PlanVerificationError(f"{what}: {len(dst)} destination slots but {len(src)} source slots")
+    if dps == 2:  # a 64-bit slot s is the dwords 2s, 2s + 1 (p is 1)
+        dst, src = ([2 * x + h for x in slots for h in (0, 1)] for slots in (dst, src))
     pairs: dict[int, int] = {}
     for d, s in zip(dst, src):
-        if dps == 1 and d % p != s % p:
+        if d % p != s % p:
             raise PlanVerificationError(f"{what}: slot {s} -> {d} changes the element's place in its register")
-        for dd, sd in (((2 * d, 2 * s), (2 * d + 1, 2 * s + 1)) if dps == 2 else ((d // p, s // p),)):
-            if pairs.setdefault(dd, sd) != sd:
-                raise PlanVerificationError(f"{what}: register v{dd} would come from two registers")
+        if pairs.setdefault(d // p, s // p) != s // p:
+            raise PlanVerificationError(f"{what}: register v{d // p} would come from two registers")
     return list(pairs.items())
 
 
@@ -577,18 +579,19 @@ def _cell_bytes(plan: Plan) -> int:
 
 def _moves_cells(st, c: int, p: int, dps: int, B: int) -> bool:
     """Does step ``st`` move whole ``c``-byte cells (``_cell_bytes``)?"""
+    store = isinstance(st, LdsStore)
+    if store or isinstance(st, LdsLoad):
+        if not store and st.transpose and 8 * c > st.transpose:  # cells no wider than the elements
+            return False
+        return st.width >= c and all(_register_cells(tuple(x), c, p, dps, B)[1] is not None
+                                     for x in (st.src if store else st.dst, st.pair) if x is not None)
     if isinstance(st, PermSelect):
         return _perm_cells(st.sel0, c) is not None and _perm_cells(st.sel1, c) is not None
-    if isinstance(st, Mov) and st.kind == "v_perm_b32":
-        return _perm_cells(st.selector, c) is not None
-    if isinstance(st, Mov) and st.kind == "rename":
-        return _renamed_cell_pairs(st, c, B) is not None
-    if isinstance(st, (LdsStore, LdsLoad)):
-        if getattr(st, "transpose", 0) and 8 * c > st.transpose:  # cells no wider than the elements
-            return False
-        accesses = (st.src if isinstance(st, LdsStore) else st.dst, st.pair)
-        return st.width >= c and all(_register_cells(tuple(x), c, p, dps, B)[1] is not None
-                                     for x in accesses if x is not None)
+    if isinstance(st, Mov):
+        if st.kind == "v_perm_b32":
+            return _perm_cells(st.selector, c) is not None
+        if st.kind == "rename":
+            return _renamed_cell_pairs(st, c, B) is not None
     return True
 
 
