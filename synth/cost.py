@@ -174,7 +174,7 @@ def lds_conflict_degree(arch: str, store: bool, width: int, addr, element_bits: 
     the element bits of a gfx950 transpose load), from synth.banks."""
     if banks is None:  # pragma: no cover - depends on the tree
         return 1.0
-    a = np.asarray(addr).reshape(-1, 64)[0]
+    a = _warp0(addr)
     seen = (arch, store, width, transpose, element_bits, a.tobytes())  # this very access again
     if seen in _bank_cache:
         return _bank_cache[seen]
@@ -198,6 +198,12 @@ def lds_conflict_degree(arch: str, store: bool, width: int, addr, element_bits: 
     return _bank_cache[key]
 
 
+def _warp0(addr) -> np.ndarray:
+    """Warp 0's byte addresses ``[64]`` of a per-lane table ``[64]`` or ``[warps, 64]``."""
+    a = np.asarray(addr)
+    return a[0] if a.ndim == 2 else a.reshape(-1, 64)[0]
+
+
 def lds_access_cost(cm: CostModel, arch: str, store: bool, width: int, addr, element_bits: int,
                     paired: bool, transpose: int = 0) -> float:
     """Issue plus LDS-pipe cycles of one ds_write/ds_read (``paired``: a ds_write2/ds_read2, whose
@@ -216,6 +222,9 @@ def ds_depth(plan) -> int:
     def level(slots) -> int:
         return max(map(depth.get, slots, repeat(0)), default=0) if depth else 0
 
+    def reads(st) -> list[int]:  # the slots a register step reads
+        return [s for name in ("src", "a", "b", "own") for s in getattr(st, name, None) or ()]
+
     mem = best = 0
     for st in plan.steps:
         if isinstance(st, LdsStore):
@@ -227,7 +236,7 @@ def ds_depth(plan) -> int:
             both = st.vdst + st.src0
             depth.update(dict.fromkeys(both, level(both)))
         else:
-            d = level([s for name in ("src", "a", "b", "own") for s in getattr(st, name, None) or ()])
+            d = level(reads(st)) if depth else 0  # (nothing loaded yet: level 0)
             if isinstance(st, Lane) and not st.kind.startswith("dpp"):
                 d += 1
             if isinstance(st, (Mov, Select, Lane, FusedDpp)):
@@ -280,7 +289,7 @@ def lds_address_valu(steps) -> int:
     steps ``steps`` (LdsStore/LdsLoad, in issue order; ``_AddressBases``)."""
     if not steps:
         return 0
-    a = np.array([np.asarray(st.addr).reshape(-1, 64)[0] for st in steps], dtype=np.int64)
+    a = np.array([_warp0(st.addr) for st in steps], dtype=np.int64)
     a0 = a[:, :1]
     diffs, xors = a - a0, a ^ a0
     bases = _AddressBases()
@@ -311,16 +320,20 @@ def _store_tuple_copies(plan) -> int:
     def dwords(slots: list[int]) -> list[int]:  # in order of first appearance
         if dps > 1:
             return list(dict.fromkeys(d for s in slots for d in range(s * dps, s * dps + dps)))
-        return list(dict.fromkeys(s // p for s in slots))
+        return list(dict.fromkeys(s // p for s in slots) if p > 1 else dict.fromkeys(slots))
 
     wide = [i for i, st in enumerate(plan.steps) if isinstance(st, LdsStore) and st.width >= 8]
     written: set[int] = set()
     n = 0
     for st in plan.steps[: wide[-1] + 1] if wide else ():  # nothing written after the last wide store counts
-        if isinstance(st, LdsStore) and st.width >= 8:
-            n += sum(tuple_copies(dwords(acc), written) for acc in (st.src, st.pair) if acc)
-        for name in ("dst", "vdst", "src0", "pair") if not isinstance(st, LdsStore) else ():
-            written.update(dwords(getattr(st, name, None) or ()))
+        if isinstance(st, LdsStore):
+            if st.width >= 8:
+                n += sum(tuple_copies(dwords(acc), written) for acc in (st.src, st.pair) if acc)
+            continue
+        for name in ("dst", "vdst", "src0", "pair"):
+            slots = getattr(st, name, None)
+            if slots:
+                written.update(dwords(slots))
     return n
 
 

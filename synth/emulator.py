@@ -180,14 +180,15 @@ def element_ids(layout: LinearLayout, num_warps: int) -> np.ndarray:
 @lru_cache(maxsize=256)
 def _element_ids(layout: LinearLayout, out_order: tuple, num_warps: int) -> np.ndarray:
     n_reg = layout.in_dim_size("register")
-    cols = layout._aligned_columns(layout.out_dims, "element ids")
+    cols = layout.columns()  # flattened over its own out dims (kept by the layout)
     lengths = {"warp": num_warps, "lane": WAVE, "register": n_reg}
     part = {name: np.zeros(n, dtype=np.int64) for name, n in lengths.items()}  # each axis's XOR of images
     j = 0
     for name, size in layout.in_dims:
         k = size.bit_length() - 1
         if name in part:  # index x takes the images of its low k bits (higher warps repeat the pattern)
-            part[name] = span_table(cols[j:j + k])[np.arange(lengths[name]) & (size - 1)]
+            table = span_table(cols[j:j + k])
+            part[name] = table if size == lengths[name] else table[np.arange(lengths[name]) & (size - 1)]
         j += k
     flat = part["warp"][:, None, None] ^ part["lane"][None, :, None] ^ part["register"][None, None, :]
     flat.setflags(write=False)
@@ -234,9 +235,10 @@ class _Machine:
         self.cb, self.cpd = cell_bytes, 4 // cell_bytes  # bytes per cell, cells per dword
         self.lds_bytes = lds_bytes
         lds_size = -(-lds_bytes // cell_bytes)
-        self.epoch_writes: list[tuple[np.ndarray, np.ndarray]] = []  # quick: (cells, data) of each write
+        # quick: (cells, data) of each write, cells of each read (``[..., W, k]``: the warp axis is -2)
+        self.epoch_writes: list[tuple[np.ndarray, np.ndarray]] = []
+        self.epoch_reads: list[np.ndarray] = []
         self.runs: dict[int, tuple] = {}  # quick: runs of LDS steps done at once (_lds_runs)
-        self.epoch_reads: list[np.ndarray] = []  # quick: cells of each read
         self.regs = np.full((n_dw, W, WAVE, self.cpd), UNDEF, dtype=cell)
         self.lds = np.full(lds_size, UNDEF, dtype=cell)
         mask = np.int32 if W < 31 else np.int64  # a bit per warp
@@ -259,13 +261,14 @@ def _paired(dst: list[int], src: list[int], p: int, dps: int, what: str) -> list
     """(dst dword, src dword) pairs of a register step; slots must keep their place in the dword."""
     if len(dst) != len(src):
         raise PlanVerificationError(f"{what}: {len(dst)} destination slots but {len(src)} source slots")
+    if dps == 2:  # a 64-bit slot s is the dwords 2s, 2s + 1 (p is 1)
+        dst, src = ([2 * x + h for x in slots for h in (0, 1)] for slots in (dst, src))
     pairs: dict[int, int] = {}
     for d, s in zip(dst, src):
-        if dps == 1 and d % p != s % p:
+        if d % p != s % p:
             raise PlanVerificationError(f"{what}: slot {s} -> {d} changes the element's place in its register")
-        for dd, sd in (((2 * d, 2 * s), (2 * d + 1, 2 * s + 1)) if dps == 2 else ((d // p, s // p),)):
-            if pairs.setdefault(dd, sd) != sd:
-                raise PlanVerificationError(f"{what}: register v{dd} would come from two registers")
+        if pairs.setdefault(d // p, s // p) != s // p:
+            raise PlanVerificationError(f"{what}: register v{d // p} would come from two registers")
     return list(pairs.items())
 
 
@@ -326,11 +329,12 @@ def _lds_access(m: _Machine, addr, width: int, what: str) -> np.ndarray:
 
 def _lds_write(m: _Machine, idx: np.ndarray, data: np.ndarray, what: str) -> None:
     """Warps are unordered between barriers: a byte another warp wrote (with other data) or read
-    since the last barrier is a race; so are two warps writing different data in this step."""
+    since the last barrier is a race; so are two warps writing different data in this step.
+    ``idx``: the cells ``[W, k]`` (quick: ``[..., W, k]``, a run's)."""
     flat, vals = idx.reshape(-1), data.reshape(-1)
     if not m.exact:
         m.lds[flat] = vals
-        if (m.lds[flat] != vals).any():  # two listings of a byte with different data
+        if (m.lds.take(flat) != vals).any():  # two listings of a byte with different data
             raise _RaceSuspect
         m.epoch_writes.append((idx, data))
         return
@@ -345,7 +349,7 @@ def _lds_write(m: _Machine, idx: np.ndarray, data: np.ndarray, what: str) -> Non
         raise PlanVerificationError(f"{what}: LDS byte {int(idx[other_r][0])} is read by another warp since "
                                     f"the last barrier (missing barrier)")
     m.lds[flat] = vals
-    if (m.lds[flat] != vals).any():  # a byte listed twice with different data keeps only one of them
+    if (m.lds.take(flat) != vals).any():  # a byte listed twice with different data keeps only one of them
         order = np.argsort(flat, kind="stable")
         f, v = flat[order], vals[order]
         dup = (f[1:] == f[:-1]) & (v[1:] != v[:-1])
@@ -358,14 +362,14 @@ def _lds_write(m: _Machine, idx: np.ndarray, data: np.ndarray, what: str) -> Non
 def _lds_read(m: _Machine, idx: np.ndarray, what: str) -> np.ndarray:
     if not m.exact:
         m.epoch_reads.append(idx)
-        return m.lds[idx]
+        return m.lds.take(idx)
     other = _by_other_warps(m, m.w_warps, m.wrote, idx)
     if other is not None:
         raise PlanVerificationError(f"{what}: LDS byte {int(idx[other][0])} is read without a barrier after "
                                     f"another warp wrote it")
     _mark(m.r_warps, idx)
     m.read = True
-    return m.lds[idx]
+    return m.lds.take(idx)
 
 
 def _by_other_warps(m: _Machine, warps: np.ndarray, any_marked: bool, idx: np.ndarray) -> np.ndarray | None:
@@ -400,11 +404,11 @@ def _check_epoch(m: _Machine) -> None:
     if not changed.any() and not reads:
         return  # every byte written once (or with one value), nothing read
     for w in range(m.W):
-        m.w_warps[np.concatenate([i[w].reshape(-1) for i, _ in writes])] |= 1 << w
+        m.w_warps[np.concatenate([i[..., w, :].reshape(-1) for i, _ in writes])] |= 1 << w
     suspect = bool(changed.any()) and bool((np.bitwise_count(m.w_warps[flat[changed]]) > 1).any())
     if reads and not suspect:
         for w in range(m.W):
-            m.r_warps[np.concatenate([i[w].reshape(-1) for i in reads])] |= 1 << w
+            m.r_warps[np.concatenate([i[..., w, :].reshape(-1) for i in reads])] |= 1 << w
         rb = np.concatenate([i.reshape(-1) for i in reads])
         wm = m.w_warps[rb]
         suspect = bool(((wm != 0) & (np.bitwise_count(wm | m.r_warps[rb]) > 1)).any())
@@ -575,18 +579,19 @@ def _cell_bytes(plan: Plan) -> int:
 
 def _moves_cells(st, c: int, p: int, dps: int, B: int) -> bool:
     """Does step ``st`` move whole ``c``-byte cells (``_cell_bytes``)?"""
+    store = isinstance(st, LdsStore)
+    if store or isinstance(st, LdsLoad):
+        if not store and st.transpose and 8 * c > st.transpose:  # cells no wider than the elements
+            return False
+        return st.width >= c and all(_register_cells(tuple(x), c, p, dps, B)[1] is not None
+                                     for x in (st.src if store else st.dst, st.pair) if x is not None)
     if isinstance(st, PermSelect):
         return _perm_cells(st.sel0, c) is not None and _perm_cells(st.sel1, c) is not None
-    if isinstance(st, Mov) and st.kind == "v_perm_b32":
-        return _perm_cells(st.selector, c) is not None
-    if isinstance(st, Mov) and st.kind == "rename":
-        return _renamed_cell_pairs(st, c, B) is not None
-    if isinstance(st, (LdsStore, LdsLoad)):
-        if getattr(st, "transpose", 0) and 8 * c > st.transpose:  # cells no wider than the elements
-            return False
-        accesses = (st.src if isinstance(st, LdsStore) else st.dst, st.pair)
-        return st.width >= c and all(_register_cells(tuple(x), c, p, dps, B)[1] is not None
-                                     for x in accesses if x is not None)
+    if isinstance(st, Mov):
+        if st.kind == "v_perm_b32":
+            return _perm_cells(st.selector, c) is not None
+        if st.kind == "rename":
+            return _renamed_cell_pairs(st, c, B) is not None
     return True
 
 
@@ -622,25 +627,36 @@ def _perm_cells(selector, c: int) -> tuple[int, ...] | None:
     return tuple(out)
 
 
-def _renamed_cell_pairs(st: Mov, c: int, B: int) -> tuple[list[int], list[int]] | None:
+def _renamed_cell_pairs(st: Mov, c: int, B: int) -> tuple[np.ndarray, np.ndarray] | None:
     """The ``c``-byte cells a renaming of ``B``-byte slots copies, as (dst cells, src cells), each
     numbered by its byte offset / ``c`` (slot ``s`` is the bytes ``s * B ..``), when it copies whole
     cells, each from one whole cell in byte order and each dst cell once; else None."""
     n = min(len(st.dst), len(st.src))
-    dst, src = list(st.dst[:n]), list(st.src[:n])
+    return _cell_pairs(tuple(st.dst[:n]), tuple(st.src[:n]), c, B)
+
+
+@lru_cache(maxsize=1024)  # kept by clear_caches: keyed on an instruction's register operands (like _cells)
+def _cell_pairs(dst: tuple, src: tuple, c: int, B: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """``_renamed_cell_pairs`` of the renaming ``dst[i] <- src[i]`` (read-only arrays)."""
+    n = len(dst)
     if len(set(dst)) < n:
         return None
     if c < B:  # a slot is B / c whole cells
         parts = B // c
-        return [d * parts + t for d in dst for t in range(parts)], [s * parts + t for s in src for t in range(parts)]
-    k = c // B  # slots per cell: a dst cell needs all its k slots, from one src cell, in place
-    src_cell: dict[int, int] = {}
-    for d, s in zip(dst, src):
-        if d % k != s % k or src_cell.setdefault(d // k, s // k) != s // k:
+        qd, qs = [d * parts + t for d in dst for t in range(parts)], [s * parts + t for s in src for t in range(parts)]
+    else:
+        k = c // B  # slots per cell: a dst cell needs all its k slots, from one src cell, in place
+        src_cell: dict[int, int] = {}
+        for d, s in zip(dst, src):
+            if d % k != s % k or src_cell.setdefault(d // k, s // k) != s // k:
+                return None
+        if n != k * len(src_cell):
             return None
-    if n != k * len(src_cell):
-        return None
-    return list(src_cell), list(src_cell.values())
+        qd, qs = list(src_cell), list(src_cell.values())
+    out = np.array(qd, dtype=np.int64), np.array(qs, dtype=np.int64)
+    for q in out:
+        q.setflags(write=False)
+    return out
 
 
 def _code_bits(plan: Plan, c: int) -> tuple[int, int]:
@@ -700,24 +716,26 @@ def _cell_run_holds(plan: Plan, want: np.ndarray) -> bool:
 def _lds_runs(m: _Machine, plan: Plan) -> dict[int, tuple] | None:
     """The LDS accesses of a quick run grouped into runs of consecutive stores, or loads, of one
     width (and transpose size): first step -> (store?, the step after the run, the register cells
-    ``[n]`` of its accesses as dword and cell indices, their LDS cells ``[W, n, 64]``).  Stores of
-    a run read no register another writes, loads write distinct register cells and read no LDS
-    another writes, so a run is one gather and one scatter; the race bookkeeping of a quick run
-    (``_check_epoch``) needs only the cells each warp reads or writes.  A transpose load reads,
-    per 16-lane group, the cells of its lanes' 8-byte reads, so those are its LDS cells (in the
-    order its elements go to registers).  The addresses are checked once per run.
-    ``ds_read_u8/u16`` (zero-extending) steps are not in runs.  None when an access is malformed,
-    not 1, 2, 4, 8 or 16 bytes wide or (wider cells) not whole cells: the run on wider cells then
-    fails, the byte-cell run goes step by step."""
+    ``[n]`` of its accesses as dword and cell indices, their LDS cells ``[n, W, 64]`` in the same
+    order).  Stores of a run read no register another writes, loads write distinct register cells
+    and read no LDS another writes, so a run is one gather and one scatter; the race bookkeeping
+    of a quick run (``_check_epoch``) needs only the cells each warp reads or writes.  A transpose
+    load reads, per 16-lane group, the cells of its lanes' 8-byte reads, so those are its LDS
+    cells (in the order its elements go to registers).  The addresses of all runs are checked at
+    once.  ``ds_read_u8/u16`` (zero-extending) steps are not in runs.  None when an access is
+    malformed, not 1, 2, 4, 8 or 16 bytes wide or (wider cells) not whole cells: the run on wider
+    cells then fails, the byte-cell run goes step by step."""
     eb = plan.element_bits
     p, dps, B = slots_per_dword(eb), dwords_per_slot(eb), max(1, eb // 8)
-    accesses = []  # (step, store?, register cells, address [W, 64] or [64], width, transpose bits)
+    accesses = []  # (step, store?, register cells, width, transpose bits)
+    addrs = []  # the address [W, 64] or [64] of each access
     for i, st in enumerate(plan.steps):
-        if not isinstance(st, (LdsStore, LdsLoad)):
+        store = isinstance(st, LdsStore)
+        if not store and not isinstance(st, LdsLoad):
             continue
         if st.pair is not None and (st.width not in (4, 8) or not 0 < st.pair_offset <= 255):
             return None
-        store, tr = isinstance(st, LdsStore), getattr(st, "transpose", 0)
+        tr = 0 if store else st.transpose
         if st.width not in (1, 2, 4, 8, 16) or (tr and (8 * m.cb > tr or _transpose_error(st, plan.arch, B))):
             return None
         for slots, addr in [(st.src if store else st.dst, st.addr)] + ([(st.pair, st.pair_addr())] if st.pair else []):
@@ -727,44 +745,50 @@ def _lds_runs(m: _Machine, plan: Plan) -> dict[int, tuple] | None:
             if store and st.width < 4 and cells[0][1] != (2 if st.d16_hi else 0):
                 return None
             if st.width >= 4 or store:
-                accesses.append((i, store, reg, addr, st.width, tr))
+                accesses.append((i, store, reg, st.width, tr))
+                addrs.append(addr)
+    if not accesses:
+        return {}
+    a_all = _lane_tables(addrs, m.W)  # [accesses, W, 64]
+    widths = np.array([x[3] for x in accesses])
+    misaligned = np.bitwise_or.reduce(a_all.reshape(len(widths), -1), axis=1) & (widths - 1)
+    if misaligned.any() or a_all.min() < 0 or (a_all.max(axis=(1, 2)) + widths).max() > m.lds_bytes:
+        return None
     runs, k = {}, 0
     while k < len(accesses):
-        (first, store, _, _, width, tr), j = accesses[k], k + 1
-        while (j < len(accesses) and accesses[j][1:2] + accesses[j][4:] == (store, width, tr)
+        (first, store, _, width, tr), j = accesses[k], k + 1
+        while (j < len(accesses) and accesses[j][1] == store and accesses[j][3:] == (width, tr)
                and accesses[j][0] <= accesses[j - 1][0] + 1):
             j += 1
         reg = np.concatenate([x[2] for x in accesses[k:j]])  # [cells, 2]
         if not store and len(set((reg[:, 0] * m.cpd + reg[:, 1]).tolist())) < len(reg):
             return None
-        a = _lane_tables([x[3] for x in accesses[k:j]], m.W)  # [accesses, W, 64]
-        if (a & (width - 1)).any() or a.min() < 0 or a.max() + width > m.lds_bytes:
-            return None
+        a = a_all[k:j]
         if tr:  # the addresses of each lane's elements, and the cells of an element
             base, n = np.stack(transpose_element_addresses(a, tr), axis=1), tr // 8 // m.cb  # [accesses, E, W, 64]
         else:
             base, n = a[:, None], width // m.cb
         lds = (base >> (m.cb.bit_length() - 1))[:, :, None] + _BYTE_OFFSETS[:n, None, None]  # [.., E or 1, n, W, 64]
-        lds = lds.reshape(-1, m.W, WAVE).transpose(1, 0, 2)
-        runs[first] = (store, accesses[j - 1][0] + 1, reg[:, 0], reg[:, 1], lds)
+        runs[first] = (store, accesses[j - 1][0] + 1, reg[:, 0], reg[:, 1], lds.reshape(-1, m.W, WAVE))
         k = j
     return runs
 
 
 def _lane_tables(tables: list, W: int) -> np.ndarray:
     """``[len(tables), W, 64]`` int64 from per-lane tables each ``[64]`` (every warp alike) or ``[W, 64]``."""
-    if all(np.ndim(t) == 2 for t in tables):
+    if all(getattr(t, "ndim", 0) == 2 for t in tables):
         return np.array(tables, dtype=np.int64)
     return np.array([np.broadcast_to(t, (W, WAVE)) for t in tables], dtype=np.int64)
 
 
 def _exec_run(m: _Machine, run: tuple, what: str) -> int:
-    """Do a run of LDS stores or loads (``_lds_runs``); returns the step after it."""
+    """Do a run of LDS stores or loads (``_lds_runs``; register and LDS cells ``[n, W, 64]`` in one
+    order: no transposes); returns the step after it."""
     store, end, dwords, cells, lds = run
     if store:
-        _lds_write(m, lds, m.regs[dwords, :, :, cells].transpose(1, 0, 2), what)
+        _lds_write(m, lds, m.regs[dwords, :, :, cells], what)
     else:
-        m.regs[dwords, :, :, cells] = _lds_read(m, lds, what).transpose(1, 0, 2)
+        m.regs[dwords, :, :, cells] = _lds_read(m, lds, what)
     return end
 
 
@@ -868,7 +892,7 @@ def _exec_mov(m: _Machine, st: Mov, p: int, dps: int, B: int, what: str) -> None
         return
     # a renaming: bookkeeping of values (parallel copy of the listed elements)
     if m.cb > 1:  # whole cells (_renamed_cell_pairs)
-        qd, qs = (np.array(q, dtype=np.int64) for q in _renamed_cell_pairs(st, m.cb, B))
+        qd, qs = _renamed_cell_pairs(st, m.cb, B)
         m.regs[qd // m.cpd, :, :, qd % m.cpd] = m.regs[qs // m.cpd, :, :, qs % m.cpd]
         return
     dd, db, sd, sb = _renamed_cells(st, p, dps, B)

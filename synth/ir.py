@@ -184,7 +184,7 @@ class _Emitter:
     def _slots_of(self, regs) -> list[int]:
         """The slots of the registers ``regs``, in order."""
         p = self.p
-        return [r * p + k for r in regs for k in range(p)] if self.dps == 1 else list(regs)
+        return [r * p + k for r in regs for k in range(p)] if p > 1 else list(regs)
 
     def _fresh(self, n: int = 1, align: int = 1) -> int:
         r = -(-self.next_reg // align) * align

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Iterable, Sequence
 
 import numpy as np
@@ -406,19 +407,24 @@ def transpose_element_addresses(addr, bits: int) -> list[np.ndarray]:
     read of lane ``s`` of its 16-lane group (``linlayout.hw.lds.transpose_read_sources``),
     i.e. the byte ``addr[s] + e * bits / 8``.  Returns ``E`` arrays shaped like ``addr``.
     """
+    a = np.asarray(addr, dtype=np.int64)
+    lane, offset = _transpose_sources(bits)
+    elem = a.reshape(-1, 64)[:, lane] + offset  # [rows, E, 64]
+    return [elem[:, j].reshape(a.shape) for j in range(len(lane))]
+
+
+@lru_cache(maxsize=None)  # kept by clear_caches: a table of the instruction (per element size)
+def _transpose_sources(bits: int) -> tuple[np.ndarray, np.ndarray]:
+    """``[E, 64]`` each: the lane ``s`` whose read holds lane ``l``'s element ``j`` of a transpose load,
+    and that element's byte offset in the read (``transpose_element_addresses``)."""
     from linlayout.hw.lds import transpose_read_sources
 
-    a = np.asarray(addr, dtype=np.int64)
-    flat = a.reshape(-1, 64)
-    elems = 64 // bits
-    src_lane, src_elem = transpose_read_sources(elems)
+    src_lane, src_elem = transpose_read_sources(64 // bits)
     lanes = np.arange(64)
-    base = lanes & ~15
-    out = []
-    for j in range(elems):
-        s = base + src_lane[lanes & 15, j]
-        out.append((flat[:, s] + src_elem[lanes & 15, j] * (bits // 8)).reshape(a.shape))
-    return out
+    lane, offset = (lanes & ~15) + src_lane[lanes & 15].T, src_elem[lanes & 15].T * (bits // 8)
+    lane.setflags(write=False)
+    offset.setflags(write=False)
+    return lane, offset
 
 
 @dataclass

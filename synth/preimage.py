@@ -64,8 +64,9 @@ class Problem:
         return len(self.src_cols["warp"])
 
 
-def _columns_by_dim(layout: LinearLayout, outs: list[tuple[str, int]]) -> dict[str, list[int]]:
-    cols = layout._aligned_columns(outs, "convert")
+def _columns_by_dim(layout: LinearLayout) -> dict[str, list[int]]:
+    """The layout's columns (flattened over its own out dims, kept by the layout) per in dim."""
+    cols = layout.columns()
     out, j = {}, 0
     for name, size in layout.in_dims:
         k = size.bit_length() - 1
@@ -103,8 +104,8 @@ def normalize(src: LinearLayout, dst: LinearLayout, wave: int) -> Problem:
     wd = dst.in_dim_size("warp") if dst.has_in_dim("warp") else 1
     if ws != wd:
         raise LayoutError(f"src has {ws} warps but dst has {wd}")
-    outs = src.out_dims
-    sc, dc = _columns_by_dim(src, outs), _columns_by_dim(dst, outs)
+    outs = src.out_dims  # dst's too, in this order, with these sizes
+    sc, dc = _columns_by_dim(src), _columns_by_dim(dst)
     for c in (sc, dc):
         c.setdefault("warp", [])
         c.pop("block", None)
@@ -173,14 +174,19 @@ def wave_local_map(prob: Problem, max_kernel_bits: int = 10) -> WaveMap:
 
     coset = span_table(kernel)
 
-    def pick(targets: list[int], kind: str) -> list[int]:
-        """Per target (dst bit ``i`` of ``kind``), the member of ``solve(target) + ker`` scoring least
+    kinds = ("register", "lane", "warp")
+    solved = f2.solve_many(cols, [t for k in kinds for t in prob.dst_cols[k]])  # one member per coset
+    solutions, j = {}, 0
+    for k in kinds:
+        solutions[k], j = solved[j:j + len(prob.dst_cols[k])], j + len(prob.dst_cols[k])
+
+    def pick(kind: str) -> list[int]:
+        """Per target (dst bit ``i`` of ``kind``), the member of ``solution + ker`` scoring least
         (the first on ties), all targets at once: ``cand[i]`` is target ``i``'s coset."""
-        if not targets:
-            return []
-        if not kernel:  # one member per coset
-            return f2.solve_many(cols, targets)
-        cand = np.array(f2.solve_many(cols, targets), dtype=np.int64)[:, None] ^ coset[None, :]
+        targets = solutions[kind]
+        if not targets or not kernel:
+            return targets
+        cand = np.array(targets, dtype=np.int64)[:, None] ^ coset[None, :]
         pc = np.bitwise_count(cand).astype(np.int64)
         single = pc == 1
         has_w = (cand & warp_m) != 0
@@ -200,5 +206,4 @@ def wave_local_map(prob: Problem, max_kernel_bits: int = 10) -> WaveMap:
             score = score + np.where(has_w, 1000, 0)
         return cand[np.arange(len(targets)), np.argmin(score, axis=1)].tolist()
 
-    return WaveMap(nr, nl, nw, pick(prob.dst_cols["register"], "register"), pick(prob.dst_cols["lane"], "lane"),
-                   pick(prob.dst_cols["warp"], "warp"))
+    return WaveMap(nr, nl, nw, pick("register"), pick("lane"), pick("warp"))
