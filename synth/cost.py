@@ -50,7 +50,8 @@ import numpy as np
 from linlayout import LayoutError
 from linlayout.hw.targets import get_target
 
-from .plan import FusedDpp, Lane, LdsLoad, LdsStore, Mov, PermlaneSwap, Select, dwords_per_slot, slots_per_dword
+from .plan import (FusedDpp, Lane, LdsLoad, LdsStore, Mov, PermlaneSwap, PermSelect, Select, dwords_per_slot,
+                   slots_per_dword)
 
 try:
     from . import banks
@@ -239,7 +240,7 @@ def ds_depth(plan) -> int:
             d = level(reads(st)) if depth else 0  # (nothing loaded yet: level 0)
             if isinstance(st, Lane) and not st.kind.startswith("dpp"):
                 d += 1
-            if isinstance(st, (Mov, Select, Lane, FusedDpp)):
+            if isinstance(st, (Mov, Select, PermSelect, Lane, FusedDpp)):
                 depth.update(dict.fromkeys(st.dst or (), d))
             best = max(best, d)
     return best

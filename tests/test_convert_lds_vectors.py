@@ -98,6 +98,20 @@ def test_ds_depth_follows_both_halves_of_a_read2():
     assert depth(1) == 2  # a slot no load wrote: the store -> load chain only
 
 
+def test_ds_depth_follows_a_per_lane_byte_select():
+    """A PermSelect (v_perm_b32 with a per-lane selector) of loaded values passes their DS level on:
+    store, load, select, ds_bpermute is three levels."""
+    from synth.cost import ds_depth
+    from synth.plan import Lane
+
+    src = LinearLayout({"register": [[64], [128]], "lane": [[1 << j] for j in range(6)], "warp": []},
+                       [("dim0", 256)])
+    steps = [LdsStore(addr=LANES * 4, width=4, src=[0]), LdsLoad(addr=LANES * 4, width=4, dst=[1]),
+             PermSelect([2], [1], [0], (LANES & 1).astype(bool), (1, 0), 0x03020100, 0x07060504, 2),
+             Lane("ds_bpermute", [3], [2], LANES ^ 1, {"addr": 4 * (LANES ^ 1)})]
+    assert ds_depth(Plan("gfx942", 64, 1, 32, src, src, 4, 4, steps, lds_bytes=1024)) == 3
+
+
 def test_transpose_certificate_round_trip_and_element_semantics():
     plan = _tr_plan("gfx950")
     cert = json.loads(plan.dumps())
