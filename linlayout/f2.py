@@ -230,36 +230,13 @@ class _Packed:
 
 def rank(vectors: Iterable[int]) -> int:
     """Dimension of the span of ``vectors``."""
-    basis: dict[int, int] = {}
-    mask = 0
-    for v in vectors:
-        m = v & mask
-        while m:
-            v ^= basis[m.bit_length() - 1]
-            m = v & mask
-        if v:
-            b = v.bit_length() - 1
-            basis[b] = v
-            mask |= 1 << b
-    return len(basis)
+    return Span(vectors).rank
 
 
 def pivot_columns(cols: Sequence[int]) -> list[int]:
     """Indices of the columns independent of all columns before them."""
-    basis: dict[int, int] = {}
-    mask = 0
-    out = []
-    for j, v in enumerate(cols):
-        m = v & mask
-        while m:  # _reduce, inlined
-            v ^= basis[m.bit_length() - 1]
-            m = v & mask
-        if v:
-            b = v.bit_length() - 1
-            basis[b] = v
-            mask |= 1 << b
-            out.append(j)
-    return out
+    span = Span()
+    return [j for j, v in enumerate(cols) if span.insert(v)]
 
 
 def image_basis(cols: Sequence[int]) -> list[int]:
@@ -277,18 +254,8 @@ def kernel_basis(cols: Sequence[int]) -> list[int]:
 
 
 def in_span(vectors: Sequence[int], v: int) -> bool:
-    basis: dict[int, int] = {}
-    mask = 0
-    for u in vectors:
-        m = u & mask
-        while m:  # _reduce, inlined
-            u ^= basis[m.bit_length() - 1]
-            m = u & mask
-        if u:
-            b = u.bit_length() - 1
-            basis[b] = u
-            mask |= 1 << b
-    return _reduce(v, basis, mask) == 0
+    """Whether ``v`` lies in the span of ``vectors``."""
+    return Span(vectors).contains(v)
 
 
 def apply_columns(cols: Sequence[int], x: int) -> int:
