@@ -42,6 +42,7 @@ is otherwise idle.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from itertools import repeat
 
@@ -420,7 +421,6 @@ def register_merges(prob, element_bits: int) -> int:
     Both potentials are counted by coset algebra on the layouts' columns (``_merge_potentials``);
     every count is a power of two, so the sums are exact integers.
     """
-    import math
 
     halves = 2 if element_bits == 64 else 1  # the two dword halves of 64-bit elements move alike
     phi_end, phi_start = _merge_potentials(prob, element_bits)
