@@ -421,7 +421,6 @@ def register_merges(prob, element_bits: int) -> int:
     Both potentials are counted by coset algebra on the layouts' columns (``_merge_potentials``);
     every count is a power of two, so the sums are exact integers.
     """
-
     halves = 2 if element_bits == 64 else 1  # the two dword halves of 64-bit elements move alike
     phi_end, phi_start = _merge_potentials(prob, element_bits)
     best = (phi_end - phi_start) / 256.0
