@@ -199,7 +199,14 @@ element_ids.cache_clear = _element_ids.cache_clear  # type: ignore[attr-defined]
 
 
 def expected_ids(plan: Plan) -> np.ndarray:
-    return element_ids(plan.dst, plan.num_warps)
+    """``[warps, 64, slots]`` the element ids ``plan.dst`` asks for, its out dims taken in ``plan.src``'s
+    order (the order the src elements are tagged in; a certificate may list them in another)."""
+    dst, names = plan.dst, plan.src.out_dim_names
+    if dst.out_dim_names != names:
+        if sorted(dst.out_dims) != sorted(plan.src.out_dims):
+            raise LayoutError(f"src out dims {plan.src.out_dims} and dst out dims {dst.out_dims} differ")
+        dst = dst.transpose_outs(names)
+    return element_ids(dst, plan.num_warps)
 
 
 # ====================================================================== ISA executor

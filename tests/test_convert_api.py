@@ -125,6 +125,19 @@ def test_certificate_round_trip_and_asm():
     assert "ds_swizzle_b32" in p.pseudo_asm() or "v_perm_b32" in p.pseudo_asm()
 
 
+def test_certificate_with_dst_out_dims_in_another_order_verifies():
+    """A certificate may list dst's out dims in another order than src's (the same layout): the
+    emulator checks the elements in src's tensor bit order; other out dims are a clear error."""
+    src = L([(1, 0)], LANES)
+    dst = L([(0, 4)], LANES[:4] + [(1, 0), (0, 5)])
+    cert = json.loads(plan_conversion(src, dst, "gfx942", 32).dumps())
+    cert["dst"] = dst.transpose_outs(["dim1", "dim0"]).to_json()
+    assert verify(Plan.from_certificate(cert)).ok
+    cert["dst"]["out_dims"][0][0] = "dim7"
+    with pytest.raises(LayoutError, match="out dims"):
+        verify(Plan.from_certificate(cert))
+
+
 @pytest.mark.parametrize("kwargs,match", [
     ({"arch": "gfx1100"}, "64-lane"), ({"element_bits": 12}, "element_bits"), ({"arch": "sm90"}, "arch"),
     ({"strategy": "magic"}, "strategy"), ({"lds_budget_bytes": 0}, "lds_budget_bytes"),
