@@ -240,6 +240,30 @@ def test_design_floor_bounds_hold_on_the_baseline():
     assert checked >= 200  # 120 round trips on the 48 cases, two bounds each for most
 
 
+def test_prefix_floor_counts_forced_bank_conflicts():
+    # mfma32->mfma16 gfx942 fp16: a register-first layout stores (or loads) 4-element vectors whose
+    # paired b64 accesses conflict under every layout with that prefix (lds_path._conflict_floor).  The
+    # bound is 704 (conflict-free accesses alone would give 512), above the tie limit of the winning
+    # plan (584 * 1.15), so DesignPool never makes those layouts.
+    from pathlib import Path
+
+    from synth.cost import COST_TIE_FRACTION, cost_model
+    from synth.lds_path import _vector_first_prefix, prefix_floor
+    from synth.preimage import normalize
+
+    path = Path(__file__).resolve().parents[2] / "shared" / "bench" / "triton_amd_baseline.json"
+    if not path.exists():
+        pytest.skip("shared/bench/triton_amd_baseline.json is absent")
+    c = next(c for c in json.loads(path.read_text())["cases"]
+             if (c["name"], c["arch"], c["dtype"]) == ("mfma32->mfma16", "gfx942", "fp16"))
+    src, dst = LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"])
+    prob, cm = normalize(src, dst, 64), cost_model("gfx942")
+    assert [prefix_floor(prob, 16, cm, *_vector_first_prefix(prob, 2, None, side)) for side in ("src", "dst")] \
+        == [704.0, 704.0]
+    plan = plan_conversion(src, dst, "gfx942", 16)
+    assert plan.cost == 584.0 and 584.0 * (1 + COST_TIE_FRACTION) < 704.0
+
+
 @pytest.mark.parametrize("dwords, fresh, copies", [
     ([0, 1, 2, 3], set(), 0), ([4, 5, 6, 7], set(), 0), ([2, 3], set(), 0),  # aligned tuples in order
     ([2, 3, 4, 5], set(), 4), ([0, 4, 8, 12], set(), 4), ([1, 0], set(), 2),  # misaligned / scattered / reversed
