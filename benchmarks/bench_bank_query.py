@@ -2,8 +2,8 @@
 
 Three timings per access, each the median over repeated runs:
 
-  linear      synth.banks.analyze(..., method="linear")     rank/intersection of <= 8 vectors
-  enumerate   synth.banks.analyze(..., method="enumerate")  numpy: every lane's dwords, per phase/bank
+  linear      linlayout.synth.banks.analyze(..., method="linear")     rank/intersection of <= 8 vectors
+  enumerate   linlayout.synth.banks.analyze(..., method="enumerate")  numpy: every lane's dwords, per phase/bank
   python      plain Python loops over lanes and dwords (the obvious brute force)
 
 The public call includes validating the access layout; "core" lines time only the counting
@@ -27,7 +27,7 @@ import numpy as np  # noqa: E402
 
 from linlayout import LinearLayout  # noqa: E402
 from linlayout.hw.lds import lds_model  # noqa: E402
-from synth.banks import (_analyze_enumerated, _analyze_linear, _lane_byte_columns, analyze,  # noqa: E402
+from linlayout.synth.banks import (_analyze_enumerated, _analyze_linear, _lane_byte_columns, analyze,  # noqa: E402
                          lane_start_bytes)
 
 

@@ -4,19 +4,19 @@ Usage: python benchmarks/bench_conversions_plan.py [--baseline PATH] [--repeat N
        [--json | --markdown]
 
 Per case: our plan's strategy, its instructions (the steps, as CONTRACT counts them),
-the estimated setup instructions (addresses, masks, selectors, waits; synth.cost
+the estimated setup instructions (addresses, masks, selectors, waits; linlayout.synth.cost
 [I] estimates), Triton 3.9's instructions (its ISA region, setup included), the
 analytic lower bounds and the synthesis time (planning plus the emulator's ISA-level
 run of the chosen plan).  For conversions that stay inside each wave, also the plan
 ``strategy="registers"`` gives.  ``cold`` is a call with every planner cache emptied
-first (synth.convert.clear_caches, which includes the LDS layouts of synth.swizzle;
+first (linlayout.synth.convert.clear_caches, which includes the LDS layouts of linlayout.synth.swizzle;
 tables that depend only on the target, such as instruction encodings, are kept) on
 layouts freshly read from the JSON (so their own memoized columns are cold too), the
 least of ``--cold-repeat`` such calls (each one cold: the minimum only filters out
 the noise of a shared machine); ``warm`` the best of ``--repeat`` further calls
 (cached: wave maps, bounds, LDS layouts with their access analysis, lane-stage
 tables; every call still builds, prices and verifies its candidates).  The time
-spent inside synth.swizzle (the LDS layout synthesis, another module) is reported
+spent inside linlayout.synth.swizzle (the LDS layout synthesis, another module) is reported
 separately.
 
 Targets for in-wave conversions that Triton sends through LDS: no LDS traffic, no more
@@ -36,7 +36,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from linlayout import LayoutError, LinearLayout  # noqa: E402
-from synth import convert  # noqa: E402
+from linlayout.synth import convert  # noqa: E402
 
 BITS = {"fp32": 32, "fp16": 16, "bf16": 16, "fp8": 8}
 KINDS = ("lds_write", "lds_read", "s_barrier", "ds_bpermute", "ds_swizzle", "dpp", "permlane16_swap",
@@ -48,10 +48,10 @@ def _clear_caches() -> None:
 
 
 class _SwizzleTimer:
-    """Accumulates the time spent in synth.swizzle.shared_basis (the planner's entry to it)."""
+    """Accumulates the time spent in linlayout.synth.swizzle.shared_basis (the planner's entry to it)."""
 
     def __init__(self) -> None:
-        from synth import swizzle
+        from linlayout.synth import swizzle
 
         self.mod, self.orig, self.seconds = swizzle, swizzle.shared_basis, 0.0
 

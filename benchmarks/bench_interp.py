@@ -16,7 +16,7 @@ import time
 
 import numpy as np
 
-from lowering.interpreter import load_kernel
+from linlayout.lowering.interpreter import load_kernel
 
 CONVERSION = """module {
   gpu.module @m {

@@ -15,8 +15,8 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from kernels import attention, common, convert, fp8_fp16, gemm  # noqa: E402
-from lowering.compile import compile_mlir  # noqa: E402
+from linlayout.kernels import attention, common, convert, fp8_fp16, gemm  # noqa: E402
+from linlayout.lowering.compile import compile_mlir  # noqa: E402
 
 CASES = [
     ("convert", convert, ["--dtype", "f16"]),

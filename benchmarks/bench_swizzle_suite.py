@@ -5,11 +5,11 @@ global source} x {fp16, bf16, fp8}.  The writer is a global-load style blocked l
 per lane along the source's contiguous dim, 4 warps); the reader is Triton's MFMA dot-operand
 layout (warps 2x2).  fp16 tiles are 128x64 (A) / 64x128 (B); bf16 and fp8 tiles are 128x128.
 
-Every candidate shared layout is scored by the same exact analysis (synth.lds_access: widest
+Every candidate shared layout is scored by the same exact analysis (linlayout.synth.lds_access: widest
 legal instruction per side, then cycles): LDS instructions per wave (write + read) and bank
 cycles (write + read).  Candidates:
 
-  ours      synth.swizzle.synthesize (default objective: fewest instructions, then cycles)
+  ours      linlayout.synth.swizzle.synthesize (default objective: fewest instructions, then cycles)
   ours_cyc  synthesize(objective="cycles"): fewest cycles, then fewest instructions
   t_op      Triton's AMD operand layout (composeSharedLayoutForOperand swizzled_shared)
   t_cvt     Triton's optimalSwizzlingLdSt with AMD laneAddr tiles (its convert_layout LDS path)
@@ -33,9 +33,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from linlayout import LayoutError  # noqa: E402
 from linlayout.encodings import Mfma, blocked, mfma_dot_operand  # noqa: E402
-from synth.lds_access import tile_access_report  # noqa: E402
-from synth.swizzle import padding_options, synthesize  # noqa: E402
-from synth.swizzle_conventions import (ck_xor16, triton_convert_shared, triton_mfma_operand_shared,  # noqa: E402
+from linlayout.synth.lds_access import tile_access_report  # noqa: E402
+from linlayout.synth.swizzle import padding_options, synthesize  # noqa: E402
+from linlayout.synth.swizzle_conventions import (ck_xor16, triton_convert_shared, triton_mfma_operand_shared,  # noqa: E402
                                        unswizzled, xor_333)
 
 INSTR = {  # (arch, bits) -> {tile: (instr shape, kWidth)}

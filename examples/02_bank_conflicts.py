@@ -9,8 +9,8 @@ operand reads it), check it is conflict-free, and compare with padding.
 """
 
 from linlayout.encodings import Mfma, blocked, mfma_dot_operand, swizzled_shared
-from synth.lds_access import tile_access_report
-from synth.swizzle import padding_options, synthesize
+from linlayout.synth.lds_access import tile_access_report
+from linlayout.synth.swizzle import padding_options, synthesize
 
 M, K, BITS = 32, 64, 16
 row_major = swizzled_shared(1, 1, 1, (1, 0), (M, K))          # vec 1, no phase: plain row-major

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from linlayout import LinearLayout
 from linlayout.encodings import Mfma, mfma_dot_operand, mfma_layout
-from synth.convert import plan_conversion
+from linlayout.synth.convert import plan_conversion
 
 # Optional: Triton 3.9's instruction counts for the same conversions (../shared next to the repo).
 BASELINE = Path(__file__).resolve().parents[2] / "shared" / "bench" / "triton_amd_baseline.json"

@@ -17,10 +17,10 @@ from pathlib import Path
 import numpy as np
 
 from linlayout.encodings import Mfma, mfma_dot_operand, mfma_layout
-from lowering.conversion import lower_conversion
-from lowering.emit.host import distinct_tile, expected_output, interpret
-from lowering.isa import region_lines
-from synth.convert import plan_conversion
+from linlayout.lowering.conversion import lower_conversion
+from linlayout.lowering.emit.host import distinct_tile, expected_output, interpret
+from linlayout.lowering.isa import region_lines
+from linlayout.synth.convert import plan_conversion
 
 out_dir = Path(tempfile.mkdtemp())
 for arch, version, instr, k_width in [("gfx942", 3, (32, 32, 8), 4), ("gfx950", 4, (32, 32, 16), 8)]:

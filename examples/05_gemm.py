@@ -1,6 +1,6 @@
 """Rung 5: a GEMM whose layouts are solved, not hand-written; checked on the interpreter.
 
-kernels.gemm builds C = A * B^T (fp16 in, fp32 out) with MFMA.  Its decisions are
+linlayout.kernels.gemm builds C = A * B^T (fp16 in, fp32 out) with MFMA.  Its decisions are
 each a query to linlayout: the MFMA instruction with the most FLOPs per cycle
 (catalog), the K order of the operand registers (tried per candidate), and the
 LDS swizzle of A (synthesized for the global-load layout that writes the tile and
@@ -9,13 +9,13 @@ instruction the kernel actually emits is re-checked by the bank analysis, the
 MLIR is compiled to a code object, and a ragged 40 x 40 x 72 problem runs on the
 wave interpreter against torch.
 
-Command-line equivalent:  python -m kernels.gemm --arch gfx942 --interpret
+Command-line equivalent:  python -m linlayout.kernels.gemm --arch gfx942 --interpret
 """
 
 import argparse
 
-from kernels import common, gemm
-from lowering.compile import compile_mlir
+from linlayout.kernels import common, gemm
+from linlayout.lowering.compile import compile_mlir
 
 M, N, K = 40, 40, 72        # not multiples of the 64 x 64 x 32 block: edges are masked
 

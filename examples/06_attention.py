@@ -1,6 +1,6 @@
 """Rung 6: a flash-attention block, with its P conversion planned and its V swizzle solved.
 
-kernels.attention computes, for 32 queries, S^T = K Q^T, an online softmax, and
+linlayout.kernels.attention computes, for 32 queries, S^T = K Q^T, an online softmax, and
 O^T += V^T P^T with 32x32 MFMAs.  P leaves the softmax in the accumulator layout
 and must enter the second MFMA as an operand: the kernel plans that conversion
 for every legal K order and keeps the cheapest (on gfx942 the layouts coincide;
@@ -8,15 +8,15 @@ gfx950 needs v_permlane32_swap).  V goes through LDS with a synthesized swizzle.
 The compiled conversion region is counted, and the kernel runs on the wave
 interpreter against a torch reference (80 keys: a ragged last key block).
 
-Command-line equivalent:  python -m kernels.attention --arch gfx950 --interpret
+Command-line equivalent:  python -m linlayout.kernels.attention --arch gfx950 --interpret
 """
 
 import argparse
 
-from kernels import attention, common
-from lowering.compile import compile_mlir
-from lowering.isa import isa_counts
-from lowering.report import plan_isa_differences
+from linlayout.kernels import attention, common
+from linlayout.lowering.compile import compile_mlir
+from linlayout.lowering.isa import isa_counts
+from linlayout.lowering.report import plan_isa_differences
 
 NQ, NKV, D = 32, 80, 64
 

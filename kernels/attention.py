@@ -9,25 +9,25 @@ transposed so that the softmax statistics stay in the lane that owns a query:
 * ``S^T = K Q^T`` (A = the K block, ``BN x D``; B = ``Q^T``, ``D x 32``): in the
   accumulator of a 32x32 MFMA a lane holds one column (= one query ``i``) and 16 rows
   (keys ``j``); the row max and row sum over ``j`` are in-lane over registers plus a
-  butterfly over the lane bits that carry ``j`` (:mod:`kernels.reduce`: lane bit 5 =
+  butterfly over the lane bits that carry ``j`` (:mod:`linlayout.kernels.reduce`: lane bit 5 =
   ``v_permlane32_swap`` on gfx950, ``ds_bpermute`` on gfx942).
 * ``O^T = V^T P^T`` (A = ``V^T``, ``D x BN``; B = ``P^T``, ``BN x 32``): the accumulator of
   ``O^T`` again gives each lane one query, so ``O *= alpha`` and ``O /= l`` are per lane.
 
 Layout decisions:
 
-* **instruction**: as the GEMM (``kernels.gemm.choose_instruction``: the arch's fastest 32x32
+* **instruction**: as the GEMM (``linlayout.kernels.gemm.choose_instruction``: the arch's fastest 32x32
   MFMA for the dtype).
 * **P conversion**: ``P^T`` leaves ``exp2`` in the accumulator layout of ``S^T`` and must enter
-  the MFMA as operand B of ``O^T``.  The K order of the second product (kernels.mfma_tiles,
+  the MFMA as operand B of ``O^T``.  The K order of the second product (linlayout.kernels.mfma_tiles,
   factor ``c``) is free, since ``V`` is loaded to match; for every ``c`` the conversion is
-  planned (``synth.convert.plan_conversion``, verified on the wave emulator) and the
-  cheapest plan is emitted (``lowering.emit.plan_ops.PlanEmitter``) between
+  planned (``linlayout.synth.convert.plan_conversion``, verified on the wave emulator) and the
+  cheapest plan is emitted (``linlayout.lowering.emit.plan_ops.PlanEmitter``) between
   ``; linlayout-begin conv`` markers.  f16/bf16 on gfx942: no instruction (the layouts
   coincide); gfx950 (``32x32x16``): four ``v_permlane32_swap``; fp8 on gfx942
   (``32x32x16_fp8``, 8 K per lane): ``ds_bpermute`` + ``v_cndmask``.
 * **V staging**: V (row-major, ``BN x D``) goes through LDS: 16-byte global loads along D,
-  the synthesized swizzle (``synth.swizzle``) to the ``V^T`` operand layout -- on gfx950 with
+  the synthesized swizzle (``linlayout.synth.swizzle``) to the ``V^T`` operand layout -- on gfx950 with
   the transpose reads ``ds_read_b64_tr_b16/b8`` -- every LDS instruction checked by the bank
   analysis.  Q (once) and each K block are loaded straight
   into their operand layouts (16-byte loads along D).
@@ -49,12 +49,12 @@ import torch
 from linlayout import LayoutError, LinearLayout
 from linlayout.encodings.blocked import Blocked
 from linlayout.hw.mfma import MfmaInstruction
-from lowering.emit import atoms
-from lowering.emit.builder import Builder, vector_type
-from lowering.emit.lane_values import LaneValues
-from lowering.emit.plan_ops import PlanEmitter
-from synth.convert import plan_conversion
-from synth.plan import Plan
+from linlayout.lowering.emit import atoms
+from linlayout.lowering.emit.builder import Builder, vector_type
+from linlayout.lowering.emit.lane_values import LaneValues
+from linlayout.lowering.emit.plan_ops import PlanEmitter
+from linlayout.synth.convert import plan_conversion
+from linlayout.synth.plan import Plan
 
 from . import common
 from .dtypes import DtypeInfo, dtype_info, random_values
@@ -363,5 +363,10 @@ def make_case(kb: common.KernelBuild, args: argparse.Namespace, seed: int) -> co
                               "reference_vs_exact_softmax": float((blocked - exact).abs().max())})
 
 
+def main(argv: list[str] | None = None) -> int:
+    """``linlayout kernel attention ARGV``: the exit status."""
+    return common.main("attention", __doc__.split("\n\n")[0], add_arguments, build, make_case, argv)
+
+
 if __name__ == "__main__":
-    raise SystemExit(common.main("attention", __doc__.split("\n\n")[0], add_arguments, build, make_case))
+    raise SystemExit(main())

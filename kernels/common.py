@@ -16,7 +16,7 @@ and ``fatbin``; CONTRACT.md section 5).  ``verified`` is true only when the kern
 
 Static report.  The compiled kernel's resources (VGPRs, SGPRs, AGPRs, LDS bytes, scratch)
 from the code object metadata, its ISA instruction counts, and the bank-conflict analysis
-(``synth.banks.analyze``) of every LDS instruction the kernel emits: the builder records
+(``linlayout.synth.banks.analyze``) of every LDS instruction the kernel emits: the builder records
 each one (:class:`LdsInstruction`: the op and the element offset of every lane, for every
 warp and every variant such as the LDS stage of a double buffer), and the report gives its
 cycles (worst warp and variant) next to the ideal (the op's number of lane phases).  The
@@ -46,10 +46,10 @@ import numpy as np
 import torch
 
 from linlayout import LayoutError
-from lowering.compile import CompiledKernel, compile_mlir
-from lowering.isa import instructions, isa_counts
-from lowering.linker import LinkerNotFound
-from synth.banks import analyze
+from linlayout.lowering.compile import CompiledKernel, compile_mlir
+from linlayout.lowering.isa import instructions, isa_counts
+from linlayout.lowering.linker import LinkerNotFound
+from linlayout.synth.banks import analyze
 
 __all__ = ["ARCHES", "LdsInstruction", "KernelBuild", "Case", "lds_report", "static_report", "interpret",
            "gpu_status", "kernel_params", "launch_on_gpu", "write_artifacts", "main", "torch_to_numpy", "numpy_to_torch"]
@@ -105,7 +105,7 @@ class KernelBuild:
     lds: list[LdsInstruction] = field(default_factory=list)
     decisions: dict = field(default_factory=dict)
     emit_seconds: float = 0.0
-    regions: tuple[str, ...] = ()  # marked ISA regions (lowering.isa markers) to count separately
+    regions: tuple[str, ...] = ()  # marked ISA regions (linlayout.lowering.isa markers) to count separately
     extra: dict = field(default_factory=dict)  # builder state make_case needs (not reported)
 
 
@@ -167,7 +167,7 @@ def _compare(outs: dict[int, torch.Tensor], case: Case) -> tuple[bool, float, di
 # ---------------------------------------------------------------------- interpreter
 def interpret(kb: KernelBuild, case: Case) -> dict:
     """Run ``kb`` on the wave interpreter with ``case``; compare with the reference."""
-    from lowering.interpreter import run_kernel
+    from linlayout.lowering.interpreter import run_kernel
 
     bufs = [torch_to_numpy(a) if isinstance(a, torch.Tensor) else int(a) for a in case.args]
     t0 = time.perf_counter()
@@ -318,7 +318,7 @@ def launch_on_gpu(kb: KernelBuild, ck: CompiledKernel, case: Case) -> dict:
 
 # ---------------------------------------------------------------------- command line
 def _parser(prog: str, description: str, add_arguments: Callable) -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=f"python -m kernels.{prog}", description=description)
+    p = argparse.ArgumentParser(prog=f"linlayout kernel {prog}", description=description)
     p.add_argument("--arch", choices=ARCHES, default="gfx942", help="target (default gfx942)")
     p.add_argument("--interpret", action="store_true",
                    help="run the emitted MLIR on the wave interpreter and compare with torch")
@@ -403,7 +403,7 @@ def render(result: dict) -> str:
 
 def main(prog: str, description: str, add_arguments: Callable, build: Callable, make_case: Callable,
          argv: Sequence[str] | None = None) -> int:
-    """The ``python -m kernels.<prog>`` entry point; exit 0 when nothing failed, 1 when a run did
+    """The ``linlayout kernel <prog>`` (and ``python -m linlayout.kernels.<prog>``) entry point; exit 0 when nothing failed, 1 when a run did
     not verify, 2 on bad input."""
     p = _parser(prog, description, add_arguments)
     args = p.parse_args(argv)

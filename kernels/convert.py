@@ -1,8 +1,8 @@
 """The standalone layout-conversion kernel: one tile loaded in layout SRC, converted by the
-cheapest verified plan (``synth.convert.plan_conversion``), stored in layout DST.
+cheapest verified plan (``linlayout.synth.convert.plan_conversion``), stored in layout DST.
 
 This is a thin wrapper: the kernel is the conversion kernel of
-``lowering.emit.conversion_kernel`` (the one ``linlayout convert --emit`` writes); this module
+``linlayout.lowering.emit.conversion_kernel`` (the one ``linlayout convert --emit`` writes); this module
 adds the kernel command line of the package (``--interpret``, ``--emit``, ``--json``, the
 static report, the GPU launch).  The tile is a row-major tensor (``--shape``, default the
 layouts' full extent; a smaller extent is a ragged tile, handled by buffer out-of-bounds), so
@@ -14,8 +14,8 @@ B operand (kWidth = the instruction's K values per lane) of the same instruction
 32x32 tile -- the flash-attention P conversion: a renaming on gfx942, four
 ``v_permlane32_swap`` on gfx950.
 
-    python -m kernels.convert --arch gfx950 --interpret
-    python -m kernels.convert --src 'mfma:32x32x8,warps=1x1,shape=32x32' \
+    python -m linlayout.kernels.convert --arch gfx950 --interpret
+    python -m linlayout.kernels.convert --src 'mfma:32x32x8,warps=1x1,shape=32x32' \
         --dst 'mfma.a:32x32x8,warps=1x1,kwidth=8,shape=32x32' --dtype f16 --interpret --json
 """
 
@@ -28,9 +28,9 @@ import torch
 
 from linlayout import LayoutError
 from linlayout.spec import parse_layout
-from lowering.emit.conversion_kernel import build_conversion_kernel
-from synth.convert import STRATEGIES, plan_conversion
-from synth.plan import LdsLoad, LdsStore, Plan
+from linlayout.lowering.emit.conversion_kernel import build_conversion_kernel
+from linlayout.synth.convert import STRATEGIES, plan_conversion
+from linlayout.synth.plan import LdsLoad, LdsStore, Plan
 
 from . import common
 from .dtypes import DTYPES, dtype_info
@@ -118,5 +118,10 @@ def make_case(kb: common.KernelBuild, args: argparse.Namespace, seed: int) -> co
                        {"shape": list(kernel.shape), "dtype": args.dtype, "element_bits": bits})
 
 
+def main(argv: list[str] | None = None) -> int:
+    """``linlayout kernel convert ARGV``: the exit status."""
+    return common.main("convert", __doc__.split("\n\n")[0], add_arguments, build, make_case, argv)
+
+
 if __name__ == "__main__":
-    raise SystemExit(common.main("convert", __doc__.split("\n\n")[0], add_arguments, build, make_case))
+    raise SystemExit(main())

@@ -10,7 +10,7 @@ instructions are ``v_mfma_f32_32x32x64_f8f6f4`` (16-value K runs, 32 per lane) a
 both hold 8 and the conversion is free.
 
 Layout decision: the layout conversion may run on the 8-bit or on the 16-bit elements (before
-or after the element conversion).  Both are planned (``synth.convert.plan_conversion``,
+or after the element conversion).  Both are planned (``linlayout.synth.convert.plan_conversion``,
 verified on the wave emulator) and the cheaper is emitted; 8-bit elements pack four to a
 register, so they usually move in half the instructions.
 
@@ -28,12 +28,12 @@ from dataclasses import dataclass
 import torch
 
 from linlayout import LayoutError, LinearLayout
-from lowering.emit import atoms
-from lowering.emit.builder import Builder, vector_type
-from lowering.emit.lane_values import LaneValues
-from lowering.emit.plan_ops import PlanEmitter
-from synth.convert import plan_conversion
-from synth.plan import Plan
+from linlayout.lowering.emit import atoms
+from linlayout.lowering.emit.builder import Builder, vector_type
+from linlayout.lowering.emit.lane_values import LaneValues
+from linlayout.lowering.emit.plan_ops import PlanEmitter
+from linlayout.synth.convert import plan_conversion
+from linlayout.synth.plan import Plan
 
 from . import common
 from .convert import lds_instructions
@@ -203,5 +203,10 @@ def make_case(kb: common.KernelBuild, args: argparse.Namespace, seed: int) -> co
                        0.0, 0.0, {"M": args.m, "K": plan.k, "direction": args.direction})
 
 
+def main(argv: list[str] | None = None) -> int:
+    """``linlayout kernel fp8_fp16 ARGV``: the exit status."""
+    return common.main("fp8_fp16", __doc__.split("\n\n")[0], add_arguments, build, make_case, argv)
+
+
 if __name__ == "__main__":
-    raise SystemExit(common.main("fp8_fp16", __doc__.split("\n\n")[0], add_arguments, build, make_case))
+    raise SystemExit(main())

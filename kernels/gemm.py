@@ -10,10 +10,10 @@ Layout decisions, each solved rather than hand-written:
   ``v_mfma_f32_32x32x16_fp8_fp8``, gfx950 ``v_mfma_f32_32x32x64_f8f6f4``.
 * **tile**: ``WM x WN = 2 x 2`` warps, one 32x32 MFMA tile each (64 x 64 per workgroup);
   ``BK`` = :data:`K_BLOCK_BYTES` of a row of A, at least two MFMAs.
-* **K order** (:mod:`kernels.mfma_tiles`): the factor ``c`` (lane holds ``c`` MFMAs' K
+* **K order** (:mod:`linlayout.kernels.mfma_tiles`): the factor ``c`` (lane holds ``c`` MFMAs' K
   values side by side) is chosen by synthesizing the LDS layout for every legal ``c`` and
   keeping the fewest LDS instructions, then the fewest bank cycles.
-* **LDS swizzle**: ``synth.swizzle.synthesize`` of the global-load layout of A (a blocked
+* **LDS swizzle**: ``linlayout.synth.swizzle.synthesize`` of the global-load layout of A (a blocked
   layout, ``vec`` consecutive K per lane, :func:`a_vector`) and the MFMA A-operand layout;
   every LDS instruction is then checked by the bank analysis (the static report).
 * **B preshuffle** (:func:`preshuffle_b`): the B-operand layout of the tiling gives, for
@@ -44,9 +44,9 @@ import torch
 from linlayout import LayoutError, LinearLayout
 from linlayout.encodings.blocked import Blocked
 from linlayout.hw.mfma import MfmaInstruction, get_instruction, instructions_for
-from lowering.emit import atoms
-from lowering.emit.builder import Builder, vector_type
-from lowering.emit.lane_values import LaneValues
+from linlayout.lowering.emit import atoms
+from linlayout.lowering.emit.builder import Builder, vector_type
+from linlayout.lowering.emit.lane_values import LaneValues
 
 from . import common
 from .dtypes import DtypeInfo, dtype_info, random_values
@@ -63,7 +63,7 @@ __all__ = ["K_BLOCK_BYTES", "GLOBAL_VECTOR_BYTES", "GemmPlan", "choose_instructi
 K_BLOCK_BYTES = 64
 #: Widest global (buffer) load per lane: buffer_load_dwordx4.
 GLOBAL_VECTOR_BYTES = 16
-#: K-order factors tried (kernels.mfma_tiles); a lane holds at most 16 bytes of one K run beyond c = 1.
+#: K-order factors tried (linlayout.kernels.mfma_tiles); a lane holds at most 16 bytes of one K run beyond c = 1.
 K_ORDER_FACTORS = (1, 2, 4)
 #: The MFMA operand types that count as "the dtype" (fp8 = E4M3 on both operands).
 _OPERAND_TYPES = {"f16": ("f16",), "bf16": ("bf16",), "fp8": ("fp8",)}
@@ -359,5 +359,10 @@ def make_case(kb: common.KernelBuild, args: argparse.Namespace, seed: int) -> co
                        sizes={"M": args.m, "N": args.n, "K": args.k, "dtype": args.dtype})
 
 
+def main(argv: list[str] | None = None) -> int:
+    """``linlayout kernel gemm ARGV``: the exit status."""
+    return common.main("gemm", __doc__.split("\n\n")[0], add_arguments, build, make_case, argv)
+
+
 if __name__ == "__main__":
-    raise SystemExit(common.main("gemm", __doc__.split("\n\n")[0], add_arguments, build, make_case))
+    raise SystemExit(main())

@@ -1,9 +1,9 @@
 """A tile staged through LDS: the synthesized shared layout and every LDS instruction of the
 writer and the reader, ready to emit.
 
-``stage_tile(writer, reader, bits, arch)`` asks ``synth.swizzle.synthesize`` for the shared
+``stage_tile(writer, reader, bits, arch)`` asks ``linlayout.synth.swizzle.synthesize`` for the shared
 layout ``S: offset -> tensor`` (widest vectors, then fewest bank cycles) and turns its
-instruction choices (``synth.lds_access``: op, vector width, the register bits one
+instruction choices (``linlayout.synth.lds_access``: op, vector width, the register bits one
 instruction covers, how many instructions) into :class:`LdsAccess` lists.  Instruction
 ``i`` of a side covers the registers ``base_i ^ spread(j)``, ``j < vector``, where
 ``spread`` puts the bits of ``j`` on the covered register bits (element order) and
@@ -20,8 +20,8 @@ import numpy as np
 
 from linlayout import LayoutError, LinearLayout
 from linlayout.hw.lds import lds_model
-from synth.lds_access import TileAccessReport, access_map
-from synth.swizzle import SwizzleResult, synthesize
+from linlayout.synth.lds_access import TileAccessReport, access_map
+from linlayout.synth.swizzle import SwizzleResult, synthesize
 
 __all__ = ["LdsAccess", "StagedTile", "stage_tile", "tile_accesses"]
 
@@ -80,7 +80,7 @@ def _cvt_offsets(cvt: LinearLayout, reg: int, lanes: np.ndarray, num_warps: int)
 def _transpose_source(cvt: LinearLayout, covered: list[int], base: int, num_warps: int) -> np.ndarray:
     """Start offsets ``[warp, 64]`` of a transpose read (the address each lane *supplies*).
 
-    By the lane model of ``synth.lds_access`` (amd_hw.md 1.6): with ``E = 2**k`` elements per
+    By the lane model of ``linlayout.synth.lds_access`` (amd_hw.md 1.6): with ``E = 2**k`` elements per
     lane, source lane bit ``t < 4 - k`` is result lane bit ``k + t``, source lane bit
     ``4 - k + u`` is result element bit ``u`` (register ``covered[u]``), lane bits 4.. are kept.
     """

@@ -1,4 +1,4 @@
-"""Small MLIR text helpers the kernels share on top of ``lowering.emit.builder.Builder``:
+"""Small MLIR text helpers the kernels share on top of ``linlayout.lowering.emit.builder.Builder``:
 the kernel module, ``scf.for`` with loop-carried values, float constants and comparisons."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Callable, Sequence
 
 from linlayout.hw.mfma import MfmaInstruction, get_instruction
-from lowering.emit import atoms
-from lowering.emit.builder import Builder, vector_type
+from linlayout.lowering.emit import atoms
+from linlayout.lowering.emit.builder import Builder, vector_type
 
 __all__ = ["kernel_module", "scf_for", "fconst", "ult", "and1", "index_to_i32", "float_vector", "UNIT_SCALES",
            "mfma_unit_scale", "mfma_operand"]
@@ -99,7 +99,7 @@ def mfma_unit_scale(b: Builder, ins: MfmaInstruction, a: str, bb: str, c: str) -
 
 def mfma_operand(b: Builder, regs, tiling, operand: str, g: int, tile: int, mlir_t: str) -> str:
     """Operand ``A``/``B`` of the MFMA of group ``g``, tile ``tile`` of ``tiling``
-    (kernels.mfma_tiles.MfmaTiling) from ``regs`` (kernels.regs.Registers), as the
+    (linlayout.kernels.mfma_tiles.MfmaTiling) from ``regs`` (linlayout.kernels.regs.Registers), as the
     instruction's operand type ``mlir_t``."""
     rl = list(tiling.operand_registers(operand, g, tile))
     got = regs.gather(rl)

@@ -10,7 +10,7 @@ The partner exchange per bit is chosen per arch: on gfx950 bit 5 is one
 ``v_permlane32_swap`` and bit 4 one ``v_permlane16_swap`` (the two results of the swap
 are ``x`` and the partner's ``x`` in every lane, so ``op(results)`` is the butterfly step,
 without a copy); otherwise the cheapest instruction realizing the lane map
-``l -> l ^ (1 << bit)`` (``synth.lane_ops.find_lane_op``: DPP, then ``ds_swizzle``, then
+``l -> l ^ (1 << bit)`` (``linlayout.synth.lane_ops.find_lane_op``: DPP, then ``ds_swizzle``, then
 ``ds_bpermute``).
 """
 
@@ -20,10 +20,10 @@ import numpy as np
 
 from linlayout import LayoutError, LinearLayout
 from linlayout.hw.targets import get_target
-from lowering.emit import atoms
-from lowering.emit.builder import Builder
-from lowering.emit.lane_values import LaneValues
-from synth.lane_ops import find_lane_op
+from linlayout.lowering.emit import atoms
+from linlayout.lowering.emit.builder import Builder
+from linlayout.lowering.emit.lane_values import LaneValues
+from linlayout.synth.lane_ops import find_lane_op
 
 __all__ = ["reduce_lane_bits", "LaneReducer"]
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from linlayout import LayoutError
-from lowering.emit.builder import Builder, vector_type
+from linlayout.lowering.emit.builder import Builder, vector_type
 
 __all__ = ["Registers", "bitcast"]
 

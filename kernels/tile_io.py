@@ -9,11 +9,11 @@ or whose column is ``>= cols`` gets the offset ``BUFFER_OOB_OFFSET`` (reads 0, w
 dropped), so ragged matrices need no branch.  The caller guarantees that a vector never
 straddles ``cols`` (``cols`` a multiple of ``vec``, or ``vec == 1``).
 
-:class:`LdsStage`: the LDS writes and reads of a :class:`~kernels.lds_tile.StagedTile`
+:class:`LdsStage`: the LDS writes and reads of a :class:`~linlayout.kernels.lds_tile.StagedTile`
 (addresses computed once in the prologue, a run-time stage offset added per access), and
-the :class:`~kernels.common.LdsInstruction` records of the accesses for the bank report.
+the :class:`~linlayout.kernels.common.LdsInstruction` records of the accesses for the bank report.
 
-Per-lane address tables are turned into values by ``lowering.emit.lane_values.LaneValues``
+Per-lane address tables are turned into values by ``linlayout.lowering.emit.lane_values.LaneValues``
 (GF(2)-affine in the lane and warp bits; equal tables up to a constant share a register and
 the constant becomes an immediate).
 """
@@ -23,9 +23,9 @@ from __future__ import annotations
 import numpy as np
 
 from linlayout import LayoutError, LinearLayout
-from lowering.emit import atoms
-from lowering.emit.builder import Builder, vector_type
-from lowering.emit.lane_values import LaneValues
+from linlayout.lowering.emit import atoms
+from linlayout.lowering.emit.builder import Builder, vector_type
+from linlayout.lowering.emit.lane_values import LaneValues
 
 from .common import LdsInstruction
 from .lds_tile import LdsAccess, StagedTile

@@ -7,7 +7,7 @@ llvm/rocdl ops).  :func:`compile_mlir` replaces the gpu.module's targets with on
 :data:`LOWERING_PIPELINE` (the pre-binary part of flydsl's own ROCm pipeline, minus its
 ``fly-*`` passes), and runs ``gpu-module-to-binary`` twice: ``format=isa`` for the assembly
 text (no linker needed) and ``format=fatbin`` for the code object (an AMDGPU ELF
-``.hsaco``, linked by the ``ld.lld`` that :mod:`lowering.linker` finds; for ROCDL ``fatbin``
+``.hsaco``, linked by the ``ld.lld`` that :mod:`linlayout.lowering.linker` finds; for ROCDL ``fatbin``
 and ``bin`` give the same ELF).
 
 Results are cached on disk under ``$LINLAYOUT_CACHE/compile`` (default
@@ -303,7 +303,7 @@ def compile_mlir(
 
     ``binary=False`` skips the linker and returns only the ISA.  ``opt_level`` is LLVM's
     ``-O`` level, ``abi`` the code object version ("600" = v6, flydsl's default).  Raises
-    :class:`CompileError` for MLIR errors, :class:`lowering.linker.LinkerNotFound` when a
+    :class:`CompileError` for MLIR errors, :class:`linlayout.lowering.linker.LinkerNotFound` when a
     binary is requested and no ``ld.lld`` exists, ``ValueError`` for a malformed arch.
     """
     if not isinstance(arch, str) or not _ARCH_RE.match(arch):

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from linlayout import LayoutError
-from lowering.compile import CompiledKernel, compile_mlir
-from lowering.linker import LinkerNotFound
-from lowering.mlir import MlirUnavailable
+from linlayout.lowering.compile import CompiledKernel, compile_mlir
+from linlayout.lowering.linker import LinkerNotFound
+from linlayout.lowering.mlir import MlirUnavailable
 
 from .emit.conversion_kernel import ConversionKernel, build_conversion_kernel
 from .report import PLAN_CHECKED_KEYS, isa_report, plan_isa_differences
@@ -27,7 +27,7 @@ EMIT_FORMATS = ("mlir", "isa", "fatbin")
 class LoweredConversion:
     """The emitted kernel of a plan and, when compiled, its ISA report.
 
-    ``report`` is :func:`lowering.report.isa_report` of the ``conv`` region (with
+    ``report`` is :func:`linlayout.lowering.report.isa_report` of the ``conv`` region (with
     ``setup_counts``: the prologue that computes addresses and masks, outside the
     region); ``differences`` lists the checked instruction kinds where the ISA and the
     plan disagree (empty when they agree).

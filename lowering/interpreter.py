@@ -1,6 +1,6 @@
 """Run emitted MLIR on the wave interpreter (no GPU needed).
 
-    from lowering.interpreter import run_kernel
+    from linlayout.lowering.interpreter import run_kernel
     out = run_kernel(mlir_text, "conv", args=[src, dst], grid=(1,), block=(256,), arch="gfx942")
     dst_after = out[1]
 

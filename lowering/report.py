@@ -1,7 +1,7 @@
 """The ISA report of a compiled kernel: instruction counts of one marked region of one wave,
 and the kernel's resources from the code object metadata.
 
-Counts follow :func:`lowering.isa.isa_counts` (the classes and sub-counts of CONTRACT.md
+Counts follow :func:`linlayout.lowering.isa.isa_counts` (the classes and sub-counts of CONTRACT.md
 section 3, counted the way ``shared/bench/README.md`` counts Triton's).  Resources are the
 ``.amdgpu_metadata`` fields of the kernel: ``.vgpr_count``, ``.sgpr_count``,
 ``.agpr_count``, ``.group_segment_fixed_size`` (static LDS bytes),
@@ -15,8 +15,8 @@ compiler's and are reported, not compared.
 
 from __future__ import annotations
 
-from lowering.compile import CompiledKernel
-from lowering.isa import isa_counts, region_lines
+from linlayout.lowering.compile import CompiledKernel
+from linlayout.lowering.isa import isa_counts, region_lines
 
 __all__ = ["PLAN_CHECKED_KEYS", "FUSED_KEY", "isa_report", "expected_isa_counts", "plan_isa_differences",
            "fused_dpp_count"]
@@ -61,7 +61,7 @@ def expected_isa_counts(plan) -> dict[str, int]:
     The plan counts a fused ``v_cndmask_b32_dpp`` once, as ``dpp``; the ISA classifier
     counts that instruction under both ``dpp`` and ``v_cndmask``.
     """
-    from synth.plan import FusedDpp, dwords_per_slot
+    from linlayout.synth.plan import FusedDpp, dwords_per_slot
 
     pc = plan.counts()
     out = {k: int(pc.get(k, 0)) for k in PLAN_CHECKED_KEYS}

@@ -4,17 +4,17 @@
 
 1. ``normalize`` both layouts (same tensor, 64-lane waves, equal warp counts)
    and choose, per dst basis bit, the src position that moves least
-   (synth.preimage) -- this decides whether the conversion stays inside each
+   (linlayout.synth.preimage) -- this decides whether the conversion stays inside each
    wave.
-2. Candidates, each built as an SSA program (synth.ir) and emitted to steps:
+2. Candidates, each built as an SSA program (linlayout.synth.ir) and emitted to steps:
    * nothing, when the layouts are equal;
    * inside each wave: pack 8/16-bit elements into 32-bit units
-     (synth.in_wave); the exchange schedules are priced on labels alone and
-     only the cheapest is built (synth.exchanges); the per-register gather only
+     (linlayout.synth.in_wave); the exchange schedules are priced on labels alone and
+     only the cheapest is built (linlayout.synth.exchanges); the per-register gather only
      when its optimistic estimate could win; then unpack;
-   * the LDS round trip (synth.lds_path), unless the analytic LDS lower bound
+   * the LDS round trip (linlayout.synth.lds_path), unless the analytic LDS lower bound
      already exceeds the in-wave plan.
-3. Candidates are ranked by synth.cost (``cost.COST_TIE_FRACTION``: near ties go
+3. Candidates are ranked by linlayout.synth.cost (``cost.COST_TIE_FRACTION``: near ties go
    to fewer instructions, then to no LDS); the winner is executed on the wave
    emulator at ISA level (every instruction with its parameters, its declared
    source lanes and byte selects checked).  A plan that fails is a bug:
@@ -130,7 +130,7 @@ def _build_in_wave(prob: Problem, wm, up: _UnitProblem, K: list[int], target, el
 
 
 def _in_wave_candidates(prob: Problem, wm, target, element_bits: int, cm) -> list[Plan]:
-    """The cheapest in-wave plans: the best exchange schedule (priced on labels, synth.exchanges)
+    """The cheapest in-wave plans: the best exchange schedule (priced on labels, linlayout.synth.exchanges)
     over the packings, and the gather when its price is within the tie fraction of it."""
     up = _unit_problem(prob, wm, element_bits)
     p = slots_per_dword(element_bits)

@@ -19,7 +19,7 @@ v_permlane*_swap       4 [I]   VALU           --
 ds_swizzle_b32         4       DS (crossbar)  CROSSBAR_CYCLES [I]: 256 B through the 64 B/clk port
 ds_bpermute_b32        4       DS (crossbar)  CROSSBAR_CYCLES [I]
 ds_write_bN            4       DS             b32 8, b128 20 [Q rocprofiler-compute], b64 12 [I];
-                                              x bank cycles / ideal cycles (synth.banks);
+                                              x bank cycles / ideal cycles (linlayout.synth.banks);
                                               ds_write2/read2: the data cycles of both accesses
 ds_read_bN             4       DS             same
 s_barrier              BARRIER_CYCLES [I]
@@ -77,7 +77,7 @@ LDS_PORT_SHARING = 2.0  # [I] SIMDs competing for one LDS port (two per port, [Q
 # [I] Policy: plans whose modelled cost is within this fraction of the cheapest are equal; among
 # them the one with the fewest instructions (with estimated setup) wins -- issue slots are what
 # the rest of the kernel competes for, and the LDS numbers are partly inferred -- then a plan
-# without LDS (LDS is shared by the CU's waves and limits occupancy).  synth.exchanges uses the
+# without LDS (LDS is shared by the CU's waves and limits occupancy).  linlayout.synth.exchanges uses the
 # same rule between exchange schedules.
 COST_TIE_FRACTION = 0.15
 
@@ -135,7 +135,7 @@ class CostModel:
         raise KeyError(kind)
 
     def lane_family_cost(self) -> dict[str, float]:
-        """Costs used to rank single lane-moving instructions (synth.lane_ops)."""
+        """Costs used to rank single lane-moving instructions (linlayout.synth.lane_ops)."""
         return {"dpp": self.instruction("dpp"), "ds_swizzle": self.instruction("ds_swizzle") + 0.5,
                 "ds_bpermute": self.instruction("ds_bpermute") + 1.0}
 
@@ -173,7 +173,7 @@ _bank_cache: dict[tuple, float] = {}
 
 def lds_conflict_degree(arch: str, store: bool, width: int, addr, element_bits: int, transpose: int = 0) -> float:
     """Bank cycles / conflict-free cycles of one LDS access (warp 0's byte addresses; ``transpose``:
-    the element bits of a gfx950 transpose load), from synth.banks."""
+    the element bits of a gfx950 transpose load), from linlayout.synth.banks."""
     if banks is None:  # pragma: no cover - depends on the tree
         return 1.0
     a = _warp0(addr)
@@ -400,7 +400,7 @@ def plan_cost(plan, cm: CostModel, depth: int | None = None) -> tuple[float, dic
 
 def register_merges(prob, element_bits: int) -> int:
     """The least number of two-input register instructions of any plan without LDS, per wave,
-    for the conversion ``prob`` (synth.preimage.Problem).
+    for the conversion ``prob`` (linlayout.synth.preimage.Problem).
 
     A counting argument in the manner of Floyd's bound for permuting with two-page
     operations.  Every instruction of a register plan writes one VGPR from at most
@@ -494,7 +494,7 @@ def _moving(dst: dict, have: list[int], offset_cols: list[int], n_dst_bits: int)
 
 
 def lower_bound(prob, element_bits: int, cm: CostModel, has_permlane: bool) -> dict:
-    """Analytic bounds over every plan (per wave) of the conversion ``prob`` (synth.preimage.Problem).
+    """Analytic bounds over every plan (per wave) of the conversion ``prob`` (linlayout.synth.preimage.Problem).
 
     With ``S``/``D`` the src/dst maps hardware bits -> tensor bits, lane (and warp)
     ``x`` holds ``S(0, x) + Im S_reg`` and needs ``D(0, x) + Im D_reg`` (cosets: their

@@ -1,13 +1,13 @@
 """Register/lane bit exchanges inside a wave: a schedule chosen on labels, then built on values.
 
-Setting (synth.in_wave).  The 32-bit *units* of a lane are indexed by unit bits; a unit holds
+Setting (linlayout.synth.in_wave).  The 32-bit *units* of a lane are indexed by unit bits; a unit holds
 ``2**kappa`` elements (its *element slots*; kappa = 0 for 32/64-bit elements).  The element map
 is a partial bit permutation, so the conversion permutes *labels* (the src bit whose coordinate a
 position carries): register positions (element slots first, then unit bits) and the six lane bit
 positions.  Lane position ``j`` must end with label ``T[j]``; the register positions with the dst
 register labels.  ``R`` is the number of units.
 
-Moves, priced per synth.cost (``count``: instructions, ``cost``: modelled cycles):
+Moves, priced per linlayout.synth.cost (``count``: instructions, ``cost``: modelled cycles):
 
 * ``exchange(rho, j)`` swaps the labels of register position ``rho`` and lane position ``j``.
   For a unit bit, per unit pair ``(a, b)`` differing in ``rho``::
@@ -434,7 +434,7 @@ def best_schedule(reg_cols: list[int], lane_cols: list[int], n_sr: int, K: list[
 def clear_caches() -> None:
     """Empty the lane-stage table (filled from the conversions seen).  The realizations table
     (``_realizations``) depends on the target and cost model alone, like the DPP and swizzle
-    tables of synth.lane_ops, and is kept."""
+    tables of linlayout.synth.lane_ops, and is kept."""
     _stage_op.cache_clear()
 
 

@@ -1,6 +1,6 @@
 """Conversions that stay inside each wave: packing, bit exchanges, per-register gathers.
 
-Input: the element map ``M`` of synth.preimage restricted to one wave --
+Input: the element map ``M`` of linlayout.synth.preimage restricted to one wave --
 columns, per dst register bit and dst lane bit, of the src (register, lane)
 position holding that element.  Everything is identical in every warp.
 
@@ -13,7 +13,7 @@ unpack stage builds the dst VGPRs from them, with ``v_perm_b32`` byte selects
 where the element order differs (``gather_dword``).  The unit problem is ``M``
 with the ``K`` bits removed: a linear map on (unit bits, lane bits).
 
-**Exchanges** (synth.exchanges), for a unit map that is a partial bit
+**Exchanges** (linlayout.synth.exchanges), for a unit map that is a partial bit
 permutation: register/lane bit exchanges and lane stages, scheduled on labels.
 
 **Gather** (``gather_units``, any map).  Each dst unit, lane by lane, comes

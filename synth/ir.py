@@ -1,6 +1,6 @@
 """An SSA program over 32-bit registers (64-bit for 64-bit elements) that becomes plan steps.
 
-The strategies of synth.convert build programs of *values*: value ``i < n_init``
+The strategies of linlayout.synth.convert build programs of *values*: value ``i < n_init``
 is src register (dword) ``i``; every op creates new values.  The builder folds
 trivial ops (an identity lane map, a select of equal operands, constant
 conditions) and shares identical ops.  ``emit`` drops ops whose results no dst

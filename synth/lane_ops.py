@@ -2,7 +2,7 @@
 
 A *lane map* is ``need[l]``: the lane whose value lane ``l`` must receive, or
 -1 when lane ``l``'s result does not matter (it will be masked by a select).
-Candidates, cheapest kind first (per synth.cost):
+Candidates, cheapest kind first (per linlayout.synth.cost):
 
 * DPP (a VALU source modifier, gfx9 controls of shared/reference/amd_hw.md
   2.3): every control whose decoded source lanes agree with ``need`` on the
@@ -15,7 +15,7 @@ Candidates, cheapest kind first (per synth.cost):
 * ``ds_bpermute_b32``: any map; the address VGPR is ``4 * need[l]``.
 
 The gfx950 permlane swaps act on register pairs and are chosen by the
-conversion planner (synth.convert), not here.
+conversion planner (linlayout.synth.convert), not here.
 """
 
 from __future__ import annotations

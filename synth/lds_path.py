@@ -1,7 +1,7 @@
 """The LDS round trip: every warp stores its src registers, (barrier,) loads its dst registers.
 
 Shared layout ``S: (offset[, reps]) -> tensor`` comes from the bank-conflict
-work (``synth.swizzle.synthesize``: widest vectors, then fewest bank cycles,
+work (``linlayout.synth.swizzle.synthesize``: widest vectors, then fewest bank cycles,
 rounds when the tile exceeds the LDS budget), or is one of our *register-first*
 layouts (``vector_first_design``: one side's VGPR element order at the low
 offset bits, rows swizzled against both sides' phase footprints).
@@ -56,7 +56,7 @@ class LdsDesign:
     shared_cols: list[int]  # tensor vector of every offset bit, then every rep bit
     n_offset_bits: int
     n_rep_bits: int
-    source: str  # "synth.swizzle" or "fallback"
+    source: str  # "linlayout.synth.swizzle" or "fallback"
     lds_bytes: int
     read_transpose: int = 0  # gfx950: the loads are ds_read_b64_tr_b{read_transpose}
     over_fetch: bool = False  # the loads are dword vectors, each lane taking its elements (over_fetch_design)
@@ -76,7 +76,7 @@ def vector_first_design(prob: Problem, elem_bits: int, budget: int | None, side:
     ``M + Row`` for both sides, ``M`` being the tensor vectors one phase of that
     side touches (phase lanes, the lane's own vector, sub-dword bits): then two
     lanes of one phase never meet in one bank on different rows unless forced
-    (the dimension argument of synth.swizzle, here with the prefix fixed).
+    (the dimension argument of linlayout.synth.swizzle, here with the prefix fixed).
     """
     B = max(1, elem_bits // 8)
     prefix, reps = _vector_first_prefix(prob, B, budget, side)
@@ -177,7 +177,7 @@ def _conflict_floor(model, store: bool, B: int, t: int, lanes: list[int], n_p: i
     ``_coordinates`` write a tensor vector ``x = p + r + y`` (``p``, ``r``, ``y`` in the spans of
     ``prefix``, ``reps``, ``_row_space``) as the coefficients of ``p`` and ``r`` and the bits of
     ``y``.  ``x``'s offset is ``p``'s coefficients at positions ``0..n_p-1`` and ``L(y)`` above them
-    (``L`` an isomorphism fixed by the layout; rounds are no offset bits).  By synth.banks, every
+    (``L`` an isomorphism fixed by the layout; rounds are no offset bits).  By linlayout.synth.banks, every
     phase of a linear access costs ``2**(dim U - rank pi(U))`` cycles (the degree): ``U`` = the
     dwords one phase touches, the offsets of ``M`` = span(the phase lanes' vectors,
     ``prefix[:t]``) at the dword positions, ``pi`` keeping the bank positions.  With ``s`` / ``k``
@@ -368,7 +368,7 @@ def _greedy_rows(cands: list[int], spaces: list[list[int]], r_bits: int) -> list
 
 def shared_layout(prob: Problem, elem_bits: int, arch: str, budget: int | None,
                   transpose: bool = False) -> LdsDesign:
-    """The shared layout from synth.swizzle when available, else the unswizzled src-first layout
+    """The shared layout from linlayout.synth.swizzle when available, else the unswizzled src-first layout
     (``transpose``: the one read with gfx950's transpose loads; a LayoutError if none is)."""
     try:
         from . import swizzle  # the bank-conflict engineer's synthesizer
@@ -382,7 +382,7 @@ def shared_layout(prob: Problem, elem_bits: int, arch: str, budget: int | None,
             raise
         return vector_first_design(prob, elem_bits, budget, "src", arch)
     tr = read_op.startswith("ds_read_b64_tr_b")
-    return LdsDesign(off + rep, len(off), len(rep), "synth.swizzle" + (f" ({read_op})" if tr else ""),
+    return LdsDesign(off + rep, len(off), len(rep), "linlayout.synth.swizzle" + (f" ({read_op})" if tr else ""),
                      ((elem_bits << len(off)) + 7) // 8, int(read_op.rsplit("_b", 1)[1]) if tr else 0)
 
 
@@ -390,11 +390,11 @@ design_cache: dict = {}
 
 
 def designs(prob: Problem, elem_bits: int, arch: str, budget: int | None) -> "DesignPool":
-    """The shared layouts worth building, each with its accesses (``lds_accesses``): synth.swizzle's
+    """The shared layouts worth building, each with its accesses (``lds_accesses``): linlayout.synth.swizzle's
     and the two register-first ones (a layout favouring one side's register order can save
     repacking and tuple copies).  Per layout the store vectors are chosen twice, counting the
     stores' tuple copies and not (a wide store with copies can beat narrow conflicting stores:
-    the cost model decides).  Every layout but synth.swizzle's is made only when its floor bound
+    the cost model decides).  Every layout but linlayout.synth.swizzle's is made only when its floor bound
     (``transpose_floor`` for gfx950's transpose-read layout, ``prefix_floor`` for the register-first
     and over-fetch ones) lets it come first (``DesignPool.by_floor``).  Cached per (problem,
     element bits, arch, budget)."""
@@ -867,7 +867,7 @@ def _transpose_groups(D: _Side, elem_bits: int, n_off: int) -> list[list[int]]:
     one lane reads), no other column touching offset bits ``0..k-1`` (8-byte alignment), and the
     register vectors ``delta_t = 2**t`` (``t < k``: element ``j``'s register is ``r ^ j``) in
     one round.  Then lane ``i`` element ``j`` -- from the lane ``s = (i >> k, j)`` of its group --
-    is the element of (lane ``i``, register ``r ^ j``) (synth.plan.transpose_element_addresses).
+    is the element of (lane ``i``, register ``r ^ j``) (linlayout.synth.plan.transpose_element_addresses).
     """
     k = (64 // elem_bits).bit_length() - 1
     low = (1 << k) - 1

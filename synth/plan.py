@@ -570,7 +570,7 @@ class Plan:
     """A conversion plan for one workgroup: steps, cost, lower bound and instruction counts.
 
     ``strategy`` names how it was built (``noop``, ``registers``, ``lanes``,
-    ``lds``); ``cost`` is the cost-model value (synth.cost); ``lower_bound`` the
+    ``lds``); ``cost`` is the cost-model value (linlayout.synth.cost); ``lower_bound`` the
     analytic bounds; ``overhead`` the estimated setup instructions the steps
     need (addresses, VCC masks, selectors, waits) that are not steps themselves.
     """

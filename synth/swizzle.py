@@ -25,7 +25,7 @@ fewest instructions per wave wins ("maximise vector width").
 differences served together), the lanes of one phase touch the tensor vectors
 ``M_s = s(K) + V_s + Z`` (lane footprint + the lane's own vector + sub-dword
 bits).  Two of them share a bank in different rows exactly when they differ by
-a vector of ``Row``, so (as in synth.banks, in tensor coordinates) every phase
+a vector of ``Row``, so (as in linlayout.synth.banks, in tensor coordinates) every phase
 costs ``2 ** dim(Row ∩ M_s)`` cycles.  Alignment confines the non-prefix bits
 to ``Hc``, the intersection of both sides' aligned subspaces, so ``Row ⊆ Hc``
 and for *any* layout with this prefix
@@ -38,7 +38,7 @@ and, whenever possible, outside ``M_s + Row`` for both sides (so the
 intersection does not grow).  Over GF(2) a vector space is never the union of
 two proper subspaces, so as long as the prefix constraint leaves room this
 succeeds and ``LB`` is met; the result carries ``optimal=True`` exactly when
-the verified cycle count (exact analysis by synth.lds_access) equals ``LB``.
+the verified cycle count (exact analysis by linlayout.synth.lds_access) equals ``LB``.
 Everything is "optimal under the model": the cycle model and the phase
 groupings of linlayout.hw.lds, some of which are named [I] assumptions.
 """
@@ -556,7 +556,7 @@ def shared_basis(writer: LinearLayout, reader: LinearLayout, element_bits: int, 
     transpose_only=..., enumerate_all=False)`` returns, as (the tensor vector of each offset bit, of each
     ``reps`` bit, the read instruction); tensor vectors flattened, the first out dim least significant.
 
-    For callers that analyze the accesses themselves (synth.lds_path): with one choice of rounds
+    For callers that analyze the accesses themselves (linlayout.synth.lds_path): with one choice of rounds
     the search alone finds it, the exact analysis of its accesses is not run (it cannot fail: the
     chosen vectors and alignment are what that analysis checks); with several, ``synthesize``'s
     analysis picks among them.
@@ -840,7 +840,7 @@ def _verify(shared: LinearLayout, basis, reps, outs, w: _Side, r: _Side, cand: _
 
 
 def _access_map(side: _Side, basis: list[int]) -> LinearLayout:
-    """synth.lds_access.access_map of the round's layout (offset bit ``i`` -> ``basis[i]``) for
+    """linlayout.synth.lds_access.access_map of the round's layout (offset bit ``i`` -> ``basis[i]``) for
     ``side``, whose layout has no block dim and no zero register bases: each in bit's offset is the
     unique ``x`` with ``basis . x`` = its tensor vector."""
     offsets = f2.solve_many(basis, side.layout.columns())

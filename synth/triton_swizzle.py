@@ -15,7 +15,7 @@ conflict count for the lanes ``T`` of one phase is
     conflicts(T) = 2 ** dim(span(segment) ∩ span(T)) - 1        (extra wavefronts)
 
 with ``T`` = the first lanes (``num_banks / dwords`` of them) or an explicit
-``laneAddr`` index subset.  The two differences from synth.banks: phases are
+``laneAddr`` index subset.  The two differences from linlayout.synth.banks: phases are
 index subsets (the XOR groups of ``ds_read_b128`` cannot be expressed), and
 lanes that differ in both a segment bit and a sub-dword bit are not counted as
 conflicting.

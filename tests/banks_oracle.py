@@ -98,7 +98,7 @@ def tile_cycles(shared, reg: LinearLayout, elem_bits: int, arch: str, op: str, v
                 warp: int = 0) -> list[int]:
     """Cycles of each instruction of warp ``warp`` when ``reg`` moves the tile with ``op``,
     each instruction covering the register bits ``vec_regs`` (in element order; indices
-    among the non-broadcast register bits, as synth.lds_access reports them)."""
+    among the non-broadcast register bits, as linlayout.synth.lds_access reports them)."""
     table = address_table(shared, 0)
     outs = (shared.linear if hasattr(shared, "linear") else shared).out_dim_names
     nreg = reg.in_dim_size("register")

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from lowering.compile import compile_mlir
-from lowering.interpreter import run_kernel
+from linlayout.lowering.compile import compile_mlir
+from linlayout.lowering.interpreter import run_kernel
 
 
 def lane_kernel(body: str, in_type: str = "i32", out_type: str = "i32", workgroup: str = "", params: str = "") -> str:

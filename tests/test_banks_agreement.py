@@ -1,4 +1,4 @@
-"""The subspace-algebra path and the enumeration path of synth.banks agree (and match the oracle)."""
+"""The subspace-algebra path and the enumeration path of linlayout.synth.banks agree (and match the oracle)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from banks_oracle import BANKS, PHASES, instruction_cycles
 from linlayout import LayoutError, LinearLayout
 from linlayout.hw.lds import LDS_ARCHS, lds_model, triton_lds_model
-from synth.banks import analyze, analyze_op, lane_cycles
+from linlayout.synth.banks import analyze, analyze_op, lane_cycles
 
 MODELS = [lds_model(a) for a in LDS_ARCHS] + [triton_lds_model(a) for a in ("gfx942", "gfx950")]
 CASES = []

@@ -1,4 +1,4 @@
-"""Bank-conflict analysis of one instruction (synth.banks): exact counts on hand-made accesses."""
+"""Bank-conflict analysis of one instruction (linlayout.synth.banks): exact counts on hand-made accesses."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from banks_oracle import BANKS, PHASES, instruction_cycles
 from linlayout import LayoutError, LinearLayout
 from linlayout.encodings import PaddedLayout
 from linlayout.hw.lds import lds_model, triton_lds_model
-from synth.banks import analyze, bank_load, lane_start_bytes
+from linlayout.synth.banks import analyze, bank_load, lane_start_bytes
 
 
 def access(lane_offsets, regs=1, size=1 << 16):

@@ -1,4 +1,4 @@
-"""Whole-tile LDS accesses (synth.lds_access): instruction choice and cycles, against the oracle."""
+"""Whole-tile LDS accesses (linlayout.synth.lds_access): instruction choice and cycles, against the oracle."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 from banks_oracle import tile_cycles
 from linlayout import LayoutError, LinearLayout
 from linlayout.encodings import Mfma, blocked, mfma_dot_operand, padded_shared, swizzled_shared
-from synth.lds_access import largest_vector, tile_access_report
+from linlayout.synth.lds_access import largest_vector, tile_access_report
 
 A_942 = mfma_dot_operand(Mfma(3, (32, 32, 8), (2, 2)), 0, 4, (64, 64))
 A_950 = mfma_dot_operand(Mfma(4, (16, 16, 32), (2, 2)), 0, 8, (64, 64))
@@ -76,7 +76,7 @@ def test_transpose_read_on_gfx950():
 def test_transpose_model_matches_the_interpreter():
     """The source-lane access derived for ds_read_b64_tr_b16 delivers, through the wave
     interpreter's transpose-load lane model, exactly the register layout's elements."""
-    ops_lds_tr = pytest.importorskip("lowering.interp.ops_lds_tr")
+    ops_lds_tr = pytest.importorskip("linlayout.lowering.interp.ops_lds_tr")
     shared = swizzled_shared(1, 1, 1, (0, 1), (64, 64))
     rep = tile_access_report(shared, A_950, 16, "gfx950", "read")
     acc, regs = rep.choice.access, rep.choice.register_bits

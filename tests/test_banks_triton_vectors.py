@@ -18,9 +18,9 @@ from banks_oracle import tile_cycles
 from linlayout import LinearLayout
 from linlayout.encodings import blocked, from_triton, swizzled_shared
 from linlayout.hw.lds import generic_lds_model, lds_model, triton_lds_model
-from synth.lds_access import access_map, tile_access_report
-from synth.swizzle import synthesize
-from synth.triton_swizzle import (TRITON_B128_LANE_ADDR, as_offset_layout, bank_conflicts_memdesc,
+from linlayout.synth.lds_access import access_map, tile_access_report
+from linlayout.synth.swizzle import synthesize
+from linlayout.synth.triton_swizzle import (TRITON_B128_LANE_ADDR, as_offset_layout, bank_conflicts_memdesc,
                                   optimal_swizzling_ldst)
 
 VECTORS = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "triton_vectors_public.json"

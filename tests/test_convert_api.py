@@ -6,9 +6,9 @@ import json
 import pytest
 
 from linlayout import LayoutError, LinearLayout
-from synth.convert import plan_conversion
-from synth.emulator import verify
-from synth.plan import Plan
+from linlayout.synth.convert import plan_conversion
+from linlayout.synth.emulator import verify
+from linlayout.synth.plan import Plan
 
 from convert_checker import check_certificate
 
@@ -61,7 +61,7 @@ def test_dpp_exchange_inside_a_row_and_64bit_doubles_it():
     dst = L([(0, 2), (1, 1)], LANES[:2] + [(1, 0)] + LANES[3:])  # register bit 0 <-> lane bit 2
     p = _check(plan_conversion(src, dst, "gfx942", 32))
     # per register pair: one result in place by a bank-masked v_mov_b32_dpp (row_shl/shr:4),
-    # the other by a DPP move and a v_cndmask (synth.ir.FUSE_DPP_SELECT is off)
+    # the other by a DPP move and a v_cndmask (linlayout.synth.ir.FUSE_DPP_SELECT is off)
     assert p.counts()["dpp"] == 4 and p.counts()["v_cndmask"] == 2 and p.counts()["total"] == 6
     assert p.counts()["ds_bpermute"] == 0 and p.counts()["ds_swizzle"] == 0
     p64 = _check(plan_conversion(src, dst, "gfx942", 64))
@@ -189,10 +189,10 @@ def test_cli_json_plan_file_and_errors(tmp_path, capsys):
 
 
 def test_fused_dpp_select_when_the_compiler_fuses(monkeypatch):
-    import synth.ir
-    from synth.plan import FusedDpp
+    import linlayout.synth.ir
+    from linlayout.synth.plan import FusedDpp
 
-    monkeypatch.setattr(synth.ir, "FUSE_DPP_SELECT", True)
+    monkeypatch.setattr(linlayout.synth.ir, "FUSE_DPP_SELECT", True)
     src = L([(1, 0), (1, 1)], LANES)
     dst = L([(0, 2), (1, 1)], LANES[:2] + [(1, 0)] + LANES[3:])
     p = _check(plan_conversion(src, dst, "gfx942", 32))
@@ -215,7 +215,7 @@ def test_dst_out_dims_in_another_order_plan_the_same_conversion():
 
 
 def test_cached_and_cold_planning_agree():
-    from synth.convert import clear_caches
+    from linlayout.synth.convert import clear_caches
 
     src = L([(1, 0), (1, 1)], LANES, warp=[(0, 6)])
     dst = L([(1, 0), (0, 6)], LANES, warp=[(1, 1)])

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from linlayout import LayoutError, LinearLayout
-from synth.convert import candidate_plans, plan_conversion
-from synth.cost import COST_TIE_FRACTION, estimate_overhead
+from linlayout.synth.convert import candidate_plans, plan_conversion
+from linlayout.synth.cost import COST_TIE_FRACTION, estimate_overhead
 
 from convert_checker import check_certificate
 
@@ -104,7 +104,7 @@ def test_data_movement_never_exceeds_triton_and_lower_bound_holds(plans):
 
 def _merges(p) -> int:
     """Two-input register instructions of a plan (a permlane swap writes two VGPRs: counts twice)."""
-    from synth.plan import FusedDpp, Mov, PermlaneSwap, PermSelect, Select
+    from linlayout.synth.plan import FusedDpp, Mov, PermlaneSwap, PermSelect, Select
 
     n = 0
     for st in p.steps:
@@ -149,7 +149,7 @@ def test_gfx942_single_transposition_stays_in_registers(plans):
 
 
 def test_multi_bit_transposes_on_gfx950_fp16_use_transpose_loads(plans):
-    from synth.plan import PermSelect
+    from linlayout.synth.plan import PermSelect
 
     for name, reg_total in (("mfma32->dotA(kw8) [FA P]", 128), ("mfma32T->mfma32", 136), ("mfma16T->mfma16", 80)):
         c, p = plans[(name, "gfx950", "fp16")]

@@ -1,6 +1,6 @@
-"""synth.exchanges: every schedule builds a correct plan whose instruction count is the predicted
+"""linlayout.synth.exchanges: every schedule builds a correct plan whose instruction count is the predicted
 one; lane cycles enter at their cheapest position; rounds use the permlane positions; the register
-merge bound of synth.cost on small exact cases."""
+merge bound of linlayout.synth.cost on small exact cases."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from linlayout import LayoutError, LinearLayout
-from synth.convert import exchange_schedule_plans, plan_conversion
-from synth.cost import register_merges
-from synth.emulator import element_ids, verify
-from synth.preimage import normalize
+from linlayout.synth.convert import exchange_schedule_plans, plan_conversion
+from linlayout.synth.cost import register_merges
+from linlayout.synth.emulator import element_ids, verify
+from linlayout.synth.preimage import normalize
 
 from test_convert_random import layout_pairs
 
@@ -85,7 +85,7 @@ def test_register_merge_bound_on_exact_cases():
 
 
 def _merges_by_element_tables(src_ids, dst_ids, element_bits: int) -> int:
-    """synth.cost.register_merges counted on the element tables ``[warps, 64, slots]``: the first dst
+    """linlayout.synth.cost.register_merges counted on the element tables ``[warps, 64, slots]``: the first dst
     slot of every needed element fixes its group; ``Phi`` summed over the VGPRs."""
     p = max(1, 32 // element_bits)
     b = min(4, max(1, element_bits // 8))  # bytes of one element inside one VGPR

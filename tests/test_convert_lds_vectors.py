@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 
 from linlayout import LayoutError, LinearLayout
-from synth.convert import plan_conversion
-from synth.cost import tuple_copies
-from synth.emulator import PlanVerificationError, run_certificate, run_isa, verify
-from synth.in_wave import gather_dword
-from synth.ir import Program
-from synth.plan import LdsLoad, LdsStore, Mov, PermSelect, Plan
+from linlayout.synth.convert import plan_conversion
+from linlayout.synth.cost import tuple_copies
+from linlayout.synth.emulator import PlanVerificationError, run_certificate, run_isa, verify
+from linlayout.synth.in_wave import gather_dword
+from linlayout.synth.ir import Program
+from linlayout.synth.plan import LdsLoad, LdsStore, Mov, PermSelect, Plan
 
 from convert_checker import check_certificate
 
@@ -64,7 +64,7 @@ def test_unknown_transpose_load_in_a_certificate_is_a_layout_error():
 
 
 def test_lds_address_estimate_respects_the_read2_write2_offset_range():
-    from synth.cost import estimate_overhead
+    from linlayout.synth.cost import estimate_overhead
 
     def overhead(second_base: int) -> int:
         steps = [LdsStore(addr=LANES * 4, width=4, src=[0], pair=[1], pair_offset=1),
@@ -82,8 +82,8 @@ def test_lds_address_estimate_respects_the_read2_write2_offset_range():
 def test_ds_depth_follows_both_halves_of_a_read2():
     """A value loaded by the second half of a ds_read2 and then shipped by ds_bpermute is three DS
     levels deep (the store, the load, the crossbar move), like a value of the first half."""
-    from synth.cost import ds_depth
-    from synth.plan import Lane
+    from linlayout.synth.cost import ds_depth
+    from linlayout.synth.plan import Lane
 
     src = LinearLayout({"register": [[64], [128]], "lane": [[1 << j] for j in range(6)], "warp": []},
                        [("dim0", 256)])
@@ -101,8 +101,8 @@ def test_ds_depth_follows_both_halves_of_a_read2():
 def test_ds_depth_follows_a_per_lane_byte_select():
     """A PermSelect (v_perm_b32 with a per-lane selector) of loaded values passes their DS level on:
     store, load, select, ds_bpermute is three levels."""
-    from synth.cost import ds_depth
-    from synth.plan import Lane
+    from linlayout.synth.cost import ds_depth
+    from linlayout.synth.plan import Lane
 
     src = LinearLayout({"register": [[64], [128]], "lane": [[1 << j] for j in range(6)], "warp": []},
                        [("dim0", 256)])
@@ -173,8 +173,8 @@ def test_gather_dword_with_per_lane_slots():
     (16, ACC, "sub-dword"),  # both sides pack the same rows: the ordinary layouts fit
 ])
 def test_over_fetch_design_needs_sub_dword_bits_the_dst_lacks(bits, dst, why):
-    from synth.lds_path import over_fetch_design
-    from synth.preimage import normalize
+    from linlayout.synth.lds_path import over_fetch_design
+    from linlayout.synth.preimage import normalize
 
     with pytest.raises(LayoutError, match=why):
         over_fetch_design(normalize(ACC, dst, 64), bits, None, "gfx942")
@@ -202,10 +202,10 @@ def test_design_floor_bounds_hold_on_the_baseline():
     # order taken as the prefix
     from pathlib import Path
 
-    from synth.cost import cost_model
-    from synth.lds_path import (_over_fetch_prefix, _vector_first_prefix, lds_accesses, over_fetch_design,
+    from linlayout.synth.cost import cost_model
+    from linlayout.synth.lds_path import (_over_fetch_prefix, _vector_first_prefix, lds_accesses, over_fetch_design,
                                 prefix_floor, shared_layout, transpose_floor, vector_first_design)
-    from synth.preimage import normalize
+    from linlayout.synth.preimage import normalize
 
     path = Path(__file__).resolve().parents[2] / "shared" / "bench" / "triton_amd_baseline.json"
     if not path.exists():
@@ -247,9 +247,9 @@ def test_prefix_floor_counts_forced_bank_conflicts():
     # plan (584 * 1.15), so DesignPool never makes those layouts.
     from pathlib import Path
 
-    from synth.cost import COST_TIE_FRACTION, cost_model
-    from synth.lds_path import _vector_first_prefix, prefix_floor
-    from synth.preimage import normalize
+    from linlayout.synth.cost import COST_TIE_FRACTION, cost_model
+    from linlayout.synth.lds_path import _vector_first_prefix, prefix_floor
+    from linlayout.synth.preimage import normalize
 
     path = Path(__file__).resolve().parents[2] / "shared" / "bench" / "triton_amd_baseline.json"
     if not path.exists():
@@ -288,12 +288,12 @@ def test_stores_avoid_tuple_copies_when_instructions_tie():
 
 
 def test_fp8_transpose_load_plan_runs_on_the_interpreter():
-    from lowering.mlir import available
+    from linlayout.lowering.mlir import available
 
     if not available():
         pytest.skip("MLIR Python bindings (pip install flydsl) not importable")
-    from lowering.conversion import lower_conversion
-    from lowering.emit.host import distinct_tile, expected_output, interpret
+    from linlayout.lowering.conversion import lower_conversion
+    from linlayout.lowering.emit.host import distinct_tile, expected_output, interpret
 
     p = plan_conversion(ACC, DOT_A, "gfx950", 8, strategy="lds")
     assert {k: v for k, v in p.counts().items() if v} == {"lds_write": 4, "lds_read_tr": 4, "total": 8}

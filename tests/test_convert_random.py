@@ -15,9 +15,9 @@ from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
 from linlayout import LinearLayout
-from synth.convert import plan_conversion
-from synth.emulator import verify
-from synth.plan import Plan
+from linlayout.synth.convert import plan_conversion
+from linlayout.synth.emulator import verify
+from linlayout.synth.plan import Plan
 
 from convert_checker import check_certificate
 

@@ -32,7 +32,7 @@ NEEDS_MLIR = ("lower_conversion(", "compile_mlir(", "interpret(", "run_kernel(")
 
 @pytest.mark.parametrize("page", _pycon_pages(), ids=lambda p: str(p.relative_to(DOCS)))
 def test_pycon_blocks_run(page, tmp_path, monkeypatch):
-    from lowering.mlir import available
+    from linlayout.lowering.mlir import available
 
     monkeypatch.chdir(tmp_path)
     text = page.read_text()
@@ -86,7 +86,8 @@ def _inferred_constants() -> list[tuple[str, str]]:
                     ctx.append(lines[j])
                     j -= 1
                 if any("[I]" in c for c in ctx):
-                    module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+                    parts = path.relative_to(ROOT).with_suffix("").parts
+                    module = ".".join(parts if parts[0] == "linlayout" else ("linlayout", *parts))
                     out.append((module, m.group(1)))
     return out
 
@@ -101,7 +102,7 @@ def test_hardware_names_exist():
 
 def test_hardware_lists_every_inferred_parameter():
     from linlayout.hw.lds import ASSUMPTIONS
-    from lowering.interp import InterpOptions
+    from linlayout.lowering.interp import InterpOptions
 
     text = (DOCS / "hardware.md").read_text()
     missing = [f"assumption {k}" for k in ASSUMPTIONS if f"`{k}`" not in text]

@@ -1,7 +1,7 @@
 """The command lines in README.md and the docs run, and docs/cli.md covers the whole command line.
 
 Every ``linlayout SUBCOMMAND ...`` line inside a code block of README.md or a page under docs/ (fenced,
-or indented by four spaces) is run in-process, and every ``python -m kernels.NAME ...`` line
+or indented by four spaces) is run in-process, and every ``linlayout kernel NAME ...`` line
 as a subprocess, from a scratch directory that has ``../shared`` when the repository has it.
 A line containing ``[-`` is a synopsis and is not run; a trailing ``\\`` continues a line.  A command must exit 0; ``linlayout
 verify`` may also exit 1 (layouts that differ: a well-formed question answered "no").  A linlayout
@@ -36,7 +36,7 @@ from linlayout.cli import SUBCOMMANDS, build_parser, main
 REPO = Path(__file__).resolve().parents[1]
 DOCS = REPO / "docs"
 SHARED = REPO.parent / "shared"
-COMMAND = re.compile(r"^\s*(?P<prompt>\$ )?(?P<prog>linlayout|python -m kernels\.\w+) (?P<rest>.*)$")
+COMMAND = re.compile(r"^\s*(?P<prompt>\$ )?(?P<prog>linlayout|python -m linlayout\.kernels\.\w+|linlayout kernel \w+) (?P<rest>.*)$")
 
 
 class DocCommand:
@@ -102,7 +102,7 @@ ALL = [c for p in [REPO / "README.md", *sorted(DOCS.rglob("*.md"))] for c in _co
 
 
 def _run(cmd: DocCommand, argv: list[str], capsys) -> tuple[int, str, str]:
-    if cmd.prog != "linlayout":  # python -m kernels.NAME: its own process
+    if cmd.prog != "linlayout":  # linlayout kernel NAME: its own process
         proc = subprocess.run([sys.executable, "-m", cmd.prog.split()[-1], *argv], capture_output=True, text=True,
                               timeout=300, env={**os.environ, "PYTHONPATH": str(REPO)})
         return proc.returncode, proc.stdout, proc.stderr

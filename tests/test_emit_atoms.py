@@ -1,4 +1,4 @@
-"""Atoms of lowering.emit: the MLIR text builder, every catalogued MFMA instruction, raw
+"""Atoms of linlayout.lowering.emit: the MLIR text builder, every catalogued MFMA instruction, raw
 buffer loads/stores with out-of-range lanes, LDS accesses; compiled and interpreted."""
 
 from __future__ import annotations
@@ -7,16 +7,16 @@ import numpy as np
 import pytest
 
 from linlayout import LayoutError
-from lowering.mlir import available
+from linlayout.lowering.mlir import available
 
 pytestmark = pytest.mark.skipif(not available(), reason="MLIR Python bindings (pip install flydsl) not importable")
 
 from linlayout.hw.mfma import get_instruction, instructions_for  # noqa: E402
-from lowering.compile import compile_mlir  # noqa: E402
-from lowering.emit import atoms  # noqa: E402
-from lowering.emit.builder import Builder, vector_type  # noqa: E402
-from lowering.interp import load_kernel  # noqa: E402
-from lowering.isa import instructions  # noqa: E402
+from linlayout.lowering.compile import compile_mlir  # noqa: E402
+from linlayout.lowering.emit import atoms  # noqa: E402
+from linlayout.lowering.emit.builder import Builder, vector_type  # noqa: E402
+from linlayout.lowering.interp import load_kernel  # noqa: E402
+from linlayout.lowering.isa import instructions  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

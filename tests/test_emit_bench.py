@@ -10,7 +10,7 @@ import pytest
 
 from linlayout.cli import main
 from linlayout.cli.bench import stays_in_wave, summarize
-from lowering.mlir import available
+from linlayout.lowering.mlir import available
 
 BASELINE = Path(__file__).resolve().parents[2] / "shared" / "bench" / "triton_amd_baseline.json"
 

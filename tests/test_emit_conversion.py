@@ -1,7 +1,7 @@
 """Conversion kernels end to end: plan -> MLIR -> interpreter and ISA.
 
 Every kernel runs on the wave interpreter and must leave exactly the expected tile, which
-must also be what the plan emulator (synth.emulator) produces; its compiled ``conv``
+must also be what the plan emulator (linlayout.synth.emulator) produces; its compiled ``conv``
 region must hold exactly the plan's cross-lane, select, byte-permute, LDS and barrier
 instructions.  Cases: the 48 conversions of the Triton baseline, seeded random layout
 pairs (8/16/32/64-bit elements), hand-built plans for each lane instruction, ragged tiles.
@@ -18,17 +18,17 @@ import numpy as np
 import pytest
 
 from linlayout import LayoutError, LinearLayout
-from lowering.mlir import available
+from linlayout.lowering.mlir import available
 
 pytestmark = pytest.mark.skipif(not available(), reason="MLIR Python bindings (pip install flydsl) not importable")
 
-from lowering.conversion import lower_conversion  # noqa: E402
-from lowering.emit.conversion_kernel import build_conversion_kernel  # noqa: E402
-from lowering.emit.host import distinct_tile, emulated_output, expected_output, interpret  # noqa: E402
-from lowering.report import FUSED_KEY, PLAN_CHECKED_KEYS, expected_isa_counts  # noqa: E402
-from synth.convert import plan_conversion  # noqa: E402
-from synth.emulator import verify  # noqa: E402
-from synth.plan import Lane, Mov, Plan  # noqa: E402
+from linlayout.lowering.conversion import lower_conversion  # noqa: E402
+from linlayout.lowering.emit.conversion_kernel import build_conversion_kernel  # noqa: E402
+from linlayout.lowering.emit.host import distinct_tile, emulated_output, expected_output, interpret  # noqa: E402
+from linlayout.lowering.report import FUSED_KEY, PLAN_CHECKED_KEYS, expected_isa_counts  # noqa: E402
+from linlayout.synth.convert import plan_conversion  # noqa: E402
+from linlayout.synth.emulator import verify  # noqa: E402
+from linlayout.synth.plan import Lane, Mov, Plan  # noqa: E402
 
 BASELINE = Path(__file__).resolve().parents[2] / "shared" / "bench" / "triton_amd_baseline.json"
 BITS = {"fp32": 32, "fp16": 16}

@@ -1,4 +1,4 @@
-"""Per-lane setup values (lowering.emit.lane_values): the GF(2)-affine fit, register reuse
+"""Per-lane setup values (linlayout.lowering.emit.lane_values): the GF(2)-affine fit, register reuse
 with immediate offsets, lane masks, and the values a kernel computes on the interpreter."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lowering.emit.lane_values import AffineTable, fit_affine
-from lowering.mlir import available
+from linlayout.lowering.emit.lane_values import AffineTable, fit_affine
+from linlayout.lowering.mlir import available
 
 WAVE = 64
 
@@ -49,10 +49,10 @@ mlir = pytest.mark.skipif(not available(), reason="MLIR Python bindings (pip ins
 
 @mlir
 def test_lane_values_kernel_on_interpreter():
-    from lowering.emit import atoms
-    from lowering.emit.builder import Builder
-    from lowering.emit.lane_values import LaneValues
-    from lowering.interp import load_kernel
+    from linlayout.lowering.emit import atoms
+    from linlayout.lowering.emit.builder import Builder
+    from linlayout.lowering.emit.lane_values import LaneValues
+    from linlayout.lowering.interp import load_kernel
 
     W = 2
     lane = np.arange(WAVE)

@@ -1,6 +1,6 @@
 """verify's run on dword or half-dword cells against the byte-cell run.
 
-Plans whose steps move whole 4- or 2-byte cells only (synth.emulator._cell_bytes) are first run
+Plans whose steps move whole 4- or 2-byte cells only (linlayout.synth.emulator._cell_bytes) are first run
 on such cells, each holding a code of its bytes.  That run may pass a plan only when the
 byte-cell run passes it too, and verify must report exactly what the byte-cell run reports.
 Checked on random conversion plans, intact and mutated (a step dropped, two steps swapped, an
@@ -18,9 +18,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from linlayout import LinearLayout
-from synth import emulator
-from synth.convert import plan_conversion
-from synth.plan import LdsLoad, LdsStore, Mov, PermSelect, Plan
+from linlayout.synth import emulator
+from linlayout.synth.convert import plan_conversion
+from linlayout.synth.plan import LdsLoad, LdsStore, Mov, PermSelect, Plan
 
 from test_convert_random import layout_pairs
 

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from linlayout import LayoutError, LinearLayout
-from synth.emulator import (PlanVerificationError, bpermute_src_lanes, dpp_src_lanes, permlane_swap, run_isa,
+from linlayout.synth.emulator import (PlanVerificationError, bpermute_src_lanes, dpp_src_lanes, permlane_swap, run_isa,
                             swizzle_src_lanes, v_perm_b32, verify)
-from synth.plan import Barrier, FusedDpp, Lane, LdsLoad, LdsStore, Plan, Select
+from linlayout.synth.plan import Barrier, FusedDpp, Lane, LdsLoad, LdsStore, Plan, Select
 
 LANES = np.arange(64)
 

@@ -14,9 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from linlayout import LayoutError, LinearLayout
-from synth import emulator
-from synth.emulator import PlanVerificationError, run_isa
-from synth.plan import Barrier, LdsLoad, LdsStore, Plan
+from linlayout.synth import emulator
+from linlayout.synth.emulator import PlanVerificationError, run_isa
+from linlayout.synth.plan import Barrier, LdsLoad, LdsStore, Plan
 
 LANES = np.arange(64)
 

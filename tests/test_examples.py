@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from lowering.mlir import available as mlir_available
+from linlayout.lowering.mlir import available as mlir_available
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 SCRIPTS = sorted(p.name for p in EXAMPLES.glob("*.py"))

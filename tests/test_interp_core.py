@@ -8,12 +8,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lowering.mlir import available
+from linlayout.lowering.mlir import available
 
 pytestmark = pytest.mark.skipif(not available(), reason="MLIR Python bindings (pip install flydsl) not importable")
 
 from interp_kernels import compiles, lane_kernel, multi_kernel, run_lanes, seq  # noqa: E402
-from lowering.interpreter import InterpOptions, InterpreterError, load_kernel, run_kernel, supported_ops  # noqa: E402
+from linlayout.lowering.interpreter import InterpOptions, InterpreterError, load_kernel, run_kernel, supported_ops  # noqa: E402
 
 TWO_INPUTS = """      %c64 = arith.constant 64 : i32
       %iy = arith.addi %t, %c64 : i32

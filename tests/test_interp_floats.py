@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lowering.interp.floats import FORMATS, decode_bits, encode_bits, round_to_format
+from linlayout.lowering.interp.floats import FORMATS, decode_bits, encode_bits, round_to_format
 
 torch = pytest.importorskip("torch")
 
@@ -60,7 +60,7 @@ def test_mx_formats_decode_by_formula():
 
 
 def test_math_ops_on_the_interpreter():
-    from lowering.mlir import available
+    from linlayout.lowering.mlir import available
 
     if not available():
         pytest.skip("MLIR bindings not importable")

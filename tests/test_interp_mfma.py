@@ -8,12 +8,12 @@ import math
 import numpy as np
 import pytest
 
-from lowering.mlir import available
+from linlayout.lowering.mlir import available
 
 pytestmark = pytest.mark.skipif(not available(), reason="MLIR Python bindings (pip install flydsl) not importable")
 
 from interp_kernels import compiles  # noqa: E402
-from lowering.interpreter import InterpOptions, InterpreterError, run_kernel  # noqa: E402
+from linlayout.lowering.interpreter import InterpOptions, InterpreterError, run_kernel  # noqa: E402
 
 
 def mfma_kernel(op: str, at: str, bt: str, ct: str, mods: str = "0, 0, none", scaled: bool = False) -> str:

@@ -1,4 +1,4 @@
-"""kernels.attention: the flash-attention block matches torch on the wave interpreter for every
+"""linlayout.kernels.attention: the flash-attention block matches torch on the wave interpreter for every
 arch x dtype (ragged queries and keys), and the P conversion is what the planner should find:
 nothing on gfx942 f16/bf16, four v_permlane32_swap on gfx950, ds_bpermute + v_cndmask for
 gfx942 fp8 -- and the compiled conversion region holds exactly the plan's instructions."""
@@ -47,7 +47,7 @@ def test_attention_head_dim_32_single_key_block(capsys, tmp_path):
 
 
 def test_attention_rejects_bad_head_dim(capsys):
-    from kernels import attention, common
+    from linlayout.kernels import attention, common
 
     status = common.main("attention", "", attention.add_arguments, attention.build, attention.make_case,
                          ["--d", "48", "--json"])

@@ -1,4 +1,4 @@
-"""kernels.common: the bank report takes the worst variant, tensors survive the trip to the
+"""linlayout.kernels.common: the bank report takes the worst variant, tensors survive the trip to the
 interpreter's raw buffers, the GPU path says why it cannot run, the CLI contract keys."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from kernels import common
+from linlayout.kernels import common
 from tests.kernels_helpers import run_cli
 
 
@@ -58,7 +58,7 @@ def test_cli_without_interpret_is_not_verified(capsys, tmp_path):
 
 
 def test_cli_bad_input_exits_2(capsys):
-    from kernels import gemm
+    from linlayout.kernels import gemm
 
     status = common.main("gemm", "", gemm.add_arguments, gemm.build, gemm.make_case, ["--m", "0", "--json"])
     captured = capsys.readouterr()
@@ -66,7 +66,7 @@ def test_cli_bad_input_exits_2(capsys):
 
 
 def test_without_a_linker_the_isa_is_still_written(capsys, tmp_path, monkeypatch):
-    from lowering.linker import LinkerNotFound
+    from linlayout.lowering.linker import LinkerNotFound
 
     real = common.compile_mlir
 

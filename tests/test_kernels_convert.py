@@ -1,4 +1,4 @@
-"""kernels.convert: the conversion kernel (lowering.emit.conversion_kernel) through the kernel
+"""linlayout.kernels.convert: the conversion kernel (linlayout.lowering.emit.conversion_kernel) through the kernel
 command line: the FA P conversion per arch, an LDS round trip with a ragged tile, fp8."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""kernels.fp8_fp16: 8-bit <-> 16-bit MFMA operand layouts with the element conversion, exact
+"""linlayout.kernels.fp8_fp16: 8-bit <-> 16-bit MFMA operand layouts with the element conversion, exact
 against torch's casts; the layout conversion runs at 8 bits (half the instructions of 16)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""kernels.gemm: every arch x dtype runs on the wave interpreter at ragged sizes and matches
+"""linlayout.kernels.gemm: every arch x dtype runs on the wave interpreter at ragged sizes and matches
 torch, compiles to a code object for gfx942 and gfx950, and every LDS instruction it emits is
 conflict-free by the bank analysis."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from kernels.gemm import a_vector, choose_instruction
+from linlayout.kernels.gemm import a_vector, choose_instruction
 from tests.kernels_helpers import run_cli
 
 EXPECTED_INSTRUCTION = {
@@ -53,7 +53,7 @@ def test_gemm_other_shapes(capsys, tmp_path, arch, m, n, k, dtype, vec):
 
 
 def test_k_order_choice_prefers_fewer_lds_instructions():
-    from kernels.gemm import plan_gemm
+    from linlayout.kernels.gemm import plan_gemm
 
     plan = plan_gemm("gfx942", "f16", 64)
     tried = {c["c"]: c for c in plan.candidates["k_order"]}

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 import torch
 
-from lowering.compile import compile_mlir
-from lowering.interpreter import run_kernel
+from linlayout.lowering.compile import compile_mlir
+from linlayout.lowering.interpreter import run_kernel
 
 KERNEL = """module { gpu.module @m { gpu.func @k(%in: !llvm.ptr<1>, %out: !llvm.ptr<1>, %back: !llvm.ptr<1>,
                                                %pair: !llvm.ptr<1>) kernel {

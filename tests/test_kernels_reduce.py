@@ -1,4 +1,4 @@
-"""kernels.reduce: butterfly reductions over lane bits, with the instruction each arch gets
+"""linlayout.kernels.reduce: butterfly reductions over lane bits, with the instruction each arch gets
 (DPP / ds_swizzle / ds_bpermute / permlane swaps), executed on the interpreter."""
 
 from __future__ import annotations
@@ -7,13 +7,13 @@ import numpy as np
 import pytest
 
 from linlayout import LayoutError, LinearLayout
-from lowering.compile import compile_mlir
-from lowering.emit import atoms
-from lowering.emit.builder import Builder
-from lowering.emit.lane_values import LaneValues
-from lowering.interpreter import run_kernel
-from kernels.mlir_ops import kernel_module
-from kernels.reduce import LaneReducer, reduce_lane_bits
+from linlayout.lowering.compile import compile_mlir
+from linlayout.lowering.emit import atoms
+from linlayout.lowering.emit.builder import Builder
+from linlayout.lowering.emit.lane_values import LaneValues
+from linlayout.lowering.interpreter import run_kernel
+from linlayout.kernels.mlir_ops import kernel_module
+from linlayout.kernels.reduce import LaneReducer, reduce_lane_bits
 
 
 def _kernel(arch: str, bits: list[int], op: str) -> tuple[str, list[dict]]:

@@ -1,4 +1,4 @@
-"""kernels.mfma_tiles: the operand and accumulator layouts of a tiling compute A @ B when every
+"""linlayout.kernels.mfma_tiles: the operand and accumulator layouts of a tiling compute A @ B when every
 MFMA is executed with the catalog's instruction layouts (simulated in numpy); the GEMM's
 host preshuffle puts each B element where the B-operand layout says a lane reads it."""
 
@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from linlayout.hw.mfma import get_instruction, mfma_layouts
-from kernels.gemm import plan_gemm, preshuffle_b
-from kernels.mfma_tiles import MfmaTiling
+from linlayout.kernels.gemm import plan_gemm, preshuffle_b
+from linlayout.kernels.mfma_tiles import MfmaTiling
 
 LANES = np.arange(64)
 

@@ -14,15 +14,15 @@ from pathlib import Path
 
 import pytest
 
-from lowering import isa as isa_mod
-from lowering.isa import COUNT_KEYS, CLASS_KEYS, IsaRegionError, isa_counts, marker_ops
-from lowering.mlir import available
+from linlayout.lowering import isa as isa_mod
+from linlayout.lowering.isa import COUNT_KEYS, CLASS_KEYS, IsaRegionError, isa_counts, marker_ops
+from linlayout.lowering.mlir import available
 
 pytestmark = pytest.mark.skipif(not available(), reason="MLIR Python bindings (pip install flydsl) not importable")
 
-from lowering import compile as compile_mod  # noqa: E402
-from lowering import linker  # noqa: E402
-from lowering.compile import CompileError, compile_mlir  # noqa: E402
+from linlayout.lowering import compile as compile_mod  # noqa: E402
+from linlayout.lowering import linker  # noqa: E402
+from linlayout.lowering.compile import CompileError, compile_mlir  # noqa: E402
 
 BASELINE = Path(__file__).resolve().parents[2] / "shared" / "bench" / "triton_amd_baseline.json"
 ELF_MACH = {"gfx942": 0x04C, "gfx950": 0x04F}  # EF_AMDGPU_MACH_AMDGCN_GFX942 / _GFX950

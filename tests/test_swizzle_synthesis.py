@@ -1,4 +1,4 @@
-"""Swizzle synthesis (synth.swizzle): optimality certificate, oracle cycles, never worse than
+"""Swizzle synthesis (linlayout.synth.swizzle): optimality certificate, oracle cycles, never worse than
 Triton's choices and the fixed conventions, reps, padding options."""
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from banks_oracle import tile_cycles
 from linlayout import LayoutError, LinearLayout, f2
 from linlayout.encodings import Mfma, blocked, mfma_dot_operand
 from linlayout.hw.lds import lds_model
-from synth.lds_access import tile_access_report
-from synth.swizzle import padding_options, shared_basis, shared_bytes, synthesize
-from synth.swizzle_conventions import (ck_xor16, triton_convert_shared, triton_mfma_operand_shared, unswizzled,
+from linlayout.synth.lds_access import tile_access_report
+from linlayout.synth.swizzle import padding_options, shared_basis, shared_bytes, synthesize
+from linlayout.synth.swizzle_conventions import (ck_xor16, triton_convert_shared, triton_mfma_operand_shared, unswizzled,
                                        xor_333)
 
 

@@ -30,6 +30,7 @@ SUBCOMMANDS = [
     "banks",
     "convert",
     "bench",
+    "kernel",
 ]
 
 
@@ -65,6 +66,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.print_help()
             return 0
         result = args.func(args)
+        if isinstance(result, int):  # a command that prints its own output (kernel)
+            return result
         code = int(result.pop("_exit", 0)) if isinstance(result, dict) else 0
         if getattr(args, "json", False):
             print(json.dumps(result))

@@ -174,7 +174,7 @@ def _run_model(args) -> dict:
 
 
 def _run_single(args) -> dict:
-    from synth.banks import analyze_op, bank_load, lane_start_bytes
+    from linlayout.synth.banks import analyze_op, bank_load, lane_start_bytes
 
     if not (args.op and args.access):
         raise LayoutError("single-instruction mode needs --op and --access")
@@ -195,8 +195,8 @@ def _run_single(args) -> dict:
 
 
 def _run_tile(args) -> dict:
-    from synth.banks import bank_load, lane_start_bytes
-    from synth.lds_access import tile_access_report
+    from linlayout.synth.banks import bank_load, lane_start_bytes
+    from linlayout.synth.lds_access import tile_access_report
 
     if not (args.shared and args.reg):
         raise LayoutError("whole-tile mode needs --shared and --reg")
@@ -227,7 +227,7 @@ def _apply_padding(shared, text):
 
 
 def _run_synthesis(args) -> dict:
-    from synth.swizzle import padding_options, synthesize
+    from linlayout.synth.swizzle import padding_options, synthesize
 
     if not (args.writer and args.reader):
         raise LayoutError("synthesis mode needs --writer and --reader")

@@ -1,9 +1,9 @@
 """``linlayout bench conversions --baseline FILE``: our conversion kernels against Triton's.
 
 For every case of the baseline (CONTRACT section 5; ``shared/bench/triton_amd_baseline.json``):
-plan the conversion (synth.convert), emit the conversion kernel, compile it to ISA and a
+plan the conversion (linlayout.synth.convert), emit the conversion kernel, compile it to ISA and a
 code object, and count the instructions of the ``conv`` region of one wave the way the
-baseline counts Triton's (lowering.isa).  Prints ``{"cases": [...], "summary": {...}}``:
+baseline counts Triton's (linlayout.lowering.isa).  Prints ``{"cases": [...], "summary": {...}}``:
 
 * per case ``name, arch, dtype, ours (isa_counts), triton (counts)``, the plan's strategy
   and counts, ``ratio`` (ours / Triton total), ``stays_in_wave`` (every element stays in
@@ -72,7 +72,7 @@ def _load_baseline(path: str) -> list[dict]:
 
 def stays_in_wave(src, dst, num_warps: int) -> bool:
     """True when every element dst puts in warp ``w`` is held by warp ``w`` in src."""
-    from synth.emulator import element_ids
+    from linlayout.synth.emulator import element_ids
 
     s, d = element_ids(src, num_warps), element_ids(dst, num_warps)
     return all(np.isin(d[w], s[w]).all() for w in range(num_warps))
@@ -88,8 +88,8 @@ def _bits(dtype: str) -> int:
 def bench_case(case: dict, binary: bool = True) -> dict:
     """Plan, emit, compile and count one baseline case."""
     from linlayout import LinearLayout
-    from lowering.conversion import lower_conversion
-    from synth.convert import plan_conversion
+    from linlayout.lowering.conversion import lower_conversion
+    from linlayout.synth.convert import plan_conversion
 
     src, dst = LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"])
     t0 = time.perf_counter()

@@ -3,7 +3,7 @@
 Prints the plan (pseudo-assembly), its instruction counts, cost and the analytic
 lower bound.  ``--plan FILE`` writes the plan certificate (CONTRACT section 4);
 ``--emit mlir|isa|fatbin -o FILE`` hands the plan to the lowering package
-(``lowering.conversion.write_conversion``), whose keys (``isa_counts``,
+(``linlayout.lowering.conversion.write_conversion``), whose keys (``isa_counts``,
 ``lds_bytes``, ...) join the JSON.
 """
 
@@ -41,7 +41,7 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> dict:
-    from synth.convert import plan_conversion
+    from linlayout.synth.convert import plan_conversion
 
     from ..spec import parse_layout
 
@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> dict:
         result["plan_file"] = args.plan
     if args.emit:
         try:
-            from lowering.conversion import write_conversion
+            from linlayout.lowering.conversion import write_conversion
         except ImportError as e:  # pragma: no cover - depends on the installed parts
             raise LayoutError(f"--emit needs the lowering package: {e}") from None
         result.update(write_conversion(plan, args.emit, args.output))

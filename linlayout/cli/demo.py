@@ -52,8 +52,8 @@ def _layouts() -> dict:
 
 def _banks() -> dict:
     from ..spec import parse_layout
-    from synth.lds_access import tile_access_report
-    from synth.swizzle import synthesize
+    from linlayout.synth.lds_access import tile_access_report
+    from linlayout.synth.swizzle import synthesize
 
     reader = parse_layout(BANK_READER)
     plain = tile_access_report(parse_layout(BANK_PLAIN), reader, 16, "gfx942")
@@ -70,7 +70,7 @@ def _banks() -> dict:
 
 def _convert(compile_kernels: bool) -> dict:
     from ..spec import parse_layout
-    from synth.convert import plan_conversion
+    from linlayout.synth.convert import plan_conversion
 
     src, dst = parse_layout(ACC), parse_layout(OPERAND)
     out = {}
@@ -86,8 +86,8 @@ def _convert(compile_kernels: bool) -> dict:
 
 
 def _compile(plan) -> dict:
-    from lowering.conversion import lower_conversion
-    from lowering.emit.host import distinct_tile, expected_output, interpret
+    from linlayout.lowering.conversion import lower_conversion
+    from linlayout.lowering.emit.host import distinct_tile, expected_output, interpret
 
     low = lower_conversion(plan, binary=True)
     tile = distinct_tile(low.kernel.shape, plan.element_bits)

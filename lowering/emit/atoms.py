@@ -1,7 +1,7 @@
 """The hardware atoms a kernel is built from, as MLIR ops: thread ids, buffer resources and
 raw buffer loads/stores, global loads/stores, LDS allocation and accesses, MFMA, region markers.
 
-Every function appends ops to a :class:`~lowering.emit.builder.Builder` and returns the SSA
+Every function appends ops to a :class:`~linlayout.lowering.emit.builder.Builder` and returns the SSA
 name of the result (facts from shared/reference/amd_hw.md sections 2.8, 3 and 4).
 
 Buffers (amd_hw.md 4).  A raw buffer resource (stride 0) bounds every access: a dword
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from linlayout import LayoutError
 from linlayout.hw.mfma import MfmaInstruction
-from lowering.isa import marker_ops
+from linlayout.lowering.isa import marker_ops
 
 from .builder import Builder, vector_type
 
@@ -62,7 +62,7 @@ def thread_ids(b: Builder, wave_size: int = 64) -> tuple[str, str, str, str]:
 
 def region_marker(b: Builder, tag: str, which: str, pinned: list[tuple[str, str, str]] | None = None,
                   tied: list[str] | None = None) -> list[str]:
-    """The zero-cost ``; linlayout-<which> <tag>`` marker (lowering.isa.marker_ops).
+    """The zero-cost ``; linlayout-<which> <tag>`` marker (linlayout.lowering.isa.marker_ops).
 
     ``pinned``: ``(value, type, constraint)`` inputs of the marker's inline asm (``"v"``
     VGPR, ``"s"`` SGPR): the compiler computes them before the marker, so nothing that

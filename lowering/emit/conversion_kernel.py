@@ -7,7 +7,7 @@ kernel argument and written to the second (``!llvm.ptr<1>`` each).  Element ``x`
 coordinate per out dim) sits at byte ``bytes * sum_d x_d * stride_d``.  A ``shape`` smaller
 than the layouts (a ragged tile) needs no branch: the buffer resources cover exactly the
 tensor, and a lane whose element lies outside it gets the offset
-:data:`~lowering.emit.atoms.BUFFER_OOB_OFFSET` (loads read 0, stores are dropped).
+:data:`~linlayout.lowering.emit.atoms.BUFFER_OOB_OFFSET` (loads read 0, stores are dropped).
 
 Kernel structure (one workgroup of ``64 * num_warps`` threads, x dimension):
 
@@ -17,7 +17,7 @@ Kernel structure (one workgroup of ``64 * num_warps`` threads, x dimension):
    that stores other register groups to LDS costs the ``v_mov`` copies the compiler adds);
 2. the ``setup`` region: the plan's per-lane values (LDS and ``ds_bpermute`` addresses,
    lane masks, byte selectors) and the store addresses
-   (:meth:`~lowering.emit.plan_ops.PlanEmitter.prepare`) -- all loop-invariant in a real
+   (:meth:`~linlayout.lowering.emit.plan_ops.PlanEmitter.prepare`) -- all loop-invariant in a real
    kernel; its end marker pins every one of them, so none is computed later;
 3. the ``conv`` region (``; linlayout-begin conv`` ... ``; linlayout-end conv``): exactly
    the plan's instructions plus the waits, hazard ``s_nop`` and copies the compiler adds.
@@ -26,7 +26,7 @@ Kernel structure (one workgroup of ``64 * num_warps`` threads, x dimension):
    tied to inputs), so that no conversion instruction can be computed before it -- at
    the price that the hazard recognizer sees the marker as writing those registers and
    may put an ``s_nop`` before a first DPP or permlane read
-   (:func:`lowering.conversion.lower_conversion` compiles without it and falls back to it
+   (:func:`linlayout.lowering.conversion.lower_conversion` compiles without it and falls back to it
    only when an instruction of the plan left the region); the end marker pins every destination register that an instruction
    of the region computes (pure register ops cannot drift past it, and their waits count),
    but not the results of LDS reads as such (their final wait, like Triton's, falls
@@ -47,7 +47,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from linlayout import LayoutError, LinearLayout
-from synth.plan import Plan, dwords_per_slot, slots_per_dword
+from linlayout.synth.plan import Plan, dwords_per_slot, slots_per_dword
 
 from . import atoms
 from .builder import Builder, vector_type
@@ -364,7 +364,7 @@ def build_conversion_kernel(plan: Plan, *, shape: tuple[int, ...] | None = None,
     ``pin_sources``: pass the source registers through the begin marker (see the module doc).
     """
     if not isinstance(plan, Plan):
-        raise LayoutError(f"expected a synth.plan.Plan, got {type(plan).__name__}")
+        raise LayoutError(f"expected a linlayout.synth.plan.Plan, got {type(plan).__name__}")
     if not plan.verified:
         raise LayoutError("the plan was not verified on the wave emulator; refusing to emit it")
     if not name.replace("_", "").isalnum():

@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from linlayout import LayoutError
-from synth.emulator import run_isa
-from synth.plan import Plan, dwords_per_slot, slots_per_dword
+from linlayout.synth.emulator import run_isa
+from linlayout.synth.plan import Plan, dwords_per_slot, slots_per_dword
 
 from .conversion_kernel import ConversionKernel, element_coords
 
@@ -55,7 +55,7 @@ def expected_output(plan: Plan, tile: np.ndarray, fill: int = 0) -> np.ndarray:
 
 
 def emulated_output(plan: Plan, tile: np.ndarray, fill: int = 0) -> np.ndarray:
-    """The output buffer when the plan's steps run on the wave emulator (synth.emulator.run_isa).
+    """The output buffer when the plan's steps run on the wave emulator (linlayout.synth.emulator.run_isa).
 
     The source registers are loaded from ``tile`` (0 outside the tensor, as a buffer load
     reads); the destination registers are written back where the dst layout points.
@@ -90,8 +90,8 @@ def emulated_output(plan: Plan, tile: np.ndarray, fill: int = 0) -> np.ndarray:
 
 
 def interpret(kernel: ConversionKernel, tile: np.ndarray, fill: int = 0, options=None) -> np.ndarray:
-    """Run ``kernel`` on the wave interpreter (lowering.interp) with ``tile`` as input; the output buffer."""
-    from lowering.interp import load_kernel
+    """Run ``kernel`` on the wave interpreter (linlayout.lowering.interp) with ``tile`` as input; the output buffer."""
+    from linlayout.lowering.interp import load_kernel
 
     if tuple(tile.shape) != kernel.shape:
         raise LayoutError(f"tile shape {tile.shape} is not the kernel's {kernel.shape}")

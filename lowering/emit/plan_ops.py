@@ -1,4 +1,4 @@
-"""Plan steps (synth.plan) -> MLIR ops, one op per instruction of the plan.
+"""Plan steps (linlayout.synth.plan) -> MLIR ops, one op per instruction of the plan.
 
 Registers.  The plan's slots live in 32-bit VGPRs ("dwords"): with ``b``-bit elements,
 ``p = max(1, 32 // b)`` slots share a dword (slot ``s`` = element ``s % p`` of dword
@@ -27,7 +27,7 @@ Barrier              ``gpu.barrier`` (``s_waitcnt lgkmcnt(0)`` + ``s_barrier``)
 ===================  =========================================================================
 
 Per-lane parameters (LDS addresses, ``ds_bpermute`` addresses, VCC masks) are computed in
-the kernel's prologue by :class:`~lowering.emit.lane_values.LaneValues` (:meth:`prepare`),
+the kernel's prologue by :class:`~linlayout.lowering.emit.lane_values.LaneValues` (:meth:`prepare`),
 so the counted region holds only the instructions above.  An LDS access whose address is
 an earlier one's plus a constant reuses that address register with an immediate offset.
 
@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from linlayout import LayoutError
-from synth.plan import (Barrier, FusedDpp, Lane, LdsLoad, LdsStore, Mov, PermlaneSwap, PermSelect, Plan, Select,
+from linlayout.synth.plan import (Barrier, FusedDpp, Lane, LdsLoad, LdsStore, Mov, PermlaneSwap, PermSelect, Plan, Select,
                         Step, dwords_per_slot, slots_per_dword)
 
 from . import atoms
@@ -99,7 +99,7 @@ class _Prepared:
 
 
 class PlanEmitter:
-    """Lowers one :class:`~synth.plan.Plan` to MLIR ops on i32 register values.
+    """Lowers one :class:`~linlayout.synth.plan.Plan` to MLIR ops on i32 register values.
 
     Call :meth:`prepare` in the prologue (it emits the per-lane setup values), then
     :meth:`emit` inside the counted region with the source registers.

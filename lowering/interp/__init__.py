@@ -1,6 +1,6 @@
 """The MLIR wave interpreter: runs a ``gpu.func`` kernel for whole workgroups, before LLVM
 lowering, with the AMD ISA's semantics.  Public entry points live in
-:mod:`lowering.interpreter`; see ``docs/interpreter.md``."""
+:mod:`linlayout.lowering.interpreter`; see ``docs/interpreter.md``."""
 
 from __future__ import annotations
 

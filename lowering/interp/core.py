@@ -47,7 +47,7 @@ class Compiler:
     """Turns one kernel of an MLIR module into a :class:`Kernel`."""
 
     def __init__(self, text: str, kernel_name: Optional[str], arch: str) -> None:
-        from lowering.mlir import bindings, parse_module
+        from linlayout.lowering.mlir import bindings, parse_module
 
         try:
             self.target = get_target(arch)

@@ -2,7 +2,7 @@
 
 The fp8 format is the arch's (``InterpOptions.fp8_style``): gfx942 ``f8E4M3FNUZ``
 (bias 8, no negative zero, 0x80 = NaN), gfx950 the OCP ``f8E4M3FN`` -- the same choice the
-plain fp8 MFMAs make (lowering.interp.ops_mfma).
+plain fp8 MFMAs make (linlayout.lowering.interp.ops_mfma).
 
 * ``%r = rocdl.cvt.pk.fp8.f32 %a, %b -> %old[wordSel] : i32`` (``v_cvt_pk_fp8_f32``): both
   f32 rounded to fp8 (round to nearest even), ``fp8(a) | fp8(b) << 8`` replaces the low 16
@@ -13,7 +13,7 @@ plain fp8 MFMAs make (lowering.interp.ops_mfma).
   ``2*wordSel`` and ``2*wordSel + 1``.
 
 [I] A value beyond the largest finite fp8 becomes the format's NaN (what
-:func:`~lowering.interp.floats.encode_bits` does for the ``fn``/``fnuz`` styles); the ISA's
+:func:`~linlayout.lowering.interp.floats.encode_bits` does for the ``fn``/``fnuz`` styles); the ISA's
 clamp bit (saturation) is not modelled, and the ROCDL op does not set it
 (:data:`OVERFLOW_RULE`).
 """

@@ -10,7 +10,7 @@ Storage of an SSA value (see ``docs/interpreter.md``):
 * every per-thread value has a leading lane axis of size T (the workgroup's threads) or 1
   (the same value in every thread); numpy broadcasting does the rest;
 * ``!llvm.ptr<N>``: an address (``uint64``), ``!llvm.struct``: a tuple of field values,
-  memrefs: a :class:`~lowering.interp.memory.MemRefValue`.
+  memrefs: a :class:`~linlayout.lowering.interp.memory.MemRefValue`.
 
 ``to_bytes``/``from_bytes`` convert between a value and its in-register / in-memory bytes
 (little-endian, vector element 0 first; vectors of sub-byte elements are bit-packed, element

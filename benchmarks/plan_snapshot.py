@@ -1,0 +1,99 @@
+"""Plan certificates of a fixed corpus, hashed: the guard for refactors that must not change plans.
+
+Usage: python benchmarks/plan_snapshot.py --write FILE   (record)
+       python benchmarks/plan_snapshot.py --check FILE   (exit 1 on any differing certificate)
+
+The corpus is the 48 cases of ``benchmarks/data/triton_amd_baseline.json`` and ``--random N``
+(default 300) seeded random layout pairs (a tensor of 2**6..2**9 elements; each hardware bit maps to
+a distinct unit vector or 0), for gfx90a, gfx942 and gfx950 and element sizes 8..64 bits.  Each row
+is ``name: sha256 of the certificate JSON`` (with the plan's strategy and cost), or ``name: error:
+<message>`` where planning is refused.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from linlayout import LayoutError, LinearLayout
+from linlayout.synth.convert import plan_conversion
+
+BASELINE = Path(__file__).resolve().parent / "data" / "triton_amd_baseline.json"
+BITS = {"fp32": 32, "fp16": 16, "bf16": 16, "fp8": 8}
+
+
+def _random_layout(rng: np.random.Generator, n_bits: int, dim0_bits: int, register_bits: int,
+                   warp_bits: int, cover: bool) -> LinearLayout:
+    hw_bits = register_bits + 6 + warp_bits
+    count = n_bits if cover else int(rng.integers(n_bits - 2, min(n_bits, hw_bits) + 1))
+    columns = [0] * hw_bits
+    for hw_bit, tensor_bit in zip(rng.permutation(hw_bits)[:count], rng.permutation(n_bits)[:count]):
+        columns[int(hw_bit)] = 1 << int(tensor_bit)
+
+    def basis(c: int) -> list[int]:
+        return [c & ((1 << dim0_bits) - 1), c >> dim0_bits]
+
+    bases = {"register": [basis(c) for c in columns[:register_bits]],
+             "lane": [basis(c) for c in columns[register_bits:register_bits + 6]],
+             "warp": [basis(c) for c in columns[register_bits + 6:]]}
+    return LinearLayout(bases, [("dim0", 1 << dim0_bits), ("dim1", 1 << (n_bits - dim0_bits))])
+
+
+def corpus(random_pairs: int):
+    """(name, src, dst, arch, element_bits) of every case."""
+    for c in json.loads(BASELINE.read_text())["cases"]:
+        yield (f"{c['name']}/{c['arch']}/{c['dtype']}", LinearLayout.from_json(c["src"]),
+               LinearLayout.from_json(c["dst"]), c["arch"], BITS[c["dtype"]])
+    rng = np.random.default_rng(20261127)
+    for i in range(random_pairs):
+        n_bits = int(rng.integers(6, 10))
+        warp_bits = int(rng.integers(0, 3))
+        register_bits = max(0, n_bits - 6 - warp_bits)
+        dim0_bits = int(rng.integers(1, n_bits))
+        src = _random_layout(rng, n_bits, dim0_bits, register_bits, warp_bits, True)
+        dst = _random_layout(rng, n_bits, dim0_bits, register_bits + int(rng.integers(0, 2)), warp_bits,
+                             bool(rng.integers(0, 2)))
+        arch = ("gfx90a", "gfx942", "gfx950")[int(rng.integers(0, 3))]
+        yield f"random{i}/{arch}", src, dst, arch, (8, 16, 32, 64)[int(rng.integers(0, 4))]
+
+
+def snapshot(random_pairs: int) -> dict[str, str]:
+    rows = {}
+    for name, src, dst, arch, element_bits in corpus(random_pairs):
+        try:
+            plan = plan_conversion(src, dst, arch, element_bits)
+        except LayoutError as e:
+            rows[name] = f"error: {e}"
+            continue
+        text = plan.dumps() + f"\n{plan.strategy} {plan.cost}"
+        rows[name] = hashlib.sha256(text.encode()).hexdigest()[:16]
+    return rows
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    mode = ap.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--write", type=Path)
+    mode.add_argument("--check", type=Path)
+    ap.add_argument("--random", type=int, default=300)
+    args = ap.parse_args()
+    rows = snapshot(args.random)
+    if args.write:
+        args.write.write_text("".join(f"{k}: {v}\n" for k, v in rows.items()))
+        print(f"wrote {len(rows)} rows to {args.write}")
+        return 0
+    want = dict(line.split(": ", 1) for line in args.check.read_text().splitlines())
+    differ = [k for k in want if rows.get(k) != want[k]]
+    for k in differ[:20]:
+        print(f"differs: {k}: {want[k]} -> {rows.get(k)}")
+    print(f"{len(rows) - len(differ)} of {len(rows)} certificates unchanged")
+    return 1 if differ or len(rows) != len(want) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
