@@ -3,7 +3,7 @@
 Usage: python benchmarks/bench_conversions_plan.py [--baseline PATH] [--repeat N] [--cold-repeat N]
        [--json | --markdown]
 
-Per case: our plan's strategy, its instructions (the steps, as CONTRACT counts them),
+Per case: our plan's strategy, its instructions (the steps, as docs/contract.md counts them),
 the estimated setup instructions (addresses, masks, selectors, waits; linlayout.synth.cost
 [I] estimates), Triton 3.9's instructions (its ISA region, setup included), the
 analytic lower bounds and the synthesis time (planning plus the emulator's ISA-level
@@ -179,7 +179,7 @@ def _table(res: dict) -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--baseline", type=Path, default=REPO / ".." / "shared" / "bench" / "triton_amd_baseline.json")
+    ap.add_argument("--baseline", type=Path, default=REPO / "benchmarks" / "data" / "triton_amd_baseline.json")
     ap.add_argument("--repeat", type=int, default=3, help="warm repetitions per case")
     ap.add_argument("--cold-repeat", type=int, default=3,
                     help="cold calls per case (each after emptying the caches); the least is reported")

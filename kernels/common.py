@@ -11,7 +11,7 @@ Every kernel takes ``--arch gfx942|gfx950``, ``--interpret`` (run the emitted ML
 wave interpreter and compare with the torch reference), ``--emit DIR`` (write
 ``<name>.mlir``, ``<name>.s`` and ``<name>.hsaco``), ``--launch`` (run the code object on a
 ROCm GPU) and ``--json`` (print one JSON object with at least ``verified``, ``max_abs_err``
-and ``fatbin``; CONTRACT.md section 5).  ``verified`` is true only when the kernel was run
+and ``fatbin``; docs/contract.md section 5).  ``verified`` is true only when the kernel was run
 (interpreter or GPU) and every output matched the reference.
 
 Static report.  The compiled kernel's resources (VGPRs, SGPRs, AGPRs, LDS bytes, scratch)

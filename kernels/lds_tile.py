@@ -80,7 +80,7 @@ def _cvt_offsets(cvt: LinearLayout, reg: int, lanes: np.ndarray, num_warps: int)
 def _transpose_source(cvt: LinearLayout, covered: list[int], base: int, num_warps: int) -> np.ndarray:
     """Start offsets ``[warp, 64]`` of a transpose read (the address each lane *supplies*).
 
-    By the lane model of ``linlayout.synth.lds_access`` (amd_hw.md 1.6): with ``E = 2**k`` elements per
+    By the lane model of ``linlayout.synth.lds_access`` (docs/amd_facts.md 1.6): with ``E = 2**k`` elements per
     lane, source lane bit ``t < 4 - k`` is result lane bit ``k + t``, source lane bit
     ``4 - k + u`` is result element bit ``u`` (register ``covered[u]``), lane bits 4.. are kept.
     """

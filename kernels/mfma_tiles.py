@@ -20,7 +20,7 @@ register ``e + ipl * (g + G * t)`` (``t`` = ``tm`` for A, ``tn`` for B); accumul
 ``e`` of tile ``(tm, tn)`` is register ``e + ipl_C * (tn + TN * tm)``.  So
 :meth:`MfmaTiling.operand_registers` / :meth:`acc_registers` are contiguous ranges.
 
-Layouts are ``register, lane, warp -> dim0, dim1`` (CONTRACT section 1; ``dim0`` = rows).
+Layouts are ``register, lane, warp -> dim0, dim1`` (docs/contract.md section 1; ``dim0`` = rows).
 """
 
 from __future__ import annotations

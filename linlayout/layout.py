@@ -6,7 +6,7 @@ A layout maps *in dims* (hardware indices such as ``register``, ``lane``,
 image of input ``d = 2**i`` (all other inputs 0), one integer per out dim in
 out-dim order; the image of any input is the XOR of the bases of its set bits.
 
-Conventions (Triton's, see CONTRACT.md section 1):
+Conventions (Triton's, see docs/contract.md section 1):
 
 * dim order is minor to major: when dims are flattened the **first dim is the
   least significant** (``flat = dim0 + dim1 * size(dim0)``);
@@ -294,7 +294,7 @@ class LinearLayout:
     # ----------------------------------------------------------------- JSON
     @classmethod
     def from_json(cls, obj: Mapping) -> "LinearLayout":
-        """Parse the layout JSON of CONTRACT.md section 1 (a dict)."""
+        """Parse the layout JSON of docs/contract.md section 1 (a dict)."""
         if not isinstance(obj, Mapping):
             raise LayoutError(f"layout JSON must be an object, got {type(obj).__name__}")
         for key in ("in_dims", "out_dims", "bases"):
@@ -324,7 +324,7 @@ class LinearLayout:
         return cls(ordered, [tuple(o) if isinstance(o, (list, tuple)) else o for o in out_dims])
 
     def to_json(self) -> dict:
-        """The layout JSON of CONTRACT.md section 1."""
+        """The layout JSON of docs/contract.md section 1."""
         return {
             "in_dims": [[n, s] for n, s in self._ins],
             "out_dims": [[n, s] for n, s in self._outs],

@@ -3,7 +3,7 @@
 ``parse_layout(text)`` tries, in this order:
 
 1. ``@PATH``: the file's text, parsed by the rules below (no nested ``@``);
-2. text starting with ``{``: layout JSON (CONTRACT section 1), or an object
+2. text starting with ``{``: layout JSON (docs/contract.md section 1), or an object
    whose ``"layout"`` key holds one (as ``linlayout show --json`` prints);
 3. ``PREFIX:REST`` where ``PREFIX`` is a registered name (a letter then
    letters, digits, ``_``, ``-`` or ``.``): the registered parser gets ``REST``;

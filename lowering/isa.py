@@ -1,6 +1,6 @@
 """Counting AMDGPU instructions in ISA text, by category, optionally inside a marked region.
 
-Counting rule (the one ``/work/shared/bench/triton_amd_baseline.json`` follows)
+Counting rule (the one ``benchmarks/data/triton_amd_baseline.json`` follows)
 -----------------------------------------------------------------------------
 Every instruction line is put into exactly one *class*; ``total`` is the number of
 instruction lines and equals the sum of the class counts:

@@ -1,8 +1,8 @@
 """The ISA report of a compiled kernel: instruction counts of one marked region of one wave,
 and the kernel's resources from the code object metadata.
 
-Counts follow :func:`linlayout.lowering.isa.isa_counts` (the classes and sub-counts of CONTRACT.md
-section 3, counted the way ``shared/bench/README.md`` counts Triton's).  Resources are the
+Counts follow :func:`linlayout.lowering.isa.isa_counts` (the classes and sub-counts of docs/contract.md
+section 3, counted the way ``docs/benchmarks.md`` counts Triton's).  Resources are the
 ``.amdgpu_metadata`` fields of the kernel: ``.vgpr_count``, ``.sgpr_count``,
 ``.agpr_count``, ``.group_segment_fixed_size`` (static LDS bytes),
 ``.private_segment_fixed_size`` (scratch) and the spill counts.

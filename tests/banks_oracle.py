@@ -1,7 +1,7 @@
 """Brute-force LDS oracle for the tests/test_banks_* and test_swizzle_* files.
 
 Independent of linlayout.hw.lds and synth.*: the lane groups are the literal
-lists of shared/reference/amd_hw.md 1.3 (or contiguous groups of the stated
+lists of docs/amd_facts.md 1.3 (or contiguous groups of the stated
 size), element addresses come from evaluating the layouts point by point, and
 cycles are counted with Python sets.
 """
@@ -28,7 +28,7 @@ def contiguous(n: int, wave: int = 64) -> list[list[int]]:
     return [list(range(s, s + n)) for s in range(0, wave, n)]
 
 
-# amd_hw.md 1.3, copied as lane lists
+# docs/amd_facts.md 1.3, copied as lane lists
 GFX942_B128_READ = _plus32(["0-3,20-23", "4-7,16-19", "8-11,28-31", "12-15,24-27"])
 GFX950_B128_READ = _plus32(["0-3,12-15,20-27", "4-11,16-19,28-31"])
 GFX950_B96_READ = GFX942_B128_READ

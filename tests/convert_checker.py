@@ -1,4 +1,4 @@
-"""An independent checker of plan certificates, written from CONTRACT.md section 4 alone.
+"""An independent checker of plan certificates, written from docs/contract.md section 4 alone.
 
 It shares no code with synth (only the core ``LinearLayout.apply``): slots hold
 tensor coordinates, steps follow the contract's prose, and the final state is

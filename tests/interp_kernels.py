@@ -1,6 +1,6 @@
 """Helpers for the interpreter tests: wrap op snippets into kernels, compile-check them and run
 them.  Expected values in the tests are computed independently with numpy from the ISA text
-(amd_hw.md), never with the interpreter's own tables."""
+(docs/amd_facts.md), never with the interpreter's own tables."""
 
 from __future__ import annotations
 

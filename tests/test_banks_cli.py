@@ -1,4 +1,4 @@
-"""``linlayout banks``: the CONTRACT section 3 keys, the whole-tile and synthesis modes, errors."""
+"""``linlayout banks``: the docs/contract.md section 3 keys, the whole-tile and synthesis modes, errors."""
 
 from __future__ import annotations
 

@@ -68,7 +68,7 @@ def test_transpose_read_on_gfx950():
     rep = tile_access_report(shared, A_950, 16, "gfx950", "read")
     assert rep.choice.op == "ds_read_b64_tr_b16" and rep.choice.vector == 4
     assert rep.choice.count == 8  # 32 elements per lane (2 distinct warps), 4 per instruction
-    # the oracle emulates the transpose lane permutation of amd_hw.md 1.6 independently
+    # the oracle emulates the transpose lane permutation of docs/amd_facts.md 1.6 independently
     _check_against_oracle(shared, A_950, 16, "gfx950", rep)
     assert "ds_read_b64_tr_b16" not in tile_access_report(shared, A_942, 16, "gfx942").rejected
 

@@ -3,18 +3,16 @@ each disagreement is a named test that says which model is right and why.
 
 Triton counts conflicts as extra wavefronts per phase; ours is ``cycles / phases - 1`` of each
 instruction.  Triton's phases are lane *index subsets* (``laneAddr``); ours are the GF(2) cosets
-of amd_hw.md 1.3, so ``ds_read_b128`` differs wherever lane bit 4 (gfx942) or lane bits 3/4
+of docs/amd_facts.md 1.3, so ``ds_read_b128`` differs wherever lane bit 4 (gfx942) or lane bits 3/4
 (gfx950) matter.
 """
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 
 from banks_oracle import tile_cycles
+from repo_data import triton_vectors
 from linlayout import LinearLayout
 from linlayout.encodings import blocked, from_triton, swizzled_shared
 from linlayout.hw.lds import generic_lds_model, lds_model, triton_lds_model
@@ -23,18 +21,8 @@ from linlayout.synth.swizzle import synthesize
 from linlayout.synth.triton_swizzle import (TRITON_B128_LANE_ADDR, as_offset_layout, bank_conflicts_memdesc,
                                   optimal_swizzling_ldst)
 
-VECTORS = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "triton_vectors_public.json"
-
-
-def _load(kind):
-    if not VECTORS.exists():
-        return []
-    return [v for v in json.loads(VECTORS.read_text())["vectors"] if v["kind"] == kind]
-
-
-MEMDESC = _load("bank_conflicts_memdesc")
-SWIZZLE = _load("optimal_swizzling_ldst")
-needs_vectors = pytest.mark.skipif(not VECTORS.exists(), reason="shared/data/triton_vectors_public.json absent")
+MEMDESC = triton_vectors("bank_conflicts_memdesc")
+SWIZZLE = triton_vectors("optimal_swizzling_ldst")
 
 
 def _memdesc_layouts(v):
@@ -56,7 +44,6 @@ def _is_xor_case(v):
     return v["params"]["laneTile"]["laneAddr"] == [0, 1, 3, 4]
 
 
-@needs_vectors
 @pytest.mark.parametrize("v", MEMDESC, ids=lambda v: f"{v['params']['reg']['encoding']}-{v['params']['bitwidth']}b")
 def test_memdesc_vectors(v):
     reg, shared, p = _memdesc_layouts(v)
@@ -80,11 +67,10 @@ def test_memdesc_vectors(v):
         assert _extra_per_phase(rep) == exp["bank_conflicts"]
 
 
-@needs_vectors
 def test_xor_phases_gfx950_dot_operand():
     """XOR_CASE: Triton reports 1 extra wavefront, the hardware phases give 0.
 
-    Right: ours.  gfx950 ds_read_b128 serves lanes {0-3,12-15,20-27} together (measured, amd_hw.md
+    Right: ours.  gfx950 ds_read_b128 serves lanes {0-3,12-15,20-27} together (measured, docs/amd_facts.md
     1.3: phase = (l2^l3^l4, l5)).  Triton's laneAddr [0,1,3,4] serves {0-3,8-11,16-19,24-27}, a
     group the hardware never forms; its 2-way conflict is between lanes of different real phases.
     The oracle below counts with the literal measured lane lists.
@@ -100,7 +86,7 @@ def test_xor_phases_gfx950_dot_operand():
 
 @pytest.mark.parametrize("arch", ["gfx942", "gfx950"])
 def test_xor_phases_blocked_from_swizzled_8_1_16(arch):
-    """blocked{1,8}/{4,16}/{4,1} -> swizzled(8,1,16), 128x128 fp16 (triton_linear_layout.md 3.2).
+    """blocked{1,8}/{4,16}/{4,1} -> swizzled(8,1,16), 128x128 fp16 (docs/triton_facts.md 3.2).
 
     Triton's model: 1 extra wavefront on 32 and on 64 banks.  Right: ours, 0 -- with the measured or
     quoted groups (gfx942 {0-3,20-23}, ...) every ds_read_b128 phase touches each bank once.
@@ -130,7 +116,6 @@ def _flat_bases(smem, dim):
     return [b[0] + (b[1] * n0 if len(b) > 1 else 0) for b in smem.bases[dim]]
 
 
-@needs_vectors
 @pytest.mark.parametrize("v", SWIZZLE, ids=lambda v: v["source"].split(":")[1].split()[0])
 def test_optimal_swizzling_vectors(v):
     src, dst, p = _swizzle_layouts(v)

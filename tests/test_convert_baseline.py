@@ -7,7 +7,6 @@ the Triton lit tests' instruction facts must hold for our plans too (or be beate
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -16,25 +15,15 @@ from linlayout.synth.convert import candidate_plans, plan_conversion
 from linlayout.synth.cost import COST_TIE_FRACTION, estimate_overhead
 
 from convert_checker import check_certificate
+from repo_data import baseline_cases, triton_vectors
 
-SHARED = Path(__file__).resolve().parents[1] / ".." / "shared"
-BASELINE = SHARED / "bench" / "triton_amd_baseline.json"
-VECTORS = SHARED / "data" / "triton_vectors_public.json"
 BITS = {"fp32": 32, "fp16": 16, "bf16": 16, "fp8": 8}
-
-
-def _cases():
-    if not BASELINE.exists():
-        return []
-    return json.loads(BASELINE.read_text())["cases"]
 
 
 @pytest.fixture(scope="module")
 def plans():
-    if not BASELINE.exists():
-        pytest.skip("shared/bench/triton_amd_baseline.json is not available")
     out = {}
-    for c in _cases():
+    for c in baseline_cases():
         p = plan_conversion(LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"]), c["arch"],
                             BITS[c["dtype"]])
         out[(c["name"], c["arch"], c["dtype"])] = (c, p)
@@ -180,9 +169,7 @@ def test_fp32_multi_bit_transposes_go_through_lds_and_beat_triton_by_half(plans)
 
 
 def test_triton_lit_decompositions():
-    if not VECTORS.exists():
-        pytest.skip("shared/data/triton_vectors_public.json is not available")
-    vecs = [v for v in json.loads(VECTORS.read_text())["vectors"] if v["kind"] == "warp_layout_convert_decomposition"]
+    vecs = triton_vectors("warp_layout_convert_decomposition")
     assert vecs
     for v in vecs:
         prm = v["params"]

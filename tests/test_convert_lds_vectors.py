@@ -15,7 +15,9 @@ from linlayout.synth.in_wave import gather_dword
 from linlayout.synth.ir import Program
 from linlayout.synth.plan import LdsLoad, LdsStore, Mov, PermSelect, Plan
 
+import needs
 from convert_checker import check_certificate
+from repo_data import baseline_cases
 
 LANES = np.arange(64)
 # flash-attention P, one 32x64 tile per warp: the non-transposed 32x32 accumulator -> dot operand A (kwidth 8)
@@ -42,7 +44,7 @@ def test_transpose_load_follows_the_lane_model():
     ids = (regs[2:4, 0, :, ::2] - 256) // 8  # slots 4..7: dwords 2, 3, low and high halves
     got = np.stack([ids[0, :, 0], ids[0, :, 1], ids[1, :, 0], ids[1, :, 1]], axis=1)  # [lane, element j]
     i, j = LANES[:, None], np.arange(4)[None, :]
-    # amd_hw.md 1.6: lane i, element j <- element i % 4 of lane (i & ~15) + 4 j + (i % 16) // 4
+    # docs/amd_facts.md 1.6: lane i, element j <- element i % 4 of lane (i & ~15) + 4 j + (i % 16) // 4
     src_lane = (i & ~15) + 4 * j + (i % 16) // 4
     assert np.array_equal(got, (i % 4) + 4 * src_lane)
 
@@ -200,19 +202,14 @@ def test_design_floor_bounds_hold_on_the_baseline():
     # the bounds that let DesignPool skip a layout are at most the floor of each of its round trips: the
     # pool's (from the layout's prefix) and, for the register-first layouts, the bound from the whole offset
     # order taken as the prefix
-    from pathlib import Path
-
     from linlayout.synth.cost import cost_model
     from linlayout.synth.lds_path import (_over_fetch_prefix, _vector_first_prefix, lds_accesses, over_fetch_design,
                                 prefix_floor, shared_layout, transpose_floor, vector_first_design)
     from linlayout.synth.preimage import normalize
 
-    path = Path(__file__).resolve().parents[2] / "shared" / "bench" / "triton_amd_baseline.json"
-    if not path.exists():
-        pytest.skip("shared/bench/triton_amd_baseline.json is absent")
     bits = {"fp32": 32, "fp16": 16}
     checked = 0
-    for c in json.loads(path.read_text())["cases"]:
+    for c in baseline_cases():
         prob, eb, arch = normalize(LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"]), 64), \
             bits[c["dtype"]], c["arch"]
         cm = cost_model(arch)
@@ -245,16 +242,11 @@ def test_prefix_floor_counts_forced_bank_conflicts():
     # paired b64 accesses conflict under every layout with that prefix (lds_path._conflict_floor).  The
     # bound is 704 (conflict-free accesses alone would give 512), above the tie limit of the winning
     # plan (584 * 1.15), so DesignPool never makes those layouts.
-    from pathlib import Path
-
     from linlayout.synth.cost import COST_TIE_FRACTION, cost_model
     from linlayout.synth.lds_path import _vector_first_prefix, prefix_floor
     from linlayout.synth.preimage import normalize
 
-    path = Path(__file__).resolve().parents[2] / "shared" / "bench" / "triton_amd_baseline.json"
-    if not path.exists():
-        pytest.skip("shared/bench/triton_amd_baseline.json is absent")
-    c = next(c for c in json.loads(path.read_text())["cases"]
+    c = next(c for c in baseline_cases()
              if (c["name"], c["arch"], c["dtype"]) == ("mfma32->mfma16", "gfx942", "fp16"))
     src, dst = LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"])
     prob, cm = normalize(src, dst, 64), cost_model("gfx942")
@@ -287,11 +279,8 @@ def test_stores_avoid_tuple_copies_when_instructions_tie():
     assert p.counts()["total"] == 24 and p.counts()["lds_write"] + p.counts()["lds_read"] == 24
 
 
+@needs.mlir
 def test_fp8_transpose_load_plan_runs_on_the_interpreter():
-    from linlayout.lowering.mlir import available
-
-    if not available():
-        pytest.skip("MLIR Python bindings (pip install flydsl) not importable")
     from linlayout.lowering.conversion import lower_conversion
     from linlayout.lowering.emit.host import distinct_tile, expected_output, interpret
 

@@ -9,6 +9,8 @@ import sys
 
 import pytest
 
+import needs
+
 from linlayout import LinearLayout
 from linlayout.cli import main
 
@@ -80,11 +82,7 @@ def test_show_picture_without_plotting_support(capsys, monkeypatch, tmp_path):
 
 
 def test_show_picture(capsys, tmp_path):
-    pytest.importorskip("matplotlib")
-    try:
-        import linlayout.pictures  # noqa: F401
-    except ImportError:
-        pytest.skip("linlayout.pictures is not available")
+    needs.module("matplotlib")
     png, svg = tmp_path / "l.png", tmp_path / "l.svg"
     code, out, err = run(capsys, "show", "(4,8):(8,1)", "--png", str(png), "--svg", str(svg), "--json")
     assert code == 0, err

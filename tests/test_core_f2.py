@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import galois
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import needs
 from core_strategies import invertible_columns
 from linlayout import f2
 
+galois = needs.module("galois")
 GF = galois.GF(2)
 SETTINGS = settings(max_examples=60, deadline=None)
 

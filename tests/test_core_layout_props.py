@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import json
 
-import galois
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import needs
 from core_strategies import IN_NAMES, OUT_NAMES, dim_list, invertible_layouts, layouts, split_bits
 from linlayout import LayoutError, LinearLayout, f2, least_squares
 
+galois = needs.module("galois")
 GF = galois.GF(2)
 SETTINGS = settings(max_examples=40, deadline=None)
 

@@ -1,33 +1,20 @@
 """Triton's LinearLayout/LayoutUtils unit-test vectors, run through the Python API.
 
-The vectors live in ``../shared/data/triton_vectors_public.json`` (relative to
-the repository); the tests skip when that file is absent.  Every ``ll_*``,
+The vectors live in ``tests/data/triton_vectors_public.json``.  Every ``ll_*``,
 ``get_reps`` and ``factor_maximal_identity_prefix`` vector must reproduce its
 expected layout (same map, same dim names, sizes and dim order) or value.
 """
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
+from repo_data import triton_vectors
 
 from linlayout import LinearLayout
 from linlayout.layout_utils import factor_maximal_identity_prefix, get_reps
 
-VECTORS = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "triton_vectors_public.json"
 ALGEBRA_KINDS = ("ll_", "get_reps", "factor_maximal_identity_prefix")
-
-
-def _load():
-    if not VECTORS.exists():
-        return []
-    data = json.loads(VECTORS.read_text())
-    return [v for v in data["vectors"] if v["kind"].startswith(ALGEBRA_KINDS)]
-
-
-CASES = _load()
+CASES = triton_vectors(prefix=ALGEBRA_KINDS)
 
 
 def L(obj) -> LinearLayout:
@@ -102,14 +89,11 @@ def _check(result, expected):
             assert got == value, f"{key}: got {got}, want {value}"
 
 
-@pytest.mark.skipif(not CASES, reason="../shared/data/triton_vectors_public.json is absent")
 @pytest.mark.parametrize("vec", CASES, ids=[f"{i}-{v['kind']}" for i, v in enumerate(CASES)])
 def test_triton_algebra_vector(vec):
     _check(run_vector(vec["kind"], vec["params"]), vec["expected"])
 
 
 def test_vectors_cover_the_public_kinds():
-    if not CASES:
-        pytest.skip("../shared/data/triton_vectors_public.json is absent")
     kinds = {v["kind"] for v in CASES}
     assert {"ll_mul", "ll_invert_and_compose", "ll_divide_left", "get_reps"} <= kinds

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+import needs
+
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 PAGES = sorted(DOCS.rglob("*.md"))
 FENCE = re.compile(r"^```pycon\n(.*?)^```", re.S | re.M)
@@ -32,12 +34,10 @@ NEEDS_MLIR = ("lower_conversion(", "compile_mlir(", "interpret(", "run_kernel(")
 
 @pytest.mark.parametrize("page", _pycon_pages(), ids=lambda p: str(p.relative_to(DOCS)))
 def test_pycon_blocks_run(page, tmp_path, monkeypatch):
-    from linlayout.lowering.mlir import available
-
     monkeypatch.chdir(tmp_path)
     text = page.read_text()
-    if any(k in "".join(FENCE.findall(text)) for k in NEEDS_MLIR) and not available():
-        pytest.skip("this page compiles or interprets MLIR: the MLIR Python bindings (flydsl) are missing")
+    if any(k in "".join(FENCE.findall(text)) for k in NEEDS_MLIR) and not needs.has("flydsl"):
+        pytest.skip(needs.reason("flydsl"))
     parser = doctest.DocTestParser()
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     globs: dict = {}

@@ -2,7 +2,7 @@
 
 Every ``linlayout SUBCOMMAND ...`` line inside a code block of README.md or a page under docs/ (fenced,
 or indented by four spaces) is run in-process, and every ``linlayout kernel NAME ...`` line
-as a subprocess, from a scratch directory that has ``../shared`` when the repository has it.
+as a subprocess, from an empty scratch directory.
 A line containing ``[-`` is a synopsis and is not run; a trailing ``\\`` continues a line.  A command must exit 0; ``linlayout
 verify`` may also exit 1 (layouts that differ: a well-formed question answered "no").  A linlayout
 command without ``--json`` is run again with it and must print exactly one JSON object
@@ -35,7 +35,6 @@ from linlayout.cli import SUBCOMMANDS, build_parser, main
 
 REPO = Path(__file__).resolve().parents[1]
 DOCS = REPO / "docs"
-SHARED = REPO.parent / "shared"
 COMMAND = re.compile(r"^\s*(?P<prompt>\$ )?(?P<prog>linlayout|python -m linlayout\.kernels\.\w+|linlayout kernel \w+) (?P<rest>.*)$")
 
 
@@ -126,11 +125,9 @@ def _matches(shown, real) -> bool:
 
 @pytest.fixture
 def scratch(tmp_path, monkeypatch):
-    """A working directory with ../shared next to it (when the repository has one)."""
+    """An empty working directory."""
     work = tmp_path / "work"
     work.mkdir()
-    if SHARED.exists():
-        (tmp_path / "shared").symlink_to(SHARED)
     monkeypatch.chdir(work)
     monkeypatch.setenv("COLUMNS", "80")  # argparse wraps --help at the terminal width
     return work
@@ -142,8 +139,6 @@ def test_docs_have_commands():
 
 @pytest.mark.parametrize("cmd", ALL, ids=lambda c: c.id)
 def test_doc_command(cmd, scratch, capsys):
-    if any("../shared" in a for a in cmd.argv) and not SHARED.exists():
-        pytest.skip("../shared is not next to the repository")
     code, out, err = _run(cmd, cmd.argv, capsys)
     allowed = (0, 1) if cmd.prog == "linlayout" and cmd.argv[0] == "verify" else (0,)
     assert code in allowed, f"{cmd.id}: {cmd.prog} {' '.join(cmd.argv)} exited {code}: {err.strip()}"

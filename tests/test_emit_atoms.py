@@ -6,10 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from linlayout import LayoutError
-from linlayout.lowering.mlir import available
+import needs
 
-pytestmark = pytest.mark.skipif(not available(), reason="MLIR Python bindings (pip install flydsl) not importable")
+from linlayout import LayoutError
+
+pytestmark = needs.mlir
 
 from linlayout.hw.mfma import get_instruction, instructions_for  # noqa: E402
 from linlayout.lowering.compile import compile_mlir  # noqa: E402

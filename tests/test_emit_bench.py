@@ -4,15 +4,11 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
-import pytest
-
+import needs
 from linlayout.cli import main
 from linlayout.cli.bench import stays_in_wave, summarize
-from linlayout.lowering.mlir import available
-
-BASELINE = Path(__file__).resolve().parents[2] / "shared" / "bench" / "triton_amd_baseline.json"
+from repo_data import TRITON_BASELINE, baseline_cases
 
 
 def _row(name, ours, triton, in_wave=False, lds=False, secs=0.2):
@@ -46,15 +42,17 @@ def test_stays_in_wave():
     assert not stays_in_wave(lay, across, 2)
 
 
-@pytest.mark.skipif(not available(), reason="MLIR Python bindings (pip install flydsl) not importable")
+@needs.mlir
 def test_bench_cli_short_run(capsys, tmp_path, monkeypatch):
-    if not BASELINE.exists():
-        pytest.skip("shared/bench/triton_amd_baseline.json is absent")
+    """The in-repo baseline is the default; naming it with --baseline gives the same rows."""
     monkeypatch.setenv("LINLAYOUT_CACHE", str(tmp_path))
-    assert main(["bench", "conversions", "--baseline", str(BASELINE), "--cases", "3", "--arch", "gfx950",
-                 "--isa-only", "--json"]) == 0
+    argv = ["bench", "conversions", "--cases", "3", "--arch", "gfx950", "--isa-only", "--json"]
+    assert main(argv) == 0
     r = json.loads(capsys.readouterr().out)
-    base = [c for c in json.loads(BASELINE.read_text())["cases"] if c["arch"] == "gfx950"][:3]
+    assert main(argv + ["--baseline", str(TRITON_BASELINE)]) == 0
+    named = json.loads(capsys.readouterr().out)
+    assert [row["ours"] for row in named["cases"]] == [row["ours"] for row in r["cases"]]
+    base = [c for c in baseline_cases() if c["arch"] == "gfx950"][:3]
     assert [c["name"] for c in r["cases"]] == [c["name"] for c in base]
     for row, c in zip(r["cases"], base):
         assert set(row) >= {"name", "arch", "dtype", "ours", "triton"} and row["triton"] == c["triton"]
@@ -64,5 +62,5 @@ def test_bench_cli_short_run(capsys, tmp_path, monkeypatch):
         assert row["plan_isa_differences"] == {}
     assert r["summary"]["cases"] == 3
     assert main(["bench", "conversions", "--baseline", str(tmp_path / "missing.json")]) == 2
-    assert main(["bench", "conversions", "--baseline", str(BASELINE), "--cases", "0"]) == 2
+    assert main(["bench", "conversions", "--cases", "0"]) == 2
     assert main(["bench"]) == 2

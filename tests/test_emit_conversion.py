@@ -12,15 +12,16 @@ from __future__ import annotations
 import json
 import random
 import struct
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from linlayout import LayoutError, LinearLayout
-from linlayout.lowering.mlir import available
 
-pytestmark = pytest.mark.skipif(not available(), reason="MLIR Python bindings (pip install flydsl) not importable")
+import needs
+from repo_data import baseline_cases
+
+pytestmark = needs.mlir
 
 from linlayout.lowering.conversion import lower_conversion  # noqa: E402
 from linlayout.lowering.emit.conversion_kernel import build_conversion_kernel  # noqa: E402
@@ -30,7 +31,6 @@ from linlayout.synth.convert import plan_conversion  # noqa: E402
 from linlayout.synth.emulator import verify  # noqa: E402
 from linlayout.synth.plan import Lane, Mov, Plan  # noqa: E402
 
-BASELINE = Path(__file__).resolve().parents[2] / "shared" / "bench" / "triton_amd_baseline.json"
 BITS = {"fp32": 32, "fp16": 16}
 
 
@@ -40,12 +40,6 @@ def _cache(tmp_path_factory):
     mp.setenv("LINLAYOUT_CACHE", str(tmp_path_factory.mktemp("cache")))
     yield
     mp.undo()
-
-
-def _baseline_cases() -> list[dict]:
-    if not BASELINE.exists():
-        return []
-    return json.loads(BASELINE.read_text())["cases"]
 
 
 def check_kernel(plan: Plan, shape=None, seed: int = 0):
@@ -71,10 +65,7 @@ def check_kernel(plan: Plan, shape=None, seed: int = 0):
 # ---------------------------------------------------------------------- the 48 baseline cases
 @pytest.mark.parametrize("idx", range(48))
 def test_baseline_conversion(idx):
-    cases = _baseline_cases()
-    if not cases:
-        pytest.skip("shared/bench/triton_amd_baseline.json is absent")
-    c = cases[idx]
+    c = baseline_cases()[idx]
     plan = plan_conversion(LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"]), c["arch"],
                            BITS[c["dtype"]])
     low = check_kernel(plan, seed=idx)
@@ -175,10 +166,7 @@ def test_hand_built_packed_16bit_plan():
 
 # ---------------------------------------------------------------------- ragged tiles, options, errors
 def _baseline_plan(idx: int) -> Plan:
-    cases = _baseline_cases()
-    if not cases:
-        pytest.skip("shared/bench/triton_amd_baseline.json is absent")
-    c = cases[idx]
+    c = baseline_cases()[idx]
     return plan_conversion(LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"]), c["arch"],
                            BITS[c["dtype"]])
 
@@ -222,7 +210,7 @@ ELF_MACH = {"gfx942": 0x04C, "gfx950": 0x04F}
 def test_fatbin_per_arch_through_the_cli(idx, arch, tmp_path, capsys):
     from linlayout.cli import main
 
-    c = _baseline_cases()[idx]
+    c = baseline_cases()[idx]
     assert c["arch"] == arch
     src, dst = tmp_path / "src.json", tmp_path / "dst.json"
     src.write_text(json.dumps(c["src"]))

@@ -4,12 +4,11 @@ with immediate offsets, lane masks, and the values a kernel computes on the inte
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import needs
 from linlayout.lowering.emit.lane_values import AffineTable, fit_affine
-from linlayout.lowering.mlir import available
 
 WAVE = 64
 
@@ -44,7 +43,7 @@ def test_fit_affine_refuses_non_affine_tables():
     assert fit_affine(((lane + 1) % WAVE)[None, :], defined) is not None
 
 
-mlir = pytest.mark.skipif(not available(), reason="MLIR Python bindings (pip install flydsl) not importable")
+mlir = needs.mlir
 
 
 @mlir

@@ -9,9 +9,7 @@ LDS address rolled across lanes, a slot list reversed, a v_perm_b32 selector's h
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
 from hypothesis import HealthCheck, given, settings
@@ -22,9 +20,8 @@ from linlayout.synth import emulator
 from linlayout.synth.convert import plan_conversion
 from linlayout.synth.plan import LdsLoad, LdsStore, Mov, PermSelect, Plan
 
+from repo_data import baseline_cases
 from test_convert_random import layout_pairs
-
-BASELINE = Path(__file__).resolve().parents[1] / ".." / "shared" / "bench" / "triton_amd_baseline.json"
 
 
 def _mutated(plan: Plan, kind: int, k: int) -> Plan:
@@ -78,11 +75,7 @@ def test_wide_cells_pass_only_what_byte_cells_pass(case, kind, k):
 def test_baseline_lds_round_trips_run_on_dword_cells():
     """The fp32 round trips of the benchmark move whole dwords: verify needs no byte-cell run, and a
     load reading its neighbour lane's address fails with the byte-cell run's message."""
-    if not BASELINE.exists():
-        import pytest
-
-        pytest.skip("shared/bench baseline absent")
-    case = next(c for c in json.loads(BASELINE.read_text())["cases"]
+    case = next(c for c in baseline_cases()
                 if c["name"] == "mfma32->mfma16" and c["arch"] == "gfx942" and c["dtype"] == "fp32")
     plan = plan_conversion(LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"]), "gfx942", 32)
     want = emulator.expected_ids(plan)
@@ -99,11 +92,7 @@ def test_baseline_fp16_v_perm_and_transpose_plans_run_on_half_dword_cells():
     """The fp16 plans of the benchmark whose v_perm_b32 selectors or transpose loads move 16-bit
     halves run on half-dword cells; a selector that swaps the halves, or a transpose load reading its
     neighbour's address, fails with the byte-cell run's message."""
-    if not BASELINE.exists():
-        import pytest
-
-        pytest.skip("shared/bench baseline absent")
-    cases = {(c["name"], c["arch"]): c for c in json.loads(BASELINE.read_text())["cases"] if c["dtype"] == "fp16"}
+    cases = {(c["name"], c["arch"]): c for c in baseline_cases() if c["dtype"] == "fp16"}
     for name, arch, kind in (("mfma16T->mfma16", "gfx942", 5), ("mfma32->blocked", "gfx942", 5),
                              ("mfma32T->mfma32", "gfx950", 3)):
         case = cases[(name, arch)]

@@ -1,4 +1,4 @@
-"""ISA semantics of the wave emulator against the quoted ISA text (shared/reference/amd_hw.md section 2)."""
+"""ISA semantics of the wave emulator against the quoted ISA text (docs/amd_facts.md section 2)."""
 
 from __future__ import annotations
 
@@ -74,7 +74,7 @@ def test_bpermute_isa_example_scaled_to_a_wave():
     assert bpermute_src_lanes(np.zeros(64, dtype=np.int64), offset=8)[0] == 2
 
 
-# ------------------------------------------------------------------ permlane swaps (CONTRACT 4, amd_hw 2.4)
+# ------------------------------------------------------------------ permlane swaps (docs/contract.md 4, docs/amd_facts.md 2.4)
 @pytest.mark.parametrize("kind,half", [("permlane32_swap", 32), ("permlane16_swap", 16)])
 def test_permlane_swaps_exchange_src0_low_rows_with_vdst_high_rows(kind, half):
     vdst = np.arange(64)[None, :] + 100

@@ -4,12 +4,12 @@ mixed-radix blocked), CGA handling and parameter errors."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from repo_data import triton_vectors
 
 from linlayout import LayoutError, LinearLayout
 from linlayout.encodings import (
@@ -29,8 +29,6 @@ from linlayout.encodings import (
     wmma_layout,
 )
 
-VECTORS = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "triton_vectors_public.json"
-
 
 def _all_inputs(layout: LinearLayout, fixed: dict | None = None):
     """Every input of ``layout`` as arrays (in dims in ``fixed`` pinned)."""
@@ -44,7 +42,7 @@ def _all_inputs(layout: LinearLayout, fixed: dict | None = None):
 
 # --------------------------------------------------------------- worked examples
 def test_mfma_32x32_worked_example_from_reference():
-    # triton_linear_layout.md 1e: 32x32 instr, warps [2,4], 128x128, non-transposed
+    # docs/triton_facts.md 1e: 32x32 instr, warps [2,4], 128x128, non-transposed
     L = mfma_layout(3, (32, 32, 8), (2, 4), (128, 128))
     assert L.bases == {
         "register": [[1, 0], [2, 0], [8, 0], [16, 0], [64, 0]],
@@ -57,7 +55,7 @@ def test_mfma_32x32_worked_example_from_reference():
 
 @pytest.mark.parametrize("m, bits", [(32, 32), (16, 32), (16, 64), (32, 16)])
 def test_mfma_single_instruction_matches_isa_formula(m, bits):
-    """amd_hw.md 3.2: C[i][j] is item (i%H) + H*(i//(H*M_I)) of lane j + N*((i//H) % M_I), one block."""
+    """docs/amd_facts.md 3.2: C[i][j] is item (i%H) + H*(i//(H*M_I)) of lane j + N*((i//H) % M_I), one block."""
     n = m
     h = 1 if bits == 64 else 4
     m_i = 64 // n
@@ -207,10 +205,9 @@ def test_cga_from_triton_params():
 
 # --------------------------------------------------------------- constructors vs vectors
 def _vector_params(kind: str):
-    if not VECTORS.exists():
-        pytest.skip("../shared/data/triton_vectors_public.json is absent")
-    return [(v["params"], v["expected"]) for v in json.loads(VECTORS.read_text())["vectors"]
-            if v["kind"] == f"to_linear_layout/{kind}"]
+    vectors = triton_vectors(f"to_linear_layout/{kind}")
+    assert vectors, f"no to_linear_layout/{kind} vector"
+    return [(v["params"], v["expected"]) for v in vectors]
 
 
 def test_constructors_reproduce_mfma_vectors():
@@ -332,10 +329,7 @@ _GARBAGE = [0, 1, 3, -2, 64, True, None, "x", [], [1], [2, 2], [1, 2, 3], [1, 0]
 
 
 def _vector_objs():
-    if not VECTORS.exists():
-        return [{**MFMA}]
-    return [{"encoding": v["kind"].split("/", 1)[1], **v["params"]}
-            for v in json.loads(VECTORS.read_text())["vectors"] if v["kind"].startswith("to_linear_layout/")]
+    return [{"encoding": v["kind"].split("/", 1)[1], **v["params"]} for v in triton_vectors(prefix="to_linear_layout/")]
 
 
 @settings(max_examples=150, deadline=None)

@@ -1,26 +1,21 @@
-"""Every ``to_linear_layout/*`` vector of ../shared/data/triton_vectors_public.json
+"""Every ``to_linear_layout/*`` vector of tests/data/triton_vectors_public.json
 reproduces exactly (bases, dim order and sizes) through ``from_triton`` and through
 ``linlayout layout --triton ... --json``."""
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
+from repo_data import triton_vectors
 
 from linlayout.cli import main
 from linlayout.encodings import from_triton
 
-VECTORS = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "triton_vectors_public.json"
-
 
 def _cases():
-    if not VECTORS.exists():
-        return []
-    data = json.loads(VECTORS.read_text())
     out = []
-    for i, v in enumerate(data["vectors"]):
+    for i, v in enumerate(triton_vectors()):
         if v["kind"].startswith("to_linear_layout/"):
             encoding = v["kind"].split("/", 1)[1]
             out.append(pytest.param({"encoding": encoding, **v["params"]}, v["expected"], id=f"{i}-{encoding}"))
@@ -28,16 +23,13 @@ def _cases():
 
 
 CASES = _cases()
-needs_vectors = pytest.mark.skipif(not CASES, reason="../shared/data/triton_vectors_public.json is absent")
 
 
-@needs_vectors
 @pytest.mark.parametrize("obj, expected", CASES)
 def test_from_triton_reproduces_vector(obj, expected):
     assert from_triton(obj).to_json() == expected
 
 
-@needs_vectors
 @pytest.mark.parametrize("obj, expected", CASES)
 def test_cli_layout_reproduces_vector(obj, expected, capsys):
     assert main(["layout", "--triton", json.dumps(obj), "--json"]) == 0
@@ -46,7 +38,6 @@ def test_cli_layout_reproduces_vector(obj, expected, capsys):
     assert out.count("\n") == 1  # exactly one JSON object
 
 
-@needs_vectors
 def test_every_encoding_kind_is_covered():
     kinds = {c.values[0]["encoding"] for c in CASES}
     assert kinds >= {

@@ -8,7 +8,7 @@ from linlayout import LayoutError
 from linlayout.hw.mfma import MFMA_ARCHES, get_instruction, instructions_for
 from linlayout.hw.wmma import get_wmma_instruction, wmma_instructions_for
 
-# amd_hw.md 3.6 (calculator, CDNA3 unless noted; CDNA4-ISA Table 28 / 7.1.5 for gfx950):
+# docs/amd_facts.md 3.6 (calculator, CDNA3 unless noted; CDNA4-ISA Table 28 / 7.1.5 for gfx950):
 # (arch, instruction, A VGPRs, B VGPRs, C VGPRs, cycles)
 TABLE_3_6 = [
     ("gfx942", "v_mfma_f32_32x32x8_f16", 2, 2, 16, 32), ("gfx90a", "v_mfma_f32_32x32x8f16", 2, 2, 16, 64),

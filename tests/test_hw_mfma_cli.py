@@ -1,4 +1,4 @@
-"""``linlayout mfma``: JSON keys of CONTRACT section 3, lists, errors (exit 2, one line)."""
+"""``linlayout mfma``: JSON keys of docs/contract.md section 3, lists, errors (exit 2, one line)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """MFMA/WMMA register layouts against AMD's calculator tables and the ISA formulas.
 
 Oracles, none of them produced by linlayout:
-* ``../shared/data/mfma_oracle/*.json``: five full calculator tables (entry by entry);
+* ``tests/data/mfma_oracle/*.json``: five full calculator tables (entry by entry);
 * ``tests/data/hw_mfma_calculator_tables.json``: the calculator's table of every dense
   gfx90a/gfx942 MFMA and gfx1100/gfx1200 WMMA (see its generator);
 * the CDNA4-ISA 7.1.4 formulas, evaluated here with integer arithmetic, for every
@@ -13,19 +13,17 @@ from __future__ import annotations
 import base64
 import json
 import zlib
-from pathlib import Path
 
 import numpy as np
 import pytest
+from repo_data import DATA, mfma_oracle_files
 
 from linlayout import LayoutError
 from linlayout.hw.mfma import (F64_4X4X4_CD_RULE, MFMA_ARCHES, get_instruction, instructions_for,
                                mfma_layouts, mfma_scale_layouts)
 from linlayout.hw.wmma import get_wmma_instruction, wmma_layouts
 
-REPO = Path(__file__).resolve().parents[1]
-ORACLE_DIR = REPO.parent / "shared" / "data" / "mfma_oracle"
-CALC_TABLES = REPO / "tests" / "data" / "hw_mfma_calculator_tables.json"
+CALC_TABLES = DATA / "hw_mfma_calculator_tables.json"
 ALL = [(a, i.name) for a in MFMA_ARCHES for i in instructions_for(a)]
 F8F6F4 = [(i.name, fa, fb) for i in instructions_for("gfx950") if i.is_f8f6f4
           for fa in ("fp8", "fp6", "fp4") for fb in ("bf8", "bf6", "fp4")]
@@ -40,13 +38,7 @@ def _coords(layout, items: int, lanes: int):
 
 
 # --------------------------------------------------------------- calculator oracles
-def _oracle_files():
-    if not ORACLE_DIR.is_dir():
-        return []
-    return sorted(ORACLE_DIR.glob("*.json"))
-
-
-@pytest.mark.parametrize("path", _oracle_files(), ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", mfma_oracle_files(), ids=lambda p: p.stem)
 def test_shared_oracle_entry_by_entry(path):
     data = json.loads(path.read_text())
     ins = get_instruction(data["arch"], data["instruction"])
@@ -77,8 +69,6 @@ def test_shared_oracle_entry_by_entry(path):
 
 
 def _calc_tables():
-    if not CALC_TABLES.exists():
-        return {}
     return json.loads(CALC_TABLES.read_text())["instructions"]
 
 
@@ -114,7 +104,7 @@ def _isa_input_slot(ins, operand, b, nonk_idx, k):
 
 
 def _isa_fp8_f8f6f4_slot(ins, nonk_idx, k):
-    """amd_hw.md 3.4 FP8 tables, solved for (item, lane): 16x16x128 k = (e&15) + 16(lane>>4) + 64(e>>4);
+    """docs/amd_facts.md 3.4 FP8 tables, solved for (item, lane): 16x16x128 k = (e&15) + 16(lane>>4) + 64(e>>4);
     32x32x64 k = (e&15) + 16(lane>>5) + 32(e>>4)."""
     if ins.m == 16:
         return (k % 16) + 16 * (k // 64), nonk_idx + 16 * ((k // 16) % 4)
@@ -180,7 +170,7 @@ def test_f8f6f4_formats_match_isa(name, fa, fb):
 
 
 def test_fp8_exception_bit_form():
-    """amd_hw.md 3.4 bit form: 16x16x128 e0..e3 -> k1..k8, l4 -> k16, l5 -> k32, e4 -> k64;
+    """docs/amd_facts.md 3.4 bit form: 16x16x128 e0..e3 -> k1..k8, l4 -> k16, l5 -> k32, e4 -> k64;
     FP4/FP6 (general rule): e0..e4 -> k1..k16, l4 -> k32, l5 -> k64."""
     a8 = mfma_layouts(get_instruction("gfx950", "v_mfma_f32_16x16x128_f8f6f4"))["A"]
     assert [b[1] for b in a8.bases["register"]] == [1, 2, 4, 8, 64]

@@ -6,13 +6,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from linlayout.lowering.mlir import available
+import needs
 
-pytestmark = pytest.mark.skipif(not available(), reason="MLIR Python bindings (pip install flydsl) not importable")
+pytestmark = needs.mlir
 
 from interp_kernels import compiles, lane_kernel, multi_kernel, run_lanes  # noqa: E402
 
-torch = pytest.importorskip("torch")
+torch = needs.module("torch")
 FP8 = {"gfx942": "float8_e4m3fnuz", "gfx950": "float8_e4m3fn"}
 
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from linlayout.lowering.mlir import available
+import needs
 
-pytestmark = pytest.mark.skipif(not available(), reason="MLIR Python bindings (pip install flydsl) not importable")
+pytestmark = needs.mlir
 
 from interp_kernels import compiles, lane_kernel, multi_kernel, run_lanes, seq  # noqa: E402
 from linlayout.lowering.interpreter import InterpOptions, InterpreterError, load_kernel, run_kernel, supported_ops  # noqa: E402
@@ -128,7 +128,7 @@ def test_float_ops_and_comparisons():
 
 
 def test_float_conversions_round_to_nearest_even():
-    torch = pytest.importorskip("torch")
+    torch = needs.module("torch")
     rng = np.random.default_rng(3)
     x = (rng.standard_normal(64) * np.exp2(rng.integers(-20, 20, 64))).astype(np.float32)
     x[:5] = [65520.0, 65519.0, 1e-8, -3.0e38, np.float32(1.0) + np.float32(2**-8)]

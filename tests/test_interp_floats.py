@@ -8,9 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import needs
 from linlayout.lowering.interp.floats import FORMATS, decode_bits, encode_bits, round_to_format
 
-torch = pytest.importorskip("torch")
+torch = needs.module("torch")
 
 TORCH_FP8 = {"f8E4M3FN": "float8_e4m3fn", "f8E5M2": "float8_e5m2", "f8E4M3FNUZ": "float8_e4m3fnuz",
              "f8E5M2FNUZ": "float8_e5m2fnuz"}
@@ -59,11 +60,8 @@ def test_mx_formats_decode_by_formula():
     assert e8[1] == 1.0 and e8[2] == 8.0 and e8[0] == 2.0**-127 and np.isnan(e8[3])
 
 
+@needs.mlir
 def test_math_ops_on_the_interpreter():
-    from linlayout.lowering.mlir import available
-
-    if not available():
-        pytest.skip("MLIR bindings not importable")
     from interp_kernels import multi_kernel, run_lanes
 
     x = np.abs(np.random.default_rng(1).standard_normal(64)).astype(np.float32) + np.float32(0.5)

@@ -1,4 +1,4 @@
-"""Cross-lane ops on the interpreter vs. per-lane Python written from the ISA text (amd_hw.md 2).
+"""Cross-lane ops on the interpreter vs. per-lane Python written from the ISA text (docs/amd_facts.md 2).
 
 Every kernel is also compiled for gfx942 (and gfx950 where the op exists) to prove the
 interpreted MLIR is MLIR that compiles."""
@@ -8,9 +8,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from linlayout.lowering.mlir import available
+import needs
 
-pytestmark = pytest.mark.skipif(not available(), reason="MLIR Python bindings (pip install flydsl) not importable")
+pytestmark = needs.mlir
 
 from interp_kernels import compiles, lane_kernel, multi_kernel, run_lanes, seq  # noqa: E402
 from linlayout.lowering.interpreter import InterpOptions, InterpreterError, run_kernel  # noqa: E402
@@ -358,7 +358,7 @@ def test_readfirstlane_under_divergence_picks_lowest_active_lane():
 
 # ------------------------------------------------------------------ v_perm_b32 / v_alignbyte_b32
 def perm_expect(s0: int, s1: int, sel: int) -> int:
-    """v_perm_b32 (CDNA4 ISA pseudocode, amd_hw.md 2.6)."""
+    """v_perm_b32 (CDNA4 ISA pseudocode, docs/amd_facts.md 2.6)."""
     inb = [(s1 >> (8 * k)) & 0xFF for k in range(4)] + [(s0 >> (8 * k)) & 0xFF for k in range(4)]
     out = 0
     for i in range(4):

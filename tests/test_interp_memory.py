@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from linlayout.lowering.mlir import available
+import needs
 
-pytestmark = pytest.mark.skipif(not available(), reason="MLIR Python bindings (pip install flydsl) not importable")
+pytestmark = needs.mlir
 
 from interp_kernels import compiles, lane_kernel, run_lanes, seq  # noqa: E402
 from linlayout.lowering.interpreter import InterpOptions, InterpreterError, run_kernel  # noqa: E402
@@ -354,7 +354,7 @@ def test_transpose_loads_follow_the_documented_model(op, nbytes, bits, elems, t)
     for lane in range(64):
         g, i = divmod(lane, 16)
         for j in range(elems):
-            # amd_hw.md 1.6: lane i element j receives R[j*(16/E) + i//E][i % E] of its 16-lane group
+            # docs/amd_facts.md 1.6: lane i element j receives R[j*(16/E) + i//E][i % E] of its 16-lane group
             assert out[lane, j] == src[16 * g + j * (16 // elems) + i // elems, i % elems], (lane, j)
     with pytest.raises(InterpreterError, match="gfx950"):
         run_kernel(text, "k", [raw, np.zeros((64, nbytes), np.uint8)], block=64, arch="gfx942")

@@ -1,5 +1,5 @@
 """MFMA on the interpreter vs. numpy matmul, with operands placed by the ISA's general rule
-(CDNA4 ISA 7.1.4, amd_hw.md 3.2) written out here independently of the catalog code."""
+(CDNA4 ISA 7.1.4, docs/amd_facts.md 3.2) written out here independently of the catalog code."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import math
 import numpy as np
 import pytest
 
-from linlayout.lowering.mlir import available
+import needs
 
-pytestmark = pytest.mark.skipif(not available(), reason="MLIR Python bindings (pip install flydsl) not importable")
+pytestmark = needs.mlir
 
 from interp_kernels import compiles  # noqa: E402
 from linlayout.lowering.interpreter import InterpOptions, InterpreterError, run_kernel  # noqa: E402

@@ -7,7 +7,11 @@ from __future__ import annotations
 
 import pytest
 
-from tests.kernels_helpers import run_cli
+import needs
+
+needs.require("torch", "flydsl")
+
+from tests.kernels_helpers import run_cli  # noqa: E402
 
 CHECKED = ("ds_bpermute", "v_cndmask", "permlane32_swap", "permlane16_swap", "dpp", "ds_swizzle", "lds_read",
            "lds_write")

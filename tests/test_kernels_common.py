@@ -8,10 +8,14 @@ import os
 
 import numpy as np
 import pytest
-import torch
 
-from linlayout.kernels import common
-from tests.kernels_helpers import run_cli
+import needs
+
+needs.require("torch", "flydsl")
+
+import torch  # noqa: E402
+from linlayout.kernels import common  # noqa: E402
+from tests.kernels_helpers import run_cli  # noqa: E402
 
 
 def test_lds_instruction_reports_worst_variant_and_warp():

@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from tests.kernels_helpers import run_cli
+import needs
+
+needs.require("torch", "flydsl")
+
+from tests.kernels_helpers import run_cli  # noqa: E402
 
 
 @pytest.mark.parametrize("arch,counts", [("gfx942", {}), ("gfx950", {"permlane32_swap": 4, "total": 4})])

@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from tests.kernels_helpers import run_cli
+import needs
+
+needs.require("torch", "flydsl")
+
+from tests.kernels_helpers import run_cli  # noqa: E402
 
 
 @pytest.mark.parametrize("arch", ["gfx942", "gfx950"])

@@ -6,8 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from linlayout.kernels.gemm import a_vector, choose_instruction
-from tests.kernels_helpers import run_cli
+import needs
+
+needs.require("torch", "flydsl")
+
+from linlayout.kernels.gemm import a_vector, choose_instruction  # noqa: E402
+from tests.kernels_helpers import run_cli  # noqa: E402
 
 EXPECTED_INSTRUCTION = {
     ("gfx942", "f16"): "v_mfma_f32_32x32x8_f16", ("gfx942", "bf16"): "v_mfma_f32_32x32x8_bf16",

@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
 
-from linlayout.lowering.compile import compile_mlir
-from linlayout.lowering.interpreter import run_kernel
+import needs
+
+needs.require("torch", "flydsl")
+
+import torch  # noqa: E402
+from linlayout.lowering.compile import compile_mlir  # noqa: E402
+from linlayout.lowering.interpreter import run_kernel  # noqa: E402
 
 KERNEL = """module { gpu.module @m { gpu.func @k(%in: !llvm.ptr<1>, %out: !llvm.ptr<1>, %back: !llvm.ptr<1>,
                                                %pair: !llvm.ptr<1>) kernel {

@@ -6,14 +6,18 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from linlayout import LayoutError, LinearLayout
-from linlayout.lowering.compile import compile_mlir
-from linlayout.lowering.emit import atoms
-from linlayout.lowering.emit.builder import Builder
-from linlayout.lowering.emit.lane_values import LaneValues
-from linlayout.lowering.interpreter import run_kernel
-from linlayout.kernels.mlir_ops import kernel_module
-from linlayout.kernels.reduce import LaneReducer, reduce_lane_bits
+import needs
+
+needs.require("flydsl")
+
+from linlayout import LayoutError, LinearLayout  # noqa: E402
+from linlayout.lowering.compile import compile_mlir  # noqa: E402
+from linlayout.lowering.emit import atoms  # noqa: E402
+from linlayout.lowering.emit.builder import Builder  # noqa: E402
+from linlayout.lowering.emit.lane_values import LaneValues  # noqa: E402
+from linlayout.lowering.interpreter import run_kernel  # noqa: E402
+from linlayout.kernels.mlir_ops import kernel_module  # noqa: E402
+from linlayout.kernels.reduce import LaneReducer, reduce_lane_bits  # noqa: E402
 
 
 def _kernel(arch: str, bits: list[int], op: str) -> tuple[str, list[dict]]:

@@ -6,11 +6,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
 
-from linlayout.hw.mfma import get_instruction, mfma_layouts
-from linlayout.kernels.gemm import plan_gemm, preshuffle_b
-from linlayout.kernels.mfma_tiles import MfmaTiling
+import needs
+
+needs.require("torch")
+
+import torch  # noqa: E402
+from linlayout.hw.mfma import get_instruction, mfma_layouts  # noqa: E402
+from linlayout.kernels.gemm import plan_gemm, preshuffle_b  # noqa: E402
+from linlayout.kernels.mfma_tiles import MfmaTiling  # noqa: E402
 
 LANES = np.arange(64)
 

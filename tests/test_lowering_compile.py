@@ -10,21 +10,21 @@ import json
 import os
 import struct
 import time
-from pathlib import Path
 
 import pytest
 
 from linlayout.lowering import isa as isa_mod
 from linlayout.lowering.isa import COUNT_KEYS, CLASS_KEYS, IsaRegionError, isa_counts, marker_ops
-from linlayout.lowering.mlir import available
 
-pytestmark = pytest.mark.skipif(not available(), reason="MLIR Python bindings (pip install flydsl) not importable")
+import needs
+from repo_data import baseline_cases
+
+pytestmark = needs.mlir
 
 from linlayout.lowering import compile as compile_mod  # noqa: E402
 from linlayout.lowering import linker  # noqa: E402
 from linlayout.lowering.compile import CompileError, compile_mlir  # noqa: E402
 
-BASELINE = Path(__file__).resolve().parents[2] / "shared" / "bench" / "triton_amd_baseline.json"
 ELF_MACH = {"gfx942": 0x04C, "gfx950": 0x04F}  # EF_AMDGPU_MACH_AMDGCN_GFX942 / _GFX950
 EM_AMDGPU = 224
 
@@ -190,11 +190,8 @@ def test_linker_found(cache_dir):
     assert os.access(tk.ld_lld, os.X_OK), tk
 
 
+@needs.ziglang
 def test_ziglang_linker_shim(cache_dir, monkeypatch):
-    import importlib.util
-
-    if importlib.util.find_spec("ziglang") is None:
-        pytest.skip("ziglang not installed; another ld.lld is in use (see test_linker_found)")
     _no_system_linkers(monkeypatch)
     linker.find_toolkit.cache_clear()
     try:
@@ -297,12 +294,10 @@ def test_count_keys_cover_contract_and_baseline():
     contract = {"total", "valu", "ds_bpermute", "permlane16_swap", "permlane32_swap", "lds_write", "lds_read",
                 "s_barrier", "v_cndmask", "v_perm_b32", "dpp", "ds_swizzle"}  # fmt: skip
     assert contract <= set(COUNT_KEYS)
-    if BASELINE.exists():
-        cases = json.loads(BASELINE.read_text())["cases"]
-        for case in cases:
-            t = case["triton"]
-            assert set(t) <= set(COUNT_KEYS), set(t) - set(COUNT_KEYS)
-            counted = sum(t[k] for k in t if k in CLASS_KEYS)
-            assert 0 <= t["total"] - counted <= 1, case["name"]  # the rest: at most one s_nop
-            subs = sum(t[k] for k in isa_mod.VALU_SUB_KEYS if k in t)
-            assert t["valu"] >= subs, case["name"]
+    for case in baseline_cases():
+        t = case["triton"]
+        assert set(t) <= set(COUNT_KEYS), set(t) - set(COUNT_KEYS)
+        counted = sum(t[k] for k in t if k in CLASS_KEYS)
+        assert 0 <= t["total"] - counted <= 1, case["name"]  # the rest: at most one s_nop
+        subs = sum(t[k] for k in isa_mod.VALU_SUB_KEYS if k in t)
+        assert t["valu"] >= subs, case["name"]

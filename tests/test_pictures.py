@@ -9,12 +9,14 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pytest
 
+import needs
+
 from linlayout import LayoutError
 from linlayout.cli import main
 from linlayout.encodings import Wmma, mfma_layout, padded_shared, swizzled_shared, wmma_dot_operand
 from linlayout.pictures import cell_grid, render
 
-pytest.importorskip("matplotlib")
+needs.module("matplotlib")
 
 MFMA_C = mfma_layout(3, (32, 32, 8), (1, 1), (32, 32))
 

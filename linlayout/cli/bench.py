@@ -1,6 +1,7 @@
-"""``linlayout bench conversions --baseline FILE``: our conversion kernels against Triton's.
+"""``linlayout bench conversions [--baseline FILE]``: our conversion kernels against Triton's.
 
-For every case of the baseline (CONTRACT section 5; ``shared/bench/triton_amd_baseline.json``):
+For every case of the baseline (docs/contract.md section 5; by default the repository's
+``benchmarks/data/triton_amd_baseline.json``, measured as docs/benchmarks.md says):
 plan the conversion (linlayout.synth.convert), emit the conversion kernel, compile it to ISA and a
 code object, and count the instructions of the ``conv`` region of one wave the way the
 baseline counts Triton's (linlayout.lowering.isa).  Prints ``{"cases": [...], "summary": {...}}``:
@@ -29,6 +30,8 @@ import numpy as np
 from ..errors import LayoutError
 from . import add_json_flag
 
+#: Triton 3.9's counts for the 48 baseline conversions, in the repository beside the package.
+DEFAULT_BASELINE = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "triton_amd_baseline.json"
 # Triton's compile time per conversion kernel, as the issue states it (seconds).
 TRITON_COMPILE_SECONDS = (0.3, 0.5)
 _DTYPE_BITS = {"fp32": 32, "f32": 32, "fp16": 16, "f16": 16, "bf16": 16, "fp8": 8, "i8": 8, "fp64": 64}
@@ -41,7 +44,8 @@ def register(subparsers) -> None:
     c = sub.add_parser("conversions", help="our ISA counts beside Triton's for every baseline conversion",
                        description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    c.add_argument("--baseline", required=True, metavar="FILE", help="triton_amd_baseline.json")
+    c.add_argument("--baseline", default=str(DEFAULT_BASELINE), metavar="FILE",
+                   help="Triton's counts (default: benchmarks/data/triton_amd_baseline.json)")
     c.add_argument("--cases", type=int, metavar="N", help="only the first N cases")
     c.add_argument("--arch", help="only the cases of this arch")
     c.add_argument("--isa-only", action="store_true", help="skip the code object (no linker; compile times exclude it)")
@@ -52,7 +56,7 @@ def register(subparsers) -> None:
 
 
 def _no_bench(args: argparse.Namespace) -> dict:
-    raise LayoutError("name a benchmark: linlayout bench conversions --baseline FILE")
+    raise LayoutError("name a benchmark: linlayout bench conversions")
 
 
 def _load_baseline(path: str) -> list[dict]:

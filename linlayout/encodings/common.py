@@ -1,7 +1,7 @@
 """Shared machinery of Triton's encoding -> LinearLayout rules.
 
 Everything here follows Triton's ``LinearLayoutConversions.cpp`` and
-``LayoutUtils.cpp`` (facts re-derived, see shared/reference/triton_linear_layout.md
+``LayoutUtils.cpp`` (facts re-derived, see docs/triton_facts.md
 section 1e):
 
 * out dims are ``dim0, dim1, ...``; ``dim0`` is the outermost tensor dim;

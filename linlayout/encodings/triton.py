@@ -2,7 +2,7 @@
 
 The object is ``{"encoding": E, "shape": [...], ...params}`` with ``E`` one of
 the suffixes of the ``to_linear_layout/<E>`` vector kinds and the params named
-as Triton names them (CONTRACT.md section 3).  For dot operands and slices,
+as Triton names them (docs/contract.md section 3).  For dot operands and slices,
 ``parent`` carries the parent's params; the parent family is implied by ``E``
 (``amd_mfma_dot_operand`` -> MFMA, ``slice_of_blocked`` -> blocked, ...) or, for
 the generic ``dot_operand`` and ``slice``, named by ``parent["encoding"]``.
@@ -82,7 +82,7 @@ def encoding_from_params(encoding: object, params: Mapping) -> object:
 
 
 def from_triton(obj: Mapping) -> LinearLayout | PaddedLayout:
-    """The layout of ``{"encoding": E, "shape": [...], ...params}`` (CONTRACT.md section 3)."""
+    """The layout of ``{"encoding": E, "shape": [...], ...params}`` (docs/contract.md section 3)."""
     if not isinstance(obj, Mapping):
         raise LayoutError(f"a Triton encoding must be a JSON object, got {type(obj).__name__}")
     params = dict(obj)

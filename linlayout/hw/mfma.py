@@ -5,7 +5,7 @@ description (input type, output type, shapes with blocks and cycles, naming styl
 nothing is typed in per instruction.  Sources: AMD's matrix instruction calculator
 (instruction set, blocks, cycles of gfx90a = CDNA2 and gfx942 = CDNA3), the CDNA4 ISA
 Table 28 (gfx950), ROCDLOps.td / LLVM for the intrinsic names
-(``shared/reference/amd_hw.md`` sections 2.8, 3.4 and 3.6).  The 2:4-sparse
+(``docs/amd_facts.md`` sections 2.8, 3.4 and 3.6).  The 2:4-sparse
 ``v_smfmac_*`` instructions are not catalogued.
 
 ``mfma_layouts(instr, arch)`` gives A (M x K), B (K x N) and C/D (M x N) as

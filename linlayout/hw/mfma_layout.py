@@ -5,7 +5,7 @@ Every map here is a *bit permutation*: each bit of the hardware index
 bit of one tensor coordinate, so the layouts are built from lists of
 ``(out_dim, bit)`` targets, never from tables.
 
-Sources (``shared/reference/amd_hw.md`` section 3; CDNA4 ISA section 7.1.4):
+Sources (``docs/amd_facts.md`` section 3; CDNA4 ISA section 7.1.4):
 
 *Inputs* (A is M x K, B is K x N, per block): with ``K_L = K / (64 / (M*B))``
 items per lane, ``A[b,i,k]`` is item ``k % K_L`` of lane ``i + M*(b + B*(k // K_L))``;

@@ -1,6 +1,6 @@
 """AMD GPU targets: the per-architecture facts every other module reads.
 
-Sources: ``shared/reference/amd_hw.md`` sections 1.1 (LDS geometry), 2 (cross-lane
+Sources: ``docs/amd_facts.md`` sections 1.1 (LDS geometry), 2 (cross-lane
 instructions) and 3 (MFMA), and Triton's target features for the RDNA/WMMA
 parts (wave32, 32 or 64 banks).  ``lds_bytes`` is the per-workgroup maximum.
 """
@@ -13,7 +13,7 @@ from ..errors import LayoutError
 
 __all__ = ["Target", "TARGETS", "get_target", "target_names"]
 
-# DPP controls of gfx9 (CDNA) — amd_hw.md 2.3, Table 94.  DPP8 and row_xmask are RDNA only.
+# DPP controls of gfx9 (CDNA) — docs/amd_facts.md 2.3, Table 94.  DPP8 and row_xmask are RDNA only.
 _GFX9_DPP = frozenset(
     {"quad_perm", "row_shl", "row_shr", "row_ror", "wave_shl", "wave_rol", "wave_shr", "wave_ror",
      "row_mirror", "row_half_mirror", "row_bcast15", "row_bcast31", "row_newbcast"}

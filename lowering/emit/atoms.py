@@ -2,14 +2,14 @@
 raw buffer loads/stores, global loads/stores, LDS allocation and accesses, MFMA, region markers.
 
 Every function appends ops to a :class:`~linlayout.lowering.emit.builder.Builder` and returns the SSA
-name of the result (facts from shared/reference/amd_hw.md sections 2.8, 3 and 4).
+name of the result (facts from docs/amd_facts.md sections 2.8, 3 and 4).
 
-Buffers (amd_hw.md 4).  A raw buffer resource (stride 0) bounds every access: a dword
+Buffers (docs/amd_facts.md 4).  A raw buffer resource (stride 0) bounds every access: a dword
 component at byte offset ``voffset + inst_offset >= num_records`` reads 0 and is not
 written (4.3), so a ragged tile needs no branch: give the lanes outside the tensor the
 offset :data:`BUFFER_OOB_OFFSET`.  :data:`BUFFER_FLAGS_GFX9` is the descriptor's word 3.
 
-MFMA (amd_hw.md 3 and the catalog :mod:`linlayout.hw.mfma`).  :func:`mfma_operand_types`
+MFMA (docs/amd_facts.md 3 and the catalog :mod:`linlayout.hw.mfma`).  :func:`mfma_operand_types`
 gives the LLVM types of A, B and C of a catalogued instruction (the packed items of one
 lane: 16-bit items as ``vector<K x f16>``/``vector<K x i16>`` (bf16 of the ``.1k`` forms),
 8-bit items packed in i32/i64/``vector<4xi32>``, F8F6F4 operands as ``vector<8|6|4 x i32>``).
@@ -32,12 +32,12 @@ __all__ = [
 ]
 
 # [I] Descriptor word 3 for raw buffers on gfx9: num_format 7 (float), data_format 4 (32),
-# the value Triton and IREE emit (amd_hw.md 4.1); CK uses 0x00020000.  Only the data-format
+# the value Triton and IREE emit (docs/amd_facts.md 4.1); CK uses 0x00020000.  Only the data-format
 # field matters to the untyped buffer_load/store_dword* instructions used here.
 BUFFER_FLAGS_GFX9 = 0x00027000
 # A voffset no tensor reaches: every component at or above num_records is out of range.
 BUFFER_OOB_OFFSET = 0x80000000
-# BLGP modifier values 0..7 as the ROCDL dialect spells them (amd_hw.md 3.5).
+# BLGP modifier values 0..7 as the ROCDL dialect spells them (docs/amd_facts.md 3.5).
 BLGP_NAMES = ("none", "bcast_first_32", "bcast_second_32", "rotate_16_right", "bcast_first_16",
               "bcast_second_16", "bcast_third_16", "bcast_fourth_16")
 # F8F6F4 operand formats (catalog name -> ROCDL enum), CBSZ/BLGP codes 0..4.
@@ -219,7 +219,7 @@ def mfma(b: Builder, ins: MfmaInstruction, a: str, bb: str, c: str, *, cbsz: int
          opsel_b: int = 0) -> str:
     """``D = A * B + C`` with the catalogued instruction ``ins``; returns D.
 
-    ``cbsz/abid/blgp`` are the broadcast modifiers (amd_hw.md 3.5; f64 instructions take
+    ``cbsz/abid/blgp`` are the broadcast modifiers (docs/amd_facts.md 3.5; f64 instructions take
     them as negate bits).  F8F6F4 instructions take their operand formats from ``ins``
     (``with_formats``); the ``v_mfma_scale_*`` ones need the E8M0 scale registers
     ``scale_a/scale_b`` (i32 values, byte ``opsel_a/opsel_b``).  The unscaled F8F6F4 ones
@@ -257,7 +257,7 @@ def dpp_mov(b: Builder, src: str, ctrl: int, row_mask: int = 0xF, bank_mask: int
 
 
 def ds_swizzle(b: Builder, src: str, offset: int) -> str:
-    """``ds_swizzle_b32`` of the i32 ``src`` with the 16-bit pattern ``offset`` (amd_hw.md 2.2)."""
+    """``ds_swizzle_b32`` of the i32 ``src`` with the 16-bit pattern ``offset`` (docs/amd_facts.md 2.2)."""
     return b.value(f"rocdl.ds_swizzle {src}, {b.const(int(offset))} : (i32, i32) -> i32", "swz")
 
 

@@ -5,7 +5,7 @@ Registers.  The plan's slots live in 32-bit VGPRs ("dwords"): with ``b``-bit ele
 ``s // p``, little endian); a 64-bit slot ``s`` spans dwords ``2s, 2s+1``.  The emitter
 keeps one i32 SSA value per dword; register steps act on whole dwords.
 
-Instruction per step (amd_hw.md 2.8):
+Instruction per step (docs/amd_facts.md 2.8):
 
 ===================  =========================================================================
 step                 MLIR

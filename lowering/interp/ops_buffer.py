@@ -1,4 +1,4 @@
-"""Raw buffer resources and buffer loads/stores (amd_hw.md section 4).
+"""Raw buffer resources and buffer loads/stores (docs/amd_facts.md section 4).
 
 ``rocdl.make.buffer.rsrc %base, %stride, %num_records, %flags : !llvm.ptr<1> to !llvm.ptr<8>``
 builds a V#: base address (48 bits), stride (i16: bits 13:0 stride, 14 cache swizzle, 15

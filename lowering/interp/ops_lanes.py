@@ -1,4 +1,4 @@
-"""Cross-lane ROCDL ops, with the ISA's semantics (``shared/reference/amd_hw.md`` section 2).
+"""Cross-lane ROCDL ops, with the ISA's semantics (``docs/amd_facts.md`` section 2).
 
 Each op works inside one wave (64 lanes); values are reshaped to ``(waves, 64, ...)``.  EXEC
 is ``ctx.active()``; the destination of an inactive lane is never observed, so it is 0.
@@ -69,7 +69,7 @@ def _bpermute(op: OpInfo):
 
 
 def swizzle_source(offset: int) -> np.ndarray:
-    """Source lane of every lane (64,) for ds_swizzle_b32 with ``offset`` (amd_hw.md 2.2)."""
+    """Source lane of every lane (64,) for ds_swizzle_b32 with ``offset`` (docs/amd_facts.md 2.2)."""
     i = np.arange(WAVE)
     lo = i & 0x1F
     if offset >= 0xE000:  # FFT
@@ -113,7 +113,7 @@ def _swizzle(op: OpInfo):
 
 
 def dpp_source(ctrl: int) -> tuple:
-    """``(source lane (64,), in-range (64,) bool)`` of a gfx9 DPP_CTRL (amd_hw.md 2.3).
+    """``(source lane (64,), in-range (64,) bool)`` of a gfx9 DPP_CTRL (docs/amd_facts.md 2.3).
 
     Raises ``ValueError`` for reserved values."""
     n = np.arange(WAVE)

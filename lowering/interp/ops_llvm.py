@@ -1,7 +1,7 @@
 """LLVM-dialect value ops: undef/poison/zero, struct fields, pointer casts, symbol addresses,
 and the VALU byte intrinsics called through ``llvm.call_intrinsic``.
 
-``llvm.amdgcn.perm`` is ``v_perm_b32 D, S0, S1, S2`` (amd_hw.md 2.6): the 8 input bytes are
+``llvm.amdgcn.perm`` is ``v_perm_b32 D, S0, S1, S2`` (docs/amd_facts.md 2.6): the 8 input bytes are
 S1 bytes 0..3 then S0 bytes 0..3; result byte i is chosen by selector byte ``S2.byte[i]``:
 0..7 that input byte, 8..11 0xFF if the sign bit of input byte 1/3/5/7 is set else 0,
 12 -> 0x00, 13..255 -> 0xFF.  ``llvm.amdgcn.alignbyte`` is ``v_alignbyte_b32``:

@@ -7,7 +7,7 @@ accumulator type (wrapped to 32 bits for i32), then scattered back with the C la
 Operand bits are read from the operand value's register bytes: item e of a lane is bits
 ``[e*w, (e+1)*w)`` of its value (w = the element width: 4, 6, 8, 16, 32 or 64).
 
-Modifiers (amd_hw.md 3.5): CBSZ/ABID broadcast A blocks (lane l reads A from lane
+Modifiers (docs/amd_facts.md 3.5): CBSZ/ABID broadcast A blocks (lane l reads A from lane
 ``l % S + S*ABID``, ``S = 64 >> CBSZ``); BLGP permutes B lanes (0: l, 1: l%32, 2: l%32+32,
 3: (l+16)%64, 4..7: l%16 + 16*(BLGP-4)).  f64 MFMAs (BLGP = negate bits) and xf32 (TF32
 arithmetic) are refused rather than guessed.

@@ -1,6 +1,6 @@
 """Interpreter options, including every inferred ([I]) hardware fact as a named parameter.
 
-Facts tagged [I] in ``shared/reference/amd_hw.md`` are not documented by AMD; each is a
+Facts tagged [I] in ``docs/amd_facts.md`` are not documented by AMD; each is a
 field here with the value we believe, so a test or a later measurement can change it.
 """
 
@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 __all__ = ["InterpOptions", "TR_LOAD_MODELS", "FP8_STYLES"]
 
-#: The ds_read_b64_tr_b{4,8,16} / ds_read_b96_tr_b6 lane models we know (amd_hw.md 1.6).
+#: The ds_read_b64_tr_b{4,8,16} / ds_read_b96_tr_b6 lane models we know (docs/amd_facts.md 1.6).
 TR_LOAD_MODELS = ("amd_hw_1.6",)
 #: fp8/bf8 encodings of the plain (non-f8f6f4) fp8 MFMAs: "fnuz" = f8E4M3FNUZ/f8E5M2FNUZ
 #: (MI300), "ocp" = f8E4M3FN/f8E5M2 (MI350).
