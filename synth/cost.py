@@ -116,8 +116,9 @@ class CostModel:
         (arch, valu, perm, ds, xbar, lds, lat, lw, bar, salu, hz, share) = key
         return cls(arch, valu, perm, ds, xbar, dict(lds), lat, lw, bar, salu, hz, share)
 
-    def instruction(self, kind: str, width: int = 4, conflict_degree: float = 1.0) -> float:
-        """Cycles of one instruction of ``kind`` (a COUNT_KINDS name); LDS ops take their width in bytes."""
+    def instruction(self, kind: str, width_bytes: int = 4, conflict_degree: float = 1.0) -> float:
+        """Cycles of one instruction of ``kind`` (a COUNT_KINDS name); LDS ops take their access's
+        ``width_bytes`` per lane."""
         if kind in ("v_cndmask", "v_perm_b32", "v_mov"):
             return self.valu_issue
         if kind == "dpp":
@@ -129,7 +130,7 @@ class CostModel:
         if kind == "readlane":
             return self.valu_issue
         if kind in ("lds_write", "lds_read", "lds_read_tr"):
-            return self.ds_issue + self.lds_cycles.get(width, 20.0) * conflict_degree * self.lds_port_sharing
+            return self.ds_issue + self.lds_cycles.get(width_bytes, 20.0) * conflict_degree * self.lds_port_sharing
         if kind == "s_barrier":
             return self.barrier_cycles
         raise KeyError(kind)

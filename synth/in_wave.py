@@ -280,10 +280,10 @@ def gather_floor(um: UnitMap, cm: CostModel) -> float:
 
 
 def gather_choices(ctx: ConversionContext, um: UnitMap) -> tuple[float, list[_GatherUnit]]:
-    """The per-unit gather and its cost under the context's target and cost model: each dst unit is assembled lane group by lane group (lanes
-    reading the same src unit); the group whose move costs least relative to merging it is the
-    base, every other group merges by one DPP move into the base (plus a select unless fused) or
-    by a lane move and a ``v_cndmask``."""
+    """The per-unit gather and its cost under the context's target and cost model: each dst unit
+    is assembled lane group by lane group (lanes reading the same src unit); the group whose move
+    costs least relative to merging it is the base, every other group merges by one DPP move into
+    the base (plus a select unless fused) or by a lane move and a ``v_cndmask``."""
     src_u, src_l = um.table()
     target, cm = ctx.target, ctx.cost_model
     fam = cm.lane_family_cost()
