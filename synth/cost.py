@@ -161,12 +161,12 @@ def cost_model(arch: str) -> CostModel:
 
 
 # ====================================================================== plans
-def _lds_op_name(store: bool, width: int, transpose: int = 0) -> str:
+def _lds_op_name(store: bool, width_bytes: int, transpose: int = 0) -> str:
     if transpose:
         return f"ds_read_b64_tr_b{transpose}"
     if store:
-        return f"ds_write_b{8 * width}"
-    return f"ds_read_b{8 * width}" if width >= 4 else f"ds_read_u{8 * width}"
+        return f"ds_write_b{8 * width_bytes}"
+    return f"ds_read_b{8 * width_bytes}" if width_bytes >= 4 else f"ds_read_u{8 * width_bytes}"
 
 
 _bank_cache: dict[tuple, float] = {}
