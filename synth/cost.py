@@ -183,7 +183,7 @@ def lds_conflict_degree(arch: str, store: bool, width_bytes: int, addr, element_
     seen = (arch, store, width_bytes, transpose, element_bits, a.tobytes())  # this very access again
     if seen in _bank_cache:
         return _bank_cache[seen]
-    element_bytes = element_bits // 8
+    element_bytes = max(1, element_bits // 8)  # a sub-byte element (a plan read from JSON) addresses its byte
     op = _lds_op_name(store, width_bytes, transpose)
     c = int(a[0])
     if c % width_bytes == 0:
