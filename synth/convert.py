@@ -22,6 +22,8 @@
    certificate is checked by the emulator's certificate executor and by the
    independent checker in the tests.
 
+The conversion's context (linlayout.synth.context: layouts, target, element size, cost
+model, LDS budget, strategy) is made once here and carried through the planner.
 Sub-results that depend only on (layouts, arch, element bits, LDS budget) are
 cached per process (the wave map, the lower bound, the LDS shared layouts, the
 exchange tables); ``clear_caches`` empties them.
@@ -32,9 +34,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from linlayout import LayoutError, LinearLayout
-from linlayout.hw.targets import get_target
-
 from . import cost as cost_mod
+from .context import STRATEGIES, ConversionContext
 from .emulator import PlanVerificationError, element_ids, verify
 from .exchanges import SchedulePlanner, best_schedule, build_schedule, exchange_applicable
 from .in_wave import (Packing, choose_packing, gather_choices, gather_floor, gather_units, pack_perms, pack_units,
@@ -42,48 +43,37 @@ from .in_wave import (Packing, choose_packing, gather_choices, gather_floor, gat
 from .ir import Program
 from . import exchanges, lane_ops, lds_path
 from .lds_path import build_lds
-from .plan import Plan, dwords_per_slot, slots_per_dword
-from .preimage import Problem, normalize, wave_local_map
+from .plan import Plan
+from .preimage import Problem, wave_local_map
 
 __all__ = ["STRATEGIES", "candidate_plans", "clear_caches", "exchange_schedule_plans", "plan_conversion"]
 
-STRATEGIES = ("auto", "registers", "lds")
 
-
-def _check_args(arch: str, element_bits: int):
-    target = get_target(arch)
-    if target.wave_size != 64:
-        raise LayoutError(f"arch {target.name}: the conversion planner models 64-lane waves (CDNA); "
-                          f"{target.name} has {target.wave_size}")
-    if isinstance(element_bits, bool) or element_bits not in (8, 16, 32, 64):
-        raise LayoutError(f"element_bits {element_bits!r} must be 8, 16, 32 or 64")
-    return target
-
-
-def _check_options(strategy: str, lds_budget_bytes: int | None) -> None:
-    if strategy not in STRATEGIES:
-        raise LayoutError(f"strategy {strategy!r} must be one of {', '.join(STRATEGIES)}")
-    if lds_budget_bytes is not None and (isinstance(lds_budget_bytes, bool) or not isinstance(lds_budget_bytes, int)
-                                         or lds_budget_bytes <= 0):
-        raise LayoutError(f"lds_budget_bytes {lds_budget_bytes!r} must be a positive integer")
-
-
-def _base_plan(prob: Problem, target, element_bits: int) -> Plan:
-    return Plan(arch=target.name, wave_size=64, num_warps=prob.num_warps, element_bits=element_bits,
+def _base_plan(ctx: ConversionContext) -> Plan:
+    prob = ctx.problem
+    return Plan(arch=ctx.arch, wave_size=64, num_warps=prob.num_warps, element_bits=ctx.element_bits,
                 src=prob.src, dst=prob.dst, slots_in=prob.src.in_dim_size("register"),
                 slots_out=prob.dst.in_dim_size("register"), steps=[])
 
 
-def _n_values(n_slots: int, element_bits: int) -> int:
-    return n_slots if element_bits == 64 else -(-n_slots // slots_per_dword(element_bits))
+def _n_values(n_slots: int, ctx: ConversionContext) -> int:
+    """Values of the SSA program holding ``n_slots`` elements: one per element for 64-bit ones,
+    else one per 32-bit VGPR."""
+    return n_slots if ctx.element_bits == 64 else -(-n_slots // ctx.slots_per_dword)
 
 
-def _finish(plan: Plan, prog: Program, outputs: list[int], strategy: str, cm, lds_valu: int | None = None) -> Plan:
+def _program(ctx: ConversionContext) -> Program:
+    """An empty SSA program over the src registers of ``ctx``."""
+    return Program(_n_values(ctx.problem.src.in_dim_size("register"), ctx), ctx.slots_per_dword, ctx.dwords_per_slot)
+
+
+def _finish(plan: Plan, prog: Program, outputs: list[int], strategy: str, ctx: ConversionContext,
+            lds_valu: int | None = None) -> Plan:
     """Emit ``prog`` into ``plan`` and price it (``lds_valu``: its LDS address VALU ops when known)."""
-    plan.steps = prog.emit(outputs, _n_values(plan.slots_out, plan.element_bits))
+    plan.steps = prog.emit(outputs, _n_values(plan.slots_out, ctx))
     depth = cost_mod.ds_depth(plan)
     plan.overhead = cost_mod.estimate_overhead(plan, depth, lds_valu)
-    plan.cost, plan.cost_detail = cost_mod.plan_cost(plan, cm, depth)
+    plan.cost, plan.cost_detail = cost_mod.plan_cost(plan, ctx.cost_model, depth)
     plan.strategy = strategy
     return plan
 
@@ -99,13 +89,13 @@ class _UnitProblem:
     packings: list[list[int]]  # K lists: the best passive packing, then the native one (8/16-bit)
 
 
-def _unit_problem(prob: Problem, wm, element_bits: int) -> _UnitProblem:
+def _unit_problem(ctx: ConversionContext, wm) -> _UnitProblem:
     mask = wm.reg_lane_mask
     reg_cols = [c & mask for c in wm.reg]
     lane_cols = [c & mask for c in wm.lane]
-    n_sr = prob.n_src_reg
-    pk = choose_packing(reg_cols, lane_cols, n_sr, element_bits)
-    p = slots_per_dword(element_bits)
+    n_sr = ctx.problem.n_src_reg
+    pk = choose_packing(reg_cols, lane_cols, n_sr, ctx.element_bits)
+    p = ctx.slots_per_dword
     packings = [pk.K]
     native = list(range(min(len(pk.K) if p == 1 else (p.bit_length() - 1), n_sr)))
     if p > 1 and native != pk.K:
@@ -113,34 +103,32 @@ def _unit_problem(prob: Problem, wm, element_bits: int) -> _UnitProblem:
     return _UnitProblem(reg_cols, lane_cols, n_sr, pk, packings)
 
 
-def _build_in_wave(prob: Problem, wm, up: _UnitProblem, K: list[int], target, element_bits: int, cm, name: str,
-                   middle) -> Plan | None:
+def _build_in_wave(ctx: ConversionContext, wm, up: _UnitProblem, K: list[int], name: str, middle) -> Plan | None:
     """Pack the src VGPRs into units (elements grouped by ``K``), apply the per-warp register
     offsets, run ``middle(prog, units) -> dst values`` and price the plan (None if a warp offset
     moves elements inside a unit)."""
-    p, dps = slots_per_dword(element_bits), dwords_per_slot(element_bits)
-    prog = Program(_n_values(prob.src.in_dim_size("register"), element_bits), p, dps)
-    pkK = Packing(element_bits, up.n_sr, len(up.reg_cols), K, up.pk.Kd if K == up.pk.K else [], up.pk.units)
-    units = _warp_offsets(prog, pack_units(prog, pkK), wm.warp_register_offsets, K, up.n_sr, prob.num_warps)
+    prog = _program(ctx)
+    pkK = Packing(ctx.element_bits, up.n_sr, len(up.reg_cols), K, up.pk.Kd if K == up.pk.K else [], up.pk.units)
+    units = _warp_offsets(prog, pack_units(prog, pkK), wm.warp_register_offsets, K, up.n_sr, ctx.problem.num_warps)
     if units is None:
         return None
-    plan = _finish(_base_plan(prob, target, element_bits), prog, middle(prog, units), "registers", cm)
+    plan = _finish(_base_plan(ctx), prog, middle(prog, units), "registers", ctx)
     plan.notes.append(f"in-wave builder: {name}; elements per 32-bit unit follow src register bits {K}")
     return plan
 
 
-def _in_wave_candidates(prob: Problem, wm, target, element_bits: int, cm) -> list[Plan]:
+def _in_wave_candidates(ctx: ConversionContext, wm) -> list[Plan]:
     """The cheapest in-wave plans: the best exchange schedule (priced on labels, linlayout.synth.exchanges)
     over the packings, and the gather when its price is within the tie fraction of it."""
-    up = _unit_problem(prob, wm, element_bits)
-    p = slots_per_dword(element_bits)
-    n_dst = prob.dst.in_dim_size("register")
+    up = _unit_problem(ctx, wm)
+    p, cm = ctx.slots_per_dword, ctx.cost_model
+    n_dst = ctx.problem.dst.in_dim_size("register")
     scheds = []
     if exchange_applicable(up.reg_cols, up.lane_cols, up.n_sr):
         for K in up.packings:
             try:
-                sched, planner = best_schedule(up.reg_cols, up.lane_cols, up.n_sr, K, target, cm, element_bits,
-                                               n_dst, pack_perms(K, up.n_sr, p) if p > 1 else 0)
+                sched, planner = best_schedule(ctx, up.reg_cols, up.lane_cols, up.n_sr, K, n_dst,
+                                               pack_perms(K, up.n_sr, p) if p > 1 else 0)
             except ValueError:
                 continue
             scheds.append((sched, planner, K))
@@ -148,17 +136,17 @@ def _in_wave_candidates(prob: Problem, wm, target, element_bits: int, cm) -> lis
     best = cost_mod.near_best(scheds, lambda t: t[0].cost, lambda t: t[0].count) if scheds else None
     if best is not None:
         sched, planner, K = best
-        plan = _build_in_wave(prob, wm, up, K, target, element_bits, cm, "exchange:" + sched.name,
-                              lambda prog, units: build_schedule(prog, sched, planner, units, n_dst, element_bits))
+        plan = _build_in_wave(ctx, wm, up, K, "exchange:" + sched.name,
+                              lambda prog, units: build_schedule(prog, sched, planner, units, n_dst))
         if plan is not None:
             out.append(plan)
     vperm = cm.instruction("v_perm_b32") * (pack_perms(up.pk.K, up.n_sr, p) + pack_perms(up.pk.Kd, len(up.reg_cols), p)
                                             if p > 1 else 0)
     limit = best[0].cost * (1 + cost_mod.COST_TIE_FRACTION) if best is not None else float("inf")
     if gather_floor(up.pk.units, cm) + vperm <= limit:  # the gather is priced only when it might win
-        g_cost, g_plan = gather_choices(up.pk.units, target, cm)
+        g_cost, g_plan = gather_choices(ctx, up.pk.units)
         if g_cost + vperm <= limit:
-            plan = _build_in_wave(prob, wm, up, up.pk.K, target, element_bits, cm, "gather",
+            plan = _build_in_wave(ctx, wm, up, up.pk.K, "gather",
                                   lambda prog, units: unpack_units(prog, up.pk, gather_units(prog, g_plan, units),
                                                                    n_dst))
             if plan is not None:
@@ -171,24 +159,21 @@ def exchange_schedule_plans(src: LinearLayout, dst: LinearLayout, arch: str,
     """Every exchange schedule the planner prices for an in-wave conversion, built into a plan
     (unverified): ``(packing K, schedule name, predicted instructions, plan)``.  For inspecting the
     choice; ``plan_conversion`` builds only the cheapest."""
-    target = _check_args(arch, element_bits)
-    prob = normalize(src, dst, target.wave_size)
-    wm = _wave_map(prob)
+    ctx = ConversionContext.create(src, dst, arch, element_bits)
+    wm = _wave_map(ctx.problem)
     if not wm.wave_local:
         raise LayoutError("the conversion moves data between warps: no exchange schedule")
-    up = _unit_problem(prob, wm, element_bits)
+    up = _unit_problem(ctx, wm)
     if not exchange_applicable(up.reg_cols, up.lane_cols, up.n_sr):
         return []
-    cm = cost_mod.cost_model(target.name)
-    p, n_dst = slots_per_dword(element_bits), prob.dst.in_dim_size("register")
+    p, n_dst = ctx.slots_per_dword, ctx.problem.dst.in_dim_size("register")
     out = []
     for K in up.packings:
-        planner = SchedulePlanner(up.reg_cols, up.lane_cols, up.n_sr, K, target, cm, element_bits)
+        planner = SchedulePlanner(ctx, up.reg_cols, up.lane_cols, up.n_sr, K)
         for sched in planner.candidates():
             n = pack_perms(K, up.n_sr, p) + planner.repack_perms(sched, n_dst) if p > 1 else 0
-            plan = _build_in_wave(prob, wm, up, K, target, element_bits, cm, "exchange:" + sched.name,
-                                  lambda prog, units: build_schedule(prog, sched, planner, units, n_dst,
-                                                                     element_bits))
+            plan = _build_in_wave(ctx, wm, up, K, "exchange:" + sched.name,
+                                  lambda prog, units: build_schedule(prog, sched, planner, units, n_dst))
             if plan is not None:
                 out.append((K, sched.name, sched.count + n, plan))
     return out
@@ -212,18 +197,16 @@ def _warp_offsets(prog: Program, units: list[int], offsets: list[int], K: list[i
     return units
 
 
-def _lds_candidates(prob: Problem, target, element_bits: int, cm, budget: int | None,
-                    best_only: bool = False, ceiling: float = float("inf")) -> list[Plan]:
+def _lds_candidates(ctx: ConversionContext, best_only: bool = False, ceiling: float = float("inf")) -> list[Plan]:
     """LDS round trips through each shared layout (lds_path.designs), built in the order of their
     cost floors (ideal LDS cycles, lds_path.DesignPool.by_floor); a design whose floor is above the
     best plan built so far (beyond the tie fraction) cannot win and is not built.  ``best_only``:
     neither is a round trip equal to one built before (the same layout and stores: the same cost
     and instructions, ranked after it) nor one that a plan built before outranks (``_outranked``),
     nor one whose floor is above ``ceiling`` (the in-wave plans' tie limit: it would rank after them)."""
-    pool = lds_path.designs(prob, element_bits, target.name, budget)
-    p, dps = slots_per_dword(element_bits), dwords_per_slot(element_bits)
-    n_init = _n_values(prob.src.in_dim_size("register"), element_bits)
-    d_ids = element_ids(prob.dst, prob.num_warps)
+    pool = lds_path.designs(ctx)
+    budget, target = ctx.lds_budget_bytes, ctx.target
+    d_ids = element_ids(ctx.problem.dst, ctx.problem.num_warps)
     out: list[Plan] = []
     built = set()
     fitted = False
@@ -232,23 +215,23 @@ def _lds_candidates(prob: Problem, target, element_bits: int, cm, budget: int | 
         lds = min(q.cost for q in out) * (1 + cost_mod.COST_TIE_FRACTION) if out else float("inf")
         return min(lds, ceiling) if best_only else lds
 
-    for acc in pool.by_floor(cm, element_bits, limit):
+    for acc in pool.by_floor(limit):
         if (budget is not None and acc.design.lds_bytes > budget) or acc.design.lds_bytes > target.lds_bytes:
             continue
         fitted = True
-        if acc.floor(cm, element_bits) > limit():
+        if acc.floor() > limit():
             break
-        key = (lds_path.layout_key(acc.design), acc.s_width)
+        key = (lds_path.layout_key(acc.design), acc.s_width_bytes)
         if best_only and key in built:
             continue
         built.add(key)
-        if best_only and _outranked(acc, out, cm, element_bits):
+        if best_only and _outranked(acc, out):
             continue
-        prog = Program(n_init, p, dps)
-        outs = build_lds(prog, acc, list(range(n_init)), d_ids)
-        plan = _base_plan(prob, target, element_bits)
+        prog = _program(ctx)
+        outs = build_lds(prog, acc, list(range(prog.n_init)), d_ids)
+        plan = _base_plan(ctx)
         plan.lds_bytes = acc.design.lds_bytes
-        plan = _finish(plan, prog, outs, "lds", cm, acc.address_valu)
+        plan = _finish(plan, prog, outs, "lds", ctx, acc.address_valu)
         rounds = 1 << acc.design.n_rep_bits
         sync = "barriers (data crosses warps)" if acc.cross else "no barrier (each warp reads its own writes)"
         plan.notes.append(f"LDS layout: {acc.design.source}; {rounds} round(s); {sync}")
@@ -261,47 +244,44 @@ def _lds_candidates(prob: Problem, target, element_bits: int, cm, budget: int | 
     return out
 
 
-def _outranked(acc, built: list[Plan], cm, element_bits: int) -> bool:
+def _outranked(acc, built: list[Plan]) -> bool:
     """Does an LDS plan built before rank before the plan of ``acc`` whatever else is built?  Yes
     when its cost and its instructions with setup are at most the lower bounds of ``acc``'s
     (LdsAccesses.plan_floor): it is then in the tie group whenever that plan is, has no more
     instructions, and comes first on a full tie (_rank); and the tie group does not change."""
     if not built:
         return False
-    cost, count = acc.plan_floor(cm, element_bits)
+    cost, count = acc.plan_floor()
     return any(q.cost <= cost and q.total_with_overhead() <= count for q in built)
 
 
 def candidate_plans(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int, *,
                     lds_budget_bytes: int | None = None, strategy: str = "auto") -> list[Plan]:
     """Every candidate plan (unverified), cheapest first."""
-    target = _check_args(arch, element_bits)
-    _check_options(strategy, lds_budget_bytes)
-    return _candidates(normalize(src, dst, target.wave_size), target, element_bits, lds_budget_bytes, strategy)
+    return _candidates(ConversionContext.create(src, dst, arch, element_bits, lds_budget_bytes, strategy))
 
 
-def _candidates(prob: Problem, target, element_bits: int, lds_budget_bytes: int | None, strategy: str,
-                best_only: bool = False) -> list[Plan]:
+def _candidates(ctx: ConversionContext, best_only: bool = False) -> list[Plan]:
     """The candidate plans, cheapest first (``best_only``: only the first is wanted, so candidates
     that provably rank after another are not built)."""
-    cm = cost_mod.cost_model(target.name)
+    prob, strategy = ctx.problem, ctx.strategy
     if _same_map(prob):
-        plan = _base_plan(prob, target, element_bits)
+        plan = _base_plan(ctx)
         plan.strategy = "noop"
         return [plan]
     wm = _wave_map(prob)
     cands: list[Plan] = []
     if wm.wave_local and strategy in ("auto", "registers"):
-        cands.extend(_in_wave_candidates(prob, wm, target, element_bits, cm))
+        cands.extend(_in_wave_candidates(ctx, wm))
     if strategy == "registers" and not wm.wave_local:
         raise LayoutError("the conversion moves data between warps; only the LDS strategy can do it")
     lds_floor, ceiling = None, float("inf")
     if cands and strategy == "auto":  # no LDS plan can beat (or tie) the in-wave plan: skip building it
-        lds_floor = _lower_bound(prob, element_bits, target)["lds_cost"]
+        lds_floor = _lower_bound(ctx)["lds_cost"]
         ceiling = min(p.cost for p in cands) * (1 + cost_mod.COST_TIE_FRACTION)
     if strategy in ("auto", "lds") and (lds_floor is None or lds_floor <= ceiling):
         try:
-            cands.extend(_lds_candidates(prob, target, element_bits, cm, lds_budget_bytes, best_only, ceiling))
+            cands.extend(_lds_candidates(ctx, best_only, ceiling))
         except LayoutError:
             if not cands:
                 raise
@@ -332,10 +312,8 @@ def plan_conversion(src: LinearLayout, dst: LinearLayout, arch: str, element_bit
     tile is larger).  ``strategy``: ``auto`` (cheapest), ``registers`` (stay in
     registers; an error when data crosses warps) or ``lds``.
     """
-    target = _check_args(arch, element_bits)
-    _check_options(strategy, lds_budget_bytes)
-    prob = normalize(src, dst, target.wave_size)
-    best = _candidates(prob, target, element_bits, lds_budget_bytes, strategy, best_only=True)[0]
+    ctx = ConversionContext.create(src, dst, arch, element_bits, lds_budget_bytes, strategy)
+    best = _candidates(ctx, best_only=True)[0]
     res = verify(best, certificate=False)
     if not res.ok:
         raise PlanVerificationError(f"internal error: the {best.strategy} plan failed verification: {res.message}")
@@ -344,7 +322,7 @@ def plan_conversion(src: LinearLayout, dst: LinearLayout, arch: str, element_bit
         c = best.counts()
         cross = c["dpp"] + c["ds_bpermute"] + c["ds_swizzle"] + c["permlane16_swap"] + c["permlane32_swap"]
         best.strategy = "lanes" if cross else ("rename" if c["total"] == 0 else "registers")
-    best.lower_bound = _lower_bound(prob, element_bits, target)
+    best.lower_bound = _lower_bound(ctx)
     return best
 
 
@@ -365,10 +343,8 @@ def _wave_map(prob: Problem):
     return _cached(_wm_cache, prob.key(), lambda: wave_local_map(prob))
 
 
-def _lower_bound(prob: Problem, element_bits: int, target) -> dict:
-    lb = _cached(_lb_cache, (prob.key(), element_bits, target.name),
-                 lambda: cost_mod.lower_bound(prob, element_bits, cost_mod.cost_model(target.name),
-                                              target.has_permlane_swap))
+def _lower_bound(ctx: ConversionContext) -> dict:
+    lb = _cached(_lb_cache, (ctx.problem.key(), ctx.element_bits, ctx.arch), lambda: cost_mod.lower_bound(ctx))
     return dict(lb)
 
 

@@ -116,8 +116,9 @@ class CostModel:
         (arch, valu, perm, ds, xbar, lds, lat, lw, bar, salu, hz, share) = key
         return cls(arch, valu, perm, ds, xbar, dict(lds), lat, lw, bar, salu, hz, share)
 
-    def instruction(self, kind: str, width: int = 4, conflict_degree: float = 1.0) -> float:
-        """Cycles of one instruction of ``kind`` (a COUNT_KINDS name); LDS ops take their width in bytes."""
+    def instruction(self, kind: str, width_bytes: int = 4, conflict_degree: float = 1.0) -> float:
+        """Cycles of one instruction of ``kind`` (a COUNT_KINDS name); LDS ops take their access's
+        ``width_bytes`` per lane."""
         if kind in ("v_cndmask", "v_perm_b32", "v_mov"):
             return self.valu_issue
         if kind == "dpp":
@@ -129,7 +130,7 @@ class CostModel:
         if kind == "readlane":
             return self.valu_issue
         if kind in ("lds_write", "lds_read", "lds_read_tr"):
-            return self.ds_issue + self.lds_cycles.get(width, 20.0) * conflict_degree * self.lds_port_sharing
+            return self.ds_issue + self.lds_cycles.get(width_bytes, 20.0) * conflict_degree * self.lds_port_sharing
         if kind == "s_barrier":
             return self.barrier_cycles
         raise KeyError(kind)
@@ -160,30 +161,32 @@ def cost_model(arch: str) -> CostModel:
 
 
 # ====================================================================== plans
-def _lds_op_name(store: bool, width: int, transpose: int = 0) -> str:
+def _lds_op_name(store: bool, width_bytes: int, transpose: int = 0) -> str:
     if transpose:
         return f"ds_read_b64_tr_b{transpose}"
     if store:
-        return f"ds_write_b{8 * width}"
-    return f"ds_read_b{8 * width}" if width >= 4 else f"ds_read_u{8 * width}"
+        return f"ds_write_b{8 * width_bytes}"
+    return f"ds_read_b{8 * width_bytes}" if width_bytes >= 4 else f"ds_read_u{8 * width_bytes}"
 
 
 _bank_cache: dict[tuple, float] = {}
 
 
-def lds_conflict_degree(arch: str, store: bool, width: int, addr, element_bits: int, transpose: int = 0) -> float:
-    """Bank cycles / conflict-free cycles of one LDS access (warp 0's byte addresses; ``transpose``:
-    the element bits of a gfx950 transpose load), from linlayout.synth.banks."""
+def lds_conflict_degree(arch: str, store: bool, width_bytes: int, addr, element_bits: int,
+                        transpose: int = 0) -> float:
+    """Bank cycles / conflict-free cycles of one LDS access of ``width_bytes`` per lane (warp 0's
+    byte addresses; ``transpose``: the element bits of a gfx950 transpose load), from
+    linlayout.synth.banks."""
     if banks is None:  # pragma: no cover - depends on the tree
         return 1.0
     a = _warp0(addr)
-    seen = (arch, store, width, transpose, element_bits, a.tobytes())  # this very access again
+    seen = (arch, store, width_bytes, transpose, element_bits, a.tobytes())  # this very access again
     if seen in _bank_cache:
         return _bank_cache[seen]
-    eb = max(1, element_bits // 8)
-    op = _lds_op_name(store, width, transpose)
+    element_bytes = max(1, element_bits // 8)  # a sub-byte element (a plan read from JSON) addresses its byte
+    op = _lds_op_name(store, width_bytes, transpose)
     c = int(a[0])
-    if c % width == 0:
+    if c % width_bytes == 0:
         # XOR by a multiple of the width keeps every lane aligned and maps the dwords by a fixed
         # XOR (banks by a fixed XOR too): every phase's per-bank counts are only permuted
         a = a ^ c
@@ -192,7 +195,7 @@ def lds_conflict_degree(arch: str, store: bool, width: int, addr, element_bits: 
         key = (arch, op, element_bits, (a - a.min()).tobytes(), int(a.min()) % 256)
     if key not in _bank_cache:
         try:
-            cycles, ideal = banks.lane_cycles(arch, op, a // eb, element_bits)
+            cycles, ideal = banks.lane_cycles(arch, op, a // element_bytes, element_bits)
             _bank_cache[key] = cycles / max(1, ideal)
         except LayoutError:
             _bank_cache[key] = 1.0
@@ -206,13 +209,14 @@ def _warp0(addr) -> np.ndarray:
     return a[0] if a.ndim == 2 else a.reshape(-1, 64)[0]
 
 
-def lds_access_cost(cm: CostModel, arch: str, store: bool, width: int, addr, element_bits: int,
+def lds_access_cost(cm: CostModel, arch: str, store: bool, width_bytes: int, addr, element_bits: int,
                     paired: bool, transpose: int = 0) -> float:
-    """Issue plus LDS-pipe cycles of one ds_write/ds_read (``paired``: a ds_write2/ds_read2, whose
-    second access has the same pattern; ``transpose``: a gfx950 transpose load of elements of
-    that many bits, priced as a read of its width)."""
+    """Issue plus LDS-pipe cycles of one ds_write/ds_read of ``width_bytes`` per lane (``paired``: a
+    ds_write2/ds_read2, whose second access has the same pattern; ``transpose``: a gfx950 transpose
+    load of elements of that many bits, priced as a read of its width)."""
     kind = "lds_write" if store else "lds_read"
-    one = cm.instruction(kind, width, lds_conflict_degree(arch, store, width, addr, element_bits, transpose))
+    one = cm.instruction(kind, width_bytes, lds_conflict_degree(arch, store, width_bytes, addr, element_bits,
+                                                                transpose))
     return one + (one - cm.ds_issue if paired else 0.0)
 
 
@@ -493,8 +497,9 @@ def _moving(dst: dict, have: list[int], offset_cols: list[int], n_dst_bits: int)
     return n_img - (1 << (dim_ker_q - len(ker_d)))
 
 
-def lower_bound(prob, element_bits: int, cm: CostModel, has_permlane: bool) -> dict:
-    """Analytic bounds over every plan (per wave) of the conversion ``prob`` (linlayout.synth.preimage.Problem).
+def lower_bound(ctx) -> dict:
+    """Analytic bounds over every plan (per wave) of the conversion of ``ctx``
+    (linlayout.synth.context.ConversionContext: its problem, element size, cost model and target).
 
     With ``S``/``D`` the src/dst maps hardware bits -> tensor bits, lane (and warp)
     ``x`` holds ``S(0, x) + Im S_reg`` and needs ``D(0, x) + Im D_reg`` (cosets: their
@@ -514,10 +519,12 @@ def lower_bound(prob, element_bits: int, cm: CostModel, has_permlane: bool) -> d
     """
     from linlayout import f2
 
+    prob, element_bits, cm = ctx.problem, ctx.element_bits, ctx.cost_model
+    has_permlane = ctx.target.has_permlane_swap
     S, D = prob.src_cols, prob.dst_cols
     W, L = prob.num_warps, prob.wave
-    eb = max(1, element_bits // 8)
-    per_dword = max(1, 32 // element_bits)
+    element_bytes = ctx.element_bytes
+    per_dword = ctx.slots_per_dword
     halves = 2 if element_bits == 64 else 1
     n_warp_bits = len(D["warp"])
     r_d = f2.rank(D["register"])
@@ -539,7 +546,7 @@ def lower_bound(prob, element_bits: int, cm: CostModel, has_permlane: bool) -> d
     per_lane_w = worst(have_warp, [0] * len(D["lane"]) + S["warp"])
     cross_lane = -(-per_lane // per_dword) * halves
     cross_warp = per_lane_w > 0
-    elems_b128 = max(1, 16 // eb)
+    elems_b128 = 16 // element_bytes
     if cross_warp:
         n_moving = _moving(D, have_warp, zeros_r + warp_off, n_d_bits)
     else:
@@ -556,8 +563,8 @@ def lower_bound(prob, element_bits: int, cm: CostModel, has_permlane: bool) -> d
     def lds_time(n_instr: int, n_bytes: int) -> float:  # issue + data cycles, every width allowed
         return n_instr * cm.ds_issue + max(n_instr * per_instr, n_bytes * per_byte)
 
-    load_bytes = worst_lane * eb
-    store_bytes = -(-n_moving // (W * L)) * eb
+    load_bytes = worst_lane * element_bytes
+    store_bytes = -(-n_moving // (W * L)) * element_bytes
     lds_bound = (lds_time(lds_loads, load_bytes) + lds_time(lds_stores, store_bytes) + cm.latency(2)
                  + (cm.instruction("s_barrier") if cross_warp else 0.0))
     reg_bound = max(cross_lane * move, merges * merge)

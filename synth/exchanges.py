@@ -52,6 +52,7 @@ import numpy as np
 from linlayout.hw.targets import Target
 
 from . import ir
+from .context import ConversionContext
 from .cost import CostModel, near_best
 from .ir import Program
 from .lane_ops import LaneOp, find_dpp, find_lane_op, row_bank_masks
@@ -163,10 +164,11 @@ class Schedule:
 class SchedulePlanner:
     """Label bookkeeping and the schedule generators (no values, no numpy in the loops)."""
 
-    def __init__(self, reg_cols: list[int], lane_cols: list[int], n_sr: int, K: list[int], target: Target,
-                 cm: CostModel, elem_bits: int) -> None:
-        self.target, self.cm = target, cm
-        self.cm_key = cm.key()
+    def __init__(self, ctx: ConversionContext, reg_cols: list[int], lane_cols: list[int], n_sr: int,
+                 K: list[int]) -> None:
+        self.ctx = ctx
+        self.target, self.cm = ctx.target, ctx.cost_model
+        self.cm_key = self.cm.key()
         self.kappa = len(K)
         self.T = [label_of(c, n_sr) for c in lane_cols]
         self.dst_labels = [label_of(c, n_sr) for c in reg_cols]
@@ -179,14 +181,14 @@ class SchedulePlanner:
         rest = [i for i in range(n_sr) if i not in K]
         self.reg0 = [("r", i) for i in K] + [("r", i) for i in rest] + [("v", k) for k in range(nv)]
         self.n_units = 1 << (len(self.reg0) - self.kappa)
-        self.p = max(1, 32 // elem_bits)
+        self.p = ctx.slots_per_dword
         e = self.p.bit_length() - 1
         # dst element bit k wants its label in element slot k (else a v_perm repacks at the end)
         self.elem_want = [self.dst_labels[k] if k < len(self.dst_labels) and k < e else None
                           for k in range(self.kappa)]
-        self.dword, self.sub = _realizations(target, self.cm_key, ir.FUSE_DPP_SELECT)
-        self.latency = cm.latency(1)
-        self.family_cost = cm.lane_family_cost()
+        self.dword, self.sub = _realizations(self.target, self.cm_key, ir.FUSE_DPP_SELECT)
+        self.latency = self.cm.latency(1)
+        self.family_cost = self.cm.lane_family_cost()
 
     # -------------------------------------------------------------- pricing helpers
     def x_price(self, rho: int, j: int) -> tuple[float, int]:
@@ -415,15 +417,15 @@ class SchedulePlanner:
         return (n_vgprs - as_is) * (1 if m <= 1 else 3)
 
 
-def best_schedule(reg_cols: list[int], lane_cols: list[int], n_sr: int, K: list[int], target: Target,
-                  cm: CostModel, elem_bits: int, n_dst_slots: int, pack_perms: int) -> tuple[Schedule, SchedulePlanner]:
+def best_schedule(ctx: ConversionContext, reg_cols: list[int], lane_cols: list[int], n_sr: int, K: list[int],
+                  n_dst_slots: int, pack_perms: int) -> tuple[Schedule, SchedulePlanner]:
     """The cheapest schedule for the unit map (``exchange_applicable`` must hold), its price including
     ``pack_perms`` packing and the final repacking ``v_perm``s."""
-    pl = SchedulePlanner(reg_cols, lane_cols, n_sr, K, target, cm, elem_bits)
+    pl = SchedulePlanner(ctx, reg_cols, lane_cols, n_sr, K)
     cands = pl.candidates()
     if not cands:
         raise ValueError("no exchange schedule")
-    vperm = cm.instruction("v_perm_b32")
+    vperm = ctx.cost_model.instruction("v_perm_b32")
     for s in cands:
         n = pack_perms + pl.repack_perms(s, n_dst_slots)
         s.cost += n * vperm
@@ -439,30 +441,30 @@ def clear_caches() -> None:
 
 
 # ---------------------------------------------------------------------- building on values
-def _subword_selectors(k: int, elem_bytes: int) -> tuple[int, int]:
+def _subword_selectors(k: int, element_bytes: int) -> tuple[int, int]:
     """v_perm selectors (S0 = partner's register, S1 = own) for lanes with l_j = 0 and l_j = 1."""
-    p = 4 // elem_bytes
+    p = 4 // element_bytes
     sels = []
     for y in (0, 1):
         sel = 0
         for slot in range(p):
             x = (slot >> k) & 1
             src_slot, base = (slot, 0) if x == y else (slot ^ (1 << k), 4)
-            for b in range(elem_bytes):
-                sel |= (base + src_slot * elem_bytes + b) << (8 * (slot * elem_bytes + b))
+            for b in range(element_bytes):
+                sel |= (base + src_slot * element_bytes + b) << (8 * (slot * element_bytes + b))
         sels.append(sel)
     return sels[0], sels[1]
 
 
-def build_schedule(prog: Program, sched: Schedule, pl: SchedulePlanner, units: list[int], n_dst_slots: int,
-                   elem_bits: int) -> list[int]:
+def build_schedule(prog: Program, sched: Schedule, pl: SchedulePlanner, units: list[int],
+                   n_dst_slots: int) -> list[int]:
     """Replay ``sched`` on the unit values ``units`` (index = src unit); returns the dst VGPR values."""
     from .in_wave import dst_register_parts, gather_dword
 
     n_rest = len(pl.reg0) - pl.kappa - sum(1 for lab in pl.reg0 if lab[0] == "v")
     mask = (1 << n_rest) - 1
     vals = [units[q & mask] for q in range(pl.n_units)]
-    eb = max(1, elem_bits // 8)
+    element_bytes = pl.ctx.element_bytes
     for mv in sched.moves:
         if mv[0] == "stage":
             sigma = _stage_sigma(mv[1])
@@ -474,7 +476,7 @@ def build_schedule(prog: Program, sched: Schedule, pl: SchedulePlanner, units: l
         lj = ((_LANES >> j) & 1).astype(bool)
         if rho < pl.kappa:
             (op,) = pl.sub[j].ops
-            sel0, sel1 = _subword_selectors(rho, eb)
+            sel0, sel1 = _subword_selectors(rho, element_bytes)
             moved = [prog.lane(v, _LANES ^ J, op) for v in vals]  # all moves first: no DPP waits on a v_perm
             vals = [prog.perm_select(t, v, sel0, sel1, lj) for t, v in zip(moved, vals)]
             continue
@@ -499,4 +501,4 @@ def build_schedule(prog: Program, sched: Schedule, pl: SchedulePlanner, units: l
             vals[q], vals[q | bit] = na, nb
     loc = pl.locations(sched, n_dst_slots)
     parts = dst_register_parts(n_dst_slots, pl.p, lambda r: (vals[loc[r][0]], loc[r][1]))
-    return [gather_dword(prog, ps, eb) if pl.p > 1 else ps[0][0] for ps in parts]
+    return [gather_dword(prog, ps, element_bytes) if pl.p > 1 else ps[0][0] for ps in parts]

@@ -30,12 +30,12 @@ from itertools import permutations
 import numpy as np
 
 from linlayout import LayoutError
-from linlayout.hw.targets import Target
-
+from .context import ConversionContext
 from .cost import CostModel
 from . import ir
 from .ir import Program
 from .lane_ops import find_dpp, find_lane_op
+from .plan import slots_per_dword
 from .span import span_table
 
 __all__ = ["Packing", "UnitMap", "choose_packing", "dst_register_parts", "gather_choices", "gather_dword",
@@ -69,7 +69,7 @@ class UnitMap:
 class Packing:
     """``K``: src register bits kept together (unit slot order); ``Kd``: their dst register bits."""
 
-    elem_bits: int
+    element_bits: int
     n_src_reg: int
     n_dst_reg: int
     K: list[int]
@@ -78,7 +78,7 @@ class Packing:
 
     @property
     def p(self) -> int:
-        return max(1, 32 // self.elem_bits)
+        return slots_per_dword(self.element_bits)
 
 
 def _unit_map(reg_cols: list[int], lane_cols: list[int], n_sr: int, K: list[int], Kd: list[int]) -> UnitMap | None:
@@ -125,10 +125,10 @@ def pack_perms(pk_K: list[int], n_sr: int, p: int) -> int:
     return n_units - (n_units >> (min(e, n_sr) - kappa))  # units whose bits kappa.. log2 p - 1 are 0
 
 
-def choose_packing(reg_cols: list[int], lane_cols: list[int], n_sr: int, elem_bits: int) -> Packing:
+def choose_packing(reg_cols: list[int], lane_cols: list[int], n_sr: int, element_bits: int) -> Packing:
     """The packing with the most elements per unit, then the fewest pack/unpack ``v_perm``s."""
     n_dr = len(reg_cols)
-    p = max(1, 32 // elem_bits)
+    p = slots_per_dword(element_bits)
     e = p.bit_length() - 1
     G = [(c.bit_length() - 1, b) for b, c in enumerate(reg_cols)
          if c and c & (c - 1) == 0 and c < (1 << n_sr)]
@@ -144,12 +144,12 @@ def choose_packing(reg_cols: list[int], lane_cols: list[int], n_sr: int, elem_bi
             if best is None or cost < best[0]:
                 best = (cost, K, Kd, um)
         if best is not None:
-            return Packing(elem_bits, n_sr, n_dr, best[1], best[2], best[3])
+            return Packing(element_bits, n_sr, n_dr, best[1], best[2], best[3])
     raise LayoutError("internal: no packing found")  # kappa = 0 always succeeds
 
 
 # ---------------------------------------------------------------------- byte gathers
-def gather_dword(prog: Program, parts: list[tuple[int, int | np.ndarray] | None], elem_bytes: int) -> int:
+def gather_dword(prog: Program, parts: list[tuple[int, int | np.ndarray] | None], element_bytes: int) -> int:
     """A register whose slot ``i`` is slot ``parts[i][1]`` of value ``parts[i][0]`` (None: don't care).
 
     A slot may be a per-lane array (``[64]``) taking at most two patterns over the lanes: then
@@ -165,13 +165,13 @@ def gather_dword(prog: Program, parts: list[tuple[int, int | np.ndarray] | None]
     if len(vals) <= 2:
         s1 = vals[0]
         s0 = vals[1] if len(vals) == 2 else vals[0]
-        sels = [_perm_selector(fixed, s0, s1, elem_bytes) for _, fixed in patterns]
+        sels = [_perm_selector(fixed, s0, s1, element_bytes) for _, fixed in patterns]
         if len(sels) == 1:
             return prog.perm(s0, s1, sels[0])
         return prog.perm_select(s0, s1, sels[0], sels[1], patterns[1][0])
     half = len(parts) // 2
-    lo = gather_dword(prog, parts[:half] + [None] * (len(parts) - half), elem_bytes)
-    hi = gather_dword(prog, [None] * half + parts[half:], elem_bytes)
+    lo = gather_dword(prog, parts[:half] + [None] * (len(parts) - half), element_bytes)
+    hi = gather_dword(prog, [None] * half + parts[half:], element_bytes)
     sel = 0
     for byte in range(4):
         sel |= (byte if byte < 2 else 4 + byte) << (8 * byte)
@@ -199,18 +199,18 @@ def _slot_patterns(parts: list) -> list[tuple[np.ndarray | None, list]]:
     return [(~other, fixed(first)), (other, fixed(cols[:, 0]))]
 
 
-def _perm_selector(parts: list[tuple[int, int] | None], s0: int, s1: int, elem_bytes: int) -> int:
+def _perm_selector(parts: list[tuple[int, int] | None], s0: int, s1: int, element_bytes: int) -> int:
     """The ``v_perm_b32`` selector putting slot ``parts[i][1]`` of value ``parts[i][0]`` (``s0`` or
     ``s1``) into slot ``i`` (bytes 0-3: ``s1``, 4-7: ``s0``, 0x0C: zero for don't care)."""
     sel = 0
-    for i in range(4 // elem_bytes):
+    for i in range(4 // element_bytes):
         x = parts[i] if i < len(parts) else None
-        for b in range(elem_bytes):
-            byte = i * elem_bytes + b
+        for b in range(element_bytes):
+            byte = i * element_bytes + b
             if x is None:
                 code = 0x0C
             else:
-                code = (4 if (x[0] == s0 and x[0] != s1) else 0) + x[1] * elem_bytes + b
+                code = (4 if (x[0] == s0 and x[0] != s1) else 0) + x[1] * element_bytes + b
             sel |= code << (8 * byte)
     return sel
 
@@ -219,7 +219,7 @@ def pack_units(prog: Program, pk: Packing) -> list[int]:
     """Values of the units (index = src unit index), built from the src VGPRs ``0..``."""
     p, kappa = pk.p, len(pk.K)
     rest = [i for i in range(pk.n_src_reg) if i not in pk.K]
-    eb = max(1, pk.elem_bits // 8)
+    element_bytes = pk.element_bits // 8
     if p == 1:  # 32/64-bit elements: unit u is src register u
         return list(range(1 << pk.n_src_reg))
 
@@ -231,7 +231,7 @@ def pack_units(prog: Program, pk: Packing) -> list[int]:
         base = deposit(u, rest)
         parts: list[tuple[int, int] | None] = [divmod(base | deposit(k, pk.K), p) for k in range(1 << kappa)]
         parts += [None] * (p - len(parts))
-        units.append(gather_dword(prog, parts, eb))
+        units.append(gather_dword(prog, parts, element_bytes))
     return units
 
 
@@ -244,14 +244,14 @@ def dst_register_parts(n_dst_slots: int, p: int, locate) -> list[list[tuple[int,
 def unpack_units(prog: Program, pk: Packing, final_units: list[int], n_dst_slots: int) -> list[int]:
     """Dst VGPR values built from the final units (index = dst unit index)."""
     rest = [i for i in range(pk.n_dst_reg) if i not in pk.Kd]
-    eb = max(1, pk.elem_bits // 8)
+    element_bytes = pk.element_bits // 8
 
     def locate(r: int) -> tuple[int, int]:
         u = sum(((r >> b) & 1) << i for i, b in enumerate(rest))
         k = sum(((r >> b) & 1) << i for i, b in enumerate(pk.Kd))
         return final_units[u], k
 
-    return [gather_dword(prog, parts, eb) if pk.p > 1 else parts[0][0]
+    return [gather_dword(prog, parts, element_bytes) if pk.p > 1 else parts[0][0]
             for parts in dst_register_parts(n_dst_slots, pk.p, locate)]
 
 
@@ -279,12 +279,13 @@ def gather_floor(um: UnitMap, cm: CostModel) -> float:
     return float(np.where(moved > 0, add_moved, sel)[present].sum() - n_q * min(sel, add_moved))
 
 
-def gather_choices(um: UnitMap, target: Target, cm: CostModel) -> tuple[float, list[_GatherUnit]]:
-    """The per-unit gather and its cost: each dst unit is assembled lane group by lane group (lanes
-    reading the same src unit); the group whose move costs least relative to merging it is the
-    base, every other group merges by one DPP move into the base (plus a select unless fused) or
-    by a lane move and a ``v_cndmask``."""
+def gather_choices(ctx: ConversionContext, um: UnitMap) -> tuple[float, list[_GatherUnit]]:
+    """The per-unit gather and its cost under the context's target and cost model: each dst unit
+    is assembled lane group by lane group (lanes reading the same src unit); the group whose move
+    costs least relative to merging it is the base, every other group merges by one DPP move into
+    the base (plus a select unless fused) or by a lane move and a ``v_cndmask``."""
     src_u, src_l = um.table()
+    target, cm = ctx.target, ctx.cost_model
     fam = cm.lane_family_cost()
     sel_cost = cm.instruction("v_cndmask")
     dpp_cost = cm.instruction("dpp") + (0 if ir.FUSE_DPP_SELECT else sel_cost)

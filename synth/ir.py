@@ -118,22 +118,24 @@ class Program:
         return self._new("permsel", (s0, s1), {"sel0": int(sel0), "sel1": int(sel1), "cond": cond},
                          key=("permsel", s0, s1, int(sel0), int(sel1), _key_arr(cond)))[0]
 
-    def store(self, values: list[int], positions: list[int], addr: np.ndarray, width: int,
+    def store(self, values: list[int], positions: list[int], addr: np.ndarray, width_bytes: int,
               pair: list[int] | None = None, pair_offset: int = 0, st64: bool = False) -> None:
-        """LDS store of ``values`` (in address order) at byte ``addr[w][l]``; sub-dword: element
-        ``positions[0]`` of the one value.  ``pair``: a second access of the same width at
-        ``addr + pair_offset * width`` (``* 64`` if ``st64``) in the same instruction."""
+        """LDS store of ``width_bytes`` per lane: ``values`` (in address order) at byte ``addr[w][l]``;
+        sub-dword: element ``positions[0]`` of the one value.  ``pair``: a second access of the same
+        width at ``addr + pair_offset * width_bytes`` (``* 64`` if ``st64``) in the same instruction."""
         self._new("store", tuple(values) + tuple(pair or ()),
-                  {"n_first": len(values), "positions": positions, "addr": addr, "width": width,
+                  {"n_first": len(values), "positions": positions, "addr": addr, "width_bytes": width_bytes,
                    "pair_offset": pair_offset, "st64": st64, "paired": pair is not None}, n_out=0)
 
-    def load(self, n_values: int, addr: np.ndarray, width: int, paired: bool = False, pair_offset: int = 0,
+    def load(self, n_values: int, addr: np.ndarray, width_bytes: int, paired: bool = False, pair_offset: int = 0,
              st64: bool = False, transpose: int = 0) -> tuple:
-        """LDS load of ``width`` bytes into ``n_values`` new registers (sub-dword: element at position 0);
-        ``paired``: as many more registers from ``addr + pair_offset * width`` (``* 64`` if ``st64``);
-        ``transpose``: a gfx950 ``ds_read_b64_tr_b{transpose}`` (``addr``: what each lane supplies)."""
-        return self._new("load", (), {"addr": addr, "width": width, "paired": paired, "pair_offset": pair_offset,
-                                      "st64": st64, "n_first": n_values, "transpose": transpose},
+        """LDS load of ``width_bytes`` per lane into ``n_values`` new registers (sub-dword: element at
+        position 0); ``paired``: as many more registers from ``addr + pair_offset * width_bytes``
+        (``* 64`` if ``st64``); ``transpose``: a gfx950 ``ds_read_b64_tr_b{transpose}`` (``addr``: what
+        each lane supplies)."""
+        return self._new("load", (), {"addr": addr, "width_bytes": width_bytes, "paired": paired,
+                                      "pair_offset": pair_offset, "st64": st64, "n_first": n_values,
+                                      "transpose": transpose},
                          n_out=n_values * (2 if paired else 1))
 
     def barrier(self) -> None:
@@ -307,34 +309,35 @@ class _Emitter:
         self.reg[op.outs[0]] = r
 
     def _store(self, op: Op) -> None:
-        width, positions, n1 = op.params["width"], op.params["positions"], op.params["n_first"]
+        width_bytes, positions, n1 = op.params["width_bytes"], op.params["positions"], op.params["n_first"]
         pair = dict(pair_offset=op.params["pair_offset"], st64=op.params["st64"])
-        if width >= 4:
+        if width_bytes >= 4:
             slots = self._slots_of([self.reg[v] for v in op.args[:n1]])
             pslots = self._slots_of([self.reg[v] for v in op.args[n1:]]) if op.params["paired"] else None
-            self.steps.append(LdsStore(src=slots, addr=op.params["addr"], width=width, pair=pslots, **pair))
-        else:  # sub-dword: elements k.. of one register
+            self.steps.append(LdsStore(src=slots, addr=op.params["addr"], width=width_bytes, pair=pslots, **pair))
+        else:  # sub-dword (8/16-bit elements): elements k.. of one register
             (v,), (k,) = op.args, positions
-            eb = 4 // self.p
-            slots = [self.reg[v] * self.p + k + i for i in range(width // eb)]
-            self.steps.append(LdsStore(src=slots, addr=op.params["addr"], width=width, d16_hi=k * eb == 2))
+            element_bytes = 4 // self.p
+            slots = [self.reg[v] * self.p + k + i for i in range(width_bytes // element_bytes)]
+            self.steps.append(LdsStore(src=slots, addr=op.params["addr"], width=width_bytes,
+                                       d16_hi=k * element_bytes == 2))
 
     def _load(self, op: Op) -> None:
-        width, n1 = op.params["width"], op.params["n_first"]
-        if width >= 4:
+        width_bytes, n1 = op.params["width_bytes"], op.params["n_first"]
+        if width_bytes >= 4:
             r0 = self._fresh(len(op.outs))
             regs = range(r0, r0 + len(op.outs))
             self.reg.update(zip(op.outs, regs))
             slots = self._slots_of(regs[:n1])
             pslots = self._slots_of(regs[n1:]) if op.params["paired"] else None
-            self.steps.append(LdsLoad(dst=slots, addr=op.params["addr"], width=width, pair=pslots,
+            self.steps.append(LdsLoad(dst=slots, addr=op.params["addr"], width=width_bytes, pair=pslots,
                                       pair_offset=op.params["pair_offset"], st64=op.params["st64"],
                                       transpose=op.params.get("transpose", 0)))
-        else:  # ds_read_u8/u16: zero-extended into a fresh register
+        else:  # ds_read_u8/u16 (8/16-bit elements): zero-extended into a fresh register
             r = self._fresh()
-            eb = 4 // self.p
-            self.steps.append(LdsLoad(dst=[r * self.p + i for i in range(width // eb)], addr=op.params["addr"],
-                                      width=width))
+            element_bytes = 4 // self.p
+            self.steps.append(LdsLoad(dst=[r * self.p + i for i in range(width_bytes // element_bytes)],
+                                      addr=op.params["addr"], width=width_bytes))
             self.reg[op.outs[0]] = r
 
     def finish(self, outputs: list[int]) -> None:

@@ -29,14 +29,14 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Any, Callable, Iterator
+from typing import Callable, Iterator
 
 import numpy as np
 
 from linlayout import LayoutError, f2
 from linlayout.hw.lds import lds_model
-from linlayout.hw.targets import get_target
 
+from .context import ConversionContext
 from .cost import _lds_op_name, lds_access_cost, lds_address_valu
 from .in_wave import gather_dword
 from .ir import Program
@@ -68,7 +68,7 @@ def layout_key(design: LdsDesign) -> tuple:
             design.read_transpose, design.over_fetch)
 
 
-def vector_first_design(prob: Problem, elem_bits: int, budget: int | None, side: str, arch: str) -> LdsDesign:
+def vector_first_design(ctx: ConversionContext, side: str) -> LdsDesign:
     """A layout whose low offset bits are ``side``'s register bits in register order, rows swizzled.
 
     ``side`` ("src" or "dst") then moves whole VGPRs (up to 16 bytes) with no
@@ -78,20 +78,20 @@ def vector_first_design(prob: Problem, elem_bits: int, budget: int | None, side:
     lanes of one phase never meet in one bank on different rows unless forced
     (the dimension argument of linlayout.synth.swizzle, here with the prefix fixed).
     """
-    B = max(1, elem_bits // 8)
-    prefix, reps = _vector_first_prefix(prob, B, budget, side)
+    prob = ctx.problem
+    prefix, reps = _vector_first_prefix(ctx, side)
     leads = [_lead(prefix, prob.src_cols), _lead(prefix, prob.dst_cols)]
-    return _rows_swizzled(prob, B, arch, prefix, reps, leads, f"{side} registers first, rows swizzled")
+    return _rows_swizzled(ctx, prefix, reps, leads, f"{side} registers first, rows swizzled")
 
 
-def _vector_first_prefix(prob: Problem, B: int, budget: int | None, side: str) -> tuple[list[int], list[int]]:
+def _vector_first_prefix(ctx: ConversionContext, side: str) -> tuple[list[int], list[int]]:
     """(low offset vectors, round vectors) of ``vector_first_design``."""
-    reps = _round_bits(prob, B, budget)
-    first = prob.src_cols if side == "src" else prob.dst_cols
-    return _register_run(first["register"], [], reps, (16 // B).bit_length() - 1), reps
+    reps = _round_bits(ctx)
+    first = ctx.problem.src_cols if side == "src" else ctx.problem.dst_cols
+    return _register_run(first["register"], [], reps, (16 // ctx.element_bytes).bit_length() - 1), reps
 
 
-def over_fetch_design(prob: Problem, elem_bits: int, budget: int | None, arch: str) -> LdsDesign:
+def over_fetch_design(ctx: ConversionContext) -> LdsDesign:
     """For sub-dword elements packed along different tensor bits by the two sides: the src's
     sub-dword register bits at offset bits ``0..z-1`` (``z = log2(4 / bytes)``: the src stores
     whole VGPRs), then the dst's register bits, rows swizzled (``vector_first_design``).
@@ -100,20 +100,19 @@ def over_fetch_design(prob: Problem, elem_bits: int, budget: int | None, arch: s
     slot (the other slots belong to other lanes): each dst VGPR is assembled by a ``v_perm_b32``
     with a per-lane selector, where reading sub-dword elements would need one load per element.
     A LayoutError when the src's low register bits are not sub-dword bits the dst lacks."""
-    B = max(1, elem_bits // 8)
-    prefix, reps = _over_fetch_prefix(prob, B, budget)
-    leads = [_lead(prefix, prob.src_cols), len(prefix)]
-    return replace(_rows_swizzled(prob, B, arch, prefix, reps, leads, "src dwords, then dst registers (over-fetch)"),
+    prefix, reps = _over_fetch_prefix(ctx)
+    leads = [_lead(prefix, ctx.problem.src_cols), len(prefix)]
+    return replace(_rows_swizzled(ctx, prefix, reps, leads, "src dwords, then dst registers (over-fetch)"),
                    over_fetch=True)
 
 
-def _over_fetch_prefix(prob: Problem, B: int, budget: int | None) -> tuple[list[int], list[int]]:
+def _over_fetch_prefix(ctx: ConversionContext) -> tuple[list[int], list[int]]:
     """(low offset vectors, round vectors) of ``over_fetch_design``; a LayoutError when it has none."""
-    z = (4 // B).bit_length() - 1
-    src_regs, dst_regs = prob.src_cols["register"], prob.dst_cols["register"]
+    z = (4 // ctx.element_bytes).bit_length() - 1
+    src_regs, dst_regs = ctx.problem.src_cols["register"], ctx.problem.dst_cols["register"]
     if not z or len(src_regs) < z or f2.rank(src_regs[:z]) < z or all(c in dst_regs for c in src_regs[:z]):
         raise LayoutError("over-fetch loads need sub-dword src register bits that are not dst register bits")
-    reps = _round_bits(prob, B, budget)
+    reps = _round_bits(ctx)
     if any(c in reps for c in src_regs[:z]):
         raise LayoutError("over-fetch loads: a sub-dword src register bit is a round bit")
     prefix = _register_run(dst_regs, src_regs[:z], reps, 2)
@@ -122,8 +121,7 @@ def _over_fetch_prefix(prob: Problem, B: int, budget: int | None) -> tuple[list[
     return prefix, reps
 
 
-def prefix_floor(prob: Problem, elem_bits: int, cm, prefix: list[int], reps: list[int],
-                 over_fetch: bool = False) -> float:
+def prefix_floor(ctx: ConversionContext, prefix: list[int], reps: list[int], over_fetch: bool = False) -> float:
     """A lower bound of ``LdsAccesses.floor`` for every round trip through a layout whose low offset
     bits are the tensor vectors ``prefix`` and whose round bits are ``reps``, the other offset bits
     spanning ``_row_space(prefix, reps)`` (``_rows_swizzled``: ``vector_first_design``,
@@ -136,9 +134,9 @@ def prefix_floor(prob: Problem, elem_bits: int, cm, prefix: list[int], reps: lis
     ``w`` bytes carrying ``w / bytes`` elements at least at its cost with the least conflict
     degree any such layout can give it (``_conflict_floor``; 1 for over-fetching loads), a
     ds_read2 / ds_write2 counted as two accesses sharing one issue; plus two DS latency levels."""
-    B = max(1, elem_bits // 8)
-    t_max = (16 // B).bit_length() - 1
-    model = lds_model(cm.arch)
+    prob, cm, element_bytes = ctx.problem, ctx.cost_model, ctx.element_bytes
+    t_max = (16 // element_bytes).bit_length() - 1
+    model = lds_model(ctx.arch)
     coords = f2.Echelon()
     for v in prefix + reps:
         coords.insert(v)
@@ -151,9 +149,9 @@ def prefix_floor(prob: Problem, elem_bits: int, cm, prefix: list[int], reps: lis
         lanes = _coordinates(coords, cols["lane"])
 
         def degree(t: int) -> float:
-            return _conflict_floor(model, store, B, t, lanes, len(prefix), len(reps), prob.n_tensor_bits)
+            return _conflict_floor(model, store, element_bytes, t, lanes, len(prefix), len(reps), prob.n_tensor_bits)
 
-        total += (1 << regs.rank) * _cheapest_per_element(cm, "lds_write" if store else "lds_read", B,
+        total += (1 << regs.rank) * _cheapest_per_element(cm, "lds_write" if store else "lds_read", element_bytes,
                                                           range(t_up + 1), None if any_width else degree)
     return total
 
@@ -167,9 +165,10 @@ def _coordinates(basis: f2.Echelon, xs: list[int]) -> list[int]:
     return [p | (y << shift) for y, p in map(basis.reduce, xs)]
 
 
-def _conflict_floor(model, store: bool, B: int, t: int, lanes: list[int], n_p: int, n_r: int, n: int) -> float:
+def _conflict_floor(model, store: bool, element_bytes: int, t: int, lanes: list[int], n_p: int, n_r: int,
+                    n: int) -> float:
     """A lower bound of the bank-conflict degree (cost.lds_conflict_degree) of a side's access of
-    ``B << t`` bytes (vector bits offset bits ``0..t-1``) through any layout of ``n`` tensor bits
+    ``element_bytes << t`` bytes (vector bits offset bits ``0..t-1``) through any layout of ``n`` tensor bits
     whose offset basis is ``prefix`` (``n_p`` vectors; ``t <= n_p``, else 1) then a basis of
     ``span(_row_space)``, in any order, with ``n_r`` round bits ``reps``.  ``lanes``: the side's
     lane vectors in ``_coordinates``.
@@ -189,11 +188,11 @@ def _conflict_floor(model, store: bool, B: int, t: int, lanes: list[int], n_p: i
     if t > n_p:
         return 1.0
     try:
-        op = model.op(_lds_op_name(store, B << t))
+        op = model.op(_lds_op_name(store, element_bytes << t))
     except LayoutError:
         return 1.0
     m = [f2.apply_columns(lanes, mask) for mask in op.phase_subspace()] + [1 << i for i in range(t)]
-    shift = (B.bit_length() - 1) - 2  # offset bit i is dword bit i + shift
+    shift = (element_bytes.bit_length() - 1) - 2  # offset bit i is dword bit i + shift
     low, top = max(0, -shift), op.bank_bits - shift  # positions below low: inside a dword; low..top-1: bank
     n_off = n - n_r
     s = max(0, min(n_off, low) - n_p)
@@ -206,14 +205,14 @@ def _conflict_floor(model, store: bool, B: int, t: int, lanes: list[int], n_p: i
     return float(1 << max(0, dim_u - a - min(k, f2.rank([x & (bank_p | y) for x in m]) - a)))
 
 
-def _cheapest_per_element(cm, kind: str, B: int, ts, degree: Callable[[int], float] | None = None) -> float:
-    """The least cost per element of a ``kind`` access of ``B << t`` bytes over the ``t`` in ``ts``
+def _cheapest_per_element(cm, kind: str, element_bytes: int, ts, degree: Callable[[int], float] | None = None) -> float:
+    """The least cost per element of a ``kind`` access of ``element_bytes << t`` bytes over the ``t`` in ``ts``
     at bank-conflict degree ``degree(t)`` (1 when None; a degree raises the cost, so it is only
     asked for a width whose conflict-free cost is below the least so far), a ds_read2 / ds_write2
     counted as two accesses sharing one issue."""
     def per_element(t: int, c: float) -> float:
-        one = cm.instruction(kind, B << t, c)
-        pair = (2 * one - cm.ds_issue) / 2 if B << t in (4, 8) else one
+        one = cm.instruction(kind, element_bytes << t, c)
+        pair = (2 * one - cm.ds_issue) / 2 if element_bytes << t in (4, 8) else one
         return min(one, pair) / (1 << t)
 
     least = float("inf")
@@ -225,18 +224,20 @@ def _cheapest_per_element(cm, kind: str, B: int, ts, degree: Callable[[int], flo
     return least
 
 
-def _round_bits(prob: Problem, B: int, budget: int | None) -> list[int]:
-    """Register bits common to both sides that become rounds until the tile fits ``budget`` bytes
+def _round_bits(ctx: ConversionContext) -> list[int]:
+    """Register bits common to both sides that become rounds until the tile fits the LDS budget
     (the last common ones first, skipping any that cannot be a round: ``_valid_rounds``)."""
+    prob, element_bytes, budget = ctx.problem, ctx.element_bytes, ctx.lds_budget_bytes
     n = prob.n_tensor_bits
     reps: list[int] = []
-    if budget is not None and (B << n) > budget:
+    if budget is not None and (element_bytes << n) > budget:
         common = [c for c in prob.src_cols["register"] if c in prob.dst_cols["register"] and c]
-        while (B << (n - len(reps))) > budget:
+        while (element_bytes << (n - len(reps))) > budget:
             while common and not _valid_rounds(prob, reps + [common[-1]]):
                 common.pop()
             if not common:
-                raise LayoutError(f"the tile needs {B << n} bytes of LDS; the budget {budget} allows no split into "
+                raise LayoutError(f"the tile needs {element_bytes << n} bytes of LDS; the budget {budget} allows "
+                                  f"no split into "
                                   f"rounds (too few register bits common to src and dst that no lane or warp bit "
                                   f"also holds)")
             reps.append(common.pop())
@@ -277,37 +278,37 @@ def _lead(prefix: list[int], cols: dict) -> int:
 order_cache: dict = {}
 
 
-def _rows_swizzled(prob: Problem, B: int, arch: str, prefix: list[int], reps: list[int], leads: list[int],
+def _rows_swizzled(ctx: ConversionContext, prefix: list[int], reps: list[int], leads: list[int],
                    source: str) -> LdsDesign:
     """``prefix`` at the low offset bits, then bank bits, then rows chosen greedily outside each
     side's phase footprint (``leads``: the prefix bits one store / one load covers).  The offset
     order is cached per (problem, prefix, rounds, leads): the two register-first layouts often
     have the same prefix."""
-    key = (prob.key(), B, arch, tuple(prefix), tuple(reps), tuple(leads))
+    key = (ctx.problem.key(), ctx.element_bytes, ctx.arch, tuple(prefix), tuple(reps), tuple(leads))
     if key not in order_cache:
         if len(order_cache) >= 512:
             order_cache.clear()
-        order_cache[key] = _swizzled_order(prob, B, arch, prefix, reps, leads)
+        order_cache[key] = _swizzled_order(ctx, prefix, reps, leads)
     order = order_cache[key]
-    return LdsDesign(order + reps, len(order), len(reps), source, B << len(order))
+    return LdsDesign(order + reps, len(order), len(reps), source, ctx.element_bytes << len(order))
 
 
-def _swizzled_order(prob: Problem, B: int, arch: str, prefix: list[int], reps: list[int],
-                    leads: list[int]) -> list[int]:
+def _swizzled_order(ctx: ConversionContext, prefix: list[int], reps: list[int], leads: list[int]) -> list[int]:
     """The offset vectors of ``_rows_swizzled``: ``prefix``, bank bits, rows."""
+    prob, element_bits = ctx.problem, ctx.element_bits
     n = prob.n_tensor_bits
-    t_max = (16 // B).bit_length() - 1
-    model = lds_model(arch)
+    t_max = (16 // ctx.element_bytes).bit_length() - 1
+    model = lds_model(ctx.arch)
     n_off = n - len(reps)
-    zb = max(0, 5 - (B * 8).bit_length() + 1)
-    row_start = model.bank_bits + 5 - (B * 8).bit_length() + 1
+    zb = max(0, 5 - element_bits.bit_length() + 1)
+    row_start = model.bank_bits + 5 - element_bits.bit_length() + 1
     r_bits = max(0, n_off - max(row_start, len(prefix)))
 
     def footprint(cols: dict, direction: str, lead: int) -> list[int]:
         t = min(lead, t_max)
-        width = B << t
-        name = (f"ds_write_b{8 * width}" if direction == "write"
-                else (f"ds_read_b{8 * width}" if width >= 4 else f"ds_read_u{8 * width}"))
+        width_bytes = ctx.element_bytes << t
+        name = (f"ds_write_b{8 * width_bytes}" if direction == "write"
+                else (f"ds_read_b{8 * width_bytes}" if width_bytes >= 4 else f"ds_read_u{8 * width_bytes}"))
         try:
             kern = model.op(name).phase_subspace()
         except LayoutError:
@@ -366,30 +367,29 @@ def _greedy_rows(cands: list[int], spaces: list[list[int]], r_bits: int) -> list
     return rows
 
 
-def shared_layout(prob: Problem, elem_bits: int, arch: str, budget: int | None,
-                  transpose: bool = False) -> LdsDesign:
+def shared_layout(ctx: ConversionContext, transpose: bool = False) -> LdsDesign:
     """The shared layout from linlayout.synth.swizzle when available, else the unswizzled src-first layout
     (``transpose``: the one read with gfx950's transpose loads; a LayoutError if none is)."""
     try:
         from . import swizzle  # the bank-conflict engineer's synthesizer
     except ImportError:  # pragma: no cover - depends on the tree
-        return vector_first_design(prob, elem_bits, budget, "src", arch)
+        return vector_first_design(ctx, "src")
     try:
-        off, rep, read_op = swizzle.shared_basis(prob.src, prob.dst, elem_bits, arch, lds_budget_bytes=budget,
-                                                 transpose_only=transpose)
+        off, rep, read_op = swizzle.shared_basis(ctx.problem.src, ctx.problem.dst, ctx.element_bits, ctx.arch,
+                                                 lds_budget_bytes=ctx.lds_budget_bytes, transpose_only=transpose)
     except LayoutError:  # e.g. no layout lets both sides vectorize: take ours (sub-dword accesses)
         if transpose:
             raise
-        return vector_first_design(prob, elem_bits, budget, "src", arch)
+        return vector_first_design(ctx, "src")
     tr = read_op.startswith("ds_read_b64_tr_b")
     return LdsDesign(off + rep, len(off), len(rep), "linlayout.synth.swizzle" + (f" ({read_op})" if tr else ""),
-                     ((elem_bits << len(off)) + 7) // 8, int(read_op.rsplit("_b", 1)[1]) if tr else 0)
+                     ctx.element_bytes << len(off), int(read_op.rsplit("_b", 1)[1]) if tr else 0)
 
 
 design_cache: dict = {}
 
 
-def designs(prob: Problem, elem_bits: int, arch: str, budget: int | None) -> "DesignPool":
+def designs(ctx: ConversionContext) -> "DesignPool":
     """The shared layouts worth building, each with its accesses (``lds_accesses``): linlayout.synth.swizzle's
     and the two register-first ones (a layout favouring one side's register order can save
     repacking and tuple copies).  Per layout the store vectors are chosen twice, counting the
@@ -397,55 +397,53 @@ def designs(prob: Problem, elem_bits: int, arch: str, budget: int | None) -> "De
     the cost model decides).  Every layout but linlayout.synth.swizzle's is made only when its floor bound
     (``transpose_floor`` for gfx950's transpose-read layout, ``prefix_floor`` for the register-first
     and over-fetch ones) lets it come first (``DesignPool.by_floor``).  Cached per (problem,
-    element bits, arch, budget)."""
-    key = (prob.key(), elem_bits, arch, budget)
+    element bits, arch, LDS budget)."""
+    key = (ctx.problem.key(), ctx.element_bits, ctx.arch, ctx.lds_budget_bytes)
     if key not in design_cache:
-        out: list[LdsDesign | _Deferred] = [shared_layout(prob, elem_bits, arch, budget)]
-        if elem_bits in (8, 16) and get_target(arch).has_ds_read_tr:
-            out.append(_Deferred(lambda: shared_layout(prob, elem_bits, arch, budget, transpose=True),
-                                 lambda cm: transpose_floor(prob, elem_bits, cm)))
-        B = max(1, elem_bits // 8)
+        out: list[LdsDesign | _Deferred] = [shared_layout(ctx)]
+        sub_dword = ctx.element_bits in (8, 16)
+        if sub_dword and ctx.target.has_ds_read_tr:
+            out.append(_Deferred(lambda: shared_layout(ctx, transpose=True), lambda: transpose_floor(ctx)))
         for side in ("dst", "src"):
-            out.append(_Deferred(lambda side=side: vector_first_design(prob, elem_bits, budget, side, arch),
-                                 _prefix_bound(prob, elem_bits, lambda side=side: _vector_first_prefix(
-                                     prob, B, budget, side))))
-        if elem_bits in (8, 16):
-            out.append(_Deferred(lambda: over_fetch_design(prob, elem_bits, budget, arch),
-                                 _prefix_bound(prob, elem_bits, lambda: _over_fetch_prefix(prob, B, budget), True)))
+            out.append(_Deferred(lambda side=side: vector_first_design(ctx, side),
+                                 _prefix_bound(ctx, lambda side=side: _vector_first_prefix(ctx, side))))
+        if sub_dword:
+            out.append(_Deferred(lambda: over_fetch_design(ctx), _prefix_bound(ctx, lambda: _over_fetch_prefix(ctx),
+                                                                               True)))
         if len(design_cache) >= 512:
             design_cache.clear()
-        design_cache[key] = DesignPool(prob, elem_bits, out)
+        design_cache[key] = DesignPool(ctx, out)
     return design_cache[key]
 
 
-def _prefix_bound(prob: Problem, elem_bits: int, prefix_of: Callable[[], tuple[list[int], list[int]]],
-                  over_fetch: bool = False) -> Callable[[Any], float]:
+def _prefix_bound(ctx: ConversionContext, prefix_of: Callable[[], tuple[list[int], list[int]]],
+                  over_fetch: bool = False) -> Callable[[], float]:
     """The ``_Deferred.bound`` of a design with the prefix ``prefix_of()`` (``prefix_floor``;
     infinite when the design does not exist: it is never made)."""
-    def bound(cm) -> float:
+    def bound() -> float:
         try:
             prefix, reps = prefix_of()
         except LayoutError:
             return float("inf")
-        return prefix_floor(prob, elem_bits, cm, prefix, reps, over_fetch)
+        return prefix_floor(ctx, prefix, reps, over_fetch)
     return bound
 
 
 @dataclass
 class _Deferred:
     """A design synthesized when wanted: ``make()`` (a LayoutError: there is none) and
-    ``bound(cm)``, a lower bound of the floor of each of its round trips."""
+    ``bound()``, a lower bound of the floor of each of its round trips."""
 
     make: Callable[[], LdsDesign]
-    bound: Callable[[Any], float]
+    bound: Callable[[], float]
 
 
 class DesignPool:
     """The round trips through each design of ``designs`` (the accesses of design ``i`` in
     ``accesses[i]``), deferred designs made on demand."""
 
-    def __init__(self, prob: Problem, elem_bits: int, entries: list[LdsDesign | _Deferred]) -> None:
-        self.prob, self.elem_bits = prob, elem_bits
+    def __init__(self, ctx: ConversionContext, entries: list[LdsDesign | _Deferred]) -> None:
+        self.ctx = ctx
         self.accesses: dict[int, list[LdsAccesses]] = {}
         self.deferred = {i: e for i, e in enumerate(entries) if isinstance(e, _Deferred)}
         self._layouts: dict[tuple, list[LdsAccesses]] = {}
@@ -459,7 +457,7 @@ class DesignPool:
             self.accesses[i] = [replace(a, design=d) for a in same]
             return
         try:
-            got = lds_accesses(self.prob, d, self.elem_bits, self.prob.num_warps)
+            got = lds_accesses(self.ctx, d)
         except LayoutError:
             if not (d.read_transpose or d.over_fetch):
                 raise
@@ -479,13 +477,13 @@ class DesignPool:
             self._make(i)
         return [a for i in sorted(self.accesses) for a in self.accesses[i]]
 
-    def by_floor(self, cm, elem_bits: int, limit: Callable[[], float]) -> Iterator[LdsAccesses]:
+    def by_floor(self, limit: Callable[[], float]) -> Iterator[LdsAccesses]:
         """The round trips of ``every()`` in order of floor (ties: design order, then store choice),
         a deferred design made only when its bound is at most the least floor not given yet (it
         might come first) and at most ``limit()`` (no floor above that is wanted any more)."""
-        queue = [(a.floor(cm, elem_bits), i, j) for i, accs in self.accesses.items() for j, a in enumerate(accs)]
+        queue = [(a.floor(), i, j) for i, accs in self.accesses.items() for j, a in enumerate(accs)]
         heapq.heapify(queue)
-        bounds = {i: d.bound(cm) for i, d in self.deferred.items()}
+        bounds = {i: d.bound() for i, d in self.deferred.items()}
         while True:
             lim = limit()
             waiting = min(((b, i) for i, b in bounds.items() if b <= lim), default=None)
@@ -493,7 +491,7 @@ class DesignPool:
                 i = waiting[1]
                 del bounds[i]
                 for j, a in enumerate(self._make(i)):
-                    heapq.heappush(queue, (a.floor(cm, elem_bits), i, j))
+                    heapq.heappush(queue, (a.floor(), i, j))
                 continue
             if not queue:
                 return
@@ -501,7 +499,7 @@ class DesignPool:
             yield self.accesses[i][j]
 
 
-def transpose_floor(prob: Problem, elem_bits: int, cm) -> float:
+def transpose_floor(ctx: ConversionContext) -> float:
     """A lower bound of ``LdsAccesses.floor`` for every layout read with gfx950 transpose loads.
 
     Such a layout has dst lane bit ``b`` at offset bit ``b`` (``b < k = log2(64 / bits)``), so a
@@ -510,11 +508,11 @@ def transpose_floor(prob: Problem, elem_bits: int, cm) -> float:
     8-byte load per ``2**k`` dst registers, and per distinct src register (``2**rank`` of the src
     register vectors) the least conflict-free store cycles per element over the widths allowed
     (a ds_write2 counted as two accesses sharing one issue)."""
-    eb = max(1, elem_bits // 8)
-    k = (64 // elem_bits).bit_length() - 1
+    prob, cm, element_bytes = ctx.problem, ctx.cost_model, ctx.element_bytes
+    k = (64 // ctx.element_bits).bit_length() - 1
     src_regs = prob.src_cols["register"]
-    widths = range((16 // eb).bit_length()) if f2.in_span(src_regs, prob.dst_cols["lane"][0]) else [0]
-    per_elem = _cheapest_per_element(cm, "lds_write", eb, widths)
+    widths = range((16 // element_bytes).bit_length()) if f2.in_span(src_regs, prob.dst_cols["lane"][0]) else [0]
+    per_elem = _cheapest_per_element(cm, "lds_write", element_bytes, widths)
     loads = (1 << len(prob.dst_cols["register"])) >> k
     return cm.latency(2) + loads * cm.instruction("lds_read", 8) + (1 << f2.rank(src_regs)) * per_elem
 
@@ -533,13 +531,14 @@ class _Side:
     _addresses: dict = field(default_factory=dict, repr=False)
     _group_arrays: dict = field(default_factory=dict, repr=False)  # vector bits -> _group_array
 
-    def address(self, r: int, eb: int) -> np.ndarray:
-        """[W, 64] byte address of register ``r`` (``eb``-byte elements; one read-only array per register)."""
-        table = self._addresses.get(eb)
+    def address(self, r: int, element_bytes: int) -> np.ndarray:
+        """[W, 64] byte address of register ``r`` (elements of ``element_bytes``; one read-only array per
+        register)."""
+        table = self._addresses.get(element_bytes)
         if table is None:  # [R, W, 64]: every register's at once
-            table = ((self.warp_lane[None] ^ self.reg_image[:, None, None]) & ((1 << self.n_off) - 1)) * eb
+            table = ((self.warp_lane[None] ^ self.reg_image[:, None, None]) & ((1 << self.n_off) - 1)) * element_bytes
             table.setflags(write=False)
-            self._addresses[eb] = table
+            self._addresses[element_bytes] = table
         return table[r]
 
     @cached_property
@@ -620,7 +619,7 @@ def _group_array(side: _Side, deltas: list[int]) -> np.ndarray:
     return side._group_arrays[key]
 
 
-def _perms_side(groups: list[list[int]] | np.ndarray, p: int, elem_bytes: int) -> int:
+def _perms_side(groups: list[list[int]] | np.ndarray, p: int, element_bytes: int) -> int:
     """v_perm_b32 count of one side: VGPRs whose elements are not in address order (a group of at
     least a dword: every VGPR not holding registers ``p*j .. p*j+p-1`` in order; a smaller group:
     one repack unless it holds consecutive registers from byte 0 or 2 of a VGPR, aligned to its size)."""
@@ -628,24 +627,25 @@ def _perms_side(groups: list[list[int]] | np.ndarray, p: int, elem_bytes: int) -
         return 0
     g = np.asarray(groups, dtype=np.int64)
     n = g.shape[1]
-    if n * elem_bytes >= 4:
+    if n * element_bytes >= 4:
         vgpr = g.reshape(len(g), -1, p)
         return int(((vgpr != vgpr[..., :1] + np.arange(p)).any(axis=-1) | (vgpr[..., 0] % p != 0)).sum())
-    pos = (g[:, 0] % p) * elem_bytes
-    bad = (g != g[:, :1] + np.arange(n)).any(axis=1) | ((pos % 4 != 0) & (pos % 4 != 2)) | (pos % (n * elem_bytes) != 0)
+    pos = (g[:, 0] % p) * element_bytes
+    bad = ((g != g[:, :1] + np.arange(n)).any(axis=1) | ((pos % 4 != 0) & (pos % 4 != 2))
+           | (pos % (n * element_bytes) != 0))
     return int(bad.sum())
 
 
-def _copies_side(groups: np.ndarray, p: int, eb: int) -> int:
+def _copies_side(groups: np.ndarray, p: int, element_bytes: int) -> int:
     """``v_mov_b32`` tuple copies of the stores of ``groups`` (``[accesses, 2**t]`` registers;
     cost.tuple_copies; a VGPR that is repacked by ``v_perm_b32`` is a new value, placed in its tuple
     directly).  An access of at least 8 bytes needs none when its dwords are whole VGPRs, in order,
     from an aligned one; else one per dword that is a src VGPR (a whole one, in order: a repacked
     one shares no dword with it, the registers of an access being distinct)."""
     n_acc, m = groups.shape
-    if m * eb < 8:
+    if m * element_bytes < 8:
         return 0
-    if eb >= 8:  # two dwords per element, never repacked
+    if element_bytes >= 8:  # two dwords per element, never repacked
         in_place = (groups == groups[:, :1] + np.arange(m)).all(axis=1) & (groups[:, 0] % m == 0)
         return int((~in_place).sum()) * 2 * m
     chunks = groups.reshape(n_acc, m // p, p)  # the registers of each dword
@@ -656,23 +656,23 @@ def _copies_side(groups: np.ndarray, p: int, eb: int) -> int:
     return int(np.where(in_place, 0, whole.sum(axis=1)).sum())
 
 
-def _choose_vectors(side: _Side, t_cap: int, p: int, eb: int, store: bool) -> list[list[int]]:
+def _choose_vectors(side: _Side, t_cap: int, p: int, element_bytes: int, store: bool) -> list[list[int]]:
     """Vector bits with the fewest LDS instructions plus repacking ``v_perm``s; for stores once
     counting the ``v_mov``s that build their VGPR tuples and once not (loads write new registers).
     The distinct choices, the one counting copies first."""
     counts = (True, False) if store else (False,)
     best: dict[bool, tuple[list[int], float]] = {}
     for deltas in reversed(_vector_bits(side, t_cap)):  # widest first; a tie keeps the wider
-        width = eb << len(deltas)
-        pairing = 2 if width in (4, 8) else 1  # optimistic pairing into read2/write2
+        width_bytes = element_bytes << len(deltas)
+        pairing = 2 if width_bytes in (4, 8) else 1  # optimistic pairing into read2/write2
         # each access covers at most 2**t of the distinct registers: a narrower one that cannot
         # take fewer instructions than every choice so far is not looked at
         if len(best) == len(counts) and all(-(-len(side.unique) >> len(deltas)) / pairing >= c
                                             for _, c in best.values()):
             continue
         groups = _group_array(side, deltas)
-        base = len(groups) / pairing + _perms_side(groups, p, eb)
-        copies = _copies_side(groups, p, eb) if store and width >= 8 else 0  # narrower: no tuple
+        base = len(groups) / pairing + _perms_side(groups, p, element_bytes)
+        copies = _copies_side(groups, p, element_bytes) if store and width_bytes >= 8 else 0  # narrower: no tuple
         for with_copies in counts:
             c = base + (copies if with_copies else 0)
             if with_copies not in best or c < best[with_copies][1]:
@@ -684,11 +684,11 @@ def _choose_vectors(side: _Side, t_cap: int, p: int, eb: int, store: bool) -> li
     return out
 
 
-def _pairs(addrs: list[np.ndarray], width: int) -> list[tuple[int, int | None, int, bool]]:
+def _pairs(addrs: list[np.ndarray], width_bytes: int) -> list[tuple[int, int | None, int, bool]]:
     """Pair accesses of one width whose addresses differ by one constant in every lane (ds_read2/ds_write2).
 
     Returns (first, second or None, offset1, st64) in issue order."""
-    if width not in (4, 8) or not addrs:
+    if width_bytes not in (4, 8) or not addrs:
         return [(i, None, 0, False) for i in range(len(addrs))]
     by_pattern: dict[bytes, list[tuple[int, int]]] = {}
     flat = np.array([a.reshape(-1) for a in addrs]).reshape(len(addrs), -1)
@@ -709,10 +709,10 @@ def _pairs(addrs: list[np.ndarray], width: int) -> list[tuple[int, int | None, i
                 if used[y]:
                     continue
                 d = members[y][0] - members[x][0]
-                if d % width == 0 and 0 < d // width <= 255:
-                    partner = (y, d // width, False)
-                elif d % (64 * width) == 0 and 0 < d // (64 * width) <= 255:
-                    partner = (y, d // (64 * width), True)
+                if d % width_bytes == 0 and 0 < d // width_bytes <= 255:
+                    partner = (y, d // width_bytes, False)
+                elif d % (64 * width_bytes) == 0 and 0 < d // (64 * width_bytes) <= 255:
+                    partner = (y, d // (64 * width_bytes), True)
                 if partner:
                     break
             if partner:
@@ -733,35 +733,34 @@ class LdsAccesses:
     design: LdsDesign
     S: _Side
     D: _Side
-    s_width: int
-    d_width: int
+    s_width_bytes: int
+    d_width_bytes: int
     cross: bool  # some warp reads bytes another warp writes (barriers)
     stores: list  # per round
     loads: list  # per round
-    eb: int
-    p: int
+    ctx: ConversionContext
     _floors: dict = field(default_factory=dict)
 
     def address(self, store: bool, g: list[int]) -> np.ndarray:
         """Byte address ``[W, 64]`` each lane gives the access of register group ``g``."""
         if store:
-            return _addr(self.S, g[0], self.eb)
+            return _addr(self.S, g[0], self.ctx.element_bytes)
         if self.design.read_transpose:
-            return _transpose_addr(self.D, g, self.eb)
+            return _transpose_addr(self.D, g, self.ctx.element_bytes)
         if self.design.over_fetch:
-            return _over_fetch_addr(self.D, g[0], self.eb)
-        return _addr(self.D, g[0], self.eb)
+            return _over_fetch_addr(self.D, g[0], self.ctx.element_bytes)
+        return _addr(self.D, g[0], self.ctx.element_bytes)
 
-    def floor(self, cm, elem_bits: int) -> float:
-        """A lower bound of the plan's modelled cost: every access with its bank cycles
-        (cost.lds_access_cost), two levels of DS latency, the barriers; repacking and setup not
-        counted.  Memoized per cost model."""
-        key = (cm.key(), elem_bits)
+    def floor(self) -> float:
+        """A lower bound of the plan's modelled cost under the context's cost model: every access
+        with its bank cycles (cost.lds_access_cost), two levels of DS latency, the barriers;
+        repacking and setup not counted.  Memoized per cost model and element size."""
+        key = (self.ctx.cost_model.key(), self.ctx.element_bits)
         if key not in self._floors:
-            self._floors[key] = self._floor(cm, elem_bits)
+            self._floors[key] = self._floor()
         return self._floors[key]
 
-    def plan_floor(self, cm, elem_bits: int) -> tuple[float, int]:
+    def plan_floor(self) -> tuple[float, int]:
         """Lower bounds of the cost and of the instructions with setup (Plan.total_with_overhead)
         of the plan build_lds makes of these accesses.  build_lds issues exactly these accesses
         in this order, so the VALU ops forming their addresses are known (cost.lds_address_valu):
@@ -770,7 +769,7 @@ class LdsAccesses:
         valu = self.address_valu
         accesses = sum(len(a) for a in self.stores) + sum(len(a) for a in self.loads)
         barriers = 2 * len(self.stores) - 1 if self.cross else 0
-        return self.floor(cm, elem_bits) + valu * cm.valu_issue, accesses + barriers + valu + 2
+        return self.floor() + valu * self.ctx.cost_model.valu_issue, accesses + barriers + valu + 2
 
     @cached_property
     def address_valu(self) -> int:
@@ -779,14 +778,16 @@ class LdsAccesses:
         steps = []
         for stores, loads in zip(self.stores, self.loads):
             for store, accesses in ((True, stores), (False, loads)):
-                kind, width = (LdsStore, self.s_width) if store else (LdsLoad, self.d_width)
-                steps += [kind(addr=self.address(store, g), width=width, pair=g2, pair_offset=off, st64=st64)
+                kind, width_bytes = (LdsStore, self.s_width_bytes) if store else (LdsLoad, self.d_width_bytes)
+                steps += [kind(addr=self.address(store, g), width=width_bytes, pair=g2, pair_offset=off, st64=st64)
                           for g, g2, off, st64 in accesses]
         return lds_address_valu(steps)
 
-    def _floor(self, cm, elem_bits: int) -> float:
+    def _floor(self) -> float:
+        cm = self.ctx.cost_model
         total = cm.latency(2)
-        for store, rounds, width in ((True, self.stores, self.s_width), (False, self.loads, self.d_width)):
+        for store, rounds, width_bytes in ((True, self.stores, self.s_width_bytes),
+                                           (False, self.loads, self.d_width_bytes)):
             # one side's accesses are XOR-translates of each other by multiples of the width (an
             # access starts at a register whose vector bits are clear): same banks up to a permutation,
             # so one cost per form (single or paired)
@@ -795,33 +796,32 @@ class LdsAccesses:
                 for g, g2, _, _ in accesses:
                     if (g2 is not None) not in costs:
                         costs[g2 is not None] = lds_access_cost(
-                            cm, cm.arch, store, width, self.address(store, g), elem_bits, g2 is not None,
-                            0 if store else self.design.read_transpose)
+                            cm, self.ctx.arch, store, width_bytes, self.address(store, g), self.ctx.element_bits,
+                            g2 is not None, 0 if store else self.design.read_transpose)
                     total += costs[g2 is not None]
         if self.cross:
             total += cm.instruction("s_barrier") * (2 * len(self.stores) - 1)
         return total
 
 
-def lds_accesses(prob: Problem, design: LdsDesign, elem_bits: int, num_warps: int) -> list[LdsAccesses]:
+def lds_accesses(ctx: ConversionContext, design: LdsDesign) -> list[LdsAccesses]:
     """The round trips through ``design``: vectors, groups, rounds and pairs, one per distinct choice
     of the store vectors (counting the stores' tuple copies, then not: a wide store with copies can
     beat narrow conflicting stores, the cost model decides).  The loads are shared.  A LayoutError
     of a later choice of a transpose-read design ends the list there."""
-    eb = max(1, elem_bits // 8)
-    p = max(1, 32 // elem_bits)
+    prob, element_bytes, p = ctx.problem, ctx.element_bytes, ctx.slots_per_dword
     inv_cols = f2.inverse(design.shared_cols)  # tensor bits -> offset | rep bits
     S = _side(prob.src_cols, design, inv_cols)
     D = _side(prob.dst_cols, design, inv_cols)
-    t_cap = (16 // eb).bit_length() - 1
-    store_choices = _choose_vectors(S, t_cap, p, eb, True)
+    t_cap = (16 // element_bytes).bit_length() - 1
+    store_choices = _choose_vectors(S, t_cap, p, element_bytes, True)
     if design.read_transpose:
-        d_groups, d_w = _transpose_groups(D, elem_bits, design.n_offset_bits), 8
+        d_groups, d_width_bytes = _transpose_groups(D, ctx.element_bits, design.n_offset_bits), 8
     elif design.over_fetch:
-        d_groups, d_w = _over_fetch_groups(D, eb, t_cap)
+        d_groups, d_width_bytes = _over_fetch_groups(D, element_bytes, t_cap)
     else:
-        (d_deltas,) = _choose_vectors(D, t_cap, p, eb, False)
-        d_groups, d_w = _groups(D, d_deltas), eb << len(d_deltas)
+        (d_deltas,) = _choose_vectors(D, t_cap, p, element_bytes, False)
+        d_groups, d_width_bytes = _groups(D, d_deltas), element_bytes << len(d_deltas)
 
     def rounds_of(side: _Side, groups: list[list[int]]) -> list[int]:
         if not design.n_rep_bits:
@@ -832,44 +832,46 @@ def lds_accesses(prob: Problem, design: LdsDesign, elem_bits: int, num_warps: in
             raise LayoutError("internal: an LDS access spans two rounds")
         return [int(x) for x in reps[0, 0, :, 0]]
 
-    def paired(side: _Side, groups: list[list[int]], width: int, rnd_of: list[int], rnd: int) -> list:
+    def paired(side: _Side, groups: list[list[int]], width_bytes: int, rnd_of: list[int], rnd: int) -> list:
         gs = [g for g, k in zip(groups, rnd_of) if k == rnd]
-        if (side is D and design.read_transpose) or width not in (4, 8):  # only b32/b64 accesses pair
+        if (side is D and design.read_transpose) or width_bytes not in (4, 8):  # only b32/b64 accesses pair
             return [(g, None, 0, False) for g in gs]
         addr = _over_fetch_addr if side is D and design.over_fetch else _addr
         return [(gs[i], None if j is None else gs[j], off, st64)
-                for i, j, off, st64 in _pairs([addr(side, g[0], eb) for g in gs], width)]
+                for i, j, off, st64 in _pairs([addr(side, g[0], element_bytes) for g in gs], width_bytes)]
 
     n_rounds = 1 << design.n_rep_bits
     out: list[LdsAccesses] = []
     loads = None
     for s_deltas in store_choices:
-        s_groups, s_w = _groups(S, s_deltas), eb << len(s_deltas)
+        s_groups, s_width_bytes = _groups(S, s_deltas), element_bytes << len(s_deltas)
         try:
             s_round = rounds_of(S, s_groups)
             if loads is None:
                 d_round = rounds_of(D, d_groups)
-                loads = [paired(D, d_groups, d_w, d_round, k) for k in range(n_rounds)], _cross_warp(S, D, num_warps)
+                loads = ([paired(D, d_groups, d_width_bytes, d_round, k) for k in range(n_rounds)],
+                         _cross_warp(S, D, prob.num_warps))
         except LayoutError:
             if out and design.read_transpose:
                 break
             raise
-        out.append(LdsAccesses(design, S, D, s_w, d_w, loads[1],
-                               [paired(S, s_groups, s_w, s_round, k) for k in range(n_rounds)], loads[0], eb, p))
+        out.append(LdsAccesses(design, S, D, s_width_bytes, d_width_bytes, loads[1],
+                               [paired(S, s_groups, s_width_bytes, s_round, k) for k in range(n_rounds)], loads[0],
+                               ctx))
     return out
 
 
-def _transpose_groups(D: _Side, elem_bits: int, n_off: int) -> list[list[int]]:
-    """The register groups of ``ds_read_b64_tr_b{elem_bits}`` loads of the dst side, in element order.
+def _transpose_groups(D: _Side, element_bits: int, n_off: int) -> list[list[int]]:
+    """The register groups of ``ds_read_b64_tr_b{element_bits}`` loads of the dst side, in element order.
 
-    ``E = 64 / elem_bits`` elements, ``k = log2 E``.  With ``C`` = (dst hardware bits -> offset
+    ``E = 64 / element_bits`` elements, ``k = log2 E``.  With ``C`` = (dst hardware bits -> offset
     bits), a transpose load needs ``C(lane bit b) = offset bit b`` for ``b < k`` (the elements
     one lane reads), no other column touching offset bits ``0..k-1`` (8-byte alignment), and the
     register vectors ``delta_t = 2**t`` (``t < k``: element ``j``'s register is ``r ^ j``) in
     one round.  Then lane ``i`` element ``j`` -- from the lane ``s = (i >> k, j)`` of its group --
     is the element of (lane ``i``, register ``r ^ j``) (linlayout.synth.plan.transpose_element_addresses).
     """
-    k = (64 // elem_bits).bit_length() - 1
+    k = (64 // element_bits).bit_length() - 1
     low = (1 << k) - 1
     lanes = D.other_cols[:6]
     if (len(D.reg_cols) < k or len(D.unique) != len(D.off[0, 0])
@@ -881,7 +883,7 @@ def _transpose_groups(D: _Side, elem_bits: int, n_off: int) -> list[list[int]]:
     return [[r + j for j in range(1 << k)] for r in range(0, n_regs, 1 << k)]
 
 
-def _transpose_addr(D: _Side, g: list[int], eb: int) -> np.ndarray:
+def _transpose_addr(D: _Side, g: list[int], element_bytes: int) -> np.ndarray:
     """``[W, 64]`` byte address lane ``L`` supplies to the transpose load of group ``g`` (``E = len(g)``
     elements, ``k = log2 E``): the offset of the element of (lane ``i``, register ``g[j]``) with
     ``i = (L & 48) | ((L & (16/E - 1)) << k)`` and ``j = (L & 15) >> (4 - k)`` -- the lane whose
@@ -892,13 +894,13 @@ def _transpose_addr(D: _Side, g: list[int], eb: int) -> np.ndarray:
     i = (lane & 48) | ((lane & ((16 // elems) - 1)) << k)
     j = (lane & 15) >> (4 - k)
     regs = np.asarray(g)[j]
-    return (D.off[:, i, regs] * eb).astype(np.int64)
+    return (D.off[:, i, regs] * element_bytes).astype(np.int64)
 
 
-def _over_fetch_groups(D: _Side, eb: int, t_cap: int) -> tuple[list[list[int]], int]:
-    """The dst register groups of over-fetching loads (``over_fetch_design``) and their width.
+def _over_fetch_groups(D: _Side, element_bytes: int, t_cap: int) -> tuple[list[list[int]], int]:
+    """The dst register groups of over-fetching loads (``over_fetch_design``) and their width in bytes.
 
-    ``z = log2(4 / eb)`` offset bits address inside a dword.  A load of ``2**t`` dwords needs
+    ``z = log2(4 / element_bytes)`` offset bits address inside a dword.  A load of ``2**t`` dwords needs
     register vectors ``delta_i`` with ``C(delta_i)`` = offset bit ``z + i`` (``i < t``) and no lane
     or warp column touching offset bits ``z .. z+t-1`` (alignment).  Lane columns may touch bits
     ``0 .. z-1``: the lane's element then sits in a lane-dependent slot of its dword (the other
@@ -906,7 +908,7 @@ def _over_fetch_groups(D: _Side, eb: int, t_cap: int) -> tuple[list[list[int]], 
     the lanes' slots form at most two patterns (one pair of ``v_perm_b32`` selectors).  Register
     ``r`` lies in dword ``(C(r) >> z) mod 2**t`` of the load of block ``C(r) >> (z + t)``; the
     widest ``t`` is taken.  Groups list their registers by dword, the group's first in dword 0."""
-    z = (4 // eb).bit_length() - 1
+    z = (4 // element_bytes).bit_length() - 1
     low = (1 << z) - 1
     lanes, warps = D.other_cols[:6], D.other_cols[6:]
     if any(c & low for c in warps) or f2.rank([c & low for c in lanes]) != 1:
@@ -928,15 +930,15 @@ def _over_fetch_groups(D: _Side, eb: int, t_cap: int) -> tuple[list[list[int]], 
     return [sorted(g, key=dword_then_slot) for g in groups.values()], 4 << t
 
 
-def _over_fetch_addr(D: _Side, r: int, eb: int) -> np.ndarray:
+def _over_fetch_addr(D: _Side, r: int, element_bytes: int) -> np.ndarray:
     """``[W, 64]`` byte address of the dword holding register ``r``'s element (over-fetch loads)."""
-    return D.address(r, eb) & ~3
+    return D.address(r, element_bytes) & ~3
 
 
-def _over_fetch_slot(D: _Side, r: int, eb: int) -> int | np.ndarray:
+def _over_fetch_slot(D: _Side, r: int, element_bytes: int) -> int | np.ndarray:
     """The slot of register ``r``'s element inside its loaded dword: per lane (warp 0; the warps
     agree, ``_over_fetch_groups``), an int when every lane has the same."""
-    p = 4 // eb
+    p = 4 // element_bytes
     slots = (D.warp_lane[0] ^ int(D.reg_image[r])) & (p - 1)
     return int(slots[0]) if (slots == slots[0]).all() else slots
 
@@ -944,13 +946,13 @@ def _over_fetch_slot(D: _Side, r: int, eb: int) -> int | np.ndarray:
 def build_lds(prog: Program, acc: LdsAccesses, src_dwords: list[int], d_ids: np.ndarray) -> list[int]:
     """Emit the round trip ``acc`` into ``prog``; returns the dst register values.  ``d_ids``: the
     dst element ids ``[warps, 64, registers]`` (to find the twins of duplicated registers)."""
-    eb, p, S, D = acc.eb, acc.p, acc.S, acc.D
+    element_bytes, p, S, D = acc.ctx.element_bytes, acc.ctx.slots_per_dword, acc.S, acc.D
     loaded: dict[int, tuple[int, int]] = {}  # dst register -> (value, slot)
     for rnd, (stores, loads) in enumerate(zip(acc.stores, acc.loads)):
         if rnd and acc.cross:
             prog.barrier()
         for g, g2, off, st64 in stores:
-            _emit_store(prog, S, g, g2, off, st64, src_dwords, p, eb, acc.s_width)
+            _emit_store(prog, S, g, g2, off, st64, src_dwords, p, element_bytes, acc.s_width_bytes)
         if acc.cross:
             prog.barrier()
         for g, g2, off, st64 in loads:
@@ -960,9 +962,9 @@ def build_lds(prog: Program, acc: LdsAccesses, src_dwords: list[int], d_ids: np.
                     loaded[r] = (vals[k // p], k % p)
                 continue
             if acc.design.over_fetch:
-                _emit_over_fetch_load(prog, D, g, g2, off, st64, eb, acc.d_width, loaded)
+                _emit_over_fetch_load(prog, D, g, g2, off, st64, element_bytes, acc.d_width_bytes, loaded)
                 continue
-            _emit_load(prog, D, g, g2, off, st64, p, eb, acc.d_width, loaded)
+            _emit_load(prog, D, g, g2, off, st64, p, element_bytes, acc.d_width_bytes, loaded)
     # dst registers: loaded ones, duplicates from their twin
     R_d = d_ids.shape[2]
     twin = {}
@@ -974,17 +976,18 @@ def build_lds(prog: Program, acc: LdsAccesses, src_dwords: list[int], d_ids: np.
                     break
     if p == 1:
         return [loaded[twin.get(r, r)][0] for r in range(R_d)]
-    return [_gather(prog, [loaded[twin.get(r, r)] if r < R_d else None for r in range(dw * p, dw * p + p)], eb)
+    return [_gather(prog, [loaded[twin.get(r, r)] if r < R_d else None for r in range(dw * p, dw * p + p)],
+                    element_bytes)
             for dw in range(-(-R_d // p))]
 
 
-def _gather(prog: Program, parts: list[tuple[int, int | np.ndarray] | None], eb: int) -> int:
+def _gather(prog: Program, parts: list[tuple[int, int | np.ndarray] | None], element_bytes: int) -> int:
     """``gather_dword``: a register holding slot ``parts[i][1]`` of value ``parts[i][0]`` in slot ``i``;
     the value itself, with no op, when ``parts`` are its slots in order."""
     v = parts[0][0] if parts[0] is not None else None
     if all(x is not None and x[0] == v and isinstance(x[1], int) and x[1] == i for i, x in enumerate(parts)):
         return v
-    return gather_dword(prog, parts, eb)
+    return gather_dword(prog, parts, element_bytes)
 
 
 def _cross_warp(S: _Side, D: _Side, W: int) -> bool:
@@ -1005,59 +1008,62 @@ def _cross_warp(S: _Side, D: _Side, W: int) -> bool:
     return any(x & low != x >> warp_bits for x in f2.kernel_basis(cols))
 
 
-def _addr(side: _Side, r: int, eb: int) -> np.ndarray:
-    return side.address(r, eb)
+def _addr(side: _Side, r: int, element_bytes: int) -> np.ndarray:
+    return side.address(r, element_bytes)
 
 
-def _dwords_of(prog: Program, g: list[int], src_dwords: list[int], p: int, eb: int) -> list[int]:
+def _dwords_of(prog: Program, g: list[int], src_dwords: list[int], p: int, element_bytes: int) -> list[int]:
     """Values holding the elements of ``g`` in address order, one per VGPR (v_perm when out of order)."""
     if p == 1:
         return [src_dwords[r] for r in g]
-    return [_gather(prog, [(src_dwords[r // p], r % p) for r in g[k:k + p]], eb) for k in range(0, len(g), p)]
+    return [_gather(prog, [(src_dwords[r // p], r % p) for r in g[k:k + p]], element_bytes)
+            for k in range(0, len(g), p)]
 
 
 def _emit_store(prog: Program, S: _Side, g: list[int], g2: list[int] | None, off: int, st64: bool,
-                src_dwords: list[int], p: int, eb: int, width: int) -> None:
-    addr = _addr(S, g[0], eb)
-    if width >= 4:
-        vals = _dwords_of(prog, g, src_dwords, p, eb)
-        pair = _dwords_of(prog, g2, src_dwords, p, eb) if g2 is not None else None
-        prog.store(vals, [0] * len(vals), addr, width, pair=pair, pair_offset=off, st64=st64)
+                src_dwords: list[int], p: int, element_bytes: int, width_bytes: int) -> None:
+    addr = _addr(S, g[0], element_bytes)
+    if width_bytes >= 4:
+        vals = _dwords_of(prog, g, src_dwords, p, element_bytes)
+        pair = _dwords_of(prog, g2, src_dwords, p, element_bytes) if g2 is not None else None
+        prog.store(vals, [0] * len(vals), addr, width_bytes, pair=pair, pair_offset=off, st64=st64)
         return
     # sub-dword: the elements sit at one dword position, which must be byte 0 or 2
     pos = g[0] % p
     contiguous = g == list(range(g[0], g[0] + len(g)))
     v = src_dwords[g[0] // p]
-    if not contiguous or (pos * eb) % 4 not in (0, 2) or (pos * eb) % width:
+    if not contiguous or (pos * element_bytes) % 4 not in (0, 2) or (pos * element_bytes) % width_bytes:
         parts = [(src_dwords[r // p], r % p) for r in g] + [None] * (p - len(g))
-        v, pos = gather_dword(prog, parts, eb), 0
-    prog.store([v], [pos], addr, width)
+        v, pos = gather_dword(prog, parts, element_bytes), 0
+    prog.store([v], [pos], addr, width_bytes)
 
 
 def _emit_load(prog: Program, D: _Side, g: list[int], g2: list[int] | None, off: int, st64: bool, p: int,
-               eb: int, width: int, loaded: dict[int, tuple[int, int]]) -> None:
-    addr = _addr(D, g[0], eb)
-    if width >= 4:
-        n = width // (8 if eb == 8 else 4)  # registers (64-bit elements: one value per element)
-        vals = prog.load(n, addr, width, paired=g2 is not None, pair_offset=off, st64=st64)
+               element_bytes: int, width_bytes: int, loaded: dict[int, tuple[int, int]]) -> None:
+    addr = _addr(D, g[0], element_bytes)
+    if width_bytes >= 4:
+        n = width_bytes // (8 if element_bytes == 8 else 4)  # registers (64-bit elements: one value per element)
+        vals = prog.load(n, addr, width_bytes, paired=g2 is not None, pair_offset=off, st64=st64)
         for grp, vs in ((g, vals[:n]), (g2 or [], vals[n:])):
             for k, r in enumerate(grp):
                 loaded[r] = (vs[k // p], k % p)
     else:
-        (v,) = prog.load(1, addr, width)
+        (v,) = prog.load(1, addr, width_bytes)
         for k, r in enumerate(g):
             loaded[r] = (v, k)
 
 
 def _emit_over_fetch_load(prog: Program, D: _Side, g: list[int], g2: list[int] | None, off: int, st64: bool,
-                          eb: int, width: int, loaded: dict[int, tuple[int, int | np.ndarray]]) -> None:
-    """Load ``width // 4`` dwords (twice if paired) holding the elements of ``g`` (``g2``); each
+                          element_bytes: int, width_bytes: int,
+                          loaded: dict[int, tuple[int, int | np.ndarray]]) -> None:
+    """Load ``width_bytes // 4`` dwords (twice if paired) holding the elements of ``g`` (``g2``); each
     register's element is the lane's slot of its dword (``_over_fetch_slot``)."""
-    n = width // 4
-    z = (4 // eb).bit_length() - 1
-    vals = prog.load(n, _over_fetch_addr(D, g[0], eb), width, paired=g2 is not None, pair_offset=off, st64=st64)
+    n = width_bytes // 4
+    z = (4 // element_bytes).bit_length() - 1
+    vals = prog.load(n, _over_fetch_addr(D, g[0], element_bytes), width_bytes, paired=g2 is not None,
+                     pair_offset=off, st64=st64)
     for grp, vs in ((g, vals[:n]), (g2 or [], vals[n:])):
         base = int(D.reg_image[grp[0]]) if grp else 0
         for r in grp:
             k = ((int(D.reg_image[r]) ^ base) >> z) & (n - 1)
-            loaded[r] = (vs[k], _over_fetch_slot(D, r, eb))
+            loaded[r] = (vs[k], _over_fetch_slot(D, r, element_bytes))

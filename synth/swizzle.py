@@ -252,16 +252,16 @@ class _Plain(NamedTuple):
     instructions: int  # per round
 
 
-def _plain_widths(side: _Side, model: LdsModel, eb: int) -> list[_Plain]:
+def _plain_widths(side: _Side, model: LdsModel, element_bits: int) -> list[_Plain]:
     """Every vector length ``k`` the side's plain ops allow, shortest first: ``2**k`` elements are
     1 to 16 bytes and the model has the op (a prefix allows those whose ``prefix[:k]`` are
     register vectors of the side: ``_vector_bits``)."""
-    maxbits = (128 // eb).bit_length() - 1
-    kmin = max(0, 3 - (eb.bit_length() - 1))
+    maxbits = (128 // element_bits).bit_length() - 1
+    kmin = max(0, 3 - (element_bits.bit_length() - 1))
     ops = _PLAIN_OPS[side.direction]
-    return [_Plain(k, ops[(eb << k) // 8], 1 << (len(side.regs) - k))
+    return [_Plain(k, ops[(element_bits << k) // 8], 1 << (len(side.regs) - k))
             for k in range(kmin, min(maxbits, len(side.regs)) + 1)
-            if ops.get((eb << k) // 8) in model.ops]
+            if ops.get((element_bits << k) // 8) in model.ops]
 
 
 def _vector_bits(regs: set[int], prefix: list[int], maxbits: int) -> int:
@@ -283,10 +283,10 @@ def _plain_mode(side: _Side, prefix: list[int], width: _Plain, model: LdsModel) 
                  width.instructions)
 
 
-def _transpose_modes(side: _Side, prefix: list[int], model: LdsModel, eb: int) -> list[_Mode]:
+def _transpose_modes(side: _Side, prefix: list[int], model: LdsModel, element_bits: int) -> list[_Mode]:
     modes = []
     for op in model.ops.values():
-        if op.direction != "read" or op.shape.transpose_bits != eb or op.bytes_per_lane != 8:
+        if op.direction != "read" or op.shape.transpose_bits != element_bits or op.bytes_per_lane != 8:
             continue
         k = op.shape.transpose_elems.bit_length() - 1
         if len(prefix) < k or prefix[:k] != side.lanes[:k] or len(side.regs) < k:
@@ -315,11 +315,12 @@ def _combos(items: list[int], size: int) -> list[tuple[int, ...]]:
     return out
 
 
-def _prefixes(w: _Side, r: _Side, model: LdsModel, eb: int, allow_transpose: bool) -> list[tuple[list[int], int]]:
+def _prefixes(w: _Side, r: _Side, model: LdsModel, element_bits: int,
+              allow_transpose: bool) -> list[tuple[list[int], int]]:
     """Candidate prefixes ``(vectors of offset bits 0..p-1, number of sub-dword fill vectors)``; every
     vector of both sides lies in the offset space (the writer's span; ``_search`` checks the reader)."""
-    maxbits = (128 // eb).bit_length() - 1
-    zb = max(0, 5 - (eb.bit_length() - 1))
+    maxbits = (128 // element_bits).bit_length() - 1
+    zb = max(0, 5 - (element_bits.bit_length() - 1))
     rset, wset = set(r.regs), set(w.regs)
     common = [v for v in w.regs if v in rset]
     only_w = [v for v in w.regs if v not in rset]
@@ -334,7 +335,7 @@ def _prefixes(w: _Side, r: _Side, model: LdsModel, eb: int, allow_transpose: boo
                     seeds.append(list(cs) + list(es))
     if allow_transpose:
         for op in model.ops.values():
-            if op.direction == "read" and op.shape.transpose_bits == eb and op.bytes_per_lane == 8:
+            if op.direction == "read" and op.shape.transpose_bits == element_bits and op.bytes_per_lane == 8:
                 k = op.shape.transpose_elems.bit_length() - 1
                 base = r.lanes[:k]
                 if len(base) == k and f2.rank(base) == k:
@@ -533,11 +534,10 @@ def synthesize(writer: LinearLayout, reader: LinearLayout, element_bits: int, ar
     if objective not in ("vector", "cycles"):
         raise LayoutError(f"objective {objective!r} must be 'vector' or 'cycles'")
     model, outs, w, r, n = _prepare(writer, reader, element_bits, arch)
-    eb = element_bits
     best = None
-    for reps in _rep_choices(w, r, n, eb, lds_budget_bytes):
+    for reps in _rep_choices(w, r, n, element_bits, lds_budget_bytes):
         try:
-            res = _solve(_drop_registers(w, reps), _drop_registers(r, reps), reps, outs, model, eb,
+            res = _solve(_drop_registers(w, reps), _drop_registers(r, reps), reps, outs, model, element_bits,
                          allow_transpose or transpose_only, objective, seed, lds_budget_bytes, transpose_only,
                          not enumerate_all and objective == "vector")
         except LayoutError:
@@ -546,7 +546,7 @@ def synthesize(writer: LinearLayout, reader: LinearLayout, element_bits: int, ar
         if best is None or key < best[0]:
             best = (key, res)
     if best is None:
-        raise _no_layout(w, r, eb)
+        raise _no_layout(w, r, element_bits)
     return best[1]
 
 
@@ -581,9 +581,8 @@ def shared_basis(writer: LinearLayout, reader: LinearLayout, element_bits: int, 
 def _prepare(writer: LinearLayout, reader: LinearLayout, element_bits: int, arch: Union[str, LdsModel]):
     """(model, out dims, writer side, reader side, tensor bits), the arguments checked."""
     model = arch if isinstance(arch, LdsModel) else lds_model(arch)
-    eb = element_bits
-    if isinstance(eb, bool) or not isinstance(eb, int) or eb not in (4, 8, 16, 32, 64):
-        raise LayoutError(f"element_bits {eb!r} must be 4, 8, 16, 32 or 64")
+    if isinstance(element_bits, bool) or not isinstance(element_bits, int) or element_bits not in (4, 8, 16, 32, 64):
+        raise LayoutError(f"element_bits {element_bits!r} must be 4, 8, 16, 32 or 64")
     if not isinstance(writer, LinearLayout) or not isinstance(reader, LinearLayout):
         raise LayoutError("writer and reader must be LinearLayouts")
     outs = writer.out_dims
@@ -598,11 +597,11 @@ def _prepare(writer: LinearLayout, reader: LinearLayout, element_bits: int, arch
     return model, outs, w, r, n
 
 
-def _no_layout(w: _Side, r: _Side, eb: int) -> LayoutError:
+def _no_layout(w: _Side, r: _Side, element_bits: int) -> LayoutError:
     why = ""
-    if eb < 8 and not set(w.regs) & set(r.regs):
-        why = f": {eb}-bit elements move at least a byte per lane, so some register of both sides must hold " \
-              f"the element next to another register's"
+    if element_bits < 8 and not set(w.regs) & set(r.regs):
+        why = (f": {element_bits}-bit elements move at least a byte per lane, so some register of both sides must "
+               f"hold the element next to another register's")
     return LayoutError("no shared layout lets both sides use an LDS instruction (alignment impossible)" + why)
 
 
@@ -617,20 +616,20 @@ def _key(objective: str, write: _Mode, read: _Mode, fill: int, cycles: int) -> t
         fill, read.op.shape.transpose_bits or 0, -write.k - read.k)
 
 
-def _solve(w: _Side, r: _Side, reps: list[int], outs, model: LdsModel, eb: int, allow_transpose: bool,
+def _solve(w: _Side, r: _Side, reps: list[int], outs, model: LdsModel, element_bits: int, allow_transpose: bool,
            objective: str, seed: int, budget, transpose_only: bool = False, prune: bool = False) -> SwizzleResult:
     """The best layout whose offset space leaves out the register vectors ``reps``, with the exact
     analysis of its accesses (``_search``, ``_verify``)."""
-    cand, basis, n_pairs, certified = _search(w, r, model, eb, allow_transpose, objective, seed, transpose_only,
-                                              prune)
-    res = _verify(_layout(basis, reps, outs), basis, reps, outs, w, r, cand, model, eb, n_pairs, budget)
+    cand, basis, n_pairs, certified = _search(w, r, model, element_bits, allow_transpose, objective, seed,
+                                              transpose_only, prune)
+    res = _verify(_layout(basis, reps, outs), basis, reps, outs, w, r, cand, model, element_bits, n_pairs, budget)
     res.certified = certified and res.optimal
     res.objective = objective
     res.argument = _argument(res, cand, model)
     return res
 
 
-def _search(w: _Side, r: _Side, model: LdsModel, eb: int, allow_transpose: bool, objective: str, seed: int,
+def _search(w: _Side, r: _Side, model: LdsModel, element_bits: int, allow_transpose: bool, objective: str, seed: int,
             transpose_only: bool, prune: bool) -> tuple[_Candidate, list[int], int, bool]:
     """The best choice and its offset basis (prefix, bank bits, rows) -> (candidate, basis, choices
     enumerated, no other choice's bound beats it); ``prune``: choices with more instructions than
@@ -640,10 +639,10 @@ def _search(w: _Side, r: _Side, model: LdsModel, eb: int, allow_transpose: bool,
     if not all(in_space(v) for v in r.regs + r.lanes + r.warps):
         raise LayoutError("reader reads elements outside the writer's per-round tile")
     n_off = w.span.rank
-    row_start = model.bank_bits + 5 - (eb.bit_length() - 1)
+    row_start = model.bank_bits + 5 - (element_bits.bit_length() - 1)
     r_bits = max(0, n_off - row_start)
 
-    zb = max(0, 5 - (eb.bit_length() - 1))
+    zb = max(0, 5 - (element_bits.bit_length() - 1))
     aligned: dict[tuple, tuple | None] = {}  # H_s depends on the vector, the other columns, the rest of P
     inside: dict[tuple, bool] = {}  # (A, B) -> A lies in span(B)
     span_of: dict[tuple, f2.Span] = {}  # B -> span(B)
@@ -663,9 +662,9 @@ def _search(w: _Side, r: _Side, model: LdsModel, eb: int, allow_transpose: bool,
             lightest.append(_low_weight(_reduced(w.regs + w.lanes + w.warps), 1))
         return lightest[0]
 
-    widths = {id(s): (_plain_widths(s, model, eb), set(s.regs)) for s in (w, r)}
+    widths = {id(s): (_plain_widths(s, model, element_bits), set(s.regs)) for s in (w, r)}
     plain: dict[tuple, _Mode] = {}  # a plain mode depends on the side and its vector only
-    maxbits = (128 // eb).bit_length() - 1
+    maxbits = (128 // element_bits).bit_length() - 1
 
     def plain_widths(side: _Side, prefix: list[int]) -> list[_Plain]:
         every, regs = widths[id(side)]
@@ -687,9 +686,9 @@ def _search(w: _Side, r: _Side, model: LdsModel, eb: int, allow_transpose: bool,
         return aligned[key]
 
     choices = []  # every (prefix, write way, read way), in enumeration order; modes are built when looked at
-    for prefix, fill in _prefixes(w, r, model, eb, allow_transpose):
+    for prefix, fill in _prefixes(w, r, model, element_bits, allow_transpose):
         rways = (([] if transpose_only else plain_widths(r, prefix))
-                 + (_transpose_modes(r, prefix, model, eb) if allow_transpose else []))
+                 + (_transpose_modes(r, prefix, model, element_bits) if allow_transpose else []))
         choices += [(prefix, fill, ww, rw) for ww in plain_widths(w, prefix) for rw in rways]
     order = range(len(choices))
     if prune:  # fewest instructions first: once one is valid, no choice with more is looked at
@@ -785,14 +784,14 @@ def _search(w: _Side, r: _Side, model: LdsModel, eb: int, allow_transpose: bool,
     return cand, basis, len(pairs), certified
 
 
-def _rep_choices(w: _Side, r: _Side, n: int, eb: int, budget: int | None) -> list[list[int]]:
+def _rep_choices(w: _Side, r: _Side, n: int, element_bits: int, budget: int | None) -> list[list[int]]:
     """Every valid set of round (``reps``) vectors the budget needs: register vectors common to
     both sides whose removal leaves both sides covering the same per-round tile."""
     if budget is None:
         return [[]]
     if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
         raise LayoutError(f"lds_budget_bytes {budget!r} must be a positive integer")
-    need = n - ((budget * 8 // eb).bit_length() - 1)
+    need = n - ((budget * 8 // element_bits).bit_length() - 1)
     if need <= 0:
         return [[]]
     rset = set(r.regs)
@@ -807,8 +806,8 @@ def _rep_choices(w: _Side, r: _Side, n: int, eb: int, budget: int | None) -> lis
         if f2.rank(wr) == n - need and f2.rank(wr + trial) == n and f2.rank(wr + rr) == f2.rank(wr):
             out.append(trial)
     if not out:
-        raise LayoutError(f"the tile needs {(1 << n) * eb // 8} bytes; fitting {budget} bytes needs {need} register "
-                          f"bits common to writer and reader as rounds, and no such set qualifies")
+        raise LayoutError(f"the tile needs {(1 << n) * element_bits // 8} bytes; fitting {budget} bytes needs {need} "
+                          f"register bits common to writer and reader as rounds, and no such set qualifies")
     return out
 
 
@@ -820,16 +819,16 @@ def _layout(basis: list[int], reps: list[int], outs: list[tuple[str, int]]) -> L
 
 
 def _verify(shared: LinearLayout, basis, reps, outs, w: _Side, r: _Side, cand: _Candidate, model: LdsModel,
-            eb: int, n_cands: int, budget) -> SwizzleResult:
+            element_bits: int, n_cands: int, budget) -> SwizzleResult:
     """Exact analysis of the synthesized layout (one round) with the planned instructions."""
     round_shared = _layout(basis, [], outs) if reps else shared
-    wr = access_report(_access_map(w, basis), eb, model, "write", ops=[cand.write.op.name])
-    rr = access_report(_access_map(r, basis), eb, model, "read", ops=[cand.read.op.name])
+    wr = access_report(_access_map(w, basis), element_bits, model, "write", ops=[cand.write.op.name])
+    rr = access_report(_access_map(r, basis), element_bits, model, "read", ops=[cand.read.op.name])
     rounds = 1 << len(reps)
     lb = cand.lb * rounds
-    lds = shared_bytes(round_shared, eb)
+    lds = shared_bytes(round_shared, element_bits)
     res = SwizzleResult(
-        shared=shared, arch=model.arch, element_bits=eb,
+        shared=shared, arch=model.arch, element_bits=element_bits,
         write_op=wr.choice.op, read_op=rr.choice.op, write_vec=wr.choice.vector, read_vec=rr.choice.vector,
         write_instructions=wr.choice.count * rounds, read_instructions=rr.choice.count * rounds,
         write_cycles=wr.total_cycles * rounds, read_cycles=rr.total_cycles * rounds,
@@ -928,11 +927,10 @@ def padding_options(writer: LinearLayout, reader: LinearLayout, element_bits: in
     rank = len(shape)
     if orders is None:
         orders = [tuple(reversed(range(rank)))] + ([tuple(range(rank))] if rank > 1 else [])
-    eb = element_bits
     if intervals is None:
-        intervals = [1 << i for i in range(max(0, (128 // eb).bit_length() - 1), total.bit_length())]
+        intervals = [1 << i for i in range(max(0, (128 // element_bits).bit_length() - 1), total.bit_length())]
     if pads is None:
-        pads = sorted({max(1, 32 // eb), max(1, 64 // eb), max(1, 128 // eb)})
+        pads = sorted({max(1, 32 // element_bits), max(1, 64 // element_bits), max(1, 128 // element_bits)})
     for name, values in (("intervals", intervals), ("pads", pads)):
         if any(isinstance(x, bool) or not isinstance(x, int) or x < 1 or x & (x - 1) for x in values):
             raise LayoutError(f"padding_options {name} {list(values)!r} must be powers of two")
@@ -945,11 +943,12 @@ def padding_options(writer: LinearLayout, reader: LinearLayout, element_bits: in
             for pd in pads:
                 try:
                     sh = padded_shared([(iv, pd)], shape, order=order)
-                    wr = tile_access_report(sh, writer, eb, model, "write")
-                    rr = tile_access_report(sh, reader, eb, model, "read")
+                    wr = tile_access_report(sh, writer, element_bits, model, "write")
+                    rr = tile_access_report(sh, reader, element_bits, model, "read")
                 except LayoutError:
                     continue
                 out.append(PaddingOption(tuple(order), iv, pd, sh, wr.choice.op, rr.choice.op, wr.choice.count,
-                                         rr.choice.count, wr.total_cycles, rr.total_cycles, shared_bytes(sh, eb)))
+                                         rr.choice.count, wr.total_cycles, rr.total_cycles,
+                                         shared_bytes(sh, element_bits)))
     out.sort(key=lambda o: (o.write_instructions + o.read_instructions, o.total_cycles, o.lds_bytes))
     return out

@@ -15,10 +15,10 @@ conflict count for the lanes ``T`` of one phase is
     conflicts(T) = 2 ** dim(span(segment) ∩ span(T)) - 1        (extra wavefronts)
 
 with ``T`` = the first lanes (``num_banks / dwords`` of them) or an explicit
-``laneAddr`` index subset.  The two differences from linlayout.synth.banks: phases are
-index subsets (the XOR groups of ``ds_read_b128`` cannot be expressed), and
-lanes that differ in both a segment bit and a sub-dword bit are not counted as
-conflicting.
+``laneAddr`` index subset (Triton's ``bitwidth`` is ``element_bits`` here).  The
+two differences from linlayout.synth.banks: phases are index subsets (the XOR
+groups of ``ds_read_b128`` cannot be expressed), and lanes that differ in both a
+segment bit and a sub-dword bit are not counted as conflicting.
 """
 
 from __future__ import annotations
@@ -60,10 +60,10 @@ def _intersection(b1: Sequence[int], b2: Sequence[int]) -> list[int]:
     return f2.intersection(list(b1), list(b2))
 
 
-def lane_tile(lanes: Sequence[int], vec_elems: int, bitwidth: int, num_banks: int,
+def lane_tile(lanes: Sequence[int], vec_elems: int, element_bits: int, num_banks: int,
               lane_addr: Sequence[int] = ()) -> list[int]:
     """Triton's ``getLaneTile``: the lane vectors of one phase."""
-    log2_vec = _log2(max(1, vec_elems * bitwidth // 32))
+    log2_vec = _log2(max(1, vec_elems * element_bits // 32))
     log2_phase = max(0, log2_vec + len(lanes) - _log2(num_banks))
     if lane_addr:
         return [lanes[i] for i in lane_addr]
@@ -75,14 +75,14 @@ def segment_conflicts(segment: Sequence[int], tile: Sequence[int]) -> int:
     return (1 << len(_intersection(list(segment), list(tile)))) - 1
 
 
-def _vec_basis(src: LinearLayout, dst: LinearLayout, bitwidth: int) -> tuple[list[int], bool | None]:
+def _vec_basis(src: LinearLayout, dst: LinearLayout, element_bits: int) -> tuple[list[int], bool | None]:
     """Triton's ``getVecBasisLdSt``: (vector basis, which side filled the bank)."""
     reg_src, reg_dst = _flat(src, "register"), _flat(dst, "register")
     vb = _intersection(reg_src, reg_dst)
-    vb = vb[: _log2(128 // bitwidth)]
+    vb = vb[: _log2(128 // element_bits)]
     src_fills = None
-    if (1 << len(vb)) * bitwidth < 32:
-        per_bank = _log2(32 // bitwidth)
+    if (1 << len(vb)) * element_bits < 32:
+        per_bank = _log2(32 // element_bits)
         warp_src = [x for x in _flat(src, "warp") if x]
         warp_dst = [x for x in _flat(dst, "warp") if x]
         block_src = _flat(src, "block")
@@ -139,7 +139,7 @@ def _complement(basis: list[int], dim: int) -> list[int]:
     return [1 << c for c in range(dim) if c not in pivots]
 
 
-def optimal_swizzling_ldst(src: LinearLayout, dst: LinearLayout, bitwidth: int, num_banks: int = 32,
+def optimal_swizzling_ldst(src: LinearLayout, dst: LinearLayout, element_bits: int, num_banks: int = 32,
                            src_lane_addr: Sequence[int] = (), dst_lane_addr: Sequence[int] = ()) -> LinearLayout:
     """Triton's ``optimalSwizzlingLdSt``: shared layout with in dims ``vector, bank, segment, reps``.
 
@@ -152,16 +152,16 @@ def optimal_swizzling_ldst(src: LinearLayout, dst: LinearLayout, bitwidth: int, 
     dst = dst.remove_zero_bases_along_dim("register") if dst.has_in_dim("register") else dst
     dst = dst.transpose_outs([o for o, _ in outs])
     dim = sum(_log2(s) for _, s in outs)
-    vb, src_fills = _vec_basis(src, dst, bitwidth)
+    vb, src_fills = _vec_basis(src, dst, element_bits)
     vec = 1 << len(vb)
-    t_src = lane_tile(_flat(src, "lane"), vec, bitwidth, num_banks, src_lane_addr)
-    t_dst = lane_tile(_flat(dst, "lane"), vec, bitwidth, num_banks, dst_lane_addr)
+    t_src = lane_tile(_flat(src, "lane"), vec, element_bits, num_banks, src_lane_addr)
+    t_dst = lane_tile(_flat(dst, "lane"), vec, element_bits, num_banks, dst_lane_addr)
     block = [x for x in _flat(src, "block") if x]
-    len_b = min(_log2(num_banks * 32 // (vec * bitwidth)), dim - len(vb) - len(block))
+    len_b = min(_log2(num_banks * 32 // (vec * element_bits)), dim - len(vb) - len(block))
     len_s = dim - len_b - len(vb) - len(block)
     seg = _compute_segment(vb + t_src + block, vb + t_dst + block, dim, len_s)
     bank = _complement(vb + seg + block, dim)
-    if _log2(max(1, vec * bitwidth // 32)) < 2 and num_banks <= 32:
+    if _log2(max(1, vec * element_bits // 32)) < 2 and num_banks <= 32:
         regs_src, regs_dst = set(_flat(src, "register")), set(_flat(dst, "register"))
         in_src = [i for i, b in enumerate(bank) if b in regs_src]
         in_dst = [i for i, b in enumerate(bank) if b in regs_dst]
@@ -197,19 +197,19 @@ def as_offset_layout(smem: LinearLayout) -> LinearLayout:
     return LinearLayout({"offset": bases}, smem.out_dims)
 
 
-def bank_conflicts_memdesc(reg: LinearLayout, smem: LinearLayout, bitwidth: int, num_banks: int = 32,
+def bank_conflicts_memdesc(reg: LinearLayout, smem: LinearLayout, element_bits: int, num_banks: int = 32,
                            lane_addr: Sequence[int] = ()) -> tuple[int, int]:
     """Triton's ``bankConflictsMemDesc``: ``(extra wavefronts per phase, vector elements)``.
 
     ``smem``: a shared layout with in dim ``offset``.
     """
     cvt = access_map(smem, reg)
-    v, _ = largest_vector(cvt, bitwidth)
+    v, _ = largest_vector(cvt, element_bits)
     total = smem.in_dim_size("offset")
-    bank_size = min(num_banks * 32 // (v * bitwidth), total)
+    bank_size = min(num_banks * 32 // (v * element_bits), total)
     if total < bank_size * v:
         raise LayoutError("Triton's model needs the tile to fill one bank line (segment size 0)")
     offs = _flat(smem.sublayout(["offset"], smem.out_dim_names), "offset")
     seg = offs[_log2(v * bank_size):]
     lanes = _flat(reg.transpose_outs(smem.out_dim_names), "lane")
-    return segment_conflicts(seg, lane_tile(lanes, v, bitwidth, num_banks, lane_addr)), v
+    return segment_conflicts(seg, lane_tile(lanes, v, element_bits, num_banks, lane_addr)), v

@@ -175,11 +175,11 @@ def test_gather_dword_with_per_lane_slots():
     (16, ACC, "sub-dword"),  # both sides pack the same rows: the ordinary layouts fit
 ])
 def test_over_fetch_design_needs_sub_dword_bits_the_dst_lacks(bits, dst, why):
+    from linlayout.synth.context import ConversionContext
     from linlayout.synth.lds_path import over_fetch_design
-    from linlayout.synth.preimage import normalize
 
     with pytest.raises(LayoutError, match=why):
-        over_fetch_design(normalize(ACC, dst, 64), bits, None, "gfx942")
+        over_fetch_design(ConversionContext.create(ACC, dst, "gfx942", bits))
 
 
 def test_rounds_never_split_a_lane_vector():
@@ -202,37 +202,34 @@ def test_design_floor_bounds_hold_on_the_baseline():
     # the bounds that let DesignPool skip a layout are at most the floor of each of its round trips: the
     # pool's (from the layout's prefix) and, for the register-first layouts, the bound from the whole offset
     # order taken as the prefix
-    from linlayout.synth.cost import cost_model
+    from linlayout.synth.context import ConversionContext
     from linlayout.synth.lds_path import (_over_fetch_prefix, _vector_first_prefix, lds_accesses, over_fetch_design,
-                                prefix_floor, shared_layout, transpose_floor, vector_first_design)
-    from linlayout.synth.preimage import normalize
+                                          prefix_floor, shared_layout, transpose_floor, vector_first_design)
 
     bits = {"fp32": 32, "fp16": 16}
     checked = 0
     for c in baseline_cases():
-        prob, eb, arch = normalize(LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"]), 64), \
-            bits[c["dtype"]], c["arch"]
-        cm = cost_model(arch)
-        B = eb // 8
-        makers = [(lambda s=s: vector_first_design(prob, eb, None, s, arch),
-                   lambda s=s: _vector_first_prefix(prob, B, None, s)) for s in ("src", "dst")]
-        makers += [(lambda: over_fetch_design(prob, eb, None, arch), lambda: _over_fetch_prefix(prob, B, None)),
-                   (lambda: shared_layout(prob, eb, arch, None, True), None)]
+        ctx = ConversionContext.create(LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"]), c["arch"],
+                                       bits[c["dtype"]])
+        makers = [(lambda s=s: vector_first_design(ctx, s), lambda s=s: _vector_first_prefix(ctx, s))
+                  for s in ("src", "dst")]
+        makers += [(lambda: over_fetch_design(ctx), lambda: _over_fetch_prefix(ctx)),
+                   (lambda: shared_layout(ctx, True), None)]
         for make, prefix_of in makers:
             try:
                 d = make()
-                accs = lds_accesses(prob, d, eb, prob.num_warps)
+                accs = lds_accesses(ctx, d)
             except LayoutError:
                 continue
             if d.read_transpose:
-                bounds = [transpose_floor(prob, eb, cm)]
+                bounds = [transpose_floor(ctx)]
             else:
-                bounds = [prefix_floor(prob, eb, cm, *prefix_of(), d.over_fetch),
-                          prefix_floor(prob, eb, cm, d.shared_cols[:d.n_offset_bits], d.shared_cols[d.n_offset_bits:],
+                bounds = [prefix_floor(ctx, *prefix_of(), d.over_fetch),
+                          prefix_floor(ctx, d.shared_cols[:d.n_offset_bits], d.shared_cols[d.n_offset_bits:],
                                        d.over_fetch)]
             for a in accs:
                 for bound in bounds:
-                    assert bound <= a.floor(cm, eb) + 1e-9, (c["name"], c["arch"], c["dtype"], d.source)
+                    assert bound <= a.floor() + 1e-9, (c["name"], c["arch"], c["dtype"], d.source)
                     checked += 1
     assert checked >= 200  # 120 round trips on the 48 cases, two bounds each for most
 
@@ -242,16 +239,15 @@ def test_prefix_floor_counts_forced_bank_conflicts():
     # paired b64 accesses conflict under every layout with that prefix (lds_path._conflict_floor).  The
     # bound is 704 (conflict-free accesses alone would give 512), above the tie limit of the winning
     # plan (584 * 1.15), so DesignPool never makes those layouts.
-    from linlayout.synth.cost import COST_TIE_FRACTION, cost_model
+    from linlayout.synth.context import ConversionContext
+    from linlayout.synth.cost import COST_TIE_FRACTION
     from linlayout.synth.lds_path import _vector_first_prefix, prefix_floor
-    from linlayout.synth.preimage import normalize
 
     c = next(c for c in baseline_cases()
              if (c["name"], c["arch"], c["dtype"]) == ("mfma32->mfma16", "gfx942", "fp16"))
     src, dst = LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"])
-    prob, cm = normalize(src, dst, 64), cost_model("gfx942")
-    assert [prefix_floor(prob, 16, cm, *_vector_first_prefix(prob, 2, None, side)) for side in ("src", "dst")] \
-        == [704.0, 704.0]
+    ctx = ConversionContext.create(src, dst, "gfx942", 16)
+    assert [prefix_floor(ctx, *_vector_first_prefix(ctx, side)) for side in ("src", "dst")] == [704.0, 704.0]
     plan = plan_conversion(src, dst, "gfx942", 16)
     assert plan.cost == 584.0 and 584.0 * (1 + COST_TIE_FRACTION) < 704.0
 

@@ -1,0 +1,86 @@
+"""What one conversion is planned for, made once and carried through the planner.
+
+``ConversionContext.create(src, dst, arch, element_bits, lds_budget_bytes, strategy)``
+checks the user's arguments (a ``LayoutError`` naming the bad one), normalizes the two
+layouts (``problem``: linlayout.synth.preimage.Problem, the columns of both layouts),
+and fixes the target descriptor (linlayout.hw.targets), the element size and the cost
+model (linlayout.synth.cost).  linlayout.synth.convert makes it in ``plan_conversion``,
+``candidate_plans`` and ``exchange_schedule_plans``; the planning modules
+(linlayout.synth.in_wave, .exchanges, .lds_path, .cost) read the target, the element size
+and the cost model from it instead of taking them as loose arguments.
+
+Units of the element size: ``element_bits`` (8, 16, 32 or 64) is one element;
+``element_bytes = element_bits / 8``; ``slots_per_dword`` elements share one 32-bit VGPR
+(1 from 32 bits up) and one element takes ``dwords_per_slot`` VGPRs (2 for 64 bits).
+
+A context is immutable and compared by identity; the planner's caches key on its fields
+(``problem.key()``, ``element_bits``, ``arch``, ``lds_budget_bytes``), as they did before
+the context existed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from linlayout import LayoutError, LinearLayout
+from linlayout.hw.targets import Target, get_target
+
+from .cost import CostModel, cost_model
+from .plan import dwords_per_slot, slots_per_dword
+from .preimage import Problem, normalize
+
+__all__ = ["ConversionContext", "ELEMENT_BITS", "STRATEGIES"]
+
+STRATEGIES = ("auto", "registers", "lds")
+ELEMENT_BITS = (8, 16, 32, 64)
+
+
+@dataclass(frozen=True, eq=False)
+class ConversionContext:
+    """One conversion: the normalized layouts, the target, the element size, the cost model, the LDS
+    budget (None: the target's LDS, no rounds) and the strategy."""
+
+    problem: Problem
+    target: Target
+    element_bits: int
+    cost_model: CostModel
+    lds_budget_bytes: int | None = None
+    strategy: str = "auto"
+
+    @classmethod
+    def create(cls, src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int,
+               lds_budget_bytes: int | None = None, strategy: str = "auto") -> "ConversionContext":
+        """The context of converting ``src`` into ``dst`` on ``arch``; a LayoutError for a bad argument."""
+        target = get_target(arch)
+        if target.wave_size != 64:
+            raise LayoutError(f"arch {target.name}: the conversion planner models 64-lane waves (CDNA); "
+                              f"{target.name} has {target.wave_size}")
+        if isinstance(element_bits, bool) or element_bits not in ELEMENT_BITS:
+            raise LayoutError(f"element_bits {element_bits!r} must be 8, 16, 32 or 64")
+        if strategy not in STRATEGIES:
+            raise LayoutError(f"strategy {strategy!r} must be one of {', '.join(STRATEGIES)}")
+        if lds_budget_bytes is not None and (isinstance(lds_budget_bytes, bool)
+                                             or not isinstance(lds_budget_bytes, int) or lds_budget_bytes <= 0):
+            raise LayoutError(f"lds_budget_bytes {lds_budget_bytes!r} must be a positive integer")
+        return cls(normalize(src, dst, target.wave_size), target, element_bits, cost_model(target.name),
+                   lds_budget_bytes, strategy)
+
+    @property
+    def arch(self) -> str:
+        """The target's canonical name (``gfx942`` for ``mi300``)."""
+        return self.target.name
+
+    @property
+    def element_bytes(self) -> int:
+        """Bytes of one element: ``element_bits / 8``."""
+        return self.element_bits // 8
+
+    @property
+    def slots_per_dword(self) -> int:
+        """Elements in one 32-bit VGPR (1 for 32- and 64-bit elements)."""
+        return slots_per_dword(self.element_bits)
+
+    @property
+    def dwords_per_slot(self) -> int:
+        """32-bit VGPRs holding one element (2 for 64-bit elements, else 1)."""
+        return dwords_per_slot(self.element_bits)
