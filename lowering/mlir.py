@@ -21,6 +21,7 @@ import os
 import sys
 import types
 from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 __all__ = ["MlirUnavailable", "MlirBindings", "bindings", "available", "new_context", "parse_module"]
@@ -83,10 +84,8 @@ def _import_flydsl_mlir() -> None:
 
 def _dist_version(dist: str) -> str:
     try:
-        from importlib.metadata import version
-
         return version(dist)
-    except Exception:  # noqa: BLE001 - any metadata problem means "unknown"
+    except PackageNotFoundError:  # bindings imported from a source tree, not an installed distribution
         return "unknown"
 
 

@@ -31,6 +31,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from linlayout import LayoutError, LinearLayout
 from linlayout.hw.targets import get_target
 
@@ -40,7 +42,7 @@ from .exchanges import SchedulePlanner, best_schedule, build_schedule, exchange_
 from .in_wave import (Packing, choose_packing, gather_choices, gather_floor, gather_units, pack_perms, pack_units,
                       unpack_units)
 from .ir import Program
-from . import exchanges, lane_ops, lds_path
+from . import emulator, exchanges, lane_ops, lds_path
 from .lds_path import build_lds
 from .plan import Plan, dwords_per_slot, slots_per_dword
 from .preimage import Problem, normalize, wave_local_map
@@ -198,8 +200,6 @@ def _warp_offsets(prog: Program, units: list[int], offsets: list[int], K: list[i
                   num_warps: int) -> list[int] | None:
     """Per-warp register renaming ``r -> r ^ X(w)`` as selects on a per-warp condition (None if an
     offset moves elements inside a 32-bit unit)."""
-    import numpy as np
-
     rest = [i for i in range(n_sr) if i not in K]
     for k, x in enumerate(offsets):
         if not x:
@@ -376,8 +376,6 @@ def clear_caches() -> None:
     """Empty every per-process cache of the planner that is filled from the layouts planned (for
     cold timings).  Tables that depend only on the target and the cost model (instruction
     encodings, exchange realizations per lane bit) are kept."""
-    from . import emulator
-
     for c in (_wm_cache, _lb_cache, lds_path.design_cache, lds_path.order_cache, lane_ops._cache, cost_mod._bank_cache):
         c.clear()
     emulator.element_ids.cache_clear()

@@ -30,6 +30,7 @@ from functools import lru_cache
 import numpy as np
 
 from linlayout import LayoutError, LinearLayout
+from linlayout.hw.targets import get_target
 
 from .plan import (Barrier, FusedDpp, Lane, LdsLoad, LdsStore, Mov, PermlaneSwap, PermSelect, Plan, Select,
                    dwords_per_slot, slots_per_dword, transpose_element_addresses)
@@ -847,8 +848,6 @@ def _cells(slots: tuple, p: int, dps: int, B: int) -> tuple[list, np.ndarray, sl
 
 def _transpose_error(st: LdsLoad, arch: str, B: int) -> str:
     """Why a transpose load ``st`` of ``B``-byte elements cannot run on ``arch`` ("" when it can)."""
-    from linlayout.hw.targets import get_target
-
     if not get_target(arch).has_ds_read_tr:
         return f"transpose loads exist only on gfx950, not on {arch}"
     if st.transpose not in (8, 16) or st.width != 8 or B != st.transpose // 8 or st.pair is not None:

@@ -53,6 +53,7 @@ from linlayout.hw.targets import Target
 
 from . import ir
 from .cost import CostModel, near_best
+from .in_wave import dst_register_parts, gather_dword
 from .ir import Program
 from .lane_ops import LaneOp, find_dpp, find_lane_op, row_bank_masks
 from .span import span_table
@@ -457,8 +458,6 @@ def _subword_selectors(k: int, elem_bytes: int) -> tuple[int, int]:
 def build_schedule(prog: Program, sched: Schedule, pl: SchedulePlanner, units: list[int], n_dst_slots: int,
                    elem_bits: int) -> list[int]:
     """Replay ``sched`` on the unit values ``units`` (index = src unit); returns the dst VGPR values."""
-    from .in_wave import dst_register_parts, gather_dword
-
     n_rest = len(pl.reg0) - pl.kappa - sum(1 for lab in pl.reg0 if lab[0] == "v")
     mask = (1 << n_rest) - 1
     vals = [units[q & mask] for q in range(pl.n_units)]

@@ -37,6 +37,7 @@ from linlayout import LayoutError, f2
 from linlayout.hw.lds import lds_model
 from linlayout.hw.targets import get_target
 
+from . import swizzle
 from .cost import _lds_op_name, lds_access_cost, lds_address_valu
 from .in_wave import gather_dword
 from .ir import Program
@@ -368,12 +369,8 @@ def _greedy_rows(cands: list[int], spaces: list[list[int]], r_bits: int) -> list
 
 def shared_layout(prob: Problem, elem_bits: int, arch: str, budget: int | None,
                   transpose: bool = False) -> LdsDesign:
-    """The shared layout from linlayout.synth.swizzle when available, else the unswizzled src-first layout
-    (``transpose``: the one read with gfx950's transpose loads; a LayoutError if none is)."""
-    try:
-        from . import swizzle  # the bank-conflict engineer's synthesizer
-    except ImportError:  # pragma: no cover - depends on the tree
-        return vector_first_design(prob, elem_bits, budget, "src", arch)
+    """The shared layout from linlayout.synth.swizzle, else (when it finds none) the unswizzled
+    src-first layout (``transpose``: the one read with gfx950's transpose loads; a LayoutError if none is)."""
     try:
         off, rep, read_op = swizzle.shared_basis(prob.src, prob.dst, elem_bits, arch, lds_budget_bytes=budget,
                                                  transpose_only=transpose)

@@ -32,6 +32,8 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 from typing import Mapping, Sequence
 
+import numpy as np
+
 from .. import f2
 from ..errors import LayoutError
 from .targets import get_target
@@ -537,8 +539,6 @@ def transpose_read_sources(elems: int, model: str = "amd_hw_1.6") -> tuple:
     """``(src_lane, src_elem)``, two ``[16, elems]`` int arrays: where destination (lane ``i`` of a
     16-lane group, element ``j``) of a transpose load comes from (lane within the group, element of
     that lane's read)."""
-    import numpy as np
-
     if model not in TRANSPOSE_LANE_MODELS:
         raise LayoutError(f"unknown transpose-load model {model!r} (known: {', '.join(TRANSPOSE_LANE_MODELS)})")
     if elems not in (4, 8, 16):

@@ -21,9 +21,11 @@ import numpy as np
 
 from linlayout.errors import LayoutError
 from linlayout.hw.targets import get_target
+from linlayout.lowering.mlir import bindings, parse_module
 
 from .errors import InterpreterError
 from .memory import GlobalMemory, LdsLayout, LocalMemory, MemRefValue, PrivateMemory
+from .ops_arith import dense_values
 from .options import InterpOptions
 from .registry import OPS, OpInfo, _location, const_array
 from .types import FloatT, IntT, MemRefT, PtrT, VectorT, byte_size, parse_type, to_bytes
@@ -47,8 +49,6 @@ class Compiler:
     """Turns one kernel of an MLIR module into a :class:`Kernel`."""
 
     def __init__(self, text: str, kernel_name: Optional[str], arch: str) -> None:
-        from linlayout.lowering.mlir import bindings, parse_module
-
         try:
             self.target = get_target(arch)
         except LayoutError as exc:
@@ -123,8 +123,6 @@ class Compiler:
             init = op.attributes["initial_value"] if "initial_value" in op.attributes else None
             if init is None or "constant" not in op.attributes:
                 raise InterpreterError(f"memref.global @{name}: only workgroup globals and constant globals are supported")
-            from .ops_arith import dense_values  # the op modules import this one
-
             vals = const_array(dense_values(init, t.elem, t.shape), _vec(t))
             self.consts.append((name, to_bytes(vals, _vec(t)).ravel().copy()))
             self.symbols[name] = ("const", len(self.consts) - 1)
