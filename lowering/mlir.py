@@ -14,7 +14,6 @@ to :func:`bindings` does, and raises :class:`MlirUnavailable` if neither source 
 
 from __future__ import annotations
 
-import functools
 import importlib
 import importlib.util
 import os
@@ -23,6 +22,8 @@ import types
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
+
+from linlayout import caches
 
 __all__ = ["MlirUnavailable", "MlirBindings", "bindings", "available", "new_context", "parse_module"]
 
@@ -99,7 +100,7 @@ def _load(prefix: str) -> MlirBindings:
     return MlirBindings(source=prefix, version=_dist_version(dist), **mods)
 
 
-@functools.lru_cache(maxsize=1)
+@caches.memoize("lowering.mlir.bindings", size=1)  # 1: no arguments
 def bindings() -> MlirBindings:
     """Return the MLIR bindings, importing them on first use.
 

@@ -24,7 +24,7 @@
 
 Sub-results that depend only on (layouts, arch, element bits, LDS budget) are
 cached per process (the wave map, the lower bound, the LDS shared layouts, the
-exchange tables); ``clear_caches`` empties them.
+exchange tables; declared in ``linlayout.caches``); ``linlayout.caches.clear()`` empties them.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from linlayout import LayoutError, LinearLayout
+from linlayout import LayoutError, LinearLayout, caches
 from linlayout.hw.targets import get_target
 
 from . import cost as cost_mod
@@ -42,12 +42,12 @@ from .exchanges import SchedulePlanner, best_schedule, build_schedule, exchange_
 from .in_wave import (Packing, choose_packing, gather_choices, gather_floor, gather_units, pack_perms, pack_units,
                       unpack_units)
 from .ir import Program
-from . import emulator, exchanges, lane_ops, lds_path
+from . import lds_path
 from .lds_path import build_lds
 from .plan import Plan, dwords_per_slot, slots_per_dword
 from .preimage import Problem, normalize, wave_local_map
 
-__all__ = ["STRATEGIES", "candidate_plans", "clear_caches", "exchange_schedule_plans", "plan_conversion"]
+__all__ = ["STRATEGIES", "candidate_plans", "exchange_schedule_plans", "plan_conversion"]
 
 STRATEGIES = ("auto", "registers", "lds")
 
@@ -348,35 +348,16 @@ def plan_conversion(src: LinearLayout, dst: LinearLayout, arch: str, element_bit
     return best
 
 
-_CACHE_LIMIT = 512  # entries per cache (a compile session sees a few hundred layout pairs at most)
-_wm_cache: dict = {}
-_lb_cache: dict = {}
-
-
-def _cached(cache: dict, key, compute):
-    if key not in cache:
-        if len(cache) >= _CACHE_LIMIT:
-            cache.clear()
-        cache[key] = compute()
-    return cache[key]
+_wm_cache = caches.cache("synth.convert.wave_maps")
+_lb_cache = caches.cache("synth.convert.lower_bounds")
 
 
 def _wave_map(prob: Problem):
-    return _cached(_wm_cache, prob.key(), lambda: wave_local_map(prob))
+    return _wm_cache.lookup(prob.key(), lambda: wave_local_map(prob))
 
 
 def _lower_bound(prob: Problem, element_bits: int, target) -> dict:
-    lb = _cached(_lb_cache, (prob.key(), element_bits, target.name),
-                 lambda: cost_mod.lower_bound(prob, element_bits, cost_mod.cost_model(target.name),
-                                              target.has_permlane_swap))
+    lb = _lb_cache.lookup((prob.key(), element_bits, target.name),
+                          lambda: cost_mod.lower_bound(prob, element_bits, cost_mod.cost_model(target.name),
+                                                       target.has_permlane_swap))
     return dict(lb)
-
-
-def clear_caches() -> None:
-    """Empty every per-process cache of the planner that is filled from the layouts planned (for
-    cold timings).  Tables that depend only on the target and the cost model (instruction
-    encodings, exchange realizations per lane bit) are kept."""
-    for c in (_wm_cache, _lb_cache, lds_path.design_cache, lds_path.order_cache, lane_ops._cache, cost_mod._bank_cache):
-        c.clear()
-    emulator.element_ids.cache_clear()
-    exchanges.clear_caches()

@@ -48,7 +48,7 @@ from itertools import repeat
 
 import numpy as np
 
-from linlayout import LayoutError, f2
+from linlayout import LayoutError, caches, f2
 from linlayout.hw.targets import get_target
 
 from . import banks
@@ -164,7 +164,7 @@ def _lds_op_name(store: bool, width: int, transpose: int = 0) -> str:
     return f"ds_read_b{8 * width}" if width >= 4 else f"ds_read_u{8 * width}"
 
 
-_bank_cache: dict[tuple, float] = {}
+_bank_cache = caches.cache("synth.cost.bank_conflict_degree", size=8192)  # 8192: two per LDS access priced
 
 
 def lds_conflict_degree(arch: str, store: bool, width: int, addr, element_bits: int, transpose: int = 0) -> float:

@@ -45,10 +45,10 @@ latency to the estimate, as ``cost.plan_cost`` charges per dependent level.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 import numpy as np
 
+from linlayout import caches
 from linlayout.hw.targets import Target
 
 from . import ir
@@ -58,7 +58,7 @@ from .ir import Program
 from .lane_ops import LaneOp, find_dpp, find_lane_op, row_bank_masks
 from .span import span_table
 
-__all__ = ["Schedule", "SchedulePlanner", "best_schedule", "build_schedule", "clear_caches", "exchange_applicable",
+__all__ = ["Schedule", "SchedulePlanner", "best_schedule", "build_schedule", "exchange_applicable",
            "label_of"]
 
 WAVE = 64
@@ -122,7 +122,7 @@ def _dword_options(j: int, target: Target, cm: CostModel) -> list[Realization]:
     return opts
 
 
-@lru_cache(maxsize=64)
+@caches.memoize("synth.exchanges.realizations", table=True)
 def _realizations(target: Target, cm_key: tuple, fuse: bool) -> tuple[tuple[Realization, ...], tuple[Realization, ...]]:
     """Per lane position: the cheapest unit-bit exchange (per pair) and subword exchange (per unit)."""
     del fuse  # part of the cache key: ir.FUSE_DPP_SELECT changes the DPP realization
@@ -137,7 +137,7 @@ def _realizations(target: Target, cm_key: tuple, fuse: bool) -> tuple[tuple[Real
     return tuple(dword), tuple(sub)
 
 
-@lru_cache(maxsize=4096)
+@caches.memoize("synth.exchanges.stage_op", size=4096)  # 4096: several lane stages per layout pair
 def _stage_op(target: Target, cm_key: tuple, src_pos: tuple) -> LaneOp:
     """The instruction moving every lane to the lane whose bit ``j`` is its bit ``src_pos[j]``."""
     return find_lane_op(_stage_sigma(src_pos), target, CostModel.from_key(cm_key).lane_family_cost())
@@ -430,13 +430,6 @@ def best_schedule(reg_cols: list[int], lane_cols: list[int], n_sr: int, K: list[
         s.cost += n * vperm
         s.count += n
     return near_best(cands, lambda c: c.cost, lambda c: c.count), pl
-
-
-def clear_caches() -> None:
-    """Empty the lane-stage table (filled from the conversions seen).  The realizations table
-    (``_realizations``) depends on the target and cost model alone, like the DPP and swizzle
-    tables of linlayout.synth.lane_ops, and is kept."""
-    _stage_op.cache_clear()
 
 
 # ---------------------------------------------------------------------- building on values

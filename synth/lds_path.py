@@ -33,7 +33,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from linlayout import LayoutError, f2
+from linlayout import LayoutError, caches, f2
 from linlayout.hw.lds import lds_model
 from linlayout.hw.targets import get_target
 
@@ -275,7 +275,7 @@ def _lead(prefix: list[int], cols: dict) -> int:
     return t
 
 
-order_cache: dict = {}
+order_cache = caches.cache("synth.lds_path.offset_order")
 
 
 def _rows_swizzled(prob: Problem, B: int, arch: str, prefix: list[int], reps: list[int], leads: list[int],
@@ -286,8 +286,6 @@ def _rows_swizzled(prob: Problem, B: int, arch: str, prefix: list[int], reps: li
     have the same prefix."""
     key = (prob.key(), B, arch, tuple(prefix), tuple(reps), tuple(leads))
     if key not in order_cache:
-        if len(order_cache) >= 512:
-            order_cache.clear()
         order_cache[key] = _swizzled_order(prob, B, arch, prefix, reps, leads)
     order = order_cache[key]
     return LdsDesign(order + reps, len(order), len(reps), source, B << len(order))
@@ -383,7 +381,7 @@ def shared_layout(prob: Problem, elem_bits: int, arch: str, budget: int | None,
                      ((elem_bits << len(off)) + 7) // 8, int(read_op.rsplit("_b", 1)[1]) if tr else 0)
 
 
-design_cache: dict = {}
+design_cache = caches.cache("synth.lds_path.designs")
 
 
 def designs(prob: Problem, elem_bits: int, arch: str, budget: int | None) -> "DesignPool":
@@ -409,8 +407,6 @@ def designs(prob: Problem, elem_bits: int, arch: str, budget: int | None) -> "De
         if elem_bits in (8, 16):
             out.append(_Deferred(lambda: over_fetch_design(prob, elem_bits, budget, arch),
                                  _prefix_bound(prob, elem_bits, lambda: _over_fetch_prefix(prob, B, budget), True)))
-        if len(design_cache) >= 512:
-            design_cache.clear()
         design_cache[key] = DesignPool(prob, elem_bits, out)
     return design_cache[key]
 

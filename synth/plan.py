@@ -25,12 +25,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from linlayout import LayoutError, LinearLayout
+from linlayout import LayoutError, LinearLayout, caches
 from linlayout.hw.lds import transpose_read_sources
 
 __all__ = [
@@ -414,7 +413,7 @@ def transpose_element_addresses(addr, bits: int) -> list[np.ndarray]:
     return [elem[:, j].reshape(a.shape) for j in range(len(lane))]
 
 
-@lru_cache(maxsize=None)  # kept by clear_caches: a table of the instruction (per element size)
+@caches.memoize("synth.plan.transpose_sources", table=True)
 def _transpose_sources(bits: int) -> tuple[np.ndarray, np.ndarray]:
     """``[E, 64]`` each: the lane ``s`` whose read holds lane ``l``'s element ``j`` of a transpose load,
     and that element's byte offset in the read (``transpose_element_addresses``)."""

@@ -29,12 +29,12 @@ Also here: Triton's approximation of the same hardware (:func:`triton_lds_model`
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from functools import cached_property, lru_cache
+from functools import cached_property
 from typing import Mapping, Sequence
 
 import numpy as np
 
-from .. import f2
+from .. import caches, f2
 from ..errors import LayoutError
 from .targets import get_target
 
@@ -422,7 +422,7 @@ def lds_model(arch: str, assume: Mapping[str, object] | None = None) -> LdsModel
     return _build_model(t.name, dict(assume))
 
 
-@lru_cache(maxsize=None)
+@caches.memoize("hw.lds.default_model", table=True)
 def _default_model(arch: str) -> LdsModel:
     return _build_model(arch, {})
 

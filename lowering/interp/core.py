@@ -13,12 +13,12 @@ wave t // 64; linear thread id t = x + bx*(y + by*z)).  ``Ctx.mask`` is the EXEC
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
 import numpy as np
 
+from linlayout import caches
 from linlayout.errors import LayoutError
 from linlayout.hw.targets import get_target
 from linlayout.lowering.mlir import bindings, parse_module
@@ -380,8 +380,7 @@ class Kernel:
         return out
 
 
-_CACHE: "OrderedDict[tuple, Kernel]" = OrderedDict()
-_CACHE_SIZE = 32
+_CACHE = caches.cache("lowering.interp.kernels", size=32)  # 32: a compiled kernel is large
 
 
 def load_kernel(module_text: str, kernel_name: Optional[str] = None, arch: str = "gfx942") -> Kernel:
@@ -390,13 +389,4 @@ def load_kernel(module_text: str, kernel_name: Optional[str] = None, arch: str =
     Compiled kernels are cached by (text, name, arch)."""
     if not isinstance(module_text, str):
         raise InterpreterError(f"module_text must be MLIR assembly text, got {type(module_text).__name__}")
-    key = (module_text, kernel_name, arch)
-    k = _CACHE.get(key)
-    if k is None:
-        k = Kernel(Compiler(module_text, kernel_name, arch))
-        _CACHE[key] = k
-        while len(_CACHE) > _CACHE_SIZE:
-            _CACHE.popitem(last=False)
-    else:
-        _CACHE.move_to_end(key)
-    return k
+    return _CACHE.lookup((module_text, kernel_name, arch), lambda: Kernel(Compiler(module_text, kernel_name, arch)))
