@@ -53,9 +53,9 @@ class CacheInfo:
 class Cache:
     """A bounded LRU mapping (the registry's kind of cache for values looked up by key).
 
-    ``cache[key]`` and ``key in cache`` read (a read makes the entry the most recently used);
-    ``cache[key] = value`` adds, forgetting the least recently used entry beyond ``size``;
-    ``lookup(key, compute)`` is the value, ``compute()`` kept on a miss.
+    ``cache[key]`` and ``get(key, default)`` read and make the entry the most recently used
+    (``key in cache`` only tests); ``cache[key] = value`` adds, forgetting the least recently used
+    entry beyond ``size``; ``lookup(key, compute)`` is the value, ``compute()`` kept on a miss.
     """
 
     __slots__ = ("name", "size", "table", "_data")
