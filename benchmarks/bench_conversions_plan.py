@@ -9,8 +9,8 @@ the estimated setup instructions (addresses, masks, selectors, waits; linlayout.
 analytic lower bounds and the synthesis time (planning plus the emulator's ISA-level
 run of the chosen plan).  For conversions that stay inside each wave, also the plan
 ``strategy="registers"`` gives.  ``cold`` is a call with every planner cache emptied
-first (linlayout.synth.convert.clear_caches, which includes the LDS layouts of linlayout.synth.swizzle;
-tables that depend only on the target, such as instruction encodings, are kept) on
+first (linlayout.caches.clear(keep_tables=True), which includes the LDS layouts of linlayout.synth.swizzle;
+the tables of the targets' instructions, such as lane maps of instruction encodings, are kept) on
 layouts freshly read from the JSON (so their own memoized columns are cold too), the
 least of ``--cold-repeat`` such calls (each one cold: the minimum only filters out
 the noise of a shared machine); ``warm`` the best of ``--repeat`` further calls
@@ -35,16 +35,12 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from linlayout import LayoutError, LinearLayout  # noqa: E402
+from linlayout import LayoutError, LinearLayout, caches  # noqa: E402
 from linlayout.synth import convert  # noqa: E402
 
 BITS = {"fp32": 32, "fp16": 16, "bf16": 16, "fp8": 8}
 KINDS = ("lds_write", "lds_read", "s_barrier", "ds_bpermute", "ds_swizzle", "dpp", "permlane16_swap",
          "permlane32_swap", "v_cndmask", "v_perm_b32", "v_mov")
-
-
-def _clear_caches() -> None:
-    convert.clear_caches()
 
 
 class _SwizzleTimer:
@@ -83,7 +79,7 @@ def run(baseline: Path, repeat: int, cold_repeat: int = 1) -> dict:
         bits = BITS[c["dtype"]]
         cold = cold_swizzle = float("inf")
         for _ in range(max(1, cold_repeat)):
-            _clear_caches()
+            caches.clear(keep_tables=True)
             fresh_src, fresh_dst = LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"])
             timer.seconds = 0.0
             t0 = time.perf_counter()

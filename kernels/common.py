@@ -47,6 +47,7 @@ import torch
 
 from linlayout import LayoutError
 from linlayout.lowering.compile import CompiledKernel, compile_mlir
+from linlayout.lowering.interpreter import run_kernel
 from linlayout.lowering.isa import instructions, isa_counts
 from linlayout.lowering.linker import LinkerNotFound
 from linlayout.synth.banks import analyze
@@ -167,8 +168,6 @@ def _compare(outs: dict[int, torch.Tensor], case: Case) -> tuple[bool, float, di
 # ---------------------------------------------------------------------- interpreter
 def interpret(kb: KernelBuild, case: Case) -> dict:
     """Run ``kb`` on the wave interpreter with ``case``; compare with the reference."""
-    from linlayout.lowering.interpreter import run_kernel
-
     bufs = [torch_to_numpy(a) if isinstance(a, torch.Tensor) else int(a) for a in case.args]
     t0 = time.perf_counter()
     res = run_kernel(kb.text, kb.name, bufs, grid=case.grid, block=case.block, arch=kb.arch)

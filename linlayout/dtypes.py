@@ -8,6 +8,7 @@ spellings of numpy, torch and Triton map onto them.
 from __future__ import annotations
 
 from .errors import LayoutError
+from .hw.mfma import TYPE_BITS
 
 __all__ = ["dtype_bits"]
 
@@ -25,8 +26,6 @@ _OTHER_BITS = {"i16": 16, "int16": 16, "u16": 16, "uint16": 16, "i64": 64, "int6
 
 def dtype_bits(name: str) -> int:
     """Bits per element of the dtype called ``name`` (case-insensitive), or ``LayoutError``."""
-    from .hw.mfma import TYPE_BITS
-
     if not isinstance(name, str):
         raise LayoutError(f"dtype must be a name such as 'fp16', got {name!r}")
     key = _ALIASES.get(name.lower(), name.lower())

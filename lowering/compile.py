@@ -28,6 +28,7 @@ import re
 import tempfile
 import time
 from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from . import linker
@@ -184,10 +185,8 @@ def parse_kernel_resources(isa: str) -> tuple[KernelResources, ...]:
 
 def _linlayout_version() -> str:
     try:
-        from importlib.metadata import version
-
         return version("linlayout")
-    except Exception:  # noqa: BLE001 - running from a source tree that is not installed
+    except PackageNotFoundError:  # running from a source tree that is not installed
         return "source"
 
 

@@ -19,7 +19,6 @@ For 3 and 4 the toolkit is a private directory under the cache
 
 from __future__ import annotations
 
-import functools
 import glob
 import importlib.util
 import os
@@ -29,6 +28,8 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+
+from linlayout import caches
 
 __all__ = ["LinkerNotFound", "Toolkit", "find_toolkit", "cache_root", "MIN_LLD_MAJOR", "INSTALL_HINT"]
 
@@ -121,7 +122,7 @@ def _zig_toolkit() -> str:
     return _install(f"ziglang-{tag}", make)
 
 
-@functools.lru_cache(maxsize=1)
+@caches.memoize("lowering.linker.toolkit", size=1)  # 1: no arguments
 def find_toolkit() -> Toolkit:
     """The toolkit directory to pass as ``gpu-module-to-binary{toolkit=...}``.
 

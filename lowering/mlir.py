@@ -14,14 +14,16 @@ to :func:`bindings` does, and raises :class:`MlirUnavailable` if neither source 
 
 from __future__ import annotations
 
-import functools
 import importlib
 import importlib.util
 import os
 import sys
 import types
 from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any
+
+from linlayout import caches
 
 __all__ = ["MlirUnavailable", "MlirBindings", "bindings", "available", "new_context", "parse_module"]
 
@@ -83,10 +85,8 @@ def _import_flydsl_mlir() -> None:
 
 def _dist_version(dist: str) -> str:
     try:
-        from importlib.metadata import version
-
         return version(dist)
-    except Exception:  # noqa: BLE001 - any metadata problem means "unknown"
+    except PackageNotFoundError:  # bindings imported from a source tree, not an installed distribution
         return "unknown"
 
 
@@ -100,7 +100,7 @@ def _load(prefix: str) -> MlirBindings:
     return MlirBindings(source=prefix, version=_dist_version(dist), **mods)
 
 
-@functools.lru_cache(maxsize=1)
+@caches.memoize("lowering.mlir.bindings", size=1)  # 1: no arguments
 def bindings() -> MlirBindings:
     """Return the MLIR bindings, importing them on first use.
 

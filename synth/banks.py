@@ -39,7 +39,7 @@ from typing import Sequence, Union
 
 import numpy as np
 
-from linlayout import LayoutError, LinearLayout, f2
+from linlayout import LayoutError, LinearLayout, caches, f2
 from linlayout.encodings.padded import PaddedLayout
 from linlayout.hw.lds import LdsModel, LdsOp, lds_model
 
@@ -477,7 +477,7 @@ def _linear_counts(op: LdsOp, byte_cols: list[int]) -> tuple[int, int, list[int]
     return 1 << (len(u) - len(pu)), 1 << len(pu), dk
 
 
-_CONSTS: dict = {}
+_CONSTS = caches.cache("synth.banks.op_consts", table=True)
 
 
 def _op_consts(op: LdsOp) -> tuple[tuple[int, ...], tuple[tuple[int, ...], ...], tuple[int, ...]]:
@@ -520,7 +520,7 @@ def _analyze_enumerated(op: LdsOp, starts: np.ndarray, element_bits: int) -> Ban
                       int(used.max()), op.tag, op.assumption)
 
 
-_PHASE_CACHE: dict[tuple[int, tuple[int, ...]], np.ndarray] = {}
+_PHASE_CACHE = caches.cache("synth.banks.phase_ids", table=True)
 
 
 def _phase_ids(op: LdsOp) -> np.ndarray:

@@ -26,14 +26,16 @@ The conversion's context (linlayout.synth.context: layouts, target, element size
 model, LDS budget, strategy) is made once here and carried through the planner.
 Sub-results that depend only on (layouts, arch, element bits, LDS budget) are
 cached per process (the wave map, the lower bound, the LDS shared layouts, the
-exchange tables); ``clear_caches`` empties them.
+exchange tables; declared in ``linlayout.caches``); ``linlayout.caches.clear()`` empties them.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from linlayout import LayoutError, LinearLayout
+import numpy as np
+
+from linlayout import LayoutError, LinearLayout, caches
 from . import cost as cost_mod
 from .context import STRATEGIES, ConversionContext
 from .emulator import PlanVerificationError, element_ids, verify
@@ -41,12 +43,12 @@ from .exchanges import SchedulePlanner, best_schedule, build_schedule, exchange_
 from .in_wave import (Packing, choose_packing, gather_choices, gather_floor, gather_units, pack_perms, pack_units,
                       unpack_units)
 from .ir import Program
-from . import exchanges, lane_ops, lds_path
+from . import lds_path
 from .lds_path import build_lds
 from .plan import Plan
 from .preimage import Problem, wave_local_map
 
-__all__ = ["STRATEGIES", "candidate_plans", "clear_caches", "exchange_schedule_plans", "plan_conversion"]
+__all__ = ["STRATEGIES", "candidate_plans", "exchange_schedule_plans", "plan_conversion"]
 
 
 def _base_plan(ctx: ConversionContext) -> Plan:
@@ -183,8 +185,6 @@ def _warp_offsets(prog: Program, units: list[int], offsets: list[int], K: list[i
                   num_warps: int) -> list[int] | None:
     """Per-warp register renaming ``r -> r ^ X(w)`` as selects on a per-warp condition (None if an
     offset moves elements inside a 32-bit unit)."""
-    import numpy as np
-
     rest = [i for i in range(n_sr) if i not in K]
     for k, x in enumerate(offsets):
         if not x:
@@ -326,35 +326,14 @@ def plan_conversion(src: LinearLayout, dst: LinearLayout, arch: str, element_bit
     return best
 
 
-_CACHE_LIMIT = 512  # entries per cache (a compile session sees a few hundred layout pairs at most)
-_wm_cache: dict = {}
-_lb_cache: dict = {}
-
-
-def _cached(cache: dict, key, compute):
-    if key not in cache:
-        if len(cache) >= _CACHE_LIMIT:
-            cache.clear()
-        cache[key] = compute()
-    return cache[key]
+_wm_cache = caches.cache("synth.convert.wave_maps")
+_lb_cache = caches.cache("synth.convert.lower_bounds")
 
 
 def _wave_map(prob: Problem):
-    return _cached(_wm_cache, prob.key(), lambda: wave_local_map(prob))
+    return _wm_cache.lookup(prob.key(), lambda: wave_local_map(prob))
 
 
 def _lower_bound(ctx: ConversionContext) -> dict:
-    lb = _cached(_lb_cache, (ctx.problem.key(), ctx.element_bits, ctx.arch), lambda: cost_mod.lower_bound(ctx))
+    lb = _lb_cache.lookup((ctx.problem.key(), ctx.element_bits, ctx.arch), lambda: cost_mod.lower_bound(ctx))
     return dict(lb)
-
-
-def clear_caches() -> None:
-    """Empty every per-process cache of the planner that is filled from the layouts planned (for
-    cold timings).  Tables that depend only on the target and the cost model (instruction
-    encodings, exchange realizations per lane bit) are kept."""
-    from . import emulator
-
-    for c in (_wm_cache, _lb_cache, lds_path.design_cache, lds_path.order_cache, lane_ops._cache, cost_mod._bank_cache):
-        c.clear()
-    emulator.element_ids.cache_clear()
-    exchanges.clear_caches()

@@ -48,16 +48,12 @@ from itertools import repeat
 
 import numpy as np
 
-from linlayout import LayoutError
+from linlayout import LayoutError, caches, f2
 from linlayout.hw.targets import get_target
 
+from . import banks
 from .plan import (FusedDpp, Lane, LdsLoad, LdsStore, Mov, PermlaneSwap, PermSelect, Select, dwords_per_slot,
                    slots_per_dword)
-
-try:
-    from . import banks
-except ImportError:  # pragma: no cover - depends on the tree
-    banks = None
 
 __all__ = ["COST_TIE_FRACTION", "CostModel", "cost_model", "lds_address_valu", "lower_bound", "near_best",
            "register_merges", "tuple_copies"]
@@ -169,7 +165,7 @@ def _lds_op_name(store: bool, width_bytes: int, transpose: int = 0) -> str:
     return f"ds_read_b{8 * width_bytes}" if width_bytes >= 4 else f"ds_read_u{8 * width_bytes}"
 
 
-_bank_cache: dict[tuple, float] = {}
+_bank_cache = caches.cache("synth.cost.bank_conflict_degree", size=8192)  # 8192: two per LDS access priced
 
 
 def lds_conflict_degree(arch: str, store: bool, width_bytes: int, addr, element_bits: int,
@@ -177,8 +173,6 @@ def lds_conflict_degree(arch: str, store: bool, width_bytes: int, addr, element_
     """Bank cycles / conflict-free cycles of one LDS access of ``width_bytes`` per lane (warp 0's
     byte addresses; ``transpose``: the element bits of a gfx950 transpose load), from
     linlayout.synth.banks."""
-    if banks is None:  # pragma: no cover - depends on the tree
-        return 1.0
     a = _warp0(addr)
     seen = (arch, store, width_bytes, transpose, element_bits, a.tobytes())  # this very access again
     if seen in _bank_cache:
@@ -196,9 +190,9 @@ def lds_conflict_degree(arch: str, store: bool, width_bytes: int, addr, element_
     if key not in _bank_cache:
         try:
             cycles, ideal = banks.lane_cycles(arch, op, a // element_bytes, element_bits)
-            _bank_cache[key] = cycles / max(1, ideal)
-        except LayoutError:
-            _bank_cache[key] = 1.0
+        except LayoutError as e:  # the planner built an access the hardware cannot make: a bug
+            raise RuntimeError(f"an LDS access of the plan is not one {arch} can make: {e}") from e
+        _bank_cache[key] = cycles / max(1, ideal)
     _bank_cache[seen] = _bank_cache[key]
     return _bank_cache[key]
 
@@ -448,8 +442,6 @@ def _merge_potentials(prob, element_bits: int) -> tuple[int, int]:
     non-empty for ``2^(n_v - rank_extra)`` of the ``2^n_v`` VGPRs (``rank_extra``: the rank
     ``B_v`` adds to ``span(B_free) + Im A``) when ``s_w + c_w`` is in ``Im B + Im A``, else for
     none (``Phi_start = 0``)."""
-    from linlayout import f2
-
     S, D = prob.src_cols, prob.dst_cols
     e = max(1, 32 // element_bits).bit_length() - 1  # log2 of the elements per VGPR
     b = min(4, max(1, element_bits // 8))  # bytes of one element inside one VGPR
@@ -484,8 +476,6 @@ def _moving(dst: dict, have: list[int], offset_cols: list[int], n_dst_bits: int)
     fibre of ``D`` (a kernel vector of ``D`` has ``g`` outside), every element is remote
     somewhere; else the elements never remote are ``D(ker q)``, ``q = g mod have``.
     """
-    from linlayout import f2
-
     dcols = dst["register"] + dst["lane"] + dst["warp"]
     g = [d ^ o for d, o in zip(dcols, offset_cols)]
     ker_d = f2.kernel_basis(dcols)
@@ -517,8 +507,6 @@ def lower_bound(ctx) -> dict:
     under the cost model (registers: the larger of the cross-lane and the merge
     bound; LDS: accesses, data cycles, two latency levels).
     """
-    from linlayout import f2
-
     prob, element_bits, cm = ctx.problem, ctx.element_bits, ctx.cost_model
     has_permlane = ctx.target.has_permlane_swap
     S, D = prob.src_cols, prob.dst_cols

@@ -25,11 +25,11 @@ byte).
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, is_dataclass
-from functools import lru_cache
 
 import numpy as np
 
-from linlayout import LayoutError, LinearLayout
+from linlayout import LayoutError, LinearLayout, caches
+from linlayout.hw.targets import get_target
 
 from .plan import (Barrier, FusedDpp, Lane, LdsLoad, LdsStore, Mov, PermlaneSwap, PermSelect, Plan, Select,
                    dwords_per_slot, slots_per_dword, transpose_element_addresses)
@@ -177,7 +177,7 @@ def element_ids(layout: LinearLayout, num_warps: int) -> np.ndarray:
     return _element_ids(layout, tuple(layout.out_dim_names), num_warps)
 
 
-@lru_cache(maxsize=256)
+@caches.memoize("synth.emulator.element_ids", size=256)  # 256: arrays of every element of a layout
 def _element_ids(layout: LinearLayout, out_order: tuple, num_warps: int) -> np.ndarray:
     n_reg = layout.in_dim_size("register")
     cols = layout.columns()  # flattened over its own out dims (kept by the layout)
@@ -195,9 +195,6 @@ def _element_ids(layout: LinearLayout, out_order: tuple, num_warps: int) -> np.n
     return flat
 
 
-element_ids.cache_clear = _element_ids.cache_clear  # type: ignore[attr-defined]
-
-
 def expected_ids(plan: Plan) -> np.ndarray:
     """``[warps, 64, slots]`` the element ids ``plan.dst`` asks for, its out dims taken in ``plan.src``'s
     order (the order the src elements are tagged in; a certificate may list them in another)."""
@@ -210,13 +207,13 @@ def expected_ids(plan: Plan) -> np.ndarray:
 
 
 # ====================================================================== ISA executor
-_dpp_cached = lru_cache(maxsize=None)(lambda ctrl: dpp_src_lanes(ctrl))
-_swz_cached = lru_cache(maxsize=None)(lambda off: swizzle_src_lanes(off))
+_dpp_cached = caches.memoize("synth.emulator.dpp_src_lanes", table=True)(dpp_src_lanes)
+_swz_cached = caches.memoize("synth.emulator.swizzle_src_lanes", table=True)(swizzle_src_lanes)
 _LANES = np.arange(WAVE)
 _BYTE_OFFSETS = np.arange(16)
 
 
-@lru_cache(maxsize=None)
+@caches.memoize("synth.emulator.masks_enabled", table=True)
 def _masks_enabled(row_mask: int, bank_mask: int) -> np.ndarray:
     return (((row_mask >> (_LANES >> 4)) & 1) & ((bank_mask >> ((_LANES >> 2) & 3)) & 1)).astype(bool)
 
@@ -425,7 +422,7 @@ def _check_epoch(m: _Machine) -> None:
         raise _RaceSuspect
 
 
-@lru_cache(maxsize=None)
+@caches.memoize("synth.emulator.slot_bytes", size=4096, table=True)  # 4096: several slots per instruction
 def _slot_bytes(slot: int, p: int, dps: int, bytes_per: int) -> tuple[tuple[int, int], ...]:
     """(dword, byte) cells of one slot."""
     if dps == 2:
@@ -454,7 +451,7 @@ def _max_slot(plan: Plan) -> int:
     return m
 
 
-@lru_cache(maxsize=None)  # kept by clear_caches: keyed on the step classes
+@caches.memoize("synth.emulator.slot_fields", table=True)
 def _slot_fields(step_class: type) -> tuple[str, ...]:
     """The names of the fields that may list slots, those a (dataclass) step class has (a table of
     the step classes only)."""
@@ -602,7 +599,7 @@ def _moves_cells(st, c: int, p: int, dps: int, B: int) -> bool:
     return True
 
 
-@lru_cache(maxsize=4096)  # kept by clear_caches: keyed on an instruction's register operands (like _cells)
+@caches.memoize("synth.emulator.register_cells", size=4096, table=True)  # 4096: one per register operand
 def _register_cells(slots: tuple, c: int, p: int, dps: int, B: int) -> tuple[list, np.ndarray | None]:
     """The (dword, byte) cells of ``slots`` in order (``_cells``) and, when they are whole ``c``-byte
     cells each in byte order, those cells ``[n, 2]`` as (dword, cell of the dword); else None."""
@@ -614,7 +611,7 @@ def _register_cells(slots: tuple, c: int, p: int, dps: int, B: int) -> tuple[lis
     return cells, reg
 
 
-@lru_cache(maxsize=None)  # kept by clear_caches: keyed on a selector encoding
+@caches.memoize("synth.emulator.perm_cells", table=True)
 def _perm_cells(selector, c: int) -> tuple[int, ...] | None:
     """What a v_perm_b32 with the uniform ``selector`` writes to each ``c``-byte cell of its result:
     cell ``k`` of ``{S0, S1}`` (S1 first, the selector bytes ``c * k ..`` in order), or ``8 // c``
@@ -642,7 +639,7 @@ def _renamed_cell_pairs(st: Mov, c: int, B: int) -> tuple[np.ndarray, np.ndarray
     return _cell_pairs(tuple(st.dst[:n]), tuple(st.src[:n]), c, B)
 
 
-@lru_cache(maxsize=1024)  # kept by clear_caches: keyed on an instruction's register operands (like _cells)
+@caches.memoize("synth.emulator.cell_pairs", size=1024, table=True)  # 1024: one per renaming instruction
 def _cell_pairs(dst: tuple, src: tuple, c: int, B: int) -> tuple[np.ndarray, np.ndarray] | None:
     """``_renamed_cell_pairs`` of the renaming ``dst[i] <- src[i]`` (read-only arrays)."""
     n = len(dst)
@@ -829,7 +826,7 @@ def _exec_load(m: _Machine, slots: list[int], addr, width: int, p: int, dps: int
         m.regs[c[::m.cb, 0], :, :, c[::m.cb, 1] // m.cb] = data.transpose(2, 0, 1)
 
 
-@lru_cache(maxsize=4096)
+@caches.memoize("synth.emulator.cells", size=4096, table=True)  # 4096: one per register operand
 def _cells(slots: tuple, p: int, dps: int, B: int) -> tuple[list, np.ndarray, slice | np.ndarray | None]:
     """The (dword, byte) cells of ``slots`` in order, as a list and an array ``[n, 2]``, and the dwords
     they fill when they are whole dwords, each in byte order: a slice for ``d, d+1, ..``, else an
@@ -847,8 +844,6 @@ def _cells(slots: tuple, p: int, dps: int, B: int) -> tuple[list, np.ndarray, sl
 
 def _transpose_error(st: LdsLoad, arch: str, B: int) -> str:
     """Why a transpose load ``st`` of ``B``-byte elements cannot run on ``arch`` ("" when it can)."""
-    from linlayout.hw.targets import get_target
-
     if not get_target(arch).has_ds_read_tr:
         return f"transpose loads exist only on gfx950, not on {arch}"
     if st.transpose not in (8, 16) or st.width != 8 or B != st.transpose // 8 or st.pair is not None:

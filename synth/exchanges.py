@@ -45,20 +45,21 @@ latency to the estimate, as ``cost.plan_cost`` charges per dependent level.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 import numpy as np
 
+from linlayout import caches
 from linlayout.hw.targets import Target
 
 from . import ir
 from .context import ConversionContext
 from .cost import CostModel, near_best
+from .in_wave import dst_register_parts, gather_dword
 from .ir import Program
 from .lane_ops import LaneOp, find_dpp, find_lane_op, row_bank_masks
 from .span import span_table
 
-__all__ = ["Schedule", "SchedulePlanner", "best_schedule", "build_schedule", "clear_caches", "exchange_applicable",
+__all__ = ["Schedule", "SchedulePlanner", "best_schedule", "build_schedule", "exchange_applicable",
            "label_of"]
 
 WAVE = 64
@@ -122,7 +123,7 @@ def _dword_options(j: int, target: Target, cm: CostModel) -> list[Realization]:
     return opts
 
 
-@lru_cache(maxsize=64)
+@caches.memoize("synth.exchanges.realizations", table=True)
 def _realizations(target: Target, cm_key: tuple, fuse: bool) -> tuple[tuple[Realization, ...], tuple[Realization, ...]]:
     """Per lane position: the cheapest unit-bit exchange (per pair) and subword exchange (per unit)."""
     del fuse  # part of the cache key: ir.FUSE_DPP_SELECT changes the DPP realization
@@ -137,7 +138,7 @@ def _realizations(target: Target, cm_key: tuple, fuse: bool) -> tuple[tuple[Real
     return tuple(dword), tuple(sub)
 
 
-@lru_cache(maxsize=4096)
+@caches.memoize("synth.exchanges.stage_op", size=4096)  # 4096: several lane stages per layout pair
 def _stage_op(target: Target, cm_key: tuple, src_pos: tuple) -> LaneOp:
     """The instruction moving every lane to the lane whose bit ``j`` is its bit ``src_pos[j]``."""
     return find_lane_op(_stage_sigma(src_pos), target, CostModel.from_key(cm_key).lane_family_cost())
@@ -433,13 +434,6 @@ def best_schedule(ctx: ConversionContext, reg_cols: list[int], lane_cols: list[i
     return near_best(cands, lambda c: c.cost, lambda c: c.count), pl
 
 
-def clear_caches() -> None:
-    """Empty the lane-stage table (filled from the conversions seen).  The realizations table
-    (``_realizations``) depends on the target and cost model alone, like the DPP and swizzle
-    tables of linlayout.synth.lane_ops, and is kept."""
-    _stage_op.cache_clear()
-
-
 # ---------------------------------------------------------------------- building on values
 def _subword_selectors(k: int, element_bytes: int) -> tuple[int, int]:
     """v_perm selectors (S0 = partner's register, S1 = own) for lanes with l_j = 0 and l_j = 1."""
@@ -459,8 +453,6 @@ def _subword_selectors(k: int, element_bytes: int) -> tuple[int, int]:
 def build_schedule(prog: Program, sched: Schedule, pl: SchedulePlanner, units: list[int],
                    n_dst_slots: int) -> list[int]:
     """Replay ``sched`` on the unit values ``units`` (index = src unit); returns the dst VGPR values."""
-    from .in_wave import dst_register_parts, gather_dword
-
     n_rest = len(pl.reg0) - pl.kappa - sum(1 for lab in pl.reg0 if lab[0] == "v")
     mask = (1 << n_rest) - 1
     vals = [units[q & mask] for q in range(pl.n_units)]

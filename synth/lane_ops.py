@@ -21,11 +21,10 @@ conversion planner (linlayout.synth.convert), not here.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 import numpy as np
 
-from linlayout import LayoutError
+from linlayout import LayoutError, caches
 from linlayout.hw.targets import Target
 
 from .emulator import WAVE, dpp_src_lanes, swizzle_src_lanes
@@ -68,7 +67,7 @@ def _dpp_table() -> list[tuple[str, str, int]]:
 _DPP_ALL = _dpp_table()
 
 
-@lru_cache(maxsize=None)
+@caches.memoize("synth.lane_ops.dpp_arrays", table=True)
 def _dpp_arrays(allowed: frozenset) -> tuple[list[tuple[str, int]], np.ndarray, np.ndarray]:
     names, rows = [], []
     for fam, name, ctrl in _DPP_ALL:
@@ -92,21 +91,19 @@ def dpp_candidates(need: np.ndarray, target: Target) -> list[LaneOp]:
     return [LaneOp(f"dpp:{names[i][0]}", "dpp", {"ctrl": names[i][1]}, bool(valid[i])) for i in np.flatnonzero(hit)]
 
 
-_dpp_cache: dict[tuple, LaneOp | None] = {}
+_dpp_cache = caches.cache("synth.lane_ops.dpp", size=4096)  # 4096: several lane maps per layout pair
 
 
 def find_dpp(need: np.ndarray, target: Target) -> LaneOp | None:
     """The first DPP control realizing ``need`` (fully valid controls first), or None."""
     key = (target.name, np.asarray(need, dtype=np.int64).tobytes())
     if key not in _dpp_cache:
-        if len(_dpp_cache) > 50000:
-            _dpp_cache.clear()
         c = dpp_candidates(need, target)
         _dpp_cache[key] = c[0] if c else None
     return _dpp_cache[key]
 
 
-@lru_cache(maxsize=1)
+@caches.memoize("synth.lane_ops.swizzle_table", table=True)
 def _swizzle_table() -> tuple[list[int], np.ndarray, dict[bytes, list[int]]]:
     """The FFT and rotate offsets, their source lanes (int8 rows) and, per row, the offsets having it."""
     offs = [0xE000 | m for m in range(32)] + [0xC000 | (d << 10) | (r << 5) | m
@@ -195,7 +192,7 @@ def bpermute_op(need: np.ndarray) -> LaneOp:
     return LaneOp("ds_bpermute", "ds_bpermute", {"addr": (4 * lanes).astype(np.int64), "offset": 0})
 
 
-_cache: dict[tuple, LaneOp | None] = {}
+_cache = caches.cache("synth.lane_ops.lane_op", size=4096)  # 4096: several lane maps per layout pair
 
 
 def find_lane_op(need: np.ndarray, target: Target, family_cost: dict[str, float] | None = None) -> LaneOp:
@@ -220,8 +217,6 @@ def find_lane_op(need: np.ndarray, target: Target, family_cost: dict[str, float]
     if not options or min(costs[o.family] for o in options) > costs["ds_bpermute"]:
         options.append(bpermute_op(need))
     best = min(options, key=lambda o: costs[o.family])
-    if len(_cache) > 50000:
-        _cache.clear()
     _cache[key] = best
     return best
 
@@ -232,7 +227,7 @@ def row_bank_masks(enabled: np.ndarray) -> tuple[int, int] | None:
     return _row_bank_masks(en.tobytes()) if en.shape == (WAVE,) else None
 
 
-@lru_cache(maxsize=4096)
+@caches.memoize("synth.lane_ops.row_bank_masks", table=True)
 def _row_bank_masks(key: bytes) -> tuple[int, int] | None:
     en = np.frombuffer(key, dtype=bool)
     n = np.arange(WAVE)

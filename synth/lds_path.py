@@ -33,9 +33,10 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from linlayout import LayoutError, f2
+from linlayout import LayoutError, caches, f2
 from linlayout.hw.lds import lds_model
 
+from . import swizzle
 from .context import ConversionContext
 from .cost import _lds_op_name, lds_access_cost, lds_address_valu
 from .in_wave import gather_dword
@@ -275,7 +276,7 @@ def _lead(prefix: list[int], cols: dict) -> int:
     return t
 
 
-order_cache: dict = {}
+order_cache = caches.cache("synth.lds_path.offset_order")
 
 
 def _rows_swizzled(ctx: ConversionContext, prefix: list[int], reps: list[int], leads: list[int],
@@ -286,8 +287,6 @@ def _rows_swizzled(ctx: ConversionContext, prefix: list[int], reps: list[int], l
     have the same prefix."""
     key = (ctx.problem.key(), ctx.element_bytes, ctx.arch, tuple(prefix), tuple(reps), tuple(leads))
     if key not in order_cache:
-        if len(order_cache) >= 512:
-            order_cache.clear()
         order_cache[key] = _swizzled_order(ctx, prefix, reps, leads)
     order = order_cache[key]
     return LdsDesign(order + reps, len(order), len(reps), source, ctx.element_bytes << len(order))
@@ -368,12 +367,8 @@ def _greedy_rows(cands: list[int], spaces: list[list[int]], r_bits: int) -> list
 
 
 def shared_layout(ctx: ConversionContext, transpose: bool = False) -> LdsDesign:
-    """The shared layout from linlayout.synth.swizzle when available, else the unswizzled src-first layout
-    (``transpose``: the one read with gfx950's transpose loads; a LayoutError if none is)."""
-    try:
-        from . import swizzle  # the bank-conflict engineer's synthesizer
-    except ImportError:  # pragma: no cover - depends on the tree
-        return vector_first_design(ctx, "src")
+    """The shared layout from linlayout.synth.swizzle, else (when it finds none) the unswizzled
+    src-first layout (``transpose``: the one read with gfx950's transpose loads; a LayoutError if none is)."""
     try:
         off, rep, read_op = swizzle.shared_basis(ctx.problem.src, ctx.problem.dst, ctx.element_bits, ctx.arch,
                                                  lds_budget_bytes=ctx.lds_budget_bytes, transpose_only=transpose)
@@ -386,7 +381,7 @@ def shared_layout(ctx: ConversionContext, transpose: bool = False) -> LdsDesign:
                      ctx.element_bytes << len(off), int(read_op.rsplit("_b", 1)[1]) if tr else 0)
 
 
-design_cache: dict = {}
+design_cache = caches.cache("synth.lds_path.designs")
 
 
 def designs(ctx: ConversionContext) -> "DesignPool":
@@ -410,8 +405,6 @@ def designs(ctx: ConversionContext) -> "DesignPool":
         if sub_dword:
             out.append(_Deferred(lambda: over_fetch_design(ctx), _prefix_bound(ctx, lambda: _over_fetch_prefix(ctx),
                                                                                True)))
-        if len(design_cache) >= 512:
-            design_cache.clear()
         design_cache[key] = DesignPool(ctx, out)
     return design_cache[key]
 

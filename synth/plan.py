@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from linlayout import LayoutError, LinearLayout
+from linlayout import LayoutError, LinearLayout, caches
+from linlayout.hw.lds import transpose_read_sources
 
 __all__ = [
     "Barrier", "CERT_FORMAT", "COUNT_KINDS", "FusedDpp", "Lane", "LdsLoad", "LdsStore", "Mov",
@@ -413,12 +413,10 @@ def transpose_element_addresses(addr, bits: int) -> list[np.ndarray]:
     return [elem[:, j].reshape(a.shape) for j in range(len(lane))]
 
 
-@lru_cache(maxsize=None)  # kept by clear_caches: a table of the instruction (per element size)
+@caches.memoize("synth.plan.transpose_sources", table=True)
 def _transpose_sources(bits: int) -> tuple[np.ndarray, np.ndarray]:
     """``[E, 64]`` each: the lane ``s`` whose read holds lane ``l``'s element ``j`` of a transpose load,
     and that element's byte offset in the read (``transpose_element_addresses``)."""
-    from linlayout.hw.lds import transpose_read_sources
-
     src_lane, src_elem = transpose_read_sources(64 // bits)
     lanes = np.arange(64)
     lane, offset = (lanes & ~15) + src_lane[lanes & 15].T, src_elem[lanes & 15].T * (bits // 8)

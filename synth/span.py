@@ -8,10 +8,11 @@ split into the low six and the rest).
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Sequence
 
 import numpy as np
+
+from linlayout import caches
 
 __all__ = ["span_table"]
 
@@ -28,7 +29,7 @@ def span_table(cols: Sequence[int]) -> np.ndarray:
 _DIRECT = 6  # columns tabulated directly (a 64 x 6 bit matrix at most)
 
 
-@lru_cache(maxsize=None)
+@caches.memoize("synth.span.index_bits", table=True)
 def _index_bits(k: int) -> np.ndarray:
     """``[2**k, k]``: bit ``i`` of every index (0 or 1)."""
     return (np.arange(1 << k)[:, None] >> np.arange(k)) & 1

@@ -48,13 +48,13 @@ from __future__ import annotations
 import heapq
 import random
 from dataclasses import dataclass, field
-from functools import cache, cached_property, lru_cache
+from functools import cache, cached_property
 from itertools import chain, combinations, permutations
 from typing import Callable, NamedTuple, Sequence, Union
 
 import numpy as np
 
-from linlayout import LayoutError, LinearLayout, f2
+from linlayout import LayoutError, LinearLayout, caches, f2
 from linlayout.encodings.padded import PaddedLayout, padded_shared
 from linlayout.hw.lds import LdsModel, LdsOp, lds_model
 
@@ -414,7 +414,7 @@ def _low_weight(red: list[int], max_weight: int = 3) -> list[int]:
     return vals[np.argsort(np.bitwise_count(vals), kind="stable")].tolist()
 
 
-@lru_cache(maxsize=None)
+@caches.memoize("synth.swizzle.subsets", table=True)
 def _subsets(n: int, max_weight: int) -> tuple[np.ndarray, ...]:
     """Every non-empty subset of ``range(n)`` of at most ``max_weight`` elements, as ``max_weight``
     index arrays (the ``j``-th element of each subset; ``n``, a zero row, where it has fewer).

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import pytest
 
-from linlayout import LayoutError, LinearLayout
+from linlayout import LayoutError, LinearLayout, caches
 from linlayout.synth.convert import plan_conversion
 from linlayout.synth.emulator import verify
 from linlayout.synth.plan import Plan
@@ -215,11 +215,9 @@ def test_dst_out_dims_in_another_order_plan_the_same_conversion():
 
 
 def test_cached_and_cold_planning_agree():
-    from linlayout.synth.convert import clear_caches
-
     src = L([(1, 0), (1, 1)], LANES, warp=[(0, 6)])
     dst = L([(1, 0), (0, 6)], LANES, warp=[(1, 1)])
     warm = plan_conversion(src, dst, "gfx950", 16)
-    clear_caches()
+    caches.clear()
     cold = plan_conversion(src, dst, "gfx950", 16)
     assert cold.dumps() == warm.dumps() and cold.verified

@@ -29,10 +29,12 @@ Also here: Triton's approximation of the same hardware (:func:`triton_lds_model`
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from functools import cached_property, lru_cache
+from functools import cached_property
 from typing import Mapping, Sequence
 
-from .. import f2
+import numpy as np
+
+from .. import caches, f2
 from ..errors import LayoutError
 from .targets import get_target
 
@@ -420,7 +422,7 @@ def lds_model(arch: str, assume: Mapping[str, object] | None = None) -> LdsModel
     return _build_model(t.name, dict(assume))
 
 
-@lru_cache(maxsize=None)
+@caches.memoize("hw.lds.default_model", table=True)
 def _default_model(arch: str) -> LdsModel:
     return _build_model(arch, {})
 
@@ -537,8 +539,6 @@ def transpose_read_sources(elems: int, model: str = "amd_hw_1.6") -> tuple:
     """``(src_lane, src_elem)``, two ``[16, elems]`` int arrays: where destination (lane ``i`` of a
     16-lane group, element ``j``) of a transpose load comes from (lane within the group, element of
     that lane's read)."""
-    import numpy as np
-
     if model not in TRANSPOSE_LANE_MODELS:
         raise LayoutError(f"unknown transpose-load model {model!r} (known: {', '.join(TRANSPOSE_LANE_MODELS)})")
     if elems not in (4, 8, 16):

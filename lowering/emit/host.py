@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from linlayout import LayoutError
+from linlayout.lowering.interp import load_kernel
 from linlayout.synth.emulator import run_isa
 from linlayout.synth.plan import Plan, dwords_per_slot, slots_per_dword
 
@@ -91,8 +92,6 @@ def emulated_output(plan: Plan, tile: np.ndarray, fill: int = 0) -> np.ndarray:
 
 def interpret(kernel: ConversionKernel, tile: np.ndarray, fill: int = 0, options=None) -> np.ndarray:
     """Run ``kernel`` on the wave interpreter (linlayout.lowering.interp) with ``tile`` as input; the output buffer."""
-    from linlayout.lowering.interp import load_kernel
-
     if tuple(tile.shape) != kernel.shape:
         raise LayoutError(f"tile shape {tile.shape} is not the kernel's {kernel.shape}")
     out = np.full(tile.shape, fill, dtype=tile.dtype)

@@ -13,17 +13,19 @@ wave t // 64; linear thread id t = x + bx*(y + by*z)).  ``Ctx.mask`` is the EXEC
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
 import numpy as np
 
+from linlayout import caches
 from linlayout.errors import LayoutError
 from linlayout.hw.targets import get_target
+from linlayout.lowering.mlir import bindings, parse_module
 
 from .errors import InterpreterError
 from .memory import GlobalMemory, LdsLayout, LocalMemory, MemRefValue, PrivateMemory
+from .ops_arith import dense_values
 from .options import InterpOptions
 from .registry import OPS, OpInfo, _location, const_array
 from .types import FloatT, IntT, MemRefT, PtrT, VectorT, byte_size, parse_type, to_bytes
@@ -47,8 +49,6 @@ class Compiler:
     """Turns one kernel of an MLIR module into a :class:`Kernel`."""
 
     def __init__(self, text: str, kernel_name: Optional[str], arch: str) -> None:
-        from linlayout.lowering.mlir import bindings, parse_module
-
         try:
             self.target = get_target(arch)
         except LayoutError as exc:
@@ -123,8 +123,6 @@ class Compiler:
             init = op.attributes["initial_value"] if "initial_value" in op.attributes else None
             if init is None or "constant" not in op.attributes:
                 raise InterpreterError(f"memref.global @{name}: only workgroup globals and constant globals are supported")
-            from .ops_arith import dense_values  # the op modules import this one
-
             vals = const_array(dense_values(init, t.elem, t.shape), _vec(t))
             self.consts.append((name, to_bytes(vals, _vec(t)).ravel().copy()))
             self.symbols[name] = ("const", len(self.consts) - 1)
@@ -382,8 +380,7 @@ class Kernel:
         return out
 
 
-_CACHE: "OrderedDict[tuple, Kernel]" = OrderedDict()
-_CACHE_SIZE = 32
+_CACHE = caches.cache("lowering.interp.kernels", size=32)  # 32: a compiled kernel is large
 
 
 def load_kernel(module_text: str, kernel_name: Optional[str] = None, arch: str = "gfx942") -> Kernel:
@@ -392,13 +389,4 @@ def load_kernel(module_text: str, kernel_name: Optional[str] = None, arch: str =
     Compiled kernels are cached by (text, name, arch)."""
     if not isinstance(module_text, str):
         raise InterpreterError(f"module_text must be MLIR assembly text, got {type(module_text).__name__}")
-    key = (module_text, kernel_name, arch)
-    k = _CACHE.get(key)
-    if k is None:
-        k = Kernel(Compiler(module_text, kernel_name, arch))
-        _CACHE[key] = k
-        while len(_CACHE) > _CACHE_SIZE:
-            _CACHE.popitem(last=False)
-    else:
-        _CACHE.move_to_end(key)
-    return k
+    return _CACHE.lookup((module_text, kernel_name, arch), lambda: Kernel(Compiler(module_text, kernel_name, arch)))

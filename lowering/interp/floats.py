@@ -20,9 +20,10 @@ Formats (``FloatFormat``): ``exp_bits``/``man_bits``/``bias`` as usual, and ``st
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
+
+from linlayout import caches
 
 __all__ = [
     "FloatFormat",
@@ -113,7 +114,7 @@ def round_to_format(x: np.ndarray, fmt: FloatFormat) -> np.ndarray:
     return r
 
 
-@lru_cache(maxsize=None)
+@caches.memoize("lowering.interp.float_decode_tables", table=True)
 def _decode_table(name: str) -> np.ndarray:
     """Every bit pattern of a format of at most 8 bits, decoded to ``float64``."""
     fmt = FORMATS[name]

@@ -18,8 +18,8 @@ import numpy as np
 
 from .errors import InterpreterError
 from .floats import FORMATS, decode_bits
-from .registry import OpInfo, const_array, register, signed
-from .types import FloatT, IntT, VectorT, elem_of, from_bytes, normalize, shape_of, to_bytes, storage_dtype
+from .registry import OpInfo, const_array, merge, register, signed
+from .types import FloatT, IntT, VectorT, byte_size, elem_of, from_bytes, normalize, shape_of, to_bytes, storage_dtype
 
 __all__ = ["dense_values", "CMPI", "CMPF"]
 
@@ -251,8 +251,6 @@ def _select(op: OpInfo):
         if isinstance(x, np.ndarray):
             v[r] = np.where(cond, x, y)
         else:
-            from .registry import merge
-
             v[r] = merge(np.broadcast_to(cond, (max(cond.shape[0], 1),)), x, y, "select operand")
 
     return step
@@ -282,8 +280,6 @@ def _int_cast(op: OpInfo):
 @register("arith.bitcast", "llvm.bitcast", "vector.bitcast")
 def _bitcast(op: OpInfo):
     src, dst = op.operand_types[0], op.result_types[0]
-    from .types import byte_size
-
     try:
         if byte_size(src) != byte_size(dst):
             raise op.error(f"bitcast between {src} and {dst} of different sizes")

@@ -17,6 +17,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from .memory import MemRefValue, PrivateMemory
+from .ops_llvm import symbol_address
 from .registry import OpInfo, lanes, register, signed
 from .types import (
     ArrayT, FloatT, IntT, MemRefT, PtrT, StructT, VectorT, byte_size, from_bytes, normalize, shape_of, to_bytes,
@@ -186,8 +187,6 @@ def _alloca(op: OpInfo):
 @register("memref.get_global")
 def _get_global(op: OpInfo):
     mt = _memref_type(op, op.result_types[0])
-    from .ops_llvm import symbol_address
-
     name = op.str_attr("name").lstrip("@")
     kind = op.compiler.symbols.get(name, ("?",))[0]
     if (kind == "lds") != (mt.space == "workgroup"):

@@ -22,10 +22,9 @@ A[i, k] by 2**(scaleA byte - 127) of row i, K-block k // 32 (B likewise), the by
 from __future__ import annotations
 
 import re
-from functools import lru_cache
-
 import numpy as np
 
+from linlayout import caches
 from linlayout.errors import LayoutError
 from linlayout.hw.mfma import MFMA_ARCHES, get_instruction, instructions_for, mfma_layouts, mfma_scale_layouts
 
@@ -52,7 +51,7 @@ def _enum_attr(op: OpInfo, name: str) -> str:
     return m.group(1) if m else str(op.attr(name))
 
 
-@lru_cache(maxsize=None)
+@caches.memoize("lowering.interp.mfma_tables", table=True)
 def _tables(ins) -> dict:
     """Per operand: index arrays (block, row, col) of shape (64, items) from the catalog."""
     out = {}

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .ops_arith import _max_min
+from .ops_llvm import undef_value
 from .registry import OpInfo, lanes, register, signed
 from .types import FloatT, IntT, elem_of, normalize, shape_of
 
@@ -204,8 +206,6 @@ def _shuffle(op: OpInfo):
     t = op.result_types[0]
     a, b = op.operands
     r = op.results[0]
-    from .ops_llvm import undef_value
-
     def step(ctx):
         x, y = ctx.vals[a], ctx.vals[b]
         L = _lanes_of(x, y)
@@ -250,8 +250,6 @@ def _reduction(op: OpInfo):
         fn = _RED_INT[kind]
         as_signed = kind in ("maxsi", "minsi")
     elif isinstance(e, FloatT):
-        from .ops_arith import _max_min
-
         fns = {"add": np.add, "mul": np.multiply,
                "maxnumf": lambda x, y: _max_min(x, y, True, False), "minnumf": lambda x, y: _max_min(x, y, False, False),
                "maximumf": lambda x, y: _max_min(x, y, True, True), "minimumf": lambda x, y: _max_min(x, y, False, True)}

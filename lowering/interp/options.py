@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .errors import InterpreterError
+
 __all__ = ["InterpOptions", "TR_LOAD_MODELS", "FP8_STYLES"]
 
 #: The ds_read_b64_tr_b{4,8,16} / ds_read_b96_tr_b6 lane models we know (docs/amd_facts.md 1.6).
@@ -74,8 +76,6 @@ class InterpOptions:
         return self.fp8_style_gfx950 if arch == "gfx950" else self.fp8_style_gfx942
 
     def validate(self) -> None:
-        from .errors import InterpreterError
-
         if self.uninitialized_lds not in ("error", "zero", "garbage"):
             raise InterpreterError(f"uninitialized_lds must be 'error', 'zero' or 'garbage', got {self.uninitialized_lds!r}")
         if self.undef_fill not in ("pattern", "zero"):

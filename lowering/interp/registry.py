@@ -14,6 +14,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from .errors import InterpreterError
+from .memory import MemRefValue
 from .types import IntT, Type, VectorT, normalize, parse_type, shape_of, storage_dtype
 
 __all__ = ["OPS", "register", "OpInfo", "lanes", "merge", "uniform_scalar", "const_array", "signed", "Step"]
@@ -160,8 +161,6 @@ def merge(c: np.ndarray, a: Any, b: Any, what: str = "value") -> Any:
         return tuple(merge(c, x, y, what) for x, y in zip(a, b))
     if isinstance(a, np.ndarray):
         return np.where(_bcast_cond(c, a), a, b)
-    from .memory import MemRefValue
-
     if isinstance(a, MemRefValue) and isinstance(b, MemRefValue):
         if a.mtype != b.mtype or a.private is not b.private:
             raise InterpreterError(f"cannot merge two different memrefs ({what}) across divergent lanes")

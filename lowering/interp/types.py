@@ -25,7 +25,7 @@ from typing import Any, Optional, Union
 
 import numpy as np
 
-from .floats import FORMATS, FloatFormat, bf16_bits_to_f32, f32_to_bf16_bits, round_to_format
+from .floats import FORMATS, FloatFormat, bf16_bits_to_f32, decode_bits, encode_bits, f32_to_bf16_bits, round_to_format
 
 __all__ = [
     "IntT", "FloatT", "VectorT", "PtrT", "StructT", "ArrayT", "MemRefT", "OpaqueT", "Type",
@@ -287,8 +287,6 @@ def _elem_bits_array(x: np.ndarray, t: Type) -> np.ndarray:
         return x.view(_uint_dtype(e.bits))
     if e.name == "bf16":
         return f32_to_bf16_bits(x)
-    from .floats import encode_bits
-
     return encode_bits(x, e.fmt)
 
 
@@ -322,8 +320,6 @@ def from_bytes(b: np.ndarray, t: Type) -> np.ndarray:
         return u.view(storage_dtype(t)).copy()
     if e.name == "bf16":
         return bf16_bits_to_f32(u)
-    from .floats import decode_bits
-
     return decode_bits(u, e.fmt).astype(np.float32)
 
 
