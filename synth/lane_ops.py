@@ -74,7 +74,8 @@ def _dpp_table() -> list[tuple[str, str, int, np.ndarray]]:
     out = []
     for ctrl in range(256):
         sel = [(ctrl >> (2 * t)) & 3 for t in range(4)]
-        out.append(("quad_perm", f"quad_perm:[{','.join(map(str, sel))}]", ctrl, in_row((pos & ~3) | np.take(sel, pos & 3))))
+        src = in_row((pos & ~3) | np.take(sel, pos & 3))
+        out.append(("quad_perm", f"quad_perm:[{','.join(map(str, sel))}]", ctrl, src))
     out += [("row_mirror", "row_mirror", 0x140, in_row(15 - pos)),
             ("row_half_mirror", "row_half_mirror", 0x141, in_row(pos ^ 7))]
     out += [("row_ror", f"row_ror:{k}", 0x120 + k, in_row((pos - k) % 16)) for k in range(1, 16)]

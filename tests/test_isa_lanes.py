@@ -42,7 +42,8 @@ def _synth_imports(path: Path) -> set[str]:
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom):
             mod = node.module or ""
-            if node.level == 1 or mod == "linlayout.synth":  # from .x import / from . import x / from linlayout.synth import x
+            # from .x import ... / from . import x / from linlayout.synth import x
+            if node.level == 1 or mod == "linlayout.synth":
                 out |= {mod} if node.level == 1 and mod else {a.name for a in node.names}
             elif mod.startswith("linlayout.synth."):
                 out.add(mod.split(".")[2])
@@ -107,7 +108,8 @@ def test_v_perm_every_selector_byte_matches_the_interpreter():
     s0 = (rng.integers(0, 1 << 31, 16) & ~0x80008000) | (signs[:, 2] << 15) | (signs[:, 3] << 31)
     s1 = (rng.integers(0, 1 << 31, 16) & ~0x80008000) | (signs[:, 0] << 15) | (signs[:, 1] << 31)
     v = np.arange(256)
-    selectors = np.concatenate([v * 0x01010101, v | ((v + 1) & 255) << 8 | ((v + 2) & 255) << 16 | ((v + 3) & 255) << 24])
+    rotated = v | ((v + 1) & 255) << 8 | ((v + 2) & 255) << 16 | ((v + 3) & 255) << 24
+    selectors = np.concatenate([v * 0x01010101, rotated])  # every byte value in every position
     s0w, s1w, selw = (np.broadcast_to(a, (16, len(selectors))).astype(np.uint32)
                       for a in (s0[:, None], s1[:, None], selectors[None, :]))
     want = perm(s0w, s1w, selw)
@@ -207,5 +209,6 @@ def test_permlane_swap_is_the_planners_bit_transposition(kind, lane_bit):
     vd, s0 = permlane_swap(kind, tag(0)[None], tag(1)[None])
     for s, got in ((0, vd[0]), (1, s0[0])):
         bit = (lane >> lane_bit) & 1
-        want = (bit << 6) | (lane & ~(1 << lane_bit)) | (s << lane_bit)  # (s, l) holds the element at (l_b, l with bit b = s)
+        # (s, l) holds the element at (l_b, l with bit b replaced by s)
+        want = (bit << 6) | (lane & ~(1 << lane_bit)) | (s << lane_bit)
         np.testing.assert_array_equal(got, want)
