@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
+from linlayout.hw.targets import get_target, target_names, targets_with
+
 from . import linker
 from .mlir import bindings, new_context
 
@@ -42,14 +44,16 @@ __all__ = [
     "lowering_pipeline",
     "parse_kernel_resources",
     "SUPPORTED_ARCHS",
-    "GFX950_ONLY_OPS",
+    "FEATURE_OPS",
 ]
 
-SUPPORTED_ARCHS = ("gfx942", "gfx950")
-# ROCDL ops whose intrinsics only gfx950 can select.  On any other chip LLVM does not report
-# an error but aborts the whole process ("LLVM ERROR: Cannot select: intrinsic ..."), so
-# compile_mlir refuses them up front.
-GFX950_ONLY_OPS = ("rocdl.permlane16.swap", "rocdl.permlane32.swap", "rocdl.ds.read.tr")
+SUPPORTED_ARCHS = targets_with(emitter="rocdl")  # the targets whose descriptor names this ROCDL lowering
+# ROCDL ops whose intrinsics only a target with the named descriptor flag can select (gfx950).
+# On any other chip LLVM does not report an error but aborts the whole process ("LLVM ERROR:
+# Cannot select: intrinsic ..."), so compile_mlir refuses them up front; an arch without a
+# descriptor has none of the flags.
+FEATURE_OPS = {"rocdl.permlane16.swap": "has_permlane_swap", "rocdl.permlane32.swap": "has_permlane_swap",
+               "rocdl.ds.read.tr": "has_ds_read_tr"}
 CACHE_FORMAT = "linlayout-compiled/v1"
 _ARCH_RE = re.compile(r"^gfx[0-9a-f]{3,4}$")
 
@@ -307,10 +311,11 @@ def compile_mlir(
     """
     if not isinstance(arch, str) or not _ARCH_RE.match(arch):
         raise ValueError(f"arch {arch!r} is not an AMDGPU target name like 'gfx942' (supported: {SUPPORTED_ARCHS})")
-    if arch != "gfx950":
-        used = sorted({op for op in GFX950_ONLY_OPS if op in mlir_text})
-        if used:
-            raise CompileError(f"{', '.join(used)} exist only on gfx950, not on {arch}")
+    target = get_target(arch) if arch in target_names() else None
+    lacking = sorted(op for op, flag in FEATURE_OPS.items() if op in mlir_text and not getattr(target, flag, False))
+    if lacking:
+        have = ", ".join(targets_with(**{FEATURE_OPS[lacking[0]]: True}))
+        raise CompileError(f"{', '.join(lacking)} exist only on {have}, not on {arch}")
     b = bindings()
     options = {"opt_level": int(opt_level), "abi": str(abi)}
     key_src = {

@@ -10,7 +10,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from linlayout import LayoutError
+from linlayout import LayoutError, get_target
+from linlayout.hw.targets import targets_with
 from linlayout.lowering.compile import CompiledKernel, compile_mlir
 from linlayout.lowering.linker import LinkerNotFound
 from linlayout.lowering.mlir import MlirUnavailable
@@ -18,9 +19,11 @@ from linlayout.lowering.mlir import MlirUnavailable
 from .emit.conversion_kernel import ConversionKernel, build_conversion_kernel
 from .report import PLAN_CHECKED_KEYS, isa_report, plan_isa_differences
 
-__all__ = ["EMIT_FORMATS", "LoweredConversion", "lower_conversion", "write_conversion"]
+__all__ = ["EMITTERS", "EMIT_FORMATS", "LoweredConversion", "emitter_for", "lower_conversion", "write_conversion"]
 
 EMIT_FORMATS = ("mlir", "isa", "fatbin")
+#: The conversion-kernel builder of each emitter a target descriptor can name (``Target.emitter``).
+EMITTERS = {"rocdl": build_conversion_kernel}
 
 
 @dataclass
@@ -56,19 +59,30 @@ def lower_conversion(plan, *, compile: bool = True, binary: bool = False, shape:
     ``binary`` also links the HSA code object; ``cache=False`` bypasses the compile
     cache (for timing).
     """
+    build = emitter_for(plan.arch)
     t0 = time.perf_counter()
-    kernel = build_conversion_kernel(plan, shape=shape)
+    kernel = build(plan, shape=shape)
     out = LoweredConversion(kernel=kernel, emit_seconds=time.perf_counter() - t0)
     if not compile:
         return out
     _compile(out, plan, binary, cache)
     if _escaped(out.differences):  # an instruction of the plan was computed before the region
         t2 = time.perf_counter()
-        out.kernel = build_conversion_kernel(plan, shape=shape, pin_sources=True)
+        out.kernel = build(plan, shape=shape, pin_sources=True)
         out.emit_seconds += time.perf_counter() - t2
         _compile(out, plan, binary, cache)
     out.report["sources_pinned"] = out.kernel.text.count('"=v') > 0
     return out
+
+
+def emitter_for(arch: str):
+    """The conversion-kernel builder of the emitter ``arch``'s descriptor names; ``LayoutError``
+    where it names none."""
+    target = get_target(arch)
+    if target.emitter not in EMITTERS:
+        raise LayoutError(f"no kernel emitter for {target.name}; conversion kernels are emitted for "
+                          f"{', '.join(targets_with(emitter=True))}")
+    return EMITTERS[target.emitter]
 
 
 def _compile(out: LoweredConversion, plan, binary: bool, cache: bool) -> None:

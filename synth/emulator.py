@@ -31,6 +31,7 @@ import numpy as np
 from linlayout import LayoutError, LinearLayout, caches
 from linlayout.hw.targets import get_target
 
+from .isa_lanes import bpermute_src_lanes, dpp_src_lanes, permlane_swap, swizzle_src_lanes, v_perm_b32
 from .plan import (Barrier, FusedDpp, Lane, LdsLoad, LdsStore, Mov, PermlaneSwap, PermSelect, Plan, Select,
                    dwords_per_slot, slots_per_dword, transpose_element_addresses)
 from .span import span_table
@@ -52,122 +53,6 @@ LDS_IN_ORDER_PER_WAVE = True
 
 class PlanVerificationError(RuntimeError):
     """A synthesized plan did not move every element where it must go (an internal bug)."""
-
-
-# ====================================================================== ISA lane maps
-def dpp_src_lanes(ctrl: int, wave: int = WAVE) -> np.ndarray:
-    """Source lane of every lane for DPP_CTRL ``ctrl`` (gfx9 Table 94); -1 = out of range."""
-    n = np.arange(wave)
-    row = n & ~15
-    if 0 <= ctrl <= 0xFF:  # quad_perm
-        return (n & ~3) + ((ctrl >> (2 * (n & 3))) & 3)
-    if 0x101 <= ctrl <= 0x10F:  # row_shl
-        s = ctrl - 0x100
-        return np.where((n & 15) < 16 - s, n + s, -1)
-    if 0x111 <= ctrl <= 0x11F:  # row_shr
-        s = ctrl - 0x110
-        return np.where((n & 15) >= s, n - s, -1)
-    if 0x121 <= ctrl <= 0x12F:  # row_ror
-        s = ctrl - 0x120
-        return row | (((n & 15) - s) & 15)
-    if ctrl == 0x130:  # wave_shl:1
-        return np.where(n < wave - 1, n + 1, -1)
-    if ctrl == 0x134:  # wave_rol:1
-        return (n + 1) % wave
-    if ctrl == 0x138:  # wave_shr:1
-        return np.where(n > 0, n - 1, -1)
-    if ctrl == 0x13C:  # wave_ror:1
-        return (n - 1) % wave
-    if ctrl == 0x140:  # row_mirror
-        return row | (15 - (n & 15))
-    if ctrl == 0x141:  # row_half_mirror
-        return (n & ~7) | (7 - (n & 7))
-    if ctrl == 0x142:  # row_bcast:15
-        return np.where(n > 15, (n & 0x30) - 1, -1)
-    if ctrl == 0x143:  # row_bcast:31
-        return np.where(n > 31, 31, -1)
-    if 0x150 <= ctrl <= 0x15F:  # row_newbcast:k
-        return row + (ctrl - 0x150)
-    raise LayoutError(f"DPP control 0x{ctrl:x} is reserved on gfx9")
-
-
-def swizzle_src_lanes(offset: int, wave: int = WAVE) -> np.ndarray:
-    """Source lane of every lane for ``ds_swizzle_b32 offset:<offset>`` (all four modes)."""
-    if not 0 <= offset <= 0xFFFF:
-        raise LayoutError(f"ds_swizzle offset {offset} is not a 16-bit value")
-    i = np.arange(wave)
-    hi = i & 0x20
-    lo = i & 0x1F
-    if offset >= 0xE000:  # FFT
-        mask = offset & 0x1F
-        rev = np.zeros_like(lo)
-        for b in range(5):
-            rev |= ((lo >> b) & 1) << (4 - b)
-        j = rev >> bin(mask).count("1")
-        return j | (i & mask) | hi
-    if offset >= 0xC000:  # rotate
-        rot = (offset >> 5) & 0x1F
-        mask = offset & 0x1F
-        if offset & 0x400:
-            rot = -rot
-        j = (i & mask) | ((i + rot) & ~mask & 0x1F)
-        return j | hi
-    if offset & 0x8000:  # quad-perm
-        sel = np.array([(offset >> (2 * t)) & 3 for t in range(4)])
-        return (i & ~3) | sel[i & 3]
-    and_m, or_m, xor_m = offset & 0x1F, (offset >> 5) & 0x1F, (offset >> 10) & 0x1F
-    return ((((lo & and_m) | or_m) ^ xor_m) & 0x1F) | hi
-
-
-def bpermute_src_lanes(addr: np.ndarray, offset: int = 0, wave: int = WAVE) -> np.ndarray:
-    """``ds_bpermute_b32``: lane ``l`` reads lane ``((addr[l] + offset) / 4) % 64``."""
-    a = (np.asarray(addr, dtype=np.int64) + int(offset)) & 0xFFFFFFFF
-    return (a >> 2) % wave
-
-
-def permlane_swap(kind: str, vdst: np.ndarray, src0: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``v_permlane{16,32}_swap_b32 vdst, src0`` on ``[..., 64, ...]`` arrays (lane axis -2 or 1).
-
-    32: for lane < 32 swap ``src0[lane]`` with ``vdst[lane + 32]``; 16: in each
-    32-lane half swap ``src0[lane]`` with ``vdst[lane + 16]`` for lane < 16.
-    """
-    vd, s0 = vdst.copy(), src0.copy()
-    if kind == "permlane32_swap":
-        pairs = [(np.arange(0, 32), np.arange(32, 64))]
-    elif kind == "permlane16_swap":
-        pairs = [(np.arange(0, 16), np.arange(16, 32)), (np.arange(32, 48), np.arange(48, 64))]
-    else:
-        raise LayoutError(f"unknown permlane swap {kind!r}")
-    for lo, hi in pairs:
-        vd[:, hi] = src0[:, lo]
-        s0[:, lo] = vdst[:, hi]
-    return vd, s0
-
-
-def v_perm_b32(s0: np.ndarray, s1: np.ndarray, selector: np.ndarray) -> np.ndarray:
-    """``v_perm_b32``: bytes ``[..., 4]`` of S0, S1 and a selector ``[..., 4]`` (one byte per result byte).
-
-    Selector byte ``k`` picks byte ``k`` of the 16 *choices*: 0..7 the bytes of ``{S0, S1}``
-    (0..3 = S1, 4..7 = S0), 8..11 the sign byte of S1 byte 1, S1 byte 3, S0 byte 1, S0 byte 3
-    (0xFF if the byte is >= 0x80, else 0; ``-tag`` on a symbolic tag), 12 the byte 0x00, 13 and
-    above 0xFF."""
-    sel = np.minimum(np.asarray(selector, dtype=np.int64), 13)
-    choices = _perm_choices(s0, s1, bool((sel >= 8).any()))
-    if sel.ndim == 1:  # one selector for every lane: plain indexing
-        return choices[..., sel]
-    return np.take_along_axis(choices, np.broadcast_to(sel, s0.shape), axis=-1)
-
-
-def _perm_choices(s0: np.ndarray, s1: np.ndarray, constants: bool) -> np.ndarray:
-    """The bytes ``[..., 8]`` a v_perm_b32 selector chooses from, or all 14 (``constants``: also the
-    four sign bytes, 0x00 and 0xFF) -- choice ``k`` at index ``k``."""
-    src = np.concatenate([s1, s0], axis=-1)  # in[0..3] = S1, in[4..7] = S0
-    if not constants:
-        return src
-    b = src[..., 1::2]  # the bytes 1, 3, 5, 7 whose sign bytes choices 8..11 are
-    sign = np.where(b >= TAG_BASE, -b, np.where(b >= 0x80, 0xFF, 0))
-    fixed = np.broadcast_to(np.array([0, 0xFF], dtype=src.dtype), src.shape[:-1] + (2,))
-    return np.concatenate([src, sign, fixed], axis=-1)
 
 
 # ====================================================================== tags

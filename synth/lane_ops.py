@@ -4,15 +4,21 @@ A *lane map* is ``need[l]``: the lane whose value lane ``l`` must receive, or
 -1 when lane ``l``'s result does not matter (it will be masked by a select).
 Candidates, cheapest kind first (per linlayout.synth.cost):
 
-* DPP (a VALU source modifier, gfx9 controls of shared/reference/amd_hw.md
-  2.3): every control whose decoded source lanes agree with ``need`` on the
-  needed lanes.  Controls whose every lane has a valid source are preferred,
-  so that a ``bound_ctrl`` question never arises.
+* DPP (a VALU source modifier, the gfx9 controls of docs/hardware.md section 3):
+  every control whose source lanes agree with ``need`` on the needed lanes.  Controls
+  whose every lane has a valid source are preferred, so that a ``bound_ctrl`` question
+  never arises.
 * ``ds_swizzle_b32``: bit-mask mode (``j = ((i & and) | or) ^ xor`` on lane
   bits 0-4, bit 5 kept) and quad-perm mode are solved analytically (each lane
   bit of the source is the same bit of the lane, its negation, 0 or 1); FFT
   and rotate modes by table.
 * ``ds_bpermute_b32``: any map; the address VGPR is ``4 * need[l]``.
+
+The lane maps searched over are derived here, in the planner's own terms (a lane as
+``16 row + position`` for DPP, ``32 half + index`` for ds_swizzle), independently of the
+semantics the emulator executes (:mod:`linlayout.synth.isa_lanes`, never imported by the
+planner): a verified plan is checked against semantics the planner did not use.
+``tests/test_isa_lanes.py`` checks that both agree on every control the planner can choose.
 
 The gfx950 permlane swaps act on register pairs and are chosen by the
 conversion planner (linlayout.synth.convert), not here.
@@ -27,10 +33,10 @@ import numpy as np
 from linlayout import LayoutError, caches
 from linlayout.hw.targets import Target
 
-from .emulator import WAVE, dpp_src_lanes, swizzle_src_lanes
+__all__ = ["DPP_ROW_NEWBCAST_FOR_B32", "LaneOp", "bpermute_op", "dpp_candidates", "dpp_controls", "find_dpp",
+           "find_lane_op", "find_swizzle", "row_bank_masks", "swizzle_table_offsets"]
 
-__all__ = ["DPP_ROW_NEWBCAST_FOR_B32", "LaneOp", "bpermute_op", "dpp_candidates", "find_dpp", "find_lane_op",
-           "find_swizzle", "row_bank_masks"]
+WAVE = 64
 
 # [I] row_newbcast (0x150-0x15F) is documented for the 64-bit DP-ALU DPP of gfx90a+;
 # whether 32-bit VOP1/VOP2 accept it is not established, so it is not used by default.
@@ -47,34 +53,58 @@ class LaneOp:
     all_valid: bool = True
 
 
-def _dpp_table() -> list[tuple[str, str, int]]:
-    """(family name in Target.dpp_controls, asm name, ctrl) of every gfx9 DPP control."""
+def _dpp_table() -> list[tuple[str, str, int, np.ndarray]]:
+    """``(family name in Target.dpp_controls, asm name, DPP_CTRL, source lanes)`` of every gfx9 DPP control.
+
+    A lane is ``16 row + pos`` (``row = lane[5:4]``, ``pos = lane[3:0]``); each control names
+    the row and position it reads, -1 where the source leaves the row (or the wave):
+    ``quad_perm:[s0,s1,s2,s3]`` reads ``pos & ~3 | s[pos & 3]``, ``row_shl:k`` ``pos + k``,
+    ``row_shr:k`` ``pos - k``, ``row_ror:k`` ``(pos - k) mod 16``, ``row_mirror`` ``15 - pos``,
+    ``row_half_mirror`` ``pos ^ 7``, ``row_newbcast:k`` ``k`` (all in the same row);
+    ``row_bcast:15`` position 15 of the row before, ``row_bcast:31`` lane 31 (rows 2-3);
+    ``wave_shl/rol:1`` lane + 1, ``wave_shr/ror:1`` lane - 1 (shifts invalid at the wave's
+    end, rotates wrap)."""
+    lane = np.arange(WAVE)
+    row, pos = lane >> 4, lane & 15
+
+    def in_row(p: np.ndarray) -> np.ndarray:
+        return np.where((p >= 0) & (p < 16), 16 * row + p, -1)
+
     out = []
-    for c in range(256):
-        sel = [(c >> (2 * t)) & 3 for t in range(4)]
-        out.append(("quad_perm", f"quad_perm:[{','.join(map(str, sel))}]", c))
-    out += [("row_mirror", "row_mirror", 0x140), ("row_half_mirror", "row_half_mirror", 0x141)]
-    out += [("row_ror", f"row_ror:{s}", 0x120 + s) for s in range(1, 16)]
-    out += [("row_shl", f"row_shl:{s}", 0x100 + s) for s in range(1, 16)]
-    out += [("row_shr", f"row_shr:{s}", 0x110 + s) for s in range(1, 16)]
-    out += [("wave_rol", "wave_rol:1", 0x134), ("wave_ror", "wave_ror:1", 0x13C),
-            ("wave_shl", "wave_shl:1", 0x130), ("wave_shr", "wave_shr:1", 0x138),
-            ("row_bcast15", "row_bcast:15", 0x142), ("row_bcast31", "row_bcast:31", 0x143)]
-    out += [("row_newbcast", f"row_newbcast:{k}", 0x150 + k) for k in range(16)]
+    for ctrl in range(256):
+        sel = [(ctrl >> (2 * t)) & 3 for t in range(4)]
+        src = in_row((pos & ~3) | np.take(sel, pos & 3))
+        out.append(("quad_perm", f"quad_perm:[{','.join(map(str, sel))}]", ctrl, src))
+    out += [("row_mirror", "row_mirror", 0x140, in_row(15 - pos)),
+            ("row_half_mirror", "row_half_mirror", 0x141, in_row(pos ^ 7))]
+    out += [("row_ror", f"row_ror:{k}", 0x120 + k, in_row((pos - k) % 16)) for k in range(1, 16)]
+    out += [("row_shl", f"row_shl:{k}", 0x100 + k, in_row(pos + k)) for k in range(1, 16)]
+    out += [("row_shr", f"row_shr:{k}", 0x110 + k, in_row(pos - k)) for k in range(1, 16)]
+    out += [("wave_rol", "wave_rol:1", 0x134, (lane + 1) % WAVE), ("wave_ror", "wave_ror:1", 0x13C, (lane - 1) % WAVE),
+            ("wave_shl", "wave_shl:1", 0x130, np.where(lane + 1 < WAVE, lane + 1, -1)),
+            ("wave_shr", "wave_shr:1", 0x138, np.where(lane >= 1, lane - 1, -1)),
+            ("row_bcast15", "row_bcast:15", 0x142, np.where(row >= 1, 16 * (row - 1) + 15, -1)),
+            ("row_bcast31", "row_bcast:31", 0x143, np.where(row >= 2, 31, -1))]
+    out += [("row_newbcast", f"row_newbcast:{k}", 0x150 + k, in_row(np.full(WAVE, k))) for k in range(16)]
     return out
 
 
 _DPP_ALL = _dpp_table()
 
 
+def dpp_controls() -> list[tuple[str, int, np.ndarray]]:
+    """``(asm name, DPP_CTRL, source lanes)`` of every gfx9 DPP control the planner knows (read-only rows)."""
+    return [(name, ctrl, src) for _, name, ctrl, src in _DPP_ALL]
+
+
 @caches.memoize("synth.lane_ops.dpp_arrays", table=True)
 def _dpp_arrays(allowed: frozenset) -> tuple[list[tuple[str, int]], np.ndarray, np.ndarray]:
     names, rows = [], []
-    for fam, name, ctrl in _DPP_ALL:
+    for fam, name, ctrl, src in _DPP_ALL:
         if fam not in allowed or (fam == "row_newbcast" and not DPP_ROW_NEWBCAST_FOR_B32):
             continue
         names.append((name, ctrl))
-        rows.append(dpp_src_lanes(ctrl))
+        rows.append(src)
     tab = np.array(rows, dtype=np.int64)
     valid = (tab >= 0).all(axis=1)
     order = np.argsort(~valid, kind="stable")  # fully valid controls first
@@ -103,16 +133,42 @@ def find_dpp(need: np.ndarray, target: Target) -> LaneOp | None:
     return _dpp_cache[key]
 
 
+def _swizzle_fft_rotate() -> list[tuple[int, np.ndarray]]:
+    """``(offset, source lanes)`` of every ds_swizzle_b32 FFT and rotate offset.
+
+    A lane is ``32 half + i``; the source keeps the half.  FFT (``0xE000 | mask``): the five
+    bits of ``i`` reversed, shifted right by the number of bits set in ``mask``, with the
+    ``mask`` bits of ``i`` kept.  Rotate (``0xC000 | right << 10 | r << 5 | mask``): the
+    ``mask`` bits of ``i`` kept, the others those of ``i + r`` (``i - r`` for ``right``)
+    mod 32."""
+    lane = np.arange(WAVE)
+    half, i = lane & 32, lane & 31
+    reversed5 = np.array([int(f"{v:05b}"[::-1], 2) for v in range(32)])[i]
+    out = [(0xE000 | mask, half | (reversed5 >> bin(mask).count("1")) | (i & mask)) for mask in range(32)]
+    for right in range(2):
+        for r in range(32):
+            moved = (i + (-r if right else r)) % 32
+            out += [(0xC000 | (right << 10) | (r << 5) | mask, half | (i & mask) | (moved & ~mask & 31))
+                    for mask in range(32)]
+    return out
+
+
 @caches.memoize("synth.lane_ops.swizzle_table", table=True)
 def _swizzle_table() -> tuple[list[int], np.ndarray, dict[bytes, list[int]]]:
     """The FFT and rotate offsets, their source lanes (int8 rows) and, per row, the offsets having it."""
-    offs = [0xE000 | m for m in range(32)] + [0xC000 | (d << 10) | (r << 5) | m
-                                              for d in range(2) for r in range(32) for m in range(32)]
-    tab = np.array([swizzle_src_lanes(o) for o in offs], dtype=np.int8)
+    pairs = _swizzle_fft_rotate()
+    offs = [o for o, _ in pairs]
+    tab = np.array([src for _, src in pairs], dtype=np.int8)
     by_row: dict[bytes, list[int]] = {}
     for o, row in zip(offs, tab):
         by_row.setdefault(row.tobytes(), []).append(o)
     return offs, tab, by_row
+
+
+def swizzle_table_offsets() -> list[tuple[int, np.ndarray]]:
+    """``(offset, source lanes)`` of the FFT and rotate offsets the planner searches by table."""
+    offs, tab, _ = _swizzle_table()
+    return [(o, row.astype(np.int64)) for o, row in zip(offs, tab)]
 
 
 _BITS5 = np.arange(5)

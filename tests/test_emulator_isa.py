@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from linlayout import LayoutError, LinearLayout
-from linlayout.synth.emulator import (PlanVerificationError, bpermute_src_lanes, dpp_src_lanes, permlane_swap, run_isa,
-                            swizzle_src_lanes, v_perm_b32, verify)
+from linlayout.synth.emulator import PlanVerificationError, run_isa, verify
+from linlayout.synth.isa_lanes import bpermute_src_lanes, dpp_src_lanes, permlane_swap, swizzle_src_lanes, v_perm_b32
 from linlayout.synth.plan import Barrier, FusedDpp, Lane, LdsLoad, LdsStore, Plan, Select
 
 LANES = np.arange(64)

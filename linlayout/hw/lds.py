@@ -14,9 +14,11 @@ Two maps describe one LDS instruction of one wave:
   ``ds_read_b128`` (gfx942: phase = (l2^l4, l3, l5); gfx950: (l2^l3^l4, l5))
   are not index subsets and cannot be written as Triton's ``laneAddr`` lists.
 
-Every phase grouping carries its evidence tag from ``docs/amd_facts.md``
-([Q] quoted, [M] measured, [I] inferred).  Inferred groupings are *named
-assumptions* (:data:`ASSUMPTIONS`): ``linlayout banks --model`` lists them, and
+Every phase grouping carries its evidence tag from ``shared/reference/amd_hw.md``
+([Q] quoted, [M] measured, [I] inferred).  The phase tables and the named assumptions
+belong to the target descriptors (``Target.lds_phases``, ``Target.lds_assumptions``:
+:mod:`linlayout.hw.targets.cdna`); this module builds the model from them.  Inferred
+groupings are *named assumptions* (:data:`ASSUMPTIONS`): ``linlayout banks --model`` lists them, and
 ``lds_model(arch, assume={name: value})`` replaces one (value: lanes per
 contiguous phase, or a list of phase rows as lane masks).
 
@@ -36,7 +38,7 @@ import numpy as np
 
 from .. import caches, f2
 from ..errors import LayoutError
-from .targets import get_target
+from .targets import Assumption, LdsPhase, Target, get_target, target_names, targets_with
 
 __all__ = [
     "TRANSPOSE_LANE_MODELS",
@@ -53,7 +55,7 @@ __all__ = [
     "triton_lds_model",
 ]
 
-LDS_ARCHS = ("gfx90a", "gfx942", "gfx950")
+LDS_ARCHS = targets_with(lds_phases=True)  # the targets with a hardware LDS model
 
 
 @dataclass(frozen=True)
@@ -103,16 +105,6 @@ OP_SHAPES: dict[str, OpShape] = {
         OpShape("ds_read_b96_tr_b6", "read", 12, 6),
     ]
 }
-
-
-@dataclass(frozen=True)
-class Assumption:
-    """A named inferred [I] fact of the model (a hypothesis to test on hardware)."""
-
-    name: str
-    statement: str
-    source: str
-    default: object  # lanes per contiguous phase (int), phase rows (tuple), or a description
 
 
 @dataclass(frozen=True)
@@ -260,139 +252,16 @@ def _lane_tile_rows(lane_addr: Sequence[int], wave_size: int) -> tuple[int, ...]
     return tuple(1 << b for b in range(wave_size.bit_length() - 1) if b not in set(lane_addr))
 
 
-L0, L1, L2, L3, L4, L5 = (1 << i for i in range(6))
-# gfx942 ds_read_b128 (and gfx950 ds_read_b96): phase = (l2^l4, l3, l5)
-_XOR8 = (L2 | L4, L3, L5)
-# gfx950 ds_read_b128: phase = (l2^l3^l4, l5)
-_XOR16 = (L2 | L3 | L4, L5)
-
-# ------------------------------------------------------------------ assumptions
-ASSUMPTIONS: dict[str, Assumption] = {
-    a.name: a
-    for a in [
-        Assumption(
-            "b32_phases_32banks",
-            "gfx90a/gfx942 ds_read_b32 and ds_write_b32 serve 2 phases of 32 contiguous lanes",
-            "GCN OpenCL guide ('threads 0-31 are checked for conflicts as are threads 32-63'), not re-confirmed "
-            "for CDNA; consistent with 128 B/clk [docs/amd_facts.md 1.3, 1.4]",
-            32,
-        ),
-        Assumption(
-            "b32_phases_gfx950",
-            "gfx950 ds_read_b32 and ds_write_b32 serve 2 phases of 32 contiguous lanes (128 B per cycle, "
-            "64-bank map)",
-            "not measured; Triton's comment that only ds_read_b64/ds_read_b64_tr/ds_read_b128 use all 64 banks "
-            "[docs/triton_facts.md 3.2]; Triton's own cost formula would give 1 phase of 64 lanes",
-            32,
-        ),
-        Assumption(
-            "subdword_phases",
-            "ds_read_u8/u16 and ds_write_b8/b16 use the phases of the b32 instruction of the same direction",
-            "no source; each lane touches one dword like b32",
-            "as b32",
-        ),
-        Assumption(
-            "subdword_same_dword",
-            "lanes of one phase touching different bytes of the same dword cost one dword (broadcast for reads, "
-            "byte-masked merge for writes)",
-            "reads: broadcast [Q RPC]; writes: inferred",
-            "one dword",
-        ),
-        Assumption(
-            "write_b64_phases_32banks",
-            "gfx90a/gfx942 ds_write_b64 serves 4 phases of 16 contiguous lanes, like the measured ds_read_b64",
-            "not measured on gfx942 [docs/amd_facts.md 1.3]",
-            16,
-        ),
-        Assumption(
-            "gfx90a_as_gfx942",
-            "gfx90a's ds_read_b64 and ds_read_b128/ds_write_b128 phases equal gfx942's",
-            "same 32-bank geometry [Q RPC 'CDNA accelerators']; gfx942 measurements only [docs/amd_facts.md 1.1, 1.3]",
-            "as gfx942",
-        ),
-        Assumption(
-            "read_b96_phases_32banks",
-            "gfx90a/gfx942 ds_read_b96 serves 8 phases of 8 lanes grouped like gfx942 ds_read_b128, "
-            "phase = (l2^l4, l3, l5)",
-            "unknown on gfx942 [docs/amd_facts.md 5.1]; gfx950 ds_read_b96 measured with exactly these groups [M HK-PHASES]",
-            _XOR8,
-        ),
-        Assumption(
-            "write_b96_phases",
-            "ds_write_b96 serves 8 phases of 8 contiguous lanes (like ds_write_b128 on 32 banks)",
-            "unknown on every target [docs/amd_facts.md 5.1]",
-            8,
-        ),
-        Assumption(
-            "write_b128_phases_gfx950",
-            "gfx950 ds_write_b128 serves 4 phases of 16 contiguous lanes (256 B per cycle)",
-            "not measured [docs/amd_facts.md 1.3]; the 32-bank part serves 8 contiguous lanes of 16 B = all banks "
-            "[Q LDS-BLOG]; Triton's formula gives the same 16",
-            16,
-        ),
-        Assumption(
-            "tr_b64_phases",
-            "gfx950 ds_read_b64_tr_b{4,8,16} serve 2 phases of 32 contiguous lanes, like ds_read_b64",
-            "Triton comment 'ds_read_b64_tr and ds_read_b64: 64 banks, lanes split into 2 groups' "
-            "[docs/triton_facts.md 3.2]; bank behaviour of TR loads is undocumented [docs/amd_facts.md 1.6]",
-            32,
-        ),
-        Assumption(
-            "tr_b96_phases",
-            "gfx950 ds_read_b96_tr_b6 serves the phases of ds_read_b96, phase = (l2^l4, l3, l5)",
-            "no source [docs/amd_facts.md 1.6]",
-            _XOR8,
-        ),
-        Assumption(
-            "tr_lane_permutation",
-            "ds_read_*_tr_*: within each 16-lane group, result lane i element j comes from source lane "
-            "j*(16/E) + i//E, element i % E (E elements per lane)",
-            "consistent with every quoted CDNA4-ISA statement, not spelled out by AMD [docs/amd_facts.md 1.6]",
-            "see statement",
-        ),
-    ]
-}
-
-_Q_B128_WRITE_32 = "[Q LDS-BLOG, CK-LDS] ds_write_b128: 8 x 8 contiguous lanes"
-_Q_B128_READ_32 = "[Q LDS-BLOG, CK-LDS; M PYHIP MI300] ds_read_b128 lane groups {0-3,20-23}, {4-7,16-19}, ..."
-_M_B64_READ_32 = "[M PYHIP, MI300] ds_read_b64: 4 x 16 contiguous lanes"
+#: Every named [I] LDS assumption of every target (the target descriptors own them).
+ASSUMPTIONS: dict[str, Assumption] = {name: a for arch in target_names()
+                                      for name, a in get_target(arch).lds_assumptions.items()}
 
 
-def _spec_table(arch: str) -> dict[str, tuple[object, str, str, str | None]]:
-    """``op -> (phase form, tag, source, assumption)``; form = lanes per phase or rows."""
-    sub = ("as b32", "I", "assumption subdword_phases", "subdword_phases")
-    if arch in ("gfx90a", "gfx942"):
-        b32 = (ASSUMPTIONS["b32_phases_32banks"].default, "I", "assumption b32_phases_32banks", "b32_phases_32banks")
-        i90 = "gfx90a_as_gfx942" if arch == "gfx90a" else None
-        tag_q = "I" if i90 else "Q"
-        tag_m = "I" if i90 else "M"
-        return {
-            "ds_read_u8": sub, "ds_read_u16": sub, "ds_write_b8": sub, "ds_write_b16": sub,
-            "ds_read_b32": b32, "ds_write_b32": b32,
-            "ds_read_b64": (16, tag_m, _M_B64_READ_32, i90),
-            "ds_write_b64": (16, "I", "assumption write_b64_phases_32banks", "write_b64_phases_32banks"),
-            "ds_read_b96": (_XOR8, "I", "assumption read_b96_phases_32banks", "read_b96_phases_32banks"),
-            "ds_write_b96": (8, "I", "assumption write_b96_phases", "write_b96_phases"),
-            "ds_read_b128": (_XOR8, tag_q, _Q_B128_READ_32, i90),
-            "ds_write_b128": (8, tag_q, _Q_B128_WRITE_32, i90),
-        }
-    if arch == "gfx950":
-        b32 = (32, "I", "assumption b32_phases_gfx950", "b32_phases_gfx950")
-        tr = (32, "I", "assumption tr_b64_phases", "tr_b64_phases")
-        return {
-            "ds_read_u8": sub, "ds_read_u16": sub, "ds_write_b8": sub, "ds_write_b16": sub,
-            "ds_read_b32": b32, "ds_write_b32": b32,
-            "ds_read_b64": (32, "M", "[M HK-PHASES] ds_read_b64: 2 x 32 lanes", None),
-            "ds_write_b64": (16, "M", "[M HK-PHASES] ds_write_b64: 4 x 16 contiguous lanes", None),
-            "ds_read_b96": (_XOR8, "M", "[M HK-PHASES] ds_read_b96: {0-3,20-23}, {4-7,16-19}, ... (+32)", None),
-            "ds_write_b96": (8, "I", "assumption write_b96_phases", "write_b96_phases"),
-            "ds_read_b128": (_XOR16, "M", "[M HK-PHASES] ds_read_b128: {0-3,12-15,20-27}, {4-11,16-19,28-31}, (+32)",
-                             None),
-            "ds_write_b128": (16, "I", "assumption write_b128_phases_gfx950", "write_b128_phases_gfx950"),
-            "ds_read_b64_tr_b16": tr, "ds_read_b64_tr_b8": tr, "ds_read_b64_tr_b4": tr,
-            "ds_read_b96_tr_b6": (_XOR8, "I", "assumption tr_b96_phases", "tr_b96_phases"),
-        }
-    raise LayoutError(f"arch {arch!r} has no LDS model; LDS models exist for {', '.join(LDS_ARCHS)}")
+def _phase_table(t: Target) -> Mapping[str, LdsPhase]:
+    """The LDS phase table of target ``t`` (its descriptor's), or ``LayoutError`` if it has none."""
+    if t.lds_phases is None:
+        raise LayoutError(f"arch {t.name!r} has no LDS model; LDS models exist for {', '.join(LDS_ARCHS)}")
+    return t.lds_phases
 
 
 def _rows_of(form: object, wave_size: int, what: str) -> tuple[int, ...]:
@@ -429,7 +298,7 @@ def _default_model(arch: str) -> LdsModel:
 
 def _build_model(arch: str, assume: dict) -> LdsModel:
     t = get_target(arch)
-    table = _spec_table(t.name)
+    table = _phase_table(t)
     for name in assume:
         if name not in ASSUMPTIONS:
             raise LayoutError(f"unknown assumption {name!r}; known: {', '.join(ASSUMPTIONS)}")
@@ -440,7 +309,7 @@ def _build_model(arch: str, assume: dict) -> LdsModel:
         form, _, source, assumption = table[op_name]
         if form == "as b32":
             return form_of("ds_read_b32" if OP_SHAPES[op_name].direction == "read" else "ds_write_b32")[0], source
-        if assumption in assume and isinstance(ASSUMPTIONS[assumption].default, (int, tuple)):
+        if assumption in assume and isinstance(t.lds_assumptions[assumption].default, (int, tuple)):
             return assume[assumption], f"overridden assumption {assumption}"
         return form, source
 
@@ -450,9 +319,10 @@ def _build_model(arch: str, assume: dict) -> LdsModel:
         if assumption and assumption not in used:
             used.append(assumption)
         ops[op_name] = LdsOp(t.name, OP_SHAPES[op_name], t.lds_banks, t.wave_size, rows, tag, source, assumption)
-    used += ["subdword_same_dword"] + (["tr_lane_permutation"] if t.has_ds_read_tr else [])
-    listed = tuple(replace(ASSUMPTIONS[a], statement=f"OVERRIDDEN to {assume[a]!r}; default: {ASSUMPTIONS[a].statement}")
-                   if a in assume else ASSUMPTIONS[a] for a in used)
+    used += list(t.lds_model_assumptions)
+    known = t.lds_assumptions
+    listed = tuple(replace(known[a], statement=f"OVERRIDDEN to {assume[a]!r}; default: {known[a].statement}")
+                   if a in assume else known[a] for a in used)
     return LdsModel(t.name, t.lds_banks, t.wave_size, t.lds_bytes, ops, "hardware", listed)
 
 
@@ -495,7 +365,7 @@ def triton_lds_model(arch: str) -> LdsModel:
     """How Triton models ``arch``'s LDS: its bank count, ``num_banks / dwords``
     consecutive lanes per phase, and ``laneAddr`` index subsets for ``ds_read_b128``."""
     t = get_target(arch)
-    _spec_table(t.name)  # only the LDS archs
+    _phase_table(t)  # only the targets with a hardware LDS model
     tiles = {"ds_read_b128": TRITON_B128_LANE_ADDR[t.lds_banks]}
     model = generic_lds_model(t.lds_banks, t.wave_size, tiles, name=t.name)
     return replace(model, lds_bytes=t.lds_bytes, kind="triton")

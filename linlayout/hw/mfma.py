@@ -33,7 +33,7 @@ from typing import Optional
 from ..errors import LayoutError
 from ..layout import LinearLayout
 from .mfma_layout import WAVE64, input_layout, output_layout, scale_layout
-from .targets import get_target
+from .targets import get_target, targets_with
 
 __all__ = [
     "MfmaInstruction",
@@ -50,7 +50,7 @@ __all__ = [
     "layout_notes",
 ]
 
-MFMA_ARCHES = ("gfx90a", "gfx942", "gfx950")
+MFMA_ARCHES = targets_with(mma="mfma")  # the targets whose matrix instructions this catalog holds
 
 #: Bits of one element of each data type in the registers.
 TYPE_BITS = {
@@ -72,7 +72,6 @@ F64_4X4X4_CD_RULE = {"gfx90a": "calculator", "gfx942": "calculator", "gfx950": "
 # "dotted" = llvm.amdgcn.mfma.<out>.<M>x<N>x<K>.<a>[.<b>] (gfx940 and later instructions).
 _LEGACY, _LEGACY_1K, _DOTTED, _F8F6F4 = "legacy", "legacy.1k", "dotted", "f8f6f4"
 
-_CDNA = ("gfx90a", "gfx942", "gfx950")
 _CDNA3P = ("gfx942", "gfx950")
 _FP8_PAIRS = (("fp8", "fp8"), ("fp8", "bf8"), ("bf8", "fp8"), ("bf8", "bf8"))
 
@@ -99,7 +98,7 @@ def _classic(k_multi: int, k_single: int, c32: int, c16: int) -> tuple:
 def _families() -> list:
     """The compact description every instruction is generated from."""
     fams = [
-        _Family(_CDNA, "f32", "f32", "f32", _LEGACY, _classic(1, 2, 64, 32)),
+        _Family(MFMA_ARCHES, "f32", "f32", "f32", _LEGACY, _classic(1, 2, 64, 32)),
         _Family(("gfx90a",), "f16", "f16", "f32", _LEGACY, _classic(4, 8, 64, 32)),
         _Family(_CDNA3P, "f16", "f16", "f32", _LEGACY, _classic(4, 8, 32, 16)),
         _Family(("gfx90a",), "bf16", "bf16", "f32", _LEGACY, _classic(2, 4, 64, 32)),  # pre-"1k" bf16

@@ -34,12 +34,12 @@ from ..errors import LayoutError
 from ..layout import LinearLayout
 from .mfma import OperandBits, catalog_arch
 from .mfma_layout import bit_layout, input_layout, log2_exact
-from .targets import get_target
+from .targets import get_target, targets_with
 
 __all__ = ["WmmaInstruction", "WMMA_ARCHES", "RDNA4_K_RUN_BITS", "GFX1250_K_RUN_ITEMS",
            "wmma_instructions_for", "get_wmma_instruction", "wmma_layouts", "layout_notes"]
 
-WMMA_ARCHES = ("gfx1100", "gfx1200", "gfx1250")
+WMMA_ARCHES = targets_with(mma="wmma")  # the targets whose matrix instructions this catalog holds
 WAVE32 = 32
 #: Bits of one contiguous K run inside a gfx12 lane [T CALC rdna4].
 RDNA4_K_RUN_BITS = 64

@@ -1,0 +1,86 @@
+"""What a target descriptor is: the facts about one GPU architecture every other module reads.
+
+A :class:`Target` decides the wave size, the cross-lane instructions the planner may use, the
+LDS model (geometry, the lane phases of every LDS instruction with their evidence, the named
+[I] assumptions they rest on), the matrix-instruction catalog and the emitter.  The modules
+of this package (one per target family) build and register descriptors; nothing outside
+them branches on an architecture's name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping, NamedTuple
+
+__all__ = ["Assumption", "LdsPhase", "Target"]
+
+
+@dataclass(frozen=True)
+class Assumption:
+    """A named inferred [I] fact of the model (a hypothesis to test on hardware)."""
+
+    name: str
+    statement: str
+    source: str
+    default: object  # lanes per contiguous phase (int), phase rows (tuple), or a description
+
+
+class LdsPhase(NamedTuple):
+    """How one LDS instruction serves its lanes on one target, with the evidence.
+
+    ``form``: lanes per contiguous phase (int), phase rows (a tuple of lane masks: phase-id bit
+    ``k`` of lane ``l`` is ``popcount(l & rows[k]) % 2``) or ``"as b32"`` (the phases of the
+    ``b32`` instruction of the same direction).  ``tag``: Q, M or I.  ``assumption``: the name of
+    the [I] assumption it rests on (one of the target's ``lds_assumptions``), or None."""
+
+    form: object
+    tag: str
+    source: str
+    assumption: str | None
+
+
+@dataclass(frozen=True)
+class Target:
+    """One GPU architecture as far as layouts are concerned.
+
+    * ``family``: ``"cdna"`` (MFMA, wave64) or ``"rdna"`` (WMMA, wave32); ``aliases``: other
+      names :func:`linlayout.get_target` accepts (``"mi300"``, ``"cdna3"``, ...).
+    * Lane operations: ``dpp_controls`` (DPP control families, as in the ISA's DPP_CTRL table),
+      ``ds_swizzle_modes``, ``has_ds_bpermute``, ``has_permlane_swap`` (v_permlane16/32_swap_b32),
+      ``has_permlanex16`` (RDNA v_permlanex16_b32), ``has_ds_read_tr`` (ds_read_b64_tr_b{4,8,16},
+      ds_read_b96_tr_b6).
+    * LDS: ``lds_bytes`` (per-workgroup maximum), ``lds_banks`` (4-byte banks), ``lds_phases``
+      (op name -> :class:`LdsPhase`; None: no hardware LDS model), ``lds_assumptions`` (the
+      named [I] assumptions the phases may rest on, by name) and ``lds_model_assumptions`` (those
+      the model rests on beyond its phase table).
+    * ``mma``: the matrix-instruction catalog, ``"mfma"`` (:mod:`linlayout.hw.mfma`) or ``"wmma"``
+      (:mod:`linlayout.hw.wmma`); ``mfma_version`` follows Triton's numbering (2 = gfx90a,
+      3 = gfx942, 4 = gfx950), ``wmma_version`` likewise (1 = gfx11, 2 = gfx12, 3 = gfx1250).
+    * ``emitter``: the name of the lowering that emits kernels for it (``"rocdl"``: ROCDL MLIR,
+      resolved by ``linlayout.lowering``), or None where nothing is emitted.
+    """
+
+    name: str
+    family: str
+    wave_size: int
+    lds_bytes: int
+    lds_banks: int
+    dpp_controls: frozenset = field(default_factory=frozenset)
+    ds_swizzle_modes: frozenset = field(default_factory=frozenset)
+    has_ds_bpermute: bool = True
+    has_permlane_swap: bool = False
+    has_permlanex16: bool = False
+    has_ds_read_tr: bool = False
+    mma: str | None = None
+    mfma_version: int = 0
+    wmma_version: int = 0
+    emitter: str | None = None
+    lds_phases: Mapping[str, LdsPhase] | None = field(default=None, hash=False, compare=False, repr=False)
+    lds_assumptions: Mapping[str, Assumption] = field(default_factory=dict, hash=False, compare=False, repr=False)
+    lds_model_assumptions: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()
+
+    @property
+    def bank_bytes(self) -> int:
+        """Bytes served by all banks in one cycle (4-byte banks)."""
+        return 4 * self.lds_banks

@@ -1,0 +1,165 @@
+"""The ISA semantics of the cross-lane instructions the wave emulator executes.
+
+Written from the ISA facts of docs/hardware.md section 3 (cross-lane instructions: the
+gfx9 DPP_CTRL table, the four ds_swizzle_b32 modes, ds_bpermute_b32's address rule, the
+gfx950 permlane swaps, v_perm_b32's byte selectors), one function per instruction.  This
+module is the *oracle* conversion plans are verified against (through
+:mod:`linlayout.synth.emulator`); it is checked against the MLIR interpreter's independent
+transcription (``linlayout.lowering.interp``) on every control value by
+``tests/test_isa_lanes.py``.  The planner (:mod:`linlayout.synth.lane_ops` and every other
+planning module) never imports it: it derives the lane maps it searches over on its own, so
+a plan that passes the emulator is checked against semantics the planner did not use.
+
+A *source-lane table* ``src[n]`` is the lane whose value lane ``n`` reads, -1 where the
+instruction gives lane ``n`` no valid source (DPP: then ``bound_ctrl`` decides).  Lane
+``n`` of a wave64 has bits ``n[5:0]``; a DPP *row* is 16 lanes (``n[5:4]``), a ds_swizzle
+*half* is 32 lanes (``n[5]``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from linlayout import LayoutError
+
+__all__ = ["WAVE", "bpermute_src_lanes", "dpp_src_lanes", "permlane_swap", "swizzle_src_lanes", "v_perm_b32"]
+
+WAVE = 64  # gfx9 (CDNA) wave size
+
+
+def dpp_src_lanes(ctrl: int) -> np.ndarray:
+    """Source lane of every lane for the 9-bit gfx9 ``DPP_CTRL`` ``ctrl``; -1 = out of range.
+
+    docs/hardware.md section 3 (DPP_CTRL table, gfx9): ``quad_perm`` 0x000-0x0FF (lane ``n``
+    reads lane ``(n & ~3) + ctrl[2(n%4)+1 : 2(n%4)]``); ``row_shl:s`` 0x101-0x10F (``n + s``
+    while inside the row); ``row_shr:s`` 0x111-0x11F (``n - s`` while inside the row);
+    ``row_ror:s`` 0x121-0x12F (rotate right by ``s`` within the row); ``wave_shl:1`` 0x130,
+    ``wave_rol:1`` 0x134, ``wave_shr:1`` 0x138, ``wave_ror:1`` 0x13C; ``row_mirror`` 0x140;
+    ``row_half_mirror`` 0x141; ``row_bcast:15`` 0x142 (rows 1-3 read lane 15 of the row
+    before); ``row_bcast:31`` 0x143 (lanes 32-63 read lane 31); ``row_newbcast:k``
+    0x150-0x15F (lane ``k`` of the row).  Any other value is reserved (a ``LayoutError``).
+    """
+    n = np.arange(WAVE)
+    row = n & ~15
+    if 0 <= ctrl <= 0xFF:  # quad_perm
+        return (n & ~3) + ((ctrl >> (2 * (n & 3))) & 3)
+    if 0x101 <= ctrl <= 0x10F:  # row_shl
+        s = ctrl - 0x100
+        return np.where((n & 15) < 16 - s, n + s, -1)
+    if 0x111 <= ctrl <= 0x11F:  # row_shr
+        s = ctrl - 0x110
+        return np.where((n & 15) >= s, n - s, -1)
+    if 0x121 <= ctrl <= 0x12F:  # row_ror
+        s = ctrl - 0x120
+        return row | (((n & 15) - s) & 15)
+    if ctrl == 0x130:  # wave_shl:1
+        return np.where(n < WAVE - 1, n + 1, -1)
+    if ctrl == 0x134:  # wave_rol:1
+        return (n + 1) % WAVE
+    if ctrl == 0x138:  # wave_shr:1
+        return np.where(n > 0, n - 1, -1)
+    if ctrl == 0x13C:  # wave_ror:1
+        return (n - 1) % WAVE
+    if ctrl == 0x140:  # row_mirror
+        return row | (15 - (n & 15))
+    if ctrl == 0x141:  # row_half_mirror
+        return (n & ~7) | (7 - (n & 7))
+    if ctrl == 0x142:  # row_bcast:15
+        return np.where(n > 15, (n & 0x30) - 1, -1)
+    if ctrl == 0x143:  # row_bcast:31
+        return np.where(n > 31, 31, -1)
+    if 0x150 <= ctrl <= 0x15F:  # row_newbcast:k
+        return row + (ctrl - 0x150)
+    raise LayoutError(f"DPP control 0x{ctrl:x} is reserved on gfx9")
+
+
+def swizzle_src_lanes(offset: int) -> np.ndarray:
+    """Source lane of every lane for ``ds_swizzle_b32 offset:<offset>`` (16 bits).
+
+    docs/hardware.md section 3 (ds_swizzle_b32), four modes tested in this order, each keeping
+    lane bit 5 (``i = n & 31`` below):
+
+    * FFT, ``offset >= 0xE000``: ``j = reverse5(i) >> popcount(mask) | (i & mask)``,
+      ``mask = offset[4:0]``;
+    * rotate, ``offset >= 0xC000``: ``j = (i & mask) | ((i + rot) & ~mask)`` within the half,
+      ``rot = offset[9:5]``, negated when ``offset[10]`` (rotate right);
+    * quad-perm, ``offset[15]``: lane ``4q + t`` reads lane ``4q + offset[2t+1:2t]``;
+    * bit-mask: ``j = ((i & and) | or) ^ xor`` with ``and, or, xor = offset[4:0], [9:5], [14:10]``.
+    """
+    if not 0 <= offset <= 0xFFFF:
+        raise LayoutError(f"ds_swizzle offset {offset} is not a 16-bit value")
+    n = np.arange(WAVE)
+    half = n & 0x20
+    i = n & 0x1F
+    if offset >= 0xE000:  # FFT
+        mask = offset & 0x1F
+        rev = np.zeros_like(i)
+        for b in range(5):
+            rev |= ((i >> b) & 1) << (4 - b)
+        return (rev >> bin(mask).count("1")) | (i & mask) | half
+    if offset >= 0xC000:  # rotate
+        rot = (offset >> 5) & 0x1F
+        mask = offset & 0x1F
+        if offset & 0x400:
+            rot = -rot
+        return (i & mask) | ((i + rot) & ~mask & 0x1F) | half
+    if offset & 0x8000:  # quad-perm
+        sel = np.array([(offset >> (2 * t)) & 3 for t in range(4)])
+        return (n & ~3) | sel[n & 3]
+    and_m, or_m, xor_m = offset & 0x1F, (offset >> 5) & 0x1F, (offset >> 10) & 0x1F
+    return ((((i & and_m) | or_m) ^ xor_m) & 0x1F) | half
+
+
+def bpermute_src_lanes(addr: np.ndarray, offset: int = 0) -> np.ndarray:
+    """``ds_bpermute_b32``: lane ``n`` reads lane ``((addr[n] + offset) / 4) % 64``.
+
+    docs/hardware.md section 3 (ds_bpermute_b32): the address is a 32-bit byte address; its
+    low 2 bits and its bits above the lane index are ignored."""
+    a = (np.asarray(addr, dtype=np.int64) + int(offset)) & 0xFFFFFFFF
+    return (a >> 2) % WAVE
+
+
+def permlane_swap(kind: str, vdst: np.ndarray, src0: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``v_permlane{16,32}_swap_b32 vdst, src0`` on arrays with the lane axis at 1: new (vdst, src0).
+
+    docs/hardware.md section 3 (gfx950 permlane swaps): 32: for lane < 32, ``src0[lane]``
+    and ``vdst[lane + 32]`` swap; 16: in each 32-lane half, ``src0[lane]`` and
+    ``vdst[lane + 16]`` swap for the half's lanes 0-15.  Both registers are written."""
+    vd, s0 = vdst.copy(), src0.copy()
+    if kind == "permlane32_swap":
+        pairs = [(np.arange(0, 32), np.arange(32, 64))]
+    elif kind == "permlane16_swap":
+        pairs = [(np.arange(0, 16), np.arange(16, 32)), (np.arange(32, 48), np.arange(48, 64))]
+    else:
+        raise LayoutError(f"unknown permlane swap {kind!r}")
+    for lo, hi in pairs:
+        vd[:, hi] = src0[:, lo]
+        s0[:, lo] = vdst[:, hi]
+    return vd, s0
+
+
+def v_perm_b32(s0: np.ndarray, s1: np.ndarray, selector: np.ndarray) -> np.ndarray:
+    """``v_perm_b32``: bytes ``[..., 4]`` of S0, S1 and a selector ``[..., 4]`` (one byte per result byte).
+
+    docs/hardware.md section 3 (v_perm_b32): selector byte ``k`` picks choice ``k`` of 0..7
+    the bytes of ``{S0, S1}`` (0..3 = S1, 4..7 = S0), 8..11 the sign byte of S1 byte 1,
+    S1 byte 3, S0 byte 1, S0 byte 3 (0xFF if the byte is >= 0x80, else 0), 12 the byte 0x00,
+    13 and above 0xFF.  A cell above 0xFF is not a byte but a symbolic tag (the emulator's
+    element bytes): its sign byte is ``-tag``."""
+    sel = np.minimum(np.asarray(selector, dtype=np.int64), 13)
+    choices = _perm_choices(s0, s1, bool((sel >= 8).any()))
+    if sel.ndim == 1:  # one selector for every lane: plain indexing
+        return choices[..., sel]
+    return np.take_along_axis(choices, np.broadcast_to(sel, s0.shape), axis=-1)
+
+
+def _perm_choices(s0: np.ndarray, s1: np.ndarray, constants: bool) -> np.ndarray:
+    """The bytes ``[..., 8]`` a v_perm_b32 selector chooses from, or all 14 (``constants``: also the
+    four sign bytes, 0x00 and 0xFF) -- choice ``k`` at index ``k``."""
+    src = np.concatenate([s1, s0], axis=-1)  # in[0..3] = S1, in[4..7] = S0
+    if not constants:
+        return src
+    b = src[..., 1::2]  # the bytes 1, 3, 5, 7 whose sign bytes choices 8..11 are
+    sign = np.where(b > 0xFF, -b, np.where(b >= 0x80, 0xFF, 0))
+    fixed = np.broadcast_to(np.array([0, 0xFF], dtype=src.dtype), src.shape[:-1] + (2,))
+    return np.concatenate([src, sign, fixed], axis=-1)
