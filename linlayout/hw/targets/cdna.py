@@ -172,7 +172,7 @@ def _cdna(name: str, lds_bytes: int, lds_banks: int, lds_phases: dict, mfma_vers
                   lds_model_assumptions=extra, aliases=aliases)
 
 
-register(_cdna("gfx90a", 64 * 1024, 32, _lds_32banks(as_gfx942=True), 2, None, ("cdna2", "mi200")))
+register(_cdna("gfx90a", 64 * 1024, 32, _lds_32banks(as_gfx942=True), 2, "rocdl", ("cdna2", "mi200")))
 register(_cdna("gfx942", 64 * 1024, 32, _lds_32banks(as_gfx942=False), 3, "rocdl",
                ("gfx940", "gfx941", "cdna3", "mi300")))
 register(_cdna("gfx950", 160 * 1024, 64, _lds_gfx950(), 4, "rocdl", ("cdna4", "mi350", "mi355"),
