@@ -312,12 +312,12 @@ class _Emitter:
         if width >= 4:
             slots = self._slots_of([self.reg[v] for v in op.args[:n1]])
             pslots = self._slots_of([self.reg[v] for v in op.args[n1:]]) if op.params["paired"] else None
-            self.steps.append(LdsStore(src=slots, addr=op.params["addr"], width=width, pair=pslots, **pair))
+            self.steps.append(LdsStore(src=slots, addr=op.params["addr"], width_bytes=width, pair=pslots, **pair))
         else:  # sub-dword: elements k.. of one register
             (v,), (k,) = op.args, positions
             eb = 4 // self.p
             slots = [self.reg[v] * self.p + k + i for i in range(width // eb)]
-            self.steps.append(LdsStore(src=slots, addr=op.params["addr"], width=width, d16_hi=k * eb == 2))
+            self.steps.append(LdsStore(src=slots, addr=op.params["addr"], width_bytes=width, d16_hi=k * eb == 2))
 
     def _load(self, op: Op) -> None:
         width, n1 = op.params["width"], op.params["n_first"]
@@ -327,14 +327,14 @@ class _Emitter:
             self.reg.update(zip(op.outs, regs))
             slots = self._slots_of(regs[:n1])
             pslots = self._slots_of(regs[n1:]) if op.params["paired"] else None
-            self.steps.append(LdsLoad(dst=slots, addr=op.params["addr"], width=width, pair=pslots,
+            self.steps.append(LdsLoad(dst=slots, addr=op.params["addr"], width_bytes=width, pair=pslots,
                                       pair_offset=op.params["pair_offset"], st64=op.params["st64"],
                                       transpose=op.params.get("transpose", 0)))
         else:  # ds_read_u8/u16: zero-extended into a fresh register
             r = self._fresh()
             eb = 4 // self.p
             self.steps.append(LdsLoad(dst=[r * self.p + i for i in range(width // eb)], addr=op.params["addr"],
-                                      width=width))
+                                      width_bytes=width))
             self.reg[op.outs[0]] = r
 
     def finish(self, outputs: list[int]) -> None:
