@@ -4,7 +4,8 @@ Two executors:
 
 * ``run_isa(plan)``: the ISA level.  Registers are 32-bit VGPRs of every lane
   of every warp, held as 4 *byte cells* each; LDS is a byte array.  Every step
-  runs as its hardware instruction with the parameters it carries (DPP control
+  runs itself (``Step.run``, linlayout.synth.steps) through the primitives of
+  ``_Machine``, as its hardware instruction with the parameters it carries (DPP control
   with row_mask/bank_mask/bound_ctrl, ds_swizzle offset in all four modes,
   ds_bpermute byte addresses with ``(addr + offset) / 4 % 64``, the gfx950
   permlane swaps, v_perm_b32 byte selectors, v_cndmask VCC, ds_write/ds_read
@@ -32,7 +33,7 @@ import numpy as np
 from linlayout import LayoutError, LinearLayout
 
 from .plan import Plan
-from .steps import (PlanVerificationError, dword_pairs, dwords_per_slot, slots_per_dword,
+from .steps import (PlanVerificationError, dword_pairs, dwords_per_slot, slot_dwords, slots_per_dword,
                     transpose_element_addresses)
 from .span import span_table
 
@@ -240,8 +241,8 @@ class _Machine:
         self.W = W
         self.exact = exact
         self.arch = arch
-        self.slots_per_dword, self.dwords_per_slot = slots_per_dword(element_bits), dwords_per_slot(element_bits)
-        self.element_bytes = max(1, element_bits // 8)
+        self.layout = _slot_layout(element_bits)  # where slots sit in the registers
+        self.slots_per_dword, self.dwords_per_slot, self.element_bytes = self.layout
         self.cb, self.cpd = cell_bytes, 4 // cell_bytes  # bytes per cell, cells per dword
         self.lds_bytes = lds_bytes
         lds_size = -(-lds_bytes // cell_bytes)
@@ -256,11 +257,6 @@ class _Machine:
         self.r_warps = np.zeros(lds_size, dtype=mask)  # bitmask of warps that read since the last barrier
         self.warp_bit = (1 << np.arange(W, dtype=mask))[:, None]
         self.wrote = self.read = False  # some LDS write / read since the last barrier
-
-    @property
-    def _layout(self) -> tuple[int, int, int]:
-        """(slots per dword, dwords per slot, element bytes): where slots sit in the registers."""
-        return self.slots_per_dword, self.dwords_per_slot, self.element_bytes
 
     # ------------------------------------------------------------ registers
     def pairs(self, dst: list[int], src: list[int], what: str) -> list[tuple[int, int]]:
@@ -278,7 +274,7 @@ class _Machine:
             qd, qs = _renamed_cell_pairs(dst, src, self.cb, self.element_bytes)
             self.regs[qd // self.cpd, :, :, qd % self.cpd] = self.regs[qs // self.cpd, :, :, qs % self.cpd]
             return
-        dd, db, sd, sb = _renamed_cells(dst, src, *self._layout)
+        dd, db, sd, sb = _renamed_cells(dst, src, *self.layout)
         if len(set((4 * dd + db).tolist())) == dd.size:  # every cell written once: one gather, one scatter
             self.regs[dd, :, :, db] = self.regs[sd, :, :, sb]
             return
@@ -313,7 +309,7 @@ class _Machine:
         s0, s1 = operands
         selb = _bytes_of(selector) if np.ndim(selector) == 0 else None
         for ds, ss in zip(dst, src):
-            for (dd, db), (sd, sb) in zip(_slot_bytes(ds, *self._layout), _slot_bytes(ss, *self._layout)):
+            for (dd, db), (sd, sb) in zip(_slot_bytes(ds, *self.layout), _slot_bytes(ss, *self.layout)):
                 if (dd != d or selb is None
                         or not ((constants and selb[db] >= 8) or _reads(selb[db], sd, sb, s0, s1))):
                     raise PlanVerificationError(f"{what}: the selector does not copy slot {ss} to slot {ds}")
@@ -359,7 +355,7 @@ class _Machine:
     # ------------------------------------------------------------ LDS
     def lds_store(self, slots: list[int], addr, width_bytes: int, d16_hi: bool, what: str) -> None:
         """``ds_write_b{8 * width_bytes}[_d16_hi]`` of ``slots`` at the per-lane byte addresses ``addr``."""
-        cells, c, whole = _cells(tuple(slots), *self._layout)
+        cells, c, whole = _cells(tuple(slots), *self.layout)
         if len(cells) != width_bytes:
             raise PlanVerificationError(f"{what}: {len(cells)} bytes listed for a {width_bytes}-byte store")
         if width_bytes < 4 and cells[0][1] != (2 if d16_hi else 0):  # ds_write_b8/b16[_d16_hi]
@@ -373,7 +369,7 @@ class _Machine:
 
     def lds_load(self, slots: list[int], addr, width_bytes: int, what: str) -> None:
         """``ds_read_b{32,64,128}`` or (zero-extending) ``ds_read_u{8,16}`` of ``slots``."""
-        cells, c, whole = _cells(tuple(slots), *self._layout)
+        cells, c, whole = _cells(tuple(slots), *self.layout)
         if len(cells) != width_bytes:
             raise PlanVerificationError(f"{what}: {len(cells)} bytes listed for a {width_bytes}-byte load")
         data = _lds_read(self, _lds_access(self, addr, width_bytes, what), what).reshape(
@@ -397,7 +393,7 @@ class _Machine:
         a = np.broadcast_to(np.asarray(addr, dtype=np.int64), (self.W, WAVE))
         elem = np.stack(transpose_element_addresses(a, bits), axis=-1)  # [W, 64, slots]
         data = self.lds[elem[..., None] + _BYTE_OFFSETS[:self.element_bytes]].reshape(self.W, WAVE, -1)
-        _, c, _ = _cells(tuple(slots), *self._layout)
+        _, c, _ = _cells(tuple(slots), *self.layout)
         self.regs[c[:, 0], :, :, c[:, 1]] = data.transpose(2, 0, 1)
 
     def barrier(self) -> None:
@@ -567,11 +563,9 @@ def _check_epoch(m: _Machine) -> None:
 
 @lru_cache(maxsize=None)
 def _slot_bytes(slot: int, p: int, dps: int, element_bytes: int) -> tuple[tuple[int, int], ...]:
-    """(dword, byte) cells of one slot."""
-    if dps == 2:
-        return tuple((2 * slot + h, b) for h in range(2) for b in range(4))
-    d, pos = divmod(slot, p)
-    return tuple((d, pos * element_bytes + b) for b in range(element_bytes))
+    """(dword, byte) cells of one slot (the bytes of its ``steps.slot_dwords`` pieces; ``element_bytes``
+    is what ``p`` and ``dps`` imply)."""
+    return tuple((d, first + k) for d, first, n in slot_dwords(slot, p, dps) for k in range(n))
 
 
 def _cell_index(slots, p: int, dps: int, element_bytes: int) -> tuple[np.ndarray, np.ndarray]:
