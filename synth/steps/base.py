@@ -216,17 +216,17 @@ class Step:
 _BY_OP: dict[str, list[type[Step]]] = {}
 
 
-def register(cls: type[Step]) -> type[Step]:
-    """Class decorator: ``step_from_json`` reads the items of op ``cls.cert_op`` with ``cls`` (a class
-    with ``fused_forms`` is asked first, the plain class of the op last)."""
-    classes = _BY_OP.setdefault(cls.cert_op, [])
-    if cls.fused_forms:
-        classes.insert(0, cls)
+def register(step_class: type[Step]) -> type[Step]:
+    """Class decorator: ``step_from_json`` reads the items of op ``step_class.cert_op`` with
+    ``step_class`` (a class with ``fused_forms`` is asked first, the plain class of the op last)."""
+    classes = _BY_OP.setdefault(step_class.cert_op, [])
+    if step_class.fused_forms:
+        classes.insert(0, step_class)
     else:
         if any(not c.fused_forms for c in classes):
-            raise TypeError(f"two plain step classes for the certificate op {cls.cert_op!r}")
-        classes.append(cls)
-    return cls
+            raise TypeError(f"two plain step classes for the certificate op {step_class.cert_op!r}")
+        classes.append(step_class)
+    return step_class
 
 
 def known_ops() -> tuple[str, ...]:
