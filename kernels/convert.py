@@ -71,7 +71,7 @@ def lds_instructions(plan: Plan) -> list[common.LdsInstruction]:
         if not isinstance(st, (LdsStore, LdsLoad)):
             continue
         write = isinstance(st, LdsStore)
-        w = st.width
+        w = st.width_bytes
         op = (f"ds_write_b{8 * w}" if write else (f"ds_read_b{8 * w}" if w >= 4 else f"ds_read_u{8 * w}"))
         addrs = [("", st.addr)] + ([(" (2nd half of a ds_*2 pair)", st.pair_addr())] if st.pair is not None else [])
         for note, a in addrs:

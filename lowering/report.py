@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from linlayout.lowering.compile import CompiledKernel
 from linlayout.lowering.isa import isa_counts, region_lines
-from linlayout.synth.plan import FusedDpp, dwords_per_slot
+from linlayout.synth.steps import dwords_per_slot
 
 __all__ = ["PLAN_CHECKED_KEYS", "FUSED_KEY", "isa_report", "expected_isa_counts", "plan_isa_differences",
            "fused_dpp_count"]
@@ -60,12 +60,11 @@ def expected_isa_counts(plan) -> dict[str, int]:
     """The :data:`PLAN_CHECKED_KEYS` (and :data:`FUSED_KEY`) counts the ISA of ``plan`` must show.
 
     The plan counts a fused ``v_cndmask_b32_dpp`` once, as ``dpp``; the ISA classifier
-    counts that instruction under both ``dpp`` and ``v_cndmask``.
+    counts that instruction under both ``dpp`` and ``v_cndmask`` (a step's ``fused_select``).
     """
     pc = plan.counts()
     out = {k: int(pc.get(k, 0)) for k in PLAN_CHECKED_KEYS}
-    mult = dwords_per_slot(plan.element_bits)
-    fused = mult * sum(1 for s in plan.steps if isinstance(s, FusedDpp) and s.form == "v_cndmask_b32_dpp")
+    fused = dwords_per_slot(plan.element_bits) * sum(1 for s in plan.steps if s.fused_select)
     out["v_cndmask"] += fused
     out[FUSED_KEY] = fused
     return out

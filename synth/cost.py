@@ -52,8 +52,7 @@ from linlayout import LayoutError, caches, f2
 from linlayout.hw.targets import get_target
 
 from . import banks
-from .plan import (FusedDpp, Lane, LdsLoad, LdsStore, Mov, PermlaneSwap, PermSelect, Select, dwords_per_slot,
-                   slots_per_dword)
+from .steps import dwords_per_slot, slots_per_dword
 
 __all__ = ["COST_TIE_FRACTION", "CostModel", "cost_model", "lds_address_valu", "lower_bound", "near_best",
            "register_merges", "tuple_copies"]
@@ -214,51 +213,45 @@ def lds_access_cost(cm: CostModel, arch: str, store: bool, width_bytes: int, add
     return one + (one - cm.ds_issue if paired else 0.0)
 
 
+class _DsChain:
+    """The chain of dependent DS instructions of ``ds_depth``: each step extends it through one of
+    these primitives (``Step.add_to_ds_chain``).  ``depth[slot]``: the DS levels the slot's value
+    depends on (absent: none); ``memory``: the level of the latest LDS data."""
+
+    def __init__(self) -> None:
+        self.depth: dict[int, int] = {}
+        self.memory = self.best = 0
+
+    def level(self, slots) -> int:
+        return max(map(self.depth.get, slots, repeat(0)), default=0) if self.depth else 0
+
+    def register_step(self, reads: list[int], writes: list[int], crossbar: bool) -> None:
+        """A register step: its results depend on what it reads, one level more through the crossbar."""
+        d = self.level(reads) + (1 if crossbar else 0)
+        self.depth.update(dict.fromkeys(writes, d))
+        self.best = max(self.best, d)
+
+    def lds_store(self, slots: list[int]) -> None:
+        self.memory = max(self.memory, self.level(slots) + 1)
+
+    def lds_load(self, slots: list[int]) -> None:
+        self.depth.update(dict.fromkeys(slots, self.memory + 1))
+        self.best = max(self.best, self.memory + 1)
+
+
 def ds_depth(plan) -> int:
     """Longest chain of dependent DS instructions (crossbar moves, LDS store -> load); a
     two-address access (read2/write2) reads or writes the slots of both halves."""
-    depth: dict[int, int] = {}  # slot -> DS levels its value depends on (absent: none)
-
-    def level(slots) -> int:
-        return max(map(depth.get, slots, repeat(0)), default=0) if depth else 0
-
-    def reads(st) -> list[int]:  # the slots a register step reads
-        return [s for name in ("src", "a", "b", "own") for s in getattr(st, name, None) or ()]
-
-    mem = best = 0
+    chain = _DsChain()
     for st in plan.steps:
-        if isinstance(st, LdsStore):
-            mem = max(mem, level(st.src + (st.pair or [])) + 1)
-        elif isinstance(st, LdsLoad):
-            depth.update(dict.fromkeys(st.dst + (st.pair or []), mem + 1))
-            best = max(best, mem + 1)
-        elif isinstance(st, PermlaneSwap):
-            both = st.vdst + st.src0
-            depth.update(dict.fromkeys(both, level(both)))
-        else:
-            d = level(reads(st)) if depth else 0  # (nothing loaded yet: level 0)
-            if isinstance(st, Lane) and not st.kind.startswith("dpp"):
-                d += 1
-            if isinstance(st, (Mov, Select, PermSelect, Lane, FusedDpp)):
-                depth.update(dict.fromkeys(st.dst or (), d))
-            best = max(best, d)
-    return best
+        st.add_to_ds_chain(chain)
+    return chain.best
 
 
 LDS_ADDR_BASE_VALU = 3  # [I] VALU ops to form one lane/warp-dependent LDS address (linear in lane bits)
 BPERMUTE_ADDR_VALU = 2  # [I] v_xor/v_and + v_lshlrev on the lane id per ds_bpermute pattern
 VCC_SALU = 2  # [I] s_mov_b32 x2: a 64-bit lane mask into an SGPR pair
 PERM_SELECTOR_SALU = 1  # [I] s_mov_b32: gfx9 VOP3 takes no literal, so a v_perm selector lives in an SGPR
-
-
-def _immediate_ok(d: int, st) -> bool:
-    """Can byte offset ``d`` ride in the immediate field of LDS access ``st``?  ds_read/ds_write
-    take a 16-bit byte offset; the read2/write2 forms two 8-bit offsets in units of the access
-    width (``* 64`` for st64), the second ``pair_offset`` above the first."""
-    if st.pair is None:
-        return 0 <= d < 65536
-    unit = st.width * (64 if st.st64 else 1)
-    return d >= 0 and d % unit == 0 and d // unit + st.pair_offset <= 255
 
 
 class _AddressBases:
@@ -273,10 +266,10 @@ class _AddressBases:
     def cost(self, a0: int, diff: bytes, xor: bytes, st) -> int:
         """VALU ops to form the address ``a`` of LDS access ``st`` (then a formed base), given as
         ``a[0]`` and the bytes of ``a - a[0]`` and ``a ^ a[0]``: 0 when a formed one plus an
-        immediate offset reaches it, 1 (v_add_u32 or v_xor_b32) when it differs from a formed one
+        immediate offset reaches it (``st.offset_reaches``), 1 (v_add_u32 or v_xor_b32) when it differs from a formed one
         by a constant, else LDS_ADDR_BASE_VALU."""
         starts = self.by_difference.get(diff, [])
-        if any(_immediate_ok(a0 - b0, st) for b0 in starts):
+        if any(st.offset_reaches(a0 - b0) for b0 in starts):
             return 0
         n = 1 if starts or xor in self.by_xor else LDS_ADDR_BASE_VALU
         self.by_difference.setdefault(diff, []).append(a0)
@@ -322,19 +315,35 @@ def _store_tuple_copies(plan) -> int:
             return list(dict.fromkeys(d for s in slots for d in range(s * dps, s * dps + dps)))
         return list(dict.fromkeys(s // p for s in slots) if p > 1 else dict.fromkeys(slots))
 
-    wide = [i for i, st in enumerate(plan.steps) if isinstance(st, LdsStore) and st.width >= 8]
+    wide = [i for i, st in enumerate(plan.steps) if st.wide_store_tuples()]
     written: set[int] = set()
     n = 0
     for st in plan.steps[: wide[-1] + 1] if wide else ():  # nothing written after the last wide store counts
-        if isinstance(st, LdsStore):
-            if st.width >= 8:
-                n += sum(tuple_copies(dwords(acc), written) for acc in (st.src, st.pair) if acc)
-            continue
-        for name in ("dst", "vdst", "src0", "pair"):
-            slots = getattr(st, name, None)
-            if slots:
-                written.update(dwords(slots))
+        n += sum(tuple_copies(dwords(acc), written) for acc in st.wide_store_tuples())
+        written.update(dwords(st.writes()))
     return n
+
+
+class _Setup:
+    """The distinct setup values of ``estimate_overhead``, told by each step (``Step.note_setup``)."""
+
+    def __init__(self) -> None:
+        self.bpermute_addresses: set[bytes] = set()
+        self.conditions: set[bytes] = set()
+        self.selectors: set[int] = set()
+        self.lds_steps: list = []
+
+    def bpermute_address(self, addr) -> None:
+        self.bpermute_addresses.add(np.asarray(addr).tobytes())
+
+    def condition(self, cond) -> None:
+        self.conditions.add(np.asarray(cond).astype(np.int8).tobytes())
+
+    def selector(self, selector: int) -> None:
+        self.selectors.add(int(selector))
+
+    def lds_access(self, step) -> None:
+        self.lds_steps.append(step)
 
 
 def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = None) -> dict[str, int]:
@@ -354,40 +363,44 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
     (every kernel computes it for its memory ops).  Not counted: the per-lane selector VGPRs of
     ``PermSelect`` steps (built once in the prologue).
     """
-    bperm, conds, sels = set(), set(), set()
-    lds_steps = []
+    setup = _Setup()
     for st in plan.steps:
-        if isinstance(st, Lane) and st.kind == "ds_bpermute":
-            bperm.add(np.asarray(st.isa["addr"]).tobytes())
-        elif isinstance(st, Select) or (isinstance(st, FusedDpp) and st.form == "v_cndmask_b32_dpp"):
-            c = st.cond if isinstance(st, Select) else st.keep
-            conds.add(np.asarray(c).astype(np.int8).tobytes())
-        elif isinstance(st, Mov) and st.kind == "v_perm_b32":
-            sels.add(int(st.selector))
-        elif isinstance(st, (LdsStore, LdsLoad)):
-            lds_steps.append(st)
+        st.note_setup(setup)
     out = {
-        "valu_bpermute_addr": BPERMUTE_ADDR_VALU * len(bperm),
-        "salu_vcc": VCC_SALU * len(conds),
-        "salu_perm_selector": PERM_SELECTOR_SALU * len(sels),
-        "valu_lds_addr": lds_address_valu(lds_steps) if lds_valu is None else lds_valu,
+        "valu_bpermute_addr": BPERMUTE_ADDR_VALU * len(setup.bpermute_addresses),
+        "salu_vcc": VCC_SALU * len(setup.conditions),
+        "salu_perm_selector": PERM_SELECTOR_SALU * len(setup.selectors),
+        "valu_lds_addr": lds_address_valu(setup.lds_steps) if lds_valu is None else lds_valu,
         "valu_tuple_copies": _store_tuple_copies(plan),
         "s_waitcnt": ds_depth(plan) if depth is None else depth,
     }
     return {k: v for k, v in out.items() if v}
 
 
+class _Pricer:
+    """The issue and LDS cycles of ``plan_cost``, added by each step (``Step.price``).  Every
+    instruction but an LDS access is priced once per dword half of its elements (``mult``)."""
+
+    def __init__(self, plan, cm: CostModel) -> None:
+        self.cm, self.arch, self.element_bits = cm, plan.arch, plan.element_bits
+        self.mult = dwords_per_slot(plan.element_bits)
+        self.issue_cycles = self.lds_cycles = 0.0
+
+    def issue(self, counts: dict[str, int]) -> None:
+        for kind, n in counts.items():
+            self.issue_cycles += n * self.mult * self.cm.instruction(kind)
+
+    def lds_access(self, store: bool, width_bytes: int, addr, paired: bool, transpose: int) -> None:
+        self.lds_cycles += lds_access_cost(self.cm, self.arch, store, width_bytes, addr, self.element_bits, paired,
+                                           transpose)
+
+
 def plan_cost(plan, cm: CostModel, depth: int | None = None) -> tuple[float, dict]:
     """The cost-model value of ``plan`` and its parts (``depth``: ``ds_depth(plan)`` if known)."""
-    mult = dwords_per_slot(plan.element_bits)
-    issue = lds = 0.0
+    pricer = _Pricer(plan, cm)
     for st in plan.steps:
-        for kind, n in st.counts().items():
-            if isinstance(st, (LdsStore, LdsLoad)):
-                lds += n * lds_access_cost(cm, plan.arch, isinstance(st, LdsStore), st.width, st.addr,
-                                           plan.element_bits, st.pair is not None, getattr(st, "transpose", 0))
-            else:
-                issue += n * mult * cm.instruction(kind)
+        st.price(pricer)
+    issue, lds = pricer.issue_cycles, pricer.lds_cycles
     depth = ds_depth(plan) if depth is None else depth
     oh = plan.overhead
     setup = sum(v for k, v in oh.items() if k.startswith("valu")) * cm.valu_issue

@@ -314,12 +314,12 @@ class _Emitter:
         if width_bytes >= 4:
             slots = self._slots_of([self.reg[v] for v in op.args[:n1]])
             pslots = self._slots_of([self.reg[v] for v in op.args[n1:]]) if op.params["paired"] else None
-            self.steps.append(LdsStore(src=slots, addr=op.params["addr"], width=width_bytes, pair=pslots, **pair))
+            self.steps.append(LdsStore(src=slots, addr=op.params["addr"], width_bytes=width_bytes, pair=pslots, **pair))
         else:  # sub-dword (8/16-bit elements): elements k.. of one register
             (v,), (k,) = op.args, positions
             element_bytes = 4 // self.p
             slots = [self.reg[v] * self.p + k + i for i in range(width_bytes // element_bytes)]
-            self.steps.append(LdsStore(src=slots, addr=op.params["addr"], width=width_bytes,
+            self.steps.append(LdsStore(src=slots, addr=op.params["addr"], width_bytes=width_bytes,
                                        d16_hi=k * element_bytes == 2))
 
     def _load(self, op: Op) -> None:
@@ -330,14 +330,14 @@ class _Emitter:
             self.reg.update(zip(op.outs, regs))
             slots = self._slots_of(regs[:n1])
             pslots = self._slots_of(regs[n1:]) if op.params["paired"] else None
-            self.steps.append(LdsLoad(dst=slots, addr=op.params["addr"], width=width_bytes, pair=pslots,
+            self.steps.append(LdsLoad(dst=slots, addr=op.params["addr"], width_bytes=width_bytes, pair=pslots,
                                       pair_offset=op.params["pair_offset"], st64=op.params["st64"],
                                       transpose=op.params.get("transpose", 0)))
         else:  # ds_read_u8/u16 (8/16-bit elements): zero-extended into a fresh register
             r = self._fresh()
             element_bytes = 4 // self.p
             self.steps.append(LdsLoad(dst=[r * self.p + i for i in range(width_bytes // element_bytes)],
-                                      addr=op.params["addr"], width=width_bytes))
+                                      addr=op.params["addr"], width_bytes=width_bytes))
             self.reg[op.outs[0]] = r
 
     def finish(self, outputs: list[int]) -> None:

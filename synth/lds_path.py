@@ -772,7 +772,7 @@ class LdsAccesses:
         for stores, loads in zip(self.stores, self.loads):
             for store, accesses in ((True, stores), (False, loads)):
                 kind, width_bytes = (LdsStore, self.s_width_bytes) if store else (LdsLoad, self.d_width_bytes)
-                steps += [kind(addr=self.address(store, g), width=width_bytes, pair=g2, pair_offset=off, st64=st64)
+                steps += [kind(addr=self.address(store, g), width_bytes=width_bytes, pair=g2, pair_offset=off, st64=st64)
                           for g, g2, off, st64 in accesses]
         return lds_address_valu(steps)
 

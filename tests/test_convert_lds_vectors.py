@@ -34,8 +34,8 @@ def _tr_plan(arch: str) -> Plan:
     stores its 4 elements at ``8 * lane`` and reads them back with ``ds_read_b64_tr_b16``."""
     src = LinearLayout({"register": [[1], [2]], "lane": [[4 << j] for j in range(6)], "warp": []},
                        [("dim0", 256)])
-    steps = [LdsStore(addr=LANES * 8, width=8, src=[0, 1, 2, 3]),
-             LdsLoad(addr=LANES * 8, width=8, dst=[4, 5, 6, 7], transpose=16)]
+    steps = [LdsStore(addr=LANES * 8, width_bytes=8, src=[0, 1, 2, 3]),
+             LdsLoad(addr=LANES * 8, width_bytes=8, dst=[4, 5, 6, 7], transpose=16)]
     return Plan(arch, 64, 1, 16, src, src, 4, 8, steps, lds_bytes=512)
 
 
@@ -69,8 +69,8 @@ def test_lds_address_estimate_respects_the_read2_write2_offset_range():
     from linlayout.synth.cost import estimate_overhead
 
     def overhead(second_base: int) -> int:
-        steps = [LdsStore(addr=LANES * 4, width=4, src=[0], pair=[1], pair_offset=1),
-                 LdsStore(addr=LANES * 4 + second_base, width=4, src=[2], pair=[3], pair_offset=1)]
+        steps = [LdsStore(addr=LANES * 4, width_bytes=4, src=[0], pair=[1], pair_offset=1),
+                 LdsStore(addr=LANES * 4 + second_base, width_bytes=4, src=[2], pair=[3], pair_offset=1)]
         src = LinearLayout({"register": [[64], [128]], "lane": [[1 << j] for j in range(6)], "warp": []},
                            [("dim0", 256)])
         plan = Plan("gfx942", 64, 1, 32, src, src, 4, 4, steps, lds_bytes=8192)
@@ -89,8 +89,8 @@ def test_ds_depth_follows_both_halves_of_a_read2():
 
     src = LinearLayout({"register": [[64], [128]], "lane": [[1 << j] for j in range(6)], "warp": []},
                        [("dim0", 256)])
-    store = LdsStore(addr=LANES * 4, width=4, src=[0], pair=[1], pair_offset=64)
-    load = LdsLoad(addr=LANES * 4, width=4, dst=[2], pair=[3], pair_offset=64)
+    store = LdsStore(addr=LANES * 4, width_bytes=4, src=[0], pair=[1], pair_offset=64)
+    load = LdsLoad(addr=LANES * 4, width_bytes=4, dst=[2], pair=[3], pair_offset=64)
 
     def depth(shipped: int) -> int:
         ship = Lane("ds_bpermute", [0], [shipped], LANES ^ 1, {"addr": 4 * (LANES ^ 1)})
@@ -108,7 +108,7 @@ def test_ds_depth_follows_a_per_lane_byte_select():
 
     src = LinearLayout({"register": [[64], [128]], "lane": [[1 << j] for j in range(6)], "warp": []},
                        [("dim0", 256)])
-    steps = [LdsStore(addr=LANES * 4, width=4, src=[0]), LdsLoad(addr=LANES * 4, width=4, dst=[1]),
+    steps = [LdsStore(addr=LANES * 4, width_bytes=4, src=[0]), LdsLoad(addr=LANES * 4, width_bytes=4, dst=[1]),
              PermSelect([2], [1], [0], (LANES & 1).astype(bool), (1, 0), 0x03020100, 0x07060504, 2),
              Lane("ds_bpermute", [3], [2], LANES ^ 1, {"addr": 4 * (LANES ^ 1)})]
     assert ds_depth(Plan("gfx942", 64, 1, 32, src, src, 4, 4, steps, lds_bytes=1024)) == 3
@@ -147,7 +147,7 @@ def test_fa_p_conversion_on_gfx942_over_fetches_dwords():
     assert p.verified and (c["lds_write"], c["lds_read"], c["v_perm_b32"], c["total"]) == (8, 8, 16, 32)
     assert any("over-fetch" in n for n in p.notes)
     loads = [st for st in p.steps if isinstance(st, LdsLoad)]
-    assert len(loads) == 8 and all(st.width == 16 for st in loads)
+    assert len(loads) == 8 and all(st.width_bytes == 16 for st in loads)
     for st in loads:
         a = np.asarray(st.addr).reshape(-1, 64)
         assert (a % 16 == 0).all() and (a == a[:, LANES ^ 1]).all()

@@ -116,4 +116,4 @@ def test_renamings_move_whole_cells_only_when_every_cell_is_copied_whole():
              ((4,), (2,)): False,  # half a cell
              ((4, 5, 4, 5), (2, 3, 2, 3)): False}  # a dst cell listed twice
     for (dst, src), expected in whole.items():
-        assert (emulator._renamed_cell_pairs(Mov(dst=list(dst), src=list(src)), 2, 1) is not None) == expected
+        assert (emulator._renamed_cell_pairs(list(dst), list(src), 2, 1) is not None) == expected

@@ -141,11 +141,11 @@ def test_lds_race_without_barrier_is_detected():
     addr_r = np.stack([256 + LANES * 4, LANES * 4])  # each warp reads the other's data
     dst = LinearLayout({"register": [], "lane": [[1 << j] for j in range(6)], "warp": [[64]]}, [("dim0", 128)])
     racy = Plan("gfx942", 64, 2, 32, two, dst, 1, 1,
-                [LdsStore(addr=addr_w, width=4, src=[0]), LdsLoad(addr=addr_r, width=4, dst=[0])], lds_bytes=512)
+                [LdsStore(addr=addr_w, width_bytes=4, src=[0]), LdsLoad(addr=addr_r, width_bytes=4, dst=[0])], lds_bytes=512)
     with pytest.raises(PlanVerificationError, match="barrier"):
         run_isa(racy)
     ok = Plan("gfx942", 64, 2, 32, two, swapped, 1, 1,
-              [LdsStore(addr=addr_w, width=4, src=[0]), Barrier(), LdsLoad(addr=addr_r, width=4, dst=[0])],
+              [LdsStore(addr=addr_w, width_bytes=4, src=[0]), Barrier(), LdsLoad(addr=addr_r, width_bytes=4, dst=[0])],
               lds_bytes=512)
     run_isa(ok)  # no race with the barrier (the data are swapped between warps, which verify rejects)
     assert not verify(ok).ok
@@ -154,6 +154,6 @@ def test_lds_race_without_barrier_is_detected():
 def test_select_and_misaligned_lds_access():
     sel = Select([1], [0], [0], (LANES & 1).astype(np.int64))
     assert verify(_plan([sel, Select([0], [1], [1], np.zeros(64, dtype=np.int64))])).ok
-    bad = _plan([LdsStore(addr=LANES * 4 + 2, width=4, src=[0])], lds=512)
+    bad = _plan([LdsStore(addr=LANES * 4 + 2, width_bytes=4, src=[0])], lds=512)
     with pytest.raises(PlanVerificationError, match="aligned"):
         run_isa(bad)

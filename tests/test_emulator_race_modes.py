@@ -56,9 +56,9 @@ def programs(draw):
                             dtype=np.int64).reshape(warps, 64) * 4
         slot = draw(st.integers(0, regs - 1))
         if kind == "store":
-            steps.append(LdsStore(addr=addr, width=4, src=[slot]))
+            steps.append(LdsStore(addr=addr, width_bytes=4, src=[slot]))
         else:
-            steps.append(LdsLoad(addr=addr, width=4, dst=[slot]))
+            steps.append(LdsLoad(addr=addr, width_bytes=4, dst=[slot]))
     lay = _layout(warps, regs, draw(st.booleans()))
     return Plan("gfx942", 64, warps, 32, lay, lay, regs, regs, steps, lds_bytes=lds)
 
@@ -82,8 +82,8 @@ def test_quick_check_rejects_a_cross_warp_read_without_barrier():
     lay = _layout(2, 2)
     addr = np.stack([LANES * 4, (LANES ^ 1) * 4])  # warp 1 reads what warp 0 wrote (and itself writes)
     plan = Plan("gfx942", 64, 2, 32, lay, lay, 2, 2,
-                [LdsStore(addr=np.stack([LANES * 4, LANES * 4 + 256]), width=4, src=[0]),
-                 LdsLoad(addr=addr, width=4, dst=[1])], lds_bytes=512)
+                [LdsStore(addr=np.stack([LANES * 4, LANES * 4 + 256]), width_bytes=4, src=[0]),
+                 LdsLoad(addr=addr, width_bytes=4, dst=[1])], lds_bytes=512)
     with pytest.raises(PlanVerificationError, match="without a barrier"):
         run_isa(plan)
 
@@ -94,8 +94,8 @@ def test_a_suspected_race_that_is_none_runs_again_exactly(monkeypatch):
     lay = _layout(2, 2, broadcast=True)  # slot 0 holds x, slot 1 holds y, the same in both warps
     own, swapped = np.stack([LANES * 4, 256 + LANES * 4]), np.stack([256 + LANES * 4, LANES * 4])
     plan = Plan("gfx942", 64, 2, 32, lay, lay, 2, 2,
-                [LdsStore(addr=own, width=4, src=[0]), LdsStore(addr=own, width=4, src=[1]),
-                 LdsStore(addr=swapped, width=4, src=[1])], lds_bytes=512)
+                [LdsStore(addr=own, width_bytes=4, src=[0]), LdsStore(addr=own, width_bytes=4, src=[1]),
+                 LdsStore(addr=swapped, width_bytes=4, src=[1])], lds_bytes=512)
     runs = []
     quick_or_exact = emulator._run_isa
     monkeypatch.setattr(emulator, "_run_isa", lambda *a, **k: runs.append(k["exact"]) or quick_or_exact(*a, **k))

@@ -1,9 +1,9 @@
-"""Plan steps (linlayout.synth.plan) -> MLIR ops, one op per instruction of the plan.
+"""Plan steps (linlayout.synth.steps) -> MLIR ops, one op per instruction of the plan.
 
-Registers.  The plan's slots live in 32-bit VGPRs ("dwords"): with ``b``-bit elements,
-``p = max(1, 32 // b)`` slots share a dword (slot ``s`` = element ``s % p`` of dword
-``s // p``, little endian); a 64-bit slot ``s`` spans dwords ``2s, 2s+1``.  The emitter
-keeps one i32 SSA value per dword; register steps act on whole dwords.
+Registers.  The plan's slots live in 32-bit VGPRs ("dwords") as linlayout.synth.steps.base
+says; the emitter keeps one i32 SSA value per dword; register steps act on whole dwords
+(``dword_pairs``, the one pairing rule).  Each step emits itself (``Step.prepare`` and
+``Step.emit``) through the primitives of :class:`PlanEmitter` below, which own the MLIR syntax.
 
 Instruction per step (docs/amd_facts.md 2.8):
 
@@ -39,70 +39,26 @@ barriers and the ISA keeps exactly the plan's LDS instructions.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 
 from linlayout import LayoutError
-from linlayout.synth.plan import (Barrier, FusedDpp, Lane, LdsLoad, LdsStore, Mov, PermlaneSwap, PermSelect, Plan, Select,
-                        Step, dwords_per_slot, slots_per_dword)
+from linlayout.synth.plan import Plan
+from linlayout.synth.steps import dword_pairs, dwords_per_slot, slot_dwords, slots_per_dword
 
 from . import atoms
 from .builder import Builder, vector_type
 from .lane_values import LaneValues
 
-__all__ = ["PlanEmitter", "LDS_OFFSET_LIMIT", "slot_dwords", "dword_pairs"]
-
-# ds_read/ds_write carry a 16-bit unsigned byte offset; ds_read2/ds_write2 two 8-bit ones.
-LDS_OFFSET_LIMIT = 1 << 16
-PAIR_OFFSET_MAX = 255
-
-
-def slot_dwords(slot: int, p: int, dps: int) -> list[tuple[int, int, int]]:
-    """``(dword, first byte, bytes)`` pieces of one slot (64-bit: two dwords)."""
-    if dps == 2:
-        return [(2 * slot, 0, 4), (2 * slot + 1, 0, 4)]
-    nb = 4 // p
-    return [(slot // p, (slot % p) * nb, nb)]
-
-
-def dword_pairs(dst: list[int], src: list[int], p: int, dps: int, what: str) -> list[tuple[int, int]]:
-    """``(dst dword, src dword)`` of a register step whose slots keep their place in the dword.
-
-    Every dst dword must be listed whole (all ``p`` slots) and come from one src dword.
-    """
-    if len(dst) != len(src):
-        raise LayoutError(f"{what}: {len(dst)} destination slots but {len(src)} source slots")
-    pairs: dict[int, int] = {}
-    covered: dict[int, set[int]] = {}
-    for d, s in zip(dst, src):
-        if dps == 1 and d % p != s % p:
-            raise LayoutError(f"{what}: slot {s} -> {d} changes the element's place in its register")
-        for (dd, _, _), (sd, _, _) in zip(slot_dwords(d, p, dps), slot_dwords(s, p, dps)):
-            if pairs.setdefault(dd, sd) != sd:
-                raise LayoutError(f"{what}: register {dd} would come from two registers")
-            covered.setdefault(dd, set()).add(d % p)
-    for dd, got in covered.items():
-        if dps == 1 and len(got) != p:
-            raise LayoutError(f"{what}: register {dd} is written in part (slots {sorted(got)} of {p}); "
-                              "register steps move whole 32-bit registers")
-    return list(pairs.items())
-
-
-@dataclass
-class _Prepared:
-    """Setup values of one step: address (value, immediate), condition, ..."""
-
-    addr: tuple[str, int] | None = None
-    cond: str | None = None
-    extra: dict = field(default_factory=dict)
+__all__ = ["PlanEmitter", "slot_dwords"]
 
 
 class PlanEmitter:
     """Lowers one :class:`~linlayout.synth.plan.Plan` to MLIR ops on i32 register values.
 
-    Call :meth:`prepare` in the prologue (it emits the per-lane setup values), then
-    :meth:`emit` inside the counted region with the source registers.
+    Call :meth:`prepare` in the prologue (every step emits its per-lane setup values), then
+    :meth:`emit` inside the counted region with the source registers.  The other public
+    methods are the primitives the steps call: prologue values (``condition``, ``lane_value``,
+    ``scalar_constant``, ``lds_address``) and one instruction each in the region.
     """
 
     def __init__(self, b: Builder, plan: Plan, lanes: LaneValues, lds: str | None) -> None:
@@ -110,35 +66,47 @@ class PlanEmitter:
         self.plan = plan
         self.lanes = lanes
         self.lds = lds
-        self.p = slots_per_dword(plan.element_bits)
-        self.dps = dwords_per_slot(plan.element_bits)
-        self.elem_bytes = max(1, plan.element_bits // 8)
-        self._prep: list[_Prepared] = []
+        self.slots_per_dword = slots_per_dword(plan.element_bits)
+        self.dwords_per_slot = dwords_per_slot(plan.element_bits)
+        self._prep: list | None = None
         self._lds_ptrs: dict[str, str] = {}
         self.loaded: set[str] = set()  # values that are LDS load results as loaded (no instruction after)
 
     # ------------------------------------------------------------------ prologue
     def prepare(self) -> None:
         """Emit the per-lane values every step needs (before the counted region)."""
-        self._prep = [self._prepare_step(i, st) for i, st in enumerate(self.plan.steps)]
+        self._prep = [st.prepare(self, f"plan step {i} ({st.op})") for i, st in enumerate(self.plan.steps)]
 
-    def _lds_address(self, st: LdsStore | LdsLoad, what: str) -> tuple[str, int]:
-        """The address register and immediate offset of an LDS step.
+    def condition(self, cond, what: str) -> str:
+        """The lane mask ``cond`` (``[64]`` or ``[warps, 64]``) as an i1 value (VCC)."""
+        return self.lanes.condition(cond, what)
 
-        A paired step (``ds_read2``/``ds_write2``) has two 8-bit offsets in units of
-        ``width`` (``64 * width`` for st64): the shared register must sit at a multiple of
-        that unit below the first access, close enough for the second offset to fit.
+    def lane_value(self, values, what: str, defined: np.ndarray | None = None) -> str:
+        """The per-lane i32 ``values`` (only the ``defined`` lanes matter) in a VGPR."""
+        return self.lanes.value_of(values, defined=defined, what=what)[0]
+
+    def scalar_constant(self, value: int) -> str:
+        """A uniform i32 constant pinned to an SGPR (gfx9 VOP3 takes no literal)."""
+        c = self.b.const(value)
+        if (c, "i32", "s") not in self.lanes.pinned:
+            self.lanes.pinned.append((c, "i32", "s"))
+        return c
+
+    def lds_address(self, st, what: str) -> tuple[str, int]:
+        """The address register and immediate byte offset of the LDS step ``st``.
+
+        The register is shared with another step's when the offset fits the instruction's
+        immediate field (``st.offset_limit()``, in units of ``st.offset_unit()``: a paired
+        step's register sits at a multiple of its unit below the first access, close enough
+        for the second offset to fit).
         """
         if self.lds is None:
             raise LayoutError(f"{what}: the plan accesses LDS but the kernel has no LDS allocation")
-        if st.pair is None:
-            unit, limit = 1, LDS_OFFSET_LIMIT
-        else:
-            unit = st.width * (64 if st.st64 else 1)
-            if not 0 < st.pair_offset <= PAIR_OFFSET_MAX:
-                raise LayoutError(f"{what}: pair offset {st.pair_offset} is not in 1..{PAIR_OFFSET_MAX}")
-            limit = unit * (PAIR_OFFSET_MAX + 1 - st.pair_offset)
-        base, delta = self.lanes.value_of(st.addr, max_delta=limit, delta_unit=unit, what=what)
+        error = st.pair_error()
+        if error:
+            raise LayoutError(f"{what}: {error}")
+        base, delta = self.lanes.value_of(st.addr, max_delta=st.offset_limit(), delta_unit=st.offset_unit(),
+                                          what=what)
         ptr = self._lds_ptrs.get(base)
         if ptr is None:
             ptr = atoms.lds_pointer(self.b, self.lds, base)
@@ -146,130 +114,76 @@ class PlanEmitter:
             self.lanes.pinned.append((ptr, "!llvm.ptr<3>", "v"))
         return ptr, delta
 
-    def _prepare_step(self, i: int, st: Step) -> _Prepared:
-        what = f"plan step {i} ({st.op})"
-        if isinstance(st, Select):
-            return _Prepared(cond=self.lanes.condition(st.cond, what))
-        if isinstance(st, PermSelect):
-            cond = np.asarray(st.cond, dtype=np.int64) != 0
-            sel, _ = self.lanes.value_of(np.where(cond, st.sel1, st.sel0), what=what)
-            return _Prepared(extra={"selector": sel})
-        if isinstance(st, FusedDpp) and st.form == "v_cndmask_b32_dpp":
-            return _Prepared(cond=self.lanes.condition(st.keep, what))
-        if isinstance(st, Lane) and st.kind == "ds_bpermute":
-            need = np.asarray(st.src_lane, dtype=np.int64)
-            addr, _ = self.lanes.value_of(4 * np.where(need >= 0, need, 0), defined=need >= 0, what=what)
-            return _Prepared(extra={"addr": addr})
-        if isinstance(st, (LdsStore, LdsLoad)):
-            return _Prepared(addr=self._lds_address(st, what))
-        if isinstance(st, Mov) and st.kind == "v_perm_b32":
-            sel = self.b.const(st.selector)
-            if (sel, "i32", "s") not in self.lanes.pinned:
-                self.lanes.pinned.append((sel, "i32", "s"))
-            return _Prepared(extra={"selector": sel})
-        return _Prepared()
-
     # ------------------------------------------------------------------ region
     def emit(self, regs: dict[int, str]) -> dict[int, str]:
         """Emit the steps on ``regs`` (dword index -> i32 value); returns the final registers."""
-        if len(self._prep) != len(self.plan.steps):
+        if self._prep is None or len(self._prep) != len(self.plan.steps):
             raise LayoutError("PlanEmitter.emit called before prepare()")
         regs = dict(regs)
         lds_since_barrier = 0
         for i, (st, prep) in enumerate(zip(self.plan.steps, self._prep)):
-            what = f"plan step {i} ({st.op})"
-            if isinstance(st, (LdsStore, LdsLoad)):
+            if st.lds:
                 if lds_since_barrier:
                     self.b.line("rocdl.sched.barrier none")
                 lds_since_barrier += 1
-            elif isinstance(st, Barrier):
+            elif st.barrier:
                 lds_since_barrier = 0
-            self._step(st, prep, regs, what)
+            st.emit(self, prep, regs, f"plan step {i} ({st.op})")
         return regs
 
-    def _get(self, regs: dict[int, str], d: int, what: str) -> str:
+    def reg(self, regs: dict[int, str], d: int, what: str) -> str:
+        """The value of register ``d``."""
         try:
             return regs[d]
         except KeyError:
             raise LayoutError(f"{what}: register {d} is read before it holds a value") from None
 
-    def _step(self, st: Step, prep: _Prepared, regs: dict[int, str], what: str) -> None:
-        b, p, dps = self.b, self.p, self.dps
-        if isinstance(st, PermSelect):
-            regs[st.dst_dword] = self._perm(regs, st.operands, prep.extra["selector"], what)
-        elif isinstance(st, Mov):
-            if st.kind == "v_perm_b32":
-                regs[st.dst_dword] = self._perm(regs, st.operands, prep.extra["selector"], what)
-                return
-            if st.kind not in ("rename", "v_mov"):
-                raise LayoutError(f"{what}: unknown mov kind {st.kind!r}")
-            pairs = dword_pairs(st.dst, st.src, p, dps, what)
-            old = {sd: self._get(regs, sd, what) for _, sd in pairs}
-            for dd, sd in pairs:
-                regs[dd] = old[sd]
-        elif isinstance(st, Select):
-            for (d, a), (_, bb) in zip(dword_pairs(st.dst, st.a, p, dps, what), dword_pairs(st.dst, st.b, p, dps, what)):
-                regs[d] = b.select(prep.cond, self._get(regs, bb, what), self._get(regs, a, what))
-        elif isinstance(st, Lane):
-            for d, s in dword_pairs(st.dst, st.src, p, dps, what):
-                regs[d] = self._lane(st, prep, self._get(regs, s, what), what)
-        elif isinstance(st, FusedDpp):
-            own_pairs = dword_pairs(st.dst, st.own, p, dps, what)
-            src_pairs = dword_pairs(st.dst, st.src, p, dps, what)
-            isa = st.isa
-            ctrl, rm, bm, bc = int(isa["ctrl"]), int(isa.get("row_mask", 0xF)), int(isa.get("bank_mask", 0xF)), \
-                int(isa.get("bound_ctrl", 0))
-            for (d, o), (_, s) in zip(own_pairs, src_pairs):
-                own, src = self._get(regs, o, what), self._get(regs, s, what)
-                if st.form == "v_mov_b32_dpp":
-                    regs[d] = atoms.dpp_mov(b, src, ctrl, rm, bm, bool(bc), old=own)
-                elif st.form == "v_cndmask_b32_dpp":
-                    moved = atoms.dpp_mov(b, src, ctrl, 0xF, 0xF, True)
-                    regs[d] = b.select(prep.cond, own, moved)
-                else:
-                    raise LayoutError(f"{what}: unknown fused DPP form {st.form!r}")
-        elif isinstance(st, PermlaneSwap):
-            if st.kind not in ("permlane16_swap", "permlane32_swap"):
-                raise LayoutError(f"{what}: unknown permlane swap {st.kind!r}")
-            for vd, s0 in dword_pairs(st.vdst, st.src0, p, dps, what):
-                regs[vd], regs[s0] = atoms.permlane_swap(b, st.kind, self._get(regs, vd, what),
-                                                         self._get(regs, s0, what))
-        elif isinstance(st, LdsStore):
-            self._lds_store(st, prep, regs, what)
-        elif isinstance(st, LdsLoad):
-            self._lds_load(st, prep, regs, what)
-        elif isinstance(st, Barrier):
-            b.line("gpu.barrier")
-        else:
-            raise LayoutError(f"{what}: no lowering for {type(st).__name__}")
+    def pairs(self, dst: list[int], src: list[int], what: str) -> list[tuple[int, int]]:
+        """(dst dword, src dword) of a register step (``dword_pairs``, the one pairing rule)."""
+        return dword_pairs(dst, src, self.slots_per_dword, self.dwords_per_slot, what)
 
-    def _perm(self, regs: dict[int, str], operands: tuple[int, int], selector: str, what: str) -> str:
+    def copy(self, regs: dict[int, str], pairs: list[tuple[int, int]], what: str) -> None:
+        """A parallel copy of registers: SSA renaming (LLVM inserts a ``v_mov_b32`` where it needs one)."""
+        old = {sd: self.reg(regs, sd, what) for _, sd in pairs}
+        for dd, sd in pairs:
+            regs[dd] = old[sd]
+
+    def perm(self, regs: dict[int, str], operands: tuple[int, int], selector: str, what: str) -> str:
+        """``v_perm_b32`` of the registers ``operands = (S0, S1)`` with the i32 ``selector`` value."""
         s0, s1 = operands
-        return self.b.value(f'llvm.call_intrinsic "llvm.amdgcn.perm"({self._get(regs, s0, what)}, '
-                            f"{self._get(regs, s1, what)}, {selector}) : (i32, i32, i32) -> i32", "perm")
+        return self.b.value(f'llvm.call_intrinsic "llvm.amdgcn.perm"({self.reg(regs, s0, what)}, '
+                            f"{self.reg(regs, s1, what)}, {selector}) : (i32, i32, i32) -> i32", "perm")
 
-    # ------------------------------------------------------------------ lane moves
-    def _lane(self, st: Lane, prep: _Prepared, src: str, what: str) -> str:
-        b = self.b
-        fam = st.kind.split(":", 1)[0]
-        if fam == "dpp":
-            isa = st.isa
-            return atoms.dpp_mov(b, src, int(isa["ctrl"]), int(isa.get("row_mask", 0xF)),
-                                 int(isa.get("bank_mask", 0xF)), bool(isa.get("bound_ctrl", 0)))
-        if fam == "ds_swizzle":
-            return atoms.ds_swizzle(b, src, int(st.isa["offset"]))
-        if fam == "ds_bpermute":
-            return atoms.ds_bpermute(b, prep.extra["addr"], src)
-        raise LayoutError(f"{what}: lane step kind {st.kind!r} has no lowering")
+    def select(self, cond: str, if_true: str, if_false: str) -> str:
+        """``arith.select`` (``v_cndmask_b32``: VCC = cond, S0 = if_false, S1 = if_true)."""
+        return self.b.select(cond, if_true, if_false)
+
+    def dpp_mov(self, src: str, ctrl: int, row_mask: int, bank_mask: int, bound_ctrl: bool,
+                old: str | None = None) -> str:
+        """``rocdl.update.dpp old (or poison), src`` with its DPP control, masks and bound_ctrl."""
+        return atoms.dpp_mov(self.b, src, ctrl, row_mask, bank_mask, bound_ctrl, old=old)
+
+    def ds_swizzle(self, src: str, offset: int) -> str:
+        return atoms.ds_swizzle(self.b, src, offset)
+
+    def ds_bpermute(self, byte_addr: str, src: str) -> str:
+        return atoms.ds_bpermute(self.b, byte_addr, src)
+
+    def permlane_swap(self, kind: str, vdst: str, src0: str) -> tuple[str, str]:
+        return atoms.permlane_swap(self.b, kind, vdst, src0)
+
+    def barrier(self) -> None:
+        """``gpu.barrier`` (``s_waitcnt lgkmcnt(0)`` + ``s_barrier``)."""
+        self.b.line("gpu.barrier")
 
     # ------------------------------------------------------------------ LDS
-    def _pieces(self, slots: list[int], width: int, what: str) -> list[tuple[int, int, int]]:
-        """The dword pieces of an LDS access, in address order; checks they fill ``width`` bytes."""
-        pieces = [pc for s in slots for pc in slot_dwords(s, self.p, self.dps)]
-        if sum(n for _, _, n in pieces) != width:
-            raise LayoutError(f"{what}: {len(slots)} slots do not make a {width}-byte access")
-        if width >= 4 and any(n != 4 for _, _, n in self._merge(pieces)):
-            raise LayoutError(f"{what}: a {width}-byte access must move whole 32-bit registers")
+    def _pieces(self, slots: list[int], width_bytes: int, what: str) -> list[tuple[int, int, int]]:
+        """The dword pieces of an LDS access, in address order; checks they fill ``width_bytes`` bytes."""
+        pieces = [pc for s in slots for pc in slot_dwords(s, self.slots_per_dword, self.dwords_per_slot)]
+        if sum(n for _, _, n in pieces) != width_bytes:
+            raise LayoutError(f"{what}: {len(slots)} slots do not make a {width_bytes}-byte access")
+        if width_bytes >= 4 and any(n != 4 for _, _, n in self._merge(pieces)):
+            raise LayoutError(f"{what}: a {width_bytes}-byte access must move whole 32-bit registers")
         return pieces
 
     @staticmethod
@@ -283,56 +197,60 @@ class PlanEmitter:
                 out.append((d, o, n))
         return out
 
-    def _accesses(self, st: LdsStore | LdsLoad, prep: _Prepared, slots: list[int]) -> list[tuple[list[int], str]]:
-        """``(slots, pointer)`` of the one or two accesses of an LDS step (a pair: no barrier between,
-        LLVM fuses them into the ds_read2/ds_write2 the plan names)."""
-        base, delta = prep.addr
-        out = [(slots, atoms.lds_pointer(self.b, base, delta))]
-        if st.pair is not None:
-            unit = st.width * (64 if st.st64 else 1)
-            out.append((st.pair, atoms.lds_pointer(self.b, base, delta + st.pair_offset * unit)))
-        return out
+    def _pointers(self, address: tuple[str, int], accesses: list[tuple[list[int], int]]) -> list[tuple[list[int], str]]:
+        """``(slots, pointer)`` of the one or two accesses ``(slots, byte offset)`` of an LDS step off its
+        prepared ``address`` (a pair: no barrier between, LLVM fuses them into the ds_read2/ds_write2
+        the plan names)."""
+        base, delta = address
+        return [(slots, atoms.lds_pointer(self.b, base, delta + offset)) for slots, offset in accesses]
 
-    def _lds_store(self, st: LdsStore, prep: _Prepared, regs: dict[int, str], what: str) -> None:
+    def lds_store(self, accesses: list[tuple[list[int], int]], address: tuple[str, int], width_bytes: int,
+                  regs: dict[int, str], what: str) -> None:
+        """``llvm.store`` of each access's slots (``ds_write_b{8 * width_bytes}``; a sub-dword store
+        takes its bytes where they sit in the VGPR: from byte 2 it is a ``_d16_hi`` store)."""
         b = self.b
-        for slots, ptr in self._accesses(st, prep, st.src):
-            pieces = self._merge(self._pieces(slots, st.width, what))
-            if st.width >= 4:
-                vals = [self._get(regs, d, what) for d, _, _ in pieces]
+        for slots, ptr in self._pointers(address, accesses):
+            pieces = self._merge(self._pieces(slots, width_bytes, what))
+            if width_bytes >= 4:
+                vals = [self.reg(regs, d, what) for d, _, _ in pieces]
                 t = vector_type(len(vals), "i32")
                 value = b.build_vector(vals, "i32")
             else:
                 (d, o, n), = pieces
-                word = self._get(regs, d, what)
+                word = self.reg(regs, d, what)
                 if o:
                     word = b.arith("shrui", word, b.const(8 * o))
                 t = f"i{8 * n}"
                 value = b.cast("arith.trunci", word, "i32", t)
-            atoms.lds_store(b, value, ptr, t, st.width)
+            atoms.lds_store(b, value, ptr, t, width_bytes)
 
-    def _lds_load(self, st: LdsLoad, prep: _Prepared, regs: dict[int, str], what: str) -> None:
-        if st.transpose:
-            (slots, ptr), = self._accesses(st, prep, st.dst)
-            v = atoms.lds_transpose_load(self.b, ptr, st.transpose)
-            for k, (d, _, _) in enumerate(self._merge(self._pieces(slots, 8, what))):
-                regs[d] = self.b.extract(v, k, "vector<2xi32>")
-                self.loaded.add(regs[d])
-            return
-        for slots, ptr in self._accesses(st, prep, st.dst):
-            self._load_one(slots, ptr, st.width, regs, what)
+    def lds_load(self, accesses: list[tuple[list[int], int]], address: tuple[str, int], width_bytes: int,
+                 regs: dict[int, str], what: str) -> None:
+        """``llvm.load`` of each access's slots (``ds_read_b{32,64,128}``, zero-extending ``ds_read_u{8,16}``)."""
+        for slots, ptr in self._pointers(address, accesses):
+            self._load_one(slots, ptr, width_bytes, regs, what)
 
-    def _load_one(self, slots: list[int], ptr: str, width: int, regs: dict[int, str], what: str) -> None:
+    def lds_transpose_load(self, slots: list[int], address: tuple[str, int], bits: int, regs: dict[int, str],
+                           what: str) -> None:
+        """gfx950 ``ds_read_b64_tr_b{bits}`` into the two dwords of ``slots``."""
+        (slots, ptr), = self._pointers(address, [(slots, 0)])
+        v = atoms.lds_transpose_load(self.b, ptr, bits)
+        for k, (d, _, _) in enumerate(self._merge(self._pieces(slots, 8, what))):
+            regs[d] = self.b.extract(v, k, "vector<2xi32>")
+            self.loaded.add(regs[d])
+
+    def _load_one(self, slots: list[int], ptr: str, width_bytes: int, regs: dict[int, str], what: str) -> None:
         b = self.b
-        pieces = self._merge(self._pieces(slots, width, what))
-        if width >= 4:
+        pieces = self._merge(self._pieces(slots, width_bytes, what))
+        if width_bytes >= 4:
             t = vector_type(len(pieces), "i32")
-            v = atoms.lds_load(b, ptr, t, width)
+            v = atoms.lds_load(b, ptr, t, width_bytes)
             for k, (d, _, _) in enumerate(pieces):
                 regs[d] = v if len(pieces) == 1 else b.extract(v, k, t)
                 self.loaded.add(regs[d])
             return
         (d, o, n), = pieces
-        v = atoms.lds_load(b, ptr, f"i{8 * n}", width)
+        v = atoms.lds_load(b, ptr, f"i{8 * n}", width_bytes)
         word = b.cast("arith.extui", v, f"i{8 * n}", "i32")
         if o:
             word = b.arith("shli", word, b.const(8 * o))

@@ -1,0 +1,148 @@
+"""The ``lane`` step: one cross-lane move (DPP, ``ds_swizzle_b32``, ``ds_bpermute_b32``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from linlayout import LayoutError
+
+from .base import Step, ints, lane_table, register, table, vregs
+
+__all__ = ["Lane", "dpp_suffix", "lane_kind_family"]
+
+
+def lane_kind_family(kind: str) -> str:
+    """The instruction family of a lane step kind (``dpp``, ``ds_swizzle``, ``ds_bpermute``, ``readlane``)."""
+    if kind.startswith("dpp:"):
+        return "dpp"
+    if kind.startswith("ds_swizzle"):
+        return "ds_swizzle"
+    if kind == "readlane":
+        return "readlane"
+    if kind == "ds_bpermute":
+        return "ds_bpermute"
+    raise LayoutError(f"unknown lane step kind {kind!r}")
+
+
+def dpp_suffix(kind: str, isa: dict) -> str:
+    """Pseudo-asm DPP modifiers of the lane kind ``dpp:<control>`` with its masks and bound_ctrl."""
+    ctl = kind.split(":", 1)[1]
+    s = ctl.replace("row_bcast15", "row_bcast:15").replace("row_bcast31", "row_bcast:31")
+    extra = []
+    if isa.get("row_mask", 0xF) != 0xF:
+        extra.append(f"row_mask:0x{isa['row_mask']:x}")
+    if isa.get("bank_mask", 0xF) != 0xF:
+        extra.append(f"bank_mask:0x{isa['bank_mask']:x}")
+    if isa.get("bound_ctrl", 0):
+        extra.append("bound_ctrl:1")
+    return " ".join([s] + extra)
+
+
+def dpp_controls(isa: dict) -> tuple[int, int, int, int]:
+    """``(ctrl, row_mask, bank_mask, bound_ctrl)`` of a DPP instruction's parameters."""
+    return (int(isa["ctrl"]), int(isa.get("row_mask", 0xF)), int(isa.get("bank_mask", 0xF)),
+            int(isa.get("bound_ctrl", 0)))
+
+
+@register
+@dataclass
+class Lane(Step):
+    """A lane permutation: lane ``l`` receives ``src`` of lane ``src_lane[l]`` of its warp (-1: undefined).
+
+    Certificate: ``{"op": "lane", "kind": K, "dst": [...], "src": [...], "src_lane": T}``.
+    ``kind``: ``ds_bpermute``, ``dpp:<control>``, ``ds_swizzle:<offset>`` (CONTRACT naming).
+    ``isa``: the instruction's parameters -- DPP: ``ctrl``, ``row_mask``, ``bank_mask``,
+    ``bound_ctrl``; ds_swizzle: ``offset``; ds_bpermute: ``addr`` (per-lane byte address
+    VGPR, ``[64]`` or ``[warps][64]``) and ``offset``.  The emulator checks that the
+    instruction reads the declared source lanes.
+    """
+
+    kind: str
+    dst: list[int]
+    src: list[int]
+    src_lane: np.ndarray
+    isa: dict = field(default_factory=dict)
+    op = "lane"
+    cert_op = "lane"
+
+    def to_cert(self, raw: bool = False) -> list[dict]:
+        isa = {k: (table(raw, v) if isinstance(v, np.ndarray) else v) for k, v in self.isa.items()}
+        return [{"op": "lane", "kind": self.kind, "dst": ints(self.dst), "src": ints(self.src),
+                 "src_lane": table(raw, self.src_lane), "isa": isa}]
+
+    @classmethod
+    def from_cert(cls, items: list[dict], i: int) -> tuple[Step, int]:
+        d = items[i]
+        isa = {k: (np.asarray(v, dtype=np.int64) if isinstance(v, list) else v) for k, v in d.get("isa", {}).items()}
+        return cls(kind=d["kind"], dst=ints(d["dst"]), src=ints(d["src"]),
+                   src_lane=lane_table(d["src_lane"], "src_lane"), isa=isa), i + 1
+
+    @property
+    def family(self) -> str:
+        return lane_kind_family(self.kind)
+
+    @property
+    def crossbar(self) -> bool:  # ds_swizzle and ds_bpermute go through the LDS crossbar
+        return not self.kind.startswith("dpp")
+
+    def counts(self) -> dict[str, int]:
+        return {self.family: 1}
+
+    def asm(self, p: int) -> str:
+        fam = self.family
+        if fam == "dpp":
+            return f"v_mov_b32_dpp {vregs(self.dst, p)}, {vregs(self.src, p)} {dpp_suffix(self.kind, self.isa)}"
+        if fam == "ds_swizzle":
+            return f"ds_swizzle_b32 {vregs(self.dst, p)}, {vregs(self.src, p)} offset:0x{self.isa['offset']:04x}"
+        return f"ds_bpermute_b32 {vregs(self.dst, p)}, v_addr[{_pattern_name(self.src_lane)}], {vregs(self.src, p)}"
+
+    def reads(self) -> list[int]:
+        return self.src
+
+    def writes(self) -> list[int]:
+        return self.dst
+
+    def note_setup(self, setup) -> None:
+        if self.kind == "ds_bpermute":
+            setup.bpermute_address(self.isa["addr"])
+
+    def run(self, machine, what: str) -> None:
+        fam = self.kind.split(":", 1)[0]
+        for d, s in machine.pairs(self.dst, self.src, what):
+            if fam == "dpp":
+                ctrl, row_mask, bank_mask, bound_ctrl = dpp_controls(self.isa)
+                got = machine.dpp(d, s, ctrl, row_mask, bank_mask, bound_ctrl)
+            elif fam == "ds_swizzle":
+                got = machine.ds_swizzle(d, s, int(self.isa["offset"]))
+            elif fam == "ds_bpermute":
+                got = machine.ds_bpermute(d, s, self.isa["addr"], int(self.isa.get("offset", 0)))
+            else:
+                raise LayoutError(f"{what}: lane kind {self.kind!r} has no ISA model")
+            machine.check_declared(np.asarray(self.src_lane), got, what)
+
+    def prepare(self, emitter, what: str):
+        if self.kind != "ds_bpermute":
+            return None
+        need = np.asarray(self.src_lane, dtype=np.int64)
+        return emitter.lane_value(4 * np.where(need >= 0, need, 0), what, defined=need >= 0)
+
+    def emit(self, emitter, prepared, regs: dict[int, str], what: str) -> None:
+        fam = self.kind.split(":", 1)[0]
+        for d, s in emitter.pairs(self.dst, self.src, what):
+            src = emitter.reg(regs, s, what)
+            if fam == "dpp":
+                ctrl, row_mask, bank_mask, bound_ctrl = dpp_controls(self.isa)
+                regs[d] = emitter.dpp_mov(src, ctrl, row_mask, bank_mask, bool(bound_ctrl))
+            elif fam == "ds_swizzle":
+                regs[d] = emitter.ds_swizzle(src, int(self.isa["offset"]))
+            elif fam == "ds_bpermute":
+                regs[d] = emitter.ds_bpermute(prepared, src)
+            else:
+                raise LayoutError(f"{what}: lane step kind {self.kind!r} has no lowering")
+
+
+def _pattern_name(t: np.ndarray) -> str:
+    a = np.asarray(t).reshape(-1)[:64]
+    return "lane<-" + ",".join(str(int(x)) for x in a[:4]) + ",..."
