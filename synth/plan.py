@@ -31,6 +31,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from linlayout import LayoutError, LinearLayout
+from linlayout.lane_map import lane_map_pattern
 
 __all__ = [
     "Barrier", "CERT_FORMAT", "COUNT_KINDS", "FusedDpp", "Lane", "LdsLoad", "LdsStore", "Mov",
@@ -244,7 +245,7 @@ class Lane(Step):
             return f"v_mov_b32_dpp {_vregs(self.dst, p)}, {_vregs(self.src, p)} {_dpp_suffix(self.kind, self.isa)}"
         if fam == "ds_swizzle":
             return f"ds_swizzle_b32 {_vregs(self.dst, p)}, {_vregs(self.src, p)} offset:0x{self.isa['offset']:04x}"
-        return f"ds_bpermute_b32 {_vregs(self.dst, p)}, v_addr[{_pattern_name(self.src_lane)}], {_vregs(self.src, p)}"
+        return f"ds_bpermute_b32 {_vregs(self.dst, p)}, v_addr[{lane_map_pattern(self.src_lane)}], {_vregs(self.src, p)}"
 
 
 def _pattern_name(t: np.ndarray) -> str:
