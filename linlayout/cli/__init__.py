@@ -84,8 +84,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.print_help()
             return 0
         args = parser.parse_args(argv)
-        if not getattr(args, "func", None):
-            parser.print_help()
+        if not getattr(args, "func", None):  # no command: the list of commands
+            if args.json_before:
+                print(json.dumps({"commands": COMMANDS}))
+            else:
+                parser.print_help()
             return 0
         args.json = getattr(args, "json", False) or args.json_before
         result = args.func(args)
