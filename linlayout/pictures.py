@@ -22,7 +22,8 @@ Drawing (:func:`render`, about 1000 pixels wide whatever the tile): cells are
 coloured by ``color_by`` (default ``lane``) with a colour bar as the legend.
 Labels are drawn only where they fit (at least 6 points); a tile too large for
 them is drawn whole, unlabelled, beside a labelled zoom of its top-left
-16 x 16 cells (outlined on the whole tile).  Lines: medium at the boundaries of
+16 x 16 cells, or 8 x 8 when labels of three lines would not fit (outlined on the
+whole tile).  Lines: medium at the boundaries of
 the lane tile (for each out dim, the extent the lane bases span: where the lane
 pattern repeats), thick between cells held by different warps or blocks.
 """
@@ -255,7 +256,7 @@ def _label_points(labels: np.ndarray, cell_in: float) -> float:
     n_lines = max(lab.count("\n") + 1 for lab in shown)
     longest = max(max(len(s) for s in lab.split("\n")) for lab in shown)
     points = cell_in * 72
-    return min(9.0, 0.75 * points / n_lines, 1.5 * points / max(longest, 2))
+    return min(9.0, 0.75 * points / n_lines, 1.3 * points / max(longest, 2))  # a digit is 0.64 em wide
 
 
 def _draw_cells(ax, rgba, grid, linear, rows: slice, cols: slice, labels=None, font=0.0, ui=9.0):
@@ -289,7 +290,8 @@ def _draw_cells(ax, rgba, grid, linear, rows: slice, cols: slice, labels=None, f
 
 
 def _name_owners(ax, grid: CellGrid) -> None:
-    """Write ``warp k`` (and ``block k``) at the middle of the cells each one holds first."""
+    """Write ``warp k`` (and ``block k``) in the middle of the cells each one holds first, when
+    every one of them holds a rectangle."""
     dims = [d for d in ("block", "warp") if d in grid.first and grid.first[d].max() > 0]
     if not dims:
         return
@@ -300,6 +302,8 @@ def _name_owners(ax, grid: CellGrid) -> None:
         for d, v in zip(dims, key):
             mask &= grid.first[d] == v
         rows, cols = np.nonzero(mask)
+        if len(rows) != (np.ptp(rows) + 1) * (np.ptp(cols) + 1):
+            return  # interleaved warps: the thick lines show them, a name would point nowhere
         ax.text(cols.mean() + 0.5, rows.mean() + 0.5, ", ".join(f"{d} {v}" for d, v in zip(dims, key)),
                 ha="center", va="center", fontsize=9, bbox={"facecolor": "white", "alpha": 0.85, "pad": 1.5})
 
@@ -347,21 +351,26 @@ def render(
     zoomed = font < _MIN_LABEL_PT and max(n_rows, n_cols) > ZOOM_CELLS
     with plt.rc_context({"svg.fonttype": "none", "font.family": "DejaVu Sans", "svg.hashsalt": "linlayout"}):
         if not zoomed:
-            height = n_rows * cell_in + top + 0.3
+            panel_h = max(n_rows * cell_in, 1.2)  # room for the colour bar under a short tile
+            height = panel_h + top + 0.3
             fig = plt.figure(figsize=(width, height), dpi=_DPI)
-            ax = fig.add_axes((left / width, 0.3 / height, n_cols * cell_in / width, n_rows * cell_in / height))
+            ax = fig.add_axes((left / width, (0.3 + panel_h - n_rows * cell_in) / height,
+                               n_cols * cell_in / width, n_rows * cell_in / height))
             shown = labels if font >= _MIN_LABEL_PT else None
             _draw_cells(ax, rgba, grid, linear, *everything, shown, font)
             key = _key(dims, constant) if shown is not None else "labels do not fit: colour only"
-            bar_box = ((left + n_cols * cell_in + 0.25) / width, 0.3 / height, 0.2 / width, n_rows * cell_in / height)
+            bar_box = ((left + n_cols * cell_in + 0.25) / width, 0.3 / height, 0.2 / width, panel_h / height)
         else:
             zoom_in, whole_in = 4.3, width - left * 2 - bar - 4.3
             cell_in = min(whole_in / n_cols, 6.0 / n_rows)
-            zr, zc = slice(0, min(n_rows, ZOOM_CELLS)), slice(0, min(n_cols, ZOOM_CELLS))
-            zcell = zoom_in / max(zr.stop, zc.stop)
-            labels, dims, constant = _region_labels(grid, zr, zc)
-            font = _label_points(labels, zcell)
-            panel_h = max(n_rows * cell_in, zr.stop * zcell)
+            for side in (ZOOM_CELLS, ZOOM_CELLS // 2):  # the largest zoom whose labels fit
+                zr, zc = slice(0, min(n_rows, side)), slice(0, min(n_cols, side))
+                zcell = zoom_in / max(zr.stop, zc.stop)
+                labels, dims, constant = _region_labels(grid, zr, zc)
+                font = _label_points(labels, zcell)
+                if font >= _MIN_LABEL_PT:
+                    break
+            panel_h = max(n_rows * cell_in, zr.stop * zcell, 1.2)
             height = panel_h + top + 0.3
             fig = plt.figure(figsize=(width, height), dpi=_DPI)
             bottom = 0.3 / height
@@ -383,7 +392,7 @@ def render(
         n = grid.num_values
         bar_ax = fig.add_axes(bar_box)
         bar_ax.imshow(colors[::-1, None, :], aspect="auto", extent=(0, 1, -0.5, n - 0.5))
-        step = max(1, n // 16)
+        step = 1 << max(0, (n // max(2, int(bar_box[3] * height * 72 / 28)) - 1).bit_length())  # 28 pt apart
         bar_ax.set_xticks([])
         bar_ax.yaxis.tick_right()
         bar_ax.set_yticks(range(0, n, step))

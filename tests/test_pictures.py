@@ -113,9 +113,11 @@ def test_a_64x64_tile_is_drawn_whole_with_a_labelled_zoom_in_under_a_second(tmp_
     L = mfma_layout(3, (32, 32, 8), (2, 2), (64, 64))
     render(L, tmp_path / "warm.png")  # matplotlib's import and font cache are not the picture's cost
     for name in ("t.png", "t.svg"):
-        t0 = time.perf_counter()
+        # CPU seconds of this process (about 0.6 s for the PNG, 0.35 s for the SVG), not wall time,
+        # which a loaded 2-core CI machine stretches several times
+        t0 = time.process_time()
         labels = render(L, tmp_path / name)
-        assert time.perf_counter() - t0 < 1.0, name
+        assert time.process_time() - t0 < 1.0, name
     assert labels.shape == (64, 64) and labels[0, 0] == "0\n0\n0"
     assert Image.open(tmp_path / "t.png").size == (WIDTH_PX, 560)
     texts = _svg_texts(tmp_path / "t.svg")
