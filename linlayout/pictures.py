@@ -195,6 +195,29 @@ def _pyplot():
     return plt
 
 
+#: Text stays text in SVG; one font; SVG ids fixed, so the same picture is the same file.
+_STYLE = {"svg.fonttype": "none", "font.family": "DejaVu Sans", "svg.hashsalt": "linlayout"}
+
+
+def _picture_path(path) -> tuple[Path, str]:
+    """``(path, "png" | "svg")`` from the file name's suffix, or ``LayoutError``."""
+    path = Path(path)
+    fmt = path.suffix.lower().lstrip(".")
+    if fmt not in ("png", "svg"):
+        raise LayoutError(f"picture file {str(path)!r} must end in .png or .svg")
+    return path, fmt
+
+
+def _save(plt, fig, path: Path, fmt: str) -> None:
+    """Write ``fig`` at :data:`WIDTH_PX` / ``_DPI`` and close it; an unwritable path is a ``LayoutError``."""
+    try:
+        fig.savefig(path, format=fmt, dpi=_DPI)
+    except OSError as e:
+        raise LayoutError(f"cannot write picture {str(path)!r}: {e.strerror or e}") from None
+    finally:
+        plt.close(fig)
+
+
 def _palette(plt, n: int) -> np.ndarray:
     """``n`` light, distinguishable colours (RGBA rows) that keep black text legible."""
     if n <= 10:
@@ -332,10 +355,7 @@ def render(
     cells.  A label line whose value is the same in every cell of a panel is stated once
     in the panel's key instead (``all: warp 0``).
     """
-    path = Path(path)
-    fmt = path.suffix.lower().lstrip(".")
-    if fmt not in ("png", "svg"):
-        raise LayoutError(f"picture file {str(path)!r} must end in .png or .svg")
+    path, fmt = _picture_path(path)
     grid = cell_grid(layout, color_by=color_by, element_bytes=element_bytes, banks=banks)
     plt = _pyplot()
     linear, _ = _padding_parts(layout)
@@ -349,7 +369,7 @@ def render(
     labels, dims, constant = _region_labels(grid, *everything)
     font = _label_points(labels, cell_in)
     zoomed = font < _MIN_LABEL_PT and max(n_rows, n_cols) > ZOOM_CELLS
-    with plt.rc_context({"svg.fonttype": "none", "font.family": "DejaVu Sans", "svg.hashsalt": "linlayout"}):
+    with plt.rc_context(_STYLE):
         if not zoomed:
             panel_h = max(n_rows * cell_in, 1.2)  # room for the colour bar under a short tile
             height = panel_h + top + 0.3
@@ -401,12 +421,7 @@ def render(
         copies = "; +k: k more copies" if (grid.copies > 1).any() else ""
         fig.suptitle((title or _default_title(linear)) + "\n" + key + copies, fontsize=10,
                      y=1 - 0.1 / height, va="top")
-        try:
-            fig.savefig(path, format=fmt, dpi=_DPI)
-        except OSError as e:
-            raise LayoutError(f"cannot write picture {str(path)!r}: {e.strerror or e}") from None
-        finally:
-            plt.close(fig)
+        _save(plt, fig, path, fmt)
     return grid.labels
 
 
@@ -421,10 +436,7 @@ def bank_heatmap(table: np.ndarray, path: Union[str, Path], *, title: str) -> No
     phase, i.e. its cycles) as a heat map, :data:`WIDTH_PX` pixels wide, to ``.png`` or ``.svg``.
     Every nonzero cell is labelled with its count where the label fits; a phase costs the
     largest count of its row, so at most 1 everywhere is conflict-free."""
-    path = Path(path)
-    fmt = path.suffix.lower().lstrip(".")
-    if fmt not in ("png", "svg"):
-        raise LayoutError(f"picture file {str(path)!r} must end in .png or .svg")
+    path, fmt = _picture_path(path)
     table = np.asarray(table)
     plt = _pyplot()
     n_phases, n_banks = table.shape
@@ -434,7 +446,7 @@ def bank_heatmap(table: np.ndarray, path: Union[str, Path], *, title: str) -> No
     cell_h = max(cell_w, 0.3)
     height = n_phases * cell_h + 1.3
     top = int(max(1, table.max()))
-    with plt.rc_context({"svg.fonttype": "none", "font.family": "DejaVu Sans", "svg.hashsalt": "linlayout"}):
+    with plt.rc_context(_STYLE):
         fig = plt.figure(figsize=(width, height), dpi=_DPI)
         ax = fig.add_axes((left / width, 0.5 / height, n_banks * cell_w / width, n_phases * cell_h / height))
         im = ax.imshow(table, aspect="auto", cmap="viridis", vmin=0, vmax=top, interpolation="nearest",
@@ -454,9 +466,4 @@ def bank_heatmap(table: np.ndarray, path: Union[str, Path], *, title: str) -> No
         cax = fig.add_axes(((left + n_banks * cell_w + 0.2) / width, 0.5 / height, 0.2 / width,
                             n_phases * cell_h / height))
         fig.colorbar(im, cax=cax, label="distinct dwords")
-        try:
-            fig.savefig(path, format=fmt, dpi=_DPI)
-        except OSError as e:
-            raise LayoutError(f"cannot write picture {str(path)!r}: {e.strerror or e}") from None
-        finally:
-            plt.close(fig)
+        _save(plt, fig, path, fmt)
