@@ -47,6 +47,7 @@ import numpy as np
 import torch
 
 from linlayout import LayoutError, LinearLayout
+from linlayout.argparsing import dtype_arg
 from linlayout.encodings.blocked import Blocked
 from linlayout.hw.mfma import MfmaInstruction
 from linlayout.lowering.emit import atoms
@@ -330,7 +331,7 @@ def emit_attention(plan: AttentionPlan, name: str = "attention") -> tuple[str, l
 
 # ---------------------------------------------------------------------- command line
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--dtype", choices=("f16", "bf16", "fp8"), default="f16", help="Q, K, V and P element type")
+    p.add_argument("--dtype", type=dtype_arg, choices=("f16", "bf16", "fp8"), default="f16", help="Q, K, V and P element type")
     p.add_argument("--d", type=int, default=64, help="head dim (default 64)")
     p.add_argument("--nq", type=int, default=32, help="queries (default 32: one tile)")
     p.add_argument("--nkv", type=int, default=80, help="keys (default 80: a ragged last key block)")

@@ -12,7 +12,9 @@ wave interpreter and compare with the torch reference), ``--emit DIR`` (write
 ``<name>.mlir``, ``<name>.s`` and ``<name>.hsaco``), ``--launch`` (run the code object on a
 ROCm GPU) and ``--json`` (print one JSON object with at least ``verified``, ``max_abs_err``
 and ``fatbin``; docs/contract.md section 5).  ``verified`` is true only when the kernel was run
-(interpreter or GPU) and every output matched the reference.
+(interpreter or GPU) and every output matched the reference.  Exit status: 0 done, 1 a run
+did not match its reference, 2 bad input (one line on stderr): a bad option, or ``--launch``
+where no code object can be launched (no ROCm GPU of ``--arch``, or no linker).
 
 Static report.  The compiled kernel's resources (VGPRs, SGPRs, AGPRs, LDS bytes, scratch)
 from the code object metadata, its ISA instruction counts, and the bank-conflict analysis
@@ -24,7 +26,8 @@ ISA's ``ds_read*``/``ds_write*`` mnemonics are compared with the recorded ones.
 
 GPU launch.  Needs torch with a ROCm (HIP) device and ``libamdhip64``: the code object is
 loaded with ``hipModuleLoadData`` and launched with ``hipModuleLaunchKernel`` (ctypes), on
-torch tensors.  Without a ROCm GPU, :func:`gpu_status` says why and nothing is run.
+torch tensors.  Without a ROCm GPU, :func:`gpu_status` says why; ``--launch`` is then refused
+before anything is built.
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ import numpy as np
 import torch
 
 from linlayout import LayoutError
+from linlayout.argparsing import Parser
 from linlayout.lowering.compile import CompiledKernel, compile_mlir
 from linlayout.lowering.interpreter import run_kernel
 from linlayout.lowering.isa import instructions, isa_counts
@@ -317,12 +321,13 @@ def launch_on_gpu(kb: KernelBuild, ck: CompiledKernel, case: Case) -> dict:
 
 # ---------------------------------------------------------------------- command line
 def _parser(prog: str, description: str, add_arguments: Callable) -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=f"linlayout kernel {prog}", description=description)
+    p = Parser(prog=f"linlayout kernel {prog}", description=description)
     p.add_argument("--arch", choices=ARCHES, default="gfx942", help="target (default gfx942)")
     p.add_argument("--interpret", action="store_true",
                    help="run the emitted MLIR on the wave interpreter and compare with torch")
     p.add_argument("--emit", metavar="DIR", help="write the MLIR, ISA and code object (.hsaco) into DIR")
-    p.add_argument("--launch", action="store_true", help="run the code object on a ROCm GPU (if there is one)")
+    p.add_argument("--launch", action="store_true",
+                   help="run the code object on a ROCm GPU of --arch (exit 2 where there is none)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
     p.add_argument("--json", action="store_true", help="print exactly one JSON object on stdout")
     add_arguments(p)
@@ -330,7 +335,12 @@ def _parser(prog: str, description: str, add_arguments: Callable) -> argparse.Ar
 
 
 def run(prog: str, args: argparse.Namespace, build: Callable, make_case: Callable) -> dict:
-    """Build, compile, report, and (as asked) interpret, write and launch; the JSON result."""
+    """Build, compile, report, and (as asked) interpret, write and launch; the JSON result.
+    ``--launch`` where nothing can be launched is a ``LayoutError``, raised before the work."""
+    if args.launch:
+        status = gpu_status(args.arch)
+        if not status["available"]:
+            raise LayoutError(f"--launch: {status['reason']}")
     t0 = time.perf_counter()
     kb = build(args)
     kb.emit_seconds = time.perf_counter() - t0
@@ -338,6 +348,8 @@ def run(prog: str, args: argparse.Namespace, build: Callable, make_case: Callabl
         ck = compile_mlir(kb.text, kb.arch, binary=True)
         no_binary = ""
     except LinkerNotFound as e:  # the ISA needs no linker; the code object does
+        if args.launch:
+            raise LayoutError(f"--launch needs a code object: {e}") from None
         ck = compile_mlir(kb.text, kb.arch, binary=False)
         no_binary = f"no code object: {e}"
     out_dir = args.emit or _default_dir(kb)
@@ -354,9 +366,7 @@ def run(prog: str, args: argparse.Namespace, build: Callable, make_case: Callabl
         result["interpret"] = interpret(kb, case)
     else:
         result["interpret"] = {"ran": False, "reason": "run with --interpret to execute on the wave interpreter"}
-    if args.launch and no_binary:
-        result["launch"] = {"ran": False, "available": False, "reason": no_binary}
-    elif args.launch:
+    if args.launch:
         result["launch"] = launch_on_gpu(kb, ck, case)
     else:
         result["launch"] = {"ran": False, **gpu_status(kb.arch)}
@@ -404,12 +414,11 @@ def main(prog: str, description: str, add_arguments: Callable, build: Callable, 
          argv: Sequence[str] | None = None) -> int:
     """The ``linlayout kernel <prog>`` (and ``python -m linlayout.kernels.<prog>``) entry point; exit 0 when nothing failed, 1 when a run did
     not verify, 2 on bad input."""
-    p = _parser(prog, description, add_arguments)
-    args = p.parse_args(argv)
     try:
+        args = _parser(prog, description, add_arguments).parse_args(argv)
         result = run(prog, args, build, make_case)
     except LayoutError as e:
-        print(f"error: {e}", file=sys.stderr)
+        print(f"linlayout kernel {prog}: error: {' '.join(str(e).split())}", file=sys.stderr)
         return 2
     print(json.dumps(result) if args.json else render(result))
     ran = result["interpret"].get("ran") or result["launch"].get("ran")

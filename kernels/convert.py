@@ -27,6 +27,7 @@ import numpy as np
 import torch
 
 from linlayout import LayoutError
+from linlayout.argparsing import dtype_arg
 from linlayout.spec import parse_layout
 from linlayout.lowering.emit.conversion_kernel import build_conversion_kernel
 from linlayout.synth.convert import STRATEGIES, plan_conversion
@@ -49,7 +50,7 @@ def default_layouts(arch: str) -> tuple[str, str]:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--src", help="source layout (JSON, @file, CuTe or a named spec); default: MFMA accumulator")
     p.add_argument("--dst", help="destination layout; default: the MFMA B operand of the same tile")
-    p.add_argument("--dtype", choices=sorted(DTYPES), default="f16", help="element type (default f16)")
+    p.add_argument("--dtype", type=dtype_arg, choices=sorted(DTYPES), default="f16", help="element type (default f16)")
     p.add_argument("--shape", help="tensor extent per out dim, e.g. 30x32 (default: the full tile)")
     p.add_argument("--strategy", choices=STRATEGIES, default="auto", help="conversion strategy (default auto)")
 

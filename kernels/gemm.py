@@ -42,6 +42,7 @@ import numpy as np
 import torch
 
 from linlayout import LayoutError, LinearLayout
+from linlayout.argparsing import dtype_arg
 from linlayout.encodings.blocked import Blocked
 from linlayout.hw.mfma import MfmaInstruction, get_instruction, instructions_for
 from linlayout.lowering.emit import atoms
@@ -324,7 +325,7 @@ def _pair(text: str, what: str) -> tuple[int, int]:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--dtype", choices=("f16", "bf16", "fp8"), default="f16", help="A and B element type")
+    p.add_argument("--dtype", type=dtype_arg, choices=("f16", "bf16", "fp8"), default="f16", help="A and B element type")
     p.add_argument("--m", type=int, default=40, help="rows of A and C (default 40)")
     p.add_argument("--n", type=int, default=40, help="rows of B, columns of C (default 40)")
     p.add_argument("--k", type=int, default=72, help="columns of A and B (default 72)")

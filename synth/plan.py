@@ -20,6 +20,7 @@ import json
 from dataclasses import dataclass, field
 
 from linlayout import LayoutError, LinearLayout
+from linlayout.lane_map import lane_map_pattern
 
 from .steps import (Barrier, FusedDpp, Lane, LdsLoad, LdsStore, Mov, PermlaneSwap, PermSelect, Select, Step,
                     dwords_per_slot, slots_per_dword, step_from_json, transpose_element_addresses, transpose_name)

@@ -138,7 +138,6 @@ def test_each_layer_imports_only_lower_layers_at_module_level(layer):
     assert _check(layer) == []
 
 
-@pytest.mark.xfail(strict=False, reason="the CLI's function-level imports are hoisted by the cli helper's work")
 def test_the_cli_imports_at_module_level():
     assert _check("cli") == []
 

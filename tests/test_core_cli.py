@@ -76,7 +76,7 @@ def test_bad_input_exits_2_with_one_line(capsys, argv, msg):
 
 
 def test_show_picture_without_plotting_support(capsys, monkeypatch, tmp_path):
-    monkeypatch.setitem(sys.modules, "linlayout.pictures", None)  # import fails
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import fails
     code, out, err = run(capsys, "show", "8:1", "--png", str(tmp_path / "x.png"))
     assert code == 2 and out == "" and "pip install 'linlayout[plot]'" in err
 

@@ -61,12 +61,41 @@ def test_cli_without_interpret_is_not_verified(capsys, tmp_path):
     assert status == 0 and out["verified"] is False and out["interpret"]["ran"] is False
 
 
-def test_cli_bad_input_exits_2(capsys):
+@pytest.mark.parametrize("argv,words", [
+    (["--m", "0"], "--m"),
+    (["--m", "x"], "argument --m: invalid int value: 'x'"),
+    (["--dtype", "f32"], "argument --dtype: invalid choice: 'f32'"),
+    (["--dtype", "fp17"], "unknown dtype 'fp17'"),
+    (["--arch", "gfx1"], "argument --arch: invalid choice"),
+    (["--bogus"], "unrecognized arguments: --bogus"),
+])
+def test_cli_bad_input_is_one_line_and_exit_2(capsys, argv, words):
     from linlayout.kernels import gemm
 
-    status = common.main("gemm", "", gemm.add_arguments, gemm.build, gemm.make_case, ["--m", "0", "--json"])
+    status = common.main("gemm", "", gemm.add_arguments, gemm.build, gemm.make_case, argv + ["--json"])
     captured = capsys.readouterr()
-    assert status == 2 and captured.out == "" and "--m" in captured.err
+    assert status == 2 and captured.out == ""
+    assert len(captured.err.splitlines()) == 1 and captured.err.startswith("linlayout kernel gemm: error: ")
+    assert words in captured.err
+
+
+def test_dtype_spellings_are_one_vocabulary(capsys):
+    from linlayout.kernels import gemm
+
+    p = common._parser("gemm", "", gemm.add_arguments)
+    assert [p.parse_args(["--dtype", d]).dtype for d in ("fp16", "f16", "FP16", "half", "e4m3", "bfloat16")] == \
+        ["f16", "f16", "f16", "f16", "fp8", "bf16"]
+
+
+@pytest.mark.skipif(bool(getattr(torch.version, "hip", None)), reason="a ROCm torch is installed")
+def test_launch_without_a_gpu_is_refused_before_any_work(capsys, monkeypatch):
+    from linlayout.kernels import gemm
+
+    monkeypatch.setattr(gemm, "build", None)  # never reached
+    status = common.main("gemm", "", gemm.add_arguments, gemm.build, gemm.make_case, ["--launch"])
+    captured = capsys.readouterr()
+    assert status == 2 and captured.out == "" and len(captured.err.splitlines()) == 1
+    assert "--launch: torch" in captured.err and "not a ROCm build" in captured.err
 
 
 def test_without_a_linker_the_isa_is_still_written(capsys, tmp_path, monkeypatch):
@@ -80,7 +109,7 @@ def test_without_a_linker_the_isa_is_still_written(capsys, tmp_path, monkeypatch
         return real(text, arch, binary=False, **kw)
 
     monkeypatch.setattr(common, "compile_mlir", no_linker)
-    status, out = run_cli(capsys, "convert", "--arch", "gfx942", "--interpret", "--launch", "--emit", str(tmp_path))
+    status, out = run_cli(capsys, "convert", "--arch", "gfx942", "--interpret", "--emit", str(tmp_path))
     assert status == 0 and out["verified"] is True
     assert out["fatbin"] is None and "ld.lld" in out["fatbin_missing"]
     assert os.path.exists(out["artifacts"]["isa"]) and out["launch"]["ran"] is False

@@ -1,9 +1,11 @@
-"""Pictures: files are written, and the cell labels/colours come from the layout."""
+"""Pictures: files are written, and the cell labels/colours come from the layout; a 64x64 tile is
+drawn 1000 pixels wide in under a second, labelled in a zoom."""
 
 from __future__ import annotations
 
 import builtins
 import re
+import time
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -14,9 +16,10 @@ import needs
 from linlayout import LayoutError
 from linlayout.cli import main
 from linlayout.encodings import Wmma, mfma_layout, padded_shared, swizzled_shared, wmma_dot_operand
-from linlayout.pictures import cell_grid, render
+from linlayout.pictures import WIDTH_PX, ZOOM_CELLS, bank_heatmap, cell_grid, render
 
 needs.module("matplotlib")
+from PIL import Image  # noqa: E402  (matplotlib depends on pillow)
 
 MFMA_C = mfma_layout(3, (32, 32, 8), (1, 1), (32, 32))
 
@@ -32,32 +35,40 @@ def _expected_label(layout, r, c):
                     key = (w, lane, reg)
                     best = key if best is None or key < best else best
     w, lane, reg = best
-    return f"T{lane}\nr{reg}" + (f"\nw{w}" if layout.in_dim_size("warp") > 1 else "")
+    return f"{lane}\n{reg}" + (f"\n{w}" if layout.in_dim_size("warp") > 1 else "")
+
+
+def _svg_texts(path):
+    return ["".join(el.itertext()) for el in ET.parse(path).getroot().iter() if el.tag.endswith("text")]
+
+
+def _drawn_in_order(texts, labels) -> bool:
+    """The label lines of ``labels`` (row by row) appear as consecutive SVG texts."""
+    lines = [ln for lab in labels.flat for ln in lab.split("\n")]
+    return any(texts[i:i + len(lines)] == lines for i in range(len(texts) - len(lines) + 1))
 
 
 def test_render_mfma_png_and_svg(tmp_path):
     png, svg = tmp_path / "c.png", tmp_path / "c.svg"
     labels = render(MFMA_C, png)
-    assert png.stat().st_size > 10_000 and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert labels.shape == (32, 32)
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and Image.open(png).size == (WIDTH_PX, 930)
+    assert labels.shape == (32, 32) and cell_grid(MFMA_C).label_dims == ["lane", "register"]
     for r, c in [(0, 0), (0, 31), (4, 0), (5, 17), (31, 31), (12, 9)]:
         assert labels[r, c] == _expected_label(MFMA_C, r, c)
     # every label names a (lane, register) that the layout maps to that cell
     for r in range(32):
         for c in range(32):
-            m = re.fullmatch(r"T(\d+)\nr(\d+)", labels[r, c])
+            m = re.fullmatch(r"(\d+)\n(\d+)", labels[r, c])
             out = MFMA_C.apply({"lane": int(m.group(1)), "register": int(m.group(2))})
             assert (out["dim0"], out["dim1"]) == (r, c)
 
     svg_labels = render(MFMA_C, svg)
     assert np.array_equal(svg_labels, labels)
-    texts = []
-    for el in ET.parse(svg).getroot().iter():
-        if el.tag.endswith("text"):
-            texts.append("".join(el.itertext()))
-    # each cell's first line appears as SVG text; lane 37 holds 16 cells
-    assert sum(t.startswith("T37") for t in texts) == 16
-    assert any("r15" in t for t in texts)
+    texts = _svg_texts(svg)
+    # the 32 x 32 tile is labelled whole, one SVG text per label line, row by row; lane 37 holds 16 cells
+    assert _drawn_in_order(texts, labels) and len(texts) < 2 * labels.size + 100
+    assert sum(lab.startswith("37\n") for lab in labels.flat) == 16
+    assert "each cell: lane / register" in texts and not any(t.startswith("T") for t in texts)
 
 
 def test_colour_by_warp_and_tile_boundaries():
@@ -73,7 +84,7 @@ def test_broadcast_is_marked():
     A = wmma_dot_operand(Wmma(1, (1, 1)), 0, 16, (16, 16))
     g = cell_grid(A)
     assert (g.copies == 2).all()
-    assert g.labels[3, 5] == "T3+1\nr5"
+    assert g.labels[3, 5] == "3+1\n5" and g.label_dims == ["lane", "register"]
 
 
 def test_shared_layout_shows_offsets_and_banks():
@@ -83,7 +94,7 @@ def test_shared_layout_shows_offsets_and_banks():
     inv = S.invert()
     for r, c in [(0, 0), (1, 0), (3, 17), (7, 31)]:
         off = inv.apply({"dim0": r, "dim1": c})["offset"]
-        assert g.labels[r, c] == f"{off}\nB{(off * 2 // 4) % 32}"
+        assert g.labels[r, c] == f"{off}\n{(off * 2 // 4) % 32}"
         assert g.values[r, c] == (off * 2 // 4) % 32
 
 
@@ -91,13 +102,43 @@ def test_padded_layout_banks_use_padded_addresses():
     P = padded_shared([(32, 1)], (4, 32), order=(1, 0))
     g = cell_grid(P, element_bytes=4, banks=32)
     # row 1 starts at address 33 -> bank 1
-    assert g.values[1, 0] == 1 and g.labels[1, 0] == "32\nB1"
+    assert g.values[1, 0] == 1 and g.labels[1, 0] == "32\n1" and g.label_dims == ["offset", "bank"]
 
 
 def test_three_d_layouts_stack_panels():
     L = mfma_layout(3, (32, 32, 8), (2, 1, 1), (2, 32, 32))
     g = cell_grid(L)
     assert g.labels.shape == (64, 32) and g.row_dims == ["dim0", "dim1"]
+
+
+def test_a_64x64_tile_is_drawn_whole_with_a_labelled_zoom_in_under_a_second(tmp_path):
+    L = mfma_layout(3, (32, 32, 8), (2, 2), (64, 64))
+    render(L, tmp_path / "warm.png")  # matplotlib's import and font cache are not the picture's cost
+    for name in ("t.png", "t.svg"):
+        # CPU seconds of this process (about 0.6 s for the PNG, 0.35 s for the SVG), not wall time,
+        # which a loaded 2-core CI machine stretches several times
+        t0 = time.process_time()
+        labels = render(L, tmp_path / name)
+        assert time.process_time() - t0 < 1.0, name
+    assert labels.shape == (64, 64) and labels[0, 0] == "0\n0\n0"
+    assert Image.open(tmp_path / "t.png").size == (WIDTH_PX, 560)
+    texts = _svg_texts(tmp_path / "t.svg")
+    # the zoom: ZOOM_CELLS x ZOOM_CELLS cells of warp 0, two lines each (warp stated once in the key)
+    zoom = labels[:ZOOM_CELLS, :ZOOM_CELLS]
+    assert {lab.rsplit("\n", 1)[1] for lab in zoom.flat} == {"0"}
+    assert _drawn_in_order(texts, np.vectorize(lambda lab: lab.rsplit("\n", 1)[0])(zoom))
+    assert len(texts) < 2 * ZOOM_CELLS ** 2 + 100  # nothing else labelled cell by cell
+    assert [t for t in texts if t.startswith("warp ")] == ["warp 0", "warp 1", "warp 2", "warp 3"]
+    assert any("each cell: lane / register   (all: warp 0)" in t for t in texts)
+
+
+def test_bank_heatmap(tmp_path):
+    table = np.zeros((4, 32), dtype=int)
+    table[:, :2] = 16
+    bank_heatmap(table, tmp_path / "h.png", title="x")
+    bank_heatmap(table, tmp_path / "h.svg", title="x")
+    assert Image.open(tmp_path / "h.png").size == (WIDTH_PX, 250)
+    assert _svg_texts(tmp_path / "h.svg").count("16") == 8 + 1  # the 8 nonzero cells, and bank tick 16
 
 
 def test_errors(tmp_path, monkeypatch):
@@ -115,6 +156,8 @@ def test_errors(tmp_path, monkeypatch):
     monkeypatch.setattr(builtins, "__import__", no_matplotlib)
     with pytest.raises(LayoutError, match=re.escape("pip install 'linlayout[plot]'")):
         render(MFMA_C, tmp_path / "x.png")
+    with pytest.raises(LayoutError, match="too large to draw"):
+        cell_grid(mfma_layout(3, (32, 32, 8), (1, 1), (512, 256)))
 
 
 def test_show_png_end_to_end(tmp_path, capsys):

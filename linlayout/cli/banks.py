@@ -7,7 +7,7 @@ Modes (one per call):
 * whole tile: ``--arch A --shared LAYOUT --reg LAYOUT --dtype DT [--direction read|write]``
   chooses the widest legal instruction and reports cycles per instruction;
 * swizzle synthesis: ``--arch A --writer LAYOUT --reader LAYOUT --dtype DT``
-  [``--budget BYTES``] [``--padding-options``];
+  [``--lds-budget BYTES``] [``--padding-options``];
 * ``--model [--arch A]``: the hardware model, its sources and named assumptions.
 
 LAYOUT: anything ``linlayout.spec.parse_layout`` reads (JSON, ``@file``, CuTe,
@@ -15,47 +15,53 @@ named spec); a JSON shared layout may carry ``"padding": [[interval, pad], ...]`
 An ``--access`` with one in dim (e.g. CuTe ``(8,64):(1,64)``, element fastest) is read
 as ``register`` (its low ``log2(size/64)`` bits) x ``lane``.
 ``--assume NAME=VALUE`` replaces a named [I] assumption (VALUE: lanes per
-contiguous phase, or comma-separated lane masks).  ``--png FILE`` writes a
-phase x bank heat map of distinct dwords (instruction 0).
+contiguous phase, or comma-separated lane masks).  ``--png FILE`` / ``--svg FILE``
+draw a phase x bank heat map of distinct dwords (instruction 0).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 
-import numpy as np
+from linlayout.synth.banks import analyze_op, bank_load, lane_start_bytes
+from linlayout.synth.lds_access import tile_access_report
+from linlayout.synth.swizzle import padding_options, synthesize
 
 from ..dtypes import dtype_bits
+from ..encodings.padded import PaddedLayout
 from ..errors import LayoutError
+from ..hw.lds import LDS_ARCHS, lds_model
 from ..layout import LinearLayout
-from . import add_json_flag
+from ..pictures import bank_heatmap
+from ..spec import parse_layout
+from . import DTYPE_HELP, add_command
+
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("banks", help="LDS bank conflicts: one instruction, a whole tile, or swizzle synthesis",
-                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--arch", help="gfx90a, gfx942 or gfx950")
-    p.add_argument("--op", help="LDS instruction, e.g. ds_read_b128 (single-instruction mode)")
-    p.add_argument("--access", help="layout lane[, register] -> offset (single-instruction mode)")
-    p.add_argument("--element-bytes", type=int, help="bytes per element (single-instruction mode)")
-    p.add_argument("--element-bits", type=int, help="bits per element, e.g. 4 or 6 (instead of --element-bytes)")
-    p.add_argument("--padding", help="padding 'INTERVAL:PAD[,INTERVAL:PAD]' in elements, applied to offsets")
+    p = add_command(subparsers, "banks", __doc__)
+    p.add_argument("--arch", metavar="ARCH", help="gfx90a, gfx942 or gfx950")
+    p.add_argument("--op", metavar="OP", help="LDS instruction, e.g. ds_read_b128 (single-instruction mode)")
+    p.add_argument("--access", metavar="LAYOUT", help="layout lane[, register] -> offset (single-instruction mode)")
+    p.add_argument("--element-bytes", metavar="N", type=int, help="bytes per element (single-instruction mode)")
+    p.add_argument("--element-bits", metavar="N", type=int, help="bits per element, e.g. 4 or 6 (instead of --element-bytes)")
+    p.add_argument("--padding", metavar="I:P,...", help="padding 'INTERVAL:PAD[,INTERVAL:PAD]' in elements, applied to offsets")
     p.add_argument("--method", choices=["auto", "linear", "enumerate"], default="auto",
                    help="single-instruction mode: subspace algebra, enumeration, or auto")
-    p.add_argument("--shared", help="shared layout offset -> tensor (whole-tile mode)")
-    p.add_argument("--reg", help="register layout register, lane, warp -> tensor (whole-tile mode)")
+    p.add_argument("--shared", metavar="LAYOUT", help="shared layout offset -> tensor (whole-tile mode)")
+    p.add_argument("--reg", metavar="LAYOUT", help="register layout register, lane, warp -> tensor (whole-tile mode)")
     p.add_argument("--direction", choices=["read", "write"], default="read", help="whole-tile mode")
-    p.add_argument("--writer", help="register layout that writes the tile (synthesis mode)")
-    p.add_argument("--reader", help="register layout that reads the tile (synthesis mode)")
-    p.add_argument("--dtype", help="element type (f16, bf16, fp8, fp4, f32, ...)")
-    p.add_argument("--budget", type=int, help="synthesis: LDS bytes available (moves the tile in rounds)")
+    p.add_argument("--writer", metavar="LAYOUT", help="register layout that writes the tile (synthesis mode)")
+    p.add_argument("--reader", metavar="LAYOUT", help="register layout that reads the tile (synthesis mode)")
+    p.add_argument("--dtype", metavar="DTYPE", help=DTYPE_HELP)
+    p.add_argument("--lds-budget", type=int, metavar="BYTES",
+                   help="synthesis: LDS bytes available (moves the tile in rounds)")
     p.add_argument("--padding-options", action="store_true", help="synthesis: also list padded alternatives")
     p.add_argument("--no-transpose", action="store_true", help="synthesis: do not use gfx950 ds_read_*_tr_*")
     p.add_argument("--model", action="store_true", help="print the LDS model with its named assumptions")
     p.add_argument("--assume", action="append", default=[], metavar="NAME=VALUE",
                    help="replace a named assumption (lanes per phase, or lane masks 'm0,m1,..')")
-    p.add_argument("--png", help="write a phase x bank heat map to this file")
-    add_json_flag(p)
+    p.add_argument("--png", metavar="FILE", help="draw a phase x bank heat map to this PNG file (needs matplotlib)")
+    p.add_argument("--svg", metavar="FILE", help="draw the heat map to this SVG file (needs matplotlib)")
     p.set_defaults(func=run)
 
 
@@ -75,8 +81,6 @@ def _assumptions(items: list[str]) -> dict:
 
 
 def _model(args):
-    from ..hw.lds import lds_model
-
     if not args.arch:
         raise LayoutError("--arch is required")
     return lds_model(args.arch, _assumptions(args.assume))
@@ -99,9 +103,6 @@ def _padding_pairs(text: str | None) -> list[tuple[int, int]] | None:
 
 def _layout(text: str, what: str):
     """A LinearLayout, or a PaddedLayout for JSON with a ``padding`` key."""
-    from ..encodings.padded import PaddedLayout
-    from ..spec import parse_layout
-
     if not isinstance(text, str) or not text.strip():
         raise LayoutError(f"{what}: empty layout")
     stripped = text.strip()
@@ -166,16 +167,12 @@ def run(args) -> dict:
 
 
 def _run_model(args) -> dict:
-    from ..hw.lds import LDS_ARCHS, lds_model
-
     archs = [args.arch] if args.arch else list(LDS_ARCHS)
     assume = _assumptions(args.assume)
     return {"mode": "model", "models": [lds_model(a, assume).describe() for a in archs]}
 
 
 def _run_single(args) -> dict:
-    from linlayout.synth.banks import analyze_op, bank_load, lane_start_bytes
-
     if not (args.op and args.access):
         raise LayoutError("single-instruction mode needs --op and --access")
     model = _model(args)
@@ -188,16 +185,11 @@ def _run_single(args) -> dict:
     pad = _padding_pairs(args.padding)
     report = analyze_op(op, access, bits, padding=pad, method=args.method)
     out = {"mode": "instruction", **report.to_json()}
-    if args.png:
-        _heatmap(bank_load(op, lane_start_bytes(op, access, bits, pad)), op, args.png)
-        out["png"] = args.png
+    out["pictures"] = _heatmaps(args, lambda: bank_load(op, lane_start_bytes(op, access, bits, pad)), op)
     return out
 
 
 def _run_tile(args) -> dict:
-    from linlayout.synth.banks import bank_load, lane_start_bytes
-    from linlayout.synth.lds_access import tile_access_report
-
     if not (args.shared and args.reg):
         raise LayoutError("whole-tile mode needs --shared and --reg")
     model = _model(args)
@@ -208,16 +200,13 @@ def _run_tile(args) -> dict:
     bits = _element_bits(args)
     rep = tile_access_report(shared, reg, bits, model, args.direction)
     out = {"mode": "tile", **rep.to_json()}
-    if args.png and rep.choice.access is not None:
+    if rep.choice.access is not None:
         op = model.op(rep.choice.op)
-        _heatmap(bank_load(op, lane_start_bytes(op, rep.choice.access, bits)), op, args.png)
-        out["png"] = args.png
+        out["pictures"] = _heatmaps(args, lambda: bank_load(op, lane_start_bytes(op, rep.choice.access, bits)), op)
     return out
 
 
 def _apply_padding(shared, text):
-    from ..encodings.padded import PaddedLayout
-
     pairs = _padding_pairs(text)
     if pairs is None:
         return shared
@@ -227,8 +216,6 @@ def _apply_padding(shared, text):
 
 
 def _run_synthesis(args) -> dict:
-    from linlayout.synth.swizzle import padding_options, synthesize
-
     if not (args.writer and args.reader):
         raise LayoutError("synthesis mode needs --writer and --reader")
     model = _model(args)
@@ -236,7 +223,7 @@ def _run_synthesis(args) -> dict:
     if not isinstance(w, LinearLayout) or not isinstance(r, LinearLayout):
         raise LayoutError("--writer and --reader must be linear layouts")
     bits = _element_bits(args)
-    res = synthesize(w, r, bits, model, lds_budget_bytes=args.budget, allow_transpose=not args.no_transpose)
+    res = synthesize(w, r, bits, model, lds_budget_bytes=args.lds_budget, allow_transpose=not args.no_transpose)
     out = {"mode": "synthesis", **res.to_json(),
            "write_explanation": res.write_report.explanation, "read_explanation": res.read_report.explanation}
     if args.padding_options:
@@ -244,26 +231,14 @@ def _run_synthesis(args) -> dict:
     return out
 
 
-def _heatmap(table: np.ndarray, op, path: str) -> None:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError as e:  # pragma: no cover - depends on environment
-        raise LayoutError(f"--png needs matplotlib: {e}") from None
-    fig, ax = plt.subplots(figsize=(max(6, table.shape[1] / 5), max(2, table.shape[0] / 2 + 1)))
-    im = ax.imshow(table, aspect="auto", cmap="viridis", vmin=0, vmax=max(1, int(table.max())))
-    ax.set_xlabel("bank")
-    ax.set_ylabel("phase")
-    ax.set_title(f"{op.name} on {op.arch}: distinct dwords per bank and phase")
-    fig.colorbar(im, ax=ax, label="dwords (cycles)")
-    try:
-        fig.savefig(path, dpi=100, bbox_inches="tight")
-    except OSError as e:
-        raise LayoutError(f"--png {path}: {e}") from None
-    finally:
-        plt.close(fig)
+def _heatmaps(args, table, op) -> list[str]:
+    """Draw the heat map ``table()`` (phases x banks) to ``--png`` and ``--svg``; the paths drawn."""
+    paths = [p for p in (args.png, args.svg) if p]
+    if paths:
+        load = table()
+        for path in paths:
+            bank_heatmap(load, path, title=f"{op.name} on {op.arch}: distinct dwords per bank and lane phase")
+    return paths
 
 
 # ------------------------------------------------------------------ text

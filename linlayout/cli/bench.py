@@ -1,7 +1,7 @@
 """``linlayout bench conversions [--baseline FILE]``: our conversion kernels against Triton's.
 
 For every case of the baseline (docs/contract.md section 5; by default the repository's
-``benchmarks/data/triton_amd_baseline.json``, measured as docs/benchmarks.md says):
+benchmarks/data/triton_amd_baseline.json, Triton's counts for its conversion cases):
 plan the conversion (linlayout.synth.convert), emit the conversion kernel, compile it to ISA and a
 code object, and count the instructions of the ``conv`` region of one wave the way the
 baseline counts Triton's (linlayout.lowering.isa).  Prints ``{"cases": [...], "summary": {...}}``:
@@ -27,39 +27,45 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import LayoutError
-from . import add_json_flag
+from linlayout.lowering.conversion import lower_conversion
+from linlayout.synth.convert import plan_conversion
+from linlayout.synth.emulator import element_ids
 
-#: Triton 3.9's counts for the 48 baseline conversions, in the repository beside the package.
-DEFAULT_BASELINE = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "triton_amd_baseline.json"
+from ..dtypes import dtype_bits
+from ..errors import LayoutError
+from ..layout import LinearLayout
+from . import add_command, add_json_flag
+
 # Triton's compile time per conversion kernel, as the issue states it (seconds).
 TRITON_COMPILE_SECONDS = (0.3, 0.5)
-_DTYPE_BITS = {"fp32": 32, "f32": 32, "fp16": 16, "f16": 16, "bf16": 16, "fp8": 8, "i8": 8, "fp64": 64}
+#: The repository's baseline (a source checkout; an installed package names one with --baseline).
+DEFAULT_BASELINE = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "triton_amd_baseline.json"
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("bench", help="benchmarks against the peer (Triton's AMD backend)",
-                              description="Benchmarks of linlayout against Triton's AMD code.")
+    p = add_command(subparsers, "bench", "Benchmarks of linlayout against Triton's AMD code.")
     sub = p.add_subparsers(dest="bench", metavar="BENCH")
     c = sub.add_parser("conversions", help="our ISA counts beside Triton's for every baseline conversion",
-                       description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
-    c.add_argument("--baseline", default=str(DEFAULT_BASELINE), metavar="FILE",
-                   help="Triton's counts (default: benchmarks/data/triton_amd_baseline.json)")
+                       description=__doc__.split("\n\n", 1)[1])
+    c.add_argument("--baseline", metavar="FILE",
+                   help="the baseline JSON (default: the repository's benchmarks/data/triton_amd_baseline.json)")
     c.add_argument("--cases", type=int, metavar="N", help="only the first N cases")
     c.add_argument("--arch", help="only the cases of this arch")
     c.add_argument("--isa-only", action="store_true", help="skip the code object (no linker; compile times exclude it)")
     add_json_flag(c)
     c.set_defaults(func=run)
-    add_json_flag(p)
     p.set_defaults(func=_no_bench)
 
 
 def _no_bench(args: argparse.Namespace) -> dict:
-    raise LayoutError("name a benchmark: linlayout bench conversions")
+    raise LayoutError("name a benchmark: linlayout bench conversions [--baseline FILE]")
 
 
-def _load_baseline(path: str) -> list[dict]:
+def _load_baseline(path: str | None) -> list[dict]:
+    if path is None:
+        if not DEFAULT_BASELINE.is_file():
+            raise LayoutError(f"no baseline at {str(DEFAULT_BASELINE)!r} (not a source checkout): give --baseline FILE")
+        path = str(DEFAULT_BASELINE)
     try:
         data = json.loads(Path(path).read_text())
     except (OSError, ValueError) as e:
@@ -76,28 +82,15 @@ def _load_baseline(path: str) -> list[dict]:
 
 def stays_in_wave(src, dst, num_warps: int) -> bool:
     """True when every element dst puts in warp ``w`` is held by warp ``w`` in src."""
-    from linlayout.synth.emulator import element_ids
-
     s, d = element_ids(src, num_warps), element_ids(dst, num_warps)
     return all(np.isin(d[w], s[w]).all() for w in range(num_warps))
 
 
-def _bits(dtype: str) -> int:
-    bits = _DTYPE_BITS.get(str(dtype).lower())
-    if bits is None:
-        raise LayoutError(f"baseline dtype {dtype!r} is not one of {sorted(_DTYPE_BITS)}")
-    return bits
-
-
 def bench_case(case: dict, binary: bool = True) -> dict:
     """Plan, emit, compile and count one baseline case."""
-    from linlayout import LinearLayout
-    from linlayout.lowering.conversion import lower_conversion
-    from linlayout.synth.convert import plan_conversion
-
     src, dst = LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"])
     t0 = time.perf_counter()
-    plan = plan_conversion(src, dst, case["arch"], _bits(case["dtype"]))
+    plan = plan_conversion(src, dst, case["arch"], dtype_bits(case["dtype"]))
     t1 = time.perf_counter()
     low = lower_conversion(plan, binary=binary, cache=False)
     t2 = time.perf_counter()

@@ -13,38 +13,37 @@ import argparse
 import json
 from pathlib import Path
 
+from linlayout.lowering.conversion import write_conversion
+from linlayout.synth.convert import plan_conversion
+
 from ..dtypes import dtype_bits
 from ..errors import LayoutError
-from . import add_json_flag
+from ..spec import parse_layout
+from . import DTYPE_HELP, add_command
+
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser(
-        "convert",
-        help="plan a layout conversion of a distributed tile (verified on the wave emulator)",
-        description="The cheapest instruction sequence moving a tile from layout --src to layout --dst "
-        "on one AMD target: register renaming, in-wave lane moves (DPP, ds_swizzle, permlane swaps, "
-        "ds_bpermute) with selects and byte permutes, or a round trip through LDS.  Every plan is executed "
-        "on the wave emulator before it is printed.",
+    p = add_command(
+        subparsers, "convert",
+        "The cheapest instruction sequence moving a tile from layout --src to layout --dst\n"
+        "on one AMD target: register renaming, in-wave lane moves (DPP, ds_swizzle, permlane swaps,\n"
+        "ds_bpermute) with selects and byte permutes, or a round trip through LDS.  Every plan is\n"
+        "executed on the wave emulator before it is printed.",
     )
     p.add_argument("--src", required=True, metavar="L", help="src layout (JSON, @file, CuTe or a named spec)")
     p.add_argument("--dst", required=True, metavar="L", help="dst layout")
     p.add_argument("--arch", required=True, help="gfx90a, gfx942 or gfx950")
-    p.add_argument("--dtype", required=True, help="element type: fp32, fp16, bf16, fp8, i8, fp64, ...")
+    p.add_argument("--dtype", required=True, metavar="DTYPE", help=DTYPE_HELP)
     p.add_argument("--plan", metavar="FILE", help="write the plan certificate (JSON) to FILE")
     p.add_argument("--lds-budget", type=int, metavar="BYTES", help="LDS the conversion may use (rounds if smaller)")
     p.add_argument("--strategy", default="auto", choices=["auto", "registers", "lds"],
                    help="auto: cheapest; registers: stay in registers; lds: round trip through LDS")
     p.add_argument("--emit", choices=["mlir", "isa", "fatbin"], help="also write this artifact (needs -o)")
     p.add_argument("-o", "--output", metavar="FILE", help="output file of --emit")
-    add_json_flag(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> dict:
-    from linlayout.synth.convert import plan_conversion
-
-    from ..spec import parse_layout
-
     if args.emit and not args.output:
         raise LayoutError("--emit needs -o FILE")
     if args.output and not args.emit:
@@ -75,10 +74,6 @@ def run(args: argparse.Namespace) -> dict:
             raise LayoutError(f"cannot write the plan certificate to {args.plan!r}: {e}") from None
         result["plan_file"] = args.plan
     if args.emit:
-        try:
-            from linlayout.lowering.conversion import write_conversion
-        except ImportError as e:  # pragma: no cover - depends on the installed parts
-            raise LayoutError(f"--emit needs the lowering package: {e}") from None
         result.update(write_conversion(plan, args.emit, args.output))
     return result
 

@@ -19,7 +19,16 @@ import time
 
 import numpy as np
 
-from . import add_json_flag
+from linlayout.lowering.conversion import lower_conversion
+from linlayout.lowering.emit.host import distinct_tile, expected_output, interpret
+from linlayout.synth.convert import plan_conversion
+from linlayout.synth.lds_access import tile_access_report
+from linlayout.synth.swizzle import synthesize
+
+from ..equivalence import equivalent
+from ..hw.mfma import get_instruction, mfma_layouts
+from ..spec import parse_layout
+from . import add_command
 
 ACC = "mfma:32x32x8,warps=4x1,shape=128x64"
 OPERAND = "mfma.a:32x32x8,warps=4x1,shape=128x64,kwidth=8"
@@ -29,18 +38,12 @@ BANK_PLAIN = "swizzled:vec=1,phase=1,maxphase=1,order=1x0,shape=32x64"
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("demo", help="run the main job: layouts, bank conflicts, a conversion plan, a compiled kernel",
-                       description=__doc__.split("\n\n")[0])
+    p = add_command(sub, "demo", __doc__)
     p.add_argument("--no-compile", action="store_true", help="skip step 4 (MLIR compile and interpretation)")
-    add_json_flag(p)
     p.set_defaults(func=run)
 
 
 def _layouts() -> dict:
-    from ..equivalence import equivalent
-    from ..hw.mfma import get_instruction, mfma_layouts
-    from ..spec import parse_layout
-
     isa_c = mfma_layouts(get_instruction("gfx942", "v_mfma_f32_32x32x8_f16"), "gfx942")["C"]
     triton_c = parse_layout("mfma:32x32x8,warps=1x1,shape=32x32").sublayout(["register", "lane"], ["dim0", "dim1"])
     same = equivalent(isa_c, triton_c)
@@ -51,10 +54,6 @@ def _layouts() -> dict:
 
 
 def _banks() -> dict:
-    from ..spec import parse_layout
-    from linlayout.synth.lds_access import tile_access_report
-    from linlayout.synth.swizzle import synthesize
-
     reader = parse_layout(BANK_READER)
     plain = tile_access_report(parse_layout(BANK_PLAIN), reader, 16, "gfx942")
     sw = synthesize(parse_layout(BANK_WRITER), reader, 16, "gfx942")
@@ -69,9 +68,6 @@ def _banks() -> dict:
 
 
 def _convert(compile_kernels: bool) -> dict:
-    from ..spec import parse_layout
-    from linlayout.synth.convert import plan_conversion
-
     src, dst = parse_layout(ACC), parse_layout(OPERAND)
     out = {}
     for arch in ("gfx942", "gfx950"):
@@ -86,9 +82,6 @@ def _convert(compile_kernels: bool) -> dict:
 
 
 def _compile(plan) -> dict:
-    from linlayout.lowering.conversion import lower_conversion
-    from linlayout.lowering.emit.host import distinct_tile, expected_output, interpret
-
     low = lower_conversion(plan, binary=True)
     tile = distinct_tile(low.kernel.shape, plan.element_bits)
     ran = interpret(low.kernel, tile)

@@ -13,18 +13,14 @@ from pathlib import Path
 
 from ..encodings import ENCODINGS, from_triton
 from ..errors import LayoutError
-from . import add_json_flag
+from . import add_command
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser(
-        "layout",
-        help="the layout of a Triton encoding (--triton JSON)",
-        description="Print the LinearLayout of a Triton encoding. Encodings: " + ", ".join(ENCODINGS),
-    )
+    p = add_command(subparsers, "layout", "Print the LinearLayout of a Triton encoding. Encodings:\n"
+                    + ", ".join(ENCODINGS))
     p.add_argument("--triton", required=True, metavar="JSON",
                    help='{"encoding": E, "shape": [...], ...params} (Triton param names) or @file.json')
-    add_json_flag(p)
     p.set_defaults(func=run)
 
 

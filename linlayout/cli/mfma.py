@@ -17,15 +17,14 @@ from ..hw.mfma import F8F6F4_FORMATS, get_instruction, instructions_for, mfma_la
 from ..hw.targets import get_target
 from ..hw.wmma import get_wmma_instruction, wmma_instructions_for, wmma_layouts
 from ..layout import LinearLayout
-from . import add_json_flag
+from . import add_command
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser(
-        "mfma",
-        help="register layouts (A, B, C/D) of an MFMA or WMMA instruction",
-        description="Print the A (M x K), B (K x N) and C/D (M x N) register layouts of one matrix "
-        "instruction, with its registers, cycles and LLVM/ROCDL names; --list lists an arch's instructions.",
+    p = add_command(
+        subparsers, "mfma",
+        "Print the A (M x K), B (K x N) and C/D (M x N) register layouts of one matrix instruction,\n"
+        "with its registers, cycles and LLVM/ROCDL names; --list lists an arch's instructions.",
     )
     p.add_argument("arch", metavar="ARCH", help="gfx90a, gfx942, gfx950 (MFMA) or gfx1100, gfx1200, gfx1250 (WMMA)")
     p.add_argument("instruction", metavar="INSTRUCTION", nargs="?",
@@ -33,7 +32,6 @@ def register(subparsers) -> None:
     p.add_argument("--list", action="store_true", help="list the arch's instructions instead")
     p.add_argument("--a-format", choices=list(F8F6F4_FORMATS), help="A format of an f8f6f4 instruction (CBSZ)")
     p.add_argument("--b-format", choices=list(F8F6F4_FORMATS), help="B format of an f8f6f4 instruction (BLGP)")
-    add_json_flag(p)
     p.set_defaults(func=run)
 
 

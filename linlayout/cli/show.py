@@ -7,25 +7,24 @@ import argparse
 from ..cute import to_cute
 from ..errors import LayoutError
 from ..layout import LinearLayout
+from ..pictures import render as draw
 from ..spec import parse_layout
-from . import add_json_flag
-
-PLOT_HINT = "pip install 'linlayout[plot]'"
+from . import add_command
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser(
-        "show",
-        help="print a layout: bases, matrix, properties, table",
-        description="Print a layout (JSON, @FILE, CuTe text or PREFIX:SPEC): its bases, the 0/1 matrix "
-        "(rows: out bits, columns: in bits, LSB first), rank, injectivity, surjectivity, its CuTe form when "
-        "it has one, and the first --limit rows of the input -> output table.",
+    p = add_command(
+        subparsers, "show",
+        "Print a layout (JSON, @FILE, CuTe text or PREFIX:SPEC): its bases, the 0/1 matrix\n"
+        "(rows: out bits, columns: in bits, LSB first), rank, injectivity, surjectivity, its CuTe\n"
+        "form when it has one, and the first --limit rows of the input -> output table.\n"
+        "--png/--svg draw the tile: one cell per element, coloured by lane with a legend,\n"
+        "labelled where the labels fit, one panel per warp.",
     )
     p.add_argument("layout", metavar="LAYOUT", help="layout JSON, @FILE, CuTe layout, or PREFIX:SPEC")
     p.add_argument("--limit", type=int, default=32, help="table rows to print (default 32; 0: none)")
     p.add_argument("--png", metavar="FILE", help="also draw the layout to a PNG file (needs matplotlib)")
     p.add_argument("--svg", metavar="FILE", help="also draw the layout to an SVG file (needs matplotlib)")
-    add_json_flag(p)
     p.set_defaults(func=run)
 
 
@@ -34,19 +33,6 @@ def _cute_or_none(layout: LinearLayout) -> str | None:
         return to_cute(layout)
     except LayoutError:
         return None
-
-
-def _draw(layout: LinearLayout, path: str) -> None:
-    try:
-        from ..pictures import render
-    except ImportError as e:
-        raise LayoutError(f"drawing needs linlayout.pictures and matplotlib ({e}); install them with {PLOT_HINT}") from None
-    try:
-        render(layout, path)
-    except ImportError as e:
-        raise LayoutError(f"drawing needs matplotlib ({e}); install it with {PLOT_HINT}") from None
-    except OSError as e:
-        raise LayoutError(f"cannot write picture {path!r}: {e}") from None
 
 
 def table_rows(layout: LinearLayout, limit: int) -> list[dict]:
@@ -69,7 +55,7 @@ def run(args: argparse.Namespace) -> dict:
     drawn = []
     for path in (args.png, args.svg):
         if path:
-            _draw(layout, path)
+            draw(layout, path)
             drawn.append(path)
     rows = table_rows(layout, args.limit)
     return {

@@ -7,15 +7,14 @@ import argparse
 from ..equivalence import equivalent
 from ..errors import LayoutError
 from ..spec import parse_layout
-from . import add_json_flag
+from . import add_command
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser(
-        "verify",
-        help="check two layouts are the same map (exit 0) or give a counterexample (exit 1)",
-        description="Compare two layouts (JSON, @FILE, CuTe text or PREFIX:SPEC) as maps, dims matched by "
-        "name. Exit status 0: equivalent; 1: not, with the smallest flat input where they differ and "
+    p = add_command(
+        subparsers, "verify",
+        "Compare two layouts (JSON, @FILE, CuTe text or PREFIX:SPEC) as maps, dims matched by name.\n"
+        "Exit status 0: equivalent; 1: not, with the smallest flat input where they differ and\n"
         "both outputs; 2: bad input.",
     )
     p.add_argument("a", metavar="A", help="first layout")
@@ -28,7 +27,6 @@ def register(subparsers) -> None:
     p.add_argument(
         "--rename", action="append", default=[], metavar="OLD=NEW", help="rename a dim of B before comparing (repeatable)"
     )
-    add_json_flag(p)
     p.set_defaults(func=run)
 
 

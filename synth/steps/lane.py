@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from linlayout import LayoutError
+from linlayout.lane_map import lane_map_pattern
 
 from .base import Step, ints, lane_table, register, table, vregs
 
@@ -96,7 +97,7 @@ class Lane(Step):
             return f"v_mov_b32_dpp {vregs(self.dst, p)}, {vregs(self.src, p)} {dpp_suffix(self.kind, self.isa)}"
         if fam == "ds_swizzle":
             return f"ds_swizzle_b32 {vregs(self.dst, p)}, {vregs(self.src, p)} offset:0x{self.isa['offset']:04x}"
-        return f"ds_bpermute_b32 {vregs(self.dst, p)}, v_addr[{_pattern_name(self.src_lane)}], {vregs(self.src, p)}"
+        return f"ds_bpermute_b32 {vregs(self.dst, p)}, v_addr[{lane_map_pattern(self.src_lane)}], {vregs(self.src, p)}"
 
     def reads(self) -> list[int]:
         return self.src
@@ -141,8 +142,3 @@ class Lane(Step):
                 regs[d] = emitter.ds_bpermute(prepared, src)
             else:
                 raise LayoutError(f"{what}: lane step kind {self.kind!r} has no lowering")
-
-
-def _pattern_name(t: np.ndarray) -> str:
-    a = np.asarray(t).reshape(-1)[:64]
-    return "lane<-" + ",".join(str(int(x)) for x in a[:4]) + ",..."

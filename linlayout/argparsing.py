@@ -1,0 +1,55 @@
+"""What every command line of the project shares: the ``linlayout`` CLI and the kernels'
+entry points (``linlayout kernel NAME``) parse with :class:`Parser` and read ``--dtype``
+with :func:`dtype_arg`.
+
+* :class:`Parser` is argparse that raises :class:`~linlayout.errors.LayoutError` instead of
+  printing its usage and exiting, so a bad argument is one line on stderr and exit status 2;
+  its descriptions are printed as written (line breaks kept).
+* :func:`plain_text` drops the reStructuredText inline markup of a docstring used as help:
+  ````code```` -> ``code``, ``:func:`name``` / ``:class:`~mod.Name``` -> ``name`` / ``Name``,
+  ``*word*`` -> ``word``.
+* :func:`dtype_arg` is ``--dtype``'s type: any spelling :func:`linlayout.dtypes.dtype_name`
+  reads (``fp16``, ``f16``, ``half``, ...), given to the command as the canonical name.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+
+from .dtypes import dtype_name
+from .errors import LayoutError
+
+__all__ = ["Parser", "plain_text", "dtype_arg"]
+
+_ROLE = re.compile(r":[a-z]+:`(~?)([^`]+)`")
+_CODE = re.compile(r"``(.+?)``")
+_EMPHASIS = re.compile(r"(?<![\w*])\*(?!\s)([^*\n]+?)(?<!\s)\*(?![\w*])")
+
+
+def plain_text(doc: str | None) -> str:
+    """``doc`` without reStructuredText inline markup (roles, literals, emphasis)."""
+    if not doc:
+        return ""
+    text = _ROLE.sub(lambda m: m.group(2).rsplit(".", 1)[-1] if m.group(1) else m.group(2), doc)
+    text = _CODE.sub(r"\1", text)
+    return _EMPHASIS.sub(r"\1", text)
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse that raises ``LayoutError`` instead of exiting, with plain-text descriptions."""
+
+    def __init__(self, *args, description: str | None = None, **kwargs):
+        kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
+        super().__init__(*args, description=plain_text(description) or None, **kwargs)
+
+    def error(self, message: str):  # type: ignore[override]
+        raise LayoutError(message)
+
+
+def dtype_arg(text: str) -> str:
+    """``--dtype``'s argparse type: the canonical name of ``text`` (``"fp16"`` -> ``"f16"``)."""
+    try:
+        return dtype_name(text)
+    except LayoutError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
