@@ -72,11 +72,12 @@ class Blocked(EncodingBase):
         cta = (identity_standard_nd("register", self.size_per_thread, self.order)
                * identity_standard_nd("lane", self.threads_per_warp, self.order)
                * identity_standard_nd("warp", self.warps_per_cta, self.order))
-        return combine_cta_cga_with_shape(cta, self.cga, shape)
+        return combine_cta_cga_with_shape(cta, self.cga, shape, broadcast_registers=False)
 
     def dot_operand_layout(self, op_idx: int, k_width: int, shape: Sequence[int]) -> LinearLayout:
-        """FMA dot operand: K fully in registers, lanes/warps along K broadcast (``k_width`` unused)."""
-        del k_width
+        """FMA dot operand: K fully in registers, lanes/warps along K broadcast (``k_width`` must be 0)."""
+        if k_width != 0:
+            raise LayoutError(f"parameter kWidth: {k_width} must be 0 for a dot operand of a blocked layout")
         shape = self.check_layout_shape(shape)
         rank = self.rank
         if rank < 2:
@@ -88,7 +89,7 @@ class Blocked(EncodingBase):
         regs = identity_standard_nd("register", thread_size, self.order).transpose_outs(rep_names)
         lanes = broadcast_along_k(self.threads_per_warp, self.order, k_dim, "lane").transpose_outs(rep_names)
         warps = broadcast_along_k(self.warps_per_cta, self.order, k_dim, "warp").transpose_outs(rep_names)
-        return combine_cta_cga_with_shape(regs * lanes * warps, self.cga, shape)
+        return combine_cta_cga_with_shape(regs * lanes * warps, self.cga.operand(k_dim), shape)
 
 
 def blocked(

@@ -10,7 +10,8 @@ section 1e):
   per-CTA layout over the requested shape (extra *register*/*offset* bits,
   appended in the CTA layout's out-dim order) or folds it onto a smaller
   shape (bases that fall outside become 0 = broadcast; register bases that
-  become 0 are dropped), then multiplies in the CGA (``block``) layout.
+  become 0 stay, except in blocked layouts), then multiplies in the CGA
+  (``block``) layout.  A dot operand's CGA never splits K (:meth:`Cga.operand`).
 
 Parameter checking lives here too: every public constructor validates its
 inputs and raises ``LayoutError`` naming the offending parameter.
@@ -112,12 +113,14 @@ def dot_operand_order(op_idx: int, rank: int, k_contig: bool) -> list[int]:
 
 
 def identity_standard_nd(in_dim: str, shape: Sequence[int], order: Sequence[int]) -> LinearLayout:
-    """``in_dim`` counts through ``shape`` with ``order[0]`` fastest; out dims ``dim0..``."""
+    """``in_dim`` counts through ``shape`` with ``order[0]`` fastest; out dims ``dim{order[0]}, dim{order[1]}, ...``
+    (in ``order``, as Triton's ``identityStandardND``: a layout tiled over a larger tensor gets its
+    extra register bits fastest dim first)."""
     names = standard_out_dims(len(shape))
     ret = LinearLayout.empty()
     for d in order:
         ret = ret * LinearLayout.identity_1d(shape[d], in_dim, names[d])
-    return ret.transpose_outs(names)
+    return ret
 
 
 # ------------------------------------------------------------ products
@@ -146,7 +149,7 @@ def ensure_layout_not_smaller_than(layout: LinearLayout, shape: Mapping[str, int
 
 
 def ensure_layout_not_larger_than(
-    layout: LinearLayout, shape: Mapping[str, int], broadcast_registers: bool = False
+    layout: LinearLayout, shape: Mapping[str, int], broadcast_registers: bool = True
 ) -> LinearLayout:
     """Fold ``layout`` onto ``shape``: out dims shrink to ``min(size, shape)``, every basis
     component that falls outside becomes 0 (broadcast).  Unless ``broadcast_registers``,
@@ -222,6 +225,15 @@ class Cga:
             ret = ret * LinearLayout.zeros_1d(self.ctas_per_cga[d] // split, "block", names[d])
         return ret.transpose_outs(names)
 
+    def operand(self, k_dim: int) -> "Cga":
+        """The CGA of a dot operand whose K dim is ``k_dim``: CTAs never split K (the CTAs
+        along K hold copies), as Triton's dot-operand CGA layout with the K components zeroed."""
+        if self.ctas_per_cga is None:
+            return self
+        split = list(self.cta_split_num)
+        split[k_dim] = 1
+        return Cga(self.ctas_per_cga, tuple(split), self.cta_order)
+
     def to_params(self) -> dict:
         if self.ctas_per_cga is None:
             return {}
@@ -234,9 +246,12 @@ def shape_per_cta(shape: Sequence[int], cga: Cga) -> list[int]:
     return [max(1, s // p) for s, p in zip(shape, cga.split(len(shape)))]
 
 
-def combine_cta_cga_with_shape(cta: LinearLayout, cga: Cga, shape: Sequence[int]) -> LinearLayout:
+def combine_cta_cga_with_shape(cta: LinearLayout, cga: Cga, shape: Sequence[int],
+                               broadcast_registers: bool = True) -> LinearLayout:
     """Triton's ``combineCtaCgaWithShape``: fit ``cta`` to ``shape / CGA size`` and append ``block``.
 
+    Register bases that fold to 0 on a smaller shape stay (broadcast registers: each
+    thread holds copies) unless ``broadcast_registers`` is false (Triton's blocked layout).
     The result's out dims are ``dim0..`` in standard order with sizes ``shape``.
     """
     rank = len(shape)
@@ -247,7 +262,7 @@ def combine_cta_cga_with_shape(cta: LinearLayout, cga: Cga, shape: Sequence[int]
     cga_ll = ensure_layout_not_larger_than(cga.linear_layout(rank), labeled).transpose_outs(cta.out_dim_names)
     cta_shape = {d: max(1, labeled[d] // cga_ll.out_dim_size(d)) for d in cta.out_dim_names}
     cta = ensure_layout_not_smaller_than(cta, cta_shape)
-    cta = ensure_layout_not_larger_than(cta, cta_shape)
+    cta = ensure_layout_not_larger_than(cta, cta_shape, broadcast_registers)
     return (cta * cga_ll).transpose_outs(names)
 
 

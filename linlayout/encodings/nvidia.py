@@ -124,7 +124,8 @@ class NvidiaMma(EncodingBase):
         cta = _mma_tile(tile_shape, k_width, order, order)
         k_dim = rank - 1 if op_idx == 0 else rank - 2
         warps = broadcast_along_k(self.warps_per_cta, self._warp_order(), k_dim, "warp")
-        return combine_cta_cga_with_shape(cta * warps.transpose_outs(cta.out_dim_names), self.cga, shape)
+        return combine_cta_cga_with_shape(cta * warps.transpose_outs(cta.out_dim_names), self.cga.operand(k_dim),
+                                          shape)
 
 
 def nvidia_mma_layout(

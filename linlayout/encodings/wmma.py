@@ -15,7 +15,8 @@ one from ``warpsPerCTA`` and ``tilesPerWarp`` (for each dim, N first:
 
 Dot operand: ``kWidth`` registers along K, 16 lanes along non-K, lane 16 along
 K (v1: a copy, i.e. broadcast; v2/v3: K + kWidth), ``instrK / (2*kWidth)``
-registers along K, x2 registers along non-K for the 32-row operand of 32x16;
+registers along K, x2 registers along non-K for the 32-row operand of 32x16
+(A, or B when transposed);
 then the CTA layout with its K component zeroed and the registers that become
 pure broadcast removed.
 """
@@ -54,6 +55,8 @@ WMMA_INSTR_SHAPES = {
     2: ((16, 16, 16), (16, 16, 32)),
     3: ((16, 16, 4), (16, 16, 32), (16, 16, 64), (16, 16, 128), (32, 16, 64), (32, 16, 128)),
 }
+#: The kWidths Triton accepts for the dot operands of WMMA v1/v2 (v3: any power of two).
+_K_WIDTHS = {1: (8, 16), 2: (4, 8, 16)}
 #: Lanes a WMMA tile spreads along its non-K (or N) dim.
 _TILE_LANES = 16
 
@@ -148,12 +151,16 @@ class Wmma(EncodingBase):
         shape = self.check_layout_shape(shape)
         if isinstance(k_width, bool) or not isinstance(k_width, int) or k_width < 1 or k_width & (k_width - 1):
             raise LayoutError(f"parameter kWidth: {k_width!r} is not a power of two")
+        if k_width not in _K_WIDTHS.get(self.version, (k_width,)):
+            raise LayoutError(f"parameter kWidth: {k_width} is not one of {list(_K_WIDTHS[self.version])} "
+                              f"(WMMA v{self.version} operands)")
         rank = self.rank
         names = standard_out_dims(rank)
         order = dot_operand_order(op_idx, rank, k_contig=True)
         dim_k, dim_nonk = names[order[0]], names[order[1]]
         instr_k = self.instr_shape[2]
-        nonk = self.instr_shape[0] if op_idx == 0 else self.instr_shape[1]
+        # A is M x K and B is K x N; a transposed WMMA swaps M and N (A: N x K, B: K x M).
+        nonk = self.instr_shape[(op_idx + self.is_transposed) % 2]
         k_depth = WMMA_WAVE_SIZE // _TILE_LANES
         ident = LinearLayout.identity_1d
         tile = ident(k_width, "register", dim_k) * ident(_TILE_LANES, "lane", dim_nonk)
@@ -165,7 +172,7 @@ class Wmma(EncodingBase):
             tile = tile * ident(nonk // _TILE_LANES, "register", dim_nonk)
         cta = remove_broadcast_registers(project_away_out_dim(self.cta_layout(), dim_k))
         layout = (tile * cta).transpose_outs([names[d] for d in order])
-        return combine_cta_cga_with_shape(layout, self.cga, shape)
+        return combine_cta_cga_with_shape(layout, self.cga.operand(order[0]), shape)
 
 
 def wmma_layout(
