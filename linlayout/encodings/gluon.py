@@ -34,61 +34,69 @@ _DISTRIBUTED_DIMS = {"register": "reg_bases", "lane": "lane_bases", "warp": "war
 _SHARED_DIMS = {"offset": "offset_bases", "block": "block_bases"}
 
 
-def _ints(values) -> str:
-    return "[" + ", ".join(str(int(v)) for v in values) + "]"
+class _Source:
+    """Already printed source (a nested layout)."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
 
 
-def _bases(bases) -> str:
-    return "[" + ", ".join(_ints(b) for b in bases) + "]"
+def _plain(value):
+    """``value`` with tuples as lists and ints as plain ints, so that ``repr`` is Python source."""
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value if isinstance(value, (bool, str)) else int(value)
 
 
-def _cga_layout(cga: Cga, rank: int) -> str:
+def _call(cls: str, **kwargs) -> str:
+    """``cls(key=value, ...)`` as Python source (every value a bool, an int, a list or printed source)."""
+    args = ", ".join(f"{k}={v.source if isinstance(v, _Source) else repr(_plain(v))}" for k, v in kwargs.items())
+    return f"{cls}({args})"
+
+
+def _cga_layout(cga: Cga, rank: int) -> list:
     """Gluon's ``cga_layout``: the block bases of the CGA layout (empty for one CTA)."""
-    if cga.ctas_per_cga is None:
-        return "[]"
-    return _bases(cga.linear_layout(rank).bases["block"])
+    return [] if cga.ctas_per_cga is None else cga.linear_layout(rank).bases["block"]
 
 
 def _blocked(enc: Blocked) -> str:
-    return (f"ttgl.BlockedLayout(size_per_thread={_ints(enc.size_per_thread)}, "
-            f"threads_per_warp={_ints(enc.threads_per_warp)}, warps_per_cta={_ints(enc.warps_per_cta)}, "
-            f"order={_ints(enc.order)}, cga_layout={_cga_layout(enc.cga, enc.rank)})")
+    return _call("ttgl.BlockedLayout", size_per_thread=enc.size_per_thread, threads_per_warp=enc.threads_per_warp,
+                 warps_per_cta=enc.warps_per_cta, order=enc.order, cga_layout=_cga_layout(enc.cga, enc.rank))
 
 
 def _mfma(enc: Mfma) -> str:
-    return (f"ttgl.amd.AMDMFMALayout(version={enc.version}, instr_shape={_ints(enc.instr_shape)}, "
-            f"transposed={enc.is_transposed}, warps_per_cta={_ints(enc.warps_per_cta)}, "
-            f"element_bitwidth={enc.element_bits}, tiles_per_warp={_ints(enc.tiles_per_warp)}, "
-            f"cga_layout={_cga_layout(enc.cga, enc.rank)})")
+    return _call("ttgl.amd.AMDMFMALayout", version=enc.version, instr_shape=enc.instr_shape,
+                 transposed=enc.is_transposed, warps_per_cta=enc.warps_per_cta, element_bitwidth=enc.element_bits,
+                 tiles_per_warp=enc.tiles_per_warp, cga_layout=_cga_layout(enc.cga, enc.rank))
 
 
 def _wmma(enc: Wmma) -> str:
     cta = enc.cta_layout()
-    return (f"ttgl.amd.AMDWMMALayout(version={enc.version}, transposed={enc.is_transposed}, "
-            f"warp_bases={_bases(cta.bases['warp'])}, reg_bases={_bases(cta.bases['register'])}, "
-            f"instr_shape={_ints(enc.instr_shape)}, cga_layout={_cga_layout(enc.cga, enc.rank)}, rank={enc.rank})")
+    return _call("ttgl.amd.AMDWMMALayout", version=enc.version, transposed=enc.is_transposed,
+                 warp_bases=cta.bases["warp"], reg_bases=cta.bases["register"], instr_shape=enc.instr_shape,
+                 cga_layout=_cga_layout(enc.cga, enc.rank), rank=enc.rank)
 
 
 def _nvidia_mma(enc: NvidiaMma) -> str:
-    return (f"ttgl.NVMMADistributedLayout(version=[{enc.version_major}, {enc.version_minor}], "
-            f"warps_per_cta={_ints(enc.warps_per_cta)}, instr_shape={_ints(enc.instr_shape)}, "
-            f"cga_layout={_cga_layout(enc.cga, enc.rank)})")
+    return _call("ttgl.NVMMADistributedLayout", version=[enc.version_major, enc.version_minor],
+                 warps_per_cta=enc.warps_per_cta, instr_shape=enc.instr_shape,
+                 cga_layout=_cga_layout(enc.cga, enc.rank))
 
 
 def _swizzled(enc: SwizzledShared) -> str:
     if isinstance(enc, AmdRotatingShared):
         raise LayoutError("Gluon has no amd_rotating_shared layout; print its LinearLayout with to_gluon instead")
-    return (f"ttgl.SwizzledSharedLayout(vec={enc.vec}, per_phase={enc.per_phase}, max_phase={enc.max_phase}, "
-            f"order={_ints(enc.order)}, cga_layout={_cga_layout(enc.cga, enc.rank)})")
+    return _call("ttgl.SwizzledSharedLayout", vec=enc.vec, per_phase=enc.per_phase, max_phase=enc.max_phase,
+                 order=enc.order, cga_layout=_cga_layout(enc.cga, enc.rank))
 
 
 def _slice(enc: Slice) -> str:
-    return f"ttgl.SliceLayout(dim={enc.dim}, parent={gluon_source(enc.parent)})"
+    return _call("ttgl.SliceLayout", dim=enc.dim, parent=_Source(gluon_source(enc.parent)))
 
 
 def _dot_operand(enc: DotOperand) -> str:
-    return (f"ttgl.DotOperandLayout(operand_index={enc.op_idx}, parent={gluon_source(enc.parent)}, "
-            f"k_width={enc.k_width})")
+    return _call("ttgl.DotOperandLayout", operand_index=enc.op_idx, parent=_Source(gluon_source(enc.parent)),
+                 k_width=enc.k_width)
 
 
 _PRINTERS = [(Blocked, _blocked), (Mfma, _mfma), (Wmma, _wmma), (NvidiaMma, _nvidia_mma),
@@ -118,8 +126,7 @@ def to_gluon(layout: LinearLayout) -> str:
     else:
         raise LayoutError(f"in dims {layout.in_dim_names} are neither register/lane/warp/block nor offset/block")
     bases = layout.bases
-    args = [f"{field}={_bases(bases.get(dim, []))}" for dim, field in fields.items()]
+    fields_bases = {field: bases.get(dim, []) for dim, field in fields.items()}
     if fields is _DISTRIBUTED_DIMS:
-        shape = [size for _, size in layout.out_dims]
-        return f"ttgl.DistributedLinearLayout({', '.join(args)}, shape={_ints(shape)})"
-    return f"ttgl.SharedLinearLayout({', '.join(args)})"
+        return _call("ttgl.DistributedLinearLayout", **fields_bases, shape=[size for _, size in layout.out_dims])
+    return _call("ttgl.SharedLinearLayout", **fields_bases)
