@@ -4,7 +4,8 @@ Every kind that linlayout and Gluon share: blocked, slices (of every distributed
 parent), AMD MFMA (versions 1-4, every tile, transposed, tilesPerWarp, 64-bit),
 AMD WMMA (v1-v3, every instruction shape, transposed), NVIDIA MMA v2/v3, the dot
 operands of each, swizzled shared; with and without CGA params, on shapes both
-smaller and larger than the layout's tile.  Shapes are powers of two with at most
+smaller and larger than the layout's tile.  About 1 in 10 WMMA operands has a kWidth
+Triton refuses (both sides must refuse it).  Shapes are powers of two with at most
 2**14 elements.
 """
 
@@ -122,6 +123,8 @@ def random_encoding(rng: random.Random, kind: str) -> dict:
     if parent_kind == "nvidia_mma" and parent["versionMajor"] == 3:
         op_idx = 0
     k_width = 0 if parent_kind == "blocked" else _pow2(rng, 4 if parent_kind == "amd_mfma" else 3)
+    if parent_kind == "amd_wmma" and rng.random() < 0.9:  # mostly kWidths Triton accepts (v1: 8/16, v2: 4/8/16)
+        k_width = rng.choice({1: (8, 16), 2: (4, 8, 16)}.get(parent["version"], (1, 2, 4, 8, 16)))
     return {"encoding": kind, "shape": _shape(rng, rank), "opIdx": op_idx, "kWidth": k_width, "parent": parent}
 
 
