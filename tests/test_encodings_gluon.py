@@ -13,6 +13,7 @@ import pytest
 from linlayout import LayoutError, LinearLayout
 from linlayout.cli import main
 from linlayout.encodings import AmdRotatingShared, Blocked, Cga, DotOperand, Wmma, gluon_source, to_gluon
+from linlayout.encodings.gluon import has_gluon_class
 from triton_oracle import TRITON_VERSION, ask_triton, triton_version
 
 MFMA = {"encoding": "amd_mfma", "shape": [64, 64], "version": 3, "instrShape": [32, 32, 8], "warpsPerCTA": [2, 2]}
@@ -53,8 +54,18 @@ def test_named_encodings_text():
 
 
 def test_rotating_shared_has_no_gluon_class():
+    rotating = AmdRotatingShared(4, 1, 4, (1, 0))
+    assert not has_gluon_class(rotating)
+    assert has_gluon_class(DotOperand(Wmma(2, (2, 2)), 0, 8))
     with pytest.raises(LayoutError, match="no amd_rotating_shared"):
-        gluon_source(AmdRotatingShared(4, 1, 4, (1, 0)))
+        gluon_source(rotating)
+
+
+def test_cli_prints_an_encoding_without_gluon_class_as_its_linear_layout(capsys):
+    obj = {"encoding": "amd_rotating_shared", "shape": [16, 16], "vec": 4, "perPhase": 1, "maxPhase": 4,
+           "order": [1, 0]}
+    layout = AmdRotatingShared(4, 1, 4, (1, 0)).to_linear_layout((16, 16))
+    assert _cli(json.dumps(obj), capsys)["gluon"] == to_gluon(layout)
 
 
 def _cli(arg: str, capsys) -> dict:

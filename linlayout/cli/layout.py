@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 
 from ..encodings import ENCODINGS, encoding_from_params, from_triton, gluon_source, to_gluon
-from ..encodings.gluon import GLUON_IMPORT
+from ..encodings.gluon import GLUON_IMPORT, has_gluon_class
 from ..errors import LayoutError
 from ..spec import parse_layout
 from . import add_json_flag
@@ -51,12 +51,16 @@ def _load(text: str) -> object:
 
 
 def _to_triton(text: str) -> dict:
-    """The Gluon expression: the named class for an encoding object, else the linear layout."""
+    """The Gluon expression: an encoding's own Gluon class when Gluon has one, else the
+    linear layout (of the encoding over its shape, or of any other layout argument)."""
     if text.lstrip().startswith("{"):
         obj = _load(text)
         if isinstance(obj, dict) and "encoding" in obj:
             params = {k: v for k, v in obj.items() if k not in ("encoding", "shape")}
-            return {"gluon": gluon_source(encoding_from_params(obj["encoding"], params)), "import": GLUON_IMPORT}
+            encoding = encoding_from_params(obj["encoding"], params)
+            if has_gluon_class(encoding):
+                return {"gluon": gluon_source(encoding), "import": GLUON_IMPORT}
+            return {"gluon": to_gluon(from_triton(obj)), "import": GLUON_IMPORT}
     return {"gluon": to_gluon(parse_layout(text)), "import": GLUON_IMPORT}
 
 

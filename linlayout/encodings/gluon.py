@@ -25,7 +25,7 @@ from .shared import AmdRotatingShared, SwizzledShared
 from .slice import Slice
 from .wmma import Wmma
 
-__all__ = ["gluon_source", "to_gluon", "GLUON_IMPORT"]
+__all__ = ["gluon_source", "has_gluon_class", "to_gluon", "GLUON_IMPORT"]
 
 #: The import the printed code assumes.
 GLUON_IMPORT = "from triton.experimental.gluon import language as ttgl"
@@ -101,6 +101,14 @@ def _dot_operand(enc: DotOperand) -> str:
 
 _PRINTERS = [(Blocked, _blocked), (Mfma, _mfma), (Wmma, _wmma), (NvidiaMma, _nvidia_mma),
              (SwizzledShared, _swizzled), (Slice, _slice), (DotOperand, _dot_operand)]
+
+
+def has_gluon_class(encoding: object) -> bool:
+    """Whether Gluon has a layout class for ``encoding`` (not for ``amd_rotating_shared``,
+    whose layout :func:`to_gluon` prints as a ``SharedLinearLayout``)."""
+    if isinstance(encoding, (Slice, DotOperand)):
+        return has_gluon_class(encoding.parent)
+    return any(isinstance(encoding, cls) for cls, _ in _PRINTERS) and not isinstance(encoding, AmdRotatingShared)
 
 
 def gluon_source(encoding: object) -> str:
