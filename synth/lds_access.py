@@ -322,7 +322,13 @@ def _plain_vector(regs: list[int], others: list[int], v: int) -> list[int]:
 def largest_vector(cvt: LinearLayout, element_bits: int, max_bytes: int = 16) -> tuple[int, list[int]]:
     """Triton's ``largestVectorisation``: the most elements ``v`` (``v * bits <= 8 * max_bytes``)
     that each lane can move as one contiguous aligned vector, and the register bits forming it."""
-    regs, others = _offsets(cvt, "register"), _offsets(cvt, "lane") + _offsets(cvt, "warp")
+    return largest_vector_of_offsets(_offsets(cvt, "register"), _offsets(cvt, "lane") + _offsets(cvt, "warp"),
+                                     element_bits, max_bytes)
+
+
+def largest_vector_of_offsets(regs: list[int], others: list[int], element_bits: int,
+                              max_bytes: int = 16) -> tuple[int, list[int]]:
+    """:func:`largest_vector` given the offsets of the register bits and of the lane and warp bits."""
     v = max(1, max_bytes * 8 // element_bits)
     while v > 1:
         try:

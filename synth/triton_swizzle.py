@@ -27,7 +27,7 @@ from typing import Sequence
 
 from linlayout import LayoutError, LinearLayout, f2
 
-from .lds_access import access_map, largest_vector
+from .lds_access import largest_vector_of_offsets
 
 __all__ = [
     "TRITON_B128_LANE_ADDR",
@@ -197,19 +197,54 @@ def as_offset_layout(smem: LinearLayout) -> LinearLayout:
     return LinearLayout({"offset": bases}, smem.out_dims)
 
 
+def _columns(layout: LinearLayout, dim: str, outs: Sequence[str]) -> list[int]:
+    """Flattened images of in dim ``dim``'s bits with the out dims in the order ``outs``
+    (first least significant)."""
+    names = layout.out_dim_names
+    if names == list(outs):  # the layout's own flattening (cached)
+        start = 0
+        for name, size in layout.in_dims:
+            k = size.bit_length() - 1
+            if name == dim:
+                return layout.columns()[start:start + k]
+            start += k
+        return []
+    if not layout.has_in_dim(dim):
+        return []
+    index, shifts, shift = [], [], 0
+    for o in outs:
+        index.append(names.index(o))
+        shifts.append(shift)
+        shift += layout.out_dim_size_log2(o)
+    return [sum(b[i] << sh for i, sh in zip(index, shifts)) for b in layout.bases[dim]]
+
+
 def bank_conflicts_memdesc(reg: LinearLayout, smem: LinearLayout, element_bits: int, num_banks: int = 32,
                            lane_addr: Sequence[int] = ()) -> tuple[int, int]:
     """Triton's ``bankConflictsMemDesc``: ``(extra wavefronts per phase, vector elements)``.
 
-    ``smem``: a shared layout with in dim ``offset``.
+    ``smem``: a shared layout with in dim ``offset``.  Everything is flattened tensor
+    coordinates (``smem``'s out-dim order): the offset of each register (broadcast registers
+    dropped), lane and warp bit is the solution of ``smem(offset) = reg(bit)``, as in
+    :func:`linlayout.synth.lds_access.access_map`.
     """
-    cvt = access_map(smem, reg)
-    v, _ = largest_vector(cvt, element_bits)
+    if not smem.has_in_dim("offset") or not reg.has_in_dim("lane"):
+        raise LayoutError("bank_conflicts_memdesc: the shared layout needs in dim 'offset', the register layout 'lane'")
+    outs = smem.out_dim_names
+    if sorted(reg.out_dim_names) != sorted(outs):
+        raise LayoutError(f"register layout out dims {reg.out_dim_names} differ from the shared layout's {outs}")
+    offs = _columns(smem, "offset", outs)
+    if f2.rank(offs) != len(offs):
+        raise LayoutError("shared layout: two offsets hold the same tensor element (not injective)")
+    regs = [c for c in _columns(reg, "register", outs) if c]
+    lanes = _columns(reg, "lane", outs)
+    solved = f2.solve_many(offs, regs + lanes + _columns(reg, "warp", outs))
+    if None in solved:
+        raise LayoutError("the register layout holds tensor elements the shared layout does not store")
+    v, _ = largest_vector_of_offsets(solved[:len(regs)], solved[len(regs):], element_bits)
     total = smem.in_dim_size("offset")
     bank_size = min(num_banks * 32 // (v * element_bits), total)
     if total < bank_size * v:
         raise LayoutError("Triton's model needs the tile to fill one bank line (segment size 0)")
-    offs = _flat(smem.sublayout(["offset"], smem.out_dim_names), "offset")
     seg = offs[_log2(v * bank_size):]
-    lanes = _flat(reg.transpose_outs(smem.out_dim_names), "lane")
     return segment_conflicts(seg, lane_tile(lanes, v, element_bits, num_banks, lane_addr)), v

@@ -30,7 +30,7 @@ COMMANDS = {
     "demo": "run the main job: layouts, bank conflicts, a conversion plan, a compiled kernel",
     "show": "print a layout: bases, matrix, properties, table, picture",
     "verify": "check two layouts are the same map (exit 0) or give a counterexample (exit 1)",
-    "layout": "the layout of a Triton encoding (--triton JSON)",
+    "layout": "the layout of a Triton encoding (--triton JSON), or Gluon Python for a layout (--to-triton)",
     "mfma": "register layouts (A, B, C/D) of an MFMA or WMMA instruction",
     "banks": "LDS bank conflicts: one instruction, a whole tile, or swizzle synthesis",
     "convert": "plan a layout conversion of a distributed tile (verified on the wave emulator)",

@@ -11,6 +11,8 @@ constructor function that returns the LinearLayout directly:
   :func:`padded_shared` (a :class:`PaddedLayout`: not linear);
 * NVIDIA (interop): :func:`nvidia_mma_layout` and its dot operands;
 * :func:`from_triton` for ``{"encoding": E, "shape": [...], ...params}``;
+* the way back to Triton: :func:`gluon_source` (an encoding as its Gluon class) and
+  :func:`to_gluon` (any layout as ``DistributedLinearLayout``/``SharedLinearLayout``);
 * :func:`combine_cta_cga_with_shape` and :class:`Cga` (CTAsPerCGA/CTASplitNum/CTAOrder).
 
 See docs/layouts.md.
@@ -19,6 +21,7 @@ See docs/layouts.md.
 from .blocked import Blocked, blocked
 from .common import Cga, combine_cta_cga_with_shape
 from .dot_operand import DotOperand, dot_operand
+from .gluon import gluon_source, to_gluon
 from .mfma import Mfma, mfma_dot_operand, mfma_layout
 from .nvidia import NvidiaMma, nvidia_mma_layout
 from .padded import PaddedLayout, PaddedShared, padded_shared
@@ -31,6 +34,6 @@ __all__ = [
     "AmdRotatingShared", "Blocked", "Cga", "DotOperand", "ENCODINGS", "Mfma", "NvidiaMma", "PaddedLayout",
     "PaddedShared", "Slice", "SwizzledShared", "Wmma", "amd_rotating_shared", "blocked",
     "choose_wmma_cta_linear_layout", "combine_cta_cga_with_shape", "dot_operand", "encoding_from_params",
-    "from_triton", "mfma_dot_operand", "mfma_layout", "nvidia_mma_layout", "padded_shared", "slice_layout",
-    "swizzled_shared", "wmma_dot_operand", "wmma_layout",
+    "from_triton", "gluon_source", "mfma_dot_operand", "mfma_layout", "nvidia_mma_layout", "padded_shared",
+    "slice_layout", "swizzled_shared", "to_gluon", "wmma_dot_operand", "wmma_layout",
 ]

@@ -17,17 +17,7 @@ from typing import Mapping, Sequence
 
 from ..errors import LayoutError
 from ..layout import LinearLayout
-from .common import (
-    Cga,
-    EncodingBase,
-    ParamReader,
-    broadcast_along_k,
-    check_order,
-    check_pow2_list,
-    combine_cta_cga_with_shape,
-    identity_standard_nd,
-    standard_out_dims,
-)
+from .common import Cga, EncodingBase, ParamReader, Tile, check_order, check_pow2_list
 
 __all__ = ["Blocked", "blocked"]
 
@@ -69,14 +59,15 @@ class Blocked(EncodingBase):
 
     def to_linear_layout(self, shape: Sequence[int]) -> LinearLayout:
         shape = self.check_layout_shape(shape)
-        cta = (identity_standard_nd("register", self.size_per_thread, self.order)
-               * identity_standard_nd("lane", self.threads_per_warp, self.order)
-               * identity_standard_nd("warp", self.warps_per_cta, self.order))
-        return combine_cta_cga_with_shape(cta, self.cga, shape)
+        cta = (Tile(self.rank).identity_nd("register", self.size_per_thread, self.order)
+               .identity_nd("lane", self.threads_per_warp, self.order)
+               .identity_nd("warp", self.warps_per_cta, self.order))
+        return cta.combine(self.cga, shape, broadcast_registers=False)
 
     def dot_operand_layout(self, op_idx: int, k_width: int, shape: Sequence[int]) -> LinearLayout:
-        """FMA dot operand: K fully in registers, lanes/warps along K broadcast (``k_width`` unused)."""
-        del k_width
+        """FMA dot operand: K fully in registers, lanes/warps along K broadcast (``k_width`` must be 0)."""
+        if k_width != 0:
+            raise LayoutError(f"parameter kWidth: {k_width} must be 0 for a dot operand of a blocked layout")
         shape = self.check_layout_shape(shape)
         rank = self.rank
         if rank < 2:
@@ -84,11 +75,10 @@ class Blocked(EncodingBase):
         k_dim = rank - 1 if op_idx == 0 else rank - 2
         thread_size = list(self.size_per_thread)
         thread_size[k_dim] = shape[k_dim]
-        rep_names = [standard_out_dims(rank)[d] for d in self.order]
-        regs = identity_standard_nd("register", thread_size, self.order).transpose_outs(rep_names)
-        lanes = broadcast_along_k(self.threads_per_warp, self.order, k_dim, "lane").transpose_outs(rep_names)
-        warps = broadcast_along_k(self.warps_per_cta, self.order, k_dim, "warp").transpose_outs(rep_names)
-        return combine_cta_cga_with_shape(regs * lanes * warps, self.cga, shape)
+        cta = (Tile(rank).identity_nd("register", thread_size, self.order)
+               .identity_nd("lane", self.threads_per_warp, self.order, zero_dim=k_dim)
+               .identity_nd("warp", self.warps_per_cta, self.order, zero_dim=k_dim))
+        return cta.combine(self.cga.operand(k_dim), shape)
 
 
 def blocked(

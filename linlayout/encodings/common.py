@@ -10,7 +10,8 @@ section 1e):
   per-CTA layout over the requested shape (extra *register*/*offset* bits,
   appended in the CTA layout's out-dim order) or folds it onto a smaller
   shape (bases that fall outside become 0 = broadcast; register bases that
-  become 0 are dropped), then multiplies in the CGA (``block``) layout.
+  become 0 stay, except in blocked layouts), then multiplies in the CGA
+  (``block``) layout.  A dot operand's CGA never splits K (:meth:`Cga.operand`).
 
 Parameter checking lives here too: every public constructor validates its
 inputs and raises ``LayoutError`` naming the offending parameter.
@@ -22,20 +23,15 @@ from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 from ..errors import LayoutError
-from ..layout import LinearLayout
+from ..layout import LinearLayout, supremum
 
 __all__ = [
     "Cga",
+    "Tile",
     "standard_out_dims",
     "matrix_order",
     "dot_operand_order",
-    "identity_standard_nd",
-    "broadcast_along_k",
-    "ensure_layout_not_smaller_than",
-    "ensure_layout_not_larger_than",
     "combine_cta_cga_with_shape",
-    "project_away_out_dim",
-    "remove_broadcast_registers",
     "check_pow2",
     "check_pow2_list",
     "check_order",
@@ -49,6 +45,11 @@ __all__ = [
 
 
 # ------------------------------------------------------------ validation
+def _is_list(value: object) -> bool:
+    """A sequence of entries (a list or tuple, fast; not text)."""
+    return type(value) in (list, tuple) or (not isinstance(value, (str, bytes)) and isinstance(value, Sequence))
+
+
 def check_pow2(name: str, value: object) -> int:
     """``value`` as an int that is a power of two."""
     if isinstance(value, bool) or not isinstance(value, int):
@@ -60,9 +61,12 @@ def check_pow2(name: str, value: object) -> int:
 
 def check_pow2_list(name: str, value: object, rank: int | None = None) -> tuple[int, ...]:
     """A list/tuple of powers of two, of length ``rank`` when given."""
-    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+    if not _is_list(value):
         raise LayoutError(f"parameter {name}: {value!r} is not a list of integers")
-    out = tuple(check_pow2(f"{name}[{i}]", v) for i, v in enumerate(value))
+    if all(type(v) is int and v > 0 and not v & (v - 1) for v in value):
+        out = tuple(value)
+    else:  # name the first bad entry
+        out = tuple(check_pow2(f"{name}[{i}]", v) for i, v in enumerate(value))
     if rank is not None and len(out) != rank:
         raise LayoutError(f"parameter {name}: {list(out)} has {len(out)} entries, expected {rank} (the tensor rank)")
     return out
@@ -70,7 +74,7 @@ def check_pow2_list(name: str, value: object, rank: int | None = None) -> tuple[
 
 def check_order(name: str, value: object, rank: int) -> tuple[int, ...]:
     """A permutation of ``0..rank-1``."""
-    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+    if not _is_list(value):
         raise LayoutError(f"parameter {name}: {value!r} is not a list of dims")
     out = tuple(value)
     if any(isinstance(v, bool) or not isinstance(v, int) for v in out) or sorted(out) != list(range(rank)):
@@ -111,59 +115,131 @@ def dot_operand_order(op_idx: int, rank: int, k_contig: bool) -> list[int]:
     return matrix_order(rank, row_major=(bool(op_idx) != k_contig))
 
 
-def identity_standard_nd(in_dim: str, shape: Sequence[int], order: Sequence[int]) -> LinearLayout:
-    """``in_dim`` counts through ``shape`` with ``order[0]`` fastest; out dims ``dim0..``."""
-    names = standard_out_dims(len(shape))
-    ret = LinearLayout.empty()
-    for d in order:
-        ret = ret * LinearLayout.identity_1d(shape[d], in_dim, names[d])
-    return ret.transpose_outs(names)
+# ------------------------------------------------------------ building
+class Tile:
+    """A layout under construction, built the way Triton builds it: a product of 1-D pieces.
 
+    Every in dim (in first-use order) holds a list of bases; a basis is a list of ``rank``
+    components in standard order (``dim0`` first); tensor dim ``d`` has size ``2**log2[d]``.
+    ``outs`` is the out-dim order of Triton's layout (dims by first use, or as set by
+    :meth:`order_outs`): it decides where :meth:`combine` puts the register bits of a tensor
+    larger than the tile.  :meth:`identity` and :meth:`zeros` are ``self * identity1D`` and
+    ``self * zeros1D``; :meth:`multiply` is ``self * other``.  Plain lists, no LinearLayout
+    products: this is the hot path of every encoding.
+    """
 
-# ------------------------------------------------------------ products
-def broadcast_along_k(shape: Sequence[int], order: Sequence[int], k_dim: int, in_dim: str) -> LinearLayout:
-    """``in_dim`` counts through ``shape`` in ``order`` but every bit along ``k_dim`` maps
-    to 0: a dot operand's copies along K (Triton's ``broadcastedDotOperandLayout``)."""
-    names = standard_out_dims(len(shape))
-    ret = LinearLayout.empty()
-    for d in order:
-        piece = LinearLayout.zeros_1d if d == k_dim else LinearLayout.identity_1d
-        ret = ret * piece(shape[d], in_dim, names[d])
-    return ret
+    __slots__ = ("rank", "bases", "outs", "log2")
 
+    def __init__(self, rank: int) -> None:
+        self.rank = rank
+        self.bases: dict[str, list[list[int]]] = {}
+        self.outs: list[int] = []
+        self.log2 = [0] * rank
 
-# ------------------------------------------------------------ shape fitting
-def ensure_layout_not_smaller_than(layout: LinearLayout, shape: Mapping[str, int]) -> LinearLayout:
-    """Tile ``layout`` up to ``shape``: for each out dim (in the layout's out-dim order)
-    that is too small, append identity bases of the first in dim (``register`` or ``offset``)."""
-    first = layout.in_dim_names[0]
-    ret = layout
-    for name, size in layout.out_dims:
-        want = shape[name]
-        if want > size:
-            ret = ret * LinearLayout.identity_1d(want // size, first, name)
-    return ret
+    def _dims(self, in_dim: str, dim: int) -> list[list[int]]:
+        if dim not in self.outs:
+            self.outs.append(dim)
+        return self.bases.setdefault(in_dim, [])
 
+    def identity(self, size: int, in_dim: str, dim: int) -> "Tile":
+        """``size`` more values of ``in_dim`` count along tensor dim ``dim`` (above what is there)."""
+        bases = self._dims(in_dim, dim)
+        shift = self.log2[dim]
+        for i in range(size.bit_length() - 1):
+            basis = [0] * self.rank
+            basis[dim] = 1 << (shift + i)
+            bases.append(basis)
+        self.log2[dim] = shift + size.bit_length() - 1
+        return self
 
-def ensure_layout_not_larger_than(
-    layout: LinearLayout, shape: Mapping[str, int], broadcast_registers: bool = False
-) -> LinearLayout:
-    """Fold ``layout`` onto ``shape``: out dims shrink to ``min(size, shape)``, every basis
-    component that falls outside becomes 0 (broadcast).  Unless ``broadcast_registers``,
-    ``register`` bases that *became* all-zero are removed (zero ones already there stay)."""
-    new_outs = [(n, min(s, shape[n])) for n, s in layout.out_dims]
-    sizes = [s for _, s in new_outs]
-    bases = {}
-    for d, blist in layout.bases.items():
-        drop = d == "register" and not broadcast_registers
-        kept = []
-        for b in blist:
-            was_zero = not any(b)
-            nb = [0 if c >= s else c for c, s in zip(b, sizes)]
-            if not drop or was_zero or any(nb):
-                kept.append(nb)
-        bases[d] = kept
-    return LinearLayout(bases, new_outs)
+    def zeros(self, size: int, in_dim: str, dim: int) -> "Tile":
+        """``size`` more values of ``in_dim`` that hold copies (zero bases); ``dim`` joins the out dims."""
+        self._dims(in_dim, dim).extend([0] * self.rank for _ in range(size.bit_length() - 1))
+        return self
+
+    def identity_nd(self, in_dim: str, shape: Sequence[int], order: Sequence[int],
+                    zero_dim: int | None = None) -> "Tile":
+        """Triton's ``identityStandardND``: ``in_dim`` counts through ``shape``, ``order[0]`` fastest;
+        along ``zero_dim`` (a dot operand's K) the values are copies (``broadcastedDotOperandLayout``)."""
+        for d in order:
+            (self.zeros if d == zero_dim else self.identity)(shape[d], in_dim, d)
+        return self
+
+    def multiply(self, other: "Tile") -> "Tile":
+        """``self * other``: ``other``'s bases follow, shifted above this tile's size."""
+        for in_dim, bases in other.bases.items():
+            mine = self.bases.setdefault(in_dim, [])
+            for b in bases:
+                mine.append([c << shift for c, shift in zip(b, self.log2)])
+        self.outs = supremum(self.outs, other.outs)
+        self.log2 = [a + b for a, b in zip(self.log2, other.log2)]
+        return self
+
+    def order_outs(self, dims: Sequence[int]) -> "Tile":
+        """Set the out-dim order (``transposeOuts``); listed dims not yet used join with size 1."""
+        if not set(self.outs) <= set(dims):
+            raise ValueError(f"out order {list(dims)} misses dims of {self.outs}")
+        self.outs = list(dims)
+        return self
+
+    @classmethod
+    def from_layout(cls, layout: LinearLayout) -> "Tile":
+        """The tile of a layout whose out dims are ``dim0..`` (in any order)."""
+        rank = len(layout.out_dims)
+        names = standard_out_dims(rank)
+        if sorted(layout.out_dim_names) != sorted(names):
+            raise LayoutError(f"CTA layout out dims {layout.out_dim_names} are not {names}")
+        tile = cls(rank)
+        position = [names.index(n) for n in layout.out_dim_names]
+        for in_dim, bases in layout.bases.items():
+            tile.bases[in_dim] = [[b[position.index(d)] for d in range(rank)] for b in bases]
+        tile.outs = position
+        for n, size in layout.out_dims:
+            tile.log2[names.index(n)] = size.bit_length() - 1
+        return tile
+
+    def layout(self) -> LinearLayout:
+        """The LinearLayout (out dims ``dim0..`` in standard order)."""
+        # every component is an int below its dim's size by construction: the trusted constructor
+        return LinearLayout._make([(d, 1 << len(b)) for d, b in self.bases.items()],
+                                  [(f"dim{d}", 1 << self.log2[d]) for d in range(self.rank)], self.bases)
+
+    def combine(self, cga: "Cga", shape: Sequence[int], broadcast_registers: bool = True) -> LinearLayout:
+        """Triton's ``combineCtaCgaWithShape`` (see :func:`combine_cta_cga_with_shape`)."""
+        rank = self.rank
+        if sorted(self.outs) != list(range(rank)):
+            raise LayoutError(f"CTA layout out dims {self.outs} are not dims 0..{rank - 1}")
+        want = [s.bit_length() - 1 for s in shape]
+        cga_tile = cga.tile(rank) if cga.ctas_per_cga is not None else None
+        cga_log2 = [min(c, w) for c, w in zip(cga_tile.log2, want)] if cga_tile else [0] * rank
+        cta_log2 = [w - c for w, c in zip(want, cga_log2)]
+        first = next(iter(self.bases))
+        for d in self.outs:  # ensureLayoutNotSmallerThan, in the layout's out-dim order
+            if cta_log2[d] > self.log2[d]:
+                self.identity(1 << (cta_log2[d] - self.log2[d]), first, d)
+        over = [(d, 1 << w) for d, (a, w) in enumerate(zip(self.log2, cta_log2)) if a > w]
+        if over:  # ensureLayoutNotLargerThan: components outside the shape become 0
+            for in_dim, bases in self.bases.items():
+                drop = in_dim == "register" and not broadcast_registers
+                kept = []
+                for b in bases:
+                    outside = [d for d, limit in over if b[d] >= limit]
+                    if outside:
+                        b = list(b)
+                        for d in outside:
+                            b[d] = 0
+                        if drop and not any(b):
+                            continue
+                    kept.append(b)
+                self.bases[in_dim] = kept
+            self.log2 = [min(a, w) for a, w in zip(self.log2, cta_log2)]
+        block = self.bases.setdefault("block", [])
+        if cga_tile:
+            cga_limits = [1 << c for c in cga_log2]
+            for b in cga_tile.bases["block"]:
+                block.append([(c << shift) if c < limit else 0 for c, limit, shift in zip(b, cga_limits, self.log2)])
+            self.log2 = [a + c for a, c in zip(self.log2, cga_log2)]
+        return self.layout()
 
 
 # ------------------------------------------------------------ CGA
@@ -209,18 +285,30 @@ class Cga:
     def split(self, rank: int) -> tuple[int, ...]:
         return self.cta_split_num if self.cta_split_num is not None else (1,) * rank
 
-    def linear_layout(self, rank: int) -> LinearLayout:
+    def tile(self, rank: int) -> Tile:
         """``block -> dims``: for d in CTAOrder, ``split[d]`` identity bits then broadcast bits."""
         self.check_rank(rank)
-        names = standard_out_dims(rank)
+        tile = Tile(rank)
+        tile.bases["block"] = []
         if self.ctas_per_cga is None:
-            return identity_standard_nd("block", (1,) * rank, list(range(rank - 1, -1, -1)))
-        ret = LinearLayout.empty()
+            return tile.order_outs(range(rank - 1, -1, -1))
         for d in self.cta_order:
             split = self.cta_split_num[d]
-            ret = ret * LinearLayout.identity_1d(split, "block", names[d])
-            ret = ret * LinearLayout.zeros_1d(self.ctas_per_cga[d] // split, "block", names[d])
-        return ret.transpose_outs(names)
+            tile.identity(split, "block", d).zeros(self.ctas_per_cga[d] // split, "block", d)
+        return tile
+
+    def linear_layout(self, rank: int) -> LinearLayout:
+        """The CGA layout ``block -> dim0..``."""
+        return self.tile(rank).layout()
+
+    def operand(self, k_dim: int) -> "Cga":
+        """The CGA of a dot operand whose K dim is ``k_dim``: CTAs never split K (the CTAs
+        along K hold copies), as Triton's dot-operand CGA layout with the K components zeroed."""
+        if self.ctas_per_cga is None:
+            return self
+        split = list(self.cta_split_num)
+        split[k_dim] = 1
+        return Cga(self.ctas_per_cga, tuple(split), self.cta_order)
 
     def to_params(self) -> dict:
         if self.ctas_per_cga is None:
@@ -234,37 +322,20 @@ def shape_per_cta(shape: Sequence[int], cga: Cga) -> list[int]:
     return [max(1, s // p) for s, p in zip(shape, cga.split(len(shape)))]
 
 
-def combine_cta_cga_with_shape(cta: LinearLayout, cga: Cga, shape: Sequence[int]) -> LinearLayout:
+def combine_cta_cga_with_shape(cta: LinearLayout, cga: Cga, shape: Sequence[int],
+                               broadcast_registers: bool = True) -> LinearLayout:
     """Triton's ``combineCtaCgaWithShape``: fit ``cta`` to ``shape / CGA size`` and append ``block``.
 
-    The result's out dims are ``dim0..`` in standard order with sizes ``shape``.
+    The CTA layout grows to the per-CTA shape (identity bits of its first in dim, for each
+    out dim in its out-dim order) and folds onto a smaller one (components outside become
+    0); register bases that fold to 0 stay (broadcast registers: each thread holds copies)
+    unless ``broadcast_registers`` is false (Triton's blocked layout).  The result's out dims
+    are ``dim0..`` in standard order with sizes ``shape``.
     """
-    rank = len(shape)
-    names = standard_out_dims(rank)
-    if sorted(cta.out_dim_names) != sorted(names):
-        raise LayoutError(f"CTA layout out dims {cta.out_dim_names} are not {names}")
-    labeled = dict(zip(names, shape))
-    cga_ll = ensure_layout_not_larger_than(cga.linear_layout(rank), labeled).transpose_outs(cta.out_dim_names)
-    cta_shape = {d: max(1, labeled[d] // cga_ll.out_dim_size(d)) for d in cta.out_dim_names}
-    cta = ensure_layout_not_smaller_than(cta, cta_shape)
-    cta = ensure_layout_not_larger_than(cta, cta_shape)
-    return (cta * cga_ll).transpose_outs(names)
+    return Tile.from_layout(cta).combine(cga, shape, broadcast_registers)
 
 
 # ------------------------------------------------------------ misc
-def project_away_out_dim(layout: LinearLayout, dim: str) -> LinearLayout:
-    """Every basis component along out dim ``dim`` set to 0; out sizes shrink to what
-    the bases reach (so ``dim`` becomes size 1), as Triton's ``projectAwayOutDim``."""
-    idx = layout.out_dim_names.index(dim)
-    bases = {d: [[0 if i == idx else c for i, c in enumerate(b)] for b in bl] for d, bl in layout.bases.items()}
-    return LinearLayout(bases, layout.out_dim_names)
-
-
-def remove_broadcast_registers(layout: LinearLayout) -> LinearLayout:
-    """Drop the all-zero ``register`` bases."""
-    return layout.remove_zero_bases_along_dim("register")
-
-
 class ParamReader:
     """Reads Triton-named encoding params from a dict, naming any bad or unknown one."""
 

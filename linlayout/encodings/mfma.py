@@ -37,14 +37,12 @@ from .common import (
     Cga,
     EncodingBase,
     ParamReader,
+    Tile,
     check_bool,
     check_pow2,
     check_pow2_list,
     check_warps_and_tiles,
-    combine_cta_cga_with_shape,
-    identity_standard_nd,
     matrix_order,
-    standard_out_dims,
 )
 from .dot_operand import DotOperand
 
@@ -120,65 +118,48 @@ class Mfma(EncodingBase):
         """The accumulator layout over ``shape`` (in dims register, lane, warp, block)."""
         shape = self.check_layout_shape(shape)
         rank = self.rank
-        m_idx, n_idx = rank - 2, rank - 1
-        names = standard_out_dims(rank)
-        dim_m, dim_n = names[m_idx], names[n_idx]
+        dim_m, dim_n = rank - 2, rank - 1
         m, n = self.instr_shape[:2]
         height = 1 if self.element_bits == 64 else 4
         tiles = (m * n) // (MFMA_WAVE_SIZE * height)
-        ident = LinearLayout.identity_1d
         # Inside one instruction tile, ``along`` holds the registers, ``across`` the first lanes.
         along, across, lanes_first = (dim_n, dim_m, m) if self.is_transposed else (dim_m, dim_n, n)
-        tile = (ident(height, "register", along) * ident(lanes_first, "lane", across)
-                * ident(MFMA_WAVE_SIZE // lanes_first, "lane", along))
+        tile = (Tile(rank).identity(height, "register", along).identity(lanes_first, "lane", across)
+                .identity(MFMA_WAVE_SIZE // lanes_first, "lane", along))
         if tiles > 0:
-            tile = tile * ident(tiles, "register", along)
-        tile = _ordered(tile, [dim_n, dim_m])
+            tile.identity(tiles, "register", along)
+        tile.order_outs([dim_n, dim_m])
         tpw, warps = self.tiles_per_warp, self.warps_per_cta
-        tile = tile * ident(tpw[n_idx], "register", dim_n) * ident(warps[n_idx], "warp", dim_n)
-        n_reps = shape[n_idx] // (n * warps[n_idx] * tpw[n_idx])
+        tile.identity(tpw[dim_n], "register", dim_n).identity(warps[dim_n], "warp", dim_n)
+        n_reps = shape[dim_n] // (n * warps[dim_n] * tpw[dim_n])
         if n_reps > 1:
-            tile = tile * ident(n_reps, "register", dim_n)
-        tile = tile * ident(tpw[m_idx], "register", dim_m) * ident(warps[m_idx], "warp", dim_m)
+            tile.identity(n_reps, "register", dim_n)
+        tile.identity(tpw[dim_m], "register", dim_m).identity(warps[dim_m], "warp", dim_m)
         if rank == 3:
-            tile = (tile * ident(1, "register", names[0]) * ident(1, "lane", names[0])
-                    * ident(warps[0], "warp", names[0]))
-        return combine_cta_cga_with_shape(tile, self.cga, shape)
+            tile.identity(1, "register", 0).identity(1, "lane", 0).identity(warps[0], "warp", 0)
+        return tile.combine(self.cga, shape)
 
     def dot_operand_layout(self, op_idx: int, k_width: int, shape: Sequence[int]) -> LinearLayout:
         """Operand A (``op_idx=0``, ``[M, K]``) or B (``op_idx=1``, ``[K, N]``) of this MFMA."""
         shape = self.check_layout_shape(shape)
         check_pow2("kWidth", k_width)
         rank = self.rank
-        names = standard_out_dims(rank)
-        k_idx, nonk_idx = (rank - 1, rank - 2) if op_idx == 0 else (rank - 2, rank - 1)
-        dim_k, dim_nonk = names[k_idx], names[nonk_idx]
+        dim_k, dim_nonk = (rank - 1, rank - 2) if op_idx == 0 else (rank - 2, rank - 1)
         m, n = self.instr_shape[:2]
         nonk = m if op_idx == 0 else n
-        ident = LinearLayout.identity_1d
-        tile = (ident(k_width, "register", dim_k) * ident(nonk, "lane", dim_nonk)
-                * ident(MFMA_WAVE_SIZE // nonk, "lane", dim_k))
+        tile = (Tile(rank).identity(k_width, "register", dim_k).identity(nonk, "lane", dim_nonk)
+                .identity(MFMA_WAVE_SIZE // nonk, "lane", dim_k))
         k_tile = MFMA_WAVE_SIZE // nonk * k_width
         if ((m, n) == (64, 4) and op_idx == 0) or ((m, n) == (4, 64) and op_idx == 1):
-            tile = tile * ident(16, "register", dim_k)
+            tile.identity(16, "register", dim_k)
             k_tile *= 16
-        if shape[k_idx] > k_tile:
-            tile = tile * ident(shape[k_idx] // k_tile, "register", dim_k)
-        tile = tile * ident(self.tiles_per_warp[nonk_idx], "register", dim_nonk)
-        tile = _ordered(tile, [dim_k, dim_nonk])
+        if shape[dim_k] > k_tile:
+            tile.identity(shape[dim_k] // k_tile, "register", dim_k)
+        tile.identity(self.tiles_per_warp[dim_nonk], "register", dim_nonk).order_outs([dim_k, dim_nonk])
         if rank == 3:
-            tile = tile * ident(1, "register", names[0]) * ident(1, "lane", names[0])
-        warps = identity_standard_nd("warp", self.warps_per_cta, matrix_order(rank, row_major=True))
-        cta = tile * warps
-        return combine_cta_cga_with_shape(cta, self.cga, shape).transpose_outs(names)
-
-
-def _ordered(layout: LinearLayout, outs: list[str]) -> LinearLayout:
-    """``layout`` with out dims ``outs`` (missing ones added with size 1), in that order."""
-    for o in outs:
-        if not layout.has_out_dim(o):
-            layout = layout * LinearLayout.identity_1d(1, layout.in_dim_names[0], o)
-    return layout.transpose_outs(outs)
+            tile.identity(1, "register", 0).identity(1, "lane", 0)
+        tile.identity_nd("warp", self.warps_per_cta, matrix_order(rank, row_major=True))
+        return tile.combine(self.cga, shape)
 
 
 def mfma_layout(

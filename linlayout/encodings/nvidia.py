@@ -22,34 +22,28 @@ from .common import (
     Cga,
     EncodingBase,
     ParamReader,
-    broadcast_along_k,
+    Tile,
     check_pow2,
     check_pow2_list,
     check_warps_and_tiles,
-    combine_cta_cga_with_shape,
     dot_operand_order,
-    identity_standard_nd,
     matrix_order,
-    standard_out_dims,
 )
 
 __all__ = ["NvidiaMma", "nvidia_mma_layout"]
 
 
-def _mma_tile(tile_shape: Sequence[int], k_width: int, order: Sequence[int], rep_order: Sequence[int]) -> LinearLayout:
-    """Triton's ``nvidiaMmaTile`` (out dims in ``rep_order``)."""
-    names = standard_out_dims(len(rep_order))
-    ret = LinearLayout.empty()
-    for d in rep_order:
-        ret = ret * LinearLayout.identity_1d(1, "register", names[d])
+def _mma_tile(tile_shape: Sequence[int], k_width: int, order: Sequence[int]) -> Tile:
+    """Triton's ``nvidiaMmaTile`` (out dims in ``order``)."""
+    tile = Tile(len(order))
+    for d in order:
+        tile.identity(1, "register", d)
     inner, outer = order[0], order[1]
     m, n = tile_shape[outer], tile_shape[inner]
     if m % 8 or n % (k_width * 4):
         raise LayoutError(f"parameter instrShape: tile {m}x{n} is not a multiple of 8 x {4 * k_width}")
-    ident = LinearLayout.identity_1d
-    return (ret * ident(k_width, "register", names[inner]) * ident(4, "lane", names[inner])
-            * ident(8, "lane", names[outer]) * ident(m // 8, "register", names[outer])
-            * ident(n // (k_width * 4), "register", names[inner]))
+    return (tile.identity(k_width, "register", inner).identity(4, "lane", inner).identity(8, "lane", outer)
+            .identity(m // 8, "register", outer).identity(n // (k_width * 4), "register", inner))
 
 
 @dataclass(frozen=True)
@@ -102,10 +96,8 @@ class NvidiaMma(EncodingBase):
         tile_shape = self.instr_shape if self.version_major == 2 else self.instr_shape[:2]
         if len(tile_shape) != rank:
             raise LayoutError(f"parameter instrShape: MMA v3 layouts are 2-D, the shape has rank {rank}")
-        order = matrix_order(rank, row_major=True)
-        cta = _mma_tile(tile_shape, 2, order, order)
-        warps = identity_standard_nd("warp", self.warps_per_cta, self._warp_order())
-        return combine_cta_cga_with_shape(cta * warps.transpose_outs(cta.out_dim_names), self.cga, shape)
+        cta = _mma_tile(tile_shape, 2, matrix_order(rank, row_major=True))
+        return cta.identity_nd("warp", self.warps_per_cta, self._warp_order()).combine(self.cga, shape)
 
     def dot_operand_layout(self, op_idx: int, k_width: int, shape: Sequence[int]) -> LinearLayout:
         shape = self.check_layout_shape(shape)
@@ -120,11 +112,10 @@ class NvidiaMma(EncodingBase):
             tile_shape[rank - 2], tile_shape[rank - 1] = instr_m, k_tile
         else:
             tile_shape[rank - 2], tile_shape[rank - 1] = k_tile, 8
-        order = dot_operand_order(op_idx, rank, k_contig=True)
-        cta = _mma_tile(tile_shape, k_width, order, order)
+        cta = _mma_tile(tile_shape, k_width, dot_operand_order(op_idx, rank, k_contig=True))
         k_dim = rank - 1 if op_idx == 0 else rank - 2
-        warps = broadcast_along_k(self.warps_per_cta, self._warp_order(), k_dim, "warp")
-        return combine_cta_cga_with_shape(cta * warps.transpose_outs(cta.out_dim_names), self.cga, shape)
+        cta.identity_nd("warp", self.warps_per_cta, self._warp_order(), zero_dim=k_dim)
+        return cta.combine(self.cga.operand(k_dim), shape)
 
 
 def nvidia_mma_layout(

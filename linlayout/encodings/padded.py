@@ -29,8 +29,7 @@ from .common import (
     check_order,
     check_pow2,
     EncodingBase,
-    combine_cta_cga_with_shape,
-    identity_standard_nd,
+    Tile,
     shape_per_cta,
     standard_out_dims,
 )
@@ -200,8 +199,8 @@ class PaddedShared(EncodingBase):
         result is a :class:`PaddedLayout`, whose ``linear`` is the LinearLayout)."""
         shape = self.check_layout_shape(shape)
         if self.order is not None:
-            cta = identity_standard_nd("offset", shape_per_cta(shape, self.cga), self.order)
-            linear = combine_cta_cga_with_shape(cta, self.cga, shape)
+            cta = Tile(len(shape)).identity_nd("offset", shape_per_cta(shape, self.cga), self.order)
+            linear = cta.combine(self.cga, shape)
         elif isinstance(self.linear, Mapping):
             linear = LinearLayout(dict(self.linear), list(zip(standard_out_dims(len(shape)), shape)))
         else:

@@ -27,11 +27,11 @@ from .common import (
     Cga,
     EncodingBase,
     ParamReader,
+    Tile,
+    _is_list,
     check_order,
     check_pow2,
-    combine_cta_cga_with_shape,
     shape_per_cta,
-    standard_out_dims,
 )
 
 __all__ = ["SwizzledShared", "AmdRotatingShared", "swizzled_shared", "amd_rotating_shared"]
@@ -55,7 +55,7 @@ class SwizzledShared(EncodingBase):
         check_pow2("vec", self.vec)
         check_pow2("perPhase", self.per_phase)
         check_pow2("maxPhase", self.max_phase)
-        if isinstance(self.order, (str, bytes)) or not isinstance(self.order, Sequence):
+        if not _is_list(self.order):
             raise LayoutError(f"parameter order: {self.order!r} is not a list of dims")
         object.__setattr__(self, "order", check_order("order", self.order, len(self.order)))
         self.cga.check_rank(len(self.order))
@@ -84,20 +84,26 @@ class SwizzledShared(EncodingBase):
         shape = self.check_layout_shape(shape)
         rank = self.rank
         per_cta = shape_per_cta(shape, self.cga)
-        names = standard_out_dims(rank)
         if rank == 1:
-            return combine_cta_cga_with_shape(LinearLayout.identity_1d(per_cta[0], "offset", "dim0"), self.cga, shape)
+            return Tile(1).identity(per_cta[0], "offset", 0).combine(self.cga, shape)
         core_shape = shape if self.rotating else per_cta
         col, row = self.order[0], self.order[1]
         n_cols, n_rows = core_shape[col], core_shape[row]
-        bases = [[0, 1 << i] for i in range(n_cols.bit_length() - 1)]
+        cta = Tile(rank)
+        bases = cta.bases["offset"] = []
+        for i in range(n_cols.bit_length() - 1):
+            basis = [0] * rank
+            basis[col] = 1 << i
+            bases.append(basis)
         for i in range(n_rows.bit_length() - 1):
-            r = 1 << i
-            bases.append([r, (self.vec * self._phase(r)) % n_cols])
-        cta = LinearLayout({"offset": bases}, [(names[row], n_rows), (names[col], n_cols)])
+            basis = [0] * rank
+            basis[row], basis[col] = 1 << i, (self.vec * self._phase(1 << i)) % n_cols
+            bases.append(basis)
+        cta.log2[col], cta.log2[row] = n_cols.bit_length() - 1, n_rows.bit_length() - 1
+        cta.order_outs([row, col])
         for d in self.order[2:]:
-            cta = cta * LinearLayout.identity_1d(core_shape[d], "offset", names[d])
-        return combine_cta_cga_with_shape(cta, self.cga, shape)
+            cta.identity(core_shape[d], "offset", d)
+        return cta.combine(self.cga, shape)
 
 
 @dataclass(frozen=True)

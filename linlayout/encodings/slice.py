@@ -1,8 +1,8 @@
 """Triton's slice layout (``#ttg.slice<{dim, parent}>``) of any distributed parent.
 
 The parent's layout is built for the shape with a size-1 dim inserted at
-``dim``; that out dim is removed (the others are renamed ``dim0..``) and the
-register bases that became 0 are dropped.  Lanes and warps that moved along
+``dim``; that out dim is removed (the others are renamed ``dim0..``) and every
+register basis that is 0 is dropped (a slice has no broadcast registers).  Lanes and warps that moved along
 the removed dim now hold copies (zero bases = broadcast).
 """
 
@@ -13,7 +13,7 @@ from typing import Sequence
 
 from ..errors import LayoutError
 from ..layout import LinearLayout
-from .common import EncodingBase, remove_broadcast_registers, standard_out_dims
+from .common import EncodingBase, standard_out_dims
 
 __all__ = ["Slice", "slice_layout"]
 
@@ -45,13 +45,14 @@ class Slice(EncodingBase):
         parent_shape = list(shape)
         parent_shape.insert(self.dim, 1)
         parent_ll = self.parent.to_linear_layout(parent_shape)
-        names = standard_out_dims(self.parent.rank)
-        kept = [n for i, n in enumerate(names) if i != self.dim]
-        ll = parent_ll.sublayout(parent_ll.in_dim_names, kept)
-        for new, old in zip(standard_out_dims(self.rank), kept):
-            if new != old:
-                ll = ll.rename_out_dim(old, new)
-        return remove_broadcast_registers(ll)
+        keep = [i for i in range(self.parent.rank) if i != self.dim]
+        bases = {}
+        for in_dim, parent_bases in parent_ll.bases.items():
+            sliced = [[b[i] for i in keep] for b in parent_bases]
+            bases[in_dim] = [b for b in sliced if any(b)] if in_dim == "register" else sliced
+        # the parent's bases less one component: already valid, the trusted constructor
+        return LinearLayout._make([(d, 1 << len(b)) for d, b in bases.items()],
+                                  list(zip(standard_out_dims(self.rank), shape)), bases)
 
 
 def slice_layout(parent: object, dim: int, shape: Sequence[int]) -> LinearLayout:

@@ -15,7 +15,8 @@ one from ``warpsPerCTA`` and ``tilesPerWarp`` (for each dim, N first:
 
 Dot operand: ``kWidth`` registers along K, 16 lanes along non-K, lane 16 along
 K (v1: a copy, i.e. broadcast; v2/v3: K + kWidth), ``instrK / (2*kWidth)``
-registers along K, x2 registers along non-K for the 32-row operand of 32x16;
+registers along K, x2 registers along non-K for the 32-row operand of 32x16
+(A, or B when transposed);
 then the CTA layout with its K component zeroed and the registers that become
 pure broadcast removed.
 """
@@ -34,12 +35,9 @@ from .common import (
     check_bool,
     check_pow2_list,
     check_warps_and_tiles,
-    combine_cta_cga_with_shape,
+    Tile,
     dot_operand_order,
     matrix_order,
-    project_away_out_dim,
-    remove_broadcast_registers,
-    standard_out_dims,
 )
 from .dot_operand import DotOperand
 
@@ -54,19 +52,23 @@ WMMA_INSTR_SHAPES = {
     2: ((16, 16, 16), (16, 16, 32)),
     3: ((16, 16, 4), (16, 16, 32), (16, 16, 64), (16, 16, 128), (32, 16, 64), (32, 16, 128)),
 }
+#: The kWidths Triton accepts for the dot operands of WMMA v1/v2 (v3: any power of two).
+_K_WIDTHS = {1: (8, 16), 2: (4, 8, 16)}
 #: Lanes a WMMA tile spreads along its non-K (or N) dim.
 _TILE_LANES = 16
+
+
+def _cta_tile(rank: int, warps_per_cta: Sequence[int], tiles_per_warp: Sequence[int]) -> Tile:
+    tile = Tile(rank)
+    for d in matrix_order(rank, row_major=True):
+        tile.identity(tiles_per_warp[d], "register", d).identity(warps_per_cta[d], "warp", d)
+    return tile.order_outs(range(rank))
 
 
 def choose_wmma_cta_linear_layout(rank: int, warps_per_cta: Sequence[int], tiles_per_warp: Sequence[int]) -> LinearLayout:
     """Triton's ``chooseWmmaCTALinearLayout``: for each dim in order ``[rank-1, ..., 0]``,
     ``tiles_per_warp[d]`` register bits then ``warps_per_cta[d]`` warp bits along ``d``."""
-    names = standard_out_dims(rank)
-    ret = LinearLayout.empty()
-    for d in matrix_order(rank, row_major=True):
-        ret = ret * LinearLayout.identity_1d(tiles_per_warp[d], "register", names[d])
-        ret = ret * LinearLayout.identity_1d(warps_per_cta[d], "warp", names[d])
-    return ret.transpose_outs(names)
+    return _cta_tile(rank, warps_per_cta, tiles_per_warp).layout()
 
 
 @dataclass(frozen=True)
@@ -117,55 +119,64 @@ class Wmma(EncodingBase):
     def cta_layout(self) -> LinearLayout:
         return choose_wmma_cta_linear_layout(self.rank, self.warps_per_cta, self.tiles_per_warp)
 
-    def tile_layout(self) -> LinearLayout:
-        """One instruction's accumulator: register, lane -> dims (standard out order)."""
+    def _tile(self) -> Tile:
+        """One instruction's accumulator (register, lane), out dims in standard order."""
         rank = self.rank
-        names = standard_out_dims(rank)
-        thread_order = matrix_order(rank, row_major=not self.is_transposed)
-        fast, slow = names[thread_order[0]], names[thread_order[1]]
-        lanes = [[1, 0], [2, 0], [4, 0], [8, 0]]
+        fast, slow = matrix_order(rank, row_major=not self.is_transposed)[:2]
+        lanes = [[1, 0], [2, 0], [4, 0], [8, 0]]  # [along fast, along slow]
         if self.version == 1:
             regs, lanes = [[0, 2], [0, 4], [0, 8]], lanes + [[0, 1]]
         else:
             regs, lanes = [[0, 1], [0, 2], [0, 4]], lanes + [[0, 8]]
             if self.instr_shape[:2] == (32, 16):
                 regs = regs + [[0, 16]]
-        tile = LinearLayout({"register": regs, "lane": lanes}, [fast, slow])
-        if rank == 3:
-            tile = tile * LinearLayout.identity_1d(1, "register", names[0]) * LinearLayout.identity_1d(1, "lane", names[0])
-        return tile.transpose_outs(names)
+        tile = Tile(rank)
+        for in_dim, pairs in (("register", regs), ("lane", lanes)):
+            bases = tile.bases[in_dim] = []
+            for along_fast, along_slow in pairs:
+                basis = [0] * rank
+                basis[fast], basis[slow] = along_fast, along_slow
+                bases.append(basis)
+        tile.log2[fast] = _TILE_LANES.bit_length() - 1
+        tile.log2[slow] = max(b[slow] for b in tile.bases["register"] + tile.bases["lane"]).bit_length()
+        return tile.order_outs(range(rank))
 
     def to_linear_layout(self, shape: Sequence[int]) -> LinearLayout:
         """The accumulator layout over ``shape`` (in dims register, lane, warp, block)."""
         shape = self.check_layout_shape(shape)
-        names = standard_out_dims(self.rank)
-        layout = self.tile_layout() * self.cta_layout()
-        layout = layout.transpose_outs([names[d] for d in matrix_order(self.rank, row_major=True)])
-        return combine_cta_cga_with_shape(layout, self.cga, shape)
+        tile = self._tile().multiply(_cta_tile(self.rank, self.warps_per_cta, self.tiles_per_warp))
+        return tile.order_outs(matrix_order(self.rank, row_major=True)).combine(self.cga, shape)
 
     def dot_operand_layout(self, op_idx: int, k_width: int, shape: Sequence[int]) -> LinearLayout:
         """Operand A (``op_idx=0``) or B (``op_idx=1``) of this WMMA with ``k_width`` K elements per lane."""
         shape = self.check_layout_shape(shape)
         if isinstance(k_width, bool) or not isinstance(k_width, int) or k_width < 1 or k_width & (k_width - 1):
             raise LayoutError(f"parameter kWidth: {k_width!r} is not a power of two")
+        if k_width not in _K_WIDTHS.get(self.version, (k_width,)):
+            raise LayoutError(f"parameter kWidth: {k_width} is not one of {list(_K_WIDTHS[self.version])} "
+                              f"(WMMA v{self.version} operands)")
         rank = self.rank
-        names = standard_out_dims(rank)
         order = dot_operand_order(op_idx, rank, k_contig=True)
-        dim_k, dim_nonk = names[order[0]], names[order[1]]
+        dim_k, dim_nonk = order[0], order[1]
         instr_k = self.instr_shape[2]
-        nonk = self.instr_shape[0] if op_idx == 0 else self.instr_shape[1]
+        # A is M x K and B is K x N; a transposed WMMA swaps M and N (A: N x K, B: K x M).
+        nonk = self.instr_shape[(op_idx + self.is_transposed) % 2]
         k_depth = WMMA_WAVE_SIZE // _TILE_LANES
-        ident = LinearLayout.identity_1d
-        tile = ident(k_width, "register", dim_k) * ident(_TILE_LANES, "lane", dim_nonk)
-        tile = tile * (LinearLayout.zeros_1d if self.version == 1 else ident)(k_depth, "lane", dim_k)
+        tile = Tile(rank).identity(k_width, "register", dim_k).identity(_TILE_LANES, "lane", dim_nonk)
+        (tile.zeros if self.version == 1 else tile.identity)(k_depth, "lane", dim_k)
         k_repeat = instr_k // (k_depth * k_width)
         if k_repeat > 1:
-            tile = tile * ident(k_repeat, "register", dim_k)
+            tile.identity(k_repeat, "register", dim_k)
         if nonk > _TILE_LANES:
-            tile = tile * ident(nonk // _TILE_LANES, "register", dim_nonk)
-        cta = remove_broadcast_registers(project_away_out_dim(self.cta_layout(), dim_k))
-        layout = (tile * cta).transpose_outs([names[d] for d in order])
-        return combine_cta_cga_with_shape(layout, self.cga, shape)
+            tile.identity(nonk // _TILE_LANES, "register", dim_nonk)
+        # the CTA layout with K projected away; registers left pointing nowhere are dropped
+        cta = _cta_tile(rank, self.warps_per_cta, self.tiles_per_warp)
+        for bases in cta.bases.values():
+            for b in bases:
+                b[dim_k] = 0
+        cta.bases["register"] = [b for b in cta.bases["register"] if any(b)]
+        cta.log2[dim_k] = 0
+        return tile.multiply(cta).order_outs(order).combine(self.cga.operand(dim_k), shape)
 
 
 def wmma_layout(
