@@ -32,6 +32,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from linlayout import LayoutError, LinearLayout
+from linlayout.hw.limits import check_conversion
 from linlayout.hw.targets import get_target
 
 from . import cost as cost_mod
@@ -334,6 +335,7 @@ def plan_conversion(src: LinearLayout, dst: LinearLayout, arch: str, element_bit
     """
     target = _check_args(arch, element_bits)
     _check_options(strategy, lds_budget_bytes)
+    check_conversion(src, dst, target.name, element_bits, lds_budget_bytes)
     prob = normalize(src, dst, target.wave_size)
     best = _candidates(prob, target, element_bits, lds_budget_bytes, strategy, best_only=True)[0]
     res = verify(best, certificate=False)
