@@ -22,8 +22,9 @@ WRITER = "blocked:spt=1x8,tpw=8x8,wpc=1x1,order=1x0,shape={0}x{0}"
 READER = "mfma.a:32x32x8,warps=1x1,kwidth=4,shape={0}x{0}"
 
 
-def run(capsys, *argv, seconds=5.0):
-    """(exit code, stdout, stderr lines) of ``linlayout ARGV`` in-process, within ``seconds``."""
+def run(capsys, *argv, seconds=10.0):
+    """(exit code, stdout, stderr lines) of ``linlayout ARGV`` in-process, within ``seconds`` (the
+    refusals take well under a second; the bound leaves room for a loaded machine and first imports)."""
     t0 = time.perf_counter()
     code = main(list(argv))
     elapsed = time.perf_counter() - t0
@@ -119,7 +120,7 @@ def test_convert_of_a_huge_tile_is_refused_at_once(capsys):
 
 def test_banks_never_answers_more_than_the_lds(capsys):
     code, out, err = run(capsys, "banks", "--arch", "gfx942", "--writer", WRITER.format(256), "--reader",
-                         READER.format(256), "--dtype", "fp16", "--json", seconds=20.0)
+                         READER.format(256), "--dtype", "fp16", "--json", seconds=30.0)
     d = json.loads(out)
     assert code == 0 and err == [] and (d["lds_bytes"], d["reps"]) == (65536, 2)
     code, out, err = run(capsys, "banks", "--arch", "gfx942", "--writer", WRITER.format(65536), "--reader",
@@ -132,7 +133,7 @@ def test_banks_never_answers_more_than_the_lds(capsys):
 
 def test_gemm_beyond_its_addressing(capsys):
     code, out, err = run(capsys, "kernel", "gemm", "--arch", "gfx942", "--interpret", "--m", "65536", "--n",
-                         "65536", "--k", "64", seconds=20.0)
+                         "65536", "--k", "64", seconds=30.0)
     assert code == 2 and out == "" and err == [
         "error: buffer C needs 17179869184 bytes; the kernels' 32-bit buffer offsets address at most "
         "2147483648 bytes per buffer"]
@@ -142,3 +143,15 @@ def test_gemm_beyond_the_lds(capsys):
     code, out, err = run(capsys, "kernel", "gemm", "--arch", "gfx942", "--tiles", "16x1", seconds=30.0)
     assert code == 2 and out == "" and err == [
         "error: the kernel needs 131072 bytes of LDS, more than gfx942's 65536 bytes per workgroup"]
+
+
+def test_banks_tile_mode_holds_one_round_in_the_lds(capsys):
+    shared = "swizzled:vec=1,phase=1,maxphase=1,order=1x0,shape=256x256"
+    reg = "mfma.a:32x32x8,warps=4x1,kwidth=4,shape=256x256"
+    code, out, err = run(capsys, "banks", "--arch", "gfx942", "--shared", shared, "--reg", reg, "--dtype", "f16")
+    assert code == 2 and out == "" and err == [
+        "linlayout: error: the shared layout holds 131072 bytes per round, more than gfx942's 65536 bytes of LDS "
+        "per workgroup"]
+    code, out, err = run(capsys, "banks", "--arch", "gfx950", "--shared", shared, "--reg", reg, "--dtype", "f16",
+                         seconds=30.0)
+    assert code == 0 and err == []

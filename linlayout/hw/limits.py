@@ -2,8 +2,9 @@
 workgroup, waves per workgroup, and the bytes one kernel buffer can span.
 
 A request beyond a limit cannot be met by any plan, layout or kernel, so the entry points
-(``plan_conversion``, ``synthesize``, the kernels' ``build``) call the ``check_*`` functions
-below first; each violation is one ``LayoutError`` line naming the limit and both numbers.
+(``plan_conversion``, ``synthesize``, ``padding_options``, ``tile_access_report``, the kernels'
+``build``) call the ``check_*`` functions below first; each violation is one ``LayoutError``
+line naming the limit and both numbers.
 
 Facts (evidence in ``docs/hardware.md`` section 7):
 
@@ -27,11 +28,12 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from ..errors import LayoutError
+from ..encodings.padded import PaddedLayout
 from ..layout import LinearLayout
 from .targets import get_target
 
 __all__ = ["ResourceLimits", "resource_limits", "registers_per_lane", "check_layout", "check_lds_budget",
-           "check_conversion", "check_synthesis", "check_kernel_buffers", "check_kernel_lds", "host_memory_bytes",
+           "check_conversion", "check_synthesis", "check_tile_access", "check_kernel_buffers", "check_kernel_lds", "host_memory_bytes",
            "INTERPRET_HOST_BYTES_PER_BUFFER_BYTE"]
 
 #: Work-items of one workgroup, every AMD target (HIP's and LLVM's maximum flat workgroup size).
@@ -139,19 +141,48 @@ def check_conversion(src, dst, arch: str, element_bits: int, lds_budget_bytes: i
     check_lds_budget(limits, lds_budget_bytes)
 
 
+def _limits_of(arch) -> ResourceLimits | None:
+    """The limits of ``arch``: a target name, or an LDS model of a target (None for a generic
+    model, which has no target: ``lds_bytes`` 0)."""
+    if isinstance(arch, str):
+        return resource_limits(arch)
+    return resource_limits(arch.arch) if arch.lds_bytes else None
+
+
 def check_synthesis(writer, reader, element_bits: int, arch, lds_budget_bytes: int | None) -> int | None:
     """``synthesize``'s limits: writer and reader fit the target's registers and waves; the
     result is the LDS budget the synthesis must meet (the target's LDS when none is given, so
     a tile larger than the LDS moves in rounds).  ``arch``: a target name or an LDS model; a
-    generic model (no target: ``lds_bytes`` 0) has no limits and keeps ``lds_budget_bytes``."""
-    name = arch if isinstance(arch, str) else arch.arch
-    if not isinstance(arch, str) and not arch.lds_bytes:
+    generic model has no limits and keeps ``lds_budget_bytes``."""
+    limits = _limits_of(arch)
+    if limits is None:
         return lds_budget_bytes
-    limits = resource_limits(name)
     for what, layout in (("writer", writer), ("reader", reader)):
         if isinstance(layout, LinearLayout):  # anything else is refused by synthesize's own checks
             check_layout(limits, what, layout, element_bits)
     return check_lds_budget(limits, lds_budget_bytes)
+
+
+def check_tile_access(shared, reg_layout, element_bits: int, arch) -> None:
+    """``tile_access_report``'s limits: the register layout fits the target's registers and
+    waves, and one round of ``shared`` (a LinearLayout, in dim ``reps`` counting rounds, or a
+    PaddedLayout: up to its last element) fits its LDS."""
+    limits = _limits_of(arch)
+    if limits is None:
+        return
+    if isinstance(reg_layout, LinearLayout):
+        check_layout(limits, "register layout", reg_layout, element_bits)
+    if isinstance(shared, PaddedLayout):
+        elements = shared.footprint
+    elif isinstance(shared, LinearLayout):
+        reps = shared.in_dim_size("reps") if shared.has_in_dim("reps") else 1
+        elements = shared.total_in_size // reps
+    else:
+        return  # refused by tile_access_report's own checks
+    nbytes = -(-elements * element_bits // 8)
+    if nbytes > limits.lds_bytes:
+        raise LayoutError(f"the shared layout holds {nbytes} bytes per round, more than {limits.target}'s "
+                          f"{limits.lds_bytes} bytes of LDS per workgroup")
 
 
 def check_kernel_lds(arch: str, lds_bytes: int) -> None:
