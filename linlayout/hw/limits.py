@@ -33,8 +33,8 @@ from ..layout import LinearLayout
 from .targets import get_target
 
 __all__ = ["ResourceLimits", "resource_limits", "registers_per_lane", "check_layout", "check_lds_budget",
-           "check_conversion", "check_synthesis", "check_tile_access", "check_kernel_buffers", "check_kernel_lds", "host_memory_bytes",
-           "INTERPRET_HOST_BYTES_PER_BUFFER_BYTE"]
+           "check_conversion", "check_synthesis", "check_tile_access", "check_kernel_buffers", "check_kernel_lds",
+           "host_memory_bytes", "INTERPRET_HOST_BYTES_PER_BUFFER_BYTE", "THREADS_PER_WORKGROUP", "KERNEL_BUFFER_BYTES"]
 
 #: Work-items of one workgroup, every AMD target (HIP's and LLVM's maximum flat workgroup size).
 THREADS_PER_WORKGROUP = 1024
