@@ -49,6 +49,7 @@ import torch
 from linlayout import LayoutError, LinearLayout
 from linlayout.argparsing import dtype_arg
 from linlayout.encodings.blocked import Blocked
+from linlayout.hw.limits import check_kernel_buffers, check_kernel_lds
 from linlayout.hw.mfma import MfmaInstruction
 from linlayout.lowering.emit import atoms
 from linlayout.lowering.emit.builder import Builder, vector_type
@@ -107,6 +108,12 @@ class AttentionPlan:
     v_writer: LinearLayout
     v_vec: int
     candidates: list
+
+    def buffer_bytes(self, nq: int, nkv: int) -> dict[str, int]:
+        """Bytes of the kernel's buffers for ``nq`` queries and ``nkv`` keys: Q, K, V in the
+        element type, O in f32, ``head_dim`` columns each."""
+        eb, d = self.dtype.bytes, self.head_dim
+        return {"Q": nq * d * eb, "K": nkv * d * eb, "V": nkv * d * eb, "O": nq * d * 4}
 
     def describe(self) -> dict:
         counts = {k: v for k, v in self.p_plan.counts().items() if v}
@@ -344,6 +351,8 @@ def build(args: argparse.Namespace) -> common.KernelBuild:
         if getattr(args, what) < 1:
             raise LayoutError(f"--{what} must be positive")
     plan = plan_attention(args.arch, args.dtype, args.d, args.scale, args.instr)
+    check_kernel_lds(args.arch, plan.v_stage.lds_bytes)
+    check_kernel_buffers(args.arch, plan.buffer_bytes(args.nq, args.nkv), interpret=args.interpret)
     text, lds, reduction = emit_attention(plan)
     decisions = plan.describe()
     decisions["row_reduction"] = reduction

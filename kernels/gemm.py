@@ -44,6 +44,7 @@ import torch
 from linlayout import LayoutError, LinearLayout
 from linlayout.argparsing import dtype_arg
 from linlayout.encodings.blocked import Blocked
+from linlayout.hw.limits import check_kernel_buffers, check_kernel_lds
 from linlayout.hw.mfma import MfmaInstruction, get_instruction, instructions_for
 from linlayout.lowering.emit import atoms
 from linlayout.lowering.emit.builder import Builder, vector_type
@@ -129,9 +130,21 @@ class GemmPlan:
         return -(-self.staged.lds_bytes // 512) * 512
 
     @property
+    def lds_bytes(self) -> int:
+        """LDS of the kernel: two stages (the double buffer of A)."""
+        return 2 * self.stage_bytes
+
+    @property
     def lane_b_elements(self) -> int:
         """Elements of B one lane loads per K block and N tile (``ipl * G``)."""
         return self.tiling.items("B") * self.tiling.groups
+
+    def buffer_bytes(self, m: int, n: int, k: int) -> dict[str, int]:
+        """Bytes of the kernel's buffers for ``C (m x n) = A (m x k) * B^T (n x k)``: B preshuffled
+        in whole ``block_n x bk`` blocks (:func:`preshuffle_b`), C in f32."""
+        t = self.tiling
+        n_blocks, k_blocks = -(-n // t.block_n), -(-k // t.bk)
+        return {"A": m * k * self.eb, "B": n_blocks * k_blocks * t.block_n * t.bk * self.eb, "C": m * n * 4}
 
     def describe(self) -> dict:
         return {"dtype": self.dtype.name, "tiling": self.tiling.describe(), "a_global_vector": self.vec,
@@ -279,7 +292,7 @@ class _Emitter:
                    + stage.records("K loop, stage kb&1 / (kb+1)&1", sb, [1, 0], [0, 1]))
         text = kernel_module(self.name, [("%A", "!llvm.ptr<1>"), ("%Bp", "!llvm.ptr<1>"), ("%C", "!llvm.ptr<1>"),
                                          ("%M", "i32"), ("%N", "i32"), ("%K", "i32")], b.body(),
-                             list(lanes.globals) + [atoms.lds_global("gemm_lds", 2 * sb)])
+                             list(lanes.globals) + [atoms.lds_global("gemm_lds", plan.lds_bytes)])
         return text, records
 
     def _load_b(self, rb: str, b_lane: list[str], block_off: str) -> Registers:
@@ -341,6 +354,8 @@ def build(args: argparse.Namespace) -> common.KernelBuild:
             raise LayoutError(f"--{what} must be positive")
     plan = plan_gemm(args.arch, args.dtype, args.k, instr=args.instr, warps=_pair(args.warps, "warps"),
                      tiles=_pair(args.tiles, "tiles"), bk=args.bk)
+    check_kernel_lds(args.arch, plan.lds_bytes)
+    check_kernel_buffers(args.arch, plan.buffer_bytes(args.m, args.n, args.k), interpret=args.interpret)
     text, lds = emit_gemm(plan)
     return common.KernelBuild("gemm", args.arch, text, lds, plan.describe(), extra={"plan": plan})
 

@@ -134,6 +134,7 @@ def stage_tile(writer: LinearLayout, reader: LinearLayout, element_bits: int, ar
     """Synthesize the shared layout of ``writer -> LDS -> reader`` and list both sides' instructions."""
     res = synthesize(writer, reader, element_bits, arch, **synth_options)
     if res.shared.in_dim_names != ["offset"]:
-        raise LayoutError(f"the shared layout moves in rounds ({res.shared.in_dim_names}); give a larger LDS budget")
+        raise LayoutError(f"the staged tile needs {res.lds_bytes * res.reps} bytes of LDS, more than the "
+                          f"{res.lds_bytes} bytes of one round; a kernel stages its whole tile at once")
     return StagedTile(res.shared, element_bits, tile_accesses(res.write_report, res.shared, writer, num_warps),
                       tile_accesses(res.read_report, res.shared, reader, num_warps), res)

@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from linlayout import LayoutError, LinearLayout
+from linlayout.hw.limits import check_conversion
 from linlayout.hw.targets import Target, get_target
 
 from .cost import CostModel, cost_model
@@ -62,6 +63,7 @@ class ConversionContext:
         if lds_budget_bytes is not None and (isinstance(lds_budget_bytes, bool)
                                              or not isinstance(lds_budget_bytes, int) or lds_budget_bytes <= 0):
             raise LayoutError(f"lds_budget_bytes {lds_budget_bytes!r} must be a positive integer")
+        check_conversion(src, dst, target.name, element_bits, lds_budget_bytes)
         return cls(normalize(src, dst, target.wave_size), target, element_bits, cost_model(target.name),
                    lds_budget_bytes, strategy)
 

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from linlayout import LayoutError, LinearLayout, caches
+
 from . import cost as cost_mod
 from .context import STRATEGIES, ConversionContext
 from .emulator import PlanVerificationError, element_ids, verify

@@ -40,6 +40,7 @@ import numpy as np
 from linlayout import LayoutError, LinearLayout
 from linlayout.encodings.padded import PaddedLayout
 from linlayout.hw.lds import LdsModel, LdsOp, lds_model
+from linlayout.hw.limits import check_tile_access
 
 from .banks import BankReport, _padding, analyze_op, bank_load, lane_start_bytes, linear_cycles
 
@@ -190,6 +191,7 @@ def tile_access_report(shared: Shared, reg_layout: LinearLayout, element_bits: i
         raise LayoutError(f"direction {direction!r} must be 'read' or 'write'")
     if isinstance(element_bits, bool) or not isinstance(element_bits, int) or element_bits not in (4, 8, 16, 32, 64):
         raise LayoutError(f"element_bits {element_bits!r} must be 4, 8, 16, 32 or 64")
+    check_tile_access(shared, reg_layout, element_bits, arch)
     model = arch if isinstance(arch, LdsModel) else lds_model(arch)
     cvt = access_map(shared, reg_layout)
     n_broadcast = (reg_layout.in_dim_size_log2("register") - cvt.in_dim_size_log2("register")

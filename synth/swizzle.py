@@ -57,6 +57,7 @@ import numpy as np
 from linlayout import LayoutError, LinearLayout, caches, f2
 from linlayout.encodings.padded import PaddedLayout, padded_shared
 from linlayout.hw.lds import LdsModel, LdsOp, lds_model
+from linlayout.hw.limits import check_synthesis
 
 from .lds_access import TileAccessReport, access_report, tile_access_report
 
@@ -520,7 +521,8 @@ def synthesize(writer: LinearLayout, reader: LinearLayout, element_bits: int, ar
     """The shared layout for ``writer`` -> LDS -> ``reader`` that first minimises the number
     of LDS instructions (widest vectors) and then the bank cycles of writes plus reads.
 
-    ``lds_budget_bytes``: if the tile does not fit, register bits common to both
+    ``lds_budget_bytes``: LDS the tile may occupy at once (default: the target's LDS, which it may not
+    exceed; ``linlayout.hw.limits``); if the tile does not fit, register bits common to both
     sides become an in dim ``reps`` of the shared layout (Triton's reps): the
     tile then moves in ``2**len(reps)`` rounds through ``lds_bytes`` bytes.
     ``allow_transpose``: consider gfx950's ``ds_read_b64_tr_*`` for the reader;
@@ -533,6 +535,7 @@ def synthesize(writer: LinearLayout, reader: LinearLayout, element_bits: int, ar
     """
     if objective not in ("vector", "cycles"):
         raise LayoutError(f"objective {objective!r} must be 'vector' or 'cycles'")
+    lds_budget_bytes = check_synthesis(writer, reader, element_bits, arch, lds_budget_bytes)
     model, outs, w, r, n = _prepare(writer, reader, element_bits, arch)
     best = None
     for reps in _rep_choices(w, r, n, element_bits, lds_budget_bytes):
@@ -917,13 +920,17 @@ def padding_options(writer: LinearLayout, reader: LinearLayout, element_bits: in
     ``pad`` elements inserted after every ``interval`` elements: the classic
     "row stride + pad" trick (e.g. a row of 64 fp16 padded by 4 so the stride in
     dwords is 34 = 2 x odd).  Defaults: intervals = each power of two from 16
-    bytes to the tensor, pads = 1 dword, 2 dwords, 16 bytes (in elements).
+    bytes to the tensor, pads = 1 dword, 2 dwords, 16 bytes (in elements).  A padded layout holds
+    the whole tile at once, so none larger than the target's LDS is an option.
     """
+    lds_bytes = check_synthesis(writer, reader, element_bits, arch, None)
     model = arch if isinstance(arch, LdsModel) else lds_model(arch)
     shape = [s for _, s in writer.out_dims]
     total = 1
     for s in shape:
         total *= s
+    if lds_bytes is not None and total * element_bits > 8 * lds_bytes:
+        return []
     rank = len(shape)
     if orders is None:
         orders = [tuple(reversed(range(rank)))] + ([tuple(range(rank))] if rank > 1 else [])
@@ -943,6 +950,8 @@ def padding_options(writer: LinearLayout, reader: LinearLayout, element_bits: in
             for pd in pads:
                 try:
                     sh = padded_shared([(iv, pd)], shape, order=order)
+                    if lds_bytes is not None and shared_bytes(sh, element_bits) > lds_bytes:
+                        continue
                     wr = tile_access_report(sh, writer, element_bits, model, "write")
                     rr = tile_access_report(sh, reader, element_bits, model, "read")
                 except LayoutError:

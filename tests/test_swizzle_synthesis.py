@@ -81,15 +81,16 @@ def test_transpose_read_chosen_on_gfx950():
 
 
 def test_unavoidable_conflicts_meet_the_lower_bound():
-    # assume 64 lanes per b32 phase: 64 dwords on 32 banks cannot be conflict-free
+    # assume 64 lanes per b32 phase: 64 dwords on 32 banks cannot be conflict-free (16 warps, a
+    # workgroup's most, and 4 registers per lane hold the 64 x 64 tile)
     model = lds_model("gfx942", assume={"b32_phases_32banks": 64})
-    writer = LinearLayout({"lane": [[0, 1 << i] for i in range(6)], "warp": [[1 << i, 0] for i in range(6)]},
-                          [("dim0", 64), ("dim1", 64)])
-    reader = LinearLayout({"lane": [[1 << i, 0] for i in range(6)], "warp": [[0, 1 << i] for i in range(6)]},
-                          [("dim0", 64), ("dim1", 64)])
+    writer = LinearLayout({"register": [[1, 0], [2, 0]], "lane": [[0, 1 << i] for i in range(6)],
+                           "warp": [[1 << i, 0] for i in range(2, 6)]}, [("dim0", 64), ("dim1", 64)])
+    reader = LinearLayout({"register": [[0, 1], [0, 2]], "lane": [[1 << i, 0] for i in range(6)],
+                           "warp": [[0, 1 << i] for i in range(2, 6)]}, [("dim0", 64), ("dim1", 64)])
     res = synthesize(writer, reader, 32, model)
-    assert (res.write_op, res.read_op) == ("ds_write_b32", "ds_read_b32")
-    assert res.ideal_cycles == 2 and res.lower_bound_cycles == res.total_cycles == 4 and res.optimal
+    assert (res.write_op, res.read_op) == ("ds_write_b128", "ds_read_b32")
+    assert res.ideal_cycles == 12 and res.lower_bound_cycles == res.total_cycles == 16 and res.optimal
 
 
 @settings(max_examples=25, deadline=None)
