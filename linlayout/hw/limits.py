@@ -15,7 +15,9 @@ Facts (evidence in ``docs/hardware.md`` section 7):
   (sub-dword elements packed, 64-bit elements in register pairs).
 * threads per workgroup: at most 1024 on every target [Q], so 16 waves of 64 (CDNA) or
   32 waves of 32 (RDNA).
-* LDS bytes per workgroup: ``Target.lds_bytes``.
+* LDS bytes per workgroup: ``Target.lds_bytes``.  The register and workgroup facts are fields
+  of the target descriptors too (``Target.vgprs_per_lane``, ``agprs_per_lane``,
+  ``threads_per_workgroup``), so a new target brings its own.
 * bytes per kernel buffer: raw buffer offsets are 32-bit, and the kernels give masked lanes
   the offset ``0x80000000`` (``linlayout.lowering.emit.atoms.BUFFER_OOB_OFFSET``), which must
   lie outside every buffer: a buffer spans at most ``2**31`` bytes.
@@ -34,21 +36,14 @@ from .targets import get_target
 
 __all__ = ["ResourceLimits", "resource_limits", "registers_per_lane", "check_layout", "check_lds_budget",
            "check_conversion", "check_synthesis", "check_tile_access", "check_kernel_buffers", "check_kernel_lds",
-           "host_memory_bytes", "INTERPRET_HOST_BYTES_PER_BUFFER_BYTE", "THREADS_PER_WORKGROUP", "KERNEL_BUFFER_BYTES"]
+           "host_memory_bytes", "INTERPRET_HOST_BYTES_PER_BUFFER_BYTE", "KERNEL_BUFFER_BYTES"]
 
-#: Work-items of one workgroup, every AMD target (HIP's and LLVM's maximum flat workgroup size).
-THREADS_PER_WORKGROUP = 1024
 #: Bytes one kernel buffer may span: the kernels' out-of-range voffset 0x80000000 must lie past it.
 KERNEL_BUFFER_BYTES = 1 << 31
 # [I] Host bytes the wave interpreter run of a kernel needs per byte of its buffers: the torch
 # tensors, the interpreter's copies, the outputs read back, and a float64 reference (8 bytes
 # per 4-byte output element, plus its float32 copy).
 INTERPRET_HOST_BYTES_PER_BUFFER_BYTE = 8
-
-# (architectural VGPRs, AGPRs) per lane, by target name.
-_REGISTERS = {"gfx90a": (256, 256), "gfx942": (256, 256), "gfx950": (256, 256),
-              "gfx1100": (256, 0), "gfx1200": (256, 0), "gfx1250": (1024, 0)}
-
 
 @dataclass(frozen=True)
 class ResourceLimits:
@@ -87,9 +82,8 @@ class ResourceLimits:
 def resource_limits(arch: str) -> ResourceLimits:
     """The limits of ``arch`` (a gfx name or an alias such as ``cdna3``)."""
     t = get_target(arch)
-    vgprs, agprs = _REGISTERS[t.name]
-    return ResourceLimits(t.name, t.wave_size, vgprs, agprs, t.lds_bytes, THREADS_PER_WORKGROUP,
-                          KERNEL_BUFFER_BYTES)
+    return ResourceLimits(t.name, t.wave_size, t.vgprs_per_lane, t.agprs_per_lane, t.lds_bytes,
+                          t.threads_per_workgroup, KERNEL_BUFFER_BYTES)
 
 
 def registers_per_lane(elements_per_lane: int, element_bits: int) -> int:

@@ -58,6 +58,9 @@ class Target:
       3 = gfx942, 4 = gfx950), ``wmma_version`` likewise (1 = gfx11, 2 = gfx12, 3 = gfx1250).
     * ``emitter``: the name of the lowering that emits kernels for it (``"rocdl"``: ROCDL MLIR,
       resolved by ``linlayout.lowering``), or None where nothing is emitted.
+    * Resources (``linlayout.hw.limits``; docs/hardware.md section 7): ``vgprs_per_lane`` and
+      ``agprs_per_lane`` (32-bit architectural and accumulation registers one lane addresses),
+      ``threads_per_workgroup``.
     """
 
     name: str
@@ -79,6 +82,9 @@ class Target:
     lds_assumptions: Mapping[str, Assumption] = field(default_factory=dict, hash=False, compare=False, repr=False)
     lds_model_assumptions: tuple[str, ...] = ()
     aliases: tuple[str, ...] = ()
+    vgprs_per_lane: int = 256
+    agprs_per_lane: int = 0
+    threads_per_workgroup: int = 1024
 
     @property
     def bank_bytes(self) -> int:

@@ -169,7 +169,7 @@ def _cdna(name: str, lds_bytes: int, lds_banks: int, lds_phases: dict, mfma_vers
                   has_permlane_swap=has_permlane_swap, has_ds_read_tr=has_ds_read_tr,
                   mma="mfma", mfma_version=mfma_version, emitter=emitter,
                   lds_phases=MappingProxyType(lds_phases), lds_assumptions=MappingProxyType(LDS_ASSUMPTIONS),
-                  lds_model_assumptions=extra, aliases=aliases)
+                  lds_model_assumptions=extra, aliases=aliases, agprs_per_lane=256)
 
 
 register(_cdna("gfx90a", 64 * 1024, 32, _lds_32banks(as_gfx942=True), 2, "rocdl", ("cdna2", "mi200")))
