@@ -28,7 +28,7 @@ from .memory import GlobalMemory, LdsLayout, LocalMemory, MemRefValue, PrivateMe
 from .ops_arith import dense_values
 from .options import InterpOptions
 from .registry import OPS, OpInfo, _location, const_array
-from .types import FloatT, IntT, MemRefT, PtrT, VectorT, byte_size, parse_type, to_bytes
+from .types import FloatT, IntT, MemRefT, PtrT, StructT, VectorT, byte_size, parse_type, to_bytes
 
 __all__ = ["Compiler", "Kernel", "Ctx", "Block", "run_block", "load_kernel", "TERMINATORS"]
 
@@ -67,9 +67,10 @@ class Compiler:
         self.lds = LdsLayout()
         self.symbols: dict = {}  # name -> ("lds", offset) | ("const", index)
         self.consts: list = []  # (name, bytes) of read-only global data
-        func = self._find_kernel(module, kernel_name)
-        self.kernel_name = func.attributes["sym_name"].value
-        self.body = self._compile_function(func)
+        with module.context:  # value casters registered by the bindings' users (FlyDSL) need a current context
+            func = self._find_kernel(module, kernel_name)
+            self.kernel_name = func.attributes["sym_name"].value
+            self.body = self._compile_function(func)
         self.slots = {}  # the MLIR values die with the module; keep no references
 
     # ---- slots
@@ -283,6 +284,52 @@ def _dims(v: Any, what: str) -> tuple:
     return d + (1,) * (3 - len(d))
 
 
+def struct_argument(t: StructT, a: Any, what: str) -> tuple:
+    """A struct kernel argument (a uniform value: a tuple of field values) from ``a``: a tuple with
+    one entry per field (numbers, nested tuples for nested structs) or, for a packed struct of
+    numbers, its bytes (fields little-endian, in order, no padding: the C ABI FlyDSL passes
+    a tensor's dynamic shape and strides in)."""
+    if isinstance(a, (bytes, bytearray)):
+        if not t.packed:
+            raise InterpreterError(f"{what}: only a packed struct can be given as bytes ({t})")
+        if len(a) != _packed_size(t, what):
+            raise InterpreterError(f"{what}: {t} takes {_packed_size(t, what)} bytes, got {len(a)}")
+        a = _unpack(t, np.frombuffer(bytes(a), np.uint8))
+    if not isinstance(a, tuple) or len(a) != len(t.fields):
+        raise InterpreterError(f"{what}: {t} needs a tuple of {len(t.fields)} fields, got {a!r}")
+    out = []
+    for k, (f, x) in enumerate(zip(t.fields, a)):
+        if isinstance(f, StructT):
+            out.append(struct_argument(f, x, f"{what} field {k}"))
+        elif isinstance(f, (IntT, FloatT)) and isinstance(x, (int, float, np.integer, np.floating)):
+            out.append(const_array(x, f))
+        else:
+            raise InterpreterError(f"{what} field {k}: a {f} field takes a number, got {x!r}")
+    return tuple(out)
+
+
+def _packed_size(t: StructT, what: str) -> int:
+    size = 0
+    for f in t.fields:
+        if isinstance(f, StructT) and f.packed:
+            size += _packed_size(f, what)
+        elif isinstance(f, IntT) and f.bits % 8 == 0:
+            size += f.bits // 8
+        else:
+            raise InterpreterError(f"{what}: field {f} of {t} cannot be read from bytes")
+    return size
+
+
+def _unpack(t: StructT, data: np.ndarray) -> tuple:
+    out, at = [], 0
+    for f in t.fields:
+        n = _packed_size(f, "field") if isinstance(f, StructT) else f.bits // 8
+        chunk = data[at:at + n]
+        out.append(_unpack(f, chunk) if isinstance(f, StructT) else int.from_bytes(chunk.tobytes(), "little"))
+        at += n
+    return tuple(out)
+
+
 class Kernel:
     """A compiled kernel; :meth:`run` launches it on the interpreter."""
 
@@ -333,6 +380,8 @@ class Kernel:
                 if isinstance(t, IntT) and not isinstance(a, (int, np.integer, bool)):
                     raise InterpreterError(f"argument {i} ({t}) must be an integer, got {a!r}")
                 values.append(const_array(a, t))
+            elif isinstance(t, StructT):
+                values.append(struct_argument(t, a, f"argument {i}"))
             else:
                 raise InterpreterError(f"argument {i}: unsupported kernel argument type {t}")
         return values, buffers

@@ -1,0 +1,86 @@
+"""linlayout inside FlyDSL kernels: convert in place, compile without a GPU, run on the interpreter.
+
+The flash-attention block of :mod:`linlayout.flydsl.attention` (QK^T, P converted by
+``linlayout.flydsl.convert``, PV) is compiled by FlyDSL for gfx942 and gfx950 with every plan
+strategy, run on the wave interpreter from CPU torch tensors and compared with torch; its ISA
+between the two MFMAs holds exactly the plan's instructions.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests import needs
+
+needs.require("torch", "flydsl")
+
+import torch  # noqa: E402
+
+from linlayout import LayoutError  # noqa: E402
+from linlayout.flydsl import compile_kernel, compile_only, interpret  # noqa: E402
+from linlayout.flydsl.attention import attention_block, p_layouts  # noqa: E402
+from linlayout.flydsl.convert import plan_for  # noqa: E402
+from linlayout.lowering.isa import isa_counts  # noqa: E402
+from linlayout.lowering.report import FUSED_KEY, fused_dpp_count, plan_isa_differences  # noqa: E402
+
+CASES = [(arch, strategy) for arch in ("gfx942", "gfx950") for strategy in ("auto", "registers", "lds")]
+
+
+def _inputs(seed: int):
+    g = torch.Generator().manual_seed(seed)
+    q, k, vt = (torch.randn(16, 16, generator=g).half() for _ in range(3))
+    return q, k, vt, torch.zeros(16, 16)
+
+
+@pytest.mark.parametrize("arch,strategy", CASES)
+def test_attention_block_matches_torch(arch, strategy):
+    q, k, vt, o = _inputs(1)
+    interpret(attention_block(arch, strategy), q, k, vt, o, arch=arch)
+    ref = (q.float() @ k.float().T).half().float() @ vt.float().T
+    assert (o - ref).abs().max().item() < 1e-2  # f32 sums in another order; a wrong P errs by ~50
+
+
+def test_without_the_conversion_the_block_is_wrong():
+    """P stored in the accumulator's register order (the identity in place of ``convert``) is wrong:
+    the test above can fail."""
+    src, _ = p_layouts("gfx942")
+    q, k, vt, o = _inputs(1)
+    interpret(attention_block("gfx942", "auto", dst=src), q, k, vt, o, arch="gfx942")
+    ref = (q.float() @ k.float().T).half().float() @ vt.float().T
+    assert (o - ref).abs().max().item() > 1.0
+
+
+def _between_mfmas(isa: str) -> str:
+    lines = isa.splitlines()
+    at = [i for i, ln in enumerate(lines) if re.match(r"\s*v_mfma", ln)]
+    assert len(at) == 2, at
+    return "\n".join(lines[at[0] + 1:at[1]])
+
+
+@pytest.mark.parametrize("arch,strategy", CASES)
+def test_isa_between_the_mfmas_is_the_plan(arch, strategy):
+    src, dst = p_layouts(arch)
+    plan = plan_for(src, dst, 16, arch=arch, strategy=strategy)
+    (kernel,) = compile_kernel(attention_block(arch, strategy), *_inputs(0), arch=arch)
+    counts = isa_counts(_between_mfmas(kernel.isa))
+    counts[FUSED_KEY] = fused_dpp_count(_between_mfmas(kernel.isa), None)
+    # v_perm_b32 is left out: FlyDSL's own f32 -> f16 packing of P (before the conversion) uses it too
+    assert {k: v for k, v in plan_isa_differences(plan, counts).items() if k != "v_perm_b32"} == {}
+    assert not re.search(r"linlayout_convert", kernel.isa)  # no helper symbol left behind
+    assert "func.call" not in kernel.module
+
+
+def test_compile_only_restores_the_environment(monkeypatch):
+    monkeypatch.delenv("COMPILE_ONLY", raising=False)
+    monkeypatch.setenv("ARCH", "gfx90a")
+    with compile_only("gfx950"):
+        import os
+        assert os.environ["COMPILE_ONLY"] == "1" and os.environ["ARCH"] == "gfx950"
+        assert os.access(os.path.join(os.environ["ROCM_PATH"], "llvm", "bin", "ld.lld"), os.X_OK)
+    import os
+    assert "COMPILE_ONLY" not in os.environ and os.environ["ARCH"] == "gfx90a"
+    with pytest.raises(LayoutError):
+        with compile_only("gfx1100"):
+            pass
