@@ -75,9 +75,15 @@ EXPECTED = {
         r"^  compiled P conversion region: \{.*'permlane32_swap': [1-9]\d*.*\}; matches the plan: True$",
         (r"^  interpreter vs torch: verified True, max \|err\| ", 2),
     ],
+    "07_flydsl_attention.py": [
+        (r"^=== gfx9(42|50) (auto|lds): P conversion \w+, \d+ instructions, verified on the emulator: True$", 4),
+        (r"^  ISA between the two MFMAs matches the plan: True$", 4),
+        (r"^  interpreter vs torch: max \|err\| .*, verified True$", 4),
+    ],
 }
 #: the optional dependencies (tests/needs.py) each example needs beyond the core
-NEEDS = {"04_compile.py": ("flydsl",), "05_gemm.py": ("flydsl", "torch"), "06_attention.py": ("flydsl", "torch")}
+NEEDS = {"04_compile.py": ("flydsl",), "05_gemm.py": ("flydsl", "torch"), "06_attention.py": ("flydsl", "torch"),
+        "07_flydsl_attention.py": ("flydsl", "torch")}
 
 
 def test_every_rung_is_listed():

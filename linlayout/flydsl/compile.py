@@ -15,10 +15,12 @@ kernel arguments as FlyDSL passes them), the input of :func:`linlayout.flydsl.in
 
 from __future__ import annotations
 
+import io
 import os
 import re
+import sys
 import tempfile
-from contextlib import contextmanager
+from contextlib import contextmanager, redirect_stdout
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -65,11 +67,38 @@ def _stages(folder: Path) -> list[Path]:
     return sorted(folder.iterdir(), key=lambda p: int(re.match(r"(\d+)", p.name).group(1)) if p.name[0].isdigit() else -1)
 
 
+class _DropDumpNotes(io.TextIOBase):
+    """Standard output without FlyDSL's ``[flydsl.compile] dump ...`` notes about the (temporary) dump files."""
+
+    def __init__(self, out) -> None:
+        self.out = out
+        self.line = ""
+
+    def write(self, text: str) -> int:
+        self.line += text
+        *done, self.line = self.line.split("\n")
+        for ln in done:
+            if not ln.startswith("[flydsl.compile] "):
+                self.out.write(ln + "\n")
+        return len(text)
+
+    def flush(self) -> None:
+        if self.line and not self.line.startswith("[flydsl.compile] "):
+            self.out.write(self.line)
+        self.line = ""
+        self.out.flush()
+
+
 def compile_kernel(jit_fn, *args, arch: str, **kwargs) -> list[FlyKernel]:
-    """Compile ``jit_fn(*args, **kwargs)`` (a ``@flyc.jit`` function) for ``arch``; its kernels."""
+    """Compile ``jit_fn(*args, **kwargs)`` (a ``@flyc.jit`` function) for ``arch``; its kernels.
+
+    FlyDSL keeps a compiled jit function in memory per argument signature and compiles it only
+    the first time; a jit function already called with these argument types is an error here."""
     with tempfile.TemporaryDirectory(prefix="linlayout-flydsl-") as tmp:
-        with compile_only(arch, tmp):
+        quiet = _DropDumpNotes(sys.stdout)
+        with compile_only(arch, tmp), redirect_stdout(quiet):
             jit_fn(*args, **kwargs)
+        quiet.flush()
         out = []
         for folder in sorted(Path(tmp).iterdir()):
             stages = _stages(folder)
@@ -82,5 +111,7 @@ def compile_kernel(jit_fn, *args, arch: str, **kwargs) -> list[FlyKernel]:
             name = re.search(r"gpu\.func @([\w$.]+)\(", text).group(1)
             out.append(FlyKernel(name, arch, text, isa[-1].read_text()))
     if not out:
-        raise LayoutError("the FlyDSL function compiled no kernel (is it a @flyc.jit that launches one?)")
+        raise LayoutError("FlyDSL compiled no kernel: the function is not a @flyc.jit that launches one, or it was "
+                          "already compiled for these argument types in this process (FlyDSL keeps that in memory); "
+                          "pass a @flyc.jit function not yet called with them")
     return out
