@@ -1,5 +1,7 @@
 """linlayout inside FlyDSL kernels: convert in place, compile without a GPU, run on the interpreter.
 
+The GEMM of :mod:`linlayout.flydsl.gemm` stages A through LDS in linlayout's synthesized layout
+(given to FlyDSL as a composed layout) and is checked against torch and against that layout.
 The flash-attention block of :mod:`linlayout.flydsl.attention` (QK^T, P converted by
 ``linlayout.flydsl.convert``, PV) is compiled by FlyDSL for gfx942 and gfx950 with every plan
 strategy, run on the wave interpreter from CPU torch tensors and compared with torch; its ISA
@@ -16,12 +18,14 @@ from tests import needs
 
 needs.require("torch", "flydsl")
 
+import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-from linlayout import LayoutError  # noqa: E402
+from linlayout import LayoutError, LinearLayout  # noqa: E402
 from linlayout.flydsl import compile_kernel, compile_only, interpret  # noqa: E402
 from linlayout.flydsl.attention import attention_block, p_layouts  # noqa: E402
 from linlayout.flydsl.convert import plan_for  # noqa: E402
+from linlayout.flydsl.gemm import composed_parts, gemm_kernel, shared_layout  # noqa: E402
 from linlayout.lowering.isa import isa_counts  # noqa: E402
 from linlayout.lowering.report import FUSED_KEY, expected_isa_counts, fused_dpp_count, plan_isa_differences  # noqa: E402
 
@@ -84,3 +88,31 @@ def test_compile_only_restores_the_environment(monkeypatch):
     with pytest.raises(LayoutError):
         with compile_only("gfx1100"):
             pass
+
+
+@pytest.mark.parametrize("arch", ["gfx942", "gfx950"])
+def test_gemm_through_the_synthesized_lds_layout(arch):
+    """C = A B^T matches torch, and the LDS tile FlyDSL wrote through the composed layout is
+    exactly linlayout's shared layout (``Image[offset] = A[shared(offset)]``)."""
+    res, full = shared_layout(arch)
+    assert res.certified and res.total_cycles == res.lower_bound_cycles
+    g = torch.Generator().manual_seed(2)
+    a, b = torch.randn(16, 64, generator=g).half(), torch.randn(16, 64, generator=g).half()
+    c, image = torch.zeros(16, 16), torch.zeros(1024).half()
+    interpret(gemm_kernel(arch), a, b, c, image, arch=arch)
+    assert (c - a.float() @ b.float().T).abs().max().item() < 1e-2
+    coords = full.apply({"offset": np.arange(1024)})
+    assert torch.equal(image, a[torch.from_numpy(np.asarray(coords["dim0"])),
+                                torch.from_numpy(np.asarray(coords["dim1"]))])
+
+
+def test_composed_parts_of_a_row_major_tile_is_no_swizzle():
+    rows = [[1 << i, 0] for i in range(4)]
+    cols = [[0, 1 << i] for i in range(6)]
+    row_major = LinearLayout({"offset": cols + rows}, [("dim0", 16), ("dim1", 64)])
+    assert composed_parts(row_major) == ((0, 0, 0), (64, 128, 256, 512), (1, 2, 4, 8, 16, 32))
+    xor = LinearLayout({"offset": cols + rows[:3] + [[8, 1]]}, [("dim0", 16), ("dim1", 64)])
+    assert composed_parts(xor) == ((1, 0, 9), (64, 128, 256, 512), (1, 2, 4, 8, 16, 32))
+    two = LinearLayout({"offset": cols + rows[:3] + [[8, 3]]}, [("dim0", 16), ("dim1", 64)])
+    with pytest.raises(LayoutError):
+        composed_parts(two)

@@ -1,4 +1,4 @@
-"""Packed and nested struct kernel arguments, as FlyDSL passes a tensor's dynamic shape and strides:
+"""What FlyDSL kernels need of the interpreter: dynamic shared memory, and packed and nested struct kernel arguments as FlyDSL passes a tensor's dynamic shape and strides:
 ``!llvm.struct<packed (struct<packed (i32, i32)>, struct<packed (i64)>)>`` given as a tuple or as its
 C-ABI bytes, read by ``llvm.extractvalue`` with nested positions."""
 
@@ -59,3 +59,38 @@ def test_struct_argument_errors():
         k.run([out, b"\0" * 12])
     with pytest.raises(InterpreterError, match="tuple of 2 fields"):
         k.run([out, (16, 8)])
+
+
+DYNAMIC = """module attributes {gpu.container_module} {
+  gpu.module @m {
+    llvm.mlir.global internal @static_lds() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<64 x i8>
+    llvm.mlir.global external @dyn() {addr_space = 3 : i32, alignment = 1024 : i64} : !llvm.array<0 x i8>
+    gpu.func @k(%out: !llvm.ptr<1>) kernel {
+      %t = gpu.thread_id x
+      %ti = arith.index_cast %t : index to i32
+      %base = llvm.mlir.addressof @dyn : !llvm.ptr<3>
+      %p = llvm.getelementptr %base[%ti] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i32
+      llvm.store %ti, %p : i32, !llvm.ptr<3>
+      gpu.barrier
+      %c63 = arith.constant 63 : i32
+      %r = arith.subi %c63, %ti : i32
+      %q = llvm.getelementptr %base[%r] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i32
+      %v = llvm.load %q : !llvm.ptr<3> -> i32
+      %o = llvm.getelementptr %out[%ti] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, i32
+      llvm.store %v, %o : i32, !llvm.ptr<1>
+      gpu.return
+    }
+  }
+}
+"""
+
+
+def test_dynamic_shared_memory_takes_the_launch_size():
+    """A zero-size external LDS global is the launch's dynamic shared memory, after the static LDS."""
+    k = load_kernel(DYNAMIC)
+    got = k.run([np.zeros(64, np.int32)], dynamic_lds_bytes=256)[0]
+    np.testing.assert_array_equal(got, 63 - np.arange(64))
+    with pytest.raises(InterpreterError, match="outside every LDS allocation"):
+        k.run([np.zeros(64, np.int32)], dynamic_lds_bytes=128)  # too small for 64 dwords
+    with pytest.raises(InterpreterError, match="has 65536"):
+        k.run([np.zeros(64, np.int32)], dynamic_lds_bytes=1 << 20)
