@@ -24,7 +24,9 @@ import torch  # noqa: E402
 from linlayout import LayoutError, LinearLayout  # noqa: E402
 from linlayout.flydsl import compile_kernel, compile_only, interpret  # noqa: E402
 from linlayout.flydsl.attention import attention_block, p_layouts  # noqa: E402
+from linlayout.flydsl import convert  # noqa: E402
 from linlayout.flydsl.convert import plan_for  # noqa: E402
+from linlayout.flydsl.target import target_arch  # noqa: E402
 from linlayout.flydsl.gemm import composed_parts, gemm_kernel, shared_layout  # noqa: E402
 from linlayout.lowering.isa import isa_counts  # noqa: E402
 from linlayout.lowering.report import FUSED_KEY, expected_isa_counts, fused_dpp_count, plan_isa_differences  # noqa: E402
@@ -116,3 +118,36 @@ def test_composed_parts_of_a_row_major_tile_is_no_swizzle():
     two = LinearLayout({"offset": cols + rows[:3] + [[8, 3]]}, [("dim0", 16), ("dim1", 64)])
     with pytest.raises(LayoutError):
         composed_parts(two)
+
+
+def test_target_arch_follows_flydsl_compile_target():
+    for arch in ("gfx950", "gfx942"):
+        with compile_only(arch):
+            assert target_arch() == arch
+
+
+def test_convert_errors():
+    src, dst = p_layouts("gfx942")
+    with pytest.raises(LayoutError, match="FlyDSL Vector"):
+        convert([1.0, 2.0], src, dst)
+    with pytest.raises(LayoutError, match="expected a LinearLayout"):
+        plan_for("not a layout", dst, 16, arch="gfx942")
+    # the A layout has 4 registers per lane; a vector of 8 is refused while FlyDSL traces the kernel
+    with pytest.raises(LayoutError, match="4 registers per lane, values has 8"):
+        compile_kernel(_convert_eight(src, dst), torch.zeros(64, 8).half(), arch="gfx942")
+
+
+def _convert_eight(src, dst):
+    import flydsl.compiler as flyc
+    import flydsl.expr as fx
+    from flydsl.expr.typing import Vector
+
+    @flyc.kernel
+    def k(X: fx.Tensor):
+        convert(Vector.filled(8, 0.0, fx.Float16), src, dst)
+
+    @flyc.jit
+    def run(X: fx.Tensor):
+        k(X).launch(grid=(1, 1, 1), block=(64, 1, 1))
+
+    return run
