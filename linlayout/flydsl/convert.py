@@ -15,7 +15,7 @@ as linlayout's own kernels, into the text of one function ``vector<N x T> -> vec
 are *moved* to FlyDSL's insertion point, its argument replaced by ``values``: no call, no
 helper symbol is left behind.  Module-level ops of the plan -- its LDS buffer (an
 ``llvm.mlir.global`` in address space 3) and any constant lane table -- are moved into the
-kernel's ``gpu.module`` under names unique to the kernel.  The per-lane setup values
+kernel's ``gpu.module`` under names unique to the call.  The per-lane setup values
 (addresses, lane masks) are computed where the conversion stands; LLVM hoists them out of
 loops.  Barriers are the plan's own ``Barrier`` steps, where waves exchange data through LDS.
 """
@@ -112,7 +112,9 @@ def convert(values, src, dst, *, strategy: str = "auto"):
     if vtype.rank != 1:
         raise LayoutError(f"convert: values must be a 1-D vector, got {vtype}")
     element_type = vtype.element_type
-    element_bits = 16 if str(element_type) in ("f16", "bf16") else int(element_type.width)
+    if not isinstance(element_type, (ir.IntegerType, ir.FloatType)):
+        raise LayoutError(f"convert: elements of {vtype} are not integers or floats")
+    element_bits = int(element_type.width)
     plan = plan_for(src, dst, element_bits, strategy=strategy)
     if vtype.shape[0] != plan.slots_in:
         raise LayoutError(f"convert: the src layout has {plan.slots_in} registers per lane, values has {vtype.shape[0]}")

@@ -55,7 +55,8 @@ def dynamic_lds_bytes(kernel: FlyKernel) -> int:
 def interpret(jit_fn, *args, arch: str, grid=(1, 1, 1), block=(64, 1, 1), options=None) -> None:
     """Run the kernel of ``jit_fn(*args)`` on the wave interpreter; results are written back into ``args``.
 
-    ``args``: CPU torch tensors (and numbers); ``arch``: ``gfx942`` or ``gfx950``; ``grid``/``block``:
+    ``args``: CPU torch tensors and numbers, one per kernel parameter in order (a jit function
+    whose ``fx.Constexpr`` parameters do not reach the kernel is not supported); ``arch``: ``gfx942`` or ``gfx950``; ``grid``/``block``:
     the launch the jit function makes (the interpreter checks ``block`` against the kernel's
     known block size).  One kernel per jit function.
     """
