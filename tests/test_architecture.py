@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-LAYERS = ("core", "synth", "lowering", "kernels", "cli")  # each may import only its own and earlier layers
+LAYERS = ("core", "synth", "lowering", "kernels", "flydsl", "cli")  # each may import only its own and earlier layers
 GENERIC = ("synth", "lowering", "kernels")  # rooms that must never be imported as top-level names
 
 #: Optional third-party dependencies, the only imports allowed below module level: each is an extra
@@ -52,7 +52,7 @@ def _room_files() -> dict[str, list[tuple[str, Path]]]:
         rel = path.relative_to(ROOT / "linlayout")
         if rel.parts[0] in GENERIC:
             continue  # the links to the rooms, read below
-        out["cli" if rel.parts[0] == "cli" else "core"].append((_module_name(("linlayout",) + rel.parts), path))
+        out[rel.parts[0] if rel.parts[0] in ("cli", "flydsl") else "core"].append((_module_name(("linlayout",) + rel.parts), path))
     for room in GENERIC:
         for path in sorted((ROOT / room).rglob("*.py")):
             out[room].append((_module_name(("linlayout", room) + path.relative_to(ROOT / room).parts), path))
@@ -69,7 +69,7 @@ def layer_of(module: str) -> str | None:
     parts = module.split(".")
     if parts[0] != "linlayout":
         return None
-    if len(parts) > 1 and parts[1] in GENERIC + ("cli",):
+    if len(parts) > 1 and parts[1] in GENERIC + ("cli", "flydsl"):
         return parts[1]
     return "core"
 

@@ -75,9 +75,20 @@ EXPECTED = {
         r"^  compiled P conversion region: \{.*'permlane32_swap': [1-9]\d*.*\}; matches the plan: True$",
         (r"^  interpreter vs torch: verified True, max \|err\| ", 2),
     ],
+    "07_flydsl_attention.py": [
+        (r"^=== gfx9(42|50) (auto|lds): P conversion \w+, \d+ instructions, verified on the emulator: True$", 4),
+        (r"^  ISA between the two MFMAs matches the plan: True$", 4),
+        (r"^  interpreter vs torch: max \|err\| .*, verified True$", 4),
+    ],
+    "08_flydsl_gemm.py": [
+        (r"^=== gfx9(42|50): ds_write_b64 \+ ds_read_b64, (\d+) cycles, lower bound \2, certified True$", 2),
+        (r"^  FlyDSL layout: Swizzle<\d,\d,\d> o \(\(2(,2)*\),\(2(,2)*\)\):\(\([\d,]+\),\([\d,]+\)\)$", 2),
+        (r"^  LDS as written equals linlayout's layout: True; interpreter vs torch: .*, verified True$", 2),
+    ],
 }
 #: the optional dependencies (tests/needs.py) each example needs beyond the core
-NEEDS = {"04_compile.py": ("flydsl",), "05_gemm.py": ("flydsl", "torch"), "06_attention.py": ("flydsl", "torch")}
+NEEDS = {"04_compile.py": ("flydsl",), "05_gemm.py": ("flydsl", "torch"), "06_attention.py": ("flydsl", "torch"),
+        "07_flydsl_attention.py": ("flydsl", "torch"), "08_flydsl_gemm.py": ("flydsl", "torch")}
 
 
 def test_every_rung_is_listed():

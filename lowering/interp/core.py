@@ -28,7 +28,7 @@ from .memory import GlobalMemory, LdsLayout, LocalMemory, MemRefValue, PrivateMe
 from .ops_arith import dense_values
 from .options import InterpOptions
 from .registry import OPS, OpInfo, _location, const_array
-from .types import FloatT, IntT, MemRefT, PtrT, VectorT, byte_size, parse_type, to_bytes
+from .types import FloatT, IntT, MemRefT, PtrT, StructT, VectorT, byte_size, parse_type, to_bytes
 
 __all__ = ["Compiler", "Kernel", "Ctx", "Block", "run_block", "load_kernel", "TERMINATORS"]
 
@@ -65,11 +65,13 @@ class Compiler:
         self.slots: dict = {}
         self.nslots = 0
         self.lds = LdsLayout()
+        self.dynamic_lds: list = []  # (name, alignment) of the dynamic shared memory symbols
         self.symbols: dict = {}  # name -> ("lds", offset) | ("const", index)
         self.consts: list = []  # (name, bytes) of read-only global data
-        func = self._find_kernel(module, kernel_name)
-        self.kernel_name = func.attributes["sym_name"].value
-        self.body = self._compile_function(func)
+        with module.context:  # value casters registered by the bindings' users (FlyDSL) need a current context
+            func = self._find_kernel(module, kernel_name)
+            self.kernel_name = func.attributes["sym_name"].value
+            self.body = self._compile_function(func)
         self.slots = {}  # the MLIR values die with the module; keep no references
 
     # ---- slots
@@ -131,6 +133,9 @@ class Compiler:
         t = parse_type(op.attributes["global_type"].value, self.ir)
         if space != 3:
             raise InterpreterError(f"llvm.mlir.global @{name}: only address space 3 (LDS) globals are supported")
+        if byte_size(t) == 0:  # an external zero-size array: the launch's dynamic shared memory
+            self.dynamic_lds.append((name, align))
+            return
         self.symbols[name] = ("lds", self.lds.allocate(name, byte_size(t), max(align, 16)))
 
     def _compile_function(self, func: Any) -> Block:
@@ -156,6 +161,8 @@ class Compiler:
                 self.attributions.append((self.new_slot(a), t, "lds", self.lds.allocate(f"workgroup{i}", nbytes, 16)))
             else:
                 self.attributions.append((self.new_slot(a), t, "private", nbytes))
+        for name, align in self.dynamic_lds:  # after every static allocation: its size comes with the launch
+            self.symbols[name] = ("lds", self.lds.allocate(name, 0, max(align, 16)))
         return self._compile_block(block, None, bind_args=False)
 
     def compile_region(self, region: Any, owner: OpInfo) -> Block:
@@ -283,6 +290,52 @@ def _dims(v: Any, what: str) -> tuple:
     return d + (1,) * (3 - len(d))
 
 
+def struct_argument(t: StructT, a: Any, what: str) -> tuple:
+    """A struct kernel argument (a uniform value: a tuple of field values) from ``a``: a tuple with
+    one entry per field (numbers, nested tuples for nested structs) or, for a packed struct of
+    numbers, its bytes (fields little-endian, in order, no padding: the C ABI FlyDSL passes
+    a tensor's dynamic shape and strides in)."""
+    if isinstance(a, (bytes, bytearray)):
+        if not t.packed:
+            raise InterpreterError(f"{what}: only a packed struct can be given as bytes ({t})")
+        if len(a) != _packed_size(t, what):
+            raise InterpreterError(f"{what}: {t} takes {_packed_size(t, what)} bytes, got {len(a)}")
+        a = _unpack(t, np.frombuffer(bytes(a), np.uint8))
+    if not isinstance(a, tuple) or len(a) != len(t.fields):
+        raise InterpreterError(f"{what}: {t} needs a tuple of {len(t.fields)} fields, got {a!r}")
+    out = []
+    for k, (f, x) in enumerate(zip(t.fields, a)):
+        if isinstance(f, StructT):
+            out.append(struct_argument(f, x, f"{what} field {k}"))
+        elif isinstance(f, (IntT, FloatT)) and isinstance(x, (int, float, np.integer, np.floating)):
+            out.append(const_array(x, f))
+        else:
+            raise InterpreterError(f"{what} field {k}: a {f} field takes a number, got {x!r}")
+    return tuple(out)
+
+
+def _packed_size(t: StructT, what: str) -> int:
+    size = 0
+    for f in t.fields:
+        if isinstance(f, StructT) and f.packed:
+            size += _packed_size(f, what)
+        elif isinstance(f, IntT) and f.bits % 8 == 0:
+            size += f.bits // 8
+        else:
+            raise InterpreterError(f"{what}: field {f} of {t} cannot be read from bytes")
+    return size
+
+
+def _unpack(t: StructT, data: np.ndarray) -> tuple:
+    out, at = [], 0
+    for f in t.fields:
+        n = _packed_size(f, "field") if isinstance(f, StructT) else f.bits // 8
+        chunk = data[at:at + n]
+        out.append(_unpack(f, chunk) if isinstance(f, StructT) else int.from_bytes(chunk.tobytes(), "little"))
+        at += n
+    return tuple(out)
+
+
 class Kernel:
     """A compiled kernel; :meth:`run` launches it on the interpreter."""
 
@@ -294,6 +347,7 @@ class Kernel:
         self.params = comp.params
         self.attributions = comp.attributions
         self.lds_layout = comp.lds
+        self.dynamic_lds = comp.dynamic_lds
         self.symbols = comp.symbols
         self.consts = comp.consts
         self.body = comp.body
@@ -333,21 +387,40 @@ class Kernel:
                 if isinstance(t, IntT) and not isinstance(a, (int, np.integer, bool)):
                     raise InterpreterError(f"argument {i} ({t}) must be an integer, got {a!r}")
                 values.append(const_array(a, t))
+            elif isinstance(t, StructT):
+                values.append(struct_argument(t, a, f"argument {i}"))
             else:
                 raise InterpreterError(f"argument {i}: unsupported kernel argument type {t}")
         return values, buffers
 
+    def _with_dynamic_lds(self, nbytes: int) -> LdsLayout:
+        """The LDS layout with ``nbytes`` of dynamic shared memory after the static allocations."""
+        if not isinstance(nbytes, int) or nbytes < 0:
+            raise InterpreterError(f"dynamic_lds_bytes must be a non-negative integer, got {nbytes!r}")
+        if not nbytes:
+            return self.lds_layout
+        dynamic = {name for name, _ in self.dynamic_lds}
+        if not dynamic:
+            raise InterpreterError(f"kernel {self.name} has no dynamic shared memory; dynamic_lds_bytes={nbytes}")
+        allocations = [(n, off, nbytes if n in dynamic else size) for n, off, size in self.lds_layout.allocations]
+        layout = LdsLayout(allocations, max(off + size for _, off, size in allocations))
+        if layout.size > self.target.lds_bytes:
+            raise InterpreterError(f"kernel {self.name} uses {layout.size} bytes of LDS; {self.arch} has {self.target.lds_bytes}")
+        return layout
+
     def run(self, args: Sequence = (), grid: Any = (1, 1, 1), block: Any = (64, 1, 1),
-            options: Optional[InterpOptions] = None) -> list:
+            options: Optional[InterpOptions] = None, dynamic_lds_bytes: int = 0) -> list:
         """Launch on ``grid`` workgroups of ``block`` threads; the buffers after the run.
 
         ``args`` holds one entry per kernel parameter: a numpy array for every pointer or
         memref (copied in; the kernel sees its bytes), a number for scalars.  Returns a list
         aligned with ``args``: the final contents of each buffer (same dtype and shape as the
         array passed), ``None`` for scalars.  Workgroups run one after another in x, y, z
-        order.
+        order.  ``dynamic_lds_bytes``: the launch's dynamic shared memory (the size of the kernel's
+        zero-size external LDS globals, placed after its static LDS).
         """
         opts = options or InterpOptions()
+        lds_layout = self._with_dynamic_lds(dynamic_lds_bytes)
         opts.validate()
         grid, block = _dims(grid, "grid"), _dims(block, "block")
         if block[0] * block[1] * block[2] > MAX_THREADS:
@@ -363,7 +436,7 @@ class Kernel:
             for by in range(grid[1]):
                 for bx in range(grid[0]):
                     seed = opts.seed + bx + grid[0] * (by + grid[1] * bz)
-                    lds = LocalMemory(self.lds_layout, geo.waves, opts.uninitialized_lds, seed)
+                    lds = LocalMemory(lds_layout, geo.waves, opts.uninitialized_lds, seed)
                     ctx = Ctx(self, gmem, lds, (bx, by, bz), grid, block, geo, opts, const_bases)
                     for (slot, _), v in zip(self.params, values):
                         ctx.vals[slot] = v

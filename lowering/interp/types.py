@@ -84,9 +84,10 @@ class PtrT:
 @dataclass(frozen=True)
 class StructT:
     fields: tuple
+    packed: bool = False  # ``!llvm.struct<packed (...)>``: no padding between fields
 
     def __str__(self) -> str:
-        return "!llvm.struct<(" + ", ".join(map(str, self.fields)) + ")>"
+        return f"!llvm.struct<{'packed ' if self.packed else ''}(" + ", ".join(map(str, self.fields)) + ")>"
 
 
 @dataclass(frozen=True)
@@ -182,9 +183,9 @@ def parse_type_text(text: str) -> Type:
     m = re.fullmatch(r"!llvm\.ptr(?:<(\d+)>)?", t)
     if m:
         return PtrT(int(m.group(1) or 0))
-    m = re.fullmatch(r"!llvm\.struct<\((.*)\)>", t)
+    m = re.fullmatch(r"(?:!llvm\.)?struct<(packed\s*)?\((.*)\)>", t)  # nested structs drop the prefix
     if m:
-        return StructT(tuple(parse_type_text(f) for f in _split_top(m.group(1))))
+        return StructT(tuple(parse_type_text(f) for f in _split_top(m.group(2))), bool(m.group(1)))
     m = re.fullmatch(r"!llvm\.array<(\d+)\s*x\s*(.*)>", t)
     if m:
         return ArrayT(int(m.group(1)), parse_type_text(m.group(2)))

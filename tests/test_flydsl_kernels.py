@@ -1,0 +1,153 @@
+"""linlayout inside FlyDSL kernels: convert in place, compile without a GPU, run on the interpreter.
+
+The GEMM of :mod:`linlayout.flydsl.gemm` stages A through LDS in linlayout's synthesized layout
+(given to FlyDSL as a composed layout) and is checked against torch and against that layout.
+The flash-attention block of :mod:`linlayout.flydsl.attention` (QK^T, P converted by
+``linlayout.flydsl.convert``, PV) is compiled by FlyDSL for gfx942 and gfx950 with every plan
+strategy, run on the wave interpreter from CPU torch tensors and compared with torch; its ISA
+between the two MFMAs holds exactly the plan's instructions.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests import needs
+
+needs.require("torch", "flydsl")
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+from linlayout import LayoutError, LinearLayout  # noqa: E402
+from linlayout.flydsl import compile_kernel, compile_only, interpret  # noqa: E402
+from linlayout.flydsl.attention import attention_block, p_layouts  # noqa: E402
+from linlayout.flydsl import convert  # noqa: E402
+from linlayout.flydsl.convert import plan_for  # noqa: E402
+from linlayout.flydsl.target import target_arch  # noqa: E402
+from linlayout.flydsl.gemm import composed_parts, gemm_kernel, shared_layout  # noqa: E402
+from linlayout.lowering.isa import isa_counts  # noqa: E402
+from linlayout.lowering.report import FUSED_KEY, expected_isa_counts, fused_dpp_count, plan_isa_differences  # noqa: E402
+
+CASES = [(arch, strategy) for arch in ("gfx942", "gfx950") for strategy in ("auto", "registers", "lds")]
+
+
+def _inputs(seed: int):
+    g = torch.Generator().manual_seed(seed)
+    q, k, vt = (torch.randn(16, 16, generator=g).half() for _ in range(3))
+    return q, k, vt, torch.zeros(16, 16)
+
+
+@pytest.mark.parametrize("arch,strategy", CASES)
+def test_attention_block_matches_torch(arch, strategy):
+    q, k, vt, o = _inputs(1)
+    interpret(attention_block(arch, strategy), q, k, vt, o, arch=arch)
+    ref = (q.float() @ k.float().T).half().float() @ vt.float().T
+    assert (o - ref).abs().max().item() < 1e-2  # f32 sums in another order; a wrong P errs by ~50
+
+
+def test_without_the_conversion_the_block_is_wrong():
+    """P stored in the accumulator's register order (the identity in place of ``convert``) is wrong:
+    the test above can fail."""
+    src, _ = p_layouts("gfx942")
+    q, k, vt, o = _inputs(1)
+    interpret(attention_block("gfx942", "auto", dst=src), q, k, vt, o, arch="gfx942")
+    ref = (q.float() @ k.float().T).half().float() @ vt.float().T
+    assert (o - ref).abs().max().item() > 1.0
+
+
+def _between_mfmas(isa: str) -> str:
+    lines = isa.splitlines()
+    at = [i for i, ln in enumerate(lines) if re.match(r"\s*v_mfma", ln)]
+    assert len(at) == 2, at
+    return "\n".join(lines[at[0] + 1:at[1]])
+
+
+@pytest.mark.parametrize("arch,strategy", CASES)
+def test_isa_between_the_mfmas_is_the_plan(arch, strategy):
+    src, dst = p_layouts(arch)
+    plan = plan_for(src, dst, 16, arch=arch, strategy=strategy)
+    (kernel,) = compile_kernel(attention_block(arch, strategy), *_inputs(0), arch=arch)
+    counts = isa_counts(_between_mfmas(kernel.isa))
+    counts[FUSED_KEY] = fused_dpp_count(_between_mfmas(kernel.isa), None)
+    assert plan_isa_differences(plan, counts) == {}
+    assert any(expected_isa_counts(plan).values())  # the plan moves data: the comparison can fail
+    assert re.findall(r"\.globl\s+(\S+)", kernel.isa) == [kernel.name]  # no helper symbol left behind
+    assert "func.call" not in kernel.module
+
+
+def test_compile_only_restores_the_environment(monkeypatch):
+    monkeypatch.delenv("COMPILE_ONLY", raising=False)
+    monkeypatch.setenv("ARCH", "gfx90a")
+    with compile_only("gfx950"):
+        import os
+        assert os.environ["COMPILE_ONLY"] == "1" and os.environ["ARCH"] == "gfx950"
+        assert os.access(os.path.join(os.environ["ROCM_PATH"], "llvm", "bin", "ld.lld"), os.X_OK)
+    import os
+    assert "COMPILE_ONLY" not in os.environ and os.environ["ARCH"] == "gfx90a"
+    with pytest.raises(LayoutError):
+        with compile_only("gfx1100"):
+            pass
+
+
+@pytest.mark.parametrize("arch", ["gfx942", "gfx950"])
+def test_gemm_through_the_synthesized_lds_layout(arch):
+    """C = A B^T matches torch, and the LDS tile FlyDSL wrote through the composed layout is
+    exactly linlayout's shared layout (``Image[offset] = A[shared(offset)]``)."""
+    res, full = shared_layout(arch)
+    assert res.certified and res.total_cycles == res.lower_bound_cycles
+    g = torch.Generator().manual_seed(2)
+    a, b = torch.randn(16, 64, generator=g).half(), torch.randn(16, 64, generator=g).half()
+    c, image = torch.zeros(16, 16), torch.zeros(1024).half()
+    interpret(gemm_kernel(arch), a, b, c, image, arch=arch)
+    assert (c - a.float() @ b.float().T).abs().max().item() < 1e-2
+    coords = full.apply({"offset": np.arange(1024)})
+    assert torch.equal(image, a[torch.from_numpy(np.asarray(coords["dim0"])),
+                                torch.from_numpy(np.asarray(coords["dim1"]))])
+
+
+def test_composed_parts_of_a_row_major_tile_is_no_swizzle():
+    rows = [[1 << i, 0] for i in range(4)]
+    cols = [[0, 1 << i] for i in range(6)]
+    row_major = LinearLayout({"offset": cols + rows}, [("dim0", 16), ("dim1", 64)])
+    assert composed_parts(row_major) == ((0, 0, 0), (64, 128, 256, 512), (1, 2, 4, 8, 16, 32))
+    xor = LinearLayout({"offset": cols + rows[:3] + [[8, 1]]}, [("dim0", 16), ("dim1", 64)])
+    assert composed_parts(xor) == ((1, 0, 9), (64, 128, 256, 512), (1, 2, 4, 8, 16, 32))
+    two = LinearLayout({"offset": cols + rows[:3] + [[8, 3]]}, [("dim0", 16), ("dim1", 64)])
+    with pytest.raises(LayoutError):
+        composed_parts(two)
+
+
+def test_target_arch_follows_flydsl_compile_target():
+    for arch in ("gfx950", "gfx942"):
+        with compile_only(arch):
+            assert target_arch() == arch
+
+
+def test_convert_errors():
+    src, dst = p_layouts("gfx942")
+    with pytest.raises(LayoutError, match="FlyDSL Vector"):
+        convert([1.0, 2.0], src, dst)
+    with pytest.raises(LayoutError, match="expected a LinearLayout"):
+        plan_for("not a layout", dst, 16, arch="gfx942")
+    # the A layout has 4 registers per lane; a vector of 8 is refused while FlyDSL traces the kernel
+    with pytest.raises(LayoutError, match="4 registers per lane, values has 8"):
+        compile_kernel(_convert_eight(src, dst), torch.zeros(64, 8).half(), arch="gfx942")
+
+
+def _convert_eight(src, dst):
+    import flydsl.compiler as flyc
+    import flydsl.expr as fx
+    from flydsl.expr.typing import Vector
+
+    @flyc.kernel
+    def k(X: fx.Tensor):
+        convert(Vector.filled(8, 0.0, fx.Float16), src, dst)
+
+    @flyc.jit
+    def run(X: fx.Tensor):
+        k(X).launch(grid=(1, 1, 1), block=(64, 1, 1))
+
+    return run
