@@ -1,6 +1,6 @@
 """What one conversion is planned for, made once and carried through the planner.
 
-``ConversionContext.create(src, dst, arch, element_bits, lds_budget_bytes, strategy)``
+``ConversionContext.create(src, dst, arch, element_bits, lds_budget_bytes, strategy, objective)``
 checks the user's arguments (a ``LayoutError`` naming the bad one), normalizes the two
 layouts (``problem``: linlayout.synth.preimage.Problem, the columns of both layouts),
 and fixes the target descriptor (linlayout.hw.targets), the element size and the cost
@@ -12,6 +12,11 @@ and the cost model from it instead of taking them as loose arguments.
 Units of the element size: ``element_bits`` (8, 16, 32 or 64) is one element;
 ``element_bytes = element_bits / 8``; ``slots_per_dword`` elements share one 32-bit VGPR
 (1 from 32 bits up) and one element takes ``dwords_per_slot`` VGPRs (2 for 64 bits).
+
+LDS budget: ``lds_budget_bytes`` is what the conversion may use; left out it is the
+target's whole LDS (``budget_given`` False), and a tile larger than it moves in rounds
+(linlayout.synth.lds_path) like an explicit budget -- only an explicit budget that no plan
+can meet is the user's error.
 
 A context is immutable and compared by identity; the planner's caches key on its fields
 (``problem.key()``, ``element_bits``, ``arch``, ``lds_budget_bytes``), as they did before
@@ -38,14 +43,16 @@ ELEMENT_BITS = (8, 16, 32, 64)
 @dataclass(frozen=True, eq=False)
 class ConversionContext:
     """One conversion: the normalized layouts, the target, the element size, the cost model, the LDS
-    budget (None: the target's LDS, no rounds) and the strategy."""
+    budget in bytes (the target's LDS unless ``budget_given``; rounds when the tile is larger) and
+    the strategy."""
 
     problem: Problem
     target: Target
     element_bits: int
     cost_model: CostModel
-    lds_budget_bytes: int | None = None
+    lds_budget_bytes: int
     strategy: str = "auto"
+    budget_given: bool = False
 
     @classmethod
     def create(cls, src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int,
@@ -62,13 +69,21 @@ class ConversionContext:
         if lds_budget_bytes is not None and (isinstance(lds_budget_bytes, bool)
                                              or not isinstance(lds_budget_bytes, int) or lds_budget_bytes <= 0):
             raise LayoutError(f"lds_budget_bytes {lds_budget_bytes!r} must be a positive integer")
+        budget_given = lds_budget_bytes is not None
         return cls(normalize(src, dst, target.wave_size), target, element_bits, cost_model(target.name),
-                   lds_budget_bytes, strategy)
+                   lds_budget_bytes if budget_given else target.lds_bytes, strategy, budget_given)
 
     @property
     def arch(self) -> str:
         """The target's canonical name (``gfx942`` for ``mi300``)."""
         return self.target.name
+
+    @property
+    def budget_text(self) -> str:
+        """The LDS budget in words for an error: ``the budget 4096`` or ``gfx942's LDS (65536 bytes)``."""
+        if self.budget_given:
+            return f"the budget {self.lds_budget_bytes}"
+        return f"{self.target.name}'s LDS ({self.target.lds_bytes} bytes)"
 
     @property
     def element_bytes(self) -> int:

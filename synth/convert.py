@@ -216,7 +216,7 @@ def _lds_candidates(ctx: ConversionContext, best_only: bool = False, ceiling: fl
         return min(lds, ceiling) if best_only else lds
 
     for acc in pool.by_floor(limit):
-        if (budget is not None and acc.design.lds_bytes > budget) or acc.design.lds_bytes > target.lds_bytes:
+        if acc.design.lds_bytes > min(budget, target.lds_bytes):
             continue
         fitted = True
         if acc.floor() > limit():
@@ -238,9 +238,8 @@ def _lds_candidates(ctx: ConversionContext, best_only: bool = False, ceiling: fl
         out.append(plan)
     if not fitted:
         every = pool.every()
-        limit_text = f"the budget {budget}" if budget is not None else f"{target.name}'s {target.lds_bytes}"
         raise LayoutError(f"the tile needs {min(a.design.lds_bytes for a in every)} bytes of LDS, more than "
-                          f"{limit_text}; give a larger lds_budget_bytes or one that allows rounds")
+                          f"{ctx.budget_text} allows; give a larger lds_budget_bytes or one that allows rounds")
     return out
 
 
@@ -308,8 +307,8 @@ def plan_conversion(src: LinearLayout, dst: LinearLayout, arch: str, element_bit
 
     ``src``/``dst``: distributed layouts (register, lane, warp[, block] -> tensor).
     ``arch``: a CDNA target (gfx90a, gfx942, gfx950).  ``element_bits``: 8, 16,
-    32 or 64.  ``lds_budget_bytes``: LDS the conversion may use (rounds when the
-    tile is larger).  ``strategy``: ``auto`` (cheapest), ``registers`` (stay in
+    32 or 64.  ``lds_budget_bytes``: LDS the conversion may use (default: the
+    target's LDS); a larger tile moves in rounds, and only a budget no plan can meet is an error.  ``strategy``: ``auto`` (cheapest), ``registers`` (stay in
     registers; an error when data crosses warps) or ``lds``.
     """
     ctx = ConversionContext.create(src, dst, arch, element_bits, lds_budget_bytes, strategy)
