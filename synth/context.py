@@ -4,7 +4,8 @@
 checks the user's arguments (a ``LayoutError`` naming the bad one), normalizes the two
 layouts (``problem``: linlayout.synth.preimage.Problem, the columns of both layouts),
 and fixes the target descriptor (linlayout.hw.targets), the element size and the cost
-model (linlayout.synth.cost).  linlayout.synth.convert makes it in ``plan_conversion``,
+model (linlayout.synth.cost) with the objective a plan's cost measures (``latency``,
+``throughput`` or ``instructions``: ``cost_model.objective``).  linlayout.synth.convert makes it in ``plan_conversion``,
 ``candidate_plans`` and ``exchange_schedule_plans``; the planning modules
 (linlayout.synth.in_wave, .exchanges, .lds_path, .cost) read the target, the element size
 and the cost model from it instead of taking them as loose arguments.
@@ -30,7 +31,7 @@ from dataclasses import dataclass
 from linlayout import LayoutError, LinearLayout
 from linlayout.hw.targets import Target, get_target
 
-from .cost import CostModel, cost_model
+from .cost import DEFAULT_OBJECTIVE, CostModel, cost_model
 from .plan import dwords_per_slot, slots_per_dword
 from .preimage import Problem, normalize
 
@@ -56,7 +57,8 @@ class ConversionContext:
 
     @classmethod
     def create(cls, src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int,
-               lds_budget_bytes: int | None = None, strategy: str = "auto") -> "ConversionContext":
+               lds_budget_bytes: int | None = None, strategy: str = "auto",
+               objective: str = DEFAULT_OBJECTIVE) -> "ConversionContext":
         """The context of converting ``src`` into ``dst`` on ``arch``; a LayoutError for a bad argument."""
         target = get_target(arch)
         if target.wave_size != 64:
@@ -70,13 +72,18 @@ class ConversionContext:
                                              or not isinstance(lds_budget_bytes, int) or lds_budget_bytes <= 0):
             raise LayoutError(f"lds_budget_bytes {lds_budget_bytes!r} must be a positive integer")
         budget_given = lds_budget_bytes is not None
-        return cls(normalize(src, dst, target.wave_size), target, element_bits, cost_model(target.name),
+        return cls(normalize(src, dst, target.wave_size), target, element_bits, cost_model(target.name, objective),
                    lds_budget_bytes if budget_given else target.lds_bytes, strategy, budget_given)
 
     @property
     def arch(self) -> str:
         """The target's canonical name (``gfx942`` for ``mi300``)."""
         return self.target.name
+
+    @property
+    def objective(self) -> str:
+        """What a plan's cost measures (linlayout.synth.cost.OBJECTIVES)."""
+        return self.cost_model.objective
 
     @property
     def budget_text(self) -> str:
