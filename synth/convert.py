@@ -274,6 +274,7 @@ def _candidates(ctx: ConversionContext, best_only: bool = False) -> list[Plan]:
     if _same_map(prob):
         plan = _base_plan(ctx)
         plan.strategy = "noop"
+        plan.cost, plan.cost_detail = cost_mod.plan_cost(plan, ctx.cost_model, 0)
         return [plan]
     wm = _wave_map(prob)
     cands: list[Plan] = []

@@ -472,33 +472,44 @@ def plan_cost(plan, cm: CostModel, depth: int | None = None) -> tuple[float, dic
     return parts[f"{cm.objective}_value"], parts
 
 
-MIX_LDS_WIDTH_BYTES = 16  # [I] an LDS access of a counted mix is priced as b128, conflict-free
 MIX_VALU_KINDS = ("v_cndmask", "v_perm_b32", "v_mov", "dpp", "readlane", "permlane16_swap", "permlane32_swap")
 
 
-def mix_cost(cm: CostModel, counts: dict[str, int]) -> dict:
+def _mix_width_bytes(lane_bytes: int, n_accesses: int) -> int:
+    """The width (1, 2, 4, 8 or 16 bytes per lane) of each of ``n_accesses`` accesses moving
+    ``lane_bytes`` per lane: the largest power of two at most their share, at most 16."""
+    share = max(1, lane_bytes // max(1, n_accesses))
+    return min(16, 1 << (share.bit_length() - 1))
+
+
+def mix_cost(cm: CostModel, counts: dict[str, int], write_lane_bytes: int, read_lane_bytes: int) -> dict:
     """The parts and every objective's value (``plan_cost``'s keys) of an instruction mix known only
     by its counts, as benchmarks/data/triton_amd_baseline.json gives Triton's: the COUNT_KINDS
     names, ``valu`` (every vector instruction, those kinds included), ``salu``, ``ds_permute``
     (priced as ``ds_bpermute``), ``s_waitcnt`` and ``total``.
 
-    The counts say no more, so the mix is priced at its best: every LDS access a conflict-free
-    ``b128`` (MIX_LDS_WIDTH_BYTES), the vector instructions not named by kind one VALU issue each,
-    and the fewest dependent DS levels such a mix can have (2 when it stores to LDS: a store then
-    a load; 1 with only loads or crossbar moves; else 0)."""
+    The counts say no more, so [I]: the LDS stores carry ``write_lane_bytes`` per lane between
+    them and the loads ``read_lane_bytes`` (a round trip moves each lane's share of the tile), in
+    equal conflict-free accesses (``_mix_width_bytes``); the vector instructions not named by kind
+    take one VALU issue each; the mix has the fewest dependent DS levels it can (2 when it stores
+    to LDS: a store then a load; 1 with only loads or crossbar moves; else 0)."""
     pricer = _Pricer(cm, cm.arch, 32)
     named = {k: counts.get(k, 0) for k in MIX_VALU_KINDS + ("ds_swizzle", "s_barrier")}
     named["ds_bpermute"] = counts.get("ds_bpermute", 0) + counts.get("ds_permute", 0)
     pricer.issue({k: n for k, n in named.items() if n})
-    n_lds = sum(counts.get(k, 0) for k in ("lds_write", "lds_read", "lds_read_tr"))
-    one = cm.instruction("lds_read", MIX_LDS_WIDTH_BYTES)
-    pricer.lds_cycles, pricer.lds_pipe_cycles = n_lds * one, n_lds * (one - cm.ds_issue)
+    n_writes = counts.get("lds_write", 0)
+    n_reads = counts.get("lds_read", 0) + counts.get("lds_read_tr", 0)
+    for kind, n, lane_bytes in (("lds_write", n_writes, write_lane_bytes), ("lds_read", n_reads, read_lane_bytes)):
+        one = cm.instruction(kind, _mix_width_bytes(lane_bytes, n)) if n else 0.0
+        pricer.lds_cycles += n * one
+        pricer.lds_pipe_cycles += n * (one - cm.ds_issue)
     other_valu = counts.get("valu", 0) - sum(named[k] for k in MIX_VALU_KINDS)
     if other_valu < 0:
         raise LayoutError(f"instruction mix: valu {counts.get('valu', 0)} is fewer than its named vector kinds")
     overhead = {"valu_other": other_valu, "salu_other": counts.get("salu", 0), "s_waitcnt": counts.get("s_waitcnt", 0)}
-    depth = 2 if counts.get("lds_write", 0) else (1 if n_lds or named["ds_bpermute"] or named["ds_swizzle"] else 0)
-    total = counts.get("total", sum(named.values()) + n_lds + sum(overhead.values()))
+    crossbar = named["ds_bpermute"] or named["ds_swizzle"]
+    depth = 2 if n_writes else (1 if n_reads or crossbar else 0)
+    total = counts.get("total", sum(named.values()) + n_writes + n_reads + sum(overhead.values()))
     return _parts(cm, pricer.issue_cycles, pricer.lds_cycles, pricer.lds_pipe_cycles, depth, overhead, total)
 
 

@@ -85,8 +85,9 @@ def test_triton_mix_priced_by_hand():
     # Triton's mfma32->mfma16 fp32 on gfx942: 8 ds_write_b128 + 8 ds_read_b128 (priced as conflict-free
     # b128: 4 issue + 20 x 2 LDS-pipe cycles = 44 each), 3 s_barrier (16), 12 other VALU (4), 1 SALU (1),
     # a store then a load (2 DS levels of 64)
+    # (128x64 fp32 over 4 waves: 32 elements, 128 bytes per lane each way, 16 per access)
     c = _case("mfma32->mfma16", "gfx942", "fp32")
-    m = mix_cost(cost_model("gfx942"), c["triton"])
+    m = mix_cost(cost_model("gfx942"), c["triton"], 128, 128)
     assert (m["lds"], m["lds_pipe"], m["issue"], m["setup"], m["latency"]) == (704, 640, 48, 49, 128)
     assert m["latency_value"] == 48 + 704 + 128 + 49
     assert m["simd"] == 48 + 64 + 49
@@ -94,6 +95,13 @@ def test_triton_mix_priced_by_hand():
     assert m["instructions_value"] == c["triton"]["total"] == 35
 
 
+def test_a_mix_prices_its_lds_accesses_at_their_share_of_the_lane_bytes():
+    # 64 bytes per lane in 8 stores: ds_write_b64 (12 LDS cycles [I]); 4 loads: b128 (20); at half a port
+    m = mix_cost(cost_model("gfx942"), {"lds_write": 8, "lds_read": 4, "s_barrier": 1, "total": 13}, 64, 64)
+    assert m["lds_pipe"] == 8 * 12 * 2 + 4 * 20 * 2 and m["lds"] == m["lds_pipe"] + 12 * 4
+    assert m["ds_depth"] == 2 and m["instructions_value"] == 13
+
+
 def test_a_mix_with_fewer_valu_than_its_named_kinds_is_refused():
     with pytest.raises(LayoutError, match="valu 1 is fewer"):
-        mix_cost(cost_model("gfx950"), {"valu": 1, "dpp": 2, "total": 2})
+        mix_cost(cost_model("gfx950"), {"valu": 1, "dpp": 2, "total": 2}, 4, 4)
