@@ -55,7 +55,7 @@ from . import banks
 from .steps import dwords_per_slot, slots_per_dword
 
 __all__ = ["COST_TIE_FRACTION", "CostModel", "DEFAULT_OBJECTIVE", "OBJECTIVES", "cost_model", "lds_address_valu",
-           "lower_bound", "mix_cost", "near_best", "register_merges", "tuple_copies"]
+           "lower_bound", "mix_cost", "near_best", "register_merges", "round_trip_cost", "tuple_copies"]
 
 VALU_ISSUE = 4.0  # [I] wave64 on a 16-wide SIMD: 4 cycles per VALU instruction
 PERMLANE_ISSUE = 4.0  # [I] v_permlane*_swap issue rate is undocumented; taken as one VALU op
@@ -447,6 +447,13 @@ class _Pricer:
         self.lds_cycles += cycles
         self.lds_pipe_cycles += cycles - self.cm.ds_issue
 
+    def lds_accesses(self, count: int, width_bytes: int, conflict_degree: float = 1.0) -> None:
+        """``count`` LDS accesses of ``width_bytes`` per lane known only by their bank cycles over the
+        conflict-free ones (``conflict_degree``)."""
+        one = self.cm.instruction("lds_read", width_bytes, conflict_degree)
+        self.lds_cycles += count * one
+        self.lds_pipe_cycles += count * (one - self.cm.ds_issue)
+
 
 def _parts(cm: CostModel, issue: float, lds: float, lds_pipe: float, depth: int, overhead: dict,
            instructions: int) -> dict:
@@ -499,10 +506,8 @@ def mix_cost(cm: CostModel, counts: dict[str, int], write_lane_bytes: int, read_
     pricer.issue({k: n for k, n in named.items() if n})
     n_writes = counts.get("lds_write", 0)
     n_reads = counts.get("lds_read", 0) + counts.get("lds_read_tr", 0)
-    for kind, n, lane_bytes in (("lds_write", n_writes, write_lane_bytes), ("lds_read", n_reads, read_lane_bytes)):
-        one = cm.instruction(kind, _mix_width_bytes(lane_bytes, n)) if n else 0.0
-        pricer.lds_cycles += n * one
-        pricer.lds_pipe_cycles += n * (one - cm.ds_issue)
+    for n, lane_bytes in ((n_writes, write_lane_bytes), (n_reads, read_lane_bytes)):
+        pricer.lds_accesses(n, _mix_width_bytes(lane_bytes, n))
     other_valu = counts.get("valu", 0) - sum(named[k] for k in MIX_VALU_KINDS)
     if other_valu < 0:
         raise LayoutError(f"instruction mix: valu {counts.get('valu', 0)} is fewer than its named vector kinds")
@@ -511,6 +516,17 @@ def mix_cost(cm: CostModel, counts: dict[str, int], write_lane_bytes: int, read_
     depth = 2 if n_writes else (1 if n_reads or crossbar else 0)
     total = counts.get("total", sum(named.values()) + n_writes + n_reads + sum(overhead.values()))
     return _parts(cm, pricer.issue_cycles, pricer.lds_cycles, pricer.lds_pipe_cycles, depth, overhead, total)
+
+
+def round_trip_cost(cm: CostModel, sides: list[tuple[int, int, float]]) -> dict:
+    """The parts and every objective's value (``plan_cost``'s keys) of an LDS round trip given per
+    side as ``(instructions, width_bytes, conflict_degree)`` (bank cycles over conflict-free ones):
+    its accesses priced as a plan's are, a store then a load (2 DS levels), no other instruction.
+    linlayout.synth.swizzle ranks its shared layouts with it."""
+    pricer = _Pricer(cm, cm.arch, 32)
+    for count, width_bytes, degree in sides:
+        pricer.lds_accesses(count, width_bytes, degree)
+    return _parts(cm, 0.0, pricer.lds_cycles, pricer.lds_pipe_cycles, 2, {}, sum(n for n, _, _ in sides))
 
 
 def register_merges(prob, element_bits: int) -> int:
