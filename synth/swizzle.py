@@ -57,6 +57,7 @@ import numpy as np
 from linlayout import LayoutError, LinearLayout, caches, f2
 from linlayout.encodings.padded import PaddedLayout, padded_shared
 from linlayout.hw.lds import OP_SHAPES, LdsModel, LdsOp, lds_model
+from linlayout.hw.targets import TARGETS
 
 from . import cost as cost_mod
 from .lds_access import TileAccessReport, access_report, tile_access_report
@@ -144,10 +145,14 @@ class SwizzleResult:
         return {o: parts[f"{o}_value"] for o in cost_mod.OBJECTIVES}
 
     def pareto_point(self) -> dict:
-        """This layout as a point of a Pareto set: instructions, bank cycles, the instructions used and
-        the modelled objectives."""
-        return {"instructions": self.write_instructions + self.read_instructions, "cycles": self.total_cycles,
-                "write_op": self.write_op, "read_op": self.read_op, "modelled": self.modelled()}
+        """This layout as a point of a Pareto set: instructions, bank cycles, the instructions used and,
+        when the LDS model is a target's (the conversion cost model knows only targets; not e.g. the
+        ``generic`` model of Triton's tests), the modelled objectives (``modelled``)."""
+        point = {"instructions": self.write_instructions + self.read_instructions, "cycles": self.total_cycles,
+                 "write_op": self.write_op, "read_op": self.read_op}
+        if self.arch in TARGETS:
+            point["modelled"] = self.modelled()
+        return point
 
 
 # ------------------------------------------------------------------ sides

@@ -275,8 +275,10 @@ def render(result: dict, args) -> str:
              f"total {result['total_cycles']} (ideal {result['ideal_cycles']}, lower bound "
              f"{result['lower_bound_cycles']}, optimal {result['optimal']})", "why:", result["argument"]]
     for q in result.get("pareto", []):
-        lines.append(f"pareto: {q['instructions']} instructions ({q['write_op']}/{q['read_op']}), {q['cycles']} cycles; "
-                     f"modelled latency {q['modelled']['latency']:g}, throughput {q['modelled']['throughput']:g}")
+        modelled = (f"; modelled latency {q['modelled']['latency']:g}, throughput {q['modelled']['throughput']:g}"
+                    if "modelled" in q else "")
+        lines.append(f"pareto: {q['instructions']} instructions ({q['write_op']}/{q['read_op']}), {q['cycles']} cycles"
+                     + modelled)
     for o in result.get("padding_options", []):
         lines.append(f"padding {o['interval']}:+{o['pad']} order {o['order']}: {o['write_instructions']} x "
                      f"{o['write_op']} + {o['read_instructions']} x {o['read_op']}, {o['total_cycles']} cycles, "
