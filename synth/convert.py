@@ -268,7 +268,8 @@ def candidate_plans(src: LinearLayout, dst: LinearLayout, arch: str, element_bit
 def _candidates(ctx: ConversionContext, best_only: bool = False) -> list[Plan]:
     """The candidate plans, cheapest first (``best_only``: only the first is wanted, so candidates
     that provably rank after another are not built -- under the latency objective, whose value the
-    floors bound; under another every candidate is built)."""
+    floors bound; under another no floor prunes: every LDS design and the gather are built, and the
+    exchange schedule is still the one the latency table prices best)."""
     prob, strategy = ctx.problem, ctx.strategy
     best_only = best_only and ctx.cost_model.floors_apply
     if _same_map(prob):

@@ -38,6 +38,15 @@ waves use LDS too (the common case in GEMM and attention kernels, which stage
 their operands there) a wave gets half a port.  A VALU instruction has no such
 sharing (every SIMD has its own VALU).  Set it to 1 to price an LDS pipe that
 is otherwise idle.
+
+Objectives (``OBJECTIVES``, ``CostModel.objective_value``): the sum above is ``latency``, one
+wave's critical path; ``throughput`` is the busiest of the SIMD's issue and the LDS pipe when
+``WAVES_PER_SIMD`` [I] waves share the SIMD and hide each other's latency (or that path over the
+waves, when larger); ``instructions`` counts instructions with setup.  Every per-instruction
+price above is the same under all three; docs/hardware.md section 5 gives each number's source
+and docs/conversions.md argues the default (``latency``).  ``mix_cost`` and ``round_trip_cost``
+price an instruction mix known by its counts and an LDS round trip known by its accesses the
+same way.
 """
 
 from __future__ import annotations
@@ -69,8 +78,8 @@ SALU_ISSUE = 1.0  # [I] scalar instruction
 DPP_HAZARD = 0.0  # [I] extra cycles per DPP op (2 wait states after a VGPR write, usually hidden)
 LDS_PORT_SHARING = 2.0  # [I] SIMDs competing for one LDS port (two per port, [Q] one issues at a time)
 
-# What a plan's ``cost`` measures (module docstring of linlayout.synth.cost, "Objectives"; the
-# default is argued in docs/conversions.md).
+# What a plan's ``cost`` measures (the module docstring, "Objectives"; the default is argued in
+# docs/conversions.md).
 OBJECTIVES = ("latency", "throughput", "instructions")
 DEFAULT_OBJECTIVE = "latency"
 WAVES_PER_SIMD = 2  # [I] waves sharing one SIMD under the throughput objective (they hide each other's latency)
