@@ -105,3 +105,16 @@ def test_a_mix_prices_its_lds_accesses_at_their_share_of_the_lane_bytes():
 def test_a_mix_with_fewer_valu_than_its_named_kinds_is_refused():
     with pytest.raises(LayoutError, match="valu 1 is fewer"):
         mix_cost(cost_model("gfx950"), {"valu": 1, "dpp": 2, "total": 2}, 4, 4)
+
+
+def test_convert_cli_takes_the_objective_and_reports_it(capsys):
+    from linlayout.cli import main
+
+    argv = ["convert", "--src", "mfma:32x32x8,warps=4x2,shape=256x128", "--dst", "mfma:16x16x16,warps=4x2,shape=256x128",
+            "--arch", "gfx942", "--dtype", "fp32", "--json"]
+    assert main(argv + ["--objective", "throughput"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert (out["objective"], out["cost"], out["lds_bytes"]) == ("throughput", 1280.0, 65536)
+    assert main(argv) == 0
+    assert json.loads(capsys.readouterr().out)["objective"] == "latency"
+    assert main(argv + ["--objective", "speed"]) == 2
