@@ -1,10 +1,11 @@
 """What one conversion is planned for, made once and carried through the planner.
 
-``ConversionContext.create(src, dst, arch, element_bits, lds_budget_bytes, strategy)``
+``ConversionContext.create(src, dst, arch, element_bits, lds_budget_bytes, strategy, objective)``
 checks the user's arguments (a ``LayoutError`` naming the bad one), normalizes the two
 layouts (``problem``: linlayout.synth.preimage.Problem, the columns of both layouts),
 and fixes the target descriptor (linlayout.hw.targets), the element size and the cost
-model (linlayout.synth.cost).  linlayout.synth.convert makes it in ``plan_conversion``,
+model (linlayout.synth.cost) with the objective a plan's cost measures (``latency``,
+``throughput`` or ``instructions``: ``cost_model.objective``).  linlayout.synth.convert makes it in ``plan_conversion``,
 ``candidate_plans`` and ``exchange_schedule_plans``; the planning modules
 (linlayout.synth.in_wave, .exchanges, .lds_path, .cost) read the target, the element size
 and the cost model from it instead of taking them as loose arguments.
@@ -12,6 +13,11 @@ and the cost model from it instead of taking them as loose arguments.
 Units of the element size: ``element_bits`` (8, 16, 32 or 64) is one element;
 ``element_bytes = element_bits / 8``; ``slots_per_dword`` elements share one 32-bit VGPR
 (1 from 32 bits up) and one element takes ``dwords_per_slot`` VGPRs (2 for 64 bits).
+
+LDS budget: ``lds_budget_bytes`` is what the conversion may use; left out it is the
+target's whole LDS (``budget_given`` False), and a tile larger than it moves in rounds
+(linlayout.synth.lds_path) like an explicit budget -- only an explicit budget that no plan
+can meet is the user's error.
 
 A context is immutable and compared by identity; the planner's caches key on its fields
 (``problem.key()``, ``element_bits``, ``arch``, ``lds_budget_bytes``), as they did before
@@ -26,7 +32,7 @@ from linlayout import LayoutError, LinearLayout
 from linlayout.hw.limits import check_conversion
 from linlayout.hw.targets import Target, get_target
 
-from .cost import CostModel, cost_model
+from .cost import DEFAULT_OBJECTIVE, CostModel, cost_model
 from .plan import dwords_per_slot, slots_per_dword
 from .preimage import Problem, normalize
 
@@ -39,18 +45,21 @@ ELEMENT_BITS = (8, 16, 32, 64)
 @dataclass(frozen=True, eq=False)
 class ConversionContext:
     """One conversion: the normalized layouts, the target, the element size, the cost model, the LDS
-    budget (None: the target's LDS, no rounds) and the strategy."""
+    budget in bytes (the target's LDS unless ``budget_given``; rounds when the tile is larger) and
+    the strategy."""
 
     problem: Problem
     target: Target
     element_bits: int
     cost_model: CostModel
-    lds_budget_bytes: int | None = None
+    lds_budget_bytes: int
     strategy: str = "auto"
+    budget_given: bool = False
 
     @classmethod
     def create(cls, src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int,
-               lds_budget_bytes: int | None = None, strategy: str = "auto") -> "ConversionContext":
+               lds_budget_bytes: int | None = None, strategy: str = "auto",
+               objective: str = DEFAULT_OBJECTIVE) -> "ConversionContext":
         """The context of converting ``src`` into ``dst`` on ``arch``; a LayoutError for a bad argument."""
         target = get_target(arch)
         if target.wave_size != 64:
@@ -64,13 +73,26 @@ class ConversionContext:
                                              or not isinstance(lds_budget_bytes, int) or lds_budget_bytes <= 0):
             raise LayoutError(f"lds_budget_bytes {lds_budget_bytes!r} must be a positive integer")
         check_conversion(src, dst, target.name, element_bits, lds_budget_bytes)
-        return cls(normalize(src, dst, target.wave_size), target, element_bits, cost_model(target.name),
-                   lds_budget_bytes, strategy)
+        budget_given = lds_budget_bytes is not None
+        return cls(normalize(src, dst, target.wave_size), target, element_bits, cost_model(target.name, objective),
+                   lds_budget_bytes if budget_given else target.lds_bytes, strategy, budget_given)
 
     @property
     def arch(self) -> str:
         """The target's canonical name (``gfx942`` for ``mi300``)."""
         return self.target.name
+
+    @property
+    def objective(self) -> str:
+        """What a plan's cost measures (linlayout.synth.cost.OBJECTIVES)."""
+        return self.cost_model.objective
+
+    @property
+    def budget_text(self) -> str:
+        """The LDS budget in words for an error: ``the budget 4096`` or ``gfx942's LDS (65536 bytes)``."""
+        if self.budget_given:
+            return f"the budget {self.lds_budget_bytes}"
+        return f"{self.target.name}'s LDS ({self.target.lds_bytes} bytes)"
 
     @property
     def element_bytes(self) -> int:

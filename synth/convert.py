@@ -56,7 +56,7 @@ def _base_plan(ctx: ConversionContext) -> Plan:
     prob = ctx.problem
     return Plan(arch=ctx.arch, wave_size=64, num_warps=prob.num_warps, element_bits=ctx.element_bits,
                 src=prob.src, dst=prob.dst, slots_in=prob.src.in_dim_size("register"),
-                slots_out=prob.dst.in_dim_size("register"), steps=[])
+                slots_out=prob.dst.in_dim_size("register"), steps=[], objective=ctx.objective)
 
 
 def _n_values(n_slots: int, ctx: ConversionContext) -> int:
@@ -145,7 +145,9 @@ def _in_wave_candidates(ctx: ConversionContext, wm) -> list[Plan]:
             out.append(plan)
     vperm = cm.instruction("v_perm_b32") * (pack_perms(up.pk.K, up.n_sr, p) + pack_perms(up.pk.Kd, len(up.reg_cols), p)
                                             if p > 1 else 0)
-    limit = best[0].cost * (1 + cost_mod.COST_TIE_FRACTION) if best is not None else float("inf")
+    limit = float("inf")  # under an objective other than latency the gather is always built and ranked
+    if best is not None and cm.floors_apply:
+        limit = best[0].cost * (1 + cost_mod.COST_TIE_FRACTION)
     if gather_floor(up.pk.units, cm) + vperm <= limit:  # the gather is priced only when it might win
         g_cost, g_plan = gather_choices(ctx, up.pk.units)
         if g_cost + vperm <= limit:
@@ -212,12 +214,14 @@ def _lds_candidates(ctx: ConversionContext, best_only: bool = False, ceiling: fl
     built = set()
     fitted = False
 
-    def limit() -> float:
+    def limit() -> float:  # the floors bound the latency value only: under another objective, build all
+        if not ctx.cost_model.floors_apply:
+            return float("inf")
         lds = min(q.cost for q in out) * (1 + cost_mod.COST_TIE_FRACTION) if out else float("inf")
         return min(lds, ceiling) if best_only else lds
 
     for acc in pool.by_floor(limit):
-        if (budget is not None and acc.design.lds_bytes > budget) or acc.design.lds_bytes > target.lds_bytes:
+        if acc.design.lds_bytes > min(budget, target.lds_bytes):
             continue
         fitted = True
         if acc.floor() > limit():
@@ -239,9 +243,8 @@ def _lds_candidates(ctx: ConversionContext, best_only: bool = False, ceiling: fl
         out.append(plan)
     if not fitted:
         every = pool.every()
-        limit_text = f"the budget {budget}" if budget is not None else f"{target.name}'s {target.lds_bytes}"
         raise LayoutError(f"the tile needs {min(a.design.lds_bytes for a in every)} bytes of LDS, more than "
-                          f"{limit_text}; give a larger lds_budget_bytes or one that allows rounds")
+                          f"{ctx.budget_text} allows; give a larger lds_budget_bytes or one that allows rounds")
     return out
 
 
@@ -257,18 +260,23 @@ def _outranked(acc, built: list[Plan]) -> bool:
 
 
 def candidate_plans(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int, *,
-                    lds_budget_bytes: int | None = None, strategy: str = "auto") -> list[Plan]:
-    """Every candidate plan (unverified), cheapest first."""
-    return _candidates(ConversionContext.create(src, dst, arch, element_bits, lds_budget_bytes, strategy))
+                    lds_budget_bytes: int | None = None, strategy: str = "auto",
+                    objective: str = cost_mod.DEFAULT_OBJECTIVE) -> list[Plan]:
+    """Every candidate plan (unverified), cheapest first under ``objective``."""
+    return _candidates(ConversionContext.create(src, dst, arch, element_bits, lds_budget_bytes, strategy, objective))
 
 
 def _candidates(ctx: ConversionContext, best_only: bool = False) -> list[Plan]:
     """The candidate plans, cheapest first (``best_only``: only the first is wanted, so candidates
-    that provably rank after another are not built)."""
+    that provably rank after another are not built -- under the latency objective, whose value the
+    floors bound; under another no floor prunes: every LDS design and the gather are built, and the
+    exchange schedule is still the one the latency table prices best)."""
     prob, strategy = ctx.problem, ctx.strategy
+    best_only = best_only and ctx.cost_model.floors_apply
     if _same_map(prob):
         plan = _base_plan(ctx)
         plan.strategy = "noop"
+        plan.cost, plan.cost_detail = cost_mod.plan_cost(plan, ctx.cost_model, 0)
         return [plan]
     wm = _wave_map(prob)
     cands: list[Plan] = []
@@ -277,7 +285,7 @@ def _candidates(ctx: ConversionContext, best_only: bool = False) -> list[Plan]:
     if strategy == "registers" and not wm.wave_local:
         raise LayoutError("the conversion moves data between warps; only the LDS strategy can do it")
     lds_floor, ceiling = None, float("inf")
-    if cands and strategy == "auto":  # no LDS plan can beat (or tie) the in-wave plan: skip building it
+    if cands and strategy == "auto" and ctx.cost_model.floors_apply:  # no LDS plan can beat (or tie) it: skip
         lds_floor = _lower_bound(ctx)["lds_cost"]
         ceiling = min(p.cost for p in cands) * (1 + cost_mod.COST_TIE_FRACTION)
     if strategy in ("auto", "lds") and (lds_floor is None or lds_floor <= ceiling):
@@ -290,12 +298,14 @@ def _candidates(ctx: ConversionContext, best_only: bool = False) -> list[Plan]:
 
 
 def _rank(cands: list[Plan]) -> list[Plan]:
-    """Cheapest first; near-ties (COST_TIE_FRACTION) by instructions with setup, then no LDS."""
+    """Cheapest first; near-ties (COST_TIE_FRACTION) by instructions with setup, then no LDS, then
+    the latency value (the cost itself under the latency objective)."""
     if not cands:
         return cands
     best = min(p.cost for p in cands)
     tie = best * (1 + cost_mod.COST_TIE_FRACTION) + 1e-9
-    return sorted(cands, key=lambda p: (p.cost > tie, p.total_with_overhead(), p.lds_bytes > 0, p.cost))
+    return sorted(cands, key=lambda p: (p.cost > tie, p.total_with_overhead(), p.lds_bytes > 0,
+                                        p.cost_detail.get("latency_value", 0.0)))
 
 
 def _same_map(prob: Problem) -> bool:
@@ -304,16 +314,22 @@ def _same_map(prob: Problem) -> bool:
 
 
 def plan_conversion(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int, *,
-                    lds_budget_bytes: int | None = None, strategy: str = "auto") -> Plan:
+                    lds_budget_bytes: int | None = None, strategy: str = "auto",
+                    objective: str = cost_mod.DEFAULT_OBJECTIVE) -> Plan:
     """The cheapest plan converting a tile held in ``src`` into ``dst``, verified on the emulator.
 
     ``src``/``dst``: distributed layouts (register, lane, warp[, block] -> tensor).
     ``arch``: a CDNA target (gfx90a, gfx942, gfx950).  ``element_bits``: 8, 16,
-    32 or 64.  ``lds_budget_bytes``: LDS the conversion may use (rounds when the
-    tile is larger).  ``strategy``: ``auto`` (cheapest), ``registers`` (stay in
-    registers; an error when data crosses warps) or ``lds``.
+    32 or 64.  ``lds_budget_bytes``: LDS the conversion may use (default: the
+    target's LDS); a larger tile moves in rounds, and only a budget no plan can meet
+    is an error.  ``strategy``: ``auto`` (cheapest), ``registers`` (stay in
+    registers; an error when data crosses warps) or ``lds``.  ``objective``: what
+    "cheapest" means (linlayout.synth.cost.OBJECTIVES): ``latency`` (default: one
+    wave's critical path), ``throughput`` (the busiest of the SIMD's issue and the LDS
+    pipe, several waves per SIMD hiding latency) or ``instructions``; the certificate
+    records it.
     """
-    ctx = ConversionContext.create(src, dst, arch, element_bits, lds_budget_bytes, strategy)
+    ctx = ConversionContext.create(src, dst, arch, element_bits, lds_budget_bytes, strategy, objective)
     best = _candidates(ctx, best_only=True)[0]
     res = verify(best, certificate=False)
     if not res.ok:

@@ -38,6 +38,15 @@ waves use LDS too (the common case in GEMM and attention kernels, which stage
 their operands there) a wave gets half a port.  A VALU instruction has no such
 sharing (every SIMD has its own VALU).  Set it to 1 to price an LDS pipe that
 is otherwise idle.
+
+Objectives (``OBJECTIVES``, ``CostModel.objective_value``): the sum above is ``latency``, one
+wave's critical path; ``throughput`` is the busiest of the SIMD's issue and the LDS pipe when
+``WAVES_PER_SIMD`` [I] waves share the SIMD and hide each other's latency (or that path over the
+waves, when larger); ``instructions`` counts instructions with setup.  Every per-instruction
+price above is the same under all three; docs/hardware.md section 5 gives each number's source
+and docs/conversions.md argues the default (``latency``).  ``mix_cost`` and ``round_trip_cost``
+price an instruction mix known by its counts and an LDS round trip known by its accesses the
+same way.
 """
 
 from __future__ import annotations
@@ -54,8 +63,8 @@ from linlayout.hw.targets import get_target
 from . import banks
 from .steps import dwords_per_slot, slots_per_dword
 
-__all__ = ["COST_TIE_FRACTION", "CostModel", "cost_model", "lds_address_valu", "lower_bound", "near_best",
-           "register_merges", "tuple_copies"]
+__all__ = ["COST_TIE_FRACTION", "CostModel", "DEFAULT_OBJECTIVE", "OBJECTIVES", "cost_model", "lds_address_valu",
+           "lower_bound", "mix_cost", "near_best", "register_merges", "round_trip_cost", "tuple_copies"]
 
 VALU_ISSUE = 4.0  # [I] wave64 on a 16-wide SIMD: 4 cycles per VALU instruction
 PERMLANE_ISSUE = 4.0  # [I] v_permlane*_swap issue rate is undocumented; taken as one VALU op
@@ -68,6 +77,12 @@ BARRIER_CYCLES = 16.0  # [I] cost of an s_barrier when the waves are balanced
 SALU_ISSUE = 1.0  # [I] scalar instruction
 DPP_HAZARD = 0.0  # [I] extra cycles per DPP op (2 wait states after a VGPR write, usually hidden)
 LDS_PORT_SHARING = 2.0  # [I] SIMDs competing for one LDS port (two per port, [Q] one issues at a time)
+
+# What a plan's ``cost`` measures (the module docstring, "Objectives"; the default is argued in
+# docs/conversions.md).
+OBJECTIVES = ("latency", "throughput", "instructions")
+DEFAULT_OBJECTIVE = "latency"
+WAVES_PER_SIMD = 2  # [I] waves sharing one SIMD under the throughput objective (they hide each other's latency)
 
 # [I] Policy: plans whose modelled cost is within this fraction of the cheapest are equal; among
 # them the one with the fewest instructions (with estimated setup) wins -- issue slots are what
@@ -85,7 +100,12 @@ def near_best(items: list, cost, count):
 
 @dataclass(frozen=True)
 class CostModel:
-    """The named parameters above, per architecture (all CDNA targets share them today)."""
+    """The named parameters above, per architecture (all CDNA targets share them today), and the
+    objective a plan's cost measures (``OBJECTIVES``) with the waves per SIMD of ``throughput``.
+
+    Every per-instruction price (``instruction``, ``latency``) is the latency table, whatever the
+    objective: the planner's inner searches rank their pieces with it, and ``objective_value``
+    turns a plan's parts into the objective that ranks the built candidates."""
 
     arch: str
     valu_issue: float = VALU_ISSUE
@@ -99,9 +119,40 @@ class CostModel:
     salu_issue: float = SALU_ISSUE
     dpp_hazard: float = DPP_HAZARD
     lds_port_sharing: float = LDS_PORT_SHARING
+    objective: str = DEFAULT_OBJECTIVE
+    waves_per_simd: int = WAVES_PER_SIMD
+
+    @property
+    def floors_apply(self) -> bool:
+        """Are the planner's cost floors (linlayout.synth.lds_path, ``lower_bound``) lower bounds of
+        this objective?  They bound the latency value only; under another objective every candidate
+        is built and ranked."""
+        return self.objective == "latency"
+
+    def objective_value(self, parts: dict, objective: str | None = None) -> float:
+        """The value of ``objective`` (default: the model's) of a plan or an instruction mix from its
+        parts (``plan_cost``'s):
+
+        * ``latency``: one wave's critical path, ``issue + lds + latency + setup`` -- every
+          instruction's issue slot, the LDS-pipe cycles of its DS instructions (at its share of
+          the port), ``ds_latency`` per level of dependent DS instructions and the setup;
+        * ``throughput``: the busiest resource when ``waves_per_simd`` waves share the SIMD and
+          hide each other's latency: ``max(simd, lds_pipe, latency_value / waves_per_simd)``
+          (``simd``: the wave's issue cycles on its SIMD, setup included; ``lds_pipe``: its
+          LDS-pipe cycles);
+        * ``instructions``: instructions with estimated setup (64-bit register steps twice).
+        """
+        objective = objective or self.objective
+        if objective == "instructions":
+            return float(parts["instructions"])
+        path = parts["issue"] + parts["lds"] + parts["latency"] + parts["setup"]
+        if objective == "latency":
+            return path
+        return max(parts["simd"], parts["lds_pipe"], path / self.waves_per_simd)
 
     def key(self) -> tuple:
-        """A hashable value naming every parameter (for caches of derived tables)."""
+        """A hashable value naming every pricing parameter (for caches of derived tables, which are
+        priced with the latency table whatever the objective)."""
         return (self.arch, self.valu_issue, self.permlane_issue, self.ds_issue, self.crossbar_cycles,
                 tuple(sorted(self.lds_cycles.items())), self.ds_latency, self.latency_weight, self.barrier_cycles,
                 self.salu_issue, self.dpp_hazard, self.lds_port_sharing)
@@ -150,9 +201,11 @@ class CostModel:
         return rows
 
 
-def cost_model(arch: str) -> CostModel:
-    """The cost model of ``arch`` (validated through linlayout.hw.targets)."""
-    return CostModel(get_target(arch).name)
+def cost_model(arch: str, objective: str = DEFAULT_OBJECTIVE) -> CostModel:
+    """The cost model of ``arch`` (validated through linlayout.hw.targets) under ``objective``."""
+    if objective not in OBJECTIVES:
+        raise LayoutError(f"objective {objective!r} must be one of {', '.join(OBJECTIVES)}")
+    return CostModel(get_target(arch).name, objective=objective)
 
 
 # ====================================================================== plans
@@ -377,36 +430,112 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
     return {k: v for k, v in out.items() if v}
 
 
+CROSSBAR_KINDS = ("ds_bpermute", "ds_swizzle")  # register steps that use the LDS pipe (its crossbar)
+
+
 class _Pricer:
     """The issue and LDS cycles of ``plan_cost``, added by each step (``Step.price``).  Every
-    instruction but an LDS access is priced once per dword half of its elements (``mult``)."""
+    instruction but an LDS access is priced once per dword half of its elements (``mult``).
+    ``lds_pipe_cycles``: the part of both that the LDS pipe is busy (crossbar moves and LDS
+    accesses beyond their issue slot)."""
 
-    def __init__(self, plan, cm: CostModel) -> None:
-        self.cm, self.arch, self.element_bits = cm, plan.arch, plan.element_bits
-        self.mult = dwords_per_slot(plan.element_bits)
-        self.issue_cycles = self.lds_cycles = 0.0
+    def __init__(self, cm: CostModel, arch: str, element_bits: int) -> None:
+        self.cm, self.arch, self.element_bits = cm, arch, element_bits
+        self.mult = dwords_per_slot(element_bits)
+        self.issue_cycles = self.lds_cycles = self.lds_pipe_cycles = 0.0
 
     def issue(self, counts: dict[str, int]) -> None:
         for kind, n in counts.items():
-            self.issue_cycles += n * self.mult * self.cm.instruction(kind)
+            cycles = n * self.mult * self.cm.instruction(kind)
+            self.issue_cycles += cycles
+            if kind in CROSSBAR_KINDS:
+                self.lds_pipe_cycles += cycles - n * self.mult * self.cm.ds_issue
 
     def lds_access(self, store: bool, width_bytes: int, addr, paired: bool, transpose: int) -> None:
-        self.lds_cycles += lds_access_cost(self.cm, self.arch, store, width_bytes, addr, self.element_bits, paired,
-                                           transpose)
+        cycles = lds_access_cost(self.cm, self.arch, store, width_bytes, addr, self.element_bits, paired, transpose)
+        self.lds_cycles += cycles
+        self.lds_pipe_cycles += cycles - self.cm.ds_issue
+
+    def lds_accesses(self, count: int, width_bytes: int, conflict_degree: float = 1.0) -> None:
+        """``count`` LDS accesses of ``width_bytes`` per lane known only by their bank cycles over the
+        conflict-free ones (``conflict_degree``)."""
+        one = self.cm.instruction("lds_read", width_bytes, conflict_degree)
+        self.lds_cycles += count * one
+        self.lds_pipe_cycles += count * (one - self.cm.ds_issue)
+
+
+def _parts(cm: CostModel, issue: float, lds: float, lds_pipe: float, depth: int, overhead: dict,
+           instructions: int) -> dict:
+    """The parts of a cost (``plan_cost``) and the value of every objective (``latency``,
+    ``throughput``, ``instructions``), the one of ``cm.objective`` under ``cost``."""
+    setup = sum(v for k, v in overhead.items() if k.startswith("valu")) * cm.valu_issue
+    setup += sum(v for k, v in overhead.items() if k.startswith("salu")) * cm.salu_issue
+    parts = {"issue": issue, "lds": lds, "latency": cm.latency(depth), "setup": setup, "ds_depth": depth,
+             "simd": issue + lds - lds_pipe + setup, "lds_pipe": lds_pipe, "instructions": instructions}
+    parts.update({f"{o}_value": cm.objective_value(parts, o) for o in OBJECTIVES})
+    return parts
 
 
 def plan_cost(plan, cm: CostModel, depth: int | None = None) -> tuple[float, dict]:
-    """The cost-model value of ``plan`` and its parts (``depth``: ``ds_depth(plan)`` if known)."""
-    pricer = _Pricer(plan, cm)
+    """The value of ``plan`` under ``cm.objective`` and its parts, with every objective's value
+    (``<objective>_value``; ``depth``: ``ds_depth(plan)`` if known)."""
+    pricer = _Pricer(cm, plan.arch, plan.element_bits)
     for st in plan.steps:
         st.price(pricer)
-    issue, lds = pricer.issue_cycles, pricer.lds_cycles
     depth = ds_depth(plan) if depth is None else depth
-    oh = plan.overhead
-    setup = sum(v for k, v in oh.items() if k.startswith("valu")) * cm.valu_issue
-    setup += sum(v for k, v in oh.items() if k.startswith("salu")) * cm.salu_issue
-    parts = {"issue": issue, "lds": lds, "latency": cm.latency(depth), "setup": setup, "ds_depth": depth}
-    return issue + lds + cm.latency(depth) + setup, parts
+    parts = _parts(cm, pricer.issue_cycles, pricer.lds_cycles, pricer.lds_pipe_cycles, depth, plan.overhead,
+                   plan.total_with_overhead())
+    return parts[f"{cm.objective}_value"], parts
+
+
+MIX_VALU_KINDS = ("v_cndmask", "v_perm_b32", "v_mov", "dpp", "readlane", "permlane16_swap", "permlane32_swap")
+
+
+def _mix_width_bytes(lane_bytes: int, n_accesses: int) -> int:
+    """The width (1, 2, 4, 8 or 16 bytes per lane) of each of ``n_accesses`` accesses moving
+    ``lane_bytes`` per lane: the largest power of two at most their share, at most 16."""
+    share = max(1, lane_bytes // max(1, n_accesses))
+    return min(16, 1 << (share.bit_length() - 1))
+
+
+def mix_cost(cm: CostModel, counts: dict[str, int], write_lane_bytes: int, read_lane_bytes: int) -> dict:
+    """The parts and every objective's value (``plan_cost``'s keys) of an instruction mix known only
+    by its counts, as benchmarks/data/triton_amd_baseline.json gives Triton's: the COUNT_KINDS
+    names, ``valu`` (every vector instruction, those kinds included), ``salu``, ``ds_permute``
+    (priced as ``ds_bpermute``), ``s_waitcnt`` and ``total``.
+
+    The counts say no more, so [I]: the LDS stores carry ``write_lane_bytes`` per lane between
+    them and the loads ``read_lane_bytes`` (a round trip moves each lane's share of the tile), in
+    equal conflict-free accesses (``_mix_width_bytes``); the vector instructions not named by kind
+    take one VALU issue each; the mix has the fewest dependent DS levels it can (2 when it stores
+    to LDS: a store then a load; 1 with only loads or crossbar moves; else 0)."""
+    pricer = _Pricer(cm, cm.arch, 32)
+    named = {k: counts.get(k, 0) for k in MIX_VALU_KINDS + ("ds_swizzle", "s_barrier")}
+    named["ds_bpermute"] = counts.get("ds_bpermute", 0) + counts.get("ds_permute", 0)
+    pricer.issue({k: n for k, n in named.items() if n})
+    n_writes = counts.get("lds_write", 0)
+    n_reads = counts.get("lds_read", 0) + counts.get("lds_read_tr", 0)
+    for n, lane_bytes in ((n_writes, write_lane_bytes), (n_reads, read_lane_bytes)):
+        pricer.lds_accesses(n, _mix_width_bytes(lane_bytes, n))
+    other_valu = counts.get("valu", 0) - sum(named[k] for k in MIX_VALU_KINDS)
+    if other_valu < 0:
+        raise LayoutError(f"instruction mix: valu {counts.get('valu', 0)} is fewer than its named vector kinds")
+    overhead = {"valu_other": other_valu, "salu_other": counts.get("salu", 0), "s_waitcnt": counts.get("s_waitcnt", 0)}
+    crossbar = named["ds_bpermute"] or named["ds_swizzle"]
+    depth = 2 if n_writes else (1 if n_reads or crossbar else 0)
+    total = counts.get("total", sum(named.values()) + n_writes + n_reads + sum(overhead.values()))
+    return _parts(cm, pricer.issue_cycles, pricer.lds_cycles, pricer.lds_pipe_cycles, depth, overhead, total)
+
+
+def round_trip_cost(cm: CostModel, sides: list[tuple[int, int, float]]) -> dict:
+    """The parts and every objective's value (``plan_cost``'s keys) of an LDS round trip given per
+    side as ``(instructions, width_bytes, conflict_degree)`` (bank cycles over conflict-free ones):
+    its accesses priced as a plan's are, a store then a load (2 DS levels), no other instruction.
+    linlayout.synth.swizzle ranks its shared layouts with it."""
+    pricer = _Pricer(cm, cm.arch, 32)
+    for count, width_bytes, degree in sides:
+        pricer.lds_accesses(count, width_bytes, degree)
+    return _parts(cm, 0.0, pricer.lds_cycles, pricer.lds_pipe_cycles, 2, {}, sum(n for n, _, _ in sides))
 
 
 def register_merges(prob, element_bits: int) -> int:

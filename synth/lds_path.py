@@ -231,16 +231,15 @@ def _round_bits(ctx: ConversionContext) -> list[int]:
     prob, element_bytes, budget = ctx.problem, ctx.element_bytes, ctx.lds_budget_bytes
     n = prob.n_tensor_bits
     reps: list[int] = []
-    if budget is not None and (element_bytes << n) > budget:
+    if (element_bytes << n) > budget:
         common = [c for c in prob.src_cols["register"] if c in prob.dst_cols["register"] and c]
         while (element_bytes << (n - len(reps))) > budget:
             while common and not _valid_rounds(prob, reps + [common[-1]]):
                 common.pop()
             if not common:
-                raise LayoutError(f"the tile needs {element_bytes << n} bytes of LDS; the budget {budget} allows "
-                                  f"no split into "
-                                  f"rounds (too few register bits common to src and dst that no lane or warp bit "
-                                  f"also holds)")
+                raise LayoutError(f"the tile needs {element_bytes << n} bytes of LDS; {ctx.budget_text} allows "
+                                  f"no split into rounds (too few register bits common to src and dst that no lane "
+                                  f"or warp bit also holds)")
             reps.append(common.pop())
     return reps
 

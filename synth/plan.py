@@ -43,7 +43,7 @@ class Plan:
     """A conversion plan for one workgroup: steps, cost, lower bound and instruction counts.
 
     ``strategy`` names how it was built (``noop``, ``registers``, ``lanes``,
-    ``lds``); ``cost`` is the cost-model value (linlayout.synth.cost); ``lower_bound`` the
+    ``lds``); ``cost`` is the cost-model value under ``objective`` (linlayout.synth.cost); ``lower_bound`` the
     analytic bounds; ``overhead`` the estimated setup instructions the steps
     need (addresses, VCC masks, selectors, waits) that are not steps themselves.
     """
@@ -65,6 +65,7 @@ class Plan:
     verified: bool = False
     notes: list[str] = field(default_factory=list)
     cost_detail: dict = field(default_factory=dict)
+    objective: str = ""
 
     # ------------------------------------------------------------ counts
     def counts(self) -> dict[str, int]:
@@ -95,6 +96,7 @@ class Plan:
             "slots_in": self.slots_in, "slots_out": self.slots_out, "steps": steps,
             "strategy": self.strategy, "cost": self.cost, "lower_bound": self.lower_bound,
             "plan_counts": self.counts(), "overhead_estimate": self.overhead, "lds_bytes": self.lds_bytes,
+            "objective": self.objective,
         }
 
     def dumps(self) -> str:
@@ -116,7 +118,8 @@ class Plan:
                        dst=LinearLayout.from_json(obj["dst"]), slots_in=int(obj["slots_in"]),
                        slots_out=int(obj["slots_out"]), steps=steps, strategy=obj.get("strategy", ""),
                        cost=float(obj.get("cost", 0.0)), lower_bound=obj.get("lower_bound", {}),
-                       overhead=obj.get("overhead_estimate", {}), lds_bytes=int(obj.get("lds_bytes", 0)))
+                       overhead=obj.get("overhead_estimate", {}), lds_bytes=int(obj.get("lds_bytes", 0)),
+                       objective=str(obj.get("objective", "")))
         except KeyError as e:
             raise LayoutError(f"plan certificate lacks the key {e.args[0]!r}") from None
 
@@ -140,7 +143,7 @@ class Plan:
             f"strategy: {self.strategy}   verified: {self.verified}",
             f"instructions: {c['total']} ({kinds or 'none'})",
             f"estimated setup instructions: {sum(self.overhead.values())} {self.overhead}",
-            f"cost: {self.cost:g}   lower bound: {lb.get('cost', 0):g}",
+            f"cost ({self.objective or 'unknown'} objective): {self.cost:g}   lower bound: {lb.get('cost', 0):g}",
         ]
         if lb:
             lines.append("lower bound detail: " + ", ".join(f"{k}={v}" for k, v in lb.items() if k != "cost"))

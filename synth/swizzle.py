@@ -56,12 +56,15 @@ import numpy as np
 
 from linlayout import LayoutError, LinearLayout, caches, f2
 from linlayout.encodings.padded import PaddedLayout, padded_shared
-from linlayout.hw.lds import LdsModel, LdsOp, lds_model
+from linlayout.hw.lds import OP_SHAPES, LdsModel, LdsOp, lds_model
 from linlayout.hw.limits import check_synthesis
+from linlayout.hw.targets import TARGETS
 
+from . import cost as cost_mod
 from .lds_access import TileAccessReport, access_report, tile_access_report
 
-__all__ = ["PaddingOption", "SwizzleResult", "padding_options", "shared_basis", "shared_bytes", "synthesize"]
+__all__ = ["OBJECTIVES", "PaddingOption", "SwizzleResult", "padding_options", "shared_basis", "shared_bytes",
+           "synthesize"]
 
 _PLAIN_OPS = {
     "read": {1: "ds_read_u8", 2: "ds_read_u16", 4: "ds_read_b32", 8: "ds_read_b64", 16: "ds_read_b128"},
@@ -103,6 +106,7 @@ class SwizzleResult:
     candidates_considered: int = 0
     certified: bool = False
     objective: str = "vector"
+    pareto: list[dict] = field(default_factory=list)
 
     @property
     def total_cycles(self) -> int:
@@ -128,8 +132,28 @@ class SwizzleResult:
             "optimal": self.optimal, "reps": self.reps, "lds_bytes": self.lds_bytes,
             "fits_in_lds": self.fits_in_lds, "argument": self.argument,
             "candidates_considered": self.candidates_considered, "certified": self.certified,
-            "objective": self.objective,
+            "objective": self.objective, "pareto": self.pareto,
         }
+
+    def modelled(self) -> dict:
+        """Every conversion objective's value (linlayout.synth.cost.round_trip_cost) of this round
+        trip: ``{"latency": cycles, "throughput": cycles, "instructions": n}``."""
+        sides = []
+        for report, count in ((self.write_report, self.write_instructions), (self.read_report, self.read_instructions)):
+            degree = report.total_cycles / max(1, report.ideal_cycles)
+            sides.append((count, OP_SHAPES[report.choice.op].bytes_per_lane, degree))
+        parts = cost_mod.round_trip_cost(cost_mod.cost_model(self.arch), sides)
+        return {o: parts[f"{o}_value"] for o in cost_mod.OBJECTIVES}
+
+    def pareto_point(self) -> dict:
+        """This layout as a point of a Pareto set: instructions, bank cycles, the instructions used and,
+        when the LDS model is a target's (the conversion cost model knows only targets; not e.g. the
+        ``generic`` model of Triton's tests), the modelled objectives (``modelled``)."""
+        point = {"instructions": self.write_instructions + self.read_instructions, "cycles": self.total_cycles,
+                 "write_op": self.write_op, "read_op": self.read_op}
+        if self.arch in TARGETS:
+            point["modelled"] = self.modelled()
+        return point
 
 
 # ------------------------------------------------------------------ sides
@@ -515,9 +539,15 @@ def shared_bytes(shared: Union[LinearLayout, PaddedLayout], element_bits: int) -
     return (shared.in_dim_size("offset") * element_bits + 7) // 8
 
 
+SEARCH_OBJECTIVES = ("vector", "cycles")
+#: Every objective ``synthesize`` takes: its own two, and the conversion planner's (linlayout.synth.cost).
+OBJECTIVES = SEARCH_OBJECTIVES + cost_mod.OBJECTIVES
+
+
 def synthesize(writer: LinearLayout, reader: LinearLayout, element_bits: int, arch: Union[str, LdsModel], *,
                lds_budget_bytes: int | None = None, allow_transpose: bool = True, objective: str = "vector",
-               seed: int = 0, transpose_only: bool = False, enumerate_all: bool = True) -> SwizzleResult:
+               seed: int = 0, transpose_only: bool = False, enumerate_all: bool = True,
+               pareto: bool = True) -> SwizzleResult:
     """The shared layout for ``writer`` -> LDS -> ``reader`` that first minimises the number
     of LDS instructions (widest vectors) and then the bank cycles of writes plus reads.
 
@@ -528,21 +558,48 @@ def synthesize(writer: LinearLayout, reader: LinearLayout, element_bits: int, ar
     ``allow_transpose``: consider gfx950's ``ds_read_b64_tr_*`` for the reader;
     ``transpose_only``: consider nothing else (a LayoutError when no transpose read fits).
     ``objective``: ``"vector"`` (default: fewest LDS instructions, i.e. widest vectors, then
-    fewest cycles) or ``"cycles"`` (fewest bank cycles, then fewest instructions).
+    fewest cycles), ``"cycles"`` (fewest bank cycles, then fewest instructions), or a conversion
+    objective (linlayout.synth.cost.OBJECTIVES): the point of the Pareto set whose round trip the
+    planner's cost model values least under it (``instructions`` is ``vector``).
+    ``pareto``: also find the Pareto set of (instructions, cycles) over the layouts (``_pareto_set``)
+    and report it as ``SwizzleResult.pareto`` (fewest instructions first).
     ``enumerate_all=False`` (objective "vector"): choices with more LDS instructions than one
     found before are not looked at -- the same layout, ``candidates_considered`` then counting
     only the choices looked at.
     """
-    if objective not in ("vector", "cycles"):
-        raise LayoutError(f"objective {objective!r} must be 'vector' or 'cycles'")
+    if objective not in OBJECTIVES:
+        raise LayoutError(f"objective {objective!r} must be one of {', '.join(OBJECTIVES)}")
     lds_budget_bytes = check_synthesis(writer, reader, element_bits, arch, lds_budget_bytes)
     model, outs, w, r, n = _prepare(writer, reader, element_bits, arch)
+    choices = _rep_choices(w, r, n, element_bits, lds_budget_bytes)
+    frontier = (_pareto_set(w, r, choices, outs, model, element_bits, allow_transpose or transpose_only, seed,
+                           lds_budget_bytes, transpose_only)
+                if pareto or objective in cost_mod.OBJECTIVES else [])
+    if objective in ("latency", "throughput"):
+        best = min(frontier, key=lambda res: (res.modelled()[objective], res.write_instructions + res.read_instructions))
+        best.objective = objective
+        best.argument += (f"\nchosen from the Pareto set of {len(frontier)} (instructions, cycles) points as the one the "
+                          f"conversion cost model values least under the {objective} objective "
+                          f"({best.modelled()[objective]:g} cycles; linlayout.synth.cost.round_trip_cost)")
+    else:
+        search = "cycles" if objective == "cycles" else "vector"
+        best = _best(w, r, choices, outs, model, element_bits, allow_transpose or transpose_only, search, seed,
+                     lds_budget_bytes, transpose_only, not enumerate_all and search == "vector")
+        best.objective = objective
+    best.pareto = [res.pareto_point() for res in frontier]
+    return best
+
+
+def _best(w: _Side, r: _Side, choices: list[list[int]], outs, model: LdsModel, element_bits: int,
+          allow_transpose: bool, objective: str, seed: int, budget, transpose_only: bool, prune: bool,
+          max_instructions: int | None = None) -> SwizzleResult:
+    """The best layout over the choices of rounds under ``objective`` (``"vector"`` or ``"cycles"``),
+    with at most ``max_instructions`` LDS instructions per round when given."""
     best = None
-    for reps in _rep_choices(w, r, n, element_bits, lds_budget_bytes):
+    for reps in choices:
         try:
             res = _solve(_drop_registers(w, reps), _drop_registers(r, reps), reps, outs, model, element_bits,
-                         allow_transpose or transpose_only, objective, seed, lds_budget_bytes, transpose_only,
-                         not enumerate_all and objective == "vector")
+                         allow_transpose, objective, seed, budget, transpose_only, prune, max_instructions)
         except LayoutError:
             continue
         key = _order(objective, res.write_instructions + res.read_instructions, res.total_cycles)
@@ -551,6 +608,31 @@ def synthesize(writer: LinearLayout, reader: LinearLayout, element_bits: int, ar
     if best is None:
         raise _no_layout(w, r, element_bits)
     return best[1]
+
+
+def _pareto_set(w: _Side, r: _Side, choices: list[list[int]], outs, model: LdsModel, element_bits: int,
+               allow_transpose: bool, seed: int, budget, transpose_only: bool) -> list[SwizzleResult]:
+    """The layouts of the Pareto set of (LDS instructions, bank cycles), fewest instructions first,
+    by the epsilon-constraint method: the fewest cycles (then instructions) of any layout; then
+    the fewest cycles among layouts with fewer instructions per round than the last point, until
+    none is left.  Each point is "best under the model" as ``synthesize``'s result is (its
+    ``certified``); points another one dominates (after the exact analysis) are dropped."""
+    points: list[SwizzleResult] = []
+    cap = None
+    while cap is None or cap > 0:
+        try:
+            res = _best(w, r, choices, outs, model, element_bits, allow_transpose, "cycles", seed, budget,
+                        transpose_only, False, cap)
+        except LayoutError:
+            break
+        points.append(res)
+        cap = (res.write_instructions + res.read_instructions) // res.reps - 1
+    kept = [p for p in points if not any(
+        q is not p and q.write_instructions + q.read_instructions <= p.write_instructions + p.read_instructions
+        and q.total_cycles <= p.total_cycles
+        and (q.write_instructions + q.read_instructions, q.total_cycles)
+        != (p.write_instructions + p.read_instructions, p.total_cycles) for q in points)]
+    return sorted(kept, key=lambda p: (p.write_instructions + p.read_instructions, p.total_cycles))
 
 
 def shared_basis(writer: LinearLayout, reader: LinearLayout, element_bits: int, arch: Union[str, LdsModel], *,
@@ -568,7 +650,7 @@ def shared_basis(writer: LinearLayout, reader: LinearLayout, element_bits: int, 
     choices = _rep_choices(w, r, n, element_bits, lds_budget_bytes)
     if len(choices) > 1:
         res = synthesize(writer, reader, element_bits, model, lds_budget_bytes=lds_budget_bytes,
-                         allow_transpose=False, transpose_only=transpose_only, enumerate_all=False)
+                         allow_transpose=False, transpose_only=transpose_only, enumerate_all=False, pareto=False)
         cols = res.shared._aligned_columns(outs, "shared layout")
         n_off = res.shared.in_dim_size_log2("offset")
         return cols[:n_off], cols[n_off:], res.read_op
@@ -620,11 +702,12 @@ def _key(objective: str, write: _Mode, read: _Mode, fill: int, cycles: int) -> t
 
 
 def _solve(w: _Side, r: _Side, reps: list[int], outs, model: LdsModel, element_bits: int, allow_transpose: bool,
-           objective: str, seed: int, budget, transpose_only: bool = False, prune: bool = False) -> SwizzleResult:
+           objective: str, seed: int, budget, transpose_only: bool = False, prune: bool = False,
+           max_instructions: int | None = None) -> SwizzleResult:
     """The best layout whose offset space leaves out the register vectors ``reps``, with the exact
     analysis of its accesses (``_search``, ``_verify``)."""
     cand, basis, n_pairs, certified = _search(w, r, model, element_bits, allow_transpose, objective, seed,
-                                              transpose_only, prune)
+                                              transpose_only, prune, max_instructions)
     res = _verify(_layout(basis, reps, outs), basis, reps, outs, w, r, cand, model, element_bits, n_pairs, budget)
     res.certified = certified and res.optimal
     res.objective = objective
@@ -633,11 +716,13 @@ def _solve(w: _Side, r: _Side, reps: list[int], outs, model: LdsModel, element_b
 
 
 def _search(w: _Side, r: _Side, model: LdsModel, element_bits: int, allow_transpose: bool, objective: str, seed: int,
-            transpose_only: bool, prune: bool) -> tuple[_Candidate, list[int], int, bool]:
+            transpose_only: bool, prune: bool,
+            max_instructions: int | None = None) -> tuple[_Candidate, list[int], int, bool]:
     """The best choice and its offset basis (prefix, bank bits, rows) -> (candidate, basis, choices
     enumerated, no other choice's bound beats it); ``prune``: choices with more instructions than
     a valid one found before are not enumerated (with the "vector" objective they never become
-    candidates)."""
+    candidates); ``max_instructions``: only choices with at most that many LDS instructions per
+    round are candidates (a LayoutError when none is)."""
     in_space = w.span.contains  # the offset space: the writer's span (all of F^n without reps)
     if not all(in_space(v) for v in r.regs + r.lanes + r.warps):
         raise LayoutError("reader reads elements outside the writer's per-round tile")
@@ -717,7 +802,8 @@ def _search(w: _Side, r: _Side, model: LdsModel, element_bits: int, allow_transp
         if inside[key]:
             valid.append((i, (mw, mr, hw, hr)))
             fewest = min(fewest, mw.instructions + mr.instructions)
-    pairs = [choices[i][:2] + found for i, found in sorted(valid)]  # (prefix, fill, modes, H_w, H_r)
+    pairs = [choices[i][:2] + found for i, found in sorted(valid)  # (prefix, fill, modes, H_w, H_r)
+             if max_instructions is None or found[0].instructions + found[1].instructions <= max_instructions]
     if not pairs:
         raise LayoutError("no shared layout lets both sides use an LDS instruction (alignment impossible)")
     # With the "vector" objective instructions come first: the first choice tried has the fewest, and

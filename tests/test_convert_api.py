@@ -6,6 +6,7 @@ import json
 import pytest
 
 from linlayout import LayoutError, LinearLayout, caches
+from linlayout.spec import parse_layout
 from linlayout.synth.convert import plan_conversion
 from linlayout.synth.emulator import verify
 from linlayout.synth.plan import Plan
@@ -102,6 +103,21 @@ def test_cross_warp_needs_lds_and_rounds_under_a_budget():
         plan_conversion(src, dst, "gfx942", 32, lds_budget_bytes=64)
     with pytest.raises(LayoutError, match="warps"):
         plan_conversion(src, dst, "gfx942", 32, strategy="registers")
+
+
+def test_an_8_wave_tile_larger_than_lds_moves_in_rounds_by_default():
+    # 256x128 fp32 is 131072 bytes, twice gfx942's LDS: with no budget given the planner splits it
+    # into two rounds of 65536 bytes (8 ds_write_b128 + 8 ds_read_b128 a round, a barrier between
+    # the writes and the reads of each round and before the second round's writes)
+    src = parse_layout("mfma:32x32x8,warps=4x2,shape=256x128")
+    dst = parse_layout("mfma:16x16x16,warps=4x2,shape=256x128")
+    p = _check(plan_conversion(src, dst, "gfx942", 32))
+    c = p.counts()
+    assert (p.strategy, p.num_warps, p.lds_bytes) == ("lds", 8, 65536)
+    assert (c["lds_write"], c["lds_read"], c["s_barrier"], c["total"]) == (16, 16, 3, 35)
+    assert "2 round(s)" in p.notes[-1]
+    with pytest.raises(LayoutError, match="the budget 64 allows no split into rounds"):
+        plan_conversion(src, dst, "gfx942", 32, lds_budget_bytes=64)
 
 
 def test_lower_bound_counts_remote_dwords_exactly():

@@ -7,13 +7,18 @@ import math
 
 import needs
 from linlayout.cli import main
+from linlayout import LinearLayout
 from linlayout.cli.bench import stays_in_wave, summarize
+from linlayout.synth.cost import OBJECTIVES, cost_model, mix_cost
 from repo_data import TRITON_BASELINE, baseline_cases
+
+BITS = {"fp32": 32, "fp16": 16, "bf16": 16, "fp8": 8}
 
 
 def _row(name, ours, triton, in_wave=False, lds=False, secs=0.2):
     return {"name": name, "arch": "gfx942", "dtype": "fp32", "ours": {"total": ours}, "triton": {"total": triton},
-            "stays_in_wave": in_wave, "triton_uses_lds": lds, "plan_isa_differences": {}, "compile_seconds": secs}
+            "stays_in_wave": in_wave, "triton_uses_lds": lds, "plan_isa_differences": {}, "compile_seconds": secs,
+            "modelled": {o: {"ours": 4.0 * ours, "triton": 4.0 * triton, "ours_plan": 0.0} for o in OBJECTIVES}}
 
 
 def test_summary_arithmetic():
@@ -27,6 +32,7 @@ def test_summary_arithmetic():
     assert s["in_wave_triton_lds_cases"] == 2 and not s["in_wave_at_most_half"]
     assert s["in_wave_over_half"] == ["d gfx942 fp32"]
     assert s["compile_seconds"]["max"] == 0.4 and s["ours_total"] == 45 and s["triton_total"] == 65
+    assert s["modelled_over_triton"] == {o: ["c gfx942 fp32"] for o in OBJECTIVES}
 
 
 def test_stays_in_wave():
@@ -60,6 +66,9 @@ def test_bench_cli_short_run(capsys, tmp_path, monkeypatch):
             "valu", "mfma", "salu", "s_waitcnt", "s_barrier", "s_nop", "smem", "ds_bpermute", "ds_permute",
             "ds_swizzle", "lds_write", "lds_read", "lds_read_tr", "vmem", "other"))
         assert row["plan_isa_differences"] == {}
+        lane_bytes = [LinearLayout.from_json(c[k]).in_dim_size("register") * BITS[c["dtype"]] // 8 for k in ("src", "dst")]
+        mix = mix_cost(cost_model("gfx950"), c["triton"], *lane_bytes)
+        assert {o: row["modelled"][o]["triton"] for o in OBJECTIVES} == {o: mix[f"{o}_value"] for o in OBJECTIVES}
     assert r["summary"]["cases"] == 3
     assert main(["bench", "conversions", "--baseline", str(tmp_path / "missing.json")]) == 2
     assert main(["bench", "conversions", "--cases", "0"]) == 2

@@ -25,7 +25,7 @@ import json
 
 from linlayout.synth.banks import analyze_op, bank_load, lane_start_bytes
 from linlayout.synth.lds_access import tile_access_report
-from linlayout.synth.swizzle import padding_options, synthesize
+from linlayout.synth.swizzle import OBJECTIVES as SWIZZLE_OBJECTIVES, padding_options, synthesize
 
 from ..dtypes import dtype_bits
 from ..encodings.padded import PaddedLayout
@@ -57,6 +57,9 @@ def register(subparsers) -> None:
                    help="synthesis: LDS bytes available (moves the tile in rounds)")
     p.add_argument("--padding-options", action="store_true", help="synthesis: also list padded alternatives")
     p.add_argument("--no-transpose", action="store_true", help="synthesis: do not use gfx950 ds_read_*_tr_*")
+    p.add_argument("--objective", choices=list(SWIZZLE_OBJECTIVES), default="vector",
+                   help="synthesis: vector (fewest instructions, then cycles; the default), cycles, or a conversion "
+                        "objective (latency, throughput, instructions) picking from the Pareto set")
     p.add_argument("--model", action="store_true", help="print the LDS model with its named assumptions")
     p.add_argument("--assume", action="append", default=[], metavar="NAME=VALUE",
                    help="replace a named assumption (lanes per phase, or lane masks 'm0,m1,..')")
@@ -223,7 +226,8 @@ def _run_synthesis(args) -> dict:
     if not isinstance(w, LinearLayout) or not isinstance(r, LinearLayout):
         raise LayoutError("--writer and --reader must be linear layouts")
     bits = _element_bits(args)
-    res = synthesize(w, r, bits, model, lds_budget_bytes=args.lds_budget, allow_transpose=not args.no_transpose)
+    res = synthesize(w, r, bits, model, lds_budget_bytes=args.lds_budget, allow_transpose=not args.no_transpose,
+                     objective=args.objective)
     out = {"mode": "synthesis", **res.to_json(),
            "write_explanation": res.write_report.explanation, "read_explanation": res.read_report.explanation}
     if args.padding_options:
@@ -270,6 +274,11 @@ def render(result: dict, args) -> str:
              f"read:  {result['read_instructions']} x {result['read_op']}: {result['read_cycles']} cycles",
              f"total {result['total_cycles']} (ideal {result['ideal_cycles']}, lower bound "
              f"{result['lower_bound_cycles']}, optimal {result['optimal']})", "why:", result["argument"]]
+    for q in result.get("pareto", []):
+        modelled = (f"; modelled latency {q['modelled']['latency']:g}, throughput {q['modelled']['throughput']:g}"
+                    if "modelled" in q else "")
+        lines.append(f"pareto: {q['instructions']} instructions ({q['write_op']}/{q['read_op']}), {q['cycles']} cycles"
+                     + modelled)
     for o in result.get("padding_options", []):
         lines.append(f"padding {o['interval']}:+{o['pad']} order {o['order']}: {o['write_instructions']} x "
                      f"{o['write_op']} + {o['read_instructions']} x {o['read_op']}, {o['total_cycles']} cycles, "

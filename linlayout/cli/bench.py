@@ -10,7 +10,9 @@ baseline counts Triton's (linlayout.lowering.isa).  Prints ``{"cases": [...], "s
   and counts, ``ratio`` (ours / Triton total), ``stays_in_wave`` (every element stays in
   its warp), ``triton_uses_lds``, LDS bytes and VGPRs, ``plan_isa_differences``, and
   ``compile_seconds`` (layouts -> plan -> MLIR -> ISA + code object, cache bypassed);
-* ``summary``: wins/ties/losses, the geometric mean of ours/Triton over the cases where
+* per case ``modelled``: our ISA counts and Triton's priced alike as instruction mixes by the
+  planner's cost model (linlayout.synth.cost.mix_cost) under every objective, and the plan's own value;
+* ``summary``: wins/ties/losses, the cases whose modelled value is above Triton's per objective, the geometric mean of ours/Triton over the cases where
   both are nonzero, whether ours is at most Triton's everywhere, the cases where Triton
   goes through LDS for a conversion that stays in each wave and whether ours is at most
   half of Triton's there, and compile-time statistics.
@@ -29,6 +31,7 @@ import numpy as np
 
 from linlayout.lowering.conversion import lower_conversion
 from linlayout.synth.convert import plan_conversion
+from linlayout.synth.cost import DEFAULT_OBJECTIVE, OBJECTIVES, cost_model, mix_cost
 from linlayout.synth.emulator import element_ids
 
 from ..dtypes import dtype_bits
@@ -108,7 +111,20 @@ def bench_case(case: dict, binary: bool = True) -> dict:
         "setup_total": low.report["setup_counts"]["total"],
         "plan_isa_differences": low.differences,
         "plan_seconds": round(t1 - t0, 4), "compile_seconds": round(t2 - t0, 4),
+        "modelled": modelled(plan, ours, triton),
     }
+
+
+def modelled(plan, ours: dict, triton: dict) -> dict:
+    """Our ISA counts and Triton's priced alike as instruction mixes (linlayout.synth.cost.mix_cost: the
+    same cost model, the same information) under every objective, beside the plan's own value (its
+    steps' accesses and bank conflicts, with estimated setup): ``{objective: {"ours", "triton",
+    "ours_plan"}}``."""
+    cm = cost_model(plan.arch)
+    lane_bytes = (plan.slots_in * plan.element_bits // 8, plan.slots_out * plan.element_bits // 8)
+    mine, theirs = mix_cost(cm, ours, *lane_bytes), mix_cost(cm, triton, *lane_bytes)
+    return {o: {"ours": mine[f"{o}_value"], "triton": theirs[f"{o}_value"],
+                "ours_plan": plan.cost_detail[f"{o}_value"]} for o in OBJECTIVES}
 
 
 def summarize(rows: list[dict]) -> dict:
@@ -134,6 +150,9 @@ def summarize(rows: list[dict]) -> dict:
         "in_wave_over_half": [f"{r['name']} {r['arch']} {r['dtype']}" for r in in_wave_lds
                               if 2 * r["ours"]["total"] > int(r["triton"]["total"])],
         "plan_isa_disagreements": sum(bool(r["plan_isa_differences"]) for r in rows),
+        "modelled_over_triton": {o: [f"{r['name']} {r['arch']} {r['dtype']}" for r in rows
+                                     if r["modelled"][o]["ours"] > r["modelled"][o]["triton"] + 1e-9]
+                                 for o in OBJECTIVES},
         "compile_seconds": {"median": round(statistics.median(times), 4), "max": round(max(times), 4),
                             "mean": round(statistics.fmean(times), 4)} if times else {},
         "triton_compile_seconds": list(TRITON_COMPILE_SECONDS),
@@ -155,14 +174,17 @@ def run(args: argparse.Namespace) -> dict:
 
 
 def render(result: dict, args: argparse.Namespace) -> str:
-    head = f"{'case':30s} {'arch':6s} {'dtype':5s} {'strategy':9s} {'ours':>5s} {'triton':>6s} {'ratio':>6s}  ours' kinds"
+    head = (f"{'case':30s} {'arch':6s} {'dtype':5s} {'strategy':9s} {'ours':>5s} {'triton':>6s} {'ratio':>6s} "
+            f"{'latency ours/tri':>16s} {'thruput ours/tri':>16s}  ours' kinds")
     lines = [head, "-" * len(head)]
     for r in result["cases"]:
         kinds = ", ".join(f"{k} {v}" for k, v in r["ours"].items() if v and k != "total")
         ratio = "-" if r["ratio"] is None else f"{r['ratio']:.2f}"
         flag = " *in-wave, Triton via LDS" if r["stays_in_wave"] and r["triton_uses_lds"] else ""
+        cycles = " ".join(f"{r['modelled'][o]['ours']:>7.0f}/{r['modelled'][o]['triton']:<8.0f}"
+                          for o in ("latency", "throughput"))
         lines.append(f"{r['name'][:30]:30s} {r['arch']:6s} {r['dtype']:5s} {r['strategy']:9s} "
-                     f"{r['ours']['total']:5d} {r['triton']['total']:6d} {ratio:>6s}  {kinds}{flag}")
+                     f"{r['ours']['total']:5d} {r['triton']['total']:6d} {ratio:>6s} {cycles}  {kinds}{flag}")
     s = result["summary"]
     ct = s["compile_seconds"]
     lines += [
@@ -176,6 +198,9 @@ def render(result: dict, args: argparse.Namespace) -> str:
         f"{s['in_wave_at_most_half']}" + (f" (over half: {', '.join(s['in_wave_over_half'])})"
                                           if s["in_wave_over_half"] else ""),
         f"plan/ISA disagreements: {s['plan_isa_disagreements']}",
+        "modelled cycles over Triton's mix (same cost model): "
+        + "; ".join(f"{o}{' (default)' if o == DEFAULT_OBJECTIVE else ''} {len(s['modelled_over_triton'][o])}"
+                    for o in ("latency", "throughput")),
         f"compile time per kernel (layouts -> code object): median {ct.get('median')} s, max {ct.get('max')} s "
         f"(Triton: {s['triton_compile_seconds'][0]}-{s['triton_compile_seconds'][1]} s)",
     ]

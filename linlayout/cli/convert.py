@@ -15,6 +15,7 @@ from pathlib import Path
 
 from linlayout.lowering.conversion import write_conversion
 from linlayout.synth.convert import plan_conversion
+from linlayout.synth.cost import DEFAULT_OBJECTIVE, OBJECTIVES
 
 from ..dtypes import dtype_bits
 from ..errors import LayoutError
@@ -38,6 +39,9 @@ def register(subparsers) -> None:
     p.add_argument("--lds-budget", type=int, metavar="BYTES", help="LDS the conversion may use (rounds if smaller)")
     p.add_argument("--strategy", default="auto", choices=["auto", "registers", "lds"],
                    help="auto: cheapest; registers: stay in registers; lds: round trip through LDS")
+    p.add_argument("--objective", default=DEFAULT_OBJECTIVE, choices=list(OBJECTIVES),
+                   help="what cheapest means: latency (one wave's critical path, the default), throughput "
+                        "(the busiest of SIMD issue and LDS pipe, latency hidden by other waves), instructions")
     p.add_argument("--emit", choices=["mlir", "isa", "fatbin"], help="also write this artifact (needs -o)")
     p.add_argument("-o", "--output", metavar="FILE", help="output file of --emit")
     p.set_defaults(func=run)
@@ -50,13 +54,14 @@ def run(args: argparse.Namespace) -> dict:
         raise LayoutError("-o is the output of --emit; give --emit mlir|isa|fatbin")
     src, dst = parse_layout(args.src), parse_layout(args.dst)
     plan = plan_conversion(src, dst, args.arch, dtype_bits(args.dtype), lds_budget_bytes=args.lds_budget,
-                           strategy=args.strategy)
+                           strategy=args.strategy, objective=args.objective)
     result = {
         "strategy": plan.strategy,
         "verified": plan.verified,
         "plan_counts": plan.counts(),
         "overhead_estimate": plan.overhead,
         "total_with_overhead": plan.total_with_overhead(),
+        "objective": plan.objective,
         "cost": plan.cost,
         "cost_detail": plan.cost_detail,
         "lower_bound": plan.lower_bound,
@@ -86,9 +91,12 @@ def render(result: dict, args: argparse.Namespace) -> str:
         f"strategy: {result['strategy']}   verified on the wave emulator: {result['verified']}",
         f"instructions: {c['total']} ({kinds or 'none'}); estimated setup: "
         f"{sum(result['overhead_estimate'].values())} {json.dumps(result['overhead_estimate'])}",
-        f"cost: {result['cost']:g} cycles (model)   lower bound: {lb.get('cost', 0):g} "
+        f"cost: {result['cost']:g} {'instructions' if result['objective'] == 'instructions' else 'cycles'} (model)   "
+        f"lower bound: {lb.get('cost', 0):g} "
         f"(cross-lane dwords per lane >= {lb.get('cross_lane_dwords', 0)}, "
         f"cross-warp: {lb.get('cross_warp', False)})",
+        f"objective: {result['objective']} (latency {result['cost_detail'].get('latency_value', 0):g}, "
+        f"throughput {result['cost_detail'].get('throughput_value', 0):g} cycles)",
     ]
     if result["lds_bytes"]:
         lines.append(f"LDS bytes: {result['lds_bytes']}")

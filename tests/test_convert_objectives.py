@@ -1,0 +1,120 @@
+"""Cost objectives (latency, throughput, instructions): selection, certificate, hand-computed values,
+and Triton's instruction mixes priced by the same model."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from linlayout import LayoutError, LinearLayout
+from linlayout.spec import parse_layout
+from linlayout.synth.convert import plan_conversion
+from linlayout.synth.cost import COST_TIE_FRACTION, OBJECTIVES, cost_model, mix_cost
+from linlayout.synth.plan import Plan
+
+from convert_checker import check_certificate
+from repo_data import baseline_cases
+
+BITS = {"fp32": 32, "fp16": 16, "bf16": 16, "fp8": 8}
+
+
+def _case(name: str, arch: str, dtype: str) -> dict:
+    (c,) = [c for c in baseline_cases() if (c["name"], c["arch"], c["dtype"]) == (name, arch, dtype)]
+    return c
+
+
+def _plan(c: dict, objective: str) -> Plan:
+    return plan_conversion(LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"]), c["arch"],
+                           BITS[c["dtype"]], objective=objective)
+
+
+def test_the_objective_is_recorded_in_the_certificate_and_read_back():
+    c = _case("mfma32->mfma16", "gfx942", "fp32")
+    for objective in OBJECTIVES:
+        p = _plan(c, objective)
+        cert = json.loads(p.dumps())
+        assert cert["objective"] == objective and cert["cost"] == p.cost == p.cost_detail[f"{objective}_value"]
+        assert Plan.from_certificate(cert).objective == objective
+        ok, msg = check_certificate(cert)
+        assert ok, msg
+
+
+def test_a_bad_objective_is_a_layout_error_naming_it():
+    c = _case("mfma32->mfma16", "gfx942", "fp32")
+    with pytest.raises(LayoutError, match="objective 'speed' must be one of latency, throughput, instructions"):
+        _plan(c, "speed")
+
+
+def test_objectives_pick_different_plans_with_exact_counts():
+    # the fp32 transposed 32x32 accumulator to the kWidth 8 A operand on gfx942: 64 DPP moves and
+    # selects have the shortest critical path (no DS latency), a round trip through LDS has 40 fewer
+    # instructions
+    c = _case("mfma32T->dotA(kw8)", "gfx942", "fp32")
+    latency, fewest = _plan(c, "latency"), _plan(c, "instructions")
+    assert (latency.strategy, latency.counts()["total"], latency.total_with_overhead()) == ("lanes", 64, 69)
+    assert (fewest.strategy, fewest.counts()["total"], fewest.total_with_overhead()) == ("lds", 16, 24)
+    assert latency.cost_detail["latency_value"] < fewest.cost_detail["latency_value"]
+    assert fewest.verified and latency.verified
+
+
+@pytest.mark.parametrize("name,arch,dtype", [("mfma32->dotA(kw4) [FA P]", "gfx942", "fp32"),
+                                             ("blocked->dotB(kw4)", "gfx942", "fp16"),
+                                             ("mfma16T->mfma16", "gfx950", "fp16"),
+                                             ("mfma32T->dotA(kw8)", "gfx942", "fp16")])
+def test_each_objective_wins_on_its_own_measure(name, arch, dtype):
+    # the winner under an objective is, within the tie fraction, at least as good on it as the winner
+    # under any other objective (every candidate is built under throughput and instructions)
+    c = _case(name, arch, dtype)
+    plans = {o: _plan(c, o) for o in OBJECTIVES}
+    for o, p in plans.items():
+        for q in plans.values():
+            assert p.cost_detail[f"{o}_value"] <= q.cost_detail[f"{o}_value"] * (1 + COST_TIE_FRACTION) + 1e-9, o
+
+
+def test_throughput_of_the_8_wave_round_trip_is_its_lds_pipe_time():
+    # 32 conflict-free b128 accesses, 20 LDS cycles each at half a port (LDS_PORT_SHARING 2): 1280
+    src = parse_layout("mfma:32x32x8,warps=4x2,shape=256x128")
+    dst = parse_layout("mfma:16x16x16,warps=4x2,shape=256x128")
+    p = plan_conversion(src, dst, "gfx942", 32, objective="throughput")
+    assert p.cost == p.cost_detail["lds_pipe"] == 1280.0
+    assert p.cost_detail["simd"] < p.cost and p.cost_detail["latency_value"] / 2 < p.cost
+
+
+def test_triton_mix_priced_by_hand():
+    # Triton's mfma32->mfma16 fp32 on gfx942: 8 ds_write_b128 + 8 ds_read_b128 (priced as conflict-free
+    # b128: 4 issue + 20 x 2 LDS-pipe cycles = 44 each), 3 s_barrier (16), 12 other VALU (4), 1 SALU (1),
+    # a store then a load (2 DS levels of 64)
+    # (128x64 fp32 over 4 waves: 32 elements, 128 bytes per lane each way, 16 per access)
+    c = _case("mfma32->mfma16", "gfx942", "fp32")
+    m = mix_cost(cost_model("gfx942"), c["triton"], 128, 128)
+    assert (m["lds"], m["lds_pipe"], m["issue"], m["setup"], m["latency"]) == (704, 640, 48, 49, 128)
+    assert m["latency_value"] == 48 + 704 + 128 + 49
+    assert m["simd"] == 48 + 64 + 49
+    assert m["throughput_value"] == max(161, 640, 929 / 2) == 640
+    assert m["instructions_value"] == c["triton"]["total"] == 35
+
+
+def test_a_mix_prices_its_lds_accesses_at_their_share_of_the_lane_bytes():
+    # 64 bytes per lane in 8 stores: ds_write_b64 (12 LDS cycles [I]); 4 loads: b128 (20); at half a port
+    m = mix_cost(cost_model("gfx942"), {"lds_write": 8, "lds_read": 4, "s_barrier": 1, "total": 13}, 64, 64)
+    assert m["lds_pipe"] == 8 * 12 * 2 + 4 * 20 * 2 and m["lds"] == m["lds_pipe"] + 12 * 4
+    assert m["ds_depth"] == 2 and m["instructions_value"] == 13
+
+
+def test_a_mix_with_fewer_valu_than_its_named_kinds_is_refused():
+    with pytest.raises(LayoutError, match="valu 1 is fewer"):
+        mix_cost(cost_model("gfx950"), {"valu": 1, "dpp": 2, "total": 2}, 4, 4)
+
+
+def test_convert_cli_takes_the_objective_and_reports_it(capsys):
+    from linlayout.cli import main
+
+    argv = ["convert", "--src", "mfma:32x32x8,warps=4x2,shape=256x128", "--dst", "mfma:16x16x16,warps=4x2,shape=256x128",
+            "--arch", "gfx942", "--dtype", "fp32", "--json"]
+    assert main(argv + ["--objective", "throughput"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert (out["objective"], out["cost"], out["lds_bytes"]) == ("throughput", 1280.0, 65536)
+    assert main(argv) == 0
+    assert json.loads(capsys.readouterr().out)["objective"] == "latency"
+    assert main(argv + ["--objective", "speed"]) == 2
