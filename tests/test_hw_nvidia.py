@@ -65,8 +65,9 @@ def test_phases_per_width():
                                                                                 ((8, 16), 32, ())]
     assert m.op("ld.shared.b128").merged().phase_rows == (16,)
     assert m.op("ldmatrix.x2").phase_lanes(1) == list(range(8, 16))
-    assert {op.tag for op in m.ops.values()} == {"M", "I"}  # b8 is the only inferred width
-    assert {op.tag for op in lds_model("sm_80").ops.values()} == {"I"}
+    assert {op.tag for op in m.ops.values()} == {"M"}
+    assert {(op.tag, op.assumption) for op in lds_model("sm_80").ops.values()} == {("I", "sm80_as_sm90")}
+    assert [a.name for a in m.assumptions] == ["pairing_whole_warp"]
 
 
 def test_unsupported_instruction_names_the_target():

@@ -7,7 +7,7 @@ same machinery as AMD's LDS): one phase of 32 lanes up to 32 bits per lane, two 
 phases for 64 bits, four quarter-warp phases for 128 bits, one phase per 8x8 matrix of
 ``ldmatrix``/``stmatrix .xN`` (address lanes ``8m .. 8m+7``), and the load-only merge of the
 first two phases when lanes are paired on the same address (``merge_lanes``: ``l ^ 1`` or
-``l ^ 2``).  sm_90's table was measured on an H100 with Nsight Compute (section 2.2;
+``l ^ 2``).  sm_90's table was measured on an H100 and an H200 with Nsight Compute (section 2.2;
 ``benchmarks/nvidia/bank_counters.py`` repeats it); sm_80's rests on the named assumption
 ``sm80_as_sm90``.
 """
@@ -37,16 +37,11 @@ ASSUMPTIONS: dict[str, Assumption] = {
             "as sm_90",
         ),
         Assumption(
-            "b8_one_phase",
-            "ld.shared.b8 and st.shared.b8 serve one phase of 32 lanes, like the measured b16 and b32",
-            "each lane touches one 32-bit word, as with b16 [docs/nvidia_facts.md 2.2]",
-            32,
-        ),
-        Assumption(
             "pairing_whole_warp",
             "64/128-bit loads merge two phases only when every lane shares its address with lane l^1 "
             "(or every lane with lane l^2); a partly paired warp is served unmerged",
-            "the merge was measured only with all 32 lanes paired [docs/nvidia_facts.md 2.2]",
+            "measured: all 32 lanes paired merge; lanes 0-15 paired, or all but lane 31, do not "
+            "[docs/nvidia_facts.md 2.2]; other partial pairings untested",
             "whole warp",
         ),
     ]
@@ -54,17 +49,17 @@ ASSUMPTIONS: dict[str, Assumption] = {
 
 
 def _phases(measured: bool) -> dict[str, LdsPhase]:
-    """The shared-memory phase table; ``measured``: sm_90's (H100), else sm_80's by assumption."""
-    tag, why = ("M", "H100 ncu counters") if measured else ("I", "assumption sm80_as_sm90")
+    """The shared-memory phase table; ``measured``: sm_90's (measured), else sm_80's by assumption."""
+    tag, why = ("M", "ncu counters on H100 and H200") if measured else ("I", "assumption sm80_as_sm90")
     base = None if measured else "sm80_as_sm90"
 
     def phase(form: object, text: str, merge: tuple = ()) -> LdsPhase:
         return LdsPhase(form, tag, f"[{tag} docs/nvidia_facts.md 2.2, {why}] {text}", base, merge)
 
-    b8 = LdsPhase(32, "I", "assumption b8_one_phase", "b8_one_phase")
-    table = {"ld.shared.b8": b8, "st.shared.b8": b8}
+    table = {}
     for verb in ("ld", "st"):
         load = verb == "ld"
+        table[f"{verb}.shared.b8"] = phase(32, "one phase of 32 lanes")
         table[f"{verb}.shared.b16"] = phase(32, "one phase of 32 lanes")
         table[f"{verb}.shared.b32"] = phase(32, "one phase of 32 lanes")
         table[f"{verb}.shared.b64"] = phase(16, "two half-warp phases (l4)" + (", merged when paired" if load else ""),
