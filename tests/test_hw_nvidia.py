@@ -201,3 +201,14 @@ def _gpu() -> bool:
 def test_on_the_gpu(tmp_path):
     assert bank_counters.main(["--out", str(tmp_path / "banks")]) == 0
     assert matrix_fragments.main(["--out", str(tmp_path / "fragments")]) == 0
+
+
+def test_whole_tile_reports_skip_the_matrix_ops():
+    from linlayout.encodings import swizzled_shared
+    from linlayout.synth.lds_access import tile_access_report
+    reg = NvidiaMma(2, (1, 1), (16, 8)).dot_operand_layout(0, 2, [64, 64])
+    shared = swizzled_shared(8, 1, 8, (1, 0), (64, 64))
+    rep = tile_access_report(shared, reg, 16, "sm_90", "read")
+    assert (rep.choice.op, rep.choice.cycles[:2], rep.ideal_cycles) == ("ld.shared.b32", [1, 1], 64)
+    with pytest.raises(LayoutError, match="ldmatrix.x4 spreads each row over other lanes"):
+        tile_access_report(shared, reg, 16, "sm_90", "read", ops=["ldmatrix.x4"])

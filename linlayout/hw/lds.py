@@ -79,6 +79,8 @@ class OpShape:
     ``isa``: ``"amdgcn"`` (``ds_*``) or ``"ptx"`` (NVIDIA ``ld/st.shared``, ``ldmatrix``,
     ``stmatrix``).  ``address_lanes``: the lanes that supply an address (lanes ``0 ..
     address_lanes-1``; ``ldmatrix``/``stmatrix .xN``: ``8N``, one 16-byte row each; None: every lane).
+    ``fragment``: the data of an address lane's row is spread over other lanes' registers
+    (``ldmatrix``/``stmatrix``), so the op is not a per-lane vector access of a register layout.
     """
 
     name: str
@@ -87,6 +89,7 @@ class OpShape:
     transpose_bits: int | None = None
     isa: str = "amdgcn"
     address_lanes: int | None = None
+    fragment: bool = False
 
     @property
     def words_per_lane(self) -> int:
@@ -122,7 +125,7 @@ OP_SHAPES: dict[str, OpShape] = {
         # matrix ops, whose address lanes each supply one 16-byte row (.trans moves data, not addresses)
         *(OpShape(f"{verb}.shared.b{8 * n}", direction, n, isa="ptx")
           for verb, direction in (("ld", "read"), ("st", "write")) for n in (1, 2, 4, 8, 16)),
-        *(OpShape(f"{verb}matrix.x{n}{trans}", direction, 16, isa="ptx", address_lanes=8 * n)
+        *(OpShape(f"{verb}matrix.x{n}{trans}", direction, 16, isa="ptx", address_lanes=8 * n, fragment=True)
           for verb, direction in (("ld", "read"), ("st", "write")) for n in (1, 2, 4) for trans in ("", ".trans")),
     ]
 }
