@@ -344,7 +344,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         text = args.csv.read_text()
     rows = compare(suite, parse_counters(text))
-    (args.out / "bank_counters.json").write_text(json.dumps(rows, indent=1) + "\n")
+    (args.out / "bank_counters.json").write_text("[\n" + ",\n".join(json.dumps(r) for r in rows) + "\n]\n")
     (args.out / "bank_counters.md").write_text(markdown(rows, "# Shared-memory bank model vs Nsight Compute"))
     agree = sum(r["agree"] for r in rows)
     print(f"model = counters on {agree} of {len(rows)} cases")
