@@ -30,6 +30,11 @@ one phase hit the same bank in different rows.
 **Enumeration path** (padded layouts, arbitrary per-lane offsets, b96, 6-bit
 elements): list every lane's dwords and count per phase and bank.  Both paths
 give the same numbers on linear accesses (tests/test_banks_agreement.py).
+
+**Served op**: only the op's address lanes count (``ldmatrix.x1`` reads lanes 0-7), and an
+op with ``merge_lanes`` (NVIDIA 64/128-bit loads) is served by ``op.merged()`` -- one phase
+row fewer -- when every lane's address equals that of lane ``l ^ x`` for an ``x`` of
+``merge_lanes`` (linear: the lane columns of ``x`` add up to 0); :func:`served_op`.
 """
 
 from __future__ import annotations
@@ -46,7 +51,7 @@ from linlayout.hw.lds import LdsModel, LdsOp, lds_model
 from .span import span_table
 
 __all__ = ["BankReport", "Collision", "analyze", "analyze_op", "bank_load", "lane_cycles", "lane_start_bytes",
-           "linear_cycles"]
+           "linear_cycles", "served_op"]
 
 Access = Union[LinearLayout, np.ndarray, Sequence[int]]
 
@@ -198,9 +203,25 @@ def analyze_op(op: LdsOp, access: Access, element_bits: int, *,
         raise LayoutError(f"op {op.name}: the linear method needs a LinearLayout access without padding, a "
                           f"power-of-two element width and 1, 2 or 4 dwords per lane")
     if linear_ok and method != "enumerate":
-        return _analyze_linear(op, _lane_byte_columns(op, access, element_bits), element_bits)
+        cols = _lane_byte_columns(op, access, element_bits)
+        return _analyze_linear(served_op(op, byte_cols=cols), cols, element_bits)
     starts = lane_start_bytes(op, access, element_bits, pad)
-    return _analyze_enumerated(op, starts, element_bits)
+    return _analyze_enumerated(served_op(op, starts=starts), starts, element_bits)
+
+
+def served_op(op: LdsOp, *, byte_cols: Sequence[int] | None = None, starts: np.ndarray | None = None) -> LdsOp:
+    """The op as the hardware serves this access: ``op.merged()`` when, for one ``x`` of
+    ``op.merge_lanes``, every lane's address equals lane ``l ^ x``'s (given the lanes' byte
+    columns of a linear access, or the start bytes ``[..., wave]``: then in every instance)."""
+    for x in op.merge_lanes:
+        if byte_cols is not None:
+            paired = f2.apply_columns(list(byte_cols), x) == 0
+        else:
+            s = np.asarray(starts)
+            paired = bool((s == s[..., np.arange(op.wave_size) ^ x]).all())
+        if paired:
+            return op.merged()
+    return op
 
 
 def lane_cycles(arch: Union[str, LdsModel], op: str, offsets: np.ndarray, element_bits: int) -> tuple[int, int]:
@@ -221,12 +242,12 @@ def lane_cycles(arch: Union[str, LdsModel], op: str, offsets: np.ndarray, elemen
         if (min(cols, default=0) >= 0 and all(c % _alignment(o) == 0 for c in byte_cols)
                 and (a == span_table(cols)).all()):
             _check_lane_elems(o, 1, element_bits)
-            return _linear_cycles(o, byte_cols)
+            return _linear_cycles(served_op(o, byte_cols=byte_cols), byte_cols)
     starts = lane_start_bytes(o, offsets, element_bits)
     cols = [int(starts[1 << j]) for j in range(o.lane_bits)]
     if _pow2(element_bits) and o.bytes_per_lane != 12 and (starts == span_table(cols)).all():
-        return _linear_cycles(o, cols)
-    rep = _analyze_enumerated(o, starts, element_bits)
+        return _linear_cycles(served_op(o, byte_cols=cols), cols)
+    rep = _analyze_enumerated(served_op(o, starts=starts), starts, element_bits)
     return rep.cycles, rep.min_cycles
 
 
@@ -240,12 +261,13 @@ def bank_load(op: LdsOp, starts: np.ndarray) -> np.ndarray:
     """``[..., phases, banks]``: distinct dwords each bank serves to each phase.
 
     ``starts``: ``[..., wave]`` byte address of every lane's first byte; leading
-    dims are independent instances (e.g. the instructions and warps of a tile).
+    dims are independent instances (e.g. the instructions and warps of a tile).  Lanes past
+    ``op.address_lanes`` are ignored.
     """
     starts = np.asarray(starts, dtype=np.int64)
     lead = starts.shape[:-1]
     n = int(np.prod(lead, dtype=np.int64))
-    words = _lane_words(op, starts.reshape(n, op.wave_size))  # [n, wave, w]
+    words = _lane_words(op, starts.reshape(n, op.wave_size)[:, :op.address_lanes])  # [n, address lanes, w]
     group = (np.arange(n)[:, None] * op.num_phases + _phase_ids(op)[None, :])  # [n, wave]
     keys = np.unique((np.repeat(group[:, :, None], words.shape[2], axis=2) << 40) | words)
     g_u, w_u = keys >> 40, keys & ((1 << 40) - 1)
@@ -417,8 +439,8 @@ def linear_cycles(op: LdsOp, lane_offsets: Sequence[int], element_bits: int) -> 
     """The cycles ``analyze_op`` finds for the access ``lane -> offset`` with lane columns
     ``lane_offsets`` (elements; the lane's register bits already valid), by the linear path;
     a LayoutError as ``analyze_op``'s when a lane column is not aligned to the op."""
-    per_phase, _, _ = _linear_counts(op, _byte_columns(op, lane_offsets, element_bits))
-    return per_phase << len(op.phase_rows)
+    cols = _byte_columns(op, lane_offsets, element_bits)
+    return _linear_cycles(served_op(op, byte_cols=cols), cols)[0]
 
 
 def _byte_columns(op: LdsOp, lane: Sequence[int], element_bits: int) -> list[int]:
@@ -451,7 +473,7 @@ def _analyze_linear(op: LdsOp, byte_cols: list[int], element_bits: int) -> BankR
     kernel, _, inner = _op_consts(op)
     phases = 1 << len(op.phase_rows)
     return BankReport(op.arch, op.shape.name, element_bits, per_phase * phases, phases, [per_phase] * phases,
-                      "linear", op.num_banks, op.wave_size // phases, banks, op.tag, op.assumption,
+                      "linear", op.num_banks, op.lanes_per_phase, banks, op.tag, op.assumption,
                       (kernel, tuple(dk), inner))
 
 
@@ -483,7 +505,7 @@ _CONSTS = caches.cache("synth.banks.op_consts", table=True)
 def _op_consts(op: LdsOp) -> tuple[tuple[int, ...], tuple[tuple[int, ...], ...], tuple[int, ...]]:
     """Per op: phase-subspace lane masks, their set lane bits, and the dword offsets inside one
     lane's access (``span{1, .., w-1}``)."""
-    key = (op.wave_size, op.phase_rows, op.bytes_per_lane)
+    key = (op.address_lanes, op.phase_rows, op.bytes_per_lane)
     c = _CONSTS.get(key)
     if c is None:
         kernel = tuple(op.phase_subspace())
@@ -524,14 +546,14 @@ _PHASE_CACHE = caches.cache("synth.banks.phase_ids", table=True)
 
 
 def _phase_ids(op: LdsOp) -> np.ndarray:
-    key = (op.wave_size, op.phase_rows)
+    key = (op.address_lanes, op.phase_rows)
     ids = _PHASE_CACHE.get(key)
     if ids is None:
-        lanes = np.arange(op.wave_size)
-        ids = np.zeros(op.wave_size, dtype=np.int64)
+        lanes = np.arange(op.address_lanes)
+        ids = np.zeros(op.address_lanes, dtype=np.int64)
         for k, r in enumerate(op.phase_rows):
-            par = np.zeros(op.wave_size, dtype=np.int64)
-            for b in range(op.lane_bits):
+            par = np.zeros(op.address_lanes, dtype=np.int64)
+            for b in range(op.address_lane_bits):
                 if (r >> b) & 1:
                     par ^= (lanes >> b) & 1
             ids |= par << k

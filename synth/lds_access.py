@@ -245,16 +245,20 @@ def _offsets(cvt: LinearLayout, dim: str) -> list[int]:
 
 
 def _applicable(op: LdsOp, element_bits: int) -> bool:
-    """The op moves a power-of-two number (>= 1) of whole elements of this width."""
+    """The op moves a power-of-two number (>= 1) of whole elements of this width, each lane its
+    own (not ldmatrix/stmatrix, whose rows land in other lanes)."""
     bits = op.bytes_per_lane * 8
     tr = op.shape.transpose_bits
-    return (op.bytes_per_lane != 12 and bits % element_bits == 0
+    return (op.bytes_per_lane != 12 and bits % element_bits == 0 and not op.shape.fragment
             and (tr is None or tr == element_bits))
 
 
 def _best_choice(op: LdsOp, cvt: LinearLayout, element_bits: int, pad) -> InstructionChoice:
     """The cheapest legal way to use ``op`` (raises LayoutError when illegal)."""
     bits = op.bytes_per_lane * 8
+    if op.shape.fragment:
+        raise LayoutError(f"{op.name} spreads each row over other lanes' registers; it is not a per-lane vector "
+                          "access (analyse one instruction with linlayout banks --op)")
     if op.bytes_per_lane == 12:
         raise LayoutError("96-bit accesses are not a power-of-two number of elements")
     if bits % element_bits:

@@ -12,8 +12,9 @@ import pytest
 import linlayout
 from linlayout import LayoutError, get_target
 from linlayout.hw import targets
-from linlayout.hw.lds import ASSUMPTIONS, LDS_ARCHS, OP_SHAPES, lds_model
+from linlayout.hw.lds import ASSUMPTIONS, LDS_ARCHS, OP_SHAPES, SHARED_MEMORY_ARCHS, lds_model
 from linlayout.hw.mfma import MFMA_ARCHES, instructions_for
+from linlayout.hw.mma_nvidia import NVIDIA_MMA_ARCHES
 from linlayout.hw.wmma import WMMA_ARCHES
 from linlayout.lowering.compile import SUPPORTED_ARCHS
 from linlayout.lowering.conversion import EMITTERS, emitter_for
@@ -22,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_registry_holds_every_family_module_in_order():
-    assert targets.target_names() == ["gfx90a", "gfx942", "gfx950", "gfx1100", "gfx1200", "gfx1250"]
+    assert targets.target_names() == ["gfx90a", "gfx942", "gfx950", "sm_80", "sm_90", "gfx1100", "gfx1200", "gfx1250"]
     assert linlayout.Target is targets.Target and linlayout.get_target is targets.get_target
     assert get_target("MI300").name == "gfx942" and get_target("cdna4").name == "gfx950"
     assert get_target("gfx1201").name == "gfx1200"
@@ -38,13 +39,15 @@ def test_descriptors_decide_the_derived_tables():
     assert MFMA_ARCHES == ("gfx90a", "gfx942", "gfx950") and WMMA_ARCHES == ("gfx1100", "gfx1200", "gfx1250")
     assert SUPPORTED_ARCHS == ("gfx90a", "gfx942", "gfx950") == targets.targets_with(emitter="rocdl")
     assert targets.targets_with(has_permlane_swap=True) == ("gfx950", "gfx1250")
-    assert [get_target(a).wave_size for a in targets.target_names()] == [64, 64, 64, 32, 32, 32]
+    assert [get_target(a).wave_size for a in targets.target_names()] == [64, 64, 64, 32, 32, 32, 32, 32]
+    assert SHARED_MEMORY_ARCHS == ("gfx90a", "gfx942", "gfx950", "sm_80", "sm_90")
+    assert NVIDIA_MMA_ARCHES == targets.targets_with(family="nvidia") == ("sm_80", "sm_90")
 
 
 @pytest.mark.parametrize("arch", targets.target_names())
 def test_each_descriptor_is_consistent(arch):
     t = get_target(arch)
-    assert t.mma in ("mfma", "wmma") and (t.mma == "mfma") == (t.mfma_version > 0) == (arch in MFMA_ARCHES)
+    assert t.mma in ("mfma", "wmma", "mma_sync") and (t.mma == "mfma") == (t.mfma_version > 0) == (arch in MFMA_ARCHES)
     assert t.emitter is None or t.emitter in EMITTERS
     if t.lds_phases is None:
         assert arch not in LDS_ARCHS

@@ -1,7 +1,9 @@
 """``linlayout mfma ARCH INSTRUCTION``: the A, B and C/D register layouts of one instruction.
 
 Also ``linlayout mfma ARCH --list`` (the instructions of an arch).  RDNA arches
-(gfx1100, gfx1200, gfx1250) answer with their WMMA instructions in the same form.
+(gfx1100, gfx1200, gfx1250) answer with their WMMA instructions in the same form, NVIDIA
+arches (sm_80, sm_90) with mma.sync and wgmma (e.g. ``mma.m16n8k16.f16``; wgmma adds the
+in dim ``warp`` and has no register B).
 Layouts are CONTRACT section 1 JSON with in dims ``register`` (packed item index in
 the lane) and ``lane``, and out dims ``[block,] dim0, dim1``.
 """
@@ -14,6 +16,7 @@ from ..errors import LayoutError
 from ..hw import mfma as hw_mfma
 from ..hw import wmma as hw_wmma
 from ..hw.mfma import F8F6F4_FORMATS, get_instruction, instructions_for, mfma_layouts, mfma_scale_layouts
+from ..hw.mma_nvidia import get_nvidia_mma, nvidia_mma_instructions_for, nvidia_mma_layouts
 from ..hw.targets import get_target
 from ..hw.wmma import get_wmma_instruction, wmma_instructions_for, wmma_layouts
 from ..layout import LinearLayout
@@ -26,7 +29,8 @@ def register(subparsers) -> None:
         "Print the A (M x K), B (K x N) and C/D (M x N) register layouts of one matrix instruction,\n"
         "with its registers, cycles and LLVM/ROCDL names; --list lists an arch's instructions.",
     )
-    p.add_argument("arch", metavar="ARCH", help="gfx90a, gfx942, gfx950 (MFMA) or gfx1100, gfx1200, gfx1250 (WMMA)")
+    p.add_argument("arch", metavar="ARCH",
+                   help="gfx90a, gfx942, gfx950 (MFMA), gfx1100, gfx1200, gfx1250 (WMMA) or sm_80, sm_90 (mma.sync)")
     p.add_argument("instruction", metavar="INSTRUCTION", nargs="?",
                    help="e.g. v_mfma_f32_32x32x8_f16 (also the CDNA2 spelling, the LLVM intrinsic or the ROCDL op)")
     p.add_argument("--list", action="store_true", help="list the arch's instructions instead")
@@ -44,7 +48,25 @@ def _summary(ins) -> dict:
     return {k: out[k] for k in ("instruction", "mnemonic", "M", "N", "K", "blocks", "types", "registers", "cycles")}
 
 
+def _run_nvidia(args: argparse.Namespace) -> dict:
+    if args.a_format or args.b_format:
+        raise LayoutError("--a-format/--b-format apply to the gfx950 f8f6f4 MFMAs only")
+    if args.list:
+        if args.instruction:
+            raise LayoutError("--list takes no INSTRUCTION")
+        return {"arch": get_target(args.arch).name,
+                "instructions": [_summary(i) for i in nvidia_mma_instructions_for(args.arch)]}
+    if not args.instruction:
+        raise LayoutError("missing INSTRUCTION (or give --list)")
+    ins = get_nvidia_mma(args.arch, args.instruction)
+    result = {name: lay.to_json() for name, lay in nvidia_mma_layouts(ins).items()}
+    result.update(ins.to_json(), arch=get_target(args.arch).name, notes=[])
+    return result
+
+
 def run(args: argparse.Namespace) -> dict:
+    if get_target(args.arch).family == "nvidia":
+        return _run_nvidia(args)
     wmma = _is_wmma(args.arch)
     if args.list:
         if args.instruction:
@@ -84,22 +106,30 @@ def bit_form(layout_json: dict) -> str:
     return "; ".join(parts)
 
 
+def _registers(result: dict) -> str:
+    """What the arch calls a lane's 32-bit registers."""
+    return "registers" if get_target(result["arch"]).family == "nvidia" else "VGPRs"
+
+
 def render(result: dict, args: argparse.Namespace) -> str:
     if "instructions" in result:
         lines = [f"{result['arch']}: {len(result['instructions'])} instructions"]
         for i in result["instructions"]:
             r, t = i["registers"], i["types"]
             alias = f" ({i['mnemonic']})" if i["mnemonic"] != i["instruction"] else ""
+            cycles = f" {i['cycles']} cycles" if i["cycles"] is not None else ""
             lines.append(f"  {i['instruction']:<34} {i['M']}x{i['N']}x{i['K']} x{i['blocks']:<3} "
-                         f"{t['A']}/{t['B']}->{t['C']:<5} VGPRs {r['A']}/{r['B']}/{r['C']:<3} {i['cycles']} cycles{alias}")
+                         f"{t['A']}/{t['B']}->{t['C']:<5} {_registers(result)} {r['A']}/{r['B']}/{r['C']:<3}{cycles}{alias}")
         return "\n".join(lines)
     r, t = result["registers"], result["types"]
+    cycles = f"; {result['cycles']} cycles" if result["cycles"] is not None else ""
     lines = [
         f"{result['instruction']} on {result['arch']} (assembler: {result['mnemonic']})",
         f"  {result['M']} x {result['N']} x {result['K']}, {result['blocks']} block(s); "
-        f"A {t['A']}, B {t['B']}, C/D {t['C']}; VGPRs A {r['A']}, B {r['B']}, C {r['C']}; {result['cycles']} cycles",
-        f"  {result['rocdl']}  ({result['intrinsic']})",
+        f"A {t['A']}, B {t['B']}, C/D {t['C']}; {_registers(result)} A {r['A']}, B {r['B']}, C {r['C']}{cycles}",
     ]
+    if "rocdl" in result:
+        lines.append(f"  {result['rocdl']}  ({result['intrinsic']})")
     for name in ("A", "B", "C", "A_scale", "B_scale"):
         if name in result:
             dims = " x ".join(f"{n} {s}" for n, s in result[name]["out_dims"])

@@ -1,4 +1,5 @@
-"""The LDS (local data share) of gfx90a / gfx942 / gfx950 as GF(2) maps.
+"""The LDS (local data share) of gfx90a / gfx942 / gfx950, and the shared memory of NVIDIA
+sm_80 / sm_90, as GF(2) maps.
 
 Two maps describe one LDS instruction of one wave:
 
@@ -21,6 +22,12 @@ belong to the target descriptors (``Target.lds_phases``, ``Target.lds_assumption
 groupings are *named assumptions* (:data:`ASSUMPTIONS`): ``linlayout banks --model`` lists them, and
 ``lds_model(arch, assume={name: value})`` replaces one (value: lanes per
 contiguous phase, or a list of phase rows as lane masks).
+
+NVIDIA's shared memory is the same kind of model (32 banks of 4 bytes, linear phases:
+docs/nvidia_facts.md) with two more facts an op may carry: ``ldmatrix``/``stmatrix .xN``
+take addresses from lanes ``0 .. 8N-1`` only (:attr:`OpShape.address_lanes`), and 64/128-bit
+loads merge their first two phases when every lane's address equals that of lane ``l ^ x``
+for one ``x`` in :attr:`LdsOp.merge_lanes` (:meth:`LdsOp.merged`).
 
 Also here: Triton's approximation of the same hardware (:func:`triton_lds_model`:
 ``num_banks / words`` consecutive lanes per phase, ``laneAddr`` index subsets for
@@ -50,12 +57,15 @@ __all__ = [
     "LdsOp",
     "OP_SHAPES",
     "OpShape",
+    "SHARED_MEMORY_ARCHS",
     "generic_lds_model",
     "lds_model",
     "triton_lds_model",
 ]
 
-LDS_ARCHS = targets_with(lds_phases=True)  # the targets with a hardware LDS model
+#: The AMD targets with a hardware LDS model; SHARED_MEMORY_ARCHS adds NVIDIA's.
+SHARED_MEMORY_ARCHS = targets_with(lds_phases=True)
+LDS_ARCHS = tuple(a for a in SHARED_MEMORY_ARCHS if get_target(a).family != "nvidia")
 
 
 @dataclass(frozen=True)
@@ -66,12 +76,20 @@ class OpShape:
     address).  ``transpose``: for gfx950's ``ds_read_*_tr_*``, the element width
     in bits of the transposed matrix (the lane supplies ``bytes*8/bits``
     consecutive elements; the data lands transposed across 16-lane groups).
+    ``isa``: ``"amdgcn"`` (``ds_*``) or ``"ptx"`` (NVIDIA ``ld/st.shared``, ``ldmatrix``,
+    ``stmatrix``).  ``address_lanes``: the lanes that supply an address (lanes ``0 ..
+    address_lanes-1``; ``ldmatrix``/``stmatrix .xN``: ``8N``, one 16-byte row each; None: every lane).
+    ``fragment``: the data of an address lane's row is spread over other lanes' registers
+    (``ldmatrix``/``stmatrix``), so the op is not a per-lane vector access of a register layout.
     """
 
     name: str
     direction: str  # "read" | "write"
     bytes_per_lane: int
     transpose_bits: int | None = None
+    isa: str = "amdgcn"
+    address_lanes: int | None = None
+    fragment: bool = False
 
     @property
     def words_per_lane(self) -> int:
@@ -103,6 +121,12 @@ OP_SHAPES: dict[str, OpShape] = {
         OpShape("ds_read_b64_tr_b8", "read", 8, 8),
         OpShape("ds_read_b64_tr_b4", "read", 8, 4),
         OpShape("ds_read_b96_tr_b6", "read", 12, 6),
+        # NVIDIA (PTX): ld/st.shared of 1..16 bytes per lane (.v2.b32 = b64, .v4.b32 = b128), and the
+        # matrix ops, whose address lanes each supply one 16-byte row (.trans moves data, not addresses)
+        *(OpShape(f"{verb}.shared.b{8 * n}", direction, n, isa="ptx")
+          for verb, direction in (("ld", "read"), ("st", "write")) for n in (1, 2, 4, 8, 16)),
+        *(OpShape(f"{verb}matrix.x{n}{trans}", direction, 16, isa="ptx", address_lanes=8 * n, fragment=True)
+          for verb, direction in (("ld", "read"), ("st", "write")) for n in (1, 2, 4) for trans in ("", ".trans")),
     ]
 }
 
@@ -112,8 +136,10 @@ class LdsOp:
     """One LDS instruction on one target: its bank map and its lane phases.
 
     ``phase_rows[k]`` is a lane mask; phase-id bit ``k`` of lane ``l`` is
-    ``popcount(l & phase_rows[k]) % 2``.  ``tag`` is the evidence for the phase
-    grouping (Q, M or I); ``assumption`` names the [I] assumption it rests on.
+    ``popcount(l & phase_rows[k]) % 2``, over the op's address lanes.  ``tag`` is the
+    evidence for the phase grouping (Q, M or I); ``assumption`` names the [I] assumption it
+    rests on.  ``merge_lanes``: lane masks ``x`` such that, when every lane's address equals
+    that of lane ``l ^ x``, the op is served by :meth:`merged` (first phase row dropped).
     """
 
     arch: str
@@ -124,6 +150,7 @@ class LdsOp:
     tag: str
     source: str
     assumption: str | None = None
+    merge_lanes: tuple[int, ...] = ()
 
     @property
     def name(self) -> str:
@@ -146,6 +173,22 @@ class LdsOp:
         return self.wave_size.bit_length() - 1
 
     @property
+    def address_lanes(self) -> int:
+        """The lanes ``0 .. address_lanes-1`` whose addresses the op reads (the others are ignored)."""
+        return self.shape.address_lanes or self.wave_size
+
+    @property
+    def address_lane_bits(self) -> int:
+        return self.address_lanes.bit_length() - 1
+
+    def merged(self) -> "LdsOp":
+        """The op as served when its ``merge_lanes`` pairing holds: first phase row dropped."""
+        if not self.merge_lanes:
+            raise ValueError(f"op {self.name} on {self.arch} merges no phases")
+        return replace(self, phase_rows=self.phase_rows[1:], merge_lanes=(),
+                       source=f"{self.source}; lanes paired (same address): phases merged")
+
+    @property
     def bank_bits(self) -> int:
         return self.num_banks.bit_length() - 1
 
@@ -155,7 +198,7 @@ class LdsOp:
 
     @property
     def lanes_per_phase(self) -> int:
-        return self.wave_size // self.num_phases
+        return self.address_lanes // self.num_phases
 
     def phase_of(self, lane: int) -> int:
         """Phase id of ``lane`` (bit k = parity of ``lane & phase_rows[k]``)."""
@@ -167,7 +210,7 @@ class LdsOp:
 
     @cached_property
     def _kernel(self) -> tuple[int, ...]:
-        n = self.lane_bits
+        n = self.address_lane_bits
         # columns of the phase map: image of lane bit j = the phase-id bits it flips
         cols = [sum(((r >> j) & 1) << k for k, r in enumerate(self.phase_rows)) for j in range(n)]
         return tuple(f2.kernel_basis(cols))
@@ -176,7 +219,7 @@ class LdsOp:
         """The lanes of phase ``phase``, ascending."""
         if not 0 <= phase < self.num_phases:
             raise LayoutError(f"op {self.name} on {self.arch}: phase {phase} outside [0, {self.num_phases})")
-        return [lane for lane in range(self.wave_size) if self.phase_of(lane) == phase]
+        return [lane for lane in range(self.address_lanes) if self.phase_of(lane) == phase]
 
     def describe(self) -> dict:
         """JSON-able description (for ``linlayout banks --model``)."""
@@ -191,6 +234,8 @@ class LdsOp:
             "tag": self.tag,
             "source": self.source,
             "assumption": self.assumption,
+            **({"address_lanes": self.address_lanes} if self.address_lanes != self.wave_size else {}),
+            **({"merge_lanes": [_lane_mask_text(x) for x in self.merge_lanes]} if self.merge_lanes else {}),
         }
 
 
@@ -260,7 +305,7 @@ ASSUMPTIONS: dict[str, Assumption] = {name: a for arch in target_names()
 def _phase_table(t: Target) -> Mapping[str, LdsPhase]:
     """The LDS phase table of target ``t`` (its descriptor's), or ``LayoutError`` if it has none."""
     if t.lds_phases is None:
-        raise LayoutError(f"arch {t.name!r} has no LDS model; LDS models exist for {', '.join(LDS_ARCHS)}")
+        raise LayoutError(f"arch {t.name!r} has no LDS model; LDS models exist for {', '.join(SHARED_MEMORY_ARCHS)}")
     return t.lds_phases
 
 
@@ -278,7 +323,7 @@ def _rows_of(form: object, wave_size: int, what: str) -> tuple[int, ...]:
 
 
 def lds_model(arch: str, assume: Mapping[str, object] | None = None) -> LdsModel:
-    """The hardware model of ``arch`` (gfx90a, gfx942, gfx950 or an alias).
+    """The hardware model of ``arch`` (gfx90a, gfx942, gfx950, sm_80, sm_90 or an alias).
 
     ``assume`` replaces named phase assumptions (see :data:`ASSUMPTIONS`): value
     = lanes per contiguous phase (int) or phase rows (list of lane masks).
@@ -306,19 +351,21 @@ def _build_model(arch: str, assume: dict) -> LdsModel:
     used: list[str] = []
 
     def form_of(op_name: str) -> tuple[object, str]:
-        form, _, source, assumption = table[op_name]
+        form, source, assumption = table[op_name].form, table[op_name].source, table[op_name].assumption
         if form == "as b32":
             return form_of("ds_read_b32" if OP_SHAPES[op_name].direction == "read" else "ds_write_b32")[0], source
         if assumption in assume and isinstance(t.lds_assumptions[assumption].default, (int, tuple)):
             return assume[assumption], f"overridden assumption {assumption}"
         return form, source
 
-    for op_name, (_, tag, _, assumption) in table.items():
+    for op_name, phase in table.items():
         form, source = form_of(op_name)
-        rows = _rows_of(form, t.wave_size, f"{t.name} {op_name}")
-        if assumption and assumption not in used:
-            used.append(assumption)
-        ops[op_name] = LdsOp(t.name, OP_SHAPES[op_name], t.lds_banks, t.wave_size, rows, tag, source, assumption)
+        shape = OP_SHAPES[op_name]
+        rows = _rows_of(form, shape.address_lanes or t.wave_size, f"{t.name} {op_name}")
+        if phase.assumption and phase.assumption not in used:
+            used.append(phase.assumption)
+        ops[op_name] = LdsOp(t.name, shape, t.lds_banks, t.wave_size, rows, phase.tag, source, phase.assumption,
+                             phase.merge_lanes)
     used += list(t.lds_model_assumptions)
     known = t.lds_assumptions
     listed = tuple(replace(known[a], statement=f"OVERRIDDEN to {assume[a]!r}; default: {known[a].statement}")
@@ -345,7 +392,7 @@ def generic_lds_model(num_banks: int, wave_size: int, lane_tiles: Mapping[str, S
             raise LayoutError(f"lane_tiles[{op_name!r}] = {bits!r}: lane bits must be integers in [0, {n_lane})")
     ops = {}
     for op_name, shape in OP_SHAPES.items():
-        if shape.transpose_bits is not None or shape.bytes_per_lane == 12:
+        if shape.transpose_bits is not None or shape.bytes_per_lane == 12 or shape.isa != "amdgcn":
             continue
         if op_name in tiles:
             rows = _lane_tile_rows(tiles[op_name], wave_size)
@@ -366,6 +413,8 @@ def triton_lds_model(arch: str) -> LdsModel:
     consecutive lanes per phase, and ``laneAddr`` index subsets for ``ds_read_b128``."""
     t = get_target(arch)
     _phase_table(t)  # only the targets with a hardware LDS model
+    if t.family == "nvidia":
+        raise LayoutError(f"arch {t.name}: Triton's LDS approximation models AMD targets; use lds_model({t.name!r})")
     tiles = {"ds_read_b128": TRITON_B128_LANE_ADDR[t.lds_banks]}
     model = generic_lds_model(t.lds_banks, t.wave_size, tiles, name=t.name)
     return replace(model, lds_bytes=t.lds_bytes, kind="triton")

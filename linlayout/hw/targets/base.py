@@ -31,30 +31,35 @@ class LdsPhase(NamedTuple):
     ``form``: lanes per contiguous phase (int), phase rows (a tuple of lane masks: phase-id bit
     ``k`` of lane ``l`` is ``popcount(l & rows[k]) % 2``) or ``"as b32"`` (the phases of the
     ``b32`` instruction of the same direction).  ``tag``: Q, M or I.  ``assumption``: the name of
-    the [I] assumption it rests on (one of the target's ``lds_assumptions``), or None."""
+    the [I] assumption it rests on (one of the target's ``lds_assumptions``), or None.
+    ``merge_lanes``: lane masks ``x``; when every lane's address equals lane ``l ^ x``'s, the
+    first phase row is dropped (NVIDIA 64/128-bit loads; :meth:`linlayout.hw.lds.LdsOp.merged`)."""
 
     form: object
     tag: str
     source: str
     assumption: str | None
+    merge_lanes: tuple = ()
 
 
 @dataclass(frozen=True)
 class Target:
     """One GPU architecture as far as layouts are concerned.
 
-    * ``family``: ``"cdna"`` (MFMA, wave64) or ``"rdna"`` (WMMA, wave32); ``aliases``: other
+    * ``family``: ``"cdna"`` (MFMA, wave64), ``"rdna"`` (WMMA, wave32) or ``"nvidia"`` (warps of
+      32, ``mma.sync``/``wgmma``, PTX shared memory); ``aliases``: other
       names :func:`linlayout.get_target` accepts (``"mi300"``, ``"cdna3"``, ...).
     * Lane operations: ``dpp_controls`` (DPP control families, as in the ISA's DPP_CTRL table),
       ``ds_swizzle_modes``, ``has_ds_bpermute``, ``has_permlane_swap`` (v_permlane16/32_swap_b32),
       ``has_permlanex16`` (RDNA v_permlanex16_b32), ``has_ds_read_tr`` (ds_read_b64_tr_b{4,8,16},
-      ds_read_b96_tr_b6).
+      ds_read_b96_tr_b6); ``lane_ops``: the named lane instructions of targets described by name
+      rather than by the AMD fields (NVIDIA: ``shfl.sync.idx`` ... ``movmatrix``).
     * LDS: ``lds_bytes`` (per-workgroup maximum), ``lds_banks`` (4-byte banks), ``lds_phases``
       (op name -> :class:`LdsPhase`; None: no hardware LDS model), ``lds_assumptions`` (the
       named [I] assumptions the phases may rest on, by name) and ``lds_model_assumptions`` (those
       the model rests on beyond its phase table).
     * ``mma``: the matrix-instruction catalog, ``"mfma"`` (:mod:`linlayout.hw.mfma`) or ``"wmma"``
-      (:mod:`linlayout.hw.wmma`); ``mfma_version`` follows Triton's numbering (2 = gfx90a,
+      (:mod:`linlayout.hw.wmma`) or ``"mma_sync"`` (:mod:`linlayout.hw.mma_nvidia`); ``mfma_version`` follows Triton's numbering (2 = gfx90a,
       3 = gfx942, 4 = gfx950), ``wmma_version`` likewise (1 = gfx11, 2 = gfx12, 3 = gfx1250).
     * ``emitter``: the name of the lowering that emits kernels for it (``"rocdl"``: ROCDL MLIR,
       resolved by ``linlayout.lowering``), or None where nothing is emitted.
@@ -74,6 +79,7 @@ class Target:
     has_permlane_swap: bool = False
     has_permlanex16: bool = False
     has_ds_read_tr: bool = False
+    lane_ops: frozenset = field(default_factory=frozenset)
     mma: str | None = None
     mfma_version: int = 0
     wmma_version: int = 0
