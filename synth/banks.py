@@ -6,7 +6,7 @@ instruction (contiguous) and ``offset`` is the element index into LDS.  With
 ``b = element_bits`` the lane's first byte is ``offset * b / 8`` and it touches
 the op's ``bytes_per_lane`` consecutive bytes.
 
-Cost (CONTRACT section 3): for each lane phase ``P`` of the op, ``cycles(P)`` is
+Cost (docs/contract.md section 3): for each lane phase ``P`` of the op, ``cycles(P)`` is
 the largest number of distinct dwords that one bank serves to the lanes of
 ``P``; the instruction costs ``sum_P cycles(P)``, ideally ``#phases``.
 

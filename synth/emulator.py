@@ -13,7 +13,7 @@ Two executors:
   (no barrier between a write and another warp's read or write of the same
   byte) -- within one wave LDS instructions are taken to complete in order
   (``LDS_IN_ORDER_PER_WAVE``, [I]).
-* ``run_certificate(cert)``: the element level of CONTRACT.md section 4, on
+* ``run_certificate(cert)``: the element level of docs/contract.md section 4, on
   the JSON certificate alone (no ISA parameters needed).
 
 Byte cells are int32 (int64 when a tag does not fit): values ``0..255`` are

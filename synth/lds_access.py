@@ -19,7 +19,7 @@ count the instructions.
 elements per lane): lane bits ``0..log2 E - 1`` must map to offsets ``1 .. E/2``
 (in LDS the contiguous run goes *across* lanes) and ``log2 E`` register bits
 ``r_u`` say which source lane supplies which result element: by the lane model
-of amd_hw.md 1.6 (assumption ``tr_lane_permutation``) source lane ``s`` of a
+of docs/amd_facts.md 1.6 (assumption ``tr_lane_permutation``) source lane ``s`` of a
 16-lane group reads the ``E`` elements at ``cvt(lane = E*(s % (16/E)) + k,
 register j = s // (16/E))``, ``k < E``.  Its access is therefore again linear.
 

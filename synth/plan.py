@@ -1,6 +1,6 @@
 """Conversion plans: the plan of steps, its certificate, instruction counts, pseudo-assembly.
 
-State model (CONTRACT.md section 4).  Every lane ``l`` of every warp ``w``
+State model (docs/contract.md section 4).  Every lane ``l`` of every warp ``w``
 holds numbered *slots*; at the start slot ``r`` holds the element
 ``src(register=r, lane=l, warp=w)``.  At the end slot ``r`` must hold
 ``dst(register=r, lane=l, warp=w)`` for every ``r < slots_out``.
@@ -33,7 +33,7 @@ __all__ = [
 
 CERT_FORMAT = "linlayout-plan/v1"
 
-# Instruction kinds counted in ``Plan.counts()`` (the names of CONTRACT.md's isa_counts).
+# Instruction kinds counted in ``Plan.counts()`` (the names of docs/contract.md's isa_counts).
 COUNT_KINDS = ("v_cndmask", "v_perm_b32", "v_mov", "dpp", "ds_bpermute", "ds_swizzle", "readlane",
                "permlane16_swap", "permlane32_swap", "lds_write", "lds_read", "lds_read_tr", "s_barrier")
 
@@ -84,7 +84,7 @@ class Plan:
 
     # ------------------------------------------------------------ certificate
     def to_certificate(self, raw: bool = False) -> dict:
-        """The plan certificate (CONTRACT.md section 4), with extra keys for cost and ISA parameters.
+        """The plan certificate (docs/contract.md section 4), with extra keys for cost and ISA parameters.
 
         ``raw``: per-lane tables stay numpy arrays (not JSON-serializable; for in-process checks)."""
         steps: list[dict] = []

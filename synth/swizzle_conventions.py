@@ -2,7 +2,7 @@
 
 * :func:`unswizzled`: the plain layout, ``order[0]`` fastest.
 * :func:`triton_mfma_operand_shared`: Triton's AMD choice for an MFMA operand tile
-  (``composeSharedLayoutForOperand``, triton_linear_layout.md 2.5): ``swizzled_shared(vec =
+  (``composeSharedLayoutForOperand``, docs/triton_facts.md 2.5): ``swizzled_shared(vec =
   kWidth, perPhase = max(1, banks*32/bits / inner), maxPhase = max(1, min(16/perPhase,
   inner/vec)))``, no swizzle when K is not the contiguous dim (except gfx950 8/16-bit data,
   read with ``ds_read_*_tr``, where the same formula is applied along the contiguous dim).

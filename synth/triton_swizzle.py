@@ -1,7 +1,7 @@
 """Triton's generic swizzling and bank-conflict model, re-derived for comparison.
 
 This is Triton's algorithm (``lib/Tools/GenericSwizzling.cpp``, described in
-shared/reference/triton_linear_layout.md 2.4 and 3.1), written from its
+docs/triton_facts.md 2.4 and 3.1), written from its
 description so that our synthesizer and our hardware model can be compared
 with Triton's *choices* and Triton's *numbers*.  It is not used to produce
 layouts for users.

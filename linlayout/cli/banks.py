@@ -2,7 +2,7 @@
 
 Modes (one per call):
 
-* one instruction (CONTRACT section 3):
+* one instruction (docs/contract.md section 3):
   ``--arch A --op OP --access LAYOUT --element-bytes N`` (or ``--element-bits``);
 * whole tile: ``--arch A --shared LAYOUT --reg LAYOUT --dtype DT [--direction read|write]``
   chooses the widest legal instruction and reports cycles per instruction;

@@ -1,7 +1,7 @@
 """``linlayout convert --src L --dst L --arch A --dtype D``: the cheapest verified conversion plan.
 
 Prints the plan (pseudo-assembly), its instruction counts, cost and the analytic
-lower bound.  ``--plan FILE`` writes the plan certificate (CONTRACT section 4);
+lower bound.  ``--plan FILE`` writes the plan certificate (docs/contract.md section 4);
 ``--emit mlir|isa|fatbin -o FILE`` hands the plan to the lowering package
 (``linlayout.lowering.conversion.write_conversion``), whose keys (``isa_counts``,
 ``lds_bytes``, ...) join the JSON.

@@ -1,7 +1,7 @@
 """``linlayout layout --triton '<json>'``: the layout of a Triton encoding;
 ``linlayout layout --to-triton '<layout>'``: Gluon Python that constructs a layout.
 
-The ``--triton`` argument is ``{"encoding": E, "shape": [...], ...params}`` (CONTRACT.md
+The ``--triton`` argument is ``{"encoding": E, "shape": [...], ...params}`` (docs/contract.md
 section 3), or ``@file.json``.  ``--json`` prints the layout JSON (for
 ``padded_shared`` plus a ``"padding"`` key); the human form is the layout's text.
 

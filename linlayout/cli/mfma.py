@@ -4,7 +4,7 @@ Also ``linlayout mfma ARCH --list`` (the instructions of an arch).  RDNA arches
 (gfx1100, gfx1200, gfx1250) answer with their WMMA instructions in the same form, NVIDIA
 arches (sm_80, sm_90) with mma.sync and wgmma (e.g. ``mma.m16n8k16.f16``; wgmma adds the
 in dim ``warp`` and has no register B).
-Layouts are CONTRACT section 1 JSON with in dims ``register`` (packed item index in
+Layouts are docs/contract.md section 1 JSON with in dims ``register`` (packed item index in
 the lane) and ``lane``, and out dims ``[block,] dim0, dim1``.
 """
 

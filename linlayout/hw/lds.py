@@ -15,7 +15,7 @@ Two maps describe one LDS instruction of one wave:
   ``ds_read_b128`` (gfx942: phase = (l2^l4, l3, l5); gfx950: (l2^l3^l4, l5))
   are not index subsets and cannot be written as Triton's ``laneAddr`` lists.
 
-Every phase grouping carries its evidence tag from ``shared/reference/amd_hw.md``
+Every phase grouping carries its evidence tag from ``docs/amd_facts.md``
 ([Q] quoted, [M] measured, [I] inferred).  The phase tables and the named assumptions
 belong to the target descriptors (``Target.lds_phases``, ``Target.lds_assumptions``:
 :mod:`linlayout.hw.targets.cdna`); this module builds the model from them.  Inferred

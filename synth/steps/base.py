@@ -1,6 +1,6 @@
 """The plan step protocol, the certificate parse registry and the slot-to-register pairing rule.
 
-Slots and registers (CONTRACT.md section 4).  With ``element_bits``-bit elements,
+Slots and registers (docs/contract.md section 4).  With ``element_bits``-bit elements,
 ``p = max(1, 32 // element_bits)`` consecutive slots share one 32-bit VGPR (*dword*): slot
 ``s`` is element ``s % p`` of dword ``s // p`` (little endian: bytes
 ``(s % p) * element_bytes ..``).  A 64-bit slot ``s`` spans the two dwords ``2s, 2s+1``.

@@ -53,7 +53,7 @@ class Lane(Step):
     """A lane permutation: lane ``l`` receives ``src`` of lane ``src_lane[l]`` of its warp (-1: undefined).
 
     Certificate: ``{"op": "lane", "kind": K, "dst": [...], "src": [...], "src_lane": T}``.
-    ``kind``: ``ds_bpermute``, ``dpp:<control>``, ``ds_swizzle:<offset>`` (CONTRACT naming).
+    ``kind``: ``ds_bpermute``, ``dpp:<control>``, ``ds_swizzle:<offset>`` (docs/contract.md naming).
     ``isa``: the instruction's parameters -- DPP: ``ctrl``, ``row_mask``, ``bank_mask``,
     ``bound_ctrl``; ds_swizzle: ``offset``; ds_bpermute: ``addr`` (per-lane byte address
     VGPR, ``[64]`` or ``[warps][64]``) and ``offset``.  The emulator checks that the

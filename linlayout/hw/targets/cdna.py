@@ -35,7 +35,7 @@ LDS_ASSUMPTIONS: dict[str, Assumption] = {
             "b32_phases_32banks",
             "gfx90a/gfx942 ds_read_b32 and ds_write_b32 serve 2 phases of 32 contiguous lanes",
             "GCN OpenCL guide ('threads 0-31 are checked for conflicts as are threads 32-63'), not re-confirmed "
-            "for CDNA; consistent with 128 B/clk [amd_hw.md 1.3, 1.4]",
+            "for CDNA; consistent with 128 B/clk [docs/amd_facts.md 1.3, 1.4]",
             32,
         ),
         Assumption(
@@ -43,7 +43,7 @@ LDS_ASSUMPTIONS: dict[str, Assumption] = {
             "gfx950 ds_read_b32 and ds_write_b32 serve 2 phases of 32 contiguous lanes (128 B per cycle, "
             "64-bank map)",
             "not measured; Triton's comment that only ds_read_b64/ds_read_b64_tr/ds_read_b128 use all 64 banks "
-            "[triton_linear_layout.md 3.2]; Triton's own cost formula would give 1 phase of 64 lanes",
+            "[docs/triton_facts.md 3.2]; Triton's own cost formula would give 1 phase of 64 lanes",
             32,
         ),
         Assumption(
@@ -62,32 +62,32 @@ LDS_ASSUMPTIONS: dict[str, Assumption] = {
         Assumption(
             "write_b64_phases_32banks",
             "gfx90a/gfx942 ds_write_b64 serves 4 phases of 16 contiguous lanes, like the measured ds_read_b64",
-            "not measured on gfx942 [amd_hw.md 1.3]",
+            "not measured on gfx942 [docs/amd_facts.md 1.3]",
             16,
         ),
         Assumption(
             "gfx90a_as_gfx942",
             "gfx90a's ds_read_b64 and ds_read_b128/ds_write_b128 phases equal gfx942's",
-            "same 32-bank geometry [Q RPC 'CDNA accelerators']; gfx942 measurements only [amd_hw.md 1.1, 1.3]",
+            "same 32-bank geometry [Q RPC 'CDNA accelerators']; gfx942 measurements only [docs/amd_facts.md 1.1, 1.3]",
             "as gfx942",
         ),
         Assumption(
             "read_b96_phases_32banks",
             "gfx90a/gfx942 ds_read_b96 serves 8 phases of 8 lanes grouped like gfx942 ds_read_b128, "
             "phase = (l2^l4, l3, l5)",
-            "unknown on gfx942 [amd_hw.md 5.1]; gfx950 ds_read_b96 measured with exactly these groups [M HK-PHASES]",
+            "unknown on gfx942 [docs/amd_facts.md 5.1]; gfx950 ds_read_b96 measured with exactly these groups [M HK-PHASES]",
             _XOR8,
         ),
         Assumption(
             "write_b96_phases",
             "ds_write_b96 serves 8 phases of 8 contiguous lanes (like ds_write_b128 on 32 banks)",
-            "unknown on every target [amd_hw.md 5.1]",
+            "unknown on every target [docs/amd_facts.md 5.1]",
             8,
         ),
         Assumption(
             "write_b128_phases_gfx950",
             "gfx950 ds_write_b128 serves 4 phases of 16 contiguous lanes (256 B per cycle)",
-            "not measured [amd_hw.md 1.3]; the 32-bank part serves 8 contiguous lanes of 16 B = all banks "
+            "not measured [docs/amd_facts.md 1.3]; the 32-bank part serves 8 contiguous lanes of 16 B = all banks "
             "[Q LDS-BLOG]; Triton's formula gives the same 16",
             16,
         ),
@@ -95,20 +95,20 @@ LDS_ASSUMPTIONS: dict[str, Assumption] = {
             "tr_b64_phases",
             "gfx950 ds_read_b64_tr_b{4,8,16} serve 2 phases of 32 contiguous lanes, like ds_read_b64",
             "Triton comment 'ds_read_b64_tr and ds_read_b64: 64 banks, lanes split into 2 groups' "
-            "[triton_linear_layout.md 3.2]; bank behaviour of TR loads is undocumented [amd_hw.md 1.6]",
+            "[docs/triton_facts.md 3.2]; bank behaviour of TR loads is undocumented [docs/amd_facts.md 1.6]",
             32,
         ),
         Assumption(
             "tr_b96_phases",
             "gfx950 ds_read_b96_tr_b6 serves the phases of ds_read_b96, phase = (l2^l4, l3, l5)",
-            "no source [amd_hw.md 1.6]",
+            "no source [docs/amd_facts.md 1.6]",
             _XOR8,
         ),
         Assumption(
             "tr_lane_permutation",
             "ds_read_*_tr_*: within each 16-lane group, result lane i element j comes from source lane "
             "j*(16/E) + i//E, element i % E (E elements per lane)",
-            "consistent with every quoted CDNA4-ISA statement, not spelled out by AMD [amd_hw.md 1.6]",
+            "consistent with every quoted CDNA4-ISA statement, not spelled out by AMD [docs/amd_facts.md 1.6]",
             "see statement",
         ),
     ]
