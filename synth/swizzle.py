@@ -15,11 +15,14 @@ space, ``s_i`` being the tensor vector of offset bit ``i``.
 ``s_0..s_{k-1}`` are its register vectors (a lane's elements are contiguous;
 registers may be renamed) -- or, for a gfx950 transpose read, its first ``k``
 lane vectors -- and every other column of the side is *aligned* (has no
-component on ``s_0..s_{k-1}``).  We enumerate every prefix ``P = (s_0..s_{p-1})``
-built from the common register vectors, one side's extra register vectors, the
-reader's transpose lanes, and sub-dword fill vectors taken from the layouts'
-bases, and for each side every legal vector length.  The pair needing the
-fewest instructions per wave wins ("maximise vector width").
+component on ``s_0..s_{k-1}``).  The shorter vector is a prefix of the longer,
+so it is a set of common register vectors and the longer adds register vectors
+of its side.  We enumerate every prefix ``P = (s_0..s_{p-1})`` built from any set
+of the common register vectors, then any set of one side's other register vectors
+(once per choice of those below the dword, the shorter side's footprint), or the
+reader's transpose lanes, then sub-dword fill vectors taken from the layouts'
+bases, with every pair of vector lengths they allow (``_prefixes``).  The pair
+needing the fewest instructions per wave wins ("maximise vector width").
 
 **Cycles.**  For an instruction of side ``s`` with phase subspace ``K`` (lane
 differences served together), the lanes of one phase touch the tensor vectors
@@ -331,6 +334,14 @@ def _footprint(mode: _Mode) -> list[int]:
 
 
 # ------------------------------------------------------------------ prefixes
+def _sub_dword_heads(vectors: list[int], head: int) -> list[list[int]]:
+    """``vectors`` in one order per set of ``head`` of them placed first (the rest keep their order):
+    the orders that differ in which vectors fall below offset bit ``head``."""
+    if head <= 0 or head >= len(vectors):
+        return [vectors]
+    return [list(first) + [v for v in vectors if v not in first] for first in combinations(vectors, head)]
+
+
 def _combos(items: list[int], size: int) -> list[tuple[int, ...]]:
     out = []
     for c in combinations(items, size):
@@ -341,38 +352,55 @@ def _combos(items: list[int], size: int) -> list[tuple[int, ...]]:
 
 
 def _prefixes(w: _Side, r: _Side, model: LdsModel, element_bits: int,
-              allow_transpose: bool) -> list[tuple[list[int], int]]:
-    """Candidate prefixes ``(vectors of offset bits 0..p-1, number of sub-dword fill vectors)``; every
-    vector of both sides lies in the offset space (the writer's span; ``_search`` checks the reader)."""
+              allow_transpose: bool) -> list[tuple[list[int], int, tuple[int, int] | None]]:
+    """Candidate prefixes ``(vectors of offset bits 0..p-1, number of sub-dword fill vectors, vector
+    lengths (writer, reader) or None for every length the prefix allows)``; every vector of both
+    sides lies in the offset space (the writer's span; ``_search`` checks the reader).
+
+    First every common register vector that fits (the shorter vector's usual choice) and the
+    reader's transpose lanes, each extended by one side's register vectors, at every length; then
+    every other pair of vector sets at exactly its lengths: the shorter vector any set of common
+    register vectors (alignment may forbid a larger one), the longer one adding any set of its side's
+    other register vectors, once per choice of those below the dword (the shorter side's footprint
+    holds them)."""
     maxbits = (128 // element_bits).bit_length() - 1
     zb = max(0, 5 - (element_bits.bit_length() - 1))
     rset, wset = set(r.regs), set(w.regs)
     common = [v for v in w.regs if v in rset]
     only_w = [v for v in w.regs if v not in rset]
     only_r = [v for v in r.regs if v not in wset]
-    seeds: list[list[int]] = []
+    seeds: list[tuple[list[int], tuple[int, int] | None]] = []
     c = min(len(common), maxbits)
     for cs in _combos(common, c):
-        seeds.append(list(cs))
+        seeds.append((list(cs), None))
         for extra in (only_w, only_r):
             for j in range(1, min(len(extra), maxbits - c) + 1):
                 for es in _combos(extra, j):
-                    seeds.append(list(cs) + list(es))
+                    seeds.append((list(cs) + list(es), None))
     if allow_transpose:
         for op in model.ops.values():
             if op.direction == "read" and op.shape.transpose_bits == element_bits and op.bytes_per_lane == 8:
                 k = op.shape.transpose_elems.bit_length() - 1
                 base = r.lanes[:k]
                 if len(base) == k and f2.rank(base) == k:
-                    seeds.append(list(base))
+                    seeds.append((list(base), None))
                     if all(v in wset for v in base):
                         ext = [v for v in w.regs if v not in set(base)]
                         for j in range(1, min(len(ext), maxbits - k) + 1):
                             for es in _combos(ext, j):
-                                seeds.append(list(base) + list(es))
+                                seeds.append((list(base) + list(es), None))
+    for c in range(min(len(common), maxbits), -1, -1):
+        for cs in _combos(common, c):
+            seeds.append((list(cs), (c, c)))
+            for longer in (w, r):
+                extra = [v for v in longer.regs if v not in cs]
+                for j in range(1, min(len(extra), maxbits - c) + 1):
+                    lengths = (c + j, c) if longer is w else (c, c + j)
+                    for es in _combos(extra, j):
+                        seeds += [(list(cs) + head, lengths) for head in _sub_dword_heads(list(es), zb - c)]
     fill_pool = [v for v in dict.fromkeys(w.regs + w.lanes + w.warps + r.regs + r.lanes + r.warps) if v]
     out, seen = [], set()
-    for seed in seeds:
+    for seed, lengths in seeds:
         spanned = f2.Span(seed)
         if spanned.rank != len(seed):
             continue
@@ -385,10 +413,12 @@ def _prefixes(w: _Side, r: _Side, model: LdsModel, element_bits: int,
         for fill in fills:
             p = seed + list(fill)
             key = tuple(p)
-            # one fill vector is independent of the seed (the pool's are): more need a check
-            if key not in seen and (len(fill) < 2 or f2.rank(p) == len(p)):
-                seen.add(key)
-                out.append((p, len(fill)))
+            # one fill vector is independent of the seed (the pool's are): more need a check; a prefix
+            # already taken at every length needs no single lengths
+            if ((key, None) not in seen and (key, lengths) not in seen
+                    and (len(fill) < 2 or f2.rank(p) == len(p))):
+                seen.add((key, lengths))
+                out.append((p, len(fill), lengths))
     return out
 
 
@@ -774,10 +804,13 @@ def _search(w: _Side, r: _Side, model: LdsModel, element_bits: int, allow_transp
         return aligned[key]
 
     choices = []  # every (prefix, write way, read way), in enumeration order; modes are built when looked at
-    for prefix, fill in _prefixes(w, r, model, element_bits, allow_transpose):
+    for prefix, fill, lengths in _prefixes(w, r, model, element_bits, allow_transpose):
         rways = (([] if transpose_only else plain_widths(r, prefix))
-                 + (_transpose_modes(r, prefix, model, element_bits) if allow_transpose else []))
-        choices += [(prefix, fill, ww, rw) for ww in plain_widths(w, prefix) for rw in rways]
+                 + (_transpose_modes(r, prefix, model, element_bits) if allow_transpose and lengths is None else []))
+        wways = plain_widths(w, prefix)
+        if lengths is not None:
+            wways, rways = ([x for x in ways if x.k == k] for ways, k in zip((wways, rways), lengths))
+        choices += [(prefix, fill, ww, rw) for ww in wways for rw in rways]
     order = range(len(choices))
     if prune:  # fewest instructions first: once one is valid, no choice with more is looked at
         order = sorted(order, key=lambda i: choices[i][2].instructions + choices[i][3].instructions)

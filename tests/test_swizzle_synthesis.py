@@ -7,7 +7,7 @@ import random
 import re
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from banks_oracle import tile_cycles
@@ -133,6 +133,7 @@ def _random_layout(rng, n_regs, shape):
 
 @settings(max_examples=15, deadline=None)
 @given(st.integers(0, 2**32), st.sampled_from([8, 16, 32, 64]), st.sampled_from(["gfx942", "gfx950"]))
+@example(65537, 8, "gfx942")  # the shorter vector must not hold every common register (5 instructions, not 9)
 def test_random_layouts(seed, bits, arch):
     rng = random.Random(seed)
     shape = (32, 64)
@@ -148,6 +149,21 @@ def test_random_layouts(seed, bits, arch):
         except LayoutError:
             continue  # the plain layout cannot serve one side at all
         assert ours <= theirs
+
+
+def test_shorter_vector_leaves_out_a_common_register():
+    """Writer registers (dim1=1, dim0=8, dim0=1), reader registers (dim0=1, dim1=3, dim0=8): the common
+    dim0=8 cannot lie in both vectors (the reader's warp dim0=24 = 8 + 16 and the writer's lane
+    dim0=16 could not both be aligned).  The search used to put every common register
+    first, dim0=8 leading, leaving the shorter vector empty: 1 x ds_write_b64 + 8 x ds_read_u8.  The
+    fewest are a 2-element vector of dim0=1 alone on one side and b64 on the other (4 + 1; both ways
+    take 12 cycles)."""
+    rng = random.Random(65537)
+    writer, reader = _random_layout(rng, 3, (32, 64)), _random_layout(rng, 3, (32, 64))
+    res = synthesize(writer, reader, 8, "gfx942")
+    assert {(res.write_op, res.write_instructions), (res.read_op, res.read_instructions)} in (
+        {("ds_write_b16", 4), ("ds_read_b64", 1)}, {("ds_write_b64", 1), ("ds_read_u16", 4)})
+    assert res.total_cycles == res.lower_bound_cycles == 12 and res.certified
 
 
 @settings(max_examples=20, deadline=None)
