@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import builtins
 import re
-import time
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -111,15 +110,11 @@ def test_three_d_layouts_stack_panels():
     assert g.labels.shape == (64, 32) and g.row_dims == ["dim0", "dim1"]
 
 
-def test_a_64x64_tile_is_drawn_whole_with_a_labelled_zoom_in_under_a_second(tmp_path):
+def test_a_64x64_tile_is_drawn_whole_with_a_labelled_zoom(tmp_path):
+    # its time is benchmarks/bench_pictures.py's (under a second), not a unit test's
     L = mfma_layout(3, (32, 32, 8), (2, 2), (64, 64))
-    render(L, tmp_path / "warm.png")  # matplotlib's import and font cache are not the picture's cost
     for name in ("t.png", "t.svg"):
-        # CPU seconds of this process (about 0.6 s for the PNG, 0.35 s for the SVG), not wall time,
-        # which a loaded 2-core CI machine stretches several times
-        t0 = time.process_time()
         labels = render(L, tmp_path / name)
-        assert time.process_time() - t0 < 1.0, name
     assert labels.shape == (64, 64) and labels[0, 0] == "0\n0\n0"
     assert Image.open(tmp_path / "t.png").size == (WIDTH_PX, 560)
     texts = _svg_texts(tmp_path / "t.svg")
