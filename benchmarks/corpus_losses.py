@@ -1,0 +1,74 @@
+"""Where the planner loses on the corpus: cases whose instruction count exceeds Triton's, by kind.
+
+Usage::
+
+    linlayout bench conversions --baseline benchmarks/data/triton_amd_corpus.json --isa-only --json > rows.json
+    python benchmarks/corpus_losses.py rows.json [--corpus benchmarks/data/triton_amd_corpus.json]
+
+Prints a Markdown table (kind, cases, losses, geometric mean of ours/Triton over the kind, the
+losing cases as ``name arch dtype warps: ours/Triton``) and the planner's refusals.  The kind of a
+case is ``src family -> dst family`` (``mfma``, ``dot``, ``blocked``), ``1-D slice`` for slices
+and ``register-only`` when both layouts put every element in the same lane and wave.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from collections import defaultdict
+from pathlib import Path
+
+from linlayout.layout import LinearLayout
+
+CORPUS = Path(__file__).resolve().parent / "data" / "triton_amd_corpus.json"
+FAMILY = {"amd_mfma": "mfma", "amd_mfma_dot_operand": "dot", "blocked": "blocked"}
+
+
+def kind(case: dict) -> str:
+    """The kind of one corpus case (module docstring)."""
+    src, dst = case["triton_src_params"], case["triton_dst_params"]
+    if src["encoding"] == "slice":
+        return "1-D slice"
+    a, b = LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"])
+    if all(a.bases.get(d) == b.bases.get(d) for d in ("lane", "warp")):
+        return "register-only"
+    return f"{FAMILY[src['encoding']]} -> {FAMILY[dst['encoding']]}"
+
+
+def table(rows: list[dict], cases: list[dict]) -> str:
+    """The Markdown table of losses by kind, then the refusals."""
+    if len(rows) != len(cases):
+        raise ValueError(f"{len(rows)} bench rows for {len(cases)} corpus cases: run the whole corpus")
+    by_kind = defaultdict(list)
+    for r, c in zip(rows, cases):
+        by_kind[kind(c)].append((r, c))
+    lines = ["| kind | cases | losses | geomean ours/Triton | losing cases (ours/Triton) |",
+             "|---|---:|---:|---:|---|"]
+    refusals = []
+    for k in sorted(by_kind):
+        measured = [(r, c) for r, c in by_kind[k] if "refused" not in r]
+        refusals += [f"{r['name']} {r['arch']} {r['dtype']} {c['num_warps']}w: {r['refused']}"
+                     for r, c in by_kind[k] if "refused" in r]
+        both = [r["ours"]["total"] / r["triton"]["total"] for r, _ in measured
+                if r["ours"]["total"] and r["triton"]["total"]]
+        geo = f"{math.exp(sum(map(math.log, both)) / len(both)):.2f}" if both else "-"
+        losing = [f"{r['name']} {r['arch']} {r['dtype']} {c['num_warps']}w: {r['ours']['total']}/{r['triton']['total']}"
+                  for r, c in measured if r["ours"]["total"] > r["triton"]["total"]]
+        lines.append(f"| {k} | {len(by_kind[k])} | {len(losing)} | {geo} | {'; '.join(losing) or '-'} |")
+    if refusals:
+        lines += ["", "Refused by the planner:", ""] + [f"- {x}" for x in refusals]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("rows", help="the --json output of linlayout bench conversions on the corpus")
+    ap.add_argument("--corpus", default=str(CORPUS))
+    args = ap.parse_args()
+    rows = json.loads(Path(args.rows).read_text())["cases"]
+    print(table(rows, json.loads(Path(args.corpus).read_text())["cases"]))
+
+
+if __name__ == "__main__":
+    main()
