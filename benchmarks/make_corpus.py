@@ -208,13 +208,13 @@ def pairs_for(arch: str, dtype: str, rng: random.Random) -> list[tuple[dict, dic
 def generate(seed: int = 17) -> list[dict]:
     """Every candidate case, deterministic for ``seed``."""
     rng = random.Random(seed)
-    cases = []
+    groups = []
     for arch, dtype in itertools.product(ARCHS, DTYPES):
-        for src, dst, shape, num_warps in pairs_for(arch, dtype, rng):
-            name = f"{label(src)}->{label(dst)}"
-            cases.append({"name": name, "arch": arch, "dtype": dtype, "shape": shape, "num_warps": num_warps,
-                          "triton_src_params": src, "triton_dst_params": dst})
-    return cases
+        groups.append([{"name": f"{label(src)}->{label(dst)}", "arch": arch, "dtype": dtype, "shape": shape,
+                        "num_warps": num_warps, "triton_src_params": src, "triton_dst_params": dst}
+                       for src, dst, shape, num_warps in pairs_for(arch, dtype, rng)])
+    # round robin over (arch, dtype), so that every prefix of the list covers all of them
+    return [c for row in itertools.zip_longest(*groups) for c in row if c is not None]
 
 
 # ----------------------------------------------------------------------------- the worker (Triton)
@@ -275,15 +275,33 @@ def _layout_json(builder, layout, shape: list[int]) -> dict:
             "bases": {d: [list(v) for v in b] for d, b in bases.items()}}
 
 
-def conv_counts(asm: str) -> dict:
-    """The baseline's counts of the ``conv`` region, its trailing ``s_waitcnt`` excluded."""
-    from linlayout.lowering.isa import isa_counts, region_lines
+def conv_counts(asm: str, convert_line: int) -> tuple[dict, str]:
+    """The baseline's counts of the conversion and how they were delimited (``counted_by``).
 
-    lines = [ln for ln in region_lines(asm, "conv") if ln.split(";", 1)[0].strip()
-             and not ln.strip().startswith(".")]
+    ``"region"``: the instructions between the markers, a trailing ``s_waitcnt`` excluded.  With
+    8-bit elements the markers (inline asm with ``i8`` operands) do not reach the ISA, and, as in the
+    baseline, the instructions attributed to the ``convert_layout`` source line (``.loc 1
+    convert_line``) are counted: ``"source_line"``.
+    """
+    from linlayout.lowering.isa import IsaRegionError, isa_counts, region_lines
+
+    try:
+        lines = [ln for ln in region_lines(asm, "conv") if ln.split(";", 1)[0].strip()
+                 and not ln.strip().startswith(".")]
+    except IsaRegionError:
+        if "linlayout-" in asm:
+            raise
+        lines, line = [], None
+        for ln in asm.splitlines():
+            fields = ln.split()
+            if fields[:2] == [".loc", "1"]:
+                line = int(fields[2])
+            elif line == convert_line:
+                lines.append(ln)
+        return isa_counts("\n".join(lines)), "source_line"
     if lines and lines[-1].strip().startswith("s_waitcnt"):
         lines = lines[:-1]
-    return isa_counts("\n".join(["; linlayout-begin conv", *lines, "; linlayout-end conv"]), "conv")
+    return isa_counts("\n".join(["; linlayout-begin conv", *lines, "; linlayout-end conv"]), "conv"), "region"
 
 
 def measure(case: dict, builder, kernels) -> dict:
@@ -307,9 +325,17 @@ def measure(case: dict, builder, kernels) -> dict:
     signature = {"src_ptr": ptr, "dst_ptr": ptr, **dict.fromkeys(consts, "constexpr")}
     compiled = triton.compile(GluonASTSource(fn, signature=signature, constexprs=consts),
                               target=GPUTarget("hip", case["arch"], 64), options={"num_warps": case["num_warps"]})
+    counts, counted_by = conv_counts(compiled.asm["amdgcn"], _convert_line(fn))
     return dict(case, src=_layout_json(builder, src, shape), dst=_layout_json(builder, dst, shape),
-                triton=conv_counts(compiled.asm["amdgcn"]), triton_lds_bytes=compiled.metadata.shared,
-                counted_by="region")
+                triton=counts, triton_lds_bytes=compiled.metadata.shared, counted_by=counted_by)
+
+
+def _convert_line(kernel) -> int:
+    """The source line of ``gl.convert_layout`` in a Gluon kernel of this file."""
+    import inspect
+
+    lines, first = inspect.getsourcelines(kernel.fn)
+    return first + next(i for i, ln in enumerate(lines) if "gl.convert_layout" in ln)
 
 
 def worker(path: str) -> None:
@@ -332,7 +358,7 @@ def worker(path: str) -> None:
         try:
             record = measure(case, builder, kernels)
         except Exception as e:  # Triton's compile errors: the case is reported as failed
-            record = {"index": case["index"], "error": f"{type(e).__name__}: {str(e).splitlines()[0][:300]}"}
+            record = {"error": f"{type(e).__name__}: {str(e).splitlines()[0][:300]}"}
         print(json.dumps({"case": case["index"], "record": record}), flush=True)
 
 
@@ -387,20 +413,20 @@ def calibrate(path: str) -> None:
 
 # ----------------------------------------------------------------------------- driver
 
-def run_batches(cases: list[dict], batch: int, tmp: Path, case_seconds: float) -> tuple[list[dict], list[dict]]:
-    """Measure ``cases`` in worker subprocesses; returns (records, failures).
+def run_batches(cases: list[dict], batch: int, log: Path, case_seconds: float) -> None:
+    """Measure ``cases`` in worker subprocesses, appending each result to the JSON-lines ``log``.
 
     A worker that dies, or spends more than ``case_seconds`` on one case, is ended and that case
-    is recorded as a failure; the batch goes on in a new worker.
+    is logged as a failure (``error``); the batch goes on in a new worker.
     """
-    records, failures = {}, []
+    tmp = log.with_suffix(".cases.jsonl")
     pending = list(cases)
     while pending:
         chunk, pending = pending[:batch], pending[batch:]
         tmp.write_text("".join(json.dumps(c) + "\n" for c in chunk))
         done = set()
         with subprocess.Popen([sys.executable, __file__, "--worker", str(tmp)], stdout=subprocess.PIPE,
-                              stderr=subprocess.DEVNULL, text=True) as proc:
+                              stderr=subprocess.DEVNULL, text=True) as proc, log.open("a") as out:
             started = None
             for line in _lines_with_timeout(proc, case_seconds):
                 msg = json.loads(line)
@@ -408,20 +434,16 @@ def run_batches(cases: list[dict], batch: int, tmp: Path, case_seconds: float) -
                     started = msg["case"]
                     continue
                 done.add(msg["case"])
-                rec = msg["record"]
-                if "error" in rec:
-                    failures.append(rec)
-                else:
-                    records[msg["case"]] = rec
+                out.write(json.dumps(dict(msg["record"], index=msg["case"])) + "\n")
             if proc.poll() is None:
                 proc.kill()
             if started is not None and started not in done:
-                failures.append({"index": started, "error": "Triton aborted or took longer than "
-                                 f"{case_seconds:.0f} s"})
+                out.write(json.dumps({"index": started, "error": "Triton aborted or took longer than "
+                                      f"{case_seconds:.0f} s"}) + "\n")
                 done.add(started)
         pending = [c for c in chunk if c["index"] not in done] + pending
-        print(f"measured {len(records)}, failed {len(failures)}, left {len(pending)}", file=sys.stderr, flush=True)
-    return [records[i] for i in sorted(records)], failures
+        print(f"{len(pending)} left", file=sys.stderr, flush=True)
+    tmp.unlink()
 
 
 def _lines_with_timeout(proc: subprocess.Popen, seconds: float):
@@ -445,6 +467,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--out", default=str(OUT))
     ap.add_argument("--limit", type=int, help="only the first N candidates")
     ap.add_argument("--batch", type=int, default=40)
+    ap.add_argument("--assemble-only", action="store_true",
+                    help="write the corpus from the cases measured so far (the .records.jsonl log)")
     ap.add_argument("--case-seconds", type=float, default=120.0, help="longest compile of one case")
     ap.add_argument("--calibrate", metavar="BASELINE_JSON",
                     help="measure the baseline's cases with this method and print both counts")
@@ -462,15 +486,23 @@ def main(argv: list[str] | None = None) -> None:
     for i, c in enumerate(cases):
         c["index"] = i
     out = Path(args.out)
-    records, failures = run_batches(cases, args.batch, out.with_suffix(".cases.jsonl"), args.case_seconds)
-    out.with_suffix(".cases.jsonl").unlink()
+    log = out.with_suffix(".records.jsonl")
+    logged = {}
+    if log.is_file():
+        logged = {r["index"]: r for r in map(json.loads, log.read_text().splitlines())}
+    if not args.assemble_only:
+        run_batches([c for c in cases if c["index"] not in logged], args.batch, log, args.case_seconds)
+        logged = {r["index"]: r for r in map(json.loads, log.read_text().splitlines())}
+    records = [logged[c["index"]] for c in cases if c["index"] in logged and "error" not in logged[c["index"]]]
+    failures = [logged[c["index"]] for c in cases if c["index"] in logged and "error" in logged[c["index"]]]
     names = {c["index"]: f"{c['name']} {c['arch']} {c['dtype']}" for c in cases}
     data = {
         "format": FORMAT, "triton": triton.__version__,
         "method": "benchmarks/make_corpus.py: Gluon kernel: load in SRC, convert_layout, store in DST; compiled "
                   "for the AMD target without a GPU; counts are the amdgcn instructions of ONE wave between "
                   "zero-cost markers around the conversion (thread-id address arithmetic hoisted out; a trailing "
-                  "s_waitcnt for the destination's LDS reads not counted).",
+                  "s_waitcnt for the destination's LDS reads not counted) or, for 8-bit types, those attributed "
+                  "to the convert_layout source line.",
         "cases": [finish(r) for r in records],
         "failed": [{"case": names[f["index"]], "error": f["error"]} for f in failures],
     }
