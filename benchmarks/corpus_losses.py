@@ -5,8 +5,10 @@ Usage::
     linlayout bench conversions --baseline benchmarks/data/triton_amd_corpus.json --isa-only --json > rows.json
     python benchmarks/corpus_losses.py rows.json [--corpus benchmarks/data/triton_amd_corpus.json]
 
-Prints a Markdown table (kind, cases, losses, geometric mean of ours/Triton over the kind, the
-losing cases as ``name arch dtype warps: ours/Triton``) and the planner's refusals.  The kind of a
+Prints the summary of ``linlayout bench conversions`` (wins, ties, losses, geometric mean), a
+Markdown table (kind, cases, losses, geometric mean of ours/Triton over the kind, the losing cases
+as ``name arch dtype warps: ours/Triton``) and the planner's refusals.  Triton's counts are read from
+the corpus file, so rows measured against an earlier version of it stay usable.  The kind of a
 case is ``src family -> dst family`` (``mfma``, ``dot``, ``blocked``), ``1-D slice`` for slices
 and ``register-only`` when both layouts put every element in the same lane and wave.
 """
@@ -19,6 +21,7 @@ import math
 from collections import defaultdict
 from pathlib import Path
 
+from linlayout.cli.bench import summarize
 from linlayout.layout import LinearLayout
 
 CORPUS = Path(__file__).resolve().parent / "data" / "triton_amd_corpus.json"
@@ -66,8 +69,15 @@ def main() -> None:
     ap.add_argument("rows", help="the --json output of linlayout bench conversions on the corpus")
     ap.add_argument("--corpus", default=str(CORPUS))
     args = ap.parse_args()
-    rows = json.loads(Path(args.rows).read_text())["cases"]
-    print(table(rows, json.loads(Path(args.corpus).read_text())["cases"]))
+    cases = json.loads(Path(args.corpus).read_text())["cases"]
+    rows = [r if "refused" in r else dict(r, triton=c["triton"], triton_uses_lds=bool(
+                c["triton"]["lds_write"] or c["triton"]["lds_read"]))
+            for r, c in zip(json.loads(Path(args.rows).read_text())["cases"], cases)]
+    s = summarize(rows)
+    print(f"cases {s['cases']} (refused {len(s['refused'])}): wins {s['wins']}, ties {s['ties']}, "
+          f"losses {s['losses']}; geometric mean ours/Triton {s['geomean_ratio']} over {s['geomean_cases']}; "
+          f"instructions ours {s['ours_total']} vs Triton {s['triton_total']}\n")
+    print(table(rows, cases))
 
 
 if __name__ == "__main__":

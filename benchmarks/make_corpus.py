@@ -281,7 +281,8 @@ def conv_counts(asm: str, convert_line: int) -> tuple[dict, str]:
     ``"region"``: the instructions between the markers, a trailing ``s_waitcnt`` excluded.  With
     8-bit elements the markers (inline asm with ``i8`` operands) do not reach the ISA, and, as in the
     baseline, the instructions attributed to the ``convert_layout`` source line (``.loc 1
-    convert_line``) are counted: ``"source_line"``.
+    convert_line``) are counted: ``"source_line"``, less the global loads and stores that the
+    scheduler interleaves with them (and their ``s_waitcnt vmcnt``), which carry that line too.
     """
     from linlayout.lowering.isa import IsaRegionError, isa_counts, region_lines
 
@@ -296,12 +297,20 @@ def conv_counts(asm: str, convert_line: int) -> tuple[dict, str]:
             fields = ln.split()
             if fields[:2] == [".loc", "1"]:
                 line = int(fields[2])
-            elif line == convert_line:
+            elif line == convert_line and fields and not _is_global_access(fields):
                 lines.append(ln)
         return isa_counts("\n".join(lines)), "source_line"
     if lines and lines[-1].strip().startswith("s_waitcnt"):
         lines = lines[:-1]
     return isa_counts("\n".join(["; linlayout-begin conv", *lines, "; linlayout-end conv"]), "conv"), "region"
+
+
+def _is_global_access(fields: list[str]) -> bool:
+    """An ISA line (split) that is a global memory access or a wait for global memory only."""
+    mnemonic = fields[0]
+    if mnemonic.startswith(("global_", "buffer_", "flat_")):
+        return True
+    return mnemonic == "s_waitcnt" and all(f.rstrip(",").startswith("vmcnt") for f in fields[1:])
 
 
 def measure(case: dict, builder, kernels) -> dict:
