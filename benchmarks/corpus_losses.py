@@ -6,8 +6,8 @@ Usage::
     python benchmarks/corpus_losses.py rows.json [--corpus benchmarks/data/triton_amd_corpus.json]
 
 Prints the summary of ``linlayout bench conversions`` (wins, ties, losses, geometric mean), a
-Markdown table (kind, cases, losses, geometric mean of ours/Triton over the kind, the losing cases
-as ``name arch dtype warps: ours/Triton``) and the planner's refusals.  Triton's counts are read from
+Markdown table per kind (cases, wins, ties, losses, geometric mean of ours/Triton), a Markdown table
+of every losing case with both instruction mixes, and the planner's refusals.  Triton's counts are read from
 the corpus file, so rows measured against an earlier version of it stay usable.  The kind of a
 case is ``src family -> dst family`` (``mfma``, ``dot``, ``blocked``), ``1-D slice`` for slices
 and ``register-only`` when both layouts put every element in the same lane and wave.
@@ -39,29 +39,40 @@ def kind(case: dict) -> str:
     return f"{FAMILY[src['encoding']]} -> {FAMILY[dst['encoding']]}"
 
 
+def _classes(counts: dict) -> str:
+    """The nonzero instruction classes of a count dict, largest first (``valu`` sub-counts left out)."""
+    keys = ("valu", "ds_bpermute", "ds_swizzle", "lds_write", "lds_read", "lds_read_tr", "s_barrier",
+            "s_waitcnt", "salu", "s_nop")
+    return ", ".join(f"{k} {counts[k]}" for k in sorted(keys, key=lambda k: -counts[k]) if counts[k])
+
+
 def table(rows: list[dict], cases: list[dict]) -> str:
-    """The Markdown table of losses by kind, then the refusals."""
-    if len(rows) != len(cases):
-        raise ValueError(f"{len(rows)} bench rows for {len(cases)} corpus cases: run the whole corpus")
+    """Markdown: one row per kind (cases, wins, ties, losses, geometric mean of ours/Triton), then
+    one row per losing case, by kind, then the refusals."""
+    if [(r["name"], r["arch"], r["dtype"]) for r in rows] != [(c["name"], c["arch"], c["dtype"]) for c in cases]:
+        raise ValueError("the bench rows are not the corpus's cases in order: run the whole corpus")
     by_kind = defaultdict(list)
     for r, c in zip(rows, cases):
         by_kind[kind(c)].append((r, c))
-    lines = ["| kind | cases | losses | geomean ours/Triton | losing cases (ours/Triton) |",
-             "|---|---:|---:|---:|---|"]
+    summary = ["| kind | cases | wins | ties | losses | geomean ours/Triton |", "|---|---:|---:|---:|---:|---:|"]
+    losses = ["| kind | case | arch | dtype | waves | shape | ours | Triton | ours' classes | Triton's classes |",
+              "|---|---|---|---|---:|---|---:|---:|---|---|"]
     refusals = []
     for k in sorted(by_kind):
         measured = [(r, c) for r, c in by_kind[k] if "refused" not in r]
-        refusals += [f"{r['name']} {r['arch']} {r['dtype']} {c['num_warps']}w: {r['refused']}"
+        refusals += [f"- {r['name']} {r['arch']} {r['dtype']} {c['num_warps']} waves: {r['refused']}"
                      for r, c in by_kind[k] if "refused" in r]
-        both = [r["ours"]["total"] / r["triton"]["total"] for r, _ in measured
-                if r["ours"]["total"] and r["triton"]["total"]]
+        pairs = [(r["ours"]["total"], r["triton"]["total"]) for r, _ in measured]
+        both = [o / t for o, t in pairs if o and t]
         geo = f"{math.exp(sum(map(math.log, both)) / len(both)):.2f}" if both else "-"
-        losing = [f"{r['name']} {r['arch']} {r['dtype']} {c['num_warps']}w: {r['ours']['total']}/{r['triton']['total']}"
-                  for r, c in measured if r["ours"]["total"] > r["triton"]["total"]]
-        lines.append(f"| {k} | {len(by_kind[k])} | {len(losing)} | {geo} | {'; '.join(losing) or '-'} |")
-    if refusals:
-        lines += ["", "Refused by the planner:", ""] + [f"- {x}" for x in refusals]
-    return "\n".join(lines)
+        summary.append(f"| {k} | {len(by_kind[k])} | {sum(o < t for o, t in pairs)} | "
+                       f"{sum(o == t for o, t in pairs)} | {sum(o > t for o, t in pairs)} | {geo} |")
+        losses += [f"| {k} | `{r['name']}` | {r['arch']} | {r['dtype']} | {c['num_warps']} | "
+                   f"{'x'.join(map(str, c['shape']))} | {r['ours']['total']} | {r['triton']['total']} | "
+                   f"{_classes(r['ours'])} | {_classes(r['triton'])} |"
+                   for r, c in measured if r["ours"]["total"] > r["triton"]["total"]]
+    out = summary + ["", "Every case where ours exceeds Triton's count:", ""] + losses
+    return "\n".join(out + (["", "Refused by the planner:", ""] + refusals if refusals else []))
 
 
 def main() -> None:
@@ -70,9 +81,12 @@ def main() -> None:
     ap.add_argument("--corpus", default=str(CORPUS))
     args = ap.parse_args()
     cases = json.loads(Path(args.corpus).read_text())["cases"]
+    rows = json.loads(Path(args.rows).read_text())["cases"]
+    if len(rows) != len(cases):
+        raise ValueError(f"{len(rows)} bench rows for {len(cases)} corpus cases: run the whole corpus")
     rows = [r if "refused" in r else dict(r, triton=c["triton"], triton_uses_lds=bool(
                 c["triton"]["lds_write"] or c["triton"]["lds_read"]))
-            for r, c in zip(json.loads(Path(args.rows).read_text())["cases"], cases)]
+            for r, c in zip(rows, cases)]
     s = summarize(rows)
     print(f"cases {s['cases']} (refused {len(s['refused'])}): wins {s['wins']}, ties {s['ties']}, "
           f"losses {s['losses']}; geometric mean ours/Triton {s['geomean_ratio']} over {s['geomean_cases']}; "
