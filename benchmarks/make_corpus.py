@@ -211,7 +211,22 @@ def generate(seed: int = 17) -> list[dict]:
                         "num_warps": num_warps, "triton_src_params": src, "triton_dst_params": dst}
                        for src, dst, shape, num_warps in pairs_for(arch, dtype, rng)])
     # round robin over (arch, dtype), so that every prefix of the list covers all of them
-    return [c for row in itertools.zip_longest(*groups) for c in row if c is not None]
+    cases = [c for row in itertools.zip_longest(*groups) for c in row if c is not None]
+    return cases + largest_tiles()
+
+
+def largest_tiles() -> list[dict]:
+    """256x256 tiles on 8 waves (128 elements per lane): accumulator -> accumulator of the other
+    size, blocked -> accumulator, for every (arch, dtype)."""
+    out = []
+    for arch, dtype in itertools.product(ARCHS, DTYPES):
+        bits = ELEMENT_BITS[dtype]
+        acc32, acc16 = mfma_spec(arch, dtype, 32, False, [4, 2]), mfma_spec(arch, dtype, 16, True, [4, 2])
+        blk = blocked_spec([1, 8 if bits < 32 else 4], [8, 8], [8, 1], [1, 0])
+        for src, dst in ((acc32, acc16), (blk, acc16)):
+            out.append({"name": f"{label(src)}->{label(dst)}", "arch": arch, "dtype": dtype, "shape": [256, 256],
+                        "num_warps": 8, "triton_src_params": src, "triton_dst_params": dst})
+    return out
 
 
 # ----------------------------------------------------------------------------- the worker (Triton)
