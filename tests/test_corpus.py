@@ -1,6 +1,7 @@
 """The public conversion corpus (benchmarks/data/triton_amd_corpus.json, made by
-benchmarks/make_corpus.py): well-formed, covering what it promises, its layouts equal to
-linlayout's encodings of the recorded Triton params, and a sample that plans and verifies."""
+benchmarks/make_corpus.py): well-formed, covering what it promises, its layouts putting the same
+elements in each lane as linlayout's encodings of the recorded Triton params, and a sample of ten
+cases that plans and verifies."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from linlayout.synth.emulator import verify
 from repo_data import baseline_cases, corpus
 
 CASES = corpus()["cases"]
-#: Ten cases spread evenly over the file (every arch and dtype block).
+#: Ten cases spread evenly over the file (which cycles through arch and dtype, so they vary in both).
 SAMPLE = CASES[:: len(CASES) // 10][:10]
 
 
@@ -76,7 +77,7 @@ def test_layouts_put_the_same_elements_in_each_lane_as_linlayouts_encodings():
 
 @pytest.mark.xfail(strict=True, reason="linlayout.encodings orders a blocked layout's repetitions dim0 first "
                    "where Triton 3.9 follows `order` (order [1,0], tile repeated along both dims), and keeps "
-                   "or drops zero register bases of MFMA layouts over tiles smaller than the instruction tile "
+                   "or drops zero register bases of MFMA layouts over tiles smaller than their CTA tile "
                    "otherwise than Triton (docs/benchmarks.md)")
 def test_layouts_are_linlayouts_encodings():
     for c in CASES:
