@@ -2,7 +2,8 @@
 
 Usage (Triton 3.9 from PyPI; no GPU, it compiles the AMD targets on the CPU)::
 
-    python benchmarks/make_corpus.py [--out FILE] [--limit N] [--batch B]
+    python benchmarks/make_corpus.py [--out FILE] [--limit N] [--batch B] [--case-seconds S] [--assemble-only]
+    python benchmarks/make_corpus.py --calibrate benchmarks/data/triton_amd_baseline.json
 
 Each case is one ``ttg.convert_layout`` between two Triton encodings of a ``shape`` tile in one
 ``dtype`` on one ``arch`` with ``num_warps`` waves.  A Gluon kernel loads the tile in the source
@@ -339,6 +340,17 @@ def _convert_line(kernel) -> int:
     return first + next(i for i, ln in enumerate(lines) if "gl.convert_layout" in ln)
 
 
+def _triton_session():
+    """An MLIR context, a Gluon op builder on it (for ``to_linear_layout``) and the two kernels.
+    The caller keeps the context alive as long as it uses the builder."""
+    from triton._C.libtriton import ir
+    from triton._C.libtriton.gluon_ir import GluonOpBuilder
+
+    context = ir.context()
+    ir.load_dialects(context)
+    return context, GluonOpBuilder(context), _kernels()
+
+
 def worker(path: str) -> None:
     """Measure every case of the JSON-lines file ``path``; print one JSON line per case."""
     import os
@@ -346,13 +358,7 @@ def worker(path: str) -> None:
 
     warnings.simplefilter("ignore")
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
-    from triton._C.libtriton import ir
-    from triton._C.libtriton.gluon_ir import GluonOpBuilder
-
-    context = ir.context()
-    ir.load_dialects(context)
-    builder = GluonOpBuilder(context)
-    kernels = _kernels()
+    context, builder, kernels = _triton_session()  # noqa: F841 (context kept alive)
     for line in Path(path).read_text().splitlines():
         case = json.loads(line)
         print(json.dumps({"case": case["index"], "status": "start"}), flush=True)
@@ -384,13 +390,7 @@ def _baseline_candidates(text: str, arch: str, num_warps: int) -> list[dict]:
 
 def calibrate(path: str) -> None:
     """Measure the baseline's cases with this script's method; print both totals per case."""
-    from triton._C.libtriton import ir
-    from triton._C.libtriton.gluon_ir import GluonOpBuilder
-
-    context = ir.context()
-    ir.load_dialects(context)
-    builder = GluonOpBuilder(context)
-    kernels = _kernels()
+    context, builder, kernels = _triton_session()  # noqa: F841 (context kept alive)
     for c in json.loads(Path(path).read_text())["cases"]:
         spec = {}
         for side in ("src", "dst"):
