@@ -5,7 +5,9 @@
 * ``tests/data/mfma_oracle/*.json``: five MFMA register-layout tables printed by AMD's matrix
   instruction calculator;
 * ``benchmarks/data/triton_amd_baseline.json``: Triton 3.9's instruction counts for 48 AMD
-  layout conversions (the benchmark baseline, read from its one place).
+  layout conversions (the benchmark baseline, read from its one place);
+* ``benchmarks/data/triton_amd_corpus.json``: the same for the public corpus that
+  ``benchmarks/make_corpus.py`` generates.
 
 ``tests/data/README.md`` says where each came from.  They are part of the repository: a
 missing file is an error (``FileNotFoundError``), never a skip.
@@ -22,9 +24,10 @@ DATA = REPO / "tests" / "data"
 TRITON_VECTORS = DATA / "triton_vectors_public.json"
 MFMA_ORACLE_DIR = DATA / "mfma_oracle"
 TRITON_BASELINE = REPO / "benchmarks" / "data" / "triton_amd_baseline.json"
+TRITON_CORPUS = REPO / "benchmarks" / "data" / "triton_amd_corpus.json"
 
-__all__ = ["REPO", "DATA", "TRITON_VECTORS", "MFMA_ORACLE_DIR", "TRITON_BASELINE", "triton_vectors",
-           "baseline_cases", "mfma_oracle_files"]
+__all__ = ["REPO", "DATA", "TRITON_VECTORS", "MFMA_ORACLE_DIR", "TRITON_BASELINE", "TRITON_CORPUS",
+           "triton_vectors", "baseline_cases", "corpus", "mfma_oracle_files"]
 
 
 @functools.cache
@@ -46,6 +49,12 @@ def _baseline() -> tuple[dict, ...]:
 def baseline_cases() -> list[dict]:
     """The 48 cases of Triton's measured baseline, in file order."""
     return list(_baseline())
+
+
+@functools.cache
+def corpus() -> dict:
+    """The whole corpus file (``format``, ``triton``, ``method``, ``cases``, ``failed``)."""
+    return json.loads(TRITON_CORPUS.read_text())
 
 
 def mfma_oracle_files() -> list[Path]:

@@ -43,6 +43,8 @@ from . import add_command, add_json_flag
 TRITON_COMPILE_SECONDS = (0.3, 0.5)
 #: The repository's baseline (a source checkout; an installed package names one with --baseline).
 DEFAULT_BASELINE = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "triton_amd_baseline.json"
+#: The repository's public corpus (benchmarks/make_corpus.py), run beside the baseline by ``--corpus``.
+DEFAULT_CORPUS = DEFAULT_BASELINE.with_name("triton_amd_corpus.json")
 
 
 def register(subparsers) -> None:
@@ -52,6 +54,8 @@ def register(subparsers) -> None:
                        description=__doc__.split("\n\n", 1)[1])
     c.add_argument("--baseline", metavar="FILE",
                    help="the baseline JSON (default: the repository's benchmarks/data/triton_amd_baseline.json)")
+    c.add_argument("--corpus", action="store_true",
+                   help="also run the repository's corpus (benchmarks/data/triton_amd_corpus.json); a summary per set")
     c.add_argument("--cases", type=int, metavar="N", help="only the first N cases")
     c.add_argument("--arch", help="only the cases of this arch")
     c.add_argument("--isa-only", action="store_true", help="skip the code object (no linker; compile times exclude it)")
@@ -64,11 +68,11 @@ def _no_bench(args: argparse.Namespace) -> dict:
     raise LayoutError("name a benchmark: linlayout bench conversions [--baseline FILE]")
 
 
-def _load_baseline(path: str | None) -> list[dict]:
+def _load_baseline(path: str | None, default: Path = DEFAULT_BASELINE) -> list[dict]:
     if path is None:
-        if not DEFAULT_BASELINE.is_file():
-            raise LayoutError(f"no baseline at {str(DEFAULT_BASELINE)!r} (not a source checkout): give --baseline FILE")
-        path = str(DEFAULT_BASELINE)
+        if not default.is_file():
+            raise LayoutError(f"no baseline at {str(default)!r} (not a source checkout): give --baseline FILE")
+        path = str(default)
     try:
         data = json.loads(Path(path).read_text())
     except (OSError, ValueError) as e:
@@ -127,8 +131,17 @@ def modelled(plan, ours: dict, triton: dict) -> dict:
                 "ours_plan": plan.cost_detail[f"{o}_value"]} for o in OBJECTIVES}
 
 
-def summarize(rows: list[dict]) -> dict:
-    """Wins/ties/losses, geometric mean ratio, the in-wave LDS criterion, compile times."""
+def bench_or_refusal(case: dict, binary: bool = True) -> dict:
+    """:func:`bench_case`, or the case's ``name, arch, dtype`` and ``refused`` (the planner's LayoutError)."""
+    try:
+        return bench_case(case, binary=binary)
+    except LayoutError as e:
+        return {"name": case["name"], "arch": case["arch"], "dtype": case["dtype"], "refused": str(e)}
+
+
+def summarize(all_rows: list[dict]) -> dict:
+    """Wins/ties/losses, geometric mean ratio, the in-wave LDS criterion, compile times, refusals."""
+    rows = [r for r in all_rows if "refused" not in r]
     ours = [r["ours"]["total"] for r in rows]
     tri = [int(r["triton"]["total"]) for r in rows]
     both = [(o, t) for o, t in zip(ours, tri) if o and t]
@@ -156,21 +169,34 @@ def summarize(rows: list[dict]) -> dict:
         "compile_seconds": {"median": round(statistics.median(times), 4), "max": round(max(times), 4),
                             "mean": round(statistics.fmean(times), 4)} if times else {},
         "triton_compile_seconds": list(TRITON_COMPILE_SECONDS),
+        "refused": [f"{r['name']} {r['arch']} {r['dtype']}: {r['refused']}" for r in all_rows if "refused" in r],
     }
 
 
-def run(args: argparse.Namespace) -> dict:
-    cases = _load_baseline(args.baseline)
+def _selected(cases: list[dict], args: argparse.Namespace, what: str) -> list[dict]:
+    """The cases of ``--arch``, the first ``--cases`` of them."""
     if args.arch:
         cases = [c for c in cases if c["arch"] == args.arch]
         if not cases:
-            raise LayoutError(f"the baseline has no case for arch {args.arch!r}")
+            raise LayoutError(f"the {what} has no case for arch {args.arch!r}")
     if args.cases is not None:
         if args.cases < 1:
             raise LayoutError(f"--cases must be at least 1, got {args.cases}")
         cases = cases[: args.cases]
-    rows = [bench_case(c, binary=not args.isa_only) for c in cases]
-    return {"cases": rows, "summary": summarize(rows)}
+    return cases
+
+
+def run(args: argparse.Namespace) -> dict:
+    """The baseline's rows and summary; with ``--corpus`` also the corpus's, each row tagged with its set."""
+    cases = _selected(_load_baseline(args.baseline), args, "baseline")
+    rows = [bench_or_refusal(c, binary=not args.isa_only) for c in cases]
+    if not args.corpus:
+        return {"cases": rows, "summary": summarize(rows)}
+    corpus = _selected(_load_baseline(None, DEFAULT_CORPUS), args, "corpus")
+    corpus_rows = [bench_or_refusal(c, binary=not args.isa_only) for c in corpus]
+    tagged = [dict(r, set="baseline") for r in rows] + [dict(r, set="corpus") for r in corpus_rows]
+    return {"cases": tagged, "summary": summarize(rows),
+            "summaries": {"baseline": summarize(rows), "corpus": summarize(corpus_rows)}}
 
 
 def render(result: dict, args: argparse.Namespace) -> str:
@@ -178,6 +204,9 @@ def render(result: dict, args: argparse.Namespace) -> str:
             f"{'latency ours/tri':>16s} {'thruput ours/tri':>16s}  ours' kinds")
     lines = [head, "-" * len(head)]
     for r in result["cases"]:
+        if "refused" in r:
+            lines.append(f"{r['name'][:30]:30s} {r['arch']:6s} {r['dtype']:5s} refused: {r['refused']}")
+            continue
         kinds = ", ".join(f"{k} {v}" for k, v in r["ours"].items() if v and k != "total")
         ratio = "-" if r["ratio"] is None else f"{r['ratio']:.2f}"
         flag = " *in-wave, Triton via LDS" if r["stays_in_wave"] and r["triton_uses_lds"] else ""
@@ -185,10 +214,15 @@ def render(result: dict, args: argparse.Namespace) -> str:
                           for o in ("latency", "throughput"))
         lines.append(f"{r['name'][:30]:30s} {r['arch']:6s} {r['dtype']:5s} {r['strategy']:9s} "
                      f"{r['ours']['total']:5d} {r['triton']['total']:6d} {ratio:>6s} {cycles}  {kinds}{flag}")
-    s = result["summary"]
+    for name, s in result.get("summaries", {"": result["summary"]}).items():
+        lines += [""] + ([f"[{name}]"] if name else []) + _summary_lines(s)
+    return "\n".join(lines)
+
+
+def _summary_lines(s: dict) -> list[str]:
+    """The printed summary of one set of cases."""
     ct = s["compile_seconds"]
-    lines += [
-        "",
+    return [
         f"cases {s['cases']}: wins {s['wins']}, ties {s['ties']}, losses {s['losses']}; "
         f"instructions ours {s['ours_total']} vs Triton {s['triton_total']}",
         f"geometric mean ratio (ours/Triton, {s['geomean_cases']} cases with both nonzero): {s['geomean_ratio']}",
@@ -197,11 +231,10 @@ def render(result: dict, args: argparse.Namespace) -> str:
         f"in-wave conversions Triton routes through LDS: {s['in_wave_triton_lds_cases']}; ours at most half on all: "
         f"{s['in_wave_at_most_half']}" + (f" (over half: {', '.join(s['in_wave_over_half'])})"
                                           if s["in_wave_over_half"] else ""),
-        f"plan/ISA disagreements: {s['plan_isa_disagreements']}",
+        f"plan/ISA disagreements: {s['plan_isa_disagreements']}; refused by the planner: {len(s['refused'])}",
         "modelled cycles over Triton's mix (same cost model): "
         + "; ".join(f"{o}{' (default)' if o == DEFAULT_OBJECTIVE else ''} {len(s['modelled_over_triton'][o])}"
                     for o in ("latency", "throughput")),
         f"compile time per kernel (layouts -> code object): median {ct.get('median')} s, max {ct.get('max')} s "
         f"(Triton: {s['triton_compile_seconds'][0]}-{s['triton_compile_seconds'][1]} s)",
     ]
-    return "\n".join(lines)

@@ -1,0 +1,98 @@
+"""Where the planner loses on the corpus: cases whose instruction count exceeds Triton's, by kind.
+
+Usage::
+
+    linlayout bench conversions --baseline benchmarks/data/triton_amd_corpus.json --isa-only --json > rows.json
+    python benchmarks/corpus_losses.py rows.json [--corpus benchmarks/data/triton_amd_corpus.json]
+
+Prints the summary of ``linlayout bench conversions`` (wins, ties, losses, geometric mean), a
+Markdown table per kind (cases, wins, ties, losses, geometric mean of ours/Triton), a Markdown table
+of every losing case with both instruction mixes, and the planner's refusals.  Triton's counts are read from
+the corpus file, so rows measured against an earlier version of it stay usable.  The kind of a
+case is ``src family -> dst family`` (``mfma``, ``dot``, ``blocked``), ``1-D slice`` for slices
+and ``register-only`` when both layouts put every element in the same lane and wave.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from collections import defaultdict
+from pathlib import Path
+
+from linlayout.cli.bench import summarize
+from linlayout.layout import LinearLayout
+
+CORPUS = Path(__file__).resolve().parent / "data" / "triton_amd_corpus.json"
+FAMILY = {"amd_mfma": "mfma", "amd_mfma_dot_operand": "dot", "blocked": "blocked"}
+
+
+def kind(case: dict) -> str:
+    """The kind of one corpus case (module docstring)."""
+    src, dst = case["triton_src_params"], case["triton_dst_params"]
+    if src["encoding"] == "slice":
+        return "1-D slice"
+    a, b = LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"])
+    if all(a.bases.get(d) == b.bases.get(d) for d in ("lane", "warp")):
+        return "register-only"
+    return f"{FAMILY[src['encoding']]} -> {FAMILY[dst['encoding']]}"
+
+
+def _classes(counts: dict) -> str:
+    """The nonzero instruction classes of a count dict, largest first (``valu`` sub-counts left out)."""
+    keys = ("valu", "ds_bpermute", "ds_swizzle", "lds_write", "lds_read", "lds_read_tr", "s_barrier",
+            "s_waitcnt", "salu", "s_nop")
+    return ", ".join(f"{k} {counts[k]}" for k in sorted(keys, key=lambda k: -counts[k]) if counts[k])
+
+
+def table(rows: list[dict], cases: list[dict]) -> str:
+    """Markdown: one row per kind (cases, wins, ties, losses, geometric mean of ours/Triton), then
+    one row per losing case, by kind, then the refusals."""
+    if [(r["name"], r["arch"], r["dtype"]) for r in rows] != [(c["name"], c["arch"], c["dtype"]) for c in cases]:
+        raise ValueError("the bench rows are not the corpus's cases in order: run the whole corpus")
+    by_kind = defaultdict(list)
+    for r, c in zip(rows, cases):
+        by_kind[kind(c)].append((r, c))
+    summary = ["| kind | cases | wins | ties | losses | geomean ours/Triton |", "|---|---:|---:|---:|---:|---:|"]
+    losses = ["| kind | case | arch | dtype | waves | shape | ours | Triton | ours' classes | Triton's classes |",
+              "|---|---|---|---|---:|---|---:|---:|---|---|"]
+    refusals = []
+    for k in sorted(by_kind):
+        measured = [(r, c) for r, c in by_kind[k] if "refused" not in r]
+        refusals += [f"- {r['name']} {r['arch']} {r['dtype']} {c['num_warps']} waves: {r['refused']}"
+                     for r, c in by_kind[k] if "refused" in r]
+        pairs = [(r["ours"]["total"], r["triton"]["total"]) for r, _ in measured]
+        both = [o / t for o, t in pairs if o and t]
+        geo = f"{math.exp(sum(map(math.log, both)) / len(both)):.2f}" if both else "-"
+        summary.append(f"| {k} | {len(by_kind[k])} | {sum(o < t for o, t in pairs)} | "
+                       f"{sum(o == t for o, t in pairs)} | {sum(o > t for o, t in pairs)} | {geo} |")
+        losses += [f"| {k} | `{r['name']}` | {r['arch']} | {r['dtype']} | {c['num_warps']} | "
+                   f"{'x'.join(map(str, c['shape']))} | {r['ours']['total']} | {r['triton']['total']} | "
+                   f"{_classes(r['ours'])} | {_classes(r['triton'])} |"
+                   for r, c in measured if r["ours"]["total"] > r["triton"]["total"]]
+    out = summary + ["", "Every case where ours exceeds Triton's count:", ""] + losses
+    return "\n".join(out + (["", "Refused by the planner:", ""] + refusals if refusals else []))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("rows", help="the --json output of linlayout bench conversions on the corpus")
+    ap.add_argument("--corpus", default=str(CORPUS))
+    args = ap.parse_args()
+    cases = json.loads(Path(args.corpus).read_text())["cases"]
+    rows = json.loads(Path(args.rows).read_text())["cases"]
+    if len(rows) != len(cases):
+        raise ValueError(f"{len(rows)} bench rows for {len(cases)} corpus cases: run the whole corpus")
+    rows = [r if "refused" in r else dict(r, triton=c["triton"], triton_uses_lds=bool(
+                c["triton"]["lds_write"] or c["triton"]["lds_read"]))
+            for r, c in zip(rows, cases)]
+    s = summarize(rows)
+    print(f"cases {s['cases']} (refused {len(s['refused'])}): wins {s['wins']}, ties {s['ties']}, "
+          f"losses {s['losses']}; geometric mean ours/Triton {s['geomean_ratio']} over {s['geomean_cases']}; "
+          f"instructions ours {s['ours_total']} vs Triton {s['triton_total']}\n")
+    print(table(rows, cases))
+
+
+if __name__ == "__main__":
+    main()
