@@ -75,10 +75,6 @@ def test_layouts_put_the_same_elements_in_each_lane_as_linlayouts_encodings():
             assert _per_lane(ours) == _per_lane(LinearLayout.from_json(c[side])), f"{c['name']} {c['arch']} {side}"
 
 
-@pytest.mark.xfail(strict=True, reason="linlayout.encodings orders a blocked layout's repetitions dim0 first "
-                   "where Triton 3.9 follows `order` (order [1,0], tile repeated along both dims), and keeps "
-                   "or drops zero register bases of MFMA layouts over tiles smaller than their CTA tile "
-                   "otherwise than Triton (docs/benchmarks.md)")
 def test_layouts_are_linlayouts_encodings():
     for c in CASES:
         for side in ("src", "dst"):
