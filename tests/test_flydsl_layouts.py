@@ -121,6 +121,13 @@ def test_plain_layouts_and_text(at):
     assert layout_of("Layout<((16,4),4):((1,64),16)>", "tv").out_dims == [("index", 256)]
 
 
+def test_tensors(at):
+    frag = fx.make_rmem_tensor(fx.make_layout((4, 2), (1, 4)), fx.Float16)
+    with pytest.raises(LayoutError, match="register tensor's layout is not a shared layout"):
+        layout_of(frag)
+    assert layout_of(frag, "cute") == from_flydsl("Layout<(4,2):(1,4)>")
+
+
 def test_errors(at):
     mma = _atom(16, 16, 16, "Float16")
     with pytest.raises(LayoutError, match="needs its role"):

@@ -6,8 +6,9 @@ implies:
 
 * a ``Layout``: its literal map ``coord -> offset`` (``"cute"``), or ``reading="smem"`` /
   ``"tv"`` (``linlayout.flydsl_text``);
-* a ``ComposedLayout`` (a swizzled memory layout) and a ``Tensor``'s layout: the shared
-  layout ``offset -> dim0, dim1, ...`` (``"smem"``);
+* a ``ComposedLayout`` (a swizzled memory layout) and a shared-memory ``Tensor``'s layout:
+  the shared layout ``offset -> dim0, dim1, ...`` (``"smem"``); another tensor (a register
+  fragment) needs an explicit reading;
 * an MMA atom or a tiled MMA with ``reading`` ``"A"``, ``"B"`` or ``"C"``: the role's
   thread-value layout (a tiled MMA's includes its wave order and K permutation) as
   ``register, lane[, warp] -> dim0, dim1``, in the MFMA catalog's orientation: A is M x K,
@@ -64,6 +65,11 @@ def layout_of(obj: Readable, reading: Optional[str] = None) -> LinearLayout:
     if isinstance(obj, str):
         return parse_layout(obj) if reading is None else from_flydsl(obj, reading)
     if isinstance(obj, fxt.Tensor):
+        space = str(obj.address_space)
+        if reading is None and space != "shared":
+            raise LayoutError(f"a {space} tensor's layout is not a shared layout: a register fragment maps one "
+                              "lane's values to its registers; read the tiled MMA's or tiled copy's role "
+                              "(layout_of(tiled_mma, 'A')), or give the reading")
         return layout_of(obj.layout, reading or "smem")
     if isinstance(obj, fxt.ComposedLayout):
         return from_flydsl(str(obj), reading or "smem")
