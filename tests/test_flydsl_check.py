@@ -13,8 +13,8 @@ needs.module("flydsl")
 
 import pytest  # noqa: E402
 import flydsl.expr as fx  # noqa: E402
-from flydsl._mlir import ir  # noqa: E402
 
+from flydsl_scope import insertion_point  # noqa: E402
 from linlayout import LayoutError  # noqa: E402
 from linlayout.cli import main  # noqa: E402
 from linlayout.flydsl import check_copy, layout_of  # noqa: E402
@@ -25,14 +25,10 @@ COPY_TV = "Layout<((16,4,2,2),(4,(1,1))):((1,128,16,0),(32,(0,0)))>"  # the copy
 
 @pytest.fixture
 def copy_a():
-    ctx = ir.Context()
-    ctx.load_all_available_dialects()
-    with ctx, ir.Location.unknown():
-        module = ir.Module.create()
-        with ir.InsertionPoint(module.body):
-            mma = fx.make_mma_atom(fx.rocdl.MFMA(16, 16, 16, fx.Float16))
-            tiled = fx.make_tiled_mma(mma, fx.make_layout((2, 2, 1), (1, 2, 0)))
-            yield fx.make_tiled_copy_A(fx.make_copy_atom(fx.UniversalCopy64b(), fx.Float16), tiled)
+    with insertion_point():
+        mma = fx.make_mma_atom(fx.rocdl.MFMA(16, 16, 16, fx.Float16))
+        tiled = fx.make_tiled_mma(mma, fx.make_layout((2, 2, 1), (1, 2, 0)))
+        yield fx.make_tiled_copy_A(fx.make_copy_atom(fx.UniversalCopy64b(), fx.Float16), tiled)
 
 
 def _cli_banks(arch: str, smem: str) -> tuple:

@@ -11,6 +11,7 @@ import pytest  # noqa: E402
 import flydsl.expr as fx  # noqa: E402
 from flydsl._mlir import ir  # noqa: E402
 
+from flydsl_scope import insertion_point  # noqa: E402
 from linlayout import LayoutError, LinearLayout  # noqa: E402
 from linlayout.cute import Swizzle, swizzle_layout  # noqa: E402
 from linlayout.flydsl import layout_of, to_flydsl  # noqa: E402
@@ -22,12 +23,8 @@ from linlayout.hw.mfma import mfma_layouts  # noqa: E402
 @pytest.fixture
 def at():
     """An MLIR context with FlyDSL's dialects and an insertion point, as inside a kernel."""
-    ctx = ir.Context()
-    ctx.load_all_available_dialects()
-    with ctx, ir.Location.unknown():
-        module = ir.Module.create()
-        with ir.InsertionPoint(module.body):
-            yield module
+    with insertion_point() as module:
+        yield module
 
 
 # (M, N, K, FlyDSL element type name, the catalog's instruction)
