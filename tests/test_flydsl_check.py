@@ -31,12 +31,20 @@ def copy_a():
         yield fx.make_tiled_copy_A(fx.make_copy_atom(fx.UniversalCopy64b(), fx.Float16), tiled)
 
 
-def _cli_banks(arch: str, smem: str) -> tuple:
+@pytest.fixture
+def copy_c():
+    with insertion_point():
+        mma = fx.make_mma_atom(fx.rocdl.MFMA(16, 16, 16, fx.Float16))
+        tiled = fx.make_tiled_mma(mma, fx.make_layout((2, 2, 1), (1, 2, 0)))
+        yield fx.make_tiled_copy_C(fx.make_copy_atom(fx.UniversalCopy64b(), fx.Float16), tiled)
+
+
+def _cli_banks(arch: str, smem: str, reg: str = f"tv:32x16:{COPY_TV}", direction: str = "read") -> tuple:
     """`linlayout banks` whole-tile mode on the same shared layout and the copy's printed layout."""
     buf = io.StringIO()
     with redirect_stdout(buf):
-        code = main(["banks", "--arch", arch, "--shared", smem, "--reg", f"tv:32x16:{COPY_TV}",
-                     "--dtype", "f16", "--json"])
+        code = main(["banks", "--arch", arch, "--shared", smem, "--reg", reg, "--dtype", "f16",
+                     "--direction", direction, "--json"])
     assert code == 0
     d = json.loads(buf.getvalue())
     return d["op"], d["cycles_per_instruction"], d["min_cycles"] // d["instructions"]
@@ -81,6 +89,18 @@ def test_whole_sA_and_its_swizzle(copy_a):
     live = r.swizzle_layout()
     assert str(live) == r.swizzle and layout_of(live) == r.swizzled
     assert r.to_json()["swizzle"] == r.swizzle
+
+
+def test_writing_the_accumulator(copy_c):
+    """The C side (64-bit copies of 4 f16 along M) writing a 32 x 32 tile stored M-contiguous."""
+    tv = str(copy_c.layout_dst_tv_tiled)
+    r = check_copy(copy_c, "Layout<(32,32):(1,32)>", arch="gfx942", direction="write")
+    assert (r.op, r.instructions, r.cycles, r.ideal_cycles) == ("ds_write_b64", 1, [32], 4)
+    assert _cli_banks("gfx942", "smem:Layout<(32,32):(1,32)>", f"tv:32x32:{tv}", "write") == ("ds_write_b64", [32], 4)
+    assert (r.swizzle, r.swizzle_cycles) == ("ComposedLayout<S<3,2,4> o 0 o (32,32):(1,32)>", [4])
+    assert _cli_banks("gfx942", r.swizzle, f"tv:32x32:{tv}", "write") == ("ds_write_b64", [4], 4)
+    with pytest.raises(LayoutError, match="not contiguous"):
+        check_copy(copy_c, "Layout<(32,32):(32,1)>", arch="gfx942", direction="write")
 
 
 def test_bad_input(copy_a):
