@@ -34,10 +34,13 @@ ATOMS = [
     (16, 16, 16, "BFloat16", "v_mfma_f32_16x16x16_bf16"),
     (16, 16, 32, "Float8E4M3FNUZ", "v_mfma_f32_16x16x32_fp8_fp8"),
     (16, 16, 4, "Float32", "v_mfma_f32_16x16x4_f32"),
+    (32, 32, 16, "Float8E4M3FNUZ", "v_mfma_f32_32x32x16_fp8_fp8"),
 ]
 GFX950_ATOMS = [
     (16, 16, 32, "Float16", "v_mfma_f32_16x16x32_f16"),
     (32, 32, 16, "BFloat16", "v_mfma_f32_32x32x16_bf16"),
+    (16, 16, 32, "BFloat16", "v_mfma_f32_16x16x32_bf16"),
+    (16, 16, 32, "Float8E4M3FN", "v_mfma_f32_16x16x32_fp8_fp8"),  # gfx950's OCP fp8
 ]
 
 
