@@ -9,7 +9,7 @@ from contextlib import redirect_stdout
 
 import needs
 
-needs.module("flydsl")
+needs.module("flydsl")  # run by tests/test_flydsl_live.py in a process of its own
 
 import pytest  # noqa: E402
 import flydsl.expr as fx  # noqa: E402

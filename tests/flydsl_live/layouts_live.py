@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import needs
 
-needs.module("flydsl")
+needs.module("flydsl")  # run by tests/test_flydsl_live.py in a process of its own
 
 import pytest  # noqa: E402
 import flydsl.expr as fx  # noqa: E402
