@@ -23,20 +23,22 @@ from linlayout.flydsl.check import copy_bits, lds_op  # noqa: E402
 COPY_TV = "Layout<((16,4,2,2),(4,(1,1))):((1,128,16,0),(32,(0,0)))>"  # the copy's layout_tv_tiled, tile 32x16
 
 
-@pytest.fixture
-def copy_a():
+def _tiled_copy(make_tiled_copy):
+    """A 64-bit f16 tiled copy of one side of a 2 x 2-wave MFMA(16,16,16,f16) tiled MMA."""
     with insertion_point():
         mma = fx.make_mma_atom(fx.rocdl.MFMA(16, 16, 16, fx.Float16))
         tiled = fx.make_tiled_mma(mma, fx.make_layout((2, 2, 1), (1, 2, 0)))
-        yield fx.make_tiled_copy_A(fx.make_copy_atom(fx.UniversalCopy64b(), fx.Float16), tiled)
+        yield make_tiled_copy(fx.make_copy_atom(fx.UniversalCopy64b(), fx.Float16), tiled)
+
+
+@pytest.fixture
+def copy_a():
+    yield from _tiled_copy(fx.make_tiled_copy_A)
 
 
 @pytest.fixture
 def copy_c():
-    with insertion_point():
-        mma = fx.make_mma_atom(fx.rocdl.MFMA(16, 16, 16, fx.Float16))
-        tiled = fx.make_tiled_mma(mma, fx.make_layout((2, 2, 1), (1, 2, 0)))
-        yield fx.make_tiled_copy_C(fx.make_copy_atom(fx.UniversalCopy64b(), fx.Float16), tiled)
+    yield from _tiled_copy(fx.make_tiled_copy_C)
 
 
 def _cli_banks(arch: str, smem: str, reg: str = f"tv:32x16:{COPY_TV}", direction: str = "read") -> tuple:
