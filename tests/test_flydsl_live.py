@@ -4,8 +4,8 @@ in a process of its own.
 Importing ``flydsl.expr`` registers FlyDSL's value casters on the MLIR bindings for the whole
 process: from then on every value of a builtin type (integers, floats, vectors) comes back as a
 FlyDSL wrapper whose ``==`` builds an MLIR comparison, and linlayout's interpreter and emitters,
-which use the same bindings, stop working (a KeyError-free dict lookup turns into "An MLIR
-function requires a Context", or an abort).  ``linlayout.flydsl`` imports ``flydsl.expr``, so
+which use the same bindings, stop working (the interpreter's value lookups fail with "An MLIR
+function requires a Context"; patched, the emitters then abort the process).  ``linlayout.flydsl`` imports ``flydsl.expr``, so
 its tests must not share a process with the rest of the suite.
 """
 
