@@ -47,7 +47,7 @@ from . import f2
 from .errors import LayoutError
 from .layout import LinearLayout
 
-__all__ = ["MAX_BITS", "Swizzle", "from_cute", "swizzle_layout", "to_cute"]
+__all__ = ["MAX_BITS", "Swizzle", "from_cute", "swizzle_layout", "to_cute", "top_level_modes"]
 
 MAX_BITS = 64  # largest domain / codomain handled, in bits (as Triton's getMatrix)
 
@@ -268,6 +268,15 @@ def swizzle_layout(sw: Swizzle, n_bits: int, in_dim: str = "offset", out_dim: st
     cols = _swizzle_columns(sw, n_bits)
     size = 1 << len(cols)
     return LinearLayout._from_columns([(in_dim, size)], [(out_dim, size)], cols)
+
+
+def top_level_modes(text: str) -> int:
+    """The number of top-level modes of the rightmost layout term of CuTe ``text`` (an integer
+    shape is one mode; a bare swizzle, one)."""
+    if not isinstance(text, str):
+        raise LayoutError(f"CuTe layout must be a string, got {type(text).__name__}")
+    last = _Parser(text).chain()[-1]
+    return 1 if isinstance(last, Swizzle) or isinstance(last[1], int) else len(last[1])
 
 
 def from_cute(

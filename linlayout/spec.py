@@ -7,7 +7,10 @@
    whose ``"layout"`` key holds one (as ``linlayout show --json`` prints);
 3. ``PREFIX:REST`` where ``PREFIX`` is a registered name (a letter then
    letters, digits, ``_``, ``-`` or ``.``): the registered parser gets ``REST``;
-4. a CuTe layout (``linlayout.cute``), e.g. ``Sw<3,3,3> o (8,64):(64,1)``.
+4. FlyDSL's printed text (``linlayout.flydsl_text``): ``Layout<...>`` as the CuTe layout it
+   wraps, ``ComposedLayout<S<B,M,S> o 0 o ...>`` as a shared layout ``offset -> dim0, ...``;
+   named specs ``tv:[MxN:]LAYOUT`` (a thread-value layout) and ``smem:LAYOUT`` choose the reading;
+5. a CuTe layout (``linlayout.cute``), e.g. ``Sw<3,3,3> o (8,64):(64,1)``.
 
 Other modules add named specs with ``register_named_layouts(prefix, parser,
 help)``.  Modules listed in ``PROVIDERS`` are imported the first time an
@@ -24,6 +27,7 @@ from typing import Callable
 
 from .cute import from_cute
 from .errors import LayoutError
+from .flydsl_text import from_flydsl, is_flydsl_text
 from .layout import LinearLayout
 
 __all__ = ["PROVIDERS", "named_layouts", "parse_layout", "register_named_layouts"]
@@ -105,6 +109,8 @@ def _parse_text(text: str, source: str) -> LinearLayout:
             f"cannot parse layout {_short(s)}: {prefix!r} is not a registered named layout (known: {known}); "
             "expected layout JSON, @FILE, a CuTe layout or PREFIX:SPEC"
         )
+    if is_flydsl_text(s):
+        return from_flydsl(s)
     try:
         return from_cute(s)
     except LayoutError as e:
@@ -135,4 +141,23 @@ def parse_layout(text: str) -> LinearLayout:
     return _parse_text(s, "layout argument")
 
 
+_TV_TILE = re.compile(r"^\s*(\d+(?:x\d+)*)\s*:(.*)$", re.S)
+
+
+def _tv_spec(rest: str) -> LinearLayout:
+    """``[MxN:]LAYOUT``: FlyDSL or CuTe text read as a thread-value layout, over the tile MxN if given."""
+    m = _TV_TILE.match(rest)
+    if m is None:
+        return from_flydsl(rest, "tv")
+    return from_flydsl(m.group(2), "tv", tile=[int(e) for e in m.group(1).split("x")])
+
+
+def _smem_spec(rest: str) -> LinearLayout:
+    return from_flydsl(rest, "smem")
+
+
 register_named_layouts("cute", from_cute, "cute:LAYOUT  a CuTe layout, e.g. cute:Sw<3,3,3> o (8,64):(64,1)")
+register_named_layouts("tv", _tv_spec, "tv:[MxN:]LAYOUT  a FlyDSL/CuTe thread-value layout -> register, lane, warp, "
+                       "e.g. tv:16x16:Layout<((16,4),4):((1,64),16)>")
+register_named_layouts("smem", _smem_spec, "smem:LAYOUT  a FlyDSL/CuTe memory layout as a shared layout offset -> "
+                       "dim0, dim1, e.g. smem:Layout<(128,64):(64,1)>")

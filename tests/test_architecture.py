@@ -1,9 +1,10 @@
-"""The layers point one way: core <- synth <- lowering <- kernels <- cli, with imports at module level.
+"""The layers point one way: core <- synth <- lowering <- kernels <- flydsl, cli, with imports at module level.
 
 Every module of every room is parsed (its AST, nothing imported): ``linlayout/`` (the core: f2,
 layouts, encodings, hw, pictures, caches), ``synth/``, ``lowering/``, ``kernels/`` (linked into
-the namespace as ``linlayout.synth`` ...) and ``linlayout/cli`` (a leaf).  An import of a higher
-layer, absolute or relative, fails; so does a bare top-level ``synth``/``lowering``/``kernels``
+the namespace as ``linlayout.synth`` ...), ``linlayout/flydsl`` (the FlyDSL integration) and
+``linlayout/cli``, the two leaves: nothing else imports them.  An import of a higher layer or of
+another leaf, absolute or relative, fails; so does a bare top-level ``synth``/``lowering``/``kernels``
 (the one namespace is ``linlayout``), and so does an import inside a function, class or block,
 but for the optional third-party dependencies of ``OPTIONAL`` (imported where they are needed, so
 that the library works without them).
@@ -22,6 +23,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 LAYERS = ("core", "synth", "lowering", "kernels", "flydsl", "cli")  # each may import only its own and earlier layers
+LEAVES = ("flydsl", "cli")  # integration layers: no other layer imports them
 GENERIC = ("synth", "lowering", "kernels")  # rooms that must never be imported as top-level names
 
 #: Optional third-party dependencies, the only imports allowed below module level: each is an extra
@@ -52,7 +54,7 @@ def _room_files() -> dict[str, list[tuple[str, Path]]]:
         rel = path.relative_to(ROOT / "linlayout")
         if rel.parts[0] in GENERIC:
             continue  # the links to the rooms, read below
-        out[rel.parts[0] if rel.parts[0] in ("cli", "flydsl") else "core"].append((_module_name(("linlayout",) + rel.parts), path))
+        out[rel.parts[0] if rel.parts[0] in LEAVES else "core"].append((_module_name(("linlayout",) + rel.parts), path))
     for room in GENERIC:
         for path in sorted((ROOT / room).rglob("*.py")):
             out[room].append((_module_name(("linlayout", room) + path.relative_to(ROOT / room).parts), path))
@@ -69,7 +71,7 @@ def layer_of(module: str) -> str | None:
     parts = module.split(".")
     if parts[0] != "linlayout":
         return None
-    if len(parts) > 1 and parts[1] in GENERIC + ("cli", "flydsl"):
+    if len(parts) > 1 and parts[1] in GENERIC + LEAVES:
         return parts[1]
     return "core"
 
@@ -112,6 +114,8 @@ def violations(layer: str, module: str, source: str, is_package: bool = False) -
         to = layer_of(target)
         if to is not None and LAYERS.index(to) > LAYERS.index(layer):
             out.append(f"{where}: {layer} imports {target} of the higher layer {to}")
+        elif to in LEAVES and to != layer:
+            out.append(f"{where}: {layer} imports {target} of the leaf {to}")
         if nested and head not in OPTIONAL:
             out.append(f"{where}: imports {target} inside a function or block (imports belong at module level)")
     if module not in DYNAMIC:
@@ -145,9 +149,19 @@ def test_the_cli_imports_at_module_level():
 def test_every_room_is_read():
     names = {m for layer in LAYERS for m, _ in ROOMS[layer]}
     for module in ("linlayout", "linlayout.f2", "linlayout.hw.lds", "linlayout.synth.convert",
-                   "linlayout.lowering.interp.core", "linlayout.kernels.gemm", "linlayout.cli"):
+                   "linlayout.lowering.interp.core", "linlayout.kernels.gemm", "linlayout.cli",
+                   "linlayout.flydsl", "linlayout.flydsl.check", "linlayout.flydsl_text"):
         assert module in names
     assert sum(len(v) for v in ROOMS.values()) == len(names)  # each module once (links not read twice)
+
+
+def test_importing_linlayout_does_not_import_flydsl():
+    code = ("import sys, linlayout, linlayout.spec, linlayout.flydsl_text\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'flydsl' or m.startswith('linlayout.flydsl.')))")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "[]"
 
 
 def test_linlayout_init_imports_the_core_only():
@@ -166,6 +180,10 @@ def test_linlayout_init_imports_the_core_only():
     ("core", "linlayout", "from . import synth", True, "core imports linlayout.synth of the higher layer synth"),
     ("kernels", "linlayout.kernels.gemm", "import linlayout.cli", False,
      "kernels imports linlayout.cli of the higher layer cli"),
+    ("kernels", "linlayout.kernels.gemm", "from linlayout.flydsl import layout_of", False,
+     "kernels imports linlayout.flydsl.layout_of of the higher layer flydsl"),
+    ("cli", "linlayout.cli.banks", "from ..flydsl import check_copy", False,
+     "cli imports linlayout.flydsl.check_copy of the leaf flydsl"),
     ("lowering", "linlayout.lowering.report", "import synth.plan", False,
      "imports the top-level name 'synth.plan' (the namespace is linlayout.synth)"),
     ("synth", "linlayout.synth.convert", "def f():\n    from . import emulator\n", False,
@@ -195,9 +213,10 @@ def test_named_layout_providers_are_core():
 
 
 def test_importing_every_module_keeps_one_namespace():
-    """Every module imports (kernels/ only with torch); no top-level synth, lowering or kernels appears."""
+    """Every module imports (kernels/ only with torch, linlayout.flydsl only with flydsl); no top-level
+    synth, lowering or kernels appears."""
     modules = [m for layer in LAYERS for m, _ in ROOMS[layer]
-               if layer != "kernels" or _has("torch")]
+               if (layer != "kernels" or _has("torch")) and (layer != "flydsl" or _has("flydsl"))]
     code = textwrap.dedent(f"""
         import importlib, sys
         for m in {modules!r}:

@@ -130,8 +130,10 @@ def test_convert_errors():
     src, dst = p_layouts("gfx942")
     with pytest.raises(LayoutError, match="FlyDSL Vector"):
         convert([1.0, 2.0], src, dst)
-    with pytest.raises(LayoutError, match="expected a LinearLayout"):
+    with pytest.raises(LayoutError, match="src: cannot parse layout 'not a layout'"):
         plan_for("not a layout", dst, 16, arch="gfx942")
+    with pytest.raises(LayoutError, match="src: layout_of reads FlyDSL layouts.*, not int"):
+        plan_for(3, dst, 16, arch="gfx942")
     # the A layout has 4 registers per lane; a vector of 8 is refused while FlyDSL traces the kernel
     with pytest.raises(LayoutError, match="4 registers per lane, values has 8"):
         compile_kernel(_convert_eight(src, dst), torch.zeros(64, 8).half(), arch="gfx942")

@@ -25,7 +25,6 @@ from __future__ import annotations
 import itertools
 
 from linlayout import LayoutError, LinearLayout
-from linlayout import flydsl as package  # layout_of, where the package has it
 from linlayout.lowering.emit import atoms
 from linlayout.lowering.emit.builder import Builder, vector_type
 from linlayout.lowering.emit.lane_values import LaneValues
@@ -33,6 +32,7 @@ from linlayout.lowering.emit.plan_ops import PlanEmitter
 from linlayout.synth.convert import plan_conversion
 from linlayout.synth.plan import Plan
 
+from .layouts import layout_of
 from .target import gpu_module_body, target_arch
 
 __all__ = ["convert", "plan_for", "conversion_function"]
@@ -41,13 +41,13 @@ _names = itertools.count()
 
 
 def _layout(obj, what: str) -> LinearLayout:
-    """A LinearLayout as given, or FlyDSL's object read by the package's ``layout_of``."""
+    """A LinearLayout as given, or a FlyDSL layout, fragment or layout text read by ``layout_of``."""
     if isinstance(obj, LinearLayout):
         return obj
-    layout_of = getattr(package, "layout_of", None)
-    if layout_of is None:
-        raise LayoutError(f"{what}: expected a LinearLayout, got {type(obj).__name__}")
-    return layout_of(obj)
+    try:
+        return layout_of(obj)
+    except LayoutError as e:
+        raise LayoutError(f"{what}: {e}") from None
 
 
 def plan_for(src, dst, element_bits: int, *, arch: str | None = None, strategy: str = "auto") -> Plan:
