@@ -19,7 +19,9 @@ permutation: register/lane bit exchanges and lane stages, scheduled on labels.
 **Gather** (``gather_units``, any map).  Each dst unit, lane by lane, comes
 from some (src unit, src lane); lanes are grouped by src unit, one group is
 moved as a base and the others are merged by DPP-fused selects or by a move
-and a ``v_cndmask``.
+and a ``v_cndmask``.  Where every src lane is read in one src unit (broadcast
+slices), a dst unit may instead be assembled select first: a ``v_cndmask`` tree
+picks the unit in each src lane, then one lane op moves it.
 """
 
 from __future__ import annotations

@@ -35,6 +35,19 @@ def test_a_broadcast_slice_selects_its_dword_in_each_lane_then_moves_it_once():
     assert plan.verified and counts == {"v_cndmask": 15, "ds_bpermute": 1, "total": 16}
 
 
+def test_a_broadcast_slice_whose_lanes_hold_their_own_copy_needs_no_lane_move():
+    # corpus slice0(mfma16)->slice0(blocked[1x1,t1x64,o10]), gfx942, fp16, 1 wave, 64 elements: src
+    # lanes 16-63 repeat lanes 0-15 (zero lane columns), so dst lane l finds element l in its own
+    # lane, in register l >> 4: byte selects and a select tree only; before, 11 instructions with
+    # ds_bpermute and ds_swizzle.
+    src = _layout([[16], [32]], [[1], [2], [4], [8], [0], [0]], [], [64])
+    dst = _layout([], [[1], [2], [4], [8], [16], [32]], [], [64])
+    plan = plan_conversion(src, dst, "gfx942", 16)
+    counts = {k: v for k, v in plan.counts().items() if v}
+    assert plan.verified and plan.strategy == "registers"
+    assert counts == {"v_cndmask": 3, "v_perm_b32": 2, "total": 5}
+
+
 def test_a_16_bit_register_reordering_that_splits_every_dword_needs_one_perm_per_dst_dword():
     # corpus blocked[2x2,t64x1,o10]->blocked[2x2,t64x1,o01], fp16, 1 wave, 128x8: the same 16
     # elements per lane, dwords pack along dim1 in src and along dim0 in dst, so no dst dword is a
