@@ -19,7 +19,9 @@ permutation: register/lane bit exchanges and lane stages, scheduled on labels.
 **Gather** (``gather_units``, any map).  Each dst unit, lane by lane, comes
 from some (src unit, src lane); lanes are grouped by src unit, one group is
 moved as a base and the others are merged by DPP-fused selects or by a move
-and a ``v_cndmask``.
+and a ``v_cndmask``.  Where every src lane is read in one src unit (broadcast
+slices), a dst unit may instead be assembled select first: a ``v_cndmask`` tree
+picks the unit in each src lane, then one lane op moves it.
 """
 
 from __future__ import annotations
@@ -264,6 +266,43 @@ class _GatherUnit:
     merges: list  # (src unit, lanes, need, DPP op or None, lane op or None)
 
 
+@dataclass
+class _SelectThenMove:
+    """One dst unit assembled select first: every src lane ``s`` picks the src unit
+    ``unit_of[s]`` (``-1``: no dst lane reads ``s``) by a tree of ``v_cndmask`` over the unit
+    index bits, then one lane op ``mv`` (None: identity) moves the picked value to the lanes
+    ``need``.  It applies when every src lane is read in one src unit only, as in broadcast
+    slices, where a lane-by-lane gather moves each src unit separately."""
+
+    unit_of: np.ndarray
+    need: np.ndarray
+    mv: object
+
+
+def _unit_per_src_lane(src_u: np.ndarray, src_l: np.ndarray) -> np.ndarray | None:
+    """``unit_of[s]``: the one src unit that the dst lanes reading src lane ``s`` read there
+    (``-1`` where none reads it); None when some src lane is read in two src units."""
+    unit_of = np.full(WAVE, -1, dtype=np.int64)
+    unit_of[src_l] = src_u
+    return unit_of if (unit_of[src_l] == src_u).all() else None
+
+
+def _select_tree(prog: Program, units: list[int], unit_of: np.ndarray) -> int:
+    """Per lane ``s`` the value ``units[unit_of[s]]`` (don't care where ``-1``): a binary tree of
+    selects over the unit index bits, low bit first; a subtree no lane reads is skipped, so a tree
+    over ``n`` present units has ``n - 1`` selects, and the select of bit ``j`` uses the one lane
+    mask ``unit_of >> j & 1`` wherever it occurs."""
+    def pick(prefix: int, bits: int) -> int | None:
+        if bits == len(units).bit_length() - 1:
+            return units[prefix] if (unit_of == prefix).any() else None
+        low, high = pick(prefix, bits + 1), pick(prefix | (1 << bits), bits + 1)
+        if low is None or high is None:
+            return high if low is None else low
+        return prog.select((unit_of >> bits & 1).astype(bool) & (unit_of >= 0), low, high)
+
+    return pick(0, 0)
+
+
 def gather_floor(um: UnitMap, cm: CostModel) -> float:
     """A lower bound of the ``gather_choices`` cost.  A lane group (the lanes of one dst unit that
     read one src unit) merges by a select when its lanes read their own lane, else by at least a DPP
@@ -276,14 +315,18 @@ def gather_floor(um: UnitMap, cm: CostModel) -> float:
     present = np.bincount(key, minlength=n_q * n_u) > 0
     sel, dpp = cm.instruction("v_cndmask"), cm.instruction("dpp")
     add_moved = dpp if ir.FUSE_DPP_SELECT else dpp + sel
-    return float(np.where(moved > 0, add_moved, sel)[present].sum() - n_q * min(sel, add_moved))
+    per_group = np.where(present, np.where(moved > 0, add_moved, sel), 0).reshape(n_q, n_u)
+    lane_by_lane = per_group.sum(axis=1) - min(sel, add_moved)
+    select_first = (present.reshape(n_q, n_u).sum(axis=1) - 1) * sel  # a _SelectThenMove's selects
+    return float(np.minimum(lane_by_lane, select_first).sum())
 
 
-def gather_choices(ctx: ConversionContext, um: UnitMap) -> tuple[float, list[_GatherUnit]]:
+def gather_choices(ctx: ConversionContext, um: UnitMap) -> tuple[float, list[_GatherUnit | _SelectThenMove]]:
     """The per-unit gather and its cost under the context's target and cost model: each dst unit
     is assembled lane group by lane group (lanes reading the same src unit); the group whose move
     costs least relative to merging it is the base, every other group merges by one DPP move into
-    the base (plus a select unless fused) or by a lane move and a ``v_cndmask``."""
+    the base (plus a select unless fused) or by a lane move and a ``v_cndmask``.  Where it costs
+    less, a dst unit is assembled select first instead (``_SelectThenMove``)."""
     src_u, src_l = um.table()
     target, cm = ctx.target, ctx.cost_model
     fam = cm.lane_family_cost()
@@ -306,10 +349,16 @@ def gather_choices(ctx: ConversionContext, um: UnitMap) -> tuple[float, list[_Ga
             base_cost = 0.0 if idents[i] else fam[mv.family]
             moves[key] = (mv, dpp, base_cost, dpp_cost if dpp is not None else (base_cost + sel_cost))
         groups_of[q].append((g, lanes[i], needs[i], *moves[key]))
+    copies = sum(1 << j for j, col in enumerate(ctx.problem.src_cols["lane"]) if col == 0)
     total_cost, plan = 0.0, []
-    for groups in groups_of:
+    for q, groups in enumerate(groups_of):
         total = sum(gr[6] for gr in groups)
         bi = min(range(len(groups)), key=lambda i: total - groups[i][6] + groups[i][5])
+        first = _select_first(src_u[q], src_l[q], len(groups), copies, target, fam, sel_cost)
+        if first is not None and first[0] < total - groups[bi][6] + groups[bi][5]:
+            total_cost += first[0]
+            plan.append(first[1])
+            continue
         total_cost += total - groups[bi][6] + groups[bi][5]
         g, lanes_b, need, mv = groups[bi][:4]
         plan.append(_GatherUnit((g, lanes_b, need, mv), [(g2, l2, n2, d2, m2) for i, (g2, l2, n2, m2, d2, _, _)
@@ -317,10 +366,29 @@ def gather_choices(ctx: ConversionContext, um: UnitMap) -> tuple[float, list[_Ga
     return total_cost, plan
 
 
-def gather_units(prog: Program, plan: list[_GatherUnit], units: list[int]) -> list[int]:
+def _select_first(src_u: np.ndarray, src_l: np.ndarray, n_groups: int, copies: int, target, fam: dict,
+                  sel_cost: float) -> tuple[float, _SelectThenMove] | None:
+    """The cost and plan of assembling one dst unit (its lanes read ``src_u[l]`` at lane
+    ``src_l[l]``) select first, or None where a src lane is read in two src units.  ``copies``:
+    the src lane bits whose flip keeps every register (zero lane columns of src): dst lane ``l``
+    reads the copy whose such bits are those of ``l``, so the move is as near the identity as
+    the data allows."""
+    src_l = (src_l & ~copies) | (_LANES & copies)
+    unit_of = _unit_per_src_lane(src_u, src_l)
+    if unit_of is None:
+        return None
+    mv = None if (src_l == _LANES).all() else find_lane_op(src_l, target, fam)
+    return (n_groups - 1) * sel_cost + (0.0 if mv is None else fam[mv.family]), _SelectThenMove(unit_of, src_l, mv)
+
+
+def gather_units(prog: Program, plan: list[_GatherUnit | _SelectThenMove], units: list[int]) -> list[int]:
     """The dst units of a ``gather_choices`` plan built from the src units ``units``."""
     out = []
     for gu in plan:
+        if isinstance(gu, _SelectThenMove):
+            picked = _select_tree(prog, units, gu.unit_of)
+            out.append(picked if gu.mv is None else prog.lane(picked, gu.need, gu.mv))
+            continue
         g, _, need, mv = gu.base
         cur = units[g] if mv is None else prog.lane(units[g], need, mv)
         for g2, lanes2, need2, dpp2, mv2 in gu.merges:

@@ -1,0 +1,61 @@
+"""Corpus conversions where the planner lost to Triton 3.9 (docs/benchmarks.md, "where the planner
+loses"): 1-D broadcast slices assembled select first, and 16-bit register-only reorderings whose
+``v_perm_b32`` count is the lower bound of packed registers."""
+
+from __future__ import annotations
+
+from linlayout import LinearLayout
+from linlayout.synth.convert import plan_conversion
+
+
+def _layout(register: list, lane: list, warp: list, shape: list) -> LinearLayout:
+    sizes = {"register": 1 << len(register), "lane": 1 << len(lane), "warp": 1 << len(warp), "block": 1}
+    return LinearLayout.from_json({"in_dims": [[d, s] for d, s in sizes.items()],
+                                   "out_dims": [[f"dim{i}", s] for i, s in enumerate(shape)],
+                                   "bases": {"register": register, "lane": lane, "warp": warp, "block": []}})
+
+
+def _lane0_dwords(layout: LinearLayout) -> set[frozenset]:
+    """The element pairs (as (dim0, dim1)) of lane 0's 16-bit registers 2k, 2k+1: its dwords."""
+    def element(r: int) -> tuple:
+        out = layout.apply({"register": r, "lane": 0, "warp": 0, "block": 0})
+        return out["dim0"], out["dim1"]
+    return {frozenset((element(r), element(r + 1))) for r in range(0, layout.in_dim_size("register"), 2)}
+
+
+def test_a_broadcast_slice_selects_its_dword_in_each_lane_then_moves_it_once():
+    # corpus slice0(mfma32T)->slice0(blocked[1x4,t1x64,o10]), gfx950, fp8, 8 waves, 128 elements:
+    # every lane holds 64 elements (lane bit 5 picks element bit 2); dst lane l wants dword l >> 1 & 15
+    # of a lane whose bit 5 is bit 0 of l.  A select tree over the 16 src dwords (15 v_cndmask) in
+    # each lane, then one ds_bpermute; before, 30 DPP moves, 18 selects and 4 permlane swaps.
+    src = _layout([[1], [2], [8], [16], [32], [64]], [[0], [0], [0], [0], [0], [4]], [[0], [0], [0]], [128])
+    dst = _layout([[1], [2]], [[4], [8], [16], [32], [64], [0]], [[0], [0], [0]], [128])
+    plan = plan_conversion(src, dst, "gfx950", 8)
+    counts = {k: v for k, v in plan.counts().items() if v}
+    assert plan.verified and counts == {"v_cndmask": 15, "ds_bpermute": 1, "total": 16}
+
+
+def test_a_broadcast_slice_whose_lanes_hold_their_own_copy_needs_no_lane_move():
+    # corpus slice0(mfma16)->slice0(blocked[1x1,t1x64,o10]), gfx942, fp16, 1 wave, 64 elements: src
+    # lanes 16-63 repeat lanes 0-15 (zero lane columns), so dst lane l finds element l in its own
+    # lane, in register l >> 4: byte selects and a select tree only; before, 11 instructions with
+    # ds_bpermute and ds_swizzle.
+    src = _layout([[16], [32]], [[1], [2], [4], [8], [0], [0]], [], [64])
+    dst = _layout([], [[1], [2], [4], [8], [16], [32]], [], [64])
+    plan = plan_conversion(src, dst, "gfx942", 16)
+    counts = {k: v for k, v in plan.counts().items() if v}
+    assert plan.verified and plan.strategy == "registers"
+    assert counts == {"v_cndmask": 3, "v_perm_b32": 2, "total": 5}
+
+
+def test_a_16_bit_register_reordering_that_splits_every_dword_needs_one_perm_per_dst_dword():
+    # corpus blocked[2x2,t64x1,o10]->blocked[2x2,t64x1,o01], fp16, 1 wave, 128x8: the same 16
+    # elements per lane, dwords pack along dim1 in src and along dim0 in dst, so no dst dword is a
+    # src dword and each takes one v_perm_b32 of two src dwords; renaming cannot do it.
+    lane = [[2, 0], [4, 0], [8, 0], [16, 0], [32, 0], [64, 0]]
+    src = _layout([[0, 1], [1, 0], [0, 2], [0, 4]], lane, [], [128, 8])
+    dst = _layout([[1, 0], [0, 1], [0, 2], [0, 4]], lane, [], [128, 8])
+    assert len(_lane0_dwords(dst) - _lane0_dwords(src)) == 8
+    plan = plan_conversion(src, dst, "gfx942", 16)
+    counts = {k: v for k, v in plan.counts().items() if v}
+    assert plan.verified and counts == {"v_perm_b32": 8, "total": 8}
