@@ -396,19 +396,20 @@ def _prefixes(w: _Side, r: _Side, model: LdsModel, element_bits: int, allow_tran
                                 seeds.append((list(base) + list(es), None))
     for c in range(min(len(common), maxbits), -1, -1):
         for cs in _combos(common, c):
-            seeds.append((list(cs), (c, c)))
+            if keep_lengths is None or keep_lengths((c, c)):
+                seeds.append((list(cs), (c, c)))
             for longer in (w, r):
                 extra = [v for v in longer.regs if v not in cs]
                 for j in range(1, min(len(extra), maxbits - c) + 1):
                     lengths = (c + j, c) if longer is w else (c, c + j)
+                    if keep_lengths is not None and not keep_lengths(lengths):
+                        continue
                     for es in _combos(extra, j):
                         seeds += [(list(cs) + head, lengths) for head in _sub_dword_heads(list(es), zb - c)]
     fill_pool = [v for v in dict.fromkeys(w.regs + w.lanes + w.warps + r.regs + r.lanes + r.warps) if v]
     fills_of: dict[tuple, list[tuple[int, ...]]] = {}  # a seed's fills depend on its set of vectors only
     out, seen = [], set()
     for seed, lengths in seeds:
-        if lengths is not None and keep_lengths is not None and not keep_lengths(lengths):
-            continue
         vectors = (frozenset(seed), len(seed))
         fills = fills_of.get(vectors)
         if fills is None:
