@@ -1,7 +1,8 @@
 """Conversion plans for Triton's 48-case AMD baseline: instruction counts next to Triton's, and timing.
 
-Usage: python benchmarks/bench_conversions_plan.py [--baseline PATH] [--repeat N] [--cold-repeat N]
+Usage: python benchmarks/bench_conversions_plan.py [--baseline PATH | --corpus] [--repeat N] [--cold-repeat N]
        [--json | --markdown]
+       python benchmarks/bench_conversions_plan.py [--baseline PATH | --corpus] --against REV [--rounds N]
 
 Per case: our plan's strategy, its instructions (the steps, as docs/contract.md counts them),
 the estimated setup instructions (addresses, masks, selectors, waits; linlayout.synth.cost
@@ -19,6 +20,16 @@ tables; every call still builds, prices and verifies its candidates).  The time
 spent inside linlayout.synth.swizzle (the LDS layout synthesis, another module) is reported
 separately.
 
+``--corpus`` runs benchmarks/data/triton_amd_corpus.json (691 cases, the same format) instead
+of the 48-case baseline.  ``--against REV`` times planning only, here and in a checkout of the
+git revision ``REV`` (a ``git worktree add --detach`` in a temporary folder, removed afterwards),
+each tree in its own subprocess (``--tree``: import linlayout from that folder) and the two in
+alternation, ``--rounds`` times; per case the least cold and warm time over the rounds; the
+medians over the cases both trees plan (a case a tree refuses is counted, not timed).  There a
+cold time is the case's first plan in its process (one per round: ``--cold-repeat`` does not
+apply), since an older release's cache clearing may leave caches of the case filled (b49e30c's
+``convert.clear_caches`` keeps some of the emulator's and swizzle's).
+
 Targets for in-wave conversions that Triton sends through LDS: no LDS traffic, no more
 instructions than Triton, at most half of Triton's.
 """
@@ -28,7 +39,9 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -38,7 +51,8 @@ sys.path.insert(0, str(REPO))
 from linlayout import LayoutError, LinearLayout, caches  # noqa: E402
 from linlayout.synth import convert  # noqa: E402
 
-BITS = {"fp32": 32, "fp16": 16, "bf16": 16, "fp8": 8}
+BITS = {"fp32": 32, "fp16": 16, "bf16": 16, "fp8": 8, "i8": 8}
+CORPUS = REPO / "benchmarks" / "data" / "triton_amd_corpus.json"
 KINDS = ("lds_write", "lds_read", "s_barrier", "ds_bpermute", "ds_swizzle", "dpp", "permlane16_swap",
          "permlane32_swap", "v_cndmask", "v_perm_b32", "v_mov")
 
@@ -139,6 +153,48 @@ def run(baseline: Path, repeat: int, cold_repeat: int = 1) -> dict:
     return {"cases": rows, "summary": summary}
 
 
+def _tree_timings(tree: Path, cases: Path, repeat: int) -> dict:
+    """benchmarks/plan_timing.py's per-case times of the linlayout in ``tree``, in a fresh process."""
+    out = subprocess.run([sys.executable, str(REPO / "benchmarks" / "plan_timing.py"), "--tree", str(tree),
+                          "--cases", str(cases), "--repeat", str(repeat)],
+                         check=True, capture_output=True, text=True, cwd=tree).stdout
+    return json.loads(out)
+
+
+def against(rev: str, cases: Path, rounds: int, repeat: int) -> dict:
+    """Planning times of this tree and of git revision ``rev`` on ``cases``: ``rounds`` alternating
+    subprocess runs of each (so both see the same load), one cold call per case and run, per case
+    the least time over the rounds, then the medians over the cases both trees plan."""
+    with tempfile.TemporaryDirectory(prefix="linlayout-against-") as tmp:
+        other = Path(tmp) / "tree"
+        subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", str(other), rev],
+                       check=True, capture_output=True)
+        try:
+            trees = {"this": REPO, rev: other}
+            best: dict[str, dict] = {}
+            for _ in range(max(1, rounds)):
+                for name, tree in trees.items():
+                    t = _tree_timings(tree, cases, repeat)
+                    if name not in best:
+                        best[name] = t
+                        continue
+                    for kind in ("cold_ms", "warm_ms"):
+                        best[name][kind] = [None if a is None or b is None else min(a, b)
+                                            for a, b in zip(best[name][kind], t[kind])]
+        finally:
+            subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(other)],
+                           check=True, capture_output=True)
+    both = [i for i in range(len(best["this"]["cold_ms"]))
+            if best["this"]["cold_ms"][i] is not None and best[rev]["cold_ms"][i] is not None]
+    summary = {"cases": len(best["this"]["cold_ms"]), "planned_by_both": len(both), "rounds": max(1, rounds),
+               "repeat": repeat}
+    for name in trees:
+        summary[f"{name}_refused"] = sum(t is None for t in best[name]["cold_ms"])
+        for kind in ("cold_ms", "warm_ms"):
+            summary[f"{name}_median_{kind}"] = statistics.median(best[name][kind][i] for i in both)
+    return {"times": best, "summary": summary}
+
+
 def _markdown(res: dict) -> str:
     """The in-wave cases Triton sends through LDS, as a markdown table (for docs/conversions.md)."""
     lines = ["| case | arch | dtype | strategy | ours | registers | Triton | no LDS | <= Triton | <= Triton/2 |",
@@ -176,13 +232,22 @@ def _table(res: dict) -> str:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--baseline", type=Path, default=REPO / "benchmarks" / "data" / "triton_amd_baseline.json")
+    ap.add_argument("--corpus", action="store_true", help=f"run {CORPUS.relative_to(REPO)} instead of --baseline")
+    ap.add_argument("--against", metavar="REV", help="time planning only, here and at git revision REV")
+    ap.add_argument("--rounds", type=int, default=3, help="alternating runs of each tree (with --against)")
     ap.add_argument("--repeat", type=int, default=3, help="warm repetitions per case")
     ap.add_argument("--cold-repeat", type=int, default=3,
                     help="cold calls per case (each after emptying the caches); the least is reported")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--markdown", action="store_true", help="the in-wave cases Triton sends through LDS")
     args = ap.parse_args(argv)
-    res = run(args.baseline, args.repeat, args.cold_repeat)
+    cases = CORPUS if args.corpus else args.baseline
+    if args.against:
+        res = against(args.against, cases, args.rounds, args.repeat)
+        print(json.dumps(res) if args.json else "\n".join(
+            f"{k}: {round(v, 2) if isinstance(v, float) else v}" for k, v in res["summary"].items()))
+        return 0
+    res = run(cases, args.repeat, args.cold_repeat)
     print(json.dumps(res) if args.json else (_markdown(res) if args.markdown else _table(res)))
     return 0
 

@@ -351,8 +351,9 @@ def _combos(items: list[int], size: int) -> list[tuple[int, ...]]:
     return out
 
 
-def _prefixes(w: _Side, r: _Side, model: LdsModel, element_bits: int,
-              allow_transpose: bool) -> list[tuple[list[int], int, tuple[int, int] | None]]:
+def _prefixes(w: _Side, r: _Side, model: LdsModel, element_bits: int, allow_transpose: bool,
+              keep_lengths: Callable[[tuple[int, int]], bool] | None = None
+              ) -> list[tuple[list[int], int, tuple[int, int] | None]]:
     """Candidate prefixes ``(vectors of offset bits 0..p-1, number of sub-dword fill vectors, vector
     lengths (writer, reader) or None for every length the prefix allows)``; every vector of both
     sides lies in the offset space (the writer's span; ``_search`` checks the reader).
@@ -362,7 +363,11 @@ def _prefixes(w: _Side, r: _Side, model: LdsModel, element_bits: int,
     every other pair of vector sets at exactly its lengths: the shorter vector any set of common
     register vectors (alignment may forbid a larger one), the longer one adding any set of its side's
     other register vectors, once per choice of those below the dword (the shorter side's footprint
-    holds them)."""
+    holds them).
+
+    ``keep_lengths``: which of the pairs of vector lengths of the other pairs of vector sets to expand
+    (default all; a prefix left out is left out with every later one of the same lengths, so the
+    prefixes kept are those of the full list that remain, in its order)."""
     maxbits = (128 // element_bits).bit_length() - 1
     zb = max(0, 5 - (element_bits.bit_length() - 1))
     rset, wset = set(r.regs), set(w.regs)
@@ -391,25 +396,32 @@ def _prefixes(w: _Side, r: _Side, model: LdsModel, element_bits: int,
                                 seeds.append((list(base) + list(es), None))
     for c in range(min(len(common), maxbits), -1, -1):
         for cs in _combos(common, c):
-            seeds.append((list(cs), (c, c)))
+            if keep_lengths is None or keep_lengths((c, c)):
+                seeds.append((list(cs), (c, c)))
             for longer in (w, r):
                 extra = [v for v in longer.regs if v not in cs]
                 for j in range(1, min(len(extra), maxbits - c) + 1):
                     lengths = (c + j, c) if longer is w else (c, c + j)
+                    if keep_lengths is not None and not keep_lengths(lengths):
+                        continue
                     for es in _combos(extra, j):
                         seeds += [(list(cs) + head, lengths) for head in _sub_dword_heads(list(es), zb - c)]
     fill_pool = [v for v in dict.fromkeys(w.regs + w.lanes + w.warps + r.regs + r.lanes + r.warps) if v]
+    fills_of: dict[tuple, list[tuple[int, ...]]] = {}  # a seed's fills depend on its set of vectors only
     out, seen = [], set()
     for seed, lengths in seeds:
-        spanned = f2.Span(seed)
-        if spanned.rank != len(seed):
-            continue
-        need = zb - len(seed)
-        if need <= 0:
-            fills = [()]
-        else:
-            pool = [v for v in fill_pool if not spanned.contains(v)]
-            fills = _combos(pool, need)
+        vectors = (frozenset(seed), len(seed))
+        fills = fills_of.get(vectors)
+        if fills is None:
+            spanned = f2.Span(seed)
+            need = zb - len(seed)
+            if spanned.rank != len(seed):
+                fills = []  # dependent (or repeated) seed vectors
+            elif need <= 0:
+                fills = [()]
+            else:
+                fills = _combos([v for v in fill_pool if not spanned.contains(v)], need)
+            fills_of[vectors] = fills
         for fill in fills:
             p = seed + list(fill)
             key = tuple(p)
@@ -803,38 +815,65 @@ def _search(w: _Side, r: _Side, model: LdsModel, element_bits: int, allow_transp
             aligned[key] = _aligned_space(mode, prefix, n_off, completion(side))
         return aligned[key]
 
-    choices = []  # every (prefix, write way, read way), in enumeration order; modes are built when looked at
-    for prefix, fill, lengths in _prefixes(w, r, model, element_bits, allow_transpose):
-        rways = (([] if transpose_only else plain_widths(r, prefix))
-                 + (_transpose_modes(r, prefix, model, element_bits) if allow_transpose and lengths is None else []))
-        wways = plain_widths(w, prefix)
-        if lengths is not None:
-            wways, rways = ([x for x in ways if x.k == k] for ways, k in zip((wways, rways), lengths))
-        choices += [(prefix, fill, ww, rw) for ww in wways for rw in rways]
-    order = range(len(choices))
-    if prune:  # fewest instructions first: once one is valid, no choice with more is looked at
-        order = sorted(order, key=lambda i: choices[i][2].instructions + choices[i][3].instructions)
-    fewest = float("inf")  # the fewest instructions of a valid choice so far
-    valid = []
-    for i in order:
-        prefix, fill, ww, rw = choices[i]
-        if prune and ww.instructions + rw.instructions > fewest:
-            break
-        mw, mr = mode(w, prefix, ww), mode(r, prefix, rw)
-        hr = aligned_space(r, mr, prefix)
-        hw = aligned_space(w, mw, prefix) if hr is not None else None
-        if hw is None:
-            continue
-        # H_s is a complement of V_s (the first k_s prefix vectors) holding the rest of the
-        # prefix, so Hc + P is the whole offset space iff Hc = H_s for the longer vector,
-        # i.e. iff the aligned space of the longer vector lies in the other one
-        key = (hw, hr) if mw.k >= mr.k else (hr, hw)
-        if key not in inside:
-            contains = span(key[1]).contains
-            inside[key] = all(contains(x) for x in key[0])
-        if inside[key]:
-            valid.append((i, (mw, mr, hw, hr)))
-            fewest = min(fewest, mw.instructions + mr.instructions)
+    def choices_of(prefixes) -> list[tuple]:
+        """Every (prefix, fill, write way, read way) of ``prefixes``, in enumeration order; modes are
+        built when looked at."""
+        choices = []
+        for prefix, fill, lengths in prefixes:
+            rways = (([] if transpose_only else plain_widths(r, prefix))
+                     + (_transpose_modes(r, prefix, model, element_bits) if allow_transpose and lengths is None
+                        else []))
+            wways = plain_widths(w, prefix)
+            if lengths is not None:
+                wways, rways = ([x for x in ways if x.k == k] for ways, k in zip((wways, rways), lengths))
+            choices += [(prefix, fill, ww, rw) for ww in wways for rw in rways]
+        return choices
+
+    def valid_of(choices: list[tuple]) -> list[tuple[int, tuple]]:
+        """(index, (modes, H_w, H_r)) of the valid choices; ``prune``: only those with the fewest
+        instructions of any valid one."""
+        order = range(len(choices))
+        if prune:  # fewest instructions first: once one is valid, no choice with more is looked at
+            order = sorted(order, key=lambda i: choices[i][2].instructions + choices[i][3].instructions)
+        fewest = float("inf")  # the fewest instructions of a valid choice so far
+        valid = []
+        for i in order:
+            prefix, fill, ww, rw = choices[i]
+            if prune and ww.instructions + rw.instructions > fewest:
+                break
+            mw, mr = mode(w, prefix, ww), mode(r, prefix, rw)
+            hr = aligned_space(r, mr, prefix)
+            hw = aligned_space(w, mw, prefix) if hr is not None else None
+            if hw is None:
+                continue
+            # H_s is a complement of V_s (the first k_s prefix vectors) holding the rest of the
+            # prefix, so Hc + P is the whole offset space iff Hc = H_s for the longer vector,
+            # i.e. iff the aligned space of the longer vector lies in the other one
+            key = (hw, hr) if mw.k >= mr.k else (hr, hw)
+            if key not in inside:
+                contains = span(key[1]).contains
+                inside[key] = all(contains(x) for x in key[0])
+            if inside[key]:
+                valid.append((i, (mw, mr, hw, hr)))
+                fewest = min(fewest, mw.instructions + mr.instructions)
+        return valid
+
+    keep_lengths = None
+    if prune:
+        # The prefixes tried at every length come first; the fewest instructions of their valid
+        # choices bound those of the search, so a prefix of fixed lengths with more (or with no
+        # instruction at its lengths) has no choice the pruned search looks at.
+        first = valid_of(choices_of(_prefixes(w, r, model, element_bits, allow_transpose, lambda lengths: False)))
+        cap = min((mw.instructions + mr.instructions for _, (mw, mr, _, _) in first), default=float("inf"))
+        counts = [{x.k: x.instructions for x in widths[id(s)][0]} for s in (w, r)]
+        if transpose_only:
+            counts[1] = {}
+
+        def keep_lengths(lengths: tuple[int, int]) -> bool:
+            kw, kr = lengths
+            return kw in counts[0] and kr in counts[1] and counts[0][kw] + counts[1][kr] <= cap
+    choices = choices_of(_prefixes(w, r, model, element_bits, allow_transpose, keep_lengths))
+    valid = valid_of(choices)
     pairs = [choices[i][:2] + found for i, found in sorted(valid)  # (prefix, fill, modes, H_w, H_r)
              if max_instructions is None or found[0].instructions + found[1].instructions <= max_instructions]
     if not pairs:
