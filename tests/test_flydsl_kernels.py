@@ -44,7 +44,7 @@ def _inputs(seed: int):
 @pytest.mark.parametrize("arch,strategy", CASES)
 def test_attention_block_matches_torch(arch, strategy):
     q, k, vt, o = _inputs(1)
-    interpret(attention_block(arch, strategy), q, k, vt, o, arch=arch)
+    interpret(attention_block(strategy), q, k, vt, o, arch=arch)
     ref = (q.float() @ k.float().T).half().float() @ vt.float().T
     assert (o - ref).abs().max().item() < 1e-2  # f32 sums in another order; a wrong P errs by ~50
 
@@ -54,7 +54,7 @@ def test_without_the_conversion_the_block_is_wrong():
     the test above can fail."""
     src, _ = p_layouts("gfx942")
     q, k, vt, o = _inputs(1)
-    interpret(attention_block("gfx942", "auto", dst=src), q, k, vt, o, arch="gfx942")
+    interpret(attention_block("auto", dst=src), q, k, vt, o, arch="gfx942")
     ref = (q.float() @ k.float().T).half().float() @ vt.float().T
     assert (o - ref).abs().max().item() > 1.0
 
@@ -70,7 +70,7 @@ def _between_mfmas(isa: str) -> str:
 def test_isa_between_the_mfmas_is_the_plan(arch, strategy):
     src, dst = p_layouts(arch)
     plan = plan_for(src, dst, 16, arch=arch, strategy=strategy)
-    (kernel,) = compile_kernel(attention_block(arch, strategy), *_inputs(0), arch=arch)
+    (kernel,) = compile_kernel(attention_block(strategy), *_inputs(0), arch=arch)
     counts = isa_counts(_between_mfmas(kernel.isa))
     counts[FUSED_KEY] = fused_dpp_count(_between_mfmas(kernel.isa), None)
     assert plan_isa_differences(plan, counts) == {}
@@ -125,6 +125,16 @@ def test_target_arch_follows_flydsl_compile_target():
             assert target_arch() == arch
 
 
+def test_convert_reads_flydsl_layout_text():
+    """src and dst as FlyDSL prints the MFMA's C and A thread-value layouts (``tv:MxN:`` text)
+    give the plan of the catalog's layouts."""
+    src, dst = p_layouts("gfx942")
+    plan = plan_for("tv:16x16:Layout<((16,4),(4,1)):((16,4),(1,16))>", "tv:16x16:Layout<((16,4),4):((1,64),16)>",
+                    16, arch="gfx942")
+    assert (plan.src, plan.dst) == (src, dst)
+    assert plan.dumps() == plan_for(src, dst, 16, arch="gfx942").dumps()
+
+
 def test_convert_errors():
     src, dst = p_layouts("gfx942")
     with pytest.raises(LayoutError, match="FlyDSL Vector"):
@@ -133,6 +143,8 @@ def test_convert_errors():
         plan_for("not a layout", dst, 16, arch="gfx942")
     with pytest.raises(LayoutError, match="src: layout_of reads FlyDSL layouts.*, not int"):
         plan_for(3, dst, 16, arch="gfx942")
+    with pytest.raises(LayoutError, match=r"dst: a pair \(FlyDSL object, reading\)"):
+        plan_for(src, (dst, "A", 1), 16, arch="gfx942")
     # the A layout has 4 registers per lane; a vector of 8 is refused while FlyDSL traces the kernel
     with pytest.raises(LayoutError, match="4 registers per lane, values has 8"):
         compile_kernel(_convert_eight(src, dst), torch.zeros(64, 8).half(), arch="gfx942")
