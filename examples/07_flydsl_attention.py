@@ -30,7 +30,7 @@ for arch in ("gfx942", "gfx950"):
         plan = plan_for(src, dst, 16, arch=arch, strategy=strategy)
         print(f"=== {arch} {strategy}: P conversion {plan.strategy}, {plan.counts()['total']} instructions, "
               f"verified on the emulator: {plan.verified}")
-        (kernel,) = compile_kernel(attention_block(arch, strategy), q, k, vt, torch.zeros(16, 16), arch=arch)
+        (kernel,) = compile_kernel(attention_block(strategy), q, k, vt, torch.zeros(16, 16), arch=arch)
         lines = kernel.isa.splitlines()
         first, second = [i for i, ln in enumerate(lines) if re.match(r"\s*v_mfma", ln)]
         between = "\n".join(lines[first + 1:second])
@@ -38,6 +38,6 @@ for arch in ("gfx942", "gfx950"):
         counts[FUSED_KEY] = fused_dpp_count(between, None)
         print(f"  ISA between the two MFMAs matches the plan: {not plan_isa_differences(plan, counts)}")
         out = torch.zeros(16, 16)
-        interpret(attention_block(arch, strategy), q, k, vt, out, arch=arch)  # on the wave interpreter
+        interpret(attention_block(strategy), q, k, vt, out, arch=arch)  # on the wave interpreter
         err = (out - reference).abs().max().item()
         print(f"  interpreter vs torch: max |err| {err:.2g}, verified {err < 1e-2}")

@@ -3,28 +3,27 @@
 linlayout.flydsl.gemm stages A (16 x 64 f16) through LDS: each K block is written by a tiled
 copy (8 bytes a lane) and read back as the MFMA's A operand (8 bytes a lane).  linlayout
 synthesizes the shared layout for these two access patterns (bank cycles at the lower bound)
-and hands it to FlyDSL as a composed layout ``Swizzle<B,M,S> o L``.  Without a GPU, the
-kernel is compiled for both arches and run on the wave interpreter; the LDS image FlyDSL
-wrote is compared with linlayout's shared layout, C with torch.
+and the kernel hands it to FlyDSL as the composed layout ``S<B,M,S> o 0 o L`` that
+linlayout.flydsl.to_flydsl builds.  Without a GPU, the kernel is compiled for both arches and
+run on the wave interpreter; the LDS image FlyDSL wrote is compared with linlayout's shared
+layout, C with torch.
 """
 
 import numpy as np
 import torch
 
 from linlayout.flydsl import interpret
-from linlayout.flydsl.gemm import composed_parts, gemm_kernel, shared_layout
+from linlayout.flydsl.gemm import gemm_kernel, shared_layout
+from linlayout.flydsl_text import to_flydsl_text
 
 torch.manual_seed(0)
 a, b = torch.randn(16, 64).half(), torch.randn(16, 64).half()
 
 for arch in ("gfx942", "gfx950"):
     res, full = shared_layout(arch)
-    (sw_b, sw_m, sw_s), rows, cols = composed_parts(full)
     print(f"=== {arch}: {res.write_op} + {res.read_op}, {res.total_cycles} cycles, "
           f"lower bound {res.lower_bound_cycles}, certified {res.certified}")
-    shape = f"(({','.join(['2'] * len(rows))}),({','.join(['2'] * len(cols))}))"
-    strides = f"(({','.join(map(str, rows))}),({','.join(map(str, cols))}))"
-    print(f"  FlyDSL layout: Swizzle<{sw_b},{sw_m},{sw_s}> o {shape}:{strides}")
+    print(f"  FlyDSL layout: {to_flydsl_text(full)}")
     c, image = torch.zeros(16, 16), torch.zeros(1024).half()
     interpret(gemm_kernel(arch), a, b, c, image, arch=arch)   # compiled by FlyDSL, run on the interpreter
     coords = full.apply({"offset": np.arange(1024)})

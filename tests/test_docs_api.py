@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import doctest
 import importlib
@@ -209,6 +210,16 @@ def test_api_doc_covers_the_package_root():
 
     documented = {n for m, n, _ in API if m == "linlayout"}
     assert set(linlayout.__all__) <= documented, set(linlayout.__all__) - documented
+
+
+def test_api_doc_covers_linlayout_flydsl():
+    """Every public name of ``linlayout.flydsl`` (its ``__all__``, read without importing FlyDSL)."""
+    tree = ast.parse((ROOT / "linlayout" / "flydsl" / "__init__.py").read_text())
+    (names,) = [node.value for node in tree.body if isinstance(node, ast.Assign)
+                and [t.id for t in node.targets if isinstance(t, ast.Name)] == ["__all__"]]
+    public = set(ast.literal_eval(names))
+    documented = {n for m, n, _ in API if m == "linlayout.flydsl"}
+    assert len(public) >= 8 and public <= documented, public - documented
 
 
 # ---------------------------------------------------------------------------------- links

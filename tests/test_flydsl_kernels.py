@@ -21,13 +21,14 @@ needs.require("torch", "flydsl")
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-from linlayout import LayoutError, LinearLayout  # noqa: E402
+from linlayout import LayoutError  # noqa: E402
 from linlayout.flydsl import compile_kernel, compile_only, interpret  # noqa: E402
 from linlayout.flydsl.attention import attention_block, p_layouts  # noqa: E402
 from linlayout.flydsl import convert  # noqa: E402
 from linlayout.flydsl.convert import plan_for  # noqa: E402
 from linlayout.flydsl.target import target_arch  # noqa: E402
-from linlayout.flydsl.gemm import composed_parts, gemm_kernel, shared_layout  # noqa: E402
+from linlayout.flydsl_text import from_flydsl, to_flydsl_text  # noqa: E402
+from linlayout.flydsl.gemm import gemm_kernel, shared_layout  # noqa: E402
 from linlayout.lowering.isa import isa_counts  # noqa: E402
 from linlayout.lowering.report import FUSED_KEY, expected_isa_counts, fused_dpp_count, plan_isa_differences  # noqa: E402
 
@@ -43,7 +44,7 @@ def _inputs(seed: int):
 @pytest.mark.parametrize("arch,strategy", CASES)
 def test_attention_block_matches_torch(arch, strategy):
     q, k, vt, o = _inputs(1)
-    interpret(attention_block(arch, strategy), q, k, vt, o, arch=arch)
+    interpret(attention_block(strategy), q, k, vt, o, arch=arch)
     ref = (q.float() @ k.float().T).half().float() @ vt.float().T
     assert (o - ref).abs().max().item() < 1e-2  # f32 sums in another order; a wrong P errs by ~50
 
@@ -53,7 +54,7 @@ def test_without_the_conversion_the_block_is_wrong():
     the test above can fail."""
     src, _ = p_layouts("gfx942")
     q, k, vt, o = _inputs(1)
-    interpret(attention_block("gfx942", "auto", dst=src), q, k, vt, o, arch="gfx942")
+    interpret(attention_block("auto", dst=src), q, k, vt, o, arch="gfx942")
     ref = (q.float() @ k.float().T).half().float() @ vt.float().T
     assert (o - ref).abs().max().item() > 1.0
 
@@ -69,7 +70,7 @@ def _between_mfmas(isa: str) -> str:
 def test_isa_between_the_mfmas_is_the_plan(arch, strategy):
     src, dst = p_layouts(arch)
     plan = plan_for(src, dst, 16, arch=arch, strategy=strategy)
-    (kernel,) = compile_kernel(attention_block(arch, strategy), *_inputs(0), arch=arch)
+    (kernel,) = compile_kernel(attention_block(strategy), *_inputs(0), arch=arch)
     counts = isa_counts(_between_mfmas(kernel.isa))
     counts[FUSED_KEY] = fused_dpp_count(_between_mfmas(kernel.isa), None)
     assert plan_isa_differences(plan, counts) == {}
@@ -108,22 +109,30 @@ def test_gemm_through_the_synthesized_lds_layout(arch):
                                 torch.from_numpy(np.asarray(coords["dim1"]))])
 
 
-def test_composed_parts_of_a_row_major_tile_is_no_swizzle():
-    rows = [[1 << i, 0] for i in range(4)]
-    cols = [[0, 1 << i] for i in range(6)]
-    row_major = LinearLayout({"offset": cols + rows}, [("dim0", 16), ("dim1", 64)])
-    assert composed_parts(row_major) == ((0, 0, 0), (64, 128, 256, 512), (1, 2, 4, 8, 16, 32))
-    xor = LinearLayout({"offset": cols + rows[:3] + [[8, 1]]}, [("dim0", 16), ("dim1", 64)])
-    assert composed_parts(xor) == ((1, 0, 9), (64, 128, 256, 512), (1, 2, 4, 8, 16, 32))
-    two = LinearLayout({"offset": cols + rows[:3] + [[8, 3]]}, [("dim0", 16), ("dim1", 64)])
-    with pytest.raises(LayoutError):
-        composed_parts(two)
+@pytest.mark.parametrize("arch,text", [("gfx942", "ComposedLayout<S<2,4,2> o 0 o (16,(4,16)):(4,(1,64))>"),
+                                       ("gfx950", "ComposedLayout<S<1,4,3> o 0 o (16,(4,16)):(4,(1,64))>")])
+def test_gemm_hands_flydsl_the_synthesized_layout(arch, text):
+    """The composed layout the GEMM gives FlyDSL (``to_flydsl``'s text) reads back as linlayout's
+    shared layout of the tile, and differs between the arches (their bank models differ)."""
+    full = shared_layout(arch)[1]
+    assert to_flydsl_text(full) == text
+    assert from_flydsl(text, "smem") == full
 
 
 def test_target_arch_follows_flydsl_compile_target():
     for arch in ("gfx950", "gfx942"):
         with compile_only(arch):
             assert target_arch() == arch
+
+
+def test_convert_reads_flydsl_layout_text():
+    """src and dst as FlyDSL prints the MFMA's C and A thread-value layouts (``tv:MxN:`` text)
+    give the plan of the catalog's layouts."""
+    src, dst = p_layouts("gfx942")
+    plan = plan_for("tv:16x16:Layout<((16,4),(4,1)):((16,4),(1,16))>", "tv:16x16:Layout<((16,4),4):((1,64),16)>",
+                    16, arch="gfx942")
+    assert (plan.src, plan.dst) == (src, dst)
+    assert plan.dumps() == plan_for(src, dst, 16, arch="gfx942").dumps()
 
 
 def test_convert_errors():
@@ -134,6 +143,8 @@ def test_convert_errors():
         plan_for("not a layout", dst, 16, arch="gfx942")
     with pytest.raises(LayoutError, match="src: layout_of reads FlyDSL layouts.*, not int"):
         plan_for(3, dst, 16, arch="gfx942")
+    with pytest.raises(LayoutError, match=r"dst: a pair \(FlyDSL object, reading\)"):
+        plan_for(src, (dst, "A", 1), 16, arch="gfx942")
     # the A layout has 4 registers per lane; a vector of 8 is refused while FlyDSL traces the kernel
     with pytest.raises(LayoutError, match="4 registers per lane, values has 8"):
         compile_kernel(_convert_eight(src, dst), torch.zeros(64, 8).half(), arch="gfx942")

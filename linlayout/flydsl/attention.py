@@ -19,21 +19,21 @@ MFMA = "v_mfma_f32_16x16x16_f16"
 
 
 def p_layouts(arch: str):
-    """``(src, dst)`` of P: the MFMA's C layout and its A-operand layout (dims m, n = k)."""
+    """``(src, dst)`` of P: the MFMA's C layout and its A-operand layout (dims m, n = k), from the
+    catalog: the layouts :func:`attention_block`'s fragment roles ``(tiled, "C")``, ``(tiled, "A")`` read as."""
     lay = mfma_layouts(MFMA, arch)
     return lay["C"], lay["A"]
 
 
-def attention_block(arch: str, strategy: str = "auto", dst=None):
-    """The ``@flyc.jit`` function ``run(Q, K, Vt, O)`` of the block for ``arch`` (one wave, 64 threads).
+def attention_block(strategy: str = "auto", dst=None):
+    """The ``@flyc.jit`` function ``run(Q, K, Vt, O)`` of the block (one wave, 64 threads); the
+    target is the one FlyDSL compiles for (``compile_kernel``'s or ``interpret``'s ``arch``).
 
-    ``dst``: the layout P is converted to (default: the A operand's; another one shows what a
-    wrong conversion does)."""
+    P is converted from the tiled MMA's C fragment to its A fragment, given to ``convert`` as
+    FlyDSL holds them, ``(tiled, "C")`` and ``(tiled, "A")``.  ``dst``: another layout for P
+    (a LinearLayout; one that is not the A operand's shows what a wrong conversion does)."""
     import flydsl.compiler as flyc
     import flydsl.expr as fx
-
-    src, operand = p_layouts(arch)
-    dst = operand if dst is None else dst
 
     @flyc.kernel
     def fa_block(Q: fx.Tensor, K: fx.Tensor, Vt: fx.Tensor, O: fx.Tensor):
@@ -59,7 +59,8 @@ def attention_block(arch: str, strategy: str = "auto", dst=None):
         frag_s.fill(0)
         frag_o.fill(0)
         fx.gemm(atom, frag_s, frag_q, frag_k, frag_s)
-        frag_p.store(convert(frag_s.load().to(fx.Float16), src, dst, strategy=strategy))
+        p_dst = (tiled, "A") if dst is None else dst
+        frag_p.store(convert(frag_s.load().to(fx.Float16), (tiled, "C"), p_dst, strategy=strategy))
         fx.gemm(atom, frag_o, frag_p, frag_v, frag_o)
         fx.copy(copy32, copy_c.retile(frag_o), copy_c.partition_S(bO))
 

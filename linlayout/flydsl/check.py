@@ -121,10 +121,10 @@ def check_copy(tiled_copy, smem_layout, *, arch: str, direction: str = "read",
         other_side = _over_tile(layout_of(other, _SIDE[_OTHER[direction]]), shared)
     else:
         other_side = other
-    sw, swizzled, mine, theirs = _best_swizzle(plain, copy, other_side, element_bits, model, direction, op)
+    swizzled, mine, theirs = _best_swizzle(plain, copy, other_side, element_bits, model, direction, op)
     choice = report.choice
     return CopyCheck(model.arch, direction, op, element_bits, choice.count, list(choice.cycles), choice.min_cycles,
-                     choice.report.explanation, _composed_text(sw, plain), swizzled, list(mine.choice.cycles),
+                     choice.report.explanation, to_flydsl_text(swizzled), swizzled, list(mine.choice.cycles),
                      theirs.choice.op, list(theirs.choice.cycles), report)
 
 
@@ -171,7 +171,7 @@ def _over_tile(copy: LinearLayout, shared: LinearLayout) -> LinearLayout:
 
 def _best_swizzle(plain: LinearLayout, copy: LinearLayout, other: LinearLayout, element_bits: int, model,
                   direction: str, op: str):
-    """``(Swizzle, shared layout, copy's report, other side's report)`` minimising the copy's
+    """``(shared layout, copy's report, other side's report)`` of the swizzle minimising the copy's
     cycles, then the other side's instructions and cycles, then ``B`` (the identity first)."""
     n = plain.in_dim_size_log2("offset")
     candidates = [Swizzle(0, 0, 0)] + [Swizzle(b, m, s) for b in SWIZZLE_BITS for m in range(n)
@@ -189,12 +189,7 @@ def _best_swizzle(plain: LinearLayout, copy: LinearLayout, other: LinearLayout, 
             best = (key, sw, shared, mine, theirs)
     if best is None:
         raise LayoutError(f"no S<B,M,S> swizzle of the shared layout lets {op} move the copy's vectors")
-    return best[1:]
-
-
-def _composed_text(sw: Swizzle, plain: LinearLayout) -> str:
-    body = cute_text(to_flydsl_text(plain)).rpartition(" o ")[2]
-    return f"ComposedLayout<S<{sw.bits},{sw.base},{sw.shift}> o 0 o {body}>"
+    return best[2:]
 
 
 def _memory_order_copy(plain: LinearLayout, copy: LinearLayout, element_bits: int, wave_size: int) -> LinearLayout:

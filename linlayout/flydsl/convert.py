@@ -41,10 +41,16 @@ _names = itertools.count()
 
 
 def _layout(obj, what: str) -> LinearLayout:
-    """A LinearLayout as given, or a FlyDSL layout, fragment or layout text read by ``layout_of``."""
+    """A LinearLayout as given; an ``(object, reading)`` pair read by ``layout_of(object, reading)``
+    (a fragment's role: ``(tiled_mma, "C")``, a copy's side: ``(tiled_copy, "dst")``); anything
+    else (a tiled copy, layout text such as ``tv:16x16:Layout<...>``) read by ``layout_of(obj)``."""
     if isinstance(obj, LinearLayout):
         return obj
     try:
+        if isinstance(obj, tuple):
+            if len(obj) != 2 or not isinstance(obj[1], str):
+                raise LayoutError(f"a pair (FlyDSL object, reading) such as (tiled_mma, 'C'), got {obj!r}")
+            return layout_of(*obj)
         return layout_of(obj)
     except LayoutError as e:
         raise LayoutError(f"{what}: {e}") from None
@@ -98,8 +104,9 @@ def convert(values, src, dst, *, strategy: str = "auto"):
     """One lane's ``values`` in ``src`` register order -> the same elements in ``dst`` order.
 
     Call inside ``@flyc.kernel``.  ``values``: a FlyDSL ``Vector`` or an ``ir.Value`` of a
-    1-D vector type; ``src``/``dst``: LinearLayouts (register, lane, warp -> tensor) or
-    FlyDSL layouts/fragments; ``strategy``: ``auto``, ``registers`` or ``lds``
+    1-D vector type; ``src``/``dst``: LinearLayouts (register, lane, warp -> tensor), FlyDSL
+    fragments as ``(tiled_mma, role)`` pairs (``(tiled, "C")``), tiled copies, or layout text
+    (``tv:16x16:Layout<...>``), read by :func:`linlayout.flydsl.layout_of`; ``strategy``: ``auto``, ``registers`` or ``lds``
     (:func:`linlayout.synth.convert.plan_conversion`).  Returns the same kind as ``values``.
     """
     from flydsl._mlir import ir

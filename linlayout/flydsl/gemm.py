@@ -5,15 +5,17 @@ One wave computes ``C = A B^T`` (A: 16 x 64, B: 16 x 64, f16; C: 16 x 16, f32) w
 lane writes 4 elements (8 bytes) of a row and reads the MFMA's A operand back.  In a
 row-major 16 x 16 block (32 bytes a row) the lanes reading one column group collide in
 banks; the shared layout :func:`linlayout.synth.swizzle.synthesize` chooses for these two
-access patterns reaches its lower bound of bank cycles.  It is handed to FlyDSL as a composed layout ``Swizzle<B,M,S> o L``
-(:func:`composed_parts`): ``L`` sends each tensor coordinate bit to one offset bit, the
-swizzle XORs offset bits ``[M+S, M+S+B)`` into ``[M, M+B)``.
+access patterns reaches its lower bound of bank cycles.  The kernel hands it to FlyDSL as
+the composed layout ``S<B,M,S> o 0 o L`` that :func:`linlayout.flydsl.to_flydsl` builds (its
+text: :func:`linlayout.flydsl_text.to_flydsl_text`).
 """
 
-from linlayout import LayoutError, LinearLayout
+from linlayout import LinearLayout
 from linlayout.synth.swizzle import SwizzleResult, synthesize
 
-__all__ = ["ROWS", "COLS", "BLOCK", "access_layouts", "shared_layout", "composed_parts", "gemm_kernel"]
+from .layouts import to_flydsl
+
+__all__ = ["ROWS", "COLS", "BLOCK", "access_layouts", "shared_layout", "gemm_kernel"]
 
 ROWS, COLS = 16, 64  # A's tile: rows (dim0, M) x columns (dim1, K)
 BLOCK = 16  # columns per MFMA (K block); each block is its own 16 x 16 LDS tile
@@ -44,42 +46,6 @@ def shared_layout(arch: str) -> tuple[SwizzleResult, LinearLayout]:
     return res, LinearLayout({"offset": bases}, [("dim0", ROWS), ("dim1", COLS)])
 
 
-def composed_parts(shared: LinearLayout) -> tuple[tuple[int, int, int], tuple[int, ...], tuple[int, ...]]:
-    """``((B, M, S), row_strides, column_strides)`` with ``offset = Swizzle<B,M,S>(L(row, column))``
-    equal to ``shared``'s inverse, ``L`` the layout ``((2,)*r, (2,)*c) : (row_strides, column_strides)``.
-
-    Column ``j`` of the inverse (tensor bit -> offset bits) is one offset bit ``p`` (``L`` sends the
-    tensor bit there) or two, ``p`` and ``p - S`` with ``p`` in the swizzle's source range.  A
-    LayoutError when the layout is no such composition.
-    """
-    inv = shared.invert()
-    bits = [("dim0", 1 << i) for i in range(ROWS.bit_length() - 1)] + \
-           [("dim1", 1 << i) for i in range(COLS.bit_length() - 1)]
-    images = []
-    for dim, value in bits:
-        coords = {"dim0": 0, "dim1": 0}
-        coords[dim] = value
-        images.append(int(inv.apply(coords)["offset"]))
-    pairs = sorted((img.bit_length() - 1, (img & -img).bit_length() - 1)
-                   for img in images if bin(img).count("1") == 2)
-    if any(bin(img).count("1") > 2 for img in images):
-        raise LayoutError("the shared layout is not a bit permutation followed by one XOR swizzle")
-    if not pairs:
-        swizzle = (0, 0, 0)
-    else:
-        shift = pairs[0][0] - pairs[0][1]
-        base, count = pairs[0][1], len(pairs)
-        if pairs != [(base + shift + i, base + i) for i in range(count)]:
-            raise LayoutError("the shared layout's XOR terms are not one CuTe Swizzle<B,M,S>")
-        swizzle = (count, base, shift)
-        sources = range(base + shift, base + shift + count)
-        if any(img in [1 << p for p in sources] for img in images):
-            raise LayoutError("a coordinate bit lands in the swizzle's source range")
-    strides = [1 << (img.bit_length() - 1) for img in images]
-    r = ROWS.bit_length() - 1
-    return swizzle, tuple(strides[:r]), tuple(strides[r:])
-
-
 def _copy_image(fx, smem, image, tid) -> None:
     """``image[e] = LDS element e`` for the tile's 1024 elements (lane ``t``: elements ``16 t ..``),
     so that a test sees where each element of A was written."""
@@ -96,7 +62,7 @@ def gemm_kernel(arch: str):
     import flydsl.compiler as flyc
     import flydsl.expr as fx
 
-    (sw_b, sw_m, sw_s), row_strides, col_strides = composed_parts(shared_layout(arch)[1])
+    shared = shared_layout(arch)[1]
     lds_bytes = ROWS * COLS * 2
 
     @flyc.kernel
@@ -105,9 +71,8 @@ def gemm_kernel(arch: str):
         bA = fx.slice(fx.zipped_divide(fx.rocdl.make_buffer_tensor(A), (ROWS, COLS)), (None, 0))
         bB = fx.slice(fx.zipped_divide(fx.rocdl.make_buffer_tensor(B), (16, COLS)), (None, 0))
         bC = fx.slice(fx.zipped_divide(fx.rocdl.make_buffer_tensor(C), (ROWS, 16)), (None, 0))
-        inner = fx.make_layout(((2,) * len(row_strides), (2,) * len(col_strides)), (row_strides, col_strides))
         smem = fx.get_dyn_shared(fx.Float16)
-        sA = fx.make_view(smem, fx.make_composed_layout(fx.static(fx.SwizzleType.get(sw_b, sw_m, sw_s)), inner))
+        sA = fx.make_view(smem, to_flydsl(shared))
         global64 = fx.make_copy_atom(fx.rocdl.BufferCopy64b(), fx.Float16)
         lds64 = fx.make_copy_atom(fx.UniversalCopy64b(), fx.Float16)
         tile_mn, tv = fx.make_layout_tv(fx.make_layout((16, 4), (4, 1)), fx.make_layout((1, 4), (1, 1)))

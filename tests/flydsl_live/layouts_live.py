@@ -15,6 +15,7 @@ from flydsl_scope import insertion_point  # noqa: E402
 from linlayout import LayoutError, LinearLayout  # noqa: E402
 from linlayout.cute import Swizzle, swizzle_layout  # noqa: E402
 from linlayout.flydsl import layout_of, to_flydsl  # noqa: E402
+from linlayout.flydsl.convert import plan_for  # noqa: E402
 from linlayout.flydsl.layouts import mfma_instruction, mma_tiles, tile_shape  # noqa: E402
 from linlayout.flydsl_text import from_flydsl, to_flydsl_text  # noqa: E402
 from linlayout.hw.mfma import mfma_layouts  # noqa: E402
@@ -144,3 +145,18 @@ def test_to_flydsl_needs_an_insertion_point():
     with ctx, ir.Location.unknown(), pytest.raises(LayoutError, match="insertion point.*S<0,0,0> o 0 o 8:1"):
         to_flydsl(from_flydsl("Layout<8:1>", "smem"))
     assert to_flydsl_text(from_flydsl("Layout<8:1>", "smem")) == "ComposedLayout<S<0,0,0> o 0 o 8:1>"
+
+
+def test_convert_takes_flydsl_fragments_and_copies(at):
+    """``convert``'s src and dst as a FlyDSL author holds them: the tiled MMA's fragment roles
+    ``(tiled, "C")`` -> ``(tiled, "A")`` plan exactly the catalog's C -> A conversion, and a tiled
+    copy (its src side) stands for its thread-value layout."""
+    tiled = fx.make_tiled_mma(_atom(16, 16, 16, "Float16"), fx.make_layout((1, 1, 1), (0, 0, 0)))
+    cat = mfma_layouts("v_mfma_f32_16x16x16_f16", "gfx942")
+    plan = plan_for((tiled, "C"), (tiled, "A"), 16, arch="gfx942")
+    assert (plan.src, plan.dst) == (cat["C"], cat["A"])
+    assert plan.dumps() == plan_for(cat["C"], cat["A"], 16, arch="gfx942").dumps()
+    copy = fx.make_tiled_copy_A(fx.make_copy_atom(fx.UniversalCopy64b(), fx.Float16), tiled)
+    assert plan_for(copy, (tiled, "A"), 16, arch="gfx942").src == layout_of(copy)
+    with pytest.raises(LayoutError, match="dst: an MMA's layout needs its role"):
+        plan_for((tiled, "C"), tiled, 16, arch="gfx942")
