@@ -13,6 +13,7 @@ that the library works without them).
 from __future__ import annotations
 
 import ast
+import re
 import os
 import subprocess
 import sys
@@ -233,3 +234,15 @@ def _has(name: str) -> bool:
     import importlib.util
 
     return importlib.util.find_spec(name) is not None
+
+
+#: A statement importing a room by its bare name, in prose code: ``from kernels import gemm``,
+#: ``>>> import synth.plan`` (it runs only from the repository root, where the room is a folder).
+BARE_ROOM_IMPORT = re.compile(r"^\s*(?:>>>|\.\.\.)?\s*(?:from|import)\s+(?:synth|lowering|kernels)\b", re.M)
+
+
+def test_docs_and_examples_import_rooms_through_linlayout():
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md")), *sorted((ROOT / "examples").glob("*.py"))]
+    found = [f"{p.relative_to(ROOT)}: {m.group(0).strip()}" for p in pages
+             for m in BARE_ROOM_IMPORT.finditer(p.read_text())]
+    assert found == []
