@@ -435,7 +435,8 @@ CROSSBAR_KINDS = ("ds_bpermute", "ds_swizzle")  # register steps that use the LD
 
 class _Pricer:
     """The issue and LDS cycles of ``plan_cost``, added by each step (``Step.price``).  Every
-    instruction but an LDS access is priced once per dword half of its elements (``mult``).
+    vector instruction but an LDS access is priced once per dword half of its elements (``mult``);
+    a scalar one (``s_barrier``) once.
     ``lds_pipe_cycles``: the part of both that the LDS pipe is busy (crossbar moves and LDS
     accesses beyond their issue slot)."""
 
@@ -444,12 +445,13 @@ class _Pricer:
         self.mult = dwords_per_slot(element_bits)
         self.issue_cycles = self.lds_cycles = self.lds_pipe_cycles = 0.0
 
-    def issue(self, counts: dict[str, int]) -> None:
+    def issue(self, counts: dict[str, int], per_dword_half: bool = True) -> None:
+        mult = self.mult if per_dword_half else 1
         for kind, n in counts.items():
-            cycles = n * self.mult * self.cm.instruction(kind)
+            cycles = n * mult * self.cm.instruction(kind)
             self.issue_cycles += cycles
             if kind in CROSSBAR_KINDS:
-                self.lds_pipe_cycles += cycles - n * self.mult * self.cm.ds_issue
+                self.lds_pipe_cycles += cycles - n * mult * self.cm.ds_issue
 
     def lds_access(self, store: bool, width_bytes: int, addr, paired: bool, transpose: int) -> None:
         cycles = lds_access_cost(self.cm, self.arch, store, width_bytes, addr, self.element_bits, paired, transpose)

@@ -118,3 +118,20 @@ def test_convert_cli_takes_the_objective_and_reports_it(capsys):
     assert main(argv) == 0
     assert json.loads(capsys.readouterr().out)["objective"] == "latency"
     assert main(argv + ["--objective", "speed"]) == 2
+
+
+@pytest.mark.parametrize("element_bits", [32, 64])
+def test_a_barrier_is_priced_once_whatever_the_element_size(element_bits):
+    # a vector instruction on 64-bit elements is two (one per dword half); s_barrier is one scalar
+    # instruction: adding one to a plan adds exactly one barrier's issue cycles at every element size
+    from linlayout.synth.cost import plan_cost
+    from linlayout.synth.steps import Barrier
+
+    src = parse_layout("mfma:32x32x8,warps=4x1,shape=128x64")
+    dst = parse_layout("mfma:32x32x8,warps=1x4,shape=128x64")
+    plan = plan_conversion(src, dst, "gfx942", element_bits)
+    cm = cost_model("gfx942")
+    _, before = plan_cost(plan, cm)
+    plan.steps.append(Barrier())
+    _, after = plan_cost(plan, cm)
+    assert after["issue"] - before["issue"] == cm.instruction("s_barrier")

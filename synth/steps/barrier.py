@@ -32,6 +32,10 @@ class Barrier(Step):
     def register_step(self) -> bool:
         return False
 
+    def price(self, pricer) -> None:
+        """One scalar instruction, whatever the element size (not one per dword half)."""
+        pricer.issue(self.counts(), per_dword_half=False)
+
     def asm(self, p: int) -> str:
         return "s_barrier"
 
