@@ -2,7 +2,7 @@
 
 ``plan_conversion(src, dst, arch, element_bits)``:
 
-1. ``normalize`` both layouts (same tensor, 64-lane waves, equal warp counts)
+1. ``normalize`` both layouts (same tensor, the target's wave size, equal warp counts)
    and choose, per dst basis bit, the src position that moves least
    (linlayout.synth.preimage) -- this decides whether the conversion stays inside each
    wave.
@@ -54,7 +54,7 @@ __all__ = ["STRATEGIES", "candidate_plans", "exchange_schedule_plans", "plan_con
 
 def _base_plan(ctx: ConversionContext) -> Plan:
     prob = ctx.problem
-    return Plan(arch=ctx.arch, wave_size=64, num_warps=prob.num_warps, element_bits=ctx.element_bits,
+    return Plan(arch=ctx.arch, wave_size=ctx.target.wave_size, num_warps=prob.num_warps, element_bits=ctx.element_bits,
                 src=prob.src, dst=prob.dst, slots_in=prob.src.in_dim_size("register"),
                 slots_out=prob.dst.in_dim_size("register"), steps=[], objective=ctx.objective)
 
@@ -112,7 +112,8 @@ def _build_in_wave(ctx: ConversionContext, wm, up: _UnitProblem, K: list[int], n
     moves elements inside a unit)."""
     prog = _program(ctx)
     pkK = Packing(ctx.element_bits, up.n_sr, len(up.reg_cols), K, up.pk.Kd if K == up.pk.K else [], up.pk.units)
-    units = _warp_offsets(prog, pack_units(prog, pkK), wm.warp_register_offsets, K, up.n_sr, ctx.problem.num_warps)
+    units = _warp_offsets(prog, pack_units(prog, pkK), wm.warp_register_offsets, K, up.n_sr, ctx.problem.num_warps,
+                          ctx.target.wave_size)
     if units is None:
         return None
     plan = _finish(_base_plan(ctx), prog, middle(prog, units), "registers", ctx)
@@ -185,7 +186,7 @@ def exchange_schedule_plans(src: LinearLayout, dst: LinearLayout, arch: str,
 
 
 def _warp_offsets(prog: Program, units: list[int], offsets: list[int], K: list[int], n_sr: int,
-                  num_warps: int) -> list[int] | None:
+                  num_warps: int, wave_size: int) -> list[int] | None:
     """Per-warp register renaming ``r -> r ^ X(w)`` as selects on a per-warp condition (None if an
     offset moves elements inside a 32-bit unit)."""
     rest = [i for i in range(n_sr) if i not in K]
@@ -195,7 +196,7 @@ def _warp_offsets(prog: Program, units: list[int], offsets: list[int], K: list[i
         if any((x >> b) & 1 for b in K):
             return None
         u = sum(((x >> b) & 1) << i for i, b in enumerate(rest))
-        cond = np.repeat(((np.arange(num_warps) >> k) & 1).astype(bool)[:, None], 64, axis=1)
+        cond = np.repeat(((np.arange(num_warps) >> k) & 1).astype(bool)[:, None], wave_size, axis=1)
         units = [prog.select(cond, units[q], units[q ^ u]) for q in range(len(units))]
     return units
 

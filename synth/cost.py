@@ -250,9 +250,9 @@ def lds_conflict_degree(arch: str, store: bool, width_bytes: int, addr, element_
 
 
 def _warp0(addr) -> np.ndarray:
-    """Warp 0's byte addresses ``[64]`` of a per-lane table ``[64]`` or ``[warps, 64]``."""
+    """Warp 0's byte addresses ``[lanes]`` of a per-lane table ``[lanes]`` or ``[warps, lanes]``."""
     a = np.asarray(addr)
-    return a[0] if a.ndim == 2 else a.reshape(-1, 64)[0]
+    return a[0] if a.ndim == 2 else a
 
 
 def lds_access_cost(cm: CostModel, arch: str, store: bool, width_bytes: int, addr, element_bits: int,

@@ -20,19 +20,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .lane_ops import LaneOp, row_bank_masks
+from .lane_ops import LaneOp, lane_indices, row_bank_masks
 from .plan import Barrier, FusedDpp, Lane, LdsLoad, LdsStore, Mov, PermlaneSwap, PermSelect, Select, Step
 
 __all__ = ["FUSE_DPP_SELECT", "Program", "Op"]
-
-WAVE = 64
 
 # [I, observed] Whether a lane's DPP move and the select that merges it are emitted as one
 # v_cndmask_b32_dpp.  The ISA has the instruction, but LLVM's DPP combiner did not fuse the pair
 # the lowering emits (update.dpp + select, shared/ISA counts of the 48-case benchmark), so by
 # default the pair is two steps; a row/bank-masked v_mov_b32_dpp (no select) stays one.
 FUSE_DPP_SELECT = False
-_ALL = np.ones(WAVE, dtype=bool)
 
 
 @dataclass
@@ -75,7 +72,7 @@ class Program:
     def lane(self, src: int, need: np.ndarray, op: LaneOp) -> int:
         """``src`` read from lane ``need[l]`` (``-1``: don't care) by instruction ``op``."""
         need = np.asarray(need, dtype=np.int64)
-        lanes = np.arange(WAVE)
+        lanes = lane_indices(len(need))
         if ((need == lanes) | (need < 0)).all():
             return src
         return self._new("lane", (src,), {"need": need, "op": op},

@@ -11,9 +11,10 @@ planning module) never imports it: it derives the lane maps it searches over on 
 a plan that passes the emulator is checked against semantics the planner did not use.
 
 A *source-lane table* ``src[n]`` is the lane whose value lane ``n`` reads, -1 where the
-instruction gives lane ``n`` no valid source (DPP: then ``bound_ctrl`` decides).  Lane
-``n`` of a wave64 has bits ``n[5:0]``; a DPP *row* is 16 lanes (``n[5:4]``), a ds_swizzle
-*half* is 32 lanes (``n[5]``).
+instruction gives lane ``n`` no valid source (DPP: then ``bound_ctrl`` decides).  Every
+function takes the wave size (``wave_size``: 64 on CDNA, 32 on RDNA and NVIDIA); lane ``n``
+of a wave64 has bits ``n[5:0]``, of a wave32 ``n[4:0]``; a DPP *row* is 16 lanes
+(``n[5:4]``), a ds_swizzle *half* is 32 lanes (``n[5]``; a wave32 is one half).
 """
 
 from __future__ import annotations
@@ -22,12 +23,10 @@ import numpy as np
 
 from linlayout import LayoutError
 
-__all__ = ["WAVE", "bpermute_src_lanes", "dpp_src_lanes", "permlane_swap", "swizzle_src_lanes", "v_perm_b32"]
-
-WAVE = 64  # gfx9 (CDNA) wave size
+__all__ = ["bpermute_src_lanes", "dpp_src_lanes", "permlane_swap", "swizzle_src_lanes", "v_perm_b32"]
 
 
-def dpp_src_lanes(ctrl: int) -> np.ndarray:
+def dpp_src_lanes(ctrl: int, wave_size: int) -> np.ndarray:
     """Source lane of every lane for the 9-bit gfx9 ``DPP_CTRL`` ``ctrl``; -1 = out of range.
 
     docs/hardware.md section 3 (DPP_CTRL table, gfx9): ``quad_perm`` 0x000-0x0FF (lane ``n``
@@ -39,7 +38,7 @@ def dpp_src_lanes(ctrl: int) -> np.ndarray:
     before); ``row_bcast:31`` 0x143 (lanes 32-63 read lane 31); ``row_newbcast:k``
     0x150-0x15F (lane ``k`` of the row).  Any other value is reserved (a ``LayoutError``).
     """
-    n = np.arange(WAVE)
+    n = np.arange(wave_size)
     row = n & ~15
     if 0 <= ctrl <= 0xFF:  # quad_perm
         return (n & ~3) + ((ctrl >> (2 * (n & 3))) & 3)
@@ -53,13 +52,13 @@ def dpp_src_lanes(ctrl: int) -> np.ndarray:
         s = ctrl - 0x120
         return row | (((n & 15) - s) & 15)
     if ctrl == 0x130:  # wave_shl:1
-        return np.where(n < WAVE - 1, n + 1, -1)
+        return np.where(n < wave_size - 1, n + 1, -1)
     if ctrl == 0x134:  # wave_rol:1
-        return (n + 1) % WAVE
+        return (n + 1) % wave_size
     if ctrl == 0x138:  # wave_shr:1
         return np.where(n > 0, n - 1, -1)
     if ctrl == 0x13C:  # wave_ror:1
-        return (n - 1) % WAVE
+        return (n - 1) % wave_size
     if ctrl == 0x140:  # row_mirror
         return row | (15 - (n & 15))
     if ctrl == 0x141:  # row_half_mirror
@@ -73,7 +72,7 @@ def dpp_src_lanes(ctrl: int) -> np.ndarray:
     raise LayoutError(f"DPP control 0x{ctrl:x} is reserved on gfx9")
 
 
-def swizzle_src_lanes(offset: int) -> np.ndarray:
+def swizzle_src_lanes(offset: int, wave_size: int) -> np.ndarray:
     """Source lane of every lane for ``ds_swizzle_b32 offset:<offset>`` (16 bits).
 
     docs/hardware.md section 3 (ds_swizzle_b32), four modes tested in this order, each keeping
@@ -88,7 +87,7 @@ def swizzle_src_lanes(offset: int) -> np.ndarray:
     """
     if not 0 <= offset <= 0xFFFF:
         raise LayoutError(f"ds_swizzle offset {offset} is not a 16-bit value")
-    n = np.arange(WAVE)
+    n = np.arange(wave_size)
     half = n & 0x20
     i = n & 0x1F
     if offset >= 0xE000:  # FFT
@@ -110,28 +109,30 @@ def swizzle_src_lanes(offset: int) -> np.ndarray:
     return ((((i & and_m) | or_m) ^ xor_m) & 0x1F) | half
 
 
-def bpermute_src_lanes(addr: np.ndarray, offset: int = 0) -> np.ndarray:
-    """``ds_bpermute_b32``: lane ``n`` reads lane ``((addr[n] + offset) / 4) % 64``.
+def bpermute_src_lanes(addr: np.ndarray, wave_size: int, offset: int = 0) -> np.ndarray:
+    """``ds_bpermute_b32``: lane ``n`` reads lane ``((addr[n] + offset) / 4) % wave_size``.
 
     docs/hardware.md section 3 (ds_bpermute_b32): the address is a 32-bit byte address; its
     low 2 bits and its bits above the lane index are ignored."""
     a = (np.asarray(addr, dtype=np.int64) + int(offset)) & 0xFFFFFFFF
-    return (a >> 2) % WAVE
+    return (a >> 2) % wave_size
 
 
 def permlane_swap(kind: str, vdst: np.ndarray, src0: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``v_permlane{16,32}_swap_b32 vdst, src0`` on arrays with the lane axis at 1: new (vdst, src0).
 
     docs/hardware.md section 3 (gfx950 permlane swaps): 32: for lane < 32, ``src0[lane]``
-    and ``vdst[lane + 32]`` swap; 16: in each 32-lane half, ``src0[lane]`` and
-    ``vdst[lane + 16]`` swap for the half's lanes 0-15.  Both registers are written."""
+    and ``vdst[lane + 32]`` swap (wave64 only); 16: in each 32-lane half (a wave32 is one),
+    ``src0[lane]`` and ``vdst[lane + 16]`` swap for the half's lanes 0-15.  Both registers are
+    written.  The wave size is the length of the lane axis."""
     vd, s0 = vdst.copy(), src0.copy()
-    if kind == "permlane32_swap":
+    wave_size = vdst.shape[1]
+    if kind == "permlane32_swap" and wave_size == 64:
         pairs = [(np.arange(0, 32), np.arange(32, 64))]
     elif kind == "permlane16_swap":
-        pairs = [(np.arange(0, 16), np.arange(16, 32)), (np.arange(32, 48), np.arange(48, 64))]
+        pairs = [(np.arange(h, h + 16), np.arange(h + 16, h + 32)) for h in range(0, wave_size, 32)]
     else:
-        raise LayoutError(f"unknown permlane swap {kind!r}")
+        raise LayoutError(f"no permlane swap {kind!r} in a wave of {wave_size} lanes")
     for lo, hi in pairs:
         vd[:, hi] = src0[:, lo]
         s0[:, lo] = vdst[:, hi]

@@ -49,8 +49,6 @@ __all__ = ["DesignPool", "LdsAccesses", "LdsDesign", "build_lds", "design_cache"
            "lds_accesses", "over_fetch_design", "prefix_floor", "shared_layout", "transpose_floor",
            "vector_first_design"]
 
-WAVE = 64
-
 
 @dataclass
 class LdsDesign:
@@ -882,7 +880,7 @@ def _transpose_addr(D: _Side, g: list[int], element_bytes: int) -> np.ndarray:
     elements ``0..E-1`` are the ones ``L`` reads (``i``'s low ``k`` bits are 0, so this is aligned)."""
     elems = len(g)
     k = elems.bit_length() - 1
-    lane = np.arange(64)
+    lane = np.arange(D.warp_lane.shape[1])  # gfx950: 64
     i = (lane & 48) | ((lane & ((16 // elems) - 1)) << k)
     j = (lane & 15) >> (4 - k)
     regs = np.asarray(g)[j]
@@ -992,7 +990,7 @@ def _cross_warp(S: _Side, D: _Side, W: int) -> bool:
     and the answer is yes iff that kernel leaves the diagonal ``w = v``."""
     if W == 1:
         return False
-    lane_bits = WAVE.bit_length() - 1
+    lane_bits = S.warp_lane.shape[1].bit_length() - 1
     u = f2.Span(S.reg_cols + S.other_cols[:lane_bits] + D.reg_cols + D.other_cols[:lane_bits])
     warp_bits = len(D.other_cols) - lane_bits
     cols = [u.reduce(c) for c in D.other_cols[lane_bits:] + S.other_cols[lane_bits:]]  # (w, v) -> mod U
