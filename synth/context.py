@@ -65,7 +65,7 @@ class ConversionContext:
                objective: str = DEFAULT_OBJECTIVE) -> "ConversionContext":
         """The context of converting ``src`` into ``dst`` on ``arch``; a LayoutError for a bad argument."""
         target = get_target(arch)
-        if target.lds_phases is None or target.family == "nvidia":
+        if target.lds_phases is None:
             raise LayoutError(f"arch {target.name}: the conversion planner has no lane and LDS instructions "
                               f"for {target.name} yet")
         if isinstance(element_bits, bool) or element_bits not in ELEMENT_BITS:

@@ -43,7 +43,7 @@ from .emulator import PlanVerificationError, element_ids, verify
 from .exchanges import SchedulePlanner, best_schedule, build_schedule, exchange_applicable
 from .in_wave import (Packing, choose_packing, gather_choices, gather_floor, gather_units, pack_perms, pack_units,
                       unpack_units)
-from .ir import Program
+from .ir import AMD_REGISTER_ISA, PTX_REGISTER_ISA, Program
 from . import lds_path
 from .lds_path import build_lds
 from .plan import Plan
@@ -67,7 +67,9 @@ def _n_values(n_slots: int, ctx: ConversionContext) -> int:
 
 def _program(ctx: ConversionContext) -> Program:
     """An empty SSA program over the src registers of ``ctx``."""
-    return Program(_n_values(ctx.problem.src.in_dim_size("register"), ctx), ctx.slots_per_dword, ctx.dwords_per_slot)
+    isa = PTX_REGISTER_ISA if "prmt" in ctx.target.lane_ops else AMD_REGISTER_ISA
+    return Program(_n_values(ctx.problem.src.in_dim_size("register"), ctx), ctx.slots_per_dword, ctx.dwords_per_slot,
+                   isa)
 
 
 def _finish(plan: Plan, prog: Program, outputs: list[int], strategy: str, ctx: ConversionContext,
@@ -320,7 +322,8 @@ def plan_conversion(src: LinearLayout, dst: LinearLayout, arch: str, element_bit
     """The cheapest plan converting a tile held in ``src`` into ``dst``, verified on the emulator.
 
     ``src``/``dst``: distributed layouts (register, lane, warp[, block] -> tensor).
-    ``arch``: a CDNA target (gfx90a, gfx942, gfx950).  ``element_bits``: 8, 16,
+    ``arch``: a target with lane and LDS instructions (CDNA gfx90a, gfx942, gfx950; NVIDIA sm_80,
+    sm_90; RDNA wave32 gfx1100, gfx1200, gfx1250).  ``element_bits``: 8, 16,
     32 or 64.  ``lds_budget_bytes``: LDS the conversion may use (default: the
     target's LDS); a larger tile moves in rounds, and only a budget no plan can meet
     is an error.  ``strategy``: ``auto`` (cheapest), ``registers`` (stay in
@@ -338,7 +341,8 @@ def plan_conversion(src: LinearLayout, dst: LinearLayout, arch: str, element_bit
     best.verified = True
     if best.strategy == "registers":
         c = best.counts()
-        cross = c["dpp"] + c["ds_bpermute"] + c["ds_swizzle"] + c["permlane16_swap"] + c["permlane32_swap"]
+        cross = sum(c.get(k, 0) for k in ("dpp", "ds_bpermute", "ds_swizzle", "permlane16_swap", "permlane32_swap",
+                                          "shfl"))
         best.strategy = "lanes" if cross else ("rename" if c["total"] == 0 else "registers")
     best.lower_bound = _lower_bound(ctx)
     return best

@@ -31,10 +31,11 @@ import numpy as np
 
 from linlayout import LayoutError, LinearLayout, caches
 
-from .isa_lanes import bpermute_src_lanes, dpp_src_lanes, permlane_swap, swizzle_src_lanes, v_perm_b32
+from .isa_lanes import (bpermute_src_lanes, dpp_src_lanes, permlane_swap, prmt_b32, shfl_sync, swizzle_src_lanes,
+                        v_perm_b32)
 from .plan import Plan
-from .steps import (PlanVerificationError, dword_pairs, dwords_per_slot, slot_dwords, slots_per_dword,
-                    transpose_element_addresses)
+from .steps import (PlanVerificationError, dword_pairs, dwords_per_slot, prmt_as_perm, slot_dwords,
+                    slots_per_dword, transpose_element_addresses)
 from .span import span_table
 
 __all__ = [
@@ -184,6 +185,16 @@ class _Machine:
         res0, res1 = (_perm(self, s0, s1, sel, _bytes_of(sel)) for sel in (sel0, sel1))
         self.regs[d] = np.where(np.asarray(cond).astype(bool)[..., None], res1, res0)
 
+    def prmt(self, d: int, operands: tuple[int, int], selector: int) -> None:
+        """PTX ``prmt.b32 r[d], r[a], r[b], selector`` (generic mode, uniform selector); on wider cells by
+        the cells its v_perm_b32 equivalent chooses (S0 = b, S1 = a)."""
+        self.regs[d] = _prmt(self, operands, selector)
+
+    def prmt_select(self, d: int, operands: tuple[int, int], sel0: int, sel1: int, cond) -> None:
+        """``prmt.b32`` whose selector register holds ``sel1`` where ``cond``, else ``sel0``."""
+        res0, res1 = (_prmt(self, operands, sel) for sel in (sel0, sel1))
+        self.regs[d] = np.where(np.asarray(cond).astype(bool)[..., None], res1, res0)
+
     def check_perm_copies(self, dst: list[int], src: list[int], d: int, operands: tuple[int, int], selector,
                           what: str, constants: bool) -> None:
         """The declared slot copies ``src[i] -> dst[i]`` must be what the (uniform) ``selector`` of a
@@ -224,6 +235,13 @@ class _Machine:
     def ds_bpermute(self, d: int, s: int, addr, offset: int) -> np.ndarray:
         """``ds_bpermute_b32 v[d], addr, v[s] offset:<offset>``; returns the source lanes."""
         sl = bpermute_src_lanes(addr, self.wave, offset)
+        self.regs[d] = _gather(self.regs[s], sl)
+        return sl
+
+    def shfl(self, d: int, s: int, mode: str, b, c: int) -> np.ndarray:
+        """PTX ``shfl.sync.<mode>.b32 r[d], r[s], b, c, 0xffffffff`` (``b``: one value or one per lane);
+        returns the source lanes (a lane out of range reads its own value)."""
+        sl, _ = shfl_sync(mode, b, c, self.wave)
         self.regs[d] = _gather(self.regs[s], sl)
         return sl
 
@@ -301,6 +319,15 @@ def _perm(m: _Machine, s0: int, s1: int, selector, selector_bytes) -> np.ndarray
     for h, k in enumerate(_perm_cells(selector, m.cb)):
         out[..., h] = src[k // m.cpd][..., k % m.cpd] if k < 2 * m.cpd else 0
     return out
+
+
+def _prmt(m: _Machine, operands: tuple[int, int], selector: int) -> np.ndarray:
+    """``prmt.b32`` of the registers ``operands = (a, b)``: the oracle on byte cells; on wider cells the
+    cells of its byte-copy equivalent (``steps.prmt_as_perm``, S0 = b, S1 = a)."""
+    a, b = operands
+    if m.cb == 1:
+        return prmt_b32(m.regs[a], m.regs[b], selector)
+    return _perm(m, b, a, prmt_as_perm(selector), None)
 
 
 def _renamed_cells(dst: list[int], src: list[int], p: int, dps: int,

@@ -2,7 +2,8 @@
 
 Written from the ISA facts of docs/hardware.md section 3 (cross-lane instructions: the
 gfx9 DPP_CTRL table, the four ds_swizzle_b32 modes, ds_bpermute_b32's address rule, the
-gfx950 permlane swaps, v_perm_b32's byte selectors), one function per instruction.  This
+gfx950 permlane swaps, v_perm_b32's byte selectors) and of docs/nvidia_facts.md (PTX
+``shfl.sync`` in its four modes, ``prmt``), one function per instruction.  This
 module is the *oracle* conversion plans are verified against (through
 :mod:`linlayout.synth.emulator`); it is checked against the MLIR interpreter's independent
 transcription (``linlayout.lowering.interp``) on every control value by
@@ -23,7 +24,8 @@ import numpy as np
 
 from linlayout import LayoutError
 
-__all__ = ["bpermute_src_lanes", "dpp_src_lanes", "permlane_swap", "swizzle_src_lanes", "v_perm_b32"]
+__all__ = ["bpermute_src_lanes", "dpp_src_lanes", "permlane_swap", "prmt_b32", "shfl_sync", "swizzle_src_lanes",
+           "v_perm_b32"]
 
 
 def dpp_src_lanes(ctrl: int, wave_size: int) -> np.ndarray:
@@ -164,3 +166,58 @@ def _perm_choices(s0: np.ndarray, s1: np.ndarray, constants: bool) -> np.ndarray
     sign = np.where(b > 0xFF, -b, np.where(b >= 0x80, 0xFF, 0))
     fixed = np.broadcast_to(np.array([0, 0xFF], dtype=src.dtype), src.shape[:-1] + (2,))
     return np.concatenate([src, sign, fixed], axis=-1)
+
+
+def shfl_sync(mode: str, b, c: int, wave_size: int) -> tuple[np.ndarray, np.ndarray]:
+    """PTX ``shfl.sync.{up,down,bfly,idx}.b32 d|p, a, b, c, 0xffffffff``: ``(j, p)``, lane ``l``'s
+    source lane ``j[l]`` (``d[l] = a[j[l]]``) and predicate ``p[l]``, for a whole active warp.
+
+    docs/nvidia_facts.md (shfl.sync), per lane ``l`` with its own ``b`` (``b[l]`` or one value):
+    ``bv = b & 31``, ``clamp = c & 31``, ``seg = (c >> 8) & 31`` (the lane bits naming the
+    segment), ``hi = (l & seg) | (clamp & ~seg)``, ``lo = l & seg``; ``up``: ``j = l - bv``,
+    valid iff ``j >= hi``; ``down``: ``j = l + bv``, valid iff ``j <= hi``; ``bfly``:
+    ``j = l ^ bv``, valid iff ``j <= hi``; ``idx``: ``j = lo | (bv & ~seg)``, valid iff
+    ``j <= hi``.  An invalid lane reads its own value (``j = l``, ``p = 0``).  With the CUDA
+    encodings for a whole warp (``c = 0x1f``; ``c = 0`` for ``up``) ``up``/``down`` leave the
+    lanes whose source is outside the warp with their own value, ``bfly`` and ``idx`` always
+    read ``l ^ bv`` and ``bv``."""
+    if wave_size != 32:
+        raise LayoutError(f"shfl.sync needs a warp of 32 lanes, not {wave_size}")
+    lane = np.arange(32)
+    bv = np.asarray(b, dtype=np.int64) & 31
+    clamp, seg = c & 31, (c >> 8) & 31
+    hi = (lane & seg) | (clamp & ~seg)
+    if mode == "up":
+        j = lane - bv
+        ok = j >= hi
+    elif mode == "down":
+        j = lane + bv
+        ok = j <= hi
+    elif mode == "bfly":
+        j = lane ^ bv
+        ok = j <= hi
+    elif mode == "idx":
+        j = (lane & seg) | (bv & ~seg)
+        ok = j <= hi
+    else:
+        raise LayoutError(f"shfl.sync has no mode {mode!r} (up, down, bfly, idx)")
+    return np.where(ok, j, lane), ok
+
+
+def prmt_b32(a: np.ndarray, b: np.ndarray, selector: int) -> np.ndarray:
+    """PTX ``prmt.b32 d, a, b, c`` (generic mode) on bytes ``[..., 4]`` of a and b: byte ``i`` of d.
+
+    docs/nvidia_facts.md (prmt): the eight source bytes are ``a`` bytes 0-3 then ``b`` bytes
+    0-3 (4-7); nibble ``i`` of the selector ``c[4i+3 : 4i]`` names result byte ``i``: its low 3
+    bits the source byte, its bit 3 (sign) replicates bit 7 of that byte into all 8 bits (0xFF
+    if the byte is >= 0x80, else 0).  A cell above 0xFF is a symbolic tag (the emulator's element
+    bytes): its replicated sign is ``-tag``."""
+    src = np.concatenate([a, b], axis=-1)
+    out = []
+    for i in range(4):
+        nib = (selector >> (4 * i)) & 0xF
+        byte = src[..., nib & 7]
+        if nib & 8:
+            byte = np.where(byte > 0xFF, -byte, np.where(byte >= 0x80, 0xFF, 0))
+        out.append(byte)
+    return np.stack(out, axis=-1)

@@ -13,6 +13,10 @@ Candidates, cheapest kind first (per linlayout.synth.cost):
   bit of the source is the same bit of the lane, its negation, 0 or 1); FFT
   and rotate modes by table.
 * ``ds_bpermute_b32``: any map; the address VGPR is ``4 * need[l]``.
+* NVIDIA ``shfl.sync`` (docs/nvidia_facts.md), all one price: ``bfly:m`` where every needed
+  lane reads ``l ^ m``; ``down:d`` / ``up:d`` where every needed lane reads ``l + d`` /
+  ``l - d`` (the lanes whose source leaves the warp keep their own value: they are don't-care);
+  else ``idx`` with ``b = need[l]`` (one value when every needed lane reads the same lane).
 
 The lane maps searched over are derived here, in the planner's own terms (a lane as
 ``16 row + position`` for DPP, ``32 half + index`` for ds_swizzle), independently of the
@@ -34,7 +38,7 @@ from linlayout import LayoutError, caches
 from linlayout.hw.targets import Target
 
 __all__ = ["DPP_ROW_NEWBCAST_FOR_B32", "LaneOp", "bpermute_op", "dpp_candidates", "dpp_controls", "find_dpp",
-           "find_lane_op", "find_swizzle", "lane_indices", "row_bank_masks", "swizzle_table_offsets"]
+           "find_lane_op", "find_swizzle", "lane_indices", "row_bank_masks", "shfl_op", "swizzle_table_offsets"]
 
 # [I] row_newbcast (0x150-0x15F) is documented for the 64-bit DP-ALU DPP of gfx90a+;
 # whether 32-bit VOP1/VOP2 accept it is not established, so it is not used by default.
@@ -46,7 +50,7 @@ class LaneOp:
     """One lane-moving instruction: ``kind`` as in the certificate, ``isa`` its encoding."""
 
     kind: str
-    family: str  # dpp | ds_swizzle | ds_bpermute
+    family: str  # dpp | ds_swizzle | ds_bpermute | shfl
     isa: dict = field(default_factory=dict, hash=False, compare=False)
     all_valid: bool = True
 
@@ -258,13 +262,31 @@ def bpermute_op(need: np.ndarray) -> LaneOp:
     return LaneOp("ds_bpermute", "ds_bpermute", {"addr": (4 * lanes).astype(np.int64), "offset": 0})
 
 
+def shfl_op(need: np.ndarray) -> LaneOp:
+    """The ``shfl.sync`` realizing ``need`` on a warp of 32 lanes (the module doc's order: ``bfly``,
+    ``down``, ``up``, a uniform ``idx``, a per-lane ``idx``); ``c`` is CUDA's whole-warp operand
+    (0x1f, 0 for ``up``)."""
+    lanes = lane_indices(len(need))
+    m = need >= 0
+    i, j = lanes[m], need[m]
+    for mode, b in (("bfly", j ^ i), ("down", j - i), ("up", i - j)):
+        if len(b) and (b == b[0]).all() and 0 < b[0] < len(need):
+            return LaneOp(f"shfl.sync.{mode}:{int(b[0])}", "shfl",
+                          {"mode": mode, "b": int(b[0]), "c": 0 if mode == "up" else 0x1F})
+    if len(j) and (j == j[0]).all():
+        return LaneOp("shfl.sync.idx", "shfl", {"mode": "idx", "b": int(j[0]), "c": 0x1F})
+    return LaneOp("shfl.sync.idx", "shfl", {"mode": "idx", "b": np.where(m, need, lanes).astype(np.int64), "c": 0x1F})
+
+
 _cache = caches.cache("synth.lane_ops.lane_op", size=4096)  # 4096: several lane maps per layout pair
 
 
 def find_lane_op(need: np.ndarray, target: Target, family_cost: dict[str, float] | None = None) -> LaneOp:
     """The cheapest instruction realizing ``need`` (-1 = don't care) on ``target``.
 
-    ``family_cost`` orders the families (default DPP < ds_swizzle < ds_bpermute).
+    ``family_cost`` orders the families (default DPP < ds_swizzle < ds_bpermute).  A target whose
+    ``lane_ops`` has ``shfl.sync.idx`` (NVIDIA) moves lanes by ``shfl_op`` only; on one without it
+    and without ``ds_bpermute`` a map no DPP control or ds_swizzle realizes is a LayoutError.
     """
     need = np.asarray(need, dtype=np.int64)
     wave_size = target.wave_size
@@ -276,13 +298,20 @@ def find_lane_op(need: np.ndarray, target: Target, family_cost: dict[str, float]
     key = (target.name, need.tobytes(), tuple(sorted(costs.items())))
     if key in _cache:
         return _cache[key]  # type: ignore[return-value]
+    if "shfl.sync.idx" in target.lane_ops:
+        _cache[key] = shfl_op(need)
+        return _cache[key]
     dpp = find_dpp(need, target)
     # a DPP control found and no dearer than ds_swizzle wins over any swizzle (min keeps the first);
     # ds_bpermute (any map, last) only when it is strictly cheaper than both or neither exists
     swz = None if dpp is not None and costs["dpp"] <= costs["ds_swizzle"] else find_swizzle(need, target)
     options = [op for op in (dpp, swz) if op is not None]
     if not options or min(costs[o.family] for o in options) > costs["ds_bpermute"]:
-        options.append(bpermute_op(need))
+        if not target.has_ds_bpermute:
+            if not options:
+                raise LayoutError(f"{target.name} has no lane instruction moving lanes as {need.tolist()}")
+        else:
+            options.append(bpermute_op(need))
     best = min(options, key=lambda o: costs[o.family])
     _cache[key] = best
     return best
