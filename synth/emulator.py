@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from linlayout import LayoutError, LinearLayout, caches
+from linlayout.hw.targets import get_target
 
 from .isa_lanes import (bpermute_src_lanes, dpp_src_lanes, permlane_swap, prmt_b32, shfl_sync, swizzle_src_lanes,
                         v_perm_b32)
@@ -124,6 +125,9 @@ class _Machine:
         self.wave = wave_size
         self.exact = exact
         self.arch = arch
+        self.target = get_target(arch)
+        if self.target.wave_size != wave_size:
+            raise LayoutError(f"a plan of {wave_size}-lane waves for {arch}, whose waves have {self.target.wave_size}")
         self.layout = _slot_layout(element_bits)  # where slots sit in the registers
         self.slots_per_dword, self.dwords_per_slot, self.element_bytes = self.layout
         self.cb, self.cpd = cell_bytes, 4 // cell_bytes  # bytes per cell, cells per dword
@@ -140,6 +144,11 @@ class _Machine:
         self.r_warps = np.zeros(lds_size, dtype=mask)  # bitmask of warps that read since the last barrier
         self.warp_bit = (1 << np.arange(W, dtype=mask))[:, None]
         self.wrote = self.read = False  # some LDS write / read since the last barrier
+
+    def _has(self, present: bool, instruction: str) -> None:
+        """A step using an instruction the target lacks is a LayoutError naming the target."""
+        if not present:
+            raise LayoutError(f"{self.arch} has no {instruction} instruction")
 
     # ------------------------------------------------------------ registers
     def pairs(self, dst: list[int], src: list[int], what: str) -> list[tuple[int, int]]:
@@ -172,6 +181,7 @@ class _Machine:
 
     def v_perm(self, d: int, operands: tuple[int, int], selector) -> None:
         """``v_perm_b32 v[d], v[S0], v[S1], selector`` (uniform, or one selector per lane ``[lanes]``)."""
+        self._has("prmt" not in self.target.lane_ops, "v_perm_b32")
         s0, s1 = operands
         uniform = np.ndim(selector) == 0
         selb = (_bytes_of(selector) if uniform  # [4], or [lanes, 4] per lane
@@ -181,6 +191,7 @@ class _Machine:
     def v_perm_select(self, d: int, operands: tuple[int, int], sel0: int, sel1: int, cond) -> None:
         """``v_perm_b32`` whose selector VGPR holds ``sel1`` where ``cond``, else ``sel0``: each lane's
         result is the one of its selector."""
+        self._has("prmt" not in self.target.lane_ops, "v_perm_b32")
         s0, s1 = operands
         res0, res1 = (_perm(self, s0, s1, sel, _bytes_of(sel)) for sel in (sel0, sel1))
         self.regs[d] = np.where(np.asarray(cond).astype(bool)[..., None], res1, res0)
@@ -188,10 +199,12 @@ class _Machine:
     def prmt(self, d: int, operands: tuple[int, int], selector: int) -> None:
         """PTX ``prmt.b32 r[d], r[a], r[b], selector`` (generic mode, uniform selector); on wider cells by
         the cells its v_perm_b32 equivalent chooses (S0 = b, S1 = a)."""
+        self._has("prmt" in self.target.lane_ops, "prmt")
         self.regs[d] = _prmt(self, operands, selector)
 
     def prmt_select(self, d: int, operands: tuple[int, int], sel0: int, sel1: int, cond) -> None:
         """``prmt.b32`` whose selector register holds ``sel1`` where ``cond``, else ``sel0``."""
+        self._has("prmt" in self.target.lane_ops, "prmt")
         res0, res1 = (_prmt(self, operands, sel) for sel in (sel0, sel1))
         self.regs[d] = np.where(np.asarray(cond).astype(bool)[..., None], res1, res0)
 
@@ -213,6 +226,7 @@ class _Machine:
         """``v_mov_b32_dpp`` (vcc None) or ``v_cndmask_b32_dpp v[d], v[s](DPP), v[s1], vcc``; returns the
         source lanes.  An out-of-range source lane reads 0 ([I]: the meaning of bound_ctrl:1) and,
         with bound_ctrl:0, the lane is not written.  Lanes disabled by row_mask/bank_mask keep v[d]."""
+        self._has(bool(self.target.dpp_controls), "DPP")
         sl = _dpp_cached(ctrl, self.wave)
         moved = _gather(self.regs[s], sl)
         enabled = _masks_enabled(row_mask, bank_mask, self.wave)
@@ -228,12 +242,14 @@ class _Machine:
 
     def ds_swizzle(self, d: int, s: int, offset: int) -> np.ndarray:
         """``ds_swizzle_b32 v[d], v[s] offset:<offset>``; returns the source lanes."""
+        self._has(bool(self.target.ds_swizzle_modes), "ds_swizzle_b32")
         sl = _swz_cached(offset, self.wave)
         self.regs[d] = _gather(self.regs[s], sl)
         return sl
 
     def ds_bpermute(self, d: int, s: int, addr, offset: int) -> np.ndarray:
         """``ds_bpermute_b32 v[d], addr, v[s] offset:<offset>``; returns the source lanes."""
+        self._has(self.target.has_ds_bpermute, "ds_bpermute_b32")
         sl = bpermute_src_lanes(addr, self.wave, offset)
         self.regs[d] = _gather(self.regs[s], sl)
         return sl
@@ -241,6 +257,7 @@ class _Machine:
     def shfl(self, d: int, s: int, mode: str, b, c: int) -> np.ndarray:
         """PTX ``shfl.sync.<mode>.b32 r[d], r[s], b, c, 0xffffffff`` (``b``: one value or one per lane);
         returns the source lanes (a lane out of range reads its own value)."""
+        self._has("shfl.sync.idx" in self.target.lane_ops, "shfl.sync")
         sl, _ = shfl_sync(mode, b, c, self.wave)
         self.regs[d] = _gather(self.regs[s], sl)
         return sl
@@ -249,6 +266,7 @@ class _Machine:
         _check_declared(declared, actual, self.W, what)
 
     def permlane_swap(self, kind: str, vd: int, s0: int) -> None:
+        self._has(self.target.has_permlane_swap, kind)
         self.regs[vd], self.regs[s0] = permlane_swap(kind, self.regs[vd], self.regs[s0])
 
     # ------------------------------------------------------------ LDS
