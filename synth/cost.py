@@ -82,9 +82,9 @@ LDS_PORT_SHARING = 2.0  # [I] SIMDs competing for one LDS port (two per port, [Q
 # "Cost model").  One cycle is an SM clock; the ``ds`` fields price the MIO pipe (shfl.sync, ld/st.shared).
 NV_ALU_ISSUE = 2.0  # [I] selp/prmt/mov: a warp's integer instruction on 16 INT32 lanes of a sub-partition
 NV_MIO_ISSUE = 2.0  # [I] issue slot of a shfl.sync or ld/st.shared
-NV_SHFL_CYCLES = 1.0  # [I] shfl.sync: 32 lanes x 4 B through the 128 B/clk shared-memory crossbar ([Q] 32 results/clk/SM)
+NV_SHFL_CYCLES = 1.0  # [I] shfl.sync: 32 lanes x 4 B through the 128 B/clk shared-memory crossbar
 NV_SHARED_CYCLES = {1: 1.0, 2: 1.0, 4: 1.0, 8: 2.0, 16: 4.0}  # [M] wavefronts of a conflict-free access, 1 cycle each [I]
-NV_SHARED_LATENCY = 30.0  # [I] cycles from a shfl.sync or ld.shared to its data (microbenchmarks report 20-35)
+NV_SHARED_LATENCY = 30.0  # [I] cycles from a shfl.sync or ld.shared to its data (an order of magnitude)
 NV_BAR_SYNC = 20.0  # [I] bar.sync when the warps are balanced
 NV_MIO_SHARING = 2.0  # [I] sub-partitions competing for the SM's shared-memory pipe (4 share it)
 NVIDIA_PARAMETERS = dict(valu_issue=NV_ALU_ISSUE, ds_issue=NV_MIO_ISSUE, crossbar_cycles=NV_SHFL_CYCLES,
