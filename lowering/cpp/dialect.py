@@ -78,11 +78,24 @@ class Dialect:
         """A vector of the ``unsigned`` expressions ``words``."""
         raise NotImplementedError
 
+    #: how an assembly comment starts
+    comment = ""
+
     def region_marker(self, text: str, inputs: list[tuple[str, int, bool]], tied: list[str]) -> str:
         """A zero-cost inline-asm comment ``text``; ``inputs`` are ``(variable, bits, uniform)`` operands
         the compiler must compute before it, ``tied`` the ``unsigned`` variables passed through it
         (read and written, no instruction)."""
+        outs = ", ".join(f'"+{self.constraint(32, False)}"({v})' for v in tied)
+        ins = ", ".join(f'"{self.constraint(bits, uniform)}"({v})' for v, bits, uniform in inputs)
+        return self.fenced(f'asm volatile("{self.comment} {text}" : {outs} : {ins});')
+
+    def constraint(self, bits: int, uniform: bool) -> str:
+        """The inline-asm register constraint of a ``bits``-bit value (``uniform`` in a warp)."""
         raise NotImplementedError
+
+    def fenced(self, statement: str) -> str:
+        """``statement`` kept in its place among the instructions around it."""
+        return statement
 
     def lds_separator(self) -> str:
         """A statement (no instruction) that keeps the compiler from merging two shared-memory steps."""
@@ -162,10 +175,10 @@ class CudaDialect(Dialect):
     def vector_value(self, words: list[str]) -> str:
         return f"make_{self.vector_type(len(words))}({', '.join(words)})"
 
-    def region_marker(self, text: str, inputs: list[tuple[str, int, bool]], tied: list[str]) -> str:
-        outs = ", ".join(f'"+r"({v})' for v in tied)
-        ins = ", ".join(f'"{"l" if bits == 64 else "r"}"({v})' for v, bits, _ in inputs)
-        return f'asm volatile("// {text}" : {outs} : {ins});'
+    comment = "//"
+
+    def constraint(self, bits: int, uniform: bool) -> str:
+        return "l" if bits == 64 else "r"
 
     def lds_separator(self) -> str:
         return 'asm volatile("" ::: "memory");'
@@ -237,11 +250,13 @@ class HipDialect(Dialect):
     def vector_value(self, words: list[str]) -> str:
         return f"{self.vector_type(len(words))}{{{', '.join(words)}}}"
 
-    def region_marker(self, text: str, inputs: list[tuple[str, int, bool]], tied: list[str]) -> str:
-        outs = ", ".join(f'"+v"({v})' for v in tied)
-        ins = ", ".join(f'"{"s" if uniform else "v"}"({v})' for v, _, uniform in inputs)
-        return (f'__builtin_amdgcn_sched_barrier(0); asm volatile("; {text}" : {outs} : {ins}); '
-                f"__builtin_amdgcn_sched_barrier(0);")
+    comment = ";"
+
+    def constraint(self, bits: int, uniform: bool) -> str:
+        return "s" if uniform else "v"
+
+    def fenced(self, statement: str) -> str:
+        return f"__builtin_amdgcn_sched_barrier(0); {statement} __builtin_amdgcn_sched_barrier(0);"
 
     def lds_separator(self) -> str:
         return "__builtin_amdgcn_sched_barrier(0);"
