@@ -90,8 +90,9 @@ def _nvidia_plan(eb: int, arch: str = "sm_90", num_warps: int = 2) -> Plan:
                 slots_in=8 * per, slots_out=8 * per, steps=steps, strategy="hand", lds_bytes=num_warps * warp_bytes)
 
 
-def _check_cuda(plan: Plan, arch: str) -> str:
-    """Compile ``plan``'s CUDA for ``arch`` and check its PTX against the plan; returns the PTX."""
+def _check_cuda(plan: Plan, arch: str, unmarked: bool = False) -> str:
+    """Compile ``plan``'s CUDA for ``arch`` and check its PTX against the plan (``unmarked``: also the
+    build without region markers); returns the PTX."""
     want = expected_ptx_counts(plan)
     ptx = compile_cuda(emit_cpp(plan), arch)
     got = ptx_counts(ptx, "conv")
@@ -99,6 +100,8 @@ def _check_cuda(plan: Plan, arch: str) -> str:
     assert {k for k, v in got.items() if v and k.startswith(("ld.shared.", "st.shared."))} == \
         {k for k, v in want.items() if v and k.startswith(("ld.shared.", "st.shared."))}
     assert ".local" not in ptx  # the register arrays stay in registers
+    if not unmarked:
+        return ptx
     whole = ptx_counts(compile_cuda(emit_cpp(plan), arch, mark=False))  # no markers: the same code
     for k in PTX_KEYS:  # the setup may compute a selector with selp or prmt, nothing else adds these
         assert whole[k] == want[k] if k not in ("selp", "prmt") else whole[k] >= want[k], k
@@ -109,7 +112,7 @@ def _check_cuda(plan: Plan, arch: str) -> str:
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
 @pytest.mark.parametrize("eb", [8, 16, 32, 64])
 def test_cuda_every_step_form(arch, eb):
-    ptx = _check_cuda(_nvidia_plan(eb, arch), arch)
+    ptx = _check_cuda(_nvidia_plan(eb, arch), arch, unmarked=True)
     assert "shfl.sync.down.b32 %r" in ptx and ", 0x1807, 0xffffffff;" in ptx  # the inline PTX (c = 0x1807)
 
 
@@ -125,7 +128,7 @@ def _mma_cases():
 def test_cuda_mma_fragment_plans(arch, case):
     _, src, dst, eb = _mma_cases()[case]
     plan = plan_conversion(src, dst, arch, eb)
-    _check_cuda(plan, arch)
+    _check_cuda(plan, arch, unmarked=case % 4 == 0)
     _assert_sums_are_the_plans_counts(plan)
 
 
@@ -185,6 +188,60 @@ def test_the_blog_example_as_cuda():
     c = plan.counts()
     assert text.count("__shfl_") == c["shfl"] and text.count(" ? ") == c["selp"]
     assert text.count("__byte_perm(") == c["prmt"] and "__shared__" not in text
+
+
+def _c_value(expr: str, lane: int, warp: int) -> int:
+    """The value of one of the emitter's C++ integer expressions (``&``, ``^``, ``<<``, ``>>``, ``*``,
+    ``==``, ``?:`` on unsigned literals and the names ``lane`` and ``warp``) at one lane and warp."""
+    import re
+
+    py = re.sub(r"\b(0x[0-9a-f]+|\d+)(ull|u)\b", r"\1", expr)
+    py = re.sub(r"\(([^?()]+) \? ([^:()]+) : ", r"((\2) if (\1) else ", py)  # (c ? a : b) -> ((a) if (c) else b)
+    return eval(py, {}, {"lane": lane, "warp": warp}) & 0xFFFFFFFFFFFFFFFF
+
+
+@pytest.mark.parametrize("arch, masks", [
+    ("sm_90", [0, 0, 2**32 - 1, 2**32 - 1, 0, 0, 2**32 - 1, 2**32 - 1]),
+    ("sm_90", [0, 0, 0, 0, 2**32 - 1, 2**32 - 1, 2**32 - 1, 2**32 - 1]),
+    ("sm_90", [5, 5, 5, 5]), ("sm_80", [1, 2, 1, 2]),
+    ("gfx942", [2**64 - 1, 3, 3, 2**63]), ("gfx950", [7, 7]),
+])
+def test_warp_masks_pick_each_warps_own(arch, masks):
+    from linlayout.lowering.cpp import dialect_for
+
+    expr = dialect_for(arch).mask(masks, "warp")
+    assert [_c_value(expr, 0, w) for w in range(len(masks))] == masks
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_lane_values_are_their_tables(seed):
+    """Every per-lane value the prologue computes (affine tables, reused ones plus their constant
+    offsets) equals its table in every lane of every warp."""
+    from linlayout.lowering.cpp.dialect import dialect_for
+    from linlayout.lowering.cpp.lane_exprs import CppLaneValues
+
+    rng = np.random.default_rng(seed)
+    warps, wave = (4, 32) if seed % 2 else (2, 64)
+    d = dialect_for("sm_90" if wave == 32 else "gfx942")
+    values = CppLaneValues(d, "f", warps, "lane", "warp", "tid")
+    lane, warp = np.arange(wave)[None, :], np.arange(warps)[:, None]
+    full = lambda t: np.broadcast_to(t, (warps, wave))  # noqa: E731
+    tables = [full((lane * 16) ^ (warp << 11)), full((lane * 16) ^ (warp << 11) ^ 0x8000),  # reuse, offset 0x8000
+              full(((lane >> 1) & 1) * 0x1010 ^ (lane & 1) << 5), rng.integers(0, 1 << 20, (warps, wave)),  # a table
+              full(lane ^ 5)]
+    names = [values.value_of(t, "t", max_delta=1 << 16) for t in tables]
+    env = {}
+    for ln in values.lines:  # const unsigned aK = EXPR;
+        name, expr = ln[len("const unsigned "):-1].split(" = ", 1)
+        env[name] = expr
+    for t, (name, delta) in zip(tables, names):
+        for w in range(warps):
+            for l in range(wave):
+                if name.startswith("a") and "_table" in env[name]:
+                    continue  # read from a constant array: its data is the table itself
+                got = _c_value(env.get(name, name), l, w) + delta
+                assert got == t[w, l], (name, env.get(name), w, l)
+    assert names[1] == (names[0][0], 0x8000)
 
 
 def test_shuffle_operands_are_the_steps():
