@@ -12,6 +12,7 @@ Compiling is not running: the NVIDIA plans run on a GPU in benchmarks/nvidia.
 from __future__ import annotations
 
 import json
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -363,6 +364,44 @@ def test_hip_every_step_form(k):
     assert len(samples) == 22
     plan = _sample_plan(samples[k])
     _assert_plan_counts(plan, _hip_region(plan)[1])
+
+
+def _wave32_ops(lines: list[str]) -> Counter:
+    """Instructions of an RDNA / gfx1250 region by ``isa.classify``'s keys, each half of a dual-issue
+    (VOPD) line ``v_dual_X ... :: v_dual_Y ...`` counted as its ``v_X``, ``v_permlane{,x}16_b32`` as
+    ``permlane16`` and gfx12's ``s_barrier_signal`` (its ``s_barrier_wait`` half aside) as ``s_barrier``."""
+    from linlayout.lowering.isa import classify
+
+    ops: Counter = Counter()
+    for ln in lines:
+        code = ln.split(";", 1)[0].strip()
+        for part in filter(None, (p.strip() for p in code.split("::"))):
+            mnemonic = part.split()[0].replace("v_dual_", "v_")
+            if mnemonic.startswith(("v_permlane16_b32", "v_permlanex16_b32")):
+                ops["permlane16"] += 1
+            elif mnemonic == "s_barrier_signal":
+                ops["s_barrier"] += 1
+            else:
+                cls, subs = classify(mnemonic)
+                ops.update((cls,) + subs)
+    return ops
+
+
+@hip_clang
+@pytest.mark.parametrize("arch", ["gfx1100", "gfx1200", "gfx1250"])
+@pytest.mark.parametrize("eb", [8, 16, 32, 64])
+def test_hip_wave32_plans(arch, eb):
+    from linlayout.lowering.isa import region_lines
+
+    rng = np.random.default_rng(eb * 5 + int(arch[3:]))
+    for n_bits, warp_bits in ((6, 0), (7, 1), (8, 0), (9, 2)):
+        plan = plan_conversion(*_swapped_pair(rng, n_bits, warp_bits), arch, eb)
+        isa = compile_hip(emit_cpp(plan), arch)
+        got = _wave32_ops(region_lines(isa, "conv"))
+        want = {k: v for k, v in expected_isa_counts(plan).items() if k != FUSED_KEY}
+        want["permlane16"] = plan.counts()["permlane16"]
+        assert {k: got[k] for k in want} == want, plan.pseudo_asm()
+        assert "; ScratchSize: 0" in isa
 
 
 @hip_clang

@@ -19,6 +19,8 @@ prmt.b32 (generic)     ``__byte_perm(a, b, s)``                        --
 v_perm_b32             --                                              ``__builtin_amdgcn_perm(s0, s1, sel)``
 select                 ``c ? b : a`` (PTX ``selp.b32``)                ``c ? b : a`` (``v_cndmask_b32``)
 DPP move               --                                              ``__builtin_amdgcn_update_dpp``
+DPP8 move (RDNA)       --                                              ``__builtin_amdgcn_mov_dpp8``
+v_permlane{,x}16_b32   --                                              ``__builtin_amdgcn_permlane{,x}16``
 ds_swizzle_b32         --                                              ``__builtin_amdgcn_ds_swizzle``
 ds_bpermute_b32        --                                              ``__builtin_amdgcn_ds_bpermute``
 v_permlane{16,32}_swap --                                              ``__builtin_amdgcn_permlane{16,32}_swap``
@@ -141,6 +143,12 @@ class Dialect:
 
     def dpp_mov(self, old: str | None, src: str, ctrl: int, row_mask: int, bank_mask: int, bound_ctrl: bool) -> str:
         raise self.lacks("a DPP move")
+
+    def dpp8_mov(self, src: str, selector: int) -> str:
+        raise self.lacks("a DPP8 move")
+
+    def permlane16(self, src: str, selector: int, cross: bool) -> str:
+        raise self.lacks(f"v_permlane{'x' if cross else ''}16_b32")
 
     def ds_swizzle(self, src: str, offset: int) -> str:
         raise self.lacks("ds_swizzle_b32")
@@ -280,6 +288,15 @@ class HipDialect(Dialect):
         if old is None:
             return f"__builtin_amdgcn_mov_dpp({src}, {tail})"
         return f"__builtin_amdgcn_update_dpp({old}, {src}, {tail})"
+
+    def dpp8_mov(self, src: str, selector: int) -> str:
+        return f"__builtin_amdgcn_mov_dpp8({src}, 0x{selector:x})"
+
+    def permlane16(self, src: str, selector: int, cross: bool) -> str:
+        # every lane active: the old value (src) is never kept, fetch-inactive and bound_ctrl off
+        name = "permlanex16" if cross else "permlane16"
+        return (f"__builtin_amdgcn_{name}({src}, {src}, 0x{selector & 0xFFFFFFFF:x}u, 0x{selector >> 32:x}u, "
+                f"false, false)")
 
     def ds_swizzle(self, src: str, offset: int) -> str:
         return f"__builtin_amdgcn_ds_swizzle({src}, 0x{offset:04x})"

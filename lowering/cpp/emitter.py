@@ -15,7 +15,8 @@ Mov v_perm_b32 / prmt     ``dialect.perm`` / ``dialect.prmt`` with the constant 
 PermSelect                the same with a per-lane selector variable
 Select (v_cndmask, selp)  ``c ? b : a``
 Lane shfl.sync.<mode>     ``dialect.shfl`` with the step's operands ``b`` (per-lane for ``idx``) and ``c``
-Lane dpp / ds_swizzle /   ``dialect.dpp_mov`` / ``ds_swizzle`` / ``ds_bpermute`` (address = 4 * source lane)
+Lane dpp / dpp8 /         ``dialect.dpp_mov`` / ``dpp8_mov`` / ``permlane16`` / ``ds_swizzle`` /
+permlane16 / ds_swizzle / ``ds_bpermute`` (address = 4 * source lane)
 ds_bpermute
 FusedDpp                  v_mov form: ``update_dpp(own, src, ...)``; v_cndmask form: ``mov_dpp`` with
                           bound_ctrl then ``keep ? own : moved`` (LLVM fuses the pair)
@@ -117,6 +118,14 @@ class CppEmitter(StepEmitter):
     def dpp_mov(self, src: str, ctrl: int, row_mask: int, bank_mask: int, bound_ctrl: bool,
                 old: str | None = None) -> str:
         return self.let(self.dialect.dpp_mov(old, src, ctrl, row_mask, bank_mask, bound_ctrl), "d")
+
+    def dpp8_mov(self, src: str, selector: int) -> str:
+        """RDNA ``v_mov_b32_dpp`` with the 24-bit ``dpp8`` lane selector."""
+        return self.let(self.dialect.dpp8_mov(src, selector), "d")
+
+    def permlane16(self, src: str, selector: int, cross: bool) -> str:
+        """RDNA ``v_permlane16_b32`` (``cross``: ``v_permlanex16_b32``) with the 64-bit lane selector."""
+        return self.let(self.dialect.permlane16(src, selector, cross), "q")
 
     def ds_swizzle(self, src: str, offset: int) -> str:
         return self.let(self.dialect.ds_swizzle(src, offset), "z")
