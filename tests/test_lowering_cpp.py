@@ -431,3 +431,17 @@ def test_cli_emits_hip_and_refuses_cuda_for_an_amd_target(tmp_path, capsys):
                  "-o", str(tmp_path / "conv.cu")])
     err = capsys.readouterr().err
     assert code == 2 and "cuda C++ does not run on gfx950" in err and not (tmp_path / "conv.cu").exists()
+
+
+def test_cli_emits_cuda_for_sm90(tmp_path, capsys):
+    from linlayout.cli import main
+    from linlayout.encodings.nvidia import NvidiaMma
+
+    mma = NvidiaMma(2, (1, 1), (16, 8))
+    src, dst = mma.to_linear_layout((16, 32)), mma.dot_operand_layout(0, 4, (16, 32))
+    out = tmp_path / "conv.cu"
+    code = main(["convert", "--src", json.dumps(src.to_json()), "--dst", json.dumps(dst.to_json()), "--arch", "sm_90",
+                 "--dtype", "fp8", "--emit", "cuda", "-o", str(out), "--json"])
+    res = json.loads(capsys.readouterr().out)
+    assert code == 0 and out.read_text() == emit_cpp(plan_conversion(src, dst, "sm_90", 8)).source
+    assert (res["emit"], res["block_threads"], res["slots_in"], res["element_bits"]) == ("cuda", 32, 16, 8)
