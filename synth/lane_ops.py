@@ -111,14 +111,48 @@ def _dpp_arrays(allowed: frozenset) -> tuple[list[tuple[str, int]], np.ndarray, 
     return [names[i] for i in order], tab[order], valid[order]
 
 
+@caches.memoize("synth.lane_ops.dpp_lane_sets", table=True)
+def _dpp_lane_sets(allowed: frozenset) -> tuple[tuple[int, ...], ...]:
+    """``sets[l][s + 1]``: the controls of ``_dpp_arrays(allowed)`` (bit ``i`` = row ``i``) whose
+    lane ``l`` reads lane ``s`` (``s = -1``: no valid source)."""
+    _, tab, _ = _dpp_arrays(allowed)
+    sets = [[0] * (WAVE + 1) for _ in range(WAVE)]
+    for i, row in enumerate(tab.tolist()):
+        for lane, s in enumerate(row):
+            sets[lane][s + 1] |= 1 << i
+    return tuple(map(tuple, sets))
+
+
+def _dpp_hits(need: list[int], target: Target) -> int:
+    """The set (bit ``i`` = row ``i`` of ``_dpp_arrays``) of the controls agreeing with ``need`` on
+    every lane ``l`` with ``need[l] >= 0``: the intersection of those lanes' ``_dpp_lane_sets``."""
+    allowed = frozenset(target.dpp_controls)
+    sets = _dpp_lane_sets(allowed)
+    hit = (1 << len(_dpp_arrays(allowed)[0])) - 1
+    for lane, s in enumerate(need):
+        if s >= 0:
+            hit &= sets[lane][s + 1]
+            if not hit:
+                break
+    return hit
+
+
 def dpp_candidates(need: np.ndarray, target: Target) -> list[LaneOp]:
     """Every DPP control realizing ``need`` on ``target`` (fully valid ones first)."""
     if not target.dpp_controls:
         return []
-    names, tab, valid = _dpp_arrays(frozenset(target.dpp_controls))
-    m = need >= 0
-    hit = (tab[:, m] == need[m]).all(axis=1)
-    return [LaneOp(f"dpp:{names[i][0]}", "dpp", {"ctrl": names[i][1]}, bool(valid[i])) for i in np.flatnonzero(hit)]
+    hit, out = _dpp_hits(np.asarray(need).tolist(), target), []
+    while hit:
+        out.append(_dpp_op(hit & -hit, target))
+        hit &= hit - 1
+    return out
+
+
+def _dpp_op(bit: int, target: Target) -> LaneOp:
+    """The LaneOp of the control at row ``bit.bit_length() - 1`` of ``_dpp_arrays``."""
+    names, _, valid = _dpp_arrays(frozenset(target.dpp_controls))
+    i = bit.bit_length() - 1
+    return LaneOp(f"dpp:{names[i][0]}", "dpp", {"ctrl": names[i][1]}, bool(valid[i]))
 
 
 _dpp_cache = caches.cache("synth.lane_ops.dpp", size=4096)  # 4096: several lane maps per layout pair
@@ -126,10 +160,11 @@ _dpp_cache = caches.cache("synth.lane_ops.dpp", size=4096)  # 4096: several lane
 
 def find_dpp(need: np.ndarray, target: Target) -> LaneOp | None:
     """The first DPP control realizing ``need`` (fully valid controls first), or None."""
-    key = (target.name, np.asarray(need, dtype=np.int64).tobytes())
+    need = np.asarray(need, dtype=np.int64)
+    key = (target.name, need.tobytes())
     if key not in _dpp_cache:
-        c = dpp_candidates(need, target)
-        _dpp_cache[key] = c[0] if c else None
+        hit = _dpp_hits(need.tolist(), target) if target.dpp_controls else 0
+        _dpp_cache[key] = _dpp_op(hit & -hit, target) if hit else None
     return _dpp_cache[key]
 
 
