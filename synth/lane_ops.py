@@ -41,6 +41,7 @@ WAVE = 64
 # [I] row_newbcast (0x150-0x15F) is documented for the 64-bit DP-ALU DPP of gfx90a+;
 # whether 32-bit VOP1/VOP2 accept it is not established, so it is not used by default.
 DPP_ROW_NEWBCAST_FOR_B32 = False
+_LANES = np.arange(WAVE)
 
 
 @dataclass(frozen=True)
@@ -279,8 +280,8 @@ def find_swizzle(need: np.ndarray, target: Target) -> LaneOp | None:
 
 def bpermute_op(need: np.ndarray) -> LaneOp:
     """``ds_bpermute_b32`` with address ``4 * need[l]`` (own lane where undefined)."""
-    lanes = np.where(need >= 0, need, np.arange(WAVE))
-    return LaneOp("ds_bpermute", "ds_bpermute", {"addr": (4 * lanes).astype(np.int64), "offset": 0})
+    lanes = np.where(need >= 0, need, _LANES)
+    return LaneOp("ds_bpermute", "ds_bpermute", {"addr": 4 * lanes.astype(np.int64), "offset": 0})
 
 
 _cache = caches.cache("synth.lane_ops.lane_op", size=4096)  # 4096: several lane maps per layout pair
@@ -294,12 +295,12 @@ def find_lane_op(need: np.ndarray, target: Target, family_cost: dict[str, float]
     need = np.asarray(need, dtype=np.int64)
     if need.shape != (WAVE,):
         raise LayoutError(f"a lane map has {WAVE} entries, got shape {need.shape}")
-    if ((need < -1) | (need >= WAVE)).any():
-        raise LayoutError("a lane map entry is not a lane index or -1")
     costs = family_cost or {"dpp": 1.0, "ds_swizzle": 2.0, "ds_bpermute": 3.0}
     key = (target.name, need.tobytes(), tuple(sorted(costs.items())))
-    if key in _cache:
+    if key in _cache:  # only valid lane maps are kept
         return _cache[key]  # type: ignore[return-value]
+    if need.min() < -1 or need.max() >= WAVE:
+        raise LayoutError("a lane map entry is not a lane index or -1")
     dpp = find_dpp(need, target)
     # a DPP control found and no dearer than ds_swizzle wins over any swizzle (min keeps the first);
     # ds_bpermute (any map, last) only when it is strictly cheaper than both or neither exists
