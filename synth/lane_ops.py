@@ -250,12 +250,12 @@ def find_swizzle(need: np.ndarray, target: Target) -> LaneOp | None:
     """A ds_swizzle_b32 offset realizing ``need`` (bit-mask, quad-perm, then FFT/rotate), or None.
     Every mode keeps lane bit 5."""
     modes = target.ds_swizzle_modes
+    if any((lane ^ s) & 32 for lane, s in enumerate(np.asarray(need).tolist()) if s >= 0):
+        return None  # a lane reads the other half
     m = need >= 0
     i, j = np.flatnonzero(m), need[m]
     if not len(i):
         return LaneOp("ds_swizzle:0x001f", "ds_swizzle", {"offset": 0x001F})
-    if ((i ^ j) & 32).any():
-        return None
     off = _swizzle_bitmask(i, j) if "bitmask" in modes else None
     if off is not None:
         return LaneOp(f"ds_swizzle:0x{off:04x}", "ds_swizzle", {"offset": off})
@@ -281,7 +281,7 @@ def find_swizzle(need: np.ndarray, target: Target) -> LaneOp | None:
 def bpermute_op(need: np.ndarray) -> LaneOp:
     """``ds_bpermute_b32`` with address ``4 * need[l]`` (own lane where undefined)."""
     lanes = np.where(need >= 0, need, _LANES)
-    return LaneOp("ds_bpermute", "ds_bpermute", {"addr": 4 * lanes.astype(np.int64), "offset": 0})
+    return LaneOp("ds_bpermute", "ds_bpermute", {"addr": 4 * lanes, "offset": 0})
 
 
 _cache = caches.cache("synth.lane_ops.lane_op", size=4096)  # 4096: several lane maps per layout pair
