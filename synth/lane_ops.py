@@ -162,9 +162,14 @@ _dpp_cache = caches.cache("synth.lane_ops.dpp", size=4096)  # 4096: several lane
 def find_dpp(need: np.ndarray, target: Target) -> LaneOp | None:
     """The first DPP control realizing ``need`` (fully valid controls first), or None."""
     need = np.asarray(need, dtype=np.int64)
-    key = (target.name, need.tobytes())
+    return _find_dpp(need.tobytes(), need.tolist(), target)
+
+
+def _find_dpp(need_bytes: bytes, need: list[int], target: Target) -> LaneOp | None:
+    """``find_dpp`` of the lane map ``need`` (as a list, and its int64 bytes for the cache key)."""
+    key = (target.name, need_bytes)
     if key not in _dpp_cache:
-        hit = _dpp_hits(need.tolist(), target) if target.dpp_controls else 0
+        hit = _dpp_hits(need, target) if target.dpp_controls else 0
         _dpp_cache[key] = _dpp_op(hit & -hit, target) if hit else None
     return _dpp_cache[key]
 
@@ -249,8 +254,13 @@ def _swizzle_table_offsets(need: np.ndarray, m: np.ndarray) -> list[int]:
 def find_swizzle(need: np.ndarray, target: Target) -> LaneOp | None:
     """A ds_swizzle_b32 offset realizing ``need`` (bit-mask, quad-perm, then FFT/rotate), or None.
     Every mode keeps lane bit 5."""
+    return _find_swizzle(need, np.asarray(need).tolist(), target)
+
+
+def _find_swizzle(need: np.ndarray, entries: list[int], target: Target) -> LaneOp | None:
+    """``find_swizzle`` of the lane map ``need`` (``entries``: the same as a list)."""
     modes = target.ds_swizzle_modes
-    if any((lane ^ s) & 32 for lane, s in enumerate(np.asarray(need).tolist()) if s >= 0):
+    if any((lane ^ s) & 32 for lane, s in enumerate(entries) if s >= 0):
         return None  # a lane reads the other half
     m = need >= 0
     i, j = np.flatnonzero(m), need[m]
@@ -296,15 +306,17 @@ def find_lane_op(need: np.ndarray, target: Target, family_cost: dict[str, float]
     if need.shape != (WAVE,):
         raise LayoutError(f"a lane map has {WAVE} entries, got shape {need.shape}")
     costs = family_cost or {"dpp": 1.0, "ds_swizzle": 2.0, "ds_bpermute": 3.0}
-    key = (target.name, need.tobytes(), tuple(sorted(costs.items())))
+    need_bytes = need.tobytes()
+    key = (target.name, need_bytes, tuple(sorted(costs.items())))
     if key in _cache:  # only valid lane maps are kept
         return _cache[key]  # type: ignore[return-value]
-    if need.min() < -1 or need.max() >= WAVE:
+    entries = need.tolist()
+    if min(entries) < -1 or max(entries) >= WAVE:
         raise LayoutError("a lane map entry is not a lane index or -1")
-    dpp = find_dpp(need, target)
+    dpp = _find_dpp(need_bytes, entries, target)
     # a DPP control found and no dearer than ds_swizzle wins over any swizzle (min keeps the first);
     # ds_bpermute (any map, last) only when it is strictly cheaper than both or neither exists
-    swz = None if dpp is not None and costs["dpp"] <= costs["ds_swizzle"] else find_swizzle(need, target)
+    swz = None if dpp is not None and costs["dpp"] <= costs["ds_swizzle"] else _find_swizzle(need, entries, target)
     options = [op for op in (dpp, swz) if op is not None]
     if not options or min(costs[o.family] for o in options) > costs["ds_bpermute"]:
         options.append(bpermute_op(need))
