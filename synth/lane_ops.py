@@ -126,13 +126,14 @@ def _dpp_lane_sets(allowed: frozenset) -> tuple[tuple[int, ...], ...]:
 
 def _dpp_hits(need: list[int], target: Target) -> int:
     """The set (bit ``i`` = row ``i`` of ``_dpp_arrays``) of the controls agreeing with ``need`` on
-    every lane ``l`` with ``need[l] >= 0``: the intersection of those lanes' ``_dpp_lane_sets``."""
+    every lane ``l`` with ``need[l] >= 0``: the intersection of those lanes' ``_dpp_lane_sets``
+    (none reads a lane past the wave)."""
     allowed = frozenset(target.dpp_controls)
     sets = _dpp_lane_sets(allowed)
     hit = (1 << len(_dpp_arrays(allowed)[0])) - 1
     for lane, s in enumerate(need):
         if s >= 0:
-            hit &= sets[lane][s + 1]
+            hit &= sets[lane][s + 1] if s < WAVE else 0
             if not hit:
                 break
     return hit
