@@ -350,8 +350,8 @@ def gather_choices(ctx: ConversionContext, um: UnitMap) -> tuple[float, list[_Ga
         lane_by_lane = total - groups[bi][6] + groups[bi][5]
         selects = (len(groups) - 1) * sel_cost
         if first is not None and first[2][q] and selects < lane_by_lane:  # else select first cannot cost less
-            unit_of, need, _, ident = first[0][q], first[1][q], first[2][q], first[3][q]
-            mv = None if ident else find_lane_op(need, target, fam)
+            unit_of, need, identity = first[0][q], first[1][q], first[3][q]
+            mv = None if identity else find_lane_op(need, target, fam)
             cost = selects + (0.0 if mv is None else fam[mv.family])
             if cost < lane_by_lane:
                 total_cost += cost
