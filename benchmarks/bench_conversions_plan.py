@@ -2,7 +2,8 @@
 
 Usage: python benchmarks/bench_conversions_plan.py [--baseline PATH | --corpus] [--repeat N] [--cold-repeat N]
        [--json | --markdown]
-       python benchmarks/bench_conversions_plan.py [--baseline PATH | --corpus] --against REV [--rounds N]
+       python benchmarks/bench_conversions_plan.py [--baseline PATH | --corpus] --against REV [--against REV2 ..]
+       [--rounds N]
 
 Per case: our plan's strategy, its instructions (the steps, as docs/contract.md counts them),
 the estimated setup instructions (addresses, masks, selectors, waits; linlayout.synth.cost
@@ -22,10 +23,12 @@ separately.
 
 ``--corpus`` runs benchmarks/data/triton_amd_corpus.json (691 cases, the same format) instead
 of the 48-case baseline.  ``--against REV`` times planning only, here and in a checkout of the
-git revision ``REV`` (a ``git worktree add --detach`` in a temporary folder, removed afterwards),
-each tree in its own subprocess (``--tree``: import linlayout from that folder) and the two in
-alternation, ``--rounds`` times; per case the least cold and warm time over the rounds; the
-medians over the cases both trees plan (a case a tree refuses is counted, not timed).  There a
+git revision ``REV`` (a ``git worktree add --detach`` in a temporary folder, removed afterwards;
+``--against`` may be repeated to compare several revisions in the same run), each tree in its own
+subprocess (``--tree``: import linlayout from that folder) and the trees in alternation,
+``--rounds`` times; per case the least cold and warm time over the rounds; the medians over the
+cases every tree plans (a case a tree refuses is counted, not timed), of wall time and of the
+process's CPU time (``cold_cpu_ms``: less disturbed by other work on a shared machine).  There a
 cold time is the case's first plan in its process (one per round: ``--cold-repeat`` does not
 apply), since an older release's cache clearing may leave caches of the case filled (b49e30c's
 ``convert.clear_caches`` keeps some of the emulator's and swizzle's).
@@ -161,16 +164,19 @@ def _tree_timings(tree: Path, cases: Path, repeat: int) -> dict:
     return json.loads(out)
 
 
-def against(rev: str, cases: Path, rounds: int, repeat: int) -> dict:
-    """Planning times of this tree and of git revision ``rev`` on ``cases``: ``rounds`` alternating
-    subprocess runs of each (so both see the same load), one cold call per case and run, per case
-    the least time over the rounds, then the medians over the cases both trees plan."""
+def against(revs: list[str], cases: Path, rounds: int, repeat: int) -> dict:
+    """Planning times of this tree and of the git revisions ``revs`` on ``cases``: ``rounds``
+    alternating subprocess runs of each tree (so all see the same load), one cold call per case
+    and run, per case the least time over the rounds, then the medians over the cases every tree
+    plans."""
     with tempfile.TemporaryDirectory(prefix="linlayout-against-") as tmp:
-        other = Path(tmp) / "tree"
-        subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", str(other), rev],
-                       check=True, capture_output=True)
+        trees = {"this": REPO}
         try:
-            trees = {"this": REPO, rev: other}
+            for rev in revs:
+                other = Path(tmp) / f"tree-{len(trees)}"
+                subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", str(other), rev],
+                               check=True, capture_output=True)
+                trees[rev] = other
             best: dict[str, dict] = {}
             for _ in range(max(1, rounds)):
                 for name, tree in trees.items():
@@ -178,20 +184,21 @@ def against(rev: str, cases: Path, rounds: int, repeat: int) -> dict:
                     if name not in best:
                         best[name] = t
                         continue
-                    for kind in ("cold_ms", "warm_ms"):
+                    for kind in ("cold_ms", "cold_cpu_ms", "warm_ms"):
                         best[name][kind] = [None if a is None or b is None else min(a, b)
                                             for a, b in zip(best[name][kind], t[kind])]
         finally:
-            subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(other)],
-                           check=True, capture_output=True)
-    both = [i for i in range(len(best["this"]["cold_ms"]))
-            if best["this"]["cold_ms"][i] is not None and best[rev]["cold_ms"][i] is not None]
-    summary = {"cases": len(best["this"]["cold_ms"]), "planned_by_both": len(both), "rounds": max(1, rounds),
-               "repeat": repeat}
+            for name, tree in trees.items():
+                if name != "this":
+                    subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(tree)],
+                                   check=True, capture_output=True)
+    n = len(best["this"]["cold_ms"])
+    every = [i for i in range(n) if all(best[name]["cold_ms"][i] is not None for name in trees)]
+    summary = {"cases": n, "planned_by_every_tree": len(every), "rounds": max(1, rounds), "repeat": repeat}
     for name in trees:
         summary[f"{name}_refused"] = sum(t is None for t in best[name]["cold_ms"])
-        for kind in ("cold_ms", "warm_ms"):
-            summary[f"{name}_median_{kind}"] = statistics.median(best[name][kind][i] for i in both)
+        for kind in ("cold_ms", "cold_cpu_ms", "warm_ms"):
+            summary[f"{name}_median_{kind}"] = statistics.median(best[name][kind][i] for i in every)
     return {"times": best, "summary": summary}
 
 
@@ -233,7 +240,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--baseline", type=Path, default=REPO / "benchmarks" / "data" / "triton_amd_baseline.json")
     ap.add_argument("--corpus", action="store_true", help=f"run {CORPUS.relative_to(REPO)} instead of --baseline")
-    ap.add_argument("--against", metavar="REV", help="time planning only, here and at git revision REV")
+    ap.add_argument("--against", metavar="REV", action="append",
+                    help="time planning only, here and at git revision REV (repeatable: several revisions)")
     ap.add_argument("--rounds", type=int, default=3, help="alternating runs of each tree (with --against)")
     ap.add_argument("--repeat", type=int, default=3, help="warm repetitions per case")
     ap.add_argument("--cold-repeat", type=int, default=3,

@@ -3,14 +3,16 @@
 Usage: python benchmarks/plan_timing.py --tree PATH --cases JSON [--repeat N]
 
 Imports linlayout from ``--tree`` (a checkout of any revision: the current one or a previous
-release) and prints, as JSON, ``{"cold_ms": [...], "warm_ms": [...]}`` with one entry per case of
-``--cases`` (a file in the format of benchmarks/data/triton_amd_baseline.json), ``null`` where
-that tree refuses the case (LayoutError).  ``cold``: the case's one call of
+release) and prints, as JSON, ``{"cold_ms": [...], "cold_cpu_ms": [...], "warm_ms": [...]}`` with
+one entry per case of ``--cases`` (a file in the format of benchmarks/data/triton_amd_baseline.json),
+``null`` where that tree refuses the case (LayoutError).  ``cold``: the case's one call of
 ``plan_conversion(src, dst, arch, element_bits)`` in this process, on layouts freshly read from the
 JSON after emptying the planner's caches (``linlayout.caches.clear(keep_tables=True)``; a release
 from before linlayout.caches has ``linlayout.synth.convert.clear_caches``, which leaves some
-caches filled: so the case is planned cold only once per process); ``warm``: the least of
-``--repeat`` further calls on the same layouts.
+caches filled: so the case is planned cold only once per process); ``cold_cpu_ms``: the same
+call's CPU time of this process (``time.process_time``: on a machine shared with other work, wall
+time also counts the time the process waits for a core); ``warm``: the least of ``--repeat``
+further calls on the same layouts.
 """
 
 from __future__ import annotations
@@ -39,27 +41,29 @@ def time_cases(cases: list[dict], repeat: int) -> dict:
     from linlayout.synth import convert
 
     clear = _clear_caches()
-    cold_ms, warm_ms = [], []
+    cold_ms, cold_cpu_ms, warm_ms = [], [], []
     for c in cases:
         element_bits = ELEMENT_BITS[c["dtype"]]
         warm = float("inf")
         try:
             clear()
             src, dst = LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"])
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             convert.plan_conversion(src, dst, c["arch"], element_bits)
-            cold = time.perf_counter() - t0
+            cold, cold_cpu = time.perf_counter() - t0, time.process_time() - c0
             for _ in range(repeat):
                 t0 = time.perf_counter()
                 convert.plan_conversion(src, dst, c["arch"], element_bits)
                 warm = min(warm, time.perf_counter() - t0)
         except LayoutError:
             cold_ms.append(None)
+            cold_cpu_ms.append(None)
             warm_ms.append(None)
             continue
         cold_ms.append(1000 * cold)
+        cold_cpu_ms.append(1000 * cold_cpu)
         warm_ms.append(1000 * (warm if repeat else cold))
-    return {"cold_ms": cold_ms, "warm_ms": warm_ms}
+    return {"cold_ms": cold_ms, "cold_cpu_ms": cold_cpu_ms, "warm_ms": warm_ms}
 
 
 def main(argv=None) -> int:

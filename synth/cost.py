@@ -311,8 +311,9 @@ class _DsChain:
     def register_step(self, reads: list[int], writes: list[int], crossbar: bool) -> None:
         """A register step: its results depend on what it reads, one level more through the crossbar."""
         d = self.level(reads) + (1 if crossbar else 0)
-        self.depth.update(dict.fromkeys(writes, d))
-        self.best = max(self.best, d)
+        if d or self.depth:  # (level 0 everywhere: an empty chain stays empty)
+            self.depth.update(dict.fromkeys(writes, d))
+            self.best = max(self.best, d)
 
     def lds_store(self, slots: list[int]) -> None:
         self.memory = max(self.memory, self.level(slots) + 1)

@@ -274,14 +274,6 @@ class _SelectThenMove:
     mv: object
 
 
-def _unit_per_src_lane(src_u: np.ndarray, src_l: np.ndarray) -> np.ndarray | None:
-    """``unit_of[s]``: the one src unit that the dst lanes reading src lane ``s`` read there
-    (``-1`` where none reads it); None when some src lane is read in two src units."""
-    unit_of = np.full(src_l.shape[-1], -1, dtype=np.int64)
-    unit_of[src_l] = src_u
-    return unit_of if (unit_of[src_l] == src_u).all() else None
-
-
 def _select_tree(prog: Program, units: list[int], unit_of: np.ndarray) -> int:
     """Per lane ``s`` the value ``units[unit_of[s]]`` (don't care where ``-1``): a binary tree of
     selects over the unit index bits, low bit first; a subtree no lane reads is skipped, so a tree
@@ -345,36 +337,46 @@ def gather_choices(ctx: ConversionContext, um: UnitMap) -> tuple[float, list[_Ga
             moves[key] = (mv, dpp, base_cost, dpp_cost if dpp is not None else (base_cost + sel_cost))
         groups_of[q].append((g, lanes[i], needs[i], *moves[key]))
     copies = sum(1 << j for j, col in enumerate(ctx.problem.src_cols["lane"]) if col == 0)
+    first = _select_first(src_u, src_l, copies)
     total_cost, plan = 0.0, []
     for q, groups in enumerate(groups_of):
         total = sum(gr[6] for gr in groups)
         bi = min(range(len(groups)), key=lambda i: total - groups[i][6] + groups[i][5])
-        first = _select_first(src_u[q], src_l[q], len(groups), copies, target, fam, sel_cost)
-        if first is not None and first[0] < total - groups[bi][6] + groups[bi][5]:
-            total_cost += first[0]
-            plan.append(first[1])
-            continue
-        total_cost += total - groups[bi][6] + groups[bi][5]
+        lane_by_lane = total - groups[bi][6] + groups[bi][5]
+        selects = (len(groups) - 1) * sel_cost
+        if first is not None and first[2][q] and selects < lane_by_lane:  # else select first cannot cost less
+            unit_of, need, identity = first[0][q], first[1][q], first[3][q]
+            mv = None if identity else find_lane_op(need, target, fam)
+            cost = selects + (0.0 if mv is None else fam[mv.family])
+            if cost < lane_by_lane:
+                total_cost += cost
+                plan.append(_SelectThenMove(unit_of, need, mv))
+                continue
+        total_cost += lane_by_lane
         g, lanes_b, need, mv = groups[bi][:4]
         plan.append(_GatherUnit((g, lanes_b, need, mv), [(g2, l2, n2, d2, m2) for i, (g2, l2, n2, m2, d2, _, _)
                                                          in enumerate(groups) if i != bi]))
     return total_cost, plan
 
 
-def _select_first(src_u: np.ndarray, src_l: np.ndarray, n_groups: int, copies: int, target, fam: dict,
-                  sel_cost: float) -> tuple[float, _SelectThenMove] | None:
-    """The cost and plan of assembling one dst unit (its lanes read ``src_u[l]`` at lane
-    ``src_l[l]``) select first, or None where a src lane is read in two src units.  ``copies``:
+def _select_first(src_u: np.ndarray, src_l: np.ndarray, copies: int) -> tuple | None:
+    """Every dst unit ``q`` (its lanes read ``src_u[q, l]`` at lane ``src_l[q, l]``) assembled select
+    first: ``(unit_of, need, possible, identity)``, per dst unit the src unit ``unit_of[q, s]`` that
+    src lane ``s`` picks (``-1``: no dst lane reads ``s``), the lane map ``need[q]`` of the move,
+    whether every src lane is read in one src unit only (else it does not apply) and whether the
+    move is the identity.  The move costs ``(groups - 1)`` selects plus its lane op.  ``copies``:
     the src lane bits whose flip keeps every register (zero lane columns of src): dst lane ``l``
-    reads the copy whose such bits are those of ``l``, so the move is as near the identity as
-    the data allows."""
-    lanes = lane_indices(target.wave_size)
-    src_l = (src_l & ~copies) | (lanes & copies)
-    unit_of = _unit_per_src_lane(src_u, src_l)
-    if unit_of is None:
+    reads the copy whose such bits are those of ``l``, so the move is as near the identity as the
+    data allows."""
+    lanes = lane_indices(src_l.shape[-1])
+    need = (src_l & ~copies) | (lanes & copies)
+    rows = np.arange(need.shape[0])[:, None]
+    unit_of = np.full(need.shape, -1, dtype=np.int64)
+    unit_of[rows, need] = src_u
+    possible = (unit_of[rows, need] == src_u).all(axis=1).tolist()
+    if not any(possible):
         return None
-    mv = None if (src_l == lanes).all() else find_lane_op(src_l, target, fam)
-    return (n_groups - 1) * sel_cost + (0.0 if mv is None else fam[mv.family]), _SelectThenMove(unit_of, src_l, mv)
+    return unit_of, need, possible, (need == lanes).all(axis=1).tolist()
 
 
 def gather_units(prog: Program, plan: list[_GatherUnit | _SelectThenMove], units: list[int]) -> list[int]:

@@ -144,14 +144,49 @@ def _dpp_arrays(allowed: frozenset, wave_size: int) -> tuple[list[tuple[str, int
     return [names[i] for i in order], tab[order], valid[order]
 
 
+@caches.memoize("synth.lane_ops.dpp_lane_sets", table=True)
+def _dpp_lane_sets(allowed: frozenset, wave_size: int) -> tuple[tuple[int, ...], ...]:
+    """``sets[l][s + 1]``: the controls of ``_dpp_arrays(allowed, wave_size)`` (bit ``i`` = row ``i``)
+    whose lane ``l`` reads lane ``s`` (``s = -1``: no valid source)."""
+    _, tab, _ = _dpp_arrays(allowed, wave_size)
+    sets = [[0] * (wave_size + 1) for _ in range(wave_size)]
+    for i, row in enumerate(tab.tolist()):
+        for lane, s in enumerate(row):
+            sets[lane][s + 1] |= 1 << i
+    return tuple(map(tuple, sets))
+
+
+def _dpp_hits(need: list[int], target: Target) -> int:
+    """The set (bit ``i`` = row ``i`` of ``_dpp_arrays``) of the controls agreeing with ``need`` on
+    every lane ``l`` with ``need[l] >= 0``: the intersection of those lanes' ``_dpp_lane_sets``
+    (none reads a lane past the wave)."""
+    allowed, wave_size = frozenset(target.dpp_controls), target.wave_size
+    sets = _dpp_lane_sets(allowed, wave_size)
+    hit = (1 << len(_dpp_arrays(allowed, wave_size)[0])) - 1
+    for lane, s in enumerate(need):
+        if s >= 0:
+            hit &= sets[lane][s + 1] if s < wave_size else 0
+            if not hit:
+                break
+    return hit
+
+
 def dpp_candidates(need: np.ndarray, target: Target) -> list[LaneOp]:
     """Every DPP control realizing ``need`` on ``target`` (fully valid ones first)."""
     if not target.dpp_controls:
         return []
-    names, tab, valid = _dpp_arrays(frozenset(target.dpp_controls), target.wave_size)
-    m = need >= 0
-    hit = (tab[:, m] == need[m]).all(axis=1)
-    return [LaneOp(f"dpp:{names[i][0]}", "dpp", {"ctrl": names[i][1]}, bool(valid[i])) for i in np.flatnonzero(hit)]
+    hit, out = _dpp_hits(np.asarray(need).tolist(), target), []
+    while hit:
+        out.append(_dpp_op(hit & -hit, target))
+        hit &= hit - 1
+    return out
+
+
+def _dpp_op(bit: int, target: Target) -> LaneOp:
+    """The LaneOp of the control at row ``bit.bit_length() - 1`` of ``_dpp_arrays``."""
+    names, _, valid = _dpp_arrays(frozenset(target.dpp_controls), target.wave_size)
+    i = bit.bit_length() - 1
+    return LaneOp(f"dpp:{names[i][0]}", "dpp", {"ctrl": names[i][1]}, bool(valid[i]))
 
 
 _dpp_cache = caches.cache("synth.lane_ops.dpp", size=4096)  # 4096: several lane maps per layout pair
@@ -194,10 +229,16 @@ def find_permlane16(need: np.ndarray) -> LaneOp | None:
 
 def find_dpp(need: np.ndarray, target: Target) -> LaneOp | None:
     """The first DPP control realizing ``need`` (fully valid controls first), or None."""
-    key = (target.name, np.asarray(need, dtype=np.int64).tobytes())
+    need = np.asarray(need, dtype=np.int64)
+    return _find_dpp(need.tobytes(), need.tolist(), target)
+
+
+def _find_dpp(need_bytes: bytes, need: list[int], target: Target) -> LaneOp | None:
+    """``find_dpp`` of the lane map ``need`` (as a list, and its int64 bytes for the cache key)."""
+    key = (target.name, need_bytes)
     if key not in _dpp_cache:
-        c = dpp_candidates(need, target)
-        _dpp_cache[key] = c[0] if c else None
+        hit = _dpp_hits(need, target) if target.dpp_controls else 0
+        _dpp_cache[key] = _dpp_op(hit & -hit, target) if hit else None
     return _dpp_cache[key]
 
 
@@ -281,13 +322,18 @@ def _swizzle_table_offsets(need: np.ndarray, m: np.ndarray) -> list[int]:
 def find_swizzle(need: np.ndarray, target: Target) -> LaneOp | None:
     """A ds_swizzle_b32 offset realizing ``need`` (bit-mask, quad-perm, then FFT/rotate), or None.
     Every mode keeps lane bit 5."""
+    return _find_swizzle(need, np.asarray(need).tolist(), target)
+
+
+def _find_swizzle(need: np.ndarray, entries: list[int], target: Target) -> LaneOp | None:
+    """``find_swizzle`` of the lane map ``need`` (``entries``: the same as a list)."""
     modes = target.ds_swizzle_modes
+    if any((lane ^ s) & 32 for lane, s in enumerate(entries) if s >= 0):
+        return None  # a lane reads the other half
     m = need >= 0
     i, j = np.flatnonzero(m), need[m]
     if not len(i):
         return LaneOp("ds_swizzle:0x001f", "ds_swizzle", {"offset": 0x001F})
-    if ((i ^ j) & 32).any():
-        return None
     off = _swizzle_bitmask(i, j) if "bitmask" in modes else None
     if off is not None:
         return LaneOp(f"ds_swizzle:0x{off:04x}", "ds_swizzle", {"offset": off})
@@ -313,7 +359,7 @@ def find_swizzle(need: np.ndarray, target: Target) -> LaneOp | None:
 def bpermute_op(need: np.ndarray) -> LaneOp:
     """``ds_bpermute_b32`` with address ``4 * need[l]`` (own lane where undefined)."""
     lanes = np.where(need >= 0, need, lane_indices(len(need)))
-    return LaneOp("ds_bpermute", "ds_bpermute", {"addr": (4 * lanes).astype(np.int64), "offset": 0})
+    return LaneOp("ds_bpermute", "ds_bpermute", {"addr": 4 * lanes, "offset": 0})
 
 
 def shfl_op(need: np.ndarray) -> LaneOp:
@@ -346,23 +392,25 @@ def find_lane_op(need: np.ndarray, target: Target, family_cost: dict[str, float]
     wave_size = target.wave_size
     if need.shape != (wave_size,):
         raise LayoutError(f"a lane map of {target.name} has {wave_size} entries, got shape {need.shape}")
-    if ((need < -1) | (need >= wave_size)).any():
-        raise LayoutError("a lane map entry is not a lane index or -1")
     costs = family_cost or {"dpp": 1.0, "permlane16": 1.5, "ds_swizzle": 2.0, "ds_bpermute": 3.0}
-    key = (target.name, need.tobytes(), tuple(sorted(costs.items())))
-    if key in _cache:
+    need_bytes = need.tobytes()
+    key = (target.name, need_bytes, tuple(sorted(costs.items())))
+    if key in _cache:  # only valid lane maps are kept
         return _cache[key]  # type: ignore[return-value]
+    entries = need.tolist()
+    if min(entries) < -1 or max(entries) >= wave_size:
+        raise LayoutError("a lane map entry is not a lane index or -1")
     if "shfl.sync.idx" in target.lane_ops:
         _cache[key] = shfl_op(need)
         return _cache[key]
-    dpp = find_dpp(need, target)
+    dpp = _find_dpp(need_bytes, entries, target)
     if dpp is None and "dpp8" in target.dpp_controls:
         dpp = find_dpp8(need)
     # RDNA's v_permlane16/x16 (a VALU op, priced as the family "permlane16") when no DPP control moves it
     perm = find_permlane16(need) if dpp is None and target.has_permlanex16 else None
     # a DPP control found and no dearer than ds_swizzle wins over any swizzle (min keeps the first);
     # ds_bpermute (any map, last) only when it is strictly cheaper than both or neither exists
-    swz = None if dpp is not None and costs["dpp"] <= costs["ds_swizzle"] else find_swizzle(need, target)
+    swz = None if dpp is not None and costs["dpp"] <= costs["ds_swizzle"] else _find_swizzle(need, entries, target)
     options = [op for op in (dpp, perm, swz) if op is not None]
     if not options or min(costs[o.family] for o in options) > costs["ds_bpermute"]:
         if not target.has_ds_bpermute:

@@ -528,12 +528,20 @@ class _Side:
     def address(self, r: int, element_bytes: int) -> np.ndarray:
         """[W, 64] byte address of register ``r`` (elements of ``element_bytes``; one read-only array per
         register)."""
+        return self._address_table(element_bytes)[r]
+
+    def addresses(self, regs: list[int], element_bytes: int) -> np.ndarray:
+        """[len(regs), W, 64] the byte addresses of the registers ``regs`` (``address`` of each)."""
+        return self._address_table(element_bytes)[regs]
+
+    def _address_table(self, element_bytes: int) -> np.ndarray:
+        """[R, W, 64] every register's byte address (read-only)."""
         table = self._addresses.get(element_bytes)
-        if table is None:  # [R, W, 64]: every register's at once
+        if table is None:
             table = ((self.warp_lane[None] ^ self.reg_image[:, None, None]) & ((1 << self.n_off) - 1)) * element_bytes
             table.setflags(write=False)
             self._addresses[element_bytes] = table
-        return table[r]
+        return table
 
     @cached_property
     def coord(self) -> np.ndarray:
@@ -678,14 +686,15 @@ def _choose_vectors(side: _Side, t_cap: int, p: int, element_bytes: int, store: 
     return out
 
 
-def _pairs(addrs: list[np.ndarray], width_bytes: int) -> list[tuple[int, int | None, int, bool]]:
-    """Pair accesses of one width whose addresses differ by one constant in every lane (ds_read2/ds_write2).
+def _pairs(addrs: np.ndarray, width_bytes: int) -> list[tuple[int, int | None, int, bool]]:
+    """Pair accesses of one width whose addresses (``addrs[i]``: access ``i``'s, ``[W, 64]``) differ by
+    one constant in every lane (ds_read2/ds_write2).
 
     Returns (first, second or None, offset1, st64) in issue order."""
-    if width_bytes not in (4, 8) or not addrs:
+    if width_bytes not in (4, 8) or not len(addrs):
         return [(i, None, 0, False) for i in range(len(addrs))]
     by_pattern: dict[bytes, list[tuple[int, int]]] = {}
-    flat = np.array([a.reshape(-1) for a in addrs]).reshape(len(addrs), -1)
+    flat = addrs.reshape(len(addrs), -1)
     bases = flat[:, 0].tolist()
     patterns = flat - flat[:, :1]
     for i, base in enumerate(bases):
@@ -831,9 +840,10 @@ def lds_accesses(ctx: ConversionContext, design: LdsDesign) -> list[LdsAccesses]
         if ((side is D and design.read_transpose) or width_bytes not in (4, 8)  # only b32/b64 accesses pair
                 or not ctx.target.has_lds_pair):
             return [(g, None, 0, False) for g in gs]
-        addr = _over_fetch_addr if side is D and design.over_fetch else _addr
-        return [(gs[i], None if j is None else gs[j], off, st64)
-                for i, j, off, st64 in _pairs([addr(side, g[0], element_bytes) for g in gs], width_bytes)]
+        addrs = side.addresses([g[0] for g in gs], element_bytes)
+        if side is D and design.over_fetch:
+            addrs = addrs & ~3  # _over_fetch_addr
+        return [(gs[i], None if j is None else gs[j], off, st64) for i, j, off, st64 in _pairs(addrs, width_bytes)]
 
     n_rounds = 1 << design.n_rep_bits
     out: list[LdsAccesses] = []

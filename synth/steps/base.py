@@ -65,18 +65,26 @@ def dword_pairs(dst: Sequence[int], src: Sequence[int], p: int, dps: int, what: 
     if len(dst) != len(src):
         raise LayoutError(f"{what}: {len(dst)} destination slots but {len(src)} source slots")
     pairs: dict[int, int] = {}
-    covered: dict[int, set[int]] = {}
+    if dps == 2:  # a 64-bit slot is the dwords 2 slot, 2 slot + 1 (slot_dwords)
+        for d, s in zip(dst, src):
+            for h in (0, 1):
+                if pairs.setdefault(2 * d + h, 2 * s + h) != 2 * s + h:
+                    raise LayoutError(f"{what}: register v{2 * d + h} would come from two registers")
+        return list(pairs.items())
+    covered: dict[int, int] = {}  # dst dword -> bit mask of its slots listed
     for d, s in zip(dst, src):
-        if dps == 1 and d % p != s % p:
+        dd, k = divmod(d, p)
+        sd, sk = divmod(s, p)
+        if k != sk:
             raise LayoutError(f"{what}: slot {s} -> {d} changes the element's place in its register")
-        for (dd, _, _), (sd, _, _) in zip(slot_dwords(d, p, dps), slot_dwords(s, p, dps)):
-            if pairs.setdefault(dd, sd) != sd:
-                raise LayoutError(f"{what}: register v{dd} would come from two registers")
-            covered.setdefault(dd, set()).add(d % p)
-    if dps == 1 and p > 1:
+        if pairs.setdefault(dd, sd) != sd:
+            raise LayoutError(f"{what}: register v{dd} would come from two registers")
+        covered[dd] = covered.get(dd, 0) | (1 << k)
+    if p > 1:
         for dd, got in covered.items():
-            if len(got) != p:
-                raise LayoutError(f"{what}: register v{dd} is written in part (slots {sorted(got)} of {p}); "
+            if got != (1 << p) - 1:
+                slots = [k for k in range(p) if (got >> k) & 1]
+                raise LayoutError(f"{what}: register v{dd} is written in part (slots {slots} of {p}); "
                                   "register steps move whole 32-bit registers")
     return list(pairs.items())
 
