@@ -199,17 +199,18 @@ def test_planner_dpp_and_bpermute_choices_run_as_intended_on_the_emulator():
         np.testing.assert_array_equal(got[need >= 0], need[need >= 0])
 
 
-@pytest.mark.parametrize("arch", ["gfx90a", "gfx942", "gfx950"])
+@pytest.mark.parametrize("arch", ["gfx90a", "gfx942", "gfx950", "gfx1100"])
 def test_dpp_candidates_are_every_allowed_control_agreeing_on_the_needed_lanes(arch):
     """The per-lane control sets give what comparing the whole control table gives: every control of
     the target's families whose source lanes agree with the map on its needed lanes, fully valid
     controls first (then in table order); none for a lane past the wave."""
     target = get_target(arch)
-    table = [(ctrl, src) for fam, _, ctrl, src in lane_ops._DPP_ALL
+    lanes = target.wave_size
+    table = [(ctrl, src) for fam, _, ctrl, src in lane_ops._dpp_table(lanes)
              if fam in target.dpp_controls and (fam != "row_newbcast" or lane_ops.DPP_ROW_NEWBCAST_FOR_B32)]
     rng = np.random.default_rng(5)
-    maps = [np.where(rng.random(64) < p, src, -1) for _, src in table for p in (0.1, 0.7, 1.0)]
-    maps += [np.where(rng.random(64) < 0.05, rng.integers(0, 64, 64), -1) for _ in range(20)]
+    maps = [np.where(rng.random(lanes) < p, src, -1) for _, src in table for p in (0.1, 0.7, 1.0)]
+    maps += [np.where(rng.random(lanes) < 0.05, rng.integers(0, lanes, lanes), -1) for _ in range(20)]
     for need in maps:
         m = need >= 0
         agree = [(ctrl, src) for ctrl, src in table if (src[m] == need[m]).all()]
@@ -217,8 +218,8 @@ def test_dpp_candidates_are_every_allowed_control_agreeing_on_the_needed_lanes(a
         assert [op.isa["ctrl"] for op in lane_ops.dpp_candidates(need, target)] == want
         first = lane_ops.find_dpp(need, target)
         assert (first.isa["ctrl"] if first else None) == (want[0] if want else None)
-    past = np.full(64, -1)
-    past[3] = 64
+    past = np.full(lanes, -1)
+    past[3] = lanes
     assert lane_ops.dpp_candidates(past, target) == [] and lane_ops.find_dpp(past, target) is None
 
 
