@@ -6,12 +6,18 @@ the wheel's answer for a sample asked again now."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from linlayout.cli import main
+from linlayout.dtypes import dtype_bits
 from linlayout.encodings import encoding_from_params, from_triton
 from linlayout.encodings.gluon import gluon_source
 from linlayout.layout import LinearLayout
+from linlayout.lowering.plan_counts import plan_isa_counts, plan_ptx_counts
 from linlayout.lowering.ptx_counts import PTX_CLASS_KEYS, PTX_COUNT_KEYS
+from linlayout.synth.convert import plan_conversion
 from repo_data import family_corpus
 from triton_oracle import TRITON_VERSION, ask_triton, triton_version
 
@@ -100,3 +106,25 @@ def test_stored_layouts_are_the_wheels(family):
     for layout, answer in zip(stored, answers):
         assert "error" not in answer, answer
         assert {d: [list(b) for b in bases] for d, bases in layout["bases"].items()} == answer["bases"]
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_bench_rows_are_computed_per_case(family, capsys, tmp_path, monkeypatch):
+    """``linlayout bench conversions --corpus F``: one row per case, tagged with the family, with
+    Triton's counts from the file and either the planner's refusal naming the target or our
+    counts as plan_counts computes them again here (PTX classes for NVIDIA)."""
+    monkeypatch.setenv("LINLAYOUT_CACHE", str(tmp_path))
+    assert main(["bench", "conversions", "--corpus", family, "--cases", "3", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    cases = _cases(family)[:3]
+    assert [(r["set"], r["name"], r["arch"]) for r in result["cases"]] == [(family, c["name"], c["arch"]) for c in cases]
+    for row, case in zip(result["cases"], cases):
+        if "refused" in row:
+            assert case["arch"] in row["refused"] and row["triton_total"] == case["triton"]["total"]
+            continue
+        plan = plan_conversion(LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"]),
+                               case["arch"], dtype_bits(case["dtype"]))
+        ours = plan_ptx_counts(plan) if family == "nvidia" else plan_isa_counts(plan)
+        assert row["triton"] == case["triton"] and row["ours"] == ours and row["counted_by"] == "plan"
+    assert result["summaries"][family]["refused"] == [
+        f"{r['name']} {r['arch']} {r['dtype']}: {r['refused']}" for r in result["cases"] if "refused" in r]
