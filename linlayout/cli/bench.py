@@ -100,40 +100,29 @@ def stays_in_wave(src, dst, num_warps: int) -> bool:
 
 
 def bench_case(case: dict, binary: bool = True) -> dict:
-    """Plan, emit, compile and count one baseline case (count the plan where the target has no emitter)."""
+    """Plan, emit, compile and count one baseline case; where the target has no emitter, count the
+    plan in the classes of Triton's counts (linlayout.lowering.plan_counts: PTX for NVIDIA, the
+    ISA's for AMD; ``counted_by: "plan"``, no registers, ``modelled`` only for AMD mixes: the cost
+    model prices no PTX mix)."""
     src, dst = LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"])
     t0 = time.perf_counter()
     plan = plan_conversion(src, dst, case["arch"], dtype_bits(case["dtype"]))
     t1 = time.perf_counter()
     target = get_target(case["arch"])
     if target.emitter is None:
-        return plan_row(case, plan, target.family, t1 - t0)
-    low = lower_conversion(plan, binary=binary, cache=False)
-    t2 = time.perf_counter()
-    ours, triton = low.report["isa_counts"], case["triton"]
-    tri_total = int(triton["total"])
-    return {
-        "name": case["name"], "arch": case["arch"], "dtype": case["dtype"],
-        "ours": ours, "triton": triton,
-        "strategy": plan.strategy, "plan_counts": plan.counts(),
-        "ratio": (ours["total"] / tri_total) if tri_total else None,
-        "stays_in_wave": stays_in_wave(src, dst, plan.num_warps),
-        "triton_uses_lds": uses_shared_memory(triton),
-        "lds_bytes": low.report["lds_bytes"], "triton_lds_bytes": case.get("triton_lds_bytes"),
-        "vgpr_count": low.report["vgpr_count"], "sgpr_count": low.report["sgpr_count"],
-        "setup_total": low.report["setup_counts"]["total"],
-        "plan_isa_differences": low.differences,
-        "plan_seconds": round(t1 - t0, 4), "compile_seconds": round(t2 - t0, 4),
-        "modelled": modelled(plan, ours, triton), "counted_by": "isa",
-    }
-
-
-def plan_row(case: dict, plan, family: str, plan_seconds: float) -> dict:
-    """The row of a case whose target has no emitter: the plan's counts in the classes of Triton's
-    (linlayout.lowering.plan_counts: PTX for NVIDIA, the ISA's for AMD), ``counted_by: "plan"``;
-    ``modelled`` only for AMD mixes (the cost model prices no PTX mix: None)."""
-    nvidia = family == "nvidia"
-    ours = plan_ptx_counts(plan) if nvidia else plan_isa_counts(plan)
+        nvidia = target.family == "nvidia"
+        ours = plan_ptx_counts(plan) if nvidia else plan_isa_counts(plan)
+        measured = {"lds_bytes": plan.lds_bytes, "vgpr_count": None, "sgpr_count": None,
+                    "setup_total": sum(int(v) for v in plan.overhead.values()), "plan_isa_differences": [],
+                    "compile_seconds": round(t1 - t0, 4),
+                    "modelled": None if nvidia else modelled(plan, ours, case["triton"]), "counted_by": "plan"}
+    else:
+        low = lower_conversion(plan, binary=binary, cache=False)
+        ours = low.report["isa_counts"]
+        measured = {k: low.report[k] for k in ("lds_bytes", "vgpr_count", "sgpr_count")}
+        measured.update(setup_total=low.report["setup_counts"]["total"], plan_isa_differences=low.differences,
+                        compile_seconds=round(time.perf_counter() - t0, 4),
+                        modelled=modelled(plan, ours, case["triton"]), counted_by="isa")
     triton = case["triton"]
     tri_total = int(triton["total"])
     return {
@@ -141,14 +130,9 @@ def plan_row(case: dict, plan, family: str, plan_seconds: float) -> dict:
         "ours": ours, "triton": triton,
         "strategy": plan.strategy, "plan_counts": plan.counts(),
         "ratio": (ours["total"] / tri_total) if tri_total else None,
-        "stays_in_wave": stays_in_wave(plan.src, plan.dst, plan.num_warps),
-        "triton_uses_lds": uses_shared_memory(triton),
-        "lds_bytes": plan.lds_bytes, "triton_lds_bytes": case.get("triton_lds_bytes"),
-        "vgpr_count": None, "sgpr_count": None,
-        "setup_total": sum(int(v) for v in plan.overhead.values()),
-        "plan_isa_differences": [],
-        "plan_seconds": round(plan_seconds, 4), "compile_seconds": round(plan_seconds, 4),
-        "modelled": None if nvidia else modelled(plan, ours, triton), "counted_by": "plan",
+        "stays_in_wave": stays_in_wave(src, dst, plan.num_warps),
+        "triton_uses_lds": uses_shared_memory(triton), "triton_lds_bytes": case.get("triton_lds_bytes"),
+        "plan_seconds": round(t1 - t0, 4), **measured,
     }
 
 
