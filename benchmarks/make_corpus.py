@@ -2,20 +2,21 @@
 
 Usage (Triton 3.9 from PyPI; no GPU, it compiles for the targets on the CPU)::
 
-    python benchmarks/make_corpus.py [--family amd|nvidia] [--out FILE] [--limit N] [--batch B]
+    python benchmarks/make_corpus.py [--family amd|nvidia|wave32] [--out FILE] [--limit N] [--batch B]
                                      [--case-seconds S] [--assemble-only]
     python benchmarks/make_corpus.py --calibrate benchmarks/data/triton_amd_baseline.json
 
 A *family* (:data:`FAMILIES`) is a set of targets with its cases and its way of counting:
-``amd`` (gfx90a, gfx942, gfx950; wave64; amdgcn) -> ``triton_amd_corpus.json`` and ``nvidia``
-(sm_80, sm_90; warps of 32; PTX) -> ``triton_nvidia_corpus.json``.
+``amd`` (gfx90a, gfx942, gfx950; wave64; amdgcn) -> ``triton_amd_corpus.json``, ``nvidia``
+(sm_80, sm_90; warps of 32; PTX) -> ``triton_nvidia_corpus.json`` and ``wave32`` (gfx1100,
+gfx1200, gfx1250; wave32, WMMA v1/v2/v3; amdgcn) -> ``triton_wave32_corpus.json`` (the AMD format).
 
 Each case is one ``ttg.convert_layout`` between two Triton encodings of a ``shape`` tile in one
 ``dtype`` on one ``arch`` with ``num_warps`` waves.  A Gluon kernel loads the tile in the source
 encoding, converts it and stores it; it is compiled with the family's ``GPUTarget`` (``("hip",
-arch, 64)`` or ``("cuda", 80 | 90, 32)``) and the instructions that the assembly's ``.loc``
+arch, 64)``, ``("hip", arch, 32)`` or ``("cuda", 80 | 90, 32)``) and the instructions that the assembly's ``.loc``
 directives attribute to the ``convert_layout`` line are counted, less the global loads and
-stores interleaved with them (``counted_by: "source_line"``): the amdgcn of one wave with
+stores interleaved with them (``counted_by: "source_line"``): the amdgcn of one wave (of 64 or 32 lanes) with
 ``linlayout.lowering.isa.isa_counts`` (the baseline's classes, docs/benchmarks.md), the PTX of
 one warp (``asm["ptx"]``) with ``linlayout.lowering.ptx_counts.ptx_counts``.  On the 48 baseline cases (``--calibrate``) this gives the
 baseline's totals within 3 instructions on the 24 fp32 cases and on 17 of the 24 fp16 ones.
@@ -35,7 +36,7 @@ Triton did not compile, with why), so
 
 Triton aborts the process on some inputs, so cases are compiled by a worker subprocess
 (``--worker``), one batch at a time; a case that kills its worker is recorded under ``failed``.
-The amd family's targets have no WMMA, so its corpus has none.  On sm_80 Triton 3.9 has no
+The amd family's targets have no WMMA, so its corpus has none; the wave32 family's have no MFMA.  On sm_80 Triton 3.9 has no
 e4m3 type, so the nvidia family's fp8 cases are e5m2 there (e4m3 on sm_90); the layouts only see
 the element width.
 """
@@ -62,6 +63,9 @@ MFMA_VERSION = {"gfx90a": 2, "gfx942": 3, "gfx950": 4}
 #: Triton's pointer element type per (dtype, arch): fp8 is e4m3fnuz on gfx942, e4m3fn elsewhere.
 TRITON_DTYPE = {"fp32": "fp32", "fp16": "fp16", "bf16": "bf16", "i8": "i8"}
 FP8_TRITON = {"gfx90a": "fp8e4nv", "gfx942": "fp8e4b8", "gfx950": "fp8e4nv"}
+#: The same for the wave32 targets (OCP e4m3 everywhere; gfx11 has no fp8 arithmetic, the layouts
+#: only see the element width).
+WAVE32_FP8 = {"gfx1100": "fp8e4nv", "gfx1200": "fp8e4nv", "gfx1250": "fp8e4nv"}
 ELEMENT_BITS = {"fp32": 32, "fp16": 16, "bf16": 16, "fp8": 8, "i8": 8}
 #: Triton's dot-operand encoding name of each parent encoding.
 DOT_ENCODING = {"amd_mfma": "amd_mfma_dot_operand", "amd_wmma": "amd_wmma_dot_operand",
@@ -111,6 +115,16 @@ def random_blocked(rng: random.Random, num_warps: int, element_bits: int, wave_s
     if rng.random() < 0.2:
         size = [2, 2]
     return blocked_spec(size, [wave_size // t1, t1], warps_2d(num_warps, rng), order)
+
+
+def blocked_transpose(rng: random.Random, num_warps: int, element_bits: int, wave_size: int) -> tuple[dict, dict]:
+    """A random row-major blocked encoding and its transpose (sizes, lanes and waves swapped,
+    column-major): a conversion that moves each element to the lane holding its transposed position."""
+    size = [1, rng.choice([1, 2, 4, 8] if element_bits < 32 else [1, 2, 4])]
+    t1 = 1 << rng.randint(0, wave_size.bit_length() - 1)
+    warps = warps_2d(num_warps, rng)
+    return (blocked_spec(size, [wave_size // t1, t1], warps, [1, 0]),
+            blocked_spec(size[::-1], [t1, wave_size // t1], warps[::-1], [0, 1]))
 
 
 def slice_parent(rng: random.Random, dim: int, num_warps: int, wave_size: int = 64) -> dict:
@@ -247,6 +261,18 @@ def mma_spec(arch: str, element_bits: int, shape: list[int], warps: list[int]) -
     return {"kind": "mma", "version": 2, "instr": [16, 8], "warps": warps}
 
 
+def lane32_slice_pairs(rng: random.Random, acc: dict, target: dict, num_warps: int) -> list[tuple]:
+    """1-D slices for warps of 32 lanes: of the accumulator ``acc`` to a slice of a blocked layout
+    (whose lanes lie mostly along the kept dimension), and of a blocked layout to a slice of the
+    accumulator ``target``; 64 or 128 elements."""
+    length = rng.choice([64, 128])
+    dim = rng.choice([0, 1])
+    return [({"kind": "slice", "dim": dim, "parent": acc},
+             {"kind": "slice", "dim": dim, "parent": slice_parent(rng, dim, num_warps, 32)}, [length], num_warps),
+            ({"kind": "slice", "dim": 0, "parent": slice_parent(rng, 0, num_warps, 32)},
+             {"kind": "slice", "dim": 1, "parent": target}, [length], num_warps)]
+
+
 def nvidia_pairs(arch: str, dtype: str, rng: random.Random) -> list[tuple[dict, dict, list[int], int]]:
     """(src, dst, shape, num_warps) candidates of one (sm arch, dtype): MMA accumulators to dot
     operands, blocked <-> MMA, 16-bit <-> 8-bit operand fragments, transposes and slices."""
@@ -277,19 +303,8 @@ def nvidia_pairs(arch: str, dtype: str, rng: random.Random) -> list[tuple[dict, 
         out.append((blk, acc, shape, num_warps))
         out.append((acc, random_blocked(rng, num_warps, bits, 32), shape, num_warps))
         out.append((blk, dot(rng.choice([0, 1]), kw, v2), shape, num_warps))
-        # transposes: the same blocked encoding with its order swapped
-        size = [1, rng.choice([1, 2, 4, 8] if bits < 32 else [1, 2, 4])]
-        t1 = 1 << rng.randint(0, 5)
-        ww = warps_2d(num_warps, rng)
-        out.append((blocked_spec(size, [32 // t1, t1], ww, [1, 0]),
-                    blocked_spec(size[::-1], [t1, 32 // t1], ww[::-1], [0, 1]), shape, num_warps))
-        # 1-D slices of accumulator and blocked parents
-        length = rng.choice([64, 128])
-        dim = rng.choice([0, 1])
-        out.append(({"kind": "slice", "dim": dim, "parent": acc},
-                    {"kind": "slice", "dim": dim, "parent": slice_parent(rng, dim, num_warps, 32)}, [length], num_warps))
-        out.append(({"kind": "slice", "dim": 0, "parent": slice_parent(rng, 0, num_warps, 32)},
-                    {"kind": "slice", "dim": 1, "parent": v2}, [length], num_warps))
+        out.append((*blocked_transpose(rng, num_warps, bits, 32), shape, num_warps))
+        out += lane32_slice_pairs(rng, acc, v2, num_warps)
     return out
 
 
@@ -303,6 +318,64 @@ def nvidia_blog_cases() -> list[dict]:
         out.append({"name": f"{label(src)}->{label(dst)} [blog]", "arch": arch, "dtype": "fp8", "shape": [64, 64],
                     "num_warps": 4, "triton_src_params": src, "triton_dst_params": dst})
     return out
+
+
+#: WMMA version of each wave32 arch in Triton's AMDWMMALayout (1 = RDNA3, 2 = RDNA4, 3 = gfx1250).
+WMMA_VERSION = {"gfx1100": 1, "gfx1200": 2, "gfx1250": 3}
+
+
+def wmma_spec(arch: str, element_bits: int, transposed: bool, warps: list[int], m: int = 16) -> dict:
+    """A WMMA accumulator of ``arch`` whose instruction takes ``element_bits`` operands (gfx11 and
+    gfx12: 16x16x16, gfx1250: K = 4, 32 or 64 for 32-, 16- and 8-bit operands, M = 16 or 32)."""
+    version = WMMA_VERSION[arch]
+    k = {32: 4, 16: 32, 8: 64}[element_bits] if version == 3 else 16
+    return {"kind": "wmma", "version": version, "instr": [m, 16, k], "transposed": transposed, "warps": warps}
+
+
+def wmma_k_widths(version: int, element_bits: int) -> tuple[int, ...]:
+    """kWidth values of WMMA dot operands Triton accepts for ``element_bits`` (v1: 8 and 16 only)."""
+    if version == 1:
+        return (8, 16)
+    return {32: (2, 4) if version == 3 else (4, 8), 16: (8,), 8: (8, 16)}[element_bits]
+
+
+def wave32_pairs(arch: str, dtype: str, rng: random.Random) -> list[tuple[dict, dict, list[int], int]]:
+    """(src, dst, shape, num_warps) candidates of one (wave32 arch, dtype): WMMA accumulators to
+    their transposes and dot operands, blocked <-> WMMA, operand kWidths, transposes and slices."""
+    bits = ELEMENT_BITS[dtype]
+    version = WMMA_VERSION[arch]
+    widths = wmma_k_widths(version, bits)
+    out = []
+    for num_warps in (1, 2, 4, 8):
+        shape = [rng.choice([16, 32, 64, 128]), rng.choice([16, 32, 64, 128])]
+        if elements_per_lane(shape, num_warps, 32) > MAX_ELEMENTS_PER_LANE:
+            shape = [64, 64]
+        w = warps_2d(num_warps, rng)
+        t = rng.random() < 0.5
+        acc = wmma_spec(arch, bits, t, w)
+        dot = lambda op, k_width: {"kind": "dot", "op": op, "parent": acc, "k_width": k_width}
+        # accumulator -> its transpose, -> operands A and B (a chained dot's P)
+        out.append((acc, dict(acc, transposed=not t), shape, num_warps))
+        out.append((acc, dot(0, rng.choice(widths)), shape, num_warps))
+        out.append((acc, dot(1, rng.choice(widths)), shape, num_warps))
+        # one operand's fragment with another kWidth (or the other operand's fragment)
+        out.append((dot(0, widths[0]), dot(0, widths[-1]) if len(widths) > 1 else dot(1, widths[0]), shape, num_warps))
+        if version == 3 and bits == 8:  # gfx1250's 32x16 accumulator against the 16x16 one
+            out.append((wmma_spec(arch, bits, t, w, 32), acc, shape, num_warps))
+        # blocked <-> accumulator, blocked -> operand, blocked -> blocked
+        blk = random_blocked(rng, num_warps, bits, 32)
+        out.append((blk, acc, shape, num_warps))
+        out.append((acc, random_blocked(rng, num_warps, bits, 32), shape, num_warps))
+        out.append((blk, dot(rng.choice([0, 1]), rng.choice(widths)), shape, num_warps))
+        out.append((blk, random_blocked(rng, num_warps, bits, 32), shape, num_warps))
+        out.append((*blocked_transpose(rng, num_warps, bits, 32), shape, num_warps))
+        out += lane32_slice_pairs(rng, acc, acc, num_warps)
+    return out
+
+
+def no_cases() -> list[dict]:
+    """A family without cases beyond its (arch, dtype) pairs."""
+    return []
 
 
 def generate(family: "Family", seed: int = 17) -> list[dict]:
@@ -348,6 +421,7 @@ class Family:
     format: str
     pairs: Callable[[str, str, random.Random], list]
     extra_cases: Callable[[], list[dict]]
+    fp8_types: dict[str, str]
     method: str
 
     def target_arch(self, arch: str) -> str | int:
@@ -356,9 +430,7 @@ class Family:
 
     def pointer_type(self, arch: str, dtype: str) -> str:
         """Triton's pointer type of the kernel's tensors."""
-        if dtype != "fp8":
-            return "*" + TRITON_DTYPE[dtype]
-        return "*" + (NVIDIA_FP8 if self.backend == "cuda" else FP8_TRITON)[arch]
+        return "*" + (self.fp8_types[arch] if dtype == "fp8" else TRITON_DTYPE[dtype])
 
     def counts(self, lines: list[str]) -> dict:
         """The counts of the instruction lines attributed to the conversion."""
@@ -374,12 +446,17 @@ class Family:
 _SOURCE_LINE = ("counts are the {what} of ONE {unit} attributed to the convert_layout source line (.loc), "
                 "global loads/stores{waits} excluded.")
 FAMILIES = {
-    "amd": Family("amd", ARCHS, 64, "hip", "amdgcn", OUT, FORMAT, pairs_for, largest_tiles,
+    "amd": Family("amd", ARCHS, 64, "hip", "amdgcn", OUT, FORMAT, pairs_for, largest_tiles, FP8_TRITON,
                   "benchmarks/make_corpus.py: Gluon kernel: load in SRC, convert_layout, store in DST; compiled "
                   "for the AMD target without a GPU; " + _SOURCE_LINE.format(
                       what="amdgcn instructions", unit="wave", waits=" and their vmcnt waits")),
+    "wave32": Family("wave32", tuple(WMMA_VERSION), 32, "hip", "amdgcn", OUT.with_name("triton_wave32_corpus.json"),
+                     FORMAT, wave32_pairs, no_cases, WAVE32_FP8,
+                     "benchmarks/make_corpus.py --family wave32: Gluon kernel: load in SRC, convert_layout, store "
+                     "in DST; compiled for the AMD wave32 target without a GPU; " + _SOURCE_LINE.format(
+                         what="amdgcn instructions", unit="wave of 32 lanes", waits=" and their vmcnt waits")),
     "nvidia": Family("nvidia", ("sm_80", "sm_90"), 32, "cuda", "ptx", OUT.with_name("triton_nvidia_corpus.json"),
-                     "triton_nvidia_convert_baseline/v1", nvidia_pairs, nvidia_blog_cases,
+                     "triton_nvidia_convert_baseline/v1", nvidia_pairs, nvidia_blog_cases, NVIDIA_FP8,
                      "benchmarks/make_corpus.py --family nvidia: Gluon kernel: load in SRC, convert_layout, store "
                      "in DST; compiled for the NVIDIA target without a GPU (Triton's bundled ptxas); "
                      + _SOURCE_LINE.format(what="PTX instructions (lowering/ptx_counts.py classes)", unit="warp",
@@ -638,7 +715,8 @@ def _lines_with_timeout(proc: subprocess.Popen, seconds: float):
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--family", choices=sorted(FAMILIES), default="amd",
-                    help="the targets: amd (gfx90a/gfx942/gfx950), nvidia (sm_80/sm_90 PTX)")
+                    help="the targets: amd (gfx90a/gfx942/gfx950), nvidia (sm_80/sm_90 PTX), "
+                         "wave32 (gfx1100/gfx1200/gfx1250)")
     ap.add_argument("--out", help="the corpus file (default: benchmarks/data/ the family's file)")
     ap.add_argument("--limit", type=int, help="only the first N candidates")
     ap.add_argument("--batch", type=int, default=40)

@@ -15,6 +15,7 @@ from linlayout.dtypes import dtype_bits
 from linlayout.encodings import encoding_from_params, from_triton
 from linlayout.encodings.gluon import gluon_source
 from linlayout.layout import LinearLayout
+from linlayout.lowering.isa import CLASS_KEYS, COUNT_KEYS
 from linlayout.lowering.plan_counts import plan_isa_counts, plan_ptx_counts
 from linlayout.lowering.ptx_counts import PTX_CLASS_KEYS, PTX_COUNT_KEYS
 from linlayout.synth.convert import plan_conversion
@@ -24,6 +25,7 @@ from triton_oracle import TRITON_VERSION, ask_triton, triton_version
 #: family -> (format, archs, count keys, class keys)
 FAMILIES = {
     "nvidia": ("triton_nvidia_convert_baseline/v1", {"sm_80", "sm_90"}, PTX_COUNT_KEYS, PTX_CLASS_KEYS),
+    "wave32": ("triton_amd_convert_baseline/v1", {"gfx1100", "gfx1200", "gfx1250"}, COUNT_KEYS, CLASS_KEYS),
 }
 CASE_KEYS = {"name", "arch", "dtype", "shape", "num_warps", "src", "dst", "triton", "triton_src_params",
              "triton_dst_params", "triton_src", "triton_dst", "triton_lds_bytes", "counted_by"}
@@ -37,9 +39,11 @@ def _cases(family: str) -> list[dict]:
 
 def _kinds(params: dict) -> set[str]:
     """The encoding names in ``params`` and its parents; nvidia_mma with its major version."""
-    name = params.get("encoding", "nvidia_mma" if "versionMajor" in params else None)
+    name = params.get("encoding", "nvidia_mma" if "versionMajor" in params else "amd_wmma")
     if name == "nvidia_mma":
         name = f"nvidia_mma_v{params['versionMajor']}"
+    if name == "amd_wmma":
+        name = f"wmma_v{params['version']}_{params['instrShape'][0]}x{params['instrShape'][2]}"
     parent = params.get("parent")
     return {name} | (_kinds(parent) if parent is not None else set())
 
@@ -56,7 +60,7 @@ def test_format(family):
     for c in data["cases"]:
         assert set(c) == CASE_KEYS, c["name"]
         assert c["arch"] in archs and c["counted_by"] == "source_line"
-        assert tuple(c["triton"]) == count_keys, c["name"]
+        assert set(c["triton"]) == set(count_keys), c["name"]
         assert c["triton"]["total"] == sum(c["triton"][k] for k in class_keys), c["name"]
 
 
@@ -78,6 +82,27 @@ def test_nvidia_coverage():
     assert sorted(c["arch"] for c in blog) == ["sm_80", "sm_90"]
     assert all(c["dtype"] == "fp8" and c["triton_dst_params"]["kWidth"] == 4 for c in blog)
     # transposes: blocked -> blocked with the order swapped
+    assert any(c["triton_src_params"].get("order") == [1, 0] and c["triton_dst_params"].get("order") == [0, 1]
+               for c in cases)
+
+
+def test_wave32_coverage():
+    cases = _cases("wave32")
+    assert len(cases) >= 100
+    assert {c["arch"] for c in cases} == {"gfx1100", "gfx1200", "gfx1250"}
+    assert {c["dtype"] for c in cases} == {"fp32", "fp16", "bf16", "fp8", "i8"}
+    assert {c["num_warps"] for c in cases} == {1, 2, 4, 8}
+    assert {len(c["shape"]) for c in cases} == {1, 2}
+    kinds = set().union(*(_kinds(c[f"triton_{s}_params"]) for c in cases for s in ("src", "dst")))
+    # every WMMA version's accumulators: 16x16x16 on gfx11/gfx12, K = 4/32/64 and M = 32 on gfx1250
+    assert {"wmma_v1_16x16", "wmma_v2_16x16", "wmma_v3_16x4", "wmma_v3_16x32", "wmma_v3_16x64", "wmma_v3_32x64",
+            "amd_wmma_dot_operand", "blocked", "slice"} <= kinds
+    for arch in ("gfx1100", "gfx1200", "gfx1250"):
+        here = [c for c in cases if c["arch"] == arch]
+        assert {p["opIdx"] for c in here for p in [c["triton_dst_params"]]
+                if p["encoding"] == "amd_wmma_dot_operand"} == {0, 1}, arch
+        assert any(c["triton_src_params"].get("isTransposed") is not None and c["triton_dst_params"].get(
+            "isTransposed") == (not c["triton_src_params"]["isTransposed"]) for c in here), arch
     assert any(c["triton_src_params"].get("order") == [1, 0] and c["triton_dst_params"].get("order") == [0, 1]
                for c in cases)
 
