@@ -33,7 +33,7 @@ def register(subparsers) -> None:
     )
     p.add_argument("--src", required=True, metavar="L", help="src layout (JSON, @file, CuTe or a named spec)")
     p.add_argument("--dst", required=True, metavar="L", help="dst layout")
-    p.add_argument("--arch", required=True, help="gfx90a, gfx942 or gfx950")
+    p.add_argument("--arch", required=True, help="gfx90a, gfx942, gfx950, sm_80, sm_90, gfx1100, gfx1200 or gfx1250")
     p.add_argument("--dtype", required=True, metavar="DTYPE", help=DTYPE_HELP)
     p.add_argument("--plan", metavar="FILE", help="write the plan certificate (JSON) to FILE")
     p.add_argument("--lds-budget", type=int, metavar="BYTES", help="LDS the conversion may use (rounds if smaller)")
