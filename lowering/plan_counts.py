@@ -6,11 +6,14 @@ Where a target has an emitter, ``linlayout bench conversions`` counts the compil
 (``Plan.counts()``) plus the estimated setup (``Plan.overhead``), put into the classes the
 target's Triton counts use, so that both sides of a corpus row have the same keys:
 
-* NVIDIA (PTX classes, :mod:`linlayout.lowering.ptx_counts`): a kind named by a PTX mnemonic
-  (``shfl.sync.idx``, ``prmt``, ``selp``, ``ld.shared.b32``, ``ldmatrix.x4``, ...) goes to its
-  :func:`~linlayout.lowering.ptx_counts.ptx_class`; the planner's generic shared-memory kinds go to
-  their PTX instructions (``lds_write`` -> ``st.shared``, ``lds_read`` -> ``ld.shared``,
-  ``lds_read_tr`` -> ``ldmatrix``, ``s_barrier`` -> ``bar.sync``); the setup goes to ``other``.
+* NVIDIA (PTX classes, :mod:`linlayout.lowering.ptx_counts`): the planner's kinds
+  (``linlayout.synth.plan.PTX_COUNT_KINDS``) go to their PTX instructions (``shfl`` ->
+  ``shfl.sync``, ``lds_write`` -> ``st.shared``, ``lds_read`` -> ``ld.shared``, ``lds_read_tr`` ->
+  ``ldmatrix``, ``s_barrier`` -> ``bar.sync``), a kind named by a PTX mnemonic (``prmt``,
+  ``selp``, ``mov``, ``bar.sync``, ``shfl.sync.idx``, ``ldmatrix.x4``, ...) to its
+  :func:`~linlayout.lowering.ptx_counts.ptx_class`; the setup goes to ``other``, except the
+  estimated ``s_waitcnt``: PTX has no wait instruction (the hardware waits for a shared load's
+  result by itself).
 * AMD (ISA classes, :mod:`linlayout.lowering.isa`): a kind that is an ISA class counts there; a
   VALU sub-kind (``v_cndmask``, ``dpp``, ...) counts under ``valu`` and its sub-count; another
   ``v_*`` kind under ``valu``; setup ``valu_*``/``salu_*``/``s_waitcnt`` under its class.
@@ -26,8 +29,9 @@ from .ptx_counts import PTX_COUNT_KEYS, ptx_class
 
 __all__ = ["plan_ptx_counts", "plan_isa_counts"]
 
-#: The planner's generic shared-memory kinds as PTX classes.
-_SHARED_AS_PTX = {"lds_write": "st.shared", "lds_read": "ld.shared", "lds_read_tr": "ldmatrix", "s_barrier": "bar.sync"}
+#: The planner's own kind names as PTX classes.
+_PLANNER_AS_PTX = {"shfl": "shfl.sync", "lds_write": "st.shared", "lds_read": "ld.shared", "lds_read_tr": "ldmatrix",
+                   "s_barrier": "bar.sync"}
 #: PTX mnemonics' first words (a kind starting with one is a PTX instruction).
 _PTX_WORDS = ("shfl", "prmt", "selp", "ld", "st", "ldmatrix", "stmatrix", "movmatrix", "bar", "mov")
 
@@ -40,14 +44,14 @@ def plan_ptx_counts(plan) -> dict[str, int]:
     """``plan``'s steps and setup as PTX counts (``PTX_COUNT_KEYS``, ``total`` their sum)."""
     out = dict.fromkeys(PTX_COUNT_KEYS, 0)
     for kind, n in _nonzero(plan).items():
-        if kind in _SHARED_AS_PTX:
-            cls = _SHARED_AS_PTX[kind]
+        if kind in _PLANNER_AS_PTX:
+            cls = _PLANNER_AS_PTX[kind]
         elif kind.split(".", 1)[0] in _PTX_WORDS:
             cls = ptx_class(kind)
         else:
             raise ValueError(f"plan for {plan.arch} counts {n} {kind!r}, which is no PTX instruction")
         out[cls] += n
-    out["other"] += sum(int(v) for v in plan.overhead.values())
+    out["other"] += sum(int(v) for name, v in plan.overhead.items() if name != "s_waitcnt")
     out["total"] = sum(out[k] for k in PTX_COUNT_KEYS[1:])
     return out
 

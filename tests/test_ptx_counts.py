@@ -13,7 +13,7 @@ from linlayout.lowering.isa import CLASS_KEYS, VALU_SUB_KEYS
 from linlayout.lowering.plan_counts import plan_isa_counts, plan_ptx_counts
 from linlayout.lowering.ptx_counts import PTX_COUNT_KEYS, ptx_class, ptx_counts, ptx_mnemonic
 from linlayout.synth.convert import plan_conversion
-from repo_data import baseline_cases
+from repo_data import baseline_cases, family_corpus
 
 PTX = """
 	.reg .b32 	%r<40>;
@@ -68,11 +68,12 @@ def _fake_plan(counts: dict, overhead: dict, arch: str = "sm_90"):
 
 
 def test_plan_ptx_counts_maps_kinds_and_setup():
-    plan = _fake_plan({"shfl.sync.idx": 2, "selp": 4, "prmt": 1, "lds_write": 3, "lds_read": 2, "s_barrier": 1,
-                       "ldmatrix.x4.trans": 1, "v_cndmask": 0}, {"valu_addresses": 5, "s_waitcnt": 1})
-    assert plan_ptx_counts(plan) == {"total": 20, "shfl.sync": 2, "prmt": 1, "selp": 4, "ld.shared": 2,
-                                     "st.shared": 3, "ldmatrix": 1, "stmatrix": 0, "bar.sync": 1, "mov": 0,
-                                     "other": 6}
+    plan = _fake_plan({"shfl": 2, "shfl.sync.bfly": 1, "selp": 4, "prmt": 1, "mov": 2, "lds_write": 3,
+                       "lds_read": 2, "s_barrier": 1, "bar.sync": 1, "ldmatrix.x4.trans": 1, "v_cndmask": 0},
+                      {"valu_addresses": 5, "s_waitcnt": 1})
+    assert plan_ptx_counts(plan) == {"total": 23, "shfl.sync": 3, "prmt": 1, "selp": 4, "ld.shared": 2,
+                                     "st.shared": 3, "ldmatrix": 1, "stmatrix": 0, "bar.sync": 2, "mov": 2,
+                                     "other": 5}
     assert tuple(plan_ptx_counts(plan)) == PTX_COUNT_KEYS
 
 
@@ -97,3 +98,14 @@ def test_plan_isa_counts_refuses_unknown_kinds():
         plan_isa_counts(_fake_plan({"shfl.sync.idx": 1}, {}, "gfx1100"))
     with pytest.raises(ValueError, match="setup estimate 'lane_masks' has no ISA class"):
         plan_isa_counts(_fake_plan({"v_cndmask": 1}, {"lane_masks": 2}, "gfx1100"))
+
+
+def test_plan_ptx_counts_of_real_nvidia_plans_name_every_step():
+    """Every step of an NVIDIA plan lands in a named PTX class: ``other`` holds the setup alone."""
+    for case in family_corpus("nvidia")["cases"][:40:4]:
+        plan = plan_conversion(LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"]),
+                               case["arch"], dtype_bits(case["dtype"]))
+        counts = plan_ptx_counts(plan)
+        setup = sum(v for k, v in plan.overhead.items() if k != "s_waitcnt")
+        assert counts["other"] == setup, case["name"]
+        assert counts["total"] == plan.counts()["total"] + setup, case["name"]
