@@ -546,9 +546,12 @@ def convert_lines(asm: str, convert_line: int) -> list[str]:
 
 
 def _is_global_access(fields: list[str]) -> bool:
-    """An amdgcn or PTX line (split) that is a global memory access or a wait for global memory only."""
+    """An amdgcn or PTX line (split) that is a global memory access or a wait for global memory only
+    (``s_waitcnt vmcnt(N)``; on gfx12 and gfx1250 ``s_wait_loadcnt`` and ``s_wait_storecnt``)."""
     mnemonic = fields[1] if fields[0].startswith("@") and len(fields) > 1 else fields[0]
     if mnemonic.startswith(("global_", "buffer_", "flat_", "ld.global", "st.global")):
+        return True
+    if mnemonic in ("s_wait_loadcnt", "s_wait_storecnt"):  # gfx12's counters of global memory
         return True
     return mnemonic == "s_waitcnt" and all(f.rstrip(",").startswith("vmcnt") for f in fields[1:])
 

@@ -11,6 +11,7 @@ import json
 import pytest
 
 from linlayout.cli import main
+from linlayout.cli.bench import modelled, ptx_mix
 from linlayout.dtypes import dtype_bits
 from linlayout.encodings import encoding_from_params, from_triton
 from linlayout.encodings.gluon import gluon_source
@@ -149,7 +150,10 @@ def test_bench_rows_are_computed_per_case(family, capsys, tmp_path, monkeypatch)
             continue
         plan = plan_conversion(LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"]),
                                case["arch"], dtype_bits(case["dtype"]))
-        ours = plan_ptx_counts(plan) if family == "nvidia" else plan_isa_counts(plan)
+        nvidia = family == "nvidia"
+        ours = plan_ptx_counts(plan) if nvidia else plan_isa_counts(plan)
         assert row["triton"] == case["triton"] and row["ours"] == ours and row["counted_by"] == "plan"
+        priced = (ptx_mix(ours), ptx_mix(case["triton"])) if nvidia else (ours, case["triton"])
+        assert row["modelled"] == modelled(plan, *priced)
     assert result["summaries"][family]["refused"] == [
         f"{r['name']} {r['arch']} {r['dtype']}: {r['refused']}" for r in result["cases"] if "refused" in r]

@@ -7,12 +7,14 @@ from types import SimpleNamespace
 
 import pytest
 
+from linlayout.cli.bench import ptx_mix
 from linlayout.dtypes import dtype_bits
 from linlayout.layout import LinearLayout
 from linlayout.lowering.isa import CLASS_KEYS, VALU_SUB_KEYS
 from linlayout.lowering.plan_counts import plan_isa_counts, plan_ptx_counts
 from linlayout.lowering.ptx_counts import PTX_COUNT_KEYS, ptx_class, ptx_counts, ptx_mnemonic
 from linlayout.synth.convert import plan_conversion
+from linlayout.synth.cost import cost_model
 from repo_data import baseline_cases, family_corpus
 
 PTX = """
@@ -109,3 +111,16 @@ def test_plan_ptx_counts_of_real_nvidia_plans_name_every_step():
         setup = sum(v for k, v in plan.overhead.items() if k != "s_waitcnt")
         assert counts["other"] == setup, case["name"]
         assert counts["total"] == plan.counts()["total"] + setup, case["name"]
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_ptx_mix_prices_each_class_as_the_cost_model_prices_it(arch):
+    """bench prices a PTX mix under AMD kind names (PTX_AS_MIX): only sound while the NVIDIA cost
+    model prices each PTX instruction as the kind it is named after."""
+    cm = cost_model(arch)
+    for ptx, amd in (("shfl", "ds_bpermute"), ("prmt", "v_perm_b32"), ("selp", "v_cndmask"), ("mov", "v_mov")):
+        assert cm.instruction(ptx) == cm.instruction(amd), (ptx, amd)
+    counts = {"total": 12, "shfl.sync": 1, "prmt": 2, "selp": 3, "ld.shared": 1, "st.shared": 1, "ldmatrix": 1,
+              "stmatrix": 0, "bar.sync": 1, "mov": 1, "other": 1}
+    assert ptx_mix(counts) == {"total": 12, "valu": 7, "ds_bpermute": 1, "v_perm_b32": 2, "v_cndmask": 3, "v_mov": 1,
+                               "lds_write": 1, "lds_read": 2, "s_barrier": 1}

@@ -47,6 +47,12 @@ TRITON_COMPILE_SECONDS = (0.3, 0.5)
 DEFAULT_BASELINE = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "triton_amd_baseline.json"
 #: The repository's public corpora (benchmarks/make_corpus.py --family F), run by ``--corpus F``.
 CORPORA = {family: DEFAULT_BASELINE.with_name(f"triton_{family}_corpus.json") for family in ("amd", "nvidia", "wave32")}
+#: The kinds under which mix_cost prices each PTX class: the cost model prices ``shfl`` as
+#: ``ds_bpermute``, ``prmt``/``selp``/``mov`` as ``v_perm_b32``/``v_cndmask``/``v_mov`` (one vector
+#: issue) and shared-memory accesses as LDS ones (CostModel.instruction; tests/test_ptx_counts.py).
+PTX_AS_MIX = {"shfl.sync": "ds_bpermute", "prmt": "v_perm_b32", "selp": "v_cndmask", "mov": "v_mov",
+              "st.shared": "lds_write", "stmatrix": "lds_write", "ld.shared": "lds_read", "ldmatrix": "lds_read",
+              "bar.sync": "s_barrier"}
 #: Triton's count keys that are shared-memory (LDS) instructions, AMD and PTX.
 SHARED_MEMORY_KEYS = ("lds_write", "lds_read", "lds_read_tr", "st.shared", "ld.shared", "ldmatrix", "stmatrix")
 
@@ -102,8 +108,7 @@ def stays_in_wave(src, dst, num_warps: int) -> bool:
 def bench_case(case: dict, binary: bool = True) -> dict:
     """Plan, emit, compile and count one baseline case; where the target has no emitter, count the
     plan in the classes of Triton's counts (linlayout.lowering.plan_counts: PTX for NVIDIA, the
-    ISA's for AMD; ``counted_by: "plan"``, no registers, ``modelled`` only for AMD mixes: the cost
-    model prices no PTX mix)."""
+    ISA's for AMD; ``counted_by: "plan"``, no registers; PTX mixes priced as :func:`ptx_mix`)."""
     src, dst = LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"])
     t0 = time.perf_counter()
     plan = plan_conversion(src, dst, case["arch"], dtype_bits(case["dtype"]))
@@ -114,8 +119,9 @@ def bench_case(case: dict, binary: bool = True) -> dict:
         ours = plan_ptx_counts(plan) if nvidia else plan_isa_counts(plan)
         measured = {"lds_bytes": plan.lds_bytes, "vgpr_count": None, "sgpr_count": None,
                     "setup_total": sum(int(v) for v in plan.overhead.values()), "plan_isa_differences": [],
-                    "compile_seconds": round(t1 - t0, 4),
-                    "modelled": None if nvidia else modelled(plan, ours, case["triton"]), "counted_by": "plan"}
+                    "compile_seconds": round(t1 - t0, 4), "counted_by": "plan",
+                    "modelled": modelled(plan, ptx_mix(ours), ptx_mix(case["triton"])) if nvidia
+                    else modelled(plan, ours, case["triton"])}
     else:
         low = lower_conversion(plan, binary=binary, cache=False)
         ours = low.report["isa_counts"]
@@ -134,6 +140,15 @@ def bench_case(case: dict, binary: bool = True) -> dict:
         "triton_uses_lds": uses_shared_memory(triton), "triton_lds_bytes": case.get("triton_lds_bytes"),
         "plan_seconds": round(t1 - t0, 4), **measured,
     }
+
+
+def ptx_mix(counts: dict) -> dict:
+    """PTX counts as the instruction mix mix_cost prices (``PTX_AS_MIX``; ``other``, the integer
+    and conversion arithmetic, as other vector instructions)."""
+    mix = {"total": int(counts["total"]), "valu": sum(int(counts[k]) for k in ("prmt", "selp", "mov", "other"))}
+    for cls, kind in PTX_AS_MIX.items():
+        mix[kind] = mix.get(kind, 0) + int(counts[cls])
+    return mix
 
 
 def uses_shared_memory(counts: dict) -> bool:
@@ -187,10 +202,9 @@ def summarize(all_rows: list[dict]) -> dict:
         "in_wave_over_half": [f"{r['name']} {r['arch']} {r['dtype']}" for r in in_wave_lds
                               if 2 * r["ours"]["total"] > int(r["triton"]["total"])],
         "plan_isa_disagreements": sum(bool(r["plan_isa_differences"]) for r in rows),
-        "modelled_over_triton": {o: [f"{r['name']} {r['arch']} {r['dtype']}" for r in rows if r["modelled"]
-                                     and r["modelled"][o]["ours"] > r["modelled"][o]["triton"] + 1e-9]
+        "modelled_over_triton": {o: [f"{r['name']} {r['arch']} {r['dtype']}" for r in rows
+                                     if r["modelled"][o]["ours"] > r["modelled"][o]["triton"] + 1e-9]
                                  for o in OBJECTIVES},
-        "modelled_cases": sum(r["modelled"] is not None for r in rows),
         "compile_seconds": {"median": round(statistics.median(times), 4), "max": round(max(times), 4),
                             "mean": round(statistics.fmean(times), 4)} if times else {},
         "triton_compile_seconds": list(TRITON_COMPILE_SECONDS),
@@ -244,7 +258,7 @@ def render(result: dict, args: argparse.Namespace) -> str:
         ratio = "-" if r["ratio"] is None else f"{r['ratio']:.2f}"
         flag = " *in-wave, Triton via LDS" if r["stays_in_wave"] and r["triton_uses_lds"] else ""
         cycles = " ".join(f"{r['modelled'][o]['ours']:>7.0f}/{r['modelled'][o]['triton']:<8.0f}"
-                          if r["modelled"] else f"{'not priced':>16s}" for o in ("latency", "throughput"))
+                          for o in ("latency", "throughput"))
         lines.append(f"{r['name'][:30]:30s} {r['arch']:6s} {r['dtype']:5s} {r['strategy']:9s} "
                      f"{r['ours']['total']:5d} {r['triton']['total']:6d} {ratio:>6s} {cycles}  {kinds}{flag}")
     for name, s in result.get("summaries", {"": result["summary"]}).items():
@@ -266,7 +280,7 @@ def _summary_lines(s: dict) -> list[str]:
                                           if s["in_wave_over_half"] else ""),
         f"plan/ISA disagreements: {s['plan_isa_disagreements']}; not planned (refused by the planner): "
         f"{len(s['refused'])}",
-        f"modelled cycles over Triton's mix (same cost model, {s['modelled_cases']} priced cases): "
+        "modelled cycles over Triton's mix (same cost model): "
         + "; ".join(f"{o}{' (default)' if o == DEFAULT_OBJECTIVE else ''} {len(s['modelled_over_triton'][o])}"
                     for o in ("latency", "throughput")),
         f"compile time per kernel (layouts -> code object): median {ct.get('median')} s, max {ct.get('max')} s "
