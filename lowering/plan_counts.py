@@ -15,8 +15,8 @@ target's Triton counts use, so that both sides of a corpus row have the same key
   estimated ``s_waitcnt``: PTX has no wait instruction (the hardware waits for a shared load's
   result by itself).
 * AMD (ISA classes, :mod:`linlayout.lowering.isa`): a kind that is an ISA class counts there; a
-  VALU sub-kind (``v_cndmask``, ``dpp``, ...) counts under ``valu`` and its sub-count; another
-  ``v_*`` kind under ``valu``; setup ``valu_*``/``salu_*``/``s_waitcnt`` under its class.
+  VALU sub-kind (``v_cndmask``, ``dpp``, ...) counts under ``valu`` and its sub-count; RDNA's
+  ``permlane16`` (``v_permlane16_b32``/``v_permlanex16_b32``) and another ``v_*`` kind under ``valu``; setup ``valu_*``/``salu_*``/``s_waitcnt`` under its class.
 
 A kind the target's classes cannot hold (an AMD instruction in an NVIDIA plan) is an internal
 inconsistency: ``ValueError``.
@@ -34,6 +34,10 @@ _PLANNER_AS_PTX = {"shfl": "shfl.sync", "lds_write": "st.shared", "lds_read": "l
                    "s_barrier": "bar.sync"}
 #: PTX mnemonics' first words (a kind starting with one is a PTX instruction).
 _PTX_WORDS = ("shfl", "prmt", "selp", "ld", "st", "ldmatrix", "stmatrix", "movmatrix", "bar", "mov")
+
+
+#: The planner's AMD kinds that are VALU instructions without an ISA sub-count.
+_VALU_KINDS = ("permlane16",)
 
 
 def _nonzero(plan) -> dict[str, int]:
@@ -65,7 +69,7 @@ def plan_isa_counts(plan) -> dict[str, int]:
             out["valu"] += n
         elif kind in CLASS_KEYS:
             out[kind] += n
-        elif kind.startswith("v_"):
+        elif kind.startswith("v_") or kind in _VALU_KINDS:
             out["valu"] += n
         else:
             raise ValueError(f"plan for {plan.arch} counts {n} {kind!r}, which is no AMD instruction class")

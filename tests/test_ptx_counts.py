@@ -95,6 +95,13 @@ def test_plan_isa_counts_of_real_plans_total_their_steps_and_setup():
         assert counts["valu"] >= sum(steps[k] for k in VALU_SUB_KEYS if k in steps)
 
 
+def test_plan_isa_counts_of_rdna_kinds():
+    plan = _fake_plan({"permlane16": 4, "dpp": 2, "v_cndmask": 1, "lds_write": 1}, {"valu_x": 1, "s_waitcnt": 1},
+                      "gfx1100")
+    assert {k: v for k, v in plan_isa_counts(plan).items() if v} == {
+        "total": 10, "valu": 8, "dpp": 2, "v_cndmask": 1, "lds_write": 1, "s_waitcnt": 1}
+
+
 def test_plan_isa_counts_refuses_unknown_kinds():
     with pytest.raises(ValueError, match="'shfl.sync.idx', which is no AMD instruction class"):
         plan_isa_counts(_fake_plan({"shfl.sync.idx": 1}, {}, "gfx1100"))
