@@ -6,8 +6,8 @@ row_share and row_xmask added) and dpp8, ``v_permlane16_b32`` / ``v_permlanex16_
 ``ds_swizzle_b32`` (bit-mask and quad-perm modes), ``ds_bpermute_b32`` on 32 lanes; gfx1250
 adds ``v_permlane16_swap_b32``.  The LDS phase tables below are this family's LDS model (built
 by :func:`linlayout.hw.lds.lds_model`): no source gives the phase grouping of a wave32 LDS
-access, so every phase rests on a named [I] assumption except the ``ds_read_b128`` lane groups
-Triton assumes [Q].  Banks: 32 on gfx11/gfx12, 64 on gfx1250 (Triton's figure; LLVM's feature
+access, so every phase rests on a named [I] assumption (the ``ds_read_b128`` ones on the lane
+groups Triton assumes, [Q] as a hardware fact).  Banks: 32 on gfx11/gfx12, 64 on gfx1250 (Triton's figure; LLVM's feature
 list says 32 -- assumption ``rdna_gfx1250_64_banks``).
 """
 
@@ -17,6 +17,7 @@ from types import MappingProxyType
 
 from . import register
 from .base import Assumption, LdsPhase, Target
+from .cdna import LDS_ASSUMPTIONS as CDNA_ASSUMPTIONS
 
 RDNA_DPP = frozenset({"quad_perm", "row_shl", "row_shr", "row_ror", "row_mirror", "row_half_mirror",
                       "row_share", "row_xmask", "dpp8"})
@@ -68,6 +69,8 @@ ASSUMPTIONS: dict[str, Assumption] = {
         ),
     ]
 }
+# the LDS model's rule for sub-dword lanes on one dword is AMD's (docs/amd_facts.md 1.2)
+ASSUMPTIONS["subdword_same_dword"] = CDNA_ASSUMPTIONS["subdword_same_dword"]
 
 
 def _phases(banks: int) -> dict[str, LdsPhase]:
@@ -82,8 +85,7 @@ def _phases(banks: int) -> dict[str, LdsPhase]:
         b64_read = b64_write = one
     else:
         one = assumed("rdna_b32_one_phase")
-        read128 = LdsPhase((L2, L3), "Q", "[Q TRITON-AMD] ds_read_b128 lanes {0,1,4} per phase; "
-                                          "assumption rdna_b128_read_phases_32banks", "rdna_b128_read_phases_32banks")
+        read128 = assumed("rdna_b128_read_phases_32banks")
         write128 = assumed("rdna_b128_write_phases_32banks")
         b64_read = b64_write = assumed("rdna_b64_phases_32banks")
     return {
@@ -101,7 +103,8 @@ def _rdna(name: str, lds_bytes: int, lds_banks: int, wmma_version: int, aliases:
     return Target(name, "rdna", 32, lds_bytes, lds_banks, RDNA_DPP, RDNA_DS_SWIZZLE,
                   has_permlane_swap=has_permlane_swap, has_permlanex16=True, has_ds_read_tr=has_ds_read_tr,
                   mma="wmma", wmma_version=wmma_version, lds_phases=MappingProxyType(_phases(lds_banks)),
-                  lds_assumptions=MappingProxyType(ASSUMPTIONS), aliases=aliases, vgprs_per_lane=vgprs_per_lane)
+                  lds_assumptions=MappingProxyType(ASSUMPTIONS), lds_model_assumptions=("subdword_same_dword",),
+                  aliases=aliases, vgprs_per_lane=vgprs_per_lane)
 
 
 register(_rdna("gfx1100", 64 * 1024, 32, 1, ("gfx1101", "gfx1102")))
