@@ -15,7 +15,8 @@ class           mnemonics
 ``salu``        ``s_*`` except the five classes below (``s_mov``, ``s_and``, ``s_cmp``,
                 ``s_cbranch``, ``s_setprio``, ``s_endpgm``, ...)
 ``s_waitcnt``   ``s_waitcnt*`` (and gfx12 ``s_wait_*``)
-``s_barrier``   ``s_barrier``
+``s_barrier``   ``s_barrier`` (gfx12, gfx1250: ``s_barrier_signal`` and ``s_barrier_wait``, the
+                two halves of one barrier, count two)
 ``s_nop``       ``s_nop`` (hazard wait states)
 ``smem``        scalar memory: ``s_load*``, ``s_buffer_*``, ``s_store*``, ``s_dcache*``,
                 ``s_memtime``, ``s_memrealtime``, ``s_scratch_*``, ``s_atc_probe*``
@@ -201,7 +202,7 @@ def classify(mnemonic: str) -> tuple[str, tuple[str, ...]]:
     if mn.startswith("s_"):
         if mn.startswith(("s_waitcnt", "s_wait_")):
             return "s_waitcnt", ()
-        if mn == "s_barrier":
+        if mn in ("s_barrier", "s_barrier_signal", "s_barrier_wait"):
             return "s_barrier", ()
         if mn == "s_nop":
             return "s_nop", ()

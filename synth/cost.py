@@ -541,10 +541,17 @@ def mix_cost(cm: CostModel, counts: dict[str, int], write_lane_bytes: int, read_
     them and the loads ``read_lane_bytes`` (a round trip moves each lane's share of the tile), in
     equal conflict-free accesses (``_mix_width_bytes``); the vector instructions not named by kind
     take one VALU issue each; the mix has the fewest dependent DS levels it can (2 when it stores
-    to LDS: a store then a load; 1 with only loads or crossbar moves; else 0)."""
+    to LDS: a store then a load; 1 with only loads or crossbar moves; else 0).  Where the named
+    vector kinds exceed ``valu`` by at most the smaller of ``v_cndmask`` and ``dpp`` (RDNA's
+    v_cndmask in DPP form counts under both), the excess is priced once, as ``dpp``."""
     pricer = _Pricer(cm, cm.arch, 32)
     named = {k: counts.get(k, 0) for k in MIX_VALU_KINDS + ("ds_swizzle", "s_barrier")}
     named["ds_bpermute"] = counts.get("ds_bpermute", 0) + counts.get("ds_permute", 0)
+    # RDNA's VOP3 DPP: a v_cndmask in DPP form counts under both v_cndmask and dpp, so the named
+    # kinds may exceed valu; that overlap is priced once, as dpp
+    overlap = sum(named[k] for k in MIX_VALU_KINDS) - counts.get("valu", 0)
+    if 0 < overlap <= min(named["v_cndmask"], named["dpp"]):
+        named["v_cndmask"] -= overlap
     pricer.issue({k: n for k, n in named.items() if n})
     n_writes = counts.get("lds_write", 0)
     n_reads = counts.get("lds_read", 0) + counts.get("lds_read_tr", 0)

@@ -107,6 +107,15 @@ def test_a_mix_with_fewer_valu_than_its_named_kinds_is_refused():
         mix_cost(cost_model("gfx950"), {"valu": 1, "dpp": 2, "total": 2}, 4, 4)
 
 
+def test_a_mix_whose_dpp_v_cndmask_overlap_explains_the_excess_prices_it_once():
+    """RDNA's v_cndmask in DPP form counts under both kinds (Triton's gfx1100 fp8 blocked case)."""
+    cm = cost_model("gfx1100")
+    both = {"total": 68, "valu": 59, "salu": 9, "v_cndmask": 3, "v_perm_b32": 40, "dpp": 16, "v_mov": 2}
+    assert mix_cost(cm, both, 16, 16) == mix_cost(cm, dict(both, v_cndmask=1), 16, 16)
+    with pytest.raises(LayoutError, match="valu 55 is fewer"):
+        mix_cost(cm, dict(both, valu=55), 16, 16)
+
+
 def test_convert_cli_takes_the_objective_and_reports_it(capsys):
     from linlayout.cli import main
 

@@ -280,6 +280,15 @@ def test_isa_counts_rules():
     assert kr[0].name == "kern" and kr[0].lds_bytes == 1024 and kr[0].vgpr_count == 6 and kr[0].sgpr_count == 8
 
 
+def test_isa_counts_gfx12_barrier_halves_and_waits():
+    """gfx12/gfx1250 split a barrier into s_barrier_signal + s_barrier_wait (both s_barrier) and
+    name their waits s_wait_* (s_waitcnt); s_delay_alu is a scalar instruction like any other."""
+    c = isa_counts("\ts_barrier_signal -1\n\ts_barrier_wait -1\n\ts_wait_dscnt 0x0\n\ts_wait_alu 0xfffe\n"
+                   "\ts_delay_alu instid0(VALU_DEP_1)\n\tds_load_b128 v[0:3], v4\n\tds_store_b32 v4, v5\n")
+    assert {k: v for k, v in c.items() if v} == {"total": 7, "s_barrier": 2, "s_waitcnt": 2, "salu": 1,
+                                                 "lds_read": 1, "lds_write": 1}
+
+
 def test_isa_region_errors():
     with pytest.raises(IsaRegionError):
         isa_counts(SAMPLE, region="other")

@@ -30,12 +30,14 @@ from pathlib import Path
 import numpy as np
 
 from linlayout.lowering.conversion import lower_conversion
+from linlayout.lowering.plan_counts import plan_isa_counts, plan_ptx_counts
 from linlayout.synth.convert import plan_conversion
 from linlayout.synth.cost import DEFAULT_OBJECTIVE, OBJECTIVES, cost_model, mix_cost
 from linlayout.synth.emulator import element_ids
 
 from ..dtypes import dtype_bits
 from ..errors import LayoutError
+from ..hw.targets import get_target
 from ..layout import LinearLayout
 from . import add_command, add_json_flag
 
@@ -43,8 +45,16 @@ from . import add_command, add_json_flag
 TRITON_COMPILE_SECONDS = (0.3, 0.5)
 #: The repository's baseline (a source checkout; an installed package names one with --baseline).
 DEFAULT_BASELINE = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "triton_amd_baseline.json"
-#: The repository's public corpus (benchmarks/make_corpus.py), run beside the baseline by ``--corpus``.
-DEFAULT_CORPUS = DEFAULT_BASELINE.with_name("triton_amd_corpus.json")
+#: The repository's public corpora (benchmarks/make_corpus.py --family F), run by ``--corpus F``.
+CORPORA = {family: DEFAULT_BASELINE.with_name(f"triton_{family}_corpus.json") for family in ("amd", "nvidia", "wave32")}
+#: The kinds under which mix_cost prices each PTX class: the cost model prices ``shfl`` as
+#: ``ds_bpermute``, ``prmt``/``selp``/``mov`` as ``v_perm_b32``/``v_cndmask``/``v_mov`` (one vector
+#: issue) and shared-memory accesses as LDS ones (CostModel.instruction; tests/test_ptx_counts.py).
+PTX_AS_MIX = {"shfl.sync": "ds_bpermute", "prmt": "v_perm_b32", "selp": "v_cndmask", "mov": "v_mov",
+              "st.shared": "lds_write", "stmatrix": "lds_write", "ld.shared": "lds_read", "ldmatrix": "lds_read",
+              "bar.sync": "s_barrier"}
+#: Triton's count keys that are shared-memory (LDS) instructions, AMD and PTX.
+SHARED_MEMORY_KEYS = ("lds_write", "lds_read", "lds_read_tr", "st.shared", "ld.shared", "ldmatrix", "stmatrix")
 
 
 def register(subparsers) -> None:
@@ -54,8 +64,10 @@ def register(subparsers) -> None:
                        description=__doc__.split("\n\n", 1)[1])
     c.add_argument("--baseline", metavar="FILE",
                    help="the baseline JSON (default: the repository's benchmarks/data/triton_amd_baseline.json)")
-    c.add_argument("--corpus", action="store_true",
-                   help="also run the repository's corpus (benchmarks/data/triton_amd_corpus.json); a summary per set")
+    c.add_argument("--corpus", nargs="?", const="amd", choices=sorted(CORPORA), metavar="FAMILY",
+                   help="run a corpus of the repository (benchmarks/data/triton_FAMILY_corpus.json): amd (the "
+                        "default; beside the baseline, a summary per set), nvidia (sm_80/sm_90, PTX counts) or "
+                        "wave32 (gfx1100/gfx1200/gfx1250), these two alone")
     c.add_argument("--cases", type=int, metavar="N", help="only the first N cases")
     c.add_argument("--arch", help="only the cases of this arch")
     c.add_argument("--isa-only", action="store_true", help="skip the code object (no linker; compile times exclude it)")
@@ -94,14 +106,30 @@ def stays_in_wave(src, dst, num_warps: int) -> bool:
 
 
 def bench_case(case: dict, binary: bool = True) -> dict:
-    """Plan, emit, compile and count one baseline case."""
+    """Plan, emit, compile and count one baseline case; where the target has no emitter, count the
+    plan in the classes of Triton's counts (linlayout.lowering.plan_counts: PTX for NVIDIA, the
+    ISA's for AMD; ``counted_by: "plan"``, no registers; PTX mixes priced as :func:`ptx_mix`)."""
     src, dst = LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"])
     t0 = time.perf_counter()
     plan = plan_conversion(src, dst, case["arch"], dtype_bits(case["dtype"]))
     t1 = time.perf_counter()
-    low = lower_conversion(plan, binary=binary, cache=False)
-    t2 = time.perf_counter()
-    ours, triton = low.report["isa_counts"], case["triton"]
+    target = get_target(case["arch"])
+    if target.emitter is None:
+        nvidia = target.family == "nvidia"
+        ours = plan_ptx_counts(plan) if nvidia else plan_isa_counts(plan)
+        measured = {"lds_bytes": plan.lds_bytes, "vgpr_count": None, "sgpr_count": None,
+                    "setup_total": sum(int(v) for v in plan.overhead.values()), "plan_isa_differences": [],
+                    "compile_seconds": round(t1 - t0, 4), "counted_by": "plan",
+                    "modelled": modelled(plan, ptx_mix(ours), ptx_mix(case["triton"])) if nvidia
+                    else modelled(plan, ours, case["triton"])}
+    else:
+        low = lower_conversion(plan, binary=binary, cache=False)
+        ours = low.report["isa_counts"]
+        measured = {k: low.report[k] for k in ("lds_bytes", "vgpr_count", "sgpr_count")}
+        measured.update(setup_total=low.report["setup_counts"]["total"], plan_isa_differences=low.differences,
+                        compile_seconds=round(time.perf_counter() - t0, 4),
+                        modelled=modelled(plan, ours, case["triton"]), counted_by="isa")
+    triton = case["triton"]
     tri_total = int(triton["total"])
     return {
         "name": case["name"], "arch": case["arch"], "dtype": case["dtype"],
@@ -109,14 +137,23 @@ def bench_case(case: dict, binary: bool = True) -> dict:
         "strategy": plan.strategy, "plan_counts": plan.counts(),
         "ratio": (ours["total"] / tri_total) if tri_total else None,
         "stays_in_wave": stays_in_wave(src, dst, plan.num_warps),
-        "triton_uses_lds": bool(triton.get("lds_write", 0) or triton.get("lds_read", 0)),
-        "lds_bytes": low.report["lds_bytes"], "triton_lds_bytes": case.get("triton_lds_bytes"),
-        "vgpr_count": low.report["vgpr_count"], "sgpr_count": low.report["sgpr_count"],
-        "setup_total": low.report["setup_counts"]["total"],
-        "plan_isa_differences": low.differences,
-        "plan_seconds": round(t1 - t0, 4), "compile_seconds": round(t2 - t0, 4),
-        "modelled": modelled(plan, ours, triton),
+        "triton_uses_lds": uses_shared_memory(triton), "triton_lds_bytes": case.get("triton_lds_bytes"),
+        "plan_seconds": round(t1 - t0, 4), **measured,
     }
+
+
+def ptx_mix(counts: dict) -> dict:
+    """PTX counts as the instruction mix mix_cost prices (``PTX_AS_MIX``; ``other``, the integer
+    and conversion arithmetic, as other vector instructions)."""
+    mix = {"total": int(counts["total"]), "valu": sum(int(counts[k]) for k in ("prmt", "selp", "mov", "other"))}
+    for cls, kind in PTX_AS_MIX.items():
+        mix[kind] = mix.get(kind, 0) + int(counts[cls])
+    return mix
+
+
+def uses_shared_memory(counts: dict) -> bool:
+    """Whether AMD or PTX counts hold a shared-memory (LDS) access."""
+    return any(counts.get(k, 0) for k in SHARED_MEMORY_KEYS)
 
 
 def modelled(plan, ours: dict, triton: dict) -> dict:
@@ -132,11 +169,13 @@ def modelled(plan, ours: dict, triton: dict) -> dict:
 
 
 def bench_or_refusal(case: dict, binary: bool = True) -> dict:
-    """:func:`bench_case`, or the case's ``name, arch, dtype`` and ``refused`` (the planner's LayoutError)."""
+    """:func:`bench_case`, or the case's ``name, arch, dtype`` and ``refused`` (the planner's LayoutError:
+    the target or the conversion is not planned; no numbers of ours)."""
     try:
         return bench_case(case, binary=binary)
     except LayoutError as e:
-        return {"name": case["name"], "arch": case["arch"], "dtype": case["dtype"], "refused": str(e)}
+        return {"name": case["name"], "arch": case["arch"], "dtype": case["dtype"],
+                "triton_total": int(case["triton"]["total"]), "refused": str(e)}
 
 
 def summarize(all_rows: list[dict]) -> dict:
@@ -156,7 +195,7 @@ def summarize(all_rows: list[dict]) -> dict:
         "ours_total": sum(ours), "triton_total": sum(tri),
         "geomean_ratio": None if geo is None else round(geo, 4),
         "geomean_cases": len(both),
-        "at_most_triton_everywhere": all(o <= t for o, t in zip(ours, tri)),
+        "at_most_triton_everywhere": all(o <= t for o, t in zip(ours, tri)) if rows else None,
         "losing_cases": [f"{r['name']} {r['arch']} {r['dtype']}" for r, o, t in zip(rows, ours, tri) if o > t],
         "in_wave_triton_lds_cases": len(in_wave_lds),
         "in_wave_at_most_half": all(2 * r["ours"]["total"] <= int(r["triton"]["total"]) for r in in_wave_lds),
@@ -187,12 +226,19 @@ def _selected(cases: list[dict], args: argparse.Namespace, what: str) -> list[di
 
 
 def run(args: argparse.Namespace) -> dict:
-    """The baseline's rows and summary; with ``--corpus`` also the corpus's, each row tagged with its set."""
+    """The baseline's rows and summary; with ``--corpus`` (amd) also the corpus's, each row tagged
+    with its set; ``--corpus nvidia|wave32``: that corpus's rows alone, tagged with its name."""
+    family = args.corpus
+    if family not in (None, "amd"):
+        rows = [bench_or_refusal(c, binary=not args.isa_only)
+                for c in _selected(_load_baseline(None, CORPORA[family]), args, f"{family} corpus")]
+        return {"cases": [dict(r, set=family) for r in rows], "summary": summarize(rows),
+                "summaries": {family: summarize(rows)}}
     cases = _selected(_load_baseline(args.baseline), args, "baseline")
     rows = [bench_or_refusal(c, binary=not args.isa_only) for c in cases]
-    if not args.corpus:
+    if not family:
         return {"cases": rows, "summary": summarize(rows)}
-    corpus = _selected(_load_baseline(None, DEFAULT_CORPUS), args, "corpus")
+    corpus = _selected(_load_baseline(None, CORPORA["amd"]), args, "corpus")
     corpus_rows = [bench_or_refusal(c, binary=not args.isa_only) for c in corpus]
     tagged = [dict(r, set="baseline") for r in rows] + [dict(r, set="corpus") for r in corpus_rows]
     return {"cases": tagged, "summary": summarize(rows),
@@ -205,7 +251,8 @@ def render(result: dict, args: argparse.Namespace) -> str:
     lines = [head, "-" * len(head)]
     for r in result["cases"]:
         if "refused" in r:
-            lines.append(f"{r['name'][:30]:30s} {r['arch']:6s} {r['dtype']:5s} refused: {r['refused']}")
+            lines.append(f"{r['name'][:30]:30s} {r['arch']:6s} {r['dtype']:5s} not planned (Triton {r['triton_total']}): "
+                         f"{r['refused']}")
             continue
         kinds = ", ".join(f"{k} {v}" for k, v in r["ours"].items() if v and k != "total")
         ratio = "-" if r["ratio"] is None else f"{r['ratio']:.2f}"
@@ -231,7 +278,8 @@ def _summary_lines(s: dict) -> list[str]:
         f"in-wave conversions Triton routes through LDS: {s['in_wave_triton_lds_cases']}; ours at most half on all: "
         f"{s['in_wave_at_most_half']}" + (f" (over half: {', '.join(s['in_wave_over_half'])})"
                                           if s["in_wave_over_half"] else ""),
-        f"plan/ISA disagreements: {s['plan_isa_disagreements']}; refused by the planner: {len(s['refused'])}",
+        f"plan/ISA disagreements: {s['plan_isa_disagreements']}; not planned (refused by the planner): "
+        f"{len(s['refused'])}",
         "modelled cycles over Triton's mix (same cost model): "
         + "; ".join(f"{o}{' (default)' if o == DEFAULT_OBJECTIVE else ''} {len(s['modelled_over_triton'][o])}"
                     for o in ("latency", "throughput")),

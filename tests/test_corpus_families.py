@@ -1,0 +1,159 @@
+"""The corpora of the other target families (benchmarks/make_corpus.py --family F, stored as
+benchmarks/data/triton_F_corpus.json): well-formed, covering what they promise, their counts
+summing to their totals, and their layouts (Triton's to_linear_layout when they were made) equal
+to linlayout's encodings of the recorded Triton params and, where Triton 3.9.0 is installed, to
+the wheel's answer for a sample asked again now."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from linlayout.cli import main
+from linlayout.cli.bench import modelled, ptx_mix
+from linlayout.dtypes import dtype_bits
+from linlayout.encodings import encoding_from_params, from_triton
+from linlayout.encodings.gluon import gluon_source
+from linlayout.layout import LinearLayout
+from linlayout.lowering.isa import CLASS_KEYS, COUNT_KEYS
+from linlayout.lowering.plan_counts import plan_isa_counts, plan_ptx_counts
+from linlayout.lowering.ptx_counts import PTX_CLASS_KEYS, PTX_COUNT_KEYS
+from linlayout.synth.convert import plan_conversion
+from repo_data import family_corpus
+from triton_oracle import TRITON_VERSION, ask_triton, triton_version
+
+#: family -> (format, archs, count keys, class keys)
+FAMILIES = {
+    "nvidia": ("triton_nvidia_convert_baseline/v1", {"sm_80", "sm_90"}, PTX_COUNT_KEYS, PTX_CLASS_KEYS),
+    "wave32": ("triton_amd_convert_baseline/v1", {"gfx1100", "gfx1200", "gfx1250"}, COUNT_KEYS, CLASS_KEYS),
+}
+CASE_KEYS = {"name", "arch", "dtype", "shape", "num_warps", "src", "dst", "triton", "triton_src_params",
+             "triton_dst_params", "triton_src", "triton_dst", "triton_lds_bytes", "counted_by"}
+#: Cases of each side's layout asked of the wheel again (every n-th case of the file).
+WHEEL_SAMPLE = 12
+
+
+def _cases(family: str) -> list[dict]:
+    return family_corpus(family)["cases"]
+
+
+def _kinds(params: dict) -> set[str]:
+    """The encoding names in ``params`` and its parents; nvidia_mma with its major version."""
+    name = params.get("encoding", "nvidia_mma" if "versionMajor" in params else "amd_wmma")
+    if name == "nvidia_mma":
+        name = f"nvidia_mma_v{params['versionMajor']}"
+    if name == "amd_wmma":
+        name = f"wmma_v{params['version']}_{params['instrShape'][0]}x{params['instrShape'][2]}"
+    parent = params.get("parent")
+    return {name} | (_kinds(parent) if parent is not None else set())
+
+
+def _layout(case: dict, side: str) -> LinearLayout:
+    return from_triton(dict(case[f"triton_{side}_params"], shape=case["shape"]))
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_format(family):
+    data = family_corpus(family)
+    fmt, archs, count_keys, class_keys = FAMILIES[family]
+    assert data["format"] == fmt and data["triton"] == "3.9.0"
+    for c in data["cases"]:
+        assert set(c) == CASE_KEYS, c["name"]
+        assert c["arch"] in archs and c["counted_by"] == "source_line"
+        assert set(c["triton"]) == set(count_keys), c["name"]
+        assert c["triton"]["total"] == sum(c["triton"][k] for k in class_keys), c["name"]
+
+
+def test_nvidia_coverage():
+    cases = _cases("nvidia")
+    assert len(cases) >= 120
+    assert {c["arch"] for c in cases} == {"sm_80", "sm_90"}
+    assert {c["dtype"] for c in cases} == {"fp32", "fp16", "bf16", "fp8", "i8"}
+    assert {c["num_warps"] for c in cases} == {1, 2, 4, 8}
+    assert {len(c["shape"]) for c in cases} == {1, 2}
+    assert all(16 <= n <= 128 for c in cases if len(c["shape"]) == 2 for n in c["shape"])
+    kinds = set().union(*(_kinds(c[f"triton_{s}_params"]) for c in cases for s in ("src", "dst")))
+    assert {"nvidia_mma_v2", "nvidia_mma_v3", "dot_operand_of_nvidia_mma", "blocked", "slice"} <= kinds
+    operands = {(p["opIdx"], p["kWidth"]) for c in cases for s in ("src", "dst")
+                for p in [c[f"triton_{s}_params"]] if p["encoding"] == "dot_operand_of_nvidia_mma"}
+    assert {(0, 1), (0, 2), (0, 4), (1, 1), (1, 2), (1, 4)} <= operands
+    # the blog's example: an MMA accumulator to the 8-bit operand A (kWidth 4), on both archs
+    blog = [c for c in cases if c["name"].endswith("[blog]")]
+    assert sorted(c["arch"] for c in blog) == ["sm_80", "sm_90"]
+    assert all(c["dtype"] == "fp8" and c["triton_dst_params"]["kWidth"] == 4 for c in blog)
+    # transposes: blocked -> blocked with the order swapped
+    assert any(c["triton_src_params"].get("order") == [1, 0] and c["triton_dst_params"].get("order") == [0, 1]
+               for c in cases)
+
+
+def test_wave32_coverage():
+    cases = _cases("wave32")
+    assert len(cases) >= 100
+    assert {c["arch"] for c in cases} == {"gfx1100", "gfx1200", "gfx1250"}
+    assert {c["dtype"] for c in cases} == {"fp32", "fp16", "bf16", "fp8", "i8"}
+    assert {c["num_warps"] for c in cases} == {1, 2, 4, 8}
+    assert {len(c["shape"]) for c in cases} == {1, 2}
+    kinds = set().union(*(_kinds(c[f"triton_{s}_params"]) for c in cases for s in ("src", "dst")))
+    # every WMMA version's accumulators: 16x16x16 on gfx11/gfx12, K = 4/32/64 and M = 32 on gfx1250
+    assert {"wmma_v1_16x16", "wmma_v2_16x16", "wmma_v3_16x4", "wmma_v3_16x32", "wmma_v3_16x64", "wmma_v3_32x64",
+            "amd_wmma_dot_operand", "blocked", "slice"} <= kinds
+    for arch in ("gfx1100", "gfx1200", "gfx1250"):
+        here = [c for c in cases if c["arch"] == arch]
+        assert {p["opIdx"] for c in here for p in [c["triton_dst_params"]]
+                if p["encoding"] == "amd_wmma_dot_operand"} == {0, 1}, arch
+        assert any(c["triton_src_params"].get("isTransposed") is not None and c["triton_dst_params"].get(
+            "isTransposed") == (not c["triton_src_params"]["isTransposed"]) for c in here), arch
+    assert any(c["triton_src_params"].get("order") == [1, 0] and c["triton_dst_params"].get("order") == [0, 1]
+               for c in cases)
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_layouts_are_linlayouts_encodings(family):
+    for c in _cases(family):
+        for side in ("src", "dst"):
+            assert _layout(c, side) == LinearLayout.from_json(c[side]), f"{c['name']} {c['arch']} {side}"
+
+
+@pytest.mark.skipif(triton_version() != TRITON_VERSION, reason=f"triton=={TRITON_VERSION} is not installed")
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_stored_layouts_are_the_wheels(family):
+    """The stored layout JSON is what the installed wheel's to_linear_layout answers now."""
+    cases = _cases(family)
+    sample = cases[:: len(cases) // WHEEL_SAMPLE][:WHEEL_SAMPLE]
+    requests = []
+    for c in sample:
+        for side in ("src", "dst"):
+            params = dict(c[f"triton_{side}_params"])
+            encoding = encoding_from_params(params.pop("encoding"), params)
+            requests.append({"op": "layout", "gluon": gluon_source(encoding), "shape": c["shape"]})
+    answers = ask_triton(requests)
+    stored = [c[side] for c in sample for side in ("src", "dst")]
+    for layout, answer in zip(stored, answers):
+        assert "error" not in answer, answer
+        assert {d: [list(b) for b in bases] for d, bases in layout["bases"].items()} == answer["bases"]
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_bench_rows_are_computed_per_case(family, capsys, tmp_path, monkeypatch):
+    """``linlayout bench conversions --corpus F``: one row per case, tagged with the family, with
+    Triton's counts from the file and either the planner's refusal naming the target or our
+    counts as plan_counts computes them again here (PTX classes for NVIDIA)."""
+    monkeypatch.setenv("LINLAYOUT_CACHE", str(tmp_path))
+    assert main(["bench", "conversions", "--corpus", family, "--cases", "3", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    cases = _cases(family)[:3]
+    assert [(r["set"], r["name"], r["arch"]) for r in result["cases"]] == [(family, c["name"], c["arch"]) for c in cases]
+    for row, case in zip(result["cases"], cases):
+        if "refused" in row:
+            assert case["arch"] in row["refused"] and row["triton_total"] == case["triton"]["total"]
+            continue
+        plan = plan_conversion(LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"]),
+                               case["arch"], dtype_bits(case["dtype"]))
+        nvidia = family == "nvidia"
+        ours = plan_ptx_counts(plan) if nvidia else plan_isa_counts(plan)
+        assert row["triton"] == case["triton"] and row["ours"] == ours and row["counted_by"] == "plan"
+        priced = (ptx_mix(ours), ptx_mix(case["triton"])) if nvidia else (ours, case["triton"])
+        assert row["modelled"] == modelled(plan, *priced)
+    assert result["summaries"][family]["refused"] == [
+        f"{r['name']} {r['arch']} {r['dtype']}: {r['refused']}" for r in result["cases"] if "refused" in r]
