@@ -1,17 +1,23 @@
-"""Generate and measure the public conversion corpus: ``benchmarks/data/triton_amd_corpus.json``.
+"""Generate and measure the public conversion corpora: ``benchmarks/data/triton_<family>_corpus.json``.
 
-Usage (Triton 3.9 from PyPI; no GPU, it compiles the AMD targets on the CPU)::
+Usage (Triton 3.9 from PyPI; no GPU, it compiles for the targets on the CPU)::
 
-    python benchmarks/make_corpus.py [--out FILE] [--limit N] [--batch B] [--case-seconds S] [--assemble-only]
+    python benchmarks/make_corpus.py [--family amd|nvidia] [--out FILE] [--limit N] [--batch B]
+                                     [--case-seconds S] [--assemble-only]
     python benchmarks/make_corpus.py --calibrate benchmarks/data/triton_amd_baseline.json
+
+A *family* (:data:`FAMILIES`) is a set of targets with its cases and its way of counting:
+``amd`` (gfx90a, gfx942, gfx950; wave64; amdgcn) -> ``triton_amd_corpus.json`` and ``nvidia``
+(sm_80, sm_90; warps of 32; PTX) -> ``triton_nvidia_corpus.json``.
 
 Each case is one ``ttg.convert_layout`` between two Triton encodings of a ``shape`` tile in one
 ``dtype`` on one ``arch`` with ``num_warps`` waves.  A Gluon kernel loads the tile in the source
-encoding, converts it and stores it; it is compiled with ``GPUTarget("hip", arch, 64)`` and the
-amdgcn instructions that the ISA's ``.loc`` directives attribute to the ``convert_layout`` line
-are counted with ``linlayout.lowering.isa.isa_counts`` (the baseline's classes,
-docs/benchmarks.md), less the global loads and stores interleaved with them
-(``counted_by: "source_line"``).  On the 48 baseline cases (``--calibrate``) this gives the
+encoding, converts it and stores it; it is compiled with the family's ``GPUTarget`` (``("hip",
+arch, 64)`` or ``("cuda", 80 | 90, 32)``) and the instructions that the assembly's ``.loc``
+directives attribute to the ``convert_layout`` line are counted, less the global loads and
+stores interleaved with them (``counted_by: "source_line"``): the amdgcn of one wave with
+``linlayout.lowering.isa.isa_counts`` (the baseline's classes, docs/benchmarks.md), the PTX of
+one warp (``asm["ptx"]``) with ``linlayout.lowering.ptx_counts.ptx_counts``.  On the 48 baseline cases (``--calibrate``) this gives the
 baseline's totals within 3 instructions on the 24 fp32 cases and on 17 of the 24 fp16 ones.
 Inline-asm markers that take the registers as operands do not work here: with 16-bit elements
 they unpack the registers inside the region, with 8-bit ones they do not reach the ISA, and with
@@ -19,7 +25,9 @@ hundreds of operands LLVM's register allocator stalls.
 
 The layouts are stored as layout JSON (contract.md 1) from Triton's own ``to_linear_layout``
 of the same encodings; ``linlayout.encodings`` puts the same elements in every lane and wave
-(tests/test_corpus.py; docs/benchmarks.md says where the register order differs).  The file has the baseline's format (``triton_amd_convert_baseline/v1``) plus
+(tests/test_corpus.py; docs/benchmarks.md says where the register order differs).  A file has
+the baseline's format (``triton_amd_convert_baseline/v1``; the NVIDIA one names itself
+``triton_nvidia_convert_baseline/v1`` and its ``triton`` counts have the PTX classes) plus
 ``triton_src_params`` / ``triton_dst_params``, the encodings as Triton's params (the objects
 ``linlayout.encodings.from_triton`` takes, without ``shape``), and ``failed`` (the candidates
 Triton did not compile, with why), so
@@ -27,7 +35,9 @@ Triton did not compile, with why), so
 
 Triton aborts the process on some inputs, so cases are compiled by a worker subprocess
 (``--worker``), one batch at a time; a case that kills its worker is recorded under ``failed``.
-The targets gfx90a, gfx942 and gfx950 have no WMMA, so the corpus has none.
+The amd family's targets have no WMMA, so its corpus has none.  On sm_80 Triton 3.9 has no
+e4m3 type, so the nvidia family's fp8 cases are e5m2 there (e4m3 on sm_90); the layouts only see
+the element width.
 """
 
 from __future__ import annotations
@@ -39,7 +49,9 @@ import random
 import re
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 FORMAT = "triton_amd_convert_baseline/v1"
 OUT = Path(__file__).resolve().parent / "data" / "triton_amd_corpus.json"
@@ -51,6 +63,9 @@ MFMA_VERSION = {"gfx90a": 2, "gfx942": 3, "gfx950": 4}
 TRITON_DTYPE = {"fp32": "fp32", "fp16": "fp16", "bf16": "bf16", "i8": "i8"}
 FP8_TRITON = {"gfx90a": "fp8e4nv", "gfx942": "fp8e4b8", "gfx950": "fp8e4nv"}
 ELEMENT_BITS = {"fp32": 32, "fp16": 16, "bf16": 16, "fp8": 8, "i8": 8}
+#: Triton's dot-operand encoding name of each parent encoding.
+DOT_ENCODING = {"amd_mfma": "amd_mfma_dot_operand", "amd_wmma": "amd_wmma_dot_operand",
+                "nvidia_mma": "dot_operand_of_nvidia_mma"}
 #: Most elements one lane may hold in one layout (keeps the kernels free of spills).
 MAX_ELEMENTS_PER_LANE = 128
 
@@ -87,23 +102,23 @@ def blocked_spec(size: list[int], threads: list[int], warps: list[int], order: l
     return {"kind": "blocked", "size": size, "threads": threads, "warps": warps, "order": order}
 
 
-def random_blocked(rng: random.Random, num_warps: int, element_bits: int) -> dict:
-    """A blocked encoding with random vector size, lane split, wave split and order."""
+def random_blocked(rng: random.Random, num_warps: int, element_bits: int, wave_size: int = 64) -> dict:
+    """A blocked encoding with random vector size, lane split (of ``wave_size`` lanes), wave split and order."""
     vec = rng.choice([1, 2, 4, 8] if element_bits < 32 else [1, 2, 4])
-    t1 = 1 << rng.randint(0, 6)
+    t1 = 1 << rng.randint(0, wave_size.bit_length() - 1)
     order = rng.choice([[1, 0], [0, 1]])
     size = [1, vec] if order == [1, 0] else [vec, 1]
     if rng.random() < 0.2:
         size = [2, 2]
-    return blocked_spec(size, [64 // t1, t1], warps_2d(num_warps, rng), order)
+    return blocked_spec(size, [wave_size // t1, t1], warps_2d(num_warps, rng), order)
 
 
-def slice_parent(rng: random.Random, dim: int, num_warps: int) -> dict:
+def slice_parent(rng: random.Random, dim: int, num_warps: int, wave_size: int = 64) -> dict:
     """A blocked encoding whose lanes lie mostly along the dimension that slicing ``dim`` keeps."""
     vec, across = rng.choice([1, 2, 4]), rng.choice([1, 2, 4])
     if dim == 0:
-        return blocked_spec([1, vec], [across, 64 // across], warps_2d(num_warps, rng), [1, 0])
-    return blocked_spec([vec, 1], [64 // across, across], warps_2d(num_warps, rng), [0, 1])
+        return blocked_spec([1, vec], [across, wave_size // across], warps_2d(num_warps, rng), [1, 0])
+    return blocked_spec([vec, 1], [wave_size // across, across], warps_2d(num_warps, rng), [0, 1])
 
 
 def label(spec: dict) -> str:
@@ -111,8 +126,14 @@ def label(spec: dict) -> str:
     k = spec["kind"]
     if k == "mfma":
         return f"mfma{spec['instr'][0]}{'T' if spec['transposed'] else ''}"
+    if k == "mma":
+        return f"mma{spec['version']}.{'x'.join(map(str, spec['instr'][:2]))}"
+    if k == "wmma":
+        return f"wmma{spec['version']}.{spec['instr'][0]}x{spec['instr'][2]}{'T' if spec['transposed'] else ''}"
     if k == "dot":
-        return f"dot{'AB'[spec['op']]}{spec['parent']['instr'][0]}(kw{spec['k_width']})"
+        parent = spec["parent"]
+        tag = parent["instr"][0] if parent["kind"] == "mfma" else label(parent)
+        return f"dot{'AB'[spec['op']]}{tag}(kw{spec['k_width']})"
     if k == "slice":
         return f"slice{spec['dim']}({label(spec['parent'])})"
     s = spec
@@ -125,9 +146,16 @@ def triton_params(spec: dict) -> dict:
     if k == "mfma":
         return {"encoding": "amd_mfma", "version": spec["version"], "instrShape": spec["instr"],
                 "isTransposed": spec["transposed"], "warpsPerCTA": spec["warps"]}
+    if k == "mma":
+        return {"encoding": "nvidia_mma", "versionMajor": spec["version"], "versionMinor": 0,
+                "warpsPerCTA": spec["warps"], "instrShape": spec["instr"]}
+    if k == "wmma":
+        return {"encoding": "amd_wmma", "version": spec["version"], "warpsPerCTA": spec["warps"],
+                "isTransposed": spec["transposed"], "instrShape": spec["instr"]}
     if k == "dot":
-        return {"encoding": "amd_mfma_dot_operand", "opIdx": spec["op"], "kWidth": spec["k_width"],
-                "parent": {k: v for k, v in triton_params(spec["parent"]).items() if k != "encoding"}}
+        parent = triton_params(spec["parent"])
+        return {"encoding": DOT_ENCODING[parent["encoding"]], "opIdx": spec["op"], "kWidth": spec["k_width"],
+                "parent": {k: v for k, v in parent.items() if k != "encoding"}}
     if k == "slice":
         return {"encoding": "slice", "dim": spec["dim"], "parent": triton_params(spec["parent"])}
     return {"encoding": "blocked", "sizePerThread": spec["size"], "threadsPerWarp": spec["threads"],
@@ -144,11 +172,11 @@ def finish(record: dict) -> dict:
     return out
 
 
-def elements_per_lane(shape: list[int], num_warps: int) -> float:
+def elements_per_lane(shape: list[int], num_warps: int, wave_size: int = 64) -> float:
     total = 1
     for s in shape:
         total *= s
-    return total / (64 * num_warps)
+    return total / (wave_size * num_warps)
 
 
 def pairs_for(arch: str, dtype: str, rng: random.Random) -> list[tuple[dict, dict, list[int], int]]:
@@ -203,17 +231,91 @@ def pairs_for(arch: str, dtype: str, rng: random.Random) -> list[tuple[dict, dic
     return out
 
 
-def generate(seed: int = 17) -> list[dict]:
-    """Every candidate case, deterministic for ``seed``."""
+#: kWidth of a dot operand that Triton's MMA lowering gives elements of each width (one 32-bit
+#: register of K per lane and fragment row), and the wider one of the next-narrower type's fragment.
+NVIDIA_K_WIDTH = {32: 1, 16: 2, 8: 4}
+#: PTX's element type per (dtype, arch): sm_80 has no e4m3 in Triton 3.9, so fp8 is e5m2 there.
+NVIDIA_FP8 = {"sm_80": "fp8e5", "sm_90": "fp8e4nv"}
+
+
+def mma_spec(arch: str, element_bits: int, shape: list[int], warps: list[int]) -> dict:
+    """The MMA accumulator Triton picks: ``wgmma`` (v3, ``[16, N, K]``) on sm_90 with whole warp
+    groups along M (``warps[0] % 4 == 0``), ``mma.sync`` m16n8 (v2) otherwise."""
+    if arch == "sm_90" and warps[0] % 4 == 0:
+        n = min(256, max(8, shape[1] // warps[1]))
+        return {"kind": "mma", "version": 3, "instr": [16, n, 256 // element_bits], "warps": warps}
+    return {"kind": "mma", "version": 2, "instr": [16, 8], "warps": warps}
+
+
+def nvidia_pairs(arch: str, dtype: str, rng: random.Random) -> list[tuple[dict, dict, list[int], int]]:
+    """(src, dst, shape, num_warps) candidates of one (sm arch, dtype): MMA accumulators to dot
+    operands, blocked <-> MMA, 16-bit <-> 8-bit operand fragments, transposes and slices."""
+    bits = ELEMENT_BITS[dtype]
+    kw = NVIDIA_K_WIDTH[bits]
+    out = []
+    for num_warps in (1, 2, 4, 8):
+        shape = [rng.choice([16, 32, 64, 128]), rng.choice([16, 32, 64, 128])]
+        if elements_per_lane(shape, num_warps, 32) > MAX_ELEMENTS_PER_LANE:
+            shape = [64, 64]
+        if arch == "sm_90" and num_warps >= 4:
+            w = [num_warps, 1] if rng.random() < 0.5 else [4, num_warps // 4]
+            shape[0] = max(shape[0], 16 * w[0])
+        else:
+            w = warps_2d(num_warps, rng)
+        acc = mma_spec(arch, bits, shape, w)
+        v2 = mma_spec("sm_80", bits, shape, w)
+        dot = lambda op, k_width, parent=acc: {"kind": "dot", "op": op, "parent": parent, "k_width": k_width}
+        # accumulator -> operand A (a chained dot's P; with 8-bit elements the blog's fp16 -> fp8
+        # example) and the mma.sync operand B
+        out.append((acc, dot(0, kw), shape, num_warps))
+        out.append((v2, dot(1, kw, v2), shape, num_warps))
+        # the fragment of 16-bit operands (kWidth 2) <-> that of 8-bit ones (kWidth 4)
+        out.append((dot(0, 2), dot(0, 4), shape, num_warps))
+        out.append((dot(1, 4, v2), dot(1, 2, v2), shape, num_warps))
+        # blocked <-> accumulator, blocked -> operand
+        blk = random_blocked(rng, num_warps, bits, 32)
+        out.append((blk, acc, shape, num_warps))
+        out.append((acc, random_blocked(rng, num_warps, bits, 32), shape, num_warps))
+        out.append((blk, dot(rng.choice([0, 1]), kw, v2), shape, num_warps))
+        # transposes: the same blocked encoding with its order swapped
+        size = [1, rng.choice([1, 2, 4, 8] if bits < 32 else [1, 2, 4])]
+        t1 = 1 << rng.randint(0, 5)
+        ww = warps_2d(num_warps, rng)
+        out.append((blocked_spec(size, [32 // t1, t1], ww, [1, 0]),
+                    blocked_spec(size[::-1], [t1, 32 // t1], ww[::-1], [0, 1]), shape, num_warps))
+        # 1-D slices of accumulator and blocked parents
+        length = rng.choice([64, 128])
+        dim = rng.choice([0, 1])
+        out.append(({"kind": "slice", "dim": dim, "parent": acc},
+                    {"kind": "slice", "dim": dim, "parent": slice_parent(rng, dim, num_warps, 32)}, [length], num_warps))
+        out.append(({"kind": "slice", "dim": 0, "parent": slice_parent(rng, 0, num_warps, 32)},
+                    {"kind": "slice", "dim": 1, "parent": v2}, [length], num_warps))
+    return out
+
+
+def nvidia_blog_cases() -> list[dict]:
+    """The linear-layout blog's example, per arch: the MMA fp16-accumulator register layout to the
+    fp8 operand-A layout of the next dot (each lane holds 4 vs 8 columns), 8-bit elements."""
+    out = []
+    for arch, warps in (("sm_80", [4, 1]), ("sm_90", [4, 1])):
+        acc = mma_spec(arch, 8, [64, 64], warps)
+        src, dst = acc, {"kind": "dot", "op": 0, "parent": acc, "k_width": 4}
+        out.append({"name": f"{label(src)}->{label(dst)} [blog]", "arch": arch, "dtype": "fp8", "shape": [64, 64],
+                    "num_warps": 4, "triton_src_params": src, "triton_dst_params": dst})
+    return out
+
+
+def generate(family: "Family", seed: int = 17) -> list[dict]:
+    """Every candidate case of ``family``, deterministic for ``seed``."""
     rng = random.Random(seed)
     groups = []
-    for arch, dtype in itertools.product(ARCHS, DTYPES):
+    for arch, dtype in itertools.product(family.archs, DTYPES):
         groups.append([{"name": f"{label(src)}->{label(dst)}", "arch": arch, "dtype": dtype, "shape": shape,
                         "num_warps": num_warps, "triton_src_params": src, "triton_dst_params": dst}
-                       for src, dst, shape, num_warps in pairs_for(arch, dtype, rng)])
+                       for src, dst, shape, num_warps in family.pairs(arch, dtype, rng)])
     # round robin over (arch, dtype), so that every prefix of the list covers all of them
     cases = [c for row in itertools.zip_longest(*groups) for c in row if c is not None]
-    return cases + largest_tiles()
+    return cases + family.extra_cases()
 
 
 def largest_tiles() -> list[dict]:
@@ -230,6 +332,61 @@ def largest_tiles() -> list[dict]:
     return out
 
 
+# ----------------------------------------------------------------------------- target families
+
+@dataclass(frozen=True)
+class Family:
+    """One corpus: its targets (``archs``, ``wave_size`` lanes), its cases, how Triton compiles them
+    (``GPUTarget(backend, ...)``, the ``asm[asm_key]`` text) and how that text is counted."""
+
+    name: str
+    archs: tuple[str, ...]
+    wave_size: int
+    backend: str
+    asm_key: str
+    out: Path
+    format: str
+    pairs: Callable[[str, str, random.Random], list]
+    extra_cases: Callable[[], list[dict]]
+    method: str
+
+    def target_arch(self, arch: str) -> str | int:
+        """The arch as ``GPUTarget`` takes it: the gfx name, or the compute capability (``sm_90`` -> 90)."""
+        return int(arch[3:]) if self.backend == "cuda" else arch
+
+    def pointer_type(self, arch: str, dtype: str) -> str:
+        """Triton's pointer type of the kernel's tensors."""
+        if dtype != "fp8":
+            return "*" + TRITON_DTYPE[dtype]
+        return "*" + (NVIDIA_FP8 if self.backend == "cuda" else FP8_TRITON)[arch]
+
+    def counts(self, lines: list[str]) -> dict:
+        """The counts of the instruction lines attributed to the conversion."""
+        if self.backend == "cuda":
+            from linlayout.lowering.ptx_counts import ptx_counts
+
+            return ptx_counts(lines)
+        from linlayout.lowering.isa import isa_counts
+
+        return isa_counts("\n".join(lines))
+
+
+_SOURCE_LINE = ("counts are the {what} of ONE {unit} attributed to the convert_layout source line (.loc), "
+                "global loads/stores{waits} excluded.")
+FAMILIES = {
+    "amd": Family("amd", ARCHS, 64, "hip", "amdgcn", OUT, FORMAT, pairs_for, largest_tiles,
+                  "benchmarks/make_corpus.py: Gluon kernel: load in SRC, convert_layout, store in DST; compiled "
+                  "for the AMD target without a GPU; " + _SOURCE_LINE.format(
+                      what="amdgcn instructions", unit="wave", waits=" and their vmcnt waits")),
+    "nvidia": Family("nvidia", ("sm_80", "sm_90"), 32, "cuda", "ptx", OUT.with_name("triton_nvidia_corpus.json"),
+                     "triton_nvidia_convert_baseline/v1", nvidia_pairs, nvidia_blog_cases,
+                     "benchmarks/make_corpus.py --family nvidia: Gluon kernel: load in SRC, convert_layout, store "
+                     "in DST; compiled for the NVIDIA target without a GPU (Triton's bundled ptxas); "
+                     + _SOURCE_LINE.format(what="PTX instructions (lowering/ptx_counts.py classes)", unit="warp",
+                                           waits="")),
+}
+
+
 # ----------------------------------------------------------------------------- the worker (Triton)
 
 def _gluon_layout(spec: dict):
@@ -239,11 +396,25 @@ def _gluon_layout(spec: dict):
     k = spec["kind"]
     if k == "mfma":
         return gla.AMDMFMALayout(spec["version"], spec["instr"], spec["transposed"], spec["warps"])
+    if k == "mma":
+        return gl.NVMMADistributedLayout([spec["version"], 0], spec["warps"], spec["instr"])
+    if k == "wmma":
+        return gla.AMDWMMALayout(spec["version"], spec["transposed"], _wmma_warp_bases(spec),
+                                 instr_shape=spec["instr"])
     if k == "dot":
         return gl.DotOperandLayout(spec["op"], _gluon_layout(spec["parent"]), spec["k_width"])
     if k == "slice":
         return gl.SliceLayout(spec["dim"], _gluon_layout(spec["parent"]))
     return gl.BlockedLayout(spec["size"], spec["threads"], spec["warps"], spec["order"])
+
+
+def _wmma_warp_bases(spec: dict) -> list[list[int]]:
+    """Gluon's ``warp_bases`` of a WMMA spec's ``warpsPerCTA`` (linlayout's Wmma CTA layout, which
+    tests/test_encodings_triton_wheel.py checks against Triton's)."""
+    from linlayout.encodings import encoding_from_params
+
+    return encoding_from_params("amd_wmma", {k: v for k, v in triton_params(spec).items()
+                                             if k != "encoding"}).cta_layout().bases["warp"]
 
 
 def _kernels():
@@ -279,15 +450,14 @@ def _layout_json(builder, layout, shape: list[int]) -> dict:
             "bases": {d: [list(v) for v in b] for d, b in bases.items()}}
 
 
-def conv_counts(asm: str, convert_line: int) -> dict:
-    """The baseline's counts of the instructions attributed to the ``convert_layout`` source line.
+def convert_lines(asm: str, convert_line: int) -> list[str]:
+    """The assembly lines (amdgcn or PTX) attributed to the ``convert_layout`` source line.
 
-    The ISA's ``.loc 1 LINE`` directives attribute every following instruction to ``LINE`` of
-    this file until the next one.  The global loads and stores (and their ``s_waitcnt vmcnt``)
-    that the scheduler interleaves with the conversion carry its line too and are left out.
+    Both assemblies carry ``.loc 1 LINE`` directives that attribute every following instruction
+    to ``LINE`` of this file until the next one.  The global loads and stores (and, in amdgcn,
+    their ``s_waitcnt vmcnt``) that the scheduler interleaves with the conversion carry its line
+    too and are left out.
     """
-    from linlayout.lowering.isa import isa_counts
-
     lines, line = [], None
     for ln in asm.splitlines():
         fields = ln.split()
@@ -295,26 +465,26 @@ def conv_counts(asm: str, convert_line: int) -> dict:
             line = int(fields[2])
         elif line == convert_line and fields and not _is_global_access(fields):
             lines.append(ln)
-    return isa_counts("\n".join(lines))
+    return lines
 
 
 def _is_global_access(fields: list[str]) -> bool:
-    """An ISA line (split) that is a global memory access or a wait for global memory only."""
-    mnemonic = fields[0]
-    if mnemonic.startswith(("global_", "buffer_", "flat_")):
+    """An amdgcn or PTX line (split) that is a global memory access or a wait for global memory only."""
+    mnemonic = fields[1] if fields[0].startswith("@") and len(fields) > 1 else fields[0]
+    if mnemonic.startswith(("global_", "buffer_", "flat_", "ld.global", "st.global")):
         return True
     return mnemonic == "s_waitcnt" and all(f.rstrip(",").startswith("vmcnt") for f in fields[1:])
 
 
-def measure(case: dict, builder, kernels) -> dict:
-    """Compile one case with Triton and return its stored record."""
+def measure(case: dict, builder, kernels, family: Family = FAMILIES["amd"]) -> dict:
+    """Compile one case of ``family`` with Triton and return its stored record."""
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.experimental.gluon._runtime import GluonASTSource
 
     src, dst = _gluon_layout(case["triton_src_params"]), _gluon_layout(case["triton_dst_params"])
     shape = case["shape"]
-    ptr = "*" + (FP8_TRITON[case["arch"]] if case["dtype"] == "fp8" else TRITON_DTYPE[case["dtype"]])
+    ptr = family.pointer_type(case["arch"], case["dtype"])
     convert_2d, convert_1d = kernels
     if len(shape) == 2:
         fn, consts = convert_2d, {"M": shape[0], "N": shape[1], "SRC": src, "DST": dst}
@@ -326,9 +496,10 @@ def measure(case: dict, builder, kernels) -> dict:
             raise ValueError(f"a layout holds {registers} elements per lane, more than {MAX_ELEMENTS_PER_LANE}")
     signature = {"src_ptr": ptr, "dst_ptr": ptr, **dict.fromkeys(consts, "constexpr")}
     compiled = triton.compile(GluonASTSource(fn, signature=signature, constexprs=consts),
-                              target=GPUTarget("hip", case["arch"], 64), options={"num_warps": case["num_warps"]})
+                              target=GPUTarget(family.backend, family.target_arch(case["arch"]), family.wave_size),
+                              options={"num_warps": case["num_warps"]})
     return dict(case, src=_layout_json(builder, src, shape), dst=_layout_json(builder, dst, shape),
-                triton=conv_counts(compiled.asm["amdgcn"], _convert_line(fn)),
+                triton=family.counts(convert_lines(compiled.asm[family.asm_key], _convert_line(fn))),
                 triton_lds_bytes=compiled.metadata.shared, counted_by="source_line")
 
 
@@ -351,7 +522,7 @@ def _triton_session():
     return context, GluonOpBuilder(context), _kernels()
 
 
-def worker(path: str) -> None:
+def worker(path: str, family: Family) -> None:
     """Measure every case of the JSON-lines file ``path``; print one JSON line per case."""
     import os
     import warnings
@@ -363,7 +534,7 @@ def worker(path: str) -> None:
         case = json.loads(line)
         print(json.dumps({"case": case["index"], "status": "start"}), flush=True)
         try:
-            record = measure(case, builder, kernels)
+            record = measure(case, builder, kernels, family)
         except Exception as e:  # Triton's compile errors: the case is reported as failed
             record = {"error": f"{type(e).__name__}: {str(e).splitlines()[0][:300]}"}
         print(json.dumps({"case": case["index"], "record": record}), flush=True)
@@ -414,7 +585,7 @@ def calibrate(path: str) -> None:
 
 # ----------------------------------------------------------------------------- driver
 
-def run_batches(cases: list[dict], batch: int, log: Path, case_seconds: float) -> None:
+def run_batches(cases: list[dict], batch: int, log: Path, case_seconds: float, family: Family) -> None:
     """Measure ``cases`` in worker subprocesses, appending each result to the JSON-lines ``log``.
 
     A worker that dies, or spends more than ``case_seconds`` on one case, is ended and that case
@@ -426,7 +597,8 @@ def run_batches(cases: list[dict], batch: int, log: Path, case_seconds: float) -
         chunk, pending = pending[:batch], pending[batch:]
         tmp.write_text("".join(json.dumps(c) + "\n" for c in chunk))
         done = set()
-        with subprocess.Popen([sys.executable, __file__, "--worker", str(tmp)], stdout=subprocess.PIPE,
+        with subprocess.Popen([sys.executable, __file__, "--worker", str(tmp),
+                               "--family", family.name], stdout=subprocess.PIPE,
                               stderr=subprocess.DEVNULL, text=True) as proc, log.open("a") as out:
             started = None
             for line in _lines_with_timeout(proc, case_seconds):
@@ -465,7 +637,9 @@ def _lines_with_timeout(proc: subprocess.Popen, seconds: float):
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", default=str(OUT))
+    ap.add_argument("--family", choices=sorted(FAMILIES), default="amd",
+                    help="the targets: amd (gfx90a/gfx942/gfx950), nvidia (sm_80/sm_90 PTX)")
+    ap.add_argument("--out", help="the corpus file (default: benchmarks/data/ the family's file)")
     ap.add_argument("--limit", type=int, help="only the first N candidates")
     ap.add_argument("--batch", type=int, default=40)
     ap.add_argument("--assemble-only", action="store_true",
@@ -475,33 +649,31 @@ def main(argv: list[str] | None = None) -> None:
                     help="measure the baseline's cases with this method and print both counts")
     ap.add_argument("--worker", metavar="CASES_JSONL", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    family = FAMILIES[args.family]
     if args.worker:
-        worker(args.worker)
+        worker(args.worker, family)
         return
     if args.calibrate:
         calibrate(args.calibrate)
         return
     import triton
 
-    cases = generate()[: args.limit]
+    cases = generate(family)[: args.limit]
     for i, c in enumerate(cases):
         c["index"] = i
-    out = Path(args.out)
+    out = Path(args.out or family.out)
     log = out.with_suffix(".records.jsonl")
     logged = {}
     if log.is_file():
         logged = {r["index"]: r for r in map(json.loads, log.read_text().splitlines())}
     if not args.assemble_only:
-        run_batches([c for c in cases if c["index"] not in logged], args.batch, log, args.case_seconds)
+        run_batches([c for c in cases if c["index"] not in logged], args.batch, log, args.case_seconds, family)
         logged = {r["index"]: r for r in map(json.loads, log.read_text().splitlines())}
     records = [logged[c["index"]] for c in cases if c["index"] in logged and "error" not in logged[c["index"]]]
     failures = [logged[c["index"]] for c in cases if c["index"] in logged and "error" in logged[c["index"]]]
     names = {c["index"]: f"{c['name']} {c['arch']} {c['dtype']}" for c in cases}
     data = {
-        "format": FORMAT, "triton": triton.__version__,
-        "method": "benchmarks/make_corpus.py: Gluon kernel: load in SRC, convert_layout, store in DST; compiled "
-                  "for the AMD target without a GPU; counts are the amdgcn instructions of ONE wave attributed "
-                  "to the convert_layout source line (.loc), global loads/stores and their vmcnt waits excluded.",
+        "format": family.format, "triton": triton.__version__, "method": family.method,
         "cases": [finish(r) for r in records],
         "failed": [{"case": names[f["index"]], "error": f["error"]} for f in failures],
     }

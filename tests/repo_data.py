@@ -7,7 +7,9 @@
 * ``benchmarks/data/triton_amd_baseline.json``: Triton 3.9's instruction counts for 48 AMD
   layout conversions (the benchmark baseline, read from its one place);
 * ``benchmarks/data/triton_amd_corpus.json``: the same for the public corpus that
-  ``benchmarks/make_corpus.py`` generates.
+  ``benchmarks/make_corpus.py`` generates;
+* ``benchmarks/data/triton_<family>_corpus.json``: its corpora of other target families
+  (``nvidia``: sm_80/sm_90 PTX counts).
 
 ``tests/data/README.md`` says where each came from.  They are part of the repository: a
 missing file is an error (``FileNotFoundError``), never a skip.
@@ -25,9 +27,11 @@ TRITON_VECTORS = DATA / "triton_vectors_public.json"
 MFMA_ORACLE_DIR = DATA / "mfma_oracle"
 TRITON_BASELINE = REPO / "benchmarks" / "data" / "triton_amd_baseline.json"
 TRITON_CORPUS = REPO / "benchmarks" / "data" / "triton_amd_corpus.json"
+#: The corpora of the other target families, by family name.
+FAMILY_CORPORA = {family: TRITON_CORPUS.with_name(f"triton_{family}_corpus.json") for family in ("nvidia",)}
 
 __all__ = ["REPO", "DATA", "TRITON_VECTORS", "MFMA_ORACLE_DIR", "TRITON_BASELINE", "TRITON_CORPUS",
-           "triton_vectors", "baseline_cases", "corpus", "mfma_oracle_files"]
+           "FAMILY_CORPORA", "triton_vectors", "baseline_cases", "corpus", "family_corpus", "mfma_oracle_files"]
 
 
 @functools.cache
@@ -55,6 +59,12 @@ def baseline_cases() -> list[dict]:
 def corpus() -> dict:
     """The whole corpus file (``format``, ``triton``, ``method``, ``cases``, ``failed``)."""
     return json.loads(TRITON_CORPUS.read_text())
+
+
+@functools.cache
+def family_corpus(family: str) -> dict:
+    """The corpus file of a target family (``nvidia``), whole."""
+    return json.loads(FAMILY_CORPORA[family].read_text())
 
 
 def mfma_oracle_files() -> list[Path]:

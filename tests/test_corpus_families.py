@@ -1,0 +1,102 @@
+"""The corpora of the other target families (benchmarks/make_corpus.py --family F, stored as
+benchmarks/data/triton_F_corpus.json): well-formed, covering what they promise, their counts
+summing to their totals, and their layouts (Triton's to_linear_layout when they were made) equal
+to linlayout's encodings of the recorded Triton params and, where Triton 3.9.0 is installed, to
+the wheel's answer for a sample asked again now."""
+
+from __future__ import annotations
+
+import pytest
+
+from linlayout.encodings import encoding_from_params, from_triton
+from linlayout.encodings.gluon import gluon_source
+from linlayout.layout import LinearLayout
+from linlayout.lowering.ptx_counts import PTX_CLASS_KEYS, PTX_COUNT_KEYS
+from repo_data import family_corpus
+from triton_oracle import TRITON_VERSION, ask_triton, triton_version
+
+#: family -> (format, archs, count keys, class keys)
+FAMILIES = {
+    "nvidia": ("triton_nvidia_convert_baseline/v1", {"sm_80", "sm_90"}, PTX_COUNT_KEYS, PTX_CLASS_KEYS),
+}
+CASE_KEYS = {"name", "arch", "dtype", "shape", "num_warps", "src", "dst", "triton", "triton_src_params",
+             "triton_dst_params", "triton_src", "triton_dst", "triton_lds_bytes", "counted_by"}
+#: Cases of each side's layout asked of the wheel again (every n-th case of the file).
+WHEEL_SAMPLE = 12
+
+
+def _cases(family: str) -> list[dict]:
+    return family_corpus(family)["cases"]
+
+
+def _kinds(params: dict) -> set[str]:
+    """The encoding names in ``params`` and its parents; nvidia_mma with its major version."""
+    name = params.get("encoding", "nvidia_mma" if "versionMajor" in params else None)
+    if name == "nvidia_mma":
+        name = f"nvidia_mma_v{params['versionMajor']}"
+    parent = params.get("parent")
+    return {name} | (_kinds(parent) if parent is not None else set())
+
+
+def _layout(case: dict, side: str) -> LinearLayout:
+    return from_triton(dict(case[f"triton_{side}_params"], shape=case["shape"]))
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_format(family):
+    data = family_corpus(family)
+    fmt, archs, count_keys, class_keys = FAMILIES[family]
+    assert data["format"] == fmt and data["triton"] == "3.9.0"
+    for c in data["cases"]:
+        assert set(c) == CASE_KEYS, c["name"]
+        assert c["arch"] in archs and c["counted_by"] == "source_line"
+        assert tuple(c["triton"]) == count_keys, c["name"]
+        assert c["triton"]["total"] == sum(c["triton"][k] for k in class_keys), c["name"]
+
+
+def test_nvidia_coverage():
+    cases = _cases("nvidia")
+    assert len(cases) >= 120
+    assert {c["arch"] for c in cases} == {"sm_80", "sm_90"}
+    assert {c["dtype"] for c in cases} == {"fp32", "fp16", "bf16", "fp8", "i8"}
+    assert {c["num_warps"] for c in cases} == {1, 2, 4, 8}
+    assert {len(c["shape"]) for c in cases} == {1, 2}
+    assert all(16 <= n <= 128 for c in cases if len(c["shape"]) == 2 for n in c["shape"])
+    kinds = set().union(*(_kinds(c[f"triton_{s}_params"]) for c in cases for s in ("src", "dst")))
+    assert {"nvidia_mma_v2", "nvidia_mma_v3", "dot_operand_of_nvidia_mma", "blocked", "slice"} <= kinds
+    operands = {(p["opIdx"], p["kWidth"]) for c in cases for s in ("src", "dst")
+                for p in [c[f"triton_{s}_params"]] if p["encoding"] == "dot_operand_of_nvidia_mma"}
+    assert {(0, 1), (0, 2), (0, 4), (1, 1), (1, 2), (1, 4)} <= operands
+    # the blog's example: an MMA accumulator to the 8-bit operand A (kWidth 4), on both archs
+    blog = [c for c in cases if c["name"].endswith("[blog]")]
+    assert sorted(c["arch"] for c in blog) == ["sm_80", "sm_90"]
+    assert all(c["dtype"] == "fp8" and c["triton_dst_params"]["kWidth"] == 4 for c in blog)
+    # transposes: blocked -> blocked with the order swapped
+    assert any(c["triton_src_params"].get("order") == [1, 0] and c["triton_dst_params"].get("order") == [0, 1]
+               for c in cases)
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_layouts_are_linlayouts_encodings(family):
+    for c in _cases(family):
+        for side in ("src", "dst"):
+            assert _layout(c, side) == LinearLayout.from_json(c[side]), f"{c['name']} {c['arch']} {side}"
+
+
+@pytest.mark.skipif(triton_version() != TRITON_VERSION, reason=f"triton=={TRITON_VERSION} is not installed")
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_stored_layouts_are_the_wheels(family):
+    """The stored layout JSON is what the installed wheel's to_linear_layout answers now."""
+    cases = _cases(family)
+    sample = cases[:: len(cases) // WHEEL_SAMPLE][:WHEEL_SAMPLE]
+    requests = []
+    for c in sample:
+        for side in ("src", "dst"):
+            params = dict(c[f"triton_{side}_params"])
+            encoding = encoding_from_params(params.pop("encoding"), params)
+            requests.append({"op": "layout", "gluon": gluon_source(encoding), "shape": c["shape"]})
+    answers = ask_triton(requests)
+    stored = [c[side] for c in sample for side in ("src", "dst")]
+    for layout, answer in zip(stored, answers):
+        assert "error" not in answer, answer
+        assert {d: [list(b) for b in bases] for d, bases in layout["bases"].items()} == answer["bases"]
