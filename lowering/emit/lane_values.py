@@ -39,23 +39,25 @@ from linlayout import LayoutError, f2
 
 from .builder import Builder
 
-__all__ = ["AffineTable", "LaneValues", "fit_affine", "WAVE"]
+__all__ = ["AffineTable", "LaneValues", "bit_runs", "fit_affine", "WAVE"]
 
 WAVE = 64
 
 
 @dataclass(frozen=True)
 class AffineTable:
-    """``T(l, w) = const ^ XOR lane_cols[b] (bit b of l) ^ XOR warp_cols[b] (bit b of w)`` (32-bit)."""
+    """``T(l, w) = const ^ XOR lane_cols[b] (bit b of l) ^ XOR warp_cols[b] (bit b of w)`` (32-bit);
+    a wave has ``2 ** len(lane_cols)`` lanes."""
 
     const: int
     lane_cols: tuple[int, ...]
     warp_cols: tuple[int, ...]
 
     def evaluate(self, num_warps: int) -> np.ndarray:
-        """The table ``[num_warps, 64]`` this map describes."""
-        lane = np.arange(WAVE)
-        out = np.full((num_warps, WAVE), self.const, dtype=np.int64)
+        """The table ``[num_warps, 2 ** len(lane_cols)]`` this map describes."""
+        wave_size = 1 << len(self.lane_cols)
+        lane = np.arange(wave_size)
+        out = np.full((num_warps, wave_size), self.const, dtype=np.int64)
         for b, col in enumerate(self.lane_cols):
             out ^= np.where((lane >> b) & 1, col, 0)[None, :]
         for b, col in enumerate(self.warp_cols):
@@ -73,26 +75,27 @@ def _as_table(table, num_warps: int, what: str) -> np.ndarray:
 
 
 def fit_affine(table: np.ndarray, defined: np.ndarray | None = None) -> AffineTable | None:
-    """A GF(2)-affine map equal to a ``[W, 64]`` table of 32-bit ints, or None.
+    """A GF(2)-affine map equal to a ``[W, L]`` table of 32-bit ints (``L`` lanes, a power of two), or None.
 
     ``defined`` (same shape, bool) marks the entries that must match; the others are
     don't-care.  Each output bit is solved independently over GF(2) (unknowns: the
     constant bit and one coefficient per lane and warp bit).
     """
     t = np.asarray(table, dtype=np.int64)
-    num_warps = t.shape[0]
-    if num_warps & (num_warps - 1):
+    num_warps, wave_size = t.shape
+    if num_warps & (num_warps - 1) or wave_size & (wave_size - 1):
         return None
+    lane_bits = wave_size.bit_length() - 1
     ok = np.ones(t.shape, dtype=bool) if defined is None else np.asarray(defined, dtype=bool)
     if ((t < 0) & ok).any() or ((t >= 1 << 32) & ok).any():
         return None
     wb = num_warps.bit_length() - 1
     ws, ls = np.nonzero(ok)
     if ws.size == 0:
-        return AffineTable(0, (0,) * 6, (0,) * wb)
-    x = [int(l) | (int(w) << 6) for w, l in zip(ws, ls)]
+        return AffineTable(0, (0,) * lane_bits, (0,) * wb)
+    x = [int(l) | (int(w) << lane_bits) for w, l in zip(ws, ls)]
     vals = [int(v) for v in t[ws, ls]]
-    n_in = 6 + wb
+    n_in = lane_bits + wb
     cols = [sum(1 << i for i, xi in enumerate(x) if (xi >> j) & 1) for j in range(n_in)]
     cols.append((1 << len(x)) - 1)  # the constant term
     targets = [sum(1 << i for i, v in enumerate(vals) if (v >> k) & 1) for k in range(32)]
@@ -101,11 +104,12 @@ def fit_affine(table: np.ndarray, defined: np.ndarray | None = None) -> AffineTa
         return None
     def column(j: int) -> int:
         return sum(((s >> j) & 1) << k for k, s in enumerate(sol))
-    cand = AffineTable(column(n_in), tuple(column(j) for j in range(6)), tuple(column(6 + j) for j in range(wb)))
+    cand = AffineTable(column(n_in), tuple(column(j) for j in range(lane_bits)),
+                       tuple(column(lane_bits + j) for j in range(wb)))
     return cand if np.array_equal(cand.evaluate(num_warps)[ok], t[ok]) else None
 
 
-def _runs(cols: tuple[int, ...]) -> list[tuple[int, int, int]]:
+def bit_runs(cols: tuple[int, ...]) -> list[tuple[int, int, int]]:
     """Group input bits with power-of-two columns into runs ``(first bit, count, shift)``.
 
     Bits ``b .. b+n-1`` form a run when column ``b+i`` is ``1 << (b + i + shift)``; the
@@ -195,7 +199,7 @@ class LaneValues:
     def _linear_part(self, x: str, cols: tuple[int, ...]) -> str | None:
         b = self.b
         terms: list[str] = []
-        for first, n, shift in _runs(cols):
+        for first, n, shift in bit_runs(cols):
             if shift is None:  # general column: ((x >> first) & 1) * col
                 bit = b.arith("andi", b.arith("shrui", x, b.const(first)), b.const(1))
                 terms.append(b.arith("muli", bit, b.const(cols[first])))

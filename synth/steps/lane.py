@@ -124,6 +124,8 @@ class Lane(Step):
             machine.check_declared(np.asarray(self.src_lane), got, what)
 
     def prepare(self, emitter, what: str):
+        if self.kind.startswith("shfl."):  # NVIDIA shuffles: C++ output only (linlayout.lowering.cpp)
+            return emitter.shfl_operand(self.kind, self.src_lane, what)
         if self.kind != "ds_bpermute":
             return None
         need = np.asarray(self.src_lane, dtype=np.int64)
@@ -140,5 +142,7 @@ class Lane(Step):
                 regs[d] = emitter.ds_swizzle(src, int(self.isa["offset"]))
             elif fam == "ds_bpermute":
                 regs[d] = emitter.ds_bpermute(prepared, src)
+            elif fam.startswith("shfl."):
+                regs[d] = emitter.shfl(prepared, src)
             else:
                 raise LayoutError(f"{what}: lane step kind {self.kind!r} has no lowering")

@@ -1,0 +1,289 @@
+"""The two dialects of a plan's C++ output: CUDA C++ (NVIDIA targets) and HIP C++ (AMD targets).
+
+A dialect owns every spelling that differs between them: the prelude (types, qualifiers), the
+thread id, the vector types of 64- and 128-bit shared-memory accesses, the barrier, and the
+intrinsic of each lane instruction.  An instruction the dialect has no spelling for is a
+``LayoutError`` naming the target (``Dialect.lacks``).
+
+Lane instructions (one C++ expression of 32-bit ``unsigned`` values each):
+
+=====================  ==============================================  =========================================
+plan instruction       CUDA                                            HIP (clang builtins)
+=====================  ==============================================  =========================================
+shfl.sync.idx          ``__shfl_sync(~0u, v, src_lane)``               --
+shfl.sync.bfly         ``__shfl_xor_sync(~0u, v, c)``                  --
+shfl.sync.up / down    ``__shfl_up_sync`` / ``__shfl_down_sync``        --
+                       ``(~0u, v, delta, width)``
+byte permute           ``__byte_perm(x, y, s)`` (PTX ``prmt.b32``)     ``__builtin_amdgcn_perm(s0, s1, sel)``
+select                 ``c ? b : a`` (PTX ``selp.b32``)                ``c ? b : a`` (``v_cndmask_b32``)
+DPP move               --                                              ``__builtin_amdgcn_update_dpp``
+ds_swizzle_b32         --                                              ``__builtin_amdgcn_ds_swizzle``
+ds_bpermute_b32        --                                              ``__builtin_amdgcn_ds_bpermute``
+v_permlane{16,32}_swap --                                              ``__builtin_amdgcn_permlane{16,32}_swap``
+ds_read_b64_tr_b{8,16} --                                              ``__builtin_amdgcn_ds_read_tr{8,16}_b64_*``
+barrier                ``__syncthreads()`` (PTX ``bar.sync 0``)         workgroup fences around
+                                                                       ``__builtin_amdgcn_s_barrier()``
+=====================  ==============================================  =========================================
+
+The HIP source needs no HIP header: it defines ``__device__``, ``__global__`` and
+``__shared__`` (and ``__forceinline__``) as clang attributes where ``hip_runtime.h`` has not, so it compiles with
+``hipcc`` and with a bare clang (``-x hip -nogpuinc -nogpulib``).
+"""
+
+from __future__ import annotations
+
+from linlayout import LayoutError
+from linlayout.hw.targets import Target, get_target
+
+__all__ = ["DIALECTS", "CudaDialect", "Dialect", "HipDialect", "dialect_for"]
+
+
+class Dialect:
+    """The spelling of one C++ dialect for one target (``target``: a Target descriptor)."""
+
+    name = ""
+    families: tuple[str, ...] = ()
+
+    def __init__(self, target: Target) -> None:
+        self.target = target
+        self.wave_size = target.wave_size
+
+    def lacks(self, what: str) -> LayoutError:
+        """The error for an instruction ``what`` this dialect cannot spell for its target."""
+        return LayoutError(f"{what} has no {self.name.upper()} form for {self.target.name}")
+
+    # ------------------------------------------------------------------ source text
+    def prelude(self) -> list[str]:
+        """Lines at the top of the file (includes, macros, vector types), guarded against repetition."""
+        raise NotImplementedError
+
+    def thread_index(self) -> str:
+        """The thread's index in its (one-dimensional) block, an ``unsigned`` expression."""
+        raise NotImplementedError
+
+    def uniform(self, expr: str) -> str:
+        """``expr`` (equal in every lane of a warp) marked as warp-uniform where the dialect can."""
+        return expr
+
+    def vector_type(self, dwords: int) -> str:
+        """The type of a ``dwords``-dword shared-memory access (2 or 4)."""
+        raise NotImplementedError
+
+    def vector_value(self, words: list[str]) -> str:
+        """A vector of the ``unsigned`` expressions ``words``."""
+        raise NotImplementedError
+
+    def region_marker(self, text: str, inputs: list[tuple[str, int, bool]], tied: list[str]) -> str:
+        """A zero-cost inline-asm comment ``text``; ``inputs`` are ``(variable, bits, uniform)`` operands
+        the compiler must compute before it, ``tied`` the ``unsigned`` variables passed through it
+        (read and written, no instruction)."""
+        raise NotImplementedError
+
+    def lds_separator(self) -> str:
+        """A statement (no instruction) that keeps the compiler from merging two shared-memory steps."""
+        raise NotImplementedError
+
+    def barrier(self) -> str:
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ lane instructions
+    def mask_type(self) -> str:
+        """The integer type of a wave's lane mask (one bit per lane)."""
+        return "unsigned long long" if self.wave_size == 64 else "unsigned"
+
+    def mask(self, masks: list[int], warp: str) -> str:
+        """``masks[warp]`` as an expression of :meth:`mask_type` (uniform in a warp)."""
+        suffix = "ull" if self.wave_size == 64 else "u"
+        mask = f"0x{masks[-1]:x}{suffix}"
+        for w in range(len(masks) - 2, -1, -1):
+            if masks[w] != masks[w + 1]:
+                mask = f"({warp} == {w}u ? 0x{masks[w]:x}{suffix} : {mask})"
+        return mask
+
+    def condition(self, mask: str, lane: str) -> str:
+        """A ``bool`` true in lane ``lane`` iff its bit of the lane mask ``mask`` is set."""
+        raise NotImplementedError
+
+    def shfl(self, mode: str, value: str, operand: str, width: int) -> str:
+        raise self.lacks(f"shfl.sync.{mode}")
+
+    def perm(self, s0: str, s1: str, selector: str) -> str:
+        """``v_perm_b32 D, S0, S1, sel`` semantics with an AMD selector value (``Mov``'s docstring)."""
+        raise NotImplementedError
+
+    def dpp_mov(self, old: str | None, src: str, ctrl: int, row_mask: int, bank_mask: int, bound_ctrl: bool) -> str:
+        raise self.lacks("a DPP move")
+
+    def ds_swizzle(self, src: str, offset: int) -> str:
+        raise self.lacks("ds_swizzle_b32")
+
+    def ds_bpermute(self, byte_addr: str, src: str) -> str:
+        raise self.lacks("ds_bpermute_b32")
+
+    def permlane_swap(self, kind: str, vdst: str, src0: str) -> str:
+        """An expression of two ``unsigned`` (``[0]`` the new vdst, ``[1]`` the new src0)."""
+        raise self.lacks(f"v_{kind}_b32")
+
+    def transpose_load(self, address: str, bits: int) -> str:
+        """A ``ds_read_b64_tr_b{bits}`` of the shared-memory byte pointer ``address`` as two dwords."""
+        raise self.lacks(f"ds_read_b64_tr_b{bits}")
+
+
+class CudaDialect(Dialect):
+    """CUDA C++ for NVIDIA targets (``nvcc``): warps of 32 lanes, ``__shfl_*_sync``, ``__byte_perm``."""
+
+    name = "cuda"
+    families = ("nvidia",)
+
+    def prelude(self) -> list[str]:
+        return ["#include <cstdint>", "#include <cuda_runtime.h>"]
+
+    def thread_index(self) -> str:
+        return "threadIdx.x"
+
+    def vector_type(self, dwords: int) -> str:
+        return {2: "uint2", 4: "uint4"}[dwords]
+
+    def vector_value(self, words: list[str]) -> str:
+        return f"make_{self.vector_type(len(words))}({', '.join(words)})"
+
+    def region_marker(self, text: str, inputs: list[tuple[str, int, bool]], tied: list[str]) -> str:
+        outs = ", ".join(f'"+r"({v})' for v in tied)
+        ins = ", ".join(f'"{"l" if bits == 64 else "r"}"({v})' for v, bits, _ in inputs)
+        return f'asm volatile("// {text}" : {outs} : {ins});'
+
+    def lds_separator(self) -> str:
+        return 'asm volatile("" ::: "memory");'
+
+    def barrier(self) -> str:
+        return "__syncthreads();"
+
+    def condition(self, mask: str, lane: str) -> str:
+        return f"((({mask}) >> {lane}) & 1u) != 0u"
+
+    def shfl(self, mode: str, value: str, operand: str, width: int) -> str:
+        name = {"idx": "__shfl_sync", "bfly": "__shfl_xor_sync", "up": "__shfl_up_sync",
+                "down": "__shfl_down_sync"}[mode]
+        tail = f", {width}" if width != self.wave_size else ""
+        return f"{name}(0xffffffffu, {value}, {operand}{tail})"
+
+    def perm(self, s0: str, s1: str, selector: str) -> str:
+        # v_perm_b32 byte i = byte sel_i of {S0:S1} (S1 = bytes 0..3); __byte_perm(x, y, s) byte i =
+        # byte s_i of {y:x} (x = bytes 0..3): the same with x = S1, y = S0 and s the nibbles of sel.
+        return f"__byte_perm({s1}, {s0}, {selector})"
+
+
+class HipDialect(Dialect):
+    """HIP C++ for AMD targets (clang builtins of the amdgcn target)."""
+
+    name = "hip"
+    families = ("cdna", "rdna")
+
+    def prelude(self) -> list[str]:
+        return [
+            "#include <stdint.h>",
+            "#ifndef __device__",
+            "#define __device__ __attribute__((device))",
+            "#endif",
+            "#ifndef __global__",
+            "#define __global__ __attribute__((global))",
+            "#endif",
+            "#ifndef __shared__",
+            "#define __shared__ __attribute__((shared))",
+            "#endif",
+            "#ifndef __forceinline__",
+            "#define __forceinline__ inline __attribute__((always_inline))",
+            "#endif",
+            "#ifndef LINLAYOUT_HIP_VECTORS",
+            "#define LINLAYOUT_HIP_VECTORS",
+            "typedef unsigned linlayout_u32x2 __attribute__((ext_vector_type(2)));",
+            "typedef unsigned linlayout_u32x4 __attribute__((ext_vector_type(4)));",
+            "typedef short linlayout_i16x4 __attribute__((ext_vector_type(4)));",
+            "#endif",
+        ]
+
+    def thread_index(self) -> str:
+        return "__builtin_amdgcn_workitem_id_x()"
+
+    def uniform(self, expr: str) -> str:
+        return f"__builtin_amdgcn_readfirstlane({expr})"
+
+    def vector_type(self, dwords: int) -> str:
+        return {2: "linlayout_u32x2", 4: "linlayout_u32x4"}[dwords]
+
+    def vector_value(self, words: list[str]) -> str:
+        return f"{self.vector_type(len(words))}{{{', '.join(words)}}}"
+
+    def region_marker(self, text: str, inputs: list[tuple[str, int, bool]], tied: list[str]) -> str:
+        outs = ", ".join(f'"+v"({v})' for v in tied)
+        ins = ", ".join(f'"{"s" if uniform else "v"}"({v})' for v, _, uniform in inputs)
+        return (f'__builtin_amdgcn_sched_barrier(0); asm volatile("; {text}" : {outs} : {ins}); '
+                f"__builtin_amdgcn_sched_barrier(0);")
+
+    def lds_separator(self) -> str:
+        return "__builtin_amdgcn_sched_barrier(0);"
+
+    def barrier(self) -> str:
+        return ('__builtin_amdgcn_fence(__ATOMIC_RELEASE, "workgroup"); __builtin_amdgcn_s_barrier(); '
+                '__builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup");')
+
+    def condition(self, mask: str, lane: str) -> str:
+        # the wave's lane mask is the condition itself (no instruction): llvm.amdgcn.inverse.ballot
+        return f"__builtin_amdgcn_inverse_ballot_w{self.wave_size}({mask})"
+
+    def perm(self, s0: str, s1: str, selector: str) -> str:
+        return f"__builtin_amdgcn_perm({s0}, {s1}, {selector})"
+
+    def dpp_mov(self, old: str | None, src: str, ctrl: int, row_mask: int, bank_mask: int, bound_ctrl: bool) -> str:
+        tail = f"0x{ctrl:x}, 0x{row_mask:x}, 0x{bank_mask:x}, {'true' if bound_ctrl else 'false'}"
+        if old is None:
+            return f"__builtin_amdgcn_mov_dpp({src}, {tail})"
+        return f"__builtin_amdgcn_update_dpp({old}, {src}, {tail})"
+
+    def ds_swizzle(self, src: str, offset: int) -> str:
+        return f"__builtin_amdgcn_ds_swizzle({src}, 0x{offset:04x})"
+
+    def ds_bpermute(self, byte_addr: str, src: str) -> str:
+        return f"__builtin_amdgcn_ds_bpermute({byte_addr}, {src})"
+
+    def permlane_swap(self, kind: str, vdst: str, src0: str) -> str:
+        if not self.target.has_permlane_swap:
+            raise self.lacks(f"v_{kind}_b32")
+        if kind not in ("permlane16_swap", "permlane32_swap"):
+            raise LayoutError(f"permlane swap kind {kind!r} must be permlane16_swap or permlane32_swap")
+        return f"__builtin_amdgcn_{kind}({vdst}, {src0}, false, false)"
+
+    def transpose_load(self, address: str, bits: int) -> str:
+        if not self.target.has_ds_read_tr:
+            raise self.lacks(f"ds_read_b64_tr_b{bits}")
+        as3 = "__attribute__((address_space(3)))"
+        if bits == 16:
+            return (f"__builtin_bit_cast(linlayout_u32x2, __builtin_amdgcn_ds_read_tr16_b64_v4i16("
+                    f"({as3} linlayout_i16x4*)({address})))")
+        if bits == 8:
+            return (f"__builtin_bit_cast(linlayout_u32x2, __builtin_amdgcn_ds_read_tr8_b64_v2i32("
+                    f"({as3} linlayout_u32x2*)({address})))")
+        raise self.lacks(f"ds_read_b64_tr_b{bits}")
+
+
+DIALECTS = {d.name: d for d in (CudaDialect, HipDialect)}
+
+
+def dialect_for(arch: str, dialect: str | None = None) -> Dialect:
+    """The dialect ``dialect`` (``cuda``, ``hip``; None: the target's own) for the target ``arch``.
+
+    ``LayoutError`` for an unknown dialect or one that does not run on the target (HIP for an
+    NVIDIA target, CUDA for an AMD one)."""
+    target = get_target(arch)
+    if dialect is None:
+        chosen = next((d for d in DIALECTS.values() if target.family in d.families), None)
+        if chosen is None:
+            raise LayoutError(f"no C++ dialect for {target.name} (family {target.family})")
+        return chosen(target)
+    if dialect not in DIALECTS:
+        raise LayoutError(f"C++ dialect must be one of {', '.join(DIALECTS)}, got {dialect!r}")
+    chosen = DIALECTS[dialect]
+    if target.family not in chosen.families:
+        raise LayoutError(f"{dialect} C++ does not run on {target.name} ({target.family} family; "
+                          f"{dialect} is for {', '.join(chosen.families)} targets)")
+    return chosen(target)

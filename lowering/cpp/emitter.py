@@ -1,0 +1,291 @@
+"""Plan steps (linlayout.synth.steps) -> C++ statements on 32-bit ``unsigned`` registers.
+
+:class:`CppEmitter` offers the primitives the steps call (``Step.prepare`` in the prologue,
+``Step.emit`` in the body: the same double dispatch as the MLIR path's PlanEmitter), spelled by
+a :class:`~linlayout.lowering.cpp.dialect.Dialect`.  Registers are the plan's dwords
+(linlayout.synth.steps.base: ``p = 32 / element_bits`` slots per dword, a 64-bit slot is two
+dwords), one ``const unsigned`` variable per value written; register steps act on whole dwords
+(``dword_pairs``, the one pairing rule), so a 64-bit element's step is one statement per half.
+
+========================  ======================================================================
+step                      C++
+========================  ======================================================================
+Mov rename / v_mov        none (a new name for the same variable)
+Mov v_perm_b32            ``dialect.perm`` with the constant selector
+PermSelect                ``dialect.perm`` with a per-lane selector variable
+Select                    ``c ? b : a``
+Lane shfl.sync.<mode>     ``dialect.shfl`` (operand and width derived from the step's ``src_lane``)
+Lane dpp / ds_swizzle /   ``dialect.dpp_mov`` / ``ds_swizzle`` / ``ds_bpermute`` (address = 4 * source lane)
+ds_bpermute
+FusedDpp                  v_mov form: ``update_dpp(own, src, ...)``; v_cndmask form: ``mov_dpp`` with
+                          bound_ctrl then ``keep ? own : moved`` (LLVM fuses the pair)
+PermlaneSwap              ``dialect.permlane_swap`` (both results used)
+LdsStore / LdsLoad        a store / load of the access width through the shared array ``lds``: 8-
+                          and 16-byte accesses as the dialect's 2- and 4-dword vector type, 4 bytes
+                          as ``unsigned``, 1 and 2 bytes as ``uint8_t`` / ``uint16_t``
+Barrier                   ``dialect.barrier``
+========================  ======================================================================
+
+Between two shared-memory steps with no barrier between them the body holds
+``dialect.lds_separator()`` (no instruction), so the compiler keeps each access the plan names
+(it would merge neighbours into wider ones).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from linlayout import LayoutError
+from linlayout.synth.plan import Plan
+from linlayout.synth.steps import dword_pairs, dwords_per_slot, slot_dwords, slots_per_dword
+
+from .dialect import Dialect
+from .lane_exprs import CppLaneValues
+
+__all__ = ["CppEmitter", "SHFL_MODES"]
+
+SHFL_MODES = ("idx", "bfly", "up", "down")
+
+
+def _merge(pieces: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
+    """Join consecutive pieces of one dword (``(d, 0, 2), (d, 2, 2)`` -> ``(d, 0, 4)``)."""
+    out: list[tuple[int, int, int]] = []
+    for d, o, n in pieces:
+        if out and out[-1][0] == d and out[-1][1] + out[-1][2] == o:
+            out[-1] = (d, out[-1][1], out[-1][2] + n)
+        else:
+            out.append((d, o, n))
+    return out
+
+
+class CppEmitter:
+    """Lowers one :class:`~linlayout.synth.plan.Plan` to C++ statements of one device function.
+
+    ``values`` holds the prologue (per-lane variables); :meth:`prepare` fills it, :meth:`emit`
+    writes :attr:`body` on the source registers; ``lds`` names the function's shared byte array.
+    """
+
+    def __init__(self, plan: Plan, dialect: Dialect, values: CppLaneValues, lds: str) -> None:
+        if plan.wave_size != dialect.wave_size:
+            raise LayoutError(f"the plan has {plan.wave_size}-lane waves but {dialect.target.name} has "
+                              f"{dialect.wave_size}")
+        self.plan = plan
+        self.dialect = dialect
+        self.values = values
+        self.lds = lds
+        self.slots_per_dword = slots_per_dword(plan.element_bits)
+        self.dwords_per_slot = dwords_per_slot(plan.element_bits)
+        self.body: list[str] = []
+        self._prep: list | None = None
+        self._count = 0
+
+    def let(self, expr: str, hint: str = "r", type_: str = "unsigned") -> str:
+        """A new ``const`` variable of the body holding ``expr``."""
+        self._count += 1
+        name = f"{hint}{self._count}"
+        self.body.append(f"const {type_} {name} = {expr};")
+        return name
+
+    # ------------------------------------------------------------------ prologue primitives
+    def prepare(self) -> None:
+        """Every step's per-lane setup values, into the prologue."""
+        self._prep = [st.prepare(self, f"plan step {i} ({st.op})") for i, st in enumerate(self.plan.steps)]
+
+    def condition(self, cond, what: str) -> str:
+        return self.values.condition(cond, what)
+
+    def lane_value(self, values, what: str, defined: np.ndarray | None = None) -> str:
+        return self.values.value_of(values, what, defined=defined)[0]
+
+    def scalar_constant(self, value: int) -> str:
+        name, _ = self.values.value_of(np.full(self.dialect.wave_size, int(value) & 0xFFFFFFFF), "constant")
+        return name
+
+    def lds_address(self, st, what: str) -> tuple[str, int]:
+        """The byte-address variable and constant byte offset of the shared-memory step ``st``."""
+        error = st.pair_error()
+        if error:
+            raise LayoutError(f"{what}: {error}")
+        return self.values.value_of(st.addr, what, max_delta=st.offset_limit(), delta_unit=st.offset_unit())
+
+    def shfl_operand(self, kind: str, src_lane, what: str) -> tuple[str, str, int]:
+        """``(mode, operand, width)`` of the shuffle ``kind`` (``shfl.sync.<mode>``) whose lane ``l`` reads
+        lane ``src_lane[l]`` (-1: nobody reads it).
+
+        ``idx``: the operand is the per-lane source lane; ``bfly``: the uniform ``c`` with
+        ``src = l ^ c``; ``up``/``down``: the uniform ``delta`` and the segment ``width`` (a power of
+        two) with ``src = l - delta`` (``l + delta``) inside the lane's segment, ``l`` itself
+        outside it.  A table that is not such a shuffle is a LayoutError."""
+        mode = kind.split(".")[-1]
+        if not kind.startswith("shfl.sync.") or mode not in SHFL_MODES:
+            raise LayoutError(f"{what}: unknown shuffle kind {kind!r}")
+        wave = self.dialect.wave_size
+        t = self.values.full_table(src_lane, what)
+        defined = t >= 0
+        lane = np.broadcast_to(np.arange(wave), t.shape)
+        if mode == "idx":
+            return mode, self.lane_value(np.where(defined, t, lane), what, defined=defined), wave
+        if mode == "bfly":
+            c = np.unique((t ^ lane)[defined])
+            if c.size > 1 or (c.size and not 0 <= c[0] < wave):
+                raise LayoutError(f"{what}: the source lanes are not one butterfly l ^ c")
+            return mode, f"{int(c[0]) if c.size else 0}u", wave
+        sign = 1 if mode == "down" else -1
+        moved = defined & (t != lane)
+        delta = np.unique(sign * (t - lane)[moved])
+        if delta.size > 1 or (delta.size and not 0 < delta[0] < wave):
+            raise LayoutError(f"{what}: the source lanes are not one shuffle {mode} by a constant")
+        d = int(delta[0]) if delta.size else 0
+        for width in (wave, 16, 8, 4, 2):
+            seg = lane % width
+            inside = (seg + d < width) if mode == "down" else (seg >= d)
+            want = np.where(inside, lane + sign * d, lane)
+            if width > d and (want == t)[defined].all():
+                return mode, f"{d}u", width
+        raise LayoutError(f"{what}: the source lanes are not one shuffle {mode} by {d} in any segment width")
+
+    # ------------------------------------------------------------------ body
+    def emit(self, regs: dict[int, str]) -> dict[int, str]:
+        """Write the steps on ``regs`` (dword -> variable); returns the final registers."""
+        if self._prep is None or len(self._prep) != len(self.plan.steps):
+            raise LayoutError("CppEmitter.emit called before prepare()")
+        regs = dict(regs)
+        lds_since_barrier = 0
+        for i, (st, prep) in enumerate(zip(self.plan.steps, self._prep)):
+            if st.lds:
+                if lds_since_barrier:
+                    self.body.append(self.dialect.lds_separator())
+                lds_since_barrier += 1
+            elif st.barrier:
+                lds_since_barrier = 0
+            st.emit(self, prep, regs, f"plan step {i} ({st.op})")
+        return regs
+
+    def reg(self, regs: dict[int, str], d: int, what: str) -> str:
+        try:
+            return regs[d]
+        except KeyError:
+            raise LayoutError(f"{what}: register {d} is read before it holds a value") from None
+
+    def pairs(self, dst: list[int], src: list[int], what: str) -> list[tuple[int, int]]:
+        return dword_pairs(dst, src, self.slots_per_dword, self.dwords_per_slot, what)
+
+    def copy(self, regs: dict[int, str], pairs: list[tuple[int, int]], what: str) -> None:
+        """A parallel copy of registers: new names, no statement."""
+        old = {sd: self.reg(regs, sd, what) for _, sd in pairs}
+        for dd, sd in pairs:
+            regs[dd] = old[sd]
+
+    def perm(self, regs: dict[int, str], operands: tuple[int, int], selector: str, what: str) -> str:
+        """``v_perm_b32`` of the registers ``operands = (S0, S1)`` with the selector variable ``selector``
+        (AMD selector values; CUDA gets the ``__byte_perm`` nibbles of the same table)."""
+        s0, s1 = (self.reg(regs, d, what) for d in operands)
+        if self.dialect.name == "cuda":
+            selector = self.lane_value(self._prmt_selectors(self.values.values_behind(selector), what), what)
+        return self.let(self.dialect.perm(s0, s1, selector), "p")
+
+    @staticmethod
+    def _prmt_selectors(table: np.ndarray, what: str) -> np.ndarray:
+        """``v_perm_b32`` selectors (byte ``i`` picks byte ``sel_i`` of {S0:S1}) as ``prmt`` selectors of
+        ``prmt(S1, S0)`` (nibble ``i`` picks byte ``s_i`` of {S0:S1}); only bytes 0..7 have a form."""
+        out = np.zeros_like(table)
+        for i in range(4):
+            byte = (table >> (8 * i)) & 0xFF
+            if (byte > 7).any():
+                raise LayoutError(f"{what}: a byte-permute selector byte {int(byte.max())} (a constant byte) "
+                                  "has no prmt form")
+            out |= byte << (4 * i)
+        return out
+
+    def select(self, cond: str, if_true: str, if_false: str) -> str:
+        return self.let(f"{cond} ? {if_true} : {if_false}", "s")
+
+    def shfl(self, operand: tuple[str, str, int], src: str) -> str:
+        mode, value, width = operand
+        return self.let(self.dialect.shfl(mode, src, value, width), "x")
+
+    def dpp_mov(self, src: str, ctrl: int, row_mask: int, bank_mask: int, bound_ctrl: bool,
+                old: str | None = None) -> str:
+        return self.let(self.dialect.dpp_mov(old, src, ctrl, row_mask, bank_mask, bound_ctrl), "d")
+
+    def ds_swizzle(self, src: str, offset: int) -> str:
+        return self.let(self.dialect.ds_swizzle(src, offset), "z")
+
+    def ds_bpermute(self, byte_addr: str, src: str) -> str:
+        return self.let(self.dialect.ds_bpermute(byte_addr, src), "b")
+
+    def permlane_swap(self, kind: str, vdst: str, src0: str) -> tuple[str, str]:
+        pair = self.let(self.dialect.permlane_swap(kind, vdst, src0), "w", "auto")
+        return f"{pair}[0]", f"{pair}[1]"
+
+    def barrier(self) -> None:
+        self.body.append(self.dialect.barrier())
+
+    # ------------------------------------------------------------------ shared memory
+    def _pieces(self, slots: list[int], width_bytes: int, what: str) -> list[tuple[int, int, int]]:
+        """The dword pieces ``(dword, first byte, bytes)`` of an access, merged, in address order."""
+        pieces = [pc for s in slots for pc in slot_dwords(s, self.slots_per_dword, self.dwords_per_slot)]
+        if sum(n for _, _, n in pieces) != width_bytes:
+            raise LayoutError(f"{what}: {len(slots)} slots do not make a {width_bytes}-byte access")
+        merged = _merge(pieces)
+        if width_bytes >= 4 and any(n != 4 for _, _, n in merged):
+            raise LayoutError(f"{what}: a {width_bytes}-byte access must move whole 32-bit registers")
+        if width_bytes not in (1, 2, 4, 8, 16):
+            raise LayoutError(f"{what}: no {width_bytes}-byte shared-memory access")
+        return merged
+
+    def _pointer(self, address: tuple[str, int], offset: int) -> str:
+        base, delta = address
+        total = delta + offset
+        return f"({self.lds} + {base}" + (f" + {total}u)" if total else ")")
+
+    def lds_store(self, accesses: list[tuple[list[int], int]], address: tuple[str, int], width_bytes: int,
+                  regs: dict[int, str], what: str) -> None:
+        """One store per access: its dwords as one value of the access width (a sub-dword store takes
+        its bytes where they sit in the register)."""
+        for slots, offset in accesses:
+            pieces = self._pieces(slots, width_bytes, what)
+            ptr = self._pointer(address, offset)
+            if width_bytes >= 4:
+                words = [self.reg(regs, d, what) for d, _, _ in pieces]
+                if len(words) == 1:
+                    self.body.append(f"*reinterpret_cast<unsigned*>{ptr} = {words[0]};")
+                else:
+                    t = self.dialect.vector_type(len(words))
+                    self.body.append(f"*reinterpret_cast<{t}*>{ptr} = {self.dialect.vector_value(words)};")
+                continue
+            (d, o, n), = pieces
+            t = f"uint{8 * n}_t"
+            word = self.reg(regs, d, what)
+            self.body.append(f"*reinterpret_cast<{t}*>{ptr} = static_cast<{t}>({word}" + (f" >> {8 * o});" if o else ");"))
+
+    def lds_load(self, accesses: list[tuple[list[int], int]], address: tuple[str, int], width_bytes: int,
+                 regs: dict[int, str], what: str) -> None:
+        """One load per access (a sub-dword load zero-extends and keeps the register's other bytes)."""
+        for slots, offset in accesses:
+            pieces = self._pieces(slots, width_bytes, what)
+            ptr = self._pointer(address, offset)
+            if width_bytes >= 4:
+                if len(pieces) == 1:
+                    regs[pieces[0][0]] = self.let(f"*reinterpret_cast<const unsigned*>{ptr}", "l")
+                    continue
+                t = self.dialect.vector_type(len(pieces))
+                v = self.let(f"*reinterpret_cast<const {t}*>{ptr}", "l", t)
+                for k, (d, _, _) in enumerate(pieces):
+                    regs[d] = f"{v}.{'xyzw'[k]}"
+                continue
+            (d, o, n), = pieces
+            word = f"static_cast<unsigned>(*reinterpret_cast<const uint{8 * n}_t*>{ptr})"
+            if o:
+                word = f"({word} << {8 * o})"
+            if d in regs and (o or n < 4):  # keep the other bytes of a register that holds data
+                keep = ~(((1 << (8 * n)) - 1) << (8 * o)) & 0xFFFFFFFF
+                word = f"({regs[d]} & 0x{keep:x}u) | {word}"
+            regs[d] = self.let(word, "l")
+
+    def lds_transpose_load(self, slots: list[int], address: tuple[str, int], bits: int, regs: dict[int, str],
+                           what: str) -> None:
+        """gfx950 ``ds_read_b64_tr_b{bits}`` into the two dwords of ``slots``."""
+        v = self.let(self.dialect.transpose_load(self._pointer(address, 0), bits), "t", "auto")
+        for k, (d, _, _) in enumerate(self._pieces(slots, 8, what)):
+            regs[d] = f"{v}[{k}]"
