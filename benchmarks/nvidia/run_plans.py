@@ -149,11 +149,34 @@ def nvcc_cubin(source: str, path: Path, nvcc: str = "nvcc") -> None:
         raise RuntimeError(f"nvcc failed on {cu.name}: {proc.stderr.strip()[-1500:]}")
 
 
+def compile_batches(sources: dict[str, str], out: Path, nvcc: str, batch: int) -> tuple[dict[str, str], dict[str, str]]:
+    """Compile kernel sources (kernel name -> source) ``batch`` to a cubin; a batch nvcc rejects is
+    compiled one kernel a cubin to find the culprit.  Returns (kernel -> cubin file, kernel -> error)."""
+    names = list(sources)
+    cubins, errors = {}, {}
+    for start in range(0, len(names), batch):
+        group = names[start:start + batch]
+        path = out / f"batch{start // batch}.cubin"
+        try:
+            nvcc_cubin("\n".join(sources[n] for n in group), path, nvcc)
+            cubins.update(dict.fromkeys(group, path.name))
+            continue
+        except RuntimeError:
+            pass
+        for name in group:
+            try:
+                nvcc_cubin(sources[name], out / f"{name}.cubin", nvcc)
+                cubins[name] = f"{name}.cubin"
+            except RuntimeError as e:
+                errors[name] = str(e)
+    return cubins, errors
+
+
 # ------------------------------------------------------------------ build
-def build(cases: list[PairCase], out: Path, nvcc: str = "nvcc", triton: bool = True) -> dict:
+def build(cases: list[PairCase], out: Path, nvcc: str = "nvcc", triton: bool = True, batch: int = 24) -> dict:
     """Plan, emit and compile every case into ``out``; returns (and writes) the manifest."""
     out.mkdir(parents=True, exist_ok=True)
-    arrays, entries = {}, []
+    arrays, entries, sources, owner = {}, [], {}, {}
     for index, case in enumerate(cases):
         entry = {"index": index, "name": case.name, "element_bits": case.element_bits, "num_warps": case.num_warps,
                  "shape": [size for _, size in case.src.out_dims], "origin": case.origin, "kernels": {},
@@ -167,26 +190,34 @@ def build(cases: list[PairCase], out: Path, nvcc: str = "nvcc", triton: bool = T
         for side, make in sides.items():
             try:
                 source, info = make()
-                cubin = out / f"c{index}_{side}.cubin"
-                nvcc_cubin(source, cubin, nvcc)
-                entry["kernels"][side] = {"cubin": cubin.name, "name": f"c{index}_{side}", "shared_bytes": 0,
-                                          "scratch_args": 0, "io": "slots"}
-                if info:
-                    entry["plan"] = info
             except Exception as e:  # noqa: BLE001 -- every failure is recorded with its case and reported
                 entry["errors"][side] = f"{type(e).__name__}: {e}"
+                continue
+            name = f"c{index}_{side}"
+            sources[name], owner[name] = source, (entry, side)
+            if info:
+                entry["plan"] = info
+        entries.append(entry)
+    cubins, errors = compile_batches(sources, out, nvcc, batch)
+    for name, (entry, side) in owner.items():
+        if name in cubins:
+            entry["kernels"][side] = {"cubin": cubins[name], "name": name, "shared_bytes": 0, "scratch_args": 0,
+                                      "io": "slots"}
+        else:
+            entry["errors"][side] = errors[name]
+    for entry, case in zip(entries, cases):
         if triton:
             try:
                 k = compile_roundtrip(case.src, case.dst, case.element_bits, case.num_warps)
-                (out / f"c{index}_triton.cubin").write_bytes(k.cubin)
-                entry["kernels"]["triton"] = {"cubin": f"c{index}_triton.cubin", "name": k.name,
+                (out / f"c{entry['index']}_triton.cubin").write_bytes(k.cubin)
+                entry["kernels"]["triton"] = {"cubin": f"c{entry['index']}_triton.cubin", "name": k.name,
                                               "shared_bytes": k.shared_bytes, "scratch_args": k.scratch_args,
                                               "io": "tensor"}
             except Exception as e:  # noqa: BLE001 -- Triton's compile errors are recorded with the case
                 entry["errors"]["triton"] = f"{type(e).__name__}: {e}"
-        entries.append(entry)
-        status = ", ".join(f"{s} {'ok' if s in entry['kernels'] else 'FAILED'}" for s in list(sides) + ["triton"] * triton)
-        print(f"[{index + 1}/{len(cases)}] {case.name}: {status}", flush=True)
+        status = ", ".join(f"{s} {'ok' if s in entry['kernels'] else 'FAILED'}"
+                           for s in sorted(set(entry["kernels"]) | set(entry["errors"])))
+        print(f"[{entry['index'] + 1}/{len(cases)}] {entry['name']}: {status}", flush=True)
     np.savez_compressed(out / "tiles.npz", **arrays)
     manifest = {"format": "linlayout_nvidia_plans/v1", "arch": ARCH, "nvcc_arch": NVCC_ARCH,
                 "build": _versions(nvcc), "cases": entries}
