@@ -228,8 +228,9 @@ def build(cases: list[PairCase], out: Path, nvcc: str = "nvcc", triton: bool = T
 def _versions(nvcc: str) -> dict:
     import triton
 
-    release = subprocess.run([nvcc, "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-1]
-    return {"nvcc": release, "triton": triton.__version__}
+    version = subprocess.run([nvcc, "--version"], capture_output=True, text=True).stdout
+    release = next(line for line in version.splitlines() if "release" in line)
+    return {"nvcc": release.split("release")[1].strip(" ,"), "triton": triton.__version__}
 
 
 # ------------------------------------------------------------------ report
@@ -266,13 +267,19 @@ def summarize(results: dict, manifest: dict) -> dict:
 def markdown(summary: dict, command: str) -> str:
     s = summary
     lines = ["# linlayout's NVIDIA plans on the GPU, against Triton's convert_layout", "",
-             f"Device: {s['device']}; built with {s['build'].get('nvcc', '?')}, Triton {s['build'].get('triton', '?')}.",
+             f"Device: {s['device']}; built with nvcc {s['build'].get('nvcc', '?')}, Triton {s['build'].get('triton', '?')}.",
              f"Command: `{command}`", "",
              f"- our plans bit-exact: **{s['ours_bit_exact']} of {s['ours_cases']}** cases "
              f"(Triton's round trip: {s['triton_bit_exact']} of {s['cases']})",
              f"- time ours / Triton (round-trip kernel, {s['iterations']} round trips, {s['timing_ctas']} CTAs): "
              f"geometric mean **{s['geomean_ours_over_triton']:.3f}** over {s['timed_pairs']} pairs; "
-             f"ours faster on {s['ours_faster']}", "",
+             f"ours faster on {s['ours_faster']}"]
+    for r in s["rows"]:
+        if "paper" in r:
+            times = ", ".join(f"{side} {r[side]['us']:.1f} us ({'bit-exact' if r[side]['bit_exact'] else 'DIFFERS'})"
+                              for side in ("ours", "paper", "triton") if side in r and r[side]["us"])
+            lines.append(f"- {r['name']}: {times}")
+    lines += ["",
              "| case | bits | warps | our plans (fwd / back) | ours exact | Triton exact | ours us | Triton us | ours/Triton |",
              "|---|---|---|---|---|---|---|---|---|"]
     for r in s["rows"]:
