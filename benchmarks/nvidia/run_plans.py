@@ -226,11 +226,15 @@ def build(cases: list[PairCase], out: Path, nvcc: str = "nvcc", triton: bool = T
 
 
 def _versions(nvcc: str) -> dict:
-    import triton
+    import importlib.metadata
 
+    try:
+        triton = importlib.metadata.version("triton")
+    except importlib.metadata.PackageNotFoundError:
+        triton = None
     version = subprocess.run([nvcc, "--version"], capture_output=True, text=True).stdout
     release = next(line for line in version.splitlines() if "release" in line)
-    return {"nvcc": release.split("release")[1].strip(" ,"), "triton": triton.__version__}
+    return {"nvcc": release.split("release")[1].strip(" ,"), "triton": triton}
 
 
 # ------------------------------------------------------------------ report
