@@ -16,12 +16,13 @@ from linlayout.lowering.compile import CompiledKernel, compile_mlir
 from linlayout.lowering.linker import LinkerNotFound
 from linlayout.lowering.mlir import MlirUnavailable
 
+from .cpp import DIALECTS, emit_cpp
 from .emit.conversion_kernel import ConversionKernel, build_conversion_kernel
 from .report import PLAN_CHECKED_KEYS, isa_report, plan_isa_differences
 
 __all__ = ["EMITTERS", "EMIT_FORMATS", "LoweredConversion", "emitter_for", "lower_conversion", "write_conversion"]
 
-EMIT_FORMATS = ("mlir", "isa", "fatbin")
+EMIT_FORMATS = ("mlir", "isa", "fatbin") + tuple(DIALECTS)  # the MLIR path's artifacts, then C++ source
 #: The conversion-kernel builder of each emitter a target descriptor can name (``Target.emitter``).
 EMITTERS = {"rocdl": build_conversion_kernel}
 
@@ -101,26 +102,43 @@ def _escaped(differences: dict) -> bool:
 
 
 def write_conversion(plan, emit: str, path: str | Path, *, shape: tuple[int, ...] | None = None) -> dict:
-    """Write the ``emit`` artifact (``mlir``, ``isa`` or ``fatbin``) of ``plan`` to ``path``.
+    """Write the ``emit`` artifact (``mlir``, ``isa``, ``fatbin``, or C++ source: ``cuda``, ``hip``) of
+    ``plan`` to ``path``.
 
     Returns the JSON keys for ``linlayout convert``: ``emit``, ``output`` and, when the
     kernel was compiled (``isa``/``fatbin``), ``isa_counts``, ``lds_bytes``, the register
-    counts and ``plan_isa_differences``.
+    counts and ``plan_isa_differences``; for C++ the names and launch shape of its test kernel
+    (:func:`_write_cpp`).
     """
     if emit not in EMIT_FORMATS:
         raise LayoutError(f"--emit must be one of {', '.join(EMIT_FORMATS)}, got {emit!r}")
+    if emit in DIALECTS:
+        return _write_cpp(plan, emit, Path(path))
     try:
         low = lower_conversion(plan, compile=emit != "mlir", binary=emit == "fatbin", shape=shape)
     except (MlirUnavailable, LinkerNotFound) as e:  # the environment, not the plan: a one-line message
         raise LayoutError(f"--emit {emit}: {e}") from None
-    path = Path(path)
+    data = low.kernel.text if emit == "mlir" else low.compiled.isa if emit == "isa" else low.compiled.binary
+    _write(Path(path), data)
+    return {"emit": emit, "output": str(path), **low.to_json()}
+
+
+def _write_cpp(plan, dialect: str, path: Path) -> dict:
+    """Write the ``dialect`` C++ source of ``plan`` (linlayout.lowering.cpp) to ``path``; returns ``emit``,
+    ``output``, ``function``, ``kernel``, ``block_threads``, ``slots_in``, ``slots_out``, ``element_bits``."""
+    src = emit_cpp(plan, dialect=dialect)
+    _write(path, src.source)
+    return {"emit": dialect, "output": str(path), "function": src.function_name, "kernel": src.kernel_name,
+            "block_threads": src.block_threads, "slots_in": src.slots_in, "slots_out": src.slots_out,
+            "element_bits": src.element_bits}
+
+
+def _write(path: Path, data: str | bytes) -> None:
+    """Write ``data`` to ``path`` (a LayoutError naming the file when that fails)."""
     try:
-        if emit == "mlir":
-            path.write_text(low.kernel.text)
-        elif emit == "isa":
-            path.write_text(low.compiled.isa)
+        if isinstance(data, bytes):
+            path.write_bytes(data)
         else:
-            path.write_bytes(low.compiled.binary)
+            path.write_text(data)
     except OSError as e:
         raise LayoutError(f"cannot write {str(path)!r}: {e}") from None
-    return {"emit": emit, "output": str(path), **low.to_json()}

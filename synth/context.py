@@ -19,9 +19,12 @@ target's whole LDS (``budget_given`` False), and a tile larger than it moves in 
 (linlayout.synth.lds_path) like an explicit budget -- only an explicit budget that no plan
 can meet is the user's error.
 
+Wave size: ``target.wave_size`` (64 on CDNA, 32 on RDNA and NVIDIA) is the lane count
+every planning module and the emulator use; the normalized layouts have that many lanes.
+
 A context is immutable and compared by identity; the planner's caches key on its fields
 (``problem.key()``, ``element_bits``, ``arch``, ``lds_budget_bytes``), as they did before
-the context existed.
+the context existed (the arch fixes the wave size; ``problem.key()`` has the lane count).
 """
 
 from __future__ import annotations
@@ -62,9 +65,9 @@ class ConversionContext:
                objective: str = DEFAULT_OBJECTIVE) -> "ConversionContext":
         """The context of converting ``src`` into ``dst`` on ``arch``; a LayoutError for a bad argument."""
         target = get_target(arch)
-        if target.wave_size != 64:
-            raise LayoutError(f"arch {target.name}: the conversion planner models 64-lane waves (CDNA); "
-                              f"{target.name} has {target.wave_size}")
+        if target.lds_phases is None:
+            raise LayoutError(f"arch {target.name}: the conversion planner has no lane and LDS instructions "
+                              f"for {target.name} yet")
         if isinstance(element_bits, bool) or element_bits not in ELEMENT_BITS:
             raise LayoutError(f"element_bits {element_bits!r} must be 8, 16, 32 or 64")
         if strategy not in STRATEGIES:

@@ -2,7 +2,7 @@
 
 ``plan_conversion(src, dst, arch, element_bits)``:
 
-1. ``normalize`` both layouts (same tensor, 64-lane waves, equal warp counts)
+1. ``normalize`` both layouts (same tensor, the target's wave size, equal warp counts)
    and choose, per dst basis bit, the src position that moves least
    (linlayout.synth.preimage) -- this decides whether the conversion stays inside each
    wave.
@@ -43,7 +43,7 @@ from .emulator import PlanVerificationError, element_ids, verify
 from .exchanges import SchedulePlanner, best_schedule, build_schedule, exchange_applicable
 from .in_wave import (Packing, choose_packing, gather_choices, gather_floor, gather_units, pack_perms, pack_units,
                       unpack_units)
-from .ir import Program
+from .ir import AMD_REGISTER_ISA, PTX_REGISTER_ISA, Program
 from . import lds_path
 from .lds_path import build_lds
 from .plan import Plan
@@ -54,7 +54,7 @@ __all__ = ["STRATEGIES", "candidate_plans", "exchange_schedule_plans", "plan_con
 
 def _base_plan(ctx: ConversionContext) -> Plan:
     prob = ctx.problem
-    return Plan(arch=ctx.arch, wave_size=64, num_warps=prob.num_warps, element_bits=ctx.element_bits,
+    return Plan(arch=ctx.arch, wave_size=ctx.target.wave_size, num_warps=prob.num_warps, element_bits=ctx.element_bits,
                 src=prob.src, dst=prob.dst, slots_in=prob.src.in_dim_size("register"),
                 slots_out=prob.dst.in_dim_size("register"), steps=[], objective=ctx.objective)
 
@@ -67,7 +67,9 @@ def _n_values(n_slots: int, ctx: ConversionContext) -> int:
 
 def _program(ctx: ConversionContext) -> Program:
     """An empty SSA program over the src registers of ``ctx``."""
-    return Program(_n_values(ctx.problem.src.in_dim_size("register"), ctx), ctx.slots_per_dword, ctx.dwords_per_slot)
+    isa = PTX_REGISTER_ISA if "prmt" in ctx.target.lane_ops else AMD_REGISTER_ISA
+    return Program(_n_values(ctx.problem.src.in_dim_size("register"), ctx), ctx.slots_per_dword, ctx.dwords_per_slot,
+                   isa)
 
 
 def _finish(plan: Plan, prog: Program, outputs: list[int], strategy: str, ctx: ConversionContext,
@@ -112,7 +114,8 @@ def _build_in_wave(ctx: ConversionContext, wm, up: _UnitProblem, K: list[int], n
     moves elements inside a unit)."""
     prog = _program(ctx)
     pkK = Packing(ctx.element_bits, up.n_sr, len(up.reg_cols), K, up.pk.Kd if K == up.pk.K else [], up.pk.units)
-    units = _warp_offsets(prog, pack_units(prog, pkK), wm.warp_register_offsets, K, up.n_sr, ctx.problem.num_warps)
+    units = _warp_offsets(prog, pack_units(prog, pkK), wm.warp_register_offsets, K, up.n_sr, ctx.problem.num_warps,
+                          ctx.target.wave_size)
     if units is None:
         return None
     plan = _finish(_base_plan(ctx), prog, middle(prog, units), "registers", ctx)
@@ -185,7 +188,7 @@ def exchange_schedule_plans(src: LinearLayout, dst: LinearLayout, arch: str,
 
 
 def _warp_offsets(prog: Program, units: list[int], offsets: list[int], K: list[int], n_sr: int,
-                  num_warps: int) -> list[int] | None:
+                  num_warps: int, wave_size: int) -> list[int] | None:
     """Per-warp register renaming ``r -> r ^ X(w)`` as selects on a per-warp condition (None if an
     offset moves elements inside a 32-bit unit)."""
     rest = [i for i in range(n_sr) if i not in K]
@@ -195,7 +198,7 @@ def _warp_offsets(prog: Program, units: list[int], offsets: list[int], K: list[i
         if any((x >> b) & 1 for b in K):
             return None
         u = sum(((x >> b) & 1) << i for i, b in enumerate(rest))
-        cond = np.repeat(((np.arange(num_warps) >> k) & 1).astype(bool)[:, None], 64, axis=1)
+        cond = np.repeat(((np.arange(num_warps) >> k) & 1).astype(bool)[:, None], wave_size, axis=1)
         units = [prog.select(cond, units[q], units[q ^ u]) for q in range(len(units))]
     return units
 
@@ -319,7 +322,8 @@ def plan_conversion(src: LinearLayout, dst: LinearLayout, arch: str, element_bit
     """The cheapest plan converting a tile held in ``src`` into ``dst``, verified on the emulator.
 
     ``src``/``dst``: distributed layouts (register, lane, warp[, block] -> tensor).
-    ``arch``: a CDNA target (gfx90a, gfx942, gfx950).  ``element_bits``: 8, 16,
+    ``arch``: a target with lane and LDS instructions (CDNA gfx90a, gfx942, gfx950; NVIDIA sm_80,
+    sm_90; RDNA wave32 gfx1100, gfx1200, gfx1250).  ``element_bits``: 8, 16,
     32 or 64.  ``lds_budget_bytes``: LDS the conversion may use (default: the
     target's LDS); a larger tile moves in rounds, and only a budget no plan can meet
     is an error.  ``strategy``: ``auto`` (cheapest), ``registers`` (stay in
@@ -337,7 +341,8 @@ def plan_conversion(src: LinearLayout, dst: LinearLayout, arch: str, element_bit
     best.verified = True
     if best.strategy == "registers":
         c = best.counts()
-        cross = c["dpp"] + c["ds_bpermute"] + c["ds_swizzle"] + c["permlane16_swap"] + c["permlane32_swap"]
+        cross = sum(c.get(k, 0) for k in ("dpp", "ds_bpermute", "ds_swizzle", "permlane16_swap", "permlane32_swap",
+                                          "shfl"))
         best.strategy = "lanes" if cross else ("rename" if c["total"] == 0 else "registers")
     best.lower_bound = _lower_bound(ctx)
     return best

@@ -78,6 +78,19 @@ SALU_ISSUE = 1.0  # [I] scalar instruction
 DPP_HAZARD = 0.0  # [I] extra cycles per DPP op (2 wait states after a VGPR write, usually hidden)
 LDS_PORT_SHARING = 2.0  # [I] SIMDs competing for one LDS port (two per port, [Q] one issues at a time)
 
+# NVIDIA (sm_80, sm_90): the same model with a warp of 32 lanes on an SM sub-partition (docs/nvidia_facts.md,
+# "Cost model").  One cycle is an SM clock; the ``ds`` fields price the MIO pipe (shfl.sync, ld/st.shared).
+NV_ALU_ISSUE = 2.0  # [I] selp/prmt/mov: a warp's integer instruction on 16 INT32 lanes of a sub-partition
+NV_MIO_ISSUE = 2.0  # [I] issue slot of a shfl.sync or ld/st.shared
+NV_SHFL_CYCLES = 1.0  # [I] shfl.sync: 32 lanes x 4 B through the 128 B/clk shared-memory crossbar
+NV_SHARED_CYCLES = {1: 1.0, 2: 1.0, 4: 1.0, 8: 2.0, 16: 4.0}  # [M] wavefronts of a conflict-free access, 1 cycle each [I]
+NV_SHARED_LATENCY = 30.0  # [I] cycles from a shfl.sync or ld.shared to its data (an order of magnitude)
+NV_BAR_SYNC = 20.0  # [I] bar.sync when the warps are balanced
+NV_MIO_SHARING = 2.0  # [I] sub-partitions competing for the SM's shared-memory pipe (4 share it)
+NVIDIA_PARAMETERS = dict(valu_issue=NV_ALU_ISSUE, ds_issue=NV_MIO_ISSUE, crossbar_cycles=NV_SHFL_CYCLES,
+                         lds_cycles=NV_SHARED_CYCLES, ds_latency=NV_SHARED_LATENCY, barrier_cycles=NV_BAR_SYNC,
+                         lds_port_sharing=NV_MIO_SHARING)
+
 # What a plan's ``cost`` measures (the module docstring, "Objectives"; the default is argued in
 # docs/conversions.md).
 OBJECTIVES = ("latency", "throughput", "instructions")
@@ -165,13 +178,13 @@ class CostModel:
     def instruction(self, kind: str, width_bytes: int = 4, conflict_degree: float = 1.0) -> float:
         """Cycles of one instruction of ``kind`` (a COUNT_KINDS name); LDS ops take their access's
         ``width_bytes`` per lane."""
-        if kind in ("v_cndmask", "v_perm_b32", "v_mov"):
+        if kind in ("v_cndmask", "v_perm_b32", "v_mov", "selp", "prmt", "mov"):
             return self.valu_issue
         if kind == "dpp":
             return self.valu_issue + self.dpp_hazard
         if kind in ("permlane16_swap", "permlane32_swap"):
             return self.permlane_issue
-        if kind in ("ds_bpermute", "ds_swizzle"):
+        if kind in ("ds_bpermute", "ds_swizzle", "shfl"):
             return self.ds_issue + self.crossbar_cycles * self.lds_port_sharing
         if kind == "readlane":
             return self.valu_issue
@@ -184,7 +197,7 @@ class CostModel:
     def lane_family_cost(self) -> dict[str, float]:
         """Costs used to rank single lane-moving instructions (linlayout.synth.lane_ops)."""
         return {"dpp": self.instruction("dpp"), "ds_swizzle": self.instruction("ds_swizzle") + 0.5,
-                "ds_bpermute": self.instruction("ds_bpermute") + 1.0}
+                "ds_bpermute": self.instruction("ds_bpermute") + 1.0, "shfl": self.instruction("shfl")}
 
     def latency(self, ds_depth: int) -> float:
         return self.latency_weight * self.ds_latency * ds_depth
@@ -202,19 +215,22 @@ class CostModel:
 
 
 def cost_model(arch: str, objective: str = DEFAULT_OBJECTIVE) -> CostModel:
-    """The cost model of ``arch`` (validated through linlayout.hw.targets) under ``objective``."""
+    """The cost model of ``arch`` (validated through linlayout.hw.targets) under ``objective``: the
+    CDNA parameters, or the NVIDIA ones (``NVIDIA_PARAMETERS``) for an NVIDIA target."""
     if objective not in OBJECTIVES:
         raise LayoutError(f"objective {objective!r} must be one of {', '.join(OBJECTIVES)}")
-    return CostModel(get_target(arch).name, objective=objective)
+    target = get_target(arch)
+    family = dict(NVIDIA_PARAMETERS, lds_cycles=dict(NV_SHARED_CYCLES)) if target.family == "nvidia" else {}
+    return CostModel(target.name, objective=objective, **family)
 
 
 # ====================================================================== plans
-def _lds_op_name(store: bool, width_bytes: int, transpose: int = 0) -> str:
+def _lds_op_name(arch: str, store: bool, width_bytes: int, transpose: int = 0) -> str:
+    """The LDS instruction of ``arch`` moving ``width_bytes`` per lane (``Target.lds_op_name``), or the
+    gfx950 transpose load of ``transpose``-bit elements."""
     if transpose:
         return f"ds_read_b64_tr_b{transpose}"
-    if store:
-        return f"ds_write_b{8 * width_bytes}"
-    return f"ds_read_b{8 * width_bytes}" if width_bytes >= 4 else f"ds_read_u{8 * width_bytes}"
+    return get_target(arch).lds_op_name(store, width_bytes)
 
 
 _bank_cache = caches.cache("synth.cost.bank_conflict_degree", size=8192)  # 8192: two per LDS access priced
@@ -230,7 +246,7 @@ def lds_conflict_degree(arch: str, store: bool, width_bytes: int, addr, element_
     if seen in _bank_cache:
         return _bank_cache[seen]
     element_bytes = max(1, element_bits // 8)  # a sub-byte element (a plan read from JSON) addresses its byte
-    op = _lds_op_name(store, width_bytes, transpose)
+    op = _lds_op_name(arch, store, width_bytes, transpose)
     c = int(a[0])
     if c % width_bytes == 0:
         # XOR by a multiple of the width keeps every lane aligned and maps the dwords by a fixed
@@ -250,9 +266,9 @@ def lds_conflict_degree(arch: str, store: bool, width_bytes: int, addr, element_
 
 
 def _warp0(addr) -> np.ndarray:
-    """Warp 0's byte addresses ``[64]`` of a per-lane table ``[64]`` or ``[warps, 64]``."""
+    """Warp 0's byte addresses ``[lanes]`` of a per-lane table ``[lanes]`` or ``[warps, lanes]``."""
     a = np.asarray(addr)
-    return a[0] if a.ndim == 2 else a.reshape(-1, 64)[0]
+    return a[0] if a.ndim == 2 else a
 
 
 def lds_access_cost(cm: CostModel, arch: str, store: bool, width_bytes: int, addr, element_bits: int,

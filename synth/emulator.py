@@ -7,7 +7,7 @@ Two executors:
   runs itself (``Step.run``, linlayout.synth.steps) through the primitives of
   ``_Machine``, as its hardware instruction with the parameters it carries (DPP control
   with row_mask/bank_mask/bound_ctrl, ds_swizzle offset in all four modes,
-  ds_bpermute byte addresses with ``(addr + offset) / 4 % 64``, the gfx950
+  ds_bpermute byte addresses with ``(addr + offset) / 4 % wave_size``, the gfx950
   permlane swaps, v_perm_b32 byte selectors, v_cndmask VCC, ds_write/ds_read
   widths and alignment).  LDS accesses are checked for races between warps
   (no barrier between a write and another warp's read or write of the same
@@ -30,11 +30,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from linlayout import LayoutError, LinearLayout, caches
+from linlayout.hw.targets import get_target
 
-from .isa_lanes import bpermute_src_lanes, dpp_src_lanes, permlane_swap, swizzle_src_lanes, v_perm_b32
+from .isa_lanes import (bpermute_src_lanes, dpp_src_lanes, permlane_swap, prmt_b32, shfl_sync, swizzle_src_lanes,
+                        v_perm_b32)
 from .plan import Plan
-from .steps import (PlanVerificationError, dword_pairs, dwords_per_slot, slot_dwords, slots_per_dword,
-                    transpose_element_addresses)
+from .steps import (PlanVerificationError, dword_pairs, dwords_per_slot, prmt_as_perm, slot_dwords,
+                    slots_per_dword, transpose_element_addresses)
 from .span import span_table
 
 __all__ = [
@@ -44,7 +46,6 @@ __all__ = [
 ]
 
 UNDEF = -1
-WAVE = 64
 TAG_BASE = 256
 
 # [I] LDS instructions of one wave are processed in issue order, so a wave reading
@@ -54,7 +55,8 @@ LDS_IN_ORDER_PER_WAVE = True
 
 # ====================================================================== tags
 def element_ids(layout: LinearLayout, num_warps: int) -> np.ndarray:
-    """``[warps, 64, slots]`` tensor index (flattened, first out dim least significant) per slot (read-only)."""
+    """``[warps, lanes, slots]`` tensor index (flattened, first out dim least significant) per slot
+    (read-only); ``lanes`` is the layout's lane size (the wave size of a normalized layout)."""
     # layouts equal up to out-dim order compare (and hash) equal but flatten differently: key on the order too
     return _element_ids(layout, tuple(layout.out_dim_names), num_warps)
 
@@ -63,7 +65,7 @@ def element_ids(layout: LinearLayout, num_warps: int) -> np.ndarray:
 def _element_ids(layout: LinearLayout, out_order: tuple, num_warps: int) -> np.ndarray:
     n_reg = layout.in_dim_size("register")
     cols = layout.columns()  # flattened over its own out dims (kept by the layout)
-    lengths = {"warp": num_warps, "lane": WAVE, "register": n_reg}
+    lengths = {"warp": num_warps, "lane": layout.in_dim_size("lane"), "register": n_reg}
     part = {name: np.zeros(n, dtype=np.int64) for name, n in lengths.items()}  # each axis's XOR of images
     j = 0
     for name, size in layout.in_dims:
@@ -78,7 +80,7 @@ def _element_ids(layout: LinearLayout, out_order: tuple, num_warps: int) -> np.n
 
 
 def expected_ids(plan: Plan) -> np.ndarray:
-    """``[warps, 64, slots]`` the element ids ``plan.dst`` asks for, its out dims taken in ``plan.src``'s
+    """``[warps, lanes, slots]`` the element ids ``plan.dst`` asks for, its out dims taken in ``plan.src``'s
     order (the order the src elements are tagged in; a certificate may list them in another)."""
     dst, names = plan.dst, plan.src.out_dim_names
     if dst.out_dim_names != names:
@@ -91,13 +93,13 @@ def expected_ids(plan: Plan) -> np.ndarray:
 # ====================================================================== ISA executor
 _dpp_cached = caches.memoize("synth.emulator.dpp_src_lanes", table=True)(dpp_src_lanes)
 _swz_cached = caches.memoize("synth.emulator.swizzle_src_lanes", table=True)(swizzle_src_lanes)
-_LANES = np.arange(WAVE)
 _BYTE_OFFSETS = np.arange(16)
 
 
 @caches.memoize("synth.emulator.masks_enabled", table=True)
-def _masks_enabled(row_mask: int, bank_mask: int) -> np.ndarray:
-    return (((row_mask >> (_LANES >> 4)) & 1) & ((bank_mask >> ((_LANES >> 2) & 3)) & 1)).astype(bool)
+def _masks_enabled(row_mask: int, bank_mask: int, wave_size: int) -> np.ndarray:
+    lanes = np.arange(wave_size)
+    return (((row_mask >> (lanes >> 4)) & 1) & ((bank_mask >> ((lanes >> 2) & 3)) & 1)).astype(bool)
 
 
 class _RaceSuspect(Exception):
@@ -105,7 +107,7 @@ class _RaceSuspect(Exception):
 
 
 class _Machine:
-    """Registers ``[n_dwords, W, 64, 4 / cell_bytes]`` cells; LDS cells with race bookkeeping.
+    """Registers ``[n_dwords, W, wave_size, 4 / cell_bytes]`` cells; LDS cells with race bookkeeping.
 
     Byte cells (``cell_bytes`` 1) hold one byte each.  Wider cells (``cell_bytes`` 2 or 4) hold a
     code of their bytes (``_cell_codes``), for plans whose steps move such cells whole only
@@ -117,11 +119,15 @@ class _Machine:
     The public methods are the primitives a step's ``run`` calls (linlayout.synth.steps): one
     instruction (or its check) each, with the ISA semantics of this module."""
 
-    def __init__(self, n_dw: int, W: int, lds_bytes: int, element_bits: int, arch: str, cell: type = np.int64,
-                 exact: bool = True, cell_bytes: int = 1) -> None:
+    def __init__(self, n_dw: int, W: int, wave_size: int, lds_bytes: int, element_bits: int, arch: str,
+                 cell: type = np.int64, exact: bool = True, cell_bytes: int = 1) -> None:
         self.W = W
+        self.wave = wave_size
         self.exact = exact
         self.arch = arch
+        self.target = get_target(arch)
+        if self.target.wave_size != wave_size:
+            raise LayoutError(f"a plan of {wave_size}-lane waves for {arch}, whose waves have {self.target.wave_size}")
         self.layout = _slot_layout(element_bits)  # where slots sit in the registers
         self.slots_per_dword, self.dwords_per_slot, self.element_bytes = self.layout
         self.cb, self.cpd = cell_bytes, 4 // cell_bytes  # bytes per cell, cells per dword
@@ -131,13 +137,18 @@ class _Machine:
         self.epoch_writes: list[tuple[np.ndarray, np.ndarray]] = []
         self.epoch_reads: list[np.ndarray] = []
         self.runs: dict[int, tuple] = {}  # quick: runs of LDS steps done at once (_lds_runs)
-        self.regs = np.full((n_dw, W, WAVE, self.cpd), UNDEF, dtype=cell)
+        self.regs = np.full((n_dw, W, wave_size, self.cpd), UNDEF, dtype=cell)
         self.lds = np.full(lds_size, UNDEF, dtype=cell)
         mask = np.int32 if W < 31 else np.int64  # a bit per warp
         self.w_warps = np.zeros(lds_size, dtype=mask)  # bitmask of warps that wrote since the last barrier
         self.r_warps = np.zeros(lds_size, dtype=mask)  # bitmask of warps that read since the last barrier
         self.warp_bit = (1 << np.arange(W, dtype=mask))[:, None]
         self.wrote = self.read = False  # some LDS write / read since the last barrier
+
+    def _has(self, present: bool, instruction: str) -> None:
+        """A step using an instruction the target lacks is a LayoutError naming the target."""
+        if not present:
+            raise LayoutError(f"{self.arch} has no {instruction} instruction")
 
     # ------------------------------------------------------------ registers
     def pairs(self, dst: list[int], src: list[int], what: str) -> list[tuple[int, int]]:
@@ -164,23 +175,37 @@ class _Machine:
             self.regs[dd[k], :, :, db[k]] = src_vals[k]
 
     def select(self, d: int, a: int, b: int, cond) -> None:
-        """``v_cndmask_b32 v[d], v[a], v[b]`` with VCC = ``cond`` (``[64]`` or ``[W, 64]``)."""
+        """``v_cndmask_b32 v[d], v[a], v[b]`` with VCC = ``cond`` (``[lanes]`` or ``[W, lanes]``)."""
         vcc = np.asarray(cond).astype(bool)[..., None]
         self.regs[d] = np.where(vcc, self.regs[b], self.regs[a])
 
     def v_perm(self, d: int, operands: tuple[int, int], selector) -> None:
-        """``v_perm_b32 v[d], v[S0], v[S1], selector`` (uniform, or one selector per lane ``[64]``)."""
+        """``v_perm_b32 v[d], v[S0], v[S1], selector`` (uniform, or one selector per lane ``[lanes]``)."""
+        self._has("prmt" not in self.target.lane_ops, "v_perm_b32")
         s0, s1 = operands
         uniform = np.ndim(selector) == 0
-        selb = (_bytes_of(selector) if uniform  # [4], or [64, 4] per lane
+        selb = (_bytes_of(selector) if uniform  # [4], or [lanes, 4] per lane
                 else (np.asarray(selector, dtype=np.int64)[..., None] >> (8 * np.arange(4))) & 0xFF)
         self.regs[d] = _perm(self, s0, s1, selector, selb)
 
     def v_perm_select(self, d: int, operands: tuple[int, int], sel0: int, sel1: int, cond) -> None:
         """``v_perm_b32`` whose selector VGPR holds ``sel1`` where ``cond``, else ``sel0``: each lane's
         result is the one of its selector."""
+        self._has("prmt" not in self.target.lane_ops, "v_perm_b32")
         s0, s1 = operands
         res0, res1 = (_perm(self, s0, s1, sel, _bytes_of(sel)) for sel in (sel0, sel1))
+        self.regs[d] = np.where(np.asarray(cond).astype(bool)[..., None], res1, res0)
+
+    def prmt(self, d: int, operands: tuple[int, int], selector: int) -> None:
+        """PTX ``prmt.b32 r[d], r[a], r[b], selector`` (generic mode, uniform selector); on wider cells by
+        the cells its v_perm_b32 equivalent chooses (S0 = b, S1 = a)."""
+        self._has("prmt" in self.target.lane_ops, "prmt")
+        self.regs[d] = _prmt(self, operands, selector)
+
+    def prmt_select(self, d: int, operands: tuple[int, int], sel0: int, sel1: int, cond) -> None:
+        """``prmt.b32`` whose selector register holds ``sel1`` where ``cond``, else ``sel0``."""
+        self._has("prmt" in self.target.lane_ops, "prmt")
+        res0, res1 = (_prmt(self, operands, sel) for sel in (sel0, sel1))
         self.regs[d] = np.where(np.asarray(cond).astype(bool)[..., None], res1, res0)
 
     def check_perm_copies(self, dst: list[int], src: list[int], d: int, operands: tuple[int, int], selector,
@@ -201,29 +226,39 @@ class _Machine:
         """``v_mov_b32_dpp`` (vcc None) or ``v_cndmask_b32_dpp v[d], v[s](DPP), v[s1], vcc``; returns the
         source lanes.  An out-of-range source lane reads 0 ([I]: the meaning of bound_ctrl:1) and,
         with bound_ctrl:0, the lane is not written.  Lanes disabled by row_mask/bank_mask keep v[d]."""
-        sl = _dpp_cached(ctrl)
+        self._has(bool(self.target.dpp_controls), "DPP")
+        sl = _dpp_cached(ctrl, self.wave)
         moved = _gather(self.regs[s], sl)
-        enabled = _masks_enabled(row_mask, bank_mask)
+        enabled = _masks_enabled(row_mask, bank_mask, self.wave)
         if not bound_ctrl:
             enabled = enabled & (sl >= 0)
         res = moved if vcc is None else np.where(vcc[..., None], self.regs[s1], moved)
         self.regs[d] = np.where(enabled[None, :, None], res, self.regs[d])
         return sl
 
-    @staticmethod
-    def dpp_enabled(row_mask: int, bank_mask: int) -> np.ndarray:
-        """``[64]`` the lanes a DPP instruction's row and bank masks enable."""
-        return _masks_enabled(row_mask, bank_mask)
+    def dpp_enabled(self, row_mask: int, bank_mask: int) -> np.ndarray:
+        """``[wave_size]`` the lanes a DPP instruction's row and bank masks enable."""
+        return _masks_enabled(row_mask, bank_mask, self.wave)
 
     def ds_swizzle(self, d: int, s: int, offset: int) -> np.ndarray:
         """``ds_swizzle_b32 v[d], v[s] offset:<offset>``; returns the source lanes."""
-        sl = _swz_cached(offset)
+        self._has(bool(self.target.ds_swizzle_modes), "ds_swizzle_b32")
+        sl = _swz_cached(offset, self.wave)
         self.regs[d] = _gather(self.regs[s], sl)
         return sl
 
     def ds_bpermute(self, d: int, s: int, addr, offset: int) -> np.ndarray:
         """``ds_bpermute_b32 v[d], addr, v[s] offset:<offset>``; returns the source lanes."""
-        sl = bpermute_src_lanes(addr, offset)
+        self._has(self.target.has_ds_bpermute, "ds_bpermute_b32")
+        sl = bpermute_src_lanes(addr, self.wave, offset)
+        self.regs[d] = _gather(self.regs[s], sl)
+        return sl
+
+    def shfl(self, d: int, s: int, mode: str, b, c: int) -> np.ndarray:
+        """PTX ``shfl.sync.<mode>.b32 r[d], r[s], b, c, 0xffffffff`` (``b``: one value or one per lane);
+        returns the source lanes (a lane out of range reads its own value)."""
+        self._has("shfl.sync.idx" in self.target.lane_ops, "shfl.sync")
+        sl, _ = shfl_sync(mode, b, c, self.wave)
         self.regs[d] = _gather(self.regs[s], sl)
         return sl
 
@@ -231,6 +266,7 @@ class _Machine:
         _check_declared(declared, actual, self.W, what)
 
     def permlane_swap(self, kind: str, vd: int, s0: int) -> None:
+        self._has(self.target.has_permlane_swap, kind)
         self.regs[vd], self.regs[s0] = permlane_swap(kind, self.regs[vd], self.regs[s0])
 
     # ------------------------------------------------------------ LDS
@@ -243,7 +279,7 @@ class _Machine:
             raise PlanVerificationError(f"{what}: a {width_bytes}-byte store reads byte {2 if d16_hi else 0} of "
                                         f"its VGPR, not byte {cells[0][1]}")
         if whole is not None:
-            data = self.regs[whole].transpose(1, 2, 0, 3).reshape(self.W, -1)  # [W, 64 * width_bytes]
+            data = self.regs[whole].transpose(1, 2, 0, 3).reshape(self.W, -1)  # [W, lanes * width_bytes]
         else:
             data = self.regs[c[::self.cb, 0], :, :, c[::self.cb, 1] // self.cb].transpose(1, 2, 0).reshape(self.W, -1)
         _lds_write(self, _lds_access(self, addr, width_bytes, what), data, what)
@@ -254,13 +290,13 @@ class _Machine:
         if len(cells) != width_bytes:
             raise PlanVerificationError(f"{what}: {len(cells)} bytes listed for a {width_bytes}-byte load")
         data = _lds_read(self, _lds_access(self, addr, width_bytes, what), what).reshape(
-            self.W, WAVE, width_bytes // self.cb)
+            self.W, self.wave, width_bytes // self.cb)
         if width_bytes < 4:  # ds_read_u8/u16: zero-extended into the whole VGPR
             if cells[0][1] != 0:
                 raise PlanVerificationError(f"{what}: a {width_bytes}-byte load fills byte 0 of its VGPR")
             self.regs[cells[0][0]] = 0
         if whole is not None:
-            self.regs[whole] = data.reshape(self.W, WAVE, -1, self.cpd).transpose(2, 0, 1, 3)
+            self.regs[whole] = data.reshape(self.W, self.wave, -1, self.cpd).transpose(2, 0, 1, 3)
         else:
             self.regs[c[::self.cb, 0], :, :, c[::self.cb, 1] // self.cb] = data.transpose(2, 0, 1)
 
@@ -271,9 +307,9 @@ class _Machine:
         inside that lane's checked 8-byte read (an aligned 8-byte address plus a multiple of the
         element size below 8), so it is aligned and in range."""
         _lds_read(self, _lds_access(self, addr, 8, what), what)  # the lanes' own 8-byte reads
-        a = np.broadcast_to(np.asarray(addr, dtype=np.int64), (self.W, WAVE))
-        elem = np.stack(transpose_element_addresses(a, bits), axis=-1)  # [W, 64, slots]
-        data = self.lds[elem[..., None] + _BYTE_OFFSETS[:self.element_bytes]].reshape(self.W, WAVE, -1)
+        a = np.broadcast_to(np.asarray(addr, dtype=np.int64), (self.W, self.wave))
+        elem = np.stack(transpose_element_addresses(a, bits), axis=-1)  # [W, lanes, slots]
+        data = self.lds[elem[..., None] + _BYTE_OFFSETS[:self.element_bytes]].reshape(self.W, self.wave, -1)
         _, c, _ = _cells(tuple(slots), *self.layout)
         self.regs[c[:, 0], :, :, c[:, 1]] = data.transpose(2, 0, 1)
 
@@ -303,6 +339,15 @@ def _perm(m: _Machine, s0: int, s1: int, selector, selector_bytes) -> np.ndarray
     return out
 
 
+def _prmt(m: _Machine, operands: tuple[int, int], selector: int) -> np.ndarray:
+    """``prmt.b32`` of the registers ``operands = (a, b)``: the oracle on byte cells; on wider cells the
+    cells of its byte-copy equivalent (``steps.prmt_as_perm``, S0 = b, S1 = a)."""
+    a, b = operands
+    if m.cb == 1:
+        return prmt_b32(m.regs[a], m.regs[b], selector)
+    return _perm(m, b, a, prmt_as_perm(selector), None)
+
+
 def _renamed_cells(dst: list[int], src: list[int], p: int, dps: int,
                    element_bytes: int) -> tuple[np.ndarray, ...]:
     """(dst dword, dst byte, src dword, src byte) of every cell a renaming copies, flat."""
@@ -318,21 +363,22 @@ def _reads(code: int, sd: int, sb: int, s0: int, s1: int) -> bool:
 
 def _lanes_of(t, warps: int) -> np.ndarray:
     t = np.asarray(t, dtype=np.int64)
-    return np.broadcast_to(t, (warps, WAVE)) if t.ndim == 1 else t
+    return np.broadcast_to(t, (warps, t.shape[-1])) if t.ndim == 1 else t
 
 
 def _gather(vals: np.ndarray, src_lane: np.ndarray) -> np.ndarray:
-    """``vals[w, src_lane[w, l], :]`` (vals ``[W, 64, cells]``; source lanes -1..63, ``[64]`` for every
-    warp or ``[W, 64]``); -1 source lanes read 0."""
-    out = vals[np.arange(vals.shape[0])[:, None], src_lane & (WAVE - 1)]
+    """``vals[w, src_lane[w, l], :]`` (vals ``[W, lanes, cells]``; source lanes -1..lanes-1, ``[lanes]``
+    for every warp or ``[W, lanes]``); -1 source lanes read 0."""
+    out = vals[np.arange(vals.shape[0])[:, None], src_lane & (vals.shape[1] - 1)]
     return np.where((src_lane < 0)[..., None], 0, out)
 
 
 def _check_declared(declared: np.ndarray, actual: np.ndarray, W: int, what: str) -> None:
-    """Every lane whose declared source lane is not -1 reads that lane (lane tables ``[64]`` or ``[W, 64]``)."""
+    """Every lane whose declared source lane is not -1 reads that lane (lane tables ``[lanes]`` or
+    ``[W, lanes]``)."""
     bad = (declared >= 0) & (declared != actual)
     if bad.any():
-        declared, actual, bad = (np.broadcast_to(x, (W, WAVE)) for x in (declared, actual, bad))
+        declared, actual, bad = (np.broadcast_to(x, (W, bad.shape[-1])) for x in (declared, actual, bad))
         w, l = map(int, np.argwhere(bad)[0])
         raise PlanVerificationError(
             f"{what}: lane {l} of warp {w} is declared to read lane {int(declared[w, l])} but the "
@@ -340,14 +386,14 @@ def _check_declared(declared: np.ndarray, actual: np.ndarray, W: int, what: str)
 
 
 def _lds_access(m: _Machine, addr, width_bytes: int, what: str) -> np.ndarray:
-    """Cell indices ``[W, 64 * width_bytes / cell bytes]`` of an LDS access, with alignment and range checks."""
-    a = np.asarray(addr, dtype=np.int64)  # [64] (every warp alike) or [W, 64]
+    """Cell indices ``[W, lanes * width_bytes / cell bytes]`` of an LDS access, with alignment and range checks."""
+    a = np.asarray(addr, dtype=np.int64)  # [lanes] (every warp alike) or [W, lanes]
     if width_bytes in (2, 4, 8, 16) and (a % width_bytes).any():
         raise PlanVerificationError(f"{what}: an address is not aligned to the {width_bytes}-byte access")
     if a.min() < 0 or a.max() + width_bytes > m.lds_bytes:  # the bytes are a .. a + width_bytes - 1
         raise PlanVerificationError(f"{what}: address outside the {m.lds_bytes}-byte LDS allocation")
     n = width_bytes // m.cb
-    idx = ((a if m.cb == 1 else a // m.cb)[..., None] + _BYTE_OFFSETS[:n]).reshape(-1, WAVE * n)
+    idx = ((a if m.cb == 1 else a // m.cb)[..., None] + _BYTE_OFFSETS[:n]).reshape(-1, m.wave * n)
     return idx if idx.shape[0] == m.W else idx.repeat(m.W, axis=0)
 
 
@@ -469,9 +515,9 @@ def _max_slot(plan: Plan) -> int:
 
 
 def run_isa(plan: Plan, init: np.ndarray | None = None, lds_bytes: int | None = None) -> np.ndarray:
-    """Execute ``plan`` instruction by instruction; returns the registers ``[n_dwords, W, 64, 4]``.
+    """Execute ``plan`` instruction by instruction; returns the registers ``[n_dwords, W, lanes, 4]``.
 
-    ``init``: byte cells of the initial slots ``[W, 64, slots_in, bytes]`` (default:
+    ``init``: byte cells of the initial slots ``[W, lanes, slots_in, bytes]`` (default:
     symbolic tags ``256 + 8 * id + byte`` of the src elements).  The run first checks LDS races
     epoch by epoch (quick); a possible race or any failure runs it again with every access
     checked (exact), which raises the first error a step makes.
@@ -505,12 +551,12 @@ def _run_isa(plan: Plan, init: np.ndarray | None, lds_bytes: int | None, exact: 
     else:
         init = np.asarray(init)
         small = not init.size or (-(1 << 31) < int(init.min()) and int(init.max()) < (1 << 31) - 1)
-    m = _Machine(n_dw, W, lds_bytes if lds_bytes is not None else max(plan.lds_bytes, 4), plan.element_bits,
+    m = _Machine(n_dw, W, plan.wave_size, lds_bytes if lds_bytes is not None else max(plan.lds_bytes, 4), plan.element_bits,
                  plan.arch, np.int32 if small else np.int64, exact)
     if not exact:
         m.runs = _lds_runs(m, plan) or {}
     if plan.slots_in % p == 0:  # the slots fill dwords 0.. in order: slot s, byte b is cell (s*bytes + b) / 4
-        cells = init[:, :, : plan.slots_in].reshape(W, WAVE, -1, 4)
+        cells = init[:, :, : plan.slots_in].reshape(W, plan.wave_size, -1, 4)
         m.regs[: cells.shape[2]] = cells.transpose(2, 0, 1, 3)
     else:
         d_i, b_i = _cell_index(range(plan.slots_in), p, dps, element_bytes)
@@ -643,15 +689,15 @@ def _code_bits(plan: Plan, c: int) -> tuple[int, int]:
 
 
 def _cell_codes(ids: np.ndarray, c: int, element_bytes: int, n_bits: int, dtype) -> np.ndarray:
-    """``[W, 64, cells]``: the code of every ``c``-byte cell of slots holding the elements ``ids``
-    ``[W, 64, slots]`` (byte tags ``TAG_BASE + 8 * id + byte``): ``1 + sum_j id_j * 2**(n_bits * j)``
+    """``[W, lanes, cells]``: the code of every ``c``-byte cell of slots holding the elements ``ids``
+    ``[W, lanes, slots]`` (byte tags ``TAG_BASE + 8 * id + byte``): ``1 + sum_j id_j * 2**(n_bits * j)``
     over the cell's ``c / element_bytes`` elements, or ``1 + (element_bytes / c) * id + part`` for
     part ``part`` of an element wider than a cell.  One code per cell content, none 0 (the zero cell) or UNDEF."""
     ids = ids.astype(dtype)
     if c < element_bytes:
         parts = element_bytes // c
-        return (1 + parts * ids[..., None] + np.arange(parts, dtype=dtype)).reshape(ids.shape[0], WAVE, -1)
-    g = ids.reshape(ids.shape[0], WAVE, -1, c // element_bytes)
+        return (1 + parts * ids[..., None] + np.arange(parts, dtype=dtype)).reshape(ids.shape[:2] + (-1,))
+    g = ids.reshape(ids.shape[:2] + (-1, c // element_bytes))
     out = 1 + g[..., 0]
     for j in range(1, c // element_bytes):
         out += g[..., j] << (n_bits * j)
@@ -670,7 +716,7 @@ def _cell_run_holds(plan: Plan, want: np.ndarray) -> bool:
     if bits > 62:
         return False
     dtype = np.int32 if bits <= 30 else np.int64
-    m = _Machine(_n_dwords(plan), plan.num_warps, max(plan.lds_bytes, 4), plan.element_bits, plan.arch, dtype,
+    m = _Machine(_n_dwords(plan), plan.num_warps, plan.wave_size, max(plan.lds_bytes, 4), plan.element_bits, plan.arch, dtype,
                  exact=False, cell_bytes=c)
     codes = _cell_codes(element_ids(plan.src, plan.num_warps)[:, :, : plan.slots_in], c, element_bytes, n, dtype)
     q = np.arange(codes.shape[2])  # cell q of the slots is cell q % cpd of dword q // cpd
@@ -691,7 +737,7 @@ def _cell_run_holds(plan: Plan, want: np.ndarray) -> bool:
 def _lds_runs(m: _Machine, plan: Plan) -> dict[int, tuple] | None:
     """The LDS accesses of a quick run grouped into runs of consecutive stores, or loads, of one
     width (and transpose size): first step -> (store?, the step after the run, the register cells
-    ``[n]`` of its accesses as dword and cell indices, their LDS cells ``[n, W, 64]`` in the same
+    ``[n]`` of its accesses as dword and cell indices, their LDS cells ``[n, W, lanes]`` in the same
     order).  Stores of a run read no register another writes, loads write distinct register cells
     and read no LDS another writes, so a run is one gather and one scatter; the race bookkeeping
     of a quick run (``_check_epoch``) needs only the cells each warp reads or writes.  A transpose
@@ -702,7 +748,7 @@ def _lds_runs(m: _Machine, plan: Plan) -> dict[int, tuple] | None:
     cells then fails, the byte-cell run goes step by step."""
     layout = _slot_layout(plan.element_bits)
     accesses = []  # (step, store?, register cells, width in bytes, transpose bits)
-    addrs = []  # the address [W, 64] or [64] of each access
+    addrs = []  # the address [W, lanes] or [lanes] of each access
     for i, st in enumerate(plan.steps):
         if not st.lds:
             continue
@@ -723,7 +769,7 @@ def _lds_runs(m: _Machine, plan: Plan) -> dict[int, tuple] | None:
                 addrs.append(addr)
     if not accesses:
         return {}
-    a_all = _lane_tables(addrs, m.W)  # [accesses, W, 64]
+    a_all = _lane_tables(addrs, m.W, m.wave)  # [accesses, W, wave_size]
     widths = np.array([x[3] for x in accesses])
     misaligned = np.bitwise_or.reduce(a_all.reshape(len(widths), -1), axis=1) & (widths - 1)
     if misaligned.any() or a_all.min() < 0 or (a_all.max(axis=(1, 2)) + widths).max() > m.lds_bytes:
@@ -743,20 +789,21 @@ def _lds_runs(m: _Machine, plan: Plan) -> dict[int, tuple] | None:
         else:
             base, n = a[:, None], width // m.cb
         lds = (base >> (m.cb.bit_length() - 1))[:, :, None] + _BYTE_OFFSETS[:n, None, None]  # [.., E or 1, n, W, 64]
-        runs[first] = (store, accesses[j - 1][0] + 1, reg[:, 0], reg[:, 1], lds.reshape(-1, m.W, WAVE))
+        runs[first] = (store, accesses[j - 1][0] + 1, reg[:, 0], reg[:, 1], lds.reshape(-1, m.W, m.wave))
         k = j
     return runs
 
 
-def _lane_tables(tables: list, W: int) -> np.ndarray:
-    """``[len(tables), W, 64]`` int64 from per-lane tables each ``[64]`` (every warp alike) or ``[W, 64]``."""
+def _lane_tables(tables: list, W: int, wave_size: int) -> np.ndarray:
+    """``[len(tables), W, wave_size]`` int64 from per-lane tables each ``[wave_size]`` (every warp alike)
+    or ``[W, wave_size]``."""
     if all(getattr(t, "ndim", 0) == 2 for t in tables):
         return np.array(tables, dtype=np.int64)
-    return np.array([np.broadcast_to(t, (W, WAVE)) for t in tables], dtype=np.int64)
+    return np.array([np.broadcast_to(t, (W, wave_size)) for t in tables], dtype=np.int64)
 
 
 def _exec_run(m: _Machine, run: tuple, what: str) -> int:
-    """Do a run of LDS stores or loads (``_lds_runs``; register and LDS cells ``[n, W, 64]`` in one
+    """Do a run of LDS stores or loads (``_lds_runs``; register and LDS cells ``[n, W, lanes]`` in one
     order: no transposes); returns the step after it."""
     store, end, dwords, cells, lds = run
     if store:
@@ -784,7 +831,7 @@ def _cells(slots: tuple, p: int, dps: int, element_bytes: int) -> tuple[list, np
 
 # ====================================================================== certificate executor
 def run_certificate(cert: dict) -> np.ndarray:
-    """Execute a plan certificate at element level; returns ``[W, 64, n_slots]`` element ids (-1 undefined)."""
+    """Execute a plan certificate at element level; returns ``[W, lanes, n_slots]`` element ids (-1 undefined)."""
     W, wave = int(cert["num_warps"]), int(cert["wave_size"])
     src = LinearLayout.from_json(cert["src"])
     element_bytes = max(1, int(cert["element_bits"]) // 8)
@@ -858,7 +905,7 @@ def _final_ids_from_regs(plan: Plan, regs: np.ndarray) -> np.ndarray:
 
 
 def _holds_ids(plan: Plan, regs: np.ndarray, want: np.ndarray) -> bool:
-    """Do the dst slots after an ISA run hold exactly the elements ``want`` ``[W, 64, slots]`` (every
+    """Do the dst slots after an ISA run hold exactly the elements ``want`` ``[W, lanes, slots]`` (every
     byte the tag ``TAG_BASE + 8 * id + byte``)?  When the slots fill whole dwords, the expected
     cells are compared in place; otherwise through ``_final_ids_from_regs``."""
     p, _, element_bytes = _slot_layout(plan.element_bits)
@@ -866,7 +913,7 @@ def _holds_ids(plan: Plan, regs: np.ndarray, want: np.ndarray) -> bool:
         return not (_final_ids_from_regs(plan, regs) != want).any()
     tags = (TAG_BASE + 8 * want.astype(regs.dtype))[..., None] + np.arange(element_bytes, dtype=regs.dtype)
     n_dw = plan.slots_out * element_bytes // 4
-    return bool((regs[:n_dw] == tags.reshape(tags.shape[0], WAVE, n_dw, 4).transpose(2, 0, 1, 3)).all())
+    return bool((regs[:n_dw] == tags.reshape(tags.shape[0], tags.shape[1], n_dw, 4).transpose(2, 0, 1, 3)).all())
 
 
 def verify(plan: Plan, certificate: bool = True) -> VerifyResult:

@@ -3,7 +3,7 @@
 Setting (linlayout.synth.in_wave).  The 32-bit *units* of a lane are indexed by unit bits; a unit holds
 ``2**kappa`` elements (its *element slots*; kappa = 0 for 32/64-bit elements).  The element map
 is a partial bit permutation, so the conversion permutes *labels* (the src bit whose coordinate a
-position carries): register positions (element slots first, then unit bits) and the six lane bit
+position carries): register positions (element slots first, then unit bits) and the lane bit
 positions.  Lane position ``j`` must end with label ``T[j]``; the register positions with the dst
 register labels.  ``R`` is the number of units.
 
@@ -56,15 +56,11 @@ from .context import ConversionContext
 from .cost import CostModel, near_best
 from .in_wave import dst_register_parts, gather_dword
 from .ir import Program
-from .lane_ops import LaneOp, find_dpp, find_lane_op, row_bank_masks
+from .lane_ops import LaneOp, find_dpp, find_lane_op, lane_indices, row_bank_masks
 from .span import span_table
 
 __all__ = ["Schedule", "SchedulePlanner", "best_schedule", "build_schedule", "exchange_applicable",
            "label_of"]
-
-WAVE = 64
-LANE_BITS = 6
-_LANES = np.arange(WAVE)
 
 # ("r", src register bit) | ("l", src lane bit) | ("v", k): a virtual (duplicating) register bit
 Label = tuple
@@ -104,21 +100,22 @@ class Realization:
 
 def _dword_options(j: int, target: Target, cm: CostModel) -> list[Realization]:
     J = 1 << j
-    lj = ((_LANES >> j) & 1).astype(bool)
+    lanes = lane_indices(target.wave_size)
+    lj = ((lanes >> j) & 1).astype(bool)
     fam = cm.lane_family_cost()
     sel = cm.instruction("v_cndmask")
     opts = []
     if target.has_permlane_swap and j in (4, 5):
         kind = f"permlane{16 if j == 4 else 32}_swap"
         opts.append(Realization("permlane", cm.instruction(kind), 1, False, kind))
-    da = find_dpp(np.where(lj, _LANES ^ J, -1), target)
-    db = find_dpp(np.where(~lj, _LANES ^ J, -1), target)
+    da = find_dpp(np.where(lj, lanes ^ J, -1), target)
+    db = find_dpp(np.where(~lj, lanes ^ J, -1), target)
     if da is not None and db is not None:
         # one result in place under row/bank masks when lane bit j is 2..5, the other (both for
         # j = 0, 1) a DPP move plus a select unless the compiler fuses them
         n_sel = 0 if ir.FUSE_DPP_SELECT else 2 - (row_bank_masks(lj) is not None)
         opts.append(Realization("dpp", 2 * cm.instruction("dpp") + n_sel * sel, 2 + n_sel, False, ops=(da, db)))
-    full = find_lane_op(_LANES ^ J, target, fam)
+    full = find_lane_op(lanes ^ J, target, fam)
     opts.append(Realization("ship", 3 * sel + fam[full.family], 4, full.family != "dpp", ops=(full,)))
     return opts
 
@@ -130,9 +127,9 @@ def _realizations(target: Target, cm_key: tuple, fuse: bool) -> tuple[tuple[Real
     cm = CostModel.from_key(cm_key)
     fam = cm.lane_family_cost()
     dword, sub = [], []
-    for j in range(LANE_BITS):
+    for j in range(target.wave_size.bit_length() - 1):
         dword.append(min(_dword_options(j, target, cm), key=lambda o: (o.cost, o.count)))
-        mv = find_lane_op(_LANES ^ (1 << j), target, fam)
+        mv = find_lane_op(lane_indices(target.wave_size) ^ (1 << j), target, fam)
         sub.append(Realization("subword", fam[mv.family] + cm.instruction("v_perm_b32"), 2, mv.family != "dpp",
                                ops=(mv,)))
     return tuple(dword), tuple(sub)
@@ -169,12 +166,13 @@ class SchedulePlanner:
                  K: list[int]) -> None:
         self.ctx = ctx
         self.target, self.cm = ctx.target, ctx.cost_model
+        self.lane_bits = self.target.wave_size.bit_length() - 1
         self.cm_key = self.cm.key()
         self.kappa = len(K)
         self.T = [label_of(c, n_sr) for c in lane_cols]
         self.dst_labels = [label_of(c, n_sr) for c in reg_cols]
         nv = 0
-        for j in range(LANE_BITS):
+        for j in range(self.lane_bits):
             if self.T[j] is None:
                 self.T[j] = ("v", nv)
                 nv += 1
@@ -201,7 +199,7 @@ class SchedulePlanner:
         return r.cost * n + (self.latency if r.ds else 0.0), r.count * n
 
     def _new(self, name: str) -> Schedule:
-        return Schedule(name, reg=list(self.reg0), lane=[("l", j) for j in range(LANE_BITS)])
+        return Schedule(name, reg=list(self.reg0), lane=[("l", j) for j in range(self.lane_bits)])
 
     def _exchange(self, s: Schedule, rho: int, j: int) -> None:
         c, n = self.x_price(rho, j)
@@ -212,7 +210,7 @@ class SchedulePlanner:
 
     def _stage(self, s: Schedule, src_pos: list[int]) -> None:
         """New lane position ``j`` takes the label at old position ``src_pos[j]``."""
-        if src_pos == list(range(LANE_BITS)):
+        if src_pos == list(range(self.lane_bits)):
             return
         op = _stage_op(self.target, self.cm_key, tuple(src_pos))
         s.cost += self.family_cost[op.family] * self.n_units + (
@@ -238,7 +236,7 @@ class SchedulePlanner:
     def exchanges(self, s: Schedule | None = None) -> Schedule:
         """Incoming labels straight to their targets (chains), lane cycles through a spare register."""
         s = s or self._new("exchanges")
-        D = [j for j in range(LANE_BITS) if s.lane[j] != self.T[j]]
+        D = [j for j in range(self.lane_bits) if s.lane[j] != self.T[j]]
         init = list(s.lane)
         nxt = {init.index(self.T[j]): j for j in D if self.T[j] in init}
         done: set[int] = set()
@@ -269,12 +267,12 @@ class SchedulePlanner:
         """One lane stage puts every staying label at its target, then ``exchanges``."""
         s = self._new("lane_first")
         src_pos: list[int | None] = [s.lane.index(t) if t in s.lane else None for t in self.T]
-        free = [j for j in range(LANE_BITS) if j not in src_pos]
-        for j in range(LANE_BITS):
+        free = [j for j in range(self.lane_bits) if j not in src_pos]
+        for j in range(self.lane_bits):
             if src_pos[j] is None and j in free:
                 src_pos[j] = j
                 free.remove(j)
-        for j in range(LANE_BITS):
+        for j in range(self.lane_bits):
             if src_pos[j] is None:
                 src_pos[j] = free.pop(0)
         self._stage(s, src_pos)  # type: ignore[arg-type]
@@ -323,14 +321,14 @@ class SchedulePlanner:
             pairs = [(x, *take(x, None)) for x in rest]
             pos = self._positions(pairs)
             placed = {pos[i]: x for i, (x, _, _) in enumerate(pairs)}
-            new_lane: list[Label | None] = [placed.get(j) for j in range(LANE_BITS)]
+            new_lane: list[Label | None] = [placed.get(j) for j in range(self.lane_bits)]
             others = [lab for lab in s.lane if lab not in placed.values()]
             for lab in list(others):
                 j = s.lane.index(lab)
                 if new_lane[j] is None:
                     new_lane[j] = lab
                     others.remove(lab)
-            for j in range(LANE_BITS):
+            for j in range(self.lane_bits):
                 if new_lane[j] is None:
                     new_lane[j] = others.pop(0)
             self._stage(s, [s.lane.index(lab) for lab in new_lane])
@@ -345,7 +343,7 @@ class SchedulePlanner:
         subword exchanges the cheapest left; both orders tried."""
         best = None
         for sub_first in (False, True):
-            free = list(range(LANE_BITS))
+            free = list(range(self.lane_bits))
             pos = [0] * len(pairs)
             total = 0.0
             order = sorted(range(len(pairs)), key=lambda i: pairs[i][2] != sub_first)
@@ -465,16 +463,17 @@ def build_schedule(prog: Program, sched: Schedule, pl: SchedulePlanner, units: l
             continue
         _, rho, j = mv
         J = 1 << j
-        lj = ((_LANES >> j) & 1).astype(bool)
+        lanes = lane_indices(pl.target.wave_size)
+        lj = ((lanes >> j) & 1).astype(bool)
         if rho < pl.kappa:
             (op,) = pl.sub[j].ops
             sel0, sel1 = _subword_selectors(rho, element_bytes)
-            moved = [prog.lane(v, _LANES ^ J, op) for v in vals]  # all moves first: no DPP waits on a v_perm
+            moved = [prog.lane(v, lanes ^ J, op) for v in vals]  # all moves first: no DPP waits on a v_perm
             vals = [prog.perm_select(t, v, sel0, sel1, lj) for t, v in zip(moved, vals)]
             continue
         real = pl.dword[j]
         bit = 1 << (rho - pl.kappa)
-        need_a, need_b = np.where(lj, _LANES ^ J, -1), np.where(~lj, _LANES ^ J, -1)
+        need_a, need_b = np.where(lj, lanes ^ J, -1), np.where(~lj, lanes ^ J, -1)
         for q in range(pl.n_units):
             if q & bit:
                 continue
@@ -488,7 +487,7 @@ def build_schedule(prog: Program, sched: Schedule, pl: SchedulePlanner, units: l
             else:
                 (op,) = real.ops
                 t = prog.select(lj, b, a)
-                sh = prog.lane(t, _LANES ^ J, op)
+                sh = prog.lane(t, lanes ^ J, op)
                 na, nb = prog.select(lj, a, sh), prog.select(lj, sh, b)
             vals[q], vals[q | bit] = na, nb
     loc = pl.locations(sched, n_dst_slots)

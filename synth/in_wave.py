@@ -36,25 +36,20 @@ from .context import ConversionContext
 from .cost import CostModel
 from . import ir
 from .ir import Program
-from .lane_ops import find_dpp, find_lane_op
+from .lane_ops import find_dpp, find_lane_op, lane_indices
 from .plan import slots_per_dword
 from .span import span_table
 
 __all__ = ["Packing", "UnitMap", "choose_packing", "dst_register_parts", "gather_choices", "gather_dword",
            "gather_floor", "gather_units", "pack_perms", "pack_units", "unpack_units"]
 
-WAVE = 64
-LANE_BITS = 6
-_LANES = np.arange(WAVE)
-
-
 @dataclass
 class UnitMap:
     """Linear map from dst (unit bits, lane bits) to src (unit bits, lane bits).
 
     ``cols[b]`` for b < n_dst is the image of dst unit bit b, ``cols[n_dst + j]``
-    that of lane bit j; images use bits ``0..n_src-1`` for src units and
-    ``n_src..n_src+5`` for lanes.
+    that of lane bit j (``wave_size = 2**(len(cols) - n_dst)`` lanes); images use bits
+    ``0..n_src-1`` for src units and ``n_src..`` for lanes.
     """
 
     n_src: int
@@ -62,8 +57,8 @@ class UnitMap:
     cols: list[int]
 
     def table(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(src_unit, src_lane)``, each ``[2**n_dst, 64]``."""
-        full = span_table(self.cols).reshape(WAVE, 1 << self.n_dst).T
+        """``(src_unit, src_lane)``, each ``[2**n_dst, wave_size]``."""
+        full = span_table(self.cols).reshape(-1, 1 << self.n_dst).T
         return full & ((1 << self.n_src) - 1), full >> self.n_src
 
 
@@ -154,7 +149,7 @@ def choose_packing(reg_cols: list[int], lane_cols: list[int], n_sr: int, element
 def gather_dword(prog: Program, parts: list[tuple[int, int | np.ndarray] | None], element_bytes: int) -> int:
     """A register whose slot ``i`` is slot ``parts[i][1]`` of value ``parts[i][0]`` (None: don't care).
 
-    A slot may be a per-lane array (``[64]``) taking at most two patterns over the lanes: then
+    A slot may be a per-lane array (``[wave_size]``) taking at most two patterns over the lanes: then
     the ``v_perm_b32``s get a per-lane selector (``Program.perm_select``)."""
     used = [x for x in parts if x is not None]
     if not used:
@@ -185,7 +180,7 @@ def _slot_patterns(parts: list) -> list[tuple[np.ndarray | None, list]]:
     every slot is an int, else two (the lanes of each pattern)."""
     if all(x is None or not isinstance(x[1], np.ndarray) for x in parts):
         return [(None, parts)]
-    rows = np.array([np.broadcast_to(x[1], (64,)) for x in parts if x is not None])
+    rows = np.array(np.broadcast_arrays(*(np.asarray(x[1]) for x in parts if x is not None)))
     first = rows[:, 0]
     other = (rows != first[:, None]).any(axis=0)
     cols = rows[:, other]
@@ -282,7 +277,7 @@ class _SelectThenMove:
 def _unit_per_src_lane(src_u: np.ndarray, src_l: np.ndarray) -> np.ndarray | None:
     """``unit_of[s]``: the one src unit that the dst lanes reading src lane ``s`` read there
     (``-1`` where none reads it); None when some src lane is read in two src units."""
-    unit_of = np.full(WAVE, -1, dtype=np.int64)
+    unit_of = np.full(src_l.shape[-1], -1, dtype=np.int64)
     unit_of[src_l] = src_u
     return unit_of if (unit_of[src_l] == src_u).all() else None
 
@@ -311,7 +306,7 @@ def gather_floor(um: UnitMap, cm: CostModel) -> float:
     src_u, src_l = um.table()
     n_q, n_u = src_u.shape[0], 1 << um.n_src
     key = (np.arange(n_q)[:, None] * n_u + src_u).reshape(-1)
-    moved = np.bincount(key, weights=(src_l != _LANES).reshape(-1), minlength=n_q * n_u)
+    moved = np.bincount(key, weights=(src_l != lane_indices(src_l.shape[-1])).reshape(-1), minlength=n_q * n_u)
     present = np.bincount(key, minlength=n_q * n_u) > 0
     sel, dpp = cm.instruction("v_cndmask"), cm.instruction("dpp")
     add_moved = dpp if ir.FUSE_DPP_SELECT else dpp + sel
@@ -338,7 +333,7 @@ def gather_choices(ctx: ConversionContext, um: UnitMap) -> tuple[float, list[_Ga
     qs, gs = np.nonzero(present)
     lanes = src_u[qs] == gs[:, None]
     needs = np.where(lanes, src_l[qs], -1)
-    idents = ((needs == _LANES) | ~lanes).all(axis=1).tolist()
+    idents = ((needs == lane_indices(target.wave_size)) | ~lanes).all(axis=1).tolist()
     moves: dict[bytes, tuple] = {}  # lane map -> (lane op or None, DPP op or None, base cost, merge cost)
     groups_of: list[list] = [[] for _ in range(src_u.shape[0])]
     for i, (q, g) in enumerate(zip(qs.tolist(), gs.tolist())):
@@ -373,11 +368,12 @@ def _select_first(src_u: np.ndarray, src_l: np.ndarray, n_groups: int, copies: i
     the src lane bits whose flip keeps every register (zero lane columns of src): dst lane ``l``
     reads the copy whose such bits are those of ``l``, so the move is as near the identity as
     the data allows."""
-    src_l = (src_l & ~copies) | (_LANES & copies)
+    lanes = lane_indices(target.wave_size)
+    src_l = (src_l & ~copies) | (lanes & copies)
     unit_of = _unit_per_src_lane(src_u, src_l)
     if unit_of is None:
         return None
-    mv = None if (src_l == _LANES).all() else find_lane_op(src_l, target, fam)
+    mv = None if (src_l == lanes).all() else find_lane_op(src_l, target, fam)
     return (n_groups - 1) * sel_cost + (0.0 if mv is None else fam[mv.family]), _SelectThenMove(unit_of, src_l, mv)
 
 

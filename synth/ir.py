@@ -20,19 +20,32 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .lane_ops import LaneOp, row_bank_masks
-from .plan import Barrier, FusedDpp, Lane, LdsLoad, LdsStore, Mov, PermlaneSwap, PermSelect, Select, Step
+from .lane_ops import LaneOp, lane_indices, row_bank_masks
+from .plan import (Barrier, FusedDpp, Lane, LdsLoad, LdsStore, Mov, PermlaneSwap, PermSelect, Select, Step,
+                   prmt_selector)
 
-__all__ = ["FUSE_DPP_SELECT", "Program", "Op"]
+__all__ = ["AMD_REGISTER_ISA", "FUSE_DPP_SELECT", "PTX_REGISTER_ISA", "Program", "Op", "RegisterIsa"]
 
-WAVE = 64
+
+@dataclass(frozen=True)
+class RegisterIsa:
+    """The instructions a program's register ops become: ``select`` (a per-lane choice), ``mov`` (a copy)
+    and ``perm`` (a byte permute of two registers; the program's selectors are v_perm_b32's, a
+    ``prmt`` step gets the equivalent prmt selector, linlayout.synth.steps.prmt_selector)."""
+
+    select: str
+    mov: str
+    perm: str
+
+
+AMD_REGISTER_ISA = RegisterIsa("v_cndmask", "v_mov", "v_perm_b32")
+PTX_REGISTER_ISA = RegisterIsa("selp", "mov", "prmt")
 
 # [I, observed] Whether a lane's DPP move and the select that merges it are emitted as one
 # v_cndmask_b32_dpp.  The ISA has the instruction, but LLVM's DPP combiner did not fuse the pair
 # the lowering emits (update.dpp + select, shared/ISA counts of the 48-case benchmark), so by
 # default the pair is two steps; a row/bank-masked v_mov_b32_dpp (no select) stays one.
 FUSE_DPP_SELECT = False
-_ALL = np.ones(WAVE, dtype=bool)
 
 
 @dataclass
@@ -50,7 +63,9 @@ def _key_arr(a) -> bytes:
 class Program:
     """Builder of an SSA register program for one wave (ops identical in every warp, except LDS addresses)."""
 
-    def __init__(self, n_init: int, slots_per_value: int, dwords_per_value: int) -> None:
+    def __init__(self, n_init: int, slots_per_value: int, dwords_per_value: int,
+                 isa: RegisterIsa = AMD_REGISTER_ISA) -> None:
+        self.isa = isa
         self.n_init = n_init
         self.p = slots_per_value
         self.dps = dwords_per_value
@@ -75,7 +90,7 @@ class Program:
     def lane(self, src: int, need: np.ndarray, op: LaneOp) -> int:
         """``src`` read from lane ``need[l]`` (``-1``: don't care) by instruction ``op``."""
         need = np.asarray(need, dtype=np.int64)
-        lanes = np.arange(WAVE)
+        lanes = lane_indices(len(need))
         if ((need == lanes) | (need < 0)).all():
             return src
         return self._new("lane", (src,), {"need": need, "op": op},
@@ -195,7 +210,7 @@ class _Emitter:
 
     def _copy(self, v: int) -> int:
         r = self._fresh()
-        self.steps.append(Mov(dst=self._slots(r), src=self._slots(self.reg[v]), kind="v_mov"))
+        self.steps.append(Mov(dst=self._slots(r), src=self._slots(self.reg[v]), kind=self.prog.isa.mov))
         return r
 
     def _owned(self, v: int, pos: int, last_use: dict) -> int:
@@ -217,7 +232,7 @@ class _Emitter:
             r = self._fresh()
             a, b = op.args
             self.steps.append(Select(dst=self._slots(r), a=self._slots(self.reg[a]), b=self._slots(self.reg[b]),
-                                     cond=op.params["cond"].astype(np.int64)))
+                                     cond=op.params["cond"].astype(np.int64), kind=self.prog.isa.select))
             self.reg[op.outs[0]] = r
         elif k == "fused":
             self._fused(op, pos, last_use)
@@ -240,7 +255,12 @@ class _Emitter:
                     sreg, sb = (s0, bsel - 4) if bsel >= 4 else (s1, bsel)
                     dst.append(r * self.p + slot)
                     src.append(sreg * self.p + sb // (4 // self.p))
-            self.steps.append(Mov(dst=dst, src=src, kind="v_perm_b32", operands=(s0, s1), selector=sel, dst_dword=r))
+            if self.prog.isa.perm == "prmt":  # prmt a = S1, b = S0
+                self.steps.append(Mov(dst=dst, src=src, kind="prmt", operands=(s1, s0), selector=prmt_selector(sel),
+                                      dst_dword=r))
+            else:
+                self.steps.append(Mov(dst=dst, src=src, kind="v_perm_b32", operands=(s0, s1), selector=sel,
+                                      dst_dword=r))
             self.reg[op.outs[0]] = r
         elif k == "permsel":
             self._permsel(op)
@@ -304,8 +324,13 @@ class _Emitter:
             dst.append(r * self.p + slot)
             a.append(x0 if x0 is not None else x1)
             b.append(x1 if x1 is not None else x0)
-        self.steps.append(PermSelect(dst=dst, a=a, b=b, cond=op.params["cond"].astype(np.int64),
-                                     operands=(s0, s1), sel0=sel0, sel1=sel1, dst_dword=r))
+        cond = op.params["cond"].astype(np.int64)
+        if self.prog.isa.perm == "prmt":  # prmt a = S1, b = S0
+            self.steps.append(PermSelect(dst=dst, a=a, b=b, cond=cond, operands=(s1, s0), sel0=prmt_selector(sel0),
+                                         sel1=prmt_selector(sel1), dst_dword=r, form="prmt"))
+        else:
+            self.steps.append(PermSelect(dst=dst, a=a, b=b, cond=cond, operands=(s0, s1), sel0=sel0, sel1=sel1,
+                                         dst_dword=r))
         self.reg[op.outs[0]] = r
 
     def _store(self, op: Op) -> None:

@@ -2,7 +2,8 @@
 
 Written from the ISA facts of docs/hardware.md section 3 (cross-lane instructions: the
 gfx9 DPP_CTRL table, the four ds_swizzle_b32 modes, ds_bpermute_b32's address rule, the
-gfx950 permlane swaps, v_perm_b32's byte selectors), one function per instruction.  This
+gfx950 permlane swaps, v_perm_b32's byte selectors) and of docs/nvidia_facts.md (PTX
+``shfl.sync`` in its four modes, ``prmt``), one function per instruction.  This
 module is the *oracle* conversion plans are verified against (through
 :mod:`linlayout.synth.emulator`); it is checked against the MLIR interpreter's independent
 transcription (``linlayout.lowering.interp``) on every control value by
@@ -11,9 +12,10 @@ planning module) never imports it: it derives the lane maps it searches over on 
 a plan that passes the emulator is checked against semantics the planner did not use.
 
 A *source-lane table* ``src[n]`` is the lane whose value lane ``n`` reads, -1 where the
-instruction gives lane ``n`` no valid source (DPP: then ``bound_ctrl`` decides).  Lane
-``n`` of a wave64 has bits ``n[5:0]``; a DPP *row* is 16 lanes (``n[5:4]``), a ds_swizzle
-*half* is 32 lanes (``n[5]``).
+instruction gives lane ``n`` no valid source (DPP: then ``bound_ctrl`` decides).  Every
+function takes the wave size (``wave_size``: 64 on CDNA, 32 on RDNA and NVIDIA); lane ``n``
+of a wave64 has bits ``n[5:0]``, of a wave32 ``n[4:0]``; a DPP *row* is 16 lanes
+(``n[5:4]``), a ds_swizzle *half* is 32 lanes (``n[5]``; a wave32 is one half).
 """
 
 from __future__ import annotations
@@ -22,12 +24,11 @@ import numpy as np
 
 from linlayout import LayoutError
 
-__all__ = ["WAVE", "bpermute_src_lanes", "dpp_src_lanes", "permlane_swap", "swizzle_src_lanes", "v_perm_b32"]
+__all__ = ["bpermute_src_lanes", "dpp_src_lanes", "permlane_swap", "prmt_b32", "shfl_sync", "swizzle_src_lanes",
+           "v_perm_b32"]
 
-WAVE = 64  # gfx9 (CDNA) wave size
 
-
-def dpp_src_lanes(ctrl: int) -> np.ndarray:
+def dpp_src_lanes(ctrl: int, wave_size: int) -> np.ndarray:
     """Source lane of every lane for the 9-bit gfx9 ``DPP_CTRL`` ``ctrl``; -1 = out of range.
 
     docs/hardware.md section 3 (DPP_CTRL table, gfx9): ``quad_perm`` 0x000-0x0FF (lane ``n``
@@ -39,7 +40,7 @@ def dpp_src_lanes(ctrl: int) -> np.ndarray:
     before); ``row_bcast:31`` 0x143 (lanes 32-63 read lane 31); ``row_newbcast:k``
     0x150-0x15F (lane ``k`` of the row).  Any other value is reserved (a ``LayoutError``).
     """
-    n = np.arange(WAVE)
+    n = np.arange(wave_size)
     row = n & ~15
     if 0 <= ctrl <= 0xFF:  # quad_perm
         return (n & ~3) + ((ctrl >> (2 * (n & 3))) & 3)
@@ -53,13 +54,13 @@ def dpp_src_lanes(ctrl: int) -> np.ndarray:
         s = ctrl - 0x120
         return row | (((n & 15) - s) & 15)
     if ctrl == 0x130:  # wave_shl:1
-        return np.where(n < WAVE - 1, n + 1, -1)
+        return np.where(n < wave_size - 1, n + 1, -1)
     if ctrl == 0x134:  # wave_rol:1
-        return (n + 1) % WAVE
+        return (n + 1) % wave_size
     if ctrl == 0x138:  # wave_shr:1
         return np.where(n > 0, n - 1, -1)
     if ctrl == 0x13C:  # wave_ror:1
-        return (n - 1) % WAVE
+        return (n - 1) % wave_size
     if ctrl == 0x140:  # row_mirror
         return row | (15 - (n & 15))
     if ctrl == 0x141:  # row_half_mirror
@@ -73,7 +74,7 @@ def dpp_src_lanes(ctrl: int) -> np.ndarray:
     raise LayoutError(f"DPP control 0x{ctrl:x} is reserved on gfx9")
 
 
-def swizzle_src_lanes(offset: int) -> np.ndarray:
+def swizzle_src_lanes(offset: int, wave_size: int) -> np.ndarray:
     """Source lane of every lane for ``ds_swizzle_b32 offset:<offset>`` (16 bits).
 
     docs/hardware.md section 3 (ds_swizzle_b32), four modes tested in this order, each keeping
@@ -88,7 +89,7 @@ def swizzle_src_lanes(offset: int) -> np.ndarray:
     """
     if not 0 <= offset <= 0xFFFF:
         raise LayoutError(f"ds_swizzle offset {offset} is not a 16-bit value")
-    n = np.arange(WAVE)
+    n = np.arange(wave_size)
     half = n & 0x20
     i = n & 0x1F
     if offset >= 0xE000:  # FFT
@@ -110,28 +111,30 @@ def swizzle_src_lanes(offset: int) -> np.ndarray:
     return ((((i & and_m) | or_m) ^ xor_m) & 0x1F) | half
 
 
-def bpermute_src_lanes(addr: np.ndarray, offset: int = 0) -> np.ndarray:
-    """``ds_bpermute_b32``: lane ``n`` reads lane ``((addr[n] + offset) / 4) % 64``.
+def bpermute_src_lanes(addr: np.ndarray, wave_size: int, offset: int = 0) -> np.ndarray:
+    """``ds_bpermute_b32``: lane ``n`` reads lane ``((addr[n] + offset) / 4) % wave_size``.
 
     docs/hardware.md section 3 (ds_bpermute_b32): the address is a 32-bit byte address; its
     low 2 bits and its bits above the lane index are ignored."""
     a = (np.asarray(addr, dtype=np.int64) + int(offset)) & 0xFFFFFFFF
-    return (a >> 2) % WAVE
+    return (a >> 2) % wave_size
 
 
 def permlane_swap(kind: str, vdst: np.ndarray, src0: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``v_permlane{16,32}_swap_b32 vdst, src0`` on arrays with the lane axis at 1: new (vdst, src0).
 
     docs/hardware.md section 3 (gfx950 permlane swaps): 32: for lane < 32, ``src0[lane]``
-    and ``vdst[lane + 32]`` swap; 16: in each 32-lane half, ``src0[lane]`` and
-    ``vdst[lane + 16]`` swap for the half's lanes 0-15.  Both registers are written."""
+    and ``vdst[lane + 32]`` swap (wave64 only); 16: in each 32-lane half (a wave32 is one),
+    ``src0[lane]`` and ``vdst[lane + 16]`` swap for the half's lanes 0-15.  Both registers are
+    written.  The wave size is the length of the lane axis."""
     vd, s0 = vdst.copy(), src0.copy()
-    if kind == "permlane32_swap":
+    wave_size = vdst.shape[1]
+    if kind == "permlane32_swap" and wave_size == 64:
         pairs = [(np.arange(0, 32), np.arange(32, 64))]
     elif kind == "permlane16_swap":
-        pairs = [(np.arange(0, 16), np.arange(16, 32)), (np.arange(32, 48), np.arange(48, 64))]
+        pairs = [(np.arange(h, h + 16), np.arange(h + 16, h + 32)) for h in range(0, wave_size, 32)]
     else:
-        raise LayoutError(f"unknown permlane swap {kind!r}")
+        raise LayoutError(f"no permlane swap {kind!r} in a wave of {wave_size} lanes")
     for lo, hi in pairs:
         vd[:, hi] = src0[:, lo]
         s0[:, lo] = vdst[:, hi]
@@ -163,3 +166,58 @@ def _perm_choices(s0: np.ndarray, s1: np.ndarray, constants: bool) -> np.ndarray
     sign = np.where(b > 0xFF, -b, np.where(b >= 0x80, 0xFF, 0))
     fixed = np.broadcast_to(np.array([0, 0xFF], dtype=src.dtype), src.shape[:-1] + (2,))
     return np.concatenate([src, sign, fixed], axis=-1)
+
+
+def shfl_sync(mode: str, b, c: int, wave_size: int) -> tuple[np.ndarray, np.ndarray]:
+    """PTX ``shfl.sync.{up,down,bfly,idx}.b32 d|p, a, b, c, 0xffffffff``: ``(j, p)``, lane ``l``'s
+    source lane ``j[l]`` (``d[l] = a[j[l]]``) and predicate ``p[l]``, for a whole active warp.
+
+    docs/nvidia_facts.md (shfl.sync), per lane ``l`` with its own ``b`` (``b[l]`` or one value):
+    ``bv = b & 31``, ``clamp = c & 31``, ``seg = (c >> 8) & 31`` (the lane bits naming the
+    segment), ``hi = (l & seg) | (clamp & ~seg)``, ``lo = l & seg``; ``up``: ``j = l - bv``,
+    valid iff ``j >= hi``; ``down``: ``j = l + bv``, valid iff ``j <= hi``; ``bfly``:
+    ``j = l ^ bv``, valid iff ``j <= hi``; ``idx``: ``j = lo | (bv & ~seg)``, valid iff
+    ``j <= hi``.  An invalid lane reads its own value (``j = l``, ``p = 0``).  With the CUDA
+    encodings for a whole warp (``c = 0x1f``; ``c = 0`` for ``up``) ``up``/``down`` leave the
+    lanes whose source is outside the warp with their own value, ``bfly`` and ``idx`` always
+    read ``l ^ bv`` and ``bv``."""
+    if wave_size != 32:
+        raise LayoutError(f"shfl.sync needs a warp of 32 lanes, not {wave_size}")
+    lane = np.arange(32)
+    bv = np.asarray(b, dtype=np.int64) & 31
+    clamp, seg = c & 31, (c >> 8) & 31
+    hi = (lane & seg) | (clamp & ~seg)
+    if mode == "up":
+        j = lane - bv
+        ok = j >= hi
+    elif mode == "down":
+        j = lane + bv
+        ok = j <= hi
+    elif mode == "bfly":
+        j = lane ^ bv
+        ok = j <= hi
+    elif mode == "idx":
+        j = (lane & seg) | (bv & ~seg)
+        ok = j <= hi
+    else:
+        raise LayoutError(f"shfl.sync has no mode {mode!r} (up, down, bfly, idx)")
+    return np.where(ok, j, lane), ok
+
+
+def prmt_b32(a: np.ndarray, b: np.ndarray, selector: int) -> np.ndarray:
+    """PTX ``prmt.b32 d, a, b, c`` (generic mode) on bytes ``[..., 4]`` of a and b: byte ``i`` of d.
+
+    docs/nvidia_facts.md (prmt): the eight source bytes are ``a`` bytes 0-3 then ``b`` bytes
+    0-3 (4-7); nibble ``i`` of the selector ``c[4i+3 : 4i]`` names result byte ``i``: its low 3
+    bits the source byte, its bit 3 (sign) replicates bit 7 of that byte into all 8 bits (0xFF
+    if the byte is >= 0x80, else 0).  A cell above 0xFF is a symbolic tag (the emulator's element
+    bytes): its replicated sign is ``-tag``."""
+    src = np.concatenate([a, b], axis=-1)
+    out = []
+    for i in range(4):
+        nib = (selector >> (4 * i)) & 0xF
+        byte = src[..., nib & 7]
+        if nib & 8:
+            byte = np.where(byte > 0xFF, -byte, np.where(byte >= 0x80, 0xFF, 0))
+        out.append(byte)
+    return np.stack(out, axis=-1)

@@ -13,6 +13,10 @@ Candidates, cheapest kind first (per linlayout.synth.cost):
   bit of the source is the same bit of the lane, its negation, 0 or 1); FFT
   and rotate modes by table.
 * ``ds_bpermute_b32``: any map; the address VGPR is ``4 * need[l]``.
+* NVIDIA ``shfl.sync`` (docs/nvidia_facts.md), all one price: ``bfly:m`` where every needed
+  lane reads ``l ^ m``; ``down:d`` / ``up:d`` where every needed lane reads ``l + d`` /
+  ``l - d`` (the lanes whose source leaves the warp keep their own value: they are don't-care);
+  else ``idx`` with ``b = need[l]`` (one value when every needed lane reads the same lane).
 
 The lane maps searched over are derived here, in the planner's own terms (a lane as
 ``16 row + position`` for DPP, ``32 half + index`` for ds_swizzle), independently of the
@@ -34,9 +38,7 @@ from linlayout import LayoutError, caches
 from linlayout.hw.targets import Target
 
 __all__ = ["DPP_ROW_NEWBCAST_FOR_B32", "LaneOp", "bpermute_op", "dpp_candidates", "dpp_controls", "find_dpp",
-           "find_lane_op", "find_swizzle", "row_bank_masks", "swizzle_table_offsets"]
-
-WAVE = 64
+           "find_lane_op", "find_swizzle", "lane_indices", "row_bank_masks", "shfl_op", "swizzle_table_offsets"]
 
 # [I] row_newbcast (0x150-0x15F) is documented for the 64-bit DP-ALU DPP of gfx90a+;
 # whether 32-bit VOP1/VOP2 accept it is not established, so it is not used by default.
@@ -48,13 +50,27 @@ class LaneOp:
     """One lane-moving instruction: ``kind`` as in the certificate, ``isa`` its encoding."""
 
     kind: str
-    family: str  # dpp | ds_swizzle | ds_bpermute
+    family: str  # dpp | ds_swizzle | ds_bpermute | shfl
     isa: dict = field(default_factory=dict, hash=False, compare=False)
     all_valid: bool = True
 
 
-def _dpp_table() -> list[tuple[str, str, int, np.ndarray]]:
-    """``(family name in Target.dpp_controls, asm name, DPP_CTRL, source lanes)`` of every gfx9 DPP control.
+def lane_indices(wave_size: int) -> np.ndarray:
+    """``[0, 1, .., wave_size - 1]`` (read-only, one array per wave size)."""
+    return _lane_indices(wave_size)
+
+
+@caches.memoize("synth.lane_ops.lane_indices", table=True)
+def _lane_indices(wave_size: int) -> np.ndarray:
+    out = np.arange(wave_size)
+    out.setflags(write=False)
+    return out
+
+
+@caches.memoize("synth.lane_ops.dpp_table", table=True)
+def _dpp_table(wave_size: int) -> list[tuple[str, str, int, np.ndarray]]:
+    """``(family name in Target.dpp_controls, asm name, DPP_CTRL, source lanes)`` of every gfx9 DPP control
+    in a wave of ``wave_size`` lanes.
 
     A lane is ``16 row + pos`` (``row = lane[5:4]``, ``pos = lane[3:0]``); each control names
     the row and position it reads, -1 where the source leaves the row (or the wave):
@@ -64,7 +80,7 @@ def _dpp_table() -> list[tuple[str, str, int, np.ndarray]]:
     ``row_bcast:15`` position 15 of the row before, ``row_bcast:31`` lane 31 (rows 2-3);
     ``wave_shl/rol:1`` lane + 1, ``wave_shr/ror:1`` lane - 1 (shifts invalid at the wave's
     end, rotates wrap)."""
-    lane = np.arange(WAVE)
+    lane = np.arange(wave_size)
     row, pos = lane >> 4, lane & 15
 
     def in_row(p: np.ndarray) -> np.ndarray:
@@ -80,27 +96,25 @@ def _dpp_table() -> list[tuple[str, str, int, np.ndarray]]:
     out += [("row_ror", f"row_ror:{k}", 0x120 + k, in_row((pos - k) % 16)) for k in range(1, 16)]
     out += [("row_shl", f"row_shl:{k}", 0x100 + k, in_row(pos + k)) for k in range(1, 16)]
     out += [("row_shr", f"row_shr:{k}", 0x110 + k, in_row(pos - k)) for k in range(1, 16)]
-    out += [("wave_rol", "wave_rol:1", 0x134, (lane + 1) % WAVE), ("wave_ror", "wave_ror:1", 0x13C, (lane - 1) % WAVE),
-            ("wave_shl", "wave_shl:1", 0x130, np.where(lane + 1 < WAVE, lane + 1, -1)),
+    out += [("wave_rol", "wave_rol:1", 0x134, (lane + 1) % wave_size),
+            ("wave_ror", "wave_ror:1", 0x13C, (lane - 1) % wave_size),
+            ("wave_shl", "wave_shl:1", 0x130, np.where(lane + 1 < wave_size, lane + 1, -1)),
             ("wave_shr", "wave_shr:1", 0x138, np.where(lane >= 1, lane - 1, -1)),
             ("row_bcast15", "row_bcast:15", 0x142, np.where(row >= 1, 16 * (row - 1) + 15, -1)),
             ("row_bcast31", "row_bcast:31", 0x143, np.where(row >= 2, 31, -1))]
-    out += [("row_newbcast", f"row_newbcast:{k}", 0x150 + k, in_row(np.full(WAVE, k))) for k in range(16)]
+    out += [("row_newbcast", f"row_newbcast:{k}", 0x150 + k, in_row(np.full(wave_size, k))) for k in range(16)]
     return out
 
 
-_DPP_ALL = _dpp_table()
-
-
-def dpp_controls() -> list[tuple[str, int, np.ndarray]]:
+def dpp_controls(wave_size: int) -> list[tuple[str, int, np.ndarray]]:
     """``(asm name, DPP_CTRL, source lanes)`` of every gfx9 DPP control the planner knows (read-only rows)."""
-    return [(name, ctrl, src) for _, name, ctrl, src in _DPP_ALL]
+    return [(name, ctrl, src) for _, name, ctrl, src in _dpp_table(wave_size)]
 
 
 @caches.memoize("synth.lane_ops.dpp_arrays", table=True)
-def _dpp_arrays(allowed: frozenset) -> tuple[list[tuple[str, int]], np.ndarray, np.ndarray]:
+def _dpp_arrays(allowed: frozenset, wave_size: int) -> tuple[list[tuple[str, int]], np.ndarray, np.ndarray]:
     names, rows = [], []
-    for fam, name, ctrl, src in _DPP_ALL:
+    for fam, name, ctrl, src in _dpp_table(wave_size):
         if fam not in allowed or (fam == "row_newbcast" and not DPP_ROW_NEWBCAST_FOR_B32):
             continue
         names.append((name, ctrl))
@@ -115,7 +129,7 @@ def dpp_candidates(need: np.ndarray, target: Target) -> list[LaneOp]:
     """Every DPP control realizing ``need`` on ``target`` (fully valid ones first)."""
     if not target.dpp_controls:
         return []
-    names, tab, valid = _dpp_arrays(frozenset(target.dpp_controls))
+    names, tab, valid = _dpp_arrays(frozenset(target.dpp_controls), target.wave_size)
     m = need >= 0
     hit = (tab[:, m] == need[m]).all(axis=1)
     return [LaneOp(f"dpp:{names[i][0]}", "dpp", {"ctrl": names[i][1]}, bool(valid[i])) for i in np.flatnonzero(hit)]
@@ -133,7 +147,7 @@ def find_dpp(need: np.ndarray, target: Target) -> LaneOp | None:
     return _dpp_cache[key]
 
 
-def _swizzle_fft_rotate() -> list[tuple[int, np.ndarray]]:
+def _swizzle_fft_rotate(wave_size: int) -> list[tuple[int, np.ndarray]]:
     """``(offset, source lanes)`` of every ds_swizzle_b32 FFT and rotate offset.
 
     A lane is ``32 half + i``; the source keeps the half.  FFT (``0xE000 | mask``): the five
@@ -141,7 +155,7 @@ def _swizzle_fft_rotate() -> list[tuple[int, np.ndarray]]:
     ``mask`` bits of ``i`` kept.  Rotate (``0xC000 | right << 10 | r << 5 | mask``): the
     ``mask`` bits of ``i`` kept, the others those of ``i + r`` (``i - r`` for ``right``)
     mod 32."""
-    lane = np.arange(WAVE)
+    lane = np.arange(wave_size)
     half, i = lane & 32, lane & 31
     reversed5 = np.array([int(f"{v:05b}"[::-1], 2) for v in range(32)])[i]
     out = [(0xE000 | mask, half | (reversed5 >> bin(mask).count("1")) | (i & mask)) for mask in range(32)]
@@ -154,9 +168,9 @@ def _swizzle_fft_rotate() -> list[tuple[int, np.ndarray]]:
 
 
 @caches.memoize("synth.lane_ops.swizzle_table", table=True)
-def _swizzle_table() -> tuple[list[int], np.ndarray, dict[bytes, list[int]]]:
+def _swizzle_table(wave_size: int) -> tuple[list[int], np.ndarray, dict[bytes, list[int]]]:
     """The FFT and rotate offsets, their source lanes (int8 rows) and, per row, the offsets having it."""
-    pairs = _swizzle_fft_rotate()
+    pairs = _swizzle_fft_rotate(wave_size)
     offs = [o for o, _ in pairs]
     tab = np.array([src for _, src in pairs], dtype=np.int8)
     by_row: dict[bytes, list[int]] = {}
@@ -165,9 +179,9 @@ def _swizzle_table() -> tuple[list[int], np.ndarray, dict[bytes, list[int]]]:
     return offs, tab, by_row
 
 
-def swizzle_table_offsets() -> list[tuple[int, np.ndarray]]:
+def swizzle_table_offsets(wave_size: int) -> list[tuple[int, np.ndarray]]:
     """``(offset, source lanes)`` of the FFT and rotate offsets the planner searches by table."""
-    offs, tab, _ = _swizzle_table()
+    offs, tab, _ = _swizzle_table(wave_size)
     return [(o, row.astype(np.int64)) for o, row in zip(offs, tab)]
 
 
@@ -201,7 +215,7 @@ def _swizzle_bitmask(i: np.ndarray, j: np.ndarray) -> int | None:
 
 def _swizzle_table_offsets(need: np.ndarray, m: np.ndarray) -> list[int]:
     """The FFT/rotate offsets (table order) whose source lanes agree with ``need`` on the lanes ``m``."""
-    offs, tab, by_row = _swizzle_table()
+    offs, tab, by_row = _swizzle_table(len(need))
     if m.all():
         return by_row.get(need.astype(np.int8).tobytes(), [])
     i = np.flatnonzero(m)
@@ -244,8 +258,24 @@ def find_swizzle(need: np.ndarray, target: Target) -> LaneOp | None:
 
 def bpermute_op(need: np.ndarray) -> LaneOp:
     """``ds_bpermute_b32`` with address ``4 * need[l]`` (own lane where undefined)."""
-    lanes = np.where(need >= 0, need, np.arange(WAVE))
+    lanes = np.where(need >= 0, need, lane_indices(len(need)))
     return LaneOp("ds_bpermute", "ds_bpermute", {"addr": (4 * lanes).astype(np.int64), "offset": 0})
+
+
+def shfl_op(need: np.ndarray) -> LaneOp:
+    """The ``shfl.sync`` realizing ``need`` on a warp of 32 lanes (the module doc's order: ``bfly``,
+    ``down``, ``up``, a uniform ``idx``, a per-lane ``idx``); ``c`` is CUDA's whole-warp operand
+    (0x1f, 0 for ``up``)."""
+    lanes = lane_indices(len(need))
+    m = need >= 0
+    i, j = lanes[m], need[m]
+    for mode, b in (("bfly", j ^ i), ("down", j - i), ("up", i - j)):
+        if len(b) and (b == b[0]).all() and 0 < b[0] < len(need):
+            return LaneOp(f"shfl.sync.{mode}:{int(b[0])}", "shfl",
+                          {"mode": mode, "b": int(b[0]), "c": 0 if mode == "up" else 0x1F})
+    if len(j) and (j == j[0]).all():
+        return LaneOp("shfl.sync.idx", "shfl", {"mode": "idx", "b": int(j[0]), "c": 0x1F})
+    return LaneOp("shfl.sync.idx", "shfl", {"mode": "idx", "b": np.where(m, need, lanes).astype(np.int64), "c": 0x1F})
 
 
 _cache = caches.cache("synth.lane_ops.lane_op", size=4096)  # 4096: several lane maps per layout pair
@@ -254,39 +284,49 @@ _cache = caches.cache("synth.lane_ops.lane_op", size=4096)  # 4096: several lane
 def find_lane_op(need: np.ndarray, target: Target, family_cost: dict[str, float] | None = None) -> LaneOp:
     """The cheapest instruction realizing ``need`` (-1 = don't care) on ``target``.
 
-    ``family_cost`` orders the families (default DPP < ds_swizzle < ds_bpermute).
+    ``family_cost`` orders the families (default DPP < ds_swizzle < ds_bpermute).  A target whose
+    ``lane_ops`` has ``shfl.sync.idx`` (NVIDIA) moves lanes by ``shfl_op`` only; on one without it
+    and without ``ds_bpermute`` a map no DPP control or ds_swizzle realizes is a LayoutError.
     """
     need = np.asarray(need, dtype=np.int64)
-    if need.shape != (WAVE,):
-        raise LayoutError(f"a lane map has {WAVE} entries, got shape {need.shape}")
-    if ((need < -1) | (need >= WAVE)).any():
+    wave_size = target.wave_size
+    if need.shape != (wave_size,):
+        raise LayoutError(f"a lane map of {target.name} has {wave_size} entries, got shape {need.shape}")
+    if ((need < -1) | (need >= wave_size)).any():
         raise LayoutError("a lane map entry is not a lane index or -1")
     costs = family_cost or {"dpp": 1.0, "ds_swizzle": 2.0, "ds_bpermute": 3.0}
     key = (target.name, need.tobytes(), tuple(sorted(costs.items())))
     if key in _cache:
         return _cache[key]  # type: ignore[return-value]
+    if "shfl.sync.idx" in target.lane_ops:
+        _cache[key] = shfl_op(need)
+        return _cache[key]
     dpp = find_dpp(need, target)
     # a DPP control found and no dearer than ds_swizzle wins over any swizzle (min keeps the first);
     # ds_bpermute (any map, last) only when it is strictly cheaper than both or neither exists
     swz = None if dpp is not None and costs["dpp"] <= costs["ds_swizzle"] else find_swizzle(need, target)
     options = [op for op in (dpp, swz) if op is not None]
     if not options or min(costs[o.family] for o in options) > costs["ds_bpermute"]:
-        options.append(bpermute_op(need))
+        if not target.has_ds_bpermute:
+            if not options:
+                raise LayoutError(f"{target.name} has no lane instruction moving lanes as {need.tolist()}")
+        else:
+            options.append(bpermute_op(need))
     best = min(options, key=lambda o: costs[o.family])
     _cache[key] = best
     return best
 
 
 def row_bank_masks(enabled: np.ndarray) -> tuple[int, int] | None:
-    """DPP ``(row_mask, bank_mask)`` whose enabled lanes are exactly ``enabled`` (bool[64]), or None."""
+    """DPP ``(row_mask, bank_mask)`` whose enabled lanes are exactly ``enabled`` (bool[wave size]), or None."""
     en = np.asarray(enabled, dtype=bool)
-    return _row_bank_masks(en.tobytes()) if en.shape == (WAVE,) else None
+    return _row_bank_masks(en.tobytes()) if en.ndim == 1 else None
 
 
 @caches.memoize("synth.lane_ops.row_bank_masks", table=True)
 def _row_bank_masks(key: bytes) -> tuple[int, int] | None:
     en = np.frombuffer(key, dtype=bool)
-    n = np.arange(WAVE)
+    n = lane_indices(len(en))
     rows = sorted({int(r) for r in (n[en] >> 4)})
     banks = sorted({int(b) for b in ((n[en] >> 2) & 3)})
     rm = sum(1 << r for r in rows)

@@ -49,8 +49,6 @@ __all__ = ["DesignPool", "LdsAccesses", "LdsDesign", "build_lds", "design_cache"
            "lds_accesses", "over_fetch_design", "prefix_floor", "shared_layout", "transpose_floor",
            "vector_first_design"]
 
-WAVE = 64
-
 
 @dataclass
 class LdsDesign:
@@ -189,7 +187,7 @@ def _conflict_floor(model, store: bool, element_bytes: int, t: int, lanes: list[
     if t > n_p:
         return 1.0
     try:
-        op = model.op(_lds_op_name(store, element_bytes << t))
+        op = model.op(_lds_op_name(model.arch, store, element_bytes << t))
     except LayoutError:
         return 1.0
     m = [f2.apply_columns(lanes, mask) for mask in op.phase_subspace()] + [1 << i for i in range(t)]
@@ -305,8 +303,7 @@ def _swizzled_order(ctx: ConversionContext, prefix: list[int], reps: list[int], 
     def footprint(cols: dict, direction: str, lead: int) -> list[int]:
         t = min(lead, t_max)
         width_bytes = ctx.element_bytes << t
-        name = (f"ds_write_b{8 * width_bytes}" if direction == "write"
-                else (f"ds_read_b{8 * width_bytes}" if width_bytes >= 4 else f"ds_read_u{8 * width_bytes}"))
+        name = ctx.target.lds_op_name(direction == "write", width_bytes)
         try:
             kern = model.op(name).phase_subspace()
         except LayoutError:
@@ -826,7 +823,8 @@ def lds_accesses(ctx: ConversionContext, design: LdsDesign) -> list[LdsAccesses]
 
     def paired(side: _Side, groups: list[list[int]], width_bytes: int, rnd_of: list[int], rnd: int) -> list:
         gs = [g for g, k in zip(groups, rnd_of) if k == rnd]
-        if (side is D and design.read_transpose) or width_bytes not in (4, 8):  # only b32/b64 accesses pair
+        if ((side is D and design.read_transpose) or width_bytes not in (4, 8)  # only b32/b64 accesses pair
+                or not ctx.target.has_lds_pair):
             return [(g, None, 0, False) for g in gs]
         addr = _over_fetch_addr if side is D and design.over_fetch else _addr
         return [(gs[i], None if j is None else gs[j], off, st64)
@@ -882,7 +880,7 @@ def _transpose_addr(D: _Side, g: list[int], element_bytes: int) -> np.ndarray:
     elements ``0..E-1`` are the ones ``L`` reads (``i``'s low ``k`` bits are 0, so this is aligned)."""
     elems = len(g)
     k = elems.bit_length() - 1
-    lane = np.arange(64)
+    lane = np.arange(D.warp_lane.shape[1])  # gfx950: 64
     i = (lane & 48) | ((lane & ((16 // elems) - 1)) << k)
     j = (lane & 15) >> (4 - k)
     regs = np.asarray(g)[j]
@@ -992,7 +990,7 @@ def _cross_warp(S: _Side, D: _Side, W: int) -> bool:
     and the answer is yes iff that kernel leaves the diagonal ``w = v``."""
     if W == 1:
         return False
-    lane_bits = WAVE.bit_length() - 1
+    lane_bits = S.warp_lane.shape[1].bit_length() - 1
     u = f2.Span(S.reg_cols + S.other_cols[:lane_bits] + D.reg_cols + D.other_cols[:lane_bits])
     warp_bits = len(D.other_cols) - lane_bits
     cols = [u.reduce(c) for c in D.other_cols[lane_bits:] + S.other_cols[lane_bits:]]  # (w, v) -> mod U

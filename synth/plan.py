@@ -20,14 +20,17 @@ import json
 from dataclasses import dataclass, field
 
 from linlayout import LayoutError, LinearLayout
+from linlayout.hw.targets import get_target
 from linlayout.lane_map import lane_map_pattern
 
 from .steps import (Barrier, FusedDpp, Lane, LdsLoad, LdsStore, Mov, PermlaneSwap, PermSelect, Select, Step,
-                    dwords_per_slot, slots_per_dword, step_from_json, transpose_element_addresses, transpose_name)
+                    dwords_per_slot, prmt_selector, slots_per_dword, step_from_json, transpose_element_addresses,
+                    transpose_name)
 
 __all__ = [
-    "Barrier", "CERT_FORMAT", "COUNT_KINDS", "FusedDpp", "Lane", "LdsLoad", "LdsStore", "Mov",
-    "PermSelect", "PermlaneSwap", "Plan", "Select", "Step", "dwords_per_slot", "slots_per_dword", "step_from_json",
+    "Barrier", "CERT_FORMAT", "COUNT_KINDS", "PTX_COUNT_KINDS", "FusedDpp", "Lane", "LdsLoad", "LdsStore", "Mov",
+    "PermSelect", "PermlaneSwap", "Plan", "Select", "Step", "dwords_per_slot", "prmt_selector", "slots_per_dword",
+    "step_from_json",
     "transpose_element_addresses", "transpose_name",
 ]
 
@@ -36,6 +39,10 @@ CERT_FORMAT = "linlayout-plan/v1"
 # Instruction kinds counted in ``Plan.counts()`` (the names of docs/contract.md's isa_counts).
 COUNT_KINDS = ("v_cndmask", "v_perm_b32", "v_mov", "dpp", "ds_bpermute", "ds_swizzle", "readlane",
                "permlane16_swap", "permlane32_swap", "lds_write", "lds_read", "lds_read_tr", "s_barrier")
+# The kinds of an NVIDIA plan (PTX: selp, prmt, mov.b32, shfl.sync, st/ld.shared, bar.sync); its steps'
+# ``s_barrier`` is counted as ``bar.sync``.
+PTX_COUNT_KINDS = ("selp", "prmt", "mov", "shfl", "lds_write", "lds_read", "bar.sync")
+_PTX_COUNT_NAMES = {"s_barrier": "bar.sync"}
 
 
 @dataclass
@@ -69,14 +76,18 @@ class Plan:
 
     # ------------------------------------------------------------ counts
     def counts(self) -> dict[str, int]:
-        """Instructions of one wave by kind (``total`` = their sum); 64-bit register steps count twice."""
+        """Instructions of one wave by kind (``total`` = their sum); 64-bit register steps count twice.
+        The kinds are ``COUNT_KINDS``, or ``PTX_COUNT_KINDS`` for an NVIDIA target."""
         mult = dwords_per_slot(self.element_bits)
-        out = {k: 0 for k in COUNT_KINDS}
+        ptx = get_target(self.arch).family == "nvidia"
+        kinds = PTX_COUNT_KINDS if ptx else COUNT_KINDS
+        out = {k: 0 for k in kinds}
         for s in self.steps:
             m = mult if mult > 1 and s.register_step() else 1
             for k, v in s.counts().items():
+                k = _PTX_COUNT_NAMES.get(k, k) if ptx else k
                 out[k] = out.get(k, 0) + v * m
-        out["total"] = sum(out[k] for k in COUNT_KINDS)
+        out["total"] = sum(out[k] for k in kinds)
         return out
 
     def total_with_overhead(self) -> int:

@@ -43,9 +43,9 @@ class Problem:
         return self.src_cols["register"] + self.src_cols["lane"] + self.src_cols["warp"]
 
     def key(self) -> tuple:
-        """Everything the planner reads from the problem (for caches): tensor shape, columns, warps."""
+        """Everything the planner reads from the problem (for caches): tensor shape, columns, warps, wave size."""
         cols = tuple(tuple(c[k]) for c in (self.src_cols, self.dst_cols) for k in ("register", "lane", "warp"))
-        return (tuple(self.src.out_dims), cols, self.num_warps)
+        return (tuple(self.src.out_dims), cols, self.num_warps, self.wave)
 
     @property
     def n_src_reg(self) -> int:

@@ -16,12 +16,12 @@ LANES = np.arange(64)
 # ------------------------------------------------------------------ DPP (Table 94)
 def test_dpp_quad_perm_reads_within_each_quad():
     ctrl = 1 | (0 << 2) | (3 << 4) | (2 << 6)  # quad_perm:[1,0,3,2]
-    assert dpp_src_lanes(ctrl).tolist() == [(n & ~3) | [1, 0, 3, 2][n & 3] for n in range(64)]
+    assert dpp_src_lanes(ctrl, 64).tolist() == [(n & ~3) | [1, 0, 3, 2][n & 3] for n in range(64)]
 
 
 @pytest.mark.parametrize("s", [1, 4, 15])
 def test_dpp_row_shifts_and_rotate(s):
-    shl, shr, ror = dpp_src_lanes(0x100 + s), dpp_src_lanes(0x110 + s), dpp_src_lanes(0x120 + s)
+    shl, shr, ror = dpp_src_lanes(0x100 + s, 64), dpp_src_lanes(0x110 + s, 64), dpp_src_lanes(0x120 + s, 64)
     for n in range(64):
         assert shl[n] == (n + s if (n & 15) < 16 - s else -1)
         assert shr[n] == (n - s if (n & 15) >= s else -1)
@@ -29,49 +29,49 @@ def test_dpp_row_shifts_and_rotate(s):
 
 
 def test_dpp_mirrors_broadcasts_and_wave_shifts():
-    assert dpp_src_lanes(0x140).tolist() == [(n & ~15) | (15 - (n & 15)) for n in range(64)]
-    assert dpp_src_lanes(0x141).tolist() == [(n & ~7) | (7 - (n & 7)) for n in range(64)]
-    assert dpp_src_lanes(0x142).tolist() == [-1] * 16 + [15] * 16 + [31] * 16 + [47] * 16
-    assert dpp_src_lanes(0x143).tolist() == [-1] * 32 + [31] * 32
-    assert dpp_src_lanes(0x130).tolist() == list(range(1, 64)) + [-1]
-    assert dpp_src_lanes(0x134).tolist() == list(range(1, 64)) + [0]
-    assert dpp_src_lanes(0x138).tolist() == [-1] + list(range(63))
-    assert dpp_src_lanes(0x13C).tolist() == [63] + list(range(63))
+    assert dpp_src_lanes(0x140, 64).tolist() == [(n & ~15) | (15 - (n & 15)) for n in range(64)]
+    assert dpp_src_lanes(0x141, 64).tolist() == [(n & ~7) | (7 - (n & 7)) for n in range(64)]
+    assert dpp_src_lanes(0x142, 64).tolist() == [-1] * 16 + [15] * 16 + [31] * 16 + [47] * 16
+    assert dpp_src_lanes(0x143, 64).tolist() == [-1] * 32 + [31] * 32
+    assert dpp_src_lanes(0x130, 64).tolist() == list(range(1, 64)) + [-1]
+    assert dpp_src_lanes(0x134, 64).tolist() == list(range(1, 64)) + [0]
+    assert dpp_src_lanes(0x138, 64).tolist() == [-1] + list(range(63))
+    assert dpp_src_lanes(0x13C, 64).tolist() == [63] + list(range(63))
     with pytest.raises(LayoutError):
-        dpp_src_lanes(0x100)  # reserved
+        dpp_src_lanes(0x100, 64)  # reserved
 
 
 # ------------------------------------------------------------------ ds_swizzle (all modes)
 def test_swizzle_fft_example_from_the_isa():
     # input values 1..0x20 on lanes 0..31; FFT mask 0 gives {1, 0x11, 9, 0x19, 5, 0x15, 0xd, 0x1d, ...}
-    vals = swizzle_src_lanes(0xE000)[:8] + 1
+    vals = swizzle_src_lanes(0xE000, 64)[:8] + 1
     assert vals.tolist() == [0x01, 0x11, 0x09, 0x19, 0x05, 0x15, 0x0D, 0x1D]
-    assert swizzle_src_lanes(0xE01F).tolist() == list(range(64))  # mask 0x1f: no swizzle
+    assert swizzle_src_lanes(0xE01F, 64).tolist() == list(range(64))  # mask 0x1f: no swizzle
 
 
 def test_swizzle_rotate_wraps_inside_each_half():
-    left1 = swizzle_src_lanes(0xC000 | (1 << 5))
+    left1 = swizzle_src_lanes(0xC000 | (1 << 5), 64)
     assert left1[31] == 0 and left1[0] == 1 and left1[63] == 32
-    right1 = swizzle_src_lanes(0xC000 | 0x400 | (1 << 5))
+    right1 = swizzle_src_lanes(0xC000 | 0x400 | (1 << 5), 64)
     assert right1[0] == 31 and right1[32] == 63
 
 
 def test_swizzle_quad_perm_and_bitmask_presets():
-    qp = swizzle_src_lanes(0x8000 | 3 | (2 << 2) | (1 << 4) | (0 << 6))  # reverse each quad
+    qp = swizzle_src_lanes(0x8000 | 3 | (2 << 2) | (1 << 4) | (0 << 6), 64)  # reverse each quad
     assert qp.tolist() == [(n & ~3) | (3 - (n & 3)) for n in range(64)]
-    swap16 = swizzle_src_lanes(0x1F | (0x10 << 10))
+    swap16 = swizzle_src_lanes(0x1F | (0x10 << 10), 64)
     assert swap16.tolist() == [n ^ 16 for n in range(64)]
-    bcast8 = swizzle_src_lanes(0x18 | (3 << 5))  # and=0x18, or=3: lane 3 of every 8
+    bcast8 = swizzle_src_lanes(0x18 | (3 << 5), 64)  # and=0x18, or=3: lane 3 of every 8
     assert bcast8.tolist() == [(n & 0x38) | 3 for n in range(64)]
 
 
 # ------------------------------------------------------------------ ds_bpermute
 def test_bpermute_isa_example_scaled_to_a_wave():
     addr = np.array([0, 0, 12, 4] + [4 * n for n in range(4, 64)])
-    src = bpermute_src_lanes(addr)
+    src = bpermute_src_lanes(addr, 64)
     assert src[:4].tolist() == [0, 0, 3, 1]  # {A, B, C, D} -> {A, A, D, B}
-    assert bpermute_src_lanes(np.array([4 * 70 + 3] * 64))[0] == 6  # /4 drops 2 bits, % 64 wraps
-    assert bpermute_src_lanes(np.zeros(64, dtype=np.int64), offset=8)[0] == 2
+    assert bpermute_src_lanes(np.array([4 * 70 + 3] * 64), 64)[0] == 6  # /4 drops 2 bits, % 64 wraps
+    assert bpermute_src_lanes(np.zeros(64, dtype=np.int64), 64, offset=8)[0] == 2
 
 
 # ------------------------------------------------------------------ permlane swaps (docs/contract.md 4, docs/amd_facts.md 2.4)

@@ -83,16 +83,16 @@ def test_dpp_every_9bit_control_matches_the_interpreter():
             src, in_range = dpp_source(ctrl)
         except ValueError:
             with pytest.raises(LayoutError, match="reserved"):
-                dpp_src_lanes(ctrl)
+                dpp_src_lanes(ctrl, 64)
             continue
-        np.testing.assert_array_equal(dpp_src_lanes(ctrl), np.where(in_range, src, -1), err_msg=f"ctrl {ctrl:#x}")
+        np.testing.assert_array_equal(dpp_src_lanes(ctrl, 64), np.where(in_range, src, -1), err_msg=f"ctrl {ctrl:#x}")
         valid += 1
     assert valid == 256 + 3 * 15 + 4 + 4 + 16  # quad_perm, row_shl/shr/ror, wave_*, mirrors+bcasts, row_newbcast
 
 
 def test_ds_swizzle_every_offset_matches_the_interpreter():
     for offset in range(1 << 16):
-        np.testing.assert_array_equal(swizzle_src_lanes(offset), swizzle_source(offset), err_msg=f"offset {offset:#x}")
+        np.testing.assert_array_equal(swizzle_src_lanes(offset, 64), swizzle_source(offset), err_msg=f"offset {offset:#x}")
 
 
 def _bytes(words: np.ndarray) -> np.ndarray:
@@ -133,7 +133,7 @@ def test_ds_bpermute_every_lane_and_low_bits_match_the_interpreter():
     got = run_lanes(text, np.concatenate([addr, vals]), np.uint32, block=threads, check_compile=False)
     for w in range(threads // 64):
         lanes = slice(64 * w, 64 * w + 64)
-        np.testing.assert_array_equal(got[lanes], vals[lanes][bpermute_src_lanes(addr[lanes])], err_msg=f"wave {w}")
+        np.testing.assert_array_equal(got[lanes], vals[lanes][bpermute_src_lanes(addr[lanes], 64)], err_msg=f"wave {w}")
 
 
 @needs_mlir
@@ -156,46 +156,46 @@ def test_permlane_swaps_match_the_interpreter(half):
 
 # ------------------------------------------------------------------ the planner's own lane maps == the emulator's
 def test_planner_dpp_maps_are_the_emulators_on_every_control():
-    controls = lane_ops.dpp_controls()
+    controls = lane_ops.dpp_controls(64)
     defined = {ctrl for ctrl in range(0x200) if ctrl <= 0xFF or 0x101 <= ctrl <= 0x15F and ctrl not in _RESERVED}
     assert sorted(ctrl for _, ctrl, _ in controls) == sorted(defined)  # every non-reserved 9-bit DPP_CTRL, once
     for name, ctrl, src in controls:
-        np.testing.assert_array_equal(src, dpp_src_lanes(ctrl), err_msg=f"{name} ({ctrl:#x})")
+        np.testing.assert_array_equal(src, dpp_src_lanes(ctrl, 64), err_msg=f"{name} ({ctrl:#x})")
 
 
 def test_planner_swizzle_table_is_the_emulators():
-    table = lane_ops.swizzle_table_offsets()
+    table = lane_ops.swizzle_table_offsets(64)
     assert len(table) == 32 + 2 * 32 * 32  # FFT masks, rotate direction x amount x mask
     for offset, src in table:
-        np.testing.assert_array_equal(src, swizzle_src_lanes(offset), err_msg=f"offset {offset:#x}")
+        np.testing.assert_array_equal(src, swizzle_src_lanes(offset, 64), err_msg=f"offset {offset:#x}")
 
 
 def test_planner_solves_every_bitmask_and_quad_perm_map_as_the_emulator_runs_it():
     target = get_target("gfx942")
     rng = np.random.default_rng(3)
     for offset in list(range(0x8000)) + list(range(0x8000, 0x8100)):
-        need = swizzle_src_lanes(offset)
+        need = swizzle_src_lanes(offset, 64)
         op = lane_ops.find_swizzle(need, target)
         assert op is not None, f"offset {offset:#x}"
-        np.testing.assert_array_equal(swizzle_src_lanes(op.isa["offset"]), need, err_msg=f"offset {offset:#x}")
+        np.testing.assert_array_equal(swizzle_src_lanes(op.isa["offset"], 64), need, err_msg=f"offset {offset:#x}")
         if offset % 64 == 0:  # and with don't-care lanes
             part = np.where(rng.random(64) < 0.5, need, -1)
-            got = swizzle_src_lanes(lane_ops.find_swizzle(part, target).isa["offset"])
+            got = swizzle_src_lanes(lane_ops.find_swizzle(part, target).isa["offset"], 64)
             np.testing.assert_array_equal(got[part >= 0], part[part >= 0])
 
 
 def test_planner_dpp_and_bpermute_choices_run_as_intended_on_the_emulator():
     target = get_target("gfx942")
     rng = np.random.default_rng(4)
-    for name, ctrl, src in lane_ops.dpp_controls():
+    for name, ctrl, src in lane_ops.dpp_controls(64):
         need = np.where(rng.random(64) < 0.7, src, -1)
         for op in lane_ops.dpp_candidates(need, target):
-            got = dpp_src_lanes(op.isa["ctrl"])
+            got = dpp_src_lanes(op.isa["ctrl"], 64)
             np.testing.assert_array_equal(got[need >= 0], need[need >= 0], err_msg=f"{name}: {op.kind}")
     for _ in range(50):
         need = np.where(rng.random(64) < 0.8, rng.integers(0, 64, 64), -1)
         op = lane_ops.bpermute_op(need)
-        got = bpermute_src_lanes(op.isa["addr"], op.isa["offset"])
+        got = bpermute_src_lanes(op.isa["addr"], 64, op.isa["offset"])
         np.testing.assert_array_equal(got[need >= 0], need[need >= 0])
 
 

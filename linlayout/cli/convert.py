@@ -2,9 +2,9 @@
 
 Prints the plan (pseudo-assembly), its instruction counts, cost and the analytic
 lower bound.  ``--plan FILE`` writes the plan certificate (docs/contract.md section 4);
-``--emit mlir|isa|fatbin -o FILE`` hands the plan to the lowering package
+``--emit mlir|isa|fatbin|cuda|hip -o FILE`` hands the plan to the lowering package
 (``linlayout.lowering.conversion.write_conversion``), whose keys (``isa_counts``,
-``lds_bytes``, ...) join the JSON.
+``lds_bytes``, ...; for C++ the test kernel's names and launch shape) join the JSON.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import argparse
 import json
 from pathlib import Path
 
-from linlayout.lowering.conversion import write_conversion
+from linlayout.lowering.conversion import EMIT_FORMATS, write_conversion
 from linlayout.synth.convert import plan_conversion
 from linlayout.synth.cost import DEFAULT_OBJECTIVE, OBJECTIVES
 
@@ -33,7 +33,7 @@ def register(subparsers) -> None:
     )
     p.add_argument("--src", required=True, metavar="L", help="src layout (JSON, @file, CuTe or a named spec)")
     p.add_argument("--dst", required=True, metavar="L", help="dst layout")
-    p.add_argument("--arch", required=True, help="gfx90a, gfx942 or gfx950")
+    p.add_argument("--arch", required=True, help="gfx90a, gfx942, gfx950, sm_80, sm_90, gfx1100, gfx1200 or gfx1250")
     p.add_argument("--dtype", required=True, metavar="DTYPE", help=DTYPE_HELP)
     p.add_argument("--plan", metavar="FILE", help="write the plan certificate (JSON) to FILE")
     p.add_argument("--lds-budget", type=int, metavar="BYTES", help="LDS the conversion may use (rounds if smaller)")
@@ -42,7 +42,9 @@ def register(subparsers) -> None:
     p.add_argument("--objective", default=DEFAULT_OBJECTIVE, choices=list(OBJECTIVES),
                    help="what cheapest means: latency (one wave's critical path, the default), throughput "
                         "(the busiest of SIMD issue and LDS pipe, latency hidden by other waves), instructions")
-    p.add_argument("--emit", choices=["mlir", "isa", "fatbin"], help="also write this artifact (needs -o)")
+    p.add_argument("--emit", choices=list(EMIT_FORMATS),
+                   help="also write this artifact (needs -o): the MLIR kernel, its ISA or code object, or the "
+                        "plan as CUDA or HIP C++ (a device function and a test kernel, docs/cpp.md)")
     p.add_argument("-o", "--output", metavar="FILE", help="output file of --emit")
     p.set_defaults(func=run)
 
@@ -51,7 +53,7 @@ def run(args: argparse.Namespace) -> dict:
     if args.emit and not args.output:
         raise LayoutError("--emit needs -o FILE")
     if args.output and not args.emit:
-        raise LayoutError("-o is the output of --emit; give --emit mlir|isa|fatbin")
+        raise LayoutError(f"-o is the output of --emit; give --emit {'|'.join(EMIT_FORMATS)}")
     src, dst = parse_layout(args.src), parse_layout(args.dst)
     plan = plan_conversion(src, dst, args.arch, dtype_bits(args.dtype), lds_budget_bytes=args.lds_budget,
                            strategy=args.strategy, objective=args.objective)

@@ -86,6 +86,11 @@ class Dialect:
     def barrier(self) -> str:
         raise NotImplementedError
 
+    def launch_bounds(self, block_threads: int) -> str:
+        """The kernel attribute promising at most ``block_threads`` threads per block (so the compiler
+        may give each thread every register the target has for such a block)."""
+        raise NotImplementedError
+
     # ------------------------------------------------------------------ lane instructions
     def mask_type(self) -> str:
         """The integer type of a wave's lane mask (one bit per lane)."""
@@ -158,6 +163,9 @@ class CudaDialect(Dialect):
     def barrier(self) -> str:
         return "__syncthreads();"
 
+    def launch_bounds(self, block_threads: int) -> str:
+        return f"__launch_bounds__({block_threads})"
+
     def condition(self, mask: str, lane: str) -> str:
         return f"((({mask}) >> {lane}) & 1u) != 0u"
 
@@ -199,6 +207,7 @@ class HipDialect(Dialect):
             "typedef unsigned linlayout_u32x2 __attribute__((ext_vector_type(2)));",
             "typedef unsigned linlayout_u32x4 __attribute__((ext_vector_type(4)));",
             "typedef short linlayout_i16x4 __attribute__((ext_vector_type(4)));",
+            "typedef int linlayout_i32x2 __attribute__((ext_vector_type(2)));",
             "#endif",
         ]
 
@@ -226,6 +235,9 @@ class HipDialect(Dialect):
     def barrier(self) -> str:
         return ('__builtin_amdgcn_fence(__ATOMIC_RELEASE, "workgroup"); __builtin_amdgcn_s_barrier(); '
                 '__builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup");')
+
+    def launch_bounds(self, block_threads: int) -> str:
+        return f"__attribute__((amdgpu_flat_work_group_size(1, {block_threads})))"
 
     def condition(self, mask: str, lane: str) -> str:
         # the wave's lane mask is the condition itself (no instruction): llvm.amdgcn.inverse.ballot
@@ -262,7 +274,7 @@ class HipDialect(Dialect):
                     f"({as3} linlayout_i16x4*)({address})))")
         if bits == 8:
             return (f"__builtin_bit_cast(linlayout_u32x2, __builtin_amdgcn_ds_read_tr8_b64_v2i32("
-                    f"({as3} linlayout_u32x2*)({address})))")
+                    f"({as3} linlayout_i32x2*)({address})))")
         raise self.lacks(f"ds_read_b64_tr_b{bits}")
 
 

@@ -234,10 +234,13 @@ class CppEmitter:
             raise LayoutError(f"{what}: no {width_bytes}-byte shared-memory access")
         return merged
 
-    def _pointer(self, address: tuple[str, int], offset: int) -> str:
+    def _pointer(self, address: tuple[str, int], offset: int, width_bytes: int) -> str:
+        """The shared byte pointer of an access, with its alignment (the access width) told to the
+        compiler (else it may split an 8- or 16-byte access into narrower ones)."""
         base, delta = address
         total = delta + offset
-        return f"({self.lds} + {base}" + (f" + {total}u)" if total else ")")
+        ptr = f"{self.lds} + {base}" + (f" + {total}u" if total else "")
+        return f"(__builtin_assume_aligned({ptr}, {width_bytes}))" if width_bytes > 1 else f"({ptr})"
 
     def lds_store(self, accesses: list[tuple[list[int], int]], address: tuple[str, int], width_bytes: int,
                   regs: dict[int, str], what: str) -> None:
@@ -245,7 +248,7 @@ class CppEmitter:
         its bytes where they sit in the register)."""
         for slots, offset in accesses:
             pieces = self._pieces(slots, width_bytes, what)
-            ptr = self._pointer(address, offset)
+            ptr = self._pointer(address, offset, width_bytes)
             if width_bytes >= 4:
                 words = [self.reg(regs, d, what) for d, _, _ in pieces]
                 if len(words) == 1:
@@ -264,7 +267,7 @@ class CppEmitter:
         """One load per access (a sub-dword load zero-extends and keeps the register's other bytes)."""
         for slots, offset in accesses:
             pieces = self._pieces(slots, width_bytes, what)
-            ptr = self._pointer(address, offset)
+            ptr = self._pointer(address, offset, width_bytes)
             if width_bytes >= 4:
                 if len(pieces) == 1:
                     regs[pieces[0][0]] = self.let(f"*reinterpret_cast<const unsigned*>{ptr}", "l")
@@ -286,6 +289,6 @@ class CppEmitter:
     def lds_transpose_load(self, slots: list[int], address: tuple[str, int], bits: int, regs: dict[int, str],
                            what: str) -> None:
         """gfx950 ``ds_read_b64_tr_b{bits}`` into the two dwords of ``slots``."""
-        v = self.let(self.dialect.transpose_load(self._pointer(address, 0), bits), "t", "auto")
+        v = self.let(self.dialect.transpose_load(self._pointer(address, 0, 8), bits), "t", "auto")
         for k, (d, _, _) in enumerate(self._pieces(slots, 8, what)):
             regs[d] = f"{v}[{k}]"

@@ -22,9 +22,10 @@
 
 Compiled with ``-DLINLAYOUT_MARK_REGIONS`` the function's steps sit between two zero-cost
 inline-asm comments ``linlayout-begin conv`` / ``linlayout-end conv`` (PTX ``//``, AMDGPU
-``;``), which take the prologue's per-lane values and the source registers as operands and
-the final registers after, so the instructions of the plan, and only they, lie between the
-markers (linlayout.lowering.cpp.counts counts them there).
+``;``): the begin marker takes the prologue's per-lane values as inputs and passes the source
+registers through (read and written, no instruction), the end marker passes the final
+registers through, so the instructions of the plan, and only they, lie between the markers
+(linlayout.lowering.cpp.counts counts them there).
 """
 
 from __future__ import annotations
@@ -125,7 +126,7 @@ def emit_cpp(plan: Plan, dialect: str | None = None, name: str | None = None) ->
     em.prepare()
     src_regs, pack = _pack(plan, t)
     regs = em.emit(src_regs)
-    final, unpack = _unpack(plan, regs, t)
+    final, copies, unpack = _unpack(plan, regs, t)
 
     wave = d.wave_size
     fn = [f"__device__ __forceinline__ void {name}(const {t} (&src)[{plan.slots_in}], {t} (&dst)[{plan.slots_out}]) {{",
@@ -138,13 +139,13 @@ def emit_cpp(plan: Plan, dialect: str | None = None, name: str | None = None) ->
     fn += [f"#ifdef {MARK_MACRO}",
            "  " + d.region_marker(f"linlayout-begin {REGION}", values.pinned, list(src_regs.values())),
            "#endif"]
-    fn += ["  " + ln for ln in em.body]
+    fn += ["  " + ln for ln in em.body + copies]
     fn += [f"#ifdef {MARK_MACRO}",
-           "  " + d.region_marker(f"linlayout-end {REGION}", [(v, 32, False) for v in final], []),
+           "  " + d.region_marker(f"linlayout-end {REGION}", [], final),
            "#endif"]
     fn += ["  " + ln for ln in unpack] + ["}"]
     kernel = [
-        f'extern "C" __global__ void {name}_test(const {t}* in, {t}* out) {{',
+        f'extern "C" __global__ void {d.launch_bounds(plan.num_warps * wave)} {name}_test(const {t}* in, {t}* out) {{',
         f"  const unsigned t = {d.thread_index()};",
         f"  const {t}* tile_in = in + (unsigned long long)blockIdx_x * {plan.num_warps * wave * plan.slots_in}u + t * {plan.slots_in}u;",
         f"  {t}* tile_out = out + (unsigned long long)blockIdx_x * {plan.num_warps * wave * plan.slots_out}u + t * {plan.slots_out}u;",
@@ -190,22 +191,23 @@ def _pack(plan: Plan, t: str) -> tuple[dict[int, str], list[str]]:
     return regs, lines
 
 
-def _unpack(plan: Plan, regs: dict[int, str], t: str) -> tuple[list[str], list[str]]:
-    """The final registers the destination slots need, and the statements writing ``dst`` from them."""
+def _unpack(plan: Plan, regs: dict[int, str], t: str) -> tuple[list[str], list[str], list[str]]:
+    """The output registers' variables, the statements copying the final registers into them, and the
+    statements writing ``dst`` from them."""
     p, dps = slots_per_dword(plan.element_bits), dwords_per_slot(plan.element_bits)
-    used: list[str] = []
+    outs: dict[int, str] = {}
     lines = []
     for s in range(plan.slots_out):
         pieces = slot_dwords(s, p, dps)
         for d, _, _ in pieces:
             if d not in regs:
                 raise LayoutError(f"the plan leaves register {d} (destination slot {s}) without a value")
-            if regs[d] not in used:
-                used.append(regs[d])
+            outs.setdefault(d, f"o{d}")
         if dps == 2:
-            lo, hi = (regs[d] for d, _, _ in pieces)
+            lo, hi = (outs[d] for d, _, _ in pieces)
             lines.append(f"dst[{s}] = (static_cast<{t}>({hi}) << 32) | {lo};")
         else:
             (d, first, _), = pieces
-            lines.append(f"dst[{s}] = static_cast<{t}>({regs[d]}" + (f" >> {8 * first});" if first else ");"))
-    return used, lines
+            lines.append(f"dst[{s}] = static_cast<{t}>({outs[d]}" + (f" >> {8 * first});" if first else ");"))
+    copies = [f"unsigned {v} = {regs[d]};" for d, v in outs.items()]
+    return list(outs.values()), copies, lines

@@ -1,4 +1,4 @@
-"""The ``lane`` step: one cross-lane move (DPP, ``ds_swizzle_b32``, ``ds_bpermute_b32``)."""
+"""The ``lane`` step: one cross-lane move (DPP, ``ds_swizzle_b32``, ``ds_bpermute_b32``; PTX ``shfl.sync``)."""
 
 from __future__ import annotations
 
@@ -11,11 +11,16 @@ from linlayout.lane_map import lane_map_pattern
 
 from .base import Step, ints, lane_table, register, table, vregs
 
-__all__ = ["Lane", "dpp_suffix", "lane_kind_family"]
+__all__ = ["Lane", "dpp_suffix", "lane_kind_family", "shfl_kind"]
+
+SHFL_MODES = ("idx", "bfly", "up", "down")
 
 
 def lane_kind_family(kind: str) -> str:
-    """The instruction family of a lane step kind (``dpp``, ``ds_swizzle``, ``ds_bpermute``, ``readlane``)."""
+    """The instruction family of a lane step kind (``dpp``, ``ds_swizzle``, ``ds_bpermute``, ``readlane``,
+    ``shfl``)."""
+    if kind.startswith("shfl.sync."):
+        return "shfl"
     if kind.startswith("dpp:"):
         return "dpp"
     if kind.startswith("ds_swizzle"):
@@ -41,6 +46,14 @@ def dpp_suffix(kind: str, isa: dict) -> str:
     return " ".join([s] + extra)
 
 
+def shfl_kind(mode: str, b: int | None) -> str:
+    """The lane kind of a ``shfl.sync`` of ``mode``: ``shfl.sync.idx`` (any source table), else
+    ``shfl.sync.<mode>:<b>`` (the uniform mask of ``bfly``, the delta of ``up``/``down``)."""
+    if mode not in SHFL_MODES:
+        raise LayoutError(f"shfl.sync has no mode {mode!r}")
+    return "shfl.sync.idx" if mode == "idx" else f"shfl.sync.{mode}:{b}"
+
+
 def dpp_controls(isa: dict) -> tuple[int, int, int, int]:
     """``(ctrl, row_mask, bank_mask, bound_ctrl)`` of a DPP instruction's parameters."""
     return (int(isa["ctrl"]), int(isa.get("row_mask", 0xF)), int(isa.get("bank_mask", 0xF)),
@@ -53,11 +66,14 @@ class Lane(Step):
     """A lane permutation: lane ``l`` receives ``src`` of lane ``src_lane[l]`` of its warp (-1: undefined).
 
     Certificate: ``{"op": "lane", "kind": K, "dst": [...], "src": [...], "src_lane": T}``.
-    ``kind``: ``ds_bpermute``, ``dpp:<control>``, ``ds_swizzle:<offset>`` (docs/contract.md naming).
-    ``isa``: the instruction's parameters -- DPP: ``ctrl``, ``row_mask``, ``bank_mask``,
-    ``bound_ctrl``; ds_swizzle: ``offset``; ds_bpermute: ``addr`` (per-lane byte address
-    VGPR, ``[64]`` or ``[warps][64]``) and ``offset``.  The emulator checks that the
-    instruction reads the declared source lanes.
+    ``kind``: ``ds_bpermute``, ``dpp:<control>``, ``ds_swizzle:<offset>`` (docs/contract.md naming),
+    or on NVIDIA ``shfl.sync.idx``, ``shfl.sync.bfly:<mask>``, ``shfl.sync.up:<delta>``,
+    ``shfl.sync.down:<delta>``.  ``isa``: the instruction's parameters -- DPP: ``ctrl``,
+    ``row_mask``, ``bank_mask``, ``bound_ctrl``; ds_swizzle: ``offset``; ds_bpermute: ``addr``
+    (per-lane byte address VGPR, ``[lanes]`` or ``[warps][lanes]``) and ``offset``; shfl.sync:
+    ``mode`` (idx, bfly, up, down), ``b`` (the lane, mask or delta operand: one value, or one
+    per lane for ``idx``) and ``c`` (the clamp/segment operand: 0x1f, or 0 for ``up``; membermask
+    0xffffffff).  The emulator checks that the instruction reads the declared source lanes.
     """
 
     kind: str
@@ -97,6 +113,11 @@ class Lane(Step):
             return f"v_mov_b32_dpp {vregs(self.dst, p)}, {vregs(self.src, p)} {dpp_suffix(self.kind, self.isa)}"
         if fam == "ds_swizzle":
             return f"ds_swizzle_b32 {vregs(self.dst, p)}, {vregs(self.src, p)} offset:0x{self.isa['offset']:04x}"
+        if fam == "shfl":
+            b = self.isa["b"]
+            b_text = f"r_lane[{lane_map_pattern(b)}]" if np.ndim(b) else str(int(b))
+            return (f"shfl.sync.{self.isa['mode']}.b32 {vregs(self.dst, p)}, {vregs(self.src, p)}, {b_text}, "
+                    f"0x{int(self.isa['c']):x}, 0xffffffff")
         return f"ds_bpermute_b32 {vregs(self.dst, p)}, v_addr[{lane_map_pattern(self.src_lane)}], {vregs(self.src, p)}"
 
     def reads(self) -> list[int]:
@@ -108,9 +129,11 @@ class Lane(Step):
     def note_setup(self, setup) -> None:
         if self.kind == "ds_bpermute":
             setup.bpermute_address(self.isa["addr"])
+        elif self.family == "shfl" and np.ndim(self.isa["b"]):  # a per-lane source lane register
+            setup.bpermute_address(self.isa["b"])
 
     def run(self, machine, what: str) -> None:
-        fam = self.kind.split(":", 1)[0]
+        fam = self.family
         for d, s in machine.pairs(self.dst, self.src, what):
             if fam == "dpp":
                 ctrl, row_mask, bank_mask, bound_ctrl = dpp_controls(self.isa)
@@ -119,20 +142,23 @@ class Lane(Step):
                 got = machine.ds_swizzle(d, s, int(self.isa["offset"]))
             elif fam == "ds_bpermute":
                 got = machine.ds_bpermute(d, s, self.isa["addr"], int(self.isa.get("offset", 0)))
+            elif fam == "shfl":
+                got = machine.shfl(d, s, self.isa["mode"], self.isa["b"], int(self.isa["c"]))
             else:
                 raise LayoutError(f"{what}: lane kind {self.kind!r} has no ISA model")
             machine.check_declared(np.asarray(self.src_lane), got, what)
 
     def prepare(self, emitter, what: str):
-        if self.kind.startswith("shfl."):  # NVIDIA shuffles: C++ output only (linlayout.lowering.cpp)
-            return emitter.shfl_operand(self.kind, self.src_lane, what)
+        if self.family == "shfl":
+            b = self.isa["b"]
+            return emitter.lane_value(np.asarray(b, dtype=np.int64), what) if np.ndim(b) else None
         if self.kind != "ds_bpermute":
             return None
         need = np.asarray(self.src_lane, dtype=np.int64)
         return emitter.lane_value(4 * np.where(need >= 0, need, 0), what, defined=need >= 0)
 
     def emit(self, emitter, prepared, regs: dict[int, str], what: str) -> None:
-        fam = self.kind.split(":", 1)[0]
+        fam = self.family
         for d, s in emitter.pairs(self.dst, self.src, what):
             src = emitter.reg(regs, s, what)
             if fam == "dpp":
@@ -142,7 +168,8 @@ class Lane(Step):
                 regs[d] = emitter.ds_swizzle(src, int(self.isa["offset"]))
             elif fam == "ds_bpermute":
                 regs[d] = emitter.ds_bpermute(prepared, src)
-            elif fam.startswith("shfl."):
-                regs[d] = emitter.shfl(prepared, src)
+            elif fam == "shfl":  # b: the per-lane source register (idx) from prepare, else the constant
+                b = prepared if prepared is not None else int(self.isa["b"])
+                regs[d] = emitter.shfl(src, self.isa["mode"], b, int(self.isa["c"]))
             else:
                 raise LayoutError(f"{what}: lane step kind {self.kind!r} has no lowering")

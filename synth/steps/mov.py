@@ -1,4 +1,5 @@
-"""The ``mov`` step: a per-lane register copy (renaming, ``v_mov_b32`` or a uniform ``v_perm_b32``)."""
+"""The ``mov`` step: a per-lane register copy (renaming, ``v_mov_b32`` or a uniform ``v_perm_b32``; on
+NVIDIA ``mov.b32`` or a uniform ``prmt.b32``), and the two byte-selector conventions."""
 
 from __future__ import annotations
 
@@ -8,25 +9,53 @@ from linlayout import LayoutError
 
 from .base import PlanVerificationError, Step, ints, register, vregs
 
-__all__ = ["Mov"]
+__all__ = ["Mov", "prmt_as_perm", "prmt_selector"]
+
+
+def prmt_selector(perm_selector: int) -> int:
+    """The ``prmt.b32 d, a, b, c`` selector ``c`` (nibble ``i`` = source byte of result byte ``i``,
+    0-3 from ``a``, 4-7 from ``b``) picking with ``a = S1``, ``b = S0`` the bytes the
+    ``v_perm_b32 D, S0, S1, sel`` selector ``perm_selector`` picks (byte code 0-3 = S1, 4-7 = S0);
+    a constant byte code (8 and above: the planner's don't-care 0x0C) becomes source byte 0."""
+    out = 0
+    for i in range(4):
+        code = (perm_selector >> (8 * i)) & 0xFF
+        out |= (code if code < 8 else 0) << (4 * i)
+    return out
+
+
+def prmt_as_perm(selector: int) -> int:
+    """The ``v_perm_b32`` selector (S0 = prmt's ``b``, S1 = its ``a``) picking the bytes the generic
+    ``prmt`` selector ``selector`` picks; a sign-replicating nibble (bit 3) has no such selector."""
+    out = 0
+    for i in range(4):
+        nib = (selector >> (4 * i)) & 0xF
+        if nib & 8:
+            raise LayoutError(f"prmt selector 0x{selector:04x}: a sign-replicating byte is not a byte copy")
+        out |= nib << (8 * i)
+    return out
 
 
 @register
 @dataclass
 class Mov(Step):
-    """Per lane ``dst[i] = src[i]``: a free renaming, a ``v_mov_b32``, or a ``v_perm_b32``.
+    """Per lane ``dst[i] = src[i]``: a free renaming, a ``v_mov_b32``, or a ``v_perm_b32`` (NVIDIA:
+    ``mov`` = ``mov.b32``, ``prmt`` = ``prmt.b32``).
 
     Certificate: ``{"op": "mov", "dst": [...], "src": [...]}`` (a renaming is a parallel copy
     of the listed slots; ``"kind"`` names a real instruction).  ``v_perm_b32 D, S0, S1, sel``:
     byte ``i`` of D is byte ``sel.byte[i]`` of the 64-bit value ``{S0, S1}`` (0..3 = S1,
     4..7 = S0, 12 = 0x00).  ``operands`` are the dword indices ``(S0, S1)`` and ``selector``
-    the 32-bit selector (uniform), in the certificate's ``isa``.  Slots of the destination
+    the 32-bit selector (uniform), in the certificate's ``isa``.  ``prmt.b32 d, a, b, c``
+    (generic mode): byte ``i`` of d is byte ``c[4i+2 : 4i]`` of ``{b, a}`` (0..3 = a, 4..7 = b;
+    a set ``c[4i+3]`` replicates that byte's sign); ``operands`` are ``(a, b)`` and ``selector``
+    is ``c``, in the ``isa`` as ``a``, ``b``, ``selector``, ``vdst``.  Slots of the destination
     dword that are not listed are don't-care.
     """
 
     dst: list[int]
     src: list[int]
-    kind: str = "rename"  # rename | v_mov | v_perm_b32
+    kind: str = "rename"  # rename | v_mov | v_perm_b32 | mov | prmt
     operands: tuple[int, int] | None = None
     selector: int | None = None
     dst_dword: int | None = None
@@ -40,6 +69,9 @@ class Mov(Step):
         if self.kind == "v_perm_b32":
             d["isa"] = {"s0": int(self.operands[0]), "s1": int(self.operands[1]),
                         "selector": int(self.selector), "vdst": int(self.dst_dword)}
+        elif self.kind == "prmt":
+            d["isa"] = {"a": int(self.operands[0]), "b": int(self.operands[1]),
+                        "selector": int(self.selector), "vdst": int(self.dst_dword)}
         return [d]
 
     @classmethod
@@ -47,8 +79,9 @@ class Mov(Step):
         d = items[i]
         isa = d.get("isa", {})
         kind = d.get("kind", "rename")
+        operands = {"v_perm_b32": ("s0", "s1"), "prmt": ("a", "b")}.get(kind)
         return cls(dst=ints(d["dst"]), src=ints(d["src"]), kind=kind,
-                   operands=(isa["s0"], isa["s1"]) if kind == "v_perm_b32" else None,
+                   operands=(int(isa[operands[0]]), int(isa[operands[1]])) if operands else None,
                    selector=isa.get("selector"), dst_dword=isa.get("vdst")), i + 1
 
     def counts(self) -> dict[str, int]:
@@ -62,6 +95,10 @@ class Mov(Step):
             return f"; rename slots {pairs}"
         if self.kind == "v_mov":
             return f"v_mov_b32 {vregs(self.dst, p)}, {vregs(self.src, p)}"
+        if self.kind == "mov":
+            return f"mov.b32 {vregs(self.dst, p)}, {vregs(self.src, p)}"
+        if self.kind == "prmt":
+            return f"prmt.b32 v{self.dst_dword}, v{self.operands[0]}, v{self.operands[1]}, 0x{self.selector:04x}"
         return (f"v_perm_b32 v{self.dst_dword}, v{self.operands[0]}, v{self.operands[1]}, "
                 f"0x{self.selector:08x}")
 
@@ -73,7 +110,10 @@ class Mov(Step):
 
     @property
     def perm_selectors(self) -> tuple:
-        """The v_perm_b32 selectors the step applies (none unless it is one)."""
+        """The v_perm_b32 selectors the step applies, a prmt's as its v_perm_b32 equivalent (none unless
+        it is one)."""
+        if self.kind == "prmt":
+            return (prmt_as_perm(self.selector),)
         return (self.selector,) if self.kind == "v_perm_b32" else ()
 
     @property
@@ -90,7 +130,13 @@ class Mov(Step):
             machine.check_perm_copies(self.dst, self.src, self.dst_dword, self.operands, self.selector, what,
                                       constants=False)
             return
-        if self.kind not in ("rename", "v_mov"):
+        if self.kind == "prmt":
+            a, b = self.operands
+            machine.prmt(self.dst_dword, self.operands, self.selector)
+            machine.check_perm_copies(self.dst, self.src, self.dst_dword, (b, a), prmt_as_perm(self.selector), what,
+                                      constants=False)
+            return
+        if self.kind not in ("rename", "v_mov", "mov"):
             raise LayoutError(f"{what}: unknown mov kind {self.kind!r}")
         pairs = machine.pairs(self.dst, self.src, what)
         if self.kind == "rename":  # bookkeeping of values (parallel copy of the listed elements)
@@ -98,7 +144,7 @@ class Mov(Step):
             return
         # a register step of 64-bit elements runs once per dword half: one slot, two v_mov_b32
         if len(pairs) != machine.dwords_per_slot or (machine.dwords_per_slot == 2 and len(self.dst) != 1):
-            raise PlanVerificationError(f"{what}: one v_mov_b32 moves exactly one register (one slot per half "
+            raise PlanVerificationError(f"{what}: one {self.kind} moves exactly one register (one slot per half "
                                         f"for 64-bit elements)")
         for d, s in pairs:
             machine.copy(d, s)
@@ -112,6 +158,9 @@ class Mov(Step):
         if self.kind == "v_perm_b32":
             regs[self.dst_dword] = emitter.perm(regs, self.operands, prepared, what)
             return
-        if self.kind not in ("rename", "v_mov"):
+        if self.kind == "prmt":  # operands (a, b), the generic-mode selector
+            regs[self.dst_dword] = emitter.prmt(regs, self.operands, self.selector, what)
+            return
+        if self.kind not in ("rename", "v_mov", "mov"):
             raise LayoutError(f"{what}: unknown mov kind {self.kind!r}")
         emitter.copy(regs, emitter.pairs(self.dst, self.src, what), what)  # SSA renaming: no instruction

@@ -1,4 +1,4 @@
-"""The fused ``select`` step ``v_perm_b32`` with a lane-dependent selector."""
+"""The fused ``select`` step ``v_perm_b32`` (NVIDIA: ``prmt.b32``) with a lane-dependent selector."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .base import Step, ints, lane_table, mask_name, register, table
+from .mov import prmt_as_perm
 
 __all__ = ["PermSelect"]
 
@@ -19,7 +20,9 @@ class PermSelect(Step):
     Element level it is a select: slot ``dst[i]`` gets ``b[i]`` where ``cond[l]``, else
     ``a[i]`` (the slots each selector copies; the bytes of ``v_perm_b32`` as in ``Mov``).
     Certificate: a ``select`` item with ``"fused": "v_perm_b32"`` and the operands,
-    selectors and destination dword in its ``isa``.
+    selectors and destination dword in its ``isa``.  ``form = "prmt"`` (NVIDIA): ``prmt.b32``
+    with the selector register, ``operands = (a, b)`` and generic-mode selectors as in ``Mov``;
+    ``"fused": "prmt"`` and ``isa`` keys ``a``, ``b`` instead of ``s0``, ``s1``.
     """
 
     dst: list[int]
@@ -30,14 +33,20 @@ class PermSelect(Step):
     sel0: int
     sel1: int
     dst_dword: int
+    form: str = "v_perm_b32"  # v_perm_b32 | prmt
     op = "permsel"
     cert_op = "select"
-    fused_forms = ("v_perm_b32",)
+    fused_forms = ("v_perm_b32", "prmt")
+
+    @property
+    def _operand_keys(self) -> tuple[str, str]:
+        return ("a", "b") if self.form == "prmt" else ("s0", "s1")
 
     def to_cert(self, raw: bool = False) -> list[dict]:
+        k0, k1 = self._operand_keys
         return [{"op": "select", "dst": ints(self.dst), "a": ints(self.a), "b": ints(self.b),
-                 "cond": table(raw, self.cond), "fused": "v_perm_b32",
-                 "isa": {"s0": int(self.operands[0]), "s1": int(self.operands[1]), "sel0": int(self.sel0),
+                 "cond": table(raw, self.cond), "fused": self.form,
+                 "isa": {k0: int(self.operands[0]), k1: int(self.operands[1]), "sel0": int(self.sel0),
                          "sel1": int(self.sel1), "vdst": int(self.dst_dword)}}]
 
     @classmethod
@@ -48,15 +57,16 @@ class PermSelect(Step):
     def from_cert(cls, items: list[dict], i: int) -> tuple[Step, int]:
         d = items[i]
         isa = d["isa"]
+        k0, k1 = ("a", "b") if d["fused"] == "prmt" else ("s0", "s1")
         return cls(dst=ints(d["dst"]), a=ints(d["a"]), b=ints(d["b"]), cond=lane_table(d["cond"], "cond"),
-                   operands=(int(isa["s0"]), int(isa["s1"])), sel0=int(isa["sel0"]), sel1=int(isa["sel1"]),
-                   dst_dword=int(isa["vdst"])), i + 1
+                   operands=(int(isa[k0]), int(isa[k1])), sel0=int(isa["sel0"]), sel1=int(isa["sel1"]),
+                   dst_dword=int(isa["vdst"]), form=d["fused"]), i + 1
 
     def counts(self) -> dict[str, int]:
-        return {"v_perm_b32": 1}
+        return {self.form: 1}
 
     def asm(self, p: int) -> str:
-        return (f"v_perm_b32 v{self.dst_dword}, v{self.operands[0]}, v{self.operands[1]}, "
+        return (f"{'prmt.b32' if self.form == 'prmt' else 'v_perm_b32'} v{self.dst_dword}, v{self.operands[0]}, v{self.operands[1]}, "
                 f"v_sel[0x{self.sel0:08x} / 0x{self.sel1:08x} on {mask_name(self.cond)}]")
 
     def reads(self) -> list[int]:
@@ -67,17 +77,28 @@ class PermSelect(Step):
 
     @property
     def perm_selectors(self) -> tuple:
-        """The v_perm_b32 selectors the step applies (each lane one of them)."""
+        """The v_perm_b32 selectors the step applies (each lane one of them; a prmt's as their v_perm_b32
+        equivalents)."""
+        if self.form == "prmt":
+            return (prmt_as_perm(self.sel0), prmt_as_perm(self.sel1))
         return (self.sel0, self.sel1)
 
     def run(self, machine, what: str) -> None:
-        machine.v_perm_select(self.dst_dword, self.operands, self.sel0, self.sel1, self.cond)
-        for srcs, selector in ((self.a, self.sel0), (self.b, self.sel1)):  # each selector's declared copies
-            machine.check_perm_copies(self.dst, srcs, self.dst_dword, self.operands, selector, what, constants=True)
+        if self.form == "prmt":
+            machine.prmt_select(self.dst_dword, self.operands, self.sel0, self.sel1, self.cond)
+            perm_operands = self.operands[::-1]  # v_perm_b32's (S0, S1) = prmt's (b, a)
+        else:
+            machine.v_perm_select(self.dst_dword, self.operands, self.sel0, self.sel1, self.cond)
+            perm_operands = self.operands
+        for srcs, selector in zip((self.a, self.b), self.perm_selectors):  # each selector's declared copies
+            machine.check_perm_copies(self.dst, srcs, self.dst_dword, perm_operands, selector, what, constants=True)
 
     def prepare(self, emitter, what: str):
         cond = np.asarray(self.cond, dtype=np.int64) != 0
         return emitter.lane_value(np.where(cond, self.sel1, self.sel0), what)
 
     def emit(self, emitter, prepared, regs: dict[int, str], what: str) -> None:
+        if self.form == "prmt":  # operands (a, b), the per-lane generic-mode selector register
+            regs[self.dst_dword] = emitter.prmt(regs, self.operands, prepared, what)
+            return
         regs[self.dst_dword] = emitter.perm(regs, self.operands, prepared, what)

@@ -1,4 +1,4 @@
-"""The ``select`` step: ``v_cndmask_b32``, a per-lane choice between two registers."""
+"""The ``select`` step: ``v_cndmask_b32`` (NVIDIA: ``selp.b32``), a per-lane choice between two registers."""
 
 from __future__ import annotations
 
@@ -17,29 +17,38 @@ class Select(Step):
     """``v_cndmask_b32``: per lane ``dst = b if cond[l] else a`` (VCC = cond; S0 = a, S1 = b).
 
     Certificate: ``{"op": "select", "dst": [...], "a": [...], "b": [...], "cond": C}``, ``C``
-    one 0/1 value per lane (``[64]``) or one such list per warp.
+    one 0/1 value per lane (``[lanes]``) or one such list per warp.  ``kind``: the instruction,
+    ``v_cndmask`` or (NVIDIA) ``selp`` = ``selp.b32 d, b, a, p`` with the predicate ``p = cond``;
+    the certificate names it (``"kind": "selp"``) unless it is ``v_cndmask``.
     """
 
     dst: list[int]
     a: list[int]
     b: list[int]
     cond: np.ndarray
+    kind: str = "v_cndmask"  # v_cndmask | selp
     op = "select"
     cert_op = "select"
 
     def to_cert(self, raw: bool = False) -> list[dict]:
-        return [{"op": "select", "dst": ints(self.dst), "a": ints(self.a), "b": ints(self.b),
-                 "cond": table(raw, self.cond)}]
+        d = {"op": "select", "dst": ints(self.dst), "a": ints(self.a), "b": ints(self.b),
+             "cond": table(raw, self.cond)}
+        if self.kind != "v_cndmask":
+            d["kind"] = self.kind
+        return [d]
 
     @classmethod
     def from_cert(cls, items: list[dict], i: int) -> tuple[Step, int]:
         d = items[i]
-        return cls(dst=ints(d["dst"]), a=ints(d["a"]), b=ints(d["b"]), cond=lane_table(d["cond"], "cond")), i + 1
+        return cls(dst=ints(d["dst"]), a=ints(d["a"]), b=ints(d["b"]), cond=lane_table(d["cond"], "cond"),
+                   kind=d.get("kind", "v_cndmask")), i + 1
 
     def counts(self) -> dict[str, int]:
-        return {"v_cndmask": 1}
+        return {self.kind: 1}
 
     def asm(self, p: int) -> str:
+        if self.kind == "selp":
+            return f"selp.b32 {vregs(self.dst, p)}, {vregs(self.b, p)}, {vregs(self.a, p)}, {mask_name(self.cond)}"
         return (f"v_cndmask_b32 {vregs(self.dst, p)}, {vregs(self.a, p)}, {vregs(self.b, p)}, "
                 f"{mask_name(self.cond)}")
 

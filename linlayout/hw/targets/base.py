@@ -93,6 +93,27 @@ class Target:
     threads_per_workgroup: int = 1024
 
     @property
+    def lds_isa(self) -> str:
+        """How its LDS instructions are named: ``"ptx"`` (``ld/st.shared.bN``, NVIDIA) or ``"ds"``
+        (``ds_read_bN`` / ``ds_write_bN``, AMD)."""
+        return "ptx" if self.family == "nvidia" else "ds"
+
+    @property
+    def has_lds_pair(self) -> bool:
+        """Does it have two-address LDS accesses (AMD ``ds_read2`` / ``ds_write2``; none in PTX)?"""
+        return self.lds_isa == "ds"
+
+    def lds_op_name(self, store: bool, width_bytes: int) -> str:
+        """The LDS instruction moving ``width_bytes`` per lane (1..16): ``ds_write_bN``, ``ds_read_bN``
+        (``ds_read_uN`` below 4 bytes, zero-extending) on AMD, ``st.shared.bN`` / ``ld.shared.bN`` on
+        NVIDIA (``N = 8 * width_bytes``)."""
+        if self.lds_isa == "ptx":
+            return f"{'st' if store else 'ld'}.shared.b{8 * width_bytes}"
+        if store:
+            return f"ds_write_b{8 * width_bytes}"
+        return f"ds_read_b{8 * width_bytes}" if width_bytes >= 4 else f"ds_read_u{8 * width_bytes}"
+
+    @property
     def bank_bytes(self) -> int:
         """Bytes served by all banks in one cycle (4-byte banks)."""
         return 4 * self.lds_banks

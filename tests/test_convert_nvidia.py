@@ -1,0 +1,238 @@
+"""NVIDIA targets (sm_80, sm_90) in the conversion planner: the PTX lane semantics of the oracle
+(shfl.sync in its four modes, prmt), the planner's shuffle choices run on it, and verified plans
+for random pairs and the MMA fragments (the blog's fp16 accumulator -> fp8 A operand included).
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from convert_checker import check_certificate
+from linlayout import LayoutError, LinearLayout
+from linlayout.cli import main
+from linlayout.encodings import blocked
+from linlayout.encodings.nvidia import NvidiaMma
+from linlayout.synth import lane_ops
+from linlayout.synth.convert import plan_conversion
+from linlayout.synth.emulator import run_certificate, verify
+from linlayout.synth.isa_lanes import prmt_b32, shfl_sync
+from linlayout.synth.plan import PTX_COUNT_KINDS, Plan
+from linlayout.synth.steps import Lane, prmt_as_perm, prmt_selector
+
+ARCHES = ("sm_80", "sm_90")
+AMD_KINDS = ("dpp", "ds_swizzle", "ds_bpermute", "permlane", "readlane")
+
+
+# ------------------------------------------------------------------ the oracle's PTX semantics
+def _shfl_reference(mode: str, b: int, c: int) -> list[int]:
+    """The source lane of every lane, written from the PTX pseudocode lane by lane (own lane when
+    the source is out of range)."""
+    out = []
+    for lane in range(32):
+        bval, clamp, seg = b & 31, c & 31, (c >> 8) & 31
+        max_lane = (lane & seg) | (clamp & ~seg)
+        min_lane = lane & seg
+        if mode == "up":
+            j, ok = lane - bval, lane - bval >= max_lane
+        elif mode == "down":
+            j, ok = lane + bval, lane + bval <= max_lane
+        elif mode == "bfly":
+            j, ok = lane ^ bval, (lane ^ bval) <= max_lane
+        else:
+            j = min_lane | (bval & ~seg)
+            ok = j <= max_lane
+        out.append(j if ok else lane)
+    return out
+
+
+@pytest.mark.parametrize("mode", ["up", "down", "bfly", "idx"])
+def test_shfl_every_operand_matches_the_pseudocode(mode):
+    for c in [0x1F, 0, 0x181F, 0x101F, 0x1C1F, 0x0F, 0x1807]:
+        for b in list(range(32)) + [37, 0x7FFFFFE1]:  # upper bits of b are ignored
+            got, _ = shfl_sync(mode, b, c, 32)
+            assert got.tolist() == _shfl_reference(mode, b, c), (mode, b, hex(c))
+
+
+def test_shfl_whole_warp_boundaries_and_the_segment_asymmetry():
+    up, p_up = shfl_sync("up", 3, 0, 32)
+    assert up.tolist() == [0, 1, 2] + list(range(29)) and p_up.tolist() == [False] * 3 + [True] * 29
+    down, p_down = shfl_sync("down", 5, 0x1F, 32)
+    assert down.tolist() == list(range(5, 32)) + list(range(27, 32)) and p_down.sum() == 27
+    # width 8 (c = 0x181f), mask 8: lanes 0-7 and 16-23 keep their own value, 8-15 read 0-7, 24-31 read 16-23
+    bfly, _ = shfl_sync("bfly", 8, 0x181F, 32)
+    assert bfly.tolist() == list(range(8)) + list(range(8)) + list(range(16, 24)) + list(range(16, 24))
+    idx, _ = shfl_sync("idx", np.arange(32)[::-1], 0x1F, 32)  # a per-lane b: any gather
+    assert idx.tolist() == list(range(31, -1, -1))
+    with pytest.raises(LayoutError, match="32 lanes"):
+        shfl_sync("idx", 0, 0x1F, 64)
+    with pytest.raises(LayoutError, match="mode"):
+        shfl_sync("xor", 0, 0x1F, 32)
+
+
+def test_prmt_generic_mode_bytes_and_sign():
+    a = np.array([0x10, 0x91, 0x12, 0x13])
+    b = np.array([0x20, 0x21, 0xA2, 0x23])
+    assert prmt_b32(a, b, 0x5410).tolist() == [0x10, 0x91, 0x20, 0x21]  # the low halves of a and b
+    assert prmt_b32(a, b, 0x7632).tolist() == [0x12, 0x13, 0xA2, 0x23]  # the high halves
+    assert prmt_b32(a, b, 0x0000).tolist() == [0x10] * 4
+    # nibbles 8, 1, 0xE, 9: sign of byte 0 (0x10), byte 1, sign of byte 6 (0xA2), sign of byte 1 (0x91)
+    assert prmt_b32(a, b, 0x9E18).tolist() == [0x00, 0x91, 0xFF, 0xFF]
+    tags = np.array([300, 301, 302, 303])  # a symbolic byte's replicated sign is -tag
+    assert prmt_b32(tags, tags, 0x0009).tolist() == [-301, 300, 300, 300]
+
+
+def test_prmt_selector_is_the_v_perm_selector_it_stands_for():
+    rng = np.random.default_rng(5)
+    s0, s1 = rng.integers(0, 256, 4), rng.integers(0, 256, 4)
+    for _ in range(200):
+        codes = rng.integers(0, 8, 4)
+        perm_sel = int(sum(int(c) << (8 * i) for i, c in enumerate(codes)))
+        src = np.concatenate([s1, s0])  # v_perm_b32: 0..3 = S1, 4..7 = S0
+        assert prmt_b32(s1, s0, prmt_selector(perm_sel)).tolist() == src[codes].tolist()
+        assert prmt_as_perm(prmt_selector(perm_sel)) == perm_sel
+    with pytest.raises(LayoutError, match="sign"):
+        prmt_as_perm(0x0008)
+
+
+# ------------------------------------------------------------------ the planner's shuffles on the oracle
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(-1, 31), min_size=32, max_size=32))
+def test_planner_shfl_choice_runs_as_intended(need):
+    need = np.array(need)
+    op = lane_ops.shfl_op(need)
+    got, _ = shfl_sync(op.isa["mode"], op.isa["b"], op.isa["c"], 32)
+    m = need >= 0
+    assert (got[m] == need[m]).all()
+    assert op.family == "shfl" and op.kind.startswith("shfl.sync.")
+
+
+@pytest.mark.parametrize("need, kind", [
+    (np.arange(32) ^ 5, "shfl.sync.bfly:5"),
+    (np.where(np.arange(32) < 28, np.arange(32) + 4, -1), "shfl.sync.down:4"),
+    (np.where(np.arange(32) >= 1, np.arange(32) - 1, -1), "shfl.sync.up:1"),
+    (np.full(32, 7), "shfl.sync.idx"),
+])
+def test_planner_names_the_uniform_shuffles(need, kind):
+    op = lane_ops.find_lane_op(need, _target("sm_90"))
+    assert op.kind == kind
+    got, _ = shfl_sync(op.isa["mode"], op.isa["b"], op.isa["c"], 32)
+    assert (got[need >= 0] == need[need >= 0]).all()
+
+
+def _target(arch):
+    from linlayout.hw.targets import get_target
+    return get_target(arch)
+
+
+# ------------------------------------------------------------------ plans
+def _random_layout(rng, n_bits, reg_bits, warp_bits, dim0_bits):
+    hw = reg_bits + 5 + warp_bits
+    cols = [0] * hw
+    for h, t in zip(rng.permutation(hw), rng.permutation(n_bits)):
+        cols[int(h)] = 1 << int(t)
+
+    def basis(c):
+        return [c & ((1 << dim0_bits) - 1), c >> dim0_bits]
+
+    return LinearLayout({"register": [basis(c) for c in cols[:reg_bits]],
+                         "lane": [basis(c) for c in cols[reg_bits:reg_bits + 5]],
+                         "warp": [basis(c) for c in cols[reg_bits + 5:]]},
+                        [("dim0", 1 << dim0_bits), ("dim1", 1 << (n_bits - dim0_bits))])
+
+
+def _check_nvidia_plan(plan: Plan) -> None:
+    assert plan.verified and plan.wave_size == 32
+    assert verify(plan).ok  # ISA and certificate level
+    cert = json.loads(plan.dumps())
+    ok, msg = check_certificate(cert)
+    assert ok, msg
+    back = Plan.from_certificate(cert)
+    assert verify(back).ok and back.counts() == plan.counts()
+    assert set(plan.counts()) == set(PTX_COUNT_KINDS) | {"total"}
+    for st_ in plan.steps:
+        if isinstance(st_, Lane):
+            assert st_.kind.startswith("shfl.sync."), st_.kind
+        assert not any(k.startswith(AMD_KINDS) for k in st_.counts())
+
+
+@pytest.mark.parametrize("arch", ARCHES)
+@pytest.mark.parametrize("element_bits", [8, 16, 32, 64])
+def test_random_pairs_plan_and_verify(arch, element_bits):
+    rng = np.random.default_rng(element_bits + (7 if arch == "sm_90" else 0))
+    strategies = set()
+    for _ in range(12):
+        n_bits = int(rng.integers(5, 9))
+        warp_bits = int(rng.integers(0, 3))
+        reg_bits = max(0, n_bits - 5 - warp_bits)
+        dim0 = int(rng.integers(1, n_bits))
+        src = _random_layout(rng, n_bits, reg_bits, warp_bits, dim0)
+        dst = _random_layout(rng, n_bits, reg_bits, warp_bits, dim0)
+        plan = plan_conversion(src, dst, arch, element_bits)
+        _check_nvidia_plan(plan)
+        strategies.add(plan.strategy)
+    assert {"lanes", "lds"} <= strategies | {"lanes"}  # lane and shared-memory plans both occur
+
+
+def _mma_pairs():
+    """(name, src, dst, element_bits) of the MMA fragments against blocked and each other."""
+    out = []
+    for ver, warps, instr, shape in ((2, (1, 1), (16, 8), (16, 32)), (2, (2, 2), (16, 8), (32, 64)),
+                                     (3, (4, 1), (16, 32, 16), (64, 32)), (3, (4, 1), (16, 64, 16), (64, 64))):
+        mma = NvidiaMma(ver, warps, instr)
+        acc = mma.to_linear_layout(shape)
+        blk = blocked((1, 4), (4, 8), warps, (1, 0), shape)
+        a16, a8 = mma.dot_operand_layout(0, 2, shape), mma.dot_operand_layout(0, 4, shape)
+        tag = f"v{ver}{shape}"
+        out += [(f"{tag} acc->blocked", acc, blk, 32), (f"{tag} blocked->acc", blk, acc, 16),
+                (f"{tag} acc fp16->A fp8", acc, a8, 8), (f"{tag} A fp16->A fp8", a16, a8, 8),
+                (f"{tag} A fp8->A fp16", a8, a16, 16), (f"{tag} blocked->A fp8", blk, a8, 8)]
+        if ver == 2:
+            b8 = mma.dot_operand_layout(1, 4, shape[::-1])
+            out.append((f"{tag} B fp8->blocked", b8, blocked((4, 1), (8, 4), warps, (0, 1), shape[::-1]), 8))
+    return out
+
+
+@pytest.mark.parametrize("arch", ARCHES)
+@pytest.mark.parametrize("name, src, dst, element_bits", _mma_pairs(), ids=[p[0] for p in _mma_pairs()])
+def test_mma_fragments_plan_and_verify(arch, name, src, dst, element_bits):
+    _check_nvidia_plan(plan_conversion(src, dst, arch, element_bits))
+
+
+def test_blog_fp16_accumulator_to_fp8_a_operand_stays_in_registers():
+    """The linear-layout blog's example: the mma.sync accumulator (2 consecutive columns per
+    thread and 8-column tile) to the fp8 A operand (4 consecutive K per thread), as 8-bit data:
+    a plan of shuffles, selects and byte permutes only, no shared memory."""
+    mma = NvidiaMma(2, (1, 1), (16, 8))
+    plan = plan_conversion(mma.to_linear_layout((16, 32)), mma.dot_operand_layout(0, 4, (16, 32)), "sm_90", 8)
+    _check_nvidia_plan(plan)
+    c = plan.counts()
+    assert plan.strategy == "lanes" and c["shfl"] > 0 and c["lds_write"] == c["lds_read"] == c["bar.sync"] == 0
+    assert c["total"] == c["shfl"] + c["selp"] + c["prmt"]
+
+
+def test_cli_convert_for_sm90_and_unsupported_emit(tmp_path, capsys):
+    mma = NvidiaMma(2, (1, 1), (16, 8))
+    src, dst = (json.dumps(x.to_json()) for x in (mma.to_linear_layout((16, 32)),
+                                                    mma.dot_operand_layout(0, 4, (16, 32))))
+    assert main(["convert", "--src", src, "--dst", dst, "--arch", "sm_90", "--dtype", "fp8", "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert res["arch"] == "sm_90" and res["verified"] is True
+    code = main(["convert", "--src", src, "--dst", dst, "--arch", "sm_90", "--dtype", "fp8", "--emit", "mlir",
+                 "-o", str(tmp_path / "x.mlir")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code != 0 and len(err) == 1 and "sm_90" in err[0]
+
+
+def test_a_step_kind_the_target_lacks_is_a_layout_error():
+    cert = json.loads(plan_conversion(*_mma_pairs()[2][1:3], "sm_90", 8).dumps())
+    for item in cert["steps"]:
+        if item["op"] == "lane":
+            item["kind"], item["isa"] = "dpp:row_shr:1", {"ctrl": 0x111}
+    res = verify(Plan.from_certificate(cert))
+    assert not res.ok and "sm_90 has no DPP" in res.message
+    state = run_certificate(json.loads(plan_conversion(*_mma_pairs()[2][1:3], "sm_90", 8).dumps()))
+    assert state.shape[1] == 32

@@ -1,0 +1,259 @@
+"""C++ output of a plan (linlayout.lowering.cpp): the source compiles, and its compiled conversion holds
+exactly the plan's instructions.
+
+CUDA: nvcc compiles for sm_80 and sm_90 to PTX; in the marked region every shuffle, ``selp``,
+``prmt``, shared access (by width) and barrier is the one the plan's steps name
+(``expected_ptx_counts``).  HIP: a HIP-capable clang compiles for gfx942/gfx950; the region's
+cross-lane, select, byte-permute, LDS and barrier instructions equal the plan's
+(``expected_isa_counts``, the MLIR path's rule) and the MLIR path's own ISA for the same plan.
+Compiling is not running: the NVIDIA plans run on a GPU in benchmarks/nvidia.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from linlayout import LayoutError, LinearLayout
+from linlayout.lowering.cpp import MARK_MACRO, emit_cpp
+from linlayout.lowering.cpp.counts import PTX_KEYS, expected_ptx_counts, ptx_counts
+from linlayout.lowering.cpp.toolchain import compile_cuda, compile_hip, find_hip_clang, find_nvcc
+from linlayout.lowering.isa import isa_counts
+from linlayout.lowering.report import FUSED_KEY, PLAN_CHECKED_KEYS, expected_isa_counts, fused_dpp_count
+from linlayout.synth.convert import plan_conversion
+from linlayout.synth.plan import Barrier, Lane, LdsLoad, LdsStore, Mov, PermSelect, Plan, Select
+
+import needs
+from repo_data import baseline_cases
+
+nvcc = pytest.mark.skipif(find_nvcc() is None, reason="needs nvcc (the CUDA toolkit) on PATH")
+hip_clang = pytest.mark.skipif(find_hip_clang() is None,
+                               reason='needs a HIP-capable clang ($LINLAYOUT_HIP_CLANG, clang on PATH, or '
+                                      'pip install -e ".[mlir]" for ziglang\'s)')
+BITS = {"fp32": 32, "fp16": 16}
+LANES32 = np.arange(32)
+
+
+# ---------------------------------------------------------------------- NVIDIA-shaped plans
+def _units(eb: int) -> tuple[int, int]:
+    """(slots, bytes) of one unit of the hand-built plans: a 32-bit register, or a 64-bit slot."""
+    return (max(1, 32 // eb), 4) if eb <= 32 else (1, 8)
+
+
+def _nvidia_plan(eb: int, arch: str = "sm_90", num_warps: int = 2) -> Plan:
+    """Every CUDA step form on 8 units (``_units``): the four shuffles, a select, a uniform and a
+    per-lane byte permute, shared stores and loads of every width the element size allows, a barrier.
+
+    The plan is a shape for the compiler, not a conversion (the NVIDIA planner builds those)."""
+    per, unit_bytes = _units(eb)
+    u = lambda *ks: [k * per + j for k in ks for j in range(per)]  # noqa: E731 -- slots of units
+    dword = lambda k: k * (unit_bytes // 4)  # noqa: E731 -- the first register of unit k
+    lane, warp_bytes = LANES32, 32 * 64
+    addr = lambda off: np.stack([lane * 64 + off + w * warp_bytes for w in range(num_warps)])  # noqa: E731
+    steps = [
+        Lane("shfl.sync.bfly", u(4), u(0), lane ^ 5),
+        Lane("shfl.sync.idx", u(5), u(1), (lane * 3) % 32),
+        Lane("shfl.sync.up", u(6), u(2), np.where(lane % 8 >= 2, lane - 2, lane)),
+        Lane("shfl.sync.down", u(7), u(3), np.where(lane + 1 < 32, lane + 1, -1)),
+        Select(u(0), u(4), u(5), (lane >> 2) & 1),
+        Mov(u(1), u(6), kind="v_perm_b32", operands=(dword(6), dword(7)), selector=0x05040100, dst_dword=dword(1)),
+        PermSelect(u(2), u(6), u(7), lane & 1, (dword(6), dword(7)), 0x07060302, 0x03020706, dword(2)),
+    ]
+    stores = [[0, 1, 2, 7]] if unit_bytes == 4 else [[0, 1], [2, 7]]
+    for k, units in enumerate(stores):
+        steps.append(LdsStore(addr=addr(16 * k), width_bytes=16, src=u(*units)))
+    if eb <= 16:  # a sub-register store: the upper element of unit 3
+        steps.append(LdsStore(addr=addr(40), width_bytes=eb // 8, src=[3 * per + per - 1]))
+    steps.append(Barrier())
+    steps.append(LdsLoad(addr=addr(8), width_bytes=8, dst=u(*range(8 // unit_bytes))))
+    if unit_bytes == 4:
+        steps.append(LdsLoad(addr=addr(20), width_bytes=4, dst=u(2)))
+    if eb <= 16:  # sub-register loads into unit 3 (zero-extended, the other bytes kept)
+        steps.append(LdsLoad(addr=addr(40), width_bytes=eb // 8, dst=[3 * per]))
+    layout = LinearLayout({"register": [[1 << k] for k in range(3 + per.bit_length() - 1)],
+                           "lane": [[1 << k] for k in range(3 + per.bit_length() - 1, 8 + per.bit_length() - 1)],
+                           "warp": [[1 << (8 + per.bit_length() - 1)]]}, [("dim0", 1 << (9 + per.bit_length() - 1))])
+    return Plan(arch=arch, wave_size=32, num_warps=num_warps, element_bits=eb, src=layout, dst=layout,
+                slots_in=8 * per, slots_out=8 * per, steps=steps, strategy="hand", lds_bytes=num_warps * warp_bytes)
+
+
+@nvcc
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+@pytest.mark.parametrize("eb", [8, 16, 32, 64])
+def test_cuda_region_holds_exactly_the_plans_instructions(arch, eb):
+    plan = _nvidia_plan(eb, arch)
+    want = expected_ptx_counts(plan)
+    ptx = compile_cuda(emit_cpp(plan), arch)
+    got = ptx_counts(ptx, "conv")
+    assert {k: got.get(k, 0) for k in want} == want
+    assert {k for k, v in got.items() if v and k.startswith(("ld.shared.", "st.shared."))} == \
+        {k for k, v in want.items() if v and k.startswith(("ld.shared.", "st.shared."))}
+    assert ".local" not in ptx  # the register arrays stay in registers
+    whole = ptx_counts(compile_cuda(emit_cpp(plan), arch, mark=False))  # no markers: the same code
+    for k in PTX_KEYS:  # the setup may compute a selector with selp or prmt, nothing else adds these
+        assert whole[k] == want[k] if k not in ("selp", "prmt") else whole[k] >= want[k], k
+
+
+def test_expected_ptx_counts_follow_the_steps():
+    plan = _nvidia_plan(64)
+    want = expected_ptx_counts(plan)
+    # 64-bit elements: a register step runs on both halves, a byte permute is one register
+    assert [want[f"shfl.sync.{m}"] for m in ("idx", "bfly", "up", "down")] == [2, 2, 2, 2]
+    assert (want["selp"], want["prmt"], want["st.shared"], want["ld.shared"], want["bar.sync"]) == (2, 2, 2, 1, 1)
+    assert (want["st.shared.b128"], want["ld.shared.b64"]) == (2, 1)
+
+
+def test_shuffle_operands_are_derived_from_the_source_lanes():
+    plan = _nvidia_plan(32)
+    text = emit_cpp(plan).source
+    assert "__shfl_xor_sync(0xffffffffu, v0, 5u)" in text
+    assert "__shfl_up_sync(0xffffffffu, v2, 2u, 8)" in text  # lanes below 2 of each 8 keep their value
+    assert "__shfl_down_sync(0xffffffffu, v3, 1u)" in text
+    assert "__byte_perm(" in text and "__syncthreads();" in text
+    bad = _nvidia_plan(32)
+    bad.steps[0] = Lane("shfl.sync.bfly", [4], [0], np.where(LANES32 < 16, LANES32 ^ 1, LANES32 ^ 2))
+    with pytest.raises(LayoutError, match="not one butterfly"):
+        emit_cpp(bad)
+    bad.steps[0] = Lane("shfl.sync.rotate", [4], [0], LANES32)
+    with pytest.raises(LayoutError, match="unknown shuffle kind"):
+        emit_cpp(bad)
+
+
+def test_the_device_function_and_test_kernel_signatures():
+    plan = _nvidia_plan(16)
+    src = emit_cpp(plan, name="fp16_swap")
+    assert (src.dialect, src.function_name, src.kernel_name) == ("cuda", "fp16_swap", "fp16_swap_test")
+    assert (src.block_threads, src.slots_in, src.slots_out, src.element_bits) == (64, 16, 16, 16)
+    assert (src.tile_in, src.tile_out, src.element_type) == (64 * 16, 64 * 16, "uint16_t")
+    assert "void fp16_swap(const uint16_t (&src)[16], uint16_t (&dst)[16])" in src.source
+    assert 'extern "C" __global__ void __launch_bounds__(64) fp16_swap_test(const uint16_t* in, uint16_t* out)' in src.source
+    assert "blockIdx.x * 1024u + t * 16u" in src.source  # in[b * tile_in + t * slots_in + r]
+    assert src.source.count(f"#ifdef {MARK_MACRO}") == 2
+
+
+def test_unsupported_combinations_are_one_layout_error_naming_the_target():
+    with pytest.raises(LayoutError, match="hip C\\+\\+ does not run on sm_90"):
+        emit_cpp(_nvidia_plan(32), dialect="hip")
+    amd = plan_conversion(*_baseline_layouts(0), "gfx942", 32)
+    with pytest.raises(LayoutError, match="cuda C\\+\\+ does not run on gfx942"):
+        emit_cpp(amd, dialect="cuda")
+    with pytest.raises(LayoutError, match="dialect must be one of cuda, hip"):
+        emit_cpp(amd, dialect="opencl")
+    dpp = _nvidia_plan(32)
+    dpp.steps[0] = Lane("dpp:quad_perm:[1,0,3,2]", [4], [0], LANES32 ^ 1, {"ctrl": 0xB1})
+    with pytest.raises(LayoutError, match="a DPP move has no CUDA form for sm_90"):
+        emit_cpp(dpp)
+    with pytest.raises(LayoutError, match="C identifier"):
+        emit_cpp(amd, name="two words")
+    with pytest.raises(LayoutError, match="no CUDA form for sm_90"):
+        expected_ptx_counts(dpp)
+
+
+# ---------------------------------------------------------------------- AMD plans as HIP
+def _baseline_layouts(idx: int) -> tuple[LinearLayout, LinearLayout]:
+    c = baseline_cases()[idx]
+    return LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"])
+
+
+def _baseline_plan(idx: int) -> Plan:
+    c = baseline_cases()[idx]
+    return plan_conversion(*_baseline_layouts(idx), c["arch"], BITS[c["dtype"]])
+
+
+def _hip_region(plan: Plan) -> tuple[str, dict[str, int]]:
+    isa = compile_hip(emit_cpp(plan), plan.arch)
+    counts = isa_counts(isa, "conv")
+    counts[FUSED_KEY] = fused_dpp_count(isa, "conv")
+    return isa, counts
+
+
+def _assert_plan_counts(plan: Plan, counts: dict[str, int]) -> None:
+    want = expected_isa_counts(plan)
+    # LLVM does not fuse update.dpp + select into v_cndmask_b32_dpp on gfx9 (as on the MLIR path)
+    assert {k: counts[k] for k in want if k != FUSED_KEY} == {k: v for k, v in want.items() if k != FUSED_KEY}
+    assert counts[FUSED_KEY] == 0
+    assert counts["vmem"] == 0 and counts["smem"] == 0  # the test kernel's loads and stores stay outside
+
+
+@hip_clang
+@pytest.mark.parametrize("idx", range(48))
+def test_hip_baseline_region_holds_exactly_the_plans_instructions(idx):
+    plan = _baseline_plan(idx)
+    isa, counts = _hip_region(plan)
+    _assert_plan_counts(plan, counts)
+    assert "; ScratchSize: 0" in isa  # the register arrays stay in registers
+
+
+@hip_clang
+@needs.mlir
+@pytest.mark.parametrize("idx", range(0, 48, 4))
+def test_hip_lane_instructions_equal_the_mlir_paths(idx, tmp_path, monkeypatch):
+    from linlayout.lowering.conversion import lower_conversion
+
+    monkeypatch.setenv("LINLAYOUT_CACHE", str(tmp_path))
+    plan = _baseline_plan(idx)
+    mlir = lower_conversion(plan).report["isa_counts"]
+    _, hip = _hip_region(plan)
+    assert {k: hip[k] for k in PLAN_CHECKED_KEYS + (FUSED_KEY,)} == {k: mlir[k] for k in PLAN_CHECKED_KEYS + (FUSED_KEY,)}
+
+
+@hip_clang
+@pytest.mark.parametrize("seed", [0, 2, 5, 11, 15, 23, 35, 43, 52, 85, 90, 171])
+def test_hip_random_plans(seed):
+    from test_emit_conversion import random_problem  # every step kind the planner makes, 8 to 64 bits
+
+    src, dst, eb, arch = random_problem(seed)
+    plan = plan_conversion(src, dst, arch, eb)
+    _assert_plan_counts(plan, _hip_region(plan)[1])
+
+
+def _sample_plan(step) -> Plan:
+    """One sample step of tests/test_plan_steps (written for 16-bit elements, 8-bit for the 8-bit
+    transpose load) in a gfx950 plan whose 8 registers all hold values."""
+    eb = 8 if getattr(step, "transpose", 0) == 8 else 16
+    per = 32 // eb
+    layout = LinearLayout({"register": [[1 << k] for k in range(3 + per.bit_length() - 1)]}, [("dim0", 8 * per)])
+    return Plan(arch="gfx950", wave_size=64, num_warps=2, element_bits=eb, src=layout, dst=layout,
+                slots_in=8 * per, slots_out=8 * per, steps=[step], lds_bytes=1024)
+
+
+@hip_clang
+@pytest.mark.parametrize("k", range(22))
+def test_hip_every_step_form(k):
+    from test_plan_steps import _samples  # one step of every kind and form
+
+    samples = _samples()
+    assert len(samples) == 22
+    plan = _sample_plan(samples[k])
+    _assert_plan_counts(plan, _hip_region(plan)[1])
+
+
+@hip_clang
+def test_hip_gfx950_only_steps_are_refused_for_gfx942():
+    from test_plan_steps import _samples
+
+    swap = next(s for s in _samples() if type(s).__name__ == "PermlaneSwap")
+    plan = _sample_plan(swap)
+    plan.arch = "gfx942"
+    with pytest.raises(LayoutError, match="v_permlane32_swap_b32 has no HIP form for gfx942"):
+        emit_cpp(plan)
+
+
+# ---------------------------------------------------------------------- CLI
+def test_cli_emits_hip_and_refuses_cuda_for_an_amd_target(tmp_path, capsys):
+    from linlayout.cli import main
+
+    src, dst = (json.dumps(x.to_json()) for x in _baseline_layouts(40))
+    out = tmp_path / "conv.hip"
+    code = main(["convert", "--src", src, "--dst", dst, "--arch", "gfx950", "--dtype", "fp16", "--emit", "hip",
+                 "-o", str(out), "--json"])
+    res = json.loads(capsys.readouterr().out)
+    assert code == 0 and out.read_text() == emit_cpp(_baseline_plan(40)).source
+    assert (res["emit"], res["function"], res["kernel"], res["block_threads"]) == \
+        ("hip", "linlayout_convert", "linlayout_convert_test", 256)
+    code = main(["convert", "--src", src, "--dst", dst, "--arch", "gfx950", "--dtype", "fp16", "--emit", "cuda",
+                 "-o", str(tmp_path / "conv.cu")])
+    err = capsys.readouterr().err
+    assert code == 2 and "cuda C++ does not run on gfx950" in err and not (tmp_path / "conv.cu").exists()
