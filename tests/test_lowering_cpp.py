@@ -36,54 +36,62 @@ BITS = {"fp32": 32, "fp16": 16}
 LANES32 = np.arange(32)
 
 
-# ---------------------------------------------------------------------- NVIDIA-shaped plans
+# ---------------------------------------------------------------------- NVIDIA plans as CUDA
 def _units(eb: int) -> tuple[int, int]:
-    """(slots, bytes) of one unit of the hand-built plans: a 32-bit register, or a 64-bit slot."""
+    """(slots, bytes) of one unit of the hand-built plan: a 32-bit register, or a 64-bit slot."""
     return (max(1, 32 // eb), 4) if eb <= 32 else (1, 8)
 
 
-def _nvidia_plan(eb: int, arch: str = "sm_90", num_warps: int = 2) -> Plan:
-    """Every CUDA step form on 8 units (``_units``): the four shuffles, a select, a uniform and a
-    per-lane byte permute, shared stores and loads of every width the element size allows, a barrier.
+def _shfl(mode: str, dst: list[int], src: list[int], b, c: int) -> Lane:
+    """A shfl.sync lane step with its source lanes from the PTX semantics (linlayout.synth.isa_lanes)."""
+    from linlayout.synth.isa_lanes import shfl_sync
 
-    The plan is a shape for the compiler, not a conversion (the NVIDIA planner builds those)."""
+    src_lane, _ = shfl_sync(mode, b, c, 32)
+    kind = "shfl.sync.idx" if mode == "idx" else f"shfl.sync.{mode}:{b}"
+    return Lane(kind, dst, src, src_lane, {"mode": mode, "b": b, "c": c})
+
+
+def _nvidia_plan(eb: int, arch: str = "sm_90", num_warps: int = 2) -> Plan:
+    """Every CUDA step form on 8 units (``_units``): the four shuffles (one in a segment of 8 lanes, one
+    with a clamp no intrinsic has), a select, a uniform and a per-lane ``prmt``, shared stores and
+    loads of every width the element size allows, a barrier.
+
+    A shape for the compiler, not a conversion (the planner's plans are the cases below)."""
     per, unit_bytes = _units(eb)
     u = lambda *ks: [k * per + j for k in ks for j in range(per)]  # noqa: E731 -- slots of units
     dword = lambda k: k * (unit_bytes // 4)  # noqa: E731 -- the first register of unit k
-    lane, warp_bytes = LANES32, 32 * 64
-    addr = lambda off: np.stack([lane * 64 + off + w * warp_bytes for w in range(num_warps)])  # noqa: E731
+    warp_bytes = 32 * 64
+    addr = lambda off: np.stack([LANES32 * 64 + off + w * warp_bytes for w in range(num_warps)])  # noqa: E731
     steps = [
-        Lane("shfl.sync.bfly", u(4), u(0), lane ^ 5),
-        Lane("shfl.sync.idx", u(5), u(1), (lane * 3) % 32),
-        Lane("shfl.sync.up", u(6), u(2), np.where(lane % 8 >= 2, lane - 2, lane)),
-        Lane("shfl.sync.down", u(7), u(3), np.where(lane + 1 < 32, lane + 1, -1)),
-        Select(u(0), u(4), u(5), (lane >> 2) & 1),
-        Mov(u(1), u(6), kind="v_perm_b32", operands=(dword(6), dword(7)), selector=0x05040100, dst_dword=dword(1)),
-        PermSelect(u(2), u(6), u(7), lane & 1, (dword(6), dword(7)), 0x07060302, 0x03020706, dword(2)),
+        _shfl("bfly", u(4), u(0), 5, 0x1F),
+        _shfl("idx", u(5), u(1), (LANES32 * 3) % 32, 0x1F),
+        _shfl("up", u(6), u(2), 2, 0x1800),  # segments of 8 lanes
+        _shfl("down", u(7), u(3), 1, 0x1807),  # clamp 7 in segments of 8: inline PTX
+        Select(u(0), u(4), u(5), (LANES32 >> 2) & 1, kind="selp"),
+        Mov(u(1), u(6), kind="prmt", operands=(dword(6), dword(7)), selector=0x5410, dst_dword=dword(1)),
+        PermSelect(u(2), u(6), u(7), LANES32 & 1, (dword(6), dword(7)), 0x7632, 0x3276, dword(2), form="prmt"),
     ]
     stores = [[0, 1, 2, 7]] if unit_bytes == 4 else [[0, 1], [2, 7]]
     for k, units in enumerate(stores):
         steps.append(LdsStore(addr=addr(16 * k), width_bytes=16, src=u(*units)))
-    if eb <= 16:  # a sub-register store: the upper element of unit 3
-        steps.append(LdsStore(addr=addr(40), width_bytes=eb // 8, src=[3 * per + per - 1]))
+    if eb <= 16:  # a sub-register store: the element at byte 2 of unit 3's register
+        steps.append(LdsStore(addr=addr(40), width_bytes=eb // 8, src=[3 * per + 16 // eb], d16_hi=True))
     steps.append(Barrier())
     steps.append(LdsLoad(addr=addr(8), width_bytes=8, dst=u(*range(8 // unit_bytes))))
     if unit_bytes == 4:
         steps.append(LdsLoad(addr=addr(20), width_bytes=4, dst=u(2)))
     if eb <= 16:  # sub-register loads into unit 3 (zero-extended, the other bytes kept)
         steps.append(LdsLoad(addr=addr(40), width_bytes=eb // 8, dst=[3 * per]))
-    layout = LinearLayout({"register": [[1 << k] for k in range(3 + per.bit_length() - 1)],
-                           "lane": [[1 << k] for k in range(3 + per.bit_length() - 1, 8 + per.bit_length() - 1)],
-                           "warp": [[1 << (8 + per.bit_length() - 1)]]}, [("dim0", 1 << (9 + per.bit_length() - 1))])
+    bits = per.bit_length() - 1
+    layout = LinearLayout({"register": [[1 << k] for k in range(3 + bits)],
+                           "lane": [[1 << k] for k in range(3 + bits, 8 + bits)],
+                           "warp": [[1 << (8 + bits)]]}, [("dim0", 1 << (9 + bits))])
     return Plan(arch=arch, wave_size=32, num_warps=num_warps, element_bits=eb, src=layout, dst=layout,
                 slots_in=8 * per, slots_out=8 * per, steps=steps, strategy="hand", lds_bytes=num_warps * warp_bytes)
 
 
-@nvcc
-@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
-@pytest.mark.parametrize("eb", [8, 16, 32, 64])
-def test_cuda_region_holds_exactly_the_plans_instructions(arch, eb):
-    plan = _nvidia_plan(eb, arch)
+def _check_cuda(plan: Plan, arch: str) -> str:
+    """Compile ``plan``'s CUDA for ``arch`` and check its PTX against the plan; returns the PTX."""
     want = expected_ptx_counts(plan)
     ptx = compile_cuda(emit_cpp(plan), arch)
     got = ptx_counts(ptx, "conv")
@@ -94,6 +102,59 @@ def test_cuda_region_holds_exactly_the_plans_instructions(arch, eb):
     whole = ptx_counts(compile_cuda(emit_cpp(plan), arch, mark=False))  # no markers: the same code
     for k in PTX_KEYS:  # the setup may compute a selector with selp or prmt, nothing else adds these
         assert whole[k] == want[k] if k not in ("selp", "prmt") else whole[k] >= want[k], k
+    return ptx
+
+
+@nvcc
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+@pytest.mark.parametrize("eb", [8, 16, 32, 64])
+def test_cuda_every_step_form(arch, eb):
+    ptx = _check_cuda(_nvidia_plan(eb, arch), arch)
+    assert "shfl.sync.down.b32 %r" in ptx and ", 0x1807, 0xffffffff;" in ptx  # the inline PTX (c = 0x1807)
+
+
+def _mma_cases():
+    from test_convert_nvidia import _mma_pairs
+
+    return [(name, src, dst, eb) for name, src, dst, eb in _mma_pairs()]
+
+
+@nvcc
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+@pytest.mark.parametrize("case", range(len(_mma_cases())))
+def test_cuda_mma_fragment_plans(arch, case):
+    _, src, dst, eb = _mma_cases()[case]
+    plan = plan_conversion(src, dst, arch, eb)
+    _check_cuda(plan, arch)
+    _assert_sums_are_the_plans_counts(plan)
+
+
+@nvcc
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+@pytest.mark.parametrize("eb", [8, 16, 32, 64])
+def test_cuda_random_plans(arch, eb):
+    from test_convert_nvidia import _random_layout
+
+    rng = np.random.default_rng(eb + (7 if arch == "sm_90" else 0))
+    strategies = set()
+    for _ in range(4):
+        n_bits = int(rng.integers(5, 9))
+        warp_bits = int(rng.integers(0, 3))
+        reg_bits = max(0, n_bits - 5 - warp_bits)
+        dim0 = int(rng.integers(1, n_bits))
+        src = _random_layout(rng, n_bits, reg_bits, warp_bits, dim0)
+        dst = _random_layout(rng, n_bits, reg_bits, warp_bits, dim0)
+        plan = plan_conversion(src, dst, arch, eb)
+        _check_cuda(plan, arch)
+        strategies.add(plan.strategy)
+    assert strategies
+
+
+def _assert_sums_are_the_plans_counts(plan: Plan) -> None:
+    want, counts = expected_ptx_counts(plan), plan.counts()
+    assert sum(want[f"shfl.sync.{m}"] for m in ("idx", "bfly", "up", "down")) == counts["shfl"]
+    assert (want["selp"], want["prmt"], want["st.shared"], want["ld.shared"], want["bar.sync"]) == \
+        (counts["selp"], counts["prmt"], counts["lds_write"], counts["lds_read"], counts["bar.sync"])
 
 
 def test_expected_ptx_counts_follow_the_steps():
@@ -103,22 +164,27 @@ def test_expected_ptx_counts_follow_the_steps():
     assert [want[f"shfl.sync.{m}"] for m in ("idx", "bfly", "up", "down")] == [2, 2, 2, 2]
     assert (want["selp"], want["prmt"], want["st.shared"], want["ld.shared"], want["bar.sync"]) == (2, 2, 2, 1, 1)
     assert (want["st.shared.b128"], want["ld.shared.b64"]) == (2, 1)
+    for eb in (8, 16, 32):  # (the plan counts a prmt of 64-bit elements twice, a register step; none is made)
+        _assert_sums_are_the_plans_counts(_nvidia_plan(eb))
 
 
-def test_shuffle_operands_are_derived_from_the_source_lanes():
-    plan = _nvidia_plan(32)
+def test_the_blog_example_as_cuda():
+    from linlayout.encodings.nvidia import NvidiaMma
+
+    mma = NvidiaMma(2, (1, 1), (16, 8))
+    plan = plan_conversion(mma.to_linear_layout((16, 32)), mma.dot_operand_layout(0, 4, (16, 32)), "sm_90", 8)
     text = emit_cpp(plan).source
+    c = plan.counts()
+    assert text.count("__shfl_") == c["shfl"] and text.count(" ? ") == c["selp"]
+    assert text.count("__byte_perm(") == c["prmt"] and "__shared__" not in text
+
+
+def test_shuffle_operands_are_the_steps():
+    text = emit_cpp(_nvidia_plan(32)).source
     assert "__shfl_xor_sync(0xffffffffu, v0, 5u)" in text
-    assert "__shfl_up_sync(0xffffffffu, v2, 2u, 8)" in text  # lanes below 2 of each 8 keep their value
-    assert "__shfl_down_sync(0xffffffffu, v3, 1u)" in text
+    assert "__shfl_up_sync(0xffffffffu, v2, 2u, 8)" in text  # c = 0x1800: segments of 8 lanes
+    assert 'asm("shfl.sync.down.b32 %0, %1, %2, 0x1807, 0xffffffff;"' in text
     assert "__byte_perm(" in text and "__syncthreads();" in text
-    bad = _nvidia_plan(32)
-    bad.steps[0] = Lane("shfl.sync.bfly", [4], [0], np.where(LANES32 < 16, LANES32 ^ 1, LANES32 ^ 2))
-    with pytest.raises(LayoutError, match="not one butterfly"):
-        emit_cpp(bad)
-    bad.steps[0] = Lane("shfl.sync.rotate", [4], [0], LANES32)
-    with pytest.raises(LayoutError, match="unknown shuffle kind"):
-        emit_cpp(bad)
 
 
 def test_the_device_function_and_test_kernel_signatures():
@@ -128,7 +194,8 @@ def test_the_device_function_and_test_kernel_signatures():
     assert (src.block_threads, src.slots_in, src.slots_out, src.element_bits) == (64, 16, 16, 16)
     assert (src.tile_in, src.tile_out, src.element_type) == (64 * 16, 64 * 16, "uint16_t")
     assert "void fp16_swap(const uint16_t (&src)[16], uint16_t (&dst)[16])" in src.source
-    assert 'extern "C" __global__ void __launch_bounds__(64) fp16_swap_test(const uint16_t* in, uint16_t* out)' in src.source
+    assert 'extern "C" __global__ void __launch_bounds__(64) fp16_swap_test(const uint16_t* in, uint16_t* out)' \
+        in src.source
     assert "blockIdx.x * 1024u + t * 16u" in src.source  # in[b * tile_in + t * slots_in + r]
     assert src.source.count(f"#ifdef {MARK_MACRO}") == 2
 
@@ -145,10 +212,13 @@ def test_unsupported_combinations_are_one_layout_error_naming_the_target():
     dpp.steps[0] = Lane("dpp:quad_perm:[1,0,3,2]", [4], [0], LANES32 ^ 1, {"ctrl": 0xB1})
     with pytest.raises(LayoutError, match="a DPP move has no CUDA form for sm_90"):
         emit_cpp(dpp)
-    with pytest.raises(LayoutError, match="C identifier"):
-        emit_cpp(amd, name="two words")
     with pytest.raises(LayoutError, match="no CUDA form for sm_90"):
         expected_ptx_counts(dpp)
+    prmt_on_amd = _sample_plan(Mov([0, 1], [2, 3], kind="prmt", operands=(0, 1), selector=0x5410, dst_dword=0))
+    with pytest.raises(LayoutError, match="prmt.b32 has no HIP form for gfx950"):
+        emit_cpp(prmt_on_amd)
+    with pytest.raises(LayoutError, match="C identifier"):
+        emit_cpp(amd, name="two words")
 
 
 # ---------------------------------------------------------------------- AMD plans as HIP

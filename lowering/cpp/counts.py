@@ -18,11 +18,13 @@ The width of a shared access is its vector count times its type's bits (``ld.sha
 is 128 bits, ``st.shared.u8`` 8).
 
 A plan's CUDA lowers each step to exactly one PTX instruction per 32-bit register it writes
-(linlayout.lowering.cpp.emitter): a ``shfl.sync.<mode>`` lane step to that shuffle, a select
-to ``selp``, a byte permute (``v_perm_b32`` semantics, uniform or per-lane selector) to
-``prmt``, each access of a shared-memory step to one ``st.shared``/``ld.shared`` of the
-step's width, a barrier to ``bar.sync``; a renaming to nothing.  :func:`expected_ptx_counts`
-derives those counts from the plan's steps.
+(linlayout.lowering.cpp.emitter): a ``shfl.sync.<mode>`` lane step to that shuffle, a ``selp``
+select to ``selp``, a ``prmt`` (uniform or per-lane selector) to ``prmt``, each access of a
+shared-memory step to one ``st.shared``/``ld.shared`` of the step's width, a barrier to
+``bar.sync``; a renaming to nothing.  A plan's ``mov`` (``mov.b32``) is a renaming in C++: the
+compiler copies a register only where it must, so ``mov`` is not compared.
+:func:`expected_ptx_counts` derives the counts from the plan's steps; their sums are the plan's
+own ``Plan.counts()`` (``shfl``, ``selp``, ``prmt``, ``lds_write``, ``lds_read``, ``bar.sync``).
 """
 
 from __future__ import annotations
@@ -103,13 +105,13 @@ def expected_ptx_counts(plan: Plan) -> dict[str, int]:
     out: Counter = Counter({k: 0 for k in PTX_KEYS})
     for i, st in enumerate(plan.steps):
         what = f"plan step {i} ({st.op})"
-        if isinstance(st, Lane) and st.kind.startswith("shfl.sync."):
-            out[st.kind] += len(dword_pairs(st.dst, st.src, p, dps, what))
-        elif isinstance(st, Select):
+        if isinstance(st, Lane) and st.family == "shfl":
+            out[f"shfl.sync.{st.isa['mode']}"] += len(dword_pairs(st.dst, st.src, p, dps, what))
+        elif isinstance(st, Select) and st.kind == "selp":
             out["selp"] += len(dword_pairs(st.dst, st.a, p, dps, what))
-        elif isinstance(st, PermSelect) or (isinstance(st, Mov) and st.kind == "v_perm_b32"):
+        elif (isinstance(st, PermSelect) and st.form == "prmt") or (isinstance(st, Mov) and st.kind == "prmt"):
             out["prmt"] += 1
-        elif isinstance(st, Mov) and st.kind in ("rename", "v_mov"):
+        elif isinstance(st, Mov) and st.kind in ("rename", "mov"):
             continue
         elif isinstance(st, (LdsStore, LdsLoad)) and not getattr(st, "transpose", 0):
             verb = "st.shared" if st.store else "ld.shared"

@@ -10,11 +10,13 @@ Lane instructions (one C++ expression of 32-bit ``unsigned`` values each):
 =====================  ==============================================  =========================================
 plan instruction       CUDA                                            HIP (clang builtins)
 =====================  ==============================================  =========================================
-shfl.sync.idx          ``__shfl_sync(~0u, v, src_lane)``               --
-shfl.sync.bfly         ``__shfl_xor_sync(~0u, v, c)``                  --
+shfl.sync.idx          ``__shfl_sync(~0u, v, b[, width])``             --
+shfl.sync.bfly         ``__shfl_xor_sync(~0u, v, b[, width])``         --
 shfl.sync.up / down    ``__shfl_up_sync`` / ``__shfl_down_sync``        --
-                       ``(~0u, v, delta, width)``
-byte permute           ``__byte_perm(x, y, s)`` (PTX ``prmt.b32``)     ``__builtin_amdgcn_perm(s0, s1, sel)``
+                       ``(~0u, v, b[, width])``; a ``c`` no intrinsic
+                       makes: inline PTX
+prmt.b32 (generic)     ``__byte_perm(a, b, s)``                        --
+v_perm_b32             --                                              ``__builtin_amdgcn_perm(s0, s1, sel)``
 select                 ``c ? b : a`` (PTX ``selp.b32``)                ``c ? b : a`` (``v_cndmask_b32``)
 DPP move               --                                              ``__builtin_amdgcn_update_dpp``
 ds_swizzle_b32         --                                              ``__builtin_amdgcn_ds_swizzle``
@@ -35,7 +37,10 @@ from __future__ import annotations
 from linlayout import LayoutError
 from linlayout.hw.targets import Target, get_target
 
-__all__ = ["DIALECTS", "CudaDialect", "Dialect", "HipDialect", "dialect_for"]
+__all__ = ["DIALECTS", "CudaDialect", "Dialect", "HipDialect", "SHFL_INTRINSICS", "dialect_for"]
+
+#: The CUDA intrinsic of each ``shfl.sync`` mode.
+SHFL_INTRINSICS = {"idx": "__shfl_sync", "bfly": "__shfl_xor_sync", "up": "__shfl_up_sync", "down": "__shfl_down_sync"}
 
 
 class Dialect:
@@ -109,12 +114,17 @@ class Dialect:
         """A ``bool`` true in lane ``lane`` iff its bit of the lane mask ``mask`` is set."""
         raise NotImplementedError
 
-    def shfl(self, mode: str, value: str, operand: str, width: int) -> str:
+    def shfl(self, mode: str, value: str, b: str, c: int) -> str:
+        """PTX ``shfl.sync.<mode>.b32 d, value, b, c, 0xffffffff``."""
         raise self.lacks(f"shfl.sync.{mode}")
 
     def perm(self, s0: str, s1: str, selector: str) -> str:
-        """``v_perm_b32 D, S0, S1, sel`` semantics with an AMD selector value (``Mov``'s docstring)."""
-        raise NotImplementedError
+        """``v_perm_b32 D, S0, S1, sel`` (``Mov``'s docstring)."""
+        raise self.lacks("v_perm_b32")
+
+    def prmt(self, a: str, b: str, selector: str) -> str:
+        """PTX ``prmt.b32 d, a, b, selector`` (generic mode, ``Mov``'s docstring)."""
+        raise self.lacks("prmt.b32")
 
     def dpp_mov(self, old: str | None, src: str, ctrl: int, row_mask: int, bank_mask: int, bound_ctrl: bool) -> str:
         raise self.lacks("a DPP move")
@@ -169,16 +179,20 @@ class CudaDialect(Dialect):
     def condition(self, mask: str, lane: str) -> str:
         return f"((({mask}) >> {lane}) & 1u) != 0u"
 
-    def shfl(self, mode: str, value: str, operand: str, width: int) -> str:
-        name = {"idx": "__shfl_sync", "bfly": "__shfl_xor_sync", "up": "__shfl_up_sync",
-                "down": "__shfl_down_sync"}[mode]
-        tail = f", {width}" if width != self.wave_size else ""
-        return f"{name}(0xffffffffu, {value}, {operand}{tail})"
+    def shfl(self, mode: str, value: str, b: str, c: int) -> str:
+        # c = (32 - width) << 8 | clamp: the intrinsics' form when the segment is a power of two and the
+        # clamp is theirs (0 for up, 31 else); any other c as inline PTX
+        if mode not in SHFL_INTRINSICS:
+            raise LayoutError(f"shfl.sync has no mode {mode!r}")
+        width = 32 - ((c >> 8) & 31)
+        if c >> 13 == 0 and width & (width - 1) == 0 and c & 31 == (0 if mode == "up" else 31):
+            tail = f", {width}" if width != 32 else ""
+            return f"{SHFL_INTRINSICS[mode]}(0xffffffffu, {value}, {b}{tail})"
+        return (f'[&] {{ unsigned r; asm("shfl.sync.{mode}.b32 %0, %1, %2, 0x{c:x}, 0xffffffff;" : "=r"(r) : '
+                f'"r"({value}), "r"({b})); return r; }}()')
 
-    def perm(self, s0: str, s1: str, selector: str) -> str:
-        # v_perm_b32 byte i = byte sel_i of {S0:S1} (S1 = bytes 0..3); __byte_perm(x, y, s) byte i =
-        # byte s_i of {y:x} (x = bytes 0..3): the same with x = S1, y = S0 and s the nibbles of sel.
-        return f"__byte_perm({s1}, {s0}, {selector})"
+    def prmt(self, a: str, b: str, selector: str) -> str:
+        return f"__byte_perm({a}, {b}, {selector})"  # __byte_perm(x, y, s) is prmt.b32 d, x, y, s
 
 
 class HipDialect(Dialect):

@@ -10,11 +10,11 @@ dwords), one ``const unsigned`` variable per value written; register steps act o
 ========================  ======================================================================
 step                      C++
 ========================  ======================================================================
-Mov rename / v_mov        none (a new name for the same variable)
-Mov v_perm_b32            ``dialect.perm`` with the constant selector
-PermSelect                ``dialect.perm`` with a per-lane selector variable
-Select                    ``c ? b : a``
-Lane shfl.sync.<mode>     ``dialect.shfl`` (operand and width derived from the step's ``src_lane``)
+Mov rename / v_mov / mov  none (a new name for the same variable; the compiler copies where it must)
+Mov v_perm_b32 / prmt     ``dialect.perm`` / ``dialect.prmt`` with the constant selector
+PermSelect                the same with a per-lane selector variable
+Select (v_cndmask, selp)  ``c ? b : a``
+Lane shfl.sync.<mode>     ``dialect.shfl`` with the step's operands ``b`` (per-lane for ``idx``) and ``c``
 Lane dpp / ds_swizzle /   ``dialect.dpp_mov`` / ``ds_swizzle`` / ``ds_bpermute`` (address = 4 * source lane)
 ds_bpermute
 FusedDpp                  v_mov form: ``update_dpp(own, src, ...)``; v_cndmask form: ``mov_dpp`` with
@@ -42,9 +42,7 @@ from linlayout.synth.steps import dword_pairs, dwords_per_slot, slot_dwords, slo
 from .dialect import Dialect
 from .lane_exprs import CppLaneValues
 
-__all__ = ["CppEmitter", "SHFL_MODES"]
-
-SHFL_MODES = ("idx", "bfly", "up", "down")
+__all__ = ["CppEmitter"]
 
 
 def _merge(pieces: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
@@ -108,42 +106,6 @@ class CppEmitter:
             raise LayoutError(f"{what}: {error}")
         return self.values.value_of(st.addr, what, max_delta=st.offset_limit(), delta_unit=st.offset_unit())
 
-    def shfl_operand(self, kind: str, src_lane, what: str) -> tuple[str, str, int]:
-        """``(mode, operand, width)`` of the shuffle ``kind`` (``shfl.sync.<mode>``) whose lane ``l`` reads
-        lane ``src_lane[l]`` (-1: nobody reads it).
-
-        ``idx``: the operand is the per-lane source lane; ``bfly``: the uniform ``c`` with
-        ``src = l ^ c``; ``up``/``down``: the uniform ``delta`` and the segment ``width`` (a power of
-        two) with ``src = l - delta`` (``l + delta``) inside the lane's segment, ``l`` itself
-        outside it.  A table that is not such a shuffle is a LayoutError."""
-        mode = kind.split(".")[-1]
-        if not kind.startswith("shfl.sync.") or mode not in SHFL_MODES:
-            raise LayoutError(f"{what}: unknown shuffle kind {kind!r}")
-        wave = self.dialect.wave_size
-        t = self.values.full_table(src_lane, what)
-        defined = t >= 0
-        lane = np.broadcast_to(np.arange(wave), t.shape)
-        if mode == "idx":
-            return mode, self.lane_value(np.where(defined, t, lane), what, defined=defined), wave
-        if mode == "bfly":
-            c = np.unique((t ^ lane)[defined])
-            if c.size > 1 or (c.size and not 0 <= c[0] < wave):
-                raise LayoutError(f"{what}: the source lanes are not one butterfly l ^ c")
-            return mode, f"{int(c[0]) if c.size else 0}u", wave
-        sign = 1 if mode == "down" else -1
-        moved = defined & (t != lane)
-        delta = np.unique(sign * (t - lane)[moved])
-        if delta.size > 1 or (delta.size and not 0 < delta[0] < wave):
-            raise LayoutError(f"{what}: the source lanes are not one shuffle {mode} by a constant")
-        d = int(delta[0]) if delta.size else 0
-        for width in (wave, 16, 8, 4, 2):
-            seg = lane % width
-            inside = (seg + d < width) if mode == "down" else (seg >= d)
-            want = np.where(inside, lane + sign * d, lane)
-            if width > d and (want == t)[defined].all():
-                return mode, f"{d}u", width
-        raise LayoutError(f"{what}: the source lanes are not one shuffle {mode} by {d} in any segment width")
-
     # ------------------------------------------------------------------ body
     def emit(self, regs: dict[int, str]) -> dict[int, str]:
         """Write the steps on ``regs`` (dword -> variable); returns the final registers."""
@@ -177,32 +139,25 @@ class CppEmitter:
             regs[dd] = old[sd]
 
     def perm(self, regs: dict[int, str], operands: tuple[int, int], selector: str, what: str) -> str:
-        """``v_perm_b32`` of the registers ``operands = (S0, S1)`` with the selector variable ``selector``
-        (AMD selector values; CUDA gets the ``__byte_perm`` nibbles of the same table)."""
+        """``v_perm_b32`` of the registers ``operands = (S0, S1)`` with the selector ``selector``."""
         s0, s1 = (self.reg(regs, d, what) for d in operands)
-        if self.dialect.name == "cuda":
-            selector = self.lane_value(self._prmt_selectors(self.values.values_behind(selector), what), what)
         return self.let(self.dialect.perm(s0, s1, selector), "p")
 
-    @staticmethod
-    def _prmt_selectors(table: np.ndarray, what: str) -> np.ndarray:
-        """``v_perm_b32`` selectors (byte ``i`` picks byte ``sel_i`` of {S0:S1}) as ``prmt`` selectors of
-        ``prmt(S1, S0)`` (nibble ``i`` picks byte ``s_i`` of {S0:S1}); only bytes 0..7 have a form."""
-        out = np.zeros_like(table)
-        for i in range(4):
-            byte = (table >> (8 * i)) & 0xFF
-            if (byte > 7).any():
-                raise LayoutError(f"{what}: a byte-permute selector byte {int(byte.max())} (a constant byte) "
-                                  "has no prmt form")
-            out |= byte << (4 * i)
-        return out
+    def prmt(self, regs: dict[int, str], operands: tuple[int, int], selector: int | str, what: str) -> str:
+        """``prmt.b32`` (generic mode) of the registers ``operands = (a, b)`` with the selector ``selector``
+        (a constant, or the variable of a per-lane selector)."""
+        a, b = (self.reg(regs, d, what) for d in operands)
+        sel = f"0x{selector:x}u" if isinstance(selector, int) else selector
+        return self.let(self.dialect.prmt(a, b, sel), "p")
 
     def select(self, cond: str, if_true: str, if_false: str) -> str:
         return self.let(f"{cond} ? {if_true} : {if_false}", "s")
 
-    def shfl(self, operand: tuple[str, str, int], src: str) -> str:
-        mode, value, width = operand
-        return self.let(self.dialect.shfl(mode, src, value, width), "x")
+    def shfl(self, src: str, mode: str, b: int | str, c: int) -> str:
+        """``shfl.sync.<mode>.b32`` of ``src`` with the lane operand ``b`` (a constant, or the variable of a
+        per-lane source lane) and the clamp/segment operand ``c``, all 32 lanes taking part."""
+        operand = f"{b}u" if isinstance(b, int) else b
+        return self.let(self.dialect.shfl(mode, src, operand, c), "x")
 
     def dpp_mov(self, src: str, ctrl: int, row_mask: int, bank_mask: int, bound_ctrl: bool,
                 old: str | None = None) -> str:

@@ -105,13 +105,6 @@ class CppLaneValues:
         self._values.append((full, name))
         return name, 0
 
-    def values_behind(self, name: str) -> np.ndarray:
-        """The ``[W, L]`` table a variable (or literal) made by :meth:`value_of` holds."""
-        for full, n in self._values:
-            if n == name:
-                return full
-        raise KeyError(name)
-
     def _compute(self, t: np.ndarray, ok: np.ndarray, what: str) -> tuple[np.ndarray, str]:
         aff = fit_affine(t, ok)
         if aff is None:
