@@ -189,7 +189,8 @@ def test_blog_pair_on_the_gpu(tmp_path):
     assert [set(e["kernels"]) >= {"ours"} for e in manifest["cases"]] == [True, True]
     assert "paper" in manifest["cases"][0]["kernels"]
     plan_runner = _script("plan_runner")
-    doc = plan_runner.run(tmp_path, iterations=4, ctas_per_sm=1, warmup=1, repeats=2)
+    doc, lost = plan_runner.run(tmp_path, tmp_path / "results.json", iterations=4, ctas_per_sm=1, warmup=1, repeats=2)
+    assert not lost and json.loads((tmp_path / "results.json").read_text()) == doc
     for row, entry in zip(doc["cases"], manifest["cases"]):
         assert "error" not in row
         for check in ("check_1", "check_k"):

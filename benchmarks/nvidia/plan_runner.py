@@ -28,6 +28,9 @@ SM busy), all on the first plane's tile, and takes CUDA-event times of ``repeats
 after ``warmup``; the reported time is the median.
 
     python benchmarks/nvidia/plan_runner.py DIR [--iterations K] [--out results.json]
+
+A kernel that faults takes the CUDA context with it: its case is recorded with the error and
+the script exits with status 3; ``--resume`` goes on with the next case in a new process.
 """
 
 from __future__ import annotations
@@ -134,31 +137,54 @@ def time_case(runner: Runner, case: dict, tiles, iterations: int, ctas: int, war
     return {side: {"us": float(np.median(t)), "us_min": float(np.min(t))} for side, t in times.items()}
 
 
-def run(folder: Path, iterations: int, ctas_per_sm: int, warmup: int, repeats: int, only: list[str] | None = None) -> dict:
-    """Check and time every case of the built ``folder``; returns the results document."""
+FATAL = 3  # exit status: the GPU context was lost (a kernel faulted); run again with --resume
+
+
+def _context_lost(runner: Runner, error: Exception) -> bool:
+    """Whether ``error`` left the CUDA context unusable (a fault inside a kernel)."""
+    cuda = runner.cp.cuda
+    if not isinstance(error, (cuda.runtime.CUDARuntimeError, cuda.driver.CUDADriverError)):
+        return False
+    try:
+        cuda.runtime.deviceSynchronize()
+        return False
+    except Exception:  # noqa: BLE001 -- any failure to synchronize means the context is gone
+        return True
+
+
+def run(folder: Path, out: Path, iterations: int, ctas_per_sm: int, warmup: int, repeats: int,
+        only: list[str] | None = None, resume: bool = False) -> tuple[dict, bool]:
+    """Check and time every case of the built ``folder``, writing the results document to ``out``
+    after each case.  ``resume`` keeps the cases ``out`` already holds (a run cut off by a kernel
+    fault: that case is recorded with its error and the next process goes on after it).
+    Returns (the document, whether the GPU context was lost)."""
     manifest = json.loads((folder / "manifest.json").read_text())
     tiles = np.load(folder / "tiles.npz")
     runner = Runner(folder)
     ctas = runner.sm_count * ctas_per_sm
-    rows = []
-    started = time.time()
+    rows = json.loads(out.read_text())["cases"] if resume and out.exists() else []
+    done = {r["name"] for r in rows}
+    doc = {"format": "linlayout_nvidia_plan_runs/v1", "device": runner.device, "capability": runner.capability,
+           "sm_count": runner.sm_count, "iterations": iterations, "timing_ctas": ctas, "warmup": warmup,
+           "repeats": repeats, "build": manifest.get("build", {}), "cases": rows}
     for case in manifest["cases"]:
-        if only and case["name"] not in only:
+        if (only and case["name"] not in only) or case["name"] in done:
             continue
-        row = {"name": case["name"], "element_bits": case["element_bits"], "num_warps": case["num_warps"],
-               "counts": case.get("counts", {})}
+        row = {"name": case["name"], "element_bits": case["element_bits"], "num_warps": case["num_warps"]}
+        lost = False
         try:
             row["check_1"] = check_case(runner, case, tiles, 1)
             row["check_k"] = check_case(runner, case, tiles, iterations)
             row["time"] = time_case(runner, case, tiles, iterations, ctas, warmup, repeats)
-        except Exception as e:  # a kernel that fails to load or launch is reported with its case, not fatal
+        except Exception as e:  # noqa: BLE001 -- a kernel that fails to load or run is reported with its case
             row["error"] = f"{type(e).__name__}: {e}"
+            lost = _context_lost(runner, e)
         rows.append(row)
+        out.write_text(json.dumps(doc, indent=1) + "\n")
         print(_line(row), flush=True)
-    return {"format": "linlayout_nvidia_plan_runs/v1", "device": runner.device, "capability": runner.capability,
-            "sm_count": runner.sm_count, "iterations": iterations, "timing_ctas": ctas, "warmup": warmup,
-            "repeats": repeats, "seconds": round(time.time() - started, 1), "build": manifest.get("build", {}),
-            "cases": rows}
+        if lost:
+            return doc, True
+    return doc, False
 
 
 def _line(row: dict) -> str:
@@ -184,13 +210,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--repeats", type=int, default=10)
     ap.add_argument("--case", action="append", help="run only this case (repeatable)")
+    ap.add_argument("--resume", action="store_true", help="keep the cases already in --out (after a kernel fault)")
     args = ap.parse_args(argv)
-    doc = run(args.folder, args.iterations, args.ctas_per_sm, args.warmup, args.repeats, args.case)
     path = args.out or args.folder / "results.json"
-    path.write_text(json.dumps(doc, indent=1) + "\n")
+    doc, lost = run(args.folder, path, args.iterations, args.ctas_per_sm, args.warmup, args.repeats, args.case,
+                    args.resume)
+    if lost:
+        print(f"the GPU context was lost at {doc['cases'][-1]['name']}; run again with --resume", flush=True)
+        return FATAL
     bad = [r["name"] for r in doc["cases"] if "error" in r or not all(
         c["bit_exact"] for k in ("check_1", "check_k") for c in r[k].values())]
-    print(f"{len(doc['cases']) - len(bad)} of {len(doc['cases'])} cases bit-exact on both sides; wrote {path}")
+    print(f"{len(doc['cases']) - len(bad)} of {len(doc['cases'])} cases bit-exact on every side; wrote {path}")
     return 0 if not bad else 1
 
 
