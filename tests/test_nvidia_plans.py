@@ -141,6 +141,30 @@ def test_gluon_roundtrip_compiles_for_sm90_on_the_cpu():
         gluon_roundtrip.compile_roundtrip(case.src, case.dst, 64, 1)
 
 
+def _c_ternary(expr: str, warp: int) -> int:
+    """Value of ``(warp == Wu ? 0xMu : REST)`` chains (the only form Dialect.mask writes) at ``warp``."""
+    import re
+
+    while True:
+        m = re.fullmatch(r"\(warp == (\d+)u \? 0x([0-9a-f]+)u : (.*)\)", expr)
+        if m is None:
+            return int(re.fullmatch(r"0x([0-9a-f]+)u", expr).group(1), 16)
+        if int(m.group(1)) == warp:
+            return int(m.group(2), 16)
+        expr = m.group(3)
+
+
+@pytest.mark.parametrize("masks", [[0, 0, 2**32 - 1, 2**32 - 1, 0, 0, 2**32 - 1, 2**32 - 1],
+                                   [0, 0, 0, 0, 2**32 - 1, 2**32 - 1, 2**32 - 1, 2**32 - 1], [5, 5, 5, 5], [1, 2, 1, 2]])
+def test_cuda_warp_masks_pick_each_warps_own(masks):
+    """The per-warp lane masks of a plan's selects (the first GPU run found warps 0 and 4 of the
+    first table given warp 7's mask: 16 corpus cases differed)."""
+    from linlayout.lowering.cpp import dialect_for
+
+    expr = dialect_for("sm_90", None).mask(masks, "warp")
+    assert [_c_ternary(expr, w) for w in range(len(masks))] == masks
+
+
 # ------------------------------------------------------------------ report
 def _fake_run():
     manifest = {"build": {"nvcc": "x", "triton": "3.9.0"}, "cases": [

@@ -106,7 +106,7 @@ class Dialect:
         suffix = "ull" if self.wave_size == 64 else "u"
         mask = f"0x{masks[-1]:x}{suffix}"
         for w in range(len(masks) - 2, -1, -1):
-            if masks[w] != masks[w + 1]:
+            if masks[w] != masks[-1]:  # a warp without its own test falls through to the last warp's mask
                 mask = f"({warp} == {w}u ? 0x{masks[w]:x}{suffix} : {mask})"
         return mask
 
