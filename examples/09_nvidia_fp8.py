@@ -68,9 +68,9 @@ if nvcc is None:
 back = emit_cpp(plan_conversion(dst, src, "sm_90", 8), name="fp8_a_to_fp16_acc")
 kernels = {
     "linlayout": code.source + back.source + roundtrip_kernel("k_linlayout", code.function_name, back.function_name,
-                                                             "uint8_t", 16, 16, 32, False),
+                                                             "uint8_t", 8, 16, 16, 32, False),
     "paper": (BENCH / "paper_fp16_fp8.cu").read_text() + roundtrip_kernel(
-        "k_paper", "paper_fp16_to_fp8", "paper_fp8_to_fp16", "uint8_t", 16, 16, 32, False),
+        "k_paper", "paper_fp16_to_fp8", "paper_fp8_to_fp16", "uint8_t", 8, 16, 16, 32, False),
 }
 cubins = {}
 for side, text in kernels.items():

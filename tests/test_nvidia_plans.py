@@ -116,9 +116,10 @@ def test_corpus_cases_and_distinct():
 
 @pytest.mark.parametrize("uses_shared", [False, True])
 def test_roundtrip_kernel_text(uses_shared):
-    text = roundtrip_cuda.roundtrip_kernel("k", "fwd", "back", "uint16_t", 8, 4, 128, uses_shared)
+    text = roundtrip_cuda.roundtrip_kernel("k", "fwd", "back", "uint16_t", 16, 8, 4, 128, uses_shared)
     assert 'extern "C" __global__ void __launch_bounds__(128) k(const uint16_t* in' in text
-    assert "fwd(x, y);" in text and "back(y, x_next);" in text and "fwd(x, y_next);" in text
+    assert "fwd(x, y);" in text and "back(y_in, x_out);" in text and "fwd(x_in, y_out);" in text
+    assert "unsigned xw[4], yw[2];" in text  # 8 and 4 16-bit slots, packed two to a word
     assert "blockIdx.x * 1024u + threadIdx.x * 8u" in text and "blockIdx.x * 512u + threadIdx.x * 4u" in text
     assert ("__syncthreads();" in text) == uses_shared
 
@@ -169,8 +170,11 @@ def test_cuda_warp_masks_pick_each_warps_own(masks):
 def _fake_run():
     manifest = {"build": {"nvcc": "x", "triton": "3.9.0"}, "cases": [
         {"name": "a", "element_bits": 8, "num_warps": 1, "kernels": {"ours": {}, "triton": {}}, "errors": {},
-         "plan": {"strategy": ["lanes", "lanes"]}},
-        {"name": "b", "element_bits": 16, "num_warps": 4, "kernels": {"ours": {}, "triton": {}}, "errors": {}},
+         "plan": {"strategy": ["lanes", "lanes"], "counts": [{"shfl": 2, "total": 2}, {"shfl": 2, "total": 2}]}},
+        {"name": "b", "element_bits": 16, "num_warps": 4, "kernels": {"ours": {}, "triton": {}}, "errors": {},
+         "plan": {"strategy": ["lds", "lanes"], "counts": [{"total": 3}, {"total": 1}]}},
+        {"name": "n", "element_bits": 16, "num_warps": 4, "kernels": {"ours": {}, "triton": {}}, "errors": {},
+         "plan": {"strategy": ["noop", "noop"], "counts": [{"total": 0}, {"total": 0}]}},
         {"name": "c", "element_bits": 32, "num_warps": 2, "kernels": {"triton": {}}, "errors": {"ours": "LayoutError: no"}},
     ]}
     ok = {"bit_exact": True, "errors": []}
@@ -181,16 +185,19 @@ def _fake_run():
         {"name": "b", "check_1": {"ours": bad, "triton": ok}, "check_k": {"ours": ok, "triton": ok},
          "time": {"ours": {"us": 8.0}, "triton": {"us": 4.0}}},
         {"name": "c", "check_1": {"triton": ok}, "check_k": {"triton": ok}, "time": {"triton": {"us": 1.0}}},
+        {"name": "n", "check_1": {"ours": ok, "triton": ok}, "check_k": {"ours": ok, "triton": ok},
+         "time": {"ours": {"us": 3.0}, "triton": {"us": 1.0}}},
     ]}
     return results, manifest
 
 
 def test_summary_counts_failures_and_ratios():
     s = run_plans.summarize(*_fake_run())
-    assert (s["cases"], s["ours_cases"], s["ours_bit_exact"], s["triton_bit_exact"]) == (3, 3, 1, 3)
+    assert (s["cases"], s["ours_cases"], s["ours_bit_exact"], s["triton_bit_exact"]) == (4, 4, 2, 4)
     assert s["timed_pairs"] == 2 and s["geomean_ours_over_triton"] == pytest.approx(1.0) and s["ours_faster"] == 1
+    assert s["no_instruction_pairs"] == 1  # "n": timed, but out of the mean
     text = run_plans.markdown(s, "CMD")
-    assert "our plans bit-exact: **1 of 3** cases" in text and "Command: `CMD`" in text
+    assert "our plans bit-exact: **2 of 4** cases" in text and "Command: `CMD`" in text
     assert "- b: ours differs: dst(0, 0, 3, 1): got 0x5 want 0x7" in text
     assert "- c: ours build: LayoutError: no" in text
 
