@@ -202,6 +202,45 @@ def test_summary_counts_failures_and_ratios():
     assert "- c: ours build: LayoutError: no" in text
 
 
+# ------------------------------------------------------------------ the recorded GPU run
+RECORDED = json.loads((RESULTS / "plans.json").read_text())
+RUNS = json.loads((RESULTS / "plans_runs_h200.json").read_text())
+
+
+def test_recorded_run_covers_the_corpus():
+    """One row per distinct NVIDIA pair of the corpus plus the two blog tiles, in build order."""
+    cases = run_plans.distinct([run_plans.blog_case(1), run_plans.blog_case(4)] + run_plans.corpus_cases(CORPUS))
+    assert [r["name"] for r in RECORDED["rows"]] == [c.name for c in cases] == [r["name"] for r in RUNS["cases"]]
+    assert [(r["element_bits"], r["num_warps"]) for r in RECORDED["rows"]] == [(c.element_bits, c.num_warps)
+                                                                              for c in cases]
+    assert len(cases) >= 100
+
+
+def test_recorded_run_every_built_plan_is_bit_exact():
+    """Every pair whose plans were built ran bit-exact on the GPU (both checks, both directions);
+    the others are exactly the pairs whose planning failed, each with its error."""
+    rows = RECORDED["rows"]
+    built = [r for r in rows if "ours" in r]
+    assert all(r["ours"]["bit_exact"] and r["triton"]["bit_exact"] for r in built)
+    unbuilt = [r for r in rows if "ours" not in r]
+    assert all(r["build_errors"]["ours"].startswith("PlanVerificationError") for r in unbuilt)
+    assert RECORDED["ours_bit_exact"] == len(built) and RECORDED["ours_cases"] == len(rows)
+    assert RECORDED["triton_bit_exact"] == len(rows)
+    blog = rows[0]
+    assert blog["paper"]["bit_exact"] and blog["plan"]["strategy"] == ["lanes", "lanes"]
+
+
+def test_recorded_summary_follows_from_the_raw_run():
+    manifest = {"build": RUNS["build"], "cases": [
+        {"name": r["name"], "element_bits": r["element_bits"], "num_warps": r["num_warps"], "plan": r["plan"],
+         "errors": r["build_errors"], "kernels": dict.fromkeys(k for k in ("ours", "paper", "triton") if k in r)}
+        for r in RECORDED["rows"]]}
+    again = run_plans.summarize(RUNS, manifest)
+    assert again == RECORDED
+    ratios = [r["ratio"] for r in RECORDED["rows"] if "ratio" in r and any(c.get("total") for c in r["plan"]["counts"])]
+    assert RECORDED["geomean_ours_over_triton"] == pytest.approx(float(np.exp(np.mean(np.log(ratios)))))
+
+
 # ------------------------------------------------------------------ on a GPU
 def _gpu() -> bool:
     if shutil.which("nvcc") is None or shutil.which("nvidia-smi") is None or importlib.util.find_spec("cupy") is None:

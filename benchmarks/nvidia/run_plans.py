@@ -347,7 +347,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     summary = summarize(json.loads(args.results.read_text()), json.loads(args.manifest.read_text()))
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "plans.json").write_text(json.dumps(summary, indent=1) + "\n")
+    head = json.dumps({k: v for k, v in summary.items() if k != "rows"}, indent=1)[:-2]
+    rows = ",\n".join(json.dumps(r) for r in summary["rows"])
+    (args.out / "plans.json").write_text(f'{head},\n "rows": [\n{rows}\n]}}\n')
     (args.out / "plans.md").write_text(markdown(summary, args.command))
     print(f"ours bit-exact {summary['ours_bit_exact']} of {summary['ours_cases']}; "
           f"geomean ours/Triton {summary['geomean_ours_over_triton']:.3f} over {summary['timed_pairs']} pairs")
