@@ -289,6 +289,15 @@ def markdown(summary: dict, command: str) -> str:
             times = ", ".join(f"{side} {r[side]['us']:.1f} us ({'bit-exact' if r[side]['bit_exact'] else 'DIFFERS'})"
                               for side in ("ours", "paper", "triton") if side in r and r[side]["us"])
             lines.append(f"- {r['name']}: {times}")
+    lines += ["", "| group | pairs | geomean ours/Triton | ours faster |", "|---|---|---|---|"]
+    for title, key in (("elements of {} bits", lambda r: r["element_bits"]),
+                       ("plans {}", lambda r: " / ".join(r["plan"].get("strategy", [])))):
+        groups: dict = {}
+        for r in s["rows"]:
+            if "ratio" in r and any(c.get("total") for c in r["plan"].get("counts", [])):
+                groups.setdefault(key(r), []).append(r["ratio"])
+        for group, ratios in sorted(groups.items(), key=lambda g: (-len(g[1]), str(g[0]))):
+            lines.append(f"| {title.format(group)} | {len(ratios)} | {geomean(ratios):.3f} | {sum(x < 1 for x in ratios)} |")
     lines += ["",
              "| case | bits | warps | our plans (fwd / back) | ours exact | Triton exact | ours us | Triton us | ours/Triton |",
              "|---|---|---|---|---|---|---|---|---|"]
