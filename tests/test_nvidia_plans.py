@@ -8,8 +8,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -17,24 +15,15 @@ import pytest
 
 from linlayout import LayoutError
 from linlayout.encodings.nvidia import NvidiaMma
+from nvidia_scripts import RESULTS, script, sm90_gpu
 
 ROOT = Path(__file__).resolve().parent.parent
-SCRIPTS = ROOT / "benchmarks" / "nvidia"
-RESULTS = SCRIPTS / "results"
 CORPUS = ROOT / "benchmarks" / "data" / "triton_nvidia_corpus.json"
 
 
-def _script(name: str):
-    spec = importlib.util.spec_from_file_location(f"nvidia_{name}", SCRIPTS / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-run_plans = _script("run_plans")
-plan_tiles = _script("plan_tiles")
-roundtrip_cuda = _script("roundtrip_cuda")
+run_plans = script("run_plans")
+plan_tiles = script("plan_tiles")
+roundtrip_cuda = script("roundtrip_cuda")
 
 
 # ------------------------------------------------------------------ tiles
@@ -133,7 +122,7 @@ def test_paper_source_compiles_when_nvcc_is_here(tmp_path):
 
 def test_gluon_roundtrip_compiles_for_sm90_on_the_cpu():
     pytest.importorskip("triton", reason="needs Triton 3.9 (pip install -e '.[test]')")
-    gluon_roundtrip = _script("gluon_roundtrip")
+    gluon_roundtrip = script("gluon_roundtrip")
     case = run_plans.blog_case(1)
     k = gluon_roundtrip.compile_roundtrip(case.src, case.dst, 8, 1)
     assert k.name == "roundtrip_2d" and k.scratch_args == 2 and k.cubin[:4] == b"\x7fELF"
@@ -242,15 +231,7 @@ def test_recorded_summary_follows_from_the_raw_run():
 
 
 # ------------------------------------------------------------------ on a GPU
-def _gpu() -> bool:
-    if shutil.which("nvcc") is None or shutil.which("nvidia-smi") is None or importlib.util.find_spec("cupy") is None:
-        return False
-    out = subprocess.run(["nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"],
-                         capture_output=True, text=True)
-    return out.returncode == 0 and out.stdout.strip().startswith("9.0")
-
-
-@pytest.mark.skipif(not _gpu(), reason="needs an sm_90 GPU with nvcc and CuPy")
+@pytest.mark.skipif(not sm90_gpu(("nvcc",), ("cupy",)), reason="needs an sm_90 GPU with nvcc and CuPy")
 def test_blog_pair_on_the_gpu(tmp_path):
     """Ours and the paper's solution bit-exact; Triton's kernel too where this Triton compiles it
     (the Gluon kernel is written for Triton 3.9)."""
@@ -258,7 +239,7 @@ def test_blog_pair_on_the_gpu(tmp_path):
     manifest = run_plans.build([run_plans.blog_case(1), run_plans.blog_case(4)], tmp_path, triton=triton)
     assert [set(e["kernels"]) >= {"ours"} for e in manifest["cases"]] == [True, True]
     assert "paper" in manifest["cases"][0]["kernels"]
-    plan_runner = _script("plan_runner")
+    plan_runner = script("plan_runner")
     doc, lost = plan_runner.run(tmp_path, tmp_path / "results.json", iterations=4, ctas_per_sm=1, warmup=1, repeats=2)
     assert not lost and json.loads((tmp_path / "results.json").read_text()) == doc
     for row, entry in zip(doc["cases"], manifest["cases"]):

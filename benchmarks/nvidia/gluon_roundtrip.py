@@ -46,15 +46,7 @@ def _kernels():
     from triton.experimental.gluon import language as gl
 
     @gluon.jit
-    def roundtrip_2d(src, out_src, out_dst, iterations, M: gl.constexpr, N: gl.constexpr,
-                     SRC: gl.constexpr, DST: gl.constexpr):
-        base = gl.program_id(0) * (M * N)
-        rs = gl.arange(0, M, layout=gl.SliceLayout(1, SRC))
-        cs = gl.arange(0, N, layout=gl.SliceLayout(0, SRC))
-        offs_src = base + gl.expand_dims(rs, 1) * N + gl.expand_dims(cs, 0)
-        rd = gl.arange(0, M, layout=gl.SliceLayout(1, DST))
-        cd = gl.arange(0, N, layout=gl.SliceLayout(0, DST))
-        offs_dst = base + gl.expand_dims(rd, 1) * N + gl.expand_dims(cd, 0)
+    def roundtrip(src, out_src, out_dst, offs_src, offs_dst, iterations, SRC: gl.constexpr, DST: gl.constexpr):
         x = gl.load(src + offs_src)
         y = gl.convert_layout(x, DST)
         for i in range(iterations):
@@ -63,16 +55,21 @@ def _kernels():
         gl.store(out_dst + offs_dst, y)
 
     @gluon.jit
+    def roundtrip_2d(src, out_src, out_dst, iterations, M: gl.constexpr, N: gl.constexpr,
+                     SRC: gl.constexpr, DST: gl.constexpr):
+        base = gl.program_id(0) * (M * N)
+        rs = gl.arange(0, M, layout=gl.SliceLayout(1, SRC))
+        cs = gl.arange(0, N, layout=gl.SliceLayout(0, SRC))
+        rd = gl.arange(0, M, layout=gl.SliceLayout(1, DST))
+        cd = gl.arange(0, N, layout=gl.SliceLayout(0, DST))
+        roundtrip(src, out_src, out_dst, base + gl.expand_dims(rs, 1) * N + gl.expand_dims(cs, 0),
+                  base + gl.expand_dims(rd, 1) * N + gl.expand_dims(cd, 0), iterations, SRC, DST)
+
+    @gluon.jit
     def roundtrip_1d(src, out_src, out_dst, iterations, M: gl.constexpr, SRC: gl.constexpr, DST: gl.constexpr):
         base = gl.program_id(0) * M
-        offs_src = base + gl.arange(0, M, layout=SRC)
-        offs_dst = base + gl.arange(0, M, layout=DST)
-        x = gl.load(src + offs_src)
-        y = gl.convert_layout(x, DST)
-        for i in range(iterations):
-            x, y = gl.convert_layout(y, SRC), gl.convert_layout(x, DST)
-        gl.store(out_src + offs_src, x)
-        gl.store(out_dst + offs_dst, y)
+        roundtrip(src, out_src, out_dst, base + gl.arange(0, M, layout=SRC), base + gl.arange(0, M, layout=DST),
+                  iterations, SRC, DST)
 
     return roundtrip_2d, roundtrip_1d
 
