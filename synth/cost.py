@@ -91,6 +91,13 @@ NVIDIA_PARAMETERS = dict(valu_issue=NV_ALU_ISSUE, ds_issue=NV_MIO_ISSUE, crossba
                          lds_cycles=NV_SHARED_CYCLES, ds_latency=NV_SHARED_LATENCY, barrier_cycles=NV_BAR_SYNC,
                          lds_port_sharing=NV_MIO_SHARING)
 
+# RDNA wave32 (gfx1100, gfx1200, gfx1250): a wave of 32 on a 32-lane SIMD (docs/amd_facts.md section 6).
+RDNA_VALU_ISSUE = 1.0  # [I] a wave32 VALU (DPP, v_permlane16/x16, v_cndmask, v_perm) in one pass of a 32-lane SIMD
+RDNA_DS_ISSUE = 1.0  # [I] issue slot of a DS instruction of a wave32
+RDNA_LANE_FRACTION = 0.5  # [I] a wave32 moves half a wave64's bytes: the crossbar and LDS cycles are halved
+RDNA_PARAMETERS = dict(valu_issue=RDNA_VALU_ISSUE, permlane_issue=RDNA_VALU_ISSUE, ds_issue=RDNA_DS_ISSUE,
+                       crossbar_cycles=CROSSBAR_CYCLES * RDNA_LANE_FRACTION)
+
 # What a plan's ``cost`` measures (the module docstring, "Objectives"; the default is argued in
 # docs/conversions.md).
 OBJECTIVES = ("latency", "throughput", "instructions")
@@ -182,7 +189,7 @@ class CostModel:
             return self.valu_issue
         if kind == "dpp":
             return self.valu_issue + self.dpp_hazard
-        if kind in ("permlane16_swap", "permlane32_swap"):
+        if kind in ("permlane16_swap", "permlane32_swap", "permlane16"):
             return self.permlane_issue
         if kind in ("ds_bpermute", "ds_swizzle", "shfl"):
             return self.ds_issue + self.crossbar_cycles * self.lds_port_sharing
@@ -197,7 +204,8 @@ class CostModel:
     def lane_family_cost(self) -> dict[str, float]:
         """Costs used to rank single lane-moving instructions (linlayout.synth.lane_ops)."""
         return {"dpp": self.instruction("dpp"), "ds_swizzle": self.instruction("ds_swizzle") + 0.5,
-                "ds_bpermute": self.instruction("ds_bpermute") + 1.0, "shfl": self.instruction("shfl")}
+                "ds_bpermute": self.instruction("ds_bpermute") + 1.0, "shfl": self.instruction("shfl"),
+                "permlane16": self.instruction("permlane16") + 0.5}
 
     def latency(self, ds_depth: int) -> float:
         return self.latency_weight * self.ds_latency * ds_depth
@@ -216,11 +224,17 @@ class CostModel:
 
 def cost_model(arch: str, objective: str = DEFAULT_OBJECTIVE) -> CostModel:
     """The cost model of ``arch`` (validated through linlayout.hw.targets) under ``objective``: the
-    CDNA parameters, or the NVIDIA ones (``NVIDIA_PARAMETERS``) for an NVIDIA target."""
+    CDNA parameters, the NVIDIA ones (``NVIDIA_PARAMETERS``) for an NVIDIA target, the wave32 ones
+    (``RDNA_PARAMETERS``, LDS cycles scaled by ``RDNA_LANE_FRACTION``) for an RDNA target."""
     if objective not in OBJECTIVES:
         raise LayoutError(f"objective {objective!r} must be one of {', '.join(OBJECTIVES)}")
     target = get_target(arch)
-    family = dict(NVIDIA_PARAMETERS, lds_cycles=dict(NV_SHARED_CYCLES)) if target.family == "nvidia" else {}
+    if target.family == "nvidia":
+        family = dict(NVIDIA_PARAMETERS, lds_cycles=dict(NV_SHARED_CYCLES))
+    elif target.family == "rdna":
+        family = dict(RDNA_PARAMETERS, lds_cycles={w: c * RDNA_LANE_FRACTION for w, c in LDS_CYCLES.items()})
+    else:
+        family = {}
     return CostModel(target.name, objective=objective, **family)
 
 

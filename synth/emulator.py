@@ -32,8 +32,8 @@ import numpy as np
 from linlayout import LayoutError, LinearLayout, caches
 from linlayout.hw.targets import get_target
 
-from .isa_lanes import (bpermute_src_lanes, dpp_src_lanes, permlane_swap, prmt_b32, shfl_sync, swizzle_src_lanes,
-                        v_perm_b32)
+from .isa_lanes import (bpermute_src_lanes, dpp8_src_lanes, dpp_src_lanes, permlane16_src_lanes, permlane_swap,
+                        prmt_b32, shfl_sync, swizzle_src_lanes, v_perm_b32)
 from .plan import Plan
 from .steps import (PlanVerificationError, dword_pairs, dwords_per_slot, prmt_as_perm, slot_dwords,
                     slots_per_dword, transpose_element_addresses)
@@ -227,7 +227,7 @@ class _Machine:
         source lanes.  An out-of-range source lane reads 0 ([I]: the meaning of bound_ctrl:1) and,
         with bound_ctrl:0, the lane is not written.  Lanes disabled by row_mask/bank_mask keep v[d]."""
         self._has(bool(self.target.dpp_controls), "DPP")
-        sl = _dpp_cached(ctrl, self.wave)
+        sl = _dpp_cached(ctrl, self.wave, "rdna" if self.target.family == "rdna" else "cdna")
         moved = _gather(self.regs[s], sl)
         enabled = _masks_enabled(row_mask, bank_mask, self.wave)
         if not bound_ctrl:
@@ -251,6 +251,20 @@ class _Machine:
         """``ds_bpermute_b32 v[d], addr, v[s] offset:<offset>``; returns the source lanes."""
         self._has(self.target.has_ds_bpermute, "ds_bpermute_b32")
         sl = bpermute_src_lanes(addr, self.wave, offset)
+        self.regs[d] = _gather(self.regs[s], sl)
+        return sl
+
+    def dpp8(self, d: int, s: int, selectors: int) -> np.ndarray:
+        """RDNA ``v_mov_b32_dpp v[d], v[s] dpp8:[...]``; returns the source lanes."""
+        self._has("dpp8" in self.target.dpp_controls, "dpp8")
+        sl = dpp8_src_lanes(selectors, self.wave)
+        self.regs[d] = _gather(self.regs[s], sl)
+        return sl
+
+    def permlane16(self, d: int, s: int, selector: int, cross: bool) -> np.ndarray:
+        """RDNA ``v_permlane{16,x16}_b32 v[d], v[s], sel_lo, sel_hi``; returns the source lanes."""
+        self._has(self.target.has_permlanex16, "v_permlane16_b32")
+        sl = permlane16_src_lanes(selector, cross, self.wave)
         self.regs[d] = _gather(self.regs[s], sl)
         return sl
 

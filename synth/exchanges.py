@@ -116,7 +116,7 @@ def _dword_options(j: int, target: Target, cm: CostModel) -> list[Realization]:
         n_sel = 0 if ir.FUSE_DPP_SELECT else 2 - (row_bank_masks(lj) is not None)
         opts.append(Realization("dpp", 2 * cm.instruction("dpp") + n_sel * sel, 2 + n_sel, False, ops=(da, db)))
     full = find_lane_op(lanes ^ J, target, fam)
-    opts.append(Realization("ship", 3 * sel + fam[full.family], 4, full.family != "dpp", ops=(full,)))
+    opts.append(Realization("ship", 3 * sel + fam[full.family], 4, full.crossbar, ops=(full,)))
     return opts
 
 
@@ -130,7 +130,7 @@ def _realizations(target: Target, cm_key: tuple, fuse: bool) -> tuple[tuple[Real
     for j in range(target.wave_size.bit_length() - 1):
         dword.append(min(_dword_options(j, target, cm), key=lambda o: (o.cost, o.count)))
         mv = find_lane_op(lane_indices(target.wave_size) ^ (1 << j), target, fam)
-        sub.append(Realization("subword", fam[mv.family] + cm.instruction("v_perm_b32"), 2, mv.family != "dpp",
+        sub.append(Realization("subword", fam[mv.family] + cm.instruction("v_perm_b32"), 2, mv.crossbar,
                                ops=(mv,)))
     return tuple(dword), tuple(sub)
 
@@ -214,7 +214,7 @@ class SchedulePlanner:
             return
         op = _stage_op(self.target, self.cm_key, tuple(src_pos))
         s.cost += self.family_cost[op.family] * self.n_units + (
-            self.latency if op.family != "dpp" else 0.0)
+            self.latency if op.crossbar else 0.0)
         s.count += self.n_units
         s.lane = [s.lane[i] for i in src_pos]
         s.moves.append(("stage", tuple(src_pos)))

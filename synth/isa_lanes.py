@@ -2,7 +2,8 @@
 
 Written from the ISA facts of docs/hardware.md section 3 (cross-lane instructions: the
 gfx9 DPP_CTRL table, the four ds_swizzle_b32 modes, ds_bpermute_b32's address rule, the
-gfx950 permlane swaps, v_perm_b32's byte selectors) and of docs/nvidia_facts.md (PTX
+gfx950 permlane swaps, v_perm_b32's byte selectors), of docs/amd_facts.md (RDNA's wave32 DPP16
+and DPP8, v_permlane16/x16) and of docs/nvidia_facts.md (PTX
 ``shfl.sync`` in its four modes, ``prmt``), one function per instruction.  This
 module is the *oracle* conversion plans are verified against (through
 :mod:`linlayout.synth.emulator`); it is checked against the MLIR interpreter's independent
@@ -24,12 +25,13 @@ import numpy as np
 
 from linlayout import LayoutError
 
-__all__ = ["bpermute_src_lanes", "dpp_src_lanes", "permlane_swap", "prmt_b32", "shfl_sync", "swizzle_src_lanes",
-           "v_perm_b32"]
+__all__ = ["bpermute_src_lanes", "dpp8_src_lanes", "dpp_src_lanes", "permlane16_src_lanes", "permlane_swap",
+           "prmt_b32", "shfl_sync", "swizzle_src_lanes", "v_perm_b32"]
 
 
-def dpp_src_lanes(ctrl: int, wave_size: int) -> np.ndarray:
-    """Source lane of every lane for the 9-bit gfx9 ``DPP_CTRL`` ``ctrl``; -1 = out of range.
+def dpp_src_lanes(ctrl: int, wave_size: int, family: str = "cdna") -> np.ndarray:
+    """Source lane of every lane for the 9-bit ``DPP_CTRL`` ``ctrl`` of gfx9 (``family`` ``cdna``)
+    or of RDNA's dpp16 (``family`` ``rdna``); -1 = out of range.
 
     docs/hardware.md section 3 (DPP_CTRL table, gfx9): ``quad_perm`` 0x000-0x0FF (lane ``n``
     reads lane ``(n & ~3) + ctrl[2(n%4)+1 : 2(n%4)]``); ``row_shl:s`` 0x101-0x10F (``n + s``
@@ -39,9 +41,19 @@ def dpp_src_lanes(ctrl: int, wave_size: int) -> np.ndarray:
     ``row_half_mirror`` 0x141; ``row_bcast:15`` 0x142 (rows 1-3 read lane 15 of the row
     before); ``row_bcast:31`` 0x143 (lanes 32-63 read lane 31); ``row_newbcast:k``
     0x150-0x15F (lane ``k`` of the row).  Any other value is reserved (a ``LayoutError``).
+
+    RDNA (docs/amd_facts.md, wave32 DPP; LLVM's dpp16_ctrl list): the same quad_perm, row_shl,
+    row_shr, row_ror, row_mirror and row_half_mirror; ``row_share:k`` 0x150-0x15F (lane ``k``
+    of the row, as row_newbcast) and ``row_xmask:k`` 0x160-0x16F (position ``(n & 15) ^ k`` of
+    the row); no wave shifts or rotates and no row_bcast (reserved).
     """
     n = np.arange(wave_size)
     row = n & ~15
+    rdna = family == "rdna"
+    if rdna and (0x130 <= ctrl <= 0x13F or ctrl in (0x142, 0x143)):
+        raise LayoutError(f"DPP control 0x{ctrl:x} is reserved on RDNA")
+    if rdna and 0x160 <= ctrl <= 0x16F:  # row_xmask
+        return row | ((n & 15) ^ (ctrl - 0x160))
     if 0 <= ctrl <= 0xFF:  # quad_perm
         return (n & ~3) + ((ctrl >> (2 * (n & 3))) & 3)
     if 0x101 <= ctrl <= 0x10F:  # row_shl
@@ -69,9 +81,27 @@ def dpp_src_lanes(ctrl: int, wave_size: int) -> np.ndarray:
         return np.where(n > 15, (n & 0x30) - 1, -1)
     if ctrl == 0x143:  # row_bcast:31
         return np.where(n > 31, 31, -1)
-    if 0x150 <= ctrl <= 0x15F:  # row_newbcast:k
+    if 0x150 <= ctrl <= 0x15F:  # row_newbcast:k (gfx9), row_share:k (RDNA)
         return row + (ctrl - 0x150)
-    raise LayoutError(f"DPP control 0x{ctrl:x} is reserved on gfx9")
+    raise LayoutError(f"DPP control 0x{ctrl:x} is reserved on {'RDNA' if rdna else 'gfx9'}")
+
+
+def dpp8_src_lanes(selectors: int, wave_size: int) -> np.ndarray:
+    """RDNA ``dpp8:[s0,...,s7]`` (``selectors``: ``s_i`` in bits ``3i+2 : 3i``): lane ``n`` reads lane
+    ``(n & ~7) + s[n & 7]`` (docs/amd_facts.md, wave32 DPP); every source is valid."""
+    n = np.arange(wave_size)
+    return (n & ~7) + ((selectors >> (3 * (n & 7))) & 7)
+
+
+def permlane16_src_lanes(selector: int, cross: bool, wave_size: int) -> np.ndarray:
+    """RDNA ``v_permlane16_b32`` (``cross`` False) / ``v_permlanex16_b32`` (True) with the 64-bit
+    lane selector ``selector = {S2, S1}``: lane ``16 r + i`` reads lane ``16 r' + selector[4i+3 : 4i]``
+    with ``r' = r`` (permlane16) or ``r ^ 1`` (permlanex16) -- every row the same selector
+    (docs/amd_facts.md, v_permlane16/x16; all lanes active)."""
+    n = np.arange(wave_size)
+    row = (n >> 4) ^ (1 if cross else 0)
+    positions = np.array([(selector >> (4 * i)) & 15 for i in range(16)])  # a 64-bit selector: Python ints
+    return 16 * row + positions[n & 15]
 
 
 def swizzle_src_lanes(offset: int, wave_size: int) -> np.ndarray:

@@ -8,6 +8,9 @@ Candidates, cheapest kind first (per linlayout.synth.cost):
   every control whose source lanes agree with ``need`` on the needed lanes.  Controls
   whose every lane has a valid source are preferred, so that a ``bound_ctrl`` question
   never arises.
+* RDNA (wave32): ``dpp8`` (any map inside groups of 8 lanes, the same in every group) after the
+  dpp16 controls, then ``v_permlane16_b32`` / ``v_permlanex16_b32`` (any map of the 16 positions,
+  the same in both rows, reading the own or the other row).
 * ``ds_swizzle_b32``: bit-mask mode (``j = ((i & and) | or) ^ xor`` on lane
   bits 0-4, bit 5 kept) and quad-perm mode are solved analytically (each lane
   bit of the source is the same bit of the lane, its negation, 0 or 1); FFT
@@ -38,7 +41,7 @@ from linlayout import LayoutError, caches
 from linlayout.hw.targets import Target
 
 __all__ = ["DPP_ROW_NEWBCAST_FOR_B32", "LaneOp", "bpermute_op", "dpp_candidates", "dpp_controls", "find_dpp",
-           "find_lane_op", "find_swizzle", "lane_indices", "row_bank_masks", "shfl_op", "swizzle_table_offsets"]
+           "find_dpp8", "find_lane_op", "find_permlane16", "find_swizzle", "lane_indices", "row_bank_masks", "shfl_op", "swizzle_table_offsets"]
 
 # [I] row_newbcast (0x150-0x15F) is documented for the 64-bit DP-ALU DPP of gfx90a+;
 # whether 32-bit VOP1/VOP2 accept it is not established, so it is not used by default.
@@ -50,9 +53,15 @@ class LaneOp:
     """One lane-moving instruction: ``kind`` as in the certificate, ``isa`` its encoding."""
 
     kind: str
-    family: str  # dpp | ds_swizzle | ds_bpermute | shfl
+    family: str  # dpp | permlane16 | ds_swizzle | ds_bpermute | shfl
     isa: dict = field(default_factory=dict, hash=False, compare=False)
     all_valid: bool = True
+
+    @property
+    def crossbar(self) -> bool:
+        """Does it go through the LDS crossbar (ds_swizzle, ds_bpermute; NVIDIA's shfl.sync through the
+        shared-memory pipe): one level of DS latency?  DPP and v_permlane16/x16 are VALU ops."""
+        return self.family not in ("dpp", "permlane16")
 
 
 def lane_indices(wave_size: int) -> np.ndarray:
@@ -103,12 +112,22 @@ def _dpp_table(wave_size: int) -> list[tuple[str, str, int, np.ndarray]]:
             ("row_bcast15", "row_bcast:15", 0x142, np.where(row >= 1, 16 * (row - 1) + 15, -1)),
             ("row_bcast31", "row_bcast:31", 0x143, np.where(row >= 2, 31, -1))]
     out += [("row_newbcast", f"row_newbcast:{k}", 0x150 + k, in_row(np.full(wave_size, k))) for k in range(16)]
+    # RDNA's dpp16 (docs/amd_facts.md section 6): row_share:k reads position k of the row, row_xmask:k
+    # position pos ^ k
+    out += [("row_share", f"row_share:{k}", 0x150 + k, in_row(np.full(wave_size, k))) for k in range(16)]
+    out += [("row_xmask", f"row_xmask:{k}", 0x160 + k, in_row(pos ^ k)) for k in range(16)]
     return out
 
 
-def dpp_controls(wave_size: int) -> list[tuple[str, int, np.ndarray]]:
-    """``(asm name, DPP_CTRL, source lanes)`` of every gfx9 DPP control the planner knows (read-only rows)."""
-    return [(name, ctrl, src) for _, name, ctrl, src in _dpp_table(wave_size)]
+_RDNA_ONLY = frozenset({"row_share", "row_xmask"})
+_GFX9_ONLY = frozenset({"wave_shl", "wave_rol", "wave_shr", "wave_ror", "row_bcast15", "row_bcast31", "row_newbcast"})
+
+
+def dpp_controls(wave_size: int, family: str = "cdna") -> list[tuple[str, int, np.ndarray]]:
+    """``(asm name, DPP_CTRL, source lanes)`` of every DPP control of a target ``family`` (``cdna``: gfx9's,
+    ``rdna``: dpp16's) the planner knows, in a wave of ``wave_size`` (read-only rows)."""
+    skip = _GFX9_ONLY if family == "rdna" else _RDNA_ONLY
+    return [(name, ctrl, src) for fam, name, ctrl, src in _dpp_table(wave_size) if fam not in skip]
 
 
 @caches.memoize("synth.lane_ops.dpp_arrays", table=True)
@@ -136,6 +155,41 @@ def dpp_candidates(need: np.ndarray, target: Target) -> list[LaneOp]:
 
 
 _dpp_cache = caches.cache("synth.lane_ops.dpp", size=4096)  # 4096: several lane maps per layout pair
+
+
+def find_dpp8(need: np.ndarray) -> LaneOp | None:
+    """RDNA ``dpp8:[s0,...,s7]`` realizing ``need`` (lane ``n`` reads ``(n & ~7) + s[n & 7]``), or None."""
+    lanes = lane_indices(len(need))
+    m = need >= 0
+    if ((need[m] ^ lanes[m]) & ~7).any():
+        return None
+    sel = (lanes[:8] & 7).copy()  # position i of every group: its own position unless a needed lane says
+    pos, src = lanes[m] & 7, need[m] & 7
+    sel[pos] = src
+    if (sel[pos] != src).any():  # two needed lanes of one position read different positions
+        return None
+    code = sum(int(v) << (3 * i) for i, v in enumerate(sel.tolist()))
+    return LaneOp(f"dpp8:[{','.join(map(str, sel.tolist()))}]", "dpp", {"dpp8": code})
+
+
+def find_permlane16(need: np.ndarray) -> LaneOp | None:
+    """RDNA ``v_permlane16_b32`` / ``v_permlanex16_b32`` realizing ``need``, or None: every needed
+    lane ``16 r + i`` reads position ``f(i)`` of row ``r ^ x``, one ``f`` for both rows and one ``x``
+    (0: permlane16, 1: permlanex16).  The 64-bit selector has ``f(i)`` in bits ``4i+3 : 4i``."""
+    lanes = lane_indices(len(need))
+    m = need >= 0
+    cross = (need[m] >> 4) ^ (lanes[m] >> 4)
+    if len(cross) and (cross != cross[0]).any():
+        return None
+    f = (lanes[:16] & 15).copy()
+    pos, src = lanes[m] & 15, need[m] & 15
+    f[pos] = src
+    if (f[pos] != src).any():
+        return None
+    sel = sum(int(v) << (4 * i) for i, v in enumerate(f.tolist()))
+    x = bool(len(cross) and cross[0])
+    name = "permlanex16" if x else "permlane16"
+    return LaneOp(f"{name}:0x{sel:016x}", "permlane16", {"sel": sel, "cross": x})
 
 
 def find_dpp(need: np.ndarray, target: Target) -> LaneOp | None:
@@ -294,7 +348,7 @@ def find_lane_op(need: np.ndarray, target: Target, family_cost: dict[str, float]
         raise LayoutError(f"a lane map of {target.name} has {wave_size} entries, got shape {need.shape}")
     if ((need < -1) | (need >= wave_size)).any():
         raise LayoutError("a lane map entry is not a lane index or -1")
-    costs = family_cost or {"dpp": 1.0, "ds_swizzle": 2.0, "ds_bpermute": 3.0}
+    costs = family_cost or {"dpp": 1.0, "permlane16": 1.5, "ds_swizzle": 2.0, "ds_bpermute": 3.0}
     key = (target.name, need.tobytes(), tuple(sorted(costs.items())))
     if key in _cache:
         return _cache[key]  # type: ignore[return-value]
@@ -302,10 +356,14 @@ def find_lane_op(need: np.ndarray, target: Target, family_cost: dict[str, float]
         _cache[key] = shfl_op(need)
         return _cache[key]
     dpp = find_dpp(need, target)
+    if dpp is None and "dpp8" in target.dpp_controls:
+        dpp = find_dpp8(need)
+    # RDNA's v_permlane16/x16 (a VALU op, priced as the family "permlane16") when no DPP control moves it
+    perm = find_permlane16(need) if dpp is None and target.has_permlanex16 else None
     # a DPP control found and no dearer than ds_swizzle wins over any swizzle (min keeps the first);
     # ds_bpermute (any map, last) only when it is strictly cheaper than both or neither exists
     swz = None if dpp is not None and costs["dpp"] <= costs["ds_swizzle"] else find_swizzle(need, target)
-    options = [op for op in (dpp, swz) if op is not None]
+    options = [op for op in (dpp, perm, swz) if op is not None]
     if not options or min(costs[o.family] for o in options) > costs["ds_bpermute"]:
         if not target.has_ds_bpermute:
             if not options:

@@ -520,6 +520,11 @@ class _Side:
     _addresses: dict = field(default_factory=dict, repr=False)
     _group_arrays: dict = field(default_factory=dict, repr=False)  # vector bits -> _group_array
 
+    @property
+    def lane_bits(self) -> int:
+        """Lane bits of a wave (the first ``other_cols``)."""
+        return self.warp_lane.shape[1].bit_length() - 1
+
     def address(self, r: int, element_bytes: int) -> np.ndarray:
         """[W, 64] byte address of register ``r`` (elements of ``element_bytes``; one read-only array per
         register)."""
@@ -863,10 +868,10 @@ def _transpose_groups(D: _Side, element_bits: int, n_off: int) -> list[list[int]
     """
     k = (64 // element_bits).bit_length() - 1
     low = (1 << k) - 1
-    lanes = D.other_cols[:6]
+    lanes = D.other_cols[:D.lane_bits]
     if (len(D.reg_cols) < k or len(D.unique) != len(D.off[0, 0])
             or any(lanes[b] != 1 << b for b in range(k))
-            or any(c & low for c in lanes[k:] + D.other_cols[6:] + D.reg_cols)
+            or any(c & low for c in lanes[k:] + D.other_cols[D.lane_bits:] + D.reg_cols)
             or any(c >> n_off for c in D.reg_cols[:k])):
         raise LayoutError("the dst layout cannot be read with transpose loads from this shared layout")
     n_regs = len(D.off[0, 0])
@@ -880,7 +885,7 @@ def _transpose_addr(D: _Side, g: list[int], element_bytes: int) -> np.ndarray:
     elements ``0..E-1`` are the ones ``L`` reads (``i``'s low ``k`` bits are 0, so this is aligned)."""
     elems = len(g)
     k = elems.bit_length() - 1
-    lane = np.arange(D.warp_lane.shape[1])  # gfx950: 64
+    lane = np.arange(1 << D.lane_bits)  # gfx950: 64
     i = (lane & 48) | ((lane & ((16 // elems) - 1)) << k)
     j = (lane & 15) >> (4 - k)
     regs = np.asarray(g)[j]
@@ -900,7 +905,7 @@ def _over_fetch_groups(D: _Side, element_bytes: int, t_cap: int) -> tuple[list[l
     widest ``t`` is taken.  Groups list their registers by dword, the group's first in dword 0."""
     z = (4 // element_bytes).bit_length() - 1
     low = (1 << z) - 1
-    lanes, warps = D.other_cols[:6], D.other_cols[6:]
+    lanes, warps = D.other_cols[:D.lane_bits], D.other_cols[D.lane_bits:]
     if any(c & low for c in warps) or f2.rank([c & low for c in lanes]) != 1:
         raise LayoutError("over-fetch loads need lane (not warp) columns on one sub-dword pattern")
     t_max = t_cap - z
@@ -990,7 +995,7 @@ def _cross_warp(S: _Side, D: _Side, W: int) -> bool:
     and the answer is yes iff that kernel leaves the diagonal ``w = v``."""
     if W == 1:
         return False
-    lane_bits = S.warp_lane.shape[1].bit_length() - 1
+    lane_bits = S.lane_bits
     u = f2.Span(S.reg_cols + S.other_cols[:lane_bits] + D.reg_cols + D.other_cols[:lane_bits])
     warp_bits = len(D.other_cols) - lane_bits
     cols = [u.reduce(c) for c in D.other_cols[lane_bits:] + S.other_cols[lane_bits:]]  # (w, v) -> mod U

@@ -28,7 +28,7 @@ from .steps import (Barrier, FusedDpp, Lane, LdsLoad, LdsStore, Mov, PermlaneSwa
                     transpose_name)
 
 __all__ = [
-    "Barrier", "CERT_FORMAT", "COUNT_KINDS", "PTX_COUNT_KINDS", "FusedDpp", "Lane", "LdsLoad", "LdsStore", "Mov",
+    "Barrier", "CERT_FORMAT", "COUNT_KINDS", "PTX_COUNT_KINDS", "RDNA_COUNT_KINDS", "count_kinds", "FusedDpp", "Lane", "LdsLoad", "LdsStore", "Mov",
     "PermSelect", "PermlaneSwap", "Plan", "Select", "Step", "dwords_per_slot", "prmt_selector", "slots_per_dword",
     "step_from_json",
     "transpose_element_addresses", "transpose_name",
@@ -43,6 +43,14 @@ COUNT_KINDS = ("v_cndmask", "v_perm_b32", "v_mov", "dpp", "ds_bpermute", "ds_swi
 # ``s_barrier`` is counted as ``bar.sync``.
 PTX_COUNT_KINDS = ("selp", "prmt", "mov", "shfl", "lds_write", "lds_read", "bar.sync")
 _PTX_COUNT_NAMES = {"s_barrier": "bar.sync"}
+# The kinds of an RDNA (wave32) plan: COUNT_KINDS and v_permlane16/x16 (``permlane16``).
+RDNA_COUNT_KINDS = COUNT_KINDS + ("permlane16",)
+
+
+def count_kinds(arch: str) -> tuple[str, ...]:
+    """The instruction kinds ``Plan.counts`` reports for a plan of ``arch``'s family."""
+    family = get_target(arch).family
+    return PTX_COUNT_KINDS if family == "nvidia" else (RDNA_COUNT_KINDS if family == "rdna" else COUNT_KINDS)
 
 
 @dataclass
@@ -77,10 +85,10 @@ class Plan:
     # ------------------------------------------------------------ counts
     def counts(self) -> dict[str, int]:
         """Instructions of one wave by kind (``total`` = their sum); 64-bit register steps count twice.
-        The kinds are ``COUNT_KINDS``, or ``PTX_COUNT_KINDS`` for an NVIDIA target."""
+        The kinds are ``count_kinds(arch)``: ``COUNT_KINDS``, ``RDNA_COUNT_KINDS`` or ``PTX_COUNT_KINDS``."""
         mult = dwords_per_slot(self.element_bits)
-        ptx = get_target(self.arch).family == "nvidia"
-        kinds = PTX_COUNT_KINDS if ptx else COUNT_KINDS
+        kinds = count_kinds(self.arch)
+        ptx = kinds is PTX_COUNT_KINDS
         out = {k: 0 for k in kinds}
         for s in self.steps:
             m = mult if mult > 1 and s.register_step() else 1

@@ -67,7 +67,7 @@ def check_certificate(cert: dict) -> tuple[bool, str]:
                         lanes[l][d] = v
             elif op == "permlane_swap":
                 half = 32 if st["kind"] == "permlane32_swap" else 16
-                for base in ((0,) if half == 32 else (0, 32)):
+                for base in ((0,) if half == 32 else range(0, wave, 32)):  # each 32-lane half
                     for l in range(base, base + half):
                         for vd, s0 in zip(st["vdst"], st["src0"]):
                             a, b = lanes[l].get(s0), lanes[l + half].get(vd)

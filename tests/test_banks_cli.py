@@ -90,7 +90,9 @@ def test_synthesis_mode(capsys):
 def test_model_mode(capsys):
     code, out, _ = run(capsys, "banks", "--model", "--json")
     d = json.loads(out)
-    assert [m["arch"] for m in d["models"]] == ["gfx90a", "gfx942", "gfx950"]
+    assert [m["arch"] for m in d["models"]] == ["gfx90a", "gfx942", "gfx950", "gfx1100", "gfx1200", "gfx1250"]
+    code, out, _ = run(capsys, "banks", "--model", "--arch", "gfx1100")
+    assert code == 0 and "ds_read_b128" in out and "rdna_b128_read_phases_32banks" in out
     code, out, _ = run(capsys, "banks", "--model", "--arch", "gfx942", "--assume", "b32_phases_32banks=64")
     assert code == 0 and "ds_read_b32          1 x 64 lanes" in out and "overridden assumption" in out
 

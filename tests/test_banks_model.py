@@ -58,11 +58,10 @@ def test_every_phase_is_a_coset_of_the_phase_subspace(arch):
 
 
 def test_bank_counts_and_geometry():
-    assert [lds_model(a).num_banks for a in LDS_ARCHS] == [32, 32, 64]
-    assert lds_model("gfx950").lds_bytes == 160 * 1024
+    assert [lds_model(a).num_banks for a in LDS_ARCHS] == [32, 32, 64, 32, 32, 64]
+    assert [lds_model(a).wave_size for a in LDS_ARCHS] == [64, 64, 64, 32, 32, 32]
+    assert lds_model("gfx950").lds_bytes == 160 * 1024 and lds_model("gfx1250").lds_bytes == 320 * 1024
     assert lds_model("mi300").arch == "gfx942"
-    with pytest.raises(LayoutError, match="no LDS model"):
-        lds_model("gfx1100")
     with pytest.raises(LayoutError, match="not an LDS instruction"):
         lds_model("gfx942").op("ds_read_b64_tr_b16")  # gfx950 only
 

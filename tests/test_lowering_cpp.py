@@ -12,6 +12,7 @@ Compiling is not running: the NVIDIA plans run on a GPU in benchmarks/nvidia.
 from __future__ import annotations
 
 import json
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -90,8 +91,9 @@ def _nvidia_plan(eb: int, arch: str = "sm_90", num_warps: int = 2) -> Plan:
                 slots_in=8 * per, slots_out=8 * per, steps=steps, strategy="hand", lds_bytes=num_warps * warp_bytes)
 
 
-def _check_cuda(plan: Plan, arch: str) -> str:
-    """Compile ``plan``'s CUDA for ``arch`` and check its PTX against the plan; returns the PTX."""
+def _check_cuda(plan: Plan, arch: str, unmarked: bool = False) -> str:
+    """Compile ``plan``'s CUDA for ``arch`` and check its PTX against the plan (``unmarked``: also the
+    build without region markers); returns the PTX."""
     want = expected_ptx_counts(plan)
     ptx = compile_cuda(emit_cpp(plan), arch)
     got = ptx_counts(ptx, "conv")
@@ -99,6 +101,8 @@ def _check_cuda(plan: Plan, arch: str) -> str:
     assert {k for k, v in got.items() if v and k.startswith(("ld.shared.", "st.shared."))} == \
         {k for k, v in want.items() if v and k.startswith(("ld.shared.", "st.shared."))}
     assert ".local" not in ptx  # the register arrays stay in registers
+    if not unmarked:
+        return ptx
     whole = ptx_counts(compile_cuda(emit_cpp(plan), arch, mark=False))  # no markers: the same code
     for k in PTX_KEYS:  # the setup may compute a selector with selp or prmt, nothing else adds these
         assert whole[k] == want[k] if k not in ("selp", "prmt") else whole[k] >= want[k], k
@@ -109,7 +113,7 @@ def _check_cuda(plan: Plan, arch: str) -> str:
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
 @pytest.mark.parametrize("eb", [8, 16, 32, 64])
 def test_cuda_every_step_form(arch, eb):
-    ptx = _check_cuda(_nvidia_plan(eb, arch), arch)
+    ptx = _check_cuda(_nvidia_plan(eb, arch), arch, unmarked=True)
     assert "shfl.sync.down.b32 %r" in ptx and ", 0x1807, 0xffffffff;" in ptx  # the inline PTX (c = 0x1807)
 
 
@@ -125,29 +129,37 @@ def _mma_cases():
 def test_cuda_mma_fragment_plans(arch, case):
     _, src, dst, eb = _mma_cases()[case]
     plan = plan_conversion(src, dst, arch, eb)
-    _check_cuda(plan, arch)
+    _check_cuda(plan, arch, unmarked=case % 4 == 0)
     _assert_sums_are_the_plans_counts(plan)
+
+
+def _swapped_pair(rng, n_bits: int, warp_bits: int) -> tuple[LinearLayout, LinearLayout]:
+    """A 1-D tile of ``2**n_bits`` elements in a random permutation layout (5 lane bits, ``warp_bits``
+    warp bits, the rest registers) and the same layout with 1 to 3 pairs of bases swapped."""
+    order = [int(k) for k in rng.permutation(n_bits)]
+    swapped = list(order)
+    for _ in range(int(rng.integers(1, 4))):
+        i, j = (int(k) for k in rng.choice(n_bits, 2, replace=False))
+        swapped[i], swapped[j] = swapped[j], swapped[i]
+    reg_bits = n_bits - 5 - warp_bits
+
+    def layout(bits: list[int]) -> LinearLayout:
+        cols = [[1 << k] for k in bits]
+        return LinearLayout({"register": cols[:reg_bits], "lane": cols[reg_bits:reg_bits + 5],
+                             "warp": cols[reg_bits + 5:]}, [("dim0", 1 << n_bits)])
+
+    return layout(order), layout(swapped)
 
 
 @nvcc
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
 @pytest.mark.parametrize("eb", [8, 16, 32, 64])
 def test_cuda_random_plans(arch, eb):
-    from test_convert_nvidia import _random_layout
-
     rng = np.random.default_rng(eb + (7 if arch == "sm_90" else 0))
-    strategies = set()
-    for _ in range(4):
-        n_bits = int(rng.integers(5, 9))
-        warp_bits = int(rng.integers(0, 3))
-        reg_bits = max(0, n_bits - 5 - warp_bits)
-        dim0 = int(rng.integers(1, n_bits))
-        src = _random_layout(rng, n_bits, reg_bits, warp_bits, dim0)
-        dst = _random_layout(rng, n_bits, reg_bits, warp_bits, dim0)
-        plan = plan_conversion(src, dst, arch, eb)
+    for n_bits, warp_bits in ((7, 0), (8, 1), (9, 2), (10, 1)):
+        plan = plan_conversion(*_swapped_pair(rng, n_bits, warp_bits), arch, eb)
         _check_cuda(plan, arch)
-        strategies.add(plan.strategy)
-    assert strategies
+        _assert_sums_are_the_plans_counts(plan)
 
 
 def _assert_sums_are_the_plans_counts(plan: Plan) -> None:
@@ -177,6 +189,60 @@ def test_the_blog_example_as_cuda():
     c = plan.counts()
     assert text.count("__shfl_") == c["shfl"] and text.count(" ? ") == c["selp"]
     assert text.count("__byte_perm(") == c["prmt"] and "__shared__" not in text
+
+
+def _c_value(expr: str, lane: int, warp: int) -> int:
+    """The value of one of the emitter's C++ integer expressions (``&``, ``^``, ``<<``, ``>>``, ``*``,
+    ``==``, ``?:`` on unsigned literals and the names ``lane`` and ``warp``) at one lane and warp."""
+    import re
+
+    py = re.sub(r"\b(0x[0-9a-f]+|\d+)(ull|u)\b", r"\1", expr)
+    py = re.sub(r"\(([^?()]+) \? ([^:()]+) : ", r"((\2) if (\1) else ", py)  # (c ? a : b) -> ((a) if (c) else b)
+    return eval(py, {}, {"lane": lane, "warp": warp}) & 0xFFFFFFFFFFFFFFFF
+
+
+@pytest.mark.parametrize("arch, masks", [
+    ("sm_90", [0, 0, 2**32 - 1, 2**32 - 1, 0, 0, 2**32 - 1, 2**32 - 1]),
+    ("sm_90", [0, 0, 0, 0, 2**32 - 1, 2**32 - 1, 2**32 - 1, 2**32 - 1]),
+    ("sm_90", [5, 5, 5, 5]), ("sm_80", [1, 2, 1, 2]),
+    ("gfx942", [2**64 - 1, 3, 3, 2**63]), ("gfx950", [7, 7]),
+])
+def test_warp_masks_pick_each_warps_own(arch, masks):
+    from linlayout.lowering.cpp import dialect_for
+
+    expr = dialect_for(arch).mask(masks, "warp")
+    assert [_c_value(expr, 0, w) for w in range(len(masks))] == masks
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_lane_values_are_their_tables(seed):
+    """Every per-lane value the prologue computes (affine tables, reused ones plus their constant
+    offsets) equals its table in every lane of every warp."""
+    from linlayout.lowering.cpp.dialect import dialect_for
+    from linlayout.lowering.cpp.lane_exprs import CppLaneValues
+
+    rng = np.random.default_rng(seed)
+    warps, wave = (4, 32) if seed % 2 else (2, 64)
+    d = dialect_for("sm_90" if wave == 32 else "gfx942")
+    values = CppLaneValues(d, "f", warps, "lane", "warp", "tid")
+    lane, warp = np.arange(wave)[None, :], np.arange(warps)[:, None]
+    full = lambda t: np.broadcast_to(t, (warps, wave))  # noqa: E731
+    tables = [full((lane * 16) ^ (warp << 11)), full((lane * 16) ^ (warp << 11) ^ 0x8000),  # reuse, offset 0x8000
+              full(((lane >> 1) & 1) * 0x1010 ^ (lane & 1) << 5), rng.integers(0, 1 << 20, (warps, wave)),  # a table
+              full(lane ^ 5)]
+    names = [values.value_of(t, "t", max_delta=1 << 16) for t in tables]
+    env = {}
+    for ln in values.lines:  # const unsigned aK = EXPR;
+        name, expr = ln[len("const unsigned "):-1].split(" = ", 1)
+        env[name] = expr
+    for t, (name, delta) in zip(tables, names):
+        for w in range(warps):
+            for l in range(wave):
+                if name.startswith("a") and "_table" in env[name]:
+                    continue  # read from a constant array: its data is the table itself
+                got = _c_value(env.get(name, name), l, w) + delta
+                assert got == t[w, l], (name, env.get(name), w, l)
+    assert names[1] == (names[0][0], 0x8000)
 
 
 def test_shuffle_operands_are_the_steps():
@@ -300,6 +366,44 @@ def test_hip_every_step_form(k):
     _assert_plan_counts(plan, _hip_region(plan)[1])
 
 
+def _wave32_ops(lines: list[str]) -> Counter:
+    """Instructions of an RDNA / gfx1250 region by ``isa.classify``'s keys, each half of a dual-issue
+    (VOPD) line ``v_dual_X ... :: v_dual_Y ...`` counted as its ``v_X``, ``v_permlane{,x}16_b32`` as
+    ``permlane16`` and gfx12's ``s_barrier_signal`` (its ``s_barrier_wait`` half aside) as ``s_barrier``."""
+    from linlayout.lowering.isa import classify
+
+    ops: Counter = Counter()
+    for ln in lines:
+        code = ln.split(";", 1)[0].strip()
+        for part in filter(None, (p.strip() for p in code.split("::"))):
+            mnemonic = part.split()[0].replace("v_dual_", "v_")
+            if mnemonic.startswith(("v_permlane16_b32", "v_permlanex16_b32")):
+                ops["permlane16"] += 1
+            elif mnemonic == "s_barrier_signal":
+                ops["s_barrier"] += 1
+            else:
+                cls, subs = classify(mnemonic)
+                ops.update((cls,) + subs)
+    return ops
+
+
+@hip_clang
+@pytest.mark.parametrize("arch", ["gfx1100", "gfx1200", "gfx1250"])
+@pytest.mark.parametrize("eb", [8, 16, 32, 64])
+def test_hip_wave32_plans(arch, eb):
+    from linlayout.lowering.isa import region_lines
+
+    rng = np.random.default_rng(eb * 5 + int(arch[3:]))
+    for n_bits, warp_bits in ((6, 0), (7, 1), (8, 0), (9, 2)):
+        plan = plan_conversion(*_swapped_pair(rng, n_bits, warp_bits), arch, eb)
+        isa = compile_hip(emit_cpp(plan), arch)
+        got = _wave32_ops(region_lines(isa, "conv"))
+        want = {k: v for k, v in expected_isa_counts(plan).items() if k != FUSED_KEY}
+        want["permlane16"] = plan.counts()["permlane16"]
+        assert {k: got[k] for k in want} == want, plan.pseudo_asm()
+        assert "; ScratchSize: 0" in isa
+
+
 @hip_clang
 def test_hip_gfx950_only_steps_are_refused_for_gfx942():
     from test_plan_steps import _samples
@@ -327,3 +431,17 @@ def test_cli_emits_hip_and_refuses_cuda_for_an_amd_target(tmp_path, capsys):
                  "-o", str(tmp_path / "conv.cu")])
     err = capsys.readouterr().err
     assert code == 2 and "cuda C++ does not run on gfx950" in err and not (tmp_path / "conv.cu").exists()
+
+
+def test_cli_emits_cuda_for_sm90(tmp_path, capsys):
+    from linlayout.cli import main
+    from linlayout.encodings.nvidia import NvidiaMma
+
+    mma = NvidiaMma(2, (1, 1), (16, 8))
+    src, dst = mma.to_linear_layout((16, 32)), mma.dot_operand_layout(0, 4, (16, 32))
+    out = tmp_path / "conv.cu"
+    code = main(["convert", "--src", json.dumps(src.to_json()), "--dst", json.dumps(dst.to_json()), "--arch", "sm_90",
+                 "--dtype", "fp8", "--emit", "cuda", "-o", str(out), "--json"])
+    res = json.loads(capsys.readouterr().out)
+    assert code == 0 and out.read_text() == emit_cpp(plan_conversion(src, dst, "sm_90", 8)).source
+    assert (res["emit"], res["block_threads"], res["slots_in"], res["element_bits"]) == ("cuda", 32, 16, 8)

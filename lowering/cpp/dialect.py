@@ -19,6 +19,8 @@ prmt.b32 (generic)     ``__byte_perm(a, b, s)``                        --
 v_perm_b32             --                                              ``__builtin_amdgcn_perm(s0, s1, sel)``
 select                 ``c ? b : a`` (PTX ``selp.b32``)                ``c ? b : a`` (``v_cndmask_b32``)
 DPP move               --                                              ``__builtin_amdgcn_update_dpp``
+DPP8 move (RDNA)       --                                              ``__builtin_amdgcn_mov_dpp8``
+v_permlane{,x}16_b32   --                                              ``__builtin_amdgcn_permlane{,x}16``
 ds_swizzle_b32         --                                              ``__builtin_amdgcn_ds_swizzle``
 ds_bpermute_b32        --                                              ``__builtin_amdgcn_ds_bpermute``
 v_permlane{16,32}_swap --                                              ``__builtin_amdgcn_permlane{16,32}_swap``
@@ -78,11 +80,24 @@ class Dialect:
         """A vector of the ``unsigned`` expressions ``words``."""
         raise NotImplementedError
 
+    #: how an assembly comment starts
+    comment = ""
+
     def region_marker(self, text: str, inputs: list[tuple[str, int, bool]], tied: list[str]) -> str:
         """A zero-cost inline-asm comment ``text``; ``inputs`` are ``(variable, bits, uniform)`` operands
         the compiler must compute before it, ``tied`` the ``unsigned`` variables passed through it
         (read and written, no instruction)."""
+        outs = ", ".join(f'"+{self.constraint(32, False)}"({v})' for v in tied)
+        ins = ", ".join(f'"{self.constraint(bits, uniform)}"({v})' for v, bits, uniform in inputs)
+        return self.fenced(f'asm volatile("{self.comment} {text}" : {outs} : {ins});')
+
+    def constraint(self, bits: int, uniform: bool) -> str:
+        """The inline-asm register constraint of a ``bits``-bit value (``uniform`` in a warp)."""
         raise NotImplementedError
+
+    def fenced(self, statement: str) -> str:
+        """``statement`` kept in its place among the instructions around it."""
+        return statement
 
     def lds_separator(self) -> str:
         """A statement (no instruction) that keeps the compiler from merging two shared-memory steps."""
@@ -129,6 +144,12 @@ class Dialect:
     def dpp_mov(self, old: str | None, src: str, ctrl: int, row_mask: int, bank_mask: int, bound_ctrl: bool) -> str:
         raise self.lacks("a DPP move")
 
+    def dpp8_mov(self, src: str, selector: int) -> str:
+        raise self.lacks("a DPP8 move")
+
+    def permlane16(self, src: str, selector: int, cross: bool) -> str:
+        raise self.lacks(f"v_permlane{'x' if cross else ''}16_b32")
+
     def ds_swizzle(self, src: str, offset: int) -> str:
         raise self.lacks("ds_swizzle_b32")
 
@@ -162,10 +183,10 @@ class CudaDialect(Dialect):
     def vector_value(self, words: list[str]) -> str:
         return f"make_{self.vector_type(len(words))}({', '.join(words)})"
 
-    def region_marker(self, text: str, inputs: list[tuple[str, int, bool]], tied: list[str]) -> str:
-        outs = ", ".join(f'"+r"({v})' for v in tied)
-        ins = ", ".join(f'"{"l" if bits == 64 else "r"}"({v})' for v, bits, _ in inputs)
-        return f'asm volatile("// {text}" : {outs} : {ins});'
+    comment = "//"
+
+    def constraint(self, bits: int, uniform: bool) -> str:
+        return "l" if bits == 64 else "r"
 
     def lds_separator(self) -> str:
         return 'asm volatile("" ::: "memory");'
@@ -237,11 +258,13 @@ class HipDialect(Dialect):
     def vector_value(self, words: list[str]) -> str:
         return f"{self.vector_type(len(words))}{{{', '.join(words)}}}"
 
-    def region_marker(self, text: str, inputs: list[tuple[str, int, bool]], tied: list[str]) -> str:
-        outs = ", ".join(f'"+v"({v})' for v in tied)
-        ins = ", ".join(f'"{"s" if uniform else "v"}"({v})' for v, _, uniform in inputs)
-        return (f'__builtin_amdgcn_sched_barrier(0); asm volatile("; {text}" : {outs} : {ins}); '
-                f"__builtin_amdgcn_sched_barrier(0);")
+    comment = ";"
+
+    def constraint(self, bits: int, uniform: bool) -> str:
+        return "s" if uniform else "v"
+
+    def fenced(self, statement: str) -> str:
+        return f"__builtin_amdgcn_sched_barrier(0); {statement} __builtin_amdgcn_sched_barrier(0);"
 
     def lds_separator(self) -> str:
         return "__builtin_amdgcn_sched_barrier(0);"
@@ -265,6 +288,15 @@ class HipDialect(Dialect):
         if old is None:
             return f"__builtin_amdgcn_mov_dpp({src}, {tail})"
         return f"__builtin_amdgcn_update_dpp({old}, {src}, {tail})"
+
+    def dpp8_mov(self, src: str, selector: int) -> str:
+        return f"__builtin_amdgcn_mov_dpp8({src}, 0x{selector:x})"
+
+    def permlane16(self, src: str, selector: int, cross: bool) -> str:
+        # every lane active: the old value (src) is never kept, fetch-inactive and bound_ctrl off
+        name = "permlanex16" if cross else "permlane16"
+        return (f"__builtin_amdgcn_{name}({src}, {src}, 0x{selector & 0xFFFFFFFF:x}u, 0x{selector >> 32:x}u, "
+                f"false, false)")
 
     def ds_swizzle(self, src: str, offset: int) -> str:
         return f"__builtin_amdgcn_ds_swizzle({src}, 0x{offset:04x})"

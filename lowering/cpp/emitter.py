@@ -15,7 +15,8 @@ Mov v_perm_b32 / prmt     ``dialect.perm`` / ``dialect.prmt`` with the constant 
 PermSelect                the same with a per-lane selector variable
 Select (v_cndmask, selp)  ``c ? b : a``
 Lane shfl.sync.<mode>     ``dialect.shfl`` with the step's operands ``b`` (per-lane for ``idx``) and ``c``
-Lane dpp / ds_swizzle /   ``dialect.dpp_mov`` / ``ds_swizzle`` / ``ds_bpermute`` (address = 4 * source lane)
+Lane dpp / dpp8 /         ``dialect.dpp_mov`` / ``dpp8_mov`` / ``permlane16`` / ``ds_swizzle`` /
+permlane16 / ds_swizzle / ``ds_bpermute`` (address = 4 * source lane)
 ds_bpermute
 FusedDpp                  v_mov form: ``update_dpp(own, src, ...)``; v_cndmask form: ``mov_dpp`` with
                           bound_ctrl then ``keep ? own : moved`` (LLVM fuses the pair)
@@ -37,44 +38,31 @@ import numpy as np
 
 from linlayout import LayoutError
 from linlayout.synth.plan import Plan
-from linlayout.synth.steps import dword_pairs, dwords_per_slot, slot_dwords, slots_per_dword
 
+from ..step_emitter import StepEmitter
 from .dialect import Dialect
 from .lane_exprs import CppLaneValues
 
 __all__ = ["CppEmitter"]
 
 
-def _merge(pieces: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
-    """Join consecutive pieces of one dword (``(d, 0, 2), (d, 2, 2)`` -> ``(d, 0, 4)``)."""
-    out: list[tuple[int, int, int]] = []
-    for d, o, n in pieces:
-        if out and out[-1][0] == d and out[-1][1] + out[-1][2] == o:
-            out[-1] = (d, out[-1][1], out[-1][2] + n)
-        else:
-            out.append((d, o, n))
-    return out
-
-
-class CppEmitter:
+class CppEmitter(StepEmitter):
     """Lowers one :class:`~linlayout.synth.plan.Plan` to C++ statements of one device function.
 
     ``values`` holds the prologue (per-lane variables); :meth:`prepare` fills it, :meth:`emit`
-    writes :attr:`body` on the source registers; ``lds`` names the function's shared byte array.
+    writes :attr:`body` on the source registers (both passes and the register file:
+    linlayout.lowering.step_emitter); ``lds`` names the function's shared byte array.
     """
 
     def __init__(self, plan: Plan, dialect: Dialect, values: CppLaneValues, lds: str) -> None:
         if plan.wave_size != dialect.wave_size:
             raise LayoutError(f"the plan has {plan.wave_size}-lane waves but {dialect.target.name} has "
                               f"{dialect.wave_size}")
-        self.plan = plan
+        super().__init__(plan)
         self.dialect = dialect
         self.values = values
         self.lds = lds
-        self.slots_per_dword = slots_per_dword(plan.element_bits)
-        self.dwords_per_slot = dwords_per_slot(plan.element_bits)
         self.body: list[str] = []
-        self._prep: list | None = None
         self._count = 0
 
     def let(self, expr: str, hint: str = "r", type_: str = "unsigned") -> str:
@@ -85,10 +73,6 @@ class CppEmitter:
         return name
 
     # ------------------------------------------------------------------ prologue primitives
-    def prepare(self) -> None:
-        """Every step's per-lane setup values, into the prologue."""
-        self._prep = [st.prepare(self, f"plan step {i} ({st.op})") for i, st in enumerate(self.plan.steps)]
-
     def condition(self, cond, what: str) -> str:
         return self.values.condition(cond, what)
 
@@ -107,36 +91,8 @@ class CppEmitter:
         return self.values.value_of(st.addr, what, max_delta=st.offset_limit(), delta_unit=st.offset_unit())
 
     # ------------------------------------------------------------------ body
-    def emit(self, regs: dict[int, str]) -> dict[int, str]:
-        """Write the steps on ``regs`` (dword -> variable); returns the final registers."""
-        if self._prep is None or len(self._prep) != len(self.plan.steps):
-            raise LayoutError("CppEmitter.emit called before prepare()")
-        regs = dict(regs)
-        lds_since_barrier = 0
-        for i, (st, prep) in enumerate(zip(self.plan.steps, self._prep)):
-            if st.lds:
-                if lds_since_barrier:
-                    self.body.append(self.dialect.lds_separator())
-                lds_since_barrier += 1
-            elif st.barrier:
-                lds_since_barrier = 0
-            st.emit(self, prep, regs, f"plan step {i} ({st.op})")
-        return regs
-
-    def reg(self, regs: dict[int, str], d: int, what: str) -> str:
-        try:
-            return regs[d]
-        except KeyError:
-            raise LayoutError(f"{what}: register {d} is read before it holds a value") from None
-
-    def pairs(self, dst: list[int], src: list[int], what: str) -> list[tuple[int, int]]:
-        return dword_pairs(dst, src, self.slots_per_dword, self.dwords_per_slot, what)
-
-    def copy(self, regs: dict[int, str], pairs: list[tuple[int, int]], what: str) -> None:
-        """A parallel copy of registers: new names, no statement."""
-        old = {sd: self.reg(regs, sd, what) for _, sd in pairs}
-        for dd, sd in pairs:
-            regs[dd] = old[sd]
+    def separate_lds_steps(self) -> None:
+        self.body.append(self.dialect.lds_separator())
 
     def perm(self, regs: dict[int, str], operands: tuple[int, int], selector: str, what: str) -> str:
         """``v_perm_b32`` of the registers ``operands = (S0, S1)`` with the selector ``selector``."""
@@ -163,6 +119,14 @@ class CppEmitter:
                 old: str | None = None) -> str:
         return self.let(self.dialect.dpp_mov(old, src, ctrl, row_mask, bank_mask, bound_ctrl), "d")
 
+    def dpp8_mov(self, src: str, selector: int) -> str:
+        """RDNA ``v_mov_b32_dpp`` with the 24-bit ``dpp8`` lane selector."""
+        return self.let(self.dialect.dpp8_mov(src, selector), "d")
+
+    def permlane16(self, src: str, selector: int, cross: bool) -> str:
+        """RDNA ``v_permlane16_b32`` (``cross``: ``v_permlanex16_b32``) with the 64-bit lane selector."""
+        return self.let(self.dialect.permlane16(src, selector, cross), "q")
+
     def ds_swizzle(self, src: str, offset: int) -> str:
         return self.let(self.dialect.ds_swizzle(src, offset), "z")
 
@@ -178,16 +142,10 @@ class CppEmitter:
 
     # ------------------------------------------------------------------ shared memory
     def _pieces(self, slots: list[int], width_bytes: int, what: str) -> list[tuple[int, int, int]]:
-        """The dword pieces ``(dword, first byte, bytes)`` of an access, merged, in address order."""
-        pieces = [pc for s in slots for pc in slot_dwords(s, self.slots_per_dword, self.dwords_per_slot)]
-        if sum(n for _, _, n in pieces) != width_bytes:
-            raise LayoutError(f"{what}: {len(slots)} slots do not make a {width_bytes}-byte access")
-        merged = _merge(pieces)
-        if width_bytes >= 4 and any(n != 4 for _, _, n in merged):
-            raise LayoutError(f"{what}: a {width_bytes}-byte access must move whole 32-bit registers")
+        """``access_pieces`` of an access of a width C++ has a type for."""
         if width_bytes not in (1, 2, 4, 8, 16):
             raise LayoutError(f"{what}: no {width_bytes}-byte shared-memory access")
-        return merged
+        return self.access_pieces(slots, width_bytes, what)
 
     def _pointer(self, address: tuple[str, int], offset: int, width_bytes: int) -> str:
         """The shared byte pointer of an access, with its alignment (the access width) told to the

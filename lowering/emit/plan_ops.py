@@ -43,8 +43,9 @@ import numpy as np
 
 from linlayout import LayoutError
 from linlayout.synth.plan import Plan
-from linlayout.synth.steps import dword_pairs, dwords_per_slot, slot_dwords, slots_per_dword
+from linlayout.synth.steps import slot_dwords
 
+from ..step_emitter import StepEmitter
 from . import atoms
 from .builder import Builder, vector_type
 from .lane_values import LaneValues
@@ -52,31 +53,25 @@ from .lane_values import LaneValues
 __all__ = ["PlanEmitter", "slot_dwords"]
 
 
-class PlanEmitter:
+class PlanEmitter(StepEmitter):
     """Lowers one :class:`~linlayout.synth.plan.Plan` to MLIR ops on i32 register values.
 
     Call :meth:`prepare` in the prologue (every step emits its per-lane setup values), then
-    :meth:`emit` inside the counted region with the source registers.  The other public
-    methods are the primitives the steps call: prologue values (``condition``, ``lane_value``,
+    :meth:`emit` inside the counted region with the source registers (both passes and the
+    register file: linlayout.lowering.step_emitter).  The other public methods are the
+    primitives the steps call: prologue values (``condition``, ``lane_value``,
     ``scalar_constant``, ``lds_address``) and one instruction each in the region.
     """
 
     def __init__(self, b: Builder, plan: Plan, lanes: LaneValues, lds: str | None) -> None:
+        super().__init__(plan)
         self.b = b
-        self.plan = plan
         self.lanes = lanes
         self.lds = lds
-        self.slots_per_dword = slots_per_dword(plan.element_bits)
-        self.dwords_per_slot = dwords_per_slot(plan.element_bits)
-        self._prep: list | None = None
         self._lds_ptrs: dict[str, str] = {}
         self.loaded: set[str] = set()  # values that are LDS load results as loaded (no instruction after)
 
     # ------------------------------------------------------------------ prologue
-    def prepare(self) -> None:
-        """Emit the per-lane values every step needs (before the counted region)."""
-        self._prep = [st.prepare(self, f"plan step {i} ({st.op})") for i, st in enumerate(self.plan.steps)]
-
     def condition(self, cond, what: str) -> str:
         """The lane mask ``cond`` (``[64]`` or ``[warps, 64]``) as an i1 value (VCC)."""
         return self.lanes.condition(cond, what)
@@ -115,38 +110,8 @@ class PlanEmitter:
         return ptr, delta
 
     # ------------------------------------------------------------------ region
-    def emit(self, regs: dict[int, str]) -> dict[int, str]:
-        """Emit the steps on ``regs`` (dword index -> i32 value); returns the final registers."""
-        if self._prep is None or len(self._prep) != len(self.plan.steps):
-            raise LayoutError("PlanEmitter.emit called before prepare()")
-        regs = dict(regs)
-        lds_since_barrier = 0
-        for i, (st, prep) in enumerate(zip(self.plan.steps, self._prep)):
-            if st.lds:
-                if lds_since_barrier:
-                    self.b.line("rocdl.sched.barrier none")
-                lds_since_barrier += 1
-            elif st.barrier:
-                lds_since_barrier = 0
-            st.emit(self, prep, regs, f"plan step {i} ({st.op})")
-        return regs
-
-    def reg(self, regs: dict[int, str], d: int, what: str) -> str:
-        """The value of register ``d``."""
-        try:
-            return regs[d]
-        except KeyError:
-            raise LayoutError(f"{what}: register {d} is read before it holds a value") from None
-
-    def pairs(self, dst: list[int], src: list[int], what: str) -> list[tuple[int, int]]:
-        """(dst dword, src dword) of a register step (``dword_pairs``, the one pairing rule)."""
-        return dword_pairs(dst, src, self.slots_per_dword, self.dwords_per_slot, what)
-
-    def copy(self, regs: dict[int, str], pairs: list[tuple[int, int]], what: str) -> None:
-        """A parallel copy of registers: SSA renaming (LLVM inserts a ``v_mov_b32`` where it needs one)."""
-        old = {sd: self.reg(regs, sd, what) for _, sd in pairs}
-        for dd, sd in pairs:
-            regs[dd] = old[sd]
+    def separate_lds_steps(self) -> None:
+        self.b.line("rocdl.sched.barrier none")
 
     def perm(self, regs: dict[int, str], operands: tuple[int, int], selector: str, what: str) -> str:
         """``v_perm_b32`` of the registers ``operands = (S0, S1)`` with the i32 ``selector`` value."""
@@ -177,26 +142,6 @@ class PlanEmitter:
         self.b.line("gpu.barrier")
 
     # ------------------------------------------------------------------ LDS
-    def _pieces(self, slots: list[int], width_bytes: int, what: str) -> list[tuple[int, int, int]]:
-        """The dword pieces of an LDS access, in address order; checks they fill ``width_bytes`` bytes."""
-        pieces = [pc for s in slots for pc in slot_dwords(s, self.slots_per_dword, self.dwords_per_slot)]
-        if sum(n for _, _, n in pieces) != width_bytes:
-            raise LayoutError(f"{what}: {len(slots)} slots do not make a {width_bytes}-byte access")
-        if width_bytes >= 4 and any(n != 4 for _, _, n in self._merge(pieces)):
-            raise LayoutError(f"{what}: a {width_bytes}-byte access must move whole 32-bit registers")
-        return pieces
-
-    @staticmethod
-    def _merge(pieces: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
-        """Join consecutive pieces of one dword (``(d, 0, 2), (d, 2, 2)`` -> ``(d, 0, 4)``)."""
-        out: list[tuple[int, int, int]] = []
-        for d, o, n in pieces:
-            if out and out[-1][0] == d and out[-1][1] + out[-1][2] == o:
-                out[-1] = (d, out[-1][1], out[-1][2] + n)
-            else:
-                out.append((d, o, n))
-        return out
-
     def _pointers(self, address: tuple[str, int], accesses: list[tuple[list[int], int]]) -> list[tuple[list[int], str]]:
         """``(slots, pointer)`` of the one or two accesses ``(slots, byte offset)`` of an LDS step off its
         prepared ``address`` (a pair: no barrier between, LLVM fuses them into the ds_read2/ds_write2
@@ -210,7 +155,7 @@ class PlanEmitter:
         takes its bytes where they sit in the VGPR: from byte 2 it is a ``_d16_hi`` store)."""
         b = self.b
         for slots, ptr in self._pointers(address, accesses):
-            pieces = self._merge(self._pieces(slots, width_bytes, what))
+            pieces = self.access_pieces(slots, width_bytes, what)
             if width_bytes >= 4:
                 vals = [self.reg(regs, d, what) for d, _, _ in pieces]
                 t = vector_type(len(vals), "i32")
@@ -235,13 +180,13 @@ class PlanEmitter:
         """gfx950 ``ds_read_b64_tr_b{bits}`` into the two dwords of ``slots``."""
         (slots, ptr), = self._pointers(address, [(slots, 0)])
         v = atoms.lds_transpose_load(self.b, ptr, bits)
-        for k, (d, _, _) in enumerate(self._merge(self._pieces(slots, 8, what))):
+        for k, (d, _, _) in enumerate(self.access_pieces(slots, 8, what)):
             regs[d] = self.b.extract(v, k, "vector<2xi32>")
             self.loaded.add(regs[d])
 
     def _load_one(self, slots: list[int], ptr: str, width_bytes: int, regs: dict[int, str], what: str) -> None:
         b = self.b
-        pieces = self._merge(self._pieces(slots, width_bytes, what))
+        pieces = self.access_pieces(slots, width_bytes, what)
         if width_bytes >= 4:
             t = vector_type(len(pieces), "i32")
             v = atoms.lds_load(b, ptr, t, width_bytes)

@@ -17,11 +17,13 @@ SHFL_MODES = ("idx", "bfly", "up", "down")
 
 
 def lane_kind_family(kind: str) -> str:
-    """The instruction family of a lane step kind (``dpp``, ``ds_swizzle``, ``ds_bpermute``, ``readlane``,
-    ``shfl``)."""
+    """The instruction family of a lane step kind (``dpp`` -- dpp16 controls and RDNA's dpp8 --,
+    ``permlane16`` -- RDNA's v_permlane16/x16 --, ``ds_swizzle``, ``ds_bpermute``, ``readlane``, ``shfl``)."""
     if kind.startswith("shfl.sync."):
         return "shfl"
-    if kind.startswith("dpp:"):
+    if kind.startswith(("permlane16:", "permlanex16:")):
+        return "permlane16"
+    if kind.startswith(("dpp:", "dpp8:")):
         return "dpp"
     if kind.startswith("ds_swizzle"):
         return "ds_swizzle"
@@ -67,7 +69,9 @@ class Lane(Step):
 
     Certificate: ``{"op": "lane", "kind": K, "dst": [...], "src": [...], "src_lane": T}``.
     ``kind``: ``ds_bpermute``, ``dpp:<control>``, ``ds_swizzle:<offset>`` (docs/contract.md naming),
-    or on NVIDIA ``shfl.sync.idx``, ``shfl.sync.bfly:<mask>``, ``shfl.sync.up:<delta>``,
+    on RDNA also ``dpp8:[s0,...,s7]`` (``isa``: ``dpp8``, the 24-bit selector) and
+    ``permlane16:<sel>`` / ``permlanex16:<sel>`` (``isa``: ``sel``, the 64-bit lane selector, and
+    ``cross``), or on NVIDIA ``shfl.sync.idx``, ``shfl.sync.bfly:<mask>``, ``shfl.sync.up:<delta>``,
     ``shfl.sync.down:<delta>``.  ``isa``: the instruction's parameters -- DPP: ``ctrl``,
     ``row_mask``, ``bank_mask``, ``bound_ctrl``; ds_swizzle: ``offset``; ds_bpermute: ``addr``
     (per-lane byte address VGPR, ``[lanes]`` or ``[warps][lanes]``) and ``offset``; shfl.sync:
@@ -101,16 +105,22 @@ class Lane(Step):
         return lane_kind_family(self.kind)
 
     @property
-    def crossbar(self) -> bool:  # ds_swizzle and ds_bpermute go through the LDS crossbar
-        return not self.kind.startswith("dpp")
+    def crossbar(self) -> bool:  # ds_swizzle, ds_bpermute (and shfl.sync) go through the LDS crossbar
+        return self.family not in ("dpp", "permlane16")
 
     def counts(self) -> dict[str, int]:
         return {self.family: 1}
 
     def asm(self, p: int) -> str:
         fam = self.family
+        if self.kind.startswith("dpp8:"):
+            return f"v_mov_b32_dpp {vregs(self.dst, p)}, {vregs(self.src, p)} {self.kind}"
         if fam == "dpp":
             return f"v_mov_b32_dpp {vregs(self.dst, p)}, {vregs(self.src, p)} {dpp_suffix(self.kind, self.isa)}"
+        if fam == "permlane16":
+            sel = int(self.isa["sel"])
+            return (f"v_{self.kind.split(':')[0]}_b32 {vregs(self.dst, p)}, {vregs(self.src, p)}, "
+                    f"0x{sel & 0xFFFFFFFF:08x}, 0x{sel >> 32:08x}")
         if fam == "ds_swizzle":
             return f"ds_swizzle_b32 {vregs(self.dst, p)}, {vregs(self.src, p)} offset:0x{self.isa['offset']:04x}"
         if fam == "shfl":
@@ -135,9 +145,13 @@ class Lane(Step):
     def run(self, machine, what: str) -> None:
         fam = self.family
         for d, s in machine.pairs(self.dst, self.src, what):
-            if fam == "dpp":
+            if self.kind.startswith("dpp8:"):
+                got = machine.dpp8(d, s, int(self.isa["dpp8"]))
+            elif fam == "dpp":
                 ctrl, row_mask, bank_mask, bound_ctrl = dpp_controls(self.isa)
                 got = machine.dpp(d, s, ctrl, row_mask, bank_mask, bound_ctrl)
+            elif fam == "permlane16":
+                got = machine.permlane16(d, s, int(self.isa["sel"]), bool(self.isa["cross"]))
             elif fam == "ds_swizzle":
                 got = machine.ds_swizzle(d, s, int(self.isa["offset"]))
             elif fam == "ds_bpermute":
@@ -161,9 +175,13 @@ class Lane(Step):
         fam = self.family
         for d, s in emitter.pairs(self.dst, self.src, what):
             src = emitter.reg(regs, s, what)
-            if fam == "dpp":
+            if self.kind.startswith("dpp8:"):
+                regs[d] = emitter.dpp8_mov(src, int(self.isa["dpp8"]))
+            elif fam == "dpp":
                 ctrl, row_mask, bank_mask, bound_ctrl = dpp_controls(self.isa)
                 regs[d] = emitter.dpp_mov(src, ctrl, row_mask, bank_mask, bool(bound_ctrl))
+            elif fam == "permlane16":
+                regs[d] = emitter.permlane16(src, int(self.isa["sel"]), bool(self.isa["cross"]))
             elif fam == "ds_swizzle":
                 regs[d] = emitter.ds_swizzle(src, int(self.isa["offset"]))
             elif fam == "ds_bpermute":

@@ -1,0 +1,100 @@
+"""What every emitter of plan steps shares, whatever language it writes (MLIR, C++): the registers.
+
+A plan's slots live in 32-bit registers ("dwords", linlayout.synth.steps.base): with
+``element_bits``-bit elements ``p = max(1, 32 / element_bits)`` slots share a dword, a 64-bit
+slot spans two.  An emitter keeps one value name per dword (``regs``: dword -> name) and lets
+each step emit itself (``Step.prepare`` for the per-lane setup values, then ``Step.emit``: the
+double dispatch of linlayout.synth.steps); :class:`StepEmitter` owns the parts of that protocol
+that do not depend on the language: the two passes, the register file, the one pairing rule of
+register steps and the dword pieces of a shared-memory access.  Subclasses write the
+instructions (linlayout.lowering.emit.plan_ops.PlanEmitter, linlayout.lowering.cpp.emitter.CppEmitter).
+"""
+
+from __future__ import annotations
+
+from linlayout import LayoutError
+from linlayout.synth.plan import Plan
+from linlayout.synth.steps import dword_pairs, dwords_per_slot, slot_dwords, slots_per_dword
+
+__all__ = ["StepEmitter", "merge_pieces"]
+
+
+def merge_pieces(pieces: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
+    """Join consecutive ``(dword, first byte, bytes)`` pieces of one dword (``(d, 0, 2), (d, 2, 2)`` ->
+    ``(d, 0, 4)``)."""
+    out: list[tuple[int, int, int]] = []
+    for d, o, n in pieces:
+        if out and out[-1][0] == d and out[-1][1] + out[-1][2] == o:
+            out[-1] = (d, out[-1][1], out[-1][2] + n)
+        else:
+            out.append((d, o, n))
+    return out
+
+
+class StepEmitter:
+    """The register file and the two passes of an emitter of ``plan``'s steps.
+
+    :meth:`prepare` (prologue) and :meth:`emit` (the steps, on the source registers) call each
+    step; a subclass provides the primitives the steps call and :meth:`separate_lds_steps`.
+    """
+
+    def __init__(self, plan: Plan) -> None:
+        self.plan = plan
+        self.slots_per_dword = slots_per_dword(plan.element_bits)
+        self.dwords_per_slot = dwords_per_slot(plan.element_bits)
+        self._prep: list | None = None
+
+    def prepare(self) -> None:
+        """Emit the per-lane values every step needs (before the steps)."""
+        self._prep = [st.prepare(self, f"plan step {i} ({st.op})") for i, st in enumerate(self.plan.steps)]
+
+    def emit(self, regs: dict[int, str]) -> dict[int, str]:
+        """Emit the steps on ``regs`` (dword -> value); returns the final registers.
+
+        Between two shared-memory steps with no barrier between them it calls
+        :meth:`separate_lds_steps` (the compiler would merge neighbouring accesses into wider
+        ones; the plan counts each)."""
+        if self._prep is None or len(self._prep) != len(self.plan.steps):
+            raise LayoutError(f"{type(self).__name__}.emit called before prepare()")
+        regs = dict(regs)
+        lds_since_barrier = 0
+        for i, (st, prep) in enumerate(zip(self.plan.steps, self._prep)):
+            if st.lds:
+                if lds_since_barrier:
+                    self.separate_lds_steps()
+                lds_since_barrier += 1
+            elif st.barrier:
+                lds_since_barrier = 0
+            st.emit(self, prep, regs, f"plan step {i} ({st.op})")
+        return regs
+
+    def separate_lds_steps(self) -> None:
+        """Emit what keeps two shared-memory steps apart (no instruction)."""
+        raise NotImplementedError
+
+    def reg(self, regs: dict[int, str], d: int, what: str) -> str:
+        """The value of register ``d``."""
+        try:
+            return regs[d]
+        except KeyError:
+            raise LayoutError(f"{what}: register {d} is read before it holds a value") from None
+
+    def pairs(self, dst: list[int], src: list[int], what: str) -> list[tuple[int, int]]:
+        """(dst dword, src dword) of a register step (``dword_pairs``, the one pairing rule)."""
+        return dword_pairs(dst, src, self.slots_per_dword, self.dwords_per_slot, what)
+
+    def copy(self, regs: dict[int, str], pairs: list[tuple[int, int]], what: str) -> None:
+        """A parallel copy of registers: new names for the same values (the compiler copies where it must)."""
+        old = {sd: self.reg(regs, sd, what) for _, sd in pairs}
+        for dd, sd in pairs:
+            regs[dd] = old[sd]
+
+    def access_pieces(self, slots: list[int], width_bytes: int, what: str) -> list[tuple[int, int, int]]:
+        """The dword pieces ``(dword, first byte, bytes)`` of a shared-memory access of ``slots``, merged,
+        in address order; they must fill ``width_bytes`` bytes, whole dwords when 4 or more."""
+        pieces = merge_pieces([pc for s in slots for pc in slot_dwords(s, self.slots_per_dword, self.dwords_per_slot)])
+        if sum(n for _, _, n in pieces) != width_bytes:
+            raise LayoutError(f"{what}: {len(slots)} slots do not make a {width_bytes}-byte access")
+        if width_bytes >= 4 and any(n != 4 for _, _, n in pieces):
+            raise LayoutError(f"{what}: a {width_bytes}-byte access must move whole 32-bit registers")
+        return pieces

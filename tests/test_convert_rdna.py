@@ -1,0 +1,152 @@
+"""AMD wave32 targets (gfx1100, gfx1200, gfx1250) in the conversion planner: RDNA's lane semantics
+in the oracle (dpp16 controls, dpp8, v_permlane16/x16), the planner's own maps against them, and
+verified plans for random pairs, a register/lane-bit-4 exchange and WMMA fragments.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from convert_checker import check_certificate
+from linlayout import LayoutError, LinearLayout, get_target
+from linlayout.encodings import Wmma, wmma_dot_operand
+from linlayout.synth import lane_ops
+from linlayout.synth.convert import plan_conversion
+from linlayout.synth.emulator import verify
+from linlayout.synth.isa_lanes import dpp8_src_lanes, dpp_src_lanes, permlane16_src_lanes
+from linlayout.synth.plan import RDNA_COUNT_KINDS, Lane, Plan
+
+ARCHES = ("gfx1100", "gfx1200", "gfx1250")
+LANES = np.arange(32)
+# kinds RDNA has no instruction for (gfx9-only DPP controls, NVIDIA's shuffles)
+FOREIGN = ("dpp:wave_", "dpp:row_bcast", "dpp:row_newbcast", "shfl.sync")
+
+
+# ------------------------------------------------------------------ oracle
+def test_rdna_dpp16_controls():
+    assert dpp_src_lanes(0x165, 32, "rdna").tolist() == [(n & ~15) | ((n & 15) ^ 5) for n in range(32)]  # row_xmask:5
+    assert dpp_src_lanes(0x153, 32, "rdna").tolist() == [16 * (n // 16) + 3 for n in range(32)]  # row_share:3
+    assert dpp_src_lanes(0x141, 32, "rdna").tolist() == [(n & ~7) | (7 - (n & 7)) for n in range(32)]
+    assert dpp_src_lanes(0x104, 32, "rdna").tolist() == [n + 4 if n % 16 < 12 else -1 for n in range(32)]
+    for reserved in (0x130, 0x134, 0x138, 0x13C, 0x142, 0x143):  # wave shifts/rotates, row_bcast: gfx9 only
+        with pytest.raises(LayoutError, match="reserved on RDNA"):
+            dpp_src_lanes(reserved, 32, "rdna")
+    with pytest.raises(LayoutError, match="reserved on gfx9"):
+        dpp_src_lanes(0x161, 64)  # row_xmask: RDNA only
+
+
+def test_dpp8_and_permlane16():
+    sel = [3, 0, 7, 1, 1, 6, 2, 5]
+    code = sum(s << (3 * i) for i, s in enumerate(sel))
+    assert dpp8_src_lanes(code, 32).tolist() == [8 * (n // 8) + sel[n % 8] for n in range(32)]
+    # the ISA's example: selectors 0x87654321 (lanes 0-7) and 0x0fedcba9 (lanes 8-15) rotate each row by one
+    rot = 0x0FEDCBA9_87654321
+    assert permlane16_src_lanes(rot, False, 32).tolist() == [16 * (n // 16) + (n + 1) % 16 for n in range(32)]
+    assert permlane16_src_lanes(rot, True, 32).tolist() == [16 * (1 - n // 16) + (n + 1) % 16 for n in range(32)]
+    ident = 0xFEDCBA98_76543210  # v_permlanex16 with identity selectors: XOR 16
+    assert permlane16_src_lanes(ident, True, 32).tolist() == (LANES ^ 16).tolist()
+
+
+def test_planner_rdna_dpp_maps_are_the_oracles_on_every_control():
+    controls = lane_ops.dpp_controls(32, "rdna")
+    names = {name.split(":")[0] for name, _, _ in controls}
+    assert names == {"quad_perm", "row_mirror", "row_half_mirror", "row_ror", "row_shl", "row_shr", "row_share",
+                     "row_xmask"}
+    for name, ctrl, src in controls:
+        np.testing.assert_array_equal(src, dpp_src_lanes(ctrl, 32, "rdna"), err_msg=f"{name} ({ctrl:#x})")
+    assert len(lane_ops.dpp_controls(64)) == len(lane_ops.dpp_controls(64, "cdna"))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.integers(0, 7), min_size=8, max_size=8), st.lists(st.booleans(), min_size=32, max_size=32))
+def test_planner_dpp8_solves_every_group_map(sel, needed):
+    need = np.where(needed, 8 * (LANES // 8) + np.array(sel)[LANES % 8], -1)
+    op = lane_ops.find_dpp8(need)
+    got = dpp8_src_lanes(op.isa["dpp8"], 32)
+    assert (got[need >= 0] == need[need >= 0]).all() and op.kind.startswith("dpp8:")
+    assert lane_ops.find_dpp8(np.where(LANES == 3, 12, -1)) is None  # leaves its group of 8
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.permutations(list(range(16))), st.booleans(), st.lists(st.booleans(), min_size=32, max_size=32))
+def test_planner_permlane16_solves_every_row_map(f, cross, needed):
+    full = 16 * ((LANES >> 4) ^ int(cross)) + np.array(f)[LANES & 15]
+    need = np.where(needed, full, -1)
+    op = lane_ops.find_permlane16(need)
+    got = permlane16_src_lanes(op.isa["sel"], op.isa["cross"], 32)
+    assert (got[need >= 0] == need[need >= 0]).all()
+    two_rows_differ = np.where(LANES < 16, LANES, LANES ^ 1)
+    assert lane_ops.find_permlane16(two_rows_differ) is None  # one selector serves both rows
+
+
+def test_lane_ops_for_rdna_pick_valu_moves_first():
+    t = get_target("gfx1100")
+    assert lane_ops.find_lane_op(LANES ^ 5, t).kind == "dpp:row_xmask:5"
+    assert lane_ops.find_lane_op(LANES ^ 16, t).kind.startswith("permlanex16:")
+    assert lane_ops.find_lane_op(LANES[::-1].copy(), t).kind.startswith("permlanex16:")
+    with pytest.raises(LayoutError, match="32 entries"):
+        lane_ops.find_lane_op(np.arange(64), t)
+
+
+# ------------------------------------------------------------------ plans
+def _check_rdna_plan(plan: Plan) -> None:
+    assert plan.verified and plan.wave_size == 32
+    assert verify(plan).ok
+    cert = json.loads(plan.dumps())
+    ok, msg = check_certificate(cert)
+    assert ok, msg
+    assert verify(Plan.from_certificate(cert)).ok
+    assert set(plan.counts()) == set(RDNA_COUNT_KINDS) | {"total"}
+    for s in plan.steps:
+        if isinstance(s, Lane):
+            assert not s.kind.startswith(FOREIGN), s.kind
+
+
+def _random_layout(rng, n_bits, reg_bits, warp_bits):
+    hw = reg_bits + 5 + warp_bits
+    cols = [0] * hw
+    for h, t in zip(rng.permutation(hw), rng.permutation(n_bits)):
+        cols[int(h)] = 1 << int(t)
+    return LinearLayout({"register": [[c] for c in cols[:reg_bits]], "lane": [[c] for c in cols[reg_bits:reg_bits + 5]],
+                         "warp": [[c] for c in cols[reg_bits + 5:]]}, [("x", 1 << n_bits)])
+
+
+@pytest.mark.parametrize("arch", ARCHES)
+@pytest.mark.parametrize("element_bits", [8, 16, 32, 64])
+def test_random_pairs_plan_and_verify(arch, element_bits):
+    rng = np.random.default_rng(element_bits * 3 + ARCHES.index(arch))
+    for _ in range(10):
+        n_bits = int(rng.integers(5, 9))
+        warp_bits = int(rng.integers(0, 3))
+        reg_bits = max(0, n_bits - 5 - warp_bits)
+        src = _random_layout(rng, n_bits, reg_bits, warp_bits)
+        dst = _random_layout(rng, n_bits, reg_bits, warp_bits)
+        _check_rdna_plan(plan_conversion(src, dst, arch, element_bits))
+
+
+def test_register_lane16_exchange_uses_permlane16_swap_on_gfx1250_only():
+    """Register bit 0 and lane bit 4 trade places: gfx1250 has v_permlane16_swap for it."""
+    lanes = [[1 << i] for i in range(1, 5)]
+    src = LinearLayout({"register": [[1]], "lane": lanes + [[32]]}, [("x", 64)])
+    dst = LinearLayout({"register": [[32]], "lane": lanes + [[1]]}, [("x", 64)])
+    kinds = {}
+    for arch in ARCHES:
+        plan = plan_conversion(src, dst, arch, 32)
+        _check_rdna_plan(plan)
+        kinds[arch] = {k for k, v in plan.counts().items() if v and k != "total"}
+    assert "permlane16_swap" in kinds["gfx1250"]
+    assert "permlane16_swap" not in kinds["gfx1100"] | kinds["gfx1200"]
+
+
+@pytest.mark.parametrize("arch, version", [("gfx1100", 1), ("gfx1200", 2)])
+def test_wmma_fragments_plan_and_verify(arch, version):
+    shape = (32, 32)
+    enc = Wmma(version, (2, 2))
+    acc = enc.to_linear_layout(shape)
+    a16, b16 = (wmma_dot_operand(enc, op, 8, shape) for op in (0, 1))
+    for src, dst, bits in ((acc, a16, 16), (acc, b16, 16), (a16, acc, 32), (acc, acc, 32)):
+        _check_rdna_plan(plan_conversion(src, dst, arch, bits))
