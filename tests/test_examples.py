@@ -85,6 +85,13 @@ EXPECTED = {
         (r"^  FlyDSL layout: ComposedLayout<S<\d,\d,\d> o 0 o \S+:\S+>$", 2),
         (r"^  LDS as written equals linlayout's layout: True; interpreter vs torch: .*, verified True$", 2),
     ],
+    "09_nvidia_fp8.py": [
+        r"^=== sm_90: mma fp16 accumulator -> fp8 A operand, 16x32 per warp$",
+        r"^source      register bits \(c0, r3, c3, c4\), lane bits \(c1, c2, r0, r1, r2\)$",
+        r"^destination register bits \(c0, c1, r3, c4\), lane bits \(c2, c3, r0, r1, r2\)$",
+        r"^linlayout plan: lanes, \{.*'shfl': [1-9]\d*, 'total': \d+\}, verified on the emulator: True$",
+        r"^CUDA: fp16_acc_to_fp8_a\(uint8_t src\[16\], dst\[16\]\), [1-9]\d* shuffles in the source",
+    ],
 }
 #: the optional dependencies (tests/needs.py) each example needs beyond the core
 NEEDS = {"04_compile.py": ("flydsl",), "05_gemm.py": ("flydsl", "torch"), "06_attention.py": ("flydsl", "torch"),

@@ -6,12 +6,7 @@ GPU and skips without one."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import shutil
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -23,22 +18,10 @@ from linlayout.hw.lds import lds_model
 from linlayout.hw.mma_nvidia import (get_nvidia_mma, matrix_address_layout, matrix_fragment_layout,
                                      nvidia_mma_instructions_for, nvidia_mma_layouts)
 from linlayout.synth.banks import analyze
+from nvidia_scripts import RESULTS, script, sm90_gpu
 
-ROOT = Path(__file__).resolve().parent.parent
-SCRIPTS = ROOT / "benchmarks" / "nvidia"
-RESULTS = SCRIPTS / "results"
-
-
-def _script(name: str):
-    spec = importlib.util.spec_from_file_location(f"nvidia_{name}", SCRIPTS / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-bank_counters = _script("bank_counters")
-matrix_fragments = _script("matrix_fragments")
+bank_counters = script("bank_counters")
+matrix_fragments = script("matrix_fragments")
 
 
 # ------------------------------------------------------------------ descriptors
@@ -189,15 +172,7 @@ def test_mfma_cli_answers_nvidia(capsys):
 
 
 # ------------------------------------------------------------------ on a GPU
-def _gpu() -> bool:
-    if not all(shutil.which(t) for t in ("nvcc", "ncu", "nvidia-smi", "cuobjdump")):
-        return False
-    out = subprocess.run(["nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"],
-                         capture_output=True, text=True)
-    return out.returncode == 0 and out.stdout.strip().startswith("9.0")
-
-
-@pytest.mark.skipif(not _gpu(), reason="needs an sm_90 GPU with nvcc, cuobjdump and ncu")
+@pytest.mark.skipif(not sm90_gpu(("nvcc", "ncu", "cuobjdump")), reason="needs an sm_90 GPU with nvcc, cuobjdump and ncu")
 def test_on_the_gpu(tmp_path):
     assert bank_counters.main(["--out", str(tmp_path / "banks")]) == 0
     assert matrix_fragments.main(["--out", str(tmp_path / "fragments")]) == 0

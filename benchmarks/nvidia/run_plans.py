@@ -1,0 +1,369 @@
+"""Every NVIDIA conversion of a corpus planned by linlayout, run on a GPU bit for bit, and timed
+against Triton's own ``convert_layout`` of the same pair in the same run.
+
+Three steps; the first needs linlayout, nvcc (CUDA 12.x/13.x) and Triton 3.9 but no GPU, the
+second only numpy, CuPy and an NVIDIA GPU of compute capability 9.0:
+
+    python benchmarks/nvidia/run_plans.py build --out DIR [--corpus benchmarks/data/triton_nvidia_corpus.json]
+    python benchmarks/nvidia/plan_runner.py DIR                    # on the GPU machine
+    python benchmarks/nvidia/run_plans.py report DIR/results.json --manifest DIR/manifest.json --out results/
+
+``build``: for each distinct (source layout, destination layout, element size, warps) of the
+corpus's NVIDIA cases (and the blog's fp16 -> fp8 pair), ``plan_conversion(src, dst, "sm_90",
+bits)`` and its inverse ``plan_conversion(dst, src, ...)``, both emitted as CUDA device functions
+by :func:`linlayout.lowering.cpp.emit_cpp` inside the round-trip kernel of
+``benchmarks/nvidia/roundtrip_cuda.py`` (compiled with nvcc to an sm_90a cubin); Triton's
+round-trip kernel of the same pair (``benchmarks/nvidia/gluon_roundtrip.py``, compiled by Triton
+for ``cuda`` capability 90 on the CPU); the slot tiles and tensors of
+``benchmarks/nvidia/plan_tiles.py``; and ``manifest.json``.  A case whose plan or emission
+fails is kept with its error (it counts as a failure, not as skipped).
+
+``report``: the per-case table (bit-exact or the first differing slots, each side's time,
+ours / Triton), the geometric mean of the ratios, as JSON and markdown.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from gluon_roundtrip import compile_roundtrip  # noqa: E402
+from plan_tiles import element_dtype, slot_tiles, tensor_tiles  # noqa: E402
+from roundtrip_cuda import roundtrip_kernel  # noqa: E402
+
+from linlayout import LayoutError, LinearLayout  # noqa: E402
+
+ARCH = "sm_90"
+NVCC_ARCH = "sm_90a"
+DTYPE_BITS = {"fp32": 32, "i32": 32, "fp16": 16, "bf16": 16, "fp8": 8, "i8": 8}
+PAPER_SOURCE = HERE / "paper_fp16_fp8.cu"
+BLOG_NAME = "blog: mma fp16 accumulator -> fp8 A operand (16x32)"
+
+
+@dataclass(frozen=True)
+class PairCase:
+    """One conversion: layouts (in dims register, lane, warp), element size, warps, and where from."""
+
+    name: str
+    src: LinearLayout
+    dst: LinearLayout
+    element_bits: int
+    num_warps: int
+    origin: dict
+
+    def key(self) -> tuple:
+        return (json.dumps(self.src.to_json()), json.dumps(self.dst.to_json()), self.element_bits, self.num_warps)
+
+
+def _distributed(layout: LinearLayout) -> LinearLayout:
+    """``layout`` without a size-1 ``block`` in dim (one CTA)."""
+    if layout.has_in_dim("block"):
+        if layout.in_dim_size("block") != 1:
+            raise LayoutError("the GPU check runs one CTA; the layout spans several (block dim > 1)")
+        layout = layout.squeeze_ins("block")
+    return layout
+
+
+def blog_case(num_warps: int = 1) -> PairCase:
+    """The blog's pair: mma.sync m16n8 accumulator (fp16, cast to fp8) -> fp8 A operand of
+    m16n8k32 (kWidth 4), a 16x32 tile per warp, warps along M."""
+    from linlayout.encodings.nvidia import NvidiaMma
+
+    mma = NvidiaMma(2, (num_warps, 1), (16, 8))
+    shape = [16 * num_warps, 32]
+    return PairCase(BLOG_NAME if num_warps == 1 else f"{BLOG_NAME}, {num_warps} warps",
+                    _distributed(mma.to_linear_layout(shape)), _distributed(mma.dot_operand_layout(0, 4, shape)),
+                    8, num_warps, {"source": "blog"})
+
+
+def corpus_cases(path: Path) -> list[PairCase]:
+    """The NVIDIA cases of a corpus file (``triton_nvidia_convert_baseline`` format)."""
+    doc = json.loads(path.read_text())
+    out = []
+    for c in doc["cases"]:
+        if not c["arch"].startswith("sm_"):
+            continue
+        out.append(PairCase(f"{c['name']} {c['arch']} {c['dtype']} w{c['num_warps']}",
+                            _distributed(LinearLayout.from_json(c["src"])), _distributed(LinearLayout.from_json(c["dst"])),
+                            DTYPE_BITS[c["dtype"]], c["num_warps"],
+                            {"source": path.name, "arch": c["arch"], "dtype": c["dtype"],
+                             "triton_ptx_counts": c.get("triton", {})}))
+    return out
+
+
+def distinct(cases: list[PairCase]) -> list[PairCase]:
+    """The first case of each (layouts, element size, warps); later equal ones are dropped."""
+    seen, out = set(), []
+    for case in cases:
+        if case.key() not in seen:
+            seen.add(case.key())
+            out.append(case)
+    return out
+
+
+# ------------------------------------------------------------------ ours: plan, emit, wrap
+def our_source(case: PairCase, index: int) -> tuple[str, dict]:
+    """The CUDA source of case ``index``'s round-trip kernel and what the manifest records of the plans."""
+    from linlayout.lowering.cpp import emit_cpp
+    from linlayout.synth.convert import plan_conversion
+
+    started = time.perf_counter()
+    forward = plan_conversion(case.src, case.dst, ARCH, case.element_bits)
+    backward = plan_conversion(case.dst, case.src, ARCH, case.element_bits)
+    plan_seconds = time.perf_counter() - started
+    fwd = emit_cpp(forward, name=f"c{index}_forward")
+    back = emit_cpp(backward, name=f"c{index}_backward")
+    kernel = roundtrip_kernel(f"c{index}_ours", fwd.function_name, back.function_name, fwd.element_type,
+                              fwd.element_bits, fwd.slots_in, fwd.slots_out, fwd.block_threads,
+                              bool(fwd.lds_bytes or back.lds_bytes))
+    info = {"strategy": [forward.strategy, backward.strategy],
+            "counts": [{k: v for k, v in p.counts().items() if v} for p in (forward, backward)],
+            "lds_bytes": [fwd.lds_bytes, back.lds_bytes], "plan_seconds": round(plan_seconds, 4)}
+    return fwd.source + "\n" + back.source + "\n" + kernel, info
+
+
+def paper_source(index: int) -> str:
+    """The round-trip kernel around the paper's hand solution (the blog pair, one warp)."""
+    return (PAPER_SOURCE.read_text() + "\n" +
+            roundtrip_kernel(f"c{index}_paper", "paper_fp16_to_fp8", "paper_fp8_to_fp16", "uint8_t", 8, 16, 16, 32, False))
+
+
+def nvcc_cubin(source: str, path: Path, nvcc: str = "nvcc") -> None:
+    """Compile a CUDA source to an sm_90a cubin at ``path`` (RuntimeError with nvcc's message)."""
+    cu = path.with_suffix(".cu")
+    cu.write_text("#include <cstdint>\n" + source)
+    proc = subprocess.run([nvcc, "-cubin", f"-arch={NVCC_ARCH}", "-O3", "-o", str(path), str(cu)],
+                          capture_output=True, text=True)
+    if proc.returncode:
+        raise RuntimeError(f"nvcc failed on {cu.name}: {proc.stderr.strip()[-1500:]}")
+
+
+def compile_batches(sources: dict[str, str], out: Path, nvcc: str, batch: int) -> tuple[dict[str, str], dict[str, str]]:
+    """Compile kernel sources (kernel name -> source) ``batch`` to a cubin; a batch nvcc rejects is
+    compiled one kernel a cubin to find the culprit.  Returns (kernel -> cubin file, kernel -> error)."""
+    names = list(sources)
+    cubins, errors = {}, {}
+    for start in range(0, len(names), batch):
+        group = names[start:start + batch]
+        path = out / f"batch{start // batch}.cubin"
+        try:
+            nvcc_cubin("\n".join(sources[n] for n in group), path, nvcc)
+            cubins.update(dict.fromkeys(group, path.name))
+            continue
+        except RuntimeError:
+            pass
+        for name in group:
+            try:
+                nvcc_cubin(sources[name], out / f"{name}.cubin", nvcc)
+                cubins[name] = f"{name}.cubin"
+            except RuntimeError as e:
+                errors[name] = str(e)
+    return cubins, errors
+
+
+# ------------------------------------------------------------------ build
+def build(cases: list[PairCase], out: Path, nvcc: str = "nvcc", triton: bool = True, batch: int = 24) -> dict:
+    """Plan, emit and compile every case into ``out``; returns (and writes) the manifest."""
+    out.mkdir(parents=True, exist_ok=True)
+    arrays, entries, sources, owner = {}, [], {}, {}
+    for index, case in enumerate(cases):
+        entry = {"index": index, "name": case.name, "element_bits": case.element_bits, "num_warps": case.num_warps,
+                 "shape": [size for _, size in case.src.out_dims], "origin": case.origin, "kernels": {},
+                 "errors": {}}
+        src_slots, dst_slots = slot_tiles(case.src, case.dst, case.element_bits, case.num_warps)
+        arrays[f"{index}_src"], arrays[f"{index}_dst"] = src_slots, dst_slots
+        arrays[f"{index}_tensor"] = tensor_tiles(case.src, case.element_bits)
+        sides = {"ours": lambda: our_source(case, index)}
+        if case.origin["source"] == "blog" and case.num_warps == 1:
+            sides["paper"] = lambda: (paper_source(index), {})
+        for side, make in sides.items():
+            try:
+                source, info = make()
+            except Exception as e:  # noqa: BLE001 -- every failure is recorded with its case and reported
+                entry["errors"][side] = f"{type(e).__name__}: {e}"
+                continue
+            name = f"c{index}_{side}"
+            sources[name], owner[name] = source, (entry, side)
+            if info:
+                entry["plan"] = info
+        entries.append(entry)
+    cubins, errors = compile_batches(sources, out, nvcc, batch)
+    for name, (entry, side) in owner.items():
+        if name in cubins:
+            entry["kernels"][side] = {"cubin": cubins[name], "name": name, "shared_bytes": 0, "scratch_args": 0,
+                                      "io": "slots"}
+        else:
+            entry["errors"][side] = errors[name]
+    for entry, case in zip(entries, cases):
+        if triton:
+            try:
+                k = compile_roundtrip(case.src, case.dst, case.element_bits, case.num_warps)
+                (out / f"c{entry['index']}_triton.cubin").write_bytes(k.cubin)
+                entry["kernels"]["triton"] = {"cubin": f"c{entry['index']}_triton.cubin", "name": k.name,
+                                              "shared_bytes": k.shared_bytes, "scratch_args": k.scratch_args,
+                                              "io": "tensor"}
+            except Exception as e:  # noqa: BLE001 -- Triton's compile errors are recorded with the case
+                entry["errors"]["triton"] = f"{type(e).__name__}: {e}"
+        status = ", ".join(f"{s} {'ok' if s in entry['kernels'] else 'FAILED'}"
+                           for s in sorted(set(entry["kernels"]) | set(entry["errors"])))
+        print(f"[{entry['index'] + 1}/{len(cases)}] {entry['name']}: {status}", flush=True)
+    np.savez_compressed(out / "tiles.npz", **arrays)
+    manifest = {"format": "linlayout_nvidia_plans/v1", "arch": ARCH, "nvcc_arch": NVCC_ARCH,
+                "build": _versions(nvcc), "cases": entries}
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    return manifest
+
+
+def _versions(nvcc: str) -> dict:
+    import importlib.metadata
+
+    try:
+        triton = importlib.metadata.version("triton")
+    except importlib.metadata.PackageNotFoundError:
+        triton = None
+    version = subprocess.run([nvcc, "--version"], capture_output=True, text=True).stdout
+    release = next(line for line in version.splitlines() if "release" in line)
+    return {"nvcc": release.split("release")[1].strip(" ,"), "triton": triton}
+
+
+# ------------------------------------------------------------------ report
+def geomean(values: list[float]) -> float:
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
+
+
+def summarize(results: dict, manifest: dict) -> dict:
+    """One row per case (build errors included) and the totals."""
+    by_name = {r["name"]: r for r in results["cases"]}
+    rows = []
+    for entry in manifest["cases"]:
+        run = by_name.get(entry["name"], {})
+        row = {"name": entry["name"], "element_bits": entry["element_bits"], "num_warps": entry["num_warps"],
+               "plan": entry.get("plan", {}), "build_errors": entry["errors"], "run_error": run.get("error")}
+        for side in entry["kernels"]:
+            checks = [run.get(k, {}).get(side) for k in ("check_1", "check_k")]
+            row[side] = {"bit_exact": all(c is not None and c["bit_exact"] for c in checks),
+                         "errors": [e for c in checks if c for e in c["errors"]],
+                         "us": run.get("time", {}).get(side, {}).get("us")}
+        if row.get("ours", {}).get("us") and row.get("triton", {}).get("us"):
+            row["ratio"] = row["ours"]["us"] / row["triton"]["us"]
+        rows.append(row)
+    ours = [r for r in rows if "ours" in r["build_errors"] or "ours" in r]
+    exact = [r for r in ours if r.get("ours", {}).get("bit_exact")]
+    # a pair whose plans have no instruction (equal layouts up to register renaming) times only
+    # the kernels' loads and stores: listed, left out of the mean
+    moves = [r for r in rows if "ratio" in r and any(c.get("total") for c in r["plan"].get("counts", []))]
+    ratios = [r["ratio"] for r in moves]
+    return {"device": results["device"], "iterations": results["iterations"], "timing_ctas": results["timing_ctas"],
+            "build": manifest.get("build", {}), "cases": len(rows), "ours_cases": len(ours),
+            "ours_bit_exact": len(exact), "triton_bit_exact": sum(r.get("triton", {}).get("bit_exact", False) for r in rows),
+            "timed_pairs": len(ratios), "geomean_ours_over_triton": geomean(ratios),
+            "ours_faster": sum(r < 1 for r in ratios),
+            "no_instruction_pairs": sum("ratio" in r for r in rows) - len(moves), "rows": rows}
+
+
+def markdown(summary: dict, command: str) -> str:
+    s = summary
+    lines = ["# linlayout's NVIDIA plans on the GPU, against Triton's convert_layout", "",
+             f"Device: {s['device']}; built with nvcc {s['build'].get('nvcc', '?')}, Triton {s['build'].get('triton', '?')}.",
+             f"Command: `{command}`", "",
+             f"- our plans bit-exact: **{s['ours_bit_exact']} of {s['ours_cases']}** cases "
+             f"(Triton's round trip: {s['triton_bit_exact']} of {s['cases']})",
+             f"- time ours / Triton (round-trip kernel, {s['iterations']} round trips, {s['timing_ctas']} CTAs): "
+             f"geometric mean **{s['geomean_ours_over_triton']:.3f}** over {s['timed_pairs']} pairs; "
+             f"ours faster on {s['ours_faster']} (left out: {s['no_instruction_pairs']} pairs whose plans have no "
+             "instruction, where only the kernels' loads and stores are timed)"]
+    for r in s["rows"]:
+        if "paper" in r:
+            times = ", ".join(f"{side} {r[side]['us']:.1f} us ({'bit-exact' if r[side]['bit_exact'] else 'DIFFERS'})"
+                              for side in ("ours", "paper", "triton") if side in r and r[side]["us"])
+            lines.append(f"- {r['name']}: {times}")
+    lines += ["", "| group | pairs | geomean ours/Triton | ours faster |", "|---|---|---|---|"]
+    for title, key in (("elements of {} bits", lambda r: r["element_bits"]),
+                       ("plans {}", lambda r: " / ".join(r["plan"].get("strategy", [])))):
+        groups: dict = {}
+        for r in s["rows"]:
+            if "ratio" in r and any(c.get("total") for c in r["plan"].get("counts", [])):
+                groups.setdefault(key(r), []).append(r["ratio"])
+        for group, ratios in sorted(groups.items(), key=lambda g: (-len(g[1]), str(g[0]))):
+            lines.append(f"| {title.format(group)} | {len(ratios)} | {geomean(ratios):.3f} | {sum(x < 1 for x in ratios)} |")
+    lines += ["",
+             "| case | bits | warps | our plans (fwd / back) | ours exact | Triton exact | ours us | Triton us | ours/Triton |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in s["rows"]:
+        strategy = " / ".join(r["plan"].get("strategy", [])) or "-"
+        cells = []
+        for side in ("ours", "triton"):
+            if side in r["build_errors"]:
+                cells.append("build error")
+            elif side in r:
+                cells.append("yes" if r[side]["bit_exact"] else "**NO**")
+            else:
+                cells.append("-")
+        times = [f"{r[side]['us']:.1f}" if side in r and r[side]["us"] else "-" for side in ("ours", "triton")]
+        ratio = f"{r['ratio']:.2f}" if "ratio" in r else "-"
+        lines.append(f"| {r['name']} | {r['element_bits']} | {r['num_warps']} | {strategy} | {cells[0]} | {cells[1]} | "
+                     f"{times[0]} | {times[1]} | {ratio} |")
+    failures = [r for r in s["rows"] if r["build_errors"] or r["run_error"] or
+                any(not r[side]["bit_exact"] for side in ("ours", "triton", "paper") if side in r)]
+    if failures:
+        lines += ["", "## Failures", ""]
+        for r in failures:
+            for side, err in r["build_errors"].items():
+                lines.append(f"- {r['name']}: {side} build: {err.splitlines()[0][:300]}")
+            if r["run_error"]:
+                lines.append(f"- {r['name']}: run: {r['run_error'][:300]}")
+            for side in ("ours", "triton", "paper"):
+                if side in r and not r[side]["bit_exact"]:
+                    lines.append(f"- {r['name']}: {side} differs: {'; '.join(r[side]['errors'][:3])}")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="command", required=True)
+    b = sub.add_parser("build", help="plan, emit and compile (no GPU)")
+    b.add_argument("--out", type=Path, required=True)
+    b.add_argument("--corpus", type=Path, help="a triton_nvidia_convert_baseline JSON (default: the blog pair only)")
+    b.add_argument("--limit", type=int, help="the first N distinct cases only")
+    b.add_argument("--nvcc", default="nvcc")
+    b.add_argument("--no-triton", action="store_true", help="skip Triton's kernels")
+    r = sub.add_parser("report", help="tables from the runner's results")
+    r.add_argument("results", type=Path)
+    r.add_argument("--manifest", type=Path, required=True)
+    r.add_argument("--out", type=Path, required=True, help="folder for plans.json and plans.md")
+    r.add_argument("--command", default="python benchmarks/nvidia/run_plans.py build ... ; plan_runner.py ...")
+    args = ap.parse_args(argv)
+    if args.command == "build":
+        if shutil.which(args.nvcc) is None:
+            raise SystemExit(f"{args.nvcc} not found")
+        cases = [blog_case(1), blog_case(4)] + (corpus_cases(args.corpus) if args.corpus else [])
+        cases = distinct(cases)[:args.limit]
+        manifest = build(cases, args.out, args.nvcc, not args.no_triton)
+        failed = [e["name"] for e in manifest["cases"] if e["errors"]]
+        print(f"{len(cases)} cases built into {args.out}; {len(failed)} with a build error")
+        return 0
+    summary = summarize(json.loads(args.results.read_text()), json.loads(args.manifest.read_text()))
+    args.out.mkdir(parents=True, exist_ok=True)
+    head = json.dumps({k: v for k, v in summary.items() if k != "rows"}, indent=1)[:-2]
+    rows = ",\n".join(json.dumps(r) for r in summary["rows"])
+    (args.out / "plans.json").write_text(f'{head},\n "rows": [\n{rows}\n]}}\n')
+    (args.out / "plans.md").write_text(markdown(summary, args.command))
+    print(f"ours bit-exact {summary['ours_bit_exact']} of {summary['ours_cases']}; "
+          f"geomean ours/Triton {summary['geomean_ours_over_triton']:.3f} over {summary['timed_pairs']} pairs")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

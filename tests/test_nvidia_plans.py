@@ -1,0 +1,245 @@
+"""The GPU harness of benchmarks/nvidia (run_plans.py, plan_runner.py): the host-side tiles a
+conversion is checked on, the corpus cases, the round-trip kernels' text, Triton's kernel compiled
+for sm_90 on the CPU, the report; the recorded GPU results against the corpus; and, on a machine
+with an sm_90 GPU, nvcc and CuPy, the whole build-and-run of the blog's pair."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from linlayout import LayoutError
+from linlayout.encodings.nvidia import NvidiaMma
+from nvidia_scripts import RESULTS, script, sm90_gpu
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT / "benchmarks" / "data" / "triton_nvidia_corpus.json"
+
+
+run_plans = script("run_plans")
+plan_tiles = script("plan_tiles")
+roundtrip_cuda = script("roundtrip_cuda")
+
+
+# ------------------------------------------------------------------ tiles
+def test_slot_indices_follow_the_mma_formulas():
+    """mma.sync m16n8 accumulator, 4 warps along M: register r of lane l of warp w holds row
+    16w + l/4 + 8 r1, column 2 (l % 4) + r0 + 8 (r >> 2) (PTX's C fragment, repeated every 8 columns)."""
+    layout = run_plans._distributed(NvidiaMma(2, (4, 1), (16, 8)).to_linear_layout([64, 32]))
+    got = plan_tiles.slot_indices(layout, 4)
+    w, l, r = np.meshgrid(np.arange(4), np.arange(32), np.arange(16), indexing="ij")
+    row = 16 * w + l // 4 + 8 * ((r >> 1) & 1)
+    col = 2 * (l % 4) + (r & 1) + 8 * (r >> 2)
+    assert got.shape == (4, 32, 16) and (got == row * 32 + col).all()
+
+
+def test_slot_indices_of_a_broadcast_layout():
+    """A dot operand's warps along K are broadcast: warps 0 and 1 hold the same elements."""
+    mma = NvidiaMma(2, (2, 2), (16, 8))
+    b = run_plans._distributed(mma.dot_operand_layout(1, 2, [32, 32]))
+    got = plan_tiles.slot_indices(b, 4)
+    assert (got[0] == got[2]).all() and (got[1] == got[3]).all() and not (got[0] == got[1]).all()
+
+
+def test_planes_spell_every_index():
+    index = np.arange(16 * 32)
+    planes = plan_tiles.plane_count(index.size, 8)
+    assert planes == 3  # 9 index bits: two 8-bit planes and the hashed one
+    values = plan_tiles.plane_values(index, 8, planes)
+    assert values.dtype == np.uint8
+    assert ((values[0].astype(np.int64) | values[1].astype(np.int64) << 8) == index).all()
+    bits = (values[2][:, None] >> np.arange(8)) & 1
+    assert (bits.min(axis=0) == 0).all() and (bits.max(axis=0) == 1).all()  # no bit of the hashed plane is constant
+    assert plan_tiles.plane_count(64 * 64, 16) == 2 and plan_tiles.plane_count(1, 32) == 2
+    with pytest.raises(LayoutError, match="8, 16 or 32"):
+        plan_tiles.element_dtype(64)
+
+
+def test_expected_destination_is_the_source_moved():
+    """The expected destination slots hold, slot for slot, the value the source slots give the same element."""
+    case = run_plans.blog_case(4)
+    src, dst = plan_tiles.slot_tiles(case.src, case.dst, 8, 4)
+    src_index = plan_tiles.slot_indices(case.src, 4).ravel()
+    dst_index = plan_tiles.slot_indices(case.dst, 4).ravel()
+    where = {int(e): i for i, e in enumerate(src_index)}
+    for p in range(src.shape[0]):
+        moved = src[p].ravel()[[where[int(e)] for e in dst_index]]
+        assert (moved == dst[p].ravel()).all()
+    tensor = plan_tiles.tensor_tiles(case.src, 8)
+    assert (tensor[:, src_index] == src.reshape(src.shape[0], -1)).all()
+
+
+def test_layouts_must_fit_the_kernel():
+    case = run_plans.blog_case(1)
+    with pytest.raises(LayoutError, match="1 warps, the kernel 4"):
+        plan_tiles.slot_indices(case.src, 4)
+
+
+# ------------------------------------------------------------------ cases and kernels
+def test_blog_case_is_the_corpus_blog_pair():
+    """The blog pair with 4 warps is the corpus's sm_80 [blog] case over a 64x32 tile."""
+    doc = json.loads(CORPUS.read_text())
+    blog = [c for c in doc["cases"] if c["name"].endswith("[blog]") and c["arch"] == "sm_80"]
+    assert len(blog) == 1
+    ours = run_plans.blog_case(4)
+    mma = NvidiaMma(2, (4, 1), (16, 8))
+    assert ours.src == run_plans._distributed(mma.to_linear_layout([64, 32]))
+    assert blog[0]["triton_src_params"]["instrShape"] == [16, 8] and blog[0]["triton_dst_params"]["kWidth"] == 4
+
+
+def test_corpus_cases_and_distinct():
+    doc = json.loads(CORPUS.read_text())
+    cases = run_plans.corpus_cases(CORPUS)
+    assert len(cases) == sum(c["arch"].startswith("sm_") for c in doc["cases"]) >= 120
+    assert all(not c.src.has_in_dim("block") and c.src.in_dim_size("lane") == 32 for c in cases)
+    unique = run_plans.distinct(cases)
+    keys = {c.key() for c in cases}
+    assert len(unique) == len(keys) < len(cases)  # sm_80 and sm_90 share most pairs
+    assert run_plans.distinct(unique + unique) == unique
+
+
+@pytest.mark.parametrize("uses_shared", [False, True])
+def test_roundtrip_kernel_text(uses_shared):
+    text = roundtrip_cuda.roundtrip_kernel("k", "fwd", "back", "uint16_t", 16, 8, 4, 128, uses_shared)
+    assert 'extern "C" __global__ void __launch_bounds__(128) k(const uint16_t* in' in text
+    assert "fwd(x, y);" in text and "back(y_in, x_out);" in text and "fwd(x_in, y_out);" in text
+    assert "unsigned xw[4], yw[2];" in text  # 8 and 4 16-bit slots, packed two to a word
+    assert "blockIdx.x * 1024u + threadIdx.x * 8u" in text and "blockIdx.x * 512u + threadIdx.x * 4u" in text
+    assert ("__syncthreads();" in text) == uses_shared
+
+
+def test_paper_source_compiles_when_nvcc_is_here(tmp_path):
+    if shutil.which("nvcc") is None:
+        pytest.skip("needs nvcc")
+    run_plans.nvcc_cubin(run_plans.paper_source(0), tmp_path / "paper.cubin")
+    assert (tmp_path / "paper.cubin").stat().st_size > 0
+
+
+def test_gluon_roundtrip_compiles_for_sm90_on_the_cpu():
+    pytest.importorskip("triton", reason="needs Triton 3.9 (pip install -e '.[test]')")
+    gluon_roundtrip = script("gluon_roundtrip")
+    case = run_plans.blog_case(1)
+    k = gluon_roundtrip.compile_roundtrip(case.src, case.dst, 8, 1)
+    assert k.name == "roundtrip_2d" and k.scratch_args == 2 and k.cubin[:4] == b"\x7fELF"
+    assert ".target sm_90a" in k.ptx and "shfl.sync" in k.ptx
+    with pytest.raises(LayoutError, match="8, 16 or 32"):
+        gluon_roundtrip.compile_roundtrip(case.src, case.dst, 64, 1)
+
+
+def _c_ternary(expr: str, warp: int) -> int:
+    """Value of ``(warp == Wu ? 0xMu : REST)`` chains (the only form Dialect.mask writes) at ``warp``."""
+    import re
+
+    while True:
+        m = re.fullmatch(r"\(warp == (\d+)u \? 0x([0-9a-f]+)u : (.*)\)", expr)
+        if m is None:
+            return int(re.fullmatch(r"0x([0-9a-f]+)u", expr).group(1), 16)
+        if int(m.group(1)) == warp:
+            return int(m.group(2), 16)
+        expr = m.group(3)
+
+
+@pytest.mark.parametrize("masks", [[0, 0, 2**32 - 1, 2**32 - 1, 0, 0, 2**32 - 1, 2**32 - 1],
+                                   [0, 0, 0, 0, 2**32 - 1, 2**32 - 1, 2**32 - 1, 2**32 - 1], [5, 5, 5, 5], [1, 2, 1, 2]])
+def test_cuda_warp_masks_pick_each_warps_own(masks):
+    """The per-warp lane masks of a plan's selects (the first GPU run found warps 0 and 4 of the
+    first table given warp 7's mask: 16 corpus cases differed)."""
+    from linlayout.lowering.cpp import dialect_for
+
+    expr = dialect_for("sm_90", None).mask(masks, "warp")
+    assert [_c_ternary(expr, w) for w in range(len(masks))] == masks
+
+
+# ------------------------------------------------------------------ report
+def _fake_run():
+    manifest = {"build": {"nvcc": "x", "triton": "3.9.0"}, "cases": [
+        {"name": "a", "element_bits": 8, "num_warps": 1, "kernels": {"ours": {}, "triton": {}}, "errors": {},
+         "plan": {"strategy": ["lanes", "lanes"], "counts": [{"shfl": 2, "total": 2}, {"shfl": 2, "total": 2}]}},
+        {"name": "b", "element_bits": 16, "num_warps": 4, "kernels": {"ours": {}, "triton": {}}, "errors": {},
+         "plan": {"strategy": ["lds", "lanes"], "counts": [{"total": 3}, {"total": 1}]}},
+        {"name": "n", "element_bits": 16, "num_warps": 4, "kernels": {"ours": {}, "triton": {}}, "errors": {},
+         "plan": {"strategy": ["noop", "noop"], "counts": [{"total": 0}, {"total": 0}]}},
+        {"name": "c", "element_bits": 32, "num_warps": 2, "kernels": {"triton": {}}, "errors": {"ours": "LayoutError: no"}},
+    ]}
+    ok = {"bit_exact": True, "errors": []}
+    bad = {"bit_exact": False, "errors": ["dst(0, 0, 3, 1): got 0x5 want 0x7"]}
+    results = {"device": "GPU", "iterations": 8, "timing_ctas": 4, "cases": [
+        {"name": "a", "check_1": {"ours": ok, "triton": ok}, "check_k": {"ours": ok, "triton": ok},
+         "time": {"ours": {"us": 2.0}, "triton": {"us": 4.0}}},
+        {"name": "b", "check_1": {"ours": bad, "triton": ok}, "check_k": {"ours": ok, "triton": ok},
+         "time": {"ours": {"us": 8.0}, "triton": {"us": 4.0}}},
+        {"name": "c", "check_1": {"triton": ok}, "check_k": {"triton": ok}, "time": {"triton": {"us": 1.0}}},
+        {"name": "n", "check_1": {"ours": ok, "triton": ok}, "check_k": {"ours": ok, "triton": ok},
+         "time": {"ours": {"us": 3.0}, "triton": {"us": 1.0}}},
+    ]}
+    return results, manifest
+
+
+def test_summary_counts_failures_and_ratios():
+    s = run_plans.summarize(*_fake_run())
+    assert (s["cases"], s["ours_cases"], s["ours_bit_exact"], s["triton_bit_exact"]) == (4, 4, 2, 4)
+    assert s["timed_pairs"] == 2 and s["geomean_ours_over_triton"] == pytest.approx(1.0) and s["ours_faster"] == 1
+    assert s["no_instruction_pairs"] == 1  # "n": timed, but out of the mean
+    text = run_plans.markdown(s, "CMD")
+    assert "our plans bit-exact: **2 of 4** cases" in text and "Command: `CMD`" in text
+    assert "- b: ours differs: dst(0, 0, 3, 1): got 0x5 want 0x7" in text
+    assert "- c: ours build: LayoutError: no" in text
+
+
+# ------------------------------------------------------------------ the recorded GPU run
+RECORDED = json.loads((RESULTS / "plans.json").read_text())
+RUNS = json.loads((RESULTS / "plans_runs_h200.json").read_text())
+
+
+def test_recorded_run_covers_the_corpus():
+    """One row per distinct NVIDIA pair of the corpus plus the two blog tiles, in build order."""
+    cases = run_plans.distinct([run_plans.blog_case(1), run_plans.blog_case(4)] + run_plans.corpus_cases(CORPUS))
+    assert [r["name"] for r in RECORDED["rows"]] == [c.name for c in cases] == [r["name"] for r in RUNS["cases"]]
+    assert [(r["element_bits"], r["num_warps"]) for r in RECORDED["rows"]] == [(c.element_bits, c.num_warps)
+                                                                              for c in cases]
+    assert len(cases) >= 100
+
+
+def test_recorded_run_every_plan_is_bit_exact():
+    """Every pair was planned, emitted and compiled both ways, and ran bit-exact on the GPU (both
+    checks, both directions), as did Triton's kernel and the paper's solution of the blog pair."""
+    rows = RECORDED["rows"]
+    assert all(not r["build_errors"] and not r["run_error"] for r in rows)
+    assert all(r["ours"]["bit_exact"] and r["triton"]["bit_exact"] for r in rows)
+    assert RECORDED["ours_bit_exact"] == RECORDED["ours_cases"] == RECORDED["triton_bit_exact"] == len(rows)
+    blog = rows[0]
+    assert blog["paper"]["bit_exact"] and blog["plan"]["strategy"] == ["lanes", "lanes"]
+
+
+def test_recorded_summary_follows_from_the_raw_run():
+    manifest = {"build": RUNS["build"], "cases": [
+        {"name": r["name"], "element_bits": r["element_bits"], "num_warps": r["num_warps"], "plan": r["plan"],
+         "errors": r["build_errors"], "kernels": dict.fromkeys(k for k in ("ours", "paper", "triton") if k in r)}
+        for r in RECORDED["rows"]]}
+    again = run_plans.summarize(RUNS, manifest)
+    assert again == RECORDED
+    ratios = [r["ratio"] for r in RECORDED["rows"] if "ratio" in r and any(c.get("total") for c in r["plan"]["counts"])]
+    assert RECORDED["geomean_ours_over_triton"] == pytest.approx(float(np.exp(np.mean(np.log(ratios)))))
+
+
+# ------------------------------------------------------------------ on a GPU
+@pytest.mark.skipif(not sm90_gpu(("nvcc",), ("cupy",)), reason="needs an sm_90 GPU with nvcc and CuPy")
+def test_blog_pair_on_the_gpu(tmp_path):
+    """Ours and the paper's solution bit-exact; Triton's kernel too where this Triton compiles it
+    (the Gluon kernel is written for Triton 3.9)."""
+    triton = importlib.util.find_spec("triton") is not None
+    manifest = run_plans.build([run_plans.blog_case(1), run_plans.blog_case(4)], tmp_path, triton=triton)
+    assert [set(e["kernels"]) >= {"ours"} for e in manifest["cases"]] == [True, True]
+    assert "paper" in manifest["cases"][0]["kernels"]
+    plan_runner = script("plan_runner")
+    doc, lost = plan_runner.run(tmp_path, tmp_path / "results.json", iterations=4, ctas_per_sm=1, warmup=1, repeats=2)
+    assert not lost and json.loads((tmp_path / "results.json").read_text()) == doc
+    for row, entry in zip(doc["cases"], manifest["cases"]):
+        assert "error" not in row
+        for check in ("check_1", "check_k"):
+            assert set(row[check]) == set(entry["kernels"]) and all(v["bit_exact"] for v in row[check].values())
