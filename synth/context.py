@@ -1,6 +1,7 @@
 """What one conversion is planned for, made once and carried through the planner.
 
-``ConversionContext.create(src, dst, arch, element_bits, lds_budget_bytes, strategy, objective)``
+``ConversionContext.create(src, dst, arch, element_bits, lds_budget_bytes, strategy, objective,
+src_tuple_dwords)``
 checks the user's arguments (a ``LayoutError`` naming the bad one), normalizes the two
 layouts (``problem``: linlayout.synth.preimage.Problem, the columns of both layouts),
 and fixes the target descriptor (linlayout.hw.targets), the element size and the cost
@@ -19,9 +20,14 @@ target's whole LDS (``budget_given`` False), and a tile larger than it moves in 
 (linlayout.synth.lds_path) like an explicit budget -- only an explicit budget that no plan
 can meet is the user's error.
 
+How the src VGPRs arrive: ``src_tuple_dwords`` (1, 2 or 4) is the size of the aligned VGPR
+tuples they come in, in register order (default ``cost.SRC_TUPLE_DWORDS`` = 4: an MFMA result
+or a dwordx4 load).  An LDS store of a register group that breaks such a tuple costs the copies
+LLVM adds (linlayout.synth.cost.tuple_copies); a src loaded one dword at a time breaks none.
+
 A context is immutable and compared by identity; the planner's caches key on its fields
-(``problem.key()``, ``element_bits``, ``arch``, ``lds_budget_bytes``), as they did before
-the context existed.
+(``problem.key()``, ``element_bits``, ``arch``, ``lds_budget_bytes``, and the LDS designs on
+``src_tuple_dwords``), as they did before the context existed.
 """
 
 from __future__ import annotations
@@ -32,7 +38,7 @@ from linlayout import LayoutError, LinearLayout
 from linlayout.hw.limits import check_conversion
 from linlayout.hw.targets import Target, get_target
 
-from .cost import DEFAULT_OBJECTIVE, CostModel, cost_model
+from .cost import DEFAULT_OBJECTIVE, SRC_TUPLE_DWORDS, CostModel, cost_model
 from .plan import dwords_per_slot, slots_per_dword
 from .preimage import Problem, normalize
 
@@ -45,8 +51,8 @@ ELEMENT_BITS = (8, 16, 32, 64)
 @dataclass(frozen=True, eq=False)
 class ConversionContext:
     """One conversion: the normalized layouts, the target, the element size, the cost model, the LDS
-    budget in bytes (the target's LDS unless ``budget_given``; rounds when the tile is larger) and
-    the strategy."""
+    budget in bytes (the target's LDS unless ``budget_given``; rounds when the tile is larger), the
+    strategy and the size of the VGPR tuples the src registers arrive in (module docstring)."""
 
     problem: Problem
     target: Target
@@ -55,11 +61,12 @@ class ConversionContext:
     lds_budget_bytes: int
     strategy: str = "auto"
     budget_given: bool = False
+    src_tuple_dwords: int = SRC_TUPLE_DWORDS
 
     @classmethod
     def create(cls, src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int,
                lds_budget_bytes: int | None = None, strategy: str = "auto",
-               objective: str = DEFAULT_OBJECTIVE) -> "ConversionContext":
+               objective: str = DEFAULT_OBJECTIVE, src_tuple_dwords: int = SRC_TUPLE_DWORDS) -> "ConversionContext":
         """The context of converting ``src`` into ``dst`` on ``arch``; a LayoutError for a bad argument."""
         target = get_target(arch)
         if target.wave_size != 64:
@@ -72,10 +79,12 @@ class ConversionContext:
         if lds_budget_bytes is not None and (isinstance(lds_budget_bytes, bool)
                                              or not isinstance(lds_budget_bytes, int) or lds_budget_bytes <= 0):
             raise LayoutError(f"lds_budget_bytes {lds_budget_bytes!r} must be a positive integer")
+        if isinstance(src_tuple_dwords, bool) or src_tuple_dwords not in (1, 2, 4):
+            raise LayoutError(f"src_tuple_dwords {src_tuple_dwords!r} must be 1, 2 or 4")
         check_conversion(src, dst, target.name, element_bits, lds_budget_bytes)
         budget_given = lds_budget_bytes is not None
         return cls(normalize(src, dst, target.wave_size), target, element_bits, cost_model(target.name, objective),
-                   lds_budget_bytes if budget_given else target.lds_bytes, strategy, budget_given)
+                   lds_budget_bytes if budget_given else target.lds_bytes, strategy, budget_given, src_tuple_dwords)
 
     @property
     def arch(self) -> str:

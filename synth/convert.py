@@ -75,7 +75,7 @@ def _finish(plan: Plan, prog: Program, outputs: list[int], strategy: str, ctx: C
     """Emit ``prog`` into ``plan`` and price it (``lds_valu``: its LDS address VALU ops when known)."""
     plan.steps = prog.emit(outputs, _n_values(plan.slots_out, ctx))
     depth = cost_mod.ds_depth(plan)
-    plan.overhead = cost_mod.estimate_overhead(plan, depth, lds_valu)
+    plan.overhead = cost_mod.estimate_overhead(plan, depth, lds_valu, ctx.src_tuple_dwords)
     plan.cost, plan.cost_detail = cost_mod.plan_cost(plan, ctx.cost_model, depth)
     plan.strategy = strategy
     return plan
@@ -261,9 +261,11 @@ def _outranked(acc, built: list[Plan]) -> bool:
 
 def candidate_plans(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int, *,
                     lds_budget_bytes: int | None = None, strategy: str = "auto",
-                    objective: str = cost_mod.DEFAULT_OBJECTIVE) -> list[Plan]:
+                    objective: str = cost_mod.DEFAULT_OBJECTIVE,
+                    src_tuple_dwords: int = cost_mod.SRC_TUPLE_DWORDS) -> list[Plan]:
     """Every candidate plan (unverified), cheapest first under ``objective``."""
-    return _candidates(ConversionContext.create(src, dst, arch, element_bits, lds_budget_bytes, strategy, objective))
+    return _candidates(ConversionContext.create(src, dst, arch, element_bits, lds_budget_bytes, strategy, objective,
+                                                src_tuple_dwords))
 
 
 def _candidates(ctx: ConversionContext, best_only: bool = False) -> list[Plan]:
@@ -315,7 +317,8 @@ def _same_map(prob: Problem) -> bool:
 
 def plan_conversion(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int, *,
                     lds_budget_bytes: int | None = None, strategy: str = "auto",
-                    objective: str = cost_mod.DEFAULT_OBJECTIVE) -> Plan:
+                    objective: str = cost_mod.DEFAULT_OBJECTIVE,
+                    src_tuple_dwords: int = cost_mod.SRC_TUPLE_DWORDS) -> Plan:
     """The cheapest plan converting a tile held in ``src`` into ``dst``, verified on the emulator.
 
     ``src``/``dst``: distributed layouts (register, lane, warp[, block] -> tensor).
@@ -327,9 +330,12 @@ def plan_conversion(src: LinearLayout, dst: LinearLayout, arch: str, element_bit
     "cheapest" means (linlayout.synth.cost.OBJECTIVES): ``latency`` (default: one
     wave's critical path), ``throughput`` (the busiest of the SIMD's issue and the LDS
     pipe, several waves per SIMD hiding latency) or ``instructions``; the certificate
-    records it.
+    records it.  ``src_tuple_dwords``: the src VGPRs arrive as aligned tuples of this many dwords
+    in register order (4, the default: an MFMA result or a dwordx4 load; 1: loaded one dword at a
+    time), which prices the copies an LDS store of other register groups needs.
     """
-    ctx = ConversionContext.create(src, dst, arch, element_bits, lds_budget_bytes, strategy, objective)
+    ctx = ConversionContext.create(src, dst, arch, element_bits, lds_budget_bytes, strategy, objective,
+                                   src_tuple_dwords)
     best = _candidates(ctx, best_only=True)[0]
     res = verify(best, certificate=False)
     if not res.ok:

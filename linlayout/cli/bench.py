@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from linlayout.lowering.conversion import lower_conversion
+from linlayout.lowering.emit.conversion_kernel import source_tuple_dwords
 from linlayout.synth.convert import plan_conversion
 from linlayout.synth.cost import DEFAULT_OBJECTIVE, OBJECTIVES, cost_model, mix_cost
 from linlayout.synth.emulator import element_ids
@@ -94,10 +95,12 @@ def stays_in_wave(src, dst, num_warps: int) -> bool:
 
 
 def bench_case(case: dict, binary: bool = True) -> dict:
-    """Plan, emit, compile and count one baseline case."""
+    """Plan, emit, compile and count one baseline case (planned for the kernel's src loads:
+    ``source_tuple_dwords``, the VGPR tuples its global loads leave the src registers in)."""
     src, dst = LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"])
+    element_bits = dtype_bits(case["dtype"])
     t0 = time.perf_counter()
-    plan = plan_conversion(src, dst, case["arch"], dtype_bits(case["dtype"]))
+    plan = plan_conversion(src, dst, case["arch"], element_bits, src_tuple_dwords=source_tuple_dwords(src, element_bits))
     t1 = time.perf_counter()
     low = lower_conversion(plan, binary=binary, cache=False)
     t2 = time.perf_counter()
