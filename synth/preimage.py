@@ -162,6 +162,24 @@ class WaveMap:
         return out
 
 
+    @property
+    def warp_lane_offsets(self) -> list[int] | None:
+        """Per dst warp bit ``k``, the src lane vector ``y_k`` (over the lane bits) with ``M(w_k) = w_k ^
+        x_k ^ y_k``, ``x_k`` a src register vector: warp ``w`` reads lane ``l ^ sum(y_k for set bits k
+        of w)`` where warp 0 reads lane ``l``.  None when the conversion crosses warps or reads no lane
+        per warp (``warp_register_offsets`` then covers it)."""
+        m = self.reg_lane_mask
+        if any(c & ~m for c in self.reg + self.lane):
+            return None
+        out = []
+        for k, c in enumerate(self.warp):
+            x = c ^ (1 << (self.n_src_reg + self.n_lane + k))
+            if x & ~m:
+                return None
+            out.append(x >> self.n_src_reg)
+        return out if any(out) else None
+
+
 def wave_local_map(prob: Problem, max_kernel_bits: int = 10) -> WaveMap:
     """Choose, per dst basis bit, the src position that moves least (see module doc)."""
     cols = prob.src_hw_cols()
