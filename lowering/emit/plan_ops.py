@@ -26,6 +26,11 @@ LdsStore / LdsLoad   ``llvm.store`` / ``llvm.load`` on ``!llvm.ptr<3>`` of the a
 Barrier              ``gpu.barrier`` (``s_waitcnt lgkmcnt(0)`` + ``s_barrier``)
 ===================  =========================================================================
 
+The first register instruction after a run of LDS loads is preceded by one ``rocdl.s.waitcnt``
+(lgkmcnt(0)): the plan's register steps after a round trip read its loads (one DS latency level
+in the cost model), and one wait replaces the one LLVM would put before each load's first use
+(where LLVM's scheduler moves a register instruction above it, its own waits remain as well).
+
 Per-lane parameters (LDS addresses, ``ds_bpermute`` addresses, VCC masks) are computed in
 the kernel's prologue by :class:`~linlayout.lowering.emit.lane_values.LaneValues` (:meth:`prepare`),
 so the counted region holds only the instructions above.  An LDS access whose address is
@@ -42,14 +47,18 @@ from __future__ import annotations
 import numpy as np
 
 from linlayout import LayoutError
-from linlayout.synth.plan import Plan
+from linlayout.synth.plan import LdsLoad, Plan
 from linlayout.synth.steps import dword_pairs, dwords_per_slot, slot_dwords, slots_per_dword
 
 from . import atoms
 from .builder import Builder, vector_type
 from .lane_values import LaneValues
 
-__all__ = ["PlanEmitter", "slot_dwords"]
+__all__ = ["LGKMCNT0_WAIT", "PlanEmitter", "slot_dwords"]
+
+#: gfx9 ``s_waitcnt`` immediate waiting for every LDS access (lgkmcnt, bits 11:8, = 0; vmcnt, bits
+#: 15:14 and 3:0, and expcnt, bits 6:4, at their maxima: not waited for).
+LGKMCNT0_WAIT = 0xC07F
 
 
 class PlanEmitter:
@@ -121,6 +130,7 @@ class PlanEmitter:
             raise LayoutError("PlanEmitter.emit called before prepare()")
         regs = dict(regs)
         lds_since_barrier = 0
+        loads_pending = False
         for i, (st, prep) in enumerate(zip(self.plan.steps, self._prep)):
             if st.lds:
                 if lds_since_barrier:
@@ -128,6 +138,10 @@ class PlanEmitter:
                 lds_since_barrier += 1
             elif st.barrier:
                 lds_since_barrier = 0
+            elif loads_pending and any(st.counts().values()):  # the first instruction after loads waits for all
+                self.b.line(f"rocdl.s.waitcnt {LGKMCNT0_WAIT}")
+                loads_pending = False
+            loads_pending = isinstance(st, LdsLoad) or (loads_pending and not st.barrier)
             st.emit(self, prep, regs, f"plan step {i} ({st.op})")
         return regs
 
