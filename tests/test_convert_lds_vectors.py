@@ -271,10 +271,9 @@ def test_tuple_copies_of_narrower_tuples(dwords, fresh, tuple_dwords, copies):
 
 
 def test_src_loaded_one_dword_at_a_time_stores_any_tuple():
-    # gfx942 fp32 mfma32 -> blocked[1x4,t4x16] (the baseline's 128x64 case): the src registers share
-    # only dim0 bit 4 with the dst's, so the b128 stores of the swizzled layout are of registers
-    # {r, r+1, r+8, r+9}: 32 copies when they arrive as an MFMA result (16 ds_write2_b32 win), none
-    # when each arrives by its own load (8 ds_write_b128, 8 ds_read_b128)
+    # gfx942 fp32 mfma32 -> blocked[1x4,t4x16] (the baseline's 128x64 case): the b128 stores of the
+    # swizzled layout are of src registers {r, r+8, r+16, r+24}: 32 copies when they arrive as an MFMA
+    # result (16 ds_write2_b32 win), none when each arrives by its own load (8 ds_write_b128, 8 ds_read_b128)
     c = next(c for c in baseline_cases() if (c["name"], c["arch"], c["dtype"]) == ("mfma32->blocked", "gfx942", "fp32"))
     src, dst = LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"])
     tuples = plan_conversion(src, dst, "gfx942", 32)
