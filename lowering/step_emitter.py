@@ -53,11 +53,13 @@ class StepEmitter:
 
         Between two shared-memory steps with no barrier between them it calls
         :meth:`separate_lds_steps` (the compiler would merge neighbouring accesses into wider
-        ones; the plan counts each)."""
+        ones; the plan counts each), and before the first register instruction after a run of
+        loads :meth:`wait_for_lds_loads`."""
         if self._prep is None or len(self._prep) != len(self.plan.steps):
             raise LayoutError(f"{type(self).__name__}.emit called before prepare()")
         regs = dict(regs)
         lds_since_barrier = 0
+        loads_pending = False
         for i, (st, prep) in enumerate(zip(self.plan.steps, self._prep)):
             if st.lds:
                 if lds_since_barrier:
@@ -65,8 +67,15 @@ class StepEmitter:
                 lds_since_barrier += 1
             elif st.barrier:
                 lds_since_barrier = 0
+            elif loads_pending and any(st.counts().values()):  # the first instruction after loads
+                self.wait_for_lds_loads()
+                loads_pending = False
+            loads_pending = st.op == "lds_load" or (loads_pending and not st.barrier)
             st.emit(self, prep, regs, f"plan step {i} ({st.op})")
         return regs
+
+    def wait_for_lds_loads(self) -> None:
+        """Before the first register instruction after a run of LDS loads (nothing by default)."""
 
     def separate_lds_steps(self) -> None:
         """Emit what keeps two shared-memory steps apart (no instruction)."""

@@ -1,6 +1,7 @@
 """What one conversion is planned for, made once and carried through the planner.
 
-``ConversionContext.create(src, dst, arch, element_bits, lds_budget_bytes, strategy, objective)``
+``ConversionContext.create(src, dst, arch, element_bits, lds_budget_bytes, strategy, objective,
+src_tuple_dwords)``
 checks the user's arguments (a ``LayoutError`` naming the bad one), normalizes the two
 layouts (``problem``: linlayout.synth.preimage.Problem, the columns of both layouts),
 and fixes the target descriptor (linlayout.hw.targets), the element size and the cost
@@ -25,6 +26,13 @@ every planning module and the emulator use; the normalized layouts have that man
 A context is immutable and compared by identity; the planner's caches key on its fields
 (``problem.key()``, ``element_bits``, ``arch``, ``lds_budget_bytes``), as they did before
 the context existed (the arch fixes the wave size; ``problem.key()`` has the lane count).
+
+How the src VGPRs arrive: ``src_tuple_dwords`` (1, 2 or 4) is the size of the aligned VGPR
+tuples they come in, in register order (default ``cost.SRC_TUPLE_DWORDS`` = 4: an MFMA result
+or a dwordx4 load).  An LDS store of a register group that breaks such a tuple costs the copies
+LLVM adds (linlayout.synth.cost.tuple_copies); a src loaded one dword at a time breaks none.
+
+The LDS designs' caches also key on ``src_tuple_dwords``.
 """
 
 from __future__ import annotations
@@ -35,7 +43,7 @@ from linlayout import LayoutError, LinearLayout
 from linlayout.hw.limits import check_conversion
 from linlayout.hw.targets import Target, get_target
 
-from .cost import DEFAULT_OBJECTIVE, CostModel, cost_model
+from .cost import DEFAULT_OBJECTIVE, SRC_TUPLE_DWORDS, CostModel, cost_model
 from .plan import dwords_per_slot, slots_per_dword
 from .preimage import Problem, normalize
 
@@ -48,8 +56,8 @@ ELEMENT_BITS = (8, 16, 32, 64)
 @dataclass(frozen=True, eq=False)
 class ConversionContext:
     """One conversion: the normalized layouts, the target, the element size, the cost model, the LDS
-    budget in bytes (the target's LDS unless ``budget_given``; rounds when the tile is larger) and
-    the strategy."""
+    budget in bytes (the target's LDS unless ``budget_given``; rounds when the tile is larger), the
+    strategy and the size of the VGPR tuples the src registers arrive in (module docstring)."""
 
     problem: Problem
     target: Target
@@ -58,11 +66,12 @@ class ConversionContext:
     lds_budget_bytes: int
     strategy: str = "auto"
     budget_given: bool = False
+    src_tuple_dwords: int = SRC_TUPLE_DWORDS
 
     @classmethod
     def create(cls, src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int,
                lds_budget_bytes: int | None = None, strategy: str = "auto",
-               objective: str = DEFAULT_OBJECTIVE) -> "ConversionContext":
+               objective: str = DEFAULT_OBJECTIVE, src_tuple_dwords: int = SRC_TUPLE_DWORDS) -> "ConversionContext":
         """The context of converting ``src`` into ``dst`` on ``arch``; a LayoutError for a bad argument."""
         target = get_target(arch)
         if target.lds_phases is None:
@@ -74,10 +83,12 @@ class ConversionContext:
         if lds_budget_bytes is not None and (isinstance(lds_budget_bytes, bool)
                                              or not isinstance(lds_budget_bytes, int) or lds_budget_bytes <= 0):
             raise LayoutError(f"lds_budget_bytes {lds_budget_bytes!r} must be a positive integer")
+        if isinstance(src_tuple_dwords, bool) or src_tuple_dwords not in (1, 2, 4):
+            raise LayoutError(f"src_tuple_dwords {src_tuple_dwords!r} must be 1, 2 or 4")
         check_conversion(src, dst, target.name, element_bits, lds_budget_bytes)
         budget_given = lds_budget_bytes is not None
         return cls(normalize(src, dst, target.wave_size), target, element_bits, cost_model(target.name, objective),
-                   lds_budget_bytes if budget_given else target.lds_bytes, strategy, budget_given)
+                   lds_budget_bytes if budget_given else target.lds_bytes, strategy, budget_given, src_tuple_dwords)
 
     @property
     def arch(self) -> str:

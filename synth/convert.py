@@ -12,6 +12,9 @@
      (linlayout.synth.in_wave); the exchange schedules are priced on labels alone and
      only the cheapest is built (linlayout.synth.exchanges); the per-register gather only
      when its optimistic estimate could win; then unpack;
+   * when every warp reads only its own src data but at warp-dependent lanes: one
+     ``ds_bpermute`` per src VGPR (per-warp addresses) moves each warp's lanes into warp 0's
+     order, then the in-wave plans of what is left;
    * the LDS round trip (linlayout.synth.lds_path), unless the analytic LDS lower bound
      already exceeds the in-wave plan.
 3. Candidates are ranked by linlayout.synth.cost (``cost.COST_TIE_FRACTION``: near ties go
@@ -46,7 +49,8 @@ from .in_wave import (Packing, choose_packing, gather_choices, gather_floor, gat
 from .ir import AMD_REGISTER_ISA, PTX_REGISTER_ISA, Program
 from . import lds_path
 from .lds_path import build_lds
-from .plan import Plan
+from .lane_ops import bpermute_op
+from .plan import Lane, Plan
 from .preimage import Problem, wave_local_map
 
 __all__ = ["STRATEGIES", "candidate_plans", "exchange_schedule_plans", "plan_conversion"]
@@ -77,7 +81,7 @@ def _finish(plan: Plan, prog: Program, outputs: list[int], strategy: str, ctx: C
     """Emit ``prog`` into ``plan`` and price it (``lds_valu``: its LDS address VALU ops when known)."""
     plan.steps = prog.emit(outputs, _n_values(plan.slots_out, ctx))
     depth = cost_mod.ds_depth(plan)
-    plan.overhead = cost_mod.estimate_overhead(plan, depth, lds_valu)
+    plan.overhead = cost_mod.estimate_overhead(plan, depth, lds_valu, ctx.src_tuple_dwords)
     plan.cost, plan.cost_detail = cost_mod.plan_cost(plan, ctx.cost_model, depth)
     plan.strategy = strategy
     return plan
@@ -160,6 +164,76 @@ def _in_wave_candidates(ctx: ConversionContext, wm) -> list[Plan]:
             if plan is not None:
                 out.append(plan)
     return out
+
+
+def _warp_lane_candidates(ctx: ConversionContext, wm) -> list[Plan]:
+    """In-wave plans of a conversion in which warp ``w`` reads its own src data at lanes ``l ^ Y(w)``
+    (``WaveMap.warp_lane_offsets``): every src VGPR moves by a ``ds_bpermute`` whose address depends
+    on the warp (lane ``l`` of warp ``w`` reads lane ``l ^ Y(w)``), which leaves the tile in the
+    layout ``src'`` whose warp vector ``k`` is ``src(w_k) ^ src(y_k)``; the in-wave candidates of
+    ``src' -> dst`` follow (``_after_warp_lanes``: a lane step reading a src VGPR absorbs its move),
+    re-priced."""
+    prob = ctx.problem
+    ys = wm.warp_lane_offsets
+    bases = {d: [list(b) for b in prob.src.bases[d]] for d in prob.src.in_dim_names}
+    for k, y in enumerate(ys):
+        for j in range(prob.n_lane):
+            if (y >> j) & 1:
+                bases["warp"][k] = [a ^ b for a, b in zip(bases["warp"][k], bases["lane"][j])]
+    moved = LinearLayout(bases, list(prob.src.out_dims))
+    inner = ConversionContext.create(moved, prob.dst, ctx.arch, ctx.element_bits,
+                                     ctx.lds_budget_bytes if ctx.budget_given else None, "registers", ctx.objective,
+                                     ctx.src_tuple_dwords)
+    inner_wm = _wave_map(inner.problem)
+    if not inner_wm.wave_local:
+        return []
+    warps = np.arange(prob.num_warps)
+    shift = np.zeros(prob.num_warps, dtype=np.int64)
+    for k, y in enumerate(ys):
+        shift ^= np.where((warps >> k) & 1, y, 0)
+    need = np.arange(64)[None, :] ^ shift[:, None]
+    p = ctx.slots_per_dword
+    slots = [[v * p + q for q in range(p)] for v in range(_n_values(prob.src.in_dim_size("register"), ctx))]
+    out = []
+    for plan in _in_wave_candidates(inner, inner_wm):
+        plan.steps = _after_warp_lanes(plan.steps, slots, need)
+        plan.src = prob.src
+        depth = cost_mod.ds_depth(plan)
+        plan.overhead = cost_mod.estimate_overhead(plan, depth, None, ctx.src_tuple_dwords)
+        plan.cost, plan.cost_detail = cost_mod.plan_cost(plan, ctx.cost_model, depth)
+        plan.notes.append("warp-dependent lanes: one ds_bpermute per src VGPR first")
+        out.append(plan)
+    return out
+
+
+def _after_warp_lanes(steps: list, slots: list[list[int]], need: np.ndarray) -> list:
+    """``steps`` run on the src VGPRs (``slots`` of each) after lane ``l`` of warp ``w`` has read lane
+    ``need[w, l]`` of its warp: a VGPR whose original value only lane steps read gets their lane
+    maps composed with ``need`` (each becomes one ``ds_bpermute``); any other moves in place by a
+    ``ds_bpermute`` of its own in front."""
+    steps = list(steps)
+    front = []
+    for vgpr in slots:
+        held, readers = set(vgpr), []
+        for i, st in enumerate(steps):
+            if held & set(st.reads()):
+                if not (isinstance(st, Lane) and list(st.src) == vgpr):
+                    readers = None
+                    break
+                readers.append(i)
+            if held & set(st.writes()):
+                break
+        if not readers:
+            op = bpermute_op(need)
+            front.append(Lane(kind=op.kind, dst=vgpr, src=vgpr, src_lane=need, isa=dict(op.isa)))
+            continue
+        for i in readers:
+            inner = np.asarray(steps[i].src_lane, dtype=np.int64)
+            lanes = np.broadcast_to(inner, need.shape)
+            composed = np.where(lanes >= 0, np.take_along_axis(need, np.maximum(lanes, 0), axis=1), -1)
+            op = bpermute_op(composed)
+            steps[i] = Lane(kind=op.kind, dst=steps[i].dst, src=vgpr, src_lane=composed, isa=dict(op.isa))
+    return front + steps
 
 
 def exchange_schedule_plans(src: LinearLayout, dst: LinearLayout, arch: str,
@@ -264,9 +338,11 @@ def _outranked(acc, built: list[Plan]) -> bool:
 
 def candidate_plans(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int, *,
                     lds_budget_bytes: int | None = None, strategy: str = "auto",
-                    objective: str = cost_mod.DEFAULT_OBJECTIVE) -> list[Plan]:
+                    objective: str = cost_mod.DEFAULT_OBJECTIVE,
+                    src_tuple_dwords: int = cost_mod.SRC_TUPLE_DWORDS) -> list[Plan]:
     """Every candidate plan (unverified), cheapest first under ``objective``."""
-    return _candidates(ConversionContext.create(src, dst, arch, element_bits, lds_budget_bytes, strategy, objective))
+    return _candidates(ConversionContext.create(src, dst, arch, element_bits, lds_budget_bytes, strategy, objective,
+                                                src_tuple_dwords))
 
 
 def _candidates(ctx: ConversionContext, best_only: bool = False) -> list[Plan]:
@@ -285,7 +361,9 @@ def _candidates(ctx: ConversionContext, best_only: bool = False) -> list[Plan]:
     cands: list[Plan] = []
     if wm.wave_local and strategy in ("auto", "registers"):
         cands.extend(_in_wave_candidates(ctx, wm))
-    if strategy == "registers" and not wm.wave_local:
+    elif wm.warp_lane_offsets is not None and strategy in ("auto", "registers"):
+        cands.extend(_warp_lane_candidates(ctx, wm))
+    if strategy == "registers" and not cands:
         raise LayoutError("the conversion moves data between warps; only the LDS strategy can do it")
     lds_floor, ceiling = None, float("inf")
     if cands and strategy == "auto" and ctx.cost_model.floors_apply:  # no LDS plan can beat (or tie) it: skip
@@ -318,7 +396,8 @@ def _same_map(prob: Problem) -> bool:
 
 def plan_conversion(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int, *,
                     lds_budget_bytes: int | None = None, strategy: str = "auto",
-                    objective: str = cost_mod.DEFAULT_OBJECTIVE) -> Plan:
+                    objective: str = cost_mod.DEFAULT_OBJECTIVE,
+                    src_tuple_dwords: int = cost_mod.SRC_TUPLE_DWORDS) -> Plan:
     """The cheapest plan converting a tile held in ``src`` into ``dst``, verified on the emulator.
 
     ``src``/``dst``: distributed layouts (register, lane, warp[, block] -> tensor).
@@ -331,9 +410,12 @@ def plan_conversion(src: LinearLayout, dst: LinearLayout, arch: str, element_bit
     "cheapest" means (linlayout.synth.cost.OBJECTIVES): ``latency`` (default: one
     wave's critical path), ``throughput`` (the busiest of the SIMD's issue and the LDS
     pipe, several waves per SIMD hiding latency) or ``instructions``; the certificate
-    records it.
+    records it.  ``src_tuple_dwords``: the src VGPRs arrive as aligned tuples of this many dwords
+    in register order (4, the default: an MFMA result or a dwordx4 load; 1: loaded one dword at a
+    time), which prices the copies an LDS store of other register groups needs.
     """
-    ctx = ConversionContext.create(src, dst, arch, element_bits, lds_budget_bytes, strategy, objective)
+    ctx = ConversionContext.create(src, dst, arch, element_bits, lds_budget_bytes, strategy, objective,
+                                   src_tuple_dwords)
     best = _candidates(ctx, best_only=True)[0]
     res = verify(best, certificate=False)
     if not res.ok:

@@ -63,8 +63,9 @@ from linlayout.hw.targets import get_target
 from . import banks
 from .steps import dwords_per_slot, slots_per_dword
 
-__all__ = ["COST_TIE_FRACTION", "CostModel", "DEFAULT_OBJECTIVE", "OBJECTIVES", "cost_model", "lds_address_valu",
-           "lower_bound", "mix_cost", "near_best", "register_merges", "round_trip_cost", "tuple_copies"]
+__all__ = ["COST_TIE_FRACTION", "CostModel", "DEFAULT_OBJECTIVE", "OBJECTIVES", "SRC_TUPLE_DWORDS", "cost_model",
+           "lds_address_valu", "lower_bound", "mix_cost", "near_best", "register_merges", "round_trip_cost",
+           "tuple_copies"]
 
 VALU_ISSUE = 4.0  # [I] wave64 on a 16-wide SIMD: 4 cycles per VALU instruction
 PERMLANE_ISSUE = 4.0  # [I] v_permlane*_swap issue rate is undocumented; taken as one VALU op
@@ -336,6 +337,10 @@ LDS_ADDR_BASE_VALU = 3  # [I] VALU ops to form one lane/warp-dependent LDS addre
 BPERMUTE_ADDR_VALU = 2  # [I] v_xor/v_and + v_lshlrev on the lane id per ds_bpermute pattern
 VCC_SALU = 2  # [I] s_mov_b32 x2: a 64-bit lane mask into an SGPR pair
 PERM_SELECTOR_SALU = 1  # [I] s_mov_b32: gfx9 VOP3 takes no literal, so a v_perm selector lives in an SGPR
+# How the src VGPRs arrive by default: aligned tuples of this many dwords in register order (an
+# MFMA result, a dwordx4 load), which an LDS store of other register groups must copy (tuple_copies).
+# A kernel that loads its src with narrower accesses says so (ConversionContext.src_tuple_dwords).
+SRC_TUPLE_DWORDS = 4
 
 
 class _AddressBases:
@@ -373,25 +378,32 @@ def lds_address_valu(steps) -> int:
     return sum(bases.cost(int(a0[i, 0]), diffs[i].tobytes(), xors[i].tobytes(), st) for i, st in enumerate(steps))
 
 
-def tuple_copies(dwords: list[int], fresh: set[int]) -> int:
+def tuple_copies(dwords: list[int], fresh: set[int], tuple_dwords: int = SRC_TUPLE_DWORDS) -> int:
     """``v_mov_b32`` copies LLVM needs to hand one LDS access its VGPR tuple.
 
     An access of ``n >= 2`` dwords reads an aligned tuple ``v[k*n : k*n+n]``.  The
-    src VGPRs arrive as such tuples (a load or an MFMA result), so an access of
-    src dwords ``k*n .. k*n+n-1`` in order needs nothing; otherwise every src
-    dword of the access is copied into a new tuple (a value computed by the plan,
-    ``fresh``, is allocated into the tuple directly).
+    src VGPRs arrive as aligned tuples of ``tuple_dwords`` in register order (4: an MFMA
+    result, a dwordx4 load; 1: scalar loads, each VGPR placed where its first use wants
+    it), so the access is cut into chunks of ``c = min(n, tuple_dwords)`` dwords: a chunk
+    of src dwords ``k*c .. k*c+c-1`` in order is (part of) one arriving tuple and needs
+    nothing; in any other chunk every src dword is copied into the new tuple (a value
+    computed by the plan, ``fresh``, is allocated into the tuple directly).
     """
     n = len(dwords)
     if n < 2:
         return 0
-    if not fresh.intersection(dwords) and dwords == list(range(dwords[0], dwords[0] + n)) and dwords[0] % n == 0:
-        return 0
-    return sum(1 for d in dwords if d not in fresh)
+    c = min(n, tuple_dwords)
+    copies = 0
+    for k in range(0, n, c):
+        chunk = dwords[k:k + c]
+        if fresh.intersection(chunk) or chunk != list(range(chunk[0], chunk[0] + c)) or chunk[0] % c:
+            copies += sum(1 for d in chunk if d not in fresh)
+    return copies
 
 
-def _store_tuple_copies(plan) -> int:
-    """``tuple_copies`` over the LDS stores of ``plan`` (write2 forms: each access separately)."""
+def _store_tuple_copies(plan, tuple_dwords: int) -> int:
+    """``tuple_copies`` over the LDS stores of ``plan`` (write2 forms: each access separately), the src
+    VGPRs arriving in tuples of ``tuple_dwords``."""
     p, dps = slots_per_dword(plan.element_bits), dwords_per_slot(plan.element_bits)
 
     def dwords(slots: list[int]) -> list[int]:  # in order of first appearance
@@ -403,7 +415,7 @@ def _store_tuple_copies(plan) -> int:
     written: set[int] = set()
     n = 0
     for st in plan.steps[: wide[-1] + 1] if wide else ():  # nothing written after the last wide store counts
-        n += sum(tuple_copies(dwords(acc), written) for acc in st.wide_store_tuples())
+        n += sum(tuple_copies(dwords(acc), written, tuple_dwords) for acc in st.wide_store_tuples())
         written.update(dwords(st.writes()))
     return n
 
@@ -430,7 +442,8 @@ class _Setup:
         self.lds_steps.append(step)
 
 
-def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = None) -> dict[str, int]:
+def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = None,
+                      src_tuple_dwords: int = SRC_TUPLE_DWORDS) -> dict[str, int]:
     """Setup instructions the steps need but that are not steps themselves ([I] estimates).
 
     ``valu_bpermute_addr`` BPERMUTE_ADDR_VALU per distinct ds_bpermute address pattern;
@@ -441,7 +454,7 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
     constant (added or XORed) costs one VALU op, any other LDS_ADDR_BASE_VALU
     (warp-dependent parts are scalar);
     ``valu_tuple_copies``: ``v_mov_b32`` building the VGPR tuples of LDS stores
-    (``tuple_copies``);
+    (``tuple_copies``, the src VGPRs arriving in tuples of ``src_tuple_dwords``);
     ``s_waitcnt`` one per level of dependent DS instructions (``depth``: ``ds_depth(plan)`` and
     ``lds_valu``: ``valu_lds_addr`` when the caller knows them).  The lane id is taken as available
     (every kernel computes it for its memory ops).  Not counted: the per-lane selector VGPRs of
@@ -455,7 +468,7 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
         "salu_vcc": VCC_SALU * len(setup.conditions),
         "salu_perm_selector": PERM_SELECTOR_SALU * len(setup.selectors),
         "valu_lds_addr": lds_address_valu(setup.lds_steps) if lds_valu is None else lds_valu,
-        "valu_tuple_copies": _store_tuple_copies(plan),
+        "valu_tuple_copies": _store_tuple_copies(plan, src_tuple_dwords),
         "s_waitcnt": ds_depth(plan) if depth is None else depth,
     }
     return {k: v for k, v in out.items() if v}

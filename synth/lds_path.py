@@ -388,8 +388,8 @@ def designs(ctx: ConversionContext) -> "DesignPool":
     the cost model decides).  Every layout but linlayout.synth.swizzle's is made only when its floor bound
     (``transpose_floor`` for gfx950's transpose-read layout, ``prefix_floor`` for the register-first
     and over-fetch ones) lets it come first (``DesignPool.by_floor``).  Cached per (problem,
-    element bits, arch, LDS budget)."""
-    key = (ctx.problem.key(), ctx.element_bits, ctx.arch, ctx.lds_budget_bytes)
+    element bits, arch, LDS budget, src tuples)."""
+    key = (ctx.problem.key(), ctx.element_bits, ctx.arch, ctx.lds_budget_bytes, ctx.src_tuple_dwords)
     if key not in design_cache:
         out: list[LdsDesign | _Deferred] = [shared_layout(ctx)]
         sub_dword = ctx.element_bits in (8, 16)
@@ -638,29 +638,37 @@ def _perms_side(groups: list[list[int]] | np.ndarray, p: int, element_bytes: int
     return int(bad.sum())
 
 
-def _copies_side(groups: np.ndarray, p: int, element_bytes: int) -> int:
+def _copies_side(groups: np.ndarray, p: int, element_bytes: int, tuple_dwords: int) -> int:
     """``v_mov_b32`` tuple copies of the stores of ``groups`` (``[accesses, 2**t]`` registers;
-    cost.tuple_copies; a VGPR that is repacked by ``v_perm_b32`` is a new value, placed in its tuple
-    directly).  An access of at least 8 bytes needs none when its dwords are whole VGPRs, in order,
-    from an aligned one; else one per dword that is a src VGPR (a whole one, in order: a repacked
-    one shares no dword with it, the registers of an access being distinct)."""
+    cost.tuple_copies with the src VGPRs arriving in tuples of ``tuple_dwords``; a VGPR that is
+    repacked by ``v_perm_b32`` is a new value, placed in its tuple directly).  Each access is cut
+    into chunks of ``min(its dwords, tuple_dwords)`` dwords; a chunk needs none when its dwords are
+    whole VGPRs, in order, from an aligned one; else one per dword that is a src VGPR (a whole
+    one, in order: a repacked one shares no dword with it, the registers of an access being
+    distinct)."""
     n_acc, m = groups.shape
     if m * element_bytes < 8:
         return 0
     if element_bytes >= 8:  # two dwords per element, never repacked
-        in_place = (groups == groups[:, :1] + np.arange(m)).all(axis=1) & (groups[:, 0] % m == 0)
-        return int((~in_place).sum()) * 2 * m
+        per = max(1, min(m, tuple_dwords // 2))  # elements per chunk
+        chunks = groups.reshape(n_acc, m // per, per)
+        in_place = (chunks == chunks[..., :1] + np.arange(per)).all(axis=-1) & (chunks[..., 0] % per == 0)
+        return int((~in_place).sum()) * 2 * per
     chunks = groups.reshape(n_acc, m // p, p)  # the registers of each dword
     first = chunks[..., 0]
     whole = (chunks == first[..., None] + np.arange(p)).all(axis=-1) & (first % p == 0)
-    dwords, n_dw = first // p, m // p
-    in_place = whole.all(axis=1) & (dwords == dwords[:, :1] + np.arange(n_dw)).all(axis=1) & (dwords[:, 0] % n_dw == 0)
-    return int(np.where(in_place, 0, whole.sum(axis=1)).sum())
+    dwords = (first // p).reshape(n_acc, -1)
+    c = min(m // p, tuple_dwords)  # dwords per chunk
+    dwords, whole = dwords.reshape(n_acc, -1, c), whole.reshape(n_acc, -1, c)
+    in_place = whole.all(axis=-1) & (dwords == dwords[..., :1] + np.arange(c)).all(axis=-1) & (dwords[..., 0] % c == 0)
+    return int(np.where(in_place, 0, whole.sum(axis=-1)).sum())
 
 
-def _choose_vectors(side: _Side, t_cap: int, p: int, element_bytes: int, store: bool) -> list[list[int]]:
+def _choose_vectors(side: _Side, t_cap: int, p: int, element_bytes: int, store: bool,
+                    tuple_dwords: int) -> list[list[int]]:
     """Vector bits with the fewest LDS instructions plus repacking ``v_perm``s; for stores once
-    counting the ``v_mov``s that build their VGPR tuples and once not (loads write new registers).
+    counting the ``v_mov``s that build their VGPR tuples (the src arriving in tuples of
+    ``tuple_dwords``) and once not (loads write new registers).
     The distinct choices, the one counting copies first."""
     counts = (True, False) if store else (False,)
     best: dict[bool, tuple[list[int], float]] = {}
@@ -674,7 +682,8 @@ def _choose_vectors(side: _Side, t_cap: int, p: int, element_bytes: int, store: 
             continue
         groups = _group_array(side, deltas)
         base = len(groups) / pairing + _perms_side(groups, p, element_bytes)
-        copies = _copies_side(groups, p, element_bytes) if store and width_bytes >= 8 else 0  # narrower: no tuple
+        copies = (_copies_side(groups, p, element_bytes, tuple_dwords) if store and width_bytes >= 8
+                  else 0)  # narrower: no tuple
         for with_copies in counts:
             c = base + (copies if with_copies else 0)
             if with_copies not in best or c < best[with_copies][1]:
@@ -817,13 +826,13 @@ def lds_accesses(ctx: ConversionContext, design: LdsDesign) -> list[LdsAccesses]
     S = _side(prob.src_cols, design, inv_cols)
     D = _side(prob.dst_cols, design, inv_cols)
     t_cap = (16 // element_bytes).bit_length() - 1
-    store_choices = _choose_vectors(S, t_cap, p, element_bytes, True)
+    store_choices = _choose_vectors(S, t_cap, p, element_bytes, True, ctx.src_tuple_dwords)
     if design.read_transpose:
         d_groups, d_width_bytes = _transpose_groups(D, ctx.element_bits, design.n_offset_bits), 8
     elif design.over_fetch:
         d_groups, d_width_bytes = _over_fetch_groups(D, element_bytes, t_cap)
     else:
-        (d_deltas,) = _choose_vectors(D, t_cap, p, element_bytes, False)
+        (d_deltas,) = _choose_vectors(D, t_cap, p, element_bytes, False, ctx.src_tuple_dwords)
         d_groups, d_width_bytes = _groups(D, d_deltas), element_bytes << len(d_deltas)
 
     def rounds_of(side: _Side, groups: list[list[int]]) -> list[int]:

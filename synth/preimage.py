@@ -145,21 +145,32 @@ class WaveMap:
         """Every warp reads only its own src data (possibly at warp-dependent registers)."""
         return self.warp_register_offsets is not None
 
+    def _warp_offsets(self) -> list[int] | None:
+        """Per dst warp bit ``k``, the src register/lane vector ``x_k`` with ``M(w_k) = w_k ^ x_k``; None
+        when the conversion crosses warps (a register/lane bit or ``x_k`` has a warp component)."""
+        m = self.reg_lane_mask
+        if any(c & ~m for c in self.reg + self.lane):
+            return None
+        out = [c ^ (1 << (self.n_src_reg + self.n_lane + k)) for k, c in enumerate(self.warp)]
+        return None if any(x & ~m for x in out) else out
+
     @property
     def warp_register_offsets(self) -> list[int] | None:
         """Per dst warp bit ``k``, the src register vector ``x_k`` with ``M(w_k) = w_k ^ x_k``: warp ``w``
         reads register ``r ^ sum(x_k for set bits k of w)`` where warp 0 reads ``r``.  None when the
         conversion crosses warps or moves lanes per warp."""
-        m = self.reg_lane_mask
-        if any(c & ~m for c in self.reg + self.lane):
-            return None
-        out = []
-        for k, c in enumerate(self.warp):
-            x = c ^ (1 << (self.n_src_reg + self.n_lane + k))
-            if x & ~((1 << self.n_src_reg) - 1):
-                return None
-            out.append(x)
-        return out
+        xs = self._warp_offsets()
+        return None if xs is None or any(x >> self.n_src_reg for x in xs) else xs
+
+    @property
+    def warp_lane_offsets(self) -> list[int] | None:
+        """Per dst warp bit ``k``, the src lane vector ``y_k`` (over the lane bits) with ``M(w_k) = w_k ^
+        x_k ^ y_k``, ``x_k`` a src register vector: warp ``w`` reads lane ``l ^ sum(y_k for set bits k
+        of w)`` where warp 0 reads lane ``l``.  None when the conversion crosses warps or reads no lane
+        per warp (``warp_register_offsets`` then covers it)."""
+        xs = self._warp_offsets()
+        lanes = None if xs is None else [x >> self.n_src_reg for x in xs]
+        return lanes if lanes and any(lanes) else None
 
 
 def wave_local_map(prob: Problem, max_kernel_bits: int = 10) -> WaveMap:

@@ -261,6 +261,30 @@ def test_tuple_copies(dwords, fresh, copies):
     assert tuple_copies(dwords, fresh) == copies
 
 
+@pytest.mark.parametrize("dwords, fresh, tuple_dwords, copies", [
+    ([0, 4, 8, 12], set(), 1, 0), ([1, 0], set(), 1, 0),  # scalar src VGPRs: any tuple is free
+    ([0, 1, 4, 5], set(), 2, 0), ([2, 3, 4, 5], set(), 2, 0),  # whole arriving pairs, aligned in the access
+    ([0, 1, 4, 5], set(), 4, 4), ([1, 0, 4, 5], set(), 2, 2), ([0, 1, 4, 9], {9}, 2, 1),  # a broken pair
+])
+def test_tuple_copies_of_narrower_tuples(dwords, fresh, tuple_dwords, copies):
+    assert tuple_copies(dwords, fresh, tuple_dwords) == copies
+
+
+def test_src_loaded_one_dword_at_a_time_stores_any_tuple():
+    # gfx942 fp32 mfma32 -> blocked[1x4,t4x16] (the baseline's 128x64 case): the b128 stores of the
+    # swizzled layout are of src registers {r, r+8, r+16, r+24}: 32 copies when they arrive as an MFMA
+    # result (16 ds_write2_b32 win), none when each arrives by its own load (8 ds_write_b128, 8 ds_read_b128)
+    c = next(c for c in baseline_cases() if (c["name"], c["arch"], c["dtype"]) == ("mfma32->blocked", "gfx942", "fp32"))
+    src, dst = LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"])
+    tuples = plan_conversion(src, dst, "gfx942", 32)
+    loaded = plan_conversion(src, dst, "gfx942", 32, src_tuple_dwords=1)
+    assert (tuples.counts()["lds_write"], tuples.counts()["lds_read"], tuples.cost) == (16, 8, 1124.0)
+    assert (loaded.counts()["lds_write"], loaded.counts()["lds_read"], loaded.cost) == (8, 8, 948.0)
+    assert "valu_tuple_copies" not in loaded.overhead
+    with pytest.raises(LayoutError, match="src_tuple_dwords"):
+        plan_conversion(src, dst, "gfx942", 32, src_tuple_dwords=3)
+
+
 def test_stores_avoid_tuple_copies_when_instructions_tie():
     # mfma16T -> mfma16 (fp32, 4 warps): b128 stores of src registers {0, 4, 8, 12} would need 32 copies;
     # the plan stores whole registers (ds_write2 of any two VGPRs, or b128 of an aligned run)

@@ -4,6 +4,9 @@ loses"): 1-D broadcast slices assembled select first, and 16-bit register-only r
 
 from __future__ import annotations
 
+import numpy as np
+
+import needs
 from linlayout import LinearLayout
 from linlayout.synth.convert import plan_conversion
 
@@ -59,3 +62,38 @@ def test_a_16_bit_register_reordering_that_splits_every_dword_needs_one_perm_per
     plan = plan_conversion(src, dst, "gfx942", 16)
     counts = {k: v for k, v in plan.counts().items() if v}
     assert plan.verified and counts == {"v_perm_b32": 8, "total": 8}
+
+
+def test_a_slice_read_at_warp_dependent_lanes_moves_by_one_per_warp_bpermute():
+    # corpus slice1(mfma32T)->slice1(blocked[1x1,t16x4,o01]), gfx950, fp32, 8 waves, 64 elements:
+    # dst warp bit 0 is element bit 4, which src holds in lane bit 4 of every warp, so warp w reads
+    # its own lanes l ^ 16 * (w & 1): one ds_bpermute whose address depends on the warp (Triton 3.9:
+    # one ds_bpermute and 3 VALU); before, an LDS round trip with a barrier (4 instructions).
+    from convert_checker import check_certificate
+    from linlayout.synth.preimage import normalize, wave_local_map
+
+    src = _layout([], [[1], [2], [4], [8], [16], [0]], [[0], [32], [0]], [64])
+    dst = _layout([], [[1], [2], [4], [8], [0], [0]], [[16], [32], [0]], [64])
+    wm = wave_local_map(normalize(src, dst, 64))
+    assert not wm.wave_local and wm.warp_lane_offsets == [16, 0, 0]
+    plan = plan_conversion(src, dst, "gfx950", 32)
+    assert plan.verified and plan.strategy == "lanes"
+    assert {k: v for k, v in plan.counts().items() if v} == {"ds_bpermute": 1, "total": 1}
+    (lane,) = plan.steps[:1]
+    warps = np.arange(8)[:, None]
+    assert np.array_equal(np.asarray(lane.src_lane)[:, :16], np.arange(16)[None, :] ^ (16 * (warps & 1)))
+    check_certificate(plan.to_certificate())
+
+
+@needs.mlir
+def test_the_per_warp_bpermute_runs_on_the_interpreter():
+    from linlayout.lowering.conversion import lower_conversion
+    from linlayout.lowering.emit.host import distinct_tile, expected_output, interpret
+
+    src = _layout([], [[1], [2], [4], [8], [16], [0]], [[0], [32], [0]], [64])
+    dst = _layout([], [[1], [2], [4], [8], [0], [0]], [[16], [32], [0]], [64])
+    plan = plan_conversion(src, dst, "gfx950", 32)
+    low = lower_conversion(plan, binary=False)
+    tile = distinct_tile(low.kernel.shape, 32, seed=5)
+    assert np.array_equal(interpret(low.kernel, tile, fill=0x5A), expected_output(plan, tile, fill=0x5A))
+    assert low.report["isa_counts"]["ds_bpermute"] == 1 and not low.differences

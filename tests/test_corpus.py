@@ -100,3 +100,20 @@ def test_bench_runs_the_corpus_beside_the_baseline(capsys, tmp_path, monkeypatch
         ("baseline", next(c for c in baseline_cases() if c["arch"] == "gfx950")["name"]), ("corpus", first["name"])]
     assert r["cases"][1]["triton"] == first["triton"]
     assert r["summaries"]["corpus"]["cases"] == 1 and r["summaries"]["baseline"] == r["summary"]
+
+
+def test_the_region_audit_reads_back_every_recorded_encoding():
+    """benchmarks/triton_region_audit.py recompiles a case from its recorded Triton params: its
+    spec_of inverts make_corpus.triton_params on every encoding of the corpus."""
+    import sys
+
+    from repo_data import REPO
+
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    import make_corpus
+    import triton_region_audit
+
+    for c in CASES:
+        for side in ("src", "dst"):
+            params = c[f"triton_{side}_params"]
+            assert make_corpus.triton_params(triton_region_audit.spec_of(params)) == params

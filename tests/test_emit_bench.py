@@ -48,6 +48,23 @@ def test_stays_in_wave():
     assert not stays_in_wave(lay, across, 2)
 
 
+def test_source_tuple_dwords():
+    """The VGPR tuples the conversion kernel's global loads leave the src registers in."""
+    from linlayout.encodings import blocked
+    from linlayout.lowering.emit.conversion_kernel import source_tuple_dwords
+
+    def tile(size, order=(1, 0)):
+        return blocked(list(size), [8, 8], [1, 1], list(order), shape=[64, 64])
+
+    assert [source_tuple_dwords(tile([1, 4]), b) for b in (32, 16, 8)] == [4, 2, 1]
+    assert [source_tuple_dwords(tile([1, 8]), b) for b in (32, 16, 8)] == [4, 4, 2]
+    assert source_tuple_dwords(tile([4, 1], (0, 1)), 32) == 1  # registers along dim0: one load per element
+    assert source_tuple_dwords(tile([1, 1]), 64) == 2  # a 64-bit element is one dwordx2
+    c = next(c for c in baseline_cases() if (c["name"], c["arch"], c["dtype"]) == ("mfma32->blocked", "gfx942", "fp32"))
+    assert source_tuple_dwords(LinearLayout.from_json(c["src"]), 32) == 1
+    assert source_tuple_dwords(LinearLayout.from_json(c["dst"]), 32) == 4
+
+
 @needs.mlir
 def test_bench_cli_short_run(capsys, tmp_path, monkeypatch):
     """The in-repo baseline is the default; naming it with --baseline gives the same rows."""

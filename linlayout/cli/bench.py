@@ -31,6 +31,7 @@ import numpy as np
 
 from linlayout.lowering.conversion import lower_conversion
 from linlayout.lowering.plan_counts import plan_isa_counts, plan_ptx_counts
+from linlayout.lowering.emit.conversion_kernel import source_tuple_dwords
 from linlayout.synth.convert import plan_conversion
 from linlayout.synth.cost import DEFAULT_OBJECTIVE, OBJECTIVES, cost_model, mix_cost
 from linlayout.synth.emulator import element_ids
@@ -106,12 +107,15 @@ def stays_in_wave(src, dst, num_warps: int) -> bool:
 
 
 def bench_case(case: dict, binary: bool = True) -> dict:
-    """Plan, emit, compile and count one baseline case; where the target has no emitter, count the
-    plan in the classes of Triton's counts (linlayout.lowering.plan_counts: PTX for NVIDIA, the
-    ISA's for AMD; ``counted_by: "plan"``, no registers; PTX mixes priced as :func:`ptx_mix`)."""
+    """Plan, emit, compile and count one baseline case, planned for the kernel's src loads
+    (``source_tuple_dwords``: the VGPR tuples its global loads leave the src registers in); where
+    the target has no emitter, count the plan in the classes of Triton's counts
+    (linlayout.lowering.plan_counts: PTX for NVIDIA, the ISA's for AMD; ``counted_by: "plan"``, no
+    registers; PTX mixes priced as :func:`ptx_mix`)."""
     src, dst = LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"])
+    element_bits = dtype_bits(case["dtype"])
     t0 = time.perf_counter()
-    plan = plan_conversion(src, dst, case["arch"], dtype_bits(case["dtype"]))
+    plan = plan_conversion(src, dst, case["arch"], element_bits, src_tuple_dwords=source_tuple_dwords(src, element_bits))
     t1 = time.perf_counter()
     target = get_target(case["arch"])
     if target.emitter is None:

@@ -26,6 +26,11 @@ LdsStore / LdsLoad   ``llvm.store`` / ``llvm.load`` on ``!llvm.ptr<3>`` of the a
 Barrier              ``gpu.barrier`` (``s_waitcnt lgkmcnt(0)`` + ``s_barrier``)
 ===================  =========================================================================
 
+The first register instruction after a run of LDS loads is preceded by one ``rocdl.s.waitcnt``
+(lgkmcnt(0)): the plan's register steps after a round trip read its loads (one DS latency level
+in the cost model), and one wait replaces the one LLVM would put before each load's first use
+(where LLVM's scheduler moves a register instruction above it, its own waits remain as well).
+
 Per-lane parameters (LDS addresses, ``ds_bpermute`` addresses, VCC masks) are computed in
 the kernel's prologue by :class:`~linlayout.lowering.emit.lane_values.LaneValues` (:meth:`prepare`),
 so the counted region holds only the instructions above.  An LDS access whose address is
@@ -50,7 +55,11 @@ from . import atoms
 from .builder import Builder, vector_type
 from .lane_values import LaneValues
 
-__all__ = ["PlanEmitter", "slot_dwords"]
+__all__ = ["LGKMCNT0_WAIT", "PlanEmitter", "slot_dwords"]
+
+#: gfx9 ``s_waitcnt`` immediate waiting for every LDS access (lgkmcnt, bits 11:8, = 0; vmcnt, bits
+#: 15:14 and 3:0, and expcnt, bits 6:4, at their maxima: not waited for).
+LGKMCNT0_WAIT = 0xC07F
 
 
 class PlanEmitter(StepEmitter):
@@ -112,6 +121,11 @@ class PlanEmitter(StepEmitter):
     # ------------------------------------------------------------------ region
     def separate_lds_steps(self) -> None:
         self.b.line("rocdl.sched.barrier none")
+
+    def wait_for_lds_loads(self) -> None:
+        """One ``s_waitcnt lgkmcnt(0)`` before the first register instruction after a run of LDS
+        loads (LLVM would wait once per load)."""
+        self.b.line(f"rocdl.s.waitcnt {LGKMCNT0_WAIT}")
 
     def perm(self, regs: dict[int, str], operands: tuple[int, int], selector: str, what: str) -> str:
         """``v_perm_b32`` of the registers ``operands = (S0, S1)`` with the i32 ``selector`` value."""
