@@ -16,7 +16,8 @@ target's Triton counts use, so that both sides of a corpus row have the same key
   result by itself).
 * AMD (ISA classes, :mod:`linlayout.lowering.isa`): a kind that is an ISA class counts there; a
   VALU sub-kind (``v_cndmask``, ``dpp``, ...) counts under ``valu`` and its sub-count; RDNA's
-  ``permlane16`` (``v_permlane16_b32``/``v_permlanex16_b32``) and another ``v_*`` kind under ``valu``; setup ``valu_*``/``salu_*``/``s_waitcnt`` under its class.
+  ``permlane16`` (``v_permlane16_b32``/``v_permlanex16_b32``) and another ``v_*`` kind under
+  ``valu``; setup ``valu_*``/``salu_*``/``s_waitcnt`` under its class.
 
 A kind the target's classes cannot hold (an AMD instruction in an NVIDIA plan) is an internal
 inconsistency: ``ValueError``.

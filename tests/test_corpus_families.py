@@ -143,7 +143,8 @@ def test_bench_rows_are_computed_per_case(family, capsys, tmp_path, monkeypatch)
     assert main(["bench", "conversions", "--corpus", family, "--cases", "3", "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     cases = _cases(family)[:3]
-    assert [(r["set"], r["name"], r["arch"]) for r in result["cases"]] == [(family, c["name"], c["arch"]) for c in cases]
+    assert [(r["set"], r["name"], r["arch"]) for r in result["cases"]] == [
+        (family, c["name"], c["arch"]) for c in cases]
     for row, case in zip(result["cases"], cases):
         if "refused" in row:
             assert case["arch"] in row["refused"] and row["triton_total"] == case["triton"]["total"]

@@ -255,8 +255,8 @@ def render(result: dict, args: argparse.Namespace) -> str:
     lines = [head, "-" * len(head)]
     for r in result["cases"]:
         if "refused" in r:
-            lines.append(f"{r['name'][:30]:30s} {r['arch']:6s} {r['dtype']:5s} not planned (Triton {r['triton_total']}): "
-                         f"{r['refused']}")
+            lines.append(f"{r['name'][:30]:30s} {r['arch']:6s} {r['dtype']:5s} "
+                         f"not planned (Triton {r['triton_total']}): {r['refused']}")
             continue
         kinds = ", ".join(f"{k} {v}" for k, v in r["ours"].items() if v and k != "total")
         ratio = "-" if r["ratio"] is None else f"{r['ratio']:.2f}"
