@@ -357,8 +357,8 @@ def _find_swizzle(need: np.ndarray, entries: list[int], target: Target) -> LaneO
 
 
 def bpermute_op(need: np.ndarray) -> LaneOp:
-    """``ds_bpermute_b32`` with address ``4 * need[l]`` (own lane where undefined)."""
-    lanes = np.where(need >= 0, need, lane_indices(len(need)))
+    """``ds_bpermute_b32`` with address ``4 * need[l]`` (own lane where undefined; ``need`` one lane map or one per warp)."""
+    lanes = np.where(need >= 0, need, lane_indices(need.shape[-1]))
     return LaneOp("ds_bpermute", "ds_bpermute", {"addr": 4 * lanes, "offset": 0})
 
 
