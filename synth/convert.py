@@ -49,7 +49,7 @@ from .in_wave import (Packing, choose_packing, gather_choices, gather_floor, gat
 from .ir import AMD_REGISTER_ISA, PTX_REGISTER_ISA, Program
 from . import lds_path
 from .lds_path import build_lds
-from .lane_ops import bpermute_op
+from .lane_ops import bpermute_op, lane_indices
 from .plan import Lane, Plan
 from .preimage import Problem, wave_local_map
 
@@ -172,7 +172,9 @@ def _warp_lane_candidates(ctx: ConversionContext, wm) -> list[Plan]:
     on the warp (lane ``l`` of warp ``w`` reads lane ``l ^ Y(w)``), which leaves the tile in the
     layout ``src'`` whose warp vector ``k`` is ``src(w_k) ^ src(y_k)``; the in-wave candidates of
     ``src' -> dst`` follow (``_after_warp_lanes``: a lane step reading a src VGPR absorbs its move),
-    re-priced."""
+    re-priced.  Only on targets with ``ds_bpermute`` (a per-warp lane map in one instruction)."""
+    if not ctx.target.has_ds_bpermute:
+        return []
     prob = ctx.problem
     ys = wm.warp_lane_offsets
     bases = {d: [list(b) for b in prob.src.bases[d]] for d in prob.src.in_dim_names}
@@ -191,7 +193,7 @@ def _warp_lane_candidates(ctx: ConversionContext, wm) -> list[Plan]:
     shift = np.zeros(prob.num_warps, dtype=np.int64)
     for k, y in enumerate(ys):
         shift ^= np.where((warps >> k) & 1, y, 0)
-    need = np.arange(64)[None, :] ^ shift[:, None]
+    need = lane_indices(ctx.target.wave_size)[None, :] ^ shift[:, None]
     p = ctx.slots_per_dword
     slots = [[v * p + q for q in range(p)] for v in range(_n_values(prob.src.in_dim_size("register"), ctx))]
     out = []
