@@ -66,8 +66,7 @@ class ConversionContext:
         """The context of converting ``src`` into ``dst`` on ``arch``; a LayoutError for a bad argument."""
         target = get_target(arch)
         if target.lds_phases is None:
-            raise LayoutError(f"arch {target.name}: the conversion planner has no lane and LDS instructions "
-                              f"for {target.name} yet")
+            raise LayoutError(f"arch {target.name} has no LDS model; the conversion planner needs one")
         if isinstance(element_bits, bool) or element_bits not in ELEMENT_BITS:
             raise LayoutError(f"element_bits {element_bits!r} must be 8, 16, 32 or 64")
         if strategy not in STRATEGIES:

@@ -393,7 +393,7 @@ def designs(ctx: ConversionContext) -> "DesignPool":
     if key not in design_cache:
         out: list[LdsDesign | _Deferred] = [shared_layout(ctx)]
         sub_dword = ctx.element_bits in (8, 16)
-        if sub_dword and ctx.target.has_ds_read_tr:
+        if sub_dword and f"ds_read_b64_tr_b{ctx.element_bits}" in (ctx.target.lds_phases or {}):  # gfx950's
             out.append(_Deferred(lambda: shared_layout(ctx, transpose=True), lambda: transpose_floor(ctx)))
         for side in ("dst", "src"):
             out.append(_Deferred(lambda side=side: vector_first_design(ctx, side),

@@ -32,7 +32,8 @@ def accesses(draw):
     # lane offsets: multiples of the vector, often small powers of two (the interesting cases)
     small = st.sampled_from([0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]).map(lambda x: x * v)
     anyv = st.integers(0, 4095).map(lambda x: x * v)
-    lanes = draw(st.lists(st.one_of(small, anyv), min_size=6, max_size=6))
+    lane_bits = model.wave_size.bit_length() - 1
+    lanes = draw(st.lists(st.one_of(small, anyv), min_size=lane_bits, max_size=lane_bits))
     bases = {"lane": [[o] for o in lanes]}
     if regs > 1:
         bases = {"register": [[1 << j] for j in range(regs.bit_length() - 1)], **bases}
@@ -54,7 +55,7 @@ def test_linear_equals_enumeration(case):
         assert op.phase_of(0) == op.phase_of(c.lanes)
         assert c.word_delta and c.word_delta % op.num_banks == 0
     if model.kind == "hardware" and (model.arch, op.name) in PHASES:
-        starts = [int(acc.apply({"lane": lane})["offset"]) * eb // 8 for lane in range(64)]
+        starts = [int(acc.apply({"lane": lane})["offset"]) * eb // 8 for lane in range(model.wave_size)]
         assert lin.phase_cycles == instruction_cycles(starts, op.bytes_per_lane, BANKS[model.arch],
                                                       PHASES[(model.arch, op.name)])
 
@@ -65,10 +66,11 @@ def test_lane_cycles_equals_analyze(case, k, shape):
     """banks.lane_cycles (the planner's per-access price) gives analyze's numbers, or its LayoutError,
     on per-lane start offsets: linear ones, XOR/ADD translates of them and non-linear ones."""
     model, op, eb, acc = case
-    starts = np.asarray(acc.apply({"lane": np.arange(64)})["offset"], dtype=np.int64)
+    lanes = np.arange(model.wave_size)
+    starts = np.asarray(acc.apply({"lane": lanes})["offset"], dtype=np.int64)
     v = op.bytes_per_lane * 8 // eb
     starts = {"linear": starts, "xor": starts ^ (k * v), "add": starts + k * v,
-              "lane_swap": starts[np.arange(64) ^ (k & 7)] if k % 3 else np.roll(starts, k)}[shape]
+              "lane_swap": starts[lanes ^ (k & 7)] if k % 3 else np.roll(starts, k)}[shape]
     try:
         rep = analyze(model, op.name, starts, element_bits=eb)
         want = (rep.cycles, rep.min_cycles)

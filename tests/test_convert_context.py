@@ -39,7 +39,7 @@ def test_fields_made_once_from_the_arguments():
 
 
 @pytest.mark.parametrize("args, kwargs, match", [
-    (("gfx1100", 32), {}, "gfx1100 yet"), (("gfx942", 12), {}, "element_bits 12"),
+    (("gfx1100", 32), {}, "wave size is 32"), (("gfx942", 12), {}, "element_bits 12"),
     (("gfx942", True), {}, "element_bits True"), (("gfx942", 32), {"strategy": "magic"}, "strategy 'magic'"),
     (("gfx942", 32), {"lds_budget_bytes": 0}, "lds_budget_bytes 0"),
     (("gfx942", 32), {"lds_budget_bytes": 1.5}, "lds_budget_bytes 1.5"),

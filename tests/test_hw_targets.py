@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import linlayout
-from linlayout import LayoutError, get_target
+from linlayout import LayoutError, LinearLayout, get_target
 from linlayout.hw import targets
 from linlayout.hw.lds import ASSUMPTIONS, LDS_ARCHS, OP_SHAPES, SHARED_MEMORY_ARCHS, lds_model
 from linlayout.hw.mfma import MFMA_ARCHES, instructions_for
@@ -68,6 +68,10 @@ def test_a_target_without_an_emitter_or_lds_model_says_so(monkeypatch):
     monkeypatch.setitem(targets.TARGETS, bare.name, bare)
     with pytest.raises(LayoutError, match="'gfx11z0' has no LDS model"):
         lds_model("gfx11z0")
+    from linlayout.synth.convert import plan_conversion
+    lay = LinearLayout({"register": [[1]], "lane": [[1 << i] for i in range(1, 6)]}, [("x", 64)])
+    with pytest.raises(LayoutError, match="^arch gfx11z0 has no LDS model; the conversion planner needs one$"):
+        plan_conversion(lay, lay, "gfx11z0", 32)
 
 
 def test_a_new_target_is_one_descriptor(monkeypatch):

@@ -68,6 +68,10 @@ class Dialect:
         """The thread's index in its (one-dimensional) block, an ``unsigned`` expression."""
         raise NotImplementedError
 
+    def block_index(self) -> str:
+        """The block's index in the (one-dimensional) grid, an ``unsigned`` expression."""
+        raise NotImplementedError
+
     def uniform(self, expr: str) -> str:
         """``expr`` (equal in every lane of a warp) marked as warp-uniform where the dialect can."""
         return expr
@@ -177,6 +181,9 @@ class CudaDialect(Dialect):
     def thread_index(self) -> str:
         return "threadIdx.x"
 
+    def block_index(self) -> str:
+        return "blockIdx.x"
+
     def vector_type(self, dwords: int) -> str:
         return {2: "uint2", 4: "uint4"}[dwords]
 
@@ -248,6 +255,9 @@ class HipDialect(Dialect):
 
     def thread_index(self) -> str:
         return "__builtin_amdgcn_workitem_id_x()"
+
+    def block_index(self) -> str:
+        return "__builtin_amdgcn_workgroup_id_x()"
 
     def uniform(self, expr: str) -> str:
         return f"__builtin_amdgcn_readfirstlane({expr})"

@@ -37,7 +37,7 @@ from linlayout import LayoutError
 from linlayout.synth.plan import Plan
 from linlayout.synth.steps import dwords_per_slot, slot_dwords, slots_per_dword
 
-from .dialect import dialect_for
+from .dialect import Dialect, dialect_for
 from .emitter import CppEmitter
 from .lane_exprs import CppLaneValues
 
@@ -124,7 +124,7 @@ def emit_cpp(plan: Plan, dialect: str | None = None, name: str | None = None) ->
     values = CppLaneValues(d, name, plan.num_warps, lane, warp, tid)
     em = CppEmitter(plan, d, values, "lds")
     em.prepare()
-    src_regs, pack = _pack(plan, t)
+    src_regs, pack = _pack(plan)
     regs = em.emit(src_regs)
     final, copies, unpack = _unpack(plan, regs, t)
 
@@ -144,30 +144,36 @@ def emit_cpp(plan: Plan, dialect: str | None = None, name: str | None = None) ->
            "  " + d.region_marker(f"linlayout-end {REGION}", [], final),
            "#endif"]
     fn += ["  " + ln for ln in unpack] + ["}"]
-    kernel = [
-        f'extern "C" __global__ void {d.launch_bounds(plan.num_warps * wave)} {name}_test(const {t}* in, {t}* out) {{',
-        f"  const unsigned t = {d.thread_index()};",
-        f"  const {t}* tile_in = in + (unsigned long long)blockIdx_x * {plan.num_warps * wave * plan.slots_in}u + t * {plan.slots_in}u;",
-        f"  {t}* tile_out = out + (unsigned long long)blockIdx_x * {plan.num_warps * wave * plan.slots_out}u + t * {plan.slots_out}u;",
-        f"  {t} src[{plan.slots_in}];",
-        f"  {t} dst[{plan.slots_out}];",
-        f"#pragma unroll",
-        f"  for (int r = 0; r < {plan.slots_in}; ++r) src[r] = tile_in[r];",
-        f"  {name}(src, dst);",
-        f"#pragma unroll",
-        f"  for (int r = 0; r < {plan.slots_out}; ++r) tile_out[r] = dst[r];",
-        "}",
-    ]
-    block_index = "blockIdx.x" if d.name == "cuda" else "__builtin_amdgcn_workgroup_id_x()"
-    kernel = [ln.replace("blockIdx_x", block_index) for ln in kernel]
     header = [f"// linlayout conversion: {plan.strategy} plan for {plan.arch}, {plan.element_bits}-bit elements, "
               f"{plan.slots_in} -> {plan.slots_out} per thread, {plan.num_warps} warps of {wave} lanes "
               f"({d.name} C++, linlayout.lowering.cpp)"]
+    block_threads = plan.num_warps * wave
+    kernel = _test_kernel(d, name, t, block_threads, plan.slots_in, plan.slots_out)
     text = "\n".join(header + d.prelude() + [""] + values.tables + [""] + fn + [""] + kernel) + "\n"
     return CppSource(source=text, dialect=d.name, arch=plan.arch, function_name=name, kernel_name=f"{name}_test",
-                     block_threads=plan.num_warps * wave, wave_size=wave, num_warps=plan.num_warps,
+                     block_threads=block_threads, wave_size=wave, num_warps=plan.num_warps,
                      slots_in=plan.slots_in, slots_out=plan.slots_out, element_bits=plan.element_bits,
                      lds_bytes=lds_bytes)
+
+
+def _test_kernel(d: Dialect, name: str, t: str, block_threads: int, slots_in: int, slots_out: int) -> list[str]:
+    """The test kernel ``<name>_test`` (module docstring: thread ``t`` of block ``b`` reads
+    ``in[b * tile_in + t * slots_in + r]`` and writes ``out[b * tile_out + t * slots_out + r]``)."""
+    block = f"(unsigned long long){d.block_index()}"
+    return [
+        f'extern "C" __global__ void {d.launch_bounds(block_threads)} {name}_test(const {t}* in, {t}* out) {{',
+        f"  const unsigned t = {d.thread_index()};",
+        f"  const {t}* tile_in = in + {block} * {block_threads * slots_in}u + t * {slots_in}u;",
+        f"  {t}* tile_out = out + {block} * {block_threads * slots_out}u + t * {slots_out}u;",
+        f"  {t} src[{slots_in}];",
+        f"  {t} dst[{slots_out}];",
+        "#pragma unroll",
+        f"  for (int r = 0; r < {slots_in}; ++r) src[r] = tile_in[r];",
+        f"  {name}(src, dst);",
+        "#pragma unroll",
+        f"  for (int r = 0; r < {slots_out}; ++r) tile_out[r] = dst[r];",
+        "}",
+    ]
 
 
 def _dword_count(slots: int, element_bits: int) -> int:
@@ -175,7 +181,7 @@ def _dword_count(slots: int, element_bits: int) -> int:
     return slots * dps if dps == 2 else -(-slots // p)
 
 
-def _pack(plan: Plan, t: str) -> tuple[dict[int, str], list[str]]:
+def _pack(plan: Plan) -> tuple[dict[int, str], list[str]]:
     """The source registers (dword -> variable) and the statements packing ``src`` into them."""
     p, dps = slots_per_dword(plan.element_bits), dwords_per_slot(plan.element_bits)
     parts: dict[int, list[str]] = {}

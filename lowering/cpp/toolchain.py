@@ -12,13 +12,14 @@ with the compiler's message.
 
 from __future__ import annotations
 
-import functools
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from linlayout import caches
 
 from .source import MARK_MACRO, CppSource
 
@@ -50,7 +51,7 @@ def _hip_flags(arch: str) -> list[str]:
     return ["-x", "hip", f"--offload-arch={arch}", "--cuda-device-only", "-nogpuinc", "-nogpulib", "-O3", "-S"]
 
 
-@functools.cache
+@caches.memoize("lowering.cpp.hip_clang", size=1)  # 1: no arguments (the probe compiles; linlayout.caches.clear forgets it)
 def find_hip_clang() -> tuple[str, ...] | None:
     """The command of a clang that compiles HIP for gfx942 (see the module docstring), or None."""
     candidates = []

@@ -291,8 +291,8 @@ class LdsLoad(_LdsAccess):
 
     def transpose_error(self, arch: str, element_bytes: int) -> str:
         """Why this transpose load of ``element_bytes``-byte elements cannot run on ``arch`` ("" when it can)."""
-        if not get_target(arch).has_ds_read_tr:
-            return f"transpose loads exist only on gfx950, not on {arch}"
+        if transpose_name(self.transpose) not in (get_target(arch).lds_phases or {}):
+            return f"transpose loads ds_read_b64_tr_b{{8,16}} exist only on gfx950, not on {arch}"
         if (self.transpose not in (8, 16) or self.width_bytes != 8 or element_bytes != self.transpose // 8
                 or self.pair is not None):
             return (f"a ds_read_b64_tr_b{self.transpose} moves 8 bytes of {self.transpose}-bit elements, here "
