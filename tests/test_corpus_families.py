@@ -17,6 +17,7 @@ from linlayout.encodings import encoding_from_params, from_triton
 from linlayout.encodings.gluon import gluon_source
 from linlayout.layout import LinearLayout
 from linlayout.lowering.isa import CLASS_KEYS, COUNT_KEYS
+from linlayout.lowering.emit.conversion_kernel import source_tuple_dwords
 from linlayout.lowering.plan_counts import plan_isa_counts, plan_ptx_counts
 from linlayout.lowering.ptx_counts import PTX_CLASS_KEYS, PTX_COUNT_KEYS
 from linlayout.synth.convert import plan_conversion
@@ -138,7 +139,8 @@ def test_stored_layouts_are_the_wheels(family):
 def test_bench_rows_are_computed_per_case(family, capsys, tmp_path, monkeypatch):
     """``linlayout bench conversions --corpus F``: one row per case, tagged with the family, with
     Triton's counts from the file and either the planner's refusal naming the target or our
-    counts as plan_counts computes them again here (PTX classes for NVIDIA)."""
+    counts as plan_counts computes them again here (PTX classes for NVIDIA), for a src loaded as
+    the bench kernels load it (``source_tuple_dwords``)."""
     monkeypatch.setenv("LINLAYOUT_CACHE", str(tmp_path))
     assert main(["bench", "conversions", "--corpus", family, "--cases", "3", "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
@@ -149,8 +151,9 @@ def test_bench_rows_are_computed_per_case(family, capsys, tmp_path, monkeypatch)
         if "refused" in row:
             assert case["arch"] in row["refused"] and row["triton_total"] == case["triton"]["total"]
             continue
-        plan = plan_conversion(LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"]),
-                               case["arch"], dtype_bits(case["dtype"]))
+        src, bits = LinearLayout.from_json(case["src"]), dtype_bits(case["dtype"])
+        plan = plan_conversion(src, LinearLayout.from_json(case["dst"]), case["arch"], bits,
+                               src_tuple_dwords=source_tuple_dwords(src, bits))  # as the bench kernel loads it
         nvidia = family == "nvidia"
         ours = plan_ptx_counts(plan) if nvidia else plan_isa_counts(plan)
         assert row["triton"] == case["triton"] and row["ours"] == ours and row["counted_by"] == "plan"

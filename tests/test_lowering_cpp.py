@@ -381,6 +381,8 @@ def _wave32_ops(lines: list[str]) -> Counter:
                 ops["permlane16"] += 1
             elif mnemonic == "s_barrier_signal":
                 ops["s_barrier"] += 1
+            elif mnemonic == "s_barrier_wait":  # isa.classify counts both halves; the plan one barrier
+                continue
             else:
                 cls, subs = classify(mnemonic)
                 ops.update((cls,) + subs)
