@@ -317,7 +317,9 @@ def _lds_candidates(ctx: ConversionContext, best_only: bool = False, ceiling: fl
         plan.lds_bytes = acc.design.lds_bytes
         plan = _finish(plan, prog, outs, "lds", ctx, acc.address_valu)
         rounds = 1 << acc.design.n_rep_bits
-        sync = "barriers (data crosses warps)" if acc.cross else "no barrier (each warp reads its own writes)"
+        sync = {"workgroup": "barriers (data crosses warps)",
+                "warp": "warp barriers (each warp reads its own writes; its lanes are not in lockstep)",
+                None: "no barrier (each warp reads its own writes)"}[acc.barrier_scope]
         plan.notes.append(f"LDS layout: {acc.design.source}; {rounds} round(s); {sync}")
         out.append(plan)
     if not fitted:

@@ -42,6 +42,7 @@ from .cost import _lds_op_name, lds_access_cost, lds_address_valu
 from .in_wave import gather_dword
 from .ir import Program
 from .plan import LdsLoad, LdsStore
+from .steps import BARRIER_SCOPES
 from .preimage import Problem
 from .span import span_table
 
@@ -747,11 +748,28 @@ class LdsAccesses:
     D: _Side
     s_width_bytes: int
     d_width_bytes: int
-    cross: bool  # some warp reads bytes another warp writes (barriers)
+    cross: bool  # some warp reads bytes another warp writes (workgroup barriers)
     stores: list  # per round
     loads: list  # per round
     ctx: ConversionContext
     _floors: dict = field(default_factory=dict)
+
+    @property
+    def barrier_scope(self) -> str | None:
+        """The scope of the barriers between a round's stores and its loads and between rounds:
+        ``"workgroup"`` when some warp reads bytes another warp writes; else ``"warp"`` when the
+        target's lanes are not in lockstep (NVIDIA: a lane reads bytes other lanes of its warp
+        wrote, and a round's stores overwrite bytes they read); else None (AMD: a wave's LDS
+        instructions complete in order, emulator.LDS_IN_ORDER_PER_WAVE)."""
+        if self.cross:
+            return "workgroup"
+        return None if self.ctx.target.lockstep_lanes else "warp"
+
+    @property
+    def barrier_kind(self) -> str | None:
+        """The instruction kind of those barriers (steps.BARRIER_SCOPES), None without any."""
+        scope = self.barrier_scope
+        return None if scope is None else BARRIER_SCOPES[scope]
 
     def address(self, store: bool, g: list[int]) -> np.ndarray:
         """Byte address ``[W, 64]`` each lane gives the access of register group ``g``."""
@@ -780,7 +798,7 @@ class LdsAccesses:
         two s_waitcnt levels (a store, then a load)."""
         valu = self.address_valu
         accesses = sum(len(a) for a in self.stores) + sum(len(a) for a in self.loads)
-        barriers = 2 * len(self.stores) - 1 if self.cross else 0
+        barriers = 2 * len(self.stores) - 1 if self.barrier_scope else 0
         return self.floor() + valu * self.ctx.cost_model.valu_issue, accesses + barriers + valu + 2
 
     @cached_property
@@ -811,8 +829,8 @@ class LdsAccesses:
                             cm, self.ctx.arch, store, width_bytes, self.address(store, g), self.ctx.element_bits,
                             g2 is not None, 0 if store else self.design.read_transpose)
                     total += costs[g2 is not None]
-        if self.cross:
-            total += cm.instruction("s_barrier") * (2 * len(self.stores) - 1)
+        if self.barrier_kind:
+            total += cm.instruction(self.barrier_kind) * (2 * len(self.stores) - 1)
         return total
 
 
@@ -963,12 +981,12 @@ def build_lds(prog: Program, acc: LdsAccesses, src_dwords: list[int], d_ids: np.
     element_bytes, p, S, D = acc.ctx.element_bytes, acc.ctx.slots_per_dword, acc.S, acc.D
     loaded: dict[int, tuple[int, int]] = {}  # dst register -> (value, slot)
     for rnd, (stores, loads) in enumerate(zip(acc.stores, acc.loads)):
-        if rnd and acc.cross:
-            prog.barrier()
+        if rnd and acc.barrier_scope:
+            prog.barrier(acc.barrier_scope)
         for g, g2, off, st64 in stores:
             _emit_store(prog, S, g, g2, off, st64, src_dwords, p, element_bytes, acc.s_width_bytes)
-        if acc.cross:
-            prog.barrier()
+        if acc.barrier_scope:
+            prog.barrier(acc.barrier_scope)
         for g, g2, off, st64 in loads:
             if acc.design.read_transpose:
                 vals = prog.load(2, acc.address(False, g), 8, transpose=acc.design.read_transpose)
