@@ -72,7 +72,9 @@ def vector_first_design(ctx: ConversionContext, side: str) -> LdsDesign:
     """A layout whose low offset bits are ``side``'s register bits in register order, rows swizzled.
 
     ``side`` ("src" or "dst") then moves whole VGPRs (up to 16 bytes) with no
-    repacking.  Above the bank bits, each row vector is chosen greedily outside
+    repacking; ``side`` "both": the register bits common to both sides (src order), so that
+    both sides move vectors (in registers that need not be consecutive: on PTX targets a
+    vector access names any registers).  Above the bank bits, each row vector is chosen greedily outside
     ``M + Row`` for both sides, ``M`` being the tensor vectors one phase of that
     side touches (phase lanes, the lane's own vector, sub-dword bits): then two
     lanes of one phase never meet in one bank on different rows unless forced
@@ -81,14 +83,17 @@ def vector_first_design(ctx: ConversionContext, side: str) -> LdsDesign:
     prob = ctx.problem
     prefix, reps = _vector_first_prefix(ctx, side)
     leads = [_lead(prefix, prob.src_cols), _lead(prefix, prob.dst_cols)]
-    return _rows_swizzled(ctx, prefix, reps, leads, f"{side} registers first, rows swizzled")
+    whose = "src and dst common" if side == "both" else side
+    return _rows_swizzled(ctx, prefix, reps, leads, f"{whose} registers first, rows swizzled")
 
 
 def _vector_first_prefix(ctx: ConversionContext, side: str) -> tuple[list[int], list[int]]:
-    """(low offset vectors, round vectors) of ``vector_first_design``."""
+    """(low offset vectors, round vectors) of ``vector_first_design``: ``side``'s register bits in
+    its register order, or (``side`` "both") the register bits of both sides, in the src's order."""
     reps = _round_bits(ctx)
-    first = ctx.problem.src_cols if side == "src" else ctx.problem.dst_cols
-    return _register_run(first["register"], [], reps, (16 // ctx.element_bytes).bit_length() - 1), reps
+    src, dst = ctx.problem.src_cols["register"], ctx.problem.dst_cols["register"]
+    first = {"src": src, "dst": dst, "both": [c for c in src if c in dst]}[side]
+    return _register_run(first, [], reps, (16 // ctx.element_bytes).bit_length() - 1), reps
 
 
 def over_fetch_design(ctx: ConversionContext) -> LdsDesign:
@@ -396,7 +401,10 @@ def designs(ctx: ConversionContext) -> "DesignPool":
         sub_dword = ctx.element_bits in (8, 16)
         if sub_dword and f"ds_read_b64_tr_b{ctx.element_bits}" in (ctx.target.lds_phases or {}):  # gfx950's
             out.append(_Deferred(lambda: shared_layout(ctx, transpose=True), lambda: transpose_floor(ctx)))
-        for side in ("dst", "src"):
+        # PTX vector accesses name any registers: with whole-register elements (no repacking) the
+        # common register bits let both sides move vectors
+        both = ctx.target.lds_isa == "ptx" and ctx.element_bits >= 32
+        for side in ("dst", "src") + (("both",) if both else ()):
             out.append(_Deferred(lambda side=side: vector_first_design(ctx, side),
                                  _prefix_bound(ctx, lambda side=side: _vector_first_prefix(ctx, side))))
         if sub_dword:

@@ -289,3 +289,20 @@ def test_a_warp_barrier_is_refused_where_lanes_are_lockstep():
     assert not res.ok and "gfx942 has no warp-scope barrier" in res.message
     with pytest.raises(LayoutError, match="barrier scope 'block'"):
         Barrier(scope="block")
+
+
+def test_32_bit_round_trips_move_vectors_on_the_register_bits_both_sides_hold():
+    """A 64x64 fp32 tile on one warp, blocked (2x2 per thread) to the mma.sync accumulator: the two
+    sides share register bits (dim1 bits 0, 3, 4, 5, dim0 bit 5), so with those at the low offset
+    bits every store and every load moves 16 bytes (PTX vector accesses name any registers): 32
+    st.shared.b128 and 32 ld.shared.b128 for 128 registers (Triton: 32 and 32)."""
+    def layout(register, lane):
+        return LinearLayout({"register": register, "lane": lane}, [("dim0", 64), ("dim1", 64)])
+
+    src = layout([[1, 0], [0, 1], [32, 0], [0, 4], [0, 8], [0, 16], [0, 32]], [[2, 0], [4, 0], [8, 0], [16, 0], [0, 2]])
+    dst = layout([[0, 1], [8, 0], [0, 8], [0, 16], [0, 32], [16, 0], [32, 0]], [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]])
+    plan = plan_conversion(src, dst, "sm_80", 32)
+    _check_nvidia_plan(plan)
+    c = plan.counts()
+    assert (c["lds_write"], c["lds_read"], c["bar.warp.sync"], c["total"]) == (32, 32, 1, 65)
+    assert {st.width_bytes for st in plan.steps if st.lds} == {16}
