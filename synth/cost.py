@@ -459,7 +459,9 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
     constant (added or XORed) costs one VALU op, any other LDS_ADDR_BASE_VALU
     (warp-dependent parts are scalar);
     ``valu_tuple_copies``: ``v_mov_b32`` building the VGPR tuples of LDS stores
-    (``tuple_copies``, the src VGPRs arriving in tuples of ``src_tuple_dwords``);
+    (``tuple_copies``, the src VGPRs arriving in tuples of ``src_tuple_dwords``); none on PTX
+    targets, whose vector accesses name any registers (``st.shared.v4.b32 [a], {r1, r7, r2, r9}``:
+    the register placement is ptxas's, no PTX instruction; docs/nvidia_facts.md section 6);
     ``s_waitcnt`` one per level of dependent DS instructions (``depth``: ``ds_depth(plan)`` and
     ``lds_valu``: ``valu_lds_addr`` when the caller knows them).  The lane id is taken as available
     (every kernel computes it for its memory ops).  Not counted: the per-lane selector VGPRs of
@@ -473,7 +475,8 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
         "salu_vcc": VCC_SALU * len(setup.conditions),
         "salu_perm_selector": PERM_SELECTOR_SALU * len(setup.selectors),
         "valu_lds_addr": lds_address_valu(setup.lds_steps) if lds_valu is None else lds_valu,
-        "valu_tuple_copies": _store_tuple_copies(plan, src_tuple_dwords),
+        "valu_tuple_copies": (0 if get_target(plan.arch).lds_isa == "ptx"
+                              else _store_tuple_copies(plan, src_tuple_dwords)),
         "s_waitcnt": ds_depth(plan) if depth is None else depth,
     }
     return {k: v for k, v in out.items() if v}

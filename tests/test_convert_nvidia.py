@@ -306,3 +306,20 @@ def test_32_bit_round_trips_move_vectors_on_the_register_bits_both_sides_hold():
     c = plan.counts()
     assert (c["lds_write"], c["lds_read"], c["bar.warp.sync"], c["total"]) == (32, 32, 1, 65)
     assert {st.width_bytes for st in plan.steps if st.lds} == {16}
+
+
+def test_ptx_vector_stores_need_no_tuple_copies():
+    """A 64x64 fp32 tile on one warp, blocked (a row of 64 per thread) to the mma.sync B operand
+    (kWidth 1): the common register bits (dim1 bits 3, 4) give 16-byte stores and loads whose
+    registers are not consecutive in either layout, which PTX allows (AMD would copy them into
+    VGPR tuples): 32 + 32 accesses and no tuple copies (Triton: 32 + 32 with 7 bar.sync)."""
+    def layout(register, lane):
+        return LinearLayout({"register": register, "lane": lane}, [("dim0", 64), ("dim1", 64)])
+
+    src = layout([[0, 1], [0, 2], [0, 4], [0, 8], [0, 16], [0, 32], [32, 0]], [[1, 0], [2, 0], [4, 0], [8, 0], [16, 0]])
+    dst = layout([[4, 0], [8, 0], [16, 0], [32, 0], [0, 8], [0, 16], [0, 32]], [[1, 0], [2, 0], [0, 1], [0, 2], [0, 4]])
+    plan = plan_conversion(src, dst, "sm_90", 32)
+    _check_nvidia_plan(plan)
+    c = plan.counts()
+    assert (c["lds_write"], c["lds_read"], c["bar.warp.sync"], c["total"]) == (32, 32, 1, 65)
+    assert "valu_tuple_copies" not in plan.overhead
