@@ -296,16 +296,18 @@ def test_a_warp_barrier_is_refused_where_lanes_are_lockstep():
         Barrier(scope="block")
 
 
+def _tile64(register: list, lane: list) -> LinearLayout:
+    """A 64x64 tile on one warp: the tensor vectors of the register and lane bits."""
+    return LinearLayout({"register": register, "lane": lane}, [("dim0", 64), ("dim1", 64)])
+
+
 def test_32_bit_round_trips_move_vectors_on_the_register_bits_both_sides_hold():
     """A 64x64 fp32 tile on one warp, blocked (2x2 per thread) to the mma.sync accumulator: the two
     sides share register bits (dim1 bits 0, 3, 4, 5, dim0 bit 5), so with those at the low offset
     bits every store and every load moves 16 bytes (PTX vector accesses name any registers): 32
     st.shared.b128 and 32 ld.shared.b128 for 128 registers (Triton: 32 and 32)."""
-    def layout(register, lane):
-        return LinearLayout({"register": register, "lane": lane}, [("dim0", 64), ("dim1", 64)])
-
-    src = layout([[1, 0], [0, 1], [32, 0], [0, 4], [0, 8], [0, 16], [0, 32]], [[2, 0], [4, 0], [8, 0], [16, 0], [0, 2]])
-    dst = layout([[0, 1], [8, 0], [0, 8], [0, 16], [0, 32], [16, 0], [32, 0]], [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]])
+    src = _tile64([[1, 0], [0, 1], [32, 0], [0, 4], [0, 8], [0, 16], [0, 32]], [[2, 0], [4, 0], [8, 0], [16, 0], [0, 2]])
+    dst = _tile64([[0, 1], [8, 0], [0, 8], [0, 16], [0, 32], [16, 0], [32, 0]], [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]])
     plan = plan_conversion(src, dst, "sm_80", 32)
     _check_nvidia_plan(plan)
     c = plan.counts()
@@ -318,11 +320,8 @@ def test_ptx_vector_stores_need_no_tuple_copies():
     (kWidth 1): the common register bits (dim1 bits 3, 4) give 16-byte stores and loads whose
     registers are not consecutive in either layout, which PTX allows (AMD would copy them into
     VGPR tuples): 32 + 32 accesses and no tuple copies (Triton: 32 + 32 with 7 bar.sync)."""
-    def layout(register, lane):
-        return LinearLayout({"register": register, "lane": lane}, [("dim0", 64), ("dim1", 64)])
-
-    src = layout([[0, 1], [0, 2], [0, 4], [0, 8], [0, 16], [0, 32], [32, 0]], [[1, 0], [2, 0], [4, 0], [8, 0], [16, 0]])
-    dst = layout([[4, 0], [8, 0], [16, 0], [32, 0], [0, 8], [0, 16], [0, 32]], [[1, 0], [2, 0], [0, 1], [0, 2], [0, 4]])
+    src = _tile64([[0, 1], [0, 2], [0, 4], [0, 8], [0, 16], [0, 32], [32, 0]], [[1, 0], [2, 0], [4, 0], [8, 0], [16, 0]])
+    dst = _tile64([[4, 0], [8, 0], [16, 0], [32, 0], [0, 8], [0, 16], [0, 32]], [[1, 0], [2, 0], [0, 1], [0, 2], [0, 4]])
     plan = plan_conversion(src, dst, "sm_90", 32)
     _check_nvidia_plan(plan)
     c = plan.counts()
