@@ -49,7 +49,7 @@ from .in_wave import (Packing, choose_packing, gather_choices, gather_floor, gat
 from .ir import AMD_REGISTER_ISA, PTX_REGISTER_ISA, Program
 from . import lds_path
 from .lds_path import build_lds
-from .lane_ops import bpermute_op, lane_indices
+from .lane_ops import any_lane_op, lane_indices
 from .plan import Lane, Plan
 from .preimage import Problem, wave_local_map
 
@@ -172,8 +172,9 @@ def _warp_lane_candidates(ctx: ConversionContext, wm) -> list[Plan]:
     on the warp (lane ``l`` of warp ``w`` reads lane ``l ^ Y(w)``), which leaves the tile in the
     layout ``src'`` whose warp vector ``k`` is ``src(w_k) ^ src(y_k)``; the in-wave candidates of
     ``src' -> dst`` follow (``_after_warp_lanes``: a lane step reading a src VGPR absorbs its move),
-    re-priced.  Only on targets with ``ds_bpermute`` (a per-warp lane map in one instruction)."""
-    if not ctx.target.has_ds_bpermute:
+    re-priced.  Only on targets that move a per-warp lane map in one instruction (``ds_bpermute``,
+    or NVIDIA's ``shfl.sync.idx``: ``lane_ops.any_lane_op``)."""
+    if not (ctx.target.has_ds_bpermute or "shfl.sync.idx" in ctx.target.lane_ops):
         return []
     prob = ctx.problem
     ys = wm.warp_lane_offsets
@@ -198,21 +199,23 @@ def _warp_lane_candidates(ctx: ConversionContext, wm) -> list[Plan]:
     slots = [[v * p + q for q in range(p)] for v in range(_n_values(prob.src.in_dim_size("register"), ctx))]
     out = []
     for plan in _in_wave_candidates(inner, inner_wm):
-        plan.steps = _after_warp_lanes(plan.steps, slots, need)
+        plan.steps = _after_warp_lanes(plan.steps, slots, need, ctx.target)
         plan.src = prob.src
         depth = cost_mod.ds_depth(plan)
         plan.overhead = cost_mod.estimate_overhead(plan, depth, None, ctx.src_tuple_dwords)
         plan.cost, plan.cost_detail = cost_mod.plan_cost(plan, ctx.cost_model, depth)
-        plan.notes.append("warp-dependent lanes: one ds_bpermute per src VGPR first")
+        plan.notes.append("warp-dependent lanes: one per-warp lane move (ds_bpermute, shfl.sync.idx) per src "
+                          "VGPR first")
         out.append(plan)
     return out
 
 
-def _after_warp_lanes(steps: list, slots: list[list[int]], need: np.ndarray) -> list:
+def _after_warp_lanes(steps: list, slots: list[list[int]], need: np.ndarray, target) -> list:
     """``steps`` run on the src VGPRs (``slots`` of each) after lane ``l`` of warp ``w`` has read lane
     ``need[w, l]`` of its warp: a VGPR whose original value only lane steps read gets their lane
-    maps composed with ``need`` (each becomes one ``ds_bpermute``); any other moves in place by a
-    ``ds_bpermute`` of its own in front."""
+    maps composed with ``need`` (each becomes one ``ds_bpermute``, or ``shfl.sync.idx`` on NVIDIA:
+    ``lane_ops.any_lane_op`` on ``target``); any other moves in place by such a move of its own in
+    front."""
     steps = list(steps)
     front = []
     for vgpr in slots:
@@ -226,14 +229,14 @@ def _after_warp_lanes(steps: list, slots: list[list[int]], need: np.ndarray) -> 
             if held & set(st.writes()):
                 break
         if not readers:
-            op = bpermute_op(need)
+            op = any_lane_op(need, target)
             front.append(Lane(kind=op.kind, dst=vgpr, src=vgpr, src_lane=need, isa=dict(op.isa)))
             continue
         for i in readers:
             inner = np.asarray(steps[i].src_lane, dtype=np.int64)
             lanes = np.broadcast_to(inner, need.shape)
             composed = np.where(lanes >= 0, np.take_along_axis(need, np.maximum(lanes, 0), axis=1), -1)
-            op = bpermute_op(composed)
+            op = any_lane_op(composed, target)
             steps[i] = Lane(kind=op.kind, dst=steps[i].dst, src=vgpr, src_lane=composed, isa=dict(op.isa))
     return front + steps
 
@@ -317,7 +320,9 @@ def _lds_candidates(ctx: ConversionContext, best_only: bool = False, ceiling: fl
         plan.lds_bytes = acc.design.lds_bytes
         plan = _finish(plan, prog, outs, "lds", ctx, acc.address_valu)
         rounds = 1 << acc.design.n_rep_bits
-        sync = "barriers (data crosses warps)" if acc.cross else "no barrier (each warp reads its own writes)"
+        sync = {"workgroup": "barriers (data crosses warps)",
+                "warp": "warp barriers (each warp reads its own writes; its lanes are not in lockstep)",
+                None: "no barrier (each warp reads its own writes)"}[acc.barrier_scope]
         plan.notes.append(f"LDS layout: {acc.design.source}; {rounds} round(s); {sync}")
         out.append(plan)
     if not fitted:

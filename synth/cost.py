@@ -23,6 +23,7 @@ ds_write_bN            4       DS             b32 8, b128 20 [Q rocprofiler-comp
                                               ds_write2/read2: the data cycles of both accesses
 ds_read_bN             4       DS             same
 s_barrier              BARRIER_CYCLES [I]
+bar.warp.sync          warp_barrier_cycles (NVIDIA only: NV_BAR_WARP_SYNC [I]; AMD lanes are lockstep)
 =====================  ======  ============  ==========================================
 
 ``DS_LATENCY`` [I] is the issue-to-data latency of a DS instruction; it counts
@@ -87,10 +88,11 @@ NV_SHFL_CYCLES = 1.0  # [I] shfl.sync: 32 lanes x 4 B through the 128 B/clk shar
 NV_SHARED_CYCLES = {1: 1.0, 2: 1.0, 4: 1.0, 8: 2.0, 16: 4.0}  # [M] wavefronts of a conflict-free access, 1 cycle each [I]
 NV_SHARED_LATENCY = 30.0  # [I] cycles from a shfl.sync or ld.shared to its data (an order of magnitude)
 NV_BAR_SYNC = 20.0  # [I] bar.sync when the warps are balanced
+NV_BAR_WARP_SYNC = 2.0  # [I] bar.warp.sync of a converged warp: one issue slot, no wait for other warps
 NV_MIO_SHARING = 2.0  # [I] sub-partitions competing for the SM's shared-memory pipe (4 share it)
 NVIDIA_PARAMETERS = dict(valu_issue=NV_ALU_ISSUE, ds_issue=NV_MIO_ISSUE, crossbar_cycles=NV_SHFL_CYCLES,
                          lds_cycles=NV_SHARED_CYCLES, ds_latency=NV_SHARED_LATENCY, barrier_cycles=NV_BAR_SYNC,
-                         lds_port_sharing=NV_MIO_SHARING)
+                         warp_barrier_cycles=NV_BAR_WARP_SYNC, lds_port_sharing=NV_MIO_SHARING)
 
 # RDNA wave32 (gfx1100, gfx1200, gfx1250): a wave of 32 on a 32-lane SIMD (docs/amd_facts.md section 6).
 RDNA_VALU_ISSUE = 1.0  # [I] a wave32 VALU (DPP, v_permlane16/x16, v_cndmask, v_perm) in one pass of a 32-lane SIMD
@@ -137,6 +139,7 @@ class CostModel:
     ds_latency: float = DS_LATENCY
     latency_weight: float = LATENCY_WEIGHT
     barrier_cycles: float = BARRIER_CYCLES
+    warp_barrier_cycles: float = 0.0  # a warp-scope barrier (bar.warp.sync); none on AMD (lockstep lanes)
     salu_issue: float = SALU_ISSUE
     dpp_hazard: float = DPP_HAZARD
     lds_port_sharing: float = LDS_PORT_SHARING
@@ -176,12 +179,12 @@ class CostModel:
         priced with the latency table whatever the objective)."""
         return (self.arch, self.valu_issue, self.permlane_issue, self.ds_issue, self.crossbar_cycles,
                 tuple(sorted(self.lds_cycles.items())), self.ds_latency, self.latency_weight, self.barrier_cycles,
-                self.salu_issue, self.dpp_hazard, self.lds_port_sharing)
+                self.warp_barrier_cycles, self.salu_issue, self.dpp_hazard, self.lds_port_sharing)
 
     @classmethod
     def from_key(cls, key: tuple) -> "CostModel":
-        (arch, valu, perm, ds, xbar, lds, lat, lw, bar, salu, hz, share) = key
-        return cls(arch, valu, perm, ds, xbar, dict(lds), lat, lw, bar, salu, hz, share)
+        (arch, valu, perm, ds, xbar, lds, lat, lw, bar, warp_bar, salu, hz, share) = key
+        return cls(arch, valu, perm, ds, xbar, dict(lds), lat, lw, bar, warp_bar, salu, hz, share)
 
     def instruction(self, kind: str, width_bytes: int = 4, conflict_degree: float = 1.0) -> float:
         """Cycles of one instruction of ``kind`` (a COUNT_KINDS name); LDS ops take their access's
@@ -200,6 +203,8 @@ class CostModel:
             return self.ds_issue + self.lds_cycles.get(width_bytes, 20.0) * conflict_degree * self.lds_port_sharing
         if kind == "s_barrier":
             return self.barrier_cycles
+        if kind == "bar.warp.sync":
+            return self.warp_barrier_cycles
         raise KeyError(kind)
 
     def lane_family_cost(self) -> dict[str, float]:
@@ -454,7 +459,9 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
     constant (added or XORed) costs one VALU op, any other LDS_ADDR_BASE_VALU
     (warp-dependent parts are scalar);
     ``valu_tuple_copies``: ``v_mov_b32`` building the VGPR tuples of LDS stores
-    (``tuple_copies``, the src VGPRs arriving in tuples of ``src_tuple_dwords``);
+    (``tuple_copies``, the src VGPRs arriving in tuples of ``src_tuple_dwords``); none on PTX
+    targets, whose vector accesses name any registers (``st.shared.v4.b32 [a], {r1, r7, r2, r9}``:
+    the register placement is ptxas's, no PTX instruction; docs/nvidia_facts.md section 6);
     ``s_waitcnt`` one per level of dependent DS instructions (``depth``: ``ds_depth(plan)`` and
     ``lds_valu``: ``valu_lds_addr`` when the caller knows them).  The lane id is taken as available
     (every kernel computes it for its memory ops).  Not counted: the per-lane selector VGPRs of
@@ -468,7 +475,8 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
         "salu_vcc": VCC_SALU * len(setup.conditions),
         "salu_perm_selector": PERM_SELECTOR_SALU * len(setup.selectors),
         "valu_lds_addr": lds_address_valu(setup.lds_steps) if lds_valu is None else lds_valu,
-        "valu_tuple_copies": _store_tuple_copies(plan, src_tuple_dwords),
+        "valu_tuple_copies": (0 if get_target(plan.arch).lds_isa == "ptx"
+                              else _store_tuple_copies(plan, src_tuple_dwords)),
         "s_waitcnt": ds_depth(plan) if depth is None else depth,
     }
     return {k: v for k, v in out.items() if v}

@@ -12,7 +12,11 @@ Two executors:
   widths and alignment).  LDS accesses are checked for races between warps
   (no barrier between a write and another warp's read or write of the same
   byte) -- within one wave LDS instructions are taken to complete in order
-  (``LDS_IN_ORDER_PER_WAVE``, [I]).
+  (``LDS_IN_ORDER_PER_WAVE``, [I]).  On a target whose lanes are not in lockstep
+  (``Target.lockstep_lanes`` False: NVIDIA) the run also checks the order between the lanes
+  of one warp (``_check_lane_order``): a byte one lane writes is read or overwritten by
+  another lane of its warp, and a byte one lane reads is overwritten by another, only after a
+  barrier of either scope.
 * ``run_certificate(cert)``: the element level of docs/contract.md section 4, on
   the JSON certificate alone (no ISA parameters needed).
 
@@ -327,7 +331,12 @@ class _Machine:
         _, c, _ = _cells(tuple(slots), *self.layout)
         self.regs[c[:, 0], :, :, c[:, 1]] = data.transpose(2, 0, 1)
 
-    def barrier(self) -> None:
+    def barrier(self, scope: str) -> None:
+        """A barrier of ``scope`` (steps.Barrier).  A warp barrier orders the lanes of each warp only:
+        the warps' race bookkeeping goes on (the lanes' order is ``_check_lane_order``'s)."""
+        if scope == "warp":
+            self._has(not self.target.lockstep_lanes, "warp-scope barrier (its lanes are in lockstep)")
+            return
         if not self.exact:
             _check_epoch(self)
         if self.wrote:
@@ -594,6 +603,42 @@ def _execute(m: _Machine, plan: Plan) -> None:
         i += 1
     if not m.exact:
         _check_epoch(m)
+    if not m.target.lockstep_lanes:
+        _check_lane_order(m, plan)
+
+
+def _check_lane_order(m: _Machine, plan: Plan) -> None:
+    """The lanes of a warp of a target without lockstep lanes (NVIDIA) run in no set order between
+    barriers: a byte lane ``l`` of warp ``w`` writes may be read or overwritten by another lane
+    of ``w``, and a byte ``l`` reads overwritten by another lane, only after a barrier (a warp
+    barrier, or a workgroup one) between -- else PlanVerificationError.  (Warps against each other
+    are the race checks of the run.)  LDS addresses do not depend on data, so this walks the
+    steps' accesses once, after a run that found them aligned and in range."""
+    W, lanes = m.W, m.wave
+    wrote = np.zeros((W, m.lds_bytes), dtype=np.int64)  # per warp and byte: lanes (bit mask) that wrote it
+    read = np.zeros((W, m.lds_bytes), dtype=np.int64)  # ... that read it, since the last barrier
+    lane_bit = (np.int64(1) << np.arange(lanes, dtype=np.int64))[None, :, None]
+    warp = np.arange(W)[:, None, None]
+    for i, st in enumerate(plan.steps):
+        if st.barrier:
+            wrote[:] = read[:] = 0
+            continue
+        if not st.lds:
+            continue
+        for _, addr in st.accesses():
+            a = np.broadcast_to(np.asarray(addr, dtype=np.int64), (W, lanes))
+            byte = a[..., None] + _BYTE_OFFSETS[:st.width_bytes]
+            others = wrote[warp, byte] | (read[warp, byte] if st.store else 0)
+            others &= ~lane_bit
+            if others.any():
+                w, l, k = map(int, np.argwhere(others)[0])
+                other = int(others[w, l, k]).bit_length() - 1
+                raise PlanVerificationError(
+                    f"step {i} ({st.op}): lane {l} of warp {w} {'writes' if st.store else 'reads'} LDS byte "
+                    f"{int(byte[w, l, k])}, which lane {other} of its warp accessed with no barrier between "
+                    f"({m.arch}'s lanes are not in lockstep: a warp barrier is missing)")
+            marks = wrote if st.store else read
+            np.bitwise_or.at(marks, (np.broadcast_to(warp, byte.shape), byte), np.broadcast_to(lane_bit, byte.shape))
 
 
 # ====================================================================== code cells

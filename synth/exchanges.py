@@ -212,10 +212,9 @@ class SchedulePlanner:
         """New lane position ``j`` takes the label at old position ``src_pos[j]``."""
         if src_pos == list(range(self.lane_bits)):
             return
-        op = _stage_op(self.target, self.cm_key, tuple(src_pos))
-        s.cost += self.family_cost[op.family] * self.n_units + (
-            self.latency if op.crossbar else 0.0)
-        s.count += self.n_units
+        c, n = self._stage_price(tuple(src_pos))
+        s.cost += c
+        s.count += n
         s.lane = [s.lane[i] for i in src_pos]
         s.moves.append(("stage", tuple(src_pos)))
 
@@ -368,6 +367,7 @@ class SchedulePlanner:
                 out.append(gen())
             except ValueError:
                 pass
+        out += [f for f in map(self.fused_stages, list(out)) if f is not None]
         s0 = self._new("")
         outgoing = [lab for lab in s0.lane if lab not in self.T_set]
         elem = {s0.reg[k]: self.elem_want[k] for k in range(self.kappa) if s0.reg[k] in self.T_set}
@@ -381,6 +381,63 @@ class SchedulePlanner:
                     seen.add(A)
                     out.append(self.rounds(set(A), f"rounds:{len(A)}/{len(outgoing)}"))
         return out
+
+    def fused_stages(self, s: Schedule) -> Schedule | None:
+        """``s`` with every shipped unit-bit exchange next to a lane stage done with the stage in one
+        (``("xs", rho, j, src_pos, exchange_first)``), on targets where one instruction moves lanes
+        by any map (NVIDIA's ``shfl.sync.idx``); None when there is none to fuse.
+
+        With ``J = 2**j``, stage ``sigma`` (lane ``l`` reads lane ``sigma(l)``) and the pair
+        ``(a, b)``: exchange then stage leaves ``x(l) = a(m0)`` or ``b(m1)``, ``y(l) = b(m0)`` or
+        ``a(m1)`` with ``m0 = sigma(l)``, ``m1 = m0 ^ J``, the second choices where ``c(l) =
+        l_j(m0)``; stage then exchange leaves the same with ``m1 = sigma(l ^ J)`` and ``c(l) = l_j``.
+        A source lane ``m`` knows whether it serves a lane with ``c`` set through ``m0`` (``g(m)``:
+        ``m_j``, resp. bit ``j`` of ``sigma^-1(m)``), and then through ``m1`` it serves one with
+        ``c`` clear.  So ``u0 = g ? b : a``, ``u1 = g ? a : b`` (2 selects), ``z0 = u0[m0]``,
+        ``z1 = u1[m1]`` (2 shuffles), ``x = c ? z1 : z0``, ``y = c ? z0 : z1`` (2 selects): per pair 4
+        selects and 2 shuffles in one shuffle level, where the ship and the stage take 3 selects and
+        3 shuffles in two (the linear-layout paper's register/lane swap, docs/nvidia_facts.md
+        section 6)."""
+        if "shfl.sync.idx" not in self.target.lane_ops:
+            return None
+        moves, fused, i = [], False, 0
+        while i < len(s.moves):
+            pair = s.moves[i:i + 2]
+            kinds = [mv[0] for mv in pair]
+            if kinds in (["x", "stage"], ["stage", "x"]):
+                x, stage = pair if kinds[0] == "x" else pair[::-1]
+                if x[1] >= self.kappa and self.dword[x[2]].how == "ship":
+                    moves.append(("xs", x[1], x[2], stage[1], kinds[0] == "x"))
+                    fused = True
+                    i += 2
+                    continue
+            mv = s.moves[i]
+            moves.append(mv)
+            i += 1
+        if not fused:
+            return None
+        out = Schedule(s.name + "+fused", moves, 0.0, 0, list(s.reg), list(s.lane))
+        for mv in moves:
+            if mv[0] == "stage":
+                c, n = self._stage_price(mv[1])
+            elif mv[0] == "x":
+                c, n = self.x_price(mv[1], mv[2])
+            else:
+                c, n = self._fused_price()
+            out.cost += c
+            out.count += n
+        return out
+
+    def _stage_price(self, src_pos: tuple) -> tuple[float, int]:
+        """(cycles, instructions) of a lane stage (``_stage``)."""
+        op = _stage_op(self.target, self.cm_key, tuple(src_pos))
+        return self.family_cost[op.family] * self.n_units + (self.latency if op.crossbar else 0.0), self.n_units
+
+    def _fused_price(self) -> tuple[float, int]:
+        """(cycles, instructions) of an exchange fused with a stage (``fused_stages``)."""
+        pairs = self.n_units // 2
+        sel = self.cm.instruction("selp")
+        return (4 * sel + 2 * self.family_cost["shfl"]) * pairs + self.latency, 6 * pairs
 
     # -------------------------------------------------------------- repacking at the end
     def locations(self, s: Schedule, n_dst_slots: int) -> list[tuple[int, int]]:
@@ -433,6 +490,31 @@ def best_schedule(ctx: ConversionContext, reg_cols: list[int], lane_cols: list[i
 
 
 # ---------------------------------------------------------------------- building on values
+def _fused_exchange(prog: Program, pl: SchedulePlanner, vals: list[int], bit: int, j: int,
+                    sigma: np.ndarray, exchange_first: bool) -> list[int]:
+    """The exchange of unit bit ``bit`` with lane bit ``j`` fused with the stage ``sigma``, before
+    or after it (``SchedulePlanner.fused_stages``), on the unit values ``vals``."""
+    lanes = lane_indices(pl.target.wave_size)
+    lj = ((lanes >> j) & 1).astype(bool)
+    m0 = sigma
+    if exchange_first:
+        m1, c, g = sigma ^ (1 << j), lj[sigma], lj
+    else:
+        inverse = np.empty_like(sigma)
+        inverse[sigma] = lanes
+        m1, c, g = sigma[lanes ^ (1 << j)], lj, lj[inverse]
+    op0, op1 = (find_lane_op(m, pl.target, pl.family_cost) for m in (m0, m1))
+    vals = list(vals)
+    for q in range(pl.n_units):
+        if q & bit:
+            continue
+        a, b = vals[q], vals[q | bit]
+        u0, u1 = prog.select(g, a, b), prog.select(g, b, a)  # g ? b : a, g ? a : b
+        z0, z1 = prog.lane(u0, m0, op0), prog.lane(u1, m1, op1)
+        vals[q], vals[q | bit] = prog.select(c, z0, z1), prog.select(c, z1, z0)
+    return vals
+
+
 def _subword_selectors(k: int, element_bytes: int) -> tuple[int, int]:
     """v_perm selectors (S0 = partner's register, S1 = own) for lanes with l_j = 0 and l_j = 1."""
     p = 4 // element_bytes
@@ -461,10 +543,13 @@ def build_schedule(prog: Program, sched: Schedule, pl: SchedulePlanner, units: l
             op = _stage_op(pl.target, pl.cm_key, mv[1])
             vals = [prog.lane(v, sigma, op) for v in vals]
             continue
-        _, rho, j = mv
+        rho, j = mv[1], mv[2]
         J = 1 << j
         lanes = lane_indices(pl.target.wave_size)
         lj = ((lanes >> j) & 1).astype(bool)
+        if mv[0] == "xs":  # SchedulePlanner.fused_stages
+            vals = _fused_exchange(prog, pl, vals, 1 << (rho - pl.kappa), j, _stage_sigma(mv[3]), mv[4])
+            continue
         if rho < pl.kappa:
             (op,) = pl.sub[j].ops
             sel0, sel1 = _subword_selectors(rho, element_bytes)

@@ -153,8 +153,9 @@ class Program:
                                       "transpose": transpose},
                          n_out=n_values * (2 if paired else 1))
 
-    def barrier(self) -> None:
-        self._new("barrier", (), {}, n_out=0)
+    def barrier(self, scope: str = "workgroup") -> None:
+        """A barrier of ``scope`` (``"workgroup"`` or ``"warp"``: steps.Barrier)."""
+        self._new("barrier", (), {"scope": scope}, n_out=0)
 
     # ------------------------------------------------------------ emission
     def emit(self, outputs: list[int], n_dst: int) -> list[Step]:
@@ -269,7 +270,7 @@ class _Emitter:
         elif k == "load":
             self._load(op)
         elif k == "barrier":
-            self.steps.append(Barrier())
+            self.steps.append(Barrier(scope=op.params["scope"]))
         else:  # pragma: no cover
             raise ValueError(k)
 

@@ -40,7 +40,8 @@ import numpy as np
 from linlayout import LayoutError, caches
 from linlayout.hw.targets import Target
 
-__all__ = ["DPP_ROW_NEWBCAST_FOR_B32", "LaneOp", "bpermute_op", "dpp_candidates", "dpp_controls", "find_dpp",
+__all__ = ["DPP_ROW_NEWBCAST_FOR_B32", "LaneOp", "any_lane_op", "bpermute_op", "dpp_candidates", "dpp_controls",
+           "find_dpp",
            "find_dpp8", "find_lane_op", "find_permlane16", "find_swizzle", "lane_indices", "row_bank_masks", "shfl_op", "swizzle_table_offsets"]
 
 # [I] row_newbcast (0x150-0x15F) is documented for the 64-bit DP-ALU DPP of gfx90a+;
@@ -360,6 +361,16 @@ def bpermute_op(need: np.ndarray) -> LaneOp:
     """``ds_bpermute_b32`` with address ``4 * need[l]`` (own lane where undefined; ``need`` one lane map or one per warp)."""
     lanes = np.where(need >= 0, need, lane_indices(need.shape[-1]))
     return LaneOp("ds_bpermute", "ds_bpermute", {"addr": 4 * lanes, "offset": 0})
+
+
+def any_lane_op(need: np.ndarray, target: Target) -> LaneOp:
+    """The instruction moving lanes as any map ``need`` (-1: own lane; one lane map, or one per warp
+    ``[warps, lanes]``) on ``target``: ``shfl.sync.idx`` with a per-lane source lane where the target
+    has it (NVIDIA), else ``ds_bpermute_b32`` (``bpermute_op``)."""
+    if "shfl.sync.idx" not in target.lane_ops:
+        return bpermute_op(need)
+    lanes = np.where(need >= 0, need, lane_indices(need.shape[-1]))
+    return LaneOp("shfl.sync.idx", "shfl", {"mode": "idx", "b": lanes.astype(np.int64), "c": 0x1F})
 
 
 def shfl_op(need: np.ndarray) -> LaneOp:

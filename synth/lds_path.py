@@ -42,6 +42,7 @@ from .cost import _lds_op_name, lds_access_cost, lds_address_valu
 from .in_wave import gather_dword
 from .ir import Program
 from .plan import LdsLoad, LdsStore
+from .steps import BARRIER_SCOPES
 from .preimage import Problem
 from .span import span_table
 
@@ -71,7 +72,9 @@ def vector_first_design(ctx: ConversionContext, side: str) -> LdsDesign:
     """A layout whose low offset bits are ``side``'s register bits in register order, rows swizzled.
 
     ``side`` ("src" or "dst") then moves whole VGPRs (up to 16 bytes) with no
-    repacking.  Above the bank bits, each row vector is chosen greedily outside
+    repacking; ``side`` "both": the register bits common to both sides (src order), so that
+    both sides move vectors (in registers that need not be consecutive: on PTX targets a
+    vector access names any registers).  Above the bank bits, each row vector is chosen greedily outside
     ``M + Row`` for both sides, ``M`` being the tensor vectors one phase of that
     side touches (phase lanes, the lane's own vector, sub-dword bits): then two
     lanes of one phase never meet in one bank on different rows unless forced
@@ -80,14 +83,17 @@ def vector_first_design(ctx: ConversionContext, side: str) -> LdsDesign:
     prob = ctx.problem
     prefix, reps = _vector_first_prefix(ctx, side)
     leads = [_lead(prefix, prob.src_cols), _lead(prefix, prob.dst_cols)]
-    return _rows_swizzled(ctx, prefix, reps, leads, f"{side} registers first, rows swizzled")
+    whose = "src and dst common" if side == "both" else side
+    return _rows_swizzled(ctx, prefix, reps, leads, f"{whose} registers first, rows swizzled")
 
 
 def _vector_first_prefix(ctx: ConversionContext, side: str) -> tuple[list[int], list[int]]:
-    """(low offset vectors, round vectors) of ``vector_first_design``."""
+    """(low offset vectors, round vectors) of ``vector_first_design``: ``side``'s register bits in
+    its register order, or (``side`` "both") the register bits of both sides, in the src's order."""
     reps = _round_bits(ctx)
-    first = ctx.problem.src_cols if side == "src" else ctx.problem.dst_cols
-    return _register_run(first["register"], [], reps, (16 // ctx.element_bytes).bit_length() - 1), reps
+    src, dst = ctx.problem.src_cols["register"], ctx.problem.dst_cols["register"]
+    first = {"src": src, "dst": dst, "both": [c for c in src if c in dst]}[side]
+    return _register_run(first, [], reps, (16 // ctx.element_bytes).bit_length() - 1), reps
 
 
 def over_fetch_design(ctx: ConversionContext) -> LdsDesign:
@@ -395,7 +401,10 @@ def designs(ctx: ConversionContext) -> "DesignPool":
         sub_dword = ctx.element_bits in (8, 16)
         if sub_dword and f"ds_read_b64_tr_b{ctx.element_bits}" in (ctx.target.lds_phases or {}):  # gfx950's
             out.append(_Deferred(lambda: shared_layout(ctx, transpose=True), lambda: transpose_floor(ctx)))
-        for side in ("dst", "src"):
+        # PTX vector accesses name any registers: with whole-register elements (no repacking) the
+        # common register bits let both sides move vectors
+        both = ctx.target.lds_isa == "ptx" and ctx.element_bits >= 32
+        for side in ("dst", "src") + (("both",) if both else ()):
             out.append(_Deferred(lambda side=side: vector_first_design(ctx, side),
                                  _prefix_bound(ctx, lambda side=side: _vector_first_prefix(ctx, side))))
         if sub_dword:
@@ -747,11 +756,28 @@ class LdsAccesses:
     D: _Side
     s_width_bytes: int
     d_width_bytes: int
-    cross: bool  # some warp reads bytes another warp writes (barriers)
+    cross: bool  # some warp reads bytes another warp writes (workgroup barriers)
     stores: list  # per round
     loads: list  # per round
     ctx: ConversionContext
     _floors: dict = field(default_factory=dict)
+
+    @property
+    def barrier_scope(self) -> str | None:
+        """The scope of the barriers between a round's stores and its loads and between rounds:
+        ``"workgroup"`` when some warp reads bytes another warp writes; else ``"warp"`` when the
+        target's lanes are not in lockstep (NVIDIA: a lane reads bytes other lanes of its warp
+        wrote, and a round's stores overwrite bytes they read); else None (AMD: a wave's LDS
+        instructions complete in order, emulator.LDS_IN_ORDER_PER_WAVE)."""
+        if self.cross:
+            return "workgroup"
+        return None if self.ctx.target.lockstep_lanes else "warp"
+
+    @property
+    def barrier_kind(self) -> str | None:
+        """The instruction kind of those barriers (steps.BARRIER_SCOPES), None without any."""
+        scope = self.barrier_scope
+        return None if scope is None else BARRIER_SCOPES[scope]
 
     def address(self, store: bool, g: list[int]) -> np.ndarray:
         """Byte address ``[W, 64]`` each lane gives the access of register group ``g``."""
@@ -780,7 +806,7 @@ class LdsAccesses:
         two s_waitcnt levels (a store, then a load)."""
         valu = self.address_valu
         accesses = sum(len(a) for a in self.stores) + sum(len(a) for a in self.loads)
-        barriers = 2 * len(self.stores) - 1 if self.cross else 0
+        barriers = 2 * len(self.stores) - 1 if self.barrier_scope else 0
         return self.floor() + valu * self.ctx.cost_model.valu_issue, accesses + barriers + valu + 2
 
     @cached_property
@@ -811,8 +837,8 @@ class LdsAccesses:
                             cm, self.ctx.arch, store, width_bytes, self.address(store, g), self.ctx.element_bits,
                             g2 is not None, 0 if store else self.design.read_transpose)
                     total += costs[g2 is not None]
-        if self.cross:
-            total += cm.instruction("s_barrier") * (2 * len(self.stores) - 1)
+        if self.barrier_kind:
+            total += cm.instruction(self.barrier_kind) * (2 * len(self.stores) - 1)
         return total
 
 
@@ -963,12 +989,12 @@ def build_lds(prog: Program, acc: LdsAccesses, src_dwords: list[int], d_ids: np.
     element_bytes, p, S, D = acc.ctx.element_bytes, acc.ctx.slots_per_dword, acc.S, acc.D
     loaded: dict[int, tuple[int, int]] = {}  # dst register -> (value, slot)
     for rnd, (stores, loads) in enumerate(zip(acc.stores, acc.loads)):
-        if rnd and acc.cross:
-            prog.barrier()
+        if rnd and acc.barrier_scope:
+            prog.barrier(acc.barrier_scope)
         for g, g2, off, st64 in stores:
             _emit_store(prog, S, g, g2, off, st64, src_dwords, p, element_bytes, acc.s_width_bytes)
-        if acc.cross:
-            prog.barrier()
+        if acc.barrier_scope:
+            prog.barrier(acc.barrier_scope)
         for g, g2, off, st64 in loads:
             if acc.design.read_transpose:
                 vals = prog.load(2, acc.address(False, g), 8, transpose=acc.design.read_transpose)

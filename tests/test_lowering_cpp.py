@@ -55,7 +55,7 @@ def _shfl(mode: str, dst: list[int], src: list[int], b, c: int) -> Lane:
 def _nvidia_plan(eb: int, arch: str = "sm_90", num_warps: int = 2) -> Plan:
     """Every CUDA step form on 8 units (``_units``): the four shuffles (one in a segment of 8 lanes, one
     with a clamp no intrinsic has), a select, a uniform and a per-lane ``prmt``, shared stores and
-    loads of every width the element size allows, a barrier.
+    loads of every width the element size allows, a warp barrier and a workgroup barrier.
 
     A shape for the compiler, not a conversion (the planner's plans are the cases below)."""
     per, unit_bytes = _units(eb)
@@ -77,6 +77,7 @@ def _nvidia_plan(eb: int, arch: str = "sm_90", num_warps: int = 2) -> Plan:
         steps.append(LdsStore(addr=addr(16 * k), width_bytes=16, src=u(*units)))
     if eb <= 16:  # a sub-register store: the element at byte 2 of unit 3's register
         steps.append(LdsStore(addr=addr(40), width_bytes=eb // 8, src=[3 * per + 16 // eb], d16_hi=True))
+    steps.append(Barrier(scope="warp"))
     steps.append(Barrier())
     steps.append(LdsLoad(addr=addr(8), width_bytes=8, dst=u(*range(8 // unit_bytes))))
     if unit_bytes == 4:
@@ -165,8 +166,9 @@ def test_cuda_random_plans(arch, eb):
 def _assert_sums_are_the_plans_counts(plan: Plan) -> None:
     want, counts = expected_ptx_counts(plan), plan.counts()
     assert sum(want[f"shfl.sync.{m}"] for m in ("idx", "bfly", "up", "down")) == counts["shfl"]
-    assert (want["selp"], want["prmt"], want["st.shared"], want["ld.shared"], want["bar.sync"]) == \
-        (counts["selp"], counts["prmt"], counts["lds_write"], counts["lds_read"], counts["bar.sync"])
+    assert (want["selp"], want["prmt"], want["st.shared"], want["ld.shared"], want["bar.sync"],
+            want["bar.warp.sync"]) == (counts["selp"], counts["prmt"], counts["lds_write"], counts["lds_read"],
+                                       counts["bar.sync"], counts["bar.warp.sync"])
 
 
 def test_expected_ptx_counts_follow_the_steps():
@@ -174,7 +176,8 @@ def test_expected_ptx_counts_follow_the_steps():
     want = expected_ptx_counts(plan)
     # 64-bit elements: a register step runs on both halves, a byte permute is one register
     assert [want[f"shfl.sync.{m}"] for m in ("idx", "bfly", "up", "down")] == [2, 2, 2, 2]
-    assert (want["selp"], want["prmt"], want["st.shared"], want["ld.shared"], want["bar.sync"]) == (2, 2, 2, 1, 1)
+    assert (want["selp"], want["prmt"], want["st.shared"], want["ld.shared"], want["bar.sync"],
+            want["bar.warp.sync"]) == (2, 2, 2, 1, 1, 1)
     assert (want["st.shared.b128"], want["ld.shared.b64"]) == (2, 1)
     for eb in (8, 16, 32):  # (the plan counts a prmt of 64-bit elements twice, a register step; none is made)
         _assert_sums_are_the_plans_counts(_nvidia_plan(eb))

@@ -12,6 +12,7 @@ key                 PTX
 ``st.shared``       ``st.shared*`` (``st.shared.b<bits>``: by bytes per thread, below)
 ``ld.shared``       ``ld.shared*`` (``ld.shared.b<bits>`` alike)
 ``bar.sync``        ``bar.sync`` / ``barrier.sync`` (``__syncthreads()``)
+``bar.warp.sync``   ``bar.warp.sync`` (``__syncwarp()``)
 ==================  ==============================================================
 
 The width of a shared access is its vector count times its type's bits (``ld.shared.v4.u32``
@@ -21,10 +22,12 @@ A plan's CUDA lowers each step to exactly one PTX instruction per 32-bit registe
 (linlayout.lowering.cpp.emitter): a ``shfl.sync.<mode>`` lane step to that shuffle, a ``selp``
 select to ``selp``, a ``prmt`` (uniform or per-lane selector) to ``prmt``, each access of a
 shared-memory step to one ``st.shared``/``ld.shared`` of the step's width, a barrier to
-``bar.sync``; a renaming to nothing.  A plan's ``mov`` (``mov.b32``) is a renaming in C++: the
-compiler copies a register only where it must, so ``mov`` is not compared.
+``bar.sync`` (workgroup scope) or ``bar.warp.sync`` (warp scope); a renaming to nothing.  A plan's
+``mov`` (``mov.b32``) is a renaming in C++: the compiler copies a register only where it must, so
+``mov`` is not compared.
 :func:`expected_ptx_counts` derives the counts from the plan's steps; their sums are the plan's
-own ``Plan.counts()`` (``shfl``, ``selp``, ``prmt``, ``lds_write``, ``lds_read``, ``bar.sync``).
+own ``Plan.counts()`` (``shfl``, ``selp``, ``prmt``, ``lds_write``, ``lds_read``, ``bar.sync``,
+``bar.warp.sync``).
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ from linlayout.synth.steps import dword_pairs, dwords_per_slot, slots_per_dword
 __all__ = ["PTX_KEYS", "expected_ptx_counts", "ptx_counts", "ptx_region_lines"]
 
 PTX_KEYS = ("shfl.sync.idx", "shfl.sync.bfly", "shfl.sync.up", "shfl.sync.down", "prmt", "selp", "st.shared",
-            "ld.shared", "bar.sync")
+            "ld.shared", "bar.sync", "bar.warp.sync")
 _MARKER_RE = re.compile(r"^\s*//\s*linlayout-(begin|end)\s+(\S+)\s*$")
 _TYPE_BITS = re.compile(r"\.[busf](8|16|32|64|128)\b")
 
@@ -95,6 +98,8 @@ def ptx_counts(ptx: str, region: str | None = None) -> dict[str, int]:
             out[f"{verb}.b{_shared_bits(mnemonic)}"] += 1
         elif mnemonic in ("bar.sync", "barrier.sync") or mnemonic.startswith(("bar.sync.", "barrier.sync.")):
             out["bar.sync"] += 1
+        elif mnemonic == "bar.warp.sync":
+            out["bar.warp.sync"] += 1
     return dict(out)
 
 
@@ -119,7 +124,7 @@ def expected_ptx_counts(plan: Plan) -> dict[str, int]:
                 out[verb] += 1
                 out[f"{verb}.b{8 * st.width_bytes}"] += 1
         elif isinstance(st, Barrier):
-            out["bar.sync"] += 1
+            out["bar.sync" if st.scope == "workgroup" else "bar.warp.sync"] += 1
         else:
             raise LayoutError(f"{what}: no CUDA form for {plan.arch}")
     return dict(out)

@@ -27,6 +27,7 @@ v_permlane{16,32}_swap --                                              ``__built
 ds_read_b64_tr_b{8,16} --                                              ``__builtin_amdgcn_ds_read_tr{8,16}_b64_*``
 barrier                ``__syncthreads()`` (PTX ``bar.sync 0``)         workgroup fences around
                                                                        ``__builtin_amdgcn_s_barrier()``
+warp barrier           ``__syncwarp()`` (PTX ``bar.warp.sync -1``)      -- (a wave's lanes are in lockstep)
 =====================  ==============================================  =========================================
 
 The HIP source needs no HIP header: it defines ``__device__``, ``__global__`` and
@@ -109,6 +110,10 @@ class Dialect:
 
     def barrier(self) -> str:
         raise NotImplementedError
+
+    def warp_barrier(self) -> str:
+        """The barrier of one warp's lanes (targets whose lanes are not in lockstep)."""
+        raise self.lacks("a warp-scope barrier")
 
     def launch_bounds(self, block_threads: int) -> str:
         """The kernel attribute promising at most ``block_threads`` threads per block (so the compiler
@@ -200,6 +205,9 @@ class CudaDialect(Dialect):
 
     def barrier(self) -> str:
         return "__syncthreads();"
+
+    def warp_barrier(self) -> str:
+        return "__syncwarp();"
 
     def launch_bounds(self, block_threads: int) -> str:
         return f"__launch_bounds__({block_threads})"

@@ -24,7 +24,7 @@ PermlaneSwap              ``dialect.permlane_swap`` (both results used)
 LdsStore / LdsLoad        a store / load of the access width through the shared array ``lds``: 8-
                           and 16-byte accesses as the dialect's 2- and 4-dword vector type, 4 bytes
                           as ``unsigned``, 1 and 2 bytes as ``uint8_t`` / ``uint16_t``
-Barrier                   ``dialect.barrier``
+Barrier                   ``dialect.barrier`` (workgroup scope), ``dialect.warp_barrier`` (warp scope)
 ========================  ======================================================================
 
 Between two shared-memory steps with no barrier between them the body holds
@@ -139,6 +139,9 @@ class CppEmitter(StepEmitter):
 
     def barrier(self) -> None:
         self.body.append(self.dialect.barrier())
+
+    def warp_barrier(self) -> None:
+        self.body.append(self.dialect.warp_barrier())
 
     # ------------------------------------------------------------------ shared memory
     def _pieces(self, slots: list[int], width_bytes: int, what: str) -> list[tuple[int, int, int]]:

@@ -5,7 +5,7 @@ Adding an instruction is one class in one module here (registered with ``base.re
 a primitive of the emulator's machine or of lowering's PlanEmitter if it needs a new one.
 """
 
-from .barrier import Barrier
+from .barrier import BARRIER_SCOPES, Barrier
 from .base import (PlanVerificationError, Step, dword_pairs, dwords_per_slot, known_ops, register, slot_dwords,
                    slots_per_dword, step_classes, step_from_json)
 from .fused_dpp import FusedDpp
@@ -17,7 +17,7 @@ from .permlane_swap import PermlaneSwap
 from .select import Select
 
 __all__ = [
-    "Barrier", "FusedDpp", "Lane", "LdsLoad", "LdsStore", "Mov", "PermSelect", "PermlaneSwap",
+    "BARRIER_SCOPES", "Barrier", "FusedDpp", "Lane", "LdsLoad", "LdsStore", "Mov", "PermSelect", "PermlaneSwap",
     "PlanVerificationError", "Select", "Step", "dword_pairs", "dwords_per_slot", "known_ops", "prmt_as_perm",
     "prmt_selector", "register",
     "slot_dwords", "slots_per_dword", "step_classes", "step_from_json", "transpose_element_addresses",

@@ -1,33 +1,51 @@
-"""The ``barrier`` step: ``s_barrier``."""
+"""The ``barrier`` step: ``s_barrier`` / ``bar.sync`` (workgroup scope) or ``bar.warp.sync`` (warp scope)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from linlayout import LayoutError
+
 from .base import Step, register
 
-__all__ = ["Barrier"]
+__all__ = ["BARRIER_SCOPES", "Barrier"]
+
+#: Barrier scope -> the instruction kind it counts as (``Plan.counts``).
+BARRIER_SCOPES = {"workgroup": "s_barrier", "warp": "bar.warp.sync"}
 
 
 @register
 @dataclass
 class Barrier(Step):
-    """``s_barrier``: every warp reaches it before any continues (LDS writes before it are seen by
-    every warp's reads after it).  Certificate: ``{"op": "barrier"}``."""
+    """A barrier of ``scope``:
+
+    * ``"workgroup"``: ``s_barrier`` (AMD) / ``bar.sync`` (NVIDIA): every warp reaches it before
+      any continues, so LDS writes before it are seen by every lane's reads after it, and reads
+      before it are done before any write after it.  Certificate: ``{"op": "barrier"}``.
+    * ``"warp"``: ``bar.warp.sync`` (``__syncwarp()``, NVIDIA): the same for the lanes of one warp
+      only, for targets whose lanes are not in lockstep (``Target.lockstep_lanes`` False).
+      Certificate: ``{"op": "barrier", "scope": "warp"}``.
+    """
+
+    scope: str = "workgroup"
 
     op = "barrier"
     cert_op = "barrier"
     barrier = True
 
+    def __post_init__(self) -> None:
+        if self.scope not in BARRIER_SCOPES:
+            raise LayoutError(f"barrier scope {self.scope!r} must be one of {', '.join(BARRIER_SCOPES)}")
+
     def to_cert(self, raw: bool = False) -> list[dict]:
-        return [{"op": "barrier"}]
+        return [{"op": "barrier"} if self.scope == "workgroup" else {"op": "barrier", "scope": self.scope}]
 
     @classmethod
     def from_cert(cls, items: list[dict], i: int) -> tuple[Step, int]:
-        return cls(), i + 1
+        return cls(scope=items[i].get("scope", "workgroup")), i + 1
 
     def counts(self) -> dict[str, int]:
-        return {"s_barrier": 1}
+        return {BARRIER_SCOPES[self.scope]: 1}
 
     def register_step(self) -> bool:
         return False
@@ -37,10 +55,13 @@ class Barrier(Step):
         pricer.issue(self.counts(), per_dword_half=False)
 
     def asm(self, p: int) -> str:
-        return "s_barrier"
+        return "s_barrier" if self.scope == "workgroup" else "bar.warp.sync -1"
 
     def run(self, machine, what: str) -> None:
-        machine.barrier()
+        machine.barrier(self.scope)
 
     def emit(self, emitter, prepared, regs: dict[int, str], what: str) -> None:
-        emitter.barrier()
+        if self.scope == "warp":
+            emitter.warp_barrier()
+        else:
+            emitter.barrier()

@@ -66,6 +66,13 @@ class Target:
     * Resources (``linlayout.hw.limits``; docs/hardware.md section 7): ``vgprs_per_lane`` and
       ``agprs_per_lane`` (32-bit architectural and accumulation registers one lane addresses),
       ``threads_per_workgroup``.
+    * ``lockstep_lanes``: do the lanes of one wave execute every instruction together (AMD: one
+      instruction stream per wave), so that one lane's LDS write is seen by every lane of its
+      wave's later instructions?  False on NVIDIA (independent thread scheduling since Volta: the
+      CUDA memory model orders one lane's shared-memory write before another lane's read of it only
+      through a warp barrier, ``bar.warp.sync`` / ``__syncwarp()``); a plan for such a target puts
+      a warp-scope barrier between lanes' writes and other lanes' reads or overwrites of the same
+      bytes (docs/nvidia_facts.md section 1).
     """
 
     name: str
@@ -91,6 +98,7 @@ class Target:
     vgprs_per_lane: int = 256
     agprs_per_lane: int = 0
     threads_per_workgroup: int = 1024
+    lockstep_lanes: bool = True
 
     @property
     def lds_isa(self) -> str:

@@ -9,7 +9,8 @@ phases for 64 bits, four quarter-warp phases for 128 bits, one phase per 8x8 mat
 first two phases when lanes are paired on the same address (``merge_lanes``: ``l ^ 1`` or
 ``l ^ 2``).  sm_90's table was measured on an H100 and an H200 with Nsight Compute (section 2.2;
 ``benchmarks/nvidia/bank_counters.py`` repeats it); sm_80's rests on the named assumption
-``sm80_as_sm90``.
+``sm80_as_sm90``.  The lanes of a warp are not in lockstep (``Target.lockstep_lanes``): a lane
+reading shared-memory bytes another lane of its warp wrote needs a warp barrier between.
 """
 
 from __future__ import annotations
@@ -78,7 +79,7 @@ def _nvidia(name: str, lds_bytes: int, measured: bool, aliases: tuple[str, ...])
     return Target(name, "nvidia", 32, lds_bytes, 32, has_ds_bpermute=False, lane_ops=PTX_LANE_OPS,
                   mma="mma_sync", lds_phases=MappingProxyType(_phases(measured)),
                   lds_assumptions=MappingProxyType(ASSUMPTIONS), lds_model_assumptions=("pairing_whole_warp",),
-                  aliases=aliases)
+                  aliases=aliases, lockstep_lanes=False)
 
 
 # shared memory per block (opt-in maximum): 163 KiB on sm_80, 227 KiB on sm_90 [I docs/nvidia_facts.md 1]
