@@ -413,16 +413,26 @@ def _prefixes(w: _Side, r: _Side, model: LdsModel, element_bits: int, allow_tran
     seeds: list[tuple[list[int], tuple[int, int] | None]] = []
     if every_length is None:
         seeds = _every_length_seeds(w, r, model, element_bits, allow_transpose, common, only_w, only_r, maxbits)
+    kept = keep_lengths or (lambda lengths: True)
     for c in range(min(len(common), maxbits), -1, -1):
+        # the lengths kept with c common vectors (the longer side's j more), looked up once per c
+        same = kept((c, c))
+        longer_js = []
+        for side in (w, r):
+            every_j = [(j, (c + j, c) if side is w else (c, c + j)) for j in range(1, maxbits - c + 1)]
+            longer_js.append((side, [(j, lengths) for j, lengths in every_j if kept(lengths)]))
+        if not same and not any(js for _, js in longer_js):
+            continue
         for cs in _combos(common, c):
-            if keep_lengths is None or keep_lengths((c, c)):
+            if same:
                 seeds.append((list(cs), (c, c)))
-            for longer in (w, r):
+            for longer, js in longer_js:
+                if not js:
+                    continue
                 extra = [v for v in longer.regs if v not in cs]
-                for j in range(1, min(len(extra), maxbits - c) + 1):
-                    lengths = (c + j, c) if longer is w else (c, c + j)
-                    if keep_lengths is not None and not keep_lengths(lengths):
-                        continue
+                for j, lengths in js:
+                    if j > len(extra):
+                        break
                     for es in _combos(extra, j):
                         seeds += [(list(cs) + head, lengths) for head in _sub_dword_heads(list(es), zb - c)]
     fill_pool = [v for v in dict.fromkeys(w.regs + w.lanes + w.warps + r.regs + r.lanes + r.warps) if v]
