@@ -351,30 +351,15 @@ def _combos(items: list[int], size: int) -> list[tuple[int, ...]]:
     return out
 
 
-def _prefixes(w: _Side, r: _Side, model: LdsModel, element_bits: int, allow_transpose: bool,
-              keep_lengths: Callable[[tuple[int, int]], bool] | None = None
-              ) -> list[tuple[list[int], int, tuple[int, int] | None]]:
-    """Candidate prefixes ``(vectors of offset bits 0..p-1, number of sub-dword fill vectors, vector
-    lengths (writer, reader) or None for every length the prefix allows)``; every vector of both
-    sides lies in the offset space (the writer's span; ``_search`` checks the reader).
-
-    First every common register vector that fits (the shorter vector's usual choice) and the
-    reader's transpose lanes, each extended by one side's register vectors, at every length; then
-    every other pair of vector sets at exactly its lengths: the shorter vector any set of common
-    register vectors (alignment may forbid a larger one), the longer one adding any set of its side's
-    other register vectors, once per choice of those below the dword (the shorter side's footprint
-    holds them).
-
-    ``keep_lengths``: which of the pairs of vector lengths of the other pairs of vector sets to expand
-    (default all; a prefix left out is left out with every later one of the same lengths, so the
-    prefixes kept are those of the full list that remain, in its order)."""
-    maxbits = (128 // element_bits).bit_length() - 1
-    zb = max(0, 5 - (element_bits.bit_length() - 1))
-    rset, wset = set(r.regs), set(w.regs)
-    common = [v for v in w.regs if v in rset]
-    only_w = [v for v in w.regs if v not in rset]
-    only_r = [v for v in r.regs if v not in wset]
-    seeds: list[tuple[list[int], tuple[int, int] | None]] = []
+def _every_length_seeds(w: _Side, r: _Side, model: LdsModel, element_bits: int, allow_transpose: bool,
+                        common: list[int], only_w: list[int], only_r: list[int], maxbits: int
+                        ) -> list[tuple[list[int], None]]:
+    """The seeds of ``_prefixes`` tried at every length: the most common register vectors that fit,
+    each extended by one side's own register vectors, and the reader's transpose lanes, each
+    extended by the writer's register vectors (``common``, ``only_w``, ``only_r``: the register
+    vectors of both sides, of the writer only, of the reader only; ``maxbits``: log2 of the most
+    elements a lane's access holds)."""
+    seeds: list[tuple[list[int], None]] = []
     c = min(len(common), maxbits)
     for cs in _combos(common, c):
         seeds.append((list(cs), None))
@@ -389,26 +374,71 @@ def _prefixes(w: _Side, r: _Side, model: LdsModel, element_bits: int, allow_tran
                 base = r.lanes[:k]
                 if len(base) == k and f2.rank(base) == k:
                     seeds.append((list(base), None))
-                    if all(v in wset for v in base):
+                    if all(v in w.regs for v in base):
                         ext = [v for v in w.regs if v not in set(base)]
                         for j in range(1, min(len(ext), maxbits - k) + 1):
                             for es in _combos(ext, j):
                                 seeds.append((list(base) + list(es), None))
+    return seeds
+
+
+def _prefixes(w: _Side, r: _Side, model: LdsModel, element_bits: int, allow_transpose: bool,
+              keep_lengths: Callable[[tuple[int, int]], bool] | None = None,
+              every_length: list[tuple[list[int], int, None]] | None = None
+              ) -> list[tuple[list[int], int, tuple[int, int] | None]]:
+    """Candidate prefixes ``(vectors of offset bits 0..p-1, number of sub-dword fill vectors, vector
+    lengths (writer, reader) or None for every length the prefix allows)``; every vector of both
+    sides lies in the offset space (the writer's span; ``_search`` checks the reader).
+
+    First every common register vector that fits (the shorter vector's usual choice) and the
+    reader's transpose lanes, each extended by one side's register vectors, at every length; then
+    every other pair of vector sets at exactly its lengths: the shorter vector any set of common
+    register vectors (alignment may forbid a larger one), the longer one adding any set of its side's
+    other register vectors, once per choice of those below the dword (the shorter side's footprint
+    holds them).
+
+    ``keep_lengths``: which of the pairs of vector lengths of the other pairs of vector sets to expand
+    (default all; a prefix left out is left out with every later one of the same lengths, so the
+    prefixes kept are those of the full list that remain, in its order).
+
+    ``every_length``: the prefixes tried at every length, when already listed (this function's
+    answer with ``keep_lengths`` keeping no pair): the answer starts with them as they are, and
+    only the prefixes of fixed lengths are listed after them."""
+    maxbits = (128 // element_bits).bit_length() - 1
+    zb = max(0, 5 - (element_bits.bit_length() - 1))
+    rset, wset = set(r.regs), set(w.regs)
+    common = [v for v in w.regs if v in rset]
+    only_w = [v for v in w.regs if v not in rset]
+    only_r = [v for v in r.regs if v not in wset]
+    seeds: list[tuple[list[int], tuple[int, int] | None]] = []
+    if every_length is None:
+        seeds = _every_length_seeds(w, r, model, element_bits, allow_transpose, common, only_w, only_r, maxbits)
+    kept = keep_lengths or (lambda lengths: True)
     for c in range(min(len(common), maxbits), -1, -1):
+        # the lengths kept with c common vectors (the longer side's j more), looked up once per c
+        same = kept((c, c))
+        longer_js = []
+        for side in (w, r):
+            every_j = [(j, (c + j, c) if side is w else (c, c + j)) for j in range(1, maxbits - c + 1)]
+            longer_js.append((side, [(j, lengths) for j, lengths in every_j if kept(lengths)]))
+        if not same and not any(js for _, js in longer_js):
+            continue
         for cs in _combos(common, c):
-            if keep_lengths is None or keep_lengths((c, c)):
+            if same:
                 seeds.append((list(cs), (c, c)))
-            for longer in (w, r):
+            for longer, js in longer_js:
+                if not js:
+                    continue
                 extra = [v for v in longer.regs if v not in cs]
-                for j in range(1, min(len(extra), maxbits - c) + 1):
-                    lengths = (c + j, c) if longer is w else (c, c + j)
-                    if keep_lengths is not None and not keep_lengths(lengths):
-                        continue
+                for j, lengths in js:
+                    if j > len(extra):
+                        break
                     for es in _combos(extra, j):
                         seeds += [(list(cs) + head, lengths) for head in _sub_dword_heads(list(es), zb - c)]
     fill_pool = [v for v in dict.fromkeys(w.regs + w.lanes + w.warps + r.regs + r.lanes + r.warps) if v]
     fills_of: dict[tuple, list[tuple[int, ...]]] = {}  # a seed's fills depend on its set of vectors only
-    out, seen = [], set()
+    out = list(every_length or [])
+    seen = {(tuple(p), None) for p, _, _ in out}
     for seed, lengths in seeds:
         vectors = (frozenset(seed), len(seed))
         fills = fills_of.get(vectors)
@@ -858,12 +888,13 @@ def _search(w: _Side, r: _Side, model: LdsModel, element_bits: int, allow_transp
                 fewest = min(fewest, mw.instructions + mr.instructions)
         return valid
 
-    keep_lengths = None
     if prune:
         # The prefixes tried at every length come first; the fewest instructions of their valid
         # choices bound those of the search, so a prefix of fixed lengths with more (or with no
         # instruction at its lengths) has no choice the pruned search looks at.
-        first = valid_of(choices_of(_prefixes(w, r, model, element_bits, allow_transpose, lambda lengths: False)))
+        every_length = _prefixes(w, r, model, element_bits, allow_transpose, lambda lengths: False)
+        choices = choices_of(every_length)
+        first = valid_of(choices)
         cap = min((mw.instructions + mr.instructions for _, (mw, mr, _, _) in first), default=float("inf"))
         counts = [{x.k: x.instructions for x in widths[id(s)][0]} for s in (w, r)]
         if transpose_only:
@@ -872,8 +903,17 @@ def _search(w: _Side, r: _Side, model: LdsModel, element_bits: int, allow_transp
         def keep_lengths(lengths: tuple[int, int]) -> bool:
             kw, kr = lengths
             return kw in counts[0] and kr in counts[1] and counts[0][kw] + counts[1][kr] <= cap
-    choices = choices_of(_prefixes(w, r, model, element_bits, allow_transpose, keep_lengths))
-    valid = valid_of(choices)
+        # the full list starts with the prefixes of every length: they are listed and checked once,
+        # and the valid choices of the whole list are those of both parts with its fewest instructions
+        fixed = choices_of(_prefixes(w, r, model, element_bits, allow_transpose, keep_lengths,
+                                     every_length)[len(every_length):])
+        rest = [(len(choices) + i, found) for i, found in valid_of(fixed)]
+        choices += fixed
+        fewest = min((mw.instructions + mr.instructions for _, (mw, mr, _, _) in first + rest), default=0)
+        valid = [(i, found) for i, found in first + rest if found[0].instructions + found[1].instructions == fewest]
+    else:
+        choices = choices_of(_prefixes(w, r, model, element_bits, allow_transpose))
+        valid = valid_of(choices)
     pairs = [choices[i][:2] + found for i, found in sorted(valid)  # (prefix, fill, modes, H_w, H_r)
              if max_instructions is None or found[0].instructions + found[1].instructions <= max_instructions]
     if not pairs:
