@@ -191,7 +191,7 @@ def _warp_lane_candidates(ctx: ConversionContext, wm) -> list[Plan]:
     shift = np.zeros(prob.num_warps, dtype=np.int64)
     for k, y in enumerate(ys):
         shift ^= np.where((warps >> k) & 1, y, 0)
-    need = np.arange(64)[None, :] ^ shift[:, None]
+    need = np.arange(ctx.target.wave_size)[None, :] ^ shift[:, None]
     p = ctx.slots_per_dword
     slots = [[v * p + q for q in range(p)] for v in range(_n_values(prob.src.in_dim_size("register"), ctx))]
     out = []
