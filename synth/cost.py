@@ -96,8 +96,11 @@ NVIDIA_PARAMETERS = dict(valu_issue=NV_ALU_ISSUE, ds_issue=NV_MIO_ISSUE, crossba
 RDNA_VALU_ISSUE = 1.0  # [I] a wave32 VALU (DPP, v_permlane16/x16, v_cndmask, v_perm) in one pass of a 32-lane SIMD
 RDNA_DS_ISSUE = 1.0  # [I] issue slot of a DS instruction of a wave32
 RDNA_LANE_FRACTION = 0.5  # [I] a wave32 moves half a wave64's bytes: the crossbar and LDS cycles are halved
+RDNA_DPP_CYCLES = 1.0  # [Q RDNA3-ISA 7.7] a DPP instruction costs one cycle more than its plain VALU form
+RDNA_DS_LATENCY = 20.0  # [Q LLVM GFX11/GFX12/GFX1250 scheduling models: WriteLDS latency 20 cycles]
 RDNA_PARAMETERS = dict(valu_issue=RDNA_VALU_ISSUE, permlane_issue=RDNA_VALU_ISSUE, ds_issue=RDNA_DS_ISSUE,
-                       crossbar_cycles=CROSSBAR_CYCLES * RDNA_LANE_FRACTION)
+                       crossbar_cycles=CROSSBAR_CYCLES * RDNA_LANE_FRACTION, dpp_hazard=RDNA_DPP_CYCLES,
+                       ds_latency=RDNA_DS_LATENCY)
 
 # What a plan's ``cost`` measures (the module docstring, "Objectives"; the default is argued in
 # docs/conversions.md).
