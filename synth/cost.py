@@ -95,12 +95,14 @@ NVIDIA_PARAMETERS = dict(valu_issue=NV_ALU_ISSUE, ds_issue=NV_MIO_ISSUE, crossba
 # RDNA wave32 (gfx1100, gfx1200, gfx1250): a wave of 32 on a 32-lane SIMD (docs/amd_facts.md section 6).
 RDNA_VALU_ISSUE = 1.0  # [I] a wave32 VALU (DPP, v_permlane16/x16, v_cndmask, v_perm) in one pass of a 32-lane SIMD
 RDNA_DS_ISSUE = 1.0  # [I] issue slot of a DS instruction of a wave32
-RDNA_LANE_FRACTION = 0.5  # [I] a wave32 moves half a wave64's bytes: the crossbar and LDS cycles are halved
+# [Q RDNA3-ISA, "Data Share Operations"] a SIMD32 pair owns 32 banks of one dword, each bank one read and
+# one write per clock: a conflict-free wave32 access moves 128 B per cycle (b8-b32 1 cycle, b64 2, b128 4)
+RDNA_LDS_CYCLES = {1: 1.0, 2: 1.0, 4: 1.0, 8: 2.0, 16: 4.0}
+RDNA_CROSSBAR_CYCLES = RDNA_LDS_CYCLES[4]  # [I] ds_bpermute/ds_swizzle: one b32 access's cycles, as on CDNA
 RDNA_DPP_CYCLES = 1.0  # [Q RDNA3-ISA 7.7] a DPP instruction costs one cycle more than its plain VALU form
 RDNA_DS_LATENCY = 20.0  # [Q LLVM GFX11/GFX12/GFX1250 scheduling models: WriteLDS latency 20 cycles]
 RDNA_PARAMETERS = dict(valu_issue=RDNA_VALU_ISSUE, permlane_issue=RDNA_VALU_ISSUE, ds_issue=RDNA_DS_ISSUE,
-                       crossbar_cycles=CROSSBAR_CYCLES * RDNA_LANE_FRACTION, dpp_hazard=RDNA_DPP_CYCLES,
-                       ds_latency=RDNA_DS_LATENCY)
+                       crossbar_cycles=RDNA_CROSSBAR_CYCLES, dpp_hazard=RDNA_DPP_CYCLES, ds_latency=RDNA_DS_LATENCY)
 
 # What a plan's ``cost`` measures (the module docstring, "Objectives"; the default is argued in
 # docs/conversions.md).
@@ -229,14 +231,14 @@ class CostModel:
 def cost_model(arch: str, objective: str = DEFAULT_OBJECTIVE) -> CostModel:
     """The cost model of ``arch`` (validated through linlayout.hw.targets) under ``objective``: the
     CDNA parameters, the NVIDIA ones (``NVIDIA_PARAMETERS``) for an NVIDIA target, the wave32 ones
-    (``RDNA_PARAMETERS``, LDS cycles scaled by ``RDNA_LANE_FRACTION``) for an RDNA target."""
+    (``RDNA_PARAMETERS``, LDS cycles ``RDNA_LDS_CYCLES``) for an RDNA target."""
     if objective not in OBJECTIVES:
         raise LayoutError(f"objective {objective!r} must be one of {', '.join(OBJECTIVES)}")
     target = get_target(arch)
     if target.family == "nvidia":
         family = dict(NVIDIA_PARAMETERS, lds_cycles=dict(NV_SHARED_CYCLES))
     elif target.family == "rdna":
-        family = dict(RDNA_PARAMETERS, lds_cycles={w: c * RDNA_LANE_FRACTION for w, c in LDS_CYCLES.items()})
+        family = dict(RDNA_PARAMETERS, lds_cycles=dict(RDNA_LDS_CYCLES))
     else:
         family = {}
     return CostModel(target.name, objective=objective, **family)
