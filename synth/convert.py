@@ -172,7 +172,10 @@ def _warp_lane_candidates(ctx: ConversionContext, wm) -> list[Plan]:
     on the warp (lane ``l`` of warp ``w`` reads lane ``l ^ Y(w)``), which leaves the tile in the
     layout ``src'`` whose warp vector ``k`` is ``src(w_k) ^ src(y_k)``; the in-wave candidates of
     ``src' -> dst`` follow (``_after_warp_lanes``: a lane step reading a src VGPR absorbs its move),
-    re-priced."""
+    re-priced.  None on a target without ``ds_bpermute_b32`` (NVIDIA): the warp-dependent move is that
+    instruction, so the LDS candidates move such a tile there."""
+    if not ctx.target.has_ds_bpermute:
+        return []
     prob = ctx.problem
     ys = wm.warp_lane_offsets
     bases = {d: [list(b) for b in prob.src.bases[d]] for d in prob.src.in_dim_names}
