@@ -58,6 +58,7 @@ from itertools import repeat
 import numpy as np
 
 from linlayout import LayoutError, caches, f2
+from linlayout.hw.lds import lds_model
 from linlayout.hw.targets import get_target
 
 from . import banks
@@ -96,9 +97,10 @@ NVIDIA_PARAMETERS = dict(valu_issue=NV_ALU_ISSUE, ds_issue=NV_MIO_ISSUE, crossba
 RDNA_VALU_ISSUE = 1.0  # [I] a wave32 VALU (DPP, v_permlane16/x16, v_cndmask, v_perm) in one pass of a 32-lane SIMD
 RDNA_DS_ISSUE = 1.0  # [I] issue slot of a DS instruction of a wave32
 # [Q RDNA3-ISA, "Data Share Operations"] a SIMD32 pair owns 32 banks of one dword, each bank one read and
-# one write per clock: a conflict-free wave32 access moves 128 B per cycle (b8-b32 1 cycle, b64 2, b128 4)
-RDNA_LDS_CYCLES = {1: 1.0, 2: 1.0, 4: 1.0, 8: 2.0, 16: 4.0}
-RDNA_CROSSBAR_CYCLES = RDNA_LDS_CYCLES[4]  # [I] ds_bpermute/ds_swizzle: one b32 access's cycles, as on CDNA
+# one write per clock: one phase of the LDS model (linlayout.hw.targets.rdna) per cycle, so a conflict-free
+# access takes its phase count (gfx11/gfx12: b8-b32 1, b64 2, b128 4; gfx1250's 64 banks [I]: b64 1, b128 2)
+RDNA_PHASE_CYCLES = 1.0
+RDNA_CROSSBAR_CYCLES = RDNA_PHASE_CYCLES  # [I] ds_bpermute/ds_swizzle: one b32 access's cycles, as on CDNA
 RDNA_DPP_CYCLES = 1.0  # [Q RDNA3-ISA 7.7] a DPP instruction costs one cycle more than its plain VALU form
 RDNA_DS_LATENCY = 20.0  # [Q LLVM GFX11/GFX12/GFX1250 scheduling models: WriteLDS latency 20 cycles]
 RDNA_PARAMETERS = dict(valu_issue=RDNA_VALU_ISSUE, permlane_issue=RDNA_VALU_ISSUE, ds_issue=RDNA_DS_ISSUE,
@@ -231,17 +233,25 @@ class CostModel:
 def cost_model(arch: str, objective: str = DEFAULT_OBJECTIVE) -> CostModel:
     """The cost model of ``arch`` (validated through linlayout.hw.targets) under ``objective``: the
     CDNA parameters, the NVIDIA ones (``NVIDIA_PARAMETERS``) for an NVIDIA target, the wave32 ones
-    (``RDNA_PARAMETERS``, LDS cycles ``RDNA_LDS_CYCLES``) for an RDNA target."""
+    (``RDNA_PARAMETERS``, LDS cycles ``_rdna_lds_cycles``) for an RDNA target."""
     if objective not in OBJECTIVES:
         raise LayoutError(f"objective {objective!r} must be one of {', '.join(OBJECTIVES)}")
     target = get_target(arch)
     if target.family == "nvidia":
         family = dict(NVIDIA_PARAMETERS, lds_cycles=dict(NV_SHARED_CYCLES))
     elif target.family == "rdna":
-        family = dict(RDNA_PARAMETERS, lds_cycles=dict(RDNA_LDS_CYCLES))
+        family = dict(RDNA_PARAMETERS, lds_cycles=_rdna_lds_cycles(target))
     else:
         family = {}
     return CostModel(target.name, objective=objective, **family)
+
+
+def _rdna_lds_cycles(target) -> dict[int, float]:
+    """LDS-pipe cycles of a conflict-free access of each width (bytes per lane) on an RDNA target:
+    ``RDNA_PHASE_CYCLES`` per phase of the target's LDS model, the more phased of its load and store."""
+    model = lds_model(target.name)
+    return {w: RDNA_PHASE_CYCLES * max(model.op(target.lds_op_name(store, w)).num_phases for store in (False, True))
+            for w in LDS_CYCLES}
 
 
 # ====================================================================== plans
