@@ -381,7 +381,7 @@ def _wave32_ops(lines: list[str]) -> Counter:
                 ops["permlane16"] += 1
             elif mnemonic == "s_barrier_signal":
                 ops["s_barrier"] += 1
-            else:
+            elif mnemonic != "s_barrier_wait":
                 cls, subs = classify(mnemonic)
                 ops.update((cls,) + subs)
     return ops
