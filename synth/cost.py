@@ -571,9 +571,11 @@ def mix_cost(cm: CostModel, counts: dict[str, int], write_lane_bytes: int, read_
     take one VALU issue each; the mix has the fewest dependent DS levels it can (2 when it stores
     to LDS: a store then a load; 1 with only loads or crossbar moves; else 0).  Where the named
     vector kinds exceed ``valu`` by at most the smaller of ``v_cndmask`` and ``dpp`` (RDNA's
-    v_cndmask in DPP form counts under both), the excess is priced once, as ``dpp``."""
+    v_cndmask in DPP form counts under both), the excess is priced once, as ``dpp``.  ``s_barrier``
+    counts the target's ``barrier_instructions`` per barrier (gfx12: signal and wait), priced once."""
     pricer = _Pricer(cm, cm.arch, 32)
     named = {k: counts.get(k, 0) for k in MIX_VALU_KINDS + ("ds_swizzle", "s_barrier")}
+    named["s_barrier"] /= get_target(cm.arch).barrier_instructions
     named["ds_bpermute"] = counts.get("ds_bpermute", 0) + counts.get("ds_permute", 0)
     # RDNA's VOP3 DPP: a v_cndmask in DPP form counts under both v_cndmask and dpp, so the named
     # kinds may exceed valu; that overlap is priced once, as dpp

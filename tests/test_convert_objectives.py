@@ -129,6 +129,14 @@ def test_rdna_prices_follow_the_lds_phases_and_the_published_figures():
     assert (cdna.lds_cycles[16], cdna.instruction("dpp"), cdna.latency(1)) == (20.0, 4.0, 64.0)
 
 
+def test_a_gfx12_barrier_pair_is_priced_as_one_barrier():
+    """gfx1200's s_barrier_signal + s_barrier_wait (two s_barrier in ISA counts) cost one barrier."""
+    one = mix_cost(cost_model("gfx1100"), {"total": 1, "s_barrier": 1}, 4, 4)
+    pair = mix_cost(cost_model("gfx1200"), {"total": 2, "s_barrier": 2}, 4, 4)
+    assert pair["latency_value"] == one["latency_value"] == cost_model("gfx1100").barrier_cycles
+    assert (pair["instructions_value"], one["instructions_value"]) == (2.0, 1.0)
+
+
 def test_convert_cli_takes_the_objective_and_reports_it(capsys):
     from linlayout.cli import main
 
