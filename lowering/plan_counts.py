@@ -25,6 +25,8 @@ inconsistency: ``ValueError``.
 
 from __future__ import annotations
 
+from linlayout.hw.targets import get_target
+
 from .isa import CLASS_KEYS, COUNT_KEYS, VALU_SUB_KEYS
 from .ptx_counts import PTX_COUNT_KEYS, ptx_class
 
@@ -62,7 +64,8 @@ def plan_ptx_counts(plan) -> dict[str, int]:
 
 
 def plan_isa_counts(plan) -> dict[str, int]:
-    """``plan``'s steps and setup as AMD ISA counts (``COUNT_KEYS``, ``total`` the sum of the classes)."""
+    """``plan``'s steps and setup as AMD ISA counts (``COUNT_KEYS``, ``total`` the sum of the classes); a
+    barrier counts its target's ``barrier_instructions`` (gfx12: ``s_barrier_signal`` + ``s_barrier_wait``)."""
     out = dict.fromkeys(COUNT_KEYS, 0)
     for kind, n in _nonzero(plan).items():
         if kind in VALU_SUB_KEYS:
@@ -79,5 +82,6 @@ def plan_isa_counts(plan) -> dict[str, int]:
         if cls not in ("valu", "salu", "s_waitcnt"):
             raise ValueError(f"plan for {plan.arch}: setup estimate {name!r} has no ISA class")
         out[cls] += int(n)
+    out["s_barrier"] *= get_target(plan.arch).barrier_instructions
     out["total"] = sum(out[k] for k in CLASS_KEYS)
     return out

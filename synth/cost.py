@@ -59,6 +59,7 @@ from itertools import repeat
 import numpy as np
 
 from linlayout import LayoutError, caches, f2
+from linlayout.hw.lds import lds_model
 from linlayout.hw.targets import get_target
 
 from . import banks
@@ -97,9 +98,15 @@ NVIDIA_PARAMETERS = dict(valu_issue=NV_ALU_ISSUE, ds_issue=NV_MIO_ISSUE, crossba
 # RDNA wave32 (gfx1100, gfx1200, gfx1250): a wave of 32 on a 32-lane SIMD (docs/amd_facts.md section 6).
 RDNA_VALU_ISSUE = 1.0  # [I] a wave32 VALU (DPP, v_permlane16/x16, v_cndmask, v_perm) in one pass of a 32-lane SIMD
 RDNA_DS_ISSUE = 1.0  # [I] issue slot of a DS instruction of a wave32
-RDNA_LANE_FRACTION = 0.5  # [I] a wave32 moves half a wave64's bytes: the crossbar and LDS cycles are halved
+# [Q RDNA3-ISA, "Data Share Operations"] a SIMD32 pair owns 32 banks of one dword, each bank one read and
+# one write per clock: one phase of the LDS model (linlayout.hw.targets.rdna) per cycle, so a conflict-free
+# access takes its phase count (gfx11/gfx12: b8-b32 1, b64 2, b128 4; gfx1250's 64 banks [I]: b64 1, b128 2)
+RDNA_PHASE_CYCLES = 1.0
+RDNA_CROSSBAR_CYCLES = RDNA_PHASE_CYCLES  # [I] ds_bpermute/ds_swizzle: one b32 access's cycles, as on CDNA
+RDNA_DPP_CYCLES = 1.0  # [Q RDNA3-ISA 7.7] a DPP instruction costs one cycle more than its plain VALU form
+RDNA_DS_LATENCY = 20.0  # [Q LLVM GFX11/GFX12/GFX1250 scheduling models: WriteLDS latency 20 cycles]
 RDNA_PARAMETERS = dict(valu_issue=RDNA_VALU_ISSUE, permlane_issue=RDNA_VALU_ISSUE, ds_issue=RDNA_DS_ISSUE,
-                       crossbar_cycles=CROSSBAR_CYCLES * RDNA_LANE_FRACTION)
+                       crossbar_cycles=RDNA_CROSSBAR_CYCLES, dpp_hazard=RDNA_DPP_CYCLES, ds_latency=RDNA_DS_LATENCY)
 
 # What a plan's ``cost`` measures (the module docstring, "Objectives"; the default is argued in
 # docs/conversions.md).
@@ -231,17 +238,25 @@ class CostModel:
 def cost_model(arch: str, objective: str = DEFAULT_OBJECTIVE) -> CostModel:
     """The cost model of ``arch`` (validated through linlayout.hw.targets) under ``objective``: the
     CDNA parameters, the NVIDIA ones (``NVIDIA_PARAMETERS``) for an NVIDIA target, the wave32 ones
-    (``RDNA_PARAMETERS``, LDS cycles scaled by ``RDNA_LANE_FRACTION``) for an RDNA target."""
+    (``RDNA_PARAMETERS``, LDS cycles ``_rdna_lds_cycles``) for an RDNA target."""
     if objective not in OBJECTIVES:
         raise LayoutError(f"objective {objective!r} must be one of {', '.join(OBJECTIVES)}")
     target = get_target(arch)
     if target.family == "nvidia":
         family = dict(NVIDIA_PARAMETERS, lds_cycles=dict(NV_SHARED_CYCLES))
     elif target.family == "rdna":
-        family = dict(RDNA_PARAMETERS, lds_cycles={w: c * RDNA_LANE_FRACTION for w, c in LDS_CYCLES.items()})
+        family = dict(RDNA_PARAMETERS, lds_cycles=_rdna_lds_cycles(target))
     else:
         family = {}
     return CostModel(target.name, objective=objective, **family)
+
+
+def _rdna_lds_cycles(target) -> dict[int, float]:
+    """LDS-pipe cycles of a conflict-free access of each width (bytes per lane) on an RDNA target:
+    ``RDNA_PHASE_CYCLES`` per phase of the target's LDS model, the more phased of its load and store."""
+    model = lds_model(target.name)
+    return {w: RDNA_PHASE_CYCLES * max(model.op(target.lds_op_name(store, w)).num_phases for store in (False, True))
+            for w in LDS_CYCLES}
 
 
 # ====================================================================== plans
@@ -564,9 +579,11 @@ def mix_cost(cm: CostModel, counts: dict[str, int], write_lane_bytes: int, read_
     take one VALU issue each; the mix has the fewest dependent DS levels it can (2 when it stores
     to LDS: a store then a load; 1 with only loads or crossbar moves; else 0).  Where the named
     vector kinds exceed ``valu`` by at most the smaller of ``v_cndmask`` and ``dpp`` (RDNA's
-    v_cndmask in DPP form counts under both), the excess is priced once, as ``dpp``."""
+    v_cndmask in DPP form counts under both), the excess is priced once, as ``dpp``.  ``s_barrier``
+    counts the target's ``barrier_instructions`` per barrier (gfx12: signal and wait), priced once."""
     pricer = _Pricer(cm, cm.arch, 32)
     named = {k: counts.get(k, 0) for k in MIX_VALU_KINDS + ("ds_swizzle", "s_barrier")}
+    named["s_barrier"] /= get_target(cm.arch).barrier_instructions
     named["ds_bpermute"] = counts.get("ds_bpermute", 0) + counts.get("ds_permute", 0)
     # RDNA's VOP3 DPP: a v_cndmask in DPP form counts under both v_cndmask and dpp, so the named
     # kinds may exceed valu; that overlap is priced once, as dpp

@@ -116,6 +116,27 @@ def test_a_mix_whose_dpp_v_cndmask_overlap_explains_the_excess_prices_it_once():
         mix_cost(cm, dict(both, valu=55), 16, 16)
 
 
+def test_rdna_prices_follow_the_lds_phases_and_the_published_figures():
+    """RDNA: one LDS cycle per phase of the target's LDS model (gfx1250's 64 banks halve the wide
+    accesses), a DPP op one cycle over a VALU op, 20 cycles of DS latency; CDNA keeps its table."""
+    for arch, wide in (("gfx1100", {8: 2.0, 16: 4.0}), ("gfx1200", {8: 2.0, 16: 4.0}), ("gfx1250", {8: 1.0, 16: 2.0})):
+        cm = cost_model(arch)
+        assert cm.lds_cycles == {1: 1.0, 2: 1.0, 4: 1.0, **wide}
+        assert (cm.instruction("v_cndmask"), cm.instruction("dpp"), cm.latency(1)) == (1.0, 2.0, 20.0)
+        assert cm.instruction("lds_read", 16) == 1.0 + wide[16] * cm.lds_port_sharing
+        assert cm.instruction("ds_bpermute") == 1.0 + 1.0 * cm.lds_port_sharing
+    cdna = cost_model("gfx942")
+    assert (cdna.lds_cycles[16], cdna.instruction("dpp"), cdna.latency(1)) == (20.0, 4.0, 64.0)
+
+
+def test_a_gfx12_barrier_pair_is_priced_as_one_barrier():
+    """gfx1200's s_barrier_signal + s_barrier_wait (two s_barrier in ISA counts) cost one barrier."""
+    one = mix_cost(cost_model("gfx1100"), {"total": 1, "s_barrier": 1}, 4, 4)
+    pair = mix_cost(cost_model("gfx1200"), {"total": 2, "s_barrier": 2}, 4, 4)
+    assert pair["latency_value"] == one["latency_value"] == cost_model("gfx1100").barrier_cycles
+    assert (pair["instructions_value"], one["instructions_value"]) == (2.0, 1.0)
+
+
 def test_convert_cli_takes_the_objective_and_reports_it(capsys):
     from linlayout.cli import main
 

@@ -142,6 +142,18 @@ def test_register_lane16_exchange_uses_permlane16_swap_on_gfx1250_only():
     assert "permlane16_swap" not in kinds["gfx1100"] | kinds["gfx1200"]
 
 
+def test_warp_dependent_lanes_on_wave32():
+    """Warp 1 reads its src data at lanes ``l ^ 16`` (the wave32 corpus's wmma2 -> blocked i8 case):
+    the warp-lane candidates' ds_bpermute maps span the wave's 32 lanes."""
+    src = LinearLayout({"register": [[1, 0], [2, 0], [4, 0]], "lane": [[0, 1], [0, 2], [0, 4], [0, 8], [8, 0]],
+                        "warp": [[0, 0]]}, [("dim0", 16), ("dim1", 16)])
+    dst = LinearLayout({"register": [[1, 0], [2, 0], [4, 0]], "lane": [[8, 0], [0, 0], [0, 1], [0, 2], [0, 4]],
+                        "warp": [[0, 8]]}, [("dim0", 16), ("dim1", 16)])
+    plan = plan_conversion(src, dst, "gfx1200", 8, strategy="registers")
+    _check_rdna_plan(plan)
+    assert "warp-dependent lanes: one ds_bpermute per src VGPR first" in plan.notes
+
+
 @pytest.mark.parametrize("arch, version", [("gfx1100", 1), ("gfx1200", 2)])
 def test_wmma_fragments_plan_and_verify(arch, version):
     shape = (32, 32)

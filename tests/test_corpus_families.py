@@ -16,8 +16,8 @@ from linlayout.dtypes import dtype_bits
 from linlayout.encodings import encoding_from_params, from_triton
 from linlayout.encodings.gluon import gluon_source
 from linlayout.layout import LinearLayout
-from linlayout.lowering.isa import CLASS_KEYS, COUNT_KEYS
 from linlayout.lowering.emit.conversion_kernel import source_tuple_dwords
+from linlayout.lowering.isa import CLASS_KEYS, COUNT_KEYS
 from linlayout.lowering.plan_counts import plan_isa_counts, plan_ptx_counts
 from linlayout.lowering.ptx_counts import PTX_CLASS_KEYS, PTX_COUNT_KEYS
 from linlayout.synth.convert import plan_conversion
@@ -151,9 +151,9 @@ def test_bench_rows_are_computed_per_case(family, capsys, tmp_path, monkeypatch)
         if "refused" in row:
             assert case["arch"] in row["refused"] and row["triton_total"] == case["triton"]["total"]
             continue
-        src, bits = LinearLayout.from_json(case["src"]), dtype_bits(case["dtype"])
-        plan = plan_conversion(src, LinearLayout.from_json(case["dst"]), case["arch"], bits,
-                               src_tuple_dwords=source_tuple_dwords(src, bits))  # as the bench kernel loads it
+        src, element_bits = LinearLayout.from_json(case["src"]), dtype_bits(case["dtype"])
+        plan = plan_conversion(src, LinearLayout.from_json(case["dst"]), case["arch"], element_bits,
+                               src_tuple_dwords=source_tuple_dwords(src, element_bits))
         nvidia = family == "nvidia"
         ours = plan_ptx_counts(plan) if nvidia else plan_isa_counts(plan)
         assert row["triton"] == case["triton"] and row["ours"] == ours and row["counted_by"] == "plan"

@@ -102,6 +102,13 @@ def test_plan_isa_counts_of_rdna_kinds():
         "total": 10, "valu": 8, "dpp": 2, "v_cndmask": 1, "lds_write": 1, "s_waitcnt": 1}
 
 
+def test_plan_isa_counts_count_a_gfx12_barrier_twice():
+    """gfx1200 and gfx1250 split a barrier into s_barrier_signal + s_barrier_wait, both s_barrier."""
+    for arch, barriers in (("gfx1100", 1), ("gfx1200", 2), ("gfx1250", 2), ("gfx942", 1)):
+        counts = plan_isa_counts(_fake_plan({"lds_write": 1, "s_barrier": 1, "lds_read": 1}, {}, arch))
+        assert (counts["s_barrier"], counts["total"]) == (barriers, 2 + barriers)
+
+
 def test_plan_isa_counts_refuses_unknown_kinds():
     with pytest.raises(ValueError, match="'shfl.sync.idx', which is no AMD instruction class"):
         plan_isa_counts(_fake_plan({"shfl.sync.idx": 1}, {}, "gfx1100"))

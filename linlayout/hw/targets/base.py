@@ -63,6 +63,8 @@ class Target:
       3 = gfx942, 4 = gfx950), ``wmma_version`` likewise (1 = gfx11, 2 = gfx12, 3 = gfx1250).
     * ``emitter``: the name of the lowering that emits kernels for it (``"rocdl"``: ROCDL MLIR,
       resolved by ``linlayout.lowering``), or None where nothing is emitted.
+    * ``barrier_instructions``: the instructions one workgroup barrier takes (2 on gfx12 and gfx1250:
+      ``s_barrier_signal`` and ``s_barrier_wait``, which ISA counts class as ``s_barrier`` both; 1 elsewhere).
     * Resources (``linlayout.hw.limits``; docs/hardware.md section 7): ``vgprs_per_lane`` and
       ``agprs_per_lane`` (32-bit architectural and accumulation registers one lane addresses),
       ``threads_per_workgroup``.
@@ -99,6 +101,7 @@ class Target:
     agprs_per_lane: int = 0
     threads_per_workgroup: int = 1024
     lockstep_lanes: bool = True
+    barrier_instructions: int = 1
 
     @property
     def lds_isa(self) -> str:
