@@ -197,6 +197,7 @@ def _warp_lane_candidates(ctx: ConversionContext, wm) -> list[Plan]:
     need = lane_indices(ctx.target.wave_size)[None, :] ^ shift[:, None]
     p = ctx.slots_per_dword
     slots = [[v * p + q for q in range(p)] for v in range(_n_values(prob.src.in_dim_size("register"), ctx))]
+    move = "shfl.sync.idx" if "shfl.sync.idx" in ctx.target.lane_ops else "ds_bpermute"  # as any_lane_op picks
     out = []
     for plan in _in_wave_candidates(inner, inner_wm):
         plan.steps = _after_warp_lanes(plan.steps, slots, need, ctx.target)
@@ -204,8 +205,7 @@ def _warp_lane_candidates(ctx: ConversionContext, wm) -> list[Plan]:
         depth = cost_mod.ds_depth(plan)
         plan.overhead = cost_mod.estimate_overhead(plan, depth, None, ctx.src_tuple_dwords)
         plan.cost, plan.cost_detail = cost_mod.plan_cost(plan, ctx.cost_model, depth)
-        plan.notes.append("warp-dependent lanes: one per-warp lane move (ds_bpermute, shfl.sync.idx) per src "
-                          "VGPR first")
+        plan.notes.append(f"warp-dependent lanes: one {move} per src VGPR first")
         out.append(plan)
     return out
 
