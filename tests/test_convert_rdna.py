@@ -154,6 +154,17 @@ def test_warp_dependent_lanes_on_wave32():
     assert "warp-dependent lanes: one ds_bpermute per src VGPR first" in plan.notes
 
 
+def test_a_wave32_certificate_relabelled_wave64_is_a_layout_error():
+    """A certificate whose arch and wave size say 64 lanes but whose src/dst have 32 is refused by
+    name (it once broke a numpy broadcast inside verify)."""
+    lanes = [[1 << i] for i in range(5)]
+    tile = LinearLayout({"register": [[32]], "lane": lanes}, [("x", 64)])
+    cert = json.loads(plan_conversion(tile, tile, "gfx1100", 32).dumps())
+    cert["arch"], cert["wave_size"] = "gfx942", 64
+    with pytest.raises(LayoutError, match="src has lane size 32, the plan's wave size is 64"):
+        verify(Plan.from_certificate(cert))
+
+
 @pytest.mark.parametrize("arch, version", [("gfx1100", 1), ("gfx1200", 2)])
 def test_wmma_fragments_plan_and_verify(arch, version):
     shape = (32, 32)
