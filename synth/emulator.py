@@ -959,7 +959,7 @@ def _final_ids_from_regs(plan: Plan, regs: np.ndarray) -> np.ndarray:
             plan.slots_out, element_bytes, *regs.shape[1:3])
     else:
         d_i, b_i = _cell_index(range(plan.slots_out), p, dps, element_bytes)
-        g = regs[d_i, :, :, b_i]  # [slots, bytes, W, 64]
+        g = regs[d_i, :, :, b_i]  # [slots, bytes, W, lanes]
     ident = (g[:, 0] - TAG_BASE) // 8
     k = np.arange(g.shape[1])[None, :, None, None]
     ok = (g[:, 0] >= TAG_BASE) & (g == TAG_BASE + 8 * ident[:, None] + k).all(axis=1)

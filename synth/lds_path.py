@@ -520,7 +520,7 @@ class _Side:
     """Offset/rep coordinates of every (warp, lane, register) of one side: ``C = inv o layout`` is
     linear, so the coordinate of (w, l, r) is ``warp_lane[w, l] ^ reg_image[r]``."""
 
-    warp_lane: np.ndarray  # [W, 64] C of every (warp, lane), register 0
+    warp_lane: np.ndarray  # [W, lanes] C of every (warp, lane), register 0
     reg_image: np.ndarray  # [R] C of every register
     n_off: int  # offset bits (below them the offset, above the round)
     unique: list[int]  # registers kept after removing duplicates
@@ -535,16 +535,16 @@ class _Side:
         return self.warp_lane.shape[1].bit_length() - 1
 
     def address(self, r: int, element_bytes: int) -> np.ndarray:
-        """[W, 64] byte address of register ``r`` (elements of ``element_bytes``; one read-only array per
+        """[W, lanes] byte address of register ``r`` (elements of ``element_bytes``; one read-only array per
         register)."""
         return self._address_table(element_bytes)[r]
 
     def addresses(self, regs: list[int], element_bytes: int) -> np.ndarray:
-        """[len(regs), W, 64] the byte addresses of the registers ``regs`` (``address`` of each)."""
+        """[len(regs), W, lanes] the byte addresses of the registers ``regs`` (``address`` of each)."""
         return self._address_table(element_bytes)[regs]
 
     def _address_table(self, element_bytes: int) -> np.ndarray:
-        """[R, W, 64] every register's byte address (read-only)."""
+        """[R, W, lanes] every register's byte address (read-only)."""
         table = self._addresses.get(element_bytes)
         if table is None:
             table = ((self.warp_lane[None] ^ self.reg_image[:, None, None]) & ((1 << self.n_off) - 1)) * element_bytes
@@ -705,7 +705,7 @@ def _choose_vectors(side: _Side, t_cap: int, p: int, element_bytes: int, store: 
 
 
 def _pairs(addrs: np.ndarray, width_bytes: int) -> list[tuple[int, int | None, int, bool]]:
-    """Pair accesses of one width whose addresses (``addrs[i]``: access ``i``'s, ``[W, 64]``) differ by
+    """Pair accesses of one width whose addresses (``addrs[i]``: access ``i``'s, ``[W, lanes]``) differ by
     one constant in every lane (ds_read2/ds_write2).
 
     Returns (first, second or None, offset1, st64) in issue order."""
@@ -780,7 +780,7 @@ class LdsAccesses:
         return None if scope is None else BARRIER_SCOPES[scope]
 
     def address(self, store: bool, g: list[int]) -> np.ndarray:
-        """Byte address ``[W, 64]`` each lane gives the access of register group ``g``."""
+        """Byte address ``[W, lanes]`` each lane gives the access of register group ``g``."""
         if store:
             return _addr(self.S, g[0], self.ctx.element_bytes)
         if self.design.read_transpose:
@@ -971,7 +971,7 @@ def _over_fetch_groups(D: _Side, element_bytes: int, t_cap: int) -> tuple[list[l
 
 
 def _over_fetch_addr(D: _Side, r: int, element_bytes: int) -> np.ndarray:
-    """``[W, 64]`` byte address of the dword holding register ``r``'s element (over-fetch loads)."""
+    """``[W, lanes]`` byte address of the dword holding register ``r``'s element (over-fetch loads)."""
     return D.address(r, element_bytes) & ~3
 
 

@@ -95,7 +95,7 @@ def ints(xs: Iterable) -> list[int]:
 
 
 def lane_table(t: Any, what: str) -> np.ndarray:
-    """A per-lane table (``[64]`` or ``[warps][64]``) as an int64 array."""
+    """A per-lane table (``[lanes]`` or ``[warps][lanes]``, lanes the wave size) as an int64 array."""
     try:
         a = np.asarray(t, dtype=np.int64)
     except (TypeError, ValueError):

@@ -56,13 +56,13 @@ class _LdsAccess(Step):
     """Common part of LDS steps: one access, or two (``ds_read2``/``ds_write2``) from one base address.
 
     Lane ``l`` of warp ``w`` accesses its slots at consecutive element positions starting at
-    byte ``addr[w][l]`` (``addr`` ``[64]``: every warp alike), ``width_bytes`` bytes per lane.
+    byte ``addr[w][l]`` (``addr`` ``[lanes]``: every warp alike), ``width_bytes`` bytes per lane.
     ``pair``: the second access's slots; it is at ``addr + pair_offset * width_bytes`` bytes,
     ``* 64`` for the ``st64`` forms (ISA offset fields: offset0 = 0, offset1 = ``pair_offset``,
     at most PAIR_OFFSET_MAX).
     """
 
-    addr: np.ndarray  # [warps][64] byte address of the (first) access
+    addr: np.ndarray  # [warps][lanes] byte address of the (first) access
     width_bytes: int  # bytes per lane per access
     pair: list[int] | None = None
     pair_offset: int = 0
