@@ -89,7 +89,8 @@ def expected_ids(plan: Plan) -> np.ndarray:
     dst, names = plan.dst, plan.src.out_dim_names
     for side, lay in (("src", plan.src), ("dst", dst)):
         if lay.in_dim_size("lane") != plan.wave_size:
-            raise LayoutError(f"{side} has lane size {lay.in_dim_size('lane')}, the plan's wave size is {plan.wave_size}")
+            raise LayoutError(f"{side} has lane size {lay.in_dim_size('lane')}, "
+                              f"the plan's wave size is {plan.wave_size}")
     if dst.out_dim_names != names:
         if sorted(dst.out_dims) != sorted(plan.src.out_dims):
             raise LayoutError(f"src out dims {plan.src.out_dims} and dst out dims {dst.out_dims} differ")
