@@ -1,7 +1,9 @@
 """Cost model of conversion plans per architecture, and the analytic lower bounds.
 
-Unit: cycles of one wave64 on its SIMD (a VALU instruction of a wave64 takes 4
-cycles on a 16-lane SIMD).  The cost of a plan is
+Unit: cycles of one wave on its SIMD.  The table below and the unprefixed parameters are CDNA's
+(a VALU instruction of a wave64 takes 4 cycles on a 16-lane SIMD); the ``NV_`` (NVIDIA warp of 32,
+SM clock) and ``RDNA_`` (wave32 on a 32-lane SIMD) parameters price the same model on those
+targets (``NVIDIA_PARAMETERS``, ``RDNA_PARAMETERS``).  The cost of a plan is
 
     sum over instructions of their issue cycles
   + sum over LDS-pipe instructions of their LDS cycles (bank-conflict aware)
