@@ -294,6 +294,8 @@ def test_a_warp_barrier_is_refused_where_lanes_are_lockstep():
     assert not res.ok and "gfx942 has no warp-scope barrier" in res.message
     with pytest.raises(LayoutError, match="barrier scope 'block'"):
         Barrier(scope="block")
+    with pytest.raises(LayoutError, match=r"barrier scope \['warp'\]"):  # a certificate's list, not a TypeError
+        Barrier(scope=["warp"])
 
 
 def _tile64(register: list, lane: list) -> LinearLayout:

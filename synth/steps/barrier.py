@@ -34,7 +34,7 @@ class Barrier(Step):
     barrier = True
 
     def __post_init__(self) -> None:
-        if self.scope not in BARRIER_SCOPES:
+        if not isinstance(self.scope, str) or self.scope not in BARRIER_SCOPES:
             raise LayoutError(f"barrier scope {self.scope!r} must be one of {', '.join(BARRIER_SCOPES)}")
 
     def to_cert(self, raw: bool = False) -> list[dict]:
