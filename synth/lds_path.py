@@ -558,12 +558,12 @@ class _Side:
 
     @property
     def off(self) -> np.ndarray:
-        """[W, 64, R] element offset."""
+        """[W, lanes, R] element offset."""
         return self.coord & ((1 << self.n_off) - 1)
 
     @property
     def rep(self) -> np.ndarray:
-        """[W, 64, R] round."""
+        """[W, lanes, R] round."""
         return self.coord >> self.n_off
 
 
@@ -985,7 +985,7 @@ def _over_fetch_slot(D: _Side, r: int, element_bytes: int) -> int | np.ndarray:
 
 def build_lds(prog: Program, acc: LdsAccesses, src_dwords: list[int], d_ids: np.ndarray) -> list[int]:
     """Emit the round trip ``acc`` into ``prog``; returns the dst register values.  ``d_ids``: the
-    dst element ids ``[warps, 64, registers]`` (to find the twins of duplicated registers)."""
+    dst element ids ``[warps, lanes, registers]`` (to find the twins of duplicated registers)."""
     element_bytes, p, S, D = acc.ctx.element_bytes, acc.ctx.slots_per_dword, acc.S, acc.D
     loaded: dict[int, tuple[int, int]] = {}  # dst register -> (value, slot)
     for rnd, (stores, loads) in enumerate(zip(acc.stores, acc.loads)):
