@@ -220,6 +220,19 @@ def test_blog_fp16_accumulator_to_fp8_a_operand_stays_in_registers():
     assert {k: v for k, v in back.counts().items() if v} == {"shfl": 4, "selp": 8, "prmt": 4, "total": 16}
 
 
+def test_warp_dependent_lanes_move_with_per_lane_shuffles():
+    """Warp 1 reads its src data at lanes ``l ^ 16`` (test_convert_rdna's wave32 case): on NVIDIA the
+    warp-lane candidates move each src register with one ``shfl.sync.idx`` of per-lane source lanes."""
+    src = LinearLayout({"register": [[1, 0], [2, 0], [4, 0]], "lane": [[0, 1], [0, 2], [0, 4], [0, 8], [8, 0]],
+                        "warp": [[0, 0]]}, [("dim0", 16), ("dim1", 16)])
+    dst = LinearLayout({"register": [[1, 0], [2, 0], [4, 0]], "lane": [[8, 0], [0, 0], [0, 1], [0, 2], [0, 4]],
+                        "warp": [[0, 8]]}, [("dim0", 16), ("dim1", 16)])
+    plan = plan_conversion(src, dst, "sm_90", 8, strategy="registers")
+    _check_nvidia_plan(plan)
+    assert "warp-dependent lanes: one shfl.sync.idx per src VGPR first" in plan.notes
+    assert {s.kind for s in plan.steps if isinstance(s, Lane)} == {"shfl.sync.idx"}
+
+
 def test_cli_convert_for_sm90_and_unsupported_emit(tmp_path, capsys):
     mma = NvidiaMma(2, (1, 1), (16, 8))
     src, dst = (json.dumps(x.to_json()) for x in (mma.to_linear_layout((16, 32)),
