@@ -141,6 +141,10 @@ class Plan:
                        objective=str(obj.get("objective", "")))
         except KeyError as e:
             raise LayoutError(f"plan certificate lacks the key {e.args[0]!r}") from None
+        except LayoutError:
+            raise
+        except (TypeError, ValueError) as e:  # a number that is not one, a list where a value belongs
+            raise LayoutError(f"plan certificate has a malformed value: {e}") from None
 
     # ------------------------------------------------------------ text
     def pseudo_asm(self) -> str:

@@ -125,3 +125,19 @@ def test_the_emulator_applies_the_same_pairing_rule():
     half = Select(dst=[0], a=[0], b=[1], cond=LANES & 1)
     with pytest.raises(LayoutError, match="written in part"):
         run_isa(Plan("gfx942", 64, 1, 16, lay, lay, 2, 2, [half]))
+
+
+@pytest.mark.parametrize("key,value", [("wave_size", "x"), ("num_warps", [4]), ("slots_in", None),
+                                       ("cost", "cheap")])
+def test_a_malformed_certificate_value_is_one_layout_error(key, value):
+    """A certificate field that is not a number is a LayoutError naming it, not a bare ValueError or
+    TypeError from int()/float()."""
+    from linlayout.synth.convert import plan_conversion
+
+    layout = LinearLayout.from_bases({"register": [[1, 0]], "lane": [[0, 1], [0, 2], [0, 4], [0, 8], [0, 16],
+                                                                      [2, 0]]}, ["dim0", "dim1"])
+    cert = plan_conversion(layout, layout, "gfx942", 16).to_certificate()
+    assert Plan.from_certificate(json.loads(json.dumps(cert))).wave_size == 64
+    cert[key] = value
+    with pytest.raises(LayoutError, match="plan certificate has a malformed value"):
+        Plan.from_certificate(cert)
