@@ -39,7 +39,7 @@ from . import DTYPE_HELP, add_command
 
 def register(subparsers) -> None:
     p = add_command(subparsers, "banks", __doc__)
-    p.add_argument("--arch", metavar="ARCH", help="gfx90a, gfx942 or gfx950")
+    p.add_argument("--arch", metavar="ARCH", help="gfx90a, gfx942, gfx950, sm_80, sm_90, gfx1100, gfx1200 or gfx1250")
     p.add_argument("--op", metavar="OP", help="LDS instruction, e.g. ds_read_b128 (single-instruction mode)")
     p.add_argument("--access", metavar="LAYOUT", help="layout lane[, register] -> offset (single-instruction mode)")
     p.add_argument("--element-bytes", metavar="N", type=int, help="bytes per element (single-instruction mode)")
