@@ -284,6 +284,14 @@ def test_any_words(argv):
     call(argv)
 
 
+def test_bench_family_corpus_refuses_a_baseline_it_would_ignore(tmp):
+    """--corpus nvidia|wave32 runs that corpus alone: a --baseline beside it is an error, not ignored."""
+    for family in ("nvidia", "wave32"):
+        code, _, err = call(["bench", "conversions", "--corpus", family, "--baseline", str(tmp / "none.json"),
+                             "--cases", "1", "--isa-only"])
+        assert code == 2 and "--baseline" in err, (family, err)
+
+
 def test_unknown_command_and_kernel_are_one_line():
     assert call(["nope"])[0] == 2
     assert call(["kernel", "nope"])[0] == 2

@@ -233,6 +233,8 @@ def run(args: argparse.Namespace) -> dict:
     """The baseline's rows and summary; with ``--corpus`` (amd) also the corpus's, each row tagged
     with its set; ``--corpus nvidia|wave32``: that corpus's rows alone, tagged with its name."""
     family = args.corpus
+    if family not in (None, "amd") and args.baseline:
+        raise LayoutError(f"--baseline is run beside the amd corpus; --corpus {family} runs its corpus alone")
     if family not in (None, "amd"):
         rows = [bench_or_refusal(c, binary=not args.isa_only)
                 for c in _selected(_load_baseline(None, CORPORA[family]), args, f"{family} corpus")]
