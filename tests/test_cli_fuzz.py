@@ -292,6 +292,12 @@ def test_bench_family_corpus_refuses_a_baseline_it_would_ignore(tmp):
         assert code == 2 and "--baseline" in err, (family, err)
 
 
+def test_convert_help_names_nvidia_and_the_cpp_emitters():
+    """convert plans for NVIDIA targets too and writes CUDA/HIP: its --help says so."""
+    code, out, _ = call(["convert", "--help"])
+    assert code == 0 and "one AMD target" not in out and "NVIDIA" in out and "cuda|hip" in out, out
+
+
 def test_unknown_command_and_kernel_are_one_line():
     assert call(["nope"])[0] == 2
     assert call(["kernel", "nope"])[0] == 2
