@@ -298,6 +298,19 @@ def test_convert_help_names_nvidia_and_the_cpp_emitters():
     assert code == 0 and "one AMD target" not in out and "NVIDIA" in out and "cuda|hip" in out, out
 
 
+@pytest.mark.parametrize("arch, src, dst, dialect", [
+    ("sm_90", "blocked:spt=1x4,tpw=4x8,wpc=1x1,order=1x0,shape=16x32",
+     "blocked:spt=4x1,tpw=8x4,wpc=1x1,order=0x1,shape=16x32", "cuda"),
+    ("gfx1100", "wmma:16x16x16,v=2,warps=2x2,shape=32x32", "wmma.a:16x16x16,v=2,warps=2x2,kwidth=8,shape=32x32", "hip"),
+])
+def test_convert_emit_kernel_on_a_target_without_one_names_the_cpp_emit(tmp, arch, src, dst, dialect):
+    """--emit mlir|isa|fatbin for a target without a kernel emitter: exit 2, one line naming --emit cuda|hip."""
+    for emit in ("mlir", "isa", "fatbin"):
+        code, _, err = call(["convert", "--src", src, "--dst", dst, "--arch", arch, "--dtype", "f16",
+                             "--emit", emit, "-o", str(tmp / "k.out")])
+        assert code == 2 and f"no kernel emitter for {arch}" in err and f"--emit {dialect}" in err, err
+
+
 def test_unknown_command_and_kernel_are_one_line():
     assert call(["nope"])[0] == 2
     assert call(["kernel", "nope"])[0] == 2
