@@ -311,6 +311,13 @@ def test_convert_emit_kernel_on_a_target_without_one_names_the_cpp_emit(tmp, arc
         assert code == 2 and f"no kernel emitter for {arch}" in err and f"--emit {dialect}" in err, err
 
 
+def test_bench_plan_counted_corpus_does_not_call_plan_time_compile_time():
+    """--corpus nvidia compiles no kernel: its summary's time line says plan time, not layouts -> code object."""
+    code, out, _ = call(["bench", "conversions", "--corpus", "nvidia", "--cases", "1", "--isa-only"])
+    assert code == 0 and "plan time per case (layouts -> plan; no kernel compiled)" in out, out
+    assert "code object" not in out, out
+
+
 def test_unknown_command_and_kernel_are_one_line():
     assert call(["nope"])[0] == 2
     assert call(["kernel", "nope"])[0] == 2

@@ -267,14 +267,19 @@ def render(result: dict, args: argparse.Namespace) -> str:
                           for o in ("latency", "throughput"))
         lines.append(f"{r['name'][:30]:30s} {r['arch']:6s} {r['dtype']:5s} {r['strategy']:9s} "
                      f"{r['ours']['total']:5d} {r['triton']['total']:6d} {ratio:>6s} {cycles}  {kinds}{flag}")
+    planned = [r for r in result["cases"] if "refused" not in r]
+    plan_only = bool(planned) and all(r.get("counted_by") == "plan" for r in planned)
     for name, s in result.get("summaries", {"": result["summary"]}).items():
-        lines += [""] + ([f"[{name}]"] if name else []) + _summary_lines(s)
+        lines += [""] + ([f"[{name}]"] if name else []) + _summary_lines(s, plan_only)
     return "\n".join(lines)
 
 
-def _summary_lines(s: dict) -> list[str]:
-    """The printed summary of one set of cases."""
+def _summary_lines(s: dict, plan_only: bool = False) -> list[str]:
+    """The printed summary of one set of cases (``plan_only``: no kernel was compiled, the
+    counts are the plan's and the times the planner's)."""
     ct = s["compile_seconds"]
+    timed = "plan time per case (layouts -> plan; no kernel compiled)" if plan_only else \
+        "compile time per kernel (layouts -> code object)"
     return [
         f"cases {s['cases']}: wins {s['wins']}, ties {s['ties']}, losses {s['losses']}; "
         f"instructions ours {s['ours_total']} vs Triton {s['triton_total']}",
@@ -289,6 +294,6 @@ def _summary_lines(s: dict) -> list[str]:
         "modelled cycles over Triton's mix (same cost model): "
         + "; ".join(f"{o}{' (default)' if o == DEFAULT_OBJECTIVE else ''} {len(s['modelled_over_triton'][o])}"
                     for o in ("latency", "throughput")),
-        f"compile time per kernel (layouts -> code object): median {ct.get('median')} s, max {ct.get('max')} s "
+        f"{timed}: median {ct.get('median')} s, max {ct.get('max')} s "
         f"(Triton: {s['triton_compile_seconds'][0]}-{s['triton_compile_seconds'][1]} s)",
     ]
