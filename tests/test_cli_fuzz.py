@@ -318,6 +318,11 @@ def test_bench_plan_counted_corpus_does_not_call_plan_time_compile_time():
     assert "code object" not in out, out
 
 
+def test_bench_help_says_emitterless_targets_are_counted_from_the_plan():
+    code, out, _ = call(["bench", "conversions", "--help"])
+    assert code == 0 and 'counted_by: "plan"' in out, out
+
+
 def test_unknown_command_and_kernel_are_one_line():
     assert call(["nope"])[0] == 2
     assert call(["kernel", "nope"])[0] == 2
