@@ -114,6 +114,12 @@ def write_conversion(plan, emit: str, path: str | Path, *, shape: tuple[int, ...
         raise LayoutError(f"--emit must be one of {', '.join(EMIT_FORMATS)}, got {emit!r}")
     if emit in DIALECTS:
         return _write_cpp(plan, emit, Path(path))
+    target = get_target(plan.arch)
+    if target.emitter not in EMITTERS:  # say which --emit does write this target's plan
+        own = next((d for d, cls in DIALECTS.items() if target.family in cls.families), None)
+        hint = f"; --emit {own} writes the plan as {own.upper()} C++" if own else ""
+        raise LayoutError(f"--emit {emit}: no kernel emitter for {target.name}; conversion kernels are emitted "
+                          f"for {', '.join(targets_with(emitter=True))}{hint}")
     try:
         low = lower_conversion(plan, compile=emit != "mlir", binary=emit == "fatbin", shape=shape)
     except (MlirUnavailable, LinkerNotFound) as e:  # the environment, not the plan: a one-line message

@@ -284,6 +284,45 @@ def test_any_words(argv):
     call(argv)
 
 
+def test_bench_family_corpus_refuses_a_baseline_it_would_ignore(tmp):
+    """--corpus nvidia|wave32 runs that corpus alone: a --baseline beside it is an error, not ignored."""
+    for family in ("nvidia", "wave32"):
+        code, _, err = call(["bench", "conversions", "--corpus", family, "--baseline", str(tmp / "none.json"),
+                             "--cases", "1", "--isa-only"])
+        assert code == 2 and "--baseline" in err, (family, err)
+
+
+def test_convert_help_names_nvidia_and_the_cpp_emitters():
+    """convert plans for NVIDIA targets too and writes CUDA/HIP: its --help says so."""
+    code, out, _ = call(["convert", "--help"])
+    assert code == 0 and "one AMD target" not in out and "NVIDIA" in out and "cuda|hip" in out, out
+
+
+@pytest.mark.parametrize("arch, src, dst, dialect", [
+    ("sm_90", "blocked:spt=1x4,tpw=4x8,wpc=1x1,order=1x0,shape=16x32",
+     "blocked:spt=4x1,tpw=8x4,wpc=1x1,order=0x1,shape=16x32", "cuda"),
+    ("gfx1100", "wmma:16x16x16,v=2,warps=2x2,shape=32x32", "wmma.a:16x16x16,v=2,warps=2x2,kwidth=8,shape=32x32", "hip"),
+])
+def test_convert_emit_kernel_on_a_target_without_one_names_the_cpp_emit(tmp, arch, src, dst, dialect):
+    """--emit mlir|isa|fatbin for a target without a kernel emitter: exit 2, one line naming --emit cuda|hip."""
+    for emit in ("mlir", "isa", "fatbin"):
+        code, _, err = call(["convert", "--src", src, "--dst", dst, "--arch", arch, "--dtype", "f16",
+                             "--emit", emit, "-o", str(tmp / "k.out")])
+        assert code == 2 and f"no kernel emitter for {arch}" in err and f"--emit {dialect}" in err, err
+
+
+def test_bench_plan_counted_corpus_does_not_call_plan_time_compile_time():
+    """--corpus nvidia compiles no kernel: its summary's time line says plan time, not layouts -> code object."""
+    code, out, _ = call(["bench", "conversions", "--corpus", "nvidia", "--cases", "1", "--isa-only"])
+    assert code == 0 and "plan time per case (layouts -> plan; no kernel compiled)" in out, out
+    assert "code object" not in out, out
+
+
+def test_bench_help_says_emitterless_targets_are_counted_from_the_plan():
+    code, out, _ = call(["bench", "conversions", "--help"])
+    assert code == 0 and 'counted_by: "plan"' in out, out
+
+
 def test_unknown_command_and_kernel_are_one_line():
     assert call(["nope"])[0] == 2
     assert call(["kernel", "nope"])[0] == 2

@@ -182,3 +182,12 @@ def test_cli_reference_covers_every_subcommand_and_flag():
                 if opt not in ("-h", "--help") and not re.search(rf"(?<![\w-]){re.escape(opt)}(?![\w-])", text):
                     missing.append(f"linlayout {' '.join(path)} {opt}")
     assert not missing, f"docs/cli.md does not mention: {missing}"
+
+
+def test_architectures_bullet_names_every_emit_format():
+    """docs/cli.md's Architectures bullet says which --emit formats each family gets, all of them."""
+    from linlayout.lowering.conversion import EMIT_FORMATS
+
+    text = (REPO / "docs" / "cli.md").read_text()
+    bullet = text.split("* **Architectures**", 1)[1].split("\n\n", 1)[0]
+    assert all(fmt in bullet for fmt in EMIT_FORMATS), bullet

@@ -4,7 +4,9 @@ For every case of the baseline (docs/contract.md section 5; by default the repos
 benchmarks/data/triton_amd_baseline.json, Triton's counts for its conversion cases):
 plan the conversion (linlayout.synth.convert), emit the conversion kernel, compile it to ISA and a
 code object, and count the instructions of the ``conv`` region of one wave the way the
-baseline counts Triton's (linlayout.lowering.isa).  Prints ``{"cases": [...], "summary": {...}}``:
+baseline counts Triton's (linlayout.lowering.isa).  Targets without a kernel emitter
+(``--corpus nvidia|wave32``) are counted from the plan in the classes of Triton's counts (PTX for
+NVIDIA; ``counted_by: "plan"``, no registers, times are the planner's).  Prints ``{"cases": [...], "summary": {...}}``:
 
 * per case ``name, arch, dtype, ours (isa_counts), triton (counts)``, the plan's strategy
   and counts, ``ratio`` (ours / Triton total), ``stays_in_wave`` (every element stays in
@@ -233,6 +235,8 @@ def run(args: argparse.Namespace) -> dict:
     """The baseline's rows and summary; with ``--corpus`` (amd) also the corpus's, each row tagged
     with its set; ``--corpus nvidia|wave32``: that corpus's rows alone, tagged with its name."""
     family = args.corpus
+    if family not in (None, "amd") and args.baseline:
+        raise LayoutError(f"--baseline is run beside the amd corpus; --corpus {family} runs its corpus alone")
     if family not in (None, "amd"):
         rows = [bench_or_refusal(c, binary=not args.isa_only)
                 for c in _selected(_load_baseline(None, CORPORA[family]), args, f"{family} corpus")]
@@ -265,14 +269,19 @@ def render(result: dict, args: argparse.Namespace) -> str:
                           for o in ("latency", "throughput"))
         lines.append(f"{r['name'][:30]:30s} {r['arch']:6s} {r['dtype']:5s} {r['strategy']:9s} "
                      f"{r['ours']['total']:5d} {r['triton']['total']:6d} {ratio:>6s} {cycles}  {kinds}{flag}")
+    planned = [r for r in result["cases"] if "refused" not in r]
+    plan_only = bool(planned) and all(r.get("counted_by") == "plan" for r in planned)
     for name, s in result.get("summaries", {"": result["summary"]}).items():
-        lines += [""] + ([f"[{name}]"] if name else []) + _summary_lines(s)
+        lines += [""] + ([f"[{name}]"] if name else []) + _summary_lines(s, plan_only)
     return "\n".join(lines)
 
 
-def _summary_lines(s: dict) -> list[str]:
-    """The printed summary of one set of cases."""
+def _summary_lines(s: dict, plan_only: bool = False) -> list[str]:
+    """The printed summary of one set of cases (``plan_only``: no kernel was compiled, the
+    counts are the plan's and the times the planner's)."""
     ct = s["compile_seconds"]
+    timed = "plan time per case (layouts -> plan; no kernel compiled)" if plan_only else \
+        "compile time per kernel (layouts -> code object)"
     return [
         f"cases {s['cases']}: wins {s['wins']}, ties {s['ties']}, losses {s['losses']}; "
         f"instructions ours {s['ours_total']} vs Triton {s['triton_total']}",
@@ -287,6 +296,6 @@ def _summary_lines(s: dict) -> list[str]:
         "modelled cycles over Triton's mix (same cost model): "
         + "; ".join(f"{o}{' (default)' if o == DEFAULT_OBJECTIVE else ''} {len(s['modelled_over_triton'][o])}"
                     for o in ("latency", "throughput")),
-        f"compile time per kernel (layouts -> code object): median {ct.get('median')} s, max {ct.get('max')} s "
+        f"{timed}: median {ct.get('median')} s, max {ct.get('max')} s "
         f"(Triton: {s['triton_compile_seconds'][0]}-{s['triton_compile_seconds'][1]} s)",
     ]

@@ -27,9 +27,11 @@ def register(subparsers) -> None:
     p = add_command(
         subparsers, "convert",
         "The cheapest instruction sequence moving a tile from layout --src to layout --dst\n"
-        "on one AMD target: register renaming, in-wave lane moves (DPP, ds_swizzle, permlane swaps,\n"
-        "ds_bpermute) with selects and byte permutes, or a round trip through LDS.  Every plan is\n"
-        "executed on the wave emulator before it is printed.",
+        "on one AMD or NVIDIA target: register renaming, in-wave lane moves (DPP, ds_swizzle,\n"
+        "permlane swaps, ds_bpermute; shfl.sync on NVIDIA) with selects and byte permutes, or a\n"
+        "round trip through LDS (shared memory).  Every plan is executed on the wave emulator before\n"
+        "it is printed.  --emit mlir|isa|fatbin writes the kernel (CDNA only); --emit cuda|hip the\n"
+        "plan as C++ (NVIDIA|AMD targets).",
     )
     p.add_argument("--src", required=True, metavar="L", help="src layout (JSON, @file, CuTe or a named spec)")
     p.add_argument("--dst", required=True, metavar="L", help="dst layout")
