@@ -318,6 +318,15 @@ def test_bench_plan_counted_corpus_does_not_call_plan_time_compile_time():
     assert "code object" not in out, out
 
 
+@pytest.mark.parametrize("corpus", ["nvidia", "wave32"])
+def test_bench_plan_counted_corpus_claims_no_plan_isa_check(corpus):
+    """--corpus nvidia|wave32 compiles no kernel, so no plan/ISA comparison ran: the summary says the counts
+    are the plan's instead of printing a count of disagreements."""
+    code, out, _ = call(["bench", "conversions", "--corpus", corpus, "--cases", "1", "--isa-only"])
+    assert code == 0 and "counts are the plan's (no kernel compiled, so no plan/ISA check)" in out, out
+    assert "plan/ISA disagreements" not in out, out
+
+
 def test_bench_help_says_emitterless_targets_are_counted_from_the_plan():
     code, out, _ = call(["bench", "conversions", "--help"])
     assert code == 0 and 'counted_by: "plan"' in out, out
