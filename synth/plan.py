@@ -123,7 +123,9 @@ class Plan:
 
     @classmethod
     def from_certificate(cls, obj: dict) -> "Plan":
-        """Read a certificate back (steps with ISA parameters when present)."""
+        """Read a certificate back (steps with ISA parameters when present).  LayoutError for anything but
+        a certificate: a missing key, a malformed value, a ``num_warps`` other than src's and dst's warp
+        count (2**warp bits; 1 without a warp dim)."""
         if not isinstance(obj, dict) or obj.get("format") != CERT_FORMAT:
             raise LayoutError(f"not a plan certificate (format must be {CERT_FORMAT!r})")
         try:
@@ -132,9 +134,14 @@ class Plan:
             while i < len(items):
                 s, i = step_from_json(items, i)
                 steps.append(s)
-            return cls(arch=obj["arch"], wave_size=int(obj["wave_size"]), num_warps=int(obj["num_warps"]),
-                       element_bits=int(obj["element_bits"]), src=LinearLayout.from_json(obj["src"]),
-                       dst=LinearLayout.from_json(obj["dst"]), slots_in=int(obj["slots_in"]),
+            src, dst, num_warps = LinearLayout.from_json(obj["src"]), LinearLayout.from_json(obj["dst"]), \
+                int(obj["num_warps"])
+            for side, lay in (("src", src), ("dst", dst)):
+                warps = lay.in_dim_size("warp") if lay.has_in_dim("warp") else 1
+                if warps != num_warps:
+                    raise LayoutError(f"plan certificate has num_warps {num_warps} but its {side} has {warps} warps")
+            return cls(arch=obj["arch"], wave_size=int(obj["wave_size"]), num_warps=num_warps,
+                       element_bits=int(obj["element_bits"]), src=src, dst=dst, slots_in=int(obj["slots_in"]),
                        slots_out=int(obj["slots_out"]), steps=steps, strategy=obj.get("strategy", ""),
                        cost=float(obj.get("cost", 0.0)), lower_bound=obj.get("lower_bound", {}),
                        overhead=obj.get("overhead_estimate", {}), lds_bytes=int(obj.get("lds_bytes", 0)),

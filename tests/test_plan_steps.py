@@ -141,3 +141,18 @@ def test_a_malformed_certificate_value_is_one_layout_error(key, value):
     cert[key] = value
     with pytest.raises(LayoutError, match="plan certificate has a malformed value"):
         Plan.from_certificate(cert)
+
+
+@pytest.mark.parametrize("num_warps", [1, 4, 0, -2])
+def test_a_certificate_num_warps_other_than_the_layouts_is_one_layout_error(num_warps):
+    """num_warps must be the layouts' warp count (here 2): 1 or 4 once verified as a correct plan (the emulator
+    repeats or truncates the warps), 0 and negatives broke a numpy reshape."""
+    from linlayout.synth.convert import plan_conversion
+
+    layout = LinearLayout.from_bases({"register": [[1]], "lane": [[2 << k] for k in range(6)], "warp": [[128]]},
+                                     ["dim0"])
+    cert = json.loads(plan_conversion(layout, layout, "gfx942", 32).dumps())
+    assert Plan.from_certificate(cert).num_warps == 2
+    cert["num_warps"] = num_warps
+    with pytest.raises(LayoutError, match=f"plan certificate has num_warps {num_warps} but its src has 2 warps"):
+        Plan.from_certificate(cert)
