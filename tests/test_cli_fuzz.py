@@ -327,6 +327,17 @@ def test_bench_plan_counted_corpus_claims_no_plan_isa_check(corpus):
     assert "plan/ISA disagreements" not in out, out
 
 
+@pytest.mark.parametrize("dtype, bits", [("fp4", 4), ("fp6", 6), ("iu4", 4)])
+@pytest.mark.parametrize("emit", [None, "cuda", "hip", "mlir"])
+def test_convert_sub_byte_dtype_names_the_dtype_and_the_element_sizes(tmp, dtype, bits, emit):
+    """A sub-byte --dtype is one line naming the dtype and the element sizes conversions move (the planner's
+    own message spoke of element_bits, a name the command line does not have), whatever --emit asks."""
+    argv = ["convert", "--src", LAYOUTS[3], "--dst", LAYOUTS[3], "--arch", "gfx942", "--dtype", dtype]
+    code, out, err = call(argv + (["--emit", emit, "-o", str(tmp / "k.out")] if emit else []))
+    assert code == 2 and out == "" and err.startswith(f"linlayout: error: --dtype {dtype} has {bits}-bit elements; "
+                                                      "conversions move elements of 8, 16, 32 or 64 bits"), err
+
+
 def test_bench_help_says_emitterless_targets_are_counted_from_the_plan():
     code, out, _ = call(["bench", "conversions", "--help"])
     assert code == 0 and 'counted_by: "plan"' in out, out
