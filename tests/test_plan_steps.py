@@ -127,6 +127,25 @@ def test_the_emulator_applies_the_same_pairing_rule():
         run_isa(Plan("gfx942", 64, 1, 16, lay, lay, 2, 2, [half]))
 
 
+def test_fused_dpp_steps_run_on_wave32():
+    """Both fused DPP forms on a gfx1100 wave (32 lanes, two 16-lane rows): v_cndmask_b32_dpp row_shr:1
+    keeps lanes 0 and 16, the others take src from lane l - 1; v_mov_b32_dpp row_ror:4 with row_mask 0x2
+    writes row 1 only (lane l takes lane 16 + (l - 4) % 16) and keeps row 0."""
+    lanes = np.arange(32)
+    lay = LinearLayout({"register": [[1], [2]], "lane": [[4 << j] for j in range(5)]}, [("dim0", 128)])
+    keep = (lanes % 16 == 0).astype(np.int64)
+    shr = FusedDpp(form="v_cndmask_b32_dpp", dst=[2], own=[0], src=[1], tmp=[3], ctrl_name="row_shr:1",
+                   src_lane=np.where(keep == 1, -1, lanes - 1), keep=keep,
+                   isa={"ctrl": 0x111, "row_mask": 0xF, "bank_mask": 0xF, "bound_ctrl": 1})
+    ror = FusedDpp(form="v_mov_b32_dpp", dst=[0], own=[0], src=[1], tmp=[3], ctrl_name="row_ror:4",
+                   src_lane=np.where(lanes < 16, -1, 16 + (lanes - 4) % 16), keep=(lanes < 16).astype(np.int64),
+                   isa={"ctrl": 0x124, "row_mask": 0x2, "bank_mask": 0xF})
+    before = run_isa(Plan("gfx1100", 32, 1, 32, lay, lay, 4, 4, []))[:, 0]  # [dword, lane, byte]
+    after = run_isa(Plan("gfx1100", 32, 1, 32, lay, lay, 4, 4, [shr, ror]))[:, 0]
+    assert np.array_equal(after[2], np.where(keep[:, None] == 1, before[0], before[1][lanes - 1]))
+    assert np.array_equal(after[0], np.where(lanes[:, None] < 16, before[0], before[1][16 + (lanes - 4) % 16]))
+
+
 @pytest.mark.parametrize("key,value", [("wave_size", "x"), ("num_warps", [4]), ("slots_in", None),
                                        ("cost", "cheap")])
 def test_a_malformed_certificate_value_is_one_layout_error(key, value):
