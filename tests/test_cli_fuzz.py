@@ -338,6 +338,13 @@ def test_convert_sub_byte_dtype_names_the_dtype_and_the_element_sizes(tmp, dtype
                                                       "conversions move elements of 8, 16, 32 or 64 bits"), err
 
 
+def test_top_level_help_names_the_nvidia_targets():
+    """linlayout --help: the program, mfma, banks and bench serve NVIDIA targets too, and the help says so."""
+    code, out, _ = call(["--help"])
+    assert code == 0 and "for AMD and NVIDIA GPU kernels" in out and "NVIDIA mma" in out, out
+    assert "shared-memory bank conflicts" in out and "Triton's AMD and NVIDIA backends" in out, out
+
+
 def test_bench_help_says_emitterless_targets_are_counted_from_the_plan():
     code, out, _ = call(["bench", "conversions", "--help"])
     assert code == 0 and 'counted_by: "plan"' in out, out
