@@ -30,13 +30,15 @@ from .steps import (Barrier, FusedDpp, Lane, LdsLoad, LdsStore, Mov, PermlaneSwa
                     transpose_name)
 
 __all__ = [
-    "Barrier", "CERT_FORMAT", "CERT_SLOT_LIMIT", "COUNT_KINDS", "PTX_COUNT_KINDS", "RDNA_COUNT_KINDS", "count_kinds", "FusedDpp", "Lane", "LdsLoad", "LdsStore", "Mov",
+    "Barrier", "CERT_FORMAT", "CERT_SLOT_LIMIT", "COUNT_KINDS", "ELEMENT_BITS", "PTX_COUNT_KINDS", "RDNA_COUNT_KINDS", "count_kinds", "FusedDpp", "Lane", "LdsLoad", "LdsStore", "Mov",
     "PermSelect", "PermlaneSwap", "Plan", "Select", "Step", "dwords_per_slot", "prmt_selector", "slots_per_dword",
     "step_from_json",
     "transpose_element_addresses", "transpose_name",
 ]
 
 CERT_FORMAT = "linlayout-plan/v1"
+#: The element sizes (bits) a plan moves: one, two or four per 32-bit register, or one per register pair.
+ELEMENT_BITS = (8, 16, 32, 64)
 #: The slot numbers a certificate may name: ``0 <= slot < CERT_SLOT_LIMIT``.  Plans number fresh
 #: temporaries sparsely (a planned wave32 fp32 case names slots needing 1.5x the register file), so
 #: the bound is not the target's registers; it keeps a run's register array (every slot up to the
@@ -162,8 +164,6 @@ class Plan:
                 if warps != num_warps:
                     raise LayoutError(f"plan certificate has num_warps {num_warps} but its {side} has {warps} warps")
             element_bits = int(obj["element_bits"])
-            from .context import ELEMENT_BITS  # here: the context module imports this one
-
             if element_bits not in ELEMENT_BITS:
                 raise LayoutError(f"plan certificate has element_bits {element_bits}; plans move elements of "
                                   f"{', '.join(map(str, ELEMENT_BITS))} bits")
