@@ -30,7 +30,8 @@ from .steps import (Barrier, FusedDpp, Lane, LdsLoad, LdsStore, Mov, PermlaneSwa
                     transpose_name)
 
 __all__ = [
-    "Barrier", "CERT_FORMAT", "CERT_SLOT_LIMIT", "COUNT_KINDS", "ELEMENT_BITS", "PTX_COUNT_KINDS", "RDNA_COUNT_KINDS", "count_kinds", "FusedDpp", "Lane", "LdsLoad", "LdsStore", "Mov",
+    "CERT_SLOT_LIMIT", "ELEMENT_BITS",
+    "Barrier", "CERT_FORMAT", "COUNT_KINDS", "PTX_COUNT_KINDS", "RDNA_COUNT_KINDS", "count_kinds", "FusedDpp", "Lane", "LdsLoad", "LdsStore", "Mov",
     "PermSelect", "PermlaneSwap", "Plan", "Select", "Step", "dwords_per_slot", "prmt_selector", "slots_per_dword",
     "step_from_json",
     "transpose_element_addresses", "transpose_name",

@@ -61,7 +61,8 @@ SHARED_MEMORY_KEYS = ("lds_write", "lds_read", "lds_read_tr", "st.shared", "ld.s
 
 
 def register(subparsers) -> None:
-    p = add_command(subparsers, "bench", "Benchmarks of linlayout against Triton's code (AMD; NVIDIA and wave32 corpora).")
+    p = add_command(subparsers, "bench",
+                    "Benchmarks of linlayout against Triton's code (AMD; NVIDIA and wave32 corpora).")
     sub = p.add_subparsers(dest="bench", metavar="BENCH")
     c = sub.add_parser("conversions", help="our ISA counts beside Triton's for every baseline conversion",
                        description=__doc__.split("\n\n", 1)[1])
