@@ -200,11 +200,17 @@ _STYLE = {"svg.fonttype": "none", "font.family": "DejaVu Sans", "svg.hashsalt": 
 
 
 def _picture_path(path) -> tuple[Path, str]:
-    """``(path, "png" | "svg")`` from the file name's suffix, or ``LayoutError``."""
+    """``(path, "png" | "svg")`` from the file name's suffix, or ``LayoutError`` (also for a path
+    whose folder does not exist or that is a folder: refused before anything is drawn, which
+    takes seconds for a large tile)."""
     path = Path(path)
     fmt = path.suffix.lower().lstrip(".")
     if fmt not in ("png", "svg"):
         raise LayoutError(f"picture file {str(path)!r} must end in .png or .svg")
+    if not path.parent.is_dir():
+        raise LayoutError(f"cannot write picture {str(path)!r}: no folder {str(path.parent)!r}")
+    if path.is_dir():
+        raise LayoutError(f"cannot write picture {str(path)!r}: it is a folder")
     return path, fmt
 
 

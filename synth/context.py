@@ -44,13 +44,12 @@ from linlayout.hw.limits import check_conversion
 from linlayout.hw.targets import Target, get_target
 
 from .cost import DEFAULT_OBJECTIVE, SRC_TUPLE_DWORDS, CostModel, cost_model
-from .plan import dwords_per_slot, slots_per_dword
+from .plan import ELEMENT_BITS, dwords_per_slot, slots_per_dword
 from .preimage import Problem, normalize
 
 __all__ = ["ConversionContext", "ELEMENT_BITS", "STRATEGIES"]
 
 STRATEGIES = ("auto", "registers", "lds")
-ELEMENT_BITS = (8, 16, 32, 64)
 
 
 @dataclass(frozen=True, eq=False)

@@ -578,8 +578,9 @@ def _run_isa(plan: Plan, init: np.ndarray | None, lds_bytes: int | None, exact: 
     else:
         init = np.asarray(init)
         small = not init.size or (-(1 << 31) < int(init.min()) and int(init.max()) < (1 << 31) - 1)
-    m = _Machine(n_dw, W, plan.wave_size, lds_bytes if lds_bytes is not None else max(plan.lds_bytes, 4), plan.element_bits,
-                 plan.arch, np.int32 if small else np.int64, exact)
+    machine_lds_bytes = lds_bytes if lds_bytes is not None else max(plan.lds_bytes, 4)
+    m = _Machine(n_dw, W, plan.wave_size, machine_lds_bytes, plan.element_bits, plan.arch,
+                 np.int32 if small else np.int64, exact)
     if not exact:
         m.runs = _lds_runs(m, plan) or {}
     if plan.slots_in % p == 0:  # the slots fill dwords 0.. in order: slot s, byte b is cell (s*bytes + b) / 4
@@ -779,8 +780,8 @@ def _cell_run_holds(plan: Plan, want: np.ndarray) -> bool:
     if bits > 62:
         return False
     dtype = np.int32 if bits <= 30 else np.int64
-    m = _Machine(_n_dwords(plan), plan.num_warps, plan.wave_size, max(plan.lds_bytes, 4), plan.element_bits, plan.arch, dtype,
-                 exact=False, cell_bytes=c)
+    m = _Machine(_n_dwords(plan), plan.num_warps, plan.wave_size, max(plan.lds_bytes, 4), plan.element_bits, plan.arch,
+                 dtype, exact=False, cell_bytes=c)
     codes = _cell_codes(element_ids(plan.src, plan.num_warps)[:, :, : plan.slots_in], c, element_bytes, n, dtype)
     q = np.arange(codes.shape[2])  # cell q of the slots is cell q % cpd of dword q // cpd
     m.regs[q // m.cpd, :, :, q % m.cpd] = codes.transpose(2, 0, 1)

@@ -175,6 +175,11 @@ def access_map(shared: Shared, reg_layout: LinearLayout) -> LinearLayout:
     if set(reg.out_dim_names) != set(lin.out_dim_names):
         raise LayoutError(f"register layout out dims {reg.out_dim_names} differ from the shared layout's "
                           f"{lin.out_dim_names}")
+    shared_sizes = dict(lin.out_dims)
+    for name, size in reg.out_dims:
+        if size > shared_sizes[name]:
+            raise LayoutError(f"register layout has {name} of size {size}, the shared layout only "
+                              f"{shared_sizes[name]}: the tile does not fit in the shared layout")
     return reg.invert_and_compose(lin)
 
 

@@ -17,7 +17,9 @@ first, and is counted once.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+
+import numpy as np
 
 from linlayout import LayoutError, LinearLayout
 from linlayout.hw.targets import get_target
@@ -28,6 +30,7 @@ from .steps import (Barrier, FusedDpp, Lane, LdsLoad, LdsStore, Mov, PermlaneSwa
                     transpose_name)
 
 __all__ = [
+    "CERT_SLOT_LIMIT", "ELEMENT_BITS",
     "Barrier", "CERT_FORMAT", "COUNT_KINDS", "PTX_COUNT_KINDS", "RDNA_COUNT_KINDS", "count_kinds", "FusedDpp", "Lane", "LdsLoad", "LdsStore", "Mov",
     "PermSelect", "PermlaneSwap", "Plan", "Select", "Step", "dwords_per_slot", "prmt_selector", "slots_per_dword",
     "step_from_json",
@@ -35,6 +38,13 @@ __all__ = [
 ]
 
 CERT_FORMAT = "linlayout-plan/v1"
+#: The element sizes (bits) a plan moves: one, two or four per 32-bit register, or one per register pair.
+ELEMENT_BITS = (8, 16, 32, 64)
+#: The slot numbers a certificate may name: ``0 <= slot < CERT_SLOT_LIMIT``.  Plans number fresh
+#: temporaries sparsely (a planned wave32 fp32 case names slots needing 1.5x the register file), so
+#: the bound is not the target's registers; it keeps a run's register array (every slot up to the
+#: largest named, ``linlayout.synth.emulator``) within memory.
+CERT_SLOT_LIMIT = 1 << 16
 
 # Instruction kinds counted in ``Plan.counts()`` (the names of docs/contract.md's isa_counts).
 COUNT_KINDS = ("v_cndmask", "v_perm_b32", "v_mov", "dpp", "ds_bpermute", "ds_swizzle", "readlane",
@@ -51,6 +61,18 @@ def count_kinds(arch: str) -> tuple[str, ...]:
     """The instruction kinds ``Plan.counts`` reports for a plan of ``arch``'s family."""
     family = get_target(arch).family
     return PTX_COUNT_KINDS if family == "nvidia" else (RDNA_COUNT_KINDS if family == "rdna" else COUNT_KINDS)
+
+
+def _check_lane_tables(steps: list[Step], wave_size: int, num_warps: int) -> None:
+    """Every per-lane table of ``steps`` (their numpy array fields) is ``[wave_size]`` or
+    ``[num_warps][wave_size]``, else ``LayoutError`` naming the step and the field."""
+    shapes = ((wave_size,), (num_warps, wave_size))
+    for k, st in enumerate(steps):
+        for f in fields(st):
+            value = getattr(st, f.name)
+            if isinstance(value, np.ndarray) and value.shape not in shapes:
+                raise LayoutError(f"plan step {k} ({st.op}): {f.name} has shape {list(value.shape)}; a per-lane "
+                                  f"table is [{wave_size}] or [{num_warps}][{wave_size}]")
 
 
 @dataclass
@@ -123,7 +145,11 @@ class Plan:
 
     @classmethod
     def from_certificate(cls, obj: dict) -> "Plan":
-        """Read a certificate back (steps with ISA parameters when present)."""
+        """Read a certificate back (steps with ISA parameters when present).  LayoutError for anything but
+        a certificate: a missing key, a malformed value, a ``num_warps`` other than src's and dst's warp
+        count (2**warp bits; 1 without a warp dim), an element size plans do not move, a slot number
+        outside ``[0, CERT_SLOT_LIMIT)``, a per-lane table of another shape than ``[wave_size]`` or
+        ``[num_warps][wave_size]``, ``lds_bytes`` beyond the target's LDS."""
         if not isinstance(obj, dict) or obj.get("format") != CERT_FORMAT:
             raise LayoutError(f"not a plan certificate (format must be {CERT_FORMAT!r})")
         try:
@@ -132,12 +158,33 @@ class Plan:
             while i < len(items):
                 s, i = step_from_json(items, i)
                 steps.append(s)
-            return cls(arch=obj["arch"], wave_size=int(obj["wave_size"]), num_warps=int(obj["num_warps"]),
-                       element_bits=int(obj["element_bits"]), src=LinearLayout.from_json(obj["src"]),
-                       dst=LinearLayout.from_json(obj["dst"]), slots_in=int(obj["slots_in"]),
-                       slots_out=int(obj["slots_out"]), steps=steps, strategy=obj.get("strategy", ""),
+            src, dst, num_warps = LinearLayout.from_json(obj["src"]), LinearLayout.from_json(obj["dst"]), \
+                int(obj["num_warps"])
+            for side, lay in (("src", src), ("dst", dst)):
+                warps = lay.in_dim_size("warp") if lay.has_in_dim("warp") else 1
+                if warps != num_warps:
+                    raise LayoutError(f"plan certificate has num_warps {num_warps} but its {side} has {warps} warps")
+            element_bits = int(obj["element_bits"])
+            if element_bits not in ELEMENT_BITS:
+                raise LayoutError(f"plan certificate has element_bits {element_bits}; plans move elements of "
+                                  f"{', '.join(map(str, ELEMENT_BITS))} bits")
+            slots_in, slots_out = int(obj["slots_in"]), int(obj["slots_out"])
+            named = [s for st in steps for s in st.named_slots()] + [slots_in - 1, slots_out - 1]
+            if min(named) < 0 or max(named) >= CERT_SLOT_LIMIT:
+                bad = min(named) if min(named) < 0 else max(named)
+                raise LayoutError(f"plan certificate names slot {bad}; slots are 0 to {CERT_SLOT_LIMIT - 1} "
+                                  f"(slots_in and slots_out at least 1)")
+            wave_size, lds_bytes = int(obj["wave_size"]), int(obj.get("lds_bytes", 0))
+            _check_lane_tables(steps, wave_size, num_warps)
+            target_lds_bytes = get_target(obj["arch"]).lds_bytes
+            if not 0 <= lds_bytes <= target_lds_bytes:
+                raise LayoutError(f"plan certificate has lds_bytes {lds_bytes}; {obj['arch']} has 0 to "
+                                  f"{target_lds_bytes}")
+            return cls(arch=obj["arch"], wave_size=wave_size, num_warps=num_warps,
+                       element_bits=element_bits, src=src, dst=dst, slots_in=slots_in, slots_out=slots_out,
+                       steps=steps, strategy=obj.get("strategy", ""),
                        cost=float(obj.get("cost", 0.0)), lower_bound=obj.get("lower_bound", {}),
-                       overhead=obj.get("overhead_estimate", {}), lds_bytes=int(obj.get("lds_bytes", 0)),
+                       overhead=obj.get("overhead_estimate", {}), lds_bytes=lds_bytes,
                        objective=str(obj.get("objective", "")))
         except KeyError as e:
             raise LayoutError(f"plan certificate lacks the key {e.args[0]!r}") from None

@@ -112,6 +112,9 @@ def test_model_mode(capsys):
     (["--arch", "gfx942", "--op", "ds_read_b32", "--access", access_json([1] * 6), "--dtype", "f13"], "dtype"),
     (["--arch", "gfx942", "--op", "ds_read_b32", "--access", access_json([1] * 6), "--element-bytes", "4",
       "--padding", "64"], "INTERVAL:PAD"),
+    (["--arch", "sm_90", "--shared", "swizzled:vec=1,phase=1,maxphase=1,order=1x0,shape=32x64", "--reg",
+      "blocked:spt=1x8,tpw=8x4,wpc=1x1,order=1x0,shape=64x64", "--dtype", "fp16"],
+     "register layout has dim0 of size 64, the shared layout only 32"),  # once invert_and_compose's words
 ])
 def test_errors_exit_2_with_one_line(capsys, argv, match):
     code, out, err = run(capsys, "banks", *argv)

@@ -318,6 +318,35 @@ def test_bench_plan_counted_corpus_does_not_call_plan_time_compile_time():
     assert "code object" not in out, out
 
 
+def test_bench_plan_counted_corpus_claims_no_plan_isa_check():
+    """--corpus nvidia compiles no kernel (NVIDIA targets have no kernel emitter), so no plan/ISA comparison
+    ran: the summary says the counts are the plan's instead of printing a count of disagreements."""
+    argv = ["bench", "conversions", "--corpus", "nvidia", "--cases", "1", "--isa-only"]
+    code, out, _ = call(argv + ["--json"])
+    assert code == 0 and [r["counted_by"] for r in json.loads(out)["cases"]] == ["plan"], out
+    code, out, _ = call(argv)
+    assert code == 0 and "counts are the plan's (no kernel compiled, so no plan/ISA check)" in out, out
+    assert "plan/ISA disagreements" not in out, out
+
+
+@pytest.mark.parametrize("dtype, bits", [("fp4", 4), ("fp6", 6), ("iu4", 4)])
+@pytest.mark.parametrize("emit", [None, "cuda", "hip", "mlir"])
+def test_convert_sub_byte_dtype_names_the_dtype_and_the_element_sizes(tmp, dtype, bits, emit):
+    """A sub-byte --dtype is one line naming the dtype and the element sizes conversions move (the planner's
+    own message spoke of element_bits, a name the command line does not have), whatever --emit asks."""
+    argv = ["convert", "--src", LAYOUTS[3], "--dst", LAYOUTS[3], "--arch", "gfx942", "--dtype", dtype]
+    code, out, err = call(argv + (["--emit", emit, "-o", str(tmp / "k.out")] if emit else []))
+    assert code == 2 and out == "" and err.startswith(f"linlayout: error: --dtype {dtype} has {bits}-bit elements; "
+                                                      "conversions move elements of 8, 16, 32 or 64 bits"), err
+
+
+def test_top_level_help_names_the_nvidia_targets():
+    """linlayout --help: the program, mfma, banks and bench serve NVIDIA targets too, and the help says so."""
+    code, out, _ = call(["--help"])
+    assert code == 0 and "for AMD and NVIDIA GPU kernels" in out and "NVIDIA mma" in out, out
+    assert "shared-memory bank conflicts" in out and "Triton's AMD and NVIDIA backends" in out, out
+
+
 def test_bench_help_says_emitterless_targets_are_counted_from_the_plan():
     code, out, _ = call(["bench", "conversions", "--help"])
     assert code == 0 and 'counted_by: "plan"' in out, out

@@ -31,3 +31,22 @@ def test_demo_text_without_compile(capsys):
     out = capsys.readouterr().out
     assert "conflict-free: True" in out
     assert "4. Compile" not in out
+
+
+def test_the_readme_shows_the_demos_real_output(capsys):
+    """README.md's demo block is what ``linlayout demo`` prints, up to times and code-object sizes (the linker's
+    choice); it once kept a gfx942 region of 40 instructions after the planner's waits went to 1."""
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    shown = readme.split("`linlayout demo` answers the four questions", 1)[1].split("```\n", 2)[1]
+    assert main(["demo"]) == 0
+    real = capsys.readouterr().out
+
+    def varying(text: str) -> list[str]:
+        text = re.sub(r"\(\d+ ms\)", "(N ms)", text)
+        text = re.sub(r"code object \d+ bytes", "code object N bytes", text)
+        return re.sub(r"done in [\d.]+ s", "done in N s", text).strip().splitlines()
+
+    assert varying(shown) == varying(real)

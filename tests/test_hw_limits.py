@@ -76,6 +76,22 @@ def test_conversion_warps_and_budget():
         plan_conversion(lay, lay, "gfx942", 16, lds_budget_bytes=65537)
 
 
+def test_nvidia_limits_speak_of_threads_warps_and_shared_memory():
+    """An NVIDIA target's limit messages use its words: registers per thread, warps of a thread block, shared
+    memory (they said VGPRs per lane and waves of a workgroup)."""
+    many = parse_layout("blocked:spt=1x4,tpw=4x8,wpc=64x1,order=1x0,shape=1024x32")
+    with pytest.raises(LayoutError, match=r"src has 64 warps, more than the 32 warps of 32 a sm_90 thread block can "
+                                          r"hold \(1024 threads\)"):
+        plan_conversion(many, many, "sm_90", 16)
+    big = parse_layout("blocked:spt=1x4,tpw=4x8,wpc=1x1,order=1x0,shape=1024x512")
+    with pytest.raises(LayoutError, match="src holds 16384 elements of 16 bits per lane: 8192 registers, more than "
+                                          "sm_90's 256 registers per thread"):
+        plan_conversion(big, big, "sm_90", 16)
+    lay = parse_layout("blocked:spt=1x4,tpw=4x8,wpc=1x1,order=1x0,shape=16x32")
+    with pytest.raises(LayoutError, match="more than sm_90's 232448 bytes of shared memory per thread block"):
+        plan_conversion(lay, lay, "sm_90", 16, lds_budget_bytes=232449)
+
+
 def test_synthesis_defaults_to_the_target_lds():
     writer, reader = parse_layout(WRITER.format(256)), parse_layout(READER.format(256))
     res = synthesize(writer, reader, 16, "gfx942")  # 128 KiB of fp16: two rounds of gfx942's 64 KiB

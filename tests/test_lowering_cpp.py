@@ -96,7 +96,7 @@ def _check_cuda(plan: Plan, arch: str, unmarked: bool = False) -> str:
     """Compile ``plan``'s CUDA for ``arch`` and check its PTX against the plan (``unmarked``: also the
     build without region markers); returns the PTX."""
     want = expected_ptx_counts(plan)
-    ptx = compile_cuda(emit_cpp(plan), arch)
+    ptx = compile_cuda(emit_cpp(plan), arch, strict=True)  # no warning either
     got = ptx_counts(ptx, "conv")
     assert {k: got.get(k, 0) for k in want} == want
     assert {k for k, v in got.items() if v and k.startswith(("ld.shared.", "st.shared."))} == \
@@ -269,6 +269,20 @@ def test_the_device_function_and_test_kernel_signatures():
     assert src.source.count(f"#ifdef {MARK_MACRO}") == 2
 
 
+@pytest.mark.parametrize("num_warps, reads", [(1, ("tid", "lane")), (2, ("tid", "lane", "warp"))])
+def test_only_the_ids_the_function_reads_are_declared(num_warps, reads):
+    """A one-warp plan never reads the warp id, so it is not declared (nvcc warns about an unused variable)."""
+    source = emit_cpp(_nvidia_plan(32, num_warps=num_warps)).source
+    declared = tuple(n for n in ("tid", "lane", "warp") if f"const unsigned {n} = " in source)
+    assert declared == reads
+
+
+@nvcc
+def test_one_warp_cuda_compiles_without_warnings():
+    plan = _nvidia_plan(16, num_warps=1)
+    compile_cuda(emit_cpp(plan), "sm_90", strict=True)
+
+
 def test_unsupported_combinations_are_one_layout_error_naming_the_target():
     with pytest.raises(LayoutError, match="hip C\\+\\+ does not run on sm_90"):
         emit_cpp(_nvidia_plan(32), dialect="hip")
@@ -302,7 +316,7 @@ def _baseline_plan(idx: int) -> Plan:
 
 
 def _hip_region(plan: Plan) -> tuple[str, dict[str, int]]:
-    isa = compile_hip(emit_cpp(plan), plan.arch)
+    isa = compile_hip(emit_cpp(plan), plan.arch, strict=True)
     counts = isa_counts(isa, "conv")
     counts[FUSED_KEY] = fused_dpp_count(isa, "conv")
     return isa, counts
@@ -401,7 +415,7 @@ def test_hip_wave32_plans(arch, eb):
     rng = np.random.default_rng(eb * 5 + int(arch[3:]))
     for n_bits, warp_bits in ((6, 0), (7, 1), (8, 0), (9, 2)):
         plan = plan_conversion(*_swapped_pair(rng, n_bits, warp_bits), arch, eb)
-        isa = compile_hip(emit_cpp(plan), arch)
+        isa = compile_hip(emit_cpp(plan), arch, strict=True)
         got = _wave32_ops(region_lines(isa, "conv"))
         want = {k: v for k, v in expected_isa_counts(plan).items() if k != FUSED_KEY}
         want["permlane16"] = plan.counts()["permlane16"]

@@ -139,6 +139,15 @@ def test_bank_heatmap(tmp_path):
 def test_errors(tmp_path, monkeypatch):
     with pytest.raises(LayoutError, match=r"\.png or \.svg"):
         render(MFMA_C, tmp_path / "x.jpg")
+    (tmp_path / "d.png").mkdir()
+    with monkeypatch.context() as m:  # an unwritable path is refused before matplotlib draws anything
+        m.setattr("linlayout.pictures._pyplot", lambda: pytest.fail("drew a picture it cannot write"))
+        with pytest.raises(LayoutError, match=f"cannot write picture .*: no folder '{tmp_path / 'no'}'"):
+            render(MFMA_C, tmp_path / "no" / "x.png")
+        with pytest.raises(LayoutError, match="cannot write picture .*: it is a folder"):
+            render(MFMA_C, tmp_path / "d.png")
+        with pytest.raises(LayoutError, match="no folder"):
+            bank_heatmap(np.zeros((4, 32), dtype=int), tmp_path / "no" / "h.svg", title="x")
     with pytest.raises(LayoutError, match="color_by"):
         cell_grid(MFMA_C, color_by="bank")
     real_import = builtins.__import__

@@ -127,6 +127,66 @@ def test_the_emulator_applies_the_same_pairing_rule():
         run_isa(Plan("gfx942", 64, 1, 16, lay, lay, 2, 2, [half]))
 
 
+def _lds_certificate() -> dict:
+    """The certificate of a one-warp sm_90 shared-memory round trip (16 stores, a barrier, 4 loads, a mov)."""
+    from linlayout.encodings import blocked
+    from linlayout.synth.convert import plan_conversion
+
+    src, dst = blocked((1, 4), (4, 8), (1, 1), (1, 0), (16, 32)), blocked((4, 1), (8, 4), (1, 1), (0, 1), (16, 32))
+    return json.loads(plan_conversion(src, dst, "sm_90", 16, strategy="lds").dumps())
+
+
+def _edit(cert: dict, key: str, value, op: str | None = None) -> dict:
+    """``cert`` with ``key`` set to ``value``: of the first step of ``op`` (its ``isa`` for ``bytes``), or the top."""
+    out = json.loads(json.dumps(cert))
+    if op is None:
+        out[key] = value
+    else:
+        step = next(s for s in out["steps"] if s["op"] == op)
+        (step["isa"] if key == "bytes" else step)[key] = value
+    return out
+
+
+@pytest.mark.parametrize("key, value, op, match", [
+    ("element_bits", 4, None, "plan certificate has element_bits 4; plans move elements of 8, 16, 32, 64 bits"),
+    ("src", [10 ** 12], "lds_store", "plan certificate names slot 1000000000000; slots are 0 to 65535"),
+    ("slots_in", 0, None, "plan certificate names slot -1"),
+    ("lds_bytes", 10 ** 13, None, "plan certificate has lds_bytes 10000000000000; sm_90 has 0 to 232448"),
+    ("lds_bytes", -5, None, "plan certificate has lds_bytes -5"),
+    ("addr", [0] * 5, "lds_store", r"plan step 0 \(lds_store\): addr has shape \[5\]; a per-lane table is \[32\] "
+                                   r"or \[1\]\[32\]"),
+    ("bytes", 3, "lds_store", "plan step 0: an LDS access moves 1, 2, 4, 8, 16 bytes per lane, got 3"),
+    ("bytes", 32, "lds_load", "plan step 17: an LDS access moves 1, 2, 4, 8, 16 bytes per lane, got 32"),
+])
+def test_a_certificate_the_hardware_cannot_run_is_one_layout_error(key, value, op, match):
+    """Values no plan can have are refused when the certificate is read: before, an element size of 4 and a
+    3-byte store verified (ok False or even True), a huge slot number or lds_bytes was a MemoryError in the
+    emulator, and a short address table a numpy broadcast error."""
+    cert = _lds_certificate()
+    assert Plan.from_certificate(cert).lds_bytes == 1024
+    with pytest.raises(LayoutError, match=match):
+        Plan.from_certificate(_edit(cert, key, value, op))
+
+
+def test_fused_dpp_steps_run_on_wave32():
+    """Both fused DPP forms on a gfx1100 wave (32 lanes, two 16-lane rows): v_cndmask_b32_dpp row_shr:1
+    keeps lanes 0 and 16, the others take src from lane l - 1; v_mov_b32_dpp row_ror:4 with row_mask 0x2
+    writes row 1 only (lane l takes lane 16 + (l - 4) % 16) and keeps row 0."""
+    lanes = np.arange(32)
+    lay = LinearLayout({"register": [[1], [2]], "lane": [[4 << j] for j in range(5)]}, [("dim0", 128)])
+    keep = (lanes % 16 == 0).astype(np.int64)
+    shr = FusedDpp(form="v_cndmask_b32_dpp", dst=[2], own=[0], src=[1], tmp=[3], ctrl_name="row_shr:1",
+                   src_lane=np.where(keep == 1, -1, lanes - 1), keep=keep,
+                   isa={"ctrl": 0x111, "row_mask": 0xF, "bank_mask": 0xF, "bound_ctrl": 1})
+    ror = FusedDpp(form="v_mov_b32_dpp", dst=[0], own=[0], src=[1], tmp=[3], ctrl_name="row_ror:4",
+                   src_lane=np.where(lanes < 16, -1, 16 + (lanes - 4) % 16), keep=(lanes < 16).astype(np.int64),
+                   isa={"ctrl": 0x124, "row_mask": 0x2, "bank_mask": 0xF})
+    before = run_isa(Plan("gfx1100", 32, 1, 32, lay, lay, 4, 4, []))[:, 0]  # [dword, lane, byte]
+    after = run_isa(Plan("gfx1100", 32, 1, 32, lay, lay, 4, 4, [shr, ror]))[:, 0]
+    assert np.array_equal(after[2], np.where(keep[:, None] == 1, before[0], before[1][lanes - 1]))
+    assert np.array_equal(after[0], np.where(lanes[:, None] < 16, before[0], before[1][16 + (lanes - 4) % 16]))
+
+
 @pytest.mark.parametrize("key,value", [("wave_size", "x"), ("num_warps", [4]), ("slots_in", None),
                                        ("cost", "cheap")])
 def test_a_malformed_certificate_value_is_one_layout_error(key, value):
@@ -140,4 +200,19 @@ def test_a_malformed_certificate_value_is_one_layout_error(key, value):
     assert Plan.from_certificate(json.loads(json.dumps(cert))).wave_size == 64
     cert[key] = value
     with pytest.raises(LayoutError, match="plan certificate has a malformed value"):
+        Plan.from_certificate(cert)
+
+
+@pytest.mark.parametrize("num_warps", [1, 4, 0, -2])
+def test_a_certificate_num_warps_other_than_the_layouts_is_one_layout_error(num_warps):
+    """num_warps must be the layouts' warp count (here 2): 1 or 4 once verified as a correct plan (the emulator
+    repeats or truncates the warps), 0 and negatives broke a numpy reshape."""
+    from linlayout.synth.convert import plan_conversion
+
+    layout = LinearLayout.from_bases({"register": [[1]], "lane": [[2 << k] for k in range(6)], "warp": [[128]]},
+                                     ["dim0"])
+    cert = json.loads(plan_conversion(layout, layout, "gfx942", 32).dumps())
+    assert Plan.from_certificate(cert).num_warps == 2
+    cert["num_warps"] = num_warps
+    with pytest.raises(LayoutError, match=f"plan certificate has num_warps {num_warps} but its src has 2 warps"):
         Plan.from_certificate(cert)

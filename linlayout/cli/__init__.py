@@ -31,10 +31,10 @@ COMMANDS = {
     "show": "print a layout: bases, matrix, properties, table, picture",
     "verify": "check two layouts are the same map (exit 0) or give a counterexample (exit 1)",
     "layout": "the layout of a Triton encoding (--triton JSON), or Gluon Python for a layout (--to-triton)",
-    "mfma": "register layouts (A, B, C/D) of an MFMA or WMMA instruction",
-    "banks": "LDS bank conflicts: one instruction, a whole tile, or swizzle synthesis",
+    "mfma": "register layouts (A, B, C/D) of an MFMA, WMMA or NVIDIA mma instruction",
+    "banks": "LDS / shared-memory bank conflicts: one instruction, a whole tile, or swizzle synthesis",
     "convert": "plan a layout conversion of a distributed tile (verified on the wave emulator)",
-    "bench": "benchmarks against the peer (Triton's AMD backend)",
+    "bench": "benchmarks against the peer (Triton's AMD and NVIDIA backends)",
     "kernel": "build, compile and check a kernel (gemm, attention, convert, fp8_fp16)",
 }
 SUBCOMMANDS = list(COMMANDS)
@@ -59,7 +59,7 @@ def build_parser(commands: Iterable[str] | None = None) -> argparse.ArgumentPars
     """The ``linlayout`` parser with the full options of ``commands`` (default: all of them);
     the other commands are listed by name and help line only, their modules not imported."""
     full = set(COMMANDS if commands is None else commands)
-    parser = Parser(prog="linlayout", description="GF(2) linear layouts for AMD GPU kernels.")
+    parser = Parser(prog="linlayout", description="GF(2) linear layouts for AMD and NVIDIA GPU kernels.")
     parser.add_argument("--json", dest="json_before", action="store_true", help=JSON_HELP + " (any command)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, help_line in COMMANDS.items():

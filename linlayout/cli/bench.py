@@ -61,7 +61,8 @@ SHARED_MEMORY_KEYS = ("lds_write", "lds_read", "lds_read_tr", "st.shared", "ld.s
 
 
 def register(subparsers) -> None:
-    p = add_command(subparsers, "bench", "Benchmarks of linlayout against Triton's AMD code.")
+    p = add_command(subparsers, "bench",
+                    "Benchmarks of linlayout against Triton's code (AMD; NVIDIA and wave32 corpora).")
     sub = p.add_subparsers(dest="bench", metavar="BENCH")
     c = sub.add_parser("conversions", help="our ISA counts beside Triton's for every baseline conversion",
                        description=__doc__.split("\n\n", 1)[1])
@@ -278,7 +279,8 @@ def render(result: dict, args: argparse.Namespace) -> str:
 
 def _summary_lines(s: dict, plan_only: bool = False) -> list[str]:
     """The printed summary of one set of cases (``plan_only``: no kernel was compiled, the
-    counts are the plan's and the times the planner's)."""
+    counts are the plan's, with no compiled region to check them against, and the times the
+    planner's)."""
     ct = s["compile_seconds"]
     timed = "plan time per case (layouts -> plan; no kernel compiled)" if plan_only else \
         "compile time per kernel (layouts -> code object)"
@@ -291,7 +293,8 @@ def _summary_lines(s: dict, plan_only: bool = False) -> list[str]:
         f"in-wave conversions Triton routes through LDS: {s['in_wave_triton_lds_cases']}; ours at most half on all: "
         f"{s['in_wave_at_most_half']}" + (f" (over half: {', '.join(s['in_wave_over_half'])})"
                                           if s["in_wave_over_half"] else ""),
-        f"plan/ISA disagreements: {s['plan_isa_disagreements']}; not planned (refused by the planner): "
+        ("counts are the plan's (no kernel compiled, so no plan/ISA check)" if plan_only else
+         f"plan/ISA disagreements: {s['plan_isa_disagreements']}") + "; not planned (refused by the planner): "
         f"{len(s['refused'])}",
         "modelled cycles over Triton's mix (same cost model): "
         + "; ".join(f"{o}{' (default)' if o == DEFAULT_OBJECTIVE else ''} {len(s['modelled_over_triton'][o])}"

@@ -14,13 +14,14 @@ import json
 from pathlib import Path
 
 from linlayout.lowering.conversion import EMIT_FORMATS, write_conversion
+from linlayout.synth.context import ELEMENT_BITS
 from linlayout.synth.convert import plan_conversion
 from linlayout.synth.cost import DEFAULT_OBJECTIVE, OBJECTIVES
 
 from ..dtypes import dtype_bits
 from ..errors import LayoutError
 from ..spec import parse_layout
-from . import DTYPE_HELP, add_command
+from . import add_command
 
 
 def register(subparsers) -> None:
@@ -36,7 +37,9 @@ def register(subparsers) -> None:
     p.add_argument("--src", required=True, metavar="L", help="src layout (JSON, @file, CuTe or a named spec)")
     p.add_argument("--dst", required=True, metavar="L", help="dst layout")
     p.add_argument("--arch", required=True, help="gfx90a, gfx942, gfx950, sm_80, sm_90, gfx1100, gfx1200 or gfx1250")
-    p.add_argument("--dtype", required=True, metavar="DTYPE", help=DTYPE_HELP)
+    p.add_argument("--dtype", required=True, metavar="DTYPE",
+                   help="element type of 8, 16, 32 or 64 bits: f16 (or fp16, half), bf16, f32 (fp32), fp8 (e4m3), "
+                        "bf8 (e5m2), i8, f64, ...")
     p.add_argument("--plan", metavar="FILE", help="write the plan certificate (JSON) to FILE")
     p.add_argument("--lds-budget", type=int, metavar="BYTES", help="LDS the conversion may use (rounds if smaller)")
     p.add_argument("--strategy", default="auto", choices=["auto", "registers", "lds"],
@@ -56,8 +59,13 @@ def run(args: argparse.Namespace) -> dict:
         raise LayoutError("--emit needs -o FILE")
     if args.output and not args.emit:
         raise LayoutError(f"-o is the output of --emit; give --emit {'|'.join(EMIT_FORMATS)}")
+    element_bits = dtype_bits(args.dtype)
+    if element_bits not in ELEMENT_BITS:
+        raise LayoutError(f"--dtype {args.dtype} has {element_bits}-bit elements; conversions move elements of "
+                          f"{', '.join(map(str, ELEMENT_BITS[:-1]))} or {ELEMENT_BITS[-1]} bits (the C++ and MLIR "
+                          f"output too)")
     src, dst = parse_layout(args.src), parse_layout(args.dst)
-    plan = plan_conversion(src, dst, args.arch, dtype_bits(args.dtype), lds_budget_bytes=args.lds_budget,
+    plan = plan_conversion(src, dst, args.arch, element_bits, lds_budget_bytes=args.lds_budget,
                            strategy=args.strategy, objective=args.objective)
     result = {
         "strategy": plan.strategy,

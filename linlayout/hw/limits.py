@@ -62,6 +62,7 @@ class ResourceLimits:
     lds_bytes: int
     threads_per_workgroup: int
     kernel_buffer_bytes: int
+    family: str = "cdna"  # the target's family: its messages use NVIDIA's words (thread, warp) or AMD's
 
     @property
     def registers_per_lane(self) -> int:
@@ -73,17 +74,33 @@ class ResourceLimits:
         return self.threads_per_workgroup // self.wave_size
 
     def describe_registers(self) -> str:
+        if self.family == "nvidia":
+            return f"{self.target}'s {self.registers_per_lane} registers per thread"
         if self.agprs_per_lane:
             return (f"{self.target}'s {self.registers_per_lane} registers per lane ({self.vgprs_per_lane} VGPRs + "
                     f"{self.agprs_per_lane} AGPRs)")
         return f"{self.target}'s {self.registers_per_lane} VGPRs per lane"
+
+    def describe_lds(self) -> str:
+        """``gfx942's 65536 bytes of LDS per workgroup``; shared memory per block on NVIDIA."""
+        if self.family == "nvidia":
+            return f"{self.target}'s {self.lds_bytes} bytes of shared memory per thread block"
+        return f"{self.target}'s {self.lds_bytes} bytes of LDS per workgroup"
+
+    def describe_waves(self) -> str:
+        """``the 16 waves of 64 a gfx942 workgroup can hold (1024 threads)``; warps and a block on NVIDIA."""
+        if self.family == "nvidia":
+            return (f"the {self.waves_per_workgroup} warps of {self.wave_size} a {self.target} thread block can hold "
+                    f"({self.threads_per_workgroup} threads)")
+        return (f"the {self.waves_per_workgroup} waves of {self.wave_size} a {self.target} workgroup can hold "
+                f"({self.threads_per_workgroup} threads)")
 
 
 def resource_limits(arch: str) -> ResourceLimits:
     """The limits of ``arch`` (a gfx name or an alias such as ``cdna3``)."""
     t = get_target(arch)
     return ResourceLimits(t.name, t.wave_size, t.vgprs_per_lane, t.agprs_per_lane, t.lds_bytes,
-                          t.threads_per_workgroup, KERNEL_BUFFER_BYTES)
+                          t.threads_per_workgroup, KERNEL_BUFFER_BYTES, t.family)
 
 
 def registers_per_lane(elements_per_lane: int, element_bits: int) -> int:
@@ -106,9 +123,7 @@ def check_layout(limits: ResourceLimits, what: str, layout, element_bits: int) -
     if layout.has_in_dim("warp"):
         warps = layout.in_dim_size("warp")
         if warps > limits.waves_per_workgroup:
-            raise LayoutError(f"{what} has {warps} warps, more than the {limits.waves_per_workgroup} waves of "
-                              f"{limits.wave_size} a {limits.target} workgroup can hold "
-                              f"({limits.threads_per_workgroup} threads)")
+            raise LayoutError(f"{what} has {warps} warps, more than {limits.describe_waves()}")
 
 
 def check_lds_budget(limits: ResourceLimits, lds_budget_bytes: int | None) -> int:
@@ -119,8 +134,7 @@ def check_lds_budget(limits: ResourceLimits, lds_budget_bytes: int | None) -> in
     if isinstance(lds_budget_bytes, bool) or not isinstance(lds_budget_bytes, int) or lds_budget_bytes < 1:
         raise LayoutError(f"lds_budget_bytes {lds_budget_bytes!r} must be a positive integer")
     if lds_budget_bytes > limits.lds_bytes:
-        raise LayoutError(f"LDS budget {lds_budget_bytes} bytes is more than {limits.target}'s {limits.lds_bytes} "
-                          f"bytes of LDS per workgroup")
+        raise LayoutError(f"LDS budget {lds_budget_bytes} bytes is more than {limits.describe_lds()}")
     return lds_budget_bytes
 
 
@@ -175,8 +189,7 @@ def check_tile_access(shared, reg_layout, element_bits: int, arch) -> None:
         return  # refused by tile_access_report's own checks
     nbytes = -(-elements * element_bits // 8)
     if nbytes > limits.lds_bytes:
-        raise LayoutError(f"the shared layout holds {nbytes} bytes per round, more than {limits.target}'s "
-                          f"{limits.lds_bytes} bytes of LDS per workgroup")
+        raise LayoutError(f"the shared layout holds {nbytes} bytes per round, more than {limits.describe_lds()}")
 
 
 def check_kernel_lds(arch: str, lds_bytes: int) -> None:

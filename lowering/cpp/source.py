@@ -12,8 +12,10 @@
   ``p = 32 / element_bits``; a 64-bit slot is registers ``2s`` (low half) and ``2s + 1``), runs
   the plan's steps on them and unpacks.  A plan that uses shared memory declares its own
   ``__shared__`` array of ``plan.lds_bytes`` bytes (at least what its accesses touch) in the
-  function; the function does not end with a barrier, so a caller that calls it again (or
-  reuses that memory) puts a ``__syncthreads()`` between.
+  function (a plan without shared-memory steps declares none); the function does not end with a
+  barrier, so a caller that calls it again (or reuses that memory) puts a ``__syncthreads()``
+  between.  Only the ids (thread, lane, warp) the function reads are declared: the output
+  compiles without warnings.
 * ``extern "C" __global__ void NAME_test(const T* in, T* out)``: thread ``t`` of block ``b``
   reads ``src[r] = in[b * tile_in + t * slots_in + r]`` (``tile_in = block_threads *
   slots_in`` elements per block), calls ``NAME`` and writes ``out[b * tile_out + t * slots_out
@@ -92,8 +94,10 @@ class CppSource:
 
 
 def _lds_bytes(plan: Plan) -> int:
-    """Shared-memory bytes the function declares: ``plan.lds_bytes``, at least the last byte any access
-    touches, rounded up to 16."""
+    """Shared-memory bytes the function declares: none for a plan without shared-memory steps, else
+    ``plan.lds_bytes``, at least the last byte any access touches, rounded up to 16."""
+    if not any(st.lds for st in plan.steps):
+        return 0
     need = plan.lds_bytes
     for st in plan.steps:
         if st.lds:
@@ -129,10 +133,9 @@ def emit_cpp(plan: Plan, dialect: str | None = None, name: str | None = None) ->
     final, copies, unpack = _unpack(plan, regs, t)
 
     wave = d.wave_size
-    fn = [f"__device__ __forceinline__ void {name}(const {t} (&src)[{plan.slots_in}], {t} (&dst)[{plan.slots_out}]) {{",
-          f"  const unsigned {tid} = {d.thread_index()};",
-          f"  const unsigned {lane} = {tid} % {wave}u;",
-          f"  const unsigned {warp} = {d.uniform(f'{tid} / {wave}u')};"]
+    ids = [(tid, d.thread_index()), (lane, f"{tid} % {wave}u"), (warp, d.uniform(f"{tid} / {wave}u"))]
+    fn = [f"__device__ __forceinline__ void {name}(const {t} (&src)[{plan.slots_in}], {t} (&dst)[{plan.slots_out}]) {{"]
+    fn += ["  " + ln for ln in _read_ids(ids, values.lines + em.body)]
     if lds_bytes:
         fn.append(f"  __shared__ alignas(16) unsigned char lds[{lds_bytes}];")
     fn += ["  " + ln for ln in values.lines + pack]
@@ -154,6 +157,19 @@ def emit_cpp(plan: Plan, dialect: str | None = None, name: str | None = None) ->
                      block_threads=block_threads, wave_size=wave, num_warps=plan.num_warps,
                      slots_in=plan.slots_in, slots_out=plan.slots_out, element_bits=plan.element_bits,
                      lds_bytes=lds_bytes)
+
+
+def _read_ids(ids: list[tuple[str, str]], statements: list[str]) -> list[str]:
+    """The declarations ``const unsigned NAME = EXPR;`` of the ids (thread, lane, warp; each EXPR may read
+    the ids before it) that ``statements``, or a kept declaration, read; an id nothing reads is not
+    declared (a one-warp plan never reads the warp id, and compilers warn about unused variables)."""
+    text = "\n".join(statements)
+    kept = []
+    for name, expr in reversed(ids):
+        if re.search(rf"\b{name}\b", text):
+            kept.append(f"const unsigned {name} = {expr};")
+            text += "\n" + expr
+    return kept[::-1]
 
 
 def _test_kernel(d: Dialect, name: str, t: str, block_threads: int, slots_in: int, slots_out: int) -> list[str]:

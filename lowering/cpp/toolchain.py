@@ -3,7 +3,8 @@
 :func:`compile_cuda` runs ``nvcc -arch=<arch> -ptx -O3`` and returns the PTX text;
 :func:`compile_hip` runs ``clang -x hip --offload-arch=<arch> --cuda-device-only -nogpuinc
 -nogpulib -O3 -S`` and returns the ISA text.  Both define ``LINLAYOUT_MARK_REGIONS`` when
-``mark`` (the default), so the plan's instructions lie between the region markers.  The HIP
+``mark`` (the default), so the plan's instructions lie between the region markers, and make every
+warning an error when ``strict`` (nvcc ``-Werror all-warnings``, clang ``-Wall -Werror``).  The HIP
 clang is ``$LINLAYOUT_HIP_CLANG`` when set, else a ``clang`` on ``PATH`` that compiles HIP for
 the amdgcn target, else the clang inside the ``ziglang`` package (``python -m ziglang clang``).
 A missing compiler is :class:`ToolchainNotFound`; a failed compile is :class:`CppCompileError`
@@ -88,20 +89,23 @@ def _text(source: CppSource | str) -> str:
     return source.source if isinstance(source, CppSource) else source
 
 
-def compile_cuda(source: CppSource | str, arch: str, mark: bool = True) -> str:
-    """The PTX of CUDA ``source`` for ``arch`` (``sm_80``, ``sm_90``)."""
+def compile_cuda(source: CppSource | str, arch: str, mark: bool = True, strict: bool = False) -> str:
+    """The PTX of CUDA ``source`` for ``arch`` (``sm_80``, ``sm_90``); ``strict``: warnings are errors."""
     nvcc = find_nvcc()
     if nvcc is None:
         raise ToolchainNotFound("no nvcc found (PATH, $CUDA_HOME/bin, /usr/local/cuda/bin)")
     flags = [nvcc, f"-arch={arch}", "-ptx", "-O3"] + ([f"-D{MARK_MACRO}"] if mark else [])
+    flags += ["-Werror", "all-warnings"] if strict else []
     return _run("nvcc", flags, _text(source), ".cu", ".ptx")
 
 
-def compile_hip(source: CppSource | str, arch: str, mark: bool = True) -> str:
-    """The AMDGPU ISA of HIP ``source`` for ``arch`` (``gfx942``, ``gfx950``, ...)."""
+def compile_hip(source: CppSource | str, arch: str, mark: bool = True, strict: bool = False) -> str:
+    """The AMDGPU ISA of HIP ``source`` for ``arch`` (``gfx942``, ``gfx950``, ...); ``strict``: warnings are
+    errors."""
     clang = find_hip_clang()
     if clang is None:
         raise ToolchainNotFound("no HIP-capable clang found ($LINLAYOUT_HIP_CLANG, clang on PATH, "
                                 "python -m ziglang clang)")
     flags = [*clang, *_hip_flags(arch)] + ([f"-D{MARK_MACRO}"] if mark else [])
+    flags += ["-Wall", "-Werror"] if strict else []
     return _run("clang", flags, _text(source), ".hip", ".s")

@@ -19,14 +19,20 @@ __all__ = ["FusedDpp"]
 class FusedDpp(Step):
     """One DPP instruction that moves and selects: ``dst = own if keep[l] else moved(src)[l]``.
 
-    ``moved(src)[l]`` is ``src`` of lane ``src_lane[l]`` (the DPP control's source lane).
+    ``moved(src)[l]`` is ``src`` of lane ``src_lane[l]`` (the DPP control's source lane, in the
+    target's family: CDNA's wave64 or RDNA's wave32 controls).  ``src_lane`` and ``keep`` are
+    per-lane tables of the plan's wave size (``[lanes]``, or one per warp ``[warps][lanes]``);
+    nothing here assumes 64 lanes: the row mask has one bit per 16-lane row (4 rows on wave64, 2 on
+    wave32), the bank mask one bit per 4-lane bank of a row.
     ``form = "v_cndmask_b32_dpp"``: ``v_cndmask_b32 dst, src(DPP), own`` with VCC = ``keep``
     (S0 = the DPP-read ``src``, S1 = ``own``); ``bound_ctrl`` is 1 so a lane whose DPP source
     is out of range still writes (it selects ``own``).  ``form = "v_mov_b32_dpp"``:
     ``v_mov_b32_dpp dst(old = own), src`` with the row/bank masks disabling exactly the
     ``keep`` lanes.  Certificate: a ``lane`` item into the temporary slots ``tmp``, then a
     ``select`` item (``a = tmp``, ``b = own``, ``cond = keep``) carrying ``"fused": form``;
-    the pair is one instruction and is counted once.
+    the pair is one instruction and is counted once.  (The planner makes the ``v_cndmask_b32_dpp``
+    form only under ``ir.FUSE_DPP_SELECT``, off by default.  LLVM's DPP combiner fuses the emitted
+    move and select on gfx9; the HIP clang we test with leaves them two instructions on gfx11/gfx12.)
     """
 
     form: str
@@ -89,7 +95,7 @@ class FusedDpp(Step):
             setup.condition(self.keep)
 
     def run(self, machine, what: str) -> None:
-        keep = np.asarray(self.keep).astype(bool)  # [64] or [W, 64]
+        keep = np.asarray(self.keep).astype(bool)  # [lanes] or [warps, lanes]
         ctrl, row_mask, bank_mask, bound_ctrl = dpp_controls(self.isa)
         for (d, o), (_, s) in zip(machine.pairs(self.dst, self.own, what), machine.pairs(self.dst, self.src, what)):
             if self.form == "v_mov_b32_dpp":

@@ -12,12 +12,14 @@ from linlayout.hw.targets import get_target
 
 from .base import PlanVerificationError, Step, ints, lane_table, register, table, vregs
 
-__all__ = ["LdsLoad", "LdsStore", "OFFSET_LIMIT", "PAIR_OFFSET_MAX", "transpose_element_addresses",
+__all__ = ["ACCESS_BYTES", "LdsLoad", "LdsStore", "OFFSET_LIMIT", "PAIR_OFFSET_MAX", "transpose_element_addresses",
            "transpose_name"]
 
 # ISA offset fields: ds_read/ds_write carry a 16-bit unsigned byte offset; ds_read2/ds_write2 two
 # 8-bit ones (offset0, offset1) in units of the access width (times 64 for the st64 forms).
 OFFSET_LIMIT = 1 << 16
+#: Bytes one lane's LDS / shared-memory access moves (``ds_write_b8`` .. ``_b128``, ``st.shared.b8`` .. ``.b128``).
+ACCESS_BYTES = (1, 2, 4, 8, 16)
 PAIR_OFFSET_MAX = 255
 
 
@@ -125,6 +127,15 @@ class _LdsAccess(Step):
         if error:
             raise PlanVerificationError(f"{what}: {error}")
 
+    @staticmethod
+    def _access_bytes(isa: dict, i: int) -> int:
+        """The ``bytes`` of item ``i``'s ``isa``: one of :data:`ACCESS_BYTES`, or ``LayoutError``."""
+        width = int(isa.get("bytes", 0))
+        if width not in ACCESS_BYTES:
+            raise LayoutError(f"plan step {i}: an LDS access moves {', '.join(map(str, ACCESS_BYTES))} bytes per "
+                              f"lane, got {width} (isa 'bytes')")
+        return width
+
     @classmethod
     def _pair_fields(cls, items: list[dict], i: int, key: str) -> tuple[dict, int]:
         """The pair fields read from the item after ``items[i]`` when it is fused to it, and the next index."""
@@ -179,7 +190,7 @@ class LdsStore(_LdsAccess):
         isa = d.get("isa", {})
         pair, nxt = cls._pair_fields(items, i, "src")
         return cls(src=ints(d["src"]), d16_hi=bool(isa.get("d16_hi", False)), addr=lane_table(d["addr"], "addr"),
-                   width_bytes=int(isa.get("bytes", 0)), **pair), nxt
+                   width_bytes=cls._access_bytes(isa, i), **pair), nxt
 
     def counts(self) -> dict[str, int]:
         return {"lds_write": 1}
@@ -269,7 +280,7 @@ class LdsLoad(_LdsAccess):
             return cls(dst=[s for g in group for s in ints(g["dst"])], addr=lane_table(isa["lane_addr"], "lane_addr"),
                        width_bytes=8, transpose=bits), i + n
         pair, nxt = cls._pair_fields(items, i, "dst")
-        return cls(dst=ints(d["dst"]), addr=lane_table(d["addr"], "addr"), width_bytes=int(isa.get("bytes", 0)),
+        return cls(dst=ints(d["dst"]), addr=lane_table(d["addr"], "addr"), width_bytes=cls._access_bytes(isa, i),
                    **pair), nxt
 
     def counts(self) -> dict[str, int]:
