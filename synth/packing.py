@@ -26,13 +26,16 @@ same lanes and warps; only which register index names which element differs), so
 puts element ``plan.src(register=r, lane, warp)`` in slot ``r`` and finds
 ``plan.dst(register=r, lane, warp)`` in slot ``r``.
 
-Candidates: the given orders, and for each side's order ``A`` (src's, then dst's) the sequence
-``T`` = the longer fixed prefix of the two sides followed by the register bases of ``A`` that
-both layouts hold in registers (nonzero), ``packing_bits`` in all.  Each side whose fixed
-prefix ``T`` extends and whose registers hold all of ``T`` takes ``T`` as its first register
-bases (the rest in their given order); the other side keeps its order.  When both take ``T``,
-every dword holds the same elements on both sides, so an LDS round trip moves whole dwords and a
-register plan renames them with no byte permute.
+Candidates: the given orders, and one pair for each side's register order ``A`` (src's, then
+dst's).  The *shared* bases are the nonzero register bases both layouts hold in registers.  ``T``
+is both sides' fixed leading bases (when one side's begin the other's) followed by the shared
+bases in the order ``A``, ``packing_bits`` in all; a side whose registers hold all of ``T`` and
+whose fixed bases begin it takes ``T`` as its first register bases (the rest in their given
+order).  A side that cannot but has free bits takes its own fixed bases followed by the shared
+ones in the order ``A``; a side with none keeps its order.  When both take ``T``, every dword
+holds the same elements on both sides, so an LDS round trip moves whole dwords and a register plan
+renames them with no byte permute; when one side follows the other only where it can, the byte
+permutes fall on one side.
 """
 
 from __future__ import annotations
@@ -68,12 +71,6 @@ def with_register_order(layout: LinearLayout, first: tuple[Basis, ...]) -> Linea
     return LinearLayout.from_json(obj)
 
 
-def _fixed_prefix(src_prefix: list[Basis], dst_prefix: list[Basis]) -> list[Basis] | None:
-    """The longer of two fixed prefixes when the shorter begins it, else None (no common order)."""
-    short, long_ = sorted((src_prefix, dst_prefix), key=len)
-    return long_ if long_[:len(short)] == short else None
-
-
 def packing_candidates(src: LinearLayout, dst: LinearLayout, element_bits: int, src_fixed_bits: int,
                        dst_fixed_bits: int) -> list[tuple[tuple[Basis, ...] | None, tuple[Basis, ...] | None]]:
     """The candidate orders (module docstring): ``(src_first, dst_first)`` pairs, None for a side that
@@ -83,22 +80,24 @@ def packing_candidates(src: LinearLayout, dst: LinearLayout, element_bits: int, 
     sr, dr = _register_bases(src), _register_bases(dst)
     if n == 0 or len(sr) < n or len(dr) < n:
         return out
-    fixed = {"src": min(src_fixed_bits, n), "dst": min(dst_fixed_bits, n)}
-    prefix = _fixed_prefix(sr[:fixed["src"]], dr[:fixed["dst"]])
-    if prefix is None:
-        return out
+    sides = ((sr, min(src_fixed_bits, n)), (dr, min(dst_fixed_bits, n)))
+    shared = [b for b in sr if b in dr and any(b)]
+    short, long_ = sorted((sr[:sides[0][1]], dr[:sides[1][1]]), key=len)
+    common = long_ if long_[:len(short)] == short else None  # both sides' fixed bits in one order
+
+    def first_bits(prefix: list[Basis], order: list[Basis]) -> tuple[Basis, ...]:
+        return tuple(prefix + [b for b in order if b in shared and b not in prefix])[:n]
+
     for order in (sr, dr):
-        shared = [b for b in order if b in sr and b in dr and any(b) and b not in prefix]
-        first = tuple(prefix + shared)[:n]
-        if len(first) < n:
-            continue
-        sides = []
-        for regs, k in ((sr, fixed["src"]), (dr, fixed["dst"])):
-            takes = all(b in regs for b in first) and list(first[:k]) == regs[:k] and list(first) != regs[:n]
-            sides.append(first if takes else None)
-        pair = (sides[0], sides[1])
-        if pair not in out:
-            out.append(pair)
+        both = first_bits(common, order) if common is not None else ()
+        pair = []
+        for regs, k in sides:
+            first = both if len(both) == n and all(b in regs for b in both) and list(both[:k]) == regs[:k] else ()
+            if not first and k < n:
+                first = first_bits(regs[:k], order)
+            pair.append(first if len(first) == n and list(first) != regs[:n] else None)
+        if tuple(pair) not in out:
+            out.append((pair[0], pair[1]))
     return out
 
 

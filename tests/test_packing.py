@@ -42,8 +42,9 @@ def test_candidates_put_a_register_bit_both_sides_hold_first():
     both = ((0, 16),)
     assert packing_candidates(WMMA, WMMA_T, 16, 0, 0) == [(None, None), (both, both)]
     assert packing_candidates(WMMA, WMMA_T, 8, 0, 0) == [(None, None), (((0, 16), (0, 32)), ((0, 16), (0, 32)))]
-    # a dst that keeps its first register bit: the src cannot follow ((0, 2) is a lane bit there)
-    assert packing_candidates(WMMA, WMMA_T, 16, 0, 1) == [(None, None)]
+    # a dst that keeps its first register bit: the src cannot follow ((0, 2) is a lane bit there), so it
+    # pairs along the first bit both hold in registers (the dst then permutes, the src does not)
+    assert packing_candidates(WMMA, WMMA_T, 16, 0, 1) == [(None, None), (both, None)]
     # only the src free: it takes the dst's packing bit where its registers hold it
     dst = with_register_order(WMMA_T, ((0, 16),))
     assert packing_candidates(WMMA, dst, 16, 0, 1) == [(None, None), (((0, 16),), None)]
