@@ -6,7 +6,9 @@ plan the conversion (linlayout.synth.convert), emit the conversion kernel, compi
 code object, and count the instructions of the ``conv`` region of one wave the way the
 baseline counts Triton's (linlayout.lowering.isa).  Targets without a kernel emitter
 (``--corpus nvidia|wave32``) are counted from the plan in the classes of Triton's counts (PTX for
-NVIDIA; ``counted_by: "plan"``, no registers, times are the planner's).  Prints ``{"cases": [...], "summary": {...}}``:
+NVIDIA; ``counted_by: "plan"``, no registers, times are the planner's); on the RDNA wave32 targets
+the plan is ``kernel_plan``'s (the 8/16-bit packing chosen where the kernel moves single elements;
+``repacked`` names the sides whose register order it changed).  Prints ``{"cases": [...], "summary": {...}}``:
 
 * per case ``name, arch, dtype, ours (isa_counts), triton (counts)``, the plan's strategy
   and counts, ``ratio`` (ours / Triton total), ``stays_in_wave`` (every element stays in
