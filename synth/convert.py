@@ -73,7 +73,7 @@ def _program(ctx: ConversionContext) -> Program:
     """An empty SSA program over the src registers of ``ctx``."""
     isa = PTX_REGISTER_ISA if "prmt" in ctx.target.lane_ops else AMD_REGISTER_ISA
     return Program(_n_values(ctx.problem.src.in_dim_size("register"), ctx), ctx.slots_per_dword, ctx.dwords_per_slot,
-                   isa)
+                   isa, fuse_select_perm=ctx.target.family == "rdna")
 
 
 def _finish(plan: Plan, prog: Program, outputs: list[int], strategy: str, ctx: ConversionContext,

@@ -56,6 +56,16 @@ class Op:
     params: dict = field(default_factory=dict)
 
 
+def swap_perm_operands(selector: int) -> int:
+    """The ``v_perm_b32`` selector that picks the same bytes with the two operands swapped: each byte
+    code below 8 flips between the S1 (0-3) and S0 (4-7) halves; constant codes stay."""
+    out = 0
+    for i in range(4):
+        code = (selector >> (8 * i)) & 0xFF
+        out |= (code ^ 4 if code < 8 else code) << (8 * i)
+    return out
+
+
 def _key_arr(a) -> bytes:
     return np.ascontiguousarray(a).tobytes()
 
@@ -64,8 +74,9 @@ class Program:
     """Builder of an SSA register program for one wave (ops identical in every warp, except LDS addresses)."""
 
     def __init__(self, n_init: int, slots_per_value: int, dwords_per_value: int,
-                 isa: RegisterIsa = AMD_REGISTER_ISA) -> None:
+                 isa: RegisterIsa = AMD_REGISTER_ISA, fuse_select_perm: bool = False) -> None:
         self.isa = isa
+        self.fuse_select_perm = fuse_select_perm
         self.n_init = n_init
         self.p = slots_per_value
         self.dps = dwords_per_value
@@ -120,8 +131,28 @@ class Program:
         return self._new("swap", (vdst, src0), {"kind": kind}, n_out=2, key=("swap", kind, vdst, src0))  # type: ignore[return-value]
 
     def perm(self, s0: int, s1: int, selector: int) -> int:
-        """``v_perm_b32``: byte ``i`` = byte ``sel[i]`` of ``{s0, s1}`` (0-3: s1, 4-7: s0, 12: zero)."""
+        """``v_perm_b32``: byte ``i`` = byte ``sel[i]`` of ``{s0, s1}`` (0-3: s1, 4-7: s0, 12: zero).
+
+        With ``fuse_select_perm``, a permute of two complementary selects ``s0 = c ? y : x``,
+        ``s1 = c ? x : y`` is one permute of ``(x, y)`` whose per-lane selector is ``selector``
+        where ``c`` is false and ``selector`` with its operands swapped (byte codes 0-3 <-> 4-7)
+        where it is true (``perm_select``); the selects then have no other use left unless
+        something else reads them (``emit`` drops dead ops)."""
+        fused = self._complementary_selects(s0, s1) if self.fuse_select_perm else None
+        if fused is not None:
+            cond, x, y = fused
+            return self.perm_select(x, y, int(selector), swap_perm_operands(int(selector)), cond)
         return self._new("perm", (s0, s1), {"selector": int(selector)}, key=("perm", s0, s1, int(selector)))[0]
+
+    def _complementary_selects(self, s0: int, s1: int) -> tuple[np.ndarray, int, int] | None:
+        """``(c, x, y)`` when ``s0 = select(c, x, y)`` and ``s1 = select(c, y, x)``, else None."""
+        ops = [self.ops[self.producer[v]] if v in self.producer else None for v in (s0, s1)]
+        if any(op is None or op.kind != "select" for op in ops):
+            return None
+        (x, y), (y1, x1) = ops[0].args, ops[1].args
+        if (x, y) != (x1, y1) or not np.array_equal(ops[0].params["cond"], ops[1].params["cond"]):
+            return None
+        return ops[0].params["cond"], x, y
 
     def perm_select(self, s0: int, s1: int, sel0: int, sel1: int, cond: np.ndarray) -> int:
         """``v_perm_b32`` with a per-lane selector VGPR: ``sel1`` where ``cond[l]``, else ``sel0``."""

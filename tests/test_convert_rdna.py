@@ -173,3 +173,78 @@ def test_wmma_fragments_plan_and_verify(arch, version):
     a16, b16 = (wmma_dot_operand(enc, op, 8, shape) for op in (0, 1))
     for src, dst, bits in ((acc, a16, 16), (acc, b16, 16), (a16, acc, 32), (acc, acc, 32)):
         _check_rdna_plan(plan_conversion(src, dst, arch, bits))
+
+
+# ---------------------------------------------------------------------- complementary selects into v_perm_b32
+#: One lane of a pair holds the even columns, the other the odd ones; the dst (a WMMA v1 operand,
+#: gfx1100) holds the pair's columns packed in both lanes: 16-bit, 2 waves.
+_PAIR_SRC = LinearLayout.from_json({"in_dims": [["register", 32], ["lane", 32], ["warp", 2], ["block", 1]],
+                                    "out_dims": [["dim0", 128], ["dim1", 16]],
+                                    "bases": {"register": [[0, 2], [0, 4], [0, 8], [32, 0], [64, 0]],
+                                              "lane": [[1, 0], [2, 0], [4, 0], [8, 0], [0, 1]],
+                                              "warp": [[16, 0]], "block": []}})
+_PAIR_DST = LinearLayout.from_json({"in_dims": [["register", 64], ["lane", 32], ["warp", 2], ["block", 1]],
+                                    "out_dims": [["dim0", 128], ["dim1", 16]],
+                                    "bases": {"register": [[0, 1], [0, 2], [0, 4], [0, 8], [32, 0], [64, 0]],
+                                              "lane": [[1, 0], [2, 0], [4, 0], [8, 0], [0, 0]],
+                                              "warp": [[16, 0]], "block": []}})
+
+
+def test_swap_perm_operands_flips_the_halves_of_every_byte_code():
+    from linlayout.synth.ir import swap_perm_operands
+
+    assert swap_perm_operands(0x05040100) == 0x01000504
+    assert swap_perm_operands(0x0C0C0105) == 0x0C0C0501  # constant bytes stay
+    assert swap_perm_operands(swap_perm_operands(0x07020603)) == 0x07020603
+
+
+@pytest.mark.parametrize("fuse", [False, True])
+def test_a_permute_of_complementary_selects_is_one_permute_with_a_lane_selector(fuse):
+    from linlayout.synth.ir import Program
+    from linlayout.synth.plan import PermSelect, Select
+
+    cond = np.arange(32) >= 16
+    prog = Program(2, 2, 1, fuse_select_perm=fuse)
+    a, b = prog.select(cond, 0, 1), prog.select(cond, 1, 0)  # c ? v1 : v0, c ? v0 : v1
+    out = prog.perm(b, a, 0x05040100)
+    kinds = [type(s) for s in prog.emit([out], 1)]
+    if fuse:
+        (step,) = [s for s in prog.emit([out], 1) if isinstance(s, PermSelect)]
+        assert Select not in kinds and (step.sel0, step.sel1) == (0x05040100, 0x01000504)
+        assert step.operands == (1, 0) and list(step.cond) == list(cond.astype(int))
+    else:
+        assert kinds.count(Select) == 2 and PermSelect not in kinds
+
+
+@pytest.mark.parametrize("arch", ["gfx1100", "gfx1200"])
+def test_wave32_pairs_of_lanes_pack_with_lane_selected_permutes(arch):
+    """One v_permlanex16 per src VGPR brings the partner lane's pair; each dst VGPR is one v_perm_b32 of
+    (partner, own) whose selector swaps the operands on lanes 16-31 (Triton's instructions, without
+    the two v_cndmask per src VGPR the selects took before)."""
+    plan = plan_conversion(_PAIR_SRC, _PAIR_DST, arch, 16)
+    _check_rdna_plan(plan)
+    assert {k: v for k, v in plan.counts().items() if v} == {"permlane16": 16, "v_perm_b32": 32, "total": 48}
+
+
+def test_the_complementary_select_fusion_is_the_rdna_targets_only():
+    from linlayout.synth.context import ConversionContext
+    from linlayout.synth.convert import _program
+
+    wide = LinearLayout({"register": [[1], [2]], "lane": [[4], [8], [16], [32], [64], [0]]}, [("dim0", 128)])
+    assert not _program(ConversionContext.create(wide, wide, "gfx942", 16)).fuse_select_perm
+    assert not _program(ConversionContext.create(_PAIR_SRC, _PAIR_DST, "sm_90", 16)).fuse_select_perm
+    assert _program(ConversionContext.create(_PAIR_SRC, _PAIR_DST, "gfx1100", 16)).fuse_select_perm
+
+
+def test_the_lane_selected_permutes_compile_to_exactly_the_plans_instructions():
+    from test_lowering_cpp import _wave32_ops, find_hip_clang
+
+    if find_hip_clang() is None:
+        pytest.skip("needs a HIP-capable clang")
+    from linlayout.lowering.cpp import emit_cpp
+    from linlayout.lowering.cpp.toolchain import compile_hip
+    from linlayout.lowering.isa import region_lines
+
+    plan = plan_conversion(_PAIR_SRC, _PAIR_DST, "gfx1100", 16)
+    got = _wave32_ops(region_lines(compile_hip(emit_cpp(plan), "gfx1100"), "conv"))
+    assert (got["permlane16"], got["v_perm_b32"], got["v_cndmask"]) == (16, 32, 0)

@@ -11,16 +11,14 @@ import json
 import pytest
 
 from linlayout.cli import main
-from linlayout.cli.bench import modelled, ptx_mix
+from linlayout.cli.bench import kernel_plan, modelled, ptx_mix
 from linlayout.dtypes import dtype_bits
 from linlayout.encodings import encoding_from_params, from_triton
 from linlayout.encodings.gluon import gluon_source
 from linlayout.layout import LinearLayout
-from linlayout.lowering.emit.conversion_kernel import source_tuple_dwords
 from linlayout.lowering.isa import CLASS_KEYS, COUNT_KEYS
 from linlayout.lowering.plan_counts import plan_isa_counts, plan_ptx_counts
 from linlayout.lowering.ptx_counts import PTX_CLASS_KEYS, PTX_COUNT_KEYS
-from linlayout.synth.convert import plan_conversion
 from repo_data import family_corpus
 from triton_oracle import TRITON_VERSION, ask_triton, triton_version
 
@@ -139,8 +137,9 @@ def test_stored_layouts_are_the_wheels(family):
 def test_bench_rows_are_computed_per_case(family, capsys, tmp_path, monkeypatch):
     """``linlayout bench conversions --corpus F``: one row per case, tagged with the family, with
     Triton's counts from the file and either the planner's refusal naming the target or our
-    counts as plan_counts computes them again here (PTX classes for NVIDIA), for a src loaded as
-    the bench kernels load it (``source_tuple_dwords``)."""
+    counts as plan_counts computes them again here (PTX classes for NVIDIA), for the bench kernel
+    (``kernel_plan``: the src loaded as the kernel loads it; on wave32 the packing chosen where the
+    kernel moves elements one at a time)."""
     monkeypatch.setenv("LINLAYOUT_CACHE", str(tmp_path))
     assert main(["bench", "conversions", "--corpus", family, "--cases", "3", "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
@@ -151,9 +150,10 @@ def test_bench_rows_are_computed_per_case(family, capsys, tmp_path, monkeypatch)
         if "refused" in row:
             assert case["arch"] in row["refused"] and row["triton_total"] == case["triton"]["total"]
             continue
-        src, element_bits = LinearLayout.from_json(case["src"]), dtype_bits(case["dtype"])
-        plan = plan_conversion(src, LinearLayout.from_json(case["dst"]), case["arch"], element_bits,
-                               src_tuple_dwords=source_tuple_dwords(src, element_bits))
+        src, dst = LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"])
+        plan = kernel_plan(src, dst, case["arch"], dtype_bits(case["dtype"]))
+        assert row["repacked"] == [side for side, given, planned in (("src", src, plan.src), ("dst", dst, plan.dst))
+                                   if given.bases["register"] != planned.bases["register"]]
         nvidia = family == "nvidia"
         ours = plan_ptx_counts(plan) if nvidia else plan_isa_counts(plan)
         assert row["triton"] == case["triton"] and row["ours"] == ours and row["counted_by"] == "plan"

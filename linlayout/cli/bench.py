@@ -6,7 +6,9 @@ plan the conversion (linlayout.synth.convert), emit the conversion kernel, compi
 code object, and count the instructions of the ``conv`` region of one wave the way the
 baseline counts Triton's (linlayout.lowering.isa).  Targets without a kernel emitter
 (``--corpus nvidia|wave32``) are counted from the plan in the classes of Triton's counts (PTX for
-NVIDIA; ``counted_by: "plan"``, no registers, times are the planner's).  Prints ``{"cases": [...], "summary": {...}}``:
+NVIDIA; ``counted_by: "plan"``, no registers, times are the planner's); on the RDNA wave32 targets
+the plan is ``kernel_plan``'s (the 8/16-bit packing chosen where the kernel moves single elements;
+``repacked`` names the sides whose register order it changed).  Prints ``{"cases": [...], "summary": {...}}``:
 
 * per case ``name, arch, dtype, ours (isa_counts), triton (counts)``, the plan's strategy
   and counts, ``ratio`` (ours / Triton total), ``stays_in_wave`` (every element stays in
@@ -33,8 +35,9 @@ import numpy as np
 
 from linlayout.lowering.conversion import lower_conversion
 from linlayout.lowering.plan_counts import plan_isa_counts, plan_ptx_counts
-from linlayout.lowering.emit.conversion_kernel import source_tuple_dwords
+from linlayout.lowering.emit.conversion_kernel import contiguous_registers, source_tuple_dwords
 from linlayout.synth.convert import plan_conversion
+from linlayout.synth.packing import plan_free_packing
 from linlayout.synth.cost import DEFAULT_OBJECTIVE, OBJECTIVES, cost_model, mix_cost
 from linlayout.synth.emulator import element_ids
 
@@ -118,7 +121,7 @@ def bench_case(case: dict, binary: bool = True) -> dict:
     src, dst = LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"])
     element_bits = dtype_bits(case["dtype"])
     t0 = time.perf_counter()
-    plan = plan_conversion(src, dst, case["arch"], element_bits, src_tuple_dwords=source_tuple_dwords(src, element_bits))
+    plan = kernel_plan(src, dst, case["arch"], element_bits)
     t1 = time.perf_counter()
     target = get_target(case["arch"])
     if target.emitter is None:
@@ -146,7 +149,24 @@ def bench_case(case: dict, binary: bool = True) -> dict:
         "stays_in_wave": stays_in_wave(src, dst, plan.num_warps),
         "triton_uses_lds": uses_shared_memory(triton), "triton_lds_bytes": case.get("triton_lds_bytes"),
         "plan_seconds": round(t1 - t0, 4), **measured,
+        "repacked": [side for side, given, planned in (("src", src, plan.src), ("dst", dst, plan.dst))
+                     if given.bases["register"] != planned.bases["register"]],
     }
+
+
+def kernel_plan(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int):
+    """The plan of one case for the benchmark kernel, which loads the src and stores the dst in runs of
+    ``2 ** contiguous_registers`` registers (the src VGPR tuples: ``source_tuple_dwords``).  On the
+    RDNA wave32 targets the planner also chooses which 8/16-bit elements share a VGPR where the
+    kernel moves them one at a time (``linlayout.synth.packing.plan_free_packing``; the registers of
+    one run keep their place): Triton's ``convert_layout``, which these cases compare against, takes
+    and yields single 8/16-bit values and leaves their packing to the loads and stores around it
+    (docs/benchmarks.md).  Elsewhere the plan keeps the layouts' register order."""
+    tuple_dwords = source_tuple_dwords(src, element_bits)
+    if get_target(arch).family != "rdna":
+        return plan_conversion(src, dst, arch, element_bits, src_tuple_dwords=tuple_dwords)
+    return plan_free_packing(src, dst, arch, element_bits, src_fixed_bits=contiguous_registers(src),
+                             dst_fixed_bits=contiguous_registers(dst), src_tuple_dwords=tuple_dwords)
 
 
 def ptx_mix(counts: dict) -> dict:

@@ -54,7 +54,8 @@ from .builder import Builder, vector_type
 from .lane_values import WAVE, LaneValues
 from .plan_ops import PlanEmitter, slot_dwords
 
-__all__ = ["ConversionKernel", "build_conversion_kernel", "element_coords", "source_tuple_dwords", "BUFFER_OFFSET_LIMIT"]
+__all__ = ["ConversionKernel", "build_conversion_kernel", "contiguous_registers", "element_coords", "source_tuple_dwords",
+           "BUFFER_OFFSET_LIMIT"]
 
 # buffer_load/store carry a 12-bit unsigned immediate byte offset.
 BUFFER_OFFSET_LIMIT = 1 << 12
@@ -353,23 +354,31 @@ def _module(name: str, body: str, globals_: list[str]) -> str:
             f"{body}\n      gpu.return\n    }}\n  }}\n}}\n")
 
 
-def source_tuple_dwords(layout: LinearLayout, element_bits: int, io_dwords: int = 4) -> int:
-    """The dwords of one global load of the source registers of the kernel (``_Kernel._runs``) on
-    the full, row-major tile of ``layout``: the aligned VGPR tuples the registers arrive in
-    (``linlayout.synth.convert.plan_conversion``'s ``src_tuple_dwords``).
+def contiguous_registers(layout: LinearLayout) -> int:
+    """``k``: registers ``0 .. 2**k - 1`` of every lane lie at consecutive addresses of the full,
+    row-major tile of ``layout``, so the kernel (``_Kernel._runs``) moves them in one global access.
 
-    Registers ``0 .. 2**k - 1`` of a lane lie at consecutive addresses when the first ``k``
-    register bases are the unit vectors ``1, 2, .., 2**(k-1)`` of the innermost dimension and no
-    lane or warp base touches those bits (their coordinate is then the lane's own plus the
-    register number).  ``2**k`` elements make ``2**k * element_bits / 32`` dwords, loaded up to
-    ``io_dwords`` at a time; fewer than a dword: every VGPR is assembled from pieces (1)."""
+    That holds when the first ``k`` register bases are the unit vectors ``1, 2, .., 2**(k-1)`` of
+    the innermost dimension and no lane or warp base touches those bits (their coordinate is then
+    the lane's own plus the register number)."""
     inner = len(layout.out_dims) - 1
     regs = layout.bases.get("register", [])
     others = [b[inner] for d in ("lane", "warp", "block") for b in layout.bases.get(d, [])]
     k = 0
     while k < len(regs) and regs[k] == [0] * inner + [1 << k] and not any(o & ((2 << k) - 1) for o in others):
         k += 1
-    return max(1, min(io_dwords, (element_bits << k) // 32))
+    return k
+
+
+def source_tuple_dwords(layout: LinearLayout, element_bits: int, io_dwords: int = 4) -> int:
+    """The dwords of one global load of the source registers of the kernel (``_Kernel._runs``) on
+    the full, row-major tile of ``layout``: the aligned VGPR tuples the registers arrive in
+    (``linlayout.synth.convert.plan_conversion``'s ``src_tuple_dwords``).
+
+    ``2**k`` consecutive registers (``k = contiguous_registers(layout)``) make ``2**k *
+    element_bits / 32`` dwords, loaded up to ``io_dwords`` at a time; fewer than a dword: every
+    VGPR is assembled from pieces (1)."""
+    return max(1, min(io_dwords, (element_bits << contiguous_registers(layout)) // 32))
 
 
 def build_conversion_kernel(plan: Plan, *, shape: tuple[int, ...] | None = None, name: str = "convert_layout",

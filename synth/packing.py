@@ -1,0 +1,125 @@
+"""Plans whose 8- and 16-bit elements share 32-bit registers in an order the planner chooses.
+
+A plan takes and hands over sub-dword elements packed in register order (docs/contract.md
+section 4): with ``p = 32 / element_bits`` elements per VGPR, register ``r`` of a lane is slot
+``r``, bits ``(r % p) * element_bits ..`` of VGPR ``r // p``.  So the first ``packing_bits =
+log2(p)`` register bits of a layout (1 for 16-bit, 2 for 8-bit, 0 from 32 bits up) decide which
+elements share a VGPR; the VGPR order above them is free anyway (renaming whole VGPRs costs
+nothing).
+
+A caller that moves elements one at a time pays the same for any choice of those bits.  A kernel
+that loads 16-bit elements with ``global_load_d16`` / ``_d16_hi`` (8-bit: ``_d16_u8`` /
+``_d16_hi_u8`` and byte permutes) fills any half of any VGPR, and one that stores them with
+``global_store_b16`` / ``_d16_hi_b16`` reads any half: it is Triton's own case, whose
+``convert_layout`` takes and yields single 8/16-bit values and leaves their packing to the loads
+and stores around it.  Register bits that the caller moves together (consecutive elements of
+one wide load or store) keep their place: ``src_fixed_bits`` / ``dst_fixed_bits`` say how many
+of a side's leading register bits are such (``packing_bits`` or more: that side's order is
+kept).
+
+``plan_free_packing(src, dst, arch, element_bits, src_fixed_bits=..., dst_fixed_bits=...)``
+plans the conversion for each candidate order (``packing_candidates``) with
+:func:`linlayout.synth.convert.plan_conversion` and returns the cheapest plan under the
+objective (the first on a tie; the given order is the first candidate).  The plan's ``src`` and
+``dst`` are the given layouts with their register bases reordered (the same elements in the
+same lanes and warps; only which register index names which element differs), so its caller
+puts element ``plan.src(register=r, lane, warp)`` in slot ``r`` and finds
+``plan.dst(register=r, lane, warp)`` in slot ``r``.
+
+Candidates: the given orders, and one pair for each side's register order ``A`` (src's, then
+dst's).  The *shared* bases are the nonzero register bases both layouts hold in registers.  ``T``
+is both sides' fixed leading bases (when one side's begin the other's) followed by the shared
+bases in the order ``A``, ``packing_bits`` in all; a side whose registers hold all of ``T`` and
+whose fixed bases begin it takes ``T`` as its first register bases (the rest in their given
+order).  A side that cannot but has free bits takes its own fixed bases followed by the shared
+ones in the order ``A``; a side with none keeps its order.  When both take ``T``, every dword
+holds the same elements on both sides, so an LDS round trip moves whole dwords and a register plan
+renames them with no byte permute; when one side follows the other only where it can, the byte
+permutes fall on one side.
+"""
+
+from __future__ import annotations
+
+from linlayout import LayoutError, LinearLayout
+
+from . import cost as cost_mod
+from .convert import plan_conversion
+from .plan import Plan, slots_per_dword
+
+__all__ = ["packing_bits", "packing_candidates", "plan_free_packing", "with_register_order"]
+
+Basis = tuple[int, ...]
+
+
+def packing_bits(element_bits: int) -> int:
+    """The register bits inside one 32-bit VGPR: log2(32 / element_bits); 0 from 32 bits up."""
+    return slots_per_dword(element_bits).bit_length() - 1
+
+
+def _register_bases(layout: LinearLayout) -> list[Basis]:
+    return [tuple(b) for b in layout.bases.get("register", [])]
+
+
+def with_register_order(layout: LinearLayout, first: tuple[Basis, ...]) -> LinearLayout:
+    """``layout`` with the register bases ``first`` (each one of its register bases) as its first ones,
+    the others after them in their order; lanes, warps and blocks unchanged."""
+    regs = _register_bases(layout)
+    if len(set(first)) != len(first) or any(b not in regs for b in first):
+        raise ValueError(f"{list(first)} are not distinct register bases of the layout ({regs})")
+    obj = layout.to_json()
+    obj["bases"]["register"] = [list(b) for b in first] + [list(b) for b in regs if b not in first]
+    return LinearLayout.from_json(obj)
+
+
+def packing_candidates(src: LinearLayout, dst: LinearLayout, element_bits: int, src_fixed_bits: int,
+                       dst_fixed_bits: int) -> list[tuple[tuple[Basis, ...] | None, tuple[Basis, ...] | None]]:
+    """The candidate orders (module docstring): ``(src_first, dst_first)`` pairs, None for a side that
+    keeps its order; the first pair is ``(None, None)``."""
+    n = packing_bits(element_bits)
+    out: list[tuple[tuple[Basis, ...] | None, tuple[Basis, ...] | None]] = [(None, None)]
+    sr, dr = _register_bases(src), _register_bases(dst)
+    if n == 0 or len(sr) < n or len(dr) < n:
+        return out
+    sides = ((sr, min(src_fixed_bits, n)), (dr, min(dst_fixed_bits, n)))
+    shared = [b for b in sr if b in dr and any(b)]
+    short, long_ = sorted((sr[:sides[0][1]], dr[:sides[1][1]]), key=len)
+    common = long_ if long_[:len(short)] == short else None  # both sides' fixed bits in one order
+
+    def first_bits(prefix: list[Basis], order: list[Basis]) -> tuple[Basis, ...]:
+        return tuple(prefix + [b for b in order if b in shared and b not in prefix])[:n]
+
+    for order in (sr, dr):
+        both = first_bits(common, order) if common is not None else ()
+        pair = []
+        for regs, k in sides:
+            first = both if len(both) == n and all(b in regs for b in both) and list(both[:k]) == regs[:k] else ()
+            if not first and k < n:
+                first = first_bits(regs[:k], order)
+            pair.append(first if len(first) == n and list(first) != regs[:n] else None)
+        if tuple(pair) not in out:
+            out.append((pair[0], pair[1]))
+    return out
+
+
+def plan_free_packing(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int, *,
+                      src_fixed_bits: int = 0, dst_fixed_bits: int = 0, lds_budget_bytes: int | None = None,
+                      strategy: str = "auto", objective: str = cost_mod.DEFAULT_OBJECTIVE,
+                      src_tuple_dwords: int = cost_mod.SRC_TUPLE_DWORDS) -> Plan:
+    """The cheapest verified plan over the packing candidates (module docstring); its ``src``/``dst`` are
+    ``src``/``dst`` with the chosen register order.  ``src_fixed_bits``/``dst_fixed_bits``: the leading
+    register bits of each side whose elements the caller moves together (0: every element alone;
+    ``packing_bits(element_bits)`` or more: the side keeps its order).  The other arguments are
+    :func:`linlayout.synth.convert.plan_conversion`'s."""
+    for name, bits in (("src_fixed_bits", src_fixed_bits), ("dst_fixed_bits", dst_fixed_bits)):
+        if isinstance(bits, bool) or not isinstance(bits, int) or bits < 0:
+            raise LayoutError(f"{name} {bits!r} must be a non-negative integer")
+    options = dict(lds_budget_bytes=lds_budget_bytes, strategy=strategy, objective=objective,
+                   src_tuple_dwords=src_tuple_dwords)
+    best = plan_conversion(src, dst, arch, element_bits, **options)  # the given order; checks the arguments
+    for src_first, dst_first in packing_candidates(src, dst, element_bits, src_fixed_bits, dst_fixed_bits)[1:]:
+        plan = plan_conversion(src if src_first is None else with_register_order(src, src_first),
+                               dst if dst_first is None else with_register_order(dst, dst_first),
+                               arch, element_bits, **options)
+        if plan.cost < best.cost:
+            best = plan
+    return best

@@ -1,0 +1,131 @@
+"""linlayout.synth.packing: plans whose 8/16-bit elements share VGPRs in an order the planner chooses,
+and the benchmark's use of it on the wave32 targets (linlayout.cli.bench.kernel_plan)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from convert_checker import check_certificate
+from linlayout import LayoutError, LinearLayout
+from linlayout.cli.bench import kernel_plan
+from linlayout.lowering.emit.conversion_kernel import contiguous_registers, source_tuple_dwords
+from linlayout.synth.convert import plan_conversion
+from linlayout.synth.emulator import verify
+from linlayout.synth.packing import packing_bits, packing_candidates, plan_free_packing, with_register_order
+from linlayout.synth.plan import Plan
+
+from test_lowering_cpp import _swapped_pair, _wave32_ops, hip_clang
+
+
+def _tile(regs: list[list[int]], lanes: list[list[int]]) -> LinearLayout:
+    return LinearLayout({"register": regs, "lane": lanes}, [("dim0", 32), ("dim1", 128)])
+
+
+#: Triton's WMMA v1 accumulator of a 32x128 tile (gfx1100, one wave) and its transpose: the rows
+#: 2, 4, 8 of a lane's column in registers 0..2 against the columns 2, 4, 8 of a lane's row.
+WMMA = _tile([[2, 0], [4, 0], [8, 0], [0, 16], [0, 32], [0, 64], [16, 0]], [[0, 1], [0, 2], [0, 4], [0, 8], [1, 0]])
+WMMA_T = _tile([[0, 2], [0, 4], [0, 8], [0, 16], [0, 32], [0, 64], [16, 0]], [[1, 0], [2, 0], [4, 0], [8, 0], [0, 1]])
+
+
+def _nonzero(counts: dict[str, int]) -> dict[str, int]:
+    return {k: v for k, v in counts.items() if v}
+
+
+def test_packing_bits_are_the_register_bits_inside_a_dword():
+    assert [packing_bits(b) for b in (8, 16, 32, 64)] == [2, 1, 0, 0]
+
+
+def test_candidates_put_a_register_bit_both_sides_hold_first():
+    both = ((0, 16),)
+    assert packing_candidates(WMMA, WMMA_T, 16, 0, 0) == [(None, None), (both, both)]
+    assert packing_candidates(WMMA, WMMA_T, 8, 0, 0) == [(None, None), (((0, 16), (0, 32)), ((0, 16), (0, 32)))]
+    # a dst that keeps its first register bit: the src cannot follow ((0, 2) is a lane bit there), so it
+    # pairs along the first bit both hold in registers (the dst then permutes, the src does not)
+    assert packing_candidates(WMMA, WMMA_T, 16, 0, 1) == [(None, None), (both, None)]
+    # only the src free: it takes the dst's packing bit where its registers hold it
+    dst = with_register_order(WMMA_T, ((0, 16),))
+    assert packing_candidates(WMMA, dst, 16, 0, 1) == [(None, None), (((0, 16),), None)]
+    assert packing_candidates(WMMA, WMMA_T, 32, 0, 0) == [(None, None)]
+
+
+def test_with_register_order_moves_the_named_bases_first_and_keeps_lanes():
+    out = with_register_order(WMMA, ((0, 32), (2, 0)))
+    assert out.bases["register"] == [[0, 32], [2, 0], [4, 0], [8, 0], [0, 16], [0, 64], [16, 0]]
+    assert out.bases["lane"] == WMMA.bases["lane"]
+    with pytest.raises(ValueError):
+        with_register_order(WMMA, ((0, 1),))  # a lane basis, not a register one
+
+
+@pytest.mark.parametrize("arch", ["gfx1100", "gfx1200", "gfx1250"])
+def test_fp16_wmma_transpose_needs_no_byte_permute_when_packing_is_free(arch):
+    given = plan_conversion(WMMA, WMMA_T, arch, 16, src_tuple_dwords=1)
+    assert _nonzero(given.counts()) == {"v_perm_b32": 128, "lds_write": 16, "lds_read": 16, "total": 160}
+    plan = plan_free_packing(WMMA, WMMA_T, arch, 16, src_tuple_dwords=1)
+    assert _nonzero(plan.counts()) == {"lds_write": 16, "lds_read": 16, "total": 32}
+    assert plan.cost < given.cost
+    assert plan.src.bases["register"] == [[0, 16], [2, 0], [4, 0], [8, 0], [0, 32], [0, 64], [16, 0]]
+    assert plan.dst.bases["register"] == [[0, 16], [0, 2], [0, 4], [0, 8], [0, 32], [0, 64], [16, 0]]
+    assert plan.verified and verify(plan).ok
+    cert = json.loads(plan.dumps())
+    ok, msg = check_certificate(cert)
+    assert ok, msg
+    assert verify(Plan.from_certificate(cert)).ok
+
+
+def test_fixed_sides_keep_the_given_plan():
+    given = plan_conversion(WMMA, WMMA_T, "gfx1100", 16, src_tuple_dwords=1)
+    plan = plan_free_packing(WMMA, WMMA_T, "gfx1100", 16, src_fixed_bits=1, dst_fixed_bits=1, src_tuple_dwords=1)
+    assert plan.dumps() == given.dumps()
+
+
+@pytest.mark.parametrize("arch", ["gfx1100", "gfx1250"])
+@pytest.mark.parametrize("eb", [8, 16])
+def test_free_packing_is_never_dearer_and_permutes_registers_only(arch, eb):
+    rng = np.random.default_rng(eb + int(arch[3:]))
+    for n_bits, warp_bits in ((7, 0), (8, 1), (9, 0)):
+        src, dst = _swapped_pair(rng, n_bits, warp_bits)
+        given = plan_conversion(src, dst, arch, eb)
+        plan = plan_free_packing(src, dst, arch, eb)
+        assert plan.cost <= given.cost and plan.verified and verify(plan).ok
+        for ours, theirs in ((plan.src, src), (plan.dst, dst)):
+            assert sorted(ours.bases["register"]) == sorted(theirs.bases["register"])
+            assert {d: ours.bases[d] for d in ("lane", "warp")} == {d: theirs.bases[d] for d in ("lane", "warp")}
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5, True, "0"])
+def test_a_bad_fixed_bit_count_is_a_layout_error(bad):
+    with pytest.raises(LayoutError, match="src_fixed_bits"):
+        plan_free_packing(WMMA, WMMA_T, "gfx1100", 16, src_fixed_bits=bad)
+
+
+def test_contiguous_registers_and_the_tuple_dwords():
+    row = LinearLayout({"register": [[0, 1], [0, 2], [1, 0]], "lane": [[0, 4], [0, 8], [2, 0]]},
+                       [("dim0", 4), ("dim1", 16)])
+    assert contiguous_registers(row) == 2 and contiguous_registers(WMMA) == 0
+    assert [source_tuple_dwords(row, b) for b in (8, 16, 32)] == [1, 2, 4]
+
+
+def test_the_benchmark_repacks_on_the_rdna_targets_only():
+    assert kernel_plan(WMMA, WMMA_T, "gfx1200", 16).counts()["v_perm_b32"] == 0
+    nvidia = kernel_plan(WMMA, WMMA_T, "sm_90", 16)
+    assert nvidia.dumps() == plan_conversion(WMMA, WMMA_T, "sm_90", 16, src_tuple_dwords=1).dumps()
+    assert nvidia.src.bases["register"] == WMMA.bases["register"]
+
+
+@hip_clang
+@pytest.mark.parametrize("arch", ["gfx1100", "gfx1250"])
+def test_a_repacked_plan_compiles_to_exactly_its_instructions(arch):
+    from linlayout.lowering.cpp import emit_cpp
+    from linlayout.lowering.cpp.toolchain import compile_hip
+    from linlayout.lowering.isa import region_lines
+    from linlayout.lowering.report import FUSED_KEY, expected_isa_counts
+
+    plan = plan_free_packing(WMMA, WMMA_T, arch, 16, src_tuple_dwords=1)
+    isa = compile_hip(emit_cpp(plan), arch)
+    got = _wave32_ops(region_lines(isa, "conv"))
+    want = {k: v for k, v in expected_isa_counts(plan).items() if k != FUSED_KEY}
+    assert {k: got[k] for k in want} == want
+    assert got["v_perm_b32"] == 0 and got["lds_write"] == 16 and got["lds_read"] == 16
