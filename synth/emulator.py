@@ -191,17 +191,14 @@ class _Machine:
         """``v_perm_b32 v[d], v[S0], v[S1], selector`` (uniform, or one selector per lane ``[lanes]``)."""
         self._has("prmt" not in self.target.lane_ops, "v_perm_b32")
         s0, s1 = operands
-        uniform = np.ndim(selector) == 0
-        selb = (_bytes_of(selector) if uniform  # [4], or [lanes, 4] per lane
-                else (np.asarray(selector, dtype=np.int64)[..., None] >> (8 * np.arange(4))) & 0xFF)
-        self.regs[d] = _perm(self, s0, s1, selector, selb)
+        self.regs[d] = _perm(self, s0, s1, selector)
 
     def v_perm_select(self, d: int, operands: tuple[int, int], sel0: int, sel1: int, cond) -> None:
         """``v_perm_b32`` whose selector VGPR holds ``sel1`` where ``cond``, else ``sel0``: each lane's
         result is the one of its selector."""
         self._has("prmt" not in self.target.lane_ops, "v_perm_b32")
         s0, s1 = operands
-        res0, res1 = (_perm(self, s0, s1, sel, _bytes_of(sel)) for sel in (sel0, sel1))
+        res0, res1 = (_perm(self, s0, s1, sel) for sel in (sel0, sel1))
         self.regs[d] = np.where(np.asarray(cond).astype(bool)[..., None], res1, res0)
 
     def prmt(self, d: int, operands: tuple[int, int], selector: int) -> None:
@@ -355,10 +352,13 @@ def _bytes_of(value) -> list[int]:
     return [(int(value) >> (8 * i)) & 0xFF for i in range(4)]
 
 
-def _perm(m: _Machine, s0: int, s1: int, selector, selector_bytes) -> np.ndarray:
-    """``v_perm_b32`` of the registers ``s0``, ``s1``: on byte cells with the selector's bytes, on wider
-    cells by the choice of each cell (``_perm_cells``: cell ``k`` of {S1, S0}, or the zero cell)."""
+def _perm(m: _Machine, s0: int, s1: int, selector) -> np.ndarray:
+    """``v_perm_b32`` of the registers ``s0``, ``s1`` with ``selector`` (uniform, or one per lane
+    ``[lanes]``): on byte cells with the selector's bytes, on wider cells by the choice of each cell
+    (``_perm_cells``: cell ``k`` of {S1, S0}, or the zero cell)."""
     if m.cb == 1:
+        selector_bytes = (_bytes_of(selector) if np.ndim(selector) == 0  # [4], or [lanes, 4] per lane
+                          else (np.asarray(selector, dtype=np.int64)[..., None] >> (8 * np.arange(4))) & 0xFF)
         return v_perm_b32(m.regs[s0], m.regs[s1], selector_bytes)
     src, out = (m.regs[s1], m.regs[s0]), np.empty_like(m.regs[s0])
     for h, k in enumerate(_perm_cells(selector, m.cb)):
@@ -372,7 +372,7 @@ def _prmt(m: _Machine, operands: tuple[int, int], selector: int) -> np.ndarray:
     a, b = operands
     if m.cb == 1:
         return prmt_b32(m.regs[a], m.regs[b], selector)
-    return _perm(m, b, a, prmt_as_perm(selector), None)
+    return _perm(m, b, a, prmt_as_perm(selector))
 
 
 def _renamed_cells(dst: list[int], src: list[int], p: int, dps: int,

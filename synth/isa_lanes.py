@@ -180,10 +180,27 @@ def v_perm_b32(s0: np.ndarray, s1: np.ndarray, selector: np.ndarray) -> np.ndarr
     13 and above 0xFF.  A cell above 0xFF is not a byte but a symbolic tag (the emulator's
     element bytes): its sign byte is ``-tag``."""
     sel = np.minimum(np.asarray(selector, dtype=np.int64), 13)
+    if sel.ndim == 1:  # one selector for every lane: result byte k is choice sel[k] everywhere
+        out = np.empty(np.broadcast_shapes(s0.shape, s1.shape), dtype=np.result_type(s0, s1))
+        for k, code in enumerate(sel.tolist()):
+            out[..., k] = _perm_choice(s0, s1, code)
+        return out
     choices = _perm_choices(s0, s1, bool((sel >= 8).any()))
-    if sel.ndim == 1:  # one selector for every lane: plain indexing
-        return choices[..., sel]
     return np.take_along_axis(choices, np.broadcast_to(sel, s0.shape), axis=-1)
+
+
+def _perm_choice(s0: np.ndarray, s1: np.ndarray, code: int) -> np.ndarray | int:
+    """Choice ``code`` (0..13) of ``v_perm_b32`` in every lane (``[...]``; an int for the constants)."""
+    if code < 8:
+        return (s1 if code < 4 else s0)[..., code & 3]
+    if code < 12:
+        return _sign_bytes((s1 if code < 10 else s0)[..., 1 + 2 * (code & 1)])
+    return 0 if code == 12 else 0xFF
+
+
+def _sign_bytes(b: np.ndarray) -> np.ndarray:
+    """The sign bytes of the bytes ``b``: 0xFF for one >= 0x80, else 0; ``-tag`` for a symbolic tag."""
+    return np.where(b > 0xFF, -b, np.where(b >= 0x80, 0xFF, 0))
 
 
 def _perm_choices(s0: np.ndarray, s1: np.ndarray, constants: bool) -> np.ndarray:
@@ -192,8 +209,7 @@ def _perm_choices(s0: np.ndarray, s1: np.ndarray, constants: bool) -> np.ndarray
     src = np.concatenate([s1, s0], axis=-1)  # in[0..3] = S1, in[4..7] = S0
     if not constants:
         return src
-    b = src[..., 1::2]  # the bytes 1, 3, 5, 7 whose sign bytes choices 8..11 are
-    sign = np.where(b > 0xFF, -b, np.where(b >= 0x80, 0xFF, 0))
+    sign = _sign_bytes(src[..., 1::2])  # of the bytes 1, 3, 5, 7: choices 8..11
     fixed = np.broadcast_to(np.array([0, 0xFF], dtype=src.dtype), src.shape[:-1] + (2,))
     return np.concatenate([src, sign, fixed], axis=-1)
 

@@ -120,6 +120,25 @@ def test_v_perm_every_selector_byte_matches_the_interpreter():
     np.testing.assert_array_equal(got, _bytes(want))
 
 
+def test_v_perm_one_selector_for_every_lane_matches_the_interpreter():
+    """The uniform-selector path (a selector ``[4]``, each result byte taken as one choice) against the
+    interpreter, on every byte value in every position; symbolic tags (cells above 0xFF) take the
+    per-lane path's values, sign bytes ``-tag`` included."""
+    perm = _INTRINSICS["llvm.amdgcn.perm"]
+    rng = np.random.default_rng(3)
+    s0 = rng.integers(0, 1 << 32, 64, dtype=np.uint64).astype(np.uint32)
+    s1 = rng.integers(0, 1 << 32, 64, dtype=np.uint64).astype(np.uint32)
+    v = np.arange(256)
+    rotated = v | ((v + 1) & 255) << 8 | ((v + 2) & 255) << 16 | ((v + 3) & 255) << 24
+    tags0, tags1 = (256 + rng.permutation(1 << 12)[:256].reshape(64, 4) for _ in range(2))
+    for selector in np.concatenate([v * 0x01010101, rotated]):
+        sel = _bytes(np.uint32(selector))
+        got = v_perm_b32(_bytes(s0), _bytes(s1), sel)
+        np.testing.assert_array_equal(got, _bytes(perm(s0, s1, np.full(64, selector, dtype=np.uint32))))
+        np.testing.assert_array_equal(v_perm_b32(tags0, tags1, sel),
+                                      v_perm_b32(tags0, tags1, np.broadcast_to(sel, (64, 4))))
+
+
 @needs_mlir
 def test_ds_bpermute_every_lane_and_low_bits_match_the_interpreter():
     from interp_kernels import lane_kernel, run_lanes
