@@ -80,7 +80,7 @@ def audit(case: dict, builder, kernels) -> dict:
     """LDS accesses and v_perm_b32 of Triton's whole kernel and of its counted region."""
     asm, line = kernel_asm(case, builder, kernels)
     kernel = isa_counts(asm.split(".Lfunc_end0")[0])
-    region = make_corpus.conv_counts(asm, line)
+    region = make_corpus.FAMILIES["amd"].counts(make_corpus.convert_lines(asm, line))
     keys = LDS_KEYS + ("v_perm_b32",)
     sub_dword_stores = sum(1 for ln in asm.splitlines()
                            if ln.split()[:1] and ln.split()[0].startswith(("global_store_byte", "global_store_short")))
