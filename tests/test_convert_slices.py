@@ -145,3 +145,34 @@ def test_the_per_warp_bpermute_runs_on_the_interpreter():
     tile = distinct_tile(low.kernel.shape, 32, seed=5)
     assert np.array_equal(interpret(low.kernel, tile, fill=0x5A), expected_output(plan, tile, fill=0x5A))
     assert low.report["isa_counts"]["ds_bpermute"] == 1 and not low.differences
+
+
+def _byte_transpose() -> tuple[LinearLayout, LinearLayout]:
+    # 8-bit, 64x16, 1 wave: each lane holds a 4x4 block of bytes, its dwords along dim1 in src and
+    # along dim0 in dst: dst dword j is byte j of the four src dwords (a 4x4 byte transpose)
+    lane = [[4, 0], [8, 0], [16, 0], [32, 0], [0, 4], [0, 8]]
+    src = _layout([[0, 1], [0, 2], [1, 0], [2, 0]], lane, [], [64, 16])
+    dst = _layout([[1, 0], [2, 0], [0, 1], [0, 2]], lane, [], [64, 16])
+    return src, dst
+
+
+def test_a_4x4_byte_transpose_shares_its_first_perms():
+    # Each dst dword takes one byte of four src dwords: three v_perm_b32 alone (12), but the first
+    # level pairs src dwords (0, 1) and (2, 3) for every dst dword, so two registers per pair hold
+    # the byte pairs of all four (4 v_perm_b32) and one v_perm_b32 per dst dword joins them (4).
+    src, dst = _byte_transpose()
+    plan = plan_conversion(src, dst, "gfx942", 8)
+    assert plan.verified and {k: v for k, v in plan.counts().items() if v} == {"v_perm_b32": 8, "total": 8}
+
+
+@needs.mlir
+def test_the_byte_transpose_runs_on_the_interpreter():
+    from linlayout.lowering.conversion import lower_conversion
+    from linlayout.lowering.emit.host import distinct_tile, expected_output, interpret
+
+    src, dst = _byte_transpose()
+    plan = plan_conversion(src, dst, "gfx942", 8)
+    low = lower_conversion(plan, binary=False)
+    tile = distinct_tile(low.kernel.shape, 8, seed=7)
+    assert np.array_equal(interpret(low.kernel, tile, fill=0x5A), expected_output(plan, tile, fill=0x5A))
+    assert low.report["isa_counts"]["v_perm_b32"] == 8 and not low.differences
