@@ -991,8 +991,18 @@ def build_lds(prog: Program, acc: LdsAccesses, src_dwords: list[int], d_ids: np.
     for rnd, (stores, loads) in enumerate(zip(acc.stores, acc.loads)):
         if rnd and acc.barrier_scope:
             prog.barrier(acc.barrier_scope)
+        # the dwords of a round's wide stores are built at once: 8-bit repacks share v_perm_b32s across stores
+        wide = acc.s_width_bytes >= 4
+        dwords = iter(_dwords_of(prog, [r for g, g2, _, _ in stores for r in g + (g2 or [])], src_dwords, p,
+                                 element_bytes) if wide else [])
         for g, g2, off, st64 in stores:
-            _emit_store(prog, S, g, g2, off, st64, src_dwords, p, element_bytes, acc.s_width_bytes)
+            if wide:
+                vals, pair = ([next(dwords) for _ in range(len(h) // p)] if h is not None else None
+                              for h in (g, g2))
+                prog.store(vals, [0] * len(vals), _addr(S, g[0], element_bytes), acc.s_width_bytes, pair=pair,
+                           pair_offset=off, st64=st64)
+            else:
+                _emit_narrow_store(prog, S, g, src_dwords, p, element_bytes, acc.s_width_bytes)
         if acc.barrier_scope:
             prog.barrier(acc.barrier_scope)
         for g, g2, off, st64 in loads:
@@ -1050,15 +1060,10 @@ def _dwords_of(prog: Program, g: list[int], src_dwords: list[int], p: int, eleme
                          element_bytes)
 
 
-def _emit_store(prog: Program, S: _Side, g: list[int], g2: list[int] | None, off: int, st64: bool,
-                src_dwords: list[int], p: int, element_bytes: int, width_bytes: int) -> None:
+def _emit_narrow_store(prog: Program, S: _Side, g: list[int], src_dwords: list[int], p: int, element_bytes: int,
+                       width_bytes: int) -> None:
+    """A store narrower than a dword: the elements sit at one dword position, which must be byte 0 or 2."""
     addr = _addr(S, g[0], element_bytes)
-    if width_bytes >= 4:
-        vals = _dwords_of(prog, g, src_dwords, p, element_bytes)
-        pair = _dwords_of(prog, g2, src_dwords, p, element_bytes) if g2 is not None else None
-        prog.store(vals, [0] * len(vals), addr, width_bytes, pair=pair, pair_offset=off, st64=st64)
-        return
-    # sub-dword: the elements sit at one dword position, which must be byte 0 or 2
     pos = g[0] % p
     contiguous = g == list(range(g[0], g[0] + len(g)))
     v = src_dwords[g[0] // p]
