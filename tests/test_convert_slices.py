@@ -73,16 +73,21 @@ def test_a_broadcast_dst_lane_bit_moves_nothing_so_one_permlane_swap_does_it():
     assert counts == {"v_perm_b32": 1, "v_mov": 1, "permlane16_swap": 1, "total": 3}
 
 
-@needs.mlir
-def test_the_broadcast_lane_exchange_runs_on_the_interpreter():
+def _interpreted(plan, element_bits: int, seed: int):
+    """The plan's lowered kernel, after checking that the MLIR interpreter gives the expected tile."""
     from linlayout.lowering.conversion import lower_conversion
     from linlayout.lowering.emit.host import distinct_tile, expected_output, interpret
 
-    src, dst = _broadcast_lane_slice()
-    plan = plan_conversion(src, dst, "gfx950", 8)
     low = lower_conversion(plan, binary=False)
-    tile = distinct_tile(low.kernel.shape, 8, seed=3)
+    tile = distinct_tile(low.kernel.shape, element_bits, seed=seed)
     assert np.array_equal(interpret(low.kernel, tile, fill=0x5A), expected_output(plan, tile, fill=0x5A))
+    return low
+
+
+@needs.mlir
+def test_the_broadcast_lane_exchange_runs_on_the_interpreter():
+    src, dst = _broadcast_lane_slice()
+    low = _interpreted(plan_conversion(src, dst, "gfx950", 8), 8, seed=3)
     assert low.report["isa_counts"]["permlane16_swap"] == 1 and not low.differences
 
 
@@ -135,15 +140,9 @@ def test_a_slice_read_at_warp_dependent_lanes_moves_by_one_per_warp_bpermute():
 
 @needs.mlir
 def test_the_per_warp_bpermute_runs_on_the_interpreter():
-    from linlayout.lowering.conversion import lower_conversion
-    from linlayout.lowering.emit.host import distinct_tile, expected_output, interpret
-
     src = _layout([], [[1], [2], [4], [8], [16], [0]], [[0], [32], [0]], [64])
     dst = _layout([], [[1], [2], [4], [8], [0], [0]], [[16], [32], [0]], [64])
-    plan = plan_conversion(src, dst, "gfx950", 32)
-    low = lower_conversion(plan, binary=False)
-    tile = distinct_tile(low.kernel.shape, 32, seed=5)
-    assert np.array_equal(interpret(low.kernel, tile, fill=0x5A), expected_output(plan, tile, fill=0x5A))
+    low = _interpreted(plan_conversion(src, dst, "gfx950", 32), 32, seed=5)
     assert low.report["isa_counts"]["ds_bpermute"] == 1 and not low.differences
 
 
@@ -167,12 +166,6 @@ def test_a_4x4_byte_transpose_shares_its_first_perms():
 
 @needs.mlir
 def test_the_byte_transpose_runs_on_the_interpreter():
-    from linlayout.lowering.conversion import lower_conversion
-    from linlayout.lowering.emit.host import distinct_tile, expected_output, interpret
-
     src, dst = _byte_transpose()
-    plan = plan_conversion(src, dst, "gfx942", 8)
-    low = lower_conversion(plan, binary=False)
-    tile = distinct_tile(low.kernel.shape, 8, seed=7)
-    assert np.array_equal(interpret(low.kernel, tile, fill=0x5A), expected_output(plan, tile, fill=0x5A))
+    low = _interpreted(plan_conversion(src, dst, "gfx942", 8), 8, seed=7)
     assert low.report["isa_counts"]["v_perm_b32"] == 8 and not low.differences
