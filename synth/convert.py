@@ -12,6 +12,8 @@
      (linlayout.synth.in_wave); the exchange schedules are priced on labels alone and
      only the cheapest is built (linlayout.synth.exchanges); the per-register gather only
      when its optimistic estimate could win; then unpack;
+     the exchanges are tried on a second element map too, where a dst lane bit over which the dst
+     broadcasts moves nothing (``preimage.wave_local_map(still_lanes=True)``);
    * when every warp reads only its own src data but at warp-dependent lanes: one
      ``ds_bpermute`` per src VGPR (per-warp addresses) moves each warp's lanes into warp 0's
      order, then the in-wave plans of what is left;
@@ -127,9 +129,9 @@ def _build_in_wave(ctx: ConversionContext, wm, up: _UnitProblem, K: list[int], n
     return plan
 
 
-def _in_wave_candidates(ctx: ConversionContext, wm) -> list[Plan]:
+def _in_wave_candidates(ctx: ConversionContext, wm, gather: bool = True) -> list[Plan]:
     """The cheapest in-wave plans: the best exchange schedule (priced on labels, linlayout.synth.exchanges)
-    over the packings, and the gather when its price is within the tie fraction of it."""
+    over the packings, and (``gather``) the gather when its price is within the tie fraction of it."""
     up = _unit_problem(ctx, wm)
     p, cm = ctx.slots_per_dword, ctx.cost_model
     n_dst = ctx.problem.dst.in_dim_size("register")
@@ -155,7 +157,7 @@ def _in_wave_candidates(ctx: ConversionContext, wm) -> list[Plan]:
     limit = float("inf")  # under an objective other than latency the gather is always built and ranked
     if best is not None and cm.floors_apply:
         limit = best[0].cost * (1 + cost_mod.COST_TIE_FRACTION)
-    if gather_floor(up.pk.units, cm) + vperm <= limit:  # the gather is priced only when it might win
+    if gather and gather_floor(up.pk.units, cm) + vperm <= limit:  # the gather is priced only when it might win
         g_cost, g_plan = gather_choices(ctx, up.pk.units)
         if g_cost + vperm <= limit:
             plan = _build_in_wave(ctx, wm, up, up.pk.K, "gather",
@@ -187,9 +189,6 @@ def _warp_lane_candidates(ctx: ConversionContext, wm) -> list[Plan]:
     inner = ConversionContext.create(moved, prob.dst, ctx.arch, ctx.element_bits,
                                      ctx.lds_budget_bytes if ctx.budget_given else None, "registers", ctx.objective,
                                      ctx.src_tuple_dwords)
-    inner_wm = _wave_map(inner.problem)
-    if not inner_wm.wave_local:
-        return []
     warps = np.arange(prob.num_warps)
     shift = np.zeros(prob.num_warps, dtype=np.int64)
     for k, y in enumerate(ys):
@@ -199,7 +198,9 @@ def _warp_lane_candidates(ctx: ConversionContext, wm) -> list[Plan]:
     slots = [[v * p + q for q in range(p)] for v in range(_n_values(prob.src.in_dim_size("register"), ctx))]
     move = "shfl.sync.idx" if "shfl.sync.idx" in ctx.target.lane_ops else "ds_bpermute"  # as any_lane_op picks
     out = []
-    for plan in _in_wave_candidates(inner, inner_wm):
+    inner_plans = [q for k, m in enumerate(_wave_maps(inner.problem)) if m.wave_local
+                   for q in _in_wave_candidates(inner, m, gather=k == 0)]
+    for plan in inner_plans:
         plan.steps = _after_warp_lanes(plan.steps, slots, need, ctx.target)
         plan.src = prob.src
         depth = cost_mod.ds_depth(plan)
@@ -364,10 +365,12 @@ def _candidates(ctx: ConversionContext, best_only: bool = False) -> list[Plan]:
         plan.strategy = "noop"
         plan.cost, plan.cost_detail = cost_mod.plan_cost(plan, ctx.cost_model, 0)
         return [plan]
-    wm = _wave_map(prob)
+    maps = _wave_maps(prob)
+    wm = maps[0]
     cands: list[Plan] = []
     if wm.wave_local and strategy in ("auto", "registers"):
-        cands.extend(_in_wave_candidates(ctx, wm))
+        for k, m in enumerate(maps):  # the gather takes any map: built on the first only
+            cands.extend(_in_wave_candidates(ctx, m, gather=k == 0))
     elif wm.warp_lane_offsets is not None and strategy in ("auto", "registers"):
         cands.extend(_warp_lane_candidates(ctx, wm))
     if strategy == "registers" and not cands:
@@ -442,7 +445,18 @@ _lb_cache = caches.cache("synth.convert.lower_bounds")
 
 
 def _wave_map(prob: Problem):
-    return _wm_cache.lookup(prob.key(), lambda: wave_local_map(prob))
+    return _wave_maps(prob)[0]
+
+
+def _wave_maps(prob: Problem) -> list:
+    """The element maps the in-wave plans are built from: ``wave_local_map``'s, then, where it
+    differs and stays in each wave, the one whose broadcast dst lane bits move nothing
+    (``still_lanes``; it may be a bit permutation, which the exchanges need, where the first is not;
+    only its exchange schedules are built)."""
+    def build() -> list:
+        first, still = wave_local_map(prob), wave_local_map(prob, still_lanes=True)
+        return [first] + ([still] if still.wave_local and still.lane != first.lane else [])
+    return _wm_cache.lookup(prob.key(), build)
 
 
 def _lower_bound(ctx: ConversionContext) -> dict:

@@ -54,7 +54,7 @@ from linlayout.hw.targets import Target
 from . import ir
 from .context import ConversionContext
 from .cost import CostModel, near_best
-from .in_wave import dst_register_parts, gather_dword
+from .in_wave import dst_register_parts, gather_dwords
 from .ir import Program
 from .lane_ops import LaneOp, find_dpp, find_lane_op, lane_indices, row_bank_masks
 from .span import span_table
@@ -577,4 +577,4 @@ def build_schedule(prog: Program, sched: Schedule, pl: SchedulePlanner, units: l
             vals[q], vals[q | bit] = na, nb
     loc = pl.locations(sched, n_dst_slots)
     parts = dst_register_parts(n_dst_slots, pl.p, lambda r: (vals[loc[r][0]], loc[r][1]))
-    return [gather_dword(prog, ps, element_bytes) if pl.p > 1 else ps[0][0] for ps in parts]
+    return gather_dwords(prog, parts, element_bytes) if pl.p > 1 else [ps[0][0] for ps in parts]

@@ -27,7 +27,7 @@ picks the unit in each src lane, then one lane op moves it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import permutations
+from itertools import combinations, permutations
 
 import numpy as np
 
@@ -41,7 +41,7 @@ from .plan import slots_per_dword
 from .span import span_table
 
 __all__ = ["Packing", "UnitMap", "choose_packing", "dst_register_parts", "gather_choices", "gather_dword",
-           "gather_floor", "gather_units", "pack_perms", "pack_units", "unpack_units"]
+           "gather_dwords", "gather_floor", "gather_units", "pack_perms", "pack_units", "unpack_units"]
 
 @dataclass
 class UnitMap:
@@ -175,6 +175,78 @@ def gather_dword(prog: Program, parts: list[tuple[int, int | np.ndarray] | None]
     return prog.perm(hi, lo, sel)
 
 
+def gather_dwords(prog: Program, parts_list: list[list], element_bytes: int) -> list[int]:
+    """``gather_dword`` of every entry of ``parts_list``, 8-bit dwords of three or four values sharing
+    their first ``v_perm_b32``s.
+
+    Such a dword (every slot an int) is one ``v_perm_b32`` of two registers, each either one of its
+    values (the bytes it gives, wherever they sit) or an *intermediate* holding the bytes of two of
+    its values (a ``v_perm_b32`` of them): with three values, the one giving the most bytes is used
+    directly and the other two share an intermediate; with four, two intermediates, paired so that
+    the value pairs most dwords need are used.  An intermediate holds up to four bytes of its value
+    pair, so the dwords needing bytes of the same pair share one: a 4x4 byte transpose takes 8
+    ``v_perm_b32``, not ``gather_dword``'s 12.  Every other entry is ``gather_dword``'s."""
+    multi = {}
+    for i, parts in enumerate(parts_list):
+        used = [x for x in parts if x is not None]
+        vals = list(dict.fromkeys(v for v, _ in used))
+        if element_bytes == 1 and len(vals) > 2 and all(isinstance(s, int) for _, s in used):
+            multi[i] = vals
+    pair_use: dict[tuple[int, int], int] = {}
+    for vals in multi.values():
+        for pair in combinations(sorted(vals), 2):
+            pair_use[pair] = pair_use.get(pair, 0) + 1
+
+    def key(a: int, b: int) -> tuple[int, int]:
+        return (a, b) if a < b else (b, a)
+
+    groups = {}  # entry -> its two (values, bytes) groups
+    for i, vals in multi.items():
+        given = {v: [x for x in parts_list[i] if x is not None and x[0] == v] for v in vals}
+        if len(vals) == 3:
+            direct = max(vals, key=lambda v: (len(given[v]), pair_use[key(*[u for u in vals if u != v])]))
+            pairs = [(direct,), tuple(u for u in vals if u != direct)]
+        else:
+            a, b, c, d = vals
+            pairs = max([[(a, b), (c, d)], [(a, c), (b, d)], [(a, d), (b, c)]],
+                        key=lambda ps: sum(pair_use[key(*q)] for q in ps))
+        groups[i] = [(q, list(dict.fromkeys(x for v in q for x in given[v]))) for q in pairs]
+    held: dict[tuple[int, int], list[list]] = {}  # value pair -> intermediates (their bytes, in order)
+    for i in multi:
+        for q, wanted in groups[i]:
+            if len(q) == 2:
+                fits = [m for m in held.setdefault(key(*q), []) if len(set(m) | set(wanted)) <= 4]
+                if fits:
+                    fits[0].extend(x for x in wanted if x not in fits[0])
+                else:
+                    held[key(*q)].append(list(wanted))
+    registers = {}  # (value pair, intermediate index) -> its value
+    for q, ms in held.items():
+        for k, m in enumerate(ms):
+            registers[q, k] = prog.perm(q[1], q[0], _perm_selector(m + [None] * (4 - len(m)), q[1], q[0], 1))
+
+    def located(q: tuple, wanted: list) -> tuple[int, dict]:
+        """The register of a group and where each of its bytes sits in it."""
+        if len(q) == 1:
+            return q[0], {x: x[1] for x in wanted}
+        k = next(k for k, m in enumerate(held[key(*q)]) if set(wanted) <= set(m))
+        m = held[key(*q)][k]
+        return registers[key(*q), k], {x: m.index(x) for x in wanted}
+
+    out = []
+    for i, parts in enumerate(parts_list):
+        if i not in multi:
+            out.append(gather_dword(prog, parts, element_bytes))
+            continue
+        (r1, at1), (r0, at0) = (located(q, wanted) for q, wanted in groups[i])
+        sel = 0
+        for byte, x in enumerate(parts):
+            code = 0x0C if x is None else (at1[x] if x in at1 else 4 + at0[x])
+            sel |= code << (8 * byte)
+        out.append(prog.perm(r0, r1, sel))
+    return out
+
+
 def _slot_patterns(parts: list) -> list[tuple[np.ndarray | None, list]]:
     """``parts`` with int slots per lane pattern: ``[(lanes, parts)]``, one entry (lanes None) when
     every slot is an int, else two (the lanes of each pattern)."""
@@ -223,13 +295,12 @@ def pack_units(prog: Program, pk: Packing) -> list[int]:
     def deposit(x: int, positions: list[int]) -> int:
         return sum(((x >> i) & 1) << b for i, b in enumerate(positions))
 
-    units = []
+    parts_list = []
     for u in range(1 << (pk.n_src_reg - kappa)):
         base = deposit(u, rest)
         parts: list[tuple[int, int] | None] = [divmod(base | deposit(k, pk.K), p) for k in range(1 << kappa)]
-        parts += [None] * (p - len(parts))
-        units.append(gather_dword(prog, parts, element_bytes))
-    return units
+        parts_list.append(parts + [None] * (p - len(parts)))
+    return gather_dwords(prog, parts_list, element_bytes)
 
 
 def dst_register_parts(n_dst_slots: int, p: int, locate) -> list[list[tuple[int, int] | None]]:
@@ -248,8 +319,8 @@ def unpack_units(prog: Program, pk: Packing, final_units: list[int], n_dst_slots
         k = sum(((r >> b) & 1) << i for i, b in enumerate(pk.Kd))
         return final_units[u], k
 
-    return [gather_dword(prog, parts, element_bytes) if pk.p > 1 else parts[0][0]
-            for parts in dst_register_parts(n_dst_slots, pk.p, locate)]
+    parts_list = dst_register_parts(n_dst_slots, pk.p, locate)
+    return gather_dwords(prog, parts_list, element_bytes) if pk.p > 1 else [parts[0][0] for parts in parts_list]
 
 
 # ---------------------------------------------------------------------- gather strategy

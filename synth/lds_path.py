@@ -39,7 +39,7 @@ from linlayout.hw.lds import lds_model
 from . import swizzle
 from .context import ConversionContext
 from .cost import _lds_op_name, lds_access_cost, lds_address_valu
-from .in_wave import gather_dword
+from .in_wave import gather_dword, gather_dwords
 from .ir import Program
 from .plan import LdsLoad, LdsStore
 from .steps import BARRIER_SCOPES
@@ -991,8 +991,18 @@ def build_lds(prog: Program, acc: LdsAccesses, src_dwords: list[int], d_ids: np.
     for rnd, (stores, loads) in enumerate(zip(acc.stores, acc.loads)):
         if rnd and acc.barrier_scope:
             prog.barrier(acc.barrier_scope)
+        # the dwords of a round's wide stores are built at once: 8-bit repacks share v_perm_b32s across stores
+        wide = acc.s_width_bytes >= 4
+        dwords = iter(_dwords_of(prog, [r for g, g2, _, _ in stores for r in g + (g2 or [])], src_dwords, p,
+                                 element_bytes) if wide else [])
         for g, g2, off, st64 in stores:
-            _emit_store(prog, S, g, g2, off, st64, src_dwords, p, element_bytes, acc.s_width_bytes)
+            if wide:
+                vals, pair = ([next(dwords) for _ in range(len(h) // p)] if h is not None else None
+                              for h in (g, g2))
+                prog.store(vals, [0] * len(vals), _addr(S, g[0], element_bytes), acc.s_width_bytes, pair=pair,
+                           pair_offset=off, st64=st64)
+            else:
+                _emit_narrow_store(prog, S, g, src_dwords, p, element_bytes, acc.s_width_bytes)
         if acc.barrier_scope:
             prog.barrier(acc.barrier_scope)
         for g, g2, off, st64 in loads:
@@ -1016,18 +1026,8 @@ def build_lds(prog: Program, acc: LdsAccesses, src_dwords: list[int], d_ids: np.
                     break
     if p == 1:
         return [loaded[twin.get(r, r)][0] for r in range(R_d)]
-    return [_gather(prog, [loaded[twin.get(r, r)] if r < R_d else None for r in range(dw * p, dw * p + p)],
-                    element_bytes)
-            for dw in range(-(-R_d // p))]
-
-
-def _gather(prog: Program, parts: list[tuple[int, int | np.ndarray] | None], element_bytes: int) -> int:
-    """``gather_dword``: a register holding slot ``parts[i][1]`` of value ``parts[i][0]`` in slot ``i``;
-    the value itself, with no op, when ``parts`` are its slots in order."""
-    v = parts[0][0] if parts[0] is not None else None
-    if all(x is not None and x[0] == v and isinstance(x[1], int) and x[1] == i for i, x in enumerate(parts)):
-        return v
-    return gather_dword(prog, parts, element_bytes)
+    return gather_dwords(prog, [[loaded[twin.get(r, r)] if r < R_d else None for r in range(dw * p, dw * p + p)]
+                                for dw in range(-(-R_d // p))], element_bytes)
 
 
 def _cross_warp(S: _Side, D: _Side, W: int) -> bool:
@@ -1056,19 +1056,14 @@ def _dwords_of(prog: Program, g: list[int], src_dwords: list[int], p: int, eleme
     """Values holding the elements of ``g`` in address order, one per VGPR (v_perm when out of order)."""
     if p == 1:
         return [src_dwords[r] for r in g]
-    return [_gather(prog, [(src_dwords[r // p], r % p) for r in g[k:k + p]], element_bytes)
-            for k in range(0, len(g), p)]
+    return gather_dwords(prog, [[(src_dwords[r // p], r % p) for r in g[k:k + p]] for k in range(0, len(g), p)],
+                         element_bytes)
 
 
-def _emit_store(prog: Program, S: _Side, g: list[int], g2: list[int] | None, off: int, st64: bool,
-                src_dwords: list[int], p: int, element_bytes: int, width_bytes: int) -> None:
+def _emit_narrow_store(prog: Program, S: _Side, g: list[int], src_dwords: list[int], p: int, element_bytes: int,
+                       width_bytes: int) -> None:
+    """A store narrower than a dword: the elements sit at one dword position, which must be byte 0 or 2."""
     addr = _addr(S, g[0], element_bytes)
-    if width_bytes >= 4:
-        vals = _dwords_of(prog, g, src_dwords, p, element_bytes)
-        pair = _dwords_of(prog, g2, src_dwords, p, element_bytes) if g2 is not None else None
-        prog.store(vals, [0] * len(vals), addr, width_bytes, pair=pair, pair_offset=off, st64=st64)
-        return
-    # sub-dword: the elements sit at one dword position, which must be byte 0 or 2
     pos = g[0] % p
     contiguous = g == list(range(g[0], g[0] + len(g)))
     v = src_dwords[g[0] // p]

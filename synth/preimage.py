@@ -173,8 +173,15 @@ class WaveMap:
         return lanes if lanes and any(lanes) else None
 
 
-def wave_local_map(prob: Problem, max_kernel_bits: int = 10) -> WaveMap:
-    """Choose, per dst basis bit, the src position that moves least (see module doc)."""
+def wave_local_map(prob: Problem, max_kernel_bits: int = 10, still_lanes: bool = False) -> WaveMap:
+    """Choose, per dst basis bit, the src position that moves least (see module doc).
+
+    A dst lane bit whose own src lane bit is not in its coset (``dst(lane j)`` is held elsewhere,
+    or the dst broadcasts over lane ``j`` while src does not) takes another single lane bit
+    before 0; with ``still_lanes`` it takes 0 first when 0 is in its coset (dst broadcasts over lane
+    ``j``): lane ``j`` then moves nothing, and no two dst lane bits share a src lane bit that the
+    other one already names -- the element map may then be a partial bit permutation where the
+    default choice is not (linlayout.synth.exchanges)."""
     cols = prob.src_hw_cols()
     nr, nl, nw = prob.n_src_reg, prob.n_lane, prob.n_warp
     reg_m, lane_m = (1 << nr) - 1, ((1 << nl) - 1) << nr
@@ -210,8 +217,9 @@ def wave_local_map(prob: Problem, max_kernel_bits: int = 10) -> WaveMap:
             in_lane = single & ((cand & lane_m) != 0)
             if kind == "lane":
                 own = np.left_shift(1, nr + index)
-                score = np.where(cand == own, 0, np.where(in_lane, 2, np.where(in_reg, 3,
-                                 np.where(cand == 0, 4, 5 + pc))))
+                zero = 1 if still_lanes else 4
+                score = np.where(cand == own, 0, np.where(cand == 0, zero, np.where(in_lane, 2, np.where(in_reg, 3,
+                                                                                                5 + pc))))
             else:
                 score = np.where(cand == 0, 0, np.where(in_reg, 1, np.where(in_lane, 3, 5 + pc)))
             score = score + np.where(has_w, 1000, 0)

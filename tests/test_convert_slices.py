@@ -8,7 +8,7 @@ import numpy as np
 
 import needs
 from linlayout import LinearLayout
-from linlayout.synth.convert import plan_conversion
+from linlayout.synth.convert import candidate_plans, plan_conversion
 
 
 def _layout(register: list, lane: list, warp: list, shape: list) -> LinearLayout:
@@ -30,12 +30,65 @@ def test_a_broadcast_slice_selects_its_dword_in_each_lane_then_moves_it_once():
     # corpus slice0(mfma32T)->slice0(blocked[1x4,t1x64,o10]), gfx950, fp8, 8 waves, 128 elements:
     # every lane holds 64 elements (lane bit 5 picks element bit 2); dst lane l wants dword l >> 1 & 15
     # of a lane whose bit 5 is bit 0 of l.  A select tree over the 16 src dwords (15 v_cndmask) in
-    # each lane, then one ds_bpermute; before, 30 DPP moves, 18 selects and 4 permlane swaps.
+    # each lane, then one ds_bpermute (160 modelled cycles); before, 30 DPP moves, 18 selects and 4
+    # permlane swaps (216).  With dst lane bit 5 (a broadcast) moving nothing, the element map is a
+    # bit permutation and its exchanges take 27 instructions without a DS latency: 112 cycles.
     src = _layout([[1], [2], [8], [16], [32], [64]], [[0], [0], [0], [0], [0], [4]], [[0], [0], [0]], [128])
     dst = _layout([[1], [2]], [[4], [8], [16], [32], [64], [0]], [[0], [0], [0]], [128])
+    by_builder = {}
+    for plan in candidate_plans(src, dst, "gfx950", 8):
+        by_builder.setdefault(plan.notes[-1].split(";")[0], plan)
+    gather = by_builder["in-wave builder: gather"]
+    assert {k: v for k, v in gather.counts().items() if v} == {"v_cndmask": 15, "ds_bpermute": 1, "total": 16}
+    assert gather.cost == 160
     plan = plan_conversion(src, dst, "gfx950", 8)
     counts = {k: v for k, v in plan.counts().items() if v}
-    assert plan.verified and counts == {"v_cndmask": 15, "ds_bpermute": 1, "total": 16}
+    assert plan.verified and plan.cost == 112
+    assert counts == {"v_cndmask": 9, "v_mov": 1, "dpp": 15, "permlane16_swap": 1, "permlane32_swap": 1, "total": 27}
+
+
+def _broadcast_lane_slice() -> tuple[LinearLayout, LinearLayout]:
+    # corpus slice1(mfma32T)->slice1(blocked[1x1,t16x4,o01]), gfx950, i8, 1 wave, 64 elements: src
+    # lanes 32-63 repeat lanes 0-31; dst lane l < 16 holds elements l + 16 r, and dst lanes 16-63
+    # repeat lanes 0-15
+    src = _layout([[32]], [[1], [2], [4], [8], [16], [0]], [], [64])
+    dst = _layout([[16], [32]], [[1], [2], [4], [8], [0], [0]], [], [64])
+    return src, dst
+
+
+def test_a_broadcast_dst_lane_bit_moves_nothing_so_one_permlane_swap_does_it():
+    # The least-moving choice sent dst lane bit 4 (a broadcast) to src lane bit 5 (also a broadcast),
+    # which dst lane bit 5 keeps too: no bit permutation, so a gather with 2 ds_swizzle (109 modelled
+    # cycles; Triton 3.9: a v_permlane16_swap, 2 v_perm_b32, 2 v_mov, a v_cndmask, 34 cycles).  With
+    # lane bit 4 moving nothing, src lane bit 4 goes to a dst register bit: one exchange.
+    from linlayout.synth.preimage import normalize, wave_local_map
+
+    src, dst = _broadcast_lane_slice()
+    prob = normalize(src, dst, 64)
+    assert wave_local_map(prob).lane == [2, 4, 8, 16, 64, 64]
+    assert wave_local_map(prob, still_lanes=True).lane == [2, 4, 8, 16, 0, 64]
+    plan = plan_conversion(src, dst, "gfx950", 8)
+    counts = {k: v for k, v in plan.counts().items() if v}
+    assert plan.verified and plan.cost == 13
+    assert counts == {"v_perm_b32": 1, "v_mov": 1, "permlane16_swap": 1, "total": 3}
+
+
+def _interpreted(plan, element_bits: int, seed: int):
+    """The plan's lowered kernel, after checking that the MLIR interpreter gives the expected tile."""
+    from linlayout.lowering.conversion import lower_conversion
+    from linlayout.lowering.emit.host import distinct_tile, expected_output, interpret
+
+    low = lower_conversion(plan, binary=False)
+    tile = distinct_tile(low.kernel.shape, element_bits, seed=seed)
+    assert np.array_equal(interpret(low.kernel, tile, fill=0x5A), expected_output(plan, tile, fill=0x5A))
+    return low
+
+
+@needs.mlir
+def test_the_broadcast_lane_exchange_runs_on_the_interpreter():
+    src, dst = _broadcast_lane_slice()
+    low = _interpreted(plan_conversion(src, dst, "gfx950", 8), 8, seed=3)
+    assert low.report["isa_counts"]["permlane16_swap"] == 1 and not low.differences
 
 
 def test_a_broadcast_slice_whose_lanes_hold_their_own_copy_needs_no_lane_move():
@@ -87,13 +140,32 @@ def test_a_slice_read_at_warp_dependent_lanes_moves_by_one_per_warp_bpermute():
 
 @needs.mlir
 def test_the_per_warp_bpermute_runs_on_the_interpreter():
-    from linlayout.lowering.conversion import lower_conversion
-    from linlayout.lowering.emit.host import distinct_tile, expected_output, interpret
-
     src = _layout([], [[1], [2], [4], [8], [16], [0]], [[0], [32], [0]], [64])
     dst = _layout([], [[1], [2], [4], [8], [0], [0]], [[16], [32], [0]], [64])
-    plan = plan_conversion(src, dst, "gfx950", 32)
-    low = lower_conversion(plan, binary=False)
-    tile = distinct_tile(low.kernel.shape, 32, seed=5)
-    assert np.array_equal(interpret(low.kernel, tile, fill=0x5A), expected_output(plan, tile, fill=0x5A))
+    low = _interpreted(plan_conversion(src, dst, "gfx950", 32), 32, seed=5)
     assert low.report["isa_counts"]["ds_bpermute"] == 1 and not low.differences
+
+
+def _byte_transpose() -> tuple[LinearLayout, LinearLayout]:
+    # 8-bit, 64x16, 1 wave: each lane holds a 4x4 block of bytes, its dwords along dim1 in src and
+    # along dim0 in dst: dst dword j is byte j of the four src dwords (a 4x4 byte transpose)
+    lane = [[4, 0], [8, 0], [16, 0], [32, 0], [0, 4], [0, 8]]
+    src = _layout([[0, 1], [0, 2], [1, 0], [2, 0]], lane, [], [64, 16])
+    dst = _layout([[1, 0], [2, 0], [0, 1], [0, 2]], lane, [], [64, 16])
+    return src, dst
+
+
+def test_a_4x4_byte_transpose_shares_its_first_perms():
+    # Each dst dword takes one byte of four src dwords: three v_perm_b32 alone (12), but the first
+    # level pairs src dwords (0, 1) and (2, 3) for every dst dword, so two registers per pair hold
+    # the byte pairs of all four (4 v_perm_b32) and one v_perm_b32 per dst dword joins them (4).
+    src, dst = _byte_transpose()
+    plan = plan_conversion(src, dst, "gfx942", 8)
+    assert plan.verified and {k: v for k, v in plan.counts().items() if v} == {"v_perm_b32": 8, "total": 8}
+
+
+@needs.mlir
+def test_the_byte_transpose_runs_on_the_interpreter():
+    src, dst = _byte_transpose()
+    low = _interpreted(plan_conversion(src, dst, "gfx942", 8), 8, seed=7)
+    assert low.report["isa_counts"]["v_perm_b32"] == 8 and not low.differences
