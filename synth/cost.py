@@ -8,7 +8,12 @@ targets (``NVIDIA_PARAMETERS``, ``RDNA_PARAMETERS``).  The cost of a plan is
     sum over instructions of their issue cycles
   + sum over LDS-pipe instructions of their LDS cycles (bank-conflict aware)
   + LATENCY_WEIGHT * (DS latency) * (depth of the longest chain of dependent DS instructions)
-  + s_barrier cycles + setup instructions (VALU/SALU) estimated from the steps.
+  + s_barrier cycles + setup instructions (VALU/SALU) estimated from the steps;
+
+on NVIDIA (``CostModel.pipe_overlap``, measured on an H200: docs/nvidia_facts.md section 8) the
+shared-memory (MIO) pipe works while the warp issues its ALU instructions, so the first two lines
+are ``max(issue and ALU cycles + setup, MIO-pipe cycles)``, and a plan without shared memory whose
+registers exceed ``NV_REGISTER_PLAN_DWORDS`` pays ``CostModel.spill``.
 
 Table (every number not quoted from a source is an [I] named parameter):
 
@@ -25,7 +30,7 @@ ds_write_bN            4       DS             b32 8, b128 20 [Q rocprofiler-comp
                                               ds_write2/read2: the data cycles of both accesses
 ds_read_bN             4       DS             same
 s_barrier              BARRIER_CYCLES [I]
-bar.warp.sync          warp_barrier_cycles (NVIDIA only: NV_BAR_WARP_SYNC [I]; AMD lanes are lockstep)
+bar.warp.sync          warp_barrier_cycles (NVIDIA only: NV_BAR_WARP_SYNC [M]; AMD lanes are lockstep)
 =====================  ======  ============  ==========================================
 
 ``DS_LATENCY`` [I] is the issue-to-data latency of a DS instruction; it counts
