@@ -766,7 +766,9 @@ def lower_bound(ctx) -> dict:
     ``min_lds_stores``: the distinct elements that must travel, spread over every
     lane of every wave, 16 bytes per store.  ``cost``: the cheapest of the bounds
     under the cost model (registers: the larger of the cross-lane and the merge
-    bound; LDS: accesses, data cycles, two latency levels).
+    bound; LDS: accesses, data cycles, two latency levels; where the pipes overlap
+    (``CostModel.pipe_overlap``, NVIDIA) the larger of the accesses' issue with the barrier
+    and their data cycles, plus the latency).
     """
     prob, element_bits, cm = ctx.problem, ctx.element_bits, ctx.cost_model
     has_permlane = ctx.target.has_permlane_swap
@@ -812,10 +814,18 @@ def lower_bound(ctx) -> dict:
     def lds_time(n_instr: int, n_bytes: int) -> float:  # issue + data cycles, every width allowed
         return n_instr * cm.ds_issue + max(n_instr * per_instr, n_bytes * per_byte)
 
+    def lds_pipe(n_instr: int, n_bytes: int) -> float:  # the data cycles alone
+        return max(n_instr * per_instr, n_bytes * per_byte)
+
     load_bytes = worst_lane * element_bytes
     store_bytes = -(-n_moving // (W * L)) * element_bytes
-    lds_bound = (lds_time(lds_loads, load_bytes) + lds_time(lds_stores, store_bytes) + cm.latency(2)
-                 + (cm.instruction("s_barrier") if cross_warp else 0.0))
+    barrier = cm.instruction("s_barrier") if cross_warp else 0.0
+    if cm.pipe_overlap:  # the value is max(issue, pipe) + latency (CostModel.objective_value)
+        lds_bound = max((lds_loads + lds_stores) * cm.ds_issue + barrier,
+                        lds_pipe(lds_loads, load_bytes) + lds_pipe(lds_stores, store_bytes)) + cm.latency(2)
+    else:
+        lds_bound = (lds_time(lds_loads, load_bytes) + lds_time(lds_stores, store_bytes) + cm.latency(2)
+                     + barrier)
     reg_bound = max(cross_lane * move, merges * merge)
     if cross_warp:
         cost = lds_bound

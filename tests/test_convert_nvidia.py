@@ -155,6 +155,8 @@ def _check_nvidia_plan(plan: Plan) -> None:
     back = Plan.from_certificate(cert)
     assert verify(back).ok and back.counts() == plan.counts()
     assert set(plan.counts()) == set(PTX_COUNT_KINDS) | {"total"}
+    if plan.lower_bound:  # a bound of the maximum the NVIDIA price is (cost.lower_bound)
+        assert plan.lower_bound["cost"] <= plan.cost + 1e-6
     for st_ in plan.steps:
         if isinstance(st_, Lane):
             assert st_.kind.startswith("shfl.sync."), st_.kind
