@@ -8,7 +8,12 @@ targets (``NVIDIA_PARAMETERS``, ``RDNA_PARAMETERS``).  The cost of a plan is
     sum over instructions of their issue cycles
   + sum over LDS-pipe instructions of their LDS cycles (bank-conflict aware)
   + LATENCY_WEIGHT * (DS latency) * (depth of the longest chain of dependent DS instructions)
-  + s_barrier cycles + setup instructions (VALU/SALU) estimated from the steps.
+  + s_barrier cycles + setup instructions (VALU/SALU) estimated from the steps;
+
+on NVIDIA (``CostModel.pipe_overlap``, measured on an H200: docs/nvidia_facts.md section 8) the
+shared-memory (MIO) pipe works while the warp issues its ALU instructions, so the first two lines
+are ``max(issue and ALU cycles + setup, MIO-pipe cycles)``, and a plan without shared memory whose
+registers exceed ``NV_REGISTER_PLAN_DWORDS`` pays ``CostModel.spill``.
 
 Table (every number not quoted from a source is an [I] named parameter):
 
@@ -25,7 +30,7 @@ ds_write_bN            4       DS             b32 8, b128 20 [Q rocprofiler-comp
                                               ds_write2/read2: the data cycles of both accesses
 ds_read_bN             4       DS             same
 s_barrier              BARRIER_CYCLES [I]
-bar.warp.sync          warp_barrier_cycles (NVIDIA only: NV_BAR_WARP_SYNC [I]; AMD lanes are lockstep)
+bar.warp.sync          warp_barrier_cycles (NVIDIA only: NV_BAR_WARP_SYNC [M]; AMD lanes are lockstep)
 =====================  ======  ============  ==========================================
 
 ``DS_LATENCY`` [I] is the issue-to-data latency of a DS instruction; it counts
@@ -84,18 +89,27 @@ DPP_HAZARD = 0.0  # [I] extra cycles per DPP op (2 wait states after a VGPR writ
 LDS_PORT_SHARING = 2.0  # [I] SIMDs competing for one LDS port (two per port, [Q] one issues at a time)
 
 # NVIDIA (sm_80, sm_90): the same model with a warp of 32 lanes on an SM sub-partition (docs/nvidia_facts.md,
-# "Cost model").  One cycle is an SM clock; the ``ds`` fields price the MIO pipe (shfl.sync, ld/st.shared).
-NV_ALU_ISSUE = 2.0  # [I] selp/prmt/mov: a warp's integer instruction on 16 INT32 lanes of a sub-partition
-NV_MIO_ISSUE = 2.0  # [I] issue slot of a shfl.sync or ld/st.shared
-NV_SHFL_CYCLES = 1.0  # [I] shfl.sync: 32 lanes x 4 B through the 128 B/clk shared-memory crossbar
-NV_SHARED_CYCLES = {1: 1.0, 2: 1.0, 4: 1.0, 8: 2.0, 16: 4.0}  # [M] wavefronts of a conflict-free access, 1 cycle each [I]
-NV_SHARED_LATENCY = 30.0  # [I] cycles from a shfl.sync or ld.shared to its data (an order of magnitude)
+# "Cost model"; [M]: benchmarks/nvidia/mio_micro.py on an H200, docs/nvidia_facts.md section 8).  One cycle is an SM
+# clock seen by one sub-partition; the ``ds`` fields price the SM's shared-memory (MIO) pipe, which executes
+# shfl.sync and ld/st.shared one wavefront per SM cycle for all 4 sub-partitions together, while selp/prmt run
+# on each sub-partition's own ALU pipe: the two overlap (``pipe_overlap``).
+NV_ALU_ISSUE = 2.0  # [M] selp/prmt: 0.5 warp-instructions per sub-partition cycle (2 per SM cycle, 16+ warps)
+NV_MIO_ISSUE = 1.0  # [M] the issue slot of a shfl.sync or ld/st.shared (one instruction per sub-partition cycle)
+NV_SHFL_CYCLES = 1.0  # [M] shfl.sync (idx or bfly): one wavefront, 1 per SM cycle at 8+ warps
+NV_SHARED_CYCLES = {1: 1.0, 2: 1.0, 4: 1.0, 8: 2.0, 16: 4.0}  # [M] wavefronts of a conflict-free access, 1 per SM cycle
+NV_SHARED_LATENCY = 25.0  # [M] issue to data: shfl.sync.idx 26, ld.shared.b32 23 SM cycles (dependent chain)
 NV_BAR_SYNC = 20.0  # [I] bar.sync when the warps are balanced
-NV_BAR_WARP_SYNC = 2.0  # [I] bar.warp.sync of a converged warp: one issue slot, no wait for other warps
-NV_MIO_SHARING = 2.0  # [I] sub-partitions competing for the SM's shared-memory pipe (4 share it)
+NV_BAR_WARP_SYNC = 1.0  # [M] bar.warp.sync of a converged warp: ptxas emits a NOP, one issue slot
+NV_MIO_SHARING = 4.0  # [M] the 4 sub-partitions share the MIO pipe: a wavefront costs a busy warp 4 of its cycles
+# [M] register plans whose source and destination registers together exceed this many 32-bit registers per
+# thread spill (nvcc's code of 128 + 128 ran 1.2-12x slower than the shared-memory round trip, 64 + 64 at 0.5-0.7
+# of it; benchmarks/nvidia/results/calibration/plans.md); each register beyond it costs NV_SPILL_CYCLES [I]
+NV_REGISTER_PLAN_DWORDS = 192
+NV_SPILL_CYCLES = 16.0
 NVIDIA_PARAMETERS = dict(valu_issue=NV_ALU_ISSUE, ds_issue=NV_MIO_ISSUE, crossbar_cycles=NV_SHFL_CYCLES,
                          lds_cycles=NV_SHARED_CYCLES, ds_latency=NV_SHARED_LATENCY, barrier_cycles=NV_BAR_SYNC,
-                         warp_barrier_cycles=NV_BAR_WARP_SYNC, lds_port_sharing=NV_MIO_SHARING)
+                         warp_barrier_cycles=NV_BAR_WARP_SYNC, lds_port_sharing=NV_MIO_SHARING, pipe_overlap=True,
+                         register_plan_dwords=NV_REGISTER_PLAN_DWORDS, spill_cycles=NV_SPILL_CYCLES)
 
 # RDNA wave32 (gfx1100, gfx1200, gfx1250): a wave of 32 on a 32-lane SIMD (docs/amd_facts.md section 6).
 RDNA_VALU_ISSUE = 1.0  # [I] a wave32 VALU (DPP, v_permlane16/x16, v_cndmask, v_perm) in one pass of a 32-lane SIMD
@@ -152,15 +166,19 @@ class CostModel:
     salu_issue: float = SALU_ISSUE
     dpp_hazard: float = DPP_HAZARD
     lds_port_sharing: float = LDS_PORT_SHARING
+    pipe_overlap: bool = False  # NVIDIA: the LDS (MIO) pipe runs beside the issue of other instructions
+    register_plan_dwords: int = 0  # NVIDIA: registers in + out a plan without LDS keeps without spilling (0: no limit)
+    spill_cycles: float = 0.0  # cycles per register beyond ``register_plan_dwords``
     objective: str = DEFAULT_OBJECTIVE
     waves_per_simd: int = WAVES_PER_SIMD
 
     @property
     def floors_apply(self) -> bool:
         """Are the planner's cost floors (linlayout.synth.lds_path, ``lower_bound``) lower bounds of
-        this objective?  They bound the latency value only; under another objective every candidate
-        is built and ranked."""
-        return self.objective == "latency"
+        this objective?  They bound the summed latency value only; under another objective, and
+        where the pipes overlap (``pipe_overlap``: the value is a maximum, below the sum the floors
+        bound), every candidate is built and ranked."""
+        return self.objective == "latency" and not self.pipe_overlap
 
     def objective_value(self, parts: dict, objective: str | None = None) -> float:
         """The value of ``objective`` (default: the model's) of a plan or an instruction mix from its
@@ -168,7 +186,10 @@ class CostModel:
 
         * ``latency``: one wave's critical path, ``issue + lds + latency + setup`` -- every
           instruction's issue slot, the LDS-pipe cycles of its DS instructions (at its share of
-          the port), ``ds_latency`` per level of dependent DS instructions and the setup;
+          the port), ``ds_latency`` per level of dependent DS instructions and the setup; with
+          ``pipe_overlap`` (NVIDIA) the LDS pipe works while the wave issues its other
+          instructions, so the path is ``max(simd, lds_pipe) + latency``; plus ``spill`` where
+          the model has a register limit (``CostModel.spill``);
         * ``throughput``: the busiest resource when ``waves_per_simd`` waves share the SIMD and
           hide each other's latency: ``max(simd, lds_pipe, latency_value / waves_per_simd)``
           (``simd``: the wave's issue cycles on its SIMD, setup included; ``lds_pipe``: its
@@ -178,7 +199,11 @@ class CostModel:
         objective = objective or self.objective
         if objective == "instructions":
             return float(parts["instructions"])
-        path = parts["issue"] + parts["lds"] + parts["latency"] + parts["setup"]
+        if self.pipe_overlap:
+            path = max(parts["simd"], parts["lds_pipe"]) + parts["latency"]
+        else:
+            path = parts["issue"] + parts["lds"] + parts["latency"] + parts["setup"]
+        path += parts.get("spill", 0.0)
         if objective == "latency":
             return path
         return max(parts["simd"], parts["lds_pipe"], path / self.waves_per_simd)
@@ -188,12 +213,23 @@ class CostModel:
         priced with the latency table whatever the objective)."""
         return (self.arch, self.valu_issue, self.permlane_issue, self.ds_issue, self.crossbar_cycles,
                 tuple(sorted(self.lds_cycles.items())), self.ds_latency, self.latency_weight, self.barrier_cycles,
-                self.warp_barrier_cycles, self.salu_issue, self.dpp_hazard, self.lds_port_sharing)
+                self.warp_barrier_cycles, self.salu_issue, self.dpp_hazard, self.lds_port_sharing, self.pipe_overlap,
+                self.register_plan_dwords, self.spill_cycles)
 
     @classmethod
     def from_key(cls, key: tuple) -> "CostModel":
-        (arch, valu, perm, ds, xbar, lds, lat, lw, bar, warp_bar, salu, hz, share) = key
-        return cls(arch, valu, perm, ds, xbar, dict(lds), lat, lw, bar, warp_bar, salu, hz, share)
+        (arch, valu, perm, ds, xbar, lds, lat, lw, bar, warp_bar, salu, hz, share, overlap, dwords, spill) = key
+        return cls(arch, valu, perm, ds, xbar, dict(lds), lat, lw, bar, warp_bar, salu, hz, share, overlap, dwords,
+                   spill)
+
+    def spill(self, plan) -> float:
+        """Cycles of the registers a plan without LDS keeps beyond ``register_plan_dwords``: its source
+        and destination registers per thread together, each beyond the limit ``spill_cycles``."""
+        if not self.register_plan_dwords or any(st.lds for st in plan.steps):
+            return 0.0
+        p, dps = slots_per_dword(plan.element_bits), dwords_per_slot(plan.element_bits)
+        dwords = sum(-(-slots // p) * dps for slots in (plan.slots_in, plan.slots_out))
+        return max(0, dwords - self.register_plan_dwords) * self.spill_cycles
 
     def instruction(self, kind: str, width_bytes: int = 4, conflict_degree: float = 1.0) -> float:
         """Cycles of one instruction of ``kind`` (a COUNT_KINDS name); LDS ops take their access's
@@ -499,7 +535,7 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
     return {k: v for k, v in out.items() if v}
 
 
-CROSSBAR_KINDS = ("ds_bpermute", "ds_swizzle")  # register steps that use the LDS pipe (its crossbar)
+CROSSBAR_KINDS = ("ds_bpermute", "ds_swizzle", "shfl")  # register steps that use the LDS pipe (its crossbar)
 
 
 class _Pricer:
@@ -536,13 +572,16 @@ class _Pricer:
 
 
 def _parts(cm: CostModel, issue: float, lds: float, lds_pipe: float, depth: int, overhead: dict,
-           instructions: int) -> dict:
+           instructions: int, spill: float = 0.0) -> dict:
     """The parts of a cost (``plan_cost``) and the value of every objective (``latency``,
-    ``throughput``, ``instructions``), the one of ``cm.objective`` under ``cost``."""
+    ``throughput``, ``instructions``), the one of ``cm.objective`` under ``cost``; ``spill``
+    (``CostModel.spill``, NVIDIA only) is a part where the model has a register limit."""
     setup = sum(v for k, v in overhead.items() if k.startswith("valu")) * cm.valu_issue
     setup += sum(v for k, v in overhead.items() if k.startswith("salu")) * cm.salu_issue
     parts = {"issue": issue, "lds": lds, "latency": cm.latency(depth), "setup": setup, "ds_depth": depth,
              "simd": issue + lds - lds_pipe + setup, "lds_pipe": lds_pipe, "instructions": instructions}
+    if cm.register_plan_dwords:
+        parts["spill"] = spill
     parts.update({f"{o}_value": cm.objective_value(parts, o) for o in OBJECTIVES})
     return parts
 
@@ -555,7 +594,7 @@ def plan_cost(plan, cm: CostModel, depth: int | None = None) -> tuple[float, dic
         st.price(pricer)
     depth = ds_depth(plan) if depth is None else depth
     parts = _parts(cm, pricer.issue_cycles, pricer.lds_cycles, pricer.lds_pipe_cycles, depth, plan.overhead,
-                   plan.total_with_overhead())
+                   plan.total_with_overhead(), cm.spill(plan))
     return parts[f"{cm.objective}_value"], parts
 
 
@@ -727,7 +766,9 @@ def lower_bound(ctx) -> dict:
     ``min_lds_stores``: the distinct elements that must travel, spread over every
     lane of every wave, 16 bytes per store.  ``cost``: the cheapest of the bounds
     under the cost model (registers: the larger of the cross-lane and the merge
-    bound; LDS: accesses, data cycles, two latency levels).
+    bound; LDS: accesses, data cycles, two latency levels; where the pipes overlap
+    (``CostModel.pipe_overlap``, NVIDIA) the larger of the accesses' issue with the barrier
+    and their data cycles, plus the latency).
     """
     prob, element_bits, cm = ctx.problem, ctx.element_bits, ctx.cost_model
     has_permlane = ctx.target.has_permlane_swap
@@ -773,10 +814,18 @@ def lower_bound(ctx) -> dict:
     def lds_time(n_instr: int, n_bytes: int) -> float:  # issue + data cycles, every width allowed
         return n_instr * cm.ds_issue + max(n_instr * per_instr, n_bytes * per_byte)
 
+    def lds_pipe(n_instr: int, n_bytes: int) -> float:  # the data cycles alone
+        return max(n_instr * per_instr, n_bytes * per_byte)
+
     load_bytes = worst_lane * element_bytes
     store_bytes = -(-n_moving // (W * L)) * element_bytes
-    lds_bound = (lds_time(lds_loads, load_bytes) + lds_time(lds_stores, store_bytes) + cm.latency(2)
-                 + (cm.instruction("s_barrier") if cross_warp else 0.0))
+    barrier = cm.instruction("s_barrier") if cross_warp else 0.0
+    if cm.pipe_overlap:  # the value is max(issue, pipe) + latency (CostModel.objective_value)
+        lds_bound = max((lds_loads + lds_stores) * cm.ds_issue + barrier,
+                        lds_pipe(lds_loads, load_bytes) + lds_pipe(lds_stores, store_bytes)) + cm.latency(2)
+    else:
+        lds_bound = (lds_time(lds_loads, load_bytes) + lds_time(lds_stores, store_bytes) + cm.latency(2)
+                     + barrier)
     reg_bound = max(cross_lane * move, merges * merge)
     if cross_warp:
         cost = lds_bound

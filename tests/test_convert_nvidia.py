@@ -18,6 +18,7 @@ from linlayout.lowering.cpp import emit_cpp
 from linlayout.encodings import blocked
 from linlayout.encodings.nvidia import NvidiaMma
 from linlayout.synth import lane_ops
+from linlayout.synth.cost import cost_model
 from linlayout.synth.convert import plan_conversion
 from linlayout.synth.emulator import run_certificate, verify
 from linlayout.synth.isa_lanes import prmt_b32, shfl_sync
@@ -154,6 +155,8 @@ def _check_nvidia_plan(plan: Plan) -> None:
     back = Plan.from_certificate(cert)
     assert verify(back).ok and back.counts() == plan.counts()
     assert set(plan.counts()) == set(PTX_COUNT_KINDS) | {"total"}
+    if plan.lower_bound:  # a bound of the maximum the NVIDIA price is (cost.lower_bound)
+        assert plan.lower_bound["cost"] <= plan.cost + 1e-6
     for st_ in plan.steps:
         if isinstance(st_, Lane):
             assert st_.kind.startswith("shfl.sync."), st_.kind
@@ -342,3 +345,47 @@ def test_ptx_vector_stores_need_no_tuple_copies():
     c = plan.counts()
     assert (c["lds_write"], c["lds_read"], c["bar.warp.sync"], c["total"]) == (32, 32, 1, 65)
     assert "valu_tuple_copies" not in plan.overhead
+
+
+# ------------------------------------------------------------------ the cost model measured on an H200
+def _mma_to_dot_a(num_warps: int, shape: tuple[int, int]):
+    """mma.sync accumulator -> A operand (kWidth 1) of a ``shape`` tile, warps along M (the corpus's
+    ``mma2.16x8->dotAmma2.16x8(kw1)``)."""
+    mma = NvidiaMma(2, (num_warps, 1), (16, 8))
+    return mma.to_linear_layout(shape), mma.dot_operand_layout(0, 1, shape)
+
+
+def test_nvidia_price_overlaps_the_shared_memory_pipe_with_the_alu():
+    """On NVIDIA the latency value is max(issue + ALU + setup, MIO) + latency + spill
+    (docs/nvidia_facts.md section 8: shuffles and selects run at once); on AMD the sum."""
+    src, dst = _mma_to_dot_a(2, (64, 32))
+    for arch in ("sm_90", "gfx1100"):
+        plan = plan_conversion(src, dst, arch, 32, strategy="registers")
+        p = plan.cost_detail
+        if arch == "sm_90":
+            assert p["latency_value"] == max(p["simd"], p["lds_pipe"]) + p["latency"] + p["spill"]
+        else:
+            assert "spill" not in p
+            assert p["latency_value"] == p["issue"] + p["lds"] + p["latency"] + p["setup"]
+    cm = cost_model("sm_90")
+    # a shuffle: one issue slot and one wavefront at the 4 sub-partitions' share; a select: 2 ALU cycles
+    assert (cm.instruction("shfl"), cm.instruction("selp"), cm.instruction("lds_write", 16)) == (5.0, 2.0, 17.0)
+    assert not cm.floors_apply and cost_model("gfx1100").floors_apply
+
+
+def test_nvidia_two_warp_fp32_pair_shuffles_and_one_warp_tile_stays_in_shared_memory():
+    """What the H200 measured (docs/nvidia_facts.md sections 7 and 8): on two warps (32 registers per
+    thread each way) the shuffle plan takes 0.68 of the round trip's time, so the planner shuffles,
+    like Triton (32 shfl.sync + 64 selp); on one warp (128 + 128 registers) the register plan spills
+    and the round trip stays, its spill charge (256 - 192) * 16 cycles."""
+    src, dst = _mma_to_dot_a(2, (64, 32))
+    plan = plan_conversion(src, dst, "sm_90", 32)
+    c = plan.counts()
+    assert (plan.strategy, c["shfl"], c["selp"], c["lds_write"]) == ("lanes", 32, 64, 0)
+    assert plan.cost_detail["spill"] == 0.0
+    src, dst = _mma_to_dot_a(1, (64, 64))
+    plan = plan_conversion(src, dst, "sm_90", 32)
+    assert (plan.strategy, plan.counts()["lds_write"], plan.counts()["lds_read"]) == ("lds", 32, 32)
+    forced = plan_conversion(src, dst, "sm_90", 32, strategy="registers")
+    assert forced.slots_in == forced.slots_out == 128
+    assert forced.cost_detail["spill"] == cost_model("sm_90").spill(forced) == (256 - 192) * 16.0

@@ -227,6 +227,67 @@ def test_recorded_summary_follows_from_the_raw_run():
     assert RECORDED["geomean_ours_over_triton"] == pytest.approx(float(np.exp(np.mean(np.log(ratios)))))
 
 
+CALIBRATION = json.loads((RESULTS / "calibration" / "plans.json").read_text())
+CALIBRATION_RUNS = json.loads((RESULTS / "calibration" / "runs_h200.json").read_text())
+
+
+def test_recorded_calibration_follows_from_its_raw_run():
+    """The calibration run (docs/nvidia_facts.md section 8): every side bit-exact, the forced
+    strategies among them, and its summary recomputed from the runner's output."""
+    manifest = {"build": CALIBRATION_RUNS["build"], "cases": [
+        {"name": r["name"], "element_bits": r["element_bits"], "num_warps": r["num_warps"], "plan": r["plan"],
+         "errors": r["build_errors"],
+         "kernels": dict.fromkeys(k for k in r if k in ("ours", "paper", "triton") or k.startswith("ours_"))}
+        for r in CALIBRATION["rows"]]}
+    assert run_plans.summarize(CALIBRATION_RUNS, manifest) == CALIBRATION
+    sides = [k for r in CALIBRATION["rows"] for k in r if k.startswith("ours_")]
+    assert (sides.count("ours_registers"), sides.count("ours_lds")) == (83, 112)
+    assert all(r[k]["bit_exact"] for r in CALIBRATION["rows"] for k in r if k.startswith("ours"))
+
+
+def test_variant_sources_keep_the_forced_plans_that_differ():
+    """The blog pair's default plans are shuffles: forced to registers they are the same plans (left
+    out), forced to shared memory they differ (side ``ours_lds``, its own kernel)."""
+    case = run_plans.blog_case(1)
+    default = run_plans.our_plans(case)
+    made = run_plans.variant_sources(case, 7, ["registers", "lds"], default)
+    assert list(made) == ["ours_lds"]
+    source, info = made["ours_lds"]
+    assert info["strategy"] == ["lds", "lds"] and 'extern "C" __global__' in source and "c7_ours_lds(" in source
+
+
+def test_variant_table_lists_forced_sides_against_triton():
+    rows = [{"name": "p", "element_bits": 32, "num_warps": 2, "ratio": 2.0, "triton": {"us": 10.0},
+             "ours_registers": {"us": 13.0}},
+            {"name": "q", "element_bits": 8, "num_warps": 1, "ratio": 0.5, "triton": {"us": 4.0}}]
+    lines = run_plans.variant_table(rows)
+    assert lines[-3:] == ["| case | bits | warps | default | ours_registers |", "|---|---|---|---|---|",
+                          "| p | 32 | 2 | 2.00 | 1.30 |"]
+    assert run_plans.variant_table(rows[1:]) == []
+
+
+mio_micro = script("mio_micro")
+
+
+def test_mio_micro_table_is_the_recorded_one():
+    """The recorded microbenchmark (docs/nvidia_facts.md section 8): its markdown follows from its
+    JSON, and the rates the cost model takes from it are there."""
+    doc = json.loads((RESULTS / "mio_micro.json").read_text())
+    text = (RESULTS / "mio_micro.md").read_text()
+    assert text == "# NVIDIA lane and shared-memory instructions, measured\n\n" + mio_micro.table(doc)
+    at32 = {r["op"]: r["warp_ops_per_sm_cycle"] * r["instructions_per_op"] for r in doc["rows"]
+            if r["kind"] == "throughput" and r["warps"] == 32}
+    assert round(at32["shfl.sync.idx.b32"], 1) == 1.0 and round(at32["ld.shared.v4.b32"], 2) == 0.25
+    assert round(at32["selp.b32"], 1) == 2.0 and doc["sass_opcodes"]["_Z10throughputILi10EEvijPyPj"]["NOP"] > 100
+
+
+def test_mio_micro_counts_sass_opcodes_per_function():
+    sass = ("\t\tFunction : k1\n        /*0000*/                   SHFL.IDX PT, R5, R5, R36, 0x1f ;\n"
+            "        /*0010*/               @!P1 SEL R4, R40, R43, !P1 ;\n        /*0020*/  SEL R4, R4, R3, P0 ;\n"
+            "\t\t..........\n\t\tFunction : k2\n        /*0000*/                   NOP ;\n")
+    assert mio_micro.sass_opcodes(sass) == {"k1": {"SEL": 2, "SHFL.IDX": 1}, "k2": {"NOP": 1}}
+
+
 # ------------------------------------------------------------------ on a GPU
 @pytest.mark.skipif(not sm90_gpu(("nvcc",), ("cupy",)), reason="needs an sm_90 GPU with nvcc and CuPy")
 def test_blog_pair_on_the_gpu(tmp_path):

@@ -114,24 +114,49 @@ def distinct(cases: list[PairCase]) -> list[PairCase]:
 
 
 # ------------------------------------------------------------------ ours: plan, emit, wrap
-def our_source(case: PairCase, index: int) -> tuple[str, dict]:
-    """The CUDA source of case ``index``'s round-trip kernel and what the manifest records of the plans."""
-    from linlayout.lowering.cpp import emit_cpp
+def our_plans(case: PairCase, strategy: str = "auto") -> tuple:
+    """(forward, backward, planning seconds): ``plan_conversion`` of the pair both ways under ``strategy``."""
     from linlayout.synth.convert import plan_conversion
 
     started = time.perf_counter()
-    forward = plan_conversion(case.src, case.dst, ARCH, case.element_bits)
-    backward = plan_conversion(case.dst, case.src, ARCH, case.element_bits)
-    plan_seconds = time.perf_counter() - started
-    fwd = emit_cpp(forward, name=f"c{index}_forward")
-    back = emit_cpp(backward, name=f"c{index}_backward")
-    kernel = roundtrip_kernel(f"c{index}_ours", fwd.function_name, back.function_name, fwd.element_type,
+    forward = plan_conversion(case.src, case.dst, ARCH, case.element_bits, strategy=strategy)
+    backward = plan_conversion(case.dst, case.src, ARCH, case.element_bits, strategy=strategy)
+    return forward, backward, time.perf_counter() - started
+
+
+def our_source(case: PairCase, index: int, plans: tuple | None = None, side: str = "ours") -> tuple[str, dict]:
+    """The CUDA source of case ``index``'s round-trip kernel (named ``c<index>_<side>``) around
+    ``plans`` (default: ``our_plans(case)``) and what the manifest records of the plans."""
+    from linlayout.lowering.cpp import emit_cpp
+
+    forward, backward, plan_seconds = plans or our_plans(case)
+    fwd = emit_cpp(forward, name=f"c{index}_{side}_forward")
+    back = emit_cpp(backward, name=f"c{index}_{side}_backward")
+    kernel = roundtrip_kernel(f"c{index}_{side}", fwd.function_name, back.function_name, fwd.element_type,
                               fwd.element_bits, fwd.slots_in, fwd.slots_out, fwd.block_threads,
                               bool(fwd.lds_bytes or back.lds_bytes))
     info = {"strategy": [forward.strategy, backward.strategy],
             "counts": [{k: v for k, v in p.counts().items() if v} for p in (forward, backward)],
+            "cost": [round(p.cost, 1) for p in (forward, backward)],
             "lds_bytes": [fwd.lds_bytes, back.lds_bytes], "plan_seconds": round(plan_seconds, 4)}
     return fwd.source + "\n" + back.source + "\n" + kernel, info
+
+
+def variant_sources(case: PairCase, index: int, variants: list[str], default: tuple) -> dict[str, tuple[str, dict]]:
+    """Side ``ours_<strategy>`` -> (source, plan info) for each forced ``strategy`` of ``variants``
+    whose plans differ from the ``default`` ones (``our_plans(case)``) in some direction
+    (cost-model calibration: the GPU times the plans the model did not pick).  A strategy the
+    pair cannot take (``registers`` across warps) is left out."""
+    out = {}
+    for strategy in variants:
+        try:
+            plans = our_plans(case, strategy)
+        except LayoutError:
+            continue
+        if all(p.dumps() == d.dumps() for p, d in zip(plans[:2], default[:2])):
+            continue
+        out[f"ours_{strategy}"] = our_source(case, index, plans, f"ours_{strategy}")
+    return out
 
 
 def paper_source(index: int) -> str:
@@ -174,9 +199,15 @@ def compile_batches(sources: dict[str, str], out: Path, nvcc: str, batch: int) -
 
 
 # ------------------------------------------------------------------ build
-def build(cases: list[PairCase], out: Path, nvcc: str = "nvcc", triton: bool = True, batch: int = 24) -> dict:
-    """Plan, emit and compile every case into ``out``; returns (and writes) the manifest."""
+def build(cases: list[PairCase], out: Path, nvcc: str = "nvcc", triton: bool = True, batch: int = 24,
+          variants: list[str] | None = None, reuse_triton: Path | None = None) -> dict:
+    """Plan, emit and compile every case into ``out``; returns (and writes) the manifest.
+    ``variants``: forced strategies also built as sides ``ours_<strategy>`` (``variant_sources``);
+    ``reuse_triton``: a folder an earlier build wrote, whose Triton kernels are copied by case name
+    instead of compiled (Triton's side does not depend on linlayout)."""
     out.mkdir(parents=True, exist_ok=True)
+    earlier = ({e["name"]: e for e in json.loads((reuse_triton / "manifest.json").read_text())["cases"]}
+               if reuse_triton else {})
     arrays, entries, sources, owner = {}, [], {}, {}
     for index, case in enumerate(cases):
         entry = {"index": index, "name": case.name, "element_bits": case.element_bits, "num_warps": case.num_warps,
@@ -185,19 +216,25 @@ def build(cases: list[PairCase], out: Path, nvcc: str = "nvcc", triton: bool = T
         src_slots, dst_slots = slot_tiles(case.src, case.dst, case.element_bits, case.num_warps)
         arrays[f"{index}_src"], arrays[f"{index}_dst"] = src_slots, dst_slots
         arrays[f"{index}_tensor"] = tensor_tiles(case.src, case.element_bits)
-        sides = {"ours": lambda: our_source(case, index)}
+        default: list = []  # our plans, made once for "ours" and the variants
+        sides = {"ours": lambda: our_source(case, index, default.append(our_plans(case)) or default[0])}
         if case.origin["source"] == "blog" and case.num_warps == 1:
             sides["paper"] = lambda: (paper_source(index), {})
+        if variants:
+            sides["variants"] = lambda: variant_sources(case, index, variants, default[0] if default else our_plans(case))
         for side, make in sides.items():
             try:
-                source, info = make()
+                made = make() if side == "variants" else {side: make()}
             except Exception as e:  # noqa: BLE001 -- every failure is recorded with its case and reported
                 entry["errors"][side] = f"{type(e).__name__}: {e}"
                 continue
-            name = f"c{index}_{side}"
-            sources[name], owner[name] = source, (entry, side)
-            if info:
-                entry["plan"] = info
+            for side_name, (source, info) in made.items():
+                name = f"c{index}_{side_name}"
+                sources[name], owner[name] = source, (entry, side_name)
+                if side_name == "ours":
+                    entry["plan"] = info
+                elif info:
+                    entry.setdefault("variant_plans", {})[side_name] = info
         entries.append(entry)
     cubins, errors = compile_batches(sources, out, nvcc, batch)
     for name, (entry, side) in owner.items():
@@ -207,7 +244,11 @@ def build(cases: list[PairCase], out: Path, nvcc: str = "nvcc", triton: bool = T
         else:
             entry["errors"][side] = errors[name]
     for entry, case in zip(entries, cases):
-        if triton:
+        before = earlier.get(entry["name"], {}).get("kernels", {}).get("triton")
+        if triton and before:
+            shutil.copyfile(reuse_triton / before["cubin"], out / f"c{entry['index']}_triton.cubin")
+            entry["kernels"]["triton"] = dict(before, cubin=f"c{entry['index']}_triton.cubin")
+        elif triton:
             try:
                 k = compile_roundtrip(case.src, case.dst, case.element_bits, case.num_warps)
                 (out / f"c{entry['index']}_triton.cubin").write_bytes(k.cubin)
@@ -273,6 +314,24 @@ def summarize(results: dict, manifest: dict) -> dict:
             "no_instruction_pairs": sum("ratio" in r for r in rows) - len(moves), "rows": rows}
 
 
+def variant_table(rows: list[dict]) -> list[str]:
+    """Markdown lines comparing the forced-strategy sides (``--variants``) with the default plans and
+    Triton, where a build has them: per element size, the geometric means over the pairs with a
+    variant, and one row per such pair."""
+    sides = sorted({k for r in rows for k in r if k.startswith("ours_")})
+    timed = [r for r in rows if "ratio" in r and any(r.get(v, {}).get("us") for v in sides)]
+    if not timed:
+        return []
+    lines = ["", "## Forced strategies (calibration)", "",
+             "Each pair's plans forced to one strategy (`plan_conversion(..., strategy=S)`, both directions) where "
+             "they differ from the default plans; time / Triton's time.", "",
+             "| case | bits | warps | default | " + " | ".join(sides) + " |", "|---|---|---|---|" + "---|" * len(sides)]
+    for r in timed:
+        cells = [f"{r[v]['us'] / r['triton']['us']:.2f}" if r.get(v, {}).get("us") else "-" for v in sides]
+        lines.append(f"| {r['name']} | {r['element_bits']} | {r['num_warps']} | {r['ratio']:.2f} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def markdown(summary: dict, command: str) -> str:
     s = summary
     lines = ["# linlayout's NVIDIA plans on the GPU, against Triton's convert_layout", "",
@@ -298,6 +357,7 @@ def markdown(summary: dict, command: str) -> str:
                 groups.setdefault(key(r), []).append(r["ratio"])
         for group, ratios in sorted(groups.items(), key=lambda g: (-len(g[1]), str(g[0]))):
             lines.append(f"| {title.format(group)} | {len(ratios)} | {geomean(ratios):.3f} | {sum(x < 1 for x in ratios)} |")
+    lines += variant_table(s["rows"])
     lines += ["",
              "| case | bits | warps | our plans (fwd / back) | ours exact | Triton exact | ours us | Triton us | ours/Triton |",
              "|---|---|---|---|---|---|---|---|---|"]
@@ -339,6 +399,10 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--limit", type=int, help="the first N distinct cases only")
     b.add_argument("--nvcc", default="nvcc")
     b.add_argument("--no-triton", action="store_true", help="skip Triton's kernels")
+    b.add_argument("--reuse-triton", type=Path, metavar="DIR",
+                   help="copy Triton's kernels from an earlier build folder (by case name) instead of compiling them")
+    b.add_argument("--variants", default="", help="comma-separated forced strategies (registers, lds) also built "
+                   "as sides ours_<strategy> where their plans differ from the default (cost-model calibration)")
     r = sub.add_parser("report", help="tables from the runner's results")
     r.add_argument("results", type=Path)
     r.add_argument("--manifest", type=Path, required=True)
@@ -350,7 +414,9 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit(f"{args.nvcc} not found")
         cases = [blog_case(1), blog_case(4)] + (corpus_cases(args.corpus) if args.corpus else [])
         cases = distinct(cases)[:args.limit]
-        manifest = build(cases, args.out, args.nvcc, not args.no_triton)
+        variants = [v for v in args.variants.split(",") if v]
+        manifest = build(cases, args.out, args.nvcc, not args.no_triton, variants=variants,
+                         reuse_triton=args.reuse_triton)
         failed = [e["name"] for e in manifest["cases"] if e["errors"]]
         print(f"{len(cases)} cases built into {args.out}; {len(failed)} with a build error")
         return 0
