@@ -308,7 +308,7 @@ def _lds_candidates(ctx: ConversionContext, best_only: bool = False, ceiling: fl
         fitted = True
         if acc.floor() > limit():
             break
-        key = (lds_path.layout_key(acc.design), acc.s_width_bytes)
+        key = (lds_path.layout_key(acc.design), acc.s_width_bytes, acc.s_matrix, acc.d_matrix)
         if best_only and key in built:
             continue
         built.add(key)
