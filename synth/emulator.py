@@ -719,6 +719,8 @@ def _cell_bytes(plan: Plan) -> int:
 
 def _moves_cells(st, c: int, layout: tuple[int, int, int]) -> bool:
     """Does step ``st`` move whole ``c``-byte cells (``_cell_bytes``; ``layout`` of ``_slot_layout``)?"""
+    if st.op in MATRIX_OPS:  # whole registers, in pieces of 4 (plain) or 2 (.trans) bytes
+        return c <= st.width_bytes
     if st.lds:
         if not st.store and st.transpose and 8 * c > st.transpose:  # cells no wider than the elements
             return False

@@ -98,10 +98,8 @@ class _MatrixAccess(Step):
     def access_offsets(self) -> list[tuple[list[int], int]]:
         return [(self.slots, 0)]
 
-    def matrix_error(self, arch: str, element_bits: int) -> str:
-        """Why this step cannot run on ``arch`` with ``element_bits``-bit elements ("" when it can)."""
-        if not get_target(arch).has_matrix_access(self.store):
-            return f"{arch} has no {self.name.split('.')[0]} instruction"
+    def matrix_error(self, element_bits: int) -> str:
+        """Why this step cannot move ``element_bits``-bit elements ("" when it can)."""
         if self.num not in MATRIX_COUNTS:
             return f"{self.name.split('.')[0]} moves 1, 2 or 4 matrices, not {self.num}"
         if element_bits not in (8, 16, 32) or (self.trans and element_bits == 32):
@@ -134,7 +132,10 @@ class _MatrixAccess(Step):
         return emitter.lds_address(self, what)
 
     def _check(self, machine, what: str) -> None:
-        error = self.matrix_error(machine.arch, 8 * machine.element_bytes)
+        """The target must have the instruction (a LayoutError naming it), the step must be well formed."""
+        if not get_target(machine.arch).has_matrix_access(self.store):
+            raise LayoutError(f"{what}: {machine.arch} has no {self.name.split('.')[0]} instruction")
+        error = self.matrix_error(8 * machine.element_bytes)
         if error:
             raise PlanVerificationError(f"{what}: {error}")
 
