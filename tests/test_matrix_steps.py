@@ -27,6 +27,7 @@ from linlayout.synth.isa_lanes import matrix_row_bytes, movmatrix_sources
 from linlayout.synth.plan import Barrier, Mov, Plan
 from linlayout.synth.steps import MatrixLoad, MatrixStore, Movmatrix, matrix_pieces, step_from_json
 
+from convert_checker import check_certificate
 from repo_data import family_corpus
 
 nvcc = pytest.mark.skipif(find_nvcc() is None, reason="needs nvcc (the CUDA toolkit) on PATH")
@@ -109,6 +110,7 @@ def test_stmatrix_then_ldmatrix_moves_the_fragments(num, trans):
     for load_trans in (False, True):
         plan = _round_trip_plan("sm_90", num, trans, load_trans)
         assert verify(plan).ok, verify(plan).message
+        assert check_certificate(json.loads(plan.dumps())) == (True, "")
         c = plan.counts()
         assert (c["stmatrix"], c["ldmatrix"], c["bar.warp.sync"], c["total"]) == (1, 1, 1, 3)
 
@@ -147,6 +149,7 @@ def test_movmatrix_transposes_the_halves(element_bits):
     steps = [Movmatrix(dst=list(range(p, 2 * p)), src=list(range(p))), Mov(dst=list(range(p)), src=list(range(p, 2 * p)))]
     plan = Plan("sm_80", 32, 1, element_bits, src, dst, p, p, steps, strategy="hand")
     assert verify(plan).ok, verify(plan).message
+    assert check_certificate(json.loads(plan.dumps())) == (True, "")
     assert plan.counts()["movmatrix"] == 1 and plan_ptx_counts(plan)["other"] == 1  # Triton's class for it
     back = Plan.from_certificate(json.loads(plan.dumps()))
     assert verify(back).ok and back.counts() == plan.counts()
@@ -228,6 +231,7 @@ def test_the_planner_uses_matrix_accesses_where_they_are_cheaper(k):
     assert plan_ptx_counts(plan)["total"] < triton["total"]
     back = Plan.from_certificate(json.loads(plan.dumps()))
     assert verify(back).ok and back.counts() == plan.counts()
+    assert check_certificate(json.loads(plan.dumps())) == (True, "")
 
 
 def test_matrix_accesses_are_chosen_only_when_cheaper(monkeypatch):
