@@ -50,7 +50,9 @@ from .ir import AMD_REGISTER_ISA, PTX_REGISTER_ISA, Program
 from . import lds_path
 from .lds_path import build_lds
 from .lane_ops import any_lane_op, lane_indices
+from .movmatrix_stage import movmatrix_layout, worth_trying
 from .plan import Lane, Plan
+from .steps import Movmatrix
 from .preimage import Problem, wave_local_map
 
 __all__ = ["STRATEGIES", "candidate_plans", "exchange_schedule_plans", "plan_conversion"]
@@ -352,11 +354,12 @@ def candidate_plans(src: LinearLayout, dst: LinearLayout, arch: str, element_bit
                                                 src_tuple_dwords))
 
 
-def _candidates(ctx: ConversionContext, best_only: bool = False) -> list[Plan]:
+def _candidates(ctx: ConversionContext, best_only: bool = False, movmatrix: bool = True) -> list[Plan]:
     """The candidate plans, cheapest first (``best_only``: only the first is wanted, so candidates
     that provably rank after another are not built -- under the latency objective, whose value the
     floors bound; under another no floor prunes: every LDS design and the gather are built, and the
-    exchange schedule is still the one the latency table prices best)."""
+    exchange schedule is still the one the latency table prices best).  ``movmatrix``: also the
+    plans that start with a movmatrix stage (``_movmatrix_candidates``; not within one)."""
     prob, strategy = ctx.problem, ctx.strategy
     best_only = best_only and ctx.cost_model.floors_apply
     if _same_map(prob):
@@ -370,6 +373,8 @@ def _candidates(ctx: ConversionContext, best_only: bool = False) -> list[Plan]:
         cands.extend(_in_wave_candidates(ctx, wm))
     elif wm.warp_lane_offsets is not None and strategy in ("auto", "registers"):
         cands.extend(_warp_lane_candidates(ctx, wm))
+    if movmatrix and "movmatrix" in ctx.target.lane_ops:
+        cands.extend(_movmatrix_candidates(ctx, best_only))
     if strategy == "registers" and not cands:
         raise LayoutError("the conversion moves data between warps; only the LDS strategy can do it")
     lds_floor, ceiling = None, float("inf")
@@ -383,6 +388,35 @@ def _candidates(ctx: ConversionContext, best_only: bool = False) -> list[Plan]:
             if not cands:
                 raise
     return _rank(cands)
+
+
+def _movmatrix_candidates(ctx: ConversionContext, best_only: bool) -> list[Plan]:
+    """Plans that first transpose the 16-bit halves of every src register with ``movmatrix``
+    (linlayout.synth.movmatrix_stage), in place, then convert the layout that leaves (the best plan
+    of it, or every candidate), when the stage brings the lanes closer to dst's (``worth_trying``).
+    The stage's steps are priced with the rest like any plan's."""
+    prob = ctx.problem
+    moved = movmatrix_layout(prob.src, ctx.element_bits)
+    if moved is None or not worth_trying(prob.src, moved, prob.dst):
+        return []
+    inner = ConversionContext.create(moved, prob.dst, ctx.arch, ctx.element_bits,
+                                     ctx.lds_budget_bytes if ctx.budget_given else None, ctx.strategy, ctx.objective,
+                                     ctx.src_tuple_dwords)
+    p = ctx.slots_per_dword
+    n_dwords = _n_values(prob.src.in_dim_size("register"), ctx)
+    stage = [Movmatrix(dst=list(range(d * p, d * p + p)), src=list(range(d * p, d * p + p))) for d in range(n_dwords)]
+    out = []
+    for rest in _candidates(inner, best_only, movmatrix=False)[:1 if best_only else None]:
+        plan = _base_plan(ctx)
+        plan.steps = stage + rest.steps
+        plan.lds_bytes = rest.lds_bytes
+        plan.notes = ["movmatrix stage: the 16-bit halves of every src register transposed"] + rest.notes
+        depth = cost_mod.ds_depth(plan)
+        plan.overhead = cost_mod.estimate_overhead(plan, depth, None, ctx.src_tuple_dwords)
+        plan.cost, plan.cost_detail = cost_mod.plan_cost(plan, ctx.cost_model, depth)
+        plan.strategy = "registers" if rest.strategy in ("noop", "registers", "lanes", "rename") else rest.strategy
+        out.append(plan)
+    return out
 
 
 def _rank(cands: list[Plan]) -> list[Plan]:
@@ -431,7 +465,7 @@ def plan_conversion(src: LinearLayout, dst: LinearLayout, arch: str, element_bit
     if best.strategy == "registers":
         c = best.counts()
         cross = sum(c.get(k, 0) for k in ("dpp", "ds_bpermute", "ds_swizzle", "permlane16_swap", "permlane32_swap",
-                                          "shfl"))
+                                          "shfl", "movmatrix"))
         best.strategy = "lanes" if cross else ("rename" if c["total"] == 0 else "registers")
     best.lower_bound = _lower_bound(ctx)
     return best

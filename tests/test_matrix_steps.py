@@ -214,7 +214,7 @@ PLANNED = [  # (corpus case, the plan's matrix counts)
     (("blocked[1x2,t32x1,o10]->blocked[2x1,t1x32,o01]", "sm_90", "fp32"), {"ldmatrix": 16, "lds_write": 8}),
     (("blocked[1x8,t8x4,o10]->blocked[8x1,t4x8,o01]", "sm_80", "bf16"), {"ldmatrix": 2, "lds_write": 2}),
     (("blocked[8x1,t8x4,o01]->dotBmma2.16x8(kw2)", "sm_90", "fp16"), {"stmatrix": 4, "lds_read": 4}),
-    (("blocked[1x1,t16x2,o10]->dotBmma2.16x8(kw4)", "sm_90", "fp8"), {"ldmatrix": 4, "lds_write": 32}),
+    (("slice0(mma2.16x8)->slice0(blocked[1x4,t1x32,o10])", "sm_80", "fp8"), {"ldmatrix": 1, "lds_write": 1}),
 ]
 
 
@@ -273,3 +273,45 @@ def test_cuda_movmatrix_and_the_planners_matrix_plans():
     for (name, arch, dtype), _ in PLANNED:
         src, dst, bits, _ = _corpus_case(name, arch, dtype)
         _check_cuda(plan_conversion(src, dst, arch, bits), arch)
+    case = next(c for c in family_corpus("nvidia")["cases"] if c["name"] == "mma2.16x8->dotBmma2.16x8(kw2)")
+    plan = plan_conversion(LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"]), case["arch"],
+                           dtype_bits(case["dtype"]))
+    assert _check_cuda(plan, case["arch"])["movmatrix"] == plan.counts()["movmatrix"] > 0
+
+
+# ---------------------------------------------------------------------- the movmatrix stage of the planner
+def test_the_planners_movmatrix_layout_is_the_instructions():
+    """linlayout.synth.movmatrix_stage's column swap takes the plain fragment to the .trans one (16-bit),
+    and the 8-bit halves' fragment likewise."""
+    from linlayout.synth.movmatrix_stage import movmatrix_layout
+
+    plain, trans = (_with_warps(matrix_fragment_layout(1, t)) for t in (False, True))
+    assert movmatrix_layout(plain, 16).bases == trans.bases
+    assert movmatrix_layout(_fragment_8bit(False), 8).bases == _fragment_8bit(True).bases
+    assert movmatrix_layout(plain, 32) is None
+
+
+def test_the_planner_transposes_mma_accumulators_to_b_operands_with_movmatrix():
+    """mma2 accumulator -> dot B operand (kWidth 2) of 16-bit elements: where it is exactly the transpose
+    of every 8x8 block of halves (the layout after a movmatrix of every register is dst's up to the
+    order of its registers: 8 cases of the corpus), one movmatrix per register and nothing else,
+    where Triton shuffles; elsewhere a movmatrix stage then the rest, fewer instructions than Triton's."""
+    from linlayout.synth.movmatrix_stage import movmatrix_layout
+
+    cases = [c for c in family_corpus("nvidia")["cases"]
+             if c["name"] == "mma2.16x8->dotBmma2.16x8(kw2)" and c["dtype"] in ("fp16", "bf16")]
+    exact = 0
+    for case in cases:
+        src, dst = LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"])
+        moved = movmatrix_layout(src, 16).bases
+        plan = plan_conversion(src, dst, case["arch"], 16)
+        c = plan.counts()
+        if (moved["lane"], moved["warp"], moved["register"][0]) == (dst.bases["lane"], dst.bases["warp"],
+                                                                     dst.bases["register"][0]) \
+                and sorted(moved["register"]) == sorted(dst.bases["register"]):
+            exact += 1
+            assert c["movmatrix"] == src.in_dim_size("register") // 2 == c["total"]
+        if c["movmatrix"]:
+            assert plan_ptx_counts(plan)["total"] < case["triton"]["total"]
+            assert check_certificate(json.loads(plan.dumps())) == (True, "")
+    assert exact == 8
