@@ -63,8 +63,6 @@ class _MatrixAccess(Step):
     num: int = 1
     trans: bool = False
     lds = True
-    transpose = 0  # not a gfx950 transpose load
-    pair = None
 
     @property
     def slots(self) -> list[int]:
@@ -94,9 +92,6 @@ class _MatrixAccess(Step):
             k = len(regs) * first // 4  # slots before the piece in its register
             out.append((regs[k:k + len(regs) * self.width_bytes // 4], a))
         return out
-
-    def access_offsets(self) -> list[tuple[list[int], int]]:
-        return [(self.slots, 0)]
 
     def matrix_error(self, element_bits: int) -> str:
         """Why this step cannot move ``element_bits``-bit elements ("" when it can)."""
