@@ -138,7 +138,9 @@ def prefix_floor(ctx: ConversionContext, prefix: list[int], reps: list[int], ove
     distinct register of a side (``2**rank`` of its register vectors) is moved once, an access of
     ``w`` bytes carrying ``w / bytes`` elements at least at its cost with the least conflict
     degree any such layout can give it (``_conflict_floor``; 1 for over-fetching loads), a
-    ds_read2 / ds_write2 counted as two accesses sharing one issue; plus two DS latency levels."""
+    ds_read2 / ds_write2 counted as two accesses sharing one issue; plus two DS latency levels.  A
+    side the target has matrix accesses for (``ldmatrix``/``stmatrix``: rows anywhere, up to 16
+    bytes per lane, at a 16-byte access's wavefronts) counts as any width at degree 1 too."""
     prob, cm, element_bytes = ctx.problem, ctx.cost_model, ctx.element_bytes
     t_max = (16 // element_bytes).bit_length() - 1
     model = lds_model(ctx.arch)
@@ -146,7 +148,9 @@ def prefix_floor(ctx: ConversionContext, prefix: list[int], reps: list[int], ove
     for v in prefix + reps:
         coords.insert(v)
     total = cm.latency(2)
-    for store, cols, any_width in ((True, prob.src_cols, False), (False, prob.dst_cols, over_fetch)):
+    matrix = ctx.target.has_matrix_access
+    sides = ((True, prob.src_cols, matrix(True)), (False, prob.dst_cols, over_fetch or matrix(False)))
+    for store, cols, any_width in sides:
         regs = f2.Span(cols["register"])
         t_up = t_max
         if not any_width:
