@@ -391,31 +391,36 @@ def _candidates(ctx: ConversionContext, best_only: bool = False, movmatrix: bool
 
 
 def _movmatrix_candidates(ctx: ConversionContext, best_only: bool) -> list[Plan]:
-    """Plans that first transpose the 16-bit halves of every src register with ``movmatrix``
-    (linlayout.synth.movmatrix_stage), in place, then convert the layout that leaves (the best plan
-    of it, or every candidate), when the stage brings the lanes closer to dst's (``worth_trying``).
-    The stage's steps are priced with the rest like any plan's."""
+    """Plans with a ``movmatrix`` stage (linlayout.synth.movmatrix_stage) at one end, each register's
+    16-bit halves transposed in place: first, on every src register, then the rest converts the
+    layout that leaves into dst; or last, the rest converts src into the layout whose stage gives
+    dst, then the stage on every dst register.  An end is tried when its stage brings that side's
+    lanes closer to the other side's (``worth_trying``); the rest is the best plan of its conversion
+    (every candidate unless ``best_only``), and the stage's steps are priced with it like any plan's."""
     prob = ctx.problem
-    moved = movmatrix_layout(prob.src, ctx.element_bits)
-    if moved is None or not worth_trying(prob.src, moved, prob.dst):
-        return []
-    inner = ConversionContext.create(moved, prob.dst, ctx.arch, ctx.element_bits,
-                                     ctx.lds_budget_bytes if ctx.budget_given else None, ctx.strategy, ctx.objective,
-                                     ctx.src_tuple_dwords)
     p = ctx.slots_per_dword
-    n_dwords = _n_values(prob.src.in_dim_size("register"), ctx)
-    stage = [Movmatrix(dst=list(range(d * p, d * p + p)), src=list(range(d * p, d * p + p))) for d in range(n_dwords)]
     out = []
-    for rest in _candidates(inner, best_only, movmatrix=False)[:1 if best_only else None]:
-        plan = _base_plan(ctx)
-        plan.steps = stage + rest.steps
-        plan.lds_bytes = rest.lds_bytes
-        plan.notes = ["movmatrix stage: the 16-bit halves of every src register transposed"] + rest.notes
-        depth = cost_mod.ds_depth(plan)
-        plan.overhead = cost_mod.estimate_overhead(plan, depth, None, ctx.src_tuple_dwords)
-        plan.cost, plan.cost_detail = cost_mod.plan_cost(plan, ctx.cost_model, depth)
-        plan.strategy = "registers" if rest.strategy in ("noop", "registers", "lanes", "rename") else rest.strategy
-        out.append(plan)
+    for first in (True, False):
+        side, other = (prob.src, prob.dst) if first else (prob.dst, prob.src)
+        moved = movmatrix_layout(side, ctx.element_bits)
+        if moved is None or not worth_trying(side, moved, other):
+            continue
+        inner = ConversionContext.create(moved if first else prob.src, prob.dst if first else moved, ctx.arch,
+                                         ctx.element_bits, ctx.lds_budget_bytes if ctx.budget_given else None,
+                                         ctx.strategy, ctx.objective, ctx.src_tuple_dwords)
+        stage = [Movmatrix(dst=list(range(d * p, d * p + p)), src=list(range(d * p, d * p + p)))
+                 for d in range(_n_values(side.in_dim_size("register"), ctx))]
+        for rest in _candidates(inner, best_only, movmatrix=False)[:1 if best_only else None]:
+            plan = _base_plan(ctx)
+            plan.steps = stage + rest.steps if first else rest.steps + stage
+            plan.lds_bytes = rest.lds_bytes
+            plan.notes = [f"movmatrix stage: the 16-bit halves of every {'src' if first else 'dst'} register "
+                          "transposed"] + rest.notes
+            depth = cost_mod.ds_depth(plan)
+            plan.overhead = cost_mod.estimate_overhead(plan, depth, None, ctx.src_tuple_dwords)
+            plan.cost, plan.cost_detail = cost_mod.plan_cost(plan, ctx.cost_model, depth)
+            plan.strategy = "registers" if rest.strategy in ("noop", "registers", "lanes", "rename") else rest.strategy
+            out.append(plan)
     return out
 
 

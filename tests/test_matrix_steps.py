@@ -315,3 +315,31 @@ def test_the_planner_transposes_mma_accumulators_to_b_operands_with_movmatrix():
             assert plan_ptx_counts(plan)["total"] < case["triton"]["total"]
             assert check_certificate(json.loads(plan.dumps())) == (True, "")
     assert exact == 8
+
+
+def test_a_movmatrix_stage_at_either_end():
+    """The exact accumulator -> B operand transpose and its way back: both one movmatrix per register;
+    among the candidates, a stage first (on src) and a stage last (on dst), each verified."""
+    from linlayout.synth.convert import candidate_plans
+
+    case = next(c for c in family_corpus("nvidia")["cases"]
+                if c["name"] == "mma2.16x8->dotBmma2.16x8(kw2)" and c["dtype"] == "fp16" and c["num_warps"] == 1)
+    src, dst = LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"])
+    n = src.in_dim_size("register") // 2
+    for a, b in ((src, dst), (dst, src)):
+        assert plan_conversion(a, b, "sm_90", 16).counts()["movmatrix"] == n
+        ends = {(isinstance(p.steps[0], Movmatrix), isinstance(p.steps[-1], Movmatrix)): p
+                for p in candidate_plans(a, b, "sm_90", 16) if p.counts()["movmatrix"]}
+        assert set(ends) == {(True, False), (False, True)}  # the stage, and a renaming after or before it
+        assert all(verify(p).ok and p.counts()["total"] == n for p in ends.values())
+    mixed = _with_warps(matrix_fragment_layout(1, False))
+    regs = mixed.bases["register"] + [[1, 0, 0]]
+    src1 = LinearLayout(dict(mixed.bases, register=regs), [("matrix", 2), ("row", 8), ("col", 8)])
+    trans = _with_warps(matrix_fragment_layout(1, True))
+    lanes = [trans.bases["lane"][k] for k in (1, 0, 2, 3, 4)]  # the .trans fragment, lanes 0 and 1 swapped
+    dst1 = LinearLayout(dict(trans.bases, register=trans.bases["register"] + [[1, 0, 0]], lane=lanes),
+                        [("matrix", 2), ("row", 8), ("col", 8)])
+    for a, b, first in ((src1, dst1, True), (dst1, src1, False)):
+        staged = [p for p in candidate_plans(a, b, "sm_90", 16)
+                  if isinstance(p.steps[0 if first else -1], Movmatrix)]
+        assert staged and all(verify(p).ok for p in staged)
