@@ -52,7 +52,9 @@ from .ir import AMD_REGISTER_ISA, PTX_REGISTER_ISA, Program
 from . import lds_path
 from .lds_path import build_lds
 from .lane_ops import any_lane_op, lane_indices
+from .movmatrix_stage import movmatrix_layout, worth_trying
 from .plan import Lane, Plan
+from .steps import Movmatrix
 from .preimage import Problem, wave_local_map
 
 __all__ = ["STRATEGIES", "candidate_plans", "exchange_schedule_plans", "plan_conversion"]
@@ -309,7 +311,7 @@ def _lds_candidates(ctx: ConversionContext, best_only: bool = False, ceiling: fl
         fitted = True
         if acc.floor() > limit():
             break
-        key = (lds_path.layout_key(acc.design), acc.s_width_bytes)
+        key = (lds_path.layout_key(acc.design), acc.s_width_bytes, acc.s_matrix, acc.d_matrix)
         if best_only and key in built:
             continue
         built.add(key)
@@ -353,11 +355,12 @@ def candidate_plans(src: LinearLayout, dst: LinearLayout, arch: str, element_bit
                                                 src_tuple_dwords))
 
 
-def _candidates(ctx: ConversionContext, best_only: bool = False) -> list[Plan]:
+def _candidates(ctx: ConversionContext, best_only: bool = False, movmatrix: bool = True) -> list[Plan]:
     """The candidate plans, cheapest first (``best_only``: only the first is wanted, so candidates
     that provably rank after another are not built -- under the latency objective, whose value the
     floors bound; under another no floor prunes: every LDS design and the gather are built, and the
-    exchange schedule is still the one the latency table prices best)."""
+    exchange schedule is still the one the latency table prices best).  ``movmatrix``: also the
+    plans that start with a movmatrix stage (``_movmatrix_candidates``; not within one)."""
     prob, strategy = ctx.problem, ctx.strategy
     best_only = best_only and ctx.cost_model.floors_apply
     if _same_map(prob):
@@ -373,6 +376,8 @@ def _candidates(ctx: ConversionContext, best_only: bool = False) -> list[Plan]:
             cands.extend(_in_wave_candidates(ctx, m, gather=k == 0))
     elif wm.warp_lane_offsets is not None and strategy in ("auto", "registers"):
         cands.extend(_warp_lane_candidates(ctx, wm))
+    if movmatrix and "movmatrix" in ctx.target.lane_ops:
+        cands.extend(_movmatrix_candidates(ctx, best_only))
     if strategy == "registers" and not cands:
         raise LayoutError("the conversion moves data between warps; only the LDS strategy can do it")
     lds_floor, ceiling = None, float("inf")
@@ -386,6 +391,40 @@ def _candidates(ctx: ConversionContext, best_only: bool = False) -> list[Plan]:
             if not cands:
                 raise
     return _rank(cands)
+
+
+def _movmatrix_candidates(ctx: ConversionContext, best_only: bool) -> list[Plan]:
+    """Plans with a ``movmatrix`` stage (linlayout.synth.movmatrix_stage) at one end, each register's
+    16-bit halves transposed in place: first, on every src register, then the rest converts the
+    layout that leaves into dst; or last, the rest converts src into the layout whose stage gives
+    dst, then the stage on every dst register.  An end is tried when its stage brings that side's
+    lanes closer to the other side's (``worth_trying``); the rest is the best plan of its conversion
+    (every candidate unless ``best_only``), and the stage's steps are priced with it like any plan's."""
+    prob = ctx.problem
+    p = ctx.slots_per_dword
+    out = []
+    for first in (True, False):
+        side, other = (prob.src, prob.dst) if first else (prob.dst, prob.src)
+        moved = movmatrix_layout(side, ctx.element_bits)
+        if moved is None or not worth_trying(side, moved, other):
+            continue
+        inner = ConversionContext.create(moved if first else prob.src, prob.dst if first else moved, ctx.arch,
+                                         ctx.element_bits, ctx.lds_budget_bytes if ctx.budget_given else None,
+                                         ctx.strategy, ctx.objective, ctx.src_tuple_dwords)
+        stage = [Movmatrix(dst=list(range(d * p, d * p + p)), src=list(range(d * p, d * p + p)))
+                 for d in range(_n_values(side.in_dim_size("register"), ctx))]
+        for rest in _candidates(inner, best_only, movmatrix=False)[:1 if best_only else None]:
+            plan = _base_plan(ctx)
+            plan.steps = stage + rest.steps if first else rest.steps + stage
+            plan.lds_bytes = rest.lds_bytes
+            plan.notes = [f"movmatrix stage: the 16-bit halves of every {'src' if first else 'dst'} register "
+                          "transposed"] + rest.notes
+            depth = cost_mod.ds_depth(plan)
+            plan.overhead = cost_mod.estimate_overhead(plan, depth, None, ctx.src_tuple_dwords)
+            plan.cost, plan.cost_detail = cost_mod.plan_cost(plan, ctx.cost_model, depth)
+            plan.strategy = "registers" if rest.strategy in ("noop", "registers", "lanes", "rename") else rest.strategy
+            out.append(plan)
+    return out
 
 
 def _rank(cands: list[Plan]) -> list[Plan]:
@@ -434,7 +473,7 @@ def plan_conversion(src: LinearLayout, dst: LinearLayout, arch: str, element_bit
     if best.strategy == "registers":
         c = best.counts()
         cross = sum(c.get(k, 0) for k in ("dpp", "ds_bpermute", "ds_swizzle", "permlane16_swap", "permlane32_swap",
-                                          "shfl"))
+                                          "shfl", "movmatrix"))
         best.strategy = "lanes" if cross else ("rename" if c["total"] == 0 else "registers")
     best.lower_bound = _lower_bound(ctx)
     return best

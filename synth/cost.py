@@ -73,7 +73,7 @@ from . import banks
 from .steps import dwords_per_slot, slots_per_dword
 
 __all__ = ["COST_TIE_FRACTION", "CostModel", "DEFAULT_OBJECTIVE", "OBJECTIVES", "SRC_TUPLE_DWORDS", "cost_model",
-           "lds_address_valu", "lower_bound", "mix_cost", "near_best", "register_merges", "round_trip_cost",
+           "lds_address_valu", "lower_bound", "matrix_access_cost", "mix_cost", "near_best", "register_merges", "round_trip_cost",
            "tuple_copies"]
 
 VALU_ISSUE = 4.0  # [I] wave64 on a 16-wide SIMD: 4 cycles per VALU instruction
@@ -106,6 +106,9 @@ NV_MIO_SHARING = 4.0  # [M] the 4 sub-partitions share the MIO pipe: a wavefront
 # of it; benchmarks/nvidia/results/calibration/plans.md); each register beyond it costs NV_SPILL_CYCLES [I]
 NV_REGISTER_PLAN_DWORDS = 192
 NV_SPILL_CYCLES = 16.0
+# NVIDIA matrix instructions (docs/nvidia_facts.md section 6), priced beside the parameters above:
+NV_MATRIX_WAVEFRONT_CYCLES = 1.0  # [I] cycles per wavefront of an ldmatrix/stmatrix (the wavefronts: the bank model [M])
+NV_MOVMATRIX_SHUFFLES = 1.0  # [I] a movmatrix priced as this many shfl.sync (one register through the crossbar)
 NVIDIA_PARAMETERS = dict(valu_issue=NV_ALU_ISSUE, ds_issue=NV_MIO_ISSUE, crossbar_cycles=NV_SHFL_CYCLES,
                          lds_cycles=NV_SHARED_CYCLES, ds_latency=NV_SHARED_LATENCY, barrier_cycles=NV_BAR_SYNC,
                          warp_barrier_cycles=NV_BAR_WARP_SYNC, lds_port_sharing=NV_MIO_SHARING, pipe_overlap=True,
@@ -244,6 +247,8 @@ class CostModel:
             return self.ds_issue + self.crossbar_cycles * self.lds_port_sharing
         if kind == "readlane":
             return self.valu_issue
+        if kind == "movmatrix":
+            return NV_MOVMATRIX_SHUFFLES * self.instruction("shfl")
         if kind in ("lds_write", "lds_read", "lds_read_tr"):
             return self.ds_issue + self.lds_cycles.get(width_bytes, 20.0) * conflict_degree * self.lds_port_sharing
         if kind == "s_barrier":
@@ -353,6 +358,25 @@ def lds_access_cost(cm: CostModel, arch: str, store: bool, width_bytes: int, add
     one = cm.instruction(kind, width_bytes, lds_conflict_degree(arch, store, width_bytes, addr, element_bits,
                                                                 transpose))
     return one + (one - cm.ds_issue if paired else 0.0)
+
+
+_matrix_cache = caches.cache("synth.cost.matrix_wavefronts", size=4096)
+
+
+def matrix_access_cost(cm: CostModel, arch: str, name: str, addr) -> float:
+    """Issue plus shared-memory-pipe cycles of one ``ldmatrix``/``stmatrix`` of form ``name``
+    (``ldmatrix.x4.trans`` ...) whose lanes give the row addresses ``addr`` (warp 0's): the bank
+    model's wavefronts (linlayout.synth.banks, the phases of its address lanes) at
+    NV_MATRIX_WAVEFRONT_CYCLES each, at the pipe's sharing."""
+    a = _warp0(addr).astype(np.int64)
+    key = (arch, name, (a - a.min()).tobytes(), int(a.min()) % 128)  # banks repeat every 128 bytes
+    if key not in _matrix_cache:
+        try:
+            wavefronts, _ = banks.lane_cycles(arch, name, a, 8)
+        except LayoutError as e:  # the planner built an access the hardware cannot make: a bug
+            raise RuntimeError(f"a matrix access of the plan is not one {arch} can make: {e}") from e
+        _matrix_cache[key] = float(wavefronts)
+    return cm.ds_issue + NV_MATRIX_WAVEFRONT_CYCLES * _matrix_cache[key] * cm.lds_port_sharing
 
 
 class _DsChain:
@@ -535,7 +559,7 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
     return {k: v for k, v in out.items() if v}
 
 
-CROSSBAR_KINDS = ("ds_bpermute", "ds_swizzle", "shfl")  # register steps that use the LDS pipe (its crossbar)
+CROSSBAR_KINDS = ("ds_bpermute", "ds_swizzle", "shfl", "movmatrix")  # register steps that use the LDS (MIO) pipe
 
 
 class _Pricer:
@@ -560,6 +584,12 @@ class _Pricer:
 
     def lds_access(self, store: bool, width_bytes: int, addr, paired: bool, transpose: int) -> None:
         cycles = lds_access_cost(self.cm, self.arch, store, width_bytes, addr, self.element_bits, paired, transpose)
+        self.lds_cycles += cycles
+        self.lds_pipe_cycles += cycles - self.cm.ds_issue
+
+    def matrix_access(self, name: str, addr) -> None:
+        """One ldmatrix/stmatrix (``matrix_access_cost``)."""
+        cycles = matrix_access_cost(self.cm, self.arch, name, addr)
         self.lds_cycles += cycles
         self.lds_pipe_cycles += cycles - self.cm.ds_issue
 

@@ -36,8 +36,8 @@ import numpy as np
 from linlayout import LayoutError, LinearLayout, caches
 from linlayout.hw.targets import get_target
 
-from .isa_lanes import (bpermute_src_lanes, dpp8_src_lanes, dpp_src_lanes, permlane16_src_lanes, permlane_swap,
-                        prmt_b32, shfl_sync, swizzle_src_lanes, v_perm_b32)
+from .isa_lanes import (bpermute_src_lanes, dpp8_src_lanes, dpp_src_lanes, matrix_row_bytes, movmatrix_sources,
+                        permlane16_src_lanes, permlane_swap, prmt_b32, shfl_sync, swizzle_src_lanes, v_perm_b32)
 from .plan import Plan
 from .steps import (PlanVerificationError, dword_pairs, dwords_per_slot, prmt_as_perm, slot_dwords,
                     slots_per_dword, transpose_element_addresses)
@@ -102,6 +102,7 @@ def expected_ids(plan: Plan) -> np.ndarray:
 _dpp_cached = caches.memoize("synth.emulator.dpp_src_lanes", table=True)(dpp_src_lanes)
 _swz_cached = caches.memoize("synth.emulator.swizzle_src_lanes", table=True)(swizzle_src_lanes)
 _BYTE_OFFSETS = np.arange(16)
+MATRIX_OPS = ("ldmatrix", "stmatrix")  # shared-memory steps the machine runs by their own oracle
 
 
 @caches.memoize("synth.emulator.masks_enabled", table=True)
@@ -331,6 +332,60 @@ class _Machine:
         data = self.lds[elem[..., None] + _BYTE_OFFSETS[:self.element_bytes]].reshape(self.W, self.wave, -1)
         _, c, _ = _cells(tuple(slots), *self.layout)
         self.regs[c[:, 0], :, :, c[:, 1]] = data.transpose(2, 0, 1)
+
+    def ldmatrix(self, slots: list[int], addr, num: int, trans: bool, what: str) -> None:
+        """PTX ``ldmatrix.sync.aligned.m8n8.x{num}[.trans].shared.b16`` into the ``num`` registers of
+        ``slots`` (whole dwords in order): the address lanes ``0 .. 8 num - 1`` read their 16-byte rows
+        and every byte goes where ``isa_lanes.matrix_row_bytes`` says."""
+        self._has(self.target.has_matrix_access(False), "ldmatrix")
+        rows, dwords = self._matrix_rows(slots, addr, num, what)
+        data = _lds_read(self, rows, what).reshape(self.W, 8 * num, 16 // self.cb)
+        lane, byte = self._matrix_cells(num, trans, what)
+        self.regs[dwords] = data[:, lane, byte].transpose(2, 0, 1, 3)
+
+    def stmatrix(self, slots: list[int], addr, num: int, trans: bool, what: str) -> None:
+        """PTX ``stmatrix.sync.aligned.m8n8.x{num}[.trans].shared.b16`` of the ``num`` registers of ``slots``:
+        the fragments of ``ldmatrix`` stored (every byte of the ``8 num`` rows written once)."""
+        self._has(self.target.has_matrix_access(True), "stmatrix")
+        rows, dwords = self._matrix_rows(slots, addr, num, what)
+        lane, byte = self._matrix_cells(num, trans, what)
+        data = np.empty((self.W, 8 * num, 16 // self.cb), dtype=self.regs.dtype)
+        data[:, lane, byte] = self.regs[dwords].transpose(1, 2, 0, 3)
+        _lds_write(self, rows, data.reshape(self.W, -1), what)
+
+    def _matrix_rows(self, slots: list[int], addr, num: int, what: str) -> tuple[np.ndarray, np.ndarray]:
+        """The LDS cells ``[W, 8 num * 16 / cb]`` of the rows the address lanes ``0 .. 8 num - 1`` give (16-byte
+        aligned, in range), and the register dwords of a matrix access."""
+        _, _, whole = _cells(tuple(slots), *self.layout)
+        if whole is None or len(slots) * self.element_bytes != 4 * num:
+            raise PlanVerificationError(f"{what}: a matrix access moves {num} whole registers, in order")
+        dwords = np.arange(self.regs.shape[0])[whole]
+        a = np.broadcast_to(np.asarray(addr, dtype=np.int64), (self.W, self.wave))[:, :8 * num]
+        if (a % 16).any():
+            raise PlanVerificationError(f"{what}: a row address is not 16-byte aligned")
+        if a.min() < 0 or a.max() + 16 > self.lds_bytes:
+            raise PlanVerificationError(f"{what}: a row outside the {self.lds_bytes}-byte shared allocation")
+        cells = (a // self.cb)[..., None] + _BYTE_OFFSETS[:16 // self.cb]
+        return cells.reshape(self.W, -1), dwords
+
+    def _matrix_cells(self, num: int, trans: bool, what: str) -> tuple[np.ndarray, np.ndarray]:
+        """``(row lane, row cell)`` ``[lanes, num, cells per dword]`` of every register cell (the oracle's
+        bytes, in cells of ``cb`` bytes: a cell's bytes must stay together)."""
+        lane, byte = matrix_row_bytes(num, trans)
+        cb = self.cb
+        if cb > 1 and ((lane != lane[..., ::cb].repeat(cb, axis=-1)).any()
+                       or (byte != byte[..., ::cb].repeat(cb, axis=-1) + np.arange(4) % cb).any()):
+            raise RuntimeError(f"{what}: a {cb}-byte cell is split by the matrix access (_cell_bytes)")
+        return lane[..., ::cb], byte[..., ::cb] // cb
+
+    def movmatrix(self, d: int, s: int) -> None:
+        """PTX ``movmatrix.sync.aligned.m8n8.trans.b16 r[d], r[s]`` (``isa_lanes.movmatrix_sources``)."""
+        self._has("movmatrix" in self.target.lane_ops, "movmatrix")
+        lane, byte = movmatrix_sources()
+        cb = self.cb
+        if cb > 2:
+            raise RuntimeError("movmatrix splits a 4-byte cell (_cell_bytes)")
+        self.regs[d] = self.regs[s][:, lane[:, ::cb], byte[:, ::cb] // cb]
 
     def barrier(self, scope: str) -> None:
         """A barrier of ``scope`` (steps.Barrier).  A warp barrier orders the lanes of each warp only:
@@ -665,6 +720,8 @@ def _cell_bytes(plan: Plan) -> int:
 
 def _moves_cells(st, c: int, layout: tuple[int, int, int]) -> bool:
     """Does step ``st`` move whole ``c``-byte cells (``_cell_bytes``; ``layout`` of ``_slot_layout``)?"""
+    if st.op in MATRIX_OPS:  # whole registers, in pieces of 4 (plain) or 2 (.trans) bytes
+        return c <= st.width_bytes
     if st.lds:
         if not st.store and st.transpose and 8 * c > st.transpose:  # cells no wider than the elements
             return False
@@ -674,7 +731,7 @@ def _moves_cells(st, c: int, layout: tuple[int, int, int]) -> bool:
         return all(_perm_cells(sel, c) is not None for sel in st.perm_selectors)
     if st.renaming:
         return _renamed_cell_pairs(st.dst, st.src, c, layout[2]) is not None
-    return True
+    return c <= st.cell_bytes
 
 
 @caches.memoize("synth.emulator.register_cells", size=4096, table=True)  # 4096: one per register operand
@@ -814,7 +871,7 @@ def _lds_runs(m: _Machine, plan: Plan) -> dict[int, tuple] | None:
     accesses = []  # (step, store?, register cells, width in bytes, transpose bits)
     addrs = []  # the address [W, lanes] or [lanes] of each access
     for i, st in enumerate(plan.steps):
-        if not st.lds:
+        if not st.lds or st.op in MATRIX_OPS:  # a matrix access runs by itself (its oracle)
             continue
         store, width_bytes = st.store, st.width_bytes
         if st.pair_error():
@@ -911,6 +968,8 @@ def run_certificate(cert: dict) -> np.ndarray:
         if st["op"] in ("lds_store", "lds_load"):
             n_el = len(st["src"] if st["op"] == "lds_store" else st["dst"])
             top = max(top, int(np.max(st["addr"])) // element_bytes + n_el + 1)
+        elif st["op"] in MATRIX_OPS:
+            top = max(top, max(int(np.max(e)) for e in st["elem_addr"]) // element_bytes + 1)
     lds = np.full(top, UNDEF, dtype=np.int64)  # one cell per element-sized LDS location
     for st in cert["steps"]:
         op = st["op"]
@@ -937,6 +996,20 @@ def run_certificate(cert: dict) -> np.ndarray:
                     lds[base + k] = state[:, :, sl]
                 else:
                     state[:, :, sl] = lds[base + k]
+        elif op in MATRIX_OPS:  # slot j at its own element address
+            for sl, e in zip(st["src"] if op == "stmatrix" else st["dst"], st["elem_addr"]):
+                e = _lanes_of(e, W)
+                if (e % element_bytes).any():
+                    raise LayoutError(f"certificate: an {op} element address is not a multiple of the element size")
+                if op == "stmatrix":
+                    lds[e // element_bytes] = state[:, :, sl]
+                else:
+                    state[:, :, sl] = lds[e // element_bytes]
+        elif op == "movmatrix":
+            warp = np.arange(W)[:, None]  # slot dst[j] of lane l <- slot S_j[l] of lane T_j[l]
+            vals = [state[warp, _lanes_of(t, W), _lanes_of(s, W)] for t, s in zip(st["src_lane"], st["src_slot"])]
+            for sl, v in zip(st["dst"], vals):
+                state[:, :, sl] = v
         elif op == "barrier":
             pass
         else:

@@ -23,6 +23,7 @@ import numpy as np
 from .lane_ops import LaneOp, lane_indices, row_bank_masks
 from .plan import (Barrier, FusedDpp, Lane, LdsLoad, LdsStore, Mov, PermlaneSwap, PermSelect, Select, Step,
                    prmt_selector)
+from .steps import MatrixLoad, MatrixStore
 
 __all__ = ["AMD_REGISTER_ISA", "FUSE_DPP_SELECT", "PTX_REGISTER_ISA", "Program", "Op", "RegisterIsa"]
 
@@ -165,23 +166,27 @@ class Program:
                          key=("permsel", s0, s1, int(sel0), int(sel1), _key_arr(cond)))[0]
 
     def store(self, values: list[int], positions: list[int], addr: np.ndarray, width_bytes: int,
-              pair: list[int] | None = None, pair_offset: int = 0, st64: bool = False) -> None:
+              pair: list[int] | None = None, pair_offset: int = 0, st64: bool = False,
+              matrix: tuple[int, bool] | None = None) -> None:
         """LDS store of ``width_bytes`` per lane: ``values`` (in address order) at byte ``addr[w][l]``;
         sub-dword: element ``positions[0]`` of the one value.  ``pair``: a second access of the same
-        width at ``addr + pair_offset * width_bytes`` (``* 64`` if ``st64``) in the same instruction."""
+        width at ``addr + pair_offset * width_bytes`` (``* 64`` if ``st64``) in the same instruction.
+        ``matrix``: ``(num, trans)`` of a PTX ``stmatrix`` of the registers ``values`` (``addr``: the
+        lanes' row addresses; linlayout.synth.steps.MatrixStore)."""
         self._new("store", tuple(values) + tuple(pair or ()),
                   {"n_first": len(values), "positions": positions, "addr": addr, "width_bytes": width_bytes,
-                   "pair_offset": pair_offset, "st64": st64, "paired": pair is not None}, n_out=0)
+                   "pair_offset": pair_offset, "st64": st64, "paired": pair is not None, "matrix": matrix}, n_out=0)
 
     def load(self, n_values: int, addr: np.ndarray, width_bytes: int, paired: bool = False, pair_offset: int = 0,
-             st64: bool = False, transpose: int = 0) -> tuple:
+             st64: bool = False, transpose: int = 0, matrix: tuple[int, bool] | None = None) -> tuple:
         """LDS load of ``width_bytes`` per lane into ``n_values`` new registers (sub-dword: element at
         position 0); ``paired``: as many more registers from ``addr + pair_offset * width_bytes``
         (``* 64`` if ``st64``); ``transpose``: a gfx950 ``ds_read_b64_tr_b{transpose}`` (``addr``: what
-        each lane supplies)."""
+        each lane supplies); ``matrix``: ``(num, trans)`` of a PTX ``ldmatrix`` into ``n_values = num``
+        registers (``addr``: the lanes' row addresses; linlayout.synth.steps.MatrixLoad)."""
         return self._new("load", (), {"addr": addr, "width_bytes": width_bytes, "paired": paired,
                                       "pair_offset": pair_offset, "st64": st64, "n_first": n_values,
-                                      "transpose": transpose},
+                                      "transpose": transpose, "matrix": matrix},
                          n_out=n_values * (2 if paired else 1))
 
     def barrier(self, scope: str = "workgroup") -> None:
@@ -368,7 +373,11 @@ class _Emitter:
     def _store(self, op: Op) -> None:
         width_bytes, positions, n1 = op.params["width_bytes"], op.params["positions"], op.params["n_first"]
         pair = dict(pair_offset=op.params["pair_offset"], st64=op.params["st64"])
-        if width_bytes >= 4:
+        if op.params.get("matrix"):
+            num, trans = op.params["matrix"]
+            self.steps.append(MatrixStore(src=self._slots_of([self.reg[v] for v in op.args]), addr=op.params["addr"],
+                                          num=num, trans=trans))
+        elif width_bytes >= 4:
             slots = self._slots_of([self.reg[v] for v in op.args[:n1]])
             pslots = self._slots_of([self.reg[v] for v in op.args[n1:]]) if op.params["paired"] else None
             self.steps.append(LdsStore(src=slots, addr=op.params["addr"], width_bytes=width_bytes, pair=pslots, **pair))
@@ -381,7 +390,13 @@ class _Emitter:
 
     def _load(self, op: Op) -> None:
         width_bytes, n1 = op.params["width_bytes"], op.params["n_first"]
-        if width_bytes >= 4:
+        if op.params.get("matrix"):
+            num, trans = op.params["matrix"]
+            r0 = self._fresh(len(op.outs))
+            self.reg.update(zip(op.outs, range(r0, r0 + len(op.outs))))
+            self.steps.append(MatrixLoad(dst=self._slots_of(range(r0, r0 + len(op.outs))), addr=op.params["addr"],
+                                         num=num, trans=trans))
+        elif width_bytes >= 4:
             r0 = self._fresh(len(op.outs))
             regs = range(r0, r0 + len(op.outs))
             self.reg.update(zip(op.outs, regs))

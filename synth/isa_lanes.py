@@ -4,7 +4,8 @@ Written from the ISA facts of docs/hardware.md section 3 (cross-lane instruction
 gfx9 DPP_CTRL table, the four ds_swizzle_b32 modes, ds_bpermute_b32's address rule, the
 gfx950 permlane swaps, v_perm_b32's byte selectors), of docs/amd_facts.md (RDNA's wave32 DPP16
 and DPP8, v_permlane16/x16) and of docs/nvidia_facts.md (PTX
-``shfl.sync`` in its four modes, ``prmt``), one function per instruction.  This
+``shfl.sync`` in its four modes, ``prmt``, ``ldmatrix``/``stmatrix``, ``movmatrix``), one function per
+instruction.  This
 module is the *oracle* conversion plans are verified against (through
 :mod:`linlayout.synth.emulator`); it is checked against the MLIR interpreter's independent
 transcription (``linlayout.lowering.interp``) on every control value by
@@ -25,8 +26,8 @@ import numpy as np
 
 from linlayout import LayoutError
 
-__all__ = ["bpermute_src_lanes", "dpp8_src_lanes", "dpp_src_lanes", "permlane16_src_lanes", "permlane_swap",
-           "prmt_b32", "shfl_sync", "swizzle_src_lanes", "v_perm_b32"]
+__all__ = ["bpermute_src_lanes", "dpp8_src_lanes", "dpp_src_lanes", "matrix_row_bytes", "movmatrix_sources",
+           "permlane16_src_lanes", "permlane_swap", "prmt_b32", "shfl_sync", "swizzle_src_lanes", "v_perm_b32"]
 
 
 def dpp_src_lanes(ctrl: int, wave_size: int, family: str = "cdna") -> np.ndarray:
@@ -267,3 +268,44 @@ def prmt_b32(a: np.ndarray, b: np.ndarray, selector: int) -> np.ndarray:
             byte = np.where(byte > 0xFF, -byte, np.where(byte >= 0x80, 0xFF, 0))
         out.append(byte)
     return np.stack(out, axis=-1)
+
+
+def matrix_row_bytes(num: int, trans: bool) -> tuple[np.ndarray, np.ndarray]:
+    """PTX ``ldmatrix.sync.aligned.m8n8.x{num}[.trans].shared.b16`` (and ``stmatrix``, which stores the
+    same fragments): where byte ``k`` of register ``m`` of lane ``t`` lives, as ``(row_lane, row_byte)``
+    each ``[32, num, 4]``: byte ``row_byte`` of the 16-byte row whose address lane ``row_lane`` supplies.
+
+    docs/nvidia_facts.md section 3: lane ``8m + r`` (``m < num``) supplies the 16-byte aligned address
+    of row ``r`` of matrix ``m`` (8 elements of 16 bits, column ``c`` at bytes ``2c, 2c + 1``); lanes
+    from ``8 num`` on supply none.  Register ``m`` of lane ``t`` holds two elements of matrix ``m``, half
+    ``h = k >> 1`` (``h = 0``: the low 16 bits): plain, the element (row ``t >> 2``, column
+    ``2 (t & 3) + h``); ``.trans``, the element (row ``2 (t & 3) + h``, column ``t >> 2``)."""
+    if num not in (1, 2, 4):
+        raise LayoutError(f"ldmatrix/stmatrix move 1, 2 or 4 matrices, not {num!r}")
+    t = np.arange(32)[:, None, None]
+    m = np.arange(num)[None, :, None]
+    k = np.arange(4)[None, None, :]
+    h = k >> 1
+    if trans:
+        row, col = 2 * (t & 3) + h, t >> 2
+    else:
+        row, col = t >> 2, 2 * (t & 3) + h
+    row_lane = np.broadcast_to(8 * m + row, (32, num, 4))
+    return np.ascontiguousarray(row_lane), np.broadcast_to(2 * col + (k & 1), (32, num, 4)).copy()
+
+
+def movmatrix_sources() -> tuple[np.ndarray, np.ndarray]:
+    """PTX ``movmatrix.sync.aligned.m8n8.trans.b16 d, a``: byte ``k`` of ``d`` in lane ``t`` is byte
+    ``src_byte[t, k]`` of ``a`` in lane ``src_lane[t, k]`` (each ``[32, 4]``), for a whole warp.
+
+    docs/nvidia_facts.md section 1: ``a`` holds an 8x8 matrix of 16-bit elements in the plain
+    ``ldmatrix`` fragment (lane ``u``, half ``h'``: row ``u >> 2``, column ``2 (u & 3) + h'``); ``d``
+    holds its transpose in the same fragment, so lane ``t``, half ``h`` of ``d`` is the element
+    (row ``2 (t & 3) + h``, column ``t >> 2``) of ``a``'s matrix: lane ``4 (2 (t & 3) + h) + (t >> 3)``,
+    half ``(t >> 2) & 1``."""
+    t = np.arange(32)[:, None]
+    k = np.arange(4)[None, :]
+    h = k >> 1
+    src_lane = 4 * (2 * (t & 3) + h) + (t >> 3)
+    src_byte = 2 * ((t >> 2) & 1) + (k & 1)
+    return np.broadcast_to(src_lane, (32, 4)).copy(), np.broadcast_to(src_byte, (32, 4)).copy()

@@ -38,11 +38,11 @@ from linlayout.hw.lds import lds_model
 
 from . import swizzle
 from .context import ConversionContext
-from .cost import _lds_op_name, lds_access_cost, lds_address_valu
+from .cost import _lds_op_name, lds_access_cost, lds_address_valu, matrix_access_cost
 from .in_wave import gather_dword, gather_dwords
 from .ir import Program
 from .plan import LdsLoad, LdsStore
-from .steps import BARRIER_SCOPES
+from .steps import BARRIER_SCOPES, MatrixLoad, MatrixStore, matrix_name
 from .preimage import Problem
 from .span import span_table
 
@@ -138,7 +138,9 @@ def prefix_floor(ctx: ConversionContext, prefix: list[int], reps: list[int], ove
     distinct register of a side (``2**rank`` of its register vectors) is moved once, an access of
     ``w`` bytes carrying ``w / bytes`` elements at least at its cost with the least conflict
     degree any such layout can give it (``_conflict_floor``; 1 for over-fetching loads), a
-    ds_read2 / ds_write2 counted as two accesses sharing one issue; plus two DS latency levels."""
+    ds_read2 / ds_write2 counted as two accesses sharing one issue; plus two DS latency levels.  A
+    side the target has matrix accesses for (``ldmatrix``/``stmatrix``: rows anywhere, up to 16
+    bytes per lane, at a 16-byte access's wavefronts) counts as any width at degree 1 too."""
     prob, cm, element_bytes = ctx.problem, ctx.cost_model, ctx.element_bytes
     t_max = (16 // element_bytes).bit_length() - 1
     model = lds_model(ctx.arch)
@@ -146,7 +148,9 @@ def prefix_floor(ctx: ConversionContext, prefix: list[int], reps: list[int], ove
     for v in prefix + reps:
         coords.insert(v)
     total = cm.latency(2)
-    for store, cols, any_width in ((True, prob.src_cols, False), (False, prob.dst_cols, over_fetch)):
+    matrix = ctx.target.has_matrix_access
+    sides = ((True, prob.src_cols, matrix(True)), (False, prob.dst_cols, over_fetch or matrix(False)))
+    for store, cols, any_width in sides:
         regs = f2.Span(cols["register"])
         t_up = t_max
         if not any_width:
@@ -760,6 +764,8 @@ class LdsAccesses:
     stores: list  # per round
     loads: list  # per round
     ctx: ConversionContext
+    s_matrix: bool | None = None  # the stores are PTX stmatrix (True: .trans), None: st.shared
+    d_matrix: bool | None = None  # the loads are PTX ldmatrix (True: .trans), None: ld.shared
     _floors: dict = field(default_factory=dict)
 
     @property
@@ -779,8 +785,20 @@ class LdsAccesses:
         scope = self.barrier_scope
         return None if scope is None else BARRIER_SCOPES[scope]
 
+    def matrix(self, store: bool) -> bool | None:
+        """The side's matrix accesses: None (ld/st.shared), False (plain ldmatrix/stmatrix), True (.trans)."""
+        return self.s_matrix if store else self.d_matrix
+
+    def matrix_name(self, store: bool, g: list[int]) -> str:
+        """The ldmatrix/stmatrix form of the matrix access of register group ``g``."""
+        return matrix_name(store, len(g) // self.ctx.slots_per_dword, self.matrix(store))
+
     def address(self, store: bool, g: list[int]) -> np.ndarray:
         """Byte address ``[W, lanes]`` each lane gives the access of register group ``g``."""
+        trans = self.matrix(store)
+        if trans is not None:
+            return _matrix_addr(self.S if store else self.D, g, self.ctx.slots_per_dword, self.ctx.element_bytes,
+                                trans)
         if store:
             return _addr(self.S, g[0], self.ctx.element_bytes)
         if self.design.read_transpose:
@@ -816,6 +834,10 @@ class LdsAccesses:
         steps = []
         for stores, loads in zip(self.stores, self.loads):
             for store, accesses in ((True, stores), (False, loads)):
+                if self.matrix(store) is not None:
+                    kind = MatrixStore if store else MatrixLoad
+                    steps += [kind(addr=self.address(store, g)) for g, _, _, _ in accesses]
+                    continue
                 kind, width_bytes = (LdsStore, self.s_width_bytes) if store else (LdsLoad, self.d_width_bytes)
                 steps += [kind(addr=self.address(store, g), width_bytes=width_bytes, pair=g2, pair_offset=off, st64=st64)
                           for g, g2, off, st64 in accesses]
@@ -832,6 +854,10 @@ class LdsAccesses:
             costs: dict[bool, float] = {}
             for accesses in rounds:
                 for g, g2, _, _ in accesses:
+                    if self.matrix(store) is not None:  # groups of 1, 2 or 4 registers
+                        total += matrix_access_cost(cm, self.ctx.arch, self.matrix_name(store, g),
+                                                    self.address(store, g))
+                        continue
                     if (g2 is not None) not in costs:
                         costs[g2 is not None] = lds_access_cost(
                             cm, self.ctx.arch, store, width_bytes, self.address(store, g), self.ctx.element_bits,
@@ -898,7 +924,99 @@ def lds_accesses(ctx: ConversionContext, design: LdsDesign) -> list[LdsAccesses]
         out.append(LdsAccesses(design, S, D, s_width_bytes, d_width_bytes, loads[1],
                                [paired(S, s_groups, s_width_bytes, s_round, k) for k in range(n_rounds)], loads[0],
                                ctx))
+    if out and not design.read_transpose and not design.over_fetch:
+        out += _matrix_variants(ctx, out, n_rounds)
     return out
+
+
+def _matrix_variants(ctx: ConversionContext, plain: list[LdsAccesses], n_rounds: int) -> list[LdsAccesses]:
+    """The round trips of ``plain``'s design with PTX ``ldmatrix`` loads and/or ``stmatrix`` stores
+    (plain or ``.trans``) where the target has them and the side's layout allows them
+    (``_matrix_groups``): every combination with at least one matrix side, the other side as in
+    ``plain`` (each store choice there)."""
+    target, p = ctx.target, ctx.slots_per_dword
+    first = plain[0]
+
+    def forms(store: bool) -> list[tuple[bool, list]]:
+        if not target.has_matrix_access(store):
+            return []
+        out = []
+        for trans in (False, True):
+            try:
+                groups = _matrix_groups(first.S if store else first.D, p, ctx.element_bits, trans, n_rounds)
+            except LayoutError:
+                continue
+            out.append((trans, [[(g, None, 0, False) for g in rnd] for rnd in groups]))
+        return out
+
+    loads = [(None, first.loads, first.d_width_bytes)] + [(t, rounds, 16) for t, rounds in forms(False)]
+    stores = [(None, a.stores, a.s_width_bytes) for a in plain] + [(t, rounds, 16) for t, rounds in forms(True)]
+    return [replace(first, s_width_bytes=s_width, d_width_bytes=d_width, stores=s_rounds, loads=d_rounds,
+                    s_matrix=s_trans, d_matrix=d_trans, _floors={})
+            for s_trans, s_rounds, s_width in stores for d_trans, d_rounds, d_width in loads
+            if s_trans is not None or d_trans is not None]
+
+
+def _matrix_groups(side: _Side, p: int, element_bits: int, trans: bool, n_rounds: int) -> list[list[list[int]]]:
+    """Per round, the register groups (``p`` registers per dword, 1, 2 or 4 dwords in order) of PTX
+    ``ldmatrix``/``stmatrix`` accesses (``.trans`` if ``trans``) moving the side's distinct dwords.
+
+    With ``C`` (the side's hardware bits -> offset bits) and ``z = log2 p`` sub-dword register
+    bits, a plain access needs the elements of a lane's dword, then lane bits 0, 1, at offset bits
+    ``0 .. z + 1`` (the 16-byte row of 4 lanes: ``C(register bit i) = 2**i`` for ``i < z``,
+    ``C(lane bit j) = 2**(z + j)`` for ``j < 2``), and no other column touching those bits; then
+    lane bits 2-4 (the row) and the dword (the matrix) are free: each row has its own address.
+    ``.trans`` (8- and 16-bit elements) needs a half's elements, then lane bits 2, 3, 4 at offset
+    bits ``0 .. z + 1`` (``z - 1`` register bits, then those lanes) and no other column touching
+    them.  A dword is distinct when its first register is in ``side.unique``; the dwords of a
+    round (all of a dword's registers share its round) are grouped in fours, the rest in twos and
+    ones.  A LayoutError when the layout does not allow the access."""
+    z = p.bit_length() - 1
+    if element_bits not in (8, 16, 32) or (trans and element_bits == 32):
+        raise LayoutError(f"no matrix access of {element_bits}-bit elements{' (.trans)' if trans else ''}")
+    inner = z - 1 if trans else z  # register bits inside a piece
+    lane_bits = [2, 3, 4] if trans else [0, 1]
+    lanes = side.other_cols[:side.lane_bits]
+    want = {("register", i): 1 << i for i in range(inner)}
+    want.update({("lane", j): 1 << (inner + k) for k, j in enumerate(lane_bits)})
+    low = (1 << (inner + len(lane_bits))) - 1
+    if side.lane_bits != 5 or inner + len(lane_bits) > side.n_off or len(side.reg_cols) < z:
+        raise LayoutError("the layout has no matrix fragment")
+    cols = {("register", i): c for i, c in enumerate(side.reg_cols)}
+    cols.update({("lane", j): c for j, c in enumerate(lanes)})
+    cols.update({("warp", j): c for j, c in enumerate(side.other_cols[side.lane_bits:])})
+    if any(cols[k] != v for k, v in want.items()) or any(c & low for k, c in cols.items() if k not in want):
+        raise LayoutError("the layout's lanes do not hold matrix fragments of its shared layout")
+    unique = set(side.unique)
+    by_round: list[list[int]] = [[] for _ in range(n_rounds)]
+    for d in range(len(side.reg_image) // p):
+        if d * p in unique:
+            by_round[int(side.rep[0, 0, d * p])].append(d)
+    out = []
+    for dwords in by_round:
+        groups, k = [], 0
+        while k < len(dwords):
+            n = 4 if len(dwords) - k >= 4 else (2 if len(dwords) - k >= 2 else 1)
+            groups.append([d * p + j for d in dwords[k:k + n] for j in range(p)])
+            k += n
+        out.append(groups)
+    return out
+
+
+def _matrix_addr(side: _Side, g: list[int], p: int, element_bytes: int, trans: bool) -> np.ndarray:
+    """``[W, 32]`` the byte address lane ``L = 8m + r`` gives a matrix access of the registers ``g``
+    (``_matrix_groups``): row ``r`` of matrix ``m`` (``m`` taken mod the matrices: lanes past them give
+    a copy).  Plain: the row held by lanes ``4r .. 4r + 3``, its first byte that of lane ``4r``'s
+    register ``g[m p]``; ``.trans``: the row of half ``h = r & 1`` of lanes ``r >> 1 + 4 i``, its first
+    byte that of lane ``r >> 1``'s register ``g[m p + h p / 2]``."""
+    num = len(g) // p
+    lane = np.arange(32)
+    m, r = (lane >> 3) % num, lane & 7
+    if trans:
+        regs, lanes = np.asarray(g)[m * p + (r & 1) * (p // 2)], r >> 1
+    else:
+        regs, lanes = np.asarray(g)[m * p], 4 * r
+    return (side.off[:, lanes, regs] * element_bytes).astype(np.int64)
 
 
 def _transpose_groups(D: _Side, element_bits: int, n_off: int) -> list[list[int]]:
@@ -999,6 +1117,9 @@ def build_lds(prog: Program, acc: LdsAccesses, src_dwords: list[int], d_ids: np.
             if wide:
                 vals, pair = ([next(dwords) for _ in range(len(h) // p)] if h is not None else None
                               for h in (g, g2))
+                if acc.s_matrix is not None:  # stmatrix rows: 16 bytes each, never paired
+                    prog.store(vals, [0] * len(vals), acc.address(True, g), 16, matrix=(len(vals), acc.s_matrix))
+                    continue
                 prog.store(vals, [0] * len(vals), _addr(S, g[0], element_bytes), acc.s_width_bytes, pair=pair,
                            pair_offset=off, st64=st64)
             else:
@@ -1006,6 +1127,11 @@ def build_lds(prog: Program, acc: LdsAccesses, src_dwords: list[int], d_ids: np.
         if acc.barrier_scope:
             prog.barrier(acc.barrier_scope)
         for g, g2, off, st64 in loads:
+            if acc.d_matrix is not None:
+                vals = prog.load(len(g) // p, acc.address(False, g), 16, matrix=(len(g) // p, acc.d_matrix))
+                for k, r in enumerate(g):
+                    loaded[r] = (vals[k // p], k % p)
+                continue
             if acc.design.read_transpose:
                 vals = prog.load(2, acc.address(False, g), 8, transpose=acc.design.read_transpose)
                 for k, r in enumerate(g):

@@ -49,9 +49,11 @@ CERT_SLOT_LIMIT = 1 << 16
 # Instruction kinds counted in ``Plan.counts()`` (the names of docs/contract.md's isa_counts).
 COUNT_KINDS = ("v_cndmask", "v_perm_b32", "v_mov", "dpp", "ds_bpermute", "ds_swizzle", "readlane",
                "permlane16_swap", "permlane32_swap", "lds_write", "lds_read", "lds_read_tr", "s_barrier")
-# The kinds of an NVIDIA plan (PTX: selp, prmt, mov.b32, shfl.sync, st/ld.shared, bar.sync, bar.warp.sync);
+# The kinds of an NVIDIA plan (PTX: selp, prmt, mov.b32, shfl.sync, movmatrix, st/ld.shared, ldmatrix, stmatrix,
+# bar.sync, bar.warp.sync);
 # its steps' ``s_barrier`` is counted as ``bar.sync``.
-PTX_COUNT_KINDS = ("selp", "prmt", "mov", "shfl", "lds_write", "lds_read", "bar.sync", "bar.warp.sync")
+PTX_COUNT_KINDS = ("selp", "prmt", "mov", "shfl", "movmatrix", "lds_write", "lds_read", "ldmatrix", "stmatrix",
+                   "bar.sync", "bar.warp.sync")
 _PTX_COUNT_NAMES = {"s_barrier": "bar.sync"}
 # The kinds of an RDNA (wave32) plan: COUNT_KINDS and v_permlane16/x16 (``permlane16``).
 RDNA_COUNT_KINDS = COUNT_KINDS + ("permlane16",)

@@ -82,6 +82,21 @@ def check_certificate(cert: dict) -> tuple[bool, str]:
                             lds[key] = lanes[l].get(s)
                         else:
                             lanes[l][s] = lds.get(key)
+            elif op in ("ldmatrix", "stmatrix"):  # slot j at its element address E_j
+                slots = st["src"] if op == "stmatrix" else st["dst"]
+                for s, e in zip(slots, st["elem_addr"]):
+                    e = _per_lane(e, w, wave)
+                    for l in range(wave):
+                        if op == "stmatrix":
+                            lds[e[l]] = lanes[l].get(s)
+                        else:
+                            lanes[l][s] = lds.get(e[l])
+            elif op == "movmatrix":  # dst[j] of lane l <- slot S_j[l] of lane T_j[l]
+                new = [[lanes[_per_lane(t, w, wave)[l]].get(_per_lane(s, w, wave)[l])
+                        for t, s in zip(st["src_lane"], st["src_slot"])] for l in range(wave)]
+                for l in range(wave):
+                    for d, v in zip(st["dst"], new[l]):
+                        lanes[l][d] = v
             elif op == "barrier":
                 pass
             else:

@@ -12,10 +12,12 @@ import pytest
 from linlayout import LayoutError, LinearLayout
 from linlayout.synth.emulator import run_isa
 from linlayout.synth.plan import Plan
-from linlayout.synth.steps import (Barrier, FusedDpp, Lane, LdsLoad, LdsStore, Mov, PermlaneSwap, PermSelect, Select,
-                                   dword_pairs, known_ops, step_classes, step_from_json)
+from linlayout.synth.steps import (Barrier, FusedDpp, Lane, LdsLoad, LdsStore, MatrixLoad, MatrixStore, Mov, Movmatrix,
+                                   PermlaneSwap, PermSelect, Select, dword_pairs, known_ops, step_classes,
+                                   step_from_json)
 
 LANES = np.arange(64)
+LANES32 = np.arange(32)
 KEEP = (LANES % 4 == 0).astype(np.int64)
 
 
@@ -53,6 +55,18 @@ def _samples() -> list:
     ]
 
 
+def _nvidia_samples() -> list:
+    """One step of every NVIDIA-only kind and form (32-lane tables)."""
+    return [
+        MatrixLoad(addr=LANES32 * 16, dst=list(range(8)), num=4),
+        MatrixLoad(addr=np.stack([LANES32 * 16, 512 + LANES32 * 16]), dst=[4, 5, 6, 7], num=2, trans=True),
+        MatrixStore(addr=(LANES32 % 8) * 32, src=[3], num=1),
+        MatrixStore(addr=LANES32 * 16, src=list(range(8)), num=2, trans=True),
+        Movmatrix(dst=[4, 5], src=[0, 1]),
+        Movmatrix(dst=[4, 5, 6, 7], src=[0, 1, 2, 3]),
+    ]
+
+
 def _same(a, b) -> bool:
     """Field by field equality of two steps (per-lane tables as arrays, ISA dicts value by value)."""
     if type(a) is not type(b):
@@ -70,9 +84,9 @@ def _same(a, b) -> bool:
     return True
 
 
-@pytest.mark.parametrize("k", range(len(_samples())))
+@pytest.mark.parametrize("k", range(len(_samples() + _nvidia_samples())))
 def test_every_step_kind_round_trips_through_its_certificate_json(k):
-    step = _samples()[k]
+    step = (_samples() + _nvidia_samples())[k]
     items = json.loads(json.dumps(step.to_cert()))
     back, end = step_from_json(items, 0)
     assert end == len(items)
@@ -83,7 +97,7 @@ def test_every_step_kind_round_trips_through_its_certificate_json(k):
 def test_a_whole_list_of_steps_parses_back_in_order():
     """Fused classes claim only their own items: a DPP lane step followed by a plain select, a
     select followed by a v_perm select, two stores in a row stay separate steps."""
-    steps = _samples()
+    steps = _samples() + _nvidia_samples()
     items = json.loads(json.dumps([item for st in steps for item in st.to_cert()]))
     back, i = [], 0
     while i < len(items):
@@ -94,13 +108,14 @@ def test_a_whole_list_of_steps_parses_back_in_order():
 
 def test_the_parse_registry_knows_every_registered_step_class():
     classes = step_classes()
-    assert {type(s) for s in _samples()} == set(classes)
+    assert {type(s) for s in _samples() + _nvidia_samples()} == set(classes)
     assert set(known_ops()) == {c.cert_op for c in classes} == {
-        "mov", "select", "lane", "permlane_swap", "lds_store", "lds_load", "barrier"}
+        "mov", "select", "lane", "permlane_swap", "lds_store", "lds_load", "barrier", "ldmatrix", "stmatrix",
+        "movmatrix"}
     for op in known_ops():  # every op has one plain class, which reads any item no fused class claims
         assert sum(1 for c in classes if c.cert_op == op and not c.fused_forms) == 1, op
-    with pytest.raises(LayoutError, match="unknown op 'ldmatrix'"):
-        step_from_json([{"op": "ldmatrix"}], 0)
+    with pytest.raises(LayoutError, match="unknown op 'wgmma'"):
+        step_from_json([{"op": "wgmma"}], 0)
     with pytest.raises(LayoutError, match=r"plan step 0 \(select\) lacks the key 'cond'"):
         step_from_json([{"op": "select", "dst": [0], "a": [0], "b": [0]}], 0)
 

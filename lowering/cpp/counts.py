@@ -11,6 +11,9 @@ key                 PTX
 ``selp``            ``selp.*``
 ``st.shared``       ``st.shared*`` (``st.shared.b<bits>``: by bytes per thread, below)
 ``ld.shared``       ``ld.shared*`` (``ld.shared.b<bits>`` alike)
+``ldmatrix``        ``ldmatrix.*`` (``ldmatrix.x<n>[.trans]``: by form, below)
+``stmatrix``        ``stmatrix.*`` (likewise)
+``movmatrix``       ``movmatrix.*``
 ``bar.sync``        ``bar.sync`` / ``barrier.sync`` (``__syncthreads()``)
 ``bar.warp.sync``   ``bar.warp.sync`` (``__syncwarp()``)
 ==================  ==============================================================
@@ -22,12 +25,13 @@ A plan's CUDA lowers each step to exactly one PTX instruction per 32-bit registe
 (linlayout.lowering.cpp.emitter): a ``shfl.sync.<mode>`` lane step to that shuffle, a ``selp``
 select to ``selp``, a ``prmt`` (uniform or per-lane selector) to ``prmt``, each access of a
 shared-memory step to one ``st.shared``/``ld.shared`` of the step's width, a barrier to
-``bar.sync`` (workgroup scope) or ``bar.warp.sync`` (warp scope); a renaming to nothing.  A plan's
+``bar.sync`` (workgroup scope) or ``bar.warp.sync`` (warp scope), an ``ldmatrix``/``stmatrix`` step to one instruction of its form, a
+``movmatrix`` step to ``movmatrix``; a renaming to nothing.  A plan's
 ``mov`` (``mov.b32``) is a renaming in C++: the compiler copies a register only where it must, so
 ``mov`` is not compared.
 :func:`expected_ptx_counts` derives the counts from the plan's steps; their sums are the plan's
-own ``Plan.counts()`` (``shfl``, ``selp``, ``prmt``, ``lds_write``, ``lds_read``, ``bar.sync``,
-``bar.warp.sync``).
+own ``Plan.counts()`` (``shfl``, ``selp``, ``prmt``, ``lds_write``, ``lds_read``, ``ldmatrix``,
+``stmatrix``, ``movmatrix``, ``bar.sync``, ``bar.warp.sync``).
 """
 
 from __future__ import annotations
@@ -37,12 +41,14 @@ from collections import Counter
 
 from linlayout import LayoutError
 from linlayout.synth.plan import Barrier, Lane, LdsLoad, LdsStore, Mov, PermSelect, Plan, Select
-from linlayout.synth.steps import dword_pairs, dwords_per_slot, slots_per_dword
+from linlayout.synth.steps import (MatrixLoad, MatrixStore, Movmatrix, dword_pairs, dwords_per_slot, matrix_name,
+                                   slots_per_dword)
 
 __all__ = ["PTX_KEYS", "expected_ptx_counts", "ptx_counts", "ptx_region_lines"]
 
 PTX_KEYS = ("shfl.sync.idx", "shfl.sync.bfly", "shfl.sync.up", "shfl.sync.down", "prmt", "selp", "st.shared",
-            "ld.shared", "bar.sync", "bar.warp.sync")
+            "ld.shared", "ldmatrix", "stmatrix", "movmatrix", "bar.sync", "bar.warp.sync")
+_MATRIX_FORM = re.compile(r"^(ldmatrix|stmatrix)\.sync\.aligned\.m8n8\.(x[124](?:\.trans)?)\.shared\.b16$")
 _MARKER_RE = re.compile(r"^\s*//\s*linlayout-(begin|end)\s+(\S+)\s*$")
 _TYPE_BITS = re.compile(r"\.[busf](8|16|32|64|128)\b")
 
@@ -96,6 +102,15 @@ def ptx_counts(ptx: str, region: str | None = None) -> dict[str, int]:
             verb = mnemonic[:9]
             out[verb] += 1
             out[f"{verb}.b{_shared_bits(mnemonic)}"] += 1
+        elif mnemonic.startswith(("ldmatrix.", "stmatrix.")):
+            verb = mnemonic[:8]
+            out[verb] += 1
+            form = _MATRIX_FORM.match(mnemonic)
+            if form is None:
+                raise LayoutError(f"unexpected matrix instruction {mnemonic!r}")
+            out[f"{verb}.{form.group(2)}"] += 1
+        elif mnemonic.startswith("movmatrix."):
+            out["movmatrix"] += 1
         elif mnemonic in ("bar.sync", "barrier.sync") or mnemonic.startswith(("bar.sync.", "barrier.sync.")):
             out["bar.sync"] += 1
         elif mnemonic == "bar.warp.sync":
@@ -123,6 +138,12 @@ def expected_ptx_counts(plan: Plan) -> dict[str, int]:
             for _ in st.accesses():
                 out[verb] += 1
                 out[f"{verb}.b{8 * st.width_bytes}"] += 1
+        elif isinstance(st, (MatrixLoad, MatrixStore)):
+            name = matrix_name(st.store, st.num, st.trans)
+            out[name.split(".")[0]] += 1
+            out[name] += 1
+        elif isinstance(st, Movmatrix):
+            out["movmatrix"] += 1
         elif isinstance(st, Barrier):
             out["bar.sync" if st.scope == "workgroup" else "bar.warp.sync"] += 1
         else:

@@ -173,6 +173,16 @@ class Dialect:
         """A ``ds_read_b64_tr_b{bits}`` of the shared-memory byte pointer ``address`` as two dwords."""
         raise self.lacks(f"ds_read_b64_tr_b{bits}")
 
+    def matrix_access(self, store: bool, num: int, trans: bool, address: str, registers: list[str]) -> str:
+        """The statement of a PTX ``stmatrix`` (``store``: of the ``unsigned`` expressions ``registers``) or
+        ``ldmatrix`` (into the declared ``unsigned`` variables ``registers``) ``.x{num}[.trans]`` whose
+        lane gives the shared-memory byte pointer ``address``."""
+        raise self.lacks(f"{'st' if store else 'ld'}matrix")
+
+    def movmatrix(self, value: str) -> str:
+        """PTX ``movmatrix.sync.aligned.m8n8.trans.b16`` of ``value``, an ``unsigned`` expression."""
+        raise self.lacks("movmatrix")
+
 
 class CudaDialect(Dialect):
     """CUDA C++ for NVIDIA targets (``nvcc``): warps of 32 lanes, ``__shfl_*_sync``, ``__byte_perm``."""
@@ -229,6 +239,22 @@ class CudaDialect(Dialect):
 
     def prmt(self, a: str, b: str, selector: str) -> str:
         return f"__byte_perm({a}, {b}, {selector})"  # __byte_perm(x, y, s) is prmt.b32 d, x, y, s
+
+    def matrix_access(self, store: bool, num: int, trans: bool, address: str, registers: list[str]) -> str:
+        # inline PTX: the address operand is the 32-bit shared-window address of the generic pointer
+        form = f"{'st' if store else 'ld'}matrix.sync.aligned.m8n8.x{num}{'.trans' if trans else ''}.shared.b16"
+        vector = "{" + ", ".join(f"%{k + (1 if store else 0)}" for k in range(num)) + "}"
+        if store:
+            text, outs, ins = f"{form} [%0], {vector};", "", [f'"r"({r})' for r in registers]
+        else:
+            text, outs, ins = f"{form} {vector}, [%{num}];", ", ".join(f'"=r"({r})' for r in registers), []
+        addr = f'"r"(static_cast<unsigned>(__cvta_generic_to_shared({address})))'
+        operands = ", ".join([addr] + ins) if store else ", ".join(ins + [addr])
+        return f'asm volatile("{text}" : {outs} : {operands} : "memory");'
+
+    def movmatrix(self, value: str) -> str:
+        return (f'[&] {{ unsigned r; asm("movmatrix.sync.aligned.m8n8.trans.b16 %0, %1;" : "=r"(r) : "r"({value})); '
+                f'return r; }}()')
 
 
 class HipDialect(Dialect):

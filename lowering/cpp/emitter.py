@@ -24,6 +24,9 @@ PermlaneSwap              ``dialect.permlane_swap`` (both results used)
 LdsStore / LdsLoad        a store / load of the access width through the shared array ``lds``: 8-
                           and 16-byte accesses as the dialect's 2- and 4-dword vector type, 4 bytes
                           as ``unsigned``, 1 and 2 bytes as ``uint8_t`` / ``uint16_t``
+MatrixLoad / MatrixStore  ``dialect.matrix_access``: inline PTX ``ldmatrix``/``stmatrix`` of the step's form on
+                          the shared address of the lane's row pointer
+Movmatrix                 ``dialect.movmatrix``: inline PTX ``movmatrix``
 Barrier                   ``dialect.barrier`` (workgroup scope), ``dialect.warp_barrier`` (warp scope)
 ========================  ======================================================================
 
@@ -201,6 +204,28 @@ class CppEmitter(StepEmitter):
                 keep = ~(((1 << (8 * n)) - 1) << (8 * o)) & 0xFFFFFFFF
                 word = f"({regs[d]} & 0x{keep:x}u) | {word}"
             regs[d] = self.let(word, "l")
+
+    def ldmatrix(self, slots: list[int], address: tuple[str, int], num: int, trans: bool, regs: dict[int, str],
+                 what: str) -> None:
+        """PTX ``ldmatrix.x{num}[.trans]`` into the ``num`` dwords of ``slots``."""
+        pieces = self._pieces(slots, 4 * num, what)
+        self._count += 1
+        names = [f"m{self._count}_{k}" for k in range(num)]
+        self.body.append(f"unsigned {', '.join(names)};")
+        self.body.append(self.dialect.matrix_access(False, num, trans, self._pointer(address, 0, 16), names))
+        for (d, _, _), name in zip(pieces, names):
+            regs[d] = name
+
+    def stmatrix(self, slots: list[int], address: tuple[str, int], num: int, trans: bool, regs: dict[int, str],
+                 what: str) -> None:
+        """PTX ``stmatrix.x{num}[.trans]`` of the ``num`` dwords of ``slots``."""
+        pieces = self._pieces(slots, 4 * num, what)
+        words = [self.reg(regs, d, what) for d, _, _ in pieces]
+        self.body.append(self.dialect.matrix_access(True, num, trans, self._pointer(address, 0, 16), words))
+
+    def movmatrix(self, value: str) -> str:
+        """PTX ``movmatrix.sync.aligned.m8n8.trans.b16`` of ``value``."""
+        return self.let(self.dialect.movmatrix(value), "t")
 
     def lds_transpose_load(self, slots: list[int], address: tuple[str, int], bits: int, regs: dict[int, str],
                            what: str) -> None:

@@ -147,6 +147,7 @@ class Step:
     crossbar = False  # a DS crossbar move (ds_swizzle, ds_bpermute): one level of DS latency
     fused_select = False  # one instruction the ISA classifier counts under v_cndmask as well
     renaming = False  # a free renaming of slots (no instruction)
+    cell_bytes = 4  # the widest byte groups (aligned in a dword) a register step keeps together (movmatrix: 2)
     perm_selectors: tuple = ()  # the v_perm_b32 selectors the step applies
 
     # ------------------------------------------------------------ certificate

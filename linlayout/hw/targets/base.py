@@ -109,6 +109,12 @@ class Target:
         (``ds_read_bN`` / ``ds_write_bN``, AMD)."""
         return "ptx" if self.family == "nvidia" else "ds"
 
+    def has_matrix_access(self, store: bool) -> bool:
+        """Does it have NVIDIA's ``stmatrix`` (``store``) / ``ldmatrix``: a ``stmatrix.x1`` /
+        ``ldmatrix.x1`` entry in ``lds_phases`` (``ldmatrix`` on sm_75 and later, ``stmatrix`` on
+        sm_90 and later; docs/nvidia_facts.md section 1)?"""
+        return f"{'st' if store else 'ld'}matrix.x1" in (self.lds_phases or {})
+
     @property
     def has_lds_pair(self) -> bool:
         """Does it have two-address LDS accesses (AMD ``ds_read2`` / ``ds_write2``; none in PTX)?"""
