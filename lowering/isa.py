@@ -36,6 +36,11 @@ Sub-counts of ``valu`` (they may overlap each other, never leave ``valu``):
 ``readlane`` (``v_readlane_*``, ``v_readfirstlane_*``), ``permlane16_swap``,
 ``permlane32_swap``, ``pack_ops`` (``v_pk_*`` incl. ``v_pk_mov_b32``, ``v_pack_*``).
 
+RDNA's dual-issue VOPD line ``v_dual_X ... :: v_dual_Y ...`` (gfx11, gfx12) is one instruction of
+class ``valu``; its sub-counts are those of both halves, each read as ``v_X`` / ``v_Y`` (a
+``v_dual_cndmask_b32 :: v_dual_cndmask_b32`` adds 2 to ``v_cndmask``, as two ``v_cndmask_b32``
+would).
+
 Evidence from the 48 baseline cases: ``total == valu + salu + ds_bpermute + ds_permute +
 ds_swizzle + lds_write + lds_read + lds_read_tr + s_barrier + s_waitcnt`` holds exactly in
 45 cases and is one short in 3 (gfx942 fp32 ``mfma32T->dotA(kw8)``, gfx950 fp16
@@ -226,6 +231,14 @@ def classify(mnemonic: str) -> tuple[str, tuple[str, ...]]:
     return "other", ()
 
 
+def _vopd_halves(line: str) -> list[str]:
+    """The two operations of a VOPD line, as the ``v_*`` mnemonics they stand for (else ``[]``)."""
+    code = line.split(";", 1)[0].split("//", 1)[0]
+    if "::" not in code:
+        return []
+    return ["v_" + part.split()[0][len("v_dual_"):] for part in code.split("::") if part.strip()]
+
+
 def isa_counts(isa_text: str, region: str | None = None) -> dict[str, int]:
     """Count the instructions of ``isa_text`` (or of one marked region) by category.
 
@@ -241,6 +254,8 @@ def isa_counts(isa_text: str, region: str | None = None) -> dict[str, int]:
         if mn is None:
             continue
         cls, subs = classify(mn)
+        if mn.startswith("v_dual_"):  # one VOPD instruction, the sub-counts of both its halves
+            subs = tuple(s for half in _vopd_halves(ln) for s in classify(half)[1])
         counts["total"] += 1
         counts[cls] += 1
         for s in subs:
