@@ -18,7 +18,8 @@ from linlayout.encodings.gluon import gluon_source
 from linlayout.layout import LinearLayout
 from linlayout.lowering.emit.conversion_kernel import source_tuple_dwords
 from linlayout.lowering.isa import CLASS_KEYS, COUNT_KEYS
-from linlayout.lowering.plan_counts import plan_isa_counts, plan_ptx_counts
+from linlayout.lowering.conversion import lower_conversion
+from linlayout.lowering.plan_counts import plan_ptx_counts
 from linlayout.lowering.ptx_counts import PTX_CLASS_KEYS, PTX_COUNT_KEYS
 from linlayout.synth.convert import plan_conversion
 from repo_data import family_corpus
@@ -139,8 +140,9 @@ def test_stored_layouts_are_the_wheels(family):
 def test_bench_rows_are_computed_per_case(family, capsys, tmp_path, monkeypatch):
     """``linlayout bench conversions --corpus F``: one row per case, tagged with the family, with
     Triton's counts from the file and either the planner's refusal naming the target or our
-    counts as plan_counts computes them again here (PTX classes for NVIDIA), for a src loaded as
-    the bench kernels load it (``source_tuple_dwords``)."""
+    counts computed again here -- NVIDIA: the plan's in PTX classes (plan_counts); wave32: the
+    compiled conversion kernel's ISA, equal to the plan's instructions -- for a src loaded as the
+    bench kernels load it (``source_tuple_dwords``)."""
     monkeypatch.setenv("LINLAYOUT_CACHE", str(tmp_path))
     assert main(["bench", "conversions", "--corpus", family, "--cases", "3", "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
@@ -155,8 +157,14 @@ def test_bench_rows_are_computed_per_case(family, capsys, tmp_path, monkeypatch)
         plan = plan_conversion(src, LinearLayout.from_json(case["dst"]), case["arch"], element_bits,
                                src_tuple_dwords=source_tuple_dwords(src, element_bits))
         nvidia = family == "nvidia"
-        ours = plan_ptx_counts(plan) if nvidia else plan_isa_counts(plan)
-        assert row["triton"] == case["triton"] and row["ours"] == ours and row["counted_by"] == "plan"
+        if nvidia:
+            ours = plan_ptx_counts(plan)
+        else:
+            low = lower_conversion(plan, binary=False)
+            ours = low.report["isa_counts"]
+            assert row["plan_isa_differences"] == low.differences == {}
+        assert row["triton"] == case["triton"] and row["ours"] == ours
+        assert row["counted_by"] == ("plan" if nvidia else "isa")
         priced = (ptx_mix(ours), ptx_mix(case["triton"])) if nvidia else (ours, case["triton"])
         assert row["modelled"] == modelled(plan, *priced)
     assert result["summaries"][family]["refused"] == [
