@@ -22,6 +22,7 @@ from repo_data import family_corpus
 
 pytestmark = needs.mlir
 
+from test_emit_conversion import _cache  # noqa: E402, F401  (the module's own compile cache)
 from linlayout.lowering.conversion import lower_conversion  # noqa: E402
 from linlayout.lowering.emit.conversion_kernel import source_tuple_dwords  # noqa: E402
 from linlayout.lowering.emit.host import distinct_tile, emulated_output, expected_output, interpret  # noqa: E402
@@ -42,14 +43,6 @@ KINDS = {
 }
 COMMON_KINDS = {"barrier", "v_perm_b32", "perm_select", "v_cndmask", "rename"} | {
     f"{op}:{width}" for op in ("lds_load", "lds_store") for width in (1, 2, 4, 8, 16)}
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _cache(tmp_path_factory):
-    mp = pytest.MonkeyPatch()
-    mp.setenv("LINLAYOUT_CACHE", str(tmp_path_factory.mktemp("cache")))
-    yield
-    mp.undo()
 
 
 def _plan(idx: int) -> Plan:

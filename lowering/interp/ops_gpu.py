@@ -134,34 +134,24 @@ def _waitcnt(op: OpInfo):
         raise op.error(f"{op.arch} (GFX{generation}) has no s_waitcnt; LDS waits are rocdl.s.wait.dscnt")
     shift, mask = LGKMCNT_FIELDS[generation]
     value = op.int_attr("bitfield") if op.has_attr("bitfield") else op.int_attr("value", 0xFFFF)
-    drains = ((value >> shift) & mask) == 0
-
-    def step(ctx):
-        if drains:
-            ctx.lds_pending = False
-
-    return step
+    return _lds_done if ((value >> shift) & mask) == 0 else None
 
 
 @register("rocdl.s.wait.dscnt")
 def _wait_dscnt(op: OpInfo):
     if op.target.gfx_generation < 12:
         raise op.error(f"s_wait_dscnt exists from gfx12 on, not on {op.arch}")
-    drains = op.int_attr("count") == 0
+    return _lds_done if op.int_attr("count") == 0 else None
 
-    def step(ctx):
-        if drains:
-            ctx.lds_pending = False
 
-    return step
+def _lds_done(ctx) -> None:
+    """The step of a wait for every LDS access of the wave (or a fence): none is in flight after it."""
+    ctx.lds_pending = False
 
 
 @register("llvm.fence")
 def _fence(op: OpInfo):
-    def step(ctx):
-        ctx.lds_pending = False
-
-    return step
+    return _lds_done
 
 
 @register("rocdl.sched.barrier", "rocdl.sched.group.barrier", "rocdl.iglp.opt", "rocdl.s.setprio", "rocdl.s.nop",
