@@ -106,12 +106,12 @@ class _GlobalTile:
     """Byte offsets of the tile's elements for one layout, and the values that compute them."""
 
     def __init__(self, b: Builder, lanes: LaneValues, layout: LinearLayout, n_slots: int, shape: tuple[int, ...],
-                 element_bits: int, num_warps: int, wave_size: int) -> None:
+                 element_bits: int, num_warps: int) -> None:
         self.b, self.lanes = b, lanes
         self.shape = shape
         self.eb = max(1, element_bits // 8)
         self.p, self.dps = slots_per_dword(element_bits), dwords_per_slot(element_bits)
-        coords = element_coords(layout, num_warps, n_slots, wave_size)
+        coords = element_coords(layout, num_warps, n_slots, lanes.wave_size)
         self.dims = [name for name, _ in layout.out_dims]
         strides = [int(np.prod(shape[i + 1:])) for i in range(len(shape))]
         self.coords = [coords[d] for d in self.dims]
@@ -224,10 +224,8 @@ class _Kernel:
         lds_name = "conv_lds"
         lds = atoms.lds_base(b, lds_name) if has_lds else None
 
-        src_tile = _GlobalTile(b, lanes, plan.src, plan.slots_in, self.shape, plan.element_bits, plan.num_warps,
-                               plan.wave_size)
-        dst_tile = _GlobalTile(b, lanes, plan.dst, plan.slots_out, self.shape, plan.element_bits, plan.num_warps,
-                               plan.wave_size)
+        src_tile = _GlobalTile(b, lanes, plan.src, plan.slots_in, self.shape, plan.element_bits, plan.num_warps)
+        dst_tile = _GlobalTile(b, lanes, plan.dst, plan.slots_out, self.shape, plan.element_bits, plan.num_warps)
 
         b.comment("load the source registers")
         regs = self._load(b, rin, src_tile, self._n_dwords(plan.slots_in))
