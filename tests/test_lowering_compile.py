@@ -289,6 +289,14 @@ def test_isa_counts_gfx12_barrier_halves_and_waits():
                                                  "lds_read": 1, "lds_write": 1}
 
 
+def test_isa_counts_a_dual_issue_line_as_its_two_instructions():
+    """A gfx11/gfx12 VOPD line is two VALU instructions, each with its own sub-counts."""
+    c = isa_counts("\tv_dual_cndmask_b32 v36, v1, v0 :: v_dual_mov_b32 v33, v2\n"
+                   "\tv_dual_cndmask_b32 v2, v2, v6, s0 :: v_dual_cndmask_b32 v4, v4, v1, s0 ; comment\n"
+                   "\tv_perm_b32 v1, v2, v3, 0x5040100\n")
+    assert {k: v for k, v in c.items() if v} == {"total": 5, "valu": 5, "v_cndmask": 3, "v_mov": 1, "v_perm_b32": 1}
+
+
 def test_isa_region_errors():
     with pytest.raises(IsaRegionError):
         isa_counts(SAMPLE, region="other")
