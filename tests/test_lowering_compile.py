@@ -144,6 +144,13 @@ def test_permlane_swap_refused_on_gfx942(cache_dir):
         compile_mlir(exchange_kernel("gfx950"), "gfx942")
 
 
+def test_wave64_only_instructions_refused_on_gfx1250(cache_dir):
+    # gfx1250 has permlane swaps and transposing LDS loads, but not gfx950's permlane32 swap or
+    # ds_read_b64_tr_b*: LLVM would abort the process.
+    with pytest.raises(CompileError, match="rocdl.permlane32.swap are instructions of 64-lane waves; gfx1250"):
+        compile_mlir(exchange_kernel("gfx950"), "gfx1250")
+
+
 def test_bad_mlir_and_bad_arch(cache_dir):
     with pytest.raises(CompileError, match="parse|expected"):
         compile_mlir("module { this is not mlir }", "gfx942", binary=False)

@@ -211,6 +211,8 @@ class PlanEmitter(StepEmitter):
     def lds_transpose_load(self, slots: list[int], address: tuple[str, int], bits: int, regs: dict[int, str],
                            what: str) -> None:
         """gfx950 ``ds_read_b64_tr_b{bits}`` into the two dwords of ``slots``."""
+        if self.plan.wave_size != 64:  # gfx1250's transposing loads (ds_load_tr*) move other lanes
+            raise LayoutError(f"{what}: a transposing LDS load of {self.plan.wave_size}-lane waves has no lowering")
         (slots, ptr), = self._pointers(address, [(slots, 0)])
         v = atoms.lds_transpose_load(self.b, ptr, bits)
         for k, (d, _, _) in enumerate(self.access_pieces(slots, 8, what)):
