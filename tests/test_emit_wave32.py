@@ -101,3 +101,28 @@ def test_wave32_ragged_tiles(idx, shape):
     plan = _plan(idx)
     assert len(shape) == len(plan.src.out_dims)
     check_wave32_kernel(plan, shape=shape, seed=idx)
+
+
+#: EF_AMDGPU_MACH_AMDGCN_GFX1100 / _GFX1200 / _GFX1250 (LLVM's ELF e_flags).
+ELF_MACH = {"gfx1100": 0x041, "gfx1200": 0x048, "gfx1250": 0x049}
+
+
+@pytest.mark.parametrize("idx", [133, 8, 13])  # one case per arch
+def test_wave32_code_object_through_the_cli(idx, tmp_path, capsys):
+    """``linlayout convert --emit fatbin`` links an HSA code object of the arch whose region is the plan."""
+    import json
+    import struct
+
+    from linlayout.cli import main
+
+    case = family_corpus("wave32")["cases"][idx]
+    src, dst = tmp_path / "src.json", tmp_path / "dst.json"
+    src.write_text(json.dumps(case["src"]))
+    dst.write_text(json.dumps(case["dst"]))
+    out = tmp_path / "k.hsaco"
+    assert main(["convert", "--src", f"@{src}", "--dst", f"@{dst}", "--arch", case["arch"], "--dtype", case["dtype"],
+                 "--json", "--emit", "fatbin", "-o", str(out)]) == 0
+    r = json.loads(capsys.readouterr().out)
+    b = out.read_bytes()
+    assert b[:4] == b"\x7fELF" and struct.unpack_from("<I", b, 48)[0] & 0xFF == ELF_MACH[case["arch"]]
+    assert r["plan_isa_differences"] == {} and r["isa_counts"]["permlane16"] == r["plan_counts"]["permlane16"]
