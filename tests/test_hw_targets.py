@@ -62,7 +62,8 @@ def test_each_descriptor_is_consistent(arch):
 
 
 def test_a_target_without_an_emitter_or_lds_model_says_so(monkeypatch):
-    want = "no kernel emitter for sm_90; conversion kernels are emitted for gfx90a, gfx942, gfx950, gfx1100, gfx1200, gfx1250$"
+    want = ("no kernel emitter for sm_90; conversion kernels are emitted for gfx90a, gfx942, gfx950, gfx1100, "
+            "gfx1200, gfx1250$")
     with pytest.raises(LayoutError, match=want):
         emitter_for("sm_90")
     bare = replace(get_target("gfx1100"), name="gfx11z0", aliases=(), lds_phases=None)

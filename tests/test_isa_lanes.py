@@ -198,7 +198,8 @@ _WAVE32_LANE_OPS = {  # op text on %x (i32) -> the oracle's source lane of every
     'llvm.call_intrinsic "llvm.amdgcn.permlane16.i32"(%x, %x, %lo, %hi, %f, %f) : (i32, i32, i32, i32, i1, i1) -> i32':
         lambda: permlane16_src_lanes(0x0123456789ABCDEF, False, 32),
     "rocdl.ds_swizzle %x, %swz : (i32, i32) -> i32": lambda: swizzle_src_lanes(0x041F, 32),  # bit-mask: xor 1
-    "rocdl.ds_bpermute %addr, %x : (i32, i32) -> i32": lambda: bpermute_src_lanes(4 * ((np.arange(32) * 7 + 3) % 32), 32),
+    "rocdl.ds_bpermute %addr, %x : (i32, i32) -> i32": lambda: bpermute_src_lanes(
+        4 * ((np.arange(32) * 7 + 3) % 32), 32),
 }
 
 

@@ -6,7 +6,8 @@ plan the conversion (linlayout.synth.convert), emit the conversion kernel, compi
 code object, and count the instructions of the ``conv`` region of one wave the way the
 baseline counts Triton's (linlayout.lowering.isa); the AMD wave32 targets (``--corpus wave32``) too.
 Targets without a kernel emitter (``--corpus nvidia``) are counted from the plan in the classes of
-Triton's counts (PTX; ``counted_by: "plan"``, no registers, times are the planner's).  Prints ``{"cases": [...], "summary": {...}}``:
+Triton's counts (PTX; ``counted_by: "plan"``, no registers, times are the planner's).  Prints
+``{"cases": [...], "summary": {...}}``:
 
 * per case ``name, arch, dtype, ours (isa_counts), triton (counts)``, the plan's strategy
   and counts, ``ratio`` (ours / Triton total), ``stays_in_wave`` (every element stays in

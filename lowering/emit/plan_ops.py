@@ -36,7 +36,8 @@ The same ops serve 64-lane (CDNA) and 32-lane (RDNA, gfx1250) waves: a lane tabl
 lane of the plan's wave (``plan.wave_size``), a lane mask one bit per lane (i64 or i32).
 
 The first register instruction after a run of LDS loads is preceded by one LDS wait
-(:func:`~linlayout.lowering.emit.atoms.lds_wait`: ``s_waitcnt lgkmcnt(0)``, ``s_wait_dscnt 0`` on gfx12): the plan's register steps after a round trip read its loads (one DS latency level
+(:func:`~linlayout.lowering.emit.atoms.lds_wait`: ``s_waitcnt lgkmcnt(0)``, ``s_wait_dscnt 0`` on gfx12):
+the plan's register steps after a round trip read its loads (one DS latency level
 in the cost model), and one wait replaces the one LLVM would put before each load's first use
 (where LLVM's scheduler moves a register instruction above it, its own waits remain as well).
 

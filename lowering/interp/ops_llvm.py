@@ -189,7 +189,8 @@ def _call_intrinsic(op: OpInfo):
         return INTRINSICS[name](op)
     fn = _INTRINSICS.get(name)
     if fn is None:
-        raise op.error(f"intrinsic {name} is not supported (supported: {', '.join(sorted(_INTRINSICS) + sorted(INTRINSICS))})")
+        supported = ", ".join(sorted(_INTRINSICS) + sorted(INTRINSICS))
+        raise op.error(f"intrinsic {name} is not supported (supported: {supported})")
     if len(op.operands) != 3 or any(not (isinstance(t, IntT) and t.bits == 32) for t in op.operand_types + op.result_types):
         raise op.error(f"{name} takes three i32 and returns i32")
     a, b, c = op.operands

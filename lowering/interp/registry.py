@@ -2,8 +2,8 @@
 
 An op handler is registered for one or more op names with :func:`register` (an LLVM intrinsic
 called through ``llvm.call_intrinsic "<name>"``, for one with no dialect op, with
-:func:`register_intrinsic`); at compile time it receives an :class:`OpInfo` and returns a *step*, a function ``step(ctx)`` that
-executes the op for the whole workgroup: it reads operand values from ``ctx.vals[slot]``
+:func:`register_intrinsic`); at compile time it receives an :class:`OpInfo` and returns a
+*step*, a function ``step(ctx)`` that executes the op for the whole workgroup: it reads operand values from ``ctx.vals[slot]``
 and writes results to ``ctx.vals[slot]``.  ``ctx`` is a :class:`linlayout.lowering.interp.core.Ctx`.
 """
 
@@ -18,7 +18,8 @@ from .errors import InterpreterError
 from .memory import MemRefValue
 from .types import IntT, Type, VectorT, normalize, parse_type, shape_of, storage_dtype
 
-__all__ = ["OPS", "INTRINSICS", "register", "register_intrinsic", "OpInfo", "lanes", "merge", "uniform_scalar", "const_array", "signed", "Step"]
+__all__ = ["OPS", "INTRINSICS", "register", "register_intrinsic", "OpInfo", "lanes", "merge", "uniform_scalar",
+           "const_array", "signed", "Step"]
 
 Step = Callable[[Any], None]
 OPS: dict = {}
