@@ -26,7 +26,8 @@ from .builder import Builder, vector_type
 
 __all__ = [
     "BUFFER_FLAGS_GFX9", "BUFFER_FLAGS_RDNA", "BUFFER_OOB_OFFSET", "buffer_flags", "BLGP_NAMES",
-    "F8F6F4_FORMAT_NAMES", "thread_ids", "buffer_rsrc", "buffer_load", "buffer_store", "global_load", "global_store", "lds_global",
+    "F8F6F4_FORMAT_NAMES", "thread_ids", "buffer_rsrc", "buffer_load", "buffer_store", "global_load", "global_store",
+    "lds_global",
     "lds_base", "lds_pointer", "lds_load", "lds_transpose_load", "lds_store", "mfma", "mfma_operand_types", "region_marker",
     "block_id", "dpp_mov", "dpp8_mov", "permlane16", "ds_swizzle", "ds_bpermute", "permlane_swap", "lds_wait",
     "exp2", "cvt_pk_fp8_f32", "cvt_f32_fp8", "buffer_rsrc_value",
