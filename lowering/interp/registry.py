@@ -4,7 +4,8 @@ An op handler is registered for one or more op names with :func:`register` (an L
 called through ``llvm.call_intrinsic "<name>"``, for one with no dialect op, with
 :func:`register_intrinsic`); at compile time it receives an :class:`OpInfo` and returns a
 *step*, a function ``step(ctx)`` that executes the op for the whole workgroup: it reads operand
-values from ``ctx.vals[slot]`` and writes results to ``ctx.vals[slot]``.  ``ctx`` is a :class:`linlayout.lowering.interp.core.Ctx`.
+values from ``ctx.vals[slot]`` and writes results to ``ctx.vals[slot]``.  ``ctx`` is a
+:class:`linlayout.lowering.interp.core.Ctx`.
 """
 
 from __future__ import annotations
