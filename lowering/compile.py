@@ -45,6 +45,7 @@ __all__ = [
     "parse_kernel_resources",
     "SUPPORTED_ARCHS",
     "FEATURE_OPS",
+    "WAVE64_OPS",
 ]
 
 SUPPORTED_ARCHS = targets_with(emitter="rocdl")  # the targets whose descriptor names this ROCDL lowering
@@ -54,6 +55,10 @@ SUPPORTED_ARCHS = targets_with(emitter="rocdl")  # the targets whose descriptor 
 # descriptor has none of the flags.
 FEATURE_OPS = {"rocdl.permlane16.swap": "has_permlane_swap", "rocdl.permlane32.swap": "has_permlane_swap",
                "rocdl.ds.read.tr": "has_ds_read_tr"}
+# Of those, the ROCDL ops of gfx950's 64-lane instructions: gfx1250 has the flags but not these
+# instructions (no permlane32 swap in a 32-lane wave; its transposing LDS loads are ds_load_tr*), and
+# LLVM aborts on them the same way.
+WAVE64_OPS = ("rocdl.permlane32.swap", "rocdl.ds.read.tr")
 CACHE_FORMAT = "linlayout-compiled/v1"
 _ARCH_RE = re.compile(r"^gfx[0-9a-f]{3,4}$")
 
@@ -316,6 +321,10 @@ def compile_mlir(
     if lacking:
         have = ", ".join(targets_with(**{FEATURE_OPS[lacking[0]]: True}))
         raise CompileError(f"{', '.join(lacking)} exist only on {have}, not on {arch}")
+    wave64_only = sorted(op for op in WAVE64_OPS if op in mlir_text and target is not None and target.wave_size != 64)
+    if wave64_only:
+        raise CompileError(f"{', '.join(wave64_only)} are instructions of 64-lane waves; {arch} has "
+                           f"{target.wave_size}-lane waves")
     b = bindings()
     options = {"opt_level": int(opt_level), "abi": str(abi)}
     key_src = {

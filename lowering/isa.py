@@ -36,6 +36,14 @@ Sub-counts of ``valu`` (they may overlap each other, never leave ``valu``):
 ``readlane`` (``v_readlane_*``, ``v_readfirstlane_*``), ``permlane16_swap``,
 ``permlane32_swap``, ``pack_ops`` (``v_pk_*`` incl. ``v_pk_mov_b32``, ``v_pack_*``).
 
+RDNA's dual-issue VOPD line ``v_dual_X ... :: v_dual_Y ...`` (gfx11, gfx12) holds two VALU
+operations issued together; each half counts as the instruction it stands for, ``v_X`` / ``v_Y``
+(a ``v_dual_cndmask_b32 :: v_dual_mov_b32`` line adds 2 to ``total`` and ``valu``, 1 to
+``v_cndmask`` and 1 to ``v_mov``), so that a conversion's count is its operations whether or not
+the compiler paired them (``valu`` keeps containing its sub-counts).  Triton's stored wave32
+counts (benchmarks/data/triton_wave32_corpus.json) were taken before this rule: a VOPD line there
+is one ``valu`` instruction without sub-counts.
+
 Evidence from the 48 baseline cases: ``total == valu + salu + ds_bpermute + ds_permute +
 ds_swizzle + lds_write + lds_read + lds_read_tr + s_barrier + s_waitcnt`` holds exactly in
 45 cases and is one short in 3 (gfx942 fp32 ``mfma32T->dotA(kw8)``, gfx950 fp16
@@ -226,6 +234,16 @@ def classify(mnemonic: str) -> tuple[str, tuple[str, ...]]:
     return "other", ()
 
 
+def _mnemonics(line: str) -> list[str]:
+    """The instruction mnemonics of an ISA line: none (a label, directive or comment), one, or the two
+    halves of a VOPD line as the ``v_*`` instructions they stand for."""
+    mn = _mnemonic(line)
+    if mn is None or not mn.startswith("v_dual_"):
+        return [] if mn is None else [mn]
+    code = line.split(";", 1)[0].split("//", 1)[0]
+    return ["v_" + part.split()[0][len("v_dual_"):] for part in code.split("::") if part.strip()]
+
+
 def isa_counts(isa_text: str, region: str | None = None) -> dict[str, int]:
     """Count the instructions of ``isa_text`` (or of one marked region) by category.
 
@@ -237,14 +255,12 @@ def isa_counts(isa_text: str, region: str | None = None) -> dict[str, int]:
     lines = _code_lines(isa_text) if region is None else region_lines(isa_text, region)
     counts = dict.fromkeys(COUNT_KEYS, 0)
     for ln in lines:
-        mn = _mnemonic(ln)
-        if mn is None:
-            continue
-        cls, subs = classify(mn)
-        counts["total"] += 1
-        counts[cls] += 1
-        for s in subs:
-            counts[s] += 1
+        for mn in _mnemonics(ln):
+            cls, subs = classify(mn)
+            counts["total"] += 1
+            counts[cls] += 1
+            for s in subs:
+                counts[s] += 1
     return counts
 
 

@@ -1,5 +1,5 @@
 """A plan's instruction counts in the classes of its target's assembly, for targets whose
-conversions are not emitted as kernels (no ``Target.emitter``: NVIDIA, the wave32 AMD targets).
+conversions are not emitted as kernels (no ``Target.emitter``: NVIDIA, or an AMD descriptor naming none).
 
 Where a target has an emitter, ``linlayout bench conversions`` counts the compiled ISA
 (:mod:`linlayout.lowering.isa`); elsewhere it counts the plan: every step's instructions by kind

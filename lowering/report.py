@@ -9,18 +9,21 @@ section 3, counted the way ``docs/benchmarks.md`` counts Triton's).  Resources a
 
 :func:`plan_isa_differences` compares the compiled region with a conversion plan: the
 cross-lane, select, byte-permute, LDS and barrier instructions must be exactly the
-plan's (:data:`PLAN_CHECKED_KEYS`).  ``v_mov`` copies, ``s_waitcnt`` and ``s_nop`` are the
-compiler's and are reported, not compared.
+plan's (:data:`PLAN_CHECKED_KEYS`, and the two counts :func:`region_counts` adds: fused DPP
+selects and RDNA's ``v_permlane16_b32``/``v_permlanex16_b32``).  ``v_mov`` copies, ``s_waitcnt`` and
+``s_nop`` are the compiler's and are reported, not compared.  A barrier is the target's
+``barrier_instructions`` (gfx12, gfx1250: ``s_barrier_signal`` and ``s_barrier_wait``).
 """
 
 from __future__ import annotations
 
+from linlayout.hw.targets import get_target
 from linlayout.lowering.compile import CompiledKernel
 from linlayout.lowering.isa import isa_counts, region_lines
 from linlayout.synth.steps import dwords_per_slot
 
-__all__ = ["PLAN_CHECKED_KEYS", "FUSED_KEY", "isa_report", "expected_isa_counts", "plan_isa_differences",
-           "fused_dpp_count"]
+__all__ = ["PLAN_CHECKED_KEYS", "FUSED_KEY", "PERMLANE16_KEY", "isa_report", "expected_isa_counts",
+           "plan_isa_differences", "fused_dpp_count", "region_counts"]
 
 # ISA classes / sub-counts that a conversion region must hold exactly as the plan says.
 PLAN_CHECKED_KEYS = ("ds_bpermute", "ds_swizzle", "dpp", "permlane16_swap", "permlane32_swap", "v_cndmask",
@@ -28,18 +31,21 @@ PLAN_CHECKED_KEYS = ("ds_bpermute", "ds_swizzle", "dpp", "permlane16_swap", "per
 # One fused DPP select (one instruction) and a DPP move followed by a select (two) give the
 # same per-class counts; this key counts the fused instruction itself.
 FUSED_KEY = "v_cndmask_b32_dpp"
+# RDNA's v_permlane16_b32 and v_permlanex16_b32 (a plain ``valu`` instruction to the classifier), as the
+# plan counts them (``Lane.counts``: the family ``permlane16``).
+PERMLANE16_KEY = "permlane16"
+_PERMLANE16_MNEMONICS = ("v_permlane16_b32", "v_permlanex16_b32")
 
 
 def isa_report(compiled: CompiledKernel, region: str | None = "conv", kernel: str | None = None) -> dict:
     """``{"isa_counts": {...}, "vgpr_count", "sgpr_count", "agpr_count", "lds_bytes", "scratch_bytes",
     "vgpr_spill_count", "sgpr_spill_count", "arch"}`` for ``region`` (None: the whole ISA) of ``kernel``
-    (None: the only kernel).  ``isa_counts`` carries the extra key :data:`FUSED_KEY`."""
+    (None: the only kernel).  ``isa_counts`` is :func:`region_counts` (with :data:`FUSED_KEY` and
+    :data:`PERMLANE16_KEY`)."""
     k = compiled.kernel(kernel)
-    counts = isa_counts(compiled.isa, region=region)
-    counts[FUSED_KEY] = fused_dpp_count(compiled.isa, region)
     return {
         "arch": compiled.arch,
-        "isa_counts": counts,
+        "isa_counts": region_counts(compiled.isa, region),
         "vgpr_count": k.vgpr_count,
         "sgpr_count": k.sgpr_count,
         "agpr_count": k.agpr_count,
@@ -50,20 +56,37 @@ def isa_report(compiled: CompiledKernel, region: str | None = "conv", kernel: st
     }
 
 
+def _mnemonic_count(isa_text: str, region: str | None, mnemonics: tuple[str, ...]) -> int:
+    """The instructions in ``region`` of ``isa_text`` (None: all of it) whose mnemonic starts with one of
+    ``mnemonics``."""
+    lines = region_lines(isa_text, region) if region is not None else isa_text.splitlines()
+    return sum(1 for ln in lines if ln.split(";", 1)[0].strip().startswith(mnemonics))
+
+
 def fused_dpp_count(isa_text: str, region: str | None = "conv") -> int:
     """The ``v_cndmask_b32_dpp`` instructions in ``region`` of ``isa_text``."""
-    lines = region_lines(isa_text, region) if region is not None else isa_text.splitlines()
-    return sum(1 for ln in lines if ln.split(";", 1)[0].strip().startswith(FUSED_KEY))
+    return _mnemonic_count(isa_text, region, (FUSED_KEY,))
+
+
+def region_counts(isa_text: str, region: str | None = "conv") -> dict[str, int]:
+    """:func:`~linlayout.lowering.isa.isa_counts` of ``region`` (None: all of ``isa_text``) with the two
+    keys a plan is also compared on: :data:`FUSED_KEY` and :data:`PERMLANE16_KEY`."""
+    counts = isa_counts(isa_text, region=region)
+    counts[FUSED_KEY] = fused_dpp_count(isa_text, region)
+    counts[PERMLANE16_KEY] = _mnemonic_count(isa_text, region, _PERMLANE16_MNEMONICS)
+    return counts
 
 
 def expected_isa_counts(plan) -> dict[str, int]:
     """The :data:`PLAN_CHECKED_KEYS` (and :data:`FUSED_KEY`) counts the ISA of ``plan`` must show.
 
     The plan counts a fused ``v_cndmask_b32_dpp`` once, as ``dpp``; the ISA classifier
-    counts that instruction under both ``dpp`` and ``v_cndmask`` (a step's ``fused_select``).
+    counts that instruction under both ``dpp`` and ``v_cndmask`` (a step's ``fused_select``).  A
+    barrier step is ``barrier_instructions`` of the target's ``s_barrier`` class.
     """
     pc = plan.counts()
-    out = {k: int(pc.get(k, 0)) for k in PLAN_CHECKED_KEYS}
+    out = {k: int(pc.get(k, 0)) for k in PLAN_CHECKED_KEYS + (PERMLANE16_KEY,)}
+    out["s_barrier"] *= get_target(plan.arch).barrier_instructions
     fused = dwords_per_slot(plan.element_bits) * sum(1 for s in plan.steps if s.fused_select)
     out["v_cndmask"] += fused
     out[FUSED_KEY] = fused

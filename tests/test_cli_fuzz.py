@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import re
 import signal
 
 import pytest
@@ -301,7 +302,6 @@ def test_convert_help_names_nvidia_and_the_cpp_emitters():
 @pytest.mark.parametrize("arch, src, dst, dialect", [
     ("sm_90", "blocked:spt=1x4,tpw=4x8,wpc=1x1,order=1x0,shape=16x32",
      "blocked:spt=4x1,tpw=8x4,wpc=1x1,order=0x1,shape=16x32", "cuda"),
-    ("gfx1100", "wmma:16x16x16,v=2,warps=2x2,shape=32x32", "wmma.a:16x16x16,v=2,warps=2x2,kwidth=8,shape=32x32", "hip"),
 ])
 def test_convert_emit_kernel_on_a_target_without_one_names_the_cpp_emit(tmp, arch, src, dst, dialect):
     """--emit mlir|isa|fatbin for a target without a kernel emitter: exit 2, one line naming --emit cuda|hip."""
@@ -309,6 +309,21 @@ def test_convert_emit_kernel_on_a_target_without_one_names_the_cpp_emit(tmp, arc
         code, _, err = call(["convert", "--src", src, "--dst", dst, "--arch", arch, "--dtype", "f16",
                              "--emit", emit, "-o", str(tmp / "k.out")])
         assert code == 2 and f"no kernel emitter for {arch}" in err and f"--emit {dialect}" in err, err
+
+
+@pytest.mark.parametrize("arch", ["gfx1100", "gfx1200", "gfx1250"])
+def test_convert_emits_a_wave32_mlir_kernel(tmp, arch):
+    """--emit mlir for a wave32 AMD target writes a kernel of 32-lane waves."""
+    out = tmp / f"k_{arch}.mlir"
+    code, _, err = call(["convert", "--src", "wmma:16x16x16,v=2,warps=2x2,shape=32x32",
+                         "--dst", "wmma.a:16x16x16,v=2,warps=2x2,kwidth=8,shape=32x32", "--arch", arch,
+                         "--dtype", "f16", "--emit", "mlir", "-o", str(out)])
+    text = out.read_text()
+    consts = dict(re.findall(r"(%c\d+) = arith.constant (-?\d+) : i32", text))
+    lane = re.search(r"= arith.andi %cv\d+, (%c\d+) : i32", text)  # lane = thread id & (wave size - 1)
+    warp = re.search(r"= arith.shrui %cv\d+, (%c\d+) : i32", text)  # warp = thread id >> log2(wave size)
+    assert code == 0 and "gpu.func @convert_layout" in text, err
+    assert (consts[lane.group(1)], consts[warp.group(1)]) == ("31", "5")
 
 
 def test_bench_plan_counted_corpus_does_not_call_plan_time_compile_time():

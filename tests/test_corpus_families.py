@@ -17,7 +17,8 @@ from linlayout.encodings import encoding_from_params, from_triton
 from linlayout.encodings.gluon import gluon_source
 from linlayout.layout import LinearLayout
 from linlayout.lowering.isa import CLASS_KEYS, COUNT_KEYS
-from linlayout.lowering.plan_counts import plan_isa_counts, plan_ptx_counts
+from linlayout.lowering.conversion import lower_conversion
+from linlayout.lowering.plan_counts import plan_ptx_counts
 from linlayout.lowering.ptx_counts import PTX_CLASS_KEYS, PTX_COUNT_KEYS
 from repo_data import family_corpus
 from triton_oracle import TRITON_VERSION, ask_triton, triton_version
@@ -137,7 +138,8 @@ def test_stored_layouts_are_the_wheels(family):
 def test_bench_rows_are_computed_per_case(family, capsys, tmp_path, monkeypatch):
     """``linlayout bench conversions --corpus F``: one row per case, tagged with the family, with
     Triton's counts from the file and either the planner's refusal naming the target or our
-    counts as plan_counts computes them again here (PTX classes for NVIDIA), for the bench kernel
+    counts computed again here -- NVIDIA: the plan's in PTX classes (plan_counts); wave32: the
+    compiled conversion kernel's ISA, equal to the plan's instructions -- for the bench kernel's plan
     (``kernel_plan``: the src loaded as the kernel loads it; on wave32 the packing chosen where the
     kernel moves elements one at a time)."""
     monkeypatch.setenv("LINLAYOUT_CACHE", str(tmp_path))
@@ -155,8 +157,14 @@ def test_bench_rows_are_computed_per_case(family, capsys, tmp_path, monkeypatch)
         assert row["repacked"] == [side for side, given, planned in (("src", src, plan.src), ("dst", dst, plan.dst))
                                    if given.bases["register"] != planned.bases["register"]]
         nvidia = family == "nvidia"
-        ours = plan_ptx_counts(plan) if nvidia else plan_isa_counts(plan)
-        assert row["triton"] == case["triton"] and row["ours"] == ours and row["counted_by"] == "plan"
+        if nvidia:
+            ours = plan_ptx_counts(plan)
+        else:
+            low = lower_conversion(plan, binary=False)
+            ours = low.report["isa_counts"]
+            assert row["plan_isa_differences"] == low.differences == {}
+        assert row["triton"] == case["triton"] and row["ours"] == ours
+        assert row["counted_by"] == ("plan" if nvidia else "isa")
         priced = (ptx_mix(ours), ptx_mix(case["triton"])) if nvidia else (ours, case["triton"])
         assert row["modelled"] == modelled(plan, *priced)
     assert result["summaries"][family]["refused"] == [

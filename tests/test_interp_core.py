@@ -398,8 +398,8 @@ def test_launch_and_module_errors():
         run_kernel(ok, "nope", [x, x], block=64)
     with pytest.raises(InterpreterError, match="1024"):
         run_kernel(ok, "k", [x, x], block=(64, 32))
-    with pytest.raises(InterpreterError, match="CDNA"):
-        run_kernel(ok, "k", [x, x], block=64, arch="gfx1100")
+    with pytest.raises(InterpreterError, match="models AMD targets"):
+        run_kernel(ok, "k", [x, x], block=64, arch="sm_90")
     with pytest.raises(InterpreterError, match="does not parse"):
         run_kernel("module { junk }", None, [])
     with pytest.raises(InterpreterError, match="uninitialized_lds"):

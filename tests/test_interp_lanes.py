@@ -425,3 +425,46 @@ def test_ds_swizzle_any_offset_property():
         np.testing.assert_array_equal(got, x[[swizzle_src(offset, i) for i in range(64)]])
 
     check()
+
+
+# ------------------------------------------------------------------ wave32 targets: what does not exist there
+_DPP8 = '%res = llvm.call_intrinsic "llvm.amdgcn.mov.dpp8.i32"(%x, %s) : (i32, i32) -> i32'
+
+
+@pytest.mark.parametrize("arch, body, message", [
+    ("gfx1250", """      %sw = rocdl.permlane32.swap %x, %x, false, false : (i32, i32) -> !llvm.struct<(i32, i32)>
+      %res = llvm.extractvalue %sw[0] : !llvm.struct<(i32, i32)>""", "64-lane wave"),
+    ("gfx1100", "      %res = rocdl.update.dpp %x, %x with 304, 15, 15, false : i32", "reserved on RDNA"),  # wave_shl:1
+    ("gfx1100", "      %s = arith.constant 57344 : i32\n      %res = rocdl.ds_swizzle %x, %s : (i32, i32) -> i32",
+     "fft mode"),
+    ("gfx1200", "      rocdl.s.waitcnt 64519\n      %res = arith.addi %x, %x : i32", "no s_waitcnt"),
+    ("gfx1100", "      rocdl.s.wait.dscnt 0\n      %res = arith.addi %x, %x : i32", "from gfx12 on"),
+    ("gfx942", f"      %s = arith.constant 0 : i32\n      {_DPP8}", "RDNA"),
+    ("gfx1100", """      %b = arith.constant true
+      %m = rocdl.ballot %b : i64
+      %res = arith.trunci %m : i64 to i32""", "is i32"),
+    ("gfx1100", """      %m = arith.constant 5 : i64
+      %c = llvm.call_intrinsic "llvm.amdgcn.inverse.ballot.i64"(%m) : (i64) -> i1
+      %res = arith.extui %c : i1 to i32""", "is i32"),
+])
+def test_wave32_refusals_name_the_instruction(arch, body, message):
+    with pytest.raises(InterpreterError, match=message):
+        run_kernel(lane_kernel(body), "k", [seq(64), np.zeros(64, np.uint32)], block=64, arch=arch)
+
+
+def test_wave32_lane_moves_under_a_partial_exec_mask_are_refused():
+    text = lane_kernel(f"      %s = arith.constant 0 : i32\n      {_DPP8}")
+    with pytest.raises(InterpreterError, match="partial EXEC"):  # 48 threads: the second wave has 16 lanes
+        run_kernel(text, "k", [seq(48), np.zeros(48, np.uint32)], block=48, arch="gfx1100")
+
+
+def test_wave32_ballot():
+    """A ballot of 32-lane waves is an i32 per wave."""
+    text = lane_kernel("""      %one = arith.constant 1 : i32
+      %bit = arith.andi %x, %one : i32
+      %p = arith.trunci %bit : i32 to i1
+      %res = rocdl.ballot %p : i32""")
+    x = seq(64, seed=3)
+    got = run_lanes(text, x, np.uint32, arch="gfx1100", block=64).reshape(2, 32)
+    want = [sum(int(v & 1) << l for l, v in enumerate(wave)) for wave in x.reshape(2, 32)]
+    np.testing.assert_array_equal(got, np.repeat(np.array(want, np.uint32)[:, None], 32, axis=1))

@@ -139,6 +139,35 @@ def test_lds_store_barrier_load_across_waves():
     np.testing.assert_array_equal(run_lanes(text, x, np.uint32, block=256), x[::-1])
 
 
+@pytest.mark.parametrize("arch, sync, ordered", [
+    ("gfx1100", "rocdl.s.waitcnt 64519", True),  # gfx11 lgkmcnt(0): bits 9:4 zero
+    ("gfx1100", "rocdl.s.waitcnt 49279", False),  # gfx9's lgkmcnt(0) encoding reads lgkmcnt 7 on gfx11
+    ("gfx1200", "rocdl.s.wait.dscnt 0", True),
+    ("gfx1250", "rocdl.s.wait.dscnt 1", False),
+])
+def test_wave32_lds_waits_before_a_barrier(arch, sync, ordered):
+    """8 waves of 32 lanes exchange through LDS across ``wait; s_barrier``: ordered only when the wait,
+    decoded for the arch's generation, waits for every LDS access."""
+    text = lds_exchange(f"      {sync}\n      rocdl.s.barrier")
+    x = seq(256, seed=11)
+    if ordered:
+        np.testing.assert_array_equal(run_lanes(text, x, np.uint32, arch=arch, block=256), x[::-1])
+    else:
+        with pytest.raises(InterpreterError, match="race"):
+            run_lanes(text, x, np.uint32, arch=arch, block=256, check_compile=False)
+
+
+@pytest.mark.parametrize("memfence, ordered", [("workgroup", True), ("global", False)])
+def test_a_barrier_fencing_only_global_memory_does_not_order_lds(memfence, ordered):
+    text = lds_exchange(f"      gpu.barrier memfence [#gpu.address_space<{memfence}>]")
+    x = seq(256, seed=12)
+    if ordered:
+        np.testing.assert_array_equal(run_lanes(text, x, np.uint32, arch="gfx1100", block=256), x[::-1])
+    else:
+        with pytest.raises(InterpreterError, match="race"):
+            run_lanes(text, x, np.uint32, arch="gfx1100", block=256, check_compile=False)
+
+
 @pytest.mark.parametrize("sync", ["", "      rocdl.s.barrier"])
 def test_lds_missing_barrier_is_a_race(sync):
     # without a barrier, or with s_barrier while the LDS writes may still be in flight

@@ -144,6 +144,13 @@ def test_permlane_swap_refused_on_gfx942(cache_dir):
         compile_mlir(exchange_kernel("gfx950"), "gfx942")
 
 
+def test_wave64_only_instructions_refused_on_gfx1250(cache_dir):
+    # gfx1250 has permlane swaps and transposing LDS loads, but not gfx950's permlane32 swap or
+    # ds_read_b64_tr_b*: LLVM would abort the process.
+    with pytest.raises(CompileError, match="rocdl.permlane32.swap are instructions of 64-lane waves; gfx1250"):
+        compile_mlir(exchange_kernel("gfx950"), "gfx1250")
+
+
 def test_bad_mlir_and_bad_arch(cache_dir):
     with pytest.raises(CompileError, match="parse|expected"):
         compile_mlir("module { this is not mlir }", "gfx942", binary=False)
@@ -287,6 +294,14 @@ def test_isa_counts_gfx12_barrier_halves_and_waits():
                    "\ts_delay_alu instid0(VALU_DEP_1)\n\tds_load_b128 v[0:3], v4\n\tds_store_b32 v4, v5\n")
     assert {k: v for k, v in c.items() if v} == {"total": 7, "s_barrier": 2, "s_waitcnt": 2, "salu": 1,
                                                  "lds_read": 1, "lds_write": 1}
+
+
+def test_isa_counts_a_dual_issue_line_as_its_two_instructions():
+    """A gfx11/gfx12 VOPD line is two VALU instructions, each with its own sub-counts."""
+    c = isa_counts("\tv_dual_cndmask_b32 v36, v1, v0 :: v_dual_mov_b32 v33, v2\n"
+                   "\tv_dual_cndmask_b32 v2, v2, v6, s0 :: v_dual_cndmask_b32 v4, v4, v1, s0 ; comment\n"
+                   "\tv_perm_b32 v1, v2, v3, 0x5040100\n")
+    assert {k: v for k, v in c.items() if v} == {"total": 5, "valu": 5, "v_cndmask": 3, "v_mov": 1, "v_perm_b32": 1}
 
 
 def test_isa_region_errors():

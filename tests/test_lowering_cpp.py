@@ -12,7 +12,6 @@ Compiling is not running: the NVIDIA plans run on a GPU in benchmarks/nvidia.
 from __future__ import annotations
 
 import json
-from collections import Counter
 
 import numpy as np
 import pytest
@@ -21,8 +20,7 @@ from linlayout import LayoutError, LinearLayout
 from linlayout.lowering.cpp import MARK_MACRO, emit_cpp
 from linlayout.lowering.cpp.counts import PTX_KEYS, expected_ptx_counts, ptx_counts
 from linlayout.lowering.cpp.toolchain import compile_cuda, compile_hip, find_hip_clang, find_nvcc
-from linlayout.lowering.isa import isa_counts
-from linlayout.lowering.report import FUSED_KEY, PLAN_CHECKED_KEYS, expected_isa_counts, fused_dpp_count
+from linlayout.lowering.report import FUSED_KEY, PERMLANE16_KEY, PLAN_CHECKED_KEYS, expected_isa_counts, region_counts
 from linlayout.synth.convert import plan_conversion
 from linlayout.synth.plan import Barrier, Lane, LdsLoad, LdsStore, Mov, PermSelect, Plan, Select
 
@@ -317,9 +315,7 @@ def _baseline_plan(idx: int) -> Plan:
 
 def _hip_region(plan: Plan) -> tuple[str, dict[str, int]]:
     isa = compile_hip(emit_cpp(plan), plan.arch, strict=True)
-    counts = isa_counts(isa, "conv")
-    counts[FUSED_KEY] = fused_dpp_count(isa, "conv")
-    return isa, counts
+    return isa, region_counts(isa, "conv")
 
 
 def _assert_plan_counts(plan: Plan, counts: dict[str, int]) -> None:
@@ -383,44 +379,35 @@ def test_hip_every_step_form(k):
     _assert_plan_counts(plan, _hip_region(plan)[1])
 
 
-def _wave32_ops(lines: list[str]) -> Counter:
-    """Instructions of an RDNA / gfx1250 region by ``isa.classify``'s keys, each half of a dual-issue
-    (VOPD) line ``v_dual_X ... :: v_dual_Y ...`` counted as its ``v_X``, ``v_permlane{,x}16_b32`` as
-    ``permlane16`` and gfx12's ``s_barrier_signal`` (its ``s_barrier_wait`` half aside) as ``s_barrier``."""
-    from linlayout.lowering.isa import classify
-
-    ops: Counter = Counter()
-    for ln in lines:
-        code = ln.split(";", 1)[0].strip()
-        for part in filter(None, (p.strip() for p in code.split("::"))):
-            mnemonic = part.split()[0].replace("v_dual_", "v_")
-            if mnemonic.startswith(("v_permlane16_b32", "v_permlanex16_b32")):
-                ops["permlane16"] += 1
-            elif mnemonic == "s_barrier_signal":
-                ops["s_barrier"] += 1
-            elif mnemonic == "s_barrier_wait":  # isa.classify counts both halves; the plan one barrier
-                continue
-            else:
-                cls, subs = classify(mnemonic)
-                ops.update((cls,) + subs)
-    return ops
-
-
 @hip_clang
 @pytest.mark.parametrize("arch", ["gfx1100", "gfx1200", "gfx1250"])
 @pytest.mark.parametrize("eb", [8, 16, 32, 64])
 def test_hip_wave32_plans(arch, eb):
-    from linlayout.lowering.isa import region_lines
-
+    """The region's instructions are the plan's (``region_counts``: a VOPD line's two halves each count,
+    ``v_permlane{,x}16_b32`` as ``permlane16``, gfx12's barrier as its two instructions)."""
     rng = np.random.default_rng(eb * 5 + int(arch[3:]))
     for n_bits, warp_bits in ((6, 0), (7, 1), (8, 0), (9, 2)):
         plan = plan_conversion(*_swapped_pair(rng, n_bits, warp_bits), arch, eb)
-        isa = compile_hip(emit_cpp(plan), arch, strict=True)
-        got = _wave32_ops(region_lines(isa, "conv"))
+        isa, got = _hip_region(plan)
         want = {k: v for k, v in expected_isa_counts(plan).items() if k != FUSED_KEY}
-        want["permlane16"] = plan.counts()["permlane16"]
         assert {k: got[k] for k in want} == want, plan.pseudo_asm()
         assert "; ScratchSize: 0" in isa
+
+
+@hip_clang
+@needs.mlir
+@pytest.mark.parametrize("arch", ["gfx1100", "gfx1200", "gfx1250"])
+def test_hip_wave32_lane_instructions_equal_the_mlir_paths(arch, tmp_path, monkeypatch):
+    from linlayout.lowering.conversion import lower_conversion
+
+    monkeypatch.setenv("LINLAYOUT_CACHE", str(tmp_path))
+    rng = np.random.default_rng(int(arch[3:]))
+    keys = PLAN_CHECKED_KEYS + (PERMLANE16_KEY,)
+    for n_bits, warp_bits, eb in ((7, 1, 16), (9, 2, 8)):
+        plan = plan_conversion(*_swapped_pair(rng, n_bits, warp_bits), arch, eb)
+        mlir = lower_conversion(plan).report["isa_counts"]
+        hip = _hip_region(plan)[1]
+        assert {k: hip[k] for k in keys} == {k: mlir[k] for k in keys}, plan.pseudo_asm()
 
 
 @hip_clang

@@ -4,11 +4,11 @@ For every case of the baseline (docs/contract.md section 5; by default the repos
 benchmarks/data/triton_amd_baseline.json, Triton's counts for its conversion cases):
 plan the conversion (linlayout.synth.convert), emit the conversion kernel, compile it to ISA and a
 code object, and count the instructions of the ``conv`` region of one wave the way the
-baseline counts Triton's (linlayout.lowering.isa).  Targets without a kernel emitter
-(``--corpus nvidia|wave32``) are counted from the plan in the classes of Triton's counts (PTX for
-NVIDIA; ``counted_by: "plan"``, no registers, times are the planner's); on the RDNA wave32 targets
-the plan is ``kernel_plan``'s (the 8/16-bit packing chosen where the kernel moves single elements;
-``repacked`` names the sides whose register order it changed).  Prints ``{"cases": [...], "summary": {...}}``:
+baseline counts Triton's (linlayout.lowering.isa); the AMD wave32 targets (``--corpus wave32``) too,
+with the plan ``kernel_plan``'s (the 8/16-bit packing chosen where the kernel moves single elements;
+``repacked`` names the sides whose register order it changed).  Targets without a kernel emitter
+(``--corpus nvidia``) are counted from the plan in the classes of Triton's counts (PTX;
+``counted_by: "plan"``, no registers, times are the planner's).  Prints ``{"cases": [...], "summary": {...}}``:
 
 * per case ``name, arch, dtype, ours (isa_counts), triton (counts)``, the plan's strategy
   and counts, ``ratio`` (ours / Triton total), ``stays_in_wave`` (every element stays in

@@ -31,7 +31,7 @@ def register(subparsers) -> None:
         "on one AMD or NVIDIA target: register renaming, in-wave lane moves (DPP, ds_swizzle,\n"
         "permlane swaps, ds_bpermute; shfl.sync on NVIDIA) with selects and byte permutes, or a\n"
         "round trip through LDS (shared memory).  Every plan is executed on the wave emulator before\n"
-        "it is printed.  --emit mlir|isa|fatbin writes the kernel (CDNA only); --emit cuda|hip the\n"
+        "it is printed.  --emit mlir|isa|fatbin writes the kernel (AMD targets); --emit cuda|hip the\n"
         "plan as C++ (NVIDIA|AMD targets).",
     )
     p.add_argument("--src", required=True, metavar="L", help="src layout (JSON, @file, CuTe or a named spec)")

@@ -7,7 +7,8 @@ name of the result (facts from docs/amd_facts.md sections 2.8, 3 and 4).
 Buffers (docs/amd_facts.md 4).  A raw buffer resource (stride 0) bounds every access: a dword
 component at byte offset ``voffset + inst_offset >= num_records`` reads 0 and is not
 written (4.3), so a ragged tile needs no branch: give the lanes outside the tensor the
-offset :data:`BUFFER_OOB_OFFSET`.  :data:`BUFFER_FLAGS_GFX9` is the descriptor's word 3.
+offset :data:`BUFFER_OOB_OFFSET`.  :data:`BUFFER_FLAGS_GFX9` is the descriptor's word 3 on CDNA,
+:data:`BUFFER_FLAGS_RDNA` on RDNA and gfx1250 (:func:`buffer_flags`).
 
 MFMA (docs/amd_facts.md 3 and the catalog :mod:`linlayout.hw.mfma`).  :func:`mfma_operand_types`
 gives the LLVM types of A, B and C of a catalogued instruction (the packed items of one
@@ -17,24 +18,30 @@ lane: 16-bit items as ``vector<K x f16>``/``vector<K x i16>`` (bf16 of the ``.1k
 
 from __future__ import annotations
 
-from linlayout import LayoutError
+from linlayout import LayoutError, get_target
 from linlayout.hw.mfma import MfmaInstruction
 from linlayout.lowering.isa import marker_ops
 
 from .builder import Builder, vector_type
 
 __all__ = [
-    "BUFFER_FLAGS_GFX9", "BUFFER_OOB_OFFSET", "BLGP_NAMES", "F8F6F4_FORMAT_NAMES", "thread_ids",
-    "buffer_rsrc", "buffer_load", "buffer_store", "global_load", "global_store", "lds_global",
+    "BUFFER_FLAGS_GFX9", "BUFFER_FLAGS_RDNA", "BUFFER_OOB_OFFSET", "buffer_flags", "BLGP_NAMES",
+    "F8F6F4_FORMAT_NAMES", "thread_ids", "buffer_rsrc", "buffer_load", "buffer_store", "global_load", "global_store",
+    "lds_global",
     "lds_base", "lds_pointer", "lds_load", "lds_transpose_load", "lds_store", "mfma", "mfma_operand_types", "region_marker",
-    "block_id", "dpp_mov", "ds_swizzle", "ds_bpermute", "permlane_swap", "exp2", "cvt_pk_fp8_f32",
-    "cvt_f32_fp8", "buffer_rsrc_value",
+    "block_id", "dpp_mov", "dpp8_mov", "permlane16", "ds_swizzle", "ds_bpermute", "permlane_swap", "lds_wait",
+    "exp2", "cvt_pk_fp8_f32", "cvt_f32_fp8", "buffer_rsrc_value",
 ]
 
 # [I] Descriptor word 3 for raw buffers on gfx9: num_format 7 (float), data_format 4 (32),
 # the value Triton and IREE emit (docs/amd_facts.md 4.1); CK uses 0x00020000.  Only the data-format
 # field matters to the untyped buffer_load/store_dword* instructions used here.
 BUFFER_FLAGS_GFX9 = 0x00027000
+# [I] Word 3 on RDNA and gfx1250: the same format fields, bit 24 (reserved, must be 1 on RDNA) and
+# OOB_SELECT (bits 29:28) = 3, range checking against the offset only, the value Triton emits for
+# RDNA (docs/amd_facts.md 4.1).  On gfx12 LLVM rebuilds the descriptor from the pointer form and keeps
+# only bits 3:0 of this word (OOB_SELECT 0, "structured", which is the same check for a stride of 0).
+BUFFER_FLAGS_RDNA = 0x31027000
 # A voffset no tensor reaches: every component at or above num_records is out of range.
 BUFFER_OOB_OFFSET = 0x80000000
 # BLGP modifier values 0..7 as the ROCDL dialect spells them (docs/amd_facts.md 3.5).
@@ -92,6 +99,16 @@ def region_marker(b: Builder, tag: str, which: str, pinned: list[tuple[str, str,
 
 
 # ---------------------------------------------------------------------- buffers
+def buffer_flags(arch: str) -> int:
+    """The raw buffer descriptor's word 3 for ``arch`` (a CDNA or an RDNA/gfx1250 target)."""
+    family = get_target(arch).family
+    if family == "cdna":
+        return BUFFER_FLAGS_GFX9
+    if family == "rdna":
+        return BUFFER_FLAGS_RDNA
+    raise LayoutError(f"no AMD buffer descriptor for {arch} ({family} family)")
+
+
 def buffer_rsrc(b: Builder, ptr: str, num_records: int, flags: int = BUFFER_FLAGS_GFX9) -> str:
     """A raw buffer resource over ``num_records`` bytes at the global pointer ``ptr``."""
     if not 0 <= num_records < 1 << 32:
@@ -254,6 +271,52 @@ def dpp_mov(b: Builder, src: str, ctrl: int, row_mask: int = 0xF, bank_mask: int
     old = old if old is not None else b.value("llvm.mlir.poison : i32", "poison")
     return b.value(f"rocdl.update.dpp {old}, {src} with {int(ctrl)}, {int(row_mask)}, {int(bank_mask)}, "
                    f"{'true' if bound_ctrl else 'false'} : i32", "dpp")
+
+
+def dpp8_mov(b: Builder, src: str, selector: int) -> str:
+    """RDNA ``v_mov_b32_dpp ... dpp8:[s0,..,s7]`` (lane ``n`` reads lane ``(n & ~7) + s[n & 7]``; ``selector``
+    holds ``s_i`` in bits ``3i+2 : 3i``).  The bundled ROCDL dialect has no dpp8 op: the LLVM intrinsic
+    ``llvm.amdgcn.mov.dpp8`` (its selector an immediate)."""
+    if not 0 <= int(selector) < 1 << 24:
+        raise LayoutError(f"dpp8 selector {selector:#x} is not a 24-bit value")
+    return b.value(f'llvm.call_intrinsic "llvm.amdgcn.mov.dpp8.i32"({src}, {b.const(int(selector))}) : '
+                   "(i32, i32) -> i32", "dpp8")
+
+
+def permlane16(b: Builder, src: str, selector: int, cross: bool) -> str:
+    """RDNA ``v_permlane16_b32`` (``cross``: ``v_permlanex16_b32``) of ``src`` with the 64-bit lane selector
+    ``selector`` (its low and high words in the two scalar operands), every lane active: the
+    instruction's ``old`` operand (its destination register) is never kept, so it is poison (the
+    compiler need not copy a live value into the destination), fetch-inactive and bound_ctrl are
+    off.  ``rocdl.permlanex16`` for the cross form; the bundled ROCDL dialect has no permlane16 op:
+    the LLVM intrinsic ``llvm.amdgcn.permlane16``."""
+    if not 0 <= int(selector) < 1 << 64:
+        raise LayoutError(f"permlane16 selector {selector:#x} is not a 64-bit value")
+    lo, hi = b.const(int(selector) & 0xFFFFFFFF), b.const(int(selector) >> 32)
+    old = b.value("llvm.mlir.poison : i32", "poison")
+    if cross:
+        return b.value(f"rocdl.permlanex16 {old}, {src}, {lo}, {hi}, false, false : i32, i32", "pmx")
+    off = b.const(0, "i1")
+    return b.value(f'llvm.call_intrinsic "llvm.amdgcn.permlane16.i32"({old}, {src}, {lo}, {hi}, {off}, {off}) : '
+                   "(i32, i32, i32, i32, i1, i1) -> i32", "pm")
+
+
+#: ``s_waitcnt`` immediates waiting for every LDS access (lgkmcnt = 0, the other counters at their
+#: maxima: not waited for), by GFX generation.  gfx9: vmcnt bits 15:14 and 3:0, expcnt 6:4, lgkmcnt
+#: 11:8; gfx11: vmcnt 15:10, lgkmcnt 9:4, expcnt 2:0.  gfx12 has no ``s_waitcnt``: ``s_wait_dscnt 0``.
+LGKMCNT0_WAITS = {9: 0xC07F, 11: 0xFC07}
+
+
+def lds_wait(b: Builder, arch: str) -> None:
+    """Wait until every LDS access of the wave is done: ``s_waitcnt lgkmcnt(0)`` (gfx9, gfx11) or
+    ``s_wait_dscnt 0`` (gfx12, gfx1250)."""
+    generation = get_target(arch).gfx_generation
+    if generation >= 12:
+        b.line("rocdl.s.wait.dscnt 0")
+    elif generation in LGKMCNT0_WAITS:
+        b.line(f"rocdl.s.waitcnt {LGKMCNT0_WAITS[generation]}")
+    else:
+        raise LayoutError(f"no LDS wait known for {arch} (GFX generation {generation})")
 
 
 def ds_swizzle(b: Builder, src: str, offset: int) -> str:

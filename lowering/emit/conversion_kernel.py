@@ -9,7 +9,8 @@ than the layouts (a ragged tile) needs no branch: the buffer resources cover exa
 tensor, and a lane whose element lies outside it gets the offset
 :data:`~linlayout.lowering.emit.atoms.BUFFER_OOB_OFFSET` (loads read 0, stores are dropped).
 
-Kernel structure (one workgroup of ``64 * num_warps`` threads, x dimension):
+Kernel structure (one workgroup of ``wave_size * num_warps`` threads, x dimension; 64-lane waves on
+CDNA, 32-lane waves on RDNA and gfx1250):
 
 1. thread ids, buffer resources, raw buffer loads of the source registers (adjacent
    elements of one lane that are adjacent in memory become one dword/dwordx2/x4 load,
@@ -51,7 +52,7 @@ from linlayout.synth.plan import Plan, dwords_per_slot, slots_per_dword
 
 from . import atoms
 from .builder import Builder, vector_type
-from .lane_values import WAVE, LaneValues
+from .lane_values import LaneValues
 from .plan_ops import PlanEmitter, slot_dwords
 
 __all__ = ["ConversionKernel", "build_conversion_kernel", "contiguous_registers", "element_coords", "source_tuple_dwords",
@@ -66,8 +67,8 @@ class ConversionKernel:
     """An emitted conversion kernel: MLIR text and how to launch it.
 
     ``shape`` is the tensor's shape in memory (row-major, ``dim0`` outermost),
-    ``block`` the workgroup size; the kernel takes ``(in, out)`` pointers and runs one
-    workgroup.
+    ``block`` the workgroup size (``wave_size * num_warps`` threads); the kernel takes
+    ``(in, out)`` pointers and runs one workgroup.
     """
 
     text: str
@@ -77,22 +78,23 @@ class ConversionKernel:
     element_bits: int
     num_warps: int
     out_dims: tuple[str, ...]
+    wave_size: int
 
     @property
     def block(self) -> tuple[int, int, int]:
-        return (WAVE * self.num_warps, 1, 1)
+        return (self.wave_size * self.num_warps, 1, 1)
 
     @property
     def nbytes(self) -> int:
         return int(np.prod(self.shape)) * max(1, self.element_bits // 8)
 
 
-def element_coords(layout: LinearLayout, num_warps: int, n_regs: int) -> dict[str, np.ndarray]:
-    """Tensor coordinates ``[W, 64, n_regs]`` per out dim of ``layout(register, lane, warp)``."""
+def element_coords(layout: LinearLayout, num_warps: int, n_regs: int, wave_size: int) -> dict[str, np.ndarray]:
+    """Tensor coordinates ``[W, wave_size, n_regs]`` per out dim of ``layout(register, lane, warp)``."""
     w = np.arange(num_warps)[:, None, None]
-    lane = np.arange(WAVE)[None, :, None]
+    lane = np.arange(wave_size)[None, :, None]
     r = np.arange(n_regs)[None, None, :]
-    shape = (num_warps, WAVE, n_regs)
+    shape = (num_warps, wave_size, n_regs)
     ins = {"register": r, "lane": lane, "warp": w}
     args = {k: np.broadcast_to(v, shape) for k, v in ins.items() if layout.has_in_dim(k)}
     if layout.has_in_dim("block"):
@@ -110,7 +112,7 @@ class _GlobalTile:
         self.shape = shape
         self.eb = max(1, element_bits // 8)
         self.p, self.dps = slots_per_dword(element_bits), dwords_per_slot(element_bits)
-        coords = element_coords(layout, num_warps, n_slots)
+        coords = element_coords(layout, num_warps, n_slots, lanes.wave_size)
         self.dims = [name for name, _ in layout.out_dims]
         strides = [int(np.prod(shape[i + 1:])) for i in range(len(shape))]
         self.coords = [coords[d] for d in self.dims]
@@ -119,7 +121,7 @@ class _GlobalTile:
         self.oob = np.zeros(off.shape, dtype=bool)
         for c, n in zip(self.coords, shape):
             self.oob |= c >= n
-        self.offset = off  # [W, 64, slots] element byte offsets
+        self.offset = off  # [W, wave_size, slots] element byte offsets
         self.n_slots = n_slots
 
     def pieces(self, d: int) -> list[tuple[int, int, int, int]]:
@@ -132,7 +134,7 @@ class _GlobalTile:
         return out
 
     def table(self, slot: int, extra: int) -> np.ndarray:
-        """Byte offsets ``[W, 64]`` of byte ``extra`` of the element in ``slot``."""
+        """Byte offsets ``[W, wave_size]`` of byte ``extra`` of the element in ``slot``."""
         return self.offset[:, :, slot] + extra
 
     def slots_of(self, d: int) -> list[int]:
@@ -213,11 +215,12 @@ class _Kernel:
     def build(self) -> ConversionKernel:
         plan = self.plan
         b = Builder()
-        tid, _t32, lane, warp = atoms.thread_ids(b)
+        tid, _t32, lane, warp = atoms.thread_ids(b, plan.wave_size)
         nbytes = int(np.prod(self.shape)) * self.eb
-        rin = atoms.buffer_rsrc(b, "%in", nbytes)
-        rout = atoms.buffer_rsrc(b, "%out", nbytes)
-        lanes = LaneValues(b, tid, lane, warp, plan.num_warps)
+        flags = atoms.buffer_flags(plan.arch)
+        rin = atoms.buffer_rsrc(b, "%in", nbytes, flags)
+        rout = atoms.buffer_rsrc(b, "%out", nbytes, flags)
+        lanes = LaneValues(b, tid, lane, warp, plan.num_warps, plan.wave_size)
         has_lds = plan.lds_bytes > 0
         lds_name = "conv_lds"
         lds = atoms.lds_base(b, lds_name) if has_lds else None
@@ -254,7 +257,8 @@ class _Kernel:
             globals_.append(atoms.lds_global(lds_name, -(-plan.lds_bytes // 16) * 16))
         text = _module(self.name, b.body(), globals_)
         return ConversionKernel(text=text, name=self.name, arch=plan.arch, shape=self.shape,
-                                element_bits=plan.element_bits, num_warps=plan.num_warps, out_dims=self.dims)
+                                element_bits=plan.element_bits, num_warps=plan.num_warps, out_dims=self.dims,
+                                wave_size=plan.wave_size)
 
     # ------------------------------------------------------------------ global I/O
     def _runs(self, tile: _GlobalTile, n_dwords: int) -> list[list[tuple[int, list]]]:

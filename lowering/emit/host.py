@@ -38,7 +38,7 @@ def distinct_tile(shape: tuple[int, ...], element_bits: int, seed: int = 0) -> n
 
 
 def _dst_coords(plan: Plan, shape: tuple[int, ...]) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
-    c = element_coords(plan.dst, plan.num_warps, plan.slots_out)
+    c = element_coords(plan.dst, plan.num_warps, plan.slots_out, plan.wave_size)
     coords = tuple(c[name] for name, _ in plan.dst.out_dims)
     inside = np.ones(coords[0].shape, dtype=bool)
     for x, n in zip(coords, shape):
@@ -63,7 +63,7 @@ def emulated_output(plan: Plan, tile: np.ndarray, fill: int = 0) -> np.ndarray:
     """
     eb = plan.element_bits
     nbytes = max(1, eb // 8)
-    c = element_coords(plan.src, plan.num_warps, plan.slots_in)
+    c = element_coords(plan.src, plan.num_warps, plan.slots_in, plan.wave_size)
     coords = tuple(c[name] for name, _ in plan.src.out_dims)
     inside = np.ones(coords[0].shape, dtype=bool)
     for x, n in zip(coords, tile.shape):
@@ -71,9 +71,9 @@ def emulated_output(plan: Plan, tile: np.ndarray, fill: int = 0) -> np.ndarray:
     vals = np.zeros(coords[0].shape, dtype=np.uint64)
     vals[inside] = tile[tuple(x[inside] for x in coords)].astype(np.uint64)
     init = np.stack([((vals >> np.uint64(8 * k)) & np.uint64(0xFF)).astype(np.int64) for k in range(nbytes)], axis=-1)
-    regs = run_isa(plan, init=init)  # [dwords, W, 64, 4] byte cells
+    regs = run_isa(plan, init=init)  # [dwords, W, wave_size, 4] byte cells
     p, dps = slots_per_dword(eb), dwords_per_slot(eb)
-    got = np.zeros((plan.num_warps, 64, plan.slots_out), dtype=np.uint64)
+    got = np.zeros((plan.num_warps, plan.wave_size, plan.slots_out), dtype=np.uint64)
     for s in range(plan.slots_out):
         if dps == 2:
             cells = [(2 * s + h, b) for h in range(2) for b in range(4)]

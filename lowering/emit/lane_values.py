@@ -20,9 +20,13 @@ region, and shares registers between tables:
 Tables may have don't-care entries (a ``ds_bpermute`` source lane nobody reads): the
 affine fit only has to match the defined ones.
 
-Conditions (0/1 tables) are the wave's 64-bit lane mask ``mask(w)`` (a uniform value in
-an SGPR pair, chosen by the warp id when warps differ) turned into a per-lane ``i1`` by
-``llvm.amdgcn.inverse.ballot`` -- no instruction: the mask *is* the lane condition.
+Conditions (0/1 tables) are the wave's lane mask ``mask(w)`` (one bit per lane: an i64 in an
+SGPR pair on a wave64, an i32 in one SGPR on a wave32; a uniform value chosen by the warp id when
+warps differ) turned into a per-lane ``i1`` by ``llvm.amdgcn.inverse.ballot.i64`` / ``.i32`` -- no
+instruction: the mask *is* the lane condition (VCC, or VCC_LO on a wave32).
+
+Tables have one column per lane of the wave: ``[L]`` or ``[W][L]`` with ``L`` the wave size (64 on
+CDNA, 32 on RDNA and gfx1250).
 
 Every value created here is recorded in :attr:`LaneValues.pinned` (value, type, inline-asm
 constraint) so that the kernel can pin it before its counted region.
@@ -39,9 +43,7 @@ from linlayout import LayoutError, f2
 
 from .builder import Builder
 
-__all__ = ["AffineTable", "LaneValues", "bit_runs", "fit_affine", "WAVE"]
-
-WAVE = 64
+__all__ = ["AffineTable", "LaneValues", "bit_runs", "fit_affine"]
 
 
 @dataclass(frozen=True)
@@ -65,12 +67,13 @@ class AffineTable:
         return out
 
 
-def _as_table(table, num_warps: int, what: str) -> np.ndarray:
+def _as_table(table, num_warps: int, wave_size: int, what: str) -> np.ndarray:
     t = np.asarray(table, dtype=np.int64)
     if t.ndim == 1:
         t = np.broadcast_to(t, (num_warps, t.shape[0]))
-    if t.shape != (num_warps, WAVE):
-        raise LayoutError(f"{what}: expected one value per lane ([64] or [{num_warps}][64]), got shape {t.shape}")
+    if t.shape != (num_warps, wave_size):
+        raise LayoutError(f"{what}: expected one value per lane ([{wave_size}] or [{num_warps}][{wave_size}]), "
+                          f"got shape {t.shape}")
     return t
 
 
@@ -136,12 +139,16 @@ class LaneValues:
     """Builds and caches per-lane i32 values and per-lane conditions in a prologue.
 
     ``tid`` is the thread id in the workgroup (``index``), ``lane`` the lane id (i32,
-    0..63) and ``warp`` the wave-uniform warp id (i32).  ``globals`` collects the
-    module-level constant arrays of non-affine tables.
+    0..wave_size-1) and ``warp`` the wave-uniform warp id (i32); ``wave_size`` is 64 for the
+    CDNA kernels, the plan's for a conversion kernel.  ``globals`` collects the module-level
+    constant arrays of non-affine tables.
     """
 
-    def __init__(self, b: Builder, tid: str, lane: str, warp: str, num_warps: int) -> None:
+    def __init__(self, b: Builder, tid: str, lane: str, warp: str, num_warps: int, wave_size: int = 64) -> None:
+        if wave_size not in (32, 64):
+            raise ValueError(f"a wave has 32 or 64 lanes, not {wave_size}")
         self.b = b
+        self.wave_size = wave_size
         self.tid = tid
         self.lane = lane
         self.warp = warp
@@ -161,8 +168,9 @@ class LaneValues:
         (default: all); then that table's value is reused.  A table that is not GF(2)-affine is computed by ``fallback()``
         when given, else read from a constant array.
         """
-        t = _as_table(table, self.num_warps, what)
-        ok = np.ones(t.shape, dtype=bool) if defined is None else _as_table(defined, self.num_warps, what) != 0
+        t = _as_table(table, self.num_warps, self.wave_size, what)
+        ok = np.ones(t.shape, dtype=bool) if defined is None else _as_table(defined, self.num_warps, self.wave_size,
+                                                                           what) != 0
         for prev, name in self._tables:
             diff = (t - prev)[ok]
             d = int(diff[0]) if diff.size else 0
@@ -231,18 +239,19 @@ class LaneValues:
     # ------------------------------------------------------------------ conditions
     def condition(self, cond, what: str = "condition") -> str:
         """An ``i1`` that is true in lane ``l`` of warp ``w`` iff ``cond[w][l]`` is nonzero."""
-        t = _as_table(cond, self.num_warps, what) != 0
+        t = _as_table(cond, self.num_warps, self.wave_size, what) != 0
         key = t.tobytes()
         if key in self._conds:
             return self._conds[key]
         b = self.b
-        masks = [int(sum(1 << l for l in range(WAVE) if t[w, l])) for w in range(self.num_warps)]
-        mask = b.const(masks[0], "i64")
+        mask_t = f"i{self.wave_size}"
+        masks = [int(sum(1 << l for l in range(self.wave_size) if t[w, l])) for w in range(self.num_warps)]
+        mask = b.const(masks[0], mask_t)
         for w in range(1, self.num_warps):
             if masks[w] != masks[0]:
                 is_w = b.value(f"arith.cmpi eq, {self.warp}, {b.const(w)} : i32", "isw")
-                mask = b.select(is_w, b.const(masks[w], "i64"), mask, "i64")
-        self.pinned.append((mask, "i64", "s"))
-        c = b.value(f'llvm.call_intrinsic "llvm.amdgcn.inverse.ballot.i64"({mask}) : (i64) -> i1', "cond")
+                mask = b.select(is_w, b.const(masks[w], mask_t), mask, mask_t)
+        self.pinned.append((mask, mask_t, "s"))
+        c = b.value(f'llvm.call_intrinsic "llvm.amdgcn.inverse.ballot.{mask_t}"({mask}) : ({mask_t}) -> i1', "cond")
         self._conds[key] = c
         return c

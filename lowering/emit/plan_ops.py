@@ -15,6 +15,10 @@ Mov v_perm_b32       ``llvm.call_intrinsic "llvm.amdgcn.perm"(S0, S1, selector)`
 PermSelect           the same with a per-lane selector register (``sel1`` where cond, else ``sel0``)
 Select               ``arith.select cond, b, a`` (``v_cndmask_b32``: VCC = cond, S0 = a, S1 = b)
 Lane dpp:<ctl>       ``rocdl.update.dpp poison, src with ctrl, row_mask, bank_mask, bound_ctrl``
+Lane dpp8:[..]       ``llvm.call_intrinsic "llvm.amdgcn.mov.dpp8.i32"(src, selector)`` (RDNA; no ROCDL op)
+Lane permlanex16     ``rocdl.permlanex16 src, src, sel_lo, sel_hi, false, false`` (RDNA)
+Lane permlane16      ``llvm.call_intrinsic "llvm.amdgcn.permlane16.i32"(src, src, sel_lo, sel_hi, 0, 0)``
+                     (RDNA; no ROCDL op)
 Lane ds_swizzle      ``rocdl.ds_swizzle src, offset``
 Lane ds_bpermute     ``rocdl.ds_bpermute addr, src`` (addr = 4 * source lane)
 FusedDpp v_mov       ``rocdl.update.dpp own, src with ctrl, row_mask, bank_mask, bound_ctrl``
@@ -23,11 +27,17 @@ FusedDpp v_cndmask   ``update.dpp`` (bound_ctrl 1, full masks) then ``arith.sele
 PermlaneSwap         ``rocdl.permlane{16,32}.swap vdst, src0, false, false`` (both results used)
 LdsStore / LdsLoad   ``llvm.store`` / ``llvm.load`` on ``!llvm.ptr<3>`` of the access width
                      (``ds_write_b{8,16,32,64,128}``, ``ds_write_b16_d16_hi``, ``ds_read_*``)
-Barrier              ``gpu.barrier`` (``s_waitcnt lgkmcnt(0)`` + ``s_barrier``)
+Barrier              ``gpu.barrier`` (``s_waitcnt lgkmcnt(0)`` + ``s_barrier``); RDNA and gfx1250:
+                     ``gpu.barrier memfence [#gpu.address_space<workgroup>]`` (gfx12 and gfx1250:
+                     ``s_wait_dscnt 0`` + ``s_barrier_signal -1`` + ``s_barrier_wait -1``)
 ===================  =========================================================================
 
-The first register instruction after a run of LDS loads is preceded by one ``rocdl.s.waitcnt``
-(lgkmcnt(0)): the plan's register steps after a round trip read its loads (one DS latency level
+The same ops serve 64-lane (CDNA) and 32-lane (RDNA, gfx1250) waves: a lane table has one entry per
+lane of the plan's wave (``plan.wave_size``), a lane mask one bit per lane (i64 or i32).
+
+The first register instruction after a run of LDS loads is preceded by one LDS wait
+(:func:`~linlayout.lowering.emit.atoms.lds_wait`: ``s_waitcnt lgkmcnt(0)``, ``s_wait_dscnt 0`` on gfx12):
+the plan's register steps after a round trip read its loads (one DS latency level
 in the cost model), and one wait replaces the one LLVM would put before each load's first use
 (where LLVM's scheduler moves a register instruction above it, its own waits remain as well).
 
@@ -46,7 +56,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from linlayout import LayoutError
+from linlayout import LayoutError, get_target
 from linlayout.synth.plan import Plan
 from linlayout.synth.steps import slot_dwords
 
@@ -55,11 +65,7 @@ from . import atoms
 from .builder import Builder, vector_type
 from .lane_values import LaneValues
 
-__all__ = ["LGKMCNT0_WAIT", "PlanEmitter", "slot_dwords"]
-
-#: gfx9 ``s_waitcnt`` immediate waiting for every LDS access (lgkmcnt, bits 11:8, = 0; vmcnt, bits
-#: 15:14 and 3:0, and expcnt, bits 6:4, at their maxima: not waited for).
-LGKMCNT0_WAIT = 0xC07F
+__all__ = ["PlanEmitter", "slot_dwords"]
 
 
 class PlanEmitter(StepEmitter):
@@ -82,7 +88,7 @@ class PlanEmitter(StepEmitter):
 
     # ------------------------------------------------------------------ prologue
     def condition(self, cond, what: str) -> str:
-        """The lane mask ``cond`` (``[64]`` or ``[warps, 64]``) as an i1 value (VCC)."""
+        """The lane mask ``cond`` (``[lanes]`` or ``[warps, lanes]``) as an i1 value (VCC)."""
         return self.lanes.condition(cond, what)
 
     def lane_value(self, values, what: str, defined: np.ndarray | None = None) -> str:
@@ -123,9 +129,9 @@ class PlanEmitter(StepEmitter):
         self.b.line("rocdl.sched.barrier none")
 
     def wait_for_lds_loads(self) -> None:
-        """One ``s_waitcnt lgkmcnt(0)`` before the first register instruction after a run of LDS
-        loads (LLVM would wait once per load)."""
-        self.b.line(f"rocdl.s.waitcnt {LGKMCNT0_WAIT}")
+        """One LDS wait before the first register instruction after a run of LDS loads (LLVM would
+        wait once per load)."""
+        atoms.lds_wait(self.b, self.plan.arch)
 
     def perm(self, regs: dict[int, str], operands: tuple[int, int], selector: str, what: str) -> str:
         """``v_perm_b32`` of the registers ``operands = (S0, S1)`` with the i32 ``selector`` value."""
@@ -142,6 +148,14 @@ class PlanEmitter(StepEmitter):
         """``rocdl.update.dpp old (or poison), src`` with its DPP control, masks and bound_ctrl."""
         return atoms.dpp_mov(self.b, src, ctrl, row_mask, bank_mask, bound_ctrl, old=old)
 
+    def dpp8_mov(self, src: str, selector: int) -> str:
+        """RDNA ``v_mov_b32_dpp`` with the 24-bit ``dpp8`` lane selector."""
+        return atoms.dpp8_mov(self.b, src, selector)
+
+    def permlane16(self, src: str, selector: int, cross: bool) -> str:
+        """RDNA ``v_permlane16_b32`` (``cross``: ``v_permlanex16_b32``) with the 64-bit lane selector."""
+        return atoms.permlane16(self.b, src, selector, cross)
+
     def ds_swizzle(self, src: str, offset: int) -> str:
         return atoms.ds_swizzle(self.b, src, offset)
 
@@ -152,8 +166,14 @@ class PlanEmitter(StepEmitter):
         return atoms.permlane_swap(self.b, kind, vdst, src0)
 
     def barrier(self) -> None:
-        """``gpu.barrier`` (``s_waitcnt lgkmcnt(0)`` + ``s_barrier``)."""
-        self.b.line("gpu.barrier")
+        """``gpu.barrier`` (``s_waitcnt lgkmcnt(0)`` + ``s_barrier``); on RDNA and gfx1250 with its memory
+        fence on LDS only (``memfence [#gpu.address_space<workgroup>]``): there the acquire of global
+        memory would add a cache invalidate (gfx12 ``global_inv``) that a conversion, which exchanges
+        data through LDS alone, does not need."""
+        if get_target(self.plan.arch).family == "cdna":
+            self.b.line("gpu.barrier")
+        else:
+            self.b.line("gpu.barrier memfence [#gpu.address_space<workgroup>]")
 
     # ------------------------------------------------------------------ LDS
     def _pointers(self, address: tuple[str, int], accesses: list[tuple[list[int], int]]) -> list[tuple[list[int], str]]:
@@ -192,6 +212,8 @@ class PlanEmitter(StepEmitter):
     def lds_transpose_load(self, slots: list[int], address: tuple[str, int], bits: int, regs: dict[int, str],
                            what: str) -> None:
         """gfx950 ``ds_read_b64_tr_b{bits}`` into the two dwords of ``slots``."""
+        if self.plan.wave_size != 64:  # gfx1250's transposing loads (ds_load_tr*) move other lanes
+            raise LayoutError(f"{what}: a transposing LDS load of {self.plan.wave_size}-lane waves has no lowering")
         (slots, ptr), = self._pointers(address, [(slots, 0)])
         v = atoms.lds_transpose_load(self.b, ptr, bits)
         for k, (d, _, _) in enumerate(self.access_pieces(slots, 8, what)):

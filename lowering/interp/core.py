@@ -6,8 +6,9 @@ handler registered for its name (``registry.OPS``); an op with no handler is an
 ``InterpreterError`` naming it and its line.  The MLIR objects are not needed afterwards.
 
 :class:`Kernel` runs the steps SIMT-vectorised: one numpy array per SSA value holds the
-value of every thread of the workgroup (lane axis T = waves * 64, thread t is lane t % 64 of
-wave t // 64; linear thread id t = x + bx*(y + by*z)).  ``Ctx.mask`` is the EXEC mask
+value of every thread of the workgroup (lane axis T = waves * W, thread t is lane t % W of
+wave t // W, W the target's wave size: 64 on CDNA, 32 on RDNA and gfx1250; linear thread id
+t = x + bx*(y + by*z)).  ``Ctx.mask`` is the EXEC mask
 (``None`` = every thread active); divergent ``scf.if``/``scf.for``/``scf.while`` narrow it.
 """
 
@@ -53,8 +54,9 @@ class Compiler:
             self.target = get_target(arch)
         except LayoutError as exc:
             raise InterpreterError(str(exc)) from None
-        if self.target.family != "cdna":
-            raise InterpreterError(f"the interpreter models CDNA wave64 targets (gfx90a/gfx942/gfx950), not {arch}")
+        if self.target.family not in ("cdna", "rdna"):
+            raise InterpreterError(f"the interpreter models AMD targets (CDNA wave64, RDNA and gfx1250 wave32), "
+                                   f"not {arch}")
         self.arch = self.target.name
         b = bindings()
         self.ir = b.ir

@@ -1,7 +1,9 @@
 """Thread and workgroup ids, barriers, waits, and the ops that only steer the scheduler.
 
 Barrier model.  All waves run in lockstep, so a barrier's only observable effect is on LDS
-ordering: ``gpu.barrier`` (fence + ``s_barrier`` + fence) and ``rocdl.s.barrier`` after all
+ordering: ``gpu.barrier`` (fence + ``s_barrier`` + fence; with a ``memfence`` list, the fences
+cover those address spaces only, and a list without ``#gpu.address_space<workgroup>`` orders no
+LDS access) and ``rocdl.s.barrier`` after all
 LDS operations were waited for start a new *epoch* of the LDS race tracker (see
 ``memory.LocalMemory``).  ``rocdl.s.barrier`` while LDS writes may still be in flight (no
 ``rocdl.s.waitcnt`` with lgkmcnt 0 and no ``llvm.fence`` since the last LDS write) does not:
@@ -94,10 +96,14 @@ def _check_converged(ctx, op: OpInfo) -> None:
 
 @register("gpu.barrier")
 def _gpu_barrier(op: OpInfo):
+    fences_lds = not op.has_attr("address_spaces") or "workgroup" in str(op.attr("address_spaces"))
+
     def step(ctx):
         _check_converged(ctx, op)
-        ctx.lds_pending = False
-        ctx.lds.barrier()
+        if fences_lds:
+            ctx.lds_pending = False
+        if not ctx.lds_pending:
+            ctx.lds.barrier()
 
     return step
 
@@ -116,28 +122,36 @@ def _s_barrier(op: OpInfo):
     return step
 
 
-#: gfx9 ``s_waitcnt`` immediate: lgkmcnt is bits 11:8.
-LGKMCNT_SHIFT, LGKMCNT_MASK = 8, 0xF
+#: The ``s_waitcnt`` immediate's lgkmcnt field (shift, mask) by GFX generation: gfx9 bits 11:8, gfx11
+#: bits 9:4.  gfx12 has no ``s_waitcnt``; ``s_wait_dscnt`` waits for LDS accesses there.
+LGKMCNT_FIELDS = {9: (8, 0xF), 11: (4, 0x3F)}
 
 
 @register("rocdl.s.waitcnt")
 def _waitcnt(op: OpInfo):
+    generation = op.target.gfx_generation
+    if generation not in LGKMCNT_FIELDS:
+        raise op.error(f"{op.arch} (GFX{generation}) has no s_waitcnt; LDS waits are rocdl.s.wait.dscnt")
+    shift, mask = LGKMCNT_FIELDS[generation]
     value = op.int_attr("bitfield") if op.has_attr("bitfield") else op.int_attr("value", 0xFFFF)
-    drains = ((value >> LGKMCNT_SHIFT) & LGKMCNT_MASK) == 0
+    return _lds_done if ((value >> shift) & mask) == 0 else None
 
-    def step(ctx):
-        if drains:
-            ctx.lds_pending = False
 
-    return step
+@register("rocdl.s.wait.dscnt")
+def _wait_dscnt(op: OpInfo):
+    if op.target.gfx_generation < 12:
+        raise op.error(f"s_wait_dscnt exists from gfx12 on, not on {op.arch}")
+    return _lds_done if op.int_attr("count") == 0 else None
+
+
+def _lds_done(ctx) -> None:
+    """The step of a wait for every LDS access of the wave (or a fence): none is in flight after it."""
+    ctx.lds_pending = False
 
 
 @register("llvm.fence")
 def _fence(op: OpInfo):
-    def step(ctx):
-        ctx.lds_pending = False
-
-    return step
+    return _lds_done
 
 
 @register("rocdl.sched.barrier", "rocdl.sched.group.barrier", "rocdl.iglp.opt", "rocdl.s.setprio", "rocdl.s.nop",

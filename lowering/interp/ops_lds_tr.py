@@ -40,7 +40,7 @@ def tr_source(elems: int, model: str = "amd_hw_1.6") -> tuple:
 
 @register(*TR_OPS)
 def _tr_load(op: OpInfo):
-    if not op.target.has_ds_read_tr:
+    if not op.target.has_ds_read_tr or op.target.wave_size != 64:  # gfx1250's wave32 transposes are other instructions
         raise op.error(f"{op.name} exists only on gfx950, not on {op.arch}")
     nbytes, bits, elems, align = TR_OPS[op.name]
     t = op.result_types[0]

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .options import InterpOptions
-from .registry import OpInfo, lanes, register
+from .registry import INTRINSICS, OpInfo, register
 from .types import FloatT, IntT, PtrT, StructT, elem_of, normalize, shape_of, storage_dtype
 
 #: Byte pattern of undefined integers/pointers under ``undef_fill="pattern"``.
@@ -182,26 +182,15 @@ def _alignbyte(s0: np.ndarray, s1: np.ndarray, s2: np.ndarray) -> np.ndarray:
 _INTRINSICS = {"llvm.amdgcn.perm": _perm, "llvm.amdgcn.alignbyte": _alignbyte}
 
 
-def _inverse_ballot(op: OpInfo):
-    """``i1 llvm.amdgcn.inverse.ballot.i64(i64 mask)``: lane l of each wave gets bit l of the wave's mask."""
-    (m,), r = op.operands, op.results[0]
-
-    def step(ctx):
-        mask = lanes(ctx.vals[m], ctx.T).astype(np.uint64)
-        lane = (np.arange(ctx.T) % 64).astype(np.uint64)
-        ctx.vals[r] = ((mask >> lane) & np.uint64(1)).astype(np.uint8)
-
-    return step
-
-
 @register("llvm.call_intrinsic")
 def _call_intrinsic(op: OpInfo):
     name = op.str_attr("intrin")
-    if name == "llvm.amdgcn.inverse.ballot.i64":
-        return _inverse_ballot(op)
+    if name in INTRINSICS:  # the handlers registered with register_intrinsic (cross-lane ones: ops_lanes)
+        return INTRINSICS[name](op)
     fn = _INTRINSICS.get(name)
     if fn is None:
-        raise op.error(f"intrinsic {name} is not supported (supported: {', '.join(_INTRINSICS)})")
+        supported = ", ".join(sorted(_INTRINSICS) + sorted(INTRINSICS))
+        raise op.error(f"intrinsic {name} is not supported (supported: {supported})")
     if len(op.operands) != 3 or any(not (isinstance(t, IntT) and t.bits == 32) for t in op.operand_types + op.result_types):
         raise op.error(f"{name} takes three i32 and returns i32")
     a, b, c = op.operands

@@ -1,9 +1,11 @@
 """The op registry, the compile-time view of one op (:class:`OpInfo`), and value helpers.
 
-An op handler is registered for one or more op names with :func:`register`; at compile
-time it receives an :class:`OpInfo` and returns a *step*, a function ``step(ctx)`` that
-executes the op for the whole workgroup: it reads operand values from ``ctx.vals[slot]``
-and writes results to ``ctx.vals[slot]``.  ``ctx`` is a :class:`linlayout.lowering.interp.core.Ctx`.
+An op handler is registered for one or more op names with :func:`register` (an LLVM intrinsic
+called through ``llvm.call_intrinsic "<name>"``, for one with no dialect op, with
+:func:`register_intrinsic`); at compile time it receives an :class:`OpInfo` and returns a
+*step*, a function ``step(ctx)`` that executes the op for the whole workgroup: it reads operand
+values from ``ctx.vals[slot]`` and writes results to ``ctx.vals[slot]``.  ``ctx`` is a
+:class:`linlayout.lowering.interp.core.Ctx`.
 """
 
 from __future__ import annotations
@@ -17,23 +19,33 @@ from .errors import InterpreterError
 from .memory import MemRefValue
 from .types import IntT, Type, VectorT, normalize, parse_type, shape_of, storage_dtype
 
-__all__ = ["OPS", "register", "OpInfo", "lanes", "merge", "uniform_scalar", "const_array", "signed", "Step"]
+__all__ = ["OPS", "INTRINSICS", "register", "register_intrinsic", "OpInfo", "lanes", "merge", "uniform_scalar",
+           "const_array", "signed", "Step"]
 
 Step = Callable[[Any], None]
 OPS: dict = {}
+INTRINSICS: dict = {}
+
+
+def _registrar(table: dict, what: str, names: tuple[str, ...]) -> Callable:
+    def deco(fn: Callable) -> Callable:
+        for n in names:
+            if n in table:
+                raise RuntimeError(f"{what} {n} registered twice")
+            table[n] = fn
+        return fn
+
+    return deco
 
 
 def register(*names: str) -> Callable:
     """Decorator: the function compiles ops called ``names`` into steps."""
+    return _registrar(OPS, "op", names)
 
-    def deco(fn: Callable) -> Callable:
-        for n in names:
-            if n in OPS:
-                raise RuntimeError(f"op {n} registered twice")
-            OPS[n] = fn
-        return fn
 
-    return deco
+def register_intrinsic(*names: str) -> Callable:
+    """Decorator: the function compiles ``llvm.call_intrinsic`` ops of the intrinsics ``names`` into steps."""
+    return _registrar(INTRINSICS, "intrinsic", names)
 
 
 def _location(op: Any) -> str:

@@ -104,6 +104,14 @@ class Target:
     barrier_instructions: int = 1
 
     @property
+    def gfx_generation(self) -> int:
+        """The GFX IP major version of an AMD target, read from its name: 9 (gfx90a, gfx942, gfx950),
+        11 (gfx1100), 12 (gfx1200, gfx1250).  It fixes instruction encodings such as ``s_waitcnt``'s."""
+        if self.family not in ("cdna", "rdna"):
+            raise ValueError(f"{self.name} is not an AMD target")
+        return int(self.name[3:-2])
+
+    @property
     def lds_isa(self) -> str:
         """How its LDS instructions are named: ``"ptx"`` (``ld/st.shared.bN``, NVIDIA) or ``"ds"``
         (``ds_read_bN`` / ``ds_write_bN``, AMD)."""

@@ -105,7 +105,8 @@ def _rdna(name: str, lds_bytes: int, lds_banks: int, wmma_version: int, aliases:
                   has_permlane_swap=has_permlane_swap, has_permlanex16=True, has_ds_read_tr=has_ds_read_tr,
                   mma="wmma", wmma_version=wmma_version, lds_phases=MappingProxyType(_phases(lds_banks)),
                   lds_assumptions=MappingProxyType(ASSUMPTIONS), lds_model_assumptions=("subdword_same_dword",),
-                  aliases=aliases, vgprs_per_lane=vgprs_per_lane, barrier_instructions=barrier_instructions)
+                  aliases=aliases, vgprs_per_lane=vgprs_per_lane, barrier_instructions=barrier_instructions,
+                  emitter="rocdl")
 
 
 register(_rdna("gfx1100", 64 * 1024, 32, 1, ("gfx1101", "gfx1102")))
