@@ -69,9 +69,14 @@ from .lds_access import TileAccessReport, access_report, tile_access_report
 __all__ = ["OBJECTIVES", "PaddingOption", "SwizzleResult", "padding_options", "shared_basis", "shared_bytes",
            "synthesize"]
 
+#: The plain (one address per lane, no transpose) LDS op of each ISA, direction and width in bytes.
 _PLAIN_OPS = {
-    "read": {1: "ds_read_u8", 2: "ds_read_u16", 4: "ds_read_b32", 8: "ds_read_b64", 16: "ds_read_b128"},
-    "write": {1: "ds_write_b8", 2: "ds_write_b16", 4: "ds_write_b32", 8: "ds_write_b64", 16: "ds_write_b128"},
+    "amdgcn": {
+        "read": {1: "ds_read_u8", 2: "ds_read_u16", 4: "ds_read_b32", 8: "ds_read_b64", 16: "ds_read_b128"},
+        "write": {1: "ds_write_b8", 2: "ds_write_b16", 4: "ds_write_b32", 8: "ds_write_b64", 16: "ds_write_b128"},
+    },
+    "ptx": {direction: {n: f"{verb}.shared.b{8 * n}" for n in (1, 2, 4, 8, 16)}
+            for verb, direction in (("ld", "read"), ("st", "write"))},
 }
 _MAX_COMBOS = 64  # cap on subsets tried per prefix slot
 
@@ -286,7 +291,8 @@ def _plain_widths(side: _Side, model: LdsModel, element_bits: int) -> list[_Plai
     register vectors of the side: ``_vector_bits``)."""
     maxbits = (128 // element_bits).bit_length() - 1
     kmin = max(0, 3 - (element_bits.bit_length() - 1))
-    ops = _PLAIN_OPS[side.direction]
+    isas = {op.shape.isa for op in model.ops.values()}
+    ops = {n: name for isa in isas for n, name in _PLAIN_OPS[isa][side.direction].items()}
     return [_Plain(k, ops[(element_bits << k) // 8], 1 << (len(side.regs) - k))
             for k in range(kmin, min(maxbits, len(side.regs)) + 1)
             if ops.get((element_bits << k) // 8) in model.ops]

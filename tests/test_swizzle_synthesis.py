@@ -80,6 +80,20 @@ def test_transpose_read_chosen_on_gfx950():
     assert synthesize(writer, reader, 16, "gfx942").read_op != res.read_op  # no tr on gfx942
 
 
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_synthesis_on_nvidia_uses_shared_memory_ops(arch):
+    """NVIDIA models name their plain accesses ld/st.shared.bN: synthesis finds a layout with them (it once
+    looked for AMD's ds_* names only and refused every NVIDIA pair, 'alignment impossible'), optimal and
+    verified by the exact analysis like on AMD."""
+    writer = blocked((1, 8), (8, 4), (1, 1), (1, 0), (32, 64))
+    reader = blocked((8, 1), (4, 8), (1, 1), (0, 1), (32, 64))
+    res = synthesize(writer, reader, 16, arch)
+    assert (res.write_op, res.read_op) == ("st.shared.b128", "ld.shared.b32")
+    assert res.optimal and res.total_cycles == res.lower_bound_cycles
+    same = synthesize(writer, writer, 16, arch)
+    assert (same.write_op, same.read_op) == ("st.shared.b128", "ld.shared.b128") and same.optimal
+
+
 def test_unavoidable_conflicts_meet_the_lower_bound():
     # assume 64 lanes per b32 phase: 64 dwords on 32 banks cannot be conflict-free (16 warps, a
     # workgroup's most, and 4 registers per lane hold the 64 x 64 tile)
