@@ -67,6 +67,10 @@ def test_show_broadcast_layout_reports_free_bits(capsys):
         (["verify", "8:1", "{bad"], "does not parse"),
         (["verify", "8:1", "8:1", "--rename", "x"], "--rename takes OLD=NEW"),
         (["nosuchcommand"], "invalid choice"),
+        (["convert", "--src", "(8,4):(4,1)", "--dst", "(8,4):(4,1)", "--arch", "gfx942", "--dtype", "f16",
+          "--lds-budget", "-5"], "argument --lds-budget: -5 must be a positive integer"),
+        (["banks", "--lds-budget", "0"], "argument --lds-budget: 0 must be a positive integer"),
+        (["convert", "--lds-budget", "1k"], "argument --lds-budget: '1k' is not an integer"),
     ],
 )
 def test_bad_input_exits_2_with_one_line(capsys, argv, msg):
