@@ -15,6 +15,7 @@ from convert_checker import check_certificate
 from linlayout import LayoutError, LinearLayout
 from linlayout.cli import main
 from linlayout.lowering.cpp import emit_cpp
+from linlayout.spec import parse_layout
 from linlayout.encodings import blocked
 from linlayout.encodings.nvidia import NvidiaMma
 from linlayout.synth import lane_ops
@@ -22,7 +23,7 @@ from linlayout.synth.convert import plan_conversion
 from linlayout.synth.emulator import run_certificate, verify
 from linlayout.synth.isa_lanes import prmt_b32, shfl_sync
 from linlayout.synth.plan import PTX_COUNT_KINDS, Plan
-from linlayout.synth.steps import Barrier, Lane, prmt_as_perm, prmt_selector
+from linlayout.synth.steps import Barrier, Lane, LdsLoad, LdsStore, prmt_as_perm, prmt_selector
 
 ARCHES = ("sm_80", "sm_90")
 AMD_KINDS = ("dpp", "ds_swizzle", "ds_bpermute", "permlane", "readlane")
@@ -342,3 +343,29 @@ def test_ptx_vector_stores_need_no_tuple_copies():
     c = plan.counts()
     assert (c["lds_write"], c["lds_read"], c["bar.warp.sync"], c["total"]) == (32, 32, 1, 65)
     assert "valu_tuple_copies" not in plan.overhead
+
+
+@pytest.mark.parametrize("arch,bits,src,dst", [
+    ("sm_90", 16, "blocked:spt=1x4,tpw=4x8,wpc=1x1,order=1x0,shape=16x32",
+     "blocked:spt=4x1,tpw=8x4,wpc=1x1,order=0x1,shape=16x32"),
+    ("sm_80", 32, "blocked:spt=1x4,tpw=4x8,wpc=2x1,order=1x0,shape=32x32",
+     "blocked:spt=4x1,tpw=8x4,wpc=1x2,order=0x1,shape=32x32")])
+def test_pseudo_asm_of_a_shared_memory_plan_names_ptx_instructions(arch, bits, src, dst):
+    """An NVIDIA round trip prints st.shared / ld.shared / bar.sync / bar.warp.sync (it printed ds_write_b16,
+    ds_read_b128 and s_barrier): one line per step, in the plan's counts."""
+    plan = plan_conversion(parse_layout(src), parse_layout(dst), arch, bits, strategy="lds")
+    mnemonics = [line.split()[0] for line in plan.pseudo_asm().splitlines()[1:] if not line.lstrip().startswith(";")]
+    want = []
+    for s in plan.steps:
+        if isinstance(s, (LdsStore, LdsLoad)):
+            want.append(f"{'st' if isinstance(s, LdsStore) else 'ld'}.shared.b{8 * s.width_bytes}")
+        elif isinstance(s, Barrier):
+            want.append("bar.sync" if s.scope == "workgroup" else "bar.warp.sync")
+    assert mnemonics == want
+    counts = plan.counts()
+    assert (mnemonics.count("bar.sync"), mnemonics.count("bar.warp.sync")) == (counts["bar.sync"],
+                                                                              counts["bar.warp.sync"])
+    assert sum(m.startswith("st.shared") for m in mnemonics) == counts["lds_write"] > 0
+    assert sum(m.startswith("ld.shared") for m in mnemonics) == counts["lds_read"] > 0
+    if bits == 16:
+        assert any(line.endswith(".hi") for line in plan.pseudo_asm().splitlines())  # AMD's d16_hi stores
