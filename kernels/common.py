@@ -58,8 +58,8 @@ from linlayout.synth.banks import analyze
 
 from .options import add_common_arguments
 
-__all__ = ["LdsInstruction", "KernelBuild", "Case", "lds_report", "static_report", "interpret",
-           "gpu_status", "kernel_params", "launch_on_gpu", "write_artifacts", "main", "torch_to_numpy", "numpy_to_torch"]
+__all__ = ["LdsInstruction", "KernelBuild", "Case", "lds_report", "static_report", "interpret", "gpu_status",
+           "kernel_params", "launch_on_gpu", "write_artifacts", "main", "torch_to_numpy", "numpy_to_torch"]
 
 
 # ---------------------------------------------------------------------- what a kernel builder returns
