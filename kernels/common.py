@@ -56,10 +56,10 @@ from linlayout.lowering.isa import instructions, isa_counts
 from linlayout.lowering.linker import LinkerNotFound
 from linlayout.synth.banks import analyze
 
-__all__ = ["ARCHES", "LdsInstruction", "KernelBuild", "Case", "lds_report", "static_report", "interpret",
-           "gpu_status", "kernel_params", "launch_on_gpu", "write_artifacts", "main", "torch_to_numpy", "numpy_to_torch"]
+from .options import add_common_arguments
 
-ARCHES = ("gfx942", "gfx950")
+__all__ = ["LdsInstruction", "KernelBuild", "Case", "lds_report", "static_report", "interpret", "gpu_status",
+           "kernel_params", "launch_on_gpu", "write_artifacts", "main", "torch_to_numpy", "numpy_to_torch"]
 
 
 # ---------------------------------------------------------------------- what a kernel builder returns
@@ -322,14 +322,7 @@ def launch_on_gpu(kb: KernelBuild, ck: CompiledKernel, case: Case) -> dict:
 # ---------------------------------------------------------------------- command line
 def _parser(prog: str, description: str, add_arguments: Callable) -> argparse.ArgumentParser:
     p = Parser(prog=f"linlayout kernel {prog}", description=description)
-    p.add_argument("--arch", choices=ARCHES, default="gfx942", help="target (default gfx942)")
-    p.add_argument("--interpret", action="store_true",
-                   help="run the emitted MLIR on the wave interpreter and compare with torch")
-    p.add_argument("--emit", metavar="DIR", help="write the MLIR, ISA and code object (.hsaco) into DIR")
-    p.add_argument("--launch", action="store_true",
-                   help="run the code object on a ROCm GPU of --arch (exit 2 where there is none)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
-    p.add_argument("--json", action="store_true", help="print exactly one JSON object on stdout")
+    add_common_arguments(p)
     add_arguments(p)
     return p
 

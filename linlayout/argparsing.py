@@ -10,6 +10,8 @@ with :func:`dtype_arg`.
   ``*word*`` -> ``word``.
 * :func:`dtype_arg` is ``--dtype``'s type: any spelling :func:`linlayout.dtypes.dtype_name`
   reads (``fp16``, ``f16``, ``half``, ...), given to the command as the canonical name.
+* :func:`positive_int` is the type of a count or size that must be at least 1 (``--lds-budget``),
+  so a bad value is refused in the option's name (``argument --lds-budget: ...``).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import re
 from .dtypes import dtype_name
 from .errors import LayoutError
 
-__all__ = ["Parser", "plain_text", "dtype_arg"]
+__all__ = ["Parser", "plain_text", "dtype_arg", "positive_int"]
 
 _ROLE = re.compile(r":[a-z]+:`(~?)([^`]+)`")
 _CODE = re.compile(r"``(.+?)``")
@@ -53,3 +55,14 @@ def dtype_arg(text: str) -> str:
         return dtype_name(text)
     except LayoutError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def positive_int(text: str) -> int:
+    """The argparse type of an integer option that must be at least 1: ``int(text)``."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{value} must be a positive integer")
+    return value

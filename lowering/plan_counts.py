@@ -12,8 +12,8 @@ target's Triton counts use, so that both sides of a corpus row have the same key
   ``ldmatrix``, ``s_barrier`` -> ``bar.sync``), a kind named by a PTX mnemonic (``prmt``,
   ``selp``, ``mov``, ``bar.sync``, ``shfl.sync.idx``, ``ldmatrix.x4``, ...) to its
   :func:`~linlayout.lowering.ptx_counts.ptx_class`; the setup goes to ``other``, except the
-  estimated ``s_waitcnt``: PTX has no wait instruction (the hardware waits for a shared load's
-  result by itself).
+  estimated ``scoreboard_waits`` (``linlayout.synth.cost.PTX_SETUP_NAMES``): PTX has no wait
+  instruction (the hardware waits for a shared load's result by itself).
 * AMD (ISA classes, :mod:`linlayout.lowering.isa`): a kind that is an ISA class counts there; a
   VALU sub-kind (``v_cndmask``, ``dpp``, ...) counts under ``valu`` and its sub-count; RDNA's
   ``permlane16`` (``v_permlane16_b32``/``v_permlanex16_b32``) and another ``v_*`` kind under
@@ -26,6 +26,7 @@ inconsistency: ``ValueError``.
 from __future__ import annotations
 
 from linlayout.hw.targets import get_target
+from linlayout.synth.cost import PTX_SETUP_NAMES
 
 from .isa import CLASS_KEYS, COUNT_KEYS, VALU_SUB_KEYS
 from .ptx_counts import PTX_COUNT_KEYS, ptx_class
@@ -58,7 +59,7 @@ def plan_ptx_counts(plan) -> dict[str, int]:
         else:
             raise ValueError(f"plan for {plan.arch} counts {n} {kind!r}, which is no PTX instruction")
         out[cls] += n
-    out["other"] += sum(int(v) for name, v in plan.overhead.items() if name != "s_waitcnt")
+    out["other"] += sum(int(v) for name, v in plan.overhead.items() if name != PTX_SETUP_NAMES["s_waitcnt"])
     out["total"] = sum(out[k] for k in PTX_COUNT_KEYS[1:])
     return out
 

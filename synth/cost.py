@@ -524,6 +524,22 @@ class _Setup:
         self.lds_steps.append(step)
 
 
+#: The setup estimates of ``estimate_overhead`` on NVIDIA (PTX) targets, the same numbers in PTX's
+#: words: integer instructions forming a ``shfl.sync``'s per-lane source lanes and the shared-memory
+#: addresses, a ``setp`` per ``selp`` predicate, and the waits on dependent shared-memory and shuffle
+#: results (no PTX instruction: the hardware's scoreboard waits).  The AMD-only estimates (v_perm
+#: selectors in SGPRs, VGPR tuple copies) are none there.
+PTX_SETUP_NAMES = {"valu_bpermute_addr": "alu_shfl_lanes", "salu_vcc": "setp_predicates",
+                   "valu_lds_addr": "alu_shared_addr", "s_waitcnt": "scoreboard_waits"}
+_AMD_SETUP_NAMES = {nv: amd for amd, nv in PTX_SETUP_NAMES.items()}
+
+
+def _setup_unit(name: str) -> str:
+    """The issue slot that prices setup estimate ``name`` (``_parts``): ``valu``, ``salu`` or none (a
+    wait), the prefix of its AMD name."""
+    return _AMD_SETUP_NAMES.get(name, name).split("_", 1)[0]
+
+
 def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = None,
                       src_tuple_dwords: int = SRC_TUPLE_DWORDS) -> dict[str, int]:
     """Setup instructions the steps need but that are not steps themselves ([I] estimates).
@@ -542,21 +558,22 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
     ``s_waitcnt`` one per level of dependent DS instructions (``depth``: ``ds_depth(plan)`` and
     ``lds_valu``: ``valu_lds_addr`` when the caller knows them).  The lane id is taken as available
     (every kernel computes it for its memory ops).  Not counted: the per-lane selector VGPRs of
-    ``PermSelect`` steps (built once in the prologue).
+    ``PermSelect`` steps (built once in the prologue).  On NVIDIA targets the keys are
+    ``PTX_SETUP_NAMES``'s.
     """
     setup = _Setup()
     for st in plan.steps:
         st.note_setup(setup)
+    ptx = get_target(plan.arch).lds_isa == "ptx"
     out = {
         "valu_bpermute_addr": BPERMUTE_ADDR_VALU * len(setup.bpermute_addresses),
         "salu_vcc": VCC_SALU * len(setup.conditions),
         "salu_perm_selector": PERM_SELECTOR_SALU * len(setup.selectors),
         "valu_lds_addr": lds_address_valu(setup.lds_steps) if lds_valu is None else lds_valu,
-        "valu_tuple_copies": (0 if get_target(plan.arch).lds_isa == "ptx"
-                              else _store_tuple_copies(plan, src_tuple_dwords)),
+        "valu_tuple_copies": 0 if ptx else _store_tuple_copies(plan, src_tuple_dwords),
         "s_waitcnt": ds_depth(plan) if depth is None else depth,
     }
-    return {k: v for k, v in out.items() if v}
+    return {PTX_SETUP_NAMES[k] if ptx else k: v for k, v in out.items() if v}
 
 
 CROSSBAR_KINDS = ("ds_bpermute", "ds_swizzle", "shfl", "movmatrix")  # register steps that use the LDS (MIO) pipe
@@ -606,8 +623,8 @@ def _parts(cm: CostModel, issue: float, lds: float, lds_pipe: float, depth: int,
     """The parts of a cost (``plan_cost``) and the value of every objective (``latency``,
     ``throughput``, ``instructions``), the one of ``cm.objective`` under ``cost``; ``spill``
     (``CostModel.spill``, NVIDIA only) is a part where the model has a register limit."""
-    setup = sum(v for k, v in overhead.items() if k.startswith("valu")) * cm.valu_issue
-    setup += sum(v for k, v in overhead.items() if k.startswith("salu")) * cm.salu_issue
+    setup = sum(v for k, v in overhead.items() if _setup_unit(k) == "valu") * cm.valu_issue
+    setup += sum(v for k, v in overhead.items() if _setup_unit(k) == "salu") * cm.salu_issue
     parts = {"issue": issue, "lds": lds, "latency": cm.latency(depth), "setup": setup, "ds_depth": depth,
              "simd": issue + lds - lds_pipe + setup, "lds_pipe": lds_pipe, "instructions": instructions}
     if cm.register_plan_dwords:

@@ -197,14 +197,16 @@ class Plan:
 
     # ------------------------------------------------------------ text
     def pseudo_asm(self) -> str:
-        """The plan as readable pseudo-assembly for one wave, one instruction per line."""
+        """The plan as readable pseudo-assembly for one wave, one instruction per line, in its target's
+        instruction names (``ds_write``/``s_barrier`` on AMD, ``st.shared``/``bar.sync`` on NVIDIA)."""
         p = slots_per_dword(self.element_bits)
         lines = [f"; {self.strategy} plan, {self.arch}, {self.element_bits}-bit elements, "
                  f"{self.slots_in} -> {self.slots_out} slots per lane, {self.num_warps} warps"]
         if dwords_per_slot(self.element_bits) == 2:
             lines.append("; 64-bit elements: every register instruction below runs once per dword half")
+        target = get_target(self.arch)
         for s in self.steps:
-            lines.append("  " + s.asm(p))
+            lines.append("  " + s.asm(p, target))
         return "\n".join(lines)
 
     def summary(self) -> str:

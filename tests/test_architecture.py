@@ -44,6 +44,7 @@ DYNAMIC = {
     "linlayout.spec": "the named-layout providers of spec.PROVIDERS (core modules, tested below)",
     "linlayout.lowering.mlir": "the optional MLIR bindings (flydsl._mlir or mlir)",
     "linlayout.cli": "the CLI's subcommand modules, linlayout.cli.* (the leaf)",
+    "linlayout.cli.kernel": "the one kernel it runs, linlayout.kernels.<NAME> (torch only for a kernel that runs)",
     "linlayout.hw.targets": "the target descriptors found in its own package, linlayout.hw.targets.* (core)",
 }
 

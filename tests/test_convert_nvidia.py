@@ -6,24 +6,29 @@ for random pairs and the MMA fragments (the blog's fp16 accumulator -> fp8 A ope
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
 from convert_checker import check_certificate
+from repo_data import family_corpus
 from linlayout import LayoutError, LinearLayout
+from linlayout.dtypes import dtype_bits
 from linlayout.cli import main
 from linlayout.lowering.cpp import emit_cpp
+from linlayout.spec import parse_layout
 from linlayout.encodings import blocked
 from linlayout.encodings.nvidia import NvidiaMma
 from linlayout.synth import lane_ops
-from linlayout.synth.cost import cost_model
 from linlayout.synth.convert import plan_conversion
+from linlayout.synth.cost import (BPERMUTE_ADDR_VALU, PTX_SETUP_NAMES, VCC_SALU, cost_model, ds_depth,
+                                  lds_address_valu, plan_cost)
 from linlayout.synth.emulator import run_certificate, verify
 from linlayout.synth.isa_lanes import prmt_b32, shfl_sync
 from linlayout.synth.plan import PTX_COUNT_KINDS, Plan
-from linlayout.synth.steps import Barrier, Lane, prmt_as_perm, prmt_selector
+from linlayout.synth.steps import Barrier, Lane, LdsLoad, LdsStore, Select, prmt_as_perm, prmt_selector
 
 ARCHES = ("sm_80", "sm_90")
 AMD_KINDS = ("dpp", "ds_swizzle", "ds_bpermute", "permlane", "readlane")
@@ -389,3 +394,56 @@ def test_nvidia_two_warp_fp32_pair_shuffles_and_one_warp_tile_stays_in_shared_me
     forced = plan_conversion(src, dst, "sm_90", 32, strategy="registers")
     assert forced.slots_in == forced.slots_out == 128
     assert forced.cost_detail["spill"] == cost_model("sm_90").spill(forced) == (256 - 192) * 16.0
+
+
+@pytest.mark.parametrize("arch,bits,src,dst", [
+    ("sm_90", 16, "blocked:spt=1x4,tpw=4x8,wpc=1x1,order=1x0,shape=16x32",
+     "blocked:spt=4x1,tpw=8x4,wpc=1x1,order=0x1,shape=16x32"),
+    ("sm_80", 32, "blocked:spt=1x4,tpw=4x8,wpc=2x1,order=1x0,shape=32x32",
+     "blocked:spt=4x1,tpw=8x4,wpc=1x2,order=0x1,shape=32x32")])
+def test_pseudo_asm_of_a_shared_memory_plan_names_ptx_instructions(arch, bits, src, dst):
+    """An NVIDIA round trip prints st.shared / ld.shared / bar.sync / bar.warp.sync (it printed ds_write_b16,
+    ds_read_b128 and s_barrier): one line per step, in the plan's counts."""
+    plan = plan_conversion(parse_layout(src), parse_layout(dst), arch, bits, strategy="lds")
+    mnemonics = [line.split()[0] for line in plan.pseudo_asm().splitlines()[1:] if not line.lstrip().startswith(";")]
+    want = []
+    for s in plan.steps:
+        if isinstance(s, (LdsStore, LdsLoad)):
+            want.append(f"{'st' if isinstance(s, LdsStore) else 'ld'}.shared.b{8 * s.width_bytes}")
+        elif isinstance(s, Barrier):
+            want.append("bar.sync" if s.scope == "workgroup" else "bar.warp.sync")
+    assert mnemonics == want
+    counts = plan.counts()
+    assert (mnemonics.count("bar.sync"), mnemonics.count("bar.warp.sync")) == (counts["bar.sync"],
+                                                                              counts["bar.warp.sync"])
+    assert sum(m.startswith("st.shared") for m in mnemonics) == counts["lds_write"] > 0
+    assert sum(m.startswith("ld.shared") for m in mnemonics) == counts["lds_read"] > 0
+    if bits == 16:
+        assert any(line.endswith(".hi") for line in plan.pseudo_asm().splitlines())  # AMD's d16_hi stores
+
+
+def test_setup_estimate_of_an_nvidia_plan_is_named_in_ptx_words(capsys):
+    """An NVIDIA plan's setup estimate has PTX_SETUP_NAMES's keys (it said valu_lds_addr, valu_bpermute_addr,
+    salu_vcc, s_waitcnt), with the same numbers, priced as before (ALU and predicate setup in the cost's setup)."""
+    case = family_corpus("nvidia")["cases"][4]  # an sm_80 fp8 mma -> dot operand pair: per-lane shuffles and selects
+    shuffles = plan_conversion(LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"]),
+                               case["arch"], dtype_bits(case["dtype"]))
+    per_lane = {np.asarray(s.isa["b"]).tobytes() for s in shuffles.steps if isinstance(s, Lane) and np.ndim(s.isa["b"])}
+    conditions = {np.asarray(s.cond).astype(np.int8).tobytes() for s in shuffles.steps if isinstance(s, Select)}
+    assert per_lane and conditions
+    assert shuffles.overhead == {"alu_shfl_lanes": BPERMUTE_ADDR_VALU * len(per_lane),
+                                 "setp_predicates": VCC_SALU * len(conditions), "scoreboard_waits": ds_depth(shuffles)}
+    src, dst = ("blocked:spt=1x4,tpw=4x8,wpc=1x1,order=1x0,shape=16x32",
+                "blocked:spt=4x1,tpw=8x4,wpc=1x1,order=0x1,shape=16x32")
+    trip = plan_conversion(parse_layout(src), parse_layout(dst), "sm_90", 16, strategy="lds")
+    lds_steps = [s for s in trip.steps if isinstance(s, (LdsStore, LdsLoad))]
+    assert trip.overhead == {"alu_shared_addr": lds_address_valu(lds_steps), "scoreboard_waits": ds_depth(trip)}
+    assert set(PTX_SETUP_NAMES.values()) >= set(shuffles.overhead) | set(trip.overhead)
+    for plan in (shuffles, trip):
+        cm = cost_model(plan.arch)
+        alu = sum(v for k, v in plan.overhead.items() if k.startswith("alu_"))
+        setp = plan.overhead.get("setp_predicates", 0)
+        assert plan_cost(plan, cm)[1]["setup"] == alu * cm.valu_issue + setp * cm.salu_issue > 0
+    assert main(["convert", "--src", src, "--dst", dst, "--arch", "sm_90", "--dtype", "f16", "--strategy", "lds"]) == 0
+    text = capsys.readouterr().out
+    assert "alu_shared_addr" in text and not re.search(r"\b(valu_|salu_|s_waitcnt|ds_|s_barrier)", text)

@@ -10,6 +10,7 @@ import sys
 import pytest
 
 import needs
+from isolated import run_python
 
 from linlayout import LinearLayout
 from linlayout.cli import main
@@ -67,12 +68,27 @@ def test_show_broadcast_layout_reports_free_bits(capsys):
         (["verify", "8:1", "{bad"], "does not parse"),
         (["verify", "8:1", "8:1", "--rename", "x"], "--rename takes OLD=NEW"),
         (["nosuchcommand"], "invalid choice"),
+        (["convert", "--src", "(8,4):(4,1)", "--dst", "(8,4):(4,1)", "--arch", "gfx942", "--dtype", "f16",
+          "--lds-budget", "-5"], "argument --lds-budget: -5 must be a positive integer"),
+        (["banks", "--lds-budget", "0"], "argument --lds-budget: 0 must be a positive integer"),
+        (["convert", "--lds-budget", "1k"], "argument --lds-budget: '1k' is not an integer"),
     ],
 )
 def test_bad_input_exits_2_with_one_line(capsys, argv, msg):
     code, out, err = run(capsys, *argv)
     assert code == 2 and out == ""
     assert len(err.strip().splitlines()) == 1 and msg in err
+
+
+def test_kernel_refuses_a_bad_arch_without_importing_a_kernel_or_torch():
+    """``linlayout kernel gemm --arch sm_90``: exit 2 with the --arch message, and neither torch nor any
+    kernel module was imported (the refusal took 10-14 s on a loaded machine when they were)."""
+    script = ("import sys; from linlayout.cli import main; code = main(['kernel', 'gemm', '--arch', 'sm_90']); "
+              "print(code, sorted(m for m in sys.modules if m == 'torch' or m.startswith('linlayout.kernels.')))")
+    done = run_python("-c", script)
+    assert done.stdout.split("\n")[0] == "2 ['linlayout.kernels.options']", done.stdout + done.stderr
+    assert done.stderr.strip() == ("linlayout: error: kernel gemm: argument --arch: invalid choice: 'sm_90' "
+                                   "(choose from 'gfx942', 'gfx950')")
 
 
 def test_show_picture_without_plotting_support(capsys, monkeypatch, tmp_path):

@@ -35,7 +35,8 @@ def run(capsys, *argv, seconds=10.0):
 
 @pytest.mark.parametrize("arch,vgprs,agprs,lds,waves", [
     ("gfx90a", 256, 256, 65536, 16), ("gfx942", 256, 256, 65536, 16), ("gfx950", 256, 256, 163840, 16),
-    ("gfx1100", 256, 0, 65536, 32), ("gfx1200", 256, 0, 65536, 32), ("gfx1250", 1024, 0, 327680, 32)])
+    ("gfx1100", 256, 0, 65536, 32), ("gfx1200", 256, 0, 65536, 32), ("gfx1250", 1024, 0, 327680, 32),
+    ("sm_80", 255, 0, 163 * 1024, 32), ("sm_90", 255, 0, 227 * 1024, 32)])
 def test_values(arch, vgprs, agprs, lds, waves):
     lim = resource_limits(arch)
     assert (lim.target, lim.vgprs_per_lane, lim.agprs_per_lane, lim.lds_bytes) == (arch, vgprs, agprs, lds)
@@ -85,7 +86,7 @@ def test_nvidia_limits_speak_of_threads_warps_and_shared_memory():
         plan_conversion(many, many, "sm_90", 16)
     big = parse_layout("blocked:spt=1x4,tpw=4x8,wpc=1x1,order=1x0,shape=1024x512")
     with pytest.raises(LayoutError, match="src holds 16384 elements of 16 bits per lane: 8192 registers, more than "
-                                          "sm_90's 256 registers per thread"):
+                                          "sm_90's 255 registers per thread"):
         plan_conversion(big, big, "sm_90", 16)
     lay = parse_layout("blocked:spt=1x4,tpw=4x8,wpc=1x1,order=1x0,shape=16x32")
     with pytest.raises(LayoutError, match="more than sm_90's 232448 bytes of shared memory per thread block"):

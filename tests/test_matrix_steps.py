@@ -113,6 +113,8 @@ def test_stmatrix_then_ldmatrix_moves_the_fragments(num, trans):
         assert check_certificate(json.loads(plan.dumps())) == (True, "")
         c = plan.counts()
         assert (c["stmatrix"], c["ldmatrix"], c["bar.warp.sync"], c["total"]) == (1, 1, 1, 3)
+        mnemonics = [line.split()[0] for line in plan.pseudo_asm().splitlines()[1:]]
+        assert [m.split(".")[0] for m in mnemonics] == ["stmatrix", "bar", "ldmatrix", ";"]  # ; the renaming
 
 
 def test_stmatrix_is_sm90_only_and_every_malformed_step_is_refused():
@@ -211,7 +213,7 @@ def _corpus_case(name: str, arch: str, dtype: str) -> tuple[LinearLayout, Linear
 
 
 PLANNED = [  # (corpus case, the plan's matrix counts)
-    (("blocked[1x2,t32x1,o10]->blocked[2x1,t1x32,o01]", "sm_90", "fp32"), {"ldmatrix": 16, "lds_write": 8}),
+    (("blocked[1x2,t32x1,o10]->blocked[2x1,t1x32,o01]", "sm_90", "fp32"), {"stmatrix": 8, "lds_read": 16}),
     (("blocked[1x8,t8x4,o10]->blocked[8x1,t4x8,o01]", "sm_80", "bf16"), {"ldmatrix": 2, "lds_write": 2}),
     (("blocked[8x1,t8x4,o01]->dotBmma2.16x8(kw2)", "sm_90", "fp16"), {"stmatrix": 4, "lds_read": 4}),
     (("slice0(mma2.16x8)->slice0(blocked[1x4,t1x32,o10])", "sm_80", "fp8"), {"ldmatrix": 1, "lds_write": 1}),
@@ -220,8 +222,8 @@ PLANNED = [  # (corpus case, the plan's matrix counts)
 
 @pytest.mark.parametrize("k", range(len(PLANNED)))
 def test_the_planner_uses_matrix_accesses_where_they_are_cheaper(k):
-    """The fp32 transpose where Triton uses ldmatrix: 8 st.shared.v4 + 16 ldmatrix.x4 (as Triton's), where
-    ld.shared alone took 32 stores and 16 loads; and plans of 16- and 8-bit elements with ldmatrix or
+    """The fp32 transpose where Triton uses ldmatrix: 8 stmatrix.x4 + 16 ld.shared (Triton: st.shared.v4 +
+    ldmatrix.x4), where st/ld.shared alone took 32 stores and 16 loads; and plans of 16- and 8-bit elements with ldmatrix or
     stmatrix.  Each is verified on the emulator when planned, its certificate reads back, and a
     planner with the matrix accesses priced out of reach does not choose them."""
     (name, arch, dtype), counts = PLANNED[k]

@@ -72,7 +72,7 @@ def _fake_plan(counts: dict, overhead: dict, arch: str = "sm_90"):
 def test_plan_ptx_counts_maps_kinds_and_setup():
     plan = _fake_plan({"shfl": 2, "shfl.sync.bfly": 1, "selp": 4, "prmt": 1, "mov": 2, "lds_write": 3,
                        "lds_read": 2, "s_barrier": 1, "bar.sync": 1, "ldmatrix.x4.trans": 1, "v_cndmask": 0},
-                      {"valu_addresses": 5, "s_waitcnt": 1})
+                      {"alu_shared_addr": 5, "scoreboard_waits": 1})
     assert plan_ptx_counts(plan) == {"total": 23, "shfl.sync": 3, "prmt": 1, "selp": 4, "ld.shared": 2,
                                      "st.shared": 3, "ldmatrix": 1, "stmatrix": 0, "bar.sync": 2, "mov": 2,
                                      "other": 5}
@@ -124,7 +124,7 @@ def test_plan_ptx_counts_of_real_nvidia_plans_name_every_step():
         plan = plan_conversion(LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"]),
                                case["arch"], dtype_bits(case["dtype"]))
         counts = plan_ptx_counts(plan)
-        setup = sum(v for k, v in plan.overhead.items() if k != "s_waitcnt")
+        setup = sum(v for k, v in plan.overhead.items() if k != "scoreboard_waits")
         assert counts["other"] == setup + plan.counts()["movmatrix"], case["name"]
         assert counts["total"] == plan.counts()["total"] + setup, case["name"]
 

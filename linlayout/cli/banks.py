@@ -27,6 +27,7 @@ from linlayout.synth.banks import analyze_op, bank_load, lane_start_bytes
 from linlayout.synth.lds_access import tile_access_report
 from linlayout.synth.swizzle import OBJECTIVES as SWIZZLE_OBJECTIVES, padding_options, synthesize
 
+from ..argparsing import positive_int
 from ..dtypes import dtype_bits
 from ..encodings.padded import PaddedLayout
 from ..errors import LayoutError
@@ -53,7 +54,7 @@ def register(subparsers) -> None:
     p.add_argument("--writer", metavar="LAYOUT", help="register layout that writes the tile (synthesis mode)")
     p.add_argument("--reader", metavar="LAYOUT", help="register layout that reads the tile (synthesis mode)")
     p.add_argument("--dtype", metavar="DTYPE", help=DTYPE_HELP)
-    p.add_argument("--lds-budget", type=int, metavar="BYTES",
+    p.add_argument("--lds-budget", type=positive_int, metavar="BYTES",
                    help="synthesis: LDS bytes available (moves the tile in rounds)")
     p.add_argument("--padding-options", action="store_true", help="synthesis: also list padded alternatives")
     p.add_argument("--no-transpose", action="store_true", help="synthesis: do not use gfx950 ds_read_*_tr_*")

@@ -18,6 +18,7 @@ from linlayout.synth.context import ELEMENT_BITS
 from linlayout.synth.convert import plan_conversion
 from linlayout.synth.cost import DEFAULT_OBJECTIVE, OBJECTIVES
 
+from ..argparsing import positive_int
 from ..dtypes import dtype_bits
 from ..errors import LayoutError
 from ..spec import parse_layout
@@ -41,7 +42,8 @@ def register(subparsers) -> None:
                    help="element type of 8, 16, 32 or 64 bits: f16 (or fp16, half), bf16, f32 (fp32), fp8 (e4m3), "
                         "bf8 (e5m2), i8, f64, ...")
     p.add_argument("--plan", metavar="FILE", help="write the plan certificate (JSON) to FILE")
-    p.add_argument("--lds-budget", type=int, metavar="BYTES", help="LDS the conversion may use (rounds if smaller)")
+    p.add_argument("--lds-budget", type=positive_int, metavar="BYTES",
+                   help="LDS the conversion may use (rounds if smaller)")
     p.add_argument("--strategy", default="auto", choices=["auto", "registers", "lds"],
                    help="auto: cheapest; registers: stay in registers; lds: round trip through LDS")
     p.add_argument("--objective", default=DEFAULT_OBJECTIVE, choices=list(OBJECTIVES),

@@ -1,16 +1,19 @@
 """``linlayout kernel NAME [options]``: build, compile and check one of the kernels of ``linlayout.kernels``.
 
 Everything after NAME goes to the kernel's own options (``linlayout kernel gemm --help``).
+The options every kernel takes (``linlayout.kernels.options``) are read first, so a bad one is
+refused before the kernel's module (and torch) is imported; only the named kernel is imported.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 
-from ..kernels import attention, convert, fp8_fp16, gemm
+from ..argparsing import Parser
+from ..errors import LayoutError
+from ..kernels.options import KERNEL_NAMES, add_common_arguments
 from . import COMMANDS
-
-KERNELS = {"attention": attention, "convert": convert, "fp8_fp16": fp8_fp16, "gemm": gemm}
 
 
 def register(subparsers) -> None:
@@ -22,7 +25,8 @@ def register(subparsers) -> None:
         "'linlayout kernel NAME --help' lists them. 'linlayout --json kernel NAME ...' is\n"
         "'linlayout kernel NAME ... --json'.",
     )
-    p.add_argument("name", choices=sorted(KERNELS), metavar="NAME", help=f"one of {', '.join(sorted(KERNELS))}")
+    names = sorted(KERNEL_NAMES)
+    p.add_argument("name", choices=names, metavar="NAME", help=f"one of {', '.join(names)}")
     p.add_argument("kernel_args", nargs=argparse.REMAINDER, metavar="...", help="the kernel's options")
     p.set_defaults(func=run)
 
@@ -32,4 +36,10 @@ def run(args: argparse.Namespace) -> int:
     kernel_args = list(args.kernel_args)
     if args.json and "--json" not in kernel_args:
         kernel_args.append("--json")
-    return KERNELS[args.name].main(kernel_args)
+    common = Parser(prog=f"linlayout kernel {args.name}", add_help=False, allow_abbrev=False)
+    add_common_arguments(common)
+    try:
+        common.parse_known_args(kernel_args)
+    except LayoutError as e:
+        raise LayoutError(f"kernel {args.name}: {e}") from None
+    return importlib.import_module(f"linlayout.kernels.{args.name}").main(kernel_args)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from linlayout import LayoutError
+from linlayout.hw.targets import Target
 
 from .base import Step, register
 
@@ -54,8 +55,11 @@ class Barrier(Step):
         """One scalar instruction, whatever the element size (not one per dword half)."""
         pricer.issue(self.counts(), per_dword_half=False)
 
-    def asm(self, p: int) -> str:
-        return "s_barrier" if self.scope == "workgroup" else "bar.warp.sync -1"
+    def asm(self, p: int, target: Target) -> str:
+        """``s_barrier`` (AMD) or ``bar.sync 0`` (NVIDIA) for a workgroup, ``bar.warp.sync -1`` for a warp."""
+        if self.scope == "warp":
+            return "bar.warp.sync -1"
+        return "bar.sync 0" if target.family == "nvidia" else "s_barrier"
 
     def run(self, machine, what: str) -> None:
         machine.barrier(self.scope)

@@ -24,6 +24,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from linlayout import LayoutError
+from linlayout.hw.targets import Target
 
 __all__ = ["PlanVerificationError", "Step", "dword_pairs", "dwords_per_slot", "known_ops", "register",
            "slot_dwords", "slots_per_dword", "step_classes", "step_from_json"]
@@ -175,7 +176,9 @@ class Step:
         """True for VGPR-to-VGPR steps whose count doubles for 64-bit elements."""
         return True
 
-    def asm(self, p: int) -> str:
+    def asm(self, p: int, target: Target) -> str:
+        """The step as one line of pseudo-assembly in ``target``'s instruction names (``p`` slots per
+        32-bit register)."""
         raise NotImplementedError
 
     # ------------------------------------------------------------ slots

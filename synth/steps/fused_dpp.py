@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from linlayout import LayoutError
+from linlayout.hw.targets import Target
 
 from .base import PlanVerificationError, Step, ints, lane_table, mask_name, register, table, vregs
 from .lane import dpp_controls, dpp_suffix
@@ -74,7 +75,7 @@ class FusedDpp(Step):
     def fused_select(self) -> bool:
         return self.form == "v_cndmask_b32_dpp"
 
-    def asm(self, p: int) -> str:
+    def asm(self, p: int, target: Target) -> str:
         suffix = dpp_suffix(f"dpp:{self.ctrl_name}", self.isa)
         if self.form == "v_mov_b32_dpp":
             return f"v_mov_b32_dpp {vregs(self.dst, p)}(old={vregs(self.own, p)}), {vregs(self.src, p)} {suffix}"

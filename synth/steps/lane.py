@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from linlayout import LayoutError
+from linlayout.hw.targets import Target
 from linlayout.lane_map import lane_map_pattern
 
 from .base import Step, ints, lane_table, register, table, vregs
@@ -111,7 +112,7 @@ class Lane(Step):
     def counts(self) -> dict[str, int]:
         return {self.family: 1}
 
-    def asm(self, p: int) -> str:
+    def asm(self, p: int, target: Target) -> str:
         fam = self.family
         if self.kind.startswith("dpp8:"):
             return f"v_mov_b32_dpp {vregs(self.dst, p)}, {vregs(self.src, p)} {self.kind}"

@@ -8,7 +8,7 @@ import numpy as np
 
 from linlayout import LayoutError, caches
 from linlayout.hw.lds import transpose_read_sources
-from linlayout.hw.targets import get_target
+from linlayout.hw.targets import Target, get_target
 
 from .base import PlanVerificationError, Step, ints, lane_table, register, table, vregs
 
@@ -70,6 +70,10 @@ class _LdsAccess(Step):
     pair_offset: int = 0
     st64: bool = False
     lds = True
+
+    def lane0_address(self) -> int:
+        """Byte address of lane 0 of warp 0 (the pseudo-assembly's ``lane0=``)."""
+        return int(np.asarray(self.addr).reshape(-1)[0])
 
     def pair_addr(self) -> np.ndarray:
         return np.asarray(self.addr) + self.pair_offset * self.offset_unit()
@@ -195,13 +199,18 @@ class LdsStore(_LdsAccess):
     def counts(self) -> dict[str, int]:
         return {"lds_write": 1}
 
-    def asm(self, p: int) -> str:
-        base = int(np.asarray(self.addr).reshape(-1)[0])
+    def asm(self, p: int, target: Target) -> str:
+        """AMD: ``ds_write_bN[_d16_hi] v_addr, v`` (a pair: ``ds_write2``); NVIDIA (PTX):
+        ``st.shared.bN [a], v`` (``v.hi``: the upper half of ``v``, AMD's ``d16_hi``)."""
+        base = self.lane0_address()
+        if target.lds_isa == "ptx":
+            return f"{target.lds_op_name(True, self.width_bytes)} [a(lane0={base})], {vregs(self.src, p)}" + (
+                ".hi" if self.d16_hi else "")
         if self.pair is not None:
             return (f"{self._pair_name('ds_write')} v_addr(lane0={base}), {vregs(self.src, p)}, "
                     f"{vregs(self.pair, p)} offset1:{self.pair_offset}")
         suffix = "_d16_hi" if self.d16_hi else ""
-        return f"ds_write_b{8 * self.width_bytes}{suffix} v_addr(lane0={base}), {vregs(self.src, p)}"
+        return f"{target.lds_op_name(True, self.width_bytes)}{suffix} v_addr(lane0={base}), {vregs(self.src, p)}"
 
     def reads(self) -> list[int]:
         return self.src + (self.pair or [])
@@ -286,16 +295,18 @@ class LdsLoad(_LdsAccess):
     def counts(self) -> dict[str, int]:
         return {"lds_read_tr" if self.transpose else "lds_read": 1}
 
-    def asm(self, p: int) -> str:
-        base = int(np.asarray(self.addr).reshape(-1)[0])
+    def asm(self, p: int, target: Target) -> str:
+        """AMD: ``ds_read_bN v, v_addr`` (``_uN`` below 4 bytes; a pair: ``ds_read2``; a transpose load);
+        NVIDIA (PTX): ``ld.shared.bN v, [a]``."""
+        base = self.lane0_address()
+        if target.lds_isa == "ptx":
+            return f"{target.lds_op_name(False, self.width_bytes)} {vregs(self.dst, p)}, [a(lane0={base})]"
         if self.transpose:
             return f"{transpose_name(self.transpose)} {vregs(self.dst, p)}, v_addr(lane0={base})"
         if self.pair is not None:
             return (f"{self._pair_name('ds_read')} {vregs(self.dst, p)}, {vregs(self.pair, p)}, "
                     f"v_addr(lane0={base}) offset1:{self.pair_offset}")
-        w = self.width_bytes
-        name = f"ds_read_b{8 * w}" if w >= 4 else f"ds_read_u{8 * w}"
-        return f"{name} {vregs(self.dst, p)}, v_addr(lane0={base})"
+        return f"{target.lds_op_name(False, self.width_bytes)} {vregs(self.dst, p)}, v_addr(lane0={base})"
 
     def writes(self) -> list[int]:
         return self.dst + (self.pair or [])

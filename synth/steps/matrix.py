@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from linlayout import LayoutError
-from linlayout.hw.targets import get_target
+from linlayout.hw.targets import Target, get_target
 
 from .base import PlanVerificationError, Step, ints, lane_table, register, table, vregs
 
@@ -198,7 +198,7 @@ class MatrixLoad(_MatrixAccess):
     def from_cert(cls, items: list[dict], i: int) -> tuple[Step, int]:
         return cls._from(items, i, "dst"), i + 1
 
-    def asm(self, p: int) -> str:
+    def asm(self, p: int, target: Target) -> str:
         base = int(np.asarray(self.addr).reshape(-1)[0])
         return f"{self.name}.shared.b16 {vregs(self.dst, p)}, [a(lane0={base})]"
 
@@ -243,7 +243,7 @@ class MatrixStore(_MatrixAccess):
     def from_cert(cls, items: list[dict], i: int) -> tuple[Step, int]:
         return cls._from(items, i, "src"), i + 1
 
-    def asm(self, p: int) -> str:
+    def asm(self, p: int, target: Target) -> str:
         base = int(np.asarray(self.addr).reshape(-1)[0])
         return f"{self.name}.shared.b16 [a(lane0={base})], {vregs(self.src, p)}"
 

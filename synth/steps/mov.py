@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from linlayout import LayoutError
+from linlayout.hw.targets import Target
 
 from .base import PlanVerificationError, Step, ints, register, vregs
 
@@ -89,7 +90,7 @@ class Mov(Step):
             return {}
         return {self.kind: 1}
 
-    def asm(self, p: int) -> str:
+    def asm(self, p: int, target: Target) -> str:
         if self.kind == "rename":
             pairs = ", ".join(f"{d}<-{s}" for d, s in zip(self.dst, self.src))
             return f"; rename slots {pairs}"

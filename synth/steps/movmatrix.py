@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from linlayout import LayoutError
+from linlayout.hw.targets import Target
 
 from .base import PlanVerificationError, Step, ints, lane_table, register, table, vregs
 
@@ -85,7 +86,7 @@ class Movmatrix(Step):
     def crossbar(self) -> bool:  # moves data between lanes, like shfl.sync
         return True
 
-    def asm(self, p: int) -> str:
+    def asm(self, p: int, target: Target) -> str:
         return f"movmatrix.sync.aligned.m8n8.trans.b16 {vregs(self.dst, p)}, {vregs(self.src, p)}"
 
     def reads(self) -> list[int]:

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from linlayout.hw.targets import Target
+
 from .base import Step, ints, lane_table, mask_name, register, table
 from .mov import prmt_as_perm
 
@@ -65,7 +67,7 @@ class PermSelect(Step):
     def counts(self) -> dict[str, int]:
         return {self.form: 1}
 
-    def asm(self, p: int) -> str:
+    def asm(self, p: int, target: Target) -> str:
         return (f"{'prmt.b32' if self.form == 'prmt' else 'v_perm_b32'} v{self.dst_dword}, v{self.operands[0]}, v{self.operands[1]}, "
                 f"v_sel[0x{self.sel0:08x} / 0x{self.sel1:08x} on {mask_name(self.cond)}]")
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from linlayout.hw.targets import Target
+
 from .base import PlanVerificationError, Step, ints, register, vregs
 
 __all__ = ["PermlaneSwap"]
@@ -36,7 +38,7 @@ class PermlaneSwap(Step):
     def counts(self) -> dict[str, int]:
         return {self.kind: 1}
 
-    def asm(self, p: int) -> str:
+    def asm(self, p: int, target: Target) -> str:
         return f"v_{self.kind}_b32 {vregs(self.vdst, p)}, {vregs(self.src0, p)}"
 
     def reads(self) -> list[int]:

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from linlayout.hw.targets import Target
+
 from .base import Step, ints, lane_table, mask_name, register, table, vregs
 
 __all__ = ["Select"]
@@ -46,7 +48,7 @@ class Select(Step):
     def counts(self) -> dict[str, int]:
         return {self.kind: 1}
 
-    def asm(self, p: int) -> str:
+    def asm(self, p: int, target: Target) -> str:
         if self.kind == "selp":
             return f"selp.b32 {vregs(self.dst, p)}, {vregs(self.b, p)}, {vregs(self.a, p)}, {mask_name(self.cond)}"
         return (f"v_cndmask_b32 {vregs(self.dst, p)}, {vregs(self.a, p)}, {vregs(self.b, p)}, "

@@ -74,12 +74,17 @@ def _phases(measured: bool) -> dict[str, LdsPhase]:
     return table
 
 
+#: Registers one thread can address: 255 32-bit registers (R0..R254; ptxas never allocates more, and
+#: register number 255 is the zero register RZ) [S docs/nvidia_facts.md 1].
+REGISTERS_PER_THREAD = 255
+
+
 def _nvidia(name: str, lds_bytes: int, measured: bool, aliases: tuple[str, ...]) -> Target:
     """A warp-32 NVIDIA descriptor (no AMD lane instructions; PTX ones in ``lane_ops``)."""
     return Target(name, "nvidia", 32, lds_bytes, 32, has_ds_bpermute=False, lane_ops=PTX_LANE_OPS,
                   mma="mma_sync", lds_phases=MappingProxyType(_phases(measured)),
                   lds_assumptions=MappingProxyType(ASSUMPTIONS), lds_model_assumptions=("pairing_whole_warp",),
-                  aliases=aliases, lockstep_lanes=False)
+                  aliases=aliases, lockstep_lanes=False, vgprs_per_lane=REGISTERS_PER_THREAD)
 
 
 # shared memory per block (opt-in maximum): 163 KiB on sm_80, 227 KiB on sm_90 [I docs/nvidia_facts.md 1]
