@@ -111,6 +111,7 @@ def test_roundtrip_kernel_text(uses_shared):
     assert "unsigned xw[4], yw[2];" in text  # 8 and 4 16-bit slots, packed two to a word
     assert "blockIdx.x * 1024u + threadIdx.x * 8u" in text and "blockIdx.x * 512u + threadIdx.x * 4u" in text
     assert ("__syncthreads();" in text) == uses_shared
+    assert "#pragma unroll 2\n  for (int i = 0; i < iterations; ++i)" in text  # no loop-carried copies
 
 
 def test_paper_source_compiles_when_nvcc_is_here(tmp_path):

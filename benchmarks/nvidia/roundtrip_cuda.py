@@ -22,6 +22,15 @@ in registers; the element arrays exist only around each call, where unpacking an
 function's own packing cancel.  (Carried as element arrays, nvcc kept tiles of 128 8-bit slots
 in local memory.)  A thread's slots are loaded and stored as 32-bit words when they fill whole
 words, else element by element.
+
+The loop is unrolled by two (``#pragma unroll 2``).  In one iteration the first call writes the
+new ``x`` while the second still reads the old one, so a rolled loop keeps two copies of ``x``
+and copies one into the other at the back edge (a ``mov`` per word in the PTX); with 128 words
+a tile, nvcc then spilled about every word each iteration (one-warp 64x64 fp32 tiles: 128
+spill stores and 64 64-bit spill loads per iteration, where the unrolled loop has 6 and 6).
+Unrolled by two, each iteration's results get their own names and no copy is left.  This is
+the benchmark's artifact, not the conversion's: a kernel that converts a tile once has no such
+loop (docs/nvidia_facts.md section 7).
 """
 
 from __future__ import annotations
@@ -91,6 +100,7 @@ def roundtrip_kernel(name: str, forward: str, backward: str, element_type: str, 
     {forward}(x, y);
     roundtrip_pack(y, yw);
   }}
+#pragma unroll 2
   for (int i = 0; i < iterations; ++i) {{
 {sync}    unsigned xn[{words_in}], yn[{words_out}];
     {{
