@@ -17,7 +17,7 @@ from linlayout.synth.emulator import verify
 from linlayout.synth.packing import packing_bits, packing_candidates, plan_free_packing, with_register_order
 from linlayout.synth.plan import Plan
 
-from test_lowering_cpp import _swapped_pair, _wave32_ops, hip_clang
+from test_lowering_cpp import _hip_region, _swapped_pair, hip_clang
 
 
 def _tile(regs: list[list[int]], lanes: list[list[int]]) -> LinearLayout:
@@ -118,14 +118,10 @@ def test_the_benchmark_repacks_on_the_rdna_targets_only():
 @hip_clang
 @pytest.mark.parametrize("arch", ["gfx1100", "gfx1250"])
 def test_a_repacked_plan_compiles_to_exactly_its_instructions(arch):
-    from linlayout.lowering.cpp import emit_cpp
-    from linlayout.lowering.cpp.toolchain import compile_hip
-    from linlayout.lowering.isa import region_lines
     from linlayout.lowering.report import FUSED_KEY, expected_isa_counts
 
     plan = plan_free_packing(WMMA, WMMA_T, arch, 16, src_tuple_dwords=1)
-    isa = compile_hip(emit_cpp(plan), arch)
-    got = _wave32_ops(region_lines(isa, "conv"))
+    _, got = _hip_region(plan)
     want = {k: v for k, v in expected_isa_counts(plan).items() if k != FUSED_KEY}
     assert {k: got[k] for k in want} == want
     assert got["v_perm_b32"] == 0 and got["lds_write"] == 16 and got["lds_read"] == 16
