@@ -17,13 +17,13 @@ ARCHES = ("gfx942", "gfx950")
 KERNEL_NAMES = ("attention", "convert", "fp8_fp16", "gemm")
 
 
-def add_common_arguments(p: argparse.ArgumentParser) -> None:
+def add_common_arguments(parser: argparse.ArgumentParser) -> None:
     """``--arch``, ``--interpret``, ``--emit DIR``, ``--launch``, ``--seed`` and ``--json``."""
-    p.add_argument("--arch", choices=ARCHES, default="gfx942", help="target (default gfx942)")
-    p.add_argument("--interpret", action="store_true",
-                   help="run the emitted MLIR on the wave interpreter and compare with torch")
-    p.add_argument("--emit", metavar="DIR", help="write the MLIR, ISA and code object (.hsaco) into DIR")
-    p.add_argument("--launch", action="store_true",
-                   help="run the code object on a ROCm GPU of --arch (exit 2 where there is none)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
-    p.add_argument("--json", action="store_true", help="print exactly one JSON object on stdout")
+    parser.add_argument("--arch", choices=ARCHES, default="gfx942", help="target (default gfx942)")
+    parser.add_argument("--interpret", action="store_true",
+                        help="run the emitted MLIR on the wave interpreter and compare with torch")
+    parser.add_argument("--emit", metavar="DIR", help="write the MLIR, ISA and code object (.hsaco) into DIR")
+    parser.add_argument("--launch", action="store_true",
+                        help="run the code object on a ROCm GPU of --arch (exit 2 where there is none)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    parser.add_argument("--json", action="store_true", help="print exactly one JSON object on stdout")
