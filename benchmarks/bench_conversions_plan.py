@@ -249,6 +249,18 @@ def _table(res: dict) -> str:
     return "\n".join(lines)
 
 
+def _report(args: argparse.Namespace, cases: Path) -> int:
+    """Run ``cases`` (a file) as ``args`` ask and print the result."""
+    if args.against:
+        res = against(args.against, cases, args.rounds, args.repeat)
+        print(json.dumps(res) if args.json else "\n".join(
+            f"{k}: {round(v, 2) if isinstance(v, float) else v}" for k, v in res["summary"].items()))
+        return 0
+    res = run(cases, args.repeat, args.cold_repeat)
+    print(json.dumps(res) if args.json else (_markdown(res) if args.markdown else _table(res)))
+    return 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--baseline", type=Path, default=REPO / "benchmarks" / "data" / "triton_amd_baseline.json")
@@ -273,18 +285,6 @@ def main(argv=None) -> int:
         chosen = Path(tmp) / "cases.json"
         chosen.write_text(json.dumps({"cases": _every_distinct(json.loads(cases.read_text())["cases"], args.every)}))
         return _report(args, chosen)
-
-
-def _report(args: argparse.Namespace, cases: Path) -> int:
-    """Run ``cases`` (a file) as ``args`` ask and print the result."""
-    if args.against:
-        res = against(args.against, cases, args.rounds, args.repeat)
-        print(json.dumps(res) if args.json else "\n".join(
-            f"{k}: {round(v, 2) if isinstance(v, float) else v}" for k, v in res["summary"].items()))
-        return 0
-    res = run(cases, args.repeat, args.cold_repeat)
-    print(json.dumps(res) if args.json else (_markdown(res) if args.markdown else _table(res)))
-    return 0
 
 
 if __name__ == "__main__":
