@@ -22,7 +22,9 @@ spent inside linlayout.synth.swizzle (the LDS layout synthesis, another module) 
 separately.
 
 ``--corpus`` runs benchmarks/data/triton_amd_corpus.json (691 cases, the same format) instead
-of the 48-case baseline.  ``--against REV`` times planning only, here and in a checkout of the
+of the 48-case baseline; ``--corpus nvidia`` (or ``wave32``) that family's corpus
+(benchmarks/data/triton_FAMILY_corpus.json).  ``--every N`` keeps every N-th distinct case
+(distinct: src, dst, arch and dtype) of the cases run.  ``--against REV`` times planning only, here and in a checkout of the
 git revision ``REV`` (a ``git worktree add --detach`` in a temporary folder, removed afterwards;
 ``--against`` may be repeated to compare several revisions in the same run), each tree in its own
 subprocess (``--tree``: import linlayout from that folder) and the trees in alternation,
@@ -55,7 +57,7 @@ from linlayout import LayoutError, LinearLayout, caches  # noqa: E402
 from linlayout.synth import convert  # noqa: E402
 
 BITS = {"fp32": 32, "fp16": 16, "bf16": 16, "fp8": 8, "i8": 8}
-CORPUS = REPO / "benchmarks" / "data" / "triton_amd_corpus.json"
+CORPORA = {family: REPO / "benchmarks" / "data" / f"triton_{family}_corpus.json" for family in ("amd", "nvidia", "wave32")}
 KINDS = ("lds_write", "lds_read", "s_barrier", "ds_bpermute", "ds_swizzle", "dpp", "permlane16_swap",
          "permlane32_swap", "v_cndmask", "v_perm_b32", "v_mov")
 
@@ -202,6 +204,17 @@ def against(revs: list[str], cases: Path, rounds: int, repeat: int) -> dict:
     return {"times": best, "summary": summary}
 
 
+def _every_distinct(cases: list[dict], every: int) -> list[dict]:
+    """Every ``every``-th of the distinct ``cases`` (by src, dst, arch and dtype), in corpus order."""
+    seen, distinct = set(), []
+    for c in cases:
+        key = json.dumps([c["src"], c["dst"], c["arch"], c["dtype"]], sort_keys=True)
+        if key not in seen:
+            seen.add(key)
+            distinct.append(c)
+    return distinct[::every]
+
+
 def _markdown(res: dict) -> str:
     """The in-wave cases Triton sends through LDS, as a markdown table (for docs/conversions.md)."""
     lines = ["| case | arch | dtype | strategy | ours | registers | Triton | no LDS | <= Triton | <= Triton/2 |",
@@ -236,10 +249,24 @@ def _table(res: dict) -> str:
     return "\n".join(lines)
 
 
+def _report(args: argparse.Namespace, cases: Path) -> int:
+    """Run ``cases`` (a file) as ``args`` ask and print the result."""
+    if args.against:
+        res = against(args.against, cases, args.rounds, args.repeat)
+        print(json.dumps(res) if args.json else "\n".join(
+            f"{k}: {round(v, 2) if isinstance(v, float) else v}" for k, v in res["summary"].items()))
+        return 0
+    res = run(cases, args.repeat, args.cold_repeat)
+    print(json.dumps(res) if args.json else (_markdown(res) if args.markdown else _table(res)))
+    return 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--baseline", type=Path, default=REPO / "benchmarks" / "data" / "triton_amd_baseline.json")
-    ap.add_argument("--corpus", action="store_true", help=f"run {CORPUS.relative_to(REPO)} instead of --baseline")
+    ap.add_argument("--corpus", nargs="?", const="amd", choices=sorted(CORPORA), metavar="FAMILY",
+                    help="run benchmarks/data/triton_FAMILY_corpus.json (default amd) instead of --baseline")
+    ap.add_argument("--every", type=int, default=1, metavar="N", help="every N-th distinct case only")
     ap.add_argument("--against", metavar="REV", action="append",
                     help="time planning only, here and at git revision REV (repeatable: several revisions)")
     ap.add_argument("--rounds", type=int, default=3, help="alternating runs of each tree (with --against)")
@@ -249,15 +276,15 @@ def main(argv=None) -> int:
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--markdown", action="store_true", help="the in-wave cases Triton sends through LDS")
     args = ap.parse_args(argv)
-    cases = CORPUS if args.corpus else args.baseline
-    if args.against:
-        res = against(args.against, cases, args.rounds, args.repeat)
-        print(json.dumps(res) if args.json else "\n".join(
-            f"{k}: {round(v, 2) if isinstance(v, float) else v}" for k, v in res["summary"].items()))
-        return 0
-    res = run(cases, args.repeat, args.cold_repeat)
-    print(json.dumps(res) if args.json else (_markdown(res) if args.markdown else _table(res)))
-    return 0
+    cases = CORPORA[args.corpus] if args.corpus else args.baseline
+    if args.every < 1:
+        ap.error(f"--every must be at least 1, got {args.every}")
+    if args.every == 1:
+        return _report(args, cases)
+    with tempfile.TemporaryDirectory(prefix="linlayout-cases-") as tmp:
+        chosen = Path(tmp) / "cases.json"
+        chosen.write_text(json.dumps({"cases": _every_distinct(json.loads(cases.read_text())["cases"], args.every)}))
+        return _report(args, chosen)
 
 
 if __name__ == "__main__":

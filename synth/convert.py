@@ -57,7 +57,7 @@ from .plan import Lane, Plan
 from .steps import Movmatrix
 from .preimage import Problem, wave_local_map
 
-__all__ = ["STRATEGIES", "candidate_plans", "exchange_schedule_plans", "plan_conversion"]
+__all__ = ["STRATEGIES", "candidate_plans", "exchange_schedule_plans", "lds_plan", "plan_conversion"]
 
 
 def _base_plan(ctx: ConversionContext) -> Plan:
@@ -156,8 +156,11 @@ def _in_wave_candidates(ctx: ConversionContext, wm, gather: bool = True) -> list
             out.append(plan)
     vperm = cm.instruction("v_perm_b32") * (pack_perms(up.pk.K, up.n_sr, p) + pack_perms(up.pk.Kd, len(up.reg_cols), p)
                                             if p > 1 else 0)
-    limit = float("inf")  # under an objective other than latency the gather is always built and ranked
-    if best is not None and cm.floors_apply:
+    # under an objective other than latency the gather is always built and ranked, and where the
+    # pipes overlap (NVIDIA) too: both prices here are label-priced sums of instruction costs, which
+    # rank as the plans' values only where those are sums
+    limit = float("inf")
+    if best is not None and cm.floors_apply and not cm.pipe_overlap:
         limit = best[0].cost * (1 + cost_mod.COST_TIE_FRACTION)
     if gather and gather_floor(up.pk.units, cm) + vperm <= limit:  # the gather is priced only when it might win
         g_cost, g_plan = gather_choices(ctx, up.pk.units)
@@ -285,10 +288,12 @@ def _warp_offsets(prog: Program, units: list[int], offsets: list[int], K: list[i
     return units
 
 
-def _lds_candidates(ctx: ConversionContext, best_only: bool = False, ceiling: float = float("inf")) -> list[Plan]:
+def _lds_candidates(ctx: ConversionContext, best_only: bool = False, ceiling: float = float("inf"),
+                    prune: bool = True) -> list[Plan]:
     """LDS round trips through each shared layout (lds_path.designs), built in the order of their
     cost floors (ideal LDS cycles, lds_path.DesignPool.by_floor); a design whose floor is above the
-    best plan built so far (beyond the tie fraction) cannot win and is not built.  ``best_only``:
+    best plan built so far (beyond the tie fraction) cannot win and is not built (``prune``: the
+    floors bound the cost model's value, ``CostModel.floors_apply``; else every one is built).  ``best_only``:
     neither is a round trip equal to one built before (the same layout and stores: the same cost
     and instructions, ranked after it) nor one that a plan built before outranks (``_outranked``),
     nor one whose floor is above ``ceiling`` (the in-wave plans' tie limit: it would rank after them)."""
@@ -299,8 +304,8 @@ def _lds_candidates(ctx: ConversionContext, best_only: bool = False, ceiling: fl
     built = set()
     fitted = False
 
-    def limit() -> float:  # the floors bound the latency value only: under another objective, build all
-        if not ctx.cost_model.floors_apply:
+    def limit() -> float:
+        if not prune:
             return float("inf")
         lds = min(q.cost for q in out) * (1 + cost_mod.COST_TIE_FRACTION) if out else float("inf")
         return min(lds, ceiling) if best_only else lds
@@ -309,30 +314,38 @@ def _lds_candidates(ctx: ConversionContext, best_only: bool = False, ceiling: fl
         if acc.design.lds_bytes > min(budget, target.lds_bytes):
             continue
         fitted = True
-        if acc.floor() > limit():
-            break
+        if acc.floor() > limit():  # (given in order of order_floor, which where the pipes overlap is not floor's)
+            continue
         key = (lds_path.layout_key(acc.design), acc.s_width_bytes, acc.s_matrix, acc.d_matrix)
         if best_only and key in built:
             continue
         built.add(key)
         if best_only and _outranked(acc, out):
             continue
-        prog = _program(ctx)
-        outs = build_lds(prog, acc, list(range(prog.n_init)), d_ids)
-        plan = _base_plan(ctx)
-        plan.lds_bytes = acc.design.lds_bytes
-        plan = _finish(plan, prog, outs, "lds", ctx, acc.address_valu)
-        rounds = 1 << acc.design.n_rep_bits
-        sync = {"workgroup": "barriers (data crosses warps)",
-                "warp": "warp barriers (each warp reads its own writes; its lanes are not in lockstep)",
-                None: "no barrier (each warp reads its own writes)"}[acc.barrier_scope]
-        plan.notes.append(f"LDS layout: {acc.design.source}; {rounds} round(s); {sync}")
-        out.append(plan)
+        out.append(lds_plan(ctx, acc, d_ids))
     if not fitted:
         every = pool.every()
         raise LayoutError(f"the tile needs {min(a.design.lds_bytes for a in every)} bytes of LDS, more than "
                           f"{ctx.budget_text} allows; give a larger lds_budget_bytes or one that allows rounds")
     return out
+
+
+def lds_plan(ctx: ConversionContext, acc: lds_path.LdsAccesses, d_ids=None) -> Plan:
+    """The plan (priced, unverified) of the LDS round trip ``acc`` (``d_ids``: the dst's
+    ``element_ids``, computed when not given)."""
+    if d_ids is None:
+        d_ids = element_ids(ctx.problem.dst, ctx.problem.num_warps)
+    prog = _program(ctx)
+    outs = build_lds(prog, acc, list(range(prog.n_init)), d_ids)
+    plan = _base_plan(ctx)
+    plan.lds_bytes = acc.design.lds_bytes
+    plan = _finish(plan, prog, outs, "lds", ctx, acc.address_valu)
+    rounds = 1 << acc.design.n_rep_bits
+    sync = {"workgroup": "barriers (data crosses warps)",
+            "warp": "warp barriers (each warp reads its own writes; its lanes are not in lockstep)",
+            None: "no barrier (each warp reads its own writes)"}[acc.barrier_scope]
+    plan.notes.append(f"LDS layout: {acc.design.source}; {rounds} round(s); {sync}")
+    return plan
 
 
 def _outranked(acc, built: list[Plan]) -> bool:
@@ -355,14 +368,18 @@ def candidate_plans(src: LinearLayout, dst: LinearLayout, arch: str, element_bit
                                                 src_tuple_dwords))
 
 
-def _candidates(ctx: ConversionContext, best_only: bool = False, movmatrix: bool = True) -> list[Plan]:
+def _candidates(ctx: ConversionContext, best_only: bool = False, movmatrix: bool = True,
+                prune: bool = True) -> list[Plan]:
     """The candidate plans, cheapest first (``best_only``: only the first is wanted, so candidates
     that provably rank after another are not built -- under the latency objective, whose value the
     floors bound; under another no floor prunes: every LDS design and the gather are built, and the
     exchange schedule is still the one the latency table prices best).  ``movmatrix``: also the
-    plans that start with a movmatrix stage (``_movmatrix_candidates``; not within one)."""
+    plans that start with a movmatrix stage (``_movmatrix_candidates``; not within one).
+    ``prune``: False builds every LDS design even under the latency objective (the plans are parts
+    of larger ones, whose value the floors of the part do not bound)."""
     prob, strategy = ctx.problem, ctx.strategy
-    best_only = best_only and ctx.cost_model.floors_apply
+    prune = prune and ctx.cost_model.floors_apply
+    best_only = best_only and prune
     if _same_map(prob):
         plan = _base_plan(ctx)
         plan.strategy = "noop"
@@ -381,12 +398,12 @@ def _candidates(ctx: ConversionContext, best_only: bool = False, movmatrix: bool
     if strategy == "registers" and not cands:
         raise LayoutError("the conversion moves data between warps; only the LDS strategy can do it")
     lds_floor, ceiling = None, float("inf")
-    if cands and strategy == "auto" and ctx.cost_model.floors_apply:  # no LDS plan can beat (or tie) it: skip
+    if cands and strategy == "auto" and prune:  # no LDS plan can beat (or tie) it: skip
         lds_floor = _lower_bound(ctx)["lds_cost"]
         ceiling = min(p.cost for p in cands) * (1 + cost_mod.COST_TIE_FRACTION)
     if strategy in ("auto", "lds") and (lds_floor is None or lds_floor <= ceiling):
         try:
-            cands.extend(_lds_candidates(ctx, best_only, ceiling))
+            cands.extend(_lds_candidates(ctx, best_only, ceiling, prune))
         except LayoutError:
             if not cands:
                 raise
@@ -399,7 +416,10 @@ def _movmatrix_candidates(ctx: ConversionContext, best_only: bool) -> list[Plan]
     layout that leaves into dst; or last, the rest converts src into the layout whose stage gives
     dst, then the stage on every dst register.  An end is tried when its stage brings that side's
     lanes closer to the other side's (``worth_trying``); the rest is the best plan of its conversion
-    (every candidate unless ``best_only``), and the stage's steps are priced with it like any plan's."""
+    (every candidate unless ``best_only``), and the stage's steps are priced with it like any plan's.
+    Where the pipes overlap (``CostModel.pipe_overlap``) the value of the rest with the stage is not
+    its own value plus the stage's (the stage's MIO cycles may hide under the rest's ALU issue or
+    not): there every candidate of the rest is built, unpruned, and priced with the stage."""
     prob = ctx.problem
     p = ctx.slots_per_dword
     out = []
@@ -413,7 +433,9 @@ def _movmatrix_candidates(ctx: ConversionContext, best_only: bool) -> list[Plan]
                                          ctx.strategy, ctx.objective, ctx.src_tuple_dwords)
         stage = [Movmatrix(dst=list(range(d * p, d * p + p)), src=list(range(d * p, d * p + p)))
                  for d in range(_n_values(side.in_dim_size("register"), ctx))]
-        for rest in _candidates(inner, best_only, movmatrix=False)[:1 if best_only else None]:
+        whole = ctx.cost_model.pipe_overlap
+        rests = _candidates(inner, best_only and not whole, movmatrix=False, prune=not whole)
+        for rest in rests[:1 if best_only and not whole else None]:
             plan = _base_plan(ctx)
             plan.steps = stage + rest.steps if first else rest.steps + stage
             plan.lds_bytes = rest.lds_bytes

@@ -178,10 +178,19 @@ class CostModel:
     @property
     def floors_apply(self) -> bool:
         """Are the planner's cost floors (linlayout.synth.lds_path, ``lower_bound``) lower bounds of
-        this objective?  They bound the summed latency value only; under another objective, and
-        where the pipes overlap (``pipe_overlap``: the value is a maximum, below the sum the floors
-        bound), every candidate is built and ranked."""
-        return self.objective == "latency" and not self.pipe_overlap
+        this objective?  They bound the latency value (``path_floor``, summed or, where the pipes
+        overlap, a maximum); under another objective every candidate is built and ranked."""
+        return self.objective == "latency"
+
+    def path_floor(self, issue: float, pipe: float, latency: float) -> float:
+        """A lower bound of the latency value (``objective_value``) of every plan whose wave issues at
+        least ``issue`` cycles (the ``simd`` part: every issue slot, the ALU and the setup), whose
+        LDS (MIO) pipe is busy at least ``pipe`` cycles (``lds_pipe``) and whose latency (with any
+        spill) is at least ``latency``: ``issue + pipe + latency``, or where the pipes overlap
+        (``pipe_overlap``) ``max(issue, pipe) + latency``.  The value is that same expression of
+        the plan's own parts (the summed ``issue + lds + setup`` is ``simd + lds_pipe``), which
+        does not decrease when any part grows: so a floor of each part gives a floor of the value."""
+        return (max(issue, pipe) if self.pipe_overlap else issue + pipe) + latency
 
     def objective_value(self, parts: dict, objective: str | None = None) -> float:
         """The value of ``objective`` (default: the model's) of a plan or an instruction mix from its
@@ -813,9 +822,9 @@ def lower_bound(ctx) -> dict:
     ``min_lds_stores``: the distinct elements that must travel, spread over every
     lane of every wave, 16 bytes per store.  ``cost``: the cheapest of the bounds
     under the cost model (registers: the larger of the cross-lane and the merge
-    bound; LDS: accesses, data cycles, two latency levels; where the pipes overlap
-    (``CostModel.pipe_overlap``, NVIDIA) the larger of the accesses' issue with the barrier
-    and their data cycles, plus the latency).
+    bound; LDS: ``CostModel.path_floor`` of the accesses' issue with the barrier, their data
+    cycles and two latency levels: their sum, or where the pipes overlap (NVIDIA) the larger of
+    the first two plus the latency).
     """
     prob, element_bits, cm = ctx.problem, ctx.element_bits, ctx.cost_model
     has_permlane = ctx.target.has_permlane_swap
@@ -858,21 +867,14 @@ def lower_bound(ctx) -> dict:
     per_instr = min(cm.lds_cycles.values()) * cm.lds_port_sharing
     per_byte = min(c / w for w, c in cm.lds_cycles.items()) * cm.lds_port_sharing
 
-    def lds_time(n_instr: int, n_bytes: int) -> float:  # issue + data cycles, every width allowed
-        return n_instr * cm.ds_issue + max(n_instr * per_instr, n_bytes * per_byte)
-
-    def lds_pipe(n_instr: int, n_bytes: int) -> float:  # the data cycles alone
+    def lds_pipe(n_instr: int, n_bytes: int) -> float:  # the data cycles, every width allowed
         return max(n_instr * per_instr, n_bytes * per_byte)
 
     load_bytes = worst_lane * element_bytes
     store_bytes = -(-n_moving // (W * L)) * element_bytes
     barrier = cm.instruction("s_barrier") if cross_warp else 0.0
-    if cm.pipe_overlap:  # the value is max(issue, pipe) + latency (CostModel.objective_value)
-        lds_bound = max((lds_loads + lds_stores) * cm.ds_issue + barrier,
-                        lds_pipe(lds_loads, load_bytes) + lds_pipe(lds_stores, store_bytes)) + cm.latency(2)
-    else:
-        lds_bound = (lds_time(lds_loads, load_bytes) + lds_time(lds_stores, store_bytes) + cm.latency(2)
-                     + barrier)
+    lds_bound = cm.path_floor((lds_loads + lds_stores) * cm.ds_issue + barrier,
+                              lds_pipe(lds_loads, load_bytes) + lds_pipe(lds_stores, store_bytes), cm.latency(2))
     reg_bound = max(cross_lane * move, merges * merge)
     if cross_warp:
         cost = lds_bound

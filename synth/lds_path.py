@@ -140,14 +140,20 @@ def prefix_floor(ctx: ConversionContext, prefix: list[int], reps: list[int], ove
     degree any such layout can give it (``_conflict_floor``; 1 for over-fetching loads), a
     ds_read2 / ds_write2 counted as two accesses sharing one issue; plus two DS latency levels.  A
     side the target has matrix accesses for (``ldmatrix``/``stmatrix``: rows anywhere, up to 16
-    bytes per lane, at a 16-byte access's wavefronts) counts as any width at degree 1 too."""
+    bytes per lane, at a 16-byte access's wavefronts) counts as any width at degree 1 too.
+
+    The issue and the LDS-pipe cycles are bounded apart (``_cheapest_per_element``: each the
+    least per element over the widths allowed) and joined by ``CostModel.path_floor`` with the
+    latency, as ``LdsAccesses.floor`` joins its own parts: ``issue floor + pipe floor + latency``,
+    where the pipes overlap ``max(issue floor, pipe floor) + latency``; each part of this bound
+    is at most that part of the floor, and ``path_floor`` does not decrease in any part."""
     prob, cm, element_bytes = ctx.problem, ctx.cost_model, ctx.element_bytes
     t_max = (16 // element_bytes).bit_length() - 1
     model = lds_model(ctx.arch)
     coords = f2.Echelon()
     for v in prefix + reps:
         coords.insert(v)
-    total = cm.latency(2)
+    issue = pipe = 0.0
     matrix = ctx.target.has_matrix_access
     sides = ((True, prob.src_cols, matrix(True)), (False, prob.dst_cols, over_fetch or matrix(False)))
     for store, cols, any_width in sides:
@@ -160,9 +166,11 @@ def prefix_floor(ctx: ConversionContext, prefix: list[int], reps: list[int], ove
         def degree(t: int) -> float:
             return _conflict_floor(model, store, element_bytes, t, lanes, len(prefix), len(reps), prob.n_tensor_bits)
 
-        total += (1 << regs.rank) * _cheapest_per_element(cm, "lds_write" if store else "lds_read", element_bytes,
-                                                          range(t_up + 1), None if any_width else degree)
-    return total
+        side_issue, side_pipe = _cheapest_per_element(cm, "lds_write" if store else "lds_read", element_bytes,
+                                                      range(t_up + 1), None if any_width else degree)
+        issue += (1 << regs.rank) * side_issue
+        pipe += (1 << regs.rank) * side_pipe
+    return cm.path_floor(issue, pipe, cm.latency(2))
 
 
 def _coordinates(basis: f2.Echelon, xs: list[int]) -> list[int]:
@@ -214,22 +222,34 @@ def _conflict_floor(model, store: bool, element_bytes: int, t: int, lanes: list[
     return float(1 << max(0, dim_u - a - min(k, f2.rank([x & (bank_p | y) for x in m]) - a)))
 
 
-def _cheapest_per_element(cm, kind: str, element_bytes: int, ts, degree: Callable[[int], float] | None = None) -> float:
-    """The least cost per element of a ``kind`` access of ``element_bytes << t`` bytes over the ``t`` in ``ts``
-    at bank-conflict degree ``degree(t)`` (1 when None; a degree raises the cost, so it is only
-    asked for a width whose conflict-free cost is below the least so far), a ds_read2 / ds_write2
-    counted as two accesses sharing one issue."""
-    def per_element(t: int, c: float) -> float:
-        one = cm.instruction(kind, element_bytes << t, c)
-        pair = (2 * one - cm.ds_issue) / 2 if element_bytes << t in (4, 8) else one
-        return min(one, pair) / (1 << t)
+def _cheapest_per_element(cm, kind: str, element_bytes: int, ts,
+                          degree: Callable[[int], float] | None = None) -> tuple[float, float]:
+    """The least (issue, LDS-pipe) cycles per element of a ``kind`` access of ``element_bytes << t``
+    bytes over the ``t`` in ``ts`` at bank-conflict degree ``degree(t)`` (1 when None), a ds_read2 /
+    ds_write2 counted as two accesses sharing one issue: per element ``ds_issue`` (half of it
+    paired) and the access's cycles beyond its issue, over ``2**t``.
 
-    least = float("inf")
+    Summed (``CostModel.path_floor`` adds the parts), the parts of the width of least sum; where
+    the pipes overlap, the least issue and the least pipe cycles, each over every width (the
+    plan's accesses need not all take one width's parts, and each part bounds its own).  A degree
+    raises only the pipe cycles, so it is asked for a width only when its conflict-free parts beat
+    the least so far."""
+    def per_element(t: int, c: float) -> tuple[float, float]:
+        issue = cm.ds_issue / 2 if element_bytes << t in (4, 8) else cm.ds_issue
+        return issue / (1 << t), (cm.instruction(kind, element_bytes << t, c) - cm.ds_issue) / (1 << t)
+
+    def better(parts: tuple[float, float], least: tuple[float, float]) -> bool:
+        return parts[1] < least[1] if cm.pipe_overlap else sum(parts) < sum(least)
+
+    least = (float("inf"), float("inf"))
     for t in sorted(ts, reverse=True):  # the widest first: usually the cheapest
-        cost = per_element(t, 1.0)
-        if degree is not None and cost < least:
-            cost = per_element(t, degree(t))
-        least = min(least, cost)
+        parts = per_element(t, 1.0)
+        if degree is not None and better(parts, least):
+            parts = per_element(t, degree(t))
+        if cm.pipe_overlap:
+            least = (min(least[0], parts[0]), min(least[1], parts[1]))
+        elif better(parts, least):
+            least = parts
     return least
 
 
@@ -480,10 +500,12 @@ class DesignPool:
         return [a for i in sorted(self.accesses) for a in self.accesses[i]]
 
     def by_floor(self, limit: Callable[[], float]) -> Iterator[LdsAccesses]:
-        """The round trips of ``every()`` in order of floor (ties: design order, then store choice),
-        a deferred design made only when its bound is at most the least floor not given yet (it
-        might come first) and at most ``limit()`` (no floor above that is wanted any more)."""
-        queue = [(a.floor(), i, j) for i, accs in self.accesses.items() for j, a in enumerate(accs)]
+        """The round trips of ``every()`` in order of ``LdsAccesses.order_floor`` (ties: design order,
+        then store choice), a deferred design made only when its bound (at most the floor, so at
+        most the order floor, of each of its round trips) is at most the least order floor not given
+        yet (it might come first) and at most ``limit()`` (no floor above that is wanted any more;
+        ``limit()`` never grows)."""
+        queue = [(a.order_floor(), i, j) for i, accs in self.accesses.items() for j, a in enumerate(accs)]
         heapq.heapify(queue)
         bounds = {i: d.bound() for i, d in self.deferred.items()}
         while True:
@@ -493,7 +515,7 @@ class DesignPool:
                 i = waiting[1]
                 del bounds[i]
                 for j, a in enumerate(self._make(i)):
-                    heapq.heappush(queue, (a.floor(), i, j))
+                    heapq.heappush(queue, (a.order_floor(), i, j))
                 continue
             if not queue:
                 return
@@ -509,14 +531,17 @@ def transpose_floor(ctx: ConversionContext) -> float:
     vector (``_vector_bits``).  The floor is at least two DS latency levels, one conflict-free
     8-byte load per ``2**k`` dst registers, and per distinct src register (``2**rank`` of the src
     register vectors) the least conflict-free store cycles per element over the widths allowed
-    (a ds_write2 counted as two accesses sharing one issue)."""
+    (a ds_write2 counted as two accesses sharing one issue); the issue and the LDS-pipe cycles
+    bounded apart and joined by ``CostModel.path_floor``, as ``prefix_floor``'s."""
     prob, cm, element_bytes = ctx.problem, ctx.cost_model, ctx.element_bytes
     k = (64 // ctx.element_bits).bit_length() - 1
     src_regs = prob.src_cols["register"]
     widths = range((16 // element_bytes).bit_length()) if f2.in_span(src_regs, prob.dst_cols["lane"][0]) else [0]
-    per_elem = _cheapest_per_element(cm, "lds_write", element_bytes, widths)
+    store_issue, store_pipe = _cheapest_per_element(cm, "lds_write", element_bytes, widths)
     loads = (1 << len(prob.dst_cols["register"])) >> k
-    return cm.latency(2) + loads * cm.instruction("lds_read", 8) + (1 << f2.rank(src_regs)) * per_elem
+    stores = 1 << f2.rank(src_regs)
+    return cm.path_floor(loads * cm.ds_issue + stores * store_issue,
+                         loads * (cm.instruction("lds_read", 8) - cm.ds_issue) + stores * store_pipe, cm.latency(2))
 
 
 @dataclass
@@ -808,24 +833,34 @@ class LdsAccesses:
         return _addr(self.D, g[0], self.ctx.element_bytes)
 
     def floor(self) -> float:
-        """A lower bound of the plan's modelled cost under the context's cost model: every access
-        with its bank cycles (cost.lds_access_cost), two levels of DS latency, the barriers;
-        repacking and setup not counted.  Memoized per cost model and element size."""
-        key = (self.ctx.cost_model.key(), self.ctx.element_bits)
-        if key not in self._floors:
-            self._floors[key] = self._floor()
-        return self._floors[key]
+        """A lower bound of the plan's modelled cost under the context's cost model:
+        ``CostModel.path_floor`` of the issue floor (every access's issue slot, the barriers), the
+        pipe floor (every access's LDS-pipe cycles with its bank conflicts, cost.lds_access_cost
+        beyond its issue) and two levels of DS latency; repacking and setup not counted (they only
+        add issue or pipe cycles).  Memoized per cost model and element size."""
+        return self.ctx.cost_model.path_floor(*self._floor_parts(), self.ctx.cost_model.latency(2))
+
+    def order_floor(self) -> float:
+        """The summed floor, ``issue + pipe + latency`` of ``floor``'s parts: the order in which
+        ``DesignPool.by_floor`` gives the round trips, hence which of two plans that tie in every
+        key of the ranking is built, and ranks, first.  It is ``floor`` where the model sums; where
+        the pipes overlap it is at least ``floor`` and keeps the order of the summed model."""
+        issue, pipe = self._floor_parts()
+        return issue + pipe + self.ctx.cost_model.latency(2)
 
     def plan_floor(self) -> tuple[float, int]:
         """Lower bounds of the cost and of the instructions with setup (Plan.total_with_overhead)
         of the plan build_lds makes of these accesses.  build_lds issues exactly these accesses
         in this order, so the VALU ops forming their addresses are known (cost.lds_address_valu):
-        cost >= floor + those ops; instructions >= the LDS accesses, the barriers, those ops and
+        its issue cycles (setup included) are at least the floor's plus those ops, so its cost is at
+        least ``path_floor`` of that; instructions >= the LDS accesses, the barriers, those ops and
         two s_waitcnt levels (a store, then a load)."""
+        cm = self.ctx.cost_model
         valu = self.address_valu
+        issue, pipe = self._floor_parts()
         accesses = sum(len(a) for a in self.stores) + sum(len(a) for a in self.loads)
         barriers = 2 * len(self.stores) - 1 if self.barrier_scope else 0
-        return self.floor() + valu * self.ctx.cost_model.valu_issue, accesses + barriers + valu + 2
+        return cm.path_floor(issue + valu * cm.valu_issue, pipe, cm.latency(2)), accesses + barriers + valu + 2
 
     @cached_property
     def address_valu(self) -> int:
@@ -843,9 +878,17 @@ class LdsAccesses:
                           for g, g2, off, st64 in accesses]
         return lds_address_valu(steps)
 
-    def _floor(self) -> float:
+    def _floor_parts(self) -> tuple[float, float]:
+        """(issue, LDS-pipe) cycles of these accesses and barriers (``floor``), memoized per cost
+        model and element size."""
+        key = (self.ctx.cost_model.key(), self.ctx.element_bits)
+        if key not in self._floors:
+            self._floors[key] = self._count_floor_parts()
+        return self._floors[key]
+
+    def _count_floor_parts(self) -> tuple[float, float]:
         cm = self.ctx.cost_model
-        total = cm.latency(2)
+        issue = pipe = 0.0
         for store, rounds, width_bytes in ((True, self.stores, self.s_width_bytes),
                                            (False, self.loads, self.d_width_bytes)):
             # one side's accesses are XOR-translates of each other by multiples of the width (an
@@ -855,17 +898,19 @@ class LdsAccesses:
             for accesses in rounds:
                 for g, g2, _, _ in accesses:
                     if self.matrix(store) is not None:  # groups of 1, 2 or 4 registers
-                        total += matrix_access_cost(cm, self.ctx.arch, self.matrix_name(store, g),
+                        cycles = matrix_access_cost(cm, self.ctx.arch, self.matrix_name(store, g),
                                                     self.address(store, g))
-                        continue
-                    if (g2 is not None) not in costs:
-                        costs[g2 is not None] = lds_access_cost(
-                            cm, self.ctx.arch, store, width_bytes, self.address(store, g), self.ctx.element_bits,
-                            g2 is not None, 0 if store else self.design.read_transpose)
-                    total += costs[g2 is not None]
+                    else:
+                        if (g2 is not None) not in costs:
+                            costs[g2 is not None] = lds_access_cost(
+                                cm, self.ctx.arch, store, width_bytes, self.address(store, g),
+                                self.ctx.element_bits, g2 is not None, 0 if store else self.design.read_transpose)
+                        cycles = costs[g2 is not None]
+                    issue += cm.ds_issue  # the issue slot; the rest is the pipe's (cost._Pricer)
+                    pipe += cycles - cm.ds_issue
         if self.barrier_kind:
-            total += cm.instruction(self.barrier_kind) * (2 * len(self.stores) - 1)
-        return total
+            issue += cm.instruction(self.barrier_kind) * (2 * len(self.stores) - 1)
+        return issue, pipe
 
 
 def lds_accesses(ctx: ConversionContext, design: LdsDesign) -> list[LdsAccesses]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -375,7 +376,55 @@ def test_nvidia_price_overlaps_the_shared_memory_pipe_with_the_alu():
     cm = cost_model("sm_90")
     # a shuffle: one issue slot and one wavefront at the 4 sub-partitions' share; a select: 2 ALU cycles
     assert (cm.instruction("shfl"), cm.instruction("selp"), cm.instruction("lds_write", 16)) == (5.0, 2.0, 17.0)
-    assert not cm.floors_apply and cost_model("gfx1100").floors_apply
+    assert cm.floors_apply and cost_model("gfx1100").floors_apply and not cost_model("sm_90", "throughput").floors_apply
+    # the floors of the two forms: max(issue, pipe) + latency against the sum
+    assert (cm.path_floor(10.0, 30.0, 25.0), cost_model("gfx1100").path_floor(10.0, 30.0, 25.0)) == (55.0, 65.0)
+
+
+NVIDIA_CORPUS = Path(__file__).resolve().parents[1] / "benchmarks" / "data" / "triton_nvidia_corpus.json"
+
+
+def test_nvidia_cost_floors_bound_every_plan_they_prune():
+    """Every floor the planner prunes with is at most the cost of every plan it bounds, on every
+    eighth pair of the NVIDIA corpus, where the value is max(issue + ALU + setup, MIO) + latency:
+    per design (every one made) the deferred bound (prefix_floor) <= the floor of each of its round
+    trips <= the cost of that round trip's plan, plan_floor <= (cost, instructions with setup),
+    cost.lower_bound's LDS bound <= that cost, and its bound <= the cost of every candidate.  The
+    summed floor (``order_floor``, the AMD form) exceeds the cost of most of those plans."""
+    from linlayout import caches
+    from linlayout.synth import lds_path
+    from linlayout.synth.context import ConversionContext
+    from linlayout.synth.convert import candidate_plans, lds_plan
+    from linlayout.synth.cost import lower_bound
+
+    bits = {"fp32": 32, "fp16": 16, "bf16": 16, "fp8": 8, "i8": 8}
+    cases = json.loads(NVIDIA_CORPUS.read_text())["cases"][::8]
+    plans = bounded = summed_above = 0
+    for c in cases:
+        caches.clear(keep_tables=True)  # every deferred design of the pool not made yet
+        src, dst = LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"])
+        ctx = ConversionContext.create(src, dst, c["arch"], bits[c["dtype"]])
+        assert ctx.cost_model.pipe_overlap and ctx.cost_model.floors_apply
+        lb = lower_bound(ctx)
+        pool = lds_path.designs(ctx)
+        bounds = {i: d.bound() for i, d in pool.deferred.items()}
+        pool.every()
+        for i, accs in pool.accesses.items():
+            for acc in accs:
+                floor = acc.floor()
+                assert bounds.get(i, 0.0) <= floor + 1e-9 <= acc.order_floor() + 2e-9, (c["name"], c["arch"])
+                bounded += i in bounds
+                if acc.design.lds_bytes > ctx.lds_budget_bytes:
+                    continue
+                plan = lds_plan(ctx, acc)
+                cost, count = acc.plan_floor()
+                assert max(floor, cost, lb["lds_cost"], lb["cost"]) <= plan.cost + 1e-9, (c["name"], c["arch"])
+                assert count <= plan.total_with_overhead(), (c["name"], c["arch"])
+                plans += 1
+                summed_above += acc.order_floor() > plan.cost
+        for plan in candidate_plans(src, dst, c["arch"], bits[c["dtype"]]):
+            assert lb["cost"] <= plan.cost + 1e-9, (c["name"], c["arch"])
+    assert plans >= 200 and bounded >= 100 and summed_above > plans // 2, (plans, bounded, summed_above)
 
 
 def test_nvidia_two_warp_fp32_pair_shuffles_and_one_warp_tile_stays_in_shared_memory():
