@@ -595,9 +595,7 @@ def _first_registers(reg_cols: list[int]) -> list[int]:
     *dependent* column ``j`` (in the span of the columns before it), with highest bit ``j``.  The
     least member of a coset is the one with no dependent bit set: any other differs from it by a
     kernel vector, whose highest bit (a dependent one) it then has set above equal higher bits."""
-    pivots = f2.pivot_columns(reg_cols)
-    dependent = sum(1 << j for j in range(len(reg_cols)) if j not in pivots)
-    return [r for r in range(1 << len(reg_cols)) if not r & dependent]
+    return span_values([1 << j for j in f2.pivot_columns(reg_cols)])  # ascending: each bit above the ones before
 
 
 def _vector_bits(side: _Side, t_max: int) -> list[list[int]]:
@@ -609,9 +607,7 @@ def _vector_bits(side: _Side, t_max: int) -> list[list[int]]:
         if any(c & low for c in side.other_cols):
             break
         deltas = solutions[:t]
-        if any(x is None for x in deltas):
-            return options
-        if any((f2.apply_columns(side.reg_cols, x) ^ (1 << i)) for i, x in enumerate(deltas)):
+        if any(x is None for x in deltas):  # f2.solve_many: exact solutions, or None
             return options
         options.append(deltas)
     return options

@@ -102,3 +102,13 @@ def test_side_counts_on_a_known_side():
     assert lds_path._copies_side(bases, span, 2, 2, 2) == 0
     # tuples of 4: dwords 0, 1, 4, 5 are not consecutive: 4 copies per access
     assert lds_path._copies_side(bases, span, 2, 2, 4) == 8
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 63), max_size=7))
+def test_first_registers_are_the_least_of_each_image(reg_cols):
+    images = span_table(reg_cols).tolist()
+    least = {}
+    for r, c in enumerate(images):
+        least.setdefault(c, r)
+    assert lds_path._first_registers(reg_cols) == sorted(least.values())
