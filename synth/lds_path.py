@@ -27,6 +27,7 @@ when some warp reads bytes another warp writes.
 from __future__ import annotations
 
 import heapq
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Callable, Iterator
@@ -44,7 +45,7 @@ from .ir import Program
 from .plan import LdsLoad, LdsStore
 from .steps import BARRIER_SCOPES, MatrixLoad, MatrixStore, matrix_name
 from .preimage import Problem
-from .span import span_table
+from .span import span_table, span_values
 
 __all__ = ["DesignPool", "LdsAccesses", "LdsDesign", "build_lds", "design_cache", "designs", "layout_key",
            "lds_accesses", "over_fetch_design", "prefix_floor", "shared_layout", "transpose_floor",
@@ -556,7 +557,7 @@ class _Side:
     reg_cols: list[int]  # C of each register bit (offset bits low, then rep bits)
     other_cols: list[int]  # C of each lane/warp bit
     _addresses: dict = field(default_factory=dict, repr=False)
-    _group_arrays: dict = field(default_factory=dict, repr=False)  # vector bits -> _group_array
+    _bases_of: dict = field(default_factory=dict, repr=False)  # vector bits -> _bases
 
     @property
     def lane_bits(self) -> int:
@@ -580,6 +581,11 @@ class _Side:
             table.setflags(write=False)
             self._addresses[element_bytes] = table
         return table
+
+    @cached_property
+    def reg_images(self) -> list[int]:
+        """``reg_image`` as a list of ints."""
+        return self.reg_image.tolist()
 
     @cached_property
     def coord(self) -> np.ndarray:
@@ -614,9 +620,7 @@ def _first_registers(reg_cols: list[int]) -> list[int]:
     *dependent* column ``j`` (in the span of the columns before it), with highest bit ``j``.  The
     least member of a coset is the one with no dependent bit set: any other differs from it by a
     kernel vector, whose highest bit (a dependent one) it then has set above equal higher bits."""
-    pivots = f2.pivot_columns(reg_cols)
-    dependent = sum(1 << j for j in range(len(reg_cols)) if j not in pivots)
-    return [r for r in range(1 << len(reg_cols)) if not r & dependent]
+    return span_values([1 << j for j in f2.pivot_columns(reg_cols)])  # ascending: each bit above the ones before
 
 
 def _vector_bits(side: _Side, t_max: int) -> list[list[int]]:
@@ -628,78 +632,97 @@ def _vector_bits(side: _Side, t_max: int) -> list[list[int]]:
         if any(c & low for c in side.other_cols):
             break
         deltas = solutions[:t]
-        if any(x is None for x in deltas):
-            return options
-        if any((f2.apply_columns(side.reg_cols, x) ^ (1 << i)) for i, x in enumerate(deltas)):
+        if any(x is None for x in deltas):  # f2.solve_many: exact solutions, or None
             return options
         options.append(deltas)
     return options
 
 
 def _groups(side: _Side, deltas: list[int]) -> list[list[int]]:
-    """Register lists (offset order) of every access, from the unique registers (``_group_array``)."""
-    return _group_array(side, deltas).tolist()
+    """Register lists (offset order) of every access: the base registers of ``_bases`` XOR every
+    combination of the deltas (``span_values(deltas)``, offset bit ``i`` of the access = bit ``i``
+    of the index)."""
+    span = span_values(deltas)
+    return [[b ^ s for s in span] for b in _bases(side, deltas)]
 
 
-def _group_array(side: _Side, deltas: list[int]) -> np.ndarray:
-    """``[accesses, 2**t]``: the registers (offset order) of every access, from the unique registers.
+def _bases(side: _Side, deltas: list[int]) -> list[int]:
+    """The base register (offset bits ``0..t-1`` clear) of every access of vector bits ``deltas``,
+    in the order of their first unique register.
 
-    With ``C(delta_i)`` = offset bit ``i``, register ``r`` belongs to the access of the *base*
-    ``r ^ sum(delta_i for the set bits i < t of C(r))`` (offset bits ``0..t-1`` clear); its
-    registers are the base XOR every combination of the deltas.  The accesses come in the order
-    of their first unique register.  One read-only array per side and vector bits."""
+    With ``C(delta_i)`` = offset bit ``i``, register ``r`` belongs to the access of the base
+    ``r ^ sum(delta_i for the set bits i < t of C(r))``; the access's registers are the base XOR
+    every combination of the deltas (``_groups``).  One list per side and vector bits."""
     key = tuple(deltas)
-    if key not in side._group_arrays:
-        span = span_table(deltas)
-        unique = np.asarray(side.unique, dtype=np.int64)
-        bases = list(dict.fromkeys((unique ^ span[side.reg_image[unique] & (len(span) - 1)]).tolist()))
-        groups = np.array(bases, dtype=np.int64)[:, None] ^ span[None, :]
-        groups.setflags(write=False)
-        side._group_arrays[key] = groups
-    return side._group_arrays[key]
+    bases = side._bases_of.get(key)
+    if bases is None:
+        span = span_values(deltas)
+        low, images = len(span) - 1, side.reg_images
+        bases = list(dict.fromkeys(u ^ span[images[u] & low] for u in side.unique))
+        side._bases_of[key] = bases
+    return bases
 
 
-def _perms_side(groups: list[list[int]] | np.ndarray, p: int, element_bytes: int) -> int:
-    """v_perm_b32 count of one side: VGPRs whose elements are not in address order (a group of at
-    least a dword: every VGPR not holding registers ``p*j .. p*j+p-1`` in order; a smaller group:
-    one repack unless it holds consecutive registers from byte 0 or 2 of a VGPR, aligned to its size)."""
-    if p == 1 or not len(groups):
+def _in_order_chunks(bases: list[int], span: list[int], n: int) -> int:
+    """How many chunks of ``n`` registers (a power of two dividing ``len(span)``) of the accesses
+    ``base ^ span[x]`` (``_groups``) hold registers ``a, a+1, .., a+n-1`` with ``a % n == 0``.
+
+    Chunk ``j`` of the access of ``b`` holds ``(b ^ span[n*j]) ^ span[y]``, ``y < n`` (``span`` is
+    linear: ``span[n*j + y] = span[n*j] ^ span[y]``).  With ``a = b ^ span[n*j]`` aligned,
+    ``a + y = a ^ y``, so the chunk is in order iff ``span[y] == y`` for every ``y < n`` (the same
+    for every chunk) and the low ``log2 n`` bits of ``b`` equal those of ``span[n*j]``."""
+    if span[:n] != list(range(n)):
         return 0
-    g = np.asarray(groups, dtype=np.int64)
-    n = g.shape[1]
+    low = Counter(s & (n - 1) for s in span[::n])
+    return sum(low[b & (n - 1)] for b in bases)
+
+
+def _perms_side(bases: list[int], span: list[int], p: int, element_bytes: int) -> int:
+    """v_perm_b32 count of one side (accesses ``base ^ span[x]``, ``_groups``): VGPRs whose elements
+    are not in address order (an access of at least a dword: every VGPR not holding registers
+    ``p*j .. p*j+p-1`` in order; a smaller access: one repack unless it holds consecutive registers
+    from byte 0 or 2 of a VGPR, aligned to its size)."""
+    if p == 1 or not bases:
+        return 0
+    n = len(span)
     if n * element_bytes >= 4:
-        vgpr = g.reshape(len(g), -1, p)
-        return int(((vgpr != vgpr[..., :1] + np.arange(p)).any(axis=-1) | (vgpr[..., 0] % p != 0)).sum())
-    pos = (g[:, 0] % p) * element_bytes
-    bad = ((g != g[:, :1] + np.arange(n)).any(axis=1) | ((pos % 4 != 0) & (pos % 4 != 2))
-           | (pos % (n * element_bytes) != 0))
-    return int(bad.sum())
+        return len(bases) * (n // p) - _in_order_chunks(bases, span, p)
+    size = n * element_bytes
+    bad = 0
+    for b in bases:
+        pos = (b % p) * element_bytes
+        bad += (any(b ^ s != b + y for y, s in enumerate(span)) or pos % 4 not in (0, 2) or pos % size != 0)
+    return bad
 
 
-def _copies_side(groups: np.ndarray, p: int, element_bytes: int, tuple_dwords: int) -> int:
-    """``v_mov_b32`` tuple copies of the stores of ``groups`` (``[accesses, 2**t]`` registers;
+def _copies_side(bases: list[int], span: list[int], p: int, element_bytes: int, tuple_dwords: int) -> int:
+    """``v_mov_b32`` tuple copies of the stores of the accesses ``base ^ span[x]`` (``_groups``;
     cost.tuple_copies with the src VGPRs arriving in tuples of ``tuple_dwords``; a VGPR that is
     repacked by ``v_perm_b32`` is a new value, placed in its tuple directly).  Each access is cut
     into chunks of ``min(its dwords, tuple_dwords)`` dwords; a chunk needs none when its dwords are
     whole VGPRs, in order, from an aligned one; else one per dword that is a src VGPR (a whole
     one, in order: a repacked one shares no dword with it, the registers of an access being
     distinct)."""
-    n_acc, m = groups.shape
+    m = len(span)
     if m * element_bytes < 8:
         return 0
     if element_bytes >= 8:  # two dwords per element, never repacked
         per = max(1, min(m, tuple_dwords // 2))  # elements per chunk
-        chunks = groups.reshape(n_acc, m // per, per)
-        in_place = (chunks == chunks[..., :1] + np.arange(per)).all(axis=-1) & (chunks[..., 0] % per == 0)
-        return int((~in_place).sum()) * 2 * per
-    chunks = groups.reshape(n_acc, m // p, p)  # the registers of each dword
-    first = chunks[..., 0]
-    whole = (chunks == first[..., None] + np.arange(p)).all(axis=-1) & (first % p == 0)
-    dwords = (first // p).reshape(n_acc, -1)
+        return (len(bases) * (m // per) - _in_order_chunks(bases, span, per)) * 2 * per
+    if span[:p] != list(range(p)):
+        return 0  # no dword is a whole src VGPR in order
     c = min(m // p, tuple_dwords)  # dwords per chunk
-    dwords, whole = dwords.reshape(n_acc, -1, c), whole.reshape(n_acc, -1, c)
-    in_place = whole.all(axis=-1) & (dwords == dwords[..., :1] + np.arange(c)).all(axis=-1) & (dwords[..., 0] % c == 0)
-    return int(np.where(in_place, 0, whole.sum(axis=-1)).sum())
+    firsts = span[::p]  # XOR of each dword's first register with the base
+    copies = 0
+    for b in bases:
+        for k in range(0, len(firsts), c):
+            regs = [b ^ f for f in firsts[k:k + c]]  # each dword's first register
+            whole = sum(r % p == 0 for r in regs)
+            first_dword = regs[0] // p
+            in_place = (whole == c and first_dword % c == 0
+                        and all(r // p == first_dword + z for z, r in enumerate(regs)))
+            copies += 0 if in_place else whole
+    return copies
 
 
 def _choose_vectors(side: _Side, t_cap: int, p: int, element_bytes: int, store: bool,
@@ -718,9 +741,9 @@ def _choose_vectors(side: _Side, t_cap: int, p: int, element_bytes: int, store: 
         if len(best) == len(counts) and all(-(-len(side.unique) >> len(deltas)) / pairing >= c
                                             for _, c in best.values()):
             continue
-        groups = _group_array(side, deltas)
-        base = len(groups) / pairing + _perms_side(groups, p, element_bytes)
-        copies = (_copies_side(groups, p, element_bytes, tuple_dwords) if store and width_bytes >= 8
+        bases, span = _bases(side, deltas), span_values(deltas)
+        base = len(bases) / pairing + _perms_side(bases, span, p, element_bytes)
+        copies = (_copies_side(bases, span, p, element_bytes, tuple_dwords) if store and width_bytes >= 8
                   else 0)  # narrower: no tuple
         for with_copies in counts:
             c = base + (copies if with_copies else 0)

@@ -14,7 +14,7 @@ import numpy as np
 
 from linlayout import caches
 
-__all__ = ["span_table"]
+__all__ = ["span_table", "span_values"]
 
 
 def span_table(cols: Sequence[int]) -> np.ndarray:
@@ -24,6 +24,15 @@ def span_table(cols: Sequence[int]) -> np.ndarray:
     if len(cols) > _DIRECT:  # index = high * 2**_DIRECT + low: the XOR of two smaller tables
         return (span_table(cols[_DIRECT:])[:, None] ^ span_table(cols[:_DIRECT])[None, :]).reshape(-1)
     return np.bitwise_xor.reduce(_index_bits(len(cols)) * np.asarray(cols, dtype=np.int64), axis=1)
+
+
+def span_values(cols: Sequence[int]) -> list[int]:
+    """``span_table(cols)`` as a list of ints, built by doubling (entry ``x + 2**i`` is entry ``x``
+    XOR ``cols[i]``): for the few columns of one access, where a numpy call costs more."""
+    out = [0]
+    for c in cols:
+        out += [x ^ c for x in out]
+    return out
 
 
 _DIRECT = 6  # columns tabulated directly (a 64 x 6 bit matrix at most)

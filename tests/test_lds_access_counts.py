@@ -1,0 +1,114 @@
+"""The LDS round trip's per-side counts (linlayout.synth.lds_path: the accesses of a choice of vector
+bits, their v_perm repacks and tuple copies), computed from the GF(2) structure of the accesses,
+against an enumeration of every access's registers as an array (the definitions in the docstrings)."""
+
+import numpy as np
+from hypothesis import given, settings, strategies as st
+
+from linlayout.synth import lds_path
+from linlayout.synth.span import span_table, span_values
+
+
+def _side(reg_cols: list[int], n_off: int) -> lds_path._Side:
+    return lds_path._Side(np.zeros((1, 1), dtype=np.int64), span_table(reg_cols), n_off,
+                          lds_path._first_registers(reg_cols), reg_cols, [])
+
+
+def _group_array(side: lds_path._Side, deltas: list[int]) -> np.ndarray:
+    """``[accesses, 2**t]``: every unique register's access base XOR every combination of the deltas,
+    the accesses in the order of their first unique register."""
+    span = span_table(deltas)
+    unique = np.asarray(side.unique, dtype=np.int64)
+    bases = list(dict.fromkeys((unique ^ span[side.reg_image[unique] & (len(span) - 1)]).tolist()))
+    return np.array(bases, dtype=np.int64)[:, None] ^ span[None, :]
+
+
+def _perms(g: np.ndarray, p: int, element_bytes: int) -> int:
+    """VGPRs not holding registers ``p*j .. p*j+p-1`` in order; a sub-dword access: one unless it holds
+    consecutive registers from byte 0 or 2 of a VGPR, aligned to its size."""
+    if p == 1 or not len(g):
+        return 0
+    n = g.shape[1]
+    if n * element_bytes >= 4:
+        vgpr = g.reshape(len(g), -1, p)
+        return int(((vgpr != vgpr[..., :1] + np.arange(p)).any(axis=-1) | (vgpr[..., 0] % p != 0)).sum())
+    pos = (g[:, 0] % p) * element_bytes
+    bad = ((g != g[:, :1] + np.arange(n)).any(axis=1) | ((pos % 4 != 0) & (pos % 4 != 2))
+           | (pos % (n * element_bytes) != 0))
+    return int(bad.sum())
+
+
+def _copies(g: np.ndarray, p: int, element_bytes: int, tuple_dwords: int) -> int:
+    """Chunks of ``min(dwords, tuple_dwords)`` dwords: none when whole VGPRs in order from an aligned
+    one, else one per whole in-order VGPR (8-byte elements: two per element of a chunk not in place)."""
+    n_acc, m = g.shape
+    if m * element_bytes < 8:
+        return 0
+    if element_bytes >= 8:
+        per = max(1, min(m, tuple_dwords // 2))
+        chunks = g.reshape(n_acc, m // per, per)
+        in_place = (chunks == chunks[..., :1] + np.arange(per)).all(axis=-1) & (chunks[..., 0] % per == 0)
+        return int((~in_place).sum()) * 2 * per
+    chunks = g.reshape(n_acc, m // p, p)
+    first = chunks[..., 0]
+    whole = (chunks == first[..., None] + np.arange(p)).all(axis=-1) & (first % p == 0)
+    dwords = (first // p).reshape(n_acc, -1)
+    c = min(m // p, tuple_dwords)
+    dwords, whole = dwords.reshape(n_acc, -1, c), whole.reshape(n_acc, -1, c)
+    in_place = whole.all(axis=-1) & (dwords == dwords[..., :1] + np.arange(c)).all(axis=-1) & (dwords[..., 0] % c == 0)
+    return int(np.where(in_place, 0, whole.sum(axis=-1)).sum())
+
+
+@st.composite
+def _sides(draw):
+    n_off = draw(st.integers(2, 7))
+    n_bits = n_off + draw(st.integers(0, 2))  # offset bits, then rep bits
+    n_regs = draw(st.integers(0, 7))
+    # registers often hold the low offset bits in order (vectors), sometimes duplicates or zeros
+    cols = []
+    for i in range(n_regs):
+        if draw(st.booleans()) and i < n_off:
+            cols.append(1 << i)
+        else:
+            cols.append(draw(st.integers(0, (1 << n_bits) - 1)))
+    return _side(draw(st.permutations(cols)) if draw(st.booleans()) else cols, n_off)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_sides(), st.sampled_from([1, 2, 4, 8]), st.sampled_from([1, 2, 4]))
+def test_side_counts_match_the_enumerated_accesses(side, element_bytes, tuple_dwords):
+    p = max(1, 4 // element_bytes)
+    t_cap = (16 // element_bytes).bit_length() - 1
+    for deltas in lds_path._vector_bits(side, t_cap):
+        g = _group_array(side, deltas)
+        assert lds_path._groups(side, deltas) == g.tolist()
+        bases, span = lds_path._bases(side, deltas), span_values(deltas)
+        assert span == span_table(deltas).tolist()
+        assert lds_path._perms_side(bases, span, p, element_bytes) == _perms(g, p, element_bytes)
+        assert lds_path._copies_side(bases, span, p, element_bytes, tuple_dwords) == _copies(g, p, element_bytes,
+                                                                                              tuple_dwords)
+
+
+def test_side_counts_on_a_known_side():
+    # registers 0, 1 at offsets 1, 2 (in order), register 2 at offset 8, register 3 at offset 4:
+    # 2-byte elements, p = 2
+    side = _side([1, 2, 8, 4], 4)
+    deltas = lds_path._vector_bits(side, 3)[-1]
+    assert deltas == [1, 2, 8]
+    assert lds_path._groups(side, deltas) == [[0, 1, 2, 3, 8, 9, 10, 11], [4, 5, 6, 7, 12, 13, 14, 15]]
+    bases, span = lds_path._bases(side, deltas), span_values(deltas)
+    assert lds_path._perms_side(bases, span, 2, 2) == 0
+    # 4 dwords per access, tuples of 2: dwords (0, 1) and (4, 5) in place, (2, 3) and (6, 7) in place
+    assert lds_path._copies_side(bases, span, 2, 2, 2) == 0
+    # tuples of 4: dwords 0, 1, 4, 5 are not consecutive: 4 copies per access
+    assert lds_path._copies_side(bases, span, 2, 2, 4) == 8
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 63), max_size=7))
+def test_first_registers_are_the_least_of_each_image(reg_cols):
+    images = span_table(reg_cols).tolist()
+    least = {}
+    for r, c in enumerate(images):
+        least.setdefault(c, r)
+    assert lds_path._first_registers(reg_cols) == sorted(least.values())
