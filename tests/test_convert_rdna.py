@@ -237,14 +237,14 @@ def test_the_complementary_select_fusion_is_the_rdna_targets_only():
 
 
 def test_the_lane_selected_permutes_compile_to_exactly_the_plans_instructions():
-    from test_lowering_cpp import _wave32_ops, find_hip_clang
+    from test_lowering_cpp import find_hip_clang
 
     if find_hip_clang() is None:
         pytest.skip("needs a HIP-capable clang")
     from linlayout.lowering.cpp import emit_cpp
     from linlayout.lowering.cpp.toolchain import compile_hip
-    from linlayout.lowering.isa import region_lines
+    from linlayout.lowering.report import region_counts
 
     plan = plan_conversion(_PAIR_SRC, _PAIR_DST, "gfx1100", 16)
-    got = _wave32_ops(region_lines(compile_hip(emit_cpp(plan), "gfx1100"), "conv"))
+    got = region_counts(compile_hip(emit_cpp(plan), "gfx1100"), "conv")
     assert (got["permlane16"], got["v_perm_b32"], got["v_cndmask"]) == (16, 32, 0)
