@@ -2,11 +2,11 @@
 
 For every case of the baseline (docs/contract.md section 5; by default the repository's
 benchmarks/data/triton_amd_baseline.json, Triton's counts for its conversion cases):
-plan the conversion (linlayout.synth.convert), emit the conversion kernel, compile it to ISA and a
-code object, and count the instructions of the ``conv`` region of one wave the way the
-baseline counts Triton's (linlayout.lowering.isa); the AMD wave32 targets (``--corpus wave32``) too,
-with the plan ``kernel_plan``'s (the 8/16-bit packing chosen where the kernel moves single elements;
-``repacked`` names the sides whose register order it changed).  Targets without a kernel emitter
+plan the conversion for the benchmark kernel (``kernel_plan``: on every AMD target the 8/16-bit
+packing is chosen where the kernel moves single elements; ``repacked`` names the sides whose
+register order it changed), emit the conversion kernel, compile it to ISA and a code object, and
+count the instructions of the ``conv`` region of one wave the way the baseline counts Triton's
+(linlayout.lowering.isa); the AMD wave32 targets (``--corpus wave32``) too.  Targets without a kernel emitter
 (``--corpus nvidia``) are counted from the plan in the classes of Triton's counts (PTX;
 ``counted_by: "plan"``, no registers, times are the planner's).  Prints ``{"cases": [...], "summary": {...}}``:
 
