@@ -18,7 +18,10 @@ of a side's leading register bits are such (``packing_bits`` or more: that side'
 kept).
 
 ``plan_free_packing(src, dst, arch, element_bits, src_fixed_bits=..., dst_fixed_bits=...)``
-plans the conversion for each candidate order (``packing_candidates``) with
+plans the conversion for each candidate order (``packing_candidates``), each for the VGPR tuples
+its src arrives in (``src_tuple_dwords``: a number for every order, or a function of the src
+order: a kernel that loads registers consecutive in memory with one wide load delivers a
+reordered src in other tuples), with
 :func:`linlayout.synth.convert.plan_conversion` and returns the cheapest plan under the
 objective (the first on a tie; the given order is the first candidate).  The plan's ``src`` and
 ``dst`` are the given layouts with their register bases reordered (the same elements in the
@@ -39,6 +42,8 @@ permutes fall on one side.
 """
 
 from __future__ import annotations
+
+from typing import Callable
 
 from linlayout import LayoutError, LinearLayout
 
@@ -104,22 +109,25 @@ def packing_candidates(src: LinearLayout, dst: LinearLayout, element_bits: int, 
 def plan_free_packing(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int, *,
                       src_fixed_bits: int = 0, dst_fixed_bits: int = 0, lds_budget_bytes: int | None = None,
                       strategy: str = "auto", objective: str = cost_mod.DEFAULT_OBJECTIVE,
-                      src_tuple_dwords: int = cost_mod.SRC_TUPLE_DWORDS) -> Plan:
+                      src_tuple_dwords: int | Callable[[LinearLayout], int] = cost_mod.SRC_TUPLE_DWORDS) -> Plan:
     """The cheapest verified plan over the packing candidates (module docstring); its ``src``/``dst`` are
     ``src``/``dst`` with the chosen register order.  ``src_fixed_bits``/``dst_fixed_bits``: the leading
     register bits of each side whose elements the caller moves together (0: every element alone;
-    ``packing_bits(element_bits)`` or more: the side keeps its order).  The other arguments are
-    :func:`linlayout.synth.convert.plan_conversion`'s."""
+    ``packing_bits(element_bits)`` or more: the side keeps its order).  ``src_tuple_dwords``:
+    :func:`linlayout.synth.convert.plan_conversion`'s, for every order, or a function giving it for
+    a src register order (each candidate is planned for its own).  The other arguments are
+    plan_conversion's."""
     for name, bits in (("src_fixed_bits", src_fixed_bits), ("dst_fixed_bits", dst_fixed_bits)):
         if isinstance(bits, bool) or not isinstance(bits, int) or bits < 0:
             raise LayoutError(f"{name} {bits!r} must be a non-negative integer")
-    options = dict(lds_budget_bytes=lds_budget_bytes, strategy=strategy, objective=objective,
-                   src_tuple_dwords=src_tuple_dwords)
-    best = plan_conversion(src, dst, arch, element_bits, **options)  # the given order; checks the arguments
+    tuples_of = src_tuple_dwords if callable(src_tuple_dwords) else (lambda _layout: src_tuple_dwords)
+    options = dict(lds_budget_bytes=lds_budget_bytes, strategy=strategy, objective=objective)
+    # the given order first; it checks the arguments
+    best = plan_conversion(src, dst, arch, element_bits, src_tuple_dwords=tuples_of(src), **options)
     for src_first, dst_first in packing_candidates(src, dst, element_bits, src_fixed_bits, dst_fixed_bits)[1:]:
-        plan = plan_conversion(src if src_first is None else with_register_order(src, src_first),
-                               dst if dst_first is None else with_register_order(dst, dst_first),
-                               arch, element_bits, **options)
+        ordered = src if src_first is None else with_register_order(src, src_first)
+        plan = plan_conversion(ordered, dst if dst_first is None else with_register_order(dst, dst_first),
+                               arch, element_bits, src_tuple_dwords=tuples_of(ordered), **options)
         if plan.cost < best.cost:
             best = plan
     return best

@@ -1,5 +1,5 @@
 """linlayout.synth.packing: plans whose 8/16-bit elements share VGPRs in an order the planner chooses,
-and the benchmark's use of it on the wave32 targets (linlayout.cli.bench.kernel_plan)."""
+and the benchmark's use of it on every AMD target (linlayout.cli.bench.kernel_plan)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,11 @@ import json
 import numpy as np
 import pytest
 
+import needs
 from convert_checker import check_certificate
 from linlayout import LayoutError, LinearLayout
-from linlayout.cli.bench import kernel_plan
+from linlayout.cli.bench import CORPORA, DEFAULT_BASELINE, kernel_plan
+from linlayout.dtypes import dtype_bits
 from linlayout.lowering.emit.conversion_kernel import contiguous_registers, source_tuple_dwords
 from linlayout.synth.convert import plan_conversion
 from linlayout.synth.emulator import verify
@@ -108,11 +110,82 @@ def test_contiguous_registers_and_the_tuple_dwords():
     assert [source_tuple_dwords(row, b) for b in (8, 16, 32)] == [1, 2, 4]
 
 
-def test_the_benchmark_repacks_on_the_rdna_targets_only():
+#: gfx942's fp16 register-only reordering of the AMD corpus (``blocked[2x2,t64x1,o10]->blocked[2x2,t64x1,o01]``,
+#: one wave): a lane's 2x2 block, packed along dim1 in the src and along dim0 in the dst.
+_REORDER = [LinearLayout({"register": regs, "lane": [[2, 0], [4, 0], [8, 0], [16, 0], [32, 0], [64, 0]]},
+                         [("dim0", 128), ("dim1", 8)]) for regs in ([[0, 1], [1, 0], [0, 2], [0, 4]],
+                                                                   [[1, 0], [0, 1], [0, 2], [0, 4]])]
+
+
+def test_the_benchmark_repacks_on_every_amd_target_and_not_on_nvidia():
     assert kernel_plan(WMMA, WMMA_T, "gfx1200", 16).counts()["v_perm_b32"] == 0
+    src, dst = _REORDER
+    for arch in ("gfx90a", "gfx942", "gfx950"):
+        assert plan_conversion(src, dst, arch, 16, src_tuple_dwords=1).counts()["v_perm_b32"] == 8
+        plan = kernel_plan(src, dst, arch, 16)  # the dst packs along dim1 too: the registers are renamed
+        assert plan.counts()["total"] == 0
+        assert plan.src.bases["register"] == src.bases["register"]
+        assert plan.dst.bases["register"] == src.bases["register"]
     nvidia = kernel_plan(WMMA, WMMA_T, "sm_90", 16)
     assert nvidia.dumps() == plan_conversion(WMMA, WMMA_T, "sm_90", 16, src_tuple_dwords=1).dumps()
     assert nvidia.src.bases["register"] == WMMA.bases["register"]
+
+
+def test_each_order_is_planned_for_the_tuples_its_src_is_loaded_in():
+    """A src whose first register bits are dim1's 2 and 1: loaded element by element as given, but the
+    order that packs along dim1 (the dst's first bit) puts registers 0..15 at consecutive addresses,
+    which the kernel loads as dwordx4 tuples; planned for single dwords, that order's LDS stores
+    would need tuple copies the plan does not count."""
+    tile = [("dim0", 64), ("dim1", 64)]
+    src = LinearLayout({"register": [[0, 2], [0, 1], [0, 4], [0, 8]], "lane": [[0, 16], [2, 0], [32, 0], [16, 0], [8, 0], [0, 32]],
+                        "warp": [[4, 0], [1, 0]]}, tile)
+    dst = LinearLayout({"register": [[0, 1], [1, 0], [8, 0], [2, 0]], "lane": [[0, 8], [0, 4], [32, 0], [0, 32], [0, 16], [16, 0]],
+                        "warp": [[4, 0], [0, 2]]}, tile)
+    order = with_register_order(src, ((0, 1),))
+    assert (source_tuple_dwords(src, 16), source_tuple_dwords(order, 16)) == (1, 4)
+    as_single = plan_conversion(order, dst, "gfx942", 16, src_tuple_dwords=1)
+    as_loaded = plan_conversion(order, dst, "gfx942", 16, src_tuple_dwords=4)
+    assert as_single.overhead.get("valu_tuple_copies", 0) == 0 and as_loaded.overhead["valu_tuple_copies"] == 8
+    plan = kernel_plan(src, dst, "gfx942", 16)
+    loaded = source_tuple_dwords(plan.src, 16)
+    assert plan.dumps() == plan_conversion(plan.src, plan.dst, "gfx942", 16, src_tuple_dwords=loaded).dumps()
+    assert plan.cost == min(as_loaded.cost, plan_conversion(src, dst, "gfx942", 16, src_tuple_dwords=1).cost)
+    fixed = plan_free_packing(src, dst, "gfx942", 16, dst_fixed_bits=contiguous_registers(dst), src_tuple_dwords=1)
+    assert fixed.src.bases["register"] == order.bases["register"] and fixed.cost == as_single.cost < plan.cost
+
+
+#: Repacked cases of the AMD baseline and corpus (set, index in its file): four per CDNA target and
+#: 8/16-bit width; gfx950 fp16 / bf16 ``mfma16T->mfma16`` (baseline 46, corpus 180) read with
+#: ``ds_read_b64_tr_b16``.
+_REPACKED = {("gfx942", 16): [("baseline", 15), ("baseline", 20), ("baseline", 21), ("baseline", 22)],
+             ("gfx950", 16): [("baseline", 46), ("corpus", 180), ("corpus", 12), ("corpus", 104)],
+             ("gfx90a", 16): [("corpus", 1), ("corpus", 16), ("corpus", 17), ("corpus", 82)],
+             ("gfx90a", 8): [("corpus", 4), ("corpus", 18), ("corpus", 33), ("corpus", 96)],
+             ("gfx942", 8): [("corpus", 63), ("corpus", 64), ("corpus", 75), ("corpus", 101)],
+             ("gfx950", 8): [("corpus", 29), ("corpus", 55), ("corpus", 67), ("corpus", 107)]}
+
+
+@needs.mlir
+@pytest.mark.parametrize("group", sorted(_REPACKED))
+def test_repacked_cdna_kernels_load_and_store_per_the_repacked_layouts(group):
+    """The conversion kernel of a repacked plan loads the src and stores the dst per ``plan.src`` /
+    ``plan.dst``: on the MLIR interpreter its output is the input tile wherever the dst holds an
+    element (a kernel that loaded per the given order would hand the plan other elements; the tile's
+    values are distinct within each 256 elements, so a swap inside a dword shows)."""
+    from linlayout.lowering.conversion import lower_conversion
+    from linlayout.lowering.emit.host import distinct_tile, expected_output, interpret
+
+    files = {"baseline": DEFAULT_BASELINE, "corpus": CORPORA["amd"]}
+    for which, index in _REPACKED[group]:
+        case = json.loads(files[which].read_text())["cases"][index]
+        element_bits = dtype_bits(case["dtype"])
+        assert (case["arch"], element_bits) == group
+        src, dst = LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"])
+        plan = kernel_plan(src, dst, case["arch"], element_bits)
+        assert (plan.src.bases["register"], plan.dst.bases["register"]) != (src.bases["register"], dst.bases["register"])
+        low = lower_conversion(plan, binary=False)
+        tile = distinct_tile(low.kernel.shape, element_bits, seed=index)
+        assert np.array_equal(interpret(low.kernel, tile, fill=0x5A), expected_output(plan, tile, fill=0x5A)), case["name"]
 
 
 @hip_clang

@@ -2,11 +2,11 @@
 
 For every case of the baseline (docs/contract.md section 5; by default the repository's
 benchmarks/data/triton_amd_baseline.json, Triton's counts for its conversion cases):
-plan the conversion (linlayout.synth.convert), emit the conversion kernel, compile it to ISA and a
-code object, and count the instructions of the ``conv`` region of one wave the way the
-baseline counts Triton's (linlayout.lowering.isa); the AMD wave32 targets (``--corpus wave32``) too,
-with the plan ``kernel_plan``'s (the 8/16-bit packing chosen where the kernel moves single elements;
-``repacked`` names the sides whose register order it changed).  Targets without a kernel emitter
+plan the conversion for the benchmark kernel (``kernel_plan``: on every AMD target the 8/16-bit
+packing is chosen where the kernel moves single elements; ``repacked`` names the sides whose
+register order it changed), emit the conversion kernel, compile it to ISA and a code object, and
+count the instructions of the ``conv`` region of one wave the way the baseline counts Triton's
+(linlayout.lowering.isa); the AMD wave32 targets (``--corpus wave32``) too.  Targets without a kernel emitter
 (``--corpus nvidia``) are counted from the plan in the classes of Triton's counts (PTX;
 ``counted_by: "plan"``, no registers, times are the planner's).  Prints ``{"cases": [...], "summary": {...}}``:
 
@@ -156,17 +156,20 @@ def bench_case(case: dict, binary: bool = True) -> dict:
 
 def kernel_plan(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int):
     """The plan of one case for the benchmark kernel, which loads the src and stores the dst in runs of
-    ``2 ** contiguous_registers`` registers (the src VGPR tuples: ``source_tuple_dwords``).  On the
-    RDNA wave32 targets the planner also chooses which 8/16-bit elements share a VGPR where the
-    kernel moves them one at a time (``linlayout.synth.packing.plan_free_packing``; the registers of
-    one run keep their place): Triton's ``convert_layout``, which these cases compare against, takes
-    and yields single 8/16-bit values and leaves their packing to the loads and stores around it
-    (docs/benchmarks.md).  Elsewhere the plan keeps the layouts' register order."""
-    tuple_dwords = source_tuple_dwords(src, element_bits)
-    if get_target(arch).family != "rdna":
-        return plan_conversion(src, dst, arch, element_bits, src_tuple_dwords=tuple_dwords)
+    ``2 ** contiguous_registers`` registers (the src VGPR tuples: ``source_tuple_dwords``).  On every
+    AMD target (CDNA and RDNA: the targets with a kernel emitter) the planner also chooses which
+    8/16-bit elements share a VGPR where the kernel moves them one at a time
+    (``linlayout.synth.packing.plan_free_packing``; the registers of one run keep their place, and each
+    candidate order is planned for the tuples the kernel loads its src in): Triton's
+    ``convert_layout``, which these cases compare against, takes and yields single 8/16-bit values
+    and leaves their packing to the loads and stores around it (docs/benchmarks.md).  The kernel
+    loads and stores per ``plan.src`` / ``plan.dst``.  Targets counted from the plan (NVIDIA) keep
+    the layouts' register order."""
+    if get_target(arch).emitter is None:
+        return plan_conversion(src, dst, arch, element_bits, src_tuple_dwords=source_tuple_dwords(src, element_bits))
     return plan_free_packing(src, dst, arch, element_bits, src_fixed_bits=contiguous_registers(src),
-                             dst_fixed_bits=contiguous_registers(dst), src_tuple_dwords=tuple_dwords)
+                             dst_fixed_bits=contiguous_registers(dst),
+                             src_tuple_dwords=lambda order: source_tuple_dwords(order, element_bits))
 
 
 def ptx_mix(counts: dict) -> dict:
