@@ -12,8 +12,7 @@ targets (``NVIDIA_PARAMETERS``, ``RDNA_PARAMETERS``).  The cost of a plan is
 
 on NVIDIA (``CostModel.pipe_overlap``, measured on an H200: docs/nvidia_facts.md section 8) the
 shared-memory (MIO) pipe works while the warp issues its ALU instructions, so the first two lines
-are ``max(issue and ALU cycles + setup, MIO-pipe cycles)``, and a plan without shared memory whose
-registers exceed ``NV_REGISTER_PLAN_DWORDS`` pays ``CostModel.spill``.
+are ``max(issue and ALU cycles + setup, MIO-pipe cycles)``.
 
 Table (every number not quoted from a source is an [I] named parameter):
 
@@ -101,18 +100,12 @@ NV_SHARED_LATENCY = 25.0  # [M] issue to data: shfl.sync.idx 26, ld.shared.b32 2
 NV_BAR_SYNC = 20.0  # [I] bar.sync when the warps are balanced
 NV_BAR_WARP_SYNC = 1.0  # [M] bar.warp.sync of a converged warp: ptxas emits a NOP, one issue slot
 NV_MIO_SHARING = 4.0  # [M] the 4 sub-partitions share the MIO pipe: a wavefront costs a busy warp 4 of its cycles
-# [M] register plans whose source and destination registers together exceed this many 32-bit registers per
-# thread spill (nvcc's code of 128 + 128 ran 1.2-12x slower than the shared-memory round trip, 64 + 64 at 0.5-0.7
-# of it; benchmarks/nvidia/results/calibration/plans.md); each register beyond it costs NV_SPILL_CYCLES [I]
-NV_REGISTER_PLAN_DWORDS = 192
-NV_SPILL_CYCLES = 16.0
 # NVIDIA matrix instructions (docs/nvidia_facts.md section 6), priced beside the parameters above:
 NV_MATRIX_WAVEFRONT_CYCLES = 1.0  # [I] cycles per wavefront of an ldmatrix/stmatrix (the wavefronts: the bank model [M])
 NV_MOVMATRIX_SHUFFLES = 1.0  # [I] a movmatrix priced as this many shfl.sync (one register through the crossbar)
 NVIDIA_PARAMETERS = dict(valu_issue=NV_ALU_ISSUE, ds_issue=NV_MIO_ISSUE, crossbar_cycles=NV_SHFL_CYCLES,
                          lds_cycles=NV_SHARED_CYCLES, ds_latency=NV_SHARED_LATENCY, barrier_cycles=NV_BAR_SYNC,
-                         warp_barrier_cycles=NV_BAR_WARP_SYNC, lds_port_sharing=NV_MIO_SHARING, pipe_overlap=True,
-                         register_plan_dwords=NV_REGISTER_PLAN_DWORDS, spill_cycles=NV_SPILL_CYCLES)
+                         warp_barrier_cycles=NV_BAR_WARP_SYNC, lds_port_sharing=NV_MIO_SHARING, pipe_overlap=True)
 
 # RDNA wave32 (gfx1100, gfx1200, gfx1250): a wave of 32 on a 32-lane SIMD (docs/amd_facts.md section 6).
 RDNA_VALU_ISSUE = 1.0  # [I] a wave32 VALU (DPP, v_permlane16/x16, v_cndmask, v_perm) in one pass of a 32-lane SIMD
@@ -170,8 +163,6 @@ class CostModel:
     dpp_hazard: float = DPP_HAZARD
     lds_port_sharing: float = LDS_PORT_SHARING
     pipe_overlap: bool = False  # NVIDIA: the LDS (MIO) pipe runs beside the issue of other instructions
-    register_plan_dwords: int = 0  # NVIDIA: registers in + out a plan without LDS keeps without spilling (0: no limit)
-    spill_cycles: float = 0.0  # cycles per register beyond ``register_plan_dwords``
     objective: str = DEFAULT_OBJECTIVE
     waves_per_simd: int = WAVES_PER_SIMD
 
@@ -200,8 +191,7 @@ class CostModel:
           instruction's issue slot, the LDS-pipe cycles of its DS instructions (at its share of
           the port), ``ds_latency`` per level of dependent DS instructions and the setup; with
           ``pipe_overlap`` (NVIDIA) the LDS pipe works while the wave issues its other
-          instructions, so the path is ``max(simd, lds_pipe) + latency``; plus ``spill`` where
-          the model has a register limit (``CostModel.spill``);
+          instructions, so the path is ``max(simd, lds_pipe) + latency``;
         * ``throughput``: the busiest resource when ``waves_per_simd`` waves share the SIMD and
           hide each other's latency: ``max(simd, lds_pipe, latency_value / waves_per_simd)``
           (``simd``: the wave's issue cycles on its SIMD, setup included; ``lds_pipe``: its
@@ -215,7 +205,6 @@ class CostModel:
             path = max(parts["simd"], parts["lds_pipe"]) + parts["latency"]
         else:
             path = parts["issue"] + parts["lds"] + parts["latency"] + parts["setup"]
-        path += parts.get("spill", 0.0)
         if objective == "latency":
             return path
         return max(parts["simd"], parts["lds_pipe"], path / self.waves_per_simd)
@@ -225,23 +214,12 @@ class CostModel:
         priced with the latency table whatever the objective)."""
         return (self.arch, self.valu_issue, self.permlane_issue, self.ds_issue, self.crossbar_cycles,
                 tuple(sorted(self.lds_cycles.items())), self.ds_latency, self.latency_weight, self.barrier_cycles,
-                self.warp_barrier_cycles, self.salu_issue, self.dpp_hazard, self.lds_port_sharing, self.pipe_overlap,
-                self.register_plan_dwords, self.spill_cycles)
+                self.warp_barrier_cycles, self.salu_issue, self.dpp_hazard, self.lds_port_sharing, self.pipe_overlap)
 
     @classmethod
     def from_key(cls, key: tuple) -> "CostModel":
-        (arch, valu, perm, ds, xbar, lds, lat, lw, bar, warp_bar, salu, hz, share, overlap, dwords, spill) = key
-        return cls(arch, valu, perm, ds, xbar, dict(lds), lat, lw, bar, warp_bar, salu, hz, share, overlap, dwords,
-                   spill)
-
-    def spill(self, plan) -> float:
-        """Cycles of the registers a plan without LDS keeps beyond ``register_plan_dwords``: its source
-        and destination registers per thread together, each beyond the limit ``spill_cycles``."""
-        if not self.register_plan_dwords or any(st.lds for st in plan.steps):
-            return 0.0
-        p, dps = slots_per_dword(plan.element_bits), dwords_per_slot(plan.element_bits)
-        dwords = sum(-(-slots // p) * dps for slots in (plan.slots_in, plan.slots_out))
-        return max(0, dwords - self.register_plan_dwords) * self.spill_cycles
+        (arch, valu, perm, ds, xbar, lds, lat, lw, bar, warp_bar, salu, hz, share, overlap) = key
+        return cls(arch, valu, perm, ds, xbar, dict(lds), lat, lw, bar, warp_bar, salu, hz, share, overlap)
 
     def instruction(self, kind: str, width_bytes: int = 4, conflict_degree: float = 1.0) -> float:
         """Cycles of one instruction of ``kind`` (a COUNT_KINDS name); LDS ops take their access's
@@ -628,16 +606,13 @@ class _Pricer:
 
 
 def _parts(cm: CostModel, issue: float, lds: float, lds_pipe: float, depth: int, overhead: dict,
-           instructions: int, spill: float = 0.0) -> dict:
+           instructions: int) -> dict:
     """The parts of a cost (``plan_cost``) and the value of every objective (``latency``,
-    ``throughput``, ``instructions``), the one of ``cm.objective`` under ``cost``; ``spill``
-    (``CostModel.spill``, NVIDIA only) is a part where the model has a register limit."""
+    ``throughput``, ``instructions``), the one of ``cm.objective`` under ``cost``."""
     setup = sum(v for k, v in overhead.items() if _setup_unit(k) == "valu") * cm.valu_issue
     setup += sum(v for k, v in overhead.items() if _setup_unit(k) == "salu") * cm.salu_issue
     parts = {"issue": issue, "lds": lds, "latency": cm.latency(depth), "setup": setup, "ds_depth": depth,
              "simd": issue + lds - lds_pipe + setup, "lds_pipe": lds_pipe, "instructions": instructions}
-    if cm.register_plan_dwords:
-        parts["spill"] = spill
     parts.update({f"{o}_value": cm.objective_value(parts, o) for o in OBJECTIVES})
     return parts
 
@@ -650,7 +625,7 @@ def plan_cost(plan, cm: CostModel, depth: int | None = None) -> tuple[float, dic
         st.price(pricer)
     depth = ds_depth(plan) if depth is None else depth
     parts = _parts(cm, pricer.issue_cycles, pricer.lds_cycles, pricer.lds_pipe_cycles, depth, plan.overhead,
-                   plan.total_with_overhead(), cm.spill(plan))
+                   plan.total_with_overhead())
     return parts[f"{cm.objective}_value"], parts
 
 

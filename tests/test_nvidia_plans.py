@@ -228,22 +228,22 @@ def test_recorded_summary_follows_from_the_raw_run():
     assert RECORDED["geomean_ours_over_triton"] == pytest.approx(float(np.exp(np.mean(np.log(ratios)))))
 
 
-CALIBRATION = json.loads((RESULTS / "calibration" / "plans.json").read_text())
-CALIBRATION_RUNS = json.loads((RESULTS / "calibration" / "runs_h200.json").read_text())
-
-
-def test_recorded_calibration_follows_from_its_raw_run():
-    """The calibration run (docs/nvidia_facts.md section 8): every side bit-exact, the forced
-    strategies among them, and its summary recomputed from the runner's output."""
-    manifest = {"build": CALIBRATION_RUNS["build"], "cases": [
+@pytest.mark.parametrize("folder,forced_sides", [("calibration", (83, 112)), ("calibration/unrolled", (60, 140))])
+def test_recorded_calibration_follows_from_its_raw_run(folder, forced_sides):
+    """The calibration runs (docs/nvidia_facts.md section 8; the first with the harness's timed loop
+    rolled, the second unrolled by two): every side bit-exact, the forced strategies among them,
+    and each summary recomputed from the runner's output."""
+    calibration = json.loads((RESULTS / folder / "plans.json").read_text())
+    runs = json.loads((RESULTS / folder / "runs_h200.json").read_text())
+    manifest = {"build": runs["build"], "cases": [
         {"name": r["name"], "element_bits": r["element_bits"], "num_warps": r["num_warps"], "plan": r["plan"],
          "errors": r["build_errors"],
          "kernels": dict.fromkeys(k for k in r if k in ("ours", "paper", "triton") or k.startswith("ours_"))}
-        for r in CALIBRATION["rows"]]}
-    assert run_plans.summarize(CALIBRATION_RUNS, manifest) == CALIBRATION
-    sides = [k for r in CALIBRATION["rows"] for k in r if k.startswith("ours_")]
-    assert (sides.count("ours_registers"), sides.count("ours_lds")) == (83, 112)
-    assert all(r[k]["bit_exact"] for r in CALIBRATION["rows"] for k in r if k.startswith("ours"))
+        for r in calibration["rows"]]}
+    assert run_plans.summarize(runs, manifest) == calibration
+    sides = [k for r in calibration["rows"] for k in r if k.startswith("ours_")]
+    assert (sides.count("ours_registers"), sides.count("ours_lds")) == forced_sides
+    assert all(r[k]["bit_exact"] for r in calibration["rows"] for k in r if k.startswith("ours"))
 
 
 def test_variant_sources_keep_the_forced_plans_that_differ():
