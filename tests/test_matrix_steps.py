@@ -348,3 +348,18 @@ def test_a_movmatrix_stage_at_either_end():
         staged = [p for p in candidate_plans(a, b, "sm_90", 16)
                   if isinstance(p.steps[0 if first else -1], Movmatrix)]
         assert staged and all(verify(p).ok for p in staged)
+
+
+def test_a_movmatrix_is_shared_memory_pipe_work_like_a_shuffle():
+    """On NVIDIA a movmatrix goes through the MIO pipe, priced as NV_MOVMATRIX_SHUFFLES shuffles: a plan of
+    movmatrix alone has its pipe cycles beyond the issue slots in ``lds_pipe`` (which the overlapped price
+    of docs/nvidia_facts.md section 8 takes the maximum against), exactly as a shuffle's."""
+    from linlayout.synth.cost import cost_model
+
+    case = next(c for c in family_corpus("nvidia")["cases"]
+                if c["name"] == "mma2.16x8->dotBmma2.16x8(kw2)" and c["dtype"] == "fp16" and c["num_warps"] == 1)
+    plan = plan_conversion(LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"]), "sm_90", 16)
+    cm, n = cost_model("sm_90"), plan.counts()["movmatrix"]
+    assert n == plan.counts()["total"] > 0
+    assert cm.instruction("movmatrix") == cm.instruction("shfl")
+    assert plan.cost_detail["lds_pipe"] == n * (cm.instruction("shfl") - cm.ds_issue) > 0
