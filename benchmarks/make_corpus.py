@@ -5,6 +5,7 @@ Usage (Triton 3.9 from PyPI; no GPU, it compiles for the targets on the CPU)::
     python benchmarks/make_corpus.py [--family amd|nvidia|wave32] [--out FILE] [--limit N] [--batch B]
                                      [--case-seconds S] [--assemble-only]
     python benchmarks/make_corpus.py --calibrate benchmarks/data/triton_amd_baseline.json
+    python benchmarks/make_corpus.py --refresh [--family F]   # measure the stored cases again
 
 A *family* (:data:`FAMILIES`) is a set of targets with its cases and its way of counting:
 ``amd`` (gfx90a, gfx942, gfx950; wave64; amdgcn) -> ``triton_amd_corpus.json``, ``nvidia``
@@ -75,6 +76,9 @@ ELEMENT_BITS = {"fp32": 32, "fp16": 16, "bf16": 16, "fp8": 8, "i8": 8}
 #: Triton's dot-operand encoding name of each parent encoding.
 DOT_ENCODING = {"amd_mfma": "amd_mfma_dot_operand", "amd_wmma": "amd_wmma_dot_operand",
                 "nvidia_mma": "dot_operand_of_nvidia_mma"}
+DOT_PARENT = {dot: parent for parent, dot in DOT_ENCODING.items()}
+#: The count classes of shared-memory (LDS) accesses, amdgcn's and PTX's.
+SHARED_CLASSES = ("lds_write", "lds_read", "lds_read_tr", "st.shared", "ld.shared", "ldmatrix", "stmatrix")
 #: Most elements one lane may hold in one layout (keeps the kernels free of spills).
 MAX_ELEMENTS_PER_LANE = 128
 
@@ -179,6 +183,28 @@ def triton_params(spec: dict) -> dict:
         return {"encoding": "slice", "dim": spec["dim"], "parent": triton_params(spec["parent"])}
     return {"encoding": "blocked", "sizePerThread": spec["size"], "threadsPerWarp": spec["threads"],
             "warpsPerCTA": spec["warps"], "order": spec["order"]}
+
+
+def spec_of(params: dict, encoding: str | None = None) -> dict:
+    """The spec of an encoding given as Triton's params: the inverse of :func:`triton_params`
+    (``encoding``: the family of a dot operand's parent, whose params name none)."""
+    e = encoding or params["encoding"]
+    if e == "amd_mfma":
+        return {"kind": "mfma", "version": params["version"], "instr": params["instrShape"],
+                "transposed": params["isTransposed"], "warps": params["warpsPerCTA"]}
+    if e == "nvidia_mma":
+        return {"kind": "mma", "version": params["versionMajor"], "warps": params["warpsPerCTA"],
+                "instr": params["instrShape"]}
+    if e == "amd_wmma":
+        return {"kind": "wmma", "version": params["version"], "warps": params["warpsPerCTA"],
+                "transposed": params["isTransposed"], "instr": params["instrShape"]}
+    if e in DOT_PARENT:
+        return {"kind": "dot", "op": params["opIdx"], "k_width": params["kWidth"],
+                "parent": spec_of(params["parent"], DOT_PARENT[e])}
+    if e == "slice":
+        return {"kind": "slice", "dim": params["dim"], "parent": spec_of(params["parent"])}
+    return {"kind": "blocked", "size": params["sizePerThread"], "threads": params["threadsPerWarp"],
+            "warps": params["warpsPerCTA"], "order": params["order"]}
 
 
 def finish(record: dict) -> dict:
@@ -447,6 +473,14 @@ class Family:
 
         return isa_counts("\n".join(lines))
 
+    def kernel_shared(self, asm: str) -> dict:
+        """The shared-memory (LDS) accesses of the whole kernel, by the classes of :meth:`counts`
+        (the nonzero ones).  The corpus kernel's only shared-memory use is its conversion, so
+        these are all the conversion's, also those the ``.loc`` directives put on another line."""
+        body = asm.split(".Lfunc_end0")[0] if self.backend == "hip" else asm
+        counts = self.counts(body.splitlines())
+        return {k: counts[k] for k in SHARED_CLASSES if counts.get(k)}
+
 
 _SOURCE_LINE = ("counts are the {what} of ONE {unit} attributed to the convert_layout source line (.loc), "
                 "global loads/stores{waits} excluded.")
@@ -583,8 +617,10 @@ def measure(case: dict, builder, kernels, family: Family = FAMILIES["amd"]) -> d
     compiled = triton.compile(GluonASTSource(fn, signature=signature, constexprs=consts),
                               target=GPUTarget(family.backend, family.target_arch(case["arch"]), family.wave_size),
                               options={"num_warps": case["num_warps"]})
+    asm = compiled.asm[family.asm_key]
     return dict(case, src=_layout_json(builder, src, shape), dst=_layout_json(builder, dst, shape),
-                triton=family.counts(convert_lines(compiled.asm[family.asm_key], _convert_line(fn))),
+                triton=family.counts(convert_lines(asm, _convert_line(fn))),
+                triton_kernel_shared=family.kernel_shared(asm),
                 triton_lds_bytes=compiled.metadata.shared, counted_by="source_line")
 
 
@@ -623,6 +659,39 @@ def worker(path: str, family: Family) -> None:
         except Exception as e:  # Triton's compile errors: the case is reported as failed
             record = {"error": f"{type(e).__name__}: {str(e).splitlines()[0][:300]}"}
         print(json.dumps({"case": case["index"], "record": record}), flush=True)
+
+
+#: The fields of a stored case that :func:`refresh` may change: Triton's measurements (the counting
+#: method may have changed since they were stored, as when a VOPD line became two instructions).
+MEASURED_FIELDS = ("triton", "triton_kernel_shared", "triton_lds_bytes")
+
+
+def refresh(path: Path, family: Family) -> None:
+    """Measure the stored cases of the corpus file ``path`` again (their encodings, shapes and
+    waves) with this version of :func:`measure` and rewrite it, printing how many cases' Triton
+    counts changed.  Only :data:`MEASURED_FIELDS` may change: any other stored field that comes out
+    different (the layouts, the names) is an error and the file is left as it was."""
+    import os
+    import warnings
+
+    warnings.simplefilter("ignore")
+    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+    data = json.loads(path.read_text())
+    context, builder, kernels = _triton_session()  # noqa: F841 (context kept alive)
+    cases, broken, recounted = [], [], 0
+    for stored in data["cases"]:
+        case = {k: stored[k] for k in ("name", "arch", "dtype", "shape", "num_warps")}
+        case.update({f"triton_{side}_params": spec_of(stored[f"triton_{side}_params"]) for side in ("src", "dst")})
+        record = finish(measure(case, builder, kernels, family))
+        differ = [k for k in stored if record.get(k) != stored[k]]
+        broken += [f"{stored['name']} {stored['arch']} {stored['dtype']}: {k}" for k in differ
+                   if k not in MEASURED_FIELDS]
+        recounted += "triton" in differ
+        cases.append(record)
+    if broken:
+        raise SystemExit(f"{len(broken)} stored fields differ, {path} left as it was: " + "; ".join(broken[:5]))
+    path.write_text(json.dumps(dict(data, cases=cases), separators=(",", ":")) + "\n")
+    print(f"{len(cases)} cases measured again ({recounted} with other Triton counts) -> {path}", file=sys.stderr)
 
 
 # ----------------------------------------------------------------------------- calibration
@@ -733,6 +802,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--case-seconds", type=float, default=120.0, help="longest compile of one case")
     ap.add_argument("--calibrate", metavar="BASELINE_JSON",
                     help="measure the baseline's cases with this method and print both counts")
+    ap.add_argument("--refresh", action="store_true",
+                    help="measure the cases stored in the corpus file again and add the fields this version "
+                         "measures (an error if a stored field changes)")
     ap.add_argument("--worker", metavar="CASES_JSONL", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     family = FAMILIES[args.family]
@@ -741,6 +813,9 @@ def main(argv: list[str] | None = None) -> None:
         return
     if args.calibrate:
         calibrate(args.calibrate)
+        return
+    if args.refresh:
+        refresh(Path(args.out or family.out), family)
         return
     import triton
 

@@ -11,7 +11,7 @@ import json
 import pytest
 
 from linlayout.cli import main
-from linlayout.cli.bench import kernel_plan, modelled, ptx_mix
+from linlayout.cli.bench import SHARED_MEMORY_KEYS, kernel_plan, modelled, ptx_mix, triton_whole_conversion
 from linlayout.dtypes import dtype_bits
 from linlayout.encodings import encoding_from_params, from_triton
 from linlayout.encodings.gluon import gluon_source
@@ -29,7 +29,7 @@ FAMILIES = {
     "wave32": ("triton_amd_convert_baseline/v1", {"gfx1100", "gfx1200", "gfx1250"}, COUNT_KEYS, CLASS_KEYS),
 }
 CASE_KEYS = {"name", "arch", "dtype", "shape", "num_warps", "src", "dst", "triton", "triton_src_params",
-             "triton_dst_params", "triton_src", "triton_dst", "triton_lds_bytes", "counted_by"}
+             "triton_dst_params", "triton_src", "triton_dst", "triton_lds_bytes", "counted_by", "triton_kernel_shared"}
 #: Cases of each side's layout asked of the wheel again (every n-th case of the file).
 WHEEL_SAMPLE = 12
 
@@ -63,6 +63,10 @@ def test_format(family):
         assert c["arch"] in archs and c["counted_by"] == "source_line"
         assert set(c["triton"]) == set(count_keys), c["name"]
         assert c["triton"]["total"] == sum(c["triton"][k] for k in class_keys), c["name"]
+        # the whole kernel's shared-memory accesses hold the region's (the region is part of the kernel)
+        kernel = c["triton_kernel_shared"]
+        assert set(kernel) <= set(SHARED_MEMORY_KEYS) and all(kernel.values()), c["name"]
+        assert all(c["triton"].get(k, 0) <= kernel.get(k, 0) for k in SHARED_MEMORY_KEYS), c["name"]
 
 
 def test_nvidia_coverage():
@@ -165,7 +169,20 @@ def test_bench_rows_are_computed_per_case(family, capsys, tmp_path, monkeypatch)
             assert row["plan_isa_differences"] == low.differences == {}
         assert row["triton"] == case["triton"] and row["ours"] == ours
         assert row["counted_by"] == ("plan" if nvidia else "isa")
-        priced = (ptx_mix(ours), ptx_mix(case["triton"])) if nvidia else (ours, case["triton"])
+        whole = triton_whole_conversion(case)
+        assert row["triton_whole"] == whole and whole["total"] >= case["triton"]["total"]
+        priced = (ptx_mix(ours), ptx_mix(case["triton"]), ptx_mix(whole)) if nvidia else (ours, case["triton"], whole)
         assert row["modelled"] == modelled(plan, *priced)
     assert result["summaries"][family]["refused"] == [
         f"{r['name']} {r['arch']} {r['dtype']}: {r['refused']}" for r in result["cases"] if "refused" in r]
+
+
+def test_triton_whole_conversion_adds_the_shared_accesses_its_region_leaves_out():
+    """A region with 4 LDS writes and no read, in a kernel with 4 of each: the 4 reads are the
+    conversion's (the kernel uses LDS for nothing else) and join its counts; a class the region
+    already counts in full adds nothing; a case without whole-kernel counts (the baseline) has none."""
+    region = {"total": 10, "valu": 6, "lds_write": 4, "lds_read": 0}
+    case = {"triton": region, "triton_kernel_shared": {"lds_write": 4, "lds_read": 4}}
+    assert triton_whole_conversion(case) == {"total": 14, "valu": 6, "lds_write": 4, "lds_read": 4}
+    assert case["triton"] == region  # the stored counts are not changed
+    assert triton_whole_conversion({"triton": region}) is None

@@ -114,13 +114,15 @@ def distinct(cases: list[PairCase]) -> list[PairCase]:
 
 
 # ------------------------------------------------------------------ ours: plan, emit, wrap
-def our_plans(case: PairCase, strategy: str = "auto") -> tuple:
-    """(forward, backward, planning seconds): ``plan_conversion`` of the pair both ways under ``strategy``."""
+def our_plans(case: PairCase, strategy: str = "auto", objective: str | None = None) -> tuple:
+    """(forward, backward, planning seconds): ``plan_conversion`` of the pair both ways under ``strategy``
+    and ``objective`` (None: the planner's default)."""
     from linlayout.synth.convert import plan_conversion
 
+    options = {"strategy": strategy} if objective is None else {"strategy": strategy, "objective": objective}
     started = time.perf_counter()
-    forward = plan_conversion(case.src, case.dst, ARCH, case.element_bits, strategy=strategy)
-    backward = plan_conversion(case.dst, case.src, ARCH, case.element_bits, strategy=strategy)
+    forward = plan_conversion(case.src, case.dst, ARCH, case.element_bits, **options)
+    backward = plan_conversion(case.dst, case.src, ARCH, case.element_bits, **options)
     return forward, backward, time.perf_counter() - started
 
 
@@ -200,11 +202,12 @@ def compile_batches(sources: dict[str, str], out: Path, nvcc: str, batch: int) -
 
 # ------------------------------------------------------------------ build
 def build(cases: list[PairCase], out: Path, nvcc: str = "nvcc", triton: bool = True, batch: int = 24,
-          variants: list[str] | None = None, reuse_triton: Path | None = None) -> dict:
+          variants: list[str] | None = None, reuse_triton: Path | None = None, objective: str | None = None) -> dict:
     """Plan, emit and compile every case into ``out``; returns (and writes) the manifest.
     ``variants``: forced strategies also built as sides ``ours_<strategy>`` (``variant_sources``);
     ``reuse_triton``: a folder an earlier build wrote, whose Triton kernels are copied by case name
-    instead of compiled (Triton's side does not depend on linlayout)."""
+    instead of compiled (Triton's side does not depend on linlayout); ``objective``: our plans' (None:
+    the planner's default)."""
     out.mkdir(parents=True, exist_ok=True)
     earlier = ({e["name"]: e for e in json.loads((reuse_triton / "manifest.json").read_text())["cases"]}
                if reuse_triton else {})
@@ -217,7 +220,8 @@ def build(cases: list[PairCase], out: Path, nvcc: str = "nvcc", triton: bool = T
         arrays[f"{index}_src"], arrays[f"{index}_dst"] = src_slots, dst_slots
         arrays[f"{index}_tensor"] = tensor_tiles(case.src, case.element_bits)
         default: list = []  # our plans, made once for "ours" and the variants
-        sides = {"ours": lambda: our_source(case, index, default.append(our_plans(case)) or default[0])}
+        sides = {"ours": lambda: our_source(case, index, default.append(our_plans(case, objective=objective))
+                                            or default[0])}
         if case.origin["source"] == "blog" and case.num_warps == 1:
             sides["paper"] = lambda: (paper_source(index), {})
         if variants:
@@ -403,6 +407,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="copy Triton's kernels from an earlier build folder (by case name) instead of compiling them")
     b.add_argument("--variants", default="", help="comma-separated forced strategies (registers, lds) also built "
                    "as sides ours_<strategy> where their plans differ from the default (cost-model calibration)")
+    b.add_argument("--objective", help="our plans' cost objective (default: the planner's)")
     r = sub.add_parser("report", help="tables from the runner's results")
     r.add_argument("results", type=Path)
     r.add_argument("--manifest", type=Path, required=True)
@@ -416,7 +421,7 @@ def main(argv: list[str] | None = None) -> int:
         cases = distinct(cases)[:args.limit]
         variants = [v for v in args.variants.split(",") if v]
         manifest = build(cases, args.out, args.nvcc, not args.no_triton, variants=variants,
-                         reuse_triton=args.reuse_triton)
+                         reuse_triton=args.reuse_triton, objective=args.objective)
         failed = [e["name"] for e in manifest["cases"] if e["errors"]]
         print(f"{len(cases)} cases built into {args.out}; {len(failed)} with a build error")
         return 0

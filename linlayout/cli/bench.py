@@ -19,7 +19,12 @@ count the instructions of the ``conv`` region of one wave the way the baseline c
 * ``summary``: wins/ties/losses, the cases whose modelled value is above Triton's per objective, the geometric mean of ours/Triton over the cases where
   both are nonzero, whether ours is at most Triton's everywhere, the cases where Triton
   goes through LDS for a conversion that stays in each wave and whether ours is at most
-  half of Triton's there, and compile-time statistics.
+  half of Triton's there, and compile-time statistics;
+* against Triton's whole conversion (corpus cases: ``triton_whole``, its counted region with the
+  shared-memory accesses that the ``.loc`` directives put on another line, and
+  ``modelled.<objective>.triton_whole``): wins/ties/losses and the cases modelled above it
+  (``summary.whole_conversion``), and the cases whose Triton kernel needs more LDS than the target
+  has (``triton_over_target_lds``: it cannot launch there; ours moves such a tile in rounds).
 """
 
 from __future__ import annotations
@@ -38,7 +43,7 @@ from linlayout.lowering.plan_counts import plan_isa_counts, plan_ptx_counts
 from linlayout.lowering.emit.conversion_kernel import contiguous_registers, source_tuple_dwords
 from linlayout.synth.convert import plan_conversion
 from linlayout.synth.packing import plan_free_packing
-from linlayout.synth.cost import DEFAULT_OBJECTIVE, OBJECTIVES, cost_model, mix_cost
+from linlayout.synth.cost import OBJECTIVES, cost_model, mix_cost
 from linlayout.synth.emulator import element_ids
 
 from ..dtypes import dtype_bits
@@ -59,6 +64,8 @@ CORPORA = {family: DEFAULT_BASELINE.with_name(f"triton_{family}_corpus.json") fo
 PTX_AS_MIX = {"shfl.sync": "ds_bpermute", "prmt": "v_perm_b32", "selp": "v_cndmask", "mov": "v_mov",
               "st.shared": "lds_write", "stmatrix": "lds_write", "ld.shared": "lds_read", "ldmatrix": "lds_read",
               "bar.sync": "s_barrier"}
+#: The objectives whose values are cycles, printed per case and in the summaries.
+CYCLE_OBJECTIVES = tuple(o for o in OBJECTIVES if o != "instructions")
 #: Triton's count keys that are shared-memory (LDS) instructions, AMD and PTX.
 SHARED_MEMORY_KEYS = ("lds_write", "lds_read", "lds_read_tr", "st.shared", "ld.shared", "ldmatrix", "stmatrix")
 
@@ -120,6 +127,7 @@ def bench_case(case: dict, binary: bool = True) -> dict:
     registers; PTX mixes priced as :func:`ptx_mix`)."""
     src, dst = LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"])
     element_bits = dtype_bits(case["dtype"])
+    whole = triton_whole_conversion(case)
     t0 = time.perf_counter()
     plan = kernel_plan(src, dst, case["arch"], element_bits)
     t1 = time.perf_counter()
@@ -130,24 +138,26 @@ def bench_case(case: dict, binary: bool = True) -> dict:
         measured = {"lds_bytes": plan.lds_bytes, "vgpr_count": None, "sgpr_count": None,
                     "setup_total": sum(int(v) for v in plan.overhead.values()), "plan_isa_differences": [],
                     "compile_seconds": round(t1 - t0, 4), "counted_by": "plan",
-                    "modelled": modelled(plan, ptx_mix(ours), ptx_mix(case["triton"])) if nvidia
-                    else modelled(plan, ours, case["triton"])}
+                    "modelled": modelled(plan, ptx_mix(ours), ptx_mix(case["triton"]),
+                                         None if whole is None else ptx_mix(whole)) if nvidia
+                    else modelled(plan, ours, case["triton"], whole)}
     else:
         low = lower_conversion(plan, binary=binary, cache=False)
         ours = low.report["isa_counts"]
         measured = {k: low.report[k] for k in ("lds_bytes", "vgpr_count", "sgpr_count")}
         measured.update(setup_total=low.report["setup_counts"]["total"], plan_isa_differences=low.differences,
                         compile_seconds=round(time.perf_counter() - t0, 4),
-                        modelled=modelled(plan, ours, case["triton"]), counted_by="isa")
+                        modelled=modelled(plan, ours, case["triton"], whole), counted_by="isa")
     triton = case["triton"]
     tri_total = int(triton["total"])
     return {
         "name": case["name"], "arch": case["arch"], "dtype": case["dtype"],
         "ours": ours, "triton": triton,
-        "strategy": plan.strategy, "plan_counts": plan.counts(),
+        "strategy": plan.strategy, "objective": plan.objective, "plan_counts": plan.counts(),
         "ratio": (ours["total"] / tri_total) if tri_total else None,
         "stays_in_wave": stays_in_wave(src, dst, plan.num_warps),
         "triton_uses_lds": uses_shared_memory(triton), "triton_lds_bytes": case.get("triton_lds_bytes"),
+        "triton_whole": whole, "triton_over_target_lds": (case.get("triton_lds_bytes") or 0) > target.lds_bytes,
         "plan_seconds": round(t1 - t0, 4), **measured,
         "repacked": [side for side, given, planned in (("src", src, plan.src), ("dst", dst, plan.dst))
                      if given.bases["register"] != planned.bases["register"]],
@@ -186,16 +196,38 @@ def uses_shared_memory(counts: dict) -> bool:
     return any(counts.get(k, 0) for k in SHARED_MEMORY_KEYS)
 
 
-def modelled(plan, ours: dict, triton: dict) -> dict:
+def triton_whole_conversion(case: dict) -> dict | None:
+    """Triton's counts of the case with the shared-memory accesses of its conversion that its counted
+    region leaves out: a corpus case stores the accesses of Triton's whole kernel
+    (``triton_kernel_shared``, benchmarks/make_corpus.py), all of them the conversion's since the
+    kernel uses shared memory for nothing else, and the ``.loc`` directives put some on the line of
+    the store that consumes them.  Per class, ``max(kernel, region)``; ``total`` grows by what is
+    added.  None for a case without them (the 48-case baseline)."""
+    kernel = case.get("triton_kernel_shared")
+    if kernel is None:
+        return None
+    counts = dict(case["triton"])
+    for kind, n in kernel.items():
+        missing = n - int(counts.get(kind, 0))
+        if missing > 0:
+            counts[kind] = int(counts.get(kind, 0)) + missing
+            counts["total"] = int(counts["total"]) + missing
+    return counts
+
+
+def modelled(plan, ours: dict, triton: dict, triton_whole: dict | None = None) -> dict:
     """Our ISA counts and Triton's priced alike as instruction mixes (linlayout.synth.cost.mix_cost: the
     same cost model, the same information) under every objective, beside the plan's own value (its
     steps' accesses and bank conflicts, with estimated setup): ``{objective: {"ours", "triton",
-    "ours_plan"}}``."""
+    "ours_plan"}}``, with ``triton_whole`` (:func:`triton_whole_conversion`'s counts priced alike)
+    where given."""
     cm = cost_model(plan.arch)
     lane_bytes = (plan.slots_in * plan.element_bits // 8, plan.slots_out * plan.element_bits // 8)
     mine, theirs = mix_cost(cm, ours, *lane_bytes), mix_cost(cm, triton, *lane_bytes)
+    whole = mix_cost(cm, triton_whole, *lane_bytes) if triton_whole is not None else None
     return {o: {"ours": mine[f"{o}_value"], "triton": theirs[f"{o}_value"],
-                "ours_plan": plan.cost_detail[f"{o}_value"]} for o in OBJECTIVES}
+                "ours_plan": plan.cost_detail[f"{o}_value"],
+                **({"triton_whole": whole[f"{o}_value"]} if whole is not None else {})} for o in OBJECTIVES}
 
 
 def bench_or_refusal(case: dict, binary: bool = True) -> dict:
@@ -239,6 +271,30 @@ def summarize(all_rows: list[dict]) -> dict:
                             "mean": round(statistics.fmean(times), 4)} if times else {},
         "triton_compile_seconds": list(TRITON_COMPILE_SECONDS),
         "refused": [f"{r['name']} {r['arch']} {r['dtype']}: {r['refused']}" for r in all_rows if "refused" in r],
+        "objectives": sorted({r["objective"] for r in rows}),
+        "whole_conversion": _whole_conversion_summary(rows),
+        "triton_over_target_lds": [f"{r['name']} {r['arch']} {r['dtype']}" for r in rows
+                                   if r.get("triton_over_target_lds")],
+    }
+
+
+def _whole_conversion_summary(rows: list[dict]) -> dict | None:
+    """Wins/ties/losses and the cases modelled above Triton per objective against Triton's whole
+    conversion (``triton_whole``: its counted region with the shared-memory accesses the region
+    leaves out), on the rows that have it; None when none has."""
+    rows = [r for r in rows if r.get("triton_whole") is not None]
+    if not rows:
+        return None
+    pairs = [(r["ours"]["total"], int(r["triton_whole"]["total"])) for r in rows]
+    return {
+        "cases": len(rows),
+        "wins": sum(o < t for o, t in pairs), "ties": sum(o == t for o, t in pairs),
+        "losses": sum(o > t for o, t in pairs),
+        "ours_total": sum(o for o, _ in pairs), "triton_total": sum(t for _, t in pairs),
+        "losing_cases": [f"{r['name']} {r['arch']} {r['dtype']}" for r, (o, t) in zip(rows, pairs) if o > t],
+        "modelled_over_triton": {o: [f"{r['name']} {r['arch']} {r['dtype']}" for r in rows
+                                     if r["modelled"][o]["ours"] > r["modelled"][o]["triton_whole"] + 1e-9]
+                                 for o in OBJECTIVES},
     }
 
 
@@ -279,7 +335,7 @@ def run(args: argparse.Namespace) -> dict:
 
 def render(result: dict, args: argparse.Namespace) -> str:
     head = (f"{'case':30s} {'arch':6s} {'dtype':5s} {'strategy':9s} {'ours':>5s} {'triton':>6s} {'ratio':>6s} "
-            f"{'latency ours/tri':>16s} {'thruput ours/tri':>16s}  ours' kinds")
+            f"{'concurr ours/tri':>16s} {'latency ours/tri':>16s} {'thruput ours/tri':>16s}  ours' kinds")
     lines = [head, "-" * len(head)]
     for r in result["cases"]:
         if "refused" in r:
@@ -290,7 +346,7 @@ def render(result: dict, args: argparse.Namespace) -> str:
         ratio = "-" if r["ratio"] is None else f"{r['ratio']:.2f}"
         flag = " *in-wave, Triton via LDS" if r["stays_in_wave"] and r["triton_uses_lds"] else ""
         cycles = " ".join(f"{r['modelled'][o]['ours']:>7.0f}/{r['modelled'][o]['triton']:<8.0f}"
-                          for o in ("latency", "throughput"))
+                          for o in CYCLE_OBJECTIVES)
         lines.append(f"{r['name'][:30]:30s} {r['arch']:6s} {r['dtype']:5s} {r['strategy']:9s} "
                      f"{r['ours']['total']:5d} {r['triton']['total']:6d} {ratio:>6s} {cycles}  {kinds}{flag}")
     planned = [r for r in result["cases"] if "refused" not in r]
@@ -320,8 +376,29 @@ def _summary_lines(s: dict, plan_only: bool = False) -> list[str]:
          f"plan/ISA disagreements: {s['plan_isa_disagreements']}") + "; not planned (refused by the planner): "
         f"{len(s['refused'])}",
         "modelled cycles over Triton's mix (same cost model): "
-        + "; ".join(f"{o}{' (default)' if o == DEFAULT_OBJECTIVE else ''} {len(s['modelled_over_triton'][o])}"
-                    for o in ("latency", "throughput")),
+        + "; ".join(f"{_objective_label(o, s)} {len(s['modelled_over_triton'][o])}"
+                    for o in CYCLE_OBJECTIVES),
         f"{timed}: median {ct.get('median')} s, max {ct.get('max')} s "
         f"(Triton: {s['triton_compile_seconds'][0]}-{s['triton_compile_seconds'][1]} s)",
-    ]
+    ] + _whole_conversion_lines(s)
+
+
+def _objective_label(objective: str, s: dict) -> str:
+    """``objective`` as a summary line names it: marked when the set's plans were chosen by it."""
+    return f"{objective} (the plans' objective)" if objective in s["objectives"] else objective
+
+
+def _whole_conversion_lines(s: dict) -> list[str]:
+    """The printed comparison against Triton's whole conversion, and Triton's kernels that exceed
+    the target's LDS (none printed when the set has neither)."""
+    lines = []
+    w = s.get("whole_conversion")
+    if w:
+        lines.append(f"against Triton's whole conversion (its region plus the shared-memory accesses the region "
+                     f"leaves out), {w['cases']} cases: wins {w['wins']}, ties {w['ties']}, losses {w['losses']}; "
+                     f"instructions ours {w['ours_total']} vs Triton {w['triton_total']}; modelled cycles over "
+                     "Triton's: " + "; ".join(f"{_objective_label(o, s)} "
+                                             f"{len(w['modelled_over_triton'][o])}" for o in CYCLE_OBJECTIVES))
+    if s.get("triton_over_target_lds"):
+        lines.append(f"Triton's kernel needs more LDS than the target has: {', '.join(s['triton_over_target_lds'])}")
+    return lines
