@@ -5,7 +5,7 @@ src_tuple_dwords)``
 checks the user's arguments (a ``LayoutError`` naming the bad one), normalizes the two
 layouts (``problem``: linlayout.synth.preimage.Problem, the columns of both layouts),
 and fixes the target descriptor (linlayout.hw.targets), the element size and the cost
-model (linlayout.synth.cost) with the objective a plan's cost measures (``latency``,
+model (linlayout.synth.cost) with the objective a plan's cost measures (``concurrent``, ``latency``,
 ``throughput`` or ``instructions``: ``cost_model.objective``).  linlayout.synth.convert makes it in ``plan_conversion``,
 ``candidate_plans`` and ``exchange_schedule_plans``; the planning modules
 (linlayout.synth.in_wave, .exchanges, .lds_path, .cost) read the target, the element size
@@ -43,7 +43,7 @@ from linlayout import LayoutError, LinearLayout
 from linlayout.hw.limits import check_conversion
 from linlayout.hw.targets import Target, get_target
 
-from .cost import DEFAULT_OBJECTIVE, SRC_TUPLE_DWORDS, CostModel, cost_model
+from .cost import SRC_TUPLE_DWORDS, CostModel, cost_model
 from .plan import ELEMENT_BITS, dwords_per_slot, slots_per_dword
 from .preimage import Problem, normalize
 
@@ -70,7 +70,7 @@ class ConversionContext:
     @classmethod
     def create(cls, src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int,
                lds_budget_bytes: int | None = None, strategy: str = "auto",
-               objective: str = DEFAULT_OBJECTIVE, src_tuple_dwords: int = SRC_TUPLE_DWORDS) -> "ConversionContext":
+               objective: str | None = None, src_tuple_dwords: int = SRC_TUPLE_DWORDS) -> "ConversionContext":
         """The context of converting ``src`` into ``dst`` on ``arch``; a LayoutError for a bad argument."""
         target = get_target(arch)
         if target.lds_phases is None:

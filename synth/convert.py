@@ -19,7 +19,7 @@
      order, then the in-wave plans of what is left;
    * the LDS round trip (linlayout.synth.lds_path), unless the analytic LDS lower bound
      already exceeds the in-wave plan.
-3. Candidates are ranked by linlayout.synth.cost (``cost.COST_TIE_FRACTION``: near ties go
+3. Candidates are ranked by linlayout.synth.cost (``CostModel.tie_fraction``: near ties go
    to fewer instructions, then to no LDS); the winner is executed on the wave
    emulator at ISA level (every instruction with its parameters, its declared
    source lanes and byte selects checked).  A plan that fails is a bug:
@@ -147,7 +147,7 @@ def _in_wave_candidates(ctx: ConversionContext, wm, gather: bool = True) -> list
                 continue
             scheds.append((sched, planner, K))
     out = []
-    best = cost_mod.near_best(scheds, lambda t: t[0].cost, lambda t: t[0].count) if scheds else None
+    best = cost_mod.near_best(scheds, lambda t: t[0].cost, lambda t: t[0].count, cm.tie_fraction) if scheds else None
     if best is not None:
         sched, planner, K = best
         plan = _build_in_wave(ctx, wm, up, K, "exchange:" + sched.name,
@@ -161,7 +161,7 @@ def _in_wave_candidates(ctx: ConversionContext, wm, gather: bool = True) -> list
     # rank as the plans' values only where those are sums
     limit = float("inf")
     if best is not None and cm.floors_apply and not cm.pipe_overlap:
-        limit = best[0].cost * (1 + cost_mod.COST_TIE_FRACTION)
+        limit = best[0].cost * (1 + cm.tie_fraction)
     if gather and gather_floor(up.pk.units, cm) + vperm <= limit:  # the gather is priced only when it might win
         g_cost, g_plan = gather_choices(ctx, up.pk.units)
         if g_cost + vperm <= limit:
@@ -307,7 +307,7 @@ def _lds_candidates(ctx: ConversionContext, best_only: bool = False, ceiling: fl
     def limit() -> float:
         if not prune:
             return float("inf")
-        lds = min(q.cost for q in out) * (1 + cost_mod.COST_TIE_FRACTION) if out else float("inf")
+        lds = min(q.cost for q in out) * (1 + ctx.cost_model.tie_fraction) if out else float("inf")
         return min(lds, ceiling) if best_only else lds
 
     for acc in pool.by_floor(limit):
@@ -361,7 +361,7 @@ def _outranked(acc, built: list[Plan]) -> bool:
 
 def candidate_plans(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int, *,
                     lds_budget_bytes: int | None = None, strategy: str = "auto",
-                    objective: str = cost_mod.DEFAULT_OBJECTIVE,
+                    objective: str | None = None,
                     src_tuple_dwords: int = cost_mod.SRC_TUPLE_DWORDS) -> list[Plan]:
     """Every candidate plan (unverified), cheapest first under ``objective``."""
     return _candidates(ConversionContext.create(src, dst, arch, element_bits, lds_budget_bytes, strategy, objective,
@@ -400,14 +400,14 @@ def _candidates(ctx: ConversionContext, best_only: bool = False, movmatrix: bool
     lds_floor, ceiling = None, float("inf")
     if cands and strategy == "auto" and prune:  # no LDS plan can beat (or tie) it: skip
         lds_floor = _lower_bound(ctx)["lds_cost"]
-        ceiling = min(p.cost for p in cands) * (1 + cost_mod.COST_TIE_FRACTION)
+        ceiling = min(p.cost for p in cands) * (1 + ctx.cost_model.tie_fraction)
     if strategy in ("auto", "lds") and (lds_floor is None or lds_floor <= ceiling):
         try:
             cands.extend(_lds_candidates(ctx, best_only, ceiling, prune))
         except LayoutError:
             if not cands:
                 raise
-    return _rank(cands)
+    return _rank(cands, ctx.cost_model.tie_fraction)
 
 
 def _movmatrix_candidates(ctx: ConversionContext, best_only: bool) -> list[Plan]:
@@ -449,13 +449,14 @@ def _movmatrix_candidates(ctx: ConversionContext, best_only: bool) -> list[Plan]
     return out
 
 
-def _rank(cands: list[Plan]) -> list[Plan]:
-    """Cheapest first; near-ties (COST_TIE_FRACTION) by instructions with setup, then no LDS, then
-    the latency value (the cost itself under the latency objective)."""
+def _rank(cands: list[Plan], tie_fraction: float) -> list[Plan]:
+    """Cheapest first; near-ties (within ``tie_fraction``: ``CostModel.tie_fraction``) by
+    instructions with setup, then no LDS, then the latency value (the cost itself under the
+    latency objective)."""
     if not cands:
         return cands
     best = min(p.cost for p in cands)
-    tie = best * (1 + cost_mod.COST_TIE_FRACTION) + 1e-9
+    tie = best * (1 + tie_fraction) + 1e-9
     return sorted(cands, key=lambda p: (p.cost > tie, p.total_with_overhead(), p.lds_bytes > 0,
                                         p.cost_detail.get("latency_value", 0.0)))
 
@@ -467,7 +468,7 @@ def _same_map(prob: Problem) -> bool:
 
 def plan_conversion(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int, *,
                     lds_budget_bytes: int | None = None, strategy: str = "auto",
-                    objective: str = cost_mod.DEFAULT_OBJECTIVE,
+                    objective: str | None = None,
                     src_tuple_dwords: int = cost_mod.SRC_TUPLE_DWORDS) -> Plan:
     """The cheapest plan converting a tile held in ``src`` into ``dst``, verified on the emulator.
 
@@ -478,10 +479,12 @@ def plan_conversion(src: LinearLayout, dst: LinearLayout, arch: str, element_bit
     target's LDS); a larger tile moves in rounds, and only a budget no plan can meet
     is an error.  ``strategy``: ``auto`` (cheapest), ``registers`` (stay in
     registers; an error when data crosses warps) or ``lds``.  ``objective``: what
-    "cheapest" means (linlayout.synth.cost.OBJECTIVES): ``latency`` (default: one
-    wave's critical path), ``throughput`` (the busiest of the SIMD's issue and the LDS
-    pipe, several waves per SIMD hiding latency) or ``instructions``; the certificate
-    records it.  ``src_tuple_dwords``: the src VGPRs arrive as aligned tuples of this many dwords
+    "cheapest" means (linlayout.synth.cost.OBJECTIVES): ``concurrent`` (one wave's
+    critical path plus the issue cycles of the other waves of its SIMD converting with
+    it), ``latency`` (one wave's critical path), ``throughput`` (the busiest of the
+    SIMD's issue and the LDS pipe, several waves per SIMD hiding latency) or
+    ``instructions``; None (the default): the target's ``default_objective``
+    (``concurrent`` on AMD, ``latency`` on NVIDIA); the certificate records it.  ``src_tuple_dwords``: the src VGPRs arrive as aligned tuples of this many dwords
     in register order (4, the default: an MFMA result or a dwordx4 load; 1: loaded one dword at a
     time), which prices the copies an LDS store of other register groups needs.
     """

@@ -47,11 +47,12 @@ sharing (every SIMD has its own VALU).  Set it to 1 to price an LDS pipe that
 is otherwise idle.
 
 Objectives (``OBJECTIVES``, ``CostModel.objective_value``): the sum above is ``latency``, one
-wave's critical path; ``throughput`` is the busiest of the SIMD's issue and the LDS pipe when
-``WAVES_PER_SIMD`` [I] waves share the SIMD and hide each other's latency (or that path over the
-waves, when larger); ``instructions`` counts instructions with setup.  Every per-instruction
-price above is the same under all three; docs/hardware.md section 5 gives each number's source
-and docs/conversions.md argues the default (``latency``).  ``mix_cost`` and ``round_trip_cost``
+wave's critical path; ``concurrent`` (the default) is that path plus the SIMD issue cycles of the
+other ``WAVES_PER_SIMD - 1`` [I] waves converting at the same time; ``throughput`` is the busiest
+of the SIMD's issue and the LDS pipe when ``WAVES_PER_SIMD`` waves share the SIMD and hide each
+other's latency (or that path over the waves, when larger); ``instructions`` counts instructions
+with setup.  Every per-instruction price above is the same under all four; docs/hardware.md
+section 5 gives each number's source and docs/conversions.md argues the default.  ``mix_cost`` and ``round_trip_cost``
 price an instruction mix known by its counts and an LDS round trip known by its accesses the
 same way.
 """
@@ -71,7 +72,7 @@ from linlayout.hw.targets import get_target
 from . import banks
 from .steps import dwords_per_slot, slots_per_dword
 
-__all__ = ["COST_TIE_FRACTION", "CostModel", "DEFAULT_OBJECTIVE", "OBJECTIVES", "SRC_TUPLE_DWORDS", "cost_model",
+__all__ = ["CONCURRENT_TIE_FRACTION", "COST_TIE_FRACTION", "CostModel", "OBJECTIVES", "SRC_TUPLE_DWORDS", "cost_model",
            "lds_address_valu", "lower_bound", "matrix_access_cost", "mix_cost", "near_best", "register_merges", "round_trip_cost",
            "tuple_copies"]
 
@@ -122,22 +123,25 @@ RDNA_PARAMETERS = dict(valu_issue=RDNA_VALU_ISSUE, permlane_issue=RDNA_VALU_ISSU
 
 # What a plan's ``cost`` measures (the module docstring, "Objectives"; the default is argued in
 # docs/conversions.md).
-OBJECTIVES = ("latency", "throughput", "instructions")
-DEFAULT_OBJECTIVE = "latency"
-WAVES_PER_SIMD = 2  # [I] waves sharing one SIMD under the throughput objective (they hide each other's latency)
+OBJECTIVES = ("concurrent", "latency", "throughput", "instructions")
+WAVES_PER_SIMD = 2  # [I] waves sharing one SIMD: they convert together (concurrent) or hide each other's latency (throughput)
 
-# [I] Policy: plans whose modelled cost is within this fraction of the cheapest are equal; among
-# them the one with the fewest instructions (with estimated setup) wins -- issue slots are what
-# the rest of the kernel competes for, and the LDS numbers are partly inferred -- then a plan
-# without LDS (LDS is shared by the CU's waves and limits occupancy).  linlayout.synth.exchanges uses the
-# same rule between exchange schedules.
+# [I] Policy: plans whose modelled cost is within a tie fraction of the cheapest are equal; among
+# them the one with the fewest instructions (with estimated setup) wins, then a plan without LDS
+# (LDS is shared by the CU's waves and limits occupancy).  linlayout.synth.exchanges uses the same
+# rule between exchange schedules.  ``CostModel.tie_fraction`` is COST_TIE_FRACTION under the
+# objectives that do not price the issue slots the rest of the kernel competes for (``latency``;
+# the fraction makes near ties go to fewer of them) and CONCURRENT_TIE_FRACTION under
+# ``concurrent``, which prices them: there the fraction only absorbs the inferred LDS numbers
+# (docs/conversions.md section 5).
 COST_TIE_FRACTION = 0.15
+CONCURRENT_TIE_FRACTION = 0.05
 
 
-def near_best(items: list, cost, count):
-    """The item of least ``cost``; within COST_TIE_FRACTION of it, the one with the fewest ``count``."""
+def near_best(items: list, cost, count, tie_fraction: float = COST_TIE_FRACTION):
+    """The item of least ``cost``; within ``tie_fraction`` of it, the one with the fewest ``count``."""
     best = min(cost(x) for x in items)
-    return min(items, key=lambda x: (cost(x) > best * (1 + COST_TIE_FRACTION) + 1e-9, count(x), cost(x)))
+    return min(items, key=lambda x: (cost(x) > best * (1 + tie_fraction) + 1e-9, count(x), cost(x)))
 
 
 @dataclass(frozen=True)
@@ -163,25 +167,35 @@ class CostModel:
     dpp_hazard: float = DPP_HAZARD
     lds_port_sharing: float = LDS_PORT_SHARING
     pipe_overlap: bool = False  # NVIDIA: the LDS (MIO) pipe runs beside the issue of other instructions
-    objective: str = DEFAULT_OBJECTIVE
+    objective: str = "latency"  # cost_model() sets it; the latency table prices the derived tables (``key``)
     waves_per_simd: int = WAVES_PER_SIMD
+
+    @property
+    def tie_fraction(self) -> float:
+        """Plans within this fraction of the cheapest are near ties (the policy above
+        ``COST_TIE_FRACTION``): ``CONCURRENT_TIE_FRACTION`` under ``concurrent``, else
+        ``COST_TIE_FRACTION``."""
+        return CONCURRENT_TIE_FRACTION if self.objective == "concurrent" else COST_TIE_FRACTION
 
     @property
     def floors_apply(self) -> bool:
         """Are the planner's cost floors (linlayout.synth.lds_path, ``lower_bound``) lower bounds of
-        this objective?  They bound the latency value (``path_floor``, summed or, where the pipes
-        overlap, a maximum); under another objective every candidate is built and ranked."""
-        return self.objective == "latency"
+        this objective?  They bound the ``concurrent`` and ``latency`` values (``path_floor``);
+        under another objective every candidate is built and ranked."""
+        return self.objective in ("concurrent", "latency")
 
     def path_floor(self, issue: float, pipe: float, latency: float) -> float:
-        """A lower bound of the latency value (``objective_value``) of every plan whose wave issues at
-        least ``issue`` cycles (the ``simd`` part: every issue slot, the ALU and the setup), whose
-        LDS (MIO) pipe is busy at least ``pipe`` cycles (``lds_pipe``) and whose latency (with any
-        spill) is at least ``latency``: ``issue + pipe + latency``, or where the pipes overlap
-        (``pipe_overlap``) ``max(issue, pipe) + latency``.  The value is that same expression of
-        the plan's own parts (the summed ``issue + lds + setup`` is ``simd + lds_pipe``), which
-        does not decrease when any part grows: so a floor of each part gives a floor of the value."""
-        return (max(issue, pipe) if self.pipe_overlap else issue + pipe) + latency
+        """A lower bound of the value of this model's objective (``concurrent`` or ``latency``:
+        ``floors_apply``) of every plan whose wave issues at least ``issue`` cycles (the ``simd``
+        part: every issue slot, the ALU and the setup), whose LDS (MIO) pipe is busy at least
+        ``pipe`` cycles (``lds_pipe``) and whose latency (with any spill) is at least ``latency``:
+        the path ``issue + pipe + latency``, or where the pipes overlap (``pipe_overlap``)
+        ``max(issue, pipe) + latency``, plus ``(waves_per_simd - 1) * issue`` under
+        ``concurrent``.  Each value is that same expression of the plan's own parts (the summed
+        ``issue + lds + setup`` is ``simd + lds_pipe``), which does not decrease when any part
+        grows: so a floor of each part gives a floor of the value."""
+        path = (max(issue, pipe) if self.pipe_overlap else issue + pipe) + latency
+        return path + (self.waves_per_simd - 1) * issue if self.objective == "concurrent" else path
 
     def objective_value(self, parts: dict, objective: str | None = None) -> float:
         """The value of ``objective`` (default: the model's) of a plan or an instruction mix from its
@@ -192,6 +206,11 @@ class CostModel:
           the port), ``ds_latency`` per level of dependent DS instructions and the setup; with
           ``pipe_overlap`` (NVIDIA) the LDS pipe works while the wave issues its other
           instructions, so the path is ``max(simd, lds_pipe) + latency``;
+        * ``concurrent``: the ``waves_per_simd`` waves of a SIMD converting together (the waves of
+          a workgroup reach a conversion at the same point of the kernel): one wave's path plus
+          the issue cycles of the other ``waves_per_simd - 1``, which share its SIMD's issue
+          (``path + (waves_per_simd - 1) * simd``; the LDS pipe is already in the path at the
+          wave's share of the port, ``lds_port_sharing``);
         * ``throughput``: the busiest resource when ``waves_per_simd`` waves share the SIMD and
           hide each other's latency: ``max(simd, lds_pipe, latency_value / waves_per_simd)``
           (``simd``: the wave's issue cycles on its SIMD, setup included; ``lds_pipe``: its
@@ -207,6 +226,8 @@ class CostModel:
             path = parts["issue"] + parts["lds"] + parts["latency"] + parts["setup"]
         if objective == "latency":
             return path
+        if objective == "concurrent":
+            return path + (self.waves_per_simd - 1) * parts["simd"]
         return max(parts["simd"], parts["lds_pipe"], path / self.waves_per_simd)
 
     def key(self) -> tuple:
@@ -265,13 +286,15 @@ class CostModel:
         return rows
 
 
-def cost_model(arch: str, objective: str = DEFAULT_OBJECTIVE) -> CostModel:
-    """The cost model of ``arch`` (validated through linlayout.hw.targets) under ``objective``: the
-    CDNA parameters, the NVIDIA ones (``NVIDIA_PARAMETERS``) for an NVIDIA target, the wave32 ones
-    (``RDNA_PARAMETERS``, LDS cycles ``_rdna_lds_cycles``) for an RDNA target."""
+def cost_model(arch: str, objective: str | None = None) -> CostModel:
+    """The cost model of ``arch`` (validated through linlayout.hw.targets) under ``objective`` (None:
+    the target's ``default_objective``): the CDNA parameters, the NVIDIA ones
+    (``NVIDIA_PARAMETERS``) for an NVIDIA target, the wave32 ones (``RDNA_PARAMETERS``, LDS cycles
+    ``_rdna_lds_cycles``) for an RDNA target."""
+    target = get_target(arch)
+    objective = target.default_objective if objective is None else objective
     if objective not in OBJECTIVES:
         raise LayoutError(f"objective {objective!r} must be one of {', '.join(OBJECTIVES)}")
-    target = get_target(arch)
     if target.family == "nvidia":
         family = dict(NVIDIA_PARAMETERS, lds_cycles=dict(NV_SHARED_CYCLES))
     elif target.family == "rdna":
@@ -850,7 +873,11 @@ def lower_bound(ctx) -> dict:
     barrier = cm.instruction("s_barrier") if cross_warp else 0.0
     lds_bound = cm.path_floor((lds_loads + lds_stores) * cm.ds_issue + barrier,
                               lds_pipe(lds_loads, load_bytes) + lds_pipe(lds_stores, store_bytes), cm.latency(2))
-    reg_bound = max(cross_lane * move, merges * merge)
+    # the register bound counts issued instructions (cross-lane moves, merges): under ``concurrent``
+    # the other waves' issue adds to it (``path_floor``); where the pipes overlap a crossbar move's
+    # issue slot is less than its price, so the bound stays the path's
+    reg_issue = max(cross_lane * move, merges * merge)
+    reg_bound = reg_issue if cm.pipe_overlap else cm.path_floor(reg_issue, 0.0, 0.0)
     if cross_warp:
         cost = lds_bound
     else:

@@ -37,7 +37,7 @@ Schedules, each a list of moves computed on labels alone and priced without buil
   stage"; ``A`` = none is "stage, exchange at the cheapest positions, stage"; in between, the
   thresholds of the in-place costs.
 
-The cheapest schedule (modelled cycles; within ``cost.COST_TIE_FRACTION``, fewer instructions)
+The cheapest schedule (modelled cycles; within ``CostModel.tie_fraction``, fewer instructions)
 is then replayed on the SSA program (``build_schedule``).  A DS lane move adds one level of DS
 latency to the estimate, as ``cost.plan_cost`` charges per dependent level.
 """
@@ -486,7 +486,7 @@ def best_schedule(ctx: ConversionContext, reg_cols: list[int], lane_cols: list[i
         n = pack_perms + pl.repack_perms(s, n_dst_slots)
         s.cost += n * vperm
         s.count += n
-    return near_best(cands, lambda c: c.cost, lambda c: c.count), pl
+    return near_best(cands, lambda c: c.cost, lambda c: c.count, ctx.cost_model.tie_fraction), pl
 
 
 # ---------------------------------------------------------------------- building on values

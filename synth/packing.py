@@ -108,7 +108,7 @@ def packing_candidates(src: LinearLayout, dst: LinearLayout, element_bits: int, 
 
 def plan_free_packing(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int, *,
                       src_fixed_bits: int = 0, dst_fixed_bits: int = 0, lds_budget_bytes: int | None = None,
-                      strategy: str = "auto", objective: str = cost_mod.DEFAULT_OBJECTIVE,
+                      strategy: str = "auto", objective: str | None = None,
                       src_tuple_dwords: int | Callable[[LinearLayout], int] = cost_mod.SRC_TUPLE_DWORDS) -> Plan:
     """The cheapest verified plan over the packing candidates (module docstring); its ``src``/``dst`` are
     ``src``/``dst`` with the chosen register order.  ``src_fixed_bits``/``dst_fixed_bits``: the leading

@@ -145,7 +145,7 @@ class SwizzleResult:
 
     def modelled(self) -> dict:
         """Every conversion objective's value (linlayout.synth.cost.round_trip_cost) of this round
-        trip: ``{"latency": cycles, "throughput": cycles, "instructions": n}``."""
+        trip: ``{"concurrent": cycles, "latency": cycles, "throughput": cycles, "instructions": n}``."""
         sides = []
         for report, count in ((self.write_report, self.write_instructions), (self.read_report, self.read_instructions)):
             degree = report.total_cycles / max(1, report.ideal_cycles)
@@ -653,7 +653,7 @@ def synthesize(writer: LinearLayout, reader: LinearLayout, element_bits: int, ar
     frontier = (_pareto_set(w, r, choices, outs, model, element_bits, allow_transpose or transpose_only, seed,
                            lds_budget_bytes, transpose_only)
                 if pareto or objective in cost_mod.OBJECTIVES else [])
-    if objective in ("latency", "throughput"):
+    if objective in cost_mod.OBJECTIVES and objective != "instructions":
         best = min(frontier, key=lambda res: (res.modelled()[objective], res.write_instructions + res.read_instructions))
         best.objective = objective
         best.argument += (f"\nchosen from the Pareto set of {len(frontier)} (instructions, cycles) points as the one the "

@@ -237,19 +237,23 @@ def test_design_floor_bounds_hold_on_the_baseline():
 def test_prefix_floor_counts_forced_bank_conflicts():
     # mfma32->mfma16 gfx942 fp16: a register-first layout stores (or loads) 4-element vectors whose
     # paired b64 accesses conflict under every layout with that prefix (lds_path._conflict_floor).  The
-    # bound is 704 (conflict-free accesses alone would give 512), above the tie limit of the winning
-    # plan (584 * 1.15), so DesignPool never makes those layouts.
+    # latency bound is 704 (conflict-free accesses alone would give 512), above the tie limit of the
+    # winning plan (584 * 1.15), so DesignPool never makes those layouts; under concurrent (the default)
+    # the bound adds the other wave's issue floor (32: 8 accesses at 4 cycles), the plan its issue
+    # (136): 736, within the tie limit of 720 * 1.05, so there the layouts are made and priced.
     from linlayout.synth.context import ConversionContext
-    from linlayout.synth.cost import COST_TIE_FRACTION
+    from linlayout.synth.cost import COST_TIE_FRACTION, CONCURRENT_TIE_FRACTION
     from linlayout.synth.lds_path import _vector_first_prefix, prefix_floor
 
     c = next(c for c in baseline_cases()
              if (c["name"], c["arch"], c["dtype"]) == ("mfma32->mfma16", "gfx942", "fp16"))
     src, dst = LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"])
-    ctx = ConversionContext.create(src, dst, "gfx942", 16)
-    assert [prefix_floor(ctx, *_vector_first_prefix(ctx, side)) for side in ("src", "dst")] == [704.0, 704.0]
-    plan = plan_conversion(src, dst, "gfx942", 16)
-    assert plan.cost == 584.0 and 584.0 * (1 + COST_TIE_FRACTION) < 704.0
+    for objective, floor, cost, tie in (("latency", 704.0, 584.0, COST_TIE_FRACTION),
+                                        ("concurrent", 736.0, 720.0, CONCURRENT_TIE_FRACTION)):
+        ctx = ConversionContext.create(src, dst, "gfx942", 16, objective=objective)
+        assert [prefix_floor(ctx, *_vector_first_prefix(ctx, side)) for side in ("src", "dst")] == [floor, floor]
+        plan = plan_conversion(src, dst, "gfx942", 16, objective=objective)
+        assert plan.cost == cost and (cost * (1 + tie) < floor) == (objective == "latency")
 
 
 @pytest.mark.parametrize("dwords, fresh, copies", [
@@ -278,8 +282,9 @@ def test_src_loaded_one_dword_at_a_time_stores_any_tuple():
     src, dst = LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"])
     tuples = plan_conversion(src, dst, "gfx942", 32)
     loaded = plan_conversion(src, dst, "gfx942", 32, src_tuple_dwords=1)
-    assert (tuples.counts()["lds_write"], tuples.counts()["lds_read"], tuples.cost) == (16, 8, 1124.0)
-    assert (loaded.counts()["lds_write"], loaded.counts()["lds_read"], loaded.cost) == (8, 8, 948.0)
+    latency = [p.cost_detail["latency_value"] for p in (tuples, loaded)]
+    assert (tuples.counts()["lds_write"], tuples.counts()["lds_read"], latency[0]) == (16, 8, 1124.0)
+    assert (loaded.counts()["lds_write"], loaded.counts()["lds_read"], latency[1]) == (8, 8, 948.0)
     assert "valu_tuple_copies" not in loaded.overhead
     with pytest.raises(LayoutError, match="src_tuple_dwords"):
         plan_conversion(src, dst, "gfx942", 32, src_tuple_dwords=3)

@@ -1,4 +1,4 @@
-"""Cost objectives (latency, throughput, instructions): selection, certificate, hand-computed values,
+"""Cost objectives (concurrent, latency, throughput, instructions): selection, certificate, hand-computed values,
 and Triton's instruction mixes priced by the same model."""
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def test_the_objective_is_recorded_in_the_certificate_and_read_back():
 
 def test_a_bad_objective_is_a_layout_error_naming_it():
     c = _case("mfma32->mfma16", "gfx942", "fp32")
-    with pytest.raises(LayoutError, match="objective 'speed' must be one of latency, throughput, instructions"):
+    with pytest.raises(LayoutError, match="objective 'speed' must be one of concurrent, latency, throughput, instructions"):
         _plan(c, "speed")
 
 
@@ -92,6 +92,8 @@ def test_triton_mix_priced_by_hand():
     assert m["latency_value"] == 48 + 704 + 128 + 49
     assert m["simd"] == 48 + 64 + 49
     assert m["throughput_value"] == max(161, 640, 929 / 2) == 640
+    # concurrent: the path plus the issue cycles of the SIMD's other wave (WAVES_PER_SIMD 2)
+    assert m["concurrent_value"] == 929 + 161
     assert m["instructions_value"] == c["triton"]["total"] == 35
 
 
@@ -146,7 +148,7 @@ def test_convert_cli_takes_the_objective_and_reports_it(capsys):
     out = json.loads(capsys.readouterr().out)
     assert (out["objective"], out["cost"], out["lds_bytes"]) == ("throughput", 1280.0, 65536)
     assert main(argv) == 0
-    assert json.loads(capsys.readouterr().out)["objective"] == "latency"
+    assert json.loads(capsys.readouterr().out)["objective"] == "concurrent"
     assert main(argv + ["--objective", "speed"]) == 2
 
 

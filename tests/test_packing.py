@@ -162,7 +162,7 @@ _REPACKED = {("gfx942", 16): [("baseline", 15), ("baseline", 20), ("baseline", 2
              ("gfx90a", 16): [("corpus", 1), ("corpus", 16), ("corpus", 17), ("corpus", 82)],
              ("gfx90a", 8): [("corpus", 4), ("corpus", 18), ("corpus", 33), ("corpus", 96)],
              ("gfx942", 8): [("corpus", 63), ("corpus", 64), ("corpus", 75), ("corpus", 101)],
-             ("gfx950", 8): [("corpus", 29), ("corpus", 55), ("corpus", 67), ("corpus", 107)]}
+             ("gfx950", 8): [("corpus", 208), ("corpus", 55), ("corpus", 67), ("corpus", 107)]}
 
 
 @needs.mlir

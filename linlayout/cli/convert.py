@@ -16,7 +16,7 @@ from pathlib import Path
 from linlayout.lowering.conversion import EMIT_FORMATS, write_conversion
 from linlayout.synth.context import ELEMENT_BITS
 from linlayout.synth.convert import plan_conversion
-from linlayout.synth.cost import DEFAULT_OBJECTIVE, OBJECTIVES
+from linlayout.synth.cost import OBJECTIVES
 
 from ..argparsing import positive_int
 from ..dtypes import dtype_bits
@@ -46,9 +46,11 @@ def register(subparsers) -> None:
                    help="LDS the conversion may use (rounds if smaller)")
     p.add_argument("--strategy", default="auto", choices=["auto", "registers", "lds"],
                    help="auto: cheapest; registers: stay in registers; lds: round trip through LDS")
-    p.add_argument("--objective", default=DEFAULT_OBJECTIVE, choices=list(OBJECTIVES),
-                   help="what cheapest means: latency (one wave's critical path, the default), throughput "
-                        "(the busiest of SIMD issue and LDS pipe, latency hidden by other waves), instructions")
+    p.add_argument("--objective", choices=list(OBJECTIVES),
+                   help="what cheapest means: concurrent (one wave's critical path plus the issue cycles of the "
+                        "other waves of its SIMD converting with it; the AMD default), latency (one wave's critical "
+                        "path; the NVIDIA default), throughput (the busiest of SIMD issue and LDS pipe, latency "
+                        "hidden by other waves), instructions")
     p.add_argument("--emit", choices=list(EMIT_FORMATS),
                    help="also write this artifact (needs -o): the MLIR kernel, its ISA or code object, or the "
                         "plan as CUDA or HIP C++ (a device function and a test kernel, docs/cpp.md)")

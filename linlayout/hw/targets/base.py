@@ -75,6 +75,10 @@ class Target:
       through a warp barrier, ``bar.warp.sync`` / ``__syncwarp()``); a plan for such a target puts
       a warp-scope barrier between lanes' writes and other lanes' reads or overwrites of the same
       bytes (docs/nvidia_facts.md section 1).
+    * ``default_objective``: the conversion cost objective (linlayout.synth.cost.OBJECTIVES) a plan
+      for this target is chosen by when none is asked for: ``concurrent`` on AMD (argued in
+      docs/conversions.md section 5), ``latency`` on NVIDIA, where plans chosen by it ran faster
+      on an H200 than those chosen by ``concurrent`` (docs/nvidia_facts.md section 9).
     """
 
     name: str
@@ -102,6 +106,7 @@ class Target:
     threads_per_workgroup: int = 1024
     lockstep_lanes: bool = True
     barrier_instructions: int = 1
+    default_objective: str = "concurrent"
 
     @property
     def gfx_generation(self) -> int:

@@ -84,7 +84,8 @@ def _nvidia(name: str, lds_bytes: int, measured: bool, aliases: tuple[str, ...])
     return Target(name, "nvidia", 32, lds_bytes, 32, has_ds_bpermute=False, lane_ops=PTX_LANE_OPS,
                   mma="mma_sync", lds_phases=MappingProxyType(_phases(measured)),
                   lds_assumptions=MappingProxyType(ASSUMPTIONS), lds_model_assumptions=("pairing_whole_warp",),
-                  aliases=aliases, lockstep_lanes=False, vgprs_per_lane=REGISTERS_PER_THREAD)
+                  aliases=aliases, lockstep_lanes=False, vgprs_per_lane=REGISTERS_PER_THREAD,
+                  default_objective="latency")
 
 
 # shared memory per block (opt-in maximum): 163 KiB on sm_80, 227 KiB on sm_90 [I docs/nvidia_facts.md 1]
