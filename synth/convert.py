@@ -55,7 +55,7 @@ from .lane_ops import any_lane_op, lane_indices
 from .movmatrix_stage import movmatrix_layout, worth_trying
 from .plan import Lane, Plan
 from .steps import Movmatrix
-from .preimage import Problem, wave_local_map
+from .preimage import Problem, wave_local_maps
 
 __all__ = ["STRATEGIES", "candidate_plans", "exchange_schedule_plans", "lds_plan", "plan_conversion"]
 
@@ -514,10 +514,7 @@ def _wave_maps(prob: Problem) -> list:
     differs and stays in each wave, the one whose broadcast dst lane bits move nothing
     (``still_lanes``; it may be a bit permutation, which the exchanges need, where the first is not;
     only its exchange schedules are built)."""
-    def build() -> list:
-        first, still = wave_local_map(prob), wave_local_map(prob, still_lanes=True)
-        return [first] + ([still] if still.wave_local and still.lane != first.lane else [])
-    return _wm_cache.lookup(prob.key(), build)
+    return _wm_cache.lookup(prob.key(), lambda: wave_local_maps(prob))
 
 
 def _lower_bound(ctx: ConversionContext) -> dict:
