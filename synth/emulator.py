@@ -61,18 +61,19 @@ LDS_IN_ORDER_PER_WAVE = True
 def element_ids(layout: LinearLayout, num_warps: int) -> np.ndarray:
     """``[warps, lanes, slots]`` tensor index (flattened, first out dim least significant) per slot
     (read-only); ``lanes`` is the layout's lane size (the wave size of a normalized layout)."""
-    # layouts equal up to out-dim order compare (and hash) equal but flatten differently: key on the order too
-    return _element_ids(layout, tuple(layout.out_dim_names), num_warps)
+    # what the ids are made of: the in dims with their sizes and the columns, flattened over the
+    # layout's own out dims (whose order the key holds: layouts equal up to out-dim order flatten
+    # differently), not the layout (whose hash is not memoized yet on a layout just read)
+    return _element_ids(tuple(layout.in_dims), tuple(layout.out_dims), tuple(layout.columns()), num_warps,
+                        layout.in_dim_size("lane"), layout.in_dim_size("register"))
 
 
 @caches.memoize("synth.emulator.element_ids", size=256)  # 256: arrays of every element of a layout
-def _element_ids(layout: LinearLayout, out_order: tuple, num_warps: int) -> np.ndarray:
-    n_reg = layout.in_dim_size("register")
-    cols = layout.columns()  # flattened over its own out dims (kept by the layout)
-    lengths = {"warp": num_warps, "lane": layout.in_dim_size("lane"), "register": n_reg}
+def _element_ids(in_dims: tuple, out_dims: tuple, cols: tuple, num_warps: int, lanes: int, n_reg: int) -> np.ndarray:
+    lengths = {"warp": num_warps, "lane": lanes, "register": n_reg}
     part = {name: np.zeros(n, dtype=np.int64) for name, n in lengths.items()}  # each axis's XOR of images
     j = 0
-    for name, size in layout.in_dims:
+    for name, size in in_dims:
         k = size.bit_length() - 1
         if name in part:  # index x takes the images of its low k bits (higher warps repeat the pattern)
             table = span_table(cols[j:j + k])
