@@ -48,7 +48,7 @@ from linlayout import LayoutError, LinearLayout, caches, f2
 from linlayout.encodings.padded import PaddedLayout
 from linlayout.hw.lds import LdsModel, LdsOp, lds_model
 
-from .span import span_table
+from .span import span_table, span_values
 
 __all__ = ["BankReport", "Collision", "analyze", "analyze_op", "bank_load", "lane_cycles", "lane_start_bytes",
            "linear_cycles", "served_op"]
@@ -237,10 +237,12 @@ def lane_cycles(arch: Union[str, LdsModel], op: str, offsets: np.ndarray, elemen
     if (a.shape == (o.wave_size,) and a.dtype.kind in "iu" and element_bits % 8 == 0 and _pow2(element_bits)
             and o.bytes_per_lane != 12):
         # lane offsets linear from 0 with aligned byte columns pass every check of lane_start_bytes
-        cols = [int(a[1 << j]) for j in range(o.lane_bits)]
+        # (compared as Python ints: one wave's offsets, fewer calls than numpy's)
+        offsets = a.tolist()
+        cols = [offsets[1 << j] for j in range(o.lane_bits)]
         byte_cols = [c * (element_bits // 8) for c in cols]
         if (min(cols, default=0) >= 0 and all(c % _alignment(o) == 0 for c in byte_cols)
-                and (a == span_table(cols)).all()):
+                and span_values(cols) == offsets):
             _check_lane_elems(o, 1, element_bits)
             return _linear_cycles(served_op(o, byte_cols=byte_cols), byte_cols)
     starts = lane_start_bytes(o, offsets, element_bits)

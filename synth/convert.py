@@ -44,7 +44,7 @@ from linlayout import LayoutError, LinearLayout, caches
 
 from . import cost as cost_mod
 from .context import STRATEGIES, ConversionContext
-from .emulator import PlanVerificationError, element_ids, verify
+from .emulator import PlanVerificationError, verify
 from .exchanges import SchedulePlanner, best_schedule, build_schedule, exchange_applicable
 from .in_wave import (Packing, choose_packing, gather_choices, gather_floor, gather_units, pack_perms, pack_units,
                       unpack_units)
@@ -55,7 +55,7 @@ from .lane_ops import any_lane_op, lane_indices
 from .movmatrix_stage import movmatrix_layout, worth_trying
 from .plan import Lane, Plan
 from .steps import Movmatrix
-from .preimage import Problem, wave_local_map
+from .preimage import Problem, wave_local_maps
 
 __all__ = ["STRATEGIES", "candidate_plans", "exchange_schedule_plans", "lds_plan", "plan_conversion"]
 
@@ -299,7 +299,6 @@ def _lds_candidates(ctx: ConversionContext, best_only: bool = False, ceiling: fl
     nor one whose floor is above ``ceiling`` (the in-wave plans' tie limit: it would rank after them)."""
     pool = lds_path.designs(ctx)
     budget, target = ctx.lds_budget_bytes, ctx.target
-    d_ids = element_ids(ctx.problem.dst, ctx.problem.num_warps)
     out: list[Plan] = []
     built = set()
     fitted = False
@@ -322,7 +321,7 @@ def _lds_candidates(ctx: ConversionContext, best_only: bool = False, ceiling: fl
         built.add(key)
         if best_only and _outranked(acc, out):
             continue
-        out.append(lds_plan(ctx, acc, d_ids))
+        out.append(lds_plan(ctx, acc))
     if not fitted:
         every = pool.every()
         raise LayoutError(f"the tile needs {min(a.design.lds_bytes for a in every)} bytes of LDS, more than "
@@ -330,13 +329,10 @@ def _lds_candidates(ctx: ConversionContext, best_only: bool = False, ceiling: fl
     return out
 
 
-def lds_plan(ctx: ConversionContext, acc: lds_path.LdsAccesses, d_ids=None) -> Plan:
-    """The plan (priced, unverified) of the LDS round trip ``acc`` (``d_ids``: the dst's
-    ``element_ids``, computed when not given)."""
-    if d_ids is None:
-        d_ids = element_ids(ctx.problem.dst, ctx.problem.num_warps)
+def lds_plan(ctx: ConversionContext, acc: lds_path.LdsAccesses) -> Plan:
+    """The plan (priced, unverified) of the LDS round trip ``acc``."""
     prog = _program(ctx)
-    outs = build_lds(prog, acc, list(range(prog.n_init)), d_ids)
+    outs = build_lds(prog, acc, list(range(prog.n_init)))
     plan = _base_plan(ctx)
     plan.lds_bytes = acc.design.lds_bytes
     plan = _finish(plan, prog, outs, "lds", ctx, acc.address_valu)
@@ -517,10 +513,7 @@ def _wave_maps(prob: Problem) -> list:
     differs and stays in each wave, the one whose broadcast dst lane bits move nothing
     (``still_lanes``; it may be a bit permutation, which the exchanges need, where the first is not;
     only its exchange schedules are built)."""
-    def build() -> list:
-        first, still = wave_local_map(prob), wave_local_map(prob, still_lanes=True)
-        return [first] + ([still] if still.wave_local and still.lane != first.lane else [])
-    return _wm_cache.lookup(prob.key(), build)
+    return _wm_cache.lookup(prob.key(), lambda: wave_local_maps(prob))
 
 
 def _lower_bound(ctx: ConversionContext) -> dict:

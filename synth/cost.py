@@ -331,8 +331,9 @@ def lds_conflict_degree(arch: str, store: bool, width_bytes: int, addr, element_
     linlayout.synth.banks."""
     a = _warp0(addr)
     seen = (arch, store, width_bytes, transpose, element_bits, a.tobytes())  # this very access again
-    if seen in _bank_cache:
-        return _bank_cache[seen]
+    degree = _bank_cache.get(seen)
+    if degree is not None:
+        return degree
     element_bytes = max(1, element_bits // 8)  # a sub-byte element (a plan read from JSON) addresses its byte
     op = _lds_op_name(arch, store, width_bytes, transpose)
     c = int(a[0])
@@ -343,14 +344,15 @@ def lds_conflict_degree(arch: str, store: bool, width_bytes: int, addr, element_
         key = (arch, op, element_bits, a.tobytes())
     else:
         key = (arch, op, element_bits, (a - a.min()).tobytes(), int(a.min()) % 256)
-    if key not in _bank_cache:
+    degree = _bank_cache.get(key)
+    if degree is None:
         try:
             cycles, ideal = banks.lane_cycles(arch, op, a // element_bytes, element_bits)
         except LayoutError as e:  # the planner built an access the hardware cannot make: a bug
             raise RuntimeError(f"an LDS access of the plan is not one {arch} can make: {e}") from e
-        _bank_cache[key] = cycles / max(1, ideal)
-    _bank_cache[seen] = _bank_cache[key]
-    return _bank_cache[key]
+        degree = _bank_cache[key] = cycles / max(1, ideal)
+    _bank_cache[seen] = degree
+    return degree
 
 
 def _warp0(addr) -> np.ndarray:

@@ -61,18 +61,19 @@ LDS_IN_ORDER_PER_WAVE = True
 def element_ids(layout: LinearLayout, num_warps: int) -> np.ndarray:
     """``[warps, lanes, slots]`` tensor index (flattened, first out dim least significant) per slot
     (read-only); ``lanes`` is the layout's lane size (the wave size of a normalized layout)."""
-    # layouts equal up to out-dim order compare (and hash) equal but flatten differently: key on the order too
-    return _element_ids(layout, tuple(layout.out_dim_names), num_warps)
+    # what the ids are made of: the in dims with their sizes and the columns, flattened over the
+    # layout's own out dims (whose order the key holds: layouts equal up to out-dim order flatten
+    # differently), not the layout (whose hash is not memoized yet on a layout just read)
+    return _element_ids(tuple(layout.in_dims), tuple(layout.out_dims), tuple(layout.columns()), num_warps,
+                        layout.in_dim_size("lane"), layout.in_dim_size("register"))
 
 
 @caches.memoize("synth.emulator.element_ids", size=256)  # 256: arrays of every element of a layout
-def _element_ids(layout: LinearLayout, out_order: tuple, num_warps: int) -> np.ndarray:
-    n_reg = layout.in_dim_size("register")
-    cols = layout.columns()  # flattened over its own out dims (kept by the layout)
-    lengths = {"warp": num_warps, "lane": layout.in_dim_size("lane"), "register": n_reg}
+def _element_ids(in_dims: tuple, out_dims: tuple, cols: tuple, num_warps: int, lanes: int, n_reg: int) -> np.ndarray:
+    lengths = {"warp": num_warps, "lane": lanes, "register": n_reg}
     part = {name: np.zeros(n, dtype=np.int64) for name, n in lengths.items()}  # each axis's XOR of images
     j = 0
-    for name, size in layout.in_dims:
+    for name, size in in_dims:
         k = size.bit_length() - 1
         if name in part:  # index x takes the images of its low k bits (higher warps repeat the pattern)
             table = span_table(cols[j:j + k])
@@ -176,11 +177,11 @@ class _Machine:
             self.regs[qd // self.cpd, :, :, qd % self.cpd] = self.regs[qs // self.cpd, :, :, qs % self.cpd]
             return
         dd, db, sd, sb = _renamed_cells(dst, src, *self.layout)
-        if len(set((4 * dd + db).tolist())) == dd.size:  # every cell written once: one gather, one scatter
+        if len(set(zip(dd, db))) == len(dd):  # every cell written once: one gather, one scatter
             self.regs[dd, :, :, db] = self.regs[sd, :, :, sb]
             return
         src_vals = self.regs[sd, :, :, sb]
-        for k in range(dd.size):  # in order: a cell listed twice keeps the later value
+        for k in range(len(dd)):  # in order: a cell listed twice keeps the later value
             self.regs[dd[k], :, :, db[k]] = src_vals[k]
 
     def select(self, d: int, a: int, b: int, cond) -> None:
@@ -220,10 +221,12 @@ class _Machine:
         ``v_perm_b32`` into ``v[d]`` does (``constants``: a selector byte choosing a constant is free)."""
         s0, s1 = operands
         selb = _bytes_of(selector) if np.ndim(selector) == 0 else None
+        layout = self.layout
         for ds, ss in zip(dst, src):
-            for (dd, db), (sd, sb) in zip(_slot_bytes(ds, *self.layout), _slot_bytes(ss, *self.layout)):
-                if (dd != d or selb is None
-                        or not ((constants and selb[db] >= 8) or _reads(selb[db], sd, sb, s0, s1))):
+            for (dd, db), (sd, sb) in zip(_slot_bytes(ds, *layout), _slot_bytes(ss, *layout)):
+                code = selb[db] if dd == d and selb is not None else None  # S1 byte b: code b, S0 byte b: 4 + b
+                if code is None or not ((constants and code >= 8) or (sd == s1 and code == sb)
+                                        or (sd == s0 and code == 4 + sb)):
                     raise PlanVerificationError(f"{what}: the selector does not copy slot {ss} to slot {ds}")
 
     # ------------------------------------------------------------ lanes
@@ -431,16 +434,13 @@ def _prmt(m: _Machine, operands: tuple[int, int], selector: int) -> np.ndarray:
 
 
 def _renamed_cells(dst: list[int], src: list[int], p: int, dps: int,
-                   element_bytes: int) -> tuple[np.ndarray, ...]:
-    """(dst dword, dst byte, src dword, src byte) of every cell a renaming copies, flat."""
+                   element_bytes: int) -> tuple[list[int], ...]:
+    """(dst dword, dst byte, src dword, src byte) of every cell a renaming copies, flat (``_slot_bytes``
+    of each slot in order)."""
     n = min(len(dst), len(src))
-    (dd, db), (sd, sb) = (_cell_index(slots[:n], p, dps, element_bytes) for slots in (dst, src))
-    return tuple(x.reshape(-1) for x in (dd, db, sd, sb))
-
-
-def _reads(code: int, sd: int, sb: int, s0: int, s1: int) -> bool:
-    """Does the v_perm selector byte ``code`` read byte ``sb`` of register ``sd`` (S1: 0..3, S0: 4..7)?"""
-    return (sd == s1 and code == sb) or (sd == s0 and code == 4 + sb)
+    (dd, db), (sd, sb) = (zip(*[c for s in slots[:n] for c in _slot_bytes(s, p, dps, element_bytes)]) if n
+                          else ((), ()) for slots in (dst, src))
+    return list(dd), list(db), list(sd), list(sb)
 
 
 def _lanes_of(t, warps: int) -> np.ndarray:

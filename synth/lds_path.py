@@ -1169,9 +1169,9 @@ def _over_fetch_slot(D: _Side, r: int, element_bytes: int) -> int | np.ndarray:
     return int(slots[0]) if (slots == slots[0]).all() else slots
 
 
-def build_lds(prog: Program, acc: LdsAccesses, src_dwords: list[int], d_ids: np.ndarray) -> list[int]:
-    """Emit the round trip ``acc`` into ``prog``; returns the dst register values.  ``d_ids``: the
-    dst element ids ``[warps, lanes, registers]`` (to find the twins of duplicated registers)."""
+def build_lds(prog: Program, acc: LdsAccesses, src_dwords: list[int]) -> list[int]:
+    """Emit the round trip ``acc`` into ``prog``; returns the dst register values (a register not
+    loaded takes the value of its twin: the register of ``D.unique`` with its image)."""
     element_bytes, p, S, D = acc.ctx.element_bytes, acc.ctx.slots_per_dword, acc.S, acc.D
     loaded: dict[int, tuple[int, int]] = {}  # dst register -> (value, slot)
     for rnd, (stores, loads) in enumerate(zip(acc.stores, acc.loads)):
@@ -1209,15 +1209,12 @@ def build_lds(prog: Program, acc: LdsAccesses, src_dwords: list[int], d_ids: np.
                 _emit_over_fetch_load(prog, D, g, g2, off, st64, element_bytes, acc.d_width_bytes, loaded)
                 continue
             _emit_load(prog, D, g, g2, off, st64, p, element_bytes, acc.d_width_bytes, loaded)
-    # dst registers: loaded ones, duplicates from their twin
-    R_d = d_ids.shape[2]
-    twin = {}
-    for r in range(R_d):
-        if r not in loaded:
-            for u in D.unique:
-                if (d_ids[:, :, u] == d_ids[:, :, r]).all():
-                    twin[r] = u
-                    break
+    # dst registers: loaded ones, duplicates from their twin (two registers hold the same elements in
+    # every lane and warp iff their images are equal, _first_registers; D.unique has one per image)
+    images = D.reg_images
+    R_d = len(images)
+    of_image = {images[u]: u for u in D.unique}
+    twin = {r: of_image[images[r]] for r in range(R_d) if r not in loaded}
     if p == 1:
         return [loaded[twin.get(r, r)][0] for r in range(R_d)]
     return gather_dwords(prog, [[loaded[twin.get(r, r)] if r < R_d else None for r in range(dw * p, dw * p + p)]

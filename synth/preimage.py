@@ -24,7 +24,7 @@ from linlayout import LayoutError, LinearLayout, f2
 
 from .span import span_table
 
-__all__ = ["Problem", "WaveMap", "normalize", "wave_local_map"]
+__all__ = ["Problem", "WaveMap", "normalize", "wave_local_map", "wave_local_maps"]
 
 
 @dataclass
@@ -182,29 +182,55 @@ def wave_local_map(prob: Problem, max_kernel_bits: int = 10, still_lanes: bool =
     ``j``): lane ``j`` then moves nothing, and no two dst lane bits share a src lane bit that the
     other one already names -- the element map may then be a partial bit permutation where the
     default choice is not (linlayout.synth.exchanges)."""
-    cols = prob.src_hw_cols()
-    nr, nl, nw = prob.n_src_reg, prob.n_lane, prob.n_warp
-    reg_m, lane_m = (1 << nr) - 1, ((1 << nl) - 1) << nr
-    warp_m = ((1 << nw) - 1) << (nr + nl)
-    kernel = f2.kernel_basis(cols)
-    if len(kernel) > max_kernel_bits:  # keep the search small: the lowest-weight vectors
-        kernel = sorted(kernel, key=lambda v: bin(v).count("1"))[:max_kernel_bits]
+    choices = _Choices(prob, max_kernel_bits)
+    return WaveMap(prob.n_src_reg, prob.n_lane, prob.n_warp, choices.pick("register"),
+                   choices.pick("lane", still_lanes), choices.pick("warp"))
 
-    coset = span_table(kernel)
 
-    kinds = ("register", "lane", "warp")
-    solved = f2.solve_many(cols, [t for k in kinds for t in prob.dst_cols[k]])  # one member per coset
-    solutions, j = {}, 0
-    for k in kinds:
-        solutions[k], j = solved[j:j + len(prob.dst_cols[k])], j + len(prob.dst_cols[k])
+def wave_local_maps(prob: Problem, max_kernel_bits: int = 10) -> list[WaveMap]:
+    """``wave_local_map(prob)``, then, where it stays in each wave and the lane choices differ,
+    ``wave_local_map(prob, still_lanes=True)``: the two share the cosets and the register and warp
+    choices (``still_lanes`` changes only the lane choices).  The second is not looked for when the
+    first crosses warps, since it crosses them too: a lane choice has a warp component only when
+    every member of its coset has one (a warp component adds 1000 to a score, every other score is
+    below that), whichever map, so both maps have the same warp components and warp offsets."""
+    choices = _Choices(prob, max_kernel_bits)
+    reg, warp = choices.pick("register"), choices.pick("warp")
+    first = WaveMap(prob.n_src_reg, prob.n_lane, prob.n_warp, reg, choices.pick("lane"), warp)
+    if not first.wave_local:
+        return [first]
+    still = WaveMap(prob.n_src_reg, prob.n_lane, prob.n_warp, reg, choices.pick("lane", True), warp)
+    return [first] + ([still] if still.lane != first.lane else [])
 
-    def pick(kind: str) -> list[int]:
+
+class _Choices:
+    """The coset ``x0 + ker`` of src hardware vectors holding each dst basis bit's element, and the
+    member each kind of dst bit takes (``pick``)."""
+
+    def __init__(self, prob: Problem, max_kernel_bits: int) -> None:
+        cols = prob.src_hw_cols()
+        self.nr, self.nl, nw = prob.n_src_reg, prob.n_lane, prob.n_warp
+        self.reg_m, self.lane_m = (1 << self.nr) - 1, ((1 << self.nl) - 1) << self.nr
+        self.warp_m = ((1 << nw) - 1) << (self.nr + self.nl)
+        kernel = f2.kernel_basis(cols)
+        if len(kernel) > max_kernel_bits:  # keep the search small: the lowest-weight vectors
+            kernel = sorted(kernel, key=lambda v: bin(v).count("1"))[:max_kernel_bits]
+        self.kernel = kernel
+        self.coset = span_table(kernel)
+        kinds = ("register", "lane", "warp")
+        solved = f2.solve_many(cols, [t for k in kinds for t in prob.dst_cols[k]])  # one member per coset
+        self.solutions, j = {}, 0
+        for k in kinds:
+            self.solutions[k], j = solved[j:j + len(prob.dst_cols[k])], j + len(prob.dst_cols[k])
+
+    def pick(self, kind: str, still_lanes: bool = False) -> list[int]:
         """Per target (dst bit ``i`` of ``kind``), the member of ``solution + ker`` scoring least
         (the first on ties), all targets at once: ``cand[i]`` is target ``i``'s coset."""
-        targets = solutions[kind]
-        if not targets or not kernel:
+        targets = self.solutions[kind]
+        if not targets or not self.kernel:
             return targets
-        cand = np.array(targets, dtype=np.int64)[:, None] ^ coset[None, :]
+        nr, nl, reg_m, lane_m, warp_m = self.nr, self.nl, self.reg_m, self.lane_m, self.warp_m
+        cand = np.array(targets, dtype=np.int64)[:, None] ^ self.coset[None, :]
         pc = np.bitwise_count(cand).astype(np.int64)
         single = pc == 1
         has_w = (cand & warp_m) != 0
@@ -224,5 +250,3 @@ def wave_local_map(prob: Problem, max_kernel_bits: int = 10, still_lanes: bool =
                 score = np.where(cand == 0, 0, np.where(in_reg, 1, np.where(in_lane, 3, 5 + pc)))
             score = score + np.where(has_w, 1000, 0)
         return cand[np.arange(len(targets)), np.argmin(score, axis=1)].tolist()
-
-    return WaveMap(nr, nl, nw, pick("register"), pick("lane"), pick("warp"))

@@ -5,8 +5,13 @@ against an enumeration of every access's registers as an array (the definitions 
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
+from linlayout import LayoutError, f2
 from linlayout.synth import lds_path
+from linlayout.synth.context import ConversionContext
+from linlayout.synth.emulator import element_ids
 from linlayout.synth.span import span_table, span_values
+
+from test_convert_random import layout_pairs
 
 
 def _side(reg_cols: list[int], n_off: int) -> lds_path._Side:
@@ -112,3 +117,25 @@ def test_first_registers_are_the_least_of_each_image(reg_cols):
     for r, c in enumerate(images):
         least.setdefault(c, r)
     assert lds_path._first_registers(reg_cols) == sorted(least.values())
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_registers_of_equal_images_hold_equal_elements(data):
+    # build_lds gives a dst register that no load writes the value of the register of D.unique with its
+    # image: that is the register holding the same element in every lane and warp (element_ids)
+    src, dst, element_bits, arch = data.draw(layout_pairs())
+    try:
+        ctx = ConversionContext.create(src, dst, arch, element_bits)
+        design = lds_path.shared_layout(ctx)
+    except LayoutError:
+        return
+    prob = ctx.problem
+    D = lds_path._side(prob.dst_cols, design, f2.inverse(design.shared_cols))
+    ids = element_ids(prob.dst, prob.num_warps)
+    images = D.reg_images
+    assert len(images) == ids.shape[2]
+    assert sorted({images[u] for u in D.unique}) == sorted(set(images)) and len(set(D.unique)) == len(set(images))
+    for r in range(len(images)):
+        for u in D.unique:
+            assert (images[u] == images[r]) == bool((ids[:, :, u] == ids[:, :, r]).all())
