@@ -12,7 +12,7 @@ import pytest
 
 from linlayout import LayoutError, LinearLayout
 from linlayout.synth.convert import candidate_plans, plan_conversion
-from linlayout.synth.cost import COST_TIE_FRACTION, estimate_overhead
+from linlayout.synth.cost import cost_model, estimate_overhead
 
 from convert_checker import check_certificate
 from repo_data import baseline_cases, triton_vectors
@@ -140,7 +140,9 @@ def test_gfx942_single_transposition_stays_in_registers(plans):
 def test_multi_bit_transposes_on_gfx950_fp16_use_transpose_loads(plans):
     from linlayout.synth.plan import PermSelect
 
-    for name, reg_total in (("mfma32->dotA(kw8) [FA P]", 128), ("mfma32T->mfma32", 136), ("mfma16T->mfma16", 80)):
+    # (under concurrent, the AMD default: the mfma16T->mfma16 register plan with the fewest instructions,
+    # 80, is dearer than one of 144 without DS latency, and both than the transpose loads)
+    for name, reg_total in (("mfma32->dotA(kw8) [FA P]", 128), ("mfma32T->mfma32", 136), ("mfma16T->mfma16", 144)):
         c, p = plans[(name, "gfx950", "fp16")]
         cnt = p.counts()
         # 4 ds_write_b128 of the src VGPRs as they are, 8 ds_read_b64_tr_b16 straight into dst VGPRs
@@ -150,7 +152,7 @@ def test_multi_bit_transposes_on_gfx950_fp16_use_transpose_loads(plans):
         reg = plan_conversion(LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"]), "gfx950", 16,
                               strategy="registers")
         assert reg.lds_bytes == 0 and reg.counts()["total"] == reg_total
-        assert p.cost <= reg.cost * (1 + COST_TIE_FRACTION)
+        assert p.cost <= reg.cost * (1 + cost_model("gfx950").tie_fraction)
         if name != "mfma16T->mfma16":  # the element bit <-> lane bit 0 exchange: one v_perm per VGPR
             assert sum(isinstance(st, PermSelect) for st in reg.steps) == 16
     # gfx942 has no transpose loads: the same conversion pays v_perm repacking around the round trip

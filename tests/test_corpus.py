@@ -102,18 +102,19 @@ def test_bench_runs_the_corpus_beside_the_baseline(capsys, tmp_path, monkeypatch
     assert r["summaries"]["corpus"]["cases"] == 1 and r["summaries"]["baseline"] == r["summary"]
 
 
-def test_the_region_audit_reads_back_every_recorded_encoding():
-    """benchmarks/triton_region_audit.py recompiles a case from its recorded Triton params: its
-    spec_of inverts make_corpus.triton_params on every encoding of the corpus."""
+def test_make_corpus_reads_back_every_recorded_encoding():
+    """make_corpus.py --refresh and benchmarks/triton_region_audit.py recompile a case from its recorded
+    Triton params: make_corpus.spec_of inverts make_corpus.triton_params on every encoding of the
+    three corpora (MFMA, WMMA, NVIDIA MMA, their dot operands, slices, blocked)."""
     import sys
 
-    from repo_data import REPO
+    from repo_data import REPO, family_corpus
 
     sys.path.insert(0, str(REPO / "benchmarks"))
     import make_corpus
-    import triton_region_audit
 
-    for c in CASES:
-        for side in ("src", "dst"):
-            params = c[f"triton_{side}_params"]
-            assert make_corpus.triton_params(triton_region_audit.spec_of(params)) == params
+    for family, data in (("amd", corpus()), ("nvidia", family_corpus("nvidia")), ("wave32", family_corpus("wave32"))):
+        for c in data["cases"]:
+            for side in ("src", "dst"):
+                params = c[f"triton_{side}_params"]
+                assert make_corpus.triton_params(make_corpus.spec_of(params)) == params, (family, c["name"])

@@ -18,6 +18,7 @@ BITS = {"fp32": 32, "fp16": 16, "bf16": 16, "fp8": 8}
 def _row(name, ours, triton, in_wave=False, lds=False, secs=0.2):
     return {"name": name, "arch": "gfx942", "dtype": "fp32", "ours": {"total": ours}, "triton": {"total": triton},
             "stays_in_wave": in_wave, "triton_uses_lds": lds, "plan_isa_differences": {}, "compile_seconds": secs,
+            "objective": "concurrent",
             "modelled": {o: {"ours": 4.0 * ours, "triton": 4.0 * triton, "ours_plan": 0.0} for o in OBJECTIVES}}
 
 
@@ -33,6 +34,7 @@ def test_summary_arithmetic():
     assert s["in_wave_over_half"] == ["d gfx942 fp32"]
     assert s["compile_seconds"]["max"] == 0.4 and s["ours_total"] == 45 and s["triton_total"] == 65
     assert s["modelled_over_triton"] == {o: ["c gfx942 fp32"] for o in OBJECTIVES}
+    assert s["objectives"] == ["concurrent"] and s["whole_conversion"] is None and s["triton_over_target_lds"] == []
 
 
 def test_stays_in_wave():
