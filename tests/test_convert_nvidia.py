@@ -385,13 +385,15 @@ def test_nvidia_price_overlaps_the_shared_memory_pipe_with_the_alu():
 NVIDIA_CORPUS = Path(__file__).resolve().parents[1] / "benchmarks" / "data" / "triton_nvidia_corpus.json"
 
 
-def test_nvidia_cost_floors_bound_every_plan_they_prune():
+@pytest.mark.parametrize("objective", ["latency", "concurrent"])
+def test_nvidia_cost_floors_bound_every_plan_they_prune(objective):
     """Every floor the planner prunes with is at most the cost of every plan it bounds, on every
-    eighth pair of the NVIDIA corpus, where the value is max(issue + ALU + setup, MIO) + latency:
+    eighth pair of the NVIDIA corpus, where the latency value is max(issue + ALU + setup, MIO) +
+    latency (the NVIDIA default; concurrent adds the other warp's issue):
     per design (every one made) the deferred bound (prefix_floor) <= the floor of each of its round
     trips <= the cost of that round trip's plan, plan_floor <= (cost, instructions with setup),
-    cost.lower_bound's LDS bound <= that cost, and its bound <= the cost of every candidate.  The
-    summed floor (``order_floor``, the AMD form) exceeds the cost of most of those plans."""
+    cost.lower_bound's LDS bound <= that cost, and its bound <= the cost of every candidate.  Under
+    latency the summed floor (``order_floor``, the AMD form) exceeds the cost of most of those plans."""
     from linlayout import caches
     from linlayout.synth import lds_path
     from linlayout.synth.context import ConversionContext
@@ -404,7 +406,7 @@ def test_nvidia_cost_floors_bound_every_plan_they_prune():
     for c in cases:
         caches.clear(keep_tables=True)  # every deferred design of the pool not made yet
         src, dst = LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"])
-        ctx = ConversionContext.create(src, dst, c["arch"], bits[c["dtype"]])
+        ctx = ConversionContext.create(src, dst, c["arch"], bits[c["dtype"]], objective=objective)
         assert ctx.cost_model.pipe_overlap and ctx.cost_model.floors_apply
         lb = lower_bound(ctx)
         pool = lds_path.designs(ctx)
@@ -413,7 +415,9 @@ def test_nvidia_cost_floors_bound_every_plan_they_prune():
         for i, accs in pool.accesses.items():
             for acc in accs:
                 floor = acc.floor()
-                assert bounds.get(i, 0.0) <= floor + 1e-9 <= acc.order_floor() + 2e-9, (c["name"], c["arch"])
+                assert bounds.get(i, 0.0) <= floor + 1e-9, (c["name"], c["arch"])
+                # under latency the max form is below the summed one (not so under concurrent)
+                assert objective != "latency" or floor <= acc.order_floor() + 2e-9, (c["name"], c["arch"])
                 bounded += i in bounds
                 if acc.design.lds_bytes > ctx.lds_budget_bytes:
                     continue
@@ -423,9 +427,10 @@ def test_nvidia_cost_floors_bound_every_plan_they_prune():
                 assert count <= plan.total_with_overhead(), (c["name"], c["arch"])
                 plans += 1
                 summed_above += acc.order_floor() > plan.cost
-        for plan in candidate_plans(src, dst, c["arch"], bits[c["dtype"]]):
+        for plan in candidate_plans(src, dst, c["arch"], bits[c["dtype"]], objective=objective):
             assert lb["cost"] <= plan.cost + 1e-9, (c["name"], c["arch"])
-    assert plans >= 200 and bounded >= 100 and summed_above > plans // 2, (plans, bounded, summed_above)
+    assert plans >= 200 and bounded >= 100, (plans, bounded)
+    assert objective != "latency" or summed_above > plans // 2, (plans, summed_above)
 
 
 def test_nvidia_fp32_mma_operand_pairs_shuffle_on_one_and_two_warps_and_blocked_tile_stays_in_shared_memory():
