@@ -1,0 +1,155 @@
+"""Where a cold planning call spends its time: CPU time per part of ``plan_conversion``, per case.
+
+Usage: python benchmarks/plan_parts.py [--corpus FAMILY] [--every N] [--rounds N] [--json]
+
+Each case of benchmarks/data/triton_FAMILY_corpus.json (default amd; ``--every N``: every N-th
+distinct case, as ``bench_conversions_plan.py --every``) is planned cold (``linlayout.caches.clear
+(keep_tables=True)``, layouts freshly read from the JSON) ``--rounds`` times; per case the round
+with the least CPU time (``time.process_time``) is kept, with the inclusive CPU time of each part
+in that round.  The parts are the planner's entry points, each timed by wrapping it (which adds a
+few microseconds per call; a part called inside another of the same name counts once):
+
+* ``swizzle``: ``linlayout.synth.swizzle.shared_basis``, the shared layout's synthesis;
+* ``lds_designs``: ``lds_path.designs`` and the deferred designs made on demand
+  (``DesignPool._make``): the shared layouts and their accesses (``swizzle`` included);
+* ``lds_round_trips``: ``convert.lds_plan``, building and pricing one LDS round trip;
+* ``in_wave``: ``convert._in_wave_candidates``, the plans that stay in each wave;
+* ``verification``: ``convert.verify``, the emulator's run of the returned plan.
+
+The report gives the median cold time, the mean of each part over the cases within 0.8 to 1.25
+times the median (the middle band) and over all cases, and the count and median cold time of the
+cases of each strategy of the returned plan (a refused case: ``refused``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from benchmarks.bench_conversions_plan import BITS, CORPORA, _every_distinct  # noqa: E402
+from linlayout import LayoutError, LinearLayout, caches  # noqa: E402
+from linlayout.synth import convert, lds_path, swizzle  # noqa: E402
+
+PARTS = {  # part -> (owner, attribute) of the functions it times
+    "swizzle": [(swizzle, "shared_basis")],
+    "lds_designs": [(lds_path, "designs"), (lds_path.DesignPool, "_make")],
+    "lds_round_trips": [(convert, "lds_plan")],
+    "in_wave": [(convert, "_in_wave_candidates")],
+    "verification": [(convert, "verify")],
+}
+
+
+class PartTimer:
+    """CPU seconds spent in each part since ``reset`` (the outermost call of a part only), while
+    the timer is entered (``with PartTimer() as timer``: the parts' functions are wrapped on entry
+    and put back on exit)."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = defaultdict(float)
+        self._depth: dict[str, int] = defaultdict(int)
+        self._originals: list[tuple[object, str, object]] = []
+
+    def __enter__(self) -> "PartTimer":
+        for part, targets in PARTS.items():
+            for owner, name in targets:
+                fn = getattr(owner, name)
+                self._originals.append((owner, name, fn))
+                setattr(owner, name, self._timed(part, fn))
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for owner, name, fn in reversed(self._originals):
+            setattr(owner, name, fn)
+        self._originals.clear()
+
+    def _timed(self, part: str, fn):
+        def timed(*args, **kwargs):
+            self._depth[part] += 1
+            start = time.process_time()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self._depth[part] -= 1
+                if not self._depth[part]:
+                    self.seconds[part] += time.process_time() - start
+        return timed
+
+    def reset(self) -> None:
+        self.seconds.clear()
+
+
+def time_parts(cases: list[dict], rounds: int) -> list[dict]:
+    """Per case: ``cold_cpu_ms`` (the least over ``rounds`` cold calls), the parts' CPU ms in that
+    call and the strategy of the plan (``refused`` for a LayoutError)."""
+    rows: list[dict] = [{"cold_cpu_ms": float("inf")} for _ in cases]
+    with PartTimer() as timer:
+        for _ in range(rounds):
+            for row, c in zip(rows, cases):
+                caches.clear(keep_tables=True)
+                src, dst = LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"])
+                timer.reset()
+                start = time.process_time()
+                try:
+                    strategy = convert.plan_conversion(src, dst, c["arch"], BITS[c["dtype"]]).strategy
+                except LayoutError:
+                    strategy = "refused"
+                cpu_ms = 1000 * (time.process_time() - start)
+                if cpu_ms < row["cold_cpu_ms"]:
+                    row.update(cold_cpu_ms=cpu_ms, strategy=strategy,
+                               parts={part: 1000 * timer.seconds.get(part, 0.0) for part in PARTS})
+    return rows
+
+
+def summary(rows: list[dict]) -> dict:
+    """The median cold time, the parts' means over the middle band and over all cases, and per
+    strategy the count and median cold time."""
+    median = statistics.median(r["cold_cpu_ms"] for r in rows)
+    band = [r for r in rows if 0.8 * median <= r["cold_cpu_ms"] <= 1.25 * median]
+    by_strategy: dict[str, list[float]] = defaultdict(list)
+    for r in rows:
+        by_strategy[r["strategy"]].append(r["cold_cpu_ms"])
+    return {
+        "cases": len(rows), "median_cold_cpu_ms": median, "band_cases": len(band),
+        "band_mean_cold_cpu_ms": statistics.mean(r["cold_cpu_ms"] for r in band),
+        "band_mean_parts_ms": {p: statistics.mean(r["parts"][p] for r in band) for p in PARTS},
+        "mean_parts_ms": {p: statistics.mean(r["parts"][p] for r in rows) for p in PARTS},
+        "strategies": {s: {"cases": len(v), "median_cold_cpu_ms": statistics.median(v)}
+                       for s, v in sorted(by_strategy.items(), key=lambda kv: -len(kv[1]))},
+    }
+
+
+def _text(res: dict) -> str:
+    lines = [f"cases {res['cases']}, median cold {res['median_cold_cpu_ms']:.2f} ms CPU; "
+             f"middle band (0.8 to 1.25 x median) {res['band_cases']} cases, mean {res['band_mean_cold_cpu_ms']:.2f} ms",
+             f"{'part':16s} {'band mean':>9s} {'all mean':>9s}  ms"]
+    lines += [f"{p:16s} {res['band_mean_parts_ms'][p]:9.2f} {res['mean_parts_ms'][p]:9.2f}" for p in PARTS]
+    lines.append("strategy: cases, median cold ms")
+    lines += [f"  {s:10s} {v['cases']:4d} {v['median_cold_cpu_ms']:7.2f}" for s, v in res["strategies"].items()]
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--corpus", default="amd", choices=sorted(CORPORA), metavar="FAMILY")
+    ap.add_argument("--every", type=int, default=1, metavar="N", help="every N-th distinct case only")
+    ap.add_argument("--rounds", type=int, default=2, help="cold calls per case; the least CPU time is kept")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args(argv)
+    if args.every < 1 or args.rounds < 1:
+        ap.error("--every and --rounds must be at least 1")
+    cases = _every_distinct(json.loads(CORPORA[args.corpus].read_text())["cases"], args.every)
+    res = summary(time_parts(cases, args.rounds))
+    print(json.dumps(res, indent=1) if args.json else _text(res))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,53 @@
+"""benchmarks/plan_parts.py: the part timer wraps and restores the planner's entry points, and the
+summary's median, middle band, means and strategies."""
+
+import json
+
+from benchmarks.plan_parts import PARTS, PartTimer, summary, time_parts
+from benchmarks.bench_conversions_plan import CORPORA
+from linlayout.synth import convert, lds_path, swizzle
+
+
+def test_timer_restores_the_entry_points():
+    before = {(id(owner), name): getattr(owner, name) for targets in PARTS.values() for owner, name in targets}
+    with PartTimer():
+        assert convert.verify is not before[(id(convert), "verify")]
+    after = {(id(owner), name): getattr(owner, name) for targets in PARTS.values() for owner, name in targets}
+    assert after == before
+    assert {(swizzle, "shared_basis"), (lds_path, "designs")} <= {t for ts in PARTS.values() for t in ts}
+
+
+def test_nested_calls_of_a_part_count_once():
+    timer = PartTimer()
+    calls = []
+
+    def inner():
+        calls.append(1)
+        return 7
+
+    outer = timer._timed("verification", lambda: timer._timed("verification", inner)() + 1)
+    assert outer() == 8 and calls == [1]
+    assert list(timer.seconds) == ["verification"]
+
+
+def test_summary_band_means_and_strategies():
+    parts = {p: 0.0 for p in PARTS}
+    rows = [{"cold_cpu_ms": t, "strategy": s, "parts": dict(parts, verification=v)}
+            for t, s, v in [(1.0, "noop", 0.0), (4.0, "lds", 1.0), (4.5, "lds", 2.0), (5.0, "lanes", 3.0),
+                            (9.0, "lds", 4.0)]]
+    res = summary(rows)
+    assert res["median_cold_cpu_ms"] == 4.5
+    assert res["band_cases"] == 3  # 3.6 <= t <= 5.625
+    assert res["band_mean_cold_cpu_ms"] == 4.5
+    assert res["band_mean_parts_ms"]["verification"] == 2.0
+    assert res["mean_parts_ms"]["verification"] == 2.0
+    assert list(res["strategies"]) == ["lds", "noop", "lanes"]
+    assert res["strategies"]["lds"] == {"cases": 3, "median_cold_cpu_ms": 4.5}
+
+
+def test_time_parts_on_corpus_cases():
+    cases = json.loads(CORPORA["amd"].read_text())["cases"][:2]
+    rows = time_parts(cases, 1)
+    assert [set(r["parts"]) for r in rows] == [set(PARTS)] * 2
+    for r in rows:
+        assert r["parts"]["verification"] > 0 and r["parts"]["swizzle"] <= r["parts"]["lds_designs"]
