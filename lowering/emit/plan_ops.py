@@ -128,6 +128,11 @@ class PlanEmitter(StepEmitter):
     def separate_lds_steps(self) -> None:
         self.b.line("rocdl.sched.barrier none")
 
+    def keep_order(self) -> None:
+        """``rocdl.sched.barrier none`` (no instruction): LLVM's scheduler keeps the steps on each side
+        (linlayout.synth.hazards: the order that needs the fewest hazard wait states)."""
+        self.b.line("rocdl.sched.barrier none")
+
     def wait_for_lds_loads(self) -> None:
         """One LDS wait before the first register instruction after a run of LDS loads (LLVM would
         wait once per load)."""
