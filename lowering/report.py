@@ -10,8 +10,9 @@ section 3, counted the way ``docs/benchmarks.md`` counts Triton's).  Resources a
 :func:`plan_isa_differences` compares the compiled region with a conversion plan: the
 cross-lane, select, byte-permute, LDS and barrier instructions must be exactly the
 plan's (:data:`PLAN_CHECKED_KEYS`, and the two counts :func:`region_counts` adds: fused DPP
-selects and RDNA's ``v_permlane16_b32``/``v_permlanex16_b32``).  ``v_mov`` copies, ``s_waitcnt`` and
-``s_nop`` are the compiler's and are reported, not compared.  A barrier is the target's
+selects and RDNA's ``v_permlane16_b32``/``v_permlanex16_b32``), and so must the ``s_nop`` hazard waits
+that the order the steps are emitted in needs (:func:`linlayout.synth.hazards.hazard_nops`).
+``v_mov`` copies and ``s_waitcnt`` are the compiler's and are reported, not compared.  A barrier is the target's
 ``barrier_instructions`` (gfx12, gfx1250: ``s_barrier_signal`` and ``s_barrier_wait``).
 """
 
@@ -20,6 +21,7 @@ from __future__ import annotations
 from linlayout.hw.targets import get_target
 from linlayout.lowering.compile import CompiledKernel
 from linlayout.lowering.isa import isa_counts, region_lines
+from linlayout.synth.hazards import hazard_nops
 from linlayout.synth.steps import dwords_per_slot
 
 __all__ = ["PLAN_CHECKED_KEYS", "FUSED_KEY", "PERMLANE16_KEY", "isa_report", "expected_isa_counts",
@@ -78,7 +80,8 @@ def region_counts(isa_text: str, region: str | None = "conv") -> dict[str, int]:
 
 
 def expected_isa_counts(plan) -> dict[str, int]:
-    """The :data:`PLAN_CHECKED_KEYS` (and :data:`FUSED_KEY`) counts the ISA of ``plan`` must show.
+    """The :data:`PLAN_CHECKED_KEYS` (and :data:`FUSED_KEY`, and ``s_nop``: the hazard waits of the
+    emitted order) counts the ISA of ``plan`` must show.
 
     The plan counts a fused ``v_cndmask_b32_dpp`` once, as ``dpp``; the ISA classifier
     counts that instruction under both ``dpp`` and ``v_cndmask`` (a step's ``fused_select``).  A
@@ -90,6 +93,7 @@ def expected_isa_counts(plan) -> dict[str, int]:
     fused = dwords_per_slot(plan.element_bits) * sum(1 for s in plan.steps if s.fused_select)
     out["v_cndmask"] += fused
     out[FUSED_KEY] = fused
+    out["s_nop"] = hazard_nops(plan).nops
     return out
 
 
