@@ -29,6 +29,7 @@ and need none.
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass
 
 from linlayout.hw.targets import get_target
@@ -99,19 +100,27 @@ class _Clock:
         self.nops = self.states = 0
 
     def _waits_for_ds(self, n: _Node) -> bool:
-        return n.instructions > 0 and any(d in self.pending for d in n.reads)
+        return bool(self.pending) and n.instructions > 0 and any(d in self.pending for d in n.reads)
 
-    def stall(self, n: _Node) -> int:
-        """The wait states ``n`` needs beyond the instructions before it, were it issued now."""
-        if not n.wait:
-            return 0
-        now = self.now + self._waits_for_ds(n)  # the s_waitcnt before a DS result is one wait state
-        need = 0
+    def clear_at(self, n: _Node) -> int:
+        """The first position at which hazard reader ``n`` needs no wait, given the writers of its
+        registers so far (fixed once ``n`` is ready: a later writer waits for it)."""
+        at = 0
         for d in n.reads:
             w = self.written.get(d)
             if w is not None and (w[1] or n.any_writer):
-                need = max(need, n.wait - (now - w[0] - 1))
-        return need
+                at = max(at, w[0] + 1 + n.wait)
+        return at
+
+    def stall(self, n: _Node, clear_at: int | None = None) -> int:
+        """The wait states ``n`` needs beyond the instructions before it, were it issued now
+        (``clear_at``: :meth:`clear_at` of ``n`` if known)."""
+        if not n.wait:
+            return 0
+        if clear_at is None:
+            clear_at = self.clear_at(n)
+        # the s_waitcnt before a DS result is one wait state
+        return max(0, clear_at - self.now - self._waits_for_ds(n))
 
     def issue(self, n: _Node) -> None:
         if n.step.renaming:  # the values keep their writers under their new names
@@ -152,29 +161,55 @@ class _Clock:
 def _schedule(run: list[_Node], clock: _Clock) -> list[_Node]:
     """List-schedule one run of register steps (module docstring), issuing them on ``clock``."""
     k = len(run)
-    succs: list[list[int]] = [[] for _ in range(k)]
+    succs: list[set[int]] = [set() for _ in range(k)]
     waiting = [0] * k
-    for j in range(k):
-        rj, wj = run[j].reads, run[j].writes
-        for i in range(j):
-            if (run[i].writes & (rj | wj)) or (run[i].reads & wj):
-                succs[i].append(j)
-                waiting[j] += 1
+    writer: dict[int, int] = {}  # register -> the last step writing it
+    readers: dict[int, list[int]] = {}  # register -> the steps reading it since
+    for j, n in enumerate(run):
+        preds = {writer[d] for d in n.reads | n.writes if d in writer}
+        preds.update(i for d in n.writes for i in readers.get(d, ()))
+        preds.discard(j)
+        for i in preds:
+            succs[i].add(j)
+        waiting[j] = len(preds)
+        for d in n.reads:
+            readers.setdefault(d, []).append(j)
+        for d in n.writes:
+            writer[d] = j
+            readers[d] = []
     height = [0] * k  # instructions and hazard waits from a step to the end of the run
     for i in range(k - 1, -1, -1):
         height[i] = run[i].instructions + max(
             (height[j] + (run[j].wait if run[i].writes & run[j].reads else 0) for j in succs[i]), default=0)
-    ready = [j for j in range(k) if not waiting[j]]
+    plain: list[tuple[int, int]] = []  # ready steps that need no wait now: a heap by height
+    blocked: list[tuple[int, int]] = []  # ready hazard readers by Clock.clear_at: a heap
+
+    def ready(j: int) -> None:
+        if run[j].wait:
+            heapq.heappush(blocked, (clock.clear_at(run[j]), j))
+        else:
+            heapq.heappush(plain, (-height[j], j))
+
+    for j in range(k):
+        if not waiting[j]:
+            ready(j)
     out = []
-    while ready:
-        best = min(ready, key=lambda j: (clock.stall(run[j]), -height[j], j))
-        ready.remove(best)
+    while plain or blocked:
+        while blocked and blocked[0][0] <= clock.now:  # clear: the reader needs no wait any more
+            j = heapq.heappop(blocked)[1]
+            heapq.heappush(plain, (-height[j], j))
+        if plain:
+            best = heapq.heappop(plain)[1]
+        else:  # every ready step waits: the one that waits least
+            at, best = min(blocked, key=lambda e: (clock.stall(run[e[1]], e[0]), -height[e[1]], e[1]))
+            blocked.remove((at, best))
+            heapq.heapify(blocked)
         clock.issue(run[best])
         out.append(run[best])
         for j in succs[best]:
             waiting[j] -= 1
             if not waiting[j]:
-                ready.append(j)
+                ready(j)
     return out
 
 
@@ -182,35 +217,8 @@ def _walk(plan, scheduled: bool = True) -> tuple[list[list[int]], _Clock]:
     """The issue slots of ``plan`` (:func:`issue_slots`; ``scheduled=False``: its own order, one step
     per slot) and the clock after issuing them."""
     p, dps = slots_per_dword(plan.element_bits), dwords_per_slot(plan.element_bits)
-    clock = _Clock(p, dps)
-    order: list[_Node] = []
-    run: list[_Node] = []
-    loads = False
-
-    def flush() -> None:
-        nonlocal loads
-        if run:
-            if loads:
-                clock.lds_wait()
-                loads = False
-            if scheduled:
-                order.extend(_schedule(run, clock))
-            else:
-                for n in run:
-                    clock.issue(n)
-                order.extend(run)
-            run.clear()
-
-    for i, st in enumerate(plan.steps):
-        n = _Node(i, st, p, dps)
-        if st.lds or st.barrier:
-            flush()
-            clock.issue(n)
-            order.append(n)
-            loads = st.op == "lds_load" or (loads and not st.barrier)
-        else:
-            run.append(n)
-    flush()
+    nodes = [_Node(i, st, p, dps) for i, st in enumerate(plan.steps)]
+    order, clock = _issue(nodes, _Clock(p, dps), scheduled)
     slots: list[list[int]] = []
     copied: set[int] = set()
     for n in order:
@@ -221,6 +229,34 @@ def _walk(plan, scheduled: bool = True) -> tuple[list[list[int]], _Clock]:
         if n.copy:
             copied |= n.writes
     return slots, clock
+
+
+def _issue(nodes: list[_Node], clock: _Clock, scheduled: bool) -> tuple[list[_Node], _Clock]:
+    """Issue ``nodes`` on ``clock``: the LDS and barrier steps in place, each run of register steps
+    between them in the plan's order or (``scheduled``) list-scheduled."""
+    order: list[_Node] = []
+    run: list[_Node] = []
+    loads = False
+    for n in nodes + [None]:
+        if n is not None and not (n.step.lds or n.step.barrier):
+            run.append(n)
+            continue
+        if run:
+            if loads:  # the lowering's one LDS wait before the first register step after loads
+                clock.lds_wait()
+                loads = False
+            if scheduled:
+                order.extend(_schedule(run, clock))
+            else:
+                for m in run:
+                    clock.issue(m)
+                order.extend(run)
+            run = []
+        if n is not None:
+            clock.issue(n)
+            order.append(n)
+            loads = n.step.op == "lds_load" or (loads and not n.step.barrier)
+    return order, clock
 
 
 def issue_slots(plan) -> list[list[int]]:
