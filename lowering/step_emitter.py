@@ -39,6 +39,9 @@ class StepEmitter:
     step; a subclass provides the primitives the steps call and :meth:`separate_lds_steps`.
     """
 
+    #: Emit in the hazard-aware order of linlayout.synth.hazards and pin it (the conversion kernel)
+    pins_order = False
+
     def __init__(self, plan: Plan) -> None:
         self.plan = plan
         self.slots_per_dword = slots_per_dword(plan.element_bits)
@@ -52,9 +55,10 @@ class StepEmitter:
     def emit(self, regs: dict[int, str]) -> dict[int, str]:
         """Emit the steps on ``regs`` (dword -> value); returns the final registers.
 
-        The steps go in the order of :func:`linlayout.synth.hazards.issue_slots` (the plan's own
-        where no DPP or permlane op reads a register: then one slot holds every step), with
-        :meth:`keep_order` between two slots.  Between two shared-memory steps with no barrier
+        With ``pins_order`` the steps go in the order of :func:`linlayout.synth.hazards.issue_slots`
+        (the plan's own where no DPP or permlane op reads a register: then one slot holds every
+        step), with :meth:`keep_order` between two slots; without, in the plan's order, the
+        compiler free to schedule them.  Between two shared-memory steps with no barrier
         between them it calls :meth:`separate_lds_steps` (the compiler would merge neighbouring
         accesses into wider ones; the plan counts each), and before the first register
         instruction after a run of loads :meth:`wait_for_lds_loads`."""
@@ -63,7 +67,8 @@ class StepEmitter:
         regs = dict(regs)
         lds_since_barrier = 0
         loads_pending = False
-        order = [(k, i) for k, slot in enumerate(issue_slots(self.plan)) for i in slot]
+        slots = issue_slots(self.plan) if self.pins_order else [list(range(len(self.plan.steps)))]
+        order = [(k, i) for k, slot in enumerate(slots) for i in slot]
         for n, (k, i) in enumerate(order):
             st, prep = self.plan.steps[i], self._prep[i]
             if n and k != order[n - 1][0]:

@@ -82,6 +82,8 @@ class _Node:
         self.writes = frozenset(_dwords(st.writes(), p, dps))
         mult = dps if st.register_step() else 1
         self.instructions = 0 if st.renaming else mult * sum(st.counts().values())
+        if st.fused_select:  # gfx9: LLVM makes it a v_mov_b32_dpp and a v_cndmask_b32 (docs/lowering.md)
+            self.instructions *= 2
         self.wait = hazard_wait_states(st)
         self.any_writer = self.wait and st.op != "permlane_swap"  # DPP: any writer counts
         self.ds = bool(st.crossbar or (st.lds and not st.store))  # a DS result: awaited by s_waitcnt
