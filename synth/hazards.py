@@ -51,11 +51,11 @@ class HazardCount:
     wait_states: int = 0
 
 
-def hazard_wait_states(st: Step) -> int:
-    """The wait states a VGPR read of ``st`` needs after its writer (0: ``st`` is no hazard reader)."""
-    if st.op == "fused" or (st.op == "lane" and st.family == "dpp"):
+def hazard_wait_states(step: Step) -> int:
+    """The wait states a VGPR read of ``step`` needs after its writer (0: ``step`` is no hazard reader)."""
+    if step.op == "fused" or (step.op == "lane" and step.family == "dpp"):
         return DPP_READ_WAIT_STATES
-    if st.op == "permlane_swap":
+    if step.op == "permlane_swap":
         return PERMLANE_READ_WAIT_STATES
     return 0
 
