@@ -93,7 +93,7 @@ def _compile(out: LoweredConversion, plan, binary: bool, cache: bool) -> None:
     out.compiled = ck
     out.report = isa_report(ck, "conv")
     out.report["setup_counts"] = isa_report(ck, "setup")["isa_counts"]
-    out.differences = plan_isa_differences(plan, out.report["isa_counts"])
+    out.differences = plan_isa_differences(plan, out.report["isa_counts"], hazards=True)
 
 
 def _escaped(differences: dict) -> bool:

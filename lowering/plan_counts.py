@@ -79,8 +79,8 @@ def plan_isa_counts(plan) -> dict[str, int]:
         else:
             raise ValueError(f"plan for {plan.arch} counts {n} {kind!r}, which is no AMD instruction class")
     for name, n in plan.overhead.items():
-        cls = "s_waitcnt" if name == "s_waitcnt" else name.split("_", 1)[0]
-        if cls not in ("valu", "salu", "s_waitcnt"):
+        cls = name if name in ("s_waitcnt", "s_nop") else name.split("_", 1)[0]
+        if cls not in ("valu", "salu", "s_waitcnt", "s_nop"):
             raise ValueError(f"plan for {plan.arch}: setup estimate {name!r} has no ISA class")
         out[cls] += int(n)
     out["s_barrier"] *= get_target(plan.arch).barrier_instructions

@@ -10,8 +10,10 @@ section 3, counted the way ``docs/benchmarks.md`` counts Triton's).  Resources a
 :func:`plan_isa_differences` compares the compiled region with a conversion plan: the
 cross-lane, select, byte-permute, LDS and barrier instructions must be exactly the
 plan's (:data:`PLAN_CHECKED_KEYS`, and the two counts :func:`region_counts` adds: fused DPP
-selects and RDNA's ``v_permlane16_b32``/``v_permlanex16_b32``).  ``v_mov`` copies, ``s_waitcnt`` and
-``s_nop`` are the compiler's and are reported, not compared.  A barrier is the target's
+selects and RDNA's ``v_permlane16_b32``/``v_permlanex16_b32``), and so must the ``s_nop`` hazard waits
+that the order the ROCDL lowering emits and pins needs (:func:`linlayout.synth.hazards.hazard_nops`;
+``hazards=True``, as :func:`linlayout.lowering.conversion.lower_conversion` compares).
+``v_mov`` copies and ``s_waitcnt`` are the compiler's and are reported, not compared.  A barrier is the target's
 ``barrier_instructions`` (gfx12, gfx1250: ``s_barrier_signal`` and ``s_barrier_wait``).
 """
 
@@ -20,6 +22,7 @@ from __future__ import annotations
 from linlayout.hw.targets import get_target
 from linlayout.lowering.compile import CompiledKernel
 from linlayout.lowering.isa import isa_counts, region_lines
+from linlayout.synth.hazards import hazard_nops
 from linlayout.synth.steps import dwords_per_slot
 
 __all__ = ["PLAN_CHECKED_KEYS", "FUSED_KEY", "PERMLANE16_KEY", "isa_report", "expected_isa_counts",
@@ -77,8 +80,11 @@ def region_counts(isa_text: str, region: str | None = "conv") -> dict[str, int]:
     return counts
 
 
-def expected_isa_counts(plan) -> dict[str, int]:
-    """The :data:`PLAN_CHECKED_KEYS` (and :data:`FUSED_KEY`) counts the ISA of ``plan`` must show.
+def expected_isa_counts(plan, hazards: bool = False) -> dict[str, int]:
+    """The :data:`PLAN_CHECKED_KEYS` (and :data:`FUSED_KEY`) counts the ISA of ``plan`` must show; with
+    ``hazards`` also ``s_nop``, the hazard waits of the order the ROCDL lowering emits and pins
+    (:func:`linlayout.synth.hazards.hazard_nops`; an emitter that leaves the order to the compiler,
+    the C++ one or a kernel around the plan, gets the compiler's).
 
     The plan counts a fused ``v_cndmask_b32_dpp`` once, as ``dpp``; the ISA classifier
     counts that instruction under both ``dpp`` and ``v_cndmask`` (a step's ``fused_select``).  A
@@ -90,10 +96,13 @@ def expected_isa_counts(plan) -> dict[str, int]:
     fused = dwords_per_slot(plan.element_bits) * sum(1 for s in plan.steps if s.fused_select)
     out["v_cndmask"] += fused
     out[FUSED_KEY] = fused
+    if hazards:
+        out["s_nop"] = hazard_nops(plan).nops
     return out
 
 
-def plan_isa_differences(plan, counts: dict[str, int]) -> dict[str, dict[str, int]]:
-    """``{key: {"plan": n, "isa": m}}`` for every checked key where the region differs from the plan."""
-    want = expected_isa_counts(plan)
+def plan_isa_differences(plan, counts: dict[str, int], hazards: bool = False) -> dict[str, dict[str, int]]:
+    """``{key: {"plan": n, "isa": m}}`` for every checked key where the region differs from the plan
+    (``hazards``: ``s_nop`` too, :func:`expected_isa_counts`)."""
+    want = expected_isa_counts(plan, hazards)
     return {k: {"plan": want[k], "isa": int(counts.get(k, 0))} for k in want if want[k] != int(counts.get(k, 0))}

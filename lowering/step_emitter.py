@@ -13,6 +13,7 @@ instructions (linlayout.lowering.emit.plan_ops.PlanEmitter, linlayout.lowering.c
 from __future__ import annotations
 
 from linlayout import LayoutError
+from linlayout.synth.hazards import issue_slots
 from linlayout.synth.plan import Plan
 from linlayout.synth.steps import dword_pairs, dwords_per_slot, slot_dwords, slots_per_dword
 
@@ -38,6 +39,9 @@ class StepEmitter:
     step; a subclass provides the primitives the steps call and :meth:`separate_lds_steps`.
     """
 
+    #: Emit in the hazard-aware order of linlayout.synth.hazards and pin it (the conversion kernel)
+    pins_order = False
+
     def __init__(self, plan: Plan) -> None:
         self.plan = plan
         self.slots_per_dword = slots_per_dword(plan.element_bits)
@@ -51,16 +55,24 @@ class StepEmitter:
     def emit(self, regs: dict[int, str]) -> dict[int, str]:
         """Emit the steps on ``regs`` (dword -> value); returns the final registers.
 
-        Between two shared-memory steps with no barrier between them it calls
-        :meth:`separate_lds_steps` (the compiler would merge neighbouring accesses into wider
-        ones; the plan counts each), and before the first register instruction after a run of
-        loads :meth:`wait_for_lds_loads`."""
+        With ``pins_order`` the steps go in the order of :func:`linlayout.synth.hazards.issue_slots`
+        (the plan's own where no DPP or permlane op reads a register: then one slot holds every
+        step), with :meth:`keep_order` between two slots; without, in the plan's order, the
+        compiler free to schedule them.  Between two shared-memory steps with no barrier
+        between them it calls :meth:`separate_lds_steps` (the compiler would merge neighbouring
+        accesses into wider ones; the plan counts each), and before the first register
+        instruction after a run of loads :meth:`wait_for_lds_loads`."""
         if self._prep is None or len(self._prep) != len(self.plan.steps):
             raise LayoutError(f"{type(self).__name__}.emit called before prepare()")
         regs = dict(regs)
         lds_since_barrier = 0
         loads_pending = False
-        for i, (st, prep) in enumerate(zip(self.plan.steps, self._prep)):
+        slots = issue_slots(self.plan) if self.pins_order else [list(range(len(self.plan.steps)))]
+        order = [(k, i) for k, slot in enumerate(slots) for i in slot]
+        for n, (k, i) in enumerate(order):
+            st, prep = self.plan.steps[i], self._prep[i]
+            if n and k != order[n - 1][0]:
+                self.keep_order()
             if st.lds:
                 if lds_since_barrier:
                     self.separate_lds_steps()
@@ -73,6 +85,9 @@ class StepEmitter:
             loads_pending = st.op == "lds_load" or (loads_pending and not st.barrier)
             st.emit(self, prep, regs, f"plan step {i} ({st.op})")
         return regs
+
+    def keep_order(self) -> None:
+        """Emit what keeps the steps before it before the steps after it (nothing by default)."""
 
     def wait_for_lds_loads(self) -> None:
         """Before the first register instruction after a run of LDS loads (nothing by default)."""

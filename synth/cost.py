@@ -70,6 +70,7 @@ from linlayout.hw.lds import lds_model
 from linlayout.hw.targets import get_target
 
 from . import banks
+from .hazards import hazard_nops
 from .steps import dwords_per_slot, slots_per_dword
 
 __all__ = ["CONCURRENT_TIE_FRACTION", "COST_TIE_FRACTION", "CostModel", "OBJECTIVES", "SRC_TUPLE_DWORDS", "cost_model",
@@ -85,7 +86,10 @@ DS_LATENCY = 64.0  # [I] cycles from a DS instruction's issue to its data
 LATENCY_WEIGHT = 1.0  # [I] fraction of DS latency not hidden by other waves
 BARRIER_CYCLES = 16.0  # [I] cost of an s_barrier when the waves are balanced
 SALU_ISSUE = 1.0  # [I] scalar instruction
-DPP_HAZARD = 0.0  # [I] extra cycles per DPP op (2 wait states after a VGPR write, usually hidden)
+DPP_HAZARD = 0.0  # [I] extra cycles per DPP op beyond its counted wait states (CDNA: none; RDNA: RDNA_DPP_CYCLES)
+# [I] one hazard wait state (an s_nop's, linlayout.synth.hazards): one of the wave's issue slots, which
+# come once per VALU_ISSUE cycles on its SIMD (a wave64 VALU op takes 4 cycles on a 16-lane SIMD)
+WAIT_STATE_CYCLES = VALU_ISSUE
 LDS_PORT_SHARING = 2.0  # [I] SIMDs competing for one LDS port (two per port, [Q] one issues at a time)
 
 # NVIDIA (sm_80, sm_90): the same model with a warp of 32 lanes on an SM sub-partition (docs/nvidia_facts.md,
@@ -165,6 +169,7 @@ class CostModel:
     warp_barrier_cycles: float = 0.0  # a warp-scope barrier (bar.warp.sync); none on AMD (lockstep lanes)
     salu_issue: float = SALU_ISSUE
     dpp_hazard: float = DPP_HAZARD
+    wait_state_cycles: float = WAIT_STATE_CYCLES
     lds_port_sharing: float = LDS_PORT_SHARING
     pipe_overlap: bool = False  # NVIDIA: the LDS (MIO) pipe runs beside the issue of other instructions
     objective: str = "latency"  # cost_model() sets it; the latency table prices the derived tables (``key``)
@@ -235,12 +240,13 @@ class CostModel:
         priced with the latency table whatever the objective)."""
         return (self.arch, self.valu_issue, self.permlane_issue, self.ds_issue, self.crossbar_cycles,
                 tuple(sorted(self.lds_cycles.items())), self.ds_latency, self.latency_weight, self.barrier_cycles,
-                self.warp_barrier_cycles, self.salu_issue, self.dpp_hazard, self.lds_port_sharing, self.pipe_overlap)
+                self.warp_barrier_cycles, self.salu_issue, self.dpp_hazard, self.wait_state_cycles,
+                self.lds_port_sharing, self.pipe_overlap)
 
     @classmethod
     def from_key(cls, key: tuple) -> "CostModel":
-        (arch, valu, perm, ds, xbar, lds, lat, lw, bar, warp_bar, salu, hz, share, overlap) = key
-        return cls(arch, valu, perm, ds, xbar, dict(lds), lat, lw, bar, warp_bar, salu, hz, share, overlap)
+        (arch, valu, perm, ds, xbar, lds, lat, lw, bar, warp_bar, salu, hz, wait, share, overlap) = key
+        return cls(arch, valu, perm, ds, xbar, dict(lds), lat, lw, bar, warp_bar, salu, hz, wait, share, overlap)
 
     def instruction(self, kind: str, width_bytes: int = 4, conflict_degree: float = 1.0) -> float:
         """Cycles of one instruction of ``kind`` (a COUNT_KINDS name); LDS ops take their access's
@@ -568,7 +574,9 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
     targets, whose vector accesses name any registers (``st.shared.v4.b32 [a], {r1, r7, r2, r9}``:
     the register placement is ptxas's, no PTX instruction; docs/nvidia_facts.md section 6);
     ``s_waitcnt`` one per level of dependent DS instructions (``depth``: ``ds_depth(plan)`` and
-    ``lds_valu``: ``valu_lds_addr`` when the caller knows them).  The lane id is taken as available
+    ``lds_valu``: ``valu_lds_addr`` when the caller knows them); ``s_nop`` the hazard waits of the
+    order the lowering emits the steps in (linlayout.synth.hazards.hazard_nops: CDNA DPP and permlane
+    reads; not setup but instructions of the region, priced by ``plan_cost`` at their wait states).  The lane id is taken as available
     (every kernel computes it for its memory ops).  Not counted: the per-lane selector VGPRs of
     ``PermSelect`` steps (built once in the prologue).  On NVIDIA targets the keys are
     ``PTX_SETUP_NAMES``'s.
@@ -585,6 +593,8 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
         "valu_tuple_copies": 0 if ptx else _store_tuple_copies(plan, src_tuple_dwords),
         "s_waitcnt": ds_depth(plan) if depth is None else depth,
     }
+    if not ptx:
+        out["s_nop"] = hazard_nops(plan).nops
     return {PTX_SETUP_NAMES[k] if ptx else k: v for k, v in out.items() if v}
 
 
@@ -648,6 +658,8 @@ def plan_cost(plan, cm: CostModel, depth: int | None = None) -> tuple[float, dic
     pricer = _Pricer(cm, plan.arch, plan.element_bits)
     for st in plan.steps:
         st.price(pricer)
+    if plan.overhead.get("s_nop"):  # the hazard wait states of the emitted order (estimate_overhead)
+        pricer.issue_cycles += hazard_nops(plan).wait_states * cm.wait_state_cycles
     depth = ds_depth(plan) if depth is None else depth
     parts = _parts(cm, pricer.issue_cycles, pricer.lds_cycles, pricer.lds_pipe_cycles, depth, plan.overhead,
                    plan.total_with_overhead())

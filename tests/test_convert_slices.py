@@ -9,6 +9,8 @@ import numpy as np
 import needs
 from linlayout import LinearLayout
 from linlayout.synth.convert import candidate_plans, plan_conversion
+from linlayout.synth.cost import WAIT_STATE_CYCLES
+from linlayout.synth.hazards import HazardCount, hazard_nops
 
 
 def _layout(register: list, lane: list, warp: list, shape: list) -> LinearLayout:
@@ -32,7 +34,8 @@ def test_a_broadcast_slice_selects_its_dword_in_each_lane_then_moves_it_once():
     # of a lane whose bit 5 is bit 0 of l.  A select tree over the 16 src dwords (15 v_cndmask) in
     # each lane, then one ds_bpermute (160 modelled cycles); before, 30 DPP moves, 18 selects and 4
     # permlane swaps (216).  With dst lane bit 5 (a broadcast) moving nothing, the element map is a
-    # bit permutation and its exchanges take 27 instructions without a DS latency: 112 cycles.
+    # bit permutation and its exchanges take 27 instructions without a DS latency: 112 cycles, plus
+    # the 7 wait states of their 4 s_nop (linlayout.synth.hazards), which make the gather the cheaper.
     src = _layout([[1], [2], [8], [16], [32], [64]], [[0], [0], [0], [0], [0], [4]], [[0], [0], [0]], [128])
     dst = _layout([[1], [2]], [[4], [8], [16], [32], [64], [0]], [[0], [0], [0]], [128])
     by_builder = {}
@@ -42,10 +45,13 @@ def test_a_broadcast_slice_selects_its_dword_in_each_lane_then_moves_it_once():
     assert {k: v for k, v in gather.counts().items() if v} == {"v_cndmask": 15, "ds_bpermute": 1, "total": 16}
     # (modelled cycles: the latency values; the concurrent ones, the default's, add the issue again)
     assert gather.cost_detail["latency_value"] == 160 and gather.cost == 160 + 80
-    plan = plan_conversion(src, dst, "gfx950", 8)
-    counts = {k: v for k, v in plan.counts().items() if v}
-    assert plan.verified and plan.cost_detail["latency_value"] == 112 and plan.cost == 2 * 112
+    exchange = by_builder["in-wave builder: exchange:exchanges"]
+    counts = {k: v for k, v in exchange.counts().items() if v}
     assert counts == {"v_cndmask": 9, "v_mov": 1, "dpp": 15, "permlane16_swap": 1, "permlane32_swap": 1, "total": 27}
+    assert hazard_nops(exchange) == HazardCount(4, 7)
+    assert exchange.cost_detail["latency_value"] == 112 + 7 * WAIT_STATE_CYCLES and exchange.cost == 2 * (112 + 28)
+    plan = plan_conversion(src, dst, "gfx950", 8)
+    assert plan.verified and plan.cost == gather.cost and plan.counts() == gather.counts()
 
 
 def _broadcast_lane_slice() -> tuple[LinearLayout, LinearLayout]:
@@ -70,8 +76,11 @@ def test_a_broadcast_dst_lane_bit_moves_nothing_so_one_permlane_swap_does_it():
     assert wave_local_map(prob, still_lanes=True).lane == [2, 4, 8, 16, 0, 64]
     plan = plan_conversion(src, dst, "gfx950", 8)
     counts = {k: v for k, v in plan.counts().items() if v}
-    assert plan.verified and plan.cost_detail["latency_value"] == 13 and plan.cost == 2 * 13
     assert counts == {"v_perm_b32": 1, "v_mov": 1, "permlane16_swap": 1, "total": 3}
+    # the swap reads the v_mov copy: one s_nop 1 (2 wait states) that no order avoids, priced
+    assert hazard_nops(plan) == HazardCount(1, 2) and plan.overhead["s_nop"] == 1
+    assert plan.verified and plan.cost_detail["latency_value"] == 13 + 2 * WAIT_STATE_CYCLES
+    assert plan.cost == 2 * plan.cost_detail["latency_value"]
 
 
 def _interpreted(plan, element_bits: int, seed: int):

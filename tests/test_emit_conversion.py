@@ -57,7 +57,9 @@ def check_kernel(plan: Plan, shape=None, seed: int = 0):
     # LLVM does not form v_cndmask_b32_dpp from update.dpp + select on gfx9 (its DPP combiner
     # handles VOP1/VOP2 only): a fused step costs a v_mov_b32_dpp and a v_cndmask_b32.
     assert counts[FUSED_KEY] == 0
-    assert set(low.differences) <= {FUSED_KEY}
+    # s_nop: the hazard model's count of the pinned order (linlayout.synth.hazards), exact on all but
+    # one corpus kernel; the compiler can add waits it does not see (docs/lowering.md)
+    assert set(low.differences) <= {FUSED_KEY, "s_nop"}
     assert counts["vmem"] == 0 and counts["smem"] == 0  # loads and stores stay outside the region
     return low
 

@@ -73,13 +73,16 @@ class PlanEmitter(StepEmitter):
 
     Call :meth:`prepare` in the prologue (every step emits its per-lane setup values), then
     :meth:`emit` inside the counted region with the source registers (both passes and the
-    register file: linlayout.lowering.step_emitter).  The other public methods are the
+    register file: linlayout.lowering.step_emitter); ``pins_order``: in the order of
+    linlayout.synth.hazards, pinned (the conversion kernel; a kernel that embeds a plan leaves the
+    order to the compiler).  The other public methods are the
     primitives the steps call: prologue values (``condition``, ``lane_value``,
     ``scalar_constant``, ``lds_address``) and one instruction each in the region.
     """
 
-    def __init__(self, b: Builder, plan: Plan, lanes: LaneValues, lds: str | None) -> None:
+    def __init__(self, b: Builder, plan: Plan, lanes: LaneValues, lds: str | None, pins_order: bool = False) -> None:
         super().__init__(plan)
+        self.pins_order = pins_order
         self.b = b
         self.lanes = lanes
         self.lds = lds
@@ -126,6 +129,11 @@ class PlanEmitter(StepEmitter):
 
     # ------------------------------------------------------------------ region
     def separate_lds_steps(self) -> None:
+        self.b.line("rocdl.sched.barrier none")
+
+    def keep_order(self) -> None:
+        """``rocdl.sched.barrier none`` (no instruction): LLVM's scheduler keeps the steps on each side
+        (linlayout.synth.hazards: the order that needs the fewest hazard wait states)."""
         self.b.line("rocdl.sched.barrier none")
 
     def wait_for_lds_loads(self) -> None:
