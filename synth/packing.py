@@ -23,7 +23,9 @@ its src arrives in (``src_tuple_dwords``: a number for every order, or a functio
 order: a kernel that loads registers consecutive in memory with one wide load delivers a
 reordered src in other tuples), with
 :func:`linlayout.synth.convert.plan_conversion` and returns the cheapest plan under the
-objective (the first on a tie; the given order is the first candidate).  The plan's ``src`` and
+objective by the planner's near-tie rule (``cost.near_best`` with ``CostModel.tie_fraction``:
+within that fraction of the cheapest, the fewest instructions with setup; the first on a tie, the
+given order being the first candidate).  The plan's ``src`` and
 ``dst`` are the given layouts with their register bases reordered (the same elements in the
 same lanes and warps; only which register index names which element differs), so its caller
 puts element ``plan.src(register=r, lane, warp)`` in slot ``r`` and finds
@@ -123,11 +125,10 @@ def plan_free_packing(src: LinearLayout, dst: LinearLayout, arch: str, element_b
     tuples_of = src_tuple_dwords if callable(src_tuple_dwords) else (lambda _layout: src_tuple_dwords)
     options = dict(lds_budget_bytes=lds_budget_bytes, strategy=strategy, objective=objective)
     # the given order first; it checks the arguments
-    best = plan_conversion(src, dst, arch, element_bits, src_tuple_dwords=tuples_of(src), **options)
+    plans = [plan_conversion(src, dst, arch, element_bits, src_tuple_dwords=tuples_of(src), **options)]
     for src_first, dst_first in packing_candidates(src, dst, element_bits, src_fixed_bits, dst_fixed_bits)[1:]:
         ordered = src if src_first is None else with_register_order(src, src_first)
-        plan = plan_conversion(ordered, dst if dst_first is None else with_register_order(dst, dst_first),
-                               arch, element_bits, src_tuple_dwords=tuples_of(ordered), **options)
-        if plan.cost < best.cost:
-            best = plan
-    return best
+        plans.append(plan_conversion(ordered, dst if dst_first is None else with_register_order(dst, dst_first),
+                                     arch, element_bits, src_tuple_dwords=tuples_of(ordered), **options))
+    tie_fraction = cost_mod.cost_model(arch, objective).tie_fraction
+    return cost_mod.near_best(plans, lambda plan: plan.cost, lambda plan: plan.total_with_overhead(), tie_fraction)
