@@ -24,7 +24,8 @@ Wave size: ``target.wave_size`` (64 on CDNA, 32 on RDNA and NVIDIA) is the lane 
 every planning module and the emulator use; the normalized layouts have that many lanes.
 
 A context is immutable and compared by identity; the planner's caches key on its fields
-(``problem.key()``, ``element_bits``, ``arch``, ``lds_budget_bytes``), as they did before
+(``problem.key()``, ``element_bits``, ``arch``, ``lds_budget_bytes``, and ``objective`` where
+the cached value depends on it: the lower bounds, the LDS design pools), as they did before
 the context existed (the arch fixes the wave size; ``problem.key()`` has the lane count).
 
 How the src VGPRs arrive: ``src_tuple_dwords`` (1, 2 or 4) is the size of the aligned VGPR

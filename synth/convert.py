@@ -517,5 +517,6 @@ def _wave_maps(prob: Problem) -> list:
 
 
 def _lower_bound(ctx: ConversionContext) -> dict:
-    lb = _lb_cache.lookup((ctx.problem.key(), ctx.element_bits, ctx.arch), lambda: cost_mod.lower_bound(ctx))
+    lb = _lb_cache.lookup((ctx.problem.key(), ctx.element_bits, ctx.arch, ctx.objective),
+                          lambda: cost_mod.lower_bound(ctx))
     return dict(lb)

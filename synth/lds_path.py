@@ -419,8 +419,9 @@ def designs(ctx: ConversionContext) -> "DesignPool":
     the cost model decides).  Every layout but linlayout.synth.swizzle's is made only when its floor bound
     (``transpose_floor`` for gfx950's transpose-read layout, ``prefix_floor`` for the register-first
     and over-fetch ones) lets it come first (``DesignPool.by_floor``).  Cached per (problem,
-    element bits, arch, LDS budget, src tuples)."""
-    key = (ctx.problem.key(), ctx.element_bits, ctx.arch, ctx.lds_budget_bytes, ctx.src_tuple_dwords)
+    element bits, arch, LDS budget, src tuples, objective): the accesses' vectors are chosen and
+    the floors computed under the objective, so a pool is not shared between objectives."""
+    key = (ctx.problem.key(), ctx.element_bits, ctx.arch, ctx.lds_budget_bytes, ctx.src_tuple_dwords, ctx.objective)
     if key not in design_cache:
         out: list[LdsDesign | _Deferred] = [shared_layout(ctx)]
         sub_dword = ctx.element_bits in (8, 16)

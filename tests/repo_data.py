@@ -28,7 +28,8 @@ MFMA_ORACLE_DIR = DATA / "mfma_oracle"
 TRITON_BASELINE = REPO / "benchmarks" / "data" / "triton_amd_baseline.json"
 TRITON_CORPUS = REPO / "benchmarks" / "data" / "triton_amd_corpus.json"
 #: The corpora of the other target families, by family name.
-FAMILY_CORPORA = {family: TRITON_CORPUS.with_name(f"triton_{family}_corpus.json") for family in ("nvidia", "wave32")}
+FAMILY_CORPORA = {family: TRITON_CORPUS.with_name(f"triton_{family}_corpus.json")
+                  for family in ("amd", "nvidia", "wave32")}
 
 __all__ = ["REPO", "DATA", "TRITON_VECTORS", "MFMA_ORACLE_DIR", "TRITON_BASELINE", "TRITON_CORPUS",
            "FAMILY_CORPORA", "triton_vectors", "baseline_cases", "corpus", "family_corpus", "mfma_oracle_files"]
@@ -63,7 +64,7 @@ def corpus() -> dict:
 
 @functools.cache
 def family_corpus(family: str) -> dict:
-    """The corpus file of a target family (``nvidia``, ``wave32``), whole."""
+    """The corpus file of a target family (``amd``, ``nvidia``, ``wave32``), whole."""
     return json.loads(FAMILY_CORPORA[family].read_text())
 
 

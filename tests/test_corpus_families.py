@@ -11,7 +11,8 @@ import json
 import pytest
 
 from linlayout.cli import main
-from linlayout.cli.bench import SHARED_MEMORY_KEYS, kernel_plan, modelled, ptx_mix, triton_whole_conversion
+from linlayout.cli.bench import (SHARED_MEMORY_KEYS, kernel_plan, modelled, ptx_mix, triton_exceeds_target_lds,
+                                  triton_whole_conversion)
 from linlayout.dtypes import dtype_bits
 from linlayout.encodings import encoding_from_params, from_triton
 from linlayout.encodings.gluon import gluon_source
@@ -186,3 +187,44 @@ def test_triton_whole_conversion_adds_the_shared_accesses_its_region_leaves_out(
     assert triton_whole_conversion(case) == {"total": 14, "valu": 6, "lds_write": 4, "lds_read": 4}
     assert case["triton"] == region  # the stored counts are not changed
     assert triton_whole_conversion({"triton": region}) is None
+
+
+def test_the_triton_kernels_that_exceed_their_targets_lds_are_named():
+    """Six AMD corpus kernels (8 waves, 256x256 ``mfma32->mfma16T`` in fp32/fp16/bf16 on gfx90a and
+    gfx942) take 128 KiB of LDS in one round on targets of 64 KiB; no other case of the three corpora
+    exceeds its target."""
+    over = [(c["name"], c["arch"], c["dtype"], c["triton_lds_bytes"])
+            for family in ("amd", "nvidia", "wave32") for c in family_corpus(family)["cases"]
+            if triton_exceeds_target_lds(c)]
+    assert sorted(over) == sorted(("mfma32->mfma16T", arch, dtype, 131072)
+                                  for arch in ("gfx90a", "gfx942") for dtype in ("fp32", "fp16", "bf16"))
+
+
+@pytest.mark.skipif(triton_version() != TRITON_VERSION, reason=f"triton=={TRITON_VERSION} is not installed")
+def test_refresh_measures_the_stored_cases_again_and_keeps_their_layouts(tmp_path):
+    """``make_corpus.py --refresh``: two stored AMD cases (one whose Triton kernel uses LDS) come out
+    field for field as stored; a stored layout that Triton no longer gives stops it, file untouched."""
+    import subprocess
+    import sys
+
+    from repo_data import REPO
+
+    data = family_corpus("amd")
+    cases = [data["cases"][0], next(c for c in data["cases"] if c["triton_kernel_shared"])]
+    path = tmp_path / "corpus.json"
+    path.write_text(json.dumps(dict(data, cases=cases)))
+
+    def refresh():
+        return subprocess.run([sys.executable, str(REPO / "benchmarks" / "make_corpus.py"), "--refresh", "--out",
+                               str(path)], capture_output=True, text=True, timeout=600)
+
+    done = refresh()
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(path.read_text())["cases"] == cases
+    tampered = json.loads(path.read_text())
+    tampered["cases"][0]["src"]["bases"]["lane"][0], tampered["cases"][0]["src"]["bases"]["lane"][1] = (
+        tampered["cases"][0]["src"]["bases"]["lane"][1], tampered["cases"][0]["src"]["bases"]["lane"][0])
+    path.write_text(json.dumps(tampered))
+    done = refresh()
+    assert done.returncode != 0 and "src" in done.stderr and "left as it was" in done.stderr
+    assert json.loads(path.read_text()) == tampered

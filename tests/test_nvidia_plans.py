@@ -305,3 +305,12 @@ def test_blog_pair_on_the_gpu(tmp_path):
         assert "error" not in row
         for check in ("check_1", "check_k"):
             assert set(row[check]) == set(entry["kernels"]) and all(v["bit_exact"] for v in row[check].values())
+
+
+def test_our_plans_take_the_objective_asked_for():
+    """``run_plans.py build --objective``: both directions planned under it; without it, the target's
+    default (latency on NVIDIA)."""
+    case = run_plans.blog_case(1)
+    forward, backward, _ = run_plans.our_plans(case, objective="concurrent")
+    assert (forward.objective, backward.objective) == ("concurrent", "concurrent")
+    assert run_plans.our_plans(case)[0].objective == "latency"
