@@ -77,7 +77,7 @@ def _program(ctx: ConversionContext) -> Program:
     """An empty SSA program over the src registers of ``ctx``."""
     isa = PTX_REGISTER_ISA if "prmt" in ctx.target.lane_ops else AMD_REGISTER_ISA
     return Program(_n_values(ctx.problem.src.in_dim_size("register"), ctx), ctx.slots_per_dword, ctx.dwords_per_slot,
-                   isa, fuse_select_perm=ctx.target.family == "rdna")
+                   isa, fuse_select_perm=ctx.target.family in ("cdna", "rdna"))
 
 
 def _finish(plan: Plan, prog: Program, outputs: list[int], strategy: str, ctx: ConversionContext,
@@ -292,28 +292,33 @@ def _lds_candidates(ctx: ConversionContext, best_only: bool = False, ceiling: fl
                     prune: bool = True) -> list[Plan]:
     """LDS round trips through each shared layout (lds_path.designs), built in the order of their
     cost floors (ideal LDS cycles, lds_path.DesignPool.by_floor); a design whose floor is above the
-    best plan built so far (beyond the tie fraction) cannot win and is not built (``prune``: the
-    floors bound the cost model's value, ``CostModel.floors_apply``; else every one is built).  ``best_only``:
-    neither is a round trip equal to one built before (the same layout and stores: the same cost
-    and instructions, ranked after it) nor one that a plan built before outranks (``_outranked``),
-    nor one whose floor is above ``ceiling`` (the in-wave plans' tie limit: it would rank after them)."""
+    best plan built so far (beyond the tie fraction, in rank value: its cost floor with the least
+    instructions of any LDS plan, ``lower_bound``'s ``lds_instructions``) cannot win and is not built
+    (``prune``: the floors bound the cost model's value, ``CostModel.floors_apply``; else every one is
+    built).  ``best_only``: neither is a round trip equal to one built before (the same layout and
+    stores: the same cost and instructions, ranked after it) nor one that a plan built before
+    outranks (``_outranked``), nor one whose floor is above ``ceiling`` (the in-wave plans' tie
+    limit in rank value: it would rank after them)."""
     pool = lds_path.designs(ctx)
-    budget, target = ctx.lds_budget_bytes, ctx.target
+    budget, target, cm = ctx.lds_budget_bytes, ctx.target, ctx.cost_model
     out: list[Plan] = []
     built = set()
     fitted = False
+    per_instructions = cm.rank_value(1.0, _lower_bound(ctx)["lds_instructions"]) if prune else 1.0
 
-    def limit() -> float:
+    def limit() -> float:  # the cost above which no design can reach the tie group
         if not prune:
             return float("inf")
-        lds = min(q.cost for q in out) * (1 + ctx.cost_model.tie_fraction) if out else float("inf")
-        return min(lds, ceiling) if best_only else lds
+        lds = min(_rank_value(q, cm) for q in out) * (1 + cm.tie_fraction) if out else float("inf")
+        return (min(lds, ceiling) if best_only else lds) / per_instructions
 
     for acc in pool.by_floor(limit):
         if acc.design.lds_bytes > min(budget, target.lds_bytes):
             continue
         fitted = True
         if acc.floor() > limit():  # (given in order of order_floor, which where the pipes overlap is not floor's)
+            continue
+        if cm.rank_value(*acc.plan_floor()) > limit() * per_instructions:  # its own instructions' floor
             continue
         key = (lds_path.layout_key(acc.design), acc.s_width_bytes, acc.s_matrix, acc.d_matrix)
         if best_only and key in built:
@@ -395,15 +400,16 @@ def _candidates(ctx: ConversionContext, best_only: bool = False, movmatrix: bool
         raise LayoutError("the conversion moves data between warps; only the LDS strategy can do it")
     lds_floor, ceiling = None, float("inf")
     if cands and strategy == "auto" and prune:  # no LDS plan can beat (or tie) it: skip
-        lds_floor = _lower_bound(ctx)["lds_cost"]
-        ceiling = min(p.cost for p in cands) * (1 + ctx.cost_model.tie_fraction)
+        lb, cm = _lower_bound(ctx), ctx.cost_model
+        lds_floor = cm.rank_value(lb["lds_cost"], lb["lds_instructions"])
+        ceiling = min(_rank_value(p, cm) for p in cands) * (1 + cm.tie_fraction)
     if strategy in ("auto", "lds") and (lds_floor is None or lds_floor <= ceiling):
         try:
             cands.extend(_lds_candidates(ctx, best_only, ceiling, prune))
         except LayoutError:
             if not cands:
                 raise
-    return _rank(cands, ctx.cost_model.tie_fraction)
+    return _rank(cands, ctx.cost_model)
 
 
 def _movmatrix_candidates(ctx: ConversionContext, best_only: bool) -> list[Plan]:
@@ -445,15 +451,20 @@ def _movmatrix_candidates(ctx: ConversionContext, best_only: bool) -> list[Plan]
     return out
 
 
-def _rank(cands: list[Plan], tie_fraction: float) -> list[Plan]:
-    """Cheapest first; near-ties (within ``tie_fraction``: ``CostModel.tie_fraction``) by
+def _rank_value(plan: Plan, cm: cost_mod.CostModel) -> float:
+    return cm.rank_value(plan.cost, plan.total_with_overhead())
+
+
+def _rank(cands: list[Plan], cm: cost_mod.CostModel) -> list[Plan]:
+    """Least rank value first (``CostModel.rank_value``: the cost, times a power of the instructions
+    with setup under ``concurrent``); near-ties (within ``CostModel.tie_fraction``) by
     instructions with setup, then no LDS, then the latency value (the cost itself under the
     latency objective)."""
     if not cands:
         return cands
-    best = min(p.cost for p in cands)
-    tie = best * (1 + tie_fraction) + 1e-9
-    return sorted(cands, key=lambda p: (p.cost > tie, p.total_with_overhead(), p.lds_bytes > 0,
+    value = {id(p): _rank_value(p, cm) for p in cands}
+    tie = min(value.values()) * (1 + cm.tie_fraction) + 1e-9
+    return sorted(cands, key=lambda p: (value[id(p)] > tie, p.total_with_overhead(), p.lds_bytes > 0,
                                         p.cost_detail.get("latency_value", 0.0)))
 
 

@@ -73,8 +73,8 @@ from . import banks
 from .hazards import hazard_nops
 from .steps import dwords_per_slot, slots_per_dword
 
-__all__ = ["CONCURRENT_TIE_FRACTION", "COST_TIE_FRACTION", "CostModel", "OBJECTIVES", "SRC_TUPLE_DWORDS", "cost_model",
-           "lds_address_valu", "lower_bound", "matrix_access_cost", "mix_cost", "near_best", "register_merges", "round_trip_cost",
+__all__ = ["CONCURRENT_INSTRUCTION_EXPONENT", "CONCURRENT_TIE_FRACTION", "COST_TIE_FRACTION", "CostModel", "OBJECTIVES", "SRC_TUPLE_DWORDS", "cost_model",
+           "lds_address_valu", "lower_bound", "matrix_access_cost", "mix_cost", "near_best", "rank_value", "register_merges", "round_trip_cost",
            "tuple_copies"]
 
 VALU_ISSUE = 4.0  # [I] wave64 on a 16-wide SIMD: 4 cycles per VALU instruction
@@ -130,22 +130,37 @@ RDNA_PARAMETERS = dict(valu_issue=RDNA_VALU_ISSUE, permlane_issue=RDNA_VALU_ISSU
 OBJECTIVES = ("concurrent", "latency", "throughput", "instructions")
 WAVES_PER_SIMD = 2  # [I] waves sharing one SIMD: they convert together (concurrent) or hide each other's latency (throughput)
 
-# [I] Policy: plans whose modelled cost is within a tie fraction of the cheapest are equal; among
-# them the one with the fewest instructions (with estimated setup) wins, then a plan without LDS
-# (LDS is shared by the CU's waves and limits occupancy).  linlayout.synth.exchanges uses the same
-# rule between exchange schedules.  ``CostModel.tie_fraction`` is COST_TIE_FRACTION under the
-# objectives that do not price the issue slots the rest of the kernel competes for (``latency``;
-# the fraction makes near ties go to fewer of them) and CONCURRENT_TIE_FRACTION under
-# ``concurrent``, which prices them: there the fraction only absorbs the inferred LDS numbers
-# (docs/conversions.md section 5).
+# [I] Policy: plans are ranked by their rank value, the modelled cost times the instructions
+# (with estimated setup) to the power ``CostModel.instruction_exponent``; plans whose rank value is
+# within a tie fraction of the least are equal, and among them the one with the fewest instructions
+# wins, then a plan without LDS (LDS is shared by the CU's waves and limits occupancy).
+# ``CostModel.tie_fraction`` is COST_TIE_FRACTION under the objectives that do not price the issue
+# slots the rest of the kernel competes for (``latency``; the fraction makes near ties go to fewer
+# of them) and CONCURRENT_TIE_FRACTION under ``concurrent``, which prices them: there the fraction
+# only absorbs the inferred LDS numbers.  The exponent is 0 (the rank value is the cost) except
+# under ``concurrent``, where it is CONCURRENT_INSTRUCTION_EXPONENT: a plan with k times fewer
+# instructions outranks one whose modelled cycles are less than sqrt(k) times its own, which
+# weighs the exact instruction count against cycles that rest on inferred ([I]) numbers
+# (docs/conversions.md section 5).  linlayout.synth.exchanges and the gather rank their pieces,
+# priced with the latency table, by the tie rule alone.
 COST_TIE_FRACTION = 0.15
 CONCURRENT_TIE_FRACTION = 0.05
+CONCURRENT_INSTRUCTION_EXPONENT = 0.5
 
 
-def near_best(items: list, cost, count, tie_fraction: float = COST_TIE_FRACTION):
-    """The item of least ``cost``; within ``tie_fraction`` of it, the one with the fewest ``count``."""
-    best = min(cost(x) for x in items)
-    return min(items, key=lambda x: (cost(x) > best * (1 + tie_fraction) + 1e-9, count(x), cost(x)))
+def near_best(items: list, cost, count, tie_fraction: float = COST_TIE_FRACTION, instruction_exponent: float = 0.0):
+    """The item of least rank value ``cost * max(count, 1) ** instruction_exponent``; within
+    ``tie_fraction`` of it, the one with the fewest ``count``."""
+    def value(x) -> float:
+        return rank_value(cost(x), count(x), instruction_exponent)
+    best = min(value(x) for x in items)
+    return min(items, key=lambda x: (value(x) > best * (1 + tie_fraction) + 1e-9, count(x), cost(x)))
+
+
+def rank_value(cost: float, instructions: int, instruction_exponent: float) -> float:
+    """``cost * max(instructions, 1) ** instruction_exponent`` (the policy above; the cost itself
+    when the exponent is 0)."""
+    return cost * max(instructions, 1) ** instruction_exponent if instruction_exponent else cost
 
 
 @dataclass(frozen=True)
@@ -181,6 +196,21 @@ class CostModel:
         ``COST_TIE_FRACTION``): ``CONCURRENT_TIE_FRACTION`` under ``concurrent``, else
         ``COST_TIE_FRACTION``."""
         return CONCURRENT_TIE_FRACTION if self.objective == "concurrent" else COST_TIE_FRACTION
+
+    @property
+    def instruction_exponent(self) -> float:
+        """The power of the instruction count in a plan's rank value (the policy above
+        ``COST_TIE_FRACTION``): ``CONCURRENT_INSTRUCTION_EXPONENT`` under ``concurrent``, else 0."""
+        return CONCURRENT_INSTRUCTION_EXPONENT if self.objective == "concurrent" else 0.0
+
+    def rank_value(self, cost: float, instructions: int) -> float:
+        """The rank value of a plan of modelled ``cost`` and ``instructions`` (with setup) under
+        this model's policy (``rank_value``)."""
+        return rank_value(cost, instructions, self.instruction_exponent)
+
+    def best_of(self, items: list, cost, count):
+        """``near_best`` of ``items`` under this model's tie fraction and instruction exponent."""
+        return near_best(items, cost, count, self.tie_fraction, self.instruction_exponent)
 
     @property
     def floors_apply(self) -> bool:
@@ -836,7 +866,9 @@ def lower_bound(ctx) -> dict:
     under the cost model (registers: the larger of the cross-lane and the merge
     bound; LDS: ``CostModel.path_floor`` of the accesses' issue with the barrier, their data
     cycles and two latency levels: their sum, or where the pipes overlap (NVIDIA) the larger of
-    the first two plus the latency).
+    the first two plus the latency).  ``lds_instructions``: the instructions with setup of every
+    plan through LDS (at least one load and one store, the bounds above, the barrier, and an
+    ``s_waitcnt`` after the stores and after the loads).
     """
     prob, element_bits, cm = ctx.problem, ctx.element_bits, ctx.cost_model
     has_permlane = ctx.target.has_permlane_swap
@@ -900,4 +932,5 @@ def lower_bound(ctx) -> dict:
             "min_lds_loads": lds_loads if (cross_warp or cross_lane) else 0,
             "min_lds_stores": lds_stores if (cross_warp or cross_lane) else 0,
             "min_barriers": 1 if cross_warp else 0, "cost": round(cost, 3), "lds_cost": round(lds_bound, 3),
+            "lds_instructions": max(lds_loads, 1) + max(lds_stores, 1) + (1 if cross_warp else 0) + 2,
             "register_cost": round(reg_bound, 3)}

@@ -115,7 +115,39 @@ class Program:
             return a
         if cond.all():
             return b
+        fused = self._select_of_perms(a, b) if self.fuse_select_perm else None
+        if fused is not None:
+            s0, s1, sel_a, sel_b = fused
+            return self.perm_select(s0, s1, sel_a, sel_b, cond)
         return self._new("select", (a, b), {"cond": cond}, key=("select", a, b, _key_arr(cond)))[0]
+
+    def _bytes_of(self, v: int) -> list[tuple[int, int] | int]:
+        """The four bytes of value ``v``, low first: ``(value, byte)`` read from another value, or the
+        ``v_perm_b32`` constant code (8 and up) -- through ``v``'s permute when a ``perm`` made it."""
+        op = self.ops[self.producer[v]] if v in self.producer else None
+        if op is None or op.kind != "perm":
+            return [(v, i) for i in range(4)]
+        s0, s1 = op.args
+        codes = [(op.params["selector"] >> (8 * i)) & 0xFF for i in range(4)]
+        return [c if c >= 8 else (s0 if c >= 4 else s1, c % 4) for c in codes]
+
+    def _select_of_perms(self, a: int, b: int) -> tuple[int, int, int, int] | None:
+        """``(s0, s1, sel_a, sel_b)`` when ``a`` and ``b`` (at least one made by a ``perm``) are
+        ``v_perm_b32`` of the same two values ``(s0, s1)`` with selectors ``sel_a``, ``sel_b`` (a
+        value that no permute made is its own bytes): then ``select(c, a, b)`` is one permute whose
+        selector is per lane (``perm_select``).  Else None."""
+        if not any(v in self.producer and self.ops[self.producer[v]].kind == "perm" for v in (a, b)):
+            return None
+        bytes_a, bytes_b = self._bytes_of(a), self._bytes_of(b)
+        regs = sorted({x[0] for x in bytes_a + bytes_b if isinstance(x, tuple)})
+        if len(regs) > 2:
+            return None
+        s0, s1 = (regs * 2)[:2]
+
+        def selector(byte_list) -> int:
+            codes = [x if isinstance(x, int) else (4 + x[1] if x[0] == s0 else x[1]) for x in byte_list]
+            return sum(c << (8 * i) for i, c in enumerate(codes))
+        return s0, s1, selector(bytes_a), selector(bytes_b)
 
     def fused(self, own: int, src: int, keep: np.ndarray, need: np.ndarray, op: LaneOp) -> int:
         """One DPP instruction: ``own`` where ``keep[l]``, else ``src`` read from lane ``need[l]``."""

@@ -130,5 +130,5 @@ def plan_free_packing(src: LinearLayout, dst: LinearLayout, arch: str, element_b
         ordered = src if src_first is None else with_register_order(src, src_first)
         plans.append(plan_conversion(ordered, dst if dst_first is None else with_register_order(dst, dst_first),
                                      arch, element_bits, src_tuple_dwords=tuples_of(ordered), **options))
-    tie_fraction = cost_mod.cost_model(arch, objective).tie_fraction
-    return cost_mod.near_best(plans, lambda plan: plan.cost, lambda plan: plan.total_with_overhead(), tie_fraction)
+    return cost_mod.cost_model(arch, objective).best_of(plans, lambda plan: plan.cost,
+                                                        lambda plan: plan.total_with_overhead())

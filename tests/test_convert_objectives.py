@@ -206,19 +206,57 @@ def test_the_default_objective_is_the_targets():
     assert (cost_model("gfx1100").objective, cost_model("sm_90").objective) == ("concurrent", "latency")
 
 
-def test_the_concurrent_tie_fraction_keeps_a_cheaper_register_plan():
+def test_the_rank_value_weighs_instructions_against_cycles(monkeypatch):
     """Baseline gfx942 fp32 mfma32T->dotA(kw8): under concurrent the lane plan (64 instructions, 69 with
-    setup) costs 852 and the LDS round trip (24 with setup) 944, 10.8 % more: outside the 5 % near ties
-    (CONCURRENT_TIE_FRACTION), inside the 15 % the other objectives use, where the fewer instructions
-    would win."""
+    setup) costs 852 and the LDS round trip (16, 24 with setup) 944, 10.8 % more: outside the 5 % near
+    ties (CONCURRENT_TIE_FRACTION), so by cost alone the lane plan wins; by rank value (cost times the
+    square root of the instructions with setup) the round trip wins, 944 * sqrt(24) < 852 * sqrt(69)."""
+    from linlayout.synth import cost
     from linlayout.synth.convert import candidate_plans
     from linlayout.synth.cost import CONCURRENT_TIE_FRACTION
 
     c = _case("mfma32T->dotA(kw8)", "gfx942", "fp32")
     p = _plan(c, "concurrent")
-    assert (p.strategy, p.cost, p.counts()["total"], p.total_with_overhead()) == ("lanes", 852.0, 64, 69)
-    lds = min((q for q in candidate_plans(LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"]),
-                                          "gfx942", 32, objective="concurrent") if q.lds_bytes),
-              key=lambda q: q.cost)
-    assert (lds.cost, lds.total_with_overhead()) == (944.0, 24)
-    assert 852.0 * (1 + CONCURRENT_TIE_FRACTION) < lds.cost < 852.0 * (1 + COST_TIE_FRACTION)
+    assert (p.strategy, p.cost, p.counts()["total"], p.total_with_overhead()) == ("lds", 944.0, 16, 24)
+    cands = candidate_plans(LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"]), "gfx942", 32,
+                            objective="concurrent")
+    lanes = min((q for q in cands if not q.lds_bytes), key=lambda q: q.cost)
+    assert (lanes.cost, lanes.counts()["total"], lanes.total_with_overhead()) == (852.0, 64, 69)
+    assert 852.0 * (1 + CONCURRENT_TIE_FRACTION) < p.cost
+    model = cost.cost_model("gfx942", "concurrent")
+    assert model.instruction_exponent == 0.5 and cost.cost_model("gfx942", "latency").instruction_exponent == 0
+    assert model.rank_value(944.0, 24) == 944.0 * 24 ** 0.5 < model.rank_value(852.0, 69)
+    monkeypatch.setattr(cost, "CONCURRENT_INSTRUCTION_EXPONENT", 0.0)  # by cost alone
+    q = _plan(c, "concurrent")
+    assert (q.strategy, q.cost, q.counts()["total"]) == ("lanes", 852.0, 64)
+
+
+def test_pruning_by_rank_value_keeps_the_plan_that_ranking_every_candidate_picks():
+    """On every 12th AMD corpus case under concurrent: the pruned planner returns a plan that ties, in
+    cost and instructions with setup, the first of every candidate built unpruned and ranked by rank
+    value (convert._rank); every LDS plan has at least lower_bound's ``lds_instructions`` and its
+    accesses' instruction floor (LdsAccesses.plan_floor)."""
+    from linlayout import caches
+    from linlayout.dtypes import dtype_bits
+    from linlayout.synth import convert
+    from linlayout.synth.context import ConversionContext
+    from linlayout.synth.cost import lower_bound
+    from repo_data import family_corpus
+
+    checked = lds_plans = 0
+    for c in family_corpus("amd")["cases"][::12]:
+        caches.clear(keep_tables=True)
+        src, dst = LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"])
+        bits = dtype_bits(c["dtype"])
+        ctx = ConversionContext.create(src, dst, c["arch"], bits, objective="concurrent")
+        every = convert._candidates(ctx, prune=False)
+        best = convert._rank(every, ctx.cost_model)[0]
+        got = plan_conversion(src, dst, c["arch"], bits, objective="concurrent")
+        assert (got.cost, got.total_with_overhead()) == (best.cost, best.total_with_overhead()), c["name"]
+        least = lower_bound(ctx)["lds_instructions"]
+        for plan in every:
+            if plan.strategy == "lds":
+                assert least <= plan.total_with_overhead(), c["name"]
+                lds_plans += 1
+        checked += 1
+    assert checked == 58 and lds_plans > 100

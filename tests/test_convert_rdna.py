@@ -216,6 +216,30 @@ def test_a_permute_of_complementary_selects_is_one_permute_with_a_lane_selector(
         assert kinds.count(Select) == 2 and PermSelect not in kinds
 
 
+@pytest.mark.parametrize("fuse", [False, True])
+def test_a_select_of_permutes_of_two_values_is_one_permute_with_a_lane_selector(fuse):
+    """``c ? perm(v0, v1, 0x0C0C0C05) : v1``: both operands are bytes of (v0, v1) -- v1 its own bytes,
+    selector 0x03020100 -- so the select is one v_perm_b32 with those two selectors, the permute dead."""
+    from linlayout.synth.ir import Program
+    from linlayout.synth.plan import Mov, PermSelect, Select
+
+    cond = np.arange(64) >= 32
+    prog = Program(2, 4, 1, fuse_select_perm=fuse)
+    moved = prog.perm(0, 1, 0x0C0C0C05)  # byte 1 of v0 into byte 0, zeros above
+    out = prog.select(cond, 1, moved)
+    steps = prog.emit([out], 1)
+    if fuse:
+        (step,) = steps[:-1] if isinstance(steps[-1], Mov) and steps[-1].kind == "rename" else steps
+        assert isinstance(step, PermSelect) and step.operands == (0, 1)
+        assert (step.sel0, step.sel1) == (0x03020100, 0x0C0C0C05)
+    else:
+        assert [type(s) for s in steps if s.op != "mov" or s.kind != "rename"] == [Mov, Select]
+    # bytes of three distinct values cannot come from one permute: no fusion
+    three = Program(3, 4, 1, fuse_select_perm=True)
+    out = three.select(cond, 2, three.perm(0, 1, 0x0C0C0105))
+    assert [type(s) for s in three.emit([out], 1) if s.op != "mov" or s.kind != "rename"] == [Mov, Select]
+
+
 @pytest.mark.parametrize("arch", ["gfx1100", "gfx1200"])
 def test_wave32_pairs_of_lanes_pack_with_lane_selected_permutes(arch):
     """One v_permlanex16 per src VGPR brings the partner lane's pair; each dst VGPR is one v_perm_b32 of
@@ -226,12 +250,12 @@ def test_wave32_pairs_of_lanes_pack_with_lane_selected_permutes(arch):
     assert {k: v for k, v in plan.counts().items() if v} == {"permlane16": 16, "v_perm_b32": 32, "total": 48}
 
 
-def test_the_complementary_select_fusion_is_the_rdna_targets_only():
+def test_the_select_fusion_is_the_amd_targets_only():
     from linlayout.synth.context import ConversionContext
     from linlayout.synth.convert import _program
 
     wide = LinearLayout({"register": [[1], [2]], "lane": [[4], [8], [16], [32], [64], [0]]}, [("dim0", 128)])
-    assert not _program(ConversionContext.create(wide, wide, "gfx942", 16)).fuse_select_perm
+    assert _program(ConversionContext.create(wide, wide, "gfx942", 16)).fuse_select_perm
     assert not _program(ConversionContext.create(_PAIR_SRC, _PAIR_DST, "sm_90", 16)).fuse_select_perm
     assert _program(ConversionContext.create(_PAIR_SRC, _PAIR_DST, "gfx1100", 16)).fuse_select_perm
 

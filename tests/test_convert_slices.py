@@ -11,6 +11,7 @@ from linlayout import LinearLayout
 from linlayout.synth.convert import candidate_plans, plan_conversion
 from linlayout.synth.cost import WAIT_STATE_CYCLES
 from linlayout.synth.hazards import HazardCount, hazard_nops
+from linlayout.synth.plan import PermSelect
 
 
 def _layout(register: list, lane: list, warp: list, shape: list) -> LinearLayout:
@@ -104,14 +105,16 @@ def test_the_broadcast_lane_exchange_runs_on_the_interpreter():
 def test_a_broadcast_slice_whose_lanes_hold_their_own_copy_needs_no_lane_move():
     # corpus slice0(mfma16)->slice0(blocked[1x1,t1x64,o10]), gfx942, fp16, 1 wave, 64 elements: src
     # lanes 16-63 repeat lanes 0-15 (zero lane columns), so dst lane l finds element l in its own
-    # lane, in register l >> 4: byte selects and a select tree only; before, 11 instructions with
+    # lane, in register l >> 4: byte selects and a select tree only (one select fused with the byte
+    # permute beside it: a v_perm_b32 with a per-lane selector); before, 11 instructions with
     # ds_bpermute and ds_swizzle.
     src = _layout([[16], [32]], [[1], [2], [4], [8], [0], [0]], [], [64])
     dst = _layout([], [[1], [2], [4], [8], [16], [32]], [], [64])
     plan = plan_conversion(src, dst, "gfx942", 16)
     counts = {k: v for k, v in plan.counts().items() if v}
     assert plan.verified and plan.strategy == "registers"
-    assert counts == {"v_cndmask": 3, "v_perm_b32": 2, "total": 5}
+    assert counts == {"v_cndmask": 2, "v_perm_b32": 1, "total": 3}
+    assert sum(isinstance(s, PermSelect) for s in plan.steps) == 1
 
 
 def test_a_16_bit_register_reordering_that_splits_every_dword_needs_one_perm_per_dst_dword():

@@ -233,3 +233,23 @@ def test_fatbin_per_arch_through_the_cli(idx, arch, tmp_path, capsys):
     assert main(argv + ["--emit", "isa", "-o", str(tmp_path / "k.s")]) == 0
     r2 = json.loads(capsys.readouterr().out)
     assert "linlayout-begin conv" in (tmp_path / "k.s").read_text() and r2["isa_counts"] == r["isa_counts"]
+
+
+def test_byte_stores_keep_their_extraction_out_of_the_conversion_region():
+    """AMD corpus gfx942 fp8 blocked[8x1,t2x32,o01]->blocked[4x1,t2x32,o01] (index 87): the dst is stored
+    byte by byte, and the end marker passes those VGPRs through, so the stores' byte extraction stays
+    after the region -- its ISA is the plan's 8 DPP moves and 8 v_cndmask (pinned only, LLVM hoisted
+    57 extraction instructions into it) -- and the kernel still converts."""
+    from linlayout.cli.bench import CORPORA, kernel_plan
+    from linlayout.dtypes import dtype_bits
+
+    case = json.loads(CORPORA["amd"].read_text())["cases"][87]
+    assert (case["name"], case["arch"], case["dtype"]) == (
+        "blocked[8x1,t2x32,o01]->blocked[4x1,t2x32,o01]", "gfx942", "fp8")
+    plan = kernel_plan(LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"]), "gfx942",
+                       dtype_bits(case["dtype"]))
+    low = lower_conversion(plan, binary=False, cache=False)
+    counts = low.report["isa_counts"]
+    assert (counts["total"], counts["dpp"], counts["v_cndmask"]) == (16, 8, 8) and low.differences == {}
+    tile = distinct_tile(low.kernel.shape, 8, seed=87)
+    assert np.array_equal(interpret(low.kernel, tile, fill=0x5A), expected_output(plan, tile, fill=0x5A))

@@ -15,7 +15,9 @@ from linlayout.cli.bench import CORPORA, kernel_plan
 from linlayout.dtypes import dtype_bits
 from linlayout.synth.hazards import hazard_nops, issue_slots
 
-# corpus index: (s_nop of the plan's own order, s_nop of issue_slots, ISA instructions of the region).
+# corpus index: (s_nop of the plan's own order, s_nop of issue_slots, ISA instructions of the region) of
+# the register plan (strategy "registers"; the default takes an LDS round trip for all but 134, whose
+# fewer instructions outrank these chains: CostModel.rank_value).
 # Before this order the ISA held 5 / 1 / 0 / 5 / 3 s_nop and 22 / 15 / 8 / 22 / 39 instructions.
 _CASES = {
     152: (5, 3, 20),  # gfx950 i8 slice0(blocked[1x2,t2x32,o10])->slice1(mfma32T), 1 wave (Triton 20)
@@ -26,15 +28,15 @@ _CASES = {
 }
 
 
-def _plan(index: int):
+def _plan(index: int, strategy: str = "auto"):
     case = json.loads(CORPORA["amd"].read_text())["cases"][index]
     src, dst = LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"])
-    return kernel_plan(src, dst, case["arch"], dtype_bits(case["dtype"]))
+    return kernel_plan(src, dst, case["arch"], dtype_bits(case["dtype"]), strategy)
 
 
 @pytest.mark.parametrize("index", sorted(_CASES))
 def test_the_issue_order_is_a_permutation_that_needs_at_most_the_plans_wait_states(index):
-    plan = _plan(index)
+    plan = _plan(index, "registers")
     order = [i for slot in issue_slots(plan) for i in slot]
     assert sorted(order) == list(range(len(plan.steps)))
     own, scheduled, _ = _CASES[index]
@@ -55,7 +57,7 @@ def test_the_compiled_region_has_the_predicted_s_nop_and_the_reordered_kernel_co
     from linlayout.lowering.emit.host import distinct_tile, expected_output, interpret
     from linlayout.lowering.isa import region_lines
 
-    plan = _plan(index)
+    plan = _plan(index, "registers")
     low = lower_conversion(plan, binary=False)
     counts = low.report["isa_counts"]
     assert (counts["s_nop"], counts["total"]) == _CASES[index][1:]
@@ -71,7 +73,7 @@ def test_a_plans_wait_states_are_in_its_instructions_and_issue_cycles():
     cycles are its instructions' plus WAIT_STATE_CYCLES per wait state of its s_nops."""
     from linlayout.synth.cost import WAIT_STATE_CYCLES, cost_model
 
-    plan = _plan(120)
+    plan = _plan(120, "registers")
     hazard = hazard_nops(plan)
     assert (hazard.nops, hazard.wait_states) == (5, 7)
     assert plan.overhead["s_nop"] == 5 and plan.total_with_overhead() == plan.counts()["total"] + sum(plan.overhead.values())
@@ -81,8 +83,9 @@ def test_a_plans_wait_states_are_in_its_instructions_and_issue_cycles():
 
 
 # corpus index: (instructions, s_nop) of the compiled region of the plan chosen with the waits priced;
-# before, the plans chosen without them compiled to 41 (5 s_nop), 3 (1) and 25 (7).
-_REPRICED = {496: (6, 0), 137: (2, 0), 338: (4, 0)}
+# before, the plans chosen without them compiled to 41 (5 s_nop), 3 (1) and 25 (7); 137's 2 became 1
+# with the select fused into its byte permute (Program._select_of_perms).
+_REPRICED = {496: (6, 0), 137: (1, 0), 338: (4, 0)}
 
 
 @needs.mlir

@@ -164,7 +164,7 @@ def bench_case(case: dict, binary: bool = True) -> dict:
     }
 
 
-def kernel_plan(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int):
+def kernel_plan(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int, strategy: str = "auto"):
     """The plan of one case for the benchmark kernel, which loads the src and stores the dst in runs of
     ``2 ** contiguous_registers`` registers (the src VGPR tuples: ``source_tuple_dwords``).  On every
     AMD target (CDNA and RDNA: the targets with a kernel emitter) the planner also chooses which
@@ -174,11 +174,12 @@ def kernel_plan(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: i
     ``convert_layout``, which these cases compare against, takes and yields single 8/16-bit values
     and leaves their packing to the loads and stores around it (docs/benchmarks.md).  The kernel
     loads and stores per ``plan.src`` / ``plan.dst``.  Targets counted from the plan (NVIDIA) keep
-    the layouts' register order."""
+    the layouts' register order.  ``strategy``: plan_conversion's."""
     if get_target(arch).emitter is None:
-        return plan_conversion(src, dst, arch, element_bits, src_tuple_dwords=source_tuple_dwords(src, element_bits))
+        return plan_conversion(src, dst, arch, element_bits, strategy=strategy,
+                               src_tuple_dwords=source_tuple_dwords(src, element_bits))
     return plan_free_packing(src, dst, arch, element_bits, src_fixed_bits=contiguous_registers(src),
-                             dst_fixed_bits=contiguous_registers(dst),
+                             dst_fixed_bits=contiguous_registers(dst), strategy=strategy,
                              src_tuple_dwords=lambda order: source_tuple_dwords(order, element_bits))
 
 

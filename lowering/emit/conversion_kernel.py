@@ -28,10 +28,12 @@ CDNA, 32-lane waves on RDNA and gfx1250):
    the price that the hazard recognizer sees the marker as writing those registers and
    may put an ``s_nop`` before a first DPP or permlane read
    (:func:`linlayout.lowering.conversion.lower_conversion` compiles without it and falls back to it
-   only when an instruction of the plan left the region); the end marker pins every destination register that an instruction
-   of the region computes (pure register ops cannot drift past it, and their waits count),
-   but not the results of LDS reads as such (their final wait, like Triton's, falls
-   after the region);
+   only when an instruction of the plan left the region); the end marker pins every destination register that an
+   instruction of the region computes (pure register ops cannot drift past it, and their waits count), but not the
+   results of LDS reads as such (their final wait, like Triton's, falls after the region); a register stored in
+   pieces (8/16-bit elements stored one at a time) it passes *through* instead (outputs tied to inputs), so that
+   the stores' own work, extracting each byte or half, cannot be hoisted into the region (a tied output of every
+   register would make the register allocator copy some of them in the region);
 4. raw buffer stores of the destination registers.
 
 Address arithmetic: the offset of register ``r`` of lane ``l`` in warp ``w`` is
@@ -247,8 +249,12 @@ class _Kernel:
         missing = [d for d in dst_dwords if d not in regs]
         if missing:
             raise LayoutError(f"the plan leaves destination register(s) {missing} without a value")
-        atoms.region_marker(b, "conv", "end", _unique([(regs[d], "i32", "v") for d in dst_dwords
-                                                       if regs[d] not in emitter.loaded]))
+        computed = [d for d in dst_dwords if regs[d] not in emitter.loaded]
+        split = {d for dwords, parts in stores for d in dwords if any(size < 4 for _, _, size in parts)}
+        tied = list(dict.fromkeys(regs[d] for d in computed if d in split))
+        passed = dict(zip(tied, atoms.region_marker(b, "conv", "end", _unique(
+            [(regs[d], "i32", "v") for d in computed if regs[d] not in tied]), tied=tied)))
+        regs = {d: passed.get(v, v) for d, v in regs.items()}
         b.comment("store the destination registers")
         self._store(b, rout, stores, regs)
 
