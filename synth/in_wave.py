@@ -204,7 +204,7 @@ def gather_dwords(prog: Program, parts_list: list[list], element_bytes: int) -> 
     for i, parts in enumerate(parts_list if element_bytes == 1 else ()):
         used = [x for x in parts if x is not None]
         vals = list(dict.fromkeys(v for v, _ in used))
-        if element_bytes == 1 and len(vals) > 2 and all(isinstance(s, int) for _, s in used):
+        if len(vals) > 2 and all(isinstance(s, int) for _, s in used):
             multi[i] = vals
     pair_use: dict[tuple[int, int], int] = {}
     for vals in multi.values():

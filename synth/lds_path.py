@@ -761,9 +761,10 @@ def _pair_keys(side: _Side, regs: list[int], element_bytes: int, dword_starts: b
 
     Its base (warp 0, lane 0) is ``(I_i & M) * element_bytes``.  Two accesses ``i``, ``j`` differ by
     one constant in every (warp, lane) iff ``d = (I_i ^ I_j) & M`` has no bit that some ``C(x) & M``
-    has (``V``: the OR of the lane and warp columns): the difference at ``x`` minus that at ``x = 0``
-    is ``sum(-2 s_k 2**k)`` over the bits ``k`` of ``d`` set in ``C(x)`` (``s_k = +-1``), a signed sum of
-    distinct powers of two, zero only when empty.  So the pattern ``I_i & M & V`` tells them apart."""
+    has, i.e. none of ``V``, the OR of the lane and warp columns: the difference at ``x`` less that at
+    ``x = 0`` is ``sum(-2 s_k 2**k)`` over the bits ``k`` of ``d`` set in ``C(x)`` (``s_k = +-1``), a
+    signed sum of distinct powers of two, zero only when empty.  So the pattern ``I_i & M & V`` tells
+    them apart."""
     mask = (1 << side.n_off) - 1
     if dword_starts:
         mask &= -max(1, 4 // element_bytes)
