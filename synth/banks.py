@@ -241,7 +241,8 @@ def lane_cycles(arch: Union[str, LdsModel], op: str, offsets: np.ndarray, elemen
         offsets = a.tolist()
         cols = [offsets[1 << j] for j in range(o.lane_bits)]
         byte_cols = [c * (element_bits // 8) for c in cols]
-        if (min(cols, default=0) >= 0 and all(c % _alignment(o) == 0 for c in byte_cols)
+        align = _alignment(o)
+        if (min(cols, default=0) >= 0 and all(c % align == 0 for c in byte_cols)
                 and span_values(cols) == offsets):
             _check_lane_elems(o, 1, element_bits)
             return _linear_cycles(served_op(o, byte_cols=byte_cols), byte_cols)

@@ -135,9 +135,12 @@ def _realizations(target: Target, cm_key: tuple, fuse: bool) -> tuple[tuple[Real
     return tuple(dword), tuple(sub)
 
 
-@caches.memoize("synth.exchanges.stage_op", size=4096)  # 4096: several lane stages per layout pair
+# 4096: a permutation of a wave's lane bits (720 of 64 lanes) per target and cost model
+@caches.memoize("synth.exchanges.stage_op", size=4096, table=True)
 def _stage_op(target: Target, cm_key: tuple, src_pos: tuple) -> LaneOp:
-    """The instruction moving every lane to the lane whose bit ``j`` is its bit ``src_pos[j]``."""
+    """The instruction moving every lane to the lane whose bit ``j`` is its bit ``src_pos[j]``: a
+    permutation of the lane bits, so a table of the target's lane instructions (like
+    ``_realizations``), whatever layouts are planned."""
     return find_lane_op(_stage_sigma(src_pos), target, CostModel.from_key(cm_key).lane_family_cost())
 
 

@@ -30,8 +30,10 @@ and need none.
 from __future__ import annotations
 
 import heapq
+import operator
 from dataclasses import dataclass
 
+from linlayout import caches
 from linlayout.hw.targets import get_target
 
 from .steps import Step, dwords_per_slot, slots_per_dword
@@ -68,7 +70,7 @@ def _dwords(slots: list[int], p: int, dps: int) -> list[int]:
     """The 32-bit registers of ``slots``, in order (a 64-bit slot is two)."""
     if dps == 2:
         return [d for s in slots for d in (2 * s, 2 * s + 1)]
-    return [s // p for s in slots]
+    return slots if p == 1 else [s // p for s in slots]
 
 
 class _Node:
@@ -80,10 +82,13 @@ class _Node:
         self.index, self.step = index, st
         self.reads = frozenset(_dwords(st.reads(), p, dps))
         self.writes = frozenset(_dwords(st.writes(), p, dps))
-        mult = dps if st.register_step() else 1
-        self.instructions = 0 if st.renaming else mult * sum(st.counts().values())
-        if st.fused_select:  # gfx9: LLVM makes it a v_mov_b32_dpp and a v_cndmask_b32 (docs/lowering.md)
-            self.instructions *= 2
+        if st.renaming:
+            self.instructions = 0
+        else:
+            mult = dps if st.register_step() else 1
+            self.instructions = mult * sum(st.counts().values())
+            if st.fused_select:  # gfx9: LLVM makes it a v_mov_b32_dpp and a v_cndmask_b32 (docs/lowering.md)
+                self.instructions *= 2
         self.wait = hazard_wait_states(st)
         self.any_writer = self.wait and st.op != "permlane_swap"  # DPP: any writer counts
         self.ds = bool(st.crossbar or (st.lds and not st.store))  # a DS result: awaited by s_waitcnt
@@ -163,16 +168,19 @@ class _Clock:
 def _schedule(run: list[_Node], clock: _Clock) -> list[_Node]:
     """List-schedule one run of register steps (module docstring), issuing them on ``clock``."""
     k = len(run)
-    succs: list[set[int]] = [set() for _ in range(k)]
+    succs: list[list[int]] = [[] for _ in range(k)]  # each successor once
     waiting = [0] * k
     writer: dict[int, int] = {}  # register -> the last step writing it
     readers: dict[int, list[int]] = {}  # register -> the steps reading it since
     for j, n in enumerate(run):
-        preds = {writer[d] for d in n.reads | n.writes if d in writer}
-        preds.update(i for d in n.writes for i in readers.get(d, ()))
+        preds = {writer[d] for d in n.reads if d in writer}
+        for d in n.writes:
+            if d in writer:
+                preds.add(writer[d])
+            preds.update(readers.get(d, ()))
         preds.discard(j)
         for i in preds:
-            succs[i].add(j)
+            succs[i].append(j)
         waiting[j] = len(preds)
         for d in n.reads:
             readers.setdefault(d, []).append(j)
@@ -181,8 +189,13 @@ def _schedule(run: list[_Node], clock: _Clock) -> list[_Node]:
             readers[d] = []
     height = [0] * k  # instructions and hazard waits from a step to the end of the run
     for i in range(k - 1, -1, -1):
-        height[i] = run[i].instructions + max(
-            (height[j] + (run[j].wait if run[i].writes & run[j].reads else 0) for j in succs[i]), default=0)
+        writes, longest = run[i].writes, 0
+        for j in succs[i]:
+            m = run[j]
+            h = height[j] + (m.wait if m.wait and not writes.isdisjoint(m.reads) else 0)
+            if h > longest:
+                longest = h
+        height[i] = run[i].instructions + longest
     plain: list[tuple[int, int]] = []  # ready steps that need no wait now: a heap by height
     blocked: list[tuple[int, int]] = []  # ready hazard readers by Clock.clear_at: a heap
 
@@ -270,11 +283,24 @@ def issue_slots(plan) -> list[list[int]]:
     return _walk(plan)[0]
 
 
+_counts = caches.cache("synth.hazards.counts", size=4)  # 4: the plan being priced (its count is asked twice)
+
+
 def hazard_nops(plan, scheduled: bool = True) -> HazardCount:
     """The ``s_nop`` instructions, and their wait states, that ``plan``'s steps need in the order of
     :func:`issue_slots` (``scheduled=False``: in the plan's own order, each step pinned); none where
-    the plan reads nothing through DPP or a permlane, or off CDNA."""
+    the plan reads nothing through DPP or a permlane, or off CDNA.
+
+    Pricing a plan asks twice (its setup, then its cost: linlayout.synth.cost), so the count is kept
+    per list of steps, with the steps it was counted on: a list whose steps are those very objects,
+    in order (steps are not changed once made), has that count."""
     if not _has_hazards(plan):
         return HazardCount()
+    key = (id(plan.steps), plan.arch, plan.element_bits, scheduled)
+    kept = _counts.get(key)
+    if kept is not None and len(kept[0]) == len(plan.steps) and all(map(operator.is_, kept[0], plan.steps)):
+        return kept[1]
     clock = _walk(plan, scheduled)[1]
-    return HazardCount(clock.nops, clock.states)
+    count = HazardCount(clock.nops, clock.states)
+    _counts[key] = (tuple(plan.steps), count)
+    return count

@@ -151,9 +151,10 @@ def gather_dword(prog: Program, parts: list[tuple[int, int | np.ndarray] | None]
 
     A slot may be a per-lane array (``[wave_size]``) taking at most two patterns over the lanes: then
     the ``v_perm_b32``s get a per-lane selector (``Program.perm_select``)."""
+    in_place = _in_place(parts)
+    if in_place is not None:
+        return in_place
     used = [x for x in parts if x is not None]
-    if not used:
-        return 0  # nothing needed: any register
     vals = list(dict.fromkeys(v for v, _ in used))
     patterns = _slot_patterns(parts)
     if (len(vals) == 1 and len(patterns) == 1
@@ -175,6 +176,19 @@ def gather_dword(prog: Program, parts: list[tuple[int, int | np.ndarray] | None]
     return prog.perm(hi, lo, sel)
 
 
+def _in_place(parts: list[tuple[int, int | np.ndarray] | None]) -> int | None:
+    """The value whose slot ``i`` is every ``parts[i]`` given, when one value holds them all in place
+    (slots as ints); 0 when no part is given (any register); else None."""
+    value = None
+    for i, x in enumerate(parts):
+        if x is None:
+            continue
+        if type(x[1]) is not int or x[1] != i or (value is not None and x[0] != value):
+            return None
+        value = x[0]
+    return 0 if value is None else value
+
+
 def gather_dwords(prog: Program, parts_list: list[list], element_bytes: int) -> list[int]:
     """``gather_dword`` of every entry of ``parts_list``, 8-bit dwords of three or four values sharing
     their first ``v_perm_b32``s.
@@ -187,10 +201,10 @@ def gather_dwords(prog: Program, parts_list: list[list], element_bytes: int) -> 
     pair, so the dwords needing bytes of the same pair share one: a 4x4 byte transpose takes 8
     ``v_perm_b32``, not ``gather_dword``'s 12.  Every other entry is ``gather_dword``'s."""
     multi = {}
-    for i, parts in enumerate(parts_list):
+    for i, parts in enumerate(parts_list if element_bytes == 1 else ()):
         used = [x for x in parts if x is not None]
         vals = list(dict.fromkeys(v for v, _ in used))
-        if element_bytes == 1 and len(vals) > 2 and all(isinstance(s, int) for _, s in used):
+        if len(vals) > 2 and all(isinstance(s, int) for _, s in used):
             multi[i] = vals
     pair_use: dict[tuple[int, int], int] = {}
     for vals in multi.values():

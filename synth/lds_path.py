@@ -570,10 +570,6 @@ class _Side:
         register)."""
         return self._address_table(element_bytes)[r]
 
-    def addresses(self, regs: list[int], element_bytes: int) -> np.ndarray:
-        """[len(regs), W, lanes] the byte addresses of the registers ``regs`` (``address`` of each)."""
-        return self._address_table(element_bytes)[regs]
-
     def _address_table(self, element_bytes: int) -> np.ndarray:
         """[R, W, lanes] every register's byte address (read-only)."""
         table = self._addresses.get(element_bytes)
@@ -757,19 +753,39 @@ def _choose_vectors(side: _Side, t_cap: int, p: int, element_bytes: int, store: 
     return out
 
 
-def _pairs(addrs: np.ndarray, width_bytes: int) -> list[tuple[int, int | None, int, bool]]:
-    """Pair accesses of one width whose addresses (``addrs[i]``: access ``i``'s, ``[W, lanes]``) differ by
-    one constant in every lane (ds_read2/ds_write2).
+def _pair_keys(side: _Side, regs: list[int], element_bytes: int, dword_starts: bool) -> tuple[list[int], list[int]]:
+    """(pattern, base) of the accesses starting at registers ``regs`` (``_pairs``), from the side's
+    columns: access ``i``'s byte address in (warp, lane) ``x`` is ``((C(x) ^ I_i) & M) * element_bytes``
+    (``I_i`` its register's image, ``M`` the offset bits; ``dword_starts``: the dword holding it,
+    ``_over_fetch_addr``, which clears the offset bits below a dword from ``M``).
+
+    Its base (warp 0, lane 0) is ``(I_i & M) * element_bytes``.  Two accesses ``i``, ``j`` differ by
+    one constant in every (warp, lane) iff ``d = (I_i ^ I_j) & M`` has no bit that some ``C(x) & M``
+    has, i.e. none of ``V``, the OR of the lane and warp columns: the difference at ``x`` less that at
+    ``x = 0`` is ``sum(-2 s_k 2**k)`` over the bits ``k`` of ``d`` set in ``C(x)`` (``s_k = +-1``), a
+    signed sum of distinct powers of two, zero only when empty.  So the pattern ``I_i & M & V`` tells
+    them apart."""
+    mask = (1 << side.n_off) - 1
+    if dword_starts:
+        mask &= -max(1, 4 // element_bytes)
+    varying = 0
+    for c in side.other_cols:
+        varying |= c
+    images = side.reg_images
+    return [images[r] & mask & varying for r in regs], [(images[r] & mask) * element_bytes for r in regs]
+
+
+def _pairs(patterns: list[int], bases: list[int], width_bytes: int) -> list[tuple[int, int | None, int, bool]]:
+    """Pair accesses of one width whose addresses differ by one constant in every lane
+    (ds_read2/ds_write2): access ``i`` with ``patterns[i]`` and lane-0 byte address ``bases[i]``
+    (``_pair_keys``: equal patterns, addresses differing by one constant).
 
     Returns (first, second or None, offset1, st64) in issue order."""
-    if width_bytes not in (4, 8) or not len(addrs):
-        return [(i, None, 0, False) for i in range(len(addrs))]
-    by_pattern: dict[bytes, list[tuple[int, int]]] = {}
-    flat = addrs.reshape(len(addrs), -1)
-    bases = flat[:, 0].tolist()
-    patterns = flat - flat[:, :1]
-    for i, base in enumerate(bases):
-        by_pattern.setdefault(patterns[i].tobytes(), []).append((base, i))
+    if width_bytes not in (4, 8) or not bases:
+        return [(i, None, 0, False) for i in range(len(bases))]
+    by_pattern: dict[int, list[tuple[int, int]]] = {}
+    for i, (pattern, base) in enumerate(zip(patterns, bases)):
+        by_pattern.setdefault(pattern, []).append((base, i))
     out = []
     for members in by_pattern.values():
         members.sort()
@@ -970,10 +986,8 @@ def lds_accesses(ctx: ConversionContext, design: LdsDesign) -> list[LdsAccesses]
         if ((side is D and design.read_transpose) or width_bytes not in (4, 8)  # only b32/b64 accesses pair
                 or not ctx.target.has_lds_pair):
             return [(g, None, 0, False) for g in gs]
-        addrs = side.addresses([g[0] for g in gs], element_bytes)
-        if side is D and design.over_fetch:
-            addrs = addrs & ~3  # _over_fetch_addr
-        return [(gs[i], None if j is None else gs[j], off, st64) for i, j, off, st64 in _pairs(addrs, width_bytes)]
+        keys = _pair_keys(side, [g[0] for g in gs], element_bytes, side is D and design.over_fetch)
+        return [(gs[i], None if j is None else gs[j], off, st64) for i, j, off, st64 in _pairs(*keys, width_bytes)]
 
     n_rounds = 1 << design.n_rep_bits
     out: list[LdsAccesses] = []

@@ -139,3 +139,27 @@ def test_registers_of_equal_images_hold_equal_elements(data):
     for r in range(len(images)):
         for u in D.unique:
             assert (images[u] == images[r]) == bool((ids[:, :, u] == ids[:, :, r]).all())
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data(), st.sampled_from([1, 2, 4, 8]), st.booleans())
+def test_pair_keys_group_the_accesses_whose_addresses_differ_by_a_constant(data, element_bytes, dword_starts):
+    # lds_path._pair_keys against every access's [W, lanes] byte address table (dword_starts: the dword
+    # holding it, as over-fetch loads give it): equal patterns exactly when two accesses' addresses differ by
+    # one constant in every lane and warp, and the base is the address of warp 0, lane 0
+    n_off = data.draw(st.integers(2, 8))
+    n_bits = n_off + data.draw(st.integers(0, 2))
+    col = st.integers(0, (1 << n_bits) - 1)
+    reg_cols = data.draw(st.lists(col, min_size=1, max_size=5))
+    lanes, warps = data.draw(st.lists(col, min_size=6, max_size=6)), data.draw(st.lists(col, max_size=2))
+    side = lds_path._Side(span_table(warps)[:, None] ^ span_table(lanes)[None, :], span_table(reg_cols), n_off,
+                          lds_path._first_registers(reg_cols), reg_cols, lanes + warps)
+    regs = list(range(len(side.reg_images)))
+    addrs = side._address_table(element_bytes)[regs].reshape(len(regs), -1)
+    if dword_starts:
+        addrs = addrs & ~3
+    patterns, bases = lds_path._pair_keys(side, regs, element_bytes, dword_starts)
+    assert bases == addrs[:, 0].tolist()
+    for i in regs:
+        for j in regs:
+            assert (patterns[i] == patterns[j]) == bool(((addrs[i] - addrs[j]) == bases[i] - bases[j]).all())

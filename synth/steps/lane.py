@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from linlayout import LayoutError
+from linlayout import LayoutError, caches
 from linlayout.hw.targets import Target
 from linlayout.lane_map import lane_map_pattern
 
@@ -17,6 +17,7 @@ __all__ = ["Lane", "dpp_suffix", "lane_kind_family", "shfl_kind"]
 SHFL_MODES = ("idx", "bfly", "up", "down")
 
 
+@caches.memoize("synth.steps.lane_kind_family", table=True)
 def lane_kind_family(kind: str) -> str:
     """The instruction family of a lane step kind (``dpp`` -- dpp16 controls and RDNA's dpp8 --,
     ``permlane16`` -- RDNA's v_permlane16/x16 --, ``ds_swizzle``, ``ds_bpermute``, ``readlane``, ``shfl``)."""
