@@ -318,11 +318,11 @@ def _lds_candidates(ctx: ConversionContext, best_only: bool = False, ceiling: fl
         fitted = True
         if acc.floor() > limit():  # (given in order of order_floor, which where the pipes overlap is not floor's)
             continue
-        if cm.rank_value(*acc.plan_floor()) > limit() * per_instructions:  # its own instructions' floor
-            continue
         key = (lds_path.layout_key(acc.design), acc.s_width_bytes, acc.s_matrix, acc.d_matrix)
         if best_only and key in built:
             continue
+        if per_instructions > 1 and cm.rank_value(*acc.plan_floor()) > limit() * per_instructions:
+            continue  # its own instructions' floor (only where the rank value counts instructions)
         built.add(key)
         if best_only and _outranked(acc, out):
             continue

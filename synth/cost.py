@@ -867,8 +867,9 @@ def lower_bound(ctx) -> dict:
     bound; LDS: ``CostModel.path_floor`` of the accesses' issue with the barrier, their data
     cycles and two latency levels: their sum, or where the pipes overlap (NVIDIA) the larger of
     the first two plus the latency).  ``lds_instructions``: the instructions with setup of every
-    plan through LDS (at least one load and one store, the bounds above, the barrier, and an
-    ``s_waitcnt`` after the stores and after the loads).
+    plan through LDS (at least one load and one store, the bounds above, the barrier, an
+    ``s_waitcnt`` after the stores and after the loads, and the LDS_ADDR_BASE_VALU ops forming the
+    first access's address, which no address formed before can reach: ``lds_address_valu``).
     """
     prob, element_bits, cm = ctx.problem, ctx.element_bits, ctx.cost_model
     has_permlane = ctx.target.has_permlane_swap
@@ -932,5 +933,5 @@ def lower_bound(ctx) -> dict:
             "min_lds_loads": lds_loads if (cross_warp or cross_lane) else 0,
             "min_lds_stores": lds_stores if (cross_warp or cross_lane) else 0,
             "min_barriers": 1 if cross_warp else 0, "cost": round(cost, 3), "lds_cost": round(lds_bound, 3),
-            "lds_instructions": max(lds_loads, 1) + max(lds_stores, 1) + (1 if cross_warp else 0) + 2,
+            "lds_instructions": max(lds_loads, 1) + max(lds_stores, 1) + (1 if cross_warp else 0) + 2 + LDS_ADDR_BASE_VALU,
             "register_cost": round(reg_bound, 3)}
