@@ -637,8 +637,9 @@ def synthesize(writer: LinearLayout, reader: LinearLayout, element_bits: int, ar
     ``transpose_only``: consider nothing else (a LayoutError when no transpose read fits).
     ``objective``: ``"vector"`` (default: fewest LDS instructions, i.e. widest vectors, then
     fewest cycles), ``"cycles"`` (fewest bank cycles, then fewest instructions), or a conversion
-    objective (linlayout.synth.cost.OBJECTIVES): the point of the Pareto set whose round trip the
-    planner's cost model values least under it (``instructions`` is ``vector``).
+    objective (linlayout.synth.cost.OBJECTIVES): the point of the Pareto set the planner ranks first
+    under it (``CostModel.best_of``: the least rank value of its round trip's modelled value and LDS
+    instructions, near ties to fewer instructions; ``instructions`` is ``vector``).
     ``pareto``: also find the Pareto set of (instructions, cycles) over the layouts (``_pareto_set``)
     and report it as ``SwizzleResult.pareto`` (fewest instructions first).
     ``enumerate_all=False`` (objective "vector"): choices with more LDS instructions than one
@@ -654,11 +655,12 @@ def synthesize(writer: LinearLayout, reader: LinearLayout, element_bits: int, ar
                            lds_budget_bytes, transpose_only)
                 if pareto or objective in cost_mod.OBJECTIVES else [])
     if objective in cost_mod.OBJECTIVES and objective != "instructions":
-        best = min(frontier, key=lambda res: (res.modelled()[objective], res.write_instructions + res.read_instructions))
+        best = cost_mod.cost_model(arch, objective).best_of(
+            frontier, lambda res: res.modelled()[objective], lambda res: res.write_instructions + res.read_instructions)
         best.objective = objective
         best.argument += (f"\nchosen from the Pareto set of {len(frontier)} (instructions, cycles) points as the one the "
-                          f"conversion cost model values least under the {objective} objective "
-                          f"({best.modelled()[objective]:g} cycles; linlayout.synth.cost.round_trip_cost)")
+                          f"planner ranks first under the {objective} objective ({best.modelled()[objective]:g} cycles; "
+                          "linlayout.synth.cost.round_trip_cost, CostModel.best_of)")
     else:
         search = "cycles" if objective == "cycles" else "vector"
         best = _best(w, r, choices, outs, model, element_bits, allow_transpose or transpose_only, search, seed,

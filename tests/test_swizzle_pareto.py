@@ -49,6 +49,19 @@ def test_a_conversion_objective_picks_the_point_the_cost_model_values_least(obje
     assert "Pareto set of 2" in res.argument
 
 
+def test_under_concurrent_the_pareto_point_is_ranked_as_the_planner_ranks_plans():
+    # concurrent adds the other wave's issue (16 and 20 accesses at 4 cycles): 768 against 832; the
+    # rank value (cycles x sqrt(instructions), CostModel.rank_value) keeps the 16-instruction point
+    from linlayout.synth.cost import cost_model
+
+    writer, reader = _operand_a_column_major_fp16()
+    res = synthesize(writer, reader, 16, "gfx950", objective="concurrent")
+    points = [(p["instructions"], p["modelled"]["concurrent"]) for p in res.pareto]
+    assert points == [(16, 768.0), (20, 832.0)] and _point(res) == (16, 64)
+    model = cost_model("gfx950", "concurrent")
+    assert model.rank_value(768.0, 16) < model.rank_value(832.0, 20)
+
+
 def test_without_a_trade_off_the_pareto_set_is_the_result():
     writer = blocked([1, 8], [8, 8], [4, 1], [1, 0], (128, 64))
     reader = mfma_dot_operand(Mfma(4, (32, 32, 16), (2, 2)), 0, 8, (128, 64))
