@@ -268,3 +268,31 @@ def test_the_lane_selected_permutes_compile_to_exactly_the_plans_instructions():
     plan = plan_conversion(_PAIR_SRC, _PAIR_DST, "gfx1100", 16)
     _, got = _hip_region(plan)
     assert (got["permlane16"], got["v_perm_b32"], got["v_cndmask"]) == (16, 32, 0)
+
+
+@pytest.mark.parametrize("objective", ["concurrent", "latency"])
+def test_the_lower_bounds_hold_for_every_candidate_on_the_wave32_corpus(objective):
+    """On every 16th wave32 corpus case (v_permlane16/x16 issue in one cycle there, below a DPP op's
+    two): lower_bound's cost is at most every candidate's, its register bound at most every plan's
+    that stays in registers, its LDS bound and LDS instructions at most every round trip's."""
+    from linlayout import caches
+    from linlayout.dtypes import dtype_bits
+    from linlayout.synth import convert
+    from linlayout.synth.context import ConversionContext
+    from linlayout.synth.cost import lower_bound
+    from repo_data import family_corpus
+
+    plans = 0
+    for c in family_corpus("wave32")["cases"][::16]:
+        caches.clear(keep_tables=True)
+        ctx = ConversionContext.create(LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"]), c["arch"],
+                                       dtype_bits(c["dtype"]), objective=objective)
+        lb = lower_bound(ctx)
+        for plan in convert._candidates(ctx, prune=False):
+            assert lb["cost"] <= plan.cost + 1e-6, c["name"]
+            if plan.strategy == "lds":
+                assert lb["lds_cost"] <= plan.cost + 1e-6 and lb["lds_instructions"] <= plan.total_with_overhead()
+            elif plan.strategy != "noop" and not lb["cross_warp"]:
+                assert lb["register_cost"] <= plan.cost + 1e-6, c["name"]
+            plans += 1
+    assert plans > 60
