@@ -147,8 +147,10 @@ def test_convert_cli_takes_the_objective_and_reports_it(capsys):
     assert main(argv + ["--objective", "throughput"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert (out["objective"], out["cost"], out["lds_bytes"]) == ("throughput", 1280.0, 65536)
+    assert out["rank_value"] == out["cost"]  # ranked by the cost alone
     assert main(argv) == 0
-    assert json.loads(capsys.readouterr().out)["objective"] == "concurrent"
+    out = json.loads(capsys.readouterr().out)
+    assert out["objective"] == "concurrent" and out["rank_value"] == out["cost"] * out["total_with_overhead"] ** 0.5
     assert main(argv + ["--objective", "speed"]) == 2
 
 

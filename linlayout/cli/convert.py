@@ -16,7 +16,7 @@ from pathlib import Path
 from linlayout.lowering.conversion import EMIT_FORMATS, write_conversion
 from linlayout.synth.context import ELEMENT_BITS
 from linlayout.synth.convert import plan_conversion
-from linlayout.synth.cost import OBJECTIVES
+from linlayout.synth.cost import OBJECTIVES, cost_model
 
 from ..argparsing import positive_int
 from ..dtypes import dtype_bits
@@ -48,7 +48,8 @@ def register(subparsers) -> None:
                    help="auto: cheapest; registers: stay in registers; lds: round trip through LDS")
     p.add_argument("--objective", choices=list(OBJECTIVES),
                    help="what cheapest means: concurrent (one wave's critical path plus the issue cycles of the "
-                        "other waves of its SIMD converting with it; the AMD default), latency (one wave's critical "
+                        "other waves of its SIMD converting with it, candidates ranked by that times the square root "
+                        "of their instructions; the AMD default), latency (one wave's critical "
                         "path; the NVIDIA default), throughput (the busiest of SIMD issue and LDS pipe, latency "
                         "hidden by other waves), instructions")
     p.add_argument("--emit", choices=list(EMIT_FORMATS),
@@ -79,6 +80,7 @@ def run(args: argparse.Namespace) -> dict:
         "total_with_overhead": plan.total_with_overhead(),
         "objective": plan.objective,
         "cost": plan.cost,
+        "rank_value": cost_model(plan.arch, plan.objective).rank_value(plan.cost, plan.total_with_overhead()),
         "cost_detail": plan.cost_detail,
         "lower_bound": plan.lower_bound,
         "lds_bytes": plan.lds_bytes,
@@ -112,7 +114,8 @@ def render(result: dict, args: argparse.Namespace) -> str:
         f"(cross-lane dwords per lane >= {lb.get('cross_lane_dwords', 0)}, "
         f"cross-warp: {lb.get('cross_warp', False)})",
         f"objective: {result['objective']} (latency {result['cost_detail'].get('latency_value', 0):g}, "
-        f"throughput {result['cost_detail'].get('throughput_value', 0):g} cycles)",
+        f"throughput {result['cost_detail'].get('throughput_value', 0):g} cycles; ranked by "
+        f"{result['rank_value']:g}, linlayout.synth.cost.CostModel.rank_value)",
     ]
     if result["lds_bytes"]:
         lines.append(f"LDS bytes: {result['lds_bytes']}")
