@@ -719,7 +719,9 @@ def mix_cost(cm: CostModel, counts: dict[str, int], write_lane_bytes: int, read_
     to LDS: a store then a load; 1 with only loads or crossbar moves; else 0).  Where the named
     vector kinds exceed ``valu`` by at most the smaller of ``v_cndmask`` and ``dpp`` (RDNA's
     v_cndmask in DPP form counts under both), the excess is priced once, as ``dpp``.  ``s_barrier``
-    counts the target's ``barrier_instructions`` per barrier (gfx12: signal and wait), priced once."""
+    counts the target's ``barrier_instructions`` per barrier (gfx12: signal and wait), priced once.
+    ``s_nop``: one wait state each (``wait_state_cycles``; ``s_nop n`` waits ``n + 1``, which a
+    count does not say), as a plan prices the wait states of its hazards."""
     pricer = _Pricer(cm, cm.arch, 32)
     named = {k: counts.get(k, 0) for k in MIX_VALU_KINDS + ("ds_swizzle", "s_barrier")}
     named["s_barrier"] /= get_target(cm.arch).barrier_instructions
@@ -730,6 +732,7 @@ def mix_cost(cm: CostModel, counts: dict[str, int], write_lane_bytes: int, read_
     if 0 < overlap <= min(named["v_cndmask"], named["dpp"]):
         named["v_cndmask"] -= overlap
     pricer.issue({k: n for k, n in named.items() if n})
+    pricer.issue_cycles += counts.get("s_nop", 0) * cm.wait_state_cycles  # each at its least: one wait state
     n_writes = counts.get("lds_write", 0)
     n_reads = counts.get("lds_read", 0) + counts.get("lds_read_tr", 0)
     for n, lane_bytes in ((n_writes, write_lane_bytes), (n_reads, read_lane_bytes)):

@@ -97,6 +97,19 @@ def test_triton_mix_priced_by_hand():
     assert m["instructions_value"] == c["triton"]["total"] == 35
 
 
+def test_a_mix_prices_each_s_nop_at_one_wait_state():
+    # Triton's gfx950 bf16 slice0(blocked[1x1,t1x64,o10])->slice1(mfma32T): a v_mov, an s_nop and a
+    # v_permlane32_swap; the s_nop as a plan's hazard wait (WAIT_STATE_CYCLES), its count on no issue slot
+    from linlayout.synth.cost import WAIT_STATE_CYCLES
+
+    cm = cost_model("gfx950")
+    with_nop = {"total": 3, "valu": 2, "v_mov": 1, "permlane32_swap": 1, "s_nop": 1}
+    without = dict(with_nop, total=2, s_nop=0)
+    a, b = mix_cost(cm, with_nop, 2, 4), mix_cost(cm, without, 2, 4)
+    assert a["issue"] - b["issue"] == WAIT_STATE_CYCLES == 4
+    assert (a["instructions_value"], b["instructions_value"]) == (3, 2)
+
+
 def test_a_mix_prices_its_lds_accesses_at_their_share_of_the_lane_bytes():
     # 64 bytes per lane in 8 stores: ds_write_b64 (12 LDS cycles [I]); 4 loads: b128 (20); at half a port
     m = mix_cost(cost_model("gfx942"), {"lds_write": 8, "lds_read": 4, "s_barrier": 1, "total": 13}, 64, 64)
