@@ -304,13 +304,14 @@ def _lds_candidates(ctx: ConversionContext, best_only: bool = False, ceiling: fl
     out: list[Plan] = []
     built = set()
     fitted = False
-    per_instructions = cm.rank_value(1.0, _lower_bound(ctx)["lds_instructions"]) if prune else 1.0
+    # rank value / cost of a plan with the least instructions any LDS plan has (1 by the cost alone)
+    least_factor = cm.rank_value(1.0, _lower_bound(ctx)["lds_instructions"]) if prune else 1.0
 
     def limit() -> float:  # the cost above which no design can reach the tie group
         if not prune:
             return float("inf")
         lds = min(_rank_value(q, cm) for q in out) * (1 + cm.tie_fraction) if out else float("inf")
-        return (min(lds, ceiling) if best_only else lds) / per_instructions
+        return (min(lds, ceiling) if best_only else lds) / least_factor
 
     for acc in pool.by_floor(limit):
         if acc.design.lds_bytes > min(budget, target.lds_bytes):
@@ -321,7 +322,7 @@ def _lds_candidates(ctx: ConversionContext, best_only: bool = False, ceiling: fl
         key = (lds_path.layout_key(acc.design), acc.s_width_bytes, acc.s_matrix, acc.d_matrix)
         if best_only and key in built:
             continue
-        if per_instructions > 1 and cm.rank_value(*acc.plan_floor()) > limit() * per_instructions:
+        if least_factor > 1 and cm.rank_value(*acc.plan_floor()) > limit() * least_factor:
             continue  # its own instructions' floor (only where the rank value counts instructions)
         built.add(key)
         if best_only and _outranked(acc, out):
