@@ -302,6 +302,8 @@ def _lds_candidates(ctx: ConversionContext, best_only: bool = False, ceiling: fl
     pool = lds_path.designs(ctx)
     budget, target, cm = ctx.lds_budget_bytes, ctx.target, ctx.cost_model
     out: list[Plan] = []
+    priced: list[tuple[float, int]] = []  # (cost, instructions with setup) of each plan of ``out``
+    best_rank = float("inf")  # the least rank value in ``out``
     built = set()
     fitted = False
     per_instructions = cm.rank_value(1.0, _lower_bound(ctx)["lds_instructions"]) if prune else 1.0
@@ -309,7 +311,7 @@ def _lds_candidates(ctx: ConversionContext, best_only: bool = False, ceiling: fl
     def limit() -> float:  # the cost above which no design can reach the tie group
         if not prune:
             return float("inf")
-        lds = min(_rank_value(q, cm) for q in out) * (1 + cm.tie_fraction) if out else float("inf")
+        lds = best_rank * (1 + cm.tie_fraction) if out else float("inf")
         return (min(lds, ceiling) if best_only else lds) / per_instructions
 
     for acc in pool.by_floor(limit):
@@ -324,9 +326,11 @@ def _lds_candidates(ctx: ConversionContext, best_only: bool = False, ceiling: fl
         if per_instructions > 1 and cm.rank_value(*acc.plan_floor()) > limit() * per_instructions:
             continue  # its own instructions' floor (only where the rank value counts instructions)
         built.add(key)
-        if best_only and _outranked(acc, out):
+        if best_only and _outranked(acc, priced):
             continue
         out.append(lds_plan(ctx, acc))
+        priced.append((out[-1].cost, out[-1].total_with_overhead()))
+        best_rank = min(best_rank, cm.rank_value(*priced[-1]))
     if not fitted:
         every = pool.every()
         raise LayoutError(f"the tile needs {min(a.design.lds_bytes for a in every)} bytes of LDS, more than "
@@ -349,15 +353,16 @@ def lds_plan(ctx: ConversionContext, acc: lds_path.LdsAccesses) -> Plan:
     return plan
 
 
-def _outranked(acc, built: list[Plan]) -> bool:
-    """Does an LDS plan built before rank before the plan of ``acc`` whatever else is built?  Yes
-    when its cost and its instructions with setup are at most the lower bounds of ``acc``'s
-    (LdsAccesses.plan_floor): it is then in the tie group whenever that plan is, has no more
-    instructions, and comes first on a full tie (_rank); and the tie group does not change."""
+def _outranked(acc, built: list[tuple[float, int]]) -> bool:
+    """Does an LDS plan built before (``built``: the cost and the instructions with setup of each)
+    rank before the plan of ``acc`` whatever else is built?  Yes when its cost and its
+    instructions with setup are at most the lower bounds of ``acc``'s (LdsAccesses.plan_floor): it
+    is then in the tie group whenever that plan is, has no more instructions, and comes first on a
+    full tie (_rank); and the tie group does not change."""
     if not built:
         return False
     cost, count = acc.plan_floor()
-    return any(q.cost <= cost and q.total_with_overhead() <= count for q in built)
+    return any(q_cost <= cost and q_count <= count for q_cost, q_count in built)
 
 
 def candidate_plans(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int, *,

@@ -39,11 +39,11 @@ from linlayout.hw.lds import lds_model
 
 from . import swizzle
 from .context import ConversionContext
-from .cost import _lds_op_name, lds_access_cost, lds_address_valu, matrix_access_cost
+from .cost import _lds_op_name, _warp0, addresses_valu, lds_access_cost, matrix_access_cost
 from .in_wave import gather_dword, gather_dwords
 from .ir import Program
 from .plan import LdsLoad, LdsStore
-from .steps import BARRIER_SCOPES, MatrixLoad, MatrixStore, matrix_name
+from .steps import BARRIER_SCOPES, MatrixLoad, MatrixStore, Step, matrix_name
 from .preimage import Problem
 from .span import span_table, span_values
 
@@ -905,18 +905,37 @@ class LdsAccesses:
     @cached_property
     def address_valu(self) -> int:
         """The VALU ops forming the LDS addresses of the plan build_lds makes of these accesses
-        (cost.lds_address_valu of its LDS steps: these accesses, in this order)."""
-        steps = []
+        (cost.lds_address_valu of its LDS steps: these accesses, in this order; ``cost.addresses_valu``
+        of their warp-0 addresses, each with one LDS step of its form: a step's immediate offsets
+        depend on its kind, width and pairing, not on its address or registers)."""
+        rows, forms = [], []
+        made: dict[tuple, Step] = {}  # form -> its step
         for stores, loads in zip(self.stores, self.loads):
             for store, accesses in ((True, stores), (False, loads)):
-                if self.matrix(store) is not None:
-                    kind = MatrixStore if store else MatrixLoad
-                    steps += [kind(addr=self.address(store, g)) for g, _, _, _ in accesses]
+                if not accesses:
                     continue
-                kind, width_bytes = (LdsStore, self.s_width_bytes) if store else (LdsLoad, self.d_width_bytes)
-                steps += [kind(addr=self.address(store, g), width_bytes=width_bytes, pair=g2, pair_offset=off, st64=st64)
-                          for g, g2, off, st64 in accesses]
-        return lds_address_valu(steps)
+                rows.append(self._warp0_addresses(store, [g for g, _, _, _ in accesses]))
+                for g, g2, off, st64 in accesses:
+                    form = (store, g2 is None, off, st64)
+                    if form not in made:
+                        made[form] = self._form_step(store, g2, off, st64)
+                    forms.append(made[form])
+        return addresses_valu(np.concatenate(rows), forms) if forms else 0
+
+    def _warp0_addresses(self, store: bool, groups: list[list[int]]) -> np.ndarray:
+        """``[len(groups), lanes]`` warp 0's byte addresses of the accesses of register groups ``groups``
+        (``address``; plain accesses: rows of the side's address table)."""
+        if self.matrix(store) is None and (store or not (self.design.read_transpose or self.design.over_fetch)):
+            table = (self.S if store else self.D)._address_table(self.ctx.element_bytes)
+            return table[[g[0] for g in groups], 0].astype(np.int64, copy=False)
+        return np.array([_warp0(self.address(store, g)) for g in groups], dtype=np.int64)
+
+    def _form_step(self, store: bool, pair: list[int] | None, pair_offset: int, st64: bool) -> Step:
+        """An LDS step of the form (kind, width, pairing) of this round trip's accesses on one side."""
+        if self.matrix(store) is not None:
+            return (MatrixStore if store else MatrixLoad)(addr=None)
+        kind, width_bytes = (LdsStore, self.s_width_bytes) if store else (LdsLoad, self.d_width_bytes)
+        return kind(addr=None, width_bytes=width_bytes, pair=pair, pair_offset=pair_offset, st64=st64)
 
     def _floor_parts(self) -> tuple[float, float]:
         """(issue, LDS-pipe) cycles of these accesses and barriers (``floor``), memoized per cost
