@@ -954,9 +954,10 @@ class LdsAccesses:
             # access starts at a register whose vector bits are clear): same banks up to a permutation,
             # so one cost per form (single or paired)
             costs: dict[bool, float] = {}
+            matrix = self.matrix(store) is not None
             for accesses in rounds:
                 for g, g2, _, _ in accesses:
-                    if self.matrix(store) is not None:  # groups of 1, 2 or 4 registers
+                    if matrix:  # groups of 1, 2 or 4 registers
                         cycles = matrix_access_cost(cm, self.ctx.arch, self.matrix_name(store, g),
                                                     self.address(store, g))
                     else:
