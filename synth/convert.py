@@ -314,7 +314,10 @@ def _lds_candidates(ctx: ConversionContext, best_only: bool = False, ceiling: fl
         lds = best_rank * (1 + cm.tie_fraction) if out else float("inf")
         return (min(lds, ceiling) if best_only else lds) / per_instructions
 
-    for acc in pool.by_floor(limit):
+    def beyond(cost: float, count: int) -> bool:  # no round trip of at least this cost and count is wanted
+        return per_instructions > 1 and cm.rank_value(cost, count) > limit() * per_instructions
+
+    for acc in pool.by_floor(limit, beyond):
         if acc.design.lds_bytes > min(budget, target.lds_bytes):
             continue
         fitted = True
@@ -323,7 +326,7 @@ def _lds_candidates(ctx: ConversionContext, best_only: bool = False, ceiling: fl
         key = (lds_path.layout_key(acc.design), acc.s_width_bytes, acc.s_matrix, acc.d_matrix)
         if best_only and key in built:
             continue
-        if per_instructions > 1 and cm.rank_value(*acc.plan_floor()) > limit() * per_instructions:
+        if beyond(*acc.plan_floor()):
             continue  # its own instructions' floor (only where the rank value counts instructions)
         built.add(key)
         if best_only and _outranked(acc, priced):

@@ -39,7 +39,7 @@ from linlayout.hw.lds import lds_model
 
 from . import swizzle
 from .context import ConversionContext
-from .cost import _lds_op_name, _warp0, addresses_valu, lds_access_cost, matrix_access_cost
+from .cost import LDS_ADDR_BASE_VALU, _lds_op_name, _warp0, addresses_valu, lds_access_cost, matrix_access_cost
 from .in_wave import gather_dword, gather_dwords
 from .ir import Program
 from .plan import LdsLoad, LdsStore
@@ -149,19 +149,12 @@ def prefix_floor(ctx: ConversionContext, prefix: list[int], reps: list[int], ove
     where the pipes overlap ``max(issue floor, pipe floor) + latency``; each part of this bound
     is at most that part of the floor, and ``path_floor`` does not decrease in any part."""
     prob, cm, element_bytes = ctx.problem, ctx.cost_model, ctx.element_bytes
-    t_max = (16 // element_bytes).bit_length() - 1
     model = lds_model(ctx.arch)
     coords = f2.Echelon()
     for v in prefix + reps:
         coords.insert(v)
     issue = pipe = 0.0
-    matrix = ctx.target.has_matrix_access
-    sides = ((True, prob.src_cols, matrix(True)), (False, prob.dst_cols, over_fetch or matrix(False)))
-    for store, cols, any_width in sides:
-        regs = f2.Span(cols["register"])
-        t_up = t_max
-        if not any_width:
-            t_up = next((i for i, v in enumerate(prefix[:t_max]) if not regs.contains(v)), t_max)
+    for store, cols, any_width, regs, t_up in _side_widths(ctx, prefix, over_fetch):
         lanes = _coordinates(coords, cols["lane"])
 
         def degree(t: int) -> float:
@@ -172,6 +165,51 @@ def prefix_floor(ctx: ConversionContext, prefix: list[int], reps: list[int], ove
         issue += (1 << regs.rank) * side_issue
         pipe += (1 << regs.rank) * side_pipe
     return cm.path_floor(issue, pipe, cm.latency(2))
+
+
+def _side_widths(ctx: ConversionContext, prefix: list[int], over_fetch: bool) -> list[tuple]:
+    """Per side of a layout whose low offset bits are ``prefix`` (``prefix_floor``): (store?, the
+    side's columns, any width?, the span of its register vectors, the most vector bits ``t`` of
+    its accesses).  A side moves ``2**t`` elements per access only if offset bits ``0..t-1`` are
+    images of its register vectors, so ``t`` stops at the first prefix vector outside their span
+    (beyond the prefix: the widest, 16 bytes); a side of any width (matrix accesses, over-fetching
+    loads) takes the widest."""
+    prob = ctx.problem
+    t_max = (16 // ctx.element_bytes).bit_length() - 1
+    matrix = ctx.target.has_matrix_access
+    out = []
+    for store, cols, any_width in ((True, prob.src_cols, matrix(True)),
+                                   (False, prob.dst_cols, over_fetch or matrix(False))):
+        regs = f2.Span(cols["register"])
+        t_up = t_max
+        if not any_width:
+            t_up = next((i for i, v in enumerate(prefix[:t_max]) if not regs.contains(v)), t_max)
+        out.append((store, cols, any_width, regs, t_up))
+    return out
+
+
+def prefix_instructions(ctx: ConversionContext, prefix: list[int], over_fetch: bool = False) -> int:
+    """A lower bound of the instructions with setup (``LdsAccesses.plan_floor``) of every round trip
+    through a layout whose low offset bits are the tensor vectors ``prefix`` (``prefix_floor``'s
+    layouts).
+
+    A side of plain accesses moves each of its distinct registers (``2**rank`` of its register
+    vectors) once, ``2**t`` of them per access (the accesses of vector bits ``t`` partition them,
+    ``_groups``), ``t`` at most ``_side_widths``'s, two accesses of 4 or 8 bytes per ds_read2 /
+    ds_write2 where the target pairs (``_pairs``): at least ``ceil(2**(rank - t) / 2)`` of
+    those instructions, ``2**(rank - t)`` of wider or narrower ones, the least over ``t``; a side
+    of any width at least one.  Then the LDS_ADDR_BASE_VALU ops forming the first access's address
+    (no address is formed before it: cost.lds_address_valu) and the two ``s_waitcnt`` levels;
+    barriers not counted."""
+    element_bytes, pairs = ctx.element_bytes, ctx.target.has_lds_pair
+    accesses = 0
+    for _, _, any_width, regs, t_up in _side_widths(ctx, prefix, over_fetch):
+        if any_width:
+            accesses += 1
+            continue
+        per_pair = [2 if pairs and element_bytes << t in (4, 8) else 1 for t in range(t_up + 1)]
+        accesses += min(-(-(1 << regs.rank >> t) // per_pair[t]) for t in range(t_up + 1))
+    return accesses + LDS_ADDR_BASE_VALU + 2
 
 
 def _coordinates(basis: f2.Echelon, xs: list[int]) -> list[int]:
@@ -426,40 +464,51 @@ def designs(ctx: ConversionContext) -> "DesignPool":
         out: list[LdsDesign | _Deferred] = [shared_layout(ctx)]
         sub_dword = ctx.element_bits in (8, 16)
         if sub_dword and f"ds_read_b64_tr_b{ctx.element_bits}" in (ctx.target.lds_phases or {}):  # gfx950's
-            out.append(_Deferred(lambda: shared_layout(ctx, transpose=True), lambda: transpose_floor(ctx)))
+            out.append(_Deferred(lambda: shared_layout(ctx, transpose=True), lambda: transpose_floor(ctx),
+                                 lambda: 0))  # (its instructions not bounded)
         # PTX vector accesses name any registers: with whole-register elements (no repacking) the
         # common register bits let both sides move vectors
         both = ctx.target.lds_isa == "ptx" and ctx.element_bits >= 32
         for side in ("dst", "src") + (("both",) if both else ()):
             out.append(_Deferred(lambda side=side: vector_first_design(ctx, side),
-                                 _prefix_bound(ctx, lambda side=side: _vector_first_prefix(ctx, side))))
+                                 *_prefix_bounds(ctx, lambda side=side: _vector_first_prefix(ctx, side))))
         if sub_dword:
-            out.append(_Deferred(lambda: over_fetch_design(ctx), _prefix_bound(ctx, lambda: _over_fetch_prefix(ctx),
-                                                                               True)))
+            out.append(_Deferred(lambda: over_fetch_design(ctx), *_prefix_bounds(ctx, lambda: _over_fetch_prefix(ctx),
+                                                                                 True)))
         design_cache[key] = DesignPool(ctx, out)
     return design_cache[key]
 
 
-def _prefix_bound(ctx: ConversionContext, prefix_of: Callable[[], tuple[list[int], list[int]]],
-                  over_fetch: bool = False) -> Callable[[], float]:
-    """The ``_Deferred.bound`` of a design with the prefix ``prefix_of()`` (``prefix_floor``;
-    infinite when the design does not exist: it is never made)."""
+def _prefix_bounds(ctx: ConversionContext, prefix_of: Callable[[], tuple[list[int], list[int]]],
+                   over_fetch: bool = False) -> tuple[Callable[[], float], Callable[[], int]]:
+    """The ``_Deferred.bound`` and ``_Deferred.instructions`` of a design with the prefix
+    ``prefix_of()`` (``prefix_floor``, ``prefix_instructions``; the floor infinite when the design
+    does not exist: it is never made)."""
     def bound() -> float:
         try:
             prefix, reps = prefix_of()
         except LayoutError:
             return float("inf")
         return prefix_floor(ctx, prefix, reps, over_fetch)
-    return bound
+
+    def instructions() -> int:
+        try:
+            prefix, _ = prefix_of()
+        except LayoutError:
+            return 0
+        return prefix_instructions(ctx, prefix, over_fetch)
+    return bound, instructions
 
 
 @dataclass
 class _Deferred:
-    """A design synthesized when wanted: ``make()`` (a LayoutError: there is none) and
-    ``bound()``, a lower bound of the floor of each of its round trips."""
+    """A design synthesized when wanted: ``make()`` (a LayoutError: there is none), ``bound()``, a
+    lower bound of the floor of each of its round trips, and ``instructions()``, one of their
+    instructions with setup (``LdsAccesses.plan_floor``)."""
 
     make: Callable[[], LdsDesign]
     bound: Callable[[], float]
+    instructions: Callable[[], int]
 
 
 class DesignPool:
@@ -501,12 +550,14 @@ class DesignPool:
             self._make(i)
         return [a for i in sorted(self.accesses) for a in self.accesses[i]]
 
-    def by_floor(self, limit: Callable[[], float]) -> Iterator[LdsAccesses]:
+    def by_floor(self, limit: Callable[[], float], beyond: Callable[[float, int], bool]) -> Iterator[LdsAccesses]:
         """The round trips of ``every()`` in order of ``LdsAccesses.order_floor`` (ties: design order,
         then store choice), a deferred design made only when its bound (at most the floor, so at
         most the order floor, of each of its round trips) is at most the least order floor not given
         yet (it might come first) and at most ``limit()`` (no floor above that is wanted any more;
-        ``limit()`` never grows)."""
+        ``limit()`` never grows), and when not ``beyond(bound, its instructions bound)`` (no round
+        trip whose ``LdsAccesses.plan_floor`` is at least those is wanted any more; once beyond,
+        always).  A design left unmade gives none of its round trips, none of which was wanted."""
         queue = [(a.order_floor(), i, j) for i, accs in self.accesses.items() for j, a in enumerate(accs)]
         heapq.heapify(queue)
         bounds = {i: d.bound() for i, d in self.deferred.items()}
@@ -516,8 +567,9 @@ class DesignPool:
             if waiting is not None and (not queue or waiting <= queue[0][:2]):
                 i = waiting[1]
                 del bounds[i]
-                for j, a in enumerate(self._make(i)):
-                    heapq.heappush(queue, (a.order_floor(), i, j))
+                if not beyond(waiting[0], self.deferred[i].instructions()):
+                    for j, a in enumerate(self._make(i)):
+                        heapq.heappush(queue, (a.order_floor(), i, j))
                 continue
             if not queue:
                 return
