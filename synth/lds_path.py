@@ -188,20 +188,23 @@ def _side_widths(ctx: ConversionContext, prefix: list[int], over_fetch: bool) ->
     return out
 
 
-def prefix_instructions(ctx: ConversionContext, prefix: list[int], over_fetch: bool = False) -> int:
+def prefix_instructions(ctx: ConversionContext, prefix: list[int], reps: list[int], over_fetch: bool = False) -> int:
     """A lower bound of the instructions with setup (``LdsAccesses.plan_floor``) of every round trip
-    through a layout whose low offset bits are the tensor vectors ``prefix`` (``prefix_floor``'s
-    layouts).
+    through a layout whose low offset bits are the tensor vectors ``prefix`` and whose round bits
+    are ``reps`` (``prefix_floor``'s layouts).
 
     A side of plain accesses moves each of its distinct registers (``2**rank`` of its register
     vectors) once, ``2**t`` of them per access (the accesses of vector bits ``t`` partition them,
     ``_groups``), ``t`` at most ``_side_widths``'s, two accesses of 4 or 8 bytes per ds_read2 /
     ds_write2 where the target pairs (``_pairs``): at least ``ceil(2**(rank - t) / 2)`` of
     those instructions, ``2**(rank - t)`` of wider or narrower ones, the least over ``t``; a side
-    of any width at least one.  Then the LDS_ADDR_BASE_VALU ops forming the first access's address
-    (no address is formed before it: cost.lds_address_valu) and the two ``s_waitcnt`` levels;
-    barriers not counted."""
+    of any width at least one.  Then the barriers (``2 * 2**len(reps) - 1`` where there are any:
+    warps exchange data whatever the layout, ``_crosses_warps``, or the target's lanes are not in
+    lockstep: ``LdsAccesses.barrier_scope``), the LDS_ADDR_BASE_VALU ops forming the first access's
+    address (no address is formed before it: cost.lds_address_valu) and the two ``s_waitcnt``
+    levels."""
     element_bytes, pairs = ctx.element_bytes, ctx.target.has_lds_pair
+    barriers = (2 << len(reps)) - 1 if _crosses_warps(ctx.problem) or not ctx.target.lockstep_lanes else 0
     accesses = 0
     for _, _, any_width, regs, t_up in _side_widths(ctx, prefix, over_fetch):
         if any_width:
@@ -209,7 +212,7 @@ def prefix_instructions(ctx: ConversionContext, prefix: list[int], over_fetch: b
             continue
         per_pair = [2 if pairs and element_bytes << t in (4, 8) else 1 for t in range(t_up + 1)]
         accesses += min(-(-(1 << regs.rank >> t) // per_pair[t]) for t in range(t_up + 1))
-    return accesses + LDS_ADDR_BASE_VALU + 2
+    return accesses + barriers + LDS_ADDR_BASE_VALU + 2
 
 
 def _coordinates(basis: f2.Echelon, xs: list[int]) -> list[int]:
@@ -493,10 +496,10 @@ def _prefix_bounds(ctx: ConversionContext, prefix_of: Callable[[], tuple[list[in
 
     def instructions() -> int:
         try:
-            prefix, _ = prefix_of()
+            prefix, reps = prefix_of()
         except LayoutError:
             return 0
-        return prefix_instructions(ctx, prefix, over_fetch)
+        return prefix_instructions(ctx, prefix, reps, over_fetch)
     return bound, instructions
 
 
@@ -1071,7 +1074,7 @@ def lds_accesses(ctx: ConversionContext, design: LdsDesign) -> list[LdsAccesses]
             if loads is None:
                 d_round = rounds_of(D, d_groups)
                 loads = ([paired(D, d_groups, d_width_bytes, d_round, k) for k in range(n_rounds)],
-                         _cross_warp(S, D, prob.num_warps))
+                         _crosses_warps(prob))
         except LayoutError:
             if out and design.read_transpose:
                 break
@@ -1308,20 +1311,23 @@ def build_lds(prog: Program, acc: LdsAccesses, src_dwords: list[int]) -> list[in
                                 for dw in range(-(-R_d // p))], element_bytes)
 
 
-def _cross_warp(S: _Side, D: _Side, W: int) -> bool:
-    """Does some warp read an (offset, round) that another warp writes?
+def _crosses_warps(prob: Problem) -> bool:
+    """Does some warp read an element that another warp writes, through any shared layout
+    (``LdsAccesses.cross``)?
 
-    The accesses cover every register of both sides, so warp ``w`` writes the coordinates
-    ``C_S(w) + V_S`` and reads ``C_D(w) + V_D`` (``V``: the span of a side's register and lane
-    columns).  Warp ``w`` reads what warp ``v`` writes iff ``C_D(w) + C_S(v)`` lies in
+    The accesses cover every register of both sides, so warp ``w`` writes the elements
+    ``S(w) + V_S`` and reads ``D(w) + V_D`` (``V``: the span of a side's register and lane
+    columns).  Warp ``w`` reads what warp ``v`` writes iff ``D(w) + S(v)`` lies in
     ``U = V_S + V_D``: the pairs ``(w, v)`` doing so are the kernel of a linear map modulo ``U``,
-    and the answer is yes iff that kernel leaves the diagonal ``w = v``."""
-    if W == 1:
+    and the answer is yes iff that kernel leaves the diagonal ``w = v``.  A shared layout maps the
+    elements to their (offset, round) coordinates by a linear isomorphism, which keeps all of
+    this: every design has the same answer."""
+    if prob.num_warps == 1:
         return False
-    lane_bits = S.lane_bits
-    u = f2.Span(S.reg_cols + S.other_cols[:lane_bits] + D.reg_cols + D.other_cols[:lane_bits])
-    warp_bits = len(D.other_cols) - lane_bits
-    cols = [u.reduce(c) for c in D.other_cols[lane_bits:] + S.other_cols[lane_bits:]]  # (w, v) -> mod U
+    S, D = prob.src_cols, prob.dst_cols
+    u = f2.Span(S["register"] + S["lane"] + D["register"] + D["lane"])
+    warp_bits = len(D["warp"])
+    cols = [u.reduce(c) for c in D["warp"] + S["warp"]]  # (w, v) -> mod U
     low = (1 << warp_bits) - 1
     return any(x & low != x >> warp_bits for x in f2.kernel_basis(cols))
 

@@ -229,8 +229,9 @@ def test_design_floor_bounds_hold_on_the_baseline():
                 bounds = [prefix_floor(ctx, *prefix_of(), d.over_fetch),
                           prefix_floor(ctx, d.shared_cols[:d.n_offset_bits], d.shared_cols[d.n_offset_bits:],
                                        d.over_fetch)]
-                counts = [prefix_instructions(ctx, prefix_of()[0], d.over_fetch),
-                          prefix_instructions(ctx, d.shared_cols[:d.n_offset_bits], d.over_fetch)]
+                counts = [prefix_instructions(ctx, *prefix_of(), d.over_fetch),
+                          prefix_instructions(ctx, d.shared_cols[:d.n_offset_bits], d.shared_cols[d.n_offset_bits:],
+                                              d.over_fetch)]
             for a in accs:
                 for bound in bounds:
                     assert bound <= a.floor() + 1e-9, (c["name"], c["arch"], c["dtype"], d.source)
