@@ -487,19 +487,21 @@ def _prefix_bounds(ctx: ConversionContext, prefix_of: Callable[[], tuple[list[in
     """The ``_Deferred.bound`` and ``_Deferred.instructions`` of a design with the prefix
     ``prefix_of()`` (``prefix_floor``, ``prefix_instructions``; the floor infinite when the design
     does not exist: it is never made)."""
+    known: list = []  # prefix_of()'s answer, or None where there is none (asked once)
+
+    def prefix() -> tuple[list[int], list[int]] | None:
+        if not known:
+            try:
+                known.append(prefix_of())
+            except LayoutError:
+                known.append(None)
+        return known[0]
+
     def bound() -> float:
-        try:
-            prefix, reps = prefix_of()
-        except LayoutError:
-            return float("inf")
-        return prefix_floor(ctx, prefix, reps, over_fetch)
+        return float("inf") if prefix() is None else prefix_floor(ctx, *prefix(), over_fetch)
 
     def instructions() -> int:
-        try:
-            prefix, reps = prefix_of()
-        except LayoutError:
-            return 0
-        return prefix_instructions(ctx, prefix, reps, over_fetch)
+        return 0 if prefix() is None else prefix_instructions(ctx, *prefix(), over_fetch)
     return bound, instructions
 
 
@@ -1322,14 +1324,17 @@ def _crosses_warps(prob: Problem) -> bool:
     and the answer is yes iff that kernel leaves the diagonal ``w = v``.  A shared layout maps the
     elements to their (offset, round) coordinates by a linear isomorphism, which keeps all of
     this: every design has the same answer."""
-    if prob.num_warps == 1:
-        return False
-    S, D = prob.src_cols, prob.dst_cols
-    u = f2.Span(S["register"] + S["lane"] + D["register"] + D["lane"])
-    warp_bits = len(D["warp"])
-    cols = [u.reduce(c) for c in D["warp"] + S["warp"]]  # (w, v) -> mod U
-    low = (1 << warp_bits) - 1
-    return any(x & low != x >> warp_bits for x in f2.kernel_basis(cols))
+    return _warps_exchange(*(tuple(cols[k]) for cols in (prob.src_cols, prob.dst_cols)
+                             for k in ("register", "lane", "warp")))
+
+
+@caches.memoize("synth.lds_path.warps_exchange", size=256)  # 256: one per layout pair planned
+def _warps_exchange(s_reg: tuple, s_lane: tuple, s_warp: tuple, d_reg: tuple, d_lane: tuple, d_warp: tuple) -> bool:
+    """``_crosses_warps`` of the src and dst tensor columns of each hardware dim."""
+    u = f2.Span(s_reg + s_lane + d_reg + d_lane)
+    cols = [u.reduce(c) for c in d_warp + s_warp]  # (w, v) -> mod U
+    low = (1 << len(d_warp)) - 1
+    return any(x & low != x >> len(d_warp) for x in f2.kernel_basis(cols))
 
 
 def _addr(side: _Side, r: int, element_bytes: int) -> np.ndarray:
