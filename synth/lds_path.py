@@ -459,7 +459,8 @@ def designs(ctx: ConversionContext) -> "DesignPool":
     stores' tuple copies and not (a wide store with copies can beat narrow conflicting stores:
     the cost model decides).  Every layout but linlayout.synth.swizzle's is made only when its floor bound
     (``transpose_floor`` for gfx950's transpose-read layout, ``prefix_floor`` for the register-first
-    and over-fetch ones) lets it come first (``DesignPool.by_floor``).  Cached per (problem,
+    and over-fetch ones) lets it come first and, with its instructions bound
+    (``prefix_instructions``), lets it rank (``DesignPool.by_floor``).  Cached per (problem,
     element bits, arch, LDS budget, src tuples, objective): the accesses' vectors are chosen and
     the floors computed under the objective, so a pool is not shared between objectives."""
     key = (ctx.problem.key(), ctx.element_bits, ctx.arch, ctx.lds_budget_bytes, ctx.src_tuple_dwords, ctx.objective)
