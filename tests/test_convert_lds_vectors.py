@@ -243,6 +243,34 @@ def test_design_floor_bounds_hold_on_the_baseline():
     assert tight >= 10  # the instructions bound is reached (it is no trivial one)
 
 
+def test_designs_left_unmade_by_their_instructions_bound_change_no_plan(monkeypatch):
+    # DesignPool.by_floor leaves a deferred layout unmade when its floor and instructions bounds rank
+    # it beyond what is wanted: on the baseline some are, and every plan is the one planned with the
+    # instructions bound taken as 0 (then no layout is left unmade for it)
+    from linlayout import caches
+    from linlayout.synth import lds_path
+
+    bits = {"fp32": 32, "fp16": 16}
+    made = []
+    make = lds_path.DesignPool._make
+    monkeypatch.setattr(lds_path.DesignPool, "_make", lambda pool, i: made.append(i) or make(pool, i))
+
+    def plans() -> list[str]:
+        out = []
+        for c in baseline_cases():
+            caches.clear(keep_tables=True)
+            out.append(plan_conversion(LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"]),
+                                       c["arch"], bits[c["dtype"]]).dumps())
+        return out
+
+    bounded = plans()
+    n_bounded = len(made)
+    made.clear()
+    monkeypatch.setattr(lds_path, "prefix_instructions", lambda *args: 0)
+    assert plans() == bounded
+    assert len(made) > n_bounded
+
+
 def test_prefix_floor_counts_forced_bank_conflicts():
     # mfma32->mfma16 gfx942 fp16: a register-first layout stores (or loads) 4-element vectors whose
     # paired b64 accesses conflict under every layout with that prefix (lds_path._conflict_floor).  The
