@@ -302,6 +302,8 @@ def _lds_candidates(ctx: ConversionContext, best_only: bool = False, ceiling: fl
     pool = lds_path.designs(ctx)
     budget, target, cm = ctx.lds_budget_bytes, ctx.target, ctx.cost_model
     out: list[Plan] = []
+    priced: list[tuple[float, int]] = []  # (cost, instructions with setup) of each plan of ``out``
+    best_rank = float("inf")  # the least rank value in ``out``
     built = set()
     fitted = False
     # rank value / cost of a plan with the least instructions any LDS plan has (1 by the cost alone)
@@ -310,10 +312,13 @@ def _lds_candidates(ctx: ConversionContext, best_only: bool = False, ceiling: fl
     def limit() -> float:  # the cost above which no design can reach the tie group
         if not prune:
             return float("inf")
-        lds = min(_rank_value(q, cm) for q in out) * (1 + cm.tie_fraction) if out else float("inf")
+        lds = best_rank * (1 + cm.tie_fraction) if out else float("inf")
         return (min(lds, ceiling) if best_only else lds) / least_factor
 
-    for acc in pool.by_floor(limit):
+    def beyond(cost: float, count: int) -> bool:  # no round trip of at least this cost and count is wanted
+        return least_factor > 1 and cm.rank_value(cost, count) > limit() * least_factor
+
+    for acc in pool.by_floor(limit, beyond):
         if acc.design.lds_bytes > min(budget, target.lds_bytes):
             continue
         fitted = True
@@ -322,12 +327,14 @@ def _lds_candidates(ctx: ConversionContext, best_only: bool = False, ceiling: fl
         key = (lds_path.layout_key(acc.design), acc.s_width_bytes, acc.s_matrix, acc.d_matrix)
         if best_only and key in built:
             continue
-        if least_factor > 1 and cm.rank_value(*acc.plan_floor()) > limit() * least_factor:
+        if beyond(*acc.plan_floor()):
             continue  # its own instructions' floor (only where the rank value counts instructions)
         built.add(key)
-        if best_only and _outranked(acc, out):
+        if best_only and _outranked(acc, priced):
             continue
         out.append(lds_plan(ctx, acc))
+        priced.append((out[-1].cost, out[-1].total_with_overhead()))
+        best_rank = min(best_rank, cm.rank_value(*priced[-1]))
     if not fitted:
         every = pool.every()
         raise LayoutError(f"the tile needs {min(a.design.lds_bytes for a in every)} bytes of LDS, more than "
@@ -350,15 +357,16 @@ def lds_plan(ctx: ConversionContext, acc: lds_path.LdsAccesses) -> Plan:
     return plan
 
 
-def _outranked(acc, built: list[Plan]) -> bool:
-    """Does an LDS plan built before rank before the plan of ``acc`` whatever else is built?  Yes
-    when its cost and its instructions with setup are at most the lower bounds of ``acc``'s
-    (LdsAccesses.plan_floor): it is then in the tie group whenever that plan is, has no more
-    instructions, and comes first on a full tie (_rank); and the tie group does not change."""
+def _outranked(acc, built: list[tuple[float, int]]) -> bool:
+    """Does an LDS plan built before (``built``: the cost and the instructions with setup of each)
+    rank before the plan of ``acc`` whatever else is built?  Yes when its cost and its
+    instructions with setup are at most the lower bounds of ``acc``'s (LdsAccesses.plan_floor): it
+    is then in the tie group whenever that plan is, has no more instructions, and comes first on a
+    full tie (_rank); and the tie group does not change."""
     if not built:
         return False
     cost, count = acc.plan_floor()
-    return any(q.cost <= cost and q.total_with_overhead() <= count for q in built)
+    return any(q_cost <= cost and q_count <= count for q_cost, q_count in built)
 
 
 def candidate_plans(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int, *,

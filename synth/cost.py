@@ -487,25 +487,38 @@ class _AddressBases:
         ``a[0]`` and the bytes of ``a - a[0]`` and ``a ^ a[0]``: 0 when a formed one plus an
         immediate offset reaches it (``st.offset_reaches``), 1 (v_add_u32 or v_xor_b32) when it differs from a formed one
         by a constant, else LDS_ADDR_BASE_VALU."""
-        starts = self.by_difference.get(diff, [])
-        if any(st.offset_reaches(a0 - b0) for b0 in starts):
-            return 0
-        n = 1 if starts or xor in self.by_xor else LDS_ADDR_BASE_VALU
-        self.by_difference.setdefault(diff, []).append(a0)
+        starts = self.by_difference.get(diff)
+        if starts is None:
+            n = 1 if xor in self.by_xor else LDS_ADDR_BASE_VALU
+            self.by_difference[diff] = [a0]
+        else:
+            for b0 in starts:
+                if st.offset_reaches(a0 - b0):
+                    return 0
+            n = 1
+            starts.append(a0)
         self.by_xor.add(xor)
         return n
 
 
 def lds_address_valu(steps) -> int:
     """``valu_lds_addr`` of ``estimate_overhead``: VALU ops forming the addresses of the LDS
-    steps ``steps`` (LdsStore/LdsLoad, in issue order; ``_AddressBases``)."""
+    steps ``steps`` (LdsStore/LdsLoad, in issue order; ``addresses_valu``)."""
     if not steps:
         return 0
-    a = np.array([_warp0(st.addr) for st in steps], dtype=np.int64)
-    a0 = a[:, :1]
-    diffs, xors = a - a0, a ^ a0
+    return addresses_valu(np.array([_warp0(st.addr) for st in steps], dtype=np.int64), steps)
+
+
+def addresses_valu(addresses: np.ndarray, forms) -> int:
+    """VALU ops forming the LDS addresses ``addresses`` (``[accesses, lanes]`` int64, warp 0's byte
+    addresses in issue order; ``_AddressBases``) of accesses made by the LDS steps ``forms`` (one
+    per access, which gives only its immediate offsets, ``offset_reaches``, not its address)."""
+    a0 = addresses[:, :1]
+    row = addresses.shape[1] * addresses.itemsize  # the bytes of one access
+    diffs, xors = (addresses - a0).tobytes(), (addresses ^ a0).tobytes()
     bases = _AddressBases()
-    return sum(bases.cost(int(a0[i, 0]), diffs[i].tobytes(), xors[i].tobytes(), st) for i, st in enumerate(steps))
+    return sum(bases.cost(first, diffs[i * row:(i + 1) * row], xors[i * row:(i + 1) * row], st)
+               for i, (first, st) in enumerate(zip(a0[:, 0].tolist(), forms)))
 
 
 def tuple_copies(dwords: list[int], fresh: set[int], tuple_dwords: int = SRC_TUPLE_DWORDS) -> int:

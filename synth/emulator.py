@@ -726,7 +726,7 @@ def _moves_cells(st, c: int, layout: tuple[int, int, int]) -> bool:
         if not st.store and st.transpose and 8 * c > st.transpose:  # cells no wider than the elements
             return False
         return st.width_bytes >= c and all(_register_cells(tuple(slots), c, *layout)[1] is not None
-                                           for slots, _ in st.accesses())
+                                           for slots, _ in st.access_offsets())
     if st.perm_selectors:
         return all(_perm_cells(sel, c) is not None for sel in st.perm_selectors)
     if st.renaming:
@@ -869,7 +869,7 @@ def _lds_runs(m: _Machine, plan: Plan) -> dict[int, tuple] | None:
     cells then fails, the byte-cell run goes step by step."""
     layout = _slot_layout(plan.element_bits)
     accesses = []  # (step, store?, register cells, width in bytes, transpose bits)
-    addrs = []  # the address [W, lanes] or [lanes] of each access
+    addrs, offsets = [], []  # the step's address [W, lanes] or [lanes] and the access's byte offset from it
     for i, st in enumerate(plan.steps):
         if not st.lds or st.op in MATRIX_OPS:  # a matrix access runs by itself (its oracle)
             continue
@@ -879,7 +879,7 @@ def _lds_runs(m: _Machine, plan: Plan) -> dict[int, tuple] | None:
         tr = 0 if store else st.transpose
         if width_bytes not in (1, 2, 4, 8, 16) or (tr and (8 * m.cb > tr or st.transpose_error(plan.arch, layout[2]))):
             return None
-        for slots, addr in st.accesses():
+        for slots, offset in st.access_offsets():
             cells, reg = _register_cells(tuple(slots), m.cb, *layout)
             if len(cells) != width_bytes or reg is None:
                 return None
@@ -887,10 +887,11 @@ def _lds_runs(m: _Machine, plan: Plan) -> dict[int, tuple] | None:
                 return None
             if width_bytes >= 4 or store:
                 accesses.append((i, store, reg, width_bytes, tr))
-                addrs.append(addr)
+                addrs.append(st.addr)
+                offsets.append(offset)
     if not accesses:
         return {}
-    a_all = _lane_tables(addrs, m.W, m.wave)  # [accesses, W, wave_size]
+    a_all = _lane_tables(addrs, m.W, m.wave) + np.array(offsets, dtype=np.int64)[:, None, None]  # [accesses, W, lanes]
     widths = np.array([x[3] for x in accesses])
     misaligned = np.bitwise_or.reduce(a_all.reshape(len(widths), -1), axis=1) & (widths - 1)
     if misaligned.any() or a_all.min() < 0 or (a_all.max(axis=(1, 2)) + widths).max() > m.lds_bytes:

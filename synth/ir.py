@@ -247,7 +247,7 @@ class Program:
         live = [False] * len(self.ops)
         for i in range(len(self.ops) - 1, -1, -1):
             op = self.ops[i]
-            if op.kind in ("store", "barrier") or any(o in live_vals for o in op.outs):
+            if op.kind in ("store", "barrier") or not live_vals.isdisjoint(op.outs):
                 live[i] = True
                 live_vals.update(op.args)
         # a barrier is needed only between live LDS ops
@@ -265,7 +265,8 @@ class _Emitter:
         self.next_reg = max(prog.n_init, n_dst)
 
     def _slots(self, r: int) -> list[int]:
-        return self._slots_of((r,))
+        """The slots of register ``r``: ``r * p .. r * p + p - 1``."""
+        return list(range(r * self.p, r * self.p + self.p))
 
     def _slots_of(self, regs) -> list[int]:
         """The slots of the registers ``regs``, in order."""

@@ -39,11 +39,11 @@ from linlayout.hw.lds import lds_model
 
 from . import swizzle
 from .context import ConversionContext
-from .cost import _lds_op_name, lds_access_cost, lds_address_valu, matrix_access_cost
+from .cost import LDS_ADDR_BASE_VALU, _lds_op_name, _warp0, addresses_valu, lds_access_cost, matrix_access_cost
 from .in_wave import gather_dword, gather_dwords
 from .ir import Program
 from .plan import LdsLoad, LdsStore
-from .steps import BARRIER_SCOPES, MatrixLoad, MatrixStore, matrix_name
+from .steps import BARRIER_SCOPES, MatrixLoad, MatrixStore, Step, matrix_name
 from .preimage import Problem
 from .span import span_table, span_values
 
@@ -149,19 +149,12 @@ def prefix_floor(ctx: ConversionContext, prefix: list[int], reps: list[int], ove
     where the pipes overlap ``max(issue floor, pipe floor) + latency``; each part of this bound
     is at most that part of the floor, and ``path_floor`` does not decrease in any part."""
     prob, cm, element_bytes = ctx.problem, ctx.cost_model, ctx.element_bytes
-    t_max = (16 // element_bytes).bit_length() - 1
     model = lds_model(ctx.arch)
     coords = f2.Echelon()
     for v in prefix + reps:
         coords.insert(v)
     issue = pipe = 0.0
-    matrix = ctx.target.has_matrix_access
-    sides = ((True, prob.src_cols, matrix(True)), (False, prob.dst_cols, over_fetch or matrix(False)))
-    for store, cols, any_width in sides:
-        regs = f2.Span(cols["register"])
-        t_up = t_max
-        if not any_width:
-            t_up = next((i for i, v in enumerate(prefix[:t_max]) if not regs.contains(v)), t_max)
+    for store, cols, any_width, regs, t_up in _side_widths(ctx, prefix, over_fetch):
         lanes = _coordinates(coords, cols["lane"])
 
         def degree(t: int) -> float:
@@ -172,6 +165,54 @@ def prefix_floor(ctx: ConversionContext, prefix: list[int], reps: list[int], ove
         issue += (1 << regs.rank) * side_issue
         pipe += (1 << regs.rank) * side_pipe
     return cm.path_floor(issue, pipe, cm.latency(2))
+
+
+def _side_widths(ctx: ConversionContext, prefix: list[int], over_fetch: bool) -> list[tuple]:
+    """Per side of a layout whose low offset bits are ``prefix`` (``prefix_floor``): (store?, the
+    side's columns, any width?, the span of its register vectors, the most vector bits ``t`` of
+    its accesses).  A side moves ``2**t`` elements per access only if offset bits ``0..t-1`` are
+    images of its register vectors, so ``t`` stops at the first prefix vector outside their span
+    (beyond the prefix: the widest, 16 bytes); a side of any width (matrix accesses, over-fetching
+    loads) takes the widest."""
+    prob = ctx.problem
+    t_max = (16 // ctx.element_bytes).bit_length() - 1
+    matrix = ctx.target.has_matrix_access
+    out = []
+    for store, cols, any_width in ((True, prob.src_cols, matrix(True)),
+                                   (False, prob.dst_cols, over_fetch or matrix(False))):
+        regs = f2.Span(cols["register"])
+        t_up = t_max
+        if not any_width:
+            t_up = next((i for i, v in enumerate(prefix[:t_max]) if not regs.contains(v)), t_max)
+        out.append((store, cols, any_width, regs, t_up))
+    return out
+
+
+def prefix_instructions(ctx: ConversionContext, prefix: list[int], reps: list[int], over_fetch: bool = False) -> int:
+    """A lower bound of the instructions with setup (``LdsAccesses.plan_floor``) of every round trip
+    through a layout whose low offset bits are the tensor vectors ``prefix`` and whose round bits
+    are ``reps`` (``prefix_floor``'s layouts).
+
+    A side of plain accesses moves each of its distinct registers (``2**rank`` of its register
+    vectors) once, ``2**t`` of them per access (the accesses of vector bits ``t`` partition them,
+    ``_groups``), ``t`` at most ``_side_widths``'s, two accesses of 4 or 8 bytes per ds_read2 /
+    ds_write2 where the target pairs (``_pairs``): at least ``ceil(2**(rank - t) / 2)`` of
+    those instructions, ``2**(rank - t)`` of wider or narrower ones, the least over ``t``; a side
+    of any width at least one.  Then the barriers (``2 * 2**len(reps) - 1`` where there are any:
+    warps exchange data whatever the layout, ``_crosses_warps``, or the target's lanes are not in
+    lockstep: ``LdsAccesses.barrier_scope``), the LDS_ADDR_BASE_VALU ops forming the first access's
+    address (no address is formed before it: cost.lds_address_valu) and the two ``s_waitcnt``
+    levels."""
+    element_bytes, pairs = ctx.element_bytes, ctx.target.has_lds_pair
+    barriers = (2 << len(reps)) - 1 if _crosses_warps(ctx.problem) or not ctx.target.lockstep_lanes else 0
+    accesses = 0
+    for _, _, any_width, regs, t_up in _side_widths(ctx, prefix, over_fetch):
+        if any_width:
+            accesses += 1
+            continue
+        per_pair = [2 if pairs and element_bytes << t in (4, 8) else 1 for t in range(t_up + 1)]
+        accesses += min(-(-(1 << regs.rank >> t) // per_pair[t]) for t in range(t_up + 1))
+    return accesses + barriers + LDS_ADDR_BASE_VALU + 2
 
 
 def _coordinates(basis: f2.Echelon, xs: list[int]) -> list[int]:
@@ -418,7 +459,8 @@ def designs(ctx: ConversionContext) -> "DesignPool":
     stores' tuple copies and not (a wide store with copies can beat narrow conflicting stores:
     the cost model decides).  Every layout but linlayout.synth.swizzle's is made only when its floor bound
     (``transpose_floor`` for gfx950's transpose-read layout, ``prefix_floor`` for the register-first
-    and over-fetch ones) lets it come first (``DesignPool.by_floor``).  Cached per (problem,
+    and over-fetch ones) lets it come first and, with its instructions bound
+    (``prefix_instructions``), lets it rank (``DesignPool.by_floor``).  Cached per (problem,
     element bits, arch, LDS budget, src tuples, objective): the accesses' vectors are chosen and
     the floors computed under the objective, so a pool is not shared between objectives."""
     key = (ctx.problem.key(), ctx.element_bits, ctx.arch, ctx.lds_budget_bytes, ctx.src_tuple_dwords, ctx.objective)
@@ -426,40 +468,53 @@ def designs(ctx: ConversionContext) -> "DesignPool":
         out: list[LdsDesign | _Deferred] = [shared_layout(ctx)]
         sub_dword = ctx.element_bits in (8, 16)
         if sub_dword and f"ds_read_b64_tr_b{ctx.element_bits}" in (ctx.target.lds_phases or {}):  # gfx950's
-            out.append(_Deferred(lambda: shared_layout(ctx, transpose=True), lambda: transpose_floor(ctx)))
+            out.append(_Deferred(lambda: shared_layout(ctx, transpose=True), lambda: transpose_floor(ctx),
+                                 lambda: 0))  # (its instructions not bounded)
         # PTX vector accesses name any registers: with whole-register elements (no repacking) the
         # common register bits let both sides move vectors
         both = ctx.target.lds_isa == "ptx" and ctx.element_bits >= 32
         for side in ("dst", "src") + (("both",) if both else ()):
             out.append(_Deferred(lambda side=side: vector_first_design(ctx, side),
-                                 _prefix_bound(ctx, lambda side=side: _vector_first_prefix(ctx, side))))
+                                 *_prefix_bounds(ctx, lambda side=side: _vector_first_prefix(ctx, side))))
         if sub_dword:
-            out.append(_Deferred(lambda: over_fetch_design(ctx), _prefix_bound(ctx, lambda: _over_fetch_prefix(ctx),
-                                                                               True)))
+            out.append(_Deferred(lambda: over_fetch_design(ctx), *_prefix_bounds(ctx, lambda: _over_fetch_prefix(ctx),
+                                                                                 True)))
         design_cache[key] = DesignPool(ctx, out)
     return design_cache[key]
 
 
-def _prefix_bound(ctx: ConversionContext, prefix_of: Callable[[], tuple[list[int], list[int]]],
-                  over_fetch: bool = False) -> Callable[[], float]:
-    """The ``_Deferred.bound`` of a design with the prefix ``prefix_of()`` (``prefix_floor``;
-    infinite when the design does not exist: it is never made)."""
+def _prefix_bounds(ctx: ConversionContext, prefix_of: Callable[[], tuple[list[int], list[int]]],
+                   over_fetch: bool = False) -> tuple[Callable[[], float], Callable[[], int]]:
+    """The ``_Deferred.bound`` and ``_Deferred.instructions`` of a design with the prefix
+    ``prefix_of()`` (``prefix_floor``, ``prefix_instructions``; the floor infinite when the design
+    does not exist: it is never made)."""
+    known: list = []  # prefix_of()'s answer, or None where there is none (asked once)
+
+    def prefix() -> tuple[list[int], list[int]] | None:
+        if not known:
+            try:
+                known.append(prefix_of())
+            except LayoutError:
+                known.append(None)
+        return known[0]
+
     def bound() -> float:
-        try:
-            prefix, reps = prefix_of()
-        except LayoutError:
-            return float("inf")
-        return prefix_floor(ctx, prefix, reps, over_fetch)
-    return bound
+        return float("inf") if prefix() is None else prefix_floor(ctx, *prefix(), over_fetch)
+
+    def instructions() -> int:
+        return 0 if prefix() is None else prefix_instructions(ctx, *prefix(), over_fetch)
+    return bound, instructions
 
 
 @dataclass
 class _Deferred:
-    """A design synthesized when wanted: ``make()`` (a LayoutError: there is none) and
-    ``bound()``, a lower bound of the floor of each of its round trips."""
+    """A design synthesized when wanted: ``make()`` (a LayoutError: there is none), ``bound()``, a
+    lower bound of the floor of each of its round trips, and ``instructions()``, one of their
+    instructions with setup (``LdsAccesses.plan_floor``)."""
 
     make: Callable[[], LdsDesign]
     bound: Callable[[], float]
+    instructions: Callable[[], int]
 
 
 class DesignPool:
@@ -501,12 +556,14 @@ class DesignPool:
             self._make(i)
         return [a for i in sorted(self.accesses) for a in self.accesses[i]]
 
-    def by_floor(self, limit: Callable[[], float]) -> Iterator[LdsAccesses]:
+    def by_floor(self, limit: Callable[[], float], beyond: Callable[[float, int], bool]) -> Iterator[LdsAccesses]:
         """The round trips of ``every()`` in order of ``LdsAccesses.order_floor`` (ties: design order,
         then store choice), a deferred design made only when its bound (at most the floor, so at
         most the order floor, of each of its round trips) is at most the least order floor not given
         yet (it might come first) and at most ``limit()`` (no floor above that is wanted any more;
-        ``limit()`` never grows)."""
+        ``limit()`` never grows), and when not ``beyond(bound, its instructions bound)`` (no round
+        trip whose ``LdsAccesses.plan_floor`` is at least those is wanted any more; once beyond,
+        always).  A design left unmade gives none of its round trips, none of which was wanted."""
         queue = [(a.order_floor(), i, j) for i, accs in self.accesses.items() for j, a in enumerate(accs)]
         heapq.heapify(queue)
         bounds = {i: d.bound() for i, d in self.deferred.items()}
@@ -516,8 +573,9 @@ class DesignPool:
             if waiting is not None and (not queue or waiting <= queue[0][:2]):
                 i = waiting[1]
                 del bounds[i]
-                for j, a in enumerate(self._make(i)):
-                    heapq.heappush(queue, (a.order_floor(), i, j))
+                if not beyond(waiting[0], self.deferred[i].instructions()):
+                    for j, a in enumerate(self._make(i)):
+                        heapq.heappush(queue, (a.order_floor(), i, j))
                 continue
             if not queue:
                 return
@@ -905,18 +963,37 @@ class LdsAccesses:
     @cached_property
     def address_valu(self) -> int:
         """The VALU ops forming the LDS addresses of the plan build_lds makes of these accesses
-        (cost.lds_address_valu of its LDS steps: these accesses, in this order)."""
-        steps = []
+        (cost.lds_address_valu of its LDS steps: these accesses, in this order; ``cost.addresses_valu``
+        of their warp-0 addresses, each with one LDS step of its form: a step's immediate offsets
+        depend on its kind, width and pairing, not on its address or registers)."""
+        rows, forms = [], []
+        made: dict[tuple, Step] = {}  # form -> its step
         for stores, loads in zip(self.stores, self.loads):
             for store, accesses in ((True, stores), (False, loads)):
-                if self.matrix(store) is not None:
-                    kind = MatrixStore if store else MatrixLoad
-                    steps += [kind(addr=self.address(store, g)) for g, _, _, _ in accesses]
+                if not accesses:
                     continue
-                kind, width_bytes = (LdsStore, self.s_width_bytes) if store else (LdsLoad, self.d_width_bytes)
-                steps += [kind(addr=self.address(store, g), width_bytes=width_bytes, pair=g2, pair_offset=off, st64=st64)
-                          for g, g2, off, st64 in accesses]
-        return lds_address_valu(steps)
+                rows.append(self._warp0_addresses(store, [g for g, _, _, _ in accesses]))
+                for g, g2, off, st64 in accesses:
+                    form = (store, g2 is None, off, st64)
+                    if form not in made:
+                        made[form] = self._form_step(store, g2, off, st64)
+                    forms.append(made[form])
+        return addresses_valu(np.concatenate(rows), forms) if forms else 0
+
+    def _warp0_addresses(self, store: bool, groups: list[list[int]]) -> np.ndarray:
+        """``[len(groups), lanes]`` warp 0's byte addresses of the accesses of register groups ``groups``
+        (``address``; plain accesses: rows of the side's address table)."""
+        if self.matrix(store) is None and (store or not (self.design.read_transpose or self.design.over_fetch)):
+            table = (self.S if store else self.D)._address_table(self.ctx.element_bytes)
+            return table[[g[0] for g in groups], 0].astype(np.int64, copy=False)
+        return np.array([_warp0(self.address(store, g)) for g in groups], dtype=np.int64)
+
+    def _form_step(self, store: bool, pair: list[int] | None, pair_offset: int, st64: bool) -> Step:
+        """An LDS step of the form (kind, width, pairing) of this round trip's accesses on one side."""
+        if self.matrix(store) is not None:
+            return (MatrixStore if store else MatrixLoad)(addr=None)
+        kind, width_bytes = (LdsStore, self.s_width_bytes) if store else (LdsLoad, self.d_width_bytes)
+        return kind(addr=None, width_bytes=width_bytes, pair=pair, pair_offset=pair_offset, st64=st64)
 
     def _floor_parts(self) -> tuple[float, float]:
         """(issue, LDS-pipe) cycles of these accesses and barriers (``floor``), memoized per cost
@@ -935,9 +1012,10 @@ class LdsAccesses:
             # access starts at a register whose vector bits are clear): same banks up to a permutation,
             # so one cost per form (single or paired)
             costs: dict[bool, float] = {}
+            matrix = self.matrix(store) is not None
             for accesses in rounds:
                 for g, g2, _, _ in accesses:
-                    if self.matrix(store) is not None:  # groups of 1, 2 or 4 registers
+                    if matrix:  # groups of 1, 2 or 4 registers
                         cycles = matrix_access_cost(cm, self.ctx.arch, self.matrix_name(store, g),
                                                     self.address(store, g))
                     else:
@@ -999,7 +1077,7 @@ def lds_accesses(ctx: ConversionContext, design: LdsDesign) -> list[LdsAccesses]
             if loads is None:
                 d_round = rounds_of(D, d_groups)
                 loads = ([paired(D, d_groups, d_width_bytes, d_round, k) for k in range(n_rounds)],
-                         _cross_warp(S, D, prob.num_warps))
+                         _crosses_warps(prob))
         except LayoutError:
             if out and design.read_transpose:
                 break
@@ -1236,22 +1314,28 @@ def build_lds(prog: Program, acc: LdsAccesses, src_dwords: list[int]) -> list[in
                                 for dw in range(-(-R_d // p))], element_bytes)
 
 
-def _cross_warp(S: _Side, D: _Side, W: int) -> bool:
-    """Does some warp read an (offset, round) that another warp writes?
+def _crosses_warps(prob: Problem) -> bool:
+    """Does some warp read an element that another warp writes, through any shared layout
+    (``LdsAccesses.cross``)?
 
-    The accesses cover every register of both sides, so warp ``w`` writes the coordinates
-    ``C_S(w) + V_S`` and reads ``C_D(w) + V_D`` (``V``: the span of a side's register and lane
-    columns).  Warp ``w`` reads what warp ``v`` writes iff ``C_D(w) + C_S(v)`` lies in
+    The accesses cover every register of both sides, so warp ``w`` writes the elements
+    ``S(w) + V_S`` and reads ``D(w) + V_D`` (``V``: the span of a side's register and lane
+    columns).  Warp ``w`` reads what warp ``v`` writes iff ``D(w) + S(v)`` lies in
     ``U = V_S + V_D``: the pairs ``(w, v)`` doing so are the kernel of a linear map modulo ``U``,
-    and the answer is yes iff that kernel leaves the diagonal ``w = v``."""
-    if W == 1:
-        return False
-    lane_bits = S.lane_bits
-    u = f2.Span(S.reg_cols + S.other_cols[:lane_bits] + D.reg_cols + D.other_cols[:lane_bits])
-    warp_bits = len(D.other_cols) - lane_bits
-    cols = [u.reduce(c) for c in D.other_cols[lane_bits:] + S.other_cols[lane_bits:]]  # (w, v) -> mod U
-    low = (1 << warp_bits) - 1
-    return any(x & low != x >> warp_bits for x in f2.kernel_basis(cols))
+    and the answer is yes iff that kernel leaves the diagonal ``w = v``.  A shared layout maps the
+    elements to their (offset, round) coordinates by a linear isomorphism, which keeps all of
+    this: every design has the same answer."""
+    return _warps_exchange(*(tuple(cols[k]) for cols in (prob.src_cols, prob.dst_cols)
+                             for k in ("register", "lane", "warp")))
+
+
+@caches.memoize("synth.lds_path.warps_exchange", size=256)  # 256: one per layout pair planned
+def _warps_exchange(s_reg: tuple, s_lane: tuple, s_warp: tuple, d_reg: tuple, d_lane: tuple, d_warp: tuple) -> bool:
+    """``_crosses_warps`` of the src and dst tensor columns of each hardware dim."""
+    u = f2.Span(s_reg + s_lane + d_reg + d_lane)
+    cols = [u.reduce(c) for c in d_warp + s_warp]  # (w, v) -> mod U
+    low = (1 << len(d_warp)) - 1
+    return any(x & low != x >> len(d_warp) for x in f2.kernel_basis(cols))
 
 
 def _addr(side: _Side, r: int, element_bytes: int) -> np.ndarray:

@@ -17,6 +17,7 @@ first, and is counted once.
 from __future__ import annotations
 
 import json
+import operator
 from dataclasses import dataclass, field, fields
 
 import numpy as np
@@ -105,11 +106,27 @@ class Plan:
     notes: list[str] = field(default_factory=list)
     cost_detail: dict = field(default_factory=dict)
     objective: str = ""
+    # (arch, element bits, the steps, their counts) of the last count (``counts``)
+    _counted: tuple = field(default=(), init=False, repr=False, compare=False)
 
     # ------------------------------------------------------------ counts
     def counts(self) -> dict[str, int]:
         """Instructions of one wave by kind (``total`` = their sum); 64-bit register steps count twice.
-        The kinds are ``count_kinds(arch)``: ``COUNT_KINDS``, ``RDNA_COUNT_KINDS`` or ``PTX_COUNT_KINDS``."""
+        The kinds are ``count_kinds(arch)``: ``COUNT_KINDS``, ``RDNA_COUNT_KINDS`` or ``PTX_COUNT_KINDS``.
+
+        Ranking and pricing ask several times, so the count is kept with the steps it was made of:
+        a list whose steps are those very objects, in order (steps are not changed once made), with
+        the same target and element size, has that count."""
+        kept = self._counted
+        if (kept and kept[:2] == (self.arch, self.element_bits) and len(kept[2]) == len(self.steps)
+                and all(map(operator.is_, kept[2], self.steps))):
+            return dict(kept[3])
+        out = self._count()
+        self._counted = (self.arch, self.element_bits, tuple(self.steps), out)
+        return dict(out)
+
+    def _count(self) -> dict[str, int]:
+        """``counts``, counted."""
         mult = dwords_per_slot(self.element_bits)
         kinds = count_kinds(self.arch)
         ptx = kinds is PTX_COUNT_KINDS

@@ -201,13 +201,15 @@ def test_rounds_never_split_a_lane_vector():
 def test_design_floor_bounds_hold_on_the_baseline():
     # the bounds that let DesignPool skip a layout are at most the floor of each of its round trips: the
     # pool's (from the layout's prefix) and, for the register-first layouts, the bound from the whole offset
-    # order taken as the prefix
+    # order taken as the prefix; the instructions bound of the prefix at most each round trip's
+    # instruction floor (LdsAccesses.plan_floor)
     from linlayout.synth.context import ConversionContext
     from linlayout.synth.lds_path import (_over_fetch_prefix, _vector_first_prefix, lds_accesses, over_fetch_design,
-                                          prefix_floor, shared_layout, transpose_floor, vector_first_design)
+                                          prefix_floor, prefix_instructions, shared_layout, transpose_floor,
+                                          vector_first_design)
 
     bits = {"fp32": 32, "fp16": 16}
-    checked = 0
+    checked = tight = 0
     for c in baseline_cases():
         ctx = ConversionContext.create(LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"]), c["arch"],
                                        bits[c["dtype"]])
@@ -222,16 +224,51 @@ def test_design_floor_bounds_hold_on_the_baseline():
             except LayoutError:
                 continue
             if d.read_transpose:
-                bounds = [transpose_floor(ctx)]
+                bounds, counts = [transpose_floor(ctx)], []
             else:
                 bounds = [prefix_floor(ctx, *prefix_of(), d.over_fetch),
                           prefix_floor(ctx, d.shared_cols[:d.n_offset_bits], d.shared_cols[d.n_offset_bits:],
                                        d.over_fetch)]
+                counts = [prefix_instructions(ctx, *prefix_of(), d.over_fetch),
+                          prefix_instructions(ctx, d.shared_cols[:d.n_offset_bits], d.shared_cols[d.n_offset_bits:],
+                                              d.over_fetch)]
             for a in accs:
                 for bound in bounds:
                     assert bound <= a.floor() + 1e-9, (c["name"], c["arch"], c["dtype"], d.source)
                     checked += 1
+                for count in counts:
+                    assert count <= a.plan_floor()[1], (c["name"], c["arch"], c["dtype"], d.source)
+                    tight += count == a.plan_floor()[1]
     assert checked >= 200  # 120 round trips on the 48 cases, two bounds each for most
+    assert tight >= 10  # the instructions bound is reached (it is no trivial one)
+
+
+def test_designs_left_unmade_by_their_instructions_bound_change_no_plan(monkeypatch):
+    # DesignPool.by_floor leaves a deferred layout unmade when its floor and instructions bounds rank
+    # it beyond what is wanted: on the baseline some are, and every plan is the one planned with the
+    # instructions bound taken as 0 (then no layout is left unmade for it)
+    from linlayout import caches
+    from linlayout.synth import lds_path
+
+    bits = {"fp32": 32, "fp16": 16}
+    made = []
+    make = lds_path.DesignPool._make
+    monkeypatch.setattr(lds_path.DesignPool, "_make", lambda pool, i: made.append(i) or make(pool, i))
+
+    def plans() -> list[str]:
+        out = []
+        for c in baseline_cases():
+            caches.clear(keep_tables=True)
+            out.append(plan_conversion(LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"]),
+                                       c["arch"], bits[c["dtype"]]).dumps())
+        return out
+
+    bounded = plans()
+    n_bounded = len(made)
+    made.clear()
+    monkeypatch.setattr(lds_path, "prefix_instructions", lambda *args: 0)
+    assert plans() == bounded
+    assert len(made) > n_bounded
 
 
 def test_prefix_floor_counts_forced_bank_conflicts():
