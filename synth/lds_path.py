@@ -558,12 +558,17 @@ class DesignPool:
 
     def by_floor(self, limit: Callable[[], float], beyond: Callable[[float, int], bool]) -> Iterator[LdsAccesses]:
         """The round trips of ``every()`` in order of ``LdsAccesses.order_floor`` (ties: design order,
-        then store choice), a deferred design made only when its bound (at most the floor, so at
-        most the order floor, of each of its round trips) is at most the least order floor not given
-        yet (it might come first) and at most ``limit()`` (no floor above that is wanted any more;
-        ``limit()`` never grows), and when not ``beyond(bound, its instructions bound)`` (no round
+        then store choice), a deferred design made only when its bound (at most the floor of each of
+        its round trips) is at most the least order floor not given yet (it might come first) and at
+        most ``limit()`` (no floor above that is wanted any more; ``limit()`` never grows), and when
+        not ``beyond(bound, its instructions bound)`` (no round
         trip whose ``LdsAccesses.plan_floor`` is at least those is wanted any more; once beyond,
-        always).  A design left unmade gives none of its round trips, none of which was wanted."""
+        always).  A design left unmade gives none of its round trips, none of which was wanted.
+        Where the floor is the order floor (``latency``, summed parts) the order is exact; under
+        ``concurrent`` the floor adds the other waves' issue, so a bound may exceed the order floor
+        of the design's round trips and they may come after one of a higher order floor: every
+        round trip under ``limit()`` is still given, and only which of two plans tied in every
+        ranking key is built first can differ."""
         queue = [(a.order_floor(), i, j) for i, accs in self.accesses.items() for j, a in enumerate(accs)]
         heapq.heapify(queue)
         bounds = {i: d.bound() for i, d in self.deferred.items()}
