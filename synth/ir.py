@@ -123,13 +123,15 @@ class Program:
 
     def _bytes_of(self, v: int) -> list[tuple[int, int] | int]:
         """The four bytes of value ``v``, low first: ``(value, byte)`` read from another value, or the
-        ``v_perm_b32`` constant code (8 and up) -- through ``v``'s permute when a ``perm`` made it."""
+        ``v_perm_b32`` constant code (12 and up: 0x00 or 0xFF) -- through ``v``'s permute when a
+        ``perm`` made it whose codes are bytes or constants (codes 8-11 spread a source byte's sign
+        bit, which reading other operands would change: such a permute's value is its own bytes)."""
         op = self.ops[self.producer[v]] if v in self.producer else None
-        if op is None or op.kind != "perm":
+        codes = [(op.params["selector"] >> (8 * i)) & 0xFF for i in range(4)] if op and op.kind == "perm" else []
+        if not codes or any(8 <= c < 12 for c in codes):
             return [(v, i) for i in range(4)]
         s0, s1 = op.args
-        codes = [(op.params["selector"] >> (8 * i)) & 0xFF for i in range(4)]
-        return [c if c >= 8 else (s0 if c >= 4 else s1, c % 4) for c in codes]
+        return [c if c >= 12 else (s0 if c >= 4 else s1, c % 4) for c in codes]
 
     def _select_of_perms(self, a: int, b: int) -> tuple[int, int, int, int] | None:
         """``(s0, s1, sel_a, sel_b)`` when ``a`` and ``b`` (at least one made by a ``perm``) are
