@@ -234,6 +234,12 @@ def test_a_select_of_permutes_of_two_values_is_one_permute_with_a_lane_selector(
         assert (step.sel0, step.sel1) == (0x03020100, 0x0C0C0C05)
     else:
         assert [type(s) for s in steps if s.op != "mov" or s.kind != "rename"] == [Mov, Select]
+    # a permute whose selector spreads a sign bit (code 8) is taken as its own bytes, not re-read
+    signed = Program(2, 4, 1, fuse_select_perm=True)
+    spread = signed.perm(0, 1, 0x0C0C0C08)
+    signed.select(cond, 1, spread)
+    assert signed._bytes_of(spread) == [(spread, i) for i in range(4)]
+    assert signed._bytes_of(signed.perm(0, 1, 0x0C0C0C05)) == [(0, 1), 12, 12, 12]
     # bytes of three distinct values cannot come from one permute: no fusion
     three = Program(3, 4, 1, fuse_select_perm=True)
     out = three.select(cond, 2, three.perm(0, 1, 0x0C0C0105))
