@@ -36,7 +36,7 @@ from .context import ConversionContext
 from .cost import CostModel
 from . import ir
 from .ir import Program
-from .lane_ops import find_dpp, find_lane_op, lane_indices
+from .lane_ops import find_lane_op, lane_indices, lane_moves
 from .plan import slots_per_dword
 from .span import span_table
 
@@ -416,8 +416,7 @@ def gather_choices(ctx: ConversionContext, um: UnitMap) -> tuple[float, list[_Ga
     for i, (q, g) in enumerate(zip(qs.tolist(), gs.tolist())):
         key = needs[i].tobytes()
         if key not in moves:
-            mv = None if idents[i] else find_lane_op(needs[i], target, fam)
-            dpp = find_dpp(needs[i], target)
+            mv, dpp = lane_moves(needs[i], target, fam, idents[i])
             base_cost = 0.0 if idents[i] else fam[mv.family]
             moves[key] = (mv, dpp, base_cost, dpp_cost if dpp is not None else (base_cost + sel_cost))
         groups_of[q].append((g, lanes[i], needs[i], *moves[key]))

@@ -42,7 +42,7 @@ from linlayout.hw.targets import Target
 
 __all__ = ["DPP_ROW_NEWBCAST_FOR_B32", "LaneOp", "any_lane_op", "bpermute_op", "dpp_candidates", "dpp_controls",
            "find_dpp",
-           "find_dpp8", "find_lane_op", "find_permlane16", "find_swizzle", "lane_indices", "row_bank_masks", "shfl_op", "swizzle_table_offsets"]
+           "find_dpp8", "find_lane_op", "find_permlane16", "find_swizzle", "lane_indices", "lane_moves", "row_bank_masks", "shfl_op", "swizzle_table_offsets"]
 
 # [I] row_newbcast (0x150-0x15F) is documented for the 64-bit DP-ALU DPP of gfx90a+;
 # whether 32-bit VOP1/VOP2 accept it is not established, so it is not used by default.
@@ -403,13 +403,29 @@ def find_lane_op(need: np.ndarray, target: Target, family_cost: dict[str, float]
     wave_size = target.wave_size
     if need.shape != (wave_size,):
         raise LayoutError(f"a lane map of {target.name} has {wave_size} entries, got shape {need.shape}")
-    costs = family_cost or {"dpp": 1.0, "permlane16": 1.5, "ds_swizzle": 2.0, "ds_bpermute": 3.0}
+    return _lane_op(need, need.tobytes(), target, family_cost, True)
+
+
+def lane_moves(need: np.ndarray, target: Target, family_cost: dict[str, float], identity: bool
+               ) -> tuple[LaneOp | None, LaneOp | None]:
+    """``(find_lane_op(need, target, family_cost), find_dpp(need, target))`` of a lane map the planner
+    built (int64 ``[wave_size]``, entries -1 or lane indices: not checked again), the first None
+    where ``identity`` (``need`` moves no lane)."""
     need_bytes = need.tobytes()
+    mv = None if identity else _lane_op(need, need_bytes, target, family_cost, False)
+    return mv, _find_dpp(need_bytes, need.tolist(), target)
+
+
+def _lane_op(need: np.ndarray, need_bytes: bytes, target: Target, family_cost: dict[str, float] | None,
+             check: bool) -> LaneOp:
+    """``find_lane_op`` of the int64 lane map ``need`` of the target's wave size (``need_bytes``: its
+    bytes; ``check``: whether its entries are checked to be -1 or lane indices)."""
+    costs = family_cost or {"dpp": 1.0, "permlane16": 1.5, "ds_swizzle": 2.0, "ds_bpermute": 3.0}
     key = (target.name, need_bytes, tuple(sorted(costs.items())))
     if key in _cache:  # only valid lane maps are kept
         return _cache[key]  # type: ignore[return-value]
     entries = need.tolist()
-    if min(entries) < -1 or max(entries) >= wave_size:
+    if check and (min(entries) < -1 or max(entries) >= target.wave_size):
         raise LayoutError("a lane map entry is not a lane index or -1")
     if "shfl.sync.idx" in target.lane_ops:
         _cache[key] = shfl_op(need)

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from linlayout import LayoutError, get_target
+from linlayout import LayoutError, caches, get_target
 from linlayout.lowering.interp.ops_lanes import dpp8_source, dpp_source, permlane16_source, swizzle_source
 from linlayout.lowering.interp.ops_llvm import _INTRINSICS
 from linlayout.lowering.mlir import available
@@ -312,6 +312,27 @@ def test_planner_dpp_and_bpermute_choices_run_as_intended_on_the_emulator():
         op = lane_ops.bpermute_op(need)
         got = bpermute_src_lanes(op.isa["addr"], 64, op.isa["offset"])
         np.testing.assert_array_equal(got[need >= 0], need[need >= 0])
+
+
+@pytest.mark.parametrize("arch", ["gfx942", "gfx950", "gfx1100"])
+def test_lane_moves_are_find_lane_op_and_find_dpp(arch):
+    """The gather's one look-up of a lane map gives the cheapest lane op and the first DPP control
+    that the two public look-ups give, each computed first by either (caches emptied between)."""
+    target = get_target(arch)
+    lanes, costs = target.wave_size, {"dpp": 1.0, "permlane16": 1.5, "ds_swizzle": 2.0, "ds_bpermute": 3.0}
+    rng = np.random.default_rng(6)
+    maps = [np.where(rng.random(lanes) < p, src, -1) for _, _, _, src in lane_ops._dpp_table(lanes)[::7]
+            for p in (0.3, 1.0)]
+    maps += [np.where(rng.random(lanes) < 0.8, rng.integers(0, lanes, lanes), -1) for _ in range(20)]
+    for need in maps:
+        need = need.astype(np.int64)
+        identity = bool(((need == lane_ops.lane_indices(lanes)) | (need < 0)).all())
+        caches.clear()
+        want = (None if identity else lane_ops.find_lane_op(need, target, costs), lane_ops.find_dpp(need, target))
+        caches.clear()
+        got = lane_ops.lane_moves(need, target, costs, identity)
+        assert [None if op is None else (op.kind, op.family, op.all_valid, repr(op.isa)) for op in got] == [
+            None if op is None else (op.kind, op.family, op.all_valid, repr(op.isa)) for op in want]
 
 
 @pytest.mark.parametrize("arch", ["gfx90a", "gfx942", "gfx950", "gfx1100"])
