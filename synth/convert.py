@@ -18,9 +18,10 @@
      ``ds_bpermute`` per src VGPR (per-warp addresses) moves each warp's lanes into warp 0's
      order, then the in-wave plans of what is left;
    * the LDS round trip (linlayout.synth.lds_path), unless the analytic LDS lower bound
-     already exceeds the in-wave plan.
-3. Candidates are ranked by linlayout.synth.cost (``CostModel.tie_fraction``: near ties go
-   to fewer instructions, then to no LDS); the winner is executed on the wave
+     already ranks it after the in-wave plan.
+3. Candidates are ranked by linlayout.synth.cost (``CostModel.rank_value``: the cost, times
+   the square root of the instructions with setup under ``concurrent``; ``CostModel.tie_fraction``:
+   near ties go to fewer instructions, then to no LDS); the winner is executed on the wave
    emulator at ISA level (every instruction with its parameters, its declared
    source lanes and byte selects checked).  A plan that fails is a bug:
    ``PlanVerificationError`` is raised and nothing is returned.  The element-level
