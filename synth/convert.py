@@ -501,7 +501,9 @@ def plan_conversion(src: LinearLayout, dst: LinearLayout, arch: str, element_bit
     it), ``latency`` (one wave's critical path), ``throughput`` (the busiest of the
     SIMD's issue and the LDS pipe, several waves per SIMD hiding latency) or
     ``instructions``; None (the default): the target's ``default_objective``
-    (``concurrent`` on AMD, ``latency`` on NVIDIA); the certificate records it.  ``src_tuple_dwords``: the src VGPRs arrive as aligned tuples of this many dwords
+    (``concurrent`` on AMD, ``latency`` on NVIDIA); the certificate records it.  Under
+    ``concurrent`` the candidates are ranked by that value times the square root of their
+    instructions with setup (``CostModel.rank_value``).  ``src_tuple_dwords``: the src VGPRs arrive as aligned tuples of this many dwords
     in register order (4, the default: an MFMA result or a dwordx4 load; 1: loaded one dword at a
     time), which prices the copies an LDS store of other register groups needs.
     """
