@@ -55,10 +55,17 @@ from .lds_path import build_lds
 from .lane_ops import any_lane_op, lane_indices
 from .movmatrix_stage import movmatrix_layout, worth_trying
 from .plan import Lane, Plan
+from .program_floor import ProgramFloor
 from .steps import Movmatrix
 from .preimage import Problem, wave_local_maps
 
-__all__ = ["STRATEGIES", "candidate_plans", "exchange_schedule_plans", "lds_plan", "plan_conversion"]
+__all__ = ["LDS_FIRST_FACTOR", "STRATEGIES", "candidate_plans", "exchange_schedule_plans", "lds_plan", "plan_conversion"]
+
+# [I] Where only the first plan is wanted, the LDS plans are built before the in-wave ones when the
+# in-wave programs' least rank value floor is above this many times the LDS lower bound's (then an
+# in-wave plan is priced only if it can enter the tie group: ``_lds_first``).  Only the work done
+# depends on it, never the plan.
+LDS_FIRST_FACTOR = 1.5
 
 
 def _base_plan(ctx: ConversionContext) -> Plan:
@@ -117,24 +124,46 @@ def _unit_problem(ctx: ConversionContext, wm) -> _UnitProblem:
     return _UnitProblem(reg_cols, lane_cols, n_sr, pk, packings)
 
 
-def _build_in_wave(ctx: ConversionContext, wm, up: _UnitProblem, K: list[int], name: str, middle) -> Plan | None:
+@dataclass
+class _InWaveProgram:
+    """An in-wave candidate built as an SSA program (``outputs``: its dst values), not yet emitted or
+    priced (``_finish_in_wave``)."""
+
+    prog: Program
+    outputs: list[int]
+    name: str
+    K: list[int]
+
+    def floor(self, ctx: ConversionContext) -> ProgramFloor:
+        """Lower bounds of the priced plan's cost and instructions (linlayout.synth.program_floor)."""
+        return ProgramFloor.of(self.prog, self.outputs, ctx.cost_model, ctx.element_bits)
+
+
+def _in_wave_program(ctx: ConversionContext, wm, up: _UnitProblem, K: list[int], name: str,
+                     middle) -> _InWaveProgram | None:
     """Pack the src VGPRs into units (elements grouped by ``K``), apply the per-warp register
-    offsets, run ``middle(prog, units) -> dst values`` and price the plan (None if a warp offset
-    moves elements inside a unit)."""
+    offsets and run ``middle(prog, units) -> dst values`` (None if a warp offset moves elements
+    inside a unit)."""
     prog = _program(ctx)
     pkK = Packing(ctx.element_bits, up.n_sr, len(up.reg_cols), K, up.pk.Kd if K == up.pk.K else [], up.pk.units)
     units = _warp_offsets(prog, pack_units(prog, pkK), wm.warp_register_offsets, K, up.n_sr, ctx.problem.num_warps,
                           ctx.target.wave_size)
     if units is None:
         return None
-    plan = _finish(_base_plan(ctx), prog, middle(prog, units), "registers", ctx)
-    plan.notes.append(f"in-wave builder: {name}; elements per 32-bit unit follow src register bits {K}")
+    return _InWaveProgram(prog, middle(prog, units), name, K)
+
+
+def _finish_in_wave(ctx: ConversionContext, built: _InWaveProgram) -> Plan:
+    """The priced plan of an in-wave program."""
+    plan = _finish(_base_plan(ctx), built.prog, built.outputs, "registers", ctx)
+    plan.notes.append(f"in-wave builder: {built.name}; elements per 32-bit unit follow src register bits {built.K}")
     return plan
 
 
-def _in_wave_candidates(ctx: ConversionContext, wm, gather: bool = True) -> list[Plan]:
-    """The cheapest in-wave plans: the best exchange schedule (priced on labels, linlayout.synth.exchanges)
-    over the packings, and (``gather``) the gather when its price is within the tie fraction of it."""
+def _in_wave_programs(ctx: ConversionContext, wm, gather: bool = True) -> list[_InWaveProgram]:
+    """The cheapest in-wave candidates as programs: the best exchange schedule (priced on labels,
+    linlayout.synth.exchanges) over the packings, and (``gather``) the gather when its price is
+    within the tie fraction of it."""
     up = _unit_problem(ctx, wm)
     p, cm = ctx.slots_per_dword, ctx.cost_model
     n_dst = ctx.problem.dst.in_dim_size("register")
@@ -151,10 +180,10 @@ def _in_wave_candidates(ctx: ConversionContext, wm, gather: bool = True) -> list
     best = cost_mod.near_best(scheds, lambda t: t[0].cost, lambda t: t[0].count, cm.tie_fraction) if scheds else None
     if best is not None:
         sched, planner, K = best
-        plan = _build_in_wave(ctx, wm, up, K, "exchange:" + sched.name,
-                              lambda prog, units: build_schedule(prog, sched, planner, units, n_dst))
-        if plan is not None:
-            out.append(plan)
+        built = _in_wave_program(ctx, wm, up, K, "exchange:" + sched.name,
+                                 lambda prog, units: build_schedule(prog, sched, planner, units, n_dst))
+        if built is not None:
+            out.append(built)
     vperm = cm.instruction("v_perm_b32") * (pack_perms(up.pk.K, up.n_sr, p) + pack_perms(up.pk.Kd, len(up.reg_cols), p)
                                             if p > 1 else 0)
     # under an objective other than latency the gather is always built and ranked, and where the
@@ -166,12 +195,17 @@ def _in_wave_candidates(ctx: ConversionContext, wm, gather: bool = True) -> list
     if gather and gather_floor(up.pk.units, cm) + vperm <= limit:  # the gather is priced only when it might win
         g_cost, g_plan = gather_choices(ctx, up.pk.units)
         if g_cost + vperm <= limit:
-            plan = _build_in_wave(ctx, wm, up, up.pk.K, "gather",
-                                  lambda prog, units: unpack_units(prog, up.pk, gather_units(prog, g_plan, units),
-                                                                   n_dst))
-            if plan is not None:
-                out.append(plan)
+            built = _in_wave_program(ctx, wm, up, up.pk.K, "gather",
+                                     lambda prog, units: unpack_units(prog, up.pk, gather_units(prog, g_plan, units),
+                                                                      n_dst))
+            if built is not None:
+                out.append(built)
     return out
+
+
+def _in_wave_candidates(ctx: ConversionContext, wm, gather: bool = True) -> list[Plan]:
+    """The plans of ``_in_wave_programs``, priced."""
+    return [_finish_in_wave(ctx, built) for built in _in_wave_programs(ctx, wm, gather)]
 
 
 def _warp_lane_candidates(ctx: ConversionContext, wm) -> list[Plan]:
@@ -266,10 +300,10 @@ def exchange_schedule_plans(src: LinearLayout, dst: LinearLayout, arch: str,
         planner = SchedulePlanner(ctx, up.reg_cols, up.lane_cols, up.n_sr, K)
         for sched in planner.candidates():
             n = pack_perms(K, up.n_sr, p) + planner.repack_perms(sched, n_dst) if p > 1 else 0
-            plan = _build_in_wave(ctx, wm, up, K, "exchange:" + sched.name,
-                                  lambda prog, units: build_schedule(prog, sched, planner, units, n_dst))
-            if plan is not None:
-                out.append((K, sched.name, sched.count + n, plan))
+            built = _in_wave_program(ctx, wm, up, K, "exchange:" + sched.name,
+                                     lambda prog, units: build_schedule(prog, sched, planner, units, n_dst))
+            if built is not None:
+                out.append((K, sched.name, sched.count + n, _finish_in_wave(ctx, built)))
     return out
 
 
@@ -387,30 +421,43 @@ def _candidates(ctx: ConversionContext, best_only: bool = False, movmatrix: bool
     exchange schedule is still the one the latency table prices best).  ``movmatrix``: also the
     plans that start with a movmatrix stage (``_movmatrix_candidates``; not within one).
     ``prune``: False builds every LDS design even under the latency objective (the plans are parts
-    of larger ones, whose value the floors of the part do not bound)."""
-    prob, strategy = ctx.problem, ctx.strategy
-    prune = prune and ctx.cost_model.floors_apply
+    of larger ones, whose value the floors of the part do not bound).
+
+    The in-wave candidates are built as programs first; where only the first plan is wanted, the
+    floors apply and the pipes do not overlap, and their least floor (linlayout.synth.program_floor)
+    is above ``LDS_FIRST_FACTOR`` times the LDS lower bound's rank value, the LDS plans are built
+    first (``_lds_first``); else the in-wave plans are priced first and bound the LDS designs built
+    (their tie limit, ``_lds_candidates``' ``ceiling``)."""
+    prob, strategy, cm = ctx.problem, ctx.strategy, ctx.cost_model
+    prune = prune and cm.floors_apply
     best_only = best_only and prune
     if _same_map(prob):
         plan = _base_plan(ctx)
         plan.strategy = "noop"
-        plan.cost, plan.cost_detail = cost_mod.plan_cost(plan, ctx.cost_model, 0)
+        plan.cost, plan.cost_detail = cost_mod.plan_cost(plan, cm, 0)
         return [plan]
     maps = _wave_maps(prob)
     wm = maps[0]
+    with_movmatrix = movmatrix and "movmatrix" in ctx.target.lane_ops
     cands: list[Plan] = []
     if wm.wave_local and strategy in ("auto", "registers"):
-        for k, m in enumerate(maps):  # the gather takes any map: built on the first only
-            cands.extend(_in_wave_candidates(ctx, m, gather=k == 0))
+        # the gather takes any map: built on the first only
+        programs = [b for k, m in enumerate(maps) for b in _in_wave_programs(ctx, m, gather=k == 0)]
+        if programs and best_only and strategy == "auto" and not cm.pipe_overlap and not with_movmatrix:
+            floors = [b.floor(ctx).rank_value(cm) for b in programs]
+            lb = _lower_bound(ctx)
+            if min(floors) > LDS_FIRST_FACTOR * cm.rank_value(lb["lds_cost"], lb["lds_instructions"]):
+                return _rank(_lds_first(ctx, programs, floors), cm)
+        cands.extend(_finish_in_wave(ctx, b) for b in programs)
     elif wm.warp_lane_offsets is not None and strategy in ("auto", "registers"):
         cands.extend(_warp_lane_candidates(ctx, wm))
-    if movmatrix and "movmatrix" in ctx.target.lane_ops:
+    if with_movmatrix:
         cands.extend(_movmatrix_candidates(ctx, best_only))
     if strategy == "registers" and not cands:
         raise LayoutError("the conversion moves data between warps; only the LDS strategy can do it")
     lds_floor, ceiling = None, float("inf")
     if cands and strategy == "auto" and prune:  # no LDS plan can beat (or tie) it: skip
-        lb, cm = _lower_bound(ctx), ctx.cost_model
+        lb = _lower_bound(ctx)
         lds_floor = cm.rank_value(lb["lds_cost"], lb["lds_instructions"])
         ceiling = min(_rank_value(p, cm) for p in cands) * (1 + cm.tie_fraction)
     if strategy in ("auto", "lds") and (lds_floor is None or lds_floor <= ceiling):
@@ -419,7 +466,37 @@ def _candidates(ctx: ConversionContext, best_only: bool = False, movmatrix: bool
         except LayoutError:
             if not cands:
                 raise
-    return _rank(cands, ctx.cost_model)
+    return _rank(cands, cm)
+
+
+def _lds_first(ctx: ConversionContext, programs: list[_InWaveProgram], floors: list[float]) -> list[Plan]:
+    """The candidates whose first (``_rank``) is the first of every candidate: the LDS plans
+    (``_lds_candidates`` with ``best_only``, no ceiling), then the in-wave ``programs`` priced, but
+    only those whose rank value floor (``floors``: ``ProgramFloor.rank_value``) is within the tie
+    fraction of the best LDS plan's (all of them when no LDS plan fits).
+
+    Why the first plan is the one of the in-wave-first order.  ``_rank`` puts first, of the plans
+    whose rank value is at most ``V * (1 + tie_fraction)`` (``V``: the least rank value; the tie
+    group), the one with the fewest instructions with setup, then without LDS, then of the least
+    latency value, then the first built (a stable sort).  (1) A program left unpriced has a rank value
+    above ``B * (1 + tie_fraction) >= V * (1 + tie_fraction)`` (``B``: the best LDS plan's, an upper
+    bound of ``V``): it is outside the tie group and is not the least, so leaving it out changes
+    neither ``V`` nor the tie group.  (2) The LDS plans built: the in-wave-first order passes the
+    in-wave plans' tie limit as a ceiling, which leaves out designs whose floors (``floor`` with the
+    least LDS instructions, ``plan_floor``) are above it, and those only; a design of rank value at
+    most ``V * (1 + tie_fraction)`` has its floors below both every built plan's tie limit and the
+    ceiling, so it is built in both orders unless a plan built before outranks it
+    (``_outranked``), which then has a rank value at most its own: a plan of the tie group too,
+    built in both orders (by induction along the design order).  So both orders build the same
+    tie group, in the same relative order (in-wave plans first, LDS plans in design order): the
+    first plan is the same."""
+    cm = ctx.cost_model
+    try:
+        lds = _lds_candidates(ctx, best_only=True)
+    except LayoutError:  # no LDS plan fits: the in-wave plans are the candidates
+        lds = []
+    limit = min(_rank_value(p, cm) for p in lds) * (1 + cm.tie_fraction) + 1e-9 if lds else float("inf")
+    return [_finish_in_wave(ctx, b) for b, f in zip(programs, floors) if f <= limit] + lds
 
 
 def _movmatrix_candidates(ctx: ConversionContext, best_only: bool) -> list[Plan]:

@@ -244,6 +244,10 @@ class Program:
         em.finish(outputs)
         return em.steps
 
+    def live_ops(self, outputs: list[int]) -> list[Op]:
+        """The ops ``emit`` turns into steps for ``outputs``, in program order."""
+        return [op for op, live in zip(self.ops, self._live(outputs)) if live]
+
     def _live(self, outputs: list[int]) -> list[bool]:
         live_vals = set(outputs)
         live = [False] * len(self.ops)

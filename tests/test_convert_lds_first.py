@@ -1,0 +1,129 @@
+"""The in-wave program floors (linlayout.synth.program_floor) and the LDS-first candidate order of
+linlayout.synth.convert: every in-wave program of a sample of corpus cases prices at or above its
+floor; where the LDS plans are built first, in-wave plans are left unpriced and the plan is the one
+the in-wave-first order gives."""
+
+from __future__ import annotations
+
+import pytest
+
+from linlayout import LayoutError, LinearLayout
+from linlayout.dtypes import dtype_bits
+from linlayout.synth import convert
+from linlayout.synth.context import ConversionContext
+from linlayout.synth.exchanges import SchedulePlanner, build_schedule, exchange_applicable
+from linlayout.synth.in_wave import gather_choices, gather_units, unpack_units
+from linlayout.synth.program_floor import ProgramFloor
+
+from repo_data import family_corpus
+
+
+def _sample(family: str, step: int) -> list[dict]:
+    """Every ``step``-th case of a corpus, with at least one case of each dtype and warp count it has."""
+    cases = family_corpus(family)["cases"]
+    picked = {id(c): c for c in cases[::step]}
+    for c in cases:  # first of every (dtype, warps) pair
+        key = (c["dtype"], c["num_warps"])
+        if not any((p["dtype"], p["num_warps"]) == key for p in picked.values()):
+            picked[id(c)] = c
+    return list(picked.values())
+
+
+SAMPLE = _sample("amd", 23) + _sample("wave32", 29)
+
+
+def _context(case: dict, objective: str | None = None) -> ConversionContext:
+    return ConversionContext.create(LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"]),
+                                    case["arch"], dtype_bits(case["dtype"]), objective=objective)
+
+
+def _every_program(ctx: ConversionContext) -> list:
+    """Every in-wave program the planner can build for ``ctx``: each exchange schedule of each
+    packing on each wave map (not only the cheapest on labels), and the gather on the first map."""
+    out = []
+    n_dst = ctx.problem.dst.in_dim_size("register")
+    for k, wm in enumerate(convert._wave_maps(ctx.problem)):
+        if not wm.wave_local:
+            continue
+        up = convert._unit_problem(ctx, wm)
+        if exchange_applicable(up.reg_cols, up.lane_cols, up.n_sr):
+            for K in up.packings:
+                planner = SchedulePlanner(ctx, up.reg_cols, up.lane_cols, up.n_sr, K)
+                for sched in planner.candidates():
+                    out.append(convert._in_wave_program(
+                        ctx, wm, up, K, sched.name,
+                        lambda prog, units, s=sched, pl=planner: build_schedule(prog, s, pl, units, n_dst)))
+        if k == 0:
+            _, g_plan = gather_choices(ctx, up.pk.units)
+            out.append(convert._in_wave_program(
+                ctx, wm, up, up.pk.K, "gather",
+                lambda prog, units: unpack_units(prog, up.pk, gather_units(prog, g_plan, units), n_dst)))
+    return [b for b in out if b is not None]
+
+
+@pytest.mark.parametrize("objective", [None, "latency"])
+def test_every_in_wave_program_prices_at_or_above_its_floor(objective):
+    """The floor bounds the priced plan's cost and instructions with setup, so its rank value too, for
+    every program of the sample (AMD and wave32 corpora: fp8 to fp32, 1 to 8 warps)."""
+    seen, dtypes, warps = 0, set(), set()
+    for case in SAMPLE:
+        ctx = _context(case, objective)
+        cm = ctx.cost_model
+        for built in _every_program(ctx):
+            floor = built.floor(ctx)
+            plan = convert._finish_in_wave(ctx, built)
+            assert floor.cost <= plan.cost + 1e-9, (case["name"], built.name, floor, plan.cost)
+            assert floor.instructions <= plan.total_with_overhead(), (case["name"], built.name, floor)
+            assert floor.rank_value(cm) <= convert._rank_value(plan, cm) + 1e-9
+            seen += 1
+            dtypes.add(case["dtype"])
+            warps.add(case["num_warps"])
+    assert seen > 100 and {"fp8", "fp16", "fp32"} <= dtypes and {1, 2, 4, 8} <= warps
+
+
+def test_floors_refuse_overlapping_pipes_and_unbounded_objectives():
+    """The floors bound the summed parts of ``concurrent`` and ``latency`` only: an NVIDIA cost model
+    (overlapping pipes) or the throughput objective is refused, not silently mispriced."""
+    case = SAMPLE[0]
+    ctx = _context(case)
+    built = _every_program(ctx)[0]
+    for cm in (convert.cost_mod.cost_model("sm_90"), convert.cost_mod.cost_model(case["arch"], "throughput")):
+        with pytest.raises(ValueError, match="program floors"):
+            ProgramFloor.of(built.prog, built.outputs, cm, ctx.element_bits)
+
+
+def test_lds_first_leaves_in_wave_plans_unpriced_and_keeps_the_plan(monkeypatch):
+    """On the sample, the LDS-first order is taken, leaves in-wave programs unpriced, and plans what
+    the in-wave-first order plans (every in-wave plan priced, the LDS designs under its ceiling),
+    certificate for certificate; where an in-wave plan was left unpriced, that is also the first of
+    every candidate (``candidate_plans``)."""
+    taken = []
+    real = convert._lds_first
+
+    def spy(ctx, programs, floors):
+        plans = real(ctx, programs, floors)
+        taken.append((len(programs), sum(p.strategy == "registers" for p in plans)))
+        return plans
+
+    monkeypatch.setattr(convert, "_lds_first", spy)
+    skipped = 0
+    for case in SAMPLE:
+        taken.clear()
+        try:
+            first = convert._candidates(_context(case), best_only=True)[0]
+        except LayoutError:
+            continue
+        if not taken:
+            continue
+        (n_programs, n_priced), = taken
+        with monkeypatch.context() as m:
+            m.setattr(convert, "LDS_FIRST_FACTOR", float("inf"))
+            in_wave_first = convert._candidates(_context(case), best_only=True)[0]
+        assert first.to_certificate() == in_wave_first.to_certificate(), case["name"]
+        if n_priced < n_programs:
+            skipped += 1
+            every = convert.candidate_plans(LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"]),
+                                            case["arch"], dtype_bits(case["dtype"]))
+            assert first.to_certificate() == every[0].to_certificate(), case["name"]
+            assert first.strategy == "lds"
+    assert skipped >= 10
