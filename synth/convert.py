@@ -19,6 +19,9 @@
      order, then the in-wave plans of what is left;
    * the LDS round trip (linlayout.synth.lds_path), unless the analytic LDS lower bound
      already ranks it after the in-wave plan.
+   The in-wave candidates are SSA programs first; where their floors (linlayout.synth.program_floor)
+   are well above the LDS lower bound, the LDS plans are built first and an in-wave program is
+   emitted and priced only when its floor could enter the tie group (``_lds_first``).
 3. Candidates are ranked by linlayout.synth.cost (``CostModel.rank_value``: the cost, times
    the square root of the instructions with setup under ``concurrent``; ``CostModel.tie_fraction``:
    near ties go to fewer instructions, then to no LDS); the winner is executed on the wave
@@ -488,8 +491,10 @@ def _lds_first(ctx: ConversionContext, programs: list[_InWaveProgram], floors: l
     ceiling, so it is built in both orders unless a plan built before outranks it
     (``_outranked``), which then has a rank value at most its own: a plan of the tie group too,
     built in both orders (by induction along the design order).  So both orders build the same
-    tie group, in the same relative order (in-wave plans first, LDS plans in design order): the
-    first plan is the same."""
+    tie group, in the same relative order (in-wave plans first, LDS plans in the pool's order): the
+    first plan is the same -- up to which of two LDS plans tied in every ranking key comes first,
+    which under ``concurrent`` may follow the limits (``DesignPool.by_floor``), as between any two
+    ceilings."""
     cm = ctx.cost_model
     try:
         lds = _lds_candidates(ctx, best_only=True)
