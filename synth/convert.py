@@ -62,7 +62,8 @@ from .program_floor import ProgramFloor
 from .steps import Movmatrix
 from .preimage import Problem, wave_local_maps
 
-__all__ = ["LDS_FIRST_FACTOR", "STRATEGIES", "candidate_plans", "exchange_schedule_plans", "lds_plan", "plan_conversion"]
+__all__ = ["LDS_FIRST_FACTOR", "STRATEGIES", "candidate_plans", "exchange_schedule_plans", "lds_plan",
+           "plan_conversion"]
 
 # [I] Where only the first plan is wanted, the LDS plans are built before the in-wave ones when the
 # in-wave programs' least rank value floor is above this many times the LDS lower bound's (then an

@@ -35,6 +35,7 @@ NVIDIA), and the rank value (``CostModel.rank_value``, non-decreasing in both) i
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
 from .cost import CROSSBAR_KINDS, CostModel
@@ -58,27 +59,29 @@ class ProgramFloor:
         if cm.pipe_overlap or not cm.floors_apply:
             raise ValueError("program floors bound the sum of the parts, under concurrent or latency")
         m = dwords_per_slot(element_bits)
+        ops = prog.live_ops(outputs)
+        kinds = Counter(cls._instruction(op, prog) for op in ops)
+        crossbar = [kind for kind in kinds if kind in CROSSBAR_KINDS]
+        issue = m * sum(n * cm.instruction(kind) for kind, n in kinds.items())
+        pipe = m * sum(kinds[kind] * (cm.instruction(kind) - cm.ds_issue) for kind in crossbar)
+        depth = cls._ds_depth(ops) if crossbar else 0
+        return cls(cm.path_floor(issue - pipe, pipe, cm.latency(depth)), m * len(ops) + depth)
+
+    @staticmethod
+    def _ds_depth(ops: list) -> int:
+        """The deepest level of a crossbar lane move (module docstring: ``level``)."""
         level: dict[int, int] = {}
-        issue = pipe = 0.0
-        n_ops = depth = 0
-        for op in prog.live_ops(outputs):
-            kind = cls._instruction(op, prog)
-            cycles = m * cm.instruction(kind)
-            issue += cycles
-            if kind in CROSSBAR_KINDS:
-                pipe += cycles - m * cm.ds_issue
-            n_ops += m
+        depth = 0
+        for op in ops:
             if op.kind == "lane":
                 d = level.get(op.args[0], 0) + (1 if op.params["op"].crossbar else 0)
             elif op.kind in ("select", "fused", "swap"):
                 d = max(level.get(a, 0) for a in op.args)
-            elif op.kind in ("perm", "permsel"):
+            else:  # perm, permsel (``_instruction`` refuses any other op)
                 d = 0
-            else:
-                raise ValueError(f"no floor for a program with {op.kind} ops")
             depth = max(depth, d)
             level.update(dict.fromkeys(op.outs, d))
-        return cls(cm.path_floor(issue - pipe, pipe, cm.latency(depth)), n_ops + depth)
+        return depth
 
     @staticmethod
     def _instruction(op, prog: Program) -> str:
