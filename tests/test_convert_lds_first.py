@@ -127,3 +127,23 @@ def test_lds_first_leaves_in_wave_plans_unpriced_and_keeps_the_plan(monkeypatch)
             assert first.to_certificate() == every[0].to_certificate(), case["name"]
             assert first.strategy == "lds"
     assert skipped >= 10
+
+
+def test_lds_first_without_a_fitting_lds_plan_prices_every_in_wave_plan(monkeypatch):
+    """With an LDS budget no round trip fits (64 bytes), the LDS-first order finds no LDS plan and
+    prices every in-wave program: the plan is the in-wave-first order's, in registers."""
+    case = family_corpus("amd")["cases"][0]  # mfma32T->mfma16 on gfx90a, fp32: an LDS plan wins
+    src, dst = LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"])
+    bits = dtype_bits(case["dtype"])
+    taken = []
+    real = convert._lds_first
+    monkeypatch.setattr(convert, "_lds_first", lambda ctx, programs, floors: taken.append(len(programs))
+                        or real(ctx, programs, floors))
+    assert convert.plan_conversion(src, dst, case["arch"], bits).strategy == "lds"
+    taken.clear()
+    first = convert.plan_conversion(src, dst, case["arch"], bits, lds_budget_bytes=64)
+    assert taken == [1] and first.strategy != "lds"
+    monkeypatch.setattr(convert, "LDS_FIRST_FACTOR", float("inf"))
+    taken.clear()
+    in_wave_first = convert.plan_conversion(src, dst, case["arch"], bits, lds_budget_bytes=64)
+    assert taken == [] and first.to_certificate() == in_wave_first.to_certificate()
