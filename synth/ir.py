@@ -71,6 +71,26 @@ def _key_arr(a) -> bytes:
     return np.ascontiguousarray(a).tobytes()
 
 
+def _lane_facts(need) -> tuple[np.ndarray, bool, bytes]:
+    """``Program.lane``'s facts of a lane map: as int64, whether it moves nothing, its key."""
+    need = np.asarray(need, dtype=np.int64)
+    return need, bool(((need == lane_indices(len(need))) | (need < 0)).all()), _key_arr(need)
+
+
+def _condition_facts(cond) -> tuple[np.ndarray, bool, bool, bytes]:
+    """``Program.select``'s facts of a condition: as bool, whether any and every lane holds, its key."""
+    cond = np.asarray(cond, dtype=bool)
+    return cond, bool(cond.any()), bool(cond.all()), _key_arr(cond)
+
+
+def _merge_facts(keep, need) -> tuple[np.ndarray, np.ndarray, bool, tuple[int, int] | None, tuple[bytes, bytes]]:
+    """``Program.fused``'s facts of a masked DPP move: ``keep`` as bool, ``need`` don't-care where kept,
+    whether every lane keeps, the DPP row and bank masks of the moving lanes, the key."""
+    keep = np.asarray(keep, dtype=bool)
+    need = np.where(keep, -1, np.asarray(need, dtype=np.int64))
+    return keep, need, bool(keep.all()), row_bank_masks(~keep), (_key_arr(keep), _key_arr(need))
+
+
 class Program:
     """Builder of an SSA register program for one wave (ops identical in every warp, except LDS addresses)."""
 
@@ -85,6 +105,17 @@ class Program:
         self.ops: list[Op] = []
         self._cse: dict[tuple, tuple] = {}
         self.producer: dict[int, int] = {}
+        self._facts: dict[tuple, tuple] = {}  # (what, ids of arrays) -> (the arrays, their facts)
+
+    def _array_facts(self, what: str, arrays: tuple, compute):
+        """``compute()``, the facts ``what`` of the per-lane ``arrays``, once per arrays given: a builder
+        passes the same array for every pair of values it treats alike, and arrays are not changed once
+        given (the ops keep them); the arrays are kept with their facts, so their ids stay theirs."""
+        key = (what, *map(id, arrays))
+        kept = self._facts.get(key)
+        if kept is None:
+            kept = self._facts[key] = (arrays, compute())
+        return kept[1]
 
     # ------------------------------------------------------------ builders
     def _new(self, kind: str, args: tuple, params: dict, n_out: int = 1, key: tuple | None = None) -> tuple:
@@ -101,25 +132,23 @@ class Program:
 
     def lane(self, src: int, need: np.ndarray, op: LaneOp) -> int:
         """``src`` read from lane ``need[l]`` (``-1``: don't care) by instruction ``op``."""
-        need = np.asarray(need, dtype=np.int64)
-        lanes = lane_indices(len(need))
-        if ((need == lanes) | (need < 0)).all():
+        need, identity, need_key = self._array_facts("lane", (need,), lambda: _lane_facts(need))
+        if identity:
             return src
-        return self._new("lane", (src,), {"need": need, "op": op},
-                         key=("lane", src, _key_arr(need), op.kind))[0]
+        return self._new("lane", (src,), {"need": need, "op": op}, key=("lane", src, need_key, op.kind))[0]
 
     def select(self, cond: np.ndarray, a: int, b: int) -> int:
         """Per lane ``b if cond[l] else a`` (a ``v_cndmask_b32``)."""
-        cond = np.asarray(cond, dtype=bool)
-        if a == b or not cond.any():
+        cond, some, every, cond_key = self._array_facts("select", (cond,), lambda: _condition_facts(cond))
+        if a == b or not some:
             return a
-        if cond.all():
+        if every:
             return b
         fused = self._select_of_perms(a, b) if self.fuse_select_perm else None
         if fused is not None:
             s0, s1, sel_a, sel_b = fused
             return self.perm_select(s0, s1, sel_a, sel_b, cond)
-        return self._new("select", (a, b), {"cond": cond}, key=("select", a, b, _key_arr(cond)))[0]
+        return self._new("select", (a, b), {"cond": cond}, key=("select", a, b, cond_key))[0]
 
     def _bytes_of(self, v: int) -> list[tuple[int, int] | int]:
         """The four bytes of value ``v``, low first: ``(value, byte)`` read from another value, or the
@@ -153,13 +182,11 @@ class Program:
 
     def fused(self, own: int, src: int, keep: np.ndarray, need: np.ndarray, op: LaneOp) -> int:
         """One DPP instruction: ``own`` where ``keep[l]``, else ``src`` read from lane ``need[l]``."""
-        keep = np.asarray(keep, dtype=bool)
-        need = np.where(keep, -1, np.asarray(need, dtype=np.int64))
-        if keep.all():
+        keep, need, every, masks, arrays_key = self._array_facts("fused", (keep, need), lambda: _merge_facts(keep, need))
+        if every:
             return own
-        masks = row_bank_masks(~keep)
         return self._new("fused", (own, src), {"keep": keep, "need": need, "op": op, "masks": masks},
-                         key=("fused", own, src, _key_arr(keep), _key_arr(need), op.kind))[0]
+                         key=("fused", own, src, arrays_key, op.kind))[0]
 
     def swap(self, kind: str, vdst: int, src0: int) -> tuple[int, int]:
         """gfx950 ``v_permlane{16,32}_swap``: returns the new (vdst, src0)."""
@@ -191,13 +218,13 @@ class Program:
 
     def perm_select(self, s0: int, s1: int, sel0: int, sel1: int, cond: np.ndarray) -> int:
         """``v_perm_b32`` with a per-lane selector VGPR: ``sel1`` where ``cond[l]``, else ``sel0``."""
-        cond = np.asarray(cond, dtype=bool)
-        if sel0 == sel1 or not cond.any():
+        cond, some, every, cond_key = self._array_facts("select", (cond,), lambda: _condition_facts(cond))
+        if sel0 == sel1 or not some:
             return self.perm(s0, s1, sel0)
-        if cond.all():
+        if every:
             return self.perm(s0, s1, sel1)
         return self._new("permsel", (s0, s1), {"sel0": int(sel0), "sel1": int(sel1), "cond": cond},
-                         key=("permsel", s0, s1, int(sel0), int(sel1), _key_arr(cond)))[0]
+                         key=("permsel", s0, s1, int(sel0), int(sel1), cond_key))[0]
 
     def store(self, values: list[int], positions: list[int], addr: np.ndarray, width_bytes: int,
               pair: list[int] | None = None, pair_offset: int = 0, st64: bool = False,
