@@ -309,15 +309,36 @@ def _swizzle_bitmask(i: np.ndarray, j: np.ndarray) -> int | None:
     return and_m | (or_m << 5) | (xor_m << 10)
 
 
+_swizzle_rows = caches.cache("synth.lane_ops.swizzle_rows", size=8192, table=True)  # 8192: (lane, source) of both wave sizes
+
+
+def _swizzle_rows_reading(wave_size: int, lane: int, source: int) -> int:
+    """The rows of ``_swizzle_table(wave_size)`` (bit ``i`` = row ``i``) whose ``lane`` reads lane ``source``."""
+    key = (wave_size, lane, source)
+    rows = _swizzle_rows.get(key)
+    if rows is None:
+        _, tab, _ = _swizzle_table(wave_size)
+        rows = int.from_bytes(np.packbits(tab[:, lane] == source, bitorder="little").tobytes(), "little")
+        _swizzle_rows[key] = rows
+    return rows
+
+
 def _swizzle_table_offsets(need: np.ndarray, m: np.ndarray) -> list[int]:
-    """The FFT/rotate offsets (table order) whose source lanes agree with ``need`` on the lanes ``m``."""
-    offs, tab, by_row = _swizzle_table(len(need))
+    """The FFT/rotate offsets (table order) whose source lanes agree with ``need`` on the lanes ``m``:
+    the rows in the intersection of the needed lanes' ``_swizzle_rows_reading``."""
+    offs, _, by_row = _swizzle_table(len(need))
     if m.all():
         return by_row.get(need.astype(np.int8).tobytes(), [])
-    i = np.flatnonzero(m)
-    rows = np.flatnonzero(tab[:, i[0]] == need[i[0]])  # the offsets agreeing on the first needed lane
-    hit = rows[(tab[rows][:, i] == need[i]).all(axis=1)]
-    return [offs[h] for h in hit]
+    hit = (1 << len(offs)) - 1
+    for lane, s in zip(np.flatnonzero(m).tolist(), need[m].tolist()):
+        hit &= _swizzle_rows_reading(len(need), lane, s)
+        if not hit:
+            return []
+    out = []
+    while hit:
+        out.append(offs[(hit & -hit).bit_length() - 1])
+        hit &= hit - 1
+    return out
 
 
 def find_swizzle(need: np.ndarray, target: Target) -> LaneOp | None:
