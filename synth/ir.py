@@ -295,7 +295,8 @@ class _Emitter:
 
     def _slots(self, r: int) -> list[int]:
         """The slots of register ``r``: ``r * p .. r * p + p - 1``."""
-        return list(range(r * self.p, r * self.p + self.p))
+        p = self.p
+        return [r] if p == 1 else list(range(r * p, r * p + p))
 
     def _slots_of(self, regs) -> list[int]:
         """The slots of the registers ``regs``, in order."""
