@@ -191,6 +191,7 @@ def _dpp_op(bit: int, target: Target) -> LaneOp:
 
 
 _dpp_cache = caches.cache("synth.lane_ops.dpp", size=4096)  # 4096: several lane maps per layout pair
+_UNKEPT = object()  # a lane map _dpp_cache has no answer for
 
 
 def find_dpp8(need: np.ndarray) -> LaneOp | None:
@@ -237,10 +238,11 @@ def find_dpp(need: np.ndarray, target: Target) -> LaneOp | None:
 def _find_dpp(need_bytes: bytes, need: list[int], target: Target) -> LaneOp | None:
     """``find_dpp`` of the lane map ``need`` (as a list, and its int64 bytes for the cache key)."""
     key = (target.name, need_bytes)
-    if key not in _dpp_cache:
+    op = _dpp_cache.get(key, _UNKEPT)  # (None is a kept answer: no control)
+    if op is _UNKEPT:
         hit = _dpp_hits(need, target) if target.dpp_controls else 0
-        _dpp_cache[key] = _dpp_op(hit & -hit, target) if hit else None
-    return _dpp_cache[key]
+        op = _dpp_cache[key] = _dpp_op(hit & -hit, target) if hit else None
+    return op
 
 
 def _swizzle_fft_rotate(wave_size: int) -> list[tuple[int, np.ndarray]]:
@@ -432,20 +434,23 @@ def lane_moves(need: np.ndarray, target: Target, family_cost: dict[str, float], 
     """``(find_lane_op(need, target, family_cost), find_dpp(need, target))`` of a lane map the planner
     built (int64 ``[wave_size]``, entries -1 or lane indices: not checked again), the first None
     where ``identity`` (``need`` moves no lane)."""
-    need_bytes = need.tobytes()
-    mv = None if identity else _lane_op(need, need_bytes, target, family_cost, False)
-    return mv, _find_dpp(need_bytes, need.tolist(), target)
+    need_bytes, entries = need.tobytes(), need.tolist()
+    mv = None if identity else _lane_op(need, need_bytes, target, family_cost, False, entries)
+    return mv, _find_dpp(need_bytes, entries, target)
 
 
 def _lane_op(need: np.ndarray, need_bytes: bytes, target: Target, family_cost: dict[str, float] | None,
-             check: bool) -> LaneOp:
+             check: bool, entries: list[int] | None = None) -> LaneOp:
     """``find_lane_op`` of the int64 lane map ``need`` of the target's wave size (``need_bytes``: its
-    bytes; ``check``: whether its entries are checked to be -1 or lane indices)."""
+    bytes, ``entries``: it as a list if known; ``check``: whether its entries are checked to be -1
+    or lane indices)."""
     costs = family_cost or {"dpp": 1.0, "permlane16": 1.5, "ds_swizzle": 2.0, "ds_bpermute": 3.0}
     key = (target.name, need_bytes, tuple(sorted(costs.items())))
-    if key in _cache:  # only valid lane maps are kept
-        return _cache[key]  # type: ignore[return-value]
-    entries = need.tolist()
+    kept = _cache.get(key)
+    if kept is not None:  # only valid lane maps are kept
+        return kept
+    if entries is None:
+        entries = need.tolist()
     if check and (min(entries) < -1 or max(entries) >= target.wave_size):
         raise LayoutError("a lane map entry is not a lane index or -1")
     if "shfl.sync.idx" in target.lane_ops:
