@@ -49,7 +49,7 @@ PTX_REGISTER_ISA = RegisterIsa("selp", "mov", "prmt")
 FUSE_DPP_SELECT = False
 
 
-@dataclass
+@dataclass(slots=True)
 class Op:
     kind: str  # lane | select | fused | swap | perm | copy | store | load | barrier
     args: tuple  # value ids read
@@ -119,13 +119,17 @@ class Program:
 
     # ------------------------------------------------------------ builders
     def _new(self, kind: str, args: tuple, params: dict, n_out: int = 1, key: tuple | None = None) -> tuple:
-        if key is not None and key in self._cse:
-            return self._cse[key]
-        outs = tuple(range(self.n_values, self.n_values + n_out))
-        self.n_values += n_out
+        if key is not None:
+            outs = self._cse.get(key)
+            if outs is not None:
+                return outs
+        n = self.n_values
+        outs = (n,) if n_out == 1 else tuple(range(n, n + n_out))
+        self.n_values = n + n_out
+        index = len(self.ops)
         self.ops.append(Op(kind, args, outs, params))
         for o in outs:
-            self.producer[o] = len(self.ops) - 1
+            self.producer[o] = index
         if key is not None:
             self._cse[key] = outs
         return outs
