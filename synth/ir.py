@@ -276,16 +276,19 @@ class Program:
         return em.steps
 
     def _live(self, outputs: list[int]) -> list[bool]:
+        ops = self.ops
         live_vals = set(outputs)
-        live = [False] * len(self.ops)
-        for i in range(len(self.ops) - 1, -1, -1):
-            op = self.ops[i]
+        live = [False] * len(ops)
+        lds = False  # a live LDS op
+        for i in range(len(ops) - 1, -1, -1):
+            op = ops[i]
             if op.kind in ("store", "barrier") or not live_vals.isdisjoint(op.outs):
                 live[i] = True
                 live_vals.update(op.args)
+                lds = lds or op.kind in ("store", "load")
         # a barrier is needed only between live LDS ops
-        if not any(live[i] and self.ops[i].kind in ("store", "load") for i in range(len(self.ops))):
-            live = [l and self.ops[i].kind != "barrier" for i, l in enumerate(live)]
+        if not lds:
+            live = [l and ops[i].kind != "barrier" for i, l in enumerate(live)]
         return live
 
 
@@ -350,7 +353,7 @@ class _Emitter:
             self.reg[op.outs[0]], self.reg[op.outs[1]] = ra, rb
         elif k == "perm":
             r = self._fresh()
-            s0, s1 = (self.reg[x] for x in op.args)
+            s0, s1 = self.reg[op.args[0]], self.reg[op.args[1]]
             sel = op.params["selector"]
             dst, src = [], []
             for slot in range(self.p):
@@ -416,7 +419,7 @@ class _Emitter:
 
     def _permsel(self, op: Op) -> None:
         r = self._fresh()
-        s0, s1 = (self.reg[x] for x in op.args)
+        s0, s1 = self.reg[op.args[0]], self.reg[op.args[1]]
         sel0, sel1 = op.params["sel0"], op.params["sel1"]
         dst, a, b = [], [], []
         for slot in range(self.p):
