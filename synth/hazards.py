@@ -85,7 +85,8 @@ class _Table:
     def __init__(self, steps: list[Step], p: int, dps: int) -> None:
         self.steps, self.p, self.dps = steps, p, dps
         split = dps == 2 or p > 1
-        self.reads = [frozenset(_dwords(st.reads(), p, dps) if split else st.reads()) for st in steps]
+        # (one slot per register: the step's own list, which the walk only reads; a register may repeat)
+        self.reads = [frozenset(_dwords(st.reads(), p, dps)) for st in steps] if split else [st.reads() for st in steps]
         self.writes = [frozenset(_dwords(st.writes(), p, dps) if split else st.writes()) for st in steps]
         self.instructions = [0 if st.renaming else _instructions(st, dps) for st in steps]
         self.wait = [hazard_wait_states(st) for st in steps]
@@ -124,7 +125,7 @@ class _Clock:
 
     def _waits_for_ds(self, i: int) -> bool:
         pending = self.pending
-        return bool(pending) and self.table.instructions[i] > 0 and not self.table.reads[i].isdisjoint(pending)
+        return bool(pending) and self.table.instructions[i] > 0 and not pending.keys().isdisjoint(self.table.reads[i])
 
     def clear_at(self, i: int) -> int:
         """The first position at which hazard reader ``i`` needs no wait, given the writers of its
@@ -157,7 +158,7 @@ class _Clock:
                 if a is not None:
                     pending[d] = a
             return
-        waits = bool(pending) and t.instructions[i] > 0 and not t.reads[i].isdisjoint(pending)
+        waits = bool(pending) and t.instructions[i] > 0 and not pending.keys().isdisjoint(t.reads[i])
         stall = 0
         if t.wait[i]:  # the s_waitcnt before a DS result is one wait state (stall)
             stall = max(0, (self.clear_at(i) if clear_at is None else clear_at) - self.now - waits)
@@ -267,7 +268,7 @@ def _walk(plan, scheduled: bool = True) -> tuple[list[list[int]], _Clock]:
     slots: list[list[int]] = []
     copied: set[int] = set()
     for i in _issue(clock, scheduled):
-        if slots and table.wait[i] and not table.reads[i].isdisjoint(copied):  # the compiler's copy may move up
+        if slots and table.wait[i] and not copied.isdisjoint(table.reads[i]):  # the compiler's copy may move up
             slots[-1].append(i)
         else:
             slots.append([i])
