@@ -139,11 +139,13 @@ class _Clock:
                 at = (w >> 1) + 1 + wait
         return at
 
-    def stall(self, i: int, clear_at: int) -> int:
+    def stall(self, i: int, clear_at: int, waits_for_ds: bool | None = None) -> int:
         """The wait states hazard reader ``i`` needs beyond the instructions before it, were it issued
-        now (``clear_at``: its :meth:`clear_at`)."""
+        now (``clear_at``: its :meth:`clear_at`; ``waits_for_ds``: :meth:`_waits_for_ds` if known)."""
+        if waits_for_ds is None:
+            waits_for_ds = self._waits_for_ds(i)
         # the s_waitcnt before a DS result is one wait state
-        return max(0, clear_at - self.now - self._waits_for_ds(i))
+        return max(0, clear_at - self.now - waits_for_ds)
 
     def issue(self, i: int, clear_at: int | None = None) -> None:
         """Emit step ``i`` now (``clear_at``: its :meth:`clear_at` if known)."""
@@ -158,10 +160,8 @@ class _Clock:
                 if a is not None:
                     pending[d] = a
             return
-        waits = bool(pending) and t.instructions[i] > 0 and not pending.keys().isdisjoint(t.reads[i])
-        stall = 0
-        if t.wait[i]:  # the s_waitcnt before a DS result is one wait state (stall)
-            stall = max(0, (self.clear_at(i) if clear_at is None else clear_at) - self.now - waits)
+        waits = self._waits_for_ds(i)
+        stall = self.stall(i, self.clear_at(i) if clear_at is None else clear_at, waits) if t.wait[i] else 0
         if waits:  # s_waitcnt lgkmcnt: DS results arrive in order
             last = max(pending[d] for d in t.reads[i] if d in pending)
             self.pending = pending = {d: a for d, a in pending.items() if a > last}
@@ -240,7 +240,8 @@ def _schedule(run: list[int], clock: _Clock) -> list[int]:
     out = []
     while plain or blocked:
         while blocked and blocked[0][0] <= clock.now:  # clear: the reader needs no wait any more
-            push(plain, (-height[blocked[0][1]], pop(blocked)[1]))
+            j = pop(blocked)[1]
+            push(plain, (-height[j], j))
         if plain:
             best = pop(plain)[1]
         else:  # every ready step waits: the one that waits least
