@@ -441,10 +441,13 @@ class _DsChain:
 
     def register_step(self, reads: list[int], writes: list[int], crossbar: bool) -> None:
         """A register step: its results depend on what it reads, one level more through the crossbar."""
+        depth = self.depth
         d = self.level(reads) + (1 if crossbar else 0)
-        if d or self.depth:  # (level 0 everywhere: an empty chain stays empty)
-            self.depth.update(dict.fromkeys(writes, d))
-            self.best = max(self.best, d)
+        if d or depth:  # (level 0 everywhere: an empty chain stays empty)
+            for s in writes:
+                depth[s] = d
+            if d > self.best:
+                self.best = d
 
     def lds_store(self, slots: list[int]) -> None:
         self.memory = max(self.memory, self.level(slots) + 1)
@@ -655,11 +658,15 @@ class _Pricer:
         self.cm, self.arch, self.element_bits = cm, arch, element_bits
         self.mult = dwords_per_slot(element_bits)
         self.issue_cycles = self.lds_cycles = self.lds_pipe_cycles = 0.0
+        self._cycles: dict[str, float] = {}  # kind -> cm.instruction(kind), asked once per kind
 
     def issue(self, counts: dict[str, int], per_dword_half: bool = True) -> None:
         mult = self.mult if per_dword_half else 1
         for kind, n in counts.items():
-            cycles = n * mult * self.cm.instruction(kind)
+            one = self._cycles.get(kind)
+            if one is None:
+                one = self._cycles[kind] = self.cm.instruction(kind)
+            cycles = n * mult * one
             self.issue_cycles += cycles
             if kind in CROSSBAR_KINDS:
                 self.lds_pipe_cycles += cycles - n * mult * self.cm.ds_issue

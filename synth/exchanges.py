@@ -547,21 +547,22 @@ def build_schedule(prog: Program, sched: Schedule, pl: SchedulePlanner, units: l
             vals = [prog.lane(v, sigma, op) for v in vals]
             continue
         rho, j = mv[1], mv[2]
-        J = 1 << j
         lanes = lane_indices(pl.target.wave_size)
         lj = ((lanes >> j) & 1).astype(bool)
         if mv[0] == "xs":  # SchedulePlanner.fused_stages
             vals = _fused_exchange(prog, pl, vals, 1 << (rho - pl.kappa), j, _stage_sigma(mv[3]), mv[4])
             continue
+        # one array per lane map and condition of the move (the program knows an array it was given)
+        partner, stay = lanes ^ (1 << j), ~lj
         if rho < pl.kappa:
             (op,) = pl.sub[j].ops
             sel0, sel1 = _subword_selectors(rho, element_bytes)
-            moved = [prog.lane(v, lanes ^ J, op) for v in vals]  # all moves first: no DPP waits on a v_perm
+            moved = [prog.lane(v, partner, op) for v in vals]  # all moves first: no DPP waits on a v_perm
             vals = [prog.perm_select(t, v, sel0, sel1, lj) for t, v in zip(moved, vals)]
             continue
         real = pl.dword[j]
         bit = 1 << (rho - pl.kappa)
-        need_a, need_b = np.where(lj, lanes ^ J, -1), np.where(~lj, lanes ^ J, -1)
+        need_a, need_b = np.where(lj, partner, -1), np.where(stay, partner, -1)
         for q in range(pl.n_units):
             if q & bit:
                 continue
@@ -570,12 +571,12 @@ def build_schedule(prog: Program, sched: Schedule, pl: SchedulePlanner, units: l
                 na, nb = prog.swap(real.kind, a, b)
             elif real.how == "dpp":
                 da, db = real.ops
-                na = prog.fused(a, b, ~lj, need_a, da)
+                na = prog.fused(a, b, stay, need_a, da)
                 nb = prog.fused(b, a, lj, need_b, db)
             else:
                 (op,) = real.ops
                 t = prog.select(lj, b, a)
-                sh = prog.lane(t, lanes ^ J, op)
+                sh = prog.lane(t, partner, op)
                 na, nb = prog.select(lj, a, sh), prog.select(lj, sh, b)
             vals[q], vals[q | bit] = na, nb
     loc = pl.locations(sched, n_dst_slots)

@@ -73,90 +73,114 @@ def _dwords(slots: list[int], p: int, dps: int) -> list[int]:
     return slots if p == 1 else [s // p for s in slots]
 
 
-class _Node:
-    """One step as the schedule sees it: the registers it reads and writes, its instructions."""
+class _Table:
+    """The steps of a plan as the schedule sees them, one list entry per step (a table, not an object
+    per step: the walk runs once per priced plan): the registers it reads and writes, its
+    instructions, the wait states a read of it needs (``wait``; 0: no hazard reader), whether any
+    writer counts for them (``any_writer``: DPP) or a VALU one only (permlane), and whether its
+    result is a DS one (``ds``: awaited by ``s_waitcnt``)."""
 
-    __slots__ = ("index", "step", "reads", "writes", "instructions", "wait", "any_writer", "ds", "copy")
+    __slots__ = ("steps", "p", "dps", "reads", "writes", "instructions", "wait", "any_writer", "ds")
 
-    def __init__(self, index: int, st: Step, p: int, dps: int) -> None:
-        self.index, self.step = index, st
-        self.reads = frozenset(_dwords(st.reads(), p, dps))
-        self.writes = frozenset(_dwords(st.writes(), p, dps))
-        if st.renaming:
-            self.instructions = 0
-        else:
-            mult = dps if st.register_step() else 1
-            self.instructions = mult * sum(st.counts().values())
-            if st.fused_select:  # gfx9: LLVM makes it a v_mov_b32_dpp and a v_cndmask_b32 (docs/lowering.md)
-                self.instructions *= 2
-        self.wait = hazard_wait_states(st)
-        self.any_writer = self.wait and st.op != "permlane_swap"  # DPP: any writer counts
-        self.ds = bool(st.crossbar or (st.lds and not st.store))  # a DS result: awaited by s_waitcnt
-        self.copy = st.op == "mov" and st.kind == "v_mov"
+    def __init__(self, steps: list[Step], p: int, dps: int) -> None:
+        self.steps, self.p, self.dps = steps, p, dps
+        split = dps == 2 or p > 1
+        # (one slot per register: the step's own list, which the walk only reads; a register may repeat)
+        self.reads = [frozenset(_dwords(st.reads(), p, dps)) for st in steps] if split else [st.reads() for st in steps]
+        self.writes = [frozenset(_dwords(st.writes(), p, dps) if split else st.writes()) for st in steps]
+        self.instructions = [0 if st.renaming else _instructions(st, dps) for st in steps]
+        self.wait = [hazard_wait_states(st) for st in steps]
+        self.any_writer = [bool(w) and st.op != "permlane_swap" for w, st in zip(self.wait, steps)]  # DPP: any writer
+        self.ds = [bool(st.crossbar or (st.lds and not st.store)) for st in steps]
+
+    def renamed(self, i: int) -> list[tuple[int, int]]:
+        """``(new register, old register)`` of renaming step ``i``."""
+        st, p, dps = self.steps[i], self.p, self.dps
+        return list(zip(_dwords(st.writes(), p, dps), _dwords(st.reads(), p, dps)))
+
+
+def _instructions(st: Step, dps: int) -> int:
+    """The instructions of ``st`` as emitted (a register step twice for 64-bit elements)."""
+    n = sum(st.counts().values())
+    if dps == 2 and st.register_step():
+        n *= 2
+    if st.fused_select:  # gfx9: LLVM makes it a v_mov_b32_dpp and a v_cndmask_b32 (docs/lowering.md)
+        n *= 2
+    return n
 
 
 class _Clock:
     """Issue positions (one per wait state) of the instructions emitted so far: each register's last
-    writer, the DS results not yet waited for, and the ``s_nop``s inserted."""
+    writer (``written``: ``2 * position + 1`` if a VALU op wrote it, ``2 * position`` if a DS op),
+    the DS results not yet waited for, and the ``s_nop``s inserted."""
 
-    def __init__(self, p: int, dps: int) -> None:
-        self.p, self.dps = p, dps
+    __slots__ = ("table", "now", "written", "pending", "nops", "states")
+
+    def __init__(self, table: _Table) -> None:
+        self.table = table
         self.now = 0
-        self.written: dict[int, tuple[int, bool]] = {}  # register -> (position, written by a VALU op)
+        self.written: dict[int, int] = {}  # register -> 2 * position of its last writer (+ 1: a VALU op)
         self.pending: dict[int, int] = {}  # register -> position of the DS op it awaits
         self.nops = self.states = 0
 
-    def _waits_for_ds(self, n: _Node) -> bool:
-        return bool(self.pending) and n.instructions > 0 and any(d in self.pending for d in n.reads)
+    def _waits_for_ds(self, i: int) -> bool:
+        pending = self.pending
+        return bool(pending) and self.table.instructions[i] > 0 and not pending.keys().isdisjoint(self.table.reads[i])
 
-    def clear_at(self, n: _Node) -> int:
-        """The first position at which hazard reader ``n`` needs no wait, given the writers of its
-        registers so far (fixed once ``n`` is ready: a later writer waits for it)."""
+    def clear_at(self, i: int) -> int:
+        """The first position at which hazard reader ``i`` needs no wait, given the writers of its
+        registers so far (fixed once ``i`` is ready: a later writer waits for it)."""
+        t, written = self.table, self.written
+        wait, valu_only = t.wait[i], not t.any_writer[i]
         at = 0
-        for d in n.reads:
-            w = self.written.get(d)
-            if w is not None and (w[1] or n.any_writer):
-                at = max(at, w[0] + 1 + n.wait)
+        for d in t.reads[i]:
+            w = written.get(d)
+            if w is not None and (w & 1 or not valu_only) and (w >> 1) + 1 + wait > at:
+                at = (w >> 1) + 1 + wait
         return at
 
-    def stall(self, n: _Node, clear_at: int | None = None) -> int:
-        """The wait states ``n`` needs beyond the instructions before it, were it issued now
-        (``clear_at``: :meth:`clear_at` of ``n`` if known)."""
-        if not n.wait:
-            return 0
-        if clear_at is None:
-            clear_at = self.clear_at(n)
+    def stall(self, i: int, clear_at: int, waits_for_ds: bool | None = None) -> int:
+        """The wait states hazard reader ``i`` needs beyond the instructions before it, were it issued
+        now (``clear_at``: its :meth:`clear_at`; ``waits_for_ds``: :meth:`_waits_for_ds` if known)."""
+        if waits_for_ds is None:
+            waits_for_ds = self._waits_for_ds(i)
         # the s_waitcnt before a DS result is one wait state
-        return max(0, clear_at - self.now - self._waits_for_ds(n))
+        return max(0, clear_at - self.now - waits_for_ds)
 
-    def issue(self, n: _Node) -> None:
-        if n.step.renaming:  # the values keep their writers under their new names
-            moved = [(d, self.written.get(s), self.pending.get(s))
-                     for d, s in zip(_dwords(n.step.writes(), self.p, self.dps), _dwords(n.step.reads(), self.p, self.dps))]
-            for d, w, t in moved:
-                self.written.pop(d, None)
-                self.pending.pop(d, None)
+    def issue(self, i: int, clear_at: int | None = None) -> None:
+        """Emit step ``i`` now (``clear_at``: its :meth:`clear_at` if known)."""
+        t, written, pending = self.table, self.written, self.pending
+        if t.steps[i].renaming:  # the values keep their writers under their new names
+            moved = [(d, written.get(s), pending.get(s)) for d, s in t.renamed(i)]
+            for d, w, a in moved:
+                written.pop(d, None)
+                pending.pop(d, None)
                 if w is not None:
-                    self.written[d] = w
-                if t is not None:
-                    self.pending[d] = t
+                    written[d] = w
+                if a is not None:
+                    pending[d] = a
             return
-        stall = self.stall(n)
-        if self._waits_for_ds(n):  # s_waitcnt lgkmcnt: DS results arrive in order
-            last = max(self.pending[d] for d in n.reads if d in self.pending)
-            self.pending = {d: t for d, t in self.pending.items() if t > last}
+        waits = self._waits_for_ds(i)
+        stall = self.stall(i, self.clear_at(i) if clear_at is None else clear_at, waits) if t.wait[i] else 0
+        if waits:  # s_waitcnt lgkmcnt: DS results arrive in order
+            last = max(pending[d] for d in t.reads[i] if d in pending)
+            self.pending = pending = {d: a for d, a in pending.items() if a > last}
             self.now += 1
         if stall > 0:
             self.nops += 1
             self.states += stall
             self.now += stall
-        if n.instructions:
-            for d in n.writes:
-                self.written[d] = (self.now + n.instructions - 1, not n.ds)
-                self.pending.pop(d, None)
-                if n.ds:
-                    self.pending[d] = self.now
-        self.now += n.instructions
+        n = t.instructions[i]
+        if n:
+            now, ds = self.now, t.ds[i]
+            code = 2 * (now + n - 1) + (not ds)
+            for d in t.writes[i]:
+                written[d] = code
+                if pending:
+                    pending.pop(d, None)
+                if ds:
+                    pending[d] = now
+            self.now = now + n
 
     def lds_wait(self) -> None:
         """The one LDS wait the lowering emits before the first register step after LDS loads."""
@@ -165,96 +189,106 @@ class _Clock:
             self.now += 1
 
 
-def _schedule(run: list[_Node], clock: _Clock) -> list[_Node]:
+def _schedule(run: list[int], clock: _Clock) -> list[int]:
     """List-schedule one run of register steps (module docstring), issuing them on ``clock``."""
+    t = clock.table
+    reads, writes, wait = t.reads, t.writes, t.wait
     k = len(run)
     succs: list[list[int]] = [[] for _ in range(k)]  # each successor once
     waiting = [0] * k
     writer: dict[int, int] = {}  # register -> the last step writing it
     readers: dict[int, list[int]] = {}  # register -> the steps reading it since
-    for j, n in enumerate(run):
-        preds = {writer[d] for d in n.reads if d in writer}
-        for d in n.writes:
+    for j, i in enumerate(run):
+        preds = {writer[d] for d in reads[i] if d in writer}
+        for d in writes[i]:
             if d in writer:
                 preds.add(writer[d])
-            preds.update(readers.get(d, ()))
-        preds.discard(j)
-        for i in preds:
-            succs[i].append(j)
+            if d in readers:
+                preds.update(readers[d])
+        for q in preds:
+            succs[q].append(j)
         waiting[j] = len(preds)
-        for d in n.reads:
-            readers.setdefault(d, []).append(j)
-        for d in n.writes:
+        for d in reads[i]:
+            if d in readers:
+                readers[d].append(j)
+            else:
+                readers[d] = [j]
+        for d in writes[i]:
             writer[d] = j
             readers[d] = []
     height = [0] * k  # instructions and hazard waits from a step to the end of the run
-    for i in range(k - 1, -1, -1):
-        writes, longest = run[i].writes, 0
-        for j in succs[i]:
+    for a in range(k - 1, -1, -1):
+        written, longest = writes[run[a]], 0
+        for j in succs[a]:
             m = run[j]
-            h = height[j] + (m.wait if m.wait and not writes.isdisjoint(m.reads) else 0)
+            h = height[j] + wait[m] if wait[m] and not written.isdisjoint(reads[m]) else height[j]
             if h > longest:
                 longest = h
-        height[i] = run[i].instructions + longest
+        height[a] = t.instructions[run[a]] + longest
     plain: list[tuple[int, int]] = []  # ready steps that need no wait now: a heap by height
     blocked: list[tuple[int, int]] = []  # ready hazard readers by Clock.clear_at: a heap
-
-    def ready(j: int) -> None:
-        if run[j].wait:
-            heapq.heappush(blocked, (clock.clear_at(run[j]), j))
-        else:
-            heapq.heappush(plain, (-height[j], j))
+    clear: dict[int, int] = {}  # ready hazard reader -> its Clock.clear_at
+    push, pop = heapq.heappush, heapq.heappop
 
     for j in range(k):
         if not waiting[j]:
-            ready(j)
+            if wait[run[j]]:
+                clear[j] = at = clock.clear_at(run[j])
+                push(blocked, (at, j))
+            else:
+                push(plain, (-height[j], j))
     out = []
     while plain or blocked:
         while blocked and blocked[0][0] <= clock.now:  # clear: the reader needs no wait any more
-            j = heapq.heappop(blocked)[1]
-            heapq.heappush(plain, (-height[j], j))
+            j = pop(blocked)[1]
+            push(plain, (-height[j], j))
         if plain:
-            best = heapq.heappop(plain)[1]
+            best = pop(plain)[1]
         else:  # every ready step waits: the one that waits least
             at, best = min(blocked, key=lambda e: (clock.stall(run[e[1]], e[0]), -height[e[1]], e[1]))
             blocked.remove((at, best))
             heapq.heapify(blocked)
-        clock.issue(run[best])
+        clock.issue(run[best], clear.get(best))
         out.append(run[best])
         for j in succs[best]:
             waiting[j] -= 1
-            if not waiting[j]:
-                ready(j)
+            if not waiting[j]:  # ready
+                if wait[run[j]]:
+                    clear[j] = at = clock.clear_at(run[j])
+                    push(blocked, (at, j))
+                else:
+                    push(plain, (-height[j], j))
     return out
 
 
 def _walk(plan, scheduled: bool = True) -> tuple[list[list[int]], _Clock]:
     """The issue slots of ``plan`` (:func:`issue_slots`; ``scheduled=False``: its own order, one step
     per slot) and the clock after issuing them."""
-    p, dps = slots_per_dword(plan.element_bits), dwords_per_slot(plan.element_bits)
-    nodes = [_Node(i, st, p, dps) for i, st in enumerate(plan.steps)]
-    order, clock = _issue(nodes, _Clock(p, dps), scheduled)
+    table = _Table(plan.steps, slots_per_dword(plan.element_bits), dwords_per_slot(plan.element_bits))
+    clock = _Clock(table)
     slots: list[list[int]] = []
     copied: set[int] = set()
-    for n in order:
-        if slots and n.wait and n.reads & copied:  # the compiler's copy may move up into this slot
-            slots[-1].append(n.index)
+    for i in _issue(clock, scheduled):
+        if slots and table.wait[i] and not copied.isdisjoint(table.reads[i]):  # the compiler's copy may move up
+            slots[-1].append(i)
         else:
-            slots.append([n.index])
-        if n.copy:
-            copied |= n.writes
+            slots.append([i])
+        st = table.steps[i]
+        if st.op == "mov" and st.kind == "v_mov":
+            copied |= table.writes[i]
     return slots, clock
 
 
-def _issue(nodes: list[_Node], clock: _Clock, scheduled: bool) -> tuple[list[_Node], _Clock]:
-    """Issue ``nodes`` on ``clock``: the LDS and barrier steps in place, each run of register steps
-    between them in the plan's order or (``scheduled``) list-scheduled."""
-    order: list[_Node] = []
-    run: list[_Node] = []
+def _issue(clock: _Clock, scheduled: bool) -> list[int]:
+    """Issue the steps of ``clock``'s table: the LDS and barrier steps in place, each run of register
+    steps between them in the plan's order or (``scheduled``) list-scheduled; returns the order."""
+    steps = clock.table.steps
+    order: list[int] = []
+    run: list[int] = []
     loads = False
-    for n in nodes + [None]:
-        if n is not None and not (n.step.lds or n.step.barrier):
-            run.append(n)
+    for i in list(range(len(steps))) + [None]:
+        if i is not None and not (steps[i].lds or steps[i].barrier):
+            run.append(i)
             continue
         if run:
             if loads:  # the lowering's one LDS wait before the first register step after loads
@@ -267,11 +301,11 @@ def _issue(nodes: list[_Node], clock: _Clock, scheduled: bool) -> tuple[list[_No
                     clock.issue(m)
                 order.extend(run)
             run = []
-        if n is not None:
-            clock.issue(n)
-            order.append(n)
-            loads = n.step.op == "lds_load" or (loads and not n.step.barrier)
-    return order, clock
+        if i is not None:
+            clock.issue(i)
+            order.append(i)
+            loads = steps[i].op == "lds_load" or (loads and not steps[i].barrier)
+    return order
 
 
 def issue_slots(plan) -> list[list[int]]:

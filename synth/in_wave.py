@@ -413,13 +413,15 @@ def gather_choices(ctx: ConversionContext, um: UnitMap) -> tuple[float, list[_Ga
     idents = ((needs == lane_indices(target.wave_size)) | ~lanes).all(axis=1).tolist()
     moves: dict[bytes, tuple] = {}  # lane map -> (lane op or None, DPP op or None, base cost, merge cost)
     groups_of: list[list] = [[] for _ in range(src_u.shape[0])]
+    blob, row = needs.tobytes(), needs.shape[1] * needs.itemsize  # the lane maps' bytes, one row each
     for i, (q, g) in enumerate(zip(qs.tolist(), gs.tolist())):
-        key = needs[i].tobytes()
-        if key not in moves:
-            mv, dpp = lane_moves(needs[i], target, fam, idents[i])
+        key, need = blob[i * row:(i + 1) * row], needs[i]
+        move = moves.get(key)
+        if move is None:
+            mv, dpp = lane_moves(need, target, fam, idents[i])
             base_cost = 0.0 if idents[i] else fam[mv.family]
-            moves[key] = (mv, dpp, base_cost, dpp_cost if dpp is not None else (base_cost + sel_cost))
-        groups_of[q].append((g, lanes[i], needs[i], *moves[key]))
+            move = moves[key] = (mv, dpp, base_cost, dpp_cost if dpp is not None else (base_cost + sel_cost))
+        groups_of[q].append((g, lanes[i], need, *move))
     copies = sum(1 << j for j, col in enumerate(ctx.problem.src_cols["lane"]) if col == 0)
     first = _select_first(src_u, src_l, copies)
     total_cost, plan = 0.0, []

@@ -49,7 +49,7 @@ PTX_REGISTER_ISA = RegisterIsa("selp", "mov", "prmt")
 FUSE_DPP_SELECT = False
 
 
-@dataclass
+@dataclass(slots=True)
 class Op:
     kind: str  # lane | select | fused | swap | perm | copy | store | load | barrier
     args: tuple  # value ids read
@@ -71,6 +71,26 @@ def _key_arr(a) -> bytes:
     return np.ascontiguousarray(a).tobytes()
 
 
+def _lane_facts(need) -> tuple[np.ndarray, bool, bytes]:
+    """``Program.lane``'s facts of a lane map: as int64, whether it moves nothing, its key."""
+    need = np.asarray(need, dtype=np.int64)
+    return need, bool(((need == lane_indices(len(need))) | (need < 0)).all()), _key_arr(need)
+
+
+def _condition_facts(cond) -> tuple[np.ndarray, bool, bool, bytes]:
+    """``Program.select``'s facts of a condition: as bool, whether any and every lane holds, its key."""
+    cond = np.asarray(cond, dtype=bool)
+    return cond, bool(cond.any()), bool(cond.all()), _key_arr(cond)
+
+
+def _merge_facts(keep, need) -> tuple[np.ndarray, np.ndarray, bool, tuple[int, int] | None, tuple[bytes, bytes]]:
+    """``Program.fused``'s facts of a masked DPP move: ``keep`` as bool, ``need`` don't-care where kept,
+    whether every lane keeps, the DPP row and bank masks of the moving lanes, the key."""
+    keep = np.asarray(keep, dtype=bool)
+    need = np.where(keep, -1, np.asarray(need, dtype=np.int64))
+    return keep, need, bool(keep.all()), row_bank_masks(~keep), (_key_arr(keep), _key_arr(need))
+
+
 class Program:
     """Builder of an SSA register program for one wave (ops identical in every warp, except LDS addresses)."""
 
@@ -85,41 +105,54 @@ class Program:
         self.ops: list[Op] = []
         self._cse: dict[tuple, tuple] = {}
         self.producer: dict[int, int] = {}
+        self._facts: dict[tuple, tuple] = {}  # (what, ids of arrays) -> (the arrays, their facts)
+
+    def _array_facts(self, what: str, arrays: tuple, compute):
+        """``compute()``, the facts ``what`` of the per-lane ``arrays``, once per arrays given: a builder
+        passes the same array for every pair of values it treats alike, and arrays are not changed once
+        given (the ops keep them); the arrays are kept with their facts, so their ids stay theirs."""
+        key = (what, *map(id, arrays))
+        kept = self._facts.get(key)
+        if kept is None:
+            kept = self._facts[key] = (arrays, compute())
+        return kept[1]
 
     # ------------------------------------------------------------ builders
     def _new(self, kind: str, args: tuple, params: dict, n_out: int = 1, key: tuple | None = None) -> tuple:
-        if key is not None and key in self._cse:
-            return self._cse[key]
-        outs = tuple(range(self.n_values, self.n_values + n_out))
-        self.n_values += n_out
+        if key is not None:
+            outs = self._cse.get(key)
+            if outs is not None:
+                return outs
+        n = self.n_values
+        outs = (n,) if n_out == 1 else tuple(range(n, n + n_out))
+        self.n_values = n + n_out
+        index = len(self.ops)
         self.ops.append(Op(kind, args, outs, params))
         for o in outs:
-            self.producer[o] = len(self.ops) - 1
+            self.producer[o] = index
         if key is not None:
             self._cse[key] = outs
         return outs
 
     def lane(self, src: int, need: np.ndarray, op: LaneOp) -> int:
         """``src`` read from lane ``need[l]`` (``-1``: don't care) by instruction ``op``."""
-        need = np.asarray(need, dtype=np.int64)
-        lanes = lane_indices(len(need))
-        if ((need == lanes) | (need < 0)).all():
+        need, identity, need_key = self._array_facts("lane", (need,), lambda: _lane_facts(need))
+        if identity:
             return src
-        return self._new("lane", (src,), {"need": need, "op": op},
-                         key=("lane", src, _key_arr(need), op.kind))[0]
+        return self._new("lane", (src,), {"need": need, "op": op}, key=("lane", src, need_key, op.kind))[0]
 
     def select(self, cond: np.ndarray, a: int, b: int) -> int:
         """Per lane ``b if cond[l] else a`` (a ``v_cndmask_b32``)."""
-        cond = np.asarray(cond, dtype=bool)
-        if a == b or not cond.any():
+        cond, some, every, cond_key = self._array_facts("select", (cond,), lambda: _condition_facts(cond))
+        if a == b or not some:
             return a
-        if cond.all():
+        if every:
             return b
         fused = self._select_of_perms(a, b) if self.fuse_select_perm else None
         if fused is not None:
             s0, s1, sel_a, sel_b = fused
             return self.perm_select(s0, s1, sel_a, sel_b, cond)
-        return self._new("select", (a, b), {"cond": cond}, key=("select", a, b, _key_arr(cond)))[0]
+        return self._new("select", (a, b), {"cond": cond}, key=("select", a, b, cond_key))[0]
 
     def _bytes_of(self, v: int) -> list[tuple[int, int] | int]:
         """The four bytes of value ``v``, low first: ``(value, byte)`` read from another value, or the
@@ -153,13 +186,11 @@ class Program:
 
     def fused(self, own: int, src: int, keep: np.ndarray, need: np.ndarray, op: LaneOp) -> int:
         """One DPP instruction: ``own`` where ``keep[l]``, else ``src`` read from lane ``need[l]``."""
-        keep = np.asarray(keep, dtype=bool)
-        need = np.where(keep, -1, np.asarray(need, dtype=np.int64))
-        if keep.all():
+        keep, need, every, masks, arrays_key = self._array_facts("fused", (keep, need), lambda: _merge_facts(keep, need))
+        if every:
             return own
-        masks = row_bank_masks(~keep)
         return self._new("fused", (own, src), {"keep": keep, "need": need, "op": op, "masks": masks},
-                         key=("fused", own, src, _key_arr(keep), _key_arr(need), op.kind))[0]
+                         key=("fused", own, src, arrays_key, op.kind))[0]
 
     def swap(self, kind: str, vdst: int, src0: int) -> tuple[int, int]:
         """gfx950 ``v_permlane{16,32}_swap``: returns the new (vdst, src0)."""
@@ -191,13 +222,13 @@ class Program:
 
     def perm_select(self, s0: int, s1: int, sel0: int, sel1: int, cond: np.ndarray) -> int:
         """``v_perm_b32`` with a per-lane selector VGPR: ``sel1`` where ``cond[l]``, else ``sel0``."""
-        cond = np.asarray(cond, dtype=bool)
-        if sel0 == sel1 or not cond.any():
+        cond, some, every, cond_key = self._array_facts("select", (cond,), lambda: _condition_facts(cond))
+        if sel0 == sel1 or not some:
             return self.perm(s0, s1, sel0)
-        if cond.all():
+        if every:
             return self.perm(s0, s1, sel1)
         return self._new("permsel", (s0, s1), {"sel0": int(sel0), "sel1": int(sel1), "cond": cond},
-                         key=("permsel", s0, s1, int(sel0), int(sel1), _key_arr(cond)))[0]
+                         key=("permsel", s0, s1, int(sel0), int(sel1), cond_key))[0]
 
     def store(self, values: list[int], positions: list[int], addr: np.ndarray, width_bytes: int,
               pair: list[int] | None = None, pair_offset: int = 0, st64: bool = False,
@@ -249,16 +280,19 @@ class Program:
         return [op for op, live in zip(self.ops, self._live(outputs)) if live]
 
     def _live(self, outputs: list[int]) -> list[bool]:
+        ops = self.ops
         live_vals = set(outputs)
-        live = [False] * len(self.ops)
-        for i in range(len(self.ops) - 1, -1, -1):
-            op = self.ops[i]
+        live = [False] * len(ops)
+        lds = False  # a live LDS op
+        for i in range(len(ops) - 1, -1, -1):
+            op = ops[i]
             if op.kind in ("store", "barrier") or not live_vals.isdisjoint(op.outs):
                 live[i] = True
                 live_vals.update(op.args)
+                lds = lds or op.kind in ("store", "load")
         # a barrier is needed only between live LDS ops
-        if not any(live[i] and self.ops[i].kind in ("store", "load") for i in range(len(self.ops))):
-            live = [l and self.ops[i].kind != "barrier" for i, l in enumerate(live)]
+        if not lds:
+            live = [l and ops[i].kind != "barrier" for i, l in enumerate(live)]
         return live
 
 
@@ -272,7 +306,8 @@ class _Emitter:
 
     def _slots(self, r: int) -> list[int]:
         """The slots of register ``r``: ``r * p .. r * p + p - 1``."""
-        return list(range(r * self.p, r * self.p + self.p))
+        p = self.p
+        return [r] if p == 1 else list(range(r * p, r * p + p))
 
     def _slots_of(self, regs) -> list[int]:
         """The slots of the registers ``regs``, in order."""
@@ -322,7 +357,7 @@ class _Emitter:
             self.reg[op.outs[0]], self.reg[op.outs[1]] = ra, rb
         elif k == "perm":
             r = self._fresh()
-            s0, s1 = (self.reg[x] for x in op.args)
+            s0, s1 = self.reg[op.args[0]], self.reg[op.args[1]]
             sel = op.params["selector"]
             dst, src = [], []
             for slot in range(self.p):
@@ -388,7 +423,7 @@ class _Emitter:
 
     def _permsel(self, op: Op) -> None:
         r = self._fresh()
-        s0, s1 = (self.reg[x] for x in op.args)
+        s0, s1 = self.reg[op.args[0]], self.reg[op.args[1]]
         sel0, sel1 = op.params["sel0"], op.params["sel1"]
         dst, a, b = [], [], []
         for slot in range(self.p):

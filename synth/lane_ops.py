@@ -191,6 +191,7 @@ def _dpp_op(bit: int, target: Target) -> LaneOp:
 
 
 _dpp_cache = caches.cache("synth.lane_ops.dpp", size=4096)  # 4096: several lane maps per layout pair
+_UNKEPT = object()  # a lane map _dpp_cache has no answer for
 
 
 def find_dpp8(need: np.ndarray) -> LaneOp | None:
@@ -237,10 +238,11 @@ def find_dpp(need: np.ndarray, target: Target) -> LaneOp | None:
 def _find_dpp(need_bytes: bytes, need: list[int], target: Target) -> LaneOp | None:
     """``find_dpp`` of the lane map ``need`` (as a list, and its int64 bytes for the cache key)."""
     key = (target.name, need_bytes)
-    if key not in _dpp_cache:
+    op = _dpp_cache.get(key, _UNKEPT)  # (None is a kept answer: no control)
+    if op is _UNKEPT:
         hit = _dpp_hits(need, target) if target.dpp_controls else 0
-        _dpp_cache[key] = _dpp_op(hit & -hit, target) if hit else None
-    return _dpp_cache[key]
+        op = _dpp_cache[key] = _dpp_op(hit & -hit, target) if hit else None
+    return op
 
 
 def _swizzle_fft_rotate(wave_size: int) -> list[tuple[int, np.ndarray]]:
@@ -309,15 +311,36 @@ def _swizzle_bitmask(i: np.ndarray, j: np.ndarray) -> int | None:
     return and_m | (or_m << 5) | (xor_m << 10)
 
 
+_swizzle_rows = caches.cache("synth.lane_ops.swizzle_rows", size=8192, table=True)  # 8192: (lane, source) of both wave sizes
+
+
+def _swizzle_rows_reading(wave_size: int, lane: int, source: int) -> int:
+    """The rows of ``_swizzle_table(wave_size)`` (bit ``i`` = row ``i``) whose ``lane`` reads lane ``source``."""
+    key = (wave_size, lane, source)
+    rows = _swizzle_rows.get(key)
+    if rows is None:
+        _, tab, _ = _swizzle_table(wave_size)
+        rows = int.from_bytes(np.packbits(tab[:, lane] == source, bitorder="little").tobytes(), "little")
+        _swizzle_rows[key] = rows
+    return rows
+
+
 def _swizzle_table_offsets(need: np.ndarray, m: np.ndarray) -> list[int]:
-    """The FFT/rotate offsets (table order) whose source lanes agree with ``need`` on the lanes ``m``."""
-    offs, tab, by_row = _swizzle_table(len(need))
+    """The FFT/rotate offsets (table order) whose source lanes agree with ``need`` on the lanes ``m``:
+    the rows in the intersection of the needed lanes' ``_swizzle_rows_reading``."""
+    offs, _, by_row = _swizzle_table(len(need))
     if m.all():
         return by_row.get(need.astype(np.int8).tobytes(), [])
-    i = np.flatnonzero(m)
-    rows = np.flatnonzero(tab[:, i[0]] == need[i[0]])  # the offsets agreeing on the first needed lane
-    hit = rows[(tab[rows][:, i] == need[i]).all(axis=1)]
-    return [offs[h] for h in hit]
+    hit = (1 << len(offs)) - 1
+    for lane, s in zip(np.flatnonzero(m).tolist(), need[m].tolist()):
+        hit &= _swizzle_rows_reading(len(need), lane, s)
+        if not hit:
+            return []
+    out = []
+    while hit:
+        out.append(offs[(hit & -hit).bit_length() - 1])
+        hit &= hit - 1
+    return out
 
 
 def find_swizzle(need: np.ndarray, target: Target) -> LaneOp | None:
@@ -411,20 +434,23 @@ def lane_moves(need: np.ndarray, target: Target, family_cost: dict[str, float], 
     """``(find_lane_op(need, target, family_cost), find_dpp(need, target))`` of a lane map the planner
     built (int64 ``[wave_size]``, entries -1 or lane indices: not checked again), the first None
     where ``identity`` (``need`` moves no lane)."""
-    need_bytes = need.tobytes()
-    mv = None if identity else _lane_op(need, need_bytes, target, family_cost, False)
-    return mv, _find_dpp(need_bytes, need.tolist(), target)
+    need_bytes, entries = need.tobytes(), need.tolist()
+    mv = None if identity else _lane_op(need, need_bytes, target, family_cost, False, entries)
+    return mv, _find_dpp(need_bytes, entries, target)
 
 
 def _lane_op(need: np.ndarray, need_bytes: bytes, target: Target, family_cost: dict[str, float] | None,
-             check: bool) -> LaneOp:
+             check: bool, entries: list[int] | None = None) -> LaneOp:
     """``find_lane_op`` of the int64 lane map ``need`` of the target's wave size (``need_bytes``: its
-    bytes; ``check``: whether its entries are checked to be -1 or lane indices)."""
+    bytes, ``entries``: it as a list if known; ``check``: whether its entries are checked to be -1
+    or lane indices)."""
     costs = family_cost or {"dpp": 1.0, "permlane16": 1.5, "ds_swizzle": 2.0, "ds_bpermute": 3.0}
     key = (target.name, need_bytes, tuple(sorted(costs.items())))
-    if key in _cache:  # only valid lane maps are kept
-        return _cache[key]  # type: ignore[return-value]
-    entries = need.tolist()
+    kept = _cache.get(key)
+    if kept is not None:  # only valid lane maps are kept
+        return kept
+    if entries is None:
+        entries = need.tolist()
     if check and (min(entries) < -1 or max(entries) >= target.wave_size):
         raise LayoutError("a lane map entry is not a lane index or -1")
     if "shfl.sync.idx" in target.lane_ops:

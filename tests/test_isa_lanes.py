@@ -285,6 +285,18 @@ def test_planner_swizzle_table_is_the_emulators():
         np.testing.assert_array_equal(src, swizzle_src_lanes(offset, 64), err_msg=f"offset {offset:#x}")
 
 
+def test_planner_finds_every_fft_and_rotate_offset_agreeing_with_a_partial_map_in_table_order():
+    table = lane_ops.swizzle_table_offsets(64)
+    rng = np.random.default_rng(5)
+    for k in range(300):
+        src = table[rng.integers(len(table))][1] if k % 3 else rng.integers(0, 64, 64)
+        need = np.where(rng.random(64) < rng.choice([0.05, 0.2, 1.0]), src, -1)
+        if not (need >= 0).any():
+            continue
+        agree = [o for o, row in table if (row[need >= 0] == need[need >= 0]).all()]
+        assert lane_ops._swizzle_table_offsets(need, need >= 0) == agree
+
+
 def test_planner_solves_every_bitmask_and_quad_perm_map_as_the_emulator_runs_it():
     target = get_target("gfx942")
     rng = np.random.default_rng(3)
