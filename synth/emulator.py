@@ -165,6 +165,19 @@ class _Machine:
         """(dst dword, src dword) of a register step (steps.dword_pairs, the one pairing rule)."""
         return dword_pairs(dst, src, self.slots_per_dword, self.dwords_per_slot, what)
 
+    @staticmethod
+    def at_once(pairs: list[tuple[int, ...]]) -> list[tuple]:
+        """The register tuples ``(dst dword, src dword, ..)`` of a step's instructions (one per tuple, in
+        order) as one tuple of dword lists, when doing them all at once (every source read before any
+        destination is written) is doing them in order: no instruction reads a dword an earlier one
+        wrote.  Else the tuples themselves.  The primitives below take a dword or such a list."""
+        written: set[int] = set()
+        for d, *srcs in pairs:
+            if written.intersection(srcs):
+                return pairs
+            written.add(d)
+        return [tuple(list(x) for x in zip(*pairs))] if pairs else []
+
     def copy(self, d: int, s: int) -> None:
         """``v_mov_b32 v[d], v[s]``."""
         self.regs[d] = self.regs[s]
@@ -173,15 +186,16 @@ class _Machine:
         """A renaming: bookkeeping of values (parallel copy of the listed elements; whole cells when the
         cells are wider than a byte, ``_renamed_cell_pairs``)."""
         if self.cb > 1:
-            qd, qs = _renamed_cell_pairs(dst, src, self.cb, self.element_bytes)
-            self.regs[qd // self.cpd, :, :, qd % self.cpd] = self.regs[qs // self.cpd, :, :, qs % self.cpd]
+            dd, dc, sd, sc = _renamed_cell_pairs(dst, src, self.cb, self.element_bytes)
+            self.regs[dd, :, :, dc] = self.regs[sd, :, :, sc]
             return
-        dd, db, sd, sb = _renamed_cells(dst, src, *self.layout)
-        if len(set(zip(dd, db))) == len(dd):  # every cell written once: one gather, one scatter
+        n = min(len(dst), len(src))
+        (dd, db), (sd, sb) = (_cell_index(slots[:n], *self.layout) for slots in (dst, src))  # [n, bytes] each
+        if len(set(dst[:n])) == n:  # every cell written once (distinct slots have distinct cells): one gather, one scatter
             self.regs[dd, :, :, db] = self.regs[sd, :, :, sb]
             return
         src_vals = self.regs[sd, :, :, sb]
-        for k in range(len(dd)):  # in order: a cell listed twice keeps the later value
+        for k in range(n):  # in order: a slot listed twice keeps the later value
             self.regs[dd[k], :, :, db[k]] = src_vals[k]
 
     def select(self, d: int, a: int, b: int, cond) -> None:
@@ -407,7 +421,8 @@ class _Machine:
 
 def _bytes_of(value) -> list[int]:
     """The four bytes of a 32-bit value, the lowest first."""
-    return [(int(value) >> (8 * i)) & 0xFF for i in range(4)]
+    v = int(value)
+    return [v & 0xFF, (v >> 8) & 0xFF, (v >> 16) & 0xFF, (v >> 24) & 0xFF]
 
 
 def _perm(m: _Machine, s0: int, s1: int, selector) -> np.ndarray:
@@ -433,26 +448,19 @@ def _prmt(m: _Machine, operands: tuple[int, int], selector: int) -> np.ndarray:
     return _perm(m, b, a, prmt_as_perm(selector))
 
 
-def _renamed_cells(dst: list[int], src: list[int], p: int, dps: int,
-                   element_bytes: int) -> tuple[list[int], ...]:
-    """(dst dword, dst byte, src dword, src byte) of every cell a renaming copies, flat (``_slot_bytes``
-    of each slot in order)."""
-    n = min(len(dst), len(src))
-    (dd, db), (sd, sb) = (zip(*[c for s in slots[:n] for c in _slot_bytes(s, p, dps, element_bytes)]) if n
-                          else ((), ()) for slots in (dst, src))
-    return list(dd), list(db), list(sd), list(sb)
-
-
 def _lanes_of(t, warps: int) -> np.ndarray:
     t = np.asarray(t, dtype=np.int64)
     return np.broadcast_to(t, (warps, t.shape[-1])) if t.ndim == 1 else t
 
 
 def _gather(vals: np.ndarray, src_lane: np.ndarray) -> np.ndarray:
-    """``vals[w, src_lane[w, l], :]`` (vals ``[W, lanes, cells]``; source lanes -1..lanes-1, ``[lanes]``
-    for every warp or ``[W, lanes]``); -1 source lanes read 0."""
-    out = vals[np.arange(vals.shape[0])[:, None], src_lane & (vals.shape[1] - 1)]
-    return np.where((src_lane < 0)[..., None], 0, out)
+    """``vals[.., w, src_lane[w, l], :]`` (vals ``[.., W, lanes, cells]``: the registers of one dword or of
+    several; source lanes -1..lanes-1, ``[lanes]`` for every warp or ``[W, lanes]``); -1 source lanes
+    read 0."""
+    lanes = src_lane & (vals.shape[-2] - 1)
+    out = vals[..., lanes, :] if lanes.ndim == 1 else vals[..., np.arange(vals.shape[-3])[:, None], lanes, :]
+    negative = src_lane < 0
+    return np.where(negative[..., None], 0, out) if negative.any() else out
 
 
 def _check_declared(declared: np.ndarray, actual: np.ndarray, W: int, what: str) -> None:
@@ -767,17 +775,18 @@ def _perm_cells(selector, c: int) -> tuple[int, ...] | None:
 
 
 def _renamed_cell_pairs(dst: list[int], src: list[int], c: int,
-                        element_bytes: int) -> tuple[np.ndarray, np.ndarray] | None:
+                        element_bytes: int) -> tuple[np.ndarray, ...] | None:
     """The ``c``-byte cells a renaming ``dst[i] <- src[i]`` of ``element_bytes``-byte slots copies, as
-    (dst cells, src cells), each numbered by its byte offset / ``c`` (slot ``s`` is the bytes
-    ``s * element_bytes ..``), when it copies whole cells, each from one whole cell in byte order and
+    (dst dwords, dst cells of the dword, src dwords, src cells of the dword) -- a cell numbered ``q`` by
+    its byte offset / ``c`` (slot ``s`` is the bytes ``s * element_bytes ..``) is cell ``q % (4 / c)`` of
+    dword ``q // (4 / c)`` -- when it copies whole cells, each from one whole cell in byte order and
     each dst cell once; else None."""
     n = min(len(dst), len(src))
     return _cell_pairs(tuple(dst[:n]), tuple(src[:n]), c, element_bytes)
 
 
 @caches.memoize("synth.emulator.cell_pairs", size=1024, table=True)  # 1024: one per renaming instruction
-def _cell_pairs(dst: tuple, src: tuple, c: int, element_bytes: int) -> tuple[np.ndarray, np.ndarray] | None:
+def _cell_pairs(dst: tuple, src: tuple, c: int, element_bytes: int) -> tuple[np.ndarray, ...] | None:
     """``_renamed_cell_pairs`` of the renaming ``dst[i] <- src[i]`` (read-only arrays)."""
     n = len(dst)
     if len(set(dst)) < n:
@@ -794,7 +803,8 @@ def _cell_pairs(dst: tuple, src: tuple, c: int, element_bytes: int) -> tuple[np.
         if n != k * len(src_cell):
             return None
         qd, qs = list(src_cell), list(src_cell.values())
-    out = np.array(qd, dtype=np.int64), np.array(qs, dtype=np.int64)
+    cpd = 4 // c
+    out = tuple(f(np.array(q, dtype=np.int64), cpd) for q in (qd, qs) for f in (np.floor_divide, np.remainder))
     for q in out:
         q.setflags(write=False)
     return out
