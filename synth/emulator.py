@@ -60,18 +60,34 @@ LDS_IN_ORDER_PER_WAVE = True
 # ====================================================================== tags
 def element_ids(layout: LinearLayout, num_warps: int) -> np.ndarray:
     """``[warps, lanes, slots]`` tensor index (flattened, first out dim least significant) per slot
-    (read-only); ``lanes`` is the layout's lane size (the wave size of a normalized layout)."""
-    # what the ids are made of: the in dims with their sizes and the columns, flattened over the
-    # layout's own out dims (whose order the key holds: layouts equal up to out-dim order flatten
-    # differently), not the layout (whose hash is not memoized yet on a layout just read)
-    return _element_ids(tuple(layout.in_dims), tuple(layout.out_dims), tuple(layout.columns()), num_warps,
-                        layout.in_dim_size("lane"), layout.in_dim_size("register"))
+    (read-only); ``lanes`` is the layout's lane size (the wave size of a normalized layout).  The
+    index of slot ``r`` of lane ``l`` of warp ``w`` is the XOR of the axis tables ``_axis_ids``."""
+    return _element_ids(*_axis_key(layout, num_warps))
+
+
+def _axis_key(layout: LinearLayout, num_warps: int) -> tuple:
+    """What the ids are made of: the in dims with their sizes and the columns, flattened over the
+    layout's own out dims (whose order the key holds: layouts equal up to out-dim order flatten
+    differently), not the layout (whose hash is not memoized yet on a layout just read)."""
+    return (tuple(layout.in_dims), tuple(layout.out_dims), tuple(layout.columns()), num_warps,
+            layout.in_dim_size("lane"), layout.in_dim_size("register"))
 
 
 @caches.memoize("synth.emulator.element_ids", size=256)  # 256: arrays of every element of a layout
-def _element_ids(in_dims: tuple, out_dims: tuple, cols: tuple, num_warps: int, lanes: int, n_reg: int) -> np.ndarray:
+def _element_ids(*key) -> np.ndarray:
+    warp, lane, register = _axis_ids(*key)
+    flat = warp[:, None, None] ^ lane[None, :, None] ^ register[None, None, :]
+    flat.setflags(write=False)
+    return flat
+
+
+@caches.memoize("synth.emulator.axis_ids", size=256)  # 256: one per layout, as element_ids
+def _axis_ids(in_dims: tuple, out_dims: tuple, cols: tuple, num_warps: int, lanes: int,
+              n_reg: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(warp [num_warps], lane [lanes], register [n_reg])`` int64: each axis index's image (the XOR of
+    the columns of its set bits; warps past the layout's warp size repeat its pattern), read-only."""
     lengths = {"warp": num_warps, "lane": lanes, "register": n_reg}
-    part = {name: np.zeros(n, dtype=np.int64) for name, n in lengths.items()}  # each axis's XOR of images
+    part = {name: np.zeros(n, dtype=np.int64) for name, n in lengths.items()}
     j = 0
     for name, size in in_dims:
         k = size.bit_length() - 1
@@ -79,14 +95,21 @@ def _element_ids(in_dims: tuple, out_dims: tuple, cols: tuple, num_warps: int, l
             table = span_table(cols[j:j + k])
             part[name] = table if size == lengths[name] else table[np.arange(lengths[name]) & (size - 1)]
         j += k
-    flat = part["warp"][:, None, None] ^ part["lane"][None, :, None] ^ part["register"][None, None, :]
-    flat.setflags(write=False)
-    return flat
+    out = part["warp"], part["lane"], part["register"]
+    for t in out:
+        t.setflags(write=False)
+    return out
 
 
 def expected_ids(plan: Plan) -> np.ndarray:
     """``[warps, lanes, slots]`` the element ids ``plan.dst`` asks for, its out dims taken in ``plan.src``'s
     order (the order the src elements are tagged in; a certificate may list them in another)."""
+    return element_ids(_expected_layout(plan), plan.num_warps)
+
+
+def _expected_layout(plan: Plan) -> LinearLayout:
+    """``plan.dst`` with its out dims in ``plan.src``'s order (``expected_ids``), both sides checked to
+    have the plan's wave size in lanes and the same out dims."""
     dst, names = plan.dst, plan.src.out_dim_names
     for side, lay in (("src", plan.src), ("dst", dst)):
         if lay.in_dim_size("lane") != plan.wave_size:
@@ -96,7 +119,7 @@ def expected_ids(plan: Plan) -> np.ndarray:
         if sorted(dst.out_dims) != sorted(plan.src.out_dims):
             raise LayoutError(f"src out dims {plan.src.out_dims} and dst out dims {dst.out_dims} differ")
         dst = dst.transpose_outs(names)
-    return element_ids(dst, plan.num_warps)
+    return dst
 
 
 # ====================================================================== ISA executor
@@ -710,16 +733,17 @@ def _check_lane_order(m: _Machine, plan: Plan) -> None:
 
 
 # ====================================================================== code cells
-def _cell_bytes(plan: Plan) -> int:
-    """The widest cells, 4 or 2 bytes (else 1), that every step of ``plan`` moves whole: the bytes
-    of a cell together and in order, to the bytes of a cell.  Register steps other than renamings
+def _cell_bytes(plan: Plan, widest: int = 4) -> int:
+    """The widest cells, 4 or 2 bytes (else 1; at most ``widest``), that every step of ``plan`` moves
+    whole: the bytes of a cell together and in order, to the bytes of a cell.  Register steps other than renamings
     and v_perm_b32 move whole dwords (they write whole VGPRs from whole VGPRs, or 0); a renaming
     and a v_perm_b32 move what ``_renamed_cell_pairs`` and ``_perm_cells`` allow; an LDS access moves
     cells when it moves at least a cell per lane between whole cells in byte order (a transpose
     load: cells no wider than its elements).  The first and last slots must fill whole cells."""
     layout = _slot_layout(plan.element_bits)
     element_bytes = layout[2]
-    c = next(c for c in (4, 2, 1) if plan.slots_in * element_bytes % c == 0 and plan.slots_out * element_bytes % c == 0)
+    c = next(c for c in (4, 2, 1) if c <= widest and plan.slots_in * element_bytes % c == 0
+             and plan.slots_out * element_bytes % c == 0)
     for st in plan.steps:
         while c > 1 and not _moves_cells(st, c, layout):
             c //= 2
@@ -811,47 +835,57 @@ def _cell_pairs(dst: tuple, src: tuple, c: int, element_bytes: int) -> tuple[np.
 
 
 def _code_bits(plan: Plan, c: int) -> tuple[int, int]:
-    """(bits per element id, bits of the largest code of a ``c``-byte cell): ids are below ``2**n``
-    (the tensor's elements); a code is at most ``2**(c / element_bytes * n)``, or
-    ``2**(n + log2(element_bytes / c))`` for elements wider than a cell."""
+    """(bits per element id, bits of the largest code of a ``c``-byte cell, ``_code_tables``): ids are
+    below ``2**n`` (the tensor's elements); a code is below ``2**(c / element_bytes * n + 1)``, or
+    ``2**(n + log2(element_bytes / c) + 1)`` for elements wider than a cell."""
     element_bytes = max(1, plan.element_bits // 8)
     n = max(plan.src.total_out_bits, plan.dst.total_out_bits)
-    return n, (c // element_bytes * n if c >= element_bytes else n + (element_bytes // c).bit_length() - 1)
+    return n, 1 + (c // element_bytes * n if c >= element_bytes else n + (element_bytes // c).bit_length() - 1)
 
 
-def _cell_codes(ids: np.ndarray, c: int, element_bytes: int, n_bits: int, dtype) -> np.ndarray:
-    """``[W, lanes, cells]``: the code of every ``c``-byte cell of slots holding the elements ``ids``
-    ``[W, lanes, slots]`` (byte tags ``TAG_BASE + 8 * id + byte``): ``1 + sum_j id_j * 2**(n_bits * j)``
-    over the cell's ``c / element_bytes`` elements, or ``1 + (element_bytes / c) * id + part`` for
-    part ``part`` of an element wider than a cell.  One code per cell content, none 0 (the zero cell) or UNDEF."""
-    ids = ids.astype(dtype)
+def _code_tables(layout: LinearLayout, num_warps: int, n_slots: int, c: int, element_bytes: int, n_bits: int,
+                 dtype) -> tuple[np.ndarray, np.ndarray]:
+    """The code of every ``c``-byte cell of the first ``n_slots`` slots holding ``layout``'s elements,
+    as two tables whose XOR it is: ``lanes [W, lanes]`` and ``cells [n_slots * element_bytes / c]``.
+
+    A cell holding the elements ``id_0, ..`` (``c / element_bytes`` of them) has the code
+    ``2**(k n) | sum_j id_j * 2**(n j)`` (``n = n_bits``, ids below ``2**n``, ``k`` elements), part ``t``
+    of an element wider than a cell ``2**(n + s) | id * 2**s | t`` (``2**s = element_bytes / c``): one
+    code per cell content, none 0 (the zero cell) or UNDEF.  An id is the XOR of its warp, lane and
+    slot images (``_axis_ids``) and the fields do not overlap, so a code is the XOR of the fields of the
+    warp and lane images (with the top bit) and those of the slot images (with ``t``)."""
+    warp, lane, register = _axis_ids(*_axis_key(layout, num_warps))
+    lanes, register = warp[:, None] ^ lane[None, :], register[:n_slots]
     if c < element_bytes:
-        parts = element_bytes // c
-        return (1 + parts * ids[..., None] + np.arange(parts, dtype=dtype)).reshape(ids.shape[:2] + (-1,))
-    g = ids.reshape(ids.shape[:2] + (-1, c // element_bytes))
-    out = 1 + g[..., 0]
-    for j in range(1, c // element_bytes):
-        out += g[..., j] << (n_bits * j)
-    return out
+        s = (element_bytes // c).bit_length() - 1
+        lanes = (lanes << s) | (1 << (n_bits + s))
+        cells = ((register << s)[:, None] | np.arange(1 << s)).reshape(-1)
+    else:
+        k = c // element_bytes
+        group = register.reshape(-1, k)  # the slots of a cell
+        spread, cells = lanes, group[:, 0]
+        for j in range(1, k):  # element j of a cell: field j
+            spread, cells = spread | (lanes << (n_bits * j)), cells | (group[:, j] << (n_bits * j))
+        lanes = spread | (1 << (k * n_bits))
+    return lanes.astype(dtype), cells.astype(dtype)
 
 
-def _cell_run_holds(plan: Plan, want: np.ndarray) -> bool:
+def _cell_run_holds(plan: Plan) -> bool:
     """Quick ISA run on the widest cells the plan moves whole (``_cell_bytes``, 2 or 4 bytes): do
-    the dst slots end up holding ``want``?  False when the plan moves no such cells, and when any
-    check fails (the byte-cell run then finds what)."""
+    the dst slots end up holding the elements ``expected_ids`` names?  False when the plan moves no
+    such cells, and when any check fails (the byte-cell run then finds what)."""
     c = _cell_bytes(plan)
-    if c == 1:
+    n, bits = _code_bits(plan, c)
+    if bits > 62 and c == 4:  # the codes of 4-byte cells do not fit in 62 bits: try 2-byte ones
+        c = _cell_bytes(plan, widest=2)
+        n, bits = _code_bits(plan, c)
+    if c == 1 or bits > 62:
         return False
     element_bytes = max(1, plan.element_bits // 8)
-    n, bits = _code_bits(plan, c)
-    if bits > 62:
-        return False
     dtype = np.int32 if bits <= 30 else np.int64
     m = _Machine(_n_dwords(plan), plan.num_warps, plan.wave_size, max(plan.lds_bytes, 4), plan.element_bits, plan.arch,
                  dtype, exact=False, cell_bytes=c)
-    codes = _cell_codes(element_ids(plan.src, plan.num_warps)[:, :, : plan.slots_in], c, element_bytes, n, dtype)
-    q = np.arange(codes.shape[2])  # cell q of the slots is cell q % cpd of dword q // cpd
-    m.regs[q // m.cpd, :, :, q % m.cpd] = codes.transpose(2, 0, 1)
+    _first_cells(m, *_code_tables(plan.src, plan.num_warps, plan.slots_in, c, element_bytes, n, dtype), store=True)
     runs = _lds_runs(m, plan)
     if runs is None:
         return False
@@ -860,9 +894,27 @@ def _cell_run_holds(plan: Plan, want: np.ndarray) -> bool:
         _execute(m, plan)
     except (_RaceSuspect, PlanVerificationError, LayoutError):
         return False
-    out = _cell_codes(want, c, element_bytes, n, dtype)
-    q = np.arange(out.shape[2])
-    return bool((m.regs[q // m.cpd, :, :, q % m.cpd] == out.transpose(2, 0, 1)).all())
+    return _first_cells(m, *_code_tables(_expected_layout(plan), plan.num_warps, plan.slots_out, c, element_bytes, n,
+                                         dtype), store=False)
+
+
+def _first_cells(m: _Machine, lanes: np.ndarray, cells: np.ndarray, store: bool) -> bool:
+    """Put the codes ``lanes[w, l] ^ cells[q]`` (``_code_tables``) in the first cells of the registers
+    (``store``), or tell whether those hold them; cell ``q`` of the slots is cell ``q % cpd`` of dword
+    ``q // cpd`` (whole dwords in place when the cells fill them, else by index)."""
+    n = len(cells)
+    if n % m.cpd == 0:  # the registers as [W, lanes, dwords, cpd] (a view), the cell codes alike
+        regs, codes = m.regs[: n // m.cpd].transpose(1, 2, 0, 3), (lanes[:, :, None, None], cells.reshape(-1, m.cpd))
+        if store:
+            np.bitwise_xor(*codes, out=regs)
+            return True
+        return bool((regs == np.bitwise_xor(*codes)).all())
+    q = np.arange(n)
+    index, codes = (q // m.cpd, slice(None), slice(None), q % m.cpd), cells[:, None, None] ^ lanes  # [n, W, lanes]
+    if store:
+        m.regs[index] = codes
+        return True
+    return bool((m.regs[index] == codes).all())
 
 
 def _lds_runs(m: _Machine, plan: Plan) -> dict[int, tuple] | None:
@@ -1069,15 +1121,17 @@ def verify(plan: Plan, certificate: bool = True) -> VerifyResult:
     the dst slots.  A plan moving whole 2- or 4-byte cells only runs on such cells first
     (``_cell_run_holds``); any other plan, or a failure there, runs on byte cells, which tell what
     went wrong."""
-    want = expected_ids(plan)
-    if want.shape[2] != plan.slots_out:
-        return VerifyResult(False, f"dst has {want.shape[2]} registers but the plan fills {plan.slots_out}")
-    if not _cell_run_holds(plan, want):
-        failure = _byte_run_failure(plan, want)
+    dst = _expected_layout(plan)
+    n_reg = dst.in_dim_size("register")
+    if n_reg != plan.slots_out:
+        return VerifyResult(False, f"dst has {n_reg} registers but the plan fills {plan.slots_out}")
+    if not _cell_run_holds(plan):
+        failure = _byte_run_failure(plan, element_ids(dst, plan.num_warps))
         if failure:
             return VerifyResult(False, failure)
     if not certificate:
         return VerifyResult(True, "")
+    want = element_ids(dst, plan.num_warps)
     state = run_certificate(plan.to_certificate(raw=True))[:, :, : plan.slots_out]
     bad = state != want
     if bad.any():

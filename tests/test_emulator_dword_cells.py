@@ -67,7 +67,7 @@ def test_wide_cells_pass_only_what_byte_cells_pass(case, kind, k):
     if want.shape[2] != plan.slots_out:
         return
     byte = _byte_verdict(plan, want)
-    if emulator._cell_run_holds(plan, want):
+    if emulator._cell_run_holds(plan):
         assert byte == ""
     assert emulator.verify(plan, certificate=False).message == byte
 
@@ -80,11 +80,11 @@ def test_baseline_lds_round_trips_run_on_dword_cells():
     plan = plan_conversion(LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"]), "gfx942", 32)
     want = emulator.expected_ids(plan)
     assert plan.strategy == "lds" and emulator._cell_bytes(plan) == 4
-    assert emulator._cell_run_holds(plan, want)
+    assert emulator._cell_run_holds(plan)
     j = max(i for i, s in enumerate(plan.steps) if isinstance(s, LdsLoad))
     bad = _mutated(plan, 3, j)
     message = emulator.verify(bad, certificate=False).message
-    assert not emulator._cell_run_holds(bad, want)
+    assert not emulator._cell_run_holds(bad)
     assert message and message == _byte_verdict(bad, want)
 
 
@@ -98,12 +98,12 @@ def test_baseline_fp16_v_perm_and_transpose_plans_run_on_half_dword_cells():
         case = cases[(name, arch)]
         plan = plan_conversion(LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"]), arch, 16)
         want = emulator.expected_ids(plan)
-        assert emulator._cell_bytes(plan) == 2 and emulator._cell_run_holds(plan, want), name
+        assert emulator._cell_bytes(plan) == 2 and emulator._cell_run_holds(plan), name
         steps = [j for j, s in enumerate(plan.steps) if isinstance(s, (Mov, PermSelect, LdsLoad))
                  and (kind == 3) == isinstance(s, LdsLoad) and getattr(s, "kind", "v_perm_b32") == "v_perm_b32"]
         bad = _mutated(plan, kind, steps[0])
         message = emulator.verify(bad, certificate=False).message
-        assert not emulator._cell_run_holds(bad, want)
+        assert not emulator._cell_run_holds(bad)
         assert message and message == _byte_verdict(bad, want), name
 
 
