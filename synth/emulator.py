@@ -193,13 +193,16 @@ class _Machine:
         """The register tuples ``(dst dword, src dword, ..)`` of a step's instructions (one per tuple, in
         order) as one tuple of dword lists, when doing them all at once (every source read before any
         destination is written) is doing them in order: no instruction reads a dword an earlier one
-        wrote.  Else the tuples themselves.  The primitives below take a dword or such a list."""
+        wrote.  Else (or for one tuple) the tuples themselves.  The primitives below take a dword or such
+        a list."""
+        if len(pairs) < 2:
+            return pairs
         written: set[int] = set()
         for d, *srcs in pairs:
             if written.intersection(srcs):
                 return pairs
             written.add(d)
-        return [tuple(list(x) for x in zip(*pairs))] if pairs else []
+        return [tuple(list(x) for x in zip(*pairs))]
 
     def copy(self, d: int, s: int) -> None:
         """``v_mov_b32 v[d], v[s]``."""
