@@ -260,7 +260,7 @@ class _Machine:
         """The declared slot copies ``src[i] -> dst[i]`` must be what the (uniform) ``selector`` of a
         ``v_perm_b32`` into ``v[d]`` does (``constants``: a selector byte choosing a constant is free)."""
         s0, s1 = operands
-        selb = _bytes_of(selector) if np.ndim(selector) == 0 else None
+        selb = _bytes_of(selector) if _uniform(selector) else None
         layout = self.layout
         for ds, ss in zip(dst, src):
             for (dd, db), (sd, sb) in zip(_slot_bytes(ds, *layout), _slot_bytes(ss, *layout)):
@@ -451,12 +451,17 @@ def _bytes_of(value) -> list[int]:
     return [v & 0xFF, (v >> 8) & 0xFF, (v >> 16) & 0xFF, (v >> 24) & 0xFF]
 
 
+def _uniform(selector) -> bool:
+    """Is a v_perm_b32 selector one value for every lane (an int, or an array of no dimension)?"""
+    return isinstance(selector, (int, np.integer)) or np.ndim(selector) == 0
+
+
 def _perm(m: _Machine, s0: int, s1: int, selector) -> np.ndarray:
     """``v_perm_b32`` of the registers ``s0``, ``s1`` with ``selector`` (uniform, or one per lane
     ``[lanes]``): on byte cells with the selector's bytes, on wider cells by the choice of each cell
     (``_perm_cells``: cell ``k`` of {S1, S0}, or the zero cell)."""
     if m.cb == 1:
-        selector_bytes = (_bytes_of(selector) if np.ndim(selector) == 0  # [4], or [lanes, 4] per lane
+        selector_bytes = (_bytes_of(selector) if _uniform(selector)  # [4], or [lanes, 4] per lane
                           else (np.asarray(selector, dtype=np.int64)[..., None] >> (8 * np.arange(4))) & 0xFF)
         return v_perm_b32(m.regs[s0], m.regs[s1], selector_bytes)
     src, out = (m.regs[s1], m.regs[s0]), np.empty_like(m.regs[s0])
@@ -622,12 +627,8 @@ def _cell_index(slots, p: int, dps: int, element_bytes: int) -> tuple[np.ndarray
 
 
 def _max_slot(plan: Plan) -> int:
-    m = max(plan.slots_in, plan.slots_out)
-    for s in plan.steps:
-        named = s.named_slots()
-        if named:
-            m = max(m, max(named) + 1)
-    return m
+    named = [max(slots) for slots in (s.named_slots() for s in plan.steps) if slots]
+    return max(plan.slots_in, plan.slots_out, max(named, default=-1) + 1)
 
 
 def run_isa(plan: Plan, init: np.ndarray | None = None, lds_bytes: int | None = None) -> np.ndarray:
@@ -787,7 +788,7 @@ def _perm_cells(selector, c: int) -> tuple[int, ...] | None:
     cell ``k`` of ``{S0, S1}`` (S1 first, the selector bytes ``c * k ..`` in order), or ``8 // c``
     for the zero cell (selector bytes 12); None when some cell is neither (or the selector varies
     per lane)."""
-    if np.ndim(selector):
+    if not _uniform(selector):
         return None
     sel = _bytes_of(selector)
     out = []
@@ -906,8 +907,8 @@ def _first_cells(m: _Machine, lanes: np.ndarray, cells: np.ndarray, store: bool)
     (``store``), or tell whether those hold them; cell ``q`` of the slots is cell ``q % cpd`` of dword
     ``q // cpd`` (whole dwords in place when the cells fill them, else by index)."""
     n = len(cells)
-    if n % m.cpd == 0:  # the registers as [W, lanes, dwords, cpd] (a view), the cell codes alike
-        regs, codes = m.regs[: n // m.cpd].transpose(1, 2, 0, 3), (lanes[:, :, None, None], cells.reshape(-1, m.cpd))
+    if n % m.cpd == 0:  # whole dwords: the registers [dwords, W, lanes, cpd] and the codes in their order
+        regs, codes = m.regs[: n // m.cpd], (cells.reshape(-1, 1, 1, m.cpd), lanes[None, :, :, None])
         if store:
             np.bitwise_xor(*codes, out=regs)
             return True

@@ -72,6 +72,11 @@ def dword_pairs(dst: Sequence[int], src: Sequence[int], p: int, dps: int, what: 
                 if pairs.setdefault(2 * d + h, 2 * s + h) != 2 * s + h:
                     raise LayoutError(f"{what}: register v{2 * d + h} would come from two registers")
         return list(pairs.items())
+    if p == 1:  # a slot is a whole dword: only (2) to check
+        for d, s in zip(dst, src):
+            if pairs.setdefault(d, s) != s:
+                raise LayoutError(f"{what}: register v{d} would come from two registers")
+        return list(pairs.items())
     covered: dict[int, int] = {}  # dst dword -> bit mask of its slots listed
     for d, s in zip(dst, src):
         dd, k = divmod(d, p)
