@@ -588,8 +588,9 @@ def _check_epoch(m: _Machine) -> None:
     value, or read and written by two warps."""
     writes, reads = m.epoch_writes, m.epoch_reads
     m.epoch_writes, m.epoch_reads = [], []
-    if not writes or (len(writes) == 1 and not reads):
-        return  # one write leaves its data on its bytes (_lds_write checked them), nothing read
+    if m.W == 1 or not writes or (len(writes) == 1 and not reads):
+        return  # one warp (no other to race with), or one write leaves its data on its bytes (_lds_write
+        # checked them) and nothing was read
     flat = np.concatenate([i.reshape(-1) for i, _ in writes])
     changed = m.lds[flat] != np.concatenate([d.reshape(-1) for _, d in writes])
     if not changed.any() and not reads:
