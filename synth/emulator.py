@@ -664,8 +664,6 @@ def _run_isa(plan: Plan, init: np.ndarray | None, lds_bytes: int | None, exact: 
     n_dw = _n_dwords(plan)
     if init is None:  # tags below TAG_BASE + 8 * (number of tensor elements)
         small = TAG_BASE + 8 * (1 << plan.src.total_out_bits) < (1 << 31) - 1
-        ids = element_ids(plan.src, W).astype(np.int32 if small else np.int64)
-        init = (TAG_BASE + 8 * ids)[..., None] + np.arange(element_bytes, dtype=ids.dtype)
     else:
         init = np.asarray(init)
         small = not init.size or (-(1 << 31) < int(init.min()) and int(init.max()) < (1 << 31) - 1)
@@ -674,6 +672,15 @@ def _run_isa(plan: Plan, init: np.ndarray | None, lds_bytes: int | None, exact: 
                  np.int32 if small else np.int64, exact)
     if not exact:
         m.runs = _lds_runs(m, plan) or {}
+    if init is None:
+        lanes, tags = (t.astype(m.regs.dtype) for t in _tag_tables(plan.src, W, plan.slots_in, element_bytes))
+        if plan.slots_in % p == 0:  # the slots fill dwords 0.. in order: the tags straight into them
+            regs = m.regs[: len(tags) // 4]
+            np.bitwise_xor(tags.reshape(-1, 1, 1, 4), lanes[None, :, :, None], out=regs)
+            regs += TAG_BASE
+            _execute(m, plan)
+            return m.regs
+        init = (TAG_BASE + (lanes[:, :, None] ^ tags)).reshape(W, plan.wave_size, plan.slots_in, element_bytes)
     if plan.slots_in % p == 0:  # the slots fill dwords 0.. in order: slot s, byte b is cell (s*bytes + b) / 4
         cells = init[:, :, : plan.slots_in].reshape(W, plan.wave_size, -1, 4)
         m.regs[: cells.shape[2]] = cells.transpose(2, 0, 1, 3)
@@ -682,6 +689,15 @@ def _run_isa(plan: Plan, init: np.ndarray | None, lds_bytes: int | None, exact: 
         m.regs[d_i, :, :, b_i] = np.moveaxis(init[:, :, : plan.slots_in], (0, 1), (2, 3))
     _execute(m, plan)
     return m.regs
+
+
+def _tag_tables(layout: LinearLayout, num_warps: int, n_slots: int, element_bytes: int) -> tuple[np.ndarray, ...]:
+    """The byte tags ``TAG_BASE + 8 * id + b`` of the first ``n_slots`` slots holding ``layout``'s elements
+    as ``TAG_BASE + (lanes[w, l] ^ tags[q])``, byte ``q`` being byte ``q % element_bytes`` of slot
+    ``q // element_bytes``: ``8 * id + b`` is ``8 * (warp image ^ lane image) ^ (8 * slot image | b)`` (b < 8,
+    ``_axis_ids``).  Returns ``(lanes [W, lanes], tags [n_slots * element_bytes])``, int64."""
+    warp, lane, register = _axis_ids(*_axis_key(layout, num_warps))
+    return (warp[:, None] ^ lane[None, :]) << 3, ((register[:n_slots] << 3)[:, None] | np.arange(element_bytes)).reshape(-1)
 
 
 def _execute(m: _Machine, plan: Plan) -> None:
@@ -1109,16 +1125,14 @@ def _final_ids_from_regs(plan: Plan, regs: np.ndarray) -> np.ndarray:
     return np.moveaxis(np.where(ok, ident, UNDEF), 0, -1)
 
 
-def _holds_ids(plan: Plan, regs: np.ndarray, want: np.ndarray) -> bool:
-    """Do the dst slots after an ISA run hold exactly the elements ``want`` ``[W, lanes, slots]`` (every
-    byte the tag ``TAG_BASE + 8 * id + byte``)?  When the slots fill whole dwords, the expected
-    cells are compared in place; otherwise through ``_final_ids_from_regs``."""
-    p, _, element_bytes = _slot_layout(plan.element_bits)
-    if not plan.slots_out or plan.slots_out % p:
-        return not (_final_ids_from_regs(plan, regs) != want).any()
-    tags = (TAG_BASE + 8 * want.astype(regs.dtype))[..., None] + np.arange(element_bytes, dtype=regs.dtype)
-    n_dw = plan.slots_out * element_bytes // 4
-    return bool((regs[:n_dw] == tags.reshape(tags.shape[0], tags.shape[1], n_dw, 4).transpose(2, 0, 1, 3)).all())
+def _holds_tags(plan: Plan, regs: np.ndarray, dst: LinearLayout) -> bool:
+    """Do the dst slots after an ISA run hold exactly the elements of ``dst`` (``_expected_layout``; every
+    byte the tag ``TAG_BASE + 8 * id + byte``)?  When the slots fill whole dwords, the expected tags are
+    compared in place (``_tag_tables``); otherwise through ``_final_ids_from_regs``."""
+    if not plan.slots_out or plan.slots_out % slots_per_dword(plan.element_bits):
+        return not (_final_ids_from_regs(plan, regs) != element_ids(dst, plan.num_warps)).any()
+    lanes, tags = _tag_tables(dst, plan.num_warps, plan.slots_out, _slot_layout(plan.element_bits)[2])
+    return bool((regs[: len(tags) // 4] == (tags.reshape(-1, 1, 1, 4) ^ lanes[None, :, :, None]) + TAG_BASE).all())
 
 
 def verify(plan: Plan, certificate: bool = True) -> VerifyResult:
@@ -1131,7 +1145,7 @@ def verify(plan: Plan, certificate: bool = True) -> VerifyResult:
     if n_reg != plan.slots_out:
         return VerifyResult(False, f"dst has {n_reg} registers but the plan fills {plan.slots_out}")
     if not _cell_run_holds(plan):
-        failure = _byte_run_failure(plan, element_ids(dst, plan.num_warps))
+        failure = _byte_run_failure(plan)
         if failure:
             return VerifyResult(False, failure)
     if not certificate:
@@ -1146,14 +1160,17 @@ def verify(plan: Plan, certificate: bool = True) -> VerifyResult:
     return VerifyResult(True, "")
 
 
-def _byte_run_failure(plan: Plan, want: np.ndarray) -> str:
-    """What goes wrong in the ISA run on byte cells ("" when the dst slots end up holding ``want``)."""
+def _byte_run_failure(plan: Plan) -> str:
+    """What goes wrong in the ISA run on byte cells ("" when the dst slots end up holding the elements
+    ``expected_ids`` names)."""
     try:
         regs = run_isa(plan)
     except (PlanVerificationError, LayoutError) as e:
         return f"ISA execution failed: {e}"
-    if _holds_ids(plan, regs, want):
+    dst = _expected_layout(plan)
+    if _holds_tags(plan, regs, dst):
         return ""
+    want = element_ids(dst, plan.num_warps)
     got = _final_ids_from_regs(plan, regs)
     bad = got != want
     w, l, s = map(int, np.argwhere(bad)[0])
