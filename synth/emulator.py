@@ -217,7 +217,7 @@ class _Machine:
             return
         n = min(len(dst), len(src))
         (dd, db), (sd, sb) = (_cell_index(slots[:n], *self.layout) for slots in (dst, src))  # [n, bytes] each
-        if len(set(dst[:n])) == n:  # every cell written once (distinct slots have distinct cells): one gather, one scatter
+        if len(set(dst[:n])) == n:  # every cell written once (distinct slots, distinct cells): one gather, one scatter
             self.regs[dd, :, :, db] = self.regs[sd, :, :, sb]
             return
         src_vals = self.regs[sd, :, :, sb]
@@ -672,21 +672,23 @@ def _run_isa(plan: Plan, init: np.ndarray | None, lds_bytes: int | None, exact: 
                  np.int32 if small else np.int64, exact)
     if not exact:
         m.runs = _lds_runs(m, plan) or {}
-    if init is None:
-        lanes, tags = (t.astype(m.regs.dtype) for t in _tag_tables(plan.src, W, plan.slots_in, element_bytes))
-        if plan.slots_in % p == 0:  # the slots fill dwords 0.. in order: the tags straight into them
-            regs = m.regs[: len(tags) // 4]
-            np.bitwise_xor(tags.reshape(-1, 1, 1, 4), lanes[None, :, :, None], out=regs)
-            regs += TAG_BASE
-            _execute(m, plan)
-            return m.regs
-        init = (TAG_BASE + (lanes[:, :, None] ^ tags)).reshape(W, plan.wave_size, plan.slots_in, element_bytes)
-    if plan.slots_in % p == 0:  # the slots fill dwords 0.. in order: slot s, byte b is cell (s*bytes + b) / 4
-        cells = init[:, :, : plan.slots_in].reshape(W, plan.wave_size, -1, 4)
-        m.regs[: cells.shape[2]] = cells.transpose(2, 0, 1, 3)
+    tables = None if init is not None else [t.astype(m.regs.dtype)
+                                            for t in _tag_tables(plan.src, W, plan.slots_in, element_bytes)]
+    if tables and plan.slots_in % p == 0:  # the slots fill dwords 0.. in order: the tags straight into them
+        lanes, tags = tables
+        regs = m.regs[: len(tags) // 4]
+        np.bitwise_xor(tags.reshape(-1, 1, 1, 4), lanes[None, :, :, None], out=regs)
+        regs += TAG_BASE
     else:
-        d_i, b_i = _cell_index(range(plan.slots_in), p, dps, element_bytes)
-        m.regs[d_i, :, :, b_i] = np.moveaxis(init[:, :, : plan.slots_in], (0, 1), (2, 3))
+        if tables:
+            init = (TAG_BASE + (tables[0][:, :, None] ^ tables[1])).reshape(W, plan.wave_size, plan.slots_in,
+                                                                            element_bytes)
+        if plan.slots_in % p == 0:  # the slots fill dwords 0.. in order: slot s, byte b is cell (s*bytes + b) / 4
+            cells = init[:, :, : plan.slots_in].reshape(W, plan.wave_size, -1, 4)
+            m.regs[: cells.shape[2]] = cells.transpose(2, 0, 1, 3)
+        else:
+            d_i, b_i = _cell_index(range(plan.slots_in), p, dps, element_bytes)
+            m.regs[d_i, :, :, b_i] = np.moveaxis(init[:, :, : plan.slots_in], (0, 1), (2, 3))
     _execute(m, plan)
     return m.regs
 
@@ -697,7 +699,8 @@ def _tag_tables(layout: LinearLayout, num_warps: int, n_slots: int, element_byte
     ``q // element_bytes``: ``8 * id + b`` is ``8 * (warp image ^ lane image) ^ (8 * slot image | b)`` (b < 8,
     ``_axis_ids``).  Returns ``(lanes [W, lanes], tags [n_slots * element_bytes])``, int64."""
     warp, lane, register = _axis_ids(*_axis_key(layout, num_warps))
-    return (warp[:, None] ^ lane[None, :]) << 3, ((register[:n_slots] << 3)[:, None] | np.arange(element_bytes)).reshape(-1)
+    tags = ((register[:n_slots] << 3)[:, None] | np.arange(element_bytes)).reshape(-1)
+    return (warp[:, None] ^ lane[None, :]) << 3, tags
 
 
 def _execute(m: _Machine, plan: Plan) -> None:
