@@ -60,18 +60,34 @@ LDS_IN_ORDER_PER_WAVE = True
 # ====================================================================== tags
 def element_ids(layout: LinearLayout, num_warps: int) -> np.ndarray:
     """``[warps, lanes, slots]`` tensor index (flattened, first out dim least significant) per slot
-    (read-only); ``lanes`` is the layout's lane size (the wave size of a normalized layout)."""
-    # what the ids are made of: the in dims with their sizes and the columns, flattened over the
-    # layout's own out dims (whose order the key holds: layouts equal up to out-dim order flatten
-    # differently), not the layout (whose hash is not memoized yet on a layout just read)
-    return _element_ids(tuple(layout.in_dims), tuple(layout.out_dims), tuple(layout.columns()), num_warps,
-                        layout.in_dim_size("lane"), layout.in_dim_size("register"))
+    (read-only); ``lanes`` is the layout's lane size (the wave size of a normalized layout).  The
+    index of slot ``r`` of lane ``l`` of warp ``w`` is the XOR of the axis tables ``_axis_ids``."""
+    return _element_ids(*_axis_key(layout, num_warps))
+
+
+def _axis_key(layout: LinearLayout, num_warps: int) -> tuple:
+    """What the ids are made of: the in dims with their sizes and the columns, flattened over the
+    layout's own out dims (whose order the key holds: layouts equal up to out-dim order flatten
+    differently), not the layout (whose hash is not memoized yet on a layout just read)."""
+    return (tuple(layout.in_dims), tuple(layout.out_dims), tuple(layout.columns()), num_warps,
+            layout.in_dim_size("lane"), layout.in_dim_size("register"))
 
 
 @caches.memoize("synth.emulator.element_ids", size=256)  # 256: arrays of every element of a layout
-def _element_ids(in_dims: tuple, out_dims: tuple, cols: tuple, num_warps: int, lanes: int, n_reg: int) -> np.ndarray:
+def _element_ids(*key) -> np.ndarray:
+    warp, lane, register = _axis_ids(*key)
+    flat = warp[:, None, None] ^ lane[None, :, None] ^ register[None, None, :]
+    flat.setflags(write=False)
+    return flat
+
+
+@caches.memoize("synth.emulator.axis_ids", size=256)  # 256: one per layout, as element_ids
+def _axis_ids(in_dims: tuple, out_dims: tuple, cols: tuple, num_warps: int, lanes: int,
+              n_reg: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(warp [num_warps], lane [lanes], register [n_reg])`` int64: each axis index's image (the XOR of
+    the columns of its set bits; warps past the layout's warp size repeat its pattern), read-only."""
     lengths = {"warp": num_warps, "lane": lanes, "register": n_reg}
-    part = {name: np.zeros(n, dtype=np.int64) for name, n in lengths.items()}  # each axis's XOR of images
+    part = {name: np.zeros(n, dtype=np.int64) for name, n in lengths.items()}
     j = 0
     for name, size in in_dims:
         k = size.bit_length() - 1
@@ -79,14 +95,21 @@ def _element_ids(in_dims: tuple, out_dims: tuple, cols: tuple, num_warps: int, l
             table = span_table(cols[j:j + k])
             part[name] = table if size == lengths[name] else table[np.arange(lengths[name]) & (size - 1)]
         j += k
-    flat = part["warp"][:, None, None] ^ part["lane"][None, :, None] ^ part["register"][None, None, :]
-    flat.setflags(write=False)
-    return flat
+    out = part["warp"], part["lane"], part["register"]
+    for t in out:
+        t.setflags(write=False)
+    return out
 
 
 def expected_ids(plan: Plan) -> np.ndarray:
     """``[warps, lanes, slots]`` the element ids ``plan.dst`` asks for, its out dims taken in ``plan.src``'s
     order (the order the src elements are tagged in; a certificate may list them in another)."""
+    return element_ids(_expected_layout(plan), plan.num_warps)
+
+
+def _expected_layout(plan: Plan) -> LinearLayout:
+    """``plan.dst`` with its out dims in ``plan.src``'s order (``expected_ids``), both sides checked to
+    have the plan's wave size in lanes and the same out dims."""
     dst, names = plan.dst, plan.src.out_dim_names
     for side, lay in (("src", plan.src), ("dst", dst)):
         if lay.in_dim_size("lane") != plan.wave_size:
@@ -96,7 +119,7 @@ def expected_ids(plan: Plan) -> np.ndarray:
         if sorted(dst.out_dims) != sorted(plan.src.out_dims):
             raise LayoutError(f"src out dims {plan.src.out_dims} and dst out dims {dst.out_dims} differ")
         dst = dst.transpose_outs(names)
-    return element_ids(dst, plan.num_warps)
+    return dst
 
 
 # ====================================================================== ISA executor
@@ -165,6 +188,22 @@ class _Machine:
         """(dst dword, src dword) of a register step (steps.dword_pairs, the one pairing rule)."""
         return dword_pairs(dst, src, self.slots_per_dword, self.dwords_per_slot, what)
 
+    @staticmethod
+    def at_once(pairs: list[tuple[int, ...]]) -> list[tuple]:
+        """The register tuples ``(dst dword, src dword, ..)`` of a step's instructions (one per tuple, in
+        order) as one tuple of dword lists, when doing them all at once (every source read before any
+        destination is written) is doing them in order: no instruction reads a dword an earlier one
+        wrote.  Else (or for one tuple) the tuples themselves.  The primitives below take a dword or such
+        a list."""
+        if len(pairs) < 2:
+            return pairs
+        written: set[int] = set()
+        for d, *srcs in pairs:
+            if written.intersection(srcs):
+                return pairs
+            written.add(d)
+        return [tuple(list(x) for x in zip(*pairs))]
+
     def copy(self, d: int, s: int) -> None:
         """``v_mov_b32 v[d], v[s]``."""
         self.regs[d] = self.regs[s]
@@ -173,15 +212,16 @@ class _Machine:
         """A renaming: bookkeeping of values (parallel copy of the listed elements; whole cells when the
         cells are wider than a byte, ``_renamed_cell_pairs``)."""
         if self.cb > 1:
-            qd, qs = _renamed_cell_pairs(dst, src, self.cb, self.element_bytes)
-            self.regs[qd // self.cpd, :, :, qd % self.cpd] = self.regs[qs // self.cpd, :, :, qs % self.cpd]
+            dd, dc, sd, sc = _renamed_cell_pairs(dst, src, self.cb, self.element_bytes)
+            self.regs[dd, :, :, dc] = self.regs[sd, :, :, sc]
             return
-        dd, db, sd, sb = _renamed_cells(dst, src, *self.layout)
-        if len(set(zip(dd, db))) == len(dd):  # every cell written once: one gather, one scatter
+        n = min(len(dst), len(src))
+        (dd, db), (sd, sb) = (_cell_index(slots[:n], *self.layout) for slots in (dst, src))  # [n, bytes] each
+        if len(set(dst[:n])) == n:  # every cell written once (distinct slots, distinct cells): one gather, one scatter
             self.regs[dd, :, :, db] = self.regs[sd, :, :, sb]
             return
         src_vals = self.regs[sd, :, :, sb]
-        for k in range(len(dd)):  # in order: a cell listed twice keeps the later value
+        for k in range(n):  # in order: a slot listed twice keeps the later value
             self.regs[dd[k], :, :, db[k]] = src_vals[k]
 
     def select(self, d: int, a: int, b: int, cond) -> None:
@@ -220,7 +260,7 @@ class _Machine:
         """The declared slot copies ``src[i] -> dst[i]`` must be what the (uniform) ``selector`` of a
         ``v_perm_b32`` into ``v[d]`` does (``constants``: a selector byte choosing a constant is free)."""
         s0, s1 = operands
-        selb = _bytes_of(selector) if np.ndim(selector) == 0 else None
+        selb = _bytes_of(selector) if _uniform(selector) else None
         layout = self.layout
         for ds, ss in zip(dst, src):
             for (dd, db), (sd, sb) in zip(_slot_bytes(ds, *layout), _slot_bytes(ss, *layout)):
@@ -407,7 +447,13 @@ class _Machine:
 
 def _bytes_of(value) -> list[int]:
     """The four bytes of a 32-bit value, the lowest first."""
-    return [(int(value) >> (8 * i)) & 0xFF for i in range(4)]
+    v = int(value)
+    return [v & 0xFF, (v >> 8) & 0xFF, (v >> 16) & 0xFF, (v >> 24) & 0xFF]
+
+
+def _uniform(selector) -> bool:
+    """Is a v_perm_b32 selector one value for every lane (an int, or an array of no dimension)?"""
+    return isinstance(selector, (int, np.integer)) or np.ndim(selector) == 0
 
 
 def _perm(m: _Machine, s0: int, s1: int, selector) -> np.ndarray:
@@ -415,7 +461,7 @@ def _perm(m: _Machine, s0: int, s1: int, selector) -> np.ndarray:
     ``[lanes]``): on byte cells with the selector's bytes, on wider cells by the choice of each cell
     (``_perm_cells``: cell ``k`` of {S1, S0}, or the zero cell)."""
     if m.cb == 1:
-        selector_bytes = (_bytes_of(selector) if np.ndim(selector) == 0  # [4], or [lanes, 4] per lane
+        selector_bytes = (_bytes_of(selector) if _uniform(selector)  # [4], or [lanes, 4] per lane
                           else (np.asarray(selector, dtype=np.int64)[..., None] >> (8 * np.arange(4))) & 0xFF)
         return v_perm_b32(m.regs[s0], m.regs[s1], selector_bytes)
     src, out = (m.regs[s1], m.regs[s0]), np.empty_like(m.regs[s0])
@@ -433,26 +479,19 @@ def _prmt(m: _Machine, operands: tuple[int, int], selector: int) -> np.ndarray:
     return _perm(m, b, a, prmt_as_perm(selector))
 
 
-def _renamed_cells(dst: list[int], src: list[int], p: int, dps: int,
-                   element_bytes: int) -> tuple[list[int], ...]:
-    """(dst dword, dst byte, src dword, src byte) of every cell a renaming copies, flat (``_slot_bytes``
-    of each slot in order)."""
-    n = min(len(dst), len(src))
-    (dd, db), (sd, sb) = (zip(*[c for s in slots[:n] for c in _slot_bytes(s, p, dps, element_bytes)]) if n
-                          else ((), ()) for slots in (dst, src))
-    return list(dd), list(db), list(sd), list(sb)
-
-
 def _lanes_of(t, warps: int) -> np.ndarray:
     t = np.asarray(t, dtype=np.int64)
     return np.broadcast_to(t, (warps, t.shape[-1])) if t.ndim == 1 else t
 
 
 def _gather(vals: np.ndarray, src_lane: np.ndarray) -> np.ndarray:
-    """``vals[w, src_lane[w, l], :]`` (vals ``[W, lanes, cells]``; source lanes -1..lanes-1, ``[lanes]``
-    for every warp or ``[W, lanes]``); -1 source lanes read 0."""
-    out = vals[np.arange(vals.shape[0])[:, None], src_lane & (vals.shape[1] - 1)]
-    return np.where((src_lane < 0)[..., None], 0, out)
+    """``vals[.., w, src_lane[w, l], :]`` (vals ``[.., W, lanes, cells]``: the registers of one dword or of
+    several; source lanes -1..lanes-1, ``[lanes]`` for every warp or ``[W, lanes]``); -1 source lanes
+    read 0."""
+    lanes = src_lane & (vals.shape[-2] - 1)
+    out = vals[..., lanes, :] if lanes.ndim == 1 else vals[..., np.arange(vals.shape[-3])[:, None], lanes, :]
+    negative = src_lane < 0
+    return np.where(negative[..., None], 0, out) if negative.any() else out
 
 
 def _check_declared(declared: np.ndarray, actual: np.ndarray, W: int, what: str) -> None:
@@ -549,8 +588,9 @@ def _check_epoch(m: _Machine) -> None:
     value, or read and written by two warps."""
     writes, reads = m.epoch_writes, m.epoch_reads
     m.epoch_writes, m.epoch_reads = [], []
-    if not writes or (len(writes) == 1 and not reads):
-        return  # one write leaves its data on its bytes (_lds_write checked them), nothing read
+    if m.W == 1 or not writes or (len(writes) == 1 and not reads):
+        return  # one warp (no other to race with), or one write leaves its data on its bytes (_lds_write
+        # checked them) and nothing was read
     flat = np.concatenate([i.reshape(-1) for i, _ in writes])
     changed = m.lds[flat] != np.concatenate([d.reshape(-1) for _, d in writes])
     if not changed.any() and not reads:
@@ -588,12 +628,8 @@ def _cell_index(slots, p: int, dps: int, element_bytes: int) -> tuple[np.ndarray
 
 
 def _max_slot(plan: Plan) -> int:
-    m = max(plan.slots_in, plan.slots_out)
-    for s in plan.steps:
-        named = s.named_slots()
-        if named:
-            m = max(m, max(named) + 1)
-    return m
+    named = [max(slots) for slots in (s.named_slots() for s in plan.steps) if slots]
+    return max(plan.slots_in, plan.slots_out, max(named, default=-1) + 1)
 
 
 def run_isa(plan: Plan, init: np.ndarray | None = None, lds_bytes: int | None = None) -> np.ndarray:
@@ -628,8 +664,6 @@ def _run_isa(plan: Plan, init: np.ndarray | None, lds_bytes: int | None, exact: 
     n_dw = _n_dwords(plan)
     if init is None:  # tags below TAG_BASE + 8 * (number of tensor elements)
         small = TAG_BASE + 8 * (1 << plan.src.total_out_bits) < (1 << 31) - 1
-        ids = element_ids(plan.src, W).astype(np.int32 if small else np.int64)
-        init = (TAG_BASE + 8 * ids)[..., None] + np.arange(element_bytes, dtype=ids.dtype)
     else:
         init = np.asarray(init)
         small = not init.size or (-(1 << 31) < int(init.min()) and int(init.max()) < (1 << 31) - 1)
@@ -638,14 +672,35 @@ def _run_isa(plan: Plan, init: np.ndarray | None, lds_bytes: int | None, exact: 
                  np.int32 if small else np.int64, exact)
     if not exact:
         m.runs = _lds_runs(m, plan) or {}
-    if plan.slots_in % p == 0:  # the slots fill dwords 0.. in order: slot s, byte b is cell (s*bytes + b) / 4
-        cells = init[:, :, : plan.slots_in].reshape(W, plan.wave_size, -1, 4)
-        m.regs[: cells.shape[2]] = cells.transpose(2, 0, 1, 3)
+    tables = None if init is not None else [t.astype(m.regs.dtype)
+                                            for t in _tag_tables(plan.src, W, plan.slots_in, element_bytes)]
+    if tables and plan.slots_in % p == 0:  # the slots fill dwords 0.. in order: the tags straight into them
+        lanes, tags = tables
+        regs = m.regs[: len(tags) // 4]
+        np.bitwise_xor(tags.reshape(-1, 1, 1, 4), lanes[None, :, :, None], out=regs)
+        regs += TAG_BASE
     else:
-        d_i, b_i = _cell_index(range(plan.slots_in), p, dps, element_bytes)
-        m.regs[d_i, :, :, b_i] = np.moveaxis(init[:, :, : plan.slots_in], (0, 1), (2, 3))
+        if tables:
+            init = (TAG_BASE + (tables[0][:, :, None] ^ tables[1])).reshape(W, plan.wave_size, plan.slots_in,
+                                                                            element_bytes)
+        if plan.slots_in % p == 0:  # the slots fill dwords 0.. in order: slot s, byte b is cell (s*bytes + b) / 4
+            cells = init[:, :, : plan.slots_in].reshape(W, plan.wave_size, -1, 4)
+            m.regs[: cells.shape[2]] = cells.transpose(2, 0, 1, 3)
+        else:
+            d_i, b_i = _cell_index(range(plan.slots_in), p, dps, element_bytes)
+            m.regs[d_i, :, :, b_i] = np.moveaxis(init[:, :, : plan.slots_in], (0, 1), (2, 3))
     _execute(m, plan)
     return m.regs
+
+
+def _tag_tables(layout: LinearLayout, num_warps: int, n_slots: int, element_bytes: int) -> tuple[np.ndarray, ...]:
+    """The byte tags ``TAG_BASE + 8 * id + b`` of the first ``n_slots`` slots holding ``layout``'s elements
+    as ``TAG_BASE + (lanes[w, l] ^ tags[q])``, byte ``q`` being byte ``q % element_bytes`` of slot
+    ``q // element_bytes``: ``8 * id + b`` is ``8 * (warp image ^ lane image) ^ (8 * slot image | b)`` (b < 8,
+    ``_axis_ids``).  Returns ``(lanes [W, lanes], tags [n_slots * element_bytes])``, int64."""
+    warp, lane, register = _axis_ids(*_axis_key(layout, num_warps))
+    tags = ((register[:n_slots] << 3)[:, None] | np.arange(element_bytes)).reshape(-1)
+    return (warp[:, None] ^ lane[None, :]) << 3, tags
 
 
 def _execute(m: _Machine, plan: Plan) -> None:
@@ -702,16 +757,17 @@ def _check_lane_order(m: _Machine, plan: Plan) -> None:
 
 
 # ====================================================================== code cells
-def _cell_bytes(plan: Plan) -> int:
-    """The widest cells, 4 or 2 bytes (else 1), that every step of ``plan`` moves whole: the bytes
-    of a cell together and in order, to the bytes of a cell.  Register steps other than renamings
+def _cell_bytes(plan: Plan, widest: int = 4) -> int:
+    """The widest cells, 4 or 2 bytes (else 1; at most ``widest``), that every step of ``plan`` moves
+    whole: the bytes of a cell together and in order, to the bytes of a cell.  Register steps other than renamings
     and v_perm_b32 move whole dwords (they write whole VGPRs from whole VGPRs, or 0); a renaming
     and a v_perm_b32 move what ``_renamed_cell_pairs`` and ``_perm_cells`` allow; an LDS access moves
     cells when it moves at least a cell per lane between whole cells in byte order (a transpose
     load: cells no wider than its elements).  The first and last slots must fill whole cells."""
     layout = _slot_layout(plan.element_bits)
     element_bytes = layout[2]
-    c = next(c for c in (4, 2, 1) if plan.slots_in * element_bytes % c == 0 and plan.slots_out * element_bytes % c == 0)
+    c = next(c for c in (4, 2, 1) if c <= widest and plan.slots_in * element_bytes % c == 0
+             and plan.slots_out * element_bytes % c == 0)
     for st in plan.steps:
         while c > 1 and not _moves_cells(st, c, layout):
             c //= 2
@@ -752,7 +808,7 @@ def _perm_cells(selector, c: int) -> tuple[int, ...] | None:
     cell ``k`` of ``{S0, S1}`` (S1 first, the selector bytes ``c * k ..`` in order), or ``8 // c``
     for the zero cell (selector bytes 12); None when some cell is neither (or the selector varies
     per lane)."""
-    if np.ndim(selector):
+    if not _uniform(selector):
         return None
     sel = _bytes_of(selector)
     out = []
@@ -767,17 +823,18 @@ def _perm_cells(selector, c: int) -> tuple[int, ...] | None:
 
 
 def _renamed_cell_pairs(dst: list[int], src: list[int], c: int,
-                        element_bytes: int) -> tuple[np.ndarray, np.ndarray] | None:
+                        element_bytes: int) -> tuple[np.ndarray, ...] | None:
     """The ``c``-byte cells a renaming ``dst[i] <- src[i]`` of ``element_bytes``-byte slots copies, as
-    (dst cells, src cells), each numbered by its byte offset / ``c`` (slot ``s`` is the bytes
-    ``s * element_bytes ..``), when it copies whole cells, each from one whole cell in byte order and
+    (dst dwords, dst cells of the dword, src dwords, src cells of the dword) -- a cell numbered ``q`` by
+    its byte offset / ``c`` (slot ``s`` is the bytes ``s * element_bytes ..``) is cell ``q % (4 / c)`` of
+    dword ``q // (4 / c)`` -- when it copies whole cells, each from one whole cell in byte order and
     each dst cell once; else None."""
     n = min(len(dst), len(src))
     return _cell_pairs(tuple(dst[:n]), tuple(src[:n]), c, element_bytes)
 
 
 @caches.memoize("synth.emulator.cell_pairs", size=1024, table=True)  # 1024: one per renaming instruction
-def _cell_pairs(dst: tuple, src: tuple, c: int, element_bytes: int) -> tuple[np.ndarray, np.ndarray] | None:
+def _cell_pairs(dst: tuple, src: tuple, c: int, element_bytes: int) -> tuple[np.ndarray, ...] | None:
     """``_renamed_cell_pairs`` of the renaming ``dst[i] <- src[i]`` (read-only arrays)."""
     n = len(dst)
     if len(set(dst)) < n:
@@ -794,54 +851,65 @@ def _cell_pairs(dst: tuple, src: tuple, c: int, element_bytes: int) -> tuple[np.
         if n != k * len(src_cell):
             return None
         qd, qs = list(src_cell), list(src_cell.values())
-    out = np.array(qd, dtype=np.int64), np.array(qs, dtype=np.int64)
+    cpd = 4 // c
+    out = tuple(f(np.array(q, dtype=np.int64), cpd) for q in (qd, qs) for f in (np.floor_divide, np.remainder))
     for q in out:
         q.setflags(write=False)
     return out
 
 
 def _code_bits(plan: Plan, c: int) -> tuple[int, int]:
-    """(bits per element id, bits of the largest code of a ``c``-byte cell): ids are below ``2**n``
-    (the tensor's elements); a code is at most ``2**(c / element_bytes * n)``, or
-    ``2**(n + log2(element_bytes / c))`` for elements wider than a cell."""
+    """(bits per element id, bits of the largest code of a ``c``-byte cell, ``_code_tables``): ids are
+    below ``2**n`` (the tensor's elements); a code is below ``2**(c / element_bytes * n + 1)``, or
+    ``2**(n + log2(element_bytes / c) + 1)`` for elements wider than a cell."""
     element_bytes = max(1, plan.element_bits // 8)
     n = max(plan.src.total_out_bits, plan.dst.total_out_bits)
-    return n, (c // element_bytes * n if c >= element_bytes else n + (element_bytes // c).bit_length() - 1)
+    return n, 1 + (c // element_bytes * n if c >= element_bytes else n + (element_bytes // c).bit_length() - 1)
 
 
-def _cell_codes(ids: np.ndarray, c: int, element_bytes: int, n_bits: int, dtype) -> np.ndarray:
-    """``[W, lanes, cells]``: the code of every ``c``-byte cell of slots holding the elements ``ids``
-    ``[W, lanes, slots]`` (byte tags ``TAG_BASE + 8 * id + byte``): ``1 + sum_j id_j * 2**(n_bits * j)``
-    over the cell's ``c / element_bytes`` elements, or ``1 + (element_bytes / c) * id + part`` for
-    part ``part`` of an element wider than a cell.  One code per cell content, none 0 (the zero cell) or UNDEF."""
-    ids = ids.astype(dtype)
+def _code_tables(layout: LinearLayout, num_warps: int, n_slots: int, c: int, element_bytes: int, n_bits: int,
+                 dtype) -> tuple[np.ndarray, np.ndarray]:
+    """The code of every ``c``-byte cell of the first ``n_slots`` slots holding ``layout``'s elements,
+    as two tables whose XOR it is: ``lanes [W, lanes]`` and ``cells [n_slots * element_bytes / c]``.
+
+    A cell holding the elements ``id_0, ..`` (``c / element_bytes`` of them) has the code
+    ``2**(k n) | sum_j id_j * 2**(n j)`` (``n = n_bits``, ids below ``2**n``, ``k`` elements), part ``t``
+    of an element wider than a cell ``2**(n + s) | id * 2**s | t`` (``2**s = element_bytes / c``): one
+    code per cell content, none 0 (the zero cell) or UNDEF.  An id is the XOR of its warp, lane and
+    slot images (``_axis_ids``) and the fields do not overlap, so a code is the XOR of the fields of the
+    warp and lane images (with the top bit) and those of the slot images (with ``t``)."""
+    warp, lane, register = _axis_ids(*_axis_key(layout, num_warps))
+    lanes, register = warp[:, None] ^ lane[None, :], register[:n_slots]
     if c < element_bytes:
-        parts = element_bytes // c
-        return (1 + parts * ids[..., None] + np.arange(parts, dtype=dtype)).reshape(ids.shape[:2] + (-1,))
-    g = ids.reshape(ids.shape[:2] + (-1, c // element_bytes))
-    out = 1 + g[..., 0]
-    for j in range(1, c // element_bytes):
-        out += g[..., j] << (n_bits * j)
-    return out
+        s = (element_bytes // c).bit_length() - 1
+        lanes = (lanes << s) | (1 << (n_bits + s))
+        cells = ((register << s)[:, None] | np.arange(1 << s)).reshape(-1)
+    else:
+        k = c // element_bytes
+        group = register.reshape(-1, k)  # the slots of a cell
+        spread, cells = lanes, group[:, 0]
+        for j in range(1, k):  # element j of a cell: field j
+            spread, cells = spread | (lanes << (n_bits * j)), cells | (group[:, j] << (n_bits * j))
+        lanes = spread | (1 << (k * n_bits))
+    return lanes.astype(dtype), cells.astype(dtype)
 
 
-def _cell_run_holds(plan: Plan, want: np.ndarray) -> bool:
+def _cell_run_holds(plan: Plan) -> bool:
     """Quick ISA run on the widest cells the plan moves whole (``_cell_bytes``, 2 or 4 bytes): do
-    the dst slots end up holding ``want``?  False when the plan moves no such cells, and when any
-    check fails (the byte-cell run then finds what)."""
+    the dst slots end up holding the elements ``expected_ids`` names?  False when the plan moves no
+    such cells, and when any check fails (the byte-cell run then finds what)."""
     c = _cell_bytes(plan)
-    if c == 1:
+    n, bits = _code_bits(plan, c)
+    if bits > 62 and c == 4:  # the codes of 4-byte cells do not fit in 62 bits: try 2-byte ones
+        c = _cell_bytes(plan, widest=2)
+        n, bits = _code_bits(plan, c)
+    if c == 1 or bits > 62:
         return False
     element_bytes = max(1, plan.element_bits // 8)
-    n, bits = _code_bits(plan, c)
-    if bits > 62:
-        return False
     dtype = np.int32 if bits <= 30 else np.int64
     m = _Machine(_n_dwords(plan), plan.num_warps, plan.wave_size, max(plan.lds_bytes, 4), plan.element_bits, plan.arch,
                  dtype, exact=False, cell_bytes=c)
-    codes = _cell_codes(element_ids(plan.src, plan.num_warps)[:, :, : plan.slots_in], c, element_bytes, n, dtype)
-    q = np.arange(codes.shape[2])  # cell q of the slots is cell q % cpd of dword q // cpd
-    m.regs[q // m.cpd, :, :, q % m.cpd] = codes.transpose(2, 0, 1)
+    _first_cells(m, *_code_tables(plan.src, plan.num_warps, plan.slots_in, c, element_bytes, n, dtype), store=True)
     runs = _lds_runs(m, plan)
     if runs is None:
         return False
@@ -850,9 +918,27 @@ def _cell_run_holds(plan: Plan, want: np.ndarray) -> bool:
         _execute(m, plan)
     except (_RaceSuspect, PlanVerificationError, LayoutError):
         return False
-    out = _cell_codes(want, c, element_bytes, n, dtype)
-    q = np.arange(out.shape[2])
-    return bool((m.regs[q // m.cpd, :, :, q % m.cpd] == out.transpose(2, 0, 1)).all())
+    return _first_cells(m, *_code_tables(_expected_layout(plan), plan.num_warps, plan.slots_out, c, element_bytes, n,
+                                         dtype), store=False)
+
+
+def _first_cells(m: _Machine, lanes: np.ndarray, cells: np.ndarray, store: bool) -> bool:
+    """Put the codes ``lanes[w, l] ^ cells[q]`` (``_code_tables``) in the first cells of the registers
+    (``store``), or tell whether those hold them; cell ``q`` of the slots is cell ``q % cpd`` of dword
+    ``q // cpd`` (whole dwords in place when the cells fill them, else by index)."""
+    n = len(cells)
+    if n % m.cpd == 0:  # whole dwords: the registers [dwords, W, lanes, cpd] and the codes in their order
+        regs, codes = m.regs[: n // m.cpd], (cells.reshape(-1, 1, 1, m.cpd), lanes[None, :, :, None])
+        if store:
+            np.bitwise_xor(*codes, out=regs)
+            return True
+        return bool((regs == np.bitwise_xor(*codes)).all())
+    q = np.arange(n)
+    index, codes = (q // m.cpd, slice(None), slice(None), q % m.cpd), cells[:, None, None] ^ lanes  # [n, W, lanes]
+    if store:
+        m.regs[index] = codes
+        return True
+    return bool((m.regs[index] == codes).all())
 
 
 def _lds_runs(m: _Machine, plan: Plan) -> dict[int, tuple] | None:
@@ -1042,16 +1128,14 @@ def _final_ids_from_regs(plan: Plan, regs: np.ndarray) -> np.ndarray:
     return np.moveaxis(np.where(ok, ident, UNDEF), 0, -1)
 
 
-def _holds_ids(plan: Plan, regs: np.ndarray, want: np.ndarray) -> bool:
-    """Do the dst slots after an ISA run hold exactly the elements ``want`` ``[W, lanes, slots]`` (every
-    byte the tag ``TAG_BASE + 8 * id + byte``)?  When the slots fill whole dwords, the expected
-    cells are compared in place; otherwise through ``_final_ids_from_regs``."""
-    p, _, element_bytes = _slot_layout(plan.element_bits)
-    if not plan.slots_out or plan.slots_out % p:
-        return not (_final_ids_from_regs(plan, regs) != want).any()
-    tags = (TAG_BASE + 8 * want.astype(regs.dtype))[..., None] + np.arange(element_bytes, dtype=regs.dtype)
-    n_dw = plan.slots_out * element_bytes // 4
-    return bool((regs[:n_dw] == tags.reshape(tags.shape[0], tags.shape[1], n_dw, 4).transpose(2, 0, 1, 3)).all())
+def _holds_tags(plan: Plan, regs: np.ndarray, dst: LinearLayout) -> bool:
+    """Do the dst slots after an ISA run hold exactly the elements of ``dst`` (``_expected_layout``; every
+    byte the tag ``TAG_BASE + 8 * id + byte``)?  When the slots fill whole dwords, the expected tags are
+    compared in place (``_tag_tables``); otherwise through ``_final_ids_from_regs``."""
+    if not plan.slots_out or plan.slots_out % slots_per_dword(plan.element_bits):
+        return not (_final_ids_from_regs(plan, regs) != element_ids(dst, plan.num_warps)).any()
+    lanes, tags = _tag_tables(dst, plan.num_warps, plan.slots_out, _slot_layout(plan.element_bits)[2])
+    return bool((regs[: len(tags) // 4] == (tags.reshape(-1, 1, 1, 4) ^ lanes[None, :, :, None]) + TAG_BASE).all())
 
 
 def verify(plan: Plan, certificate: bool = True) -> VerifyResult:
@@ -1059,15 +1143,17 @@ def verify(plan: Plan, certificate: bool = True) -> VerifyResult:
     the dst slots.  A plan moving whole 2- or 4-byte cells only runs on such cells first
     (``_cell_run_holds``); any other plan, or a failure there, runs on byte cells, which tell what
     went wrong."""
-    want = expected_ids(plan)
-    if want.shape[2] != plan.slots_out:
-        return VerifyResult(False, f"dst has {want.shape[2]} registers but the plan fills {plan.slots_out}")
-    if not _cell_run_holds(plan, want):
-        failure = _byte_run_failure(plan, want)
+    dst = _expected_layout(plan)
+    n_reg = dst.in_dim_size("register")
+    if n_reg != plan.slots_out:
+        return VerifyResult(False, f"dst has {n_reg} registers but the plan fills {plan.slots_out}")
+    if not _cell_run_holds(plan):
+        failure = _byte_run_failure(plan)
         if failure:
             return VerifyResult(False, failure)
     if not certificate:
         return VerifyResult(True, "")
+    want = element_ids(dst, plan.num_warps)
     state = run_certificate(plan.to_certificate(raw=True))[:, :, : plan.slots_out]
     bad = state != want
     if bad.any():
@@ -1077,14 +1163,17 @@ def verify(plan: Plan, certificate: bool = True) -> VerifyResult:
     return VerifyResult(True, "")
 
 
-def _byte_run_failure(plan: Plan, want: np.ndarray) -> str:
-    """What goes wrong in the ISA run on byte cells ("" when the dst slots end up holding ``want``)."""
+def _byte_run_failure(plan: Plan) -> str:
+    """What goes wrong in the ISA run on byte cells ("" when the dst slots end up holding the elements
+    ``expected_ids`` names)."""
     try:
         regs = run_isa(plan)
     except (PlanVerificationError, LayoutError) as e:
         return f"ISA execution failed: {e}"
-    if _holds_ids(plan, regs, want):
+    dst = _expected_layout(plan)
+    if _holds_tags(plan, regs, dst):
         return ""
+    want = element_ids(dst, plan.num_warps)
     got = _final_ids_from_regs(plan, regs)
     bad = got != want
     w, l, s = map(int, np.argwhere(bad)[0])

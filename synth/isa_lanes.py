@@ -180,14 +180,23 @@ def v_perm_b32(s0: np.ndarray, s1: np.ndarray, selector: np.ndarray) -> np.ndarr
     S1 byte 3, S0 byte 1, S0 byte 3 (0xFF if the byte is >= 0x80, else 0), 12 the byte 0x00,
     13 and above 0xFF.  A cell above 0xFF is not a byte but a symbolic tag (the emulator's
     element bytes): its sign byte is ``-tag``."""
-    sel = np.minimum(np.asarray(selector, dtype=np.int64), 13)
-    if sel.ndim == 1:  # one selector for every lane: result byte k is choice sel[k] everywhere
-        out = np.empty(np.broadcast_shapes(s0.shape, s1.shape), dtype=np.result_type(s0, s1))
-        for k, code in enumerate(sel.tolist()):
-            out[..., k] = _perm_choice(s0, s1, code)
+    if _one_selector(selector):  # one selector for every lane: result byte k is choice sel[k] everywhere
+        alike = s0.shape == s1.shape and s0.dtype == s1.dtype
+        out = (np.empty_like(s0) if alike
+               else np.empty(np.broadcast_shapes(s0.shape, s1.shape), dtype=np.result_type(s0, s1)))
+        for k, code in enumerate(selector):
+            out[..., k] = _perm_choice(s0, s1, min(int(code), 13))
         return out
+    sel = np.minimum(np.asarray(selector, dtype=np.int64), 13)
     choices = _perm_choices(s0, s1, bool((sel >= 8).any()))
     return np.take_along_axis(choices, np.broadcast_to(sel, s0.shape), axis=-1)
+
+
+def _one_selector(selector) -> bool:
+    """Is a v_perm_b32 selector one for every lane (its 4 bytes as a flat sequence or a 1-D array)?"""
+    if isinstance(selector, np.ndarray):
+        return selector.ndim == 1
+    return not isinstance(selector[0], (list, tuple, np.ndarray))
 
 
 def _perm_choice(s0: np.ndarray, s1: np.ndarray, code: int) -> np.ndarray | int:

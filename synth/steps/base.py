@@ -72,7 +72,11 @@ def dword_pairs(dst: Sequence[int], src: Sequence[int], p: int, dps: int, what: 
                 if pairs.setdefault(2 * d + h, 2 * s + h) != 2 * s + h:
                     raise LayoutError(f"{what}: register v{2 * d + h} would come from two registers")
         return list(pairs.items())
-    covered: dict[int, int] = {}  # dst dword -> bit mask of its slots listed
+    if p == 1:  # a slot is a whole dword: only (2) to check
+        for d, s in zip(dst, src):
+            if pairs.setdefault(d, s) != s:
+                raise LayoutError(f"{what}: register v{d} would come from two registers")
+        return list(pairs.items())
     for d, s in zip(dst, src):
         dd, k = divmod(d, p)
         sd, sk = divmod(s, p)
@@ -80,13 +84,14 @@ def dword_pairs(dst: Sequence[int], src: Sequence[int], p: int, dps: int, what: 
             raise LayoutError(f"{what}: slot {s} -> {d} changes the element's place in its register")
         if pairs.setdefault(dd, sd) != sd:
             raise LayoutError(f"{what}: register v{dd} would come from two registers")
-        covered[dd] = covered.get(dd, 0) | (1 << k)
-    if p > 1:
-        for dd, got in covered.items():
-            if got != (1 << p) - 1:
-                slots = [k for k in range(p) if (got >> k) & 1]
-                raise LayoutError(f"{what}: register v{dd} is written in part (slots {slots} of {p}); "
-                                  "register steps move whole 32-bit registers")
+    if len(set(dst)) != p * len(pairs):  # the listed slots do not fill their dwords: name the first one
+        covered: dict[int, int] = {}  # dst dword -> bit mask of its slots listed
+        for d in dst:
+            covered[d // p] = covered.get(d // p, 0) | (1 << (d % p))
+        dd, got = next((dd, got) for dd, got in covered.items() if got != (1 << p) - 1)
+        slots = [k for k in range(p) if (got >> k) & 1]
+        raise LayoutError(f"{what}: register v{dd} is written in part (slots {slots} of {p}); "
+                          "register steps move whole 32-bit registers")
     return list(pairs.items())
 
 

@@ -146,7 +146,7 @@ class Lane(Step):
 
     def run(self, machine, what: str) -> None:
         fam = self.family
-        for d, s in machine.pairs(self.dst, self.src, what):
+        for d, s in machine.at_once(machine.pairs(self.dst, self.src, what)):
             if self.kind.startswith("dpp8:"):
                 got = machine.dpp8(d, s, int(self.isa["dpp8"]))
             elif fam == "dpp":

@@ -64,7 +64,8 @@ class Select(Step):
         setup.condition(self.cond)
 
     def run(self, machine, what: str) -> None:
-        for (d, a), (_, b) in zip(machine.pairs(self.dst, self.a, what), machine.pairs(self.dst, self.b, what)):
+        pairs = zip(machine.pairs(self.dst, self.a, what), machine.pairs(self.dst, self.b, what))
+        for d, a, b in machine.at_once([(d, a, b) for (d, a), (_, b) in pairs]):
             machine.select(d, a, b, self.cond)
 
     def prepare(self, emitter, what: str):
