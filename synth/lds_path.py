@@ -620,6 +620,8 @@ class _Side:
     unique: list[int]  # registers kept after removing duplicates
     reg_cols: list[int]  # C of each register bit (offset bits low, then rep bits)
     other_cols: list[int]  # C of each lane/warp bit
+    registers: f2.Echelon  # the tensor vectors of the register bits, inserted in order (_registers)
+    shared_cols: list[int]  # the tensor vector of each offset bit, then each rep bit (the shared layout's)
     _addresses: dict = field(default_factory=dict, repr=False)
     _bases_of: dict = field(default_factory=dict, repr=False)  # vector bits -> _bases
 
@@ -668,25 +670,45 @@ def _side(layout_cols: dict[str, list[int]], design: LdsDesign, inv_cols: list[i
     reg_cols = [f2.apply_columns(inv_cols, c) for c in layout_cols["register"]]
     lane = [f2.apply_columns(inv_cols, c) for c in layout_cols["lane"]]
     warp = [f2.apply_columns(inv_cols, c) for c in layout_cols["warp"]]
+    unique, registers = _registers(tuple(layout_cols["register"]))
     return _Side(span_table(warp)[:, None] ^ span_table(lane)[None, :], span_table(reg_cols), design.n_offset_bits,
-                 _first_registers(reg_cols), reg_cols, lane + warp)
+                 unique, reg_cols, lane + warp, registers, design.shared_cols)
 
 
-def _first_registers(reg_cols: list[int]) -> list[int]:
+@caches.memoize("synth.lds_path.registers", size=64)  # 64: the two sides of the few problems planned at once
+def _registers(tensor_cols: tuple[int, ...]) -> tuple[list[int], f2.Echelon]:
+    """(``_first_registers``, the register vectors inserted in order into an echelon basis) of a
+    side whose register bits hold the tensor vectors ``tensor_cols``, for every shared layout.
+
+    A shared layout's inverse ``inv`` is a linear isomorphism, so ``C = inv o layout`` has the
+    linear relations of the layout's own columns: the same pivot columns (``_first_registers``),
+    and ``C x = e_i`` (offset bit ``i``) exactly when ``x`` solves ``layout x = `` the tensor
+    vector of offset bit ``i`` (``_vector_bits``).  Read only: shared by the designs."""
+    registers = f2.Echelon()
+    pivots = [j for j, c in enumerate(tensor_cols) if registers.insert(c)]
+    return _first_registers(pivots), registers
+
+
+def _first_registers(pivots: list[int]) -> list[int]:
     """The least register of every distinct register image, ascending (two registers hold the same
-    elements in every lane and warp iff their images are equal).
+    elements in every lane and warp iff their images are equal), from the ``pivots`` of the
+    register images (the columns independent of those before them, f2.pivot_columns).
 
     The registers of one image form a coset of the kernel, whose echelon basis has one vector per
     *dependent* column ``j`` (in the span of the columns before it), with highest bit ``j``.  The
     least member of a coset is the one with no dependent bit set: any other differs from it by a
     kernel vector, whose highest bit (a dependent one) it then has set above equal higher bits."""
-    return span_values([1 << j for j in f2.pivot_columns(reg_cols)])  # ascending: each bit above the ones before
+    return span_values([1 << j for j in pivots])  # ascending: each bit above the ones before
 
 
 def _vector_bits(side: _Side, t_max: int) -> list[list[int]]:
-    """For t = 0..: register vectors delta_0..delta_{t-1} with C(delta_i) = offset bit i (aligned)."""
+    """For t = 0..: register vectors delta_0..delta_{t-1} with C(delta_i) = offset bit i (aligned):
+    ``delta_i`` the solution on the pivot columns (as f2.solve's) of ``layout delta_i`` = the
+    tensor vector of (offset, rep) bit ``i`` (``_registers``), None where there is none (or no bit
+    ``i``)."""
     options = [[]]
-    solutions = f2.solve_many(side.reg_cols, [1 << i for i in range(t_max)])
+    solutions = [_solve(side.registers, side.shared_cols[i]) if i < len(side.shared_cols) else None
+                 for i in range(t_max)]
     for t in range(1, t_max + 1):
         low = (1 << t) - 1
         if any(c & low for c in side.other_cols):
@@ -696,6 +718,13 @@ def _vector_bits(side: _Side, t_max: int) -> list[list[int]]:
             return options
         options.append(deltas)
     return options
+
+
+def _solve(registers: f2.Echelon, v: int) -> int | None:
+    """The ``x`` on the pivot columns (the insertions that were independent) with ``x``'s inserted
+    vectors XORing to ``v``, None when ``v`` is outside their span."""
+    residual, combo = registers.reduce(v)
+    return None if residual else combo
 
 
 def _groups(side: _Side, deltas: list[int]) -> list[list[int]]:

@@ -196,6 +196,13 @@ class _Mode:
         """Conflict-free cycles per round."""
         return self.instructions * self.op.num_phases
 
+    @cached_property
+    def others_span(self) -> tuple[f2.Span, list[int]]:
+        """(the span of ``others``, their image basis: the pivots in order), shared by every prefix
+        whose aligned space the mode is asked for (``_aligned_space``)."""
+        span = f2.Span()
+        return span, [x for x in self.others if span.insert(x)]
+
 
 @dataclass
 class _Candidate:
@@ -481,7 +488,12 @@ def _aligned_space(mode: _Mode, prefix: list[int], n_off: int, completion: list[
     leans on ``V_s``), and nothing needs completing.  Else a basis of the offset space to complete
     ``H_s`` from."""
     if completion is None:
-        rest = f2.image_basis(mode.others + prefix[mode.k:])
+        # f2.image_basis(others + prefix[k:]): the others' pivots, then each prefix vector independent of
+        # the others and the prefix vectors before it, i.e. whose residue modulo span(others) (a linear
+        # map with that kernel) is independent of theirs
+        span, rest = mode.others_span
+        residues = f2.Span()
+        rest = rest + [x for x in prefix[mode.k:] if residues.insert(span.reduce(x))]
         return tuple(rest) if len(rest) == n_off - mode.k else None
     rest, own, every = [], f2.Span(), f2.Span(mode.vector)
     for x in mode.others + prefix[mode.k:]:
