@@ -180,7 +180,7 @@ def _side_widths(ctx: ConversionContext, prefix: list[int], over_fetch: bool) ->
     out = []
     for store, cols, any_width in ((True, prob.src_cols, matrix(True)),
                                    (False, prob.dst_cols, over_fetch or matrix(False))):
-        regs = f2.Span(cols["register"])
+        regs = _registers(tuple(cols["register"]))[1]  # (read only)
         t_up = t_max
         if not any_width:
             t_up = next((i for i, v in enumerate(prefix[:t_max]) if not regs.contains(v)), t_max)
@@ -414,15 +414,26 @@ def _greedy_rows(cands: list[int], spaces: list[list[int]], r_bits: int) -> list
     one, and the next such search starts after the row picked.  Only when none is left are all
     candidates compared (and from then on, always)."""
     spans = [f2.Span(s) for s in spaces]
+    inside = [sp.contains for sp in spans]
 
     def count(k: int) -> int | None:  # None: inside spaces[0]
         v = cands[k]
         return None if spans[0].contains(v) else sum(sp.contains(v) for sp in spans[1:])
 
+    def first_outside(start: int) -> int | None:  # the first candidate from ``start`` of count 0
+        for k in range(start, len(cands)):
+            v = cands[k]
+            for contains in inside:
+                if contains(v):
+                    break
+            else:
+                return k
+        return None
+
     rows: list[int] = []
     start = 0
     for _ in range(r_bits):
-        k = next((k for k in range(start, len(cands)) if count(k) == 0), None)
+        k = first_outside(start) if start < len(cands) else None
         if k is None:
             k = min((c, k) for k in range(len(cands)) if (c := count(k)) is not None)[1]
             start = len(cands)
@@ -671,8 +682,9 @@ def _side(layout_cols: dict[str, list[int]], design: LdsDesign, inv_cols: list[i
     lane = [f2.apply_columns(inv_cols, c) for c in layout_cols["lane"]]
     warp = [f2.apply_columns(inv_cols, c) for c in layout_cols["warp"]]
     unique, registers = _registers(tuple(layout_cols["register"]))
-    return _Side(span_table(warp)[:, None] ^ span_table(lane)[None, :], span_table(reg_cols), design.n_offset_bits,
-                 unique, reg_cols, lane + warp, registers, design.shared_cols)
+    warp_lane = span_table(lane + warp).reshape(1 << len(warp), 1 << len(lane))  # index: lane bits low
+    return _Side(warp_lane, span_table(reg_cols), design.n_offset_bits, unique, reg_cols, lane + warp, registers,
+                 design.shared_cols)
 
 
 @caches.memoize("synth.lds_path.registers", size=64)  # 64: the two sides of the few problems planned at once

@@ -179,6 +179,11 @@ class _Side:
         """``given`` without its block dim (of size 1, checked by ``_normalize``)."""
         return self.given.squeeze_ins("block") if self.given.has_in_dim("block") else self.given
 
+    @cached_property
+    def reg_index(self) -> dict[int, int]:
+        """The register bit of each register vector (the last, were one vector at two bits)."""
+        return {v: j for j, v in enumerate(self.regs)}
+
 
 @dataclass
 class _Mode:
@@ -317,7 +322,7 @@ def _vector_bits(regs: set[int], prefix: list[int], maxbits: int) -> int:
 def _plain_mode(side: _Side, prefix: list[int], width: _Plain, model: LdsModel) -> _Mode:
     """The mode of a plain width: the lane's vector ``prefix[:k]`` (register bits), the other
     register bits, the lanes and the warps must be aligned."""
-    reg_index = {v: j for j, v in enumerate(side.regs)}
+    reg_index = side.reg_index
     vec_idx = {reg_index[v] for v in prefix[:width.k]}
     others = [v for j, v in enumerate(side.regs) if j not in vec_idx] + side.lanes + side.warps
     return _Mode(model.op(width.name), width.k, list(prefix[:width.k]), list(side.lanes), others,
