@@ -400,6 +400,12 @@ def _every_length_seeds(w: _Side, r: _Side, model: LdsModel, element_bits: int, 
     return seeds
 
 
+def _independent_registers(*sides: _Side) -> list[set[int]]:
+    """The register vectors of each side whose register vectors are linearly independent: a seed of
+    ``_prefixes`` of distinct vectors of one of these sets is independent without a rank check."""
+    return [set(s.regs) for s in sides if f2.rank(s.regs) == len(s.regs)]
+
+
 def _prefixes(w: _Side, r: _Side, model: LdsModel, element_bits: int, allow_transpose: bool,
               keep_lengths: Callable[[tuple[int, int]], bool] | None = None,
               every_length: list[tuple[list[int], int, None]] | None = None
@@ -455,11 +461,14 @@ def _prefixes(w: _Side, r: _Side, model: LdsModel, element_bits: int, allow_tran
                         seeds += [(list(cs) + head, lengths) for head in _sub_dword_heads(list(es), zb - c)]
     fill_pool = [v for v in dict.fromkeys(w.regs + w.lanes + w.warps + r.regs + r.lanes + r.warps) if v]
     fills_of: dict[tuple, list[tuple[int, ...]]] = {}  # a seed's fills depend on its set of vectors only
+    free = _independent_registers(w, r)
     out = list(every_length or [])
     seen = {(tuple(p), None) for p, _, _ in out}
     for seed, lengths in seeds:
         vectors = (frozenset(seed), len(seed))
         fills = fills_of.get(vectors)
+        if fills is None and zb <= len(seed) == len(vectors[0]) and any(vectors[0] <= regs for regs in free):
+            fills = fills_of[vectors] = [()]  # distinct register vectors of one such side: independent, no fill
         if fills is None:
             spanned = f2.Span(seed)
             need = zb - len(seed)
@@ -851,10 +860,14 @@ def _search(w: _Side, r: _Side, model: LdsModel, element_bits: int, allow_transp
     plain: dict[tuple, _Mode] = {}  # a plain mode depends on the side and its vector only
     maxbits = (128 // element_bits).bit_length() - 1
 
+    allowed: dict[tuple[int, int], list[_Plain]] = {}  # (side, most vector bits) -> its plain widths (read only)
+
     def plain_widths(side: _Side, prefix: list[int]) -> list[_Plain]:
         every, regs = widths[id(side)]
-        kmax = _vector_bits(regs, prefix, maxbits)
-        return [x for x in every if x.k <= kmax]
+        key = (id(side), _vector_bits(regs, prefix, maxbits))
+        if key not in allowed:
+            allowed[key] = [x for x in every if x.k <= key[1]]
+        return allowed[key]
 
     def mode(side: _Side, prefix: list[int], way: _Plain | _Mode) -> _Mode:
         if not isinstance(way, _Plain):

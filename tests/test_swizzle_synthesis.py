@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import random
 import re
+from unittest import mock
 
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from banks_oracle import tile_cycles
+from test_convert_random import layout_pairs
 from linlayout import LayoutError, LinearLayout, f2
 from linlayout.encodings import Mfma, blocked, mfma_dot_operand
 from linlayout.hw.lds import lds_model
@@ -311,3 +313,21 @@ def test_aligned_space_of_a_spanning_side_is_the_image_basis_of_its_other_column
         basis = f2.image_basis(others + prefix[k:])
         assert swizzle._aligned_space(mode, prefix, n_off, None) == (
             tuple(basis) if len(basis) == n_off - k else None)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data(), st.booleans())
+def test_prefixes_skip_rank_checks_only_where_the_seed_is_independent(data, allow_transpose):
+    # swizzle._prefixes takes a seed of distinct register vectors of a side with independent register vectors
+    # as independent (no rank check): the same prefixes, in the same order, as checking every seed's rank
+    src, dst, element_bits, arch = data.draw(layout_pairs())
+    try:
+        model, _, w, r, _ = swizzle._prepare(src, dst, element_bits, arch)
+    except LayoutError:
+        return
+    def every_way():
+        first = swizzle._prefixes(w, r, model, element_bits, allow_transpose, lambda lengths: False)
+        return first, swizzle._prefixes(w, r, model, element_bits, allow_transpose, None, first)
+    fast = every_way()
+    with mock.patch.object(swizzle, "_independent_registers", lambda *sides: []):
+        assert every_way() == fast
