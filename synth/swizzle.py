@@ -202,6 +202,11 @@ class _Mode:
         return self.instructions * self.op.num_phases
 
     @cached_property
+    def columns_key(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """(``vector``, ``others``) as tuples: what its aligned spaces depend on besides the prefix."""
+        return tuple(self.vector), tuple(self.others)
+
+    @cached_property
     def others_span(self) -> tuple[f2.Span, list[int]]:
         """(the span of ``others``, their image basis: the pivots in order), shared by every prefix
         whose aligned space the mode is asked for (``_aligned_space``)."""
@@ -878,7 +883,7 @@ def _search(w: _Side, r: _Side, model: LdsModel, element_bits: int, allow_transp
         return plain[key]
 
     def aligned_space(side: _Side, mode: _Mode, prefix: list[int]) -> tuple | None:
-        key = (tuple(mode.vector), tuple(mode.others), tuple(prefix[mode.k:]))
+        key = (mode.columns_key, tuple(prefix[mode.k:]))
         if key not in aligned:
             aligned[key] = _aligned_space(mode, prefix, n_off, completion(side))
         return aligned[key]
