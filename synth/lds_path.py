@@ -124,7 +124,23 @@ def _over_fetch_prefix(ctx: ConversionContext) -> tuple[list[int], list[int]]:
     prefix = _register_run(dst_regs, src_regs[:z], reps, 2)
     if len(prefix) == z:
         raise LayoutError("over-fetch loads: no dst register bit extends the dword")
+    # the dst lane and warp vectors' offset bits 0..z-1 in every layout of this prefix (_coordinates: the
+    # rest of its offset basis spans _row_space, whose coordinates lie above the prefix's)
+    coords = f2.Echelon()
+    for v in prefix + reps:
+        coords.insert(v)
+    low = (1 << z) - 1
+    _check_sub_dword_slots([c & low for c in _coordinates(coords, ctx.problem.dst_cols["lane"])],
+                           [c & low for c in _coordinates(coords, ctx.problem.dst_cols["warp"])])
     return prefix, reps
+
+
+def _check_sub_dword_slots(lanes: list[int], warps: list[int]) -> None:
+    """Over-fetching loads take the dst lane and warp columns' offset bits below the dword (``lanes``,
+    ``warps``): a LayoutError unless no warp column and the lane columns on exactly one pattern touch
+    them (``_over_fetch_groups``)."""
+    if any(warps) or f2.rank(lanes) != 1:
+        raise LayoutError("over-fetch loads need lane (not warp) columns on one sub-dword pattern")
 
 
 def prefix_floor(ctx: ConversionContext, prefix: list[int], reps: list[int], over_fetch: bool = False) -> float:
@@ -1276,8 +1292,7 @@ def _over_fetch_groups(D: _Side, element_bytes: int, t_cap: int) -> tuple[list[l
     z = (4 // element_bytes).bit_length() - 1
     low = (1 << z) - 1
     lanes, warps = D.other_cols[:D.lane_bits], D.other_cols[D.lane_bits:]
-    if any(c & low for c in warps) or f2.rank([c & low for c in lanes]) != 1:
-        raise LayoutError("over-fetch loads need lane (not warp) columns on one sub-dword pattern")
+    _check_sub_dword_slots([c & low for c in lanes], [c & low for c in warps])
     t_max = t_cap - z
     targets = f2.solve_many(D.reg_cols, [1 << (z + i) for i in range(t_max)])
     t = 0

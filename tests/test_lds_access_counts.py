@@ -2,6 +2,8 @@
 bits, their v_perm repacks and tuple copies), computed from the GF(2) structure of the accesses,
 against an enumeration of every access's registers as an array (the definitions in the docstrings)."""
 
+from unittest import mock
+
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
@@ -192,3 +194,24 @@ def test_pair_keys_group_the_accesses_whose_addresses_differ_by_a_constant(data,
     for i in regs:
         for j in regs:
             assert (patterns[i] == patterns[j]) == bool(((addrs[i] - addrs[j]) == bases[i] - bases[j]).all())
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data(), st.sampled_from([8, 16]))
+def test_over_fetch_sub_dword_slots_from_the_prefix_are_the_designs(data, element_bits):
+    # _over_fetch_prefix checks the dst lane and warp columns below the dword from the prefix alone (their
+    # coordinates along it): exactly the columns of the design's dst side that _over_fetch_groups checks
+    src, dst, _, arch = data.draw(layout_pairs())
+    try:
+        ctx = ConversionContext.create(src, dst, arch, element_bits)
+    except LayoutError:
+        return
+    seen = []
+    with mock.patch.object(lds_path, "_check_sub_dword_slots", lambda lanes, warps: seen.append((lanes, warps))):
+        try:
+            design = lds_path.over_fetch_design(ctx)
+        except LayoutError:
+            return
+    low = (4 // ctx.element_bytes) - 1
+    D = lds_path._side(ctx.problem.dst_cols, design, f2.inverse(design.shared_cols))
+    assert seen == [([c & low for c in D.other_cols[:D.lane_bits]], [c & low for c in D.other_cols[D.lane_bits:]])]
