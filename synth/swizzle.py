@@ -179,11 +179,6 @@ class _Side:
         """``given`` without its block dim (of size 1, checked by ``_normalize``)."""
         return self.given.squeeze_ins("block") if self.given.has_in_dim("block") else self.given
 
-    @cached_property
-    def reg_index(self) -> dict[int, int]:
-        """The register bit of each register vector (the last, were one vector at two bits)."""
-        return {v: j for j, v in enumerate(self.regs)}
-
 
 @dataclass
 class _Mode:
@@ -200,18 +195,6 @@ class _Mode:
     def cost(self) -> int:
         """Conflict-free cycles per round."""
         return self.instructions * self.op.num_phases
-
-    @cached_property
-    def columns_key(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
-        """(``vector``, ``others``) as tuples: what its aligned spaces depend on besides the prefix."""
-        return tuple(self.vector), tuple(self.others)
-
-    @cached_property
-    def others_span(self) -> tuple[f2.Span, list[int]]:
-        """(the span of ``others``, their image basis: the pivots in order), shared by every prefix
-        whose aligned space the mode is asked for (``_aligned_space``)."""
-        span = f2.Span()
-        return span, [x for x in self.others if span.insert(x)]
 
 
 @dataclass
@@ -327,7 +310,7 @@ def _vector_bits(regs: set[int], prefix: list[int], maxbits: int) -> int:
 def _plain_mode(side: _Side, prefix: list[int], width: _Plain, model: LdsModel) -> _Mode:
     """The mode of a plain width: the lane's vector ``prefix[:k]`` (register bits), the other
     register bits, the lanes and the warps must be aligned."""
-    reg_index = side.reg_index
+    reg_index = {v: j for j, v in enumerate(side.regs)}
     vec_idx = {reg_index[v] for v in prefix[:width.k]}
     others = [v for j, v in enumerate(side.regs) if j not in vec_idx] + side.lanes + side.warps
     return _Mode(model.op(width.name), width.k, list(prefix[:width.k]), list(side.lanes), others,
@@ -405,12 +388,6 @@ def _every_length_seeds(w: _Side, r: _Side, model: LdsModel, element_bits: int, 
     return seeds
 
 
-def _independent_registers(*sides: _Side) -> list[set[int]]:
-    """The register vectors of each side whose register vectors are linearly independent: a seed of
-    ``_prefixes`` of distinct vectors of one of these sets is independent without a rank check."""
-    return [set(s.regs) for s in sides if f2.rank(s.regs) == len(s.regs)]
-
-
 def _prefixes(w: _Side, r: _Side, model: LdsModel, element_bits: int, allow_transpose: bool,
               keep_lengths: Callable[[tuple[int, int]], bool] | None = None,
               every_length: list[tuple[list[int], int, None]] | None = None
@@ -466,14 +443,11 @@ def _prefixes(w: _Side, r: _Side, model: LdsModel, element_bits: int, allow_tran
                         seeds += [(list(cs) + head, lengths) for head in _sub_dword_heads(list(es), zb - c)]
     fill_pool = [v for v in dict.fromkeys(w.regs + w.lanes + w.warps + r.regs + r.lanes + r.warps) if v]
     fills_of: dict[tuple, list[tuple[int, ...]]] = {}  # a seed's fills depend on its set of vectors only
-    free = _independent_registers(w, r)
     out = list(every_length or [])
     seen = {(tuple(p), None) for p, _, _ in out}
     for seed, lengths in seeds:
         vectors = (frozenset(seed), len(seed))
         fills = fills_of.get(vectors)
-        if fills is None and zb <= len(seed) == len(vectors[0]) and any(vectors[0] <= regs for regs in free):
-            fills = fills_of[vectors] = [()]  # distinct register vectors of one such side: independent, no fill
         if fills is None:
             spanned = f2.Span(seed)
             need = zb - len(seed)
@@ -507,12 +481,7 @@ def _aligned_space(mode: _Mode, prefix: list[int], n_off: int, completion: list[
     leans on ``V_s``), and nothing needs completing.  Else a basis of the offset space to complete
     ``H_s`` from."""
     if completion is None:
-        # f2.image_basis(others + prefix[k:]): the others' pivots, then each prefix vector independent of
-        # the others and the prefix vectors before it, i.e. whose residue modulo span(others) (a linear
-        # map with that kernel) is independent of theirs
-        span, rest = mode.others_span
-        residues = f2.Span()
-        rest = rest + [x for x in prefix[mode.k:] if residues.insert(span.reduce(x))]
+        rest = f2.image_basis(mode.others + prefix[mode.k:])
         return tuple(rest) if len(rest) == n_off - mode.k else None
     rest, own, every = [], f2.Span(), f2.Span(mode.vector)
     for x in mode.others + prefix[mode.k:]:
@@ -865,14 +834,10 @@ def _search(w: _Side, r: _Side, model: LdsModel, element_bits: int, allow_transp
     plain: dict[tuple, _Mode] = {}  # a plain mode depends on the side and its vector only
     maxbits = (128 // element_bits).bit_length() - 1
 
-    allowed: dict[tuple[int, int], list[_Plain]] = {}  # (side, most vector bits) -> its plain widths (read only)
-
     def plain_widths(side: _Side, prefix: list[int]) -> list[_Plain]:
         every, regs = widths[id(side)]
-        key = (id(side), _vector_bits(regs, prefix, maxbits))
-        if key not in allowed:
-            allowed[key] = [x for x in every if x.k <= key[1]]
-        return allowed[key]
+        kmax = _vector_bits(regs, prefix, maxbits)
+        return [x for x in every if x.k <= kmax]
 
     def mode(side: _Side, prefix: list[int], way: _Plain | _Mode) -> _Mode:
         if not isinstance(way, _Plain):
@@ -883,7 +848,7 @@ def _search(w: _Side, r: _Side, model: LdsModel, element_bits: int, allow_transp
         return plain[key]
 
     def aligned_space(side: _Side, mode: _Mode, prefix: list[int]) -> tuple | None:
-        key = (mode.columns_key, tuple(prefix[mode.k:]))
+        key = (tuple(mode.vector), tuple(mode.others), tuple(prefix[mode.k:]))
         if key not in aligned:
             aligned[key] = _aligned_space(mode, prefix, n_off, completion(side))
         return aligned[key]

@@ -5,19 +5,16 @@ from __future__ import annotations
 
 import random
 import re
-from unittest import mock
 
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from banks_oracle import tile_cycles
-from test_convert_random import layout_pairs
 from linlayout import LayoutError, LinearLayout, f2
 from linlayout.encodings import Mfma, blocked, mfma_dot_operand
 from linlayout.hw.lds import lds_model
 from linlayout.synth.lds_access import tile_access_report
-from linlayout.synth import swizzle
 from linlayout.synth.swizzle import padding_options, shared_basis, shared_bytes, synthesize
 from linlayout.synth.swizzle_conventions import (ck_xor16, triton_convert_shared, triton_mfma_operand_shared, unswizzled,
                                        xor_333)
@@ -297,37 +294,3 @@ def test_deterministic():
     b = synthesize(writer, reader, 16, "gfx942")
     assert a.shared.same_order(b.shared)
     assert random.Random(0).random() == random.Random(0).random()
-
-
-@settings(max_examples=300, deadline=None)
-@given(st.data())
-def test_aligned_space_of_a_spanning_side_is_the_image_basis_of_its_other_columns(data):
-    # swizzle._aligned_space reduces the prefix modulo the span of the mode's other columns (kept per mode):
-    # the same basis as the pivots of the other columns followed by the rest of the prefix, in order
-    n_off = data.draw(st.integers(1, 8))
-    vec = st.integers(0, (1 << n_off) - 1)
-    others, prefix = data.draw(st.lists(vec, max_size=10)), data.draw(st.lists(vec, max_size=6))
-    k = data.draw(st.integers(0, len(prefix)))
-    mode = swizzle._Mode(None, k, prefix[:k], [], others, 1)
-    for _ in range(2):  # the second time from the span kept on the mode
-        basis = f2.image_basis(others + prefix[k:])
-        assert swizzle._aligned_space(mode, prefix, n_off, None) == (
-            tuple(basis) if len(basis) == n_off - k else None)
-
-
-@settings(max_examples=150, deadline=None)
-@given(st.data(), st.booleans())
-def test_prefixes_skip_rank_checks_only_where_the_seed_is_independent(data, allow_transpose):
-    # swizzle._prefixes takes a seed of distinct register vectors of a side with independent register vectors
-    # as independent (no rank check): the same prefixes, in the same order, as checking every seed's rank
-    src, dst, element_bits, arch = data.draw(layout_pairs())
-    try:
-        model, _, w, r, _ = swizzle._prepare(src, dst, element_bits, arch)
-    except LayoutError:
-        return
-    def every_way():
-        first = swizzle._prefixes(w, r, model, element_bits, allow_transpose, lambda lengths: False)
-        return first, swizzle._prefixes(w, r, model, element_bits, allow_transpose, None, first)
-    fast = every_way()
-    with mock.patch.object(swizzle, "_independent_registers", lambda *sides: []):
-        assert every_way() == fast
