@@ -430,26 +430,15 @@ def _greedy_rows(cands: list[int], spaces: list[list[int]], r_bits: int) -> list
     one, and the next such search starts after the row picked.  Only when none is left are all
     candidates compared (and from then on, always)."""
     spans = [f2.Span(s) for s in spaces]
-    inside = [sp.contains for sp in spans]
 
     def count(k: int) -> int | None:  # None: inside spaces[0]
         v = cands[k]
         return None if spans[0].contains(v) else sum(sp.contains(v) for sp in spans[1:])
 
-    def first_outside(start: int) -> int | None:  # the first candidate from ``start`` of count 0
-        for k in range(start, len(cands)):
-            v = cands[k]
-            for contains in inside:
-                if contains(v):
-                    break
-            else:
-                return k
-        return None
-
     rows: list[int] = []
     start = 0
     for _ in range(r_bits):
-        k = first_outside(start) if start < len(cands) else None
+        k = next((k for k in range(start, len(cands)) if count(k) == 0), None)
         if k is None:
             k = min((c, k) for k in range(len(cands)) if (c := count(k)) is not None)[1]
             start = len(cands)
