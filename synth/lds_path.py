@@ -105,7 +105,9 @@ def over_fetch_design(ctx: ConversionContext) -> LdsDesign:
     The dst then loads dword vectors whose dwords hold one of its elements in a lane-dependent
     slot (the other slots belong to other lanes): each dst VGPR is assembled by a ``v_perm_b32``
     with a per-lane selector, where reading sub-dword elements would need one load per element.
-    A LayoutError when the src's low register bits are not sub-dword bits the dst lacks."""
+    A LayoutError when the src's low register bits are not sub-dword bits the dst lacks, or when
+    the dst's lane and warp columns below the dword rule out such loads in every layout of this
+    prefix (``_check_sub_dword_slots``, told from the prefix before any row is chosen)."""
     prefix, reps = _over_fetch_prefix(ctx)
     leads = [_lead(prefix, ctx.problem.src_cols), len(prefix)]
     return replace(_rows_swizzled(ctx, prefix, reps, leads, "src dwords, then dst registers (over-fetch)"),
@@ -113,7 +115,8 @@ def over_fetch_design(ctx: ConversionContext) -> LdsDesign:
 
 
 def _over_fetch_prefix(ctx: ConversionContext) -> tuple[list[int], list[int]]:
-    """(low offset vectors, round vectors) of ``over_fetch_design``; a LayoutError when it has none."""
+    """(low offset vectors, round vectors) of ``over_fetch_design``; a LayoutError when it has none or
+    its loads could not over-fetch."""
     z = (4 // ctx.element_bytes).bit_length() - 1
     src_regs, dst_regs = ctx.problem.src_cols["register"], ctx.problem.dst_cols["register"]
     if not z or len(src_regs) < z or f2.rank(src_regs[:z]) < z or all(c in dst_regs for c in src_regs[:z]):
