@@ -357,37 +357,36 @@ def _lds_op_name(arch: str, store: bool, width_bytes: int, transpose: int = 0) -
     return get_target(arch).lds_op_name(store, width_bytes)
 
 
-_bank_cache = caches.cache("synth.cost.bank_conflict_degree", size=8192)  # 8192: two per LDS access priced
+_bank_cache = caches.cache("synth.cost.bank_conflict_degree", size=8192)  # 8192: one per LDS access priced
 
 
 def lds_conflict_degree(arch: str, store: bool, width_bytes: int, addr, element_bits: int,
                         transpose: int = 0) -> float:
     """Bank cycles / conflict-free cycles of one LDS access of ``width_bytes`` per lane (warp 0's
     byte addresses; ``transpose``: the element bits of a gfx950 transpose load), from
-    linlayout.synth.banks."""
+    linlayout.synth.banks.
+
+    Memoized on the access up to a move that keeps its cycles: XOR by a multiple of the width
+    keeps every lane aligned and maps the dwords by a fixed XOR (banks by a fixed XOR too), so
+    every phase's per-bank counts are only permuted; an unaligned access is kept by its shape
+    (``a - min``) and where it starts in the 256-byte bank window."""
     a = _warp0(addr)
-    seen = (arch, store, width_bytes, transpose, element_bits, a.tobytes())  # this very access again
-    degree = _bank_cache.get(seen)
-    if degree is not None:
-        return degree
-    element_bytes = max(1, element_bits // 8)  # a sub-byte element (a plan read from JSON) addresses its byte
-    op = _lds_op_name(arch, store, width_bytes, transpose)
     c = int(a[0])
     if c % width_bytes == 0:
-        # XOR by a multiple of the width keeps every lane aligned and maps the dwords by a fixed
-        # XOR (banks by a fixed XOR too): every phase's per-bank counts are only permuted
-        a = a ^ c
-        key = (arch, op, element_bits, a.tobytes())
+        key = (arch, store, width_bytes, transpose, element_bits, (a ^ c).tobytes(), None)
     else:
-        key = (arch, op, element_bits, (a - a.min()).tobytes(), int(a.min()) % 256)
+        low = int(a.min())
+        key = (arch, store, width_bytes, transpose, element_bits, (a - low).tobytes(), low % 256)
     degree = _bank_cache.get(key)
     if degree is None:
+        element_bytes = max(1, element_bits // 8)  # a sub-byte element (a plan read from JSON) addresses its byte
+        op = _lds_op_name(arch, store, width_bytes, transpose)
+        moved = a ^ c if key[-1] is None else a
         try:
-            cycles, ideal = banks.lane_cycles(arch, op, a // element_bytes, element_bits)
+            cycles, ideal = banks.lane_cycles(arch, op, moved // element_bytes, element_bits)
         except LayoutError as e:  # the planner built an access the hardware cannot make: a bug
             raise RuntimeError(f"an LDS access of the plan is not one {arch} can make: {e}") from e
         degree = _bank_cache[key] = cycles / max(1, ideal)
-    _bank_cache[seen] = degree
     return degree
 
 

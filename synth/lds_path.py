@@ -105,7 +105,9 @@ def over_fetch_design(ctx: ConversionContext) -> LdsDesign:
     The dst then loads dword vectors whose dwords hold one of its elements in a lane-dependent
     slot (the other slots belong to other lanes): each dst VGPR is assembled by a ``v_perm_b32``
     with a per-lane selector, where reading sub-dword elements would need one load per element.
-    A LayoutError when the src's low register bits are not sub-dword bits the dst lacks."""
+    A LayoutError when the src's low register bits are not sub-dword bits the dst lacks, or when
+    the dst's lane and warp columns below the dword rule out such loads in every layout of this
+    prefix (``_check_sub_dword_slots``, told from the prefix before any row is chosen)."""
     prefix, reps = _over_fetch_prefix(ctx)
     leads = [_lead(prefix, ctx.problem.src_cols), len(prefix)]
     return replace(_rows_swizzled(ctx, prefix, reps, leads, "src dwords, then dst registers (over-fetch)"),
@@ -113,7 +115,8 @@ def over_fetch_design(ctx: ConversionContext) -> LdsDesign:
 
 
 def _over_fetch_prefix(ctx: ConversionContext) -> tuple[list[int], list[int]]:
-    """(low offset vectors, round vectors) of ``over_fetch_design``; a LayoutError when it has none."""
+    """(low offset vectors, round vectors) of ``over_fetch_design``; a LayoutError when it has none or
+    its loads could not over-fetch."""
     z = (4 // ctx.element_bytes).bit_length() - 1
     src_regs, dst_regs = ctx.problem.src_cols["register"], ctx.problem.dst_cols["register"]
     if not z or len(src_regs) < z or f2.rank(src_regs[:z]) < z or all(c in dst_regs for c in src_regs[:z]):
@@ -124,7 +127,23 @@ def _over_fetch_prefix(ctx: ConversionContext) -> tuple[list[int], list[int]]:
     prefix = _register_run(dst_regs, src_regs[:z], reps, 2)
     if len(prefix) == z:
         raise LayoutError("over-fetch loads: no dst register bit extends the dword")
+    # the dst lane and warp vectors' offset bits 0..z-1 in every layout of this prefix (_coordinates: the
+    # rest of its offset basis spans _row_space, whose coordinates lie above the prefix's)
+    coords = f2.Echelon()
+    for v in prefix + reps:
+        coords.insert(v)
+    low = (1 << z) - 1
+    _check_sub_dword_slots([c & low for c in _coordinates(coords, ctx.problem.dst_cols["lane"])],
+                           [c & low for c in _coordinates(coords, ctx.problem.dst_cols["warp"])])
     return prefix, reps
+
+
+def _check_sub_dword_slots(lanes: list[int], warps: list[int]) -> None:
+    """Over-fetching loads take the dst lane and warp columns' offset bits below the dword (``lanes``,
+    ``warps``): a LayoutError unless no warp column and the lane columns on exactly one pattern touch
+    them (``_over_fetch_groups``)."""
+    if any(warps) or f2.rank(lanes) != 1:
+        raise LayoutError("over-fetch loads need lane (not warp) columns on one sub-dword pattern")
 
 
 def prefix_floor(ctx: ConversionContext, prefix: list[int], reps: list[int], over_fetch: bool = False) -> float:
@@ -180,7 +199,7 @@ def _side_widths(ctx: ConversionContext, prefix: list[int], over_fetch: bool) ->
     out = []
     for store, cols, any_width in ((True, prob.src_cols, matrix(True)),
                                    (False, prob.dst_cols, over_fetch or matrix(False))):
-        regs = f2.Span(cols["register"])
+        regs = _registers(tuple(cols["register"]))[1]  # (read only)
         t_up = t_max
         if not any_width:
             t_up = next((i for i, v in enumerate(prefix[:t_max]) if not regs.contains(v)), t_max)
@@ -620,6 +639,8 @@ class _Side:
     unique: list[int]  # registers kept after removing duplicates
     reg_cols: list[int]  # C of each register bit (offset bits low, then rep bits)
     other_cols: list[int]  # C of each lane/warp bit
+    registers: f2.Echelon  # the tensor vectors of the register bits, inserted in order (_registers)
+    shared_cols: list[int]  # the tensor vector of each offset bit, then each rep bit (the shared layout's)
     _addresses: dict = field(default_factory=dict, repr=False)
     _bases_of: dict = field(default_factory=dict, repr=False)  # vector bits -> _bases
 
@@ -668,25 +689,46 @@ def _side(layout_cols: dict[str, list[int]], design: LdsDesign, inv_cols: list[i
     reg_cols = [f2.apply_columns(inv_cols, c) for c in layout_cols["register"]]
     lane = [f2.apply_columns(inv_cols, c) for c in layout_cols["lane"]]
     warp = [f2.apply_columns(inv_cols, c) for c in layout_cols["warp"]]
-    return _Side(span_table(warp)[:, None] ^ span_table(lane)[None, :], span_table(reg_cols), design.n_offset_bits,
-                 _first_registers(reg_cols), reg_cols, lane + warp)
+    unique, registers = _registers(tuple(layout_cols["register"]))
+    warp_lane = span_table(lane + warp).reshape(1 << len(warp), 1 << len(lane))  # index: lane bits low
+    return _Side(warp_lane, span_table(reg_cols), design.n_offset_bits, unique, reg_cols, lane + warp, registers,
+                 design.shared_cols)
 
 
-def _first_registers(reg_cols: list[int]) -> list[int]:
+@caches.memoize("synth.lds_path.registers", size=64)  # 64: the two sides of the few problems planned at once
+def _registers(tensor_cols: tuple[int, ...]) -> tuple[list[int], f2.Echelon]:
+    """(``_first_registers``, the register vectors inserted in order into an echelon basis) of a
+    side whose register bits hold the tensor vectors ``tensor_cols``, for every shared layout.
+
+    A shared layout's inverse ``inv`` is a linear isomorphism, so ``C = inv o layout`` has the
+    linear relations of the layout's own columns: the same pivot columns (``_first_registers``),
+    and ``C x = e_i`` (offset bit ``i``) exactly when ``x`` solves ``layout x = `` the tensor
+    vector of offset bit ``i`` (``_vector_bits``).  Read only: shared by the designs."""
+    registers = f2.Echelon()
+    pivots = [j for j, c in enumerate(tensor_cols) if registers.insert(c)]
+    return _first_registers(pivots), registers
+
+
+def _first_registers(pivots: list[int]) -> list[int]:
     """The least register of every distinct register image, ascending (two registers hold the same
-    elements in every lane and warp iff their images are equal).
+    elements in every lane and warp iff their images are equal), from the ``pivots`` of the
+    register images (the columns independent of those before them, f2.pivot_columns).
 
     The registers of one image form a coset of the kernel, whose echelon basis has one vector per
     *dependent* column ``j`` (in the span of the columns before it), with highest bit ``j``.  The
     least member of a coset is the one with no dependent bit set: any other differs from it by a
     kernel vector, whose highest bit (a dependent one) it then has set above equal higher bits."""
-    return span_values([1 << j for j in f2.pivot_columns(reg_cols)])  # ascending: each bit above the ones before
+    return span_values([1 << j for j in pivots])  # ascending: each bit above the ones before
 
 
 def _vector_bits(side: _Side, t_max: int) -> list[list[int]]:
-    """For t = 0..: register vectors delta_0..delta_{t-1} with C(delta_i) = offset bit i (aligned)."""
+    """For t = 0..: register vectors delta_0..delta_{t-1} with C(delta_i) = offset bit i (aligned):
+    ``delta_i`` the solution on the pivot columns (as f2.solve's) of ``layout delta_i`` = the
+    tensor vector of (offset, rep) bit ``i`` (``_registers``), None where there is none (or no bit
+    ``i``)."""
     options = [[]]
-    solutions = f2.solve_many(side.reg_cols, [1 << i for i in range(t_max)])
+    solutions = [_solve(side.registers, side.shared_cols[i]) if i < len(side.shared_cols) else None
+                 for i in range(t_max)]
     for t in range(1, t_max + 1):
         low = (1 << t) - 1
         if any(c & low for c in side.other_cols):
@@ -696,6 +738,13 @@ def _vector_bits(side: _Side, t_max: int) -> list[list[int]]:
             return options
         options.append(deltas)
     return options
+
+
+def _solve(registers: f2.Echelon, v: int) -> int | None:
+    """The ``x`` on the pivot columns (the insertions that were independent) with ``x``'s inserted
+    vectors XORing to ``v``, None when ``v`` is outside their span."""
+    residual, combo = registers.reduce(v)
+    return None if residual else combo
 
 
 def _groups(side: _Side, deltas: list[int]) -> list[list[int]]:
@@ -1235,8 +1284,7 @@ def _over_fetch_groups(D: _Side, element_bytes: int, t_cap: int) -> tuple[list[l
     z = (4 // element_bytes).bit_length() - 1
     low = (1 << z) - 1
     lanes, warps = D.other_cols[:D.lane_bits], D.other_cols[D.lane_bits:]
-    if any(c & low for c in warps) or f2.rank([c & low for c in lanes]) != 1:
-        raise LayoutError("over-fetch loads need lane (not warp) columns on one sub-dword pattern")
+    _check_sub_dword_slots([c & low for c in lanes], [c & low for c in warps])
     t_max = t_cap - z
     targets = f2.solve_many(D.reg_cols, [1 << (z + i) for i in range(t_max)])
     t = 0

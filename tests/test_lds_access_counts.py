@@ -2,6 +2,8 @@
 bits, their v_perm repacks and tuple copies), computed from the GF(2) structure of the accesses,
 against an enumeration of every access's registers as an array (the definitions in the docstrings)."""
 
+from unittest import mock
+
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
@@ -14,9 +16,15 @@ from linlayout.synth.span import span_table, span_values
 from test_convert_random import layout_pairs
 
 
-def _side(reg_cols: list[int], n_off: int) -> lds_path._Side:
-    return lds_path._Side(np.zeros((1, 1), dtype=np.int64), span_table(reg_cols), n_off,
-                          lds_path._first_registers(reg_cols), reg_cols, [])
+_IDENTITY = [1 << i for i in range(16)]  # a shared layout whose (offset, rep) bit i holds tensor bit i
+
+
+def _side(reg_cols: list[int], n_off: int, lanes: list[int] = (), warps: list[int] = ()) -> lds_path._Side:
+    """The side whose register, lane and warp bits are at ``reg_cols``, ``lanes``, ``warps`` of the identity
+    shared layout (C = the layout's own columns)."""
+    unique, registers = lds_path._registers(tuple(reg_cols))
+    return lds_path._Side(span_table(list(warps))[:, None] ^ span_table(list(lanes))[None, :], span_table(reg_cols),
+                          n_off, unique, reg_cols, list(lanes) + list(warps), registers, _IDENTITY)
 
 
 def _group_array(side: lds_path._Side, deltas: list[int]) -> np.ndarray:
@@ -116,7 +124,31 @@ def test_first_registers_are_the_least_of_each_image(reg_cols):
     least = {}
     for r, c in enumerate(images):
         least.setdefault(c, r)
-    assert lds_path._first_registers(reg_cols) == sorted(least.values())
+    assert lds_path._registers(tuple(reg_cols))[0] == sorted(least.values())
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data(), st.sampled_from(["swizzle", "dst", "src"]))
+def test_side_registers_and_vector_bits_of_a_design_match_their_definitions(data, which):
+    # _registers solves on the layout's own register columns, shared by every design: the same least
+    # registers (the pivots of C = inv o layout) and the same vector bits as solving C x = offset bit i
+    src, dst, element_bits, arch = data.draw(layout_pairs())
+    try:
+        ctx = ConversionContext.create(src, dst, arch, element_bits)
+        design = (lds_path.shared_layout(ctx) if which == "swizzle" else lds_path.vector_first_design(ctx, which))
+    except LayoutError:
+        return
+    inv_cols = f2.inverse(design.shared_cols)
+    for cols in (ctx.problem.src_cols, ctx.problem.dst_cols):
+        side = lds_path._side(cols, design, inv_cols)
+        assert side.unique == span_values([1 << j for j in f2.pivot_columns(side.reg_cols)])
+        for t_max in range(6):
+            options, solutions = [[]], f2.solve_many(side.reg_cols, [1 << i for i in range(t_max)])
+            for t in range(1, t_max + 1):
+                if any(c & ((1 << t) - 1) for c in side.other_cols) or any(x is None for x in solutions[:t]):
+                    break
+                options.append(solutions[:t])
+            assert lds_path._vector_bits(side, t_max) == options
 
 
 @settings(max_examples=200, deadline=None)
@@ -152,8 +184,7 @@ def test_pair_keys_group_the_accesses_whose_addresses_differ_by_a_constant(data,
     col = st.integers(0, (1 << n_bits) - 1)
     reg_cols = data.draw(st.lists(col, min_size=1, max_size=5))
     lanes, warps = data.draw(st.lists(col, min_size=6, max_size=6)), data.draw(st.lists(col, max_size=2))
-    side = lds_path._Side(span_table(warps)[:, None] ^ span_table(lanes)[None, :], span_table(reg_cols), n_off,
-                          lds_path._first_registers(reg_cols), reg_cols, lanes + warps)
+    side = _side(reg_cols, n_off, lanes, warps)
     regs = list(range(len(side.reg_images)))
     addrs = side._address_table(element_bytes)[regs].reshape(len(regs), -1)
     if dword_starts:
@@ -163,3 +194,24 @@ def test_pair_keys_group_the_accesses_whose_addresses_differ_by_a_constant(data,
     for i in regs:
         for j in regs:
             assert (patterns[i] == patterns[j]) == bool(((addrs[i] - addrs[j]) == bases[i] - bases[j]).all())
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data(), st.sampled_from([8, 16]))
+def test_over_fetch_sub_dword_slots_from_the_prefix_are_the_designs(data, element_bits):
+    # _over_fetch_prefix checks the dst lane and warp columns below the dword from the prefix alone (their
+    # coordinates along it): exactly the columns of the design's dst side that _over_fetch_groups checks
+    src, dst, _, arch = data.draw(layout_pairs())
+    try:
+        ctx = ConversionContext.create(src, dst, arch, element_bits)
+    except LayoutError:
+        return
+    seen = []
+    with mock.patch.object(lds_path, "_check_sub_dword_slots", lambda lanes, warps: seen.append((lanes, warps))):
+        try:
+            design = lds_path.over_fetch_design(ctx)
+        except LayoutError:
+            return
+    low = (4 // ctx.element_bytes) - 1
+    D = lds_path._side(ctx.problem.dst_cols, design, f2.inverse(design.shared_cols))
+    assert seen == [([c & low for c in D.other_cols[:D.lane_bits]], [c & low for c in D.other_cols[D.lane_bits:]])]
