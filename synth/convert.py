@@ -398,14 +398,16 @@ def lds_plan(ctx: ConversionContext, acc: lds_path.LdsAccesses) -> Plan:
 
 def _outranked(acc, built: list[tuple[float, int]]) -> bool:
     """Does an LDS plan built before (``built``: the cost and the instructions with setup of each)
-    rank before the plan of ``acc`` whatever else is built?  Yes when its cost and its
-    instructions with setup are at most the lower bounds of ``acc``'s (LdsAccesses.plan_floor): it
-    is then in the tie group whenever that plan is, has no more instructions, and comes first on a
-    full tie (_rank); and the tie group does not change."""
+    rank before the plan of ``acc`` whatever else is built?  Yes when its cost is at most the lower
+    bound of ``acc``'s and its instructions with setup are fewer than theirs
+    (LdsAccesses.plan_floor): it is then in the tie group whenever that plan is and comes first
+    on the instruction key (_rank); and the tie group does not change.  (With as many
+    instructions the next keys decide, among them the latency value, which no floor bounds: that
+    plan is built.)"""
     if not built:
         return False
     cost, count = acc.plan_floor()
-    return any(q_cost <= cost and q_count <= count for q_cost, q_count in built)
+    return any(q_cost <= cost and q_count < count for q_cost, q_count in built)
 
 
 def candidate_plans(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int, *,

@@ -147,3 +147,19 @@ def test_lds_first_without_a_fitting_lds_plan_prices_every_in_wave_plan(monkeypa
     taken.clear()
     in_wave_first = convert.plan_conversion(src, dst, case["arch"], bits, lds_budget_bytes=64)
     assert taken == [] and first.to_certificate() == in_wave_first.to_certificate()
+
+
+def test_outranked_needs_fewer_instructions():
+    """A built LDS plan outranks an unbuilt round trip only with fewer instructions: with as many,
+    the latency value (which no floor bounds) may put the unbuilt one first, so it must be built."""
+    from types import SimpleNamespace
+
+    from linlayout.synth.convert import _outranked
+
+    def acc(cost, count):
+        return SimpleNamespace(plan_floor=lambda: (cost, count))
+
+    assert _outranked(acc(100.0, 11), [(100.0, 10)])
+    assert not _outranked(acc(100.0, 10), [(100.0, 10)])
+    assert not _outranked(acc(99.0, 11), [(100.0, 10)])
+    assert not _outranked(acc(100.0, 11), [])
