@@ -327,7 +327,7 @@ def hazard_nops(plan, scheduled: bool = True) -> HazardCount:
 
     Pricing a plan asks twice (its setup, then its cost: linlayout.synth.cost), so the count is kept
     per list of steps, with the steps it was counted on: a list whose steps are those very objects,
-    in order (steps are not changed once made), has that count."""
+    in order (steps are frozen dataclasses: never changed once made), has that count."""
     if not _has_hazards(plan):
         return HazardCount()
     key = (id(plan.steps), plan.arch, plan.element_bits, scheduled)

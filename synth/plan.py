@@ -115,7 +115,7 @@ class Plan:
         The kinds are ``count_kinds(arch)``: ``COUNT_KINDS``, ``RDNA_COUNT_KINDS`` or ``PTX_COUNT_KINDS``.
 
         Ranking and pricing ask several times, so the count is kept with the steps it was made of:
-        a list whose steps are those very objects, in order (steps are not changed once made), with
+        a list whose steps are those very objects, in order (steps are frozen dataclasses: never changed once made), with
         the same target and element size, has that count."""
         kept = self._counted
         if (kept and kept[:2] == (self.arch, self.element_bits) and len(kept[2]) == len(self.steps)

@@ -231,3 +231,26 @@ def test_a_certificate_num_warps_other_than_the_layouts_is_one_layout_error(num_
     cert["num_warps"] = num_warps
     with pytest.raises(LayoutError, match=f"plan certificate has num_warps {num_warps} but its src has 2 warps"):
         Plan.from_certificate(cert)
+
+
+def test_steps_are_frozen():
+    """A plan's counts and hazard waits are kept per list of step objects, so a step never
+    changes once made: every registered class is a frozen dataclass, and ``register`` refuses
+    one that is not."""
+    import dataclasses
+
+    import pytest
+
+    from linlayout.synth.steps.barrier import Barrier
+    from linlayout.synth.steps.base import Step, register, step_classes
+
+    assert step_classes() and all(c.__dataclass_params__.frozen for c in step_classes())
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        Barrier().scope = "warp"
+
+    @dataclasses.dataclass
+    class Loose(Step):
+        cert_op = "loose"
+
+    with pytest.raises(TypeError, match="frozen dataclass"):
+        register(Loose)

@@ -16,7 +16,7 @@ BARRIER_SCOPES = {"workgroup": "s_barrier", "warp": "bar.warp.sync"}
 
 
 @register
-@dataclass
+@dataclass(frozen=True)
 class Barrier(Step):
     """A barrier of ``scope``:
 

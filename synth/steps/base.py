@@ -137,7 +137,9 @@ def mask_name(cond: np.ndarray) -> str:
 
 # ---------------------------------------------------------------------- the protocol
 class Step:
-    """One instruction (or a free renaming); subclasses are dataclasses registered with ``register``.
+    """One instruction (or a free renaming); subclasses are frozen dataclasses registered with
+    ``register`` (never changed once made: a plan's counts and hazard waits are kept per list of
+    step objects).
 
     ``op`` names the step in messages; ``cert_op`` is the op of its first certificate item;
     ``fused_forms`` the ``fused`` names that single it out among the classes of one ``cert_op``
@@ -235,7 +237,11 @@ _BY_OP: dict[str, list[type[Step]]] = {}
 
 def register(step_class: type[Step]) -> type[Step]:
     """Class decorator: ``step_from_json`` reads the items of op ``step_class.cert_op`` with
-    ``step_class`` (a class with ``fused_forms`` is asked first, the plain class of the op last)."""
+    ``step_class`` (a class with ``fused_forms`` is asked first, the plain class of the op last).
+    The class must be a frozen dataclass (``Step``: steps never change once made)."""
+    params = getattr(step_class, "__dataclass_params__", None)
+    if params is None or not params.frozen:
+        raise TypeError(f"step class {step_class.__name__} must be a frozen dataclass")
     classes = _BY_OP.setdefault(step_class.cert_op, [])
     if step_class.fused_forms:
         classes.insert(0, step_class)

@@ -16,7 +16,7 @@ __all__ = ["FusedDpp"]
 
 
 @register
-@dataclass
+@dataclass(frozen=True)
 class FusedDpp(Step):
     """One DPP instruction that moves and selects: ``dst = own if keep[l] else moved(src)[l]``.
 

@@ -65,7 +65,7 @@ def dpp_controls(isa: dict) -> tuple[int, int, int, int]:
 
 
 @register
-@dataclass
+@dataclass(frozen=True)
 class Lane(Step):
     """A lane permutation: lane ``l`` receives ``src`` of lane ``src_lane[l]`` of its warp (-1: undefined).
 

@@ -53,7 +53,7 @@ def _transpose_sources(bits: int) -> tuple[np.ndarray, np.ndarray]:
     return lane, offset
 
 
-@dataclass
+@dataclass(frozen=True)
 class _LdsAccess(Step):
     """Common part of LDS steps: one access, or two (``ds_read2``/``ds_write2``) from one base address.
 
@@ -165,7 +165,7 @@ class _LdsAccess(Step):
 
 
 @register
-@dataclass
+@dataclass(frozen=True)
 class LdsStore(_LdsAccess):
     """``ds_write_b{8,16,32,64,128}`` (or ``ds_write2[st64]_b{32,64}``): lane ``l`` of warp ``w`` stores its
     slots ``src`` at consecutive element positions from byte ``addr[w][l]``.  ``d16_hi``: the
@@ -235,7 +235,7 @@ class LdsStore(_LdsAccess):
 
 
 @register
-@dataclass
+@dataclass(frozen=True)
 class LdsLoad(_LdsAccess):
     """``ds_read_b{32,64,128}`` / ``ds_read_u{8,16}`` (or ``ds_read2[st64]_b{32,64}``): lane ``l`` of warp
     ``w`` loads its slots ``dst`` from consecutive element positions from byte ``addr[w][l]``

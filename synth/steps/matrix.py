@@ -53,7 +53,7 @@ def matrix_pieces(lane_addr, num: int, trans: bool) -> list[tuple[int, int, np.n
     return out
 
 
-@dataclass
+@dataclass(frozen=True)
 class _MatrixAccess(Step):
     """Common part of ``ldmatrix`` / ``stmatrix``: ``addr`` ``[warps][lanes]`` (or ``[lanes]``) the lane
     addresses, ``num`` matrices, ``trans``; ``slots`` (the subclass's ``dst`` / ``src``): ``p`` per
@@ -170,7 +170,7 @@ class _MatrixAccess(Step):
 
 
 @register
-@dataclass
+@dataclass(frozen=True)
 class MatrixLoad(_MatrixAccess):
     """``ldmatrix.sync.aligned.m8n8.x{num}[.trans].shared.b16``: lane ``l`` of warp ``w`` receives its
     slots ``dst`` (``p`` per register, ``num`` registers) from the pieces of the module docstring.
@@ -214,7 +214,7 @@ class MatrixLoad(_MatrixAccess):
 
 
 @register
-@dataclass
+@dataclass(frozen=True)
 class MatrixStore(_MatrixAccess):
     """``stmatrix.sync.aligned.m8n8.x{num}[.trans].shared.b16`` (sm_90): lane ``l`` of warp ``w`` stores its
     slots ``src`` (``p`` per register, ``num`` registers) at the pieces of the module docstring.

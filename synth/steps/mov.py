@@ -38,7 +38,7 @@ def prmt_as_perm(selector: int) -> int:
 
 
 @register
-@dataclass
+@dataclass(frozen=True)
 class Mov(Step):
     """Per lane ``dst[i] = src[i]``: a free renaming, a ``v_mov_b32``, or a ``v_perm_b32`` (NVIDIA:
     ``mov`` = ``mov.b32``, ``prmt`` = ``prmt.b32``).

@@ -24,7 +24,7 @@ def movmatrix_half_sources() -> tuple[np.ndarray, np.ndarray]:
 
 
 @register
-@dataclass
+@dataclass(frozen=True)
 class Movmatrix(Step):
     """``movmatrix.sync.aligned.m8n8.trans.b16 d, a`` (sm_75+): register ``a`` holds an 8x8 matrix of
     16-bit halves in the plain ``ldmatrix`` fragment (lane ``u`` half ``h``: row ``u >> 2``, column

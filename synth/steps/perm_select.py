@@ -15,7 +15,7 @@ __all__ = ["PermSelect"]
 
 
 @register
-@dataclass
+@dataclass(frozen=True)
 class PermSelect(Step):
     """``v_perm_b32`` with a lane-dependent selector (a VGPR holding ``sel1`` where ``cond``, else ``sel0``).
 

@@ -12,7 +12,7 @@ __all__ = ["PermlaneSwap"]
 
 
 @register
-@dataclass
+@dataclass(frozen=True)
 class PermlaneSwap(Step):
     """gfx950 ``v_permlane{16,32}_swap_b32 vdst, src0`` (both registers written in place).
 

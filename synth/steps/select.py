@@ -14,7 +14,7 @@ __all__ = ["Select"]
 
 
 @register
-@dataclass
+@dataclass(frozen=True)
 class Select(Step):
     """``v_cndmask_b32``: per lane ``dst = b if cond[l] else a`` (VCC = cond; S0 = a, S1 = b).
 
