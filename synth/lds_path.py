@@ -158,7 +158,8 @@ def prefix_floor(ctx: ConversionContext, prefix: list[int], reps: list[int], ove
     distinct register of a side (``2**rank`` of its register vectors) is moved once, an access of
     ``w`` bytes carrying ``w / bytes`` elements at least at its cost with the least conflict
     degree any such layout can give it (``_conflict_floor``; 1 for over-fetching loads), a
-    ds_read2 / ds_write2 counted as two accesses sharing one issue; plus two DS latency levels.  A
+    ds_read2 / ds_write2 counted as two accesses sharing one issue; plus the issue of the barriers
+    (``_barrier_issue``: as many for every layout of these round bits) and two DS latency levels.  A
     side the target has matrix accesses for (``ldmatrix``/``stmatrix``: rows anywhere, up to 16
     bytes per lane, at a 16-byte access's wavefronts) counts as any width at degree 1 too.
 
@@ -167,6 +168,11 @@ def prefix_floor(ctx: ConversionContext, prefix: list[int], reps: list[int], ove
     latency, as ``LdsAccesses.floor`` joins its own parts: ``issue floor + pipe floor + latency``,
     where the pipes overlap ``max(issue floor, pipe floor) + latency``; each part of this bound
     is at most that part of the floor, and ``path_floor`` does not decrease in any part."""
+    return _DeferredBounds.of(ctx, *_prefix_parts(ctx, prefix, reps, over_fetch), len(reps)).floor
+
+
+def _prefix_parts(ctx: ConversionContext, prefix: list[int], reps: list[int], over_fetch: bool) -> tuple[float, float]:
+    """(issue, LDS-pipe) floors of the accesses alone (no barrier) of ``prefix_floor``'s round trips."""
     prob, cm, element_bytes = ctx.problem, ctx.cost_model, ctx.element_bytes
     model = lds_model(ctx.arch)
     coords = f2.Echelon()
@@ -183,7 +189,7 @@ def prefix_floor(ctx: ConversionContext, prefix: list[int], reps: list[int], ove
                                                       range(t_up + 1), None if any_width else degree)
         issue += (1 << regs.rank) * side_issue
         pipe += (1 << regs.rank) * side_pipe
-    return cm.path_floor(issue, pipe, cm.latency(2))
+    return issue, pipe
 
 
 def _side_widths(ctx: ConversionContext, prefix: list[int], over_fetch: bool) -> list[tuple]:
@@ -223,7 +229,7 @@ def prefix_instructions(ctx: ConversionContext, prefix: list[int], reps: list[in
     address (no address is formed before it: cost.lds_address_valu) and the two ``s_waitcnt``
     levels."""
     element_bytes, pairs = ctx.element_bytes, ctx.target.has_lds_pair
-    barriers = (2 << len(reps)) - 1 if _crosses_warps(ctx.problem) or not ctx.target.lockstep_lanes else 0
+    barriers = _barriers(ctx, len(reps))
     accesses = 0
     for _, _, any_width, regs, t_up in _side_widths(ctx, prefix, over_fetch):
         if any_width:
@@ -232,6 +238,32 @@ def prefix_instructions(ctx: ConversionContext, prefix: list[int], reps: list[in
         per_pair = [2 if pairs and element_bytes << t in (4, 8) else 1 for t in range(t_up + 1)]
         accesses += min(-(-(1 << regs.rank >> t) // per_pair[t]) for t in range(t_up + 1))
     return accesses + barriers + LDS_ADDR_BASE_VALU + 2
+
+
+def _barrier_scope(cross: bool, lockstep_lanes: bool) -> str | None:
+    """``LdsAccesses.barrier_scope`` of a round trip whose warps exchange data (``cross``) or not, on a
+    target whose lanes are in lockstep or not."""
+    if cross:
+        return "workgroup"
+    return None if lockstep_lanes else "warp"
+
+
+def _barriers(ctx: ConversionContext, n_rep_bits: int) -> int:
+    """The barriers of every round trip through a layout of ``n_rep_bits`` round bits: one between
+    each round's stores and its loads and one between rounds (``2 * 2**n_rep_bits - 1``) where there
+    are any (``_barrier_scope``: whether warps exchange data is the same for every layout,
+    ``_crosses_warps``)."""
+    scope = _barrier_scope(_crosses_warps(ctx.problem), ctx.target.lockstep_lanes)
+    return 0 if scope is None else (2 << n_rep_bits) - 1
+
+
+def _barrier_issue(ctx: ConversionContext, n_rep_bits: int) -> float:
+    """The issue cycles of ``_barriers(ctx, n_rep_bits)`` (``LdsAccesses.floor`` counts them)."""
+    n = _barriers(ctx, n_rep_bits)
+    if not n:
+        return 0.0
+    scope = _barrier_scope(_crosses_warps(ctx.problem), ctx.target.lockstep_lanes)
+    return ctx.cost_model.instruction(BARRIER_SCOPES[scope]) * n
 
 
 def _coordinates(basis: f2.Echelon, xs: list[int]) -> list[int]:
@@ -487,8 +519,9 @@ def designs(ctx: ConversionContext) -> "DesignPool":
         out: list[LdsDesign | _Deferred] = [shared_layout(ctx)]
         sub_dword = ctx.element_bits in (8, 16)
         if sub_dword and f"ds_read_b64_tr_b{ctx.element_bits}" in (ctx.target.lds_phases or {}):  # gfx950's
-            out.append(_Deferred(lambda: shared_layout(ctx, transpose=True), lambda: transpose_floor(ctx),
-                                 lambda: 0))  # (its instructions not bounded)
+            out.append(_Deferred(lambda: shared_layout(ctx, transpose=True),
+                                 lambda: _DeferredBounds.of(ctx, *_transpose_parts(ctx), 0),
+                                 lambda: 0))  # (its instructions not bounded; one round or more)
         # PTX vector accesses name any registers: with whole-register elements (no repacking) the
         # common register bits let both sides move vectors
         both = ctx.target.lds_isa == "ptx" and ctx.element_bits >= 32
@@ -503,10 +536,10 @@ def designs(ctx: ConversionContext) -> "DesignPool":
 
 
 def _prefix_bounds(ctx: ConversionContext, prefix_of: Callable[[], tuple[list[int], list[int]]],
-                   over_fetch: bool = False) -> tuple[Callable[[], float], Callable[[], int]]:
-    """The ``_Deferred.bound`` and ``_Deferred.instructions`` of a design with the prefix
-    ``prefix_of()`` (``prefix_floor``, ``prefix_instructions``; the floor infinite when the design
-    does not exist: it is never made)."""
+                   over_fetch: bool = False) -> tuple[Callable[[], "_DeferredBounds"], Callable[[], int]]:
+    """The ``_Deferred.bounds`` and ``_Deferred.instructions`` of a design with the prefix
+    ``prefix_of()`` (``prefix_floor``'s parts, ``prefix_instructions``; infinite bounds when the
+    design does not exist: it is never made)."""
     known: list = []  # prefix_of()'s answer, or None where there is none (asked once)
 
     def prefix() -> tuple[list[int], list[int]] | None:
@@ -517,22 +550,55 @@ def _prefix_bounds(ctx: ConversionContext, prefix_of: Callable[[], tuple[list[in
                 known.append(None)
         return known[0]
 
-    def bound() -> float:
-        return float("inf") if prefix() is None else prefix_floor(ctx, *prefix(), over_fetch)
+    def bounds() -> _DeferredBounds:
+        if prefix() is None:
+            return _DeferredBounds(float("inf"), float("inf"), float("inf"))
+        prefix_cols, reps = prefix()
+        return _DeferredBounds.of(ctx, *_prefix_parts(ctx, prefix_cols, reps, over_fetch), len(reps))
 
     def instructions() -> int:
         return 0 if prefix() is None else prefix_instructions(ctx, *prefix(), over_fetch)
-    return bound, instructions
+    return bounds, instructions
+
+
+@dataclass(frozen=True)
+class _DeferredBounds:
+    """Lower bounds for every round trip through a deferred design: ``floor`` of its
+    ``LdsAccesses.floor`` and ``cost`` of its ``LdsAccesses.plan_floor`` cost; ``order``, the key
+    placing the design among the round trips ``DesignPool.by_floor`` gives (at most ``floor``)."""
+
+    order: float
+    floor: float
+    cost: float
+
+    @classmethod
+    def of(cls, ctx: ConversionContext, issue: float, pipe: float, n_rep_bits: int) -> "_DeferredBounds":
+        """From floors of the (issue, LDS-pipe) cycles of the accesses alone and the fewest round bits
+        of a round trip through the design.
+
+        ``floor``: ``CostModel.path_floor`` of those parts with two DS latency levels and the issue of
+        the barriers (``_barrier_issue``: at least as many as ``n_rep_bits`` round bits give; the
+        floor counts them).  ``cost``: the same with the LDS_ADDR_BASE_VALU ops forming the first
+        access's address (``plan_floor`` adds the ``address_valu`` ops' issue, at least those: no
+        address is formed before the first access, cost.lds_address_valu).  ``order``: the same
+        without the barriers, the key from before the floor counted them, kept so that the order
+        in which the pool gives round trips, hence which of two plans tied in every ranking key is
+        built first, does not change; ``path_floor`` does not decrease in any part, so
+        ``order <= floor <= cost``."""
+        cm = ctx.cost_model
+        latency, with_barriers = cm.latency(2), issue + _barrier_issue(ctx, n_rep_bits)
+        return cls(cm.path_floor(issue, pipe, latency), cm.path_floor(with_barriers, pipe, latency),
+                   cm.path_floor(with_barriers + LDS_ADDR_BASE_VALU * cm.valu_issue, pipe, latency))
 
 
 @dataclass
 class _Deferred:
-    """A design synthesized when wanted: ``make()`` (a LayoutError: there is none), ``bound()``, a
-    lower bound of the floor of each of its round trips, and ``instructions()``, one of their
-    instructions with setup (``LdsAccesses.plan_floor``)."""
+    """A design synthesized when wanted: ``make()`` (a LayoutError: there is none), ``bounds()``
+    (``_DeferredBounds``) and ``instructions()``, a lower bound of the instructions with setup
+    (``LdsAccesses.plan_floor``) of each of its round trips."""
 
     make: Callable[[], LdsDesign]
-    bound: Callable[[], float]
+    bounds: Callable[[], _DeferredBounds]
     instructions: Callable[[], int]
 
 
@@ -577,27 +643,26 @@ class DesignPool:
 
     def by_floor(self, limit: Callable[[], float], beyond: Callable[[float, int], bool]) -> Iterator[LdsAccesses]:
         """The round trips of ``every()`` in order of ``LdsAccesses.order_floor`` (ties: design order,
-        then store choice), a deferred design made only when its bound (at most the floor of each of
-        its round trips) is at most the least order floor not given yet (it might come first) and at
-        most ``limit()`` (no floor above that is wanted any more; ``limit()`` never grows), and when
-        not ``beyond(bound, its instructions bound)`` (no round
-        trip whose ``LdsAccesses.plan_floor`` is at least those is wanted any more; once beyond,
-        always).  A design left unmade gives none of its round trips, none of which was wanted.
-        Where the floor is the order floor (``latency``, summed parts) the order is exact; under
-        ``concurrent`` the floor adds the other waves' issue, so a bound may exceed the order floor
-        of the design's round trips and they may come after one of a higher order floor: every
-        round trip under ``limit()`` is still given, and only which of two plans tied in every
-        ranking key is built first can differ."""
+        then store choice), a deferred design (``_DeferredBounds``) made only when its order key is
+        at most the least order floor not given yet (it might come first), its floor bound (at most
+        the floor of each of its round trips) at most ``limit()`` (no floor above that is wanted any
+        more; ``limit()`` never grows), and not ``beyond(its plan cost bound, its instructions
+        bound)`` (no round trip whose ``LdsAccesses.plan_floor`` is at least those is wanted any
+        more; once beyond, always).  A design left unmade gives none of its round trips, none of
+        which was wanted.  Where the floor is the order floor (``latency``, summed parts) the order
+        is exact (an order key is at most that floor); under ``concurrent`` the floor adds the other
+        waves' issue, so an order key may exceed the order floor of the design's round trips and they may
+        come after one of a higher order floor: every round trip under ``limit()`` is still given,
+        and only which of two plans tied in every ranking key is built first can differ."""
         queue = [(a.order_floor(), i, j) for i, accs in self.accesses.items() for j, a in enumerate(accs)]
         heapq.heapify(queue)
-        bounds = {i: d.bound() for i, d in self.deferred.items()}
+        bounds = {i: d.bounds() for i, d in self.deferred.items()}
         while True:
             lim = limit()
-            waiting = min(((b, i) for i, b in bounds.items() if b <= lim), default=None)
+            waiting = min(((b.order, i) for i, b in bounds.items() if b.floor <= lim), default=None)
             if waiting is not None and (not queue or waiting <= queue[0][:2]):
                 i = waiting[1]
-                del bounds[i]
-                if not beyond(waiting[0], self.deferred[i].instructions()):
+                if not beyond(bounds.pop(i).cost, self.deferred[i].instructions()):
                     for j, a in enumerate(self._make(i)):
                         heapq.heappush(queue, (a.order_floor(), i, j))
                 continue
@@ -616,7 +681,13 @@ def transpose_floor(ctx: ConversionContext) -> float:
     8-byte load per ``2**k`` dst registers, and per distinct src register (``2**rank`` of the src
     register vectors) the least conflict-free store cycles per element over the widths allowed
     (a ds_write2 counted as two accesses sharing one issue); the issue and the LDS-pipe cycles
-    bounded apart and joined by ``CostModel.path_floor``, as ``prefix_floor``'s."""
+    bounded apart and joined by ``CostModel.path_floor``, as ``prefix_floor``'s; plus the issue of
+    the barriers of one round (``_barrier_issue``: such a layout has one round or more)."""
+    return _DeferredBounds.of(ctx, *_transpose_parts(ctx), 0).floor
+
+
+def _transpose_parts(ctx: ConversionContext) -> tuple[float, float]:
+    """(issue, LDS-pipe) floors of the accesses alone (no barrier) of ``transpose_floor``'s round trips."""
     prob, cm, element_bytes = ctx.problem, ctx.cost_model, ctx.element_bytes
     k = (64 // ctx.element_bits).bit_length() - 1
     src_regs = prob.src_cols["register"]
@@ -624,8 +695,8 @@ def transpose_floor(ctx: ConversionContext) -> float:
     store_issue, store_pipe = _cheapest_per_element(cm, "lds_write", element_bytes, widths)
     loads = (1 << len(prob.dst_cols["register"])) >> k
     stores = 1 << f2.rank(src_regs)
-    return cm.path_floor(loads * cm.ds_issue + stores * store_issue,
-                         loads * (cm.instruction("lds_read", 8) - cm.ds_issue) + stores * store_pipe, cm.latency(2))
+    return (loads * cm.ds_issue + stores * store_issue,
+            loads * (cm.instruction("lds_read", 8) - cm.ds_issue) + stores * store_pipe)
 
 
 @dataclass
@@ -952,9 +1023,7 @@ class LdsAccesses:
         target's lanes are not in lockstep (NVIDIA: a lane reads bytes other lanes of its warp
         wrote, and a round's stores overwrite bytes they read); else None (AMD: a wave's LDS
         instructions complete in order, emulator.LDS_IN_ORDER_PER_WAVE)."""
-        if self.cross:
-            return "workgroup"
-        return None if self.ctx.target.lockstep_lanes else "warp"
+        return _barrier_scope(self.cross, self.ctx.target.lockstep_lanes)
 
     @property
     def barrier_kind(self) -> str | None:

@@ -390,8 +390,9 @@ def test_nvidia_cost_floors_bound_every_plan_they_prune(objective):
     """Every floor the planner prunes with is at most the cost of every plan it bounds, on every
     eighth pair of the NVIDIA corpus, where the latency value is max(issue + ALU + setup, MIO) +
     latency (the NVIDIA default; concurrent adds the other warp's issue):
-    per design (every one made) the deferred bound (prefix_floor) <= the floor of each of its round
-    trips <= the cost of that round trip's plan, plan_floor <= (cost, instructions with setup),
+    per design (every one made) the deferred bounds (lds_path._DeferredBounds: order key <= floor
+    bound <= the floor of each of its round trips <= the cost of that round trip's plan; plan cost
+    bound <= plan_floor's cost), plan_floor <= (cost, instructions with setup),
     cost.lower_bound's LDS bound <= that cost, and its bound <= the cost of every candidate.  Under
     latency the summed floor (``order_floor``, the AMD form) exceeds the cost of most of those plans."""
     from linlayout import caches
@@ -410,12 +411,15 @@ def test_nvidia_cost_floors_bound_every_plan_they_prune(objective):
         assert ctx.cost_model.pipe_overlap and ctx.cost_model.floors_apply
         lb = lower_bound(ctx)
         pool = lds_path.designs(ctx)
-        bounds = {i: d.bound() for i, d in pool.deferred.items()}
+        bounds = {i: d.bounds() for i, d in pool.deferred.items()}
         pool.every()
         for i, accs in pool.accesses.items():
             for acc in accs:
                 floor = acc.floor()
-                assert bounds.get(i, 0.0) <= floor + 1e-9, (c["name"], c["arch"])
+                if i in bounds:
+                    b = bounds[i]
+                    assert b.order <= b.floor <= floor + 1e-9, (c["name"], c["arch"])
+                    assert b.cost <= acc.plan_floor()[0] + 1e-9, (c["name"], c["arch"])
                 # under latency the max form is below the summed one (not so under concurrent)
                 assert objective != "latency" or floor <= acc.order_floor() + 2e-9, (c["name"], c["arch"])
                 bounded += i in bounds
