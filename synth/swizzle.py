@@ -453,9 +453,11 @@ def _prefixes(w: _Side, r: _Side, model: LdsModel, element_bits: int, allow_tran
                         break
                     for es in _combos(extra, j):
                         seeds += [(list(cs) + head, lengths) for head in _sub_dword_heads(list(es), zb - c)]
+    out = list(every_length or [])
+    if not seeds:
+        return out
     fill_pool = [v for v in dict.fromkeys(w.regs + w.lanes + w.warps + r.regs + r.lanes + r.warps) if v]
     fills_of: dict[tuple, list[tuple[int, ...]]] = {}  # a seed's fills depend on its set of vectors only
-    out = list(every_length or [])
     seen = {(tuple(p), None) for p, _, _ in out}
     for seed, lengths in seeds:
         vectors = (frozenset(seed), len(seed))
@@ -499,7 +501,9 @@ def _aligned_space(mode: _Mode, prefix: list[int], n_off: int, completion: list[
         span, rest = mode.others_pivots
         need = n_off - mode.k
         tail = prefix[mode.k:]
-        if tail and len(rest) <= need:
+        if len(rest) == need:  # then the prefix adds no pivot, or one too many
+            return rest if all(map(span.contains, tail)) else None
+        if tail and len(rest) < need:
             span = span.copy()
             rest += tuple(x for x in tail if span.insert(x))
         return rest if len(rest) == need else None
@@ -874,7 +878,9 @@ def _search(w: _Side, r: _Side, model: LdsModel, element_bits: int, allow_transp
     def aligned_space(side: _Side, mode: _Mode, prefix: list[int]) -> tuple | None:
         key = (tuple(mode.vector), tuple(mode.others), tuple(prefix[mode.k:]))
         if key not in aligned:
-            aligned[key] = _aligned_space(mode, prefix, n_off, completion(side))
+            aligned[key] = h = _aligned_space(mode, prefix, n_off, completion(side))
+            if mode.others_pivots is not None and h is mode.others_pivots[1]:
+                span_of.setdefault(h, mode.others_pivots[0])  # H_s = the other columns' pivots: their span
         return aligned[key]
 
     def choices_of(prefixes) -> list[tuple]:
