@@ -52,7 +52,7 @@ import heapq
 import random
 from dataclasses import dataclass, field
 from functools import cache, cached_property
-from itertools import chain, combinations, permutations
+from itertools import chain, combinations, islice, permutations
 from typing import Callable, NamedTuple, Sequence, Union
 
 import numpy as np
@@ -357,12 +357,8 @@ def _sub_dword_heads(vectors: list[int], head: int) -> list[list[int]]:
 
 
 def _combos(items: list[int], size: int) -> list[tuple[int, ...]]:
-    out = []
-    for c in combinations(items, size):
-        out.append(c)
-        if len(out) >= _MAX_COMBOS:
-            break
-    return out
+    """The first ``_MAX_COMBOS`` subsets of ``size`` items, in ``itertools.combinations`` order."""
+    return list(islice(combinations(items, size), _MAX_COMBOS))
 
 
 def _every_length_seeds(w: _Side, r: _Side, model: LdsModel, element_bits: int, allow_transpose: bool,

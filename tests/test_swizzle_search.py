@@ -50,3 +50,12 @@ def test_plain_widths_hold_the_ops_of_their_bytes():
     assert [(x.k, x.op.name, x.instructions) for x in widths] == [
         (0, "ds_read_u16", 8), (1, "ds_read_b32", 4), (2, "ds_read_b64", 2), (3, "ds_read_b128", 1)]
     assert side.reg_index == {1: 0, 2: 1, 4: 2}
+
+
+def test_combos_are_the_first_subsets_in_combinations_order():
+    items = list(range(1, 13))
+    assert swizzle._combos(items, 2) == [(a, b) for a in items for b in items if a < b][:swizzle._MAX_COMBOS]
+    assert len(swizzle._combos(items, 3)) == swizzle._MAX_COMBOS < 220
+    assert swizzle._combos(items[:3], 3) == [(1, 2, 3)]
+    assert swizzle._combos(items[:2], 3) == []
+    assert swizzle._combos(items[:2], 0) == [()]
