@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import heapq
 import random
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from functools import cache, cached_property
 from itertools import chain, combinations, islice, permutations
@@ -298,6 +299,13 @@ def _plain_widths(side: _Side, model: LdsModel, element_bits: int) -> list[_Plai
     return [_Plain(k, model.ops[ops[(element_bits << k) // 8]], 1 << (len(side.regs) - k))
             for k in range(kmin, min(maxbits, len(side.regs)) + 1)
             if ops.get((element_bits << k) // 8) in model.ops]
+
+
+def _widths_upto(widths: list[_Plain], maxbits: int) -> list[list[_Plain]]:
+    """For each ``kmax`` in ``0..maxbits``, the widths with ``k <= kmax`` (``widths`` shortest first,
+    as ``_plain_widths`` lists them: each is a head of it)."""
+    ks = [x.k for x in widths]
+    return [widths[:bisect_right(ks, kmax)] for kmax in range(maxbits + 1)]
 
 
 def _vector_bits(regs: set[int], prefix: list[int], maxbits: int) -> int:
@@ -824,7 +832,7 @@ def _search(w: _Side, r: _Side, model: LdsModel, element_bits: int, allow_transp
     candidates); ``max_instructions``: only choices with at most that many LDS instructions per
     round are candidates (a LayoutError when none is)."""
     in_space = w.span.contains  # the offset space: the writer's span (all of F^n without reps)
-    if not all(in_space(v) for v in r.regs + r.lanes + r.warps):
+    if not all(map(in_space, r.regs + r.lanes + r.warps)):
         raise LayoutError("reader reads elements outside the writer's per-round tile")
     n_off = w.span.rank
     row_start = model.bank_bits + 5 - (element_bits.bit_length() - 1)
@@ -855,8 +863,7 @@ def _search(w: _Side, r: _Side, model: LdsModel, element_bits: int, allow_transp
     maxbits = (128 // element_bits).bit_length() - 1
     # per side: its register vectors and, for each most vector bits a prefix allows, the widths
     # with at most that many (``_vector_bits``; read only)
-    allowed = {id(s): (set(s.regs), [[x for x in widths[id(s)] if x.k <= kmax] for kmax in range(maxbits + 1)])
-               for s in (w, r)}
+    allowed = {id(s): (set(s.regs), _widths_upto(widths[id(s)], maxbits)) for s in (w, r)}
     reads = _transpose_reads(model, element_bits) if allow_transpose else []
 
     def plain_widths(side: _Side, prefix: list[int]) -> list[_Plain]:

@@ -59,3 +59,16 @@ def test_combos_are_the_first_subsets_in_combinations_order():
     assert swizzle._combos(items[:3], 3) == [(1, 2, 3)]
     assert swizzle._combos(items[:2], 3) == []
     assert swizzle._combos(items[:2], 0) == [()]
+
+
+def test_widths_upto_are_those_of_at_most_each_vector_bits():
+    model = lds_model("gfx950")
+    side = swizzle._side("write", swizzle._normalize(
+        swizzle.LinearLayout({"register": [[1], [2], [4], [8]], "lane": [[16 << i] for i in range(6)]}, [("dim0", 1024)]),
+        [("dim0", 1024)], "writer", 64))
+    for element_bits in (8, 16, 32):
+        widths = swizzle._plain_widths(side, model, element_bits)
+        maxbits = (128 // element_bits).bit_length() - 1
+        upto = swizzle._widths_upto(widths, maxbits)
+        assert upto == [[x for x in widths if x.k <= kmax] for kmax in range(maxbits + 1)]
+        assert upto[-1] == widths and len(upto) == maxbits + 1
