@@ -70,6 +70,12 @@ class Span:
     def rank(self) -> int:
         return len(self._vec)
 
+    def copy(self) -> "Span":
+        """An independent copy (inserting into one leaves the other as it is)."""
+        out = Span.__new__(Span)
+        out._vec, out._mask = dict(self._vec), self._mask
+        return out
+
     def insert(self, v: int) -> bool:
         """Add ``v``; True if it was independent of the span."""
         vec, mask = self._vec, self._mask

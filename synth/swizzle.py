@@ -50,9 +50,10 @@ from __future__ import annotations
 
 import heapq
 import random
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from functools import cache, cached_property
-from itertools import chain, combinations, permutations
+from itertools import chain, combinations, islice, permutations
 from typing import Callable, NamedTuple, Sequence, Union
 
 import numpy as np
@@ -173,6 +174,7 @@ class _Side:
     lanes: list[int]
     warps: list[int]
     span: f2.Span  # of all its columns (read only)
+    reg_index: dict[int, int]  # register vector -> its (last) register bit (read only)
 
     @cached_property
     def layout(self) -> LinearLayout:
@@ -190,6 +192,7 @@ class _Mode:
     src_lanes: list[int]  # tensor vector of each (source) lane bit
     others: list[int]  # all other columns of the side (must be aligned)
     instructions: int  # per round
+    others_pivots: tuple[f2.Span, tuple[int, ...]] | None = None  # span(others), image basis: _aligned_space
 
     @property
     def cost(self) -> int:
@@ -258,7 +261,8 @@ def _side(direction: str, layout: LinearLayout) -> _Side:
     """The side of ``layout`` (normalized; a block dim of size 1 adds no columns)."""
     cols = _flat_columns(layout)
     regs, lanes, warps = cols.get("register", []), cols.get("lane", []), cols.get("warp", [])
-    return _Side(direction, layout, regs, lanes, warps, f2.Span(regs + lanes + warps))
+    return _Side(direction, layout, regs, lanes, warps, f2.Span(regs + lanes + warps),
+                 {v: j for j, v in enumerate(regs)})
 
 
 def _drop_registers(side: _Side, vectors: Sequence[int]) -> _Side:
@@ -278,10 +282,10 @@ def _drop_registers(side: _Side, vectors: Sequence[int]) -> _Side:
 # ------------------------------------------------------------------ modes
 class _Plain(NamedTuple):
     """A side's plain (not transpose) way to move the tile for a prefix, its mode not built yet:
-    the first ``k`` prefix vectors are the lane's elements, moved by op ``name``."""
+    the first ``k`` prefix vectors are the lane's elements, moved by ``op``."""
 
     k: int
-    name: str
+    op: LdsOp
     instructions: int  # per round
 
 
@@ -291,11 +295,17 @@ def _plain_widths(side: _Side, model: LdsModel, element_bits: int) -> list[_Plai
     register vectors of the side: ``_vector_bits``)."""
     maxbits = (128 // element_bits).bit_length() - 1
     kmin = max(0, 3 - (element_bits.bit_length() - 1))
-    isas = {op.shape.isa for op in model.ops.values()}
-    ops = {n: name for isa in isas for n, name in _PLAIN_OPS[isa][side.direction].items()}
-    return [_Plain(k, ops[(element_bits << k) // 8], 1 << (len(side.regs) - k))
+    ops = {n: name for isa in model.isas for n, name in _PLAIN_OPS[isa][side.direction].items()}
+    return [_Plain(k, model.ops[ops[(element_bits << k) // 8]], 1 << (len(side.regs) - k))
             for k in range(kmin, min(maxbits, len(side.regs)) + 1)
             if ops.get((element_bits << k) // 8) in model.ops]
+
+
+def _widths_upto(widths: list[_Plain], maxbits: int) -> list[list[_Plain]]:
+    """For each ``kmax`` in ``0..maxbits``, the widths with ``k <= kmax`` (``widths`` shortest first,
+    as ``_plain_widths`` lists them: each is a head of it)."""
+    ks = [x.k for x in widths]
+    return [widths[:bisect_right(ks, kmax)] for kmax in range(maxbits + 1)]
 
 
 def _vector_bits(regs: set[int], prefix: list[int], maxbits: int) -> int:
@@ -307,22 +317,28 @@ def _vector_bits(regs: set[int], prefix: list[int], maxbits: int) -> int:
     return k
 
 
-def _plain_mode(side: _Side, prefix: list[int], width: _Plain, model: LdsModel) -> _Mode:
+def _plain_mode(side: _Side, prefix: list[int], width: _Plain) -> _Mode:
     """The mode of a plain width: the lane's vector ``prefix[:k]`` (register bits), the other
     register bits, the lanes and the warps must be aligned."""
-    reg_index = {v: j for j, v in enumerate(side.regs)}
-    vec_idx = {reg_index[v] for v in prefix[:width.k]}
+    vector = prefix[:width.k]
+    vec_idx = {side.reg_index[v] for v in vector}
     others = [v for j, v in enumerate(side.regs) if j not in vec_idx] + side.lanes + side.warps
-    return _Mode(model.op(width.name), width.k, list(prefix[:width.k]), list(side.lanes), others,
-                 width.instructions)
+    return _Mode(width.op, width.k, vector, list(side.lanes), others, width.instructions)
 
 
-def _transpose_modes(side: _Side, prefix: list[int], model: LdsModel, element_bits: int) -> list[_Mode]:
+def _transpose_reads(model: LdsModel, element_bits: int) -> list[tuple[LdsOp, int]]:
+    """The model's 8-byte transpose reads of ``element_bits``-bit elements, each with its vector
+    bits ``k`` (log2 of the elements a lane supplies), in the model's order."""
+    return [(op, op.shape.transpose_elems.bit_length() - 1) for op in model.ops.values()
+            if op.direction == "read" and op.shape.transpose_bits == element_bits and op.bytes_per_lane == 8]
+
+
+def _transpose_modes(side: _Side, prefix: list[int], reads: list[tuple[LdsOp, int]]) -> list[_Mode]:
+    """The side's transpose-read modes for this prefix (``reads``: ``_transpose_reads``): the
+    prefix starts with its first ``k`` lane vectors, and each choice of ``k`` register bits feeds
+    the transposed lanes."""
     modes = []
-    for op in model.ops.values():
-        if op.direction != "read" or op.shape.transpose_bits != element_bits or op.bytes_per_lane != 8:
-            continue
-        k = op.shape.transpose_elems.bit_length() - 1
+    for op, k in reads:
         if len(prefix) < k or prefix[:k] != side.lanes[:k] or len(side.regs) < k:
             continue
         others = list(side.regs) + side.lanes[k:] + side.warps
@@ -349,12 +365,8 @@ def _sub_dword_heads(vectors: list[int], head: int) -> list[list[int]]:
 
 
 def _combos(items: list[int], size: int) -> list[tuple[int, ...]]:
-    out = []
-    for c in combinations(items, size):
-        out.append(c)
-        if len(out) >= _MAX_COMBOS:
-            break
-    return out
+    """The first ``_MAX_COMBOS`` subsets of ``size`` items, in ``itertools.combinations`` order."""
+    return list(islice(combinations(items, size), _MAX_COMBOS))
 
 
 def _every_length_seeds(w: _Side, r: _Side, model: LdsModel, element_bits: int, allow_transpose: bool,
@@ -374,18 +386,22 @@ def _every_length_seeds(w: _Side, r: _Side, model: LdsModel, element_bits: int, 
                 for es in _combos(extra, j):
                     seeds.append((list(cs) + list(es), None))
     if allow_transpose:
-        for op in model.ops.values():
-            if op.direction == "read" and op.shape.transpose_bits == element_bits and op.bytes_per_lane == 8:
-                k = op.shape.transpose_elems.bit_length() - 1
-                base = r.lanes[:k]
-                if len(base) == k and f2.rank(base) == k:
-                    seeds.append((list(base), None))
-                    if all(v in w.regs for v in base):
-                        ext = [v for v in w.regs if v not in set(base)]
-                        for j in range(1, min(len(ext), maxbits - k) + 1):
-                            for es in _combos(ext, j):
-                                seeds.append((list(base) + list(es), None))
+        for _, k in _transpose_reads(model, element_bits):
+            base = r.lanes[:k]
+            if len(base) == k and f2.rank(base) == k:
+                seeds.append((list(base), None))
+                if all(v in w.regs for v in base):
+                    ext = [v for v in w.regs if v not in set(base)]
+                    for j in range(1, min(len(ext), maxbits - k) + 1):
+                        for es in _combos(ext, j):
+                            seeds.append((list(base) + list(es), None))
     return seeds
+
+
+def _no_lengths(lengths: tuple[int, int]) -> bool:
+    """The ``keep_lengths`` of ``_prefixes`` that keeps no pair: only the prefixes tried at every
+    length (their list skips the loop over the pairs)."""
+    return False
 
 
 def _prefixes(w: _Side, r: _Side, model: LdsModel, element_bits: int, allow_transpose: bool,
@@ -420,7 +436,7 @@ def _prefixes(w: _Side, r: _Side, model: LdsModel, element_bits: int, allow_tran
     if every_length is None:
         seeds = _every_length_seeds(w, r, model, element_bits, allow_transpose, common, only_w, only_r, maxbits)
     kept = keep_lengths or (lambda lengths: True)
-    for c in range(min(len(common), maxbits), -1, -1):
+    for c in range(min(len(common), maxbits), -1, -1) if kept is not _no_lengths else ():
         # the lengths kept with c common vectors (the longer side's j more), looked up once per c
         same = kept((c, c))
         longer_js = []
@@ -441,9 +457,11 @@ def _prefixes(w: _Side, r: _Side, model: LdsModel, element_bits: int, allow_tran
                         break
                     for es in _combos(extra, j):
                         seeds += [(list(cs) + head, lengths) for head in _sub_dword_heads(list(es), zb - c)]
+    out = list(every_length or [])
+    if not seeds:
+        return out
     fill_pool = [v for v in dict.fromkeys(w.regs + w.lanes + w.warps + r.regs + r.lanes + r.warps) if v]
     fills_of: dict[tuple, list[tuple[int, ...]]] = {}  # a seed's fills depend on its set of vectors only
-    out = list(every_length or [])
     seen = {(tuple(p), None) for p, _, _ in out}
     for seed, lengths in seeds:
         vectors = (frozenset(seed), len(seed))
@@ -480,9 +498,19 @@ def _aligned_space(mode: _Mode, prefix: list[int], n_off: int, completion: list[
     ``V_s``) are a complement of ``V_s`` exactly when there are ``n - k`` of them (else some column
     leans on ``V_s``), and nothing needs completing.  Else a basis of the offset space to complete
     ``H_s`` from."""
-    if completion is None:
-        rest = f2.image_basis(mode.others + prefix[mode.k:])
-        return tuple(rest) if len(rest) == n_off - mode.k else None
+    if completion is None:  # the pivots of the other columns (once per mode), then those of the prefix
+        if mode.others_pivots is None:
+            span = f2.Span()
+            mode.others_pivots = (span, tuple(x for x in mode.others if span.insert(x)))
+        span, rest = mode.others_pivots
+        need = n_off - mode.k
+        tail = prefix[mode.k:]
+        if len(rest) == need:  # then the prefix adds no pivot, or one too many
+            return rest if all(map(span.contains, tail)) else None
+        if tail and len(rest) < need:
+            span = span.copy()
+            rest += tuple(x for x in tail if span.insert(x))
+        return rest if len(rest) == need else None
     rest, own, every = [], f2.Span(), f2.Span(mode.vector)
     for x in mode.others + prefix[mode.k:]:
         if own.insert(x):  # a pivot of the other columns (their image basis, in order)
@@ -804,7 +832,7 @@ def _search(w: _Side, r: _Side, model: LdsModel, element_bits: int, allow_transp
     candidates); ``max_instructions``: only choices with at most that many LDS instructions per
     round are candidates (a LayoutError when none is)."""
     in_space = w.span.contains  # the offset space: the writer's span (all of F^n without reps)
-    if not all(in_space(v) for v in r.regs + r.lanes + r.warps):
+    if not all(map(in_space, r.regs + r.lanes + r.warps)):
         raise LayoutError("reader reads elements outside the writer's per-round tile")
     n_off = w.span.rank
     row_start = model.bank_bits + 5 - (element_bits.bit_length() - 1)
@@ -830,27 +858,32 @@ def _search(w: _Side, r: _Side, model: LdsModel, element_bits: int, allow_transp
             lightest.append(_low_weight(_reduced(w.regs + w.lanes + w.warps), 1))
         return lightest[0]
 
-    widths = {id(s): (_plain_widths(s, model, element_bits), set(s.regs)) for s in (w, r)}
+    widths = {id(s): _plain_widths(s, model, element_bits) for s in (w, r)}
     plain: dict[tuple, _Mode] = {}  # a plain mode depends on the side and its vector only
     maxbits = (128 // element_bits).bit_length() - 1
+    # per side: its register vectors and, for each most vector bits a prefix allows, the widths
+    # with at most that many (``_vector_bits``; read only)
+    allowed = {id(s): (set(s.regs), _widths_upto(widths[id(s)], maxbits)) for s in (w, r)}
+    reads = _transpose_reads(model, element_bits) if allow_transpose else []
 
     def plain_widths(side: _Side, prefix: list[int]) -> list[_Plain]:
-        every, regs = widths[id(side)]
-        kmax = _vector_bits(regs, prefix, maxbits)
-        return [x for x in every if x.k <= kmax]
+        regs, upto = allowed[id(side)]
+        return upto[_vector_bits(regs, prefix, maxbits)]
 
     def mode(side: _Side, prefix: list[int], way: _Plain | _Mode) -> _Mode:
         if not isinstance(way, _Plain):
             return way
         key = (id(side), tuple(prefix[:way.k]))
         if key not in plain:
-            plain[key] = _plain_mode(side, prefix, way, model)
+            plain[key] = _plain_mode(side, prefix, way)
         return plain[key]
 
     def aligned_space(side: _Side, mode: _Mode, prefix: list[int]) -> tuple | None:
         key = (tuple(mode.vector), tuple(mode.others), tuple(prefix[mode.k:]))
         if key not in aligned:
-            aligned[key] = _aligned_space(mode, prefix, n_off, completion(side))
+            aligned[key] = h = _aligned_space(mode, prefix, n_off, completion(side))
+            if mode.others_pivots is not None and h is mode.others_pivots[1]:
+                span_of.setdefault(h, mode.others_pivots[0])  # H_s = the other columns' pivots: their span
         return aligned[key]
 
     def choices_of(prefixes) -> list[tuple]:
@@ -859,8 +892,7 @@ def _search(w: _Side, r: _Side, model: LdsModel, element_bits: int, allow_transp
         choices = []
         for prefix, fill, lengths in prefixes:
             rways = (([] if transpose_only else plain_widths(r, prefix))
-                     + (_transpose_modes(r, prefix, model, element_bits) if allow_transpose and lengths is None
-                        else []))
+                     + (_transpose_modes(r, prefix, reads) if reads and lengths is None else []))
             wways = plain_widths(w, prefix)
             if lengths is not None:
                 wways, rways = ([x for x in ways if x.k == k] for ways, k in zip((wways, rways), lengths))
@@ -870,15 +902,16 @@ def _search(w: _Side, r: _Side, model: LdsModel, element_bits: int, allow_transp
     def valid_of(choices: list[tuple]) -> list[tuple[int, tuple]]:
         """(index, (modes, H_w, H_r)) of the valid choices; ``prune``: only those with the fewest
         instructions of any valid one."""
+        counts = [ww.instructions + rw.instructions for _, _, ww, rw in choices]
         order = range(len(choices))
         if prune:  # fewest instructions first: once one is valid, no choice with more is looked at
-            order = sorted(order, key=lambda i: choices[i][2].instructions + choices[i][3].instructions)
+            order = sorted(order, key=counts.__getitem__)
         fewest = float("inf")  # the fewest instructions of a valid choice so far
         valid = []
         for i in order:
-            prefix, fill, ww, rw = choices[i]
-            if prune and ww.instructions + rw.instructions > fewest:
+            if prune and counts[i] > fewest:
                 break
+            prefix, fill, ww, rw = choices[i]
             mw, mr = mode(w, prefix, ww), mode(r, prefix, rw)
             hr = aligned_space(r, mr, prefix)
             hw = aligned_space(w, mw, prefix) if hr is not None else None
@@ -893,18 +926,18 @@ def _search(w: _Side, r: _Side, model: LdsModel, element_bits: int, allow_transp
                 inside[key] = all(contains(x) for x in key[0])
             if inside[key]:
                 valid.append((i, (mw, mr, hw, hr)))
-                fewest = min(fewest, mw.instructions + mr.instructions)
+                fewest = min(fewest, counts[i])
         return valid
 
     if prune:
         # The prefixes tried at every length come first; the fewest instructions of their valid
         # choices bound those of the search, so a prefix of fixed lengths with more (or with no
         # instruction at its lengths) has no choice the pruned search looks at.
-        every_length = _prefixes(w, r, model, element_bits, allow_transpose, lambda lengths: False)
+        every_length = _prefixes(w, r, model, element_bits, allow_transpose, _no_lengths)
         choices = choices_of(every_length)
         first = valid_of(choices)
         cap = min((mw.instructions + mr.instructions for _, (mw, mr, _, _) in first), default=float("inf"))
-        counts = [{x.k: x.instructions for x in widths[id(s)][0]} for s in (w, r)]
+        counts = [{x.k: x.instructions for x in widths[id(s)]} for s in (w, r)]
         if transpose_only:
             counts[1] = {}
 

@@ -132,6 +132,19 @@ def test_span_membership_rank_and_residue(nm, v, w):
 
 
 @SETTINGS
+@given(matrices(), st.lists(st.integers(0, 2**16 - 1), max_size=6))
+def test_span_copy_is_independent(nm, more):
+    n, cols = nm
+    more = [v & ((1 << n) - 1) for v in more]
+    span = f2.Span(cols)
+    copy = span.copy()
+    flags = [copy.insert(v) for v in more]
+    assert span.rank == f2.rank(cols)  # the original is untouched
+    assert copy.rank == f2.rank(cols + more)
+    assert [j for j, f in enumerate(flags) if f] == [j - len(cols) for j in f2.pivot_columns(cols + more) if j >= len(cols)]
+
+
+@SETTINGS
 @given(matrices())
 def test_rref_and_transpose(nm):
     n, cols = nm

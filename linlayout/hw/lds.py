@@ -255,6 +255,11 @@ class LdsModel:
     def bank_bits(self) -> int:
         return self.num_banks.bit_length() - 1
 
+    @cached_property
+    def isas(self) -> frozenset[str]:
+        """The instruction sets of its ops (``OpShape.isa``; computed once per model)."""
+        return frozenset(op.shape.isa for op in self.ops.values())
+
     def op(self, name: str) -> LdsOp:
         if not isinstance(name, str) or name not in self.ops:
             raise LayoutError(f"op {name!r} is not an LDS instruction of {self.arch} ({self.kind} model); "

@@ -1,0 +1,74 @@
+"""The shared-layout search's helpers (linlayout.synth.swizzle) against their definitions."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from linlayout import f2
+from linlayout.hw.lds import lds_model
+from linlayout.synth import swizzle
+
+SETTINGS = settings(max_examples=80, deadline=None)
+
+
+@SETTINGS
+@given(st.integers(2, 8).flatmap(lambda n: st.tuples(
+    st.just(n), st.lists(st.integers(1, (1 << n) - 1), min_size=1, max_size=4),
+    st.lists(st.integers(0, (1 << n) - 1), max_size=10), st.lists(st.integers(1, (1 << n) - 1), max_size=3))),
+    st.integers(0, 4))
+def test_aligned_space_of_a_spanning_side_is_the_pivots_of_the_other_columns_and_the_prefix(case, k):
+    """Without a completion, ``H_s`` is the image basis of the other columns then the prefix above the
+    vector, when it has ``n - k`` vectors (else None); the pivots of the other columns are kept on the
+    mode and give the same answer again, for another prefix too."""
+    n, vector, others, tail = case
+    k = min(k, len(vector))
+    mode = swizzle._Mode(lds_model("gfx942").op("ds_read_b32"), k, vector[:k], [], others, 1)
+    for prefix in (vector[:k] + tail, vector[:k] + tail[:1], vector[:k] + tail):
+        rest = f2.image_basis(others + prefix[k:])
+        expect = tuple(rest) if len(rest) == n - k else None
+        assert swizzle._aligned_space(mode, prefix, n, None) == expect
+    assert mode.others_pivots[1] == tuple(f2.image_basis(others))
+
+
+def test_transpose_reads_and_isas_of_the_models():
+    assert [(op.name, k) for op, k in swizzle._transpose_reads(lds_model("gfx950"), 16)] == [("ds_read_b64_tr_b16", 2)]
+    assert [(op.name, k) for op, k in swizzle._transpose_reads(lds_model("gfx950"), 8)] == [("ds_read_b64_tr_b8", 3)]
+    assert swizzle._transpose_reads(lds_model("gfx950"), 32) == []
+    assert swizzle._transpose_reads(lds_model("gfx942"), 16) == []
+    for arch, isas in (("gfx942", {"amdgcn"}), ("gfx950", {"amdgcn"}), ("sm_90", {"ptx"})):
+        model = lds_model(arch)
+        assert model.isas == frozenset(isas) == frozenset(op.shape.isa for op in model.ops.values())
+
+
+def test_plain_widths_hold_the_ops_of_their_bytes():
+    model = lds_model("gfx942")
+    side = swizzle._side("read", swizzle._normalize(
+        swizzle.LinearLayout({"register": [[1], [2], [4]], "lane": [[8 << i] for i in range(6)]}, [("dim0", 512)]),
+        [("dim0", 512)], "reader", 64))
+    widths = swizzle._plain_widths(side, model, 16)
+    assert [(x.k, x.op.name, x.instructions) for x in widths] == [
+        (0, "ds_read_u16", 8), (1, "ds_read_b32", 4), (2, "ds_read_b64", 2), (3, "ds_read_b128", 1)]
+    assert side.reg_index == {1: 0, 2: 1, 4: 2}
+
+
+def test_combos_are_the_first_subsets_in_combinations_order():
+    items = list(range(1, 13))
+    assert swizzle._combos(items, 2) == [(a, b) for a in items for b in items if a < b][:swizzle._MAX_COMBOS]
+    assert len(swizzle._combos(items, 3)) == swizzle._MAX_COMBOS < 220
+    assert swizzle._combos(items[:3], 3) == [(1, 2, 3)]
+    assert swizzle._combos(items[:2], 3) == []
+    assert swizzle._combos(items[:2], 0) == [()]
+
+
+def test_widths_upto_are_those_of_at_most_each_vector_bits():
+    model = lds_model("gfx950")
+    side = swizzle._side("write", swizzle._normalize(
+        swizzle.LinearLayout({"register": [[1], [2], [4], [8]], "lane": [[16 << i] for i in range(6)]}, [("dim0", 1024)]),
+        [("dim0", 1024)], "writer", 64))
+    for element_bits in (8, 16, 32):
+        widths = swizzle._plain_widths(side, model, element_bits)
+        maxbits = (128 // element_bits).bit_length() - 1
+        upto = swizzle._widths_upto(widths, maxbits)
+        assert upto == [[x for x in widths if x.k <= kmax] for kmax in range(maxbits + 1)]
+        assert upto[-1] == widths and len(upto) == maxbits + 1
