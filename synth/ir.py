@@ -422,16 +422,26 @@ class _Emitter:
         return reg * self.p + (code % 4) // (4 // self.p)
 
     def _permsel(self, op: Op) -> None:
+        """A ``PermSelect`` step.  A slot whose bytes one selector fills with a constant (a slot no
+        one reads: the unfused permute left it zero) copies, under that selector, the bytes the
+        other selector copies, so the step's element-level select (that slot named on both
+        sides) is what the instruction does."""
         r = self._fresh()
         s0, s1 = self.reg[op.args[0]], self.reg[op.args[1]]
         sel0, sel1 = op.params["sel0"], op.params["sel1"]
+        slot_bits = 32 // self.p
+        slot_mask = (1 << slot_bits) - 1
         dst, a, b = [], [], []
         for slot in range(self.p):
-            shift = 8 * slot * (4 // self.p)
+            shift = slot_bits * slot
             x0 = self._byte_source((sel0 >> shift) & 0xFF, s0, s1)
             x1 = self._byte_source((sel1 >> shift) & 0xFF, s0, s1)
             if x0 is None and x1 is None:
                 continue
+            if x0 is None:
+                sel0 = sel0 & ~(slot_mask << shift) | sel1 & (slot_mask << shift)
+            elif x1 is None:
+                sel1 = sel1 & ~(slot_mask << shift) | sel0 & (slot_mask << shift)
             dst.append(r * self.p + slot)
             a.append(x0 if x0 is not None else x1)
             b.append(x1 if x1 is not None else x0)

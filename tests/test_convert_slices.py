@@ -182,3 +182,34 @@ def test_the_byte_transpose_runs_on_the_interpreter():
     src, dst = _byte_transpose()
     low = _interpreted(plan_conversion(src, dst, "gfx942", 8), 8, seed=7)
     assert low.report["isa_counts"]["v_perm_b32"] == 8 and not low.differences
+
+
+def test_a_fused_perm_select_does_what_its_certificate_says_in_every_slot_it_lists():
+    """Where one of the two permutes fused into a ``PermSelect`` left a slot zero (a slot no one
+    reads), the fused selector copies there what the other selector copies, so every slot the
+    step lists (its element-level select) is what ``v_perm_b32`` writes: no listed slot has a
+    constant byte under either selector.  The three AMD corpus cases whose fusion met such a slot."""
+    import json
+    from pathlib import Path
+
+    from linlayout.synth.emulator import verify
+
+    data = Path(__file__).resolve().parents[1] / "benchmarks" / "data" / "triton_amd_corpus.json"
+    cases = {(c["name"], c["arch"], c["dtype"]): c for c in json.loads(data.read_text())["cases"]}
+    bits = {"i8": 8, "fp8": 8, "bf16": 16}
+    for key in [("slice1(dotA32(kw8))->slice1(blocked[1x1,t64x1,o01])", "gfx950", "i8"),
+                ("slice0(mfma16)->slice0(blocked[1x1,t1x64,o10])", "gfx90a", "fp8"),
+                ("slice1(dotA32(kw4))->slice1(blocked[1x1,t64x1,o01])", "gfx90a", "bf16")]:
+        c = cases[key]
+        plan = plan_conversion(LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"]), c["arch"],
+                               bits[c["dtype"]])
+        fused = [s for s in plan.steps if isinstance(s, PermSelect)]
+        assert fused, key
+        slots_per_dword = 32 // bits[c["dtype"]]
+        for step in fused:
+            for slot in (d % slots_per_dword for d in step.dst):
+                for selector in (step.sel0, step.sel1):
+                    for byte in range(4 // slots_per_dword):
+                        code = (selector >> (8 * (slot * (4 // slots_per_dword) + byte))) & 0xFF
+                        assert code < 8, (key, hex(step.sel0), hex(step.sel1), slot)
+        assert verify(plan, certificate=False).ok
