@@ -110,10 +110,14 @@ class Program:
     def _array_facts(self, what: str, arrays: tuple, compute):
         """``compute()``, the facts ``what`` of the per-lane ``arrays``, once per arrays given: a builder
         passes the same array for every pair of values it treats alike, and arrays are not changed once
-        given (the ops keep them); the arrays are kept with their facts, so their ids stay theirs."""
+        given (the ops keep them: each is made read-only here); the arrays are kept with their facts,
+        so their ids stay theirs."""
         key = (what, *map(id, arrays))
         kept = self._facts.get(key)
         if kept is None:
+            for array in arrays:
+                if isinstance(array, np.ndarray):
+                    array.flags.writeable = False
             kept = self._facts[key] = (arrays, compute())
         return kept[1]
 

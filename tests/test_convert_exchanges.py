@@ -133,3 +133,15 @@ def test_register_merges_equal_the_count_on_element_tables(pair, bits):
         return
     ids = element_ids(prob.src, prob.num_warps), element_ids(prob.dst, prob.num_warps)
     assert register_merges(prob, bits) == _merges_by_element_tables(*ids, bits)
+
+
+def test_arrays_given_to_a_program_are_read_only():
+    """``Program`` keeps a lane map's or condition's facts per array given (by identity), so the
+    array is made read-only: a later write would change it under its kept facts."""
+    from linlayout.synth.ir import Program
+
+    cond = np.arange(64) >= 32
+    prog = Program(2, 1, 1)
+    prog.select(cond, 0, 1)
+    with pytest.raises(ValueError, match="read-only"):
+        cond[0] = True
