@@ -412,11 +412,13 @@ def _outranked(acc, built: list[tuple[float, int]]) -> bool:
 
 def candidate_plans(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int, *,
                     lds_budget_bytes: int | None = None, strategy: str = "auto",
-                    objective: str | None = None,
-                    src_tuple_dwords: int = cost_mod.SRC_TUPLE_DWORDS) -> list[Plan]:
-    """Every candidate plan (unverified), cheapest first under ``objective``."""
+                    objective: str | None = None, src_tuple_dwords: int = cost_mod.SRC_TUPLE_DWORDS,
+                    prune: bool = True) -> list[Plan]:
+    """The candidate plans (unverified), in rank order under ``objective``.  ``prune`` (under the
+    objectives whose value the floors bound): the LDS designs whose floors cannot reach the tie group
+    of the in-wave plans are not built; ``prune=False`` builds every candidate."""
     return _candidates(ConversionContext.create(src, dst, arch, element_bits, lds_budget_bytes, strategy, objective,
-                                                src_tuple_dwords))
+                                                src_tuple_dwords), prune=prune)
 
 
 def _candidates(ctx: ConversionContext, best_only: bool = False, movmatrix: bool = True,

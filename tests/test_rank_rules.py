@@ -1,0 +1,46 @@
+"""benchmarks/rank_rules.py: the replay picks what the planner picks under its own rule, and the two
+cases docs/conversions.md section 5 names need opposite trades from any fixed exchange rate."""
+
+import json
+
+import pytest
+
+from benchmarks.rank_rules import SETS, additive_rule, choose, load_case, ratio_rule
+from linlayout import LinearLayout
+from linlayout.cli.bench import kernel_plan
+from linlayout.dtypes import dtype_bits
+from linlayout.synth.cost import CONCURRENT_INSTRUCTION_EXPONENT, CONCURRENT_TIE_FRACTION
+
+CASES = {s: json.loads(p.read_text())["cases"] for s, p in SETS.items()}
+NEEDS_REGISTERS = ("blocked[1x1,t32x2,o01]->mfma32T", "gfx90a", "fp32", 1)
+NEEDS_ROUND_TRIP = ("blocked[2x2,t2x32,o01]->mfma32", "gfx950", "fp16", 4)
+
+
+def _corpus_case(key):
+    (case,) = [c for c in CASES["corpus"] if (c["name"], c["arch"], c["dtype"], c.get("num_warps")) == key]
+    return case
+
+
+@pytest.mark.parametrize("index", [0, 7, 21, 33, 47])
+def test_replay_picks_the_planners_plan(index):
+    raw = CASES["baseline"][index]
+    case = load_case(raw, "baseline")
+    picked = choose(case, ratio_rule(CONCURRENT_INSTRUCTION_EXPONENT), CONCURRENT_TIE_FRACTION)
+    plan = kernel_plan(LinearLayout.from_json(raw["src"]), LinearLayout.from_json(raw["dst"]), raw["arch"],
+                       dtype_bits(raw["dtype"]))
+    assert (picked.cost, picked.instructions) == (plan.cost, plan.total_with_overhead())
+
+
+def test_no_fixed_exchange_rate_meets_triton_on_both_cases():
+    registers, round_trip = load_case(_corpus_case(NEEDS_REGISTERS), "corpus"), \
+        load_case(_corpus_case(NEEDS_ROUND_TRIP), "corpus")
+
+    def meets(case, value):
+        return not any(case.over(choose(case, value, 0.0)))
+
+    # each case alone is met by some rate of each form ...
+    assert meets(registers, ratio_rule(0.0)) and meets(round_trip, ratio_rule(0.5))
+    assert meets(registers, additive_rule(0.5)) and meets(round_trip, additive_rule(8.0))
+    # ... but no rate meets both
+    for rule in [ratio_rule(e / 100) for e in range(0, 201, 2)] + [additive_rule(c / 4) for c in range(0, 201)]:
+        assert not (meets(registers, rule) and meets(round_trip, rule))
