@@ -2,9 +2,10 @@
 
 Usage::
 
-    linlayout bench conversions --corpus --isa-only --json > rows.json
+    linlayout bench conversions --corpus [wave32] --isa-only --json > rows.json
     python benchmarks/corpus_losses.py rows.json [--corpus benchmarks/data/triton_amd_corpus.json]
 
+(for ``--corpus wave32``, pass ``--corpus benchmarks/data/triton_wave32_corpus.json``)
 (the rows of ``--corpus`` tagged ``"set": "baseline"`` are left out; the rows of ``--baseline
 benchmarks/data/triton_amd_corpus.json`` work as well.)
 Prints the summary of ``linlayout bench conversions`` (wins, ties, losses, geometric mean), a
@@ -14,7 +15,7 @@ in cycles against Triton's whole conversion, ``triton_whole``: linlayout bench c
 case with both instruction mixes, one of the cases over Triton's modelled cycles only, and the
 planner's refusals.  Triton's counts are read from
 the corpus file, so rows measured against an earlier version of it stay usable.  The kind of a
-case is ``src family -> dst family`` (``mfma``, ``dot``, ``blocked``), ``1-D slice`` for slices
+case is ``src family -> dst family`` (``mfma``, ``wmma``, ``dot``, ``blocked``), ``1-D slice`` for slices
 and ``register-only`` when both layouts put every element in the same lane and wave.
 """
 
@@ -30,7 +31,8 @@ from linlayout.cli.bench import summarize
 from linlayout.layout import LinearLayout
 
 CORPUS = Path(__file__).resolve().parent / "data" / "triton_amd_corpus.json"
-FAMILY = {"amd_mfma": "mfma", "amd_mfma_dot_operand": "dot", "blocked": "blocked"}
+FAMILY = {"amd_mfma": "mfma", "amd_mfma_dot_operand": "dot", "amd_wmma": "wmma", "amd_wmma_dot_operand": "dot",
+          "blocked": "blocked"}
 
 
 def kind(case: dict) -> str:
@@ -107,9 +109,9 @@ def main() -> None:
     ap.add_argument("--corpus", default=str(CORPUS))
     args = ap.parse_args()
     cases = json.loads(Path(args.corpus).read_text())["cases"]
-    rows = [r for r in json.loads(Path(args.rows).read_text())["cases"] if r.get("set", "corpus") == "corpus"]
+    rows = [r for r in json.loads(Path(args.rows).read_text())["cases"] if r.get("set") != "baseline"]
     if len(rows) != len(cases):
-        raise ValueError(f"{len(rows)} bench rows for {len(cases)} corpus cases: run the whole corpus")
+        ap.error(f"{len(rows)} bench rows for {len(cases)} corpus cases: run the whole corpus")
     rows = [r if "refused" in r else dict(r, triton=c["triton"], triton_uses_lds=bool(
                 c["triton"]["lds_write"] or c["triton"]["lds_read"]))
             for r, c in zip(rows, cases)]
