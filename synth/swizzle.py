@@ -989,27 +989,23 @@ def _search(w: _Side, r: _Side, model: LdsModel, element_bits: int, allow_transp
 
     # The candidates in the order of their keys (ties: in enumeration order), each bound computed only
     # when the candidate may come next: until then it waits under the key of its conflict-free cycles,
-    # which is never above its key.
+    # which is never above its key.  So once the least key left is no better than the best found, no
+    # candidate left can beat it: the search ends there, before a waiting candidate's bound is computed.
     heap = [(_key(objective, mw, mr, fill, mw.cost + mr.cost), i, None)
             for i, (_, fill, mw, mr, _, _) in enumerate(pairs)
             if objective != "vector" or mw.instructions + mr.instructions <= fewest]
     heapq.heapify(heap)
-
-    def cands():
-        while heap:
-            _, i, cand = heapq.heappop(heap)
-            if cand is not None:
-                yield cand
-            else:
-                cand = candidate(*pairs[i])
-                heapq.heappush(heap, (cand.key, i, cand))
-
     rng = cache(lambda: random.Random(seed))  # one generator for the search, made on its first draw
     best = None
     missed = []  # bound keys of tried candidates whose greedy rows missed their bound
-    for cand in cands():
-        if best is not None and cand.key[:2] >= best[0]:
-            break  # candidates come in bound order: none of the rest can beat the best found
+    while heap:
+        key, i, cand = heapq.heappop(heap)
+        if best is not None and key[:2] >= best[0]:
+            break
+        if cand is None:
+            cand = candidate(*pairs[i])
+            heapq.heappush(heap, (cand.key, i, cand))
+            continue
         rows, e = _choose_rows(cand, r_bits, rng)
         cycles = (cand.write.cost << e[0]) + (cand.read.cost << e[1])
         if cycles > cand.lb:
