@@ -288,6 +288,11 @@ class _Plain(NamedTuple):
     op: LdsOp
     instructions: int  # per round
 
+    @property
+    def cost(self) -> int:
+        """Conflict-free cycles per round (its mode's ``cost``)."""
+        return self.instructions * self.op.num_phases
+
 
 def _plain_widths(side: _Side, model: LdsModel, element_bits: int) -> list[_Plain]:
     """Every vector length ``k`` the side's plain ops allow, shortest first: ``2**k`` elements are
@@ -899,69 +904,75 @@ def _search(w: _Side, r: _Side, model: LdsModel, element_bits: int, allow_transp
             choices += [(prefix, fill, ww, rw) for ww in wways for rw in rways]
         return choices
 
-    def valid_of(choices: list[tuple]) -> list[tuple[int, tuple]]:
-        """(index, (modes, H_w, H_r)) of the valid choices; ``prune``: only those with the fewest
-        instructions of any valid one."""
-        counts = [ww.instructions + rw.instructions for _, _, ww, rw in choices]
-        order = range(len(choices))
-        if prune:  # fewest instructions first: once one is valid, no choice with more is looked at
-            order = sorted(order, key=counts.__getitem__)
-        fewest = float("inf")  # the fewest instructions of a valid choice so far
-        valid = []
-        for i in order:
-            if prune and counts[i] > fewest:
-                break
-            prefix, fill, ww, rw = choices[i]
-            mw, mr = mode(w, prefix, ww), mode(r, prefix, rw)
-            hr = aligned_space(r, mr, prefix)
-            hw = aligned_space(w, mw, prefix) if hr is not None else None
-            if hw is None:
-                continue
-            # H_s is a complement of V_s (the first k_s prefix vectors) holding the rest of the
-            # prefix, so Hc + P is the whole offset space iff Hc = H_s for the longer vector,
-            # i.e. iff the aligned space of the longer vector lies in the other one
-            key = (hw, hr) if mw.k >= mr.k else (hr, hw)
-            if key not in inside:
-                contains = span(key[1]).contains
-                inside[key] = all(contains(x) for x in key[0])
-            if inside[key]:
-                valid.append((i, (mw, mr, hw, hr)))
-                fewest = min(fewest, counts[i])
-        return valid
+    def validate(choice: tuple) -> tuple | None:
+        """(modes, H_w, H_r) of a valid choice, None for an invalid one."""
+        prefix, _, ww, rw = choice
+        mw, mr = mode(w, prefix, ww), mode(r, prefix, rw)
+        hr = aligned_space(r, mr, prefix)
+        hw = aligned_space(w, mw, prefix) if hr is not None else None
+        if hw is None:
+            return None
+        # H_s is a complement of V_s (the first k_s prefix vectors) holding the rest of the
+        # prefix, so Hc + P is the whole offset space iff Hc = H_s for the longer vector,
+        # i.e. iff the aligned space of the longer vector lies in the other one
+        key = (hw, hr) if mw.k >= mr.k else (hr, hw)
+        if key not in inside:
+            contains = span(key[1]).contains
+            inside[key] = all(contains(x) for x in key[0])
+        return (mw, mr, hw, hr) if inside[key] else None
 
+    def allowed_count(count: int) -> bool:
+        return max_instructions is None or count <= max_instructions
+
+    def waiting(index: int, choice: tuple) -> tuple:
+        """A choice's heap entry before its bound is known: under the key of its conflict-free cycles."""
+        _, fill, ww, rw = choice
+        return _key(objective, ww, rw, fill, ww.cost + rw.cost), index, None
+
+    # found[i]: (modes, H_w, H_r) of choice i once checked, None if it is invalid
+    found: dict[int, tuple | None] = {}
+    later = None  # with prune: the heap entry that stands for the prefixes of fixed lengths until listed
     if prune:
-        # The prefixes tried at every length come first; the fewest instructions of their valid
-        # choices bound those of the search, so a prefix of fixed lengths with more (or with no
-        # instruction at its lengths) has no choice the pruned search looks at.
+        if objective != "vector":
+            raise ValueError(f"internal: the pruned search ranks instructions first, not by {objective!r}")
+        # The prefixes tried at every length come first.  The fewest instructions of their valid
+        # choices (``cap``: the first valid one in order of instructions) bound those of the search,
+        # so a choice with more is never a candidate, and a prefix of fixed lengths with more (or
+        # with no instruction at its lengths) has no choice the pruned search looks at.
         every_length = _prefixes(w, r, model, element_bits, allow_transpose, _no_lengths)
         choices = choices_of(every_length)
-        first = valid_of(choices)
-        cap = min((mw.instructions + mr.instructions for _, (mw, mr, _, _) in first), default=float("inf"))
-        counts = [{x.k: x.instructions for x in widths[id(s)]} for s in (w, r)]
+        counts = [ww.instructions + rw.instructions for _, _, ww, rw in choices]
+        cap = float("inf")
+        for i in sorted(range(len(choices)), key=counts.__getitem__):
+            found[i] = validate(choices[i])
+            if found[i] is not None:
+                cap = counts[i]
+                break
+        heap = [waiting(i, c) for i, c in enumerate(choices) if counts[i] == cap and allowed_count(cap)]
+        by_k = [{x.k: x for x in widths[id(s)]} for s in (w, r)]
         if transpose_only:
-            counts[1] = {}
+            by_k[1] = {}
 
         def keep_lengths(lengths: tuple[int, int]) -> bool:
             kw, kr = lengths
-            return kw in counts[0] and kr in counts[1] and counts[0][kw] + counts[1][kr] <= cap
-        # the full list starts with the prefixes of every length: they are listed and checked once,
-        # and the valid choices of the whole list are those of both parts with its fewest instructions
-        fixed = choices_of(_prefixes(w, r, model, element_bits, allow_transpose, keep_lengths,
-                                     every_length)[len(every_length):])
-        rest = [(len(choices) + i, found) for i, found in valid_of(fixed)]
-        choices += fixed
-        fewest = min((mw.instructions + mr.instructions for _, (mw, mr, _, _) in first + rest), default=0)
-        valid = [(i, found) for i, found in first + rest if found[0].instructions + found[1].instructions == fewest]
+            return kw in by_k[0] and kr in by_k[1] and by_k[0][kw].instructions + by_k[1][kr].instructions <= cap
+        # The prefixes of fixed lengths follow those of every length in the full list, so they come
+        # after them on ties; their choices' keys are no less than the least key of a pair of widths
+        # of kept lengths (no fill, no transpose read), under which they wait, unlisted, in the heap.
+        floor = min((_key(objective, ww, rw, 0, ww.cost + rw.cost) for ww in by_k[0].values()
+                     for rw in by_k[1].values() if keep_lengths((ww.k, rw.k))), default=None)
+        if floor is not None:
+            later = (floor, len(choices), None)
+            heap.append(later)
     else:
         choices = choices_of(_prefixes(w, r, model, element_bits, allow_transpose))
-        valid = valid_of(choices)
-    pairs = [choices[i][:2] + found for i, found in sorted(valid)  # (prefix, fill, modes, H_w, H_r)
-             if max_instructions is None or found[0].instructions + found[1].instructions <= max_instructions]
-    if not pairs:
-        raise LayoutError("no shared layout lets both sides use an LDS instruction (alignment impossible)")
-    # With the "vector" objective instructions come first: the first choice tried has the fewest, and
-    # its result ends the search before any choice with more, so only those with the fewest get a bound.
-    fewest = min(mw.instructions + mr.instructions for _, _, mw, mr, _, _ in pairs)
+        found = {i: validate(c) for i, c in enumerate(choices)}
+        valid = [i for i, got in found.items() if got is not None and allowed_count(got[0].instructions + got[1].instructions)]
+        # With the "vector" objective instructions come first: the first choice tried has the fewest, and
+        # its result ends the search before any choice with more, so only those with the fewest get a bound.
+        fewest = min((found[i][0].instructions + found[i][1].instructions for i in valid), default=0)
+        heap = [waiting(i, choices[i]) for i in valid
+                if objective != "vector" or found[i][0].instructions + found[i][1].instructions <= fewest]
     footprints: dict[tuple, list[int]] = {}  # per (mode (alive while solving), sub-dword bits): a basis of M_s
     sum_dims: dict[tuple, int] = {}
 
@@ -987,23 +998,32 @@ def _search(w: _Side, r: _Side, model: LdsModel, element_bits: int, allow_transp
         c.key = _key(objective, mw, mr, fill, lb)
         return c
 
-    # The candidates in the order of their keys (ties: in enumeration order), each bound computed only
-    # when the candidate may come next: until then it waits under the key of its conflict-free cycles,
-    # which is never above its key.  So once the least key left is no better than the best found, no
-    # candidate left can beat it: the search ends there, before a waiting candidate's bound is computed.
-    heap = [(_key(objective, mw, mr, fill, mw.cost + mr.cost), i, None)
-            for i, (_, fill, mw, mr, _, _) in enumerate(pairs)
-            if objective != "vector" or mw.instructions + mr.instructions <= fewest]
+    # The candidates in the order of their keys (ties: in enumeration order), each checked and its
+    # bound computed only when it may come next: until then it waits under the key of its
+    # conflict-free cycles, which is never above its key.  So once the least key left is no better
+    # than the best found, no candidate left can beat it: the search ends there.
     heapq.heapify(heap)
     rng = cache(lambda: random.Random(seed))  # one generator for the search, made on its first draw
     best = None
     missed = []  # bound keys of tried candidates whose greedy rows missed their bound
     while heap:
-        key, i, cand = heapq.heappop(heap)
+        entry = heapq.heappop(heap)
+        key, i, cand = entry
         if best is not None and key[:2] >= best[0]:
             break
+        if entry is later:  # list the prefixes of fixed lengths (after those of every length)
+            fixed = choices_of(_prefixes(w, r, model, element_bits, allow_transpose, keep_lengths,
+                                         every_length)[len(every_length):])
+            for j, choice in enumerate(fixed, len(choices)):
+                heapq.heappush(heap, waiting(j, choice))
+            choices += fixed
+            continue
         if cand is None:
-            cand = candidate(*pairs[i])
+            if i not in found:
+                found[i] = validate(choices[i])
+            if found[i] is None or not allowed_count(found[i][0].instructions + found[i][1].instructions):
+                continue
+            cand = candidate(*choices[i][:2], *found[i])
             heapq.heappush(heap, (cand.key, i, cand))
             continue
         rows, e = _choose_rows(cand, r_bits, rng)
@@ -1013,13 +1033,17 @@ def _search(w: _Side, r: _Side, model: LdsModel, element_bits: int, allow_transp
         key = _order(objective, cand.write.instructions + cand.read.instructions, cycles)
         if best is None or key < best[0]:
             best = (key, cand, rows)
+    if best is None:
+        raise LayoutError("no shared layout lets both sides use an LDS instruction (alignment impossible)")
     best_key, cand, rows = best
     certified = not any(k < best_key for k in missed)
     banks = f2.complement(cand.prefix + rows, 0, candidates=_low_weight(cand.hc_reduced, 1))  # aligned: inside Hc
     basis = cand.prefix + banks + rows
     if len(basis) != n_off:
         raise LayoutError("internal: offset basis has the wrong size")
-    return cand, basis, len(pairs), certified
+    looked_at = sum(got is not None and allowed_count(got[0].instructions + got[1].instructions)
+                    for got in found.values())
+    return cand, basis, looked_at, certified
 
 
 def _rep_choices(w: _Side, r: _Side, n: int, element_bits: int, budget: int | None) -> list[list[int]]:
