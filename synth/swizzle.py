@@ -411,7 +411,7 @@ def _no_lengths(lengths: tuple[int, int]) -> bool:
 
 def _prefixes(w: _Side, r: _Side, model: LdsModel, element_bits: int, allow_transpose: bool,
               keep_lengths: Callable[[tuple[int, int]], bool] | None = None,
-              every_length: list[tuple[list[int], int, None]] | None = None
+              every_length: list[tuple[list[int], int, None]] | None = None, lead: list[int] | None = None
               ) -> list[tuple[list[int], int, tuple[int, int] | None]]:
     """Candidate prefixes ``(vectors of offset bits 0..p-1, number of sub-dword fill vectors, vector
     lengths (writer, reader) or None for every length the prefix allows)``; every vector of both
@@ -430,7 +430,11 @@ def _prefixes(w: _Side, r: _Side, model: LdsModel, element_bits: int, allow_tran
 
     ``every_length``: the prefixes tried at every length, when already listed (this function's
     answer with ``keep_lengths`` keeping no pair): the answer starts with them as they are, and
-    only the prefixes of fixed lengths are listed after them."""
+    only the prefixes of fixed lengths are listed after them.
+
+    ``lead``: only the prefixes starting with these vectors (in the full list's order).  A seed
+    that does not agree with ``lead`` is not extended: none of its prefixes starts with it, so
+    none of them is one that a later seed's prefix repeats."""
     maxbits = (128 // element_bits).bit_length() - 1
     zb = max(0, 5 - (element_bits.bit_length() - 1))
     rset, wset = set(r.regs), set(w.regs)
@@ -462,6 +466,8 @@ def _prefixes(w: _Side, r: _Side, model: LdsModel, element_bits: int, allow_tran
                         break
                     for es in _combos(extra, j):
                         seeds += [(list(cs) + head, lengths) for head in _sub_dword_heads(list(es), zb - c)]
+    if lead is not None:
+        seeds = [(seed, lengths) for seed, lengths in seeds if seed[:len(lead)] == lead[:len(seed)]]
     out = list(every_length or [])
     if not seeds:
         return out
@@ -483,6 +489,8 @@ def _prefixes(w: _Side, r: _Side, model: LdsModel, element_bits: int, allow_tran
             fills_of[vectors] = fills
         for fill in fills:
             p = seed + list(fill)
+            if lead is not None and p[:len(lead)] != lead:
+                continue
             key = tuple(p)
             # one fill vector is independent of the seed (the pool's are): more need a check; a prefix
             # already taken at every length needs no single lengths
@@ -871,6 +879,12 @@ def _search(w: _Side, r: _Side, model: LdsModel, element_bits: int, allow_transp
     allowed = {id(s): (set(s.regs), _widths_upto(widths[id(s)], maxbits)) for s in (w, r)}
     reads = _transpose_reads(model, element_bits) if allow_transpose else []
 
+    # a transpose read's prefix starts with the reader's first k lane vectors (``_transpose_modes``):
+    # with nothing else to read by, only such prefixes are listed
+    lead = r.lanes[:min(k for _, k in reads)] if transpose_only and reads else None
+    if transpose_only and not reads:
+        raise LayoutError("no shared layout lets both sides use an LDS instruction (alignment impossible)")
+
     def plain_widths(side: _Side, prefix: list[int]) -> list[_Plain]:
         regs, upto = allowed[id(side)]
         return upto[_vector_bits(regs, prefix, maxbits)]
@@ -939,7 +953,7 @@ def _search(w: _Side, r: _Side, model: LdsModel, element_bits: int, allow_transp
         # choices (``cap``: the first valid one in order of instructions) bound those of the search,
         # so a choice with more is never a candidate, and a prefix of fixed lengths with more (or
         # with no instruction at its lengths) has no choice the pruned search looks at.
-        every_length = _prefixes(w, r, model, element_bits, allow_transpose, _no_lengths)
+        every_length = _prefixes(w, r, model, element_bits, allow_transpose, _no_lengths, lead=lead)
         choices = choices_of(every_length)
         counts = [ww.instructions + rw.instructions for _, _, ww, rw in choices]
         cap = float("inf")
@@ -965,7 +979,7 @@ def _search(w: _Side, r: _Side, model: LdsModel, element_bits: int, allow_transp
             later = (floor, len(choices), None)
             heap.append(later)
     else:
-        choices = choices_of(_prefixes(w, r, model, element_bits, allow_transpose))
+        choices = choices_of(_prefixes(w, r, model, element_bits, allow_transpose, lead=lead))
         found = {i: validate(c) for i, c in enumerate(choices)}
         valid = [i for i, got in found.items() if got is not None and allowed_count(got[0].instructions + got[1].instructions)]
         # With the "vector" objective instructions come first: the first choice tried has the fewest, and
@@ -1012,8 +1026,8 @@ def _search(w: _Side, r: _Side, model: LdsModel, element_bits: int, allow_transp
         if best is not None and key[:2] >= best[0]:
             break
         if entry is later:  # list the prefixes of fixed lengths (after those of every length)
-            fixed = choices_of(_prefixes(w, r, model, element_bits, allow_transpose, keep_lengths,
-                                         every_length)[len(every_length):])
+            fixed = choices_of(_prefixes(w, r, model, element_bits, allow_transpose, keep_lengths, every_length,
+                                         lead)[len(every_length):])
             for j, choice in enumerate(fixed, len(choices)):
                 heapq.heappush(heap, waiting(j, choice))
             choices += fixed

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -72,3 +74,26 @@ def test_widths_upto_are_those_of_at_most_each_vector_bits():
         upto = swizzle._widths_upto(widths, maxbits)
         assert upto == [[x for x in widths if x.k <= kmax] for kmax in range(maxbits + 1)]
         assert upto[-1] == widths and len(upto) == maxbits + 1
+
+
+def _permuted_side(rng: random.Random, direction: str, n_regs: int, n: int = 11) -> swizzle._Side:
+    """A side whose register, lane (64) and warp bits are the unit vectors of ``n`` bits, shuffled."""
+    units = [[1 << i] for i in range(n)]
+    rng.shuffle(units)
+    layout = swizzle.LinearLayout({"register": units[:n_regs], "lane": units[n_regs:n_regs + 6],
+                                   "warp": units[n_regs + 6:]}, [("dim0", 1 << n)])
+    return swizzle._side(direction, swizzle._normalize(layout, [("dim0", 1 << n)], direction, 64))
+
+
+@SETTINGS
+@given(st.integers(0, 2**32), st.sampled_from([4, 8, 16, 32]), st.integers(1, 4), st.booleans())
+def test_prefixes_with_a_lead_are_those_of_the_full_list_that_start_with_it(seed, element_bits, k, from_lanes):
+    """``lead`` keeps the full list's prefixes that start with it, in its order (the reader's first lanes, as
+    for a transpose read, or the writer's first registers, which plain seeds start with)."""
+    rng = random.Random(seed)
+    w, r = _permuted_side(rng, "write", rng.randint(2, 5)), _permuted_side(rng, "read", rng.randint(2, 5))
+    lead = (r.lanes if from_lanes else w.regs)[:k]
+    model = lds_model("gfx950")
+    full = swizzle._prefixes(w, r, model, element_bits, True)
+    assert swizzle._prefixes(w, r, model, element_bits, True, lead=lead) == [
+        x for x in full if x[0][:len(lead)] == lead]
