@@ -683,9 +683,9 @@ def synthesize(writer: LinearLayout, reader: LinearLayout, element_bits: int, ar
     instructions, near ties to fewer instructions; ``instructions`` is ``vector``).
     ``pareto``: also find the Pareto set of (instructions, cycles) over the layouts (``_pareto_set``)
     and report it as ``SwizzleResult.pareto`` (fewest instructions first).
-    ``enumerate_all=False`` (objective "vector"): choices with more LDS instructions than one
-    found before are not looked at -- the same layout, ``candidates_considered`` then counting
-    only the choices looked at.
+    ``enumerate_all=False`` (objective "vector"): a choice is looked at only when it may beat the
+    best found (none with more LDS instructions than a valid one) -- the same layout,
+    ``candidates_considered`` then counting only the valid choices looked at.
     """
     if objective not in OBJECTIVES:
         raise LayoutError(f"objective {objective!r} must be one of {', '.join(OBJECTIVES)}")
@@ -839,11 +839,16 @@ def _solve(w: _Side, r: _Side, reps: list[int], outs, model: LdsModel, element_b
 def _search(w: _Side, r: _Side, model: LdsModel, element_bits: int, allow_transpose: bool, objective: str, seed: int,
             transpose_only: bool, prune: bool,
             max_instructions: int | None = None) -> tuple[_Candidate, list[int], int, bool]:
-    """The best choice and its offset basis (prefix, bank bits, rows) -> (candidate, basis, choices
-    enumerated, no other choice's bound beats it); ``prune``: choices with more instructions than
-    a valid one found before are not enumerated (with the "vector" objective they never become
-    candidates); ``max_instructions``: only choices with at most that many LDS instructions per
-    round are candidates (a LayoutError when none is)."""
+    """The best choice and its offset basis (prefix, bank bits, rows) -> (candidate, basis, valid
+    choices looked at, no other choice's bound beats it); ``max_instructions``: only choices with at
+    most that many LDS instructions per round are candidates (a LayoutError when none is).
+
+    Without ``prune`` every choice is checked, and every valid one counted.  ``prune`` (the "vector"
+    objective, instructions first): a choice is checked only when it may come next, so choices with
+    more instructions than a valid one are never looked at, the prefixes of fixed lengths are listed
+    only when their floor key comes up, and only the valid choices looked at are counted.  Both
+    find the same choice and basis: the candidates are tried in the same order (their keys, then
+    their places in the full list) up to the same one that ends the search."""
     in_space = w.span.contains  # the offset space: the writer's span (all of F^n without reps)
     if not all(map(in_space, r.regs + r.lanes + r.warps)):
         raise LayoutError("reader reads elements outside the writer's per-round tile")
@@ -981,12 +986,12 @@ def _search(w: _Side, r: _Side, model: LdsModel, element_bits: int, allow_transp
     else:
         choices = choices_of(_prefixes(w, r, model, element_bits, allow_transpose, lead=lead))
         found = {i: validate(c) for i, c in enumerate(choices)}
-        valid = [i for i, got in found.items() if got is not None and allowed_count(got[0].instructions + got[1].instructions)]
+        counts = {i: got[0].instructions + got[1].instructions for i, got in found.items() if got is not None}
+        valid = [i for i, count in counts.items() if allowed_count(count)]
         # With the "vector" objective instructions come first: the first choice tried has the fewest, and
         # its result ends the search before any choice with more, so only those with the fewest get a bound.
-        fewest = min((found[i][0].instructions + found[i][1].instructions for i in valid), default=0)
-        heap = [waiting(i, choices[i]) for i in valid
-                if objective != "vector" or found[i][0].instructions + found[i][1].instructions <= fewest]
+        fewest = min((counts[i] for i in valid), default=0)
+        heap = [waiting(i, choices[i]) for i in valid if objective != "vector" or counts[i] <= fewest]
     footprints: dict[tuple, list[int]] = {}  # per (mode (alive while solving), sub-dword bits): a basis of M_s
     sum_dims: dict[tuple, int] = {}
 

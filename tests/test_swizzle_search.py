@@ -76,12 +76,17 @@ def test_widths_upto_are_those_of_at_most_each_vector_bits():
         assert upto[-1] == widths and len(upto) == maxbits + 1
 
 
-def _permuted_side(rng: random.Random, direction: str, n_regs: int, n: int = 11) -> swizzle._Side:
-    """A side whose register, lane (64) and warp bits are the unit vectors of ``n`` bits, shuffled."""
-    units = [[1 << i] for i in range(n)]
+def _random_side(rng: random.Random, direction: str, n_regs: int, n: int = 11) -> swizzle._Side:
+    """A side whose register, lane (64) and warp bits are an invertible map of ``n`` bits: the unit
+    vectors shuffled, a few XORed into others."""
+    units = [1 << i for i in range(n)]
     rng.shuffle(units)
-    layout = swizzle.LinearLayout({"register": units[:n_regs], "lane": units[n_regs:n_regs + 6],
-                                   "warp": units[n_regs + 6:]}, [("dim0", 1 << n)])
+    for _ in range(rng.randint(0, 3)):
+        i, j = rng.sample(range(n), 2)
+        units[i] ^= units[j]
+    cols = [[v] for v in units]
+    layout = swizzle.LinearLayout({"register": cols[:n_regs], "lane": cols[n_regs:n_regs + 6],
+                                   "warp": cols[n_regs + 6:]}, [("dim0", 1 << n)])
     return swizzle._side(direction, swizzle._normalize(layout, [("dim0", 1 << n)], direction, 64))
 
 
@@ -91,9 +96,35 @@ def test_prefixes_with_a_lead_are_those_of_the_full_list_that_start_with_it(seed
     """``lead`` keeps the full list's prefixes that start with it, in its order (the reader's first lanes, as
     for a transpose read, or the writer's first registers, which plain seeds start with)."""
     rng = random.Random(seed)
-    w, r = _permuted_side(rng, "write", rng.randint(2, 5)), _permuted_side(rng, "read", rng.randint(2, 5))
+    w, r = _random_side(rng, "write", rng.randint(2, 5)), _random_side(rng, "read", rng.randint(2, 5))
     lead = (r.lanes if from_lanes else w.regs)[:k]
     model = lds_model("gfx950")
     full = swizzle._prefixes(w, r, model, element_bits, True)
     assert swizzle._prefixes(w, r, model, element_bits, True, lead=lead) == [
         x for x in full if x[0][:len(lead)] == lead]
+
+
+@SETTINGS
+@given(st.integers(0, 2**32), st.sampled_from([4, 8, 16, 32]), st.sampled_from(["gfx90a", "gfx942", "gfx950"]),
+       st.booleans(), st.booleans())
+def test_pruned_search_tries_what_the_full_search_tries(seed, element_bits, arch, allow_transpose, transpose_only):
+    """The pruned search (choices checked when they may come next, the prefixes of fixed lengths listed
+    when their floor comes up) finds the full search's choice, basis and certificate, or its error."""
+    rng = random.Random(seed)
+    w, r = _random_side(rng, "write", rng.randint(1, 5)), _random_side(rng, "read", rng.randint(1, 5))
+    model = lds_model(arch)
+    outcomes = []
+    for prune in (False, True):
+        try:
+            cand, basis, looked_at, certified = swizzle._search(
+                w, r, model, element_bits, allow_transpose or transpose_only, "vector", 0, transpose_only, prune)
+        except swizzle.LayoutError as e:
+            outcomes.append(str(e))
+            continue
+        outcomes.append((cand.prefix, cand.write.op.name, cand.write.k, cand.read.op.name, cand.read.k, basis,
+                         certified, looked_at))
+    if isinstance(outcomes[0], str):
+        assert outcomes[1] == outcomes[0]
+        return
+    (*full, n_all), (*pruned, n_pruned) = outcomes
+    assert pruned == full and 0 < n_pruned <= n_all
