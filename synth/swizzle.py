@@ -409,6 +409,24 @@ def _no_lengths(lengths: tuple[int, int]) -> bool:
     return False
 
 
+def _new_fixed_lengths(w: _Side, r: _Side, element_bits: int) -> Callable[[tuple[int, int]], bool]:
+    """Whether the list of ``_prefixes`` may hold a prefix of fixed vector lengths ``(writer,
+    reader)`` that is not one tried at every length.  Those of ``c = min(lengths)`` common vectors
+    for ``c`` below the most that fit (``c0``) may; at ``c0`` both sides' vectors are the ones tried
+    at every length (the first ``_MAX_COMBOS`` sets of ``c0`` common vectors, then the longer side's
+    own vectors), so only another order of the longer side's vectors below the dword is new: when
+    it adds ``j`` of them and ``0 < (sub-dword bits) - c0 < j`` (``_sub_dword_heads``)."""
+    maxbits = (128 // element_bits).bit_length() - 1
+    zb = max(0, 5 - (element_bits.bit_length() - 1))
+    rset = set(r.regs)
+    c0 = min(sum(v in rset for v in w.regs), maxbits)
+
+    def new(lengths: tuple[int, int]) -> bool:
+        c = min(lengths)
+        return c < c0 or (c == c0 and 0 < zb - c0 < max(lengths) - c)
+    return new
+
+
 def _prefixes(w: _Side, r: _Side, model: LdsModel, element_bits: int, allow_transpose: bool,
               keep_lengths: Callable[[tuple[int, int]], bool] | None = None,
               every_length: list[tuple[list[int], int, None]] | None = None, lead: list[int] | None = None
@@ -977,9 +995,12 @@ def _search(w: _Side, r: _Side, model: LdsModel, element_bits: int, allow_transp
             return kw in by_k[0] and kr in by_k[1] and by_k[0][kw].instructions + by_k[1][kr].instructions <= cap
         # The prefixes of fixed lengths follow those of every length in the full list, so they come
         # after them on ties; their choices' keys are no less than the least key of a pair of widths
-        # of kept lengths (no fill, no transpose read), under which they wait, unlisted, in the heap.
+        # of kept lengths that may give a new prefix (no fill, no transpose read), under which they
+        # wait, unlisted, in the heap.
+        new = _new_fixed_lengths(w, r, element_bits)
         floor = min((_key(objective, ww, rw, 0, ww.cost + rw.cost) for ww in by_k[0].values()
-                     for rw in by_k[1].values() if keep_lengths((ww.k, rw.k))), default=None)
+                     for rw in by_k[1].values() if keep_lengths((ww.k, rw.k)) and new((ww.k, rw.k))),
+                    default=None)
         if floor is not None:
             later = (floor, len(choices), None)
             heap.append(later)

@@ -128,3 +128,14 @@ def test_pruned_search_tries_what_the_full_search_tries(seed, element_bits, arch
         return
     (*full, n_all), (*pruned, n_pruned) = outcomes
     assert pruned == full and 0 < n_pruned <= n_all
+
+
+@SETTINGS
+@given(st.integers(0, 2**32), st.sampled_from([4, 8, 16, 32, 64]), st.integers(0, 5), st.integers(0, 5))
+def test_prefixes_of_fixed_lengths_have_new_lengths(seed, element_bits, n_w, n_r):
+    """Every prefix of fixed lengths in the full list has lengths ``_new_fixed_lengths`` allows."""
+    rng = random.Random(seed)
+    w, r = _random_side(rng, "write", n_w), _random_side(rng, "read", n_r)
+    new = swizzle._new_fixed_lengths(w, r, element_bits)
+    lengths = [x[2] for x in swizzle._prefixes(w, r, lds_model("gfx950"), element_bits, True) if x[2] is not None]
+    assert all(map(new, lengths))
