@@ -133,9 +133,12 @@ def test_pruned_search_tries_what_the_full_search_tries(seed, element_bits, arch
 @SETTINGS
 @given(st.integers(0, 2**32), st.sampled_from([4, 8, 16, 32, 64]), st.integers(0, 5), st.integers(0, 5))
 def test_prefixes_of_fixed_lengths_have_new_lengths(seed, element_bits, n_w, n_r):
-    """Every prefix of fixed lengths in the full list has lengths ``_new_fixed_lengths`` allows."""
+    """Every prefix of fixed lengths in the full list has lengths ``_new_fixed_lengths`` allows, and
+    those of the most common vectors that fit, on both sides, are not allowed."""
     rng = random.Random(seed)
     w, r = _random_side(rng, "write", n_w), _random_side(rng, "read", n_r)
     new = swizzle._new_fixed_lengths(w, r, element_bits)
     lengths = [x[2] for x in swizzle._prefixes(w, r, lds_model("gfx950"), element_bits, True) if x[2] is not None]
     assert all(map(new, lengths))
+    most = min(len(set(w.regs) & set(r.regs)), (128 // element_bits).bit_length() - 1)
+    assert not new((most, most))
