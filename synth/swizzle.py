@@ -288,6 +288,11 @@ class _Plain(NamedTuple):
     op: LdsOp
     instructions: int  # per round
 
+    @property
+    def cost(self) -> int:
+        """Conflict-free cycles per round (its mode's ``cost``)."""
+        return self.instructions * self.op.num_phases
+
 
 def _plain_widths(side: _Side, model: LdsModel, element_bits: int) -> list[_Plain]:
     """Every vector length ``k`` the side's plain ops allow, shortest first: ``2**k`` elements are
@@ -404,9 +409,27 @@ def _no_lengths(lengths: tuple[int, int]) -> bool:
     return False
 
 
+def _new_fixed_lengths(w: _Side, r: _Side, element_bits: int) -> Callable[[tuple[int, int]], bool]:
+    """Whether the list of ``_prefixes`` may hold a prefix of fixed vector lengths ``(writer,
+    reader)`` that is not one tried at every length.  Those of ``c = min(lengths)`` common vectors
+    for ``c`` below the most that fit (``c0``) may; at ``c0`` both sides' vectors are the ones tried
+    at every length (the first ``_MAX_COMBOS`` sets of ``c0`` common vectors, then the longer side's
+    own vectors), so only another order of the longer side's vectors below the dword is new: when
+    it adds ``j`` of them and ``0 < (sub-dword bits) - c0 < j`` (``_sub_dword_heads``)."""
+    maxbits = (128 // element_bits).bit_length() - 1
+    zb = max(0, 5 - (element_bits.bit_length() - 1))
+    rset = set(r.regs)
+    c0 = min(sum(v in rset for v in w.regs), maxbits)
+
+    def new(lengths: tuple[int, int]) -> bool:
+        c = min(lengths)
+        return c < c0 or (c == c0 and 0 < zb - c0 < max(lengths) - c)
+    return new
+
+
 def _prefixes(w: _Side, r: _Side, model: LdsModel, element_bits: int, allow_transpose: bool,
               keep_lengths: Callable[[tuple[int, int]], bool] | None = None,
-              every_length: list[tuple[list[int], int, None]] | None = None
+              every_length: list[tuple[list[int], int, None]] | None = None, lead: list[int] | None = None
               ) -> list[tuple[list[int], int, tuple[int, int] | None]]:
     """Candidate prefixes ``(vectors of offset bits 0..p-1, number of sub-dword fill vectors, vector
     lengths (writer, reader) or None for every length the prefix allows)``; every vector of both
@@ -425,7 +448,11 @@ def _prefixes(w: _Side, r: _Side, model: LdsModel, element_bits: int, allow_tran
 
     ``every_length``: the prefixes tried at every length, when already listed (this function's
     answer with ``keep_lengths`` keeping no pair): the answer starts with them as they are, and
-    only the prefixes of fixed lengths are listed after them."""
+    only the prefixes of fixed lengths are listed after them.
+
+    ``lead``: only the prefixes starting with these vectors (in the full list's order).  A seed
+    that does not agree with ``lead`` is not extended: none of its prefixes starts with it, so
+    none of them is one that a later seed's prefix repeats."""
     maxbits = (128 // element_bits).bit_length() - 1
     zb = max(0, 5 - (element_bits.bit_length() - 1))
     rset, wset = set(r.regs), set(w.regs)
@@ -457,6 +484,8 @@ def _prefixes(w: _Side, r: _Side, model: LdsModel, element_bits: int, allow_tran
                         break
                     for es in _combos(extra, j):
                         seeds += [(list(cs) + head, lengths) for head in _sub_dword_heads(list(es), zb - c)]
+    if lead is not None:
+        seeds = [(seed, lengths) for seed, lengths in seeds if seed[:len(lead)] == lead[:len(seed)]]
     out = list(every_length or [])
     if not seeds:
         return out
@@ -478,6 +507,8 @@ def _prefixes(w: _Side, r: _Side, model: LdsModel, element_bits: int, allow_tran
             fills_of[vectors] = fills
         for fill in fills:
             p = seed + list(fill)
+            if lead is not None and p[:len(lead)] != lead:
+                continue
             key = tuple(p)
             # one fill vector is independent of the seed (the pool's are): more need a check; a prefix
             # already taken at every length needs no single lengths
@@ -670,9 +701,9 @@ def synthesize(writer: LinearLayout, reader: LinearLayout, element_bits: int, ar
     instructions, near ties to fewer instructions; ``instructions`` is ``vector``).
     ``pareto``: also find the Pareto set of (instructions, cycles) over the layouts (``_pareto_set``)
     and report it as ``SwizzleResult.pareto`` (fewest instructions first).
-    ``enumerate_all=False`` (objective "vector"): choices with more LDS instructions than one
-    found before are not looked at -- the same layout, ``candidates_considered`` then counting
-    only the choices looked at.
+    ``enumerate_all=False`` (objective "vector"): a choice is looked at only when it may beat the
+    best found (none with more LDS instructions than a valid one) -- the same layout,
+    ``candidates_considered`` then counting only the valid choices looked at.
     """
     if objective not in OBJECTIVES:
         raise LayoutError(f"objective {objective!r} must be one of {', '.join(OBJECTIVES)}")
@@ -826,11 +857,16 @@ def _solve(w: _Side, r: _Side, reps: list[int], outs, model: LdsModel, element_b
 def _search(w: _Side, r: _Side, model: LdsModel, element_bits: int, allow_transpose: bool, objective: str, seed: int,
             transpose_only: bool, prune: bool,
             max_instructions: int | None = None) -> tuple[_Candidate, list[int], int, bool]:
-    """The best choice and its offset basis (prefix, bank bits, rows) -> (candidate, basis, choices
-    enumerated, no other choice's bound beats it); ``prune``: choices with more instructions than
-    a valid one found before are not enumerated (with the "vector" objective they never become
-    candidates); ``max_instructions``: only choices with at most that many LDS instructions per
-    round are candidates (a LayoutError when none is)."""
+    """The best choice and its offset basis (prefix, bank bits, rows) -> (candidate, basis, valid
+    choices looked at, no other choice's bound beats it); ``max_instructions``: only choices with at
+    most that many LDS instructions per round are candidates (a LayoutError when none is).
+
+    Without ``prune`` every choice is checked, and every valid one counted.  ``prune`` (the "vector"
+    objective, instructions first): a choice is checked only when it may come next, so choices with
+    more instructions than a valid one are never looked at, the prefixes of fixed lengths are listed
+    only when their floor key comes up, and only the valid choices looked at are counted.  Both
+    find the same choice and basis: the candidates are tried in the same order (their keys, then
+    their places in the full list) up to the same one that ends the search."""
     in_space = w.span.contains  # the offset space: the writer's span (all of F^n without reps)
     if not all(map(in_space, r.regs + r.lanes + r.warps)):
         raise LayoutError("reader reads elements outside the writer's per-round tile")
@@ -866,6 +902,12 @@ def _search(w: _Side, r: _Side, model: LdsModel, element_bits: int, allow_transp
     allowed = {id(s): (set(s.regs), _widths_upto(widths[id(s)], maxbits)) for s in (w, r)}
     reads = _transpose_reads(model, element_bits) if allow_transpose else []
 
+    # a transpose read's prefix starts with the reader's first k lane vectors (``_transpose_modes``):
+    # with nothing else to read by, only such prefixes are listed
+    lead = r.lanes[:min(k for _, k in reads)] if transpose_only and reads else None
+    if transpose_only and not reads:
+        raise LayoutError("no shared layout lets both sides use an LDS instruction (alignment impossible)")
+
     def plain_widths(side: _Side, prefix: list[int]) -> list[_Plain]:
         regs, upto = allowed[id(side)]
         return upto[_vector_bits(regs, prefix, maxbits)]
@@ -899,69 +941,78 @@ def _search(w: _Side, r: _Side, model: LdsModel, element_bits: int, allow_transp
             choices += [(prefix, fill, ww, rw) for ww in wways for rw in rways]
         return choices
 
-    def valid_of(choices: list[tuple]) -> list[tuple[int, tuple]]:
-        """(index, (modes, H_w, H_r)) of the valid choices; ``prune``: only those with the fewest
-        instructions of any valid one."""
-        counts = [ww.instructions + rw.instructions for _, _, ww, rw in choices]
-        order = range(len(choices))
-        if prune:  # fewest instructions first: once one is valid, no choice with more is looked at
-            order = sorted(order, key=counts.__getitem__)
-        fewest = float("inf")  # the fewest instructions of a valid choice so far
-        valid = []
-        for i in order:
-            if prune and counts[i] > fewest:
-                break
-            prefix, fill, ww, rw = choices[i]
-            mw, mr = mode(w, prefix, ww), mode(r, prefix, rw)
-            hr = aligned_space(r, mr, prefix)
-            hw = aligned_space(w, mw, prefix) if hr is not None else None
-            if hw is None:
-                continue
-            # H_s is a complement of V_s (the first k_s prefix vectors) holding the rest of the
-            # prefix, so Hc + P is the whole offset space iff Hc = H_s for the longer vector,
-            # i.e. iff the aligned space of the longer vector lies in the other one
-            key = (hw, hr) if mw.k >= mr.k else (hr, hw)
-            if key not in inside:
-                contains = span(key[1]).contains
-                inside[key] = all(contains(x) for x in key[0])
-            if inside[key]:
-                valid.append((i, (mw, mr, hw, hr)))
-                fewest = min(fewest, counts[i])
-        return valid
+    def validate(choice: tuple) -> tuple | None:
+        """(modes, H_w, H_r) of a valid choice, None for an invalid one."""
+        prefix, _, ww, rw = choice
+        mw, mr = mode(w, prefix, ww), mode(r, prefix, rw)
+        hr = aligned_space(r, mr, prefix)
+        hw = aligned_space(w, mw, prefix) if hr is not None else None
+        if hw is None:
+            return None
+        # H_s is a complement of V_s (the first k_s prefix vectors) holding the rest of the
+        # prefix, so Hc + P is the whole offset space iff Hc = H_s for the longer vector,
+        # i.e. iff the aligned space of the longer vector lies in the other one
+        key = (hw, hr) if mw.k >= mr.k else (hr, hw)
+        if key not in inside:
+            contains = span(key[1]).contains
+            inside[key] = all(contains(x) for x in key[0])
+        return (mw, mr, hw, hr) if inside[key] else None
 
+    def allowed_count(count: int) -> bool:
+        return max_instructions is None or count <= max_instructions
+
+    def waiting(index: int, choice: tuple) -> tuple:
+        """A choice's heap entry before its bound is known: under the key of its conflict-free cycles."""
+        _, fill, ww, rw = choice
+        return _key(objective, ww, rw, fill, ww.cost + rw.cost), index, None
+
+    # found[i]: (modes, H_w, H_r) of choice i once checked, None if it is invalid
+    found: dict[int, tuple | None] = {}
+    later = None  # with prune: the heap entry that stands for the prefixes of fixed lengths until listed
     if prune:
-        # The prefixes tried at every length come first; the fewest instructions of their valid
-        # choices bound those of the search, so a prefix of fixed lengths with more (or with no
-        # instruction at its lengths) has no choice the pruned search looks at.
-        every_length = _prefixes(w, r, model, element_bits, allow_transpose, _no_lengths)
+        if objective != "vector":
+            raise ValueError(f"internal: the pruned search ranks instructions first, not by {objective!r}")
+        # The prefixes tried at every length come first.  The fewest instructions of their valid
+        # choices (``cap``: the first valid one in order of instructions) bound those of the search,
+        # so a choice with more is never a candidate, and a prefix of fixed lengths with more (or
+        # with no instruction at its lengths) has no choice the pruned search looks at.
+        every_length = _prefixes(w, r, model, element_bits, allow_transpose, _no_lengths, lead=lead)
         choices = choices_of(every_length)
-        first = valid_of(choices)
-        cap = min((mw.instructions + mr.instructions for _, (mw, mr, _, _) in first), default=float("inf"))
-        counts = [{x.k: x.instructions for x in widths[id(s)]} for s in (w, r)]
+        counts = [ww.instructions + rw.instructions for _, _, ww, rw in choices]
+        cap = float("inf")
+        for i in sorted(range(len(choices)), key=counts.__getitem__):
+            found[i] = validate(choices[i])
+            if found[i] is not None:
+                cap = counts[i]
+                break
+        heap = [waiting(i, c) for i, c in enumerate(choices) if counts[i] == cap and allowed_count(cap)]
+        by_k = [{x.k: x for x in widths[id(s)]} for s in (w, r)]
         if transpose_only:
-            counts[1] = {}
+            by_k[1] = {}
 
         def keep_lengths(lengths: tuple[int, int]) -> bool:
             kw, kr = lengths
-            return kw in counts[0] and kr in counts[1] and counts[0][kw] + counts[1][kr] <= cap
-        # the full list starts with the prefixes of every length: they are listed and checked once,
-        # and the valid choices of the whole list are those of both parts with its fewest instructions
-        fixed = choices_of(_prefixes(w, r, model, element_bits, allow_transpose, keep_lengths,
-                                     every_length)[len(every_length):])
-        rest = [(len(choices) + i, found) for i, found in valid_of(fixed)]
-        choices += fixed
-        fewest = min((mw.instructions + mr.instructions for _, (mw, mr, _, _) in first + rest), default=0)
-        valid = [(i, found) for i, found in first + rest if found[0].instructions + found[1].instructions == fewest]
+            return kw in by_k[0] and kr in by_k[1] and by_k[0][kw].instructions + by_k[1][kr].instructions <= cap
+        # The prefixes of fixed lengths follow those of every length in the full list, so they come
+        # after them on ties; their choices' keys are no less than the least key of a pair of widths
+        # of kept lengths that may give a new prefix (no fill, no transpose read), under which they
+        # wait, unlisted, in the heap.
+        new = _new_fixed_lengths(w, r, element_bits)
+        floor = min((_key(objective, ww, rw, 0, ww.cost + rw.cost) for ww in by_k[0].values()
+                     for rw in by_k[1].values() if keep_lengths((ww.k, rw.k)) and new((ww.k, rw.k))),
+                    default=None)
+        if floor is not None:
+            later = (floor, len(choices), None)
+            heap.append(later)
     else:
-        choices = choices_of(_prefixes(w, r, model, element_bits, allow_transpose))
-        valid = valid_of(choices)
-    pairs = [choices[i][:2] + found for i, found in sorted(valid)  # (prefix, fill, modes, H_w, H_r)
-             if max_instructions is None or found[0].instructions + found[1].instructions <= max_instructions]
-    if not pairs:
-        raise LayoutError("no shared layout lets both sides use an LDS instruction (alignment impossible)")
-    # With the "vector" objective instructions come first: the first choice tried has the fewest, and
-    # its result ends the search before any choice with more, so only those with the fewest get a bound.
-    fewest = min(mw.instructions + mr.instructions for _, _, mw, mr, _, _ in pairs)
+        choices = choices_of(_prefixes(w, r, model, element_bits, allow_transpose, lead=lead))
+        found = {i: validate(c) for i, c in enumerate(choices)}
+        counts = {i: got[0].instructions + got[1].instructions for i, got in found.items() if got is not None}
+        valid = [i for i, count in counts.items() if allowed_count(count)]
+        # With the "vector" objective instructions come first: the first choice tried has the fewest, and
+        # its result ends the search before any choice with more, so only those with the fewest get a bound.
+        fewest = min((counts[i] for i in valid), default=0)
+        heap = [waiting(i, choices[i]) for i in valid if objective != "vector" or counts[i] <= fewest]
     footprints: dict[tuple, list[int]] = {}  # per (mode (alive while solving), sub-dword bits): a basis of M_s
     sum_dims: dict[tuple, int] = {}
 
@@ -987,29 +1038,34 @@ def _search(w: _Side, r: _Side, model: LdsModel, element_bits: int, allow_transp
         c.key = _key(objective, mw, mr, fill, lb)
         return c
 
-    # The candidates in the order of their keys (ties: in enumeration order), each bound computed only
-    # when the candidate may come next: until then it waits under the key of its conflict-free cycles,
-    # which is never above its key.
-    heap = [(_key(objective, mw, mr, fill, mw.cost + mr.cost), i, None)
-            for i, (_, fill, mw, mr, _, _) in enumerate(pairs)
-            if objective != "vector" or mw.instructions + mr.instructions <= fewest]
+    # The candidates in the order of their keys (ties: in enumeration order), each checked and its
+    # bound computed only when it may come next: until then it waits under the key of its
+    # conflict-free cycles, which is never above its key.  So once the least key left is no better
+    # than the best found, no candidate left can beat it: the search ends there.
     heapq.heapify(heap)
-
-    def cands():
-        while heap:
-            _, i, cand = heapq.heappop(heap)
-            if cand is not None:
-                yield cand
-            else:
-                cand = candidate(*pairs[i])
-                heapq.heappush(heap, (cand.key, i, cand))
-
     rng = cache(lambda: random.Random(seed))  # one generator for the search, made on its first draw
     best = None
     missed = []  # bound keys of tried candidates whose greedy rows missed their bound
-    for cand in cands():
-        if best is not None and cand.key[:2] >= best[0]:
-            break  # candidates come in bound order: none of the rest can beat the best found
+    while heap:
+        entry = heapq.heappop(heap)
+        key, i, cand = entry
+        if best is not None and key[:2] >= best[0]:
+            break
+        if entry is later:  # list the prefixes of fixed lengths (after those of every length)
+            fixed = choices_of(_prefixes(w, r, model, element_bits, allow_transpose, keep_lengths, every_length,
+                                         lead)[len(every_length):])
+            for j, choice in enumerate(fixed, len(choices)):
+                heapq.heappush(heap, waiting(j, choice))
+            choices += fixed
+            continue
+        if cand is None:
+            if i not in found:
+                found[i] = validate(choices[i])
+            if found[i] is None or not allowed_count(found[i][0].instructions + found[i][1].instructions):
+                continue
+            cand = candidate(*choices[i][:2], *found[i])
+            heapq.heappush(heap, (cand.key, i, cand))
+            continue
         rows, e = _choose_rows(cand, r_bits, rng)
         cycles = (cand.write.cost << e[0]) + (cand.read.cost << e[1])
         if cycles > cand.lb:
@@ -1017,13 +1073,17 @@ def _search(w: _Side, r: _Side, model: LdsModel, element_bits: int, allow_transp
         key = _order(objective, cand.write.instructions + cand.read.instructions, cycles)
         if best is None or key < best[0]:
             best = (key, cand, rows)
+    if best is None:
+        raise LayoutError("no shared layout lets both sides use an LDS instruction (alignment impossible)")
     best_key, cand, rows = best
     certified = not any(k < best_key for k in missed)
     banks = f2.complement(cand.prefix + rows, 0, candidates=_low_weight(cand.hc_reduced, 1))  # aligned: inside Hc
     basis = cand.prefix + banks + rows
     if len(basis) != n_off:
         raise LayoutError("internal: offset basis has the wrong size")
-    return cand, basis, len(pairs), certified
+    looked_at = sum(got is not None and allowed_count(got[0].instructions + got[1].instructions)
+                    for got in found.values())
+    return cand, basis, looked_at, certified
 
 
 def _rep_choices(w: _Side, r: _Side, n: int, element_bits: int, budget: int | None) -> list[list[int]]:

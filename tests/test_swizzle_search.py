@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -72,3 +74,71 @@ def test_widths_upto_are_those_of_at_most_each_vector_bits():
         upto = swizzle._widths_upto(widths, maxbits)
         assert upto == [[x for x in widths if x.k <= kmax] for kmax in range(maxbits + 1)]
         assert upto[-1] == widths and len(upto) == maxbits + 1
+
+
+def _random_side(rng: random.Random, direction: str, n_regs: int, n: int = 11) -> swizzle._Side:
+    """A side whose register, lane (64) and warp bits are an invertible map of ``n`` bits: the unit
+    vectors shuffled, a few XORed into others."""
+    units = [1 << i for i in range(n)]
+    rng.shuffle(units)
+    for _ in range(rng.randint(0, 3)):
+        i, j = rng.sample(range(n), 2)
+        units[i] ^= units[j]
+    cols = [[v] for v in units]
+    layout = swizzle.LinearLayout({"register": cols[:n_regs], "lane": cols[n_regs:n_regs + 6],
+                                   "warp": cols[n_regs + 6:]}, [("dim0", 1 << n)])
+    return swizzle._side(direction, swizzle._normalize(layout, [("dim0", 1 << n)], direction, 64))
+
+
+@SETTINGS
+@given(st.integers(0, 2**32), st.sampled_from([4, 8, 16, 32]), st.integers(1, 4), st.booleans())
+def test_prefixes_with_a_lead_are_those_of_the_full_list_that_start_with_it(seed, element_bits, k, from_lanes):
+    """``lead`` keeps the full list's prefixes that start with it, in its order (the reader's first lanes, as
+    for a transpose read, or the writer's first registers, which plain seeds start with)."""
+    rng = random.Random(seed)
+    w, r = _random_side(rng, "write", rng.randint(2, 5)), _random_side(rng, "read", rng.randint(2, 5))
+    lead = (r.lanes if from_lanes else w.regs)[:k]
+    model = lds_model("gfx950")
+    full = swizzle._prefixes(w, r, model, element_bits, True)
+    assert swizzle._prefixes(w, r, model, element_bits, True, lead=lead) == [
+        x for x in full if x[0][:len(lead)] == lead]
+
+
+@SETTINGS
+@given(st.integers(0, 2**32), st.sampled_from([4, 8, 16, 32]), st.sampled_from(["gfx90a", "gfx942", "gfx950"]),
+       st.booleans(), st.booleans())
+def test_pruned_search_tries_what_the_full_search_tries(seed, element_bits, arch, allow_transpose, transpose_only):
+    """The pruned search (choices checked when they may come next, the prefixes of fixed lengths listed
+    when their floor comes up) finds the full search's choice, basis and certificate, or its error."""
+    rng = random.Random(seed)
+    w, r = _random_side(rng, "write", rng.randint(1, 5)), _random_side(rng, "read", rng.randint(1, 5))
+    model = lds_model(arch)
+    outcomes = []
+    for prune in (False, True):
+        try:
+            cand, basis, looked_at, certified = swizzle._search(
+                w, r, model, element_bits, allow_transpose or transpose_only, "vector", 0, transpose_only, prune)
+        except swizzle.LayoutError as e:
+            outcomes.append(str(e))
+            continue
+        outcomes.append((cand.prefix, cand.write.op.name, cand.write.k, cand.read.op.name, cand.read.k, basis,
+                         certified, looked_at))
+    if isinstance(outcomes[0], str):
+        assert outcomes[1] == outcomes[0]
+        return
+    (*full, n_all), (*pruned, n_pruned) = outcomes
+    assert pruned == full and 0 < n_pruned <= n_all
+
+
+@SETTINGS
+@given(st.integers(0, 2**32), st.sampled_from([4, 8, 16, 32, 64]), st.integers(0, 5), st.integers(0, 5))
+def test_prefixes_of_fixed_lengths_have_new_lengths(seed, element_bits, n_w, n_r):
+    """Every prefix of fixed lengths in the full list has lengths ``_new_fixed_lengths`` allows, and
+    those of the most common vectors that fit, on both sides, are not allowed."""
+    rng = random.Random(seed)
+    w, r = _random_side(rng, "write", n_w), _random_side(rng, "read", n_r)
+    new = swizzle._new_fixed_lengths(w, r, element_bits)
+    lengths = [x[2] for x in swizzle._prefixes(w, r, lds_model("gfx950"), element_bits, True) if x[2] is not None]
+    assert all(map(new, lengths))
+    most = min(len(set(w.regs) & set(r.regs)), (128 // element_bits).bit_length() - 1)
+    assert not new((most, most))
