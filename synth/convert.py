@@ -197,8 +197,9 @@ def _in_wave_programs(ctx: ConversionContext, wm, gather: bool = True) -> list[_
     if best is not None and cm.floors_apply and not cm.pipe_overlap:
         limit = best[0].cost * (1 + cm.tie_fraction)
     if gather and gather_floor(up.pk.units, cm) + vperm <= limit:  # the gather is priced only when it might win
-        g_cost, g_plan = gather_choices(ctx, up.pk.units)
-        if g_cost + vperm <= limit:
+        gathered = gather_choices(ctx, up.pk.units, limit - vperm)  # None: above the limit
+        if gathered is not None and gathered[0] + vperm <= limit:
+            g_plan = gathered[1]
             built = _in_wave_program(ctx, wm, up, up.pk.K, "gather",
                                      lambda prog, units: unpack_units(prog, up.pk, gather_units(prog, g_plan, units),
                                                                       n_dst))

@@ -376,10 +376,15 @@ def _select_tree(prog: Program, units: list[int], unit_of: np.ndarray) -> int:
 
 
 def gather_floor(um: UnitMap, cm: CostModel) -> float:
-    """A lower bound of the ``gather_choices`` cost.  A lane group (the lanes of one dst unit that
-    read one src unit) merges by a select when its lanes read their own lane, else by at least a DPP
-    move and a select (one fused DPP op when ``FUSE_DPP_SELECT``); the base group saves at most one
-    select per dst unit."""
+    """A lower bound of the ``gather_choices`` cost: the sum of ``_unit_floors``."""
+    return float(_unit_floors(um, cm).sum())
+
+
+def _unit_floors(um: UnitMap, cm: CostModel) -> np.ndarray:
+    """Per dst unit, a lower bound of its cost in ``gather_choices``.  A lane group (the lanes of one
+    dst unit that read one src unit) merges by a select when its lanes read their own lane, else by
+    at least a DPP move and a select (one fused DPP op when ``FUSE_DPP_SELECT``); the base group
+    saves at most one select; assembled select first, the unit takes a select per group but one."""
     src_u, src_l = um.table()
     n_q, n_u = src_u.shape[0], 1 << um.n_src
     key = (np.arange(n_q)[:, None] * n_u + src_u).reshape(-1)
@@ -390,15 +395,20 @@ def gather_floor(um: UnitMap, cm: CostModel) -> float:
     per_group = np.where(present, np.where(moved > 0, add_moved, sel), 0).reshape(n_q, n_u)
     lane_by_lane = per_group.sum(axis=1) - min(sel, add_moved)
     select_first = (present.reshape(n_q, n_u).sum(axis=1) - 1) * sel  # a _SelectThenMove's selects
-    return float(np.minimum(lane_by_lane, select_first).sum())
+    return np.minimum(lane_by_lane, select_first)
 
 
-def gather_choices(ctx: ConversionContext, um: UnitMap) -> tuple[float, list[_GatherUnit | _SelectThenMove]]:
+def gather_choices(ctx: ConversionContext, um: UnitMap, limit: float = float("inf")
+                   ) -> tuple[float, list[_GatherUnit | _SelectThenMove]] | None:
     """The per-unit gather and its cost under the context's target and cost model: each dst unit
     is assembled lane group by lane group (lanes reading the same src unit); the group whose move
     costs least relative to merging it is the base, every other group merges by one DPP move into
     the base (plus a select unless fused) or by a lane move and a ``v_cndmask``.  Where it costs
-    less, a dst unit is assembled select first instead (``_SelectThenMove``)."""
+    less, a dst unit is assembled select first instead (``_SelectThenMove``).
+
+    None when the cost is above ``limit``, told as soon as the units chosen so far and the floors of
+    the rest (``_unit_floors``) exceed it (by more than rounding), before the rest's lane moves are
+    looked up."""
     src_u, src_l = um.table()
     target, cm = ctx.target, ctx.cost_model
     fam = cm.lane_family_cost()
@@ -412,20 +422,29 @@ def gather_choices(ctx: ConversionContext, um: UnitMap) -> tuple[float, list[_Ga
     needs = np.where(lanes, src_l[qs], -1)
     idents = ((needs == lane_indices(target.wave_size)) | ~lanes).all(axis=1).tolist()
     moves: dict[bytes, tuple] = {}  # lane map -> (lane op or None, DPP op or None, base cost, merge cost)
-    groups_of: list[list] = [[] for _ in range(src_u.shape[0])]
     blob, row = needs.tobytes(), needs.shape[1] * needs.itemsize  # the lane maps' bytes, one row each
-    for i, (q, g) in enumerate(zip(qs.tolist(), gs.tolist())):
-        key, need = blob[i * row:(i + 1) * row], needs[i]
-        move = moves.get(key)
-        if move is None:
-            mv, dpp = lane_moves(need, target, fam, idents[i])
-            base_cost = 0.0 if idents[i] else fam[mv.family]
-            move = moves[key] = (mv, dpp, base_cost, dpp_cost if dpp is not None else (base_cost + sel_cost))
-        groups_of[q].append((g, lanes[i], need, *move))
+    n_q = src_u.shape[0]
+    starts = np.searchsorted(qs, np.arange(n_q + 1)).tolist()  # the groups of dst unit q: starts[q] ..
+    rest = None  # the least cost of units q.., when a limit is given (its rounding margin keeps the exit exact)
+    if limit < float("inf"):
+        rest = np.cumsum(_unit_floors(um, cm)[::-1])[::-1].tolist()
+        limit += 1e-9 * (1.0 + abs(limit))
+    gs_list = gs.tolist()
     copies = sum(1 << j for j, col in enumerate(ctx.problem.src_cols["lane"]) if col == 0)
     first = _select_first(src_u, src_l, copies)
     total_cost, plan = 0.0, []
-    for q, groups in enumerate(groups_of):
+    for q in range(n_q):
+        if rest is not None and total_cost + rest[q] > limit:
+            return None
+        groups = []
+        for i in range(starts[q], starts[q + 1]):
+            key, need = blob[i * row:(i + 1) * row], needs[i]
+            move = moves.get(key)
+            if move is None:
+                mv, dpp = lane_moves(need, target, fam, idents[i])
+                base_cost = 0.0 if idents[i] else fam[mv.family]
+                move = moves[key] = (mv, dpp, base_cost, dpp_cost if dpp is not None else (base_cost + sel_cost))
+            groups.append((gs_list[i], lanes[i], need, *move))
         total = sum(gr[6] for gr in groups)
         bi = min(range(len(groups)), key=lambda i: total - groups[i][6] + groups[i][5])
         lane_by_lane = total - groups[bi][6] + groups[bi][5]
