@@ -433,8 +433,9 @@ def _candidates(ctx: ConversionContext, best_only: bool = False, movmatrix: bool
     The in-wave candidates are built as programs first; where only the first plan is wanted, the
     floors apply and the pipes do not overlap, and their least floor (linlayout.synth.program_floor)
     is above ``LDS_FIRST_FACTOR`` times the LDS lower bound's rank value, the LDS plans are built
-    first (``_lds_first``); else the in-wave plans are priced first and bound the LDS designs built
-    (their tie limit, ``_lds_candidates``' ``ceiling``)."""
+    first (``_lds_first``); else the in-wave plans are priced first, least floor first and only
+    those whose floor is within the tie limit of one priced before (``_within_ties``), and bound the
+    LDS designs built (their tie limit, ``_lds_candidates``' ``ceiling``)."""
     prob, strategy, cm = ctx.problem, ctx.strategy, ctx.cost_model
     prune = prune and cm.floors_apply
     best_only = best_only and prune
@@ -455,7 +456,9 @@ def _candidates(ctx: ConversionContext, best_only: bool = False, movmatrix: bool
             lb = _lower_bound(ctx)
             if min(floors) > LDS_FIRST_FACTOR * cm.rank_value(lb["lds_cost"], lb["lds_instructions"]):
                 return _rank(_lds_first(ctx, programs, floors), cm)
-        cands.extend(_finish_in_wave(ctx, b) for b in programs)
+            cands.extend(_within_ties(ctx, programs, floors))
+        else:
+            cands.extend(_finish_in_wave(ctx, b) for b in programs)
     elif wm.warp_lane_offsets is not None and strategy in ("auto", "registers"):
         cands.extend(_warp_lane_candidates(ctx, wm))
     if with_movmatrix:
@@ -506,6 +509,24 @@ def _lds_first(ctx: ConversionContext, programs: list[_InWaveProgram], floors: l
         lds = []
     limit = min(_rank_value(p, cm) for p in lds) * (1 + cm.tie_fraction) + 1e-9 if lds else float("inf")
     return [_finish_in_wave(ctx, b) for b, f in zip(programs, floors) if f <= limit] + lds
+
+
+def _within_ties(ctx: ConversionContext, programs: list[_InWaveProgram], floors: list[float]) -> list[Plan]:
+    """The priced plans of ``programs`` (in their order) but those that cannot enter the tie group:
+    priced least floor first (``floors``: ``ProgramFloor.rank_value``), a program whose floor is above
+    the tie limit of a plan priced before (its rank value times ``1 + tie_fraction``) is left
+    unpriced.  Its rank value is above ``V * (1 + tie_fraction)`` (``V``: the least rank value of every
+    candidate), so, as in ``_lds_first`` (1), leaving it out changes neither ``V`` nor the tie group
+    nor the LDS ceiling (``_candidates``): the first plan is the same."""
+    cm = ctx.cost_model
+    plans: dict[int, Plan] = {}
+    limit = float("inf")
+    for k in sorted(range(len(programs)), key=floors.__getitem__):
+        if floors[k] > limit:
+            break
+        plans[k] = _finish_in_wave(ctx, programs[k])
+        limit = min(limit, _rank_value(plans[k], cm) * (1 + cm.tie_fraction) + 1e-9)
+    return [plans[k] for k in sorted(plans)]
 
 
 def _movmatrix_candidates(ctx: ConversionContext, best_only: bool) -> list[Plan]:
