@@ -36,7 +36,7 @@ from .context import ConversionContext
 from .cost import CostModel
 from . import ir
 from .ir import Program
-from .lane_ops import find_lane_op, lane_indices, lane_moves
+from .lane_ops import families_without_dpp, find_dpp, find_lane_op, lane_indices, lane_moves
 from .plan import slots_per_dword
 from .span import span_table
 
@@ -376,15 +376,10 @@ def _select_tree(prog: Program, units: list[int], unit_of: np.ndarray) -> int:
 
 
 def gather_floor(um: UnitMap, cm: CostModel) -> float:
-    """A lower bound of the ``gather_choices`` cost: the sum of ``_unit_floors``."""
-    return float(_unit_floors(um, cm).sum())
-
-
-def _unit_floors(um: UnitMap, cm: CostModel) -> np.ndarray:
-    """Per dst unit, a lower bound of its cost in ``gather_choices``.  A lane group (the lanes of one
-    dst unit that read one src unit) merges by a select when its lanes read their own lane, else by
-    at least a DPP move and a select (one fused DPP op when ``FUSE_DPP_SELECT``); the base group
-    saves at most one select; assembled select first, the unit takes a select per group but one."""
+    """A lower bound of the ``gather_choices`` cost.  A lane group (the lanes of one dst unit that
+    read one src unit) merges by a select when its lanes read their own lane, else by at least a DPP
+    move and a select (one fused DPP op when ``FUSE_DPP_SELECT``); the base group saves at most one
+    select per dst unit."""
     src_u, src_l = um.table()
     n_q, n_u = src_u.shape[0], 1 << um.n_src
     key = (np.arange(n_q)[:, None] * n_u + src_u).reshape(-1)
@@ -395,7 +390,7 @@ def _unit_floors(um: UnitMap, cm: CostModel) -> np.ndarray:
     per_group = np.where(present, np.where(moved > 0, add_moved, sel), 0).reshape(n_q, n_u)
     lane_by_lane = per_group.sum(axis=1) - min(sel, add_moved)
     select_first = (present.reshape(n_q, n_u).sum(axis=1) - 1) * sel  # a _SelectThenMove's selects
-    return np.minimum(lane_by_lane, select_first)
+    return float(np.minimum(lane_by_lane, select_first).sum())
 
 
 def gather_choices(ctx: ConversionContext, um: UnitMap, limit: float = float("inf")
@@ -425,13 +420,15 @@ def gather_choices(ctx: ConversionContext, um: UnitMap, limit: float = float("in
     blob, row = needs.tobytes(), needs.shape[1] * needs.itemsize  # the lane maps' bytes, one row each
     n_q = src_u.shape[0]
     starts = np.searchsorted(qs, np.arange(n_q + 1)).tolist()  # the groups of dst unit q: starts[q] ..
-    rest = None  # the least cost of units q.., when a limit is given (its rounding margin keeps the exit exact)
-    if limit < float("inf"):
-        rest = np.cumsum(_unit_floors(um, cm)[::-1])[::-1].tolist()
-        limit += 1e-9 * (1.0 + abs(limit))
     gs_list = gs.tolist()
     copies = sum(1 << j for j, col in enumerate(ctx.problem.src_cols["lane"]) if col == 0)
     first = _select_first(src_u, src_l, copies)
+    rest = None  # the least cost of units q.., when a limit is given (its rounding margin keeps the exit exact)
+    if limit < float("inf"):
+        keys = [blob[i * row:(i + 1) * row] for i in range(len(gs_list))]
+        floors = _unit_floors(ctx, needs, keys, idents, starts, first, fam, sel_cost, dpp_cost)
+        rest = np.cumsum(floors[::-1])[::-1].tolist()
+        limit += 1e-9 * (1.0 + abs(limit))
     total_cost, plan = 0.0, []
     for q in range(n_q):
         if rest is not None and total_cost + rest[q] > limit:
@@ -462,6 +459,37 @@ def gather_choices(ctx: ConversionContext, um: UnitMap, limit: float = float("in
         plan.append(_GatherUnit((g, lanes_b, need, mv), [(g2, l2, n2, d2, m2) for i, (g2, l2, n2, m2, d2, _, _)
                                                          in enumerate(groups) if i != bi]))
     return total_cost, plan
+
+
+def _unit_floors(ctx: ConversionContext, needs: np.ndarray, keys: list[bytes], idents: list[bool], starts: list[int],
+                 first: tuple | None, fam: dict[str, float], sel_cost: float, dpp_cost: float) -> list[float]:
+    """Per dst unit, a lower bound of its cost in ``gather_choices`` (its lane groups ``starts[q] ..
+    starts[q + 1]``: lane maps ``needs``, their bytes ``keys``, whether they move nothing ``idents``),
+    from the DPP controls of the lane maps alone, before the other lane ops are looked up.  A group
+    merges at ``dpp_cost`` where a DPP control moves its map (as in ``gather_choices``), else by a
+    select after no move (``idents``) or after a move of a family ``families_without_dpp`` allows;
+    as the base it costs no more than nothing (unmoved) or the least family.  Lane by lane, the
+    unit costs its groups' merges but the base's, plus the base's move; select first, a select per
+    group but one, plus the move unless it is the identity (where it applies: ``_select_first``)."""
+    target = ctx.target
+    least = min(fam.values())
+    moved_merge = min(fam[f] for f in families_without_dpp(target)) + sel_cost
+    dpp_of: dict[bytes, bool] = {}
+    merges, bases = [], []
+    for i, key in enumerate(keys):
+        has_dpp = dpp_of.get(key)
+        if has_dpp is None:
+            has_dpp = dpp_of[key] = find_dpp(needs[i], target) is not None
+        merges.append(dpp_cost if has_dpp else (sel_cost if idents[i] else moved_merge))
+        bases.append(0.0 if idents[i] else least)
+    floors = []
+    for q in range(len(starts) - 1):
+        ms, bs = merges[starts[q]:starts[q + 1]], bases[starts[q]:starts[q + 1]]
+        floor = sum(ms) - max(m - b for m, b in zip(ms, bs))
+        if first is not None and first[2][q]:
+            floor = min(floor, (len(ms) - 1) * sel_cost + (0.0 if first[3][q] else least))
+        floors.append(floor)
+    return floors
 
 
 def _select_first(src_u: np.ndarray, src_l: np.ndarray, copies: int) -> tuple | None:
