@@ -96,10 +96,16 @@ def _finish(plan: Plan, prog: Program, outputs: list[int], strategy: str, ctx: C
             lds_valu: int | None = None) -> Plan:
     """Emit ``prog`` into ``plan`` and price it (``lds_valu``: its LDS address VALU ops when known)."""
     plan.steps = prog.emit(outputs, _n_values(plan.slots_out, ctx))
+    plan.strategy = strategy
+    return _priced(plan, ctx, lds_valu)
+
+
+def _priced(plan: Plan, ctx: ConversionContext, lds_valu: int | None = None) -> Plan:
+    """``plan`` with the setup, cost and cost parts of its steps under ``ctx`` (``lds_valu``: its LDS
+    address VALU ops when known)."""
     depth = cost_mod.ds_depth(plan)
     plan.overhead = cost_mod.estimate_overhead(plan, depth, lds_valu, ctx.src_tuple_dwords)
     plan.cost, plan.cost_detail = cost_mod.plan_cost(plan, ctx.cost_model, depth)
-    plan.strategy = strategy
     return plan
 
 
@@ -159,7 +165,14 @@ def _in_wave_program(ctx: ConversionContext, wm, up: _UnitProblem, K: list[int],
 
 def _finish_in_wave(ctx: ConversionContext, built: _InWaveProgram) -> Plan:
     """The priced plan of an in-wave program."""
-    plan = _finish(_base_plan(ctx), built.prog, built.outputs, "registers", ctx)
+    return _priced(_emitted_in_wave(ctx, built), ctx)
+
+
+def _emitted_in_wave(ctx: ConversionContext, built: _InWaveProgram) -> Plan:
+    """The plan of an in-wave program, emitted but not priced."""
+    plan = _base_plan(ctx)
+    plan.steps = built.prog.emit(built.outputs, _n_values(plan.slots_out, ctx))
+    plan.strategy = "registers"
     plan.notes.append(f"in-wave builder: {built.name}; elements per 32-bit unit follow src register bits {built.K}")
     return plan
 
@@ -208,11 +221,6 @@ def _in_wave_programs(ctx: ConversionContext, wm, gather: bool = True) -> list[_
     return out
 
 
-def _in_wave_candidates(ctx: ConversionContext, wm, gather: bool = True) -> list[Plan]:
-    """The plans of ``_in_wave_programs``, priced."""
-    return [_finish_in_wave(ctx, built) for built in _in_wave_programs(ctx, wm, gather)]
-
-
 def _warp_lane_candidates(ctx: ConversionContext, wm) -> list[Plan]:
     """In-wave plans of a conversion in which warp ``w`` reads its own src data at lanes ``l ^ Y(w)``
     (``WaveMap.warp_lane_offsets``): every src VGPR moves by a ``ds_bpermute`` whose address depends
@@ -243,16 +251,14 @@ def _warp_lane_candidates(ctx: ConversionContext, wm) -> list[Plan]:
     slots = [[v * p + q for q in range(p)] for v in range(_n_values(prob.src.in_dim_size("register"), ctx))]
     move = "shfl.sync.idx" if "shfl.sync.idx" in ctx.target.lane_ops else "ds_bpermute"  # as any_lane_op picks
     out = []
-    inner_plans = [q for k, m in enumerate(_wave_maps(inner.problem)) if m.wave_local
-                   for q in _in_wave_candidates(inner, m, gather=k == 0)]
+    # the inner plans are priced only once their moves are in (their own prices would not be used)
+    inner_plans = [_emitted_in_wave(inner, built) for k, m in enumerate(_wave_maps(inner.problem)) if m.wave_local
+                   for built in _in_wave_programs(inner, m, gather=k == 0)]
     for plan in inner_plans:
         plan.steps = _after_warp_lanes(plan.steps, slots, need, ctx.target)
         plan.src = prob.src
-        depth = cost_mod.ds_depth(plan)
-        plan.overhead = cost_mod.estimate_overhead(plan, depth, None, ctx.src_tuple_dwords)
-        plan.cost, plan.cost_detail = cost_mod.plan_cost(plan, ctx.cost_model, depth)
         plan.notes.append(f"warp-dependent lanes: one {move} per src VGPR first")
-        out.append(plan)
+        out.append(_priced(plan, ctx))
     return out
 
 
@@ -560,11 +566,8 @@ def _movmatrix_candidates(ctx: ConversionContext, best_only: bool) -> list[Plan]
             plan.lds_bytes = rest.lds_bytes
             plan.notes = [f"movmatrix stage: the 16-bit halves of every {'src' if first else 'dst'} register "
                           "transposed"] + rest.notes
-            depth = cost_mod.ds_depth(plan)
-            plan.overhead = cost_mod.estimate_overhead(plan, depth, None, ctx.src_tuple_dwords)
-            plan.cost, plan.cost_detail = cost_mod.plan_cost(plan, ctx.cost_model, depth)
             plan.strategy = "registers" if rest.strategy in ("noop", "registers", "lanes", "rename") else rest.strategy
-            out.append(plan)
+            out.append(_priced(plan, ctx))
     return out
 
 
