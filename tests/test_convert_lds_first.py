@@ -37,6 +37,14 @@ def _context(case: dict, objective: str | None = None) -> ConversionContext:
                                     case["arch"], dtype_bits(case["dtype"]), objective=objective)
 
 
+def _first(case: dict):
+    """The first candidate of ``case`` when only the first is wanted (None: the case is refused)."""
+    try:
+        return convert._candidates(_context(case), best_only=True)[0]
+    except LayoutError:
+        return None
+
+
 def _every_program(ctx: ConversionContext) -> list:
     """Every in-wave program the planner can build for ``ctx``: each exchange schedule of each
     packing on each wave map (not only the cheapest on labels), and the gather on the first map."""
@@ -109,11 +117,8 @@ def test_lds_first_leaves_in_wave_plans_unpriced_and_keeps_the_plan(monkeypatch)
     skipped = 0
     for case in SAMPLE:
         taken.clear()
-        try:
-            first = convert._candidates(_context(case), best_only=True)[0]
-        except LayoutError:
-            continue
-        if not taken:
+        first = _first(case)
+        if first is None or not taken:
             continue
         (n_programs, n_priced), = taken
         with monkeypatch.context() as m:
@@ -181,11 +186,8 @@ def test_within_ties_leaves_outranked_in_wave_plans_unpriced_and_keeps_the_plan(
     for case in family_corpus("amd")["cases"][::2] + family_corpus("wave32")["cases"][::3]:
         counts.clear()
         monkeypatch.setattr(convert, "_within_ties", spy)
-        try:
-            first = convert._candidates(_context(case), best_only=True)[0]
-        except LayoutError:
-            continue
-        if not counts:
+        first = _first(case)
+        if first is None or not counts:
             continue
         (n_programs, n_priced), = counts
         seen += 1
