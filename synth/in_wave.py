@@ -468,7 +468,7 @@ def _unit_floors(ctx: ConversionContext, needs: np.ndarray, keys: list[bytes], i
     from the DPP controls of the lane maps alone, before the other lane ops are looked up.  A group
     merges at ``dpp_cost`` where a DPP control moves its map (as in ``gather_choices``), else by a
     select after no move (``idents``) or after a move of a family ``families_without_dpp`` allows;
-    as the base it costs no more than nothing (unmoved) or the least family.  Lane by lane, the
+    as the base it costs nothing when unmoved, else at least the least family.  Lane by lane, the
     unit costs its groups' merges but the base's, plus the base's move; select first, a select per
     group but one, plus the move unless it is the identity (where it applies: ``_select_first``)."""
     target = ctx.target
