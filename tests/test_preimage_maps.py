@@ -11,13 +11,20 @@ from linlayout.synth.preimage import _Choices, normalize, wave_local_map, wave_l
 from test_convert_random import layout_pairs
 
 
+def _problem(case):
+    """The normalized problem of a random layout pair (None when the pair is refused)."""
+    src, dst, _, _ = case
+    try:
+        return normalize(src, dst, 64)
+    except LayoutError:
+        return None
+
+
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(layout_pairs())
 def test_wave_local_maps_are_the_maps_made_one_by_one(case):
-    src, dst, _, _ = case
-    try:
-        prob = normalize(src, dst, 64)
-    except LayoutError:
+    prob = _problem(case)
+    if prob is None:
         return
     first, still = wave_local_map(prob), wave_local_map(prob, still_lanes=True)
     assert still.wave_local == first.wave_local
@@ -67,12 +74,9 @@ def _check_picks(prob) -> bool:
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(layout_pairs())
 def test_every_kind_picked_at_once_is_picked_member_by_member(case):
-    src, dst, _, _ = case
-    try:
-        prob = normalize(src, dst, 64)
-    except LayoutError:
-        return
-    _check_picks(prob)
+    prob = _problem(case)
+    if prob is not None:
+        _check_picks(prob)
 
 
 def test_corpus_picks_are_picked_member_by_member():
