@@ -13,7 +13,8 @@ few microseconds per call; a part called inside another of the same name counts 
 * ``lds_designs``: ``lds_path.designs`` and the deferred designs made on demand
   (``DesignPool._make``): the shared layouts and their accesses (``swizzle`` included);
 * ``lds_round_trips``: ``convert.lds_plan``, building and pricing one LDS round trip;
-* ``in_wave``: ``convert._in_wave_candidates``, the plans that stay in each wave;
+* ``in_wave``: ``convert._in_wave_programs`` and ``convert._finish_in_wave``, the plans that stay in
+  each wave, built as programs and priced;
 * ``verification``: ``convert.verify``, the emulator's run of the returned plan.
 
 The report gives the median cold time, the mean of each part over the cases within 0.8 to 1.25
@@ -42,7 +43,7 @@ PARTS = {  # part -> (owner, attribute) of the functions it times
     "swizzle": [(swizzle, "shared_basis")],
     "lds_designs": [(lds_path, "designs"), (lds_path.DesignPool, "_make")],
     "lds_round_trips": [(convert, "lds_plan")],
-    "in_wave": [(convert, "_in_wave_candidates")],
+    "in_wave": [(convert, "_in_wave_programs"), (convert, "_finish_in_wave")],
     "verification": [(convert, "verify")],
 }
 

@@ -96,10 +96,16 @@ def _finish(plan: Plan, prog: Program, outputs: list[int], strategy: str, ctx: C
             lds_valu: int | None = None) -> Plan:
     """Emit ``prog`` into ``plan`` and price it (``lds_valu``: its LDS address VALU ops when known)."""
     plan.steps = prog.emit(outputs, _n_values(plan.slots_out, ctx))
+    plan.strategy = strategy
+    return _priced(plan, ctx, lds_valu)
+
+
+def _priced(plan: Plan, ctx: ConversionContext, lds_valu: int | None = None) -> Plan:
+    """``plan`` with the setup, cost and cost parts of its steps under ``ctx`` (``lds_valu``: its LDS
+    address VALU ops when known)."""
     depth = cost_mod.ds_depth(plan)
     plan.overhead = cost_mod.estimate_overhead(plan, depth, lds_valu, ctx.src_tuple_dwords)
     plan.cost, plan.cost_detail = cost_mod.plan_cost(plan, ctx.cost_model, depth)
-    plan.strategy = strategy
     return plan
 
 
@@ -159,7 +165,14 @@ def _in_wave_program(ctx: ConversionContext, wm, up: _UnitProblem, K: list[int],
 
 def _finish_in_wave(ctx: ConversionContext, built: _InWaveProgram) -> Plan:
     """The priced plan of an in-wave program."""
-    plan = _finish(_base_plan(ctx), built.prog, built.outputs, "registers", ctx)
+    return _priced(_emitted_in_wave(ctx, built), ctx)
+
+
+def _emitted_in_wave(ctx: ConversionContext, built: _InWaveProgram) -> Plan:
+    """The plan of an in-wave program, emitted but not priced."""
+    plan = _base_plan(ctx)
+    plan.steps = built.prog.emit(built.outputs, _n_values(plan.slots_out, ctx))
+    plan.strategy = "registers"
     plan.notes.append(f"in-wave builder: {built.name}; elements per 32-bit unit follow src register bits {built.K}")
     return plan
 
@@ -197,19 +210,15 @@ def _in_wave_programs(ctx: ConversionContext, wm, gather: bool = True) -> list[_
     if best is not None and cm.floors_apply and not cm.pipe_overlap:
         limit = best[0].cost * (1 + cm.tie_fraction)
     if gather and gather_floor(up.pk.units, cm) + vperm <= limit:  # the gather is priced only when it might win
-        g_cost, g_plan = gather_choices(ctx, up.pk.units)
-        if g_cost + vperm <= limit:
+        gathered = gather_choices(ctx, up.pk.units, limit - vperm)  # None: above the limit
+        if gathered is not None and gathered[0] + vperm <= limit:
+            g_plan = gathered[1]
             built = _in_wave_program(ctx, wm, up, up.pk.K, "gather",
                                      lambda prog, units: unpack_units(prog, up.pk, gather_units(prog, g_plan, units),
                                                                       n_dst))
             if built is not None:
                 out.append(built)
     return out
-
-
-def _in_wave_candidates(ctx: ConversionContext, wm, gather: bool = True) -> list[Plan]:
-    """The plans of ``_in_wave_programs``, priced."""
-    return [_finish_in_wave(ctx, built) for built in _in_wave_programs(ctx, wm, gather)]
 
 
 def _warp_lane_candidates(ctx: ConversionContext, wm) -> list[Plan]:
@@ -242,16 +251,14 @@ def _warp_lane_candidates(ctx: ConversionContext, wm) -> list[Plan]:
     slots = [[v * p + q for q in range(p)] for v in range(_n_values(prob.src.in_dim_size("register"), ctx))]
     move = "shfl.sync.idx" if "shfl.sync.idx" in ctx.target.lane_ops else "ds_bpermute"  # as any_lane_op picks
     out = []
-    inner_plans = [q for k, m in enumerate(_wave_maps(inner.problem)) if m.wave_local
-                   for q in _in_wave_candidates(inner, m, gather=k == 0)]
+    # the inner plans are priced only once their moves are in (their own prices would not be used)
+    inner_plans = [_emitted_in_wave(inner, built) for k, m in enumerate(_wave_maps(inner.problem)) if m.wave_local
+                   for built in _in_wave_programs(inner, m, gather=k == 0)]
     for plan in inner_plans:
         plan.steps = _after_warp_lanes(plan.steps, slots, need, ctx.target)
         plan.src = prob.src
-        depth = cost_mod.ds_depth(plan)
-        plan.overhead = cost_mod.estimate_overhead(plan, depth, None, ctx.src_tuple_dwords)
-        plan.cost, plan.cost_detail = cost_mod.plan_cost(plan, ctx.cost_model, depth)
         plan.notes.append(f"warp-dependent lanes: one {move} per src VGPR first")
-        out.append(plan)
+        out.append(_priced(plan, ctx))
     return out
 
 
@@ -434,8 +441,9 @@ def _candidates(ctx: ConversionContext, best_only: bool = False, movmatrix: bool
     The in-wave candidates are built as programs first; where only the first plan is wanted, the
     floors apply and the pipes do not overlap, and their least floor (linlayout.synth.program_floor)
     is above ``LDS_FIRST_FACTOR`` times the LDS lower bound's rank value, the LDS plans are built
-    first (``_lds_first``); else the in-wave plans are priced first and bound the LDS designs built
-    (their tie limit, ``_lds_candidates``' ``ceiling``)."""
+    first (``_lds_first``); else the in-wave plans are priced first, least floor first and only
+    those whose floor is within the tie limit of one priced before (``_within_ties``), and bound the
+    LDS designs built (their tie limit, ``_lds_candidates``' ``ceiling``)."""
     prob, strategy, cm = ctx.problem, ctx.strategy, ctx.cost_model
     prune = prune and cm.floors_apply
     best_only = best_only and prune
@@ -456,7 +464,9 @@ def _candidates(ctx: ConversionContext, best_only: bool = False, movmatrix: bool
             lb = _lower_bound(ctx)
             if min(floors) > LDS_FIRST_FACTOR * cm.rank_value(lb["lds_cost"], lb["lds_instructions"]):
                 return _rank(_lds_first(ctx, programs, floors), cm)
-        cands.extend(_finish_in_wave(ctx, b) for b in programs)
+            cands.extend(_within_ties(ctx, programs, floors))
+        else:
+            cands.extend(_finish_in_wave(ctx, b) for b in programs)
     elif wm.warp_lane_offsets is not None and strategy in ("auto", "registers"):
         cands.extend(_warp_lane_candidates(ctx, wm))
     if with_movmatrix:
@@ -509,6 +519,24 @@ def _lds_first(ctx: ConversionContext, programs: list[_InWaveProgram], floors: l
     return [_finish_in_wave(ctx, b) for b, f in zip(programs, floors) if f <= limit] + lds
 
 
+def _within_ties(ctx: ConversionContext, programs: list[_InWaveProgram], floors: list[float]) -> list[Plan]:
+    """The priced plans of ``programs`` (in their order) but those that cannot enter the tie group:
+    priced least floor first (``floors``: ``ProgramFloor.rank_value``), a program whose floor is above
+    the tie limit of a plan priced before (its rank value times ``1 + tie_fraction``) is left
+    unpriced.  Its rank value is above ``V * (1 + tie_fraction)`` (``V``: the least rank value of every
+    candidate), so, as in ``_lds_first`` (1), leaving it out changes neither ``V`` nor the tie group
+    nor the LDS ceiling (``_candidates``): the first plan is the same."""
+    cm = ctx.cost_model
+    plans: dict[int, Plan] = {}
+    limit = float("inf")
+    for k in sorted(range(len(programs)), key=floors.__getitem__):
+        if floors[k] > limit:
+            break
+        plans[k] = _finish_in_wave(ctx, programs[k])
+        limit = min(limit, _rank_value(plans[k], cm) * (1 + cm.tie_fraction) + 1e-9)
+    return [plans[k] for k in sorted(plans)]
+
+
 def _movmatrix_candidates(ctx: ConversionContext, best_only: bool) -> list[Plan]:
     """Plans with a ``movmatrix`` stage (linlayout.synth.movmatrix_stage) at one end, each register's
     16-bit halves transposed in place: first, on every src register, then the rest converts the
@@ -540,11 +568,8 @@ def _movmatrix_candidates(ctx: ConversionContext, best_only: bool) -> list[Plan]
             plan.lds_bytes = rest.lds_bytes
             plan.notes = [f"movmatrix stage: the 16-bit halves of every {'src' if first else 'dst'} register "
                           "transposed"] + rest.notes
-            depth = cost_mod.ds_depth(plan)
-            plan.overhead = cost_mod.estimate_overhead(plan, depth, None, ctx.src_tuple_dwords)
-            plan.cost, plan.cost_detail = cost_mod.plan_cost(plan, ctx.cost_model, depth)
             plan.strategy = "registers" if rest.strategy in ("noop", "registers", "lanes", "rename") else rest.strategy
-            out.append(plan)
+            out.append(_priced(plan, ctx))
     return out
 
 

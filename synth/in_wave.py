@@ -36,7 +36,7 @@ from .context import ConversionContext
 from .cost import CostModel
 from . import ir
 from .ir import Program
-from .lane_ops import find_lane_op, lane_indices, lane_moves
+from .lane_ops import families_without_dpp, find_dpp, find_lane_op, lane_indices, lane_moves
 from .plan import slots_per_dword
 from .span import span_table
 
@@ -393,12 +393,17 @@ def gather_floor(um: UnitMap, cm: CostModel) -> float:
     return float(np.minimum(lane_by_lane, select_first).sum())
 
 
-def gather_choices(ctx: ConversionContext, um: UnitMap) -> tuple[float, list[_GatherUnit | _SelectThenMove]]:
+def gather_choices(ctx: ConversionContext, um: UnitMap, limit: float = float("inf")
+                   ) -> tuple[float, list[_GatherUnit | _SelectThenMove]] | None:
     """The per-unit gather and its cost under the context's target and cost model: each dst unit
     is assembled lane group by lane group (lanes reading the same src unit); the group whose move
     costs least relative to merging it is the base, every other group merges by one DPP move into
     the base (plus a select unless fused) or by a lane move and a ``v_cndmask``.  Where it costs
-    less, a dst unit is assembled select first instead (``_SelectThenMove``)."""
+    less, a dst unit is assembled select first instead (``_SelectThenMove``).
+
+    None when the cost is above ``limit``, told as soon as the units chosen so far and the floors of
+    the rest (``_unit_floors``) exceed it (by more than rounding), before the rest's lane moves are
+    looked up."""
     src_u, src_l = um.table()
     target, cm = ctx.target, ctx.cost_model
     fam = cm.lane_family_cost()
@@ -412,20 +417,31 @@ def gather_choices(ctx: ConversionContext, um: UnitMap) -> tuple[float, list[_Ga
     needs = np.where(lanes, src_l[qs], -1)
     idents = ((needs == lane_indices(target.wave_size)) | ~lanes).all(axis=1).tolist()
     moves: dict[bytes, tuple] = {}  # lane map -> (lane op or None, DPP op or None, base cost, merge cost)
-    groups_of: list[list] = [[] for _ in range(src_u.shape[0])]
     blob, row = needs.tobytes(), needs.shape[1] * needs.itemsize  # the lane maps' bytes, one row each
-    for i, (q, g) in enumerate(zip(qs.tolist(), gs.tolist())):
-        key, need = blob[i * row:(i + 1) * row], needs[i]
-        move = moves.get(key)
-        if move is None:
-            mv, dpp = lane_moves(need, target, fam, idents[i])
-            base_cost = 0.0 if idents[i] else fam[mv.family]
-            move = moves[key] = (mv, dpp, base_cost, dpp_cost if dpp is not None else (base_cost + sel_cost))
-        groups_of[q].append((g, lanes[i], need, *move))
+    n_q = src_u.shape[0]
+    starts = np.searchsorted(qs, np.arange(n_q + 1)).tolist()  # the groups of dst unit q: starts[q] ..
+    gs_list = gs.tolist()
     copies = sum(1 << j for j, col in enumerate(ctx.problem.src_cols["lane"]) if col == 0)
     first = _select_first(src_u, src_l, copies)
+    rest = None  # the least cost of units q.., when a limit is given (its rounding margin keeps the exit exact)
+    if limit < float("inf"):
+        keys = [blob[i * row:(i + 1) * row] for i in range(len(gs_list))]
+        floors = _unit_floors(ctx, needs, keys, idents, starts, first, fam, sel_cost, dpp_cost)
+        rest = np.cumsum(floors[::-1])[::-1].tolist()
+        limit += 1e-9 * (1.0 + abs(limit))
     total_cost, plan = 0.0, []
-    for q, groups in enumerate(groups_of):
+    for q in range(n_q):
+        if rest is not None and total_cost + rest[q] > limit:
+            return None
+        groups = []
+        for i in range(starts[q], starts[q + 1]):
+            key, need = blob[i * row:(i + 1) * row], needs[i]
+            move = moves.get(key)
+            if move is None:
+                mv, dpp = lane_moves(need, target, fam, idents[i])
+                base_cost = 0.0 if idents[i] else fam[mv.family]
+                move = moves[key] = (mv, dpp, base_cost, dpp_cost if dpp is not None else (base_cost + sel_cost))
+            groups.append((gs_list[i], lanes[i], need, *move))
         total = sum(gr[6] for gr in groups)
         bi = min(range(len(groups)), key=lambda i: total - groups[i][6] + groups[i][5])
         lane_by_lane = total - groups[bi][6] + groups[bi][5]
@@ -443,6 +459,37 @@ def gather_choices(ctx: ConversionContext, um: UnitMap) -> tuple[float, list[_Ga
         plan.append(_GatherUnit((g, lanes_b, need, mv), [(g2, l2, n2, d2, m2) for i, (g2, l2, n2, m2, d2, _, _)
                                                          in enumerate(groups) if i != bi]))
     return total_cost, plan
+
+
+def _unit_floors(ctx: ConversionContext, needs: np.ndarray, keys: list[bytes], idents: list[bool], starts: list[int],
+                 first: tuple | None, fam: dict[str, float], sel_cost: float, dpp_cost: float) -> list[float]:
+    """Per dst unit, a lower bound of its cost in ``gather_choices`` (its lane groups ``starts[q] ..
+    starts[q + 1]``: lane maps ``needs``, their bytes ``keys``, whether they move nothing ``idents``),
+    from the DPP controls of the lane maps alone, before the other lane ops are looked up.  A group
+    merges at ``dpp_cost`` where a DPP control moves its map (as in ``gather_choices``), else by a
+    select after no move (``idents``) or after a move of a family ``families_without_dpp`` allows;
+    as the base it costs nothing when unmoved, else at least the least family.  Lane by lane, the
+    unit costs its groups' merges but the base's, plus the base's move; select first, a select per
+    group but one, plus the move unless it is the identity (where it applies: ``_select_first``)."""
+    target = ctx.target
+    least = min(fam.values())
+    moved_merge = min(fam[f] for f in families_without_dpp(target)) + sel_cost
+    dpp_of: dict[bytes, bool] = {}
+    merges, bases = [], []
+    for i, key in enumerate(keys):
+        has_dpp = dpp_of.get(key)
+        if has_dpp is None:
+            has_dpp = dpp_of[key] = find_dpp(needs[i], target) is not None
+        merges.append(dpp_cost if has_dpp else (sel_cost if idents[i] else moved_merge))
+        bases.append(0.0 if idents[i] else least)
+    floors = []
+    for q in range(len(starts) - 1):
+        ms, bs = merges[starts[q]:starts[q + 1]], bases[starts[q]:starts[q + 1]]
+        floor = sum(ms) - max(m - b for m, b in zip(ms, bs))
+        if first is not None and first[2][q]:
+            floor = min(floor, (len(ms) - 1) * sel_cost + (0.0 if first[3][q] else least))
+        floors.append(floor)
+    return floors
 
 
 def _select_first(src_u: np.ndarray, src_l: np.ndarray, copies: int) -> tuple | None:

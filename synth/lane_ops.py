@@ -41,7 +41,7 @@ from linlayout import LayoutError, caches
 from linlayout.hw.targets import Target
 
 __all__ = ["DPP_ROW_NEWBCAST_FOR_B32", "LaneOp", "any_lane_op", "bpermute_op", "dpp_candidates", "dpp_controls",
-           "find_dpp",
+           "families_without_dpp", "find_dpp",
            "find_dpp8", "find_lane_op", "find_permlane16", "find_swizzle", "lane_indices", "lane_moves", "row_bank_masks", "shfl_op", "swizzle_table_offsets"]
 
 # [I] row_newbcast (0x150-0x15F) is documented for the 64-bit DP-ALU DPP of gfx90a+;
@@ -427,6 +427,17 @@ def find_lane_op(need: np.ndarray, target: Target, family_cost: dict[str, float]
     if need.shape != (wave_size,):
         raise LayoutError(f"a lane map of {target.name} has {wave_size} entries, got shape {need.shape}")
     return _lane_op(need, need.tobytes(), target, family_cost, True)
+
+
+def families_without_dpp(target: Target) -> tuple[str, ...]:
+    """The families ``find_lane_op`` may pick on ``target`` for a lane map no DPP control realizes
+    (``find_dpp`` None): ``shfl`` where it moves lanes by ``shfl.sync`` only, else DPP8 (family ``dpp``)
+    where the target has it, ``permlane16`` where it has v_permlanex16, ``ds_swizzle`` and
+    ``ds_bpermute``."""
+    if "shfl.sync.idx" in target.lane_ops:
+        return ("shfl",)
+    return ((("dpp",) if "dpp8" in target.dpp_controls else ()) + (("permlane16",) if target.has_permlanex16 else ())
+            + ("ds_swizzle", "ds_bpermute"))
 
 
 def lane_moves(need: np.ndarray, target: Target, family_cost: dict[str, float], identity: bool

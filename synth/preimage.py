@@ -17,6 +17,7 @@ needs a warp bit.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -224,29 +225,42 @@ class _Choices:
             self.solutions[k], j = solved[j:j + len(prob.dst_cols[k])], j + len(prob.dst_cols[k])
 
     def pick(self, kind: str, still_lanes: bool = False) -> list[int]:
-        """Per target (dst bit ``i`` of ``kind``), the member of ``solution + ker`` scoring least
-        (the first on ties), all targets at once: ``cand[i]`` is target ``i``'s coset."""
-        targets = self.solutions[kind]
-        if not targets or not self.kernel:
-            return targets
+        """Per target (dst bit ``i`` of ``kind``), the member of ``solution + ker`` scoring least (the
+        first on ties); ``still_lanes``: the lanes' scores with 0 second (``wave_local_map``).  Every
+        kind is picked at once, on first use (``_picked``)."""
+        return self._picked["still lane" if still_lanes and kind == "lane" else kind]
+
+    @cached_property
+    def _picked(self) -> dict[str, list[int]]:
+        """``pick`` of every kind and of the lanes with ``still_lanes`` (key ``"still lane"``), from one
+        table of every target's coset (``cand[i]``: target ``i``'s, registers, lanes, then warps).
+        Scores, per member: a warp bit's own bit 0, another member with the same warp part
+        ``500 + weight``, any other ``1000 + weight``; a register bit's 0 the zero vector, then 1 a
+        single register bit, 3 a single lane bit, else ``5 + weight``; a lane bit's 0 its own bit,
+        then the zero vector 4 (1 with ``still_lanes``), a single lane bit 2, a single register bit
+        3, else ``5 + weight``; a register or lane bit's member with a warp part 1000 more."""
+        sol = self.solutions
+        if not self.kernel:
+            return {**sol, "still lane": sol["lane"]}
         nr, nl, reg_m, lane_m, warp_m = self.nr, self.nl, self.reg_m, self.lane_m, self.warp_m
-        cand = np.array(targets, dtype=np.int64)[:, None] ^ self.coset[None, :]
+        n_reg, n_lane = len(sol["register"]), len(sol["lane"])
+        cand = np.array(sol["register"] + sol["lane"] + sol["warp"], dtype=np.int64)[:, None] ^ self.coset[None, :]
         pc = np.bitwise_count(cand).astype(np.int64)
-        single = pc == 1
-        has_w = (cand & warp_m) != 0
-        index = np.arange(len(targets))[:, None]
-        if kind == "warp":
-            own = np.left_shift(1, nr + nl + index)
-            score = np.where(cand == own, 0, np.where((cand & warp_m) == own, 500 + pc, 1000 + pc))
-        else:
-            in_reg = single & ((cand & reg_m) != 0)
-            in_lane = single & ((cand & lane_m) != 0)
-            if kind == "lane":
-                own = np.left_shift(1, nr + index)
-                zero = 1 if still_lanes else 4
-                score = np.where(cand == own, 0, np.where(cand == 0, zero, np.where(in_lane, 2, np.where(in_reg, 3,
-                                                                                                5 + pc))))
-            else:
-                score = np.where(cand == 0, 0, np.where(in_reg, 1, np.where(in_lane, 3, 5 + pc)))
-            score = score + np.where(has_w, 1000, 0)
-        return cand[np.arange(len(targets)), np.argmin(score, axis=1)].tolist()
+        n_rl = n_reg + n_lane
+        rl, pc_rl = cand[:n_rl], pc[:n_rl]
+        single = pc_rl == 1
+        in_reg, in_lane = single & ((rl & reg_m) != 0), single & ((rl & lane_m) != 0)
+        own = np.concatenate([np.full(n_reg, -1), np.left_shift(1, nr + np.arange(n_lane))])[:, None]
+        is_lane = (np.arange(n_rl) >= n_reg)[:, None]
+        score = np.where(rl == own, 0, np.where(rl == 0, np.where(is_lane, 4, 0), np.where(
+            in_lane, np.where(is_lane, 2, 3), np.where(in_reg, np.where(is_lane, 3, 1), 5 + pc_rl))))
+        score += np.where((rl & warp_m) != 0, 1000, 0)
+        warp, pc_w = cand[n_rl:], pc[n_rl:]
+        own_w = np.left_shift(1, nr + nl + np.arange(len(warp)))[:, None]
+        score_w = np.where(warp == own_w, 0, np.where((warp & warp_m) == own_w, 500 + pc_w, 1000 + pc_w))
+        first = rl[np.arange(n_rl), np.argmin(score, axis=1)].tolist()
+        lanes = rl[n_reg:]
+        still = np.where(lanes == 0, 1, score[n_reg:])
+        return {"register": first[:n_reg], "lane": first[n_reg:],
+                "warp": warp[np.arange(len(warp)), np.argmin(score_w, axis=1)].tolist(),
+                "still lane": lanes[np.arange(n_lane), np.argmin(still, axis=1)].tolist()}

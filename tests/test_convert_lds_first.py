@@ -37,6 +37,14 @@ def _context(case: dict, objective: str | None = None) -> ConversionContext:
                                     case["arch"], dtype_bits(case["dtype"]), objective=objective)
 
 
+def _first(case: dict):
+    """The first candidate of ``case`` when only the first is wanted (None: the case is refused)."""
+    try:
+        return convert._candidates(_context(case), best_only=True)[0]
+    except LayoutError:
+        return None
+
+
 def _every_program(ctx: ConversionContext) -> list:
     """Every in-wave program the planner can build for ``ctx``: each exchange schedule of each
     packing on each wave map (not only the cheapest on labels), and the gather on the first map."""
@@ -109,11 +117,8 @@ def test_lds_first_leaves_in_wave_plans_unpriced_and_keeps_the_plan(monkeypatch)
     skipped = 0
     for case in SAMPLE:
         taken.clear()
-        try:
-            first = convert._candidates(_context(case), best_only=True)[0]
-        except LayoutError:
-            continue
-        if not taken:
+        first = _first(case)
+        if first is None or not taken:
             continue
         (n_programs, n_priced), = taken
         with monkeypatch.context() as m:
@@ -163,3 +168,34 @@ def test_outranked_needs_fewer_instructions():
     assert not _outranked(acc(100.0, 10), [(100.0, 10)])
     assert not _outranked(acc(99.0, 11), [(100.0, 10)])
     assert not _outranked(acc(100.0, 11), [])
+
+
+def test_within_ties_leaves_outranked_in_wave_plans_unpriced_and_keeps_the_plan(monkeypatch):
+    """Where the in-wave plans are priced first, a program whose floor is beyond the tie limit of one
+    priced before is left unpriced (``_within_ties``), and the first plan is the one of pricing every
+    program, certificate for certificate (every 2nd AMD and 3rd wave32 corpus case)."""
+    real = convert._within_ties
+    counts = []
+
+    def spy(ctx, programs, floors):
+        plans = real(ctx, programs, floors)
+        counts.append((len(programs), len(plans)))
+        return plans
+
+    skipped = seen = 0
+    for case in family_corpus("amd")["cases"][::2] + family_corpus("wave32")["cases"][::3]:
+        counts.clear()
+        monkeypatch.setattr(convert, "_within_ties", spy)
+        first = _first(case)
+        if first is None or not counts:
+            continue
+        (n_programs, n_priced), = counts
+        seen += 1
+        if n_priced == n_programs:
+            continue
+        skipped += 1
+        monkeypatch.setattr(convert, "_within_ties",
+                            lambda ctx, programs, floors: [convert._finish_in_wave(ctx, b) for b in programs])
+        every = convert._candidates(_context(case), best_only=True)[0]
+        assert first.to_certificate() == every.to_certificate(), case["name"]
+    assert seen > 50 and skipped >= 5
