@@ -48,8 +48,8 @@ from .preimage import Problem
 from .span import span_table, span_values
 
 __all__ = ["DesignPool", "LdsAccesses", "LdsDesign", "build_lds", "design_cache", "designs", "layout_key",
-           "lds_accesses", "over_fetch_design", "prefix_floor", "shared_layout", "transpose_floor",
-           "vector_first_design"]
+           "lds_accesses", "over_fetch_design", "prefix_address_valu", "prefix_floor", "shared_layout",
+           "transpose_floor", "vector_first_design"]
 
 
 @dataclass
@@ -129,9 +129,7 @@ def _over_fetch_prefix(ctx: ConversionContext) -> tuple[list[int], list[int]]:
         raise LayoutError("over-fetch loads: no dst register bit extends the dword")
     # the dst lane and warp vectors' offset bits 0..z-1 in every layout of this prefix (_coordinates: the
     # rest of its offset basis spans _row_space, whose coordinates lie above the prefix's)
-    coords = f2.Echelon()
-    for v in prefix + reps:
-        coords.insert(v)
+    coords = _prefix_basis(prefix, reps)
     low = (1 << z) - 1
     _check_sub_dword_slots([c & low for c in _coordinates(coords, ctx.problem.dst_cols["lane"])],
                            [c & low for c in _coordinates(coords, ctx.problem.dst_cols["warp"])])
@@ -175,9 +173,7 @@ def _prefix_parts(ctx: ConversionContext, prefix: list[int], reps: list[int], ov
     """(issue, LDS-pipe) floors of the accesses alone (no barrier) of ``prefix_floor``'s round trips."""
     prob, cm, element_bytes = ctx.problem, ctx.cost_model, ctx.element_bytes
     model = lds_model(ctx.arch)
-    coords = f2.Echelon()
-    for v in prefix + reps:
-        coords.insert(v)
+    coords = _prefix_basis(prefix, reps)
     issue = pipe = 0.0
     for store, cols, any_width, regs, t_up in _side_widths(ctx, prefix, over_fetch):
         lanes = _coordinates(coords, cols["lane"])
@@ -213,6 +209,14 @@ def _side_widths(ctx: ConversionContext, prefix: list[int], over_fetch: bool) ->
     return out
 
 
+def _prefix_basis(prefix: list[int], reps: list[int]) -> f2.Echelon:
+    """``prefix + reps`` inserted in order into an echelon basis (``_coordinates``' basis)."""
+    coords = f2.Echelon()
+    for v in prefix + reps:
+        coords.insert(v)
+    return coords
+
+
 def prefix_instructions(ctx: ConversionContext, prefix: list[int], reps: list[int], over_fetch: bool = False) -> int:
     """A lower bound of the instructions with setup (``LdsAccesses.plan_floor``) of every round trip
     through a layout whose low offset bits are the tensor vectors ``prefix`` and whose round bits
@@ -225,9 +229,9 @@ def prefix_instructions(ctx: ConversionContext, prefix: list[int], reps: list[in
     those instructions, ``2**(rank - t)`` of wider or narrower ones, the least over ``t``; a side
     of any width at least one.  Then the barriers (``2 * 2**len(reps) - 1`` where there are any:
     warps exchange data whatever the layout, ``_crosses_warps``, or the target's lanes are not in
-    lockstep: ``LdsAccesses.barrier_scope``), the LDS_ADDR_BASE_VALU ops forming the first access's
-    address (no address is formed before it: cost.lds_address_valu) and the two ``s_waitcnt``
-    levels."""
+    lockstep: ``LdsAccesses.barrier_scope``), the VALU ops forming the first store's address and,
+    where its address patterns differ from every store's, the first load's (``prefix_address_valu``),
+    and the two ``s_waitcnt`` levels."""
     element_bytes, pairs = ctx.element_bytes, ctx.target.has_lds_pair
     barriers = _barriers(ctx, len(reps))
     accesses = 0
@@ -237,7 +241,45 @@ def prefix_instructions(ctx: ConversionContext, prefix: list[int], reps: list[in
             continue
         per_pair = [2 if pairs and element_bytes << t in (4, 8) else 1 for t in range(t_up + 1)]
         accesses += min(-(-(1 << regs.rank >> t) // per_pair[t]) for t in range(t_up + 1))
-    return accesses + barriers + LDS_ADDR_BASE_VALU + 2
+    return accesses + barriers + prefix_address_valu(ctx, prefix, reps, over_fetch) + 2
+
+
+def prefix_address_valu(ctx: ConversionContext, prefix: list[int], reps: list[int], over_fetch: bool = False) -> int:
+    """A lower bound of the VALU ops forming the LDS addresses (``LdsAccesses.address_valu``) of
+    every round trip through a layout whose low offset bits are ``prefix`` and whose round bits are
+    ``reps`` (``prefix_floor``'s layouts): LDS_ADDR_BASE_VALU for the first access (a store: no
+    address is formed before it, cost.lds_address_valu), twice that where the first load's address
+    can differ from every store's neither by a constant added nor by one XORed.
+
+    Warp 0's byte address of a plain access at lane ``x`` is ``a(x) = ((C(x) ^ I) & M) * bytes``
+    (``_pair_keys``), ``C`` linear.  Its XOR pattern ``a(x) ^ a(0) = (C(x) & M) * bytes`` is the same
+    for every access of a side.  With ``g_k`` the lane functional of offset bit ``k`` (bit ``j``: bit
+    ``k`` of lane column ``j``'s image) and ``s_k = +1`` where ``I``'s bit ``k`` is clear, else ``-1``,
+    ``a(x) - a(0) = bytes * sum_k s_k 2**k g_k(x)``; writing ``g(x) = (1 - (-1)**<g, x>) / 2``, the
+    characters ``(-1)**<g, x>`` of distinct ``g`` being linearly independent, the difference pattern
+    fixes ``A(g) = sum over {k: g_k = g} of s_k 2**k`` for every nonzero ``g``, and so the least such
+    ``k`` (the 2-adic valuation of ``A(g)``; none when ``A(g) = 0``), whatever the signs.  Below
+    ``len(prefix)`` the bits of an image are the column's coordinates along the prefix
+    (``_coordinates``); above it the rows' (unknown before the layout is made).  So where some ``g``
+    has its least prefix bit on one side and another (or none) on the other, the least ``k`` differs,
+    hence every store's difference pattern differs from the first load's, and so do the XOR
+    patterns (``g_k`` differs): that load is a new base of LDS_ADDR_BASE_VALU ops
+    (``cost._AddressBases``), and every round trip's first round has stores, then loads.  Only for
+    plain accesses on both sides (no matrix access, no over-fetching loads)."""
+    if over_fetch or ctx.target.has_matrix_access(True) or ctx.target.has_matrix_access(False):
+        return LDS_ADDR_BASE_VALU
+    coords = _prefix_basis(prefix, reps)
+    low = (1 << len(prefix)) - 1
+    least = []  # per side: lane functional -> its least prefix offset bit
+    for cols in (ctx.problem.src_cols, ctx.problem.dst_cols):
+        lanes = [c & low for c in _coordinates(coords, cols["lane"])]
+        first: dict[int, int] = {}
+        for k in range(len(prefix)):
+            g = sum(((c >> k) & 1) << j for j, c in enumerate(lanes))
+            if g:
+                first.setdefault(g, k)
+        least.append(first)
+    return LDS_ADDR_BASE_VALU * (2 if least[0] != least[1] else 1)
 
 
 def _barrier_scope(cross: bool, lockstep_lanes: bool) -> str | None:
@@ -554,7 +596,8 @@ def _prefix_bounds(ctx: ConversionContext, prefix_of: Callable[[], tuple[list[in
         if prefix() is None:
             return _DeferredBounds(float("inf"), float("inf"), float("inf"))
         prefix_cols, reps = prefix()
-        return _DeferredBounds.of(ctx, *_prefix_parts(ctx, prefix_cols, reps, over_fetch), len(reps))
+        return _DeferredBounds.of(ctx, *_prefix_parts(ctx, prefix_cols, reps, over_fetch), len(reps),
+                                  prefix_address_valu(ctx, prefix_cols, reps, over_fetch))
 
     def instructions() -> int:
         return 0 if prefix() is None else prefix_instructions(ctx, *prefix(), over_fetch)
@@ -572,15 +615,17 @@ class _DeferredBounds:
     cost: float
 
     @classmethod
-    def of(cls, ctx: ConversionContext, issue: float, pipe: float, n_rep_bits: int) -> "_DeferredBounds":
-        """From floors of the (issue, LDS-pipe) cycles of the accesses alone and the fewest round bits
-        of a round trip through the design.
+    def of(cls, ctx: ConversionContext, issue: float, pipe: float, n_rep_bits: int,
+           address_valu: int = LDS_ADDR_BASE_VALU) -> "_DeferredBounds":
+        """From floors of the (issue, LDS-pipe) cycles of the accesses alone, the fewest round bits
+        of a round trip through the design and the fewest VALU ops forming its LDS addresses.
 
         ``floor``: ``CostModel.path_floor`` of those parts with two DS latency levels and the issue of
         the barriers (``_barrier_issue``: at least as many as ``n_rep_bits`` round bits give; the
-        floor counts them).  ``cost``: the same with the LDS_ADDR_BASE_VALU ops forming the first
-        access's address (``plan_floor`` adds the ``address_valu`` ops' issue, at least those: no
-        address is formed before the first access, cost.lds_address_valu).  ``order``: the same
+        floor counts them).  ``cost``: the same with the issue of ``address_valu`` ops
+        (``plan_floor`` adds that of ``LdsAccesses.address_valu``: at least LDS_ADDR_BASE_VALU, no
+        address being formed before the first access, cost.lds_address_valu; at least
+        ``prefix_address_valu``).  ``order``: the same
         without the barriers, the key from before the floor counted them, kept so that the order
         in which the pool gives round trips, hence which of two plans tied in every ranking key is
         built first, does not change; ``path_floor`` does not decrease in any part, so
@@ -588,7 +633,7 @@ class _DeferredBounds:
         cm = ctx.cost_model
         latency, with_barriers = cm.latency(2), issue + _barrier_issue(ctx, n_rep_bits)
         return cls(cm.path_floor(issue, pipe, latency), cm.path_floor(with_barriers, pipe, latency),
-                   cm.path_floor(with_barriers + LDS_ADDR_BASE_VALU * cm.valu_issue, pipe, latency))
+                   cm.path_floor(with_barriers + address_valu * cm.valu_issue, pipe, latency))
 
 
 @dataclass
