@@ -217,7 +217,8 @@ def _prefix_basis(prefix: list[int], reps: list[int]) -> f2.Echelon:
     return coords
 
 
-def prefix_instructions(ctx: ConversionContext, prefix: list[int], reps: list[int], over_fetch: bool = False) -> int:
+def prefix_instructions(ctx: ConversionContext, prefix: list[int], reps: list[int], over_fetch: bool = False,
+                        address_valu: int | None = None) -> int:
     """A lower bound of the instructions with setup (``LdsAccesses.plan_floor``) of every round trip
     through a layout whose low offset bits are the tensor vectors ``prefix`` and whose round bits
     are ``reps`` (``prefix_floor``'s layouts).
@@ -230,8 +231,8 @@ def prefix_instructions(ctx: ConversionContext, prefix: list[int], reps: list[in
     of any width at least one.  Then the barriers (``2 * 2**len(reps) - 1`` where there are any:
     warps exchange data whatever the layout, ``_crosses_warps``, or the target's lanes are not in
     lockstep: ``LdsAccesses.barrier_scope``), the VALU ops forming the first store's address and,
-    where its address patterns differ from every store's, the first load's (``prefix_address_valu``),
-    and the two ``s_waitcnt`` levels."""
+    where its address patterns differ from every store's, the first load's (``prefix_address_valu``,
+    or ``address_valu`` when given), and the two ``s_waitcnt`` levels."""
     element_bytes, pairs = ctx.element_bytes, ctx.target.has_lds_pair
     barriers = _barriers(ctx, len(reps))
     accesses = 0
@@ -241,7 +242,9 @@ def prefix_instructions(ctx: ConversionContext, prefix: list[int], reps: list[in
             continue
         per_pair = [2 if pairs and element_bytes << t in (4, 8) else 1 for t in range(t_up + 1)]
         accesses += min(-(-(1 << regs.rank >> t) // per_pair[t]) for t in range(t_up + 1))
-    return accesses + barriers + prefix_address_valu(ctx, prefix, reps, over_fetch) + 2
+    if address_valu is None:
+        address_valu = prefix_address_valu(ctx, prefix, reps, over_fetch)
+    return accesses + barriers + address_valu + 2
 
 
 def prefix_address_valu(ctx: ConversionContext, prefix: list[int], reps: list[int], over_fetch: bool = False) -> int:
@@ -270,12 +273,17 @@ def prefix_address_valu(ctx: ConversionContext, prefix: list[int], reps: list[in
         return LDS_ADDR_BASE_VALU
     coords = _prefix_basis(prefix, reps)
     low = (1 << len(prefix)) - 1
+    sides = [[c & low for c in _coordinates(coords, cols["lane"])]
+             for cols in (ctx.problem.src_cols, ctx.problem.dst_cols)]
+    if sides[0] == sides[1]:
+        return LDS_ADDR_BASE_VALU
     least = []  # per side: lane functional -> its least prefix offset bit
-    for cols in (ctx.problem.src_cols, ctx.problem.dst_cols):
-        lanes = [c & low for c in _coordinates(coords, cols["lane"])]
+    for lanes in sides:
         first: dict[int, int] = {}
         for k in range(len(prefix)):
-            g = sum(((c >> k) & 1) << j for j, c in enumerate(lanes))
+            g = 0
+            for j, c in enumerate(lanes):
+                g |= ((c >> k) & 1) << j
             if g:
                 first.setdefault(g, k)
         least.append(first)
@@ -582,7 +590,7 @@ def _prefix_bounds(ctx: ConversionContext, prefix_of: Callable[[], tuple[list[in
     """The ``_Deferred.bounds`` and ``_Deferred.instructions`` of a design with the prefix
     ``prefix_of()`` (``prefix_floor``'s parts, ``prefix_instructions``; infinite bounds when the
     design does not exist: it is never made)."""
-    known: list = []  # prefix_of()'s answer, or None where there is none (asked once)
+    known: list = []  # prefix_of()'s answer (None where there is none), then prefix_address_valu's
 
     def prefix() -> tuple[list[int], list[int]] | None:
         if not known:
@@ -592,15 +600,19 @@ def _prefix_bounds(ctx: ConversionContext, prefix_of: Callable[[], tuple[list[in
                 known.append(None)
         return known[0]
 
+    def address_valu() -> int:  # (asked by both bounds: once)
+        if len(known) < 2:
+            known.append(prefix_address_valu(ctx, *prefix(), over_fetch))
+        return known[1]
+
     def bounds() -> _DeferredBounds:
         if prefix() is None:
             return _DeferredBounds(float("inf"), float("inf"), float("inf"))
         prefix_cols, reps = prefix()
-        return _DeferredBounds.of(ctx, *_prefix_parts(ctx, prefix_cols, reps, over_fetch), len(reps),
-                                  prefix_address_valu(ctx, prefix_cols, reps, over_fetch))
+        return _DeferredBounds.of(ctx, *_prefix_parts(ctx, prefix_cols, reps, over_fetch), len(reps), address_valu())
 
     def instructions() -> int:
-        return 0 if prefix() is None else prefix_instructions(ctx, *prefix(), over_fetch)
+        return 0 if prefix() is None else prefix_instructions(ctx, *prefix(), over_fetch, address_valu())
     return bounds, instructions
 
 
