@@ -561,14 +561,17 @@ def designs(ctx: ConversionContext) -> "DesignPool":
     the cost model decides).  Every layout but linlayout.synth.swizzle's is made only when its floor bound
     (``transpose_floor`` for gfx950's transpose-read layout, ``prefix_floor`` for the register-first
     and over-fetch ones) lets it come first and, with its instructions bound
-    (``prefix_instructions``), lets it rank (``DesignPool.by_floor``).  Cached per (problem,
-    element bits, arch, LDS budget, src tuples, objective): the accesses' vectors are chosen and
-    the floors computed under the objective, so a pool is not shared between objectives."""
+    (``prefix_instructions``), lets it rank (``DesignPool.by_floor``); gfx950's transpose-read
+    layout is not listed where the dst cannot be read so through any layout (``_transpose_readable``).
+    Cached per (problem, element bits, arch, LDS budget, src tuples, objective): the accesses'
+    vectors are chosen and the floors computed under the objective, so a pool is not shared
+    between objectives."""
     key = (ctx.problem.key(), ctx.element_bits, ctx.arch, ctx.lds_budget_bytes, ctx.src_tuple_dwords, ctx.objective)
     if key not in design_cache:
         out: list[LdsDesign | _Deferred] = [shared_layout(ctx)]
         sub_dword = ctx.element_bits in (8, 16)
-        if sub_dword and f"ds_read_b64_tr_b{ctx.element_bits}" in (ctx.target.lds_phases or {}):  # gfx950's
+        if (sub_dword and f"ds_read_b64_tr_b{ctx.element_bits}" in (ctx.target.lds_phases or {})  # gfx950's
+                and _transpose_readable(ctx.problem.dst_cols, ctx.element_bits)):
             out.append(_Deferred(lambda: shared_layout(ctx, transpose=True),
                                  lambda: _DeferredBounds.of(ctx, *_transpose_parts(ctx), 0),
                                  lambda: 0))  # (its instructions not bounded; one round or more)
@@ -741,6 +744,24 @@ def transpose_floor(ctx: ConversionContext) -> float:
     bounded apart and joined by ``CostModel.path_floor``, as ``prefix_floor``'s; plus the issue of
     the barriers of one round (``_barrier_issue``: such a layout has one round or more)."""
     return _DeferredBounds.of(ctx, *_transpose_parts(ctx), 0).floor
+
+
+def _transpose_readable(dst_cols: dict[str, list[int]], element_bits: int) -> bool:
+    """Can some shared layout let the dst (tensor columns ``dst_cols``) be read with
+    ``ds_read_b64_tr_b{element_bits}`` (``_transpose_groups``)?  Not unless, with ``k = log2(64 /
+    element_bits)``: the dst has ``k`` register bits or more and its register columns are
+    independent (every dst register distinct: ``D.unique`` all of them); its lane columns ``L_0 ..
+    L_{k-1}`` are independent (``C(L_b)`` must be offset bit ``b``, ``C`` an isomorphism); and the
+    span of its other columns meets ``span(L_0 .. L_{k-1})`` only in 0 (each must have no offset bit
+    below ``k``, so neither may a sum of them; a nonzero member ``v`` of that span has one, ``C(v)``
+    being a nonzero sum of offset bits ``0 .. k-1``).  Each is a fact of the dst layout alone, so a
+    dst that fails one gives no transpose-read round trip through any layout."""
+    k = (64 // element_bits).bit_length() - 1
+    regs, lanes = dst_cols["register"], dst_cols["lane"]
+    if len(regs) < k or f2.rank(regs) < len(regs) or f2.rank(lanes[:k]) < k:
+        return False
+    others = [c for c in lanes[k:] + dst_cols["warp"] + regs if c]
+    return f2.rank(lanes[:k] + others) == k + f2.rank(others)
 
 
 def _transpose_parts(ctx: ConversionContext) -> tuple[float, float]:
