@@ -30,7 +30,7 @@ import heapq
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Callable, Iterator
+from typing import Callable, Iterator, NamedTuple
 
 import numpy as np
 
@@ -983,14 +983,24 @@ def _copies_side(bases: list[int], span: list[int], p: int, element_bytes: int, 
     return copies
 
 
+class _Vectors(NamedTuple):
+    """A side's choice of vector bits (``_choose_vectors``) with its counts: ``perms``, the dwords
+    repacked by ``v_perm_b32`` (``_perms_side``); ``copies``, the stores' tuple copies
+    (``_copies_side``; 0 for loads)."""
+
+    deltas: list[int]
+    perms: int
+    copies: int
+
+
 def _choose_vectors(side: _Side, t_cap: int, p: int, element_bytes: int, store: bool,
-                    tuple_dwords: int) -> list[list[int]]:
+                    tuple_dwords: int) -> list[_Vectors]:
     """Vector bits with the fewest LDS instructions plus repacking ``v_perm``s; for stores once
     counting the ``v_mov``s that build their VGPR tuples (the src arriving in tuples of
     ``tuple_dwords``) and once not (loads write new registers).
     The distinct choices, the one counting copies first."""
     counts = (True, False) if store else (False,)
-    best: dict[bool, tuple[list[int], float]] = {}
+    best: dict[bool, tuple[_Vectors, float]] = {}
     for deltas in reversed(_vector_bits(side, t_cap)):  # widest first; a tie keeps the wider
         width_bytes = element_bytes << len(deltas)
         pairing = 2 if width_bytes in (4, 8) else 1  # optimistic pairing into read2/write2
@@ -1000,14 +1010,14 @@ def _choose_vectors(side: _Side, t_cap: int, p: int, element_bytes: int, store: 
                                             for _, c in best.values()):
             continue
         bases, span = _bases(side, deltas), span_values(deltas)
-        base = len(bases) / pairing + _perms_side(bases, span, p, element_bytes)
+        perms = _perms_side(bases, span, p, element_bytes)
         copies = (_copies_side(bases, span, p, element_bytes, tuple_dwords) if store and width_bytes >= 8
                   else 0)  # narrower: no tuple
         for with_copies in counts:
-            c = base + (copies if with_copies else 0)
+            c = len(bases) / pairing + perms + (copies if with_copies else 0)
             if with_copies not in best or c < best[with_copies][1]:
-                best[with_copies] = (deltas, c)
-    out: list[list[int]] = []
+                best[with_copies] = (_Vectors(deltas, perms, copies), c)
+    out: list[_Vectors] = []
     for with_copies in counts:
         if best[with_copies][0] not in out:
             out.append(best[with_copies][0])
@@ -1092,6 +1102,9 @@ class LdsAccesses:
     ctx: ConversionContext
     s_matrix: bool | None = None  # the stores are PTX stmatrix (True: .trans), None: st.shared
     d_matrix: bool | None = None  # the loads are PTX ldmatrix (True: .trans), None: ld.shared
+    s_perms: int = 0  # store dwords repacked by v_perm_b32 (AMD; register_steps)
+    s_copies: int = 0  # the stores' VGPR tuple copies (AMD; register_steps)
+    d_perms: int = 0  # a lower bound of the dst dwords gathered by v_perm_b32 (AMD; register_steps)
     _floors: dict = field(default_factory=dict)
 
     @property
@@ -1150,16 +1163,44 @@ class LdsAccesses:
     def plan_floor(self) -> tuple[float, int]:
         """Lower bounds of the cost and of the instructions with setup (Plan.total_with_overhead)
         of the plan build_lds makes of these accesses.  build_lds issues exactly these accesses
-        in this order, so the VALU ops forming their addresses are known (cost.lds_address_valu):
-        its issue cycles (setup included) are at least the floor's plus those ops, so its cost is at
-        least ``path_floor`` of that; instructions >= the LDS accesses, the barriers, those ops and
-        two s_waitcnt levels (a store, then a load)."""
+        in this order, so the VALU ops forming their addresses are known (cost.lds_address_valu),
+        and it emits at least ``register_steps``' byte permutes and tuple copies: its issue cycles
+        (setup included) are at least the floor's plus those ops', so its cost is at least
+        ``path_floor`` of that; instructions >= the LDS accesses, the barriers, those ops and two
+        s_waitcnt levels (a store, then a load)."""
         cm = self.ctx.cost_model
         valu = self.address_valu
+        perms, copies = self.register_steps()
         issue, pipe = self._floor_parts()
+        issue += (valu + copies) * cm.valu_issue + (perms * cm.instruction("v_perm_b32") if perms else 0.0)
         accesses = sum(len(a) for a in self.stores) + sum(len(a) for a in self.loads)
         barriers = 2 * len(self.stores) - 1 if self.barrier_scope else 0
-        return cm.path_floor(issue + valu * cm.valu_issue, pipe, cm.latency(2)), accesses + barriers + valu + 2
+        return cm.path_floor(issue, pipe, cm.latency(2)), accesses + barriers + valu + perms + copies + 2
+
+    def register_steps(self) -> tuple[int, int]:
+        """Lower bounds of the ``v_perm_b32`` steps and of the tuple copies (``valu_tuple_copies`` of
+        cost.estimate_overhead) of the plan build_lds makes of these accesses, on AMD targets (on
+        PTX targets, and for matrix sides, none are counted).
+
+        Permutes: build_lds gathers each store dword (``p`` registers in slot order) with
+        ``in_wave.gather_dwords``, which makes no op only for a src VGPR as it is (``_in_place``:
+        registers ``p j .. p j + p - 1`` in order), and a narrow store where ``_emit_narrow_store``
+        must: ``s_perms`` (``_perms_side`` of the store vectors) counts exactly those.  Such a dword
+        is no src value and the stores' dwords hold distinct registers, so each is the result of an
+        op of its own (a value has one producer).  Where no two dst registers are twins, every dst
+        dword is loaded and is in place only when one loaded VGPR holds it in order, so the dst
+        dwords gathered are the loaded VGPRs out of order, ``_perms_side`` of the load vectors (for
+        narrow loads, every dword): ``d_perms``, distinct dwords, none a store dword (those read src
+        values).  Each such op is live (stores and outputs are) and becomes one ``v_perm_b32`` step
+        (``ir._Emitter``; elements under 32 bits: one issue at ``CostModel.instruction("v_perm_b32")``).
+
+        Copies: cost.tuple_copies over the wide stores, the src VGPRs arriving in tuples, counts
+        the dwords of each chunk that are src VGPRs unless the chunk is an aligned tuple in order;
+        a store reads a src value in its own VGPR (``ir._Emitter`` writes every new value to a
+        fresh register, numbered above the src VGPRs) and a repacked one in a fresh register
+        written before it: ``_copies_side`` counts exactly those (``s_copies``), each one
+        ``v_mov_b32`` of setup at ``valu_issue``."""
+        return self.s_perms + self.d_perms, self.s_copies
 
     @cached_property
     def address_valu(self) -> int:
@@ -1243,13 +1284,16 @@ def lds_accesses(ctx: ConversionContext, design: LdsDesign) -> list[LdsAccesses]
     D = _side(prob.dst_cols, design, inv_cols)
     t_cap = (16 // element_bytes).bit_length() - 1
     store_choices = _choose_vectors(S, t_cap, p, element_bytes, True, ctx.src_tuple_dwords)
+    d_perms = 0  # a lower bound of the dst dwords gathered from the loaded values (LdsAccesses.register_steps)
     if design.read_transpose:
         d_groups, d_width_bytes = _transpose_groups(D, ctx.element_bits, design.n_offset_bits), 8
     elif design.over_fetch:
         d_groups, d_width_bytes = _over_fetch_groups(D, element_bytes, t_cap)
     else:
-        (d_deltas,) = _choose_vectors(D, t_cap, p, element_bytes, False, ctx.src_tuple_dwords)
-        d_groups, d_width_bytes = _groups(D, d_deltas), element_bytes << len(d_deltas)
+        (d_vectors,) = _choose_vectors(D, t_cap, p, element_bytes, False, ctx.src_tuple_dwords)
+        d_groups, d_width_bytes = _groups(D, d_vectors.deltas), element_bytes << len(d_vectors.deltas)
+        if len(D.unique) == len(D.reg_image):  # (no twins)
+            d_perms = d_vectors.perms if d_width_bytes >= 4 else len(D.reg_image) // p
 
     def rounds_of(side: _Side, groups: list[list[int]]) -> list[int]:
         if not design.n_rep_bits:
@@ -1271,7 +1315,9 @@ def lds_accesses(ctx: ConversionContext, design: LdsDesign) -> list[LdsAccesses]
     n_rounds = 1 << design.n_rep_bits
     out: list[LdsAccesses] = []
     loads = None
-    for s_deltas in store_choices:
+    amd = ctx.target.lds_isa != "ptx"  # (PTX: prmt, and no tuple copies)
+    for s_vectors in store_choices:
+        s_deltas = s_vectors.deltas
         s_groups, s_width_bytes = _groups(S, s_deltas), element_bytes << len(s_deltas)
         try:
             s_round = rounds_of(S, s_groups)
@@ -1285,7 +1331,8 @@ def lds_accesses(ctx: ConversionContext, design: LdsDesign) -> list[LdsAccesses]
             raise
         out.append(LdsAccesses(design, S, D, s_width_bytes, d_width_bytes, loads[1],
                                [paired(S, s_groups, s_width_bytes, s_round, k) for k in range(n_rounds)], loads[0],
-                               ctx))
+                               ctx, s_perms=s_vectors.perms * amd, s_copies=s_vectors.copies * amd,
+                               d_perms=d_perms * amd))
     if out and not design.read_transpose and not design.over_fetch:
         out += _matrix_variants(ctx, out, n_rounds)
     return out
@@ -1312,10 +1359,12 @@ def _matrix_variants(ctx: ConversionContext, plain: list[LdsAccesses], n_rounds:
         return out
 
     loads = [(None, first.loads, first.d_width_bytes)] + [(t, rounds, 16) for t, rounds in forms(False)]
-    stores = [(None, a.stores, a.s_width_bytes) for a in plain] + [(t, rounds, 16) for t, rounds in forms(True)]
+    stores = [(None, a.stores, a.s_width_bytes, a.s_perms, a.s_copies) for a in plain] + \
+        [(t, rounds, 16, 0, 0) for t, rounds in forms(True)]
     return [replace(first, s_width_bytes=s_width, d_width_bytes=d_width, stores=s_rounds, loads=d_rounds,
-                    s_matrix=s_trans, d_matrix=d_trans, _floors={})
-            for s_trans, s_rounds, s_width in stores for d_trans, d_rounds, d_width in loads
+                    s_matrix=s_trans, d_matrix=d_trans, s_perms=s_perms, s_copies=s_copies,
+                    d_perms=first.d_perms if d_trans is None else 0, _floors={})
+            for s_trans, s_rounds, s_width, s_perms, s_copies in stores for d_trans, d_rounds, d_width in loads
             if s_trans is not None or d_trans is not None]
 
 

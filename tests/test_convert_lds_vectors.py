@@ -302,6 +302,36 @@ def test_transpose_read_layout_is_left_out_only_where_no_layout_gives_one():
     assert seen[True] >= 40 and seen[False] >= 15  # 68 and 26 today
 
 
+def test_plan_floor_with_its_register_steps_bounds_every_built_round_trip():
+    # LdsAccesses.register_steps: the v_perm_b32 steps build_lds must emit (store dwords that are no src
+    # VGPR as it is, dst dwords no loaded VGPR holds in order) and the stores' tuple copies; on every round
+    # trip of every design of the baseline, at most the plan's v_perm_b32 steps and exactly its
+    # valu_tuple_copies, and plan_floor at most its cost and instructions with setup; the permutes reached
+    from linlayout import caches
+    from linlayout.synth import lds_path
+    from linlayout.synth.context import ConversionContext
+    from linlayout.synth.convert import lds_plan
+
+    bits = {"fp32": 32, "fp16": 16}
+    checked = permuted = reached = copied = 0
+    for c in baseline_cases():
+        caches.clear(keep_tables=True)
+        ctx = ConversionContext.create(LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"]), c["arch"],
+                                       bits[c["dtype"]])
+        for a in lds_path.designs(ctx).every():
+            plan = lds_plan(ctx, a)
+            perms, copies = a.register_steps()
+            cost, count = a.plan_floor()
+            assert perms <= plan.counts().get("v_perm_b32", 0), (c["name"], c["arch"], a.design.source)
+            assert copies == plan.overhead.get("valu_tuple_copies", 0), (c["name"], c["arch"], a.design.source)
+            assert cost <= plan.cost + 1e-9 and count <= plan.total_with_overhead(), (c["name"], c["arch"])
+            checked += 1
+            permuted += perms > 0
+            reached += 0 < perms == plan.counts()["v_perm_b32"]
+            copied += copies > 0
+    assert checked >= 150 and permuted >= 15 and reached >= 15 and copied >= 15  # 187, 20, 20, 21 today
+
+
 def test_designs_left_unmade_by_their_instructions_bound_change_no_plan(monkeypatch):
     # DesignPool.by_floor leaves a deferred layout unmade when its floor and instructions bounds rank
     # it beyond what is wanted: on the baseline some are, and every plan is the one planned with the
