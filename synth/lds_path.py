@@ -49,7 +49,7 @@ from .span import span_table, span_values
 
 __all__ = ["DesignPool", "LdsAccesses", "LdsDesign", "build_lds", "design_cache", "designs", "layout_key",
            "lds_accesses", "over_fetch_design", "prefix_address_valu", "prefix_floor", "shared_layout",
-           "transpose_floor", "vector_first_design"]
+           "transpose_floor", "transpose_instructions", "vector_first_design"]
 
 
 @dataclass
@@ -573,8 +573,8 @@ def designs(ctx: ConversionContext) -> "DesignPool":
         if (sub_dword and f"ds_read_b64_tr_b{ctx.element_bits}" in (ctx.target.lds_phases or {})  # gfx950's
                 and _transpose_readable(ctx.problem.dst_cols, ctx.element_bits)):
             out.append(_Deferred(lambda: shared_layout(ctx, transpose=True),
-                                 lambda: _DeferredBounds.of(ctx, *_transpose_parts(ctx), 0),
-                                 lambda: 0))  # (its instructions not bounded; one round or more)
+                                 lambda: _DeferredBounds.of(ctx, *_transpose_parts(ctx), 0),  # (one round or more)
+                                 lambda: transpose_instructions(ctx)))
         # PTX vector accesses name any registers: with whole-register elements (no repacking) the
         # common register bits let both sides move vectors
         both = ctx.target.lds_isa == "ptx" and ctx.element_bits >= 32
@@ -766,15 +766,37 @@ def _transpose_readable(dst_cols: dict[str, list[int]], element_bits: int) -> bo
 
 def _transpose_parts(ctx: ConversionContext) -> tuple[float, float]:
     """(issue, LDS-pipe) floors of the accesses alone (no barrier) of ``transpose_floor``'s round trips."""
-    prob, cm, element_bytes = ctx.problem, ctx.cost_model, ctx.element_bytes
+    cm, element_bytes = ctx.cost_model, ctx.element_bytes
+    loads, stores, widths = _transpose_accesses(ctx)
+    store_issue, store_pipe = _cheapest_per_element(cm, "lds_write", element_bytes, widths)
+    return (loads * cm.ds_issue + stores * store_issue,
+            loads * (cm.instruction("lds_read", 8) - cm.ds_issue) + stores * store_pipe)
+
+
+def _transpose_accesses(ctx: ConversionContext) -> tuple[int, int, range | list[int]]:
+    """Of every round trip through a layout read with gfx950 transpose loads (``transpose_floor``):
+    its loads (one per ``2**k`` dst registers, ``_transpose_groups``), the distinct src registers
+    its stores move (``2**rank`` of the src register vectors) and the vector bits ``t`` a store may
+    have (``0 .. log2(16 / bytes)`` only where dst lane 0's tensor vector is a src register vector)."""
+    prob, element_bytes = ctx.problem, ctx.element_bytes
     k = (64 // ctx.element_bits).bit_length() - 1
     src_regs = prob.src_cols["register"]
     widths = range((16 // element_bytes).bit_length()) if f2.in_span(src_regs, prob.dst_cols["lane"][0]) else [0]
-    store_issue, store_pipe = _cheapest_per_element(cm, "lds_write", element_bytes, widths)
-    loads = (1 << len(prob.dst_cols["register"])) >> k
-    stores = 1 << f2.rank(src_regs)
-    return (loads * cm.ds_issue + stores * store_issue,
-            loads * (cm.instruction("lds_read", 8) - cm.ds_issue) + stores * store_pipe)
+    return (1 << len(prob.dst_cols["register"])) >> k, 1 << f2.rank(src_regs), widths
+
+
+def transpose_instructions(ctx: ConversionContext) -> int:
+    """A lower bound of the instructions with setup (``LdsAccesses.plan_floor``) of every round trip
+    through a layout read with gfx950 transpose loads: its loads (never paired) and its stores,
+    ``2**t`` of the distinct src registers each (``_transpose_accesses``), two of 4 or 8 bytes per
+    ds_write2 (``_pairs``), the least over the ``t`` allowed; the barriers of one round
+    (``_barriers``: such a layout has one round or more, each adding barriers), the LDS_ADDR_BASE_VALU
+    ops forming the first store's address and the two ``s_waitcnt`` levels (``prefix_instructions``'
+    count for this side's widths)."""
+    loads, stores, widths = _transpose_accesses(ctx)
+    pairs = ctx.target.has_lds_pair
+    least_stores = min(-(-(stores >> t) // (2 if pairs and ctx.element_bytes << t in (4, 8) else 1)) for t in widths)
+    return loads + least_stores + _barriers(ctx, 0) + LDS_ADDR_BASE_VALU + 2
 
 
 @dataclass

@@ -275,18 +275,21 @@ def test_prefix_address_valu_bounds_every_round_trip_and_is_reached():
     assert checked >= 100 and second >= 40 and reached >= 5  # 108, 58 and 6 today
 
 
-def test_transpose_read_layout_is_left_out_only_where_no_layout_gives_one():
+def test_transpose_read_layout_bounds_on_the_corpus():
     # lds_path._transpose_readable: where the dst's own columns rule transpose loads out, the transpose
     # search finds no layout or its layout gives no round trip (lds_accesses); on the gfx950 sub-dword
-    # cases of the AMD corpus it rules out some dsts (on them every such search fails today)
+    # cases of the AMD corpus it rules out some dsts (on them every such search fails today); and
+    # transpose_instructions is at most the instruction floor (plan_floor) of every round trip there,
+    # within 3 of some
     from pathlib import Path
 
     from linlayout.synth.context import ConversionContext
-    from linlayout.synth.lds_path import _transpose_readable, lds_accesses, shared_layout
+    from linlayout.synth.lds_path import _transpose_readable, lds_accesses, shared_layout, transpose_instructions
 
     bits = {"fp16": 16, "bf16": 16, "fp8": 8, "i8": 8}
     corpus = Path(__file__).resolve().parents[1] / "benchmarks" / "data" / "triton_amd_corpus.json"
     seen = {True: 0, False: 0}
+    gaps = []
     for c in json.loads(corpus.read_text())["cases"][::2]:
         if c["arch"] != "gfx950" or c["dtype"] not in bits:
             continue
@@ -299,37 +302,9 @@ def test_transpose_read_layout_is_left_out_only_where_no_layout_gives_one():
             trips = []
         assert readable or not trips, c["name"]
         seen[readable] += 1
-    assert seen[True] >= 40 and seen[False] >= 15  # 68 and 26 today
-
-
-def test_plan_floor_with_its_register_steps_bounds_every_built_round_trip():
-    # LdsAccesses.register_steps: the v_perm_b32 steps build_lds must emit (store dwords that are no src
-    # VGPR as it is, dst dwords no loaded VGPR holds in order) and the stores' tuple copies; on every round
-    # trip of every design of the baseline, at most the plan's v_perm_b32 steps and exactly its
-    # valu_tuple_copies, and plan_floor at most its cost and instructions with setup; the permutes reached
-    from linlayout import caches
-    from linlayout.synth import lds_path
-    from linlayout.synth.context import ConversionContext
-    from linlayout.synth.convert import lds_plan
-
-    bits = {"fp32": 32, "fp16": 16}
-    checked = permuted = reached = copied = 0
-    for c in baseline_cases():
-        caches.clear(keep_tables=True)
-        ctx = ConversionContext.create(LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"]), c["arch"],
-                                       bits[c["dtype"]])
-        for a in lds_path.designs(ctx).every():
-            plan = lds_plan(ctx, a)
-            perms, copies = a.register_steps()
-            cost, count = a.plan_floor()
-            assert perms <= plan.counts().get("v_perm_b32", 0), (c["name"], c["arch"], a.design.source)
-            assert copies == plan.overhead.get("valu_tuple_copies", 0), (c["name"], c["arch"], a.design.source)
-            assert cost <= plan.cost + 1e-9 and count <= plan.total_with_overhead(), (c["name"], c["arch"])
-            checked += 1
-            permuted += perms > 0
-            reached += 0 < perms == plan.counts()["v_perm_b32"]
-            copied += copies > 0
-    assert checked >= 150 and permuted >= 15 and reached >= 15 and copied >= 15  # 187, 20, 20, 21 today
+        gaps += [a.plan_floor()[1] - transpose_instructions(ctx) for a in trips]
+    assert min(gaps) >= 0
+    assert seen[True] >= 40 and seen[False] >= 15 and len(gaps) >= 40 and min(gaps) <= 3  # 68, 26, 68, 3 today
 
 
 def test_designs_left_unmade_by_their_instructions_bound_change_no_plan(monkeypatch):
