@@ -1337,7 +1337,7 @@ def lds_accesses(ctx: ConversionContext, design: LdsDesign) -> list[LdsAccesses]
     n_rounds = 1 << design.n_rep_bits
     out: list[LdsAccesses] = []
     loads = None
-    amd = ctx.target.lds_isa != "ptx"  # (PTX: prmt, and no tuple copies)
+    counted = ctx.target.lds_isa != "ptx"  # register_steps: AMD's (PTX: prmt, and no tuple copies)
     for s_vectors in store_choices:
         s_deltas = s_vectors.deltas
         s_groups, s_width_bytes = _groups(S, s_deltas), element_bytes << len(s_deltas)
@@ -1353,8 +1353,8 @@ def lds_accesses(ctx: ConversionContext, design: LdsDesign) -> list[LdsAccesses]
             raise
         out.append(LdsAccesses(design, S, D, s_width_bytes, d_width_bytes, loads[1],
                                [paired(S, s_groups, s_width_bytes, s_round, k) for k in range(n_rounds)], loads[0],
-                               ctx, s_perms=s_vectors.perms * amd, s_copies=s_vectors.copies * amd,
-                               d_perms=d_perms * amd))
+                               ctx, s_perms=s_vectors.perms if counted else 0,
+                               s_copies=s_vectors.copies if counted else 0, d_perms=d_perms if counted else 0))
     if out and not design.read_transpose and not design.over_fetch:
         out += _matrix_variants(ctx, out, n_rounds)
     return out
