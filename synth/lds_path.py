@@ -30,7 +30,7 @@ import heapq
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Callable, Iterator
+from typing import Callable, Iterator, NamedTuple
 
 import numpy as np
 
@@ -48,8 +48,8 @@ from .preimage import Problem
 from .span import span_table, span_values
 
 __all__ = ["DesignPool", "LdsAccesses", "LdsDesign", "build_lds", "design_cache", "designs", "layout_key",
-           "lds_accesses", "over_fetch_design", "prefix_floor", "shared_layout", "transpose_floor",
-           "vector_first_design"]
+           "lds_accesses", "over_fetch_design", "prefix_address_valu", "prefix_floor", "shared_layout",
+           "transpose_floor", "transpose_instructions", "vector_first_design"]
 
 
 @dataclass
@@ -129,9 +129,7 @@ def _over_fetch_prefix(ctx: ConversionContext) -> tuple[list[int], list[int]]:
         raise LayoutError("over-fetch loads: no dst register bit extends the dword")
     # the dst lane and warp vectors' offset bits 0..z-1 in every layout of this prefix (_coordinates: the
     # rest of its offset basis spans _row_space, whose coordinates lie above the prefix's)
-    coords = f2.Echelon()
-    for v in prefix + reps:
-        coords.insert(v)
+    coords = _prefix_basis(prefix, reps)
     low = (1 << z) - 1
     _check_sub_dword_slots([c & low for c in _coordinates(coords, ctx.problem.dst_cols["lane"])],
                            [c & low for c in _coordinates(coords, ctx.problem.dst_cols["warp"])])
@@ -175,9 +173,7 @@ def _prefix_parts(ctx: ConversionContext, prefix: list[int], reps: list[int], ov
     """(issue, LDS-pipe) floors of the accesses alone (no barrier) of ``prefix_floor``'s round trips."""
     prob, cm, element_bytes = ctx.problem, ctx.cost_model, ctx.element_bytes
     model = lds_model(ctx.arch)
-    coords = f2.Echelon()
-    for v in prefix + reps:
-        coords.insert(v)
+    coords = _prefix_basis(prefix, reps)
     issue = pipe = 0.0
     for store, cols, any_width, regs, t_up in _side_widths(ctx, prefix, over_fetch):
         lanes = _coordinates(coords, cols["lane"])
@@ -213,7 +209,16 @@ def _side_widths(ctx: ConversionContext, prefix: list[int], over_fetch: bool) ->
     return out
 
 
-def prefix_instructions(ctx: ConversionContext, prefix: list[int], reps: list[int], over_fetch: bool = False) -> int:
+def _prefix_basis(prefix: list[int], reps: list[int]) -> f2.Echelon:
+    """``prefix + reps`` inserted in order into an echelon basis (``_coordinates``' basis)."""
+    coords = f2.Echelon()
+    for v in prefix + reps:
+        coords.insert(v)
+    return coords
+
+
+def prefix_instructions(ctx: ConversionContext, prefix: list[int], reps: list[int], over_fetch: bool = False,
+                        address_valu: int | None = None) -> int:
     """A lower bound of the instructions with setup (``LdsAccesses.plan_floor``) of every round trip
     through a layout whose low offset bits are the tensor vectors ``prefix`` and whose round bits
     are ``reps`` (``prefix_floor``'s layouts).
@@ -225,9 +230,9 @@ def prefix_instructions(ctx: ConversionContext, prefix: list[int], reps: list[in
     those instructions, ``2**(rank - t)`` of wider or narrower ones, the least over ``t``; a side
     of any width at least one.  Then the barriers (``2 * 2**len(reps) - 1`` where there are any:
     warps exchange data whatever the layout, ``_crosses_warps``, or the target's lanes are not in
-    lockstep: ``LdsAccesses.barrier_scope``), the LDS_ADDR_BASE_VALU ops forming the first access's
-    address (no address is formed before it: cost.lds_address_valu) and the two ``s_waitcnt``
-    levels."""
+    lockstep: ``LdsAccesses.barrier_scope``), the VALU ops forming the first store's address and,
+    where its address patterns differ from every store's, the first load's (``prefix_address_valu``,
+    or ``address_valu`` when given), and the two ``s_waitcnt`` levels."""
     element_bytes, pairs = ctx.element_bytes, ctx.target.has_lds_pair
     barriers = _barriers(ctx, len(reps))
     accesses = 0
@@ -237,7 +242,52 @@ def prefix_instructions(ctx: ConversionContext, prefix: list[int], reps: list[in
             continue
         per_pair = [2 if pairs and element_bytes << t in (4, 8) else 1 for t in range(t_up + 1)]
         accesses += min(-(-(1 << regs.rank >> t) // per_pair[t]) for t in range(t_up + 1))
-    return accesses + barriers + LDS_ADDR_BASE_VALU + 2
+    if address_valu is None:
+        address_valu = prefix_address_valu(ctx, prefix, reps, over_fetch)
+    return accesses + barriers + address_valu + 2
+
+
+def prefix_address_valu(ctx: ConversionContext, prefix: list[int], reps: list[int], over_fetch: bool = False) -> int:
+    """A lower bound of the VALU ops forming the LDS addresses (``LdsAccesses.address_valu``) of
+    every round trip through a layout whose low offset bits are ``prefix`` and whose round bits are
+    ``reps`` (``prefix_floor``'s layouts): LDS_ADDR_BASE_VALU for the first access (a store: no
+    address is formed before it, cost.lds_address_valu), twice that where the first load's address
+    can differ from every store's neither by a constant added nor by one XORed.
+
+    Warp 0's byte address of a plain access at lane ``x`` is ``a(x) = ((C(x) ^ I) & M) * bytes``
+    (``_pair_keys``), ``C`` linear.  Its XOR pattern ``a(x) ^ a(0) = (C(x) & M) * bytes`` is the same
+    for every access of a side.  With ``g_k`` the lane functional of offset bit ``k`` (bit ``j``: bit
+    ``k`` of lane column ``j``'s image) and ``s_k = +1`` where ``I``'s bit ``k`` is clear, else ``-1``,
+    ``a(x) - a(0) = bytes * sum_k s_k 2**k g_k(x)``; writing ``g(x) = (1 - (-1)**<g, x>) / 2``, the
+    characters ``(-1)**<g, x>`` of distinct ``g`` being linearly independent, the difference pattern
+    fixes ``A(g) = sum over {k: g_k = g} of s_k 2**k`` for every nonzero ``g``, and so the least such
+    ``k`` (the 2-adic valuation of ``A(g)``; none when ``A(g) = 0``), whatever the signs.  Below
+    ``len(prefix)`` the bits of an image are the column's coordinates along the prefix
+    (``_coordinates``); above it the rows' (unknown before the layout is made).  So where some ``g``
+    has its least prefix bit on one side and another (or none) on the other, the least ``k`` differs,
+    hence every store's difference pattern differs from the first load's, and so do the XOR
+    patterns (``g_k`` differs): that load is a new base of LDS_ADDR_BASE_VALU ops
+    (``cost._AddressBases``), and every round trip's first round has stores, then loads.  Only for
+    plain accesses on both sides (no matrix access, no over-fetching loads)."""
+    if over_fetch or ctx.target.has_matrix_access(True) or ctx.target.has_matrix_access(False):
+        return LDS_ADDR_BASE_VALU
+    coords = _prefix_basis(prefix, reps)
+    low = (1 << len(prefix)) - 1
+    sides = [[c & low for c in _coordinates(coords, cols["lane"])]
+             for cols in (ctx.problem.src_cols, ctx.problem.dst_cols)]
+    if sides[0] == sides[1]:
+        return LDS_ADDR_BASE_VALU
+    least = []  # per side: lane functional -> its least prefix offset bit
+    for lanes in sides:
+        first: dict[int, int] = {}
+        for k in range(len(prefix)):
+            g = 0
+            for j, c in enumerate(lanes):
+                g |= ((c >> k) & 1) << j
+            if g:
+                first.setdefault(g, k)
+        least.append(first)
+    return LDS_ADDR_BASE_VALU * (2 if least[0] != least[1] else 1)
 
 
 def _barrier_scope(cross: bool, lockstep_lanes: bool) -> str | None:
@@ -511,17 +561,20 @@ def designs(ctx: ConversionContext) -> "DesignPool":
     the cost model decides).  Every layout but linlayout.synth.swizzle's is made only when its floor bound
     (``transpose_floor`` for gfx950's transpose-read layout, ``prefix_floor`` for the register-first
     and over-fetch ones) lets it come first and, with its instructions bound
-    (``prefix_instructions``), lets it rank (``DesignPool.by_floor``).  Cached per (problem,
-    element bits, arch, LDS budget, src tuples, objective): the accesses' vectors are chosen and
-    the floors computed under the objective, so a pool is not shared between objectives."""
+    (``prefix_instructions``), lets it rank (``DesignPool.by_floor``); gfx950's transpose-read
+    layout is not listed where the dst cannot be read so through any layout (``_transpose_readable``).
+    Cached per (problem, element bits, arch, LDS budget, src tuples, objective): the accesses'
+    vectors are chosen and the floors computed under the objective, so a pool is not shared
+    between objectives."""
     key = (ctx.problem.key(), ctx.element_bits, ctx.arch, ctx.lds_budget_bytes, ctx.src_tuple_dwords, ctx.objective)
     if key not in design_cache:
         out: list[LdsDesign | _Deferred] = [shared_layout(ctx)]
         sub_dword = ctx.element_bits in (8, 16)
-        if sub_dword and f"ds_read_b64_tr_b{ctx.element_bits}" in (ctx.target.lds_phases or {}):  # gfx950's
+        if (sub_dword and f"ds_read_b64_tr_b{ctx.element_bits}" in (ctx.target.lds_phases or {})  # gfx950's
+                and _transpose_readable(ctx.problem.dst_cols, ctx.element_bits)):
             out.append(_Deferred(lambda: shared_layout(ctx, transpose=True),
-                                 lambda: _DeferredBounds.of(ctx, *_transpose_parts(ctx), 0),
-                                 lambda: 0))  # (its instructions not bounded; one round or more)
+                                 lambda: _DeferredBounds.of(ctx, *_transpose_parts(ctx), 0),  # (one round or more)
+                                 lambda: transpose_instructions(ctx)))
         # PTX vector accesses name any registers: with whole-register elements (no repacking) the
         # common register bits let both sides move vectors
         both = ctx.target.lds_isa == "ptx" and ctx.element_bits >= 32
@@ -540,7 +593,7 @@ def _prefix_bounds(ctx: ConversionContext, prefix_of: Callable[[], tuple[list[in
     """The ``_Deferred.bounds`` and ``_Deferred.instructions`` of a design with the prefix
     ``prefix_of()`` (``prefix_floor``'s parts, ``prefix_instructions``; infinite bounds when the
     design does not exist: it is never made)."""
-    known: list = []  # prefix_of()'s answer, or None where there is none (asked once)
+    known: list = []  # prefix_of()'s answer (None where there is none), then prefix_address_valu's
 
     def prefix() -> tuple[list[int], list[int]] | None:
         if not known:
@@ -550,14 +603,19 @@ def _prefix_bounds(ctx: ConversionContext, prefix_of: Callable[[], tuple[list[in
                 known.append(None)
         return known[0]
 
+    def address_valu() -> int:  # (asked by both bounds: once)
+        if len(known) < 2:
+            known.append(prefix_address_valu(ctx, *prefix(), over_fetch))
+        return known[1]
+
     def bounds() -> _DeferredBounds:
         if prefix() is None:
             return _DeferredBounds(float("inf"), float("inf"), float("inf"))
         prefix_cols, reps = prefix()
-        return _DeferredBounds.of(ctx, *_prefix_parts(ctx, prefix_cols, reps, over_fetch), len(reps))
+        return _DeferredBounds.of(ctx, *_prefix_parts(ctx, prefix_cols, reps, over_fetch), len(reps), address_valu())
 
     def instructions() -> int:
-        return 0 if prefix() is None else prefix_instructions(ctx, *prefix(), over_fetch)
+        return 0 if prefix() is None else prefix_instructions(ctx, *prefix(), over_fetch, address_valu())
     return bounds, instructions
 
 
@@ -572,15 +630,17 @@ class _DeferredBounds:
     cost: float
 
     @classmethod
-    def of(cls, ctx: ConversionContext, issue: float, pipe: float, n_rep_bits: int) -> "_DeferredBounds":
-        """From floors of the (issue, LDS-pipe) cycles of the accesses alone and the fewest round bits
-        of a round trip through the design.
+    def of(cls, ctx: ConversionContext, issue: float, pipe: float, n_rep_bits: int,
+           address_valu: int = LDS_ADDR_BASE_VALU) -> "_DeferredBounds":
+        """From floors of the (issue, LDS-pipe) cycles of the accesses alone, the fewest round bits
+        of a round trip through the design and the fewest VALU ops forming its LDS addresses.
 
         ``floor``: ``CostModel.path_floor`` of those parts with two DS latency levels and the issue of
         the barriers (``_barrier_issue``: at least as many as ``n_rep_bits`` round bits give; the
-        floor counts them).  ``cost``: the same with the LDS_ADDR_BASE_VALU ops forming the first
-        access's address (``plan_floor`` adds the ``address_valu`` ops' issue, at least those: no
-        address is formed before the first access, cost.lds_address_valu).  ``order``: the same
+        floor counts them).  ``cost``: the same with the issue of ``address_valu`` ops
+        (``plan_floor`` adds that of ``LdsAccesses.address_valu``: at least LDS_ADDR_BASE_VALU, no
+        address being formed before the first access, cost.lds_address_valu; at least
+        ``prefix_address_valu``).  ``order``: the same
         without the barriers, the key from before the floor counted them, kept so that the order
         in which the pool gives round trips, hence which of two plans tied in every ranking key is
         built first, does not change; ``path_floor`` does not decrease in any part, so
@@ -588,7 +648,7 @@ class _DeferredBounds:
         cm = ctx.cost_model
         latency, with_barriers = cm.latency(2), issue + _barrier_issue(ctx, n_rep_bits)
         return cls(cm.path_floor(issue, pipe, latency), cm.path_floor(with_barriers, pipe, latency),
-                   cm.path_floor(with_barriers + LDS_ADDR_BASE_VALU * cm.valu_issue, pipe, latency))
+                   cm.path_floor(with_barriers + address_valu * cm.valu_issue, pipe, latency))
 
 
 @dataclass
@@ -686,17 +746,57 @@ def transpose_floor(ctx: ConversionContext) -> float:
     return _DeferredBounds.of(ctx, *_transpose_parts(ctx), 0).floor
 
 
+def _transpose_readable(dst_cols: dict[str, list[int]], element_bits: int) -> bool:
+    """Can some shared layout let the dst (tensor columns ``dst_cols``) be read with
+    ``ds_read_b64_tr_b{element_bits}`` (``_transpose_groups``)?  Not unless, with ``k = log2(64 /
+    element_bits)``: the dst has ``k`` register bits or more and its register columns are
+    independent (every dst register distinct: ``D.unique`` all of them); its lane columns ``L_0 ..
+    L_{k-1}`` are independent (``C(L_b)`` must be offset bit ``b``, ``C`` an isomorphism); and the
+    span of its other columns meets ``span(L_0 .. L_{k-1})`` only in 0 (each must have no offset bit
+    below ``k``, so neither may a sum of them; a nonzero member ``v`` of that span has one, ``C(v)``
+    being a nonzero sum of offset bits ``0 .. k-1``).  Each is a fact of the dst layout alone, so a
+    dst that fails one gives no transpose-read round trip through any layout."""
+    k = (64 // element_bits).bit_length() - 1
+    regs, lanes = dst_cols["register"], dst_cols["lane"]
+    if len(regs) < k or f2.rank(regs) < len(regs) or f2.rank(lanes[:k]) < k:
+        return False
+    others = [c for c in lanes[k:] + dst_cols["warp"] + regs if c]
+    return f2.rank(lanes[:k] + others) == k + f2.rank(others)
+
+
 def _transpose_parts(ctx: ConversionContext) -> tuple[float, float]:
     """(issue, LDS-pipe) floors of the accesses alone (no barrier) of ``transpose_floor``'s round trips."""
-    prob, cm, element_bytes = ctx.problem, ctx.cost_model, ctx.element_bytes
+    cm, element_bytes = ctx.cost_model, ctx.element_bytes
+    loads, stores, widths = _transpose_accesses(ctx)
+    store_issue, store_pipe = _cheapest_per_element(cm, "lds_write", element_bytes, widths)
+    return (loads * cm.ds_issue + stores * store_issue,
+            loads * (cm.instruction("lds_read", 8) - cm.ds_issue) + stores * store_pipe)
+
+
+def _transpose_accesses(ctx: ConversionContext) -> tuple[int, int, range | list[int]]:
+    """Of every round trip through a layout read with gfx950 transpose loads (``transpose_floor``):
+    its loads (one per ``2**k`` dst registers, ``_transpose_groups``), the distinct src registers
+    its stores move (``2**rank`` of the src register vectors) and the vector bits ``t`` a store may
+    have (``0 .. log2(16 / bytes)`` only where dst lane 0's tensor vector is a src register vector)."""
+    prob, element_bytes = ctx.problem, ctx.element_bytes
     k = (64 // ctx.element_bits).bit_length() - 1
     src_regs = prob.src_cols["register"]
     widths = range((16 // element_bytes).bit_length()) if f2.in_span(src_regs, prob.dst_cols["lane"][0]) else [0]
-    store_issue, store_pipe = _cheapest_per_element(cm, "lds_write", element_bytes, widths)
-    loads = (1 << len(prob.dst_cols["register"])) >> k
-    stores = 1 << f2.rank(src_regs)
-    return (loads * cm.ds_issue + stores * store_issue,
-            loads * (cm.instruction("lds_read", 8) - cm.ds_issue) + stores * store_pipe)
+    return (1 << len(prob.dst_cols["register"])) >> k, 1 << f2.rank(src_regs), widths
+
+
+def transpose_instructions(ctx: ConversionContext) -> int:
+    """A lower bound of the instructions with setup (``LdsAccesses.plan_floor``) of every round trip
+    through a layout read with gfx950 transpose loads: its loads (never paired) and its stores,
+    ``2**t`` of the distinct src registers each (``_transpose_accesses``), two of 4 or 8 bytes per
+    ds_write2 (``_pairs``), the least over the ``t`` allowed; the barriers of one round
+    (``_barriers``: such a layout has one round or more, each adding barriers), the LDS_ADDR_BASE_VALU
+    ops forming the first store's address and the two ``s_waitcnt`` levels (``prefix_instructions``'
+    count for this side's widths)."""
+    loads, stores, widths = _transpose_accesses(ctx)
+    pairs = ctx.target.has_lds_pair
+    least_stores = min(-(-(stores >> t) // (2 if pairs and ctx.element_bytes << t in (4, 8) else 1)) for t in widths)
+    return loads + least_stores + _barriers(ctx, 0) + LDS_ADDR_BASE_VALU + 2
 
 
 @dataclass
@@ -905,14 +1005,24 @@ def _copies_side(bases: list[int], span: list[int], p: int, element_bytes: int, 
     return copies
 
 
+class _Vectors(NamedTuple):
+    """A side's choice of vector bits (``_choose_vectors``) with its counts: ``perms``, the dwords
+    repacked by ``v_perm_b32`` (``_perms_side``); ``copies``, the stores' tuple copies
+    (``_copies_side``; 0 for loads)."""
+
+    deltas: list[int]
+    perms: int
+    copies: int
+
+
 def _choose_vectors(side: _Side, t_cap: int, p: int, element_bytes: int, store: bool,
-                    tuple_dwords: int) -> list[list[int]]:
+                    tuple_dwords: int) -> list[_Vectors]:
     """Vector bits with the fewest LDS instructions plus repacking ``v_perm``s; for stores once
     counting the ``v_mov``s that build their VGPR tuples (the src arriving in tuples of
     ``tuple_dwords``) and once not (loads write new registers).
     The distinct choices, the one counting copies first."""
     counts = (True, False) if store else (False,)
-    best: dict[bool, tuple[list[int], float]] = {}
+    best: dict[bool, tuple[_Vectors, float]] = {}
     for deltas in reversed(_vector_bits(side, t_cap)):  # widest first; a tie keeps the wider
         width_bytes = element_bytes << len(deltas)
         pairing = 2 if width_bytes in (4, 8) else 1  # optimistic pairing into read2/write2
@@ -922,14 +1032,14 @@ def _choose_vectors(side: _Side, t_cap: int, p: int, element_bytes: int, store: 
                                             for _, c in best.values()):
             continue
         bases, span = _bases(side, deltas), span_values(deltas)
-        base = len(bases) / pairing + _perms_side(bases, span, p, element_bytes)
+        perms = _perms_side(bases, span, p, element_bytes)
         copies = (_copies_side(bases, span, p, element_bytes, tuple_dwords) if store and width_bytes >= 8
                   else 0)  # narrower: no tuple
         for with_copies in counts:
-            c = base + (copies if with_copies else 0)
+            c = len(bases) / pairing + perms + (copies if with_copies else 0)
             if with_copies not in best or c < best[with_copies][1]:
-                best[with_copies] = (deltas, c)
-    out: list[list[int]] = []
+                best[with_copies] = (_Vectors(deltas, perms, copies), c)
+    out: list[_Vectors] = []
     for with_copies in counts:
         if best[with_copies][0] not in out:
             out.append(best[with_copies][0])
@@ -1014,6 +1124,9 @@ class LdsAccesses:
     ctx: ConversionContext
     s_matrix: bool | None = None  # the stores are PTX stmatrix (True: .trans), None: st.shared
     d_matrix: bool | None = None  # the loads are PTX ldmatrix (True: .trans), None: ld.shared
+    s_perms: int = 0  # store dwords repacked by v_perm_b32 (AMD; register_steps)
+    s_copies: int = 0  # the stores' VGPR tuple copies (AMD; register_steps)
+    d_perms: int = 0  # a lower bound of the dst dwords gathered by v_perm_b32 (AMD; register_steps)
     _floors: dict = field(default_factory=dict)
 
     @property
@@ -1072,16 +1185,44 @@ class LdsAccesses:
     def plan_floor(self) -> tuple[float, int]:
         """Lower bounds of the cost and of the instructions with setup (Plan.total_with_overhead)
         of the plan build_lds makes of these accesses.  build_lds issues exactly these accesses
-        in this order, so the VALU ops forming their addresses are known (cost.lds_address_valu):
-        its issue cycles (setup included) are at least the floor's plus those ops, so its cost is at
-        least ``path_floor`` of that; instructions >= the LDS accesses, the barriers, those ops and
-        two s_waitcnt levels (a store, then a load)."""
+        in this order, so the VALU ops forming their addresses are known (cost.lds_address_valu),
+        and it emits at least ``register_steps``' byte permutes and tuple copies: its issue cycles
+        (setup included) are at least the floor's plus those ops', so its cost is at least
+        ``path_floor`` of that; instructions >= the LDS accesses, the barriers, those ops and two
+        s_waitcnt levels (a store, then a load)."""
         cm = self.ctx.cost_model
         valu = self.address_valu
+        perms, copies = self.register_steps()
         issue, pipe = self._floor_parts()
+        issue += (valu + copies) * cm.valu_issue + (perms * cm.instruction("v_perm_b32") if perms else 0.0)
         accesses = sum(len(a) for a in self.stores) + sum(len(a) for a in self.loads)
         barriers = 2 * len(self.stores) - 1 if self.barrier_scope else 0
-        return cm.path_floor(issue + valu * cm.valu_issue, pipe, cm.latency(2)), accesses + barriers + valu + 2
+        return cm.path_floor(issue, pipe, cm.latency(2)), accesses + barriers + valu + perms + copies + 2
+
+    def register_steps(self) -> tuple[int, int]:
+        """Lower bounds of the ``v_perm_b32`` steps and of the tuple copies (``valu_tuple_copies`` of
+        cost.estimate_overhead) of the plan build_lds makes of these accesses, on AMD targets (on
+        PTX targets, and for matrix sides, none are counted).
+
+        Permutes: build_lds gathers each store dword (``p`` registers in slot order) with
+        ``in_wave.gather_dwords``, which makes no op only for a src VGPR as it is (``_in_place``:
+        registers ``p j .. p j + p - 1`` in order), and a narrow store where ``_emit_narrow_store``
+        must: ``s_perms`` (``_perms_side`` of the store vectors) counts exactly those.  Such a dword
+        is no src value and the stores' dwords hold distinct registers, so each is the result of an
+        op of its own (a value has one producer).  Where no two dst registers are twins, every dst
+        dword is loaded and is in place only when one loaded VGPR holds it in order, so the dst
+        dwords gathered are the loaded VGPRs out of order, ``_perms_side`` of the load vectors (for
+        narrow loads, every dword): ``d_perms``, distinct dwords, none a store dword (those read src
+        values).  Each such op is live (stores and outputs are) and becomes one ``v_perm_b32`` step
+        (``ir._Emitter``; elements under 32 bits: one issue at ``CostModel.instruction("v_perm_b32")``).
+
+        Copies: cost.tuple_copies over the wide stores, the src VGPRs arriving in tuples, counts
+        the dwords of each chunk that are src VGPRs unless the chunk is an aligned tuple in order;
+        a store reads a src value in its own VGPR (``ir._Emitter`` writes every new value to a
+        fresh register, numbered above the src VGPRs) and a repacked one in a fresh register
+        written before it: ``_copies_side`` counts exactly those (``s_copies``), each one
+        ``v_mov_b32`` of setup at ``valu_issue``."""
+        return self.s_perms + self.d_perms, self.s_copies
 
     @cached_property
     def address_valu(self) -> int:
@@ -1165,13 +1306,16 @@ def lds_accesses(ctx: ConversionContext, design: LdsDesign) -> list[LdsAccesses]
     D = _side(prob.dst_cols, design, inv_cols)
     t_cap = (16 // element_bytes).bit_length() - 1
     store_choices = _choose_vectors(S, t_cap, p, element_bytes, True, ctx.src_tuple_dwords)
+    d_perms = 0  # a lower bound of the dst dwords gathered from the loaded values (LdsAccesses.register_steps)
     if design.read_transpose:
         d_groups, d_width_bytes = _transpose_groups(D, ctx.element_bits, design.n_offset_bits), 8
     elif design.over_fetch:
         d_groups, d_width_bytes = _over_fetch_groups(D, element_bytes, t_cap)
     else:
-        (d_deltas,) = _choose_vectors(D, t_cap, p, element_bytes, False, ctx.src_tuple_dwords)
-        d_groups, d_width_bytes = _groups(D, d_deltas), element_bytes << len(d_deltas)
+        (d_vectors,) = _choose_vectors(D, t_cap, p, element_bytes, False, ctx.src_tuple_dwords)
+        d_groups, d_width_bytes = _groups(D, d_vectors.deltas), element_bytes << len(d_vectors.deltas)
+        if len(D.unique) == len(D.reg_image):  # (no twins)
+            d_perms = d_vectors.perms if d_width_bytes >= 4 else len(D.reg_image) // p
 
     def rounds_of(side: _Side, groups: list[list[int]]) -> list[int]:
         if not design.n_rep_bits:
@@ -1193,7 +1337,9 @@ def lds_accesses(ctx: ConversionContext, design: LdsDesign) -> list[LdsAccesses]
     n_rounds = 1 << design.n_rep_bits
     out: list[LdsAccesses] = []
     loads = None
-    for s_deltas in store_choices:
+    counted = ctx.target.lds_isa != "ptx"  # register_steps: AMD's (PTX: prmt, and no tuple copies)
+    for s_vectors in store_choices:
+        s_deltas = s_vectors.deltas
         s_groups, s_width_bytes = _groups(S, s_deltas), element_bytes << len(s_deltas)
         try:
             s_round = rounds_of(S, s_groups)
@@ -1207,7 +1353,8 @@ def lds_accesses(ctx: ConversionContext, design: LdsDesign) -> list[LdsAccesses]
             raise
         out.append(LdsAccesses(design, S, D, s_width_bytes, d_width_bytes, loads[1],
                                [paired(S, s_groups, s_width_bytes, s_round, k) for k in range(n_rounds)], loads[0],
-                               ctx))
+                               ctx, s_perms=s_vectors.perms if counted else 0,
+                               s_copies=s_vectors.copies if counted else 0, d_perms=d_perms if counted else 0))
     if out and not design.read_transpose and not design.over_fetch:
         out += _matrix_variants(ctx, out, n_rounds)
     return out
@@ -1234,10 +1381,12 @@ def _matrix_variants(ctx: ConversionContext, plain: list[LdsAccesses], n_rounds:
         return out
 
     loads = [(None, first.loads, first.d_width_bytes)] + [(t, rounds, 16) for t, rounds in forms(False)]
-    stores = [(None, a.stores, a.s_width_bytes) for a in plain] + [(t, rounds, 16) for t, rounds in forms(True)]
+    stores = [(None, a.stores, a.s_width_bytes, a.s_perms, a.s_copies) for a in plain] + \
+        [(t, rounds, 16, 0, 0) for t, rounds in forms(True)]
     return [replace(first, s_width_bytes=s_width, d_width_bytes=d_width, stores=s_rounds, loads=d_rounds,
-                    s_matrix=s_trans, d_matrix=d_trans, _floors={})
-            for s_trans, s_rounds, s_width in stores for d_trans, d_rounds, d_width in loads
+                    s_matrix=s_trans, d_matrix=d_trans, s_perms=s_perms, s_copies=s_copies,
+                    d_perms=first.d_perms if d_trans is None else 0, _floors={})
+            for s_trans, s_rounds, s_width, s_perms, s_copies in stores for d_trans, d_rounds, d_width in loads
             if s_trans is not None or d_trans is not None]
 
 
