@@ -92,19 +92,13 @@ def _program(ctx: ConversionContext) -> Program:
                    isa, fuse_select_perm=ctx.target.family in ("cdna", "rdna"))
 
 
-def _finish(plan: Plan, prog: Program, outputs: list[int], strategy: str, ctx: ConversionContext,
-            lds_valu: int | None = None) -> Plan:
-    """Emit ``prog`` into ``plan`` and price it (``lds_valu``: its LDS address VALU ops when known)."""
-    plan.steps = prog.emit(outputs, _n_values(plan.slots_out, ctx))
-    plan.strategy = strategy
-    return _priced(plan, ctx, lds_valu)
-
-
-def _priced(plan: Plan, ctx: ConversionContext, lds_valu: int | None = None) -> Plan:
+def _priced(plan: Plan, ctx: ConversionContext, lds_valu: int | None = None, depth: int | None = None,
+            tuple_copies: int | None = None) -> Plan:
     """``plan`` with the setup, cost and cost parts of its steps under ``ctx`` (``lds_valu``: its LDS
-    address VALU ops when known)."""
-    depth = cost_mod.ds_depth(plan)
-    plan.overhead = cost_mod.estimate_overhead(plan, depth, lds_valu, ctx.src_tuple_dwords)
+    address VALU ops, ``depth``: its ``cost.ds_depth``, ``tuple_copies``: its stores' VGPR tuple
+    copies, each when known)."""
+    depth = cost_mod.ds_depth(plan) if depth is None else depth
+    plan.overhead = cost_mod.estimate_overhead(plan, depth, lds_valu, ctx.src_tuple_dwords, tuple_copies)
     plan.cost, plan.cost_detail = cost_mod.plan_cost(plan, ctx.cost_model, depth)
     return plan
 
@@ -394,7 +388,9 @@ def lds_plan(ctx: ConversionContext, acc: lds_path.LdsAccesses) -> Plan:
     outs = build_lds(prog, acc, list(range(prog.n_init)))
     plan = _base_plan(ctx)
     plan.lds_bytes = acc.design.lds_bytes
-    plan = _finish(plan, prog, outs, "lds", ctx, acc.address_valu)
+    plan.steps = prog.emit(outs, _n_values(plan.slots_out, ctx))
+    plan.strategy = "lds"
+    plan = _priced(plan, ctx, acc.address_valu, lds_path.ROUND_TRIP_DS_DEPTH, acc.register_steps()[1])
     rounds = 1 << acc.design.n_rep_bits
     sync = {"workgroup": "barriers (data crosses warps)",
             "warp": "warp barriers (each warp reads its own writes; its lanes are not in lockstep)",

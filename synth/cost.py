@@ -604,7 +604,7 @@ def _setup_unit(name: str) -> str:
 
 
 def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = None,
-                      src_tuple_dwords: int = SRC_TUPLE_DWORDS) -> dict[str, int]:
+                      src_tuple_dwords: int = SRC_TUPLE_DWORDS, tuple_copies: int | None = None) -> dict[str, int]:
     """Setup instructions the steps need but that are not steps themselves ([I] estimates).
 
     ``valu_bpermute_addr`` BPERMUTE_ADDR_VALU per distinct ds_bpermute address pattern;
@@ -618,8 +618,9 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
     (``tuple_copies``, the src VGPRs arriving in tuples of ``src_tuple_dwords``); none on PTX
     targets, whose vector accesses name any registers (``st.shared.v4.b32 [a], {r1, r7, r2, r9}``:
     the register placement is ptxas's, no PTX instruction; docs/nvidia_facts.md section 6);
-    ``s_waitcnt`` one per level of dependent DS instructions (``depth``: ``ds_depth(plan)`` and
-    ``lds_valu``: ``valu_lds_addr`` when the caller knows them); ``s_nop`` the hazard waits of the
+    ``s_waitcnt`` one per level of dependent DS instructions (``depth``: ``ds_depth(plan)``,
+    ``lds_valu``: ``valu_lds_addr`` and ``tuple_copies``: ``valu_tuple_copies`` on AMD, when the
+    caller knows them); ``s_nop`` the hazard waits of the
     order the lowering emits the steps in (linlayout.synth.hazards.hazard_nops: CDNA DPP and permlane
     reads; not setup but instructions of the region, priced by ``plan_cost`` at their wait states).  The lane id is taken as available
     (every kernel computes it for its memory ops).  Not counted: the per-lane selector VGPRs of
@@ -635,7 +636,8 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
         "salu_vcc": VCC_SALU * len(setup.conditions),
         "salu_perm_selector": PERM_SELECTOR_SALU * len(setup.selectors),
         "valu_lds_addr": lds_address_valu(setup.lds_steps) if lds_valu is None else lds_valu,
-        "valu_tuple_copies": 0 if ptx else _store_tuple_copies(plan, src_tuple_dwords),
+        "valu_tuple_copies": 0 if ptx else (_store_tuple_copies(plan, src_tuple_dwords) if tuple_copies is None
+                                            else tuple_copies),
         "s_waitcnt": ds_depth(plan) if depth is None else depth,
     }
     if not ptx:

@@ -1107,6 +1107,12 @@ def _pairs(patterns: list[int], bases: list[int], width_bytes: int) -> list[tupl
     return out
 
 
+#: ``cost.ds_depth`` of every plan ``build_lds`` makes: its stores read src values (level 1), its
+#: loads read what the stores wrote (level 2, the later rounds' stores reading src values too), and
+#: its other steps (``v_perm_b32``, ``prmt``) are no crossbar moves (no level of their own).
+ROUND_TRIP_DS_DEPTH = 2
+
+
 @dataclass
 class LdsAccesses:
     """The accesses of one design, before any register program: per side the coordinates, the
@@ -1172,7 +1178,7 @@ class LdsAccesses:
         pipe floor (every access's LDS-pipe cycles with its bank conflicts, cost.lds_access_cost
         beyond its issue) and two levels of DS latency; repacking and setup not counted (they only
         add issue or pipe cycles).  Memoized per cost model and element size."""
-        return self.ctx.cost_model.path_floor(*self._floor_parts(), self.ctx.cost_model.latency(2))
+        return self.ctx.cost_model.path_floor(*self._floor_parts(), self.ctx.cost_model.latency(ROUND_TRIP_DS_DEPTH))
 
     def order_floor(self) -> float:
         """The summed floor, ``issue + pipe + latency`` of ``floor``'s parts: the order in which
@@ -1180,7 +1186,7 @@ class LdsAccesses:
         key of the ranking is built, and ranks, first.  It is ``floor`` where the model sums; where
         the pipes overlap it is at least ``floor`` and keeps the order of the summed model."""
         issue, pipe = self._floor_parts()
-        return issue + pipe + self.ctx.cost_model.latency(2)
+        return issue + pipe + self.ctx.cost_model.latency(ROUND_TRIP_DS_DEPTH)
 
     def plan_floor(self) -> tuple[float, int]:
         """Lower bounds of the cost and of the instructions with setup (Plan.total_with_overhead)
@@ -1197,7 +1203,8 @@ class LdsAccesses:
         issue += (valu + copies) * cm.valu_issue + (perms * cm.instruction("v_perm_b32") if perms else 0.0)
         accesses = sum(len(a) for a in self.stores) + sum(len(a) for a in self.loads)
         barriers = 2 * len(self.stores) - 1 if self.barrier_scope else 0
-        return cm.path_floor(issue, pipe, cm.latency(2)), accesses + barriers + valu + perms + copies + 2
+        instructions = accesses + barriers + valu + perms + copies + ROUND_TRIP_DS_DEPTH
+        return cm.path_floor(issue, pipe, cm.latency(ROUND_TRIP_DS_DEPTH)), instructions
 
     def register_steps(self) -> tuple[int, int]:
         """Lower bounds of the ``v_perm_b32`` steps and of the tuple copies (``valu_tuple_copies`` of
