@@ -897,16 +897,16 @@ def _vector_bits(side: _Side, t_max: int) -> list[list[int]]:
     ``delta_i`` the solution on the pivot columns (as f2.solve's) of ``layout delta_i`` = the
     tensor vector of (offset, rep) bit ``i`` (``_registers``), None where there is none (or no bit
     ``i``)."""
-    options = [[]]
-    solutions = [_solve(side.registers, side.shared_cols[i]) if i < len(side.shared_cols) else None
-                 for i in range(t_max)]
+    options, deltas = [[]], []
     for t in range(1, t_max + 1):
         low = (1 << t) - 1
         if any(c & low for c in side.other_cols):
             break
-        deltas = solutions[:t]
-        if any(x is None for x in deltas):  # f2.solve_many: exact solutions, or None
-            return options
+        # delta_{t-1}, solved only now (the ones before it were solved for t - 1)
+        delta = _solve(side.registers, side.shared_cols[t - 1]) if t - 1 < len(side.shared_cols) else None
+        if delta is None:  # f2.solve_many: exact solutions, or None
+            break
+        deltas = deltas + [delta]
         options.append(deltas)
     return options
 
