@@ -93,13 +93,13 @@ def _program(ctx: ConversionContext) -> Program:
 
 
 def _priced(plan: Plan, ctx: ConversionContext, lds_valu: int | None = None, depth: int | None = None,
-            tuple_copies: int | None = None) -> Plan:
+            tuple_copies: int | None = None, lds_cycles: dict | None = None) -> Plan:
     """``plan`` with the setup, cost and cost parts of its steps under ``ctx`` (``lds_valu``: its LDS
     address VALU ops, ``depth``: its ``cost.ds_depth``, ``tuple_copies``: its stores' VGPR tuple
-    copies, each when known)."""
+    copies, ``lds_cycles``: its LDS accesses' cycles by form (``cost.plan_cost``), each when known)."""
     depth = cost_mod.ds_depth(plan) if depth is None else depth
     plan.overhead = cost_mod.estimate_overhead(plan, depth, lds_valu, ctx.src_tuple_dwords, tuple_copies)
-    plan.cost, plan.cost_detail = cost_mod.plan_cost(plan, ctx.cost_model, depth)
+    plan.cost, plan.cost_detail = cost_mod.plan_cost(plan, ctx.cost_model, depth, lds_cycles)
     return plan
 
 
@@ -390,7 +390,8 @@ def lds_plan(ctx: ConversionContext, acc: lds_path.LdsAccesses) -> Plan:
     plan.lds_bytes = acc.design.lds_bytes
     plan.steps = prog.emit(outs, _n_values(plan.slots_out, ctx))
     plan.strategy = "lds"
-    plan = _priced(plan, ctx, acc.address_valu, lds_path.ROUND_TRIP_DS_DEPTH, acc.register_steps()[1])
+    plan = _priced(plan, ctx, acc.address_valu, lds_path.ROUND_TRIP_DS_DEPTH, acc.register_steps()[1],
+                   acc.access_cycles())
     rounds = 1 << acc.design.n_rep_bits
     sync = {"workgroup": "barriers (data crosses warps)",
             "warp": "warp barriers (each warp reads its own writes; its lanes are not in lockstep)",

@@ -655,8 +655,10 @@ class _Pricer:
     ``lds_pipe_cycles``: the part of both that the LDS pipe is busy (crossbar moves and LDS
     accesses beyond their issue slot)."""
 
-    def __init__(self, cm: CostModel, arch: str, element_bits: int) -> None:
+    def __init__(self, cm: CostModel, arch: str, element_bits: int,
+                 lds_cycles: dict[tuple[bool, int, bool, int], float] | None = None) -> None:
         self.cm, self.arch, self.element_bits = cm, arch, element_bits
+        self.known_lds_cycles = lds_cycles or {}  # plan_cost's lds_cycles
         self.mult = dwords_per_slot(element_bits)
         self.issue_cycles = self.lds_cycles = self.lds_pipe_cycles = 0.0
         self._cycles: dict[str, float] = {}  # kind -> cm.instruction(kind), asked once per kind
@@ -673,7 +675,10 @@ class _Pricer:
                 self.lds_pipe_cycles += cycles - n * mult * self.cm.ds_issue
 
     def lds_access(self, store: bool, width_bytes: int, addr, paired: bool, transpose: int) -> None:
-        cycles = lds_access_cost(self.cm, self.arch, store, width_bytes, addr, self.element_bits, paired, transpose)
+        cycles = self.known_lds_cycles.get((store, width_bytes, paired, transpose))
+        if cycles is None:
+            cycles = lds_access_cost(self.cm, self.arch, store, width_bytes, addr, self.element_bits, paired,
+                                     transpose)
         self.lds_cycles += cycles
         self.lds_pipe_cycles += cycles - self.cm.ds_issue
 
@@ -703,10 +708,13 @@ def _parts(cm: CostModel, issue: float, lds: float, lds_pipe: float, depth: int,
     return parts
 
 
-def plan_cost(plan, cm: CostModel, depth: int | None = None) -> tuple[float, dict]:
+def plan_cost(plan, cm: CostModel, depth: int | None = None,
+              lds_cycles: dict[tuple[bool, int, bool, int], float] | None = None) -> tuple[float, dict]:
     """The value of ``plan`` under ``cm.objective`` and its parts, with every objective's value
-    (``<objective>_value``; ``depth``: ``ds_depth(plan)`` if known)."""
-    pricer = _Pricer(cm, plan.arch, plan.element_bits)
+    (``<objective>_value``; ``depth``: ``ds_depth(plan)`` if known; ``lds_cycles``: where known,
+    ``lds_access_cost`` of every LDS access of a form (store, width in bytes, paired, transpose
+    element bits), the same for all the plan's accesses of that form)."""
+    pricer = _Pricer(cm, plan.arch, plan.element_bits, lds_cycles)
     for st in plan.steps:
         st.price(pricer)
     if plan.overhead.get("s_nop"):  # the hazard wait states of the emitted order (estimate_overhead)

@@ -1269,37 +1269,48 @@ class LdsAccesses:
     def _floor_parts(self) -> tuple[float, float]:
         """(issue, LDS-pipe) cycles of these accesses and barriers (``floor``), memoized per cost
         model and element size."""
+        return self._counted()[:2]
+
+    def access_cycles(self) -> dict[tuple[bool, int, bool, int], float]:
+        """``cost.lds_access_cost`` of every access that is no matrix access, by its form: (store,
+        width in bytes, paired, transpose element bits), the arguments that ``Step.price`` gives
+        ``cost._Pricer.lds_access`` besides the address.  One cost per form: one side's accesses are
+        XOR-translates of each other by multiples of the width (an access starts at a register
+        whose vector bits are clear), the same banks up to a permutation, and the same key of
+        ``cost.lds_conflict_degree``.  Memoized with ``_floor_parts``."""
+        return self._counted()[2]
+
+    def _counted(self) -> tuple[float, float, dict]:
         key = (self.ctx.cost_model.key(), self.ctx.element_bits)
         if key not in self._floors:
             self._floors[key] = self._count_floor_parts()
         return self._floors[key]
 
-    def _count_floor_parts(self) -> tuple[float, float]:
+    def _count_floor_parts(self) -> tuple[float, float, dict]:
         cm = self.ctx.cost_model
         issue = pipe = 0.0
+        costs: dict[tuple[bool, int, bool, int], float] = {}  # access_cycles
         for store, rounds, width_bytes in ((True, self.stores, self.s_width_bytes),
                                            (False, self.loads, self.d_width_bytes)):
-            # one side's accesses are XOR-translates of each other by multiples of the width (an
-            # access starts at a register whose vector bits are clear): same banks up to a permutation,
-            # so one cost per form (single or paired)
-            costs: dict[bool, float] = {}
             matrix = self.matrix(store) is not None
+            transpose = 0 if store else self.design.read_transpose
             for accesses in rounds:
                 for g, g2, _, _ in accesses:
                     if matrix:  # groups of 1, 2 or 4 registers
                         cycles = matrix_access_cost(cm, self.ctx.arch, self.matrix_name(store, g),
                                                     self.address(store, g))
                     else:
-                        if (g2 is not None) not in costs:
-                            costs[g2 is not None] = lds_access_cost(
-                                cm, self.ctx.arch, store, width_bytes, self.address(store, g),
-                                self.ctx.element_bits, g2 is not None, 0 if store else self.design.read_transpose)
-                        cycles = costs[g2 is not None]
+                        form = (store, width_bytes, g2 is not None, transpose)
+                        cycles = costs.get(form)
+                        if cycles is None:
+                            cycles = costs[form] = lds_access_cost(cm, self.ctx.arch, store, width_bytes,
+                                                                   self.address(store, g), self.ctx.element_bits,
+                                                                   g2 is not None, transpose)
                     issue += cm.ds_issue  # the issue slot; the rest is the pipe's (cost._Pricer)
                     pipe += cycles - cm.ds_issue
         if self.barrier_kind:
             issue += cm.instruction(self.barrier_kind) * (2 * len(self.stores) - 1)
-        return issue, pipe
+        return issue, pipe, costs
 
 
 def lds_accesses(ctx: ConversionContext, design: LdsDesign) -> list[LdsAccesses]:
