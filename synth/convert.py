@@ -231,7 +231,7 @@ def _in_wave_programs(ctx: ConversionContext, wm, gather: bool = True) -> list[_
         sched, planner, K = best
         built = _in_wave_program(ctx, wm, up, K, "exchange:" + sched.name,
                                  lambda prog, units: build_schedule(prog, sched, planner, units, n_dst),
-                                 planner.live_moves(sched, n_dst, _register_isa(ctx).perm))
+                                 planner.live_moves(sched, n_dst, _register_isa(ctx)))
         if built is not None:
             out.append(built)
     vperm = cm.instruction("v_perm_b32") * (pack_perms(up.pk.K, up.n_sr, p) + pack_perms(up.pk.Kd, len(up.reg_cols), p)

@@ -63,7 +63,7 @@ def _every_program(ctx: ConversionContext) -> list:
                     out.append(convert._in_wave_program(
                         ctx, wm, up, K, sched.name,
                         lambda prog, units, s=sched, pl=planner: build_schedule(prog, s, pl, units, n_dst),
-                        planner.live_moves(sched, n_dst, convert._register_isa(ctx).perm)))
+                        planner.live_moves(sched, n_dst, convert._register_isa(ctx))))
         if k == 0:
             _, g_plan = gather_choices(ctx, up.pk.units)
             out.append(convert._in_wave_program(
