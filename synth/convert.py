@@ -142,15 +142,18 @@ def _unit_problem(ctx: ConversionContext, wm) -> _UnitProblem:
 
 @dataclass
 class _InWaveProgram:
-    """An in-wave candidate as an SSA program (``outputs``: its dst values), built when first read
-    (``make``), not yet emitted or priced (``_finish_in_wave``); ``moves``: what it holds live, known
-    before it is built (``SchedulePlanner.live_moves``: ``(kinds, depth)``), or None."""
+    """An in-wave candidate of the conversion ``ctx`` as an SSA program (``outputs``: its dst values),
+    built when first read (``make``), not yet emitted or priced (``_finish_in_wave``); ``moves``: what
+    it holds live, known before it is built (``SchedulePlanner.live_moves``: ``(kinds, depth)``), or
+    None."""
 
+    ctx: ConversionContext
     name: str
     K: list[int]
     make: Callable[[], tuple[Program, list[int]]]
     moves: tuple[Counter, int] | None = None
     _built: tuple[Program, list[int]] | None = field(default=None, repr=False)
+    _floor: ProgramFloor | None = field(default=None, repr=False)
 
     @property
     def prog(self) -> Program:
@@ -165,16 +168,18 @@ class _InWaveProgram:
             self._built = self.make()
         return self._built
 
-    def floor(self, ctx: ConversionContext) -> ProgramFloor:
+    def floor(self) -> ProgramFloor:
         """Lower bounds of the priced plan's cost and instructions (linlayout.synth.program_floor)."""
-        return ProgramFloor.of(self.prog, self.outputs, ctx.cost_model, ctx.element_bits)
+        if self._floor is None:
+            self._floor = ProgramFloor.of(self.prog, self.outputs, self.ctx.cost_model, self.ctx.element_bits)
+        return self._floor
 
-    def early_floor(self, ctx: ConversionContext) -> ProgramFloor:
+    def early_floor(self) -> ProgramFloor:
         """Floors at most ``floor``'s: of ``moves`` without building the program
         (``ProgramFloor.of_kinds``), else ``floor`` itself."""
         if self.moves is None:
-            return self.floor(ctx)
-        return ProgramFloor.of_kinds(*self.moves, ctx.cost_model, ctx.element_bits)
+            return self.floor()
+        return ProgramFloor.of_kinds(*self.moves, self.ctx.cost_model, self.ctx.element_bits)
 
 
 def _in_wave_program(ctx: ConversionContext, wm, up: _UnitProblem, K: list[int], name: str,
@@ -192,7 +197,7 @@ def _in_wave_program(ctx: ConversionContext, wm, up: _UnitProblem, K: list[int],
         units = _warp_offsets(prog, pack_units(prog, pkK), offsets, K, up.n_sr, ctx.problem.num_warps,
                               ctx.target.wave_size)
         return prog, middle(prog, units)
-    return _InWaveProgram(name, K, make, moves)
+    return _InWaveProgram(ctx, name, K, make, moves)
 
 
 def _finish_in_wave(ctx: ConversionContext, built: _InWaveProgram) -> Plan:
@@ -496,10 +501,10 @@ def _candidates(ctx: ConversionContext, best_only: bool = False, movmatrix: bool
         if programs and best_only and strategy == "auto" and not cm.pipe_overlap and not with_movmatrix:
             lb = _lower_bound(ctx)
             lds_first = LDS_FIRST_FACTOR * cm.rank_value(lb["lds_cost"], lb["lds_instructions"])
-            early = [b.early_floor(ctx).rank_value(cm) for b in programs]  # no program built that has moves
+            early = [b.early_floor().rank_value(cm) for b in programs]  # no program built that has moves
             if min(early) > lds_first:
                 return _rank(_lds_first(ctx, programs, early), cm)
-            floors = [b.floor(ctx).rank_value(cm) for b in programs]
+            floors = [b.floor().rank_value(cm) for b in programs]
             if min(floors) > lds_first:
                 return _rank(_lds_first(ctx, programs, floors), cm)
             cands.extend(_within_ties(ctx, programs, floors))
@@ -558,7 +563,7 @@ def _lds_first(ctx: ConversionContext, programs: list[_InWaveProgram], floors: l
         lds = []
     limit = min(_rank_value(p, cm) for p in lds) * (1 + cm.tie_fraction) + 1e-9 if lds else float("inf")
     return [_finish_in_wave(ctx, b) for b, f in zip(programs, floors)
-            if f <= limit and b.floor(ctx).rank_value(cm) <= limit] + lds
+            if f <= limit and b.floor().rank_value(cm) <= limit] + lds
 
 
 def _within_ties(ctx: ConversionContext, programs: list[_InWaveProgram], floors: list[float]) -> list[Plan]:

@@ -81,7 +81,7 @@ def test_every_in_wave_program_prices_at_or_above_its_floor(objective):
         ctx = _context(case, objective)
         cm = ctx.cost_model
         for built in _every_program(ctx):
-            floor = built.floor(ctx)
+            floor = built.floor()
             plan = convert._finish_in_wave(ctx, built)
             assert floor.cost <= plan.cost + 1e-9, (case["name"], built.name, floor, plan.cost)
             assert floor.instructions <= plan.total_with_overhead(), (case["name"], built.name, floor)
@@ -111,7 +111,7 @@ def test_early_floors_are_at_most_the_floors(objective):
             counted, depth = built.moves
             assert all(n <= kinds[kind] for kind, n in counted.items()), (case["name"], built.name, counted, kinds)
             assert depth <= ProgramFloor._ds_depth(ops), (case["name"], built.name)
-            early, floor = built.early_floor(ctx), built.floor(ctx)
+            early, floor = built.early_floor(), built.floor()
             assert early.cost <= floor.cost + 1e-9 and early.instructions <= floor.instructions, (case["name"], built.name)
             assert early.rank_value(cm) <= floor.rank_value(cm) + 1e-9
             exact += early == floor
