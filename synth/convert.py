@@ -21,7 +21,8 @@
      already ranks it after the in-wave plan.
    The in-wave candidates are SSA programs first; where their floors (linlayout.synth.program_floor)
    are well above the LDS lower bound, the LDS plans are built first and an in-wave program is
-   emitted and priced only when its floor could enter the tie group (``_lds_first``).
+   built only when a floor known before (``_InWaveProgram.early_floor``), and emitted and priced
+   only when its floor, could enter the tie group (``_lds_first``).
 3. Candidates are ranked by linlayout.synth.cost (``CostModel.rank_value``: the cost, times
    the square root of the instructions with setup under ``concurrent``; ``CostModel.tie_fraction``:
    near ties go to fewer instructions, then to no LDS); the winner is executed on the wave
