@@ -21,7 +21,8 @@
      already ranks it after the in-wave plan.
    The in-wave candidates are SSA programs first; where their floors (linlayout.synth.program_floor)
    are well above the LDS lower bound, the LDS plans are built first and an in-wave program is
-   emitted and priced only when its floor could enter the tie group (``_lds_first``).
+   built only when a floor known before (``_InWaveProgram.early_floor``), and emitted and priced
+   only when its floor, could enter the tie group (``_lds_first``).
 3. Candidates are ranked by linlayout.synth.cost (``CostModel.rank_value``: the cost, times
    the square root of the instructions with setup under ``concurrent``; ``CostModel.tie_fraction``:
    near ties go to fewer instructions, then to no LDS); the winner is executed on the wave
@@ -40,7 +41,9 @@ exchange tables; declared in ``linlayout.caches``); ``linlayout.caches.clear()``
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -52,7 +55,7 @@ from .emulator import PlanVerificationError, verify
 from .exchanges import SchedulePlanner, best_schedule, build_schedule, exchange_applicable
 from .in_wave import (Packing, choose_packing, gather_choices, gather_floor, gather_units, pack_perms, pack_units,
                       unpack_units)
-from .ir import AMD_REGISTER_ISA, PTX_REGISTER_ISA, Program
+from .ir import AMD_REGISTER_ISA, PTX_REGISTER_ISA, Program, RegisterIsa
 from . import lds_path
 from .lds_path import build_lds
 from .lane_ops import any_lane_op, lane_indices
@@ -85,11 +88,15 @@ def _n_values(n_slots: int, ctx: ConversionContext) -> int:
     return n_slots if ctx.element_bits == 64 else -(-n_slots // ctx.slots_per_dword)
 
 
+def _register_isa(ctx: ConversionContext) -> RegisterIsa:
+    """The register instructions of ``ctx``'s target (PTX's where it has ``prmt``)."""
+    return PTX_REGISTER_ISA if "prmt" in ctx.target.lane_ops else AMD_REGISTER_ISA
+
+
 def _program(ctx: ConversionContext) -> Program:
     """An empty SSA program over the src registers of ``ctx``."""
-    isa = PTX_REGISTER_ISA if "prmt" in ctx.target.lane_ops else AMD_REGISTER_ISA
     return Program(_n_values(ctx.problem.src.in_dim_size("register"), ctx), ctx.slots_per_dword, ctx.dwords_per_slot,
-                   isa, fuse_select_perm=ctx.target.family in ("cdna", "rdna"))
+                   _register_isa(ctx), fuse_select_perm=ctx.target.family in ("cdna", "rdna"))
 
 
 def _priced(plan: Plan, ctx: ConversionContext, lds_valu: int | None = None, depth: int | None = None,
@@ -130,31 +137,62 @@ def _unit_problem(ctx: ConversionContext, wm) -> _UnitProblem:
 
 @dataclass
 class _InWaveProgram:
-    """An in-wave candidate built as an SSA program (``outputs``: its dst values), not yet emitted or
-    priced (``_finish_in_wave``)."""
+    """An in-wave candidate of the conversion ``ctx`` as an SSA program (``outputs``: its dst values),
+    built when first read (``make``), not yet emitted or priced (``_finish_in_wave``); ``moves``: what
+    it holds live, known before it is built (``SchedulePlanner.live_moves``: ``(kinds, depth)``), or
+    None."""
 
-    prog: Program
-    outputs: list[int]
+    ctx: ConversionContext
     name: str
     K: list[int]
+    make: Callable[[], tuple[Program, list[int]]]
+    moves: tuple[Counter, int] | None = None
+    _built: tuple[Program, list[int]] | None = field(default=None, repr=False)
+    _floor: ProgramFloor | None = field(default=None, repr=False)
 
-    def floor(self, ctx: ConversionContext) -> ProgramFloor:
+    @property
+    def prog(self) -> Program:
+        return self._program()[0]
+
+    @property
+    def outputs(self) -> list[int]:
+        return self._program()[1]
+
+    def _program(self) -> tuple[Program, list[int]]:
+        if self._built is None:
+            self._built = self.make()
+        return self._built
+
+    def floor(self) -> ProgramFloor:
         """Lower bounds of the priced plan's cost and instructions (linlayout.synth.program_floor)."""
-        return ProgramFloor.of(self.prog, self.outputs, ctx.cost_model, ctx.element_bits)
+        if self._floor is None:
+            self._floor = ProgramFloor.of(self.prog, self.outputs, self.ctx.cost_model, self.ctx.element_bits)
+        return self._floor
+
+    def early_floor(self) -> ProgramFloor:
+        """Floors at most ``floor``'s: of ``moves`` without building the program
+        (``ProgramFloor.of_kinds``), else ``floor`` itself."""
+        if self.moves is None:
+            return self.floor()
+        return ProgramFloor.of_kinds(*self.moves, self.ctx.cost_model, self.ctx.element_bits)
 
 
 def _in_wave_program(ctx: ConversionContext, wm, up: _UnitProblem, K: list[int], name: str,
-                     middle) -> _InWaveProgram | None:
-    """Pack the src VGPRs into units (elements grouped by ``K``), apply the per-warp register
-    offsets and run ``middle(prog, units) -> dst values`` (None if a warp offset moves elements
-    inside a unit)."""
-    prog = _program(ctx)
-    pkK = Packing(ctx.element_bits, up.n_sr, len(up.reg_cols), K, up.pk.Kd if K == up.pk.K else [], up.pk.units)
-    units = _warp_offsets(prog, pack_units(prog, pkK), wm.warp_register_offsets, K, up.n_sr, ctx.problem.num_warps,
-                          ctx.target.wave_size)
-    if units is None:
+                     middle, moves: tuple[Counter, int] | None = None) -> _InWaveProgram | None:
+    """The program that packs the src VGPRs into units (elements grouped by ``K``), applies the
+    per-warp register offsets and runs ``middle(prog, units) -> dst values``, built when first read
+    (``moves``: ``_InWaveProgram``'s); None if a warp offset moves elements inside a unit."""
+    offsets = wm.warp_register_offsets
+    if any((x >> b) & 1 for x in offsets for b in K):
         return None
-    return _InWaveProgram(prog, middle(prog, units), name, K)
+
+    def make() -> tuple[Program, list[int]]:
+        prog = _program(ctx)
+        pkK = Packing(ctx.element_bits, up.n_sr, len(up.reg_cols), K, up.pk.Kd if K == up.pk.K else [], up.pk.units)
+        units = _warp_offsets(prog, pack_units(prog, pkK), offsets, K, up.n_sr, ctx.problem.num_warps,
+                              ctx.target.wave_size)
+        return prog, middle(prog, units)
+    return _InWaveProgram(ctx, name, K, make, moves)
 
 
 def _finish_in_wave(ctx: ConversionContext, built: _InWaveProgram) -> Plan:
@@ -192,7 +230,8 @@ def _in_wave_programs(ctx: ConversionContext, wm, gather: bool = True) -> list[_
     if best is not None:
         sched, planner, K = best
         built = _in_wave_program(ctx, wm, up, K, "exchange:" + sched.name,
-                                 lambda prog, units: build_schedule(prog, sched, planner, units, n_dst))
+                                 lambda prog, units: build_schedule(prog, sched, planner, units, n_dst),
+                                 planner.live_moves(sched, n_dst, _register_isa(ctx)))
         if built is not None:
             out.append(built)
     vperm = cm.instruction("v_perm_b32") * (pack_perms(up.pk.K, up.n_sr, p) + pack_perms(up.pk.Kd, len(up.reg_cols), p)
@@ -313,15 +352,13 @@ def exchange_schedule_plans(src: LinearLayout, dst: LinearLayout, arch: str,
 
 
 def _warp_offsets(prog: Program, units: list[int], offsets: list[int], K: list[int], n_sr: int,
-                  num_warps: int, wave_size: int) -> list[int] | None:
-    """Per-warp register renaming ``r -> r ^ X(w)`` as selects on a per-warp condition (None if an
-    offset moves elements inside a 32-bit unit)."""
+                  num_warps: int, wave_size: int) -> list[int]:
+    """Per-warp register renaming ``r -> r ^ X(w)`` as selects on a per-warp condition (no offset may
+    move elements inside a 32-bit unit: ``_in_wave_program`` checks)."""
     rest = [i for i in range(n_sr) if i not in K]
     for k, x in enumerate(offsets):
         if not x:
             continue
-        if any((x >> b) & 1 for b in K):
-            return None
         u = sum(((x >> b) & 1) << i for i, b in enumerate(rest))
         cond = np.repeat(((np.arange(num_warps) >> k) & 1).astype(bool)[:, None], wave_size, axis=1)
         units = [prog.select(cond, units[q], units[q ^ u]) for q in range(len(units))]
@@ -435,10 +472,13 @@ def _candidates(ctx: ConversionContext, best_only: bool = False, movmatrix: bool
     ``prune``: False builds every LDS design even under the latency objective (the plans are parts
     of larger ones, whose value the floors of the part do not bound).
 
-    The in-wave candidates are built as programs first; where only the first plan is wanted, the
-    floors apply and the pipes do not overlap, and their least floor (linlayout.synth.program_floor)
-    is above ``LDS_FIRST_FACTOR`` times the LDS lower bound's rank value, the LDS plans are built
-    first (``_lds_first``); else the in-wave plans are priced first, least floor first and only
+    The in-wave candidates are made as programs first (an exchange program built only when read);
+    where only the first plan is wanted, the floors apply and the pipes do not overlap, and their
+    least floor (linlayout.synth.program_floor) is above ``LDS_FIRST_FACTOR`` times the LDS lower
+    bound's rank value, the LDS plans are built first (``_lds_first``) -- told first from the early
+    floors (``_InWaveProgram.early_floor``, at most the floors: where their least is above, so is
+    the floors'), else from the floors of the built programs, so the order taken is the one the
+    floors give; else the in-wave plans are priced first, least floor first and only
     those whose floor is within the tie limit of one priced before (``_within_ties``), and bound the
     LDS designs built (their tie limit, ``_lds_candidates``' ``ceiling``)."""
     prob, strategy, cm = ctx.problem, ctx.strategy, ctx.cost_model
@@ -457,9 +497,13 @@ def _candidates(ctx: ConversionContext, best_only: bool = False, movmatrix: bool
         # the gather takes any map: built on the first only
         programs = [b for k, m in enumerate(maps) for b in _in_wave_programs(ctx, m, gather=k == 0)]
         if programs and best_only and strategy == "auto" and not cm.pipe_overlap and not with_movmatrix:
-            floors = [b.floor(ctx).rank_value(cm) for b in programs]
             lb = _lower_bound(ctx)
-            if min(floors) > LDS_FIRST_FACTOR * cm.rank_value(lb["lds_cost"], lb["lds_instructions"]):
+            lds_first = LDS_FIRST_FACTOR * cm.rank_value(lb["lds_cost"], lb["lds_instructions"])
+            early = [b.early_floor().rank_value(cm) for b in programs]  # no program built that has moves
+            if min(early) > lds_first:
+                return _rank(_lds_first(ctx, programs, early), cm)
+            floors = [b.floor().rank_value(cm) for b in programs]
+            if min(floors) > lds_first:
                 return _rank(_lds_first(ctx, programs, floors), cm)
             cands.extend(_within_ties(ctx, programs, floors))
         else:
@@ -487,8 +531,11 @@ def _candidates(ctx: ConversionContext, best_only: bool = False, movmatrix: bool
 def _lds_first(ctx: ConversionContext, programs: list[_InWaveProgram], floors: list[float]) -> list[Plan]:
     """The candidates whose first (``_rank``) is the first of every candidate: the LDS plans
     (``_lds_candidates`` with ``best_only``, no ceiling), then the in-wave ``programs`` priced, but
-    only those whose rank value floor (``floors``: ``ProgramFloor.rank_value``) is within the tie
-    fraction of the best LDS plan's (all of them when no LDS plan fits).
+    only those whose rank value floor (``ProgramFloor.rank_value``) is within the tie fraction of the
+    best LDS plan's (all of them when no LDS plan fits).  ``floors``: rank values at most those
+    floors (``_InWaveProgram.early_floor``'s): a program whose ``floors`` entry is above the limit
+    is not even built; the others are built and priced when their floor is within it -- the same
+    programs as by the floors alone.
 
     Why the first plan is the one of the in-wave-first order.  ``_rank`` puts first, of the plans
     whose rank value is at most ``V * (1 + tie_fraction)`` (``V``: the least rank value; the tie
@@ -513,7 +560,8 @@ def _lds_first(ctx: ConversionContext, programs: list[_InWaveProgram], floors: l
     except LayoutError:  # no LDS plan fits: the in-wave plans are the candidates
         lds = []
     limit = min(_rank_value(p, cm) for p in lds) * (1 + cm.tie_fraction) + 1e-9 if lds else float("inf")
-    return [_finish_in_wave(ctx, b) for b, f in zip(programs, floors) if f <= limit] + lds
+    return [_finish_in_wave(ctx, b) for b, f in zip(programs, floors)
+            if f <= limit and b.floor().rank_value(cm) <= limit] + lds
 
 
 def _within_ties(ctx: ConversionContext, programs: list[_InWaveProgram], floors: list[float]) -> list[Plan]:

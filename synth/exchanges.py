@@ -44,6 +44,7 @@ latency to the estimate, as ``cost.plan_cost`` charges per dependent level.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -474,6 +475,88 @@ class SchedulePlanner:
         in_order = m == 0 and all(x == b for b, x in enumerate(pos[:e]))
         as_is = 1 << sum(1 for x in pos[e:] if x is None or x >= self.kappa) if in_order else 0
         return (n_vgprs - as_is) * (1 if m <= 1 else 3)
+
+    def live_moves(self, s: Schedule, n_dst_slots: int, isa: ir.RegisterIsa) -> tuple[Counter, int] | None:
+        """What every program ``build_schedule`` makes of ``s`` holds live, known before it is built:
+        ``(kinds, depth)``, a count of its live ops per counted instruction kind (``ProgramFloor``'s)
+        that is at most the program's own, and a depth at most its DS depth (``ProgramFloor``'s
+        ``level``) -- so ``ProgramFloor.of_kinds(kinds, depth, ...)`` is at most the program's floor.
+        None where that is not known: a virtual register label (the units start duplicated and the
+        builder's common subexpressions merge ops) or a move fused with a stage (``"xs"``).
+        ``isa``: the program's select and byte permute (``Program.isa``).
+
+        Why.  Without virtual labels the builder starts from one distinct value per unit, and every
+        move keeps them distinct: a stage is one lane op per unit (``_stage`` drops the identity); a
+        unit-bit exchange of the pair ``(q, q | bit)`` is one swap (two outs), or two fused DPP moves
+        ``fused(a, b)``, ``fused(b, a)``, or ship: ``t = select(lj, b, a)``, one lane op of ``t``
+        and two selects; a subword exchange one lane op and one per-lane permute (``perm_select``
+        with two different selectors: a ``permsel``) per unit.  No lane op, fused move, swap or
+        permute here is an identity or folds (``lj`` is half the lanes, the partner lane map is not
+        the identity), and none repeats another's key (their sources differ), so each is one op of
+        the program; so is each select of 32/64-bit elements (no permute in the program: none folds
+        into one), while with 8/16-bit ones selects are not counted (one may fold into a permute of
+        a packing's bytes).
+        The units the dst slots read at the end (``locations``) are live, since no program value
+        they read is a permute that ``gather_dwords`` could look through (only selects may fold into
+        one, and those keep a lane op's whole value); backwards, an output of a move is live only
+        if it is, and then so are all the move's inputs (every op above reads both units of its
+        pair).  Counted: per live unit of a stage, a lane op of the stage's family; per live pair of
+        an exchange, a swap, a fused ``dpp`` per live result, or the ship's lane op (32/64-bit: and
+        its select ``t`` and a select per live result); per live unit of a subword exchange, its
+        lane op and a permute.  Levels: a lane op adds one to its source's when it goes through the
+        crossbar, a fused move, a swap and a select of 32/64-bit elements take the larger of their
+        inputs', a permute 0, and a select of 8/16-bit ones is taken as 0 (at most its level: the
+        larger of its inputs', or 0 as a permute); units start at 0 (src values, packing permutes,
+        warp-offset selects)."""
+        if any(lab[0] == "v" for lab in self.reg0) or any(mv[0] == "xs" for mv in s.moves):
+            return None
+        live = set(u for u, _ in self.locations(s, n_dst_slots))
+        lives = []  # the units live after each move, last move first
+        for mv in reversed(s.moves):
+            lives.append(live)
+            if mv[0] == "x" and mv[1] >= self.kappa:
+                bit = 1 << (mv[1] - self.kappa)
+                live = live | {q ^ bit for q in live}
+        kinds: Counter = Counter()
+        level = [0] * self.n_units
+        depth = 0
+        for mv, live in zip(s.moves, reversed(lives)):
+            if mv[0] == "stage":
+                op = _stage_op(self.target, self.cm_key, mv[1])
+                for q in live:
+                    kinds[op.family] += 1
+                    level[q] += op.crossbar
+                    depth = max(depth, level[q])
+                continue
+            rho, j = mv[1], mv[2]
+            if rho < self.kappa:
+                (op,) = self.sub[j].ops
+                for q in live:
+                    kinds[op.family] += 1
+                    kinds[isa.perm] += 1
+                    depth = max(depth, level[q] + op.crossbar)
+                    level[q] = 0
+                continue
+            real, bit = self.dword[j], 1 << (rho - self.kappa)
+            for q in {q & ~bit for q in live}:
+                if real.how == "ship":  # t = select(lj, b, a), its lane op, a select per result
+                    (op,) = real.ops
+                    kinds[op.family] += 1
+                    if self.p > 1:  # the selects taken as level 0 and not counted
+                        depth = max(depth, int(op.crossbar))
+                        level[q] = level[q | bit] = 0
+                        continue
+                    kinds[isa.select] += 1 + len({q, q | bit} & live)
+                    level[q] = level[q | bit] = max(level[q], level[q | bit]) + op.crossbar
+                    depth = max(depth, level[q])
+                    continue
+                if real.how == "permlane":  # one swap
+                    kinds[real.kind] += 1
+                else:  # a fused DPP move per live result
+                    kinds["dpp"] += len({q, q | bit} & live)
+                level[q] = level[q | bit] = max(level[q], level[q | bit])
+                depth = max(depth, level[q])
+        return kinds, depth
 
 
 def best_schedule(ctx: ConversionContext, reg_cols: list[int], lane_cols: list[int], n_sr: int, K: list[int],

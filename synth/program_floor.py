@@ -56,16 +56,27 @@ class ProgramFloor:
     def of(cls, prog: Program, outputs: list[int], cm: CostModel, element_bits: int) -> "ProgramFloor":
         """The floors (module docstring) of ``prog`` computing ``outputs``; ``cm`` must price
         without overlapping pipes, under an objective the floors bound."""
+        ops = prog.live_ops(outputs)
+        kinds = Counter(cls._instruction(op, prog) for op in ops)
+        depth = cls._ds_depth(ops) if any(kind in CROSSBAR_KINDS for kind in kinds) else 0
+        return cls.of_kinds(kinds, depth, cm, element_bits)
+
+    @classmethod
+    def of_kinds(cls, kinds: Counter, depth: int, cm: CostModel, element_bits: int) -> "ProgramFloor":
+        """The floors (module docstring) of live ops counted per instruction kind (``kinds``) with DS
+        depth ``depth``.  Counts and a depth at most a program's own give floors at most its floors:
+        every part (``issue - pipe``: each op's price but a crossbar move's LDS-pipe share, at least
+        ``ds_issue >= 0``; ``pipe``; the latency; the instructions) is a sum of non-negative terms per
+        op, or grows with the depth, and ``path_floor`` and ``rank_value`` do not decrease when one
+        grows (``SchedulePlanner.live_moves`` counts part of an exchange program before it is built)."""
         if cm.pipe_overlap or not cm.floors_apply:
             raise ValueError("program floors bound the sum of the parts, under concurrent or latency")
         m = dwords_per_slot(element_bits)
-        ops = prog.live_ops(outputs)
-        kinds = Counter(cls._instruction(op, prog) for op in ops)
         crossbar = [kind for kind in kinds if kind in CROSSBAR_KINDS]
         issue = m * sum(n * cm.instruction(kind) for kind, n in kinds.items())
         pipe = m * sum(kinds[kind] * (cm.instruction(kind) - cm.ds_issue) for kind in crossbar)
-        depth = cls._ds_depth(ops) if crossbar else 0
-        return cls(cm.path_floor(issue - pipe, pipe, cm.latency(depth)), m * len(ops) + depth)
+        depth = depth if crossbar else 0
+        return cls(cm.path_floor(issue - pipe, pipe, cm.latency(depth)), m * sum(kinds.values()) + depth)
 
     @staticmethod
     def _ds_depth(ops: list) -> int:
