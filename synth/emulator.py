@@ -87,15 +87,15 @@ def _axis_ids(in_dims: tuple, out_dims: tuple, cols: tuple, num_warps: int, lane
     """``(warp [num_warps], lane [lanes], register [n_reg])`` int64: each axis index's image (the XOR of
     the columns of its set bits; warps past the layout's warp size repeat its pattern), read-only."""
     lengths = {"warp": num_warps, "lane": lanes, "register": n_reg}
-    part = {name: np.zeros(n, dtype=np.int64) for name, n in lengths.items()}
+    part = {}
     j = 0
     for name, size in in_dims:
         k = size.bit_length() - 1
-        if name in part:  # index x takes the images of its low k bits (higher warps repeat the pattern)
+        if name in lengths:  # index x takes the images of its low k bits (higher warps repeat the pattern)
             table = span_table(cols[j:j + k])
             part[name] = table if size == lengths[name] else table[np.arange(lengths[name]) & (size - 1)]
         j += k
-    out = part["warp"], part["lane"], part["register"]
+    out = tuple(part[name] if name in part else np.zeros(n, dtype=np.int64) for name, n in lengths.items())
     for t in out:
         t.setflags(write=False)
     return out
@@ -261,13 +261,14 @@ class _Machine:
         ``v_perm_b32`` into ``v[d]`` does (``constants``: a selector byte choosing a constant is free)."""
         s0, s1 = operands
         selb = _bytes_of(selector) if _uniform(selector) else None
-        layout = self.layout
-        for ds, ss in zip(dst, src):
-            for (dd, db), (sd, sb) in zip(_slot_bytes(ds, *layout), _slot_bytes(ss, *layout)):
-                code = selb[db] if dd == d and selb is not None else None  # S1 byte b: code b, S0 byte b: 4 + b
-                if code is None or not ((constants and code >= 8) or (sd == s1 and code == sb)
-                                        or (sd == s0 and code == 4 + sb)):
-                    raise PlanVerificationError(f"{what}: the selector does not copy slot {ss} to slot {ds}")
+        n = min(len(dst), len(src))  # slot i's bytes are the cells i * element_bytes .. of its list (_cells)
+        dst_cells, src_cells = (_cells(tuple(slots[:n]), *self.layout)[0] for slots in (dst, src))
+        for q, ((dd, db), (sd, sb)) in enumerate(zip(dst_cells, src_cells)):
+            code = selb[db] if dd == d and selb is not None else None  # S1 byte b: code b, S0 byte b: 4 + b
+            if code is None or not ((constants and code >= 8) or (sd == s1 and code == sb)
+                                    or (sd == s0 and code == 4 + sb)):
+                i = q // self.element_bytes
+                raise PlanVerificationError(f"{what}: the selector does not copy slot {src[i]} to slot {dst[i]}")
 
     # ------------------------------------------------------------ lanes
     def dpp(self, d: int, s: int, ctrl: int, row_mask: int, bank_mask: int, bound_ctrl: int,
@@ -978,9 +979,8 @@ def _lds_runs(m: _Machine, plan: Plan) -> dict[int, tuple] | None:
     if not accesses:
         return {}
     a_all = _lane_tables(addrs, m.W, m.wave) + np.array(offsets, dtype=np.int64)[:, None, None]  # [accesses, W, lanes]
-    widths = np.array([x[3] for x in accesses])
-    misaligned = np.bitwise_or.reduce(a_all.reshape(len(widths), -1), axis=1) & (widths - 1)
-    if misaligned.any() or a_all.min() < 0 or (a_all.max(axis=(1, 2)) + widths).max() > m.lds_bytes:
+    widths = np.array([x[3] for x in accesses])[:, None, None]
+    if (a_all & (widths - 1)).any() or a_all.min() < 0 or (a_all + widths).max() > m.lds_bytes:
         return None
     runs, k = {}, 0
     while k < len(accesses):
@@ -988,15 +988,17 @@ def _lds_runs(m: _Machine, plan: Plan) -> dict[int, tuple] | None:
         while (j < len(accesses) and accesses[j][1] == store and accesses[j][3:] == (width, tr)
                and accesses[j][0] <= accesses[j - 1][0] + 1):
             j += 1
-        reg = np.concatenate([x[2] for x in accesses[k:j]])  # [cells, 2]
-        if not store and len(set((reg[:, 0] * m.cpd + reg[:, 1]).tolist())) < len(reg):
+        reg = accesses[k][2] if j == k + 1 else np.concatenate([x[2] for x in accesses[k:j]])  # [cells, 2]
+        if not store and np.unique(reg[:, 0] * m.cpd + reg[:, 1]).size < len(reg):
             return None
         a = a_all[k:j]
         if tr:  # the addresses of each lane's elements, and the cells of an element
             base, n = np.stack(transpose_element_addresses(a, tr), axis=1), tr // 8 // m.cb  # [accesses, E, W, 64]
         else:
             base, n = a[:, None], width // m.cb
-        lds = (base >> (m.cb.bit_length() - 1))[:, :, None] + _BYTE_OFFSETS[:n, None, None]  # [.., E or 1, n, W, 64]
+        if m.cb > 1:  # byte address -> cell
+            base = base >> (m.cb.bit_length() - 1)
+        lds = base[:, :, None] + _BYTE_OFFSETS[:n, None, None]  # [.., E or 1, n, W, 64]
         runs[first] = (store, accesses[j - 1][0] + 1, reg[:, 0], reg[:, 1], lds.reshape(-1, m.W, m.wave))
         k = j
     return runs
