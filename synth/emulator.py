@@ -989,7 +989,7 @@ def _lds_runs(m: _Machine, plan: Plan) -> dict[int, tuple] | None:
                and accesses[j][0] <= accesses[j - 1][0] + 1):
             j += 1
         reg = accesses[k][2] if j == k + 1 else np.concatenate([x[2] for x in accesses[k:j]])  # [cells, 2]
-        if not store and np.unique(reg[:, 0] * m.cpd + reg[:, 1]).size < len(reg):
+        if not store and len(set((reg[:, 0] * m.cpd + reg[:, 1]).tolist())) < len(reg):
             return None
         a = a_all[k:j]
         if tr:  # the addresses of each lane's elements, and the cells of an element
