@@ -216,10 +216,13 @@ class _Machine:
             self.regs[dd, :, :, dc] = self.regs[sd, :, :, sc]
             return
         n = min(len(dst), len(src))
-        (dd, db), (sd, sb) = (_cell_index(slots[:n], *self.layout) for slots in (dst, src))  # [n, bytes] each
-        if len(set(dst[:n])) == n:  # every cell written once (distinct slots, distinct cells): one gather, one scatter
-            self.regs[dd, :, :, db] = self.regs[sd, :, :, sb]
+        if not n:
             return
+        d_cells, s_cells = (_cells(tuple(slots[:n]), *self.layout)[1] for slots in (dst, src))  # [n * bytes, 2] each
+        if len(set(dst[:n])) == n:  # every cell written once (distinct slots, distinct cells): one gather, one scatter
+            self.regs[d_cells[:, 0], :, :, d_cells[:, 1]] = self.regs[s_cells[:, 0], :, :, s_cells[:, 1]]
+            return
+        (dd, db), (sd, sb) = (cells.reshape(n, -1, 2).transpose(2, 0, 1) for cells in (d_cells, s_cells))  # [n, bytes]
         src_vals = self.regs[sd, :, :, sb]
         for k in range(n):  # in order: a slot listed twice keeps the later value
             self.regs[dd[k], :, :, db[k]] = src_vals[k]
