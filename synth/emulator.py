@@ -185,8 +185,13 @@ class _Machine:
 
     # ------------------------------------------------------------ registers
     def pairs(self, dst: list[int], src: list[int], what: str) -> list[tuple[int, int]]:
-        """(dst dword, src dword) of a register step (steps.dword_pairs, the one pairing rule)."""
-        return dword_pairs(dst, src, self.slots_per_dword, self.dwords_per_slot, what)
+        """(dst dword, src dword) of a register step (steps.dword_pairs, the one pairing rule, once per
+        pair of operand lists: ``_dword_pairs``); lists breaking the rule raise its LayoutError."""
+        pairs = _dword_pairs(tuple(dst), tuple(src), self.slots_per_dword, self.dwords_per_slot)
+        if pairs is None:
+            dword_pairs(dst, src, self.slots_per_dword, self.dwords_per_slot, what)  # raises, naming the step
+            raise RuntimeError(f"{what}: dword_pairs refused the operands once and accepted them now")
+        return list(pairs)
 
     @staticmethod
     def at_once(pairs: list[tuple[int, ...]]) -> list[tuple]:
@@ -447,6 +452,16 @@ class _Machine:
         if self.read:
             self.r_warps[:] = 0
         self.wrote = self.read = False
+
+
+@caches.memoize("synth.emulator.dword_pairs", size=4096, table=True)  # 4096: one per register operand pair
+def _dword_pairs(dst: tuple, src: tuple, p: int, dps: int) -> tuple[tuple[int, int], ...] | None:
+    """``steps.dword_pairs`` of the slot lists ``dst``, ``src`` (``p`` slots per dword, ``dps`` dwords per
+    slot), None where they break the pairing rule."""
+    try:
+        return tuple(dword_pairs(dst, src, p, dps, ""))
+    except LayoutError:
+        return None
 
 
 def _bytes_of(value) -> list[int]:
