@@ -267,16 +267,10 @@ class _Machine:
                           what: str, constants: bool) -> None:
         """The declared slot copies ``src[i] -> dst[i]`` must be what the (uniform) ``selector`` of a
         ``v_perm_b32`` into ``v[d]`` does (``constants``: a selector byte choosing a constant is free)."""
-        s0, s1 = operands
-        selb = _bytes_of(selector) if _uniform(selector) else None
-        n = min(len(dst), len(src))  # slot i's bytes are the cells i * element_bytes .. of its list (_cells)
-        dst_cells, src_cells = (_cells(tuple(slots[:n]), *self.layout)[0] for slots in (dst, src))
-        for q, ((dd, db), (sd, sb)) in enumerate(zip(dst_cells, src_cells)):
-            code = selb[db] if dd == d and selb is not None else None  # S1 byte b: code b, S0 byte b: 4 + b
-            if code is None or not ((constants and code >= 8) or (sd == s1 and code == sb)
-                                    or (sd == s0 and code == 4 + sb)):
-                i = q // self.element_bytes
-                raise PlanVerificationError(f"{what}: the selector does not copy slot {src[i]} to slot {dst[i]}")
+        uniform = int(selector) if _uniform(selector) else None
+        i = _uncopied_slot(tuple(dst), tuple(src), d, tuple(operands), uniform, self.layout, constants)
+        if i is not None:
+            raise PlanVerificationError(f"{what}: the selector does not copy slot {src[i]} to slot {dst[i]}")
 
     # ------------------------------------------------------------ lanes
     def dpp(self, d: int, s: int, ctrl: int, row_mask: int, bank_mask: int, bound_ctrl: int,
@@ -462,6 +456,26 @@ def _dword_pairs(dst: tuple, src: tuple, p: int, dps: int) -> tuple[tuple[int, i
         return tuple(dword_pairs(dst, src, p, dps, ""))
     except LayoutError:
         return None
+
+
+@caches.memoize("synth.emulator.uncopied_slot", size=4096, table=True)  # 4096: one per v_perm_b32 instruction
+def _uncopied_slot(dst: tuple, src: tuple, d: int, operands: tuple, selector: int | None, layout: tuple,
+                   constants: bool) -> int | None:
+    """``_Machine.check_perm_copies``: the first ``i`` whose declared copy ``src[i] -> dst[i]`` the
+    ``v_perm_b32`` into ``v[d]`` with the uniform ``selector`` (None: one per lane, which copies
+    nothing declared) does not do, None when it does every one (``layout`` of ``_slot_layout``)."""
+    n = min(len(dst), len(src))  # slot i's bytes are the cells i * element_bytes .. of its list (_cells)
+    if not n:
+        return None
+    s0, s1 = operands
+    selb = _bytes_of(selector) if selector is not None else None
+    dst_cells, src_cells = (_cells(slots[:n], *layout)[0] for slots in (dst, src))
+    for q, ((dd, db), (sd, sb)) in enumerate(zip(dst_cells, src_cells)):
+        code = selb[db] if dd == d and selb is not None else None  # S1 byte b: code b, S0 byte b: 4 + b
+        if code is None or not ((constants and code >= 8) or (sd == s1 and code == sb)
+                                or (sd == s0 and code == 4 + sb)):
+            return q // layout[2]
+    return None
 
 
 def _bytes_of(value) -> list[int]:
