@@ -87,15 +87,15 @@ def _axis_ids(in_dims: tuple, out_dims: tuple, cols: tuple, num_warps: int, lane
     """``(warp [num_warps], lane [lanes], register [n_reg])`` int64: each axis index's image (the XOR of
     the columns of its set bits; warps past the layout's warp size repeat its pattern), read-only."""
     lengths = {"warp": num_warps, "lane": lanes, "register": n_reg}
-    part = {name: np.zeros(n, dtype=np.int64) for name, n in lengths.items()}
+    part = {}
     j = 0
     for name, size in in_dims:
         k = size.bit_length() - 1
-        if name in part:  # index x takes the images of its low k bits (higher warps repeat the pattern)
+        if name in lengths:  # index x takes the images of its low k bits (higher warps repeat the pattern)
             table = span_table(cols[j:j + k])
             part[name] = table if size == lengths[name] else table[np.arange(lengths[name]) & (size - 1)]
         j += k
-    out = part["warp"], part["lane"], part["register"]
+    out = tuple(part[name] if name in part else np.zeros(n, dtype=np.int64) for name, n in lengths.items())
     for t in out:
         t.setflags(write=False)
     return out
@@ -185,8 +185,13 @@ class _Machine:
 
     # ------------------------------------------------------------ registers
     def pairs(self, dst: list[int], src: list[int], what: str) -> list[tuple[int, int]]:
-        """(dst dword, src dword) of a register step (steps.dword_pairs, the one pairing rule)."""
-        return dword_pairs(dst, src, self.slots_per_dword, self.dwords_per_slot, what)
+        """(dst dword, src dword) of a register step (steps.dword_pairs, the one pairing rule, once per
+        pair of operand lists: ``_dword_pairs``); lists breaking the rule raise its LayoutError."""
+        pairs = _dword_pairs(tuple(dst), tuple(src), self.slots_per_dword, self.dwords_per_slot)
+        if pairs is None:
+            dword_pairs(dst, src, self.slots_per_dword, self.dwords_per_slot, what)  # raises, naming the step
+            raise RuntimeError(f"{what}: dword_pairs refused the operands once and accepted them now")
+        return list(pairs)
 
     @staticmethod
     def at_once(pairs: list[tuple[int, ...]]) -> list[tuple]:
@@ -216,10 +221,13 @@ class _Machine:
             self.regs[dd, :, :, dc] = self.regs[sd, :, :, sc]
             return
         n = min(len(dst), len(src))
-        (dd, db), (sd, sb) = (_cell_index(slots[:n], *self.layout) for slots in (dst, src))  # [n, bytes] each
-        if len(set(dst[:n])) == n:  # every cell written once (distinct slots, distinct cells): one gather, one scatter
-            self.regs[dd, :, :, db] = self.regs[sd, :, :, sb]
+        if not n:
             return
+        d_cells, s_cells = (_cells(tuple(slots[:n]), *self.layout)[1] for slots in (dst, src))  # [n * bytes, 2] each
+        if len(set(dst[:n])) == n:  # every cell written once (distinct slots, distinct cells): one gather, one scatter
+            self.regs[d_cells[:, 0], :, :, d_cells[:, 1]] = self.regs[s_cells[:, 0], :, :, s_cells[:, 1]]
+            return
+        (dd, db), (sd, sb) = (cells.reshape(n, -1, 2).transpose(2, 0, 1) for cells in (d_cells, s_cells))  # [n, bytes]
         src_vals = self.regs[sd, :, :, sb]
         for k in range(n):  # in order: a slot listed twice keeps the later value
             self.regs[dd[k], :, :, db[k]] = src_vals[k]
@@ -259,15 +267,10 @@ class _Machine:
                           what: str, constants: bool) -> None:
         """The declared slot copies ``src[i] -> dst[i]`` must be what the (uniform) ``selector`` of a
         ``v_perm_b32`` into ``v[d]`` does (``constants``: a selector byte choosing a constant is free)."""
-        s0, s1 = operands
-        selb = _bytes_of(selector) if _uniform(selector) else None
-        layout = self.layout
-        for ds, ss in zip(dst, src):
-            for (dd, db), (sd, sb) in zip(_slot_bytes(ds, *layout), _slot_bytes(ss, *layout)):
-                code = selb[db] if dd == d and selb is not None else None  # S1 byte b: code b, S0 byte b: 4 + b
-                if code is None or not ((constants and code >= 8) or (sd == s1 and code == sb)
-                                        or (sd == s0 and code == 4 + sb)):
-                    raise PlanVerificationError(f"{what}: the selector does not copy slot {ss} to slot {ds}")
+        uniform = int(selector) if _uniform(selector) else None
+        i = _uncopied_slot(tuple(dst), tuple(src), d, tuple(operands), uniform, self.layout, constants)
+        if i is not None:
+            raise PlanVerificationError(f"{what}: the selector does not copy slot {src[i]} to slot {dst[i]}")
 
     # ------------------------------------------------------------ lanes
     def dpp(self, d: int, s: int, ctrl: int, row_mask: int, bank_mask: int, bound_ctrl: int,
@@ -443,6 +446,36 @@ class _Machine:
         if self.read:
             self.r_warps[:] = 0
         self.wrote = self.read = False
+
+
+@caches.memoize("synth.emulator.dword_pairs", size=4096, table=True)  # 4096: one per register operand pair
+def _dword_pairs(dst: tuple, src: tuple, p: int, dps: int) -> tuple[tuple[int, int], ...] | None:
+    """``steps.dword_pairs`` of the slot lists ``dst``, ``src`` (``p`` slots per dword, ``dps`` dwords per
+    slot), None where they break the pairing rule."""
+    try:
+        return tuple(dword_pairs(dst, src, p, dps, ""))
+    except LayoutError:
+        return None
+
+
+@caches.memoize("synth.emulator.uncopied_slot", size=4096, table=True)  # 4096: one per v_perm_b32 instruction
+def _uncopied_slot(dst: tuple, src: tuple, d: int, operands: tuple, selector: int | None, layout: tuple,
+                   constants: bool) -> int | None:
+    """``_Machine.check_perm_copies``: the first ``i`` whose declared copy ``src[i] -> dst[i]`` the
+    ``v_perm_b32`` into ``v[d]`` with the uniform ``selector`` (None: one per lane, which copies
+    nothing declared) does not do, None when it does every one (``layout`` of ``_slot_layout``)."""
+    n = min(len(dst), len(src))  # slot i's bytes are the cells i * element_bytes .. of its list (_cells)
+    if not n:
+        return None
+    s0, s1 = operands
+    selb = _bytes_of(selector) if selector is not None else None
+    dst_cells, src_cells = (_cells(slots[:n], *layout)[0] for slots in (dst, src))
+    for q, ((dd, db), (sd, sb)) in enumerate(zip(dst_cells, src_cells)):
+        code = selb[db] if dd == d and selb is not None else None  # S1 byte b: code b, S0 byte b: 4 + b
+        if code is None or not ((constants and code >= 8) or (sd == s1 and code == sb)
+                                or (sd == s0 and code == 4 + sb)):
+            return q // layout[2]
+    return None
 
 
 def _bytes_of(value) -> list[int]:
@@ -978,9 +1011,8 @@ def _lds_runs(m: _Machine, plan: Plan) -> dict[int, tuple] | None:
     if not accesses:
         return {}
     a_all = _lane_tables(addrs, m.W, m.wave) + np.array(offsets, dtype=np.int64)[:, None, None]  # [accesses, W, lanes]
-    widths = np.array([x[3] for x in accesses])
-    misaligned = np.bitwise_or.reduce(a_all.reshape(len(widths), -1), axis=1) & (widths - 1)
-    if misaligned.any() or a_all.min() < 0 or (a_all.max(axis=(1, 2)) + widths).max() > m.lds_bytes:
+    widths = np.array([x[3] for x in accesses])[:, None, None]
+    if (a_all & (widths - 1)).any() or a_all.min() < 0 or (a_all + widths).max() > m.lds_bytes:
         return None
     runs, k = {}, 0
     while k < len(accesses):
@@ -988,7 +1020,7 @@ def _lds_runs(m: _Machine, plan: Plan) -> dict[int, tuple] | None:
         while (j < len(accesses) and accesses[j][1] == store and accesses[j][3:] == (width, tr)
                and accesses[j][0] <= accesses[j - 1][0] + 1):
             j += 1
-        reg = np.concatenate([x[2] for x in accesses[k:j]])  # [cells, 2]
+        reg = accesses[k][2] if j == k + 1 else np.concatenate([x[2] for x in accesses[k:j]])  # [cells, 2]
         if not store and len(set((reg[:, 0] * m.cpd + reg[:, 1]).tolist())) < len(reg):
             return None
         a = a_all[k:j]
@@ -996,7 +1028,9 @@ def _lds_runs(m: _Machine, plan: Plan) -> dict[int, tuple] | None:
             base, n = np.stack(transpose_element_addresses(a, tr), axis=1), tr // 8 // m.cb  # [accesses, E, W, 64]
         else:
             base, n = a[:, None], width // m.cb
-        lds = (base >> (m.cb.bit_length() - 1))[:, :, None] + _BYTE_OFFSETS[:n, None, None]  # [.., E or 1, n, W, 64]
+        if m.cb > 1:  # byte address -> cell
+            base = base >> (m.cb.bit_length() - 1)
+        lds = base[:, :, None] + _BYTE_OFFSETS[:n, None, None]  # [.., E or 1, n, W, 64]
         runs[first] = (store, accesses[j - 1][0] + 1, reg[:, 0], reg[:, 1], lds.reshape(-1, m.W, m.wave))
         k = j
     return runs

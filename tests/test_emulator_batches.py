@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from repo_data import corpus
 
-from linlayout import LinearLayout
+from linlayout import LayoutError, LinearLayout
 from linlayout.synth import emulator
 from linlayout.synth.convert import plan_conversion
 from linlayout.synth.emulator import PlanVerificationError, _Machine, run_isa
@@ -104,3 +104,21 @@ def test_four_byte_codes_over_62_bits_run_on_two_byte_cells():
     assert not emulator._cell_run_holds(bad)
     message = emulator.verify(bad, certificate=False).message
     assert message and message == emulator._byte_run_failure(bad)
+
+
+def test_operand_rules_taken_once_per_operand_list_still_name_each_step():
+    """``_Machine.pairs`` and ``check_perm_copies`` keep their verdicts per operand list
+    (``_dword_pairs``, ``_uncopied_slot``): a second step with the same operands gets the same
+    answer, its error naming that step."""
+    m = _Machine(4, 1, 64, 4, 16, "gfx942", np.int32)
+    assert m.pairs([0, 1], [2, 3], "step 0 (mov)") == [(0, 1)]
+    assert m.pairs([0, 1], [2, 3], "step 1 (mov)") == [(0, 1)]
+    for i in (2, 3):  # 16-bit slots 0 and 1 share dword 0 but come from dwords 1 and 2
+        with pytest.raises(LayoutError, match=f"^step {i} \\(mov\\): register v0 would come from two registers"):
+            m.pairs([0, 1], [2, 5], f"step {i} (mov)")
+    m.check_perm_copies([0, 1], [2, 3], 0, (0, 1), 0x03020100, "step 4 (mov)", constants=False)  # v[1] = S1 whole
+    m.check_perm_copies([], [], 0, (0, 1), 0x0C0C0C0C, "step 5 (mov)", constants=False)  # nothing declared
+    for i in (6, 7):  # the halves swapped: slot 2 goes to slot 1, not to slot 0
+        with pytest.raises(PlanVerificationError,
+                           match=f"^step {i} \\(mov\\): the selector does not copy slot 2 to slot 0"):
+            m.check_perm_copies([0, 1], [2, 3], 0, (0, 1), 0x01000302, f"step {i} (mov)", constants=False)
