@@ -146,30 +146,33 @@ def choose_packing(reg_cols: list[int], lane_cols: list[int], n_sr: int, element
 
 
 # ---------------------------------------------------------------------- byte gathers
-def gather_dword(prog: Program, parts: list[tuple[int, int | np.ndarray] | None], element_bytes: int) -> int:
+def gather_dword(prog: Program, parts: list[tuple[int, int | np.ndarray] | None], element_bytes: int,
+                 patterns: dict | None = None) -> int:
     """A register whose slot ``i`` is slot ``parts[i][1]`` of value ``parts[i][0]`` (None: don't care).
 
     A slot may be a per-lane array (``[wave_size]``) taking at most two patterns over the lanes: then
-    the ``v_perm_b32``s get a per-lane selector (``Program.perm_select``)."""
+    the ``v_perm_b32``s get a per-lane selector (``Program.perm_select``).  ``patterns``: the lane
+    patterns of the gather's earlier dwords (``_slot_patterns``; None: none)."""
+    patterns = {} if patterns is None else patterns
     in_place = _in_place(parts)
     if in_place is not None:
         return in_place
     used = [x for x in parts if x is not None]
     vals = list(dict.fromkeys(v for v, _ in used))
-    patterns = _slot_patterns(parts)
-    if (len(vals) == 1 and len(patterns) == 1
-            and all(x is None or x[1] == i for i, x in enumerate(patterns[0][1]))):
+    by_lanes = _slot_patterns(parts, patterns)
+    if (len(vals) == 1 and len(by_lanes) == 1
+            and all(x is None or x[1] == i for i, x in enumerate(by_lanes[0][1]))):
         return vals[0]
     if len(vals) <= 2:
         s1 = vals[0]
         s0 = vals[1] if len(vals) == 2 else vals[0]
-        sels = [_perm_selector(fixed, s0, s1, element_bytes) for _, fixed in patterns]
+        sels = [_perm_selector(fixed, s0, s1, element_bytes) for _, fixed in by_lanes]
         if len(sels) == 1:
             return prog.perm(s0, s1, sels[0])
-        return prog.perm_select(s0, s1, sels[0], sels[1], patterns[1][0])
+        return prog.perm_select(s0, s1, sels[0], sels[1], by_lanes[1][0])
     half = len(parts) // 2
-    lo = gather_dword(prog, parts[:half] + [None] * (len(parts) - half), element_bytes)
-    hi = gather_dword(prog, [None] * half + parts[half:], element_bytes)
+    lo = gather_dword(prog, parts[:half] + [None] * (len(parts) - half), element_bytes, patterns)
+    hi = gather_dword(prog, [None] * half + parts[half:], element_bytes, patterns)
     sel = 0
     for byte in range(4):
         sel |= (byte if byte < 2 else 4 + byte) << (8 * byte)
@@ -199,9 +202,13 @@ def gather_dwords(prog: Program, parts_list: list[list], element_bytes: int) -> 
     directly and the other two share an intermediate; with four, two intermediates, paired so that
     the value pairs most dwords need are used.  An intermediate holds up to four bytes of its value
     pair, so the dwords needing bytes of the same pair share one: a 4x4 byte transpose takes 8
-    ``v_perm_b32``, not ``gather_dword``'s 12.  Every other entry is ``gather_dword``'s."""
+    ``v_perm_b32``, not ``gather_dword``'s 12.  Every other entry is ``gather_dword``'s (an entry one
+    value holds in place, ``_in_place``, is settled once here: it makes no op)."""
+    in_place = [_in_place(parts) for parts in parts_list]
     multi = {}
     for i, parts in enumerate(parts_list if element_bytes == 1 else ()):
+        if in_place[i] is not None:
+            continue
         used = [x for x in parts if x is not None]
         vals = list(dict.fromkeys(v for v, _ in used))
         if len(vals) > 2 and all(isinstance(s, int) for _, s in used):
@@ -248,9 +255,13 @@ def gather_dwords(prog: Program, parts_list: list[list], element_bytes: int) -> 
         return registers[key(*q), k], {x: m.index(x) for x in wanted}
 
     out = []
+    patterns: dict = {}  # the lane patterns of the entries' slots (gather_dword)
     for i, parts in enumerate(parts_list):
+        if in_place[i] is not None:
+            out.append(in_place[i])
+            continue
         if i not in multi:
-            out.append(gather_dword(prog, parts, element_bytes))
+            out.append(gather_dword(prog, parts, element_bytes, patterns))
             continue
         (r1, at1), (r0, at0) = (located(q, wanted) for q, wanted in groups[i])
         sel = 0
@@ -261,25 +272,38 @@ def gather_dwords(prog: Program, parts_list: list[list], element_bytes: int) -> 
     return out
 
 
-def _slot_patterns(parts: list) -> list[tuple[np.ndarray | None, list]]:
+def _slot_patterns(parts: list, memo: dict) -> list[tuple[np.ndarray | None, list]]:
     """``parts`` with int slots per lane pattern: ``[(lanes, parts)]``, one entry (lanes None) when
-    every slot is an int, else two (the lanes of each pattern)."""
+    every slot is an int, else two (the lanes of each pattern).  ``memo``: the patterns of the slots
+    seen so far (``_lane_patterns`` by the slots' values), shared by the dwords of one gather, so
+    each is worked out once and its lane masks are the same arrays for every dword."""
     if all(x is None or not isinstance(x[1], np.ndarray) for x in parts):
         return [(None, parts)]
-    rows = np.array(np.broadcast_arrays(*(np.asarray(x[1]) for x in parts if x is not None)))
+    slots = [x[1] for x in parts if x is not None]
+    key = tuple((s.dtype.str, s.shape, s.tobytes()) if isinstance(s, np.ndarray) else int(s) for s in slots)
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = _lane_patterns(slots)
+
+    def fixed(pattern_slots: list[int]) -> list:
+        it = iter(pattern_slots)
+        return [None if x is None else (x[0], next(it)) for x in parts]
+
+    return [(lanes, fixed(pattern_slots)) for lanes, pattern_slots in found]
+
+
+def _lane_patterns(slots: list) -> list[tuple[np.ndarray | None, list[int]]]:
+    """The slots (ints or per-lane arrays, ``[wave_size]``) as int slots per lane pattern:
+    ``[(lanes, slots)]``, one entry (lanes None) when every lane reads the same, else two."""
+    rows = np.array(np.broadcast_arrays(*(np.asarray(s) for s in slots)))
     first = rows[:, 0]
     other = (rows != first[:, None]).any(axis=0)
     cols = rows[:, other]
     if (cols != cols[:, :1]).any():
         raise LayoutError("internal: lane-dependent slots of one register take more than two patterns")
-
-    def fixed(slots: np.ndarray) -> list:
-        it = iter(int(s) for s in slots)
-        return [None if x is None else (x[0], next(it)) for x in parts]
-
     if not other.any():
-        return [(None, fixed(first))]
-    return [(~other, fixed(first)), (other, fixed(cols[:, 0]))]
+        return [(None, [int(s) for s in first])]
+    return [(~other, [int(s) for s in first]), (other, [int(s) for s in cols[:, 0]])]
 
 
 def _perm_selector(parts: list[tuple[int, int] | None], s0: int, s1: int, element_bytes: int) -> int:

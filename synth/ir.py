@@ -216,13 +216,16 @@ class Program:
 
     def _complementary_selects(self, s0: int, s1: int) -> tuple[np.ndarray, int, int] | None:
         """``(c, x, y)`` when ``s0 = select(c, x, y)`` and ``s1 = select(c, y, x)``, else None."""
-        ops = [self.ops[self.producer[v]] if v in self.producer else None for v in (s0, s1)]
-        if any(op is None or op.kind != "select" for op in ops):
+        at0, at1 = self.producer.get(s0), self.producer.get(s1)
+        if at0 is None or at1 is None:
             return None
-        (x, y), (y1, x1) = ops[0].args, ops[1].args
-        if (x, y) != (x1, y1) or not np.array_equal(ops[0].params["cond"], ops[1].params["cond"]):
+        op0, op1 = self.ops[at0], self.ops[at1]
+        if op0.kind != "select" or op1.kind != "select":
             return None
-        return ops[0].params["cond"], x, y
+        (x, y), (y1, x1) = op0.args, op1.args
+        if (x, y) != (x1, y1) or not np.array_equal(op0.params["cond"], op1.params["cond"]):
+            return None
+        return op0.params["cond"], x, y
 
     def perm_select(self, s0: int, s1: int, sel0: int, sel1: int, cond: np.ndarray) -> int:
         """``v_perm_b32`` with a per-lane selector VGPR: ``sel1`` where ``cond[l]``, else ``sel0``."""
@@ -275,7 +278,8 @@ class Program:
             last_use[v] = len(order) + 1
         em = _Emitter(self, n_dst)
         for pos, i in enumerate(order):
-            em.op(self.ops[i], pos, last_use)
+            op = self.ops[i]
+            _EMIT_OP[op.kind](em, op, pos, last_use)
         em.finish(outputs)
         return em.steps
 
@@ -332,61 +336,53 @@ class _Emitter:
         """A register holding ``v`` that may be overwritten now (copy when ``v`` is needed later)."""
         return self.reg[v] if last_use.get(v, -1) <= pos else self._copy(v)
 
-    def op(self, op: Op, pos: int, last_use: dict) -> None:
-        k = op.kind
-        if k == "lane":
-            r = self._fresh()
-            lo: LaneOp = op.params["op"]
-            isa = dict(lo.isa)
-            if lo.family == "dpp":  # lanes without a DPP source are don't-care here: not written
-                isa.update(row_mask=0xF, bank_mask=0xF, bound_ctrl=0)
-            self.steps.append(Lane(kind=lo.kind, dst=self._slots(r), src=self._slots(self.reg[op.args[0]]),
-                                   src_lane=op.params["need"].copy(), isa=isa))
-            self.reg[op.outs[0]] = r
-        elif k == "select":
-            r = self._fresh()
-            a, b = op.args
-            self.steps.append(Select(dst=self._slots(r), a=self._slots(self.reg[a]), b=self._slots(self.reg[b]),
-                                     cond=op.params["cond"].astype(np.int64), kind=self.prog.isa.select))
-            self.reg[op.outs[0]] = r
-        elif k == "fused":
-            self._fused(op, pos, last_use)
-        elif k == "swap":
-            a, b = op.args
-            ra = self._owned(a, pos, last_use)
-            rb = self._owned(b, pos, last_use) if b != a else self._copy(b)
-            if rb == ra:
-                rb = self._copy(b)
-            self.steps.append(PermlaneSwap(kind=op.params["kind"], vdst=self._slots(ra), src0=self._slots(rb)))
-            self.reg[op.outs[0]], self.reg[op.outs[1]] = ra, rb
-        elif k == "perm":
-            r = self._fresh()
-            s0, s1 = self.reg[op.args[0]], self.reg[op.args[1]]
-            sel = op.params["selector"]
-            dst, src = [], []
-            for slot in range(self.p):
-                bsel = (sel >> (8 * slot * (4 // self.p))) & 0xFF
-                if bsel < 8:
-                    sreg, sb = (s0, bsel - 4) if bsel >= 4 else (s1, bsel)
-                    dst.append(r * self.p + slot)
-                    src.append(sreg * self.p + sb // (4 // self.p))
-            if self.prog.isa.perm == "prmt":  # prmt a = S1, b = S0
-                self.steps.append(Mov(dst=dst, src=src, kind="prmt", operands=(s1, s0), selector=prmt_selector(sel),
-                                      dst_dword=r))
-            else:
-                self.steps.append(Mov(dst=dst, src=src, kind="v_perm_b32", operands=(s0, s1), selector=sel,
-                                      dst_dword=r))
-            self.reg[op.outs[0]] = r
-        elif k == "permsel":
-            self._permsel(op)
-        elif k == "store":
-            self._store(op)
-        elif k == "load":
-            self._load(op)
-        elif k == "barrier":
-            self.steps.append(Barrier(scope=op.params["scope"]))
-        else:  # pragma: no cover
-            raise ValueError(k)
+    def _lane(self, op: Op, pos: int, last_use: dict) -> None:
+        r = self._fresh()
+        lo: LaneOp = op.params["op"]
+        isa = dict(lo.isa)
+        if lo.family == "dpp":  # lanes without a DPP source are don't-care here: not written
+            isa.update(row_mask=0xF, bank_mask=0xF, bound_ctrl=0)
+        self.steps.append(Lane(kind=lo.kind, dst=self._slots(r), src=self._slots(self.reg[op.args[0]]),
+                               src_lane=op.params["need"].copy(), isa=isa))
+        self.reg[op.outs[0]] = r
+
+    def _select(self, op: Op, pos: int, last_use: dict) -> None:
+        r = self._fresh()
+        a, b = op.args
+        self.steps.append(Select(dst=self._slots(r), a=self._slots(self.reg[a]), b=self._slots(self.reg[b]),
+                                 cond=op.params["cond"].astype(np.int64), kind=self.prog.isa.select))
+        self.reg[op.outs[0]] = r
+
+    def _swap(self, op: Op, pos: int, last_use: dict) -> None:
+        a, b = op.args
+        ra = self._owned(a, pos, last_use)
+        rb = self._owned(b, pos, last_use) if b != a else self._copy(b)
+        if rb == ra:
+            rb = self._copy(b)
+        self.steps.append(PermlaneSwap(kind=op.params["kind"], vdst=self._slots(ra), src0=self._slots(rb)))
+        self.reg[op.outs[0]], self.reg[op.outs[1]] = ra, rb
+
+    def _perm(self, op: Op, pos: int, last_use: dict) -> None:
+        r = self._fresh()
+        s0, s1 = self.reg[op.args[0]], self.reg[op.args[1]]
+        sel = op.params["selector"]
+        dst, src = [], []
+        for slot in range(self.p):
+            bsel = (sel >> (8 * slot * (4 // self.p))) & 0xFF
+            if bsel < 8:
+                sreg, sb = (s0, bsel - 4) if bsel >= 4 else (s1, bsel)
+                dst.append(r * self.p + slot)
+                src.append(sreg * self.p + sb // (4 // self.p))
+        if self.prog.isa.perm == "prmt":  # prmt a = S1, b = S0
+            self.steps.append(Mov(dst=dst, src=src, kind="prmt", operands=(s1, s0), selector=prmt_selector(sel),
+                                  dst_dword=r))
+        else:
+            self.steps.append(Mov(dst=dst, src=src, kind="v_perm_b32", operands=(s0, s1), selector=sel,
+                                  dst_dword=r))
+        self.reg[op.outs[0]] = r
+
+    def _barrier(self, op: Op, pos: int, last_use: dict) -> None:
+        self.steps.append(Barrier(scope=op.params["scope"]))
 
     def _fused(self, op: Op, pos: int, last_use: dict) -> None:
         own, src = op.args
@@ -425,7 +421,7 @@ class _Emitter:
         reg = s0 if code >= 4 else s1
         return reg * self.p + (code % 4) // (4 // self.p)
 
-    def _permsel(self, op: Op) -> None:
+    def _permsel(self, op: Op, pos: int, last_use: dict) -> None:
         """A ``PermSelect`` step.  A slot whose bytes one selector fills with a constant (a slot no
         one reads: the unfused permute left it zero) copies, under that selector, the bytes the
         other selector copies, so the step's element-level select (that slot named on both
@@ -458,7 +454,7 @@ class _Emitter:
                                          dst_dword=r))
         self.reg[op.outs[0]] = r
 
-    def _store(self, op: Op) -> None:
+    def _store(self, op: Op, pos: int, last_use: dict) -> None:
         width_bytes, positions, n1 = op.params["width_bytes"], op.params["positions"], op.params["n_first"]
         pair = dict(pair_offset=op.params["pair_offset"], st64=op.params["st64"])
         if op.params.get("matrix"):
@@ -476,7 +472,7 @@ class _Emitter:
             self.steps.append(LdsStore(src=slots, addr=op.params["addr"], width_bytes=width_bytes,
                                        d16_hi=k * element_bytes == 2))
 
-    def _load(self, op: Op) -> None:
+    def _load(self, op: Op, pos: int, last_use: dict) -> None:
         width_bytes, n1 = op.params["width_bytes"], op.params["n_first"]
         if op.params.get("matrix"):
             num, trans = op.params["matrix"]
@@ -515,3 +511,10 @@ class _Emitter:
                                   src=self._slots_of(sorted(clash))))
             pairs = [(k, moved.get(r, r)) for k, r in pairs]
         self.steps.append(Mov(dst=self._slots_of([k for k, _ in pairs]), src=self._slots_of([r for _, r in pairs])))
+
+
+# an op's kind -> the _Emitter method writing its steps (arguments: the op, its position among the live ops,
+# each value's last reading position); one table, not a test per kind per op
+_EMIT_OP = {"lane": _Emitter._lane, "select": _Emitter._select, "fused": _Emitter._fused, "swap": _Emitter._swap,
+            "perm": _Emitter._perm, "permsel": _Emitter._permsel, "store": _Emitter._store, "load": _Emitter._load,
+            "barrier": _Emitter._barrier}
