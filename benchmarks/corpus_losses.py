@@ -103,13 +103,24 @@ def table(rows: list[dict], cases: list[dict]) -> str:
     return "\n".join(out + (["", "Refused by the planner:", ""] + refusals if refusals else []))
 
 
+def _cases(ap: argparse.ArgumentParser, path: str, what: str) -> list[dict]:
+    """The ``cases`` list of the JSON file ``path`` (``ap.error``, one line, where there is none)."""
+    try:
+        cases = json.loads(Path(path).read_text())["cases"]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        ap.error(f"{what} {path}: not a JSON file with a 'cases' list ({type(e).__name__}: {e})")
+    if not isinstance(cases, list):
+        ap.error(f"{what} {path}: 'cases' is not a list")
+    return cases
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("rows", help="the --json output of linlayout bench conversions --corpus")
     ap.add_argument("--corpus", default=str(CORPUS))
     args = ap.parse_args()
-    cases = json.loads(Path(args.corpus).read_text())["cases"]
-    rows = [r for r in json.loads(Path(args.rows).read_text())["cases"] if r.get("set") != "baseline"]
+    cases = _cases(ap, args.corpus, "--corpus")
+    rows = [r for r in _cases(ap, args.rows, "rows") if r.get("set") != "baseline"]
     if len(rows) != len(cases):
         ap.error(f"{len(rows)} bench rows for {len(cases)} corpus cases: run the whole corpus")
     rows = [r if "refused" in r else dict(r, triton=c["triton"], triton_uses_lds=bool(

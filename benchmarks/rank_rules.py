@@ -193,6 +193,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.every < 1:
         ap.error(f"--every {args.every} must be at least 1")
+    if any(tie < 0 for tie in args.ties):
+        ap.error(f"--ties {args.ties}: a tie fraction is at least 0")
     cases = [c for set_name, path in SETS.items()
              for raw in json.loads(path.read_text())["cases"][::args.every]
              if (c := load_case(raw, set_name)) is not None]

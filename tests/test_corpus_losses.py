@@ -27,3 +27,16 @@ def test_rows_of_part_of_the_corpus_are_refused(tmp_path, capsys, monkeypatch):
         main()
     err = capsys.readouterr().err.strip().splitlines()
     assert e.value.code == 2 and err[-1].endswith("1 bench rows for 615 corpus cases: run the whole corpus")
+
+
+@pytest.mark.parametrize("content, reason", [(None, "FileNotFoundError"), ('{"x": 1}', "KeyError: 'cases'"),
+                                             ("not json", "JSONDecodeError")])
+def test_unreadable_rows_are_refused_in_one_line(tmp_path, capsys, monkeypatch, content, reason):
+    rows = tmp_path / "rows.json"
+    if content is not None:
+        rows.write_text(content)
+    monkeypatch.setattr("sys.argv", ["corpus_losses.py", str(rows)])
+    with pytest.raises(SystemExit) as e:
+        main()
+    err = capsys.readouterr().err.strip().splitlines()
+    assert e.value.code == 2 and f"rows {rows}: not a JSON file with a 'cases' list ({reason}" in err[-1]

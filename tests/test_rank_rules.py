@@ -44,3 +44,13 @@ def test_no_fixed_exchange_rate_meets_triton_on_both_cases():
     # ... but no rate meets both
     for rule in [ratio_rule(e / 100) for e in range(0, 201, 2)] + [additive_rule(c / 4) for c in range(0, 201)]:
         assert not (meets(registers, rule) and meets(round_trip, rule))
+
+
+@pytest.mark.parametrize("argv, message", [(["--every", "0"], "--every 0 must be at least 1"),
+                                           (["--ties", "-0.1"], "a tie fraction is at least 0"),
+                                           (["--exponents", "a"], "'a' is not a comma-separated list of numbers")])
+def test_bad_arguments_are_refused_in_one_line(capsys, argv, message):
+    from benchmarks.rank_rules import main
+    with pytest.raises(SystemExit) as e:
+        main(argv)
+    assert e.value.code == 2 and message in capsys.readouterr().err.strip().splitlines()[-1]
