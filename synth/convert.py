@@ -100,13 +100,13 @@ def _program(ctx: ConversionContext) -> Program:
 
 
 def _priced(plan: Plan, ctx: ConversionContext, lds_valu: int | None = None, depth: int | None = None,
-            tuple_copies: int | None = None, lds_cycles: dict | None = None) -> Plan:
+            tuple_copies: int | None = None, access_cycles: dict | None = None) -> Plan:
     """``plan`` with the setup, cost and cost parts of its steps under ``ctx`` (``lds_valu``: its LDS
     address VALU ops, ``depth``: its ``cost.ds_depth``, ``tuple_copies``: its stores' VGPR tuple
-    copies, ``lds_cycles``: its LDS accesses' cycles by form (``cost.plan_cost``), each when known)."""
+    copies, ``access_cycles``: its LDS accesses' cycles by form (``cost.plan_cost``), each when known)."""
     depth = cost_mod.ds_depth(plan) if depth is None else depth
     plan.overhead = cost_mod.estimate_overhead(plan, depth, lds_valu, ctx.src_tuple_dwords, tuple_copies)
-    plan.cost, plan.cost_detail = cost_mod.plan_cost(plan, ctx.cost_model, depth, lds_cycles)
+    plan.cost, plan.cost_detail = cost_mod.plan_cost(plan, ctx.cost_model, depth, access_cycles)
     return plan
 
 

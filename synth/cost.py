@@ -656,9 +656,9 @@ class _Pricer:
     accesses beyond their issue slot)."""
 
     def __init__(self, cm: CostModel, arch: str, element_bits: int,
-                 lds_cycles: dict[tuple[bool, int, bool, int], float] | None = None) -> None:
+                 access_cycles: dict[tuple[bool, int, bool, int], float] | None = None) -> None:
         self.cm, self.arch, self.element_bits = cm, arch, element_bits
-        self.known_lds_cycles = lds_cycles or {}  # plan_cost's lds_cycles
+        self.access_cycles = access_cycles or {}  # plan_cost's access_cycles
         self.mult = dwords_per_slot(element_bits)
         self.issue_cycles = self.lds_cycles = self.lds_pipe_cycles = 0.0
         self._cycles: dict[str, float] = {}  # kind -> cm.instruction(kind), asked once per kind
@@ -675,7 +675,7 @@ class _Pricer:
                 self.lds_pipe_cycles += cycles - n * mult * self.cm.ds_issue
 
     def lds_access(self, store: bool, width_bytes: int, addr, paired: bool, transpose: int) -> None:
-        cycles = self.known_lds_cycles.get((store, width_bytes, paired, transpose))
+        cycles = self.access_cycles.get((store, width_bytes, paired, transpose))
         if cycles is None:
             cycles = lds_access_cost(self.cm, self.arch, store, width_bytes, addr, self.element_bits, paired,
                                      transpose)
@@ -709,12 +709,12 @@ def _parts(cm: CostModel, issue: float, lds: float, lds_pipe: float, depth: int,
 
 
 def plan_cost(plan, cm: CostModel, depth: int | None = None,
-              lds_cycles: dict[tuple[bool, int, bool, int], float] | None = None) -> tuple[float, dict]:
+              access_cycles: dict[tuple[bool, int, bool, int], float] | None = None) -> tuple[float, dict]:
     """The value of ``plan`` under ``cm.objective`` and its parts, with every objective's value
-    (``<objective>_value``; ``depth``: ``ds_depth(plan)`` if known; ``lds_cycles``: where known,
+    (``<objective>_value``; ``depth``: ``ds_depth(plan)`` if known; ``access_cycles``: where known,
     ``lds_access_cost`` of every LDS access of a form (store, width in bytes, paired, transpose
     element bits), the same for all the plan's accesses of that form)."""
-    pricer = _Pricer(cm, plan.arch, plan.element_bits, lds_cycles)
+    pricer = _Pricer(cm, plan.arch, plan.element_bits, access_cycles)
     for st in plan.steps:
         st.price(pricer)
     if plan.overhead.get("s_nop"):  # the hazard wait states of the emitted order (estimate_overhead)
