@@ -458,6 +458,8 @@ def candidate_plans(src: LinearLayout, dst: LinearLayout, arch: str, element_bit
     """The candidate plans (unverified), in rank order under ``objective``.  ``prune`` (under the
     objectives whose value the floors bound): the LDS designs whose floors cannot reach the tie group
     of the in-wave plans are not built; ``prune=False`` builds every candidate."""
+    if not isinstance(prune, bool):
+        raise LayoutError(f"prune must be True or False, got {prune!r}")
     return _candidates(ConversionContext.create(src, dst, arch, element_bits, lds_budget_bytes, strategy, objective,
                                                 src_tuple_dwords), prune=prune)
 

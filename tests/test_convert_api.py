@@ -237,3 +237,11 @@ def test_cached_and_cold_planning_agree():
     caches.clear()
     cold = plan_conversion(src, dst, "gfx950", 16)
     assert cold.dumps() == warm.dumps() and cold.verified
+
+
+def test_candidate_plans_refuses_a_prune_that_is_not_a_bool():
+    from linlayout.synth.convert import candidate_plans
+    src = L([[0, 1]], [[1, 0], [2, 0], [4, 0], [8, 0], [16, 0], [32, 0]])
+    with pytest.raises(LayoutError, match="prune must be True or False, got 'no'"):
+        candidate_plans(src, src, "gfx942", 32, prune="no")
+    assert candidate_plans(src, src, "gfx942", 32, prune=False)[0].strategy == "noop"
