@@ -595,13 +595,14 @@ def _is_global_access(fields: list[str]) -> bool:
     return mnemonic == "s_waitcnt" and all(f.rstrip(",").startswith("vmcnt") for f in fields[1:])
 
 
-def measure(case: dict, builder, kernels, family: Family = FAMILIES["amd"]) -> dict:
-    """Compile one case of ``family`` with Triton and return its stored record."""
+def compile_kernel(case: dict, src, dst, kernels, family: Family):
+    """Triton's compiled corpus kernel for ``case`` (its ``shape``, ``dtype``, ``arch`` and
+    ``num_warps``) that loads the tile in the Gluon layout ``src``, converts it to ``dst`` and
+    stores it, and the kernel function it compiled (for :func:`source_line`)."""
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.experimental.gluon._runtime import GluonASTSource
 
-    src, dst = _gluon_layout(case["triton_src_params"]), _gluon_layout(case["triton_dst_params"])
     shape = case["shape"]
     ptr = family.pointer_type(case["arch"], case["dtype"])
     convert_2d, convert_1d = kernels
@@ -609,27 +610,36 @@ def measure(case: dict, builder, kernels, family: Family = FAMILIES["amd"]) -> d
         fn, consts = convert_2d, {"M": shape[0], "N": shape[1], "SRC": src, "DST": dst}
     else:
         fn, consts = convert_1d, {"M": shape[0], "SRC": src, "DST": dst}
-    for layout in (src, dst):
-        registers = 2 ** len(builder.to_linear_layout(layout._to_ir(builder), shape).reg_bases)
-        if registers > MAX_ELEMENTS_PER_LANE:
-            raise ValueError(f"a layout holds {registers} elements per lane, more than {MAX_ELEMENTS_PER_LANE}")
     signature = {"src_ptr": ptr, "dst_ptr": ptr, **dict.fromkeys(consts, "constexpr")}
     compiled = triton.compile(GluonASTSource(fn, signature=signature, constexprs=consts),
                               target=GPUTarget(family.backend, family.target_arch(case["arch"]), family.wave_size),
                               options={"num_warps": case["num_warps"]})
+    return compiled, fn
+
+
+def measure(case: dict, builder, kernels, family: Family = FAMILIES["amd"]) -> dict:
+    """Compile one case of ``family`` with Triton and return its stored record."""
+    src, dst = _gluon_layout(case["triton_src_params"]), _gluon_layout(case["triton_dst_params"])
+    shape = case["shape"]
+    for layout in (src, dst):
+        registers = 2 ** len(builder.to_linear_layout(layout._to_ir(builder), shape).reg_bases)
+        if registers > MAX_ELEMENTS_PER_LANE:
+            raise ValueError(f"a layout holds {registers} elements per lane, more than {MAX_ELEMENTS_PER_LANE}")
+    compiled, fn = compile_kernel(case, src, dst, kernels, family)
     asm = compiled.asm[family.asm_key]
     return dict(case, src=_layout_json(builder, src, shape), dst=_layout_json(builder, dst, shape),
-                triton=family.counts(convert_lines(asm, _convert_line(fn))),
+                triton=family.counts(convert_lines(asm, source_line(fn))),
                 triton_kernel_shared=family.kernel_shared(asm),
                 triton_lds_bytes=compiled.metadata.shared, counted_by="source_line")
 
 
-def _convert_line(kernel) -> int:
-    """The source line of ``gl.convert_layout`` in a Gluon kernel of this file."""
+def source_line(kernel, call: str = "gl.convert_layout") -> int:
+    """The source line of a Gluon kernel of this file that holds ``call`` (its one
+    ``gl.convert_layout``, ``gl.load`` or ``gl.store``)."""
     import inspect
 
     lines, first = inspect.getsourcelines(kernel.fn)
-    return first + next(i for i, ln in enumerate(lines) if "gl.convert_layout" in ln)
+    return first + next(i for i, ln in enumerate(lines) if call in ln)
 
 
 def _triton_session():

@@ -2,21 +2,29 @@
 
 Usage::
 
-    python benchmarks/triton_region_audit.py ROWS.json [--corpus benchmarks/data/triton_amd_corpus.json]
+    python benchmarks/triton_region_audit.py ROWS.json [--family amd|wave32] [--corpus FILE]
 
-``ROWS.json`` is the ``--json`` output of ``linlayout bench conversions --corpus`` (the corpus
-rows are taken in order).  The bench already compares every case with Triton's *whole*
-conversion (``triton_whole``: the counted region plus the shared-memory accesses the ``.loc``
-directives put on the neighbouring store line; the corpus stores the whole kernel's accesses,
-``triton_kernel_shared``, benchmarks/make_corpus.py).  This script looks at the cases still over
-Triton there, in instructions or in modelled cycles under the plans' objective: it compiles each
-again with Triton (``make_corpus.py``'s kernel) and counts the ``v_perm_b32`` of the whole kernel
-beside the region's, and the global stores of sub-dword values.  ``v_perm_b32`` outside the
-region packs 16-bit or 8-bit values for the global accesses (the load's or the store's vectors);
-some of it is the conversion's own repacking.  A kernel that stores 8- or 16-bit values one at a
-time (``global_store_byte`` / ``_short``, with ``_d16_hi``) never packs the converted values into
-VGPRs in the dst layout's register order, which linlayout's plans hand over (docs/contract.md):
-Triton's count then holds no such packing.
+``ROWS.json`` is the ``--json`` output of ``linlayout bench conversions --corpus`` (or ``--corpus
+wave32`` with ``--family wave32``; the corpus rows are taken in order, the baseline's rows left
+out).  The bench already
+compares every case with Triton's *whole* conversion (``triton_whole``: the counted region plus
+the shared-memory accesses the ``.loc`` directives put on the neighbouring store line; the corpus
+stores the whole kernel's accesses, ``triton_kernel_shared``, benchmarks/make_corpus.py).  This
+script looks at the cases still over Triton there, in instructions or in modelled cycles under the
+plans' objective: it compiles each again with Triton (``make_corpus.py``'s kernel) and counts the
+``v_perm_b32`` of the whole kernel beside the region's, and the global stores of sub-dword values.
+``v_perm_b32`` outside the region packs 16-bit or 8-bit values for the global accesses (the load's
+or the store's vectors); some of it is the conversion's own repacking.  A kernel that stores 8- or
+16-bit values one at a time (``global_store_byte`` / ``_short`` on CDNA, ``global_store_b8`` /
+``_b16`` on gfx11/gfx12, with their ``_d16_hi`` forms) never packs the converted values into VGPRs
+in the dst layout's register order, which linlayout's plans hand over (docs/contract.md): Triton's
+count then holds no such packing.
+
+It also compiles the case's two identity kernels (the src layout loaded and stored with no
+conversion, and the same for the dst layout) and counts the VALU that the conversion kernel's
+``.loc`` directives put on the load line and on the store line beyond theirs: the repacking of
+8/16-bit values that Triton does there (after its LDS loads, ``v_mov_b16`` and ``v_lshrrev_b32``
+on gfx11/gfx12, ``v_perm_b32`` elsewhere), for the conversion and outside its counted region.
 
 Prints one line per case and a summary.
 """
@@ -38,37 +46,63 @@ from linlayout.lowering.isa import isa_counts  # noqa: E402
 LDS_KEYS = ("lds_write", "lds_read", "lds_read_tr")
 
 
-def kernel_asm(case: dict, builder, kernels) -> tuple[str, int]:
-    """Triton's amdgcn of the corpus kernel of ``case`` and the source line of its ``convert_layout``."""
-    import triton
-    from triton.backends.compiler import GPUTarget
-    from triton.experimental.gluon._runtime import GluonASTSource
-
-    src = make_corpus._gluon_layout(make_corpus.spec_of(case["triton_src_params"]))
-    dst = make_corpus._gluon_layout(make_corpus.spec_of(case["triton_dst_params"]))
-    shape = case["shape"]
-    dtype = make_corpus.FP8_TRITON[case["arch"]] if case["dtype"] == "fp8" else make_corpus.TRITON_DTYPE[case["dtype"]]
-    convert_2d, convert_1d = kernels
-    if len(shape) == 2:
-        fn, consts = convert_2d, {"M": shape[0], "N": shape[1], "SRC": src, "DST": dst}
-    else:
-        fn, consts = convert_1d, {"M": shape[0], "SRC": src, "DST": dst}
-    signature = {"src_ptr": "*" + dtype, "dst_ptr": "*" + dtype, **dict.fromkeys(consts, "constexpr")}
-    compiled = triton.compile(GluonASTSource(fn, signature=signature, constexprs=consts),
-                              target=GPUTarget("hip", case["arch"], 64), options={"num_warps": case["num_warps"]})
-    return compiled.asm["amdgcn"], make_corpus._convert_line(fn)
+def kernel_asm(case: dict, family: make_corpus.Family, kernels, sides: tuple[str, str] = ("src", "dst")) -> tuple[str, object]:
+    """Triton's assembly of the corpus kernel of ``case`` and the kernel function it compiled.
+    ``sides`` names the recorded encodings it loads in and converts to: ``("src", "dst")`` is the
+    case's conversion, ``("src", "src")`` and ``("dst", "dst")`` its identity kernels (the same
+    load, or the same store, and no conversion)."""
+    layouts = [make_corpus._gluon_layout(make_corpus.spec_of(case[f"triton_{side}_params"])) for side in sides]
+    compiled, fn = make_corpus.compile_kernel(case, *layouts, kernels, family)
+    return compiled.asm[family.asm_key], fn
 
 
-def audit(case: dict, builder, kernels) -> dict:
-    """LDS accesses and v_perm_b32 of Triton's whole kernel and of its counted region."""
-    asm, line = kernel_asm(case, builder, kernels)
+#: The amdgcn global stores of one 8- or 16-bit value (CDNA and gfx11/gfx12 spellings, with the
+#: ``_d16_hi`` forms that store the high half of a VGPR).
+SUB_DWORD_STORES = ("global_store_byte", "global_store_byte_d16_hi", "global_store_short",
+                    "global_store_short_d16_hi", "global_store_b8", "global_store_b16",
+                    "global_store_d16_hi_b8", "global_store_d16_hi_b16")
+
+
+def sub_dword_stores(asm: str) -> int:
+    """How many global stores of one 8- or 16-bit value the assembly holds."""
+    return sum(1 for ln in asm.splitlines() if ln.split()[:1] and ln.split()[0] in SUB_DWORD_STORES)
+
+
+def line_counts(asm: str, line: int) -> dict:
+    """``isa_counts`` of the amdgcn instructions the ``.loc`` directives put on source ``line``,
+    global loads and stores left out (as the corpus counts its region)."""
+    return isa_counts("\n".join(make_corpus.convert_lines(asm, line)))
+
+
+def valu_beyond(asm: str, identity_asm: str, line: int) -> dict:
+    """The VALU instructions on source ``line`` of ``asm`` beyond those on the same line of
+    ``identity_asm`` (at least 0 each): ``valu`` and its ``v_mov`` and ``v_perm_b32``."""
+    ours, identity = line_counts(asm, line), line_counts(identity_asm, line)
+    return {k: max(0, ours[k] - identity[k]) for k in ("valu", "v_mov", "v_perm_b32")}
+
+
+def repacking(beyond: dict) -> int:
+    """An estimate of the data-moving VALU on a line from a :func:`valu_beyond` answer: its
+    ``valu``, or its ``v_mov`` + ``v_perm_b32`` (which move data only) where those are more (the
+    identity kernel may compute the line's addresses with more VALU than the conversion kernel)."""
+    return max(beyond["valu"], beyond["v_mov"] + beyond["v_perm_b32"])
+
+
+def audit(case: dict, family: make_corpus.Family, kernels) -> dict:
+    """LDS accesses and v_perm_b32 of Triton's whole kernel and of its counted region, its global
+    stores of single 8/16-bit values, and the VALU its ``.loc`` directives put on the load and
+    store lines beyond those of the identity kernels (``load_valu``, ``store_valu``): packing or
+    unpacking that the conversion needs and the region's count leaves out."""
+    asm, fn = kernel_asm(case, family, kernels)
     kernel = isa_counts(asm.split(".Lfunc_end0")[0])
-    region = make_corpus.FAMILIES["amd"].counts(make_corpus.convert_lines(asm, line))
+    region = line_counts(asm, make_corpus.source_line(fn))
     keys = LDS_KEYS + ("v_perm_b32",)
-    sub_dword_stores = sum(1 for ln in asm.splitlines()
-                           if ln.split()[:1] and ln.split()[0].startswith(("global_store_byte", "global_store_short")))
+    load_identity, _ = kernel_asm(case, family, kernels, ("src", "src"))
+    store_identity, _ = kernel_asm(case, family, kernels, ("dst", "dst"))
     return {"kernel": {k: kernel[k] for k in keys}, "region": {k: region[k] for k in keys},
-            "sub_dword_stores": sub_dword_stores}
+            "sub_dword_stores": sub_dword_stores(asm),
+            "load_valu": valu_beyond(asm, load_identity, make_corpus.source_line(fn, "gl.load")),
+            "store_valu": valu_beyond(asm, store_identity, make_corpus.source_line(fn, "gl.store"))}
 
 
 def over_whole(row: dict) -> tuple[bool, bool]:
@@ -78,18 +112,25 @@ def over_whole(row: dict) -> tuple[bool, bool]:
     return row["ours"]["total"] > row["triton_whole"]["total"], m["ours"] > m["triton_whole"] + 1e-9
 
 
+#: The corpora this audit reads (amdgcn; the NVIDIA corpus counts PTX).
+AMD_FAMILIES = ("amd", "wave32")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("rows", help="the --json output of linlayout bench conversions --corpus")
-    ap.add_argument("--corpus", default=str(make_corpus.OUT))
+    ap.add_argument("rows", help="the --json output of linlayout bench conversions --corpus [wave32]")
+    ap.add_argument("--family", choices=AMD_FAMILIES, default="amd",
+                    help="the corpus the rows are of: amd (wave64) or wave32 (make_corpus.py's families)")
+    ap.add_argument("--corpus", help="the corpus file (default: the family's, benchmarks/data/)")
     args = ap.parse_args()
-    cases = json.loads(Path(args.corpus).read_text())["cases"]
-    rows = [r for r in json.loads(Path(args.rows).read_text())["cases"] if r.get("set", "corpus") == "corpus"]
+    family = make_corpus.FAMILIES[args.family]
+    cases = json.loads(Path(args.corpus or family.out).read_text())["cases"]
+    rows = [r for r in json.loads(Path(args.rows).read_text())["cases"] if r.get("set") != "baseline"]
     if len(rows) != len(cases):
         raise ValueError(f"{len(rows)} corpus rows for {len(cases)} corpus cases: run the whole corpus")
     warnings.simplefilter("ignore")
     context, builder, kernels = make_corpus._triton_session()  # noqa: F841 (context kept alive)
-    audited = over_count = over_cycles = unpacked = 0
+    audited = over_count = over_cycles = unpacked = still_over = 0
     for r, c in zip(rows, cases):
         if "refused" in r or r.get("triton_whole") is None or r.get("triton_over_target_lds"):
             continue
@@ -99,17 +140,26 @@ def main() -> None:
         audited += 1
         over_count += count
         over_cycles += cycles
-        a = audit(c, builder, kernels)
+        a = audit(c, family, kernels)
         unpacked += c["dtype"] != "fp32" and a["sub_dword_stores"] > 0
+        outside = repacking(a["load_valu"]) + repacking(a["store_valu"])
+        still_over += r["ours"]["total"] > r["triton_whole"]["total"] + outside
         print(f"{c['name']} {c['arch']} {c['dtype']} {c['num_warps']}w: over in "
               f"{' and '.join(w for w, x in (('instructions', count), ('cycles', cycles)) if x)}; ours "
               f"{r['ours']['total']}, Triton's whole conversion {r['triton_whole']['total']}; v_perm_b32 kernel "
               f"{a['kernel']['v_perm_b32']}, region {a['region']['v_perm_b32']}; sub-dword stores "
-              f"{a['sub_dword_stores']}")
+              f"{a['sub_dword_stores']}; VALU beyond the identity kernels: load line {_valu(a['load_valu'])}, "
+              f"store line {_valu(a['store_valu'])}")
     print(f"\n{audited} cases over Triton's whole conversion ({over_count} in instructions, {over_cycles} in "
           f"modelled cycles; Triton's kernels that exceed the target's LDS left out); {unpacked} of them are "
           f"8/16-bit cases whose Triton kernel stores the converted values one at a time (never packed in the "
-          f"dst's register order)")
+          f"dst's register order); {still_over} still over in instructions with the VALU that Triton's load and "
+          f"store lines hold beyond its identity kernels' added (repacking)")
+
+
+def _valu(counts: dict) -> str:
+    """``N (v_mov M, v_perm_b32 P)`` of a :func:`valu_beyond` answer."""
+    return f"{counts['valu']} (v_mov {counts['v_mov']}, v_perm_b32 {counts['v_perm_b32']})"
 
 
 if __name__ == "__main__":

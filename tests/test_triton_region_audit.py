@@ -1,0 +1,64 @@
+"""benchmarks/triton_region_audit.py: what of Triton's kernel lies outside the corpus's counted
+region (its global stores of single 8/16-bit values, the VALU its load and store lines hold
+beyond its identity kernels'), and, where Triton 3.9.0 is installed, that audit of the largest
+wave32 16-bit loss (docs/benchmarks.md, the wave32 corpus)."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from repo_data import REPO, family_corpus
+from triton_oracle import TRITON_VERSION, triton_version
+
+sys.path.insert(0, str(REPO / "benchmarks"))
+import make_corpus  # noqa: E402
+import triton_region_audit as audit  # noqa: E402
+
+
+def test_sub_dword_stores_counts_single_value_stores_of_both_isas():
+    """CDNA's byte/short stores and gfx11/gfx12's b8/b16 ones, with their _d16_hi forms, count;
+    wider stores (b32, b64, b128: a prefix of ``global_store_b16`` in name only) do not."""
+    asm = "\n".join([
+        "\tglobal_store_byte v[0:1], v2, off", "\tglobal_store_short_d16_hi v[0:1], v2, off",
+        "\tglobal_store_b8 v[0:1], v2, off", "\tglobal_store_d16_hi_b8 v[0:1], v2, off offset:2",
+        "\tglobal_store_b16 v[0:1], v2, off", "\tglobal_store_d16_hi_b16 v[0:1], v2, off",
+        "\tglobal_store_b128 v[0:1], v[2:5], off", "\tglobal_store_b32 v[0:1], v2, off",
+        "\tglobal_store_dwordx4 v[0:1], v[2:5], off", "\t; global_store_b8 in a comment"])
+    assert audit.sub_dword_stores(asm) == 6
+
+
+def test_repacking_takes_the_moves_where_the_valu_difference_is_less():
+    assert audit.repacking({"valu": 162, "v_mov": 96, "v_perm_b32": 0}) == 162
+    assert audit.repacking({"valu": 0, "v_mov": 48, "v_perm_b32": 0}) == 48
+    assert audit.repacking({"valu": 3, "v_mov": 0, "v_perm_b32": 2}) == 3
+
+
+def test_source_lines_of_the_corpus_kernels():
+    """The load, convert and store of both kernels are on consecutive statements' lines."""
+    for kernel in make_corpus._kernels():
+        load, convert, store = (make_corpus.source_line(kernel, call)
+                                for call in ("gl.load", "gl.convert_layout", "gl.store"))
+        assert load + 1 == convert < store
+
+
+@pytest.mark.skipif(triton_version() != TRITON_VERSION, reason=f"triton=={TRITON_VERSION} is not installed")
+def test_audit_of_the_wave32_16bit_repack():
+    """gfx1200 fp16 ``wmma2.16x16->blocked[1x4,t16x2,o10]``, one wave, 64x64: Triton's counted
+    region holds the 16 ``ds_store_b128`` of its round trip, the store line the 16 ``ds_load_b128``
+    and the repacking of the loaded halves into the store's order (96 ``v_mov_b16`` and 64
+    ``v_lshrrev_b32``, 2 more VALU than the identity kernel's line otherwise), and the load line
+    no more VALU than the identity kernel's (its ``global_load_d16_b16`` / ``_d16_hi_b16`` put
+    each element in its half); it stores the tile with ``global_store_b64``."""
+    case = next(c for c in family_corpus("wave32")["cases"]
+                if (c["name"], c["arch"], c["dtype"], c["num_warps"])
+                == ("wmma2.16x16->blocked[1x4,t16x2,o10]", "gfx1200", "fp16", 1))
+    context, builder, kernels = make_corpus._triton_session()  # noqa: F841 (context kept alive)
+    a = audit.audit(case, make_corpus.FAMILIES["wave32"], kernels)
+    assert a["region"] == {"lds_write": 16, "lds_read": 0, "lds_read_tr": 0, "v_perm_b32": 0}
+    assert a["kernel"] == {"lds_write": 16, "lds_read": 16, "lds_read_tr": 0, "v_perm_b32": 0}
+    assert a["sub_dword_stores"] == 0
+    assert a["load_valu"] == {"valu": 0, "v_mov": 0, "v_perm_b32": 0}
+    assert a["store_valu"] == {"valu": 162, "v_mov": 96, "v_perm_b32": 0}
+    assert case["triton"]["total"] + audit.repacking(a["store_valu"]) == 196
