@@ -103,7 +103,7 @@ def table(rows: list[dict], cases: list[dict]) -> str:
     return "\n".join(out + (["", "Refused by the planner:", ""] + refusals if refusals else []))
 
 
-def _cases(ap: argparse.ArgumentParser, path: str, what: str) -> list[dict]:
+def read_cases(ap: argparse.ArgumentParser, path: str, what: str) -> list[dict]:
     """The ``cases`` list of the JSON file ``path`` (``ap.error``, one line, where there is none)."""
     try:
         cases = json.loads(Path(path).read_text())["cases"]
@@ -119,8 +119,8 @@ def main() -> None:
     ap.add_argument("rows", help="the --json output of linlayout bench conversions --corpus")
     ap.add_argument("--corpus", default=str(CORPUS))
     args = ap.parse_args()
-    cases = _cases(ap, args.corpus, "--corpus")
-    rows = [r for r in _cases(ap, args.rows, "rows") if r.get("set") != "baseline"]
+    cases = read_cases(ap, args.corpus, "--corpus")
+    rows = [r for r in read_cases(ap, args.rows, "rows") if r.get("set") != "baseline"]
     if len(rows) != len(cases):
         ap.error(f"{len(rows)} bench rows for {len(cases)} corpus cases: run the whole corpus")
     rows = [r if "refused" in r else dict(r, triton=c["triton"], triton_uses_lds=bool(

@@ -32,7 +32,6 @@ Prints one line per case and a summary.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import warnings
 from pathlib import Path
@@ -40,6 +39,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import make_corpus  # noqa: E402
+from corpus_losses import read_cases  # noqa: E402
 
 from linlayout.lowering.isa import isa_counts  # noqa: E402
 
@@ -124,10 +124,10 @@ def main() -> None:
     ap.add_argument("--corpus", help="the corpus file (default: the family's, benchmarks/data/)")
     args = ap.parse_args()
     family = make_corpus.FAMILIES[args.family]
-    cases = json.loads(Path(args.corpus or family.out).read_text())["cases"]
-    rows = [r for r in json.loads(Path(args.rows).read_text())["cases"] if r.get("set") != "baseline"]
+    cases = read_cases(ap, str(args.corpus or family.out), "--corpus")
+    rows = [r for r in read_cases(ap, args.rows, "rows") if r.get("set") != "baseline"]
     if len(rows) != len(cases):
-        raise ValueError(f"{len(rows)} corpus rows for {len(cases)} corpus cases: run the whole corpus")
+        ap.error(f"{len(rows)} bench rows for {len(cases)} corpus cases: run the whole corpus")
     warnings.simplefilter("ignore")
     context, builder, kernels = make_corpus._triton_session()  # noqa: F841 (context kept alive)
     audited = over_count = over_cycles = unpacked = still_over = 0
