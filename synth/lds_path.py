@@ -1556,14 +1556,22 @@ def build_lds(prog: Program, acc: LdsAccesses, src_dwords: list[int]) -> list[in
     loaded takes the value of its twin: the register of ``D.unique`` with its image)."""
     element_bytes, p, S, D = acc.ctx.element_bytes, acc.ctx.slots_per_dword, acc.S, acc.D
     loaded: dict[int, tuple[int, int]] = {}  # dst register -> (value, slot)
+    twin_keys = None if acc.ctx.target.lockstep_lanes else _lane_twin_keys(S)
     for rnd, (stores, loads) in enumerate(zip(acc.stores, acc.loads)):
         if rnd and acc.barrier_scope:
             prog.barrier(acc.barrier_scope)
+        stored: set[int] = set()  # the twin keys of the registers stored since the last barrier
         # the dwords of a round's wide stores are built at once: 8-bit repacks share v_perm_b32s across stores
         wide = acc.s_width_bytes >= 4
         dwords = iter(_dwords_of(prog, [r for g, g2, _, _ in stores for r in g + (g2 or [])], src_dwords, p,
                                  element_bytes) if wide else [])
         for g, g2, off, st64 in stores:
+            if twin_keys is not None:
+                keys = {twin_keys[r] for r in g + (g2 or [])}
+                if keys & stored:  # another lane stored these elements: order the two stores
+                    prog.barrier("warp")
+                    stored = set()
+                stored |= keys
             if wide:
                 vals, pair = ([next(dwords) for _ in range(len(h) // p)] if h is not None else None
                               for h in (g, g2))
@@ -1637,6 +1645,19 @@ def _dwords_of(prog: Program, g: list[int], src_dwords: list[int], p: int, eleme
         return [src_dwords[r] for r in g]
     return gather_dwords(prog, [[(src_dwords[r // p], r % p) for r in g[k:k + p]] for k in range(0, len(g), p)],
                          element_bytes)
+
+
+def _lane_twin_keys(S: _Side) -> list[int]:
+    """Per src register ``r``, ``C(r)`` reduced modulo the span of the lane columns: registers ``r``
+    and ``r'`` of two lanes of a warp hold one element (``C(r) ^ L(l) = C(r') ^ L(l')``) exactly
+    when their keys are equal (``C(r) ^ C(r')`` is some ``L(l ^ l')``; distinct registers of
+    ``S.unique`` differ in ``C``, so the lanes differ).  Two stores of such registers write the same
+    bytes from two lanes; where lanes are not in lockstep (NVIDIA) a warp barrier must order them
+    (emulator ``_check_lane_order``), even though they write the same element."""
+    lanes = f2.Echelon()
+    for c in S.other_cols[:S.lane_bits]:
+        lanes.insert(c)
+    return [lanes.reduce(c)[0] for c in S.reg_images]
 
 
 def _emit_narrow_store(prog: Program, S: _Side, g: list[int], src_dwords: list[int], p: int, element_bytes: int,

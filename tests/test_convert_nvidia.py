@@ -308,6 +308,26 @@ def test_rounds_of_an_in_warp_exchange_are_separated_by_warp_barriers():
     assert not res.ok and "writes LDS byte" in res.message
 
 
+def test_stores_of_one_element_from_two_lanes_are_ordered_by_a_warp_barrier():
+    """A src register bit holding a lane bit's tensor vector (register 1 of lane ``l`` holds the
+    element of register 0 of lane ``l ^ 2``): the round trip stores each element from two lanes
+    in two stores, and a warp barrier must order them (found by fuzzing: the plan failed its own
+    verification, an internal error, before lds_path._lane_twin_keys)."""
+    shape = [("dim0", 4), ("dim1", 8)]
+    src = LinearLayout({"register": [[2, 1]], "lane": [[0, 0], [2, 1], [0, 0], [2, 0], [1, 0]],
+                        "warp": [[0, 4], [0, 2]]}, shape)
+    dst = LinearLayout({"register": [], "lane": [[0, 0], [0, 0], [0, 0], [0, 1], [0, 0]], "warp": [[0, 0], [1, 0]]},
+                       shape)
+    for arch in ARCHES:
+        plan = plan_conversion(src, dst, arch, 8, objective="instructions")
+        _check_nvidia_plan(plan)
+        kinds = [st.scope if isinstance(st, Barrier) else ("st" if st.store else "ld")
+                 for st in plan.steps if st.lds or st.barrier]
+        assert kinds == ["st", "warp", "st", "workgroup", "ld"]
+        res = verify(_without_barrier(plan, 0))
+        assert not res.ok and "writes LDS byte" in res.message and "warp barrier is missing" in res.message
+
+
 def test_a_warp_barrier_is_refused_where_lanes_are_lockstep():
     tile = blocked((1, 4), (8, 8), (1, 1), (1, 0), (8, 32))  # one wave of 64 lanes
     amd = plan_conversion(tile, tile, "gfx942", 32)
