@@ -894,11 +894,18 @@ def lower_bound(ctx) -> dict:
     ``cross_warp``: some lane needs an element no lane of its warp holds (only LDS
     can move it; then ``min_lds_loads`` per lane, 16 bytes each, and a barrier).
     ``min_lds_stores``: the distinct elements that must travel, spread over every
-    lane of every wave, 16 bytes per store.  ``cost``: the cheapest of the bounds
-    under the cost model (registers: the larger of the cross-lane and the merge
-    bound; LDS: ``CostModel.path_floor`` of the accesses' issue with the barrier, their data
-    cycles and two latency levels: their sum, or where the pipes overlap (NVIDIA) the larger of
-    the first two plus the latency).  ``lds_instructions``: the instructions with setup of every
+    lane of every wave, 16 bytes per store.  ``cost``: a lower bound of every plan's value under
+    the model's objective.  Under ``concurrent`` and ``latency`` the cheapest of the bounds
+    ``register_cost`` (the larger of the cross-lane and the merge bound) and ``lds_cost``
+    (``CostModel.path_floor`` of the accesses' issue with the barrier, their data cycles and two
+    latency levels: their sum, or where the pipes overlap (NVIDIA) the larger of the first two plus
+    the latency); under ``throughput`` that bound of the latency path (``register_cost`` and
+    ``lds_cost`` are then the path's floors) over ``waves_per_simd`` (the objective's value is at
+    least the path shared by the waves); under ``instructions`` the fewest instructions: every
+    cross-lane move delivers at most one dword to a lane and every merge is one instruction, so a
+    plan without LDS issues at least the larger of ``cross_lane_dwords`` and
+    ``min_register_merges``, one through LDS at least ``lds_instructions``.
+    ``lds_instructions``: the instructions with setup of every
     plan through LDS (at least one load and one store, the bounds above, the barrier, an
     ``s_waitcnt`` after the stores and after the loads, and the LDS_ADDR_BASE_VALU ops forming the
     first access's address, which no address formed before can reach: ``lds_address_valu``).
@@ -957,13 +964,19 @@ def lower_bound(ctx) -> dict:
     # issue slot is less than its price, so the bound stays the path's
     reg_issue = max(cross_lane * move, merges * merge)
     reg_bound = reg_issue if cm.pipe_overlap else cm.path_floor(reg_issue, 0.0, 0.0)
+    lds_instructions = max(lds_loads, 1) + max(lds_stores, 1) + (1 if cross_warp else 0) + 2 + LDS_ADDR_BASE_VALU
     if cross_warp:
-        cost = lds_bound
+        cost, count = lds_bound, lds_instructions
+    elif cross_lane:
+        cost, count = min(reg_bound, lds_bound), min(max(cross_lane, merges), lds_instructions)
     else:
-        cost = min(reg_bound, lds_bound) if cross_lane else 0.0
+        cost, count = 0.0, 0
+    if cm.objective == "instructions":
+        cost = float(count)
+    elif not cm.floors_apply:  # throughput: at least the latency path shared by the waves of a SIMD
+        cost /= cm.waves_per_simd
     return {"cross_lane_dwords": cross_lane, "min_register_merges": merges, "cross_warp": cross_warp,
             "min_lds_loads": lds_loads if (cross_warp or cross_lane) else 0,
             "min_lds_stores": lds_stores if (cross_warp or cross_lane) else 0,
             "min_barriers": 1 if cross_warp else 0, "cost": round(cost, 3), "lds_cost": round(lds_bound, 3),
-            "lds_instructions": max(lds_loads, 1) + max(lds_stores, 1) + (1 if cross_warp else 0) + 2 + LDS_ADDR_BASE_VALU,
-            "register_cost": round(reg_bound, 3)}
+            "lds_instructions": lds_instructions, "register_cost": round(reg_bound, 3)}

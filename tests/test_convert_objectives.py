@@ -14,7 +14,7 @@ from linlayout.synth.cost import COST_TIE_FRACTION, OBJECTIVES, cost_model, mix_
 from linlayout.synth.plan import Plan
 
 from convert_checker import check_certificate
-from repo_data import baseline_cases
+from repo_data import baseline_cases, family_corpus
 
 BITS = {"fp32": 32, "fp16": 16, "bf16": 16, "fp8": 8}
 
@@ -275,3 +275,23 @@ def test_pruning_by_rank_value_keeps_the_plan_that_ranking_every_candidate_picks
                 lds_plans += 1
         checked += 1
     assert checked == 58 and lds_plans > 100
+
+
+@pytest.mark.parametrize("family, step", [("amd", 23), ("wave32", 41), ("nvidia", 19)])
+def test_the_lower_bound_bounds_every_objectives_value(family, step):
+    """``lower_bound``'s ``cost`` is in the units of the plan's objective: under ``instructions``
+    the fewest instructions (it once reported the latency floor there, 72 against a 15-instruction
+    plan), under ``throughput`` the latency floor shared by the waves of a SIMD."""
+    cases = family_corpus(family)["cases"][::step]
+    bits = {"fp32": 32, "fp16": 16, "bf16": 16, "fp8": 8, "i8": 8}
+    for c in cases:
+        src, dst = LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"])
+        for objective in OBJECTIVES:
+            plan = plan_conversion(src, dst, c["arch"], bits[c["dtype"]], objective=objective)
+            lb = plan.lower_bound
+            assert lb["cost"] <= plan.cost + 1e-6, (c["name"], c["arch"], objective, lb["cost"], plan.cost)
+            if objective == "instructions" and plan.counts()["total"]:
+                moves = lb["cross_warp"] or lb["cross_lane_dwords"]
+                assert lb["cost"] == (0 if not moves else lb["lds_instructions"] if lb["cross_warp"] else
+                                      min(max(lb["cross_lane_dwords"], lb["min_register_merges"]),
+                                          lb["lds_instructions"]))
