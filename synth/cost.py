@@ -645,6 +645,10 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
     return {PTX_SETUP_NAMES[k] if ptx else k: v for k, v in out.items() if v}
 
 
+#: Every instruction kind that moves values between lanes (lower_bound: the cheapest prices each
+#: cross-lane dword; a kind a target lacks only lowers the bound).
+CROSS_LANE_KINDS = ("dpp", "permlane16", "permlane16_swap", "permlane32_swap", "ds_bpermute", "ds_swizzle", "shfl",
+                    "readlane")
 CROSSBAR_KINDS = ("ds_bpermute", "ds_swizzle", "shfl", "movmatrix")  # register steps that use the LDS (MIO) pipe
 
 
@@ -888,7 +892,8 @@ def lower_bound(ctx) -> dict:
 
     ``cross_lane_dwords``: the most 32-bit values one lane must receive from other
     lanes (``32 / bits`` elements per dword); every cross-lane instruction (DPP,
-    swizzle, bpermute, permlane swap) delivers at most one dword to each lane.
+    swizzle, bpermute, a permlane, readlane, shfl) delivers at most one dword to each lane,
+    at no less than the cheapest of their prices (``CROSS_LANE_KINDS``).
     ``min_register_merges``: two-input instructions any plan without LDS needs
     (``register_merges``).
     ``cross_warp``: some lane needs an element no lane of its warp holds (only LDS
@@ -945,7 +950,7 @@ def lower_bound(ctx) -> dict:
     worst_lane = per_lane_w if cross_warp else per_lane
     lds_loads = -(-worst_lane // elems_b128)
     lds_stores = -(-n_moving // (W * L * elems_b128))
-    move = min(cm.instruction("dpp"), cm.instruction("permlane16_swap") if has_permlane else 1e9)
+    move = min(cm.instruction(kind) for kind in CROSS_LANE_KINDS)
     merge = min(cm.valu_issue, cm.instruction("permlane16_swap") / 2 if has_permlane else 1e9)
     merges = 0 if (cross_warp or not per_lane) else register_merges(prob, element_bits)
     per_instr = min(cm.lds_cycles.values()) * cm.lds_port_sharing

@@ -304,3 +304,17 @@ def test_the_lower_bounds_hold_for_every_candidate_on_the_wave32_corpus(objectiv
                 assert lb["register_cost"] <= plan.cost + 1e-6, c["name"]
             plans += 1
     assert plans > 60
+
+
+def test_the_lower_bound_prices_a_cross_lane_dword_at_the_cheapest_lane_instruction():
+    """gfx1200's v_permlane16_b32 (1 cycle) is cheaper than its DPP move (2): the 64-bit plan moves
+    its 8 cross-lane dwords with 8 permlanes, 16 under ``concurrent`` (two waves a SIMD), and the
+    bound is exactly that, not the 32 a DPP price gave, above the plan (found by fuzzing)."""
+    shape = [("dim0", 4), ("dim1", 16)]
+    src = LinearLayout({"register": [[0, 8], [1, 0]], "lane": [[0, 2], [0, 4], [0, 1], [2, 0], [0, 0]], "warp": []},
+                       shape)
+    dst = LinearLayout({"register": [[0, 2], [1, 0]], "lane": [[0, 4], [0, 0], [0, 0], [0, 0], [0, 0]], "warp": []},
+                       shape)
+    plan = plan_conversion(src, dst, "gfx1200", 64)
+    assert plan.counts()["permlane16"] == 8 and plan.lower_bound["cross_lane_dwords"] == 8
+    assert plan.lower_bound["cost"] == plan.cost == 16.0
