@@ -249,3 +249,18 @@ def test_byte_stores_keep_their_extraction_out_of_the_conversion_region():
     assert (counts["total"], counts["dpp"], counts["v_cndmask"]) == (16, 8, 8) and low.differences == {}
     tile = distinct_tile(low.kernel.shape, 8, seed=87)
     assert np.array_equal(interpret(low.kernel, tile, fill=0x5A), expected_output(plan, tile, fill=0x5A))
+
+
+@pytest.mark.parametrize("element_bits, dst_lane", [(8, [[4], [8], [16], [32], [0], [0]]),
+                                                  (16, [[2], [4], [8], [16], [32], [0]])])
+def test_a_dword_with_fewer_slots_than_fit_is_stored_by_its_pieces(element_bits, dst_lane):
+    """One 8- or 16-bit element per lane fills part of a dword: where the dst holds every 4th byte
+    (every other 16-bit element), each at a 4-byte aligned address, the kernel stores the element,
+    not the dword, which would overwrite the elements beside it that the dst does not hold (found
+    by fuzzing the kernels with random layouts)."""
+    shape = [("dim0", 64)]
+    src = LinearLayout({"register": [], "lane": [[1], [2], [4], [8], [16], [32]], "warp": []}, shape)
+    dst = LinearLayout({"register": [], "lane": dst_lane, "warp": []}, shape)
+    low = check_kernel(plan_conversion(src, dst, "gfx942", element_bits))
+    assert f"buffer_store_{'byte' if element_bits == 8 else 'short'} " in low.compiled.isa
+    assert "buffer_store_dword " not in low.compiled.isa

@@ -270,8 +270,9 @@ class _Kernel:
     def _runs(self, tile: _GlobalTile, n_dwords: int) -> list[list[tuple[int, list]]]:
         """Groups of dwords moved by one buffer instruction: ``[(dword, pieces), ...]``.
 
-        A dword whose elements are adjacent in memory (in every lane), all inside or all
-        outside the tensor, is one 4-byte piece; consecutive such dwords at consecutive
+        A dword whose elements fill it and are adjacent in memory (in every lane), all inside or all
+        outside the tensor, is one 4-byte piece (a last dword holding fewer slots than fit moves
+        only their bytes: a wider store would overwrite the elements beside them); consecutive such dwords at consecutive
         addresses with the same lanes outside the tensor join into one access of 2 or 4
         dwords.  Other dwords move element by element.
         """
@@ -279,7 +280,8 @@ class _Kernel:
         for d in range(n_dwords):
             pieces = tile.pieces(d)
             tabs = [tile.table(s, e) for s, e, _, _ in pieces]
-            whole = all(np.array_equal(tabs[k + 1], tabs[k] + pieces[k][3]) for k in range(len(pieces) - 1))
+            whole = (sum(n for *_, n in pieces) == 4  # a last dword with fewer slots moves only its pieces
+                     and all(np.array_equal(tabs[k + 1], tabs[k] + pieces[k][3]) for k in range(len(pieces) - 1)))
             oob = tile.dword_oob(d)
             same_oob = all(np.array_equal(tile.oob[:, :, s], oob) for s in tile.slots_of(d))
             aligned = bool((tabs[0][~oob] % 4 == 0).all())
