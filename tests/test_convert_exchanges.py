@@ -15,7 +15,7 @@ from linlayout.synth.cost import register_merges
 from linlayout.synth.emulator import element_ids, verify
 from linlayout.synth.preimage import normalize
 
-from test_convert_random import layout_pairs
+from random_layouts import layout_pairs
 
 LANES = [(0, k) for k in range(6)]
 

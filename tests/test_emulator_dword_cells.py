@@ -21,7 +21,7 @@ from linlayout.synth.convert import plan_conversion
 from linlayout.synth.plan import LdsLoad, LdsStore, Mov, PermSelect, Plan
 
 from repo_data import baseline_cases
-from test_convert_random import layout_pairs
+from random_layouts import layout_pairs
 
 
 def _mutated(plan: Plan, kind: int, k: int) -> Plan:

@@ -13,7 +13,7 @@ from linlayout.synth.context import ConversionContext
 from linlayout.synth.emulator import element_ids
 from linlayout.synth.span import span_table, span_values
 
-from test_convert_random import layout_pairs
+from random_layouts import layout_pairs
 
 
 _IDENTITY = [1 << i for i in range(16)]  # a shared layout whose (offset, rep) bit i holds tensor bit i

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from linlayout import LayoutError
 from linlayout.synth.preimage import _Choices, normalize, wave_local_map, wave_local_maps
 
-from test_convert_random import layout_pairs
+from random_layouts import layout_pairs
 
 
 def _problem(case):
