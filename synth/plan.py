@@ -129,7 +129,7 @@ class Plan:
         """``counts``, counted."""
         mult = dwords_per_slot(self.element_bits)
         kinds = count_kinds(self.arch)
-        ptx = kinds is PTX_COUNT_KINDS
+        ptx = get_target(self.arch).family == "nvidia"  # count_kinds gave PTX_COUNT_KINDS
         out = {k: 0 for k in kinds}
         for s in self.steps:
             m = mult if mult > 1 and s.register_step() else 1
