@@ -1,4 +1,4 @@
-"""Random layout pairs for hypothesis tests (tests/test_convert_random.py, tests/test_emit_conversion.py).
+"""Random layout pairs for the hypothesis tests of the planner, the emulator and the lowering.
 
 Layouts: a tensor of 2**n elements (dim0 x dim1); every hardware bit (register, lane, warp) maps
 to a tensor vector.  Permutation-like layouts give each bit a distinct unit vector or 0
