@@ -46,7 +46,8 @@ from linlayout.lowering.isa import isa_counts  # noqa: E402
 LDS_KEYS = ("lds_write", "lds_read", "lds_read_tr")
 
 
-def kernel_asm(case: dict, family: make_corpus.Family, kernels, sides: tuple[str, str] = ("src", "dst")) -> tuple[str, object]:
+def kernel_asm(case: dict, family: make_corpus.Family, kernels,
+               sides: tuple[str, str] = ("src", "dst")) -> tuple[str, object]:
     """Triton's assembly of the corpus kernel of ``case`` and the kernel function it compiled.
     ``sides`` names the recorded encodings it loads in and converts to: ``("src", "dst")`` is the
     case's conversion, ``("src", "src")`` and ``("dst", "dst")`` its identity kernels (the same

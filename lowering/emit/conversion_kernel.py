@@ -270,11 +270,11 @@ class _Kernel:
     def _runs(self, tile: _GlobalTile, n_dwords: int) -> list[list[tuple[int, list]]]:
         """Groups of dwords moved by one buffer instruction: ``[(dword, pieces), ...]``.
 
-        A dword whose elements fill it and are adjacent in memory (in every lane), all inside or all
-        outside the tensor, is one 4-byte piece (a last dword holding fewer slots than fit moves
-        only their bytes: a wider store would overwrite the elements beside them); consecutive such dwords at consecutive
-        addresses with the same lanes outside the tensor join into one access of 2 or 4
-        dwords.  Other dwords move element by element.
+        A dword whose elements fill it and are adjacent in memory (in every lane), all inside or
+        all outside the tensor, is one 4-byte piece (a last dword holding fewer slots than fit
+        moves only their bytes: a wider store would overwrite the elements beside them);
+        consecutive such dwords at consecutive addresses with the same lanes outside the tensor
+        join into one access of 2 or 4 dwords.  Other dwords move element by element.
         """
         dwords = []
         for d in range(n_dwords):
