@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 
 from convert_checker import check_certificate
 from floor_checks import check_round_trip_floors
@@ -90,8 +90,15 @@ def test_every_round_trip_stores_each_element_by_one_instruction(case):
             assert verify(plan).ok
 
 
+_TWO_WARPS = [("dim0", 4), ("dim1", 32)]  # register bit 0 holds warp bit 0's tensor vector (dim0 bit 1)
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 @given(twin_problems(TARGETS))
+@example((LinearLayout({"register": [[2, 0]], "lane": [[1, 0]] + [[0, 1 << i] for i in range(5)], "warp": [[2, 0]]},
+                       _TWO_WARPS),
+          LinearLayout({"register": [], "lane": [[0, 1 << i] for i in range(5)] + [[2, 0]], "warp": [[1, 0]]},
+                       _TWO_WARPS), 32, "gfx942"))
 def test_twins_across_warps_come_with_workgroup_barriers(case):
     """Where a src register's twin lies in another warp (fewer classes modulo the lane and warp
     columns than modulo the lane columns alone), warps exchange data through every shared layout
