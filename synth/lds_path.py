@@ -15,9 +15,9 @@ vector's elements are not whole VGPRs in order, ``v_perm_b32`` repacks them
 (store side before, load side after).  Accesses of 4 or 8 bytes whose
 addresses differ by one constant in every lane become one ``ds_read2`` /
 ``ds_write2`` (``st64`` for multiples of 64 units).  Duplicated registers
-(register broadcast) are stored and loaded once, and so is a src register holding, in other
-lanes or warps, the elements another holds (``_stored_once``: each element is stored once).  Sub-dword accesses use
-``ds_write_b8/b16`` (``_d16_hi`` for the upper half) and ``ds_read_u8/u16``.
+(register broadcast) are stored and loaded once, and a src register holding, in other lanes or
+warps, the elements another holds is not stored (``_stored_once``: each element is stored once).
+Sub-dword accesses use ``ds_write_b8/b16`` (``_d16_hi`` for the upper half) and ``ds_read_u8/u16``.
 
 Rounds: tensor bits that are register bits on both sides become rep bits; round
 ``k`` moves the registers whose rep bits equal ``k``.  A barrier separates the
@@ -192,8 +192,9 @@ def _prefix_parts(ctx: ConversionContext, prefix: list[int], reps: list[int], ov
 
 def _side_widths(ctx: ConversionContext, prefix: list[int], over_fetch: bool) -> list[tuple]:
     """Per side of a layout whose low offset bits are ``prefix`` (``prefix_floor``): (store?, the
-    side's columns, any width?, the most vector bits ``t`` of its accesses).  A side moves ``2**t`` elements per access only if offset bits ``0..t-1`` are
-    images of its register vectors, so ``t`` stops at the first prefix vector outside their span
+    side's columns, any width?, the most vector bits ``t`` of its accesses).  A side moves
+    ``2**t`` elements per access only if offset bits ``0..t-1`` are images of its register
+    vectors, so ``t`` stops at the first prefix vector outside their span
     (beyond the prefix: the widest, 16 bytes); a side of any width (matrix accesses, over-fetching
     loads) takes the widest."""
     prob = ctx.problem
@@ -752,10 +753,11 @@ def transpose_floor(ctx: ConversionContext) -> float:
     Such a layout has dst lane bit ``b`` at offset bit ``b`` (``b < k = log2(64 / bits)``), so a
     store moves more than one element only when dst lane 0's tensor vector is a src register
     vector (``_vector_bits``).  The floor is at least two DS latency levels, one conflict-free
-    8-byte load per ``2**k`` dst registers, and per src register stored (``2**_moved_rank``) the least conflict-free store cycles per element over the widths allowed
-    (a ds_write2 counted as two accesses sharing one issue); the issue and the LDS-pipe cycles
-    bounded apart and joined by ``CostModel.path_floor``, as ``prefix_floor``'s; plus the issue of
-    the barriers of one round (``_barrier_issue``: such a layout has one round or more)."""
+    8-byte load per ``2**k`` dst registers, and per src register stored (``2**_moved_rank``) the
+    least conflict-free store cycles per element over the widths allowed (a ds_write2 counted as
+    two accesses sharing one issue); the issue and the LDS-pipe cycles bounded apart and joined by
+    ``CostModel.path_floor``, as ``prefix_floor``'s; plus the issue of the barriers of one round
+    (``_barrier_issue``: such a layout has one round or more)."""
     return _DeferredBounds.of(ctx, *_transpose_parts(ctx), 0).floor
 
 
@@ -861,14 +863,15 @@ class _Side:
         Registers ``r`` and ``r'`` have equal keys exactly when ``C(r) ^ C(r') = C(y)`` for some
         (warp, lane) ``y``: then for every (warp, lane) ``x``, ``r'`` holds in ``x ^ y`` the element
         ``r`` holds in ``x``, so storing ``r`` from every lane of every warp writes every element
-        ``r'`` holds (and the other way round): ``r`` and ``r'`` are *twins*.  Where some ``y`` of a
-        twin pair has a warp part (the twins lie in two warps), warps exchange data through every
-        shared layout (``_crosses_warps``: ``y``'s warp part ``v`` is nonzero, else ``C(r) ^ C(r')``
-        would be a lane vector's and ``r``, ``r'`` lane twins, and its tensor vector ``S(v) =
-        C^-1(C(r) ^ C(r') ^ C(y's lane part))`` lies in the span of the src register and lane
-        columns, so the pair (dst warp 0, src warp ``v``) is in the kernel ``_warps_exchange``
-        looks at, off its diagonal): the round trip has workgroup barriers between every round's
-        stores and its loads, after which every warp reads what every warp wrote."""
+        ``r'`` holds (and the other way round): ``r`` and ``r'`` are *twins*.
+
+        Twins in two warps only where warps exchange data: where no ``y`` of a twin pair is a lane
+        alone, ``y``'s warp part ``v`` is nonzero and the tensor vector of warp ``v``, ``C^-1(C(r) ^
+        C(r') ^ C(y's lane part))``, lies in the span of the src register and lane columns, so the
+        pair (dst warp 0, src warp ``v``) is in the kernel ``_warps_exchange`` looks at, off its
+        diagonal (``_crosses_warps``, whatever the shared layout).  The round trip then has workgroup
+        barriers between every round's stores and its loads, after which every warp reads what
+        every warp wrote: storing ``r`` from one warp serves the other."""
         lanes_warps = f2.Echelon()
         for c in self.other_cols:
             lanes_warps.insert(c)
@@ -1522,7 +1525,7 @@ def _matrix_groups(side: _Side, p: int, element_bits: int, trans: bool, n_rounds
     firsts = [d * p for d in range(len(side.reg_image) // p) if d * p in unique]
     if side.stores:
         keys = side.store_keys
-        if len({keys[j] for j in range(p)}) < p:  # (a dword's keys: those of 0..p-1 moved by its first's)
+        if len({keys[j] for j in range(p)}) < p:  # (every dword's keys: those of 0..p-1, translated)
             raise LayoutError("a matrix store would write an element twice: two registers of a dword hold it "
                               "in two lanes or warps")
         firsts = _stored_once(side, firsts, list(range(p)))  # (a dword's registers: its first XOR 0..p-1)
