@@ -15,8 +15,9 @@ vector's elements are not whole VGPRs in order, ``v_perm_b32`` repacks them
 (store side before, load side after).  Accesses of 4 or 8 bytes whose
 addresses differ by one constant in every lane become one ``ds_read2`` /
 ``ds_write2`` (``st64`` for multiples of 64 units).  Duplicated registers
-(register broadcast) are stored and loaded once.  Sub-dword accesses use
-``ds_write_b8/b16`` (``_d16_hi`` for the upper half) and ``ds_read_u8/u16``.
+(register broadcast) are stored and loaded once, and a src register holding, in other lanes or
+warps, the elements another holds is not stored (``_stored_once``: each element is stored once).
+Sub-dword accesses use ``ds_write_b8/b16`` (``_d16_hi`` for the upper half) and ``ds_read_u8/u16``.
 
 Rounds: tensor bits that are register bits on both sides become rep bits; round
 ``k`` moves the registers whose rep bits equal ``k``.  A barrier separates the
@@ -153,7 +154,7 @@ def prefix_floor(ctx: ConversionContext, prefix: list[int], reps: list[int], ove
     A side moves ``2**t`` elements per access only if offset bits ``0..t-1`` are images of its
     register vectors, so ``t`` stops at the first prefix vector outside the span of its register
     vectors (beyond the prefix: the widest, 16 bytes; over-fetching loads: any width).  Every
-    distinct register of a side (``2**rank`` of its register vectors) is moved once, an access of
+    register a side moves (``2**_moved_rank``: ``_Side.n_moved``) is moved once, an access of
     ``w`` bytes carrying ``w / bytes`` elements at least at its cost with the least conflict
     degree any such layout can give it (``_conflict_floor``; 1 for over-fetching loads), a
     ds_read2 / ds_write2 counted as two accesses sharing one issue; plus the issue of the barriers
@@ -175,7 +176,8 @@ def _prefix_parts(ctx: ConversionContext, prefix: list[int], reps: list[int], ov
     model = lds_model(ctx.arch)
     coords = _prefix_basis(prefix, reps)
     issue = pipe = 0.0
-    for store, cols, any_width, regs, t_up in _side_widths(ctx, prefix, over_fetch):
+    for store, cols, any_width, t_up in _side_widths(ctx, prefix, over_fetch):
+        moved = 1 << _moved_rank(cols, store)
         lanes = _coordinates(coords, cols["lane"])
 
         def degree(t: int) -> float:
@@ -183,16 +185,16 @@ def _prefix_parts(ctx: ConversionContext, prefix: list[int], reps: list[int], ov
 
         side_issue, side_pipe = _cheapest_per_element(cm, "lds_write" if store else "lds_read", element_bytes,
                                                       range(t_up + 1), None if any_width else degree)
-        issue += (1 << regs.rank) * side_issue
-        pipe += (1 << regs.rank) * side_pipe
+        issue += moved * side_issue
+        pipe += moved * side_pipe
     return issue, pipe
 
 
 def _side_widths(ctx: ConversionContext, prefix: list[int], over_fetch: bool) -> list[tuple]:
     """Per side of a layout whose low offset bits are ``prefix`` (``prefix_floor``): (store?, the
-    side's columns, any width?, the span of its register vectors, the most vector bits ``t`` of
-    its accesses).  A side moves ``2**t`` elements per access only if offset bits ``0..t-1`` are
-    images of its register vectors, so ``t`` stops at the first prefix vector outside their span
+    side's columns, any width?, the most vector bits ``t`` of its accesses).  A side moves
+    ``2**t`` elements per access only if offset bits ``0..t-1`` are images of its register
+    vectors, so ``t`` stops at the first prefix vector outside their span
     (beyond the prefix: the widest, 16 bytes); a side of any width (matrix accesses, over-fetching
     loads) takes the widest."""
     prob = ctx.problem
@@ -205,8 +207,20 @@ def _side_widths(ctx: ConversionContext, prefix: list[int], over_fetch: bool) ->
         t_up = t_max
         if not any_width:
             t_up = next((i for i, v in enumerate(prefix[:t_max]) if not regs.contains(v)), t_max)
-        out.append((store, cols, any_width, regs, t_up))
+        out.append((store, cols, any_width, t_up))
     return out
+
+
+def _moved_rank(cols: dict[str, list[int]], store: bool) -> int:
+    """``log2`` of the registers a side of tensor columns ``cols`` moves through every shared layout
+    (``_Side.n_moved``): a load side every distinct register (the rank of its register columns
+    ``R``); the store side one per class of twins (``_Side.store_keys``), the classes of register
+    images modulo ``V``, the span of the lane and warp columns: ``dim R - dim(R & V) = rank(R + V)
+    - rank(V)`` (a shared layout's inverse is an isomorphism: the same in the tensor's bits)."""
+    if not store:
+        return f2.rank(cols["register"])
+    lanes_warps = cols["lane"] + cols["warp"]
+    return f2.rank(cols["register"] + lanes_warps) - f2.rank(lanes_warps)
 
 
 def _prefix_basis(prefix: list[int], reps: list[int]) -> f2.Echelon:
@@ -223,11 +237,11 @@ def prefix_instructions(ctx: ConversionContext, prefix: list[int], reps: list[in
     through a layout whose low offset bits are the tensor vectors ``prefix`` and whose round bits
     are ``reps`` (``prefix_floor``'s layouts).
 
-    A side of plain accesses moves each of its distinct registers (``2**rank`` of its register
-    vectors) once, ``2**t`` of them per access (the accesses of vector bits ``t`` partition them,
+    A side of plain accesses moves ``2**m`` registers (``m = _moved_rank``: ``_Side.n_moved``)
+    once, ``2**t`` of them per access (the accesses of vector bits ``t`` partition them,
     ``_groups``), ``t`` at most ``_side_widths``'s, two accesses of 4 or 8 bytes per ds_read2 /
-    ds_write2 where the target pairs (``_pairs``): at least ``ceil(2**(rank - t) / 2)`` of
-    those instructions, ``2**(rank - t)`` of wider or narrower ones, the least over ``t``; a side
+    ds_write2 where the target pairs (``_pairs``): at least ``ceil(2**(m - t) / 2)`` of
+    those instructions, ``2**(m - t)`` of wider or narrower ones, the least over ``t``; a side
     of any width at least one.  Then the barriers (``2 * 2**len(reps) - 1`` where there are any:
     warps exchange data whatever the layout, ``_crosses_warps``, or the target's lanes are not in
     lockstep: ``LdsAccesses.barrier_scope``), the VALU ops forming the first store's address and,
@@ -236,12 +250,13 @@ def prefix_instructions(ctx: ConversionContext, prefix: list[int], reps: list[in
     element_bytes, pairs = ctx.element_bytes, ctx.target.has_lds_pair
     barriers = _barriers(ctx, len(reps))
     accesses = 0
-    for _, _, any_width, regs, t_up in _side_widths(ctx, prefix, over_fetch):
+    for store, cols, any_width, t_up in _side_widths(ctx, prefix, over_fetch):
         if any_width:
             accesses += 1
             continue
         per_pair = [2 if pairs and element_bytes << t in (4, 8) else 1 for t in range(t_up + 1)]
-        accesses += min(-(-(1 << regs.rank >> t) // per_pair[t]) for t in range(t_up + 1))
+        moved = 1 << _moved_rank(cols, store)
+        accesses += min(-(-(moved >> t) // per_pair[t]) for t in range(t_up + 1))
     if address_valu is None:
         address_valu = prefix_address_valu(ctx, prefix, reps, over_fetch)
     return accesses + barriers + address_valu + 2
@@ -738,11 +753,11 @@ def transpose_floor(ctx: ConversionContext) -> float:
     Such a layout has dst lane bit ``b`` at offset bit ``b`` (``b < k = log2(64 / bits)``), so a
     store moves more than one element only when dst lane 0's tensor vector is a src register
     vector (``_vector_bits``).  The floor is at least two DS latency levels, one conflict-free
-    8-byte load per ``2**k`` dst registers, and per distinct src register (``2**rank`` of the src
-    register vectors) the least conflict-free store cycles per element over the widths allowed
-    (a ds_write2 counted as two accesses sharing one issue); the issue and the LDS-pipe cycles
-    bounded apart and joined by ``CostModel.path_floor``, as ``prefix_floor``'s; plus the issue of
-    the barriers of one round (``_barrier_issue``: such a layout has one round or more)."""
+    8-byte load per ``2**k`` dst registers, and per src register stored (``2**_moved_rank``) the
+    least conflict-free store cycles per element over the widths allowed (a ds_write2 counted as
+    two accesses sharing one issue); the issue and the LDS-pipe cycles bounded apart and joined by
+    ``CostModel.path_floor``, as ``prefix_floor``'s; plus the issue of the barriers of one round
+    (``_barrier_issue``: such a layout has one round or more)."""
     return _DeferredBounds.of(ctx, *_transpose_parts(ctx), 0).floor
 
 
@@ -775,20 +790,20 @@ def _transpose_parts(ctx: ConversionContext) -> tuple[float, float]:
 
 def _transpose_accesses(ctx: ConversionContext) -> tuple[int, int, range | list[int]]:
     """Of every round trip through a layout read with gfx950 transpose loads (``transpose_floor``):
-    its loads (one per ``2**k`` dst registers, ``_transpose_groups``), the distinct src registers
-    its stores move (``2**rank`` of the src register vectors) and the vector bits ``t`` a store may
+    its loads (one per ``2**k`` dst registers, ``_transpose_groups``), the src registers its
+    stores move (``2**_moved_rank``) and the vector bits ``t`` a store may
     have (``0 .. log2(16 / bytes)`` only where dst lane 0's tensor vector is a src register vector)."""
     prob, element_bytes = ctx.problem, ctx.element_bytes
     k = (64 // ctx.element_bits).bit_length() - 1
     src_regs = prob.src_cols["register"]
     widths = range((16 // element_bytes).bit_length()) if f2.in_span(src_regs, prob.dst_cols["lane"][0]) else [0]
-    return (1 << len(prob.dst_cols["register"])) >> k, 1 << f2.rank(src_regs), widths
+    return (1 << len(prob.dst_cols["register"])) >> k, 1 << _moved_rank(prob.src_cols, True), widths
 
 
 def transpose_instructions(ctx: ConversionContext) -> int:
     """A lower bound of the instructions with setup (``LdsAccesses.plan_floor``) of every round trip
     through a layout read with gfx950 transpose loads: its loads (never paired) and its stores,
-    ``2**t`` of the distinct src registers each (``_transpose_accesses``), two of 4 or 8 bytes per
+    ``2**t`` of the src registers stored each (``_transpose_accesses``), two of 4 or 8 bytes per
     ds_write2 (``_pairs``), the least over the ``t`` allowed; the barriers of one round
     (``_barriers``: such a layout has one round or more, each adding barriers), the LDS_ADDR_BASE_VALU
     ops forming the first store's address and the two ``s_waitcnt`` levels (``prefix_instructions``'
@@ -812,6 +827,7 @@ class _Side:
     other_cols: list[int]  # C of each lane/warp bit
     registers: f2.Echelon  # the tensor vectors of the register bits, inserted in order (_registers)
     shared_cols: list[int]  # the tensor vector of each offset bit, then each rep bit (the shared layout's)
+    stores: bool = False  # the src side: its accesses store one group per class of store_keys (_stored_once)
     _addresses: dict = field(default_factory=dict, repr=False)
     _bases_of: dict = field(default_factory=dict, repr=False)  # vector bits -> _bases
 
@@ -840,6 +856,37 @@ class _Side:
         return self.reg_image.tolist()
 
     @cached_property
+    def store_keys(self) -> list[int]:
+        """Per register ``r``, ``C(r)`` reduced modulo ``V``, the span of the lane and warp columns
+        (its residual against an echelon basis of ``V``: equal residuals, equal cosets ``C(r) + V``).
+
+        Registers ``r`` and ``r'`` have equal keys exactly when ``C(r) ^ C(r') = C(y)`` for some
+        (warp, lane) ``y``: then for every (warp, lane) ``x``, ``r'`` holds in ``x ^ y`` the element
+        ``r`` holds in ``x``, so storing ``r`` from every lane of every warp writes every element
+        ``r'`` holds (and the other way round): ``r`` and ``r'`` are *twins*.
+
+        Twins in two warps only where warps exchange data: where no ``y`` of a twin pair is a lane
+        alone, ``y``'s warp part ``v`` is nonzero and the tensor vector of warp ``v``, ``C^-1(C(r) ^
+        C(r') ^ C(y's lane part))``, lies in the span of the src register and lane columns, so the
+        pair (dst warp 0, src warp ``v``) is in the kernel ``_warps_exchange`` looks at, off its
+        diagonal (``_crosses_warps``, whatever the shared layout).  The round trip then has workgroup
+        barriers between every round's stores and its loads, after which every warp reads what
+        every warp wrote: storing ``r`` from one warp serves the other."""
+        lanes_warps = f2.Echelon()
+        for c in self.other_cols:
+            lanes_warps.insert(c)
+        return [lanes_warps.reduce(c)[0] for c in self.reg_images]
+
+    @cached_property
+    def n_moved(self) -> int:
+        """The registers the side's accesses move: on the store side one per class of equal
+        ``store_keys`` among ``unique`` (``2**_moved_rank``), else every one of ``unique``."""
+        if not self.stores:
+            return len(self.unique)
+        keys = self.store_keys
+        return len({keys[u] for u in self.unique})
+
+    @cached_property
     def coord(self) -> np.ndarray:
         return self.warp_lane[:, :, None] ^ self.reg_image[None, None, :]
 
@@ -854,16 +901,17 @@ class _Side:
         return self.coord >> self.n_off
 
 
-def _side(layout_cols: dict[str, list[int]], design: LdsDesign, inv_cols: list[int]) -> _Side:
+def _side(layout_cols: dict[str, list[int]], design: LdsDesign, inv_cols: list[int], stores: bool = False) -> _Side:
     """The side of a layout with tensor columns ``layout_cols``; ``inv_cols``: tensor bits -> (offset,
-    rep) bits (the inverse of the shared layout), so ``C = inv o layout`` is linear in the hardware bits."""
+    rep) bits (the inverse of the shared layout), so ``C = inv o layout`` is linear in the hardware bits;
+    ``stores``: the src side, whose stores write each element once (``_Side.stores``)."""
     reg_cols = [f2.apply_columns(inv_cols, c) for c in layout_cols["register"]]
     lane = [f2.apply_columns(inv_cols, c) for c in layout_cols["lane"]]
     warp = [f2.apply_columns(inv_cols, c) for c in layout_cols["warp"]]
     unique, registers = _registers(tuple(layout_cols["register"]))
     warp_lane = span_table(lane + warp).reshape(1 << len(warp), 1 << len(lane))  # index: lane bits low
     return _Side(warp_lane, span_table(reg_cols), design.n_offset_bits, unique, reg_cols, lane + warp, registers,
-                 design.shared_cols)
+                 design.shared_cols, stores)
 
 
 @caches.memoize("synth.lds_path.registers", size=64)  # 64: the two sides of the few problems planned at once
@@ -928,7 +976,8 @@ def _groups(side: _Side, deltas: list[int]) -> list[list[int]]:
 
 def _bases(side: _Side, deltas: list[int]) -> list[int]:
     """The base register (offset bits ``0..t-1`` clear) of every access of vector bits ``deltas``,
-    in the order of their first unique register.
+    in the order of their first unique register; on the store side only the first access of
+    each class of twins (``_stored_once``).
 
     With ``C(delta_i)`` = offset bit ``i``, register ``r`` belongs to the access of the base
     ``r ^ sum(delta_i for the set bits i < t of C(r))``; the access's registers are the base XOR
@@ -939,8 +988,40 @@ def _bases(side: _Side, deltas: list[int]) -> list[int]:
         span = span_values(deltas)
         low, images = len(span) - 1, side.reg_images
         bases = list(dict.fromkeys(u ^ span[images[u] & low] for u in side.unique))
+        if side.stores:
+            bases = _stored_once(side, bases, span)
         side._bases_of[key] = bases
     return bases
+
+
+def _stored_once(side: _Side, firsts: list[int], span: list[int]) -> list[int]:
+    """Of the store groups ``f ^ span[x]`` (``f`` in ``firsts``, in order; ``span`` a subspace of
+    register indices), those kept so that every element is stored by one instruction: a group
+    whose first register's ``store_keys`` is a key of a group kept before it is dropped.
+
+    The keys are ``q(C(r))``, ``q`` the quotient map modulo ``V`` (lane and warp columns), and
+    ``C`` is linear in the register index, so a group's keys are the coset ``q(C(f)) +
+    q(C(span))`` of one subspace: two groups' keys are equal or disjoint.  So the kept groups
+    have pairwise disjoint keys, and every key of a dropped group is a kept group's: every
+    element a dropped group holds in some (warp, lane) is held by a kept register in another
+    (its twin, ``_Side.store_keys``), hence stored.  An element is then written by one group
+    only: by the (warp, lane)s of one kept register holding it (a coset of the kernel of the lane
+    and warp columns: lanes or warps broadcasting it, together in one access) and by any other
+    register of that group with its key.  A plain vector access has none: its registers' images
+    differ by nonzero sums of offset bits ``0..t-1``, which no lane or warp column touches
+    (``_vector_bits``' alignment), so none lies in ``V`` and ``q`` keeps the group's ``2**t`` keys
+    distinct.  The registers of one dword of a matrix access may share a key (``.trans`` leaves
+    the dword's last register bit's image free); its pieces are accesses of their own, so
+    ``_matrix_groups`` refuses that form.  No two accesses then write one byte (the two of a
+    ds_write2 included), so no barrier orders stores (on NVIDIA, lanes not in lockstep, two stores
+    of one byte from two lanes would need a warp barrier between them: emulator
+    ``_check_lane_order``).  Without twins every group is kept."""
+    keys, covered, kept = side.store_keys, set(), []
+    for f in firsts:
+        if keys[f] not in covered:
+            kept.append(f)
+            covered.update(keys[f ^ s] for s in span)
+    return kept
 
 
 def _in_order_chunks(bases: list[int], span: list[int], n: int) -> int:
@@ -1028,7 +1109,7 @@ def _choose_vectors(side: _Side, t_cap: int, p: int, element_bytes: int, store: 
         pairing = 2 if width_bytes in (4, 8) else 1  # optimistic pairing into read2/write2
         # each access covers at most 2**t of the distinct registers: a narrower one that cannot
         # take fewer instructions than every choice so far is not looked at
-        if len(best) == len(counts) and all(-(-len(side.unique) >> len(deltas)) / pairing >= c
+        if len(best) == len(counts) and all(-(-side.n_moved >> len(deltas)) / pairing >= c
                                             for _, c in best.values()):
             continue
         bases, span = _bases(side, deltas), span_values(deltas)
@@ -1320,7 +1401,7 @@ def lds_accesses(ctx: ConversionContext, design: LdsDesign) -> list[LdsAccesses]
     of a later choice of a transpose-read design ends the list there."""
     prob, element_bytes, p = ctx.problem, ctx.element_bytes, ctx.slots_per_dword
     inv_cols = f2.inverse(design.shared_cols)  # tensor bits -> offset | rep bits
-    S = _side(prob.src_cols, design, inv_cols)
+    S = _side(prob.src_cols, design, inv_cols, stores=True)
     D = _side(prob.dst_cols, design, inv_cols)
     t_cap = (16 // element_bytes).bit_length() - 1
     store_choices = _choose_vectors(S, t_cap, p, element_bytes, True, ctx.src_tuple_dwords)
@@ -1419,7 +1500,9 @@ def _matrix_groups(side: _Side, p: int, element_bits: int, trans: bool, n_rounds
     lane bits 2-4 (the row) and the dword (the matrix) are free: each row has its own address.
     ``.trans`` (8- and 16-bit elements) needs a half's elements, then lane bits 2, 3, 4 at offset
     bits ``0 .. z + 1`` (``z - 1`` register bits, then those lanes) and no other column touching
-    them.  A dword is distinct when its first register is in ``side.unique``; the dwords of a
+    them.  A dword is distinct when its first register is in ``side.unique``; the store side
+    keeps one dword of each class of twins (``_stored_once``; a LayoutError when two registers of a
+    dword are twins, ``.trans`` only); the dwords of a
     round (all of a dword's registers share its round) are grouped in fours, the rest in twos and
     ones.  A LayoutError when the layout does not allow the access."""
     z = p.bit_length() - 1
@@ -1439,10 +1522,16 @@ def _matrix_groups(side: _Side, p: int, element_bits: int, trans: bool, n_rounds
     if any(cols[k] != v for k, v in want.items()) or any(c & low for k, c in cols.items() if k not in want):
         raise LayoutError("the layout's lanes do not hold matrix fragments of its shared layout")
     unique = set(side.unique)
+    firsts = [d * p for d in range(len(side.reg_image) // p) if d * p in unique]
+    if side.stores:
+        keys = side.store_keys
+        if len({keys[j] for j in range(p)}) < p:  # (every dword's keys: those of 0..p-1, translated)
+            raise LayoutError("a matrix store would write an element twice: two registers of a dword hold it "
+                              "in two lanes or warps")
+        firsts = _stored_once(side, firsts, list(range(p)))  # (a dword's registers: its first XOR 0..p-1)
     by_round: list[list[int]] = [[] for _ in range(n_rounds)]
-    for d in range(len(side.reg_image) // p):
-        if d * p in unique:
-            by_round[int(side.rep[0, 0, d * p])].append(d)
+    for f in firsts:
+        by_round[int(side.rep[0, 0, f])].append(f // p)
     out = []
     for dwords in by_round:
         groups, k = [], 0
@@ -1556,22 +1645,14 @@ def build_lds(prog: Program, acc: LdsAccesses, src_dwords: list[int]) -> list[in
     loaded takes the value of its twin: the register of ``D.unique`` with its image)."""
     element_bytes, p, S, D = acc.ctx.element_bytes, acc.ctx.slots_per_dword, acc.S, acc.D
     loaded: dict[int, tuple[int, int]] = {}  # dst register -> (value, slot)
-    twin_keys = None if acc.ctx.target.lockstep_lanes else _lane_twin_keys(S)
     for rnd, (stores, loads) in enumerate(zip(acc.stores, acc.loads)):
         if rnd and acc.barrier_scope:
             prog.barrier(acc.barrier_scope)
-        stored: set[int] = set()  # the twin keys of the registers stored since the last barrier
         # the dwords of a round's wide stores are built at once: 8-bit repacks share v_perm_b32s across stores
         wide = acc.s_width_bytes >= 4
         dwords = iter(_dwords_of(prog, [r for g, g2, _, _ in stores for r in g + (g2 or [])], src_dwords, p,
                                  element_bytes) if wide else [])
         for g, g2, off, st64 in stores:
-            if twin_keys is not None:
-                keys = {twin_keys[r] for r in g + (g2 or [])}
-                if keys & stored:  # another lane stored these elements: order the two stores
-                    prog.barrier("warp")
-                    stored = set()
-                stored |= keys
             if wide:
                 vals, pair = ([next(dwords) for _ in range(len(h) // p)] if h is not None else None
                               for h in (g, g2))
@@ -1645,19 +1726,6 @@ def _dwords_of(prog: Program, g: list[int], src_dwords: list[int], p: int, eleme
         return [src_dwords[r] for r in g]
     return gather_dwords(prog, [[(src_dwords[r // p], r % p) for r in g[k:k + p]] for k in range(0, len(g), p)],
                          element_bytes)
-
-
-def _lane_twin_keys(S: _Side) -> list[int]:
-    """Per src register ``r``, ``C(r)`` reduced modulo the span of the lane columns: registers ``r``
-    and ``r'`` of two lanes of a warp hold one element (``C(r) ^ L(l) = C(r') ^ L(l')``) exactly
-    when their keys are equal (``C(r) ^ C(r')`` is some ``L(l ^ l')``; distinct registers of
-    ``S.unique`` differ in ``C``, so the lanes differ).  Two stores of such registers write the same
-    bytes from two lanes; where lanes are not in lockstep (NVIDIA) a warp barrier must order them
-    (emulator ``_check_lane_order``), even though they write the same element."""
-    lanes = f2.Echelon()
-    for c in S.other_cols[:S.lane_bits]:
-        lanes.insert(c)
-    return [lanes.reduce(c)[0] for c in S.reg_images]
 
 
 def _emit_narrow_store(prog: Program, S: _Side, g: list[int], src_dwords: list[int], p: int, element_bytes: int,

@@ -9,7 +9,7 @@ registers.
 
 from __future__ import annotations
 
-from hypothesis import strategies as st
+from hypothesis import assume, strategies as st
 
 from linlayout import LinearLayout
 from linlayout.hw.targets import get_target
@@ -62,19 +62,52 @@ TARGETS = ("gfx90a", "gfx942", "gfx950", "gfx1100", "gfx1200", "gfx1250", "sm_80
 
 
 @st.composite
-def planning_problems(draw, targets: tuple[str, ...] = TARGETS):
-    """A layout pair on one of ``targets`` (the wave32 and NVIDIA ones with 5 lane bits), with an
-    element size, an objective, an LDS budget and a strategy."""
+def layout_problems(draw, targets: tuple[str, ...], max_bits: int = 10, max_src_registers: int = 5):
+    """(src, dst, arch): a layout pair of at most ``max_bits`` tensor bits on one of ``targets`` (the
+    wave32 and NVIDIA ones with 5 lane bits), src covering the tensor with at most
+    ``max_src_registers`` register bits."""
     arch = draw(st.sampled_from(targets))
     n_lane = get_target(arch).wave_size.bit_length() - 1
-    n_bits = draw(st.integers(5, 10))
+    n_bits = draw(st.integers(5, max_bits))
     d0 = draw(st.integers(1, n_bits - 1))
     n_warp = draw(st.integers(0, 2))
     lo = max(0, n_bits - n_lane - n_warp)
-    src = random_layout(draw, n_bits, d0, draw(st.integers(lo, min(lo + 2, 5))), n_warp, draw(st.booleans()), True,
-                        n_lane)
+    src = random_layout(draw, n_bits, d0, draw(st.integers(lo, min(lo + 2, max_src_registers))), n_warp,
+                        draw(st.booleans()), True, n_lane)
     dst = random_layout(draw, n_bits, d0, draw(st.integers(max(0, lo - 1), min(lo + 2, 5))), n_warp,
                         draw(st.booleans()), draw(st.booleans()), n_lane)
+    return src, dst, arch
+
+
+@st.composite
+def planning_problems(draw, targets: tuple[str, ...] = TARGETS):
+    """A layout pair on one of ``targets`` (``layout_problems``), with an element size, an objective,
+    an LDS budget and a strategy."""
+    src, dst, arch = draw(layout_problems(targets))
     return (src, dst, draw(st.sampled_from([8, 16, 32, 64])), arch,
             draw(st.sampled_from([None, "concurrent", "latency", "throughput", "instructions"])),
             draw(st.sampled_from([None, 1024, 65536])), draw(st.sampled_from(["auto", "auto", "lds", "registers"])))
+
+
+@st.composite
+def twin_problems(draw, targets: tuple[str, ...]):
+    """A layout pair on one of ``targets`` whose src has a register bit holding a lane bit's or a warp
+    bit's tensor vector (or their sum), plus another register bit's or not: some register then
+    holds, in other lanes or warps, the elements another register holds (lds_path's store twins).
+    With an element size; src covers the tensor (``layout_problems``' src with a register bit
+    more, inserted among the others at a random place)."""
+    src, dst, arch = draw(layout_problems(targets, 9, 4))
+    bases = src.bases
+    others = [b for b in bases["lane"] + bases["warp"] if any(b)]
+    assume(others)  # (else every lane and warp bit is a broadcast: no twins)
+    picked = draw(st.lists(st.sampled_from(others), min_size=1, max_size=2))
+    twin = [picked[0][0] ^ picked[-1][0], picked[0][1] ^ picked[-1][1]] if len(picked) == 2 else picked[0]
+    if not any(twin):  # (the same vector twice)
+        twin = picked[0]
+    if bases["register"] and draw(st.booleans()):  # (in the register span, twin's lane/warp part is)
+        reg = draw(st.sampled_from(bases["register"]))
+        twin = [twin[0] ^ reg[0], twin[1] ^ reg[1]]
+    regs = list(bases["register"])
+    regs.insert(draw(st.integers(0, len(regs))), twin)
+    src = LinearLayout(dict(bases, register=regs), src.out_dims)
+    return src, dst, draw(st.sampled_from([8, 16, 32, 64])), arch

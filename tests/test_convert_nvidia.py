@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from convert_checker import check_certificate
+from floor_checks import check_round_trip_floors
 from repo_data import family_corpus
 from linlayout import LayoutError, LinearLayout
 from linlayout.dtypes import dtype_bits
@@ -308,24 +309,34 @@ def test_rounds_of_an_in_warp_exchange_are_separated_by_warp_barriers():
     assert not res.ok and "writes LDS byte" in res.message
 
 
-def test_stores_of_one_element_from_two_lanes_are_ordered_by_a_warp_barrier():
+def test_an_element_two_lanes_hold_is_stored_once():
     """A src register bit holding a lane bit's tensor vector (register 1 of lane ``l`` holds the
-    element of register 0 of lane ``l ^ 2``): the round trip stores each element from two lanes
-    in two stores, and a warp barrier must order them (found by fuzzing: the plan failed its own
-    verification, an internal error, before lds_path._lane_twin_keys)."""
+    element of register 0 of lane ``l ^ 2``): storing register 0 from every lane writes every
+    element, so register 1 is not stored (lds_path._stored_once) and no warp barrier orders two
+    stores (fuzzing found this layout: stored from both lanes with no barrier between, the plan
+    failed its own verification).  Such a second store of register 1 fails verification without
+    a warp barrier before it, and passes with one."""
     shape = [("dim0", 4), ("dim1", 8)]
     src = LinearLayout({"register": [[2, 1]], "lane": [[0, 0], [2, 1], [0, 0], [2, 0], [1, 0]],
                         "warp": [[0, 4], [0, 2]]}, shape)
     dst = LinearLayout({"register": [], "lane": [[0, 0], [0, 0], [0, 0], [0, 1], [0, 0]], "warp": [[0, 0], [1, 0]]},
                        shape)
     for arch in ARCHES:
-        plan = plan_conversion(src, dst, arch, 8, objective="instructions")
-        _check_nvidia_plan(plan)
-        kinds = [st.scope if isinstance(st, Barrier) else ("st" if st.store else "ld")
-                 for st in plan.steps if st.lds or st.barrier]
-        assert kinds == ["st", "warp", "st", "workgroup", "ld"]
-        res = verify(_without_barrier(plan, 0))
-        assert not res.ok and "writes LDS byte" in res.message and "warp barrier is missing" in res.message
+        for element_bits in (8, 32):
+            plan = plan_conversion(src, dst, arch, element_bits, objective="instructions")
+            _check_nvidia_plan(plan)
+            kinds = [st.scope if isinstance(st, Barrier) else ("st" if st.store else "ld")
+                     for st in plan.steps if st.lds or st.barrier]
+            assert kinds == ["st", "workgroup", "ld"]
+        cert = json.loads(plan.dumps())  # (32-bit: register 1 is slot 1)
+        store = cert["steps"][0]
+        assert store["op"] == "lds_store" and store["src"] == [0]
+        twin = dict(store, src=[1], addr=[[row[lane ^ 2] for lane in range(32)] for row in store["addr"]])
+        steps = cert["steps"]
+        for barrier in ([], [{"op": "barrier", "scope": "warp"}]):
+            res = verify(Plan.from_certificate(dict(cert, steps=steps[:1] + barrier + [twin] + steps[1:])))
+            assert res.ok == bool(barrier), res.message
+            assert barrier or "warp barrier is missing" in res.message
 
 
 def test_a_warp_barrier_is_refused_where_lanes_are_lockstep():
@@ -412,45 +423,31 @@ def test_nvidia_cost_floors_bound_every_plan_they_prune(objective):
     latency (the NVIDIA default; concurrent adds the other warp's issue):
     per design (every one made) the deferred bounds (lds_path._DeferredBounds: order key <= floor
     bound <= the floor of each of its round trips <= the cost of that round trip's plan; plan cost
-    bound <= plan_floor's cost), plan_floor <= (cost, instructions with setup),
+    and instructions bounds <= plan_floor's), plan_floor <= (cost, instructions with setup)
+    (floor_checks.check_round_trip_floors),
     cost.lower_bound's LDS bound <= that cost, and its bound <= the cost of every candidate.  Under
     latency the summed floor (``order_floor``, the AMD form) exceeds the cost of most of those plans."""
-    from linlayout import caches
-    from linlayout.synth import lds_path
     from linlayout.synth.context import ConversionContext
-    from linlayout.synth.convert import candidate_plans, lds_plan
+    from linlayout.synth.convert import candidate_plans
     from linlayout.synth.cost import lower_bound
 
     bits = {"fp32": 32, "fp16": 16, "bf16": 16, "fp8": 8, "i8": 8}
     cases = json.loads(NVIDIA_CORPUS.read_text())["cases"][::8]
     plans = bounded = summed_above = 0
     for c in cases:
-        caches.clear(keep_tables=True)  # every deferred design of the pool not made yet
         src, dst = LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"])
         ctx = ConversionContext.create(src, dst, c["arch"], bits[c["dtype"]], objective=objective)
         assert ctx.cost_model.pipe_overlap and ctx.cost_model.floors_apply
         lb = lower_bound(ctx)
-        pool = lds_path.designs(ctx)
-        bounds = {i: d.bounds() for i, d in pool.deferred.items()}
-        pool.every()
-        for i, accs in pool.accesses.items():
-            for acc in accs:
-                floor = acc.floor()
-                if i in bounds:
-                    b = bounds[i]
-                    assert b.order <= b.floor <= floor + 1e-9, (c["name"], c["arch"])
-                    assert b.cost <= acc.plan_floor()[0] + 1e-9, (c["name"], c["arch"])
-                # under latency the max form is below the summed one (not so under concurrent)
-                assert objective != "latency" or floor <= acc.order_floor() + 2e-9, (c["name"], c["arch"])
-                bounded += i in bounds
-                if acc.design.lds_bytes > ctx.lds_budget_bytes:
-                    continue
-                plan = lds_plan(ctx, acc)
-                cost, count = acc.plan_floor()
-                assert max(floor, cost, lb["lds_cost"], lb["cost"]) <= plan.cost + 1e-9, (c["name"], c["arch"])
-                assert count <= plan.total_with_overhead(), (c["name"], c["arch"])
-                plans += 1
-                summed_above += acc.order_floor() > plan.cost
+        for deferred, acc, plan in check_round_trip_floors(ctx, (c["name"], c["arch"])):
+            # under latency the max form is below the summed one (not so under concurrent)
+            assert objective != "latency" or acc.floor() <= acc.order_floor() + 2e-9, (c["name"], c["arch"])
+            bounded += deferred
+            if plan is None:
+                continue
+            assert max(lb["lds_cost"], lb["cost"]) <= plan.cost + 1e-9, (c["name"], c["arch"])
+            plans += 1
+            summed_above += acc.order_floor() > plan.cost
         for plan in candidate_plans(src, dst, c["arch"], bits[c["dtype"]], objective=objective):
             assert lb["cost"] <= plan.cost + 1e-9, (c["name"], c["arch"])
     assert plans >= 200 and bounded >= 100, (plans, bounded)

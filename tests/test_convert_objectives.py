@@ -296,7 +296,8 @@ def test_the_lower_bound_of_a_cross_warp_conversion_per_objective():
     """sm_90, 8-bit, 4 warps, data crossing warps (only a round trip moves it): the bound is the
     LDS one, 72 cycles of latency path; under ``instructions`` the round trip's least instruction
     count (a store, a load, a barrier, two waits and LDS_ADDR_BASE_VALU address ops: 8, against
-    the plan's 15), under ``throughput`` the path over the 2 waves of a SIMD (36, plan 45)."""
+    the plan's 11), under ``throughput`` the path over the 2 waves of a SIMD (36, plan 42).  (The
+    src's register holds what other lanes hold in register 0: one store, lds_path._stored_once.)"""
     shape = [("dim0", 4), ("dim1", 8)]
     src = LinearLayout({"register": [[2, 1]], "lane": [[0, 0], [2, 1], [0, 0], [2, 0], [1, 0]],
                         "warp": [[0, 4], [0, 2]]}, shape)
@@ -307,4 +308,4 @@ def test_the_lower_bound_of_a_cross_warp_conversion_per_objective():
         plan = plan_conversion(src, dst, "sm_90", 8, objective=objective)
         assert plan.lower_bound["cross_warp"] and plan.lower_bound["lds_cost"] == 72.0
         got[objective] = (plan.lower_bound["cost"], plan.cost)
-    assert got == {"latency": (72.0, 90.0), "throughput": (36.0, 45.0), "instructions": (8.0, 15.0)}
+    assert got == {"latency": (72.0, 84.0), "throughput": (36.0, 42.0), "instructions": (8.0, 11.0)}

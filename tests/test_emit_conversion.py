@@ -269,6 +269,27 @@ def test_a_dword_with_fewer_slots_than_fit_is_stored_by_its_pieces(element_bits,
     assert "buffer_store_dword " not in low.compiled.isa
 
 
+@pytest.mark.parametrize("arch", ["gfx942", "gfx1100"])
+@pytest.mark.parametrize("element_bits", [16, 32])
+def test_registers_other_lanes_and_warps_hold_are_stored_once(arch, element_bits):
+    """Two warps whose src register bit 1 holds lane bit 1's tensor vector and bit 2 the warp bit's:
+    register ``r | 2`` holds in lane ``l ^ 2`` the element ``r`` holds in lane ``l``, and ``r | 4`` in
+    warp ``w ^ 1`` the one ``r`` holds in warp ``w``, so of the 8 registers per lane only 0 and 1
+    are stored (lds_path._stored_once): one store of 2 elements per lane, a workgroup barrier (the
+    warps exchange data), and the kernel leaves exactly the expected tile."""
+    lane_bits = 6 if arch == "gfx942" else 5
+    shape = [("dim0", 8), ("dim1", 1 << (lane_bits - 1))]
+    unit = [[1, 0], [2, 0], [4, 0]] + [[0, 1 << i] for i in range(lane_bits - 1)]
+    lanes, warp, other = unit[:lane_bits], unit[lane_bits], unit[lane_bits + 1]
+    src = LinearLayout({"register": [other, lanes[1], warp], "lane": lanes, "warp": [warp]}, shape)
+    dst = LinearLayout({"register": [lanes[0]], "lane": [warp, other] + lanes[2:][::-1], "warp": [lanes[1]]}, shape)
+    plan = plan_conversion(src, dst, arch, element_bits, strategy="lds")
+    stores = [st for st in plan.steps if st.lds and st.store]
+    assert len(stores) == 1 and [len(slots) for slots, _ in stores[0].accesses()] == [2]
+    assert plan.counts()["s_barrier"] == 1
+    check_kernel(plan)
+
+
 @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
 @given(planning_problems(targets=("gfx90a", "gfx942", "gfx950", "gfx1100", "gfx1200", "gfx1250")))
 def test_random_problems_run_on_the_interpreter(case):

@@ -1,0 +1,138 @@
+"""LDS round trips from src layouts whose registers alias other lanes' (or warps') elements: a src
+register holding, in lane ``l ^ d`` (warp ``w ^ v``), the element another register holds in lane
+``l`` (warp ``w``) is not stored (lds_path._stored_once), so each element is stored once, with no
+barrier between stores.  The counts are checked against element tables of the src layout.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+from hypothesis import HealthCheck, example, given, settings
+
+from convert_checker import check_certificate
+from floor_checks import check_round_trip_floors
+from random_layouts import twin_problems
+from linlayout import LinearLayout, f2
+from linlayout.synth import lds_path
+from linlayout.synth.context import ConversionContext
+from linlayout.synth.convert import lds_plan, plan_conversion
+from linlayout.synth.emulator import verify
+
+TARGETS = ("sm_80", "sm_90", "gfx942", "gfx950", "gfx1100")
+
+
+def _elements(layout: LinearLayout) -> np.ndarray:
+    """``[warps, lanes, registers]`` the flat tensor index each (warp, lane, register) holds (from
+    ``LinearLayout.table``, register bits fastest)."""
+    coords = layout.table()
+    flat = np.zeros(len(coords), dtype=np.int64)
+    for (_, size), column in zip(layout.out_dims, coords.T):
+        flat = flat * size + column
+    return flat.reshape(layout.in_dim_size("warp"), layout.in_dim_size("lane"), layout.in_dim_size("register"))
+
+
+def _stored_per_lane(src: LinearLayout) -> int:
+    """The elements each lane stores when every element is stored by one instruction: the distinct
+    elements of the src, over the distinct elements one register holds across the lanes and warps
+    (an instruction stores one register, or a vector of them, from every lane of every warp; lanes
+    and warps holding the same element store it together)."""
+    held = _elements(src)
+    return len(np.unique(held)) // len(np.unique(held[:, :, 0]))
+
+
+def _lds_sequence(plan) -> list[str]:
+    """The plan's LDS accesses and barriers in order: "st", "ld", or the barrier's scope."""
+    return [("st" if st.store else "ld") if st.lds else st.scope for st in plan.steps if st.lds or st.barrier]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(twin_problems(TARGETS))
+def test_twin_registers_are_stored_once(case):
+    """The plan through LDS stores each element once: the element slots its stores write per lane
+    are ``_stored_per_lane``, and no barrier stands between two stores (on NVIDIA, two stores of one
+    byte from two lanes would need a warp barrier between them)."""
+    src, dst, element_bits, arch = case
+    plan = plan_conversion(src, dst, arch, element_bits, strategy="lds")
+    assert plan.verified and verify(plan).ok
+    ok, message = check_certificate(json.loads(plan.dumps()))
+    assert ok, message
+    stores = [st for st in plan.steps if st.lds and st.store]
+    assert sum(len(slots) for st in stores for slots, _ in st.accesses()) == _stored_per_lane(src)
+    sequence = _lds_sequence(plan)
+    assert all(not (before == "st" and barrier not in ("st", "ld") and after == "st")
+               for before, barrier, after in zip(sequence, sequence[1:], sequence[2:])), sequence
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
+@given(twin_problems(TARGETS))
+def test_every_round_trip_stores_each_element_by_one_instruction(case):
+    """Every round trip of every design (deferred ones made): the src registers its store groups
+    name write, from every lane and warp, every element of the src, each by one store instruction
+    (a ds_write2 pair is one), ``_Side.n_moved`` registers per lane (``_stored_per_lane``, and
+    ``2**_moved_rank``); its plan passes the emulator; and the floors the planner prunes with are at
+    most the round trip's floor and its plan's cost and instructions (floor_checks)."""
+    src, dst, element_bits, arch = case
+    ctx = ConversionContext.create(src, dst, arch, element_bits)
+    held = _elements(src)
+    per_lane = _stored_per_lane(src)
+    assert 1 << lds_path._moved_rank(ctx.problem.src_cols, True) == per_lane
+    for _, acc, plan in check_round_trip_floors(ctx, case):
+        assert acc.S.n_moved == per_lane
+        instruction = {}  # element -> the store instruction writing it
+        for k, (g, g2, _, _) in enumerate(a for rnd in acc.stores for a in rnd):
+            for e in np.unique(held[:, :, g + (g2 or [])]).tolist():
+                assert instruction.setdefault(e, k) == k, (e, k, instruction[e])
+        assert sorted(instruction) == np.unique(held).tolist()
+        assert sum(len(g) + len(g2 or []) for rnd in acc.stores for g, g2, _, _ in rnd) == per_lane
+        if plan is not None:
+            assert verify(plan).ok
+
+
+_TWO_WARPS = [("dim0", 4), ("dim1", 32)]  # register bit 0 holds warp bit 0's tensor vector (dim0 bit 1)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(twin_problems(TARGETS))
+@example((LinearLayout({"register": [[2, 0]], "lane": [[1, 0]] + [[0, 1 << i] for i in range(5)], "warp": [[2, 0]]},
+                       _TWO_WARPS),
+          LinearLayout({"register": [], "lane": [[0, 1 << i] for i in range(5)] + [[2, 0]], "warp": [[1, 0]]},
+                       _TWO_WARPS), 32, "gfx942"))
+def test_twins_across_warps_come_with_workgroup_barriers(case):
+    """Where a src register's twin lies in another warp (fewer classes modulo the lane and warp
+    columns than modulo the lane columns alone), warps exchange data through every shared layout
+    (lds_path._crosses_warps): the round trip's workgroup barrier orders every warp's stores before
+    every warp's loads, so one warp may store what another's register holds
+    (``_Side.store_keys``)."""
+    src, dst, element_bits, arch = case
+    cols = ConversionContext.create(src, dst, arch, element_bits).problem.src_cols
+    lanes_only = f2.rank(cols["register"] + cols["lane"]) - f2.rank(cols["lane"])
+    if lds_path._moved_rank(cols, True) < lanes_only:
+        assert lds_path._crosses_warps(ConversionContext.create(src, dst, arch, element_bits).problem)
+
+
+def test_matrix_stores_keep_one_dword_of_each_class_and_refuse_twins_inside_a_dword():
+    """16-bit elements on sm_90 through the shared layout whose offset bit ``i`` is tensor bit ``i``.
+    stmatrix: register bit 0 and lane bits 0, 1 at tensor bits 0, 1, 2 (a matrix fragment), register
+    bit 1 at lane bit 2's bit 3, so dwords 1 and 3 hold what dwords 0 and 2 hold in other lanes: one
+    stmatrix of dwords 0 and 2 (registers 0, 1, 4, 5).  stmatrix.trans: lane bits 2, 3, 4 at tensor
+    bits 0, 1, 2, register bit 0 at lane bit 0's bit 3: the two registers of every dword hold one
+    element in two lanes, and the matrix pieces are accesses of their own (two of them would write
+    one byte from two lanes with no barrier between), so no .trans store is offered.  Every round
+    trip's plan passes the emulator."""
+    bit = [[1 << i] for i in range(7)]
+    shape = [("dim0", 128)]
+    dst = LinearLayout({"register": [bit[5], bit[6]], "lane": bit[:5], "warp": []}, shape)
+    design = lds_path.LdsDesign([1 << i for i in range(7)], 7, 0, "tensor bits", 256)
+    plain = LinearLayout({"register": [bit[0], bit[3], bit[6]], "lane": bit[1:6], "warp": []}, shape)
+    trans = LinearLayout({"register": [bit[3], bit[5], bit[6]], "lane": [bit[3], bit[4]] + bit[:3], "warp": []},
+                         shape)
+    stores = {}
+    for name, src in (("plain", plain), ("trans", trans)):
+        ctx = ConversionContext.create(src, dst, "sm_90", 16)
+        for acc in lds_path.lds_accesses(ctx, design):
+            assert verify(lds_plan(ctx, acc)).ok
+            stores[name, acc.s_matrix] = [[g for g, _, _, _ in rnd] for rnd in acc.stores]
+    assert stores == {("plain", None): [[[0, 1], [4, 5]]], ("plain", False): [[[0, 1, 4, 5]]],
+                      ("trans", None): [[[0], [2], [4], [6]]]}
