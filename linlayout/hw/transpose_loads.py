@@ -118,13 +118,13 @@ def transpose_load_named(name: str) -> TransposeLoad:
     return _BY_NAME[name]
 
 
-def transpose_load(ops, wave_size: int, element_bits: int, bytes_per_lane: int | None = None
-                   ) -> TransposeLoad | None:
-    """The transpose load among the op names ``ops`` (a target's ``lds_phases``) of a wave of
-    ``wave_size`` lanes moving ``element_bits``-bit elements (of ``bytes_per_lane`` per lane where
-    given); None where it has none."""
+def transpose_load(wave_size: int, element_bits: int, bytes_per_lane: int | None = None,
+                   among=None) -> TransposeLoad | None:
+    """The transpose load of a wave of ``wave_size`` lanes moving ``element_bits``-bit elements (of
+    ``bytes_per_lane`` per lane where given; one named in ``among`` where given: a target's
+    ``lds_phases``); None where there is none."""
     for t in TRANSPOSE_LOADS:
-        if (t.name in ops and t.wave_size == wave_size and t.element_bits == element_bits
-                and bytes_per_lane in (None, t.bytes_per_lane)):
+        if (t.wave_size == wave_size and t.element_bits == element_bits
+                and bytes_per_lane in (None, t.bytes_per_lane) and (among is None or t.name in among)):
             return t
     return None

@@ -149,7 +149,7 @@ class Target:
         """Its LDS transpose load of ``element_bits``-bit elements (of ``bytes_per_lane`` per lane
         where given: :mod:`linlayout.hw.transpose_loads`), one with an entry in ``lds_phases``; None
         where it has none."""
-        return transpose_load(self.lds_phases or {}, self.wave_size, element_bits, bytes_per_lane)
+        return transpose_load(self.wave_size, element_bits, bytes_per_lane, among=self.lds_phases or {})
 
     @property
     def bank_bytes(self) -> int:
