@@ -14,6 +14,7 @@ alignment is not a power of two]).
 
 from __future__ import annotations
 
+from linlayout.hw.targets import TARGETS
 from linlayout.hw.transpose_loads import TRANSPOSE_LOADS
 
 from .ops_memory import check_alignment, load_bytes
@@ -28,7 +29,8 @@ TR_OPS = {load.rocdl: load for load in TRANSPOSE_LOADS}
 def _tr_load(op: OpInfo):
     load = TR_OPS[op.name]
     if op.target.transpose_load(load.element_bits, load.bytes_per_lane) != load:
-        raise op.error(f"{op.name} ({load.name}) is not an instruction of {op.arch}")
+        have = [t.name for t in TARGETS.values() if t.transpose_load(load.element_bits, load.bytes_per_lane) == load]
+        raise op.error(f"{op.name} ({load.name}) exists only on {', '.join(have)}, not on {op.arch}")
     nbytes, bits, elems, wave = load.bytes_per_lane, load.element_bits, load.elements, load.wave_size
     align = nbytes if nbytes & (nbytes - 1) == 0 else 4
     t = op.result_types[0]
