@@ -163,3 +163,43 @@ def test_gfx1250_transpose_plans_run_on_the_interpreter_and_compile(index):
     # gfx950 has the descriptor flag but not gfx1250's loads: refused before LLVM would abort
     with pytest.raises(CompileError, match="rocdl.ds.load.tr are instructions of 32-lane waves; gfx950 has 64"):
         compile_mlir(low.kernel.text, "gfx950", binary=False, cache=False)
+
+
+def test_gfx1250_transpose_read_bounds_on_the_wave32_corpus():
+    # as test_convert_lds_vectors' gfx950 one: lds_path._transpose_readable rules out only dsts whose
+    # transpose search gives no round trip; transpose_instructions is at most the instruction floor of
+    # every round trip through the transpose-read layout, and its deferred bounds (_DeferredBounds)
+    # satisfy order <= floor <= each round trip's floor, cost <= each plan_floor cost (often reached)
+    from linlayout import caches
+    from linlayout.synth import lds_path
+    from linlayout.synth.context import ConversionContext
+
+    seen = {True: 0, False: 0}
+    gaps, checked, reached = [], 0, 0
+    for c in family_corpus("wave32")["cases"]:
+        if c["arch"] != "gfx1250" or dtype_bits(c["dtype"]) not in (8, 16):
+            continue
+        caches.clear(keep_tables=True)
+        ctx = ConversionContext.create(LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"]), "gfx1250",
+                                       dtype_bits(c["dtype"]))
+        readable = lds_path._transpose_readable(ctx.problem.dst_cols, ctx.target.transpose_load(ctx.element_bits))
+        try:
+            trips = lds_path.lds_accesses(ctx, lds_path.shared_layout(ctx, transpose=True))
+        except LayoutError:
+            trips = []
+        assert readable or not trips, c["name"]
+        seen[readable] += 1
+        gaps += [a.plan_floor()[1] - lds_path.transpose_instructions(ctx) for a in trips]
+        if not readable:
+            continue
+        pool = lds_path.designs(ctx)
+        (i, deferred), = [(i, d) for i, d in pool.deferred.items() if i == 1]  # the transpose-read design
+        b = deferred.bounds()
+        pool.every()
+        for a in pool.accesses[i]:
+            assert a.design.read_transpose
+            assert b.order <= b.floor <= a.floor() + 1e-9 and b.floor < b.cost <= a.plan_floor()[0] + 1e-9, c["name"]
+            checked += 1
+            reached += abs(b.floor - a.floor()) < 1e-9
+    assert seen == {True: 110, False: 69}
+    assert len(gaps) == checked >= 100 and min(gaps) >= 0 and reached >= 70  # 110, 110, 3 and 83 today
