@@ -97,7 +97,7 @@ class OpShape:
 
     @property
     def transpose_elems(self) -> int | None:
-        """Elements per lane of a transpose read (16, 8, 4 for tr_b4/b6, tr_b8, tr_b16)."""
+        """Elements per lane of a transpose read (gfx950: 16, 8, 4 for tr_b4/b6, tr_b8, tr_b16; gfx1250: 8)."""
         return None if self.transpose_bits is None else self.bytes_per_lane * 8 // self.transpose_bits
 
 

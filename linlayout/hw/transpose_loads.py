@@ -36,8 +36,8 @@ __all__ = ["TRANSPOSE_LOADS", "TransposeLoad", "transpose_load", "transpose_load
 @dataclass(frozen=True)
 class TransposeLoad:
     """One transpose load: its ISA name, its ROCDL op, the wave it works in, what a lane reads and
-    the source-lane bit order (module docstring).  ``lane_model``: the name of the [I] lane model
-    (docs/amd_facts.md section) the map rests on."""
+    the source-lane bit order (module docstring; the [I] maps are the targets' assumptions
+    ``tr_lane_permutation`` on gfx950 and ``gfx1250_tr_lane_map`` on gfx1250)."""
 
     name: str
     rocdl: str
@@ -46,7 +46,6 @@ class TransposeLoad:
     bytes_per_lane: int
     lead_element_bits: int
     inner_lane_bits: int
-    lane_model: str
 
     @property
     def elements(self) -> int:
@@ -101,12 +100,12 @@ class TransposeLoad:
 
 #: Every transpose load linlayout knows, gfx950's then gfx1250's.
 TRANSPOSE_LOADS: tuple[TransposeLoad, ...] = (
-    TransposeLoad("ds_read_b64_tr_b16", "rocdl.ds.read.tr16.b64", 64, 16, 8, 0, 2, "amd_hw_1.6"),
-    TransposeLoad("ds_read_b64_tr_b8", "rocdl.ds.read.tr8.b64", 64, 8, 8, 0, 1, "amd_hw_1.6"),
-    TransposeLoad("ds_read_b64_tr_b4", "rocdl.ds.read.tr4.b64", 64, 4, 8, 0, 0, "amd_hw_1.6"),
-    TransposeLoad("ds_read_b96_tr_b6", "rocdl.ds.read.tr6.b96", 64, 6, 12, 0, 0, "amd_hw_1.6"),
-    TransposeLoad("ds_load_tr16_b128", "rocdl.ds.load.tr16.b128", 32, 16, 16, 0, 0, "amd_hw_6.6"),
-    TransposeLoad("ds_load_tr8_b64", "rocdl.ds.load.tr8.b64", 32, 8, 8, 2, 1, "amd_hw_6.6"),
+    TransposeLoad("ds_read_b64_tr_b16", "rocdl.ds.read.tr16.b64", 64, 16, 8, 0, 2),
+    TransposeLoad("ds_read_b64_tr_b8", "rocdl.ds.read.tr8.b64", 64, 8, 8, 0, 1),
+    TransposeLoad("ds_read_b64_tr_b4", "rocdl.ds.read.tr4.b64", 64, 4, 8, 0, 0),
+    TransposeLoad("ds_read_b96_tr_b6", "rocdl.ds.read.tr6.b96", 64, 6, 12, 0, 0),
+    TransposeLoad("ds_load_tr16_b128", "rocdl.ds.load.tr16.b128", 32, 16, 16, 0, 0),
+    TransposeLoad("ds_load_tr8_b64", "rocdl.ds.load.tr8.b64", 32, 8, 8, 2, 1),
 )
 _BY_NAME = {t.name: t for t in TRANSPOSE_LOADS}
 
