@@ -20,6 +20,7 @@ import numpy as np
 
 from linlayout import LayoutError, LinearLayout
 from linlayout.hw.lds import lds_model
+from linlayout.hw.transpose_loads import transpose_load_named
 from linlayout.synth.lds_access import TileAccessReport, access_map
 from linlayout.synth.swizzle import SwizzleResult, synthesize
 
@@ -77,17 +78,16 @@ def _cvt_offsets(cvt: LinearLayout, reg: int, lanes: np.ndarray, num_warps: int)
     return np.asarray(cvt.apply(args)["offset"], dtype=np.int64)
 
 
-def _transpose_source(cvt: LinearLayout, covered: list[int], base: int, num_warps: int) -> np.ndarray:
-    """Start offsets ``[warp, 64]`` of a transpose read (the address each lane *supplies*).
+def _transpose_source(cvt: LinearLayout, covered: list[int], base: int, num_warps: int, op: str) -> np.ndarray:
+    """Start offsets ``[warp, 64]`` of the transpose read ``op`` (the address each lane *supplies*).
 
-    By the lane model of ``linlayout.synth.lds_access`` (docs/amd_facts.md 1.6): with ``E = 2**k`` elements per
-    lane, source lane bit ``t < 4 - k`` is result lane bit ``k + t``, source lane bit
-    ``4 - k + u`` is result element bit ``u`` (register ``covered[u]``), lane bits 4.. are kept.
+    By the load's lane map (``TransposeLoad.source_columns``; gfx950: docs/amd_facts.md 1.6): with
+    ``E = 2**k`` elements per lane, source lane bit ``t < 4 - k`` is result lane bit ``k + t``, source
+    lane bit ``4 - k + u`` is result element bit ``u`` (register ``covered[u]``), lane bits 4.. are kept.
     """
-    k = len(covered)
     lane_cols = [b[0] for b in cvt.bases["lane"]]
     reg_cols = [b[0] for b in cvt.bases["register"]]
-    src = lane_cols[k:4] + [reg_cols[j] for j in covered] + lane_cols[4:]
+    src = transpose_load_named(op).source_columns(lane_cols, [reg_cols[j] for j in covered])
     lane = np.arange(64)
     off = np.zeros(64, dtype=np.int64)
     for bit, col in enumerate(src):
@@ -117,7 +117,7 @@ def tile_accesses(report: TileAccessReport, shared: LinearLayout, layout: Linear
         base = sum(((i >> k) & 1) << bit for k, bit in enumerate(rest))
         regs = [base | sum(((j >> k) & 1) << bit for k, bit in enumerate(covered)) for j in range(ch.vector)]
         if transpose:
-            out.append(LdsAccess(ch.op, tuple(regs), _transpose_source(cvt, covered, base, num_warps)))
+            out.append(LdsAccess(ch.op, tuple(regs), _transpose_source(cvt, covered, base, num_warps, ch.op)))
             continue
         offs = [_cvt_offsets(cvt, r, lanes, num_warps) for r in regs]
         for j, r in enumerate(regs):

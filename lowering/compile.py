@@ -45,7 +45,7 @@ __all__ = [
     "parse_kernel_resources",
     "SUPPORTED_ARCHS",
     "FEATURE_OPS",
-    "WAVE64_OPS",
+    "WAVE_SIZE_OPS",
 ]
 
 SUPPORTED_ARCHS = targets_with(emitter="rocdl")  # the targets whose descriptor names this ROCDL lowering
@@ -54,11 +54,11 @@ SUPPORTED_ARCHS = targets_with(emitter="rocdl")  # the targets whose descriptor 
 # Cannot select: intrinsic ..."), so compile_mlir refuses them up front; an arch without a
 # descriptor has none of the flags.
 FEATURE_OPS = {"rocdl.permlane16.swap": "has_permlane_swap", "rocdl.permlane32.swap": "has_permlane_swap",
-               "rocdl.ds.read.tr": "has_ds_read_tr"}
-# Of those, the ROCDL ops of gfx950's 64-lane instructions: gfx1250 has the flags but not these
-# instructions (no permlane32 swap in a 32-lane wave; its transposing LDS loads are ds_load_tr*), and
-# LLVM aborts on them the same way.
-WAVE64_OPS = ("rocdl.permlane32.swap", "rocdl.ds.read.tr")
+               "rocdl.ds.read.tr": "has_ds_read_tr", "rocdl.ds.load.tr": "has_ds_read_tr"}
+# Of those, the ROCDL ops of one wave size's instructions (op -> lanes): gfx950 and gfx1250 share the
+# flags but not these instructions (no permlane32 swap in a 32-lane wave; gfx950's transposing LDS
+# loads are ds_read_tr*, gfx1250's ds_load_tr*), and LLVM aborts on the other one the same way.
+WAVE_SIZE_OPS = {"rocdl.permlane32.swap": 64, "rocdl.ds.read.tr": 64, "rocdl.ds.load.tr": 32}
 CACHE_FORMAT = "linlayout-compiled/v1"
 _ARCH_RE = re.compile(r"^gfx[0-9a-f]{3,4}$")
 
@@ -321,10 +321,11 @@ def compile_mlir(
     if lacking:
         have = ", ".join(targets_with(**{FEATURE_OPS[lacking[0]]: True}))
         raise CompileError(f"{', '.join(lacking)} exist only on {have}, not on {arch}")
-    wave64_only = sorted(op for op in WAVE64_OPS if op in mlir_text and target is not None and target.wave_size != 64)
-    if wave64_only:
-        raise CompileError(f"{', '.join(wave64_only)} are instructions of 64-lane waves; {arch} has "
-                           f"{target.wave_size}-lane waves")
+    other_wave = sorted(op for op, lanes in WAVE_SIZE_OPS.items()
+                        if op in mlir_text and target is not None and target.wave_size != lanes)
+    if other_wave:
+        raise CompileError(f"{', '.join(other_wave)} are instructions of {WAVE_SIZE_OPS[other_wave[0]]}-lane waves; "
+                           f"{arch} has {target.wave_size}-lane waves")
     b = bindings()
     options = {"opt_level": int(opt_level), "abi": str(abi)}
     key_src = {

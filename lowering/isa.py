@@ -24,7 +24,7 @@ class           mnemonics
 ``ds_permute``  ``ds_permute_b32``
 ``ds_swizzle``  ``ds_swizzle_b32``
 ``lds_write``   ``ds_write*`` / ``ds_store*`` (all widths, ``ds_write2*``)
-``lds_read_tr`` ``ds_read_*_tr_*`` / ``ds_load_tr*`` (gfx950 transpose loads)
+``lds_read_tr`` ``ds_read_*_tr_*`` / ``ds_load_tr*`` (gfx950 and gfx1250 transpose loads)
 ``lds_read``    other ``ds_read*`` / ``ds_load*``
 ``vmem``        ``buffer_*``, ``tbuffer_*``, ``global_*``, ``flat_*``, ``scratch_*``
 ``other``       anything else (LDS atomics, ``ds_nop``, ``exp``, ``image_*``, ...)

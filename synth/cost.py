@@ -68,6 +68,7 @@ import numpy as np
 from linlayout import LayoutError, caches, f2
 from linlayout.hw.lds import lds_model
 from linlayout.hw.targets import get_target
+from linlayout.hw.transpose_loads import transpose_load
 
 from . import banks
 from .hazards import hazard_nops
@@ -351,10 +352,16 @@ def _rdna_lds_cycles(target) -> dict[int, float]:
 # ====================================================================== plans
 def _lds_op_name(arch: str, store: bool, width_bytes: int, transpose: int = 0) -> str:
     """The LDS instruction of ``arch`` moving ``width_bytes`` per lane (``Target.lds_op_name``), or the
-    gfx950 transpose load of ``transpose``-bit elements."""
+    transpose load of ``transpose``-bit elements of its wave size (linlayout.hw.transpose_loads; the
+    bank model rejects one ``arch`` lacks)."""
+    target = get_target(arch)
     if transpose:
-        return f"ds_read_b64_tr_b{transpose}"
-    return get_target(arch).lds_op_name(store, width_bytes)
+        load = transpose_load(target.wave_size, transpose, width_bytes)
+        if load is None:
+            raise RuntimeError(f"no transpose load moves {width_bytes} bytes of {transpose}-bit elements per lane "
+                               f"in a wave of {target.wave_size}")
+        return load.name
+    return target.lds_op_name(store, width_bytes)
 
 
 _bank_cache = caches.cache("synth.cost.bank_conflict_degree", size=8192)  # 8192: one per LDS access priced
@@ -363,7 +370,7 @@ _bank_cache = caches.cache("synth.cost.bank_conflict_degree", size=8192)  # 8192
 def lds_conflict_degree(arch: str, store: bool, width_bytes: int, addr, element_bits: int,
                         transpose: int = 0) -> float:
     """Bank cycles / conflict-free cycles of one LDS access of ``width_bytes`` per lane (warp 0's
-    byte addresses; ``transpose``: the element bits of a gfx950 transpose load), from
+    byte addresses; ``transpose``: the element bits of a transpose load), from
     linlayout.synth.banks.
 
     Memoized on the access up to a move that keeps its cycles: XOR by a multiple of the width
@@ -399,8 +406,8 @@ def _warp0(addr) -> np.ndarray:
 def lds_access_cost(cm: CostModel, arch: str, store: bool, width_bytes: int, addr, element_bits: int,
                     paired: bool, transpose: int = 0) -> float:
     """Issue plus LDS-pipe cycles of one ds_write/ds_read of ``width_bytes`` per lane (``paired``: a
-    ds_write2/ds_read2, whose second access has the same pattern; ``transpose``: a gfx950 transpose
-    load of elements of that many bits, priced as a read of its width)."""
+    ds_write2/ds_read2, whose second access has the same pattern; ``transpose``: a transpose load of
+    elements of that many bits, priced as a read of its width)."""
     kind = "lds_write" if store else "lds_read"
     one = cm.instruction(kind, width_bytes, lds_conflict_degree(arch, store, width_bytes, addr, element_bits,
                                                                 transpose))

@@ -366,15 +366,16 @@ class _Machine:
         else:
             self.regs[c[::self.cb, 0], :, :, c[::self.cb, 1] // self.cb] = data.transpose(2, 0, 1)
 
-    def lds_transpose_load(self, slots: list[int], addr, bits: int, what: str) -> None:
-        """gfx950 ``ds_read_b64_tr_b{bits}``: every lane supplies an 8-byte aligned address; lane ``l``
-        element ``j`` is an element of the read of a lane of its 16-lane group
-        (steps.transpose_element_addresses, the [I] lane model of linlayout.hw.lds).  Each element lies
-        inside that lane's checked 8-byte read (an aligned 8-byte address plus a multiple of the
-        element size below 8), so it is aligned and in range."""
-        _lds_read(self, _lds_access(self, addr, 8, what), what)  # the lanes' own 8-byte reads
+    def lds_transpose_load(self, slots: list[int], addr, load, what: str) -> None:
+        """A transpose load ``load`` (linlayout.hw.transpose_loads: gfx950's ``ds_read_b64_tr_b*``,
+        gfx1250's ``ds_load_tr*``): every lane supplies an address aligned to the bytes it reads;
+        lane ``l`` element ``j`` is an element of the read of a lane of its group
+        (steps.transpose_element_addresses, the [I] lane map of the load).  Each element lies inside
+        that lane's checked read (an aligned address plus a multiple of the element size below the
+        read's bytes), so it is aligned and in range."""
+        _lds_read(self, _lds_access(self, addr, load.bytes_per_lane, what), what)  # the lanes' own reads
         a = np.broadcast_to(np.asarray(addr, dtype=np.int64), (self.W, self.wave))
-        elem = np.stack(transpose_element_addresses(a, bits), axis=-1)  # [W, lanes, slots]
+        elem = np.stack(transpose_element_addresses(a, load), axis=-1)  # [W, lanes, slots]
         data = self.lds[elem[..., None] + _BYTE_OFFSETS[:self.element_bytes]].reshape(self.W, self.wave, -1)
         _, c, _ = _cells(tuple(slots), *self.layout)
         self.regs[c[:, 0], :, :, c[:, 1]] = data.transpose(2, 0, 1)
@@ -981,13 +982,13 @@ def _lds_runs(m: _Machine, plan: Plan) -> dict[int, tuple] | None:
     order).  Stores of a run read no register another writes, loads write distinct register cells
     and read no LDS another writes, so a run is one gather and one scatter; the race bookkeeping
     of a quick run (``_check_epoch``) needs only the cells each warp reads or writes.  A transpose
-    load reads, per 16-lane group, the cells of its lanes' 8-byte reads, so those are its LDS
+    load reads, per group of lanes, the cells of its lanes' own reads, so those are its LDS
     cells (in the order its elements go to registers).  The addresses of all runs are checked at
     once.  ``ds_read_u8/u16`` (zero-extending) steps are not in runs.  None when an access is
     malformed, not 1, 2, 4, 8 or 16 bytes wide or (wider cells) not whole cells: the run on wider
     cells then fails, the byte-cell run goes step by step."""
     layout = _slot_layout(plan.element_bits)
-    accesses = []  # (step, store?, register cells, width in bytes, transpose bits)
+    accesses = []  # (step, store?, register cells, width in bytes, transpose load or None)
     addrs, offsets = [], []  # the step's address [W, lanes] or [lanes] and the access's byte offset from it
     for i, st in enumerate(plan.steps):
         if not st.lds or st.op in MATRIX_OPS:  # a matrix access runs by itself (its oracle)
@@ -995,8 +996,9 @@ def _lds_runs(m: _Machine, plan: Plan) -> dict[int, tuple] | None:
         store, width_bytes = st.store, st.width_bytes
         if st.pair_error():
             return None
-        tr = 0 if store else st.transpose
-        if width_bytes not in (1, 2, 4, 8, 16) or (tr and (8 * m.cb > tr or st.transpose_error(plan.arch, layout[2]))):
+        tr = None if store else st.transpose_load  # (a transpose step names a load: transpose_error checks)
+        if width_bytes not in (1, 2, 4, 8, 16) or (not store and st.transpose and (
+                8 * m.cb > st.transpose or st.transpose_error(plan.arch, layout[2]))):
             return None
         for slots, offset in st.access_offsets():
             cells, reg = _register_cells(tuple(slots), m.cb, *layout)
@@ -1025,7 +1027,7 @@ def _lds_runs(m: _Machine, plan: Plan) -> dict[int, tuple] | None:
             return None
         a = a_all[k:j]
         if tr:  # the addresses of each lane's elements, and the cells of an element
-            base, n = np.stack(transpose_element_addresses(a, tr), axis=1), tr // 8 // m.cb  # [accesses, E, W, 64]
+            base, n = np.stack(transpose_element_addresses(a, tr), axis=1), tr.element_bits // 8 // m.cb  # [.., E, W, lanes]
         else:
             base, n = a[:, None], width // m.cb
         if m.cb > 1:  # byte address -> cell

@@ -15,13 +15,14 @@ may be renamed, as Triton does) and every other lane, warp and register bit maps
 to an offset that is a multiple of ``v`` (aligned).  The remaining register bits
 count the instructions.
 
-**Transpose reads** (gfx950 ``ds_read_b64_tr_b{16,8,4}``, ``E = 64 / bits``
-elements per lane): lane bits ``0..log2 E - 1`` must map to offsets ``1 .. E/2``
-(in LDS the contiguous run goes *across* lanes) and ``log2 E`` register bits
-``r_u`` say which source lane supplies which result element: by the lane model
-of docs/amd_facts.md 1.6 (assumption ``tr_lane_permutation``) source lane ``s`` of a
-16-lane group reads the ``E`` elements at ``cvt(lane = E*(s % (16/E)) + k,
-register j = s // (16/E))``, ``k < E``.  Its access is therefore again linear.
+**Transpose reads** (gfx950 ``ds_read_b64_tr_b{16,8,4}``, gfx1250 ``ds_load_tr16_b128`` /
+``ds_load_tr8_b64``; ``E`` elements per lane): lane bits ``0..log2 E - 1`` must map to offsets
+``1 .. E/2`` (in LDS the contiguous run goes *across* lanes) and ``log2 E`` register bits ``r_u``
+say which source lane supplies which result element, by the load's lane map
+(``linlayout.hw.transpose_loads.TransposeLoad.source_columns``; gfx950: docs/amd_facts.md 1.6,
+assumption ``tr_lane_permutation``: source lane ``s`` of a 16-lane group reads the ``E`` elements at
+``cvt(lane = E*(s % (16/E)) + k, register j = s // (16/E))``, ``k < E``; gfx1250: section 6.6).
+Its access is therefore again linear.
 
 For a linear shared layout every instruction of every warp is a XOR-translate
 of instruction 0, and XOR by a constant permutes banks and rows without changing
@@ -41,6 +42,7 @@ from linlayout import LayoutError, LinearLayout
 from linlayout.encodings.padded import PaddedLayout
 from linlayout.hw.lds import LdsModel, LdsOp, lds_model
 from linlayout.hw.limits import check_tile_access
+from linlayout.hw.transpose_loads import transpose_load_named
 
 from .banks import BankReport, _padding, analyze_op, bank_load, lane_start_bytes, linear_cycles
 
@@ -352,14 +354,15 @@ def largest_vector_of_offsets(regs: list[int], others: list[int], element_bits: 
 def _source_lanes(op: LdsOp, vec: list[int], regs: list[int], lanes: list[int]) -> list[int]:
     """Offsets of the lane bits of instruction 0's *source* addresses.
 
-    Plain ops: the lanes themselves.  Transpose reads: source lane bit ``t <
-    4 - log2 E`` is result lane bit ``log2 E + t``, source lane bit ``4 - log2 E + u`` is
-    result element bit ``u`` (register ``vec[u]``), lane bits 4.. are unchanged.
+    Plain ops: the lanes themselves.  Transpose reads: the load's source lane bits as result
+    lane bits and element bits (register ``vec[u]`` for element bit ``u``;
+    ``TransposeLoad.source_columns``; gfx950: source lane bit ``t < 4 - log2 E`` is result lane
+    bit ``log2 E + t``, source lane bit ``4 - log2 E + u`` is element bit ``u``, lane bits 4..
+    are unchanged).
     """
     if op.shape.transpose_bits is None:
         return list(lanes)
-    k = len(vec)
-    return lanes[k:4] + [regs[j] for j in vec] + lanes[4:]
+    return transpose_load_named(op.name).source_columns(lanes, [regs[j] for j in vec])
 
 
 def _evaluate(op: LdsOp, cvt: LinearLayout, element_bits: int, pad, vec: list[int],

@@ -36,7 +36,8 @@ from typing import Callable, Iterator, NamedTuple
 import numpy as np
 
 from linlayout import LayoutError, caches, f2
-from linlayout.hw.lds import lds_model
+from linlayout.hw.lds import OP_SHAPES, lds_model
+from linlayout.hw.transpose_loads import TransposeLoad
 
 from . import swizzle
 from .context import ConversionContext
@@ -60,7 +61,7 @@ class LdsDesign:
     n_rep_bits: int
     source: str  # "linlayout.synth.swizzle" or "fallback"
     lds_bytes: int
-    read_transpose: int = 0  # gfx950: the loads are ds_read_b64_tr_b{read_transpose}
+    read_transpose: int = 0  # the loads are the target's transpose loads of read_transpose-bit elements
     over_fetch: bool = False  # the loads are dword vectors, each lane taking its elements (over_fetch_design)
 
 
@@ -552,7 +553,7 @@ def _greedy_rows(cands: list[int], spaces: list[list[int]], r_bits: int) -> list
 
 def shared_layout(ctx: ConversionContext, transpose: bool = False) -> LdsDesign:
     """The shared layout from linlayout.synth.swizzle, else (when it finds none) the unswizzled
-    src-first layout (``transpose``: the one read with gfx950's transpose loads; a LayoutError if none is)."""
+    src-first layout (``transpose``: the one read with the target's transpose loads; a LayoutError if none is)."""
     try:
         off, rep, read_op = swizzle.shared_basis(ctx.problem.src, ctx.problem.dst, ctx.element_bits, ctx.arch,
                                                  lds_budget_bytes=ctx.lds_budget_bytes, transpose_only=transpose)
@@ -560,9 +561,9 @@ def shared_layout(ctx: ConversionContext, transpose: bool = False) -> LdsDesign:
         if transpose:
             raise
         return vector_first_design(ctx, "src")
-    tr = read_op.startswith("ds_read_b64_tr_b")
+    tr = OP_SHAPES[read_op].transpose_bits is not None
     return LdsDesign(off + rep, len(off), len(rep), "linlayout.synth.swizzle" + (f" ({read_op})" if tr else ""),
-                     ctx.element_bytes << len(off), int(read_op.rsplit("_b", 1)[1]) if tr else 0)
+                     ctx.element_bytes << len(off), OP_SHAPES[read_op].transpose_bits if tr else 0)
 
 
 design_cache = caches.cache("synth.lds_path.designs")
@@ -574,10 +575,11 @@ def designs(ctx: ConversionContext) -> "DesignPool":
     repacking and tuple copies).  Per layout the store vectors are chosen twice, counting the
     stores' tuple copies and not (a wide store with copies can beat narrow conflicting stores:
     the cost model decides).  Every layout but linlayout.synth.swizzle's is made only when its floor bound
-    (``transpose_floor`` for gfx950's transpose-read layout, ``prefix_floor`` for the register-first
-    and over-fetch ones) lets it come first and, with its instructions bound
-    (``prefix_instructions``), lets it rank (``DesignPool.by_floor``); gfx950's transpose-read
-    layout is not listed where the dst cannot be read so through any layout (``_transpose_readable``).
+    (``transpose_floor`` for the transpose-read layout of a target with transpose loads: gfx950,
+    gfx1250; ``prefix_floor`` for the register-first and over-fetch ones) lets it come first and, with
+    its instructions bound (``prefix_instructions``), lets it rank (``DesignPool.by_floor``); the
+    transpose-read layout is not listed where the dst cannot be read so through any layout
+    (``_transpose_readable``).
     Cached per (problem, element bits, arch, LDS budget, src tuples, objective): the accesses'
     vectors are chosen and the floors computed under the objective, so a pool is not shared
     between objectives."""
@@ -585,8 +587,8 @@ def designs(ctx: ConversionContext) -> "DesignPool":
     if key not in design_cache:
         out: list[LdsDesign | _Deferred] = [shared_layout(ctx)]
         sub_dword = ctx.element_bits in (8, 16)
-        if (sub_dword and f"ds_read_b64_tr_b{ctx.element_bits}" in (ctx.target.lds_phases or {})  # gfx950's
-                and _transpose_readable(ctx.problem.dst_cols, ctx.element_bits)):
+        load = ctx.target.transpose_load(ctx.element_bits) if sub_dword else None
+        if load is not None and _transpose_readable(ctx.problem.dst_cols, load):
             out.append(_Deferred(lambda: shared_layout(ctx, transpose=True),
                                  lambda: _DeferredBounds.of(ctx, *_transpose_parts(ctx), 0),  # (one round or more)
                                  lambda: transpose_instructions(ctx)))
@@ -748,30 +750,29 @@ class DesignPool:
 
 
 def transpose_floor(ctx: ConversionContext) -> float:
-    """A lower bound of ``LdsAccesses.floor`` for every layout read with gfx950 transpose loads.
+    """A lower bound of ``LdsAccesses.floor`` for every layout read with the target's transpose loads.
 
-    Such a layout has dst lane bit ``b`` at offset bit ``b`` (``b < k = log2(64 / bits)``), so a
-    store moves more than one element only when dst lane 0's tensor vector is a src register
-    vector (``_vector_bits``).  The floor is at least two DS latency levels, one conflict-free
-    8-byte load per ``2**k`` dst registers, and per src register stored (``2**_moved_rank``) the
-    least conflict-free store cycles per element over the widths allowed (a ds_write2 counted as
-    two accesses sharing one issue); the issue and the LDS-pipe cycles bounded apart and joined by
-    ``CostModel.path_floor``, as ``prefix_floor``'s; plus the issue of the barriers of one round
-    (``_barrier_issue``: such a layout has one round or more)."""
+    Such a layout has dst lane bit ``b`` at offset bit ``b`` (``b < k``, ``2**k`` the elements of
+    one load per lane), so a store moves more than one element only when dst lane 0's tensor
+    vector is a src register vector (``_vector_bits``).  The floor is at least two DS latency
+    levels, one conflict-free load per ``2**k`` dst registers, and per src register stored
+    (``2**_moved_rank``) the least conflict-free store cycles per element over the widths allowed
+    (a ds_write2 counted as two accesses sharing one issue); the issue and the LDS-pipe cycles
+    bounded apart and joined by ``CostModel.path_floor``, as ``prefix_floor``'s; plus the issue of
+    the barriers of one round (``_barrier_issue``: such a layout has one round or more)."""
     return _DeferredBounds.of(ctx, *_transpose_parts(ctx), 0).floor
 
 
-def _transpose_readable(dst_cols: dict[str, list[int]], element_bits: int) -> bool:
-    """Can some shared layout let the dst (tensor columns ``dst_cols``) be read with
-    ``ds_read_b64_tr_b{element_bits}`` (``_transpose_groups``)?  Not unless, with ``k = log2(64 /
-    element_bits)``: the dst has ``k`` register bits or more and its register columns are
+def _transpose_readable(dst_cols: dict[str, list[int]], load: TransposeLoad) -> bool:
+    """Can some shared layout let the dst (tensor columns ``dst_cols``) be read with the transpose
+    load ``load`` (``_transpose_groups``)?  Not unless, with ``k = load.vector_bits``: the dst has ``k`` register bits or more and its register columns are
     independent (every dst register distinct: ``D.unique`` all of them); its lane columns ``L_0 ..
     L_{k-1}`` are independent (``C(L_b)`` must be offset bit ``b``, ``C`` an isomorphism); and the
     span of its other columns meets ``span(L_0 .. L_{k-1})`` only in 0 (each must have no offset bit
     below ``k``, so neither may a sum of them; a nonzero member ``v`` of that span has one, ``C(v)``
     being a nonzero sum of offset bits ``0 .. k-1``).  Each is a fact of the dst layout alone, so a
     dst that fails one gives no transpose-read round trip through any layout."""
-    k = (64 // element_bits).bit_length() - 1
+    k = load.vector_bits
     regs, lanes = dst_cols["register"], dst_cols["lane"]
     if len(regs) < k or f2.rank(regs) < len(regs) or f2.rank(lanes[:k]) < k:
         return False
@@ -784,17 +785,18 @@ def _transpose_parts(ctx: ConversionContext) -> tuple[float, float]:
     cm, element_bytes = ctx.cost_model, ctx.element_bytes
     loads, stores, widths = _transpose_accesses(ctx)
     store_issue, store_pipe = _cheapest_per_element(cm, "lds_write", element_bytes, widths)
+    load_bytes = ctx.target.transpose_load(ctx.element_bits).bytes_per_lane
     return (loads * cm.ds_issue + stores * store_issue,
-            loads * (cm.instruction("lds_read", 8) - cm.ds_issue) + stores * store_pipe)
+            loads * (cm.instruction("lds_read", load_bytes) - cm.ds_issue) + stores * store_pipe)
 
 
 def _transpose_accesses(ctx: ConversionContext) -> tuple[int, int, range | list[int]]:
-    """Of every round trip through a layout read with gfx950 transpose loads (``transpose_floor``):
+    """Of every round trip through a layout read with the target's transpose loads (``transpose_floor``):
     its loads (one per ``2**k`` dst registers, ``_transpose_groups``), the src registers its
     stores move (``2**_moved_rank``) and the vector bits ``t`` a store may
     have (``0 .. log2(16 / bytes)`` only where dst lane 0's tensor vector is a src register vector)."""
     prob, element_bytes = ctx.problem, ctx.element_bytes
-    k = (64 // ctx.element_bits).bit_length() - 1
+    k = ctx.target.transpose_load(ctx.element_bits).vector_bits
     src_regs = prob.src_cols["register"]
     widths = range((16 // element_bytes).bit_length()) if f2.in_span(src_regs, prob.dst_cols["lane"][0]) else [0]
     return (1 << len(prob.dst_cols["register"])) >> k, 1 << _moved_rank(prob.src_cols, True), widths
@@ -802,7 +804,7 @@ def _transpose_accesses(ctx: ConversionContext) -> tuple[int, int, range | list[
 
 def transpose_instructions(ctx: ConversionContext) -> int:
     """A lower bound of the instructions with setup (``LdsAccesses.plan_floor``) of every round trip
-    through a layout read with gfx950 transpose loads: its loads (never paired) and its stores,
+    through a layout read with the target's transpose loads: its loads (never paired) and its stores,
     ``2**t`` of the src registers stored each (``_transpose_accesses``), two of 4 or 8 bytes per
     ds_write2 (``_pairs``), the least over the ``t`` allowed; the barriers of one round
     (``_barriers``: such a layout has one round or more, each adding barriers), the LDS_ADDR_BASE_VALU
@@ -1248,7 +1250,8 @@ class LdsAccesses:
         if store:
             return _addr(self.S, g[0], self.ctx.element_bytes)
         if self.design.read_transpose:
-            return _transpose_addr(self.D, g, self.ctx.element_bytes)
+            return _transpose_addr(self.D, g, self.ctx.element_bytes, self.ctx.target.transpose_load(
+                self.ctx.element_bits))
         if self.design.over_fetch:
             return _over_fetch_addr(self.D, g[0], self.ctx.element_bytes)
         return _addr(self.D, g[0], self.ctx.element_bytes)
@@ -1407,7 +1410,8 @@ def lds_accesses(ctx: ConversionContext, design: LdsDesign) -> list[LdsAccesses]
     store_choices = _choose_vectors(S, t_cap, p, element_bytes, True, ctx.src_tuple_dwords)
     d_perms = 0  # a lower bound of the dst dwords gathered from the loaded values (LdsAccesses.register_steps)
     if design.read_transpose:
-        d_groups, d_width_bytes = _transpose_groups(D, ctx.element_bits, design.n_offset_bits), 8
+        load = ctx.target.transpose_load(ctx.element_bits)
+        d_groups, d_width_bytes = _transpose_groups(D, load, design.n_offset_bits), load.bytes_per_lane
     elif design.over_fetch:
         d_groups, d_width_bytes = _over_fetch_groups(D, element_bytes, t_cap)
     else:
@@ -1559,17 +1563,18 @@ def _matrix_addr(side: _Side, g: list[int], p: int, element_bytes: int, trans: b
     return (side.off[:, lanes, regs] * element_bytes).astype(np.int64)
 
 
-def _transpose_groups(D: _Side, element_bits: int, n_off: int) -> list[list[int]]:
-    """The register groups of ``ds_read_b64_tr_b{element_bits}`` loads of the dst side, in element order.
+def _transpose_groups(D: _Side, load: TransposeLoad, n_off: int) -> list[list[int]]:
+    """The register groups of the transpose loads ``load`` of the dst side, in element order.
 
-    ``E = 64 / element_bits`` elements, ``k = log2 E``.  With ``C`` = (dst hardware bits -> offset
-    bits), a transpose load needs ``C(lane bit b) = offset bit b`` for ``b < k`` (the elements
-    one lane reads), no other column touching offset bits ``0..k-1`` (8-byte alignment), and the
+    ``E = 2**k`` elements per load and lane (``k = load.vector_bits``).  With ``C`` = (dst hardware
+    bits -> offset bits), a transpose load needs ``C(lane bit b) = offset bit b`` for ``b < k`` (the
+    elements one lane reads), no other column touching offset bits ``0..k-1`` (alignment), and the
     register vectors ``delta_t = 2**t`` (``t < k``: element ``j``'s register is ``r ^ j``) in
-    one round.  Then lane ``i`` element ``j`` -- from the lane ``s = (i >> k, j)`` of its group --
-    is the element of (lane ``i``, register ``r ^ j``) (linlayout.synth.plan.transpose_element_addresses).
+    one round.  Then lane ``i`` element ``j`` -- element ``i mod E`` of the read of the lane of its
+    group ``TransposeLoad.sources`` names -- is the element of (lane ``i``, register ``r ^ j``)
+    (``_transpose_addr``, linlayout.synth.plan.transpose_element_addresses).
     """
-    k = (64 // element_bits).bit_length() - 1
+    k = load.vector_bits
     low = (1 << k) - 1
     lanes = D.other_cols[:D.lane_bits]
     if (len(D.reg_cols) < k or len(D.unique) != len(D.off[0, 0])
@@ -1581,16 +1586,12 @@ def _transpose_groups(D: _Side, element_bits: int, n_off: int) -> list[list[int]
     return [[r + j for j in range(1 << k)] for r in range(0, n_regs, 1 << k)]
 
 
-def _transpose_addr(D: _Side, g: list[int], element_bytes: int) -> np.ndarray:
-    """``[W, 64]`` byte address lane ``L`` supplies to the transpose load of group ``g`` (``E = len(g)``
-    elements, ``k = log2 E``): the offset of the element of (lane ``i``, register ``g[j]``) with
-    ``i = (L & 48) | ((L & (16/E - 1)) << k)`` and ``j = (L & 15) >> (4 - k)`` -- the lane whose
-    elements ``0..E-1`` are the ones ``L`` reads (``i``'s low ``k`` bits are 0, so this is aligned)."""
-    elems = len(g)
-    k = elems.bit_length() - 1
-    lane = np.arange(1 << D.lane_bits)  # gfx950: 64
-    i = (lane & 48) | ((lane & ((16 // elems) - 1)) << k)
-    j = (lane & 15) >> (4 - k)
+def _transpose_addr(D: _Side, g: list[int], element_bytes: int, load: TransposeLoad) -> np.ndarray:
+    """``[W, lanes]`` byte address lane ``L`` supplies to the transpose load ``load`` of group ``g``: the
+    offset of the element of (lane ``i``, register ``g[j]``), ``(i, j)`` being where element 0 of
+    ``L``'s read goes (``TransposeLoad.read_origins``; ``i``'s low ``k`` bits are 0, so its elements
+    ``0 .. E-1`` are the consecutive ones ``L`` reads, aligned)."""
+    i, j = load.read_origins()
     regs = np.asarray(g)[j]
     return (D.off[:, i, regs] * element_bytes).astype(np.int64)
 
@@ -1672,7 +1673,8 @@ def build_lds(prog: Program, acc: LdsAccesses, src_dwords: list[int]) -> list[in
                     loaded[r] = (vals[k // p], k % p)
                 continue
             if acc.design.read_transpose:
-                vals = prog.load(2, acc.address(False, g), 8, transpose=acc.design.read_transpose)
+                vals = prog.load(acc.d_width_bytes // 4, acc.address(False, g), acc.d_width_bytes,
+                                 transpose=acc.design.read_transpose)
                 for k, r in enumerate(g):
                     loaded[r] = (vals[k // p], k % p)
                 continue

@@ -27,15 +27,14 @@ from linlayout.hw.targets import get_target
 from linlayout.lane_map import lane_map_pattern
 
 from .steps import (Barrier, FusedDpp, Lane, LdsLoad, LdsStore, Mov, PermlaneSwap, PermSelect, Select, Step,
-                    dwords_per_slot, prmt_selector, slots_per_dword, step_from_json, transpose_element_addresses,
-                    transpose_name)
+                    dwords_per_slot, prmt_selector, slots_per_dword, step_from_json, transpose_element_addresses)
 
 __all__ = [
     "CERT_SLOT_LIMIT", "ELEMENT_BITS",
     "Barrier", "CERT_FORMAT", "COUNT_KINDS", "PTX_COUNT_KINDS", "RDNA_COUNT_KINDS", "count_kinds", "FusedDpp", "Lane", "LdsLoad", "LdsStore", "Mov",
     "PermSelect", "PermlaneSwap", "Plan", "Select", "Step", "dwords_per_slot", "prmt_selector", "slots_per_dword",
     "step_from_json",
-    "transpose_element_addresses", "transpose_name",
+    "transpose_element_addresses",
 ]
 
 CERT_FORMAT = "linlayout-plan/v1"

@@ -13,7 +13,7 @@ space, ``s_i`` being the tensor vector of offset bit ``i``.
 
 **Vector width.**  A side moves ``2**k`` elements per lane per instruction when
 ``s_0..s_{k-1}`` are its register vectors (a lane's elements are contiguous;
-registers may be renamed) -- or, for a gfx950 transpose read, its first ``k``
+registers may be renamed) -- or, for a transpose read (gfx950, gfx1250), its first ``k``
 lane vectors -- and every other column of the side is *aligned* (has no
 component on ``s_0..s_{k-1}``).  The shorter vector is a prefix of the longer,
 so it is a set of common register vectors and the longer adds register vectors
@@ -63,6 +63,7 @@ from linlayout.encodings.padded import PaddedLayout, padded_shared
 from linlayout.hw.lds import OP_SHAPES, LdsModel, LdsOp, lds_model
 from linlayout.hw.limits import check_synthesis
 from linlayout.hw.targets import TARGETS
+from linlayout.hw.transpose_loads import TransposeLoad, transpose_load
 
 from . import cost as cost_mod
 from .lds_access import TileAccessReport, access_report, tile_access_report
@@ -331,19 +332,27 @@ def _plain_mode(side: _Side, prefix: list[int], width: _Plain) -> _Mode:
     return _Mode(width.op, width.k, vector, list(side.lanes), others, width.instructions)
 
 
-def _transpose_reads(model: LdsModel, element_bits: int) -> list[tuple[LdsOp, int]]:
-    """The model's 8-byte transpose reads of ``element_bits``-bit elements, each with its vector
-    bits ``k`` (log2 of the elements a lane supplies), in the model's order."""
-    return [(op, op.shape.transpose_elems.bit_length() - 1) for op in model.ops.values()
-            if op.direction == "read" and op.shape.transpose_bits == element_bits and op.bytes_per_lane == 8]
+def _transpose_reads(model: LdsModel, element_bits: int) -> list[tuple[LdsOp, TransposeLoad]]:
+    """The model's 8- and 16-byte transpose loads of ``element_bits``-bit elements (gfx950's
+    ``ds_read_b64_tr_b*``, gfx1250's ``ds_load_tr*``; not the 12-byte ``ds_read_b96_tr_b6``), each
+    with its lane map (linlayout.hw.transpose_loads), in the model's order."""
+    out = []
+    for op in model.ops.values():
+        if op.direction == "read" and op.shape.transpose_bits == element_bits and op.bytes_per_lane in (8, 16):
+            load = transpose_load(model.wave_size, element_bits, op.bytes_per_lane, among=(op.name,))
+            if load is not None:
+                out.append((op, load))
+    return out
 
 
-def _transpose_modes(side: _Side, prefix: list[int], reads: list[tuple[LdsOp, int]]) -> list[_Mode]:
+def _transpose_modes(side: _Side, prefix: list[int], reads: list[tuple[LdsOp, TransposeLoad]]) -> list[_Mode]:
     """The side's transpose-read modes for this prefix (``reads``: ``_transpose_reads``): the
-    prefix starts with its first ``k`` lane vectors, and each choice of ``k`` register bits feeds
-    the transposed lanes."""
+    prefix starts with its first ``k`` lane vectors (``k = load.vector_bits``), and each choice of
+    ``k`` register bits feeds the transposed lanes, the address lanes moving the tensor vectors
+    ``TransposeLoad.source_columns`` names."""
     modes = []
-    for op, k in reads:
+    for op, load in reads:
+        k = load.vector_bits
         if len(prefix) < k or prefix[:k] != side.lanes[:k] or len(side.regs) < k:
             continue
         others = list(side.regs) + side.lanes[k:] + side.warps
@@ -351,7 +360,7 @@ def _transpose_modes(side: _Side, prefix: list[int], reads: list[tuple[LdsOp, in
         if len(choices) > 24:
             choices = list(combinations(range(len(side.regs)), k))
         for jbits in choices:
-            src = side.lanes[k:4] + [side.regs[j] for j in jbits] + side.lanes[4:]
+            src = load.source_columns(side.lanes, [side.regs[j] for j in jbits])
             modes.append(_Mode(op, k, side.lanes[:k], src, others, 1 << (len(side.regs) - k)))
     return modes
 
@@ -391,7 +400,7 @@ def _every_length_seeds(w: _Side, r: _Side, model: LdsModel, element_bits: int, 
                 for es in _combos(extra, j):
                     seeds.append((list(cs) + list(es), None))
     if allow_transpose:
-        for _, k in _transpose_reads(model, element_bits):
+        for k in (load.vector_bits for _, load in _transpose_reads(model, element_bits)):
             base = r.lanes[:k]
             if len(base) == k and f2.rank(base) == k:
                 seeds.append((list(base), None))
@@ -692,7 +701,7 @@ def synthesize(writer: LinearLayout, reader: LinearLayout, element_bits: int, ar
     exceed; ``linlayout.hw.limits``); if the tile does not fit, register bits common to both
     sides become an in dim ``reps`` of the shared layout (Triton's reps): the
     tile then moves in ``2**len(reps)`` rounds through ``lds_bytes`` bytes.
-    ``allow_transpose``: consider gfx950's ``ds_read_b64_tr_*`` for the reader;
+    ``allow_transpose``: consider the transpose loads (gfx950's ``ds_read_b64_tr_*``, gfx1250's ``ds_load_tr*``) for the reader;
     ``transpose_only``: consider nothing else (a LayoutError when no transpose read fits).
     ``objective``: ``"vector"`` (default: fewest LDS instructions, i.e. widest vectors, then
     fewest cycles), ``"cycles"`` (fewest bank cycles, then fewest instructions), or a conversion
@@ -904,7 +913,7 @@ def _search(w: _Side, r: _Side, model: LdsModel, element_bits: int, allow_transp
 
     # a transpose read's prefix starts with the reader's first k lane vectors (``_transpose_modes``):
     # with nothing else to read by, only such prefixes are listed
-    lead = r.lanes[:min(k for _, k in reads)] if transpose_only and reads else None
+    lead = r.lanes[:min(load.vector_bits for _, load in reads)] if transpose_only and reads else None
     if transpose_only and not reads:
         raise LayoutError("no shared layout lets both sides use an LDS instruction (alignment impossible)")
 

@@ -80,7 +80,7 @@ def test_transpose_model_matches_the_interpreter():
     shared = swizzled_shared(1, 1, 1, (0, 1), (64, 64))
     rep = tile_access_report(shared, A_950, 16, "gfx950", "read")
     acc, regs = rep.choice.access, rep.choice.register_bits
-    src_lane, src_elem = ops_lds_tr.tr_source(4)
+    src_lane, src_elem = ops_lds_tr.TR_OPS["rocdl.ds.read.tr16.b64"].sources()  # lanes 0-15: group 0's
     outs = shared.out_dim_names
     inv = {tuple(shared.apply({"offset": o})[d] for d in outs): o for o in range(shared.in_dim_size("offset"))}
     for group in range(4):

@@ -295,7 +295,7 @@ def test_transpose_read_layout_bounds_on_the_corpus():
             continue
         ctx = ConversionContext.create(LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"]), "gfx950",
                                        bits[c["dtype"]])
-        readable = _transpose_readable(ctx.problem.dst_cols, ctx.element_bits)
+        readable = _transpose_readable(ctx.problem.dst_cols, ctx.target.transpose_load(ctx.element_bits))
         try:
             trips = lds_accesses(ctx, shared_layout(ctx, transpose=True))
         except LayoutError:

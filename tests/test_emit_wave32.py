@@ -32,14 +32,14 @@ from linlayout.synth.plan import Plan  # noqa: E402
 
 #: Corpus cases whose plans together use every step kind (and LDS access width) the planner makes for
 #: the corpus on each of the three arches.
-SAMPLE = (8, 13, 27, 33, 37, 72, 78, 104, 111, 114, 123, 125, 127, 133, 142, 149, 160, 168, 187, 204, 259, 269, 282,
-          310, 322, 358, 364, 416, 420, 437, 465, 584, 598, 602, 609, 611)
+SAMPLE = (8, 13, 27, 33, 37, 72, 78, 104, 111, 114, 123, 125, 127, 133, 142, 149, 160, 168, 187, 204, 252, 259, 269,
+          282, 310, 322, 348, 358, 364, 416, 420, 429, 437, 459, 465, 584, 598, 602, 609, 611)
 #: The step kinds the sample covers on each arch (``_kind``).
 LANE_KINDS = {"dpp:quad_perm", "dpp:row_ror", "dpp:row_xmask", "ds_bpermute", "permlane16", "permlanex16"}
 KINDS = {
     "gfx1100": LANE_KINDS | {"ds_swizzle", "fused_dpp"},  # no corpus plan takes dpp8 there (gfx1200's do)
     "gfx1200": LANE_KINDS | {"dpp8", "fused_dpp"},
-    "gfx1250": LANE_KINDS | {"permlane16_swap", "fused_dpp", "v_mov"},
+    "gfx1250": LANE_KINDS | {"permlane16_swap", "fused_dpp", "v_mov", "lds_load_tr:16", "lds_load_tr:8"},
 }
 COMMON_KINDS = {"barrier", "v_perm_b32", "perm_select", "v_cndmask", "rename"} | {
     f"{op}:{width}" for op in ("lds_load", "lds_store") for width in (1, 2, 4, 8, 16)}
@@ -53,12 +53,13 @@ def _plan(idx: int) -> Plan:
 
 
 def _kind(step) -> str:
-    """A step's kind: a lane step's family (DPP: ``dpp:<control name>``), an LDS step's op and width,
-    ``fused_dpp``, ``perm_select``, else its ``kind`` (renames, v_perm_b32, selects, permlane swaps) or op."""
+    """A step's kind: a lane step's family (DPP: ``dpp:<control name>``), an LDS step's op and width
+    (``lds_load_tr``: a transpose load), ``fused_dpp``, ``perm_select``, else its ``kind`` (renames,
+    v_perm_b32, selects, permlane swaps) or op."""
     if step.op == "lane":
         return ":".join(step.kind.split(":")[:2]) if step.kind.startswith("dpp:") else step.kind.split(":")[0]
     if step.op in ("lds_load", "lds_store"):
-        return f"{step.op}:{step.width_bytes}"
+        return f"{step.op}{'_tr' if getattr(step, 'transpose', 0) else ''}:{step.width_bytes}"
     return {"fused": "fused_dpp", "permsel": "perm_select"}.get(step.op) or getattr(step, "kind", step.op)
 
 

@@ -389,6 +389,28 @@ def test_transpose_loads_follow_the_documented_model(op, nbytes, bits, elems, t)
         run_kernel(text, "k", [raw, np.zeros((64, nbytes), np.uint8)], block=64, arch="gfx942")
 
 
+@pytest.mark.parametrize("op,nbytes,bits,t", [
+    ("rocdl.ds.load.tr16.b128", 16, 16, "vector<8xi16>"),
+    ("rocdl.ds.load.tr8.b64", 8, 8, "vector<2xi32>"),
+])
+def test_gfx1250_transpose_loads_follow_the_documented_maps(op, nbytes, bits, t):
+    text = tr_kernel(op, nbytes, t)
+    compiles(text, "gfx1250")
+    raw = np.random.default_rng(bits).integers(0, 256, (32, nbytes)).astype(np.uint8)
+    got = run_kernel(text, "k", [raw, np.zeros((32, nbytes), np.uint8)], block=32, arch="gfx1250")[1]
+    src = _unpack(raw, bits, 8)  # (32, 8): element e read by lane s
+    out = _unpack(got, bits, 8)
+    for lane in range(32):
+        for j in range(8):
+            # docs/amd_facts.md 6.6: tr16, lane i element j receives element i % 8 of lane 8 (i // 8) + j;
+            # tr8, of lane (j % 4) + 4 ((i // 8) % 2) + 8 (j // 4) of its 16-lane group
+            s = (8 * (lane // 8) + j if bits == 16
+                 else 16 * (lane // 16) + j % 4 + 4 * ((lane // 8) % 2) + 8 * (j // 4))
+            assert out[lane, j] == src[s, lane % 8], (lane, j)
+    with pytest.raises(InterpreterError, match="exists only on gfx1250, not on gfx950"):
+        run_kernel(text, "k", [np.zeros((64, nbytes), np.uint8)] * 2, block=64, arch="gfx950")
+
+
 def test_constant_global_and_private_attribution():
     text = """module {
   gpu.module @m {

@@ -34,10 +34,14 @@ def test_aligned_space_of_a_spanning_side_is_the_pivots_of_the_other_columns_and
 
 
 def test_transpose_reads_and_isas_of_the_models():
-    assert [(op.name, k) for op, k in swizzle._transpose_reads(lds_model("gfx950"), 16)] == [("ds_read_b64_tr_b16", 2)]
-    assert [(op.name, k) for op, k in swizzle._transpose_reads(lds_model("gfx950"), 8)] == [("ds_read_b64_tr_b8", 3)]
-    assert swizzle._transpose_reads(lds_model("gfx950"), 32) == []
-    assert swizzle._transpose_reads(lds_model("gfx942"), 16) == []
+    def reads(arch, bits):
+        return [(op.name, load.name, load.vector_bits) for op, load in swizzle._transpose_reads(lds_model(arch), bits)]
+
+    assert reads("gfx950", 16) == [("ds_read_b64_tr_b16",) * 2 + (2,)]
+    assert reads("gfx950", 8) == [("ds_read_b64_tr_b8",) * 2 + (3,)]
+    assert reads("gfx1250", 16) == [("ds_load_tr16_b128",) * 2 + (3,)]
+    assert reads("gfx1250", 8) == [("ds_load_tr8_b64",) * 2 + (3,)]
+    assert reads("gfx950", 32) == reads("gfx942", 16) == reads("gfx1200", 16) == []
     for arch, isas in (("gfx942", {"amdgcn"}), ("gfx950", {"amdgcn"}), ("sm_90", {"ptx"})):
         model = lds_model(arch)
         assert model.isas == frozenset(isas) == frozenset(op.shape.isa for op in model.ops.values())

@@ -48,8 +48,6 @@ from ..errors import LayoutError
 from .targets import Assumption, LdsPhase, Target, get_target, target_names, targets_with
 
 __all__ = [
-    "TRANSPOSE_LANE_MODELS",
-    "transpose_read_sources",
     "ASSUMPTIONS",
     "LDS_ARCHS",
     "Assumption",
@@ -73,9 +71,10 @@ class OpShape:
     """What one lane of an LDS instruction moves.
 
     ``bytes_per_lane``: bytes one lane reads or writes (contiguous, from its own
-    address).  ``transpose``: for gfx950's ``ds_read_*_tr_*``, the element width
-    in bits of the transposed matrix (the lane supplies ``bytes*8/bits``
-    consecutive elements; the data lands transposed across 16-lane groups).
+    address).  ``transpose``: for a transpose load (gfx950's ``ds_read_*_tr_*``, gfx1250's
+    ``ds_load_tr*``), the element width in bits of the transposed matrix (the lane supplies
+    ``bytes*8/bits`` consecutive elements; the data lands transposed across a group of lanes:
+    :mod:`linlayout.hw.transpose_loads`).
     ``isa``: ``"amdgcn"`` (``ds_*``) or ``"ptx"`` (NVIDIA ``ld/st.shared``, ``ldmatrix``,
     ``stmatrix``).  ``address_lanes``: the lanes that supply an address (lanes ``0 ..
     address_lanes-1``; ``ldmatrix``/``stmatrix .xN``: ``8N``, one 16-byte row each; None: every lane).
@@ -98,7 +97,7 @@ class OpShape:
 
     @property
     def transpose_elems(self) -> int | None:
-        """Elements per lane of a transpose read (16, 8, 4 for tr_b4/b6, tr_b8, tr_b16)."""
+        """Elements per lane of a transpose read (gfx950: 16, 8, 4 for tr_b4/b6, tr_b8, tr_b16; gfx1250: 8)."""
         return None if self.transpose_bits is None else self.bytes_per_lane * 8 // self.transpose_bits
 
 
@@ -121,6 +120,8 @@ OP_SHAPES: dict[str, OpShape] = {
         OpShape("ds_read_b64_tr_b8", "read", 8, 8),
         OpShape("ds_read_b64_tr_b4", "read", 8, 4),
         OpShape("ds_read_b96_tr_b6", "read", 12, 6),
+        OpShape("ds_load_tr16_b128", "read", 16, 16),
+        OpShape("ds_load_tr8_b64", "read", 8, 8),
         # NVIDIA (PTX): ld/st.shared of 1..16 bytes per lane (.v2.b32 = b64, .v4.b32 = b128), and the
         # matrix ops, whose address lanes each supply one 16-byte row (.trans moves data, not addresses)
         *(OpShape(f"{verb}.shared.b{8 * n}", direction, n, isa="ptx")
@@ -450,22 +451,3 @@ def _jsonable(v: object) -> object:
     if isinstance(v, tuple):
         return [_lane_mask_text(r) for r in v]
     return v
-
-
-#: [I] Lane models of gfx950's transpose loads (docs/amd_facts.md 1.6: consistent with every quoted
-#: statement, spelled out in no public AMD document).  ``"amd_hw_1.6"``: inside each group of 16
-#: lanes, lane ``i`` element ``j`` receives element ``i % E`` of the ``E`` elements read by lane
-#: ``j * (16 / E) + i // E`` (``E`` elements per lane: 4 for tr_b16, 8 for tr_b8, 16 for tr_b4/b6).
-TRANSPOSE_LANE_MODELS = ("amd_hw_1.6",)
-
-
-def transpose_read_sources(elems: int, model: str = "amd_hw_1.6") -> tuple:
-    """``(src_lane, src_elem)``, two ``[16, elems]`` int arrays: where destination (lane ``i`` of a
-    16-lane group, element ``j``) of a transpose load comes from (lane within the group, element of
-    that lane's read)."""
-    if model not in TRANSPOSE_LANE_MODELS:
-        raise LayoutError(f"unknown transpose-load model {model!r} (known: {', '.join(TRANSPOSE_LANE_MODELS)})")
-    if elems not in (4, 8, 16):
-        raise LayoutError(f"a transpose load moves 4, 8 or 16 elements per lane, not {elems}")
-    i, j = np.meshgrid(np.arange(16), np.arange(elems), indexing="ij")
-    return j * (16 // elems) + i // elems, i % elems

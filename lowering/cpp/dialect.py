@@ -169,9 +169,10 @@ class Dialect:
         """An expression of two ``unsigned`` (``[0]`` the new vdst, ``[1]`` the new src0)."""
         raise self.lacks(f"v_{kind}_b32")
 
-    def transpose_load(self, address: str, bits: int) -> str:
-        """A ``ds_read_b64_tr_b{bits}`` of the shared-memory byte pointer ``address`` as two dwords."""
-        raise self.lacks(f"ds_read_b64_tr_b{bits}")
+    def transpose_load(self, address: str, load) -> str:
+        """The transpose load ``load`` (a ``linlayout.hw.transpose_loads.TransposeLoad``) of the
+        shared-memory byte pointer ``address`` as its dwords."""
+        raise self.lacks(load.name)
 
     def matrix_access(self, store: bool, num: int, trans: bool, address: str, registers: list[str]) -> str:
         """The statement of a PTX ``stmatrix`` (``store``: of the ``unsigned`` expressions ``registers``) or
@@ -355,9 +356,12 @@ class HipDialect(Dialect):
             raise LayoutError(f"permlane swap kind {kind!r} must be permlane16_swap or permlane32_swap")
         return f"__builtin_amdgcn_{kind}({vdst}, {src0}, false, false)"
 
-    def transpose_load(self, address: str, bits: int) -> str:
-        if not self.target.has_ds_read_tr:
-            raise self.lacks(f"ds_read_b64_tr_b{bits}")
+    def transpose_load(self, address: str, load) -> str:
+        """HIP builtin of the transpose load ``load`` (gfx950's ``ds_read_b64_tr_b{8,16}``; gfx1250's
+        ``ds_load_tr*`` have no HIP lowering here)."""
+        bits = load.element_bits
+        if not self.target.has_ds_read_tr or load.name != f"ds_read_b64_tr_b{bits}":
+            raise self.lacks(load.name)
         as3 = "__attribute__((address_space(3)))"
         if bits == 16:
             return (f"__builtin_bit_cast(linlayout_u32x2, __builtin_amdgcn_ds_read_tr16_b64_v4i16("

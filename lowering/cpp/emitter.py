@@ -227,9 +227,10 @@ class CppEmitter(StepEmitter):
         """PTX ``movmatrix.sync.aligned.m8n8.trans.b16`` of ``value``."""
         return self.let(self.dialect.movmatrix(value), "t")
 
-    def lds_transpose_load(self, slots: list[int], address: tuple[str, int], bits: int, regs: dict[int, str],
+    def lds_transpose_load(self, slots: list[int], address: tuple[str, int], load, regs: dict[int, str],
                            what: str) -> None:
-        """gfx950 ``ds_read_b64_tr_b{bits}`` into the two dwords of ``slots``."""
-        v = self.let(self.dialect.transpose_load(self._pointer(address, 0, 8), bits), "t", "auto")
-        for k, (d, _, _) in enumerate(self._pieces(slots, 8, what)):
+        """The transpose load ``load`` (a ``linlayout.hw.transpose_loads.TransposeLoad``; HIP: gfx950's
+        ``ds_read_b64_tr_b*``) into the dwords of ``slots``."""
+        v = self.let(self.dialect.transpose_load(self._pointer(address, 0, load.bytes_per_lane), load), "t", "auto")
+        for k, (d, _, _) in enumerate(self._pieces(slots, load.bytes_per_lane, what)):
             regs[d] = f"{v}[{k}]"

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from linlayout import LayoutError, get_target
 from linlayout.hw.mfma import MfmaInstruction
+from linlayout.hw.transpose_loads import TransposeLoad
 from linlayout.lowering.isa import marker_ops
 
 from .builder import Builder, vector_type
@@ -175,11 +176,15 @@ def lds_load(b: Builder, ptr: str, type_: str, align: int) -> str:
     return b.value(f"llvm.load {ptr} {{alignment = {align} : i64}} : !llvm.ptr<3> -> {type_}", "dsr")
 
 
-def lds_transpose_load(b: Builder, ptr: str, bits: int) -> str:
-    """gfx950 ``ds_read_b64_tr_b{bits}`` (``rocdl.ds.read.tr{bits}.b64``) as ``vector<2xi32>``."""
-    t = "vector<4xi16>" if bits == 16 else "vector<2xi32>"
-    v = b.value(f"rocdl.ds.read.tr{bits}.b64 {ptr} : !llvm.ptr<3> -> {t}", "dstr")
-    return v if bits != 16 else b.cast("llvm.bitcast", v, t, "vector<2xi32>")
+def lds_transpose_load(b: Builder, ptr: str, load: TransposeLoad) -> str:
+    """The transpose load ``load`` (its ROCDL op: gfx950's ``rocdl.ds.read.tr{bits}.b64``, gfx1250's
+    ``rocdl.ds.load.tr16.b128`` / ``rocdl.ds.load.tr8.b64``) as a vector of its dwords (``vector<2xi32>``,
+    ``vector<4xi32>``); 16-bit elements come as ``i16`` items, 8-bit ones as dwords."""
+    dwords = load.bytes_per_lane // 4
+    words = vector_type(dwords, "i32")
+    t = vector_type(load.elements, "i16") if load.element_bits == 16 else words
+    v = b.value(f"{load.rocdl} {ptr} : !llvm.ptr<3> -> {t}", "dstr")
+    return v if t == words else b.cast("llvm.bitcast", v, t, words)
 
 
 def lds_store(b: Builder, value: str, ptr: str, type_: str, align: int) -> None:

@@ -57,6 +57,7 @@ from __future__ import annotations
 import numpy as np
 
 from linlayout import LayoutError, get_target
+from linlayout.hw.transpose_loads import TransposeLoad
 from linlayout.synth.plan import Plan
 from linlayout.synth.steps import slot_dwords
 
@@ -217,15 +218,15 @@ class PlanEmitter(StepEmitter):
         for slots, ptr in self._pointers(address, accesses):
             self._load_one(slots, ptr, width_bytes, regs, what)
 
-    def lds_transpose_load(self, slots: list[int], address: tuple[str, int], bits: int, regs: dict[int, str],
-                           what: str) -> None:
-        """gfx950 ``ds_read_b64_tr_b{bits}`` into the two dwords of ``slots``."""
-        if self.plan.wave_size != 64:  # gfx1250's transposing loads (ds_load_tr*) move other lanes
-            raise LayoutError(f"{what}: a transposing LDS load of {self.plan.wave_size}-lane waves has no lowering")
+    def lds_transpose_load(self, slots: list[int], address: tuple[str, int], load: TransposeLoad,
+                           regs: dict[int, str], what: str) -> None:
+        """The transpose load ``load`` (gfx950's ``ds_read_b64_tr_b*``, gfx1250's ``ds_load_tr*``) into
+        the dwords of ``slots``."""
         (slots, ptr), = self._pointers(address, [(slots, 0)])
-        v = atoms.lds_transpose_load(self.b, ptr, bits)
-        for k, (d, _, _) in enumerate(self.access_pieces(slots, 8, what)):
-            regs[d] = self.b.extract(v, k, "vector<2xi32>")
+        v = atoms.lds_transpose_load(self.b, ptr, load)
+        t = vector_type(load.bytes_per_lane // 4, "i32")
+        for k, (d, _, _) in enumerate(self.access_pieces(slots, load.bytes_per_lane, what)):
+            regs[d] = self.b.extract(v, k, t)
             self.loaded.add(regs[d])
 
     def _load_one(self, slots: list[int], ptr: str, width_bytes: int, regs: dict[int, str], what: str) -> None:

@@ -43,7 +43,8 @@ class InterpOptions:
       ``dpp_row_bcast_row0_invalid``: row_bcast:15 / row_bcast:31 lanes with no source row
       (lanes 0-15 / 0-31) count as out of range (bound_ctrl decides); ``False``: they are not
       written at all (keep ``old`` whatever bound_ctrl says).
-      ``tr_load_model``: the ds_read_*_tr_* lane permutation, one of :data:`TR_LOAD_MODELS`
+      ``tr_load_model``: gfx950's ds_read_*_tr_* lane permutation, one of :data:`TR_LOAD_MODELS`
+      (gfx1250's ds_load_tr* have Triton's, linlayout.hw.transpose_loads)
       (``"amd_hw_1.6"``: inside each 16-lane group, lane i element j receives element i%E of
       the E elements read by lane j*(16/E) + i//E).
       ``buffer_oob_rule``: raw buffer range check of one dword component at byte offset

@@ -10,7 +10,7 @@ from .base import (PlanVerificationError, Step, dword_pairs, dwords_per_slot, kn
                    slots_per_dword, step_classes, step_from_json)
 from .fused_dpp import FusedDpp
 from .lane import Lane
-from .lds import LdsLoad, LdsStore, transpose_element_addresses, transpose_name
+from .lds import LdsLoad, LdsStore, transpose_element_addresses
 from .matrix import MatrixLoad, MatrixStore, matrix_name, matrix_pieces
 from .mov import Mov, prmt_as_perm, prmt_selector
 from .movmatrix import Movmatrix
@@ -24,5 +24,4 @@ __all__ = [
     "PlanVerificationError", "Select", "Step", "dword_pairs", "dwords_per_slot", "known_ops", "matrix_name", "matrix_pieces", "prmt_as_perm",
     "prmt_selector", "register",
     "slot_dwords", "slots_per_dword", "step_classes", "step_from_json", "transpose_element_addresses",
-    "transpose_name",
 ]

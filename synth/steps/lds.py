@@ -1,4 +1,4 @@
-"""The LDS steps ``lds_store`` and ``lds_load`` (one access, a two-address pair, or a gfx950 transpose load)."""
+"""The LDS steps ``lds_store`` and ``lds_load`` (one access, a two-address pair, or a transpose load)."""
 
 from __future__ import annotations
 
@@ -7,13 +7,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from linlayout import LayoutError, caches
-from linlayout.hw.lds import transpose_read_sources
 from linlayout.hw.targets import Target, get_target
+from linlayout.hw.transpose_loads import TransposeLoad, transpose_load, transpose_load_named
 
 from .base import PlanVerificationError, Step, ints, lane_table, register, table, vregs
 
-__all__ = ["ACCESS_BYTES", "LdsLoad", "LdsStore", "OFFSET_LIMIT", "PAIR_OFFSET_MAX", "transpose_element_addresses",
-           "transpose_name"]
+__all__ = ["ACCESS_BYTES", "LdsLoad", "LdsStore", "OFFSET_LIMIT", "PAIR_OFFSET_MAX", "transpose_element_addresses"]
 
 # ISA offset fields: ds_read/ds_write carry a 16-bit unsigned byte offset; ds_read2/ds_write2 two
 # 8-bit ones (offset0, offset1) in units of the access width (times 64 for the st64 forms).
@@ -23,31 +22,26 @@ ACCESS_BYTES = (1, 2, 4, 8, 16)
 PAIR_OFFSET_MAX = 255
 
 
-def transpose_name(bits: int) -> str:
-    """The gfx950 transpose load of ``bits``-bit elements (``ds_read_b64_tr_b16``, ``..._b8``)."""
-    return f"ds_read_b64_tr_b{bits}"
+def transpose_element_addresses(addr, load: TransposeLoad) -> list[np.ndarray]:
+    """Byte address, per lane, of element ``j`` of the transpose load ``load`` whose lanes supply
+    ``addr`` (``[..., wave_size]``).
 
-
-def transpose_element_addresses(addr, bits: int) -> list[np.ndarray]:
-    """Byte address, per lane, of element ``j`` of a transpose load whose lanes supply ``addr``.
-
-    ``E = 64 / bits`` elements per lane; lane ``i`` element ``j`` is element ``e`` of the
-    read of lane ``s`` of its 16-lane group (``linlayout.hw.lds.transpose_read_sources``),
-    i.e. the byte ``addr[s] + e * bits / 8``.  Returns ``E`` arrays shaped like ``addr``.
+    Lane ``i`` element ``j`` is element ``e`` of the read of lane ``s`` of its group
+    (``TransposeLoad.sources``), i.e. the byte ``addr[s] + e * element_bits / 8``.  Returns
+    ``E`` arrays shaped like ``addr``.
     """
     a = np.asarray(addr, dtype=np.int64)
-    lane, offset = _transpose_sources(bits)
-    elem = a.reshape(-1, 64)[:, lane] + offset  # [rows, E, 64]
+    lane, offset = _transpose_sources(load)
+    elem = a.reshape(-1, load.wave_size)[:, lane] + offset  # [rows, E, lanes]
     return [elem[:, j].reshape(a.shape) for j in range(len(lane))]
 
 
 @caches.memoize("synth.steps.transpose_sources", table=True)
-def _transpose_sources(bits: int) -> tuple[np.ndarray, np.ndarray]:
-    """``[E, 64]`` each: the lane ``s`` whose read holds lane ``l``'s element ``j`` of a transpose load,
+def _transpose_sources(load: TransposeLoad) -> tuple[np.ndarray, np.ndarray]:
+    """``[E, lanes]`` each: the lane ``s`` whose read holds lane ``l``'s element ``j`` of ``load``,
     and that element's byte offset in the read (``transpose_element_addresses``)."""
-    src_lane, src_elem = transpose_read_sources(64 // bits)
-    lanes = np.arange(64)
-    lane, offset = (lanes & ~15) + src_lane[lanes & 15].T, src_elem[lanes & 15].T * (bits // 8)
+    src_lane, src_elem = load.sources()
+    lane, offset = src_lane.T.copy(), src_elem.T * (load.element_bits // 8)
     lane.setflags(write=False)
     offset.setflags(write=False)
     return lane, offset
@@ -241,10 +235,12 @@ class LdsLoad(_LdsAccess):
     ``w`` loads its slots ``dst`` from consecutive element positions from byte ``addr[w][l]``
     (``ds_read_u8/u16`` zero-extend into the whole VGPR).
 
-    ``transpose`` (gfx950, 8 or 16): ``ds_read_b64_tr_b{transpose}``: lane ``l`` supplies
-    ``addr[w][l]`` (8-byte aligned) and receives its ``64 / transpose`` slots ``dst`` from the
-    16 lanes of its group (``transpose_element_addresses``); in the certificate one
-    ``lds_load`` per slot at its element address, the later ones ``fused`` to the first.
+    ``transpose`` (8 or 16): a transpose load of ``transpose``-bit elements (``transpose_load``:
+    gfx950's ``ds_read_b64_tr_b{transpose}``, gfx1250's ``ds_load_tr16_b128`` / ``ds_load_tr8_b64``,
+    told apart by ``width_bytes`` and the lanes of ``addr``): lane ``l`` supplies ``addr[w][l]``
+    (aligned to ``width_bytes``) and receives its ``8 * width_bytes / transpose`` slots ``dst`` from
+    the lanes of its group (``transpose_element_addresses``); in the certificate one ``lds_load``
+    per slot at its element address, the later ones ``fused`` to the first.
     """
 
     dst: list[int] = field(default_factory=list)
@@ -256,11 +252,26 @@ class LdsLoad(_LdsAccess):
     def slots(self) -> list[int]:
         return self.dst
 
+    @property
+    def transpose_load(self) -> TransposeLoad | None:
+        """The transpose load this step names (None: a plain load, or no such instruction)."""
+        if not self.transpose:
+            return None
+        return transpose_load(np.shape(self.addr)[-1], self.transpose, self.width_bytes)
+
+    def _known_transpose_load(self) -> TransposeLoad:
+        load = self.transpose_load
+        if load is None:
+            raise LayoutError(f"no transpose load moves {self.width_bytes} bytes of {self.transpose}-bit elements "
+                              f"per lane in a wave of {np.shape(self.addr)[-1]} lanes")
+        return load
+
     def to_cert(self, raw: bool = False) -> list[dict]:
         if self.transpose:
-            name = transpose_name(self.transpose)
+            load = self._known_transpose_load()
+            name = load.name
             out = []
-            for j, (slot, a) in enumerate(zip(self.dst, transpose_element_addresses(self.addr, self.transpose))):
+            for j, (slot, a) in enumerate(zip(self.dst, transpose_element_addresses(self.addr, load))):
                 item = {"op": "lds_load", "dst": [int(slot)], "addr": table(raw, a),
                         "isa": {"bytes": self.transpose // 8}}
                 if j:
@@ -278,16 +289,18 @@ class LdsLoad(_LdsAccess):
         isa = d.get("isa", {})
         if "transpose" in isa:
             name = isa["transpose"]
-            bits = {transpose_name(b): b for b in (8, 16)}.get(name)
-            if bits is None:
-                raise LayoutError(f"plan step {i}: unknown transpose load {name!r} (known: "
-                                  f"{transpose_name(16)}, {transpose_name(8)})")
-            n = 64 // bits
+            try:
+                load = transpose_load_named(name)
+            except LayoutError as e:
+                raise LayoutError(f"plan step {i}: {e}") from None
+            if load.element_bits not in (8, 16):
+                raise LayoutError(f"plan step {i}: plans use the transpose loads of 8- and 16-bit elements, not {name}")
+            n = load.elements
             group = items[i:i + n]
             if len(group) < n or any(g.get("fused") != name for g in group[1:]):
                 raise LayoutError(f"plan step {i}: {name} needs {n} lds_load items, the later ones fused to it")
             return cls(dst=[s for g in group for s in ints(g["dst"])], addr=lane_table(isa["lane_addr"], "lane_addr"),
-                       width_bytes=8, transpose=bits), i + n
+                       width_bytes=load.bytes_per_lane, transpose=load.element_bits), i + n
         pair, nxt = cls._pair_fields(items, i, "dst")
         return cls(dst=ints(d["dst"]), addr=lane_table(d["addr"], "addr"), width_bytes=cls._access_bytes(isa, i),
                    **pair), nxt
@@ -302,7 +315,7 @@ class LdsLoad(_LdsAccess):
         if target.lds_isa == "ptx":
             return f"{target.lds_op_name(False, self.width_bytes)} {vregs(self.dst, p)}, [a(lane0={base})]"
         if self.transpose:
-            return f"{transpose_name(self.transpose)} {vregs(self.dst, p)}, v_addr(lane0={base})"
+            return f"{self._known_transpose_load().name} {vregs(self.dst, p)}, v_addr(lane0={base})"
         if self.pair is not None:
             return (f"{self._pair_name('ds_read')} {vregs(self.dst, p)}, {vregs(self.pair, p)}, "
                     f"v_addr(lane0={base}) offset1:{self.pair_offset}")
@@ -313,14 +326,16 @@ class LdsLoad(_LdsAccess):
 
     def transpose_error(self, arch: str, element_bytes: int) -> str:
         """Why this transpose load of ``element_bytes``-byte elements cannot run on ``arch`` ("" when it can)."""
-        if transpose_name(self.transpose) not in (get_target(arch).lds_phases or {}):
-            return f"transpose loads ds_read_b64_tr_b{{8,16}} exist only on gfx950, not on {arch}"
-        if (self.transpose not in (8, 16) or self.width_bytes != 8 or element_bytes != self.transpose // 8
-                or self.pair is not None):
-            return (f"a ds_read_b64_tr_b{self.transpose} moves 8 bytes of {self.transpose}-bit elements, here "
-                    f"{element_bytes * 8}-bit ones in {self.width_bytes} bytes")
-        if len(self.dst) != 64 // self.transpose:
-            return f"{len(self.dst)} slots listed for {64 // self.transpose} elements"
+        target = get_target(arch)
+        load = target.transpose_load(self.transpose, self.width_bytes)
+        if load is None or np.shape(self.addr)[-1] != target.wave_size:
+            return (f"{arch} has no transpose load of {self.transpose}-bit elements moving {self.width_bytes} bytes "
+                    f"per lane (gfx950: ds_read_b64_tr_b{{8,16}}; gfx1250: ds_load_tr16_b128, ds_load_tr8_b64)")
+        if self.transpose not in (8, 16) or element_bytes != self.transpose // 8 or self.pair is not None:
+            return (f"a {load.name} moves {self.transpose}-bit elements, here {element_bytes * 8}-bit ones"
+                    + (" (and a second address)" if self.pair is not None else ""))
+        if len(self.dst) != load.elements:
+            return f"{len(self.dst)} slots listed for {load.elements} elements"
         return ""
 
     def add_to_ds_chain(self, chain) -> None:
@@ -335,13 +350,13 @@ class LdsLoad(_LdsAccess):
             error = self.transpose_error(machine.arch, machine.element_bytes)
             if error:
                 raise PlanVerificationError(f"{what}: {error}")
-            machine.lds_transpose_load(self.dst, self.addr, self.transpose, what)
+            machine.lds_transpose_load(self.dst, self.addr, self.transpose_load, what)
             return
         for slots, addr in self.accesses():
             machine.lds_load(slots, addr, self.width_bytes, what)
 
     def emit(self, emitter, prepared, regs: dict[int, str], what: str) -> None:
         if self.transpose:
-            emitter.lds_transpose_load(self.dst, prepared, self.transpose, regs, what)
+            emitter.lds_transpose_load(self.dst, prepared, self._known_transpose_load(), regs, what)
             return
         emitter.lds_load(self.access_offsets(), prepared, self.width_bytes, regs, what)

@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping, NamedTuple
 
+from ..transpose_loads import TransposeLoad, transpose_load
+
 __all__ = ["Assumption", "LdsPhase", "Target"]
 
 
@@ -51,7 +53,7 @@ class Target:
       names :func:`linlayout.get_target` accepts (``"mi300"``, ``"cdna3"``, ...).
     * Lane operations: ``dpp_controls`` (DPP control families, as in the ISA's DPP_CTRL table),
       ``ds_swizzle_modes``, ``has_ds_bpermute``, ``has_permlane_swap`` (v_permlane16/32_swap_b32),
-      ``has_permlanex16`` (RDNA v_permlanex16_b32), ``has_ds_read_tr`` (ds_read_b64_tr_b{4,8,16},
+      ``has_permlanex16`` (RDNA v_permlanex16_b32), ``has_ds_read_tr`` (LDS transpose loads: ds_read_b64_tr_b{4,8,16},
       ds_read_b96_tr_b6); ``lane_ops``: the named lane instructions of targets described by name
       rather than by the AMD fields (NVIDIA: ``shfl.sync.idx`` ... ``movmatrix``).
     * LDS: ``lds_bytes`` (per-workgroup maximum), ``lds_banks`` (4-byte banks), ``lds_phases``
@@ -142,6 +144,12 @@ class Target:
         if store:
             return f"ds_write_b{8 * width_bytes}"
         return f"ds_read_b{8 * width_bytes}" if width_bytes >= 4 else f"ds_read_u{8 * width_bytes}"
+
+    def transpose_load(self, element_bits: int, bytes_per_lane: int | None = None) -> TransposeLoad | None:
+        """Its LDS transpose load of ``element_bits``-bit elements (of ``bytes_per_lane`` per lane
+        where given: :mod:`linlayout.hw.transpose_loads`), one with an entry in ``lds_phases``; None
+        where it has none."""
+        return transpose_load(self.wave_size, element_bits, bytes_per_lane, among=self.lds_phases or {})
 
     @property
     def bank_bytes(self) -> int:

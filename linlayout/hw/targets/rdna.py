@@ -4,7 +4,8 @@ Facts and their evidence: docs/amd_facts.md section 6 (wave32 targets), docs/har
 section 1.  Lane instructions: dpp16 with RDNA's controls (no wave shifts or row_bcast;
 row_share and row_xmask added) and dpp8, ``v_permlane16_b32`` / ``v_permlanex16_b32``,
 ``ds_swizzle_b32`` (bit-mask and quad-perm modes), ``ds_bpermute_b32`` on 32 lanes; gfx1250
-adds ``v_permlane16_swap_b32``.  The LDS phase tables below are this family's LDS model (built
+adds ``v_permlane16_swap_b32`` and the transpose loads ``ds_load_tr16_b128`` / ``ds_load_tr8_b64``
+(:mod:`linlayout.hw.transpose_loads`).  The LDS phase tables below are this family's LDS model (built
 by :func:`linlayout.hw.lds.lds_model`): no source gives the phase grouping of a wave32 LDS
 access, so every phase rests on a named [I] assumption (the ``ds_read_b128`` ones on the lane
 groups Triton assumes, [Q] as a hardware fact).  Banks: 32 on gfx11/gfx12, 64 on gfx1250 (Triton's figure; LLVM's feature
@@ -67,6 +68,23 @@ ASSUMPTIONS: dict[str, Assumption] = {
             "Triton's 64-bank ds_read_b128 tile [Q TRITON-AMD, docs/amd_facts.md 6.3]; writes by analogy",
             (L2,),
         ),
+        Assumption(
+            "rdna_gfx1250_tr_phases",
+            "gfx1250 ds_load_tr16_b128 serves the phases of its ds_read_b128 (2 phases of 16 lanes, phase = l2), "
+            "ds_load_tr8_b64 those of its ds_read_b64 (one phase of 32 lanes)",
+            "no source gives the phases of a transpose load; each reads as many bytes per lane as the plain "
+            "load [docs/amd_facts.md 6.6]",
+            (L2,),
+        ),
+        Assumption(
+            "gfx1250_tr_lane_map",
+            "ds_load_tr16_b128: inside each 8-lane group, lane i element j is element i of lane j's read; "
+            "ds_load_tr8_b64: inside each 16-lane group, lane i element j is element i % 8 of the read of lane "
+            "(j % 4) + 4 * (i // 8) + 8 * (j // 4)",
+            "Triton's gfx1250 lowering of transposed local loads (lowerDsReadTr, queryLDSTransLoadParams); no AMD "
+            "text found [docs/amd_facts.md 6.6]",
+            "see statement",
+        ),
     ]
 }
 # the LDS model's rule for sub-dword lanes on one dword is AMD's (docs/amd_facts.md 1.2)
@@ -83,17 +101,21 @@ def _phases(banks: int) -> dict[str, LdsPhase]:
         read128 = assumed("rdna_gfx1250_b128_phases")
         write128 = assumed("rdna_gfx1250_b128_phases", 16)
         b64_read = b64_write = one
+        transposes = {"ds_load_tr16_b128": assumed("rdna_gfx1250_tr_phases"),
+                      "ds_load_tr8_b64": assumed("rdna_gfx1250_tr_phases", 32)}
     else:
         one = assumed("rdna_b32_one_phase")
         read128 = assumed("rdna_b128_read_phases_32banks")
         write128 = assumed("rdna_b128_write_phases_32banks")
         b64_read = b64_write = assumed("rdna_b64_phases_32banks")
+        transposes = {}
     return {
         "ds_read_u8": one, "ds_read_u16": one, "ds_write_b8": one, "ds_write_b16": one,
         "ds_read_b32": one, "ds_write_b32": one,
         "ds_read_b64": b64_read, "ds_write_b64": b64_write,
         "ds_read_b96": read128, "ds_write_b96": write128,
         "ds_read_b128": read128, "ds_write_b128": write128,
+        **transposes,
     }
 
 
@@ -104,7 +126,8 @@ def _rdna(name: str, lds_bytes: int, lds_banks: int, wmma_version: int, aliases:
     return Target(name, "rdna", 32, lds_bytes, lds_banks, RDNA_DPP, RDNA_DS_SWIZZLE,
                   has_permlane_swap=has_permlane_swap, has_permlanex16=True, has_ds_read_tr=has_ds_read_tr,
                   mma="wmma", wmma_version=wmma_version, lds_phases=MappingProxyType(_phases(lds_banks)),
-                  lds_assumptions=MappingProxyType(ASSUMPTIONS), lds_model_assumptions=("subdword_same_dword",),
+                  lds_assumptions=MappingProxyType(ASSUMPTIONS),
+                  lds_model_assumptions=("subdword_same_dword",) + (("gfx1250_tr_lane_map",) if has_ds_read_tr else ()),
                   aliases=aliases, vgprs_per_lane=vgprs_per_lane, barrier_instructions=barrier_instructions,
                   emitter="rocdl")
 
