@@ -883,10 +883,20 @@ class _Side:
     def n_moved(self) -> int:
         """The registers the side's accesses move: on the store side one per class of equal
         ``store_keys`` among ``unique`` (``2**_moved_rank``), else every one of ``unique``."""
-        if not self.stores:
+        if not self.has_twins:
             return len(self.unique)
         keys = self.store_keys
         return len({keys[u] for u in self.unique})
+
+    @cached_property
+    def has_twins(self) -> bool:
+        """Does the store side have twins (``store_keys``)?  The registers' images ``C(r)`` span
+        ``R`` (``unique`` has one register per member); two have equal keys exactly when a
+        nonzero member of ``R`` lies in ``V`` (the lane and warp columns' span), i.e. when
+        ``rank(R + V) < rank(R) + rank(V)``.  Always False on the load side."""
+        if not self.stores:
+            return False
+        return f2.rank(self.reg_cols + self.other_cols) < f2.rank(self.reg_cols) + f2.rank(self.other_cols)
 
     @cached_property
     def coord(self) -> np.ndarray:
@@ -990,7 +1000,7 @@ def _bases(side: _Side, deltas: list[int]) -> list[int]:
         span = span_values(deltas)
         low, images = len(span) - 1, side.reg_images
         bases = list(dict.fromkeys(u ^ span[images[u] & low] for u in side.unique))
-        if side.stores:
+        if side.has_twins:
             bases = _stored_once(side, bases, span)
         side._bases_of[key] = bases
     return bases
@@ -1017,7 +1027,7 @@ def _stored_once(side: _Side, firsts: list[int], span: list[int]) -> list[int]:
     ``_matrix_groups`` refuses that form.  No two accesses then write one byte (the two of a
     ds_write2 included), so no barrier orders stores (on NVIDIA, lanes not in lockstep, two stores
     of one byte from two lanes would need a warp barrier between them: emulator
-    ``_check_lane_order``).  Without twins every group is kept."""
+    ``_check_lane_order``).  Without twins (``_Side.has_twins``) every group is kept, and callers skip it."""
     keys, covered, kept = side.store_keys, set(), []
     for f in firsts:
         if keys[f] not in covered:
@@ -1527,7 +1537,7 @@ def _matrix_groups(side: _Side, p: int, element_bits: int, trans: bool, n_rounds
         raise LayoutError("the layout's lanes do not hold matrix fragments of its shared layout")
     unique = set(side.unique)
     firsts = [d * p for d in range(len(side.reg_image) // p) if d * p in unique]
-    if side.stores:
+    if side.has_twins:
         keys = side.store_keys
         if len({keys[j] for j in range(p)}) < p:  # (every dword's keys: those of 0..p-1, translated)
             raise LayoutError("a matrix store would write an element twice: two registers of a dword hold it "
