@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, example, given, settings
 
 from convert_checker import check_certificate
 from floor_checks import check_round_trip_floors
-from random_layouts import twin_problems
+from random_layouts import layout_problems, twin_problems
 from linlayout import LinearLayout, f2
 from linlayout.synth import lds_path
 from linlayout.synth.context import ConversionContext
@@ -88,6 +88,20 @@ def test_every_round_trip_stores_each_element_by_one_instruction(case):
         assert sum(len(g) + len(g2 or []) for rnd in acc.stores for g, g2, _, _ in rnd) == per_lane
         if plan is not None:
             assert verify(plan).ok
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(layout_problems(TARGETS, 9, 4) | twin_problems(TARGETS).map(lambda case: (case[0], case[1], case[3])))
+def test_has_twins_is_two_registers_with_one_key(case):
+    """``_Side.has_twins`` (a rank test) is True exactly when two distinct src registers have one
+    ``store_keys`` entry, on the src side of the swizzled layout of layouts with and without twins;
+    never on the dst side."""
+    src, dst, arch = case
+    ctx = ConversionContext.create(src, dst, arch, 32)
+    acc = lds_path.lds_accesses(ctx, lds_path.shared_layout(ctx))[0]
+    keys = acc.S.store_keys
+    assert acc.S.has_twins == (len({keys[u] for u in acc.S.unique}) < len(acc.S.unique))
+    assert not acc.D.has_twins
 
 
 _TWO_WARPS = [("dim0", 4), ("dim1", 32)]  # register bit 0 holds warp bit 0's tensor vector (dim0 bit 1)
