@@ -311,6 +311,8 @@ class LinearLayout:
                 raise LayoutError(f"in dim entry {item!r} is not [name, size]")
             name, size = item
             _check_name(name, "in dim")
+            if name in ordered:
+                raise LayoutError(f"in dim {name!r} is listed twice in in_dims")
             k = _log2_exact(size, f"in dim {name!r}")
             blist = bases.get(name, [])
             if not isinstance(blist, (list, tuple)):
