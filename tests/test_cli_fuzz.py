@@ -371,3 +371,18 @@ def test_unknown_command_and_kernel_are_one_line():
     assert call(["nope"])[0] == 2
     assert call(["kernel", "nope"])[0] == 2
     assert call(["--json", "kernel", "gemm", "--m", "0"])[0] == 2
+
+
+@pytest.mark.parametrize("outputs, message", [
+    (["--plan", "{tmp}/plan.json", "--emit", "mlir", "-o", "{tmp}/no/k.mlir"],
+     "cannot write the --emit mlir output to '{tmp}/no/k.mlir': no folder '{tmp}/no'"),
+    (["--plan", "{tmp}/no/plan.json"], "cannot write the plan certificate to '{tmp}/no/plan.json': no folder '{tmp}/no'"),
+    (["--plan", "{tmp}"], "cannot write the plan certificate to '{tmp}': it is a folder"),
+])
+def test_convert_bad_output_path_writes_nothing(tmp_path, outputs, message):
+    """A bad --plan or -o path is refused before planning: one line, exit 2, and no file written (the
+    certificate was written before an -o in a missing folder failed)."""
+    argv = ["convert", "--src", PAIRS[0][0], "--dst", PAIRS[0][1], "--arch", "gfx942", "--dtype", "f16"]
+    code, out, err = call(argv + [a.format(tmp=tmp_path) for a in outputs])
+    assert (code, out, err) == (2, "", f"linlayout: error: {message.format(tmp=tmp_path)}\n")
+    assert list(tmp_path.iterdir()) == []
