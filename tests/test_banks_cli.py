@@ -63,6 +63,15 @@ def test_padding_and_png(capsys, tmp_path):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_text_output_names_the_pictures_it_wrote(capsys, tmp_path):
+    """As ``show`` does, the text output ends with one ``wrote PATH`` line per picture (it named none)."""
+    png, svg = tmp_path / "heat.png", tmp_path / "heat.svg"
+    code, out, _ = run(capsys, "banks", "--arch", "gfx942", "--shared", "swizzled:vec=1,phase=1,maxphase=1,order=1x0,"
+                       "shape=32x64", "--reg", "mfma.a:32x32x8,warps=1x1,shape=32x64,kwidth=4", "--dtype", "fp16",
+                       "--png", str(png), "--svg", str(svg))
+    assert code == 0 and out.splitlines()[-2:] == [f"wrote {png}", f"wrote {svg}"], out
+
+
 def test_whole_tile_mode(capsys):
     code, out, _ = run(capsys, "banks", "--arch", "gfx942", "--shared",
                        "swizzled:vec=4,phase=1,maxphase=16,order=1x0,shape=64x64",

@@ -285,11 +285,10 @@ def render(result: dict, args) -> str:
             for a in m["assumptions"]:
                 lines.append(f"    {a['name']}: {a['statement']} (source: {a['source']})")
         return "\n".join(lines)
-    if mode == "instruction":
-        head = f"cycles {result['cycles']}  min_cycles {result['min_cycles']}  conflict_free {result['conflict_free']}"
-        return head + "\n" + result["explanation"]
-    if mode == "tile":
-        return result["explanation"]
+    if mode in ("instruction", "tile"):
+        head = (f"cycles {result['cycles']}  min_cycles {result['min_cycles']}  conflict_free {result['conflict_free']}\n"
+                if mode == "instruction" else "")
+        return head + "\n".join([result["explanation"]] + [f"wrote {path}" for path in result.get("pictures", [])])
     lines = [f"synthesized shared layout ({result['lds_bytes']} bytes, {result['reps']} round(s)):",
              str(LinearLayout.from_json(result["shared"])),
              f"write: {result['write_instructions']} x {result['write_op']}: {result['write_cycles']} cycles",
