@@ -16,6 +16,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from linlayout.kernels import attention, common, convert, fp8_fp16, gemm  # noqa: E402
+from linlayout.kernels.options import ARCHES  # noqa: E402
 from linlayout.lowering.compile import compile_mlir  # noqa: E402
 
 CASES = [
@@ -61,7 +62,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
-    rows = [row(n, m, e, arch) for n, m, e in CASES for arch in common.ARCHES]
+    rows = [row(n, m, e, arch) for n, m, e in CASES for arch in ARCHES]
     if a.json:
         print(json.dumps(rows, indent=1))
         return

@@ -48,6 +48,6 @@ try:
 
     png = Path(tempfile.mkdtemp()) / "mfma32_C.png"
     render(C, png, title="v_mfma_f32_32x32x8_f16 C")
-    print(f"picture: {png.name}, {png.stat().st_size} bytes")
+    print(f"picture: {png}, {png.stat().st_size} bytes")
 except LayoutError as e:
     print(f"picture skipped: {e}")

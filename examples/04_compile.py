@@ -32,7 +32,7 @@ for arch, version, instr, k_width in [("gfx942", 3, (32, 32, 8), 4), ("gfx950", 
     fatbin = out_dir / f"convert_{arch}.hsaco"
     fatbin.write_bytes(low.compiled.binary)
     counts = {k: v for k, v in low.report["isa_counts"].items() if v}
-    print(f"=== {arch}: {plan.strategy} plan -> {fatbin.name} ({fatbin.stat().st_size} bytes)")
+    print(f"=== {arch}: {plan.strategy} plan -> {fatbin} ({fatbin.stat().st_size} bytes)")
     print(f"isa_counts (conv region, one wave): {counts}")
     print(f"VGPRs {low.report['vgpr_count']}, LDS {low.report['lds_bytes']} B; "
           f"plan/ISA differences: {low.differences or 'none'}")

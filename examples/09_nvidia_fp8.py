@@ -9,7 +9,7 @@ linear-layout paper solves the same conversion by hand with 2 shuffles and 4 sel
 of 32-bit registers (benchmarks/nvidia/paper_fp16_fp8.cu); both are compared here.
 
 Without nvcc the example stops after the CUDA source; with nvcc it compiles both to sm_90a
-and counts the SASS instructions of one conversion; with an sm_90 GPU and CuPy it runs both
+and, where cuobjdump is on PATH too, counts the SASS instructions of one conversion; with an sm_90 GPU and CuPy it runs both
 and checks every output slot bit for bit (benchmarks/nvidia/run_plans.py does the same for the
 whole NVIDIA corpus, timed against Triton).
 

@@ -131,11 +131,13 @@ def plan_attention(arch: str, dtype: str, head_dim: int = 64, scale: float | Non
     info = dtype_info(dtype, arch)
     if info.mfma_type is None:
         raise LayoutError(f"attention takes f16, bf16 or fp8, not {dtype}")
+    if scale is not None and not math.isfinite(scale):
+        raise LayoutError(f"softmax scale {scale} must be a finite number")
     ins, _ = choose_instruction(arch, dtype, instr)
     if ins.m != QUERY_TILE or ins.n != QUERY_TILE:
         raise LayoutError(f"{ins.name}: the attention tile uses 32x32 MFMAs")
     d = int(head_dim)
-    if d % ins.k or d % 32 or d & (d - 1):
+    if d < 32 or d % ins.k or d & (d - 1):
         raise LayoutError(f"head dim {d} must be a power of two and a multiple of 32 and of the MFMA's K = {ins.k}")
     bn = max(32, ins.k)
     eb = info.bytes

@@ -373,7 +373,8 @@ def run(prog: str, args: argparse.Namespace, build: Callable, make_case: Callabl
 def render(result: dict) -> str:
     """The human-readable report."""
     st = result["static"]
-    lines = [f"{result['kernel']} ({result['name']}) for {result['arch']}"]
+    named = result["kernel"] if result["name"] == result["kernel"] else f"{result['kernel']} ({result['name']})"
+    lines = [f"{named} for {result['arch']}"]
     for k, v in result["decisions"].items():
         lines.append(f"  {k}: {v if not isinstance(v, (dict, list)) else json.dumps(v)}")
     lines.append(f"static: {st['vgpr_count']} VGPRs, {st['agpr_count']} AGPRs, {st['sgpr_count']} SGPRs, "

@@ -334,6 +334,8 @@ def _pair(text: str, what: str) -> tuple[int, int]:
         a, c = (int(x) for x in text.lower().split("x"))
     except ValueError:
         raise LayoutError(f"--{what} {text!r} must look like 2x2") from None
+    if any(x < 1 or x & (x - 1) for x in (a, c)):
+        raise LayoutError(f"--{what} {text!r}: both counts must be powers of two")
     return a, c
 
 
@@ -352,6 +354,8 @@ def build(args: argparse.Namespace) -> common.KernelBuild:
     for what in ("m", "n", "k"):
         if getattr(args, what) < 1:
             raise LayoutError(f"--{what} must be positive")
+    if args.bk is not None and args.bk < 1:
+        raise LayoutError("--bk must be positive")
     plan = plan_gemm(args.arch, args.dtype, args.k, instr=args.instr, warps=_pair(args.warps, "warps"),
                      tiles=_pair(args.tiles, "tiles"), bk=args.bk)
     check_kernel_lds(args.arch, plan.lds_bytes)

@@ -135,6 +135,8 @@ class LinearLayout:
     ) -> None:
         if not isinstance(bases, Mapping):
             raise LayoutError(f"bases must be a mapping from in-dim name to a list of bases, got {type(bases).__name__}")
+        if isinstance(out_dims, (str, bytes)):  # list("dim0") would be four one-letter dims
+            raise LayoutError(f"out_dims must be a list, got the string {out_dims!r}")
         try:
             out_list = list(out_dims)
         except TypeError:
@@ -311,6 +313,8 @@ class LinearLayout:
                 raise LayoutError(f"in dim entry {item!r} is not [name, size]")
             name, size = item
             _check_name(name, "in dim")
+            if name in ordered:
+                raise LayoutError(f"in dim {name!r} is listed twice in in_dims")
             k = _log2_exact(size, f"in dim {name!r}")
             blist = bases.get(name, [])
             if not isinstance(blist, (list, tuple)):

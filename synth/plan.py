@@ -165,9 +165,10 @@ class Plan:
     def from_certificate(cls, obj: dict) -> "Plan":
         """Read a certificate back (steps with ISA parameters when present).  LayoutError for anything but
         a certificate: a missing key, a malformed value, a ``num_warps`` other than src's and dst's warp
-        count (2**warp bits; 1 without a warp dim), an element size plans do not move, a slot number
-        outside ``[0, CERT_SLOT_LIMIT)``, a per-lane table of another shape than ``[wave_size]`` or
-        ``[num_warps][wave_size]``, ``lds_bytes`` beyond the target's LDS."""
+        count (2**warp bits; 1 without a warp dim), a ``wave_size`` other than the target's, an element
+        size plans do not move, a slot number outside ``[0, CERT_SLOT_LIMIT)``, a per-lane table of
+        another shape than ``[wave_size]`` or ``[num_warps][wave_size]``, ``lds_bytes`` beyond the
+        target's LDS."""
         if not isinstance(obj, dict) or obj.get("format") != CERT_FORMAT:
             raise LayoutError(f"not a plan certificate (format must be {CERT_FORMAT!r})")
         try:
@@ -193,8 +194,12 @@ class Plan:
                 raise LayoutError(f"plan certificate names slot {bad}; slots are 0 to {CERT_SLOT_LIMIT - 1} "
                                   f"(slots_in and slots_out at least 1)")
             wave_size, lds_bytes = int(obj["wave_size"]), int(obj.get("lds_bytes", 0))
+            target = get_target(obj["arch"])
+            if wave_size != target.wave_size:
+                raise LayoutError(f"plan certificate has wave_size {wave_size}; {target.name} runs waves of "
+                                  f"{target.wave_size} lanes")
             _check_lane_tables(steps, wave_size, num_warps)
-            target_lds_bytes = get_target(obj["arch"]).lds_bytes
+            target_lds_bytes = target.lds_bytes
             if not 0 <= lds_bytes <= target_lds_bytes:
                 raise LayoutError(f"plan certificate has lds_bytes {lds_bytes}; {obj['arch']} has 0 to "
                                   f"{target_lds_bytes}")

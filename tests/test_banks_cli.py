@@ -63,6 +63,15 @@ def test_padding_and_png(capsys, tmp_path):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_text_output_names_the_pictures_it_wrote(capsys, tmp_path):
+    """As ``show`` does, the text output ends with one ``wrote PATH`` line per picture (it named none)."""
+    png, svg = tmp_path / "heat.png", tmp_path / "heat.svg"
+    code, out, _ = run(capsys, "banks", "--arch", "gfx942", "--shared", "swizzled:vec=1,phase=1,maxphase=1,order=1x0,"
+                       "shape=32x64", "--reg", "mfma.a:32x32x8,warps=1x1,shape=32x64,kwidth=4", "--dtype", "fp16",
+                       "--png", str(png), "--svg", str(svg))
+    assert code == 0 and out.splitlines()[-2:] == [f"wrote {png}", f"wrote {svg}"], out
+
+
 def test_whole_tile_mode(capsys):
     code, out, _ = run(capsys, "banks", "--arch", "gfx942", "--shared",
                        "swizzled:vec=4,phase=1,maxphase=16,order=1x0,shape=64x64",
@@ -115,6 +124,17 @@ def test_model_mode(capsys):
     (["--arch", "sm_90", "--shared", "swizzled:vec=1,phase=1,maxphase=1,order=1x0,shape=32x64", "--reg",
       "blocked:spt=1x8,tpw=8x4,wpc=1x1,order=1x0,shape=64x64", "--dtype", "fp16"],
      "register layout has dim0 of size 64, the shared layout only 32"),  # once invert_and_compose's words
+    # an option of another mode is refused, not ignored (--png in synthesis mode drew nothing, exit 0)
+    (["--arch", "gfx950", "--writer", "blocked:spt=1x8,tpw=8x8,wpc=1x1,order=1x0,shape=32x64", "--reader",
+      "mfma.a:32x32x8,warps=1x1,shape=32x64,kwidth=4", "--dtype", "fp16", "--png", "x.png"],
+     "linlayout: error: --png: not an option of synthesis mode\n"),
+    (["--model", "--dtype", "fp16"], "linlayout: error: --dtype: not an option of model mode\n"),
+    (["--arch", "gfx942", "--op", "ds_read_b32", "--access", access_json([1] * 6), "--element-bytes", "4",
+      "--direction", "write", "--lds-budget", "4096"],
+     "linlayout: error: --direction, --lds-budget: not options of instruction mode\n"),
+    (["--arch", "gfx942", "--shared", "swizzled:vec=1,phase=1,maxphase=1,order=1x0,shape=32x64", "--reg",
+      "mfma.a:32x32x8,warps=1x1,shape=32x64,kwidth=4", "--dtype", "fp16", "--method", "linear", "--no-transpose"],
+     "linlayout: error: --method, --no-transpose: not options of tile mode\n"),
 ])
 def test_errors_exit_2_with_one_line(capsys, argv, match):
     code, out, err = run(capsys, "banks", *argv)

@@ -25,6 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from linlayout.cli import main
+from repo_data import TRITON_BASELINE
 
 #: Wall-clock bound of one call, in seconds (a plan or a picture takes well under one).
 SECONDS = 20
@@ -371,3 +372,30 @@ def test_unknown_command_and_kernel_are_one_line():
     assert call(["nope"])[0] == 2
     assert call(["kernel", "nope"])[0] == 2
     assert call(["--json", "kernel", "gemm", "--m", "0"])[0] == 2
+
+
+@pytest.mark.parametrize("outputs, message", [
+    (["--plan", "{tmp}/plan.json", "--emit", "mlir", "-o", "{tmp}/no/k.mlir"],
+     "cannot write the --emit mlir output to '{tmp}/no/k.mlir': no folder '{tmp}/no'"),
+    (["--plan", "{tmp}/no/plan.json"], "cannot write the plan certificate to '{tmp}/no/plan.json': no folder '{tmp}/no'"),
+    (["--plan", "{tmp}"], "cannot write the plan certificate to '{tmp}': it is a folder"),
+])
+def test_convert_bad_output_path_writes_nothing(tmp_path, outputs, message):
+    """A bad --plan or -o path is refused before planning: one line, exit 2, and no file written (the
+    certificate was written before an -o in a missing folder failed)."""
+    argv = ["convert", "--src", PAIRS[0][0], "--dst", PAIRS[0][1], "--arch", "gfx942", "--dtype", "f16"]
+    code, out, err = call(argv + [a.format(tmp=tmp_path) for a in outputs])
+    assert (code, out, err) == (2, "", f"linlayout: error: {message.format(tmp=tmp_path)}\n")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_bench_with_every_case_refused_says_none_was_timed(tmp_path):
+    """A baseline whose cases are all refused (here: an unknown arch) is a run with no compile time: the
+    summary says so (it printed "median None s, max None s")."""
+    baseline = json.loads(TRITON_BASELINE.read_text())
+    case = {**baseline["cases"][0], "arch": "gfx9999"}
+    path = tmp_path / "refused.json"
+    path.write_text(json.dumps({**baseline, "cases": [case]}))
+    code, out, _ = call(["bench", "conversions", "--baseline", str(path), "--isa-only"])
+    assert code == 0 and "not planned (refused by the planner): 1" in out, out
+    assert "compile time per kernel (layouts -> code object): none (no case planned) (Triton: 0.3-0.5 s)" in out, out

@@ -72,6 +72,12 @@ def test_show_broadcast_layout_reports_free_bits(capsys):
           "--lds-budget", "-5"], "argument --lds-budget: -5 must be a positive integer"),
         (["banks", "--lds-budget", "0"], "argument --lds-budget: 0 must be a positive integer"),
         (["convert", "--lds-budget", "1k"], "argument --lds-budget: '1k' is not an integer"),
+        # an unknown encoding is named, not the shape it also lacks (was "ll_mul: missing parameter shape")
+        (["layout", "--triton", '{"encoding": "ll_mul"}'], "linlayout: error: parameter encoding: 'll_mul' is not one of"),
+        (["layout", "--triton", '{"encoding": "blocked", "sizePerThread": [1, 4], "threadsPerWarp": [8, 8], '
+          '"warpsPerCTA": [4, 1], "order": [1, 0]}'], "linlayout: error: blocked: missing parameter shape"),
+        (["show", '{"in_dims": [["lane", 2], ["lane", 2]], "out_dims": [["dim0", 4]], "bases": {"lane": [[1]]}}'],
+         "linlayout: error: in dim 'lane' is listed twice in in_dims"),
     ],
 )
 def test_bad_input_exits_2_with_one_line(capsys, argv, msg):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -86,6 +87,12 @@ def test_constructor_junk(bases, outs):
        st.lists(names | st.tuples(names, ints), max_size=3))
 def test_constructor_near_valid(bases, outs):
     only_layout_error(LinearLayout, bases, outs)
+
+
+def test_constructor_refuses_out_dims_given_as_one_string():
+    """``out_dims="dim0"`` was read as the four one-letter dims d, i, m, 0."""
+    with pytest.raises(LayoutError, match="^out_dims must be a list, got the string 'dim0'$"):
+        LinearLayout({"lane": [[1]]}, "dim0")
 
 
 LAY = LinearLayout({"register": [[1, 0], [0, 1]], "lane": [[2, 0]]}, ["dim0", "dim1"])

@@ -56,6 +56,8 @@ def test_registered_named_spec():
         ("nosuch:thing", "'nosuch' is not a registered named layout (known: "),
         ("{not json", "does not parse"),
         ('{"in_dims": []}', "lacks the key 'out_dims'"),
+        ('{"in_dims": [["lane", 2], ["lane", 2]], "out_dims": [["dim0", 4]], "bases": {"lane": [[1]]}}',
+         "in dim 'lane' is listed twice in in_dims"),  # was read as one lane bit
         ("hello", "not layout JSON"),
         ("(8,4):(4,3)", "stride 3 of mode 1"),
         ("@/nonexistent/file.json", "cannot read layout file"),

@@ -290,7 +290,9 @@ def test_bad_mfma_params_name_the_param(patch, needle):
      "versionMajor"),
     ({"encoding": "nope", "shape": [16]}, "encoding"),
     ({"shape": [16]}, "encoding"),
-    ({"encoding": "blocked"}, "shape"),
+    ({"encoding": "blocked", "sizePerThread": [1, 1], "threadsPerWarp": [8, 8], "warpsPerCTA": [1, 1],
+      "order": [1, 0]}, "blocked: missing parameter shape"),
+    ({"encoding": "ll_mul"}, "parameter encoding: 'll_mul' is not one of"),  # the encoding before the shape
 ])
 def test_bad_params_name_the_param(obj, needle):
     with pytest.raises(LayoutError, match=needle):

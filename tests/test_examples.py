@@ -32,7 +32,7 @@ EXPECTED = {
         r"^  counterexample \{'register': 1, 'lane': 0\}: catalog -> \{'dim0': 1, 'dim1': 0\}, "
         r"transposed -> \{'dim0': 0, 'dim1': 1\}$",
         r"^C\[5\]\[17\] is register 1 of lane 49$",
-        r"^picture: mfma32_C.png, \d+ bytes$|^picture skipped: ",
+        r"^picture: /\S+/mfma32_C.png, \d+ bytes$|^picture skipped: ",
     ],
     "02_bank_conflicts.py": [
         r"^row-major: 8 x ds_read_b64, 512 cycles vs 32 ideal, conflict-free: False$",
@@ -52,8 +52,8 @@ EXPECTED = {
         r"^certificate: \d+ steps, ops \[",
     ],
     "04_compile.py": [
-        r"^=== gfx942: \w+ plan -> convert_gfx942.hsaco \(\d+ bytes\)$",
-        r"^=== gfx950: \w+ plan -> convert_gfx950.hsaco \(\d+ bytes\)$",
+        r"^=== gfx942: \w+ plan -> /\S+/convert_gfx942.hsaco \(\d+ bytes\)$",
+        r"^=== gfx950: \w+ plan -> /\S+/convert_gfx950.hsaco \(\d+ bytes\)$",
         r"^isa_counts \(conv region, one wave\): \{'total': \d+",
         (r"plan/ISA differences: none$", 2),
         (r"^interpreter output == expected: True \(8192 elements, 4 waves\)$", 2),

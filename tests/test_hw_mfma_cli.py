@@ -84,6 +84,8 @@ def test_human_text_bit_form(capsys):
     (["mfma", "gfx942", "v_mfma_f32_16x16x32_f16"], "available on gfx950"),
     (["mfma", "gfx942"], "missing INSTRUCTION"),
     (["mfma", "gfx942", "v_mfma_f32_32x32x8_f16", "--list"], "--list takes no INSTRUCTION"),
+    (["mfma", "gfx950", "--list", "--a-format", "fp4"],  # was ignored
+     "linlayout: error: --a-format/--b-format describe one f8f6f4 instruction; --list takes neither"),
     (["mfma", "gfx942", "v_mfma_f32_32x32x8_f16", "--a-format", "fp4"], "f8f6f4"),
     (["mfma", "gfx1200", "v_wmma_f32_16x16x16_f16", "--a-format", "fp4"], "f8f6f4"),
     (["mfma", "gfx950", "v_mfma_f32_16x16x128_f8f6f4", "--a-format", "fp5"], "invalid choice"),

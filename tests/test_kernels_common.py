@@ -79,6 +79,24 @@ def test_cli_bad_input_is_one_line_and_exit_2(capsys, argv, words):
     assert words in captured.err
 
 
+@pytest.mark.parametrize("name,argv,message", [
+    ("gemm", ["--warps", "3x2"], "--warps '3x2': both counts must be powers of two"),
+    ("gemm", ["--tiles", "0x1"], "--tiles '0x1': both counts must be powers of two"),
+    ("gemm", ["--bk", "0"], "--bk must be positive"),  # was taken as "no --bk": the default K block
+    ("attention", ["--d", "0"], "head dim 0 must be a power of two and a multiple of 32 and of the MFMA's K = 8"),
+    ("attention", ["--scale", "nan"], "softmax scale nan must be a finite number"),  # was a traceback
+    ("attention", ["--scale", "inf"], "softmax scale inf must be a finite number"),  # was a run that mismatched
+])
+def test_cli_bad_kernel_option_names_the_option(capsys, name, argv, message):
+    """A bad kernel option is refused before any work with one line naming the option as the user wrote it."""
+    import importlib
+
+    kernel = importlib.import_module(f"linlayout.kernels.{name}")
+    status = common.main(name, "", kernel.add_arguments, kernel.build, kernel.make_case, argv)
+    captured = capsys.readouterr()
+    assert (status, captured.out, captured.err) == (2, "", f"linlayout kernel {name}: error: {message}\n")
+
+
 def test_dtype_spellings_are_one_vocabulary(capsys):
     from linlayout.kernels import gemm
 

@@ -168,6 +168,8 @@ def _edit(cert: dict, key: str, value, op: str | None = None) -> dict:
     ("slots_in", 0, None, "plan certificate names slot -1"),
     ("lds_bytes", 10 ** 13, None, "plan certificate has lds_bytes 10000000000000; sm_90 has 0 to 232448"),
     ("lds_bytes", -5, None, "plan certificate has lds_bytes -5"),
+    ("wave_size", 48, None, "plan certificate has wave_size 48; sm_90 runs waves of 32 lanes"),
+    ("wave_size", 64, None, "plan certificate has wave_size 64; sm_90 runs waves of 32 lanes"),
     ("addr", [0] * 5, "lds_store", r"plan step 0 \(lds_store\): addr has shape \[5\]; a per-lane table is \[32\] "
                                    r"or \[1\]\[32\]"),
     ("bytes", 3, "lds_store", "plan step 0: an LDS access moves 1, 2, 4, 8, 16 bytes per lane, got 3"),

@@ -38,6 +38,10 @@ from ..spec import parse_layout
 from . import DTYPE_HELP, add_command
 
 
+#: The options with a default value (an option equal to it counts as not given: ``_check_mode_options``).
+_DEFAULTS = {"method": "auto", "direction": "read", "objective": "vector"}
+
+
 def register(subparsers) -> None:
     p = add_command(subparsers, "banks", __doc__)
     p.add_argument("--arch", metavar="ARCH", help="gfx90a, gfx942, gfx950, sm_80, sm_90, gfx1100, gfx1200 or gfx1250")
@@ -46,11 +50,11 @@ def register(subparsers) -> None:
     p.add_argument("--element-bytes", metavar="N", type=int, help="bytes per element (single-instruction mode)")
     p.add_argument("--element-bits", metavar="N", type=int, help="bits per element, e.g. 4 or 6 (instead of --element-bytes)")
     p.add_argument("--padding", metavar="I:P,...", help="padding 'INTERVAL:PAD[,INTERVAL:PAD]' in elements, applied to offsets")
-    p.add_argument("--method", choices=["auto", "linear", "enumerate"], default="auto",
+    p.add_argument("--method", choices=["auto", "linear", "enumerate"], default=_DEFAULTS["method"],
                    help="single-instruction mode: subspace algebra, enumeration, or auto")
     p.add_argument("--shared", metavar="LAYOUT", help="shared layout offset -> tensor (whole-tile mode)")
     p.add_argument("--reg", metavar="LAYOUT", help="register layout register, lane, warp -> tensor (whole-tile mode)")
-    p.add_argument("--direction", choices=["read", "write"], default="read", help="whole-tile mode")
+    p.add_argument("--direction", choices=["read", "write"], default=_DEFAULTS["direction"], help="whole-tile mode")
     p.add_argument("--writer", metavar="LAYOUT", help="register layout that writes the tile (synthesis mode)")
     p.add_argument("--reader", metavar="LAYOUT", help="register layout that reads the tile (synthesis mode)")
     p.add_argument("--dtype", metavar="DTYPE", help=DTYPE_HELP)
@@ -58,7 +62,7 @@ def register(subparsers) -> None:
                    help="synthesis: LDS bytes available (moves the tile in rounds)")
     p.add_argument("--padding-options", action="store_true", help="synthesis: also list padded alternatives")
     p.add_argument("--no-transpose", action="store_true", help="synthesis: do not use gfx950 ds_read_*_tr_*")
-    p.add_argument("--objective", choices=list(SWIZZLE_OBJECTIVES), default="vector",
+    p.add_argument("--objective", choices=list(SWIZZLE_OBJECTIVES), default=_DEFAULTS["objective"],
                    help="synthesis: vector (fewest instructions, then cycles; the default), cycles, or a conversion "
                         "objective (latency, throughput, instructions) picking from the Pareto set")
     p.add_argument("--model", action="store_true", help="print the LDS model with its named assumptions")
@@ -156,18 +160,35 @@ def _element_bits(args) -> int:
 
 
 # ------------------------------------------------------------------ modes
+#: The options each mode reads besides --arch and --assume (every mode's), by argparse dest.
+_MODE_OPTIONS = {
+    "model": ("model",),
+    "instruction": ("op", "access", "element_bytes", "element_bits", "dtype", "padding", "method", "png", "svg"),
+    "tile": ("shared", "reg", "element_bytes", "element_bits", "dtype", "padding", "direction", "png", "svg"),
+    "synthesis": ("writer", "reader", "element_bytes", "element_bits", "dtype", "lds_budget", "padding_options",
+                  "no_transpose", "objective"),
+}
+
+
+def _check_mode_options(args, mode: str) -> None:
+    """An option of another mode is an error, not ignored (``--png`` in synthesis mode drew nothing).
+    An option counts as given when it differs from its default."""
+    given = {name for names in _MODE_OPTIONS.values() for name in names
+             if getattr(args, name) not in (None, False, _DEFAULTS.get(name))}
+    stray = sorted(given - set(_MODE_OPTIONS[mode]))
+    if stray:
+        flags = ", ".join("--" + name.replace("_", "-") for name in stray)
+        raise LayoutError(f"{flags}: {'not an option' if len(stray) == 1 else 'not options'} of {mode} mode")
+
+
 def run(args) -> dict:
-    modes = [bool(args.model), bool(args.op or args.access), bool(args.shared or args.reg),
-             bool(args.writer or args.reader)]
-    if sum(modes) != 1:
+    modes = {"model": bool(args.model), "instruction": bool(args.op or args.access),
+             "tile": bool(args.shared or args.reg), "synthesis": bool(args.writer or args.reader)}
+    if sum(modes.values()) != 1:
         raise LayoutError("choose one mode: --model | --op/--access | --shared/--reg | --writer/--reader")
-    if args.model:
-        return _run_model(args)
-    if args.op or args.access:
-        return _run_single(args)
-    if args.shared or args.reg:
-        return _run_tile(args)
-    return _run_synthesis(args)
+    mode = next(m for m, on in modes.items() if on)
+    _check_mode_options(args, mode)
+    return {"model": _run_model, "instruction": _run_single, "tile": _run_tile, "synthesis": _run_synthesis}[mode](args)
 
 
 def _run_model(args) -> dict:
@@ -264,11 +285,10 @@ def render(result: dict, args) -> str:
             for a in m["assumptions"]:
                 lines.append(f"    {a['name']}: {a['statement']} (source: {a['source']})")
         return "\n".join(lines)
-    if mode == "instruction":
-        head = f"cycles {result['cycles']}  min_cycles {result['min_cycles']}  conflict_free {result['conflict_free']}"
-        return head + "\n" + result["explanation"]
-    if mode == "tile":
-        return result["explanation"]
+    if mode in ("instruction", "tile"):
+        head = (f"cycles {result['cycles']}  min_cycles {result['min_cycles']}  conflict_free {result['conflict_free']}\n"
+                if mode == "instruction" else "")
+        return head + "\n".join([result["explanation"]] + [f"wrote {path}" for path in result.get("pictures", [])])
     lines = [f"synthesized shared layout ({result['lds_bytes']} bytes, {result['reps']} round(s)):",
              str(LinearLayout.from_json(result["shared"])),
              f"write: {result['write_instructions']} x {result['write_op']}: {result['write_cycles']} cycles",

@@ -385,8 +385,8 @@ def _summary_lines(s: dict, plan_only: bool = False) -> list[str]:
         "modelled cycles over Triton's mix (same cost model): "
         + "; ".join(f"{_objective_label(o, s)} {len(s['modelled_over_triton'][o])}"
                     for o in CYCLE_OBJECTIVES),
-        f"{timed}: median {ct.get('median')} s, max {ct.get('max')} s "
-        f"(Triton: {s['triton_compile_seconds'][0]}-{s['triton_compile_seconds'][1]} s)",
+        (f"{timed}: median {ct['median']} s, max {ct['max']} s " if ct else f"{timed}: none (no case planned) ")
+        + f"(Triton: {s['triton_compile_seconds'][0]}-{s['triton_compile_seconds'][1]} s)",
     ] + _whole_conversion_lines(s)
 
 

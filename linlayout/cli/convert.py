@@ -64,6 +64,8 @@ def run(args: argparse.Namespace) -> dict:
         raise LayoutError("--emit needs -o FILE")
     if args.output and not args.emit:
         raise LayoutError(f"-o is the output of --emit; give --emit {'|'.join(EMIT_FORMATS)}")
+    for what, path in (("the plan certificate to", args.plan), (f"the --emit {args.emit} output to", args.output)):
+        _check_output(path, what)
     element_bits = dtype_bits(args.dtype)
     if element_bits not in ELEMENT_BITS:
         raise LayoutError(f"--dtype {args.dtype} has {element_bits}-bit elements; conversions move elements of "
@@ -99,6 +101,17 @@ def run(args: argparse.Namespace) -> dict:
     if args.emit:
         result.update(write_conversion(plan, args.emit, args.output))
     return result
+
+
+def _check_output(path: str | None, what: str) -> None:
+    """Refuse an output path in a missing folder, or that is a folder, before any work: a bad
+    argument writes nothing (docs/contract.md section 3), not a certificate and then an error."""
+    if path is None:
+        return
+    folder = Path(path).parent
+    if Path(path).is_dir() or not folder.is_dir():
+        reason = "it is a folder" if Path(path).is_dir() else f"no folder {str(folder)!r}"
+        raise LayoutError(f"cannot write {what} {path!r}: {reason}")
 
 
 def render(result: dict, args: argparse.Namespace) -> str:

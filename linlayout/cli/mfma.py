@@ -71,6 +71,8 @@ def run(args: argparse.Namespace) -> dict:
     if args.list:
         if args.instruction:
             raise LayoutError("--list takes no INSTRUCTION")
+        if args.a_format or args.b_format:
+            raise LayoutError("--a-format/--b-format describe one f8f6f4 instruction; --list takes neither")
         insts = wmma_instructions_for(args.arch) if wmma else instructions_for(args.arch)
         return {"arch": get_target(args.arch).name, "instructions": [_summary(i) for i in insts]}
     if not args.instruction:

@@ -91,7 +91,8 @@ def from_triton(obj: Mapping) -> LinearLayout | PaddedLayout:
         raise LayoutError("missing parameter encoding")
     if isinstance(encoding, str) and encoding.startswith("to_linear_layout/"):
         encoding = encoding[len("to_linear_layout/"):]
-    if "shape" not in params:
+    shape = params.pop("shape", None)
+    enc = encoding_from_params(encoding, params)  # an unknown encoding is named before a missing shape
+    if shape is None:
         raise LayoutError(f"{encoding}: missing parameter shape")
-    shape = params.pop("shape")
-    return encoding_from_params(encoding, params).to_linear_layout(shape)
+    return enc.to_linear_layout(shape)

@@ -108,9 +108,9 @@ def check_copy(tiled_copy, smem_layout, *, arch: str, direction: str = "read",
     """
     if direction not in _SIDE:
         raise LayoutError(f"direction {direction!r} must be 'read' or 'write'")
+    model = lds_model(arch)
     bits, element_bits = copy_bits(tiled_copy)
     op = lds_op(bits, direction)
-    model = lds_model(arch)
     shared = _shared(smem_layout)
     copy = _over_tile(layout_of(tiled_copy, _SIDE[direction]), shared)
     report = tile_access_report(shared, copy, element_bits, model, direction, ops=[op])
@@ -130,6 +130,8 @@ def check_copy(tiled_copy, smem_layout, *, arch: str, direction: str = "read",
 
 def copy_bits(tiled_copy) -> tuple[int, int]:
     """``(bits per lane per copy, element bits)`` of a tiled copy of a universal copy atom."""
+    if not isinstance(tiled_copy, fxt.TiledCopy):
+        raise LayoutError(f"expected a FlyDSL tiled copy, got {type(tiled_copy).__name__}")
     text = str(tiled_copy.type)
     m = _COPY_TYPE.search(text)
     if m is None:

@@ -112,3 +112,7 @@ def test_bad_input(copy_a):
         check_copy(copy_a, "Layout<(16,16):(16,1)>", arch="gfx942")
     with pytest.raises(LayoutError, match="no LDS instruction"):
         lds_op(48, "read")
+    with pytest.raises(LayoutError, match="^expected a FlyDSL tiled copy, got NoneType$"):  # was an AttributeError
+        check_copy(None, "Layout<(32,16):(16,1)>", arch="gfx942")
+    with pytest.raises(LayoutError, match="^unknown arch 'gfx9999'"):  # named before the copy is read
+        check_copy(None, "Layout<(32,16):(16,1)>", arch="gfx9999")
