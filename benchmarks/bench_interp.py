@@ -1,6 +1,6 @@
 """Interpreter speed: a 4-wave layout-conversion kernel and an MFMA loop.
 
-    python benchmarks/bench_interp.py
+    python benchmarks/bench_interp.py [--reps N]
 
 Prints the compile (parse + step building) time and the per-launch interpret time of:
 * ``conversion``: 256 threads, each buffer-loads 8 f16 (dwordx4), writes them to LDS with an
@@ -12,6 +12,7 @@ Prints the compile (parse + step building) time and the per-launch interpret tim
 
 from __future__ import annotations
 
+import argparse
 import time
 
 import numpy as np
@@ -120,11 +121,14 @@ def bench(name: str, text: str, kname: str, args, block: int, reps: int = 5) -> 
     print(f"{name:12s} compile {1e3 * (t1 - t0):7.1f} ms   interpret {1e3 * min(times):7.1f} ms (best of {reps}, {block} threads)")
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--reps", type=int, default=5, help="launches per kernel; the best is reported")
+    reps = ap.parse_args(argv).reps
     src = (np.arange(2048) % 97).astype(np.float16)
-    bench("conversion", CONVERSION, "conv", [src, np.zeros(1024, np.uint32)], 256)
+    bench("conversion", CONVERSION, "conv", [src, np.zeros(1024, np.uint32)], 256, reps)
     a = (np.arange(256 * 4) % 5).astype(np.float16)
-    bench("mfma_loop", MFMA_LOOP, "gemm", [a, np.zeros(256 * 16, np.float32)], 256)
+    bench("mfma_loop", MFMA_LOOP, "gemm", [a, np.zeros(256 * 16, np.float32)], 256, reps)
 
 
 if __name__ == "__main__":
