@@ -411,6 +411,22 @@ def test_hip_wave32_lane_instructions_equal_the_mlir_paths(arch, tmp_path, monke
 
 
 @hip_clang
+@pytest.mark.parametrize("index", [473, 173])
+def test_hip_gfx1250_transpose_loads(index):
+    """gfx1250's corpus plans that read a WMMA operand with ``ds_load_tr16_b128`` (bf16) or
+    ``ds_load_tr8_b64`` (fp8) compile as HIP, their region holding exactly the plan's instructions,
+    the transpose loads among them."""
+    from test_transpose_loads import WMMA_CASES, _corpus_plan
+
+    plan = _corpus_plan(index)
+    isa, got = _hip_region(plan)
+    want = {k: v for k, v in expected_isa_counts(plan).items() if k != FUSED_KEY}
+    assert want["lds_read_tr"] == plan.counts()["lds_read_tr"] > 0
+    assert {k: got[k] for k in want} == want, plan.pseudo_asm()
+    assert isa.count(f"\t{WMMA_CASES[index][2]} ") == want["lds_read_tr"]
+
+
+@hip_clang
 def test_hip_gfx950_only_steps_are_refused_for_gfx942():
     from test_plan_steps import _samples
 

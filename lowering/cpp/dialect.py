@@ -25,6 +25,8 @@ ds_swizzle_b32         --                                              ``__built
 ds_bpermute_b32        --                                              ``__builtin_amdgcn_ds_bpermute``
 v_permlane{16,32}_swap --                                              ``__builtin_amdgcn_permlane{16,32}_swap``
 ds_read_b64_tr_b{8,16} --                                              ``__builtin_amdgcn_ds_read_tr{8,16}_b64_*``
+ds_load_tr16_b128,     --                                              ``__builtin_amdgcn_ds_load_tr16_b128_v8i16``,
+ds_load_tr8_b64                                                        ``__builtin_amdgcn_ds_load_tr8_b64_v2i32``
 barrier                ``__syncthreads()`` (PTX ``bar.sync 0``)         workgroup fences around
                                                                        ``__builtin_amdgcn_s_barrier()``
 warp barrier           ``__syncwarp()`` (PTX ``bar.warp.sync -1``)      -- (a wave's lanes are in lockstep)
@@ -284,6 +286,7 @@ class HipDialect(Dialect):
             "typedef unsigned linlayout_u32x2 __attribute__((ext_vector_type(2)));",
             "typedef unsigned linlayout_u32x4 __attribute__((ext_vector_type(4)));",
             "typedef short linlayout_i16x4 __attribute__((ext_vector_type(4)));",
+            "typedef short linlayout_i16x8 __attribute__((ext_vector_type(8)));",
             "typedef int linlayout_i32x2 __attribute__((ext_vector_type(2)));",
             "#endif",
         ]
@@ -357,19 +360,24 @@ class HipDialect(Dialect):
         return f"__builtin_amdgcn_{kind}({vdst}, {src0}, false, false)"
 
     def transpose_load(self, address: str, load) -> str:
-        """HIP builtin of the transpose load ``load`` (gfx950's ``ds_read_b64_tr_b{8,16}``; gfx1250's
-        ``ds_load_tr*`` have no HIP lowering here)."""
-        bits = load.element_bits
-        if not self.target.has_ds_read_tr or load.name != f"ds_read_b64_tr_b{bits}":
+        """HIP builtin of the transpose load ``load`` (``HIP_TRANSPOSE_LOADS``: gfx950's
+        ``ds_read_b64_tr_b{8,16}``, gfx1250's ``ds_load_tr16_b128`` / ``ds_load_tr8_b64``), its result
+        bit-cast to the load's dwords; a load the target does not have is ``lacks``."""
+        if not self.target.has_ds_read_tr or load.name not in HIP_TRANSPOSE_LOADS \
+                or self.target.transpose_load(load.element_bits, load.bytes_per_lane) != load:
             raise self.lacks(load.name)
-        as3 = "__attribute__((address_space(3)))"
-        if bits == 16:
-            return (f"__builtin_bit_cast(linlayout_u32x2, __builtin_amdgcn_ds_read_tr16_b64_v4i16("
-                    f"({as3} linlayout_i16x4*)({address})))")
-        if bits == 8:
-            return (f"__builtin_bit_cast(linlayout_u32x2, __builtin_amdgcn_ds_read_tr8_b64_v2i32("
-                    f"({as3} linlayout_i32x2*)({address})))")
-        raise self.lacks(f"ds_read_b64_tr_b{bits}")
+        builtin, pointee = HIP_TRANSPOSE_LOADS[load.name]
+        return (f"__builtin_bit_cast({self.vector_type(load.bytes_per_lane // 4)}, {builtin}("
+                f"(__attribute__((address_space(3))) {pointee}*)({address})))")
+
+
+#: Transpose load -> (clang builtin, the vector type its LDS pointer points to).
+HIP_TRANSPOSE_LOADS = {
+    "ds_read_b64_tr_b16": ("__builtin_amdgcn_ds_read_tr16_b64_v4i16", "linlayout_i16x4"),
+    "ds_read_b64_tr_b8": ("__builtin_amdgcn_ds_read_tr8_b64_v2i32", "linlayout_i32x2"),
+    "ds_load_tr16_b128": ("__builtin_amdgcn_ds_load_tr16_b128_v8i16", "linlayout_i16x8"),
+    "ds_load_tr8_b64": ("__builtin_amdgcn_ds_load_tr8_b64_v2i32", "linlayout_i32x2"),
+}
 
 
 DIALECTS = {d.name: d for d in (CudaDialect, HipDialect)}
