@@ -188,6 +188,9 @@ class Plan:
                 raise LayoutError(f"plan certificate has element_bits {element_bits}; plans move elements of "
                                   f"{', '.join(map(str, ELEMENT_BITS))} bits")
             slots_in, slots_out = int(obj["slots_in"]), int(obj["slots_out"])
+            for key, n in (("slots_in", slots_in), ("slots_out", slots_out)):
+                if not 1 <= n <= CERT_SLOT_LIMIT:
+                    raise LayoutError(f"plan certificate has {key} {n}; it must be 1 to {CERT_SLOT_LIMIT}")
             named = [s for st in steps for s in st.named_slots()] + [slots_in - 1, slots_out - 1]
             if min(named) < 0 or max(named) >= CERT_SLOT_LIMIT:
                 bad = min(named) if min(named) < 0 else max(named)

@@ -165,7 +165,9 @@ def _edit(cert: dict, key: str, value, op: str | None = None) -> dict:
 @pytest.mark.parametrize("key, value, op, match", [
     ("element_bits", 4, None, "plan certificate has element_bits 4; plans move elements of 8, 16, 32, 64 bits"),
     ("src", [10 ** 12], "lds_store", "plan certificate names slot 1000000000000; slots are 0 to 65535"),
-    ("slots_in", 0, None, "plan certificate names slot -1"),
+    ("slots_in", 0, None, "plan certificate has slots_in 0; it must be 1 to 65536"),
+    ("slots_out", -1, None, "plan certificate has slots_out -1; it must be 1 to 65536"),
+    ("slots_in", 10 ** 6, None, "plan certificate has slots_in 1000000; it must be 1 to 65536"),
     ("lds_bytes", 10 ** 13, None, "plan certificate has lds_bytes 10000000000000; sm_90 has 0 to 232448"),
     ("lds_bytes", -5, None, "plan certificate has lds_bytes -5"),
     ("wave_size", 48, None, "plan certificate has wave_size 48; sm_90 runs waves of 32 lanes"),
