@@ -92,10 +92,20 @@ EXPECTED = {
         r"^linlayout plan: lanes, \{.*'shfl': [1-9]\d*, 'total': \d+\}, verified on the emulator: True$",
         r"^CUDA: fp16_acc_to_fp8_a\(uint8_t src\[16\], dst\[16\]\), [1-9]\d* shuffles in the source",
     ],
+    "10_gfx1250_transpose_loads.py": [
+        r"^=== gfx1250: wmma3 16x16 accumulator -> A operand \(kWidth 8\), bf16 64x32, 8 waves$",
+        r"^strategy lds, 13 instructions \{'lds_write': 4, 'lds_read_tr': 8, 's_barrier': 1\}, "
+        r"verified on the emulator: True$",
+        r"^transpose loads: ds_load_tr16_b128$",
+        r"^Triton 3.9 \(compiled ISA, one wave\): 84 instructions, 8 LDS stores and 8 loads$",
+        r"^MLIR: 8 transpose loads in the ISA; interpreter output == expected: True$",
+        r"^HIP: 8 transpose loads in clang's ISA$|^HIP skipped: ",
+    ],
 }
 #: the optional dependencies (tests/needs.py) each example needs beyond the core
 NEEDS = {"04_compile.py": ("flydsl",), "05_gemm.py": ("flydsl", "torch"), "06_attention.py": ("flydsl", "torch"),
-        "07_flydsl_attention.py": ("flydsl", "torch"), "08_flydsl_gemm.py": ("flydsl", "torch")}
+        "07_flydsl_attention.py": ("flydsl", "torch"), "08_flydsl_gemm.py": ("flydsl", "torch"),
+        "10_gfx1250_transpose_loads.py": ("flydsl",)}
 
 
 def test_every_rung_is_listed():
