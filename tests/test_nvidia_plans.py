@@ -289,6 +289,47 @@ def test_mio_micro_counts_sass_opcodes_per_function():
     assert mio_micro.sass_opcodes(sass) == {"k1": {"SEL": 2, "SHFL.IDX": 1}, "k2": {"NOP": 1}}
 
 
+access_width = script("access_width")
+
+
+def _shared_access_bytes(plan) -> set[int]:
+    return {st.width_bytes for st in plan.steps if st.lds and hasattr(st, "width_bytes")}
+
+
+def test_access_width_caps_the_shared_accesses_and_restores_the_planner():
+    """Within ``four_byte_accesses`` an sm_90 round trip moves at most 4 bytes a lane per access (and
+    still verifies); after it the planner makes its 16-byte accesses again, the same plan as before."""
+    from linlayout.synth.convert import plan_conversion
+
+    case = next(c for c in access_width.round_trip_pairs() if c.name.startswith("blocked[1x4,t2x16,o10]"))
+    before = plan_conversion(case.src, case.dst, "sm_90", 32)
+    with access_width.four_byte_accesses():
+        narrow = plan_conversion(case.src, case.dst, "sm_90", 32)
+    after = plan_conversion(case.src, case.dst, "sm_90", 32)
+    assert 16 in _shared_access_bytes(before) and _shared_access_bytes(after) == _shared_access_bytes(before)
+    assert narrow.verified and max(_shared_access_bytes(narrow)) == 4
+    assert after.dumps() == before.dumps()
+
+
+def test_access_width_pairs_and_recorded_report():
+    """The 38 fp32 pairs of 2 to 8 warps with a shared-memory plan, and the recorded summary follows
+    from its rows (docs/nvidia_facts.md section 7)."""
+    pairs = access_width.round_trip_pairs()
+    assert len(pairs) == 38 and all(c.element_bits == 32 and c.num_warps >= 2 for c in pairs)
+    doc = json.loads((RESULTS / "access_width_h200.json").read_text())
+    assert doc["pairs"] == len(doc["rows"]) == 38 and doc["bit_exact"]
+    ratios = [r["narrow_over_wide"] for r in doc["rows"]]
+    assert doc["narrow_faster"] == sum(x < 1 for x in ratios) == 2
+    assert round(float(np.exp(np.mean(np.log(ratios)))), 3) == round(doc["geomean"]["narrow_over_wide"], 3) == 1.064
+
+
+def test_access_width_report_refuses_unnamed_results(tmp_path):
+    bad = tmp_path / "run1.json"
+    bad.write_text(json.dumps({"cases": []}))
+    with pytest.raises(SystemExit, match="must be named wide_\\* or narrow_\\*"):
+        access_width.report([bad], tmp_path / "out.json")
+
+
 # ------------------------------------------------------------------ on a GPU
 @pytest.mark.skipif(not sm90_gpu(("nvcc",), ("cupy",)), reason="needs an sm_90 GPU with nvcc and CuPy")
 def test_blog_pair_on_the_gpu(tmp_path):
