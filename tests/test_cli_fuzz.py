@@ -379,6 +379,9 @@ def test_unknown_command_and_kernel_are_one_line():
      "cannot write the --emit mlir output to '{tmp}/no/k.mlir': no folder '{tmp}/no'"),
     (["--plan", "{tmp}/no/plan.json"], "cannot write the plan certificate to '{tmp}/no/plan.json': no folder '{tmp}/no'"),
     (["--plan", "{tmp}"], "cannot write the plan certificate to '{tmp}': it is a folder"),
+    (["--plan", ""], "cannot write the plan certificate to '': an empty path"),
+    (["--plan", "{tmp}/x.json", "--emit", "mlir", "-o", "{tmp}/x.json"],
+     "--plan and -o name one file '{tmp}/x.json'; the --emit output would overwrite the certificate"),
 ])
 def test_convert_bad_output_path_writes_nothing(tmp_path, outputs, message):
     """A bad --plan or -o path is refused before planning: one line, exit 2, and no file written (the

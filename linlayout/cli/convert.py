@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from pathlib import Path
 
 from linlayout.lowering.conversion import EMIT_FORMATS, write_conversion
@@ -66,6 +67,9 @@ def run(args: argparse.Namespace) -> dict:
         raise LayoutError(f"-o is the output of --emit; give --emit {'|'.join(EMIT_FORMATS)}")
     for what, path in (("the plan certificate to", args.plan), (f"the --emit {args.emit} output to", args.output)):
         _check_output(path, what)
+    if args.plan and args.output and Path(args.plan).resolve() == Path(args.output).resolve():
+        raise LayoutError(f"--plan and -o name one file {args.plan!r}; the --emit output would overwrite the "
+                          "certificate")
     element_bits = dtype_bits(args.dtype)
     if element_bits not in ELEMENT_BITS:
         raise LayoutError(f"--dtype {args.dtype} has {element_bits}-bit elements; conversions move elements of "
@@ -109,9 +113,17 @@ def _check_output(path: str | None, what: str) -> None:
     if path is None:
         return
     folder = Path(path).parent
-    if Path(path).is_dir() or not folder.is_dir():
-        reason = "it is a folder" if Path(path).is_dir() else f"no folder {str(folder)!r}"
-        raise LayoutError(f"cannot write {what} {path!r}: {reason}")
+    if not path:
+        reason = "an empty path"
+    elif Path(path).is_dir():
+        reason = "it is a folder"
+    elif not folder.is_dir():
+        reason = f"no folder {str(folder)!r}"
+    elif not os.access(folder, os.W_OK) or (Path(path).exists() and not os.access(path, os.W_OK)):
+        reason = "not writable"
+    else:
+        return
+    raise LayoutError(f"cannot write {what} {path!r}: {reason}")
 
 
 def render(result: dict, args: argparse.Namespace) -> str:
