@@ -135,6 +135,10 @@ def test_model_mode(capsys):
     (["--arch", "gfx942", "--shared", "swizzled:vec=1,phase=1,maxphase=1,order=1x0,shape=32x64", "--reg",
       "mfma.a:32x32x8,warps=1x1,shape=32x64,kwidth=4", "--dtype", "fp16", "--method", "linear", "--no-transpose"],
      "linlayout: error: --method, --no-transpose: not options of tile mode\n"),
+    # given with its default value, or 0, it is still given
+    (["--arch", "gfx942", "--model", "--direction", "read"], "linlayout: error: --direction: not an option of model mode\n"),
+    (["--arch", "gfx942", "--model", "--element-bytes", "0"],
+     "linlayout: error: --element-bytes: not an option of model mode\n"),
 ])
 def test_errors_exit_2_with_one_line(capsys, argv, match):
     code, out, err = run(capsys, "banks", *argv)

@@ -38,7 +38,8 @@ from ..spec import parse_layout
 from . import DTYPE_HELP, add_command
 
 
-#: The options with a default value (an option equal to it counts as not given: ``_check_mode_options``).
+#: The defaults of the options that have one, applied after the mode check (argparse leaves them None,
+#: so that an option given with its default value still counts as given: ``_check_mode_options``).
 _DEFAULTS = {"method": "auto", "direction": "read", "objective": "vector"}
 
 
@@ -50,19 +51,19 @@ def register(subparsers) -> None:
     p.add_argument("--element-bytes", metavar="N", type=int, help="bytes per element (single-instruction mode)")
     p.add_argument("--element-bits", metavar="N", type=int, help="bits per element, e.g. 4 or 6 (instead of --element-bytes)")
     p.add_argument("--padding", metavar="I:P,...", help="padding 'INTERVAL:PAD[,INTERVAL:PAD]' in elements, applied to offsets")
-    p.add_argument("--method", choices=["auto", "linear", "enumerate"], default=_DEFAULTS["method"],
+    p.add_argument("--method", choices=["auto", "linear", "enumerate"], default=None,
                    help="single-instruction mode: subspace algebra, enumeration, or auto")
     p.add_argument("--shared", metavar="LAYOUT", help="shared layout offset -> tensor (whole-tile mode)")
     p.add_argument("--reg", metavar="LAYOUT", help="register layout register, lane, warp -> tensor (whole-tile mode)")
-    p.add_argument("--direction", choices=["read", "write"], default=_DEFAULTS["direction"], help="whole-tile mode")
+    p.add_argument("--direction", choices=["read", "write"], default=None, help="whole-tile mode")
     p.add_argument("--writer", metavar="LAYOUT", help="register layout that writes the tile (synthesis mode)")
     p.add_argument("--reader", metavar="LAYOUT", help="register layout that reads the tile (synthesis mode)")
     p.add_argument("--dtype", metavar="DTYPE", help=DTYPE_HELP)
     p.add_argument("--lds-budget", type=positive_int, metavar="BYTES",
                    help="synthesis: LDS bytes available (moves the tile in rounds)")
     p.add_argument("--padding-options", action="store_true", help="synthesis: also list padded alternatives")
-    p.add_argument("--no-transpose", action="store_true", help="synthesis: do not use gfx950 ds_read_*_tr_*")
-    p.add_argument("--objective", choices=list(SWIZZLE_OBJECTIVES), default=_DEFAULTS["objective"],
+    p.add_argument("--no-transpose", action="store_true", help="synthesis: do not use transpose loads (gfx950 ds_read_*_tr_*, gfx1250 ds_load_tr*)")
+    p.add_argument("--objective", choices=list(SWIZZLE_OBJECTIVES), default=None,
                    help="synthesis: vector (fewest instructions, then cycles; the default), cycles, or a conversion "
                         "objective (latency, throughput, instructions) picking from the Pareto set")
     p.add_argument("--model", action="store_true", help="print the LDS model with its named assumptions")
@@ -172,9 +173,10 @@ _MODE_OPTIONS = {
 
 def _check_mode_options(args, mode: str) -> None:
     """An option of another mode is an error, not ignored (``--png`` in synthesis mode drew nothing).
-    An option counts as given when it differs from its default."""
+    An option counts as given when argparse has a value for it (``None`` and an unset flag's ``False``
+    are not given; ``0`` is)."""
     given = {name for names in _MODE_OPTIONS.values() for name in names
-             if getattr(args, name) not in (None, False, _DEFAULTS.get(name))}
+             if getattr(args, name) is not None and getattr(args, name) is not False}
     stray = sorted(given - set(_MODE_OPTIONS[mode]))
     if stray:
         flags = ", ".join("--" + name.replace("_", "-") for name in stray)
@@ -188,6 +190,9 @@ def run(args) -> dict:
         raise LayoutError("choose one mode: --model | --op/--access | --shared/--reg | --writer/--reader")
     mode = next(m for m, on in modes.items() if on)
     _check_mode_options(args, mode)
+    for name, default in _DEFAULTS.items():
+        if getattr(args, name) is None:
+            setattr(args, name, default)
     return {"model": _run_model, "instruction": _run_single, "tile": _run_tile, "synthesis": _run_synthesis}[mode](args)
 
 
