@@ -95,7 +95,7 @@ def test_emulated_transpose_load_moves_the_documented_elements(bits):
     assert back.steps[1].width_bytes == plan.steps[1].width_bytes and back.counts()["lds_read_tr"] == 1
     ids = run_certificate(cert)[0]  # [32, slots] element ids
     regs = run_isa(back)  # [dwords, W, 32, 4 bytes]: tags 256 + 8 * id + byte in 8-bit cells
-    e = 128 // bits if bits == 16 else 8
+    e = plan.steps[1].transpose_load.elements
     for i in range(32):
         for j in range(e):
             s, c = _documented_source(name, i, j)
@@ -117,6 +117,21 @@ def test_a_certificate_names_its_load():
     cert = json.loads(_tr_plan(8).dumps())
     cert["steps"][1]["isa"]["transpose"] = "ds_load_tr4_b64"
     with pytest.raises(LayoutError, match="unknown transpose load 'ds_load_tr4_b64'"):
+        Plan.from_certificate(cert)
+
+
+@pytest.mark.parametrize("bits, other", [(8, "ds_read_b64_tr_b8"), (16, "ds_read_b64_tr_b16")])
+def test_a_certificate_naming_another_waves_load_is_refused(bits, other):
+    """A gfx1250 certificate whose transpose load is gfx950's (a load of 64-lane waves, another lane
+    map) is refused when read, not run as gfx1250's load of the same width."""
+    cert = json.loads(_tr_plan(bits).dumps())
+    own = cert["steps"][1]["isa"]["transpose"]
+    for item in cert["steps"]:
+        if item.get("isa", {}).get("transpose") == own:
+            item["isa"]["transpose"] = other
+        if item.get("fused") == own:
+            item["fused"] = other
+    with pytest.raises(LayoutError, match=f"{other} is a load of 64-lane waves; its lane_addr has 32 lanes"):
         Plan.from_certificate(cert)
 
 

@@ -8,7 +8,7 @@ import numpy as np
 
 from linlayout import LayoutError, caches
 from linlayout.hw.targets import Target, get_target
-from linlayout.hw.transpose_loads import TransposeLoad, transpose_load, transpose_load_named
+from linlayout.hw.transpose_loads import TRANSPOSE_LOADS, TransposeLoad, transpose_load, transpose_load_named
 
 from .base import PlanVerificationError, Step, ints, lane_table, register, table, vregs
 
@@ -299,7 +299,11 @@ class LdsLoad(_LdsAccess):
             group = items[i:i + n]
             if len(group) < n or any(g.get("fused") != name for g in group[1:]):
                 raise LayoutError(f"plan step {i}: {name} needs {n} lds_load items, the later ones fused to it")
-            return cls(dst=[s for g in group for s in ints(g["dst"])], addr=lane_table(isa["lane_addr"], "lane_addr"),
+            lane_addr = lane_table(isa["lane_addr"], "lane_addr")
+            if np.shape(lane_addr)[-1] != load.wave_size:  # (the step names its load by lanes, bits and width)
+                raise LayoutError(f"plan step {i}: {name} is a load of {load.wave_size}-lane waves; its lane_addr has "
+                                  f"{np.shape(lane_addr)[-1]} lanes")
+            return cls(dst=[s for g in group for s in ints(g["dst"])], addr=lane_addr,
                        width_bytes=load.bytes_per_lane, transpose=load.element_bits), i + n
         pair, nxt = cls._pair_fields(items, i, "dst")
         return cls(dst=ints(d["dst"]), addr=lane_table(d["addr"], "addr"), width_bytes=cls._access_bytes(isa, i),
@@ -329,8 +333,10 @@ class LdsLoad(_LdsAccess):
         target = get_target(arch)
         load = target.transpose_load(self.transpose, self.width_bytes)
         if load is None or np.shape(self.addr)[-1] != target.wave_size:
+            have = ", ".join(t.name for t in TRANSPOSE_LOADS if t.wave_size == target.wave_size
+                             and target.transpose_load(t.element_bits, t.bytes_per_lane) == t) or "none"
             return (f"{arch} has no transpose load of {self.transpose}-bit elements moving {self.width_bytes} bytes "
-                    f"per lane (gfx950: ds_read_b64_tr_b{{8,16}}; gfx1250: ds_load_tr16_b128, ds_load_tr8_b64)")
+                    f"per lane (its transpose loads: {have})")
         if self.transpose not in (8, 16) or element_bytes != self.transpose // 8 or self.pair is not None:
             return (f"a {load.name} moves {self.transpose}-bit elements, here {element_bytes * 8}-bit ones"
                     + (" (and a second address)" if self.pair is not None else ""))
