@@ -32,6 +32,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from linlayout.hw.targets import get_target, target_names, targets_with
+from linlayout.hw.transpose_loads import TRANSPOSE_LOADS
 
 from . import linker
 from .mlir import bindings, new_context
@@ -49,16 +50,15 @@ __all__ = [
 ]
 
 SUPPORTED_ARCHS = targets_with(emitter="rocdl")  # the targets whose descriptor names this ROCDL lowering
-# ROCDL ops whose intrinsics only a target with the named descriptor flag can select (gfx950).
+# ROCDL ops whose intrinsics only a target with the named descriptor flag can select (gfx950, gfx1250).
 # On any other chip LLVM does not report an error but aborts the whole process ("LLVM ERROR:
 # Cannot select: intrinsic ..."), so compile_mlir refuses them up front; an arch without a
-# descriptor has none of the flags.
-FEATURE_OPS = {"rocdl.permlane16.swap": "has_permlane_swap", "rocdl.permlane32.swap": "has_permlane_swap",
-               "rocdl.ds.read.tr": "has_ds_read_tr", "rocdl.ds.load.tr": "has_ds_read_tr"}
+# descriptor has none of the flags.  The transpose loads are refused the same way, each by whether
+# the target has that load (linlayout.hw.transpose_loads, ``Target.transpose_load``).
+FEATURE_OPS = {"rocdl.permlane16.swap": "has_permlane_swap", "rocdl.permlane32.swap": "has_permlane_swap"}
 # Of those, the ROCDL ops of one wave size's instructions (op -> lanes): gfx950 and gfx1250 share the
-# flags but not these instructions (no permlane32 swap in a 32-lane wave; gfx950's transposing LDS
-# loads are ds_read_tr*, gfx1250's ds_load_tr*), and LLVM aborts on the other one the same way.
-WAVE_SIZE_OPS = {"rocdl.permlane32.swap": 64, "rocdl.ds.read.tr": 64, "rocdl.ds.load.tr": 32}
+# flag but no permlane32 swap exists in a 32-lane wave, and LLVM aborts on it the same way.
+WAVE_SIZE_OPS = {"rocdl.permlane32.swap": 64}
 CACHE_FORMAT = "linlayout-compiled/v1"
 _ARCH_RE = re.compile(r"^gfx[0-9a-f]{3,4}$")
 
@@ -321,6 +321,12 @@ def compile_mlir(
     if lacking:
         have = ", ".join(targets_with(**{FEATURE_OPS[lacking[0]]: True}))
         raise CompileError(f"{', '.join(lacking)} exist only on {have}, not on {arch}")
+    for load in TRANSPOSE_LOADS:
+        if load.rocdl in mlir_text and (target is None
+                                        or target.transpose_load(load.element_bits, load.bytes_per_lane) != load):
+            have = ", ".join(name for name in target_names()
+                             if get_target(name).transpose_load(load.element_bits, load.bytes_per_lane) == load)
+            raise CompileError(f"{load.rocdl} ({load.name}) exists only on {have}, not on {arch}")
     other_wave = sorted(op for op, lanes in WAVE_SIZE_OPS.items()
                         if op in mlir_text and target is not None and target.wave_size != lanes)
     if other_wave:

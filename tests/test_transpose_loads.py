@@ -176,8 +176,11 @@ def test_gfx1250_transpose_plans_run_on_the_interpreter_and_compile(index):
     assert np.array_equal(interpret(low.kernel, tile, fill=0x5A), expected_output(p, tile, fill=0x5A))
     assert low.report["isa_counts"]["lds_read_tr"] == p.counts()["lds_read_tr"] and not low.differences
     # gfx950 has the descriptor flag but not gfx1250's loads: refused before LLVM would abort
-    with pytest.raises(CompileError, match="rocdl.ds.load.tr are instructions of 32-lane waves; gfx950 has 64"):
+    name = WMMA_CASES[index][2]
+    with pytest.raises(CompileError, match=rf"rocdl.ds.load.tr\d+.b\d+ \({name}\) exists only on gfx1250, not on gfx950"):
         compile_mlir(low.kernel.text, "gfx950", binary=False, cache=False)
+    with pytest.raises(CompileError, match=rf"\({name}\) exists only on gfx1250, not on gfx1200"):
+        compile_mlir(low.kernel.text, "gfx1200", binary=False, cache=False)
 
 
 def test_gfx1250_transpose_read_bounds_on_the_wave32_corpus():
