@@ -253,8 +253,8 @@ class Program:
              st64: bool = False, transpose: int = 0, matrix: tuple[int, bool] | None = None) -> tuple:
         """LDS load of ``width_bytes`` per lane into ``n_values`` new registers (sub-dword: element at
         position 0); ``paired``: as many more registers from ``addr + pair_offset * width_bytes``
-        (``* 64`` if ``st64``); ``transpose``: a gfx950 ``ds_read_b64_tr_b{transpose}`` (``addr``: what
-        each lane supplies); ``matrix``: ``(num, trans)`` of a PTX ``ldmatrix`` into ``n_values = num``
+        (``* 64`` if ``st64``); ``transpose``: the element bits of a transpose load (the target's of that
+        width: linlayout.hw.transpose_loads; ``addr``: what each lane supplies); ``matrix``: ``(num, trans)`` of a PTX ``ldmatrix`` into ``n_values = num``
         registers (``addr``: the lanes' row addresses; linlayout.synth.steps.MatrixLoad)."""
         return self._new("load", (), {"addr": addr, "width_bytes": width_bytes, "paired": paired,
                                       "pair_offset": pair_offset, "st64": st64, "n_first": n_values,

@@ -363,8 +363,8 @@ class HipDialect(Dialect):
         """HIP builtin of the transpose load ``load`` (``HIP_TRANSPOSE_LOADS``: gfx950's
         ``ds_read_b64_tr_b{8,16}``, gfx1250's ``ds_load_tr16_b128`` / ``ds_load_tr8_b64``), its result
         bit-cast to the load's dwords; a load the target does not have is ``lacks``."""
-        if not self.target.has_ds_read_tr or load.name not in HIP_TRANSPOSE_LOADS \
-                or self.target.transpose_load(load.element_bits, load.bytes_per_lane) != load:
+        if load.name not in HIP_TRANSPOSE_LOADS or self.target.transpose_load(load.element_bits,
+                                                                              load.bytes_per_lane) != load:
             raise self.lacks(load.name)
         builtin, pointee = HIP_TRANSPOSE_LOADS[load.name]
         return (f"__builtin_bit_cast({self.vector_type(load.bytes_per_lane // 4)}, {builtin}("

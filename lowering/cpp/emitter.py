@@ -229,8 +229,8 @@ class CppEmitter(StepEmitter):
 
     def lds_transpose_load(self, slots: list[int], address: tuple[str, int], load, regs: dict[int, str],
                            what: str) -> None:
-        """The transpose load ``load`` (a ``linlayout.hw.transpose_loads.TransposeLoad``; HIP: gfx950's
-        ``ds_read_b64_tr_b*``) into the dwords of ``slots``."""
+        """The transpose load ``load`` (a ``linlayout.hw.transpose_loads.TransposeLoad``; HIP:
+        ``dialect.HIP_TRANSPOSE_LOADS``) into the dwords of ``slots``."""
         v = self.let(self.dialect.transpose_load(self._pointer(address, 0, load.bytes_per_lane), load), "t", "auto")
         for k, (d, _, _) in enumerate(self._pieces(slots, load.bytes_per_lane, what)):
             regs[d] = f"{v}[{k}]"

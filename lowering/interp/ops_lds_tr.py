@@ -5,7 +5,7 @@ gfx1250's ``rocdl.ds.load.tr16.b128`` / ``rocdl.ds.load.tr8.b64``.
 read's size: tr8/tr4 ``vector<2xi32>``, tr6.b96 ``vector<3xi32>``, tr16.b128 ``vector<8xi16>``).
 Each lane reads ``bytes_per_lane`` bytes at its own LDS address = ``E`` elements, and the lanes
 of each group exchange them by the load's lane map (:class:`linlayout.hw.transpose_loads.TransposeLoad`:
-gfx950's is ``InterpOptions.tr_load_model`` ``"amd_hw_1.6"`` [I], lane i (0..15 in its group)
+gfx950's is the target assumption ``tr_lane_permutation`` [I], lane i (0..15 in its group)
 element j receives element ``i % E`` of the elements read by lane ``j*(16/E) + i//E``; gfx1250's
 are Triton's, docs/amd_facts.md 6.6 [I]).  EXEC must be all ones (CDNA4 ISA; taken for gfx1250
 too [I]); the address must be aligned to the data size (4 bytes for the b96 form [I: 12-byte

@@ -10,10 +10,9 @@ from dataclasses import dataclass
 
 from .errors import InterpreterError
 
-__all__ = ["InterpOptions", "TR_LOAD_MODELS", "FP8_STYLES"]
+__all__ = ["InterpOptions", "FP8_STYLES"]
 
 #: The ds_read_b64_tr_b{4,8,16} / ds_read_b96_tr_b6 lane models we know (docs/amd_facts.md 1.6).
-TR_LOAD_MODELS = ("amd_hw_1.6",)
 #: fp8/bf8 encodings of the plain (non-f8f6f4) fp8 MFMAs: "fnuz" = f8E4M3FNUZ/f8E5M2FNUZ
 #: (MI300), "ocp" = f8E4M3FN/f8E5M2 (MI350).
 FP8_STYLES = ("fnuz", "ocp")
@@ -43,10 +42,6 @@ class InterpOptions:
       ``dpp_row_bcast_row0_invalid``: row_bcast:15 / row_bcast:31 lanes with no source row
       (lanes 0-15 / 0-31) count as out of range (bound_ctrl decides); ``False``: they are not
       written at all (keep ``old`` whatever bound_ctrl says).
-      ``tr_load_model``: gfx950's ds_read_*_tr_* lane permutation, one of :data:`TR_LOAD_MODELS`
-      (gfx1250's ds_load_tr* have Triton's, linlayout.hw.transpose_loads)
-      (``"amd_hw_1.6"``: inside each 16-lane group, lane i element j receives element i%E of
-      the E elements read by lane j*(16/E) + i//E).
       ``buffer_oob_rule``: raw buffer range check of one dword component at byte offset
       ``o`` (voffset + component offset, soffset excluded): ``"start"`` = out of range iff
       ``o >= num_records`` (the ISA text), ``"end"`` = iff ``o + size > num_records``.
@@ -65,7 +60,6 @@ class InterpOptions:
     undef_fill: str = "pattern"
     dpp_inactive_source_invalid: bool = True
     dpp_row_bcast_row0_invalid: bool = True
-    tr_load_model: str = "amd_hw_1.6"
     buffer_oob_rule: str = "start"
     buffer_require_dword_alignment: bool = True
     fp8_style_gfx942: str = "fnuz"
@@ -81,8 +75,6 @@ class InterpOptions:
             raise InterpreterError(f"uninitialized_lds must be 'error', 'zero' or 'garbage', got {self.uninitialized_lds!r}")
         if self.undef_fill not in ("pattern", "zero"):
             raise InterpreterError(f"undef_fill must be 'pattern' or 'zero', got {self.undef_fill!r}")
-        if self.tr_load_model not in TR_LOAD_MODELS:
-            raise InterpreterError(f"tr_load_model must be one of {TR_LOAD_MODELS}, got {self.tr_load_model!r}")
         if self.buffer_oob_rule not in ("start", "end"):
             raise InterpreterError(f"buffer_oob_rule must be 'start' or 'end', got {self.buffer_oob_rule!r}")
         for s in (self.fp8_style_gfx942, self.fp8_style_gfx950):

@@ -53,8 +53,9 @@ class Target:
       names :func:`linlayout.get_target` accepts (``"mi300"``, ``"cdna3"``, ...).
     * Lane operations: ``dpp_controls`` (DPP control families, as in the ISA's DPP_CTRL table),
       ``ds_swizzle_modes``, ``has_ds_bpermute``, ``has_permlane_swap`` (v_permlane16/32_swap_b32),
-      ``has_permlanex16`` (RDNA v_permlanex16_b32), ``has_ds_read_tr`` (LDS transpose loads: ds_read_b64_tr_b{4,8,16},
-      ds_read_b96_tr_b6); ``lane_ops``: the named lane instructions of targets described by name
+      ``has_permlanex16`` (RDNA v_permlanex16_b32), ``has_ds_read_tr`` (LDS transpose loads: gfx950's
+      ds_read_b64_tr_b{4,8,16} / ds_read_b96_tr_b6, gfx1250's ds_load_tr16_b128 / ds_load_tr8_b64; which
+      ones a target has: ``transpose_load``); ``lane_ops``: the named lane instructions of targets described by name
       rather than by the AMD fields (NVIDIA: ``shfl.sync.idx`` ... ``movmatrix``).
     * LDS: ``lds_bytes`` (per-workgroup maximum), ``lds_banks`` (4-byte banks), ``lds_phases``
       (op name -> :class:`LdsPhase`; None: no hardware LDS model), ``lds_assumptions`` (the
