@@ -191,11 +191,10 @@ class Plan:
             for key, n in (("slots_in", slots_in), ("slots_out", slots_out)):
                 if not 1 <= n <= CERT_SLOT_LIMIT:
                     raise LayoutError(f"plan certificate has {key} {n}; it must be 1 to {CERT_SLOT_LIMIT}")
-            named = [s for st in steps for s in st.named_slots()] + [slots_in - 1, slots_out - 1]
-            if min(named) < 0 or max(named) >= CERT_SLOT_LIMIT:
+            named = [s for st in steps for s in st.named_slots()]
+            if named and (min(named) < 0 or max(named) >= CERT_SLOT_LIMIT):
                 bad = min(named) if min(named) < 0 else max(named)
-                raise LayoutError(f"plan certificate names slot {bad}; slots are 0 to {CERT_SLOT_LIMIT - 1} "
-                                  f"(slots_in and slots_out at least 1)")
+                raise LayoutError(f"plan certificate names slot {bad}; slots are 0 to {CERT_SLOT_LIMIT - 1}")
             wave_size, lds_bytes = int(obj["wave_size"]), int(obj.get("lds_bytes", 0))
             target = get_target(obj["arch"])
             if wave_size != target.wave_size:

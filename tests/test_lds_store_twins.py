@@ -20,7 +20,7 @@ from linlayout.synth.context import ConversionContext
 from linlayout.synth.convert import lds_plan, plan_conversion
 from linlayout.synth.emulator import verify
 
-TARGETS = ("sm_80", "sm_90", "gfx942", "gfx950", "gfx1100")
+TARGETS = ("sm_80", "sm_90", "gfx942", "gfx950", "gfx1100", "gfx1250")
 
 
 def _elements(layout: LinearLayout) -> np.ndarray:
