@@ -17,6 +17,7 @@ import time
 
 import numpy as np
 
+from linlayout.argparsing import positive_int
 from linlayout.lowering.interpreter import load_kernel
 
 CONVERSION = """module {
@@ -123,7 +124,7 @@ def bench(name: str, text: str, kname: str, args, block: int, reps: int = 5) -> 
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--reps", type=int, default=5, help="launches per kernel; the best is reported")
+    ap.add_argument("--reps", type=positive_int, default=5, help="launches per kernel; the best is reported")
     reps = ap.parse_args(argv).reps
     src = (np.arange(2048) % 97).astype(np.float16)
     bench("conversion", CONVERSION, "conv", [src, np.zeros(1024, np.uint32)], 256, reps)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -323,11 +324,29 @@ def test_access_width_pairs_and_recorded_report():
     assert round(float(np.exp(np.mean(np.log(ratios)))), 3) == round(doc["geomean"]["narrow_over_wide"], 3) == 1.064
 
 
-def test_access_width_report_refuses_unnamed_results(tmp_path):
-    bad = tmp_path / "run1.json"
-    bad.write_text(json.dumps({"cases": []}))
-    with pytest.raises(SystemExit, match="must be named wide_\\* or narrow_\\*"):
-        access_width.report([bad], tmp_path / "out.json")
+def test_access_width_ctas_runs_recorded():
+    """The recorded runs of the 16-byte build at 1 to 8 CTAs per SM (docs/nvidia_facts.md section 7):
+    ours / Triton 0.96 to 1.01 at every count, every run bit-exact."""
+    runs = json.loads((RESULTS / "ctas_per_sm_h200.json").read_text())["runs"]
+    assert [r["ctas_per_sm"] for r in runs] == [1, 1, 2, 4, 8, 8] and all(r["bit_exact"] for r in runs)
+    assert [round(r["ours_over_triton"], 3) for r in runs] == [0.974, 0.964, 1.007, 0.987, 0.967, 0.967]
+
+
+@pytest.mark.parametrize("name, text, match", [
+    ("run1.json", {"cases": []}, "run1.json: a results file must be named wide_\\* or narrow_\\*"),
+    ("wide_1.json", {}, "wide_1.json: not a plan_runner result \\(KeyError"),
+    ("wide_2.json", {"cases": []}, "wide_2.json: no case in it"),
+    ("wide_3.json", None, "wide_3.json: not a plan_runner result \\(FileNotFoundError"),
+])
+def test_access_width_report_refuses_bad_results_in_one_line(tmp_path, capsys, name, text, match):
+    path = tmp_path / name
+    if text is not None:
+        path.write_text(json.dumps(text))
+    assert access_width.main(["report", str(path), "--out", str(tmp_path / "out.json")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("access_width.py: error: ")
+    assert re.search(match, err), err
+    assert not (tmp_path / "out.json").exists()
 
 
 # ------------------------------------------------------------------ on a GPU
