@@ -50,7 +50,8 @@ def test_transpose_load_follows_the_lane_model():
 
 
 def test_transpose_load_exists_only_on_gfx950():
-    with pytest.raises(PlanVerificationError, match="gfx950"):
+    with pytest.raises(PlanVerificationError, match="gfx942 has no transpose load of 16-bit elements moving 8 bytes "
+                                                    "per lane; ds_read_b64_tr_b16 is gfx950's"):
         run_isa(_tr_plan("gfx942"))
 
 

@@ -109,7 +109,9 @@ def test_emulated_transpose_load_moves_the_documented_elements(bits):
 
 @pytest.mark.parametrize("bits", [16, 8])
 def test_other_wave32_targets_have_no_transpose_loads(bits):
-    with pytest.raises(PlanVerificationError, match=f"gfx1200 has no transpose load of {bits}-bit elements"):
+    load = {16: "ds_load_tr16_b128", 8: "ds_load_tr8_b64"}[bits]
+    with pytest.raises(PlanVerificationError, match=f"gfx1200 has no transpose load of {bits}-bit elements .*; "
+                                                    f"{load} is gfx1250's"):
         run_isa(_tr_plan(bits, "gfx1200"))
 
 

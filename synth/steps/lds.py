@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from linlayout import LayoutError, caches
-from linlayout.hw.targets import Target, get_target
-from linlayout.hw.transpose_loads import TRANSPOSE_LOADS, TransposeLoad, transpose_load, transpose_load_named
+from linlayout.hw.targets import Target, get_target, target_names
+from linlayout.hw.transpose_loads import TransposeLoad, transpose_load, transpose_load_named
 
 from .base import PlanVerificationError, Step, ints, lane_table, register, table, vregs
 
@@ -333,10 +333,12 @@ class LdsLoad(_LdsAccess):
         target = get_target(arch)
         load = target.transpose_load(self.transpose, self.width_bytes)
         if load is None or np.shape(self.addr)[-1] != target.wave_size:
-            have = ", ".join(t.name for t in TRANSPOSE_LOADS if t.wave_size == target.wave_size
-                             and target.transpose_load(t.element_bits, t.bytes_per_lane) == t) or "none"
+            wanted = self.transpose_load
+            where = "" if wanted is None else "; " + wanted.name + " is " + ", ".join(
+                name for name in target_names() if get_target(name).transpose_load(self.transpose,
+                                                                                   self.width_bytes) == wanted) + "'s"
             return (f"{arch} has no transpose load of {self.transpose}-bit elements moving {self.width_bytes} bytes "
-                    f"per lane (its transpose loads: {have})")
+                    f"per lane{where}")
         if self.transpose not in (8, 16) or element_bytes != self.transpose // 8 or self.pair is not None:
             return (f"a {load.name} moves {self.transpose}-bit elements, here {element_bytes * 8}-bit ones"
                     + (" (and a second address)" if self.pair is not None else ""))
