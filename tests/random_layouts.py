@@ -90,7 +90,7 @@ def planning_problems(draw, targets: tuple[str, ...] = TARGETS):
 
 
 @st.composite
-def twin_problems(draw, targets: tuple[str, ...]):
+def store_twin_problems(draw, targets: tuple[str, ...]):
     """A layout pair on one of ``targets`` whose src has a register bit holding a lane bit's or a warp
     bit's tensor vector (or their sum), plus another register bit's or not: some register then
     holds, in other lanes or warps, the elements another register holds (lds_path's store twins).

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, example, given, settings
 
 from convert_checker import check_certificate
 from floor_checks import check_round_trip_floors
-from random_layouts import layout_problems, twin_problems
+from random_layouts import layout_problems, store_twin_problems
 from linlayout import LinearLayout, f2
 from linlayout.synth import lds_path
 from linlayout.synth.context import ConversionContext
@@ -48,8 +48,8 @@ def _lds_sequence(plan) -> list[str]:
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
-@given(twin_problems(TARGETS))
-def test_twin_registers_are_stored_once(case):
+@given(store_twin_problems(TARGETS))
+def test_store_twins_are_stored_once(case):
     """The plan through LDS stores each element once: the element slots its stores write per lane
     are ``_stored_per_lane``, and no barrier stands between two stores (on NVIDIA, two stores of one
     byte from two lanes would need a warp barrier between them)."""
@@ -66,7 +66,7 @@ def test_twin_registers_are_stored_once(case):
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
-@given(twin_problems(TARGETS))
+@given(store_twin_problems(TARGETS))
 def test_every_round_trip_stores_each_element_by_one_instruction(case):
     """Every round trip of every design (deferred ones made): the src registers its store groups
     name write, from every lane and warp, every element of the src, each by one store instruction
@@ -77,7 +77,8 @@ def test_every_round_trip_stores_each_element_by_one_instruction(case):
     ctx = ConversionContext.create(src, dst, arch, element_bits)
     held = _elements(src)
     per_lane = _stored_per_lane(src)
-    assert 1 << lds_path._moved_rank(ctx.problem.src_cols, True) == per_lane
+    cols = ctx.problem.src_cols
+    assert 1 << lds_path._moved_rank(cols["register"], cols["lane"] + cols["warp"], True) == per_lane
     for _, acc, plan in check_round_trip_floors(ctx, case):
         assert acc.S.n_moved == per_lane
         instruction = {}  # element -> the store instruction writing it
@@ -91,30 +92,32 @@ def test_every_round_trip_stores_each_element_by_one_instruction(case):
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
-@given(layout_problems(TARGETS, 9, 4) | twin_problems(TARGETS).map(lambda case: (case[0], case[1], case[3])))
-def test_has_twins_is_two_registers_with_one_key(case):
-    """``_Side.has_twins`` (a rank test) is True exactly when two distinct src registers have one
-    ``store_keys`` entry, on the src side of the swizzled layout of layouts with and without twins;
-    never on the dst side."""
+@given(layout_problems(TARGETS, 9, 4) | store_twin_problems(TARGETS).map(lambda case: (case[0], case[1], case[3])))
+def test_has_store_twins_is_two_registers_with_one_key(case):
+    """``_Side.has_store_twins`` (a rank test) is True exactly when two distinct src registers have one
+    ``store_keys`` entry, and ``_Side.n_moved`` (``2**_moved_rank``) is the number of distinct keys,
+    on the src side of the swizzled layout of layouts with and without store twins; never on the
+    dst side, whose ``n_moved`` is every distinct register."""
     src, dst, arch = case
     ctx = ConversionContext.create(src, dst, arch, 32)
     acc = lds_path.lds_accesses(ctx, lds_path.shared_layout(ctx))[0]
     keys = acc.S.store_keys
-    assert acc.S.has_twins == (len({keys[u] for u in acc.S.unique}) < len(acc.S.unique))
-    assert not acc.D.has_twins
+    n_keys = len({keys[u] for u in acc.S.unique})
+    assert acc.S.n_moved == n_keys and acc.S.has_store_twins == (n_keys < len(acc.S.unique))
+    assert not acc.D.has_store_twins and acc.D.n_moved == len(acc.D.unique)
 
 
 _TWO_WARPS = [("dim0", 4), ("dim1", 32)]  # register bit 0 holds warp bit 0's tensor vector (dim0 bit 1)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
-@given(twin_problems(TARGETS))
+@given(store_twin_problems(TARGETS))
 @example((LinearLayout({"register": [[2, 0]], "lane": [[1, 0]] + [[0, 1 << i] for i in range(5)], "warp": [[2, 0]]},
                        _TWO_WARPS),
           LinearLayout({"register": [], "lane": [[0, 1 << i] for i in range(5)] + [[2, 0]], "warp": [[1, 0]]},
                        _TWO_WARPS), 32, "gfx942"))
-def test_twins_across_warps_come_with_workgroup_barriers(case):
-    """Where a src register's twin lies in another warp (fewer classes modulo the lane and warp
+def test_store_twins_across_warps_come_with_workgroup_barriers(case):
+    """Where a src register's store twin lies in another warp (fewer classes modulo the lane and warp
     columns than modulo the lane columns alone), warps exchange data through every shared layout
     (lds_path._crosses_warps): the round trip's workgroup barrier orders every warp's stores before
     every warp's loads, so one warp may store what another's register holds
@@ -122,11 +125,11 @@ def test_twins_across_warps_come_with_workgroup_barriers(case):
     src, dst, element_bits, arch = case
     cols = ConversionContext.create(src, dst, arch, element_bits).problem.src_cols
     lanes_only = f2.rank(cols["register"] + cols["lane"]) - f2.rank(cols["lane"])
-    if lds_path._moved_rank(cols, True) < lanes_only:
+    if lds_path._moved_rank(cols["register"], cols["lane"] + cols["warp"], True) < lanes_only:
         assert lds_path._crosses_warps(ConversionContext.create(src, dst, arch, element_bits).problem)
 
 
-def test_matrix_stores_keep_one_dword_of_each_class_and_refuse_twins_inside_a_dword():
+def test_matrix_stores_keep_one_dword_of_each_class_and_refuse_store_twins_inside_a_dword():
     """16-bit elements on sm_90 through the shared layout whose offset bit ``i`` is tensor bit ``i``.
     stmatrix: register bit 0 and lane bits 0, 1 at tensor bits 0, 1, 2 (a matrix fragment), register
     bit 1 at lane bit 2's bit 3, so dwords 1 and 3 hold what dwords 0 and 2 hold in other lanes: one
