@@ -37,7 +37,7 @@ from typing import Callable, Iterator, NamedTuple
 
 import numpy as np
 
-from linlayout import LayoutError, caches, f2
+from linlayout import LayoutError, LinearLayout, caches, f2
 from linlayout.hw.lds import OP_SHAPES, lds_model
 from linlayout.hw.transpose_loads import TransposeLoad
 
@@ -226,6 +226,35 @@ def _moved_rank(registers: list[int], lanes_warps: list[int], stores: bool) -> i
     if not stores:
         return f2.rank(registers)
     return f2.rank(registers + lanes_warps) - f2.rank(lanes_warps)
+
+
+def _stored_src(prob: Problem) -> LinearLayout:
+    """The src as the round trip stores it: the writer ``shared_layout`` gives the swizzle search.
+    Without store twins, the src itself; with them, the src without the register bits of store twins,
+    so that the search counts only the registers the stores write (in instructions, and so in bank
+    cycles) and asks only their vectors, the lanes and the warps to be aligned.
+
+    Register bit ``j`` is kept when its tensor vector is outside ``V`` (the span of the lane and warp
+    columns) plus the span of the bits kept before it.  The kept vectors are then a basis of ``R``
+    (the register columns' span) modulo ``V``: ``rank(R + V) - rank V = _moved_rank`` of them, whose
+    ``2**_moved_rank`` registers hold one register of each class of store twins, the count
+    ``_Side.n_moved`` the stores write, and with the lanes and warps cover what the src covers.  Their
+    cost under a shared layout is the search's: with offset bits ``0 .. k-1`` kept register vectors
+    and the lanes and warps aligned, the stores can move ``2**k`` registers per lane (``_vector_bits``
+    solves for them in the register span and asks only the lane and warp columns to be aligned), so
+    ``n_moved / 2**k`` stores (``_stored_once``), each with the lanes' bank conflicts whatever its
+    registers (``C(l) ^ C(r)``: a register XORs every lane's offset with one constant, which keeps
+    their differences).  A src without store twins (``_moved_rank`` = ``rank R``) is left whole, its
+    duplicates too (``rank R < `` its register bits; the search counts them, as it does the dst's)."""
+    cols = prob.src_cols
+    lanes_warps = cols["lane"] + cols["warp"]
+    if _moved_rank(cols["register"], lanes_warps, True) == f2.rank(cols["register"]):
+        return prob.src
+    kept = f2.Echelon()
+    for c in lanes_warps:
+        kept.insert(c)
+    registers = [b for b, c in zip(prob.src.bases["register"], cols["register"]) if kept.insert(c)]
+    return LinearLayout(dict(prob.src.bases, register=registers), prob.src.out_dims)
 
 
 def _prefix_basis(prefix: list[int], reps: list[int]) -> f2.Echelon:
@@ -559,8 +588,9 @@ def shared_layout(ctx: ConversionContext, transpose: bool = False) -> LdsDesign:
     """The shared layout from linlayout.synth.swizzle, else (when it finds none) the unswizzled
     src-first layout (``transpose``: the one read with the target's transpose loads; a LayoutError if none is)."""
     try:
-        off, rep, read_op = swizzle.shared_basis(ctx.problem.src, ctx.problem.dst, ctx.element_bits, ctx.arch,
-                                                 lds_budget_bytes=ctx.lds_budget_bytes, transpose_only=transpose)
+        off, rep, read_op = swizzle.shared_basis(_stored_src(ctx.problem), ctx.problem.dst, ctx.element_bits,
+                                                 ctx.arch, lds_budget_bytes=ctx.lds_budget_bytes,
+                                                 transpose_only=transpose)
     except LayoutError:  # e.g. no layout lets both sides vectorize: take ours (sub-dword accesses)
         if transpose:
             raise
