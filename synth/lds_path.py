@@ -244,8 +244,9 @@ def _stored_src(prob: Problem) -> LinearLayout:
     solves for them in the register span and asks only the lane and warp columns to be aligned), so
     ``n_moved / 2**k`` stores (``_stored_once``), each with the lanes' bank conflicts whatever its
     registers (``C(l) ^ C(r)``: a register XORs every lane's offset with one constant, which keeps
-    their differences).  A src without store twins (``_moved_rank`` = ``rank R``) is left whole, its
-    duplicates too (``rank R < `` its register bits; the search counts them, as it does the dst's)."""
+    their differences).  A src without store twins (``_moved_rank = rank R``) is given whole, its
+    duplicates included (register bits dependent on the ones before them, which the search counts, as
+    it does the dst's), so its plans do not change."""
     cols = prob.src_cols
     lanes_warps = cols["lane"] + cols["warp"]
     if _moved_rank(cols["register"], lanes_warps, True) == f2.rank(cols["register"]):
