@@ -99,7 +99,7 @@ def store_twin_problems(draw, targets: tuple[str, ...]):
     src, dst, arch = draw(layout_problems(targets, 9, 4))
     bases = src.bases
     others = [b for b in bases["lane"] + bases["warp"] if any(b)]
-    assume(others)  # (else every lane and warp bit is a broadcast: no twins)
+    assume(others)  # (else every lane and warp bit is a broadcast: no store twins)
     picked = draw(st.lists(st.sampled_from(others), min_size=1, max_size=2))
     twin = [picked[0][0] ^ picked[-1][0], picked[0][1] ^ picked[-1][1]] if len(picked) == 2 else picked[0]
     if not any(twin):  # (the same vector twice)
