@@ -14,9 +14,11 @@ elements of one access are the registers ``r ^ sum(c_i delta_i)``.  When the
 vector's elements are not whole VGPRs in order, ``v_perm_b32`` repacks them
 (store side before, load side after).  Accesses of 4 or 8 bytes whose
 addresses differ by one constant in every lane become one ``ds_read2`` /
-``ds_write2`` (``st64`` for multiples of 64 units).  Duplicated registers
-(register broadcast) are stored and loaded once, and a src register holding, in other lanes or
-warps, the elements another holds is not stored (``_stored_once``: each element is stored once).
+``ds_write2`` (``st64`` for multiples of 64 units).  *Duplicates*, registers of one side holding
+the same element in every lane and warp (register broadcast), are stored and loaded once (a dst
+duplicate takes the value of its original, ``_Side.unique``); of *store twins*, src registers one
+holding, in other lanes or warps, the elements the other holds, one is stored (``_stored_once``:
+each element is stored once).
 Sub-dword accesses use ``ds_write_b8/b16`` (``_d16_hi`` for the upper half) and ``ds_read_u8/u16``.
 
 Rounds: tensor bits that are register bits on both sides become rep bits; round
@@ -35,7 +37,7 @@ from typing import Callable, Iterator, NamedTuple
 
 import numpy as np
 
-from linlayout import LayoutError, caches, f2
+from linlayout import LayoutError, LinearLayout, caches, f2
 from linlayout.hw.lds import OP_SHAPES, lds_model
 from linlayout.hw.transpose_loads import TransposeLoad
 
@@ -178,7 +180,7 @@ def _prefix_parts(ctx: ConversionContext, prefix: list[int], reps: list[int], ov
     coords = _prefix_basis(prefix, reps)
     issue = pipe = 0.0
     for store, cols, any_width, t_up in _side_widths(ctx, prefix, over_fetch):
-        moved = 1 << _moved_rank(cols, store)
+        moved = 1 << _moved_rank(cols["register"], cols["lane"] + cols["warp"], store)
         lanes = _coordinates(coords, cols["lane"])
 
         def degree(t: int) -> float:
@@ -212,16 +214,48 @@ def _side_widths(ctx: ConversionContext, prefix: list[int], over_fetch: bool) ->
     return out
 
 
-def _moved_rank(cols: dict[str, list[int]], store: bool) -> int:
-    """``log2`` of the registers a side of tensor columns ``cols`` moves through every shared layout
-    (``_Side.n_moved``): a load side every distinct register (the rank of its register columns
-    ``R``); the store side one per class of twins (``_Side.store_keys``), the classes of register
-    images modulo ``V``, the span of the lane and warp columns: ``dim R - dim(R & V) = rank(R + V)
-    - rank(V)`` (a shared layout's inverse is an isomorphism: the same in the tensor's bits)."""
-    if not store:
-        return f2.rank(cols["register"])
+def _moved_rank(registers: list[int], lanes_warps: list[int], stores: bool) -> int:
+    """``log2`` of the registers a side moves through every shared layout, the one statement of that
+    count (``_Side.n_moved`` and ``_Side.has_store_twins`` derive from it), from the side's register
+    columns ``registers`` (spanning ``R``) and lane and warp columns ``lanes_warps`` (spanning ``V``),
+    as tensor vectors or as their images under any shared layout's inverse (an isomorphism: the
+    ranks are the same).  A load side moves every distinct register, one per member of ``R`` (its
+    duplicates, registers of equal images, are not loaded): ``rank R``.  The store side moves one
+    register per class of store twins (``_Side.store_keys``), the classes of register images modulo
+    ``V``: ``dim R - dim(R & V) = rank(R + V) - rank(V)``."""
+    if not stores:
+        return f2.rank(registers)
+    return f2.rank(registers + lanes_warps) - f2.rank(lanes_warps)
+
+
+def _stored_src(prob: Problem) -> LinearLayout:
+    """The src as the round trip stores it: the writer ``shared_layout`` gives the swizzle search.
+    Without store twins, the src itself; with them, the src without the register bits of store twins,
+    so that the search counts only the registers the stores write (in instructions, and so in bank
+    cycles) and asks only their vectors, the lanes and the warps to be aligned.
+
+    Register bit ``j`` is kept when its tensor vector is outside ``V`` (the span of the lane and warp
+    columns) plus the span of the bits kept before it.  The kept vectors are then a basis of ``R``
+    (the register columns' span) modulo ``V``: ``rank(R + V) - rank V = _moved_rank`` of them, whose
+    ``2**_moved_rank`` registers hold one register of each class of store twins, the count
+    ``_Side.n_moved`` the stores write, and with the lanes and warps cover what the src covers.  Their
+    cost under a shared layout is the search's: with offset bits ``0 .. k-1`` kept register vectors
+    and the lanes and warps aligned, the stores can move ``2**k`` registers per lane (``_vector_bits``
+    solves for them in the register span and asks only the lane and warp columns to be aligned), so
+    ``n_moved / 2**k`` stores (``_stored_once``), each with the lanes' bank conflicts whatever its
+    registers (``C(l) ^ C(r)``: a register XORs every lane's offset with one constant, which keeps
+    their differences).  A src without store twins (``_moved_rank = rank R``) is given whole, its
+    duplicates included (register bits dependent on the ones before them, which the search counts, as
+    it does the dst's), so its plans do not change."""
+    cols = prob.src_cols
     lanes_warps = cols["lane"] + cols["warp"]
-    return f2.rank(cols["register"] + lanes_warps) - f2.rank(lanes_warps)
+    if _moved_rank(cols["register"], lanes_warps, True) == f2.rank(cols["register"]):
+        return prob.src
+    kept = f2.Echelon()
+    for c in lanes_warps:
+        kept.insert(c)
+    registers = [b for b, c in zip(prob.src.bases["register"], cols["register"]) if kept.insert(c)]
+    return LinearLayout(dict(prob.src.bases, register=registers), prob.src.out_dims)
 
 
 def _prefix_basis(prefix: list[int], reps: list[int]) -> f2.Echelon:
@@ -256,7 +290,7 @@ def prefix_instructions(ctx: ConversionContext, prefix: list[int], reps: list[in
             accesses += 1
             continue
         per_pair = [2 if pairs and element_bytes << t in (4, 8) else 1 for t in range(t_up + 1)]
-        moved = 1 << _moved_rank(cols, store)
+        moved = 1 << _moved_rank(cols["register"], cols["lane"] + cols["warp"], store)
         accesses += min(-(-(moved >> t) // per_pair[t]) for t in range(t_up + 1))
     if address_valu is None:
         address_valu = prefix_address_valu(ctx, prefix, reps, over_fetch)
@@ -555,8 +589,9 @@ def shared_layout(ctx: ConversionContext, transpose: bool = False) -> LdsDesign:
     """The shared layout from linlayout.synth.swizzle, else (when it finds none) the unswizzled
     src-first layout (``transpose``: the one read with the target's transpose loads; a LayoutError if none is)."""
     try:
-        off, rep, read_op = swizzle.shared_basis(ctx.problem.src, ctx.problem.dst, ctx.element_bits, ctx.arch,
-                                                 lds_budget_bytes=ctx.lds_budget_bytes, transpose_only=transpose)
+        off, rep, read_op = swizzle.shared_basis(_stored_src(ctx.problem), ctx.problem.dst, ctx.element_bits,
+                                                 ctx.arch, lds_budget_bytes=ctx.lds_budget_bytes,
+                                                 transpose_only=transpose)
     except LayoutError:  # e.g. no layout lets both sides vectorize: take ours (sub-dword accesses)
         if transpose:
             raise
@@ -797,9 +832,10 @@ def _transpose_accesses(ctx: ConversionContext) -> tuple[int, int, range | list[
     have (``0 .. log2(16 / bytes)`` only where dst lane 0's tensor vector is a src register vector)."""
     prob, element_bytes = ctx.problem, ctx.element_bytes
     k = ctx.target.transpose_load(ctx.element_bits).vector_bits
-    src_regs = prob.src_cols["register"]
-    widths = range((16 // element_bytes).bit_length()) if f2.in_span(src_regs, prob.dst_cols["lane"][0]) else [0]
-    return (1 << len(prob.dst_cols["register"])) >> k, 1 << _moved_rank(prob.src_cols, True), widths
+    src = prob.src_cols
+    widths = range((16 // element_bytes).bit_length()) if f2.in_span(src["register"], prob.dst_cols["lane"][0]) else [0]
+    stores = 1 << _moved_rank(src["register"], src["lane"] + src["warp"], True)
+    return (1 << len(prob.dst_cols["register"])) >> k, stores, widths
 
 
 def transpose_instructions(ctx: ConversionContext) -> int:
@@ -824,7 +860,7 @@ class _Side:
     warp_lane: np.ndarray  # [W, lanes] C of every (warp, lane), register 0
     reg_image: np.ndarray  # [R] C of every register
     n_off: int  # offset bits (below them the offset, above the round)
-    unique: list[int]  # registers kept after removing duplicates
+    unique: list[int]  # the least register of each image (its original), duplicates removed
     reg_cols: list[int]  # C of each register bit (offset bits low, then rep bits)
     other_cols: list[int]  # C of each lane/warp bit
     registers: f2.Echelon  # the tensor vectors of the register bits, inserted in order (_registers)
@@ -865,9 +901,11 @@ class _Side:
         Registers ``r`` and ``r'`` have equal keys exactly when ``C(r) ^ C(r') = C(y)`` for some
         (warp, lane) ``y``: then for every (warp, lane) ``x``, ``r'`` holds in ``x ^ y`` the element
         ``r`` holds in ``x``, so storing ``r`` from every lane of every warp writes every element
-        ``r'`` holds (and the other way round): ``r`` and ``r'`` are *twins*.
+        ``r'`` holds (and the other way round): ``r`` and ``r'`` are *store twins*, and only one of
+        them is stored (``_stored_once``).  (Two registers of equal images, ``y = 0``, are
+        *duplicates* of one another: ``unique`` keeps the least, and only it, on either side.)
 
-        Twins in two warps only where warps exchange data: where no ``y`` of a twin pair is a lane
+        Store twins in two warps only where warps exchange data: where no ``y`` of a pair is a lane
         alone, ``y``'s warp part ``v`` is nonzero and the tensor vector of warp ``v``, ``C^-1(C(r) ^
         C(r') ^ C(y's lane part))``, lies in the span of the src register and lane columns, so the
         pair (dst warp 0, src warp ``v``) is in the kernel ``_warps_exchange`` looks at, off its
@@ -881,22 +919,24 @@ class _Side:
 
     @cached_property
     def n_moved(self) -> int:
-        """The registers the side's accesses move: on the store side one per class of equal
-        ``store_keys`` among ``unique`` (``2**_moved_rank``), else every one of ``unique``."""
-        if not self.has_twins:
-            return len(self.unique)
-        keys = self.store_keys
-        return len({keys[u] for u in self.unique})
+        """The registers the side's accesses move, ``2**_moved_rank`` of its columns ``C(.)``: on the
+        load side every one of ``unique``; on the store side one per class of equal ``store_keys``
+        among them (``_stored_once``).
+
+        The images ``C(u)``, ``u`` in ``unique``, are the members of ``R`` (the span of the register
+        columns), each once, so ``len(unique) = 2**rank(R)``, and their keys are the cosets ``C(u) +
+        V``, one per member of ``R / (R & V)``: ``2**(dim R - dim(R & V)) = 2**(rank(R + V) - rank V)``
+        of them, ``_moved_rank``'s count (tests/test_lds_store_twins.py counts the keys)."""
+        return 1 << _moved_rank(self.reg_cols, self.other_cols, self.stores)
 
     @cached_property
-    def has_twins(self) -> bool:
-        """Does the store side have twins (``store_keys``)?  The registers' images ``C(r)`` span
-        ``R`` (``unique`` has one register per member); two have equal keys exactly when a
-        nonzero member of ``R`` lies in ``V`` (the lane and warp columns' span), i.e. when
-        ``rank(R + V) < rank(R) + rank(V)``.  Always False on the load side."""
-        if not self.stores:
-            return False
-        return f2.rank(self.reg_cols + self.other_cols) < f2.rank(self.reg_cols) + f2.rank(self.other_cols)
+    def has_store_twins(self) -> bool:
+        """Does the store side have store twins, two registers of ``unique`` with one ``store_keys``
+        entry?  Exactly when its keys are fewer than its registers, ``n_moved < len(unique)`` (both
+        counts in ``n_moved``'s docstring: ``dim(R & V) > 0``, a nonzero member of ``R`` lies in ``V``).
+        A rank test, so a side without store twins never computes its keys.  Never on the load side
+        (which stores nothing; there ``n_moved`` is ``len(unique)``)."""
+        return self.stores and self.n_moved < len(self.unique)
 
     @cached_property
     def coord(self) -> np.ndarray:
@@ -989,7 +1029,7 @@ def _groups(side: _Side, deltas: list[int]) -> list[list[int]]:
 def _bases(side: _Side, deltas: list[int]) -> list[int]:
     """The base register (offset bits ``0..t-1`` clear) of every access of vector bits ``deltas``,
     in the order of their first unique register; on the store side only the first access of
-    each class of twins (``_stored_once``).
+    each class of store twins (``_stored_once``).
 
     With ``C(delta_i)`` = offset bit ``i``, register ``r`` belongs to the access of the base
     ``r ^ sum(delta_i for the set bits i < t of C(r))``; the access's registers are the base XOR
@@ -1000,7 +1040,7 @@ def _bases(side: _Side, deltas: list[int]) -> list[int]:
         span = span_values(deltas)
         low, images = len(span) - 1, side.reg_images
         bases = list(dict.fromkeys(u ^ span[images[u] & low] for u in side.unique))
-        if side.has_twins:
+        if side.has_store_twins:
             bases = _stored_once(side, bases, span)
         side._bases_of[key] = bases
     return bases
@@ -1016,7 +1056,7 @@ def _stored_once(side: _Side, firsts: list[int], span: list[int]) -> list[int]:
     q(C(span))`` of one subspace: two groups' keys are equal or disjoint.  So the kept groups
     have pairwise disjoint keys, and every key of a dropped group is a kept group's: every
     element a dropped group holds in some (warp, lane) is held by a kept register in another
-    (its twin, ``_Side.store_keys``), hence stored.  An element is then written by one group
+    (its store twin, ``_Side.store_keys``), hence stored.  An element is then written by one group
     only: by the (warp, lane)s of one kept register holding it (a coset of the kernel of the lane
     and warp columns: lanes or warps broadcasting it, together in one access) and by any other
     register of that group with its key.  A plain vector access has none: its registers' images
@@ -1027,7 +1067,8 @@ def _stored_once(side: _Side, firsts: list[int], span: list[int]) -> list[int]:
     ``_matrix_groups`` refuses that form.  No two accesses then write one byte (the two of a
     ds_write2 included), so no barrier orders stores (on NVIDIA, lanes not in lockstep, two stores
     of one byte from two lanes would need a warp barrier between them: emulator
-    ``_check_lane_order``).  Without twins (``_Side.has_twins``) every group is kept, and callers skip it."""
+    ``_check_lane_order``).  Without store twins (``_Side.has_store_twins``) every group is kept, and callers
+    skip it."""
     keys, covered, kept = side.store_keys, set(), []
     for f in firsts:
         if keys[f] not in covered:
@@ -1310,7 +1351,7 @@ class LdsAccesses:
         registers ``p j .. p j + p - 1`` in order), and a narrow store where ``_emit_narrow_store``
         must: ``s_perms`` (``_perms_side`` of the store vectors) counts exactly those.  Such a dword
         is no src value and the stores' dwords hold distinct registers, so each is the result of an
-        op of its own (a value has one producer).  Where no two dst registers are twins, every dst
+        op of its own (a value has one producer).  Where the dst has no duplicates, every dst
         dword is loaded and is in place only when one loaded VGPR holds it in order, so the dst
         dwords gathered are the loaded VGPRs out of order, ``_perms_side`` of the load vectors (for
         narrow loads, every dword): ``d_perms``, distinct dwords, none a store dword (those read src
@@ -1427,7 +1468,7 @@ def lds_accesses(ctx: ConversionContext, design: LdsDesign) -> list[LdsAccesses]
     else:
         (d_vectors,) = _choose_vectors(D, t_cap, p, element_bytes, False, ctx.src_tuple_dwords)
         d_groups, d_width_bytes = _groups(D, d_vectors.deltas), element_bytes << len(d_vectors.deltas)
-        if len(D.unique) == len(D.reg_image):  # (no twins)
+        if len(D.unique) == len(D.reg_image):  # (no duplicates)
             d_perms = d_vectors.perms if d_width_bytes >= 4 else len(D.reg_image) // p
 
     def rounds_of(side: _Side, groups: list[list[int]]) -> list[int]:
@@ -1515,8 +1556,8 @@ def _matrix_groups(side: _Side, p: int, element_bits: int, trans: bool, n_rounds
     ``.trans`` (8- and 16-bit elements) needs a half's elements, then lane bits 2, 3, 4 at offset
     bits ``0 .. z + 1`` (``z - 1`` register bits, then those lanes) and no other column touching
     them.  A dword is distinct when its first register is in ``side.unique``; the store side
-    keeps one dword of each class of twins (``_stored_once``; a LayoutError when two registers of a
-    dword are twins, ``.trans`` only); the dwords of a
+    keeps one dword of each class of store twins (``_stored_once``; a LayoutError when two registers of
+    a dword are store twins, ``.trans`` only); the dwords of a
     round (all of a dword's registers share its round) are grouped in fours, the rest in twos and
     ones.  A LayoutError when the layout does not allow the access."""
     z = p.bit_length() - 1
@@ -1537,7 +1578,7 @@ def _matrix_groups(side: _Side, p: int, element_bits: int, trans: bool, n_rounds
         raise LayoutError("the layout's lanes do not hold matrix fragments of its shared layout")
     unique = set(side.unique)
     firsts = [d * p for d in range(len(side.reg_image) // p) if d * p in unique]
-    if side.has_twins:
+    if side.has_store_twins:
         keys = side.store_keys
         if len({keys[j] for j in range(p)}) < p:  # (every dword's keys: those of 0..p-1, translated)
             raise LayoutError("a matrix store would write an element twice: two registers of a dword hold it "
@@ -1653,7 +1694,7 @@ def _over_fetch_slot(D: _Side, r: int, element_bytes: int) -> int | np.ndarray:
 
 def build_lds(prog: Program, acc: LdsAccesses, src_dwords: list[int]) -> list[int]:
     """Emit the round trip ``acc`` into ``prog``; returns the dst register values (a register not
-    loaded takes the value of its twin: the register of ``D.unique`` with its image)."""
+    loaded, a duplicate, takes the value of its original: the register of ``D.unique`` with its image)."""
     element_bytes, p, S, D = acc.ctx.element_bytes, acc.ctx.slots_per_dword, acc.S, acc.D
     loaded: dict[int, tuple[int, int]] = {}  # dst register -> (value, slot)
     for rnd, (stores, loads) in enumerate(zip(acc.stores, acc.loads)):
@@ -1692,15 +1733,15 @@ def build_lds(prog: Program, acc: LdsAccesses, src_dwords: list[int]) -> list[in
                 _emit_over_fetch_load(prog, D, g, g2, off, st64, element_bytes, acc.d_width_bytes, loaded)
                 continue
             _emit_load(prog, D, g, g2, off, st64, p, element_bytes, acc.d_width_bytes, loaded)
-    # dst registers: loaded ones, duplicates from their twin (two registers hold the same elements in
+    # dst registers: loaded ones, duplicates from their original (two registers hold the same elements in
     # every lane and warp iff their images are equal, _first_registers; D.unique has one per image)
     images = D.reg_images
     R_d = len(images)
     of_image = {images[u]: u for u in D.unique}
-    twin = {r: of_image[images[r]] for r in range(R_d) if r not in loaded}
+    original = {r: of_image[images[r]] for r in range(R_d) if r not in loaded}
     if p == 1:
-        return [loaded[twin.get(r, r)][0] for r in range(R_d)]
-    return gather_dwords(prog, [[loaded[twin.get(r, r)] if r < R_d else None for r in range(dw * p, dw * p + p)]
+        return [loaded[original.get(r, r)][0] for r in range(R_d)]
+    return gather_dwords(prog, [[loaded[original.get(r, r)] if r < R_d else None for r in range(dw * p, dw * p + p)]
                                 for dw in range(-(-R_d // p))], element_bytes)
 
 

@@ -789,10 +789,11 @@ def shared_basis(writer: LinearLayout, reader: LinearLayout, element_bits: int, 
     transpose_only=..., enumerate_all=False)`` returns, as (the tensor vector of each offset bit, of each
     ``reps`` bit, the read instruction); tensor vectors flattened, the first out dim least significant.
 
-    For callers that analyze the accesses themselves (linlayout.synth.lds_path): with one choice of rounds
-    the search alone finds it, the exact analysis of its accesses is not run (it cannot fail: the
-    chosen vectors and alignment are what that analysis checks); with several, ``synthesize``'s
-    analysis picks among them.
+    For callers that analyze the accesses themselves (linlayout.synth.lds_path, whose writer is the src
+    as its stores write it: ``lds_path._stored_src``, without the register bits of store twins): with
+    one choice of rounds the search alone finds it, the exact analysis of its accesses is not run (it
+    cannot fail: the chosen vectors and alignment are what that analysis checks); with several,
+    ``synthesize``'s analysis picks among them.
     """
     model, outs, w, r, n = _prepare(writer, reader, element_bits, arch)
     choices = _rep_choices(w, r, n, element_bits, lds_budget_bytes)

@@ -90,7 +90,7 @@ def planning_problems(draw, targets: tuple[str, ...] = TARGETS):
 
 
 @st.composite
-def twin_problems(draw, targets: tuple[str, ...]):
+def store_twin_problems(draw, targets: tuple[str, ...]):
     """A layout pair on one of ``targets`` whose src has a register bit holding a lane bit's or a warp
     bit's tensor vector (or their sum), plus another register bit's or not: some register then
     holds, in other lanes or warps, the elements another register holds (lds_path's store twins).
@@ -99,7 +99,7 @@ def twin_problems(draw, targets: tuple[str, ...]):
     src, dst, arch = draw(layout_problems(targets, 9, 4))
     bases = src.bases
     others = [b for b in bases["lane"] + bases["warp"] if any(b)]
-    assume(others)  # (else every lane and warp bit is a broadcast: no twins)
+    assume(others)  # (else every lane and warp bit is a broadcast: no store twins)
     picked = draw(st.lists(st.sampled_from(others), min_size=1, max_size=2))
     twin = [picked[0][0] ^ picked[-1][0], picked[0][1] ^ picked[-1][1]] if len(picked) == 2 else picked[0]
     if not any(twin):  # (the same vector twice)
