@@ -132,22 +132,27 @@ def test_build_refuses_a_count_below_one_and_a_corpus_with_random(tmp_path, caps
     assert "not allowed with argument" in capsys.readouterr().err
 
 
-def test_report_lists_refusals_apart_and_each_plans_instructions():
-    manifest = {"build": {}, "cases": [
-        {"name": "r", "element_bits": 64, "num_warps": 2, "kernels": {"ours": {}}, "errors": {},
+def test_report_without_triton_lists_refusals_apart_forced_plans_and_each_plans_instructions():
+    manifest = {"build": {"nvcc": "13.0"}, "cases": [
+        {"name": "r", "element_bits": 64, "num_warps": 2, "kernels": {"ours": {}, "ours_lds": {}}, "errors": {},
          "plan": {"strategy": ["lds", "lanes"], "counts": [{"lds_write": 2, "total": 2}, {"shfl": 1, "total": 1}]}},
         {"name": "x", "element_bits": 8, "num_warps": 8, "kernels": {}, "errors": {},
          "refusal": "LayoutError: over the shared-memory budget"}]}
     ok = {"bit_exact": True, "errors": []}
+    bad = {"bit_exact": False, "errors": ["dst(1, 0, 7, 2): got 0x3 want 0x9"]}
     results = {"device": "GPU", "iterations": 8, "timing_ctas": 4, "cases": [
-        {"name": "r", "check_1": {"ours": ok}, "check_k": {"ours": ok}, "time": {"ours": {"us": 2.0}}},
+        {"name": "r", "check_1": {"ours": ok, "ours_lds": bad}, "check_k": {"ours": ok, "ours_lds": ok},
+         "time": {"ours": {"us": 2.0}, "ours_lds": {"us": 3.0}}},
         {"name": "x", "check_1": {}, "check_k": {}, "time": {}}]}
     s = run_plans.summarize(results, manifest)
-    assert (s["cases"], s["ours_cases"], s["ours_bit_exact"]) == (2, 1, 1)
+    assert (s["cases"], s["ours_cases"], s["ours_bit_exact"], s["timed_pairs"]) == (2, 1, 1, 0)
     text = run_plans.markdown(s, "CMD")
-    assert "refused by the planner (LayoutError, listed below): 1" in text and "## Failures" not in text
+    assert text.startswith("# linlayout's NVIDIA plans on the GPU\n\nDevice: GPU; built with nvcc 13.0 (no Triton kernels).")
+    assert "- our plans bit-exact: **1 of 1** cases; refused by the planner (LayoutError, listed below): 1\n" in text
+    assert "- forced-strategy plans (`--variants`) bit-exact: 0 of 1\n" in text and "Triton," not in text
     assert "| r | 64 | 2 | lds / lanes | lds_write 2, total 2 / shfl 1, total 1 | yes | - | 2.0 | - | - |" in text
     assert "| x | 8 | 8 | - | - | refused | - | - | - | - |" in text
+    assert "## Failures\n\n- r: ours_lds differs: dst(1, 0, 7, 2): got 0x3 want 0x9\n" in text
     assert text.endswith("## Refusals (the planner's LayoutError)\n\n- x: LayoutError: over the shared-memory budget\n")
 
 

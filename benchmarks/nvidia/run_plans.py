@@ -1,10 +1,12 @@
 """Every NVIDIA conversion of a corpus planned by linlayout, run on a GPU bit for bit, and timed
 against Triton's own ``convert_layout`` of the same pair in the same run.
 
-Three steps; the first needs linlayout, nvcc (CUDA 12.x/13.x) and Triton 3.9 but no GPU, the
+Three steps; the first needs linlayout, nvcc (CUDA 12.x/13.x) and Triton 3.9 (``--random``:
+hypothesis instead) but no GPU, the
 second only numpy, CuPy and an NVIDIA GPU of compute capability 9.0:
 
     python benchmarks/nvidia/run_plans.py build --out DIR [--corpus benchmarks/data/triton_nvidia_corpus.json]
+    python benchmarks/nvidia/run_plans.py build --out DIR --random N [--seed S]   # or: random pairs
     python benchmarks/nvidia/plan_runner.py DIR                    # on the GPU machine
     python benchmarks/nvidia/run_plans.py report DIR/results.json --manifest DIR/manifest.json --out results/
 
@@ -16,10 +18,21 @@ by :func:`linlayout.lowering.cpp.emit_cpp` inside the round-trip kernel of
 round-trip kernel of the same pair (``benchmarks/nvidia/gluon_roundtrip.py``, compiled by Triton
 for ``cuda`` capability 90 on the CPU); the slot tiles and tensors of
 ``benchmarks/nvidia/plan_tiles.py``; and ``manifest.json``.  A case whose plan or emission
-fails is kept with its error (it counts as a failure, not as skipped).
+fails is kept with its error (it counts as a failure, not as skipped); a pair the planner refuses
+(its ``LayoutError``, e.g. over the shared-memory budget) is kept as a refusal, listed apart.
 
-``report``: the per-case table (bit-exact or the first differing slots, each side's time,
-ours / Triton), the geometric mean of the ratios, as JSON and markdown.
+``build --random N --seed S``: instead of the blog pair and a corpus, ``N`` distinct random pairs
+drawn from the seed (``benchmarks/nvidia/random_cases.py``: the hypothesis tests' layout generator,
+``sm_80`` and ``sm_90`` plans, 1 to 8 warps, 8- to 64-bit elements, each case with its own
+objective, a quarter with src registers that other lanes or warps duplicate), every plan run on
+the sm_90 GPU; no Triton kernels (Triton's ``DistributedLinearLayout`` takes only register and
+lane bases that move in one tensor dimension, and its compiler aborts on the others), so checked,
+not compared.
+``--variants registers,lds`` adds each pair's forced-strategy plans where they differ.
+
+``report``: the per-case table (bit-exact or the first differing slots, the plans' strategies and
+instruction counts, each side's time, ours / Triton), the geometric mean of the ratios, the
+refusals, as JSON and markdown.
 """
 
 from __future__ import annotations
@@ -330,27 +343,39 @@ def variant_table(rows: list[dict]) -> list[str]:
     return lines
 
 
+def _sides(row: dict) -> list[str]:
+    """The kernels a report row has results of: ours, paper, triton and the forced strategies ours_*."""
+    return [k for k in row if k in ("ours", "paper", "triton") or k.startswith("ours_")]
+
+
 def markdown(summary: dict, command: str) -> str:
+    """The report; a build without Triton kernels (``--random``) has no Triton lines."""
     s = summary
-    lines = ["# linlayout's NVIDIA plans on the GPU, against Triton's convert_layout", "",
-             f"Device: {s['device']}; built with nvcc {s['build'].get('nvcc', '?')}, Triton {s['build'].get('triton', '?')}.",
+    triton = any("triton" in r or "triton" in r["build_errors"] for r in s["rows"])
+    forced = [r[k]["bit_exact"] for r in s["rows"] for k in _sides(r) if k.startswith("ours_")]
+    lines = ["# linlayout's NVIDIA plans on the GPU" + (", against Triton's convert_layout" if triton else ""), "",
+             f"Device: {s['device']}; built with nvcc {s['build'].get('nvcc', '?')}"
+             + (f", Triton {s['build'].get('triton', '?')}." if triton else " (no Triton kernels)."),
              f"Command: `{command}`", "",
-             f"- our plans bit-exact: **{s['ours_bit_exact']} of {s['ours_cases']}** cases "
-             f"(Triton's round trip: {s['triton_bit_exact']} of {s['cases']}); refused by the planner "
-             f"(LayoutError, listed below): {sum('refusal' in r for r in s['rows'])}",
-             f"- time ours / Triton (round-trip kernel, {s['iterations']} round trips, {s['timing_ctas']} CTAs): "
-             f"geometric mean **{s['geomean_ours_over_triton']:.3f}** over {s['timed_pairs']} pairs; "
-             f"ours faster on {s['ours_faster']} (left out: {s['no_instruction_pairs']} pairs whose plans have no "
-             "instruction, where only the kernels' loads and stores are timed)"]
+             f"- our plans bit-exact: **{s['ours_bit_exact']} of {s['ours_cases']}** cases"
+             + (f" (Triton's round trip: {s['triton_bit_exact']} of {s['cases']})" if triton else "")
+             + f"; refused by the planner (LayoutError, listed below): {sum('refusal' in r for r in s['rows'])}"]
+    if forced:
+        lines.append(f"- forced-strategy plans (`--variants`) bit-exact: {sum(forced)} of {len(forced)}")
+    if triton:
+        lines.append(f"- time ours / Triton (round-trip kernel, {s['iterations']} round trips, {s['timing_ctas']} "
+                     f"CTAs): geometric mean **{s['geomean_ours_over_triton']:.3f}** over {s['timed_pairs']} pairs; "
+                     f"ours faster on {s['ours_faster']} (left out: {s['no_instruction_pairs']} pairs whose plans "
+                     "have no instruction, where only the kernels' loads and stores are timed)")
     for r in s["rows"]:
         if "paper" in r:
             times = ", ".join(f"{side} {r[side]['us']:.1f} us ({'bit-exact' if r[side]['bit_exact'] else 'DIFFERS'})"
                               for side in ("ours", "paper", "triton") if side in r and r[side]["us"])
             lines.append(f"- {r['name']}: {times}")
-    lines += ["", "| group | pairs | geomean ours/Triton | ours faster |", "|---|---|---|---|"]
+    lines += ["", "| group | pairs | geomean ours/Triton | ours faster |", "|---|---|---|---|"] if triton else []
     for title, key in (("elements of {} bits", lambda r: r["element_bits"]),
                        ("plans {}", lambda r: " / ".join(r["plan"].get("strategy", [])))):
-        groups: dict = {}
+        groups: dict = {}  # (empty without Triton: no row has a ratio)
         for r in s["rows"]:
             if "ratio" in r and any(c.get("total") for c in r["plan"].get("counts", [])):
                 groups.setdefault(key(r), []).append(r["ratio"])
@@ -379,7 +404,7 @@ def markdown(summary: dict, command: str) -> str:
         lines.append(f"| {r['name']} | {r['element_bits']} | {r['num_warps']} | {strategy} | {counts or '-'} | {cells[0]} | "
                      f"{cells[1]} | {times[0]} | {times[1]} | {ratio} |")
     failures = [r for r in s["rows"] if r["build_errors"] or r["run_error"] or
-                any(not r[side]["bit_exact"] for side in ("ours", "triton", "paper") if side in r)]
+                any(not r[side]["bit_exact"] for side in _sides(r))]
     if failures:
         lines += ["", "## Failures", ""]
         for r in failures:
@@ -387,8 +412,8 @@ def markdown(summary: dict, command: str) -> str:
                 lines.append(f"- {r['name']}: {side} build: {err.splitlines()[0][:300]}")
             if r["run_error"]:
                 lines.append(f"- {r['name']}: run: {r['run_error'][:300]}")
-            for side in ("ours", "triton", "paper"):
-                if side in r and not r[side]["bit_exact"]:
+            for side in _sides(r):
+                if not r[side]["bit_exact"]:
                     lines.append(f"- {r['name']}: {side} differs: {'; '.join(r[side]['errors'][:3])}")
     refusals = [r for r in s["rows"] if "refusal" in r]
     if refusals:
@@ -446,8 +471,9 @@ def main(argv: list[str] | None = None) -> int:
     rows = ",\n".join(json.dumps(r) for r in summary["rows"])
     (args.out / "plans.json").write_text(f'{head},\n "rows": [\n{rows}\n]}}\n')
     (args.out / "plans.md").write_text(markdown(summary, args.command))
-    print(f"ours bit-exact {summary['ours_bit_exact']} of {summary['ours_cases']}; "
-          f"geomean ours/Triton {summary['geomean_ours_over_triton']:.3f} over {summary['timed_pairs']} pairs")
+    print(f"ours bit-exact {summary['ours_bit_exact']} of {summary['ours_cases']}" +
+          (f"; geomean ours/Triton {summary['geomean_ours_over_triton']:.3f} over {summary['timed_pairs']} pairs"
+           if summary["timed_pairs"] else ""))
     return 0
 
 
