@@ -14,8 +14,7 @@ __all__ = ["PairCase"]
 class PairCase:
     """One conversion: layouts (in dims register, lane, warp), element size, warps, where from, and
     the target and cost objective its plans are made for (``objective`` None: the planner's
-    default).  Every plan runs on the sm_90 GPU: an ``sm_80`` plan uses only instructions sm_90
-    has (it differs from sm_90's in lacking ``stmatrix`` and in the shared-memory budget)."""
+    default)."""
 
     name: str
     src: LinearLayout

@@ -23,9 +23,8 @@ fails is kept with its error (it counts as a failure, not as skipped); a pair th
 
 ``build --random N --seed S``: instead of the blog pair and a corpus, ``N`` distinct random pairs
 drawn from the seed (``benchmarks/nvidia/random_cases.py``: the hypothesis tests' layout generator,
-``sm_80`` and ``sm_90`` plans, 1 to 8 warps, 8- to 64-bit elements, each case with its own
-objective, a quarter with src registers that other lanes or warps duplicate), every plan run on
-the sm_90 GPU; no Triton kernels (Triton's ``DistributedLinearLayout`` takes only register and
+``sm_90`` plans, 1 to 8 warps, 8- to 64-bit elements, each case with its own objective, a quarter
+with src registers that other lanes or warps duplicate); no Triton kernels (Triton's ``DistributedLinearLayout`` takes only register and
 lane bases that move in one tensor dimension, and its compiler aborts on the others), so checked,
 not compared.
 ``--variants registers,lds`` adds each pair's forced-strategy plans where they differ.
