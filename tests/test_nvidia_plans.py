@@ -57,8 +57,8 @@ def test_planes_spell_every_index():
     bits = (values[2][:, None] >> np.arange(8)) & 1
     assert (bits.min(axis=0) == 0).all() and (bits.max(axis=0) == 1).all()  # no bit of the hashed plane is constant
     assert plan_tiles.plane_count(64 * 64, 16) == 2 and plan_tiles.plane_count(1, 32) == 2
-    with pytest.raises(LayoutError, match="8, 16 or 32"):
-        plan_tiles.element_dtype(64)
+    with pytest.raises(LayoutError, match="8, 16, 32 or 64"):
+        plan_tiles.element_dtype(128)
 
 
 def test_expected_destination_is_the_source_moved():

@@ -44,11 +44,6 @@ from pathlib import Path
 import numpy as np
 
 
-
-def _dtype(element_bits: int):
-    return {8: np.uint8, 16: np.uint16, 32: np.uint32}[element_bits]
-
-
 class Runner:
     """The GPU, the loaded modules and the launch helpers (CuPy)."""
 

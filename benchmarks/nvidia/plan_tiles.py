@@ -24,13 +24,13 @@ from linlayout import LayoutError, LinearLayout
 __all__ = ["WARP", "element_dtype", "plane_count", "plane_values", "slot_indices", "slot_tiles", "tensor_tiles"]
 
 WARP = 32
-_DTYPES = {8: np.uint8, 16: np.uint16, 32: np.uint32}
+_DTYPES = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
 
 
 def element_dtype(element_bits: int):
-    """The unsigned numpy type of an ``element_bits``-bit element (8, 16 or 32)."""
+    """The unsigned numpy type of an ``element_bits``-bit element (8, 16, 32 or 64)."""
     if element_bits not in _DTYPES:
-        raise LayoutError(f"element_bits {element_bits}: the GPU check takes 8, 16 or 32")
+        raise LayoutError(f"element_bits {element_bits}: the GPU check takes 8, 16, 32 or 64")
     return _DTYPES[element_bits]
 
 
@@ -61,12 +61,22 @@ def plane_count(numel: int, element_bits: int) -> int:
     return -(-index_bits // element_bits) + 1
 
 
+def _hash32(index: np.ndarray) -> np.ndarray:
+    """A 32-bit hash of each (non-negative, below 2**31) index, as uint64."""
+    hashed = (index.astype(np.uint64) * np.uint64(2654435761) + np.uint64(0x9E3779B9)) & np.uint64(0xFFFFFFFF)
+    return hashed ^ (hashed >> np.uint64(13))
+
+
 def plane_values(index: np.ndarray, element_bits: int, planes: int) -> np.ndarray:
-    """``[planes, *index.shape]`` element values (see the module docstring)."""
-    mask = (1 << element_bits) - 1
-    out = [(index >> (p * element_bits)) & mask for p in range(planes - 1)]
-    hashed = (index * 2654435761 + 0x9E3779B9) & 0xFFFFFFFF
-    out.append((hashed ^ (hashed >> 13)) & mask)
+    """``[planes, *index.shape]`` element values (see the module docstring; a 64-bit element's
+    hashed plane is two 32-bit hashes, of the index and of the index XOR 0x5A5A5A5A)."""
+    mask = np.uint64((1 << element_bits) - 1)
+    unsigned = index.astype(np.uint64)
+    out = [(unsigned >> np.uint64(p * element_bits)) & mask for p in range(planes - 1)]
+    hashed = _hash32(index)
+    if element_bits == 64:
+        hashed |= _hash32(index ^ 0x5A5A5A5A) << np.uint64(32)
+    out.append(hashed & mask)
     return np.stack(out).astype(element_dtype(element_bits))
 
 

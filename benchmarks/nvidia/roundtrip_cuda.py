@@ -16,12 +16,12 @@ compiler keeps both chains; it cannot fold ``backward(forward(x))`` through shuf
 function uses shared memory (``uses_shared``), a ``__syncthreads()`` separates the calls of
 consecutive iterations (``emit_cpp``'s functions end without one).
 
-The loop carries each tile packed, ``32 / element_bits`` slots to a 32-bit word (slot ``r`` in
-bits ``element_bits * (r % p)`` of word ``r / p``), the way a kernel keeps 8- and 16-bit data
-in registers; the element arrays exist only around each call, where unpacking and the
+The loop carries each tile packed, ``p = 32 / element_bits`` slots to a 32-bit word (slot ``r``
+in bits ``element_bits * (r % p)`` of word ``r / p``; a 64-bit slot is a 64-bit word of its own),
+the way a kernel keeps 8- and 16-bit data in registers; the element arrays exist only around each call, where unpacking and the
 function's own packing cancel.  (Carried as element arrays, nvcc kept tiles of 128 8-bit slots
-in local memory.)  A thread's slots are loaded and stored as 32-bit words when they fill whole
-words, else element by element.
+in local memory.)  A thread's slots are loaded and stored as words when they fill whole words,
+else element by element.
 
 The loop is unrolled by two (``#pragma unroll 2``).  In one iteration the first call writes the
 new ``x`` while the second still reads the old one, so a rolled loop keeps two copies of ``x``
@@ -39,25 +39,25 @@ __all__ = ["roundtrip_kernel"]
 
 HELPERS = """#ifndef LINLAYOUT_ROUNDTRIP_HELPERS
 #define LINLAYOUT_ROUNDTRIP_HELPERS
-template <typename T, int S, int W>
-__device__ __forceinline__ void roundtrip_unpack(const unsigned (&w)[W], T (&e)[S]) {
-  constexpr int P = 32 / (8 * sizeof(T));
+template <typename T, int S, typename Word, int W>
+__device__ __forceinline__ void roundtrip_unpack(const Word (&w)[W], T (&e)[S]) {
+  constexpr int P = sizeof(Word) / sizeof(T);
 #pragma unroll
   for (int r = 0; r < S; ++r) e[r] = static_cast<T>(w[r / P] >> (8 * sizeof(T) * (r % P)));
 }
-template <typename T, int S, int W>
-__device__ __forceinline__ void roundtrip_pack(const T (&e)[S], unsigned (&w)[W]) {
-  constexpr int P = 32 / (8 * sizeof(T));
+template <typename T, int S, typename Word, int W>
+__device__ __forceinline__ void roundtrip_pack(const T (&e)[S], Word (&w)[W]) {
+  constexpr int P = sizeof(Word) / sizeof(T);
 #pragma unroll
   for (int k = 0; k < W; ++k) w[k] = 0u;
 #pragma unroll
-  for (int r = 0; r < S; ++r) w[r / P] |= static_cast<unsigned>(e[r]) << (8 * sizeof(T) * (r % P));
+  for (int r = 0; r < S; ++r) w[r / P] |= static_cast<Word>(e[r]) << (8 * sizeof(T) * (r % P));
 }
-template <typename T, int S, int W>
-__device__ __forceinline__ void roundtrip_load(const T* p, unsigned (&w)[W]) {
-  if constexpr ((S * sizeof(T)) % 4 == 0) {
+template <typename T, int S, typename Word, int W>
+__device__ __forceinline__ void roundtrip_load(const T* p, Word (&w)[W]) {
+  if constexpr ((S * sizeof(T)) % sizeof(Word) == 0) {
 #pragma unroll
-    for (int k = 0; k < W; ++k) w[k] = reinterpret_cast<const unsigned*>(p)[k];
+    for (int k = 0; k < W; ++k) w[k] = reinterpret_cast<const Word*>(p)[k];
   } else {
     T e[S];
 #pragma unroll
@@ -65,11 +65,11 @@ __device__ __forceinline__ void roundtrip_load(const T* p, unsigned (&w)[W]) {
     roundtrip_pack(e, w);
   }
 }
-template <typename T, int S, int W>
-__device__ __forceinline__ void roundtrip_store(const unsigned (&w)[W], T* p) {
-  if constexpr ((S * sizeof(T)) % 4 == 0) {
+template <typename T, int S, typename Word, int W>
+__device__ __forceinline__ void roundtrip_store(const Word (&w)[W], T* p) {
+  if constexpr ((S * sizeof(T)) % sizeof(Word) == 0) {
 #pragma unroll
-    for (int k = 0; k < W; ++k) reinterpret_cast<unsigned*>(p)[k] = w[k];
+    for (int k = 0; k < W; ++k) reinterpret_cast<Word*>(p)[k] = w[k];
   } else {
     T e[S];
     roundtrip_unpack(w, e);
@@ -84,15 +84,16 @@ __device__ __forceinline__ void roundtrip_store(const unsigned (&w)[W], T* p) {
 def roundtrip_kernel(name: str, forward: str, backward: str, element_type: str, element_bits: int, slots_in: int,
                      slots_out: int, block_threads: int, uses_shared: bool) -> str:
     """The kernel's source, with its helpers (the two device functions must be defined before it)."""
-    if element_bits not in (8, 16, 32):
-        raise ValueError(f"the round-trip kernel packs 8-, 16- or 32-bit elements, not {element_bits}")
-    t, per = element_type, 32 // element_bits
+    if element_bits not in (8, 16, 32, 64):
+        raise ValueError(f"the round-trip kernel carries 8-, 16-, 32- or 64-bit elements, not {element_bits}")
+    t, word = element_type, "unsigned long long" if element_bits == 64 else "unsigned"
+    per = max(1, 32 // element_bits)
     words_in, words_out = -(-slots_in // per), -(-slots_out // per)
     sync = "    __syncthreads();\n" if uses_shared else ""
     return HELPERS + f"""extern "C" __global__ void __launch_bounds__({block_threads}) {name}(const {t}* in, {t}* out_src, {t}* out_dst, int iterations) {{
   const unsigned long long at_in = (unsigned long long)blockIdx.x * {block_threads * slots_in}u + threadIdx.x * {slots_in}u;
   const unsigned long long at_out = (unsigned long long)blockIdx.x * {block_threads * slots_out}u + threadIdx.x * {slots_out}u;
-  unsigned xw[{words_in}], yw[{words_out}];
+  {word} xw[{words_in}], yw[{words_out}];
   roundtrip_load<{t}, {slots_in}>(in + at_in, xw);
   {{
     {t} x[{slots_in}], y[{slots_out}];
@@ -102,7 +103,7 @@ def roundtrip_kernel(name: str, forward: str, backward: str, element_type: str, 
   }}
 #pragma unroll 2
   for (int i = 0; i < iterations; ++i) {{
-{sync}    unsigned xn[{words_in}], yn[{words_out}];
+{sync}    {word} xn[{words_in}], yn[{words_out}];
     {{
       {t} y_in[{slots_out}], x_out[{slots_in}];
       roundtrip_unpack(yw, y_in);
