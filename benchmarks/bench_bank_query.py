@@ -14,7 +14,6 @@ Run:  python benchmarks/bench_bank_query.py [--json] [--reps N]
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import sys
@@ -24,6 +23,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
+
+from benchmarks.script_args import ScriptParser  # noqa: E402
 
 from linlayout import LinearLayout  # noqa: E402
 from linlayout.hw.lds import lds_model  # noqa: E402
@@ -68,7 +69,7 @@ def python_bruteforce(op, starts):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = ScriptParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--reps", type=int, default=300)
     args = ap.parse_args(argv)

@@ -53,6 +53,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from benchmarks.script_args import ScriptParser  # noqa: E402
 from linlayout import LayoutError, LinearLayout, caches  # noqa: E402
 from linlayout.synth import convert  # noqa: E402
 
@@ -262,7 +263,7 @@ def _report(args: argparse.Namespace, cases: Path) -> int:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = ScriptParser(description=__doc__.splitlines()[0])
     ap.add_argument("--baseline", type=Path, default=REPO / "benchmarks" / "data" / "triton_amd_baseline.json")
     ap.add_argument("--corpus", nargs="?", const="amd", choices=sorted(CORPORA), metavar="FAMILY",
                     help="run benchmarks/data/triton_FAMILY_corpus.json (default amd) instead of --baseline")

@@ -12,14 +12,18 @@ Target: >= 10x on rank, inverse and solve at every size.
 
 from __future__ import annotations
 
-import argparse
 import random
+import sys
 import timeit
+from pathlib import Path
 
 import galois
 import numpy as np
 
-from linlayout import LinearLayout, f2
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: benchmarks.script_args
+
+from benchmarks.script_args import ScriptParser  # noqa: E402
+from linlayout import LinearLayout, f2  # noqa: E402
 
 GF = galois.GF(2)
 SIZES = (8, 16, 32, 64)
@@ -47,7 +51,7 @@ def layout(cols: list[int], n: int, in_dim: str, out_dim: str) -> LinearLayout:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = ScriptParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()

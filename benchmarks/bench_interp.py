@@ -12,13 +12,17 @@ Prints the compile (parse + step building) time and the per-launch interpret tim
 
 from __future__ import annotations
 
-import argparse
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
-from linlayout.argparsing import positive_int
-from linlayout.lowering.interpreter import load_kernel
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: benchmarks.script_args
+
+from benchmarks.script_args import ScriptParser  # noqa: E402
+from linlayout.argparsing import positive_int  # noqa: E402
+from linlayout.lowering.interpreter import load_kernel  # noqa: E402
 
 CONVERSION = """module {
   gpu.module @m {
@@ -123,7 +127,7 @@ def bench(name: str, text: str, kname: str, args, block: int, reps: int = 5) -> 
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = ScriptParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--reps", type=positive_int, default=5, help="launches per kernel; the best is reported")
     reps = ap.parse_args(argv).reps
     src = (np.arange(2048) % 97).astype(np.float16)

@@ -7,7 +7,6 @@ interpreter seconds.  Prints a markdown table (``--json``: the rows).
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -15,6 +14,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
+from benchmarks.script_args import ScriptParser  # noqa: E402
 from linlayout.kernels import attention, common, convert, fp8_fp16, gemm  # noqa: E402
 from linlayout.kernels.options import ARCHES  # noqa: E402
 from linlayout.lowering.compile import compile_mlir  # noqa: E402
@@ -59,7 +59,7 @@ def row(name: str, mod, extra: list[str], arch: str) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = ScriptParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
     rows = [row(n, m, e, arch) for n, m, e in CASES for arch in ARCHES]

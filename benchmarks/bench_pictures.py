@@ -8,15 +8,18 @@ Run:  python benchmarks/bench_pictures.py [--json] [--reps N]
 
 from __future__ import annotations
 
-import argparse
 import json
 import resource
+import sys
 import tempfile
 import time
 from pathlib import Path
 
-from linlayout.encodings import mfma_layout
-from linlayout.pictures import render
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: benchmarks.script_args
+
+from benchmarks.script_args import ScriptParser  # noqa: E402
+from linlayout.encodings import mfma_layout  # noqa: E402
+from linlayout.pictures import render  # noqa: E402
 
 GOAL_CPU_SECONDS = 1.0
 
@@ -38,7 +41,7 @@ def run(reps: int) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = ScriptParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--reps", type=int, default=3)
     args = ap.parse_args()

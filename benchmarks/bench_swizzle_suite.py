@@ -23,7 +23,6 @@ Run:  python benchmarks/bench_swizzle_suite.py [--json]
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
@@ -31,6 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks.script_args import ScriptParser  # noqa: E402
 from linlayout import LayoutError  # noqa: E402
 from linlayout.encodings import Mfma, blocked, mfma_dot_operand  # noqa: E402
 from linlayout.synth.lds_access import tile_access_report  # noqa: E402
@@ -126,7 +126,7 @@ def name_of(c):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = ScriptParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     rows = []

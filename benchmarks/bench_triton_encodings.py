@@ -19,7 +19,6 @@ so Triton's own layout cache starts empty (linlayout's encoding code keeps no ca
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import sys
@@ -30,6 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
+from benchmarks.script_args import ScriptParser  # noqa: E402
 from linlayout import LayoutError  # noqa: E402
 from linlayout.encodings import encoding_from_params, gluon_source  # noqa: E402
 from linlayout.synth.triton_swizzle import bank_conflicts_memdesc  # noqa: E402
@@ -110,7 +110,7 @@ def _best_of(passes: int, ours, triton_op: str, triton_cases: list) -> tuple[flo
 
 
 def main(argv: list[str] | None = None) -> dict:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = ScriptParser(description=__doc__.splitlines()[0])
     ap.add_argument("--layouts", type=int, default=1200, help="distinct encodings (default 1200)")
     ap.add_argument("--banks", type=int, default=400, help="distinct bank-conflict cases (default 400)")
     ap.add_argument("--seed", type=int, default=0)

@@ -24,11 +24,15 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 from collections import defaultdict
 from pathlib import Path
 
-from linlayout.cli.bench import summarize
-from linlayout.layout import LinearLayout
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: benchmarks.script_args
+
+from benchmarks.script_args import ScriptParser  # noqa: E402
+from linlayout.cli.bench import summarize  # noqa: E402
+from linlayout.layout import LinearLayout  # noqa: E402
 
 CORPUS = Path(__file__).resolve().parent / "data" / "triton_amd_corpus.json"
 FAMILY = {"amd_mfma": "mfma", "amd_mfma_dot_operand": "dot", "amd_wmma": "wmma", "amd_wmma_dot_operand": "dot",
@@ -115,7 +119,7 @@ def read_cases(ap: argparse.ArgumentParser, path: str, what: str) -> list[dict]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = ScriptParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("rows", help="the --json output of linlayout bench conversions --corpus")
     ap.add_argument("--corpus", default=str(CORPUS))
     args = ap.parse_args()

@@ -60,6 +60,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: benchmarks.script_args
+
+from benchmarks.script_args import ScriptParser  # noqa: E402
+
 FORMAT = "triton_amd_convert_baseline/v1"
 OUT = Path(__file__).resolve().parent / "data" / "triton_amd_corpus.json"
 ARCHS = ("gfx90a", "gfx942", "gfx950")
@@ -800,7 +804,7 @@ def _lines_with_timeout(proc: subprocess.Popen, seconds: float):
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = ScriptParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--family", choices=sorted(FAMILIES), default="amd",
                     help="the targets: amd (gfx90a/gfx942/gfx950), nvidia (sm_80/sm_90 PTX), "
                          "wave32 (gfx1100/gfx1200/gfx1250)")

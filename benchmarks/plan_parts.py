@@ -24,7 +24,6 @@ cases of each strategy of the returned plan (a refused case: ``refused``).
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import sys
@@ -36,6 +35,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from benchmarks.bench_conversions_plan import BITS, CORPORA, _every_distinct  # noqa: E402
+from benchmarks.script_args import ScriptParser  # noqa: E402
 from linlayout import LayoutError, LinearLayout, caches  # noqa: E402
 from linlayout.synth import convert, lds_path, swizzle  # noqa: E402
 
@@ -138,7 +138,7 @@ def _text(res: dict) -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = ScriptParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpus", default="amd", choices=sorted(CORPORA), metavar="FAMILY")
     ap.add_argument("--every", type=int, default=1, metavar="N", help="every N-th distinct case only")
     ap.add_argument("--rounds", type=int, default=2, help="cold calls per case; the least CPU time is kept")

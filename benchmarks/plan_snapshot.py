@@ -12,7 +12,6 @@ is ``name: sha256 of the certificate JSON`` (with the plan's strategy and cost),
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import sys
@@ -20,8 +19,11 @@ from pathlib import Path
 
 import numpy as np
 
-from linlayout import LayoutError, LinearLayout
-from linlayout.synth.convert import plan_conversion
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: benchmarks.script_args
+
+from benchmarks.script_args import ScriptParser  # noqa: E402
+from linlayout import LayoutError, LinearLayout  # noqa: E402
+from linlayout.synth.convert import plan_conversion  # noqa: E402
 
 BASELINE = Path(__file__).resolve().parent / "data" / "triton_amd_baseline.json"
 BITS = {"fp32": 32, "fp16": 16, "bf16": 16, "fp8": 8}
@@ -76,7 +78,7 @@ def snapshot(random_pairs: int) -> dict[str, str]:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = ScriptParser(description=__doc__.splitlines()[0])
     mode = ap.add_mutually_exclusive_group(required=True)
     mode.add_argument("--write", type=Path)
     mode.add_argument("--check", type=Path)

@@ -17,11 +17,14 @@ further calls on the same layouts.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: benchmarks.script_args
+
+from benchmarks.script_args import ScriptParser  # noqa: E402
 
 ELEMENT_BITS = {"fp32": 32, "fp16": 16, "bf16": 16, "fp8": 8, "i8": 8}
 
@@ -67,7 +70,7 @@ def time_cases(cases: list[dict], repeat: int) -> dict:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = ScriptParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tree", type=Path, required=True, help="the checkout whose linlayout is timed")
     ap.add_argument("--cases", type=Path, required=True)
     ap.add_argument("--repeat", type=int, default=1)

@@ -36,6 +36,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from benchmarks.script_args import ScriptParser  # noqa: E402
 from linlayout import LayoutError, LinearLayout  # noqa: E402
 from linlayout.cli.bench import triton_exceeds_target_lds, triton_whole_conversion  # noqa: E402
 from linlayout.dtypes import dtype_bits  # noqa: E402
@@ -183,7 +184,7 @@ def _numbers(text: str) -> list[float]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = ScriptParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--exponents", type=_numbers, default=[0.0, 0.5, 1.0])
     ap.add_argument("--additive", type=_numbers, default=[1.0, 3.0, 10.0])
     ap.add_argument("--ties", type=_numbers, default=[0.05])

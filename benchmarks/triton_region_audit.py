@@ -31,15 +31,16 @@ Prints one line per case and a summary.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import warnings
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: benchmarks.script_args
 
 import make_corpus  # noqa: E402
 from corpus_losses import read_cases  # noqa: E402
+from benchmarks.script_args import ScriptParser  # noqa: E402
 
 from linlayout.lowering.isa import isa_counts  # noqa: E402
 
@@ -118,7 +119,7 @@ AMD_FAMILIES = ("amd", "wave32")
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = ScriptParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("rows", help="the --json output of linlayout bench conversions --corpus [wave32]")
     ap.add_argument("--family", choices=AMD_FAMILIES, default="amd",
                     help="the corpus the rows are of: amd (wave64) or wave32 (make_corpus.py's families)")

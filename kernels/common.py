@@ -226,10 +226,10 @@ def static_report(kb: KernelBuild, ck: CompiledKernel) -> dict:
 
 # ---------------------------------------------------------------------- artifacts
 def write_artifacts(kb: KernelBuild, ck: CompiledKernel, out_dir: str | os.PathLike) -> dict[str, str]:
-    """Write ``<name>.mlir``, ``<name>.s`` and (when compiled) ``<name>.hsaco`` (the code object) into ``out_dir``."""
+    """Write ``<name>.mlir``, ``<name>.s`` and (when compiled) ``<name>.hsaco`` (the code object) into
+    ``out_dir``, an existing folder (``--emit DIR`` is checked when parsed: ``output_folder``)."""
     d = Path(out_dir)
     try:
-        d.mkdir(parents=True, exist_ok=True)
         paths = {"mlir": d / f"{kb.name}.mlir", "isa": d / f"{kb.name}.s", "fatbin": d / f"{kb.name}.hsaco"}
         paths["mlir"].write_text(kb.text)
         paths["isa"].write_text(ck.isa)
@@ -241,7 +241,14 @@ def write_artifacts(kb: KernelBuild, ck: CompiledKernel, out_dir: str | os.PathL
 
 
 def _default_dir(kb: KernelBuild) -> Path:
-    return Path(tempfile.gettempdir()) / "linlayout-kernels" / f"{kb.name}-{kb.arch}"
+    """The folder of the artifacts without ``--emit``: the kernel's own under the system temp folder
+    (created here; a folder the user names must exist)."""
+    d = Path(tempfile.gettempdir()) / "linlayout-kernels" / f"{kb.name}-{kb.arch}"
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise LayoutError(f"cannot write the artifacts to {str(d)!r}: {e}") from None
+    return d
 
 
 # ---------------------------------------------------------------------- ROCm GPU launch

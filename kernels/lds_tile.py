@@ -9,7 +9,9 @@ instruction covers, how many instructions) into :class:`LdsAccess` lists.  Instr
 ``spread`` puts the bits of ``j`` on the covered register bits (element order) and
 ``base_i`` enumerates the other register bits; lane ``l`` of warp ``w`` starts at element
 offset ``cvt(base_i, l, w)`` with ``cvt = S^-1 o layout``, and its elements follow at
-``+1, +2, ..`` (checked here for every lane, not assumed).
+``+1, +2, ..`` (checked here for every lane, not assumed).  The lanes are the target's wave
+(``Target.wave_size``): 64 on CDNA, 32 on RDNA and NVIDIA; the transpose reads are gfx950's
+(wave64) and gfx1250's (wave32), each by its own lane map (``linlayout.hw.transpose_loads``).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from linlayout import LayoutError, LinearLayout
+from linlayout import LayoutError, LinearLayout, get_target
 from linlayout.hw.lds import lds_model
 from linlayout.hw.transpose_loads import transpose_load_named
 from linlayout.synth.lds_access import TileAccessReport, access_map
@@ -70,8 +72,8 @@ def _check_registers(layout: LinearLayout, what: str) -> None:
 
 
 def _cvt_offsets(cvt: LinearLayout, reg: int, lanes: np.ndarray, num_warps: int) -> np.ndarray:
-    """``cvt(register = reg, lane = lanes[l], warp = w)`` as ``[warp, 64]``."""
-    shape = (num_warps, 64)
+    """``cvt(register = reg, lane = lanes[l], warp = w)`` as ``[warp, len(lanes)]``."""
+    shape = (num_warps, len(lanes))
     args = {"register": np.full(shape, reg), "lane": np.broadcast_to(lanes[None, :], shape)}
     if cvt.has_in_dim("warp"):
         args["warp"] = np.broadcast_to(np.arange(num_warps)[:, None], shape)
@@ -79,20 +81,24 @@ def _cvt_offsets(cvt: LinearLayout, reg: int, lanes: np.ndarray, num_warps: int)
 
 
 def _transpose_source(cvt: LinearLayout, covered: list[int], base: int, num_warps: int, op: str) -> np.ndarray:
-    """Start offsets ``[warp, 64]`` of the transpose read ``op`` (the address each lane *supplies*).
+    """Start offsets ``[warp, lane]`` of the transpose read ``op`` (the address each lane *supplies*).
 
-    By the load's lane map (``TransposeLoad.source_columns``; gfx950: docs/amd_facts.md 1.6): with
-    ``E = 2**k`` elements per lane, source lane bit ``t < 4 - k`` is result lane bit ``k + t``, source
-    lane bit ``4 - k + u`` is result element bit ``u`` (register ``covered[u]``), lane bits 4.. are kept.
+    By the load's lane map (``TransposeLoad.source_columns``): source lane bit ``b`` is a result lane
+    bit or a result element bit ``u`` (register ``covered[u]``), so lane ``s`` supplies
+    ``cvt(base, 0, w)`` XOR the offsets of the result bits its bits stand for.  gfx950
+    (docs/amd_facts.md 1.6), ``E = 2**k`` elements per lane: source lane bit ``t < 4 - k`` is result
+    lane bit ``k + t``, source lane bit ``4 - k + u`` is element bit ``u``, lane bits 4.. are kept;
+    gfx1250: section 6.6.
     """
+    load = transpose_load_named(op)
     lane_cols = [b[0] for b in cvt.bases["lane"]]
     reg_cols = [b[0] for b in cvt.bases["register"]]
-    src = transpose_load_named(op).source_columns(lane_cols, [reg_cols[j] for j in covered])
-    lane = np.arange(64)
-    off = np.zeros(64, dtype=np.int64)
+    src = load.source_columns(lane_cols, [reg_cols[j] for j in covered])
+    lane = np.arange(load.wave_size)
+    off = np.zeros(load.wave_size, dtype=np.int64)
     for bit, col in enumerate(src):
         off ^= ((lane >> bit) & 1) * col
-    return _cvt_offsets(cvt, base, np.zeros(64, dtype=np.int64), num_warps) ^ off[None, :]
+    return _cvt_offsets(cvt, base, np.zeros(load.wave_size, dtype=np.int64), num_warps) ^ off[None, :]
 
 
 def tile_accesses(report: TileAccessReport, shared: LinearLayout, layout: LinearLayout,
@@ -100,9 +106,10 @@ def tile_accesses(report: TileAccessReport, shared: LinearLayout, layout: Linear
     """The instructions of ``report.choice`` for ``layout`` reading/writing ``shared``.
 
     Plain ops: lane ``l`` starts at ``cvt(base, l, w)`` and its registers follow at +1, +2, ..
-    (checked).  Transpose reads (gfx950 ``ds_read_b64_tr_b*``): the start each lane supplies
-    follows the lane model (:func:`_transpose_source`); the registers it receives are
-    ``base ^ spread(j)`` in element order, as for plain ops.
+    (checked).  Transpose reads (gfx950 ``ds_read_b64_tr_b*``, gfx1250 ``ds_load_tr*``): the start
+    each lane supplies follows the load's lane map (:func:`_transpose_source`); the registers it
+    receives are ``base ^ spread(j)`` in element order, as for plain ops.  The lanes are those of the
+    target's wave (``Target.wave_size``: 64 on CDNA, 32 on RDNA and NVIDIA).
     """
     _check_registers(layout, f"{report.direction} layout")
     cvt = access_map(shared, layout)
@@ -111,7 +118,7 @@ def tile_accesses(report: TileAccessReport, shared: LinearLayout, layout: Linear
     n_reg = cvt.in_dim_size_log2("register")
     covered = list(ch.register_bits)
     rest = [i for i in range(n_reg) if i not in covered]
-    lanes = np.arange(64)
+    lanes = np.arange(get_target(report.arch).wave_size)
     out = []
     for i in range(1 << len(rest)):
         base = sum(((i >> k) & 1) << bit for k, bit in enumerate(rest))
@@ -129,9 +136,21 @@ def tile_accesses(report: TileAccessReport, shared: LinearLayout, layout: Linear
     return out
 
 
+def _check_warps(layout: LinearLayout, num_warps: int, what: str) -> None:
+    warps = layout.in_dim_size("warp") if layout.has_in_dim("warp") else 1
+    if warps != num_warps:
+        raise LayoutError(f"{what} layout: in dim 'warp' has size {warps}, the tile is staged by {num_warps} warps")
+
+
 def stage_tile(writer: LinearLayout, reader: LinearLayout, element_bits: int, arch: str,
                num_warps: int, **synth_options) -> StagedTile:
-    """Synthesize the shared layout of ``writer -> LDS -> reader`` and list both sides' instructions."""
+    """Synthesize the shared layout of ``writer -> LDS -> reader`` and list both sides' instructions.
+
+    Any target with an LDS model (``linlayout.hw.lds.SHARED_MEMORY_ARCHS``: CDNA's 64-lane waves,
+    RDNA's and NVIDIA's 32-lane ones) whose wave the layouts' ``lane`` dims match; ``num_warps``:
+    the warps that stage the tile (the size of each layout's ``warp`` dim, 1 where it has none)."""
+    _check_warps(writer, num_warps, "write")
+    _check_warps(reader, num_warps, "read")
     res = synthesize(writer, reader, element_bits, arch, **synth_options)
     if res.shared.in_dim_names != ["offset"]:
         raise LayoutError(f"the staged tile needs {res.lds_bytes * res.reps} bytes of LDS, more than the "

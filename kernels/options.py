@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import argparse
 
+from linlayout.argparsing import output_folder
+
 __all__ = ["ARCHES", "KERNEL_NAMES", "add_common_arguments"]
 
 #: The targets the kernels are built for.
@@ -22,7 +24,8 @@ def add_common_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--arch", choices=ARCHES, default="gfx942", help="target (default gfx942)")
     parser.add_argument("--interpret", action="store_true",
                         help="run the emitted MLIR on the wave interpreter and compare with torch")
-    parser.add_argument("--emit", metavar="DIR", help="write the MLIR, ISA and code object (.hsaco) into DIR")
+    parser.add_argument("--emit", metavar="DIR", type=output_folder,
+                        help="write the MLIR, ISA and code object (.hsaco) into DIR, an existing folder")
     parser.add_argument("--launch", action="store_true",
                         help="run the code object on a ROCm GPU of --arch (exit 2 where there is none)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs")

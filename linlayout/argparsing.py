@@ -12,17 +12,23 @@ with :func:`dtype_arg`.
   reads (``fp16``, ``f16``, ``half``, ...), given to the command as the canonical name.
 * :func:`positive_int` is the type of a count or size that must be at least 1 (``--lds-budget``),
   so a bad value is refused in the option's name (``argument --lds-budget: ...``).
+* :func:`check_output` refuses, before any work, an output path the command could not write;
+  no command creates folders (docs/cli.md, "Output files and folders").  :func:`output_folder`
+  is the argparse type of an option naming the folder a command writes its files into
+  (``linlayout kernel NAME --emit DIR``).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import re
+from pathlib import Path
 
 from .dtypes import dtype_name
 from .errors import LayoutError
 
-__all__ = ["Parser", "plain_text", "dtype_arg", "positive_int"]
+__all__ = ["Parser", "plain_text", "dtype_arg", "positive_int", "check_output", "output_folder"]
 
 _ROLE = re.compile(r":[a-z]+:`(~?)([^`]+)`")
 _CODE = re.compile(r"``(.+?)``")
@@ -66,3 +72,38 @@ def positive_int(text: str) -> int:
     if value <= 0:
         raise argparse.ArgumentTypeError(f"{value} must be a positive integer")
     return value
+
+
+def check_output(path: str | None, what: str, *, folder: bool = False) -> None:
+    """Refuse an output ``path`` the command could not write, before any work, so a bad argument
+    writes nothing (docs/contract.md section 3): one ``LayoutError`` line, ``cannot write {what}
+    {path!r}: {reason}``.  A file (``folder=False``) must be a non-empty path, not a folder, in an
+    existing folder, writable; a folder the command writes its files into (``folder=True``) must
+    exist and be writable.  None is no output (nothing to check)."""
+    if path is None:
+        return
+    target = Path(path)
+    home = target if folder else target.parent
+    if not path:
+        reason = "an empty path"
+    elif not folder and target.is_dir():
+        reason = "it is a folder"
+    elif folder and target.exists() and not target.is_dir():
+        reason = "it is not a folder"
+    elif not home.is_dir():
+        reason = "no such folder" if folder else f"no folder {str(home)!r}"
+    elif not os.access(home, os.W_OK) or (not folder and target.exists() and not os.access(target, os.W_OK)):
+        reason = "not writable"
+    else:
+        return
+    raise LayoutError(f"cannot write {what} {path!r}: {reason}")
+
+
+def output_folder(text: str) -> str:
+    """The argparse type of an option naming the existing, writable folder a command writes its
+    files into (:func:`check_output` with ``folder=True``): ``text`` itself."""
+    try:
+        check_output(text, "into", folder=True)
+    except LayoutError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return text

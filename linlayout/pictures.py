@@ -36,6 +36,7 @@ from typing import Union
 
 import numpy as np
 
+from .argparsing import check_output
 from .errors import LayoutError
 from .layout import LinearLayout
 
@@ -201,16 +202,15 @@ _STYLE = {"svg.fonttype": "none", "font.family": "DejaVu Sans", "svg.hashsalt": 
 
 def _picture_path(path) -> tuple[Path, str]:
     """``(path, "png" | "svg")`` from the file name's suffix, or ``LayoutError`` (also for a path
-    whose folder does not exist or that is a folder: refused before anything is drawn, which
-    takes seconds for a large tile)."""
-    path = Path(path)
+    the command could not write, by :func:`linlayout.argparsing.check_output`: empty, a folder, in
+    a missing folder, not writable; refused before anything is drawn, which takes seconds for a
+    large tile)."""
+    text = str(path)
+    check_output(text, "picture")
+    path = Path(text)
     fmt = path.suffix.lower().lstrip(".")
     if fmt not in ("png", "svg"):
-        raise LayoutError(f"picture file {str(path)!r} must end in .png or .svg")
-    if not path.parent.is_dir():
-        raise LayoutError(f"cannot write picture {str(path)!r}: no folder {str(path.parent)!r}")
-    if path.is_dir():
-        raise LayoutError(f"cannot write picture {str(path)!r}: it is a folder")
+        raise LayoutError(f"picture file {text!r} must end in .png or .svg")
     return path, fmt
 
 

@@ -97,6 +97,25 @@ def test_kernel_refuses_a_bad_arch_without_importing_a_kernel_or_torch():
                                    "(choose from 'gfx942', 'gfx950')")
 
 
+def test_kernel_emit_into_a_missing_folder_is_refused_before_any_work(tmp_path):
+    """``linlayout kernel gemm --emit DIR`` with no folder DIR: exit 2 with one line, DIR not created
+    (it was, silently), and neither torch nor any kernel module imported: as ``convert -o`` in a
+    missing folder, an output no command creates a folder for (docs/cli.md)."""
+    missing = tmp_path / "no" / "out"
+    script = (f"import sys; from linlayout.cli import main; code = main(['kernel', 'gemm', '--emit', {str(missing)!r}]); "
+              "print(code, sorted(m for m in sys.modules if m == 'torch' or m.startswith('linlayout.kernels.')))")
+    done = run_python("-c", script)
+    assert done.stdout.split("\n")[0] == "2 ['linlayout.kernels.options']", done.stdout + done.stderr
+    assert done.stderr.strip() == (f"linlayout: error: kernel gemm: argument --emit: cannot write into "
+                                   f"'{missing}': no such folder")
+    assert not (tmp_path / "no").exists()
+
+
+def test_show_picture_to_an_empty_path_is_refused(capsys):
+    """``--png ''`` drew nothing and said nothing; an empty output path is bad input, as for convert -o."""
+    assert run(capsys, "show", "8:1", "--png", "") == (2, "", "linlayout: error: cannot write picture '': an empty path\n")
+
+
 def test_show_picture_without_plotting_support(capsys, monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import fails
     code, out, err = run(capsys, "show", "8:1", "--png", str(tmp_path / "x.png"))

@@ -97,6 +97,22 @@ def test_cli_bad_kernel_option_names_the_option(capsys, name, argv, message):
     assert (status, captured.out, captured.err) == (2, "", f"linlayout kernel {name}: error: {message}\n")
 
 
+def test_emit_dir_must_be_an_existing_writable_folder(capsys, tmp_path, monkeypatch):
+    """--emit DIR is refused before the kernel is built unless DIR is an existing folder (a missing
+    one was created); the check is the one every output of the command line has (docs/cli.md)."""
+    from linlayout.kernels import gemm
+
+    monkeypatch.setattr(gemm, "build", None)  # never reached
+    (tmp_path / "file").write_text("")
+    for path, reason in ((tmp_path / "no" / "out", "no such folder"), (tmp_path / "file", "it is not a folder"),
+                         ("", "an empty path")):
+        status = common.main("gemm", "", gemm.add_arguments, gemm.build, gemm.make_case, ["--emit", str(path)])
+        captured = capsys.readouterr()
+        assert (status, captured.out, captured.err) == (
+            2, "", f"linlayout kernel gemm: error: argument --emit: cannot write into '{path}': {reason}\n")
+    assert not (tmp_path / "no").exists()
+
+
 def test_dtype_spellings_are_one_vocabulary(capsys):
     from linlayout.kernels import gemm
 

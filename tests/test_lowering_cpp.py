@@ -411,19 +411,20 @@ def test_hip_wave32_lane_instructions_equal_the_mlir_paths(arch, tmp_path, monke
 
 
 @hip_clang
-@pytest.mark.parametrize("index", [473, 173])
-def test_hip_gfx1250_transpose_loads(index):
+@pytest.mark.parametrize("key", [0, 1])
+def test_hip_gfx1250_transpose_loads(key):
     """gfx1250's corpus plans that read a WMMA operand with ``ds_load_tr16_b128`` (bf16) or
     ``ds_load_tr8_b64`` (fp8) compile as HIP, their region holding exactly the plan's instructions,
     the transpose loads among them."""
-    from test_transpose_loads import WMMA_CASES, _corpus_plan
+    from test_transpose_loads import COMPILED_CASES, TRANSPOSED_CASES, _corpus_case, _corpus_plan
 
-    plan = _corpus_plan(index)
+    case = COMPILED_CASES[key]
+    plan = _corpus_plan(_corpus_case(*case))
     isa, got = _hip_region(plan)
     want = {k: v for k, v in expected_isa_counts(plan).items() if k != FUSED_KEY}
     assert want["lds_read_tr"] == plan.counts()["lds_read_tr"] > 0
     assert {k: got[k] for k in want} == want, plan.pseudo_asm()
-    assert isa.count(f"\t{WMMA_CASES[index][2]} ") == want["lds_read_tr"]
+    assert isa.count(f"\t{TRANSPOSED_CASES[case][0]} ") == want["lds_read_tr"]
 
 
 @hip_clang

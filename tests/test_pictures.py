@@ -148,6 +148,8 @@ def test_errors(tmp_path, monkeypatch):
             render(MFMA_C, tmp_path / "d.png")
         with pytest.raises(LayoutError, match="no folder"):
             bank_heatmap(np.zeros((4, 32), dtype=int), tmp_path / "no" / "h.svg", title="x")
+        with pytest.raises(LayoutError, match="^cannot write picture '': an empty path$"):
+            render(MFMA_C, "")
     with pytest.raises(LayoutError, match="color_by"):
         cell_grid(MFMA_C, color_by="bank")
     real_import = builtins.__import__

@@ -30,7 +30,6 @@ A results file that is missing, not a runner result, or empty is one line and ex
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import math
@@ -46,6 +45,7 @@ sys.path.insert(0, str(REPO))
 
 import run_plans  # noqa: E402
 
+from benchmarks.script_args import ScriptParser  # noqa: E402
 from linlayout import LayoutError, caches  # noqa: E402
 from linlayout.hw import targets  # noqa: E402
 from linlayout.synth import lds_path  # noqa: E402
@@ -157,7 +157,7 @@ def report_ctas(results: list[Path], out: Path) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = ScriptParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="command", required=True)
     b = sub.add_parser("build")
     b.add_argument("--out", type=Path, required=True)

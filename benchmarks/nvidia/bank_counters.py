@@ -20,7 +20,6 @@ address from a 1024-byte aligned buffer).
 
 from __future__ import annotations
 
-import argparse
 import csv
 import io
 import json
@@ -32,7 +31,10 @@ from pathlib import Path
 
 import numpy as np
 
-from linlayout.synth.banks import analyze
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root: benchmarks.script_args
+
+from benchmarks.script_args import ScriptParser  # noqa: E402
+from linlayout.synth.banks import analyze  # noqa: E402
 
 METRICS = {
     ("read", "wavefronts"): "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
@@ -323,7 +325,7 @@ def markdown(rows: list[dict], header: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = ScriptParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, required=True, help="folder for the CUDA source, binary, CSV and tables")
     ap.add_argument("--build-only", action="store_true", help="write and compile the kernels, do not profile")
     ap.add_argument("--csv", type=Path, help="compare this saved ncu CSV instead of profiling")

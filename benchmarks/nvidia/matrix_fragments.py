@@ -17,7 +17,6 @@ For each of ldmatrix and stmatrix .x1/.x2/.x4, plain and .trans (stmatrix needs 
 
 from __future__ import annotations
 
-import argparse
 import json
 import subprocess
 import sys
@@ -25,7 +24,10 @@ from pathlib import Path
 
 import numpy as np
 
-from linlayout.hw.mma_nvidia import matrix_fragment_layout
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root: benchmarks.script_args
+
+from benchmarks.script_args import ScriptParser  # noqa: E402
+from linlayout.hw.mma_nvidia import matrix_fragment_layout  # noqa: E402
 
 OPS = [(verb, n, trans) for verb in ("ld", "st") for n in (1, 2, 4) for trans in (False, True)]
 
@@ -108,7 +110,7 @@ def check(text: str) -> list[dict]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = ScriptParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--build-only", action="store_true")
     ap.add_argument("--result", type=Path, help="check this saved output of the binary instead of running it")

@@ -13,7 +13,6 @@ throughput is warp-instructions of the kind named per SM cycle (one CTA of 1..32
 
 from __future__ import annotations
 
-import argparse
 import collections
 import json
 import re
@@ -22,6 +21,10 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root: benchmarks.script_args
+
+from benchmarks.script_args import ScriptParser  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 SOURCE = HERE / "mio_micro.cu"
@@ -72,7 +75,7 @@ def table(doc: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = ScriptParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, required=True, help="folder for mio_micro.json and mio_micro.md")
     ap.add_argument("--table", type=Path, help="write the files from this saved JSON instead of measuring")
     ap.add_argument("--nvcc", default="nvcc")

@@ -35,13 +35,16 @@ the script exits with status 3; ``--resume`` goes on with the next case in a new
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root: benchmarks.script_args
+
+from benchmarks.script_args import ScriptParser  # noqa: E402
 
 
 class Runner:
@@ -197,7 +200,7 @@ def _line(row: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = ScriptParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("folder", type=Path, help="the folder run_plans.py build wrote")
     ap.add_argument("--out", type=Path, help="results JSON (default FOLDER/results.json)")
     ap.add_argument("--iterations", type=int, default=256, help="round trips per timed launch")

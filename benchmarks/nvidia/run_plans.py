@@ -36,7 +36,6 @@ refusals, as JSON and markdown.
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import shutil
@@ -49,12 +48,14 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parents[1]))  # the repository root: benchmarks.script_args
 
 from gluon_roundtrip import compile_roundtrip  # noqa: E402
 from pair_case import PairCase  # noqa: E402
 from plan_tiles import element_dtype, slot_tiles, tensor_tiles  # noqa: E402
 from roundtrip_cuda import roundtrip_kernel  # noqa: E402
 
+from benchmarks.script_args import ScriptParser  # noqa: E402
 from linlayout import LayoutError, LinearLayout  # noqa: E402
 
 ARCH = "sm_90"
@@ -422,7 +423,7 @@ def markdown(summary: dict, command: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = ScriptParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="command", required=True)
     b = sub.add_parser("build", help="plan, emit and compile (no GPU)")
     b.add_argument("--out", type=Path, required=True)

@@ -264,7 +264,7 @@ def _run_synthesis(args) -> dict:
 
 def _heatmaps(args, table, op) -> list[str]:
     """Draw the heat map ``table()`` (phases x banks) to ``--png`` and ``--svg``; the paths drawn."""
-    paths = [p for p in (args.png, args.svg) if p]
+    paths = [p for p in (args.png, args.svg) if p is not None]
     if paths:
         load = table()
         for path in paths:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 from pathlib import Path
 
 from linlayout.lowering.conversion import EMIT_FORMATS, write_conversion
@@ -19,7 +18,7 @@ from linlayout.synth.context import ELEMENT_BITS
 from linlayout.synth.convert import plan_conversion
 from linlayout.synth.cost import OBJECTIVES, cost_model
 
-from ..argparsing import positive_int
+from ..argparsing import check_output, positive_int
 from ..dtypes import dtype_bits
 from ..errors import LayoutError
 from ..spec import parse_layout
@@ -66,7 +65,7 @@ def run(args: argparse.Namespace) -> dict:
     if args.output and not args.emit:
         raise LayoutError(f"-o is the output of --emit; give --emit {'|'.join(EMIT_FORMATS)}")
     for what, path in (("the plan certificate to", args.plan), (f"the --emit {args.emit} output to", args.output)):
-        _check_output(path, what)
+        check_output(path, what)
     if args.plan and args.output and Path(args.plan).resolve() == Path(args.output).resolve():
         raise LayoutError(f"--plan and -o name one file {args.plan!r}; the --emit output would overwrite the "
                           "certificate")
@@ -105,25 +104,6 @@ def run(args: argparse.Namespace) -> dict:
     if args.emit:
         result.update(write_conversion(plan, args.emit, args.output))
     return result
-
-
-def _check_output(path: str | None, what: str) -> None:
-    """Refuse an output path in a missing folder, or that is a folder, before any work: a bad
-    argument writes nothing (docs/contract.md section 3), not a certificate and then an error."""
-    if path is None:
-        return
-    folder = Path(path).parent
-    if not path:
-        reason = "an empty path"
-    elif Path(path).is_dir():
-        reason = "it is a folder"
-    elif not folder.is_dir():
-        reason = f"no folder {str(folder)!r}"
-    elif not os.access(folder, os.W_OK) or (Path(path).exists() and not os.access(path, os.W_OK)):
-        reason = "not writable"
-    else:
-        return
-    raise LayoutError(f"cannot write {what} {path!r}: {reason}")
 
 
 def render(result: dict, args: argparse.Namespace) -> str:

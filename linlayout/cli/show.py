@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> dict:
     layout = parse_layout(args.layout)
     drawn = []
     for path in (args.png, args.svg):
-        if path:
+        if path is not None:
             draw(layout, path)
             drawn.append(path)
     rows = table_rows(layout, args.limit)
