@@ -68,11 +68,11 @@ import numpy as np
 from linlayout import LayoutError, caches, f2
 from linlayout.hw.lds import lds_model
 from linlayout.hw.targets import get_target
-from linlayout.hw.transpose_loads import transpose_load
 
 from . import banks
 from .hazards import hazard_nops
 from .steps import dwords_per_slot, slots_per_dword
+from .steps.lds import missing_transpose_load
 
 __all__ = ["CONCURRENT_INSTRUCTION_EXPONENT", "CONCURRENT_TIE_FRACTION", "COST_TIE_FRACTION", "CostModel", "OBJECTIVES", "SRC_TUPLE_DWORDS", "cost_model",
            "lds_address_valu", "lower_bound", "matrix_access_cost", "mix_cost", "near_best", "rank_value", "register_merges", "round_trip_cost",
@@ -358,16 +358,16 @@ def _rdna_lds_cycles(target) -> dict[int, float]:
 
 # ====================================================================== plans
 def _lds_op_name(arch: str, store: bool, width_bytes: int, transpose: int = 0) -> str:
-    """The LDS instruction of ``arch`` moving ``width_bytes`` per lane (``Target.lds_op_name``), or the
-    transpose load of ``transpose``-bit elements of its wave size (linlayout.hw.transpose_loads; the
-    bank model rejects one ``arch`` lacks)."""
+    """The LDS instruction of ``arch`` moving ``width_bytes`` per lane (``Target.lds_op_name``), or its
+    transpose load of ``transpose``-bit elements (``Target.transpose_load``).  ``LayoutError`` where it
+    has no such load: a plan read from a certificate, or built of public steps, for a target that lacks
+    it reaches here when priced (``plan_cost``)."""
     target = get_target(arch)
     if transpose:
-        load = transpose_load(target.wave_size, transpose, width_bytes)
-        if load is None:
-            raise RuntimeError(f"no transpose load moves {width_bytes} bytes of {transpose}-bit elements per lane "
-                               f"in a wave of {target.wave_size}")
-        return load.name
+        missing = missing_transpose_load(arch, transpose, width_bytes, target.wave_size)
+        if missing:
+            raise LayoutError(missing)
+        return target.transpose_load(transpose, width_bytes).name
     return target.lds_op_name(store, width_bytes)
 
 

@@ -12,7 +12,8 @@ from linlayout.hw.transpose_loads import TransposeLoad, transpose_load, transpos
 
 from .base import PlanVerificationError, Step, ints, lane_table, register, table, vregs
 
-__all__ = ["ACCESS_BYTES", "LdsLoad", "LdsStore", "OFFSET_LIMIT", "PAIR_OFFSET_MAX", "transpose_element_addresses"]
+__all__ = ["ACCESS_BYTES", "LdsLoad", "LdsStore", "OFFSET_LIMIT", "PAIR_OFFSET_MAX", "missing_transpose_load",
+           "transpose_element_addresses"]
 
 # ISA offset fields: ds_read/ds_write carry a 16-bit unsigned byte offset; ds_read2/ds_write2 two
 # 8-bit ones (offset0, offset1) in units of the access width (times 64 for the st64 forms).
@@ -34,6 +35,20 @@ def transpose_element_addresses(addr, load: TransposeLoad) -> list[np.ndarray]:
     lane, offset = _transpose_sources(load)
     elem = a.reshape(-1, load.wave_size)[:, lane] + offset  # [rows, E, lanes]
     return [elem[:, j].reshape(a.shape) for j in range(len(lane))]
+
+
+def missing_transpose_load(arch: str, element_bits: int, width_bytes: int, lanes: int) -> str:
+    """Why ``arch`` has no transpose load of ``element_bits``-bit elements moving ``width_bytes`` per
+    lane with addresses of ``lanes`` lanes ("" when it has one: ``Target.transpose_load``, a wave of
+    ``lanes``): one line naming the targets that have the load wanted, if any does
+    (linlayout.hw.transpose_loads)."""
+    target = get_target(arch)
+    if target.transpose_load(element_bits, width_bytes) is not None and lanes == target.wave_size:
+        return ""
+    wanted = transpose_load(lanes, element_bits, width_bytes)
+    where = "" if wanted is None else "; " + wanted.name + " is " + ", ".join(
+        name for name in target_names() if get_target(name).transpose_load(element_bits, width_bytes) == wanted) + "'s"
+    return f"{arch} has no transpose load of {element_bits}-bit elements moving {width_bytes} bytes per lane{where}"
 
 
 @caches.memoize("synth.steps.transpose_sources", table=True)
@@ -353,15 +368,10 @@ class LdsLoad(_LdsAccess):
 
     def transpose_error(self, arch: str, element_bytes: int) -> str:
         """Why this transpose load of ``element_bytes``-byte elements cannot run on ``arch`` ("" when it can)."""
-        target = get_target(arch)
-        load = target.transpose_load(self.transpose, self.width_bytes)
-        if load is None or np.shape(self.addr)[-1] != target.wave_size:
-            wanted = self.transpose_load
-            where = "" if wanted is None else "; " + wanted.name + " is " + ", ".join(
-                name for name in target_names() if get_target(name).transpose_load(self.transpose,
-                                                                                   self.width_bytes) == wanted) + "'s"
-            return (f"{arch} has no transpose load of {self.transpose}-bit elements moving {self.width_bytes} bytes "
-                    f"per lane{where}")
+        missing = missing_transpose_load(arch, self.transpose, self.width_bytes, np.shape(self.addr)[-1])
+        if missing:
+            return missing
+        load = get_target(arch).transpose_load(self.transpose, self.width_bytes)
         if self.transpose not in (8, 16) or element_bytes != self.transpose // 8 or self.pair is not None:
             return (f"a {load.name} moves {self.transpose}-bit elements, here {element_bytes * 8}-bit ones"
                     + (" (and a second address)" if self.pair is not None else ""))
