@@ -262,21 +262,21 @@ def test_steps_are_frozen():
 
 
 def _paired_plans() -> dict[str, Plan]:
-    """Real plans with two-address LDS accesses: gfx942 fp32 mfma16T -> mfma16 (4 warps) loads with
-    ``ds_read2st64_b32``; the baseline's gfx942 fp32 mfma32 -> blocked stores with ``ds_write2_b32``."""
+    """Real plans with two-address LDS accesses, of the baseline's gfx942 cases: fp32 mfma16T -> mfma16
+    (4 warps) loads with ``ds_read2st64_b32``, fp32 mfma32 -> blocked stores with ``ds_write2_b32``,
+    fp16 mfma16 -> mfma32 loads with ``ds_read2_b64``, fp16 mfma32 -> mfma16 stores with ``ds_write2_b64``."""
     from linlayout.synth.convert import plan_conversion
 
     from repo_data import baseline_cases
 
-    src = LinearLayout({"register": [[0, 1], [0, 2], [0, 16], [0, 32], [64, 0]],
-                        "lane": [[1, 0], [2, 0], [4, 0], [8, 0], [0, 4], [0, 8]], "warp": [[16, 0], [32, 0]]},
-                       [("dim0", 128), ("dim1", 64)])
-    dst = LinearLayout({"register": [[1, 0], [2, 0], [0, 16], [0, 32], [64, 0]],
-                        "lane": [[0, 1], [0, 2], [0, 4], [0, 8], [4, 0], [8, 0]], "warp": [[16, 0], [32, 0]]},
-                       [("dim0", 128), ("dim1", 64)])
-    c = next(c for c in baseline_cases() if (c["name"], c["arch"], c["dtype"]) == ("mfma32->blocked", "gfx942", "fp32"))
-    return {"read2": plan_conversion(src, dst, "gfx942", 32),
-            "write2": plan_conversion(LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"]), "gfx942", 32)}
+    cases = {"read2": ("mfma16T->mfma16", "fp32"), "write2": ("mfma32->blocked", "fp32"),
+             "read2_b64": ("mfma16->mfma32", "fp16"), "write2_b64": ("mfma32->mfma16", "fp16")}
+    out = {}
+    for key, (name, dtype) in cases.items():
+        c = next(c for c in baseline_cases() if (c["name"], c["arch"], c["dtype"]) == (name, "gfx942", dtype))
+        out[key] = plan_conversion(LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"]), "gfx942",
+                                   32 if dtype == "fp32" else 16)
+    return out
 
 
 def test_the_two_address_certificates_of_real_plans_round_trip():
@@ -287,7 +287,8 @@ def test_the_two_address_certificates_of_real_plans_round_trip():
     for name, plan in _paired_plans().items():
         cert = json.loads(plan.dumps())
         fused = {s["fused"] for s in cert["steps"] if "fused" in s}
-        assert fused == {"read2": {"ds_read2st64_b32"}, "write2": {"ds_write2_b32"}}[name]
+        assert fused == {"read2": {"ds_read2st64_b32"}, "write2": {"ds_write2_b32"}, "read2_b64": {"ds_read2_b64"},
+                         "write2_b64": {"ds_write2_b64"}}[name]
         back = Plan.from_certificate(cert)
         assert len(back.steps) == len(plan.steps) and all(_same(a, b) for a, b in zip(back.steps, plan.steps))
         assert back.to_certificate() == plan.to_certificate() and verify(back).ok
