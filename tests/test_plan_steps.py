@@ -367,3 +367,11 @@ def test_a_two_address_access_on_nvidia_is_refused():
     with pytest.raises(LayoutError, match=r"plan step 18 \(lds_load\) has 'fused': 'ds_read2_b128' but sm_90 has no "
                                           r"two-address LDS access"):
         Plan.from_certificate(cert)
+
+
+def test_an_item_after_an_lds_access_that_is_no_object_is_one_layout_error():
+    """The look for a fused second access read the next item as a dict (an AttributeError for a number)."""
+    cert = json.loads(_paired_plans()["read2"].dumps())
+    cert["steps"][9] = 5
+    with pytest.raises(LayoutError, match=r"^plan step 9 is not an object with an 'op'$"):
+        Plan.from_certificate(cert)

@@ -159,7 +159,7 @@ class _LdsAccess(Step):
         instruction (``pair_name`` of ``width_bytes`` and its ``st64``) and moves ``width_bytes``
         too, else ``LayoutError``."""
         nxt = items[i + 1] if i + 1 < len(items) else {}
-        if nxt.get("op") != cls.cert_op or "fused" not in nxt:
+        if not isinstance(nxt, dict) or nxt.get("op") != cls.cert_op or "fused" not in nxt:
             return {}, i + 1
         nisa = nxt.get("isa", {})
         st64 = bool(nisa.get("st64", False))
