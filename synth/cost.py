@@ -68,11 +68,11 @@ import numpy as np
 from linlayout import LayoutError, caches, f2
 from linlayout.hw.lds import lds_model
 from linlayout.hw.targets import get_target
-from linlayout.hw.transpose_loads import transpose_load
 
 from . import banks
 from .hazards import hazard_nops
 from .steps import dwords_per_slot, slots_per_dword
+from .steps.lds import missing_transpose_load
 
 __all__ = ["CONCURRENT_INSTRUCTION_EXPONENT", "CONCURRENT_TIE_FRACTION", "COST_TIE_FRACTION", "CostModel", "OBJECTIVES", "SRC_TUPLE_DWORDS", "cost_model",
            "lds_address_valu", "lower_bound", "matrix_access_cost", "mix_cost", "near_best", "rank_value", "register_merges", "round_trip_cost",
@@ -302,6 +302,13 @@ class CostModel:
             return self.warp_barrier_cycles
         raise KeyError(kind)
 
+    def lds_pipe_share(self, kind: str) -> float:
+        """Cycles the LDS (MIO) pipe is busy with one register instruction of ``kind`` (a COUNT_KINDS
+        name): a crossbar move's (``CROSSBAR_KINDS``) price beyond its issue slot
+        (``instruction(kind) - ds_issue``), 0 for any other; the rest of its price is the wave's issue
+        (the ``simd`` part, ``plan_cost``)."""
+        return self.instruction(kind) - self.ds_issue if kind in CROSSBAR_KINDS else 0.0
+
     def lane_family_cost(self) -> dict[str, float]:
         """Costs used to rank single lane-moving instructions (linlayout.synth.lane_ops)."""
         return {"dpp": self.instruction("dpp"), "ds_swizzle": self.instruction("ds_swizzle") + 0.5,
@@ -351,16 +358,16 @@ def _rdna_lds_cycles(target) -> dict[int, float]:
 
 # ====================================================================== plans
 def _lds_op_name(arch: str, store: bool, width_bytes: int, transpose: int = 0) -> str:
-    """The LDS instruction of ``arch`` moving ``width_bytes`` per lane (``Target.lds_op_name``), or the
-    transpose load of ``transpose``-bit elements of its wave size (linlayout.hw.transpose_loads; the
-    bank model rejects one ``arch`` lacks)."""
+    """The LDS instruction of ``arch`` moving ``width_bytes`` per lane (``Target.lds_op_name``), or its
+    transpose load of ``transpose``-bit elements (``Target.transpose_load``).  ``LayoutError`` where it
+    has no such load: a plan read from a certificate, or built of public steps, for a target that lacks
+    it reaches here when priced (``plan_cost``)."""
     target = get_target(arch)
     if transpose:
-        load = transpose_load(target.wave_size, transpose, width_bytes)
-        if load is None:
-            raise RuntimeError(f"no transpose load moves {width_bytes} bytes of {transpose}-bit elements per lane "
-                               f"in a wave of {target.wave_size}")
-        return load.name
+        missing = missing_transpose_load(arch, transpose, width_bytes, target.wave_size)
+        if missing:
+            raise LayoutError(missing)
+        return target.transpose_load(transpose, width_bytes).name
     return target.lds_op_name(store, width_bytes)
 
 
@@ -652,11 +659,25 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
     return {PTX_SETUP_NAMES[k] if ptx else k: v for k, v in out.items() if v}
 
 
-#: Every instruction kind that moves values between lanes (lower_bound: the cheapest prices each
-#: cross-lane dword; a kind a target lacks only lowers the bound).
+#: Every instruction kind that moves values between lanes; each delivers at most one dword to a lane
+#: (lower_bound prices a cross-lane dword by the kinds of its target: ``cross_lane_kinds``).
 CROSS_LANE_KINDS = ("dpp", "permlane16", "permlane16_swap", "permlane32_swap", "ds_bpermute", "ds_swizzle", "shfl",
-                    "readlane")
+                    "readlane", "movmatrix")
 CROSSBAR_KINDS = ("ds_bpermute", "ds_swizzle", "shfl", "movmatrix")  # register steps that use the LDS (MIO) pipe
+
+
+def cross_lane_kinds(target) -> tuple[str, ...]:
+    """The ``CROSS_LANE_KINDS`` a target (linlayout.hw.targets.Target) has, read from its descriptor:
+    ``dpp`` with any DPP control, ``permlane16`` with v_permlanex16 (RDNA), both permlane swaps with
+    ``has_permlane_swap``, ``ds_bpermute`` and ``ds_swizzle`` where it has them, ``readlane`` on AMD
+    (v_readlane_b32: every AMD target, the ones with the AMD lane fields), ``shfl`` and ``movmatrix``
+    where its ``lane_ops`` name them (NVIDIA)."""
+    has = {"dpp": bool(target.dpp_controls), "permlane16": target.has_permlanex16,
+           "permlane16_swap": target.has_permlane_swap, "permlane32_swap": target.has_permlane_swap,
+           "ds_bpermute": target.has_ds_bpermute, "ds_swizzle": bool(target.ds_swizzle_modes),
+           "readlane": target.family in ("cdna", "rdna"), "shfl": "shfl.sync.idx" in target.lane_ops,
+           "movmatrix": "movmatrix" in target.lane_ops}
+    return tuple(kind for kind in CROSS_LANE_KINDS if has[kind])
 
 
 class _Pricer:
@@ -680,10 +701,9 @@ class _Pricer:
             one = self._cycles.get(kind)
             if one is None:
                 one = self._cycles[kind] = self.cm.instruction(kind)
-            cycles = n * mult * one
-            self.issue_cycles += cycles
+            self.issue_cycles += n * mult * one
             if kind in CROSSBAR_KINDS:
-                self.lds_pipe_cycles += cycles - n * mult * self.cm.ds_issue
+                self.lds_pipe_cycles += n * mult * self.cm.lds_pipe_share(kind)
 
     def lds_access(self, store: bool, width_bytes: int, addr, paired: bool, transpose: int) -> None:
         cycles = self.access_cycles.get((store, width_bytes, paired, transpose))
@@ -899,8 +919,9 @@ def lower_bound(ctx) -> dict:
 
     ``cross_lane_dwords``: the most 32-bit values one lane must receive from other
     lanes (``32 / bits`` elements per dword); every cross-lane instruction (DPP,
-    swizzle, bpermute, a permlane, readlane, shfl) delivers at most one dword to each lane,
-    at no less than the cheapest of their prices (``CROSS_LANE_KINDS``).
+    swizzle, bpermute, a permlane, readlane, shfl, movmatrix) delivers at most one dword to each
+    lane, so a plan without LDS issues at least that many of the target's own
+    (``cross_lane_kinds``: a kind it lacks is in no plan of it).
     ``min_register_merges``: two-input instructions any plan without LDS needs
     (``register_merges``).
     ``cross_warp``: some lane needs an element no lane of its warp holds (only LDS
@@ -908,7 +929,16 @@ def lower_bound(ctx) -> dict:
     ``min_lds_stores``: the distinct elements that must travel, spread over every
     lane of every wave, 16 bytes per store.  ``cost``: a lower bound of every plan's value under
     the model's objective.  Under ``concurrent`` and ``latency`` the cheapest of the bounds
-    ``register_cost`` (the larger of the cross-lane and the merge bound) and ``lds_cost``
+    ``register_cost`` and ``lds_cost``.  ``register_cost``, of every plan without LDS:
+    ``CostModel.path_floor(issue, pipe, latency)`` with ``n = cross_lane_dwords`` moves of the
+    target's kinds ``K`` and ``m = min_register_merges`` merges (a move may be a merge: a DPP move
+    into an old value), each kind ``k`` issuing ``i_k = instruction(k) - p_k`` cycles and busying
+    the LDS pipe ``p_k`` (``CostModel.lds_pipe_share``): ``issue = max(n min_K i_k, m * merge)``
+    (``merge``: the cheapest two-input instruction per VGPR written, a v_cndmask or half a
+    permlane swap), ``pipe = n min_K p_k`` and ``latency = CostModel.latency(1)`` when every kind
+    of ``K`` is a crossbar move (NVIDIA's shfl.sync and movmatrix: a DS level each) and ``n > 0``,
+    else 0; each is a floor of the plan's part (``simd``, ``lds_pipe``, ``latency``) and
+    ``path_floor`` does not decrease when a part grows.  ``lds_cost``
     (``CostModel.path_floor`` of the accesses' issue with the barrier, their data cycles and two
     latency levels: their sum, or where the pipes overlap (NVIDIA) the larger of the first two plus
     the latency); under ``throughput`` that bound of the latency path (``register_cost`` and
@@ -957,7 +987,10 @@ def lower_bound(ctx) -> dict:
     worst_lane = per_lane_w if cross_warp else per_lane
     lds_loads = -(-worst_lane // elems_b128)
     lds_stores = -(-n_moving // (W * L * elems_b128))
-    move = min(cm.instruction(kind) for kind in CROSS_LANE_KINDS)
+    kinds = cross_lane_kinds(ctx.target)
+    move_pipe = min(cm.lds_pipe_share(kind) for kind in kinds)
+    move_issue = min(cm.instruction(kind) - cm.lds_pipe_share(kind) for kind in kinds)
+    move_levels = 1 if cross_lane and all(kind in CROSSBAR_KINDS for kind in kinds) else 0
     merge = min(cm.valu_issue, cm.instruction("permlane16_swap") / 2 if has_permlane else 1e9)
     merges = 0 if (cross_warp or not per_lane) else register_merges(prob, element_bits)
     per_instr = min(cm.lds_cycles.values()) * cm.lds_port_sharing
@@ -971,11 +1004,8 @@ def lower_bound(ctx) -> dict:
     barrier = cm.instruction("s_barrier") if cross_warp else 0.0
     lds_bound = cm.path_floor((lds_loads + lds_stores) * cm.ds_issue + barrier,
                               lds_pipe(lds_loads, load_bytes) + lds_pipe(lds_stores, store_bytes), cm.latency(2))
-    # the register bound counts issued instructions (cross-lane moves, merges): under ``concurrent``
-    # the other waves' issue adds to it (``path_floor``); where the pipes overlap a crossbar move's
-    # issue slot is less than its price, so the bound stays the path's
-    reg_issue = max(cross_lane * move, merges * merge)
-    reg_bound = reg_issue if cm.pipe_overlap else cm.path_floor(reg_issue, 0.0, 0.0)
+    reg_bound = cm.path_floor(max(cross_lane * move_issue, merges * merge), cross_lane * move_pipe,
+                              cm.latency(move_levels))
     lds_instructions = max(lds_loads, 1) + max(lds_stores, 1) + (1 if cross_warp else 0) + 2 + LDS_ADDR_BASE_VALU
     if cross_warp:
         cost, count = lds_bound, lds_instructions

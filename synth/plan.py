@@ -168,13 +168,16 @@ class Plan:
         count (2**warp bits; 1 without a warp dim), a ``wave_size`` other than the target's, an element
         size plans do not move, a slot number outside ``[0, CERT_SLOT_LIMIT)``, a per-lane table of
         another shape than ``[wave_size]`` or ``[num_warps][wave_size]``, ``lds_bytes`` beyond the
-        target's LDS."""
+        target's LDS, a ``fused`` item that is not the later part of the instruction the items before it
+        start, named by that instruction (``step_from_json``), or a two-address LDS access on a target
+        without one."""
         if not isinstance(obj, dict) or obj.get("format") != CERT_FORMAT:
             raise LayoutError(f"not a plan certificate (format must be {CERT_FORMAT!r})")
         try:
             items = obj["steps"]
-            steps, i = [], 0
+            steps, starts, i = [], [], 0
             while i < len(items):
+                starts.append(i)
                 s, i = step_from_json(items, i)
                 steps.append(s)
             src, dst, num_warps = LinearLayout.from_json(obj["src"]), LinearLayout.from_json(obj["dst"]), \
@@ -201,6 +204,11 @@ class Plan:
                 raise LayoutError(f"plan certificate has wave_size {wave_size}; {target.name} runs waves of "
                                   f"{target.wave_size} lanes")
             _check_lane_tables(steps, wave_size, num_warps)
+            paired = next((k for k, st in zip(starts, steps) if isinstance(st, (LdsStore, LdsLoad))
+                           and st.pair is not None), None)
+            if paired is not None and not target.has_lds_pair:
+                raise LayoutError(f"plan step {paired + 1} ({items[paired]['op']}) has 'fused': "
+                                  f"{items[paired + 1]['fused']!r} but {target.name} has no two-address LDS access")
             target_lds_bytes = target.lds_bytes
             if not 0 <= lds_bytes <= target_lds_bytes:
                 raise LayoutError(f"plan certificate has lds_bytes {lds_bytes}; {obj['arch']} has 0 to "

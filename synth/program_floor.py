@@ -74,7 +74,7 @@ class ProgramFloor:
         m = dwords_per_slot(element_bits)
         crossbar = [kind for kind in kinds if kind in CROSSBAR_KINDS]
         issue = m * sum(n * cm.instruction(kind) for kind, n in kinds.items())
-        pipe = m * sum(kinds[kind] * (cm.instruction(kind) - cm.ds_issue) for kind in crossbar)
+        pipe = m * sum(kinds[kind] * cm.lds_pipe_share(kind) for kind in crossbar)
         depth = depth if crossbar else 0
         return cls(cm.path_floor(issue - pipe, pipe, cm.latency(depth)), m * sum(kinds.values()) + depth)
 

@@ -4,6 +4,7 @@ registry knows every registered op, and the one pairing rule of register steps."
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import fields
 
 import numpy as np
@@ -258,3 +259,119 @@ def test_steps_are_frozen():
 
     with pytest.raises(TypeError, match="frozen dataclass"):
         register(Loose)
+
+
+def _paired_plans() -> dict[str, Plan]:
+    """Real plans with two-address LDS accesses, of the baseline's gfx942 cases: fp32 mfma16T -> mfma16
+    (4 warps) loads with ``ds_read2st64_b32``, fp32 mfma32 -> blocked stores with ``ds_write2_b32``,
+    fp16 mfma16 -> mfma32 loads with ``ds_read2_b64``, fp16 mfma32 -> mfma16 stores with ``ds_write2_b64``."""
+    from linlayout.synth.convert import plan_conversion
+
+    from repo_data import baseline_cases
+
+    cases = {"read2": ("mfma16T->mfma16", "fp32"), "write2": ("mfma32->blocked", "fp32"),
+             "read2_b64": ("mfma16->mfma32", "fp16"), "write2_b64": ("mfma32->mfma16", "fp16")}
+    out = {}
+    for key, (name, dtype) in cases.items():
+        c = next(c for c in baseline_cases() if (c["name"], c["arch"], c["dtype"]) == (name, "gfx942", dtype))
+        out[key] = plan_conversion(LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"]), "gfx942",
+                                   32 if dtype == "fp32" else 16)
+    return out
+
+
+def test_the_two_address_certificates_of_real_plans_round_trip():
+    """Certificate -> plan -> certificate gives the same steps (the fused second accesses read back
+    as pairs) and the plan read back verifies."""
+    from linlayout.synth.emulator import verify
+
+    for name, plan in _paired_plans().items():
+        cert = json.loads(plan.dumps())
+        fused = {s["fused"] for s in cert["steps"] if "fused" in s}
+        assert fused == {"read2": {"ds_read2st64_b32"}, "write2": {"ds_write2_b32"}, "read2_b64": {"ds_read2_b64"},
+                         "write2_b64": {"ds_write2_b64"}}[name]
+        back = Plan.from_certificate(cert)
+        assert len(back.steps) == len(plan.steps) and all(_same(a, b) for a, b in zip(back.steps, plan.steps))
+        assert back.to_certificate() == plan.to_certificate() and verify(back).ok
+
+
+def _stray(cert: dict, k: int, **item) -> dict:
+    """``cert`` with item ``k`` of its steps updated by ``item`` (``fused=None``: the key removed)."""
+    out = json.loads(json.dumps(cert))
+    out["steps"][k].update(item)
+    if item.get("fused", "") is None:
+        del out["steps"][k]["fused"]
+    return out
+
+
+@pytest.mark.parametrize("case, message", [
+    # item 9 is the second access of the ds_read2st64_b32 at item 8; item 7 the last store
+    ("transpose name", "plan step 9 (lds_load) has 'fused': 'ds_read_b64_tr_b16'; fused to the lds_load at item 8 "
+                       "(4 bytes per lane) it is the second access of a ds_read2st64_b32, which 'fused' names"),
+    ("true", "plan step 9 (lds_load) has 'fused': True; fused to the lds_load at item 8 (4 bytes per lane) it is "
+             "the second access of a ds_read2st64_b32, which 'fused' names"),
+    ("false", "plan step 9 (lds_load) has 'fused': False; fused to the lds_load at item 8 (4 bytes per lane) it is "
+              "the second access of a ds_read2st64_b32, which 'fused' names"),
+    ("other width", "plan step 9 (lds_load): the second access of the ds_read2st64_b32 at item 8 moves 4 bytes "
+                    "per lane, got 8 (isa 'bytes')"),
+    ("after another op", "plan step 8 (lds_load) has 'fused': 'ds_read2st64_b32' but is part of no instruction "
+                         "before it (the lds_store at item 7 takes no fused lds_load after it)"),
+    ("first item", "plan step 0 (lds_store) has 'fused': 'ds_write2_b128' but is part of no instruction before "
+                   "it (it is the first item)"),
+    ("third access", "plan step 10 (lds_load) has 'fused': 'ds_read2st64_b32' but is part of no instruction "
+                     "before it (the lds_load at item 9 takes no fused lds_load after it)"),
+    ("last item", "plan step 40 (mov) has 'fused': 'ds_read2st64_b32' but is part of no instruction before it "
+                  "(the lds_load at item 39 takes no fused mov after it)"),
+])
+def test_a_stray_fused_item_is_refused_when_the_certificate_is_read(case, message):
+    """Before, any truthy ``fused`` made an lds item the second access of the one before it (a
+    transpose load's name, ``true``), and a ``fused`` anywhere else was ignored: the certificate was
+    read as another plan (a stray pair verified and emitted)."""
+    cert = json.loads(_paired_plans()["read2"].dumps())
+    assert [(s["op"], s.get("fused")) for s in cert["steps"][7:11]] == [
+        ("lds_store", None), ("lds_load", None), ("lds_load", "ds_read2st64_b32"), ("lds_load", None)]
+    assert cert["steps"][40]["op"] == "mov" and len(cert["steps"]) == 41
+    stray = {"transpose name": (9, {"fused": "ds_read_b64_tr_b16"}), "true": (9, {"fused": True}),
+             "false": (9, {"fused": False}), "other width": (9, {"isa": {"bytes": 8, "offset1": 1, "st64": True}}),
+             "after another op": (8, {"fused": "ds_read2st64_b32"}), "first item": (0, {"fused": "ds_write2_b128"}),
+             "third access": (10, {"fused": "ds_read2st64_b32"}), "last item": (40, {"fused": "ds_read2st64_b32"})}
+    k, item = stray[case]
+    with pytest.raises(LayoutError, match=f"^{re.escape(message)}$"):
+        Plan.from_certificate(_stray(cert, k, **item))
+
+
+def test_a_fused_select_after_a_move_other_than_dpp_is_refused():
+    """The select of a fused DPP move names its form; after a ``ds_bpermute`` lane item it was read as a
+    DPP control named by the part of the kind after ':' (an IndexError for ``ds_bpermute``)."""
+    lane = Lane("ds_bpermute", [2], [0], LANES ^ 33, {"addr": 4 * (LANES ^ 33), "offset": 0}).to_cert()
+    sel = Select(dst=[4], a=[2], b=[0], cond=KEEP).to_cert()[0] | {"fused": "v_mov_b32_dpp"}
+    with pytest.raises(LayoutError, match=r"plan step 1 \(select\) has 'fused': 'v_mov_b32_dpp' but the lane move at "
+                                          r"item 0 is 'ds_bpermute', not a DPP move"):
+        step_from_json(json.loads(json.dumps(lane + [sel])), 0)
+
+
+def test_a_transpose_load_element_of_another_op_is_refused():
+    """Every later item of a transpose load is an ``lds_load`` fused to it by its name; an ``lds_store``
+    carrying the name was read as one of its elements."""
+    items = json.loads(json.dumps(LdsLoad(addr=LANES * 8, width_bytes=8, dst=[4, 5, 6, 7], transpose=16).to_cert()))
+    items[2]["op"] = "lds_store"
+    with pytest.raises(LayoutError, match=r"plan step 2: element 2 of the ds_read_b64_tr_b16 at item 0 is an lds_load "
+                                          r"with 'fused': 'ds_read_b64_tr_b16', got op 'lds_store' with 'fused': "
+                                          r"'ds_read_b64_tr_b16'"):
+        step_from_json(items, 0)
+
+
+def test_a_two_address_access_on_nvidia_is_refused():
+    cert = _lds_certificate()
+    assert [s["op"] for s in cert["steps"][17:19]] == ["lds_load", "lds_load"]
+    cert["steps"][18].update(fused="ds_read2_b128", isa={"bytes": 16, "offset1": 1})
+    with pytest.raises(LayoutError, match=r"plan step 18 \(lds_load\) has 'fused': 'ds_read2_b128' but sm_90 has no "
+                                          r"two-address LDS access"):
+        Plan.from_certificate(cert)
+
+
+def test_an_item_after_an_lds_access_that_is_no_object_is_one_layout_error():
+    """The look for a fused second access read the next item as a dict (an AttributeError for a number)."""
+    cert = json.loads(_paired_plans()["read2"].dumps())
+    cert["steps"][9] = 5
+    with pytest.raises(LayoutError, match=r"^plan step 9 is not an object with an 'op'$"):
+        Plan.from_certificate(cert)

@@ -143,12 +143,15 @@ class Step:
 
     ``op`` names the step in messages; ``cert_op`` is the op of its first certificate item;
     ``fused_forms`` the ``fused`` names that single it out among the classes of one ``cert_op``
-    (``claims``).  ``lds``: an LDS access (``store`` tells which way).
+    (``claims``); ``form_on_first_item``: its first item carries that name (else only the later
+    items of a several-item instruction carry ``fused``, checked by ``from_cert``).  ``lds``: an LDS
+    access (``store`` tells which way).
     """
 
     op = ""
     cert_op = ""
     fused_forms: tuple[str, ...] = ()
+    form_on_first_item = False
     lds = False
     store = False
     barrier = False
@@ -263,7 +266,14 @@ def step_classes() -> tuple[type[Step], ...]:
 
 
 def step_from_json(items: list[dict], i: int) -> tuple[Step, int]:
-    """Parse the certificate step at ``items[i]`` (more items for a fused instruction); returns (step, next i)."""
+    """Parse the certificate step at ``items[i]`` (more items for a fused instruction); returns (step, next i).
+
+    An item carrying ``fused`` is a later item of the instruction the items before it start (the
+    second access of a ``ds_read2``/``ds_write2``, an element of a transpose load, the select of a
+    fused DPP move), named by that instruction's name; it never starts a step, unless its class
+    names its form there (``Step.form_on_first_item``: a ``v_perm_b32``/``prmt`` select).  So
+    ``LayoutError`` for a ``fused`` item here that is not such a select: it is the first item, or
+    follows an item of another op or an instruction that takes no further item."""
     d = items[i]
     if not isinstance(d, dict) or "op" not in d:
         raise LayoutError(f"plan step {i} is not an object with an 'op'")
@@ -273,6 +283,11 @@ def step_from_json(items: list[dict], i: int) -> tuple[Step, int]:
         raise LayoutError(f"plan step {i}: unknown op {op!r}")
     try:
         cls = next(c for c in classes if c.claims(items, i))
+        if "fused" in d and not cls.form_on_first_item:
+            where = "it is the first item" if i == 0 else f"the {items[i - 1]['op']} at item {i - 1} takes no " \
+                                                         f"fused {op} after it"
+            raise LayoutError(f"plan step {i} ({op}) has 'fused': {d['fused']!r} but is part of no instruction "
+                              f"before it ({where})")
         return cls.from_cert(items, i)
     except KeyError as e:
         raise LayoutError(f"plan step {i} ({op}) lacks the key {e.args[0]!r}") from None

@@ -64,6 +64,9 @@ class FusedDpp(Step):
     @classmethod
     def from_cert(cls, items: list[dict], i: int) -> tuple[Step, int]:
         d, s = items[i], items[i + 1]
+        if not str(d["kind"]).startswith("dpp:"):
+            raise LayoutError(f"plan step {i + 1} (select) has 'fused': {s['fused']!r} but the lane move at item {i} "
+                              f"is {d['kind']!r}, not a DPP move")
         return cls(form=s["fused"], dst=ints(s["dst"]), own=ints(s["b"]), src=ints(d["src"]), tmp=ints(d["dst"]),
                    ctrl_name=d["kind"].split(":", 1)[1], src_lane=lane_table(d["src_lane"], "src_lane"),
                    keep=lane_table(s["cond"], "cond"), isa=dict(d.get("isa", {}))), i + 2

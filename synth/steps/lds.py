@@ -12,7 +12,8 @@ from linlayout.hw.transpose_loads import TransposeLoad, transpose_load, transpos
 
 from .base import PlanVerificationError, Step, ints, lane_table, register, table, vregs
 
-__all__ = ["ACCESS_BYTES", "LdsLoad", "LdsStore", "OFFSET_LIMIT", "PAIR_OFFSET_MAX", "transpose_element_addresses"]
+__all__ = ["ACCESS_BYTES", "LdsLoad", "LdsStore", "OFFSET_LIMIT", "PAIR_OFFSET_MAX", "missing_transpose_load",
+           "transpose_element_addresses"]
 
 # ISA offset fields: ds_read/ds_write carry a 16-bit unsigned byte offset; ds_read2/ds_write2 two
 # 8-bit ones (offset0, offset1) in units of the access width (times 64 for the st64 forms).
@@ -34,6 +35,20 @@ def transpose_element_addresses(addr, load: TransposeLoad) -> list[np.ndarray]:
     lane, offset = _transpose_sources(load)
     elem = a.reshape(-1, load.wave_size)[:, lane] + offset  # [rows, E, lanes]
     return [elem[:, j].reshape(a.shape) for j in range(len(lane))]
+
+
+def missing_transpose_load(arch: str, element_bits: int, width_bytes: int, lanes: int) -> str:
+    """Why ``arch`` has no transpose load of ``element_bits``-bit elements moving ``width_bytes`` per
+    lane with addresses of ``lanes`` lanes ("" when it has one: ``Target.transpose_load``, a wave of
+    ``lanes``): one line naming the targets that have the load wanted, if any does
+    (linlayout.hw.transpose_loads)."""
+    target = get_target(arch)
+    if target.transpose_load(element_bits, width_bytes) is not None and lanes == target.wave_size:
+        return ""
+    wanted = transpose_load(lanes, element_bits, width_bytes)
+    where = "" if wanted is None else "; " + wanted.name + " is " + ", ".join(
+        name for name in target_names() if get_target(name).transpose_load(element_bits, width_bytes) == wanted) + "'s"
+    return f"{arch} has no transpose load of {element_bits}-bit elements moving {width_bytes} bytes per lane{where}"
 
 
 @caches.memoize("synth.steps.transpose_sources", table=True)
@@ -64,6 +79,12 @@ class _LdsAccess(Step):
     pair_offset: int = 0
     st64: bool = False
     lds = True
+    pair_mnemonic = ""  # of the two-address form: ds_write / ds_read
+
+    @classmethod
+    def pair_name(cls, width_bytes: int, st64: bool) -> str:
+        """The two-address instruction of ``width_bytes``-byte halves: ``ds_{write,read}2[st64]_bN``."""
+        return f"{cls.pair_mnemonic}2{'st64' if st64 else ''}_b{8 * width_bytes}"
 
     def lane0_address(self) -> int:
         """Byte address of lane 0 of warp 0 (the pseudo-assembly's ``lane0=``)."""
@@ -71,9 +92,6 @@ class _LdsAccess(Step):
 
     def pair_addr(self) -> np.ndarray:
         return np.asarray(self.addr) + self.pair_offset * self.offset_unit()
-
-    def _pair_name(self, base: str) -> str:
-        return f"{base}2{'st64' if self.st64 else ''}_b{8 * self.width_bytes}"
 
     def register_step(self) -> bool:
         return False
@@ -135,20 +153,31 @@ class _LdsAccess(Step):
         return width
 
     @classmethod
-    def _pair_fields(cls, items: list[dict], i: int, key: str) -> tuple[dict, int]:
-        """The pair fields read from the item after ``items[i]`` when it is fused to it, and the next index."""
+    def _pair_fields(cls, items: list[dict], i: int, key: str, width_bytes: int) -> tuple[dict, int]:
+        """The pair fields read from the item after ``items[i]`` (an access of ``width_bytes`` per
+        lane) when it is fused to it, and the next index.  That item names the two-address
+        instruction (``pair_name`` of ``width_bytes`` and its ``st64``) and moves ``width_bytes``
+        too, else ``LayoutError``."""
         nxt = items[i + 1] if i + 1 < len(items) else {}
-        if nxt.get("op") == cls.cert_op and nxt.get("fused"):
-            nisa = nxt.get("isa", {})
-            return dict(pair=ints(nxt[key]), pair_offset=int(nisa.get("offset1", 0)),
-                        st64=bool(nisa.get("st64", False))), i + 2
-        return {}, i + 1
+        if not isinstance(nxt, dict) or nxt.get("op") != cls.cert_op or "fused" not in nxt:
+            return {}, i + 1
+        nisa = nxt.get("isa", {})
+        st64 = bool(nisa.get("st64", False))
+        name = cls.pair_name(width_bytes, st64)
+        if nxt["fused"] != name:
+            raise LayoutError(f"plan step {i + 1} ({cls.cert_op}) has 'fused': {nxt['fused']!r}; fused to the "
+                              f"{cls.cert_op} at item {i} ({width_bytes} bytes per lane) it is the second access of "
+                              f"a {name}, which 'fused' names")
+        if int(nisa.get("bytes", 0)) != width_bytes:
+            raise LayoutError(f"plan step {i + 1} ({cls.cert_op}): the second access of the {name} at item {i} "
+                              f"moves {width_bytes} bytes per lane, got {nisa.get('bytes')} (isa 'bytes')")
+        return dict(pair=ints(nxt[key]), pair_offset=int(nisa.get("offset1", 0)), st64=st64), i + 2
 
-    def _pair_cert(self, key: str, base: str, raw: bool) -> list[dict]:
+    def _pair_cert(self, key: str, raw: bool) -> list[dict]:
         if self.pair is None:
             return []
         return [{"op": self.cert_op, key: ints(self.pair), "addr": table(raw, self.pair_addr()),
-                 "fused": self._pair_name(base),
+                 "fused": self.pair_name(self.width_bytes, self.st64),
                  "isa": {"bytes": self.width_bytes, "offset1": self.pair_offset, "st64": self.st64}}]
 
     def note_setup(self, setup) -> None:
@@ -172,6 +201,7 @@ class LdsStore(_LdsAccess):
     d16_hi: bool = False
     op = "lds_store"
     cert_op = "lds_store"
+    pair_mnemonic = "ds_write"
     store = True
 
     @property
@@ -180,15 +210,16 @@ class LdsStore(_LdsAccess):
 
     def to_cert(self, raw: bool = False) -> list[dict]:
         return [{"op": "lds_store", "src": ints(self.src), "addr": table(raw, self.addr),
-                 "isa": {"bytes": self.width_bytes, "d16_hi": self.d16_hi}}] + self._pair_cert("src", "ds_write", raw)
+                 "isa": {"bytes": self.width_bytes, "d16_hi": self.d16_hi}}] + self._pair_cert("src", raw)
 
     @classmethod
     def from_cert(cls, items: list[dict], i: int) -> tuple[Step, int]:
         d = items[i]
         isa = d.get("isa", {})
-        pair, nxt = cls._pair_fields(items, i, "src")
+        width_bytes = cls._access_bytes(isa, i)
+        pair, nxt = cls._pair_fields(items, i, "src", width_bytes)
         return cls(src=ints(d["src"]), d16_hi=bool(isa.get("d16_hi", False)), addr=lane_table(d["addr"], "addr"),
-                   width_bytes=cls._access_bytes(isa, i), **pair), nxt
+                   width_bytes=width_bytes, **pair), nxt
 
     def counts(self) -> dict[str, int]:
         return {"lds_write": 1}
@@ -201,7 +232,7 @@ class LdsStore(_LdsAccess):
             return f"{target.lds_op_name(True, self.width_bytes)} [a(lane0={base})], {vregs(self.src, p)}" + (
                 ".hi" if self.d16_hi else "")
         if self.pair is not None:
-            return (f"{self._pair_name('ds_write')} v_addr(lane0={base}), {vregs(self.src, p)}, "
+            return (f"{self.pair_name(self.width_bytes, self.st64)} v_addr(lane0={base}), {vregs(self.src, p)}, "
                     f"{vregs(self.pair, p)} offset1:{self.pair_offset}")
         suffix = "_d16_hi" if self.d16_hi else ""
         return f"{target.lds_op_name(True, self.width_bytes)}{suffix} v_addr(lane0={base}), {vregs(self.src, p)}"
@@ -247,6 +278,7 @@ class LdsLoad(_LdsAccess):
     transpose: int = 0
     op = "lds_load"
     cert_op = "lds_load"
+    pair_mnemonic = "ds_read"
 
     @property
     def slots(self) -> list[int]:
@@ -281,7 +313,7 @@ class LdsLoad(_LdsAccess):
                 out.append(item)
             return out
         return [{"op": "lds_load", "dst": ints(self.dst), "addr": table(raw, self.addr),
-                 "isa": {"bytes": self.width_bytes}}] + self._pair_cert("dst", "ds_read", raw)
+                 "isa": {"bytes": self.width_bytes}}] + self._pair_cert("dst", raw)
 
     @classmethod
     def from_cert(cls, items: list[dict], i: int) -> tuple[Step, int]:
@@ -297,17 +329,23 @@ class LdsLoad(_LdsAccess):
                 raise LayoutError(f"plan step {i}: plans use the transpose loads of 8- and 16-bit elements, not {name}")
             n = load.elements
             group = items[i:i + n]
-            if len(group) < n or any(g.get("fused") != name for g in group[1:]):
-                raise LayoutError(f"plan step {i}: {name} needs {n} lds_load items, the later ones fused to it")
+            if len(group) < n:
+                raise LayoutError(f"plan step {i}: {name} needs {n} lds_load items, the later ones fused to it; "
+                                  f"the certificate ends after {len(group)}")
+            for j, g in enumerate(group[1:], i + 1):
+                if not isinstance(g, dict) or g.get("op") != "lds_load" or g.get("fused") != name:
+                    got = (g.get("op"), g.get("fused")) if isinstance(g, dict) else (None, None)
+                    raise LayoutError(f"plan step {j}: element {j - i} of the {name} at item {i} is an lds_load "
+                                      f"with 'fused': {name!r}, got op {got[0]!r} with 'fused': {got[1]!r}")
             lane_addr = lane_table(isa["lane_addr"], "lane_addr")
             if np.shape(lane_addr)[-1] != load.wave_size:  # (the step names its load by lanes, bits and width)
                 raise LayoutError(f"plan step {i}: {name} is a load of {load.wave_size}-lane waves; its lane_addr has "
                                   f"{np.shape(lane_addr)[-1]} lanes")
             return cls(dst=[s for g in group for s in ints(g["dst"])], addr=lane_addr,
                        width_bytes=load.bytes_per_lane, transpose=load.element_bits), i + n
-        pair, nxt = cls._pair_fields(items, i, "dst")
-        return cls(dst=ints(d["dst"]), addr=lane_table(d["addr"], "addr"), width_bytes=cls._access_bytes(isa, i),
-                   **pair), nxt
+        width_bytes = cls._access_bytes(isa, i)
+        pair, nxt = cls._pair_fields(items, i, "dst", width_bytes)
+        return cls(dst=ints(d["dst"]), addr=lane_table(d["addr"], "addr"), width_bytes=width_bytes, **pair), nxt
 
     def counts(self) -> dict[str, int]:
         return {"lds_read_tr" if self.transpose else "lds_read": 1}
@@ -321,7 +359,7 @@ class LdsLoad(_LdsAccess):
         if self.transpose:
             return f"{self._known_transpose_load().name} {vregs(self.dst, p)}, v_addr(lane0={base})"
         if self.pair is not None:
-            return (f"{self._pair_name('ds_read')} {vregs(self.dst, p)}, {vregs(self.pair, p)}, "
+            return (f"{self.pair_name(self.width_bytes, self.st64)} {vregs(self.dst, p)}, {vregs(self.pair, p)}, "
                     f"v_addr(lane0={base}) offset1:{self.pair_offset}")
         return f"{target.lds_op_name(False, self.width_bytes)} {vregs(self.dst, p)}, v_addr(lane0={base})"
 
@@ -330,15 +368,10 @@ class LdsLoad(_LdsAccess):
 
     def transpose_error(self, arch: str, element_bytes: int) -> str:
         """Why this transpose load of ``element_bytes``-byte elements cannot run on ``arch`` ("" when it can)."""
-        target = get_target(arch)
-        load = target.transpose_load(self.transpose, self.width_bytes)
-        if load is None or np.shape(self.addr)[-1] != target.wave_size:
-            wanted = self.transpose_load
-            where = "" if wanted is None else "; " + wanted.name + " is " + ", ".join(
-                name for name in target_names() if get_target(name).transpose_load(self.transpose,
-                                                                                   self.width_bytes) == wanted) + "'s"
-            return (f"{arch} has no transpose load of {self.transpose}-bit elements moving {self.width_bytes} bytes "
-                    f"per lane{where}")
+        missing = missing_transpose_load(arch, self.transpose, self.width_bytes, np.shape(self.addr)[-1])
+        if missing:
+            return missing
+        load = get_target(arch).transpose_load(self.transpose, self.width_bytes)
         if self.transpose not in (8, 16) or element_bytes != self.transpose // 8 or self.pair is not None:
             return (f"a {load.name} moves {self.transpose}-bit elements, here {element_bytes * 8}-bit ones"
                     + (" (and a second address)" if self.pair is not None else ""))

@@ -39,6 +39,7 @@ class PermSelect(Step):
     op = "permsel"
     cert_op = "select"
     fused_forms = ("v_perm_b32", "prmt")
+    form_on_first_item = True
 
     @property
     def _operand_keys(self) -> tuple[str, str]:
