@@ -674,10 +674,8 @@ def plan_conversion(src: LinearLayout, dst: LinearLayout, arch: str, element_bit
         raise PlanVerificationError(f"internal error: the {best.strategy} plan failed verification: {res.message}")
     best.verified = True
     if best.strategy == "registers":
-        c = best.counts()
-        cross = sum(c.get(k, 0) for k in ("dpp", "ds_bpermute", "ds_swizzle", "permlane16_swap", "permlane32_swap",
-                                          "shfl", "movmatrix"))
-        best.strategy = "lanes" if cross else ("rename" if c["total"] == 0 else "registers")
+        cross = any(s.across_lanes for s in best.steps)
+        best.strategy = "lanes" if cross else ("rename" if best.counts()["total"] == 0 else "registers")
     best.lower_bound = _lower_bound(ctx)
     return best
 

@@ -318,3 +318,20 @@ def test_the_lower_bound_prices_a_cross_lane_dword_at_the_cheapest_lane_instruct
     plan = plan_conversion(src, dst, "gfx1200", 64)
     assert plan.counts()["permlane16"] == 8 and plan.lower_bound["cross_lane_dwords"] == 8
     assert plan.lower_bound["cost"] == plan.cost == 16.0
+
+
+def test_a_plan_of_permlane16_moves_is_a_lanes_plan():
+    """The strategy of a register plan names what its steps do: a plan whose only lane moves are
+    v_permlane16 (gfx1200 i8 WMMA v2 A operand of a 16x16 tile, kWidth 8 -> 16, two
+    warps: 2 permlane16, 4 selects) moves data
+    across lanes, so it is a "lanes" plan, as a DPP or shuffle plan is (it was labelled "registers"
+    when the label came from a list of count kinds that lacked permlane16)."""
+    lanes = [[1, 0], [2, 0], [4, 0], [8, 0]]
+    src = LinearLayout({"register": [[0, 1], [0, 2], [0, 4]], "lane": lanes + [[0, 8]], "warp": [[0, 0]]},
+                       [("dim0", 16), ("dim1", 16)])
+    dst = LinearLayout({"register": [[0, 1], [0, 2], [0, 4], [0, 8]], "lane": lanes + [[0, 0]], "warp": [[0, 0]]},
+                       [("dim0", 16), ("dim1", 16)])
+    plan = plan_conversion(src, dst, "gfx1200", 8)
+    counts = {k: v for k, v in plan.counts().items() if v}
+    assert counts == {"permlane16": 2, "v_cndmask": 4, "total": 6}
+    assert plan.strategy == "lanes"

@@ -156,6 +156,7 @@ class Step:
     store = False
     barrier = False
     crossbar = False  # a DS crossbar move (ds_swizzle, ds_bpermute): one level of DS latency
+    across_lanes = False  # moves data between lanes of a wave without LDS (a plan with one is a "lanes" plan)
     fused_select = False  # one instruction the ISA classifier counts under v_cndmask as well
     renaming = False  # a free renaming of slots (no instruction)
     cell_bytes = 4  # the widest byte groups (aligned in a dword) a register step keeps together (movmatrix: 2)

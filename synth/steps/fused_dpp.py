@@ -47,6 +47,7 @@ class FusedDpp(Step):
     isa: dict = field(default_factory=dict)
     op = "fused"
     cert_op = "lane"
+    across_lanes = True
     fused_forms = ("v_cndmask_b32_dpp", "v_mov_b32_dpp")
 
     def to_cert(self, raw: bool = False) -> list[dict]:

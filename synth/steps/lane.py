@@ -89,6 +89,7 @@ class Lane(Step):
     isa: dict = field(default_factory=dict)
     op = "lane"
     cert_op = "lane"
+    across_lanes = True
 
     def to_cert(self, raw: bool = False) -> list[dict]:
         isa = {k: (table(raw, v) if isinstance(v, np.ndarray) else v) for k, v in self.isa.items()}

@@ -42,6 +42,7 @@ class Movmatrix(Step):
     src: list[int]
     op = "movmatrix"
     cert_op = "movmatrix"
+    across_lanes = True
     cell_bytes = 2  # the 16-bit halves move whole
 
     def tables(self) -> tuple[np.ndarray, np.ndarray]:

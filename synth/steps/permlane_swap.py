@@ -26,6 +26,7 @@ class PermlaneSwap(Step):
     src0: list[int]
     op = "permlane_swap"
     cert_op = "permlane_swap"
+    across_lanes = True
 
     def to_cert(self, raw: bool = False) -> list[dict]:
         return [{"op": "permlane_swap", "kind": self.kind, "vdst": ints(self.vdst), "src0": ints(self.src0)}]
