@@ -220,3 +220,77 @@ def test_packing_orders_are_chosen_by_the_near_tie_rule():
     assert (plan.counts()["total"], plan.total_with_overhead()) == (22, 35)
     assert (given.counts()["total"], given.total_with_overhead()) == (44, 47)
     assert plan.src.bases["register"] == src.bases["register"] and plan.dst.bases["register"] != dst.bases["register"]
+
+
+#: The wave32 corpus's largest 16-bit "losses" (name, arch, num_warps; fp16): the dst's fixed pairs
+#: (``contiguous_registers``, its first register bit) are column neighbours, the column's low bit is a
+#: lane bit of the src.  Triton 3.9's whole kernel of each holds 16 ``ds_store_b128`` (gfx1100
+#: ``blocked->blocked``: ``ds_store_2addr_b64``) + 16 ``ds_load_b128`` (``ds_load_2addr_stride64_b64``)
+#: and, on the store's ``.loc`` line outside the corpus's counted region, 96 ``v_mov_b16`` + 64
+#: ``v_lshrrev_b32`` repacking the loaded halves (docs/benchmarks.md, the wave32 audit).
+PAIR_TRANSPOSES = [("wmma2.16x16->blocked[1x4,t16x2,o10]", "gfx1200", 1),
+                   ("wmma2.16x16->wmma2.16x16T", "gfx1200", 1),
+                   ("wmma2.16x16->dotAwmma2.16x16(kw8)", "gfx1200", 1),
+                   ("wmma2.16x16->wmma2.16x16T", "gfx1200", 2),
+                   ("blocked[1x1,t4x8,o01]->blocked[1x1,t32x1,o10]", "gfx1200", 2),
+                   ("wmma1.16x16->blocked[1x4,t16x2,o10]", "gfx1100", 4),
+                   ("blocked[1x1,t1x32,o01]->blocked[1x4,t16x2,o10]", "gfx1100", 4)]
+
+
+def _pair_transpose(name: str, arch: str, num_warps: int) -> tuple[LinearLayout, LinearLayout]:
+    from repo_data import family_corpus
+
+    case = next(c for c in family_corpus("wave32")["cases"]
+                if (c["name"], c["arch"], c["dtype"], c["num_warps"]) == (name, arch, "fp16", num_warps))
+    return LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"])
+
+
+def _span(vectors: list[list[int]]) -> set[tuple[int, ...]]:
+    """Every XOR combination of the tensor vectors ``vectors``."""
+    out = {tuple(0 for _ in vectors[0])}
+    for v in vectors:
+        out |= {tuple(a ^ b for a, b in zip(s, v)) for s in out}
+    return out
+
+
+@pytest.mark.parametrize("name,arch,num_warps", PAIR_TRANSPOSES)
+def test_wave32_16bit_pair_transposes_are_at_their_floor(name, arch, num_warps):
+    """Each dst VGPR holds elements ``e`` and ``e ^ v`` (``v``: the dst's first register vector, kept
+    by the kernel's wide stores) that sit in two src lanes for any src packing (``v`` is outside the
+    src's register span).  A dword moved through LDS whole keeps its two halves, so every dst VGPR
+    costs one 16-bit operation in any plan: a ``v_perm_b32`` (ours), or a ``ds_store_b16[_d16_hi]``
+    / ``ds_load_u16_d16[_hi]``, each of which moves one element where a b128 access moves eight (so
+    no mix of them is fewer instructions).  The benchmark's plan is that floor: 64 perms and 16 b128
+    each way (a lane's 256 bytes), plus a barrier where the warps exchange elements (their bases
+    differ) -- against Triton's 32 LDS accesses and 160 repacking VALU."""
+    src, dst = _pair_transpose(name, arch, num_warps)
+    v = dst.bases["register"][0]
+    assert contiguous_registers(dst) >= 1 and v == [0, 1]
+    assert tuple(v) not in _span(src.bases["register"])
+    plan = kernel_plan(src, dst, arch, 16)
+    dst_vgprs = 2 ** len(dst.bases["register"]) // 2
+    b128_accesses = 2 ** len(src.bases["register"]) * 2 // 16
+    barriers = {"s_barrier": 1} if src.bases["warp"] != dst.bases["warp"] else {}
+    assert (dst_vgprs, b128_accesses) == (64, 16)
+    assert _nonzero(plan.counts()) == {"v_perm_b32": dst_vgprs, "lds_write": b128_accesses,
+                                       "lds_read": b128_accesses, **barriers,
+                                       "total": dst_vgprs + 2 * b128_accesses + len(barriers)}
+    assert plan.verified and verify(plan).ok
+
+
+@needs.mlir
+def test_wave32_16bit_pair_transpose_compiles_to_its_floor_and_runs():
+    """gfx1200 fp16 ``wmma2.16x16->blocked[1x4,t16x2,o10]``, one wave, 64x64: the compiled region is
+    the plan's 16 + 16 LDS accesses and 64 ``v_perm_b32`` with 9 waits (105; Triton's whole kernel
+    192 after its first LDS access), and the kernel moves a distinct tile exactly on the interpreter."""
+    from linlayout.lowering.conversion import lower_conversion
+    from linlayout.lowering.emit.host import distinct_tile, expected_output, interpret
+
+    plan = kernel_plan(*_pair_transpose(*PAIR_TRANSPOSES[0]), "gfx1200", 16)
+    low = lower_conversion(plan, binary=False)
+    counts = low.report["isa_counts"]
+    assert {k: counts[k] for k in ("total", "lds_write", "lds_read", "v_perm_b32", "valu", "s_waitcnt")} == \
+        {"total": 105, "lds_write": 16, "lds_read": 16, "v_perm_b32": 64, "valu": 64, "s_waitcnt": 9}
+    assert not low.differences
+    tile = distinct_tile(low.kernel.shape, 16, seed=3)
+    assert np.array_equal(interpret(low.kernel, tile, fill=0x5A), expected_output(plan, tile, fill=0x5A))
