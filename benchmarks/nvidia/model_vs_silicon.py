@@ -69,7 +69,8 @@ class Pricing:
     MIO level ``latency_per_level`` cycles (the model: ``NV_SHARED_LATENCY``), each ALU
     instruction ``alu_issue`` (``NV_ALU_ISSUE``), the MIO-pipe cycles of shuffles times
     ``shuffle_factor`` and those of a 64-bit element's shared accesses times ``wide_factor``, and
-    ``round_trip_cycles`` added to a plan through shared memory (strategy ``lds``).
+    ``round_trip_cycles`` added to a plan through shared memory (strategy ``lds``), each
+    ``bar.sync`` ``bar_sync_cycles`` (``NV_BAR_SYNC``).
     ``Pricing()`` is the model's own value (``plan.cost_detail["latency_value"]``).
 
     ``overlap_directions``: a kernel's value (``Kernel.value``) is the sum of its two plans'
@@ -82,6 +83,7 @@ class Pricing:
     shuffle_factor: float = 1.0
     wide_factor: float = 1.0
     round_trip_cycles: float = 0.0
+    bar_sync_cycles: float = cost.NV_BAR_SYNC
     overlap_directions: bool = False
 
     def value(self, parts: dict, counts: dict, element_bits: int, strategy: str) -> tuple[float, float]:
@@ -90,7 +92,8 @@ class Pricing:
         alu = sum(counts.get(k, 0) for k in ALU_KINDS)
         shuffle_pipe = sum(counts.get(k, 0) * cm.lds_pipe_share(k) for k in cost.CROSSBAR_KINDS)
         shared_pipe = parts["lds_pipe"] - shuffle_pipe
-        simd = parts["simd"] + alu * (self.alu_issue - cm.valu_issue)
+        simd = (parts["simd"] + alu * (self.alu_issue - cm.valu_issue)
+                + counts.get("bar.sync", 0) * (self.bar_sync_cycles - cm.barrier_cycles))
         pipe = shuffle_pipe * self.shuffle_factor + shared_pipe * (self.wide_factor if element_bits == 64 else 1.0)
         round_trip = self.round_trip_cycles if strategy == "lds" else 0.0
         return max(simd, pipe) + round_trip, parts["latency"] * self.latency_per_level / cm.ds_latency
@@ -262,7 +265,8 @@ SWEEP = {"model": Pricing(), "harness: one direction's latency": HARNESS,
          **{f"64-bit shared wavefronts x{v:g}": Pricing(wide_factor=v) for v in (1.5, 2)},
          **{f"shuffle pipe x{v:g}": Pricing(shuffle_factor=v) for v in (1.5, 2)},
          **{f"ALU issue {v:g}": Pricing(alu_issue=v) for v in (1, 3, 4)},
-         **{f"round trip {v:+g}": Pricing(round_trip_cycles=v) for v in (-10, -20, -25, -30)}}
+         **{f"round trip {v:+g}": Pricing(round_trip_cycles=v) for v in (-10, -20, -25, -30)},
+         **{f"bar.sync {v:g}": Pricing(bar_sync_cycles=v) for v in (0, 10, 40, 80)}}
 
 
 def analyse(pairs: list[Pair], us_per_cycle: float) -> dict:
