@@ -37,7 +37,7 @@ import json
 import re
 import statistics
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -134,7 +134,7 @@ class Pair:
     num_warps: int
     objective: str
     registers: int  # the larger side's 32-bit registers per thread
-    kernels: tuple[Kernel, ...] = field(default=())
+    kernels: tuple[Kernel, ...]
 
     def fastest_forced(self) -> float:
         return min(k.us for k in self.kernels[1:])
