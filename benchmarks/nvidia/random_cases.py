@@ -32,14 +32,14 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from random_layouts import ELEMENT_BITS, OBJECTIVES, RandomPicks, layout_problem, store_twin_problem  # noqa: E402
 
-__all__ = ["TARGETS", "TWIN_EVERY", "random_cases"]
+__all__ = ["TARGETS", "TWIN_EVERY", "draw", "random_cases"]
 
 TARGETS = ("sm_90",)
 TWIN_EVERY = 4
 MAX_WARP_BITS = 3  # 1 to 8 warps
 
 
-def _draw(seed: int, k: int) -> PairCase | None:
+def draw(seed: int, k: int) -> PairCase | None:
     """Draw ``k`` of ``seed`` (None: a twin draw whose src has no twin)."""
     picks = RandomPicks(random.Random(f"{seed}:{k}"))
     twins = k % TWIN_EVERY == 0
@@ -64,7 +64,7 @@ def random_cases(count: int, seed: int) -> list[PairCase]:
     seen, out = set(), []
     k = 0
     while len(out) < count:
-        case = _draw(seed, k)
+        case = draw(seed, k)
         k += 1
         if case is None or case.key() in seen:
             continue
