@@ -86,8 +86,8 @@ def check_output(path: str | None, what: str, *, folder: bool = False) -> None:
     home = target if folder else target.parent
     if not path:
         reason = "an empty path"
-    elif not folder and target.is_dir():
-        reason = "it is a folder"
+    elif not folder and (target.is_dir() or path.endswith(("/", os.sep))):
+        reason = "it is a folder" if target.is_dir() else "a path ending in a separator names a folder"
     elif folder and target.exists() and not target.is_dir():
         reason = "it is not a folder"
     elif not home.is_dir():

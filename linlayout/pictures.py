@@ -30,6 +30,7 @@ pattern repeats), thick between cells held by different warps or blocks.
 
 from __future__ import annotations
 
+import argparse
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Union
@@ -200,7 +201,7 @@ def _pyplot():
 _STYLE = {"svg.fonttype": "none", "font.family": "DejaVu Sans", "svg.hashsalt": "linlayout"}
 
 
-def _picture_path(path) -> tuple[Path, str]:
+def picture_path(path) -> tuple[Path, str]:
     """``(path, "png" | "svg")`` from the file name's suffix, or ``LayoutError`` (also for a path
     the command could not write, by :func:`linlayout.argparsing.check_output`: empty, a folder, in
     a missing folder, not writable; refused before anything is drawn, which takes seconds for a
@@ -212,6 +213,17 @@ def _picture_path(path) -> tuple[Path, str]:
     if fmt not in ("png", "svg"):
         raise LayoutError(f"picture file {text!r} must end in .png or .svg")
     return path, fmt
+
+
+def picture_file(text: str) -> str:
+    """The argparse type of a command's ``--png`` / ``--svg``: :func:`picture_path`'s checks when
+    the options are parsed, so a bad second path is refused before the first picture is drawn;
+    ``text`` itself."""
+    try:
+        picture_path(text)
+    except LayoutError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return text
 
 
 def _save(plt, fig, path: Path, fmt: str) -> None:
@@ -361,7 +373,7 @@ def render(
     cells.  A label line whose value is the same in every cell of a panel is stated once
     in the panel's key instead (``all: warp 0``).
     """
-    path, fmt = _picture_path(path)
+    path, fmt = picture_path(path)
     grid = cell_grid(layout, color_by=color_by, element_bytes=element_bytes, banks=banks)
     plt = _pyplot()
     linear, _ = _padding_parts(layout)
@@ -442,7 +454,7 @@ def bank_heatmap(table: np.ndarray, path: Union[str, Path], *, title: str) -> No
     phase, i.e. its cycles) as a heat map, :data:`WIDTH_PX` pixels wide, to ``.png`` or ``.svg``.
     Every nonzero cell is labelled with its count where the label fits; a phase costs the
     largest count of its row, so at most 1 everywhere is conflict-free."""
-    path, fmt = _picture_path(path)
+    path, fmt = picture_path(path)
     table = np.asarray(table)
     plt = _pyplot()
     n_phases, n_banks = table.shape

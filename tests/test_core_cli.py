@@ -113,7 +113,26 @@ def test_kernel_emit_into_a_missing_folder_is_refused_before_any_work(tmp_path):
 
 def test_show_picture_to_an_empty_path_is_refused(capsys):
     """``--png ''`` drew nothing and said nothing; an empty output path is bad input, as for convert -o."""
-    assert run(capsys, "show", "8:1", "--png", "") == (2, "", "linlayout: error: cannot write picture '': an empty path\n")
+    assert run(capsys, "show", "8:1", "--png", "") == (2, "", "linlayout: error: argument --png: cannot write "
+                                                        "picture '': an empty path\n")
+
+
+@pytest.mark.parametrize("command", [["show", "(4,16):(1,4)", "--limit", "0"], ["banks", "--arch", "gfx942", "--op", "ds_read_b64", "--access", "64:2", "--element-bytes", "4"]])
+def test_a_bad_second_picture_path_writes_nothing(capsys, tmp_path, command):
+    """Both picture paths are checked when the options are parsed: a bad ``--svg`` is refused before
+    the ``--png`` is drawn (it used to be written first, then the command failed)."""
+    good = tmp_path / "good.png"
+    code, out, err = run(capsys, *command, "--png", str(good), "--svg", str(tmp_path / "no" / "x.svg"))
+    assert (code, out) == (2, "") and not good.exists()
+    assert err == f"linlayout: error: argument --svg: cannot write picture '{tmp_path / 'no' / 'x.svg'}': no folder '{tmp_path / 'no'}'\n"
+
+
+def test_an_output_file_path_ending_in_a_separator_is_refused(capsys, tmp_path):
+    """``--png new.png/`` named a folder but wrote the file ``new.png``."""
+    path = str(tmp_path / "new.png") + "/"
+    code, out, err = run(capsys, "show", "8:1", "--png", path)
+    assert (code, out) == (2, "") and not (tmp_path / "new.png").exists()
+    assert err == f"linlayout: error: argument --png: cannot write picture '{path}': a path ending in a separator names a folder\n"
 
 
 def test_show_picture_without_plotting_support(capsys, monkeypatch, tmp_path):

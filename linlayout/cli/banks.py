@@ -33,7 +33,7 @@ from ..encodings.padded import PaddedLayout
 from ..errors import LayoutError
 from ..hw.lds import LDS_ARCHS, lds_model
 from ..layout import LinearLayout
-from ..pictures import bank_heatmap
+from ..pictures import bank_heatmap, picture_file
 from ..spec import parse_layout
 from . import DTYPE_HELP, add_command
 
@@ -69,8 +69,9 @@ def register(subparsers) -> None:
     p.add_argument("--model", action="store_true", help="print the LDS model with its named assumptions")
     p.add_argument("--assume", action="append", default=[], metavar="NAME=VALUE",
                    help="replace a named assumption (lanes per phase, or lane masks 'm0,m1,..')")
-    p.add_argument("--png", metavar="FILE", help="draw a phase x bank heat map to this PNG file (needs matplotlib)")
-    p.add_argument("--svg", metavar="FILE", help="draw the heat map to this SVG file (needs matplotlib)")
+    p.add_argument("--png", metavar="FILE", type=picture_file,
+                   help="draw a phase x bank heat map to this PNG file (needs matplotlib)")
+    p.add_argument("--svg", metavar="FILE", type=picture_file, help="draw the heat map to this SVG file (needs matplotlib)")
     p.set_defaults(func=run)
 
 

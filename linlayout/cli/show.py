@@ -7,7 +7,7 @@ import argparse
 from ..cute import to_cute
 from ..errors import LayoutError
 from ..layout import LinearLayout
-from ..pictures import render as draw
+from ..pictures import picture_file, render as draw
 from ..spec import parse_layout
 from . import add_command
 
@@ -23,8 +23,8 @@ def register(subparsers) -> None:
     )
     p.add_argument("layout", metavar="LAYOUT", help="layout JSON, @FILE, CuTe layout, or PREFIX:SPEC")
     p.add_argument("--limit", type=int, default=32, help="table rows to print (default 32; 0: none)")
-    p.add_argument("--png", metavar="FILE", help="also draw the layout to a PNG file (needs matplotlib)")
-    p.add_argument("--svg", metavar="FILE", help="also draw the layout to an SVG file (needs matplotlib)")
+    p.add_argument("--png", metavar="FILE", type=picture_file, help="also draw the layout to a PNG file (needs matplotlib)")
+    p.add_argument("--svg", metavar="FILE", type=picture_file, help="also draw the layout to an SVG file (needs matplotlib)")
     p.set_defaults(func=run)
 
 
