@@ -693,17 +693,18 @@ class _Pricer:
         self.access_cycles = access_cycles or {}  # plan_cost's access_cycles
         self.mult = dwords_per_slot(element_bits)
         self.issue_cycles = self.lds_cycles = self.lds_pipe_cycles = 0.0
-        self._cycles: dict[str, float] = {}  # kind -> cm.instruction(kind), asked once per kind
+        # kind -> (cm.instruction(kind), the LDS pipe's share of it), asked once per kind
+        self._cycles: dict[str, tuple[float, float]] = {}
 
     def issue(self, counts: dict[str, int], per_dword_half: bool = True) -> None:
         mult = self.mult if per_dword_half else 1
         for kind, n in counts.items():
-            one = self._cycles.get(kind)
-            if one is None:
-                one = self._cycles[kind] = self.cm.instruction(kind)
-            self.issue_cycles += n * mult * one
-            if kind in CROSSBAR_KINDS:
-                self.lds_pipe_cycles += n * mult * self.cm.lds_pipe_share(kind)
+            priced = self._cycles.get(kind)
+            if priced is None:
+                share = self.cm.lds_pipe_share(kind) if kind in CROSSBAR_KINDS else 0.0
+                priced = self._cycles[kind] = (self.cm.instruction(kind), share)
+            self.issue_cycles += n * mult * priced[0]
+            self.lds_pipe_cycles += n * mult * priced[1]
 
     def lds_access(self, store: bool, width_bytes: int, addr, paired: bool, transpose: int) -> None:
         cycles = self.access_cycles.get((store, width_bytes, paired, transpose))
