@@ -85,5 +85,7 @@ def test_the_lower_bound_holds_for_every_plan_on_every_target(case):
     else:
         assert not lb["cross_warp"]
         moves = sum(counts.get(k, 0) for k in cross_lane_kinds(get_target(arch)))
+        # the strategy label (Step.across_lanes) and the bound's kinds (CROSS_LANE_KINDS) agree
+        assert (plan.strategy == "lanes") == (moves > 0) == any(s.across_lanes for s in plan.steps), counts
         assert moves >= lb["cross_lane_dwords"] and counts["total"] >= lb["min_register_merges"], (lb, counts)
         assert path >= lb["register_cost"] - 1e-6, (lb, plan.cost_detail)
