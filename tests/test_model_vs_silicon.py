@@ -5,10 +5,12 @@ recorded random run (re-planned here, checked against the run's recorded plan co
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 
-from nvidia_scripts import RESULTS, script
+from nvidia_scripts import RESULTS, SCRIPTS, script
 
 mvs = script("model_vs_silicon")
 PLANS = RESULTS / "random" / "plans.json"
@@ -43,8 +45,26 @@ def test_a_run_whose_plans_this_tree_prices_otherwise_is_refused(tmp_path):
     run["rows"] = run["rows"][:1]
     run["rows"][0]["plan"]["cost"][0] += 1.0
     (tmp_path / "plans.json").write_text(json.dumps(run))
-    with pytest.raises(RuntimeError, match="random s2 #0 .* the run's"):
+    with pytest.raises(mvs.StaleRun, match="random s2 #0 .* the run's"):
         mvs.load_pairs(tmp_path / "plans.json")
+    _refused([str(tmp_path / "plans.json")], "random s2 #0 sm_90 8b w8 latency twins: plan costs [84.0, 89.0], the run's [85.0, 89.0]")
+
+
+def _refused(args: list[str], message: str):
+    """The script run on ``args`` says ``message`` in one line on stderr and exits 2."""
+    out = subprocess.run([sys.executable, str(SCRIPTS / "model_vs_silicon.py"), *args], capture_output=True, text=True)
+    assert out.returncode == 2, out.stderr
+    assert out.stderr.count("\n") == 1 and message in out.stderr, out.stderr
+
+
+def test_bad_input_is_one_line_and_exit_2(tmp_path):
+    _refused([str(tmp_path / "none.json")], "No such file or directory")
+    (tmp_path / "text.json").write_text("not json")
+    _refused([str(tmp_path / "text.json")], "Expecting value")
+    (tmp_path / "list.json").write_text("[]")
+    _refused([str(tmp_path / "list.json")], "not a run's plans.json")
+    _refused([str(RESULTS / "plans.json"), "--limit", "1"], "'blog: mma fp16 accumulator -> fp8 A operand (16x32)' is not a random pair's name")
+    _refused([str(PLANS), "--limit", "1", "--json", "/nonexist/x.json"], "--json /nonexist/x.json: no directory /nonexist")
 
 
 def _kernel(side: str, us: float, latency_value: float, strategy: str = "lds", latency: float = 0.0) -> "mvs.Kernel":

@@ -115,6 +115,7 @@ def test_build_writes_exact_tiles_and_the_same_kit_again(tmp_path):
         for side, kernel in entry["kernels"].items():
             text = (tmp_path / "a" / kernel["cubin"]).read_text()
             assert f'extern "C" __global__ void __launch_bounds__({32 * case.num_warps}) {kernel["name"]}(' in text
+    assert manifest["build"] == {"nvcc": "99.9, V99.9.9", "triton": None}  # no Triton kernels: no Triton version
     again = _build(tmp_path / "b", nvcc)
     assert _without_timing(again) == _without_timing(manifest)
     tiles_again = np.load(tmp_path / "b" / "tiles.npz")
@@ -124,12 +125,32 @@ def test_build_writes_exact_tiles_and_the_same_kit_again(tmp_path):
     assert cubins and all((tmp_path / "a" / n).read_bytes() == (tmp_path / "b" / n).read_bytes() for n in cubins)
 
 
-def test_build_refuses_a_count_below_one_and_a_corpus_with_random(tmp_path, capsys):
-    with pytest.raises(SystemExit, match="--random 0: the number of cases must be positive"):
-        run_plans.main(["build", "--random", "0", "--out", str(tmp_path), "--nvcc", _fake_nvcc(tmp_path)])
-    with pytest.raises(SystemExit):
-        run_plans.main(["build", "--random", "3", "--corpus", "x.json", "--out", str(tmp_path)])
-    assert "not allowed with argument" in capsys.readouterr().err
+def _refused(capsys, argv: list[str], message: str):
+    """``run_plans.py argv`` is refused when parsed: ``message`` in one stderr line, exit status 2."""
+    with pytest.raises(SystemExit) as exit_:
+        run_plans.main(argv)
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and err.count("\n") == 1 and message in err, err
+
+
+def test_build_and_report_refuse_bad_arguments_when_parsed(tmp_path, capsys):
+    nvcc = ["--out", str(tmp_path), "--nvcc", _fake_nvcc(tmp_path)]
+    _refused(capsys, ["build", "--random", "0", *nvcc], "--random 0: the number of cases must be positive")
+    _refused(capsys, ["build", "--random", "-1", *nvcc], "--random -1: the number of cases must be positive")
+    _refused(capsys, ["build", "--random", "3", "--corpus", "x.json", "--out", str(tmp_path)], "not allowed with argument")
+    _refused(capsys, ["build", "--random", "3", "--out", str(tmp_path), "--nvcc", str(tmp_path / "none")],
+             f"--nvcc {tmp_path / 'none'}: not found")
+    objectives = ", ".join(map(repr, run_plans.OBJECTIVES))
+    _refused(capsys, ["build", "--random", "3", "--objective", "foo", *nvcc],
+             f"argument --objective: invalid choice: 'foo' (choose from {objectives})")
+    _refused(capsys, ["build", "--random", "3", "--variants", "registers,foo", *nvcc],
+             "argument --variants: 'foo': the forced strategies are registers, lds")
+    _refused(capsys, ["report", str(tmp_path / "none.json"), "--manifest", str(tmp_path / "m.json"), "--out", str(tmp_path)],
+             f"{tmp_path / 'none.json'}: [Errno 2] No such file or directory")
+    (tmp_path / "results.json").write_text("{}")
+    (tmp_path / "m.json").write_text("not json")
+    _refused(capsys, ["report", str(tmp_path / "results.json"), "--manifest", str(tmp_path / "m.json"), "--out", str(tmp_path)],
+             f"{tmp_path / 'm.json'}: Expecting value")
 
 
 def test_report_without_triton_lists_refusals_apart_forced_plans_and_each_plans_instructions():
@@ -146,6 +167,7 @@ def test_report_without_triton_lists_refusals_apart_forced_plans_and_each_plans_
         {"name": "x", "check_1": {}, "check_k": {}, "time": {}}]}
     s = run_plans.summarize(results, manifest)
     assert (s["cases"], s["ours_cases"], s["ours_bit_exact"], s["timed_pairs"]) == (2, 1, 1, 0)
+    assert s["geomean_ours_over_triton"] is None  # JSON null, not NaN
     text = run_plans.markdown(s, "CMD")
     assert text.startswith("# linlayout's NVIDIA plans on the GPU\n\nDevice: GPU; built with nvcc 13.0 (no Triton kernels).")
     assert "- our plans bit-exact: **1 of 1** cases; refused by the planner (LayoutError, listed below): 1\n" in text

@@ -52,7 +52,7 @@ from benchmarks.script_args import ScriptParser  # noqa: E402
 from linlayout.synth import cost  # noqa: E402
 from linlayout.synth.convert import plan_conversion  # noqa: E402
 
-__all__ = ["CLEAR", "FIT_REGISTERS", "HARNESS", "Kernel", "Pair", "Pricing", "fit_parts", "kind_differences", "load_pairs",
+__all__ = ["CLEAR", "FIT_REGISTERS", "HARNESS", "Kernel", "Pair", "Pricing", "StaleRun", "fit_parts", "kind_differences", "load_pairs",
            "outliers_by_objective", "rank_agreement"]
 
 CLEAR = 1.10  # two kernels' times differ clearly above this ratio
@@ -145,11 +145,19 @@ def _kernel(side: str, us: float, plans) -> Kernel:
                   tuple(p.cost_detail for p in plans))
 
 
+class StaleRun(RuntimeError):
+    """A run whose default plans this tree prices otherwise than the run recorded."""
+
+
 def load_pairs(path: Path, limit: int | None = None) -> tuple[list[Pair], float]:
     """The run's pairs (the first ``limit`` rows), each re-planned, and its us per SM cycle per
     iteration.  A default plan whose price differs from the one the run recorded is a
-    RuntimeError: this tree would not price the kernel that was timed."""
+    :class:`StaleRun`: this tree would not price the kernel that was timed.  A file that is not a
+    run's report (no ``iterations`` and ``rows``) or a row not named as a random pair is a
+    ValueError, as is a file that is not JSON."""
     run = json.loads(Path(path).read_text())
+    if not isinstance(run, dict) or not {"iterations", "rows"} <= run.keys():
+        raise ValueError("not a run's plans.json (run_plans.py report): no iterations and rows")
     us_per_cycle = run["iterations"] / SM_CLOCK_MHZ
     pairs = []
     for row in run["rows"][:limit]:
@@ -165,7 +173,7 @@ def load_pairs(path: Path, limit: int | None = None) -> tuple[list[Pair], float]
                                      **({"objective": case.objective} if case.objective else {}))
                      for a, b in ((case.src, case.dst), (case.dst, case.src))]
             if side == "ours" and [round(p.cost, 1) for p in plans] != row["plan"]["cost"]:
-                raise RuntimeError(f"{row['name']}: plan costs {[p.cost for p in plans]}, the run's {row['plan']['cost']}")
+                raise StaleRun(f"{row['name']}: plan costs {[p.cost for p in plans]}, the run's {row['plan']['cost']}")
             kernels.append(_kernel(side, row[side]["us"], plans))
         dwords = 2 if case.element_bits == 64 else 1
         registers = dwords * max(case.src.in_dim_size("register"), case.dst.in_dim_size("register"))
@@ -300,9 +308,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, help="only the first LIMIT rows")
     parser.add_argument("--json", type=Path, help="also write the numbers here")
     args = parser.parse_args(argv)
-    result = analyse(*load_pairs(args.plans, args.limit))
+    if args.json and not args.json.parent.is_dir():
+        parser.error(f"--json {args.json}: no directory {args.json.parent}")
+    try:
+        result = analyse(*load_pairs(args.plans, args.limit))
+    except (OSError, ValueError, StaleRun) as error:  # a missing file, not JSON, not a random run, stale
+        parser.error(f"{args.plans}: {error}")
     if args.json:
-        args.json.write_text(json.dumps(result, indent=1) + "\n")
+        try:
+            args.json.write_text(json.dumps(result, indent=1) + "\n")
+        except OSError as error:
+            parser.error(f"--json {args.json}: {error.strerror}")
     print(markdown(result), end="")
     return 0
 

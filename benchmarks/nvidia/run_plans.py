@@ -36,6 +36,7 @@ refusals, as JSON and markdown.
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import shutil
@@ -57,6 +58,8 @@ from roundtrip_cuda import roundtrip_kernel  # noqa: E402
 
 from benchmarks.script_args import ScriptParser  # noqa: E402
 from linlayout import LayoutError, LinearLayout  # noqa: E402
+from linlayout.synth.context import STRATEGIES  # noqa: E402
+from linlayout.synth.cost import OBJECTIVES  # noqa: E402
 
 ARCH = "sm_90"
 NVCC_ARCH = "sm_90a"
@@ -271,26 +274,26 @@ def build(cases: list[PairCase], out: Path, nvcc: str = "nvcc", triton: bool = T
         print(f"[{entry['index'] + 1}/{len(cases)}] {entry['name']}: {status}", flush=True)
     np.savez_compressed(out / "tiles.npz", **arrays)
     manifest = {"format": "linlayout_nvidia_plans/v1", "arch": ARCH, "nvcc_arch": NVCC_ARCH,
-                "build": _versions(nvcc), "cases": entries}
+                "build": _versions(nvcc, triton), "cases": entries}
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
     return manifest
 
 
-def _versions(nvcc: str) -> dict:
+def _versions(nvcc: str, triton: bool) -> dict:
+    """The nvcc release and, where the build has Triton's kernels (``triton``), Triton's version
+    (else None)."""
     import importlib.metadata
 
-    try:
-        triton = importlib.metadata.version("triton")
-    except importlib.metadata.PackageNotFoundError:
-        triton = None
     version = subprocess.run([nvcc, "--version"], capture_output=True, text=True).stdout
     release = next(line for line in version.splitlines() if "release" in line)
-    return {"nvcc": release.split("release")[1].strip(" ,"), "triton": triton}
+    return {"nvcc": release.split("release")[1].strip(" ,"),
+            "triton": importlib.metadata.version("triton") if triton else None}
 
 
 # ------------------------------------------------------------------ report
-def geomean(values: list[float]) -> float:
-    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
+def geomean(values: list[float]) -> float | None:
+    """The geometric mean; None (JSON null) of no values."""
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
 
 
 def summarize(results: dict, manifest: dict) -> dict:
@@ -362,7 +365,7 @@ def markdown(summary: dict, command: str) -> str:
              + f"; refused by the planner (LayoutError, listed below): {sum('refusal' in r for r in s['rows'])}"]
     if forced:
         lines.append(f"- forced-strategy plans (`--variants`) bit-exact: {sum(forced)} of {len(forced)}")
-    if triton:
+    if triton and s["timed_pairs"]:
         lines.append(f"- time ours / Triton (round-trip kernel, {s['iterations']} round trips, {s['timing_ctas']} "
                      f"CTAs): geometric mean **{s['geomean_ours_over_triton']:.3f}** over {s['timed_pairs']} pairs; "
                      f"ours faster on {s['ours_faster']} (left out: {s['no_instruction_pairs']} pairs whose plans "
@@ -422,6 +425,19 @@ def markdown(summary: dict, command: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+FORCED_STRATEGIES = tuple(s for s in STRATEGIES if s != "auto")
+
+
+def forced_strategies(text: str) -> list[str]:
+    """``--variants``: a comma list of the planner's forced strategies (``FORCED_STRATEGIES``)."""
+    names = [v for v in text.split(",") if v]
+    wrong = [v for v in names if v not in FORCED_STRATEGIES]
+    if wrong:
+        raise argparse.ArgumentTypeError(f"{', '.join(map(repr, wrong))}: the forced strategies are "
+                                         f"{', '.join(FORCED_STRATEGIES)}")
+    return names
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = ScriptParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="command", required=True)
@@ -437,9 +453,10 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--no-triton", action="store_true", help="skip Triton's kernels")
     b.add_argument("--reuse-triton", type=Path, metavar="DIR",
                    help="copy Triton's kernels from an earlier build folder (by case name) instead of compiling them")
-    b.add_argument("--variants", default="", help="comma-separated forced strategies (registers, lds) also built "
+    b.add_argument("--variants", type=forced_strategies, default=[],
+                   help=f"comma-separated forced strategies ({', '.join(FORCED_STRATEGIES)}) also built "
                    "as sides ours_<strategy> where their plans differ from the default (cost-model calibration)")
-    b.add_argument("--objective", help="our plans' cost objective (default: each case's own; a corpus case has "
+    b.add_argument("--objective", choices=OBJECTIVES, help="our plans' cost objective (default: each case's own; a corpus case has "
                    "none: the planner's default)")
     r = sub.add_parser("report", help="tables from the runner's results")
     r.add_argument("results", type=Path)
@@ -448,24 +465,29 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--command", default="python benchmarks/nvidia/run_plans.py build ... ; plan_runner.py ...")
     args = ap.parse_args(argv)
     if args.command == "build":
+        if args.random is not None and args.random < 1:
+            ap.error(f"--random {args.random}: the number of cases must be positive")
         if shutil.which(args.nvcc) is None:
-            raise SystemExit(f"{args.nvcc} not found")
+            ap.error(f"--nvcc {args.nvcc}: not found")
         if args.random is not None:
-            if args.random < 1:
-                raise SystemExit(f"--random {args.random}: the number of cases must be positive")
             from random_cases import random_cases  # (the tests' layout generator: needs hypothesis)
 
             cases = random_cases(args.random, args.seed)[:args.limit]
         else:
             cases = [blog_case(1), blog_case(4)] + (corpus_cases(args.corpus) if args.corpus else [])
             cases = distinct(cases)[:args.limit]
-        variants = [v for v in args.variants.split(",") if v]
-        manifest = build(cases, args.out, args.nvcc, not (args.no_triton or args.random), variants=variants,
+        manifest = build(cases, args.out, args.nvcc, not (args.no_triton or args.random), variants=args.variants,
                          reuse_triton=args.reuse_triton, objective=args.objective)
         failed = [e["name"] for e in manifest["cases"] if e["errors"]]
         print(f"{len(cases)} cases built into {args.out}; {len(failed)} with a build error")
         return 0
-    summary = summarize(json.loads(args.results.read_text()), json.loads(args.manifest.read_text()))
+    read = []
+    for path in (args.results, args.manifest):
+        try:
+            read.append(json.loads(path.read_text()))
+        except (OSError, ValueError) as error:  # a missing file, not JSON
+            ap.error(f"{path}: {error}")
+    summary = summarize(*read)
     args.out.mkdir(parents=True, exist_ok=True)
     head = json.dumps({k: v for k, v in summary.items() if k != "rows"}, indent=1)[:-2]
     rows = ",\n".join(json.dumps(r) for r in summary["rows"])
