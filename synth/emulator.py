@@ -34,6 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from linlayout import LayoutError, LinearLayout, caches
+from linlayout.hw.lds import access_alignment, misaligned_address
 from linlayout.hw.targets import get_target
 
 from .isa_lanes import (bpermute_src_lanes, dpp8_src_lanes, dpp_src_lanes, matrix_row_bytes, movmatrix_sources,
@@ -408,8 +409,9 @@ class _Machine:
             raise PlanVerificationError(f"{what}: a matrix access moves {num} whole registers, in order")
         dwords = np.arange(self.regs.shape[0])[whole]
         a = np.broadcast_to(np.asarray(addr, dtype=np.int64), (self.W, self.wave))[:, :8 * num]
-        if (a % 16).any():
-            raise PlanVerificationError(f"{what}: a row address is not 16-byte aligned")
+        misaligned = misaligned_address(a, 16)
+        if misaligned:
+            raise PlanVerificationError(f"{what}: a row address: {misaligned}")
         if a.min() < 0 or a.max() + 16 > self.lds_bytes:
             raise PlanVerificationError(f"{what}: a row outside the {self.lds_bytes}-byte shared allocation")
         cells = (a // self.cb)[..., None] + _BYTE_OFFSETS[:16 // self.cb]
@@ -543,8 +545,9 @@ def _check_declared(declared: np.ndarray, actual: np.ndarray, W: int, what: str)
 def _lds_access(m: _Machine, addr, width_bytes: int, what: str) -> np.ndarray:
     """Cell indices ``[W, lanes * width_bytes / cell bytes]`` of an LDS access, with alignment and range checks."""
     a = np.asarray(addr, dtype=np.int64)  # [lanes] (every warp alike) or [W, lanes]
-    if width_bytes in (2, 4, 8, 16) and (a % width_bytes).any():
-        raise PlanVerificationError(f"{what}: an address is not aligned to the {width_bytes}-byte access")
+    misaligned = misaligned_address(a, width_bytes)
+    if misaligned:
+        raise PlanVerificationError(f"{what}: {misaligned}")
     if a.min() < 0 or a.max() + width_bytes > m.lds_bytes:  # the bytes are a .. a + width_bytes - 1
         raise PlanVerificationError(f"{what}: address outside the {m.lds_bytes}-byte LDS allocation")
     n = width_bytes // m.cb
@@ -1014,7 +1017,8 @@ def _lds_runs(m: _Machine, plan: Plan) -> dict[int, tuple] | None:
         return {}
     a_all = _lane_tables(addrs, m.W, m.wave) + np.array(offsets, dtype=np.int64)[:, None, None]  # [accesses, W, lanes]
     widths = np.array([x[3] for x in accesses])[:, None, None]
-    if (a_all & (widths - 1)).any() or a_all.min() < 0 or (a_all + widths).max() > m.lds_bytes:
+    alignments = np.array([access_alignment(x[3]) for x in accesses])[:, None, None]
+    if (a_all % alignments).any() or a_all.min() < 0 or (a_all + widths).max() > m.lds_bytes:
         return None
     runs, k = {}, 0
     while k < len(accesses):

@@ -169,8 +169,9 @@ class Plan:
         size plans do not move, a slot number outside ``[0, CERT_SLOT_LIMIT)``, a per-lane table of
         another shape than ``[wave_size]`` or ``[num_warps][wave_size]``, ``lds_bytes`` beyond the
         target's LDS, a ``fused`` item that is not the later part of the instruction the items before it
-        start, named by that instruction (``step_from_json``), or a two-address LDS access on a target
-        without one."""
+        start, named by that instruction (``step_from_json``), a two-address LDS access on a target
+        without one, or a step the plan cannot hold (``Step.plan_error``: an LDS address that is not a
+        multiple of its access's alignment, ``linlayout.hw.lds.access_alignment``)."""
         if not isinstance(obj, dict) or obj.get("format") != CERT_FORMAT:
             raise LayoutError(f"not a plan certificate (format must be {CERT_FORMAT!r})")
         try:
@@ -213,6 +214,10 @@ class Plan:
             if not 0 <= lds_bytes <= target_lds_bytes:
                 raise LayoutError(f"plan certificate has lds_bytes {lds_bytes}; {obj['arch']} has 0 to "
                                   f"{target_lds_bytes}")
+            for k, st in zip(starts, steps):
+                error = st.plan_error(target, element_bits, lds_bytes)
+                if error:
+                    raise LayoutError(f"plan step {k} ({items[k]['op']}): {error}")
             return cls(arch=obj["arch"], wave_size=wave_size, num_warps=num_warps,
                        element_bits=element_bits, src=src, dst=dst, slots_in=slots_in, slots_out=slots_out,
                        steps=steps, strategy=obj.get("strategy", ""),

@@ -178,6 +178,13 @@ class Step:
         """The step whose certificate starts at ``items[i]``, and the index after its items."""
         raise NotImplementedError
 
+    def plan_error(self, target: Target, element_bits: int, lds_bytes: int) -> str:
+        """Why this step cannot be an instruction of a plan for ``target`` moving ``element_bits``-bit
+        elements in ``lds_bytes`` bytes of LDS, as far as the step alone tells ("" when it can): what
+        ``Plan.from_certificate`` refuses when it reads a certificate, before a run, its price or its
+        emission would meet it."""
+        return ""
+
     # ------------------------------------------------------------ counts and text
     def counts(self) -> dict[str, int]:
         """Instructions by kind, per dword (64-bit elements double register steps later)."""

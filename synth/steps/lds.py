@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from linlayout import LayoutError, caches
+from linlayout.hw.lds import misaligned_address
 from linlayout.hw.targets import Target, get_target, target_names
 from linlayout.hw.transpose_loads import TransposeLoad, transpose_load, transpose_load_named
 
@@ -137,6 +138,11 @@ class _LdsAccess(Step):
             return (f"a two-address LDS access needs 4- or 8-byte halves and an offset1 in 1..{PAIR_OFFSET_MAX}, "
                     f"got {self.width_bytes} bytes and {self.pair_offset}")
         return ""
+
+    def plan_error(self, target: Target, element_bits: int, lds_bytes: int) -> str:
+        """An address that breaks the access's alignment (``linlayout.hw.lds.access_alignment``: the
+        emulator's and the bank model's rule)."""
+        return misaligned_address(self.addr, self.width_bytes)
 
     def _check_pair(self, what: str) -> None:
         error = self.pair_error()

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from linlayout import LayoutError
+from linlayout.hw.lds import misaligned_address
 from linlayout.hw.targets import Target, get_target
 
 from .base import PlanVerificationError, Step, ints, lane_table, register, table, vregs
@@ -104,6 +105,12 @@ class _MatrixAccess(Step):
         if len(self.slots) != self.num * per_register:
             return f"{len(self.slots)} slots listed for {self.num} registers of {per_register}"
         return ""
+
+    def plan_error(self, target: Target, element_bits: int, lds_bytes: int) -> str:
+        """A row address (lanes ``0 .. 8 num - 1``) that is not a multiple of ROW_BYTES (the emulator's
+        and the bank model's rule, ``linlayout.hw.lds.access_alignment``)."""
+        misaligned = misaligned_address(np.asarray(self.addr)[..., :8 * self.num], ROW_BYTES)
+        return f"a row address: {misaligned}" if misaligned else ""
 
     def offset_limit(self) -> int:
         return 1 << 16
