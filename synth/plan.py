@@ -171,7 +171,8 @@ class Plan:
         target's LDS, a ``fused`` item that is not the later part of the instruction the items before it
         start, named by that instruction (``step_from_json``), a two-address LDS access on a target
         without one, or a step the plan cannot hold (``Step.plan_error``: an LDS address that is not a
-        multiple of its access's alignment, ``linlayout.hw.lds.access_alignment``)."""
+        multiple of its access's alignment, ``linlayout.hw.lds.access_alignment``; a transpose load
+        the target lacks, ``missing_transpose_load``'s line)."""
         if not isinstance(obj, dict) or obj.get("format") != CERT_FORMAT:
             raise LayoutError(f"not a plan certificate (format must be {CERT_FORMAT!r})")
         try:

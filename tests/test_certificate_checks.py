@@ -101,3 +101,24 @@ def test_the_reader_the_emulator_and_the_bank_model_share_one_alignment_rule(wid
         with pytest.raises(RuntimeError, match="not aligned"):
             lds_conflict_degree("gfx942", True, width_bytes, addr, 8)
 
+
+# ---------------------------------------------------------------------- 2. transpose loads
+def test_a_transpose_load_the_target_lacks_is_refused_when_read():
+    """gfx950's transpose-reading plan of FA's P operand, its certificate relabelled gfx942: refused when
+    read with ``missing_transpose_load``'s line; before, it was read and refused only by verification
+    (and priced, a LayoutError from the bank model)."""
+    acc = LinearLayout({"register": [[1, 0], [2, 0], [8, 0], [16, 0], [0, 32]],
+                        "lane": [[0, 1], [0, 2], [0, 4], [0, 8], [0, 16], [4, 0]], "warp": []},
+                       [("dim0", 32), ("dim1", 64)])
+    dot_a = LinearLayout({"register": [[0, 1], [0, 2], [0, 4], [0, 16], [0, 32]],
+                          "lane": [[1, 0], [2, 0], [4, 0], [8, 0], [16, 0], [0, 8]], "warp": []},
+                         [("dim0", 32), ("dim1", 64)])
+    cert = json.loads(plan_conversion(acc, dot_a, "gfx950", 16).dumps())
+    k = next(k for k, item in enumerate(cert["steps"]) if "transpose" in item.get("isa", {}))
+    assert cert["steps"][k]["isa"]["transpose"] == "ds_read_b64_tr_b16"
+    Plan.from_certificate(cert)
+    cert["arch"] = "gfx942"
+    want = (f"plan step {k} (lds_load): gfx942 has no transpose load of 16-bit elements moving 8 bytes per lane; "
+            f"ds_read_b64_tr_b16 is gfx950's")
+    with pytest.raises(LayoutError, match=f"^{re.escape(want)}$"):
+        Plan.from_certificate(cert)

@@ -385,6 +385,15 @@ class LdsLoad(_LdsAccess):
             return f"{len(self.dst)} slots listed for {load.elements} elements"
         return ""
 
+    def plan_error(self, target: Target, element_bits: int, lds_bytes: int) -> str:
+        """A transpose load ``target`` lacks or that cannot move these elements (``transpose_error``:
+        ``missing_transpose_load``'s line first), else the checks of every LDS access."""
+        if self.transpose:
+            error = self.transpose_error(target.name, element_bits // 8)
+            if error:
+                return error
+        return super().plan_error(target, element_bits, lds_bytes)
+
     def add_to_ds_chain(self, chain) -> None:
         chain.lds_load(self.writes())
 
