@@ -279,7 +279,7 @@ class _Machine:
         """``v_mov_b32_dpp`` (vcc None) or ``v_cndmask_b32_dpp v[d], v[s](DPP), v[s1], vcc``; returns the
         source lanes.  An out-of-range source lane reads 0 ([I]: the meaning of bound_ctrl:1) and,
         with bound_ctrl:0, the lane is not written.  Lanes disabled by row_mask/bank_mask keep v[d]."""
-        self._has(bool(self.target.dpp_controls), "DPP")
+        self._has(self.target.has_lane_family("dpp"), "DPP")
         sl = _dpp_cached(ctrl, self.wave, "rdna" if self.target.family == "rdna" else "cdna")
         moved = _gather(self.regs[s], sl)
         enabled = _masks_enabled(row_mask, bank_mask, self.wave)
@@ -295,28 +295,28 @@ class _Machine:
 
     def ds_swizzle(self, d: int, s: int, offset: int) -> np.ndarray:
         """``ds_swizzle_b32 v[d], v[s] offset:<offset>``; returns the source lanes."""
-        self._has(bool(self.target.ds_swizzle_modes), "ds_swizzle_b32")
+        self._has(self.target.has_lane_family("ds_swizzle"), "ds_swizzle_b32")
         sl = _swz_cached(offset, self.wave)
         self.regs[d] = _gather(self.regs[s], sl)
         return sl
 
     def ds_bpermute(self, d: int, s: int, addr, offset: int) -> np.ndarray:
         """``ds_bpermute_b32 v[d], addr, v[s] offset:<offset>``; returns the source lanes."""
-        self._has(self.target.has_ds_bpermute, "ds_bpermute_b32")
+        self._has(self.target.has_lane_family("ds_bpermute"), "ds_bpermute_b32")
         sl = bpermute_src_lanes(addr, self.wave, offset)
         self.regs[d] = _gather(self.regs[s], sl)
         return sl
 
     def dpp8(self, d: int, s: int, selectors: int) -> np.ndarray:
         """RDNA ``v_mov_b32_dpp v[d], v[s] dpp8:[...]``; returns the source lanes."""
-        self._has("dpp8" in self.target.dpp_controls, "dpp8")
+        self._has(self.target.has_lane_family("dpp8"), "dpp8")
         sl = dpp8_src_lanes(selectors, self.wave)
         self.regs[d] = _gather(self.regs[s], sl)
         return sl
 
     def permlane16(self, d: int, s: int, selector: int, cross: bool) -> np.ndarray:
         """RDNA ``v_permlane{16,x16}_b32 v[d], v[s], sel_lo, sel_hi``; returns the source lanes."""
-        self._has(self.target.has_permlanex16, "v_permlane16_b32")
+        self._has(self.target.has_lane_family("permlane16"), "v_permlane16_b32")
         sl = permlane16_src_lanes(selector, cross, self.wave)
         self.regs[d] = _gather(self.regs[s], sl)
         return sl
@@ -324,7 +324,7 @@ class _Machine:
     def shfl(self, d: int, s: int, mode: str, b, c: int) -> np.ndarray:
         """PTX ``shfl.sync.<mode>.b32 r[d], r[s], b, c, 0xffffffff`` (``b``: one value or one per lane);
         returns the source lanes (a lane out of range reads its own value)."""
-        self._has("shfl.sync.idx" in self.target.lane_ops, "shfl.sync")
+        self._has(self.target.has_lane_family("shfl"), "shfl.sync")
         sl, _ = shfl_sync(mode, b, c, self.wave)
         self.regs[d] = _gather(self.regs[s], sl)
         return sl
@@ -333,7 +333,7 @@ class _Machine:
         _check_declared(declared, actual, self.W, what)
 
     def permlane_swap(self, kind: str, vd: int, s0: int) -> None:
-        self._has(self.target.has_permlane_swap, kind)
+        self._has(self.target.has_lane_family("permlane_swap"), kind)
         self.regs[vd], self.regs[s0] = permlane_swap(kind, self.regs[vd], self.regs[s0])
 
     # ------------------------------------------------------------ LDS
