@@ -46,7 +46,7 @@ import numpy as np
 
 from linlayout import LayoutError, LinearLayout, caches, f2
 from linlayout.encodings.padded import PaddedLayout
-from linlayout.hw.lds import LdsModel, LdsOp, lds_model
+from linlayout.hw.lds import LdsModel, LdsOp, access_alignment, lds_model
 
 from .span import span_table, span_values
 
@@ -241,7 +241,7 @@ def lane_cycles(arch: Union[str, LdsModel], op: str, offsets: np.ndarray, elemen
         offsets = a.tolist()
         cols = [offsets[1 << j] for j in range(o.lane_bits)]
         byte_cols = [c * (element_bits // 8) for c in cols]
-        align = _alignment(o)
+        align = access_alignment(o.bytes_per_lane)
         if (min(cols, default=0) >= 0 and all(c % align == 0 for c in byte_cols)
                 and span_values(cols) == offsets):
             _check_lane_elems(o, 1, element_bits)
@@ -322,7 +322,7 @@ def lane_start_bytes(op: LdsOp, access: Access, element_bits: int,
     if np.any(bits % 8):
         raise LayoutError(f"op {op.name}: a lane starts inside a byte ({element_bits}-bit elements)")
     starts = bits // 8
-    align = _alignment(op)
+    align = access_alignment(op.bytes_per_lane)
     bad = np.argwhere(starts % align)
     if bad.size:
         where = tuple(int(i) for i in bad[0])
@@ -376,12 +376,6 @@ def _element_bits(element_bytes, element_bits) -> int:
     if isinstance(element_bits, bool) or not isinstance(element_bits, (int, np.integer)) or not 1 <= element_bits <= 64:
         raise LayoutError(f"element_bits {element_bits!r} must be an integer in 1..64")
     return int(element_bits)
-
-
-def _alignment(op: LdsOp) -> int:
-    """Byte alignment the op requires of each lane's address (b96: dword)."""
-    b = op.bytes_per_lane
-    return b if _pow2(b) else 4
 
 
 def _check_lane_elems(op: LdsOp, regs: int, element_bits: int) -> None:
@@ -448,7 +442,7 @@ def linear_cycles(op: LdsOp, lane_offsets: Sequence[int], element_bits: int) -> 
 
 def _byte_columns(op: LdsOp, lane: Sequence[int], element_bits: int) -> list[int]:
     """Byte address of each lane bit, given its element offset (validated aligned)."""
-    align = _alignment(op)
+    align = access_alignment(op.bytes_per_lane)
     cols = []
     for j, o in enumerate(lane):
         bits = o * element_bits

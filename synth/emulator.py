@@ -34,6 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from linlayout import LayoutError, LinearLayout, caches
+from linlayout.hw.lds import access_alignment, misaligned_address
 from linlayout.hw.targets import get_target
 
 from .isa_lanes import (bpermute_src_lanes, dpp8_src_lanes, dpp_src_lanes, matrix_row_bytes, movmatrix_sources,
@@ -278,7 +279,7 @@ class _Machine:
         """``v_mov_b32_dpp`` (vcc None) or ``v_cndmask_b32_dpp v[d], v[s](DPP), v[s1], vcc``; returns the
         source lanes.  An out-of-range source lane reads 0 ([I]: the meaning of bound_ctrl:1) and,
         with bound_ctrl:0, the lane is not written.  Lanes disabled by row_mask/bank_mask keep v[d]."""
-        self._has(bool(self.target.dpp_controls), "DPP")
+        self._has(self.target.has_lane_family("dpp"), "DPP")
         sl = _dpp_cached(ctrl, self.wave, "rdna" if self.target.family == "rdna" else "cdna")
         moved = _gather(self.regs[s], sl)
         enabled = _masks_enabled(row_mask, bank_mask, self.wave)
@@ -294,28 +295,28 @@ class _Machine:
 
     def ds_swizzle(self, d: int, s: int, offset: int) -> np.ndarray:
         """``ds_swizzle_b32 v[d], v[s] offset:<offset>``; returns the source lanes."""
-        self._has(bool(self.target.ds_swizzle_modes), "ds_swizzle_b32")
+        self._has(self.target.has_lane_family("ds_swizzle"), "ds_swizzle_b32")
         sl = _swz_cached(offset, self.wave)
         self.regs[d] = _gather(self.regs[s], sl)
         return sl
 
     def ds_bpermute(self, d: int, s: int, addr, offset: int) -> np.ndarray:
         """``ds_bpermute_b32 v[d], addr, v[s] offset:<offset>``; returns the source lanes."""
-        self._has(self.target.has_ds_bpermute, "ds_bpermute_b32")
+        self._has(self.target.has_lane_family("ds_bpermute"), "ds_bpermute_b32")
         sl = bpermute_src_lanes(addr, self.wave, offset)
         self.regs[d] = _gather(self.regs[s], sl)
         return sl
 
     def dpp8(self, d: int, s: int, selectors: int) -> np.ndarray:
         """RDNA ``v_mov_b32_dpp v[d], v[s] dpp8:[...]``; returns the source lanes."""
-        self._has("dpp8" in self.target.dpp_controls, "dpp8")
+        self._has(self.target.has_lane_family("dpp8"), "dpp8")
         sl = dpp8_src_lanes(selectors, self.wave)
         self.regs[d] = _gather(self.regs[s], sl)
         return sl
 
     def permlane16(self, d: int, s: int, selector: int, cross: bool) -> np.ndarray:
         """RDNA ``v_permlane{16,x16}_b32 v[d], v[s], sel_lo, sel_hi``; returns the source lanes."""
-        self._has(self.target.has_permlanex16, "v_permlane16_b32")
+        self._has(self.target.has_lane_family("permlane16"), "v_permlane16_b32")
         sl = permlane16_src_lanes(selector, cross, self.wave)
         self.regs[d] = _gather(self.regs[s], sl)
         return sl
@@ -323,7 +324,7 @@ class _Machine:
     def shfl(self, d: int, s: int, mode: str, b, c: int) -> np.ndarray:
         """PTX ``shfl.sync.<mode>.b32 r[d], r[s], b, c, 0xffffffff`` (``b``: one value or one per lane);
         returns the source lanes (a lane out of range reads its own value)."""
-        self._has("shfl.sync.idx" in self.target.lane_ops, "shfl.sync")
+        self._has(self.target.has_lane_family("shfl"), "shfl.sync")
         sl, _ = shfl_sync(mode, b, c, self.wave)
         self.regs[d] = _gather(self.regs[s], sl)
         return sl
@@ -332,7 +333,7 @@ class _Machine:
         _check_declared(declared, actual, self.W, what)
 
     def permlane_swap(self, kind: str, vd: int, s0: int) -> None:
-        self._has(self.target.has_permlane_swap, kind)
+        self._has(self.target.has_lane_family("permlane_swap"), kind)
         self.regs[vd], self.regs[s0] = permlane_swap(kind, self.regs[vd], self.regs[s0])
 
     # ------------------------------------------------------------ LDS
@@ -408,8 +409,9 @@ class _Machine:
             raise PlanVerificationError(f"{what}: a matrix access moves {num} whole registers, in order")
         dwords = np.arange(self.regs.shape[0])[whole]
         a = np.broadcast_to(np.asarray(addr, dtype=np.int64), (self.W, self.wave))[:, :8 * num]
-        if (a % 16).any():
-            raise PlanVerificationError(f"{what}: a row address is not 16-byte aligned")
+        misaligned = misaligned_address(a, 16)
+        if misaligned:
+            raise PlanVerificationError(f"{what}: a row address: {misaligned}")
         if a.min() < 0 or a.max() + 16 > self.lds_bytes:
             raise PlanVerificationError(f"{what}: a row outside the {self.lds_bytes}-byte shared allocation")
         cells = (a // self.cb)[..., None] + _BYTE_OFFSETS[:16 // self.cb]
@@ -543,8 +545,9 @@ def _check_declared(declared: np.ndarray, actual: np.ndarray, W: int, what: str)
 def _lds_access(m: _Machine, addr, width_bytes: int, what: str) -> np.ndarray:
     """Cell indices ``[W, lanes * width_bytes / cell bytes]`` of an LDS access, with alignment and range checks."""
     a = np.asarray(addr, dtype=np.int64)  # [lanes] (every warp alike) or [W, lanes]
-    if width_bytes in (2, 4, 8, 16) and (a % width_bytes).any():
-        raise PlanVerificationError(f"{what}: an address is not aligned to the {width_bytes}-byte access")
+    misaligned = misaligned_address(a, width_bytes)
+    if misaligned:
+        raise PlanVerificationError(f"{what}: {misaligned}")
     if a.min() < 0 or a.max() + width_bytes > m.lds_bytes:  # the bytes are a .. a + width_bytes - 1
         raise PlanVerificationError(f"{what}: address outside the {m.lds_bytes}-byte LDS allocation")
     n = width_bytes // m.cb
@@ -1014,7 +1017,8 @@ def _lds_runs(m: _Machine, plan: Plan) -> dict[int, tuple] | None:
         return {}
     a_all = _lane_tables(addrs, m.W, m.wave) + np.array(offsets, dtype=np.int64)[:, None, None]  # [accesses, W, lanes]
     widths = np.array([x[3] for x in accesses])[:, None, None]
-    if (a_all & (widths - 1)).any() or a_all.min() < 0 or (a_all + widths).max() > m.lds_bytes:
+    alignments = np.array([access_alignment(x[3]) for x in accesses])[:, None, None]
+    if (a_all % alignments).any() or a_all.min() < 0 or (a_all + widths).max() > m.lds_bytes:
         return None
     runs, k = {}, 0
     while k < len(accesses):

@@ -66,15 +66,19 @@ def count_kinds(arch: str) -> tuple[str, ...]:
 
 
 def _check_lane_tables(steps: list[Step], wave_size: int, num_warps: int) -> None:
-    """Every per-lane table of ``steps`` (their numpy array fields) is ``[wave_size]`` or
-    ``[num_warps][wave_size]``, else ``LayoutError`` naming the step and the field."""
+    """Every per-lane table of ``steps`` (their numpy array fields, and those of their dict fields: an
+    ``isa``'s) is ``[wave_size]`` or ``[num_warps][wave_size]``, else ``LayoutError`` naming the step
+    and the field."""
     shapes = ((wave_size,), (num_warps, wave_size))
     for k, st in enumerate(steps):
         for f in fields(st):
             value = getattr(st, f.name)
-            if isinstance(value, np.ndarray) and value.shape not in shapes:
-                raise LayoutError(f"plan step {k} ({st.op}): {f.name} has shape {list(value.shape)}; a per-lane "
-                                  f"table is [{wave_size}] or [{num_warps}][{wave_size}]")
+            named = value.items() if isinstance(value, dict) else [("", value)]  # a dict: an isa's tables
+            for key, table in named:
+                if isinstance(table, np.ndarray) and table.shape not in shapes:
+                    name = f"{f.name}.{key}" if key else f.name
+                    raise LayoutError(f"plan step {k} ({st.op}): {name} has shape {list(table.shape)}; a per-lane "
+                                      f"table is [{wave_size}] or [{num_warps}][{wave_size}]")
 
 
 @dataclass
@@ -165,12 +169,18 @@ class Plan:
     def from_certificate(cls, obj: dict) -> "Plan":
         """Read a certificate back (steps with ISA parameters when present).  LayoutError for anything but
         a certificate: a missing key, a malformed value, a ``num_warps`` other than src's and dst's warp
-        count (2**warp bits; 1 without a warp dim), a ``wave_size`` other than the target's, an element
-        size plans do not move, a slot number outside ``[0, CERT_SLOT_LIMIT)``, a per-lane table of
-        another shape than ``[wave_size]`` or ``[num_warps][wave_size]``, ``lds_bytes`` beyond the
-        target's LDS, a ``fused`` item that is not the later part of the instruction the items before it
-        start, named by that instruction (``step_from_json``), or a two-address LDS access on a target
-        without one."""
+        count (2**warp bits; 1 without a warp dim), a ``slots_in`` other than src's register count, a
+        ``lower_bound`` or ``overhead_estimate`` that does not map names to numbers, a ``wave_size``
+        other than the target's, an element size plans do not move, a slot number outside ``[0,
+        CERT_SLOT_LIMIT)``, a per-lane table of another shape than ``[wave_size]`` or
+        ``[num_warps][wave_size]``, ``lds_bytes`` beyond the target's LDS, a ``fused`` item that is not
+        the later part of the instruction the items before it start, named by that instruction
+        (``step_from_json``), a two-address LDS access on a target without one, or a step the plan
+        cannot hold (``Step.plan_error``: an LDS address that is not a multiple of its access's
+        alignment, ``linlayout.hw.lds.access_alignment``, or outside ``lds_bytes``; a transpose load the
+        target lacks, ``missing_transpose_load``'s line; an instruction of another target; an access
+        listing other than the elements it moves; a byte permute naming other registers than
+        those of its slots)."""
         if not isinstance(obj, dict) or obj.get("format") != CERT_FORMAT:
             raise LayoutError(f"not a plan certificate (format must be {CERT_FORMAT!r})")
         try:
@@ -194,6 +204,13 @@ class Plan:
             for key, n in (("slots_in", slots_in), ("slots_out", slots_out)):
                 if not 1 <= n <= CERT_SLOT_LIMIT:
                     raise LayoutError(f"plan certificate has {key} {n}; it must be 1 to {CERT_SLOT_LIMIT}")
+            registers = src.in_dim_size("register") if src.has_in_dim("register") else 1
+            if slots_in != registers:
+                raise LayoutError(f"plan certificate has slots_in {slots_in} but its src has {registers} registers")
+            for key in ("lower_bound", "overhead_estimate"):
+                value = obj.get(key, {})
+                if not isinstance(value, dict) or not all(isinstance(v, (int, float)) for v in value.values()):
+                    raise LayoutError(f"plan certificate has {key} {value!r}; it must map names to numbers")
             named = [s for st in steps for s in st.named_slots()]
             if named and (min(named) < 0 or max(named) >= CERT_SLOT_LIMIT):
                 bad = min(named) if min(named) < 0 else max(named)
@@ -213,6 +230,10 @@ class Plan:
             if not 0 <= lds_bytes <= target_lds_bytes:
                 raise LayoutError(f"plan certificate has lds_bytes {lds_bytes}; {obj['arch']} has 0 to "
                                   f"{target_lds_bytes}")
+            for k, st in zip(starts, steps):
+                error = st.plan_error(target, element_bits, lds_bytes)
+                if error:
+                    raise LayoutError(f"plan step {k} ({items[k]['op']}): {error}")
             return cls(arch=obj["arch"], wave_size=wave_size, num_warps=num_warps,
                        element_bits=element_bits, src=src, dst=dst, slots_in=slots_in, slots_out=slots_out,
                        steps=steps, strategy=obj.get("strategy", ""),

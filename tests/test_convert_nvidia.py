@@ -257,11 +257,21 @@ def test_cli_convert_for_sm90_and_unsupported_emit(tmp_path, capsys):
 
 
 def test_a_step_kind_the_target_lacks_is_a_layout_error():
-    cert = json.loads(plan_conversion(*_mma_pairs()[2][1:3], "sm_90", 8).dumps())
+    """A DPP move on sm_90: a certificate naming one is refused when read (the item named), a plan of such
+    steps by the emulator (Target.has_lane_family answers both)."""
+    from dataclasses import replace
+
+    plan = plan_conversion(*_mma_pairs()[2][1:3], "sm_90", 8)
+    cert = json.loads(plan.dumps())
+    first = next(k for k, item in enumerate(cert["steps"]) if item["op"] == "lane")
     for item in cert["steps"]:
         if item["op"] == "lane":
             item["kind"], item["isa"] = "dpp:row_shr:1", {"ctrl": 0x111}
-    res = verify(Plan.from_certificate(cert))
+    with pytest.raises(LayoutError, match=rf"^plan step {first} \(lane\): sm_90 has no dpp:row_shr:1 instruction$"):
+        Plan.from_certificate(cert)
+    plan.steps = [replace(st, kind="dpp:row_shr:1", isa={"ctrl": 0x111}) if st.op == "lane" else st
+                  for st in plan.steps]
+    res = verify(plan)
     assert not res.ok and "sm_90 has no DPP" in res.message
     state = run_certificate(json.loads(plan_conversion(*_mma_pairs()[2][1:3], "sm_90", 8).dumps()))
     assert state.shape[1] == 32

@@ -155,5 +155,5 @@ def test_select_and_misaligned_lds_access():
     sel = Select([1], [0], [0], (LANES & 1).astype(np.int64))
     assert verify(_plan([sel, Select([0], [1], [1], np.zeros(64, dtype=np.int64))])).ok
     bad = _plan([LdsStore(addr=LANES * 4 + 2, width_bytes=4, src=[0])], lds=512)
-    with pytest.raises(PlanVerificationError, match="aligned"):
+    with pytest.raises(PlanVerificationError, match="lane 0 addresses byte 2, not a multiple of 4 \\(a 4-byte access\\)"):
         run_isa(bad)

@@ -122,7 +122,7 @@ def test_stmatrix_is_sm90_only_and_every_malformed_step_is_refused():
         run_isa(_round_trip_plan("sm_80", 2, False, True))
     wrong = _round_trip_plan("sm_90", 4, False, True)
     wrong.steps[2] = MatrixLoad(addr=_rows(4) + 8, dst=list(range(8, 16)), num=4, trans=True)
-    assert "not 16-byte aligned" in verify(wrong).message
+    assert "a row address: lane 0 of warp 0 addresses byte 248, not a multiple of 16" in verify(wrong).message
     no_barrier = _round_trip_plan("sm_90", 1, False, True)  # lanes read halves other lanes stored
     del no_barrier.steps[1]
     assert "warp barrier is missing" in verify(no_barrier).message

@@ -56,6 +56,8 @@ __all__ = [
     "OP_SHAPES",
     "OpShape",
     "SHARED_MEMORY_ARCHS",
+    "access_alignment",
+    "misaligned_address",
     "generic_lds_model",
     "lds_model",
     "triton_lds_model",
@@ -64,6 +66,31 @@ __all__ = [
 #: The AMD targets with a hardware LDS model; SHARED_MEMORY_ARCHS adds NVIDIA's.
 SHARED_MEMORY_ARCHS = targets_with(lds_phases=True)
 LDS_ARCHS = tuple(a for a in SHARED_MEMORY_ARCHS if get_target(a).family != "nvidia")
+
+
+def access_alignment(bytes_per_lane: int) -> int:
+    """The bytes every lane's address of an LDS / shared-memory access of ``bytes_per_lane`` bytes per
+    lane is a multiple of: the width itself when a power of two (``ds_read_b64``, ``ld.shared.b64``:
+    8; a byte access: 1), a dword for ``ds_read_b96``/``ds_write_b96`` (12 bytes).  The one rule of
+    the bank model (linlayout.synth.banks), the wave emulator and the plan certificate reader."""
+    return bytes_per_lane if bytes_per_lane & (bytes_per_lane - 1) == 0 else 4
+
+
+def misaligned_address(addr, bytes_per_lane: int) -> str:
+    """Where the per-lane byte addresses ``addr`` (``[lanes]``, every warp alike, or ``[warps, lanes]``)
+    of an access of ``bytes_per_lane`` bytes per lane break ``access_alignment``: "" when no lane
+    does, else one phrase naming the first such lane (in warp, then lane order), its address and
+    how many lanes do."""
+    a = np.asarray(addr, dtype=np.int64)
+    align = access_alignment(bytes_per_lane)
+    bad = np.argwhere(a % align)
+    if not bad.size:
+        return ""
+    where = tuple(int(x) for x in bad[0])
+    lane = f"lane {where[-1]}" + (f" of warp {where[0]}" if a.ndim == 2 else "")
+    more = f" ({len(bad)} lanes in all)" if len(bad) > 1 else ""
+    return (f"{lane} addresses byte {int(a[where])}, not a multiple of {align} (a {bytes_per_lane}-byte access)"
+            + more)
 
 
 @dataclass(frozen=True)

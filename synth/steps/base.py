@@ -95,9 +95,34 @@ def dword_pairs(dst: Sequence[int], src: Sequence[int], p: int, dps: int, what: 
     return list(pairs.items())
 
 
+def byte_permute_error(dst: Sequence[int], src: Sequence[int], dst_dword: int, operands: Sequence[int],
+                       element_bits: int) -> str:
+    """Why the registers a byte permute (``v_perm_b32`` / ``prmt.b32``, uniform or per-lane selector)
+    names are not those of its slots ("" when they are): the dword it writes holds every ``dst``
+    slot, and its two operand dwords are the dwords of its ``src`` slots (``slot_dwords``)."""
+    p, dps = slots_per_dword(element_bits), dwords_per_slot(element_bits)
+    written = sorted({d for s in dst for d, _, _ in slot_dwords(s, p, dps)})
+    read = sorted({d for s in src for d, _, _ in slot_dwords(s, p, dps)})
+    if written != [dst_dword]:
+        return f"it writes v{dst_dword} but its destination slots are in {', '.join(f'v{d}' for d in written)}"
+    if sorted(set(operands)) != read:
+        return (f"its operands are {', '.join(f'v{d}' for d in operands)} but its source slots are in "
+                f"{', '.join(f'v{d}' for d in read)}")
+    return ""
+
+
 # ---------------------------------------------------------------------- certificate helpers
 def ints(xs: Iterable) -> list[int]:
     return [int(x) for x in xs]
+
+
+def same_lengths(i: int, op: str, **lists: Sequence[int]) -> None:
+    """The slot lists of certificate item ``i`` pair element for element: ``LayoutError`` naming them
+    when they are not equally long, or empty."""
+    lengths = {k: len(v) for k, v in lists.items()}
+    if len(set(lengths.values())) != 1 or not next(iter(lengths.values())):
+        raise LayoutError(f"plan step {i} ({op}): the slot lists {', '.join(lengths)} must be equally long and not "
+                          f"empty, got {', '.join(f'{k} {n}' for k, n in lengths.items())}")
 
 
 def lane_table(t: Any, what: str) -> np.ndarray:
@@ -177,6 +202,13 @@ class Step:
     def from_cert(cls, items: list[dict], i: int) -> tuple["Step", int]:
         """The step whose certificate starts at ``items[i]``, and the index after its items."""
         raise NotImplementedError
+
+    def plan_error(self, target: Target, element_bits: int, lds_bytes: int) -> str:
+        """Why this step cannot be an instruction of a plan for ``target`` moving ``element_bits``-bit
+        elements in ``lds_bytes`` bytes of LDS, as far as the step alone tells ("" when it can): what
+        ``Plan.from_certificate`` refuses when it reads a certificate, before a run, its price or its
+        emission would meet it."""
+        return ""
 
     # ------------------------------------------------------------ counts and text
     def counts(self) -> dict[str, int]:
@@ -274,7 +306,8 @@ def step_from_json(items: list[dict], i: int) -> tuple[Step, int]:
     fused DPP move), named by that instruction's name; it never starts a step, unless its class
     names its form there (``Step.form_on_first_item``: a ``v_perm_b32``/``prmt`` select).  So
     ``LayoutError`` for a ``fused`` item here that is not such a select: it is the first item, or
-    follows an item of another op or an instruction that takes no further item."""
+    follows an item of another op or an instruction that takes no further item; and for an ``isa``
+    that is not an object or a ``kind`` that is not a string."""
     d = items[i]
     if not isinstance(d, dict) or "op" not in d:
         raise LayoutError(f"plan step {i} is not an object with an 'op'")
@@ -282,6 +315,11 @@ def step_from_json(items: list[dict], i: int) -> tuple[Step, int]:
     classes = _BY_OP.get(op)
     if classes is None:
         raise LayoutError(f"plan step {i}: unknown op {op!r}")
+    if not isinstance(d.get("isa", {}), dict):
+        raise LayoutError(f"plan step {i} ({op}): 'isa' must be an object of the instruction's parameters, "
+                          f"got {d['isa']!r}")
+    if not isinstance(d.get("kind", ""), str):
+        raise LayoutError(f"plan step {i} ({op}): 'kind' must be an instruction name, got {d['kind']!r}")
     try:
         cls = next(c for c in classes if c.claims(items, i))
         if "fused" in d and not cls.form_on_first_item:

@@ -10,9 +10,9 @@ from linlayout import LayoutError, caches
 from linlayout.hw.targets import Target
 from linlayout.lane_map import lane_map_pattern
 
-from .base import Step, ints, lane_table, register, table, vregs
+from .base import Step, ints, lane_table, register, same_lengths, table, vregs
 
-__all__ = ["Lane", "dpp_suffix", "lane_kind_family", "shfl_kind"]
+__all__ = ["LANE_ISA_KEYS", "Lane", "dpp_suffix", "lane_instruction_family", "lane_kind_family", "shfl_kind"]
 
 SHFL_MODES = ("idx", "bfly", "up", "down")
 
@@ -34,6 +34,19 @@ def lane_kind_family(kind: str) -> str:
     if kind == "ds_bpermute":
         return "ds_bpermute"
     raise LayoutError(f"unknown lane step kind {kind!r}")
+
+
+#: The ``isa`` keys the instruction of each lane family needs (``dpp8``: a ``dpp8:`` kind; the class doc).
+LANE_ISA_KEYS = {"dpp8": ("dpp8",), "dpp": ("ctrl",), "permlane16": ("sel", "cross"), "ds_swizzle": ("offset",),
+                 "ds_bpermute": ("addr",), "readlane": (), "shfl": ("mode", "b", "c")}
+
+#: The ``isa`` keys that may be per-lane tables: ds_bpermute's addresses, shfl.sync.idx's source lanes.
+LANE_ISA_TABLES = ("addr", "b")
+
+
+def lane_instruction_family(kind: str) -> str:
+    """``lane_kind_family``, with RDNA's ``dpp8:`` moves told apart from DPP16 ones (``dpp8``)."""
+    return "dpp8" if kind.startswith("dpp8:") else lane_kind_family(kind)
 
 
 def dpp_suffix(kind: str, isa: dict) -> str:
@@ -100,8 +113,26 @@ class Lane(Step):
     def from_cert(cls, items: list[dict], i: int) -> tuple[Step, int]:
         d = items[i]
         isa = {k: (np.asarray(v, dtype=np.int64) if isinstance(v, list) else v) for k, v in d.get("isa", {}).items()}
-        return cls(kind=d["kind"], dst=ints(d["dst"]), src=ints(d["src"]),
+        kind = d["kind"]
+        same_lengths(i, "lane", dst=d["dst"], src=d["src"])
+        missing = [k for k in LANE_ISA_KEYS[lane_instruction_family(kind)] if k not in isa]
+        if missing:
+            raise LayoutError(f"plan step {i} (lane): a {kind} move needs the isa keys {', '.join(missing)}")
+        if kind.startswith("shfl.sync.") and not (isinstance(isa["mode"], str) and isa["mode"] in SHFL_MODES):
+            raise LayoutError(f"plan step {i} (lane): shfl.sync mode {isa['mode']!r} must be one of "
+                              f"{', '.join(SHFL_MODES)}")
+        for k, v in isa.items():  # numbers, or the per-lane tables LANE_ISA_TABLES (shfl's mode is a name)
+            if isinstance(v, np.ndarray) and k not in LANE_ISA_TABLES:
+                raise LayoutError(f"plan step {i} (lane): isa {k!r} must be a number, got a list")
+            if k != "mode" and not isinstance(v, np.ndarray):
+                int(v)  # a TypeError or ValueError: the certificate's malformed value
+        return cls(kind=kind, dst=ints(d["dst"]), src=ints(d["src"]),
                    src_lane=lane_table(d["src_lane"], "src_lane"), isa=isa), i + 1
+
+    def plan_error(self, target: Target, element_bits: int, lds_bytes: int) -> str:
+        """A lane instruction ``target`` lacks (``Target.has_lane_family``, the emulator's answer)."""
+        family = lane_instruction_family(self.kind)
+        return "" if target.has_lane_family(family) else f"{target.name} has no {self.kind} instruction"
 
     @property
     def family(self) -> str:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from linlayout import LayoutError, caches
+from linlayout.hw.lds import misaligned_address
 from linlayout.hw.targets import Target, get_target, target_names
 from linlayout.hw.transpose_loads import TransposeLoad, transpose_load, transpose_load_named
 
@@ -138,6 +139,29 @@ class _LdsAccess(Step):
                     f"got {self.width_bytes} bytes and {self.pair_offset}")
         return ""
 
+    def plan_error(self, target: Target, element_bits: int, lds_bytes: int) -> str:
+        """A malformed pair (``pair_error``), an access narrower than one element or listing other
+        than the elements it moves, an address that
+        breaks the access's alignment (``linlayout.hw.lds.access_alignment``: the emulator's and the
+        bank model's rule) or an access outside bytes ``[0, lds_bytes)``."""
+        error = self.pair_error()
+        if error:
+            return error
+        if 8 * self.width_bytes < element_bits:
+            return f"a {self.width_bytes}-byte access moves less than one {element_bits}-bit element"
+        for slots, _ in self.accesses():
+            if len(slots) * element_bits != 8 * self.width_bytes:
+                return (f"a {self.width_bytes}-byte access moves {8 * self.width_bytes // element_bits} "
+                        f"{element_bits}-bit elements, {len(slots)} slots listed")
+        misaligned = misaligned_address(self.addr, self.width_bytes)
+        if misaligned:
+            return misaligned
+        for _, addr in self.accesses():
+            low, high = int(np.min(addr)), int(np.max(addr)) + self.width_bytes
+            if low < 0 or high > lds_bytes:
+                return f"it accesses bytes {low} to {high - 1}, outside the plan's {lds_bytes} (lds_bytes)"
+        return ""
+
     def _check_pair(self, what: str) -> None:
         error = self.pair_error()
         if error:
@@ -162,6 +186,9 @@ class _LdsAccess(Step):
         if not isinstance(nxt, dict) or nxt.get("op") != cls.cert_op or "fused" not in nxt:
             return {}, i + 1
         nisa = nxt.get("isa", {})
+        if not isinstance(nisa, dict):
+            raise LayoutError(f"plan step {i + 1} ({cls.cert_op}): 'isa' must be an object of the instruction's "
+                              f"parameters, got {nisa!r}")
         st64 = bool(nisa.get("st64", False))
         name = cls.pair_name(width_bytes, st64)
         if nxt["fused"] != name:
@@ -378,6 +405,15 @@ class LdsLoad(_LdsAccess):
         if len(self.dst) != load.elements:
             return f"{len(self.dst)} slots listed for {load.elements} elements"
         return ""
+
+    def plan_error(self, target: Target, element_bits: int, lds_bytes: int) -> str:
+        """A transpose load ``target`` lacks or that cannot move these elements (``transpose_error``),
+        else the checks of every LDS access."""
+        if self.transpose:
+            error = self.transpose_error(target.name, element_bits // 8)
+            if error:
+                return error
+        return super().plan_error(target, element_bits, lds_bytes)
 
     def add_to_ds_chain(self, chain) -> None:
         chain.lds_load(self.writes())

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from linlayout import LayoutError
+from linlayout.hw.lds import misaligned_address
 from linlayout.hw.targets import Target, get_target
 
 from .base import PlanVerificationError, Step, ints, lane_table, register, table, vregs
@@ -30,6 +31,7 @@ __all__ = ["MATRIX_COUNTS", "MatrixLoad", "MatrixStore", "matrix_name", "matrix_
 
 MATRIX_COUNTS = (1, 2, 4)  # .x1, .x2, .x4
 ROW_BYTES = 16  # one row of 8 halves
+WARP_LANES = 32  # the lanes of a warp, whose registers the matrices fill
 
 
 def matrix_name(store: bool, num: int, trans: bool) -> str:
@@ -105,6 +107,24 @@ class _MatrixAccess(Step):
             return f"{len(self.slots)} slots listed for {self.num} registers of {per_register}"
         return ""
 
+    def plan_error(self, target: Target, element_bits: int, lds_bytes: int) -> str:
+        """An instruction ``target`` lacks, a step that cannot move these elements (``matrix_error``), a
+        row address (lanes ``0 .. 8 num - 1``) that is not a multiple of ROW_BYTES (the emulator's and
+        the bank model's rule, ``linlayout.hw.lds.access_alignment``) or a row outside ``[0, lds_bytes)``."""
+        if not target.has_matrix_access(self.store):
+            return f"{target.name} has no {self.name.split('.')[0]} instruction"
+        error = self.matrix_error(element_bits)
+        if error:
+            return error
+        rows = np.asarray(self.addr)[..., :8 * self.num]
+        misaligned = misaligned_address(rows, ROW_BYTES)
+        if misaligned:
+            return f"a row address: {misaligned}"
+        low, high = int(rows.min()), int(rows.max()) + ROW_BYTES
+        if low < 0 or high > lds_bytes:
+            return f"its rows are bytes {low} to {high - 1}, outside the plan's {lds_bytes} (lds_bytes)"
+        return ""
+
     def offset_limit(self) -> int:
         return 1 << 16
 
@@ -158,7 +178,11 @@ class _MatrixAccess(Step):
         slots = ints(d[key])
         if not slots or len(slots) % num or 32 % (len(slots) // num) or len(slots) // num > 4:
             raise LayoutError(f"plan step {i} ({d['op']}): {len(slots)} slots do not fill {num} registers")
-        step = cls(**{key: slots}, addr=lane_table(isa["lane_addr"], "lane_addr"), num=int(num), trans=trans)
+        lane_addr = lane_table(isa["lane_addr"], "lane_addr")
+        if np.shape(lane_addr)[-1] != WARP_LANES:
+            raise LayoutError(f"plan step {i} ({d['op']}): lane_addr has {np.shape(lane_addr)[-1]} lanes; "
+                              f"{d['op']} is an instruction of {WARP_LANES}-lane warps")
+        step = cls(**{key: slots}, addr=lane_addr, num=int(num), trans=trans)
         given = d["elem_addr"]
         element_bytes = 4 * num // len(slots)
         want = [a + k * element_bytes for s, a in step.accesses() for k in range(len(s))]

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from linlayout import LayoutError
 from linlayout.hw.targets import Target
 
-from .base import PlanVerificationError, Step, ints, register, vregs
+from .base import PlanVerificationError, Step, byte_permute_error, ints, register, same_lengths, vregs
 
-__all__ = ["Mov", "prmt_as_perm", "prmt_selector"]
+__all__ = ["MOV_KINDS", "Mov", "prmt_as_perm", "prmt_selector"]
 
 
 def prmt_selector(perm_selector: int) -> int:
@@ -37,6 +37,10 @@ def prmt_as_perm(selector: int) -> int:
     return out
 
 
+#: The kinds of a ``mov`` step: a free renaming, AMD's ``v_mov_b32`` / ``v_perm_b32``, PTX's ``mov.b32`` / ``prmt.b32``.
+MOV_KINDS = ("rename", "v_mov", "v_perm_b32", "mov", "prmt")
+
+
 @register
 @dataclass(frozen=True)
 class Mov(Step):
@@ -56,7 +60,7 @@ class Mov(Step):
 
     dst: list[int]
     src: list[int]
-    kind: str = "rename"  # rename | v_mov | v_perm_b32 | mov | prmt
+    kind: str = "rename"  # MOV_KINDS
     operands: tuple[int, int] | None = None
     selector: int | None = None
     dst_dword: int | None = None
@@ -80,10 +84,26 @@ class Mov(Step):
         d = items[i]
         isa = d.get("isa", {})
         kind = d.get("kind", "rename")
+        if kind not in MOV_KINDS:
+            raise LayoutError(f"plan step {i} (mov): kind {kind!r} must be one of {', '.join(MOV_KINDS)}")
+        dst, src = ints(d["dst"]), ints(d["src"])
+        same_lengths(i, "mov", dst=dst, src=src)
         operands = {"v_perm_b32": ("s0", "s1"), "prmt": ("a", "b")}.get(kind)
-        return cls(dst=ints(d["dst"]), src=ints(d["src"]), kind=kind,
-                   operands=(int(isa[operands[0]]), int(isa[operands[1]])) if operands else None,
-                   selector=isa.get("selector"), dst_dword=isa.get("vdst")), i + 1
+        if not operands:
+            return cls(dst=dst, src=src, kind=kind), i + 1
+        return cls(dst=dst, src=src, kind=kind, operands=(int(isa[operands[0]]), int(isa[operands[1]])),
+                   selector=int(isa["selector"]), dst_dword=int(isa["vdst"])), i + 1
+
+    def plan_error(self, target: Target, element_bits: int, lds_bytes: int) -> str:
+        """A move of another ISA (``mov``/``prmt`` where the target's lane instructions are not PTX's,
+        ``v_mov``/``v_perm_b32`` where they are), or a byte permute whose registers are not those of
+        its slots (``byte_permute_error``)."""
+        ptx = "prmt" in target.lane_ops
+        if self.kind in (("v_mov", "v_perm_b32") if ptx else ("mov", "prmt")):
+            return f"{target.name} has no {self.kind} instruction"
+        if self.operands is None:
+            return ""
+        return byte_permute_error(self.dst, self.src, self.dst_dword, self.operands, element_bits)
 
     def counts(self) -> dict[str, int]:
         if self.kind == "rename":

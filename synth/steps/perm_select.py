@@ -8,7 +8,7 @@ import numpy as np
 
 from linlayout.hw.targets import Target
 
-from .base import Step, ints, lane_table, mask_name, register, table
+from .base import Step, byte_permute_error, ints, lane_table, mask_name, register, same_lengths, table
 from .mov import prmt_as_perm
 
 __all__ = ["PermSelect"]
@@ -61,12 +61,21 @@ class PermSelect(Step):
         d = items[i]
         isa = d["isa"]
         k0, k1 = ("a", "b") if d["fused"] == "prmt" else ("s0", "s1")
+        same_lengths(i, "select", dst=d["dst"], a=d["a"], b=d["b"])
         return cls(dst=ints(d["dst"]), a=ints(d["a"]), b=ints(d["b"]), cond=lane_table(d["cond"], "cond"),
                    operands=(int(isa[k0]), int(isa[k1])), sel0=int(isa["sel0"]), sel1=int(isa["sel1"]),
                    dst_dword=int(isa["vdst"]), form=d["fused"]), i + 1
 
     def counts(self) -> dict[str, int]:
         return {self.form: 1}
+
+    def plan_error(self, target: Target, element_bits: int, lds_bytes: int) -> str:
+        """A form of another ISA (``prmt`` where the target's lane instructions are not PTX's,
+        ``v_perm_b32`` where they are), or registers that are not those of its slots
+        (``byte_permute_error``)."""
+        if (self.form == "prmt") != ("prmt" in target.lane_ops):
+            return f"{target.name} has no {self.form} instruction"
+        return byte_permute_error(self.dst, self.a + self.b, self.dst_dword, self.operands, element_bits)
 
     def asm(self, p: int, target: Target) -> str:
         return (f"{'prmt.b32' if self.form == 'prmt' else 'v_perm_b32'} v{self.dst_dword}, v{self.operands[0]}, v{self.operands[1]}, "

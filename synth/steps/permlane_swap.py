@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from linlayout import LayoutError
 from linlayout.hw.targets import Target
 
 from .base import PlanVerificationError, Step, ints, register, vregs
 
-__all__ = ["PermlaneSwap"]
+__all__ = ["PERMLANE_SWAP_KINDS", "PermlaneSwap"]
+
+PERMLANE_SWAP_KINDS = ("permlane16_swap", "permlane32_swap")
 
 
 @register
@@ -21,7 +24,7 @@ class PermlaneSwap(Step):
     ``{"op": "permlane_swap", "kind": K, "vdst": [...], "src0": [...]}``.
     """
 
-    kind: str  # permlane16_swap | permlane32_swap
+    kind: str  # PERMLANE_SWAP_KINDS
     vdst: list[int]
     src0: list[int]
     op = "permlane_swap"
@@ -34,7 +37,14 @@ class PermlaneSwap(Step):
     @classmethod
     def from_cert(cls, items: list[dict], i: int) -> tuple[Step, int]:
         d = items[i]
+        if d["kind"] not in PERMLANE_SWAP_KINDS:
+            raise LayoutError(f"plan step {i} (permlane_swap): kind {d['kind']!r} must be one of "
+                              f"{', '.join(PERMLANE_SWAP_KINDS)}")
         return cls(kind=d["kind"], vdst=ints(d["vdst"]), src0=ints(d["src0"])), i + 1
+
+    def plan_error(self, target: Target, element_bits: int, lds_bytes: int) -> str:
+        """A target without the swaps (``Target.has_lane_family``, the emulator's answer)."""
+        return "" if target.has_lane_family("permlane_swap") else f"{target.name} has no {self.kind} instruction"
 
     def counts(self) -> dict[str, int]:
         return {self.kind: 1}

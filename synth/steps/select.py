@@ -6,11 +6,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from linlayout import LayoutError
 from linlayout.hw.targets import Target
 
-from .base import Step, ints, lane_table, mask_name, register, table, vregs
+from .base import Step, ints, lane_table, mask_name, register, same_lengths, table, vregs
 
-__all__ = ["Select"]
+__all__ = ["SELECT_KINDS", "Select"]
+
+#: The select instructions: AMD's ``v_cndmask_b32`` and PTX's ``selp.b32``.
+SELECT_KINDS = ("v_cndmask", "selp")
 
 
 @register
@@ -42,8 +46,18 @@ class Select(Step):
     @classmethod
     def from_cert(cls, items: list[dict], i: int) -> tuple[Step, int]:
         d = items[i]
+        kind = d.get("kind", "v_cndmask")
+        if kind not in SELECT_KINDS:
+            raise LayoutError(f"plan step {i} (select): kind {kind!r} must be one of {', '.join(SELECT_KINDS)}")
+        same_lengths(i, "select", dst=d["dst"], a=d["a"], b=d["b"])
         return cls(dst=ints(d["dst"]), a=ints(d["a"]), b=ints(d["b"]), cond=lane_table(d["cond"], "cond"),
-                   kind=d.get("kind", "v_cndmask")), i + 1
+                   kind=kind), i + 1
+
+    def plan_error(self, target: Target, element_bits: int, lds_bytes: int) -> str:
+        """The select of another ISA: ``selp`` where the target's lane instructions are not PTX's
+        (``Target.lane_ops``), ``v_cndmask`` where they are."""
+        own = "selp" if "selp" in target.lane_ops else "v_cndmask"
+        return "" if self.kind == own else f"{target.name} has no {self.kind} instruction (its select is {own})"
 
     def counts(self) -> dict[str, int]:
         return {self.kind: 1}

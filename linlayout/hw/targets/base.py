@@ -131,6 +131,19 @@ class Target:
         sm_90 and later; docs/nvidia_facts.md section 1)?"""
         return f"{'st' if store else 'ld'}matrix.x1" in (self.lds_phases or {})
 
+    def has_lane_family(self, family: str) -> bool:
+        """Does it have the lane instructions of ``family``: ``dpp`` (DPP16 controls), ``dpp8``,
+        ``ds_swizzle``, ``ds_bpermute``, ``readlane`` (AMD), ``permlane16`` (RDNA's v_permlane16/x16),
+        ``permlane_swap`` (v_permlane16/32_swap), ``shfl`` (PTX ``shfl.sync``)?  The one answer of the
+        emulator and the plan certificate reader."""
+        present = {"dpp": bool(self.dpp_controls), "dpp8": "dpp8" in self.dpp_controls,
+                   "ds_swizzle": bool(self.ds_swizzle_modes), "ds_bpermute": self.has_ds_bpermute,
+                   "readlane": self.family != "nvidia", "permlane16": self.has_permlanex16,
+                   "permlane_swap": self.has_permlane_swap, "shfl": "shfl.sync.idx" in self.lane_ops}
+        if family not in present:
+            raise ValueError(f"unknown lane instruction family {family!r}")
+        return present[family]
+
     @property
     def has_lds_pair(self) -> bool:
         """Does it have two-address LDS accesses (AMD ``ds_read2`` / ``ds_write2``; none in PTX)?"""
