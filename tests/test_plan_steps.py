@@ -375,3 +375,25 @@ def test_an_item_after_an_lds_access_that_is_no_object_is_one_layout_error():
     cert["steps"][9] = 5
     with pytest.raises(LayoutError, match=r"^plan step 9 is not an object with an 'op'$"):
         Plan.from_certificate(cert)
+
+
+@pytest.mark.parametrize("op", ["lds_load", "mov", "barrier"])
+def test_a_dpp_move_fuses_only_with_a_select(op):
+    """A ``lane`` item of a DPP move starts a fused DPP move only when the next item is a ``select``
+    carrying the fused form (docs/contract.md section 4); another op carrying that ``fused`` was
+    read as the fused select, whatever it was.  Now the lane item is a plain move and the next
+    item's ``fused`` is refused as belonging to no instruction."""
+    lanes = np.arange(64)
+    lane = json.loads(json.dumps(Lane("dpp:row_shr:1", [2], [0], lanes, {"ctrl": 0x111}).to_cert()))
+    select = json.loads(json.dumps(Select(dst=[4], a=[2], b=[0], cond=lanes % 2).to_cert()))[0]
+    fused = dict(select, fused="v_mov_b32_dpp")
+    step, after = step_from_json(lane + [fused], 0)
+    assert type(step) is FusedDpp and after == 2
+    step, after = step_from_json(lane + [5], 0)  # (a next item that is no object)
+    assert type(step) is Lane and after == 1
+    items = lane + [dict(fused, op=op)]
+    step, after = step_from_json(items, 0)
+    assert type(step) is Lane and after == 1
+    with pytest.raises(LayoutError, match=rf"^plan step 1 \({op}\) has 'fused': 'v_mov_b32_dpp' but is part of no "
+                                          rf"instruction before it \(the lane at item 0 takes no fused {op} after it\)$"):
+        step_from_json(items, 1)

@@ -262,3 +262,14 @@ def test_gfx1250_transpose_read_bounds_on_the_wave32_corpus():
     # and the floor bound is reached somewhere
     assert seen[True] and seen[False]
     assert len(gaps) == checked > 0 and min(gaps) >= 0 and 0 < reached <= checked
+
+
+def test_a_transpose_load_with_another_waves_lanes_names_the_wave():
+    """A load the target has, given addresses of another wave size, says so rather than that the
+    target lacks the load (gfx1250's ds_load_tr16_b128 exists, for 32 lanes)."""
+    from linlayout.synth.steps.lds import missing_transpose_load
+    assert missing_transpose_load("gfx1250", 16, 16, 32) == ""
+    assert missing_transpose_load("gfx1250", 16, 16, 64) == (
+        "ds_load_tr16_b128 of gfx1250 reads addresses of its 32-lane waves, got addresses of 64 lanes")
+    assert missing_transpose_load("gfx942", 16, 8, 64) == (
+        "gfx942 has no transpose load of 16-bit elements moving 8 bytes per lane; ds_read_b64_tr_b16 is gfx950's")

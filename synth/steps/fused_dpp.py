@@ -60,7 +60,11 @@ class FusedDpp(Step):
 
     @classmethod
     def claims(cls, items: list[dict], i: int) -> bool:
-        return i + 1 < len(items) and items[i + 1].get("fused") in cls.fused_forms
+        """A ``lane`` item followed by a ``select`` item fused to it by one of ``fused_forms``; any
+        other next item (another op carrying such a ``fused``, a value that is no object) leaves the
+        lane item a plain move, and the reader refuses a stray ``fused`` on the next item."""
+        nxt = items[i + 1] if i + 1 < len(items) else None
+        return isinstance(nxt, dict) and nxt.get("op") == "select" and nxt.get("fused") in cls.fused_forms
 
     @classmethod
     def from_cert(cls, items: list[dict], i: int) -> tuple[Step, int]:

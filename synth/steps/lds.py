@@ -44,8 +44,12 @@ def missing_transpose_load(arch: str, element_bits: int, width_bytes: int, lanes
     ``lanes``): one line naming the targets that have the load wanted, if any does
     (linlayout.hw.transpose_loads)."""
     target = get_target(arch)
-    if target.transpose_load(element_bits, width_bytes) is not None and lanes == target.wave_size:
-        return ""
+    own = target.transpose_load(element_bits, width_bytes)
+    if own is not None:
+        if lanes == target.wave_size:
+            return ""
+        return (f"{own.name} of {arch} reads addresses of its {target.wave_size}-lane waves, "
+                f"got addresses of {lanes} lanes")
     wanted = transpose_load(lanes, element_bits, width_bytes)
     where = "" if wanted is None else "; " + wanted.name + " is " + ", ".join(
         name for name in target_names() if get_target(name).transpose_load(element_bits, width_bytes) == wanted) + "'s"
@@ -198,6 +202,8 @@ class _LdsAccess(Step):
         if int(nisa.get("bytes", 0)) != width_bytes:
             raise LayoutError(f"plan step {i + 1} ({cls.cert_op}): the second access of the {name} at item {i} "
                               f"moves {width_bytes} bytes per lane, got {nisa.get('bytes')} (isa 'bytes')")
+        if key not in nxt:
+            raise LayoutError(f"plan step {i + 1} ({cls.cert_op}) lacks the key {key!r}")
         return dict(pair=ints(nxt[key]), pair_offset=int(nisa.get("offset1", 0)), st64=st64), i + 2
 
     def _pair_cert(self, key: str, raw: bool) -> list[dict]:
