@@ -31,7 +31,7 @@ def _flat(layout: LinearLayout, dim: str) -> list[int]:
     return [b[0] | b[1] << dim0_bits for b in layout.bases.get(dim, [])]
 
 
-def _has_twin(src: LinearLayout) -> bool:
+def _has_store_twin(src: LinearLayout) -> bool:
     """Some register bit's vector is outside the other registers' span but inside their span with
     the lane and warp vectors: that register holds elements other lanes or warps hold."""
     regs, others = _flat(src, "register"), _flat(src, "lane") + _flat(src, "warp")
@@ -49,7 +49,7 @@ def test_a_seed_names_the_same_cases():
 def test_random_cases_are_distinct_round_trips_for_the_nvidia_targets():
     """40 cases of a seed: distinct keys; both layouts cover the tensor (the kernel converts back);
     32 lanes, the case's warps (1 to 8), an element size of 8 to 64 bits, a target of TARGETS; every
-    TWIN_EVERY-th draw a twin case whose src has a register that other lanes or warps duplicate;
+    STORE_TWIN_EVERY-th draw a store-twin case whose src has a register that other lanes or warps duplicate;
     the layouts recorded in the origin."""
     cases = random_cases.random_cases(40, SEED)
     assert len({c.key() for c in cases}) == 40
@@ -58,9 +58,9 @@ def test_random_cases_are_distinct_round_trips_for_the_nvidia_targets():
         assert c.src.in_dim_size("lane") == c.dst.in_dim_size("lane") == 32
         assert c.src.in_dim_size("warp") == c.dst.in_dim_size("warp") == c.num_warps in (1, 2, 4, 8)
         assert c.element_bits in (8, 16, 32, 64) and c.arch in random_cases.TARGETS
-        assert c.origin["twins"] == (c.origin["draw"] % random_cases.TWIN_EVERY == 0)
+        assert c.origin["twins"] == (c.origin["draw"] % random_cases.STORE_TWIN_EVERY == 0)
         if c.origin["twins"]:
-            assert _has_twin(c.src)
+            assert _has_store_twin(c.src)
         assert LinearLayout.from_json(c.origin["src"]) == c.src and LinearLayout.from_json(c.origin["dst"]) == c.dst
     assert {c.arch for c in cases} == set(random_cases.TARGETS) and {c.element_bits for c in cases} == {8, 16, 32, 64}
     assert any(c.origin["twins"] for c in cases) and len({c.objective for c in cases}) > 2

@@ -5,13 +5,15 @@ through its seeded ``RandomPicks``, so a seed names the same cases on every mach
 ``random.Random``, stable across versions for ``randint``, ``choice``, ``sample`` and ``random``).
 
 Draw ``k`` of seed ``S`` uses ``random.Random(f"{S}:{k}")`` alone, so case ``k`` does not depend on
-the draws before it: every ``TWIN_EVERY``-th draw (``k % TWIN_EVERY == 0``) is a ``store_twin_problem``
+the draws before it: every ``STORE_TWIN_EVERY``-th draw (``k % STORE_TWIN_EVERY == 0``) is a ``store_twin_problem``
 (a src register holding elements that other lanes' or warps' registers hold too), the others
 ``layout_problem``; all for ``sm_90``, with 1, 2, 4 or 8 warps, src and dst both covering
 the tensor (the round-trip kernel converts back), an element size of 8, 16, 32 or 64 bits and
 one of the planner's objectives (or its default).  A draw whose layouts equal an earlier case's
-(same layouts, element size, warps, target, objective), or a twin draw without a twin, is
-skipped; draws go on until ``count`` distinct cases are made.
+(same layouts, element size, warps, target, objective), or a store-twin draw without a store twin, is
+skipped; draws go on until ``count`` distinct cases are made.  A store-twin case's name ends in
+``twins`` and its ``origin`` has ``"twins": true`` (short for store twins, the names of the
+committed runs).
 
 Only ``sm_90`` plans, because an sm_80 cubin does not load on the sm_90 GPU the harness runs on.
 The two descriptors (``linlayout/hw/targets/nvidia.py``) differ in ``stmatrix`` (sm_90 only) and in
@@ -34,17 +36,17 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from random_layouts import ELEMENT_BITS, OBJECTIVES, RandomPicks, layout_problem, store_twin_problem  # noqa: E402
 
-__all__ = ["TARGETS", "TWIN_EVERY", "draw", "random_cases"]
+__all__ = ["TARGETS", "STORE_TWIN_EVERY", "draw", "random_cases"]
 
 TARGETS = ("sm_90",)
-TWIN_EVERY = 4
+STORE_TWIN_EVERY = 4
 MAX_WARP_BITS = 3  # 1 to 8 warps
 
 
 def draw(seed: int, k: int) -> PairCase | None:
-    """Draw ``k`` of ``seed`` (None: a twin draw whose src has no twin)."""
+    """Draw ``k`` of ``seed`` (None: a store-twin draw whose src has no store twin)."""
     picks = RandomPicks(random.Random(f"{seed}:{k}"))
-    twins = k % TWIN_EVERY == 0
+    twins = k % STORE_TWIN_EVERY == 0
     if twins:
         problem = store_twin_problem(picks, TARGETS, MAX_WARP_BITS, dst_covers=True)
         if problem is None:
