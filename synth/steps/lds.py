@@ -327,7 +327,8 @@ class LdsLoad(_LdsAccess):
     told apart by ``width_bytes`` and the lanes of ``addr``): lane ``l`` supplies ``addr[w][l]``
     (aligned to ``width_bytes``) and receives its ``8 * width_bytes / transpose`` slots ``dst`` from
     the lanes of its group (``transpose_element_addresses``); in the certificate one ``lds_load``
-    per slot at its element address, the later ones ``fused`` to the first.
+    per slot at its element address, the later ones ``fused`` to the first (those addresses are
+    checked against ``addr`` when read: ``_check_element_addresses``).
     """
 
     dst: list[int] = field(default_factory=list)
