@@ -123,6 +123,43 @@ def test_a_transpose_load_the_target_lacks_is_refused_when_read():
         Plan.from_certificate(cert)
 
 
+def _transpose_certificate(arch: str) -> dict:
+    """A planned certificate with transpose loads: gfx950's FA P operand (one warp, 16-bit) or the
+    gfx1250 fp8 corpus case of two warps that reads ``ds_load_tr8_b64``."""
+    if arch == "gfx950":
+        return json.loads(plan_conversion(ACC, DOT_A, "gfx950", 16).dumps())
+    from test_transpose_loads import _corpus_case, _corpus_plan
+    return json.loads(_corpus_plan(_corpus_case("wmma3.16x64T->wmma3.16x64", "fp8", (128, 32), 2)).dumps())
+
+
+@pytest.mark.parametrize("arch, name, warp", [("gfx950", "ds_read_b64_tr_b16", 0), ("gfx1250", "ds_load_tr8_b64", 1)])
+def test_a_transpose_load_element_at_another_address_is_refused_when_read(arch, name, warp):
+    """The certificate unchanged reads, verifies and round-trips; element 2's ``addr`` of one lane moved
+    by 4 bytes is refused naming the item and the lane (before: read, that ``addr`` ignored, since the
+    instruction's own lane map decides where each element is read)."""
+    from linlayout.synth.emulator import verify
+    from linlayout.synth.steps.lds import transpose_element_addresses
+    cert = _transpose_certificate(arch)
+    plan = Plan.from_certificate(cert)
+    assert verify(plan).ok and plan.to_certificate() == cert
+    k = next(k for k, item in enumerate(cert["steps"]) if item.get("isa", {}).get("transpose") == name)
+    item = cert["steps"][k + 2]
+    assert item["fused"] == name
+    addr = np.array(item["addr"])
+    load = next(st for st in plan.steps if st.op == "lds_load" and st.transpose).transpose_load
+    read = transpose_element_addresses(cert["steps"][k]["isa"]["lane_addr"], load)[2]
+    assert np.array_equal(addr, read) and addr.shape[0] == warp + 1
+    addr[warp, 3] += 4
+    item["addr"] = addr.tolist()
+    want = (f"plan step {k + 2} (lds_load): element 2 of the {name} at item {k} reads byte {read[warp, 3]} in "
+            f"lane 3 of warp {warp}, the certificate says {read[warp, 3] + 4}")
+    with pytest.raises(LayoutError, match=f"^{re.escape(want)}$"):
+        Plan.from_certificate(cert)
+    del item["addr"]
+    with pytest.raises(LayoutError, match=rf"^plan step {k + 2} \(lds_load\) lacks the key 'addr'$"):
+        Plan.from_certificate(cert)
+
+
 # ---------------------------------------------------------------------- 3. the rest of the reader
 def _edited(cert: dict, op: str, **fields) -> tuple[int, dict]:
     """``cert`` (a copy) with ``fields`` set on its first item of ``op`` (``isa_<key>``: in its isa); the item's index."""

@@ -67,6 +67,29 @@ def _transpose_sources(load: TransposeLoad) -> tuple[np.ndarray, np.ndarray]:
     return lane, offset
 
 
+def _check_element_addresses(group: list[dict], i: int, load: TransposeLoad, lane_addr: np.ndarray) -> None:
+    """The ``addr`` of item ``j`` of the certificate items ``group`` (``items[i:i + E]``) of the
+    transpose load ``load`` must be where lane ``l`` reads its element ``j`` given ``lane_addr``
+    (``transpose_element_addresses``, as ``LdsLoad.to_cert`` writes it, one table shaped like
+    ``lane_addr``); LayoutError naming the item and the first lane (in warp, then lane order) that
+    differs, or the missing ``addr``."""
+    for j, (item, want) in enumerate(zip(group, transpose_element_addresses(lane_addr, load))):
+        where = f"plan step {i + j} (lds_load)"
+        if "addr" not in item:
+            raise LayoutError(f"{where} lacks the key 'addr'")
+        given = lane_table(item["addr"], f"{where}: addr")
+        element = f"element {j} of the {load.name} at item {i}"
+        if given.shape != want.shape:
+            raise LayoutError(f"{where}: {element} reads one address per lane shaped {list(want.shape)}, "
+                              f"the certificate's addr is shaped {list(given.shape)}")
+        bad = np.argwhere(given != want)
+        if bad.size:
+            at = tuple(int(x) for x in bad[0])
+            lane = f"lane {at[-1]}" + (f" of warp {at[0]}" if want.ndim == 2 else "")
+            raise LayoutError(f"{where}: {element} reads byte {int(want[at])} in {lane}, "
+                              f"the certificate says {int(given[at])}")
+
+
 @dataclass(frozen=True)
 class _LdsAccess(Step):
     """Common part of LDS steps: one access, or two (``ds_read2``/``ds_write2``) from one base address.
@@ -304,7 +327,8 @@ class LdsLoad(_LdsAccess):
     told apart by ``width_bytes`` and the lanes of ``addr``): lane ``l`` supplies ``addr[w][l]``
     (aligned to ``width_bytes``) and receives its ``8 * width_bytes / transpose`` slots ``dst`` from
     the lanes of its group (``transpose_element_addresses``); in the certificate one ``lds_load``
-    per slot at its element address, the later ones ``fused`` to the first.
+    per slot at its element address, the later ones ``fused`` to the first (those addresses are
+    checked against ``addr`` when read: ``_check_element_addresses``).
     """
 
     dst: list[int] = field(default_factory=list)
@@ -374,6 +398,7 @@ class LdsLoad(_LdsAccess):
             if np.shape(lane_addr)[-1] != load.wave_size:  # (the step names its load by lanes, bits and width)
                 raise LayoutError(f"plan step {i}: {name} is a load of {load.wave_size}-lane waves; its lane_addr has "
                                   f"{np.shape(lane_addr)[-1]} lanes")
+            _check_element_addresses(group, i, load, lane_addr)
             return cls(dst=[s for g in group for s in ints(g["dst"])], addr=lane_addr,
                        width_bytes=load.bytes_per_lane, transpose=load.element_bits), i + n
         width_bytes = cls._access_bytes(isa, i)
