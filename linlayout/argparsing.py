@@ -77,8 +77,8 @@ def positive_int(text: str) -> int:
 def check_output(path: str | None, what: str, *, folder: bool = False) -> None:
     """Refuse an output ``path`` the command could not write, before any work, so a bad argument
     writes nothing (docs/contract.md section 3): one ``LayoutError`` line, ``cannot write {what}
-    {path!r}: {reason}``.  A file (``folder=False``) must be a non-empty path, not a folder, in an
-    existing folder, writable; a folder the command writes its files into (``folder=True``) must
+    {path!r}: {reason}``.  A file (``folder=False``) must be a non-empty path, not a folder nor
+    ending in a separator (``x.png/`` would write ``x.png``), in an existing folder, writable; a folder the command writes its files into (``folder=True``) must
     exist and be writable.  None is no output (nothing to check)."""
     if path is None:
         return
