@@ -57,6 +57,7 @@ __all__ = [
     "OpShape",
     "SHARED_MEMORY_ARCHS",
     "access_alignment",
+    "first_lane",
     "misaligned_address",
     "generic_lds_model",
     "lds_model",
@@ -76,6 +77,16 @@ def access_alignment(bytes_per_lane: int) -> int:
     return bytes_per_lane if bytes_per_lane & (bytes_per_lane - 1) == 0 else 4
 
 
+def first_lane(flags: np.ndarray) -> tuple[tuple[int, ...], str] | None:
+    """The first true entry of per-lane ``flags`` (``[lanes]`` or ``[warps, lanes]``, in warp, then
+    lane order): its index and its name ("lane 5", "lane 5 of warp 1"); None when none is true."""
+    hits = np.argwhere(flags)
+    if not hits.size:
+        return None
+    at = tuple(int(x) for x in hits[0])
+    return at, f"lane {at[-1]}" + (f" of warp {at[0]}" if flags.ndim == 2 else "")
+
+
 def misaligned_address(addr, bytes_per_lane: int) -> str:
     """Where the per-lane byte addresses ``addr`` (``[lanes]``, every warp alike, or ``[warps, lanes]``)
     of an access of ``bytes_per_lane`` bytes per lane break ``access_alignment``: "" when no lane
@@ -83,12 +94,13 @@ def misaligned_address(addr, bytes_per_lane: int) -> str:
     how many lanes do."""
     a = np.asarray(addr, dtype=np.int64)
     align = access_alignment(bytes_per_lane)
-    bad = np.argwhere(a % align)
-    if not bad.size:
+    bad = a % align != 0
+    first = first_lane(bad)
+    if first is None:
         return ""
-    where = tuple(int(x) for x in bad[0])
-    lane = f"lane {where[-1]}" + (f" of warp {where[0]}" if a.ndim == 2 else "")
-    more = f" ({len(bad)} lanes in all)" if len(bad) > 1 else ""
+    where, lane = first
+    count = int(bad.sum())
+    more = f" ({count} lanes in all)" if count > 1 else ""
     return (f"{lane} addresses byte {int(a[where])}, not a multiple of {align} (a {bytes_per_lane}-byte access)"
             + more)
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from linlayout import LayoutError, caches
-from linlayout.hw.lds import misaligned_address
+from linlayout.hw.lds import first_lane, misaligned_address
 from linlayout.hw.targets import Target, get_target, target_names
 from linlayout.hw.transpose_loads import TransposeLoad, transpose_load, transpose_load_named
 
@@ -82,10 +82,9 @@ def _check_element_addresses(group: list[dict], i: int, load: TransposeLoad, lan
         if given.shape != want.shape:
             raise LayoutError(f"{where}: {element} reads one address per lane shaped {list(want.shape)}, "
                               f"the certificate's addr is shaped {list(given.shape)}")
-        bad = np.argwhere(given != want)
-        if bad.size:
-            at = tuple(int(x) for x in bad[0])
-            lane = f"lane {at[-1]}" + (f" of warp {at[0]}" if want.ndim == 2 else "")
+        first = first_lane(given != want)
+        if first is not None:
+            at, lane = first
             raise LayoutError(f"{where}: {element} reads byte {int(want[at])} in {lane}, "
                               f"the certificate says {int(given[at])}")
 
