@@ -14,11 +14,11 @@ may give an access at 0 (one 4-byte element).  Plans are verified on the emulato
 the runner checks both builds bit for bit.
 
     python benchmarks/nvidia/access_width.py build --out DIR --reuse-triton EARLIER_BUILD
-    cd DIR; for s in narrow_1 wide_1 wide_2 narrow_2 wide_3 narrow_3 narrow_4 wide_4; do    # on the GPU
-        python3 plan_runner.py ${s%_*} --out $s.json; done
+    for s in narrow_1 wide_1 wide_2 narrow_2 wide_3 narrow_3 narrow_4 wide_4; do    # on the GPU, repository root
+        python3 benchmarks/nvidia/plan_runner.py DIR/${s%_*} --out DIR/$s.json; done
     python benchmarks/nvidia/access_width.py report DIR/narrow_1.json DIR/wide_1.json ... DIR/wide_4.json \\
         --out results/access_width_h200.json
-    cd DIR; for c in 1 1 2 4 8 8; do python3 plan_runner.py wide --ctas-per-sm $c --out wide_c${c}_$RANDOM.json; done
+    for c in 1 1 2 4 8 8; do python3 benchmarks/nvidia/plan_runner.py DIR/wide --ctas-per-sm $c --out DIR/wide_c${c}_$RANDOM.json; done
     python benchmarks/nvidia/access_width.py ctas DIR/wide_c*.json --out results/ctas_per_sm_h200.json
 
 ``report`` takes the runner's results in run order, each named ``wide_*`` or ``narrow_*``, and gives

@@ -1,8 +1,9 @@
 """Run a built set of conversion kernels on an NVIDIA GPU: check every output slot, time both sides.
 
 This is the device half of ``benchmarks/nvidia/run_plans.py`` and needs only numpy and CuPy
-(no linlayout, no Triton): ``run_plans.py build`` writes a folder with ``manifest.json``,
-``tiles.npz`` and one cubin per kernel; this script loads them.
+(no linlayout, no Triton) and the repository it sits in (its one-line option errors come from
+``benchmarks/script_args.py``, standard library only): ``run_plans.py build`` writes a folder
+with ``manifest.json``, ``tiles.npz`` and one cubin per kernel; this script loads them.
 
 Each case has up to three kernels (``kernels``: side -> cubin, entry, shared bytes), each one CTA
 of ``32 * num_warps`` threads per tile, launched with ``(src, out_src, out_dst, iterations)``
