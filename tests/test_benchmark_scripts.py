@@ -37,6 +37,8 @@ def test_bad_option_is_one_line_and_exit_2(script, tmp_path):
 
 @pytest.mark.parametrize("argv, line", [
     (["nvidia/run_plans.py", "build"], "run_plans.py build: error: the following arguments are required: --out"),
+    (["nvidia/run_plans.py", "build", "--out", "x", "--losses"],
+     "run_plans.py: error: --losses selects among the cases of --corpus; give --corpus FILE"),
     (["nvidia/access_width.py", "report", "--no-such-option"],
      "access_width.py report: error: the following arguments are required: results, --out"),
     (["bench_conversions_plan.py", "--every", "0"], "bench_conversions_plan.py: error: --every must be at least 1, got 0"),

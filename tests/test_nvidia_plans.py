@@ -374,3 +374,20 @@ def test_our_plans_take_the_objective_asked_for():
     forward, backward, _ = run_plans.our_plans(case, objective="concurrent")
     assert (forward.objective, backward.objective) == ("concurrent", "concurrent")
     assert run_plans.our_plans(case)[0].objective == "latency"
+
+
+def test_corpus_losses_are_the_bench_losses(tmp_path):
+    """``corpus_cases(..., losses_only=True)`` keeps exactly the cases whose ``linlayout bench
+    conversions`` row counts more PTX instructions for ours than for Triton (the bench's losses), in
+    corpus order, on a slice of the corpus that holds losses and wins."""
+    from linlayout.cli.bench import bench_case, summarize
+
+    doc = json.loads(CORPUS.read_text())
+    rows = [bench_case(c) for c in doc["cases"]]
+    assert summarize(rows)["losses"] == sum(r["ours"]["total"] > r["triton"]["total"] for r in rows) > 0
+    losing = [c for c, r in zip(doc["cases"], rows) if r["ours"]["total"] > r["triton"]["total"]]
+    picked = losing[:3] + [c for c in doc["cases"] if c not in losing][:5]
+    part = tmp_path / "part.json"
+    part.write_text(json.dumps(dict(doc, cases=picked)))
+    kept = run_plans.corpus_cases(part, losses_only=True)
+    assert [k.name for k in kept] == [f"{c['name']} {c['arch']} {c['dtype']} w{c['num_warps']}" for c in losing[:3]]

@@ -7,6 +7,7 @@ second only numpy, CuPy and an NVIDIA GPU of compute capability 9.0:
 
     python benchmarks/nvidia/run_plans.py build --out DIR [--corpus benchmarks/data/triton_nvidia_corpus.json]
     python benchmarks/nvidia/run_plans.py build --out DIR --random N [--seed S]   # or: random pairs
+    python benchmarks/nvidia/run_plans.py build --out DIR --corpus FILE --losses  # or: the corpus's losses
     python benchmarks/nvidia/plan_runner.py DIR                    # on the GPU machine
     python benchmarks/nvidia/run_plans.py report DIR/results.json --manifest DIR/manifest.json --out results/
 
@@ -89,12 +90,14 @@ def blog_case(num_warps: int = 1) -> PairCase:
                     8, num_warps, {"source": "blog"})
 
 
-def corpus_cases(path: Path) -> list[PairCase]:
-    """The NVIDIA cases of a corpus file (``triton_nvidia_convert_baseline`` format)."""
+def corpus_cases(path: Path, losses_only: bool = False) -> list[PairCase]:
+    """The NVIDIA cases of a corpus file (``triton_nvidia_convert_baseline`` format); with
+    ``losses_only``, those where ``linlayout bench conversions`` counts more PTX instructions for
+    our plan (of the case's own arch) than Triton's (:func:`loses_to_triton`)."""
     doc = json.loads(path.read_text())
     out = []
     for c in doc["cases"]:
-        if not c["arch"].startswith("sm_"):
+        if not c["arch"].startswith("sm_") or (losses_only and not loses_to_triton(c)):
             continue
         out.append(PairCase(f"{c['name']} {c['arch']} {c['dtype']} w{c['num_warps']}",
                             _distributed(LinearLayout.from_json(c["src"])), _distributed(LinearLayout.from_json(c["dst"])),
@@ -102,6 +105,15 @@ def corpus_cases(path: Path) -> list[PairCase]:
                             {"source": path.name, "arch": c["arch"], "dtype": c["dtype"],
                              "triton_ptx_counts": c.get("triton", {})}))
     return out
+
+
+def loses_to_triton(case: dict) -> bool:
+    """True when the bench's row of the corpus ``case`` (linlayout.cli.bench.bench_case: the plan
+    for the case's arch, counted in PTX classes) has more instructions than Triton's count."""
+    from linlayout.cli.bench import bench_case
+
+    row = bench_case(case)
+    return row["ours"]["total"] > row["triton"]["total"]
 
 
 def distinct(cases: list[PairCase]) -> list[PairCase]:
@@ -447,6 +459,8 @@ def main(argv: list[str] | None = None) -> int:
     cases.add_argument("--corpus", type=Path, help="a triton_nvidia_convert_baseline JSON (default: the blog pair only)")
     cases.add_argument("--random", type=int, metavar="N", help="N distinct random pairs (random_cases.py) instead of "
                        "the blog pair and a corpus; no Triton kernels (Triton refuses most random layouts)")
+    b.add_argument("--losses", action="store_true", help="with --corpus: only the cases where our plan has more "
+                   "PTX instructions than Triton's (as linlayout bench conversions counts them), and no blog pair")
     b.add_argument("--seed", type=int, default=0, help="the seed of --random (default 0)")
     b.add_argument("--limit", type=int, help="the first N distinct cases only")
     b.add_argument("--nvcc", default="nvcc")
@@ -467,6 +481,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "build":
         if args.random is not None and args.random < 1:
             ap.error(f"--random {args.random}: the number of cases must be positive")
+        if args.losses and args.corpus is None:
+            ap.error("--losses selects among the cases of --corpus; give --corpus FILE")
         if shutil.which(args.nvcc) is None:
             ap.error(f"--nvcc {args.nvcc}: not found")
         if args.random is not None:
@@ -474,7 +490,8 @@ def main(argv: list[str] | None = None) -> int:
 
             cases = random_cases(args.random, args.seed)[:args.limit]
         else:
-            cases = [blog_case(1), blog_case(4)] + (corpus_cases(args.corpus) if args.corpus else [])
+            blog = [] if args.losses else [blog_case(1), blog_case(4)]
+            cases = blog + (corpus_cases(args.corpus, args.losses) if args.corpus else [])
             cases = distinct(cases)[:args.limit]
         manifest = build(cases, args.out, args.nvcc, not (args.no_triton or args.random), variants=args.variants,
                          reuse_triton=args.reuse_triton, objective=args.objective)
