@@ -130,7 +130,9 @@ def bench_case(case: dict, binary: bool = True) -> dict:
     (``source_tuple_dwords``: the VGPR tuples its global loads leave the src registers in); where
     the target has no emitter, count the plan in the classes of Triton's counts
     (linlayout.lowering.plan_counts: PTX for NVIDIA, the ISA's for AMD; ``counted_by: "plan"``, no
-    registers; PTX mixes priced as :func:`ptx_mix`)."""
+    registers; PTX mixes priced as :func:`ptx_mix`).  Where the corpus stores Triton's load/store-line
+    VALU and ours is a compiled kernel, ours is measured alike (``ours_outside_valu``: our identity
+    kernels compiled too, after the timed compile) for the whole conversions (``ours_whole``)."""
     src, dst = LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"])
     element_bits = dtype_bits(case["dtype"])
     target = get_target(case["arch"])
