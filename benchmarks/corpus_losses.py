@@ -2,20 +2,25 @@
 
 Usage::
 
-    linlayout bench conversions --corpus [wave32] --isa-only --json > rows.json
+    linlayout bench conversions --corpus [wave32|nvidia] --isa-only --json > rows.json
     python benchmarks/corpus_losses.py rows.json [--corpus benchmarks/data/triton_amd_corpus.json]
 
-(for ``--corpus wave32``, pass ``--corpus benchmarks/data/triton_wave32_corpus.json``)
+(for ``--corpus wave32`` or ``nvidia``, pass ``--corpus benchmarks/data/triton_wave32_corpus.json`` or
+``triton_nvidia_corpus.json``; the NVIDIA counts are PTX classes, ``linlayout.lowering.ptx_counts``)
 (the rows of ``--corpus`` tagged ``"set": "baseline"`` are left out; the rows of ``--baseline
 benchmarks/data/triton_amd_corpus.json`` work as well.)
-Prints the summary of ``linlayout bench conversions`` (wins, ties, losses, geometric mean), a
+Prints the summary of ``linlayout bench conversions`` (wins, ties, losses, geometric mean, and the
+same against Triton's whole conversion), a
 Markdown table per kind (cases, wins, ties, losses, geometric mean of ours/Triton, cases whose
 modelled cycles under the plans' objective exceed Triton's mix; then the losses and the cases over
-in cycles against Triton's whole conversion, ``triton_whole``: linlayout bench conversions), a Markdown table of every losing
+in cycles of our whole conversion against Triton's, ``ours_whole`` and ``triton_whole``: linlayout bench
+conversions), a Markdown table of every losing
 case with both instruction mixes, one of the cases over Triton's modelled cycles only, and the
-planner's refusals.  Triton's counts are read from
-the corpus file, so rows measured against an earlier version of it stay usable.  The kind of a
-case is ``src family -> dst family`` (``mfma``, ``wmma``, ``dot``, ``blocked``), ``1-D slice`` for slices
+planner's refusals.  Triton's region counts are read from
+the corpus file, so rows measured against an earlier version of it stay usable; its whole
+conversion (counts and modelled cycles) is the rows', as the bench computed it from the corpus it
+ran.  The kind of a case is ``src family -> dst family`` (``mfma``, ``wmma``, ``mma``, ``dot``,
+``blocked``), ``1-D slice`` for slices
 and ``register-only`` when both layouts put every element in the same lane and wave.
 """
 
@@ -31,12 +36,17 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: benchmarks.script_args
 
 from benchmarks.script_args import ScriptParser  # noqa: E402
-from linlayout.cli.bench import summarize  # noqa: E402
+from linlayout.cli.bench import summarize, uses_shared_memory  # noqa: E402
 from linlayout.layout import LinearLayout  # noqa: E402
+from linlayout.lowering.ptx_counts import PTX_CLASS_KEYS  # noqa: E402
 
 CORPUS = Path(__file__).resolve().parent / "data" / "triton_amd_corpus.json"
 FAMILY = {"amd_mfma": "mfma", "amd_mfma_dot_operand": "dot", "amd_wmma": "wmma", "amd_wmma_dot_operand": "dot",
-          "blocked": "blocked"}
+          "nvidia_mma": "mma", "dot_operand_of_nvidia_mma": "dot", "blocked": "blocked"}
+#: The instruction classes a losing case lists, of amdgcn counts (``isa_counts``; its ``valu``
+#: sub-counts left out) and of PTX counts (the NVIDIA corpus, ``ptx_counts``).
+ISA_CLASSES = ("valu", "ds_bpermute", "ds_swizzle", "lds_write", "lds_read", "lds_read_tr", "s_barrier",
+               "s_waitcnt", "salu", "s_nop")
 
 
 def kind(case: dict) -> str:
@@ -51,9 +61,9 @@ def kind(case: dict) -> str:
 
 
 def _classes(counts: dict) -> str:
-    """The nonzero instruction classes of a count dict, largest first (``valu`` sub-counts left out)."""
-    keys = ("valu", "ds_bpermute", "ds_swizzle", "lds_write", "lds_read", "lds_read_tr", "s_barrier",
-            "s_waitcnt", "salu", "s_nop")
+    """The nonzero instruction classes of an amdgcn or PTX count dict, largest first
+    (:data:`ISA_CLASSES` or ``PTX_CLASS_KEYS``)."""
+    keys = ISA_CLASSES if "valu" in counts else PTX_CLASS_KEYS
     return ", ".join(f"{k} {counts[k]}" for k in sorted(keys, key=lambda k: -counts[k]) if counts[k])
 
 
@@ -88,8 +98,9 @@ def table(rows: list[dict], cases: list[dict]) -> str:
         geo = f"{math.exp(sum(map(math.log, both)) / len(both)):.2f}" if both else "-"
         over = [(r, c) for r, c in measured if _over_cycles(r)]
         whole = [r for r, _ in measured if r.get("triton_whole")]
-        whole_losses = sum(r["ours"]["total"] > r["triton_whole"]["total"] for r in whole)
-        whole_over = sum(r["modelled"][r["objective"]]["ours"] > r["modelled"][r["objective"]]["triton_whole"] + 1e-9
+        whole_losses = sum(r["ours_whole"]["total"] > r["triton_whole"]["total"] for r in whole)
+        whole_over = sum(r["modelled"][r["objective"]]["ours_whole"] > r["modelled"][r["objective"]]["triton_whole"]
+                         + 1e-9
                          for r in whole)
         summary.append(f"| {k} | {len(by_kind[k])} | {sum(o < t for o, t in pairs)} | "
                        f"{sum(o == t for o, t in pairs)} | {sum(o > t for o, t in pairs)} | {geo} | {len(over)} | "
@@ -127,13 +138,18 @@ def main() -> None:
     rows = [r for r in read_cases(ap, args.rows, "rows") if r.get("set") != "baseline"]
     if len(rows) != len(cases):
         ap.error(f"{len(rows)} bench rows for {len(cases)} corpus cases: run the whole corpus")
-    rows = [r if "refused" in r else dict(r, triton=c["triton"], triton_uses_lds=bool(
-                c["triton"]["lds_write"] or c["triton"]["lds_read"]))
+    rows = [r if "refused" in r else dict(r, triton=c["triton"], triton_uses_lds=uses_shared_memory(c["triton"]))
             for r, c in zip(rows, cases)]
     s = summarize(rows)
     print(f"cases {s['cases']} (refused {len(s['refused'])}): wins {s['wins']}, ties {s['ties']}, "
           f"losses {s['losses']}; geometric mean ours/Triton {s['geomean_ratio']} over {s['geomean_cases']}; "
-          f"instructions ours {s['ours_total']} vs Triton {s['triton_total']}\n")
+          f"instructions ours {s['ours_total']} vs Triton {s['triton_total']}")
+    w = s["whole_conversion"]
+    if w:
+        print(f"whole conversions (ours against Triton's), {w['cases']} cases (load/store-side VALU not measured "
+              f"on {w['outside_valu_not_measured']}): wins {w['wins']}, ties {w['ties']}, losses {w['losses']}; "
+              f"instructions ours {w['ours_total']} vs Triton {w['triton_total']}")
+    print()
     print(table(rows, cases))
 
 

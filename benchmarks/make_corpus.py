@@ -23,6 +23,19 @@ are counted, less the global loads and stores interleaved with them (``counted_b
 one warp (``asm["ptx"]``) with ``linlayout.lowering.ptx_counts.ptx_counts``.  On the 48
 baseline cases (``--calibrate``) this gives the baseline's totals within 3 instructions on the
 24 fp32 cases and on 17 of the 24 fp16 ones.
+Each case of the amdgcn families (amd, wave32) also stores ``triton_outside_valu``, ``{"load": n,
+"store": n}``: the VALU that the ``.loc`` directives put on the kernel's load line and on its
+store line beyond the same line of the case's two identity kernels (the src layout loaded and
+stored unconverted; the dst likewise), :func:`valu_beyond_identity`, one number per line by
+``linlayout.lowering.beyond_identity.outside_valu``.  That is conversion work the counted region
+leaves out: Triton's repacking of 8/16-bit halves after its LDS loads (``v_perm_b32`` on CDNA,
+``v_mov_b16`` / ``v_lshrrev_b32`` on gfx11/gfx12) and its copies of registers into the stores'
+tuples.  ``linlayout bench conversions`` adds it to Triton's whole conversion, and ours, measured
+alike against our identity kernels, to ours.  The nvidia family does not measure it (a case
+without the field has it *not measured*, never 0).  SALU is not stored: beyond the identity
+kernels' it is a few instructions either way, or ``s_clause`` markers that group the same global
+loads otherwise (gfx1200 fp16 ``wmma2.16x16->blocked[1x4,t16x2,o10]``: 34 ``s_clause`` on the
+load line against the identity kernel's 4, around the same 128 ``global_load_d16*_b16``).
 Inline-asm markers that take the registers as operands do not work here: with 16-bit elements
 they unpack the registers inside the region, with 8-bit ones they do not reach the ISA, and with
 hundreds of operands LLVM's register allocator stalls.
@@ -63,6 +76,7 @@ from typing import Callable
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: benchmarks.script_args
 
 from benchmarks.script_args import ScriptParser  # noqa: E402
+from linlayout.lowering.beyond_identity import outside_valu, valu_beyond  # noqa: E402
 
 FORMAT = "triton_amd_convert_baseline/v1"
 OUT = Path(__file__).resolve().parent / "data" / "triton_amd_corpus.json"
@@ -631,10 +645,47 @@ def measure(case: dict, builder, kernels, family: Family = FAMILIES["amd"]) -> d
             raise ValueError(f"a layout holds {registers} elements per lane, more than {MAX_ELEMENTS_PER_LANE}")
     compiled, fn = compile_kernel(case, src, dst, kernels, family)
     asm = compiled.asm[family.asm_key]
+    outside = {}
+    if family.backend == "hip":
+        beyond = valu_beyond_identity(case, src, dst, asm, fn, kernels, family)
+        outside["triton_outside_valu"] = {line: outside_valu(counts) for line, counts in beyond.items()}
     return dict(case, src=_layout_json(builder, src, shape), dst=_layout_json(builder, dst, shape),
                 triton=family.counts(convert_lines(asm, source_line(fn))),
                 triton_kernel_shared=family.kernel_shared(asm),
-                triton_lds_bytes=compiled.metadata.shared, counted_by="source_line")
+                triton_lds_bytes=compiled.metadata.shared, counted_by="source_line", **outside)
+
+
+# ----------------------------------------------------------------------------- outside the region (amdgcn)
+
+#: The source lines around the conversion whose VALU :func:`valu_beyond_identity` compares, by the
+#: call each holds: the key names them in ``triton_outside_valu``.
+OUTSIDE_LINES = {"load": "gl.load", "store": "gl.store"}
+
+
+def line_counts(asm: str, line: int) -> dict:
+    """``isa_counts`` of the amdgcn instructions the ``.loc`` directives put on source ``line``,
+    global loads and stores left out (as the region is counted, :func:`convert_lines`)."""
+    from linlayout.lowering.isa import isa_counts
+
+    return isa_counts("\n".join(convert_lines(asm, line)))
+
+
+def valu_beyond_identity(case: dict, src, dst, asm: str, fn, kernels, family: Family) -> dict:
+    """The VALU that the conversion kernel's ``.loc`` directives put on its load line and on its
+    store line beyond the same line of the case's identity kernels: ``{"load": {...}, "store":
+    {...}}``, each ``linlayout.lowering.beyond_identity.valu_beyond`` of ``asm``'s line and the
+    identity kernel's.  The load line is compared with the kernel that loads ``src`` and stores it
+    unconverted, the store line with the one that loads and stores ``dst``: the same global
+    accesses, so what is left is work for the conversion, the repacking of 8/16-bit halves after
+    Triton's LDS loads (``v_perm_b32`` on CDNA; ``v_mov_b16``, ``v_lshrrev_b32`` on gfx11/gfx12)
+    that the counted region leaves out.  ``asm`` and ``fn``: the conversion kernel's amdgcn and
+    kernel function (:func:`compile_kernel`); ``src``, ``dst``: its Gluon layouts."""
+    out = {}
+    for side, layout in (("load", src), ("store", dst)):
+        identity, _ = compile_kernel(case, layout, layout, kernels, family)
+        line = source_line(fn, OUTSIDE_LINES[side])
+        out[side] = valu_beyond(line_counts(asm, line), line_counts(identity.asm[family.asm_key], line))
+    return out
 
 
 def source_line(kernel, call: str = "gl.convert_layout") -> int:
@@ -677,13 +728,13 @@ def worker(path: str, family: Family) -> None:
 
 #: The fields of a stored case that :func:`refresh` may change: Triton's measurements (the counting
 #: method may have changed since they were stored, as when a VOPD line became two instructions).
-MEASURED_FIELDS = ("triton", "triton_kernel_shared", "triton_lds_bytes")
+MEASURED_FIELDS = ("triton", "triton_kernel_shared", "triton_lds_bytes", "triton_outside_valu")
 
 
 def refresh(path: Path, family: Family) -> None:
     """Measure the stored cases of the corpus file ``path`` again (their encodings, shapes and
-    waves) with this version of :func:`measure` and rewrite it, printing how many cases' Triton
-    counts changed.  Only :data:`MEASURED_FIELDS` may change: any other stored field that comes out
+    waves) with this version of :func:`measure` and rewrite it, printing the cases whose Triton
+    counts (``triton``) changed.  Only :data:`MEASURED_FIELDS` may change: any other stored field that comes out
     different (the layouts, the names) is an error and the file is left as it was."""
     import os
     import warnings
@@ -692,20 +743,24 @@ def refresh(path: Path, family: Family) -> None:
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
     data = json.loads(path.read_text())
     context, builder, kernels = _triton_session()  # noqa: F841 (context kept alive)
-    cases, broken, recounted = [], [], 0
-    for stored in data["cases"]:
+    cases, broken, recounted = [], [], []
+    for i, stored in enumerate(data["cases"]):
         case = {k: stored[k] for k in ("name", "arch", "dtype", "shape", "num_warps")}
         case.update({f"triton_{side}_params": spec_of(stored[f"triton_{side}_params"]) for side in ("src", "dst")})
         record = finish(measure(case, builder, kernels, family))
         differ = [k for k in stored if record.get(k) != stored[k]]
-        broken += [f"{stored['name']} {stored['arch']} {stored['dtype']}: {k}" for k in differ
-                   if k not in MEASURED_FIELDS]
-        recounted += "triton" in differ
+        name = f"{stored['name']} {stored['arch']} {stored['dtype']} {stored['num_warps']}w"
+        broken += [f"{name}: {k}" for k in differ if k not in MEASURED_FIELDS]
+        if "triton" in differ:
+            recounted.append(f"{name}: total {stored['triton']['total']} -> {record['triton']['total']}")
         cases.append(record)
+        if (i + 1) % 50 == 0:
+            print(f"{i + 1} of {len(data['cases'])} measured", file=sys.stderr, flush=True)
     if broken:
         raise SystemExit(f"{len(broken)} stored fields differ, {path} left as it was: " + "; ".join(broken[:5]))
     path.write_text(json.dumps(dict(data, cases=cases), separators=(",", ":")) + "\n")
-    print(f"{len(cases)} cases measured again ({recounted} with other Triton counts) -> {path}", file=sys.stderr)
+    print(f"{len(cases)} cases measured again ({len(recounted)} with other Triton counts"
+          + "".join(f"\n  {r}" for r in recounted) + f") -> {path}", file=sys.stderr)
 
 
 # ----------------------------------------------------------------------------- calibration

@@ -5,7 +5,8 @@ Usage: python benchmarks/rank_rules.py [--exponents 0,0.5,1] [--additive 0,3,10]
        [--every N] [--list] [--json]
 
 Per case (the 48 baseline cases against Triton's counts; the corpus cases against Triton's whole
-conversion, ``linlayout.cli.bench.triton_whole_conversion``, leaving out those without it and those
+conversion, ``linlayout.cli.bench.triton_whole_conversion`` without the load/store-line VALU, which
+plans have no counterpart of (the bench measures ours from compiled kernels), leaving out those without it and those
 whose Triton kernel needs more LDS than the target has), the packing orders of the bench's kernel
 (``linlayout.synth.packing.packing_candidates``) are planned with ``candidate_plans(...,
 objective="concurrent", prune=False)``: every candidate, built and priced.  Each candidate carries
@@ -95,7 +96,7 @@ def region_counts(plan) -> dict[str, int]:
 def load_case(case: dict, set_name: str) -> Case | None:
     """The case with every candidate of every packing order (None where Triton has no whole conversion
     to compare with, or the planner refuses every order)."""
-    triton = case["triton"] if set_name == "baseline" else triton_whole_conversion(case)
+    triton = case["triton"] if set_name == "baseline" else triton_whole_conversion(case, outside_valu=False)
     if triton is None or triton_exceeds_target_lds(case):
         return None
     src, dst = LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"])

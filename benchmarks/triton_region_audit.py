@@ -8,8 +8,9 @@ Usage::
 wave32`` with ``--family wave32``; the corpus rows are taken in order, the baseline's rows left
 out).  The bench already
 compares every case with Triton's *whole* conversion (``triton_whole``: the counted region plus
-the shared-memory accesses the ``.loc`` directives put on the neighbouring store line; the corpus
-stores the whole kernel's accesses, ``triton_kernel_shared``, benchmarks/make_corpus.py).  This
+the shared-memory accesses the ``.loc`` directives put on the neighbouring store line and the VALU
+its load and store lines hold beyond its identity kernels'; the corpus stores both,
+``triton_kernel_shared`` and ``triton_outside_valu``, benchmarks/make_corpus.py).  This
 script looks at the cases still over Triton there, in instructions or in modelled cycles under the
 plans' objective: it compiles each again with Triton (``make_corpus.py``'s kernel) and counts the
 ``v_perm_b32`` of the whole kernel beside the region's, and the global stores of sub-dword values.
@@ -22,9 +23,11 @@ count then holds no such packing.
 
 It also compiles the case's two identity kernels (the src layout loaded and stored with no
 conversion, and the same for the dst layout) and counts the VALU that the conversion kernel's
-``.loc`` directives put on the load line and on the store line beyond theirs: the repacking of
-8/16-bit values that Triton does there (after its LDS loads, ``v_mov_b16`` and ``v_lshrrev_b32``
-on gfx11/gfx12, ``v_perm_b32`` elsewhere), for the conversion and outside its counted region.
+``.loc`` directives put on the load line and on the store line beyond theirs
+(``make_corpus.valu_beyond_identity``): the repacking of 8/16-bit values that Triton does there
+(after its LDS loads, ``v_mov_b16`` and ``v_lshrrev_b32`` on gfx11/gfx12, ``v_perm_b32``
+elsewhere), for the conversion and outside its counted region, by kind, and checks it against the
+corpus's stored ``triton_outside_valu``, which the whole conversion already counts.
 
 Prints one line per case and a summary.
 """
@@ -42,20 +45,16 @@ import make_corpus  # noqa: E402
 from corpus_losses import read_cases  # noqa: E402
 from benchmarks.script_args import ScriptParser  # noqa: E402
 
+from linlayout.lowering.beyond_identity import outside_valu  # noqa: E402
 from linlayout.lowering.isa import isa_counts  # noqa: E402
 
 LDS_KEYS = ("lds_write", "lds_read", "lds_read_tr")
 
 
-def kernel_asm(case: dict, family: make_corpus.Family, kernels,
-               sides: tuple[str, str] = ("src", "dst")) -> tuple[str, object]:
-    """Triton's assembly of the corpus kernel of ``case`` and the kernel function it compiled.
-    ``sides`` names the recorded encodings it loads in and converts to: ``("src", "dst")`` is the
-    case's conversion, ``("src", "src")`` and ``("dst", "dst")`` its identity kernels (the same
-    load, or the same store, and no conversion)."""
-    layouts = [make_corpus._gluon_layout(make_corpus.spec_of(case[f"triton_{side}_params"])) for side in sides]
-    compiled, fn = make_corpus.compile_kernel(case, *layouts, kernels, family)
-    return compiled.asm[family.asm_key], fn
+def gluon_layouts(case: dict) -> tuple:
+    """The Gluon layouts of a stored case's src and dst encodings (its recorded Triton params)."""
+    return tuple(make_corpus._gluon_layout(make_corpus.spec_of(case[f"triton_{side}_params"]))
+                 for side in ("src", "dst"))
 
 
 #: The amdgcn global stores of one 8- or 16-bit value (CDNA and gfx11/gfx12 spellings, with the
@@ -70,48 +69,28 @@ def sub_dword_stores(asm: str) -> int:
     return sum(1 for ln in asm.splitlines() if ln.split()[:1] and ln.split()[0] in SUB_DWORD_STORES)
 
 
-def line_counts(asm: str, line: int) -> dict:
-    """``isa_counts`` of the amdgcn instructions the ``.loc`` directives put on source ``line``,
-    global loads and stores left out (as the corpus counts its region)."""
-    return isa_counts("\n".join(make_corpus.convert_lines(asm, line)))
-
-
-def valu_beyond(asm: str, identity_asm: str, line: int) -> dict:
-    """The VALU instructions on source ``line`` of ``asm`` beyond those on the same line of
-    ``identity_asm`` (at least 0 each): ``valu`` and its ``v_mov`` and ``v_perm_b32``."""
-    ours, identity = line_counts(asm, line), line_counts(identity_asm, line)
-    return {k: max(0, ours[k] - identity[k]) for k in ("valu", "v_mov", "v_perm_b32")}
-
-
-def repacking(beyond: dict) -> int:
-    """An estimate of the data-moving VALU on a line from a :func:`valu_beyond` answer: its
-    ``valu``, or its ``v_mov`` + ``v_perm_b32`` (which move data only) where those are more (the
-    identity kernel may compute the line's addresses with more VALU than the conversion kernel)."""
-    return max(beyond["valu"], beyond["v_mov"] + beyond["v_perm_b32"])
-
-
 def audit(case: dict, family: make_corpus.Family, kernels) -> dict:
     """LDS accesses and v_perm_b32 of Triton's whole kernel and of its counted region, its global
     stores of single 8/16-bit values, and the VALU its ``.loc`` directives put on the load and
-    store lines beyond those of the identity kernels (``load_valu``, ``store_valu``): packing or
-    unpacking that the conversion needs and the region's count leaves out."""
-    asm, fn = kernel_asm(case, family, kernels)
+    store lines beyond those of the identity kernels (``load_valu``, ``store_valu``:
+    ``make_corpus.valu_beyond_identity``, which the corpus stores as ``triton_outside_valu``):
+    packing or unpacking that the conversion needs and the region's count leaves out."""
+    src, dst = gluon_layouts(case)
+    compiled, fn = make_corpus.compile_kernel(case, src, dst, kernels, family)
+    asm = compiled.asm[family.asm_key]
     kernel = isa_counts(asm.split(".Lfunc_end0")[0])
-    region = line_counts(asm, make_corpus.source_line(fn))
+    region = make_corpus.line_counts(asm, make_corpus.source_line(fn))
     keys = LDS_KEYS + ("v_perm_b32",)
-    load_identity, _ = kernel_asm(case, family, kernels, ("src", "src"))
-    store_identity, _ = kernel_asm(case, family, kernels, ("dst", "dst"))
+    beyond = make_corpus.valu_beyond_identity(case, src, dst, asm, fn, kernels, family)
     return {"kernel": {k: kernel[k] for k in keys}, "region": {k: region[k] for k in keys},
-            "sub_dword_stores": sub_dword_stores(asm),
-            "load_valu": valu_beyond(asm, load_identity, make_corpus.source_line(fn, "gl.load")),
-            "store_valu": valu_beyond(asm, store_identity, make_corpus.source_line(fn, "gl.store"))}
+            "sub_dword_stores": sub_dword_stores(asm), "load_valu": beyond["load"], "store_valu": beyond["store"]}
 
 
 def over_whole(row: dict) -> tuple[bool, bool]:
     """Is ours over Triton's whole conversion in instructions, and in modelled cycles under the
     objective the plan was chosen by?"""
     m = row["modelled"][row["objective"]]
-    return row["ours"]["total"] > row["triton_whole"]["total"], m["ours"] > m["triton_whole"] + 1e-9
+    return row["ours_whole"]["total"] > row["triton_whole"]["total"], m["ours_whole"] > m["triton_whole"] + 1e-9
 
 
 #: The corpora this audit reads (amdgcn; the NVIDIA corpus counts PTX).
@@ -132,7 +111,7 @@ def main() -> None:
         ap.error(f"{len(rows)} bench rows for {len(cases)} corpus cases: run the whole corpus")
     warnings.simplefilter("ignore")
     context, builder, kernels = make_corpus._triton_session()  # noqa: F841 (context kept alive)
-    audited = over_count = over_cycles = unpacked = still_over = 0
+    audited = over_count = over_cycles = unpacked = stored_differs = 0
     for r, c in zip(rows, cases):
         if "refused" in r or r.get("triton_whole") is None or r.get("triton_over_target_lds"):
             continue
@@ -144,23 +123,23 @@ def main() -> None:
         over_cycles += cycles
         a = audit(c, family, kernels)
         unpacked += c["dtype"] != "fp32" and a["sub_dword_stores"] > 0
-        outside = repacking(a["load_valu"]) + repacking(a["store_valu"])
-        still_over += r["ours"]["total"] > r["triton_whole"]["total"] + outside
+        stored_differs += c.get("triton_outside_valu") != {
+            "load": outside_valu(a["load_valu"]), "store": outside_valu(a["store_valu"])}
         print(f"{c['name']} {c['arch']} {c['dtype']} {c['num_warps']}w: over in "
               f"{' and '.join(w for w, x in (('instructions', count), ('cycles', cycles)) if x)}; ours "
-              f"{r['ours']['total']}, Triton's whole conversion {r['triton_whole']['total']}; v_perm_b32 kernel "
+              f"{r['ours_whole']['total']}, Triton's whole conversion {r['triton_whole']['total']}; v_perm_b32 kernel "
               f"{a['kernel']['v_perm_b32']}, region {a['region']['v_perm_b32']}; sub-dword stores "
               f"{a['sub_dword_stores']}; VALU beyond the identity kernels: load line {_valu(a['load_valu'])}, "
               f"store line {_valu(a['store_valu'])}")
     print(f"\n{audited} cases over Triton's whole conversion ({over_count} in instructions, {over_cycles} in "
           f"modelled cycles; Triton's kernels that exceed the target's LDS left out); {unpacked} of them are "
           f"8/16-bit cases whose Triton kernel stores the converted values one at a time (never packed in the "
-          f"dst's register order); {still_over} still over in instructions with the VALU that Triton's load and "
-          f"store lines hold beyond its identity kernels' added (repacking)")
+          f"dst's register order); on {stored_differs} of them the load/store-line VALU measured here differs from "
+          f"the corpus's triton_outside_valu (which the whole conversion counts)")
 
 
 def _valu(counts: dict) -> str:
-    """``N (v_mov M, v_perm_b32 P)`` of a :func:`valu_beyond` answer."""
+    """``N (v_mov M, v_perm_b32 P)`` of a ``make_corpus.valu_beyond_identity`` entry."""
     return f"{counts['valu']} (v_mov {counts['v_mov']}, v_perm_b32 {counts['v_perm_b32']})"
 
 

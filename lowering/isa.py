@@ -182,6 +182,25 @@ def region_lines(isa_text: str, region: str) -> list[str]:
     return lines[begins[0] + 1 : ends[0]]
 
 
+def around_region(isa_text: str, region: str, leave_out: tuple[str, ...] = ()) -> tuple[list[str], list[str]]:
+    """The lines before and the lines after the one ``region`` of ``isa_text`` (its markers as
+    :func:`region_lines` reads them; :class:`IsaRegionError` where it is not there once), less the
+    lines and markers of the regions named in ``leave_out``, wherever they lie."""
+    region_lines(isa_text, region)  # exactly one begin/end pair, or IsaRegionError
+    before, inside, after = [], [], []
+    where, skipping = before, None
+    for ln in _code_lines(isa_text):
+        m = _MARKER_RE.match(ln)
+        tag = (m.group(2) or "") if m else None
+        if tag == region:
+            where = inside if m.group(1) == "begin" else after
+        elif tag in leave_out:
+            skipping = tag if m.group(1) == "begin" else None
+        elif skipping is None:
+            where.append(ln)
+    return before, after
+
+
 def classify(mnemonic: str) -> tuple[str, tuple[str, ...]]:
     """The class of one mnemonic and the ``valu`` sub-counts it belongs to."""
     mn = mnemonic.lower()

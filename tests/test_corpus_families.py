@@ -10,13 +10,16 @@ import json
 
 import pytest
 
+import needs
+
 from linlayout.cli import main
-from linlayout.cli.bench import (SHARED_MEMORY_KEYS, kernel_plan, modelled, ptx_mix, triton_exceeds_target_lds,
-                                  triton_whole_conversion)
+from linlayout.cli.bench import (SHARED_MEMORY_KEYS, kernel_plan, modelled, outside_valu_measured, ptx_mix,
+                                  triton_exceeds_target_lds, triton_whole_conversion, with_outside_valu)
 from linlayout.dtypes import dtype_bits
 from linlayout.encodings import encoding_from_params, from_triton
 from linlayout.encodings.gluon import gluon_source
 from linlayout.layout import LinearLayout
+from linlayout.lowering.beyond_identity import ours_outside_valu
 from linlayout.lowering.isa import CLASS_KEYS, COUNT_KEYS
 from linlayout.lowering.conversion import lower_conversion
 from linlayout.lowering.plan_counts import plan_ptx_counts
@@ -31,6 +34,9 @@ FAMILIES = {
 }
 CASE_KEYS = {"name", "arch", "dtype", "shape", "num_warps", "src", "dst", "triton", "triton_src_params",
              "triton_dst_params", "triton_src", "triton_dst", "triton_lds_bytes", "counted_by", "triton_kernel_shared"}
+#: The families whose every case carries the load/store-line VALU beyond the identity kernels
+#: (make_corpus.valu_beyond_identity; amdgcn only).
+OUTSIDE_VALU_FAMILIES = ("amd", "wave32")
 #: Cases of each side's layout asked of the wheel again (every n-th case of the file).
 WHEEL_SAMPLE = 12
 
@@ -60,7 +66,7 @@ def test_format(family):
     fmt, archs, count_keys, class_keys = FAMILIES[family]
     assert data["format"] == fmt and data["triton"] == "3.9.0"
     for c in data["cases"]:
-        assert set(c) == CASE_KEYS, c["name"]
+        assert set(c) == CASE_KEYS | ({"triton_outside_valu"} if family in OUTSIDE_VALU_FAMILIES else set()), c["name"]
         assert c["arch"] in archs and c["counted_by"] == "source_line"
         assert set(c["triton"]) == set(count_keys), c["name"]
         assert c["triton"]["total"] == sum(c["triton"][k] for k in class_keys), c["name"]
@@ -172,7 +178,12 @@ def test_bench_rows_are_computed_per_case(family, capsys, tmp_path, monkeypatch)
         assert row["counted_by"] == ("plan" if nvidia else "isa")
         whole = triton_whole_conversion(case)
         assert row["triton_whole"] == whole and whole["total"] >= case["triton"]["total"]
-        priced = (ptx_mix(ours), ptx_mix(case["triton"]), ptx_mix(whole)) if nvidia else (ours, case["triton"], whole)
+        # the load/store-side VALU: Triton's from the file, ours beyond our identity kernels (wave32 only)
+        outside = None if nvidia else ours_outside_valu(plan, low.compiled.isa)
+        assert row["triton_outside_valu"] == case.get("triton_outside_valu") and row["ours_outside_valu"] == outside
+        assert row["ours_whole"] == with_outside_valu(ours, outside)
+        priced = (ptx_mix(ours), ptx_mix(case["triton"]), ptx_mix(whole)) if nvidia else (
+            ours, case["triton"], whole, with_outside_valu(ours, outside))
         assert row["modelled"] == modelled(plan, *priced)
     assert result["summaries"][family]["refused"] == [
         f"{r['name']} {r['arch']} {r['dtype']}: {r['refused']}" for r in result["cases"] if "refused" in r]
@@ -187,6 +198,69 @@ def test_triton_whole_conversion_adds_the_shared_accesses_its_region_leaves_out(
     assert triton_whole_conversion(case) == {"total": 14, "valu": 6, "lds_write": 4, "lds_read": 4}
     assert case["triton"] == region  # the stored counts are not changed
     assert triton_whole_conversion({"triton": region}) is None
+
+
+def test_triton_whole_conversion_adds_the_load_and_store_lines_valu():
+    """The VALU Triton's load and store lines hold beyond its identity kernels' (``triton_outside_valu``)
+    joins ``valu`` and ``total``; a case without the field has it not measured (its whole conversion
+    the region and the shared-memory accesses alone), which ``outside_valu_measured`` tells apart
+    from a measured zero."""
+    region = {"total": 10, "valu": 6, "lds_write": 4, "lds_read": 0}
+    case = {"triton": region, "triton_kernel_shared": {"lds_write": 4, "lds_read": 4},
+            "triton_outside_valu": {"load": 3, "store": 160}}
+    assert triton_whole_conversion(case) == {"total": 177, "valu": 169, "lds_write": 4, "lds_read": 4}
+    assert outside_valu_measured(case)
+    zero = dict(case, triton_outside_valu={"load": 0, "store": 0})
+    unmeasured = {k: v for k, v in case.items() if k != "triton_outside_valu"}
+    assert triton_whole_conversion(zero) == triton_whole_conversion(unmeasured) == {
+        "total": 14, "valu": 6, "lds_write": 4, "lds_read": 4}
+    assert outside_valu_measured(zero) and not outside_valu_measured(unmeasured)
+    assert triton_whole_conversion(case, outside_valu=False) == triton_whole_conversion(unmeasured)
+
+
+@pytest.mark.parametrize("family", OUTSIDE_VALU_FAMILIES)
+def test_every_amdgcn_case_carries_its_load_and_store_lines_valu(family):
+    """Both amdgcn corpora measure the load/store-line VALU on every case (a count per line, at least 0);
+    the gfx1200 fp16 16-bit pair transpose of docs/benchmarks.md repacks 162 VALU on its store line."""
+    cases = family_corpus(family)["cases"]
+    for c in cases:
+        assert set(c["triton_outside_valu"]) == {"load", "store"}, c["name"]
+        assert all(isinstance(n, int) and n >= 0 for n in c["triton_outside_valu"].values()), c["name"]
+    if family == "wave32":
+        case = next(c for c in cases if (c["name"], c["arch"], c["dtype"], c["num_warps"])
+                    == ("wmma2.16x16->blocked[1x4,t16x2,o10]", "gfx1200", "fp16", 1))
+        assert case["triton_outside_valu"] == {"load": 0, "store": 162}
+        assert triton_whole_conversion(case)["total"] == case["triton"]["total"] + 16 + 162
+
+
+@needs.mlir
+def test_bench_counts_the_load_and_store_lines_valu_in_the_whole_conversion(capsys, tmp_path, monkeypatch):
+    """``linlayout bench conversions --baseline FILE`` on two crafted copies of a wave32 case, one with
+    ``triton_outside_valu`` and one without: the row carries the field, its ``triton_whole`` and its
+    modelled whole-conversion cycles count the VALU, ours beyond our identity kernels is measured
+    for it (``ours_whole``) and not for the other (its whole conversions: the regions with the
+    shared-memory accesses, on both sides), and the summary names the case without it as not
+    measured."""
+    monkeypatch.setenv("LINLAYOUT_CACHE", str(tmp_path))
+    stored = _cases("wave32")[0]
+    measured = dict(stored, triton_outside_valu={"load": 5, "store": 7})
+    unmeasured = {k: v for k, v in stored.items() if k != "triton_outside_valu"}
+    path = tmp_path / "crafted.json"
+    path.write_text(json.dumps({"format": "triton_amd_convert_baseline/v1", "cases": [measured, unmeasured]}))
+    assert main(["bench", "conversions", "--baseline", str(path), "--isa-only", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    with_field, without = result["cases"]
+    assert with_field["triton_outside_valu"] == {"load": 5, "store": 7} and without["triton_outside_valu"] is None
+    assert with_field["triton_whole"]["total"] == without["triton_whole"]["total"] + 12
+    assert with_field["triton_whole"]["valu"] == without["triton_whole"]["valu"] + 12
+    assert with_field["ours"] == without["ours"] == without["ours_whole"] and without["ours_outside_valu"] is None
+    assert set(with_field["ours_outside_valu"]) == {"load", "store"}
+    assert with_field["ours_whole"] == with_outside_valu(with_field["ours"], with_field["ours_outside_valu"])
+    assert with_field["modelled"]["instructions"]["triton_whole"] > without["modelled"]["instructions"]["triton_whole"]
+    whole = result["summary"]["whole_conversion"]
+    assert whole["cases"] == 2 and whole["outside_valu_not_measured"] == 1
+    assert whole["triton_total"] == with_field["triton_whole"]["total"] + without["triton_whole"]["total"]
+    assert whole["ours_total"] == with_field["ours_whole"]["total"] + without["ours"]["total"]
 
 
 def test_the_triton_kernels_that_exceed_their_targets_lds_are_named():

@@ -20,11 +20,16 @@ count the instructions of the ``conv`` region of one wave the way the baseline c
   both are nonzero, whether ours is at most Triton's everywhere, the cases where Triton
   goes through LDS for a conversion that stays in each wave and whether ours is at most
   half of Triton's there, and compile-time statistics;
-* against Triton's whole conversion (corpus cases: ``triton_whole``, its counted region with the
-  shared-memory accesses that the ``.loc`` directives put on another line, and
-  ``modelled.<objective>.triton_whole``): wins/ties/losses and the cases modelled above it
-  (``summary.whole_conversion``), and the cases whose Triton kernel needs more LDS than the target
-  has (``triton_over_target_lds``: it cannot launch there; ours moves such a tile in rounds).
+* whole conversions (corpus cases): Triton's (``triton_whole``, its counted region with the
+  shared-memory accesses that the ``.loc`` directives put on another line and the VALU its load
+  and store lines hold beyond its identity kernels', ``triton_outside_valu``) against ours
+  (``ours_whole``: ours with the VALU our kernel's load and store sides hold beyond our identity
+  kernels', ``ours_outside_valu``, linlayout.lowering.beyond_identity; both measured only where
+  the corpus has Triton's and ours is a compiled kernel; ``modelled.<objective>.triton_whole`` and
+  ``.ours_whole``): wins/ties/losses, the cases modelled above it and the cases whose
+  load/store-side VALU is not measured (``summary.whole_conversion``), and the cases
+  whose Triton kernel needs more LDS than the target has (``triton_over_target_lds``: it cannot
+  launch there; ours moves such a tile in rounds).
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from pathlib import Path
 
 import numpy as np
 
+from linlayout.lowering.beyond_identity import ours_outside_valu
 from linlayout.lowering.conversion import lower_conversion
 from linlayout.lowering.plan_counts import plan_isa_counts, plan_ptx_counts
 from linlayout.lowering.emit.conversion_kernel import contiguous_registers, source_tuple_dwords
@@ -124,14 +130,19 @@ def bench_case(case: dict, binary: bool = True) -> dict:
     (``source_tuple_dwords``: the VGPR tuples its global loads leave the src registers in); where
     the target has no emitter, count the plan in the classes of Triton's counts
     (linlayout.lowering.plan_counts: PTX for NVIDIA, the ISA's for AMD; ``counted_by: "plan"``, no
-    registers; PTX mixes priced as :func:`ptx_mix`)."""
+    registers; PTX mixes priced as :func:`ptx_mix`).  Where the corpus stores Triton's load/store-line
+    VALU and ours is a compiled kernel, ours is measured alike (``ours_outside_valu``: our identity
+    kernels compiled too, after the timed compile) for the whole conversions (``ours_whole``)."""
     src, dst = LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"])
     element_bits = dtype_bits(case["dtype"])
-    whole = triton_whole_conversion(case)
+    target = get_target(case["arch"])
+    # the load/store-side VALU is compared where ours is measured alike (a compiled kernel)
+    whole = triton_whole_conversion(case, outside_valu=target.emitter is not None)
+    outside_alike = whole is not None and target.emitter is not None and outside_valu_measured(case)
     t0 = time.perf_counter()
     plan = kernel_plan(src, dst, case["arch"], element_bits)
     t1 = time.perf_counter()
-    target = get_target(case["arch"])
+    ours_outside = None
     if target.emitter is None:
         nvidia = target.family == "nvidia"
         ours = plan_ptx_counts(plan) if nvidia else plan_isa_counts(plan)
@@ -146,8 +157,9 @@ def bench_case(case: dict, binary: bool = True) -> dict:
         ours = low.report["isa_counts"]
         measured = {k: low.report[k] for k in ("lds_bytes", "vgpr_count", "sgpr_count")}
         measured.update(setup_total=low.report["setup_counts"]["total"], plan_isa_differences=low.differences,
-                        compile_seconds=round(time.perf_counter() - t0, 4),
-                        modelled=modelled(plan, ours, case["triton"], whole), counted_by="isa")
+                        compile_seconds=round(time.perf_counter() - t0, 4), counted_by="isa")
+        ours_outside = ours_outside_valu(plan, low.compiled.isa) if outside_alike else None
+        measured["modelled"] = modelled(plan, ours, case["triton"], whole, with_outside_valu(ours, ours_outside))
     triton = case["triton"]
     tri_total = int(triton["total"])
     return {
@@ -157,7 +169,9 @@ def bench_case(case: dict, binary: bool = True) -> dict:
         "ratio": (ours["total"] / tri_total) if tri_total else None,
         "stays_in_wave": stays_in_wave(src, dst, plan.num_warps),
         "triton_uses_lds": uses_shared_memory(triton), "triton_lds_bytes": case.get("triton_lds_bytes"),
-        "triton_whole": whole, "triton_over_target_lds": triton_exceeds_target_lds(case),
+        "triton_whole": whole, "triton_outside_valu": case["triton_outside_valu"] if outside_alike else None,
+        "ours_whole": None if whole is None else with_outside_valu(ours, ours_outside),
+        "ours_outside_valu": ours_outside, "triton_over_target_lds": triton_exceeds_target_lds(case),
         "plan_seconds": round(t1 - t0, 4), **measured,
         "repacked": [side for side, given, planned in (("src", src, plan.src), ("dst", dst, plan.dst))
                      if given.bases["register"] != planned.bases["register"]],
@@ -197,13 +211,25 @@ def uses_shared_memory(counts: dict) -> bool:
     return any(counts.get(k, 0) for k in SHARED_MEMORY_KEYS)
 
 
-def triton_whole_conversion(case: dict) -> dict | None:
-    """Triton's counts of the case with the shared-memory accesses of its conversion that its counted
-    region leaves out: a corpus case stores the accesses of Triton's whole kernel
-    (``triton_kernel_shared``, benchmarks/make_corpus.py), all of them the conversion's since the
-    kernel uses shared memory for nothing else, and the ``.loc`` directives put some on the line of
-    the store that consumes them.  Per class, ``max(kernel, region)``; ``total`` grows by what is
-    added.  None for a case without them (the 48-case baseline)."""
+def triton_whole_conversion(case: dict, outside_valu: bool = True) -> dict | None:
+    """Triton's counts of the case with the work of its conversion that its counted region leaves
+    out, as the corpus stores it (benchmarks/make_corpus.py):
+
+    * the shared-memory accesses of Triton's whole kernel (``triton_kernel_shared``), all of them
+      the conversion's since the kernel uses shared memory for nothing else; the ``.loc``
+      directives put some on the line of the store that consumes them.  Per class, ``max(kernel,
+      region)``;
+    * with ``outside_valu``, the VALU that the kernel's load and store lines hold beyond those of
+      the case's identity kernels (``triton_outside_valu``: ``{"load": n, "store": n}``, amdgcn
+      corpora; linlayout.lowering.beyond_identity), added to ``valu``: the repacking of 8/16-bit
+      halves after its LDS loads, and register copies into the stores' tuples.  Compare it with
+      ours measured alike (``ours_outside_valu``); where ours is not (counts from a plan,
+      ``outside_valu`` False) or the case has no such field (the NVIDIA corpus: its PTX lines are
+      not compared), that VALU is *not measured* (never 0): the whole conversion is the region and
+      the shared-memory accesses, and the bench's summary counts such cases.
+
+    ``total`` grows by what is added.  None for a case without ``triton_kernel_shared`` (the
+    48-case baseline)."""
     kernel = case.get("triton_kernel_shared")
     if kernel is None:
         return None
@@ -213,7 +239,23 @@ def triton_whole_conversion(case: dict) -> dict | None:
         if missing > 0:
             counts[kind] = int(counts.get(kind, 0)) + missing
             counts["total"] = int(counts["total"]) + missing
-    return counts
+    return with_outside_valu(counts, case["triton_outside_valu"] if outside_valu and outside_valu_measured(case)
+                             else None)
+
+
+def outside_valu_measured(case: dict) -> bool:
+    """Does the case carry ``triton_outside_valu`` (:func:`triton_whole_conversion`)?  One that does
+    not has that VALU not measured, which is not the same as none."""
+    return case.get("triton_outside_valu") is not None
+
+
+def with_outside_valu(counts: dict, outside: dict | None) -> dict:
+    """amdgcn ``counts`` with the load- and store-side VALU ``outside`` (``{"load": n, "store": n}``;
+    None: not measured, nothing added) added to ``valu`` and ``total``."""
+    if outside is None:
+        return dict(counts)
+    added = sum(int(n) for n in outside.values())
+    return dict(counts, valu=int(counts["valu"]) + added, total=int(counts["total"]) + added)
 
 
 def triton_exceeds_target_lds(case: dict) -> bool:
@@ -222,19 +264,22 @@ def triton_exceeds_target_lds(case: dict) -> bool:
     return (case.get("triton_lds_bytes") or 0) > get_target(case["arch"]).lds_bytes
 
 
-def modelled(plan, ours: dict, triton: dict, triton_whole: dict | None = None) -> dict:
+def modelled(plan, ours: dict, triton: dict, triton_whole: dict | None = None, ours_whole: dict | None = None) -> dict:
     """Our ISA counts and Triton's priced alike as instruction mixes (linlayout.synth.cost.mix_cost: the
     same cost model, the same information) under every objective, beside the plan's own value (its
     steps' accesses and bank conflicts, with estimated setup): ``{objective: {"ours", "triton",
     "ours_plan"}}``, with ``triton_whole`` (:func:`triton_whole_conversion`'s counts priced alike)
-    where given."""
+    and ``ours_whole`` (ours with our load/store-side VALU beyond our identity kernels',
+    :func:`with_outside_valu`; ``ours`` where not given) where ``triton_whole`` is given."""
     cm = cost_model(plan.arch)
     lane_bytes = (plan.slots_in * plan.element_bits // 8, plan.slots_out * plan.element_bits // 8)
     mine, theirs = mix_cost(cm, ours, *lane_bytes), mix_cost(cm, triton, *lane_bytes)
-    whole = mix_cost(cm, triton_whole, *lane_bytes) if triton_whole is not None else None
+    wholes = {} if triton_whole is None else {
+        "triton_whole": mix_cost(cm, triton_whole, *lane_bytes),
+        "ours_whole": mine if ours_whole is None else mix_cost(cm, ours_whole, *lane_bytes)}
     return {o: {"ours": mine[f"{o}_value"], "triton": theirs[f"{o}_value"],
                 "ours_plan": plan.cost_detail[f"{o}_value"],
-                **({"triton_whole": whole[f"{o}_value"]} if whole is not None else {})} for o in OBJECTIVES}
+                **{k: v[f"{o}_value"] for k, v in wholes.items()}} for o in OBJECTIVES}
 
 
 def bench_or_refusal(case: dict, binary: bool = True) -> dict:
@@ -286,21 +331,25 @@ def summarize(all_rows: list[dict]) -> dict:
 
 
 def _whole_conversion_summary(rows: list[dict]) -> dict | None:
-    """Wins/ties/losses and the cases modelled above Triton per objective against Triton's whole
-    conversion (``triton_whole``: its counted region with the shared-memory accesses the region
-    leaves out), on the rows that have it; None when none has."""
+    """Wins/ties/losses and the cases modelled above Triton per objective of our whole conversion
+    (``ours_whole``: ours with our load/store-side VALU beyond our identity kernels') against
+    Triton's (``triton_whole``: its counted region with the shared-memory accesses and the
+    load/store-line VALU the region leaves out, :func:`triton_whole_conversion`), on the rows that
+    have it, and how many of those have the load/store-side VALU not measured
+    (``outside_valu_not_measured``: neither side's counted); None when none has."""
     rows = [r for r in rows if r.get("triton_whole") is not None]
     if not rows:
         return None
-    pairs = [(r["ours"]["total"], int(r["triton_whole"]["total"])) for r in rows]
+    pairs = [(int(r["ours_whole"]["total"]), int(r["triton_whole"]["total"])) for r in rows]
     return {
         "cases": len(rows),
         "wins": sum(o < t for o, t in pairs), "ties": sum(o == t for o, t in pairs),
         "losses": sum(o > t for o, t in pairs),
         "ours_total": sum(o for o, _ in pairs), "triton_total": sum(t for _, t in pairs),
         "losing_cases": [f"{r['name']} {r['arch']} {r['dtype']}" for r, (o, t) in zip(rows, pairs) if o > t],
+        "outside_valu_not_measured": sum(r.get("ours_outside_valu") is None for r in rows),
         "modelled_over_triton": {o: [f"{r['name']} {r['arch']} {r['dtype']}" for r in rows
-                                     if r["modelled"][o]["ours"] > r["modelled"][o]["triton_whole"] + 1e-9]
+                                     if r["modelled"][o]["ours_whole"] > r["modelled"][o]["triton_whole"] + 1e-9]
                                  for o in OBJECTIVES},
     }
 
@@ -401,8 +450,11 @@ def _whole_conversion_lines(s: dict) -> list[str]:
     lines = []
     w = s.get("whole_conversion")
     if w:
-        lines.append(f"against Triton's whole conversion (its region plus the shared-memory accesses the region "
-                     f"leaves out), {w['cases']} cases: wins {w['wins']}, ties {w['ties']}, losses {w['losses']}; "
+        unmeasured = w["outside_valu_not_measured"]
+        lines.append(f"whole conversions (Triton's: its region plus the shared-memory accesses and the load/store-"
+                     f"line VALU beyond its identity kernels'; ours: plus our load/store-side VALU beyond ours; that "
+                     f"VALU not measured on {unmeasured} of the cases), {w['cases']} cases: wins {w['wins']}, ties "
+                     f"{w['ties']}, losses {w['losses']}; "
                      f"instructions ours {w['ours_total']} vs Triton {w['triton_total']}; modelled cycles over "
                      "Triton's: " + "; ".join(f"{_objective_label(o, s)} "
                                              f"{len(w['modelled_over_triton'][o])}" for o in CYCLE_OBJECTIVES))
