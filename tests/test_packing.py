@@ -342,17 +342,20 @@ def test_wave32_8bit_transposes_store_byte_pairs_as_halves(name, arch, dtype, nu
 
 
 @needs.mlir
-def test_wave32_8bit_half_store_transpose_compiles_to_its_plan_and_runs():
-    """gfx1200 i8 ``blocked[1x1,t32x1,o10]->blocked[1x1,t1x32,o01]``, one wave: the compiled region is
-    exactly the plan's 16 + 32 + 4 instructions (52; Triton's region 87, 101 before), and the kernel
-    moves a distinct tile exactly on the interpreter."""
+@pytest.mark.parametrize("name,arch,dtype,num_warps", HALF_STORE_TRANSPOSES)
+def test_wave32_8bit_half_store_transposes_compile_to_their_plans_and_run(name, arch, dtype, num_warps):
+    """The compiled region is exactly the plan's 16 + 32 + 4 instructions (52; Triton's region 87,
+    ours 101 before), with the two waves' barrier (``s_barrier_signal`` + ``_wait``) and one wait
+    (55; Triton 96 and 103, ours 104 before), and the kernel moves a distinct tile exactly on the
+    interpreter."""
     from linlayout.lowering.conversion import lower_conversion
     from linlayout.lowering.emit.host import distinct_tile, expected_output, interpret
 
-    plan = kernel_plan(*_wave32_case(*HALF_STORE_TRANSPOSES[0]), "gfx1200", 8)
+    plan = kernel_plan(*_wave32_case(name, arch, dtype, num_warps), arch, 8)
     low = lower_conversion(plan, binary=False)
-    assert _nonzero(low.report["isa_counts"]) == {"total": 52, "valu": 16, "v_perm_b32": 16, "lds_write": 32,
-                                                 "lds_read": 4}
+    barriers = {"s_barrier": 2, "s_waitcnt": 1} if num_warps > 1 else {}
+    assert _nonzero(low.report["isa_counts"]) == {"total": 52 + sum(barriers.values()), "valu": 16, "v_perm_b32": 16,
+                                                 "lds_write": 32, "lds_read": 4, **barriers}
     assert not low.differences
     tile = distinct_tile(low.kernel.shape, 8, seed=3)
     assert np.array_equal(interpret(low.kernel, tile, fill=0x5A), expected_output(plan, tile, fill=0x5A))
