@@ -1094,19 +1094,51 @@ def _in_order_chunks(bases: list[int], span: list[int], n: int) -> int:
 def _perms_side(bases: list[int], span: list[int], p: int, element_bytes: int) -> int:
     """v_perm_b32 count of one side (accesses ``base ^ span[x]``, ``_groups``): VGPRs whose elements
     are not in address order (an access of at least a dword: every VGPR not holding registers
-    ``p*j .. p*j+p-1`` in order; a smaller access: one repack unless it holds consecutive registers
-    from byte 0 or 2 of a VGPR, aligned to its size)."""
+    ``p*j .. p*j+p-1`` in order; smaller accesses: ``_narrow_repacks``, one repack per access not in
+    place or per two such accesses in the same VGPRs)."""
     if p == 1 or not bases:
         return 0
     n = len(span)
     if n * element_bytes >= 4:
         return len(bases) * (n // p) - _in_order_chunks(bases, span, p)
-    size = n * element_bytes
-    bad = 0
-    for b in bases:
-        pos = (b % p) * element_bytes
-        bad += (any(b ^ s != b + y for y, s in enumerate(span)) or pos % 4 not in (0, 2) or pos % size != 0)
-    return bad
+    return len(_narrow_repacks([[b ^ s for s in span] for b in bases], p, element_bytes))
+
+
+def _narrow_in_place(g: list[int], p: int, element_bytes: int) -> bool:
+    """Can a store narrower than a dword (``ds_write_b8/b16[_d16_hi]``) take the registers ``g`` (in
+    address order) where they sit: consecutive registers from byte 0 or 2 of a VGPR, aligned to
+    the access's size?"""
+    pos = (g[0] % p) * element_bytes
+    return (g == list(range(g[0], g[0] + len(g))) and pos % 4 in (0, 2)
+            and pos % (len(g) * element_bytes) == 0)
+
+
+def _narrow_repacks(groups: list[list[int]], p: int, element_bytes: int) -> list[list[int]]:
+    """The ``v_perm_b32`` repacks of the stores narrower than a dword of the register groups ``groups``
+    (in issue order): per repack, the indices of the groups it serves.  A group not in place
+    (``_narrow_in_place``) is repacked into the low half of a fresh VGPR (its elements from byte 0);
+    two such groups whose registers lie in the same VGPRs (the same set of ``r // p``: at most two,
+    a store being at most half a dword) share one ``v_perm_b32`` of those VGPRs, the later one
+    in the high half (a ``_d16_hi`` store), taken in order within each set.  Only stores of whole
+    halves (``ds_write_b16``) share: the compiler takes a ``ds_write_b8_d16_hi`` of a repacked
+    byte apart again (LLVM turns the shared repack of two bytes into shifts and 16-bit ORs, more
+    VALU than a repack per byte; gfx1100 fp8 ``blocked[1x1,t32x1,o10]->blocked[1x1,t1x32,o01]``)."""
+    repacks: list[list[int]] = []
+    waiting: dict[frozenset, int] = {}  # VGPR set -> the repack with a free high half
+    for i, g in enumerate(groups):
+        if _narrow_in_place(g, p, element_bytes):
+            continue
+        if len(g) * element_bytes != 2:
+            repacks.append([i])
+            continue
+        vgprs = frozenset(r // p for r in g)
+        k = waiting.pop(vgprs, None)
+        if k is None:
+            waiting[vgprs] = len(repacks)
+            repacks.append([i])
+        else:
+            repacks[k].append(i)
+    return repacks
 
 
 def _copies_side(bases: list[int], span: list[int], p: int, element_bytes: int, tuple_dwords: int) -> int:
@@ -1348,15 +1380,17 @@ class LdsAccesses:
 
         Permutes: build_lds gathers each store dword (``p`` registers in slot order) with
         ``in_wave.gather_dwords``, which makes no op only for a src VGPR as it is (``_in_place``:
-        registers ``p j .. p j + p - 1`` in order), and a narrow store where ``_emit_narrow_store``
-        must: ``s_perms`` (``_perms_side`` of the store vectors) counts exactly those.  Such a dword
-        is no src value and the stores' dwords hold distinct registers, so each is the result of an
-        op of its own (a value has one producer).  Where the dst has no duplicates, every dst
-        dword is loaded and is in place only when one loaded VGPR holds it in order, so the dst
-        dwords gathered are the loaded VGPRs out of order, ``_perms_side`` of the load vectors (for
-        narrow loads, every dword): ``d_perms``, distinct dwords, none a store dword (those read src
-        values).  Each such op is live (stores and outputs are) and becomes one ``v_perm_b32`` step
-        (``ir._Emitter``; elements under 32 bits: one issue at ``CostModel.instruction("v_perm_b32")``).
+        registers ``p j .. p j + p - 1`` in order), and narrow stores with ``_NarrowStores`` (one
+        repack per group of ``_narrow_repacks``, each round's stores apart): ``s_perms``
+        (``_perms_side`` of the store vectors; of each round's, where there are several) counts
+        exactly those.  Such a dword (or repack) is no src value and the stores hold distinct
+        registers, so each is the result of an op of its own (a value has one producer).  Where
+        the dst has no duplicates, every dst dword is loaded and is in place only when one loaded
+        VGPR holds it in order, so the dst dwords gathered are the loaded VGPRs out of order,
+        ``_perms_side`` of the load vectors (for narrow loads, every dword): ``d_perms``, distinct
+        dwords, none a store dword (those read src values).  Each such op is live (stores and
+        outputs are) and becomes one ``v_perm_b32`` step (``ir._Emitter``; elements under 32 bits:
+        one issue at ``CostModel.instruction("v_perm_b32")``).
 
         Copies: cost.tuple_copies over the wide stores, the src VGPRs arriving in tuples, counts
         the dwords of each chunk that are src VGPRs unless the chunk is an aligned tuple in order;
@@ -1497,6 +1531,10 @@ def lds_accesses(ctx: ConversionContext, design: LdsDesign) -> list[LdsAccesses]
         s_groups, s_width_bytes = _groups(S, s_deltas), element_bytes << len(s_deltas)
         try:
             s_round = rounds_of(S, s_groups)
+            s_perms = s_vectors.perms
+            if s_width_bytes < 4 and n_rounds > 1:  # narrow stores share repacks within a round only
+                s_perms = sum(len(_narrow_repacks([g for g, k in zip(s_groups, s_round) if k == rnd], p,
+                                                  element_bytes)) for rnd in range(n_rounds))
             if loads is None:
                 d_round = rounds_of(D, d_groups)
                 loads = ([paired(D, d_groups, d_width_bytes, d_round, k) for k in range(n_rounds)],
@@ -1507,7 +1545,7 @@ def lds_accesses(ctx: ConversionContext, design: LdsDesign) -> list[LdsAccesses]
             raise
         out.append(LdsAccesses(design, S, D, s_width_bytes, d_width_bytes, loads[1],
                                [paired(S, s_groups, s_width_bytes, s_round, k) for k in range(n_rounds)], loads[0],
-                               ctx, s_perms=s_vectors.perms if counted else 0,
+                               ctx, s_perms=s_perms if counted else 0,
                                s_copies=s_vectors.copies if counted else 0, d_perms=d_perms if counted else 0))
     if out and not design.read_transpose and not design.over_fetch:
         out += _matrix_variants(ctx, out, n_rounds)
@@ -1704,6 +1742,7 @@ def build_lds(prog: Program, acc: LdsAccesses, src_dwords: list[int]) -> list[in
         wide = acc.s_width_bytes >= 4
         dwords = iter(_dwords_of(prog, [r for g, g2, _, _ in stores for r in g + (g2 or [])], src_dwords, p,
                                  element_bytes) if wide else [])
+        narrow = None if wide else _NarrowStores(prog, [g for g, _, _, _ in stores], src_dwords, p, element_bytes)
         for g, g2, off, st64 in stores:
             if wide:
                 vals, pair = ([next(dwords) for _ in range(len(h) // p)] if h is not None else None
@@ -1714,7 +1753,7 @@ def build_lds(prog: Program, acc: LdsAccesses, src_dwords: list[int]) -> list[in
                 prog.store(vals, [0] * len(vals), _addr(S, g[0], element_bytes), acc.s_width_bytes, pair=pair,
                            pair_offset=off, st64=st64)
             else:
-                _emit_narrow_store(prog, S, g, src_dwords, p, element_bytes, acc.s_width_bytes)
+                prog.store(*narrow.value(g), _addr(S, g[0], element_bytes), acc.s_width_bytes)
         if acc.barrier_scope:
             prog.barrier(acc.barrier_scope)
         for g, g2, off, st64 in loads:
@@ -1781,17 +1820,33 @@ def _dwords_of(prog: Program, g: list[int], src_dwords: list[int], p: int, eleme
                          element_bytes)
 
 
-def _emit_narrow_store(prog: Program, S: _Side, g: list[int], src_dwords: list[int], p: int, element_bytes: int,
-                       width_bytes: int) -> None:
-    """A store narrower than a dword: the elements sit at one dword position, which must be byte 0 or 2."""
-    addr = _addr(S, g[0], element_bytes)
-    pos = g[0] % p
-    contiguous = g == list(range(g[0], g[0] + len(g)))
-    v = src_dwords[g[0] // p]
-    if not contiguous or (pos * element_bytes) % 4 not in (0, 2) or (pos * element_bytes) % width_bytes:
-        parts = [(src_dwords[r // p], r % p) for r in g] + [None] * (p - len(g))
-        v, pos = gather_dword(prog, parts, element_bytes), 0
-    prog.store([v], [pos], addr, width_bytes)
+class _NarrowStores:
+    """The values the stores narrower than a dword of one round take (register groups ``groups``, in
+    issue order): a group in place (``_narrow_in_place``) stores from its src VGPR; the others from
+    the ``v_perm_b32`` repacks of ``_narrow_repacks``, each made when its first group is stored, the
+    first group of a repack from slot 0, the second from slot ``p / 2`` (byte 2: a ``_d16_hi``
+    store)."""
+
+    def __init__(self, prog: Program, groups: list[list[int]], src_dwords: list[int], p: int, element_bytes: int):
+        self.prog, self.groups, self.src_dwords, self.p, self.element_bytes = prog, groups, src_dwords, p, element_bytes
+        self.repack_of = {groups[i][0]: shared for shared in _narrow_repacks(groups, p, element_bytes) for i in shared}
+        self.made: dict[int, tuple[int, int]] = {}  # first register of a group -> (value, slot)
+
+    def value(self, g: list[int]) -> tuple[list[int], list[int]]:
+        """``([value], [slot])`` of the store of group ``g``, its repack made here if not yet."""
+        shared = self.repack_of.get(g[0])
+        if shared is None:
+            return [self.src_dwords[g[0] // self.p]], [g[0] % self.p]
+        if g[0] not in self.made:
+            half, p = self.p // 2, self.p
+            parts: list[tuple[int, int] | None] = [None] * p
+            for k, i in enumerate(shared):
+                for y, r in enumerate(self.groups[i]):
+                    parts[k * half + y] = (self.src_dwords[r // p], r % p)
+            v = gather_dword(self.prog, parts, self.element_bytes)
+            self.made.update((self.groups[i][0], (v, k * half)) for k, i in enumerate(shared))
+        v, slot = self.made[g[0]]
+        return [v], [slot]
 
 
 def _emit_load(prog: Program, D: _Side, g: list[int], g2: list[int] | None, off: int, st64: bool, p: int,

@@ -40,7 +40,13 @@ order).  A side that cannot but has free bits takes its own fixed bases followed
 ones in the order ``A``; a side with none keeps its order.  When both take ``T``, every dword
 holds the same elements on both sides, so an LDS round trip moves whole dwords and a register plan
 renames them with no byte permute; when one side follows the other only where it can, the byte
-permutes fall on one side.
+permutes fall on one side.  Where such a side gets fewer than ``packing_bits`` bases (fixed and
+shared), the pair is also tried with them completed by the side's own next register bases in its
+order: a dword of that side then holds two halves whose elements the other side holds in one
+VGPR each, so an LDS round trip can store them as halves (``ds_write_b16`` / ``_d16_hi``) from
+the lanes holding them and load that side's dwords whole (gfx1200 i8 ``blocked[1x1,t32x1,o10]->
+blocked[1x1,t1x32,o01]``: 16 ``v_perm_b32``, 32 half stores and 4 ``ds_load_b128``, where keeping
+the order takes 48 ``v_perm_b32``, 4 stores and 32 ``ds_load_u16``).
 """
 
 from __future__ import annotations
@@ -97,14 +103,18 @@ def packing_candidates(src: LinearLayout, dst: LinearLayout, element_bits: int, 
 
     for order in (sr, dr):
         both = first_bits(common, order) if common is not None else ()
-        pair = []
+        pair, filled = [], []
         for regs, k in sides:
             first = both if len(both) == n and all(b in regs for b in both) and list(both[:k]) == regs[:k] else ()
             if not first and k < n:
                 first = first_bits(regs[:k], order)
             pair.append(first if len(first) == n and list(first) != regs[:n] else None)
-        if tuple(pair) not in out:
-            out.append((pair[0], pair[1]))
+            if 0 < len(first) < n:  # too few shared bases: the side's own next ones complete them
+                first += tuple(b for b in regs if b not in first)[:n - len(first)]
+            filled.append(first if len(first) == n and list(first) != regs[:n] else None)
+        for cand in (tuple(pair), tuple(filled)):
+            if cand not in out:
+                out.append(cand)
     return out
 
 

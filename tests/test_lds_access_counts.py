@@ -2,6 +2,7 @@
 bits, their v_perm repacks and tuple copies), computed from the GF(2) structure of the accesses,
 against an enumeration of every access's registers as an array (the definitions in the docstrings)."""
 
+from collections import Counter
 from unittest import mock
 
 import numpy as np
@@ -37,8 +38,9 @@ def _group_array(side: lds_path._Side, deltas: list[int]) -> np.ndarray:
 
 
 def _perms(g: np.ndarray, p: int, element_bytes: int) -> int:
-    """VGPRs not holding registers ``p*j .. p*j+p-1`` in order; a sub-dword access: one unless it holds
-    consecutive registers from byte 0 or 2 of a VGPR, aligned to its size."""
+    """VGPRs not holding registers ``p*j .. p*j+p-1`` in order; sub-dword accesses: one for each not
+    holding consecutive registers from byte 0 or 2 of a VGPR, aligned to its size -- but one for every
+    two such 2-byte accesses whose registers lie in the same VGPRs (a repack fills both halves)."""
     if p == 1 or not len(g):
         return 0
     n = g.shape[1]
@@ -48,7 +50,10 @@ def _perms(g: np.ndarray, p: int, element_bytes: int) -> int:
     pos = (g[:, 0] % p) * element_bytes
     bad = ((g != g[:, :1] + np.arange(n)).any(axis=1) | ((pos % 4 != 0) & (pos % 4 != 2))
            | (pos % (n * element_bytes) != 0))
-    return int(bad.sum())
+    if n * element_bytes != 2:
+        return int(bad.sum())
+    per_vgprs = Counter(frozenset((row // p).tolist()) for row in g[bad])
+    return sum(-(-k // 2) for k in per_vgprs.values())
 
 
 def _copies(g: np.ndarray, p: int, element_bytes: int, tuple_dwords: int) -> int:
@@ -215,3 +220,15 @@ def test_over_fetch_sub_dword_slots_from_the_prefix_are_the_designs(data, elemen
     low = (4 // ctx.element_bytes) - 1
     D = lds_path._side(ctx.problem.dst_cols, design, f2.inverse(design.shared_cols))
     assert seen == [([c & low for c in D.other_cols[:D.lane_bits]], [c & low for c in D.other_cols[D.lane_bits:]])]
+
+
+def test_narrow_store_repacks_share_a_vgpr_pair_for_two_half_stores():
+    # 8-bit elements, 2-byte stores: the byte pairs (0, 4), (1, 5), (2, 6), (3, 7) all lie in VGPRs 0 and 1,
+    # so two repacks serve them (each filling both halves: ds_write_b16 and _d16_hi); (8, 9) is in place;
+    # (10, 12) is alone in its VGPRs (2, 3)
+    assert lds_path._narrow_repacks([[0, 4], [1, 5], [2, 6], [3, 7], [8, 9], [10, 12]], 4, 1) == [[0, 1], [2, 3], [5]]
+    # single bytes at bytes 1 and 3 are repacked one by one (ds_write_b8_d16_hi of a shared repack is
+    # taken apart again by the compiler)
+    assert lds_path._narrow_repacks([[1], [3], [5]], 4, 1) == [[0], [1], [2]]
+    # 16-bit elements always sit at byte 0 or 2: none
+    assert lds_path._narrow_repacks([[1], [2], [3]], 2, 2) == []

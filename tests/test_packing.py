@@ -294,3 +294,68 @@ def test_wave32_16bit_pair_transpose_compiles_to_its_floor_and_runs():
     assert not low.differences
     tile = distinct_tile(low.kernel.shape, 16, seed=3)
     assert np.array_equal(interpret(low.kernel, tile, fill=0x5A), expected_output(plan, tile, fill=0x5A))
+
+
+def _wave32_case(name: str, arch: str, dtype: str, num_warps: int) -> tuple[LinearLayout, LinearLayout]:
+    from repo_data import family_corpus
+
+    case = next(c for c in family_corpus("wave32")["cases"]
+                if (c["name"], c["arch"], c["dtype"], c["num_warps"]) == (name, arch, dtype, num_warps))
+    return LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"])
+
+
+def test_candidates_complete_too_few_shared_bits_with_the_sides_own():
+    """gfx1200 i8 64x32 transpose (one wave): the src's five leading registers are one wide load (its
+    order is kept), the dst's are rows; the only register bit both hold is row 32, one of the two
+    packing bits.  Besides keeping the dst's order, the dst takes row 32 and then its own first
+    register bit (row 1): a dst dword is then two halves, rows ``r, r + 32`` of lanes ``r`` and
+    ``r + 1`` of the src."""
+    src, dst = _wave32_case("blocked[1x1,t32x1,o10]->blocked[1x1,t1x32,o01]", "gfx1200", "i8", 1)
+    assert (contiguous_registers(src), contiguous_registers(dst)) == (5, 0)
+    assert packing_candidates(src, dst, 8, 5, 0) == [(None, None), (None, ((32, 0), (1, 0)))]
+
+
+#: 8-bit transposes of the wave32 corpus whose dst is free and whose src is one wide load per lane
+#: (name, arch, dtype, num_warps), with Triton's counted region: its 32 half stores and 16 dword loads
+#: (and the 136 VALU that pack the halves on its load line, outside that region).
+HALF_STORE_TRANSPOSES = [("blocked[1x1,t32x1,o10]->blocked[1x1,t1x32,o01]", "gfx1200", "i8", 1),
+                         ("blocked[1x1,t32x1,o01]->dotBwmma2.16x16(kw16)", "gfx1200", "fp8", 2),
+                         ("blocked[1x1,t32x1,o01]->wmma2.16x16", "gfx1200", "fp8", 2)]
+
+
+@pytest.mark.parametrize("name,arch,dtype,num_warps", HALF_STORE_TRANSPOSES)
+def test_wave32_8bit_transposes_store_byte_pairs_as_halves(name, arch, dtype, num_warps):
+    """Each lane's 16 src dwords (4 consecutive columns of one row) are paired into 16 dwords of two
+    byte pairs (a column's two rows 32 apart) by 16 ``v_perm_b32``; each half is one
+    ``ds_write_b16`` (the high one ``_d16_hi``), two lanes' halves making a dst dword, which the dst
+    loads with 4 ``ds_load_b128`` (before the completed packing candidate and the shared repacks: 48
+    ``v_perm_b32``, 4 stores and 32 ``ds_load_u16``)."""
+    src, dst = _wave32_case(name, arch, dtype, num_warps)
+    plan = kernel_plan(src, dst, arch, 8)
+    barriers = {"s_barrier": 1} if num_warps > 1 else {}
+    assert _nonzero(plan.counts()) == {"v_perm_b32": 16, "lds_write": 32, "lds_read": 4, **barriers,
+                                       "total": 52 + len(barriers)}
+    stores = [s for s in plan.steps if s.op == "lds_store"]
+    assert {(s.width_bytes, s.d16_hi) for s in stores} == {(2, False), (2, True)}
+    assert sum(s.d16_hi for s in stores) == 16
+    assert plan.verified and verify(plan).ok
+
+
+@needs.mlir
+@pytest.mark.parametrize("name,arch,dtype,num_warps", HALF_STORE_TRANSPOSES)
+def test_wave32_8bit_half_store_transposes_compile_to_their_plans_and_run(name, arch, dtype, num_warps):
+    """The compiled region is exactly the plan's 16 + 32 + 4 instructions (52; Triton's region 87,
+    ours 101 before), with the two waves' barrier (``s_barrier_signal`` + ``_wait``) and one wait
+    (55; Triton 96 and 103, ours 104 before), and the kernel moves a distinct tile exactly on the
+    interpreter."""
+    from linlayout.lowering.conversion import lower_conversion
+    from linlayout.lowering.emit.host import distinct_tile, expected_output, interpret
+
+    plan = kernel_plan(*_wave32_case(name, arch, dtype, num_warps), arch, 8)
+    low = lower_conversion(plan, binary=False)
+    barriers = {"s_barrier": 2, "s_waitcnt": 1} if num_warps > 1 else {}
+    assert _nonzero(low.report["isa_counts"]) == {"total": 52 + sum(barriers.values()), "valu": 16, "v_perm_b32": 16,
+                                                 "lds_write": 32, "lds_read": 4, **barriers}
+    assert not low.differences
+    tile = distinct_tile(low.kernel.shape, 8, seed=3)
+    assert np.array_equal(interpret(low.kernel, tile, fill=0x5A), expected_output(plan, tile, fill=0x5A))
