@@ -24,6 +24,12 @@ Moves, priced per linlayout.synth.cost (``count``: instructions, ``cost``: model
 * a *lane stage* moves every unit through one lane map (DPP, ds_swizzle or ds_bpermute): any
   permutation of the lane positions, ``R`` instructions.
 * register renaming is free.
+* a *dup exchange* (``SchedulePlanner(..., dups=True)``): a unit bit exchanged into a lane position
+  whose label is a src lane bit with a zero column (``dups``: lanes ``l`` and ``l ^ 2^j`` hold the
+  same) is one select ``l_j ? b : a`` per unit pair, which both units then hold: ``R/2``
+  instructions, and every later move prices the units that remain distinct (``units``).  Its
+  schedules also start with the dup exchanges of the unit bits a dup lane position wants
+  (``dup_prefix``; named ``+dup``).
 
 Schedules, each a list of moves computed on labels alone and priced without building anything:
 
