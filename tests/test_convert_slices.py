@@ -5,6 +5,7 @@ loses"): 1-D broadcast slices assembled select first, and 16-bit register-only r
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import needs
 from linlayout import LinearLayout
@@ -264,3 +265,37 @@ def test_the_dup_exchange_runs_on_the_interpreter():
     low = _interpreted(plan_conversion(src, dst, "gfx942", 8), 8, seed=5)
     counts = low.report["isa_counts"]
     assert (counts["v_cndmask"], counts["ds_bpermute"], counts["ds_swizzle"]) == (1, 1, 0) and not low.differences
+
+
+@pytest.mark.parametrize("arch", ["gfx942", "gfx950"])
+@pytest.mark.parametrize("bits", [8, 16, 32])
+def test_every_dup_exchange_schedule_builds_a_verified_plan(arch, bits):
+    # every schedule of the dup-exchange family (with and without the dup prefix), not only the one
+    # the planner builds, on the emulator: the broadcast slices above and one whose dst broadcasts too
+    from linlayout.synth import convert
+    from linlayout.synth.context import ConversionContext
+    from linlayout.synth.emulator import verify
+    from linlayout.synth.exchanges import SchedulePlanner, build_schedule, exchange_applicable
+
+    pairs = [_dot_slice(), _broadcast_lane_slice(),
+             (_layout([[1], [2], [8], [16], [32], [64]], [[0], [0], [0], [0], [0], [4]], [], [128]),
+              _layout([[1], [2]], [[4], [8], [16], [32], [64], [0]], [], [128]))]
+    built = 0
+    for src, dst in pairs:
+        ctx = ConversionContext.create(src, dst, arch, bits)
+        n_dst = dst.in_dim_size("register")
+        for wm in convert._wave_maps(ctx.problem):  # the maps the planner tries
+            up = convert._unit_problem(ctx, wm)
+            if not exchange_applicable(up.reg_cols, up.lane_cols, up.n_sr):
+                continue
+            for K in up.packings:
+                planner = SchedulePlanner(ctx, up.reg_cols, up.lane_cols, up.n_sr, K, dups=True)
+                for sched in planner.candidates():
+                    program = convert._in_wave_program(
+                        ctx, wm, up, K, "dup exchange:" + sched.name,
+                        lambda prog, units, sched=sched, planner=planner:
+                        build_schedule(prog, sched, planner, units, n_dst))
+                    plan = convert._finish_in_wave(ctx, program)
+                    assert verify(plan).ok, (sched.name, sched.moves)
+                    built += any(mv[0] == "dx" for mv in sched.moves)
+    assert built >= 6
