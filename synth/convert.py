@@ -209,6 +209,49 @@ def _emitted_in_wave(ctx: ConversionContext, built: _InWaveProgram) -> Plan:
     return plan
 
 
+def _best_schedule(ctx: ConversionContext, up: _UnitProblem, dups: bool):
+    """``(schedule, planner, K)``: the best exchange schedule over the packings (``dups``:
+    SchedulePlanner's), or None where the map is no partial bit permutation."""
+    if not exchange_applicable(up.reg_cols, up.lane_cols, up.n_sr):
+        return None
+    p, n_dst = ctx.slots_per_dword, ctx.problem.dst.in_dim_size("register")
+    scheds = []
+    for K in up.packings:
+        try:
+            sched, planner = best_schedule(ctx, up.reg_cols, up.lane_cols, up.n_sr, K, n_dst,
+                                           pack_perms(K, up.n_sr, p) if p > 1 else 0, dups)
+        except ValueError:
+            continue
+        scheds.append((sched, planner, K))
+    cm = ctx.cost_model
+    return cost_mod.near_best(scheds, lambda t: t[0].cost, lambda t: t[0].count, cm.tie_fraction) if scheds else None
+
+
+def _schedule_program(ctx: ConversionContext, wm, up: _UnitProblem, chosen,
+                      builder: str = "exchange") -> _InWaveProgram | None:
+    """The program of ``chosen`` (``_best_schedule``'s), named ``builder:schedule``."""
+    sched, planner, K = chosen
+    n_dst = ctx.problem.dst.in_dim_size("register")
+    return _in_wave_program(ctx, wm, up, K, f"{builder}:{sched.name}",
+                            lambda prog, units: build_schedule(prog, sched, planner, units, n_dst),
+                            planner.live_moves(sched, n_dst, _register_isa(ctx)))
+
+
+def _dup_programs(ctx: ConversionContext, maps: list) -> list[_InWaveProgram]:
+    """Per wave map, the program of the best exchange schedule with dup exchanges
+    (linlayout.synth.exchanges.SchedulePlanner: a src lane bit with a zero column takes a register
+    bit by a select), where that schedule has one."""
+    out = []
+    for wm in maps:
+        up = _unit_problem(ctx, wm)
+        chosen = _best_schedule(ctx, up, dups=True)
+        if chosen is not None and any(mv[0] == "dx" for mv in chosen[0].moves):
+            built = _schedule_program(ctx, wm, up, chosen, "dup exchange")
+            if built is not None:
+                out.append(built)
+    return out
+
+
 def _in_wave_programs(ctx: ConversionContext, wm, gather: bool = True) -> list[_InWaveProgram]:
     """The cheapest in-wave candidates as programs: the best exchange schedule (priced on labels,
     linlayout.synth.exchanges) over the packings, and (``gather``) the gather when its price is
@@ -216,22 +259,10 @@ def _in_wave_programs(ctx: ConversionContext, wm, gather: bool = True) -> list[_
     up = _unit_problem(ctx, wm)
     p, cm = ctx.slots_per_dword, ctx.cost_model
     n_dst = ctx.problem.dst.in_dim_size("register")
-    scheds = []
-    if exchange_applicable(up.reg_cols, up.lane_cols, up.n_sr):
-        for K in up.packings:
-            try:
-                sched, planner = best_schedule(ctx, up.reg_cols, up.lane_cols, up.n_sr, K, n_dst,
-                                               pack_perms(K, up.n_sr, p) if p > 1 else 0)
-            except ValueError:
-                continue
-            scheds.append((sched, planner, K))
+    best = _best_schedule(ctx, up, dups=False)
     out = []
-    best = cost_mod.near_best(scheds, lambda t: t[0].cost, lambda t: t[0].count, cm.tie_fraction) if scheds else None
     if best is not None:
-        sched, planner, K = best
-        built = _in_wave_program(ctx, wm, up, K, "exchange:" + sched.name,
-                                 lambda prog, units: build_schedule(prog, sched, planner, units, n_dst),
-                                 planner.live_moves(sched, n_dst, _register_isa(ctx)))
+        built = _schedule_program(ctx, wm, up, best)
         if built is not None:
             out.append(built)
     vperm = cm.instruction("v_perm_b32") * (pack_perms(up.pk.K, up.n_sr, p) + pack_perms(up.pk.Kd, len(up.reg_cols), p)
@@ -466,6 +497,27 @@ def candidate_plans(src: LinearLayout, dst: LinearLayout, arch: str, element_bit
 
 def _candidates(ctx: ConversionContext, best_only: bool = False, movmatrix: bool = True,
                 prune: bool = True) -> list[Plan]:
+    """``_unrefined_candidates``, and where the first of them stays in the wave (no LDS), the
+    programs with dup exchanges (``_dup_programs``) ranked with them.
+
+    A dup exchange turns an exchange with a src lane bit whose column is zero into one select per
+    unit pair, and such a program refines a plan in registers; it does not take a conversion from
+    LDS to registers: the rank policy weighs instructions against modelled cycles at a rate
+    (``CostModel.rank_value``, docs/conversions.md section 5) chosen for the candidates without
+    them, and at that rate the select chains they make outrank round trips of a third of their
+    instructions (on Triton's AMD corpus, three more cases over Triton in either measure)."""
+    ranked = _unrefined_candidates(ctx, best_only, movmatrix, prune)
+    if not ranked or ranked[0].strategy != "registers":
+        return ranked
+    maps = _wave_maps(ctx.problem)
+    if not maps[0].wave_local:
+        return ranked
+    refined = [_finish_in_wave(ctx, b) for b in _dup_programs(ctx, maps)]
+    return _rank(ranked + refined, ctx.cost_model) if refined else ranked
+
+
+def _unrefined_candidates(ctx: ConversionContext, best_only: bool = False, movmatrix: bool = True,
+                          prune: bool = True) -> list[Plan]:
     """The candidate plans, cheapest first (``best_only``: only the first is wanted, so candidates
     that provably rank after another are not built -- under the latency objective, whose value the
     floors bound; under another no floor prunes: every LDS design and the gather are built, and the

@@ -24,6 +24,12 @@ Moves, priced per linlayout.synth.cost (``count``: instructions, ``cost``: model
 * a *lane stage* moves every unit through one lane map (DPP, ds_swizzle or ds_bpermute): any
   permutation of the lane positions, ``R`` instructions.
 * register renaming is free.
+* a *dup exchange* (``SchedulePlanner(..., dups=True)``): a unit bit exchanged into a lane position
+  whose label is a src lane bit with a zero column (``dups``: lanes ``l`` and ``l ^ 2^j`` hold the
+  same) is one select ``l_j ? b : a`` per unit pair, which both units then hold: ``R/2``
+  instructions, and every later move prices the units that remain distinct (``units``).  Its
+  schedules also start with the dup exchanges of the unit bits a dup lane position wants
+  (``dup_prefix``; named ``+dup``).
 
 Schedules, each a list of moves computed on labels alone and priced without building anything:
 
@@ -161,13 +167,14 @@ class Schedule:
     count: int = 0
     reg: list = field(default_factory=list)
     lane: list = field(default_factory=list)
+    collapsed: int = 0  # unit bits along which the units are equal (dup exchanges)
 
 
 class SchedulePlanner:
     """Label bookkeeping and the schedule generators (no values, no numpy in the loops)."""
 
     def __init__(self, ctx: ConversionContext, reg_cols: list[int], lane_cols: list[int], n_sr: int,
-                 K: list[int]) -> None:
+                 K: list[int], dups: bool = False) -> None:
         self.ctx = ctx
         self.target, self.cm = ctx.target, ctx.cost_model
         self.lane_bits = self.target.wave_size.bit_length() - 1
@@ -181,6 +188,11 @@ class SchedulePlanner:
                 self.T[j] = ("v", nv)
                 nv += 1
         self.T_set = set(self.T)
+        # src lane bits with a zero column: every unit holds the same at lanes l and l ^ 2**j
+        # (``dups=False``: none taken as such, every exchange moves lanes)
+        self.dups = frozenset(("l", j) for j, c in enumerate(ctx.problem.src_cols["lane"])
+                              if c == 0 and dups) - self.T_set
+        self.prefix: list[tuple[int, int]] = []  # exchanges every schedule starts with (``_new``)
         rest = [i for i in range(n_sr) if i not in K]
         self.reg0 = [("r", i) for i in K] + [("r", i) for i in rest] + [("v", k) for k in range(nv)]
         self.n_units = 1 << (len(self.reg0) - self.kappa)
@@ -194,29 +206,52 @@ class SchedulePlanner:
         self.family_cost = self.cm.lane_family_cost()
 
     # -------------------------------------------------------------- pricing helpers
-    def x_price(self, rho: int, j: int) -> tuple[float, int]:
-        """(cycles, instructions) of exchanging register position ``rho`` with lane position ``j``."""
+    def units(self, s: Schedule) -> int:
+        """The distinct units under schedule ``s`` (those a collapsing dup exchange made equal count once)."""
+        return self.n_units >> s.collapsed
+
+    def x_price(self, rho: int, j: int, s: Schedule) -> tuple[float, int]:
+        """(cycles, instructions) of exchanging register position ``rho`` with lane position ``j`` in
+        schedule ``s``: a *dup exchange* where lane ``j`` holds a label of ``dups`` (``_exchange``)."""
+        n_units = self.units(s)
+        if rho >= self.kappa and s.lane[j] in self.dups:
+            return self.cm.instruction("v_cndmask") * (n_units // 2), n_units // 2
         if rho < self.kappa:
-            r, n = self.sub[j], self.n_units
+            r, n = self.sub[j], n_units
         else:
-            r, n = self.dword[j], self.n_units // 2
+            r, n = self.dword[j], n_units // 2
         return r.cost * n + (self.latency if r.ds else 0.0), r.count * n
 
     def _new(self, name: str) -> Schedule:
-        return Schedule(name, reg=list(self.reg0), lane=[("l", j) for j in range(self.lane_bits)])
+        """A schedule at the src labels, after the exchanges of ``prefix``."""
+        s = Schedule(name, reg=list(self.reg0), lane=[("l", j) for j in range(self.lane_bits)])
+        for rho, j in self.prefix:
+            self._exchange(s, rho, j)
+        return s
 
     def _exchange(self, s: Schedule, rho: int, j: int) -> None:
-        c, n = self.x_price(rho, j)
+        """Exchange the labels of register position ``rho`` and lane position ``j``.
+
+        Where ``rho`` is a unit bit and lane ``j`` holds a label of ``dups`` (data equal at lanes
+        ``l`` and ``l ^ 2**j``) it is a *dup exchange* (``("dx", rho, j)``): per unit pair ``(a, b)``
+        one select ``l_j ? b : a``, which both units then hold (one fewer distinct unit bit:
+        ``collapsed``).  A register position holding a dup label is not exchanged again
+        (``_spare`` skips it; the other generators exchange labels that the dst holds)."""
+        if s.reg[rho] in self.dups:
+            raise ValueError("a dup label is not exchanged back out of the registers")
+        c, n = self.x_price(rho, j, s)
         s.cost += c
         s.count += n
+        dup = rho >= self.kappa and s.lane[j] in self.dups
+        s.collapsed += dup
         s.reg[rho], s.lane[j] = s.lane[j], s.reg[rho]
-        s.moves.append(("x", rho, j))
+        s.moves.append(("dx" if dup else "x", rho, j))
 
     def _stage(self, s: Schedule, src_pos: list[int]) -> None:
         """New lane position ``j`` takes the label at old position ``src_pos[j]``."""
         if src_pos == list(range(self.lane_bits)):
             return
-        c, n = self._stage_price(tuple(src_pos))
+        c, n = self._stage_price(tuple(src_pos), s)
         s.cost += c
         s.count += n
         s.lane = [s.lane[i] for i in src_pos]
@@ -231,7 +266,7 @@ class SchedulePlanner:
             raise ValueError("no unit bit to break a cycle of lane bits")
         needed = set(self.dst_labels) | self.T_set
         for i in range(self.kappa, len(s.reg)):
-            if s.reg[i] not in needed:
+            if s.reg[i] not in needed and s.reg[i] not in self.dups:
                 return i
         return self.kappa
 
@@ -258,7 +293,7 @@ class SchedulePlanner:
             while nxt[cyc[-1]] != j:
                 cyc.append(nxt[cyc[-1]])
             rho = self._spare(s)
-            start = min(range(len(cyc)), key=lambda i: self.x_price(rho, cyc[i])[0])
+            start = min(range(len(cyc)), key=lambda i: self.x_price(rho, cyc[i], s)[0])
             cyc = cyc[start:] + cyc[:start]
             for pos in cyc:
                 self._exchange(s, rho, pos)
@@ -296,9 +331,10 @@ class SchedulePlanner:
     def in_place_cost(self, x: Label, s: Schedule, elem_in: dict) -> float:
         """Cycles of exchanging outgoing label ``x`` where it sits (subword if an element slot wants it)."""
         j = s.lane.index(x)
+        n_units = self.units(s)
         if x in elem_in.values():
-            return self.sub[j].cost * self.n_units
-        return self.dword[j].cost * (self.n_units // 2)
+            return self.sub[j].cost * n_units
+        return (self.cm.instruction("v_cndmask") if x in self.dups else self.dword[j].cost) * (n_units // 2)
 
     def rounds(self, in_place: set, name: str) -> Schedule:
         """Exchange the outgoing labels ``in_place`` where they sit; a stage moves the others to the
@@ -364,7 +400,26 @@ class SchedulePlanner:
         return best[1]
 
     def candidates(self) -> list[Schedule]:
-        """Every schedule of the family (module docstring), priced; rounds for the in-place thresholds."""
+        """Every schedule of the family (module docstring), priced; rounds for the in-place thresholds;
+        each from the src labels and, where the src has dup lanes that want register labels, after
+        the dup exchanges that put them there (``dup_prefix``)."""
+        out = self._generated("")
+        prefix = self.dup_prefix()
+        if prefix:
+            self.prefix = prefix
+            out += self._generated("+dup")
+            self.prefix = []
+        return out
+
+    def dup_prefix(self) -> list[tuple[int, int]]:
+        """The dup exchanges (``_exchange``) of every unit-bit label that a lane position holding a dup
+        label wants (``T``): each halves the units that every later move works on."""
+        units = self.reg0[self.kappa:]
+        return [(self.kappa + units.index(self.T[j]), j) for j in range(self.lane_bits)
+                if ("l", j) in self.dups and self.T[j] in units]
+
+    def _generated(self, suffix: str) -> list[Schedule]:
+        """The schedules of every generator from ``_new``'s start, their names ending in ``suffix``."""
         out = []
         for gen in (self.exchanges, self.lane_first):
             try:
@@ -383,7 +438,12 @@ class SchedulePlanner:
                 A = frozenset(x for x in outgoing if costs[x] <= tau)
                 if A not in seen:
                     seen.add(A)
-                    out.append(self.rounds(set(A), f"rounds:{len(A)}/{len(outgoing)}"))
+                    try:
+                        out.append(self.rounds(set(A), f"rounds:{len(A)}/{len(outgoing)}"))
+                    except ValueError:
+                        pass
+        for sched in out:
+            sched.name += suffix
         return out
 
     def fused_stages(self, s: Schedule) -> Schedule | None:
@@ -420,26 +480,34 @@ class SchedulePlanner:
             i += 1
         if not fused:
             return None
-        out = Schedule(s.name + "+fused", moves, 0.0, 0, list(s.reg), list(s.lane))
-        for mv in moves:
+        out = Schedule(s.name + "+fused", reg=list(self.reg0), lane=[("l", j) for j in range(self.lane_bits)])
+        for mv in moves:  # replayed on the labels: a price depends on the labels a move finds
             if mv[0] == "stage":
-                c, n = self._stage_price(mv[1])
-            elif mv[0] == "x":
-                c, n = self.x_price(mv[1], mv[2])
+                self._stage(out, list(mv[1]))
+            elif mv[0] == "xs":
+                c, n = self._fused_price(out)
+                out.cost += c
+                out.count += n
+                rho, j, src_pos, exchange_first = mv[1:]
+                if not exchange_first:
+                    out.lane = [out.lane[q] for q in src_pos]
+                out.reg[rho], out.lane[j] = out.lane[j], out.reg[rho]
+                if exchange_first:
+                    out.lane = [out.lane[q] for q in src_pos]
+                out.moves.append(mv)
             else:
-                c, n = self._fused_price()
-            out.cost += c
-            out.count += n
+                self._exchange(out, mv[1], mv[2])
         return out
 
-    def _stage_price(self, src_pos: tuple) -> tuple[float, int]:
-        """(cycles, instructions) of a lane stage (``_stage``)."""
+    def _stage_price(self, src_pos: tuple, s: Schedule) -> tuple[float, int]:
+        """(cycles, instructions) of a lane stage (``_stage``) in schedule ``s``."""
         op = _stage_op(self.target, self.cm_key, tuple(src_pos))
-        return self.family_cost[op.family] * self.n_units + (self.latency if op.crossbar else 0.0), self.n_units
+        n_units = self.units(s)
+        return self.family_cost[op.family] * n_units + (self.latency if op.crossbar else 0.0), n_units
 
-    def _fused_price(self) -> tuple[float, int]:
-        """(cycles, instructions) of an exchange fused with a stage (``fused_stages``)."""
-        pairs = self.n_units // 2
+    def _fused_price(self, s: Schedule) -> tuple[float, int]:
+        """(cycles, instructions) of an exchange fused with a stage (``fused_stages``) in schedule ``s``."""
+        pairs = self.units(s) // 2
         sel = self.cm.instruction("selp")
         return (4 * sel + 2 * self.family_cost["shfl"]) * pairs + self.latency, 6 * pairs
 
@@ -508,7 +576,7 @@ class SchedulePlanner:
         inputs', a permute 0, and a select of 8/16-bit ones is taken as 0 (at most its level: the
         larger of its inputs', or 0 as a permute); units start at 0 (src values, packing permutes,
         warp-offset selects)."""
-        if any(lab[0] == "v" for lab in self.reg0) or any(mv[0] == "xs" for mv in s.moves):
+        if any(lab[0] == "v" for lab in self.reg0) or any(mv[0] in ("xs", "dx") for mv in s.moves):
             return None
         live = set(u for u, _ in self.locations(s, n_dst_slots))
         lives = []  # the units live after each move, last move first
@@ -560,10 +628,10 @@ class SchedulePlanner:
 
 
 def best_schedule(ctx: ConversionContext, reg_cols: list[int], lane_cols: list[int], n_sr: int, K: list[int],
-                  n_dst_slots: int, pack_perms: int) -> tuple[Schedule, SchedulePlanner]:
+                  n_dst_slots: int, pack_perms: int, dups: bool = False) -> tuple[Schedule, SchedulePlanner]:
     """The cheapest schedule for the unit map (``exchange_applicable`` must hold), its price including
-    ``pack_perms`` packing and the final repacking ``v_perm``s."""
-    pl = SchedulePlanner(ctx, reg_cols, lane_cols, n_sr, K)
+    ``pack_perms`` packing and the final repacking ``v_perm``s (``dups``: SchedulePlanner's)."""
+    pl = SchedulePlanner(ctx, reg_cols, lane_cols, n_sr, K, dups)
     cands = pl.candidates()
     if not cands:
         raise ValueError("no exchange schedule")
@@ -637,6 +705,12 @@ def build_schedule(prog: Program, sched: Schedule, pl: SchedulePlanner, units: l
             continue
         # one array per lane map and condition of the move (the program knows an array it was given)
         partner, stay = lanes ^ (1 << j), ~lj
+        if mv[0] == "dx":  # SchedulePlanner._exchange: lanes l and l ^ 2**j hold the same
+            bit = 1 << (rho - pl.kappa)
+            for q in range(pl.n_units):
+                if not q & bit:
+                    vals[q] = vals[q | bit] = prog.select(lj, vals[q], vals[q | bit])
+            continue
         if rho < pl.kappa:
             (op,) = pl.sub[j].ops
             sel0, sel1 = _subword_selectors(rho, element_bytes)

@@ -5,6 +5,7 @@ loses"): 1-D broadcast slices assembled select first, and 16-bit register-only r
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import needs
 from linlayout import LinearLayout
@@ -51,8 +52,18 @@ def test_a_broadcast_slice_selects_its_dword_in_each_lane_then_moves_it_once():
     assert counts == {"v_cndmask": 9, "v_mov": 1, "dpp": 15, "permlane16_swap": 1, "permlane32_swap": 1, "total": 27}
     assert hazard_nops(exchange) == HazardCount(4, 7)
     assert exchange.cost_detail["latency_value"] == 112 + 7 * WAIT_STATE_CYCLES and exchange.cost == 2 * (112 + 28)
+    # Src lane bits 0-4 hold copies (zero columns), so the exchange of src register bits into them
+    # is one select per unit pair (a dup exchange, linlayout.synth.exchanges): the select tree again,
+    # and src lane bit 5 goes to dst lane bit 0 by one permlane32 swap and a select where the gather
+    # took a ds_bpermute: 18 instructions, 72 issue cycles, 2 wait states and 10 of setup (the
+    # select masks), no DS latency: 90 (the concurrent value 180 against the gather's 240).
+    dup = by_builder["in-wave builder: dup exchange:exchanges"]
+    assert {k: v for k, v in dup.counts().items() if v} == {"v_cndmask": 16, "v_mov": 1, "permlane32_swap": 1,
+                                                              "total": 18}
+    assert hazard_nops(dup) == HazardCount(1, 2)
+    assert dup.cost_detail["latency_value"] == 72 + 2 * WAIT_STATE_CYCLES + 10 and dup.cost == 2 * 90
     plan = plan_conversion(src, dst, "gfx950", 8)
-    assert plan.verified and plan.cost == gather.cost and plan.counts() == gather.counts()
+    assert plan.verified and plan.cost == dup.cost and plan.counts() == dup.counts()
 
 
 def _broadcast_lane_slice() -> tuple[LinearLayout, LinearLayout]:
@@ -105,16 +116,22 @@ def test_the_broadcast_lane_exchange_runs_on_the_interpreter():
 def test_a_broadcast_slice_whose_lanes_hold_their_own_copy_needs_no_lane_move():
     # corpus slice0(mfma16)->slice0(blocked[1x1,t1x64,o10]), gfx942, fp16, 1 wave, 64 elements: src
     # lanes 16-63 repeat lanes 0-15 (zero lane columns), so dst lane l finds element l in its own
-    # lane, in register l >> 4: byte selects and a select tree only (one select fused with the byte
-    # permute beside it: a v_perm_b32 with a per-lane selector); before, 11 instructions with
-    # ds_bpermute and ds_swizzle.
+    # lane, in register l >> 4: byte selects and a select tree only; before, 11 instructions with
+    # ds_bpermute and ds_swizzle.  The gather does it in 3 (one select fused with the byte permute
+    # beside it: a v_perm_b32 with a per-lane selector), its selects on two lane masks (4 setup
+    # SALU); the dup exchanges (src lane bits 4 and 5 take the two src register bits) in 3 as well,
+    # two per-lane byte permutes then one select, on one mask each: 28 modelled cycles against 32.
     src = _layout([[16], [32]], [[1], [2], [4], [8], [0], [0]], [], [64])
     dst = _layout([], [[1], [2], [4], [8], [16], [32]], [], [64])
+    by_builder = {p.notes[-1].split(";")[0]: p for p in reversed(candidate_plans(src, dst, "gfx942", 16))}
+    gather = by_builder["in-wave builder: gather"]
+    assert {k: v for k, v in gather.counts().items() if v} == {"v_cndmask": 2, "v_perm_b32": 1, "total": 3}
+    assert sum(isinstance(s, PermSelect) for s in gather.steps) == 1 and gather.cost == 32
     plan = plan_conversion(src, dst, "gfx942", 16)
     counts = {k: v for k, v in plan.counts().items() if v}
-    assert plan.verified and plan.strategy == "registers"
-    assert counts == {"v_cndmask": 2, "v_perm_b32": 1, "total": 3}
-    assert sum(isinstance(s, PermSelect) for s in plan.steps) == 1
+    assert plan.verified and plan.strategy == "registers" and plan.notes[-1].startswith("in-wave builder: dup exchange")
+    assert counts == {"v_cndmask": 1, "v_perm_b32": 2, "total": 3} and plan.cost == 28
+    assert sum(isinstance(s, PermSelect) for s in plan.steps) == 2
 
 
 def test_a_16_bit_register_reordering_that_splits_every_dword_needs_one_perm_per_dst_dword():
@@ -213,3 +230,72 @@ def test_a_fused_perm_select_does_what_its_certificate_says_in_every_slot_it_lis
                         code = (selector >> (8 * (slot * (4 // slots_per_dword) + byte))) & 0xFF
                         assert code < 8, (key, hex(step.sel0), hex(step.sel1), slot)
         assert verify(plan, certificate=False).ok
+
+
+def _dot_slice() -> tuple[LinearLayout, LinearLayout]:
+    # corpus slice1(dotA16(kw8))->slice1(blocked[4x1,t32x2,o01]), gfx942, fp8, 2 waves, 128 elements:
+    # src lane l holds elements l % 16 + 16 r (8 bytes, 2 dwords), lanes 16-63 repeat lanes 0-15;
+    # dst lane l < 32 holds elements 4 l .. 4 l + 3 (one dword), lanes 32-63 repeat lanes 0-31
+    src = _layout([[16], [32], [64]], [[1], [2], [4], [8], [0], [0]], [[0]], [128])
+    dst = _layout([[1], [2]], [[4], [8], [16], [32], [64], [0]], [[0]], [128])
+    return src, dst
+
+
+def test_a_src_register_bit_bound_for_a_copied_lane_bit_takes_one_select():
+    # Dst lane bit 4 wants src register bit 2 (the dword), and src lane bit 4 holds copies: lane l
+    # with bit 4 set picks the second dword itself (one v_cndmask, a dup exchange), where the
+    # exchange without it shipped the dword through ds_swizzle between two selects and moved two
+    # units through the 4x4 byte transpose after it.  Then the byte transpose in each quad (2 DPP
+    # moves, 2 per-lane v_perm_b32) and one ds_bpermute: 6 instructions (Triton 3.9: 8 ds_write_b8,
+    # a barrier, a ds_read_b32 and 4 VALU; ours before, 12 with 10 VALU, 180 modelled cycles
+    # against 284).
+    src, dst = _dot_slice()
+    plan = plan_conversion(src, dst, "gfx942", 8)
+    assert plan.verified and plan.notes[-1].startswith("in-wave builder: dup exchange")
+    assert {k: v for k, v in plan.counts().items() if v} == {"v_cndmask": 1, "dpp": 2, "v_perm_b32": 2,
+                                                              "ds_bpermute": 1, "total": 6}
+    assert plan.cost == 180
+    undup = [p for p in candidate_plans(src, dst, "gfx942", 8) if p.notes[-1].startswith("in-wave builder: exchange")]
+    assert [(p.counts()["total"], p.cost) for p in undup] == [(12, 284)]
+
+
+@needs.mlir
+def test_the_dup_exchange_runs_on_the_interpreter():
+    src, dst = _dot_slice()
+    low = _interpreted(plan_conversion(src, dst, "gfx942", 8), 8, seed=5)
+    counts = low.report["isa_counts"]
+    assert (counts["v_cndmask"], counts["ds_bpermute"], counts["ds_swizzle"]) == (1, 1, 0) and not low.differences
+
+
+@pytest.mark.parametrize("arch", ["gfx942", "gfx950"])
+@pytest.mark.parametrize("bits", [8, 16, 32])
+def test_every_dup_exchange_schedule_builds_a_verified_plan(arch, bits):
+    # every schedule of the dup-exchange family (with and without the dup prefix), not only the one
+    # the planner builds, on the emulator: the broadcast slices above and one whose dst broadcasts too
+    from linlayout.synth import convert
+    from linlayout.synth.context import ConversionContext
+    from linlayout.synth.emulator import verify
+    from linlayout.synth.exchanges import SchedulePlanner, build_schedule, exchange_applicable
+
+    pairs = [_dot_slice(), _broadcast_lane_slice(),
+             (_layout([[1], [2], [8], [16], [32], [64]], [[0], [0], [0], [0], [0], [4]], [], [128]),
+              _layout([[1], [2]], [[4], [8], [16], [32], [64], [0]], [], [128]))]
+    built = 0
+    for src, dst in pairs:
+        ctx = ConversionContext.create(src, dst, arch, bits)
+        n_dst = dst.in_dim_size("register")
+        for wm in convert._wave_maps(ctx.problem):  # the maps the planner tries
+            up = convert._unit_problem(ctx, wm)
+            if not exchange_applicable(up.reg_cols, up.lane_cols, up.n_sr):
+                continue
+            for K in up.packings:
+                planner = SchedulePlanner(ctx, up.reg_cols, up.lane_cols, up.n_sr, K, dups=True)
+                for sched in planner.candidates():
+                    program = convert._in_wave_program(
+                        ctx, wm, up, K, "dup exchange:" + sched.name,
+                        lambda prog, units, sched=sched, planner=planner:
+                        build_schedule(prog, sched, planner, units, n_dst))
+                    plan = convert._finish_in_wave(ctx, program)
+                    assert verify(plan).ok, (sched.name, sched.moves)
+                    built += any(mv[0] == "dx" for mv in sched.moves)
+    assert built >= 6
