@@ -4,8 +4,8 @@ linlayout.lowering.emit.plan_ops.PlanEmitter.permlane_selector).
 
 On gfx11 and later a VALU instruction that reads one of the four VALU results before it gets an
 ``s_delay_alu`` (an SALU instruction of the region); the kernel emits the steps of an RDNA plan without
-LDS accesses apart (slots of independent steps, pinned), and the two words of each permlane selector in
-SGPRs of the prologue.  The named corpus cases are the wave32 corpus's register plans that lost to
+LDS accesses apart (slots of independent steps, pinned), and the low word of each permlane selector in
+an SGPR of the prologue (the high word a literal).  The named corpus cases are the wave32 corpus's register plans that lost to
 Triton by such SALU (docs/benchmarks.md, the wave32 section); their compiled counts are pinned here and
 each reordered kernel converts its tile on the wave interpreter.
 """
@@ -77,20 +77,43 @@ def test_the_dot_operand_widening_is_its_selects_then_its_permlanes_then_its_sel
     assert [len(slot) for slot in issue_slots(plan)] == [8, 8, 17]
 
 
+def test_the_planner_prices_each_permlane_selector_as_one_setup_salu():
+    plan = _plan(("dotAwmma2.16x16T(kw8)->dotAwmma2.16x16T(kw16)", "gfx1200", "i8", 1))
+    assert plan.counts()["permlane16"] == 8  # all with one selector: one s_mov_b32 in the prologue
+    assert plan.overhead == {"salu_vcc": 2, "salu_permlane_selector": 1}
+
+
+def _check_compiled(plan, want: tuple[int, int, int]):
+    from linlayout.lowering.conversion import lower_conversion
+    from linlayout.lowering.emit.host import distinct_tile, expected_output, interpret
+
+    low = lower_conversion(plan, binary=False, cache=False)
+    counts = low.report["isa_counts"]
+    assert (counts["total"], counts["valu"], counts["salu"]) == want
+    assert low.differences == {}
+    tile = distinct_tile(low.kernel.shape, plan.element_bits, seed=3)
+    assert np.array_equal(interpret(low.kernel, tile, fill=0x5A), expected_output(plan, tile, fill=0x5A))
+    return low
+
+
+@needs.mlir
+def test_with_its_selectors_priced_the_8_wave_fp8_transpose_is_an_lds_round_trip():
+    """gfx1200 fp8 ``wmma2.16x16T->wmma2.16x16``, 8 waves: a lanes plan of 16 DPP moves, 8 ``v_perm_b32``,
+    16 selects and 4 permlanes compiled to 62 (17 SALU: ``s_delay_alu`` of its two dependent chains);
+    with the permlane selectors' setup priced the planner takes the LDS round trip (1 store, 8 loads,
+    12 ``v_perm_b32``, the barrier): 29, against Triton's 51."""
+    plan = _plan(("wmma2.16x16T->wmma2.16x16", "gfx1200", "fp8", 8))
+    assert plan.strategy == "lds" and plan.verified
+    low = _check_compiled(plan, (29, 12, 1))
+    assert low.report["isa_counts"]["lds_read"] == 8
+
+
 @needs.mlir
 @pytest.mark.parametrize("key", sorted(CASES))
 def test_the_compiled_region_has_the_pinned_counts_and_the_kernel_converts(key):
-    from linlayout.lowering.conversion import lower_conversion
-    from linlayout.lowering.emit.host import distinct_tile, expected_output, interpret
     from linlayout.lowering.isa import region_lines
 
-    plan = _plan(key)
-    low = lower_conversion(plan, binary=False, cache=False)
-    counts = low.report["isa_counts"]
-    assert (counts["total"], counts["valu"], counts["salu"]) == CASES[key]
-    assert low.differences == {}
+    low = _check_compiled(_plan(key), CASES[key])
     region = region_lines(low.compiled.isa, "conv")
     assert not any(ln.split()[0] == "s_mov_b32" for ln in region)  # the selectors are set before it
     assert any(ln.split()[0] == "s_mov_b32" for ln in region_lines(low.compiled.isa, "setup"))
-    tile = distinct_tile(low.kernel.shape, plan.element_bits, seed=3)
-    assert np.array_equal(interpret(low.kernel, tile, fill=0x5A), expected_output(plan, tile, fill=0x5A))

@@ -79,8 +79,8 @@ class PlanEmitter(StepEmitter):
     order to the compiler).  The other public methods are the
     primitives the steps call: prologue values (``condition``, ``lane_value``,
     ``scalar_constant``, ``permlane_selector``, ``lds_address``) and one instruction each in the region;
-    ``pins_selectors``: permlane lane selectors in SGPRs of the prologue (the conversion kernel, whose
-    prologue is outside its counted region).
+    ``pins_selectors``: the low words of permlane lane selectors in SGPRs of the prologue (the conversion
+    kernel, whose prologue is outside its counted region).
     """
 
     def __init__(self, b: Builder, plan: Plan, lanes: LaneValues, lds: str | None, pins_order: bool = False,
@@ -112,15 +112,16 @@ class PlanEmitter(StepEmitter):
         return c
 
     def permlane_selector(self, selector: int) -> None:
-        """With ``pins_selectors``: the two words of the ``v_permlane16``/``x16`` lane ``selector`` in SGPRs
+        """With ``pins_selectors``: the low word of the ``v_permlane16``/``x16`` lane ``selector`` in an SGPR
         computed here, in the prologue (:func:`~linlayout.lowering.emit.atoms.uniform_word`, pinned), once
-        per selector value; the region's permlanes read them (the compiler would otherwise materialise
-        one word with an ``s_mov_b32`` next to the permlanes, in the region)."""
+        per selector value, and the high word a constant (the instruction's one literal); the region's
+        permlanes read them (with both words constants the compiler materialises one of them with an
+        ``s_mov_b32`` next to the permlanes, in the region)."""
         if not self.pins_selectors or selector in self._selector_words:
             return
-        words = tuple(atoms.uniform_word(self.b, w) for w in (selector & 0xFFFFFFFF, selector >> 32))
-        self.lanes.pinned.extend((w, "i32", "s") for w in words)
-        self._selector_words[selector] = words
+        low = atoms.uniform_word(self.b, selector & 0xFFFFFFFF)
+        self.lanes.pinned.append((low, "i32", "s"))
+        self._selector_words[selector] = (low, self.b.const(selector >> 32))
 
     def lds_address(self, st, what: str) -> tuple[str, int]:
         """The address register and immediate byte offset of the LDS step ``st``.
