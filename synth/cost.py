@@ -483,6 +483,7 @@ LDS_ADDR_BASE_VALU = 3  # [I] VALU ops to form one lane/warp-dependent LDS addre
 BPERMUTE_ADDR_VALU = 2  # [I] v_xor/v_and + v_lshlrev on the lane id per ds_bpermute pattern
 VCC_SALU = 2  # [I] s_mov_b32 x2: a 64-bit lane mask into an SGPR pair
 PERM_SELECTOR_SALU = 1  # [I] s_mov_b32: gfx9 VOP3 takes no literal, so a v_perm selector lives in an SGPR
+PERMLANE_SELECTOR_SALU = 1  # s_mov_b32: the low word of a v_permlane16/x16 lane selector in an SGPR (the high word a literal)
 # How the src VGPRs arrive by default: aligned tuples of this many dwords in register order (an
 # MFMA result, a dwordx4 load), which an LDS store of other register groups must copy (tuple_copies).
 # A kernel that loads its src with narrower accesses says so (ConversionContext.src_tuple_dwords).
@@ -586,6 +587,7 @@ class _Setup:
         self.bpermute_addresses: set[bytes] = set()
         self.conditions: set[bytes] = set()
         self.selectors: set[int] = set()
+        self.permlane_selectors: set[int] = set()
         self.lds_steps: list = []
 
     def bpermute_address(self, addr) -> None:
@@ -596,6 +598,9 @@ class _Setup:
 
     def selector(self, selector: int) -> None:
         self.selectors.add(int(selector))
+
+    def permlane_selector(self, selector: int) -> None:
+        self.permlane_selectors.add(int(selector))
 
     def lds_access(self, step) -> None:
         self.lds_steps.append(step)
@@ -624,6 +629,7 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
     ``valu_bpermute_addr`` BPERMUTE_ADDR_VALU per distinct ds_bpermute address pattern;
     ``salu_vcc`` VCC_SALU per distinct select condition;
     ``salu_perm_selector`` PERM_SELECTOR_SALU per distinct v_perm selector;
+    ``salu_permlane_selector`` PERMLANE_SELECTOR_SALU per distinct v_permlane16/x16 lane selector;
     ``valu_lds_addr``: an LDS address that is a formed address plus a constant in the
     access's immediate range is free, one that differs from a formed address by another
     constant (added or XORed) costs one VALU op, any other LDS_ADDR_BASE_VALU
@@ -649,6 +655,7 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
         "valu_bpermute_addr": BPERMUTE_ADDR_VALU * len(setup.bpermute_addresses),
         "salu_vcc": VCC_SALU * len(setup.conditions),
         "salu_perm_selector": PERM_SELECTOR_SALU * len(setup.selectors),
+        "salu_permlane_selector": PERMLANE_SELECTOR_SALU * len(setup.permlane_selectors),
         "valu_lds_addr": lds_address_valu(setup.lds_steps) if lds_valu is None else lds_valu,
         "valu_tuple_copies": 0 if ptx else (_store_tuple_copies(plan, src_tuple_dwords) if tuple_copies is None
                                             else tuple_copies),

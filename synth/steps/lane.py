@@ -175,6 +175,8 @@ class Lane(Step):
             setup.bpermute_address(self.isa["addr"])
         elif self.family == "shfl" and np.ndim(self.isa["b"]):  # a per-lane source lane register
             setup.bpermute_address(self.isa["b"])
+        elif self.family == "permlane16":
+            setup.permlane_selector(int(self.isa["sel"]))
 
     def run(self, machine, what: str) -> None:
         fam = self.family
