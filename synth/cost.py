@@ -70,7 +70,7 @@ from linlayout.hw.lds import lds_model
 from linlayout.hw.targets import get_target
 
 from . import banks
-from .hazards import hazard_nops
+from .hazards import hazard_nops, valu_delays
 from .steps import dwords_per_slot, slots_per_dword
 from .steps.lds import missing_transpose_load
 
@@ -642,7 +642,10 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
     ``lds_valu``: ``valu_lds_addr`` and ``tuple_copies``: ``valu_tuple_copies`` on AMD, when the
     caller knows them); ``s_nop`` the hazard waits of the
     order the lowering emits the steps in (linlayout.synth.hazards.hazard_nops: CDNA DPP and permlane
-    reads; not setup but instructions of the region, priced by ``plan_cost`` at their wait states).  The lane id is taken as available
+    reads; not setup but instructions of the region, priced by ``plan_cost`` at their wait states);
+    ``salu_delay_alu`` the ``s_delay_alu`` LLVM puts before dependent VALU reads of an RDNA plan
+    without LDS accesses in the order it is emitted in (linlayout.synth.hazards.valu_delays; also
+    instructions of the region, priced as SALU).  The lane id is taken as available
     (every kernel computes it for its memory ops).  Not counted: the per-lane selector VGPRs of
     ``PermSelect`` steps (built once in the prologue).  On NVIDIA targets the keys are
     ``PTX_SETUP_NAMES``'s.
@@ -663,6 +666,7 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
     }
     if not ptx:
         out["s_nop"] = hazard_nops(plan).nops
+        out["salu_delay_alu"] = valu_delays(plan)
     return {PTX_SETUP_NAMES[k] if ptx else k: v for k, v in out.items() if v}
 
 

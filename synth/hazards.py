@@ -351,14 +351,13 @@ def _apart_schedule(t: _Table) -> list[int]:
     for a in reversed(run):
         height[a] = t.instructions[a] + max((height[j] for j in succs[a]), default=0)
     written: dict[int, int] = {}  # register -> position of the VALU instruction that wrote it
-    ready = [j for j in run if not waiting[j]]
+    far = -VALU_DEPENDENCY_DISTANCE
+    # a ready step's latest VALU writer: fixed once it is ready (a later writer of what it reads waits for it)
+    latest = {j: far for j in run if not waiting[j]}
     now, order = 0, []
-    while ready:
-        def rank(j: int) -> tuple[int, int, int]:
-            since = min((now - written[d] for d in t.reads[j] if d in written), default=VALU_DEPENDENCY_DISTANCE)
-            return min(since, VALU_DEPENDENCY_DISTANCE), height[j], -j
-        best = max(ready, key=rank)
-        ready.remove(best)
+    while latest:
+        best = max(latest, key=lambda j: (min(now - latest[j], VALU_DEPENDENCY_DISTANCE), height[j], -j))
+        del latest[best]
         order.append(best)
         if t.steps[best].renaming:  # the values keep their writers under their new names
             moved = [(d, written.get(s)) for d, s in t.renamed(best)]
@@ -377,7 +376,7 @@ def _apart_schedule(t: _Table) -> list[int]:
         for j in succs[best]:
             waiting[j] -= 1
             if not waiting[j]:
-                ready.append(j)
+                latest[j] = max((written[d] for d in t.reads[j] if d in written), default=far)
     return order
 
 
@@ -407,6 +406,39 @@ def issue_slots(plan) -> list[list[int]]:
         table = _Table(plan.steps, slots_per_dword(plan.element_bits), dwords_per_slot(plan.element_bits))
         return _apart_slots(table, _apart_schedule(table))
     return [list(range(len(plan.steps)))]
+
+
+def valu_delays(plan) -> int:
+    """The ``s_delay_alu`` instructions LLVM is expected to put in the region of an RDNA plan without LDS
+    accesses on gfx11 and later, whose order the lowering pins (:func:`issue_slots`) [I]: of its steps in
+    that order, those with a VALU instruction that reads a register written by one of the
+    ``VALU_DEPENDENCY_DISTANCE - 1`` instructions before it (a DS result is awaited by ``s_waitcnt``
+    instead), one ``s_delay_alu`` per two of them (one covers a second reader close behind,
+    ``instskip``).  0 for other plans (a plan with LDS accesses is scheduled by the compiler, which
+    interleaves its independent loads and permutes)."""
+    if not (plan.steps and _delays_dependent_valu(plan)):
+        return 0
+    t = _Table(plan.steps, slots_per_dword(plan.element_bits), dwords_per_slot(plan.element_bits))
+    written: dict[int, int] = {}  # register -> position of the VALU instruction that wrote it
+    now = readers = 0
+    for i in (i for slot in issue_slots(plan) for i in slot):
+        if t.steps[i].renaming:
+            moved = [(d, written.get(s)) for d, s in t.renamed(i)]
+            for d, w in moved:
+                written.pop(d, None)
+                if w is not None:
+                    written[d] = w
+            continue
+        n = t.instructions[i]
+        if n and not t.ds[i] and any(now - written[d] < VALU_DEPENDENCY_DISTANCE for d in t.reads[i] if d in written):
+            readers += 1
+        for k, d in enumerate(sorted(t.writes[i])):
+            if t.ds[i]:
+                written.pop(d, None)
+            else:
+                written[d] = now + min(k, max(n - 1, 0))
+        now += n
+    return (readers + 1) // 2
 
 
 _counts = caches.cache("synth.hazards.counts", size=4)  # 4: the plan being priced (its count is asked twice)
