@@ -421,7 +421,7 @@ def valu_delays(plan) -> int:
     t = _Table(plan.steps, slots_per_dword(plan.element_bits), dwords_per_slot(plan.element_bits))
     written: dict[int, int] = {}  # register -> position of the VALU instruction that wrote it
     now = readers = 0
-    for i in (i for slot in issue_slots(plan) for i in slot):
+    for i in _apart_schedule(t):  # the order of issue_slots
         if t.steps[i].renaming:
             moved = [(d, written.get(s)) for d, s in t.renamed(i)]
             for d, w in moved:
