@@ -53,7 +53,7 @@ __all__ = ["DPP_READ_WAIT_STATES", "PERMLANE_READ_WAIT_STATES", "VALU_DEPENDENCY
 
 #: [I] A VALU instruction that reads a VGPR written by one of the ``VALU_DEPENDENCY_DISTANCE - 1`` VALU
 #: instructions before it gets an ``s_delay_alu`` on gfx11 and later (LLVM's AMDGPUInsertDelayALU, our
-#: compiled RDNA kernels: ``VALU_DEP_1`` .. ``VALU_DEP_4``; docs/amd_facts.md 2.8)
+#: compiled RDNA kernels: ``VALU_DEP_1`` .. ``VALU_DEP_4``; docs/amd_facts.md 6.4)
 VALU_DEPENDENCY_DISTANCE = 5
 DPP_READ_WAIT_STATES = 2  # [Q CDNA3/CDNA4 ISA, table 11] a write of a VGPR -> a DPP op reads it
 PERMLANE_READ_WAIT_STATES = 2  # [Q CDNA4 ISA, table 11] a VALU write of a VGPR -> v_permlane*_swap reads it
@@ -340,6 +340,41 @@ def _delays_dependent_valu(plan) -> bool:
             and not any(st.lds or st.barrier for st in plan.steps))
 
 
+class _ValuClock:
+    """VALU issue positions (one per instruction) of the steps of a table issued so far, and the position
+    of the VALU instruction that last wrote each register (a DS result is awaited by ``s_waitcnt``, not
+    delayed: none; a renaming keeps the values' writers under their new names)."""
+
+    __slots__ = ("table", "now", "written")
+
+    def __init__(self, table: _Table) -> None:
+        self.table = table
+        self.now = 0
+        self.written: dict[int, int] = {}  # register -> position of the VALU instruction that wrote it
+
+    def latest(self, i: int) -> int:
+        """The position of the latest VALU writer of what step ``i`` reads (far back if none)."""
+        written = self.written
+        return max((written[d] for d in self.table.reads[i] if d in written), default=-VALU_DEPENDENCY_DISTANCE)
+
+    def issue(self, i: int) -> None:
+        t, written = self.table, self.written
+        if t.steps[i].renaming:
+            moved = [(d, written.get(s)) for d, s in t.renamed(i)]
+            for d, w in moved:
+                written.pop(d, None)
+                if w is not None:
+                    written[d] = w
+            return
+        n = t.instructions[i]
+        for k, d in enumerate(sorted(t.writes[i])):  # the step writes its registers in order
+            if t.ds[i]:
+                written.pop(d, None)
+            else:
+                written[d] = self.now + min(k, max(n - 1, 0))
+        self.now += n
+
+
 def _apart_schedule(t: _Table) -> list[int]:
     """List-schedule the steps of ``t`` (one run of register steps) so that a VALU read comes
     ``VALU_DEPENDENCY_DISTANCE`` VALU instructions after the writer where it can (module docstring):
@@ -350,33 +385,20 @@ def _apart_schedule(t: _Table) -> list[int]:
     height = [0] * len(run)
     for a in reversed(run):
         height[a] = t.instructions[a] + max((height[j] for j in succs[a]), default=0)
-    written: dict[int, int] = {}  # register -> position of the VALU instruction that wrote it
-    far = -VALU_DEPENDENCY_DISTANCE
+    clock = _ValuClock(t)
     # a ready step's latest VALU writer: fixed once it is ready (a later writer of what it reads waits for it)
-    latest = {j: far for j in run if not waiting[j]}
-    now, order = 0, []
+    latest = {j: clock.latest(j) for j in run if not waiting[j]}
+    order = []
     while latest:
+        now = clock.now
         best = max(latest, key=lambda j: (min(now - latest[j], VALU_DEPENDENCY_DISTANCE), height[j], -j))
         del latest[best]
         order.append(best)
-        if t.steps[best].renaming:  # the values keep their writers under their new names
-            moved = [(d, written.get(s)) for d, s in t.renamed(best)]
-            for d, w in moved:
-                written.pop(d, None)
-                if w is not None:
-                    written[d] = w
-        else:
-            n = t.instructions[best]
-            for k, d in enumerate(sorted(t.writes[best])):  # the step writes its registers in order
-                if t.ds[best]:
-                    written.pop(d, None)  # a DS result is awaited by s_waitcnt, not delayed
-                else:
-                    written[d] = now + min(k, max(n - 1, 0))
-            now += n
+        clock.issue(best)
         for j in succs[best]:
             waiting[j] -= 1
             if not waiting[j]:
-                latest[j] = max((written[d] for d in t.reads[j] if d in written), default=far)
+                latest[j] = clock.latest(j)
     return order
 
 
@@ -419,25 +441,11 @@ def valu_delays(plan) -> int:
     if not (plan.steps and _delays_dependent_valu(plan)):
         return 0
     t = _Table(plan.steps, slots_per_dword(plan.element_bits), dwords_per_slot(plan.element_bits))
-    written: dict[int, int] = {}  # register -> position of the VALU instruction that wrote it
-    now = readers = 0
+    clock, readers = _ValuClock(t), 0
     for i in _apart_schedule(t):  # the order of issue_slots
-        if t.steps[i].renaming:
-            moved = [(d, written.get(s)) for d, s in t.renamed(i)]
-            for d, w in moved:
-                written.pop(d, None)
-                if w is not None:
-                    written[d] = w
-            continue
-        n = t.instructions[i]
-        if n and not t.ds[i] and any(now - written[d] < VALU_DEPENDENCY_DISTANCE for d in t.reads[i] if d in written):
+        if t.instructions[i] and not t.ds[i] and clock.now - clock.latest(i) < VALU_DEPENDENCY_DISTANCE:
             readers += 1
-        for k, d in enumerate(sorted(t.writes[i])):
-            if t.ds[i]:
-                written.pop(d, None)
-            else:
-                written[d] = now + min(k, max(n - 1, 0))
-        now += n
+        clock.issue(i)
     return (readers + 1) // 2
 
 
