@@ -86,6 +86,10 @@ class StepEmitter:
             st.emit(self, prep, regs, f"plan step {i} ({st.op})")
         return regs
 
+    def permlane_selector(self, selector: int) -> None:
+        """Prepare the 64-bit lane ``selector`` of a ``v_permlane16``/``x16`` step before the steps (nothing
+        by default: the instruction takes it as constants)."""
+
     def keep_order(self) -> None:
         """Emit what keeps the steps before it before the steps after it (nothing by default)."""
 

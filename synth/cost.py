@@ -70,7 +70,7 @@ from linlayout.hw.lds import lds_model
 from linlayout.hw.targets import get_target
 
 from . import banks
-from .hazards import hazard_nops
+from .hazards import hazard_nops, valu_delays
 from .steps import dwords_per_slot, slots_per_dword
 from .steps.lds import missing_transpose_load
 
@@ -483,6 +483,8 @@ LDS_ADDR_BASE_VALU = 3  # [I] VALU ops to form one lane/warp-dependent LDS addre
 BPERMUTE_ADDR_VALU = 2  # [I] v_xor/v_and + v_lshlrev on the lane id per ds_bpermute pattern
 VCC_SALU = 2  # [I] s_mov_b32 x2: a 64-bit lane mask into an SGPR pair
 PERM_SELECTOR_SALU = 1  # [I] s_mov_b32: gfx9 VOP3 takes no literal, so a v_perm selector lives in an SGPR
+# s_mov_b32: the low word of a v_permlane16/x16 lane selector in an SGPR (the high word is a literal)
+PERMLANE_SELECTOR_SALU = 1
 # How the src VGPRs arrive by default: aligned tuples of this many dwords in register order (an
 # MFMA result, a dwordx4 load), which an LDS store of other register groups must copy (tuple_copies).
 # A kernel that loads its src with narrower accesses says so (ConversionContext.src_tuple_dwords).
@@ -586,6 +588,7 @@ class _Setup:
         self.bpermute_addresses: set[bytes] = set()
         self.conditions: set[bytes] = set()
         self.selectors: set[int] = set()
+        self.permlane_selectors: set[int] = set()
         self.lds_steps: list = []
 
     def bpermute_address(self, addr) -> None:
@@ -596,6 +599,9 @@ class _Setup:
 
     def selector(self, selector: int) -> None:
         self.selectors.add(int(selector))
+
+    def permlane_selector(self, selector: int) -> None:
+        self.permlane_selectors.add(int(selector))
 
     def lds_access(self, step) -> None:
         self.lds_steps.append(step)
@@ -624,6 +630,7 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
     ``valu_bpermute_addr`` BPERMUTE_ADDR_VALU per distinct ds_bpermute address pattern;
     ``salu_vcc`` VCC_SALU per distinct select condition;
     ``salu_perm_selector`` PERM_SELECTOR_SALU per distinct v_perm selector;
+    ``salu_permlane_selector`` PERMLANE_SELECTOR_SALU per distinct v_permlane16/x16 lane selector;
     ``valu_lds_addr``: an LDS address that is a formed address plus a constant in the
     access's immediate range is free, one that differs from a formed address by another
     constant (added or XORed) costs one VALU op, any other LDS_ADDR_BASE_VALU
@@ -636,7 +643,10 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
     ``lds_valu``: ``valu_lds_addr`` and ``tuple_copies``: ``valu_tuple_copies`` on AMD, when the
     caller knows them); ``s_nop`` the hazard waits of the
     order the lowering emits the steps in (linlayout.synth.hazards.hazard_nops: CDNA DPP and permlane
-    reads; not setup but instructions of the region, priced by ``plan_cost`` at their wait states).  The lane id is taken as available
+    reads; not setup but instructions of the region, priced by ``plan_cost`` at their wait states);
+    ``salu_delay_alu`` the ``s_delay_alu`` LLVM puts before dependent VALU reads of an RDNA plan
+    without LDS accesses in the order it is emitted in (linlayout.synth.hazards.valu_delays; also
+    instructions of the region, priced as SALU).  The lane id is taken as available
     (every kernel computes it for its memory ops).  Not counted: the per-lane selector VGPRs of
     ``PermSelect`` steps (built once in the prologue).  On NVIDIA targets the keys are
     ``PTX_SETUP_NAMES``'s.
@@ -649,6 +659,7 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
         "valu_bpermute_addr": BPERMUTE_ADDR_VALU * len(setup.bpermute_addresses),
         "salu_vcc": VCC_SALU * len(setup.conditions),
         "salu_perm_selector": PERM_SELECTOR_SALU * len(setup.selectors),
+        "salu_permlane_selector": PERMLANE_SELECTOR_SALU * len(setup.permlane_selectors),
         "valu_lds_addr": lds_address_valu(setup.lds_steps) if lds_valu is None else lds_valu,
         "valu_tuple_copies": 0 if ptx else (_store_tuple_copies(plan, src_tuple_dwords) if tuple_copies is None
                                             else tuple_copies),
@@ -656,6 +667,7 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
     }
     if not ptx:
         out["s_nop"] = hazard_nops(plan).nops
+        out["salu_delay_alu"] = valu_delays(plan)
     return {PTX_SETUP_NAMES[k] if ptx else k: v for k, v in out.items() if v}
 
 

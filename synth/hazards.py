@@ -23,8 +23,18 @@ dependent instructions together; a hazard reader of a ``v_mov`` copy shares the 
 before it, so that the compiler, which makes the copy in the reader's slot, can move it up.
 :func:`hazard_nops` counts the ``s_nop`` instructions and wait states of that order (the plan's
 price and expected ISA counts include them: linlayout.synth.cost, linlayout.lowering.report).
-Plans without DPP or permlane reads, and every target but CDNA, keep the plan's order unpinned
-and need none.
+CDNA plans without DPP or permlane reads keep the plan's order unpinned and need none.
+
+RDNA (gfx11 and later) has no such wait states, but a VALU instruction that reads a result of one of
+the ``VALU_DEPENDENCY_DISTANCE - 1`` VALU instructions before it stalls, and the compiler puts an
+``s_delay_alu`` (an SALU instruction, counted in the region) before it (docs/amd_facts.md 6.4).  For
+an RDNA plan without LDS accesses or barriers (one run of register steps) :func:`issue_slots` is a
+list schedule over the same dependences that takes the ready step whose latest VALU writer lies
+furthest back (up to that distance), then the longest remaining path, cut into slots of independent
+steps (a new slot at each step that reads a register the current slot writes) and pinned: the
+compiler, free within a slot, pairs its instructions into dual-issue lines and adds the copies it
+needs, but cannot pull a reader up to its writer.  The plan's price does not change (no ``s_nop``).
+Other RDNA plans keep the plan's order unpinned.
 """
 
 from __future__ import annotations
@@ -38,9 +48,13 @@ from linlayout.hw.targets import get_target
 
 from .steps import Step, dwords_per_slot, slots_per_dword
 
-__all__ = ["DPP_READ_WAIT_STATES", "PERMLANE_READ_WAIT_STATES", "HazardCount", "hazard_nops", "hazard_wait_states",
-           "issue_slots"]
+__all__ = ["DPP_READ_WAIT_STATES", "PERMLANE_READ_WAIT_STATES", "VALU_DEPENDENCY_DISTANCE", "HazardCount", "hazard_nops",
+           "hazard_wait_states", "issue_slots"]
 
+#: [I] A VALU instruction that reads a VGPR written by one of the ``VALU_DEPENDENCY_DISTANCE - 1`` VALU
+#: instructions before it gets an ``s_delay_alu`` on gfx11 and later (LLVM's AMDGPUInsertDelayALU, our
+#: compiled RDNA kernels: ``VALU_DEP_1`` .. ``VALU_DEP_4``; docs/amd_facts.md 6.4)
+VALU_DEPENDENCY_DISTANCE = 5
 DPP_READ_WAIT_STATES = 2  # [Q CDNA3/CDNA4 ISA, table 11] a write of a VGPR -> a DPP op reads it
 PERMLANE_READ_WAIT_STATES = 2  # [Q CDNA4 ISA, table 11] a VALU write of a VGPR -> v_permlane*_swap reads it
 
@@ -189,10 +203,11 @@ class _Clock:
             self.now += 1
 
 
-def _schedule(run: list[int], clock: _Clock) -> list[int]:
-    """List-schedule one run of register steps (module docstring), issuing them on ``clock``."""
-    t = clock.table
-    reads, writes, wait = t.reads, t.writes, t.wait
+def _dependences(run: list[int], t: _Table) -> tuple[list[list[int]], list[int]]:
+    """The dependences of a run of steps (positions in ``run``): each step's successors (each once) and
+    its number of predecessors -- a step comes after every earlier step whose registers it reads or
+    overwrites, or that reads registers it overwrites."""
+    reads, writes = t.reads, t.writes
     k = len(run)
     succs: list[list[int]] = [[] for _ in range(k)]  # each successor once
     waiting = [0] * k
@@ -216,6 +231,15 @@ def _schedule(run: list[int], clock: _Clock) -> list[int]:
         for d in writes[i]:
             writer[d] = j
             readers[d] = []
+    return succs, waiting
+
+
+def _schedule(run: list[int], clock: _Clock) -> list[int]:
+    """List-schedule one run of register steps (module docstring), issuing them on ``clock``."""
+    t = clock.table
+    reads, writes, wait = t.reads, t.writes, t.wait
+    k = len(run)
+    succs, waiting = _dependences(run, t)
     height = [0] * k  # instructions and hazard waits from a step to the end of the run
     for a in range(k - 1, -1, -1):
         written, longest = writes[run[a]], 0
@@ -308,13 +332,121 @@ def _issue(clock: _Clock, scheduled: bool) -> list[int]:
     return order
 
 
+def _delays_dependent_valu(plan) -> bool:
+    """Does ``plan``'s target delay a VALU read of a recent VALU result (``s_delay_alu``: gfx11 and
+    later, every RDNA target), and is the plan one run of register steps (no LDS access or barrier)?"""
+    target = get_target(plan.arch)
+    return (target.family == "rdna" and target.gfx_generation >= 11
+            and not any(st.lds or st.barrier for st in plan.steps))
+
+
+class _ValuClock:
+    """VALU issue positions (one per instruction) of the steps of a table issued so far, and the position
+    of the VALU instruction that last wrote each register (a DS result is awaited by ``s_waitcnt``, not
+    delayed: none; a renaming keeps the values' writers under their new names)."""
+
+    __slots__ = ("table", "now", "written")
+
+    def __init__(self, table: _Table) -> None:
+        self.table = table
+        self.now = 0
+        self.written: dict[int, int] = {}  # register -> position of the VALU instruction that wrote it
+
+    def latest(self, i: int) -> int:
+        """The position of the latest VALU writer of what step ``i`` reads (far back if none)."""
+        written = self.written
+        return max((written[d] for d in self.table.reads[i] if d in written), default=-VALU_DEPENDENCY_DISTANCE)
+
+    def issue(self, i: int) -> None:
+        t, written = self.table, self.written
+        if t.steps[i].renaming:
+            moved = [(d, written.get(s)) for d, s in t.renamed(i)]
+            for d, w in moved:
+                written.pop(d, None)
+                if w is not None:
+                    written[d] = w
+            return
+        n = t.instructions[i]
+        for k, d in enumerate(sorted(t.writes[i])):  # the step writes its registers in order
+            if t.ds[i]:
+                written.pop(d, None)
+            else:
+                written[d] = self.now + min(k, max(n - 1, 0))
+        self.now += n
+
+
+def _apart_schedule(t: _Table) -> list[int]:
+    """List-schedule the steps of ``t`` (one run of register steps) so that a VALU read comes
+    ``VALU_DEPENDENCY_DISTANCE`` VALU instructions after the writer where it can (module docstring):
+    of the ready steps, the one whose most recent VALU writer lies furthest back (capped at the
+    distance), then the longest remaining path of instructions, then the plan's order."""
+    run = list(range(len(t.steps)))
+    succs, waiting = _dependences(run, t)
+    height = [0] * len(run)
+    for a in reversed(run):
+        height[a] = t.instructions[a] + max((height[j] for j in succs[a]), default=0)
+    clock = _ValuClock(t)
+    # a ready step's latest VALU writer: fixed once it is ready (a later writer of what it reads waits for it)
+    latest = {j: clock.latest(j) for j in run if not waiting[j]}
+    order = []
+    while latest:
+        now = clock.now
+        best = max(latest, key=lambda j: (min(now - latest[j], VALU_DEPENDENCY_DISTANCE), height[j], -j))
+        del latest[best]
+        order.append(best)
+        clock.issue(best)
+        for j in succs[best]:
+            waiting[j] -= 1
+            if not waiting[j]:
+                latest[j] = clock.latest(j)
+    return order
+
+
+def _apart_slots(t: _Table, order: list[int]) -> list[list[int]]:
+    """``order`` cut into slots: a new slot at each step that reads a register a step of the current
+    slot wrote, so that no step of a slot depends on another (the compiler, free within a slot, pairs
+    its instructions into dual-issue VOPD lines but cannot move a reader up to its writer)."""
+    slots: list[list[int]] = []
+    written: set[int] = set()
+    for i in order:
+        if not slots or not (t.steps[i].renaming or written.isdisjoint(t.reads[i])):
+            slots.append([])
+            written = set()
+        slots[-1].append(i)
+        written |= t.writes[i]
+    return slots
+
+
 def issue_slots(plan) -> list[list[int]]:
     """The indices of ``plan.steps`` as the lowering emits them: consecutive groups, one scheduling
-    region each (module docstring).  One group in the plan's order where no step is a hazard
-    reader or the target is not CDNA (the compiler schedules freely)."""
-    if not _has_hazards(plan):
-        return [list(range(len(plan.steps)))]
-    return _walk(plan)[0]
+    region each (module docstring).  CDNA plans with hazard readers: the hazard schedule; RDNA plans
+    without LDS accesses: dependent VALU instructions apart (:func:`_apart_schedule`, cut into
+    independent slots); otherwise one group in the plan's order (the compiler schedules freely)."""
+    if _has_hazards(plan):
+        return _walk(plan)[0]
+    if _delays_dependent_valu(plan) and plan.steps:
+        table = _Table(plan.steps, slots_per_dword(plan.element_bits), dwords_per_slot(plan.element_bits))
+        return _apart_slots(table, _apart_schedule(table))
+    return [list(range(len(plan.steps)))]
+
+
+def valu_delays(plan) -> int:
+    """The ``s_delay_alu`` instructions LLVM is expected to put in the region of an RDNA plan without LDS
+    accesses on gfx11 and later, whose order the lowering pins (:func:`issue_slots`) [I]: of its steps in
+    that order, those with a VALU instruction that reads a register written by one of the
+    ``VALU_DEPENDENCY_DISTANCE - 1`` instructions before it (a DS result is awaited by ``s_waitcnt``
+    instead), one ``s_delay_alu`` per two of them (one covers a second reader close behind,
+    ``instskip``).  0 for other plans (a plan with LDS accesses is scheduled by the compiler, which
+    interleaves its independent loads and permutes)."""
+    if not (plan.steps and _delays_dependent_valu(plan)):
+        return 0
+    t = _Table(plan.steps, slots_per_dword(plan.element_bits), dwords_per_slot(plan.element_bits))
+    clock, readers = _ValuClock(t), 0
+    for i in _apart_schedule(t):  # the order of issue_slots
+        if t.instructions[i] and not t.ds[i] and clock.now - clock.latest(i) < VALU_DEPENDENCY_DISTANCE:
+            readers += 1
+        clock.issue(i)
+    return (readers + 1) // 2
 
 
 _counts = caches.cache("synth.hazards.counts", size=4)  # 4: the plan being priced (its count is asked twice)

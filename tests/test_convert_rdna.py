@@ -309,7 +309,8 @@ def test_the_lower_bounds_hold_for_every_candidate_on_the_wave32_corpus(objectiv
 def test_the_lower_bound_prices_a_cross_lane_dword_at_the_cheapest_lane_instruction():
     """gfx1200's v_permlane16_b32 (1 cycle) is cheaper than its DPP move (2): the 64-bit plan moves
     its 8 cross-lane dwords with 8 permlanes, 16 under ``concurrent`` (two waves a SIMD), and the
-    bound is exactly that, not the 32 a DPP price gave, above the plan (found by fuzzing)."""
+    bound is exactly that, not the 32 a DPP price gave, above the plan (found by fuzzing); the plan
+    also sets up its two lane selectors (one ``s_mov_b32`` each, ``PERMLANE_SELECTOR_SALU``): 20."""
     shape = [("dim0", 4), ("dim1", 16)]
     src = LinearLayout({"register": [[0, 8], [1, 0]], "lane": [[0, 2], [0, 4], [0, 1], [2, 0], [0, 0]], "warp": []},
                        shape)
@@ -317,7 +318,8 @@ def test_the_lower_bound_prices_a_cross_lane_dword_at_the_cheapest_lane_instruct
                        shape)
     plan = plan_conversion(src, dst, "gfx1200", 64)
     assert plan.counts()["permlane16"] == 8 and plan.lower_bound["cross_lane_dwords"] == 8
-    assert plan.lower_bound["cost"] == plan.cost == 16.0
+    assert plan.lower_bound["cost"] == 16.0 and plan.overhead == {"salu_permlane_selector": 2}
+    assert plan.cost == 20.0
 
 
 def test_a_plan_of_permlane16_moves_is_a_lanes_plan():

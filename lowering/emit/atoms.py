@@ -30,7 +30,7 @@ __all__ = [
     "F8F6F4_FORMAT_NAMES", "thread_ids", "buffer_rsrc", "buffer_load", "buffer_store", "global_load", "global_store",
     "lds_global",
     "lds_base", "lds_pointer", "lds_load", "lds_transpose_load", "lds_store", "mfma", "mfma_operand_types", "region_marker",
-    "block_id", "dpp_mov", "dpp8_mov", "permlane16", "ds_swizzle", "ds_bpermute", "permlane_swap", "lds_wait",
+    "block_id", "dpp_mov", "dpp8_mov", "permlane16", "uniform_word", "ds_swizzle", "ds_bpermute", "permlane_swap", "lds_wait",
     "exp2", "cvt_pk_fp8_f32", "cvt_f32_fp8", "buffer_rsrc_value",
 ]
 
@@ -288,22 +288,32 @@ def dpp8_mov(b: Builder, src: str, selector: int) -> str:
                    "(i32, i32) -> i32", "dpp8")
 
 
-def permlane16(b: Builder, src: str, selector: int, cross: bool) -> str:
+def permlane16(b: Builder, src: str, selector: int, cross: bool, words: tuple[str, str] | None = None) -> str:
     """RDNA ``v_permlane16_b32`` (``cross``: ``v_permlanex16_b32``) of ``src`` with the 64-bit lane selector
-    ``selector`` (its low and high words in the two scalar operands), every lane active: the
+    ``selector`` (its low and high words in the two scalar operands: ``words``, two i32 values that hold
+    them, e.g. from :func:`uniform_word` before the region; by default constants), every lane active: the
     instruction's ``old`` operand (its destination register) is never kept, so it is poison (the
     compiler need not copy a live value into the destination), fetch-inactive and bound_ctrl are
     off.  ``rocdl.permlanex16`` for the cross form; the bundled ROCDL dialect has no permlane16 op:
     the LLVM intrinsic ``llvm.amdgcn.permlane16``."""
     if not 0 <= int(selector) < 1 << 64:
         raise LayoutError(f"permlane16 selector {selector:#x} is not a 64-bit value")
-    lo, hi = b.const(int(selector) & 0xFFFFFFFF), b.const(int(selector) >> 32)
+    lo, hi = words or (b.const(int(selector) & 0xFFFFFFFF), b.const(int(selector) >> 32))
     old = b.value("llvm.mlir.poison : i32", "poison")
     if cross:
         return b.value(f"rocdl.permlanex16 {old}, {src}, {lo}, {hi}, false, false : i32, i32", "pmx")
     off = b.const(0, "i1")
     return b.value(f'llvm.call_intrinsic "llvm.amdgcn.permlane16.i32"({old}, {src}, {lo}, {hi}, {off}, {off}) : '
                    "(i32, i32, i32, i32, i1, i1) -> i32", "pm")
+
+
+def uniform_word(b: Builder, value: int) -> str:
+    """The i32 constant ``value`` in an SGPR, opaque to the compiler: an empty inline asm (``"=s,0"``, no
+    instruction) passes the constant through, so the ``s_mov_b32`` that materialises it stays where this
+    op is (a constant operand the compiler rematerialises next to each use, e.g. inside a counted
+    region)."""
+    c = b.const(int(value) & 0xFFFFFFFF)
+    return b.value(f'llvm.inline_asm "", "=s,0" {c} : (i32) -> i32', "sc")
 
 
 #: ``s_waitcnt`` immediates waiting for every LDS access (lgkmcnt = 0, the other counters at their

@@ -233,7 +233,7 @@ class _Kernel:
         b.comment("load the source registers")
         regs = self._load(b, rin, src_tile, self._n_dwords(plan.slots_in))
         atoms.region_marker(b, "setup", "begin")
-        emitter = PlanEmitter(b, plan, lanes, lds, pins_order=True)
+        emitter = PlanEmitter(b, plan, lanes, lds, pins_order=True, pins_selectors=True)
         emitter.prepare()
         stores = self._accesses(dst_tile, self._n_dwords(plan.slots_out), "store")
         store_offsets = [(v, "i32", "v") for _, parts in stores for (v, _), _, _ in parts]

@@ -78,12 +78,17 @@ class PlanEmitter(StepEmitter):
     linlayout.synth.hazards, pinned (the conversion kernel; a kernel that embeds a plan leaves the
     order to the compiler).  The other public methods are the
     primitives the steps call: prologue values (``condition``, ``lane_value``,
-    ``scalar_constant``, ``lds_address``) and one instruction each in the region.
+    ``scalar_constant``, ``permlane_selector``, ``lds_address``) and one instruction each in the region;
+    ``pins_selectors``: the low words of permlane lane selectors in SGPRs of the prologue (the conversion
+    kernel, whose prologue is outside its counted region).
     """
 
-    def __init__(self, b: Builder, plan: Plan, lanes: LaneValues, lds: str | None, pins_order: bool = False) -> None:
+    def __init__(self, b: Builder, plan: Plan, lanes: LaneValues, lds: str | None, pins_order: bool = False,
+                 pins_selectors: bool = False) -> None:
         super().__init__(plan)
         self.pins_order = pins_order
+        self.pins_selectors = pins_selectors
+        self._selector_words: dict[int, tuple[str, str]] = {}
         self.b = b
         self.lanes = lanes
         self.lds = lds
@@ -105,6 +110,18 @@ class PlanEmitter(StepEmitter):
         if (c, "i32", "s") not in self.lanes.pinned:
             self.lanes.pinned.append((c, "i32", "s"))
         return c
+
+    def permlane_selector(self, selector: int) -> None:
+        """With ``pins_selectors``: the low word of the ``v_permlane16``/``x16`` lane ``selector`` in an SGPR
+        computed here, in the prologue (:func:`~linlayout.lowering.emit.atoms.uniform_word`, pinned), once
+        per selector value, and the high word a constant (the instruction's one literal); the region's
+        permlanes read them (with both words constants the compiler materialises one of them with an
+        ``s_mov_b32`` next to the permlanes, in the region)."""
+        if not self.pins_selectors or selector in self._selector_words:
+            return
+        low = atoms.uniform_word(self.b, selector & 0xFFFFFFFF)
+        self.lanes.pinned.append((low, "i32", "s"))
+        self._selector_words[selector] = (low, self.b.const(selector >> 32))
 
     def lds_address(self, st, what: str) -> tuple[str, int]:
         """The address register and immediate byte offset of the LDS step ``st``.
@@ -163,7 +180,7 @@ class PlanEmitter(StepEmitter):
 
     def permlane16(self, src: str, selector: int, cross: bool) -> str:
         """RDNA ``v_permlane16_b32`` (``cross``: ``v_permlanex16_b32``) with the 64-bit lane selector."""
-        return atoms.permlane16(self.b, src, selector, cross)
+        return atoms.permlane16(self.b, src, selector, cross, self._selector_words.get(selector))
 
     def ds_swizzle(self, src: str, offset: int) -> str:
         return atoms.ds_swizzle(self.b, src, offset)

@@ -175,6 +175,8 @@ class Lane(Step):
             setup.bpermute_address(self.isa["addr"])
         elif self.family == "shfl" and np.ndim(self.isa["b"]):  # a per-lane source lane register
             setup.bpermute_address(self.isa["b"])
+        elif self.family == "permlane16":
+            setup.permlane_selector(int(self.isa["sel"]))
 
     def run(self, machine, what: str) -> None:
         fam = self.family
@@ -197,9 +199,13 @@ class Lane(Step):
             machine.check_declared(np.asarray(self.src_lane), got, what)
 
     def prepare(self, emitter, what: str):
-        if self.family == "shfl":
+        fam = self.family
+        if fam == "shfl":
             b = self.isa["b"]
             return emitter.lane_value(np.asarray(b, dtype=np.int64), what) if np.ndim(b) else None
+        if fam == "permlane16":
+            emitter.permlane_selector(int(self.isa["sel"]))
+            return None
         if self.kind != "ds_bpermute":
             return None
         need = np.asarray(self.src_lane, dtype=np.int64)
