@@ -20,6 +20,10 @@ count (:data:`VALU_KEYS`) the difference, at least 0 (:func:`valu_beyond`), and 
 
 from __future__ import annotations
 
+from linlayout.synth.convert import plan_conversion
+
+from .conversion import lower_conversion
+from .emit.conversion_kernel import source_tuple_dwords
 from .isa import around_region, isa_counts
 
 #: The counts compared per side: all VALU, and the two kinds that only move data.
@@ -55,10 +59,6 @@ def ours_outside_valu(plan, isa_text: str) -> dict:
     ``isa_text``, linlayout.lowering.conversion.lower_conversion): the load side against the kernel
     of the no-op plan of ``plan.src``, the store side against that of ``plan.dst`` (the same loads,
     and the same stores, with no conversion), compiled here; ``{"load": n, "store": n}``."""
-    from linlayout.lowering.conversion import lower_conversion
-    from linlayout.lowering.emit.conversion_kernel import source_tuple_dwords
-    from linlayout.synth.convert import plan_conversion
-
     sides = kernel_sides(isa_text)
     out = {}
     for side, layout in (("load", plan.src), ("store", plan.dst)):
