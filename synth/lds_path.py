@@ -1091,17 +1091,18 @@ def _in_order_chunks(bases: list[int], span: list[int], n: int) -> int:
     return sum(low[b & (n - 1)] for b in bases)
 
 
-def _perms_side(bases: list[int], span: list[int], p: int, element_bytes: int, high_half: bool) -> int:
+def _perms_side(bases: list[int], span: list[int], p: int, element_bytes: int) -> int:
     """v_perm_b32 count of one side (accesses ``base ^ span[x]``, ``_groups``): VGPRs whose elements
     are not in address order (an access of at least a dword: every VGPR not holding registers
-    ``p*j .. p*j+p-1`` in order; smaller accesses: ``_narrow_repacks``, one repack per access not in
-    place or, with ``high_half`` stores, per two such accesses in the same VGPRs)."""
+    ``p*j .. p*j+p-1`` in order; smaller accesses: one repack per access not in place,
+    ``_narrow_repacks`` sharing none: loads, and stores where the target has no store from a
+    register's upper half; ``_choose_vectors`` counts the shared repacks of the other stores)."""
     if p == 1 or not bases:
         return 0
     n = len(span)
     if n * element_bytes >= 4:
         return len(bases) * (n // p) - _in_order_chunks(bases, span, p)
-    return len(_narrow_repacks([[b ^ s for s in span] for b in bases], p, element_bytes, high_half))
+    return len(_narrow_repacks([[b ^ s for s in span] for b in bases], p, element_bytes, False))
 
 
 def _narrow_in_place(g: list[int], p: int, element_bytes: int) -> bool:
@@ -1184,11 +1185,13 @@ class _Vectors(NamedTuple):
 
 
 def _choose_vectors(side: _Side, t_cap: int, p: int, element_bytes: int, store: bool,
-                    tuple_dwords: int, high_half: bool) -> list[_Vectors]:
+                    tuple_dwords: int, share_rounds: Callable[[list[list[int]]], list[int]] | None) -> list[_Vectors]:
     """Vector bits with the fewest LDS instructions plus repacking ``v_perm``s; for stores once
     counting the ``v_mov``s that build their VGPR tuples (the src arriving in tuples of
-    ``tuple_dwords``) and once not (loads write new registers).  ``high_half``: the target stores
-    from a register's upper half (``_narrow_repacks``).
+    ``tuple_dwords``) and once not (loads write new registers).  ``share_rounds``: for stores on a
+    target that stores from a register's upper half, the round of each access group
+    (``lds_accesses``): narrow stores share repacks within a round (``_narrow_repacks``), as
+    ``build_lds`` makes them; None (loads, which write new registers, and PTX stores): none shared.
     The distinct choices, the one counting copies first."""
     counts = (True, False) if store else (False,)
     best: dict[bool, tuple[_Vectors, float]] = {}
@@ -1201,7 +1204,13 @@ def _choose_vectors(side: _Side, t_cap: int, p: int, element_bytes: int, store: 
                                             for _, c in best.values()):
             continue
         bases, span = _bases(side, deltas), span_values(deltas)
-        perms = _perms_side(bases, span, p, element_bytes, high_half)
+        if share_rounds is not None and width_bytes < 4 and p > 1:  # narrow stores share within a round
+            groups = _groups(side, deltas)
+            rnd_of = share_rounds(groups)
+            perms = sum(len(_narrow_repacks([g for g, k in zip(groups, rnd_of) if k == rnd], p, element_bytes, True))
+                        for rnd in sorted(set(rnd_of)))
+        else:
+            perms = _perms_side(bases, span, p, element_bytes)
         copies = (_copies_side(bases, span, p, element_bytes, tuple_dwords) if store and width_bytes >= 8
                   else 0)  # narrower: no tuple
         for with_copies in counts:
@@ -1495,19 +1504,6 @@ def lds_accesses(ctx: ConversionContext, design: LdsDesign) -> list[LdsAccesses]
     S = _side(prob.src_cols, design, inv_cols, stores=True)
     D = _side(prob.dst_cols, design, inv_cols)
     t_cap = (16 // element_bytes).bit_length() - 1
-    high_half = ctx.target.has_lds_store_high_half
-    store_choices = _choose_vectors(S, t_cap, p, element_bytes, True, ctx.src_tuple_dwords, high_half)
-    d_perms = 0  # a lower bound of the dst dwords gathered from the loaded values (LdsAccesses.register_steps)
-    if design.read_transpose:
-        load = ctx.target.transpose_load(ctx.element_bits)
-        d_groups, d_width_bytes = _transpose_groups(D, load, design.n_offset_bits), load.bytes_per_lane
-    elif design.over_fetch:
-        d_groups, d_width_bytes = _over_fetch_groups(D, element_bytes, t_cap)
-    else:
-        (d_vectors,) = _choose_vectors(D, t_cap, p, element_bytes, False, ctx.src_tuple_dwords, high_half)
-        d_groups, d_width_bytes = _groups(D, d_vectors.deltas), element_bytes << len(d_vectors.deltas)
-        if len(D.unique) == len(D.reg_image):  # (no duplicates)
-            d_perms = d_vectors.perms if d_width_bytes >= 4 else len(D.reg_image) // p
 
     def rounds_of(side: _Side, groups: list[list[int]]) -> list[int]:
         if not design.n_rep_bits:
@@ -1517,6 +1513,20 @@ def lds_accesses(ctx: ConversionContext, design: LdsDesign) -> list[LdsAccesses]
         if (reps != reps[:1, :1, :, :1]).any():
             raise LayoutError("internal: an LDS access spans two rounds")
         return [int(x) for x in reps[0, 0, :, 0]]
+
+    share_rounds = (lambda groups: rounds_of(S, groups)) if ctx.target.has_lds_store_high_half else None
+    store_choices = _choose_vectors(S, t_cap, p, element_bytes, True, ctx.src_tuple_dwords, share_rounds)
+    d_perms = 0  # a lower bound of the dst dwords gathered from the loaded values (LdsAccesses.register_steps)
+    if design.read_transpose:
+        load = ctx.target.transpose_load(ctx.element_bits)
+        d_groups, d_width_bytes = _transpose_groups(D, load, design.n_offset_bits), load.bytes_per_lane
+    elif design.over_fetch:
+        d_groups, d_width_bytes = _over_fetch_groups(D, element_bytes, t_cap)
+    else:
+        (d_vectors,) = _choose_vectors(D, t_cap, p, element_bytes, False, ctx.src_tuple_dwords, None)
+        d_groups, d_width_bytes = _groups(D, d_vectors.deltas), element_bytes << len(d_vectors.deltas)
+        if len(D.unique) == len(D.reg_image):  # (no duplicates)
+            d_perms = d_vectors.perms if d_width_bytes >= 4 else len(D.reg_image) // p
 
     def paired(side: _Side, groups: list[list[int]], width_bytes: int, rnd_of: list[int], rnd: int) -> list:
         gs = [g for g, k in zip(groups, rnd_of) if k == rnd]
@@ -1535,10 +1545,6 @@ def lds_accesses(ctx: ConversionContext, design: LdsDesign) -> list[LdsAccesses]
         s_groups, s_width_bytes = _groups(S, s_deltas), element_bytes << len(s_deltas)
         try:
             s_round = rounds_of(S, s_groups)
-            s_perms = s_vectors.perms
-            if s_width_bytes < 4 and n_rounds > 1:  # narrow stores share repacks within a round only
-                s_perms = sum(len(_narrow_repacks([g for g, k in zip(s_groups, s_round) if k == rnd], p,
-                                                  element_bytes, high_half)) for rnd in range(n_rounds))
             if loads is None:
                 d_round = rounds_of(D, d_groups)
                 loads = ([paired(D, d_groups, d_width_bytes, d_round, k) for k in range(n_rounds)],
@@ -1549,7 +1555,7 @@ def lds_accesses(ctx: ConversionContext, design: LdsDesign) -> list[LdsAccesses]
             raise
         out.append(LdsAccesses(design, S, D, s_width_bytes, d_width_bytes, loads[1],
                                [paired(S, s_groups, s_width_bytes, s_round, k) for k in range(n_rounds)], loads[0],
-                               ctx, s_perms=s_perms if counted else 0,
+                               ctx, s_perms=s_vectors.perms if counted else 0,
                                s_copies=s_vectors.copies if counted else 0, d_perms=d_perms if counted else 0))
     if out and not design.read_transpose and not design.over_fetch:
         out += _matrix_variants(ctx, out, n_rounds)

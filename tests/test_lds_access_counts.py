@@ -94,8 +94,8 @@ def _sides(draw):
 
 
 @settings(max_examples=400, deadline=None)
-@given(_sides(), st.sampled_from([1, 2, 4, 8]), st.sampled_from([1, 2, 4]), st.booleans())
-def test_side_counts_match_the_enumerated_accesses(side, element_bytes, tuple_dwords, high_half):
+@given(_sides(), st.sampled_from([1, 2, 4, 8]), st.sampled_from([1, 2, 4]))
+def test_side_counts_match_the_enumerated_accesses(side, element_bytes, tuple_dwords):
     p = max(1, 4 // element_bytes)
     t_cap = (16 // element_bytes).bit_length() - 1
     for deltas in lds_path._vector_bits(side, t_cap):
@@ -103,7 +103,10 @@ def test_side_counts_match_the_enumerated_accesses(side, element_bytes, tuple_dw
         assert lds_path._groups(side, deltas) == g.tolist()
         bases, span = lds_path._bases(side, deltas), span_values(deltas)
         assert span == span_table(deltas).tolist()
-        assert lds_path._perms_side(bases, span, p, element_bytes, high_half) == _perms(g, p, element_bytes, high_half)
+        assert lds_path._perms_side(bases, span, p, element_bytes) == _perms(g, p, element_bytes, False)
+        if p > 1 and (element_bytes << len(deltas)) < 4:
+            # narrow stores with a store from the upper half share repacks (_narrow_repacks)
+            assert len(lds_path._narrow_repacks(g.tolist(), p, element_bytes, True)) == _perms(g, p, element_bytes, True)
         assert lds_path._copies_side(bases, span, p, element_bytes, tuple_dwords) == _copies(g, p, element_bytes,
                                                                                               tuple_dwords)
 
@@ -116,7 +119,7 @@ def test_side_counts_on_a_known_side():
     assert deltas == [1, 2, 8]
     assert lds_path._groups(side, deltas) == [[0, 1, 2, 3, 8, 9, 10, 11], [4, 5, 6, 7, 12, 13, 14, 15]]
     bases, span = lds_path._bases(side, deltas), span_values(deltas)
-    assert lds_path._perms_side(bases, span, 2, 2, True) == 0
+    assert lds_path._perms_side(bases, span, 2, 2) == 0
     # 4 dwords per access, tuples of 2: dwords (0, 1) and (4, 5) in place, (2, 3) and (6, 7) in place
     assert lds_path._copies_side(bases, span, 2, 2, 2) == 0
     # tuples of 4: dwords 0, 1, 4, 5 are not consecutive: 4 copies per access
@@ -236,3 +239,17 @@ def test_narrow_store_repacks_share_a_vgpr_pair_for_two_half_stores():
     assert lds_path._narrow_repacks([[1], [3], [5]], 4, 1, True) == [[0], [1], [2]]
     # 16-bit elements always sit at byte 0 or 2: none
     assert lds_path._narrow_repacks([[1], [2], [3]], 2, 2, True) == []
+
+
+def test_vector_choice_counts_narrow_repacks_as_the_round_trip_builds_them():
+    # 8-bit elements, register 2 one byte after register 0 (register bits at offsets 4 and 1): 2-byte accesses
+    # [0, 2] and [1, 3], both out of place in VGPR 0.  Loads write new registers: two repacks, none shared
+    side = _side([4, 1], 3)
+    assert lds_path._choose_vectors(side, 4, 4, 1, False, 4, None) == [lds_path._Vectors([2], 2, 0)]
+    # stores share one repack (ds_write_b16 + _d16_hi) within a round, none across rounds (build_lds)
+    stores = [v for v in lds_path._choose_vectors(side, 4, 4, 1, True, 4, lambda groups: [0] * len(groups))
+              if v.deltas == [2]]
+    assert stores == [lds_path._Vectors([2], 1, 0)]
+    apart = [v for v in lds_path._choose_vectors(side, 4, 4, 1, True, 4, lambda groups: list(range(len(groups))))
+             if v.deltas == [2]]
+    assert apart == [lds_path._Vectors([2], 2, 0)]
