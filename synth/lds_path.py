@@ -1394,8 +1394,8 @@ class LdsAccesses:
         ``in_wave.gather_dwords``, which makes no op only for a src VGPR as it is (``_in_place``:
         registers ``p j .. p j + p - 1`` in order), and narrow stores with ``_NarrowStores`` (one
         repack per group of ``_narrow_repacks``, each round's stores apart): ``s_perms``
-        (``_perms_side`` of the store vectors; of each round's, where there are several) counts
-        exactly those.  Such a dword (or repack) is no src value and the stores hold distinct
+        (the store vectors' ``perms``, ``_choose_vectors``: ``_perms_side``, or for narrow stores
+        sharing repacks each round's ``_narrow_repacks``) counts exactly those.  Such a dword (or repack) is no src value and the stores hold distinct
         registers, so each is the result of an op of its own (a value has one producer).  Where
         the dst has no duplicates, every dst dword is loaded and is in place only when one loaded
         VGPR holds it in order, so the dst dwords gathered are the loaded VGPRs out of order,
