@@ -147,7 +147,7 @@ class Plan:
         return out
 
     def total_with_overhead(self) -> int:
-        return self._kept_counts()["total"] + sum(int(v) for v in self.overhead.values())
+        return self._kept_counts()["total"] + sum(map(int, self.overhead.values()))
 
     # ------------------------------------------------------------ certificate
     def to_certificate(self, raw: bool = False) -> dict:
