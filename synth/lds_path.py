@@ -531,13 +531,8 @@ def _swizzled_order(ctx: ConversionContext, prefix: list[int], reps: list[int], 
             kern = model.op(name).phase_subspace()
         except LayoutError:
             kern = []
-        lanes = []
-        for mask in kern:
-            v = 0
-            for j, c in enumerate(cols["lane"]):
-                if (mask >> j) & 1:
-                    v ^= c
-            lanes.append(v)
+        lane_span = span_values(cols["lane"])  # entry x: the XOR of the lane columns of x's set bits
+        lanes = [lane_span[mask & (len(lane_span) - 1)] for mask in kern]
         return f2.image_basis(lanes + prefix[:t] + prefix[:zb])
 
     m_w, m_r = footprint(prob.src_cols, "write", leads[0]), footprint(prob.dst_cols, "read", leads[1])
