@@ -223,6 +223,12 @@ def _moved_rank(registers: list[int], lanes_warps: list[int], stores: bool) -> i
     duplicates, registers of equal images, are not loaded): ``rank R``.  The store side moves one
     register per class of store twins (``_Side.store_keys``), the classes of register images modulo
     ``V``: ``dim R - dim(R & V) = rank(R + V) - rank(V)``."""
+    return _moved_rank_of(tuple(registers), tuple(lanes_warps), stores)
+
+
+@caches.memoize("synth.lds_path.moved_rank")  # each side's columns are asked by every design's bounds
+def _moved_rank_of(registers: tuple[int, ...], lanes_warps: tuple[int, ...], stores: bool) -> int:
+    """``_moved_rank`` of the columns as tuples."""
     if not stores:
         return f2.rank(registers)
     return f2.rank(registers + lanes_warps) - f2.rank(lanes_warps)
