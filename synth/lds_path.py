@@ -1798,8 +1798,7 @@ def _crosses_warps(prob: Problem) -> bool:
     and the answer is yes iff that kernel leaves the diagonal ``w = v``.  A shared layout maps the
     elements to their (offset, round) coordinates by a linear isomorphism, which keeps all of
     this: every design has the same answer."""
-    return _warps_exchange(*(tuple(cols[k]) for cols in (prob.src_cols, prob.dst_cols)
-                             for k in ("register", "lane", "warp")))
+    return _warps_exchange(*prob.key()[1])  # (the src, then dst, register, lane and warp columns)
 
 
 @caches.memoize("synth.lds_path.warps_exchange", size=256)  # 256: one per layout pair planned
