@@ -876,20 +876,18 @@ class _Side:
         return self.warp_lane.shape[1].bit_length() - 1
 
     def address(self, r: int, element_bytes: int) -> np.ndarray:
-        """[W, lanes] byte address of register ``r`` (elements of ``element_bytes``; a read-only view of one
-        array per register, made when first asked: a round trip addresses only its accesses' first
-        registers)."""
-        row = self._addresses.get((r, element_bytes))
-        if row is None:
-            row = ((self.warp_lane ^ self.reg_image[r]) & ((1 << self.n_off) - 1)) * element_bytes
-            row.setflags(write=False)
-            self._addresses[r, element_bytes] = row
-        return row.view()
+        """[W, lanes] byte address of register ``r`` (elements of ``element_bytes``; one read-only array per
+        register)."""
+        return self._address_table(element_bytes)[r]
 
-    def warp0_addresses(self, registers: list[int], element_bytes: int) -> np.ndarray:
-        """``[len(registers), lanes]`` warp 0's byte addresses of ``registers`` (``address(r)[0]`` of each)."""
-        images = self.reg_image[registers][:, None]
-        return ((self.warp_lane[0][None, :] ^ images) & ((1 << self.n_off) - 1)) * element_bytes
+    def _address_table(self, element_bytes: int) -> np.ndarray:
+        """[R, W, lanes] every register's byte address (read-only)."""
+        table = self._addresses.get(element_bytes)
+        if table is None:
+            table = ((self.warp_lane[None] ^ self.reg_image[:, None, None]) & ((1 << self.n_off) - 1)) * element_bytes
+            table.setflags(write=False)
+            self._addresses[element_bytes] = table
+        return table
 
     @cached_property
     def reg_images(self) -> list[int]:
@@ -1425,10 +1423,10 @@ class LdsAccesses:
 
     def _warp0_addresses(self, store: bool, groups: list[list[int]]) -> np.ndarray:
         """``[len(groups), lanes]`` warp 0's byte addresses of the accesses of register groups ``groups``
-        (``address``; plain accesses: the side's ``warp0_addresses`` of their first registers)."""
+        (``address``; plain accesses: rows of the side's address table)."""
         if self.matrix(store) is None and (store or not (self.design.read_transpose or self.design.over_fetch)):
-            side = self.S if store else self.D
-            return side.warp0_addresses([g[0] for g in groups], self.ctx.element_bytes).astype(np.int64, copy=False)
+            table = (self.S if store else self.D)._address_table(self.ctx.element_bytes)
+            return table[[g[0] for g in groups], 0].astype(np.int64, copy=False)
         return np.array([_warp0(self.address(store, g)) for g in groups], dtype=np.int64)
 
     def _form_step(self, store: bool, pair: list[int] | None, pair_offset: int, st64: bool) -> Step:

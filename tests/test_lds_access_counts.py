@@ -191,9 +191,7 @@ def test_pair_keys_group_the_accesses_whose_addresses_differ_by_a_constant(data,
     lanes, warps = data.draw(st.lists(col, min_size=6, max_size=6)), data.draw(st.lists(col, max_size=2))
     side = _side(reg_cols, n_off, lanes, warps)
     regs = list(range(len(side.reg_images)))
-    table = np.stack([side.address(r, element_bytes) for r in regs])  # [registers, W, lanes]
-    assert (side.warp0_addresses(regs, element_bytes) == table[:, 0]).all()  # (the rows address_valu reads)
-    addrs = table.reshape(len(regs), -1)
+    addrs = side._address_table(element_bytes)[regs].reshape(len(regs), -1)
     if dword_starts:
         addrs = addrs & ~3
     patterns, bases = lds_path._pair_keys(side, regs, element_bytes, dword_starts)
