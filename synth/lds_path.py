@@ -566,10 +566,11 @@ def _greedy_rows(cands: list[int], spaces: list[list[int]], r_bits: int) -> list
     one, and the next such search starts after the row picked.  Only when none is left are all
     candidates compared (and from then on, always)."""
     spans = [f2.Span(s) for s in spaces]
+    first, rest = spans[0], spans[1:]
 
     def count(k: int) -> int | None:  # None: inside spaces[0]
         v = cands[k]
-        return None if spans[0].contains(v) else sum(sp.contains(v) for sp in spans[1:])
+        return None if first.contains(v) else [sp.contains(v) for sp in rest].count(True)
 
     rows: list[int] = []
     start = 0
