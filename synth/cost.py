@@ -190,6 +190,7 @@ class CostModel:
     pipe_overlap: bool = False  # NVIDIA: the LDS (MIO) pipe runs beside the issue of other instructions
     objective: str = "latency"  # cost_model() sets it; the latency table prices the derived tables (``key``)
     waves_per_simd: int = WAVES_PER_SIMD
+    _key: tuple | None = field(default=None, init=False, repr=False, compare=False)  # ``key``, once made
 
     @property
     def tie_fraction(self) -> float:
@@ -268,7 +269,12 @@ class CostModel:
 
     def key(self) -> tuple:
         """A hashable value naming every pricing parameter (for caches of derived tables, which are
-        priced with the latency table whatever the objective)."""
+        priced with the latency table whatever the objective); made once (a model is not changed once made)."""
+        if self._key is None:
+            object.__setattr__(self, "_key", self._make_key())
+        return self._key
+
+    def _make_key(self) -> tuple:
         return (self.arch, self.valu_issue, self.permlane_issue, self.ds_issue, self.crossbar_cycles,
                 tuple(sorted(self.lds_cycles.items())), self.ds_latency, self.latency_weight, self.barrier_cycles,
                 self.warp_barrier_cycles, self.salu_issue, self.dpp_hazard, self.wait_state_cycles,

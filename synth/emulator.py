@@ -1016,9 +1016,9 @@ def _lds_runs(m: _Machine, plan: Plan) -> dict[int, tuple] | None:
     if not accesses:
         return {}
     a_all = _lane_tables(addrs, m.W, m.wave) + np.array(offsets, dtype=np.int64)[:, None, None]  # [accesses, W, lanes]
-    widths = np.array([x[3] for x in accesses])[:, None, None]
-    alignments = np.array([access_alignment(x[3]) for x in accesses])[:, None, None]
-    if (a_all % alignments).any() or a_all.min() < 0 or (a_all + widths).max() > m.lds_bytes:
+    widths = np.array([x[3] for x in accesses])
+    low_bits = np.array([access_alignment(x[3]) - 1 for x in accesses])[:, None, None]  # (alignments: powers of 2)
+    if (a_all & low_bits).any() or a_all.min() < 0 or (a_all.max(axis=(1, 2)) + widths).max() > m.lds_bytes:
         return None
     runs, k = {}, 0
     while k < len(accesses):

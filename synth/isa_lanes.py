@@ -161,9 +161,9 @@ def permlane_swap(kind: str, vdst: np.ndarray, src0: np.ndarray) -> tuple[np.nda
     vd, s0 = vdst.copy(), src0.copy()
     wave_size = vdst.shape[1]
     if kind == "permlane32_swap" and wave_size == 64:
-        pairs = [(np.arange(0, 32), np.arange(32, 64))]
+        pairs = [(slice(0, 32), slice(32, 64))]
     elif kind == "permlane16_swap":
-        pairs = [(np.arange(h, h + 16), np.arange(h + 16, h + 32)) for h in range(0, wave_size, 32)]
+        pairs = [(slice(h, h + 16), slice(h + 16, h + 32)) for h in range(0, wave_size, 32)]
     else:
         raise LayoutError(f"no permlane swap {kind!r} in a wave of {wave_size} lanes")
     for lo, hi in pairs:

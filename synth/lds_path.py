@@ -223,6 +223,12 @@ def _moved_rank(registers: list[int], lanes_warps: list[int], stores: bool) -> i
     duplicates, registers of equal images, are not loaded): ``rank R``.  The store side moves one
     register per class of store twins (``_Side.store_keys``), the classes of register images modulo
     ``V``: ``dim R - dim(R & V) = rank(R + V) - rank(V)``."""
+    return _moved_rank_of(tuple(registers), tuple(lanes_warps), stores)
+
+
+@caches.memoize("synth.lds_path.moved_rank")  # each side's columns are asked by every design's bounds
+def _moved_rank_of(registers: tuple[int, ...], lanes_warps: tuple[int, ...], stores: bool) -> int:
+    """``_moved_rank`` of the columns as tuples."""
     if not stores:
         return f2.rank(registers)
     return f2.rank(registers + lanes_warps) - f2.rank(lanes_warps)
@@ -531,13 +537,8 @@ def _swizzled_order(ctx: ConversionContext, prefix: list[int], reps: list[int], 
             kern = model.op(name).phase_subspace()
         except LayoutError:
             kern = []
-        lanes = []
-        for mask in kern:
-            v = 0
-            for j, c in enumerate(cols["lane"]):
-                if (mask >> j) & 1:
-                    v ^= c
-            lanes.append(v)
+        lane_span = span_values(cols["lane"])  # entry x: the XOR of the lane columns of x's set bits
+        lanes = [lane_span[mask & (len(lane_span) - 1)] for mask in kern]
         return f2.image_basis(lanes + prefix[:t] + prefix[:zb])
 
     m_w, m_r = footprint(prob.src_cols, "write", leads[0]), footprint(prob.dst_cols, "read", leads[1])
@@ -565,10 +566,11 @@ def _greedy_rows(cands: list[int], spaces: list[list[int]], r_bits: int) -> list
     one, and the next such search starts after the row picked.  Only when none is left are all
     candidates compared (and from then on, always)."""
     spans = [f2.Span(s) for s in spaces]
+    first, rest = spans[0], spans[1:]
 
     def count(k: int) -> int | None:  # None: inside spaces[0]
         v = cands[k]
-        return None if spans[0].contains(v) else sum(sp.contains(v) for sp in spans[1:])
+        return None if first.contains(v) else [sp.contains(v) for sp in rest].count(True)
 
     rows: list[int] = []
     start = 0
@@ -1806,8 +1808,7 @@ def _crosses_warps(prob: Problem) -> bool:
     and the answer is yes iff that kernel leaves the diagonal ``w = v``.  A shared layout maps the
     elements to their (offset, round) coordinates by a linear isomorphism, which keeps all of
     this: every design has the same answer."""
-    return _warps_exchange(*(tuple(cols[k]) for cols in (prob.src_cols, prob.dst_cols)
-                             for k in ("register", "lane", "warp")))
+    return _warps_exchange(*prob.key()[1])  # (the src, then dst, register, lane and warp columns)
 
 
 @caches.memoize("synth.lds_path.warps_exchange", size=256)  # 256: one per layout pair planned

@@ -120,13 +120,17 @@ class Plan:
         Ranking and pricing ask several times, so the count is kept with the steps it was made of:
         a list whose steps are those very objects, in order (steps are frozen dataclasses: never changed once made), with
         the same target and element size, has that count."""
+        return dict(self._kept_counts())
+
+    def _kept_counts(self) -> dict[str, int]:
+        """``counts``, kept (the caller does not change it)."""
         kept = self._counted
         if (kept and kept[:2] == (self.arch, self.element_bits) and len(kept[2]) == len(self.steps)
                 and all(map(operator.is_, kept[2], self.steps))):
-            return dict(kept[3])
+            return kept[3]
         out = self._count()
         self._counted = (self.arch, self.element_bits, tuple(self.steps), out)
-        return dict(out)
+        return out
 
     def _count(self) -> dict[str, int]:
         """``counts``, counted."""
@@ -143,7 +147,7 @@ class Plan:
         return out
 
     def total_with_overhead(self) -> int:
-        return self.counts()["total"] + sum(int(v) for v in self.overhead.values())
+        return self._kept_counts()["total"] + sum(map(int, self.overhead.values()))
 
     # ------------------------------------------------------------ certificate
     def to_certificate(self, raw: bool = False) -> dict:

@@ -16,7 +16,7 @@ needs a warp bit.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
@@ -39,14 +39,18 @@ class Problem:
     n_tensor_bits: int
     src_cols: dict[str, list[int]]
     dst_cols: dict[str, list[int]]
+    _key: tuple | None = field(default=None, init=False, repr=False, compare=False)  # ``key``, once made
 
     def src_hw_cols(self) -> list[int]:
         return self.src_cols["register"] + self.src_cols["lane"] + self.src_cols["warp"]
 
     def key(self) -> tuple:
-        """Everything the planner reads from the problem (for caches): tensor shape, columns, warps, wave size."""
-        cols = tuple(tuple(c[k]) for c in (self.src_cols, self.dst_cols) for k in ("register", "lane", "warp"))
-        return (tuple(self.src.out_dims), cols, self.num_warps, self.wave)
+        """Everything the planner reads from the problem (for caches): tensor shape, columns, warps, wave size
+        (made once: a problem is not changed once made)."""
+        if self._key is None:
+            cols = tuple(tuple(c[k]) for c in (self.src_cols, self.dst_cols) for k in ("register", "lane", "warp"))
+            self._key = (tuple(self.src.out_dims), cols, self.num_warps, self.wave)
+        return self._key
 
     @property
     def n_src_reg(self) -> int:

@@ -317,8 +317,8 @@ def _widths_upto(widths: list[_Plain], maxbits: int) -> list[list[_Plain]]:
 def _vector_bits(regs: set[int], prefix: list[int], maxbits: int) -> int:
     """The most vector bits a side with register vectors ``regs`` can move for this prefix: its
     first prefix vectors that are register vectors (at most ``maxbits``)."""
-    k = 0
-    while k < min(len(prefix), maxbits) and prefix[k] in regs:
+    k, most = 0, min(len(prefix), maxbits)
+    while k < most and prefix[k] in regs:
         k += 1
     return k
 

@@ -47,6 +47,9 @@ def targets_with(**fields: object) -> tuple[str, ...]:
 
 def get_target(name: str) -> Target:
     """The target called ``name`` (a gfx name, or an alias like ``cdna3``/``mi300``)."""
+    target = TARGETS.get(name) if isinstance(name, str) else None
+    if target is not None:  # a target's own name (what the planner passes on), looked up once
+        return target
     if not isinstance(name, str):
         raise LayoutError(f"arch must be a string such as 'gfx942', got {name!r}")
     key = _ALIASES.get(name.lower(), name.lower())
