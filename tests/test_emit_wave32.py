@@ -33,7 +33,7 @@ from linlayout.synth.plan import Plan  # noqa: E402
 #: Corpus cases whose plans together use every step kind (and LDS access width) the planner makes for
 #: the corpus on each of the three arches.
 SAMPLE = (8, 13, 27, 33, 37, 72, 73, 78, 104, 111, 114, 123, 125, 127, 133, 142, 145, 149, 160, 168, 187, 204, 252,
-          269, 282, 310, 322, 348, 358, 364, 416, 420, 437, 452, 459, 584, 598, 602, 609, 611)
+          269, 282, 310, 322, 348, 358, 364, 416, 420, 437, 452, 459, 461, 584, 598, 602, 609, 611)
 #: The step kinds the sample covers on each arch (``_kind``).
 LANE_KINDS = {"dpp:quad_perm", "dpp:row_ror", "dpp:row_xmask", "ds_bpermute", "permlane16", "permlanex16"}
 KINDS = {
