@@ -46,7 +46,7 @@ from pathlib import Path
 
 import numpy as np
 
-from linlayout.lowering.beyond_identity import IdentityKernelError, ours_beyond_identity
+from linlayout.lowering.beyond_identity import SIDES, IdentityKernelError, ours_beyond_identity
 from linlayout.lowering.conversion import lower_conversion
 from linlayout.lowering.plan_counts import plan_isa_counts, plan_ptx_counts
 from linlayout.lowering.emit.conversion_kernel import contiguous_registers, source_tuple_dwords
@@ -119,7 +119,22 @@ def _load_baseline(path: str | None, default: Path = DEFAULT_BASELINE) -> list[d
         missing = [k for k in ("name", "arch", "dtype", "src", "dst", "triton") if k not in c]
         if missing:
             raise LayoutError(f"baseline case {i} lacks {missing}")
+        _check_outside_valu(c, i)
     return cases
+
+
+def _check_outside_valu(case: dict, index: int) -> None:
+    """A case's ``triton_outside_valu``, where given (not null), is ``{"load": n, "store": n}`` with
+    each ``n`` an int >= 0 (:func:`triton_whole_conversion`); ``LayoutError`` naming the case
+    otherwise (a missing side is not 0, an empty dict not a measurement)."""
+    outside = case.get("triton_outside_valu")
+    if outside is None:
+        return
+    if (not isinstance(outside, dict) or set(outside) != set(SIDES)
+            or not all(type(n) is int and n >= 0 for n in outside.values())):
+        raise LayoutError(f"baseline case {index} ({case['name']} {case['arch']} {case['dtype']}): "
+                          f"triton_outside_valu must be {{\"load\": n, \"store\": n}} with ints n >= 0, "
+                          f"got {json.dumps(outside)}")
 
 
 def stays_in_wave(src, dst, num_warps: int) -> bool:
