@@ -108,12 +108,14 @@ def corpus_cases(path: Path, losses_only: bool = False) -> list[PairCase]:
 
 
 def loses_to_triton(case: dict) -> bool:
-    """True when the bench's row of the corpus ``case`` (linlayout.cli.bench.bench_case: the plan
-    for the case's arch, counted in PTX classes) has more instructions than Triton's count."""
-    from linlayout.cli.bench import bench_case
+    """True when the bench's row of the corpus ``case`` (linlayout.cli.bench.bench_or_refusal: the plan
+    for the case's arch under the planner's default objective, counted in PTX classes) has more
+    instructions than Triton's count.  A case the planner refuses is no loss (the bench lists it
+    apart, as refused)."""
+    from linlayout.cli.bench import bench_or_refusal
 
-    row = bench_case(case)
-    return row["ours"]["total"] > row["triton"]["total"]
+    row = bench_or_refusal(case)
+    return "refused" not in row and row["ours"]["total"] > row["triton"]["total"]
 
 
 def distinct(cases: list[PairCase]) -> list[PairCase]:
@@ -460,7 +462,9 @@ def main(argv: list[str] | None = None) -> int:
     cases.add_argument("--random", type=int, metavar="N", help="N distinct random pairs (random_cases.py) instead of "
                        "the blog pair and a corpus; no Triton kernels (Triton refuses most random layouts)")
     b.add_argument("--losses", action="store_true", help="with --corpus: only the cases where our plan has more "
-                   "PTX instructions than Triton's (as linlayout bench conversions counts them), and no blog pair")
+                   "PTX instructions than Triton's (as linlayout bench conversions counts them: under the planner's "
+                   "default objective, whatever --objective says; a case the planner refuses is no loss), and no "
+                   "blog pair")
     b.add_argument("--seed", type=int, default=0, help="the seed of --random (default 0)")
     b.add_argument("--limit", type=int, help="the first N distinct cases only")
     b.add_argument("--nvcc", default="nvcc")
