@@ -16,17 +16,18 @@ CDNA, 32-lane waves on RDNA and gfx1250):
    elements of one lane that are adjacent in memory become one dword/dwordx2/x4 load,
    up to ``io_dwords``; a dwordx4 fixes which four registers are consecutive, so a plan
    that stores other register groups to LDS costs the ``v_mov`` copies the compiler adds);
-2. the :data:`STORE_ADDRESSES` region: the stores' addresses (no work of the conversion; left out
-   of both sides of the kernel by linlayout.lowering.beyond_identity), pinned by its end marker;
-   then the ``setup`` region: the plan's per-lane values (LDS and ``ds_bpermute`` addresses, lane
-   masks, byte selectors, the low words of the permlane lane selectors in SGPRs)
+2. the ``setup`` region: the plan's per-lane values (LDS and ``ds_bpermute`` addresses,
+   lane masks, byte selectors, the low words of the permlane lane selectors in SGPRs)
    (:meth:`~linlayout.lowering.emit.plan_ops.PlanEmitter.prepare`) -- all loop-invariant in a real
    kernel, the conversion's own setup (linlayout.lowering.beyond_identity counts it in our whole
-   conversion); its end marker pins every one of them and the store addresses, so none is computed
-   later.  The setup comes last so that the VALU results just before ``conv`` are the plan's own,
-   as when one region held both (the store addresses there would add an ``s_delay_alu`` to some
-   gfx11 regions); a setup value whose table the store addresses computed already is taken from
-   them (:class:`~linlayout.lowering.emit.lane_values.LaneValues` computes a table once);
+   conversion); its end marker pins every one of them, so none is computed later;
+   then the :data:`STORE_ADDRESSES` region: the stores' addresses (no work of the conversion, left
+   out of both sides of the kernel by linlayout.lowering.beyond_identity), pinned by its end marker.
+   The setup comes first so that it computes everything the plan needs (the store addresses may
+   reuse its values, never the reverse: the compiler merges equal expressions, so a setup after
+   them would be counted short).  The VALU before ``conv`` is then the store addresses', which moves
+   a few gfx11/gfx12 regions by one ``s_delay_alu`` or wait against a kernel with one region for both
+   (4 of the wave32 corpus's, two up and two down; none of the AMD corpus's);
 3. the ``conv`` region (``; linlayout-begin conv`` ... ``; linlayout-end conv``): exactly
    the plan's instructions plus the waits, hazard ``s_nop`` and copies the compiler adds.
    The begin marker takes the source registers as operands (the region starts with them
@@ -242,15 +243,15 @@ class _Kernel:
         b.comment("load the source registers")
         regs = self._load(b, rin, src_tile, self._n_dwords(plan.slots_in))
         rsrcs = [(rin, "!llvm.ptr<8>", "s"), (rout, "!llvm.ptr<8>", "s")]
-        n_loaded = len(lanes.pinned)
-        atoms.region_marker(b, STORE_ADDRESSES, "begin")
-        stores = self._accesses(dst_tile, self._n_dwords(plan.slots_out), "store")
-        store_offsets = [(v, "i32", "v") for _, parts in stores for (v, _), _, _ in parts]
-        atoms.region_marker(b, STORE_ADDRESSES, "end", _unique(lanes.pinned[n_loaded:] + store_offsets))
         atoms.region_marker(b, "setup", "begin")
         emitter = PlanEmitter(b, plan, lanes, lds, pins_order=True, pins_selectors=True)
         emitter.prepare()
-        atoms.region_marker(b, "setup", "end", _unique(lanes.pinned + store_offsets + rsrcs))
+        atoms.region_marker(b, "setup", "end", _unique(lanes.pinned + rsrcs))
+        n_setup = len(lanes.pinned)
+        atoms.region_marker(b, STORE_ADDRESSES, "begin")
+        stores = self._accesses(dst_tile, self._n_dwords(plan.slots_out), "store")
+        store_offsets = [(v, "i32", "v") for _, parts in stores for (v, _), _, _ in parts]
+        atoms.region_marker(b, STORE_ADDRESSES, "end", _unique(lanes.pinned[n_setup:] + store_offsets))
         if self.pin_sources:
             order = sorted(regs)
             regs = dict(zip(order, atoms.region_marker(b, "conv", "begin", tied=[regs[d] for d in order])))
