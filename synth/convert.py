@@ -376,7 +376,8 @@ def exchange_schedule_plans(src: LinearLayout, dst: LinearLayout, arch: str,
         for sched in planner.candidates():
             n = pack_perms(K, up.n_sr, p) + planner.repack_perms(sched, n_dst) if p > 1 else 0
             built = _in_wave_program(ctx, wm, up, K, "exchange:" + sched.name,
-                                     lambda prog, units: build_schedule(prog, sched, planner, units, n_dst))
+                                     lambda prog, units, sched=sched, planner=planner:
+                                     build_schedule(prog, sched, planner, units, n_dst))
             if built is not None:
                 out.append((K, sched.name, sched.count + n, _finish_in_wave(ctx, built)))
     return out

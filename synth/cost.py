@@ -483,7 +483,8 @@ LDS_ADDR_BASE_VALU = 3  # [I] VALU ops to form one lane/warp-dependent LDS addre
 BPERMUTE_ADDR_VALU = 2  # [I] v_xor/v_and + v_lshlrev on the lane id per ds_bpermute pattern
 VCC_SALU = 2  # [I] s_mov_b32 x2: a 64-bit lane mask into an SGPR pair
 PERM_SELECTOR_SALU = 1  # [I] s_mov_b32: gfx9 VOP3 takes no literal, so a v_perm selector lives in an SGPR
-# s_mov_b32: the low word of a v_permlane16/x16 lane selector in an SGPR (the high word is a literal)
+# [I] s_mov_b32: the low word of a v_permlane16/x16 lane selector in an SGPR (the high word is a literal:
+# a VOP3 takes one on gfx11 and later; our compiled RDNA kernels, docs/amd_facts.md 6.4)
 PERMLANE_SELECTOR_SALU = 1
 # How the src VGPRs arrive by default: aligned tuples of this many dwords in register order (an
 # MFMA result, a dwordx4 load), which an LDS store of other register groups must copy (tuple_copies).

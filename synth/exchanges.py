@@ -157,6 +157,11 @@ def _stage_sigma(src_pos: tuple) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------- schedules on labels
+class DupLabelRefused(Exception):
+    """A schedule would exchange a dup label back out of the registers (``SchedulePlanner._exchange``
+    refuses it): its generator has no schedule from that start."""
+
+
 @dataclass
 class Schedule:
     """Moves ``("x", rho, j)`` (exchange) and ``("stage", src_pos)`` with their price; the final labels."""
@@ -238,7 +243,7 @@ class SchedulePlanner:
         ``collapsed``).  A register position holding a dup label is not exchanged again
         (``_spare`` skips it; the other generators exchange labels that the dst holds)."""
         if s.reg[rho] in self.dups:
-            raise ValueError("a dup label is not exchanged back out of the registers")
+            raise DupLabelRefused("a dup label is not exchanged back out of the registers")
         c, n = self.x_price(rho, j, s)
         s.cost += c
         s.count += n
@@ -424,7 +429,7 @@ class SchedulePlanner:
         for gen in (self.exchanges, self.lane_first):
             try:
                 out.append(gen())
-            except ValueError:
+            except (ValueError, DupLabelRefused):  # ValueError: no unit bit to break a lane cycle (_spare)
                 pass
         out += [f for f in map(self.fused_stages, list(out)) if f is not None]
         s0 = self._new("")
@@ -440,7 +445,7 @@ class SchedulePlanner:
                     seen.add(A)
                     try:
                         out.append(self.rounds(set(A), f"rounds:{len(A)}/{len(outgoing)}"))
-                    except ValueError:
+                    except DupLabelRefused:
                         pass
         for sched in out:
             sched.name += suffix

@@ -26,15 +26,17 @@ price and expected ISA counts include them: linlayout.synth.cost, linlayout.lowe
 CDNA plans without DPP or permlane reads keep the plan's order unpinned and need none.
 
 RDNA (gfx11 and later) has no such wait states, but a VALU instruction that reads a result of one of
-the ``VALU_DEPENDENCY_DISTANCE - 1`` VALU instructions before it stalls, and the compiler puts an
+the ``VALU_DEPENDENCY_INSTRUCTIONS - 1`` VALU instructions before it stalls, and the compiler puts an
 ``s_delay_alu`` (an SALU instruction, counted in the region) before it (docs/amd_facts.md 6.4).  For
 an RDNA plan without LDS accesses or barriers (one run of register steps) :func:`issue_slots` is a
 list schedule over the same dependences that takes the ready step whose latest VALU writer lies
 furthest back (up to that distance), then the longest remaining path, cut into slots of independent
 steps (a new slot at each step that reads a register the current slot writes) and pinned: the
 compiler, free within a slot, pairs its instructions into dual-issue lines and adds the copies it
-needs, but cannot pull a reader up to its writer.  The plan's price does not change (no ``s_nop``).
-Other RDNA plans keep the plan's order unpinned.
+needs, but cannot pull a reader up to its writer.  No ``s_nop`` is needed; the ``s_delay_alu`` that
+remain (:func:`valu_delays`) are instructions of the region, which linlayout.synth.cost.estimate_overhead
+adds as ``salu_delay_alu`` (one SALU issue slot each, docs/conversions.md section 5).  Other RDNA
+plans keep the plan's order unpinned and count none.
 """
 
 from __future__ import annotations
@@ -48,13 +50,13 @@ from linlayout.hw.targets import get_target
 
 from .steps import Step, dwords_per_slot, slots_per_dword
 
-__all__ = ["DPP_READ_WAIT_STATES", "PERMLANE_READ_WAIT_STATES", "VALU_DEPENDENCY_DISTANCE", "HazardCount", "hazard_nops",
-           "hazard_wait_states", "issue_slots"]
+__all__ = ["DPP_READ_WAIT_STATES", "PERMLANE_READ_WAIT_STATES", "VALU_DEPENDENCY_INSTRUCTIONS", "HazardCount", "hazard_nops",
+           "hazard_wait_states", "issue_slots", "valu_delays"]
 
-#: [I] A VALU instruction that reads a VGPR written by one of the ``VALU_DEPENDENCY_DISTANCE - 1`` VALU
+#: [I] A VALU instruction that reads a VGPR written by one of the ``VALU_DEPENDENCY_INSTRUCTIONS - 1`` VALU
 #: instructions before it gets an ``s_delay_alu`` on gfx11 and later (LLVM's AMDGPUInsertDelayALU, our
 #: compiled RDNA kernels: ``VALU_DEP_1`` .. ``VALU_DEP_4``; docs/amd_facts.md 6.4)
-VALU_DEPENDENCY_DISTANCE = 5
+VALU_DEPENDENCY_INSTRUCTIONS = 5
 DPP_READ_WAIT_STATES = 2  # [Q CDNA3/CDNA4 ISA, table 11] a write of a VGPR -> a DPP op reads it
 PERMLANE_READ_WAIT_STATES = 2  # [Q CDNA4 ISA, table 11] a VALU write of a VGPR -> v_permlane*_swap reads it
 
@@ -341,9 +343,10 @@ def _delays_dependent_valu(plan) -> bool:
 
 
 class _ValuClock:
-    """VALU issue positions (one per instruction) of the steps of a table issued so far, and the position
-    of the VALU instruction that last wrote each register (a DS result is awaited by ``s_waitcnt``, not
-    delayed: none; a renaming keeps the values' writers under their new names)."""
+    """VALU issue positions (one per VALU instruction: ``VALU_DEP_N`` counts VALU instructions only, so a
+    DS instruction takes none) of the steps of a table issued so far, and the position of the VALU
+    instruction that last wrote each register (a DS result is awaited by ``s_waitcnt``, not delayed:
+    none; a renaming keeps the values' writers under their new names)."""
 
     __slots__ = ("table", "now", "written")
 
@@ -355,7 +358,7 @@ class _ValuClock:
     def latest(self, i: int) -> int:
         """The position of the latest VALU writer of what step ``i`` reads (far back if none)."""
         written = self.written
-        return max((written[d] for d in self.table.reads[i] if d in written), default=-VALU_DEPENDENCY_DISTANCE)
+        return max((written[d] for d in self.table.reads[i] if d in written), default=-VALU_DEPENDENCY_INSTRUCTIONS)
 
     def issue(self, i: int) -> None:
         t, written = self.table, self.written
@@ -366,18 +369,19 @@ class _ValuClock:
                 if w is not None:
                     written[d] = w
             return
+        if t.ds[i]:
+            for d in t.writes[i]:
+                written.pop(d, None)
+            return
         n = t.instructions[i]
         for k, d in enumerate(sorted(t.writes[i])):  # the step writes its registers in order
-            if t.ds[i]:
-                written.pop(d, None)
-            else:
-                written[d] = self.now + min(k, max(n - 1, 0))
+            written[d] = self.now + min(k, max(n - 1, 0))
         self.now += n
 
 
 def _apart_schedule(t: _Table) -> list[int]:
     """List-schedule the steps of ``t`` (one run of register steps) so that a VALU read comes
-    ``VALU_DEPENDENCY_DISTANCE`` VALU instructions after the writer where it can (module docstring):
+    ``VALU_DEPENDENCY_INSTRUCTIONS`` VALU instructions after the writer where it can (module docstring):
     of the ready steps, the one whose most recent VALU writer lies furthest back (capped at the
     distance), then the longest remaining path of instructions, then the plan's order."""
     run = list(range(len(t.steps)))
@@ -391,7 +395,7 @@ def _apart_schedule(t: _Table) -> list[int]:
     order = []
     while latest:
         now = clock.now
-        best = max(latest, key=lambda j: (min(now - latest[j], VALU_DEPENDENCY_DISTANCE), height[j], -j))
+        best = max(latest, key=lambda j: (min(now - latest[j], VALU_DEPENDENCY_INSTRUCTIONS), height[j], -j))
         del latest[best]
         order.append(best)
         clock.issue(best)
@@ -432,19 +436,22 @@ def issue_slots(plan) -> list[list[int]]:
 
 def valu_delays(plan) -> int:
     """The ``s_delay_alu`` instructions LLVM is expected to put in the region of an RDNA plan without LDS
-    accesses on gfx11 and later, whose order the lowering pins (:func:`issue_slots`) [I]: of its steps in
-    that order, those with a VALU instruction that reads a register written by one of the
-    ``VALU_DEPENDENCY_DISTANCE - 1`` instructions before it (a DS result is awaited by ``s_waitcnt``
-    instead), one ``s_delay_alu`` per two of them (one covers a second reader close behind,
-    ``instskip``).  0 for other plans (a plan with LDS accesses is scheduled by the compiler, which
+    accesses on gfx11 and later, whose order the lowering pins (:func:`issue_slots`) [I]: of its VALU
+    instructions in that order, those that read a register written by one of the
+    ``VALU_DEPENDENCY_INSTRUCTIONS - 1`` VALU instructions before them (a DS result is awaited by
+    ``s_waitcnt`` instead), one ``s_delay_alu`` per two of them (one covers a second reader close
+    behind, ``instskip``).  Instruction ``k`` of a step of ``n`` is issued ``k`` after its first and
+    taken to read the step's latest VALU writer (a step's instructions read alike: the dwords of one
+    move).  0 for other plans (a plan with LDS accesses is scheduled by the compiler, which
     interleaves its independent loads and permutes)."""
     if not (plan.steps and _delays_dependent_valu(plan)):
         return 0
     t = _Table(plan.steps, slots_per_dword(plan.element_bits), dwords_per_slot(plan.element_bits))
     clock, readers = _ValuClock(t), 0
     for i in _apart_schedule(t):  # the order of issue_slots
-        if t.instructions[i] and not t.ds[i] and clock.now - clock.latest(i) < VALU_DEPENDENCY_DISTANCE:
-            readers += 1
+        if not t.ds[i]:
+            behind = clock.now - clock.latest(i)  # VALU instructions from the latest writer to the step's first
+            readers += max(0, min(t.instructions[i], VALU_DEPENDENCY_INSTRUCTIONS - behind))
         clock.issue(i)
     return (readers + 1) // 2
 

@@ -1094,14 +1094,15 @@ def _in_order_chunks(bases: list[int], span: list[int], n: int) -> int:
 def _perms_side(bases: list[int], span: list[int], p: int, element_bytes: int) -> int:
     """v_perm_b32 count of one side (accesses ``base ^ span[x]``, ``_groups``): VGPRs whose elements
     are not in address order (an access of at least a dword: every VGPR not holding registers
-    ``p*j .. p*j+p-1`` in order; smaller accesses: ``_narrow_repacks``, one repack per access not in
-    place or per two such accesses in the same VGPRs)."""
+    ``p*j .. p*j+p-1`` in order; smaller accesses: one repack per access not in place,
+    ``_narrow_repacks`` sharing none: loads, and stores where the target has no store from a
+    register's upper half; ``_choose_vectors`` counts the shared repacks of the other stores)."""
     if p == 1 or not bases:
         return 0
     n = len(span)
     if n * element_bytes >= 4:
         return len(bases) * (n // p) - _in_order_chunks(bases, span, p)
-    return len(_narrow_repacks([[b ^ s for s in span] for b in bases], p, element_bytes))
+    return len(_narrow_repacks([[b ^ s for s in span] for b in bases], p, element_bytes, False))
 
 
 def _narrow_in_place(g: list[int], p: int, element_bytes: int) -> bool:
@@ -1113,13 +1114,15 @@ def _narrow_in_place(g: list[int], p: int, element_bytes: int) -> bool:
             and pos % (len(g) * element_bytes) == 0)
 
 
-def _narrow_repacks(groups: list[list[int]], p: int, element_bytes: int) -> list[list[int]]:
+def _narrow_repacks(groups: list[list[int]], p: int, element_bytes: int, high_half: bool) -> list[list[int]]:
     """The ``v_perm_b32`` repacks of the stores narrower than a dword of the register groups ``groups``
     (in issue order): per repack, the indices of the groups it serves.  A group not in place
     (``_narrow_in_place``) is repacked into the low half of a fresh VGPR (its elements from byte 0);
     two such groups whose registers lie in the same VGPRs (the same set of ``r // p``: at most two,
     a store being at most half a dword) share one ``v_perm_b32`` of those VGPRs, the later one
-    in the high half (a ``_d16_hi`` store), taken in order within each set.  Only stores of whole
+    in the high half (a ``_d16_hi`` store), taken in order within each set, on targets with such a
+    store (``high_half``: ``Target.has_lds_store_high_half``; in PTX the high half takes a shift
+    before its ``st.shared.b16``, so a shared repack saves nothing and none is shared).  Only stores of whole
     halves (``ds_write_b16``) share: the compiler takes a ``ds_write_b8_d16_hi`` of a repacked
     byte apart again (LLVM turns the shared repack of two bytes into shifts and 16-bit ORs, more
     VALU than a repack per byte; gfx1100 fp8 ``blocked[1x1,t32x1,o10]->blocked[1x1,t1x32,o01]``)."""
@@ -1128,7 +1131,7 @@ def _narrow_repacks(groups: list[list[int]], p: int, element_bytes: int) -> list
     for i, g in enumerate(groups):
         if _narrow_in_place(g, p, element_bytes):
             continue
-        if len(g) * element_bytes != 2:
+        if len(g) * element_bytes != 2 or not high_half:
             repacks.append([i])
             continue
         vgprs = frozenset(r // p for r in g)
@@ -1182,10 +1185,13 @@ class _Vectors(NamedTuple):
 
 
 def _choose_vectors(side: _Side, t_cap: int, p: int, element_bytes: int, store: bool,
-                    tuple_dwords: int) -> list[_Vectors]:
+                    tuple_dwords: int, share_rounds: Callable[[list[list[int]]], list[int]] | None) -> list[_Vectors]:
     """Vector bits with the fewest LDS instructions plus repacking ``v_perm``s; for stores once
     counting the ``v_mov``s that build their VGPR tuples (the src arriving in tuples of
-    ``tuple_dwords``) and once not (loads write new registers).
+    ``tuple_dwords``) and once not (loads write new registers).  ``share_rounds``: for stores on a
+    target that stores from a register's upper half, the round of each access group
+    (``lds_accesses``): narrow stores share repacks within a round (``_narrow_repacks``), as
+    ``build_lds`` makes them; None (loads, which write new registers, and PTX stores): none shared.
     The distinct choices, the one counting copies first."""
     counts = (True, False) if store else (False,)
     best: dict[bool, tuple[_Vectors, float]] = {}
@@ -1198,7 +1204,13 @@ def _choose_vectors(side: _Side, t_cap: int, p: int, element_bytes: int, store: 
                                             for _, c in best.values()):
             continue
         bases, span = _bases(side, deltas), span_values(deltas)
-        perms = _perms_side(bases, span, p, element_bytes)
+        if share_rounds is not None and width_bytes < 4 and p > 1:  # narrow stores share within a round
+            groups = _groups(side, deltas)
+            rnd_of = share_rounds(groups)
+            perms = sum(len(_narrow_repacks([g for g, k in zip(groups, rnd_of) if k == rnd], p, element_bytes, True))
+                        for rnd in sorted(set(rnd_of)))
+        else:
+            perms = _perms_side(bases, span, p, element_bytes)
         copies = (_copies_side(bases, span, p, element_bytes, tuple_dwords) if store and width_bytes >= 8
                   else 0)  # narrower: no tuple
         for with_copies in counts:
@@ -1382,8 +1394,8 @@ class LdsAccesses:
         ``in_wave.gather_dwords``, which makes no op only for a src VGPR as it is (``_in_place``:
         registers ``p j .. p j + p - 1`` in order), and narrow stores with ``_NarrowStores`` (one
         repack per group of ``_narrow_repacks``, each round's stores apart): ``s_perms``
-        (``_perms_side`` of the store vectors; of each round's, where there are several) counts
-        exactly those.  Such a dword (or repack) is no src value and the stores hold distinct
+        (the store vectors' ``perms``, ``_choose_vectors``: ``_perms_side``, or for narrow stores
+        sharing repacks each round's ``_narrow_repacks``) counts exactly those.  Such a dword (or repack) is no src value and the stores hold distinct
         registers, so each is the result of an op of its own (a value has one producer).  Where
         the dst has no duplicates, every dst dword is loaded and is in place only when one loaded
         VGPR holds it in order, so the dst dwords gathered are the loaded VGPRs out of order,
@@ -1492,18 +1504,6 @@ def lds_accesses(ctx: ConversionContext, design: LdsDesign) -> list[LdsAccesses]
     S = _side(prob.src_cols, design, inv_cols, stores=True)
     D = _side(prob.dst_cols, design, inv_cols)
     t_cap = (16 // element_bytes).bit_length() - 1
-    store_choices = _choose_vectors(S, t_cap, p, element_bytes, True, ctx.src_tuple_dwords)
-    d_perms = 0  # a lower bound of the dst dwords gathered from the loaded values (LdsAccesses.register_steps)
-    if design.read_transpose:
-        load = ctx.target.transpose_load(ctx.element_bits)
-        d_groups, d_width_bytes = _transpose_groups(D, load, design.n_offset_bits), load.bytes_per_lane
-    elif design.over_fetch:
-        d_groups, d_width_bytes = _over_fetch_groups(D, element_bytes, t_cap)
-    else:
-        (d_vectors,) = _choose_vectors(D, t_cap, p, element_bytes, False, ctx.src_tuple_dwords)
-        d_groups, d_width_bytes = _groups(D, d_vectors.deltas), element_bytes << len(d_vectors.deltas)
-        if len(D.unique) == len(D.reg_image):  # (no duplicates)
-            d_perms = d_vectors.perms if d_width_bytes >= 4 else len(D.reg_image) // p
 
     def rounds_of(side: _Side, groups: list[list[int]]) -> list[int]:
         if not design.n_rep_bits:
@@ -1513,6 +1513,20 @@ def lds_accesses(ctx: ConversionContext, design: LdsDesign) -> list[LdsAccesses]
         if (reps != reps[:1, :1, :, :1]).any():
             raise LayoutError("internal: an LDS access spans two rounds")
         return [int(x) for x in reps[0, 0, :, 0]]
+
+    share_rounds = (lambda groups: rounds_of(S, groups)) if ctx.target.has_lds_store_high_half else None
+    store_choices = _choose_vectors(S, t_cap, p, element_bytes, True, ctx.src_tuple_dwords, share_rounds)
+    d_perms = 0  # a lower bound of the dst dwords gathered from the loaded values (LdsAccesses.register_steps)
+    if design.read_transpose:
+        load = ctx.target.transpose_load(ctx.element_bits)
+        d_groups, d_width_bytes = _transpose_groups(D, load, design.n_offset_bits), load.bytes_per_lane
+    elif design.over_fetch:
+        d_groups, d_width_bytes = _over_fetch_groups(D, element_bytes, t_cap)
+    else:
+        (d_vectors,) = _choose_vectors(D, t_cap, p, element_bytes, False, ctx.src_tuple_dwords, None)
+        d_groups, d_width_bytes = _groups(D, d_vectors.deltas), element_bytes << len(d_vectors.deltas)
+        if len(D.unique) == len(D.reg_image):  # (no duplicates)
+            d_perms = d_vectors.perms if d_width_bytes >= 4 else len(D.reg_image) // p
 
     def paired(side: _Side, groups: list[list[int]], width_bytes: int, rnd_of: list[int], rnd: int) -> list:
         gs = [g for g, k in zip(groups, rnd_of) if k == rnd]
@@ -1531,10 +1545,6 @@ def lds_accesses(ctx: ConversionContext, design: LdsDesign) -> list[LdsAccesses]
         s_groups, s_width_bytes = _groups(S, s_deltas), element_bytes << len(s_deltas)
         try:
             s_round = rounds_of(S, s_groups)
-            s_perms = s_vectors.perms
-            if s_width_bytes < 4 and n_rounds > 1:  # narrow stores share repacks within a round only
-                s_perms = sum(len(_narrow_repacks([g for g, k in zip(s_groups, s_round) if k == rnd], p,
-                                                  element_bytes)) for rnd in range(n_rounds))
             if loads is None:
                 d_round = rounds_of(D, d_groups)
                 loads = ([paired(D, d_groups, d_width_bytes, d_round, k) for k in range(n_rounds)],
@@ -1545,7 +1555,7 @@ def lds_accesses(ctx: ConversionContext, design: LdsDesign) -> list[LdsAccesses]
             raise
         out.append(LdsAccesses(design, S, D, s_width_bytes, d_width_bytes, loads[1],
                                [paired(S, s_groups, s_width_bytes, s_round, k) for k in range(n_rounds)], loads[0],
-                               ctx, s_perms=s_perms if counted else 0,
+                               ctx, s_perms=s_vectors.perms if counted else 0,
                                s_copies=s_vectors.copies if counted else 0, d_perms=d_perms if counted else 0))
     if out and not design.read_transpose and not design.over_fetch:
         out += _matrix_variants(ctx, out, n_rounds)
@@ -1742,7 +1752,8 @@ def build_lds(prog: Program, acc: LdsAccesses, src_dwords: list[int]) -> list[in
         wide = acc.s_width_bytes >= 4
         dwords = iter(_dwords_of(prog, [r for g, g2, _, _ in stores for r in g + (g2 or [])], src_dwords, p,
                                  element_bytes) if wide else [])
-        narrow = None if wide else _NarrowStores(prog, [g for g, _, _, _ in stores], src_dwords, p, element_bytes)
+        narrow = None if wide else _NarrowStores(prog, [g for g, _, _, _ in stores], src_dwords, p, element_bytes,
+                                                 acc.ctx.target.has_lds_store_high_half)
         for g, g2, off, st64 in stores:
             if wide:
                 vals, pair = ([next(dwords) for _ in range(len(h) // p)] if h is not None else None
@@ -1825,11 +1836,13 @@ class _NarrowStores:
     issue order): a group in place (``_narrow_in_place``) stores from its src VGPR; the others from
     the ``v_perm_b32`` repacks of ``_narrow_repacks``, each made when its first group is stored, the
     first group of a repack from slot 0, the second from slot ``p / 2`` (byte 2: a ``_d16_hi``
-    store)."""
+    store; ``high_half``: the target has one)."""
 
-    def __init__(self, prog: Program, groups: list[list[int]], src_dwords: list[int], p: int, element_bytes: int):
+    def __init__(self, prog: Program, groups: list[list[int]], src_dwords: list[int], p: int, element_bytes: int,
+                 high_half: bool):
         self.prog, self.groups, self.src_dwords, self.p, self.element_bytes = prog, groups, src_dwords, p, element_bytes
-        self.repack_of = {groups[i][0]: shared for shared in _narrow_repacks(groups, p, element_bytes) for i in shared}
+        self.repack_of = {groups[i][0]: shared for shared in _narrow_repacks(groups, p, element_bytes, high_half)
+                          for i in shared}
         self.made: dict[int, tuple[int, int]] = {}  # first register of a group -> (value, slot)
 
     def value(self, g: list[int]) -> tuple[list[int], list[int]]:

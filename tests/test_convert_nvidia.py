@@ -537,3 +537,18 @@ def test_setup_estimate_of_an_nvidia_plan_is_named_in_ptx_words(capsys):
     assert main(["convert", "--src", src, "--dst", dst, "--arch", "sm_90", "--dtype", "f16", "--strategy", "lds"]) == 0
     text = capsys.readouterr().out
     assert "alu_shared_addr" in text and not re.search(r"\b(valu_|salu_|s_waitcnt|ds_|s_barrier)", text)
+
+
+def test_nvidia_narrow_stores_share_no_repack_between_halves():
+    """sm_80 i8 mma.sync accumulator -> blocked (the corpus's ``mma2.16x8->blocked[1x1,t16x2,o01]``):
+    2-byte stores of byte pairs.  PTX has no store from a register's upper half (the CUDA takes a
+    ``>> 16`` shift first, which neither the plan nor its PTX counts hold), so no ``prmt`` repack is
+    shared by two stores, one of them from its upper half: every store of a repacked value takes
+    its low half."""
+    case = next(c for c in family_corpus("nvidia")["cases"]
+                if c["name"] == "mma2.16x8->blocked[1x1,t16x2,o01]" and c["arch"] == "sm_80" and c["dtype"] == "i8")
+    plan = plan_conversion(LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"]), "sm_80", 8)
+    _check_nvidia_plan(plan)
+    made = {v for st_ in plan.steps if not isinstance(st_, (LdsStore, LdsLoad, Barrier)) for v in st_.writes()}
+    narrow = [st_ for st_ in plan.steps if isinstance(st_, LdsStore) and st_.width_bytes < 4]
+    assert narrow and not any(st_.d16_hi and set(st_.src) & made for st_ in narrow)

@@ -144,3 +144,33 @@ def test_the_delay_estimate_against_the_compiled_s_delay_alu():
         counts = lower_conversion(plan, binary=False, cache=False).report["isa_counts"]
         assert counts["salu"] == compiled  # every SALU of these regions is an s_delay_alu
     assert _plan(("wmma1.16x16->dotAwmma1.16x16(kw16)", "gfx1100", "i8", 8)).strategy == "lds"
+
+
+def _dpp(dst: list[int], src: list[int]):
+    from linlayout.synth.steps import Lane
+
+    return Lane(kind="dpp:row_shr:1", dst=dst, src=src, src_lane=np.arange(32),
+                isa={"ctrl": 0x111, "row_mask": 15, "bank_mask": 15, "bound_ctrl": 1})
+
+
+def _swizzle(dst: list[int], src: list[int]):
+    from linlayout.synth.steps import Lane
+
+    return Lane(kind="ds_swizzle:0x1f", dst=dst, src=src, src_lane=np.arange(32), isa={"offset": 0x1f})
+
+
+def test_the_delay_estimate_counts_valu_instructions_only():
+    """``valu_delays`` on hand-made gfx1100 step lists (their order is their dependences): a chain of three
+    DPP moves of 64-bit elements is six VALU instructions, each of the last four reading the result of the
+    one two before it: four close readers, two ``s_delay_alu`` (one covers two); a DPP read of a DPP result
+    with four dependent ``ds_swizzle`` between them (DS, no VALU clock: ``VALU_DEP_N`` counts VALU
+    instructions) is one VALU instruction behind it: one ``s_delay_alu``."""
+    from types import SimpleNamespace
+
+    from linlayout.synth.hazards import valu_delays
+
+    chain = SimpleNamespace(steps=[_dpp([0], [1]), _dpp([2], [0]), _dpp([3], [2])], arch="gfx1100", element_bits=64)
+    assert issue_slots(chain) == [[0], [1], [2]] and valu_delays(chain) == 2
+    through_ds = SimpleNamespace(steps=[_dpp([0], [1]), _swizzle([2], [0]), _swizzle([3], [2]), _swizzle([6], [3]),
+                                        _swizzle([7], [6]), _dpp([8], [0, 7])], arch="gfx1100", element_bits=32)
+    assert [i for slot in issue_slots(through_ds) for i in slot] == list(range(6)) and valu_delays(through_ds) == 1

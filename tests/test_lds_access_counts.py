@@ -37,10 +37,11 @@ def _group_array(side: lds_path._Side, deltas: list[int]) -> np.ndarray:
     return np.array(bases, dtype=np.int64)[:, None] ^ span[None, :]
 
 
-def _perms(g: np.ndarray, p: int, element_bytes: int) -> int:
+def _perms(g: np.ndarray, p: int, element_bytes: int, high_half: bool) -> int:
     """VGPRs not holding registers ``p*j .. p*j+p-1`` in order; sub-dword accesses: one for each not
-    holding consecutive registers from byte 0 or 2 of a VGPR, aligned to its size -- but one for every
-    two such 2-byte accesses whose registers lie in the same VGPRs (a repack fills both halves)."""
+    holding consecutive registers from byte 0 or 2 of a VGPR, aligned to its size -- but, with
+    ``high_half`` stores, one for every two such 2-byte accesses whose registers lie in the same VGPRs
+    (a repack fills both halves)."""
     if p == 1 or not len(g):
         return 0
     n = g.shape[1]
@@ -50,7 +51,7 @@ def _perms(g: np.ndarray, p: int, element_bytes: int) -> int:
     pos = (g[:, 0] % p) * element_bytes
     bad = ((g != g[:, :1] + np.arange(n)).any(axis=1) | ((pos % 4 != 0) & (pos % 4 != 2))
            | (pos % (n * element_bytes) != 0))
-    if n * element_bytes != 2:
+    if n * element_bytes != 2 or not high_half:
         return int(bad.sum())
     per_vgprs = Counter(frozenset((row // p).tolist()) for row in g[bad])
     return sum(-(-k // 2) for k in per_vgprs.values())
@@ -102,7 +103,10 @@ def test_side_counts_match_the_enumerated_accesses(side, element_bytes, tuple_dw
         assert lds_path._groups(side, deltas) == g.tolist()
         bases, span = lds_path._bases(side, deltas), span_values(deltas)
         assert span == span_table(deltas).tolist()
-        assert lds_path._perms_side(bases, span, p, element_bytes) == _perms(g, p, element_bytes)
+        assert lds_path._perms_side(bases, span, p, element_bytes) == _perms(g, p, element_bytes, False)
+        if p > 1 and (element_bytes << len(deltas)) < 4:
+            # narrow stores with a store from the upper half share repacks (_narrow_repacks)
+            assert len(lds_path._narrow_repacks(g.tolist(), p, element_bytes, True)) == _perms(g, p, element_bytes, True)
         assert lds_path._copies_side(bases, span, p, element_bytes, tuple_dwords) == _copies(g, p, element_bytes,
                                                                                               tuple_dwords)
 
@@ -226,9 +230,26 @@ def test_narrow_store_repacks_share_a_vgpr_pair_for_two_half_stores():
     # 8-bit elements, 2-byte stores: the byte pairs (0, 4), (1, 5), (2, 6), (3, 7) all lie in VGPRs 0 and 1,
     # so two repacks serve them (each filling both halves: ds_write_b16 and _d16_hi); (8, 9) is in place;
     # (10, 12) is alone in its VGPRs (2, 3)
-    assert lds_path._narrow_repacks([[0, 4], [1, 5], [2, 6], [3, 7], [8, 9], [10, 12]], 4, 1) == [[0, 1], [2, 3], [5]]
+    pairs = [[0, 4], [1, 5], [2, 6], [3, 7], [8, 9], [10, 12]]
+    assert lds_path._narrow_repacks(pairs, 4, 1, True) == [[0, 1], [2, 3], [5]]
+    # without a store from the high half (PTX: a shift before st.shared.b16) nothing is shared
+    assert lds_path._narrow_repacks(pairs, 4, 1, False) == [[0], [1], [2], [3], [5]]
     # single bytes at bytes 1 and 3 are repacked one by one (ds_write_b8_d16_hi of a shared repack is
     # taken apart again by the compiler)
-    assert lds_path._narrow_repacks([[1], [3], [5]], 4, 1) == [[0], [1], [2]]
+    assert lds_path._narrow_repacks([[1], [3], [5]], 4, 1, True) == [[0], [1], [2]]
     # 16-bit elements always sit at byte 0 or 2: none
-    assert lds_path._narrow_repacks([[1], [2], [3]], 2, 2) == []
+    assert lds_path._narrow_repacks([[1], [2], [3]], 2, 2, True) == []
+
+
+def test_vector_choice_counts_narrow_repacks_as_the_round_trip_builds_them():
+    # 8-bit elements, register 2 one byte after register 0 (register bits at offsets 4 and 1): 2-byte accesses
+    # [0, 2] and [1, 3], both out of place in VGPR 0.  Loads write new registers: two repacks, none shared
+    side = _side([4, 1], 3)
+    assert lds_path._choose_vectors(side, 4, 4, 1, False, 4, None) == [lds_path._Vectors([2], 2, 0)]
+    # stores share one repack (ds_write_b16 + _d16_hi) within a round, none across rounds (build_lds)
+    stores = [v for v in lds_path._choose_vectors(side, 4, 4, 1, True, 4, lambda groups: [0] * len(groups))
+              if v.deltas == [2]]
+    assert stores == [lds_path._Vectors([2], 1, 0)]
+    apart = [v for v in lds_path._choose_vectors(side, 4, 4, 1, True, 4, lambda groups: list(range(len(groups))))
+             if v.deltas == [2]]
+    assert apart == [lds_path._Vectors([2], 2, 0)]

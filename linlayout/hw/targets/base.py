@@ -149,6 +149,14 @@ class Target:
         """Does it have two-address LDS accesses (AMD ``ds_read2`` / ``ds_write2``; none in PTX)?"""
         return self.lds_isa == "ds"
 
+    @property
+    def has_lds_store_high_half(self) -> bool:
+        """Can a store narrower than a dword take its bytes from the upper half of a register in one
+        instruction (AMD ``ds_write_b16_d16_hi`` / ``ds_write_b8_d16_hi``)?  Not in PTX:
+        ``st.shared.b16`` / ``.b8`` stores the low bits of its operand, so the upper half takes a
+        shift first (the CUDA emitter's ``>> 16``), one more instruction."""
+        return self.lds_isa == "ds"
+
     def lds_op_name(self, store: bool, width_bytes: int) -> str:
         """The LDS instruction moving ``width_bytes`` per lane (1..16): ``ds_write_bN``, ``ds_read_bN``
         (``ds_read_uN`` below 4 bytes, zero-extending) on AMD, ``st.shared.bN`` / ``ld.shared.bN`` on
