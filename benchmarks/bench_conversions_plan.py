@@ -55,7 +55,7 @@ sys.path.insert(0, str(REPO))
 
 from benchmarks.script_args import ScriptParser  # noqa: E402
 from linlayout import LayoutError, LinearLayout, caches  # noqa: E402
-from linlayout.synth import convert  # noqa: E402
+from linlayout.synth import convert, swizzle  # noqa: E402
 
 BITS = {"fp32": 32, "fp16": 16, "bf16": 16, "fp8": 8, "i8": 8}
 CORPORA = {family: REPO / "benchmarks" / "data" / f"triton_{family}_corpus.json" for family in ("amd", "nvidia", "wave32")}
@@ -67,8 +67,6 @@ class _SwizzleTimer:
     """Accumulates the time spent in linlayout.synth.swizzle.shared_basis (the planner's entry to it)."""
 
     def __init__(self) -> None:
-        from linlayout.synth import swizzle
-
         self.mod, self.orig, self.seconds = swizzle, swizzle.shared_basis, 0.0
 
         def timed(*a, **k):

@@ -36,7 +36,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: benchmarks.script_args
 
 from benchmarks.script_args import ScriptParser  # noqa: E402
-from linlayout.cli.bench import summarize, uses_shared_memory  # noqa: E402
+from linlayout.cli.bench import OLDER_ROWS, rows_without_ours_whole, summarize, uses_shared_memory  # noqa: E402
 from linlayout.layout import LinearLayout  # noqa: E402
 from linlayout.lowering.ptx_counts import PTX_CLASS_KEYS  # noqa: E402
 
@@ -97,7 +97,7 @@ def table(rows: list[dict], cases: list[dict]) -> str:
         both = [o / t for o, t in pairs if o and t]
         geo = f"{math.exp(sum(map(math.log, both)) / len(both)):.2f}" if both else "-"
         over = [(r, c) for r, c in measured if _over_cycles(r)]
-        whole = [r for r, _ in measured if r.get("triton_whole")]
+        whole = [r for r, _ in measured if r.get("triton_whole") and r["ours_whole"] is not None]
         whole_losses = sum(r["ours_whole"]["total"] > r["triton_whole"]["total"] for r in whole)
         whole_over = sum(r["modelled"][r["objective"]]["ours_whole"] > r["modelled"][r["objective"]]["triton_whole"]
                          + 1e-9
@@ -136,6 +136,8 @@ def main() -> None:
     args = ap.parse_args()
     cases = read_cases(ap, args.corpus, "--corpus")
     rows = [r for r in read_cases(ap, args.rows, "rows") if r.get("set") != "baseline"]
+    if rows_without_ours_whole(rows):
+        ap.error(f"rows {args.rows}: {OLDER_ROWS}")
     if len(rows) != len(cases):
         ap.error(f"{len(rows)} bench rows for {len(cases)} corpus cases: run the whole corpus")
     rows = [r if "refused" in r else dict(r, triton=c["triton"], triton_uses_lds=uses_shared_memory(c["triton"]))

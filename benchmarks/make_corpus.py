@@ -76,7 +76,10 @@ from typing import Callable
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: benchmarks.script_args
 
 from benchmarks.script_args import ScriptParser  # noqa: E402
-from linlayout.lowering.beyond_identity import outside_valu, valu_beyond  # noqa: E402
+from linlayout.encodings import encoding_from_params  # noqa: E402
+from linlayout.lowering.beyond_identity import SIDES, outside_valu, valu_beyond  # noqa: E402
+from linlayout.lowering.isa import isa_counts  # noqa: E402
+from linlayout.lowering.ptx_counts import ptx_counts  # noqa: E402
 
 FORMAT = "triton_amd_convert_baseline/v1"
 OUT = Path(__file__).resolve().parent / "data" / "triton_amd_corpus.json"
@@ -483,13 +486,7 @@ class Family:
 
     def counts(self, lines: list[str]) -> dict:
         """The counts of the instruction lines attributed to the conversion."""
-        if self.backend == "cuda":
-            from linlayout.lowering.ptx_counts import ptx_counts
-
-            return ptx_counts(lines)
-        from linlayout.lowering.isa import isa_counts
-
-        return isa_counts("\n".join(lines))
+        return ptx_counts(lines) if self.backend == "cuda" else isa_counts("\n".join(lines))
 
     def kernel_shared(self, asm: str) -> dict:
         """The shared-memory (LDS) accesses of the whole kernel, by the classes of :meth:`counts`
@@ -545,8 +542,6 @@ def _gluon_layout(spec: dict):
 def _wmma_warp_bases(spec: dict) -> list[list[int]]:
     """Gluon's ``warp_bases`` of a WMMA spec's ``warpsPerCTA`` (linlayout's Wmma CTA layout, which
     tests/test_encodings_triton_wheel.py checks against Triton's)."""
-    from linlayout.encodings import encoding_from_params
-
     return encoding_from_params("amd_wmma", {k: v for k, v in triton_params(spec).items()
                                              if k != "encoding"}).cta_layout().bases["warp"]
 
@@ -659,14 +654,12 @@ def measure(case: dict, builder, kernels, family: Family = FAMILIES["amd"]) -> d
 
 #: The source lines around the conversion whose VALU :func:`valu_beyond_identity` compares, by the
 #: call each holds: the key names them in ``triton_outside_valu``.
-OUTSIDE_LINES = {"load": "gl.load", "store": "gl.store"}
+OUTSIDE_LINES = dict(zip(SIDES, ("gl.load", "gl.store")))
 
 
 def line_counts(asm: str, line: int) -> dict:
     """``isa_counts`` of the amdgcn instructions the ``.loc`` directives put on source ``line``,
     global loads and stores left out (as the region is counted, :func:`convert_lines`)."""
-    from linlayout.lowering.isa import isa_counts
-
     return isa_counts("\n".join(convert_lines(asm, line)))
 
 
@@ -681,7 +674,7 @@ def valu_beyond_identity(case: dict, src, dst, asm: str, fn, kernels, family: Fa
     that the counted region leaves out.  ``asm`` and ``fn``: the conversion kernel's amdgcn and
     kernel function (:func:`compile_kernel`); ``src``, ``dst``: its Gluon layouts."""
     out = {}
-    for side, layout in (("load", src), ("store", dst)):
+    for side, layout in zip(SIDES, (src, dst)):
         identity, _ = compile_kernel(case, layout, layout, kernels, family)
         line = source_line(fn, OUTSIDE_LINES[side])
         out[side] = valu_beyond(line_counts(asm, line), line_counts(identity.asm[family.asm_key], line))

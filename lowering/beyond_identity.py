@@ -15,16 +15,23 @@ store side beyond the dst identity kernel's store side, is work for the conversi
 count (:data:`VALU_KEYS`) the difference, at least 0 (:func:`valu_beyond`), and as one number
 :func:`outside_valu`.  Both kernels of a comparison are compiled by the same compiler, so
 ``linlayout bench conversions`` counts ours the same way as the corpus counts Triton's
-(:func:`ours_outside_valu`).
+(:func:`ours_beyond_identity`).
+
+Triton's counted region holds whatever setup its lowering puts on the ``convert_layout`` line; ours
+computes the conversion's setup in a region of its own (``setup``: lane masks, selectors, LDS and
+``ds_bpermute`` addresses, the permlane selectors' low words) before ``conv``, and the stores'
+addresses in another (``store_addresses``, on the store side).  Our whole conversion therefore adds
+the ``setup`` region beyond the identity kernels' (:func:`setup_beyond`) to the counted region.
 """
 
 from __future__ import annotations
 
+from linlayout import LayoutError
 from linlayout.synth.convert import plan_conversion
 
 from .conversion import lower_conversion
-from .emit.conversion_kernel import source_tuple_dwords
-from .isa import around_region, isa_counts
+from .emit.conversion_kernel import STORE_ADDRESSES, source_tuple_dwords
+from .isa import IsaRegionError, around_region, isa_counts, region_lines
 
 #: The counts compared per side: all VALU, and the two kinds that only move data.
 VALU_KEYS = ("valu", "v_mov", "v_perm_b32")
@@ -48,22 +55,55 @@ def outside_valu(beyond: dict) -> int:
 
 def kernel_sides(isa_text: str) -> dict:
     """``isa_counts`` of one of our conversion kernels' load side (before its ``conv`` region) and
-    store side (after it), the ``setup`` region (addresses the plan's count estimates apart)
-    left out: ``{"load": counts, "store": counts}``."""
-    before, after = around_region(isa_text, "conv", leave_out=("setup",))
+    store side (after it), two regions left out: ``setup`` (the conversion's own prologue, counted
+    apart, :func:`kernel_setup`) and
+    :data:`~linlayout.lowering.emit.conversion_kernel.STORE_ADDRESSES` (the stores' addresses, no work
+    of the conversion; an identity kernel, whose stores are its loads, reuses its load addresses
+    there): ``{"load": counts, "store": counts}``."""
+    before, after = around_region(isa_text, "conv", leave_out=("setup", STORE_ADDRESSES))
     return {"load": isa_counts("\n".join(before)), "store": isa_counts("\n".join(after))}
 
 
-def ours_outside_valu(plan, isa_text: str) -> dict:
-    """:func:`outside_valu` of each side of our conversion kernel of ``plan`` (its ISA
-    ``isa_text``, linlayout.lowering.conversion.lower_conversion): the load side against the kernel
-    of the no-op plan of ``plan.src``, the store side against that of ``plan.dst`` (the same loads,
-    and the same stores, with no conversion), compiled here; ``{"load": n, "store": n}``."""
-    sides = kernel_sides(isa_text)
-    out = {}
-    for side, layout in (("load", plan.src), ("store", plan.dst)):
-        identity = plan_conversion(layout, layout, plan.arch, plan.element_bits,
-                                   src_tuple_dwords=source_tuple_dwords(layout, plan.element_bits))
-        theirs = kernel_sides(lower_conversion(identity, binary=False).compiled.isa)[side]
-        out[side] = outside_valu(valu_beyond(sides[side], theirs))
-    return out
+def kernel_setup(isa_text: str) -> dict:
+    """``isa_counts`` of the ``setup`` region of one of our conversion kernels: the plan's per-lane
+    values (lane masks, byte selectors, LDS and ``ds_bpermute`` addresses, the permlane selectors'
+    low words), computed once before ``conv``."""
+    return isa_counts("\n".join(region_lines(isa_text, "setup")))
+
+
+def setup_beyond(setup: dict, identities: list[dict]) -> dict:
+    """``setup`` (:func:`kernel_setup` of a conversion kernel) less what every one of its identity
+    kernels' setups holds (per count, the least of theirs; at least 0 each): the setup the conversion
+    adds.  An identity kernel's plan moves nothing, so its setup is empty and this is ``setup``."""
+    return {k: max(0, int(n) - min(int(i[k]) for i in identities)) for k, n in setup.items()}
+
+
+class IdentityKernelError(Exception):
+    """Our identity kernels of a compiled conversion could not be planned, emitted or read (a fault of
+    the measurement, not a refusal of the conversion): the load/store-side VALU is not measured."""
+
+
+def ours_beyond_identity(plan, isa_text: str) -> dict:
+    """Our conversion kernel of ``plan`` (its ISA ``isa_text``, linlayout.lowering.conversion.
+    lower_conversion) against its identity kernels (the no-op plans of ``plan.src`` and of
+    ``plan.dst``: the same loads, and the same stores, with no conversion), compiled here:
+
+    * ``outside_valu``: :func:`outside_valu` of each side, the load side against the src identity
+      kernel's, the store side against the dst one's (``{"load": n, "store": n}``);
+    * ``setup``: :func:`setup_beyond` of our ``setup`` region (``isa_counts``).
+
+    :class:`IdentityKernelError` where an identity kernel cannot be planned or compiled, or a region
+    of either kernel is not in its ISA."""
+    try:
+        sides = kernel_sides(isa_text)
+        setup = kernel_setup(isa_text)
+        outside, identity_setups = {}, []
+        for side, layout in zip(SIDES, (plan.src, plan.dst)):
+            identity = plan_conversion(layout, layout, plan.arch, plan.element_bits,
+                                       src_tuple_dwords=source_tuple_dwords(layout, plan.element_bits))
+            isa = lower_conversion(identity, binary=False).compiled.isa
+            outside[side] = outside_valu(valu_beyond(sides[side], kernel_sides(isa)[side]))
+            identity_setups.append(kernel_setup(isa))
+    except (LayoutError, IsaRegionError) as e:
+        raise IdentityKernelError(f"identity kernels of {plan.arch} {plan.element_bits}-bit conversion: {e}") from e
+    return {"outside_valu": outside, "setup": setup_beyond(setup, identity_setups)}

@@ -32,9 +32,10 @@ class LoweredConversion:
     """The emitted kernel of a plan and, when compiled, its ISA report.
 
     ``report`` is :func:`linlayout.lowering.report.isa_report` of the ``conv`` region (with
-    ``setup_counts``: the prologue that computes addresses and masks, outside the
-    region); ``differences`` lists the checked instruction kinds where the ISA and the
-    plan disagree (empty when they agree).
+    ``setup_counts``: the ``setup`` region, the plan's prologue outside the ``conv`` region -- LDS and
+    ``ds_bpermute`` addresses, lane masks, byte selectors, the permlane selectors' low words -- not the
+    stores' addresses, which have a region of their own); ``differences`` lists the checked
+    instruction kinds where the ISA and the plan disagree (empty when they agree).
     """
 
     kernel: ConversionKernel

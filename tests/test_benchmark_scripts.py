@@ -8,6 +8,7 @@ before any work."""
 
 from __future__ import annotations
 
+import ast
 import re
 import subprocess
 import sys
@@ -48,3 +49,23 @@ def test_subcommands_and_own_checks_are_one_line(argv, line, tmp_path):
     done = subprocess.run([sys.executable, str(BENCHMARKS / argv[0]), *argv[1:]], cwd=tmp_path,
                           capture_output=True, text=True, timeout=300)
     assert (done.returncode, done.stdout, done.stderr) == (2, "", line + "\n")
+
+
+def _linlayout_imports(tree) -> list:
+    return [n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and (n.module or "").split(".")[0] == "linlayout"
+            or isinstance(n, ast.Import) and any(a.name.split(".")[0] == "linlayout" for a in n.names)]
+
+
+def test_a_script_that_imports_linlayout_at_module_level_imports_it_only_there():
+    """As the library's modules do (tests/test_architecture.py): a script of benchmarks/ that imports
+    linlayout at module level has no linlayout import in a function.  A script that imports it in
+    functions alone does so on purpose (``plan_timing.py`` times the tree its options name)."""
+    late = {}
+    for path in sorted([*BENCHMARKS.glob("*.py"), *BENCHMARKS.glob("nvidia/*.py")]):
+        tree = ast.parse(path.read_text())
+        if any(_linlayout_imports(n) for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))):
+            inner = [f"{f.name}:{n.lineno}" for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.ClassDef))
+                     for n in _linlayout_imports(f)]
+            if inner:
+                late[path.name] = inner
+    assert late == {}

@@ -402,3 +402,19 @@ def test_bench_with_every_case_refused_says_none_was_timed(tmp_path):
     code, out, _ = call(["bench", "conversions", "--baseline", str(path), "--isa-only"])
     assert code == 0 and "not planned (refused by the planner): 1" in out, out
     assert "compile time per kernel (layouts -> code object): none (no case planned) (Triton: 0.3-0.5 s)" in out, out
+
+
+@pytest.mark.parametrize("outside", [5, {"load": "x", "store": 1}, {"load": 1}, {}, {"load": 1, "store": -1},
+                                     {"load": 1, "store": 2, "other": 0}, {"load": True, "store": 0}, [1, 2]])
+def test_bench_refuses_a_malformed_triton_outside_valu(tmp_path, outside):
+    """``triton_outside_valu`` is ``{"load": n, "store": n}`` with ints n >= 0 or null: anything else is one
+    line naming the case, exit 2 (an int was an AttributeError traceback, a string a ValueError one, a
+    missing side read as 0 and ``{}`` counted as measured)."""
+    baseline = json.loads(TRITON_BASELINE.read_text())
+    case = {**baseline["cases"][0], "triton_outside_valu": outside}
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps({**baseline, "cases": [case]}))
+    code, out, err = call(["bench", "conversions", "--baseline", str(path), "--isa-only"])
+    assert (code, out) == (2, ""), err
+    assert re.fullmatch(rf"linlayout: error: baseline case 0 \({re.escape(case['name'])} {case['arch']} "
+                        rf"{case['dtype']}\): triton_outside_valu must be [^\n]+, got [^\n]+\n", err), err

@@ -14,12 +14,13 @@ import needs
 
 from linlayout.cli import main
 from linlayout.cli.bench import (SHARED_MEMORY_KEYS, kernel_plan, modelled, outside_valu_measured, ptx_mix,
-                                  triton_exceeds_target_lds, triton_whole_conversion, with_outside_valu)
+                                  triton_exceeds_target_lds, triton_whole_conversion, with_outside_valu,
+                                  with_setup)
 from linlayout.dtypes import dtype_bits
 from linlayout.encodings import encoding_from_params, from_triton
 from linlayout.encodings.gluon import gluon_source
 from linlayout.layout import LinearLayout
-from linlayout.lowering.beyond_identity import ours_outside_valu
+from linlayout.lowering.beyond_identity import ours_beyond_identity
 from linlayout.lowering.isa import CLASS_KEYS, COUNT_KEYS
 from linlayout.lowering.conversion import lower_conversion
 from linlayout.lowering.plan_counts import plan_ptx_counts
@@ -178,12 +179,15 @@ def test_bench_rows_are_computed_per_case(family, capsys, tmp_path, monkeypatch)
         assert row["counted_by"] == ("plan" if nvidia else "isa")
         whole = triton_whole_conversion(case)
         assert row["triton_whole"] == whole and whole["total"] >= case["triton"]["total"]
-        # the load/store-side VALU: Triton's from the file, ours beyond our identity kernels (wave32 only)
-        outside = None if nvidia else ours_outside_valu(plan, low.compiled.isa)
+        # the load/store-side VALU: Triton's from the file, ours beyond our identity kernels, and our
+        # setup region (wave32 only)
+        beyond = {"outside_valu": None, "setup": None} if nvidia else ours_beyond_identity(plan, low.compiled.isa)
+        outside, setup = beyond["outside_valu"], beyond["setup"]
         assert row["triton_outside_valu"] == case.get("triton_outside_valu") and row["ours_outside_valu"] == outside
-        assert row["ours_whole"] == with_outside_valu(ours, outside)
-        priced = (ptx_mix(ours), ptx_mix(case["triton"]), ptx_mix(whole)) if nvidia else (
-            ours, case["triton"], whole, with_outside_valu(ours, outside))
+        assert row["ours_setup"] == setup and row["ours_outside_valu_failed"] is None
+        assert row["ours_whole"] == with_outside_valu(with_setup(ours, setup), outside)
+        priced = (ptx_mix(ours), ptx_mix(case["triton"]), ptx_mix(whole), ptx_mix(ours)) if nvidia else (
+            ours, case["triton"], whole, with_outside_valu(with_setup(ours, setup), outside))
         assert row["modelled"] == modelled(plan, *priced)
     assert result["summaries"][family]["refused"] == [
         f"{r['name']} {r['arch']} {r['dtype']}: {r['refused']}" for r in result["cases"] if "refused" in r]
@@ -239,8 +243,8 @@ def test_bench_counts_the_load_and_store_lines_valu_in_the_whole_conversion(caps
     ``triton_outside_valu`` and one without: the row carries the field, its ``triton_whole`` and its
     modelled whole-conversion cycles count the VALU, ours beyond our identity kernels is measured
     for it (``ours_whole``) and not for the other (its whole conversions: the regions with the
-    shared-memory accesses, on both sides), and the summary names the case without it as not
-    measured."""
+    shared-memory accesses, on both sides, ours with our setup region), and the summary names the case
+    without it as not measured."""
     monkeypatch.setenv("LINLAYOUT_CACHE", str(tmp_path))
     stored = _cases("wave32")[0]
     measured = dict(stored, triton_outside_valu={"load": 5, "store": 7})
@@ -253,14 +257,17 @@ def test_bench_counts_the_load_and_store_lines_valu_in_the_whole_conversion(caps
     assert with_field["triton_outside_valu"] == {"load": 5, "store": 7} and without["triton_outside_valu"] is None
     assert with_field["triton_whole"]["total"] == without["triton_whole"]["total"] + 12
     assert with_field["triton_whole"]["valu"] == without["triton_whole"]["valu"] + 12
-    assert with_field["ours"] == without["ours"] == without["ours_whole"] and without["ours_outside_valu"] is None
+    assert with_field["ours"] == without["ours"] and without["ours_outside_valu"] is None
+    assert with_field["ours_setup"] == without["ours_setup"] and with_field["ours_setup"]["total"] > 0
+    assert without["ours_whole"] == with_setup(without["ours"], without["ours_setup"])
     assert set(with_field["ours_outside_valu"]) == {"load", "store"}
-    assert with_field["ours_whole"] == with_outside_valu(with_field["ours"], with_field["ours_outside_valu"])
+    assert with_field["ours_whole"] == with_outside_valu(with_setup(with_field["ours"], with_field["ours_setup"]),
+                                                         with_field["ours_outside_valu"])
     assert with_field["modelled"]["instructions"]["triton_whole"] > without["modelled"]["instructions"]["triton_whole"]
     whole = result["summary"]["whole_conversion"]
     assert whole["cases"] == 2 and whole["outside_valu_not_measured"] == 1
     assert whole["triton_total"] == with_field["triton_whole"]["total"] + without["triton_whole"]["total"]
-    assert whole["ours_total"] == with_field["ours_whole"]["total"] + without["ours"]["total"]
+    assert whole["ours_total"] == with_field["ours_whole"]["total"] + without["ours_whole"]["total"]
 
 
 def test_the_triton_kernels_that_exceed_their_targets_lds_are_named():

@@ -70,3 +70,18 @@ def test_nvidia_rows_are_tabled_in_ptx_classes(tmp_path, capsys, monkeypatch):
     loss = next(ln for ln in out.splitlines() if ln.startswith(f"| {kind(cases[0])} | `{cases[0]['name']}`"))
     assert f"| {losing['ours']['total']} | {cases[0]['triton']['total']} | " in loss
     assert f"shfl.sync {losing['ours']['shfl.sync']}" in loss and "valu" not in loss
+
+
+def test_rows_of_an_older_bench_are_refused_in_one_line(tmp_path, capsys, monkeypatch):
+    """Rows with Triton's whole conversion but no ``ours_whole`` (an older ``linlayout bench``, which
+    counted ours without its setup) are refused in one line before any count, not read as ours (a
+    KeyError traceback in the summary)."""
+    rows = tmp_path / "rows.json"
+    rows.write_text(json.dumps({"cases": [{"set": "wave32", "name": "x", "arch": "gfx1100", "dtype": "fp16",
+                                           "triton_whole": {"total": 3}, "ours": {"total": 2}}]}))
+    monkeypatch.setattr("sys.argv", ["corpus_losses.py", str(rows), "--corpus", str(CORPORA["wave32"])])
+    with pytest.raises(SystemExit) as e:
+        main()
+    err = capsys.readouterr().err.strip().splitlines()
+    assert (e.value.code, err[-1]) == (2, f"corpus_losses.py: error: rows {rows}: made by an older linlayout bench "
+                                          "(no ours_whole): run it again")

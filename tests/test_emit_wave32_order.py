@@ -32,7 +32,9 @@ CASES = {
     ("wmma2.16x16->dotBwmma2.16x16(kw4)", "gfx1200", "fp32", 2): (33, 32, 1),
     ("dotAwmma2.16x16(kw8)->dotAwmma2.16x16(kw16)", "gfx1200", "fp8", 2): (64, 64, 0),
     ("dotAwmma2.16x16T(kw4)->dotAwmma2.16x16T(kw8)", "gfx1200", "fp32", 8): (64, 64, 0),
-    ("slice1(wmma1.16x16T)->slice1(blocked[2x1,t32x1,o01])", "gfx1100", "i8", 1): (7, 5, 2),
+    # 8 (7 when one region held the setup and the store addresses: the first permlane reads its old
+    # destination, which the register allocator puts where the last store address was just written)
+    ("slice1(wmma1.16x16T)->slice1(blocked[2x1,t32x1,o01])", "gfx1100", "i8", 1): (8, 5, 3),
 }
 
 
@@ -125,7 +127,8 @@ def test_the_delay_estimate_against_the_compiled_s_delay_alu():
     """``valu_delays`` (the planner's ``salu_delay_alu`` setup estimate) against the ``s_delay_alu`` LLVM
     put in the region: gfx1250 fp8 ``wmma3.16x64->dotAwmma3.16x64(kw8)``, 4 waves (two dependent
     chains of DPP, ``v_perm_b32``, selects and permlane swaps) 7 and 7; the gfx1100 i8 ``wmma1.16x16->
-    dotAwmma1.16x16(kw16)``, 8 waves, in registers 14 estimated, 11 compiled (the planner takes an LDS
+    dotAwmma1.16x16(kw16)``, 8 waves, in registers 14 estimated, 10 compiled (11 when one region held the
+    setup and the store addresses; the planner takes an LDS
     round trip for it, 15 instructions against 40); the dot operand widening 0 (its slots keep every read
     5 instructions from its writer; LLVM's dual-issue lines bring one pair closer: 1)."""
     from linlayout.lowering.conversion import lower_conversion
@@ -133,7 +136,7 @@ def test_the_delay_estimate_against_the_compiled_s_delay_alu():
 
     for key, strategy, estimate, compiled in (
             (("wmma3.16x64->dotAwmma3.16x64(kw8)", "gfx1250", "fp8", 4), "auto", 7, 7),
-            (("wmma1.16x16->dotAwmma1.16x16(kw16)", "gfx1100", "i8", 8), "registers", 14, 11),
+            (("wmma1.16x16->dotAwmma1.16x16(kw16)", "gfx1100", "i8", 8), "registers", 14, 10),
             (("dotAwmma2.16x16T(kw8)->dotAwmma2.16x16T(kw16)", "gfx1200", "i8", 1), "auto", 0, 1)):
         plan = _plan(key, strategy)
         assert plan.strategy == "lanes" and valu_delays(plan) == estimate

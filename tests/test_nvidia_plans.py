@@ -391,3 +391,17 @@ def test_corpus_losses_are_the_bench_losses(tmp_path):
     part.write_text(json.dumps(dict(doc, cases=picked)))
     kept = run_plans.corpus_cases(part, losses_only=True)
     assert [k.name for k in kept] == [f"{c['name']} {c['arch']} {c['dtype']} w{c['num_warps']}" for c in losing[:3]]
+
+
+def test_a_refused_case_is_no_loss(monkeypatch):
+    """``corpus_cases(..., losses_only=True)`` judges a case by the bench's row or refusal
+    (``bench_or_refusal``): a case the planner refuses is not a loss (a refusal was a traceback)."""
+    import linlayout.cli.bench as bench
+
+    case = json.loads(CORPUS.read_text())["cases"][0]
+
+    def refuse(*args, **kwargs):
+        raise LayoutError("refused here")
+
+    monkeypatch.setattr(bench, "bench_case", refuse)
+    assert run_plans.loses_to_triton(case) is False

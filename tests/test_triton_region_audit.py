@@ -78,3 +78,13 @@ def test_unreadable_or_partial_rows_are_refused_in_one_line(tmp_path, capsys, mo
     rows.write_text('{"cases": [{"set": "wave32", "name": "x"}]}')
     code, err = _refused(monkeypatch, capsys, rows)
     assert code == 2 and err.endswith("1 bench rows for 615 corpus cases: run the whole corpus")
+
+
+def test_rows_of_an_older_bench_are_refused_in_one_line(tmp_path, capsys, monkeypatch):
+    """Rows with Triton's whole conversion but no ``ours_whole`` (an older ``linlayout bench``, which
+    counted ours without its setup) are refused, not read as ours (it was a KeyError traceback)."""
+    rows = tmp_path / "rows.json"
+    rows.write_text('{"cases": [{"set": "wave32", "name": "x", "triton_whole": {"total": 3}, '
+                    '"ours": {"total": 2}}]}')
+    code, err = _refused(monkeypatch, capsys, rows)
+    assert code == 2 and err.endswith(f"rows {rows}: made by an older linlayout bench (no ours_whole): run it again")

@@ -59,6 +59,10 @@ from roundtrip_cuda import roundtrip_kernel  # noqa: E402
 
 from benchmarks.script_args import ScriptParser  # noqa: E402
 from linlayout import LayoutError, LinearLayout  # noqa: E402
+from linlayout.cli.bench import bench_or_refusal  # noqa: E402
+from linlayout.encodings.nvidia import NvidiaMma  # noqa: E402
+from linlayout.lowering.cpp import emit_cpp  # noqa: E402
+from linlayout.synth.convert import plan_conversion  # noqa: E402
 from linlayout.synth.context import STRATEGIES  # noqa: E402
 from linlayout.synth.cost import OBJECTIVES  # noqa: E402
 
@@ -81,8 +85,6 @@ def _distributed(layout: LinearLayout) -> LinearLayout:
 def blog_case(num_warps: int = 1) -> PairCase:
     """The blog's pair: mma.sync m16n8 accumulator (fp16, cast to fp8) -> fp8 A operand of
     m16n8k32 (kWidth 4), a 16x32 tile per warp, warps along M."""
-    from linlayout.encodings.nvidia import NvidiaMma
-
     mma = NvidiaMma(2, (num_warps, 1), (16, 8))
     shape = [16 * num_warps, 32]
     return PairCase(BLOG_NAME if num_warps == 1 else f"{BLOG_NAME}, {num_warps} warps",
@@ -108,12 +110,12 @@ def corpus_cases(path: Path, losses_only: bool = False) -> list[PairCase]:
 
 
 def loses_to_triton(case: dict) -> bool:
-    """True when the bench's row of the corpus ``case`` (linlayout.cli.bench.bench_case: the plan
-    for the case's arch, counted in PTX classes) has more instructions than Triton's count."""
-    from linlayout.cli.bench import bench_case
-
-    row = bench_case(case)
-    return row["ours"]["total"] > row["triton"]["total"]
+    """True when the bench's row of the corpus ``case`` (linlayout.cli.bench.bench_or_refusal: the plan
+    for the case's arch under the planner's default objective, counted in PTX classes) has more
+    instructions than Triton's count.  A case the planner refuses is no loss (the bench lists it
+    apart, as refused)."""
+    row = bench_or_refusal(case)
+    return "refused" not in row and row["ours"]["total"] > row["triton"]["total"]
 
 
 def distinct(cases: list[PairCase]) -> list[PairCase]:
@@ -130,8 +132,6 @@ def distinct(cases: list[PairCase]) -> list[PairCase]:
 def our_plans(case: PairCase, strategy: str = "auto", objective: str | None = None) -> tuple:
     """(forward, backward, planning seconds): ``plan_conversion`` of the pair both ways for the case's
     target under ``strategy`` and ``objective`` (None: the case's own, which None leaves to the planner)."""
-    from linlayout.synth.convert import plan_conversion
-
     objective = case.objective if objective is None else objective
     options = {"strategy": strategy} if objective is None else {"strategy": strategy, "objective": objective}
     started = time.perf_counter()
@@ -143,8 +143,6 @@ def our_plans(case: PairCase, strategy: str = "auto", objective: str | None = No
 def our_source(case: PairCase, index: int, plans: tuple | None = None, side: str = "ours") -> tuple[str, dict]:
     """The CUDA source of case ``index``'s round-trip kernel (named ``c<index>_<side>``) around
     ``plans`` (default: ``our_plans(case)``) and what the manifest records of the plans."""
-    from linlayout.lowering.cpp import emit_cpp
-
     forward, backward, plan_seconds = plans or our_plans(case)
     fwd = emit_cpp(forward, name=f"c{index}_{side}_forward")
     back = emit_cpp(backward, name=f"c{index}_{side}_backward")
@@ -460,7 +458,9 @@ def main(argv: list[str] | None = None) -> int:
     cases.add_argument("--random", type=int, metavar="N", help="N distinct random pairs (random_cases.py) instead of "
                        "the blog pair and a corpus; no Triton kernels (Triton refuses most random layouts)")
     b.add_argument("--losses", action="store_true", help="with --corpus: only the cases where our plan has more "
-                   "PTX instructions than Triton's (as linlayout bench conversions counts them), and no blog pair")
+                   "PTX instructions than Triton's (as linlayout bench conversions counts them: under the planner's "
+                   "default objective, whatever --objective says; a case the planner refuses is no loss), and no "
+                   "blog pair")
     b.add_argument("--seed", type=int, default=0, help="the seed of --random (default 0)")
     b.add_argument("--limit", type=int, help="the first N distinct cases only")
     b.add_argument("--nvcc", default="nvcc")

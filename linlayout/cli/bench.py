@@ -23,11 +23,14 @@ count the instructions of the ``conv`` region of one wave the way the baseline c
 * whole conversions (corpus cases): Triton's (``triton_whole``, its counted region with the
   shared-memory accesses that the ``.loc`` directives put on another line and the VALU its load
   and store lines hold beyond its identity kernels', ``triton_outside_valu``) against ours
-  (``ours_whole``: ours with the VALU our kernel's load and store sides hold beyond our identity
-  kernels', ``ours_outside_valu``, linlayout.lowering.beyond_identity; both measured only where
-  the corpus has Triton's and ours is a compiled kernel; ``modelled.<objective>.triton_whole`` and
-  ``.ours_whole``): wins/ties/losses, the cases modelled above it and the cases whose
-  load/store-side VALU is not measured (``summary.whole_conversion``), and the cases
+  (``ours_whole``: ours with our kernel's ``setup`` region, the conversion's prologue that Triton's
+  counted region holds on its line, ``ours_setup``, and the VALU our kernel's load and store sides
+  hold beyond our identity kernels', ``ours_outside_valu``, linlayout.lowering.beyond_identity; the
+  VALU measured only where the corpus has Triton's and ours is a compiled kernel; a failure of our
+  identity kernels is ``ours_outside_valu_failed``, no ``ours_whole``;
+  ``modelled.<objective>.triton_whole`` and ``.ours_whole``): wins/ties/losses, the cases modelled
+  above it and the cases whose load/store-side VALU is not measured or failed
+  (``summary.whole_conversion``), and the cases
   whose Triton kernel needs more LDS than the target has (``triton_over_target_lds``: it cannot
   launch there; ours moves such a tile in rounds).
 """
@@ -43,7 +46,7 @@ from pathlib import Path
 
 import numpy as np
 
-from linlayout.lowering.beyond_identity import ours_outside_valu
+from linlayout.lowering.beyond_identity import SIDES, IdentityKernelError, ours_beyond_identity
 from linlayout.lowering.conversion import lower_conversion
 from linlayout.lowering.plan_counts import plan_isa_counts, plan_ptx_counts
 from linlayout.lowering.emit.conversion_kernel import contiguous_registers, source_tuple_dwords
@@ -116,7 +119,22 @@ def _load_baseline(path: str | None, default: Path = DEFAULT_BASELINE) -> list[d
         missing = [k for k in ("name", "arch", "dtype", "src", "dst", "triton") if k not in c]
         if missing:
             raise LayoutError(f"baseline case {i} lacks {missing}")
+        _check_outside_valu(c, i)
     return cases
+
+
+def _check_outside_valu(case: dict, index: int) -> None:
+    """A case's ``triton_outside_valu``, where given (not null), is ``{"load": n, "store": n}`` with
+    each ``n`` an int >= 0 (:func:`triton_whole_conversion`); ``LayoutError`` naming the case
+    otherwise (a missing side is not 0, an empty dict not a measurement)."""
+    outside = case.get("triton_outside_valu")
+    if outside is None:
+        return
+    if (not isinstance(outside, dict) or set(outside) != set(SIDES)
+            or not all(type(n) is int and n >= 0 for n in outside.values())):
+        raise LayoutError(f"baseline case {index} ({case['name']} {case['arch']} {case['dtype']}): "
+                          f"triton_outside_valu must be {{\"load\": n, \"store\": n}} with ints n >= 0, "
+                          f"got {json.dumps(outside)}")
 
 
 def stays_in_wave(src, dst, num_warps: int) -> bool:
@@ -142,7 +160,7 @@ def bench_case(case: dict, binary: bool = True) -> dict:
     t0 = time.perf_counter()
     plan = kernel_plan(src, dst, case["arch"], element_bits)
     t1 = time.perf_counter()
-    ours_outside = None
+    ours_outside = ours_setup = outside_failed = None
     if target.emitter is None:
         nvidia = target.family == "nvidia"
         ours = plan_ptx_counts(plan) if nvidia else plan_isa_counts(plan)
@@ -150,16 +168,26 @@ def bench_case(case: dict, binary: bool = True) -> dict:
                     "setup_total": sum(int(v) for v in plan.overhead.values()), "plan_isa_differences": [],
                     "compile_seconds": round(t1 - t0, 4), "counted_by": "plan",
                     "modelled": modelled(plan, ptx_mix(ours), ptx_mix(case["triton"]),
-                                         None if whole is None else ptx_mix(whole)) if nvidia
-                    else modelled(plan, ours, case["triton"], whole)}
+                                         None if whole is None else ptx_mix(whole), ptx_mix(ours)) if nvidia
+                    else modelled(plan, ours, case["triton"], whole, ours)}
+        ours_whole = None if whole is None else dict(ours)
     else:
         low = lower_conversion(plan, binary=binary, cache=False)
         ours = low.report["isa_counts"]
         measured = {k: low.report[k] for k in ("lds_bytes", "vgpr_count", "sgpr_count")}
         measured.update(setup_total=low.report["setup_counts"]["total"], plan_isa_differences=low.differences,
                         compile_seconds=round(time.perf_counter() - t0, 4), counted_by="isa")
-        ours_outside = ours_outside_valu(plan, low.compiled.isa) if outside_alike else None
-        measured["modelled"] = modelled(plan, ours, case["triton"], whole, with_outside_valu(ours, ours_outside))
+        ours_whole = None
+        if whole is not None:
+            try:
+                beyond = ours_beyond_identity(plan, low.compiled.isa)
+            except IdentityKernelError as e:  # our measurement failed: no whole conversion of ours, not a refusal
+                outside_failed = str(e)
+            else:
+                ours_setup = beyond["setup"]
+                ours_outside = beyond["outside_valu"] if outside_alike else None
+                ours_whole = with_outside_valu(with_setup(ours, ours_setup), ours_outside)
+        measured["modelled"] = modelled(plan, ours, case["triton"], whole, ours_whole)
     triton = case["triton"]
     tri_total = int(triton["total"])
     return {
@@ -170,8 +198,8 @@ def bench_case(case: dict, binary: bool = True) -> dict:
         "stays_in_wave": stays_in_wave(src, dst, plan.num_warps),
         "triton_uses_lds": uses_shared_memory(triton), "triton_lds_bytes": case.get("triton_lds_bytes"),
         "triton_whole": whole, "triton_outside_valu": case["triton_outside_valu"] if outside_alike else None,
-        "ours_whole": None if whole is None else with_outside_valu(ours, ours_outside),
-        "ours_outside_valu": ours_outside, "triton_over_target_lds": triton_exceeds_target_lds(case),
+        "ours_whole": ours_whole, "ours_setup": ours_setup, "ours_outside_valu": ours_outside,
+        "ours_outside_valu_failed": outside_failed, "triton_over_target_lds": triton_exceeds_target_lds(case),
         "plan_seconds": round(t1 - t0, 4), **measured,
         "repacked": [side for side, given, planned in (("src", src, plan.src), ("dst", dst, plan.dst))
                      if given.bases["register"] != planned.bases["register"]],
@@ -258,6 +286,15 @@ def with_outside_valu(counts: dict, outside: dict | None) -> dict:
     return dict(counts, valu=int(counts["valu"]) + added, total=int(counts["total"]) + added)
 
 
+def with_setup(counts: dict, setup: dict | None) -> dict:
+    """amdgcn ``counts`` (``isa_counts``) with our ``setup`` region's counts beyond the identity
+    kernels' (linlayout.lowering.beyond_identity.setup_beyond; None: nothing added) added per class:
+    the conversion's prologue, which Triton's counted region holds on its ``convert_layout`` line."""
+    if setup is None:
+        return dict(counts)
+    return {k: int(n) + int(setup.get(k, 0)) for k, n in counts.items()}
+
+
 def triton_exceeds_target_lds(case: dict) -> bool:
     """Does Triton's kernel of the case take more LDS (``triton_lds_bytes``, its compiled metadata) than
     the target has?  Such a kernel cannot launch there (Triton compiles it on the CPU unchecked)."""
@@ -269,14 +306,13 @@ def modelled(plan, ours: dict, triton: dict, triton_whole: dict | None = None, o
     same cost model, the same information) under every objective, beside the plan's own value (its
     steps' accesses and bank conflicts, with estimated setup): ``{objective: {"ours", "triton",
     "ours_plan"}}``, with ``triton_whole`` (:func:`triton_whole_conversion`'s counts priced alike)
-    and ``ours_whole`` (ours with our load/store-side VALU beyond our identity kernels',
-    :func:`with_outside_valu`; ``ours`` where not given) where ``triton_whole`` is given."""
+    and ``ours_whole`` (ours with our setup and load/store-side VALU beyond our identity kernels',
+    :func:`with_setup`, :func:`with_outside_valu`) where both are given."""
     cm = cost_model(plan.arch)
     lane_bytes = (plan.slots_in * plan.element_bits // 8, plan.slots_out * plan.element_bits // 8)
     mine, theirs = mix_cost(cm, ours, *lane_bytes), mix_cost(cm, triton, *lane_bytes)
-    wholes = {} if triton_whole is None else {
-        "triton_whole": mix_cost(cm, triton_whole, *lane_bytes),
-        "ours_whole": mine if ours_whole is None else mix_cost(cm, ours_whole, *lane_bytes)}
+    wholes = {} if triton_whole is None or ours_whole is None else {
+        "triton_whole": mix_cost(cm, triton_whole, *lane_bytes), "ours_whole": mix_cost(cm, ours_whole, *lane_bytes)}
     return {o: {"ours": mine[f"{o}_value"], "triton": theirs[f"{o}_value"],
                 "ours_plan": plan.cost_detail[f"{o}_value"],
                 **{k: v[f"{o}_value"] for k, v in wholes.items()}} for o in OBJECTIVES}
@@ -330,16 +366,33 @@ def summarize(all_rows: list[dict]) -> dict:
     }
 
 
+def rows_without_ours_whole(rows: list[dict]) -> int:
+    """How many bench rows have Triton's whole conversion (``triton_whole``) but no ``ours_whole`` key:
+    rows made by an older ``linlayout bench conversions``, which counted ours otherwise."""
+    return sum("ours_whole" not in r for r in rows if r.get("triton_whole") is not None)
+
+
+#: The refusal of rows :func:`rows_without_ours_whole` counts (the scripts of benchmarks/ print it).
+OLDER_ROWS = "made by an older linlayout bench (no ours_whole): run it again"
+
+
 def _whole_conversion_summary(rows: list[dict]) -> dict | None:
     """Wins/ties/losses and the cases modelled above Triton per objective of our whole conversion
-    (``ours_whole``: ours with our load/store-side VALU beyond our identity kernels') against
-    Triton's (``triton_whole``: its counted region with the shared-memory accesses and the
-    load/store-line VALU the region leaves out, :func:`triton_whole_conversion`), on the rows that
-    have it, and how many of those have the load/store-side VALU not measured
-    (``outside_valu_not_measured``: neither side's counted); None when none has."""
+    (``ours_whole``: ours with our ``setup`` region and load/store-side VALU beyond our identity
+    kernels') against Triton's (``triton_whole``: its counted region with the shared-memory accesses
+    and the load/store-line VALU the region leaves out, :func:`triton_whole_conversion`), on the rows
+    that have both, how many of those have the load/store-side VALU not measured
+    (``outside_valu_not_measured``: neither side's counted), and the cases whose identity kernels
+    failed (``outside_valu_failed``: no whole conversion of ours, left out); None when no row has
+    Triton's.  ``LayoutError`` for rows of an older bench (:data:`OLDER_ROWS`)."""
+    if rows_without_ours_whole(rows):
+        raise LayoutError(f"{rows_without_ours_whole(rows)} rows {OLDER_ROWS}")
     rows = [r for r in rows if r.get("triton_whole") is not None]
     if not rows:
         return None
+    failed = [f"{r['name']} {r['arch']} {r['dtype']}: {r['ours_outside_valu_failed']}" for r in rows
+              if r["ours_whole"] is None]
+    rows = [r for r in rows if r["ours_whole"] is not None]
     pairs = [(int(r["ours_whole"]["total"]), int(r["triton_whole"]["total"])) for r in rows]
     return {
         "cases": len(rows),
@@ -348,6 +401,7 @@ def _whole_conversion_summary(rows: list[dict]) -> dict | None:
         "ours_total": sum(o for o, _ in pairs), "triton_total": sum(t for _, t in pairs),
         "losing_cases": [f"{r['name']} {r['arch']} {r['dtype']}" for r, (o, t) in zip(rows, pairs) if o > t],
         "outside_valu_not_measured": sum(r.get("ours_outside_valu") is None for r in rows),
+        "outside_valu_failed": failed,
         "modelled_over_triton": {o: [f"{r['name']} {r['arch']} {r['dtype']}" for r in rows
                                      if r["modelled"][o]["ours_whole"] > r["modelled"][o]["triton_whole"] + 1e-9]
                                  for o in OBJECTIVES},
@@ -452,8 +506,9 @@ def _whole_conversion_lines(s: dict) -> list[str]:
     if w:
         unmeasured = w["outside_valu_not_measured"]
         lines.append(f"whole conversions (Triton's: its region plus the shared-memory accesses and the load/store-"
-                     f"line VALU beyond its identity kernels'; ours: plus our load/store-side VALU beyond ours; that "
-                     f"VALU not measured on {unmeasured} of the cases), {w['cases']} cases: wins {w['wins']}, ties "
+                     f"line VALU beyond its identity kernels'; ours: plus our setup and load/store-side VALU beyond "
+                     f"ours; that VALU not measured on {unmeasured} of the cases; identity kernels failed on "
+                     f"{len(w['outside_valu_failed'])} more, left out), {w['cases']} cases: wins {w['wins']}, ties "
                      f"{w['ties']}, losses {w['losses']}; "
                      f"instructions ours {w['ours_total']} vs Triton {w['triton_total']}; modelled cycles over "
                      "Triton's: " + "; ".join(f"{_objective_label(o, s)} "

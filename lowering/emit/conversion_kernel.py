@@ -17,9 +17,17 @@ CDNA, 32-lane waves on RDNA and gfx1250):
    up to ``io_dwords``; a dwordx4 fixes which four registers are consecutive, so a plan
    that stores other register groups to LDS costs the ``v_mov`` copies the compiler adds);
 2. the ``setup`` region: the plan's per-lane values (LDS and ``ds_bpermute`` addresses,
-   lane masks, byte selectors) and the store addresses
+   lane masks, byte selectors, the low words of the permlane lane selectors in SGPRs)
    (:meth:`~linlayout.lowering.emit.plan_ops.PlanEmitter.prepare`) -- all loop-invariant in a real
-   kernel; its end marker pins every one of them, so none is computed later;
+   kernel, the conversion's own setup (linlayout.lowering.beyond_identity counts it in our whole
+   conversion); its end marker pins every one of them, so none is computed later;
+   then the :data:`STORE_ADDRESSES` region: the stores' addresses (no work of the conversion, left
+   out of both sides of the kernel by linlayout.lowering.beyond_identity), pinned by its end marker.
+   The setup comes first so that it computes everything the plan needs (the store addresses may
+   reuse its values, never the reverse: the compiler merges equal expressions, so a setup after
+   them would be counted short).  The VALU before ``conv`` is then the store addresses', which moves
+   a few gfx11/gfx12 regions by one ``s_delay_alu`` or wait against a kernel with one region for both
+   (4 of the wave32 corpus's, two up and two down; none of the AMD corpus's);
 3. the ``conv`` region (``; linlayout-begin conv`` ... ``; linlayout-end conv``): exactly
    the plan's instructions plus the waits, hazard ``s_nop`` and copies the compiler adds.
    The begin marker takes the source registers as operands (the region starts with them
@@ -58,10 +66,12 @@ from .lane_values import LaneValues
 from .plan_ops import PlanEmitter, slot_dwords
 
 __all__ = ["ConversionKernel", "build_conversion_kernel", "contiguous_registers", "element_coords", "source_tuple_dwords",
-           "BUFFER_OFFSET_LIMIT"]
+           "BUFFER_OFFSET_LIMIT", "STORE_ADDRESSES"]
 
 # buffer_load/store carry a 12-bit unsigned immediate byte offset.
 BUFFER_OFFSET_LIMIT = 1 << 12
+#: The marked region that computes the destination stores' addresses (after ``setup``, before ``conv``).
+STORE_ADDRESSES = "store_addresses"
 
 
 @dataclass(frozen=True)
@@ -232,13 +242,16 @@ class _Kernel:
 
         b.comment("load the source registers")
         regs = self._load(b, rin, src_tile, self._n_dwords(plan.slots_in))
+        rsrcs = [(rin, "!llvm.ptr<8>", "s"), (rout, "!llvm.ptr<8>", "s")]
         atoms.region_marker(b, "setup", "begin")
         emitter = PlanEmitter(b, plan, lanes, lds, pins_order=True, pins_selectors=True)
         emitter.prepare()
+        atoms.region_marker(b, "setup", "end", _unique(lanes.pinned + rsrcs))
+        n_setup = len(lanes.pinned)
+        atoms.region_marker(b, STORE_ADDRESSES, "begin")
         stores = self._accesses(dst_tile, self._n_dwords(plan.slots_out), "store")
         store_offsets = [(v, "i32", "v") for _, parts in stores for (v, _), _, _ in parts]
-        rsrcs = [(rin, "!llvm.ptr<8>", "s"), (rout, "!llvm.ptr<8>", "s")]
-        atoms.region_marker(b, "setup", "end", _unique(lanes.pinned + store_offsets + rsrcs))
+        atoms.region_marker(b, STORE_ADDRESSES, "end", _unique(lanes.pinned[n_setup:] + store_offsets))
         if self.pin_sources:
             order = sorted(regs)
             regs = dict(zip(order, atoms.region_marker(b, "conv", "begin", tied=[regs[d] for d in order])))
