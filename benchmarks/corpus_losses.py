@@ -36,7 +36,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: benchmarks.script_args
 
 from benchmarks.script_args import ScriptParser  # noqa: E402
-from linlayout.cli.bench import OLDER_ROWS, rows_without_ours_whole, summarize, uses_shared_memory  # noqa: E402
+from linlayout.cli.bench import OLDER_ROWS, rows_of_an_older_bench, summarize, uses_shared_memory  # noqa: E402
 from linlayout.layout import LinearLayout  # noqa: E402
 from linlayout.lowering.ptx_counts import PTX_CLASS_KEYS  # noqa: E402
 
@@ -136,7 +136,7 @@ def main() -> None:
     args = ap.parse_args()
     cases = read_cases(ap, args.corpus, "--corpus")
     rows = [r for r in read_cases(ap, args.rows, "rows") if r.get("set") != "baseline"]
-    if rows_without_ours_whole(rows):
+    if rows_of_an_older_bench(rows):
         ap.error(f"rows {args.rows}: {OLDER_ROWS}")
     if len(rows) != len(cases):
         ap.error(f"{len(rows)} bench rows for {len(cases)} corpus cases: run the whole corpus")

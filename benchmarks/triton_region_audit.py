@@ -45,7 +45,7 @@ import make_corpus  # noqa: E402
 from corpus_losses import read_cases  # noqa: E402
 from benchmarks.script_args import ScriptParser  # noqa: E402
 
-from linlayout.cli.bench import OLDER_ROWS, rows_without_ours_whole  # noqa: E402
+from linlayout.cli.bench import OLDER_ROWS, rows_of_an_older_bench  # noqa: E402
 from linlayout.lowering.beyond_identity import outside_valu  # noqa: E402
 from linlayout.lowering.isa import isa_counts  # noqa: E402
 
@@ -108,7 +108,7 @@ def main() -> None:
     family = make_corpus.FAMILIES[args.family]
     cases = read_cases(ap, str(args.corpus or family.out), "--corpus")
     rows = [r for r in read_cases(ap, args.rows, "rows") if r.get("set") != "baseline"]
-    if rows_without_ours_whole(rows):
+    if rows_of_an_older_bench(rows):
         ap.error(f"rows {args.rows}: {OLDER_ROWS}")
     if len(rows) != len(cases):
         ap.error(f"{len(rows)} bench rows for {len(cases)} corpus cases: run the whole corpus")

@@ -20,8 +20,8 @@ count (:data:`VALU_KEYS`) the difference, at least 0 (:func:`valu_beyond`), and 
 Triton's counted region holds whatever setup its lowering puts on the ``convert_layout`` line; ours
 computes the conversion's setup in a region of its own (``setup``: lane masks, selectors, LDS and
 ``ds_bpermute`` addresses, the permlane selectors' low words) before ``conv``, and the stores'
-addresses in another (``store_addresses``, on the store side).  Our whole conversion therefore adds
-the ``setup`` region beyond the identity kernels' (:func:`setup_beyond`) to the counted region.
+addresses in another (``store_addresses``, left out of both sides: :func:`kernel_sides`).  Our whole
+conversion therefore adds the ``setup`` region beyond the identity kernels' (:func:`setup_beyond`) to the counted region.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from __future__ import annotations
 from linlayout import LayoutError
 from linlayout.synth.convert import plan_conversion
 
+from .compile import CompileError
 from .conversion import lower_conversion
 from .emit.conversion_kernel import STORE_ADDRESSES, source_tuple_dwords
 from .isa import IsaRegionError, around_region, isa_counts, region_lines
@@ -59,7 +60,9 @@ def kernel_sides(isa_text: str) -> dict:
     apart, :func:`kernel_setup`) and
     :data:`~linlayout.lowering.emit.conversion_kernel.STORE_ADDRESSES` (the stores' addresses, no work
     of the conversion; an identity kernel, whose stores are its loads, reuses its load addresses
-    there): ``{"load": counts, "store": counts}``."""
+    there).  Triton's store line may compute its stores' addresses too, beyond its identity kernel's
+    (which puts them on its load line); docs/benchmarks.md ("The public corpus") bounds that
+    difference: ``{"load": counts, "store": counts}``."""
     before, after = around_region(isa_text, "conv", leave_out=("setup", STORE_ADDRESSES))
     return {"load": isa_counts("\n".join(before)), "store": isa_counts("\n".join(after))}
 
@@ -72,10 +75,17 @@ def kernel_setup(isa_text: str) -> dict:
 
 
 def setup_beyond(setup: dict, identities: list[dict]) -> dict:
-    """``setup`` (:func:`kernel_setup` of a conversion kernel) less what every one of its identity
-    kernels' setups holds (per count, the least of theirs; at least 0 each): the setup the conversion
-    adds.  An identity kernel's plan moves nothing, so its setup is empty and this is ``setup``."""
-    return {k: max(0, int(n) - min(int(i[k]) for i in identities)) for k, n in setup.items()}
+    """``setup`` (:func:`kernel_setup` of a conversion kernel) less the setup of the identity kernel
+    with the smallest one (by ``total``; each count at least 0), the one identity kernel's counts
+    subtracted together so that ``total`` and the classes stay of one kernel: the setup the
+    conversion adds.  An identity kernel's plan
+    moves nothing, so its setup is empty and this is ``setup``."""
+    least = min(identities, key=lambda counts: int(counts["total"]))
+    if not int(least["total"]):
+        return dict(setup)
+    out = {k: max(0, int(n) - int(least[k])) for k, n in setup.items()}
+    out["total"] = max(0, int(setup["total"]) - int(least["total"]))
+    return out
 
 
 class IdentityKernelError(Exception):
@@ -104,6 +114,6 @@ def ours_beyond_identity(plan, isa_text: str) -> dict:
             isa = lower_conversion(identity, binary=False).compiled.isa
             outside[side] = outside_valu(valu_beyond(sides[side], kernel_sides(isa)[side]))
             identity_setups.append(kernel_setup(isa))
-    except (LayoutError, IsaRegionError) as e:
+    except (LayoutError, IsaRegionError, CompileError) as e:
         raise IdentityKernelError(f"identity kernels of {plan.arch} {plan.element_bits}-bit conversion: {e}") from e
     return {"outside_valu": outside, "setup": setup_beyond(setup, identity_setups)}

@@ -226,7 +226,9 @@ def _moved_rank(registers: list[int], lanes_warps: list[int], stores: bool) -> i
     return _moved_rank_of(tuple(registers), tuple(lanes_warps), stores)
 
 
-@caches.memoize("synth.lds_path.moved_rank")  # each side's columns are asked by every design's bounds
+# each side's columns are asked by every design's bounds: about 4 entries a layout pair, so 2048 hold
+# the few hundred pairs a compile session plans (linlayout.caches)
+@caches.memoize("synth.lds_path.moved_rank", size=2048)
 def _moved_rank_of(registers: tuple[int, ...], lanes_warps: tuple[int, ...], stores: bool) -> int:
     """``_moved_rank`` of the columns as tuples."""
     if not stores:

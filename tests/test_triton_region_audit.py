@@ -87,4 +87,4 @@ def test_rows_of_an_older_bench_are_refused_in_one_line(tmp_path, capsys, monkey
     rows.write_text('{"cases": [{"set": "wave32", "name": "x", "triton_whole": {"total": 3}, '
                     '"ours": {"total": 2}}]}')
     code, err = _refused(monkeypatch, capsys, rows)
-    assert code == 2 and err.endswith(f"rows {rows}: made by an older linlayout bench (no ours_whole): run it again")
+    assert code == 2 and err.endswith(f"rows {rows}: made by an older linlayout bench (its ours_whole counted otherwise): run it again")

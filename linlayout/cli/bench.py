@@ -198,7 +198,8 @@ def bench_case(case: dict, binary: bool = True) -> dict:
         "stays_in_wave": stays_in_wave(src, dst, plan.num_warps),
         "triton_uses_lds": uses_shared_memory(triton), "triton_lds_bytes": case.get("triton_lds_bytes"),
         "triton_whole": whole, "triton_outside_valu": case["triton_outside_valu"] if outside_alike else None,
-        "ours_whole": ours_whole, "ours_setup": ours_setup, "ours_outside_valu": ours_outside,
+        "ours_whole": ours_whole, "ours_whole_rule": OURS_WHOLE_RULE, "ours_setup": ours_setup,
+        "ours_outside_valu": ours_outside,
         "ours_outside_valu_failed": outside_failed, "triton_over_target_lds": triton_exceeds_target_lds(case),
         "plan_seconds": round(t1 - t0, 4), **measured,
         "repacked": [side for side, given, planned in (("src", src, plan.src), ("dst", dst, plan.dst))
@@ -366,14 +367,22 @@ def summarize(all_rows: list[dict]) -> dict:
     }
 
 
-def rows_without_ours_whole(rows: list[dict]) -> int:
-    """How many bench rows have Triton's whole conversion (``triton_whole``) but no ``ours_whole`` key:
-    rows made by an older ``linlayout bench conversions``, which counted ours otherwise."""
-    return sum("ours_whole" not in r for r in rows if r.get("triton_whole") is not None)
+#: How a row's ``ours_whole`` is counted, stored in the row (``ours_whole_rule``): the counted region,
+#: the ``setup`` region beyond the identity kernels', and the load and store sides' VALU beyond theirs,
+#: the stores' addresses left out (linlayout.lowering.beyond_identity).  Rows of another rule (an
+#: older bench) are refused, not compared.
+OURS_WHOLE_RULE = "region+setup+sides"
 
 
-#: The refusal of rows :func:`rows_without_ours_whole` counts (the scripts of benchmarks/ print it).
-OLDER_ROWS = "made by an older linlayout bench (no ours_whole): run it again"
+def rows_of_an_older_bench(rows: list[dict]) -> int:
+    """How many bench rows have Triton's whole conversion (``triton_whole``) but an ``ours_whole``
+    counted by another rule than :data:`OURS_WHOLE_RULE` (rows made by an older ``linlayout bench
+    conversions``)."""
+    return sum(r.get("ours_whole_rule") != OURS_WHOLE_RULE for r in rows if r.get("triton_whole") is not None)
+
+
+#: The refusal of rows :func:`rows_of_an_older_bench` counts (the scripts of benchmarks/ print it).
+OLDER_ROWS = "made by an older linlayout bench (its ours_whole counted otherwise): run it again"
 
 
 def _whole_conversion_summary(rows: list[dict]) -> dict | None:
@@ -385,8 +394,8 @@ def _whole_conversion_summary(rows: list[dict]) -> dict | None:
     (``outside_valu_not_measured``: neither side's counted), and the cases whose identity kernels
     failed (``outside_valu_failed``: no whole conversion of ours, left out); None when no row has
     Triton's.  ``LayoutError`` for rows of an older bench (:data:`OLDER_ROWS`)."""
-    if rows_without_ours_whole(rows):
-        raise LayoutError(f"{rows_without_ours_whole(rows)} rows {OLDER_ROWS}")
+    if rows_of_an_older_bench(rows):
+        raise LayoutError(f"{rows_of_an_older_bench(rows)} rows {OLDER_ROWS}")
     rows = [r for r in rows if r.get("triton_whole") is not None]
     if not rows:
         return None
