@@ -1,13 +1,16 @@
 """Plan certificates of a fixed corpus, hashed: the guard for refactors that must not change plans.
 
-Usage: python benchmarks/plan_snapshot.py --write FILE   (record)
-       python benchmarks/plan_snapshot.py --check FILE   (exit 1 on any differing certificate)
+Usage: python benchmarks/plan_snapshot.py --write FILE [--corpora]   (record)
+       python benchmarks/plan_snapshot.py --check FILE [--corpora]   (exit 1 on any differing certificate)
 
 The corpus is the 48 cases of ``benchmarks/data/triton_amd_baseline.json`` and ``--random N``
 (default 300) seeded random layout pairs (a tensor of 2**6..2**9 elements; each hardware bit maps to
 a distinct unit vector or 0), for gfx90a, gfx942 and gfx950 and element sizes 8..64 bits.  Each row
 is ``name: sha256 of the certificate JSON`` (with the plan's strategy and cost), or ``name: error:
-<message>`` where planning is refused.
+<message>`` where planning is refused.  ``--corpora`` adds every case of the repository's corpora
+(benchmarks/data/triton_{amd,nvidia,wave32}_corpus.json, ``linlayout bench conversions --corpus``),
+planned as the bench plans it (``linlayout.cli.bench.kernel_plan``: the free packing on AMD targets),
+named ``FAMILY#INDEX/name/arch/dtype`` (about 1,700 more rows, half a minute).
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository r
 
 from benchmarks.script_args import ScriptParser  # noqa: E402
 from linlayout import LayoutError, LinearLayout  # noqa: E402
+from linlayout.cli.bench import CORPORA, kernel_plan  # noqa: E402
+from linlayout.dtypes import dtype_bits  # noqa: E402
 from linlayout.synth.convert import plan_conversion  # noqa: E402
 
 BASELINE = Path(__file__).resolve().parent / "data" / "triton_amd_baseline.json"
@@ -64,16 +69,29 @@ def corpus(random_pairs: int):
         yield f"random{i}/{arch}", src, dst, arch, (8, 16, 32, 64)[int(rng.integers(0, 4))]
 
 
-def snapshot(random_pairs: int) -> dict[str, str]:
-    rows = {}
-    for name, src, dst, arch, element_bits in corpus(random_pairs):
-        try:
-            plan = plan_conversion(src, dst, arch, element_bits)
-        except LayoutError as e:
-            rows[name] = f"error: {e}"
-            continue
-        text = plan.dumps() + f"\n{plan.strategy} {plan.cost}"
-        rows[name] = hashlib.sha256(text.encode()).hexdigest()[:16]
+def corpora_cases():
+    """(name, src, dst, arch, element_bits) of every case of the repository's corpora."""
+    for family, path in sorted(CORPORA.items()):
+        for i, c in enumerate(json.loads(path.read_text())["cases"]):
+            yield (f"{family}#{i}/{c['name']}/{c['arch']}/{c['dtype']}", LinearLayout.from_json(c["src"]),
+                   LinearLayout.from_json(c["dst"]), c["arch"], dtype_bits(c["dtype"]))
+
+
+def _row(plan_case, name: str, src, dst, arch: str, element_bits: int) -> str:
+    """The row of one case: the hash of ``plan_case(src, dst, arch, element_bits)``'s certificate with
+    its strategy and cost, or its refusal."""
+    try:
+        plan = plan_case(src, dst, arch, element_bits)
+    except LayoutError as e:
+        return f"error: {e}"
+    text = plan.dumps() + f"\n{plan.strategy} {plan.cost}"
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def snapshot(random_pairs: int, corpora: bool = False) -> dict[str, str]:
+    rows = {name: _row(plan_conversion, name, *case) for name, *case in corpus(random_pairs)}
+    if corpora:
+        rows.update((name, _row(kernel_plan, name, *case)) for name, *case in corpora_cases())
     return rows
 
 
@@ -83,8 +101,9 @@ def main() -> int:
     mode.add_argument("--write", type=Path)
     mode.add_argument("--check", type=Path)
     ap.add_argument("--random", type=int, default=300)
+    ap.add_argument("--corpora", action="store_true", help="also every case of the corpora, as the bench plans it")
     args = ap.parse_args()
-    rows = snapshot(args.random)
+    rows = snapshot(args.random, args.corpora)
     if args.write:
         args.write.write_text("".join(f"{k}: {v}\n" for k, v in rows.items()))
         print(f"wrote {len(rows)} rows to {args.write}")
