@@ -244,9 +244,10 @@ class _Kernel:
         regs = self._load(b, rin, src_tile, self._n_dwords(plan.slots_in))
         rsrcs = [(rin, "!llvm.ptr<8>", "s"), (rout, "!llvm.ptr<8>", "s")]
         atoms.region_marker(b, "setup", "begin")
-        emitter = PlanEmitter(b, plan, lanes, lds, pins_order=True, pins_selectors=True)
+        emitter = PlanEmitter(b, plan, lanes, lds, pins_order=True, pins_selectors=True, ties_addresses=True)
         emitter.prepare()
-        atoms.region_marker(b, "setup", "end", _unique(lanes.pinned + rsrcs))
+        emitter.tie_addresses(atoms.region_marker(b, "setup", "end", _unique(lanes.pinned + rsrcs),
+                                                  tied=emitter.address_registers()))
         n_setup = len(lanes.pinned)
         atoms.region_marker(b, STORE_ADDRESSES, "begin")
         stores = self._accesses(dst_tile, self._n_dwords(plan.slots_out), "store")

@@ -155,31 +155,71 @@ class LaneValues:
         self.num_warps = num_warps
         self._tables: list[tuple[np.ndarray, str]] = []  # computed tables and their values
         self._conds: dict[bytes, str] = {}
+        self._unpinned: set[str] = set()  # computed values not (yet) in pinned (value_of's pin)
         self.globals: list[str] = []
         self.pinned: list[tuple[str, str, str]] = []
 
     # ------------------------------------------------------------------ i32 tables
     def value_of(self, table, max_delta: int = 1, defined=None, what: str = "table",
-                 fallback: Callable[[], str] | None = None, delta_unit: int = 1) -> tuple[str, int]:
+                 fallback: Callable[[], str] | None = None, delta_unit: int = 1,
+                 beyond=(), pin: bool = True) -> tuple[str, int]:
         """A value ``v`` and a constant ``d`` with ``v + d == table`` in every (defined) lane.
 
         ``d`` is 0 unless an earlier table differs from this one by a uniform constant in
         ``[0, max_delta)``, a multiple of ``delta_unit``, on the ``defined`` entries
-        (default: all); then that table's value is reused.  A table that is not GF(2)-affine is computed by ``fallback()``
-        when given, else read from a constant array.
+        (default: all); then that table's value is reused.  Else, when one of the values
+        ``beyond`` (names of earlier tables) differs from it by any uniform constant, the value is
+        that one plus the constant (one ``v_add_u32``).  A table that is not GF(2)-affine is computed by
+        ``fallback()`` when given, else read from a constant array.  ``pin``: record the value in
+        :attr:`pinned` (False: the caller pins what it makes of it, an LDS pointer; a later call
+        that reuses the value with ``pin`` pins it then).
         """
+        t, ok = self._table_of(table, defined, what)
+        found = self._offset_from(t, ok, lambda d: 0 <= d < max_delta and d % delta_unit == 0)
+        if found is None:
+            near = self._offset_from(t, ok, lambda d: True, beyond)
+            if near is not None:
+                full, name = t, self.b.arith("addi", near[0], self.b.const(near[1]))
+            else:
+                full, name = self._compute(t, ok, what, fallback)
+            self._tables.append((full, name))
+            self._unpinned.add(name)
+            found = name, 0
+        if pin and found[0] in self._unpinned:
+            self._unpinned.discard(found[0])
+            self.pinned.append((found[0], "i32", "v"))
+        return found
+
+    def rename(self, old: str, new: str) -> None:
+        """Later tables equal to (or a constant above) the value ``old`` reuse ``new``, which holds the same
+        per-lane values (``old`` passed through a marker: ``old`` is then not read after it)."""
+        self._tables = [(t, new if name == old else name) for t, name in self._tables]
+
+    def offset_of(self, table, among, what: str = "table") -> tuple[str, int] | None:
+        """A value of ``among`` (names of earlier tables) that ``table`` exceeds by a uniform constant,
+        and the constant, or None; nothing is computed."""
+        t, ok = self._table_of(table, None, what)
+        return self._offset_from(t, ok, lambda d: True, among)
+
+    def _table_of(self, table, defined, what: str) -> tuple[np.ndarray, np.ndarray]:
+        """``table`` as ``[W, L]`` and its defined entries (default: all)."""
         t = _as_table(table, self.num_warps, self.wave_size, what)
         ok = np.ones(t.shape, dtype=bool) if defined is None else _as_table(defined, self.num_warps, self.wave_size,
                                                                            what) != 0
+        return t, ok
+
+    def _offset_from(self, t: np.ndarray, ok: np.ndarray, fits: Callable[[int], bool],
+                     among=None) -> tuple[str, int] | None:
+        """The first computed table (whose value is in ``among``; None: any) that ``t`` exceeds by one
+        constant ``d`` with ``fits(d)`` on the entries ``ok``: its value and ``d``."""
         for prev, name in self._tables:
+            if among is not None and name not in among:
+                continue
             diff = (t - prev)[ok]
             d = int(diff[0]) if diff.size else 0
-            if 0 <= d < max_delta and d % delta_unit == 0 and (diff == d).all():
+            if fits(d) and (diff == d).all():
                 return name, d
-        full, name = self._compute(t, ok, what, fallback)
-        self._tables.append((full, name))
-        self.pinned.append((name, "i32", "v"))
-        return name, 0
+        return None
 
     def _compute(self, t: np.ndarray, ok: np.ndarray, what: str,
                  fallback: Callable[[], str] | None) -> tuple[np.ndarray, str]:

@@ -43,8 +43,11 @@ in the cost model), and one wait replaces the one LLVM would put before each loa
 
 Per-lane parameters (LDS addresses, ``ds_bpermute`` addresses, VCC masks) are computed in
 the kernel's prologue by :class:`~linlayout.lowering.emit.lane_values.LaneValues` (:meth:`prepare`),
-so the counted region holds only the instructions above.  An LDS access whose address is
-an earlier one's plus a constant reuses that address register with an immediate offset.
+so the counted region holds only the instructions above.  LDS addresses: one register per class of
+the plan's addresses that differ by constants (``PlanEmitter.lds_address``); an access reaches its
+address with the instruction's immediate offset, or from one register more (``v_add_u32`` in the
+prologue) where the offset field is too small.  The conversion kernel passes these registers through
+its prologue's end marker (``ties_addresses``), so that LLVM cannot take them apart again in the region.
 
 LLVM merges two ``ds_read_b32``/``ds_read_b64`` (or writes) off one address register into
 one ``ds_read2*`` (and vectorizes adjacent accesses); the plan counts them separately, so a
@@ -64,7 +67,7 @@ from linlayout.synth.steps import slot_dwords
 from ..step_emitter import StepEmitter
 from . import atoms
 from .builder import Builder, vector_type
-from .lane_values import LaneValues
+from .lane_values import LaneValues, fit_affine
 
 __all__ = ["PlanEmitter", "slot_dwords"]
 
@@ -84,15 +87,17 @@ class PlanEmitter(StepEmitter):
     """
 
     def __init__(self, b: Builder, plan: Plan, lanes: LaneValues, lds: str | None, pins_order: bool = False,
-                 pins_selectors: bool = False) -> None:
+                 pins_selectors: bool = False, ties_addresses: bool = False) -> None:
         super().__init__(plan)
+        self.ties_addresses = ties_addresses
         self.pins_order = pins_order
         self.pins_selectors = pins_selectors
         self._selector_words: dict[int, tuple[str, str]] = {}
         self.b = b
         self.lanes = lanes
         self.lds = lds
-        self._lds_ptrs: dict[str, str] = {}
+        self._lds_ptrs: dict[str, str] = {}  # LDS address register (i32) -> its pointer ("": not yet made)
+        self._lds_bases: dict[bytes, np.ndarray] | None = None
         self.loaded: set[str] = set()  # values that are LDS load results as loaded (no instruction after)
 
     # ------------------------------------------------------------------ prologue
@@ -124,26 +129,83 @@ class PlanEmitter(StepEmitter):
         self._selector_words[selector] = (low, self.b.const(selector >> 32))
 
     def lds_address(self, st, what: str) -> tuple[str, int]:
-        """The address register and immediate byte offset of the LDS step ``st``.
+        """The address register (an i32 byte address, :meth:`pointer` makes it a pointer) and immediate
+        byte offset of the LDS step ``st``.
 
-        The register is shared with another step's when the offset fits the instruction's
-        immediate field (``st.offset_limit()``, in units of ``st.offset_unit()``: a paired
-        step's register sits at a multiple of its unit below the first access, close enough
-        for the second offset to fit).
+        The registers are one per class of the plan's LDS addresses that differ by constants
+        (:meth:`_address_base`), and one more for each address whose constant above its class's
+        register does not fit the step's immediate field (``st.offset_limit()``, in units of
+        ``st.offset_unit()``: a paired step's register sits at a multiple of its unit below the
+        first access, close enough for the second offset to fit), that register plus the constant
+        (one ``v_add_u32``); an address within the immediate field of an earlier register shares it.
         """
         if self.lds is None:
             raise LayoutError(f"{what}: the plan accesses LDS but the kernel has no LDS allocation")
         error = st.pair_error()
         if error:
             raise LayoutError(f"{what}: {error}")
+        base_table = self._address_base(st.addr)
+        if not self.lanes.offset_of(base_table, self._lds_ptrs, what):
+            self._address_register(self.lanes.value_of(base_table, what=what, pin=False)[0])
         base, delta = self.lanes.value_of(st.addr, max_delta=st.offset_limit(), delta_unit=st.offset_unit(),
-                                          what=what)
-        ptr = self._lds_ptrs.get(base)
-        if ptr is None:
-            ptr = atoms.lds_pointer(self.b, self.lds, base)
-            self._lds_ptrs[base] = ptr
-            self.lanes.pinned.append((ptr, "!llvm.ptr<3>", "v"))
-        return ptr, delta
+                                          what=what, beyond=self._lds_ptrs, pin=False)
+        self._address_register(base)
+        return base, delta
+
+    def _address_register(self, base: str) -> None:
+        """Record the i32 byte address ``base`` as an LDS address register; its pointer is made here, in
+        the prologue, and pinned, or with ``ties_addresses`` after the prologue (:meth:`tie_addresses`)."""
+        if base in self._lds_ptrs:
+            return
+        if self.ties_addresses:
+            self._lds_ptrs[base] = ""  # made by tie_addresses
+            return
+        ptr = atoms.lds_pointer(self.b, self.lds, base)
+        self._lds_ptrs[base] = ptr
+        self.lanes.pinned.append((ptr, "!llvm.ptr<3>", "v"))
+
+    def address_registers(self) -> list[str]:
+        """With ``ties_addresses``: the LDS address registers :meth:`prepare` made, in order (the values
+        :meth:`tie_addresses` takes through the prologue's end)."""
+        return [base for base, ptr in self._lds_ptrs.items() if not ptr] if self.ties_addresses else []
+
+    def tie_addresses(self, tied: list[str]) -> None:
+        """The values of :meth:`address_registers` as passed through the prologue's end marker (outputs
+        tied to inputs, no instruction): the region's LDS accesses read those, which LLVM cannot take
+        apart (it re-derives ``base + constant`` from a register it sees into, with a ``v_add_u32`` in
+        the region, and leaves the prologue's register unread; on the corpora, pinning the classes'
+        own registers instead of tying them left 6 and 45 more instructions in the AMD and wave32
+        regions, 37 and 29 more in the whole conversions)."""
+        for base, value in zip(self.address_registers(), tied, strict=True):
+            self._lds_ptrs[base] = atoms.lds_pointer(self.b, self.lds, value)
+            self.lanes.rename(base, value)
+
+    def _address_base(self, addr) -> np.ndarray:
+        """The address register an LDS access at ``addr`` is made from (``[warps, lanes]``), one per class
+        of the plan's LDS addresses that differ by uniform constants.  An access adds its constant above
+        the register in its immediate field where that reaches, else in the region (one ``v_add_u32``).
+
+        The register is the class's lowest address ``m = c ^ L(lane, warp)`` (GF(2)-affine) less the
+        bits ``k`` of ``c`` that no lane or warp column touches (``m - k = (c ^ k) ^ L``: no more
+        instructions than ``m``).  LLVM splits those bits off a prologue register anyway (it reads ``x ^
+        k`` with ``x & k == 0`` as ``x + k`` and folds ``+ k`` into the access: its immediate offset, or
+        a ``v_add_u32`` in the region when the offset field is too small), so a register holding them
+        would be computed in the prologue and not read."""
+        if self._lds_bases is None:
+            self._lds_bases = {}
+            for st in self.plan.steps:
+                if st.lds and getattr(st, "addr", None) is not None:
+                    t = self._table(st.addr)
+                    key = (t - t[0, 0]).tobytes()
+                    if key not in self._lds_bases or t[0, 0] < self._lds_bases[key][0, 0]:
+                        self._lds_bases[key] = t
+            self._lds_bases = {key: _without_added_bits(t) for key, t in self._lds_bases.items()}
+        t = self._table(addr)
+        return self._lds_bases.get((t - t[0, 0]).tobytes(), t)
+
+    def _table(self, addr) -> np.ndarray:
+        a = np.asarray(addr, dtype=np.int64)
+        return np.broadcast_to(a, (self.plan.num_warps, a.shape[-1])) if a.ndim == 1 else a
 
     # ------------------------------------------------------------------ region
     def separate_lds_steps(self) -> None:
@@ -207,7 +269,8 @@ class PlanEmitter(StepEmitter):
         prepared ``address`` (a pair: no barrier between, LLVM fuses them into the ds_read2/ds_write2
         the plan names)."""
         base, delta = address
-        return [(slots, atoms.lds_pointer(self.b, base, delta + offset)) for slots, offset in accesses]
+        ptr = self._lds_ptrs[base]
+        return [(slots, atoms.lds_pointer(self.b, ptr, delta + offset)) for slots, offset in accesses]
 
     def lds_store(self, accesses: list[tuple[list[int], int]], address: tuple[str, int], width_bytes: int,
                   regs: dict[int, str], what: str) -> None:
@@ -267,3 +330,15 @@ class PlanEmitter(StepEmitter):
         elif not o:
             self.loaded.add(word)  # ds_read_u8/u16 zero-extend: the zext is free
         regs[d] = word
+
+
+def _without_added_bits(table: np.ndarray) -> np.ndarray:
+    """``table`` (``[warps, lanes]``, GF(2)-affine ``c ^ L``) less the bits of ``c`` that no column of
+    ``L`` touches (:meth:`PlanEmitter._address_base`); a table that is not affine as it is."""
+    aff = fit_affine(table)
+    if aff is None:
+        return table
+    span = 0
+    for col in aff.lane_cols + aff.warp_cols:
+        span |= col
+    return table - (aff.const & ~span)
