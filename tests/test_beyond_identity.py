@@ -47,6 +47,9 @@ def test_kernel_setup_counts_the_setup_region_and_setup_beyond_leaves_out_what_e
     assert setup_beyond(setup, [none, none]) == setup
     assert setup_beyond(setup, [dict(none, total=1, salu=1), none]) == setup  # the least of the identity kernels'
     assert setup_beyond(setup, [dict(none, total=1, salu=1)] * 2) == dict(setup, total=1, salu=0)
+    # one identity kernel's counts come off together, so the total stays the sum of its classes
+    assert setup_beyond(setup, [dict(none, total=1, salu=1), dict(none, total=1, valu=1)]) == dict(setup, total=1,
+                                                                                                  salu=0)
 
 
 def test_valu_beyond_is_the_difference_at_least_zero():
@@ -169,6 +172,17 @@ def test_a_failure_of_the_identity_kernels_is_not_a_refusal(tmp_path, monkeypatc
         ours_beyond_identity(plan, low.compiled.isa)
     with pytest.raises(IdentityKernelError):
         ours_beyond_identity(plan, low.compiled.isa.replace("linlayout-begin store_addresses", ""))
+    from linlayout.lowering.compile import CompileError
+
+    def fail_to_compile(*args, **kwargs):
+        raise CompileError("no code object")
+
+    monkeypatch.undo()
+    monkeypatch.setenv("LINLAYOUT_CACHE", str(tmp_path))
+    monkeypatch.setattr("linlayout.lowering.beyond_identity.lower_conversion", fail_to_compile)
+    with pytest.raises(IdentityKernelError, match="no code object"):
+        ours_beyond_identity(plan, low.compiled.isa)
+    monkeypatch.setattr("linlayout.lowering.beyond_identity.plan_conversion", refuse)
     row = bench_or_refusal(case, binary=False)
     assert "refused" not in row and row["ours"]["total"] == 33
     assert (row["ours_whole"], row["ours_outside_valu"], row["ours_setup"]) == (None, None, None)
