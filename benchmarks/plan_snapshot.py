@@ -103,12 +103,16 @@ def main() -> int:
     ap.add_argument("--random", type=int, default=300)
     ap.add_argument("--corpora", action="store_true", help="also every case of the corpora, as the bench plans it")
     args = ap.parse_args()
+    if args.check:
+        try:
+            want = dict(line.split(": ", 1) for line in args.check.read_text().splitlines())
+        except (OSError, ValueError) as e:  # missing, unreadable, or not "name: hash" lines
+            ap.error(f"--check {args.check}: not a snapshot this script wrote ({type(e).__name__}: {e})")
     rows = snapshot(args.random, args.corpora)
     if args.write:
         args.write.write_text("".join(f"{k}: {v}\n" for k, v in rows.items()))
         print(f"wrote {len(rows)} rows to {args.write}")
         return 0
-    want = dict(line.split(": ", 1) for line in args.check.read_text().splitlines())
     differ = [k for k in want if rows.get(k) != want[k]]
     for k in differ[:20]:
         print(f"differs: {k}: {want[k]} -> {rows.get(k)}")

@@ -42,6 +42,8 @@ def test_bad_option_is_one_line_and_exit_2(script, tmp_path):
      "run_plans.py: error: --losses selects among the cases of --corpus; give --corpus FILE"),
     (["nvidia/access_width.py", "report", "--no-such-option"],
      "access_width.py report: error: the following arguments are required: results, --out"),
+    (["plan_snapshot.py", "--check", "no-such-file"], "plan_snapshot.py: error: --check no-such-file: not a snapshot "
+     "this script wrote (FileNotFoundError: [Errno 2] No such file or directory: 'no-such-file')"),
     (["bench_conversions_plan.py", "--every", "0"], "bench_conversions_plan.py: error: --every must be at least 1, got 0"),
 ])
 def test_subcommands_and_own_checks_are_one_line(argv, line, tmp_path):
