@@ -27,7 +27,8 @@ count the instructions of the ``conv`` region of one wave the way the baseline c
   counted region holds on its line, ``ours_setup``, and the VALU our kernel's load and store sides
   hold beyond our identity kernels', ``ours_outside_valu``, linlayout.lowering.beyond_identity; the
   VALU measured only where the corpus has Triton's and ours is a compiled kernel; a failure of our
-  identity kernels is ``ours_outside_valu_failed``, no ``ours_whole``;
+  identity kernels is ``ours_outside_valu_failed``, no ``ours_whole``; ``ours_whole_rule`` names
+  how ``ours_whole`` was counted, :data:`OURS_WHOLE_RULE`, and the summary refuses rows of another;
   ``modelled.<objective>.triton_whole`` and ``.ours_whole``): wins/ties/losses, the cases modelled
   above it and the cases whose load/store-side VALU is not measured or failed
   (``summary.whole_conversion``), and the cases
