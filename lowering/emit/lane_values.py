@@ -43,7 +43,7 @@ from linlayout import LayoutError, f2
 
 from .builder import Builder
 
-__all__ = ["AffineTable", "LaneValues", "bit_runs", "fit_affine"]
+__all__ = ["AffineTable", "LaneValues", "bit_runs", "fit_affine", "lane_table"]
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,9 @@ class AffineTable:
         return out
 
 
-def _as_table(table, num_warps: int, wave_size: int, what: str) -> np.ndarray:
+def lane_table(table, num_warps: int, wave_size: int, what: str) -> np.ndarray:
+    """A per-lane table (``[wave_size]``, the same in every warp, or ``[num_warps][wave_size]``) as a
+    ``[num_warps, wave_size]`` int64 array; any other shape is a ``LayoutError`` naming ``what``."""
     t = np.asarray(table, dtype=np.int64)
     if t.ndim == 1:
         t = np.broadcast_to(t, (num_warps, t.shape[0]))
@@ -174,6 +176,8 @@ class LaneValues:
         :attr:`pinned` (False: the caller pins what it makes of it, an LDS pointer; a later call
         that reuses the value with ``pin`` pins it then).
         """
+        if beyond and defined is not None:  # the value found beyond is exact on every entry, not just the defined
+            raise LayoutError(f"{what}: a table with don't-care entries cannot reuse a value beyond the offset field")
         t, ok = self._table_of(table, defined, what)
         found = self._offset_from(t, ok, lambda d: 0 <= d < max_delta and d % delta_unit == 0)
         if found is None:
@@ -192,7 +196,7 @@ class LaneValues:
 
     def rename(self, old: str, new: str) -> None:
         """Later tables equal to (or a constant above) the value ``old`` reuse ``new``, which holds the same
-        per-lane values (``old`` passed through a marker: ``old`` is then not read after it)."""
+        per-lane values (``old`` passed through a marker: the LDS accesses after it read ``new``)."""
         self._tables = [(t, new if name == old else name) for t, name in self._tables]
 
     def offset_of(self, table, among, what: str = "table") -> tuple[str, int] | None:
@@ -203,8 +207,8 @@ class LaneValues:
 
     def _table_of(self, table, defined, what: str) -> tuple[np.ndarray, np.ndarray]:
         """``table`` as ``[W, L]`` and its defined entries (default: all)."""
-        t = _as_table(table, self.num_warps, self.wave_size, what)
-        ok = np.ones(t.shape, dtype=bool) if defined is None else _as_table(defined, self.num_warps, self.wave_size,
+        t = lane_table(table, self.num_warps, self.wave_size, what)
+        ok = np.ones(t.shape, dtype=bool) if defined is None else lane_table(defined, self.num_warps, self.wave_size,
                                                                            what) != 0
         return t, ok
 
@@ -279,7 +283,7 @@ class LaneValues:
     # ------------------------------------------------------------------ conditions
     def condition(self, cond, what: str = "condition") -> str:
         """An ``i1`` that is true in lane ``l`` of warp ``w`` iff ``cond[w][l]`` is nonzero."""
-        t = _as_table(cond, self.num_warps, self.wave_size, what) != 0
+        t = lane_table(cond, self.num_warps, self.wave_size, what) != 0
         key = t.tobytes()
         if key in self._conds:
             return self._conds[key]

@@ -67,7 +67,7 @@ from linlayout.synth.steps import slot_dwords
 from ..step_emitter import StepEmitter
 from . import atoms
 from .builder import Builder, vector_type
-from .lane_values import LaneValues, fit_affine
+from .lane_values import LaneValues, lane_table, fit_affine
 
 __all__ = ["PlanEmitter", "slot_dwords"]
 
@@ -132,8 +132,8 @@ class PlanEmitter(StepEmitter):
         """The address register (an i32 byte address, :meth:`pointer` makes it a pointer) and immediate
         byte offset of the LDS step ``st``.
 
-        The registers are one per class of the plan's LDS addresses that differ by constants
-        (:meth:`_address_base`), and one more for each address whose constant above its class's
+        The registers are at most one per class of the plan's LDS addresses that differ by constants
+        (:meth:`_address_base`; none where an earlier register already reaches the class), and one more for each address whose constant above its class's
         register does not fit the step's immediate field (``st.offset_limit()``, in units of
         ``st.offset_unit()``: a paired step's register sits at a multiple of its unit below the
         first access, close enough for the second offset to fit), that register plus the constant
@@ -145,7 +145,7 @@ class PlanEmitter(StepEmitter):
         if error:
             raise LayoutError(f"{what}: {error}")
         base_table = self._address_base(st.addr)
-        if not self.lanes.offset_of(base_table, self._lds_ptrs, what):
+        if self.lanes.offset_of(base_table, self._lds_ptrs, what) is None:
             self._address_register(self.lanes.value_of(base_table, what=what, pin=False)[0])
         base, delta = self.lanes.value_of(st.addr, max_delta=st.offset_limit(), delta_unit=st.offset_unit(),
                                           what=what, beyond=self._lds_ptrs, pin=False)
@@ -173,9 +173,9 @@ class PlanEmitter(StepEmitter):
         """The values of :meth:`address_registers` as passed through the prologue's end marker (outputs
         tied to inputs, no instruction): the region's LDS accesses read those, which LLVM cannot take
         apart (it re-derives ``base + constant`` from a register it sees into, with a ``v_add_u32`` in
-        the region, and leaves the prologue's register unread; on the corpora, pinning the classes'
-        own registers instead of tying them left 6 and 45 more instructions in the AMD and wave32
-        regions, 37 and 29 more in the whole conversions)."""
+        the region, and leaves the prologue's register unread; docs/benchmarks.md measures pinning the
+        registers instead).  The pointers are made after the marker from the LDS global's address,
+        which is 0 in these kernels, so they cost no instruction in the region."""
         for base, value in zip(self.address_registers(), tied, strict=True):
             self._lds_ptrs[base] = atoms.lds_pointer(self.b, self.lds, value)
             self.lanes.rename(base, value)
@@ -193,19 +193,18 @@ class PlanEmitter(StepEmitter):
         would be computed in the prologue and not read."""
         if self._lds_bases is None:
             self._lds_bases = {}
-            for st in self.plan.steps:
-                if st.lds and getattr(st, "addr", None) is not None:
-                    t = self._table(st.addr)
+            for i, st in enumerate(self.plan.steps):
+                if st.lds:
+                    t = self._table(st.addr, f"plan step {i} ({st.op})")
                     key = (t - t[0, 0]).tobytes()
                     if key not in self._lds_bases or t[0, 0] < self._lds_bases[key][0, 0]:
                         self._lds_bases[key] = t
             self._lds_bases = {key: _without_added_bits(t) for key, t in self._lds_bases.items()}
-        t = self._table(addr)
+        t = self._table(addr, "LDS address")
         return self._lds_bases.get((t - t[0, 0]).tobytes(), t)
 
-    def _table(self, addr) -> np.ndarray:
-        a = np.asarray(addr, dtype=np.int64)
-        return np.broadcast_to(a, (self.plan.num_warps, a.shape[-1])) if a.ndim == 1 else a
+    def _table(self, addr, what: str) -> np.ndarray:
+        return lane_table(addr, self.plan.num_warps, self.plan.wave_size, what)
 
     # ------------------------------------------------------------------ region
     def separate_lds_steps(self) -> None:
