@@ -872,6 +872,7 @@ class _Side:
     stores: bool = False  # the src side: its accesses store one group per class of store_keys (_stored_once)
     _addresses: dict = field(default_factory=dict, repr=False)
     _bases_of: dict = field(default_factory=dict, repr=False)  # vector bits -> _bases
+    lane_slots: dict = field(default_factory=dict, repr=False)  # (p, low bits) -> _over_fetch_slot's answer
 
     @property
     def lane_bits(self) -> int:
@@ -1738,10 +1739,21 @@ def _over_fetch_addr(D: _Side, r: int, element_bytes: int) -> np.ndarray:
 
 def _over_fetch_slot(D: _Side, r: int, element_bytes: int) -> int | np.ndarray:
     """The slot of register ``r``'s element inside its loaded dword: per lane (warp 0; the warps
-    agree, ``_over_fetch_groups``), an int when every lane has the same."""
+    agree, ``_over_fetch_groups``), an int when every lane has the same.
+
+    The slot is ``(warp_lane[0, l] ^ C(r)) & (p - 1)`` (``p`` slots a dword), the lanes' low bits
+    XOR the register's: uniform exactly when the lanes' are, and one read-only array per value of
+    the register's low bits otherwise (kept on the side: ``_Side.lane_slots``)."""
     p = 4 // element_bytes
-    slots = (D.warp_lane[0] ^ int(D.reg_image[r])) & (p - 1)
-    return int(slots[0]) if (slots == slots[0]).all() else slots
+    low = int(D.reg_image[r]) & (p - 1)
+    slots = D.lane_slots.get((p, low))
+    if slots is None:
+        slots = (D.warp_lane[0] & (p - 1)) ^ low
+        slots = int(slots[0]) if (slots == slots[0]).all() else slots
+        if isinstance(slots, np.ndarray):
+            slots.setflags(write=False)
+        D.lane_slots[(p, low)] = slots
+    return slots
 
 
 def build_lds(prog: Program, acc: LdsAccesses, src_dwords: list[int]) -> list[int]:

@@ -226,6 +226,22 @@ def test_over_fetch_sub_dword_slots_from_the_prefix_are_the_designs(data, elemen
     assert seen == [([c & low for c in D.other_cols[:D.lane_bits]], [c & low for c in D.other_cols[D.lane_bits:]])]
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 255), min_size=1, max_size=5), st.lists(st.integers(0, 255), min_size=6, max_size=6),
+       st.sampled_from([1, 2]))
+def test_over_fetch_slot_is_each_lanes_slot_of_its_dword(reg_cols, lanes, element_bytes):
+    # _over_fetch_slot (kept per value of a register's low bits) against its definition: warp 0's lanes'
+    # element offsets modulo the slots of a dword, an int exactly when every lane has the same
+    side, p = _side(reg_cols, 8, lanes), 4 // element_bytes
+    for r in range(1 << len(reg_cols)):
+        want = ((side.warp_lane[0] ^ int(side.reg_image[r])) & (p - 1)).tolist()
+        got = lds_path._over_fetch_slot(side, r, element_bytes)
+        if len(set(want)) == 1:
+            assert type(got) is int and got == want[0]
+        else:
+            assert isinstance(got, np.ndarray) and got.tolist() == want
+
+
 def test_narrow_store_repacks_share_a_vgpr_pair_for_two_half_stores():
     # 8-bit elements, 2-byte stores: the byte pairs (0, 4), (1, 5), (2, 6), (3, 7) all lie in VGPRs 0 and 1,
     # so two repacks serve them (each filling both halves: ds_write_b16 and _d16_hi); (8, 9) is in place;
