@@ -544,11 +544,14 @@ def _unrefined_candidates(ctx: ConversionContext, best_only: bool = False, movma
         plan.strategy = "noop"
         plan.cost, plan.cost_detail = cost_mod.plan_cost(plan, cm, 0)
         return [plan]
-    maps = _wave_maps(prob)
-    wm = maps[0]
+    # where some warp needs an element its src warp does not hold (the lower bound's ``cross_warp``),
+    # every element map crosses warps: no wave map is local or moves lanes per warp, so none is made
+    maps = None if _lower_bound(ctx)["cross_warp"] else _wave_maps(prob)
+    wm = maps[0] if maps else None
     with_movmatrix = movmatrix and "movmatrix" in ctx.target.lane_ops
     cands: list[Plan] = []
-    if wm.wave_local and strategy in ("auto", "registers"):
+    in_wave = wm is not None and strategy in ("auto", "registers")
+    if in_wave and wm.wave_local:
         # the gather takes any map: built on the first only
         programs = [b for k, m in enumerate(maps) for b in _in_wave_programs(ctx, m, gather=k == 0)]
         if programs and best_only and strategy == "auto" and not cm.pipe_overlap and not with_movmatrix:
@@ -563,7 +566,7 @@ def _unrefined_candidates(ctx: ConversionContext, best_only: bool = False, movma
             cands.extend(_within_ties(ctx, programs, floors))
         else:
             cands.extend(_finish_in_wave(ctx, b) for b in programs)
-    elif wm.warp_lane_offsets is not None and strategy in ("auto", "registers"):
+    elif in_wave and wm.warp_lane_offsets is not None:
         cands.extend(_warp_lane_candidates(ctx, wm))
     if with_movmatrix:
         cands.extend(_movmatrix_candidates(ctx, best_only))

@@ -7,8 +7,10 @@ from hypothesis import HealthCheck, event, given, settings
 
 from linlayout import LayoutError, LinearLayout
 from linlayout.hw.targets import get_target, target_names
+from linlayout.synth.context import ConversionContext
 from linlayout.synth.convert import plan_conversion
-from linlayout.synth.cost import cross_lane_kinds
+from linlayout.synth.cost import cross_lane_kinds, lower_bound
+from linlayout.synth.preimage import wave_local_maps
 
 from random_layouts import planning_problems
 
@@ -89,3 +91,21 @@ def test_the_lower_bound_holds_for_every_plan_on_every_target(case):
         assert (plan.strategy == "lanes") == (moves > 0) == any(s.across_lanes for s in plan.steps), counts
         assert moves >= lb["cross_lane_dwords"] and counts["total"] >= lb["min_register_merges"], (lb, counts)
         assert path >= lb["register_cost"] - 1e-6, (lb, plan.cost_detail)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(planning_problems())
+def test_cross_warp_is_exactly_no_wave_map_in_each_warp(case):
+    """The planner makes no wave map where the bound says ``cross_warp`` (convert._unrefined_candidates):
+    some warp then needs an element its src warp does not hold, so the element map of every wave map
+    takes a warp component -- neither local (``wave_local``) nor moving lanes per warp
+    (``warp_lane_offsets``) -- and where it is False the first wave map is one of those two."""
+    src, dst, bits, arch, objective, budget, strategy = case
+    try:
+        ctx = ConversionContext.create(src, dst, arch, bits)
+    except LayoutError:
+        return
+    wm = wave_local_maps(ctx.problem)[0]
+    stays = wm.wave_local or wm.warp_lane_offsets is not None
+    event(f"cross_warp {not stays}")
+    assert lower_bound(ctx)["cross_warp"] == (not stays)
