@@ -870,7 +870,7 @@ class _Side:
     registers: f2.Echelon  # the tensor vectors of the register bits, inserted in order (_registers)
     shared_cols: list[int]  # the tensor vector of each offset bit, then each rep bit (the shared layout's)
     stores: bool = False  # the src side: its accesses store one group per class of store_keys (_stored_once)
-    _addresses: dict = field(default_factory=dict, repr=False)
+    _addresses: dict = field(default_factory=dict, repr=False)  # element bytes -> _lane_addresses; (r, element bytes) -> address
     _bases_of: dict = field(default_factory=dict, repr=False)  # vector bits -> _bases
     lane_slots: dict = field(default_factory=dict, repr=False)  # (p, low bits) -> _over_fetch_slot's answer
 
@@ -881,16 +881,29 @@ class _Side:
 
     def address(self, r: int, element_bytes: int) -> np.ndarray:
         """[W, lanes] byte address of register ``r`` (elements of ``element_bytes``; one read-only array per
-        register)."""
-        return self._address_table(element_bytes)[r]
+        register, made when first asked).
 
-    def _address_table(self, element_bytes: int) -> np.ndarray:
-        """[R, W, lanes] every register's byte address (read-only)."""
+        The address of (w, l, r) is ``((warp_lane[w, l] ^ C(r)) & M) * element_bytes`` (``M``: the
+        offset bits); ``element_bytes`` is a power of two, so the product is a shift, which the XOR
+        commutes with: ``lane_addresses ^ register_address(r)``."""
+        key = (r, element_bytes)
+        row = self._addresses.get(key)
+        if row is None:
+            row = self._lane_addresses(element_bytes) ^ self.register_address(r, element_bytes)
+            row.setflags(write=False)
+            self._addresses[key] = row
+        return row
+
+    def register_address(self, r: int, element_bytes: int) -> int:
+        """``(C(r) & M) * element_bytes``: register ``r``'s part of its addresses (``address``)."""
+        return (int(self.reg_image[r]) & ((1 << self.n_off) - 1)) * element_bytes
+
+    def _lane_addresses(self, element_bytes: int) -> np.ndarray:
+        """[W, lanes] ``(warp_lane & M) * element_bytes``: the (warp, lane) part of every address."""
         table = self._addresses.get(element_bytes)
         if table is None:
-            table = ((self.warp_lane[None] ^ self.reg_image[:, None, None]) & ((1 << self.n_off) - 1)) * element_bytes
+            table = self._addresses[element_bytes] = (self.warp_lane & ((1 << self.n_off) - 1)) * element_bytes
             table.setflags(write=False)
-            self._addresses[element_bytes] = table
         return table
 
     @cached_property
@@ -1441,8 +1454,9 @@ class LdsAccesses:
         """``[len(groups), lanes]`` warp 0's byte addresses of the accesses of register groups ``groups``
         (``address``; plain accesses: rows of the side's address table)."""
         if self.matrix(store) is None and (store or not (self.design.read_transpose or self.design.over_fetch)):
-            table = (self.S if store else self.D)._address_table(self.ctx.element_bytes)
-            return table[[g[0] for g in groups], 0].astype(np.int64, copy=False)
+            side, element_bytes = (self.S if store else self.D), self.ctx.element_bytes
+            regs = np.array([side.register_address(g[0], element_bytes) for g in groups], dtype=np.int64)
+            return side._lane_addresses(element_bytes)[0][None, :] ^ regs[:, None]
         return np.array([_warp0(self.address(store, g)) for g in groups], dtype=np.int64)
 
     def _form_step(self, store: bool, pair: list[int] | None, pair_offset: int, st64: bool) -> Step:

@@ -182,6 +182,22 @@ def test_registers_of_equal_images_hold_equal_elements(data):
             assert (images[u] == images[r]) == bool((ids[:, :, u] == ids[:, :, r]).all())
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.data(), st.sampled_from([1, 2, 4, 8]))
+def test_side_addresses_are_the_offsets_of_every_warp_lane_and_register(data, element_bytes):
+    # _Side.address (the (warp, lane) part XOR the register's, made per register) against the definition:
+    # ((warp_lane ^ C(r)) & offset mask) * element bytes, read-only, one array per register
+    n_off = data.draw(st.integers(2, 8))
+    col = st.integers(0, (1 << (n_off + 2)) - 1)
+    reg_cols = data.draw(st.lists(col, min_size=1, max_size=5))
+    side = _side(reg_cols, n_off, data.draw(st.lists(col, min_size=6, max_size=6)), data.draw(st.lists(col, max_size=3)))
+    for r in range(1 << len(reg_cols)):
+        want = ((side.warp_lane ^ int(side.reg_image[r])) & ((1 << n_off) - 1)) * element_bytes
+        got = side.address(r, element_bytes)
+        assert got.dtype == np.int64 and not got.flags.writeable and (got == want).all()
+        assert side.address(r, element_bytes) is got
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.data(), st.sampled_from([1, 2, 4, 8]), st.booleans())
 def test_pair_keys_group_the_accesses_whose_addresses_differ_by_a_constant(data, element_bytes, dword_starts):
@@ -195,7 +211,7 @@ def test_pair_keys_group_the_accesses_whose_addresses_differ_by_a_constant(data,
     lanes, warps = data.draw(st.lists(col, min_size=6, max_size=6)), data.draw(st.lists(col, max_size=2))
     side = _side(reg_cols, n_off, lanes, warps)
     regs = list(range(len(side.reg_images)))
-    addrs = side._address_table(element_bytes)[regs].reshape(len(regs), -1)
+    addrs = np.stack([side.address(r, element_bytes) for r in regs]).reshape(len(regs), -1)
     if dword_starts:
         addrs = addrs & ~3
     patterns, bases = lds_path._pair_keys(side, regs, element_bytes, dword_starts)
