@@ -956,19 +956,13 @@ class _Side:
         (which stores nothing; there ``n_moved`` is ``len(unique)``)."""
         return self.stores and self.n_moved < len(self.unique)
 
-    @cached_property
-    def coord(self) -> np.ndarray:
-        return self.warp_lane[:, :, None] ^ self.reg_image[None, None, :]
+    def offsets(self, lanes: np.ndarray, regs: np.ndarray) -> np.ndarray:
+        """``[W, k]`` element offset of (warp ``w``, lane ``lanes[j]``, register ``regs[j]``), ``k`` of each."""
+        return (self.warp_lane[:, lanes] ^ self.reg_image[regs]) & ((1 << self.n_off) - 1)
 
-    @property
-    def off(self) -> np.ndarray:
-        """[W, lanes, R] element offset."""
-        return self.coord & ((1 << self.n_off) - 1)
-
-    @property
-    def rep(self) -> np.ndarray:
-        """[W, lanes, R] round."""
-        return self.coord >> self.n_off
+    def rounds(self, regs: list[int]) -> np.ndarray:
+        """``[W, lanes, len(regs)]`` round of every (warp, lane) and register of ``regs``."""
+        return (self.warp_lane[:, :, None] ^ self.reg_image[regs][None, None, :]) >> self.n_off
 
 
 def _side(layout_cols: dict[str, list[int]], design: LdsDesign, inv_cols: list[int], stores: bool = False) -> _Side:
@@ -1527,8 +1521,8 @@ def lds_accesses(ctx: ConversionContext, design: LdsDesign) -> list[LdsAccesses]
     def rounds_of(side: _Side, groups: list[list[int]]) -> list[int]:
         if not design.n_rep_bits:
             return [0] * len(groups)
-        reps = side.rep[:, :, [g for grp in groups for g in grp]].reshape(side.rep.shape[0], side.rep.shape[1],
-                                                                         len(groups), -1)
+        reps = side.rounds([g for grp in groups for g in grp])
+        reps = reps.reshape(reps.shape[0], reps.shape[1], len(groups), -1)
         if (reps != reps[:1, :1, :, :1]).any():
             raise LayoutError("internal: an LDS access spans two rounds")
         return [int(x) for x in reps[0, 0, :, 0]]
@@ -1653,7 +1647,7 @@ def _matrix_groups(side: _Side, p: int, element_bits: int, trans: bool, n_rounds
         firsts = _stored_once(side, firsts, list(range(p)))  # (a dword's registers: its first XOR 0..p-1)
     by_round: list[list[int]] = [[] for _ in range(n_rounds)]
     for f in firsts:
-        by_round[int(side.rep[0, 0, f])].append(f // p)
+        by_round[(int(side.warp_lane[0, 0]) ^ int(side.reg_image[f])) >> side.n_off].append(f // p)
     out = []
     for dwords in by_round:
         groups, k = [], 0
@@ -1678,7 +1672,7 @@ def _matrix_addr(side: _Side, g: list[int], p: int, element_bytes: int, trans: b
         regs, lanes = np.asarray(g)[m * p + (r & 1) * (p // 2)], r >> 1
     else:
         regs, lanes = np.asarray(g)[m * p], 4 * r
-    return (side.off[:, lanes, regs] * element_bytes).astype(np.int64)
+    return side.offsets(lanes, regs) * element_bytes
 
 
 def _transpose_groups(D: _Side, load: TransposeLoad, n_off: int) -> list[list[int]]:
@@ -1695,12 +1689,12 @@ def _transpose_groups(D: _Side, load: TransposeLoad, n_off: int) -> list[list[in
     k = load.vector_bits
     low = (1 << k) - 1
     lanes = D.other_cols[:D.lane_bits]
-    if (len(D.reg_cols) < k or len(D.unique) != len(D.off[0, 0])
+    if (len(D.reg_cols) < k or len(D.unique) != len(D.reg_image)
             or any(lanes[b] != 1 << b for b in range(k))
             or any(c & low for c in lanes[k:] + D.other_cols[D.lane_bits:] + D.reg_cols)
             or any(c >> n_off for c in D.reg_cols[:k])):
         raise LayoutError("the dst layout cannot be read with transpose loads from this shared layout")
-    n_regs = len(D.off[0, 0])
+    n_regs = len(D.reg_image)
     return [[r + j for j in range(1 << k)] for r in range(0, n_regs, 1 << k)]
 
 
@@ -1711,7 +1705,7 @@ def _transpose_addr(D: _Side, g: list[int], element_bytes: int, load: TransposeL
     ``0 .. E-1`` are the consecutive ones ``L`` reads, aligned)."""
     i, j = load.read_origins()
     regs = np.asarray(g)[j]
-    return (D.off[:, i, regs] * element_bytes).astype(np.int64)
+    return D.offsets(i, regs) * element_bytes
 
 
 def _over_fetch_groups(D: _Side, element_bytes: int, t_cap: int) -> tuple[list[list[int]], int]:
