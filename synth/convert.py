@@ -546,7 +546,9 @@ def _unrefined_candidates(ctx: ConversionContext, best_only: bool = False, movma
         return [plan]
     # where some warp needs an element its src warp does not hold (the lower bound's ``cross_warp``),
     # every element map crosses warps: no wave map is local or moves lanes per warp, so none is made
-    maps = None if _lower_bound(ctx)["cross_warp"] else _wave_maps(prob)
+    # (asked where the LDS candidates ask the bound anyway: ``prune``; the inner problems of the
+    # movmatrix stages are not pruned on NVIDIA)
+    maps = None if prune and _lower_bound(ctx)["cross_warp"] else _wave_maps(prob)
     wm = maps[0] if maps else None
     with_movmatrix = movmatrix and "movmatrix" in ctx.target.lane_ops
     cands: list[Plan] = []
