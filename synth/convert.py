@@ -110,6 +110,8 @@ def _src_duplicates(ctx: ConversionContext, n_values: int) -> tuple[int, ...] | 
     cols = ctx.problem.src_cols["register"]
     per_value = 1 if ctx.element_bits == 64 else ctx.slots_per_dword
     vectors = span_values(cols)
+    if len(set(vectors)) == len(vectors):  # independent columns: no register repeats another
+        return None
     first: dict[tuple, int] = {}
     alias = tuple(first.setdefault(tuple(vectors[v * per_value:(v + 1) * per_value]), v) for v in range(n_values))
     return None if alias == tuple(range(n_values)) else alias
