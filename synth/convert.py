@@ -62,6 +62,7 @@ from .lane_ops import any_lane_op, lane_indices
 from .movmatrix_stage import movmatrix_layout, worth_trying
 from .plan import Lane, Plan
 from .program_floor import ProgramFloor
+from .span import span_values
 from .steps import Movmatrix
 from .preimage import Problem, wave_local_maps
 
@@ -94,9 +95,26 @@ def _register_isa(ctx: ConversionContext) -> RegisterIsa:
 
 
 def _program(ctx: ConversionContext) -> Program:
-    """An empty SSA program over the src registers of ``ctx``."""
-    return Program(_n_values(ctx.problem.src.in_dim_size("register"), ctx), ctx.slots_per_dword, ctx.dwords_per_slot,
-                   _register_isa(ctx), fuse_select_perm=ctx.target.family in ("cdna", "rdna"))
+    """An empty SSA program over the src registers of ``ctx`` (its duplicates: ``_src_duplicates``)."""
+    n_values = _n_values(ctx.problem.src.in_dim_size("register"), ctx)
+    return Program(n_values, ctx.slots_per_dword, ctx.dwords_per_slot, _register_isa(ctx),
+                   fuse_select_perm=ctx.target.family in ("cdna", "rdna"), init_alias=_src_duplicates(ctx, n_values))
+
+
+def _src_duplicates(ctx: ConversionContext, n_values: int) -> tuple[int, ...] | None:
+    """``Program``'s ``init_alias``: per src value (a VGPR, or a 64-bit element), the first value
+    whose registers hold the same elements, slot by slot, in every lane and warp -- register ``r``
+    holds the tensor vector ``sum_{bit b of r} col_b`` plus its lane's and warp's, so this is a
+    question about the register columns alone (zero columns, or columns summing to zero); None
+    when no two values are alike."""
+    cols = ctx.problem.src_cols["register"]
+    per_value = 1 if ctx.element_bits == 64 else ctx.slots_per_dword
+    vectors = span_values(cols)
+    if len(set(vectors)) == len(vectors):  # independent columns: no register repeats another
+        return None
+    first: dict[tuple, int] = {}
+    alias = tuple(first.setdefault(tuple(vectors[v * per_value:(v + 1) * per_value]), v) for v in range(n_values))
+    return None if alias == tuple(range(n_values)) else alias
 
 
 def _priced(plan: Plan, ctx: ConversionContext, lds_valu: int | None = None, depth: int | None = None,

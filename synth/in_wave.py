@@ -386,17 +386,38 @@ class _SelectThenMove:
 def _select_tree(prog: Program, units: list[int], unit_of: np.ndarray) -> int:
     """Per lane ``s`` the value ``units[unit_of[s]]`` (don't care where ``-1``): a binary tree of
     selects over the unit index bits, low bit first; a subtree no lane reads is skipped, so a tree
-    over ``n`` present units has ``n - 1`` selects, and the select of bit ``j`` uses the one lane
-    mask ``unit_of >> j & 1`` wherever it occurs."""
+    over ``n`` present units has ``n - 1`` selects, and the select of bit ``j`` uses one lane mask
+    wherever it occurs (``_tree_mask``)."""
+    masks: dict[int, np.ndarray] = {}
+
     def pick(prefix: int, bits: int) -> int | None:
         if bits == len(units).bit_length() - 1:
             return units[prefix] if (unit_of == prefix).any() else None
         low, high = pick(prefix, bits + 1), pick(prefix | (1 << bits), bits + 1)
         if low is None or high is None:
             return high if low is None else low
-        return prog.select((unit_of >> bits & 1).astype(bool) & (unit_of >= 0), low, high)
+        if bits not in masks:
+            masks[bits] = _tree_mask(unit_of, bits)
+        return prog.select(masks[bits], low, high)
 
     return pick(0, 0)
+
+
+def _tree_mask(unit_of: np.ndarray, bits: int) -> np.ndarray:
+    """The lane mask of ``_select_tree``'s selects of unit bit ``bits``: ``unit_of >> bits & 1`` on the
+    lanes read (``unit_of >= 0``).  On the others it is free; where one lane bit's mask (lanes whose bit
+    ``b`` is set) agrees on the lanes read, that mask is taken, so that the trees of dst units read at
+    different lanes (a broadcast of lane ``k`` of each lane group, one unit per ``k``) select alike and
+    share their selects, and a ``v_perm_b32`` fused with them its per-lane selector
+    (``Program.select``); else the free lanes pick the low subtree."""
+    read = unit_of >= 0
+    want = (unit_of >> bits & 1).astype(bool) & read
+    lanes = lane_indices(len(unit_of))
+    for b in range(len(unit_of).bit_length() - 1):
+        mask = (lanes >> b & 1).astype(bool)
+        if np.array_equal(mask[read], want[read]):
+            return mask
+    return want
 
 
 def gather_floor(um: UnitMap, cm: CostModel) -> float:

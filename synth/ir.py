@@ -5,10 +5,14 @@ is src register (dword) ``i``; every op creates new values.  The builder folds
 trivial ops (an identity lane map, a select of equal operands, constant
 conditions) and shares identical ops.  ``emit`` drops ops whose results no dst
 register needs, assigns registers, and writes plan steps: new values go to
-fresh registers above both the src and dst register ranges; a permlane swap or
-a masked ``v_mov_b32_dpp`` writes its operands in place and gets a ``v_mov``
-copy first when an operand is still needed afterwards (that copy is a real
-instruction and is counted).  Which VGPR holds which value is otherwise the
+fresh registers above both the src and dst register ranges; a permlane swap,
+a masked ``v_mov_b32_dpp`` and an RDNA ``dpp8`` move write their operands in place
+and get a ``v_mov`` copy first when an operand is still needed afterwards (that copy
+is a real instruction and is counted).  The ``dpp8`` move is in place because LLVM
+selects ``llvm.amdgcn.mov.dpp8`` as a ``v_mov_b32_dpp`` whose tied old value is its
+source [observed: gfx1100 fp8 ``slice0(blocked[1x4,t4x8,o10])->slice1(wmma1.16x16)``
+of the wave32 corpus, eight dpp8 moves of one value compile to seven copies and
+the eight moves].  Which VGPR holds which value is otherwise the
 register allocator's business (renaming is free, as in Triton's counts): LDS
 vector operands list their values' slots, and the dst registers are filled by
 a final renaming.
@@ -95,7 +99,17 @@ class Program:
     """Builder of an SSA register program for one wave (ops identical in every warp, except LDS addresses)."""
 
     def __init__(self, n_init: int, slots_per_value: int, dwords_per_value: int,
-                 isa: RegisterIsa = AMD_REGISTER_ISA, fuse_select_perm: bool = False) -> None:
+                 isa: RegisterIsa = AMD_REGISTER_ISA, fuse_select_perm: bool = False,
+                 init_alias: tuple[int, ...] | None = None) -> None:
+        """``init_alias[i]``: the first src value holding the same elements as src value ``i`` in
+        every lane and warp (register duplicates: a lowering holds them in one VGPR, LLVM merging
+        their identical loads), ``i`` itself when none does; None: no duplicates.  The register ops
+        read a duplicate as its first, so a select of a value and its duplicate folds, an op on
+        both is shared, and a permlane swap of the two (one VGPR) gets its ``v_mov`` copy."""
+        if init_alias is not None and (len(init_alias) != n_init
+                                       or any(not 0 <= a <= i or init_alias[a] != a for i, a in enumerate(init_alias))):
+            raise ValueError(f"init_alias must map each of {n_init} src values to a first value at or before it")
+        self.init_alias = init_alias
         self.isa = isa
         self.fuse_select_perm = fuse_select_perm
         self.n_init = n_init
@@ -138,8 +152,13 @@ class Program:
             self._cse[key] = outs
         return outs
 
+    def first(self, v: int) -> int:
+        """``v``, or the first src value it duplicates (``init_alias``)."""
+        return self.init_alias[v] if self.init_alias is not None and v < self.n_init else v
+
     def lane(self, src: int, need: np.ndarray, op: LaneOp) -> int:
         """``src`` read from lane ``need[l]`` (``-1``: don't care) by instruction ``op``."""
+        src = self.first(src)
         need, identity, need_key = self._array_facts("lane", (need,), lambda: _lane_facts(need))
         if identity:
             return src
@@ -147,6 +166,7 @@ class Program:
 
     def select(self, cond: np.ndarray, a: int, b: int) -> int:
         """Per lane ``b if cond[l] else a`` (a ``v_cndmask_b32``)."""
+        a, b = self.first(a), self.first(b)
         cond, some, every, cond_key = self._array_facts("select", (cond,), lambda: _condition_facts(cond))
         if a == b or not some:
             return a
@@ -190,6 +210,7 @@ class Program:
 
     def fused(self, own: int, src: int, keep: np.ndarray, need: np.ndarray, op: LaneOp) -> int:
         """One DPP instruction: ``own`` where ``keep[l]``, else ``src`` read from lane ``need[l]``."""
+        own, src = self.first(own), self.first(src)
         keep, need, every, masks, arrays_key = self._array_facts("fused", (keep, need), lambda: _merge_facts(keep, need))
         if every:
             return own
@@ -198,6 +219,7 @@ class Program:
 
     def swap(self, kind: str, vdst: int, src0: int) -> tuple[int, int]:
         """gfx950 ``v_permlane{16,32}_swap``: returns the new (vdst, src0)."""
+        vdst, src0 = self.first(vdst), self.first(src0)
         return self._new("swap", (vdst, src0), {"kind": kind}, n_out=2, key=("swap", kind, vdst, src0))  # type: ignore[return-value]
 
     def perm(self, s0: int, s1: int, selector: int) -> int:
@@ -208,6 +230,7 @@ class Program:
         where ``c`` is false and ``selector`` with its operands swapped (byte codes 0-3 <-> 4-7)
         where it is true (``perm_select``); the selects then have no other use left unless
         something else reads them (``emit`` drops dead ops)."""
+        s0, s1 = self.first(s0), self.first(s1)
         fused = self._complementary_selects(s0, s1) if self.fuse_select_perm else None
         if fused is not None:
             cond, x, y = fused
@@ -229,6 +252,7 @@ class Program:
 
     def perm_select(self, s0: int, s1: int, sel0: int, sel1: int, cond: np.ndarray) -> int:
         """``v_perm_b32`` with a per-lane selector VGPR: ``sel1`` where ``cond[l]``, else ``sel0``."""
+        s0, s1 = self.first(s0), self.first(s1)
         cond, some, every, cond_key = self._array_facts("select", (cond,), lambda: _condition_facts(cond))
         if sel0 == sel1 or not some:
             return self.perm(s0, s1, sel0)
@@ -268,6 +292,7 @@ class Program:
     # ------------------------------------------------------------ emission
     def emit(self, outputs: list[int], n_dst: int) -> list[Step]:
         """Plan steps computing ``outputs[k]`` into dst register ``k`` (``len(outputs) == n_dst``)."""
+        outputs = [self.first(v) for v in outputs]
         live_ops = self._live(outputs)
         order = [i for i in range(len(self.ops)) if live_ops[i]]
         last_use: dict[int, int] = {}
@@ -285,7 +310,7 @@ class Program:
 
     def live_ops(self, outputs: list[int]) -> list[Op]:
         """The ops ``emit`` turns into steps for ``outputs``, in program order."""
-        return [op for op, live in zip(self.ops, self._live(outputs)) if live]
+        return [op for op, live in zip(self.ops, self._live([self.first(v) for v in outputs])) if live]
 
     def _live(self, outputs: list[int]) -> list[bool]:
         ops = self.ops
@@ -337,12 +362,16 @@ class _Emitter:
         return self.reg[v] if last_use.get(v, -1) <= pos else self._copy(v)
 
     def _lane(self, op: Op, pos: int, last_use: dict) -> None:
-        r = self._fresh()
         lo: LaneOp = op.params["op"]
         isa = dict(lo.isa)
         if lo.family == "dpp":  # lanes without a DPP source are don't-care here: not written
             isa.update(row_mask=0xF, bank_mask=0xF, bound_ctrl=0)
-        self.steps.append(Lane(kind=lo.kind, dst=self._slots(r), src=self._slots(self.reg[op.args[0]]),
+        if "dpp8" in isa:  # in place (module docstring): a copy first when the source is needed afterwards
+            r = self._owned(op.args[0], pos, last_use)
+            src = r
+        else:
+            r, src = self._fresh(), self.reg[op.args[0]]
+        self.steps.append(Lane(kind=lo.kind, dst=self._slots(r), src=self._slots(src),
                                src_lane=op.params["need"].copy(), isa=isa))
         self.reg[op.outs[0]] = r
 

@@ -161,3 +161,20 @@ def test_schedule_predictions_on_a_broadcast_slice_are_not_exact():
     assert all(verify(plan).ok for _, _, _, plan in plans)
     first = next((predicted, plan.counts()["total"]) for _, name, predicted, plan in plans if name == "lane_first")
     assert first == (896, 344)
+
+
+def test_a_program_reads_a_register_duplicate_as_its_first():
+    """``init_alias``: src value 2 duplicates value 0 (and 3 value 1).  A select between a value and its
+    duplicate is the value, an op on either is shared, and a permlane swap of the two is one VGPR
+    swapped with its ``v_mov`` copy."""
+    from linlayout.synth.ir import Program
+
+    cond = np.arange(64) >= 32
+    prog = Program(4, 1, 1, init_alias=(0, 1, 0, 1))
+    assert prog.select(cond, 0, 2) == 0 and prog.select(cond, 3, 1) == 1
+    assert prog.select(cond, 0, 3) == prog.select(cond, 2, 1)
+    a, b = prog.swap("permlane32_swap", 0, 2)
+    steps = prog.emit([a, b], 2)
+    assert [st.op for st in steps][:2] == ["mov", "permlane_swap"] and steps[0].kind == "v_mov"
+    with pytest.raises(ValueError, match="init_alias"):
+        Program(3, 1, 1, init_alias=(0, 0, 1))

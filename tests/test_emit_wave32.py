@@ -137,3 +137,39 @@ def test_wave32_code_object_through_the_cli(idx, tmp_path, capsys):
     b = out.read_bytes()
     assert b[:4] == b"\x7fELF" and struct.unpack_from("<I", b, 48)[0] & 0xFF == ELF_MACH[case["arch"]]
     assert r["plan_isa_differences"] == {} and r["isa_counts"]["permlane16"] == r["plan_counts"]["permlane16"]
+
+
+def test_permlane_swap_of_a_register_duplicate_counts_its_copy():
+    """gfx1250 i8 ``dotAwmma3.16x64(kw8)->dotAwmma3.16x64(kw16)`` (corpus case 50): src register bits 3
+    and 4 have zero columns, so the dwords ``d``, ``d ^ 2``, ``d ^ 4``, ``d ^ 6`` hold the same elements and
+    the kernel holds them in one VGPR; each ``v_permlane16_swap`` that trades lane bit 4 for register
+    bit 3 swaps a value with itself and needs a ``v_mov`` copy first.  The plan counts the 8 copies with
+    the 8 swaps, as the compiled region has them (it counted 8 instructions before)."""
+    plan = _plan(50)
+    assert (plan.arch, plan.counts()["v_mov"], plan.counts()["permlane16_swap"], plan.counts()["total"]) == \
+        ("gfx1250", 8, 8, 16)
+    check_wave32_kernel(plan, seed=50)
+    counts = lower_conversion(plan, binary=False).report["isa_counts"]
+    assert (counts["v_mov"], counts["permlane16_swap"], counts["valu"]) == (8, 8, 16)
+
+
+def test_broadcast_gather_shares_its_selects_and_copies_before_dpp8():
+    """gfx1100 fp8 ``slice0(blocked[1x4,t4x8,o10])->slice1(wmma1.16x16)`` (corpus case 436): each dst unit
+    broadcasts lane ``k`` of every 8-lane group (``dpp8:[k,..,k]``) of a value picked per lane group.  The
+    pick's select mask is free on the lanes no broadcast reads, so it is taken as lane bit 4's for every
+    ``k``: the picks of one src pair are one ``v_perm_b32`` (2 in all, one per-lane selector; they were 16
+    with 8 selectors, loaded as lane tables in the setup).  A ``dpp8`` move is in place (LLVM ties its old
+    value to its source), so the 16 moves of the 2 values need 14 copies, which the plan counts as the
+    compiled region has them.  Planned as the bench plans it (``kernel_plan``: the src packing chosen too)."""
+    from linlayout.cli.bench import kernel_plan
+
+    case = family_corpus("wave32")["cases"][436]
+    plan = kernel_plan(LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"]), case["arch"],
+                       dtype_bits(case["dtype"]))
+    counts = plan.counts()
+    assert (counts["v_perm_b32"], counts["dpp"], counts["v_mov"], counts["total"]) == (2, 16, 14, 32)
+    check_wave32_kernel(plan, seed=436)
+    low = lower_conversion(plan, binary=False)
+    isa = low.report["isa_counts"]
+    assert (isa["v_perm_b32"], isa["dpp"], isa["v_mov"], isa["valu"]) == (2, 16, 14, 32)
+    assert low.report["setup_counts"]["vmem"] == 0
