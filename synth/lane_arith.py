@@ -7,32 +7,36 @@ the lane id ``l`` and the warp id ``w`` (bit ``b`` of an int is ``(x >> b) & 1``
 
 :class:`LaneProgram` builds one hash-consed op graph for *all* the tables of a kernel, so that a term
 two tables share is computed once, and counts the instructions a gfx9 or RDNA compiler makes of it.
-The lowering (linlayout.lowering.emit.lane_values) emits exactly this graph as MLIR arith ops; the
-planner (linlayout.synth.cost) counts the same graph for its setup estimates.
+The lowering (linlayout.lowering.emit.lane_values) emits exactly this graph as MLIR arith ops.
 
 **Terms of a linear part.**  Each pair (input bit ``i``, output bit ``o``) of a column has the shift
 ``o - i``.  All pairs of one shift ``s`` form one *shift term* ``(x & M) << s`` (``>> -s`` when
-negative), ``M`` the input bits with that shift: one AND and one shift, less where the mask or the
-shift is void (``x >> k`` needs no mask when ``M`` is every bit from ``k`` up; a run moved to bit 0 is
-one ``v_bfe_u32``).  A column of several bits may instead be a *column term* ``sbit(x, i) & L_i``
-(``v_bfe_i32`` of the bit: 0 or -1, then an AND), two ops whatever the column.  Every choice of
-column terms among the multi-bit columns is priced and the cheapest kept (a swizzle ``x ^ (x >> 3)``
-is two shift terms, a lone column of scattered bits one column term).
+negative), ``M`` the input bits with that shift: one AND and one shift (one AND for shift 0; a run
+moved down to bit 0 is one ``v_bfe_u32``).  The bits of multi-bit columns with one same set of
+shifts ``S`` may instead be one *multiply term* ``(x & M) * K``, ``K = sum 2**s`` (one AND and one
+``v_mul_u32_u24``; only where the shifted copies of ``M`` are disjoint, so that the product is the
+XOR), and a lone such column a *column term* ``sbit(x, i) & L_i`` (``v_bfe_i32`` of the bit: 0 or -1,
+then an AND), two ops whatever the column.  The choices of these terms (``_units``; all of them up
+to 3 units) are priced and the cheapest kept (a swizzle ``x ^ (x >> 3)`` is two shift terms, a lone
+column of scattered bits one column term, a row address repeated at two places one multiply term).
 
 **Combining.**  Terms whose output bits are disjoint are OR'ed (the same as XOR there): an OR absorbs
 one operand that is a single-use shift left (``v_lshl_or_b32``), an AND with an encodable mask
-(``v_and_or_b32``) or another OR (``v_or3_b32``).  Groups of pairwise disjoint terms are XOR'ed
+(``v_and_or_b32``) or another OR (``v_or3_b32``), the OR first: LLVM selects from the root down and
+prefers ``v_or3_b32``.  Groups of pairwise disjoint terms are XOR'ed
 (``v_xor3_b32`` on RDNA absorbs an XOR; gfx9 has one XOR per operand).  The constant ``c`` is one
 more XOR.  gfx9's VOP3 takes no literal, so there an AND fuses into ``v_and_or_b32`` only with an
 inline mask (-16..64); RDNA's VOP3 takes one literal.
 
 **Sharing.**  A table equal to a computed one XOR a difference ``D`` costs ``D``'s ops and one XOR
-when that is cheaper than building it; terms shared with earlier tables cost nothing more (the graph
-is hash-consed: LLVM's CSE merges them the same way).
+when that is cheaper than building it (tried from the earlier tables whose difference has the
+fewest nonzero columns, fewer than the table's own); terms shared with earlier tables cost nothing
+more (the graph is hash-consed: LLVM's CSE merges them the same way).  The warp part is combined
+from its own terms and joins the lane terms as one more term.
 
 **Count.**  Ops on the lane id are VALU, ops on the warp id alone SALU (the warp id is
-wave-uniform); ``valu()`` counts VALU ops after the fusions above (each op absorbs at most one
-single-use operand, and an op that absorbed one is not absorbed itself).  Tables whose columns all
+wave-uniform); :meth:`LaneProgram.count` counts them after the fusions above (each op absorbs at
+most one single-use operand, and an op that absorbed one is not absorbed itself).  Tables whose columns all
 vanish are constants (no op).
 """
 
@@ -131,6 +135,48 @@ def lane_columns(row: np.ndarray) -> tuple[int, tuple[int, ...]] | None:
     return c, tuple(cols)
 
 
+def _shifts(b: int, col: int) -> frozenset:
+    return frozenset(o - b for o in _bits(col))
+
+
+def _multiply(bits, cols) -> tuple[int, int, int]:
+    """``(k, m, K)`` with ``((x >> k) & m) * K = XOR_{b in bits} x_b cols[b]`` for bits of one set of
+    shifts ``S`` (``K = sum 2**(s + k)``, ``k = max(0, -min S)``): the shifted copies of ``m`` must be
+    disjoint (then the sum is the XOR) and ``K`` below ``2**24`` (one ``v_mul_u32_u24``); else None."""
+    shifts = _shifts(bits[0], cols[bits[0]])
+    k = max(0, -min(shifts))
+    m = sum(1 << (b - k) for b in bits)
+    seen = 0
+    for sh in shifts:
+        if (m << (sh + k)) & seen:
+            return None
+        seen |= m << (sh + k)
+    mult = sum(1 << (sh + k) for sh in shifts)
+    return (k, m, mult) if mult < 1 << 24 else None
+
+
+def _units(x: int, cols) -> list:
+    """The multi-bit columns of ``cols`` (input ``x``) in *units* ``(x, bits)``: the bits of one set of
+    shifts ``o - b`` whose multiply term is valid (``_multiply``: one AND and one ``v_mul_u32_u24``
+    for them all), one unit each other bit (a multiply term too where its shifts are not negative:
+    the AND may be shared with a shift term; else a column term, ``v_bfe_i32`` and an AND)."""
+    groups: dict[frozenset, list[int]] = {}
+    for b, c in enumerate(cols):
+        if c & (c - 1):
+            groups.setdefault(_shifts(b, c), []).append(b)
+    units = []
+    for bits in groups.values():
+        if len(bits) > 1 and _multiply(bits, cols) is not None:
+            units.append((x, tuple(bits)))
+        else:
+            units.extend((x, (b,)) for b in bits)
+    return units
+
+
+def _nonzero(cols) -> int:
+    return sum(1 for c in cols if c)
+
+
 def _bits(x: int) -> list[int]:
     return [b for b in range(x.bit_length()) if (x >> b) & 1]
 
@@ -141,7 +187,8 @@ class LaneProgram:
     Nodes are tuples ``(kind, *operands)`` (operands: node ids, then ints); ids 0 and 1 are the lane
     id (``LANE``, below ``2 ** lane_bits``) and the warp id (``WARP``, below ``2 ** warp_bits``):
 
-    ``("and", a, m)`` ``a & m``; ``("shl", a, s)``, ``("shr", a, s)`` logical shifts;
+    ``("and", a, m)`` ``a & m``; ``("mul", a, K)`` ``a * K`` (``v_mul_u32_u24``); ``("shl", a, s)``,
+    ``("shr", a, s)`` logical shifts;
     ``("bfe", a, k, n)`` ``(a >> k) & (2**n - 1)`` (one ``v_bfe_u32``); ``("sbit", a, k)`` ``-((a >> k) &
     1)`` (one ``v_bfe_i32``); ``("or", a, b)``, ``("xor", a, b)``; ``("const", c)``.
 
@@ -155,6 +202,8 @@ class LaneProgram:
         self.bits = {LANE: lane_bits, WARP: warp_bits}
         self.nodes: list[tuple] = [("in", LANE), ("in", WARP)]
         self._index: dict[tuple, int] = {n: i for i, n in enumerate(self.nodes)}
+        self._ops: list[list[int]] = [[], []]  # each node's operands that are nodes of ops (not constants)
+        self._vec: list[bool] = [True, False]  # does the node depend on the lane id (a VALU op)?
         self.tables: dict[AffineTable, int] = {}  # the tables built, by their map
 
     # ------------------------------------------------------------------ building
@@ -165,46 +214,66 @@ class LaneProgram:
             i = len(self.nodes)
             self.nodes.append(key)
             self._index[key] = i
+            if kind in ("or", "xor"):
+                ops = [a for a in args if self.nodes[a][0] != "const"]
+            else:
+                ops = [args[0]] if kind != "const" else []
+            self._ops.append(ops)
+            self._vec.append(any(self._vec[a] for a in ops))
         return i
 
     def add(self, aff: AffineTable) -> int:
         """The node computing ``aff``: built with the fewest new instructions (VALU and SALU) given
-        the graph, directly or as an earlier table XOR the difference; the same map twice is one node.
-        A table without lane or warp columns is a ``const`` node."""
+        the graph (:meth:`_candidates`), directly or as an earlier table XOR the difference; the same
+        map twice is one node.  A table without lane or warp columns is a ``const`` node."""
         got = self.tables.get(aff)
         if got is not None:
             return got
-        before = sum(self.count())
-        best = None
-        for build in self._candidates(aff):
-            cost = self._trial(aff, build) - before
-            if best is None or cost < best[0]:
-                best = (cost, build)
-        i = best[1]()
+        candidates = list(self._candidates(aff))
+        best = candidates[0]
+        if len(candidates) > 1:
+            costs = [self._trial(aff, build) for build in candidates]
+            best = candidates[costs.index(min(costs))]
+        i = best()
         self.tables[aff] = i
         return i
 
     def _candidates(self, aff: AffineTable):
-        """Builders of ``aff``: each choice of column terms (the multi-bit columns built as
-        ``sbit & column``), and each earlier table XOR the difference (its cheapest such choice)."""
+        """Builders of ``aff``: each choice of column terms (``_generals``), and an earlier table XOR
+        the difference where the difference has fewer nonzero columns than ``aff`` (the earlier tables
+        with the fewest, each with its choices of column terms)."""
         def direct(lane_cols, warp_cols, const, general):
             return lambda: self._affine(lane_cols, warp_cols, const, general)
         for general in self._generals(aff.lane_cols, aff.warp_cols):
             yield direct(aff.lane_cols, aff.warp_cols, aff.const, general)
-        for prev, node in list(self.tables.items()):
+        size = _nonzero(aff.lane_cols) + _nonzero(aff.warp_cols)
+        near = []
+        for prev, node in self.tables.items():
             d_lane = tuple(a ^ b for a, b in zip(aff.lane_cols, prev.lane_cols))
             d_warp = tuple(a ^ b for a, b in zip(aff.warp_cols, prev.warp_cols))
-            for general in self._generals(d_lane, d_warp):
-                yield (lambda n=node, dl=d_lane, dw=d_warp, dc=aff.const ^ prev.const, g=general:
-                       self._xor(n, self._affine(dl, dw, dc, g)))
+            d = _nonzero(d_lane) + _nonzero(d_warp)
+            if d < size:
+                near.append((d, node, d_lane, d_warp, aff.const ^ prev.const))
+        if not near:
+            return
+        least = min(n[0] for n in near)
+        for _, node, d_lane, d_warp, d_const in near:
+            if _ == least:
+                for general in self._generals(d_lane, d_warp):
+                    yield (lambda n=node, dl=d_lane, dw=d_warp, dc=d_const, g=general:
+                           self._xor(n, self._affine(dl, dw, dc, g)))
 
     @staticmethod
     def _generals(lane_cols, warp_cols):
-        """Every set of multi-bit columns to build as column terms: ``{(LANE or WARP, bit)}``."""
-        multi = [(x, b) for x, cols in ((LANE, lane_cols), (WARP, warp_cols))
-                 for b, c in enumerate(cols) if c & (c - 1)]
-        for pick in range(1 << len(multi)):
-            yield frozenset(m for k, m in enumerate(multi) if (pick >> k) & 1)
+        """The sets of *units* to build as column or multiply terms (``_units``): every set where there
+        are at most 3 units, else none and all."""
+        units = _units(LANE, lane_cols) + _units(WARP, warp_cols)
+        if len(units) > 3:
+            yield frozenset()
+            yield frozenset(units)
+            return
+        for pick in range(1 << len(units)):
+            yield frozenset(u for k, u in enumerate(units) if (pick >> k) & 1)
 
     def _trial(self, aff: AffineTable, build) -> int:
         """The instruction count of the graph with ``aff`` built by ``build`` (then undone)."""
@@ -215,7 +284,7 @@ class LaneProgram:
         del self.tables[aff]
         for key in self.nodes[n:]:
             del self._index[key]
-        del self.nodes[n:]
+        del self.nodes[n:], self._ops[n:], self._vec[n:]
         return total
 
     def _xor(self, a: int, b: int) -> int:
@@ -226,34 +295,40 @@ class LaneProgram:
         return self.node("xor", a, b)
 
     def _affine(self, lane_cols, warp_cols, const: int, general) -> int:
-        """``const ^ lane part ^ warp part``: each part its terms (:meth:`_terms`) OR'ed within groups of
-        disjoint output bits, the groups XOR'ed; the warp part apart (scalar ops)."""
-        parts = []
-        for x, cols in ((LANE, lane_cols), (WARP, warp_cols)):
-            terms = self._terms(x, cols, general)
-            if terms:
-                parts.append(self._combine(terms))
-        if not parts:
+        """``const ^ lane part ^ warp part``: the terms (:meth:`_terms`) OR'ed within groups of disjoint
+        output bits, the groups XOR'ed; the warp part combined apart (scalar ops), then one term."""
+        terms = self._terms(LANE, lane_cols, general)
+        warp_terms = self._terms(WARP, warp_cols, general)
+        if warp_terms:  # the warp part (scalar) joins the lane terms as one more term
+            terms.append(self._combine(warp_terms))
+        if not terms:
             return self.node("const", const & 0xFFFFFFFF)
-        acc = parts[0][0]
-        bits = parts[0][1]
-        for node, out in parts[1:]:
-            acc = self.node("or" if not out & bits else "xor", acc, node)
-            bits |= out
+        acc, bits = self._combine(terms)
         if const:
             acc = self.node("or" if not const & bits else "xor", acc, self.node("const", const & 0xFFFFFFFF))
         return acc
 
     def _terms(self, x: int, cols, general) -> list[tuple[int, int]]:
-        """The terms ``(node, output bits)`` of the linear part ``XOR_b x_b cols[b]``: a column term per
-        bit of ``general``, a shift term per shift of the other pairs (module docstring)."""
+        """The terms ``(node, output bits)`` of the linear part ``XOR_b x_b cols[b]``: a column or
+        multiply term per unit of ``general`` (``_units``), a shift term per shift of the other pairs
+        (module docstring)."""
         by_shift: dict[int, int] = {}
         terms = []
-        for b, col in enumerate(cols):
-            if not col:
+        done = 0
+        for unit in general:
+            if unit[0] != x:
                 continue
-            if (x, b) in general:
-                terms.append((self.node("and", self.node("sbit", x, b), col), col))
+            bits = unit[1]
+            done |= sum(1 << b for b in bits)
+            k, m, mult = _multiply(bits, cols) or (None, 0, 0)
+            if len(bits) == 1 and k != 0:  # v_bfe_i32 and an AND
+                b = bits[0]
+                terms.append((self.node("and", self.node("sbit", x, b), cols[b]), cols[b]))
+                continue
+            part = self.node("and", self.node("shr", x, k) if k else x, m)
+            terms.append((self.node("mul", part, mult), sum(cols[b] for b in bits)))
+        for b, col in enumerate(cols):
+            if not col or (done >> b) & 1:
                 continue
             for o in _bits(col):
                 by_shift[o - b] = by_shift.get(o - b, 0) | (1 << b)
@@ -298,32 +373,33 @@ class LaneProgram:
         return acc, bits
 
     # ------------------------------------------------------------------ counting
-    def valu(self) -> int:
-        """VALU ops of the graph after fusion (:meth:`count`)."""
-        return self.count()[0]
-
     def count(self) -> tuple[int, int]:
         """``(valu, salu)``: the ops of every node reached from a table, VALU where they depend on
         the lane id; a node that an OR/XOR absorbs (module docstring) is no instruction."""
-        live = self._live()
+        ops, vector, nodes = self._ops, self._vec, self.nodes
+        live: set[int] = set()
+        stack = list(self.tables.values())
         uses: dict[int, int] = {}
-        for i in live:
-            for a in self._operands(i):
+        while stack:
+            i = stack.pop()
+            if i in live:
+                continue
+            live.add(i)
+            for a in ops[i]:
                 uses[a] = uses.get(a, 0) + 1
-        vector = self._vector()
+                stack.append(a)
         absorbed: set[int] = set()
         for i in sorted(live, reverse=True):  # parents first: LLVM selects from the root down
-            kind = self.nodes[i][0]
+            kind = nodes[i][0]
             if kind not in ("or", "xor") or not vector[i] or i in absorbed:
                 continue
-            for a in sorted(self._operands(i), key=lambda a: self.nodes[a][0] != kind):
-                if uses.get(a) == 1 and vector[a] and self._fuses(i, a):
+            for a in sorted(ops[i], key=lambda a: nodes[a][0] != kind):
+                if uses[a] == 1 and vector[a] and self._fuses(i, a):
                     absorbed.add(a)
                     break
         valu = salu = 0
         for i in live:
-            kind = self.nodes[i][0]
-            if kind in ("in", "const") or i in absorbed:
+            if nodes[i][0] in ("in", "const") or i in absorbed:
                 continue
             if vector[i]:
                 valu += 1
@@ -336,40 +412,10 @@ class LaneProgram:
         if pk == "or":
             if ck[0] in ("or", "shl"):
                 return True
-            if ck[0] == "and":
+            if ck[0] == "and":  # v_and_or_b32 (LLVM seldom makes an OR of a product a v_mad_u32_u24)
                 return self.family == "rdna" or ck[2] in _INLINE
             return False
         return self.family == "rdna" and ck[0] == "xor"
-
-    def _operands(self, i: int) -> list[int]:
-        n = self.nodes[i]
-        if n[0] in ("or", "xor"):
-            return [a for a in n[1:3] if self.nodes[a][0] != "const"]
-        if n[0] in ("and", "shl", "shr", "bfe", "sbit"):
-            return [n[1]]
-        return []
-
-    def _live(self) -> set[int]:
-        seen: set[int] = set()
-        stack = list(self.tables.values())
-        while stack:
-            i = stack.pop()
-            if i in seen:
-                continue
-            seen.add(i)
-            stack.extend(self._operands(i))
-        return seen
-
-    def _vector(self) -> list[bool]:
-        vec = []
-        for i, n in enumerate(self.nodes):
-            if n[0] == "in":
-                vec.append(n[1] == LANE)
-            elif n[0] == "const":
-                vec.append(False)
-            else:
-                vec.append(any(vec[a] for a in self._operands(i)))
-        return vec
 
     # ------------------------------------------------------------------ evaluation
     def evaluate(self, node: int, num_warps: int) -> np.ndarray:
@@ -395,6 +441,8 @@ class LaneProgram:
                 v = val(n[1]) >> n[2]
             elif k == "bfe":
                 v = (val(n[1]) >> n[2]) & ((1 << n[3]) - 1)
+            elif k == "mul":
+                v = (val(n[1]) * n[2]) & m32
             elif k == "sbit":
                 v = np.where((val(n[1]) >> n[2]) & 1, m32, 0)
             elif k == "or":

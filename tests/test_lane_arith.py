@@ -101,3 +101,29 @@ def test_lane_columns():
 def test_family_is_checked():
     with pytest.raises(ValueError):
         LaneProgram("gfx8")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data(), st.sampled_from(["gfx9", "rdna"]))
+def test_program_of_shared_shift_sets(data, family):
+    """Columns ``pattern << b`` on several bits (one set of shifts: a multiply term where its copies are
+    disjoint) among single-bit ones: each table equals its map."""
+    prog = LaneProgram(family, 6, 1)
+    pattern = data.draw(st.integers(1, (1 << 12) - 1))
+    tables = []
+    for _ in range(data.draw(st.integers(1, 3))):
+        lane = tuple(data.draw(st.sampled_from([0, pattern << b, 1 << data.draw(st.integers(0, 20))]))
+                     for b in range(6))
+        aff = AffineTable(data.draw(st.integers(0, 255)), lane, (data.draw(st.sampled_from([0, 0x1000, pattern])),))
+        tables.append((aff, prog.add(aff)))
+    for aff, node in tables:
+        assert np.array_equal(prog.evaluate(node, 2), aff.evaluate(2) & 0xFFFFFFFF)
+
+
+def test_multiply_terms():
+    """Bits of one set of shifts are one AND and one v_mul_u32_u24: (x & 15) * 0x21 is 2 ops (as shift
+    terms 4: two ANDs and shifts, and an OR); where the shifted copies overlap, no multiply term."""
+    assert _count("gfx9", AffineTable(0, (0x21, 0x42, 0x84, 0x108, 0, 0), ())) == (2, 0)
+    # x & 3 at shifts 0 and 1 overlap: (x & 3) * 3 would carry; the shift terms (x & 3) ^ ((x & 3) << 1),
+    # one AND for both, a shift and a v_xor_b32
+    assert _count("gfx9", AffineTable(0, (0x3, 0x6, 0, 0, 0, 0), ())) == (3, 0)

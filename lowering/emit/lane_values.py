@@ -42,9 +42,17 @@ import numpy as np
 from linlayout import LayoutError
 from linlayout.synth.lane_arith import AffineTable, LaneProgram, fit_affine, program_family
 
+from . import atoms
 from .builder import Builder
 
-__all__ = ["AffineTable", "LaneValues", "bit_runs", "fit_affine", "lane_table"]
+__all__ = ["AffineTable", "BITOP3_ARCHS", "LaneValues", "bit_runs", "fit_affine", "lane_table"]
+
+#: [I] Targets with ``v_bitop3_b32``, where LLVM merges ``base + constant`` (a register beyond an LDS
+#: address's immediate offset) into the ops that made ``base``: a ``v_bitop3_b32`` and an
+#: ``s_mov_b32`` of the constant (gfx950 corpus kernels) instead of one ``v_add_u32``.  Elsewhere it
+#: makes one ``v_or_b32``/``v_add_u32``, and passing ``base`` through an opaque copy would cost a
+#: ``v_mov_b32`` where ``base`` stays live.
+BITOP3_ARCHS = ("gfx950",)
 
 
 def lane_table(table, num_warps: int, wave_size: int, what: str) -> np.ndarray:
@@ -87,17 +95,20 @@ class LaneValues:
 
     ``tid`` is the thread id in the workgroup (``index``), ``lane`` the lane id (i32,
     0..wave_size-1) and ``warp`` the wave-uniform warp id (i32); ``wave_size`` is 64 for the
-    CDNA kernels, the plan's for a conversion kernel.  ``globals`` collects the module-level
-    constant arrays of non-affine tables.
+    CDNA kernels, the plan's for a conversion kernel; ``arch`` picks the op costs of the affine
+    tables' program (:attr:`program`, linlayout.synth.lane_arith.program_family; None: gfx9's).
+    ``globals`` collects the module-level constant arrays of non-affine tables.
     """
 
     def __init__(self, b: Builder, tid: str, lane: str, warp: str, num_warps: int, wave_size: int = 64,
                  arch: str | None = None) -> None:
         if wave_size not in (32, 64):
             raise ValueError(f"a wave has 32 or 64 lanes, not {wave_size}")
+        self.arch = arch
         self.program = LaneProgram(program_family(arch), wave_size.bit_length() - 1,
                                    max(num_warps - 1, 0).bit_length())
         self._nodes: dict[int, str] = {0: lane, 1: warp}  # program node -> its value
+        self._opaque: dict[str, str] = {}  # a value -> it through atoms.opaque_word (what adds beyond read)
         self.b = b
         self.wave_size = wave_size
         self.tid = tid
@@ -120,8 +131,10 @@ class LaneValues:
         ``[0, max_delta)``, a multiple of ``delta_unit``, on the ``defined`` entries
         (default: all); then that table's value is reused.  Else, when one of the values
         ``beyond`` (names of earlier tables) differs from it by any uniform constant, the value is
-        that one plus the constant (one ``v_add_u32``).  A table that is not GF(2)-affine is computed by
-        ``fallback()`` when given, else read from a constant array.  ``pin``: record the value in
+        that one plus the constant (one ``v_add_u32``; on BITOP3_ARCHS the add reads the value through
+        ``atoms.opaque_word``, so that the compiler cannot merge it into the ops that made the value).
+        A table that is not GF(2)-affine is computed by ``fallback()`` when given, else read from a
+        constant array.  ``pin``: record the value in
         :attr:`pinned` (False: the caller pins what it makes of it, an LDS pointer; a later call
         that reuses the value with ``pin`` pins it then).
         """
@@ -132,7 +145,12 @@ class LaneValues:
         if found is None:
             near = self._offset_from(t, ok, lambda d: True, beyond)
             if near is not None:
-                full, name = t, self.b.arith("addi", near[0], self.b.const(near[1]))
+                base = near[0]
+                if self.arch in BITOP3_ARCHS:
+                    if base not in self._opaque:
+                        self._opaque[base] = atoms.opaque_word(self.b, base)
+                    base = self._opaque[base]
+                full, name = t, self.b.arith("addi", base, self.b.const(near[1]))
             else:
                 full, name = self._compute(t, ok, what, fallback)
             self._tables.append((full, name))
@@ -216,8 +234,8 @@ class LaneValues:
             v = b.arith(kind + "i", self._node_value(n[1]), self._node_value(n[2]))
         else:
             x = self._node_value(n[1])
-            if kind == "and":
-                v = b.arith("andi", x, b.const(n[2]))
+            if kind in ("and", "mul"):
+                v = b.arith("andi" if kind == "and" else "muli", x, b.const(n[2]))
             elif kind in ("shl", "shr"):
                 v = b.arith("shli" if kind == "shl" else "shrui", x, b.const(n[2]))
             elif kind == "bfe":
