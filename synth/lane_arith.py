@@ -393,18 +393,20 @@ class LaneProgram:
             kind = nodes[i][0]
             if kind not in ("or", "xor") or not vector[i] or i in absorbed:
                 continue
-            for a in sorted(ops[i], key=lambda a: nodes[a][0] != kind):
+            a_ops = ops[i]
+            if len(a_ops) == 2 and nodes[a_ops[1]][0] == kind and nodes[a_ops[0]][0] != kind:
+                a_ops = a_ops[::-1]  # an operand of the same kind first
+            for a in a_ops:
                 if uses[a] == 1 and vector[a] and self._fuses(i, a):
                     absorbed.add(a)
                     break
         valu = salu = 0
         for i in live:
-            if nodes[i][0] in ("in", "const") or i in absorbed:
-                continue
-            if vector[i]:
-                valu += 1
-            else:
-                salu += 1
+            if i > WARP and nodes[i][0] != "const" and i not in absorbed:
+                if vector[i]:
+                    valu += 1
+                else:
+                    salu += 1
         return valu, salu
 
     def _fuses(self, parent: int, child: int) -> bool:
