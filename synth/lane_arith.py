@@ -142,7 +142,8 @@ def _shifts(b: int, col: int) -> frozenset:
 def _multiply(bits, cols) -> tuple[int, int, int]:
     """``(k, m, K)`` with ``((x >> k) & m) * K = XOR_{b in bits} x_b cols[b]`` for bits of one set of
     shifts ``S`` (``K = sum 2**(s + k)``, ``k = max(0, -min S)``): the shifted copies of ``m`` must be
-    disjoint (then the sum is the XOR) and ``K`` below ``2**24`` (one ``v_mul_u32_u24``); else None."""
+    disjoint (then the sum is the XOR; one ``v_mul_u32_u24``, ``v_mul_lo_u32`` for ``K`` from ``2**24``);
+    else None."""
     shifts = _shifts(bits[0], cols[bits[0]])
     k = max(0, -min(shifts))
     m = sum(1 << (b - k) for b in bits)
@@ -152,7 +153,7 @@ def _multiply(bits, cols) -> tuple[int, int, int]:
             return None
         seen |= m << (sh + k)
     mult = sum(1 << (sh + k) for sh in shifts)
-    return (k, m, mult) if mult < 1 << 24 else None
+    return k, m, mult
 
 
 def _units(x: int, cols) -> list:
@@ -405,6 +406,8 @@ class LaneProgram:
             if i > WARP and nodes[i][0] != "const" and i not in absorbed:
                 if vector[i]:
                     valu += 1
+                    if self.family == "gfx9" and nodes[i][0] == "mul" and nodes[i][2] >= 1 << 24:
+                        salu += 1  # v_mul_lo_u32 is VOP3: its constant in an SGPR (s_mov_b32)
                 else:
                     salu += 1
         return valu, salu

@@ -127,3 +127,8 @@ def test_multiply_terms():
     # x & 3 at shifts 0 and 1 overlap: (x & 3) * 3 would carry; the shift terms (x & 3) ^ ((x & 3) << 1),
     # one AND for both, a shift and a v_xor_b32
     assert _count("gfx9", AffineTable(0, (0x3, 0x6, 0, 0, 0, 0), ())) == (3, 0)
+    # a lone column without negative shifts: (x & 1) * 0x2020000, a v_mul_lo_u32 (RDNA); on gfx9 that
+    # VOP3 takes its constant from an SGPR (one s_mov_b32 more): as cheap as the two shifts and a
+    # v_lshl_or_b32, built first
+    lone = AffineTable(0, (0x2020000, 0, 0, 0, 0, 0), ())
+    assert _count("rdna", lone) == (2, 0) and _count("gfx9", lone) == (3, 0)
