@@ -41,8 +41,9 @@ def test_program_computes_every_table(data, bits, family, n_tables):
         assert np.array_equal(prog.evaluate(node, num_warps), aff.evaluate(num_warps) & 0xFFFFFFFF)
     valu, salu = prog.count()
     assert valu >= 0 and salu >= 0
-    if warp_bits == 0:
-        assert salu == 0  # nothing depends on the warp id alone
+    if warp_bits == 0:  # nothing depends on the warp id alone: SALU only for gfx9's v_mul_lo_u32 constants
+        wide = sum(1 for n in prog.nodes if n[0] == "mul" and n[2] >= 1 << 24)
+        assert salu <= (wide if family == "gfx9" else 0)
 
 
 def _count(family: str, *tables: AffineTable, warp_bits: int = 0) -> tuple[int, int]:
