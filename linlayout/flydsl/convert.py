@@ -80,7 +80,7 @@ def conversion_function(plan: Plan, element_type: str, name: str, lds_name: str)
     in_t, out_t = f"vector<{n_in}x{element_type}>", f"vector<{n_out}x{element_type}>"
     b = Builder(indent="    ")
     tid, _, lane, warp = atoms.thread_ids(b, plan.wave_size)
-    lanes = LaneValues(b, tid, lane, warp, plan.num_warps, plan.wave_size)
+    lanes = LaneValues(b, tid, lane, warp, plan.num_warps, plan.wave_size, plan.arch)
     lds = atoms.lds_base(b, lds_name) if plan.lds_bytes > 0 else None
     emitter = PlanEmitter(b, plan, lanes, lds)
     emitter.prepare()

@@ -316,6 +316,14 @@ def uniform_word(b: Builder, value: int) -> str:
     return b.value(f'llvm.inline_asm "", "=s,0" {c} : (i32) -> i32', "sc")
 
 
+def opaque_word(b: Builder, value: str) -> str:
+    """The i32 VGPR ``value`` passed through an empty inline asm (``"=v,0"``, no instruction): the
+    compiler cannot see how it was computed, so an op on the result is selected as written (an
+    ``addi`` of a constant stays one ``v_add_u32``, where LLVM would otherwise merge it into the ops
+    that made ``value``, gfx950: a ``v_bitop3_b32`` and an ``s_mov_b32`` of the constant)."""
+    return b.value(f'llvm.inline_asm "", "=v,0" {value} : (i32) -> i32', "ow")
+
+
 #: ``s_waitcnt`` immediates waiting for every LDS access (lgkmcnt = 0, the other counters at their
 #: maxima: not waited for), by GFX generation.  gfx9: vmcnt bits 15:14 and 3:0, expcnt 6:4, lgkmcnt
 #: 11:8; gfx11: vmcnt 15:10, lgkmcnt 9:4, expcnt 2:0.  gfx12 has no ``s_waitcnt``: ``s_wait_dscnt 0``.

@@ -232,7 +232,7 @@ class _Kernel:
         flags = atoms.buffer_flags(plan.arch)
         rin = atoms.buffer_rsrc(b, "%in", nbytes, flags)
         rout = atoms.buffer_rsrc(b, "%out", nbytes, flags)
-        lanes = LaneValues(b, tid, lane, warp, plan.num_warps, plan.wave_size)
+        lanes = LaneValues(b, tid, lane, warp, plan.num_warps, plan.wave_size, plan.arch)
         has_lds = plan.lds_bytes > 0
         lds_name = "conv_lds"
         lds = atoms.lds_base(b, lds_name) if has_lds else None

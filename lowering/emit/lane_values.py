@@ -8,10 +8,11 @@ region, and shares registers between tables:
 
 * **affine tables.**  Almost every table of a linear-layout plan is GF(2)-affine in the
   lane and warp bits: ``T(l, w) = c ^ XOR_{b: l_b = 1} L_b ^ XOR_{b: w_b = 1} W_b``
-  (:func:`fit_affine` finds ``c, L, W`` and checks every entry).  It is computed as XORs
-  of masked, shifted lane bits (a run of lane bits whose columns are consecutive powers
-  of two costs one AND and one shift; a general column one bit-extract and one multiply),
-  the warp part from the wave-uniform warp id.
+  (:func:`fit_affine` finds ``c, L, W`` and checks every entry).  All the affine tables of a
+  kernel are nodes of one op program (:class:`linlayout.synth.lane_arith.LaneProgram`: shift and
+  column terms, OR'ed where their bits are disjoint, terms shared between tables, a table derived
+  from an earlier one by XOR where that is cheaper; the warp part from the wave-uniform warp id,
+  scalar), whose instruction count the planner's setup estimate uses; each node is one arith op here.
 * **offsets.**  A table equal to an already computed one plus a uniform constant
   ``0 <= d < max_delta`` reuses that register; the constant becomes the instruction's
   immediate offset (``ds_read/ds_write offset:``, ``buffer_* offset:``).
@@ -34,37 +35,24 @@ constraint) so that the kernel can pin it before its counted region.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 
-from linlayout import LayoutError, f2
+from linlayout import LayoutError
+from linlayout.synth.lane_arith import AffineTable, LaneProgram, fit_affine, program_family
 
+from . import atoms
 from .builder import Builder
 
-__all__ = ["AffineTable", "LaneValues", "bit_runs", "fit_affine", "lane_table"]
+__all__ = ["AffineTable", "BITOP3_ARCHS", "LaneValues", "bit_runs", "fit_affine", "lane_table"]
 
-
-@dataclass(frozen=True)
-class AffineTable:
-    """``T(l, w) = const ^ XOR lane_cols[b] (bit b of l) ^ XOR warp_cols[b] (bit b of w)`` (32-bit);
-    a wave has ``2 ** len(lane_cols)`` lanes."""
-
-    const: int
-    lane_cols: tuple[int, ...]
-    warp_cols: tuple[int, ...]
-
-    def evaluate(self, num_warps: int) -> np.ndarray:
-        """The table ``[num_warps, 2 ** len(lane_cols)]`` this map describes."""
-        wave_size = 1 << len(self.lane_cols)
-        lane = np.arange(wave_size)
-        out = np.full((num_warps, wave_size), self.const, dtype=np.int64)
-        for b, col in enumerate(self.lane_cols):
-            out ^= np.where((lane >> b) & 1, col, 0)[None, :]
-        for b, col in enumerate(self.warp_cols):
-            out ^= np.where((np.arange(num_warps) >> b) & 1, col, 0)[:, None]
-        return out
+#: [I] Targets with ``v_bitop3_b32``, where LLVM merges ``base + constant`` (a register beyond an LDS
+#: address's immediate offset) into the ops that made ``base``: a ``v_bitop3_b32`` and an
+#: ``s_mov_b32`` of the constant (gfx950 corpus kernels) instead of one ``v_add_u32``.  Elsewhere it
+#: makes one ``v_or_b32``/``v_add_u32``, and passing ``base`` through an opaque copy would cost a
+#: ``v_mov_b32`` where ``base`` stays live.
+BITOP3_ARCHS = ("gfx950",)
 
 
 def lane_table(table, num_warps: int, wave_size: int, what: str) -> np.ndarray:
@@ -77,41 +65,6 @@ def lane_table(table, num_warps: int, wave_size: int, what: str) -> np.ndarray:
         raise LayoutError(f"{what}: expected one value per lane ([{wave_size}] or [{num_warps}][{wave_size}]), "
                           f"got shape {t.shape}")
     return t
-
-
-def fit_affine(table: np.ndarray, defined: np.ndarray | None = None) -> AffineTable | None:
-    """A GF(2)-affine map equal to a ``[W, L]`` table of 32-bit ints (``L`` lanes, a power of two), or None.
-
-    ``defined`` (same shape, bool) marks the entries that must match; the others are
-    don't-care.  Each output bit is solved independently over GF(2) (unknowns: the
-    constant bit and one coefficient per lane and warp bit).
-    """
-    t = np.asarray(table, dtype=np.int64)
-    num_warps, wave_size = t.shape
-    if num_warps & (num_warps - 1) or wave_size & (wave_size - 1):
-        return None
-    lane_bits = wave_size.bit_length() - 1
-    ok = np.ones(t.shape, dtype=bool) if defined is None else np.asarray(defined, dtype=bool)
-    if ((t < 0) & ok).any() or ((t >= 1 << 32) & ok).any():
-        return None
-    wb = num_warps.bit_length() - 1
-    ws, ls = np.nonzero(ok)
-    if ws.size == 0:
-        return AffineTable(0, (0,) * lane_bits, (0,) * wb)
-    x = [int(l) | (int(w) << lane_bits) for w, l in zip(ws, ls)]
-    vals = [int(v) for v in t[ws, ls]]
-    n_in = lane_bits + wb
-    cols = [sum(1 << i for i, xi in enumerate(x) if (xi >> j) & 1) for j in range(n_in)]
-    cols.append((1 << len(x)) - 1)  # the constant term
-    targets = [sum(1 << i for i, v in enumerate(vals) if (v >> k) & 1) for k in range(32)]
-    sol = f2.solve_many(cols, targets)
-    if any(s is None for s in sol):
-        return None
-    def column(j: int) -> int:
-        return sum(((s >> j) & 1) << k for k, s in enumerate(sol))
-    cand = AffineTable(column(n_in), tuple(column(j) for j in range(lane_bits)),
-                       tuple(column(lane_bits + j) for j in range(wb)))
-    return cand if np.array_equal(cand.evaluate(num_warps)[ok], t[ok]) else None
 
 
 def bit_runs(cols: tuple[int, ...]) -> list[tuple[int, int, int]]:
@@ -142,13 +95,20 @@ class LaneValues:
 
     ``tid`` is the thread id in the workgroup (``index``), ``lane`` the lane id (i32,
     0..wave_size-1) and ``warp`` the wave-uniform warp id (i32); ``wave_size`` is 64 for the
-    CDNA kernels, the plan's for a conversion kernel.  ``globals`` collects the module-level
-    constant arrays of non-affine tables.
+    CDNA kernels, the plan's for a conversion kernel; ``arch`` picks the op costs of the affine
+    tables' program (:attr:`program`, linlayout.synth.lane_arith.program_family; None: gfx9's).
+    ``globals`` collects the module-level constant arrays of non-affine tables.
     """
 
-    def __init__(self, b: Builder, tid: str, lane: str, warp: str, num_warps: int, wave_size: int = 64) -> None:
+    def __init__(self, b: Builder, tid: str, lane: str, warp: str, num_warps: int, wave_size: int = 64,
+                 arch: str | None = None) -> None:
         if wave_size not in (32, 64):
             raise ValueError(f"a wave has 32 or 64 lanes, not {wave_size}")
+        self.arch = arch
+        self.program = LaneProgram(program_family(arch), wave_size.bit_length() - 1,
+                                   max(num_warps - 1, 0).bit_length())
+        self._nodes: dict[int, str] = {0: lane, 1: warp}  # program node -> its value
+        self._opaque: dict[str, str] = {}  # a value -> it through atoms.opaque_word (what adds beyond read)
         self.b = b
         self.wave_size = wave_size
         self.tid = tid
@@ -171,8 +131,10 @@ class LaneValues:
         ``[0, max_delta)``, a multiple of ``delta_unit``, on the ``defined`` entries
         (default: all); then that table's value is reused.  Else, when one of the values
         ``beyond`` (names of earlier tables) differs from it by any uniform constant, the value is
-        that one plus the constant (one ``v_add_u32``).  A table that is not GF(2)-affine is computed by
-        ``fallback()`` when given, else read from a constant array.  ``pin``: record the value in
+        that one plus the constant (one ``v_add_u32``; on BITOP3_ARCHS the add reads the value through
+        ``atoms.opaque_word``, so that the compiler cannot merge it into the ops that made the value).
+        A table that is not GF(2)-affine is computed by ``fallback()`` when given, else read from a
+        constant array.  ``pin``: record the value in
         :attr:`pinned` (False: the caller pins what it makes of it, an LDS pointer; a later call
         that reuses the value with ``pin`` pins it then).
         """
@@ -183,7 +145,12 @@ class LaneValues:
         if found is None:
             near = self._offset_from(t, ok, lambda d: True, beyond)
             if near is not None:
-                full, name = t, self.b.arith("addi", near[0], self.b.const(near[1]))
+                base = near[0]
+                if self.arch in BITOP3_ARCHS:
+                    if base not in self._opaque:
+                        self._opaque[base] = atoms.opaque_word(self.b, base)
+                    base = self._opaque[base]
+                full, name = t, self.b.arith("addi", base, self.b.const(near[1]))
             else:
                 full, name = self._compute(t, ok, what, fallback)
             self._tables.append((full, name))
@@ -248,37 +215,35 @@ class LaneValues:
         g = self.b.value(f"memref.get_global @{name} : {mt}", "tbl")
         return self.b.value(f"memref.load {g}[{self.tid}] : {mt}", "ld")
 
-    def _linear_part(self, x: str, cols: tuple[int, ...]) -> str | None:
-        b = self.b
-        terms: list[str] = []
-        for first, n, shift in bit_runs(cols):
-            if shift is None:  # general column: ((x >> first) & 1) * col
-                bit = b.arith("andi", b.arith("shrui", x, b.const(first)), b.const(1))
-                terms.append(b.arith("muli", bit, b.const(cols[first])))
-                continue
-            part = b.arith("andi", x, b.const(((1 << n) - 1) << first))
-            if shift > 0:
-                part = b.arith("shli", part, b.const(shift))
-            elif shift < 0:
-                part = b.arith("shrui", part, b.const(-shift))
-            terms.append(part)
-        if not terms:
-            return None
-        acc = terms[0]
-        for t in terms[1:]:
-            acc = b.arith("xori", acc, t)
-        return acc
-
     def _affine(self, aff: AffineTable) -> str:
+        """The value of ``aff``: its node of :attr:`program` (linlayout.synth.lane_arith) and the ops of
+        the nodes not emitted before, one arith op each (``bfe`` a shift and a mask, ``sbit`` a shift
+        left and an arithmetic shift right: the patterns of ``v_bfe_u32`` and ``v_bfe_i32``)."""
+        return self._node_value(self.program.add(aff))
+
+    def _node_value(self, i: int) -> str:
+        got = self._nodes.get(i)
+        if got is not None:
+            return got
         b = self.b
-        parts = [p for p in (self._linear_part(self.lane, aff.lane_cols),
-                             self._linear_part(self.warp, aff.warp_cols)) if p is not None]
-        if aff.const:
-            parts.append(b.const(aff.const))
-        acc = parts[0]
-        for p in parts[1:]:
-            acc = b.arith("xori", acc, p)
-        return acc
+        n = self.program.nodes[i]
+        kind = n[0]
+        if kind == "const":
+            v = b.const(n[1])
+        elif kind in ("or", "xor"):
+            v = b.arith(kind + "i", self._node_value(n[1]), self._node_value(n[2]))
+        else:
+            x = self._node_value(n[1])
+            if kind in ("and", "mul"):
+                v = b.arith("andi" if kind == "and" else "muli", x, b.const(n[2]))
+            elif kind in ("shl", "shr"):
+                v = b.arith("shli" if kind == "shl" else "shrui", x, b.const(n[2]))
+            elif kind == "bfe":
+                v = b.arith("andi", b.arith("shrui", x, b.const(n[2])) if n[2] else x, b.const((1 << n[3]) - 1))
+            else:  # sbit
+                v = b.arith("shrsi", b.arith("shli", x, b.const(31 - n[2])) if n[2] < 31 else x, b.const(31))
+        self._nodes[i] = v
+        return v
 
     # ------------------------------------------------------------------ conditions
     def condition(self, cond, what: str = "condition") -> str:

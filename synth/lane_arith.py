@@ -1,0 +1,461 @@
+"""The integer program that computes a kernel's GF(2)-affine per-lane tables, and its instruction count.
+
+A per-lane table of a plan (an LDS byte address, a ``ds_bpermute`` byte address) is GF(2)-affine in
+the lane id ``l`` and the warp id ``w`` (bit ``b`` of an int is ``(x >> b) & 1``, bit 0 lowest):
+
+    T(l, w) = c ^ XOR_{b: l_b = 1} L_b ^ XOR_{b: w_b = 1} W_b          (32-bit words)
+
+:class:`LaneProgram` builds one hash-consed op graph for *all* the tables of a kernel, so that a term
+two tables share is computed once, and counts the instructions a gfx9 or RDNA compiler makes of it.
+The lowering (linlayout.lowering.emit.lane_values) emits exactly this graph as MLIR arith ops.
+
+**Terms of a linear part.**  Each pair (input bit ``i``, output bit ``o``) of a column has the shift
+``o - i``.  All pairs of one shift ``s`` form one *shift term* ``(x & M) << s`` (``>> -s`` when
+negative), ``M`` the input bits with that shift: one AND and one shift (one AND for shift 0; a run
+moved down to bit 0 is one ``v_bfe_u32``).  The bits of multi-bit columns with one same set of
+shifts ``S`` may instead be one *multiply term* ``(x & M) * K``, ``K = sum 2**s`` (one AND and one
+``v_mul_u32_u24``; only where the shifted copies of ``M`` are disjoint, so that the product is the
+XOR), and a lone such column a *column term* ``sbit(x, i) & L_i`` (``v_bfe_i32`` of the bit: 0 or -1,
+then an AND), two ops whatever the column.  The choices of these terms (``_units``; all of them up
+to 3 units) are priced and the cheapest kept (a swizzle ``x ^ (x >> 3)`` is two shift terms, a lone
+column of scattered bits one column term, a row address repeated at two places one multiply term).
+
+**Combining.**  Terms whose output bits are disjoint are OR'ed (the same as XOR there): an OR absorbs
+one operand that is a single-use shift left (``v_lshl_or_b32``), an AND with an encodable mask
+(``v_and_or_b32``) or another OR (``v_or3_b32``), the OR first: LLVM selects from the root down and
+prefers ``v_or3_b32``.  Groups of pairwise disjoint terms are XOR'ed
+(``v_xor3_b32`` on RDNA absorbs an XOR; gfx9 has one XOR per operand).  The constant ``c`` is one
+more XOR.  gfx9's VOP3 takes no literal, so there an AND fuses into ``v_and_or_b32`` only with an
+inline mask (-16..64); RDNA's VOP3 takes one literal.
+
+**Sharing.**  A table equal to a computed one XOR a difference ``D`` costs ``D``'s ops and one XOR
+when that is cheaper than building it (tried from the earlier tables whose difference has the
+fewest nonzero columns, fewer than the table's own); terms shared with earlier tables cost nothing
+more (the graph is hash-consed: LLVM's CSE merges them the same way).  The warp part is combined
+from its own terms and joins the lane terms as one more term.
+
+**Count.**  Ops on the lane id are VALU, ops on the warp id alone SALU (the warp id is
+wave-uniform); :meth:`LaneProgram.count` counts them after the fusions above (each op absorbs at
+most one single-use operand, and an op that absorbed one is not absorbed itself).  Tables whose columns all
+vanish are constants (no op).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from linlayout import f2
+
+__all__ = ["AffineTable", "LaneProgram", "fit_affine", "lane_columns", "program_family"]
+
+LANE, WARP = 0, 1  # the value ids of the lane id and the warp id in every program
+_INLINE = range(-16, 65)  # gfx9 inline integer constants (a VOP3 operand without a literal)
+
+
+@dataclass(frozen=True)
+class AffineTable:
+    """``T(l, w) = const ^ XOR lane_cols[b] (bit b of l) ^ XOR warp_cols[b] (bit b of w)`` (32-bit);
+    a wave has ``2 ** len(lane_cols)`` lanes."""
+
+    const: int
+    lane_cols: tuple[int, ...]
+    warp_cols: tuple[int, ...]
+
+    def evaluate(self, num_warps: int) -> np.ndarray:
+        """The table ``[num_warps, 2 ** len(lane_cols)]`` this map describes."""
+        wave_size = 1 << len(self.lane_cols)
+        lane = np.arange(wave_size)
+        out = np.full((num_warps, wave_size), self.const, dtype=np.int64)
+        for b, col in enumerate(self.lane_cols):
+            out ^= np.where((lane >> b) & 1, col, 0)[None, :]
+        for b, col in enumerate(self.warp_cols):
+            out ^= np.where((np.arange(num_warps) >> b) & 1, col, 0)[:, None]
+        return out
+
+
+def fit_affine(table: np.ndarray, defined: np.ndarray | None = None) -> AffineTable | None:
+    """A GF(2)-affine map equal to a ``[W, L]`` table of 32-bit ints (``L`` lanes, a power of two), or None.
+
+    ``defined`` (same shape, bool) marks the entries that must match; the others are
+    don't-care.  Each output bit is solved independently over GF(2) (unknowns: the
+    constant bit and one coefficient per lane and warp bit).
+    """
+    t = np.asarray(table, dtype=np.int64)
+    num_warps, wave_size = t.shape
+    if num_warps & (num_warps - 1) or wave_size & (wave_size - 1):
+        return None
+    lane_bits = wave_size.bit_length() - 1
+    ok = np.ones(t.shape, dtype=bool) if defined is None else np.asarray(defined, dtype=bool)
+    if ((t < 0) & ok).any() or ((t >= 1 << 32) & ok).any():
+        return None
+    wb = num_warps.bit_length() - 1
+    ws, ls = np.nonzero(ok)
+    if ws.size == 0:
+        return AffineTable(0, (0,) * lane_bits, (0,) * wb)
+    x = [int(l) | (int(w) << lane_bits) for w, l in zip(ws, ls)]
+    vals = [int(v) for v in t[ws, ls]]
+    n_in = lane_bits + wb
+    cols = [sum(1 << i for i, xi in enumerate(x) if (xi >> j) & 1) for j in range(n_in)]
+    cols.append((1 << len(x)) - 1)  # the constant term
+    targets = [sum(1 << i for i, v in enumerate(vals) if (v >> k) & 1) for k in range(32)]
+    sol = f2.solve_many(cols, targets)
+    if any(s is None for s in sol):
+        return None
+    def column(j: int) -> int:
+        return sum(((s >> j) & 1) << k for k, s in enumerate(sol))
+    cand = AffineTable(column(n_in), tuple(column(j) for j in range(lane_bits)),
+                       tuple(column(lane_bits + j) for j in range(wb)))
+    return cand if np.array_equal(cand.evaluate(num_warps)[ok], t[ok]) else None
+
+
+def program_family(arch: str | None) -> str:
+    """``"rdna"`` (VOP3 takes a literal, ``v_xor3_b32``) for gfx10 and later, else ``"gfx9"``."""
+    return "rdna" if arch is not None and arch.startswith("gfx1") and len(arch) >= 6 else "gfx9"
+
+
+def lane_columns(row: np.ndarray) -> tuple[int, tuple[int, ...]] | None:
+    """``(c, L)`` with ``row[l] = c ^ XOR_{b: l_b = 1} L_b`` for every lane ``l`` of the int64 ``row``
+    (a power-of-two length), or None where no such map gives it (also for values outside 32 bits)."""
+    n = row.shape[0]
+    c = int(row[0])
+    if c < 0 or c >= 1 << 32:
+        return None
+    cols = []
+    k = 1
+    while k < n:
+        col = int(row[k]) ^ c
+        if not np.array_equal(row[k:2 * k] ^ col, row[:k]):
+            return None
+        cols.append(col)
+        k *= 2
+    if int(row.max()) >= 1 << 32 or int(row.min()) < 0:
+        return None
+    return c, tuple(cols)
+
+
+def _shifts(b: int, col: int) -> frozenset:
+    return frozenset(o - b for o in _bits(col))
+
+
+def _multiply(bits, cols) -> tuple[int, int, int]:
+    """``(k, m, K)`` with ``((x >> k) & m) * K = XOR_{b in bits} x_b cols[b]`` for bits of one set of
+    shifts ``S`` (``K = sum 2**(s + k)``, ``k = max(0, -min S)``): the shifted copies of ``m`` must be
+    disjoint (then the sum is the XOR; one ``v_mul_u32_u24``, ``v_mul_lo_u32`` for ``K`` from ``2**24``);
+    else None."""
+    shifts = _shifts(bits[0], cols[bits[0]])
+    k = max(0, -min(shifts))
+    m = sum(1 << (b - k) for b in bits)
+    seen = 0
+    for sh in shifts:
+        if (m << (sh + k)) & seen:
+            return None
+        seen |= m << (sh + k)
+    mult = sum(1 << (sh + k) for sh in shifts)
+    return k, m, mult
+
+
+def _units(x: int, cols) -> list:
+    """The multi-bit columns of ``cols`` (input ``x``) in *units* ``(x, bits)``: the bits of one set of
+    shifts ``o - b`` whose multiply term is valid (``_multiply``: one AND and one ``v_mul_u32_u24``
+    for them all), one unit each other bit (a multiply term too where its shifts are not negative:
+    the AND may be shared with a shift term; else a column term, ``v_bfe_i32`` and an AND)."""
+    groups: dict[frozenset, list[int]] = {}
+    for b, c in enumerate(cols):
+        if c & (c - 1):
+            groups.setdefault(_shifts(b, c), []).append(b)
+    units = []
+    for bits in groups.values():
+        if len(bits) > 1 and _multiply(bits, cols) is not None:
+            units.append((x, tuple(bits)))
+        else:
+            units.extend((x, (b,)) for b in bits)
+    return units
+
+
+def _nonzero(cols) -> int:
+    return sum(1 for c in cols if c)
+
+
+def _bits(x: int) -> list[int]:
+    return [b for b in range(x.bit_length()) if (x >> b) & 1]
+
+
+class LaneProgram:
+    """One hash-consed op graph computing GF(2)-affine tables from the lane id and the warp id.
+
+    Nodes are tuples ``(kind, *operands)`` (operands: node ids, then ints); ids 0 and 1 are the lane
+    id (``LANE``, below ``2 ** lane_bits``) and the warp id (``WARP``, below ``2 ** warp_bits``):
+
+    ``("and", a, m)`` ``a & m``; ``("mul", a, K)`` ``a * K`` (``v_mul_u32_u24``); ``("shl", a, s)``,
+    ``("shr", a, s)`` logical shifts;
+    ``("bfe", a, k, n)`` ``(a >> k) & (2**n - 1)`` (one ``v_bfe_u32``); ``("sbit", a, k)`` ``-((a >> k) &
+    1)`` (one ``v_bfe_i32``); ``("or", a, b)``, ``("xor", a, b)``; ``("const", c)``.
+
+    ``family``: ``program_family``'s.
+    """
+
+    def __init__(self, family: str = "gfx9", lane_bits: int = 6, warp_bits: int = 0) -> None:
+        if family not in ("gfx9", "rdna"):
+            raise ValueError(f"program family is gfx9 or rdna, not {family!r}")
+        self.family = family
+        self.bits = {LANE: lane_bits, WARP: warp_bits}
+        self.nodes: list[tuple] = [("in", LANE), ("in", WARP)]
+        self._index: dict[tuple, int] = {n: i for i, n in enumerate(self.nodes)}
+        self._ops: list[list[int]] = [[], []]  # each node's operands that are nodes of ops (not constants)
+        self._vec: list[bool] = [True, False]  # does the node depend on the lane id (a VALU op)?
+        self.tables: dict[AffineTable, int] = {}  # the tables built, by their map
+
+    # ------------------------------------------------------------------ building
+    def node(self, kind: str, *args) -> int:
+        key = (kind, *args)
+        i = self._index.get(key)
+        if i is None:
+            i = len(self.nodes)
+            self.nodes.append(key)
+            self._index[key] = i
+            if kind in ("or", "xor"):
+                ops = [a for a in args if self.nodes[a][0] != "const"]
+            else:
+                ops = [args[0]] if kind != "const" else []
+            self._ops.append(ops)
+            self._vec.append(any(self._vec[a] for a in ops))
+        return i
+
+    def add(self, aff: AffineTable) -> int:
+        """The node computing ``aff``: built with the fewest new instructions (VALU and SALU) given
+        the graph (:meth:`_candidates`), directly or as an earlier table XOR the difference; the same
+        map twice is one node.  A table without lane or warp columns is a ``const`` node."""
+        got = self.tables.get(aff)
+        if got is not None:
+            return got
+        candidates = list(self._candidates(aff))
+        best = candidates[0]
+        if len(candidates) > 1:
+            costs = [self._trial(aff, build) for build in candidates]
+            best = candidates[costs.index(min(costs))]
+        i = best()
+        self.tables[aff] = i
+        return i
+
+    def _candidates(self, aff: AffineTable):
+        """Builders of ``aff``: each choice of column terms (``_generals``), and an earlier table XOR
+        the difference where the difference has fewer nonzero columns than ``aff`` (the earlier tables
+        with the fewest, each with its choices of column terms)."""
+        def direct(lane_cols, warp_cols, const, general):
+            return lambda: self._affine(lane_cols, warp_cols, const, general)
+        for general in self._generals(aff.lane_cols, aff.warp_cols):
+            yield direct(aff.lane_cols, aff.warp_cols, aff.const, general)
+        size = _nonzero(aff.lane_cols) + _nonzero(aff.warp_cols)
+        near = []
+        for prev, node in self.tables.items():
+            d_lane = tuple(a ^ b for a, b in zip(aff.lane_cols, prev.lane_cols))
+            d_warp = tuple(a ^ b for a, b in zip(aff.warp_cols, prev.warp_cols))
+            d = _nonzero(d_lane) + _nonzero(d_warp)
+            if d < size:
+                near.append((d, node, d_lane, d_warp, aff.const ^ prev.const))
+        if not near:
+            return
+        least = min(n[0] for n in near)
+        for _, node, d_lane, d_warp, d_const in near:
+            if _ == least:
+                for general in self._generals(d_lane, d_warp):
+                    yield (lambda n=node, dl=d_lane, dw=d_warp, dc=d_const, g=general:
+                           self._xor(n, self._affine(dl, dw, dc, g)))
+
+    @staticmethod
+    def _generals(lane_cols, warp_cols):
+        """The sets of *units* to build as column or multiply terms (``_units``): every set where there
+        are at most 3 units, else none and all."""
+        units = _units(LANE, lane_cols) + _units(WARP, warp_cols)
+        if len(units) > 3:
+            yield frozenset()
+            yield frozenset(units)
+            return
+        for pick in range(1 << len(units)):
+            yield frozenset(u for k, u in enumerate(units) if (pick >> k) & 1)
+
+    def _trial(self, aff: AffineTable, build) -> int:
+        """The instruction count of the graph with ``aff`` built by ``build`` (then undone)."""
+        n = len(self.nodes)
+        i = build()
+        self.tables[aff] = i
+        total = sum(self.count())
+        del self.tables[aff]
+        for key in self.nodes[n:]:
+            del self._index[key]
+        del self.nodes[n:], self._ops[n:], self._vec[n:]
+        return total
+
+    def _xor(self, a: int, b: int) -> int:
+        if self.nodes[b] == ("const", 0):
+            return a
+        if self.nodes[a] == ("const", 0):
+            return b
+        return self.node("xor", a, b)
+
+    def _affine(self, lane_cols, warp_cols, const: int, general) -> int:
+        """``const ^ lane part ^ warp part``: the terms (:meth:`_terms`) OR'ed within groups of disjoint
+        output bits, the groups XOR'ed; the warp part combined apart (scalar ops), then one term."""
+        terms = self._terms(LANE, lane_cols, general)
+        warp_terms = self._terms(WARP, warp_cols, general)
+        if warp_terms:  # the warp part (scalar) joins the lane terms as one more term
+            terms.append(self._combine(warp_terms))
+        if not terms:
+            return self.node("const", const & 0xFFFFFFFF)
+        acc, bits = self._combine(terms)
+        if const:
+            acc = self.node("or" if not const & bits else "xor", acc, self.node("const", const & 0xFFFFFFFF))
+        return acc
+
+    def _terms(self, x: int, cols, general) -> list[tuple[int, int]]:
+        """The terms ``(node, output bits)`` of the linear part ``XOR_b x_b cols[b]``: a column or
+        multiply term per unit of ``general`` (``_units``), a shift term per shift of the other pairs
+        (module docstring)."""
+        by_shift: dict[int, int] = {}
+        terms = []
+        done = 0
+        for unit in general:
+            if unit[0] != x:
+                continue
+            bits = unit[1]
+            done |= sum(1 << b for b in bits)
+            k, m, mult = _multiply(bits, cols) or (None, 0, 0)
+            if len(bits) == 1 and k != 0:  # v_bfe_i32 and an AND
+                b = bits[0]
+                terms.append((self.node("and", self.node("sbit", x, b), cols[b]), cols[b]))
+                continue
+            part = self.node("and", self.node("shr", x, k) if k else x, m)
+            terms.append((self.node("mul", part, mult), sum(cols[b] for b in bits)))
+        for b, col in enumerate(cols):
+            if not col or (done >> b) & 1:
+                continue
+            for o in _bits(col):
+                by_shift[o - b] = by_shift.get(o - b, 0) | (1 << b)
+        for s, m in sorted(by_shift.items()):
+            terms.append((self._shift_term(x, m, s), (m << s) if s >= 0 else (m >> -s)))
+        return terms
+
+    def _shift_term(self, x: int, m: int, s: int) -> int:
+        """``(x & m) << s`` (``>> -s``): an AND and a shift, or one ``v_bfe_u32`` where the bits move
+        down to bit 0 as one run.  The compiler does not bound the ids (it reads the lane id as the
+        thread id masked, and pushes that mask into each use), so every term masks."""
+        if s >= 0:
+            part = self.node("and", x, m)
+            return self.node("shl", part, s) if s else part
+        k = -s
+        run = m >> k
+        if m & ((1 << k) - 1) == 0 and run & (run + 1) == 0:
+            return self.node("bfe", x, k, run.bit_length())
+        return self.node("and", self.node("shr", x, k), run)
+
+    def _combine(self, terms: list[tuple[int, int]]) -> tuple[int, int]:
+        """``(node, output bits)`` of the XOR of ``terms``: greedy groups of pairwise disjoint terms,
+        each an OR chain (terms an OR cannot absorb first), the groups XOR'ed."""
+        fusable = lambda t: self.nodes[t[0]][0] == "shl" or (  # noqa: E731
+            self.nodes[t[0]][0] == "and" and (self.family == "rdna" or self.nodes[t[0]][2] in _INLINE))
+        groups: list[list[tuple[int, int]]] = []
+        for t in sorted(terms, key=fusable):
+            for g in groups:
+                if all(not t[1] & u[1] for u in g):
+                    g.append(t)
+                    break
+            else:
+                groups.append([t])
+        acc, bits = None, 0
+        for g in groups:
+            node, out = g[0]
+            for t, o in g[1:]:
+                node = self.node("or", node, t)
+                out |= o
+            acc = node if acc is None else self.node("xor", acc, node)
+            bits |= out
+        return acc, bits
+
+    # ------------------------------------------------------------------ counting
+    def count(self) -> tuple[int, int]:
+        """``(valu, salu)``: the ops of every node reached from a table, VALU where they depend on
+        the lane id; a node that an OR/XOR absorbs (module docstring) is no instruction."""
+        ops, vector, nodes = self._ops, self._vec, self.nodes
+        live: set[int] = set()
+        stack = list(self.tables.values())
+        uses: dict[int, int] = {}
+        while stack:
+            i = stack.pop()
+            if i in live:
+                continue
+            live.add(i)
+            for a in ops[i]:
+                uses[a] = uses.get(a, 0) + 1
+                stack.append(a)
+        absorbed: set[int] = set()
+        for i in sorted(live, reverse=True):  # parents first: LLVM selects from the root down
+            kind = nodes[i][0]
+            if kind not in ("or", "xor") or not vector[i] or i in absorbed:
+                continue
+            a_ops = ops[i]
+            if len(a_ops) == 2 and nodes[a_ops[1]][0] == kind and nodes[a_ops[0]][0] != kind:
+                a_ops = a_ops[::-1]  # an operand of the same kind first
+            for a in a_ops:
+                if uses[a] == 1 and vector[a] and self._fuses(i, a):
+                    absorbed.add(a)
+                    break
+        valu = salu = 0
+        for i in live:
+            if i > WARP and nodes[i][0] != "const" and i not in absorbed:
+                if vector[i]:
+                    valu += 1
+                    if self.family == "gfx9" and nodes[i][0] == "mul" and nodes[i][2] >= 1 << 24:
+                        salu += 1  # v_mul_lo_u32 is VOP3: its constant in an SGPR (s_mov_b32)
+                else:
+                    salu += 1
+        return valu, salu
+
+    def _fuses(self, parent: int, child: int) -> bool:
+        pk, ck = self.nodes[parent][0], self.nodes[child]
+        if pk == "or":
+            if ck[0] in ("or", "shl"):
+                return True
+            if ck[0] == "and":  # v_and_or_b32 (LLVM seldom makes an OR of a product a v_mad_u32_u24)
+                return self.family == "rdna" or ck[2] in _INLINE
+            return False
+        return self.family == "rdna" and ck[0] == "xor"
+
+    # ------------------------------------------------------------------ evaluation
+    def evaluate(self, node: int, num_warps: int) -> np.ndarray:
+        """The node's value ``[num_warps, 2 ** lane_bits]`` (uint32 arithmetic, as int64)."""
+        lane = np.arange(1 << self.bits[LANE], dtype=np.int64)[None, :]
+        warp = np.arange(num_warps, dtype=np.int64)[:, None]
+        memo: dict[int, np.ndarray] = {LANE: np.broadcast_to(lane, (num_warps, lane.shape[1])),
+                                       WARP: np.broadcast_to(warp, (num_warps, lane.shape[1]))}
+        m32 = (1 << 32) - 1
+
+        def val(i: int) -> np.ndarray:
+            if i in memo:
+                return memo[i]
+            n = self.nodes[i]
+            k = n[0]
+            if k == "const":
+                v = np.full((num_warps, lane.shape[1]), n[1] & m32, dtype=np.int64)
+            elif k == "and":
+                v = val(n[1]) & (n[2] & m32)
+            elif k == "shl":
+                v = (val(n[1]) << n[2]) & m32
+            elif k == "shr":
+                v = val(n[1]) >> n[2]
+            elif k == "bfe":
+                v = (val(n[1]) >> n[2]) & ((1 << n[3]) - 1)
+            elif k == "mul":
+                v = (val(n[1]) * n[2]) & m32
+            elif k == "sbit":
+                v = np.where((val(n[1]) >> n[2]) & 1, m32, 0)
+            elif k == "or":
+                v = val(n[1]) | val(n[2])
+            else:
+                v = val(n[1]) ^ val(n[2])
+            memo[i] = v
+            return v
+
+        return val(node)
+
