@@ -106,8 +106,7 @@ class PermSelect(Step):
             machine.check_perm_copies(self.dst, srcs, self.dst_dword, perm_operands, selector, what, constants=True)
 
     def prepare(self, emitter, what: str):
-        cond = np.asarray(self.cond, dtype=np.int64) != 0
-        return emitter.lane_value(np.where(cond, self.sel1, self.sel0), what)
+        return emitter.lane_choice(self.cond, self.sel0, self.sel1, what)
 
     def emit(self, emitter, prepared, regs: dict[int, str], what: str) -> None:
         if self.form == "prmt":  # operands (a, b), the per-lane generic-mode selector register
