@@ -95,6 +95,10 @@ class PermSelect(Step):
             return (prmt_as_perm(self.sel0), prmt_as_perm(self.sel1))
         return (self.sel0, self.sel1)
 
+    def note_setup(self, setup) -> None:
+        if self.form == "v_perm_b32":  # the selector register of prmt (NVIDIA) is ptxas's to build
+            setup.lane_choice(self.cond, self.sel0, self.sel1)
+
     def run(self, machine, what: str) -> None:
         if self.form == "prmt":
             machine.prmt_select(self.dst_dword, self.operands, self.sel0, self.sel1, self.cond)
