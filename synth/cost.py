@@ -493,7 +493,10 @@ BPERMUTE_ADDR_VALU = 2  # [I] v_xor/v_and + v_lshlrev on the lane id per ds_bper
 # corpus's plans came out worse (about 40 instructions more in region and whole, docs/benchmarks.md), so
 # every mask is priced at 2.
 VCC_SALU = 2
-PERM_SELECTOR_SALU = 1  # [I] s_mov_b32: gfx9 VOP3 takes no literal, so a v_perm selector lives in an SGPR
+# [I] s_mov_b32: gfx9 VOP3 takes no literal, so a constant v_perm selector lives in an SGPR.  RDNA's VOP3 takes
+# it as its literal (no instruction, PlanEmitter.scalar_constant), but priced at 0 there the wave32 corpus's
+# plans came out worse (regions +28, whole +12 instructions, docs/benchmarks.md), so it is 1 on every target.
+PERM_SELECTOR_SALU = 1
 # [I] s_mov_b32: the low word of a v_permlane16/x16 lane selector in an SGPR (the high word is a literal:
 # a VOP3 takes one on gfx11 and later; our compiled RDNA kernels, docs/amd_facts.md 6.4)
 PERMLANE_SELECTOR_SALU = 1
