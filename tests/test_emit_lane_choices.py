@@ -133,3 +133,26 @@ def test_a_choices_only_prologue_is_the_estimate(family, name, arch, dtype, setu
     assert sum(plan.overhead.get(k, 0) for k in prologue) == len(ops)
     tile = distinct_tile(low.kernel.shape, plan.element_bits, seed=1)
     assert np.array_equal(interpret(low.kernel, tile, fill=0x5A), expected_output(plan, tile, fill=0x5A))
+
+
+@needs.mlir
+def test_rdna_constant_selectors_are_literals_of_their_permutes():
+    """gfx1200 fp8 ``wmma2.16x16->wmma2.16x16T`` (1 wave): its 16 ``v_perm_b32`` take their four constant
+    selectors as the VOP3 literal (RDNA), so the prologue moves none into an SGPR (on CDNA one
+    ``s_mov_b32`` each: gfx9's VOP3 takes no literal)."""
+    import re
+
+    from linlayout.cli.bench import kernel_plan
+    from linlayout.lowering.conversion import lower_conversion
+    from linlayout.lowering.isa import region_lines
+    from repo_data import family_corpus
+
+    key = ("wmma2.16x16->wmma2.16x16T", "gfx1200", "fp8", 1)
+    (case,) = [c for c in family_corpus("wave32")["cases"] if (c["name"], c["arch"], c["dtype"], c["num_warps"]) == key]
+    plan = kernel_plan(LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"]), "gfx1200", 8)
+    selectors = {st.selector for st in plan.steps if getattr(st, "kind", "") == "v_perm_b32"}
+    assert len(selectors) == 4 and plan.counts()["v_perm_b32"] == 16
+    low = lower_conversion(plan, binary=False)
+    assert not [ln for ln in region_lines(low.compiled.isa, "setup") if ln.strip().startswith("s_mov")]
+    perms = [ln for ln in region_lines(low.compiled.isa, "conv") if ln.strip().startswith("v_perm_b32")]
+    assert len(perms) == 16 and {int(re.search(r"0x[0-9a-f]+$", ln.strip()).group(), 16) for ln in perms} == selectors
