@@ -12,6 +12,8 @@ instructions (linlayout.lowering.emit.plan_ops.PlanEmitter, linlayout.lowering.c
 
 from __future__ import annotations
 
+import numpy as np
+
 from linlayout import LayoutError
 from linlayout.synth.hazards import issue_slots
 from linlayout.synth.plan import Plan
@@ -85,6 +87,11 @@ class StepEmitter:
             loads_pending = st.op == "lds_load" or (loads_pending and not st.barrier)
             st.emit(self, prep, regs, f"plan step {i} ({st.op})")
         return regs
+
+    def lane_choice(self, cond, if_false: int, if_true: int, what: str) -> str:
+        """A per-lane value: the constant ``if_true`` in the lanes where ``cond`` holds, else ``if_false`` (by
+        default the table through the subclass's ``lane_value``)."""
+        return self.lane_value(np.where(np.asarray(cond, dtype=np.int64) != 0, if_true, if_false), what)
 
     def permlane_selector(self, selector: int) -> None:
         """Prepare the 64-bit lane ``selector`` of a ``v_permlane16``/``x16`` step before the steps (nothing

@@ -71,6 +71,7 @@ from linlayout.hw.targets import get_target
 
 from . import banks
 from .hazards import hazard_nops, valu_delays
+from .lane_choices import ChoiceCount
 from .steps import dwords_per_slot, slots_per_dword
 from .steps.lds import missing_transpose_load
 
@@ -487,8 +488,15 @@ def ds_depth(plan) -> int:
 
 LDS_ADDR_BASE_VALU = 3  # [I] VALU ops to form one lane/warp-dependent LDS address (linear in lane bits)
 BPERMUTE_ADDR_VALU = 2  # [I] v_xor/v_and + v_lshlrev on the lane id per ds_bpermute pattern
-VCC_SALU = 2  # [I] s_mov_b32 x2: a 64-bit lane mask into an SGPR pair
-PERM_SELECTOR_SALU = 1  # [I] s_mov_b32: gfx9 VOP3 takes no literal, so a v_perm selector lives in an SGPR
+# [I] s_mov_b32 x2: a 64-bit lane mask into an SGPR pair; a condition uniform in each wave takes about as
+# many (s_cmp + s_cselect of the warp id).  A wave32's mask is one s_mov_b32, but priced at 1 the wave32
+# corpus's plans came out worse (about 40 instructions more in region and whole, docs/benchmarks.md), so
+# every mask is priced at 2.
+VCC_SALU = 2
+# [I] s_mov_b32: gfx9 VOP3 takes no literal, so a constant v_perm selector lives in an SGPR.  RDNA's VOP3 takes
+# it as its literal (no instruction, PlanEmitter.scalar_constant), but priced at 0 there the wave32 corpus's
+# plans came out worse (regions +28, whole +12 instructions, docs/benchmarks.md), so it is 1 on every target.
+PERM_SELECTOR_SALU = 1
 # [I] s_mov_b32: the low word of a v_permlane16/x16 lane selector in an SGPR (the high word is a literal:
 # a VOP3 takes one on gfx11 and later; our compiled RDNA kernels, docs/amd_facts.md 6.4)
 PERMLANE_SELECTOR_SALU = 1
@@ -596,16 +604,33 @@ class _Setup:
         self.conditions: set[bytes] = set()
         self.selectors: set[int] = set()
         self.permlane_selectors: set[int] = set()
+        self.choices = ChoiceCount()
         self.lds_steps: list = []
 
     def bpermute_address(self, addr) -> None:
         self.bpermute_addresses.add(np.asarray(addr).tobytes())
 
+    @staticmethod
+    def _lanes(table) -> np.ndarray:
+        """A lane table (``[lanes]`` or ``[warps, lanes]``) as bool, ``[lanes]`` when the same in every warp (one
+        shape for one table)."""
+        t = np.asarray(table) != 0
+        return t[0] if t.ndim == 2 and (t.shape[0] == 1 or (t == t[:1]).all()) else t
+
     def condition(self, cond) -> None:
-        self.conditions.add(np.asarray(cond).astype(np.int8).tobytes())
+        self.conditions.add(self._lanes(cond).tobytes())
 
     def selector(self, selector: int) -> None:
         self.selectors.add(int(selector))
+
+    def lane_choice(self, cond, if_false: int, if_true: int) -> None:
+        """A per-lane choice of two constants (a ``PermSelect`` selector, linlayout.synth.lane_choices); a
+        ``"select"`` choice's condition is a select condition too."""
+        t = self._lanes(cond)
+        selects = len(self.choices.select_conditions)
+        self.choices.add(t, if_false, if_true)
+        for c in self.choices.select_conditions[selects:]:
+            self.condition(c)
 
     def permlane_selector(self, selector: int) -> None:
         self.permlane_selectors.add(int(selector))
@@ -635,8 +660,14 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
     """Setup instructions the steps need but that are not steps themselves ([I] estimates).
 
     ``valu_bpermute_addr`` BPERMUTE_ADDR_VALU per distinct ds_bpermute address pattern;
-    ``salu_vcc`` VCC_SALU per distinct select condition;
-    ``salu_perm_selector`` PERM_SELECTOR_SALU per distinct v_perm selector;
+    ``salu_vcc`` VCC_SALU per distinct select condition (of select steps, fused DPP selects and ``"select"``
+    lane choices);
+    ``salu_perm_selector`` PERM_SELECTOR_SALU per distinct constant v_perm selector;
+    ``valu_lane_selector`` the VALU building the per-lane v_perm selector registers of ``PermSelect`` steps in
+    the prologue (linlayout.synth.lane_choices.ChoiceCount: ``A + (m & K)`` on a lane-bit mask ``m``, shared as
+    the lowering shares it; not the ``prmt`` selectors of PTX targets, which ptxas builds);
+    ``salu_lane_selector_delay`` on gfx11 and later RDNA targets one ``s_delay_alu`` per lane-bit mask of
+    those selectors [I] (the mask, its masked term and the selector are dependent VALU);
     ``salu_permlane_selector`` PERMLANE_SELECTOR_SALU per distinct v_permlane16/x16 lane selector;
     ``valu_lds_addr``: an LDS address that is a formed address plus a constant in the
     access's immediate range is free, one that differs from a formed address by another
@@ -654,18 +685,21 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
     ``salu_delay_alu`` the ``s_delay_alu`` LLVM puts before dependent VALU reads of an RDNA plan
     without LDS accesses in the order it is emitted in (linlayout.synth.hazards.valu_delays; also
     instructions of the region, priced as SALU).  The lane id is taken as available
-    (every kernel computes it for its memory ops).  Not counted: the per-lane selector VGPRs of
-    ``PermSelect`` steps (built once in the prologue).  On NVIDIA targets the keys are
+    (every kernel computes it for its memory ops).  On NVIDIA targets the keys are
     ``PTX_SETUP_NAMES``'s.
     """
     setup = _Setup()
     for st in plan.steps:
         st.note_setup(setup)
-    ptx = get_target(plan.arch).lds_isa == "ptx"
+    target = get_target(plan.arch)
+    ptx = target.lds_isa == "ptx"
     out = {
         "valu_bpermute_addr": BPERMUTE_ADDR_VALU * len(setup.bpermute_addresses),
         "salu_vcc": VCC_SALU * len(setup.conditions),
         "salu_perm_selector": PERM_SELECTOR_SALU * len(setup.selectors),
+        "valu_lane_selector": setup.choices.valu,
+        "salu_lane_selector_delay": (len(setup.choices.masks) if target.family == "rdna"
+                                     and target.gfx_generation >= 11 else 0),
         "salu_permlane_selector": PERMLANE_SELECTOR_SALU * len(setup.permlane_selectors),
         "valu_lds_addr": lds_address_valu(setup.lds_steps) if lds_valu is None else lds_valu,
         "valu_tuple_copies": 0 if ptx else (_store_tuple_copies(plan, src_tuple_dwords) if tuple_copies is None

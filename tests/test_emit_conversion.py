@@ -114,12 +114,12 @@ def test_random_conversion(seed):
     check_kernel(plan_conversion(src, dst, arch, eb), seed=seed)
 
 
-@pytest.mark.parametrize("seed", [56, 90])  # 16-bit gfx942, 8-bit gfx950
+@pytest.mark.parametrize("seed", [125, 337])  # 8-bit gfx950 and gfx942 (the first two of the seeds)
 def test_over_fetch_loads_run_on_the_interpreter(seed):
     # problems whose chosen plan loads dwords holding other lanes' elements (lds_path.over_fetch_design)
     src, dst, eb, arch = random_problem(seed)
     plan = plan_conversion(src, dst, arch, eb)
-    assert any("over-fetch" in n for n in plan.notes) and (eb, arch) == {56: (16, "gfx942"), 90: (8, "gfx950")}[seed]
+    assert any("over-fetch" in n for n in plan.notes) and (eb, arch) == {125: (8, "gfx950"), 337: (8, "gfx942")}[seed]
     check_kernel(plan, seed=seed)
 
 
@@ -275,8 +275,10 @@ def test_registers_other_lanes_and_warps_hold_are_stored_once(arch, element_bits
     """Two warps whose src register bit 1 holds lane bit 1's tensor vector and bit 2 the warp bit's:
     register ``r | 2`` holds in lane ``l ^ 2`` the element ``r`` holds in lane ``l``, and ``r | 4`` in
     warp ``w ^ 1`` the one ``r`` holds in warp ``w``, so of the 8 registers per lane only 0 and 1
-    are stored (lds_path._stored_once): one store of 2 elements per lane, a workgroup barrier (the
-    warps exchange data), and the kernel leaves exactly the expected tile."""
+    are stored (lds_path._stored_once): 2 elements per lane (one ``ds_write_b64``; 16-bit, two
+    ``ds_write_b16``, which cost less than pairing the halves in one dword with a per-lane ``v_perm_b32``
+    selector built in the prologue), a workgroup barrier (the warps exchange data), and the kernel
+    leaves exactly the expected tile."""
     lane_bits = 6 if arch == "gfx942" else 5
     shape = [("dim0", 8), ("dim1", 1 << (lane_bits - 1))]
     unit = [[1, 0], [2, 0], [4, 0]] + [[0, 1 << i] for i in range(lane_bits - 1)]
@@ -285,7 +287,8 @@ def test_registers_other_lanes_and_warps_hold_are_stored_once(arch, element_bits
     dst = LinearLayout({"register": [lanes[0]], "lane": [warp, other] + lanes[2:][::-1], "warp": [lanes[1]]}, shape)
     plan = plan_conversion(src, dst, arch, element_bits, strategy="lds")
     stores = [st for st in plan.steps if st.lds and st.store]
-    assert len(stores) == 1 and [len(slots) for slots, _ in stores[0].accesses()] == [2]
+    assert sorted(slot for st in stores for slots, _ in st.accesses() for slot in slots) == [0, 1]
+    assert len(stores) == (2 if element_bits == 16 else 1)
     assert plan.counts()["s_barrier"] == 1
     check_kernel(plan)
 

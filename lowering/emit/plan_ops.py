@@ -67,6 +67,7 @@ from linlayout.synth.steps import slot_dwords
 from ..step_emitter import StepEmitter
 from . import atoms
 from .builder import Builder, vector_type
+from .lane_choices import LaneChoices
 from .lane_values import LaneValues, lane_table, fit_affine
 
 __all__ = ["PlanEmitter", "slot_dwords"]
@@ -80,7 +81,7 @@ class PlanEmitter(StepEmitter):
     register file: linlayout.lowering.step_emitter); ``pins_order``: in the order of
     linlayout.synth.hazards, pinned (the conversion kernel; a kernel that embeds a plan leaves the
     order to the compiler).  The other public methods are the
-    primitives the steps call: prologue values (``condition``, ``lane_value``,
+    primitives the steps call: prologue values (``condition``, ``lane_value``, ``lane_choice``,
     ``scalar_constant``, ``permlane_selector``, ``lds_address``) and one instruction each in the region;
     ``pins_selectors``: the low words of permlane lane selectors in SGPRs of the prologue (the conversion
     kernel, whose prologue is outside its counted region).
@@ -95,6 +96,7 @@ class PlanEmitter(StepEmitter):
         self._selector_words: dict[int, tuple[str, str]] = {}
         self.b = b
         self.lanes = lanes
+        self.choices = LaneChoices(lanes)
         self.lds = lds
         self._lds_ptrs: dict[str, str] = {}  # LDS address register (i32) -> its pointer ("": not yet made)
         self._lds_bases: dict[bytes, np.ndarray] | None = None
@@ -109,9 +111,19 @@ class PlanEmitter(StepEmitter):
         """The per-lane i32 ``values`` (only the ``defined`` lanes matter) in a VGPR."""
         return self.lanes.value_of(values, defined=defined, what=what)[0]
 
+    def lane_choice(self, cond, if_false: int, if_true: int, what: str) -> str:
+        """The i32 constant ``if_true`` in the lanes where ``cond`` holds, else ``if_false``, in a VGPR
+        (:class:`~linlayout.lowering.emit.lane_choices.LaneChoices`: ``A + (m & K)`` with a lane-bit mask ``m``
+        shared between choices)."""
+        return self.choices.choice(cond, if_false, if_true, what)
+
     def scalar_constant(self, value: int) -> str:
-        """A uniform i32 constant pinned to an SGPR (gfx9 VOP3 takes no literal)."""
+        """The i32 constant operand of a VOP3 instruction (a ``v_perm_b32`` selector): on CDNA, whose VOP3 takes no
+        literal, pinned to an SGPR of the prologue (one ``s_mov_b32``); on RDNA and gfx1250, whose VOP3 takes one
+        literal (docs/amd_facts.md 6.4), the constant itself, no instruction."""
         c = self.b.const(value)
+        if get_target(self.plan.arch).family == "rdna":
+            return c
         if (c, "i32", "s") not in self.lanes.pinned:
             self.lanes.pinned.append((c, "i32", "s"))
         return c

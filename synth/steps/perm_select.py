@@ -95,6 +95,10 @@ class PermSelect(Step):
             return (prmt_as_perm(self.sel0), prmt_as_perm(self.sel1))
         return (self.sel0, self.sel1)
 
+    def note_setup(self, setup) -> None:
+        if self.form == "v_perm_b32":  # the selector register of prmt (NVIDIA) is ptxas's to build
+            setup.lane_choice(self.cond, self.sel0, self.sel1)
+
     def run(self, machine, what: str) -> None:
         if self.form == "prmt":
             machine.prmt_select(self.dst_dword, self.operands, self.sel0, self.sel1, self.cond)
@@ -106,8 +110,7 @@ class PermSelect(Step):
             machine.check_perm_copies(self.dst, srcs, self.dst_dword, perm_operands, selector, what, constants=True)
 
     def prepare(self, emitter, what: str):
-        cond = np.asarray(self.cond, dtype=np.int64) != 0
-        return emitter.lane_value(np.where(cond, self.sel1, self.sel0), what)
+        return emitter.lane_choice(self.cond, self.sel0, self.sel1, what)
 
     def emit(self, emitter, prepared, regs: dict[int, str], what: str) -> None:
         if self.form == "prmt":  # operands (a, b), the per-lane generic-mode selector register

@@ -1,0 +1,127 @@
+"""Per-lane choices between two 32-bit constants: ``if_true`` in the lanes where a condition holds, ``if_false``
+elsewhere (the per-lane selector register of a ``PermSelect`` step's ``v_perm_b32``).  This module says which form
+a kernel's prologue computes a choice in (:func:`choice_form`, the form
+linlayout.lowering.emit.lane_choices emits) and how many setup instructions a plan's choices take together
+(:class:`ChoiceCount`, the planner's estimate ``valu_lane_selector``, linlayout.synth.cost).
+
+A condition is a 0/1 table ``cond[w][l]`` (``[warps, lanes]``, or ``[lanes]`` when the same in every warp).
+The forms:
+
+* ``"lanes"``: the condition is GF(2)-affine in the lane bits alone, the same in every warp (:func:`lane_bits`):
+  ``cond(l) = cond(0) ^ XOR_{b in S} l_b``.  With ``A`` the value in lane 0 and ``B`` the other constant the value is
+  ``A + (m_S(l) & K)``, ``K = B - A`` (mod 2**32), ``m_S`` the parity of the lane bits ``S`` sign-extended (0 or -1):
+  ``2|S| - 1`` VALU per distinct ``S`` (a ``v_bfe_i32`` per bit, a ``v_xor_b32`` between), one ``v_and_b32`` per
+  distinct ``(S, K)`` and one ``v_add_u32`` per choice.
+* ``"uniform"``: the value is the same in all lanes of each wave (a constant, or one per warp):
+  UNIFORM_CHOICE_VALU.
+* ``"select"``: any other (not affine, or lane bits that differ between warps): ``v_cndmask_b32`` on the
+  condition's lane mask (one per choice; the mask is a select condition, ``salu_vcc``) with one constant a literal
+  and the other in a VGPR (SELECT_CHOICE_CONSTANT_VALU per distinct pair of constants).
+
+Choices with the same table are one value.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from linlayout import caches
+
+__all__ = ["ChoiceCount", "SELECT_CHOICE_CONSTANT_VALU", "UNIFORM_CHOICE_VALU", "choice_form", "choice_table",
+           "lane_bits", "lanes_constants"]
+
+#: [I] VALU for a choice uniform in each wave: a ``v_mov_b32`` of the constant (or of the warp's value)
+UNIFORM_CHOICE_VALU = 1
+#: [I] VALU per distinct pair of constants of ``"select"`` choices: a ``v_mov_b32`` of the constant the
+#: ``v_cndmask_b32`` cannot take as its literal (LLVM shares it between choices of the same pair)
+SELECT_CHOICE_CONSTANT_VALU = 1
+
+
+def lane_bits(cond) -> tuple[int, ...] | None:
+    """The lane bits ``S`` of a condition (``[lanes]``, or ``[warps, lanes]``; nonzero = true) with ``cond(l, w) =
+    cond(0, 0) ^ XOR_{b in S} l_b`` in every warp, in increasing order, or None when there is no such ``S``."""
+    row = np.asarray(cond) != 0
+    if row.ndim == 2:
+        if not (row == row[:1]).all():
+            return None
+        row = row[0]
+    lanes = np.arange(row.size)
+    bits = tuple(b for b in range(row.size.bit_length() - 1) if row[1 << b] != row[0])
+    mask = sum(1 << b for b in bits)
+    return bits if np.array_equal(row, row[0] ^ (np.bitwise_count(lanes & mask) & 1).astype(bool)) else None
+
+
+def choice_table(cond, if_false: int, if_true: int) -> np.ndarray:
+    """The values of a choice: ``if_true`` where ``cond`` (``[lanes]`` or ``[warps, lanes]``) is nonzero, else
+    ``if_false`` (int64, ``cond``'s shape, each as an unsigned 32-bit number)."""
+    return np.where(np.asarray(cond) != 0, np.int64(if_true & 0xFFFFFFFF), np.int64(if_false & 0xFFFFFFFF))
+
+
+def choice_form(table: np.ndarray) -> tuple[str, tuple[int, ...] | None]:
+    """The form of the choice whose values are ``table`` (:func:`choice_table`): ``"uniform"``, ``"lanes"`` or
+    ``"select"``, and for ``"lanes"`` the lane bits ``S``."""
+    if (table == table[..., :1]).all():
+        return "uniform", None
+    bits = lane_bits(table != table.flat[0])
+    return ("lanes", bits) if bits else ("select", None)
+
+
+def lanes_constants(table: np.ndarray) -> tuple[int, int]:
+    """``(A, K)`` of a ``"lanes"`` choice: the value in lane 0 and the other value less it, mod 2**32."""
+    first = int(table.flat[0])
+    other = int(table[table != first][0])
+    return first, (other - first) & 0xFFFFFFFF
+
+
+# a choice's (table bytes, form, lane bits, K) by (condition bytes, its shape, if_false, if_true): the planner
+# counts the same choices of one layout pair in each of its candidate plans
+_facts = caches.cache("synth.lane_choices.facts")
+
+
+def _choice_facts(cond: np.ndarray, if_false: int, if_true: int) -> tuple[bytes, str, tuple[int, ...] | None, int]:
+    table = choice_table(cond, if_false, if_true)
+    form, bits = choice_form(table)
+    return table.tobytes(), form, bits, lanes_constants(table)[1] if form == "lanes" else 0
+
+
+class ChoiceCount:
+    """The setup VALU of a plan's choices (``valu``), told one at a time (:meth:`add`), shared as the lowering shares
+    them; ``masks``: the lane-bit sets of the ``"lanes"`` choices (each one chain ``v_bfe_i32 -> v_and_b32 ->
+    v_add_u32`` of dependent VALU); ``select_conditions``: the lane masks of the ``"select"`` choices (counted as
+    select conditions)."""
+
+    def __init__(self) -> None:
+        self._tables: set[bytes] = set()
+        self.masks: set[tuple[int, ...]] = set()  # the lane-bit sets S of the "lanes" choices
+        self._masked: set[tuple[tuple[int, ...], int]] = set()
+        self._pairs: set[tuple[int, int]] = set()
+        self.select_conditions: list[np.ndarray] = []
+        self.valu = 0
+
+    def add(self, cond, if_false: int, if_true: int) -> None:
+        """One choice (``cond``: ``[lanes]``, the same in every warp, or ``[warps, lanes]``; one choice in both
+        shapes counts once only when given in the same one)."""
+        cond = np.asarray(cond) != 0
+        if_false, if_true = if_false & 0xFFFFFFFF, if_true & 0xFFFFFFFF
+        table, form, bits, k = _facts.lookup((cond.tobytes(), cond.shape, if_false, if_true),
+                                             lambda: _choice_facts(cond, if_false, if_true))
+        if table in self._tables:
+            return
+        self._tables.add(table)
+        if form == "uniform":
+            self.valu += UNIFORM_CHOICE_VALU
+        elif form == "lanes":
+            if bits not in self.masks:
+                self.masks.add(bits)
+                self.valu += 2 * len(bits) - 1
+            if (bits, k) not in self._masked:
+                self._masked.add((bits, k))
+                self.valu += 1
+            self.valu += 1
+        else:
+            pair = (min(if_false, if_true), max(if_false, if_true))
+            if pair not in self._pairs:
+                self._pairs.add(pair)
+                self.valu += SELECT_CHOICE_CONSTANT_VALU
+            self.select_conditions.append(cond)
+            self.valu += 1

@@ -1,0 +1,158 @@
+"""Per-lane choices of two constants (the selector registers of ``PermSelect`` steps): the form
+(linlayout.synth.lane_choices), the planner's count of their setup instructions (``ChoiceCount``, the estimate
+``valu_lane_selector``), the values a prologue computes on the interpreter, and the compiled prologue of
+conversion kernels whose setup is their choices alone."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+import needs
+from linlayout import LinearLayout
+from linlayout.synth.lane_choices import ChoiceCount, choice_table, lane_bits
+
+WAVE = 64
+LANE = np.arange(WAVE)
+
+
+def _parity(x: np.ndarray) -> np.ndarray:
+    return np.array([bin(int(v)).count("1") & 1 for v in x], dtype=bool)
+
+
+def _brute_lane_bits(row: np.ndarray) -> tuple[int, ...] | None:
+    """The lane-bit set S and constant c with row == c ^ parity(lane & S), by trying all of them."""
+    for mask, c in itertools.product(range(WAVE), (False, True)):
+        if np.array_equal(row, c ^ _parity(LANE & mask)):
+            return tuple(b for b in range(6) if mask >> b & 1)
+    return None
+
+
+def test_lane_bits_finds_each_parity_condition_and_only_those():
+    rng = np.random.default_rng(7)
+    rows = [c ^ _parity(LANE & mask) for mask in range(WAVE) for c in (False, True)]
+    rows += [rng.random(WAVE) < 0.5 for _ in range(20)] + [LANE % 3 == 0, LANE >= 40]
+    for row in rows:
+        assert lane_bits(row[None, :]) == _brute_lane_bits(row)
+        assert lane_bits(np.stack([row, row])) == _brute_lane_bits(row)  # the same in both warps
+    assert lane_bits(np.stack([LANE & 1 == 1, LANE & 1 == 0])) is None  # warps differ
+
+
+def test_choice_count_shares_masks_masked_terms_and_values():
+    bit0, bit1 = (LANE & 1 == 1)[None, :], (LANE >> 1 & 1 == 1)[None, :]
+    c = ChoiceCount()
+    c.add(bit0, 0x06020400, 0x03070105)  # v_bfe_i32, v_and_b32, v_add_u32
+    assert c.valu == 3
+    c.add(bit0, 0x06020400, 0x03070105)
+    c.add(~bit0, 0x03070105, 0x06020400)  # the same table
+    assert c.valu == 3
+    c.add(bit0, 0x06020401, 0x03070106)  # same lane bit, same K = B - A: one v_add_u32 more
+    assert c.valu == 4
+    c.add(bit1, 0x05040100, 0x03020706)  # another lane bit
+    assert c.valu == 7
+    c.add(bit0 ^ bit1, 0x05040100, 0x03020706)  # parity of two bits: two v_bfe_i32 and a v_xor_b32
+    assert c.valu == 12
+    odd = (LANE % 3 == 0)[None, :]  # not affine: v_mov_b32 of one constant and v_cndmask_b32
+    c.add(odd, 0x05040100, 0x03020706)
+    assert c.valu == 14 and len(c.select_conditions) == 1 and np.array_equal(c.select_conditions[0], odd)
+    c.add(LANE[None, :] < 0, 7, 9)  # uniform
+    assert c.valu == 15 and not c.select_conditions[1:]
+
+
+@needs.mlir
+def test_choices_compute_their_tables_on_the_interpreter():
+    from linlayout.lowering.emit import atoms
+    from linlayout.lowering.emit.builder import Builder
+    from linlayout.lowering.emit.lane_choices import LaneChoices
+    from linlayout.lowering.emit.lane_values import LaneValues
+    from linlayout.lowering.interp import load_kernel
+    from interp_kernels import compiles
+
+    W = 2
+    bit = lambda b: np.broadcast_to(LANE >> b & 1 == 1, (W, WAVE))  # noqa: E731
+    choices = [(bit(0), 0x06020400, 0x03070105), (~bit(0), 0x03070105, 0x06020400),
+               (bit(0), 0x06020401, 0x03070106), (bit(5), 0xFFFFFFFF, 0x00000001),
+               (bit(1) ^ bit(3) ^ True, 0x05040100, 0x03020706),
+               (np.broadcast_to(LANE % 3 == 0, (W, WAVE)), 0x01000504, 0x07060302),
+               (np.broadcast_to(np.arange(W)[:, None] == 1, (W, WAVE)), 0x0C0C0C0C, 0x03020100),
+               (np.stack([LANE & 4 == 4, LANE & 4 == 0]), 1, 2)]
+    b = Builder()
+    tid, _t32, lane_v, warp_v = atoms.thread_ids(b)
+    lv = LaneValues(b, tid, lane_v, warp_v, W)
+    lc = LaneChoices(lv)
+    names = [lc.choice(cond, f, t, what=f"choice {k}") for k, (cond, f, t) in enumerate(choices)]
+    assert names[1] == names[0]  # one table, one value
+    rsrc = atoms.buffer_rsrc(b, "%out", 4 * len(names) * W * WAVE)
+    t4 = b.arith("muli", b.cast("arith.index_cast", tid, "index", "i32"), b.const(4 * len(names)))
+    for k, name in enumerate(names):
+        atoms.buffer_store(b, name, rsrc, b.arith("addi", t4, b.const(4 * k)), "i32")
+    globals_ = "".join(f"    {g}\n" for g in lv.globals)
+    text = (f"module {{\n  gpu.module @m {{\n{globals_}    gpu.func @k(%out: !llvm.ptr<1>) kernel {{\n"
+            f"{b.body()}\n      gpu.return\n    }}\n  }}\n}}\n")
+    compiles(text, "gfx942")
+    out = load_kernel(text, "k", "gfx942").run([np.zeros((W * WAVE, len(names)), np.uint32)],
+                                               block=(W * WAVE, 1, 1))[0]
+    for k, (cond, f, t) in enumerate(choices):
+        assert np.array_equal(out[:, k], choice_table(cond, f, t).reshape(-1)), k
+
+
+# corpus cases whose compiled prologue holds only their plans' choices and select conditions: exactly the
+# estimate (gfx90a: no wait after the opaque mask), and the interpreter agrees with the expected tile
+CHOICES_ONLY = [
+    ("amd", "slice1(dotA32(kw4))->slice1(blocked[1x1,t64x1,o01])", "gfx90a", "bf16",
+     {"v_bfe_i32": 1, "v_and_b32_e32": 1, "v_or_b32_e32": 1}),
+    ("amd", "slice0(mfma16)->slice0(blocked[1x1,t1x64,o10])", "gfx90a", "fp8",
+     {"v_bfe_i32": 1, "v_and_b32_e32": 1, "v_or_b32_e32": 2, "s_mov_b32": 2}),
+    ("amd", "slice1(dotA32(kw8))->slice1(blocked[1x1,t64x1,o01])", "gfx950", "i8",
+     {"v_bfe_i32": 1, "v_mov_b32_e32": 1, "v_and_or_b32": 1}),
+]
+
+
+@needs.mlir
+@pytest.mark.parametrize("family,name,arch,dtype,setup", CHOICES_ONLY)
+def test_a_choices_only_prologue_is_the_estimate(family, name, arch, dtype, setup):
+    from linlayout.cli.bench import kernel_plan
+    from linlayout.dtypes import dtype_bits
+    from linlayout.lowering.conversion import lower_conversion
+    from linlayout.lowering.emit.host import distinct_tile, expected_output, interpret
+    from linlayout.lowering.isa import region_lines
+    from repo_data import family_corpus
+
+    (case,) = [c for c in family_corpus(family)["cases"]
+               if (c["name"], c["arch"], c["dtype"]) == (name, arch, dtype) and c.get("set") != "baseline"]
+    plan = kernel_plan(LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"]), arch,
+                       dtype_bits(dtype))
+    assert any(st.op == "permsel" for st in plan.steps)
+    low = lower_conversion(plan, binary=False)
+    ops = [ln.split()[0] for ln in region_lines(low.compiled.isa, "setup")
+           if ln.strip() and not ln.strip().startswith(";")]
+    assert {op: ops.count(op) for op in ops} == setup
+    prologue = ("salu_vcc", "salu_perm_selector", "valu_lane_selector", "salu_permlane_selector")
+    assert sum(plan.overhead.get(k, 0) for k in prologue) == len(ops)
+    tile = distinct_tile(low.kernel.shape, plan.element_bits, seed=1)
+    assert np.array_equal(interpret(low.kernel, tile, fill=0x5A), expected_output(plan, tile, fill=0x5A))
+
+
+@needs.mlir
+def test_rdna_constant_selectors_are_literals_of_their_permutes():
+    """gfx1200 fp8 ``wmma2.16x16->wmma2.16x16T`` (1 wave): its 16 ``v_perm_b32`` take their four constant
+    selectors as the VOP3 literal (RDNA), so the prologue moves none into an SGPR (on CDNA one
+    ``s_mov_b32`` each: gfx9's VOP3 takes no literal)."""
+    import re
+
+    from linlayout.cli.bench import kernel_plan
+    from linlayout.lowering.conversion import lower_conversion
+    from linlayout.lowering.isa import region_lines
+    from repo_data import family_corpus
+
+    key = ("wmma2.16x16->wmma2.16x16T", "gfx1200", "fp8", 1)
+    (case,) = [c for c in family_corpus("wave32")["cases"] if (c["name"], c["arch"], c["dtype"], c["num_warps"]) == key]
+    plan = kernel_plan(LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"]), "gfx1200", 8)
+    selectors = {st.selector for st in plan.steps if getattr(st, "kind", "") == "v_perm_b32"}
+    assert len(selectors) == 4 and plan.counts()["v_perm_b32"] == 16
+    low = lower_conversion(plan, binary=False)
+    assert not [ln for ln in region_lines(low.compiled.isa, "setup") if ln.strip().startswith("s_mov")]
+    perms = [ln for ln in region_lines(low.compiled.isa, "conv") if ln.strip().startswith("v_perm_b32")]
+    assert len(perms) == 16 and {int(re.search(r"0x[0-9a-f]+$", ln.strip()).group(), 16) for ln in perms} == selectors
