@@ -163,12 +163,14 @@ def test_broadcast_gather_shares_its_selects_and_copies_before_dpp8():
     ``k``: the picks of one src pair are one ``v_perm_b32`` (2 in all, one per-lane selector; they were 16
     with 8 selectors, loaded as lane tables in the setup).  A ``dpp8`` move is in place (LLVM ties its old
     value to its source), so the 16 moves of the 2 values need 14 copies, which the plan counts as the
-    compiled region has them.  Planned as the bench plans it (``kernel_plan``: the src packing chosen too)."""
+    compiled region has them.  Planned as the bench plans it (``kernel_plan``: the src packing chosen too),
+    kept in registers: with the per-lane selectors priced (``valu_lane_selector``) the planner's own choice
+    is an LDS round trip of 10 instructions (the next test)."""
     from linlayout.cli.bench import kernel_plan
 
     case = family_corpus("wave32")["cases"][436]
     plan = kernel_plan(LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"]), case["arch"],
-                       dtype_bits(case["dtype"]))
+                       dtype_bits(case["dtype"]), strategy="registers")
     counts = plan.counts()
     assert (counts["v_perm_b32"], counts["dpp"], counts["v_mov"], counts["total"]) == (2, 16, 14, 32)
     check_wave32_kernel(plan, seed=436)
@@ -176,3 +178,20 @@ def test_broadcast_gather_shares_its_selects_and_copies_before_dpp8():
     isa = low.report["isa_counts"]
     assert (isa["v_perm_b32"], isa["dpp"], isa["v_mov"], isa["valu"]) == (2, 16, 14, 32)
     assert low.report["setup_counts"]["vmem"] == 0
+
+
+def test_broadcast_slice_goes_through_lds_once_its_selectors_are_priced():
+    """The same case (wave32 corpus 436) as the bench plans it: the register plan's per-lane selectors and
+    copies priced, an LDS round trip (1 store, 4 loads, 4 ``v_perm_b32``, one barrier) ranks first; its
+    compiled region is under Triton's 15."""
+    from linlayout.cli.bench import kernel_plan
+
+    case = family_corpus("wave32")["cases"][436]
+    plan = kernel_plan(LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"]), case["arch"],
+                       dtype_bits(case["dtype"]))
+    counts = plan.counts()
+    assert (plan.strategy, counts["lds_write"], counts["lds_read"], counts["v_perm_b32"], counts["total"]) == \
+        ("lds", 1, 4, 4, 10)
+    check_wave32_kernel(plan, seed=436)
+    isa = lower_conversion(plan, binary=False).report["isa_counts"]
+    assert isa["total"] < case["triton"]["total"] == 15
