@@ -407,10 +407,13 @@ def _lds_candidates(ctx: ConversionContext, best_only: bool = False, ceiling: fl
     built).  ``best_only``: neither is a round trip equal to one built before (the same layout and
     stores: the same cost and instructions, ranked after it) nor one that a plan built before
     outranks (``_outranked``), nor one whose floor is above ``ceiling`` (the in-wave plans' tie
-    limit in rank value: it would rank after them)."""
+    limit in rank value: it would rank after them).  The plans are given in the pool's order (its
+    designs in ``lds_path.designs``' order, then each design's store choices), whatever the order
+    they were built in: the order ``_rank`` settles full ties by."""
     pool = lds_path.designs(ctx)
     budget, target, cm = ctx.lds_budget_bytes, ctx.target, ctx.cost_model
     out: list[Plan] = []
+    places: list[tuple[int, int]] = []  # (design, store choice) in the pool of each plan of ``out``
     priced: list[tuple[float, int]] = []  # (cost, instructions with setup) of each plan of ``out``
     best_rank = float("inf")  # the least rank value in ``out``
     built = set()
@@ -427,7 +430,7 @@ def _lds_candidates(ctx: ConversionContext, best_only: bool = False, ceiling: fl
     def beyond(cost: float, count: int) -> bool:  # no round trip of at least this cost and count is wanted
         return least_factor > 1 and cm.rank_value(cost, count) > limit() * least_factor
 
-    for acc in pool.by_floor(limit, beyond):
+    for place, acc in pool.by_floor(limit, beyond):
         if acc.design.lds_bytes > min(budget, target.lds_bytes):
             continue
         fitted = True
@@ -442,13 +445,14 @@ def _lds_candidates(ctx: ConversionContext, best_only: bool = False, ceiling: fl
         if best_only and _outranked(acc, priced):
             continue
         out.append(lds_plan(ctx, acc))
+        places.append(place)
         priced.append((out[-1].cost, out[-1].total_with_overhead()))
         best_rank = min(best_rank, cm.rank_value(*priced[-1]))
     if not fitted:
         every = pool.every()
         raise LayoutError(f"the tile needs {min(a.design.lds_bytes for a in every)} bytes of LDS, more than "
                           f"{ctx.budget_text} allows; give a larger lds_budget_bytes or one that allows rounds")
-    return out
+    return [out[k] for k in sorted(range(len(out)), key=places.__getitem__)]
 
 
 def lds_plan(ctx: ConversionContext, acc: lds_path.LdsAccesses) -> Plan:
@@ -600,8 +604,8 @@ def _lds_first(ctx: ConversionContext, programs: list[_InWaveProgram], floors: l
     Why the first plan is the one of the in-wave-first order.  ``_rank`` puts first, of the plans
     whose rank value is at most ``V * (1 + tie_fraction)`` (``V``: the least rank value; the tie
     group), the one with the fewest instructions with setup, then without LDS, then of the least
-    latency value, then the first built (a stable sort).  (1) A program left unpriced has a rank value
-    above ``B * (1 + tie_fraction) >= V * (1 + tie_fraction)`` (``B``: the best LDS plan's, an upper
+    latency value, then the first in the candidates' fixed order (``_rank``).  (1) A program left
+    unpriced has a rank value above ``B * (1 + tie_fraction) >= V * (1 + tie_fraction)`` (``B``: the best LDS plan's, an upper
     bound of ``V``): it is outside the tie group and is not the least, so leaving it out changes
     neither ``V`` nor the tie group.  (2) The LDS plans built: the in-wave-first order passes the
     in-wave plans' tie limit as a ceiling, which leaves out designs whose floors (``floor`` with the
@@ -611,9 +615,8 @@ def _lds_first(ctx: ConversionContext, programs: list[_InWaveProgram], floors: l
     (``_outranked``), which then has a rank value at most its own: a plan of the tie group too,
     built in both orders (by induction along the design order).  So both orders build the same
     tie group, in the same relative order (in-wave plans first, LDS plans in the pool's order): the
-    first plan is the same -- up to which of two LDS plans tied in every ranking key comes first,
-    which under ``concurrent`` may follow the limits (``DesignPool.by_floor``), as between any two
-    ceilings."""
+    first plan is the same, full ties included (the LDS plans are given in the pool's order,
+    whatever order they were built in)."""
     cm = ctx.cost_model
     try:
         lds = _lds_candidates(ctx, best_only=True)
@@ -686,7 +689,14 @@ def _rank(cands: list[Plan], cm: cost_mod.CostModel) -> list[Plan]:
     """Least rank value first (``CostModel.rank_value``: the cost, times a power of the instructions
     with setup under ``concurrent``); near-ties (within ``CostModel.tie_fraction``) by
     instructions with setup, then no LDS, then the latency value (the cost itself under the
-    latency objective)."""
+    latency objective); candidates tied on every one of those keys keep their order in ``cands``
+    (a stable sort).  The candidate lists are made in a fixed order that does not depend on which
+    candidates were built (pruned or not): the in-wave plans in the order of their programs, then
+    the movmatrix plans, then the LDS round trips in the design pool's order -- the designs as
+    ``lds_path.designs`` lists them, then each design's store choices (``_lds_candidates``), not
+    the order the floors had them built in; the programs with dup exchanges after the plans they
+    refine (``_candidates``).  So the first plan is the same whichever candidates the floors leave
+    unbuilt (none of which could be first)."""
     if not cands:
         return cands
     value = {id(p): _rank_value(p, cm) for p in cands}

@@ -757,7 +757,8 @@ class DesignPool:
             self._make(i)
         return [a for i in sorted(self.accesses) for a in self.accesses[i]]
 
-    def by_floor(self, limit: Callable[[], float], beyond: Callable[[float, int], bool]) -> Iterator[LdsAccesses]:
+    def by_floor(self, limit: Callable[[], float],
+                 beyond: Callable[[float, int], bool]) -> Iterator[tuple[tuple[int, int], LdsAccesses]]:
         """The round trips of ``every()`` in order of ``LdsAccesses.order_floor`` (ties: design order,
         then store choice), a deferred design (``_DeferredBounds``) made only when its order key is
         at most the least order floor not given yet (it might come first), its floor bound (at most
@@ -769,7 +770,9 @@ class DesignPool:
         is exact (an order key is at most that floor); under ``concurrent`` the floor adds the other
         waves' issue, so an order key may exceed the order floor of the design's round trips and they may
         come after one of a higher order floor: every round trip under ``limit()`` is still given,
-        and only which of two plans tied in every ranking key is built first can differ."""
+        and only which of two plans tied in every ranking key is built first can differ.  Each round
+        trip comes with its place in the pool's own order, ``(design, store choice)`` (``every()``'s
+        order), which settles such ties (convert._rank)."""
         queue = [(a.order_floor(), i, j) for i, accs in self.accesses.items() for j, a in enumerate(accs)]
         heapq.heapify(queue)
         bounds = {i: d.bounds() for i, d in self.deferred.items()}
@@ -785,7 +788,7 @@ class DesignPool:
             if not queue:
                 return
             _, i, j = heapq.heappop(queue)
-            yield self.accesses[i][j]
+            yield (i, j), self.accesses[i][j]
 
 
 def transpose_floor(ctx: ConversionContext) -> float:
