@@ -399,12 +399,13 @@ def _warp_offsets(prog: Program, units: list[int], offsets: list[int], K: list[i
 
 def _lds_candidates(ctx: ConversionContext, best_only: bool = False, ceiling: float = float("inf"),
                     prune: bool = True) -> list[Plan]:
-    """LDS round trips through each shared layout (lds_path.designs), built in the order of their
-    cost floors (ideal LDS cycles, lds_path.DesignPool.by_floor); a design whose floor is above the
-    best plan built so far (beyond the tie fraction, in rank value: its cost floor with the least
-    instructions of any LDS plan, ``lower_bound``'s ``lds_instructions``) cannot win and is not built
-    (``prune``: the floors bound the cost model's value, ``CostModel.floors_apply``; else every one is
-    built).  ``best_only``: neither is a round trip equal to one built before (the same layout and
+    """LDS round trips through each shared layout (lds_path.designs), built in the order of the rank
+    values of their plan floors (``LdsAccesses.plan_floor``: cost and instructions with setup;
+    lds_path.DesignPool.by_floor); a round trip whose plan floor's rank value is above the tie limit
+    of the best plan built so far, or whose cost floor is (in rank value: its cost floor with the
+    least instructions of any LDS plan, ``lower_bound``'s ``lds_instructions``), cannot enter the tie
+    group and is not built, nor is any after it in that order (``prune``: the floors bound the cost
+    model's value, ``CostModel.floors_apply``; else every one is built).  ``best_only``: neither is a round trip equal to one built before (the same layout and
     stores: the same cost and instructions, ranked after it) nor one that a plan built before
     outranks (``_outranked``), nor one whose floor is above ``ceiling`` (the in-wave plans' tie
     limit in rank value: it would rank after them).  The plans are given in the pool's order (its
@@ -421,26 +422,24 @@ def _lds_candidates(ctx: ConversionContext, best_only: bool = False, ceiling: fl
     # rank value / cost of a plan with the least instructions any LDS plan has (1 by the cost alone)
     least_factor = cm.rank_value(1.0, _lower_bound(ctx)["lds_instructions"]) if prune else 1.0
 
-    def limit() -> float:  # the cost above which no design can reach the tie group
+    def rank_limit() -> float:  # the rank value above which no round trip can reach the tie group
         if not prune:
             return float("inf")
         lds = best_rank * (1 + cm.tie_fraction) if out else float("inf")
-        return (min(lds, ceiling) if best_only else lds) / least_factor
+        return min(lds, ceiling) if best_only else lds
 
-    def beyond(cost: float, count: int) -> bool:  # no round trip of at least this cost and count is wanted
-        return least_factor > 1 and cm.rank_value(cost, count) > limit() * least_factor
+    def limit() -> float:  # the cost floor above which none can
+        return rank_limit() / least_factor
 
-    for place, acc in pool.by_floor(limit, beyond):
+    for place, acc in pool.by_floor(limit, rank_limit):
         if acc.design.lds_bytes > min(budget, target.lds_bytes):
             continue
         fitted = True
-        if acc.floor() > limit():  # (given in order of order_floor, which where the pipes overlap is not floor's)
+        if acc.floor() > limit():
             continue
         key = (lds_path.layout_key(acc.design), acc.s_width_bytes, acc.s_matrix, acc.d_matrix)
         if best_only and key in built:
             continue
-        if beyond(*acc.plan_floor()):
-            continue  # its own instructions' floor (only where the rank value counts instructions)
         built.add(key)
         if best_only and _outranked(acc, priced):
             continue

@@ -666,7 +666,7 @@ def _prefix_bounds(ctx: ConversionContext, prefix_of: Callable[[], tuple[list[in
 
     def bounds() -> _DeferredBounds:
         if prefix() is None:
-            return _DeferredBounds(float("inf"), float("inf"), float("inf"))
+            return _DeferredBounds(float("inf"), float("inf"))
         prefix_cols, reps = prefix()
         return _DeferredBounds.of(ctx, *_prefix_parts(ctx, prefix_cols, reps, over_fetch), len(reps), address_valu())
 
@@ -678,10 +678,8 @@ def _prefix_bounds(ctx: ConversionContext, prefix_of: Callable[[], tuple[list[in
 @dataclass(frozen=True)
 class _DeferredBounds:
     """Lower bounds for every round trip through a deferred design: ``floor`` of its
-    ``LdsAccesses.floor`` and ``cost`` of its ``LdsAccesses.plan_floor`` cost; ``order``, the key
-    placing the design among the round trips ``DesignPool.by_floor`` gives (at most ``floor``)."""
+    ``LdsAccesses.floor`` and ``cost`` of its ``LdsAccesses.plan_floor`` cost."""
 
-    order: float
     floor: float
     cost: float
 
@@ -696,14 +694,10 @@ class _DeferredBounds:
         floor counts them).  ``cost``: the same with the issue of ``address_valu`` ops
         (``plan_floor`` adds that of ``LdsAccesses.address_valu``: at least LDS_ADDR_BASE_VALU, no
         address being formed before the first access, cost.lds_address_valu; at least
-        ``prefix_address_valu``).  ``order``: the same
-        without the barriers, the key from before the floor counted them, kept so that the order
-        in which the pool gives round trips, hence which of two plans tied in every ranking key is
-        built first, does not change; ``path_floor`` does not decrease in any part, so
-        ``order <= floor <= cost``."""
+        ``prefix_address_valu``); ``path_floor`` does not decrease in any part, so ``floor <= cost``."""
         cm = ctx.cost_model
         latency, with_barriers = cm.latency(2), issue + _barrier_issue(ctx, n_rep_bits)
-        return cls(cm.path_floor(issue, pipe, latency), cm.path_floor(with_barriers, pipe, latency),
+        return cls(cm.path_floor(with_barriers, pipe, latency),
                    cm.path_floor(with_barriers + address_valu * cm.valu_issue, pipe, latency))
 
 
@@ -758,34 +752,42 @@ class DesignPool:
         return [a for i in sorted(self.accesses) for a in self.accesses[i]]
 
     def by_floor(self, limit: Callable[[], float],
-                 beyond: Callable[[float, int], bool]) -> Iterator[tuple[tuple[int, int], LdsAccesses]]:
-        """The round trips of ``every()`` in order of ``LdsAccesses.order_floor`` (ties: design order,
-        then store choice), a deferred design (``_DeferredBounds``) made only when its order key is
-        at most the least order floor not given yet (it might come first), its floor bound (at most
-        the floor of each of its round trips) at most ``limit()`` (no floor above that is wanted any
-        more; ``limit()`` never grows), and not ``beyond(its plan cost bound, its instructions
-        bound)`` (no round trip whose ``LdsAccesses.plan_floor`` is at least those is wanted any
-        more; once beyond, always).  A design left unmade gives none of its round trips, none of
-        which was wanted.  Where the floor is the order floor (``latency``, summed parts) the order
-        is exact (an order key is at most that floor); under ``concurrent`` the floor adds the other
-        waves' issue, so an order key may exceed the order floor of the design's round trips and they may
-        come after one of a higher order floor: every round trip under ``limit()`` is still given,
-        and only which of two plans tied in every ranking key is built first can differ.  Each round
-        trip comes with its place in the pool's own order, ``(design, store choice)`` (``every()``'s
-        order), which settles such ties (convert._rank)."""
-        queue = [(a.order_floor(), i, j) for i, accs in self.accesses.items() for j, a in enumerate(accs)]
+                 rank_limit: Callable[[], float]) -> Iterator[tuple[tuple[int, int], LdsAccesses]]:
+        """The round trips of ``every()`` whose plan floor (``LdsAccesses.plan_floor``) has a rank
+        value (``CostModel.rank_value``) at most ``rank_limit()``, in order of that rank value (ties:
+        design order, then store choice), each with its place in the pool's own order, ``(design,
+        store choice)`` (``every()``'s order, which settles plans tied in every ranking key:
+        convert._rank).  Neither limit ever grows.
+
+        A deferred design (``_DeferredBounds``) is made only when the rank value of its bounds
+        (its plan cost bound with its instructions bound: at most the rank value of each of its round
+        trips' plan floors, ``rank_value`` not decreasing in either) is at most ``rank_limit()`` and
+        at most the least rank value not given yet (one of its round trips might come first), and its
+        floor bound at most ``limit()`` (no floor above that is wanted any more).  A design left
+        unmade gives none of its round trips, none of which was wanted.  The order is exact: a design
+        is made before any round trip of a rank value above its bound is given.  Once the least rank
+        value not given is above ``rank_limit()``, so is every later one: none is given."""
+        cm = self.ctx.cost_model
+
+        def rank(a: LdsAccesses) -> float:
+            return cm.rank_value(*a.plan_floor())
+
+        queue = [(rank(a), i, j) for i, accs in self.accesses.items() for j, a in enumerate(accs)]
         heapq.heapify(queue)
-        bounds = {i: d.bounds() for i, d in self.deferred.items()}
+        bounds = {}  # design -> (rank value bound, floor bound) of each deferred design not made
+        for i, d in self.deferred.items():
+            b = d.bounds()
+            bounds[i] = (cm.rank_value(b.cost, d.instructions()) if b.cost < float("inf") else b.cost, b.floor)
         while True:
-            lim = limit()
-            waiting = min(((b.order, i) for i, b in bounds.items() if b.floor <= lim), default=None)
+            lim, rank_lim = limit(), rank_limit()
+            waiting = min(((r, i) for i, (r, f) in bounds.items() if f <= lim and r <= rank_lim), default=None)
             if waiting is not None and (not queue or waiting <= queue[0][:2]):
                 i = waiting[1]
-                if not beyond(bounds.pop(i).cost, self.deferred[i].instructions()):
-                    for j, a in enumerate(self._make(i)):
-                        heapq.heappush(queue, (a.order_floor(), i, j))
+                del bounds[i]
+                for j, a in enumerate(self._make(i)):
+                    heapq.heappush(queue, (rank(a), i, j))
                 continue
-            if not queue:
+            if not queue or queue[0][0] > rank_lim:
                 return
             _, i, j = heapq.heappop(queue)
             yield (i, j), self.accesses[i][j]
@@ -1373,14 +1375,6 @@ class LdsAccesses:
         beyond its issue) and two levels of DS latency; repacking and setup not counted (they only
         add issue or pipe cycles).  Memoized per cost model and element size."""
         return self.ctx.cost_model.path_floor(*self._floor_parts(), self.ctx.cost_model.latency(ROUND_TRIP_DS_DEPTH))
-
-    def order_floor(self) -> float:
-        """The summed floor, ``issue + pipe + latency`` of ``floor``'s parts: the order in which
-        ``DesignPool.by_floor`` gives the round trips, hence which of two plans that tie in every
-        key of the ranking is built, and ranks, first.  It is ``floor`` where the model sums; where
-        the pipes overlap it is at least ``floor`` and keeps the order of the summed model."""
-        issue, pipe = self._floor_parts()
-        return issue + pipe + self.ctx.cost_model.latency(ROUND_TRIP_DS_DEPTH)
 
     def plan_floor(self) -> tuple[float, int]:
         """Lower bounds of the cost and of the instructions with setup (Plan.total_with_overhead)
