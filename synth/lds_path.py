@@ -757,7 +757,11 @@ class DesignPool:
         value (``CostModel.rank_value``) at most ``rank_limit()``, in order of that rank value (ties:
         design order, then store choice), each with its place in the pool's own order, ``(design,
         store choice)`` (``every()``'s order, which settles plans tied in every ranking key:
-        convert._rank).  Neither limit ever grows.
+        convert._rank).  Neither limit ever grows.  A round trip waits under the rank value of its
+        ``early_plan_floor`` (at most its plan floor's) until that is the least waiting, then under
+        its plan floor's: its address table is walked (``address_valu``) only when it might come
+        next, and the order is the plan floors' (an entry's early key, when it is taken, is at most
+        every later plan floor's rank value).
 
         A deferred design (``_DeferredBounds``) is made only when the rank value of its bounds
         (its plan cost bound with its instructions bound: at most the rank value of each of its round
@@ -769,10 +773,10 @@ class DesignPool:
         value not given is above ``rank_limit()``, so is every later one: none is given."""
         cm = self.ctx.cost_model
 
-        def rank(a: LdsAccesses) -> float:
-            return cm.rank_value(*a.plan_floor())
+        def early(i: int, j: int) -> tuple[float, int, int, bool]:  # a waiting entry: (key, design, store, exact)
+            return cm.rank_value(*self.accesses[i][j].early_plan_floor()), i, j, False
 
-        queue = [(rank(a), i, j) for i, accs in self.accesses.items() for j, a in enumerate(accs)]
+        queue = [early(i, j) for i, accs in self.accesses.items() for j in range(len(accs))]
         heapq.heapify(queue)
         bounds = {}  # design -> (rank value bound, floor bound) of each deferred design not made
         for i, d in self.deferred.items():
@@ -784,13 +788,16 @@ class DesignPool:
             if waiting is not None and (not queue or waiting <= queue[0][:2]):
                 i = waiting[1]
                 del bounds[i]
-                for j, a in enumerate(self._make(i)):
-                    heapq.heappush(queue, (rank(a), i, j))
+                for j in range(len(self._make(i))):
+                    heapq.heappush(queue, early(i, j))
                 continue
             if not queue or queue[0][0] > rank_lim:
                 return
-            _, i, j = heapq.heappop(queue)
-            yield (i, j), self.accesses[i][j]
+            _, i, j, exact = heapq.heappop(queue)
+            if exact:
+                yield (i, j), self.accesses[i][j]
+            else:
+                heapq.heappush(queue, (cm.rank_value(*self.accesses[i][j].plan_floor()), i, j, True))
 
 
 def transpose_floor(ctx: ConversionContext) -> float:
@@ -1384,8 +1391,17 @@ class LdsAccesses:
         (setup included) are at least the floor's plus those ops', so its cost is at least
         ``path_floor`` of that; instructions >= the LDS accesses, the barriers, those ops and two
         s_waitcnt levels (a store, then a load)."""
+        return self._plan_floor(self.address_valu)
+
+    def early_plan_floor(self) -> tuple[float, int]:
+        """``plan_floor`` with LDS_ADDR_BASE_VALU address VALU ops in place of ``address_valu``'s
+        (at least that many: no address is formed before the first access, cost.lds_address_valu),
+        no address table walked: at most ``plan_floor`` in both parts (``path_floor`` does not
+        decrease in any part)."""
+        return self._plan_floor(LDS_ADDR_BASE_VALU)
+
+    def _plan_floor(self, valu: int) -> tuple[float, int]:
         cm = self.ctx.cost_model
-        valu = self.address_valu
         perms, copies = self.register_steps()
         issue, pipe = self._floor_parts()
         issue += (valu + copies) * cm.valu_issue + (perms * cm.instruction("v_perm_b32") if perms else 0.0)

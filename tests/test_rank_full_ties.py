@@ -52,7 +52,8 @@ def test_the_pruned_first_plan_is_the_first_of_every_candidate_built(family, ste
 @pytest.mark.parametrize("family, step", SAMPLES)
 def test_the_pool_gives_every_round_trip_in_rank_value_order_of_its_plan_floor(family, step):
     # unlimited, DesignPool.by_floor gives every round trip of every() once, in nondecreasing rank
-    # value of plan_floor (ties by place), each with its place in every()'s order
+    # value of plan_floor (ties by place), each with its place in every()'s order; each one's
+    # early_plan_floor is at most its plan_floor in both parts
     for c in family_corpus(family)["cases"][::step]:
         ctx = _context(c)
         if ctx.problem.src_cols == ctx.problem.dst_cols:
@@ -61,6 +62,9 @@ def test_the_pool_gives_every_round_trip_in_rank_value_order_of_its_plan_floor(f
         given = list(lds_path.designs(ctx).by_floor(lambda: float("inf"), lambda: float("inf")))
         keys = [(cm.rank_value(*a.plan_floor()), place) for place, a in given]
         assert keys == sorted(keys), c["name"]
+        for _, a in given:  # the early key a round trip waits under is at most its plan floor's
+            (early_cost, early_count), (cost, count) = a.early_plan_floor(), a.plan_floor()
+            assert early_cost <= cost + 1e-9 and early_count <= count, c["name"]
         every = lds_path.designs(ctx).every()
         assert [id(a) for _, a in sorted(given, key=lambda g: g[0])] == [id(a) for a in every], c["name"]
 
