@@ -441,7 +441,7 @@ def _lds_candidates(ctx: ConversionContext, best_only: bool = False, ceiling: fl
         if best_only and key in built:
             continue
         built.add(key)
-        if best_only and _outranked(acc, priced):
+        if best_only and _outranked(acc, priced, cm):
             continue
         out.append(lds_plan(ctx, acc))
         places.append(place)
@@ -472,18 +472,19 @@ def lds_plan(ctx: ConversionContext, acc: lds_path.LdsAccesses) -> Plan:
     return plan
 
 
-def _outranked(acc, built: list[tuple[float, int]]) -> bool:
+def _outranked(acc, built: list[tuple[float, int]], cm: cost_mod.CostModel) -> bool:
     """Does an LDS plan built before (``built``: the cost and the instructions with setup of each)
-    rank before the plan of ``acc`` whatever else is built?  Yes when its cost is at most the lower
-    bound of ``acc``'s and its instructions with setup are fewer than theirs
-    (LdsAccesses.plan_floor): it is then in the tie group whenever that plan is and comes first
-    on the instruction key (_rank); and the tie group does not change.  (With as many
-    instructions the next keys decide, among them the latency value, which no floor bounds: that
-    plan is built.)"""
+    rank before the plan of ``acc`` whatever else is built?  Yes when its rank value is at most that
+    of ``acc``'s plan floor (``LdsAccesses.plan_floor``, at most the plan's own: ``rank_value`` does
+    not decrease in either part) and its instructions with setup are fewer than the floor's: it is
+    then in the tie group whenever that plan is and comes first on the instruction key (_rank); and
+    the tie group does not change.  (With as many instructions the next keys decide, among them the
+    latency value, which no floor bounds: that plan is built.)"""
     if not built:
         return False
     cost, count = acc.plan_floor()
-    return any(q_cost <= cost and q_count < count for q_cost, q_count in built)
+    value = cm.rank_value(cost, count)
+    return any(q_count < count and cm.rank_value(q_cost, q_count) <= value for q_cost, q_count in built)
 
 
 def candidate_plans(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int, *,
