@@ -447,7 +447,9 @@ def _lds_candidates(ctx: ConversionContext, best_only: bool = False, ceiling: fl
         places.append(place)
         priced.append((out[-1].cost, out[-1].total_with_overhead()))
         best_rank = min(best_rank, cm.rank_value(*priced[-1]))
-    if not fitted:
+    if not fitted and rank_limit() < float("inf"):  # (out is empty: the limit is the ceiling)
+        return []  # every round trip given was over the budget, and the rest rank after the in-wave plans
+    if not fitted:  # (no limit: every round trip was given)
         every = pool.every()
         raise LayoutError(f"the tile needs {min(a.design.lds_bytes for a in every)} bytes of LDS, more than "
                           f"{ctx.budget_text} allows; give a larger lds_budget_bytes or one that allows rounds")
