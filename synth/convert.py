@@ -431,11 +431,11 @@ def _lds_candidates(ctx: ConversionContext, best_only: bool = False, ceiling: fl
     def limit() -> float:  # the cost floor above which none can
         return rank_limit() / least_factor
 
-    for place, acc in pool.by_floor(limit, rank_limit):
+    for place, acc in pool.by_floor(limit, rank_limit) if prune else pool.placed():  # (unpruned: no order)
         if acc.design.lds_bytes > min(budget, target.lds_bytes):
             continue
         fitted = True
-        if acc.floor() > limit():
+        if prune and acc.floor() > limit():
             continue
         key = (lds_path.layout_key(acc.design), acc.s_width_bytes, acc.s_matrix, acc.d_matrix)
         if best_only and key in built:

@@ -747,9 +747,14 @@ class DesignPool:
 
     def every(self) -> list[LdsAccesses]:
         """Every round trip, in design order (deferred designs made)."""
+        return [a for _, a in self.placed()]
+
+    def placed(self) -> list[tuple[tuple[int, int], LdsAccesses]]:
+        """Every round trip with its place ``(design, store choice)``, in design order (deferred
+        designs made): ``by_floor`` without limits, in place order (no floor computed)."""
         for i in list(self.deferred):
             self._make(i)
-        return [a for i in sorted(self.accesses) for a in self.accesses[i]]
+        return [((i, j), a) for i in sorted(self.accesses) for j, a in enumerate(self.accesses[i])]
 
     def by_floor(self, limit: Callable[[], float],
                  rank_limit: Callable[[], float]) -> Iterator[tuple[tuple[int, int], LdsAccesses]]:
