@@ -417,18 +417,22 @@ def _warp_offsets(prog: Program, units: list[int], offsets: list[int], K: list[i
 
 def _lds_candidates(ctx: ConversionContext, best_only: bool = False, ceiling: float = float("inf"),
                     prune: bool = True) -> list[Plan]:
-    """LDS round trips through each shared layout (lds_path.designs), built in the order of their
-    cost floors (ideal LDS cycles, lds_path.DesignPool.by_floor); a design whose floor is above the
-    best plan built so far (beyond the tie fraction, in rank value: its cost floor with the least
-    instructions of any LDS plan, ``lower_bound``'s ``lds_instructions``) cannot win and is not built
-    (``prune``: the floors bound the cost model's value, ``CostModel.floors_apply``; else every one is
-    built).  ``best_only``: neither is a round trip equal to one built before (the same layout and
+    """LDS round trips through each shared layout (lds_path.designs), built in the order of the rank
+    values of their plan floors (``LdsAccesses.plan_floor``: cost and instructions with setup;
+    lds_path.DesignPool.by_floor); a round trip whose plan floor's rank value is above the tie limit
+    of the best plan built so far, or whose cost floor is (in rank value: its cost floor with the
+    least instructions of any LDS plan, ``lower_bound``'s ``lds_instructions``), cannot enter the tie
+    group and is not built, nor is any after it in that order (``prune``: the floors bound the cost
+    model's value, ``CostModel.floors_apply``; else every one is built).  ``best_only``: neither is a round trip equal to one built before (the same layout and
     stores: the same cost and instructions, ranked after it) nor one that a plan built before
     outranks (``_outranked``), nor one whose floor is above ``ceiling`` (the in-wave plans' tie
-    limit in rank value: it would rank after them)."""
+    limit in rank value: it would rank after them).  The plans are given in the pool's order (its
+    designs in ``lds_path.designs``' order, then each design's store choices), whatever the order
+    they were built in: the order ``_rank`` settles full ties by."""
     pool = lds_path.designs(ctx)
     budget, target, cm = ctx.lds_budget_bytes, ctx.target, ctx.cost_model
     out: list[Plan] = []
+    places: list[tuple[int, int]] = []  # (design, store choice) in the pool of each plan of ``out``
     priced: list[tuple[float, int]] = []  # (cost, instructions with setup) of each plan of ``out``
     best_rank = float("inf")  # the least rank value in ``out``
     built = set()
@@ -436,37 +440,38 @@ def _lds_candidates(ctx: ConversionContext, best_only: bool = False, ceiling: fl
     # rank value / cost of a plan with the least instructions any LDS plan has (1 by the cost alone)
     least_factor = cm.rank_value(1.0, _lower_bound(ctx)["lds_instructions"]) if prune else 1.0
 
-    def limit() -> float:  # the cost above which no design can reach the tie group
+    def rank_limit() -> float:  # the rank value above which no round trip can reach the tie group
         if not prune:
             return float("inf")
         lds = best_rank * (1 + cm.tie_fraction) if out else float("inf")
-        return (min(lds, ceiling) if best_only else lds) / least_factor
+        return min(lds, ceiling) if best_only else lds
 
-    def beyond(cost: float, count: int) -> bool:  # no round trip of at least this cost and count is wanted
-        return least_factor > 1 and cm.rank_value(cost, count) > limit() * least_factor
+    def limit() -> float:  # the cost floor above which none can
+        return rank_limit() / least_factor
 
-    for acc in pool.by_floor(limit, beyond):
+    for place, acc in pool.by_floor(limit, rank_limit) if prune else pool.placed():  # (unpruned: no order)
         if acc.design.lds_bytes > min(budget, target.lds_bytes):
             continue
         fitted = True
-        if acc.floor() > limit():  # (given in order of order_floor, which where the pipes overlap is not floor's)
+        if prune and acc.floor() > limit():
             continue
         key = (lds_path.layout_key(acc.design), acc.s_width_bytes, acc.s_matrix, acc.d_matrix)
         if best_only and key in built:
             continue
-        if beyond(*acc.plan_floor()):
-            continue  # its own instructions' floor (only where the rank value counts instructions)
         built.add(key)
-        if best_only and _outranked(acc, priced):
+        if best_only and _outranked(acc, priced, cm):
             continue
         out.append(lds_plan(ctx, acc))
+        places.append(place)
         priced.append((out[-1].cost, out[-1].total_with_overhead()))
         best_rank = min(best_rank, cm.rank_value(*priced[-1]))
-    if not fitted:
+    if not fitted and rank_limit() < float("inf"):  # (out is empty: the limit is the ceiling)
+        return []  # every round trip given was over the budget, and the rest rank after the in-wave plans
+    if not fitted:  # (no limit: every round trip was given)
         every = pool.every()
         raise LayoutError(f"the tile needs {min(a.design.lds_bytes for a in every)} bytes of LDS, more than "
                           f"{ctx.budget_text} allows; give a larger lds_budget_bytes or one that allows rounds")
-    return out
+    return [out[k] for k in sorted(range(len(out)), key=places.__getitem__)]
 
 
 def lds_plan(ctx: ConversionContext, acc: lds_path.LdsAccesses) -> Plan:
@@ -487,18 +492,19 @@ def lds_plan(ctx: ConversionContext, acc: lds_path.LdsAccesses) -> Plan:
     return plan
 
 
-def _outranked(acc, built: list[tuple[float, int]]) -> bool:
+def _outranked(acc, built: list[tuple[float, int]], cm: cost_mod.CostModel) -> bool:
     """Does an LDS plan built before (``built``: the cost and the instructions with setup of each)
-    rank before the plan of ``acc`` whatever else is built?  Yes when its cost is at most the lower
-    bound of ``acc``'s and its instructions with setup are fewer than theirs
-    (LdsAccesses.plan_floor): it is then in the tie group whenever that plan is and comes first
-    on the instruction key (_rank); and the tie group does not change.  (With as many
-    instructions the next keys decide, among them the latency value, which no floor bounds: that
-    plan is built.)"""
+    rank before the plan of ``acc`` whatever else is built?  Yes when its rank value is at most that
+    of ``acc``'s plan floor (``LdsAccesses.plan_floor``, at most the plan's own: ``rank_value`` does
+    not decrease in either part) and its instructions with setup are fewer than the floor's: it is
+    then in the tie group whenever that plan is and comes first on the instruction key (_rank); and
+    the tie group does not change.  (With as many instructions the next keys decide, among them the
+    latency value, which no floor bounds: that plan is built.)"""
     if not built:
         return False
     cost, count = acc.plan_floor()
-    return any(q_cost <= cost and q_count < count for q_cost, q_count in built)
+    value = cm.rank_value(cost, count)
+    return any(q_count < count and cm.rank_value(q_cost, q_count) <= value for q_cost, q_count in built)
 
 
 def candidate_plans(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int, *,
@@ -618,8 +624,8 @@ def _lds_first(ctx: ConversionContext, programs: list[_InWaveProgram], floors: l
     Why the first plan is the one of the in-wave-first order.  ``_rank`` puts first, of the plans
     whose rank value is at most ``V * (1 + tie_fraction)`` (``V``: the least rank value; the tie
     group), the one with the fewest instructions with setup, then without LDS, then of the least
-    latency value, then the first built (a stable sort).  (1) A program left unpriced has a rank value
-    above ``B * (1 + tie_fraction) >= V * (1 + tie_fraction)`` (``B``: the best LDS plan's, an upper
+    latency value, then the first in the candidates' fixed order (``_rank``).  (1) A program left
+    unpriced has a rank value above ``B * (1 + tie_fraction) >= V * (1 + tie_fraction)`` (``B``: the best LDS plan's, an upper
     bound of ``V``): it is outside the tie group and is not the least, so leaving it out changes
     neither ``V`` nor the tie group.  (2) The LDS plans built: the in-wave-first order passes the
     in-wave plans' tie limit as a ceiling, which leaves out designs whose floors (``floor`` with the
@@ -629,9 +635,8 @@ def _lds_first(ctx: ConversionContext, programs: list[_InWaveProgram], floors: l
     (``_outranked``), which then has a rank value at most its own: a plan of the tie group too,
     built in both orders (by induction along the design order).  So both orders build the same
     tie group, in the same relative order (in-wave plans first, LDS plans in the pool's order): the
-    first plan is the same -- up to which of two LDS plans tied in every ranking key comes first,
-    which under ``concurrent`` may follow the limits (``DesignPool.by_floor``), as between any two
-    ceilings."""
+    first plan is the same, full ties included (the LDS plans are given in the pool's order,
+    whatever order they were built in)."""
     cm = ctx.cost_model
     try:
         lds = _lds_candidates(ctx, best_only=True)
@@ -704,7 +709,14 @@ def _rank(cands: list[Plan], cm: cost_mod.CostModel) -> list[Plan]:
     """Least rank value first (``CostModel.rank_value``: the cost, times a power of the instructions
     with setup under ``concurrent``); near-ties (within ``CostModel.tie_fraction``) by
     instructions with setup, then no LDS, then the latency value (the cost itself under the
-    latency objective)."""
+    latency objective); candidates tied on every one of those keys keep their order in ``cands``
+    (a stable sort).  The candidate lists are made in a fixed order that does not depend on which
+    candidates were built (pruned or not): the in-wave plans in the order of their programs, then
+    the movmatrix plans, then the LDS round trips in the design pool's order -- the designs as
+    ``lds_path.designs`` lists them, then each design's store choices (``_lds_candidates``), not
+    the order the floors had them built in; the programs with dup exchanges after the plans they
+    refine (``_candidates``).  So the first plan is the same whichever candidates the floors leave
+    unbuilt (none of which could be first)."""
     if not cands:
         return cands
     value = {id(p): _rank_value(p, cm) for p in cands}

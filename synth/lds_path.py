@@ -666,7 +666,7 @@ def _prefix_bounds(ctx: ConversionContext, prefix_of: Callable[[], tuple[list[in
 
     def bounds() -> _DeferredBounds:
         if prefix() is None:
-            return _DeferredBounds(float("inf"), float("inf"), float("inf"))
+            return _DeferredBounds(float("inf"), float("inf"))
         prefix_cols, reps = prefix()
         return _DeferredBounds.of(ctx, *_prefix_parts(ctx, prefix_cols, reps, over_fetch), len(reps), address_valu())
 
@@ -678,10 +678,8 @@ def _prefix_bounds(ctx: ConversionContext, prefix_of: Callable[[], tuple[list[in
 @dataclass(frozen=True)
 class _DeferredBounds:
     """Lower bounds for every round trip through a deferred design: ``floor`` of its
-    ``LdsAccesses.floor`` and ``cost`` of its ``LdsAccesses.plan_floor`` cost; ``order``, the key
-    placing the design among the round trips ``DesignPool.by_floor`` gives (at most ``floor``)."""
+    ``LdsAccesses.floor`` and ``cost`` of its ``LdsAccesses.plan_floor`` cost."""
 
-    order: float
     floor: float
     cost: float
 
@@ -696,14 +694,10 @@ class _DeferredBounds:
         floor counts them).  ``cost``: the same with the issue of ``address_valu`` ops
         (``plan_floor`` adds that of ``LdsAccesses.address_valu``: at least LDS_ADDR_BASE_VALU, no
         address being formed before the first access, cost.lds_address_valu; at least
-        ``prefix_address_valu``).  ``order``: the same
-        without the barriers, the key from before the floor counted them, kept so that the order
-        in which the pool gives round trips, hence which of two plans tied in every ranking key is
-        built first, does not change; ``path_floor`` does not decrease in any part, so
-        ``order <= floor <= cost``."""
+        ``prefix_address_valu``); ``path_floor`` does not decrease in any part, so ``floor <= cost``."""
         cm = ctx.cost_model
         latency, with_barriers = cm.latency(2), issue + _barrier_issue(ctx, n_rep_bits)
-        return cls(cm.path_floor(issue, pipe, latency), cm.path_floor(with_barriers, pipe, latency),
+        return cls(cm.path_floor(with_barriers, pipe, latency),
                    cm.path_floor(with_barriers + address_valu * cm.valu_issue, pipe, latency))
 
 
@@ -753,39 +747,62 @@ class DesignPool:
 
     def every(self) -> list[LdsAccesses]:
         """Every round trip, in design order (deferred designs made)."""
+        return [a for _, a in self.placed()]
+
+    def placed(self) -> list[tuple[tuple[int, int], LdsAccesses]]:
+        """Every round trip with its place ``(design, store choice)``, in design order (deferred
+        designs made): ``by_floor`` without limits, in place order (no floor computed)."""
         for i in list(self.deferred):
             self._make(i)
-        return [a for i in sorted(self.accesses) for a in self.accesses[i]]
+        return [((i, j), a) for i in sorted(self.accesses) for j, a in enumerate(self.accesses[i])]
 
-    def by_floor(self, limit: Callable[[], float], beyond: Callable[[float, int], bool]) -> Iterator[LdsAccesses]:
-        """The round trips of ``every()`` in order of ``LdsAccesses.order_floor`` (ties: design order,
-        then store choice), a deferred design (``_DeferredBounds``) made only when its order key is
-        at most the least order floor not given yet (it might come first), its floor bound (at most
-        the floor of each of its round trips) at most ``limit()`` (no floor above that is wanted any
-        more; ``limit()`` never grows), and not ``beyond(its plan cost bound, its instructions
-        bound)`` (no round trip whose ``LdsAccesses.plan_floor`` is at least those is wanted any
-        more; once beyond, always).  A design left unmade gives none of its round trips, none of
-        which was wanted.  Where the floor is the order floor (``latency``, summed parts) the order
-        is exact (an order key is at most that floor); under ``concurrent`` the floor adds the other
-        waves' issue, so an order key may exceed the order floor of the design's round trips and they may
-        come after one of a higher order floor: every round trip under ``limit()`` is still given,
-        and only which of two plans tied in every ranking key is built first can differ."""
-        queue = [(a.order_floor(), i, j) for i, accs in self.accesses.items() for j, a in enumerate(accs)]
+    def by_floor(self, limit: Callable[[], float],
+                 rank_limit: Callable[[], float]) -> Iterator[tuple[tuple[int, int], LdsAccesses]]:
+        """The round trips of ``every()`` whose plan floor (``LdsAccesses.plan_floor``) has a rank
+        value (``CostModel.rank_value``) at most ``rank_limit()``, in order of that rank value (ties:
+        design order, then store choice), each with its place in the pool's own order, ``(design,
+        store choice)`` (``every()``'s order, which settles plans tied in every ranking key:
+        convert._rank).  Neither limit ever grows.  A round trip waits under the rank value of its
+        ``early_plan_floor`` (at most its plan floor's) until that is the least waiting, then under
+        its plan floor's: its address table is walked (``address_valu``) only when it might come
+        next, and the order is the plan floors' (an entry's early key, when it is taken, is at most
+        every later plan floor's rank value).
+
+        A deferred design (``_DeferredBounds``) is made only when the rank value of its bounds
+        (its plan cost bound with its instructions bound: at most the rank value of each of its round
+        trips' plan floors, ``rank_value`` not decreasing in either) is at most ``rank_limit()`` and
+        at most the least rank value not given yet (one of its round trips might come first), and its
+        floor bound at most ``limit()`` (no floor above that is wanted any more).  A design left
+        unmade gives none of its round trips, none of which was wanted.  The order is exact: a design
+        is made before any round trip of a rank value above its bound is given.  Once the least rank
+        value not given is above ``rank_limit()``, so is every later one: none is given."""
+        cm = self.ctx.cost_model
+
+        def early(i: int, j: int) -> tuple[float, int, int, bool]:  # a waiting entry: (key, design, store, exact)
+            return cm.rank_value(*self.accesses[i][j].early_plan_floor()), i, j, False
+
+        queue = [early(i, j) for i, accs in self.accesses.items() for j in range(len(accs))]
         heapq.heapify(queue)
-        bounds = {i: d.bounds() for i, d in self.deferred.items()}
+        bounds = {}  # design -> (rank value bound, floor bound) of each deferred design not made
+        for i, d in self.deferred.items():
+            b = d.bounds()
+            bounds[i] = (cm.rank_value(b.cost, d.instructions()) if b.cost < float("inf") else b.cost, b.floor)
         while True:
-            lim = limit()
-            waiting = min(((b.order, i) for i, b in bounds.items() if b.floor <= lim), default=None)
+            lim, rank_lim = limit(), rank_limit()
+            waiting = min(((r, i) for i, (r, f) in bounds.items() if f <= lim and r <= rank_lim), default=None)
             if waiting is not None and (not queue or waiting <= queue[0][:2]):
                 i = waiting[1]
-                if not beyond(bounds.pop(i).cost, self.deferred[i].instructions()):
-                    for j, a in enumerate(self._make(i)):
-                        heapq.heappush(queue, (a.order_floor(), i, j))
+                del bounds[i]
+                for j in range(len(self._make(i))):
+                    heapq.heappush(queue, early(i, j))
                 continue
-            if not queue:
+            if not queue or queue[0][0] > rank_lim:
                 return
-            _, i, j = heapq.heappop(queue)
-            yield self.accesses[i][j]
+            _, i, j, exact = heapq.heappop(queue)
+            if exact:
+                yield (i, j), self.accesses[i][j]
+            else:
+                heapq.heappush(queue, (cm.rank_value(*self.accesses[i][j].plan_floor()), i, j, True))
 
 
 def transpose_floor(ctx: ConversionContext) -> float:
@@ -1371,14 +1388,6 @@ class LdsAccesses:
         add issue or pipe cycles).  Memoized per cost model and element size."""
         return self.ctx.cost_model.path_floor(*self._floor_parts(), self.ctx.cost_model.latency(ROUND_TRIP_DS_DEPTH))
 
-    def order_floor(self) -> float:
-        """The summed floor, ``issue + pipe + latency`` of ``floor``'s parts: the order in which
-        ``DesignPool.by_floor`` gives the round trips, hence which of two plans that tie in every
-        key of the ranking is built, and ranks, first.  It is ``floor`` where the model sums; where
-        the pipes overlap it is at least ``floor`` and keeps the order of the summed model."""
-        issue, pipe = self._floor_parts()
-        return issue + pipe + self.ctx.cost_model.latency(ROUND_TRIP_DS_DEPTH)
-
     def plan_floor(self) -> tuple[float, int]:
         """Lower bounds of the cost and of the instructions with setup (Plan.total_with_overhead)
         of the plan build_lds makes of these accesses.  build_lds issues exactly these accesses
@@ -1387,8 +1396,17 @@ class LdsAccesses:
         (setup included) are at least the floor's plus those ops', so its cost is at least
         ``path_floor`` of that; instructions >= the LDS accesses, the barriers, those ops and two
         s_waitcnt levels (a store, then a load)."""
+        return self._plan_floor(self.address_valu)
+
+    def early_plan_floor(self) -> tuple[float, int]:
+        """``plan_floor`` with LDS_ADDR_BASE_VALU address VALU ops in place of ``address_valu``'s
+        (at least that many: no address is formed before the first access, cost.lds_address_valu),
+        no address table walked: at most ``plan_floor`` in both parts (``path_floor`` does not
+        decrease in any part)."""
+        return self._plan_floor(LDS_ADDR_BASE_VALU)
+
+    def _plan_floor(self, valu: int) -> tuple[float, int]:
         cm = self.ctx.cost_model
-        valu = self.address_valu
         perms, copies = self.register_steps()
         issue, pipe = self._floor_parts()
         issue += (valu + copies) * cm.valu_issue + (perms * cm.instruction("v_perm_b32") if perms else 0.0)

@@ -16,7 +16,7 @@ def check_round_trip_floors(ctx: ConversionContext, what) -> list[tuple[bool, ld
     """Per round trip of every design of ``lds_path.designs(ctx)`` (deferred ones made): (made from a
     deferred design?, its accesses, its plan from ``convert.lds_plan``, None where its layout is over
     the LDS budget).  Asserted on the way (``what`` names the case in a failure): the deferred
-    bounds (``_DeferredBounds``: order key <= floor bound <= the round trip's floor; plan cost bound
+    bounds (``_DeferredBounds``: floor bound <= the round trip's floor; plan cost bound
     <= ``plan_floor``'s cost; the instructions bound <= ``plan_floor``'s instructions), and
     ``plan_floor`` <= (the plan's cost, its instructions with setup), the floor <= its cost.  The
     caches are cleared first: every deferred design of the pool not made yet."""
@@ -31,7 +31,7 @@ def check_round_trip_floors(ctx: ConversionContext, what) -> list[tuple[bool, ld
             cost, count = acc.plan_floor()
             if i in bounds:
                 b, instructions = bounds[i]
-                assert b.order <= b.floor <= floor + 1e-9, what
+                assert b.floor <= floor + 1e-9, what
                 assert b.cost <= cost + 1e-9 and instructions <= count, what
             plan = None
             if acc.design.lds_bytes <= ctx.lds_budget_bytes:

@@ -185,19 +185,26 @@ def test_lds_first_without_a_fitting_lds_plan_prices_every_in_wave_plan(monkeypa
 
 
 def test_outranked_needs_fewer_instructions():
-    """A built LDS plan outranks an unbuilt round trip only with fewer instructions: with as many,
-    the latency value (which no floor bounds) may put the unbuilt one first, so it must be built."""
+    """A built LDS plan outranks an unbuilt round trip only with fewer instructions than its floor and
+    a rank value at most its floor's: with as many instructions, the latency value (which no floor
+    bounds) may put the unbuilt one first, so it must be built.  Under ``concurrent`` (rank value
+    cost * sqrt(instructions)) a plan of higher cost outranks one of fewer instructions' worth less."""
     from types import SimpleNamespace
 
     from linlayout.synth.convert import _outranked
+    from linlayout.synth.cost import cost_model
 
     def acc(cost, count):
         return SimpleNamespace(plan_floor=lambda: (cost, count))
 
-    assert _outranked(acc(100.0, 11), [(100.0, 10)])
-    assert not _outranked(acc(100.0, 10), [(100.0, 10)])
-    assert not _outranked(acc(99.0, 11), [(100.0, 10)])
-    assert not _outranked(acc(100.0, 11), [])
+    for objective in ("latency", "concurrent"):
+        cm = cost_model("gfx942", objective)
+        assert _outranked(acc(100.0, 11), [(100.0, 10)], cm)
+        assert not _outranked(acc(100.0, 10), [(100.0, 10)], cm)
+        assert not _outranked(acc(100.0, 11), [], cm)
+        # 99 * sqrt(11) = 328.3 >= 100 * sqrt(10) = 316.2; 95 * sqrt(11) = 315.1 is below it
+        assert _outranked(acc(99.0, 11), [(100.0, 10)], cm) == (objective == "concurrent")
+        assert not _outranked(acc(95.0, 11), [(100.0, 10)], cm)
 
 
 def test_within_ties_leaves_outranked_in_wave_plans_unpriced_and_keeps_the_plan(monkeypatch):

@@ -234,7 +234,7 @@ def test_gfx1250_transpose_read_bounds_on_the_wave32_corpus():
     # as test_convert_lds_vectors' gfx950 one: lds_path._transpose_readable rules out only dsts whose
     # transpose search gives no round trip; transpose_instructions is at most the instruction floor of
     # every round trip through the transpose-read layout, and its deferred bounds (_DeferredBounds)
-    # satisfy order <= floor <= each round trip's floor, cost <= each plan_floor cost (often reached)
+    # satisfy floor <= each round trip's floor, cost <= each plan_floor cost (often reached)
     from linlayout.synth import lds_path
 
     seen = {True: 0, False: 0}
@@ -255,7 +255,7 @@ def test_gfx1250_transpose_read_bounds_on_the_wave32_corpus():
         pool.every()
         for a in pool.accesses[i]:
             assert a.design.read_transpose
-            assert b.order <= b.floor <= a.floor() + 1e-9 and b.floor < b.cost <= a.plan_floor()[0] + 1e-9, c["name"]
+            assert b.floor <= a.floor() + 1e-9 and b.floor < b.cost <= a.plan_floor()[0] + 1e-9, c["name"]
             checked += 1
             reached += abs(b.floor - a.floor()) < 1e-9
     # counted, not pinned: the corpus has dsts of both kinds, every round trip's bounds were checked,

@@ -1,0 +1,108 @@
+"""Full ties and the LDS build order: the first plan does not depend on which candidates were built.
+
+convert._rank settles candidates tied on every ranking key by a fixed order (the LDS round trips in
+the design pool's order, not their build order), and lds_path.DesignPool.by_floor builds the round
+trips in order of their plan floors' rank value, leaving out what cannot enter the tie group.
+"""
+
+from __future__ import annotations
+
+import pytest
+from repo_data import family_corpus
+
+from linlayout import LinearLayout, caches
+from linlayout.dtypes import dtype_bits
+from linlayout.synth import convert, lds_path
+from linlayout.synth.context import ConversionContext
+
+# every STEP-th case of each corpus (about 60 cases each); the default objective of its target
+SAMPLES = [("amd", 11), ("wave32", 10), ("nvidia", 7)]
+
+
+def _keys(plan, cm) -> tuple:
+    return (convert._rank_value(plan, cm), plan.total_with_overhead(), plan.lds_bytes > 0,
+            plan.cost_detail.get("latency_value", 0.0))
+
+
+def _context(c) -> ConversionContext:
+    caches.clear(keep_tables=True)
+    return ConversionContext.create(LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"]), c["arch"],
+                                    dtype_bits(c["dtype"]))
+
+
+@pytest.mark.parametrize("family, step", SAMPLES)
+def test_the_pruned_first_plan_is_the_first_of_every_candidate_built(family, step):
+    # the planner's first candidate (pruned: best_only) is the very plan (steps, notes, LDS layout)
+    # that ranking every candidate built unpruned puts first, full ties included; some sampled cases
+    # have LDS plans tied with the first on every key (so the tie order is exercised)
+    full_ties = 0
+    for c in family_corpus(family)["cases"][::step]:
+        ctx = _context(c)
+        every = convert._candidates(ctx, prune=False)
+        ctx = _context(c)
+        first = convert._candidates(ctx, best_only=True)[0]
+        assert first.dumps() == every[0].dumps(), c["name"]
+        assert first.notes == every[0].notes, c["name"]
+        cm = ctx.cost_model
+        full_ties += any(p.lds_bytes and every[0].lds_bytes and _keys(p, cm)[1:] == _keys(every[0], cm)[1:]
+                         and abs(p.cost - every[0].cost) < 1e-9 for p in every[1:])
+    assert full_ties > 0
+
+
+@pytest.mark.parametrize("family, step", SAMPLES)
+def test_the_pool_gives_every_round_trip_in_rank_value_order_of_its_plan_floor(family, step):
+    # unlimited, DesignPool.by_floor gives every round trip of every() once, in nondecreasing rank
+    # value of plan_floor (ties by place), each with its place in every()'s order; each one's
+    # early_plan_floor is at most its plan_floor in both parts
+    for c in family_corpus(family)["cases"][::step]:
+        ctx = _context(c)
+        if ctx.problem.src_cols == ctx.problem.dst_cols:
+            continue
+        cm = ctx.cost_model
+        given = list(lds_path.designs(ctx).by_floor(lambda: float("inf"), lambda: float("inf")))
+        keys = [(cm.rank_value(*a.plan_floor()), place) for place, a in given]
+        assert keys == sorted(keys), c["name"]
+        for _, a in given:  # the early key a round trip waits under is at most its plan floor's
+            (early_cost, early_count), (cost, count) = a.early_plan_floor(), a.plan_floor()
+            assert early_cost <= cost + 1e-9 and early_count <= count, c["name"]
+        every = lds_path.designs(ctx).every()
+        assert [id(a) for _, a in sorted(given, key=lambda g: g[0])] == [id(a) for a in every], c["name"]
+
+
+def test_a_rank_limit_stops_the_pool_where_the_rank_values_pass_it():
+    # with a rank limit, the pool gives exactly the round trips at most that limit (the order's prefix)
+    tried = 0
+    for c in family_corpus("amd")["cases"][::23]:
+        ctx = _context(c)
+        cm = ctx.cost_model
+        ranks = [cm.rank_value(*a.plan_floor()) for _, a in
+                 lds_path.designs(ctx).by_floor(lambda: float("inf"), lambda: float("inf"))]
+        if len(set(ranks)) < 2:
+            continue
+        cut = sorted(set(ranks))[len(set(ranks)) // 2]
+        ctx = _context(c)
+        got = [cm.rank_value(*a.plan_floor()) for _, a in
+               lds_path.designs(ctx).by_floor(lambda: float("inf"), lambda: cut)]
+        assert got == [r for r in ranks if r <= cut], c["name"]
+        tried += 1
+    assert tried > 5
+
+
+@pytest.mark.parametrize("family, step", SAMPLES)
+def test_the_lds_candidates_come_in_the_pools_order_not_their_build_order(family, step):
+    # _lds_candidates unpruned gives the plans of every round trip that fits, in every()'s order
+    # (designs, then store choices), though it builds them in rank value order: the order _rank keeps
+    # for plans tied on every key; on some sampled cases the two orders differ
+    differ = 0
+    for c in family_corpus(family)["cases"][::step]:
+        ctx = _context(c)
+        if ctx.problem.src_cols == ctx.problem.dst_cols:
+            continue
+        got = [p.dumps() for p in convert._lds_candidates(ctx, prune=False)]
+        fits = [a for a in lds_path.designs(ctx).every()
+                if a.design.lds_bytes <= min(ctx.lds_budget_bytes, ctx.target.lds_bytes)]
+        assert got == [convert.lds_plan(ctx, a).dumps() for a in fits], c["name"]
+        cm = ctx.cost_model
+        ranks = [cm.rank_value(*a.plan_floor()) for a in fits]
+        differ += ranks != sorted(ranks)
+    assert differ > 0
