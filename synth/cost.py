@@ -611,10 +611,7 @@ class _Setup:
         self.bpermute_addresses.add(np.asarray(addr).tobytes())
 
     def condition(self, cond) -> None:
-        if isinstance(cond, np.ndarray) and cond.dtype == bool and cond.ndim == 1:  # already lanes_condition's
-            self.conditions.add(cond.tobytes())
-        else:
-            self.conditions.add(lanes_condition(cond).tobytes())
+        self.conditions.add(lanes_condition(cond).tobytes())
 
     def selector(self, selector: int) -> None:
         self.selectors.add(int(selector))
