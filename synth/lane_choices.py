@@ -39,16 +39,27 @@ SELECT_CHOICE_CONSTANT_VALU = 1
 
 def lane_bits(cond) -> tuple[int, ...] | None:
     """The lane bits ``S`` of a condition (``[lanes]``, or ``[warps, lanes]``; nonzero = true) with ``cond(l, w) =
-    cond(0, 0) ^ XOR_{b in S} l_b`` in every warp, in increasing order, or None when there is no such ``S``."""
+    cond(0, 0) ^ XOR_{b in S} l_b`` in every warp, in increasing order, or None when there is no such ``S``.
+
+    On the condition's lane mask ``m`` (bit ``l`` = lane ``l``), made ``cond(0) = 0`` by flipping every lane where
+    lane 0 holds: ``S`` are the bits ``b`` with lane ``2**b`` set, and ``m`` must be their parity mask."""
     row = np.asarray(cond) != 0
     if row.ndim == 2:
         if not (row == row[:1]).all():
             return None
         row = row[0]
-    lanes = np.arange(row.size)
-    bits = tuple(b for b in range(row.size.bit_length() - 1) if row[1 << b] != row[0])
-    mask = sum(1 << b for b in bits)
-    return bits if np.array_equal(row, row[0] ^ (np.bitwise_count(lanes & mask) & 1).astype(bool)) else None
+    lanes = row.size
+    m = int.from_bytes(np.packbits(row, bitorder="little").tobytes(), "little")
+    if m & 1:
+        m ^= (1 << lanes) - 1
+    bits = tuple(b for b in range(lanes.bit_length() - 1) if m >> (1 << b) & 1)
+    return bits if m == _parity_lanes(sum(1 << b for b in bits), lanes) else None
+
+
+@caches.memoize("synth.lane_choices.parity_lanes", table=True)
+def _parity_lanes(mask: int, lanes: int) -> int:
+    """The lanes ``l < lanes`` where ``l & mask`` has odd parity, as a lane mask (bit ``l`` = lane ``l``)."""
+    return sum(1 << lane for lane in range(lanes) if (lane & mask).bit_count() & 1)
 
 
 def choice_table(cond, if_false: int, if_true: int) -> np.ndarray:

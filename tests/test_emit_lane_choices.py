@@ -24,8 +24,9 @@ def _parity(x: np.ndarray) -> np.ndarray:
 
 def _brute_lane_bits(row: np.ndarray) -> tuple[int, ...] | None:
     """The lane-bit set S and constant c with row == c ^ parity(lane & S), by trying all of them."""
-    for mask, c in itertools.product(range(WAVE), (False, True)):
-        if np.array_equal(row, c ^ _parity(LANE & mask)):
+    lanes = np.arange(len(row))
+    for mask, c in itertools.product(range(len(row)), (False, True)):
+        if np.array_equal(row, c ^ _parity(lanes & mask)):
             return tuple(b for b in range(6) if mask >> b & 1)
     return None
 
@@ -37,6 +38,7 @@ def test_lane_bits_finds_each_parity_condition_and_only_those():
     for row in rows:
         assert lane_bits(row[None, :]) == _brute_lane_bits(row)
         assert lane_bits(np.stack([row, row])) == _brute_lane_bits(row)  # the same in both warps
+        assert lane_bits(row[:32]) == _brute_lane_bits(row[:32])  # a wave32 condition
     assert lane_bits(np.stack([LANE & 1 == 1, LANE & 1 == 0])) is None  # warps differ
 
 
