@@ -71,7 +71,7 @@ from linlayout.hw.targets import get_target
 
 from . import banks
 from .hazards import hazard_nops, valu_delays
-from .lane_choices import ChoiceCount
+from .lane_choices import ChoiceCount, lanes_condition
 from .steps import dwords_per_slot, slots_per_dword
 from .steps.lds import missing_transpose_load
 
@@ -610,15 +610,8 @@ class _Setup:
     def bpermute_address(self, addr) -> None:
         self.bpermute_addresses.add(np.asarray(addr).tobytes())
 
-    @staticmethod
-    def _lanes(table) -> np.ndarray:
-        """A lane table (``[lanes]`` or ``[warps, lanes]``) as bool, ``[lanes]`` when the same in every warp (one
-        shape for one table)."""
-        t = np.asarray(table) != 0
-        return t[0] if t.ndim == 2 and (t.shape[0] == 1 or (t == t[:1]).all()) else t
-
     def condition(self, cond) -> None:
-        self.conditions.add(self._lanes(cond).tobytes())
+        self.conditions.add(lanes_condition(cond).tobytes())
 
     def selector(self, selector: int) -> None:
         self.selectors.add(int(selector))
@@ -626,11 +619,9 @@ class _Setup:
     def lane_choice(self, cond, if_false: int, if_true: int) -> None:
         """A per-lane choice of two constants (a ``PermSelect`` selector, linlayout.synth.lane_choices); a
         ``"select"`` choice's condition is a select condition too."""
-        t = self._lanes(cond)
-        selects = len(self.choices.select_conditions)
-        self.choices.add(t, if_false, if_true)
-        for c in self.choices.select_conditions[selects:]:
-            self.condition(c)
+        select = self.choices.add(cond, if_false, if_true)
+        if select is not None:
+            self.conditions.add(select)
 
     def permlane_selector(self, selector: int) -> None:
         self.permlane_selectors.add(int(selector))

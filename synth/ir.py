@@ -158,7 +158,8 @@ class Program:
 
     def lane(self, src: int, need: np.ndarray, op: LaneOp) -> int:
         """``src`` read from lane ``need[l]`` (``-1``: don't care) by instruction ``op``."""
-        src = self.first(src)
+        if self.init_alias is not None:  # (a call per operand costs where no src value repeats: the usual case)
+            src = self.first(src)
         need, identity, need_key = self._array_facts("lane", (need,), lambda: _lane_facts(need))
         if identity:
             return src
@@ -166,7 +167,8 @@ class Program:
 
     def select(self, cond: np.ndarray, a: int, b: int) -> int:
         """Per lane ``b if cond[l] else a`` (a ``v_cndmask_b32``)."""
-        a, b = self.first(a), self.first(b)
+        if self.init_alias is not None:
+            a, b = self.first(a), self.first(b)
         cond, some, every, cond_key = self._array_facts("select", (cond,), lambda: _condition_facts(cond))
         if a == b or not some:
             return a
@@ -210,7 +212,8 @@ class Program:
 
     def fused(self, own: int, src: int, keep: np.ndarray, need: np.ndarray, op: LaneOp) -> int:
         """One DPP instruction: ``own`` where ``keep[l]``, else ``src`` read from lane ``need[l]``."""
-        own, src = self.first(own), self.first(src)
+        if self.init_alias is not None:
+            own, src = self.first(own), self.first(src)
         keep, need, every, masks, arrays_key = self._array_facts("fused", (keep, need), lambda: _merge_facts(keep, need))
         if every:
             return own
@@ -230,7 +233,8 @@ class Program:
         where ``c`` is false and ``selector`` with its operands swapped (byte codes 0-3 <-> 4-7)
         where it is true (``perm_select``); the selects then have no other use left unless
         something else reads them (``emit`` drops dead ops)."""
-        s0, s1 = self.first(s0), self.first(s1)
+        if self.init_alias is not None:
+            s0, s1 = self.first(s0), self.first(s1)
         fused = self._complementary_selects(s0, s1) if self.fuse_select_perm else None
         if fused is not None:
             cond, x, y = fused
@@ -252,7 +256,8 @@ class Program:
 
     def perm_select(self, s0: int, s1: int, sel0: int, sel1: int, cond: np.ndarray) -> int:
         """``v_perm_b32`` with a per-lane selector VGPR: ``sel1`` where ``cond[l]``, else ``sel0``."""
-        s0, s1 = self.first(s0), self.first(s1)
+        if self.init_alias is not None:
+            s0, s1 = self.first(s0), self.first(s1)
         cond, some, every, cond_key = self._array_facts("select", (cond,), lambda: _condition_facts(cond))
         if sel0 == sel1 or not some:
             return self.perm(s0, s1, sel0)

@@ -28,7 +28,7 @@ import numpy as np
 from linlayout import caches
 
 __all__ = ["ChoiceCount", "SELECT_CHOICE_CONSTANT_VALU", "UNIFORM_CHOICE_VALU", "choice_form", "choice_table",
-           "lane_bits", "lanes_constants"]
+           "lane_bits", "lanes_condition", "lanes_constants"]
 
 #: [I] VALU for a choice uniform in each wave: a ``v_mov_b32`` of the constant (or of the warp's value)
 UNIFORM_CHOICE_VALU = 1
@@ -39,16 +39,27 @@ SELECT_CHOICE_CONSTANT_VALU = 1
 
 def lane_bits(cond) -> tuple[int, ...] | None:
     """The lane bits ``S`` of a condition (``[lanes]``, or ``[warps, lanes]``; nonzero = true) with ``cond(l, w) =
-    cond(0, 0) ^ XOR_{b in S} l_b`` in every warp, in increasing order, or None when there is no such ``S``."""
+    cond(0, 0) ^ XOR_{b in S} l_b`` in every warp, in increasing order, or None when there is no such ``S``.
+
+    On the condition's lane mask ``m`` (bit ``l`` = lane ``l``), made ``cond(0) = 0`` by flipping every lane where
+    lane 0 holds: ``S`` are the bits ``b`` with lane ``2**b`` set, and ``m`` must be their parity mask."""
     row = np.asarray(cond) != 0
     if row.ndim == 2:
         if not (row == row[:1]).all():
             return None
         row = row[0]
-    lanes = np.arange(row.size)
-    bits = tuple(b for b in range(row.size.bit_length() - 1) if row[1 << b] != row[0])
-    mask = sum(1 << b for b in bits)
-    return bits if np.array_equal(row, row[0] ^ (np.bitwise_count(lanes & mask) & 1).astype(bool)) else None
+    lanes = row.size
+    m = int.from_bytes(np.packbits(row, bitorder="little").tobytes(), "little")
+    if m & 1:
+        m ^= (1 << lanes) - 1
+    bits = tuple(b for b in range(lanes.bit_length() - 1) if m >> (1 << b) & 1)
+    return bits if m == _parity_lanes(sum(1 << b for b in bits), lanes) else None
+
+
+@caches.memoize("synth.lane_choices.parity_lanes", table=True)
+def _parity_lanes(mask: int, lanes: int) -> int:
+    """The lanes ``l < lanes`` where ``l & mask`` has odd parity, as a lane mask (bit ``l`` = lane ``l``)."""
+    return sum(1 << lane for lane in range(lanes) if (lane & mask).bit_count() & 1)
 
 
 def choice_table(cond, if_false: int, if_true: int) -> np.ndarray:
@@ -73,40 +84,47 @@ def lanes_constants(table: np.ndarray) -> tuple[int, int]:
     return first, (other - first) & 0xFFFFFFFF
 
 
-# a choice's (table bytes, form, lane bits, K) by (condition bytes, its shape, if_false, if_true): the planner
-# counts the same choices of one layout pair in each of its candidate plans
+def lanes_condition(cond) -> np.ndarray:
+    """A condition (``[lanes]`` or ``[warps, lanes]``, nonzero = true) as bool, ``[lanes]`` when the same in every
+    warp (one shape for one condition)."""
+    t = np.asarray(cond) != 0
+    return t[0] if t.ndim == 2 and (t.shape[0] == 1 or (t == t[:1]).all()) else t
+
+
+# a choice's (table bytes, form, lane bits, K, the key of its condition) by (condition bytes, shape and dtype as
+# given, if_false, if_true): the planner counts the same choices of one layout pair in each of its candidate plans
 _facts = caches.cache("synth.lane_choices.facts")
 
 
-def _choice_facts(cond: np.ndarray, if_false: int, if_true: int) -> tuple[bytes, str, tuple[int, ...] | None, int]:
-    table = choice_table(cond, if_false, if_true)
+def _choice_facts(cond, if_false: int, if_true: int) -> tuple[bytes, str, tuple[int, ...] | None, int, bytes]:
+    lanes = lanes_condition(cond)
+    table = choice_table(lanes, if_false, if_true)
     form, bits = choice_form(table)
-    return table.tobytes(), form, bits, lanes_constants(table)[1] if form == "lanes" else 0
+    return table.tobytes(), form, bits, lanes_constants(table)[1] if form == "lanes" else 0, lanes.tobytes()
 
 
 class ChoiceCount:
     """The setup VALU of a plan's choices (``valu``), told one at a time (:meth:`add`), shared as the lowering shares
     them; ``masks``: the lane-bit sets of the ``"lanes"`` choices (each one chain ``v_bfe_i32 -> v_and_b32 ->
-    v_add_u32`` of dependent VALU); ``select_conditions``: the lane masks of the ``"select"`` choices (counted as
-    select conditions)."""
+    v_add_u32`` of dependent VALU)."""
 
     def __init__(self) -> None:
         self._tables: set[bytes] = set()
         self.masks: set[tuple[int, ...]] = set()  # the lane-bit sets S of the "lanes" choices
         self._masked: set[tuple[tuple[int, ...], int]] = set()
         self._pairs: set[tuple[int, int]] = set()
-        self.select_conditions: list[np.ndarray] = []
         self.valu = 0
 
-    def add(self, cond, if_false: int, if_true: int) -> None:
-        """One choice (``cond``: ``[lanes]``, the same in every warp, or ``[warps, lanes]``; one choice in both
-        shapes counts once only when given in the same one)."""
-        cond = np.asarray(cond) != 0
+    def add(self, cond, if_false: int, if_true: int) -> bytes | None:
+        """One choice (``cond``: ``[lanes]``, or ``[warps, lanes]``; one the same in every warp is the ``[lanes]``
+        one, :func:`lanes_condition`); for a new ``"select"`` choice the bytes of its condition (bool, in
+        :func:`lanes_condition`'s shape: the caller counts it as a select condition), else None."""
+        cond = np.asarray(cond)
         if_false, if_true = if_false & 0xFFFFFFFF, if_true & 0xFFFFFFFF
-        table, form, bits, k = _facts.lookup((cond.tobytes(), cond.shape, if_false, if_true),
-                                             lambda: _choice_facts(cond, if_false, if_true))
+        table, form, bits, k, lanes = _facts.lookup((cond.tobytes(), cond.shape, cond.dtype.str, if_false, if_true),
+                                                    lambda: _choice_facts(cond, if_false, if_true))
         if table in self._tables:
-            return
+            return None
         self._tables.add(table)
         if form == "uniform":
             self.valu += UNIFORM_CHOICE_VALU
@@ -123,5 +141,6 @@ class ChoiceCount:
             if pair not in self._pairs:
                 self._pairs.add(pair)
                 self.valu += SELECT_CHOICE_CONSTANT_VALU
-            self.select_conditions.append(cond)
             self.valu += 1
+            return lanes
+        return None

@@ -24,8 +24,9 @@ def _parity(x: np.ndarray) -> np.ndarray:
 
 def _brute_lane_bits(row: np.ndarray) -> tuple[int, ...] | None:
     """The lane-bit set S and constant c with row == c ^ parity(lane & S), by trying all of them."""
-    for mask, c in itertools.product(range(WAVE), (False, True)):
-        if np.array_equal(row, c ^ _parity(LANE & mask)):
+    lanes = np.arange(len(row))
+    for mask, c in itertools.product(range(len(row)), (False, True)):
+        if np.array_equal(row, c ^ _parity(lanes & mask)):
             return tuple(b for b in range(6) if mask >> b & 1)
     return None
 
@@ -37,16 +38,19 @@ def test_lane_bits_finds_each_parity_condition_and_only_those():
     for row in rows:
         assert lane_bits(row[None, :]) == _brute_lane_bits(row)
         assert lane_bits(np.stack([row, row])) == _brute_lane_bits(row)  # the same in both warps
+        assert lane_bits(row[:32]) == _brute_lane_bits(row[:32])  # a wave32 condition
     assert lane_bits(np.stack([LANE & 1 == 1, LANE & 1 == 0])) is None  # warps differ
 
 
 def test_choice_count_shares_masks_masked_terms_and_values():
     bit0, bit1 = (LANE & 1 == 1)[None, :], (LANE >> 1 & 1 == 1)[None, :]
     c = ChoiceCount()
-    c.add(bit0, 0x06020400, 0x03070105)  # v_bfe_i32, v_and_b32, v_add_u32
+    assert c.add(bit0, 0x06020400, 0x03070105) is None  # v_bfe_i32, v_and_b32, v_add_u32
     assert c.valu == 3
     c.add(bit0, 0x06020400, 0x03070105)
     c.add(~bit0, 0x03070105, 0x06020400)  # the same table
+    c.add(bit0[0], 0x06020400, 0x03070105)  # in the [lanes] shape
+    c.add(np.stack([bit0[0], bit0[0]]).astype(np.int8), 0x06020400, 0x03070105)  # the same in both warps, as 0/1
     assert c.valu == 3
     c.add(bit0, 0x06020401, 0x03070106)  # same lane bit, same K = B - A: one v_add_u32 more
     assert c.valu == 4
@@ -55,10 +59,12 @@ def test_choice_count_shares_masks_masked_terms_and_values():
     c.add(bit0 ^ bit1, 0x05040100, 0x03020706)  # parity of two bits: two v_bfe_i32 and a v_xor_b32
     assert c.valu == 12
     odd = (LANE % 3 == 0)[None, :]  # not affine: v_mov_b32 of one constant and v_cndmask_b32
-    c.add(odd, 0x05040100, 0x03020706)
-    assert c.valu == 14 and len(c.select_conditions) == 1 and np.array_equal(c.select_conditions[0], odd)
-    c.add(LANE[None, :] < 0, 7, 9)  # uniform
-    assert c.valu == 15 and not c.select_conditions[1:]
+    assert c.add(odd, 0x05040100, 0x03020706) == odd[0].tobytes()  # a select condition, in the [lanes] shape
+    assert c.valu == 14 and c.add(odd, 0x05040100, 0x03020706) is None  # told once
+    warps = np.stack([odd[0], ~odd[0]])  # lanes and warps: kept [warps, lanes]
+    assert c.add(warps, 0x05040100, 0x03020706) == warps.tobytes() and c.valu == 15
+    assert c.add(LANE[None, :] < 0, 7, 9) is None  # uniform
+    assert c.valu == 16
 
 
 @needs.mlir
