@@ -207,20 +207,22 @@ def test_a_repacked_plan_compiles_to_exactly_its_instructions(arch):
 
 
 def test_packing_orders_are_chosen_by_the_near_tie_rule():
-    """Corpus gfx90a i8 ``mfma32T->mfma16`` (8 waves): the given order's plan (in registers) costs 628
-    modelled cycles and takes 52 instructions (57 with setup), the dst's repacked order's (an LDS
-    round trip) 632 and 23 (39).  The orders are ranked as the planner ranks its candidates
+    """Corpus gfx90a i8 ``mfma16T->mfma16`` (2 waves): the given order's plan (in registers) costs 576
+    modelled cycles and takes 40 instructions (49 with setup), the dst's repacked order's (an LDS
+    round trip) 592 and 22 (37).  The orders are ranked as the planner ranks its candidates
     (``cost.near_best``): within the tie fraction, the repacked one wins on instructions; under a
-    strict comparison of costs the first, given order would.  (Its gfx942 twin, 1 wave, was the
-    example until its given order's register plan took dup exchanges: 340 cycles, 24 instructions.)"""
+    strict comparison of costs the first, given order would.  (The example was gfx90a i8
+    ``mfma32T->mfma16``, 8 waves, until its register plan's per-lane selectors were priced: 676
+    cycles, no longer within the tie fraction of its round trip's 632.)"""
     (case,) = [c for c in json.loads(CORPORA["amd"].read_text())["cases"]
-               if (c["name"], c["arch"], c["dtype"]) == ("mfma32T->mfma16", "gfx90a", "i8")]
+               if (c["name"], c["arch"], c["dtype"], c["num_warps"]) == ("mfma16T->mfma16", "gfx90a", "i8", 2)]
     src, dst = LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"])
     given = plan_conversion(src, dst, "gfx90a", 8, src_tuple_dwords=source_tuple_dwords(src, 8))
     plan = kernel_plan(src, dst, "gfx90a", 8)
-    assert (given.cost, plan.cost) == (628.0, 632.0) and (given.strategy, plan.strategy) == ("lanes", "lds")
-    assert (plan.counts()["total"], plan.total_with_overhead()) == (23, 39)
-    assert (given.counts()["total"], given.total_with_overhead()) == (52, 57)
+    assert (given.cost, plan.cost) == (576.0, 592.0) and (given.strategy, plan.strategy) == ("lanes", "lds")
+    assert plan.cost <= given.cost * (1 + cost_model("gfx90a").tie_fraction)
+    assert (plan.counts()["total"], plan.total_with_overhead()) == (22, 37)
+    assert (given.counts()["total"], given.total_with_overhead()) == (40, 49)
     assert plan.src.bases["register"] == src.bases["register"] and plan.dst.bases["register"] != dst.bases["register"]
 
 
