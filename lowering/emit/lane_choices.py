@@ -87,11 +87,10 @@ class LaneChoices:
         neither folds ``m_S & K`` into a select nor rewrites the XOR of two of them as ``ashr(xor(shl, shl), 31)``,
         one VALU more), ``v_xor_b32`` between."""
         if bits not in self._masks:
-            b, lane = self.lanes.b, self.lanes.lane
+            b = self.lanes.b
             acc = None
             for bit in bits:
-                ext = b.arith("shrsi", b.arith("shli", lane, b.const(31 - bit)), b.const(31))  # sext(l_bit)
-                ext = atoms.opaque_word(b, ext)
+                ext = atoms.opaque_word(b, self.lanes.lane_sign_bit(bit))
                 acc = ext if acc is None else b.arith("xori", acc, ext)
             self._masks[bits] = acc
         return self._masks[bits]

@@ -40,7 +40,7 @@ from typing import Callable
 import numpy as np
 
 from linlayout import LayoutError
-from linlayout.synth.lane_arith import AffineTable, LaneProgram, fit_affine, program_family
+from linlayout.synth.lane_arith import LANE, AffineTable, LaneProgram, fit_affine, program_family
 
 from . import atoms
 from .builder import Builder
@@ -220,6 +220,11 @@ class LaneValues:
         the nodes not emitted before, one arith op each (``bfe`` a shift and a mask, ``sbit`` a shift
         left and an arithmetic shift right: the patterns of ``v_bfe_u32`` and ``v_bfe_i32``)."""
         return self._node_value(self.program.add(aff))
+
+    def lane_sign_bit(self, bit: int) -> str:
+        """``-((lane >> bit) & 1)``: per lane 0 or -1 (one ``v_bfe_i32``), the ``sbit`` node of :attr:`program` on
+        the lane id (shared with the affine tables that use it)."""
+        return self._node_value(self.program.node("sbit", LANE, bit))
 
     def _node_value(self, i: int) -> str:
         got = self._nodes.get(i)
