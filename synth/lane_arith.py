@@ -110,9 +110,9 @@ def fit_affine(table: np.ndarray, defined: np.ndarray | None = None) -> AffineTa
     return cand if np.array_equal(cand.evaluate(num_warps)[ok], t[ok]) else None
 
 
-def program_family(arch: str | None) -> str:
+def program_family(arch: str) -> str:
     """``"rdna"`` (VOP3 takes a literal, ``v_xor3_b32``) for gfx10 and later, else ``"gfx9"``."""
-    return "rdna" if arch is not None and arch.startswith("gfx1") and len(arch) >= 6 else "gfx9"
+    return "rdna" if arch.startswith("gfx1") and len(arch) >= 6 else "gfx9"
 
 
 def lane_columns(row: np.ndarray) -> tuple[int, tuple[int, ...]] | None:

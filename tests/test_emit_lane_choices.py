@@ -86,7 +86,7 @@ def test_choices_compute_their_tables_on_the_interpreter():
                (np.stack([LANE & 4 == 4, LANE & 4 == 0]), 1, 2)]
     b = Builder()
     tid, _t32, lane_v, warp_v = atoms.thread_ids(b)
-    lv = LaneValues(b, tid, lane_v, warp_v, W)
+    lv = LaneValues(b, tid, lane_v, warp_v, W, WAVE, "gfx942")
     lc = LaneChoices(lv)
     names = [lc.choice(cond, f, t, what=f"choice {k}") for k, (cond, f, t) in enumerate(choices)]
     assert names[1] == names[0]  # one table, one value

@@ -63,7 +63,7 @@ def test_lane_values_kernel_on_interpreter():
     }
     b = Builder()
     tid, _t32, lane_v, warp_v = atoms.thread_ids(b)
-    lv = LaneValues(b, tid, lane_v, warp_v, W)
+    lv = LaneValues(b, tid, lane_v, warp_v, W, WAVE, "gfx942")
     names = {k: lv.value_of(t, what=k)[0] for k, t in tables.items()}
     base, delta = lv.value_of(tables["xor_swizzle"] + 48, max_delta=64)
     assert (base, delta) == (names["xor_swizzle"], 48)  # reused with an immediate offset

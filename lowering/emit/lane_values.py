@@ -95,13 +95,14 @@ class LaneValues:
 
     ``tid`` is the thread id in the workgroup (``index``), ``lane`` the lane id (i32,
     0..wave_size-1) and ``warp`` the wave-uniform warp id (i32); ``wave_size`` is 64 for the
-    CDNA kernels, the plan's for a conversion kernel; ``arch`` picks the op costs of the affine
-    tables' program (:attr:`program`, linlayout.synth.lane_arith.program_family; None: gfx9's).
+    CDNA kernels, the plan's for a conversion kernel; ``arch`` (the kernel's target) picks the op
+    costs of the affine tables' program (:attr:`program`, linlayout.synth.lane_arith.program_family)
+    and whether adds beyond the offset field read their base through an opaque copy (BITOP3_ARCHS).
     ``globals`` collects the module-level constant arrays of non-affine tables.
     """
 
-    def __init__(self, b: Builder, tid: str, lane: str, warp: str, num_warps: int, wave_size: int = 64,
-                 arch: str | None = None) -> None:
+    def __init__(self, b: Builder, tid: str, lane: str, warp: str, num_warps: int, wave_size: int,
+                 arch: str) -> None:
         if wave_size not in (32, 64):
             raise ValueError(f"a wave has 32 or 64 lanes, not {wave_size}")
         self.arch = arch
