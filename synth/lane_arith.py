@@ -48,7 +48,7 @@ import numpy as np
 
 from linlayout import f2
 
-__all__ = ["AffineTable", "LaneProgram", "fit_affine", "lane_columns", "program_family"]
+__all__ = ["AffineTable", "LaneProgram", "fit_affine", "program_family"]
 
 LANE, WARP = 0, 1  # the value ids of the lane id and the warp id in every program
 _INLINE = range(-16, 65)  # gfx9 inline integer constants (a VOP3 operand without a literal)
@@ -113,26 +113,6 @@ def fit_affine(table: np.ndarray, defined: np.ndarray | None = None) -> AffineTa
 def program_family(arch: str) -> str:
     """``"rdna"`` (VOP3 takes a literal, ``v_xor3_b32``) for gfx10 and later, else ``"gfx9"``."""
     return "rdna" if arch.startswith("gfx1") and len(arch) >= 6 else "gfx9"
-
-
-def lane_columns(row: np.ndarray) -> tuple[int, tuple[int, ...]] | None:
-    """``(c, L)`` with ``row[l] = c ^ XOR_{b: l_b = 1} L_b`` for every lane ``l`` of the int64 ``row``
-    (a power-of-two length), or None where no such map gives it (also for values outside 32 bits)."""
-    n = row.shape[0]
-    c = int(row[0])
-    if c < 0 or c >= 1 << 32:
-        return None
-    cols = []
-    k = 1
-    while k < n:
-        col = int(row[k]) ^ c
-        if not np.array_equal(row[k:2 * k] ^ col, row[:k]):
-            return None
-        cols.append(col)
-        k *= 2
-    if int(row.max()) >= 1 << 32 or int(row.min()) < 0:
-        return None
-    return c, tuple(cols)
 
 
 def _shifts(b: int, col: int) -> frozenset:

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from linlayout.synth.lane_arith import AffineTable, LaneProgram, lane_columns, program_family
+from linlayout.synth.lane_arith import AffineTable, LaneProgram, program_family
 
 
 def _column(draw, wide: bool) -> int:
@@ -89,14 +89,6 @@ def test_rdna_fuses_literal_masks():
     assert _count("gfx9", u)[0] == _count("gfx9", t)[0] + 2
     assert program_family("gfx942") == "gfx9" and program_family("gfx1100") == "rdna"
     assert program_family("gfx1250") == "rdna"
-
-
-def test_lane_columns():
-    lane = np.arange(64)
-    row = ((lane & 7) << 4) ^ (lane >> 3) ^ 0x100
-    assert lane_columns(row) == (0x100, (0x10, 0x20, 0x40, 1, 2, 4))
-    assert lane_columns((lane + 1) % 64) is None
-    assert lane_columns(np.full(64, -1)) is None
 
 
 def test_family_is_checked():
