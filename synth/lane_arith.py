@@ -7,7 +7,8 @@ the lane id ``l`` and the warp id ``w`` (bit ``b`` of an int is ``(x >> b) & 1``
 
 :class:`LaneProgram` builds one hash-consed op graph for *all* the tables of a kernel, so that a term
 two tables share is computed once, and counts the instructions a gfx9 or RDNA compiler makes of it.
-The lowering (linlayout.lowering.emit.lane_values) emits exactly this graph as MLIR arith ops.
+The MLIR lowering (linlayout.lowering.emit.lane_values) emits exactly this graph as arith ops (the C++
+output, linlayout.lowering.cpp.lane_exprs, spells each table on its own).
 
 **Terms of a linear part.**  Each pair (input bit ``i``, output bit ``o``) of a column has the shift
 ``o - i``.  All pairs of one shift ``s`` form one *shift term* ``(x & M) << s`` (``>> -s`` when

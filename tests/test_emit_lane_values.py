@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import needs
-from linlayout.lowering.emit.lane_values import AffineTable, fit_affine
+from linlayout.synth.lane_arith import AffineTable, fit_affine
 
 WAVE = 64
 

@@ -8,7 +8,7 @@ region, and shares registers between tables:
 
 * **affine tables.**  Almost every table of a linear-layout plan is GF(2)-affine in the
   lane and warp bits: ``T(l, w) = c ^ XOR_{b: l_b = 1} L_b ^ XOR_{b: w_b = 1} W_b``
-  (:func:`fit_affine` finds ``c, L, W`` and checks every entry).  All the affine tables of a
+  (linlayout.synth.lane_arith.fit_affine finds ``c, L, W`` and checks every entry).  All the affine tables of a
   kernel are nodes of one op program (:class:`linlayout.synth.lane_arith.LaneProgram`: shift and
   column terms, OR'ed where their bits are disjoint, terms shared between tables, a table derived
   from an earlier one by XOR where that is cheaper; the warp part from the wave-uniform warp id,
@@ -46,7 +46,7 @@ from linlayout.synth.lane_arith import LANE, AffineTable, LaneProgram, fit_affin
 from . import atoms
 from .builder import Builder
 
-__all__ = ["AffineTable", "BITOP3_ARCHS", "LaneValues", "bit_runs", "fit_affine", "lane_table"]
+__all__ = ["BITOP3_ARCHS", "LaneValues", "lane_table"]
 
 #: [I] Targets with ``v_bitop3_b32``, where LLVM merges ``base + constant`` (a register beyond an LDS
 #: address's immediate offset) into the ops that made ``base``: a ``v_bitop3_b32`` and an
@@ -66,29 +66,6 @@ def lane_table(table, num_warps: int, wave_size: int, what: str) -> np.ndarray:
         raise LayoutError(f"{what}: expected one value per lane ([{wave_size}] or [{num_warps}][{wave_size}]), "
                           f"got shape {t.shape}")
     return t
-
-
-def bit_runs(cols: tuple[int, ...]) -> list[tuple[int, int, int]]:
-    """Group input bits with power-of-two columns into runs ``(first bit, count, shift)``.
-
-    Bits ``b .. b+n-1`` form a run when column ``b+i`` is ``1 << (b + i + shift)``; the
-    run's contribution is ``(x & mask) << shift`` (``>> -shift`` when negative).  Zero
-    columns are skipped; general columns are single-bit runs with ``shift = None``.
-    """
-    runs: list[tuple[int, int, int]] = []
-    for b, col in enumerate(cols):
-        if col == 0:
-            continue
-        if col & (col - 1):
-            runs.append((b, 1, None))  # type: ignore[arg-type]
-            continue
-        shift = col.bit_length() - 1 - b
-        if runs and runs[-1][2] == shift and runs[-1][0] + runs[-1][1] == b:
-            first, n, _ = runs[-1]
-            runs[-1] = (first, n + 1, shift)
-        else:
-            runs.append((b, 1, shift))
-    return runs
 
 
 class LaneValues:

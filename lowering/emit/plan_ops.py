@@ -61,6 +61,7 @@ import numpy as np
 
 from linlayout import LayoutError, get_target
 from linlayout.hw.transpose_loads import TransposeLoad
+from linlayout.synth.lane_arith import fit_affine
 from linlayout.synth.plan import Plan
 from linlayout.synth.steps import slot_dwords
 
@@ -68,7 +69,7 @@ from ..step_emitter import StepEmitter
 from . import atoms
 from .builder import Builder, vector_type
 from .lane_choices import LaneChoices
-from .lane_values import LaneValues, lane_table, fit_affine
+from .lane_values import LaneValues, lane_table
 
 __all__ = ["PlanEmitter", "slot_dwords"]
 
