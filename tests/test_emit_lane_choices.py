@@ -145,8 +145,10 @@ def test_a_choices_only_prologue_is_the_estimate(family, name, arch, dtype, setu
 def test_rdna_constant_selectors_are_literals_of_their_permutes():
     """gfx1200 fp8 ``wmma2.16x16->wmma2.16x16T`` (1 wave): its 16 ``v_perm_b32`` take their four constant
     selectors as the VOP3 literal (RDNA), so the prologue moves none into an SGPR (on CDNA one
-    ``s_mov_b32`` each: gfx9's VOP3 takes no literal)."""
+    ``s_mov_b32`` each: gfx9's VOP3 takes no literal); the kernel computes its tile on the interpreter."""
     import re
+
+    from test_emit_wave32 import check_wave32_kernel
 
     from linlayout.cli.bench import kernel_plan
     from linlayout.lowering.conversion import lower_conversion
@@ -162,6 +164,7 @@ def test_rdna_constant_selectors_are_literals_of_their_permutes():
     assert not [ln for ln in region_lines(low.compiled.isa, "setup") if ln.strip().startswith("s_mov")]
     perms = [ln for ln in region_lines(low.compiled.isa, "conv") if ln.strip().startswith("v_perm_b32")]
     assert len(perms) == 16 and {int(re.search(r"0x[0-9a-f]+$", ln.strip()).group(), 16) for ln in perms} == selectors
+    check_wave32_kernel(plan)
 
 
 @needs.mlir
