@@ -83,7 +83,8 @@ class PlanEmitter(StepEmitter):
     linlayout.synth.hazards, pinned (the conversion kernel; a kernel that embeds a plan leaves the
     order to the compiler).  The other public methods are the
     primitives the steps call: prologue values (``condition``, ``lane_value``, ``lane_choice``,
-    ``scalar_constant``, ``permlane_selector``, ``lds_address``) and one instruction each in the region;
+    ``permlane_selector``, ``lds_address``; ``scalar_constant``: an SGPR of the prologue on CDNA, the
+    instruction's literal on RDNA and gfx1250) and one instruction each in the region;
     ``pins_selectors``: the low words of permlane lane selectors in SGPRs of the prologue (the conversion
     kernel, whose prologue is outside its counted region).
     """
