@@ -88,7 +88,8 @@ def test_lane_values_kernel_on_interpreter():
 
 
 def _column(rng, wide: bool, pattern: int, b: int) -> int:
-    """A random column of input bit ``b``: zero, one bit, ``pattern << b`` (a multiply term's) or (``wide``) any word."""
+    """A random column of input bit ``b``: zero, one bit, ``pattern << b`` (a multiply term's) or (``wide``) any
+    word."""
     kind = int(rng.integers(4 if wide else 3))
     return [0, 1 << int(rng.integers(32)), (pattern << b) & 0xFFFFFFFF, int(rng.integers(1, 1 << 32))][kind]
 
