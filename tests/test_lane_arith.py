@@ -99,7 +99,8 @@ def test_counts_of_hand_checked_tables():
     assert _count("gfx9", AffineTable(0, (1, 2, 4, 8, 16, 32), (0x1000, 0x2000)), warp_bits=2) == (1, 2)
 
 
-COMPILED = {"store": [STORE], "store and 3 more": [STORE] + [AffineTable(c, STORE.lane_cols, ()) for c in (16, 32, 48)],
+COMPILED = {"store": [STORE],
+            "store and 3 more": [STORE] + [AffineTable(c, STORE.lane_cols, ()) for c in (16, 32, 48)],
             "multiply term": [AffineTable(0, (0x21, 0x42, 0x84, 0x108, 0, 0), ())],
             "masks": [AffineTable(0, (0, 0, 4, 8, 16, 32), ()), AffineTable(0, (0, 1, 2, 4, 8, 16), ())]}
 
