@@ -210,7 +210,7 @@ class _Emitter:
         qk, pv = plan.qk, plan.pv
         d, bn, eb = plan.head_dim, plan.block_n, plan.dtype.bytes
         tid, _t32, lane, warp = atoms.thread_ids(b)
-        lanes = LaneValues(b, tid, lane, warp, 1)
+        lanes = LaneValues(b, tid, lane, warp, 1, 64, plan.arch)
         q0 = mul(b, atoms.block_id(b, "x"), QUERY_TILE)
         NQ, NKV, D = "%Nq", "%Nkv", b.const(d)
         rq = atoms.buffer_rsrc_value(b, "%Q", self._i64(mul(b, NQ, d * eb)))

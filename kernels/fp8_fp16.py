@@ -137,7 +137,7 @@ def emit_fp8_fp16(plan: Fp8Fp16Plan, name: str = "fp8_fp16") -> str:
     """The MLIR of the kernel (see the module docstring)."""
     b = Builder()
     tid, _t32, lane, warp = atoms.thread_ids(b)
-    lanes = LaneValues(b, tid, lane, warp, 1)
+    lanes = LaneValues(b, tid, lane, warp, 1, 64, plan.arch)
     M, K = "%M", "%K"
     rx = atoms.buffer_rsrc_value(b, "%X", b.cast("arith.extui", b.arith("muli", b.arith("muli", M, K),
                                                                         b.const(plan.src.bytes)), "i32", "i64"))

@@ -240,7 +240,7 @@ class _Emitter:
         b, t, plan = self.b, self.t, self.plan
         eb, W = plan.eb, t.num_warps
         tid, _t32, lane, warp = atoms.thread_ids(b)
-        lanes = LaneValues(b, tid, lane, warp, W)
+        lanes = LaneValues(b, tid, lane, warp, W, 64, plan.arch)
         nb = atoms.block_id(b, "x")
         n0 = mul(b, nb, t.block_n)
         m0 = mul(b, atoms.block_id(b, "y"), t.block_m)

@@ -7,7 +7,8 @@ the lane id ``l`` and the warp id ``w`` (bit ``b`` of an int is ``(x >> b) & 1``
 
 :class:`LaneProgram` builds one hash-consed op graph for *all* the tables of a kernel, so that a term
 two tables share is computed once, and counts the instructions a gfx9 or RDNA compiler makes of it.
-The lowering (linlayout.lowering.emit.lane_values) emits exactly this graph as MLIR arith ops.
+The MLIR lowering (linlayout.lowering.emit.lane_values) emits exactly this graph as arith ops (the C++
+output, linlayout.lowering.cpp.lane_exprs, spells each table on its own).
 
 **Terms of a linear part.**  Each pair (input bit ``i``, output bit ``o``) of a column has the shift
 ``o - i``.  All pairs of one shift ``s`` form one *shift term* ``(x & M) << s`` (``>> -s`` when
@@ -48,7 +49,7 @@ import numpy as np
 
 from linlayout import f2
 
-__all__ = ["AffineTable", "LaneProgram", "fit_affine", "lane_columns", "program_family"]
+__all__ = ["AffineTable", "LaneProgram", "fit_affine", "program_family"]
 
 LANE, WARP = 0, 1  # the value ids of the lane id and the warp id in every program
 _INLINE = range(-16, 65)  # gfx9 inline integer constants (a VOP3 operand without a literal)
@@ -110,29 +111,9 @@ def fit_affine(table: np.ndarray, defined: np.ndarray | None = None) -> AffineTa
     return cand if np.array_equal(cand.evaluate(num_warps)[ok], t[ok]) else None
 
 
-def program_family(arch: str | None) -> str:
+def program_family(arch: str) -> str:
     """``"rdna"`` (VOP3 takes a literal, ``v_xor3_b32``) for gfx10 and later, else ``"gfx9"``."""
-    return "rdna" if arch is not None and arch.startswith("gfx1") and len(arch) >= 6 else "gfx9"
-
-
-def lane_columns(row: np.ndarray) -> tuple[int, tuple[int, ...]] | None:
-    """``(c, L)`` with ``row[l] = c ^ XOR_{b: l_b = 1} L_b`` for every lane ``l`` of the int64 ``row``
-    (a power-of-two length), or None where no such map gives it (also for values outside 32 bits)."""
-    n = row.shape[0]
-    c = int(row[0])
-    if c < 0 or c >= 1 << 32:
-        return None
-    cols = []
-    k = 1
-    while k < n:
-        col = int(row[k]) ^ c
-        if not np.array_equal(row[k:2 * k] ^ col, row[:k]):
-            return None
-        cols.append(col)
-        k *= 2
-    if int(row.max()) >= 1 << 32 or int(row.min()) < 0:
-        return None
-    return c, tuple(cols)
+    return "rdna" if arch.startswith("gfx1") and len(arch) >= 6 else "gfx9"
 
 
 def _shifts(b: int, col: int) -> frozenset:

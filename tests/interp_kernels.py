@@ -71,3 +71,47 @@ def multi_kernel(body: str, n_out: int, threads: int, in_type: str = "i32", out_
         """      %pout = llvm.getelementptr %out[%t] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, i32
       llvm.store %res, %pout : i32, !llvm.ptr<1>
 """, "")
+
+
+def prologue_kernel(arch: str, num_warps: int, build) -> tuple[str, int]:
+    """A kernel ``@k(%out)`` of ``num_warps`` waves of ``arch`` whose ``setup`` region (between the markers, the
+    values pinned at its end as in a conversion kernel) holds what ``build(lanes)`` makes with ``lanes``, a
+    :class:`~linlayout.lowering.emit.lane_values.LaneValues`; ``build`` returns the names of i32 values, stored to
+    ``out[tid][k]``.  Returns the MLIR text and the number of values."""
+    from linlayout.hw.targets import get_target
+    from linlayout.lowering.emit import atoms
+    from linlayout.lowering.emit.builder import Builder
+    from linlayout.lowering.emit.lane_values import LaneValues
+
+    wave_size = get_target(arch).wave_size
+    b = Builder()
+    tid, _t32, lane, warp = atoms.thread_ids(b, wave_size)
+    lanes = LaneValues(b, tid, lane, warp, num_warps, wave_size, arch)
+    atoms.region_marker(b, "setup", "begin")
+    names = build(lanes)
+    atoms.region_marker(b, "setup", "end", list(dict.fromkeys(lanes.pinned)))
+    n = len(names)
+    rsrc = atoms.buffer_rsrc(b, "%out", 4 * n * num_warps * wave_size, atoms.buffer_flags(arch))
+    t4 = b.arith("muli", b.cast("arith.index_cast", tid, "index", "i32"), b.const(4 * n))
+    for k, name in enumerate(names):
+        atoms.buffer_store(b, name, rsrc, b.arith("addi", t4, b.const(4 * k)), "i32")
+    globals_ = "".join(f"    {g}\n" for g in lanes.globals)
+    return (f"module {{\n  gpu.module @m {{\n{globals_}    gpu.func @k(%out: !llvm.ptr<1>) kernel {{\n"
+            f"{b.body()}\n      gpu.return\n    }}\n  }}\n}}\n"), n
+
+
+def setup_ops(text: str, arch: str) -> list[str]:
+    """The instructions (mnemonics) of the compiled ``setup`` region of ``text``."""
+    from linlayout.lowering.isa import region_lines
+
+    lines = [ln.strip() for ln in region_lines(compiles(text, arch), "setup")]
+    return [ln.split()[0] for ln in lines if ln and not ln.startswith(";")]
+
+
+def run_prologue(text: str, n: int, arch: str, num_warps: int) -> np.ndarray:
+    """The ``[threads, n]`` values a :func:`prologue_kernel` stores, on the interpreter."""
+    from linlayout.hw.targets import get_target
+    from linlayout.lowering.interp import load_kernel
+
+    threads = num_warps * get_target(arch).wave_size
+    return load_kernel(text, "k", arch).run([np.zeros((threads, n), np.uint32)], block=(threads, 1, 1))[0]

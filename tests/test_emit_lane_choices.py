@@ -86,7 +86,7 @@ def test_choices_compute_their_tables_on_the_interpreter():
                (np.stack([LANE & 4 == 4, LANE & 4 == 0]), 1, 2)]
     b = Builder()
     tid, _t32, lane_v, warp_v = atoms.thread_ids(b)
-    lv = LaneValues(b, tid, lane_v, warp_v, W)
+    lv = LaneValues(b, tid, lane_v, warp_v, W, WAVE, "gfx942")
     lc = LaneChoices(lv)
     names = [lc.choice(cond, f, t, what=f"choice {k}") for k, (cond, f, t) in enumerate(choices)]
     assert names[1] == names[0]  # one table, one value
@@ -145,8 +145,10 @@ def test_a_choices_only_prologue_is_the_estimate(family, name, arch, dtype, setu
 def test_rdna_constant_selectors_are_literals_of_their_permutes():
     """gfx1200 fp8 ``wmma2.16x16->wmma2.16x16T`` (1 wave): its 16 ``v_perm_b32`` take their four constant
     selectors as the VOP3 literal (RDNA), so the prologue moves none into an SGPR (on CDNA one
-    ``s_mov_b32`` each: gfx9's VOP3 takes no literal)."""
+    ``s_mov_b32`` each: gfx9's VOP3 takes no literal); the kernel computes its tile on the interpreter."""
     import re
+
+    from test_emit_wave32 import check_wave32_kernel
 
     from linlayout.cli.bench import kernel_plan
     from linlayout.lowering.conversion import lower_conversion
@@ -162,3 +164,26 @@ def test_rdna_constant_selectors_are_literals_of_their_permutes():
     assert not [ln for ln in region_lines(low.compiled.isa, "setup") if ln.strip().startswith("s_mov")]
     perms = [ln for ln in region_lines(low.compiled.isa, "conv") if ln.strip().startswith("v_perm_b32")]
     assert len(perms) == 16 and {int(re.search(r"0x[0-9a-f]+$", ln.strip()).group(), 16) for ln in perms} == selectors
+    check_wave32_kernel(plan)
+
+
+@needs.mlir
+@pytest.mark.parametrize("arch", ["gfx942", "gfx1100"])
+def test_a_parity_of_two_lane_bits_compiles_to_its_count(arch):
+    """``m_S`` on two lane bits: two ``v_bfe_i32`` and a ``v_xor_b32`` (LLVM would otherwise XOR two shifts left and
+    shift the result: one VALU more), then ``v_and_b32`` and ``v_add_u32``: the setup's VALU are ``ChoiceCount``'s;
+    the interpreter computes the choice."""
+    from interp_kernels import prologue_kernel, run_prologue, setup_ops
+    from linlayout.lowering.emit.lane_choices import LaneChoices
+
+    W, wave = 2, 64 if arch == "gfx942" else 32
+    lane = np.arange(wave)
+    cond = (lane >> 1 & 1) ^ (lane >> 3 & 1)
+    text, n = prologue_kernel(arch, W, lambda lv: [LaneChoices(lv).choice(cond, 0x06020400, 0x03070105, "choice")])
+    count = ChoiceCount()
+    count.add(cond, 0x06020400, 0x03070105)
+    ops = setup_ops(text, arch)
+    assert [op for op in ops if op.startswith("v_")].count("v_bfe_i32") == 2
+    assert len([op for op in ops if op.startswith("v_")]) == count.valu == 5
+    out = run_prologue(text, n, arch, W)
+    assert np.array_equal(out[:, 0], np.tile(choice_table(cond, 0x06020400, 0x03070105), W))

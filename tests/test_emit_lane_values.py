@@ -4,11 +4,12 @@ with immediate offsets, lane masks, and the values a kernel computes on the inte
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import needs
-from linlayout.lowering.emit.lane_values import AffineTable, fit_affine
+from linlayout.synth.lane_arith import AffineTable, fit_affine
 
 WAVE = 64
 
@@ -63,7 +64,7 @@ def test_lane_values_kernel_on_interpreter():
     }
     b = Builder()
     tid, _t32, lane_v, warp_v = atoms.thread_ids(b)
-    lv = LaneValues(b, tid, lane_v, warp_v, W)
+    lv = LaneValues(b, tid, lane_v, warp_v, W, WAVE, "gfx942")
     names = {k: lv.value_of(t, what=k)[0] for k, t in tables.items()}
     base, delta = lv.value_of(tables["xor_swizzle"] + 48, max_delta=64)
     assert (base, delta) == (names["xor_swizzle"], 48)  # reused with an immediate offset
@@ -84,3 +85,54 @@ def test_lane_values_kernel_on_interpreter():
     for k, t in enumerate(tables.values()):
         assert np.array_equal(out[:, k], np.asarray(t, dtype=np.int64).reshape(-1) & 0xFFFFFFFF), k
     assert np.array_equal(out[:, 3], cond_t.reshape(-1))
+
+
+def _column(rng, wide: bool, pattern: int, b: int) -> int:
+    """A random column of input bit ``b``: zero, one bit, ``pattern << b`` (a multiply term's) or (``wide``) any
+    word."""
+    kind = int(rng.integers(4 if wide else 3))
+    return [0, 1 << int(rng.integers(32)), (pattern << b) & 0xFFFFFFFF, int(rng.integers(1, 1 << 32))][kind]
+
+
+@mlir
+@pytest.mark.parametrize("arch", ["gfx942", "gfx950", "gfx1100", "gfx1250"])
+@pytest.mark.parametrize("num_warps", [1, 4])
+def test_random_tables_on_the_interpreter(arch, num_warps):
+    """Random affine tables of a wave32 or wave64 kernel (lane and warp parts, multiply-term columns), tables a
+    constant above them beyond the offset field (``beyond``) and lane-bit choices: the interpreter computes each."""
+    from interp_kernels import prologue_kernel, run_prologue
+    from linlayout.lowering.emit.lane_choices import LaneChoices
+    from linlayout.synth.lane_choices import choice_table
+
+    rng = np.random.default_rng([num_warps, *map(ord, arch)])
+    tables: list[np.ndarray] = []
+
+    def build(lanes):
+        lb, wb = lanes.wave_size.bit_length() - 1, num_warps.bit_length() - 1
+        names = []
+        for k in range(6):
+            wide, pattern = bool(rng.integers(2)), int(rng.integers(1, 1 << 12))
+            aff = AffineTable(int(rng.integers(1 << 32)), tuple(_column(rng, wide, pattern, b) for b in range(lb)),
+                              tuple(_column(rng, wide, pattern, b) for b in range(wb)))
+            t = aff.evaluate(num_warps)
+            names.append(lanes.value_of(t, what=f"table {k}")[0])
+            tables.append(t)
+            above = t + int(rng.integers(1, 1 << 20))
+            if (above < 1 << 32).all():  # no wrap: the same constant above in every lane
+                names.append(lanes.value_of(above, what=f"table {k} above", beyond=[names[-1]])[0])
+                tables.append(above)
+        choices = LaneChoices(lanes)
+        lane = np.arange(lanes.wave_size)
+        for k in range(3):
+            bits = int(rng.integers(1, lanes.wave_size))  # the lane bits S: cond = parity(lane & S) ^ c
+            parity = np.array([bin(int(v)).count("1") & 1 for v in lane & bits])
+            cond = np.broadcast_to(parity ^ int(rng.integers(2)), (num_warps, lanes.wave_size))
+            if_false, if_true = (int(v) for v in rng.integers(0, 1 << 32, 2))
+            names.append(choices.choice(cond, if_false, if_true, what=f"choice {k}"))
+            tables.append(choice_table(cond, if_false, if_true))
+        return names
+
+    text, n = prologue_kernel(arch, num_warps, build)
+    out = run_prologue(text, n, arch, num_warps)
+    for k, t in enumerate(tables):
+        assert np.array_equal(out[:, k], t.reshape(-1) & 0xFFFFFFFF), k

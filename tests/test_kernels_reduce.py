@@ -23,7 +23,7 @@ from linlayout.kernels.reduce import LaneReducer, reduce_lane_bits  # noqa: E402
 def _kernel(arch: str, bits: list[int], op: str) -> tuple[str, list[dict]]:
     b = Builder()
     tid, t32, lane, warp = atoms.thread_ids(b)
-    lanes = LaneValues(b, tid, lane, warp, 1)
+    lanes = LaneValues(b, tid, lane, warp, 1, 64, arch)
     red = LaneReducer(b, lanes, arch, bits)
     p = b.value(f"llvm.getelementptr %x[{t32}] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, f32", "p")
     x = b.value(f"llvm.load {p} : !llvm.ptr<1> -> f32", "x")

@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from linlayout.synth.lane_arith import AffineTable, LaneProgram, lane_columns, program_family
+import needs
+from linlayout.synth.lane_arith import AffineTable, LaneProgram, program_family
 
 
 def _column(draw, wide: bool) -> int:
@@ -40,10 +41,28 @@ def test_program_computes_every_table(data, bits, family, n_tables):
     for aff, node in tables:
         assert np.array_equal(prog.evaluate(node, num_warps), aff.evaluate(num_warps) & 0xFFFFFFFF)
     valu, salu = prog.count()
-    assert valu >= 0 and salu >= 0
+    live = _live_ops(prog)
+    wide = sum(1 for i in live if prog.nodes[i][0] == "mul" and prog.nodes[i][2] >= 1 << 24)
+    assert valu + salu <= len(live) + (wide if family == "gfx9" else 0)  # an op is at most one instruction
+    assert (valu > 0) == any(any(aff.lane_cols) for aff, _ in tables)  # a lane-dependent table takes a VALU
+    if any(any(aff.warp_cols) for aff, _ in tables):
+        assert salu > 0  # the warp part is scalar
     if warp_bits == 0:  # nothing depends on the warp id alone: SALU only for gfx9's v_mul_lo_u32 constants
         wide = sum(1 for n in prog.nodes if n[0] == "mul" and n[2] >= 1 << 24)
         assert salu <= (wide if family == "gfx9" else 0)
+
+
+def _live_ops(prog: LaneProgram) -> set[int]:
+    """The op nodes (not the ids, not constants) that the program's tables reach."""
+    live, stack = set(), list(prog.tables.values())
+    while stack:
+        i = stack.pop()
+        n = prog.nodes[i]
+        if i in live or n[0] in ("in", "const"):
+            continue
+        live.add(i)
+        stack.extend(n[1:3] if n[0] in ("or", "xor") else n[1:2])
+    return live
 
 
 def _count(family: str, *tables: AffineTable, warp_bits: int = 0) -> tuple[int, int]:
@@ -53,15 +72,22 @@ def _count(family: str, *tables: AffineTable, warp_bits: int = 0) -> tuple[int, 
     return prog.count()
 
 
+#: a gfx942 store address
+STORE = AffineTable(0, (0x40, 0x120, 0x2, 0x4, 0x10, 0x8), ())
+
+
 def test_counts_of_hand_checked_tables():
-    """Instruction counts worked out by hand (and matching LLVM's gfx942 code for these tables)."""
+    """Instruction counts worked out by hand.  LLVM's gfx942 code has these counts for the masks, the store
+    addresses and the multiply term (test_counts_of_compiled_tables); it compiles the swizzle in 4 (it masks
+    once after the XOR, ``((x << 4) ^ (x << 1)) & 0x70``) and the warp table in 2 VALU (``v_lshl_or_b32`` and
+    ``v_and_b32``)."""
     # x & 0x3c: one v_and_b32
     assert _count("gfx9", AffineTable(0, (0, 0, 4, 8, 16, 32), ())) == (1, 0)
     # ((x >> 1) & 31): one v_bfe_u32
     assert _count("gfx9", AffineTable(0, (0, 1, 2, 4, 8, 16), ())) == (1, 0)
     # a gfx942 store address: (x&1)<<6 | sbit(x,1)&0x120 | (x>>1)&6 | x&16 | (x>>2)&8: five terms of
     # 2, 2, 2, 1, 2 ops and two v_or3_b32
-    store = AffineTable(0, (0x40, 0x120, 0x2, 0x4, 0x10, 0x8), ())
+    store = STORE
     assert _count("gfx9", store) == (11, 0)
     # three more addresses, the first XOR 16, 32, 48: one v_xor_b32 each
     others = [AffineTable(c, store.lane_cols, ()) for c in (16, 32, 48)]
@@ -71,6 +97,35 @@ def test_counts_of_hand_checked_tables():
     assert _count("gfx9", swz) == (5, 0)
     # the warp part is scalar (s_and + s_lshl), OR'ed into the lane part x & 0x3f: one v_and_or_b32
     assert _count("gfx9", AffineTable(0, (1, 2, 4, 8, 16, 32), (0x1000, 0x2000)), warp_bits=2) == (1, 2)
+
+
+COMPILED = {"store": [STORE],
+            "store and 3 more": [STORE] + [AffineTable(c, STORE.lane_cols, ()) for c in (16, 32, 48)],
+            "multiply term": [AffineTable(0, (0x21, 0x42, 0x84, 0x108, 0, 0), ())],
+            "masks": [AffineTable(0, (0, 0, 4, 8, 16, 32), ()), AffineTable(0, (0, 1, 2, 4, 8, 16), ())]}
+
+
+@needs.mlir
+@pytest.mark.parametrize("arch", ["gfx942", "gfx90a"])
+@pytest.mark.parametrize("name", sorted(COMPILED))
+def test_counts_of_compiled_tables(arch, name):
+    """Tables of test_counts_of_hand_checked_tables alone in a kernel's setup region: LLVM's VALU are the
+    program's count (no SALU); the interpreter computes each table."""
+    from interp_kernels import prologue_kernel, run_prologue, setup_ops
+
+    tables = COMPILED[name]
+    programs = []
+
+    def build(lanes):
+        programs.append(lanes.program)
+        return [lanes.value_of(t.evaluate(1), what=name)[0] for t in tables]
+
+    text, n = prologue_kernel(arch, 1, build)
+    ops = setup_ops(text, arch)
+    assert (sum(op.startswith("v_") for op in ops), sum(op.startswith("s_") for op in ops)) == programs[0].count()
+    out = run_prologue(text, n, arch, 1)
+    for k, t in enumerate(tables):
+        assert np.array_equal(out[:, k], t.evaluate(1)[0]), k
 
 
 def test_difference_from_an_earlier_table():
@@ -88,15 +143,7 @@ def test_rdna_fuses_literal_masks():
     u = AffineTable(0, (0x100, 0x200, 0x4000, 0, 0, 0), ())
     assert _count("gfx9", u)[0] == _count("gfx9", t)[0] + 2
     assert program_family("gfx942") == "gfx9" and program_family("gfx1100") == "rdna"
-    assert program_family("gfx1250") == "rdna" and program_family(None) == "gfx9"
-
-
-def test_lane_columns():
-    lane = np.arange(64)
-    row = ((lane & 7) << 4) ^ (lane >> 3) ^ 0x100
-    assert lane_columns(row) == (0x100, (0x10, 0x20, 0x40, 1, 2, 4))
-    assert lane_columns((lane + 1) % 64) is None
-    assert lane_columns(np.full(64, -1)) is None
+    assert program_family("gfx1250") == "rdna"
 
 
 def test_family_is_checked():

@@ -468,3 +468,14 @@ def test_cli_emits_cuda_for_sm90(tmp_path, capsys):
     res = json.loads(capsys.readouterr().out)
     assert code == 0 and out.read_text() == emit_cpp(plan_conversion(src, dst, "sm_90", 8)).source
     assert (res["emit"], res["block_threads"], res["slots_in"], res["element_bits"]) == ("cuda", 32, 16, 8)
+
+
+def test_bit_runs_of_affine_columns():
+    """Consecutive bits moved by one shift are one run; a column of several bits is a run of its own (shift None);
+    zero columns none."""
+    from linlayout.lowering.cpp.lane_exprs import bit_runs
+
+    # bits 0-1 -> 4-5 (shift 4), bit 2 zero, bits 3-4 -> 1-2 (shift -2), bit 5 a general column
+    assert bit_runs((0x10, 0x20, 0, 0x2, 0x4, 0x3)) == [(0, 2, 4), (3, 2, -2), (5, 1, None)]
+    assert bit_runs((1, 2, 4, 8, 16, 32)) == [(0, 6, 0)]
+    assert bit_runs((0,) * 5) == []

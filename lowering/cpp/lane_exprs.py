@@ -3,11 +3,12 @@
 A plan gives its per-lane parameters (shared-memory byte addresses, shuffle source lanes,
 byte-permute selectors, select conditions) as tables ``T[w][l]`` (warp ``w``, lane ``l``;
 ``[L]`` when every warp has the same).  This module writes each table as one ``const``
-variable of the function's prologue, the way the MLIR path computes them
-(linlayout.lowering.emit.lane_values):
+variable of the function's prologue, as the MLIR path (linlayout.lowering.emit.lane_values)
+finds them, but each affine table spelled on its own (the compiler's CSE shares terms; not the
+MLIR path's one op program, linlayout.synth.lane_arith.LaneProgram):
 
 * a GF(2)-affine table (``fit_affine``: ``T(l, w) = c ^ XOR_b l_b L_b ^ XOR_b w_b W_b``) is
-  XORs of masked, shifted lane and warp bits (``bit_runs``: a run of lane bits whose columns
+  XORs of masked, shifted lane and warp bits (:func:`bit_runs`: a run of lane bits whose columns
   are consecutive powers of two is one AND and one shift);
 * a table equal to an earlier one plus a uniform constant ``0 <= d < max_delta`` (a multiple
   of ``delta_unit``) reuses that variable; the caller adds ``d`` as an immediate offset;
@@ -23,11 +24,34 @@ from __future__ import annotations
 import numpy as np
 
 from linlayout import LayoutError
-from linlayout.lowering.emit.lane_values import AffineTable, bit_runs, fit_affine
+from linlayout.synth.lane_arith import AffineTable, fit_affine
 
 from .dialect import Dialect
 
-__all__ = ["CppLaneValues", "affine_expression"]
+__all__ = ["CppLaneValues", "affine_expression", "bit_runs"]
+
+
+def bit_runs(cols: tuple[int, ...]) -> list[tuple[int, int, int]]:
+    """Group input bits with power-of-two columns into runs ``(first bit, count, shift)``.
+
+    Bits ``b .. b+n-1`` form a run when column ``b+i`` is ``1 << (b + i + shift)``; the
+    run's contribution is ``(x & mask) << shift`` (``>> -shift`` when negative).  Zero
+    columns are skipped; general columns are single-bit runs with ``shift = None``.
+    """
+    runs: list[tuple[int, int, int]] = []
+    for b, col in enumerate(cols):
+        if col == 0:
+            continue
+        if col & (col - 1):
+            runs.append((b, 1, None))  # type: ignore[arg-type]
+            continue
+        shift = col.bit_length() - 1 - b
+        if runs and runs[-1][2] == shift and runs[-1][0] + runs[-1][1] == b:
+            first, n, _ = runs[-1]
+            runs[-1] = (first, n + 1, shift)
+        else:
+            runs.append((b, 1, shift))
+    return runs
 
 
 def _linear_terms(x: str, cols: tuple[int, ...]) -> list[str]:

@@ -13,10 +13,12 @@ Three forms, by the condition's 0/1 table ``cond[w][l]`` (linlayout.synth.lane_c
   computed as one ``v_bfe_i32 m, lane, b, 1`` per bit of ``S`` (``v_xor_b32`` between), one ``v_and_b32`` with the
   literal ``K`` and one ``v_add_u32`` with the literal ``A`` (``v_or_b32`` where LLVM sees no carry): 3 VALU for one
   choice on one lane bit, no VCC.  Shared: ``m_S`` by every choice on the same ``S``, ``m_S & K`` by every choice
-  with the same ``(S, K)`` (then one ``v_add_u32`` each), the value by every choice with the same table.  The mask
-  goes through an empty inline asm (``"=v,0"``, no instruction) that LLVM cannot see into: it would otherwise
-  fold ``m_S & K`` back into ``select(l_b, K, 0)`` and the whole into ``select(l_b, B, A)``, which it compiles on
-  gfx9 to ``v_and_b32; v_mov_b32 x2; v_cmp_eq_u32; s_nop; v_cndmask_b32`` (VOP3 and VOPC take no literal there).
+  with the same ``(S, K)`` (then one ``v_add_u32`` each), the value by every choice with the same table.  Each
+  sign-extended bit goes through ``atoms.opaque_word`` (an empty inline asm, no instruction) that LLVM cannot see
+  into: it would otherwise fold ``m_S & K`` back into ``select(l_b, K, 0)`` and the whole into
+  ``select(l_b, B, A)``, which it compiles on gfx9 to ``v_and_b32; v_mov_b32 x2; v_cmp_eq_u32; s_nop;
+  v_cndmask_b32`` (VOP3 and VOPC take no literal there), and it would compile the XOR of two sign-extended bits as
+  ``ashr(xor(shl, shl), 31)`` (two ``v_lshlrev_b32``, ``v_xor_b32``, ``v_ashrrev_i32``: one VALU more).
   The addition (not an XOR, the same count) keeps gfx950 from fusing the two logic ops into one ``v_bitop3_b32``
   whose two constants it would first have to move into registers.  On gfx940/gfx950 LLVM assumes an inline asm
   may write its output with a forwarding hazard and waits one cycle before the first VALU that reads it (an
@@ -33,6 +35,7 @@ from __future__ import annotations
 
 from linlayout.synth.lane_choices import choice_form, choice_table, lanes_constants
 
+from . import atoms
 from .lane_values import LaneValues, lane_table
 
 __all__ = ["LaneChoices"]
@@ -79,14 +82,15 @@ class LaneChoices:
         return self._masked[key]
 
     def _mask(self, bits: tuple[int, ...]) -> str:
-        """``m_S``: per lane 0 or -1, the parity of the lane bits ``S`` sign-extended (``v_bfe_i32`` per bit,
-        ``v_xor_b32`` between), passed through an empty inline asm (``"=v,0"``: a VGPR, no instruction) that
-        LLVM cannot see into."""
+        """``m_S``: per lane 0 or -1, the parity of the lane bits ``S`` sign-extended: one ``v_bfe_i32`` per bit, each
+        passed through ``atoms.opaque_word`` (no instruction; LLVM cannot see that it is a sign-extended bit, so it
+        neither folds ``m_S & K`` into a select nor rewrites the XOR of two of them as ``ashr(xor(shl, shl), 31)``,
+        one VALU more), ``v_xor_b32`` between."""
         if bits not in self._masks:
-            b, lane = self.lanes.b, self.lanes.lane
+            b = self.lanes.b
             acc = None
             for bit in bits:
-                ext = b.arith("shrsi", b.arith("shli", lane, b.const(31 - bit)), b.const(31))  # sext(l_bit)
+                ext = atoms.opaque_word(b, self.lanes.lane_sign_bit(bit))
                 acc = ext if acc is None else b.arith("xori", acc, ext)
-            self._masks[bits] = b.value(f'llvm.inline_asm "", "=v,0" {acc} : (i32) -> i32', "msk")
+            self._masks[bits] = acc
         return self._masks[bits]

@@ -8,11 +8,12 @@ region, and shares registers between tables:
 
 * **affine tables.**  Almost every table of a linear-layout plan is GF(2)-affine in the
   lane and warp bits: ``T(l, w) = c ^ XOR_{b: l_b = 1} L_b ^ XOR_{b: w_b = 1} W_b``
-  (:func:`fit_affine` finds ``c, L, W`` and checks every entry).  All the affine tables of a
+  (linlayout.synth.lane_arith.fit_affine finds ``c, L, W`` and checks every entry).  All the affine tables of a
   kernel are nodes of one op program (:class:`linlayout.synth.lane_arith.LaneProgram`: shift and
   column terms, OR'ed where their bits are disjoint, terms shared between tables, a table derived
   from an earlier one by XOR where that is cheaper; the warp part from the wave-uniform warp id,
-  scalar), whose instruction count the planner's setup estimate uses; each node is one arith op here.
+  scalar); each node is one arith op here.  The planner does not use the program's count: its
+  setup estimate prices each address base at linlayout.synth.cost.LDS_ADDR_BASE_VALU.
 * **offsets.**  A table equal to an already computed one plus a uniform constant
   ``0 <= d < max_delta`` reuses that register; the constant becomes the instruction's
   immediate offset (``ds_read/ds_write offset:``, ``buffer_* offset:``).
@@ -40,12 +41,12 @@ from typing import Callable
 import numpy as np
 
 from linlayout import LayoutError
-from linlayout.synth.lane_arith import AffineTable, LaneProgram, fit_affine, program_family
+from linlayout.synth.lane_arith import LANE, AffineTable, LaneProgram, fit_affine, program_family
 
 from . import atoms
 from .builder import Builder
 
-__all__ = ["AffineTable", "BITOP3_ARCHS", "LaneValues", "bit_runs", "fit_affine", "lane_table"]
+__all__ = ["BITOP3_ARCHS", "LaneValues", "lane_table"]
 
 #: [I] Targets with ``v_bitop3_b32``, where LLVM merges ``base + constant`` (a register beyond an LDS
 #: address's immediate offset) into the ops that made ``base``: a ``v_bitop3_b32`` and an
@@ -67,41 +68,19 @@ def lane_table(table, num_warps: int, wave_size: int, what: str) -> np.ndarray:
     return t
 
 
-def bit_runs(cols: tuple[int, ...]) -> list[tuple[int, int, int]]:
-    """Group input bits with power-of-two columns into runs ``(first bit, count, shift)``.
-
-    Bits ``b .. b+n-1`` form a run when column ``b+i`` is ``1 << (b + i + shift)``; the
-    run's contribution is ``(x & mask) << shift`` (``>> -shift`` when negative).  Zero
-    columns are skipped; general columns are single-bit runs with ``shift = None``.
-    """
-    runs: list[tuple[int, int, int]] = []
-    for b, col in enumerate(cols):
-        if col == 0:
-            continue
-        if col & (col - 1):
-            runs.append((b, 1, None))  # type: ignore[arg-type]
-            continue
-        shift = col.bit_length() - 1 - b
-        if runs and runs[-1][2] == shift and runs[-1][0] + runs[-1][1] == b:
-            first, n, _ = runs[-1]
-            runs[-1] = (first, n + 1, shift)
-        else:
-            runs.append((b, 1, shift))
-    return runs
-
-
 class LaneValues:
     """Builds and caches per-lane i32 values and per-lane conditions in a prologue.
 
     ``tid`` is the thread id in the workgroup (``index``), ``lane`` the lane id (i32,
     0..wave_size-1) and ``warp`` the wave-uniform warp id (i32); ``wave_size`` is 64 for the
-    CDNA kernels, the plan's for a conversion kernel; ``arch`` picks the op costs of the affine
-    tables' program (:attr:`program`, linlayout.synth.lane_arith.program_family; None: gfx9's).
+    CDNA kernels, the plan's for a conversion kernel; ``arch`` (the kernel's target) picks the op
+    costs of the affine tables' program (:attr:`program`, linlayout.synth.lane_arith.program_family)
+    and whether adds beyond the offset field read their base through an opaque copy (BITOP3_ARCHS).
     ``globals`` collects the module-level constant arrays of non-affine tables.
     """
 
-    def __init__(self, b: Builder, tid: str, lane: str, warp: str, num_warps: int, wave_size: int = 64,
-                 arch: str | None = None) -> None:
+    def __init__(self, b: Builder, tid: str, lane: str, warp: str, num_warps: int, wave_size: int,
+                 arch: str) -> None:
         if wave_size not in (32, 64):
             raise ValueError(f"a wave has 32 or 64 lanes, not {wave_size}")
         self.arch = arch
@@ -220,6 +199,11 @@ class LaneValues:
         the nodes not emitted before, one arith op each (``bfe`` a shift and a mask, ``sbit`` a shift
         left and an arithmetic shift right: the patterns of ``v_bfe_u32`` and ``v_bfe_i32``)."""
         return self._node_value(self.program.add(aff))
+
+    def lane_sign_bit(self, bit: int) -> str:
+        """``-((lane >> bit) & 1)``: per lane 0 or -1 (one ``v_bfe_i32``), the ``sbit`` node of :attr:`program` on
+        the lane id (shared with the affine tables that use it)."""
+        return self._node_value(self.program.node("sbit", LANE, bit))
 
     def _node_value(self, i: int) -> str:
         got = self._nodes.get(i)

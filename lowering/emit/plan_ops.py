@@ -61,6 +61,7 @@ import numpy as np
 
 from linlayout import LayoutError, get_target
 from linlayout.hw.transpose_loads import TransposeLoad
+from linlayout.synth.lane_arith import fit_affine
 from linlayout.synth.plan import Plan
 from linlayout.synth.steps import slot_dwords
 
@@ -68,7 +69,7 @@ from ..step_emitter import StepEmitter
 from . import atoms
 from .builder import Builder, vector_type
 from .lane_choices import LaneChoices
-from .lane_values import LaneValues, lane_table, fit_affine
+from .lane_values import LaneValues, lane_table
 
 __all__ = ["PlanEmitter", "slot_dwords"]
 
@@ -82,7 +83,8 @@ class PlanEmitter(StepEmitter):
     linlayout.synth.hazards, pinned (the conversion kernel; a kernel that embeds a plan leaves the
     order to the compiler).  The other public methods are the
     primitives the steps call: prologue values (``condition``, ``lane_value``, ``lane_choice``,
-    ``scalar_constant``, ``permlane_selector``, ``lds_address``) and one instruction each in the region;
+    ``permlane_selector``, ``lds_address``; ``scalar_constant``: an SGPR of the prologue on CDNA, the
+    instruction's literal on RDNA and gfx1250) and one instruction each in the region;
     ``pins_selectors``: the low words of permlane lane selectors in SGPRs of the prologue (the conversion
     kernel, whose prologue is outside its counted region).
     """
