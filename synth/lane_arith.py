@@ -48,7 +48,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from linlayout import f2
+from linlayout import LayoutError, f2
+from linlayout.hw.targets import get_target
 
 __all__ = ["AffineTable", "LaneProgram", "fit_affine", "lane_columns", "program_family"]
 
@@ -117,9 +118,14 @@ def fit_affine(table: np.ndarray, defined: np.ndarray | None = None) -> AffineTa
     return cand if np.array_equal(cand.evaluate(num_warps)[ok], t[ok]) else None
 
 
-def program_family(arch: str | None) -> str:
-    """``"rdna"`` (VOP3 takes a literal, ``v_xor3_b32``) for gfx10 and later, else ``"gfx9"``."""
-    return "rdna" if arch is not None and arch.startswith("gfx1") and len(arch) >= 6 else "gfx9"
+def program_family(arch: str) -> str:
+    """The program family of the AMD target ``arch`` (linlayout.hw's descriptor): ``"rdna"`` (VOP3
+    takes a literal, ``v_xor3_b32``) for GFX IP 10 and later, ``"gfx9"`` for GFX IP 9 (the CDNA
+    targets).  A name of no AMD target (an NVIDIA one, an unknown one) is a LayoutError."""
+    target = get_target(arch)
+    if target.family not in ("cdna", "rdna"):
+        raise LayoutError(f"{target.name} is not an AMD target: per-lane table programs are AMD code")
+    return "rdna" if target.gfx_generation >= 10 else "gfx9"
 
 
 def lane_columns(row: np.ndarray) -> tuple[int, tuple[int, ...]] | None:
@@ -328,7 +334,7 @@ class LaneProgram:
                 continue
             bits = unit[1]
             done |= sum(1 << b for b in bits)
-            k, m, mult = _multiply(bits, cols) or (None, 0, 0)
+            k, m, mult = _multiply(bits, cols)  # valid for every unit (_units)
             if len(bits) == 1 and k != 0:  # v_bfe_i32 and an AND
                 b = bits[0]
                 terms.append((self.node("and", self.node("sbit", x, b), cols[b]), cols[b]))

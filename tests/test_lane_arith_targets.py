@@ -3,7 +3,10 @@ gfx9's VOP3 takes no literal constant, and the program family a target name give
 
 from __future__ import annotations
 
-from linlayout.synth.lane_arith import AffineTable, LaneProgram
+import pytest
+
+from linlayout import LayoutError
+from linlayout.synth.lane_arith import AffineTable, LaneProgram, program_family
 
 
 def _count(family: str, *tables: AffineTable, lane_bits: int = 6) -> tuple[int, int]:
@@ -31,3 +34,13 @@ def test_an_or_with_a_literal_constant_needs_it_in_a_register_on_gfx9():
     assert _count("gfx9", AffineTable(0x1000, (4, 8, 16, 32, 64, 128), ())) == (3, 0)
     # -16 (0xfffffff0 as a 32-bit word) is inline: no v_mov_b32 (bits 4..31 set, x below 16 leaves them)
     assert _count("gfx9", AffineTable(0xFFFFFFF0, (1, 2, 4, 0, 0, 0), ())) == (1, 0)
+
+
+def test_the_program_family_is_the_targets():
+    """gfx9 for the GFX IP 9 (CDNA) targets, also by alias; rdna for GFX IP 11 and 12; no family (a
+    LayoutError) for an NVIDIA target, a typo or no name, which once read as gfx9."""
+    assert [program_family(a) for a in ("gfx90a", "gfx942", "gfx950", "mi300")] == ["gfx9"] * 4
+    assert [program_family(a) for a in ("gfx1100", "gfx1200", "gfx1250")] == ["rdna"] * 3
+    for bad in ("sm_90", "gfx9420", "gfx1", None):
+        with pytest.raises(LayoutError):
+            program_family(bad)

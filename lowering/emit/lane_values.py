@@ -105,7 +105,7 @@ class LaneValues:
         if wave_size not in (32, 64):
             raise ValueError(f"a wave has 32 or 64 lanes, not {wave_size}")
         self.arch = arch
-        self.program = LaneProgram(program_family(arch), wave_size.bit_length() - 1,
+        self.program = LaneProgram(program_family(arch) if arch is not None else "gfx9", wave_size.bit_length() - 1,
                                    max(num_warps - 1, 0).bit_length())
         self._nodes: dict[int, str] = {0: lane, 1: warp}  # program node -> its value
         self._opaque: dict[str, str] = {}  # a value -> it through atoms.opaque_word (what adds beyond read)
