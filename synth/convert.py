@@ -449,7 +449,7 @@ def _lds_candidates(ctx: ConversionContext, best_only: bool = False, ceiling: fl
     def limit() -> float:  # the cost floor above which none can
         return rank_limit() / least_factor
 
-    for place, acc in pool.by_floor(limit, rank_limit) if prune else pool.placed():  # (unpruned: no order)
+    for place, acc in pool.by_floor(limit, rank_limit) if prune else pool.placed():  # (unpruned: in place order)
         if acc.design.lds_bytes > min(budget, target.lds_bytes):
             continue
         fitted = True
