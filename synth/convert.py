@@ -422,8 +422,9 @@ def _lds_candidates(ctx: ConversionContext, best_only: bool = False, ceiling: fl
     lds_path.DesignPool.by_floor); a round trip whose plan floor's rank value is above the tie limit
     of the best plan built so far, or whose cost floor is (in rank value: its cost floor with the
     least instructions of any LDS plan, ``lower_bound``'s ``lds_instructions``), cannot enter the tie
-    group and is not built, nor is any after it in that order (``prune``: the floors bound the cost
-    model's value, ``CostModel.floors_apply``; else every one is built).  ``best_only``: neither is a round trip equal to one built before (the same layout and
+    group and is not built: past a plan floor above it the pool stops (every later one's rank value
+    is at least as high), a cost floor above it only skips that round trip (``prune``: the floors
+    bound the cost model's value, ``CostModel.floors_apply``; else every one is built).  ``best_only``: neither is a round trip equal to one built before (the same layout and
     stores: the same cost and instructions, ranked after it) nor one that a plan built before
     outranks (``_outranked``), nor one whose floor is above ``ceiling`` (the in-wave plans' tie
     limit in rank value: it would rank after them).  The plans are given in the pool's order (its
@@ -633,10 +634,10 @@ def _lds_first(ctx: ConversionContext, programs: list[_InWaveProgram], floors: l
     most ``tie_limit(V)`` has its floors below both every built plan's tie limit and the
     ceiling, so it is built in both orders unless a plan built before outranks it
     (``_outranked``), which then has a rank value at most its own: a plan of the tie group too,
-    built in both orders (by induction along the design order).  So both orders build the same
-    tie group, in the same relative order (in-wave plans first, LDS plans in the pool's order): the
-    first plan is the same, full ties included (the LDS plans are given in the pool's order,
-    whatever order they were built in)."""
+    built in both orders (by induction along the build order, the plan floors' rank value order).
+    So both orders build the same tie group, in the same relative order (in-wave plans first, LDS
+    plans in the pool's order): the first plan is the same, full ties included (the LDS plans are
+    given in the pool's order, whatever order they were built in)."""
     cm = ctx.cost_model
     try:
         lds = _lds_candidates(ctx, best_only=True)
