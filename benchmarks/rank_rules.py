@@ -44,7 +44,7 @@ from linlayout.dtypes import dtype_bits  # noqa: E402
 from linlayout.lowering.emit.conversion_kernel import contiguous_registers, source_tuple_dwords  # noqa: E402
 from linlayout.lowering.plan_counts import plan_isa_counts  # noqa: E402
 from linlayout.synth.convert import candidate_plans  # noqa: E402
-from linlayout.synth.cost import cost_model, mix_cost, rank_value  # noqa: E402
+from linlayout.synth.cost import cost_model, mix_cost, rank_value, tie_limit  # noqa: E402
 from linlayout.synth.packing import packing_candidates, with_register_order  # noqa: E402
 
 DATA = REPO / "benchmarks" / "data"
@@ -136,9 +136,9 @@ def additive_rule(cycles_per_instruction: float):
 
 
 def _first(candidates: list[Candidate], value, tie_fraction: float, then) -> Candidate:
-    """The first candidate: least value; near ties (within ``tie_fraction``) by fewest instructions,
-    then by ``then``."""
-    tie = min(value(c) for c in candidates) * (1 + tie_fraction) + 1e-9
+    """The first candidate: least value; near ties (within its tie limit, ``cost.tie_limit``) by
+    fewest instructions, then by ``then``."""
+    tie = tie_limit(min(value(c) for c in candidates), tie_fraction)
     return min(candidates, key=lambda c: (value(c) > tie, c.instructions, then(c)))
 
 

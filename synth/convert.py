@@ -290,7 +290,7 @@ def _in_wave_programs(ctx: ConversionContext, wm, gather: bool = True) -> list[_
     # rank as the plans' values only where those are sums
     limit = float("inf")
     if best is not None and cm.floors_apply and not cm.pipe_overlap:
-        limit = best[0].cost * (1 + cm.tie_fraction)
+        limit = cm.tie_limit(best[0].cost)
     if gather and gather_floor(up.pk.units, cm) + vperm <= limit:  # the gather is priced only when it might win
         gathered = gather_choices(ctx, up.pk.units, limit - vperm)  # None: above the limit
         if gathered is not None and gathered[0] + vperm <= limit:
@@ -422,8 +422,9 @@ def _lds_candidates(ctx: ConversionContext, best_only: bool = False, ceiling: fl
     lds_path.DesignPool.by_floor); a round trip whose plan floor's rank value is above the tie limit
     of the best plan built so far, or whose cost floor is (in rank value: its cost floor with the
     least instructions of any LDS plan, ``lower_bound``'s ``lds_instructions``), cannot enter the tie
-    group and is not built, nor is any after it in that order (``prune``: the floors bound the cost
-    model's value, ``CostModel.floors_apply``; else every one is built).  ``best_only``: neither is a round trip equal to one built before (the same layout and
+    group and is not built: past a plan floor above it the pool stops (every later one's rank value
+    is at least as high), a cost floor above it only skips that round trip (``prune``: the floors
+    bound the cost model's value, ``CostModel.floors_apply``; else every one is built).  ``best_only``: neither is a round trip equal to one built before (the same layout and
     stores: the same cost and instructions, ranked after it) nor one that a plan built before
     outranks (``_outranked``), nor one whose floor is above ``ceiling`` (the in-wave plans' tie
     limit in rank value: it would rank after them).  The plans are given in the pool's order (its
@@ -443,13 +444,13 @@ def _lds_candidates(ctx: ConversionContext, best_only: bool = False, ceiling: fl
     def rank_limit() -> float:  # the rank value above which no round trip can reach the tie group
         if not prune:
             return float("inf")
-        lds = best_rank * (1 + cm.tie_fraction) if out else float("inf")
+        lds = cm.tie_limit(best_rank) if out else float("inf")
         return min(lds, ceiling) if best_only else lds
 
     def limit() -> float:  # the cost floor above which none can
         return rank_limit() / least_factor
 
-    for place, acc in pool.by_floor(limit, rank_limit) if prune else pool.placed():  # (unpruned: no order)
+    for place, acc in pool.by_floor(limit, rank_limit) if prune else pool.placed():  # (unpruned: in place order)
         if acc.design.lds_bytes > min(budget, target.lds_bytes):
             continue
         fitted = True
@@ -602,7 +603,7 @@ def _unrefined_candidates(ctx: ConversionContext, best_only: bool = False, movma
     if cands and strategy == "auto" and prune:  # no LDS plan can beat (or tie) it: skip
         lb = _lower_bound(ctx)
         lds_floor = cm.rank_value(lb["lds_cost"], lb["lds_instructions"])
-        ceiling = min(_rank_value(p, cm) for p in cands) * (1 + cm.tie_fraction)
+        ceiling = cm.tie_limit(min(_rank_value(p, cm) for p in cands))
     if strategy in ("auto", "lds") and (lds_floor is None or lds_floor <= ceiling):
         try:
             cands.extend(_lds_candidates(ctx, best_only, ceiling, prune))
@@ -615,34 +616,34 @@ def _unrefined_candidates(ctx: ConversionContext, best_only: bool = False, movma
 def _lds_first(ctx: ConversionContext, programs: list[_InWaveProgram], floors: list[float]) -> list[Plan]:
     """The candidates whose first (``_rank``) is the first of every candidate: the LDS plans
     (``_lds_candidates`` with ``best_only``, no ceiling), then the in-wave ``programs`` priced, but
-    only those whose rank value floor (``ProgramFloor.rank_value``) is within the tie fraction of the
+    only those whose rank value floor (``ProgramFloor.rank_value``) is within the tie limit of the
     best LDS plan's (all of them when no LDS plan fits).  ``floors``: rank values at most those
     floors (``_InWaveProgram.early_floor``'s): a program whose ``floors`` entry is above the limit
     is not even built; the others are built and priced when their floor is within it -- the same
     programs as by the floors alone.
 
     Why the first plan is the one of the in-wave-first order.  ``_rank`` puts first, of the plans
-    whose rank value is at most ``V * (1 + tie_fraction)`` (``V``: the least rank value; the tie
-    group), the one with the fewest instructions with setup, then without LDS, then of the least
+    whose rank value is at most ``tie_limit(V)`` (``CostModel.tie_limit``; ``V``: the least rank
+    value; the tie group), the one with the fewest instructions with setup, then without LDS, then of the least
     latency value, then the first in the candidates' fixed order (``_rank``).  (1) A program left
-    unpriced has a rank value above ``B * (1 + tie_fraction) >= V * (1 + tie_fraction)`` (``B``: the best LDS plan's, an upper
-    bound of ``V``): it is outside the tie group and is not the least, so leaving it out changes
+    unpriced has a rank value above ``tie_limit(B) >= tie_limit(V)`` (``B``: the best LDS plan's, an
+    upper bound of ``V``): it is outside the tie group and is not the least, so leaving it out changes
     neither ``V`` nor the tie group.  (2) The LDS plans built: the in-wave-first order passes the
     in-wave plans' tie limit as a ceiling, which leaves out designs whose floors (``floor`` with the
     least LDS instructions, ``plan_floor``) are above it, and those only; a design of rank value at
-    most ``V * (1 + tie_fraction)`` has its floors below both every built plan's tie limit and the
+    most ``tie_limit(V)`` has its floors below both every built plan's tie limit and the
     ceiling, so it is built in both orders unless a plan built before outranks it
     (``_outranked``), which then has a rank value at most its own: a plan of the tie group too,
-    built in both orders (by induction along the design order).  So both orders build the same
-    tie group, in the same relative order (in-wave plans first, LDS plans in the pool's order): the
-    first plan is the same, full ties included (the LDS plans are given in the pool's order,
-    whatever order they were built in)."""
+    built in both orders (by induction along the build order, the plan floors' rank value order).
+    So both orders build the same tie group, in the same relative order (in-wave plans first, LDS
+    plans in the pool's order): the first plan is the same, full ties included (the LDS plans are
+    given in the pool's order, whatever order they were built in)."""
     cm = ctx.cost_model
     try:
         lds = _lds_candidates(ctx, best_only=True)
     except LayoutError:  # no LDS plan fits: the in-wave plans are the candidates
         lds = []
-    limit = min(_rank_value(p, cm) for p in lds) * (1 + cm.tie_fraction) + 1e-9 if lds else float("inf")
+    limit = cm.tie_limit(min(_rank_value(p, cm) for p in lds)) if lds else float("inf")
     return [_finish_in_wave(ctx, b) for b, f in zip(programs, floors)
             if f <= limit and b.floor().rank_value(cm) <= limit] + lds
 
@@ -650,8 +651,8 @@ def _lds_first(ctx: ConversionContext, programs: list[_InWaveProgram], floors: l
 def _within_ties(ctx: ConversionContext, programs: list[_InWaveProgram], floors: list[float]) -> list[Plan]:
     """The priced plans of ``programs`` (in their order) but those that cannot enter the tie group:
     priced least floor first (``floors``: ``ProgramFloor.rank_value``), a program whose floor is above
-    the tie limit of a plan priced before (its rank value times ``1 + tie_fraction``) is left
-    unpriced.  Its rank value is above ``V * (1 + tie_fraction)`` (``V``: the least rank value of every
+    the tie limit of a plan priced before (``CostModel.tie_limit`` of its rank value) is left
+    unpriced.  Its rank value is above ``tie_limit(V)`` (``V``: the least rank value of every
     candidate), so, as in ``_lds_first`` (1), leaving it out changes neither ``V`` nor the tie group
     nor the LDS ceiling (``_candidates``): the first plan is the same."""
     cm = ctx.cost_model
@@ -661,7 +662,7 @@ def _within_ties(ctx: ConversionContext, programs: list[_InWaveProgram], floors:
         if floors[k] > limit:
             break
         plans[k] = _finish_in_wave(ctx, programs[k])
-        limit = min(limit, _rank_value(plans[k], cm) * (1 + cm.tie_fraction) + 1e-9)
+        limit = min(limit, cm.tie_limit(_rank_value(plans[k], cm)))
     return [plans[k] for k in sorted(plans)]
 
 
@@ -707,7 +708,7 @@ def _rank_value(plan: Plan, cm: cost_mod.CostModel) -> float:
 
 def _rank(cands: list[Plan], cm: cost_mod.CostModel) -> list[Plan]:
     """Least rank value first (``CostModel.rank_value``: the cost, times a power of the instructions
-    with setup under ``concurrent``); near-ties (within ``CostModel.tie_fraction``) by
+    with setup under ``concurrent``); near-ties (at most ``CostModel.tie_limit`` of the least) by
     instructions with setup, then no LDS, then the latency value (the cost itself under the
     latency objective); candidates tied on every one of those keys keep their order in ``cands``
     (a stable sort).  The candidate lists are made in a fixed order that does not depend on which
@@ -720,7 +721,7 @@ def _rank(cands: list[Plan], cm: cost_mod.CostModel) -> list[Plan]:
     if not cands:
         return cands
     value = {id(p): _rank_value(p, cm) for p in cands}
-    tie = min(value.values()) * (1 + cm.tie_fraction) + 1e-9
+    tie = cm.tie_limit(min(value.values()))
     return sorted(cands, key=lambda p: (value[id(p)] > tie, p.total_with_overhead(), p.lds_bytes > 0,
                                         p.cost_detail.get("latency_value", 0.0)))
 

@@ -76,7 +76,7 @@ from .steps import dwords_per_slot, slots_per_dword
 from .steps.lds import missing_transpose_load
 
 __all__ = ["CONCURRENT_INSTRUCTION_EXPONENT", "CONCURRENT_TIE_FRACTION", "COST_TIE_FRACTION", "CostModel", "OBJECTIVES", "SRC_TUPLE_DWORDS", "cost_model",
-           "lds_address_valu", "lower_bound", "matrix_access_cost", "mix_cost", "near_best", "rank_value", "register_merges", "round_trip_cost",
+           "lds_address_valu", "lower_bound", "matrix_access_cost", "mix_cost", "near_best", "rank_value", "register_merges", "round_trip_cost", "TIE_MARGIN", "tie_limit",
            "tuple_copies"]
 
 VALU_ISSUE = 4.0  # [I] wave64 on a 16-wide SIMD: 4 cycles per VALU instruction
@@ -150,13 +150,22 @@ CONCURRENT_TIE_FRACTION = 0.05
 CONCURRENT_INSTRUCTION_EXPONENT = 0.5
 
 
+TIE_MARGIN = 1e-9  # a rank value this far above a tie limit, a rounding of one at it, is still tied
+
+
+def tie_limit(value: float, tie_fraction: float) -> float:
+    """The greatest rank value tied with the least rank value ``value`` (the policy above):
+    ``value * (1 + tie_fraction)``, plus ``TIE_MARGIN`` (infinite for an infinite ``value``)."""
+    return value * (1 + tie_fraction) + TIE_MARGIN
+
+
 def near_best(items: list, cost, count, tie_fraction: float = COST_TIE_FRACTION, instruction_exponent: float = 0.0):
-    """The item of least rank value ``cost * max(count, 1) ** instruction_exponent``; within
-    ``tie_fraction`` of it, the one with the fewest ``count``."""
+    """The item of least rank value ``cost * max(count, 1) ** instruction_exponent``; of those within
+    its tie limit (``tie_limit``), the one with the fewest ``count``."""
     def value(x) -> float:
         return rank_value(cost(x), count(x), instruction_exponent)
-    best = min(value(x) for x in items)
-    return min(items, key=lambda x: (value(x) > best * (1 + tie_fraction) + 1e-9, count(x), cost(x)))
+    limit = tie_limit(min(value(x) for x in items), tie_fraction)
+    return min(items, key=lambda x: (value(x) > limit, count(x), cost(x)))
 
 
 def rank_value(cost: float, instructions: int, instruction_exponent: float) -> float:
@@ -210,6 +219,11 @@ class CostModel:
         """The rank value of a plan of modelled ``cost`` and ``instructions`` (with setup) under
         this model's policy (``rank_value``)."""
         return rank_value(cost, instructions, self.instruction_exponent)
+
+    def tie_limit(self, value: float) -> float:
+        """The greatest rank value tied with the least rank value ``value`` under this model's tie
+        fraction (``tie_limit``): every ranking and pruning of near ties compares with it."""
+        return tie_limit(value, self.tie_fraction)
 
     def best_of(self, items: list, cost, count):
         """``near_best`` of ``items`` under this model's tie fraction and instruction exponent."""

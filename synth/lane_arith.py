@@ -27,7 +27,9 @@ one operand that is a single-use shift left (``v_lshl_or_b32``), an AND with an 
 prefers ``v_or3_b32``.  Groups of pairwise disjoint terms are XOR'ed
 (``v_xor3_b32`` on RDNA absorbs an XOR; gfx9 has one XOR per operand).  The constant ``c`` is one
 more XOR.  gfx9's VOP3 takes no literal, so there an AND fuses into ``v_and_or_b32`` only with an
-inline mask (-16..64); RDNA's VOP3 takes one literal.
+inline mask (-16..64), and an OR that absorbs an operand while its other operand is a constant outside
+that range (``(x & 7) | 0x1000``) takes the constant in a register: one ``v_mov_b32`` more, once per
+value for all such ORs (as LLVM materializes it); RDNA's VOP3 takes one literal.
 
 **Sharing.**  A table equal to a computed one XOR a difference ``D`` costs ``D``'s ops and one XOR
 when that is cheaper than building it (tried from the earlier tables whose difference has the
@@ -47,12 +49,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from linlayout import f2
+from linlayout import LayoutError, f2
+from linlayout.hw.targets import get_target
 
 __all__ = ["AffineTable", "LaneProgram", "fit_affine", "program_family"]
 
 LANE, WARP = 0, 1  # the value ids of the lane id and the warp id in every program
 _INLINE = range(-16, 65)  # gfx9 inline integer constants (a VOP3 operand without a literal)
+
+
+def _inline(value: int) -> bool:
+    """Is the 32-bit ``value`` (read as signed) an inline integer constant (``_INLINE``)?"""
+    return ((value + 16) & 0xFFFFFFFF) - 16 in _INLINE
 
 
 @dataclass(frozen=True)
@@ -112,8 +120,13 @@ def fit_affine(table: np.ndarray, defined: np.ndarray | None = None) -> AffineTa
 
 
 def program_family(arch: str) -> str:
-    """``"rdna"`` (VOP3 takes a literal, ``v_xor3_b32``) for gfx10 and later, else ``"gfx9"``."""
-    return "rdna" if arch.startswith("gfx1") and len(arch) >= 6 else "gfx9"
+    """The program family of the AMD target ``arch`` (linlayout.hw's descriptor): ``"rdna"`` (VOP3
+    takes a literal, ``v_xor3_b32``) for GFX IP 10 and later, ``"gfx9"`` for GFX IP 9 (the CDNA
+    targets).  A name of no AMD target (an NVIDIA one, an unknown one) is a LayoutError."""
+    target = get_target(arch)
+    if target.family not in ("cdna", "rdna"):
+        raise LayoutError(f"{target.name} is not an AMD target: per-lane table programs are AMD code")
+    return "rdna" if target.gfx_generation >= 10 else "gfx9"
 
 
 def _shifts(b: int, col: int) -> frozenset:
@@ -302,7 +315,7 @@ class LaneProgram:
                 continue
             bits = unit[1]
             done |= sum(1 << b for b in bits)
-            k, m, mult = _multiply(bits, cols) or (None, 0, 0)
+            k, m, mult = _multiply(bits, cols)  # valid for every unit (_units)
             if len(bits) == 1 and k != 0:  # v_bfe_i32 and an AND
                 b = bits[0]
                 terms.append((self.node("and", self.node("sbit", x, b), cols[b]), cols[b]))
@@ -335,7 +348,7 @@ class LaneProgram:
         """``(node, output bits)`` of the XOR of ``terms``: greedy groups of pairwise disjoint terms,
         each an OR chain (terms an OR cannot absorb first), the groups XOR'ed."""
         fusable = lambda t: self.nodes[t[0]][0] == "shl" or (  # noqa: E731
-            self.nodes[t[0]][0] == "and" and (self.family == "rdna" or self.nodes[t[0]][2] in _INLINE))
+            self.nodes[t[0]][0] == "and" and (self.family == "rdna" or _inline(self.nodes[t[0]][2])))
         groups: list[list[tuple[int, int]]] = []
         for t in sorted(terms, key=fusable):
             for g in groups:
@@ -357,7 +370,8 @@ class LaneProgram:
     # ------------------------------------------------------------------ counting
     def count(self) -> tuple[int, int]:
         """``(valu, salu)``: the ops of every node reached from a table, VALU where they depend on
-        the lane id; a node that an OR/XOR absorbs (module docstring) is no instruction."""
+        the lane id; a node that an OR/XOR absorbs (module docstring) is no instruction; on gfx9 one
+        ``v_mov_b32`` per value of the non-inline constants of the ORs that absorbed one."""
         ops, vector, nodes = self._ops, self._vec, self.nodes
         live: set[int] = set()
         stack = list(self.tables.values())
@@ -371,6 +385,7 @@ class LaneProgram:
                 uses[a] = uses.get(a, 0) + 1
                 stack.append(a)
         absorbed: set[int] = set()
+        fused: set[int] = set()  # the ORs/XORs that absorbed an operand (one VOP3 instruction each)
         for i in sorted(live, reverse=True):  # parents first: LLVM selects from the root down
             kind = nodes[i][0]
             if kind not in ("or", "xor") or not vector[i] or i in absorbed:
@@ -381,8 +396,12 @@ class LaneProgram:
             for a in a_ops:
                 if uses[a] == 1 and vector[a] and self._fuses(i, a):
                     absorbed.add(a)
+                    fused.add(i)
                     break
         valu = salu = 0
+        if self.family == "gfx9":  # VOP3 takes no literal: each such constant in a VGPR (v_mov_b32)
+            valu += len({nodes[c][1] for i in fused for c in nodes[i][1:]
+                         if nodes[c][0] == "const" and not _inline(nodes[c][1])})
         for i in live:
             if i > WARP and nodes[i][0] != "const" and i not in absorbed:
                 if vector[i]:
@@ -399,7 +418,7 @@ class LaneProgram:
             if ck[0] in ("or", "shl"):
                 return True
             if ck[0] == "and":  # v_and_or_b32 (LLVM seldom makes an OR of a product a v_mad_u32_u24)
-                return self.family == "rdna" or ck[2] in _INLINE
+                return self.family == "rdna" or _inline(ck[2])
             return False
         return self.family == "rdna" and ck[0] == "xor"
 

@@ -88,21 +88,37 @@ def test_a_rank_limit_stops_the_pool_where_the_rank_values_pass_it():
     assert tried > 5
 
 
+def _subsequence_places(got: list[str], every: list[str]) -> list[int] | None:
+    """The places in ``every`` of the items of ``got`` matched in order (each after the last), or None."""
+    places, k = [], 0
+    for item in got:
+        while k < len(every) and every[k] != item:
+            k += 1
+        if k == len(every):
+            return None
+        places.append(k)
+        k += 1
+    return places
+
+
 @pytest.mark.parametrize("family, step", SAMPLES)
 def test_the_lds_candidates_come_in_the_pools_order_not_their_build_order(family, step):
-    # _lds_candidates unpruned gives the plans of every round trip that fits, in every()'s order
-    # (designs, then store choices), though it builds them in rank value order: the order _rank keeps
-    # for plans tied on every key; on some sampled cases the two orders differ
+    # _lds_candidates pruned (not best_only: every round trip whose floors reach the tie group) builds
+    # the round trips in rank value order of their plan floors (the pool's heap) and gives their plans
+    # in every()'s order (designs, then store choices): the order _rank keeps for plans tied on every
+    # key.  The plans given are those of every round trip that fits, in that order, with some left out;
+    # on some sampled cases the plans given were built in another order
     differ = 0
     for c in family_corpus(family)["cases"][::step]:
         ctx = _context(c)
-        if ctx.problem.src_cols == ctx.problem.dst_cols:
+        if ctx.problem.src_cols == ctx.problem.dst_cols or not ctx.cost_model.floors_apply:
             continue
-        got = [p.dumps() for p in convert._lds_candidates(ctx, prune=False)]
+        got = [p.dumps() for p in convert._lds_candidates(ctx)]
         fits = [a for a in lds_path.designs(ctx).every()
                 if a.design.lds_bytes <= min(ctx.lds_budget_bytes, ctx.target.lds_bytes)]
-        assert got == [convert.lds_plan(ctx, a).dumps() for a in fits], c["name"]
+        places = _subsequence_places(got, [convert.lds_plan(ctx, a).dumps() for a in fits])
+        assert places is not None, c["name"]
         cm = ctx.cost_model
-        ranks = [cm.rank_value(*a.plan_floor()) for a in fits]
+        ranks = [cm.rank_value(*fits[k].plan_floor()) for k in places]  # the build order sorts these
         differ += ranks != sorted(ranks)
     assert differ > 0
