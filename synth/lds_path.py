@@ -1394,8 +1394,8 @@ class LdsAccesses:
         in this order, so the VALU ops forming their addresses are known (cost.lds_address_valu),
         and it emits at least ``register_steps``' byte permutes and tuple copies: its issue cycles
         (setup included) are at least the floor's plus those ops', so its cost is at least
-        ``path_floor`` of that; instructions >= the LDS accesses, the barriers, those ops and two
-        s_waitcnt levels (a store, then a load)."""
+        ``path_floor`` of that; instructions >= the LDS accesses, the barriers, those ops, the
+        ``selector_valu`` VALU ops and two s_waitcnt levels (a store, then a load)."""
         return self._plan_floor(self.address_valu)
 
     def early_plan_floor(self) -> tuple[float, int]:
@@ -1409,6 +1409,7 @@ class LdsAccesses:
         cm = self.ctx.cost_model
         perms, copies = self.register_steps()
         issue, pipe = self._floor_parts()
+        valu += self.selector_valu
         issue += (valu + copies) * cm.valu_issue + (perms * cm.instruction("v_perm_b32") if perms else 0.0)
         accesses = sum(len(a) for a in self.stores) + sum(len(a) for a in self.loads)
         barriers = 2 * len(self.stores) - 1 if self.barrier_scope else 0
@@ -1441,6 +1442,28 @@ class LdsAccesses:
         written before it: ``_copies_side`` counts exactly those (``s_copies``), each one
         ``v_mov_b32`` of setup at ``valu_issue``."""
         return self.s_perms + self.d_perms, self.s_copies
+
+    @cached_property
+    def selector_valu(self) -> int:
+        """A lower bound of the VALU building the per-lane ``v_perm_b32`` selectors (``valu_lane_selector`` of
+        cost.estimate_overhead) of the plan build_lds makes of these accesses (AMD; 0 on PTX targets).
+
+        Over-fetching loads leave a register's element in slot ``(warp_lane[0, l] ^ C(r)) & (p - 1)``
+        of its loaded dword (``_over_fetch_slot``), lane-dependent exactly when some lane column has
+        low bits ``& (p - 1)``: the set ``S`` of those lane bits (the warps agree and the lanes' low
+        bits take at most two values ``a``, ``a ^ d``, ``_over_fetch_groups``, so every such column's
+        low bits are ``d``).  Every dst dword is gathered (``gather_dwords``); one holding such an
+        element needs it from slots that differ between the lanes: ``gather_dword`` splits it until a
+        part reads at most two values, whose two lane patterns (``lows == a`` and ``lows == a ^ d``,
+        the condition ``XOR_{b in S} l_b`` or its complement) give selectors differing at that slot, so
+        ``Program.perm_select`` makes a ``PermSelect`` (live: its dword is an output), a
+        ``"lanes"`` choice on ``S`` (lane_choices.choice_form): ``2|S| - 1`` VALU for its mask, a
+        ``v_and_b32`` and a ``v_add_u32`` (``ChoiceCount``), the least ``2|S| + 1`` for all of them."""
+        p = self.ctx.slots_per_dword
+        if not self.design.over_fetch or p == 1 or self.ctx.target.lds_isa == "ptx":
+            return 0
+        bits = sum(1 for c in self.D.other_cols[:self.D.lane_bits] if c & (p - 1))
+        return 2 * bits + 1 if bits else 0
 
     @cached_property
     def address_valu(self) -> int:
