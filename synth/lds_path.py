@@ -131,13 +131,37 @@ def _over_fetch_prefix(ctx: ConversionContext) -> tuple[list[int], list[int]]:
     prefix = _register_run(dst_regs, src_regs[:z], reps, 2)
     if len(prefix) == z:
         raise LayoutError("over-fetch loads: no dst register bit extends the dword")
-    # the dst lane and warp vectors' offset bits 0..z-1 in every layout of this prefix (_coordinates: the
-    # rest of its offset basis spans _row_space, whose coordinates lie above the prefix's)
-    coords = _prefix_basis(prefix, reps)
-    low = (1 << z) - 1
-    _check_sub_dword_slots([c & low for c in _coordinates(coords, ctx.problem.dst_cols["lane"])],
-                           [c & low for c in _coordinates(coords, ctx.problem.dst_cols["warp"])])
+    _check_sub_dword_slots(*_sub_dword_lows(ctx, prefix, reps))
     return prefix, reps
+
+
+def _sub_dword_lows(ctx: ConversionContext, prefix: list[int], reps: list[int]) -> tuple[list[int], list[int]]:
+    """The dst lane and the dst warp vectors' offset bits ``0..z-1`` (``z = log2(4 / bytes)``) in every
+    layout whose low offset bits are ``prefix`` and whose round bits are ``reps`` (``_coordinates``: the
+    rest of its offset basis spans ``_row_space``, whose coordinates lie above the prefix's)."""
+    coords = _prefix_basis(prefix, reps)
+    low = 4 // ctx.element_bytes - 1
+    return tuple([c & low for c in _coordinates(coords, ctx.problem.dst_cols[dim])]  # type: ignore[return-value]
+                 for dim in ("lane", "warp"))
+
+
+def over_fetch_selector_valu(ctx: ConversionContext, lane_lows: list[int]) -> int:
+    """A lower bound of the VALU building the per-lane ``v_perm_b32`` selectors (``valu_lane_selector`` of
+    cost.estimate_overhead) of every round trip with over-fetching loads whose dst lane columns have the
+    offset bits below the dword ``lane_lows`` (0 on PTX targets, where ptxas builds ``prmt``'s).
+
+    A dst register's element sits in slot ``(warp_lane[0, l] ^ C(r)) & (p - 1)`` of its loaded dword
+    (``_over_fetch_slot``), lane-dependent exactly where some lane column has low bits: the set ``S`` of
+    those lane bits (the warps agree, and the lane columns' low bits are one pattern ``d``,
+    ``_check_sub_dword_slots``, so the lanes' slots take two values ``a`` and ``a ^ d``).  Every dst
+    dword is gathered (``build_lds``: ``gather_dwords``), and one holding such an element needs it from
+    slots that differ between the lanes: ``gather_dword`` splits it until a part reads at most two values,
+    whose two lane patterns (the condition ``XOR_{b in S} l_b`` or its complement) give selectors that
+    differ at that slot, so ``Program.perm_select`` makes a ``PermSelect`` (live: its dword is an output)
+    with a ``"lanes"`` choice on ``S`` (lane_choices.choice_form): ``2|S| - 1`` VALU for its mask, a
+    ``v_and_b32`` and a ``v_add_u32`` (``ChoiceCount``), ``2|S| + 1`` for all of them at least."""
+    bits = sum(1 for c in lane_lows if c)
+    return 2 * bits + 1 if bits and ctx.target.lds_isa != "ptx" else 0
 
 
 def _check_sub_dword_slots(lanes: list[int], warps: list[int]) -> None:
@@ -648,8 +672,10 @@ def _prefix_bounds(ctx: ConversionContext, prefix_of: Callable[[], tuple[list[in
                    over_fetch: bool = False) -> tuple[Callable[[], "_DeferredBounds"], Callable[[], int]]:
     """The ``_Deferred.bounds`` and ``_Deferred.instructions`` of a design with the prefix
     ``prefix_of()`` (``prefix_floor``'s parts, ``prefix_instructions``; infinite bounds when the
-    design does not exist: it is never made)."""
-    known: list = []  # prefix_of()'s answer (None where there is none), then prefix_address_valu's
+    design does not exist: it is never made), with ``prefix_address_valu``'s VALU ops and, for
+    over-fetching loads, ``over_fetch_selector_valu``'s (both setup VALU of the plan, each a
+    lower bound of its own part: ``LdsAccesses.plan_floor`` counts both)."""
+    known: list = []  # prefix_of()'s answer (None where there is none), then those VALU ops
 
     def prefix() -> tuple[list[int], list[int]] | None:
         if not known:
@@ -659,19 +685,20 @@ def _prefix_bounds(ctx: ConversionContext, prefix_of: Callable[[], tuple[list[in
                 known.append(None)
         return known[0]
 
-    def address_valu() -> int:  # (asked by both bounds: once)
+    def setup_valu() -> int:  # (asked by both bounds: once)
         if len(known) < 2:
-            known.append(prefix_address_valu(ctx, *prefix(), over_fetch))
+            selectors = over_fetch_selector_valu(ctx, _sub_dword_lows(ctx, *prefix())[0]) if over_fetch else 0
+            known.append(prefix_address_valu(ctx, *prefix(), over_fetch) + selectors)
         return known[1]
 
     def bounds() -> _DeferredBounds:
         if prefix() is None:
             return _DeferredBounds(float("inf"), float("inf"))
         prefix_cols, reps = prefix()
-        return _DeferredBounds.of(ctx, *_prefix_parts(ctx, prefix_cols, reps, over_fetch), len(reps), address_valu())
+        return _DeferredBounds.of(ctx, *_prefix_parts(ctx, prefix_cols, reps, over_fetch), len(reps), setup_valu())
 
     def instructions() -> int:
-        return 0 if prefix() is None else prefix_instructions(ctx, *prefix(), over_fetch, address_valu())
+        return 0 if prefix() is None else prefix_instructions(ctx, *prefix(), over_fetch, setup_valu())
     return bounds, instructions
 
 
@@ -1446,24 +1473,12 @@ class LdsAccesses:
     @cached_property
     def selector_valu(self) -> int:
         """A lower bound of the VALU building the per-lane ``v_perm_b32`` selectors (``valu_lane_selector`` of
-        cost.estimate_overhead) of the plan build_lds makes of these accesses (AMD; 0 on PTX targets).
-
-        Over-fetching loads leave a register's element in slot ``(warp_lane[0, l] ^ C(r)) & (p - 1)``
-        of its loaded dword (``_over_fetch_slot``), lane-dependent exactly when some lane column has
-        low bits ``& (p - 1)``: the set ``S`` of those lane bits (the warps agree and the lanes' low
-        bits take at most two values ``a``, ``a ^ d``, ``_over_fetch_groups``, so every such column's
-        low bits are ``d``).  Every dst dword is gathered (``gather_dwords``); one holding such an
-        element needs it from slots that differ between the lanes: ``gather_dword`` splits it until a
-        part reads at most two values, whose two lane patterns (``lows == a`` and ``lows == a ^ d``,
-        the condition ``XOR_{b in S} l_b`` or its complement) give selectors differing at that slot, so
-        ``Program.perm_select`` makes a ``PermSelect`` (live: its dword is an output), a
-        ``"lanes"`` choice on ``S`` (lane_choices.choice_form): ``2|S| - 1`` VALU for its mask, a
-        ``v_and_b32`` and a ``v_add_u32`` (``ChoiceCount``), the least ``2|S| + 1`` for all of them."""
+        cost.estimate_overhead) of the plan build_lds makes of these accesses: ``over_fetch_selector_valu``
+        of the dst lane columns' offset bits below the dword for over-fetching loads, else 0."""
         p = self.ctx.slots_per_dword
-        if not self.design.over_fetch or p == 1 or self.ctx.target.lds_isa == "ptx":
+        if not self.design.over_fetch or p == 1:
             return 0
-        bits = sum(1 for c in self.D.other_cols[:self.D.lane_bits] if c & (p - 1))
-        return 2 * bits + 1 if bits else 0
+        return over_fetch_selector_valu(self.ctx, [c & (p - 1) for c in self.D.other_cols[:self.D.lane_bits]])
 
     @cached_property
     def address_valu(self) -> int:
