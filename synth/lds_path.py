@@ -141,8 +141,8 @@ def _sub_dword_lows(ctx: ConversionContext, prefix: list[int], reps: list[int]) 
     rest of its offset basis spans ``_row_space``, whose coordinates lie above the prefix's)."""
     coords = _prefix_basis(prefix, reps)
     low = 4 // ctx.element_bytes - 1
-    return tuple([c & low for c in _coordinates(coords, ctx.problem.dst_cols[dim])]  # type: ignore[return-value]
-                 for dim in ("lane", "warp"))
+    lanes, warps = ([c & low for c in _coordinates(coords, ctx.problem.dst_cols[dim])] for dim in ("lane", "warp"))
+    return lanes, warps
 
 
 def over_fetch_selector_valu(ctx: ConversionContext, lane_lows: list[int]) -> int:
