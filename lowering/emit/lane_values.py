@@ -41,20 +41,13 @@ from typing import Callable
 import numpy as np
 
 from linlayout import LayoutError
+from linlayout.hw.targets import get_target
 from linlayout.synth.lane_arith import LANE, AffineTable, LaneProgram, fit_affine, program_family
 
 from . import atoms
 from .builder import Builder
 
-__all__ = ["BITOP3_ARCHS", "LaneValues", "lane_table"]
-
-#: [I] Targets with ``v_bitop3_b32``, where LLVM merges ``base + constant`` (a register beyond an LDS
-#: address's immediate offset) into the ops that made ``base``: a ``v_bitop3_b32`` and an
-#: ``s_mov_b32`` of the constant (gfx950 corpus kernels) instead of one ``v_add_u32``.  Elsewhere it
-#: makes one ``v_or_b32``/``v_add_u32``, and passing ``base`` through an opaque copy would cost a
-#: ``v_mov_b32`` where ``base`` stays live.
-BITOP3_ARCHS = ("gfx950",)
-
+__all__ = ["LaneValues", "lane_table"]
 
 def lane_table(table, num_warps: int, wave_size: int, what: str) -> np.ndarray:
     """A per-lane table (``[wave_size]``, the same in every warp, or ``[num_warps][wave_size]``) as a
@@ -75,7 +68,7 @@ class LaneValues:
     0..wave_size-1) and ``warp`` the wave-uniform warp id (i32); ``wave_size`` is 64 for the
     CDNA kernels, the plan's for a conversion kernel; ``arch`` (the kernel's target) picks the op
     costs of the affine tables' program (:attr:`program`, linlayout.synth.lane_arith.program_family)
-    and whether adds beyond the offset field read their base through an opaque copy (BITOP3_ARCHS).
+    and whether adds beyond the offset field read their base through an opaque copy (``Target.opaque_beyond_offset_adds``).
     ``globals`` collects the module-level constant arrays of non-affine tables.
     """
 
@@ -84,6 +77,7 @@ class LaneValues:
         if wave_size not in (32, 64):
             raise ValueError(f"a wave has 32 or 64 lanes, not {wave_size}")
         self.arch = arch
+        self.opaque_adds = get_target(arch).opaque_beyond_offset_adds
         self.program = LaneProgram(program_family(arch), wave_size.bit_length() - 1,
                                    max(num_warps - 1, 0).bit_length())
         self._nodes: dict[int, str] = {0: lane, 1: warp}  # program node -> its value
@@ -110,7 +104,7 @@ class LaneValues:
         ``[0, max_delta)``, a multiple of ``delta_unit``, on the ``defined`` entries
         (default: all); then that table's value is reused.  Else, when one of the values
         ``beyond`` (names of earlier tables) differs from it by any uniform constant, the value is
-        that one plus the constant (one ``v_add_u32``; on BITOP3_ARCHS the add reads the value through
+        that one plus the constant (one ``v_add_u32``; on targets with ``opaque_beyond_offset_adds`` the add reads the value through
         ``atoms.opaque_word``, so that the compiler cannot merge it into the ops that made the value).
         A table that is not GF(2)-affine is computed by ``fallback()`` when given, else read from a
         constant array.  ``pin``: record the value in
@@ -125,7 +119,7 @@ class LaneValues:
             near = self._offset_from(t, ok, lambda d: True, beyond)
             if near is not None:
                 base = near[0]
-                if self.arch in BITOP3_ARCHS:
+                if self.opaque_adds:
                     if base not in self._opaque:
                         self._opaque[base] = atoms.opaque_word(self.b, base)
                     base = self._opaque[base]

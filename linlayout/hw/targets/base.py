@@ -78,6 +78,11 @@ class Target:
       through a warp barrier, ``bar.warp.sync`` / ``__syncwarp()``); a plan for such a target puts
       a warp-scope barrier between lanes' writes and other lanes' reads or overwrites of the same
       bytes (docs/nvidia_facts.md section 1).
+    * ``opaque_beyond_offset_adds`` [I]: the ROCDL lowering passes a setup register through an opaque
+      copy before adding a constant beyond an LDS access's offset field, because the compiler would
+      otherwise merge ``base + constant`` into the logic ops that made ``base`` (a ``v_bitop3_b32`` and an
+      ``s_mov_b32`` of the constant instead of one ``v_add_u32``; seen in gfx950 corpus kernels).  Where
+      it is False the add stays one ``v_or_b32``/``v_add_u32`` and a copy would cost a ``v_mov_b32``.
     * ``default_objective``: the conversion cost objective (linlayout.synth.cost.OBJECTIVES) a plan
       for this target is chosen by when none is asked for: ``concurrent`` on AMD (argued in
       docs/conversions.md section 5), ``latency`` on NVIDIA, where plans chosen by it ran faster
@@ -110,6 +115,7 @@ class Target:
     lockstep_lanes: bool = True
     barrier_instructions: int = 1
     default_objective: str = "concurrent"
+    opaque_beyond_offset_adds: bool = False
 
     @property
     def gfx_generation(self) -> int:
