@@ -16,7 +16,9 @@ The forms:
   UNIFORM_CHOICE_VALU.
 * ``"select"``: any other (not affine, or lane bits that differ between warps): ``v_cndmask_b32`` on the
   condition's lane mask (one per choice; the mask is a select condition, ``salu_vcc``) with one constant a literal
-  and the other in a VGPR (SELECT_CHOICE_CONSTANT_VALU per distinct pair of constants).
+  and the other in a VGPR (SELECT_CHOICE_CONSTANT_VALU per distinct pair of constants).  That holds on RDNA; on
+  gfx9 LLVM moves both constants into VGPRs (gfx90a/gfx942: ``v_mov_b32`` x2 + ``v_cndmask_b32``), one VALU more
+  than counted: a known underestimate.
 
 Choices with the same table are one value.
 """

@@ -28,7 +28,7 @@ Three forms, by the condition's 0/1 table ``cond[w][l]`` (linlayout.synth.lane_c
 * **any other** condition (not affine, or lane bits that differ between warps): ``select(cond, B, A)`` on the lane
   mask of :meth:`LaneValues.condition` (the mask in an SGPR or a pair, shared with the plan's select steps):
   ``v_cndmask_b32`` with one constant a literal and the other in a VGPR (``v_mov_b32``, shared by LLVM between
-  choices of the same constant).
+  choices of the same constant) on RDNA; on gfx9 LLVM moves both constants into VGPRs (``v_mov_b32`` x2).
 """
 
 from __future__ import annotations
