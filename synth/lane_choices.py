@@ -30,7 +30,7 @@ import numpy as np
 from linlayout import caches
 
 __all__ = ["ChoiceCount", "SELECT_CHOICE_CONSTANT_VALU", "UNIFORM_CHOICE_VALU", "choice_form", "choice_table",
-           "lane_bits", "lanes_condition", "lanes_constants"]
+           "lane_bits", "lane_mask_valu", "lanes_condition", "lanes_constants", "least_lanes_choice_valu"]
 
 #: [I] VALU for a choice uniform in each wave: a ``v_mov_b32`` of the constant (or of the warp's value)
 UNIFORM_CHOICE_VALU = 1
@@ -105,6 +105,18 @@ def _choice_facts(cond, if_false: int, if_true: int) -> tuple[bytes, str, tuple[
     return table.tobytes(), form, bits, lanes_constants(table)[1] if form == "lanes" else 0, lanes.tobytes()
 
 
+def lane_mask_valu(lane_bit_count: int) -> int:
+    """VALU of a ``"lanes"`` choice's mask ``m_S`` on ``|S| = lane_bit_count`` lane bits: a ``v_bfe_i32`` per bit,
+    a ``v_xor_b32`` between (shared by every choice on the same ``S``)."""
+    return 2 * lane_bit_count - 1
+
+
+def least_lanes_choice_valu(lane_bit_count: int) -> int:
+    """The fewest VALU a ``"lanes"`` choice on ``lane_bit_count`` lane bits takes when no other choice shares its
+    parts: its mask, one ``v_and_b32`` and one ``v_add_u32``."""
+    return lane_mask_valu(lane_bit_count) + 2
+
+
 class ChoiceCount:
     """The setup VALU of a plan's choices (``valu``), told one at a time (:meth:`add`), shared as the lowering shares
     them; ``masks``: the lane-bit sets of the ``"lanes"`` choices (each one chain ``v_bfe_i32 -> v_and_b32 ->
@@ -133,7 +145,7 @@ class ChoiceCount:
         elif form == "lanes":
             if bits not in self.masks:
                 self.masks.add(bits)
-                self.valu += 2 * len(bits) - 1
+                self.valu += lane_mask_valu(len(bits))
             if (bits, k) not in self._masked:
                 self._masked.add((bits, k))
                 self.valu += 1

@@ -46,6 +46,7 @@ from .context import ConversionContext
 from .cost import LDS_ADDR_BASE_VALU, _lds_op_name, _warp0, addresses_valu, lds_access_cost, matrix_access_cost
 from .in_wave import gather_dword, gather_dwords
 from .ir import Program
+from .lane_choices import least_lanes_choice_valu
 from .plan import LdsLoad, LdsStore
 from .steps import BARRIER_SCOPES, MatrixLoad, MatrixStore, Step, matrix_name
 from .preimage import Problem
@@ -158,10 +159,10 @@ def over_fetch_selector_valu(ctx: ConversionContext, lane_lows: list[int]) -> in
     slots that differ between the lanes: ``gather_dword`` splits it until a part reads at most two values,
     whose two lane patterns (the condition ``XOR_{b in S} l_b`` or its complement) give selectors that
     differ at that slot, so ``Program.perm_select`` makes a ``PermSelect`` (live: its dword is an output)
-    with a ``"lanes"`` choice on ``S`` (lane_choices.choice_form): ``2|S| - 1`` VALU for its mask, a
-    ``v_and_b32`` and a ``v_add_u32`` (``ChoiceCount``), ``2|S| + 1`` for all of them at least."""
+    with a ``"lanes"`` choice on ``S`` (lane_choices.choice_form), which takes at least
+    ``lane_choices.least_lanes_choice_valu(|S|)`` (its mask, a ``v_and_b32`` and a ``v_add_u32``)."""
     bits = sum(1 for c in lane_lows if c)
-    return 2 * bits + 1 if bits and ctx.target.lds_isa != "ptx" else 0
+    return least_lanes_choice_valu(bits) if bits and ctx.target.lds_isa != "ptx" else 0
 
 
 def _check_sub_dword_slots(lanes: list[int], warps: list[int]) -> None:
