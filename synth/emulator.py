@@ -1000,7 +1000,8 @@ def _lds_runs(m: _Machine, plan: Plan) -> dict[int, tuple] | None:
         store, width_bytes = st.store, st.width_bytes
         if st.pair_error():
             return None
-        tr = None if store or not st.transpose else st.transpose_load  # (a transpose step names a load: transpose_error checks)
+        # (a transpose step names a load: transpose_error checks)
+        tr = None if store or not st.transpose else st.transpose_load
         if width_bytes not in (1, 2, 4, 8, 16) or (not store and st.transpose and (
                 8 * cb > st.transpose or st.transpose_error(plan.arch, layout[2]))):
             return None
