@@ -1,6 +1,6 @@
 """Where a cold planning call spends its time: CPU time per part of ``plan_conversion``, per case.
 
-Usage: python benchmarks/plan_parts.py [--corpus FAMILY] [--every N] [--rounds N] [--json]
+Usage: python benchmarks/plan_parts.py [--corpus FAMILY] [--every N] [--rounds N] [--profile N] [--json]
 
 Each case of benchmarks/data/triton_FAMILY_corpus.json (default amd; ``--every N``: every N-th
 distinct case, as ``bench_conversions_plan.py --every``) is planned cold (``linlayout.caches.clear
@@ -20,11 +20,19 @@ few microseconds per call; a part called inside another of the same name counts 
 The report gives the median cold time, the mean of each part over the cases within 0.8 to 1.25
 times the median (the middle band) and over all cases, and the count and median cold time of the
 cases of each strategy of the returned plan (a refused case: ``refused``).
+
+``--profile N``: then one more cold call of each middle-band case under ``cProfile`` (the profiler on
+around ``plan_conversion`` only), and the ``N`` functions of most own time and of most cumulative
+time, each per case: calls, own ms and cumulative ms (``profile_rows``).  The profiler's own cost
+per call stretches those times (about twice a call's CPU time in all): they rank the functions,
+they do not time them; the parts above do.
 """
 
 from __future__ import annotations
 
+import cProfile
 import json
+import pstats
 import statistics
 import sys
 import time
@@ -113,18 +121,54 @@ def summary(rows: list[dict]) -> dict:
     """The median cold time, the parts' means over the middle band and over all cases, and per
     strategy the count and median cold time."""
     median = statistics.median(r["cold_cpu_ms"] for r in rows)
-    band = [r for r in rows if 0.8 * median <= r["cold_cpu_ms"] <= 1.25 * median]
+    middle = [rows[k] for k in band(rows)]
     by_strategy: dict[str, list[float]] = defaultdict(list)
     for r in rows:
         by_strategy[r["strategy"]].append(r["cold_cpu_ms"])
     return {
-        "cases": len(rows), "median_cold_cpu_ms": median, "band_cases": len(band),
-        "band_mean_cold_cpu_ms": statistics.mean(r["cold_cpu_ms"] for r in band),
-        "band_mean_parts_ms": {p: statistics.mean(r["parts"][p] for r in band) for p in PARTS},
+        "cases": len(rows), "median_cold_cpu_ms": median, "band_cases": len(middle),
+        "band_mean_cold_cpu_ms": statistics.mean(r["cold_cpu_ms"] for r in middle),
+        "band_mean_parts_ms": {p: statistics.mean(r["parts"][p] for r in middle) for p in PARTS},
         "mean_parts_ms": {p: statistics.mean(r["parts"][p] for r in rows) for p in PARTS},
         "strategies": {s: {"cases": len(v), "median_cold_cpu_ms": statistics.median(v)}
                        for s, v in sorted(by_strategy.items(), key=lambda kv: -len(kv[1]))},
     }
+
+
+def band(rows: list[dict]) -> list[int]:
+    """The indices of the middle band's rows: cold CPU time within 0.8 to 1.25 times the median."""
+    median = statistics.median(r["cold_cpu_ms"] for r in rows)
+    return [k for k, r in enumerate(rows) if 0.8 * median <= r["cold_cpu_ms"] <= 1.25 * median]
+
+
+def profile_rows(cases: list[dict], top: int) -> dict[str, list[dict]]:
+    """One cold call of each of ``cases`` under cProfile: the ``top`` functions by own time
+    (``"own"``) and by cumulative time (``"cumulative"``), each ``{"function": "PATH:LINE NAME",
+    "calls", "own_ms", "cumulative_ms"}`` per case (paths from the repository root)."""
+    prof = cProfile.Profile()
+    for c in cases:
+        caches.clear(keep_tables=True)
+        src, dst = LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"])
+        prof.enable()
+        try:
+            convert.plan_conversion(src, dst, c["arch"], BITS[c["dtype"]])
+        except LayoutError:
+            pass
+        finally:
+            prof.disable()
+    n = max(1, len(cases))
+    rows = [{"function": f"{_short(path)}:{line} {name}", "calls": calls / n, "own_ms": 1000 * own / n,
+             "cumulative_ms": 1000 * cum / n}
+            for (path, line, name), (_, calls, own, cum, _) in pstats.Stats(prof).stats.items()]
+    return {key: sorted(rows, key=lambda r: -r[f"{key}_ms"])[:top] for key in ("own", "cumulative")}
+
+
+def _short(path: str) -> str:
+    """``path`` from the repository root when it lies inside it (a built-in: as pstats names it)."""
+    try:
+        return str(Path(path).resolve().relative_to(REPO))
+    except ValueError:
+        return path
 
 
 def _text(res: dict) -> str:
@@ -134,6 +178,9 @@ def _text(res: dict) -> str:
     lines += [f"{p:16s} {res['band_mean_parts_ms'][p]:9.2f} {res['mean_parts_ms'][p]:9.2f}" for p in PARTS]
     lines.append("strategy: cases, median cold ms")
     lines += [f"  {s:10s} {v['cases']:4d} {v['median_cold_cpu_ms']:7.2f}" for s, v in res["strategies"].items()]
+    for key, rows in res.get("profile", {}).items():
+        lines.append(f"middle band under cProfile, by {key} time: calls, own ms, cumulative ms per case")
+        lines += [f"  {r['calls']:8.1f} {r['own_ms']:7.3f} {r['cumulative_ms']:7.3f}  {r['function']}" for r in rows]
     return "\n".join(lines)
 
 
@@ -142,12 +189,17 @@ def main(argv=None) -> int:
     ap.add_argument("--corpus", default="amd", choices=sorted(CORPORA), metavar="FAMILY")
     ap.add_argument("--every", type=int, default=1, metavar="N", help="every N-th distinct case only")
     ap.add_argument("--rounds", type=int, default=2, help="cold calls per case; the least CPU time is kept")
+    ap.add_argument("--profile", type=int, default=0, metavar="N",
+                    help="then profile the middle band's cold calls: the N functions of most own and cumulative time")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
-    if args.every < 1 or args.rounds < 1:
-        ap.error("--every and --rounds must be at least 1")
+    if args.every < 1 or args.rounds < 1 or args.profile < 0:
+        ap.error("--every and --rounds must be at least 1, --profile at least 0")
     cases = _every_distinct(json.loads(CORPORA[args.corpus].read_text())["cases"], args.every)
-    res = summary(time_parts(cases, args.rounds))
+    rows = time_parts(cases, args.rounds)
+    res = summary(rows)
+    if args.profile:
+        res["profile"] = profile_rows([cases[k] for k in band(rows)], args.profile)
     print(json.dumps(res, indent=1) if args.json else _text(res))
     return 0
 

@@ -991,6 +991,7 @@ def _lds_runs(m: _Machine, plan: Plan) -> dict[int, tuple] | None:
     malformed, not 1, 2, 4, 8 or 16 bytes wide or (wider cells) not whole cells: the run on wider
     cells then fails, the byte-cell run goes step by step."""
     layout = _slot_layout(plan.element_bits)
+    cb = m.cb
     accesses = []  # (step, store?, register cells, width in bytes, transpose load or None)
     addrs, offsets = [], []  # the step's address [W, lanes] or [lanes] and the access's byte offset from it
     for i, st in enumerate(plan.steps):
@@ -999,25 +1000,29 @@ def _lds_runs(m: _Machine, plan: Plan) -> dict[int, tuple] | None:
         store, width_bytes = st.store, st.width_bytes
         if st.pair_error():
             return None
-        tr = None if store else st.transpose_load  # (a transpose step names a load: transpose_error checks)
+        # (a transpose step names a load: transpose_error checks)
+        tr = None if store or not st.transpose else st.transpose_load
         if width_bytes not in (1, 2, 4, 8, 16) or (not store and st.transpose and (
-                8 * m.cb > st.transpose or st.transpose_error(plan.arch, layout[2]))):
+                8 * cb > st.transpose or st.transpose_error(plan.arch, layout[2]))):
             return None
+        kept = width_bytes >= 4 or store
         for slots, offset in st.access_offsets():
-            cells, reg = _register_cells(tuple(slots), m.cb, *layout)
+            cells, reg = _register_cells(tuple(slots), cb, *layout)
             if len(cells) != width_bytes or reg is None:
                 return None
             if store and width_bytes < 4 and cells[0][1] != (2 if st.d16_hi else 0):
                 return None
-            if width_bytes >= 4 or store:
+            if kept:
                 accesses.append((i, store, reg, width_bytes, tr))
                 addrs.append(st.addr)
                 offsets.append(offset)
     if not accesses:
         return {}
-    a_all = _lane_tables(addrs, m.W, m.wave) + np.array(offsets, dtype=np.int64)[:, None, None]  # [accesses, W, lanes]
-    widths = np.array([x[3] for x in accesses])
-    low_bits = np.array([access_alignment(x[3]) - 1 for x in accesses])[:, None, None]  # (alignments: powers of 2)
+    a_all = _lane_tables(addrs, m.W, m.wave)  # [accesses, W, lanes]
+    if any(offsets):
+        a_all += np.array(offsets, dtype=np.int64)[:, None, None]
+    widths = [x[3] for x in accesses]
+    low_bits = np.array([access_alignment(w) - 1 for w in widths])[:, None, None]  # (alignments: powers of 2)
     if (a_all & low_bits).any() or a_all.min() < 0 or (a_all.max(axis=(1, 2)) + widths).max() > m.lds_bytes:
         return None
     runs, k = {}, 0

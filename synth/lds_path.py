@@ -643,13 +643,14 @@ def designs(ctx: ConversionContext) -> "DesignPool":
     gfx1250; ``prefix_floor`` for the register-first and over-fetch ones) lets it come first and, with
     its instructions bound (``prefix_instructions``), lets it rank (``DesignPool.by_floor``); the
     transpose-read layout is not listed where the dst cannot be read so through any layout
-    (``_transpose_readable``).
+    (``_transpose_readable``).  linlayout.synth.swizzle's layout is synthesized here, its round trips
+    listed when wanted (``_synthesized``: under a rank limit, by its own bounds).
     Cached per (problem, element bits, arch, LDS budget, src tuples, objective): the accesses'
     vectors are chosen and the floors computed under the objective, so a pool is not shared
     between objectives."""
     key = (ctx.problem.key(), ctx.element_bits, ctx.arch, ctx.lds_budget_bytes, ctx.src_tuple_dwords, ctx.objective)
     if key not in design_cache:
-        out: list[LdsDesign | _Deferred] = [shared_layout(ctx)]
+        out: list[LdsDesign | _Deferred] = [_synthesized(ctx, shared_layout(ctx))]
         sub_dword = ctx.element_bits in (8, 16)
         load = ctx.target.transpose_load(ctx.element_bits) if sub_dword else None
         if load is not None and _transpose_readable(ctx.problem.dst_cols, load):
@@ -667,6 +668,20 @@ def designs(ctx: ConversionContext) -> "DesignPool":
                                                                                  True)))
         design_cache[key] = DesignPool(ctx, out)
     return design_cache[key]
+
+
+def _synthesized(ctx: ConversionContext, design: LdsDesign) -> "_Deferred":
+    """``shared_layout``'s design, made, its round trips (``lds_accesses``) listed when wanted
+    (``_Deferred.made``) under the bounds of a deferred design of its kind: ``transpose_floor``'s and
+    ``transpose_instructions`` for one read with transpose loads, else those of its offset bits taken
+    as the prefix (``_prefix_bounds``: the layouts of that prefix and its round bits are this one
+    alone, no offset bit being left for rows)."""
+    if design.read_transpose:
+        return _Deferred(lambda: design, lambda: _DeferredBounds.of(ctx, *_transpose_parts(ctx), 0),
+                         lambda: transpose_instructions(ctx), made=True)
+    n = design.n_offset_bits
+    prefix = (design.shared_cols[:n], design.shared_cols[n:])
+    return _Deferred(lambda: design, *_prefix_bounds(ctx, lambda: prefix, design.over_fetch), made=True)
 
 
 def _prefix_bounds(ctx: ConversionContext, prefix_of: Callable[[], tuple[list[int], list[int]]],
@@ -733,11 +748,15 @@ class _DeferredBounds:
 class _Deferred:
     """A design synthesized when wanted: ``make()`` (a LayoutError: there is none), ``bounds()``
     (``_DeferredBounds``) and ``instructions()``, a lower bound of the instructions with setup
-    (``LdsAccesses.plan_floor``) of each of its round trips."""
+    (``LdsAccesses.plan_floor``) of each of its round trips.  ``made``: ``make()`` gives a design
+    already synthesized, whose round trips alone wait (``_synthesized``); its bounds are worked out
+    only where a rank limit is in force when the pool is asked (``DesignPool.by_floor``), and a
+    LayoutError of its accesses is the pool's, as for a design listed made."""
 
     make: Callable[[], LdsDesign]
     bounds: Callable[[], _DeferredBounds]
     instructions: Callable[[], int]
+    made: bool = False
 
 
 class DesignPool:
@@ -767,6 +786,10 @@ class DesignPool:
         self._layouts[layout_key(d)] = self.accesses[i] = got
 
     def _make(self, i: int) -> list[LdsAccesses]:
+        if self.deferred[i].made:
+            self._add(i, self.deferred[i].make())  # (a LayoutError leaves it waiting: asked again, it raises again)
+            del self.deferred[i]
+            return self.accesses[i]
         try:
             self._add(i, self.deferred.pop(i).make())
         except LayoutError:
@@ -802,8 +825,10 @@ class DesignPool:
         at most the least rank value not given yet (one of its round trips might come first), and its
         floor bound at most ``limit()`` (no floor above that is wanted any more).  A design left
         unmade gives none of its round trips, none of which was wanted.  The order is exact: a design
-        is made before any round trip of a rank value above its bound is given.  Once the least rank
-        value not given is above ``rank_limit()``, so is every later one: none is given."""
+        is made before any round trip of a rank value above its bound is given.  A design already
+        synthesized (``_Deferred.made``) is made first where ``rank_limit()`` is infinite when asked,
+        as a design listed made (no bound worked out), else under its bounds like any other.  Once
+        the least rank value not given is above ``rank_limit()``, so is every later one: none is given."""
         cm = self.ctx.cost_model
 
         def early(i: int, j: int) -> tuple[float, int, int, bool]:  # a waiting entry: (key, design, store, exact)
@@ -812,7 +837,11 @@ class DesignPool:
         queue = [early(i, j) for i, accs in self.accesses.items() for j in range(len(accs))]
         heapq.heapify(queue)
         bounds = {}  # design -> (rank value bound, floor bound) of each deferred design not made
+        unlimited = rank_limit() == float("inf")
         for i, d in self.deferred.items():
+            if d.made and unlimited:  # made first, as if listed made: no limit to skip it by
+                bounds[i] = (-float("inf"), -float("inf"))
+                continue
             b = d.bounds()
             bounds[i] = (cm.rank_value(b.cost, d.instructions()) if b.cost < float("inf") else b.cost, b.floor)
         while True:

@@ -3,7 +3,7 @@ summary's median, middle band, means and strategies."""
 
 import json
 
-from benchmarks.plan_parts import PARTS, PartTimer, summary, time_parts
+from benchmarks.plan_parts import PARTS, PartTimer, band, profile_rows, summary, time_parts
 from benchmarks.bench_conversions_plan import CORPORA
 from linlayout.synth import convert, lds_path, swizzle
 
@@ -51,3 +51,24 @@ def test_time_parts_on_corpus_cases():
     assert [set(r["parts"]) for r in rows] == [set(PARTS)] * 2
     for r in rows:
         assert r["parts"]["verification"] > 0 and r["parts"]["swizzle"] <= r["parts"]["lds_designs"]
+
+
+def test_band_is_the_middle_of_the_summary():
+    rows = [{"cold_cpu_ms": t, "strategy": "lds", "parts": {p: 0.0 for p in PARTS}} for t in (1.0, 4.0, 4.5, 5.0, 9.0)]
+    assert band(rows) == [1, 2, 3]
+    assert summary(rows)["band_cases"] == len(band(rows))
+
+
+def test_profile_rows_rank_the_planner_calls():
+    cases = json.loads(CORPORA["amd"].read_text())["cases"][:2]
+    res = profile_rows(cases, 5)
+    assert set(res) == {"own", "cumulative"}
+    top = res["cumulative"][0]
+    assert top["function"].endswith(" plan_conversion") and top["function"].startswith("synth/convert.py:")
+    assert top["calls"] == 1.0
+    for rows in res.values():
+        assert len(rows) == 5
+        for r in rows:
+            assert r["calls"] > 0 and 0 <= r["own_ms"] <= r["cumulative_ms"] + 1e-9
+    own = [r["own_ms"] for r in res["own"]]
+    assert own == sorted(own, reverse=True)
