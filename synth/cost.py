@@ -71,7 +71,7 @@ from linlayout.hw.targets import get_target
 
 from . import banks
 from .hazards import hazard_nops, valu_delays
-from .lane_choices import ChoiceCount, lanes_condition
+from .lane_choices import ChoicePlan, lanes_condition
 from .steps import dwords_per_slot, slots_per_dword
 from .steps.lds import missing_transpose_load
 
@@ -618,7 +618,7 @@ class _Setup:
         self.conditions: set[bytes] = set()
         self.selectors: set[int] = set()
         self.permlane_selectors: set[int] = set()
-        self.choices = ChoiceCount()
+        self.choices = ChoicePlan()
         self.lds_steps: list = []
 
     def bpermute_address(self, addr) -> None:
@@ -633,7 +633,7 @@ class _Setup:
     def lane_choice(self, cond, if_false: int, if_true: int) -> None:
         """A per-lane choice of two constants (a ``PermSelect`` selector, linlayout.synth.lane_choices); a
         ``"select"`` choice's condition is a select condition too."""
-        select = self.choices.add(cond, if_false, if_true)
+        select = self.choices.select_condition(self.choices.add(cond, if_false, if_true))
         if select is not None:
             self.conditions.add(select)
 
@@ -669,8 +669,8 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
     lane choices);
     ``salu_perm_selector`` PERM_SELECTOR_SALU per distinct constant v_perm selector;
     ``valu_lane_selector`` the VALU building the per-lane v_perm selector registers of ``PermSelect`` steps in
-    the prologue (linlayout.synth.lane_choices.ChoiceCount: ``A + (m & K)`` on a lane-bit mask ``m``, shared as
-    the lowering shares it; not the ``prmt`` selectors of PTX targets, which ptxas builds);
+    the prologue (linlayout.synth.lane_choices.ChoicePlan: ``A + (m & K)`` on a lane-bit mask ``m``, the ops the
+    lowering emits; not the ``prmt`` selectors of PTX targets, which ptxas builds);
     ``salu_lane_selector_delay`` on gfx11 and later RDNA targets one ``s_delay_alu`` per lane-bit mask of
     those selectors [I] (the mask, its masked term and the selector are dependent VALU);
     ``salu_permlane_selector`` PERMLANE_SELECTOR_SALU per distinct v_permlane16/x16 lane selector;
