@@ -671,8 +671,8 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
     ``valu_lane_selector`` the VALU building the per-lane v_perm selector registers of ``PermSelect`` steps in
     the prologue (linlayout.synth.lane_choices.ChoicePlan: ``A + (m & K)`` on a lane-bit mask ``m``, the ops the
     lowering emits; not the ``prmt`` selectors of PTX targets, which ptxas builds);
-    ``salu_lane_selector_delay`` on gfx11 and later RDNA targets one ``s_delay_alu`` per lane-bit mask of
-    those selectors [I] (the mask, its masked term and the selector are dependent VALU);
+    ``salu_lane_selector_delay`` on targets with ``s_delay_alu`` (``Target.has_delay_alu``: gfx11 and later)
+    one per lane-bit mask of those selectors [I] (the mask, its masked term and the selector are dependent VALU);
     ``salu_permlane_selector`` PERMLANE_SELECTOR_SALU per distinct v_permlane16/x16 lane selector;
     ``valu_lds_addr``: an LDS address that is a formed address plus a constant in the
     access's immediate range is free, one that differs from a formed address by another
@@ -703,8 +703,7 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
         "salu_vcc": VCC_SALU * len(setup.conditions),
         "salu_perm_selector": PERM_SELECTOR_SALU * len(setup.selectors),
         "valu_lane_selector": setup.choices.valu,
-        "salu_lane_selector_delay": (len(setup.choices.masks) if target.family == "rdna"
-                                     and target.gfx_generation >= 11 else 0),
+        "salu_lane_selector_delay": len(setup.choices.masks) if target.has_delay_alu else 0,
         "salu_permlane_selector": PERMLANE_SELECTOR_SALU * len(setup.permlane_selectors),
         "valu_lds_addr": lds_address_valu(setup.lds_steps) if lds_valu is None else lds_valu,
         "valu_tuple_copies": 0 if ptx else (_store_tuple_copies(plan, src_tuple_dwords) if tuple_copies is None
