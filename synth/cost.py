@@ -613,12 +613,12 @@ def _store_tuple_copies(plan, tuple_dwords: int) -> int:
 class _Setup:
     """The distinct setup values of ``estimate_overhead``, told by each step (``Step.note_setup``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, target) -> None:
         self.bpermute_addresses: set[bytes] = set()
         self.conditions: set[bytes] = set()
         self.selectors: set[int] = set()
         self.permlane_selectors: set[int] = set()
-        self.choices = ChoicePlan()
+        self.choices = ChoicePlan(target)
         self.lds_steps: list = []
 
     def bpermute_address(self, addr) -> None:
@@ -693,17 +693,17 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
     (every kernel computes it for its memory ops).  On NVIDIA targets the keys are
     ``PTX_SETUP_NAMES``'s.
     """
-    setup = _Setup()
+    target = get_target(plan.arch)
+    setup = _Setup(target)
     for st in plan.steps:
         st.note_setup(setup)
-    target = get_target(plan.arch)
     ptx = target.lds_isa == "ptx"
     out = {
         "valu_bpermute_addr": BPERMUTE_ADDR_VALU * len(setup.bpermute_addresses),
         "salu_vcc": VCC_SALU * len(setup.conditions),
         "salu_perm_selector": PERM_SELECTOR_SALU * len(setup.selectors),
         "valu_lane_selector": setup.choices.valu,
-        "salu_lane_selector_delay": len(setup.choices.masks) if target.has_delay_alu else 0,
+        "salu_lane_selector_delay": setup.choices.delay_alu,
         "salu_permlane_selector": PERMLANE_SELECTOR_SALU * len(setup.permlane_selectors),
         "valu_lds_addr": lds_address_valu(setup.lds_steps) if lds_valu is None else lds_valu,
         "valu_tuple_copies": 0 if ptx else (_store_tuple_copies(plan, src_tuple_dwords) if tuple_copies is None

@@ -149,9 +149,12 @@ class ChoicePlan:
     ``valu_lane_selector``; :attr:`masks`, the lane-bit sets ``S``, each one chain ``v_bfe_i32 -> v_and_b32 ->
     v_add_u32`` of dependent VALU), the lowering (linlayout.lowering.emit.lane_choices) emits :attr:`ops` as
     they are.  ``valu`` also counts the ``v_mov_b32`` of the ``"select"`` choices' constants
-    (SELECT_CHOICE_CONSTANT_VALU per distinct pair), which LLVM makes and the lowering does not emit."""
+    (SELECT_CHOICE_CONSTANT_VALU per distinct pair), which LLVM makes and the lowering does not emit.
+    ``target`` (linlayout.hw.targets.Target, an AMD one) decides what the compiler adds around the ops:
+    :attr:`delay_alu`."""
 
-    def __init__(self) -> None:
+    def __init__(self, target) -> None:
+        self.target = target
         self.ops: list[ChoiceOp] = []
         self._index: dict[tuple, int] = {}  # (kind, operands, constant) of "sbit" / "xor" / "and" / "add" -> op
         self._values: dict[bytes, int] = {}  # a choice's table -> the op holding it
@@ -184,6 +187,13 @@ class ChoicePlan:
             op = self._new(ChoiceOp("select", table=values, pair=(if_false, if_true)))
         self._values[key] = op
         return op
+
+    @property
+    def delay_alu(self) -> int:
+        """The ``s_delay_alu`` of the choices on a target that delays dependent VALU reads
+        (``Target.has_delay_alu``): one per lane-bit set ``S`` [I] (its mask, masked terms and values are a chain
+        of dependent VALU)."""
+        return len(self.masks) if self.target.has_delay_alu else 0
 
     def select_condition(self, op: int) -> bytes | None:
         """The bytes of the condition (bool, :func:`lanes_condition`'s shape) of ``op`` when it is a

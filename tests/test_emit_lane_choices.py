@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import needs
-from linlayout import LinearLayout
+from linlayout import LinearLayout, get_target
 from linlayout.synth.lane_choices import ChoicePlan, choice_table, lane_bits
 
 WAVE = 64
@@ -44,7 +44,7 @@ def test_lane_bits_finds_each_parity_condition_and_only_those():
 
 def test_choice_count_shares_masks_masked_terms_and_values():
     bit0, bit1 = (LANE & 1 == 1)[None, :], (LANE >> 1 & 1 == 1)[None, :]
-    c = ChoicePlan()
+    c = ChoicePlan(get_target("gfx942"))
     first = c.add(bit0, 0x06020400, 0x03070105)  # v_bfe_i32, v_and_b32, v_add_u32
     assert c.valu == 3 and c.select_condition(first) is None
     assert {c.add(bit0, 0x06020400, 0x03070105),
@@ -182,7 +182,7 @@ def test_a_parity_of_two_lane_bits_compiles_to_its_count(arch):
     lane = np.arange(wave)
     cond = (lane >> 1 & 1) ^ (lane >> 3 & 1)
     text, n = prologue_kernel(arch, W, lambda lv: [LaneChoices(lv).choice(cond, 0x06020400, 0x03070105, "choice")])
-    count = ChoicePlan()
+    count = ChoicePlan(get_target(arch))
     count.add(cond, 0x06020400, 0x03070105)
     ops = setup_ops(text, arch)
     assert [op for op in ops if op.startswith("v_")].count("v_bfe_i32") == 2
@@ -219,7 +219,6 @@ def test_choice_plan_is_the_compiled_count(arch, name):
     constant moves (``valu``; the lanes forms' ``v_bfe_i32`` shared between sets holding the bit, the select form's
     constants one ``v_mov_b32`` per pair on RDNA, per constant on gfx9), and the interpreter computes every choice."""
     from interp_kernels import prologue_kernel, run_prologue, setup_ops
-    from linlayout.hw.targets import get_target
     from linlayout.lowering.emit.lane_choices import LaneChoices
 
     choices = _plan_cases(get_target(arch).wave_size)[name]
@@ -234,7 +233,7 @@ def test_choice_plan_is_the_compiled_count(arch, name):
     ops = setup_ops(text, arch)
     # a v_dual_* line is two VALU (docs/amd_facts.md 6.4)
     assert sum(2 if op.startswith("v_dual_") else 1 for op in ops if op.startswith("v_")) == plans[0].valu
-    count = ChoicePlan()  # the planner's count of the same choices: the emitted plan's
+    count = ChoicePlan(get_target(arch))  # the planner's count of the same choices: the emitted plan's
     for cond, f, t in choices:
         count.add(cond, f, t)
     assert count.valu == plans[0].valu

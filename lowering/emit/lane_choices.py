@@ -35,6 +35,7 @@ is the planner's estimate of these instructions); this module writes its ops as 
 
 from __future__ import annotations
 
+from linlayout.hw.targets import get_target
 from linlayout.synth.lane_choices import ChoicePlan
 
 from . import atoms
@@ -51,7 +52,7 @@ class LaneChoices:
 
     def __init__(self, lanes: LaneValues) -> None:
         self.lanes = lanes
-        self.plan = ChoicePlan()
+        self.plan = ChoicePlan(get_target(lanes.arch))
         self._values: dict[int, str] = {}  # op of the plan -> its value
 
     def choice(self, cond, if_false: int, if_true: int, what: str) -> str:
