@@ -17,9 +17,9 @@ The forms:
   UNIFORM_CHOICE_VALU.
 * ``"select"``: any other (not affine, or lane bits that differ between warps): ``v_cndmask_b32`` on the
   condition's lane mask (one per choice; the mask is a select condition, ``salu_vcc``) with one constant a literal
-  and the other in a VGPR (SELECT_CHOICE_CONSTANT_VALU per distinct pair of constants).  That holds on RDNA; on
-  gfx9 LLVM moves both constants into VGPRs (gfx90a/gfx942: ``v_mov_b32`` x2 + ``v_cndmask_b32``), one VALU more
-  than counted: a known underestimate.
+  and the other in a VGPR (SELECT_CHOICE_CONSTANT_VALU per distinct pair of constants) where a VOP3 takes a literal
+  (``Target.vop3_literal``: RDNA, gfx1250); on gfx9 LLVM moves both constants into VGPRs (``v_mov_b32`` x2 +
+  ``v_cndmask_b32``; SELECT_CHOICE_CONSTANT_VALU per distinct constant).
 
 Choices with the same table are one value.
 """
@@ -37,8 +37,9 @@ __all__ = ["ChoiceOp", "ChoicePlan", "SELECT_CHOICE_CONSTANT_VALU", "UNIFORM_CHO
 
 #: [I] VALU for a choice uniform in each wave: a ``v_mov_b32`` of the constant (or of the warp's value)
 UNIFORM_CHOICE_VALU = 1
-#: [I] VALU per distinct pair of constants of ``"select"`` choices: a ``v_mov_b32`` of the constant the
-#: ``v_cndmask_b32`` cannot take as its literal (LLVM shares it between choices of the same pair)
+#: [I] VALU per constant of ``"select"`` choices that LLVM moves into a VGPR (a ``v_mov_b32``, shared between the
+#: choices that read it): one per distinct pair where a VOP3 takes a literal (``Target.vop3_literal``: the
+#: ``v_cndmask_b32`` takes the other), each distinct constant elsewhere (gfx9: both constants of a choice)
 SELECT_CHOICE_CONSTANT_VALU = 1
 
 
@@ -149,7 +150,8 @@ class ChoicePlan:
     ``valu_lane_selector``; :attr:`masks`, the lane-bit sets ``S``, each one chain ``v_bfe_i32 -> v_and_b32 ->
     v_add_u32`` of dependent VALU), the lowering (linlayout.lowering.emit.lane_choices) emits :attr:`ops` as
     they are.  ``valu`` also counts the ``v_mov_b32`` of the ``"select"`` choices' constants
-    (SELECT_CHOICE_CONSTANT_VALU per distinct pair), which LLVM makes and the lowering does not emit.
+    (SELECT_CHOICE_CONSTANT_VALU per distinct pair, per distinct constant without ``Target.vop3_literal``),
+    which LLVM makes and the lowering does not emit.
     ``target`` (linlayout.hw.targets.Target, an AMD one) decides what the compiler adds around the ops:
     :attr:`delay_alu`."""
 
@@ -159,7 +161,7 @@ class ChoicePlan:
         self._index: dict[tuple, int] = {}  # (kind, operands, constant) of "sbit" / "xor" / "and" / "add" -> op
         self._values: dict[bytes, int] = {}  # a choice's table -> the op holding it
         self.masks: dict[tuple[int, ...], int] = {}  # the lane-bit set S of each "lanes" choice -> the op of m_S
-        self._pairs: set[tuple[int, int]] = set()
+        self._moved: set = set()  # the "select" choices' constants in VGPRs: pairs (one of the two) or constants
         self.valu = 0
 
     def add(self, cond, if_false: int, if_true: int) -> int:
@@ -179,10 +181,12 @@ class ChoicePlan:
         elif form == "lanes":
             op = self._op("add", self._op("and", self._mask(bits), k), first)
         else:
-            pair = (min(if_false, if_true), max(if_false, if_true))
-            if pair not in self._pairs:
-                self._pairs.add(pair)
-                self.valu += SELECT_CHOICE_CONSTANT_VALU
+            # the constants moved into VGPRs: the pair's other than the literal, or both
+            moved = ((min(if_false, if_true), max(if_false, if_true)),) if self.target.vop3_literal else (if_false, if_true)
+            for constant in moved:
+                if constant not in self._moved:
+                    self._moved.add(constant)
+                    self.valu += SELECT_CHOICE_CONSTANT_VALU
             self.valu += 1
             op = self._new(ChoiceOp("select", table=values, pair=(if_false, if_true)))
         self._values[key] = op

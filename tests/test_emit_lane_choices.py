@@ -58,15 +58,24 @@ def test_choice_count_shares_masks_masked_terms_and_values():
     assert c.valu == 7
     c.add(bit0 ^ bit1, 0x05040100, 0x03020706)  # parity of two bits: the two v_bfe_i32 made, one v_xor_b32
     assert c.valu == 10
-    odd = (LANE % 3 == 0)[None, :]  # not affine: v_mov_b32 of one constant and v_cndmask_b32
+    odd = (LANE % 3 == 0)[None, :]  # not affine: v_mov_b32 of both constants (gfx9) and v_cndmask_b32
     select = c.add(odd, 0x05040100, 0x03020706)
     assert c.select_condition(select) == odd[0].tobytes()  # a select condition, in the [lanes] shape
-    assert c.valu == 12 and c.add(odd, 0x05040100, 0x03020706) == select  # told once
+    assert c.valu == 13 and c.add(odd, 0x05040100, 0x03020706) == select  # told once
     warps = np.stack([odd[0], ~odd[0]])  # lanes and warps: kept [warps, lanes]
-    assert c.select_condition(c.add(warps, 0x05040100, 0x03020706)) == warps.tobytes() and c.valu == 13
+    assert c.select_condition(c.add(warps, 0x05040100, 0x03020706)) == warps.tobytes() and c.valu == 14
     assert c.select_condition(c.add(LANE[None, :] < 0, 7, 9)) is None  # uniform
-    assert c.valu == 14
+    assert c.valu == 15
     assert [op.kind for op in c.ops].count("sbit") == 2 and set(c.masks) == {(0,), (1,), (0, 1)}
+    rdna = ChoicePlan(get_target("gfx1100"))  # a VOP3 literal: one constant of a pair moved, once per pair
+    lanes = odd[0, :32]
+    for if_false, if_true in ((0x05040100, 0x03020706), (0x03020706, 0x05040100), (0x05040100, 0x07060302)):
+        rdna.add(lanes, if_false, if_true)
+    assert rdna.valu == 3 + 2
+    gfx9 = ChoicePlan(get_target("gfx90a"))  # no VOP3 literal: each distinct constant moved once
+    for if_false, if_true in ((0x05040100, 0x03020706), (0x03020706, 0x05040100), (0x05040100, 0x07060302)):
+        gfx9.add(odd, if_false, if_true)
+    assert gfx9.valu == 3 + 3
 
 
 @needs.mlir
@@ -207,9 +216,7 @@ def _plan_cases(wave: int) -> dict[str, list[tuple[np.ndarray, int, int]]]:
             "select and a lane bit": [(odd, 0x05040100, 0x03020706), (bit(1), 0x06020400, 0x03070105)]}
 
 
-# gfx9's select form moves both constants (a known underestimate of the count): its cases left out there
-PLAN_CASES = [(arch, name) for arch in ("gfx90a", "gfx1100") for name in sorted(_plan_cases(64))
-              if arch != "gfx90a" or "select" not in name]
+PLAN_CASES = [(arch, name) for arch in ("gfx90a", "gfx1100") for name in sorted(_plan_cases(64))]
 
 
 @needs.mlir
