@@ -31,19 +31,13 @@ from linlayout.synth.cost import PTX_SETUP_NAMES
 from .isa import CLASS_KEYS, COUNT_KEYS, VALU_SUB_KEYS
 from .ptx_counts import PTX_COUNT_KEYS, ptx_class
 
-__all__ = ["estimate_class", "plan_ptx_counts", "plan_isa_counts"]
+__all__ = ["plan_ptx_counts", "plan_isa_counts"]
 
 #: The planner's own kind names as PTX classes.
 _PLANNER_AS_PTX = {"shfl": "shfl.sync", "lds_write": "st.shared", "lds_read": "ld.shared", "lds_read_tr": "ldmatrix",
                    "s_barrier": "bar.sync"}
 #: PTX mnemonics' first words (a kind starting with one is a PTX instruction).
 _PTX_WORDS = ("shfl", "prmt", "selp", "ld", "st", "ldmatrix", "stmatrix", "movmatrix", "bar", "mov")
-
-
-def estimate_class(name: str) -> str:
-    """The AMD ISA class of the setup estimate ``name`` (a key of ``Plan.overhead``): ``s_waitcnt`` and ``s_nop``
-    (the region's hazard waits; ``s_nop_*`` a setup one), else the name's prefix (``valu``, ``salu``)."""
-    return next((c for c in ("s_waitcnt", "s_nop") if name == c or name.startswith(c + "_")), name.split("_", 1)[0])
 
 
 #: The planner's AMD kinds that are VALU instructions without an ISA sub-count.
@@ -85,7 +79,7 @@ def plan_isa_counts(plan) -> dict[str, int]:
         else:
             raise ValueError(f"plan for {plan.arch} counts {n} {kind!r}, which is no AMD instruction class")
     for name, n in plan.overhead.items():
-        cls = estimate_class(name)
+        cls = name if name in ("s_waitcnt", "s_nop") else name.split("_", 1)[0]
         if cls not in ("valu", "salu", "s_waitcnt", "s_nop"):
             raise ValueError(f"plan for {plan.arch}: setup estimate {name!r} has no ISA class")
         out[cls] += int(n)

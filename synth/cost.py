@@ -655,11 +655,9 @@ _AMD_SETUP_NAMES = {nv: amd for amd, nv in PTX_SETUP_NAMES.items()}
 
 
 def _setup_unit(name: str) -> str:
-    """The issue slot that prices setup estimate ``name`` (``_parts``): ``valu``, ``salu``, ``nop`` (an ``s_nop``
-    of the setup, ``s_nop_*``: one wait state) or none (a wait, or the region's ``s_nop``), the prefix of its AMD
-    name."""
-    name = _AMD_SETUP_NAMES.get(name, name)
-    return "nop" if name.startswith("s_nop_") else name.split("_", 1)[0]
+    """The issue slot that prices setup estimate ``name`` (``_parts``): ``valu``, ``salu`` or none (a
+    wait), the prefix of its AMD name."""
+    return _AMD_SETUP_NAMES.get(name, name).split("_", 1)[0]
 
 
 def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = None,
@@ -675,8 +673,6 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
     lowering emits; not the ``prmt`` selectors of PTX targets, which ptxas builds);
     ``salu_lane_selector_delay`` on targets with ``s_delay_alu`` (``Target.has_delay_alu``: gfx11 and later)
     one per lane-bit mask of those selectors [I] (the mask, its masked term and the selector are dependent VALU);
-    ``s_nop_lane_selector`` the ``s_nop 0`` after those selectors' lane-bit masks where the compiler waits after
-    an inline asm (``ChoicePlan.nops``; priced at one wait state, ``WAIT_STATE_CYCLES``);
     ``salu_permlane_selector`` PERMLANE_SELECTOR_SALU per distinct v_permlane16/x16 lane selector;
     ``valu_lds_addr``: an LDS address that is a formed address plus a constant in the
     access's immediate range is free, one that differs from a formed address by another
@@ -708,7 +704,6 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
         "salu_perm_selector": PERM_SELECTOR_SALU * len(setup.selectors),
         "valu_lane_selector": setup.choices.valu,
         "salu_lane_selector_delay": setup.choices.delay_alu,
-        "s_nop_lane_selector": setup.choices.nops,
         "salu_permlane_selector": PERMLANE_SELECTOR_SALU * len(setup.permlane_selectors),
         "valu_lds_addr": lds_address_valu(setup.lds_steps) if lds_valu is None else lds_valu,
         "valu_tuple_copies": 0 if ptx else (_store_tuple_copies(plan, src_tuple_dwords) if tuple_copies is None
@@ -796,7 +791,6 @@ def _parts(cm: CostModel, issue: float, lds: float, lds_pipe: float, depth: int,
     ``throughput``, ``instructions``), the one of ``cm.objective`` under ``cost``."""
     setup = sum(v for k, v in overhead.items() if _setup_unit(k) == "valu") * cm.valu_issue
     setup += sum(v for k, v in overhead.items() if _setup_unit(k) == "salu") * cm.salu_issue
-    setup += sum(v for k, v in overhead.items() if _setup_unit(k) == "nop") * cm.wait_state_cycles
     parts = {"issue": issue, "lds": lds, "latency": cm.latency(depth), "setup": setup, "ds_depth": depth,
              "simd": issue + lds - lds_pipe + setup, "lds_pipe": lds_pipe, "instructions": instructions}
     parts.update({f"{o}_value": cm.objective_value(parts, o) for o in OBJECTIVES})

@@ -32,8 +32,8 @@ import numpy as np
 
 from linlayout import caches
 
-__all__ = ["ChoiceOp", "ChoicePlan", "SELECT_CHOICE_CONSTANT_VALU", "UNIFORM_CHOICE_VALU", "choice_form",
-           "choice_table", "lane_bits", "lane_mask_valu", "lanes_condition", "lanes_constants", "least_lanes_choice_valu"]
+__all__ = ["ChoiceOp", "ChoicePlan", "SELECT_CHOICE_CONSTANT_VALU", "UNIFORM_CHOICE_VALU", "choice_form", "choice_table",
+           "lane_bits", "lane_mask_valu", "lanes_condition", "lanes_constants", "least_lanes_choice_valu"]
 
 #: [I] VALU for a choice uniform in each wave: a ``v_mov_b32`` of the constant (or of the warp's value)
 UNIFORM_CHOICE_VALU = 1
@@ -153,7 +153,7 @@ class ChoicePlan:
     (SELECT_CHOICE_CONSTANT_VALU per distinct pair, per distinct constant without ``Target.vop3_literal``),
     which LLVM makes and the lowering does not emit.
     ``target`` (linlayout.hw.targets.Target, an AMD one) decides what the compiler adds around the ops:
-    :attr:`delay_alu`, :attr:`nops`."""
+    :attr:`delay_alu`."""
 
     def __init__(self, target) -> None:
         self.target = target
@@ -182,8 +182,7 @@ class ChoicePlan:
             op = self._op("add", self._op("and", self._mask(bits), k), first)
         else:
             # the constants moved into VGPRs: the pair's other than the literal, or both
-            pair = (min(if_false, if_true), max(if_false, if_true))
-            moved = (pair,) if self.target.vop3_literal else pair
+            moved = ((min(if_false, if_true), max(if_false, if_true)),) if self.target.vop3_literal else (if_false, if_true)
             for constant in moved:
                 if constant not in self._moved:
                     self._moved.add(constant)
@@ -199,15 +198,6 @@ class ChoicePlan:
         (``Target.has_delay_alu``): one per lane-bit set ``S`` [I] (its mask, masked terms and values are a chain
         of dependent VALU)."""
         return len(self.masks) if self.target.has_delay_alu else 0
-
-    @property
-    def nops(self) -> int:
-        """The ``s_nop 0`` after the opaque copies of the lane bits (``"sbit"``) on a target that waits after an
-        inline asm (``Target.waits_after_inline_asm``): one per prologue with any [I].  The wait is there where
-        LLVM's order puts no other instruction between a copy and its first reader: in the kernels of the
-        choices alone one per lane-bit set whose ``v_bfe_i32`` no other instruction follows, none after two bits'
-        ``v_bfe_i32``; in the AMD corpus's gfx942/gfx950 kernels at most one (9 of the 23 with lane-bit sets)."""
-        return 1 if self.masks and self.target.waits_after_inline_asm else 0
 
     def select_condition(self, op: int) -> bytes | None:
         """The bytes of the condition (bool, :func:`lanes_condition`'s shape) of ``op`` when it is a
