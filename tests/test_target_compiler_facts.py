@@ -1,6 +1,6 @@
 """The target descriptor's facts about what the ROCDL compiler makes of our MLIR (linlayout.hw.targets.Target:
-``vop3_literal``, ``has_delay_alu``), each checked on the code it compiles for every AMD target with an emitter:
-a fact set wrong for a target fails here."""
+``vop3_literal``, ``has_delay_alu``, ``waits_after_inline_asm``), each checked on the code it compiles for every
+AMD target with an emitter: a fact set wrong for a target fails here."""
 
 from __future__ import annotations
 
@@ -49,3 +49,16 @@ def test_has_delay_alu(arch):
       %b = arith.xori %a, %x : i32
       %res = arith.muli %b, %a : i32"""
     assert any(ln.startswith("s_delay_alu") for ln in _isa(body, arch)) == get_target(arch).has_delay_alu
+
+
+@pytest.mark.parametrize("arch", AMD)
+def test_waits_after_inline_asm(arch):
+    """A VALU result through an empty inline asm (``atoms.opaque_word``'s) read by the next VALU instruction: an
+    ``s_nop`` between them exactly where ``Target.waits_after_inline_asm`` says so."""
+    from linlayout import get_target
+
+    body = """      %y = arith.muli %x, %x : i32
+      %o = llvm.inline_asm "", "=v,0" %y : (i32) -> i32
+      %c = arith.constant 4660 : i32
+      %res = arith.andi %o, %c : i32"""
+    assert any(ln.startswith("s_nop") for ln in _isa(body, arch)) == get_target(arch).waits_after_inline_asm

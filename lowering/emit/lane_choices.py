@@ -16,15 +16,19 @@ is the planner's estimate of these instructions); this module writes its ops as 
   choice on one lane bit, no VCC.  Shared: a bit's ``v_bfe_i32`` by every ``S`` holding it, ``m_S`` by every choice
   on the same ``S``, ``m_S & K`` by every choice with the same ``(S, K)`` (then one ``v_add_u32`` each), the value
   by every choice with the same table.  Each
-  sign-extended bit goes through ``atoms.opaque_word`` (an empty inline asm, no instruction) that LLVM cannot see
-  into: it would otherwise fold ``m_S & K`` back into ``select(l_b, K, 0)`` and the whole into
+  sign-extended bit is hidden from LLVM (no instruction; below): it would otherwise fold ``m_S & K`` back into
+  ``select(l_b, K, 0)`` and the whole into
   ``select(l_b, B, A)``, which it compiles on gfx9 to ``v_and_b32; v_mov_b32 x2; v_cmp_eq_u32; s_nop;
   v_cndmask_b32`` (VOP3 and VOPC take no literal there), and it would compile the XOR of two sign-extended bits as
   ``ashr(xor(shl, shl), 31)`` (two ``v_lshlrev_b32``, ``v_xor_b32``, ``v_ashrrev_i32``: one VALU more).
   The addition (not an XOR, the same count) keeps gfx950 from fusing the two logic ops into one ``v_bitop3_b32``
-  whose two constants it would first have to move into registers.  On gfx940/gfx950 LLVM assumes an inline asm
-  may write its output with a forwarding hazard and waits one cycle before the first VALU that reads it (an
-  ``s_nop 0`` where it finds no other instruction to put there).
+  whose two constants it would first have to move into registers.  The hiding: an empty inline asm
+  (``atoms.opaque_word``), except where the compiler waits a cycle before the first VALU reader of an inline
+  asm's result (``Target.waits_after_inline_asm``: gfx942, gfx950; an ``s_nop 0`` where it finds no other
+  instruction to put there, in 9 of the AMD corpus's 23 such kernels with lane-bit choices, which the count does
+  not hold): there ``llvm.amdgcn.softwqm`` (``atoms.unseen_word``, a copy the register allocator removes).  On
+  RDNA the asm stays: there LLVM puts fewer ``s_delay_alu`` around it (softwqm: 6 more in the wave32 corpus
+  than it saves).
 * **uniform in each wave**: the table through :meth:`LaneValues.value_of` (a constant, or arithmetic on the
   wave-uniform warp id).
 * **any other** condition (not affine, or lane bits that differ between warps): ``select(cond, B, A)`` on the lane
@@ -52,7 +56,10 @@ class LaneChoices:
 
     def __init__(self, lanes: LaneValues) -> None:
         self.lanes = lanes
-        self.plan = ChoicePlan(get_target(lanes.arch))
+        target = get_target(lanes.arch)
+        self.plan = ChoicePlan(target)
+        # how a lane bit is hidden from LLVM: no inline asm where the compiler waits after one
+        self._hide = atoms.unseen_word if target.waits_after_inline_asm else atoms.opaque_word
         self._values: dict[int, str] = {}  # op of the plan -> its value
 
     def choice(self, cond, if_false: int, if_true: int, what: str) -> str:
@@ -68,9 +75,9 @@ class LaneChoices:
 
     def _value(self, i: int, what: str) -> str:
         """The value of op ``i`` of the plan (its operands first), made once.  ``"sbit"``: one ``v_bfe_i32``
-        (``LaneValues.lane_sign_bit``) passed through ``atoms.opaque_word`` (no instruction; LLVM cannot see that
-        it is a sign-extended bit, so it neither folds ``m_S & K`` into a select nor rewrites the XOR of two of
-        them as ``ashr(xor(shl, shl), 31)``, one VALU more)."""
+        (``LaneValues.lane_sign_bit``) hidden from LLVM (no instruction; it cannot see that it is a sign-extended
+        bit, so it neither folds ``m_S & K`` into a select nor rewrites the XOR of two of them as
+        ``ashr(xor(shl, shl), 31)``, one VALU more)."""
         got = self._values.get(i)
         if got is not None:
             return got
@@ -78,7 +85,7 @@ class LaneChoices:
         op = self.plan.ops[i]
         args = [self._value(j, what) for j in op.operands]
         if op.kind == "sbit":
-            value = atoms.opaque_word(b, lanes.lane_sign_bit(op.constant))
+            value = self._hide(b, lanes.lane_sign_bit(op.constant))
         elif op.kind == "xor":
             value = b.arith("xori", *args)
         elif op.kind in ("and", "add"):

@@ -91,6 +91,11 @@ class Target:
     * ``has_delay_alu``: does the compiler put an ``s_delay_alu`` before a VALU instruction that reads a recent
       VALU result (gfx11 and later: every RDNA target here; docs/amd_facts.md 6.4)?  The planner counts them
       (linlayout.synth.hazards.valu_delays, the lane choices' ``salu_lane_selector_delay``).
+    * ``waits_after_inline_asm`` [I]: does the compiler wait one cycle (an ``s_nop 0`` where it finds no other
+      instruction to put there) between an inline asm that writes a VGPR and a VALU instruction that reads it?
+      LLVM assumes an inline asm may write with a forwarding hazard on gfx940 and later CDNA (seen in gfx942 and
+      gfx950 kernels); none on gfx90a and RDNA.  Where it waits, the lowering hides a value from the compiler
+      without an inline asm (linlayout.lowering.emit.lane_choices: ``atoms.unseen_word``).
     * ``default_objective``: the conversion cost objective (linlayout.synth.cost.OBJECTIVES) a plan
       for this target is chosen by when none is asked for: ``concurrent`` on AMD (argued in
       docs/conversions.md section 5), ``latency`` on NVIDIA, where plans chosen by it ran faster
@@ -126,6 +131,7 @@ class Target:
     opaque_beyond_offset_adds: bool = False
     vop3_literal: bool = False
     has_delay_alu: bool = False
+    waits_after_inline_asm: bool = False
 
     @property
     def gfx_generation(self) -> int:
