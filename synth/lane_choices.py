@@ -32,8 +32,9 @@ import numpy as np
 
 from linlayout import caches
 
-__all__ = ["ChoiceOp", "ChoicePlan", "SELECT_CHOICE_CONSTANT_VALU", "UNIFORM_CHOICE_VALU", "choice_form", "choice_table",
-           "lane_bits", "lane_mask_valu", "lanes_condition", "lanes_constants", "least_lanes_choice_valu"]
+__all__ = ["ChoiceOp", "ChoicePlan", "SELECT_CHOICE_CONSTANT_VALU", "UNIFORM_CHOICE_VALU", "choice_form",
+           "choice_table", "lane_bits", "lane_mask_valu", "lanes_condition", "lanes_constants",
+           "least_lanes_choice_valu"]
 
 #: [I] VALU for a choice uniform in each wave: a ``v_mov_b32`` of the constant (or of the warp's value)
 UNIFORM_CHOICE_VALU = 1
@@ -129,7 +130,8 @@ def least_lanes_choice_valu(lane_bit_count: int) -> int:
 class ChoiceOp(NamedTuple):
     """One setup instruction of a :class:`ChoicePlan` (an index into :attr:`ChoicePlan.ops` names its result).
 
-    ``kind``: ``"sbit"`` (``v_bfe_i32`` of lane bit ``constant``: 0 or -1, passed through an opaque copy),
+    ``kind``: ``"sbit"`` (``v_bfe_i32`` of lane bit ``constant``: 0 or -1, hidden from the compiler by a copy
+    that is no instruction),
     ``"xor"`` (``v_xor_b32`` of the two ``operands``), ``"and"`` (``v_and_b32`` of the operand with the literal
     ``constant``, ``K``), ``"add"`` (``v_add_u32`` of the operand and the literal ``constant``, ``A``),
     ``"uniform"`` (the wave-uniform ``table``, UNIFORM_CHOICE_VALU), ``"select"`` (``v_cndmask_b32`` on the
@@ -182,7 +184,8 @@ class ChoicePlan:
             op = self._op("add", self._op("and", self._mask(bits), k), first)
         else:
             # the constants moved into VGPRs: the pair's other than the literal, or both
-            moved = ((min(if_false, if_true), max(if_false, if_true)),) if self.target.vop3_literal else (if_false, if_true)
+            pair = (min(if_false, if_true), max(if_false, if_true))
+            moved = (pair,) if self.target.vop3_literal else pair
             for constant in moved:
                 if constant not in self._moved:
                     self._moved.add(constant)
@@ -206,7 +209,8 @@ class ChoicePlan:
         return o.table.tobytes() if o.kind == "select" else None
 
     def _mask(self, bits: tuple[int, ...]) -> int:
-        """The op of ``m_S``: an ``"sbit"`` per bit of ``S``, ``"xor"`` between (lane_mask_valu(|S|) VALU)."""
+        """The op of ``m_S``: an ``"sbit"`` per bit of ``S``, ``"xor"`` between (lane_mask_valu(|S|) VALU, fewer
+        where an earlier set made some of them)."""
         got = self.masks.get(bits)
         if got is None:
             got = self._op("sbit", (), bits[0])
