@@ -71,7 +71,7 @@ from linlayout.hw.targets import get_target
 
 from . import banks
 from .hazards import hazard_nops, valu_delays
-from .lane_choices import ChoiceCount, lanes_condition
+from .lane_choices import ChoicePlan, lanes_condition
 from .steps import dwords_per_slot, slots_per_dword
 from .steps.lds import missing_transpose_load
 
@@ -613,12 +613,12 @@ def _store_tuple_copies(plan, tuple_dwords: int) -> int:
 class _Setup:
     """The distinct setup values of ``estimate_overhead``, told by each step (``Step.note_setup``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, target) -> None:
         self.bpermute_addresses: set[bytes] = set()
         self.conditions: set[bytes] = set()
         self.selectors: set[int] = set()
         self.permlane_selectors: set[int] = set()
-        self.choices = ChoiceCount()
+        self.choices = ChoicePlan(target)
         self.lds_steps: list = []
 
     def bpermute_address(self, addr) -> None:
@@ -633,7 +633,7 @@ class _Setup:
     def lane_choice(self, cond, if_false: int, if_true: int) -> None:
         """A per-lane choice of two constants (a ``PermSelect`` selector, linlayout.synth.lane_choices); a
         ``"select"`` choice's condition is a select condition too."""
-        select = self.choices.add(cond, if_false, if_true)
+        select = self.choices.select_condition(self.choices.add(cond, if_false, if_true))
         if select is not None:
             self.conditions.add(select)
 
@@ -669,10 +669,10 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
     lane choices);
     ``salu_perm_selector`` PERM_SELECTOR_SALU per distinct constant v_perm selector;
     ``valu_lane_selector`` the VALU building the per-lane v_perm selector registers of ``PermSelect`` steps in
-    the prologue (linlayout.synth.lane_choices.ChoiceCount: ``A + (m & K)`` on a lane-bit mask ``m``, shared as
-    the lowering shares it; not the ``prmt`` selectors of PTX targets, which ptxas builds);
-    ``salu_lane_selector_delay`` on gfx11 and later RDNA targets one ``s_delay_alu`` per lane-bit mask of
-    those selectors [I] (the mask, its masked term and the selector are dependent VALU);
+    the prologue (linlayout.synth.lane_choices.ChoicePlan: ``A + (m & K)`` on a lane-bit mask ``m``, the ops the
+    lowering emits; not the ``prmt`` selectors of PTX targets, which ptxas builds);
+    ``salu_lane_selector_delay`` on targets with ``s_delay_alu`` (``Target.has_delay_alu``: gfx11 and later)
+    one per lane-bit mask of those selectors [I] (the mask, its masked term and the selector are dependent VALU);
     ``salu_permlane_selector`` PERMLANE_SELECTOR_SALU per distinct v_permlane16/x16 lane selector;
     ``valu_lds_addr``: an LDS address that is a formed address plus a constant in the
     access's immediate range is free, one that differs from a formed address by another
@@ -693,18 +693,17 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
     (every kernel computes it for its memory ops).  On NVIDIA targets the keys are
     ``PTX_SETUP_NAMES``'s.
     """
-    setup = _Setup()
+    target = get_target(plan.arch)
+    setup = _Setup(target)
     for st in plan.steps:
         st.note_setup(setup)
-    target = get_target(plan.arch)
     ptx = target.lds_isa == "ptx"
     out = {
         "valu_bpermute_addr": BPERMUTE_ADDR_VALU * len(setup.bpermute_addresses),
         "salu_vcc": VCC_SALU * len(setup.conditions),
         "salu_perm_selector": PERM_SELECTOR_SALU * len(setup.selectors),
         "valu_lane_selector": setup.choices.valu,
-        "salu_lane_selector_delay": (len(setup.choices.masks) if target.family == "rdna"
-                                     and target.gfx_generation >= 11 else 0),
+        "salu_lane_selector_delay": setup.choices.delay_alu,
         "salu_permlane_selector": PERMLANE_SELECTOR_SALU * len(setup.permlane_selectors),
         "valu_lds_addr": lds_address_valu(setup.lds_steps) if lds_valu is None else lds_valu,
         "valu_tuple_copies": 0 if ptx else (_store_tuple_copies(plan, src_tuple_dwords) if tuple_copies is None

@@ -335,11 +335,10 @@ def _issue(clock: _Clock, scheduled: bool) -> list[int]:
 
 
 def _delays_dependent_valu(plan) -> bool:
-    """Does ``plan``'s target delay a VALU read of a recent VALU result (``s_delay_alu``: gfx11 and
-    later, every RDNA target), and is the plan one run of register steps (no LDS access or barrier)?"""
-    target = get_target(plan.arch)
-    return (target.family == "rdna" and target.gfx_generation >= 11
-            and not any(st.lds or st.barrier for st in plan.steps))
+    """Does ``plan``'s target delay a VALU read of a recent VALU result (``s_delay_alu``,
+    ``Target.has_delay_alu``: gfx11 and later, every RDNA target), and is the plan one run of register steps
+    (no LDS access or barrier)?"""
+    return get_target(plan.arch).has_delay_alu and not any(st.lds or st.barrier for st in plan.steps)
 
 
 class _ValuClock:

@@ -1,8 +1,8 @@
 """Per-lane choices between two 32-bit constants: ``if_true`` in the lanes where a condition holds, ``if_false``
 elsewhere (the per-lane selector register of a ``PermSelect`` step's ``v_perm_b32``).  This module says which form
-a kernel's prologue computes a choice in (:func:`choice_form`, the form
-linlayout.lowering.emit.lane_choices emits) and how many setup instructions a plan's choices take together
-(:class:`ChoiceCount`, the planner's estimate ``valu_lane_selector``, linlayout.synth.cost).
+a kernel's prologue computes a choice in (:func:`choice_form`) and which instructions a plan's choices take
+together (:class:`ChoicePlan`: the ops and what they share, which linlayout.lowering.emit.lane_choices emits as
+they are and whose count is the planner's estimate ``valu_lane_selector``, linlayout.synth.cost).
 
 A condition is a 0/1 table ``cond[w][l]`` (``[warps, lanes]``, or ``[lanes]`` when the same in every warp).
 The forms:
@@ -10,32 +10,37 @@ The forms:
 * ``"lanes"``: the condition is GF(2)-affine in the lane bits alone, the same in every warp (:func:`lane_bits`):
   ``cond(l) = cond(0) ^ XOR_{b in S} l_b``.  With ``A`` the value in lane 0 and ``B`` the other constant the value is
   ``A + (m_S(l) & K)``, ``K = B - A`` (mod 2**32), ``m_S`` the parity of the lane bits ``S`` sign-extended (0 or -1):
-  ``2|S| - 1`` VALU per distinct ``S`` (a ``v_bfe_i32`` per bit, a ``v_xor_b32`` between), one ``v_and_b32`` per
-  distinct ``(S, K)`` and one ``v_add_u32`` per choice.
+  a ``v_bfe_i32`` per distinct lane bit, a ``v_xor_b32`` between (``2|S| - 1`` VALU for the first ``S``; the sets
+  share the bits' ``v_bfe_i32`` and the XOR of a common first part), one ``v_and_b32`` per distinct ``(S, K)`` and
+  one ``v_add_u32`` per choice.
 * ``"uniform"``: the value is the same in all lanes of each wave (a constant, or one per warp):
   UNIFORM_CHOICE_VALU.
 * ``"select"``: any other (not affine, or lane bits that differ between warps): ``v_cndmask_b32`` on the
   condition's lane mask (one per choice; the mask is a select condition, ``salu_vcc``) with one constant a literal
-  and the other in a VGPR (SELECT_CHOICE_CONSTANT_VALU per distinct pair of constants).  That holds on RDNA; on
-  gfx9 LLVM moves both constants into VGPRs (gfx90a/gfx942: ``v_mov_b32`` x2 + ``v_cndmask_b32``), one VALU more
-  than counted: a known underestimate.
+  and the other in a VGPR (SELECT_CHOICE_CONSTANT_VALU per distinct pair of constants) where a VOP3 takes a literal
+  (``Target.vop3_literal``: RDNA, gfx1250); on gfx9 LLVM moves both constants into VGPRs (``v_mov_b32`` x2 +
+  ``v_cndmask_b32``; SELECT_CHOICE_CONSTANT_VALU per distinct constant).
 
 Choices with the same table are one value.
 """
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from linlayout import caches
 
-__all__ = ["ChoiceCount", "SELECT_CHOICE_CONSTANT_VALU", "UNIFORM_CHOICE_VALU", "choice_form", "choice_table",
-           "lane_bits", "lane_mask_valu", "lanes_condition", "lanes_constants", "least_lanes_choice_valu"]
+__all__ = ["ChoiceOp", "ChoicePlan", "SELECT_CHOICE_CONSTANT_VALU", "UNIFORM_CHOICE_VALU", "choice_form",
+           "choice_table", "lane_bits", "lane_mask_valu", "lanes_condition", "lanes_constants",
+           "least_lanes_choice_valu"]
 
 #: [I] VALU for a choice uniform in each wave: a ``v_mov_b32`` of the constant (or of the warp's value)
 UNIFORM_CHOICE_VALU = 1
-#: [I] VALU per distinct pair of constants of ``"select"`` choices: a ``v_mov_b32`` of the constant the
-#: ``v_cndmask_b32`` cannot take as its literal (LLVM shares it between choices of the same pair)
+#: [I] VALU per constant of ``"select"`` choices that LLVM moves into a VGPR (a ``v_mov_b32``, shared between the
+#: choices that read it): one per distinct pair where a VOP3 takes a literal (``Target.vop3_literal``: the
+#: ``v_cndmask_b32`` takes the other), each distinct constant elsewhere (gfx9: both constants of a choice)
 SELECT_CHOICE_CONSTANT_VALU = 1
 
 
@@ -93,16 +98,21 @@ def lanes_condition(cond) -> np.ndarray:
     return t[0] if t.ndim == 2 and (t.shape[0] == 1 or (t == t[:1]).all()) else t
 
 
-# a choice's (table bytes, form, lane bits, K, the key of its condition) by (condition bytes, shape and dtype as
-# given, if_false, if_true): the planner counts the same choices of one layout pair in each of its candidate plans
+# a choice's (table bytes, form, lane bits, A, K, values: the table of a "uniform" choice, the condition of a
+# "select" one) by (condition bytes, shape and dtype as given, if_false, if_true): the planner counts the same
+# choices of one layout pair in each of its candidate plans
 _facts = caches.cache("synth.lane_choices.facts")
 
 
-def _choice_facts(cond, if_false: int, if_true: int) -> tuple[bytes, str, tuple[int, ...] | None, int, bytes]:
+def _choice_facts(cond, if_false: int, if_true: int):
     lanes = lanes_condition(cond)
     table = choice_table(lanes, if_false, if_true)
     form, bits = choice_form(table)
-    return table.tobytes(), form, bits, lanes_constants(table)[1] if form == "lanes" else 0, lanes.tobytes()
+    first, k = lanes_constants(table) if form == "lanes" else (0, 0)
+    values = {"uniform": table, "select": lanes}.get(form)
+    if values is not None:
+        values.flags.writeable = False
+    return table.tobytes(), form, bits, first, k, values
 
 
 def lane_mask_valu(lane_bit_count: int) -> int:
@@ -117,44 +127,108 @@ def least_lanes_choice_valu(lane_bit_count: int) -> int:
     return lane_mask_valu(lane_bit_count) + 2
 
 
-class ChoiceCount:
-    """The setup VALU of a plan's choices (``valu``), told one at a time (:meth:`add`), shared as the lowering shares
-    them; ``masks``: the lane-bit sets of the ``"lanes"`` choices (each one chain ``v_bfe_i32 -> v_and_b32 ->
-    v_add_u32`` of dependent VALU)."""
+class ChoiceOp(NamedTuple):
+    """One setup instruction of a :class:`ChoicePlan` (an index into :attr:`ChoicePlan.ops` names its result).
 
-    def __init__(self) -> None:
-        self._tables: set[bytes] = set()
-        self.masks: set[tuple[int, ...]] = set()  # the lane-bit sets S of the "lanes" choices
-        self._masked: set[tuple[tuple[int, ...], int]] = set()
-        self._pairs: set[tuple[int, int]] = set()
+    ``kind``: ``"sbit"`` (``v_bfe_i32`` of lane bit ``constant``: 0 or -1, hidden from the compiler by a copy
+    that is no instruction),
+    ``"xor"`` (``v_xor_b32`` of the two ``operands``), ``"and"`` (``v_and_b32`` of the operand with the literal
+    ``constant``, ``K``), ``"add"`` (``v_add_u32`` of the operand and the literal ``constant``, ``A``),
+    ``"uniform"`` (the wave-uniform ``table``, UNIFORM_CHOICE_VALU), ``"select"`` (``v_cndmask_b32`` on the
+    condition ``table``, bool in :func:`lanes_condition`'s shape, between ``pair = (if_false, if_true)``)."""
+
+    kind: str
+    operands: tuple[int, ...] = ()
+    constant: int = 0
+    table: np.ndarray | None = None
+    pair: tuple[int, int] = (0, 0)
+
+
+class ChoicePlan:
+    """The per-lane choices of one kernel's prologue as instructions (:attr:`ops`), told one at a time
+    (:meth:`add`), each op made once and shared by every choice that reads it: ``m_S`` (its ``"sbit"`` ops and
+    the ``"xor"`` between) by the ``"lanes"`` choices on the same ``S``, ``m_S & K`` by those with the same
+    ``(S, K)``, a value by every choice with the same table.  The planner counts it (:attr:`valu`, the estimate
+    ``valu_lane_selector``; :attr:`masks`, the lane-bit sets ``S``, each one chain ``v_bfe_i32 -> v_and_b32 ->
+    v_add_u32`` of dependent VALU), the lowering (linlayout.lowering.emit.lane_choices) emits :attr:`ops` as
+    they are.  ``valu`` also counts the ``v_mov_b32`` of the ``"select"`` choices' constants
+    (SELECT_CHOICE_CONSTANT_VALU per distinct pair, per distinct constant without ``Target.vop3_literal``),
+    which LLVM makes and the lowering does not emit.
+    ``target`` (linlayout.hw.targets.Target, an AMD one) decides what the compiler adds around the ops:
+    :attr:`delay_alu`."""
+
+    def __init__(self, target) -> None:
+        self.target = target
+        self.ops: list[ChoiceOp] = []
+        self._index: dict[tuple, int] = {}  # (kind, operands, constant) of "sbit" / "xor" / "and" / "add" -> op
+        self._values: dict[bytes, int] = {}  # a choice's table -> the op holding it
+        self.masks: dict[tuple[int, ...], int] = {}  # the lane-bit set S of each "lanes" choice -> the op of m_S
+        self._moved: set = set()  # the "select" choices' constants in VGPRs: pairs (one of the two) or constants
         self.valu = 0
 
-    def add(self, cond, if_false: int, if_true: int) -> bytes | None:
-        """One choice (``cond``: ``[lanes]``, or ``[warps, lanes]``; one the same in every warp is the ``[lanes]``
-        one, :func:`lanes_condition`); for a new ``"select"`` choice the bytes of its condition (bool, in
-        :func:`lanes_condition`'s shape: the caller counts it as a select condition), else None."""
+    def add(self, cond, if_false: int, if_true: int) -> int:
+        """The op holding the choice of ``if_true`` where ``cond`` (``[lanes]``, or ``[warps, lanes]``; one the
+        same in every warp is the ``[lanes]`` one, :func:`lanes_condition`) is nonzero, else ``if_false``."""
         cond = np.asarray(cond)
         if_false, if_true = if_false & 0xFFFFFFFF, if_true & 0xFFFFFFFF
-        table, form, bits, k, lanes = _facts.lookup((cond.tobytes(), cond.shape, cond.dtype.str, if_false, if_true),
-                                                    lambda: _choice_facts(cond, if_false, if_true))
-        if table in self._tables:
-            return None
-        self._tables.add(table)
+        key, form, bits, first, k, values = _facts.lookup(
+            (cond.tobytes(), cond.shape, cond.dtype.str, if_false, if_true),
+            lambda: _choice_facts(cond, if_false, if_true))
+        got = self._values.get(key)
+        if got is not None:
+            return got
         if form == "uniform":
             self.valu += UNIFORM_CHOICE_VALU
+            op = self._new(ChoiceOp("uniform", table=values))
         elif form == "lanes":
-            if bits not in self.masks:
-                self.masks.add(bits)
-                self.valu += lane_mask_valu(len(bits))
-            if (bits, k) not in self._masked:
-                self._masked.add((bits, k))
-                self.valu += 1
-            self.valu += 1
+            op = self._op("add", self._op("and", self._mask(bits), k), first)
         else:
+            # the constants moved into VGPRs: the pair's other than the literal, or both
             pair = (min(if_false, if_true), max(if_false, if_true))
-            if pair not in self._pairs:
-                self._pairs.add(pair)
-                self.valu += SELECT_CHOICE_CONSTANT_VALU
+            moved = (pair,) if self.target.vop3_literal else pair
+            for constant in moved:
+                if constant not in self._moved:
+                    self._moved.add(constant)
+                    self.valu += SELECT_CHOICE_CONSTANT_VALU
             self.valu += 1
-            return lanes
-        return None
+            op = self._new(ChoiceOp("select", table=values, pair=(if_false, if_true)))
+        self._values[key] = op
+        return op
+
+    @property
+    def delay_alu(self) -> int:
+        """The ``s_delay_alu`` of the choices on a target that delays dependent VALU reads
+        (``Target.has_delay_alu``): one per lane-bit set ``S`` [I] (its mask, masked terms and values are a chain
+        of dependent VALU)."""
+        return len(self.masks) if self.target.has_delay_alu else 0
+
+    def select_condition(self, op: int) -> bytes | None:
+        """The bytes of the condition (bool, :func:`lanes_condition`'s shape) of ``op`` when it is a
+        ``"select"`` choice (a select condition: ``salu_vcc``), else None."""
+        o = self.ops[op]
+        return o.table.tobytes() if o.kind == "select" else None
+
+    def _mask(self, bits: tuple[int, ...]) -> int:
+        """The op of ``m_S``: an ``"sbit"`` per bit of ``S``, ``"xor"`` between (lane_mask_valu(|S|) VALU, fewer
+        where an earlier set made some of them)."""
+        got = self.masks.get(bits)
+        if got is None:
+            got = self._op("sbit", (), bits[0])
+            for bit in bits[1:]:
+                got = self._op("xor", (got, self._op("sbit", (), bit)))
+            self.masks[bits] = got
+        return got
+
+    def _op(self, kind: str, operands, constant: int = 0) -> int:
+        """The op ``kind`` on ``operands`` (an op, or a tuple of ops) and ``constant``, made once (one VALU)."""
+        operands = operands if isinstance(operands, tuple) else (operands,)
+        key = (kind, operands, constant)
+        got = self._index.get(key)
+        if got is None:
+            self.valu += 1
+            got = self._index[key] = self._new(ChoiceOp(kind, operands, constant))
+        return got
+
+    def _new(self, op: ChoiceOp) -> int:
+        self.ops.append(op)
+        return len(self.ops) - 1

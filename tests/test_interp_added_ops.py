@@ -1,5 +1,6 @@
-"""Ops added to the interpreter for the kernels: fp8 <-> f32 conversions, inverse ballot, and
-comment-only inline asm with tied outputs; checked against torch's fp8 casts and the ISA text."""
+"""Ops added to the interpreter for the kernels: fp8 <-> f32 conversions, inverse ballot,
+comment-only inline asm with tied outputs and ``llvm.amdgcn.softwqm`` (a copy); checked against torch's fp8
+casts and the ISA text."""
 
 from __future__ import annotations
 
@@ -59,3 +60,29 @@ def test_inverse_ballot_and_tied_inline_asm_marker():
     compiles(text)
     x = np.arange(100, 164, dtype=np.uint32)
     np.testing.assert_array_equal(run_lanes(text, x, np.uint32), x + (np.arange(64) % 2 == 0))
+
+
+
+@pytest.mark.parametrize("arch,lanes", [("gfx942", 64), ("gfx1100", 32)])
+def test_softwqm_is_a_copy_and_no_instruction(arch, lanes):
+    """``atoms.unseen_word``'s ``llvm.amdgcn.softwqm`` on a sign-extended bit of ``x``, then ``& K + A`` (a lane
+    choice's form): the interpreter passes the value through, and the compiled kernel keeps the ``v_bfe_i32``, the
+    AND and the add as written (no ``v_cndmask_b32`` of the select LLVM folds them into without it, no ``s_nop``
+    as after an inline asm, no copy)."""
+    from linlayout.lowering.isa import instructions
+
+    body = """      %c30 = arith.constant 30 : i32
+      %c31 = arith.constant 31 : i32
+      %s = arith.shli %x, %c30 : i32
+      %bit = arith.shrsi %s, %c31 : i32
+      %w = llvm.call_intrinsic "llvm.amdgcn.softwqm.i32"(%bit) : (i32) -> i32
+      %k = arith.constant 84148480 : i32
+      %m = arith.andi %w, %k : i32
+      %a = arith.constant 100795392 : i32
+      %res = arith.addi %m, %a : i32"""
+    text = lane_kernel(body)
+    ops = [ln.split()[0] for ln in instructions(compiles(text, arch))]
+    assert "v_bfe_i32" in ops and not [op for op in ops if op.startswith(("v_cndmask", "s_nop", "v_mov"))], ops
+    x = np.arange(lanes, dtype=np.uint32) * np.uint32(0x9E3779B1)
+    expected = np.where(x >> 1 & 1, np.uint32(84148480 + 100795392), np.uint32(100795392))
+    np.testing.assert_array_equal(run_lanes(text, x, np.uint32, arch=arch, block=lanes), expected)

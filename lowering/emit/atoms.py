@@ -316,6 +316,16 @@ def uniform_word(b: Builder, value: int) -> str:
     return b.value(f'llvm.inline_asm "", "=s,0" {c} : (i32) -> i32', "sc")
 
 
+def unseen_word(b: Builder, value: str) -> str:
+    """The i32 VGPR ``value`` through ``llvm.amdgcn.softwqm`` ("this value in whole-quad mode if the kernel
+    enters it"): in a kernel that never enters whole-quad mode (ours: no derivatives, no image sampling) a plain
+    copy, which the register allocator removes, and LLVM does not look through it, so ops on the result are
+    selected as written.  Unlike :func:`opaque_word`, it is no inline asm, after which gfx940/gfx950 LLVM waits a
+    cycle before the first VALU reader (``Target.waits_after_inline_asm``: an ``s_nop 0`` where nothing else
+    fills the slot)."""
+    return b.value(f'llvm.call_intrinsic "llvm.amdgcn.softwqm.i32"({value}) : (i32) -> i32', "uw")
+
+
 def opaque_word(b: Builder, value: str) -> str:
     """The i32 VGPR ``value`` passed through an empty inline asm (``"=v,0"``, no instruction): the
     compiler cannot see how it was computed, so an op on the result is selected as written (an

@@ -120,11 +120,11 @@ class PlanEmitter(StepEmitter):
         return self.choices.choice(cond, if_false, if_true, what)
 
     def scalar_constant(self, value: int) -> str:
-        """The i32 constant operand of a VOP3 instruction (a ``v_perm_b32`` selector): on CDNA, whose VOP3 takes no
-        literal, pinned to an SGPR of the prologue (one ``s_mov_b32``); on RDNA and gfx1250, whose VOP3 takes one
-        literal (docs/amd_facts.md 6.4), the constant itself, no instruction."""
+        """The i32 constant operand of a VOP3 instruction (a ``v_perm_b32`` selector): on a target whose VOP3 takes
+        one literal (``Target.vop3_literal``: RDNA and gfx1250, docs/amd_facts.md 6.4) the constant itself, no
+        instruction; elsewhere (CDNA) pinned to an SGPR of the prologue (one ``s_mov_b32``)."""
         c = self.b.const(value)
-        if get_target(self.plan.arch).family == "rdna":
+        if get_target(self.plan.arch).vop3_literal:
             return c
         if (c, "i32", "s") not in self.lanes.pinned:
             self.lanes.pinned.append((c, "i32", "s"))

@@ -1,5 +1,5 @@
 """LLVM-dialect value ops: undef/poison/zero, struct fields, pointer casts, symbol addresses,
-and the VALU byte intrinsics called through ``llvm.call_intrinsic``.
+and the VALU byte intrinsics called through ``llvm.call_intrinsic`` (and ``llvm.amdgcn.softwqm``, a copy).
 
 ``llvm.amdgcn.perm`` is ``v_perm_b32 D, S0, S1, S2`` (docs/amd_facts.md 2.6): the 8 input bytes are
 S1 bytes 0..3 then S0 bytes 0..3; result byte i is chosen by selector byte ``S2.byte[i]``:
@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .options import InterpOptions
-from .registry import INTRINSICS, OpInfo, register
+from .registry import INTRINSICS, OpInfo, register, register_intrinsic
 from .types import FloatT, IntT, PtrT, StructT, elem_of, normalize, shape_of, storage_dtype
 
 #: Byte pattern of undefined integers/pointers under ``undef_fill="pattern"``.
@@ -180,6 +180,18 @@ def _alignbyte(s0: np.ndarray, s1: np.ndarray, s2: np.ndarray) -> np.ndarray:
 
 
 _INTRINSICS = {"llvm.amdgcn.perm": _perm, "llvm.amdgcn.alignbyte": _alignbyte}
+
+
+@register_intrinsic("llvm.amdgcn.softwqm.i32")
+def _softwqm(op: OpInfo):
+    """``llvm.amdgcn.softwqm``: its operand, unchanged (the value in whole-quad mode where the kernel enters it,
+    which the kernels interpreted here never do: a copy)."""
+    (src,), r = op.operands, op.results[0]
+
+    def step(ctx):
+        ctx.vals[r] = ctx.vals[src]
+
+    return step
 
 
 @register("llvm.call_intrinsic")

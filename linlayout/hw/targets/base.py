@@ -83,6 +83,19 @@ class Target:
       otherwise merge ``base + constant`` into the logic ops that made ``base`` (a ``v_bitop3_b32`` and an
       ``s_mov_b32`` of the constant instead of one ``v_add_u32``; seen in gfx950 corpus kernels).  Where
       it is False the add stays one ``v_or_b32``/``v_add_u32`` and a copy would cost a ``v_mov_b32``.
+    * ``vop3_literal``: does a VOP3 instruction take one 32-bit literal operand (GFX10 and later: the RDNA
+      targets and gfx1250; gfx9's VOP3 takes none, only inline constants)?  The lowering passes a constant
+      ``v_perm_b32`` selector as the literal there and moves it into an SGPR in the prologue elsewhere
+      (docs/amd_facts.md 6.4); a per-lane choice on a lane mask (``v_cndmask_b32``) takes one of its two
+      constants as the literal there and both in VGPRs elsewhere (linlayout.synth.lane_choices).
+    * ``has_delay_alu``: does the compiler put an ``s_delay_alu`` before a VALU instruction that reads a recent
+      VALU result (gfx11 and later: every RDNA target here; docs/amd_facts.md 6.4)?  The planner counts them
+      (linlayout.synth.hazards.valu_delays, the lane choices' ``salu_lane_selector_delay``).
+    * ``waits_after_inline_asm`` [I]: does the compiler wait one cycle (an ``s_nop 0`` where it finds no other
+      instruction to put there) between an inline asm that writes a VGPR and a VALU instruction that reads it?
+      LLVM assumes an inline asm may write with a forwarding hazard on gfx940 and later CDNA (seen in gfx942 and
+      gfx950 kernels); none on gfx90a and RDNA.  Where it waits, the lowering hides a value from the compiler
+      without an inline asm (linlayout.lowering.emit.lane_choices: ``atoms.unseen_word``).
     * ``default_objective``: the conversion cost objective (linlayout.synth.cost.OBJECTIVES) a plan
       for this target is chosen by when none is asked for: ``concurrent`` on AMD (argued in
       docs/conversions.md section 5), ``latency`` on NVIDIA, where plans chosen by it ran faster
@@ -116,6 +129,9 @@ class Target:
     barrier_instructions: int = 1
     default_objective: str = "concurrent"
     opaque_beyond_offset_adds: bool = False
+    vop3_literal: bool = False
+    has_delay_alu: bool = False
+    waits_after_inline_asm: bool = False
 
     @property
     def gfx_generation(self) -> int:
