@@ -75,7 +75,7 @@ from .lane_choices import ChoiceCount, lanes_condition
 from .steps import dwords_per_slot, slots_per_dword
 from .steps.lds import missing_transpose_load
 
-__all__ = ["CONCURRENT_INSTRUCTION_EXPONENT", "CONCURRENT_TIE_FRACTION", "COST_TIE_FRACTION", "CostModel", "OBJECTIVES", "SRC_TUPLE_DWORDS", "cost_model",
+__all__ = ["CONCURRENT_INSTRUCTION_EXPONENT", "CONCURRENT_TIE_FRACTION", "COST_TIE_FRACTION", "CostModel", "DST_TUPLE_DWORDS", "OBJECTIVES", "SRC_TUPLE_DWORDS", "cost_model",
            "lds_address_valu", "lower_bound", "matrix_access_cost", "mix_cost", "near_best", "rank_value", "register_merges", "round_trip_cost", "TIE_MARGIN", "tie_limit",
            "tuple_copies"]
 
@@ -518,6 +518,8 @@ PERMLANE_SELECTOR_SALU = 1
 # MFMA result, a dwordx4 load), which an LDS store of other register groups must copy (tuple_copies).
 # A kernel that loads its src with narrower accesses says so (ConversionContext.src_tuple_dwords).
 SRC_TUPLE_DWORDS = 4
+# What the dst's consumer takes whole by default: single VGPRs (no tuple; ConversionContext.dst_tuple_dwords).
+DST_TUPLE_DWORDS = 1
 
 
 class _AddressBases:
@@ -661,7 +663,8 @@ def _setup_unit(name: str) -> str:
 
 
 def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = None,
-                      src_tuple_dwords: int = SRC_TUPLE_DWORDS, tuple_copies: int | None = None) -> dict[str, int]:
+                      src_tuple_dwords: int = SRC_TUPLE_DWORDS, tuple_copies: int | None = None,
+                      load_tuple_copies: int = 0) -> dict[str, int]:
     """Setup instructions the steps need but that are not steps themselves ([I] estimates).
 
     ``valu_bpermute_addr`` BPERMUTE_ADDR_VALU per distinct ds_bpermute address pattern;
@@ -682,6 +685,8 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
     (``tuple_copies``, the src VGPRs arriving in tuples of ``src_tuple_dwords``); none on PTX
     targets, whose vector accesses name any registers (``st.shared.v4.b32 [a], {r1, r7, r2, r9}``:
     the register placement is ptxas's, no PTX instruction; docs/nvidia_facts.md section 6);
+    ``valu_load_tuple_copies``: ``v_mov_b32`` building the dst's VGPR tuples from the LDS loads'
+    (``load_tuple_copies``, told by the caller: linlayout.synth.lds_path's ``d_copies``; none on PTX);
     ``s_waitcnt`` one per level of dependent DS instructions (``depth``: ``ds_depth(plan)``,
     ``lds_valu``: ``valu_lds_addr`` and ``tuple_copies``: ``valu_tuple_copies`` on AMD, when the
     caller knows them); ``s_nop`` the hazard waits of the
@@ -709,6 +714,7 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
         "valu_lds_addr": lds_address_valu(setup.lds_steps) if lds_valu is None else lds_valu,
         "valu_tuple_copies": 0 if ptx else (_store_tuple_copies(plan, src_tuple_dwords) if tuple_copies is None
                                             else tuple_copies),
+        "valu_load_tuple_copies": 0 if ptx else load_tuple_copies,
         "s_waitcnt": ds_depth(plan) if depth is None else depth,
     }
     if not ptx:

@@ -43,7 +43,8 @@ from linlayout.hw.transpose_loads import TransposeLoad
 
 from . import swizzle
 from .context import ConversionContext
-from .cost import LDS_ADDR_BASE_VALU, _lds_op_name, _warp0, addresses_valu, lds_access_cost, matrix_access_cost
+from .cost import (LDS_ADDR_BASE_VALU, _lds_op_name, _warp0, addresses_valu, lds_access_cost, matrix_access_cost,
+                   tuple_copies)
 from .in_wave import gather_dword, gather_dwords
 from .ir import Program
 from .lane_choices import least_lanes_choice_valu
@@ -645,10 +646,11 @@ def designs(ctx: ConversionContext) -> "DesignPool":
     transpose-read layout is not listed where the dst cannot be read so through any layout
     (``_transpose_readable``).  linlayout.synth.swizzle's layout is synthesized here, its round trips
     listed when wanted (``_synthesized``: under a rank limit, by its own bounds).
-    Cached per (problem, element bits, arch, LDS budget, src tuples, objective): the accesses'
+    Cached per (problem, element bits, arch, LDS budget, src and dst tuples, objective): the accesses'
     vectors are chosen and the floors computed under the objective, so a pool is not shared
     between objectives."""
-    key = (ctx.problem.key(), ctx.element_bits, ctx.arch, ctx.lds_budget_bytes, ctx.src_tuple_dwords, ctx.objective)
+    key = (ctx.problem.key(), ctx.element_bits, ctx.arch, ctx.lds_budget_bytes, ctx.src_tuple_dwords, ctx.dst_tuple_dwords,
+           ctx.objective)
     if key not in design_cache:
         out: list[LdsDesign | _Deferred] = [_synthesized(ctx, shared_layout(ctx))]
         sub_dword = ctx.element_bits in (8, 16)
@@ -1233,7 +1235,9 @@ def _narrow_repacks(groups: list[list[int]], p: int, element_bytes: int, high_ha
 def _copies_side(bases: list[int], span: list[int], p: int, element_bytes: int, tuple_dwords: int) -> int:
     """``v_mov_b32`` tuple copies of the stores of the accesses ``base ^ span[x]`` (``_groups``;
     cost.tuple_copies with the src VGPRs arriving in tuples of ``tuple_dwords``; a VGPR that is
-    repacked by ``v_perm_b32`` is a new value, placed in its tuple directly).  Each access is cut
+    repacked by ``v_perm_b32`` is a new value, placed in its tuple directly).  The same count for
+    loads (unpaired) with the dst taken in tuples of ``tuple_dwords`` (``_load_copies``): a loaded
+    VGPR that is a whole dst dword in order is that dword, one that is repacked is a temporary.  Each access is cut
     into chunks of ``min(its dwords, tuple_dwords)`` dwords; a chunk needs none when its dwords are
     whole VGPRs, in order, from an aligned one; else one per dword that is a src VGPR (a whole
     one, in order: a repacked one shares no dword with it, the registers of an access being
@@ -1262,8 +1266,8 @@ def _copies_side(bases: list[int], span: list[int], p: int, element_bytes: int, 
 
 class _Vectors(NamedTuple):
     """A side's choice of vector bits (``_choose_vectors``) with its counts: ``perms``, the dwords
-    repacked by ``v_perm_b32`` (``_perms_side``); ``copies``, the stores' tuple copies
-    (``_copies_side``; 0 for loads)."""
+    repacked by ``v_perm_b32`` (``_perms_side``); ``copies``, the tuple copies (``_copies_side``;
+    for loads unpaired, the dst taken in tuples)."""
 
     deltas: list[int]
     perms: int
@@ -1274,12 +1278,13 @@ def _choose_vectors(side: _Side, t_cap: int, p: int, element_bytes: int, store: 
                     tuple_dwords: int, share_rounds: Callable[[list[list[int]]], list[int]] | None) -> list[_Vectors]:
     """Vector bits with the fewest LDS instructions plus repacking ``v_perm``s; for stores once
     counting the ``v_mov``s that build their VGPR tuples (the src arriving in tuples of
-    ``tuple_dwords``) and once not (loads write new registers).  ``share_rounds``: for stores on a
+    ``tuple_dwords``) and once not; for loads counting the ``v_mov``s that build the dst's tuples
+    of ``tuple_dwords`` from them (``_copies_side``; none when 1: a loaded VGPR is used where it lands).  ``share_rounds``: for stores on a
     target that stores from a register's upper half, the round of each access group
     (``lds_accesses``): narrow stores share repacks within a round (``_narrow_repacks``), as
     ``build_lds`` makes them; None (loads, which write new registers, and PTX stores): none shared.
     The distinct choices, the one counting copies first."""
-    counts = (True, False) if store else (False,)
+    counts = (True, False) if store else (True,)
     best: dict[bool, tuple[_Vectors, float]] = {}
     for deltas in reversed(_vector_bits(side, t_cap)):  # widest first; a tie keeps the wider
         width_bytes = element_bytes << len(deltas)
@@ -1297,7 +1302,7 @@ def _choose_vectors(side: _Side, t_cap: int, p: int, element_bytes: int, store: 
                         for rnd in sorted(set(rnd_of)))
         else:
             perms = _perms_side(bases, span, p, element_bytes)
-        copies = (_copies_side(bases, span, p, element_bytes, tuple_dwords) if store and width_bytes >= 8
+        copies = (_copies_side(bases, span, p, element_bytes, tuple_dwords) if width_bytes >= 8
                   else 0)  # narrower: no tuple
         for with_copies in counts:
             c = len(bases) / pairing + perms + (copies if with_copies else 0)
@@ -1397,6 +1402,7 @@ class LdsAccesses:
     s_perms: int = 0  # store dwords repacked by v_perm_b32 (AMD; register_steps)
     s_copies: int = 0  # the stores' VGPR tuple copies (AMD; register_steps)
     d_perms: int = 0  # a lower bound of the dst dwords gathered by v_perm_b32 (AMD; register_steps)
+    d_copies: int = 0  # the copies building the dst's VGPR tuples from the loads' (AMD; register_steps)
     _floors: dict = field(default_factory=dict)
 
     @property
@@ -1497,8 +1503,9 @@ class LdsAccesses:
         a store reads a src value in its own VGPR (``ir._Emitter`` writes every new value to a
         fresh register, numbered above the src VGPRs) and a repacked one in a fresh register
         written before it: ``_copies_side`` counts exactly those (``s_copies``), each one
-        ``v_mov_b32`` of setup at ``valu_issue``."""
-        return self.s_perms + self.d_perms, self.s_copies
+        ``v_mov_b32`` of setup at ``valu_issue``.  Plus the loads' copies building the dst's tuples
+        (``d_copies``: ``_load_copies`` of the paired loads, ``valu_load_tuple_copies``)."""
+        return self.s_perms + self.d_perms, self.s_copies + self.d_copies
 
     @cached_property
     def selector_valu(self) -> int:
@@ -1622,7 +1629,7 @@ def lds_accesses(ctx: ConversionContext, design: LdsDesign) -> list[LdsAccesses]
     elif design.over_fetch:
         d_groups, d_width_bytes = _over_fetch_groups(D, element_bytes, t_cap)
     else:
-        (d_vectors,) = _choose_vectors(D, t_cap, p, element_bytes, False, ctx.src_tuple_dwords, None)
+        (d_vectors,) = _choose_vectors(D, t_cap, p, element_bytes, False, ctx.dst_tuple_dwords, None)
         d_groups, d_width_bytes = _groups(D, d_vectors.deltas), element_bytes << len(d_vectors.deltas)
         if len(D.unique) == len(D.reg_image):  # (no duplicates)
             d_perms = d_vectors.perms if d_width_bytes >= 4 else len(D.reg_image) // p
@@ -1637,17 +1644,16 @@ def lds_accesses(ctx: ConversionContext, design: LdsDesign) -> list[LdsAccesses]
 
     n_rounds = 1 << design.n_rep_bits
     out: list[LdsAccesses] = []
-    loads = None
+    d_round = rounds_of(D, d_groups)
+    loads = [paired(D, d_groups, d_width_bytes, d_round, k) for k in range(n_rounds)], _crosses_warps(prob)
     counted = ctx.target.lds_isa != "ptx"  # register_steps: AMD's (PTX: prmt, and no tuple copies)
+    d_copies = (_load_copies(loads[0], p, ctx.dwords_per_slot, ctx.dst_tuple_dwords)
+                if counted and not design.over_fetch else 0)
     for s_vectors in store_choices:
         s_deltas = s_vectors.deltas
         s_groups, s_width_bytes = _groups(S, s_deltas), element_bytes << len(s_deltas)
         try:
             s_round = rounds_of(S, s_groups)
-            if loads is None:
-                d_round = rounds_of(D, d_groups)
-                loads = ([paired(D, d_groups, d_width_bytes, d_round, k) for k in range(n_rounds)],
-                         _crosses_warps(prob))
         except LayoutError:
             if out and design.read_transpose:
                 break
@@ -1655,10 +1661,43 @@ def lds_accesses(ctx: ConversionContext, design: LdsDesign) -> list[LdsAccesses]
         out.append(LdsAccesses(design, S, D, s_width_bytes, d_width_bytes, loads[1],
                                [paired(S, s_groups, s_width_bytes, s_round, k) for k in range(n_rounds)], loads[0],
                                ctx, s_perms=s_vectors.perms if counted else 0,
-                               s_copies=s_vectors.copies if counted else 0, d_perms=d_perms if counted else 0))
+                               s_copies=s_vectors.copies if counted else 0, d_perms=d_perms if counted else 0,
+                               d_copies=d_copies))
     if out and not design.read_transpose and not design.over_fetch:
         out += _matrix_variants(ctx, out, n_rounds)
     return out
+
+
+def _load_copies(rounds: list, p: int, dps: int, tuple_dwords: int) -> int:
+    """``v_mov_b32`` copies building the dst's VGPR tuples of ``tuple_dwords`` from the loads
+    ``rounds`` (per round ``(group, partner or None, offset1, st64)``, ``lds_accesses``).
+
+    A load writes its dwords to consecutive VGPRs, a ``ds_read2`` its two accesses' one after the
+    other: one tuple.  A loaded VGPR is dst dword ``j`` when it holds registers ``p j .. p j + p - 1``
+    in order (two VGPRs ``2 r, 2 r + 1`` per 64-bit register ``r``), else a temporary that
+    ``v_perm_b32`` repacks into a new value, placed in its tuple directly.  cost.tuple_copies prices
+    the tuple as a store's with the roles turned: a chunk of ``min(its dwords, tuple_dwords)`` that is
+    an aligned run of dst dwords in order needs none, else one copy per dst dword in it (LLVM copies
+    each into the dst's tuple; [I] it sometimes keeps one in place, docs/conversions.md section 4)."""
+    if tuple_dwords == 1:
+        return 0
+    copies = 0
+    for accesses in rounds:
+        for g, g2, _, _ in accesses:
+            regs = g + (g2 or [])
+            if dps > 1:
+                dwords = [d for r in regs for d in range(r * dps, r * dps + dps)]
+                fresh: set[int] = set()
+            else:
+                dwords, fresh = [], set()
+                for k in range(0, len(regs), p):
+                    run = regs[k:k + p]
+                    whole = len(run) == p and run == list(range(run[0], run[0] + p)) and run[0] % p == 0
+                    dwords.append(run[0] // p if whole else -1 - k)  # a temporary: a value of its own
+                    if not whole:
+                        fresh.add(-1 - k)
+            copies += tuple_copies(dwords, fresh, tuple_dwords)
+    return copies
 
 
 def _matrix_variants(ctx: ConversionContext, plain: list[LdsAccesses], n_rounds: int) -> list[LdsAccesses]:
