@@ -612,6 +612,41 @@ def _store_tuple_copies(plan, tuple_dwords: int) -> int:
     return n
 
 
+def _load_tuple_copies(plan, tuple_dwords: int) -> int:
+    """``tuple_copies`` of the dst's VGPR tuples of ``tuple_dwords`` over the LDS loads of ``plan``
+    (``Step.load_tuple``), each slot named by the dst slot it becomes through the free renamings
+    after it (``Step.renames``; the first such slot; any other slot a temporary): a loaded VGPR
+    holding dst slots ``p j .. p j + p - 1`` in order is dst dword ``j``, any other a temporary
+    (repacked into a new value: none copied)."""
+    if tuple_dwords == 1:
+        return 0
+    p, dps = slots_per_dword(plan.element_bits), dwords_per_slot(plan.element_bits)
+    origin = list(range(plan.slots_out))  # dst slot -> the slot holding its value, back through the renamings
+    for st in reversed(plan.steps):
+        pairs = dict(st.renames())
+        if pairs:
+            origin = [pairs.get(o, o) for o in origin]
+    home: dict[int, int] = {}
+    for k, o in enumerate(origin):
+        home.setdefault(o, k)
+    n = 0
+    for st in plan.steps:
+        slots = [home.get(s, plan.slots_out) for s in st.load_tuple()]  # (slots_out: a temporary)
+        if dps > 1:
+            dwords = [d for s in slots for d in range(s * dps, s * dps + dps)]
+            n += tuple_copies(dwords, {d for d in dwords if d >= plan.slots_out * dps}, tuple_dwords)
+            continue
+        dwords, fresh = [], set()
+        for k in range(0, len(slots), p):
+            run = slots[k:k + p]
+            whole = run == list(range(run[0], run[0] + p)) and run[0] % p == 0 and run[-1] < plan.slots_out
+            dwords.append(run[0] // p if whole else -1 - k)
+            if not whole:
+                fresh.add(-1 - k)
+        n += tuple_copies(dwords, fresh, tuple_dwords)
+    return n
+
+
 class _Setup:
     """The distinct setup values of ``estimate_overhead``, told by each step (``Step.note_setup``)."""
 
@@ -664,7 +699,7 @@ def _setup_unit(name: str) -> str:
 
 def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = None,
                       src_tuple_dwords: int = SRC_TUPLE_DWORDS, tuple_copies: int | None = None,
-                      load_tuple_copies: int = 0) -> dict[str, int]:
+                      load_tuple_copies: int | None = None, dst_tuple_dwords: int = DST_TUPLE_DWORDS) -> dict[str, int]:
     """Setup instructions the steps need but that are not steps themselves ([I] estimates).
 
     ``valu_bpermute_addr`` BPERMUTE_ADDR_VALU per distinct ds_bpermute address pattern;
@@ -685,10 +720,11 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
     (``tuple_copies``, the src VGPRs arriving in tuples of ``src_tuple_dwords``); none on PTX
     targets, whose vector accesses name any registers (``st.shared.v4.b32 [a], {r1, r7, r2, r9}``:
     the register placement is ptxas's, no PTX instruction; docs/nvidia_facts.md section 6);
-    ``valu_load_tuple_copies``: ``v_mov_b32`` building the dst's VGPR tuples from the LDS loads'
-    (``load_tuple_copies``, told by the caller: linlayout.synth.lds_path's ``d_copies``; none on PTX);
+    ``valu_load_tuple_copies``: ``v_mov_b32`` building the dst's VGPR tuples of ``dst_tuple_dwords``
+    from the LDS loads' (``_load_tuple_copies``); none on PTX;
     ``s_waitcnt`` one per level of dependent DS instructions (``depth``: ``ds_depth(plan)``,
-    ``lds_valu``: ``valu_lds_addr`` and ``tuple_copies``: ``valu_tuple_copies`` on AMD, when the
+    ``lds_valu``: ``valu_lds_addr``, ``tuple_copies``: ``valu_tuple_copies`` and ``load_tuple_copies``:
+    ``valu_load_tuple_copies`` on AMD, when the
     caller knows them); ``s_nop`` the hazard waits of the
     order the lowering emits the steps in (linlayout.synth.hazards.hazard_nops: CDNA DPP and permlane
     reads; not setup but instructions of the region, priced by ``plan_cost`` at their wait states);
@@ -714,7 +750,8 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
         "valu_lds_addr": lds_address_valu(setup.lds_steps) if lds_valu is None else lds_valu,
         "valu_tuple_copies": 0 if ptx else (_store_tuple_copies(plan, src_tuple_dwords) if tuple_copies is None
                                             else tuple_copies),
-        "valu_load_tuple_copies": 0 if ptx else load_tuple_copies,
+        "valu_load_tuple_copies": 0 if ptx else (_load_tuple_copies(plan, dst_tuple_dwords) if load_tuple_copies is None
+                                                 else load_tuple_copies),
         "s_waitcnt": ds_depth(plan) if depth is None else depth,
     }
     if not ptx:
