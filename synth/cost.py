@@ -76,7 +76,7 @@ from .steps import dwords_per_slot, slots_per_dword
 from .steps.lds import missing_transpose_load
 
 __all__ = ["CONCURRENT_INSTRUCTION_EXPONENT", "CONCURRENT_TIE_FRACTION", "COST_TIE_FRACTION", "CostModel", "DST_TUPLE_DWORDS", "OBJECTIVES", "SRC_TUPLE_DWORDS", "cost_model",
-           "lds_address_valu", "lower_bound", "matrix_access_cost", "mix_cost", "near_best", "rank_value", "register_merges", "round_trip_cost", "TIE_MARGIN", "tie_limit",
+           "lds_address_valu", "load_tuple_copies", "lower_bound", "matrix_access_cost", "mix_cost", "near_best", "rank_value", "register_merges", "round_trip_cost", "TIE_MARGIN", "tie_limit",
            "tuple_copies"]
 
 VALU_ISSUE = 4.0  # [I] wave64 on a 16-wide SIMD: 4 cycles per VALU instruction
@@ -612,6 +612,53 @@ def _store_tuple_copies(plan, tuple_dwords: int) -> int:
     return n
 
 
+def load_tuple_copies(loads: list[list[int]], fresh: set[int], tuple_dwords: int) -> int:
+    """``v_mov_b32`` copies LLVM needs to build the dst's VGPR tuples from LDS loads.
+
+    ``loads``: per load (issue order) the dwords it writes to consecutive VGPRs (a ``ds_read2``: its
+    two accesses' one after the other), each a dst dword or a temporary (``fresh``: repacked into a
+    new value, which is allocated into its tuple directly).  The dst is taken in aligned tuples of
+    ``tuple_dwords`` dst dwords in register order (``t``), one after the other (the kernel's stores).
+    A load of one dword is placed where its tuple wants it.  A load of ``n >= 2`` is cut into chunks
+    of ``c = min(n, t)``: a chunk of dst dwords ``k c .. k c + c - 1`` in order is (part of) its tuple.
+    Every other dst dword of such a load is copied into its tuple, except that a tuple may take its
+    home in an aligned ``t``-run of one load (``t <= n``) [I] (what LLVM's coalescer was seen to do,
+    docs/conversions.md section 4): when each VGPR of the run holds a dword of the tuple at its place
+    in the tuple (``q = d (mod t)``), a temporary, or a dword of an earlier tuple (its value already
+    taken), the tuple's dwords there stay: the run with the most of them, and at least one."""
+    t = tuple_dwords
+    if t == 1:
+        return 0
+    placed: set[int] = set()  # dst dwords loaded into place
+    bound: dict[int, tuple[int, int]] = {}  # other dst dwords of wide loads -> (load, position)
+    for i, dwords in enumerate(loads):
+        n = len(dwords)
+        if n < 2:
+            continue
+        c = min(n, t)
+        for k in range(0, n, c):
+            chunk = dwords[k:k + c]
+            if not fresh.intersection(chunk) and chunk == list(range(chunk[0], chunk[0] + c)) and chunk[0] % c == 0:
+                placed.update(chunk)
+            else:
+                bound.update((d, (i, k + z)) for z, d in enumerate(chunk) if d not in fresh)
+    copies = 0
+    by_tuple: dict[int, list[int]] = {}
+    for d in bound:
+        if d not in placed:
+            copies += 1
+            by_tuple.setdefault(d // t, []).append(d)
+    for tup, ds in by_tuple.items():
+        stays = 0
+        for i, q in {(bound[d][0], bound[d][1] - bound[d][1] % t) for d in ds}:
+            run = loads[i][q:q + t]
+            if len(loads[i]) >= t and all(o in fresh or o // t < tup or (o // t == tup and o % t == z)
+                                          for z, o in enumerate(run)):
+                stays = max(stays, sum(o // t == tup for o in run if o not in fresh))
+        copies -= stays
+    return copies
+
+
 def _load_tuple_copies(plan, tuple_dwords: int) -> int:
     """``tuple_copies`` of the dst's VGPR tuples of ``tuple_dwords`` over the LDS loads of ``plan``
     (``Step.load_tuple``), each slot named by the dst slot it becomes through the free renamings
@@ -629,22 +676,19 @@ def _load_tuple_copies(plan, tuple_dwords: int) -> int:
     home: dict[int, int] = {}
     for k, o in enumerate(origin):
         home.setdefault(o, k)
-    n = 0
+    loads, fresh = [], set()
     for st in plan.steps:
         slots = [home.get(s, plan.slots_out) for s in st.load_tuple()]  # (slots_out: a temporary)
-        if dps > 1:
-            dwords = [d for s in slots for d in range(s * dps, s * dps + dps)]
-            n += tuple_copies(dwords, {d for d in dwords if d >= plan.slots_out * dps}, tuple_dwords)
-            continue
-        dwords, fresh = [], set()
+        dwords = []
         for k in range(0, len(slots), p):
             run = slots[k:k + p]
-            whole = run == list(range(run[0], run[0] + p)) and run[0] % p == 0 and run[-1] < plan.slots_out
-            dwords.append(run[0] // p if whole else -1 - k)
-            if not whole:
-                fresh.add(-1 - k)
-        n += tuple_copies(dwords, fresh, tuple_dwords)
-    return n
+            if run == list(range(run[0], run[0] + p)) and run[0] % p == 0 and run[-1] < plan.slots_out:
+                dwords += range(run[0] // p * dps, run[0] // p * dps + dps)
+            else:
+                fresh.add(-1 - len(fresh))
+                dwords += [-len(fresh)] * dps
+        loads.append(dwords)
+    return load_tuple_copies(loads, fresh, tuple_dwords)
 
 
 class _Setup:

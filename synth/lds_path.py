@@ -43,8 +43,8 @@ from linlayout.hw.transpose_loads import TransposeLoad
 
 from . import swizzle
 from .context import ConversionContext
-from .cost import (LDS_ADDR_BASE_VALU, _lds_op_name, _warp0, addresses_valu, lds_access_cost, matrix_access_cost,
-                   tuple_copies)
+from .cost import (LDS_ADDR_BASE_VALU, _lds_op_name, _warp0, addresses_valu, lds_access_cost, load_tuple_copies,
+                   matrix_access_cost)
 from .in_wave import gather_dword, gather_dwords
 from .ir import Program
 from .lane_choices import least_lanes_choice_valu
@@ -1278,13 +1278,14 @@ def _choose_vectors(side: _Side, t_cap: int, p: int, element_bytes: int, store: 
                     tuple_dwords: int, share_rounds: Callable[[list[list[int]]], list[int]] | None) -> list[_Vectors]:
     """Vector bits with the fewest LDS instructions plus repacking ``v_perm``s; for stores once
     counting the ``v_mov``s that build their VGPR tuples (the src arriving in tuples of
-    ``tuple_dwords``) and once not; for loads counting the ``v_mov``s that build the dst's tuples
-    of ``tuple_dwords`` from them (``_copies_side``; none when 1: a loaded VGPR is used where it lands).  ``share_rounds``: for stores on a
+    ``tuple_dwords``) and once not; for loads the same with the ``v_mov``s that build the dst's
+    tuples of ``tuple_dwords`` from them (``_copies_side`` unpaired; when 1, none: a loaded VGPR is used
+    where it lands, and loads are chosen once).  ``share_rounds``: for stores on a
     target that stores from a register's upper half, the round of each access group
     (``lds_accesses``): narrow stores share repacks within a round (``_narrow_repacks``), as
     ``build_lds`` makes them; None (loads, which write new registers, and PTX stores): none shared.
     The distinct choices, the one counting copies first."""
-    counts = (True, False) if store else (True,)
+    counts = (True, False) if store or tuple_dwords > 1 else (False,)
     best: dict[bool, tuple[_Vectors, float]] = {}
     for deltas in reversed(_vector_bits(side, t_cap)):  # widest first; a tie keeps the wider
         width_bytes = element_bytes << len(deltas)
@@ -1603,8 +1604,10 @@ class LdsAccesses:
 def lds_accesses(ctx: ConversionContext, design: LdsDesign) -> list[LdsAccesses]:
     """The round trips through ``design``: vectors, groups, rounds and pairs, one per distinct choice
     of the store vectors (counting the stores' tuple copies, then not: a wide store with copies can
-    beat narrow conflicting stores, the cost model decides).  The loads are shared.  A LayoutError
-    of a later choice of a transpose-read design ends the list there."""
+    beat narrow conflicting stores, the cost model decides), for each choice of the load vectors (one,
+    or where the dst is taken in VGPR tuples on AMD two: counting the copies that build them, then
+    not: ``_choose_vectors``).  A LayoutError of a later choice of a transpose-read design ends the
+    list there."""
     prob, element_bytes, p = ctx.problem, ctx.element_bytes, ctx.slots_per_dword
     inv_cols = f2.inverse(design.shared_cols)  # tensor bits -> offset | rep bits
     S = _side(prob.src_cols, design, inv_cols, stores=True)
@@ -1622,17 +1625,23 @@ def lds_accesses(ctx: ConversionContext, design: LdsDesign) -> list[LdsAccesses]
 
     share_rounds = (lambda groups: rounds_of(S, groups)) if ctx.target.has_lds_store_high_half else None
     store_choices = _choose_vectors(S, t_cap, p, element_bytes, True, ctx.src_tuple_dwords, share_rounds)
-    d_perms = 0  # a lower bound of the dst dwords gathered from the loaded values (LdsAccesses.register_steps)
+    counted = ctx.target.lds_isa != "ptx"  # register_steps: AMD's (PTX: prmt, and no tuple copies)
+    # per choice of the loads: (groups, width, a lower bound of the dst dwords gathered from the loaded
+    # values: LdsAccesses.register_steps)
     if design.read_transpose:
         load = ctx.target.transpose_load(ctx.element_bits)
-        d_groups, d_width_bytes = _transpose_groups(D, load, design.n_offset_bits), load.bytes_per_lane
+        load_choices = [(_transpose_groups(D, load, design.n_offset_bits), load.bytes_per_lane, 0)]
     elif design.over_fetch:
-        d_groups, d_width_bytes = _over_fetch_groups(D, element_bytes, t_cap)
+        load_choices = [(*_over_fetch_groups(D, element_bytes, t_cap), 0)]
     else:
-        (d_vectors,) = _choose_vectors(D, t_cap, p, element_bytes, False, ctx.dst_tuple_dwords, None)
-        d_groups, d_width_bytes = _groups(D, d_vectors.deltas), element_bytes << len(d_vectors.deltas)
-        if len(D.unique) == len(D.reg_image):  # (no duplicates)
-            d_perms = d_vectors.perms if d_width_bytes >= 4 else len(D.reg_image) // p
+        load_choices = []
+        for d_vectors in _choose_vectors(D, t_cap, p, element_bytes, False, ctx.dst_tuple_dwords if counted else 1,
+                                         None):
+            d_width_bytes = element_bytes << len(d_vectors.deltas)
+            d_perms = 0
+            if len(D.unique) == len(D.reg_image):  # (no duplicates)
+                d_perms = d_vectors.perms if d_width_bytes >= 4 else len(D.reg_image) // p
+            load_choices.append((_groups(D, d_vectors.deltas), d_width_bytes, d_perms))
 
     def paired(side: _Side, groups: list[list[int]], width_bytes: int, rnd_of: list[int], rnd: int) -> list:
         gs = [g for g, k in zip(groups, rnd_of) if k == rnd]
@@ -1644,25 +1653,26 @@ def lds_accesses(ctx: ConversionContext, design: LdsDesign) -> list[LdsAccesses]
 
     n_rounds = 1 << design.n_rep_bits
     out: list[LdsAccesses] = []
-    d_round = rounds_of(D, d_groups)
-    loads = [paired(D, d_groups, d_width_bytes, d_round, k) for k in range(n_rounds)], _crosses_warps(prob)
-    counted = ctx.target.lds_isa != "ptx"  # register_steps: AMD's (PTX: prmt, and no tuple copies)
-    d_copies = (_load_copies(loads[0], p, ctx.dwords_per_slot, ctx.dst_tuple_dwords)
-                if counted and not design.over_fetch else 0)
-    for s_vectors in store_choices:
-        s_deltas = s_vectors.deltas
-        s_groups, s_width_bytes = _groups(S, s_deltas), element_bytes << len(s_deltas)
-        try:
-            s_round = rounds_of(S, s_groups)
-        except LayoutError:
-            if out and design.read_transpose:
-                break
-            raise
-        out.append(LdsAccesses(design, S, D, s_width_bytes, d_width_bytes, loads[1],
-                               [paired(S, s_groups, s_width_bytes, s_round, k) for k in range(n_rounds)], loads[0],
-                               ctx, s_perms=s_vectors.perms if counted else 0,
-                               s_copies=s_vectors.copies if counted else 0, d_perms=d_perms if counted else 0,
-                               d_copies=d_copies))
+    cross = _crosses_warps(prob)
+    for d_groups, d_width_bytes, d_perms in load_choices:
+        d_round = rounds_of(D, d_groups)
+        loads = [paired(D, d_groups, d_width_bytes, d_round, k) for k in range(n_rounds)]
+        d_copies = (_load_copies(loads, p, ctx.dwords_per_slot, ctx.dst_tuple_dwords)
+                    if counted and not design.over_fetch else 0)
+        for s_vectors in store_choices:
+            s_deltas = s_vectors.deltas
+            s_groups, s_width_bytes = _groups(S, s_deltas), element_bytes << len(s_deltas)
+            try:
+                s_round = rounds_of(S, s_groups)
+            except LayoutError:
+                if out and design.read_transpose:
+                    break
+                raise
+            out.append(LdsAccesses(design, S, D, s_width_bytes, d_width_bytes, cross,
+                                   [paired(S, s_groups, s_width_bytes, s_round, k) for k in range(n_rounds)], loads,
+                                   ctx, s_perms=s_vectors.perms if counted else 0,
+                                   s_copies=s_vectors.copies if counted else 0, d_perms=d_perms if counted else 0,
+                                   d_copies=d_copies))
     if out and not design.read_transpose and not design.over_fetch:
         out += _matrix_variants(ctx, out, n_rounds)
     return out
@@ -1670,34 +1680,26 @@ def lds_accesses(ctx: ConversionContext, design: LdsDesign) -> list[LdsAccesses]
 
 def _load_copies(rounds: list, p: int, dps: int, tuple_dwords: int) -> int:
     """``v_mov_b32`` copies building the dst's VGPR tuples of ``tuple_dwords`` from the loads
-    ``rounds`` (per round ``(group, partner or None, offset1, st64)``, ``lds_accesses``).
-
-    A load writes its dwords to consecutive VGPRs, a ``ds_read2`` its two accesses' one after the
-    other: one tuple.  A loaded VGPR is dst dword ``j`` when it holds registers ``p j .. p j + p - 1``
-    in order (two VGPRs ``2 r, 2 r + 1`` per 64-bit register ``r``), else a temporary that
-    ``v_perm_b32`` repacks into a new value, placed in its tuple directly.  cost.tuple_copies prices
-    the tuple as a store's with the roles turned: a chunk of ``min(its dwords, tuple_dwords)`` that is
-    an aligned run of dst dwords in order needs none, else one copy per dst dword in it (LLVM copies
-    each into the dst's tuple; [I] it sometimes keeps one in place, docs/conversions.md section 4)."""
+    ``rounds`` (per round ``(group, partner or None, offset1, st64)``, ``lds_accesses``):
+    cost.load_tuple_copies of their dwords.  A load writes its dwords to consecutive VGPRs, a
+    ``ds_read2`` its two accesses' one after the other.  A loaded VGPR is dst dword ``j`` when it holds
+    registers ``p j .. p j + p - 1`` in order (two VGPRs ``2 r, 2 r + 1`` per 64-bit register ``r``),
+    else a temporary that ``v_perm_b32`` repacks into a new value."""
     if tuple_dwords == 1:
         return 0
-    copies = 0
+    loads, fresh = [], set()
     for accesses in rounds:
         for g, g2, _, _ in accesses:
-            regs = g + (g2 or [])
-            if dps > 1:
-                dwords = [d for r in regs for d in range(r * dps, r * dps + dps)]
-                fresh: set[int] = set()
-            else:
-                dwords, fresh = [], set()
-                for k in range(0, len(regs), p):
-                    run = regs[k:k + p]
-                    whole = len(run) == p and run == list(range(run[0], run[0] + p)) and run[0] % p == 0
-                    dwords.append(run[0] // p if whole else -1 - k)  # a temporary: a value of its own
-                    if not whole:
-                        fresh.add(-1 - k)
-            copies += tuple_copies(dwords, fresh, tuple_dwords)
-    return copies
+            regs, dwords = g + (g2 or []), []
+            for k in range(0, len(regs), p):
+                run = regs[k:k + p]
+                if len(run) == p and run == list(range(run[0], run[0] + p)) and run[0] % p == 0:
+                    dwords += range(run[0] // p * dps, run[0] // p * dps + dps)
+                else:
+                    fresh.add(-1 - len(fresh))
+                    dwords += [-len(fresh)] * dps
+            loads.append(dwords)
+    return load_tuple_copies(loads, fresh, tuple_dwords)
 
 
 def _matrix_variants(ctx: ConversionContext, plain: list[LdsAccesses], n_rounds: int) -> list[LdsAccesses]:
