@@ -487,8 +487,8 @@ def test_load_tuple_copies_are_the_compiled_ones(name, tuple_dwords, copies, tmp
 def test_loads_land_in_the_dst_tuples_when_the_planner_knows_them(tmp_path, monkeypatch):
     # gfx90a fp32 mfma16->dotA16(kw2), 4 waves, the dst stored in dwordx2 tuples: the swizzled layout's
     # 8 ds_write_b128 + 32 ds_read_b128 leave each tuple's two dwords in two loads (96 copies); knowing the
-    # tuples, the planner takes the dst-registers-first layout (16 ds_write2_b32-paired stores, 32
-    # ds_read_b128 that each hold two whole tuples): no copy, in the plan and in the compiled kernel
+    # tuples, the planner takes the dst-registers-first layout (16 ds_write2st64_b32, 32 ds_read_b128
+    # that each hold two whole tuples): no copy, in the plan and in the compiled kernel
     from linlayout.lowering.beyond_identity import ours_beyond_identity
     from linlayout.lowering.conversion import lower_conversion
     from linlayout.lowering.emit.conversion_kernel import source_tuple_dwords
