@@ -621,11 +621,13 @@ def load_tuple_copies(loads: list[list[int]], fresh: set[int], tuple_dwords: int
     ``tuple_dwords`` dst dwords in register order (``t``), one after the other (the kernel's stores).
     A load of one dword is placed where its tuple wants it.  A load of ``n >= 2`` is cut into chunks
     of ``c = min(n, t)``: a chunk of dst dwords ``k c .. k c + c - 1`` in order is (part of) its tuple.
-    Every other dst dword of such a load is copied into its tuple, except that a tuple may take its
-    home in an aligned ``t``-run of one load (``t <= n``) [I] (what LLVM's coalescer was seen to do,
-    docs/conversions.md section 4): when each VGPR of the run holds a dword of the tuple at its place
-    in the tuple (``q = d (mod t)``), a temporary, or a dword of an earlier tuple (its value already
-    taken), the tuple's dwords there stay: the run with the most of them, and at least one."""
+    Every other dst dword of such a load is copied into its tuple, except those a tuple keeps where
+    they are [I] (what LLVM's coalescer was seen to do, docs/conversions.md section 4): the tuple may
+    take its home at the ``t`` VGPRs from position ``o`` of one load (``o`` even: [I] a tuple starts at
+    an even VGPR, as CDNA's 64-bit operands must; positions outside the load are free VGPRs) when each
+    VGPR of the home inside the load holds a dword of the tuple at its place in the tuple
+    (``q = o + d mod t``), a temporary, or a dword of an earlier tuple (its value already taken); the
+    tuple's dwords there stay: the home with the most of them."""
     t = tuple_dwords
     if t == 1:
         return 0
@@ -650,11 +652,12 @@ def load_tuple_copies(loads: list[list[int]], fresh: set[int], tuple_dwords: int
             by_tuple.setdefault(d // t, []).append(d)
     for tup, ds in by_tuple.items():
         stays = 0
-        for i, q in {(bound[d][0], bound[d][1] - bound[d][1] % t) for d in ds}:
-            run = loads[i][q:q + t]
-            if len(loads[i]) >= t and all(o in fresh or o // t < tup or (o // t == tup and o % t == z)
-                                          for z, o in enumerate(run)):
-                stays = max(stays, sum(o // t == tup for o in run if o not in fresh))
+        for i, o in {(bound[d][0], bound[d][1] - d % t) for d in ds}:
+            if o % 2:
+                continue
+            home = [(z, loads[i][o + z]) for z in range(t) if 0 <= o + z < len(loads[i])]
+            if all(x in fresh or x // t < tup or (x // t == tup and x % t == z) for z, x in home):
+                stays = max(stays, sum(x // t == tup for _, x in home if x not in fresh))
         copies -= stays
     return copies
 

@@ -448,35 +448,43 @@ def test_stores_avoid_tuple_copies_when_instructions_tie():
     ([[0, 2, 4, 6], [1, 3, 5, 7]], set(), 2, 6),
     # quads: (0..3) copies all; (4..7) keeps 5 and 7 in the second load, whose 1 and 3 are spent
     ([[0, 4, 2, 6], [1, 5, 3, 7]], set(), 4, 6),
-    ([[2, 3, 0, 1]], set(), 4, 4), ([[0, -1, 2, -2]], {-1, -2}, 2, 0),  # out of order; temporaries
+    # halves of a quad: 2 and 3 stay as its upper half (its home from two VGPRs before the load), 0 and 1 copied
+    ([[2, 3, 0, 1]], set(), 4, 2), ([[0, 1, 4, 5], [2, 3, 6, 7]], set(), 4, 4),
+    ([[0, -1, 2, -2]], {-1, -2}, 2, 0),  # temporaries: repacked into the tuple
 ])
 def test_load_tuple_copies(loads, fresh, tuple_dwords, copies):
     assert load_tuple_copies(loads, fresh, tuple_dwords) == copies
 
 
-def _amd_case(name: str, arch: str, dtype: str) -> dict:
-    path = Path(__file__).resolve().parent.parent / "benchmarks" / "data" / "triton_amd_corpus.json"
+def _amd_case(name: str, arch: str, dtype: str, corpus: str = "triton_amd_corpus.json") -> dict:
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "data" / corpus
     return next(c for c in json.loads(path.read_text())["cases"]
                 if (c["name"], c["arch"], c["dtype"]) == (name, arch, dtype))
 
 
 @needs.mlir
-@pytest.mark.parametrize("name, tuple_dwords, copies", [
-    ("mfma16->dotA16(kw2)", 2, 96),  # 32 ds_read_b128, each dwordx2 store from two of them
-    ("blocked[1x1,t32x2,o01]->mfma32T", 4, 48),  # 16 ds_read_b128, each dwordx4 store from two of them
+@pytest.mark.parametrize("corpus, name, arch, dtype, tuple_dwords, copies", [
+    # 32 ds_read_b128, each dwordx2 store from two of them
+    ("triton_amd_corpus.json", "mfma16->dotA16(kw2)", "gfx90a", "fp32", 2, 96),
+    # 16 ds_read_b128, each dwordx4 store from two of them
+    ("triton_amd_corpus.json", "blocked[1x1,t32x2,o01]->mfma32T", "gfx90a", "fp32", 4, 48),
+    # 4 ds_read_b128 of 16-bit pairs, each dwordx4 store from halves of two of them
+    ("triton_amd_baseline.json", "mfma32T->dotA(kw8)", "gfx942", "fp16", 4, 8),
 ])
-def test_load_tuple_copies_are_the_compiled_ones(name, tuple_dwords, copies, tmp_path, monkeypatch):
-    # gfx90a fp32, planned without the dst's tuples (as before they were priced): the store side of the
-    # compiled kernel holds exactly the copies priced for them (the identity kernel's store side holds none)
+def test_load_tuple_copies_are_the_compiled_ones(corpus, name, arch, dtype, tuple_dwords, copies, tmp_path,
+                                                 monkeypatch):
+    # planned without the dst's tuples (as before they were priced): the store side of the compiled
+    # kernel holds exactly the copies priced for them (the identity kernel's store side holds none)
     from linlayout.lowering.beyond_identity import ours_beyond_identity
     from linlayout.lowering.conversion import lower_conversion
     from linlayout.lowering.emit.conversion_kernel import source_tuple_dwords
 
     monkeypatch.setenv("LINLAYOUT_CACHE", str(tmp_path))
-    c = _amd_case(name, "gfx90a", "fp32")
+    c = _amd_case(name, arch, dtype, corpus)
     src, dst = LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"])
-    assert source_tuple_dwords(dst, 32) == tuple_dwords
-    plan = plan_conversion(src, dst, "gfx90a", 32, src_tuple_dwords=source_tuple_dwords(src, 32))
+    bits = {"fp32": 32, "fp16": 16}[dtype]
+    assert source_tuple_dwords(dst, bits) == tuple_dwords
+    plan = plan_conversion(src, dst, arch, bits, src_tuple_dwords=source_tuple_dwords(src, bits))
     assert plan.strategy == "lds" and "valu_load_tuple_copies" not in plan.overhead
     priced = estimate_overhead(plan, dst_tuple_dwords=tuple_dwords)["valu_load_tuple_copies"]
     isa = lower_conversion(plan, binary=False).compiled.isa
