@@ -37,7 +37,7 @@ What the dst's consumer needs: ``dst_tuple_dwords`` (1, 2 or 4) is the size of t
 tuples of dst dwords, in register order, that it takes whole (a kernel's ``dwordx2``/``dwordx4``
 store, an MFMA/WMMA operand).  An LDS load writes its dwords to consecutive VGPRs (a
 ``ds_read2``: both accesses' dwords, one tuple); a dst tuple that is not an aligned run in order
-inside one load's VGPRs costs the copies LLVM adds (``lds_path._load_copies``, the same rule as
+inside one load's VGPRs costs the copies LLVM adds (``cost.register_load_copies``, the same rule as
 the stores' ``cost.tuple_copies``).  The default 1 (``DST_TUPLE_DWORDS``) is no constraint: each
 dst VGPR is taken alone, and a loaded one is used where it lands.
 

@@ -76,7 +76,7 @@ from .steps import dwords_per_slot, slots_per_dword
 from .steps.lds import missing_transpose_load
 
 __all__ = ["CONCURRENT_INSTRUCTION_EXPONENT", "CONCURRENT_TIE_FRACTION", "COST_TIE_FRACTION", "CostModel", "DST_TUPLE_DWORDS", "OBJECTIVES", "SRC_TUPLE_DWORDS", "cost_model",
-           "lds_address_valu", "load_tuple_copies", "lower_bound", "matrix_access_cost", "mix_cost", "near_best", "rank_value", "register_merges", "round_trip_cost", "TIE_MARGIN", "tie_limit",
+           "lds_address_valu", "load_tuple_copies", "lower_bound", "register_load_copies", "matrix_access_cost", "mix_cost", "near_best", "rank_value", "register_merges", "round_trip_cost", "TIE_MARGIN", "tie_limit",
            "tuple_copies"]
 
 VALU_ISSUE = 4.0  # [I] wave64 on a 16-wide SIMD: 4 cycles per VALU instruction
@@ -665,12 +665,10 @@ def load_tuple_copies(loads: list[list[int]], fresh: set[int], tuple_dwords: int
 def _load_tuple_copies(plan, tuple_dwords: int) -> int:
     """``tuple_copies`` of the dst's VGPR tuples of ``tuple_dwords`` over the LDS loads of ``plan``
     (``Step.load_tuple``), each slot named by the dst slot it becomes through the free renamings
-    after it (``Step.renames``; the first such slot; any other slot a temporary): a loaded VGPR
-    holding dst slots ``p j .. p j + p - 1`` in order is dst dword ``j``, any other a temporary
-    (repacked into a new value: none copied)."""
+    after it (``Step.renames``; the first such slot; any other slot a temporary):
+    ``register_load_copies``."""
     if tuple_dwords == 1:
         return 0
-    p, dps = slots_per_dword(plan.element_bits), dwords_per_slot(plan.element_bits)
     origin = list(range(plan.slots_out))  # dst slot -> the slot holding its value, back through the renamings
     for st in reversed(plan.steps):
         pairs = dict(st.renames())
@@ -679,19 +677,30 @@ def _load_tuple_copies(plan, tuple_dwords: int) -> int:
     home: dict[int, int] = {}
     for k, o in enumerate(origin):
         home.setdefault(o, k)
-    loads, fresh = [], set()
-    for st in plan.steps:
-        slots = [home.get(s, plan.slots_out) for s in st.load_tuple()]  # (slots_out: a temporary)
+    loads = [[home.get(s, -1) for s in st.load_tuple()] for st in plan.steps]  # (-1: a temporary)
+    return register_load_copies([regs for regs in loads if regs], plan.element_bits, tuple_dwords)
+
+
+def register_load_copies(loads: list[list[int]], element_bits: int, tuple_dwords: int) -> int:
+    """``load_tuple_copies`` of LDS loads given as the dst registers (slots) they write, in VGPR order
+    (-1: a temporary).  A loaded VGPR is dst dword ``j`` when it holds registers ``p j .. p j + p - 1``
+    in order (``p`` elements per dword; a 64-bit register ``r`` is dwords ``2 r, 2 r + 1``), else a
+    temporary that ``v_perm_b32`` repacks into a new value."""
+    if tuple_dwords == 1:
+        return 0
+    p, dps = slots_per_dword(element_bits), dwords_per_slot(element_bits)
+    dword_lists, fresh = [], set()
+    for regs in loads:
         dwords = []
-        for k in range(0, len(slots), p):
-            run = slots[k:k + p]
-            if run == list(range(run[0], run[0] + p)) and run[0] % p == 0 and run[-1] < plan.slots_out:
+        for k in range(0, len(regs), p):
+            run = regs[k:k + p]
+            if len(run) == p and run[0] >= 0 and run == list(range(run[0], run[0] + p)) and run[0] % p == 0:
                 dwords += range(run[0] // p * dps, run[0] // p * dps + dps)
             else:
                 fresh.add(-1 - len(fresh))
                 dwords += [-len(fresh)] * dps
-        loads.append(dwords)
-    return load_tuple_copies(loads, fresh, tuple_dwords)
+        dword_lists.append(dwords)
+    return load_tuple_copies(dword_lists, fresh, tuple_dwords)
 
 
 class _Setup:

@@ -43,8 +43,8 @@ from linlayout.hw.transpose_loads import TransposeLoad
 
 from . import swizzle
 from .context import ConversionContext
-from .cost import (LDS_ADDR_BASE_VALU, _lds_op_name, _warp0, addresses_valu, lds_access_cost, load_tuple_copies,
-                   matrix_access_cost)
+from .cost import (LDS_ADDR_BASE_VALU, _lds_op_name, _warp0, addresses_valu, lds_access_cost, matrix_access_cost,
+                   register_load_copies)
 from .in_wave import gather_dword, gather_dwords
 from .ir import Program
 from .lane_choices import least_lanes_choice_valu
@@ -1236,7 +1236,7 @@ def _copies_side(bases: list[int], span: list[int], p: int, element_bytes: int, 
     """``v_mov_b32`` tuple copies of the stores of the accesses ``base ^ span[x]`` (``_groups``;
     cost.tuple_copies with the src VGPRs arriving in tuples of ``tuple_dwords``; a VGPR that is
     repacked by ``v_perm_b32`` is a new value, placed in its tuple directly).  The same count for
-    loads (unpaired) with the dst taken in tuples of ``tuple_dwords`` (``_load_copies``): a loaded
+    loads (unpaired) with the dst taken in tuples of ``tuple_dwords`` (cost.register_load_copies): a loaded
     VGPR that is a whole dst dword in order is that dword, one that is repacked is a temporary.  Each access is cut
     into chunks of ``min(its dwords, tuple_dwords)`` dwords; a chunk needs none when its dwords are
     whole VGPRs, in order, from an aligned one; else one per dword that is a src VGPR (a whole
@@ -1505,7 +1505,7 @@ class LdsAccesses:
         fresh register, numbered above the src VGPRs) and a repacked one in a fresh register
         written before it: ``_copies_side`` counts exactly those (``s_copies``), each one
         ``v_mov_b32`` of setup at ``valu_issue``.  Plus the loads' copies building the dst's tuples
-        (``d_copies``: ``_load_copies`` of the paired loads, ``valu_load_tuple_copies``)."""
+        (``d_copies``: cost.register_load_copies of the paired loads, ``valu_load_tuple_copies``)."""
         return self.s_perms + self.d_perms, self.s_copies + self.d_copies
 
     @cached_property
@@ -1657,8 +1657,9 @@ def lds_accesses(ctx: ConversionContext, design: LdsDesign) -> list[LdsAccesses]
     for d_groups, d_width_bytes, d_perms in load_choices:
         d_round = rounds_of(D, d_groups)
         loads = [paired(D, d_groups, d_width_bytes, d_round, k) for k in range(n_rounds)]
-        d_copies = (_load_copies(loads, p, ctx.dwords_per_slot, ctx.dst_tuple_dwords)
-                    if counted and not design.over_fetch else 0)
+        # the copies building the dst's tuples: a ds_read2 writes its two accesses' VGPRs one after the other
+        d_copies = (register_load_copies([g + (g2 or []) for rnd in loads for g, g2, _, _ in rnd], ctx.element_bits,
+                                         ctx.dst_tuple_dwords) if counted and not design.over_fetch else 0)
         for s_vectors in store_choices:
             s_deltas = s_vectors.deltas
             s_groups, s_width_bytes = _groups(S, s_deltas), element_bytes << len(s_deltas)
@@ -1676,30 +1677,6 @@ def lds_accesses(ctx: ConversionContext, design: LdsDesign) -> list[LdsAccesses]
     if out and not design.read_transpose and not design.over_fetch:
         out += _matrix_variants(ctx, out, n_rounds)
     return out
-
-
-def _load_copies(rounds: list, p: int, dps: int, tuple_dwords: int) -> int:
-    """``v_mov_b32`` copies building the dst's VGPR tuples of ``tuple_dwords`` from the loads
-    ``rounds`` (per round ``(group, partner or None, offset1, st64)``, ``lds_accesses``):
-    cost.load_tuple_copies of their dwords.  A load writes its dwords to consecutive VGPRs, a
-    ``ds_read2`` its two accesses' one after the other.  A loaded VGPR is dst dword ``j`` when it holds
-    registers ``p j .. p j + p - 1`` in order (two VGPRs ``2 r, 2 r + 1`` per 64-bit register ``r``),
-    else a temporary that ``v_perm_b32`` repacks into a new value."""
-    if tuple_dwords == 1:
-        return 0
-    loads, fresh = [], set()
-    for accesses in rounds:
-        for g, g2, _, _ in accesses:
-            regs, dwords = g + (g2 or []), []
-            for k in range(0, len(regs), p):
-                run = regs[k:k + p]
-                if len(run) == p and run == list(range(run[0], run[0] + p)) and run[0] % p == 0:
-                    dwords += range(run[0] // p * dps, run[0] // p * dps + dps)
-                else:
-                    fresh.add(-1 - len(fresh))
-                    dwords += [-len(fresh)] * dps
-            loads.append(dwords)
-    return load_tuple_copies(loads, fresh, tuple_dwords)
 
 
 def _matrix_variants(ctx: ConversionContext, plain: list[LdsAccesses], n_rounds: int) -> list[LdsAccesses]:
