@@ -612,7 +612,7 @@ def _store_tuple_copies(plan, tuple_dwords: int) -> int:
     return n
 
 
-def load_tuple_copies(loads: list[list[int]], fresh: set[int], tuple_dwords: int) -> int:
+def load_tuple_copies(loads: list[list[int]], fresh: set[int], tuple_dwords: int, alignment: int) -> int:
     """``v_mov_b32`` copies LLVM needs to build the dst's VGPR tuples from LDS loads.
 
     ``loads``: per load (issue order) the dwords it writes to consecutive VGPRs (a ``ds_read2``: its
@@ -623,8 +623,9 @@ def load_tuple_copies(loads: list[list[int]], fresh: set[int], tuple_dwords: int
     of ``c = min(n, t)``: a chunk of dst dwords ``k c .. k c + c - 1`` in order is (part of) its tuple.
     Every other dst dword of such a load is copied into its tuple, except those a tuple keeps where
     they are [I] (what LLVM's coalescer was seen to do, docs/conversions.md section 4): the tuple may
-    take its home at the ``t`` VGPRs from position ``o`` of one load (``o`` even: [I] a tuple starts at
-    an even VGPR, as CDNA's 64-bit operands must; positions outside the load are free VGPRs) when each
+    take its home at the ``t`` VGPRs from position ``o`` of one load (``o`` a multiple of ``alignment``,
+    ``Target.vgpr_tuple_alignment``: the load starts at such a VGPR too; positions outside the load
+    are free VGPRs) when each
     VGPR of the home inside the load holds a dword of the tuple at its place in the tuple
     (``q = o + d mod t``), a temporary, or a dword of an earlier tuple (its value already taken); the
     tuple's dwords there stay: the home with the most of them."""
@@ -653,7 +654,7 @@ def load_tuple_copies(loads: list[list[int]], fresh: set[int], tuple_dwords: int
     for tup, ds in by_tuple.items():
         stays = 0
         for i, o in {(bound[d][0], bound[d][1] - d % t) for d in ds}:
-            if o % 2:
+            if o % alignment:
                 continue
             home = [(z, loads[i][o + z]) for z in range(t) if 0 <= o + z < len(loads[i])]
             if all(x in fresh or x // t < tup or (x // t == tup and x % t == z) for z, x in home):
@@ -678,14 +679,15 @@ def _load_tuple_copies(plan, tuple_dwords: int) -> int:
     for k, o in enumerate(origin):
         home.setdefault(o, k)
     loads = [[home.get(s, -1) for s in st.load_tuple()] for st in plan.steps]  # (-1: a temporary)
-    return register_load_copies([regs for regs in loads if regs], plan.element_bits, tuple_dwords)
+    return register_load_copies([regs for regs in loads if regs], plan.element_bits, tuple_dwords,
+                                get_target(plan.arch).vgpr_tuple_alignment)
 
 
-def register_load_copies(loads: list[list[int]], element_bits: int, tuple_dwords: int) -> int:
+def register_load_copies(loads: list[list[int]], element_bits: int, tuple_dwords: int, alignment: int) -> int:
     """``load_tuple_copies`` of LDS loads given as the dst registers (slots) they write, in VGPR order
     (-1: a temporary).  A loaded VGPR is dst dword ``j`` when it holds registers ``p j .. p j + p - 1``
     in order (``p`` elements per dword; a 64-bit register ``r`` is dwords ``2 r, 2 r + 1``), else a
-    temporary that ``v_perm_b32`` repacks into a new value."""
+    temporary that ``v_perm_b32`` repacks into a new value.  ``alignment``: ``load_tuple_copies``'."""
     if tuple_dwords == 1:
         return 0
     p, dps = slots_per_dword(element_bits), dwords_per_slot(element_bits)
@@ -700,7 +702,7 @@ def register_load_copies(loads: list[list[int]], element_bits: int, tuple_dwords
                 fresh.add(-1 - len(fresh))
                 dwords += [-len(fresh)] * dps
         dword_lists.append(dwords)
-    return load_tuple_copies(dword_lists, fresh, tuple_dwords)
+    return load_tuple_copies(dword_lists, fresh, tuple_dwords, alignment)
 
 
 class _Setup:

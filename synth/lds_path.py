@@ -1659,7 +1659,8 @@ def lds_accesses(ctx: ConversionContext, design: LdsDesign) -> list[LdsAccesses]
         loads = [paired(D, d_groups, d_width_bytes, d_round, k) for k in range(n_rounds)]
         # the copies building the dst's tuples: a ds_read2 writes its two accesses' VGPRs one after the other
         d_copies = (register_load_copies([g + (g2 or []) for rnd in loads for g, g2, _, _ in rnd], ctx.element_bits,
-                                         ctx.dst_tuple_dwords) if counted and not design.over_fetch else 0)
+                                         ctx.dst_tuple_dwords, ctx.target.vgpr_tuple_alignment)
+                    if counted and not design.over_fetch else 0)
         for s_vectors in store_choices:
             s_deltas = s_vectors.deltas
             s_groups, s_width_bytes = _groups(S, s_deltas), element_bytes << len(s_deltas)

@@ -441,19 +441,20 @@ def test_stores_avoid_tuple_copies_when_instructions_tie():
     assert p.counts()["total"] == 24 and p.counts()["lds_write"] + p.counts()["lds_read"] == 24
 
 
-@pytest.mark.parametrize("loads, fresh, tuple_dwords, copies", [
-    ([[0, 1, 2, 3]], set(), 2, 0), ([[0, 1, 2, 3]], set(), 4, 0), ([[0, 1], [2, 3]], set(), 4, 0),  # in place
-    ([[5], [4]], set(), 2, 0), ([[0, 4, 8, 12]], set(), 1, 0),  # single VGPRs; no tuple
-    # pairs from two loads: (0, 1) copies both; (2, 3) keeps 3 at its place, its neighbour 1 spent
-    ([[0, 2, 4, 6], [1, 3, 5, 7]], set(), 2, 6),
+@pytest.mark.parametrize("loads, fresh, tuple_dwords, alignment, copies", [
+    ([[0, 1, 2, 3]], set(), 2, 2, 0), ([[0, 1, 2, 3]], set(), 4, 2, 0), ([[0, 1], [2, 3]], set(), 4, 2, 0),  # in place
+    ([[5], [4]], set(), 2, 2, 0), ([[0, 4, 8, 12]], set(), 1, 2, 0),  # single VGPRs; no tuple
+    # pairs from two loads: (0, 1) copies both; (2, 3) keeps 3 at its place, its neighbour 1 spent; with
+    # tuples at any VGPR (RDNA), (0, 1) keeps 1 too, its home starting just before the second load
+    ([[0, 2, 4, 6], [1, 3, 5, 7]], set(), 2, 2, 6), ([[0, 2, 4, 6], [1, 3, 5, 7]], set(), 2, 1, 4),
     # quads: (0..3) copies all; (4..7) keeps 5 and 7 in the second load, whose 1 and 3 are spent
-    ([[0, 4, 2, 6], [1, 5, 3, 7]], set(), 4, 6),
+    ([[0, 4, 2, 6], [1, 5, 3, 7]], set(), 4, 2, 6),
     # halves of a quad: 2 and 3 stay as its upper half (its home from two VGPRs before the load), 0 and 1 copied
-    ([[2, 3, 0, 1]], set(), 4, 2), ([[0, 1, 4, 5], [2, 3, 6, 7]], set(), 4, 4),
-    ([[0, -1, 2, -2]], {-1, -2}, 2, 0),  # temporaries: repacked into the tuple
+    ([[2, 3, 0, 1]], set(), 4, 2, 2), ([[0, 1, 4, 5], [2, 3, 6, 7]], set(), 4, 2, 4),
+    ([[0, -1, 2, -2]], {-1, -2}, 2, 2, 0),  # temporaries: repacked into the tuple
 ])
-def test_load_tuple_copies(loads, fresh, tuple_dwords, copies):
-    assert load_tuple_copies(loads, fresh, tuple_dwords) == copies
+def test_load_tuple_copies(loads, fresh, tuple_dwords, alignment, copies):
+    assert load_tuple_copies(loads, fresh, tuple_dwords, alignment) == copies
 
 
 def _amd_case(name: str, arch: str, dtype: str, corpus: str = "triton_amd_corpus.json") -> dict:
@@ -470,6 +471,8 @@ def _amd_case(name: str, arch: str, dtype: str, corpus: str = "triton_amd_corpus
     ("triton_amd_corpus.json", "blocked[1x1,t32x2,o01]->mfma32T", "gfx90a", "fp32", 4, 48),
     # 4 ds_read_b128 of 16-bit pairs, each dwordx4 store from halves of two of them
     ("triton_amd_baseline.json", "mfma32T->dotA(kw8)", "gfx942", "fp16", 4, 8),
+    # RDNA (tuples at any VGPR): 8 ds_load_b128, each dwordx4 store from four of them, 3 copies each
+    ("triton_wave32_corpus.json", "blocked[2x1,t1x32,o01]->blocked[1x4,t2x16,o10]", "gfx1100", "fp32", 4, 24),
 ])
 def test_load_tuple_copies_are_the_compiled_ones(corpus, name, arch, dtype, tuple_dwords, copies, tmp_path,
                                                  monkeypatch):
