@@ -1,7 +1,7 @@
 """What one conversion is planned for, made once and carried through the planner.
 
 ``ConversionContext.create(src, dst, arch, element_bits, lds_budget_bytes, strategy, objective,
-src_tuple_dwords)``
+src_tuple_dwords, dst_tuple_dwords)``
 checks the user's arguments (a ``LayoutError`` naming the bad one), normalizes the two
 layouts (``problem``: linlayout.synth.preimage.Problem, the columns of both layouts),
 and fixes the target descriptor (linlayout.hw.targets), the element size and the cost
@@ -33,7 +33,15 @@ tuples they come in, in register order (default ``cost.SRC_TUPLE_DWORDS`` = 4: a
 or a dwordx4 load).  An LDS store of a register group that breaks such a tuple costs the copies
 LLVM adds (linlayout.synth.cost.tuple_copies); a src loaded one dword at a time breaks none.
 
-The LDS designs' caches also key on ``src_tuple_dwords``.
+What the dst's consumer needs: ``dst_tuple_dwords`` (1, 2 or 4) is the size of the aligned VGPR
+tuples of dst dwords, in register order, that it takes whole (a kernel's ``dwordx2``/``dwordx4``
+store, an MFMA/WMMA operand).  An LDS load writes its dwords to consecutive VGPRs (a
+``ds_read2``: both accesses' dwords, one tuple); a dst tuple that is not an aligned run in order
+inside one load's VGPRs costs the copies LLVM adds (``cost.register_load_copies``, the same rule as
+the stores' ``cost.tuple_copies``).  The default 1 (``DST_TUPLE_DWORDS``) is no constraint: each
+dst VGPR is taken alone, and a loaded one is used where it lands.
+
+The LDS designs' caches also key on ``src_tuple_dwords`` and ``dst_tuple_dwords``.
 """
 
 from __future__ import annotations
@@ -44,7 +52,7 @@ from linlayout import LayoutError, LinearLayout
 from linlayout.hw.limits import check_conversion
 from linlayout.hw.targets import Target, get_target
 
-from .cost import SRC_TUPLE_DWORDS, CostModel, cost_model
+from .cost import DST_TUPLE_DWORDS, SRC_TUPLE_DWORDS, CostModel, cost_model
 from .plan import ELEMENT_BITS, dwords_per_slot, slots_per_dword
 from .preimage import Problem, normalize
 
@@ -57,7 +65,8 @@ STRATEGIES = ("auto", "registers", "lds")
 class ConversionContext:
     """One conversion: the normalized layouts, the target, the element size, the cost model, the LDS
     budget in bytes (the target's LDS unless ``budget_given``; rounds when the tile is larger), the
-    strategy and the size of the VGPR tuples the src registers arrive in (module docstring)."""
+    strategy and the sizes of the VGPR tuples the src registers arrive in and the dst registers leave in
+    (module docstring)."""
 
     problem: Problem
     target: Target
@@ -67,11 +76,13 @@ class ConversionContext:
     strategy: str = "auto"
     budget_given: bool = False
     src_tuple_dwords: int = SRC_TUPLE_DWORDS
+    dst_tuple_dwords: int = DST_TUPLE_DWORDS
 
     @classmethod
     def create(cls, src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int,
                lds_budget_bytes: int | None = None, strategy: str = "auto",
-               objective: str | None = None, src_tuple_dwords: int = SRC_TUPLE_DWORDS) -> "ConversionContext":
+               objective: str | None = None, src_tuple_dwords: int = SRC_TUPLE_DWORDS,
+               dst_tuple_dwords: int = DST_TUPLE_DWORDS) -> "ConversionContext":
         """The context of converting ``src`` into ``dst`` on ``arch``; a LayoutError for a bad argument."""
         target = get_target(arch)
         if target.lds_phases is None:
@@ -85,10 +96,13 @@ class ConversionContext:
             raise LayoutError(f"lds_budget_bytes {lds_budget_bytes!r} must be a positive integer")
         if isinstance(src_tuple_dwords, bool) or src_tuple_dwords not in (1, 2, 4):
             raise LayoutError(f"src_tuple_dwords {src_tuple_dwords!r} must be 1, 2 or 4")
+        if isinstance(dst_tuple_dwords, bool) or dst_tuple_dwords not in (1, 2, 4):
+            raise LayoutError(f"dst_tuple_dwords {dst_tuple_dwords!r} must be 1, 2 or 4")
         check_conversion(src, dst, target.name, element_bits, lds_budget_bytes)
         budget_given = lds_budget_bytes is not None
         return cls(normalize(src, dst, target.wave_size), target, element_bits, cost_model(target.name, objective),
-                   lds_budget_bytes if budget_given else target.lds_bytes, strategy, budget_given, src_tuple_dwords)
+                   lds_budget_bytes if budget_given else target.lds_bytes, strategy, budget_given, src_tuple_dwords,
+                   dst_tuple_dwords)
 
     @property
     def arch(self) -> str:

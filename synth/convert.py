@@ -118,12 +118,15 @@ def _src_duplicates(ctx: ConversionContext, n_values: int) -> tuple[int, ...] | 
 
 
 def _priced(plan: Plan, ctx: ConversionContext, lds_valu: int | None = None, depth: int | None = None,
-            tuple_copies: int | None = None, access_cycles: dict | None = None) -> Plan:
+            tuple_copies: int | None = None, access_cycles: dict | None = None,
+            load_tuple_copies: int | None = None) -> Plan:
     """``plan`` with the setup, cost and cost parts of its steps under ``ctx`` (``lds_valu``: its LDS
     address VALU ops, ``depth``: its ``cost.ds_depth``, ``tuple_copies``: its stores' VGPR tuple
-    copies, ``access_cycles``: its LDS accesses' cycles by form (``cost.plan_cost``), each when known)."""
+    copies, ``access_cycles``: its LDS accesses' cycles by form (``cost.plan_cost``), each when known;
+    ``load_tuple_copies``: the copies building the dst's VGPR tuples from its LDS loads')."""
     depth = cost_mod.ds_depth(plan) if depth is None else depth
-    plan.overhead = cost_mod.estimate_overhead(plan, depth, lds_valu, ctx.src_tuple_dwords, tuple_copies)
+    plan.overhead = cost_mod.estimate_overhead(plan, depth, lds_valu, ctx.src_tuple_dwords, tuple_copies,
+                                               load_tuple_copies, ctx.dst_tuple_dwords)
     plan.cost, plan.cost_detail = cost_mod.plan_cost(plan, ctx.cost_model, depth, access_cycles)
     return plan
 
@@ -323,7 +326,7 @@ def _warp_lane_candidates(ctx: ConversionContext, wm) -> list[Plan]:
     moved = LinearLayout(bases, list(prob.src.out_dims))
     inner = ConversionContext.create(moved, prob.dst, ctx.arch, ctx.element_bits,
                                      ctx.lds_budget_bytes if ctx.budget_given else None, "registers", ctx.objective,
-                                     ctx.src_tuple_dwords)
+                                     ctx.src_tuple_dwords, ctx.dst_tuple_dwords)
     warps = np.arange(prob.num_warps)
     shift = np.zeros(prob.num_warps, dtype=np.int64)
     for k, y in enumerate(ys):
@@ -483,8 +486,8 @@ def lds_plan(ctx: ConversionContext, acc: lds_path.LdsAccesses) -> Plan:
     plan.lds_bytes = acc.design.lds_bytes
     plan.steps = prog.emit(outs, _n_values(plan.slots_out, ctx))
     plan.strategy = "lds"
-    plan = _priced(plan, ctx, acc.address_valu, lds_path.ROUND_TRIP_DS_DEPTH, acc.register_steps()[1],
-                   acc.access_cycles())
+    plan = _priced(plan, ctx, acc.address_valu, lds_path.ROUND_TRIP_DS_DEPTH, acc.s_copies, acc.access_cycles(),
+                   acc.d_copies)
     rounds = 1 << acc.design.n_rep_bits
     sync = {"workgroup": "barriers (data crosses warps)",
             "warp": "warp barriers (each warp reads its own writes; its lanes are not in lockstep)",
@@ -511,14 +514,14 @@ def _outranked(acc, built: list[tuple[float, int]], cm: cost_mod.CostModel) -> b
 def candidate_plans(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int, *,
                     lds_budget_bytes: int | None = None, strategy: str = "auto",
                     objective: str | None = None, src_tuple_dwords: int = cost_mod.SRC_TUPLE_DWORDS,
-                    prune: bool = True) -> list[Plan]:
+                    dst_tuple_dwords: int = cost_mod.DST_TUPLE_DWORDS, prune: bool = True) -> list[Plan]:
     """The candidate plans (unverified), in rank order under ``objective``.  ``prune`` (under the
     objectives whose value the floors bound): the LDS designs whose floors cannot reach the tie group
     of the in-wave plans are not built; ``prune=False`` builds every candidate."""
     if not isinstance(prune, bool):
         raise LayoutError(f"prune must be True or False, got {prune!r}")
     return _candidates(ConversionContext.create(src, dst, arch, element_bits, lds_budget_bytes, strategy, objective,
-                                                src_tuple_dwords), prune=prune)
+                                                src_tuple_dwords, dst_tuple_dwords), prune=prune)
 
 
 def _candidates(ctx: ConversionContext, best_only: bool = False, movmatrix: bool = True,
@@ -686,7 +689,7 @@ def _movmatrix_candidates(ctx: ConversionContext, best_only: bool) -> list[Plan]
             continue
         inner = ConversionContext.create(moved if first else prob.src, prob.dst if first else moved, ctx.arch,
                                          ctx.element_bits, ctx.lds_budget_bytes if ctx.budget_given else None,
-                                         ctx.strategy, ctx.objective, ctx.src_tuple_dwords)
+                                         ctx.strategy, ctx.objective, ctx.src_tuple_dwords, ctx.dst_tuple_dwords)
         stage = [Movmatrix(dst=list(range(d * p, d * p + p)), src=list(range(d * p, d * p + p)))
                  for d in range(_n_values(side.in_dim_size("register"), ctx))]
         whole = ctx.cost_model.pipe_overlap
@@ -734,7 +737,8 @@ def _same_map(prob: Problem) -> bool:
 def plan_conversion(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int, *,
                     lds_budget_bytes: int | None = None, strategy: str = "auto",
                     objective: str | None = None,
-                    src_tuple_dwords: int = cost_mod.SRC_TUPLE_DWORDS) -> Plan:
+                    src_tuple_dwords: int = cost_mod.SRC_TUPLE_DWORDS,
+                    dst_tuple_dwords: int = cost_mod.DST_TUPLE_DWORDS) -> Plan:
     """The cheapest plan converting a tile held in ``src`` into ``dst``, verified on the emulator.
 
     ``src``/``dst``: distributed layouts (register, lane, warp[, block] -> tensor).
@@ -753,10 +757,13 @@ def plan_conversion(src: LinearLayout, dst: LinearLayout, arch: str, element_bit
     ``concurrent`` the candidates are ranked by that value times the square root of their
     instructions with setup (``CostModel.rank_value``).  ``src_tuple_dwords``: the src VGPRs arrive as aligned tuples of this many dwords
     in register order (4, the default: an MFMA result or a dwordx4 load; 1: loaded one dword at a
-    time), which prices the copies an LDS store of other register groups needs.
+    time), which prices the copies an LDS store of other register groups needs.  ``dst_tuple_dwords``:
+    the dst's consumer takes aligned tuples of this many dwords in register order (1, the default: no
+    tuple; 2 or 4: a ``dwordx2``/``dwordx4`` store, an MFMA/WMMA operand), which prices the copies
+    LDS loads of other register groups need (ConversionContext).
     """
     ctx = ConversionContext.create(src, dst, arch, element_bits, lds_budget_bytes, strategy, objective,
-                                   src_tuple_dwords)
+                                   src_tuple_dwords, dst_tuple_dwords)
     best = _candidates(ctx, best_only=True)[0]
     res = verify(best, certificate=False)
     if not res.ok:

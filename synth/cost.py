@@ -75,8 +75,8 @@ from .lane_choices import ChoicePlan, lanes_condition
 from .steps import dwords_per_slot, slots_per_dword
 from .steps.lds import missing_transpose_load
 
-__all__ = ["CONCURRENT_INSTRUCTION_EXPONENT", "CONCURRENT_TIE_FRACTION", "COST_TIE_FRACTION", "CostModel", "OBJECTIVES", "SRC_TUPLE_DWORDS", "cost_model",
-           "lds_address_valu", "lower_bound", "matrix_access_cost", "mix_cost", "near_best", "rank_value", "register_merges", "round_trip_cost", "TIE_MARGIN", "tie_limit",
+__all__ = ["CONCURRENT_INSTRUCTION_EXPONENT", "CONCURRENT_TIE_FRACTION", "COST_TIE_FRACTION", "CostModel", "DST_TUPLE_DWORDS", "OBJECTIVES", "SRC_TUPLE_DWORDS", "cost_model",
+           "lds_address_valu", "load_tuple_copies", "lower_bound", "register_load_copies", "matrix_access_cost", "mix_cost", "near_best", "rank_value", "register_merges", "round_trip_cost", "TIE_MARGIN", "tie_limit",
            "tuple_copies"]
 
 VALU_ISSUE = 4.0  # [I] wave64 on a 16-wide SIMD: 4 cycles per VALU instruction
@@ -518,6 +518,8 @@ PERMLANE_SELECTOR_SALU = 1
 # MFMA result, a dwordx4 load), which an LDS store of other register groups must copy (tuple_copies).
 # A kernel that loads its src with narrower accesses says so (ConversionContext.src_tuple_dwords).
 SRC_TUPLE_DWORDS = 4
+# What the dst's consumer takes whole by default: single VGPRs (no tuple; ConversionContext.dst_tuple_dwords).
+DST_TUPLE_DWORDS = 1
 
 
 class _AddressBases:
@@ -610,6 +612,99 @@ def _store_tuple_copies(plan, tuple_dwords: int) -> int:
     return n
 
 
+def load_tuple_copies(loads: list[list[int]], fresh: set[int], tuple_dwords: int, alignment: int) -> int:
+    """``v_mov_b32`` copies LLVM needs to build the dst's VGPR tuples from LDS loads.
+
+    ``loads``: per load (issue order) the dwords it writes to consecutive VGPRs (a ``ds_read2``: its
+    two accesses' one after the other), each a dst dword or a temporary (``fresh``: repacked into a
+    new value, which is allocated into its tuple directly).  The dst is taken in aligned tuples of
+    ``tuple_dwords`` dst dwords in register order (``t``), one after the other (the kernel's stores).
+    A load of one dword is placed where its tuple wants it.  A load of ``n >= 2`` is cut into chunks
+    of ``c = min(n, t)``: a chunk of dst dwords ``k c .. k c + c - 1`` in order is (part of) its tuple.
+    Every other dst dword of such a load is copied into its tuple, except those a tuple keeps where
+    they are [I] (what LLVM's coalescer was seen to do, docs/conversions.md section 4): the tuple may
+    take its home at the ``t`` VGPRs from position ``o`` of one load (``o`` a multiple of ``alignment``,
+    ``Target.vgpr_tuple_alignment``: the load starts at such a VGPR too; positions outside the load
+    are free VGPRs) when each
+    VGPR of the home inside the load holds a dword of the tuple at its place in the tuple
+    (``q = o + d mod t``), a temporary, or a dword of an earlier tuple (its value already taken); the
+    tuple's dwords there stay: the home with the most of them."""
+    t = tuple_dwords
+    if t == 1:
+        return 0
+    placed: set[int] = set()  # dst dwords loaded into place
+    bound: dict[int, tuple[int, int]] = {}  # other dst dwords of wide loads -> (load, position)
+    for i, dwords in enumerate(loads):
+        n = len(dwords)
+        if n < 2:
+            continue
+        c = min(n, t)
+        for k in range(0, n, c):
+            chunk = dwords[k:k + c]
+            if not fresh.intersection(chunk) and chunk == list(range(chunk[0], chunk[0] + c)) and chunk[0] % c == 0:
+                placed.update(chunk)
+            else:
+                bound.update((d, (i, k + z)) for z, d in enumerate(chunk) if d not in fresh)
+    copies = 0
+    by_tuple: dict[int, list[int]] = {}
+    for d in bound:
+        if d not in placed:
+            copies += 1
+            by_tuple.setdefault(d // t, []).append(d)
+    for tup, ds in by_tuple.items():
+        stays = 0
+        for i, o in {(bound[d][0], bound[d][1] - d % t) for d in ds}:
+            if o % alignment:
+                continue
+            home = [(z, loads[i][o + z]) for z in range(t) if 0 <= o + z < len(loads[i])]
+            if all(x in fresh or x // t < tup or (x // t == tup and x % t == z) for z, x in home):
+                stays = max(stays, sum(x // t == tup for _, x in home if x not in fresh))
+        copies -= stays
+    return copies
+
+
+def _load_tuple_copies(plan, tuple_dwords: int) -> int:
+    """``tuple_copies`` of the dst's VGPR tuples of ``tuple_dwords`` over the LDS loads of ``plan``
+    (``Step.load_tuple``), each slot named by the dst slot it becomes through the free renamings
+    after it (``Step.renames``; the first such slot; any other slot a temporary):
+    ``register_load_copies``."""
+    if tuple_dwords == 1:
+        return 0
+    origin = list(range(plan.slots_out))  # dst slot -> the slot holding its value, back through the renamings
+    for st in reversed(plan.steps):
+        pairs = dict(st.renames())
+        if pairs:
+            origin = [pairs.get(o, o) for o in origin]
+    home: dict[int, int] = {}
+    for k, o in enumerate(origin):
+        home.setdefault(o, k)
+    loads = [[home.get(s, -1) for s in st.load_tuple()] for st in plan.steps]  # (-1: a temporary)
+    return register_load_copies([regs for regs in loads if regs], plan.element_bits, tuple_dwords,
+                                get_target(plan.arch).vgpr_tuple_alignment)
+
+
+def register_load_copies(loads: list[list[int]], element_bits: int, tuple_dwords: int, alignment: int) -> int:
+    """``load_tuple_copies`` of LDS loads given as the dst registers (slots) they write, in VGPR order
+    (-1: a temporary).  A loaded VGPR is dst dword ``j`` when it holds registers ``p j .. p j + p - 1``
+    in order (``p`` elements per dword; a 64-bit register ``r`` is dwords ``2 r, 2 r + 1``), else a
+    temporary that ``v_perm_b32`` repacks into a new value.  ``alignment``: ``load_tuple_copies``'."""
+    if tuple_dwords == 1:
+        return 0
+    p, dps = slots_per_dword(element_bits), dwords_per_slot(element_bits)
+    dword_lists, fresh = [], set()
+    for regs in loads:
+        dwords = []
+        for k in range(0, len(regs), p):
+            run = regs[k:k + p]
+            if len(run) == p and run[0] >= 0 and run == list(range(run[0], run[0] + p)) and run[0] % p == 0:
+                dwords += range(run[0] // p * dps, run[0] // p * dps + dps)
+            else:
+                fresh.add(-1 - len(fresh))
+                dwords += [-len(fresh)] * dps
+        dword_lists.append(dwords)
+    return load_tuple_copies(dword_lists, fresh, tuple_dwords, alignment)
+
+
 class _Setup:
     """The distinct setup values of ``estimate_overhead``, told by each step (``Step.note_setup``)."""
 
@@ -661,7 +756,8 @@ def _setup_unit(name: str) -> str:
 
 
 def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = None,
-                      src_tuple_dwords: int = SRC_TUPLE_DWORDS, tuple_copies: int | None = None) -> dict[str, int]:
+                      src_tuple_dwords: int = SRC_TUPLE_DWORDS, tuple_copies: int | None = None,
+                      load_tuple_copies: int | None = None, dst_tuple_dwords: int = DST_TUPLE_DWORDS) -> dict[str, int]:
     """Setup instructions the steps need but that are not steps themselves ([I] estimates).
 
     ``valu_bpermute_addr`` BPERMUTE_ADDR_VALU per distinct ds_bpermute address pattern;
@@ -682,8 +778,11 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
     (``tuple_copies``, the src VGPRs arriving in tuples of ``src_tuple_dwords``); none on PTX
     targets, whose vector accesses name any registers (``st.shared.v4.b32 [a], {r1, r7, r2, r9}``:
     the register placement is ptxas's, no PTX instruction; docs/nvidia_facts.md section 6);
+    ``valu_load_tuple_copies``: ``v_mov_b32`` building the dst's VGPR tuples of ``dst_tuple_dwords``
+    from the LDS loads' (``_load_tuple_copies``); none on PTX;
     ``s_waitcnt`` one per level of dependent DS instructions (``depth``: ``ds_depth(plan)``,
-    ``lds_valu``: ``valu_lds_addr`` and ``tuple_copies``: ``valu_tuple_copies`` on AMD, when the
+    ``lds_valu``: ``valu_lds_addr``, ``tuple_copies``: ``valu_tuple_copies`` and ``load_tuple_copies``:
+    ``valu_load_tuple_copies`` on AMD, when the
     caller knows them); ``s_nop`` the hazard waits of the
     order the lowering emits the steps in (linlayout.synth.hazards.hazard_nops: CDNA DPP and permlane
     reads; not setup but instructions of the region, priced by ``plan_cost`` at their wait states);
@@ -708,6 +807,8 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
         "valu_lds_addr": lds_address_valu(setup.lds_steps) if lds_valu is None else lds_valu,
         "valu_tuple_copies": 0 if ptx else (_store_tuple_copies(plan, src_tuple_dwords) if tuple_copies is None
                                             else tuple_copies),
+        "valu_load_tuple_copies": 0 if ptx else (_load_tuple_copies(plan, dst_tuple_dwords) if load_tuple_copies is None
+                                                 else load_tuple_copies),
         "s_waitcnt": ds_depth(plan) if depth is None else depth,
     }
     if not ptx:

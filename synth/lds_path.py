@@ -43,7 +43,8 @@ from linlayout.hw.transpose_loads import TransposeLoad
 
 from . import swizzle
 from .context import ConversionContext
-from .cost import LDS_ADDR_BASE_VALU, _lds_op_name, _warp0, addresses_valu, lds_access_cost, matrix_access_cost
+from .cost import (LDS_ADDR_BASE_VALU, _lds_op_name, _warp0, addresses_valu, lds_access_cost, matrix_access_cost,
+                   register_load_copies)
 from .in_wave import gather_dword, gather_dwords
 from .ir import Program
 from .lane_choices import least_lanes_choice_valu
@@ -645,10 +646,11 @@ def designs(ctx: ConversionContext) -> "DesignPool":
     transpose-read layout is not listed where the dst cannot be read so through any layout
     (``_transpose_readable``).  linlayout.synth.swizzle's layout is synthesized here, its round trips
     listed when wanted (``_synthesized``: under a rank limit, by its own bounds).
-    Cached per (problem, element bits, arch, LDS budget, src tuples, objective): the accesses'
+    Cached per (problem, element bits, arch, LDS budget, src and dst tuples, objective): the accesses'
     vectors are chosen and the floors computed under the objective, so a pool is not shared
     between objectives."""
-    key = (ctx.problem.key(), ctx.element_bits, ctx.arch, ctx.lds_budget_bytes, ctx.src_tuple_dwords, ctx.objective)
+    key = (ctx.problem.key(), ctx.element_bits, ctx.arch, ctx.lds_budget_bytes, ctx.src_tuple_dwords, ctx.dst_tuple_dwords,
+           ctx.objective)
     if key not in design_cache:
         out: list[LdsDesign | _Deferred] = [_synthesized(ctx, shared_layout(ctx))]
         sub_dword = ctx.element_bits in (8, 16)
@@ -1233,7 +1235,9 @@ def _narrow_repacks(groups: list[list[int]], p: int, element_bytes: int, high_ha
 def _copies_side(bases: list[int], span: list[int], p: int, element_bytes: int, tuple_dwords: int) -> int:
     """``v_mov_b32`` tuple copies of the stores of the accesses ``base ^ span[x]`` (``_groups``;
     cost.tuple_copies with the src VGPRs arriving in tuples of ``tuple_dwords``; a VGPR that is
-    repacked by ``v_perm_b32`` is a new value, placed in its tuple directly).  Each access is cut
+    repacked by ``v_perm_b32`` is a new value, placed in its tuple directly).  The same count for
+    loads (unpaired) with the dst taken in tuples of ``tuple_dwords`` (cost.register_load_copies): a loaded
+    VGPR that is a whole dst dword in order is that dword, one that is repacked is a temporary.  Each access is cut
     into chunks of ``min(its dwords, tuple_dwords)`` dwords; a chunk needs none when its dwords are
     whole VGPRs, in order, from an aligned one; else one per dword that is a src VGPR (a whole
     one, in order: a repacked one shares no dword with it, the registers of an access being
@@ -1262,8 +1266,8 @@ def _copies_side(bases: list[int], span: list[int], p: int, element_bytes: int, 
 
 class _Vectors(NamedTuple):
     """A side's choice of vector bits (``_choose_vectors``) with its counts: ``perms``, the dwords
-    repacked by ``v_perm_b32`` (``_perms_side``); ``copies``, the stores' tuple copies
-    (``_copies_side``; 0 for loads)."""
+    repacked by ``v_perm_b32`` (``_perms_side``); ``copies``, the tuple copies (``_copies_side``;
+    for loads unpaired, the dst taken in tuples)."""
 
     deltas: list[int]
     perms: int
@@ -1274,12 +1278,14 @@ def _choose_vectors(side: _Side, t_cap: int, p: int, element_bytes: int, store: 
                     tuple_dwords: int, share_rounds: Callable[[list[list[int]]], list[int]] | None) -> list[_Vectors]:
     """Vector bits with the fewest LDS instructions plus repacking ``v_perm``s; for stores once
     counting the ``v_mov``s that build their VGPR tuples (the src arriving in tuples of
-    ``tuple_dwords``) and once not (loads write new registers).  ``share_rounds``: for stores on a
+    ``tuple_dwords``) and once not; for loads the same with the ``v_mov``s that build the dst's
+    tuples of ``tuple_dwords`` from them (``_copies_side`` unpaired; when 1, none: a loaded VGPR is used
+    where it lands, and loads are chosen once).  ``share_rounds``: for stores on a
     target that stores from a register's upper half, the round of each access group
     (``lds_accesses``): narrow stores share repacks within a round (``_narrow_repacks``), as
     ``build_lds`` makes them; None (loads, which write new registers, and PTX stores): none shared.
     The distinct choices, the one counting copies first."""
-    counts = (True, False) if store else (False,)
+    counts = (True, False) if store or tuple_dwords > 1 else (False,)
     best: dict[bool, tuple[_Vectors, float]] = {}
     for deltas in reversed(_vector_bits(side, t_cap)):  # widest first; a tie keeps the wider
         width_bytes = element_bytes << len(deltas)
@@ -1297,7 +1303,7 @@ def _choose_vectors(side: _Side, t_cap: int, p: int, element_bytes: int, store: 
                         for rnd in sorted(set(rnd_of)))
         else:
             perms = _perms_side(bases, span, p, element_bytes)
-        copies = (_copies_side(bases, span, p, element_bytes, tuple_dwords) if store and width_bytes >= 8
+        copies = (_copies_side(bases, span, p, element_bytes, tuple_dwords) if width_bytes >= 8
                   else 0)  # narrower: no tuple
         for with_copies in counts:
             c = len(bases) / pairing + perms + (copies if with_copies else 0)
@@ -1397,6 +1403,7 @@ class LdsAccesses:
     s_perms: int = 0  # store dwords repacked by v_perm_b32 (AMD; register_steps)
     s_copies: int = 0  # the stores' VGPR tuple copies (AMD; register_steps)
     d_perms: int = 0  # a lower bound of the dst dwords gathered by v_perm_b32 (AMD; register_steps)
+    d_copies: int = 0  # the copies building the dst's VGPR tuples from the loads' (AMD; register_steps)
     _floors: dict = field(default_factory=dict)
 
     @property
@@ -1497,8 +1504,9 @@ class LdsAccesses:
         a store reads a src value in its own VGPR (``ir._Emitter`` writes every new value to a
         fresh register, numbered above the src VGPRs) and a repacked one in a fresh register
         written before it: ``_copies_side`` counts exactly those (``s_copies``), each one
-        ``v_mov_b32`` of setup at ``valu_issue``."""
-        return self.s_perms + self.d_perms, self.s_copies
+        ``v_mov_b32`` of setup at ``valu_issue``.  Plus the loads' copies building the dst's tuples
+        (``d_copies``: cost.register_load_copies of the paired loads, ``valu_load_tuple_copies``)."""
+        return self.s_perms + self.d_perms, self.s_copies + self.d_copies
 
     @cached_property
     def selector_valu(self) -> int:
@@ -1596,8 +1604,10 @@ class LdsAccesses:
 def lds_accesses(ctx: ConversionContext, design: LdsDesign) -> list[LdsAccesses]:
     """The round trips through ``design``: vectors, groups, rounds and pairs, one per distinct choice
     of the store vectors (counting the stores' tuple copies, then not: a wide store with copies can
-    beat narrow conflicting stores, the cost model decides).  The loads are shared.  A LayoutError
-    of a later choice of a transpose-read design ends the list there."""
+    beat narrow conflicting stores, the cost model decides), for each choice of the load vectors (one,
+    or where the dst is taken in VGPR tuples on AMD two: counting the copies that build them, then
+    not: ``_choose_vectors``).  A LayoutError of a later choice of a transpose-read design ends the
+    list there."""
     prob, element_bytes, p = ctx.problem, ctx.element_bytes, ctx.slots_per_dword
     inv_cols = f2.inverse(design.shared_cols)  # tensor bits -> offset | rep bits
     S = _side(prob.src_cols, design, inv_cols, stores=True)
@@ -1615,17 +1625,23 @@ def lds_accesses(ctx: ConversionContext, design: LdsDesign) -> list[LdsAccesses]
 
     share_rounds = (lambda groups: rounds_of(S, groups)) if ctx.target.has_lds_store_high_half else None
     store_choices = _choose_vectors(S, t_cap, p, element_bytes, True, ctx.src_tuple_dwords, share_rounds)
-    d_perms = 0  # a lower bound of the dst dwords gathered from the loaded values (LdsAccesses.register_steps)
+    counted = ctx.target.lds_isa != "ptx"  # register_steps: AMD's (PTX: prmt, and no tuple copies)
+    # per choice of the loads: (groups, width, a lower bound of the dst dwords gathered from the loaded
+    # values: LdsAccesses.register_steps)
     if design.read_transpose:
         load = ctx.target.transpose_load(ctx.element_bits)
-        d_groups, d_width_bytes = _transpose_groups(D, load, design.n_offset_bits), load.bytes_per_lane
+        load_choices = [(_transpose_groups(D, load, design.n_offset_bits), load.bytes_per_lane, 0)]
     elif design.over_fetch:
-        d_groups, d_width_bytes = _over_fetch_groups(D, element_bytes, t_cap)
+        load_choices = [(*_over_fetch_groups(D, element_bytes, t_cap), 0)]
     else:
-        (d_vectors,) = _choose_vectors(D, t_cap, p, element_bytes, False, ctx.src_tuple_dwords, None)
-        d_groups, d_width_bytes = _groups(D, d_vectors.deltas), element_bytes << len(d_vectors.deltas)
-        if len(D.unique) == len(D.reg_image):  # (no duplicates)
-            d_perms = d_vectors.perms if d_width_bytes >= 4 else len(D.reg_image) // p
+        load_choices = []
+        for d_vectors in _choose_vectors(D, t_cap, p, element_bytes, False, ctx.dst_tuple_dwords if counted else 1,
+                                         None):
+            d_width_bytes = element_bytes << len(d_vectors.deltas)
+            d_perms = 0
+            if len(D.unique) == len(D.reg_image):  # (no duplicates)
+                d_perms = d_vectors.perms if d_width_bytes >= 4 else len(D.reg_image) // p
+            load_choices.append((_groups(D, d_vectors.deltas), d_width_bytes, d_perms))
 
     def paired(side: _Side, groups: list[list[int]], width_bytes: int, rnd_of: list[int], rnd: int) -> list:
         gs = [g for g, k in zip(groups, rnd_of) if k == rnd]
@@ -1637,25 +1653,28 @@ def lds_accesses(ctx: ConversionContext, design: LdsDesign) -> list[LdsAccesses]
 
     n_rounds = 1 << design.n_rep_bits
     out: list[LdsAccesses] = []
-    loads = None
-    counted = ctx.target.lds_isa != "ptx"  # register_steps: AMD's (PTX: prmt, and no tuple copies)
-    for s_vectors in store_choices:
-        s_deltas = s_vectors.deltas
-        s_groups, s_width_bytes = _groups(S, s_deltas), element_bytes << len(s_deltas)
-        try:
-            s_round = rounds_of(S, s_groups)
-            if loads is None:
-                d_round = rounds_of(D, d_groups)
-                loads = ([paired(D, d_groups, d_width_bytes, d_round, k) for k in range(n_rounds)],
-                         _crosses_warps(prob))
-        except LayoutError:
-            if out and design.read_transpose:
-                break
-            raise
-        out.append(LdsAccesses(design, S, D, s_width_bytes, d_width_bytes, loads[1],
-                               [paired(S, s_groups, s_width_bytes, s_round, k) for k in range(n_rounds)], loads[0],
-                               ctx, s_perms=s_vectors.perms if counted else 0,
-                               s_copies=s_vectors.copies if counted else 0, d_perms=d_perms if counted else 0))
+    cross = _crosses_warps(prob)
+    for d_groups, d_width_bytes, d_perms in load_choices:
+        d_round = rounds_of(D, d_groups)
+        loads = [paired(D, d_groups, d_width_bytes, d_round, k) for k in range(n_rounds)]
+        # the copies building the dst's tuples: a ds_read2 writes its two accesses' VGPRs one after the other
+        d_copies = (register_load_copies([g + (g2 or []) for rnd in loads for g, g2, _, _ in rnd], ctx.element_bits,
+                                         ctx.dst_tuple_dwords, ctx.target.vgpr_tuple_alignment)
+                    if counted and not design.over_fetch else 0)
+        for s_vectors in store_choices:
+            s_deltas = s_vectors.deltas
+            s_groups, s_width_bytes = _groups(S, s_deltas), element_bytes << len(s_deltas)
+            try:
+                s_round = rounds_of(S, s_groups)
+            except LayoutError:
+                if out and design.read_transpose:
+                    break
+                raise
+            out.append(LdsAccesses(design, S, D, s_width_bytes, d_width_bytes, cross,
+                                   [paired(S, s_groups, s_width_bytes, s_round, k) for k in range(n_rounds)], loads,
+                                   ctx, s_perms=s_vectors.perms if counted else 0,
+                                   s_copies=s_vectors.copies if counted else 0, d_perms=d_perms if counted else 0,
+                                   d_copies=d_copies))
     if out and not design.read_transpose and not design.over_fetch:
         out += _matrix_variants(ctx, out, n_rounds)
     return out

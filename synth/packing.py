@@ -121,19 +121,22 @@ def packing_candidates(src: LinearLayout, dst: LinearLayout, element_bits: int, 
 def plan_free_packing(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int, *,
                       src_fixed_bits: int = 0, dst_fixed_bits: int = 0, lds_budget_bytes: int | None = None,
                       strategy: str = "auto", objective: str | None = None,
-                      src_tuple_dwords: int | Callable[[LinearLayout], int] = cost_mod.SRC_TUPLE_DWORDS) -> Plan:
+                      src_tuple_dwords: int | Callable[[LinearLayout], int] = cost_mod.SRC_TUPLE_DWORDS,
+                      dst_tuple_dwords: int = cost_mod.DST_TUPLE_DWORDS) -> Plan:
     """The cheapest verified plan over the packing candidates (module docstring); its ``src``/``dst`` are
     ``src``/``dst`` with the chosen register order.  ``src_fixed_bits``/``dst_fixed_bits``: the leading
     register bits of each side whose elements the caller moves together (0: every element alone;
     ``packing_bits(element_bits)`` or more: the side keeps its order).  ``src_tuple_dwords``:
     :func:`linlayout.synth.convert.plan_conversion`'s, for every order, or a function giving it for
-    a src register order (each candidate is planned for its own).  The other arguments are
-    plan_conversion's."""
+    a src register order (each candidate is planned for its own).  ``dst_tuple_dwords``: plan_conversion's,
+    for every order (the caller's tuples lie in its fixed bits, which keep their place).  The other
+    arguments are plan_conversion's."""
     for name, bits in (("src_fixed_bits", src_fixed_bits), ("dst_fixed_bits", dst_fixed_bits)):
         if isinstance(bits, bool) or not isinstance(bits, int) or bits < 0:
             raise LayoutError(f"{name} {bits!r} must be a non-negative integer")
     tuples_of = src_tuple_dwords if callable(src_tuple_dwords) else (lambda _layout: src_tuple_dwords)
-    options = dict(lds_budget_bytes=lds_budget_bytes, strategy=strategy, objective=objective)
+    options = dict(lds_budget_bytes=lds_budget_bytes, strategy=strategy, objective=objective,
+                   dst_tuple_dwords=dst_tuple_dwords)
     # the given order first; it checks the arguments
     plans = [plan_conversion(src, dst, arch, element_bits, src_tuple_dwords=tuples_of(src), **options)]
     for src_first, dst_first in packing_candidates(src, dst, element_bits, src_fixed_bits, dst_fixed_bits)[1:]:

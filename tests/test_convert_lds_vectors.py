@@ -1,15 +1,16 @@
-"""LDS round trips: gfx950 transpose loads in plans, and the VGPR tuples of wide LDS stores."""
+"""LDS round trips: gfx950 transpose loads in plans, and the VGPR tuples of wide LDS stores and loads."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from linlayout import LayoutError, LinearLayout
 from linlayout.synth.convert import plan_conversion
-from linlayout.synth.cost import tuple_copies
+from linlayout.synth.cost import estimate_overhead, load_tuple_copies, tuple_copies
 from linlayout.synth.emulator import PlanVerificationError, run_certificate, run_isa, verify
 from linlayout.synth.in_wave import gather_dword
 from linlayout.synth.ir import Program
@@ -438,6 +439,93 @@ def test_stores_avoid_tuple_copies_when_instructions_tie():
     p = plan_conversion(src, dst, "gfx942", 32)
     assert p.strategy == "lds" and p.overhead.get("valu_tuple_copies", 0) == 0
     assert p.counts()["total"] == 24 and p.counts()["lds_write"] + p.counts()["lds_read"] == 24
+
+
+@pytest.mark.parametrize("loads, fresh, tuple_dwords, alignment, copies", [
+    ([[0, 1, 2, 3]], set(), 2, 2, 0), ([[0, 1, 2, 3]], set(), 4, 2, 0), ([[0, 1], [2, 3]], set(), 4, 2, 0),  # in place
+    ([[5], [4]], set(), 2, 2, 0), ([[0, 4, 8, 12]], set(), 1, 2, 0),  # single VGPRs; no tuple
+    # pairs from two loads: (0, 1) copies both; (2, 3) keeps 3 at its place, its neighbour 1 spent; with
+    # tuples at any VGPR (RDNA), (0, 1) keeps 1 too, its home starting just before the second load
+    ([[0, 2, 4, 6], [1, 3, 5, 7]], set(), 2, 2, 6), ([[0, 2, 4, 6], [1, 3, 5, 7]], set(), 2, 1, 4),
+    # quads: (0..3) copies all; (4..7) keeps 5 and 7 in the second load, whose 1 and 3 are spent
+    ([[0, 4, 2, 6], [1, 5, 3, 7]], set(), 4, 2, 6),
+    # halves of a quad: 2 and 3 stay as its upper half (its home from two VGPRs before the load), 0 and 1 copied
+    ([[2, 3, 0, 1]], set(), 4, 2, 2), ([[0, 1, 4, 5], [2, 3, 6, 7]], set(), 4, 2, 4),
+    ([[0, -1, 2, -2]], {-1, -2}, 2, 2, 0),  # temporaries: repacked into the tuple
+])
+def test_load_tuple_copies(loads, fresh, tuple_dwords, alignment, copies):
+    assert load_tuple_copies(loads, fresh, tuple_dwords, alignment) == copies
+
+
+def _amd_case(name: str, arch: str, dtype: str, corpus: str = "triton_amd_corpus.json") -> dict:
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "data" / corpus
+    return next(c for c in json.loads(path.read_text())["cases"]
+                if (c["name"], c["arch"], c["dtype"]) == (name, arch, dtype))
+
+
+@needs.mlir
+@pytest.mark.parametrize("corpus, name, arch, dtype, tuple_dwords, copies", [
+    # 32 ds_read_b128, each dwordx2 store from two of them
+    ("triton_amd_corpus.json", "mfma16->dotA16(kw2)", "gfx90a", "fp32", 2, 96),
+    # 16 ds_read_b128, each dwordx4 store from two of them
+    ("triton_amd_corpus.json", "blocked[1x1,t32x2,o01]->mfma32T", "gfx90a", "fp32", 4, 48),
+    # 4 ds_read_b128 of 16-bit pairs, each dwordx4 store from halves of two of them
+    ("triton_amd_baseline.json", "mfma32T->dotA(kw8)", "gfx942", "fp16", 4, 8),
+    # RDNA (tuples at any VGPR): 8 ds_load_b128, each dwordx4 store from four of them, 3 copies each
+    ("triton_wave32_corpus.json", "blocked[2x1,t1x32,o01]->blocked[1x4,t2x16,o10]", "gfx1100", "fp32", 4, 24),
+])
+def test_load_tuple_copies_are_the_compiled_ones(corpus, name, arch, dtype, tuple_dwords, copies, tmp_path,
+                                                 monkeypatch):
+    # planned without the dst's tuples (as before they were priced): the store side of the compiled
+    # kernel holds exactly the copies priced for them (the identity kernel's store side holds none)
+    from linlayout.lowering.beyond_identity import ours_beyond_identity
+    from linlayout.lowering.conversion import lower_conversion
+    from linlayout.lowering.emit.conversion_kernel import source_tuple_dwords
+
+    monkeypatch.setenv("LINLAYOUT_CACHE", str(tmp_path))
+    c = _amd_case(name, arch, dtype, corpus)
+    src, dst = LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"])
+    bits = {"fp32": 32, "fp16": 16}[dtype]
+    assert source_tuple_dwords(dst, bits) == tuple_dwords
+    plan = plan_conversion(src, dst, arch, bits, src_tuple_dwords=source_tuple_dwords(src, bits))
+    assert plan.strategy == "lds" and "valu_load_tuple_copies" not in plan.overhead
+    priced = estimate_overhead(plan, dst_tuple_dwords=tuple_dwords)["valu_load_tuple_copies"]
+    isa = lower_conversion(plan, binary=False).compiled.isa
+    assert priced == copies == ours_beyond_identity(plan, isa)["outside_valu"]["store"]
+
+
+@needs.mlir
+def test_loads_land_in_the_dst_tuples_when_the_planner_knows_them(tmp_path, monkeypatch):
+    # gfx90a fp32 mfma16->dotA16(kw2), 4 waves, the dst stored in dwordx2 tuples: the swizzled layout's
+    # 8 ds_write_b128 + 32 ds_read_b128 leave each tuple's two dwords in two loads (96 copies); knowing the
+    # tuples, the planner takes the dst-registers-first layout (16 ds_write2st64_b32, 32 ds_read_b128
+    # that each hold two whole tuples): no copy, in the plan and in the compiled kernel
+    from linlayout.lowering.beyond_identity import ours_beyond_identity
+    from linlayout.lowering.conversion import lower_conversion
+    from linlayout.lowering.emit.conversion_kernel import source_tuple_dwords
+
+    monkeypatch.setenv("LINLAYOUT_CACHE", str(tmp_path))
+    c = _amd_case("mfma16->dotA16(kw2)", "gfx90a", "fp32")
+    src, dst = LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"])
+    given = dict(src_tuple_dwords=source_tuple_dwords(src, 32))
+    blind = plan_conversion(src, dst, "gfx90a", 32, **given)
+    plan = plan_conversion(src, dst, "gfx90a", 32, dst_tuple_dwords=2, **given)
+    assert (blind.counts()["lds_write"], blind.counts()["lds_read"]) == (8, 32)
+    assert (plan.counts()["lds_write"], plan.counts()["lds_read"]) == (16, 32)
+    assert "valu_load_tuple_copies" not in plan.overhead
+    assert "dst registers first" in plan.notes[-1]
+    isa = lower_conversion(plan, binary=False).compiled.isa
+    assert ours_beyond_identity(plan, isa)["outside_valu"]["store"] == 0
+
+
+def test_no_dst_tuples_by_default():
+    # dst_tuple_dwords=1 is the default: the same plan; a size that is no tuple is refused
+    c = _amd_case("mfma16->dotA16(kw2)", "gfx90a", "fp32")
+    src, dst = LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"])
+    assert (plan_conversion(src, dst, "gfx90a", 32, dst_tuple_dwords=1).dumps()
+            == plan_conversion(src, dst, "gfx90a", 32).dumps())
+    with pytest.raises(LayoutError, match="dst_tuple_dwords"):
+        plan_conversion(src, dst, "gfx90a", 32, dst_tuple_dwords=3)
 
 
 @needs.mlir

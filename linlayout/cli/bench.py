@@ -210,7 +210,7 @@ def bench_case(case: dict, binary: bool = True) -> dict:
 
 def kernel_plan(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int, strategy: str = "auto"):
     """The plan of one case for the benchmark kernel, which loads the src and stores the dst in runs of
-    ``2 ** contiguous_registers`` registers (the src VGPR tuples: ``source_tuple_dwords``).  On every
+    ``2 ** contiguous_registers`` registers (the src VGPR tuples and the dst's: ``source_tuple_dwords``).  On every
     AMD target (CDNA and RDNA: the targets with a kernel emitter) the planner also chooses which
     8/16-bit elements share a VGPR where the kernel moves them one at a time
     (``linlayout.synth.packing.plan_free_packing``; the registers of one run keep their place, and each
@@ -221,10 +221,12 @@ def kernel_plan(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: i
     the layouts' register order.  ``strategy``: plan_conversion's."""
     if get_target(arch).emitter is None:
         return plan_conversion(src, dst, arch, element_bits, strategy=strategy,
-                               src_tuple_dwords=source_tuple_dwords(src, element_bits))
+                               src_tuple_dwords=source_tuple_dwords(src, element_bits),
+                               dst_tuple_dwords=source_tuple_dwords(dst, element_bits))
     return plan_free_packing(src, dst, arch, element_bits, src_fixed_bits=contiguous_registers(src),
                              dst_fixed_bits=contiguous_registers(dst), strategy=strategy,
-                             src_tuple_dwords=lambda order: source_tuple_dwords(order, element_bits))
+                             src_tuple_dwords=lambda order: source_tuple_dwords(order, element_bits),
+                             dst_tuple_dwords=source_tuple_dwords(dst, element_bits))
 
 
 def ptx_mix(counts: dict) -> dict:

@@ -242,6 +242,14 @@ class Step:
         """The VGPR tuples (slot lists) of an 8- or 16-byte LDS store (``cost.tuple_copies``)."""
         return []
 
+    def renames(self) -> list[tuple[int, int]]:
+        """``(dst, src)`` slot pairs of a free renaming (no instruction: the value keeps its VGPR)."""
+        return []
+
+    def load_tuple(self) -> list[int]:
+        """The VGPR tuple (slot list, in VGPR order) an LDS load of at least a dword writes (``cost.tuple_copies``)."""
+        return []
+
     def add_to_ds_chain(self, chain) -> None:
         """Extend ``cost.ds_depth``'s chain of dependent DS instructions by this step."""
         chain.register_step(self.reads(), self.writes(), self.crossbar)

@@ -423,6 +423,10 @@ class LdsLoad(_LdsAccess):
     def writes(self) -> list[int]:
         return self.dst + (self.pair or [])
 
+    def load_tuple(self) -> list[int]:
+        """Its slots, a ``ds_read2``'s two accesses' one after the other, when it loads whole dwords."""
+        return self.writes() if self.width_bytes >= 4 else []
+
     def transpose_error(self, arch: str, element_bytes: int) -> str:
         """Why this transpose load of ``element_bytes``-byte elements cannot run on ``arch`` ("" when it can)."""
         missing = missing_transpose_load(arch, self.transpose, self.width_bytes, np.shape(self.addr)[-1])

@@ -67,6 +67,9 @@ class Mov(Step):
     op = "mov"
     cert_op = "mov"
 
+    def renames(self) -> list[tuple[int, int]]:
+        return list(zip(self.dst, self.src)) if self.kind == "rename" else []
+
     def to_cert(self, raw: bool = False) -> list[dict]:
         d = {"op": "mov", "dst": ints(self.dst), "src": ints(self.src)}
         if self.kind != "rename":

@@ -179,6 +179,12 @@ class Target:
         shift first (the CUDA emitter's ``>> 16``), one more instruction."""
         return self.lds_isa == "ds"
 
+    @property
+    def vgpr_tuple_alignment(self) -> int:
+        """The VGPR a tuple of two or more dwords starts at is a multiple of this: 2 on CDNA (gfx90a and
+        later: 64-bit and wider VGPR operands are even-aligned, docs/amd_facts.md), 1 elsewhere."""
+        return 2 if self.family == "cdna" else 1
+
     def lds_op_name(self, store: bool, width_bytes: int) -> str:
         """The LDS instruction moving ``width_bytes`` per lane (1..16): ``ds_write_bN``, ``ds_read_bN``
         (``ds_read_uN`` below 4 bytes, zero-extending) on AMD, ``st.shared.bN`` / ``ld.shared.bN`` on
