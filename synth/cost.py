@@ -72,6 +72,7 @@ from linlayout.hw.targets import get_target
 from . import banks
 from .hazards import hazard_nops, valu_delays
 from .lane_choices import ChoiceCount, lanes_condition
+from .lane_arith import lane_columns, program_family, row_table, tables_valu
 from .steps import dwords_per_slot, slots_per_dword
 from .steps.lds import missing_transpose_load
 
@@ -500,8 +501,8 @@ def ds_depth(plan) -> int:
     return chain.best
 
 
-LDS_ADDR_BASE_VALU = 3  # [I] VALU ops to form one lane/warp-dependent LDS address (linear in lane bits)
-BPERMUTE_ADDR_VALU = 2  # [I] v_xor/v_and + v_lshlrev on the lane id per ds_bpermute pattern
+PTX_ADDR_BASE_VALU = 3  # [I] integer ops forming one lane/warp-dependent shared-memory address in PTX
+BPERMUTE_ADDR_VALU = 2  # [I] integer ops forming one shfl source-lane register in PTX
 # [I] s_mov_b32 x2: a 64-bit lane mask into an SGPR pair; a condition uniform in each wave takes about as
 # many (s_cmp + s_cselect of the warp id).  A wave32's mask is one s_mov_b32, but priced at 1 the wave32
 # corpus's plans came out worse (about 40 instructions more in region and whole, docs/benchmarks.md), so
@@ -523,49 +524,98 @@ SRC_TUPLE_DWORDS = 4
 class _AddressBases:
     """The LDS address VGPRs formed so far (warp 0's per-lane byte addresses), indexed so that
     "differs from a formed one by a constant" is a lookup: ``a - b`` is constant iff ``a - a[0]``
-    equals ``b - b[0]`` (same for XOR)."""
+    equals ``b - b[0]`` (same for XOR).  ``opaque_adds``: the target's
+    ``Target.opaque_beyond_offset_adds`` (an add beyond the offset field reads its base through a
+    copy, one ``v_mov_b32`` per base: linlayout.lowering.emit.lane_values)."""
 
-    def __init__(self) -> None:
+    def __init__(self, opaque_adds: bool = False) -> None:
         self.by_difference: dict[bytes, list[int]] = {}  # a - a[0] -> the a[0] of every base
         self.by_xor: set[bytes] = set()  # a ^ a[0]
+        self.new: list[tuple[int, bool]] = []  # (access, XOR a constant of a formed one) of each new register
+        self.opaque_adds = opaque_adds
+        self.copied: set[bytes] = set()  # the classes (a - a[0]) whose base has its opaque copy
 
-    def cost(self, a0: int, diff: bytes, xor: bytes, st) -> int:
-        """VALU ops to form the address ``a`` of LDS access ``st`` (then a formed base), given as
-        ``a[0]`` and the bytes of ``a - a[0]`` and ``a ^ a[0]``: 0 when a formed one plus an
-        immediate offset reaches it (``st.offset_reaches``), 1 (v_add_u32 or v_xor_b32) when it differs from a formed one
-        by a constant, else LDS_ADDR_BASE_VALU."""
+    def cost(self, a0: int, diff: bytes, xor: bytes, st, i: int) -> int:
+        """VALU ops to form the address ``a`` of LDS access ``i`` (step ``st``), given as ``a[0]`` and
+        the bytes of ``a - a[0]`` and ``a ^ a[0]``: 0 when a formed one plus an immediate offset
+        reaches it (``st.offset_reaches``), 1 (``v_add_u32``) when it differs from a formed one by
+        another constant (2 for the first such add of a class with ``opaque_adds``: the base's copy);
+        else it is a new register (:attr:`new`, priced by the caller), 0 here."""
         starts = self.by_difference.get(diff)
         if starts is None:
-            n = 1 if xor in self.by_xor else LDS_ADDR_BASE_VALU
             self.by_difference[diff] = [a0]
-        else:
-            for b0 in starts:
-                if st.offset_reaches(a0 - b0):
-                    return 0
-            n = 1
-            starts.append(a0)
+            self.new.append((i, xor in self.by_xor))
+            self.by_xor.add(xor)
+            return 0
         self.by_xor.add(xor)
-        return n
+        for b0 in starts:
+            if st.offset_reaches(a0 - b0):
+                return 0
+        starts.append(a0)
+        if self.opaque_adds and diff not in self.copied:
+            self.copied.add(diff)
+            return 2
+        return 1
 
 
-def lds_address_valu(steps) -> int:
+def lds_address_valu(steps, arch: str) -> int:
     """``valu_lds_addr`` of ``estimate_overhead``: VALU ops forming the addresses of the LDS
-    steps ``steps`` (LdsStore/LdsLoad, in issue order; ``addresses_valu``)."""
+    steps ``steps`` (LdsStore/LdsLoad, in issue order; ``addresses_valu``) on ``arch``."""
     if not steps:
         return 0
-    return addresses_valu(np.array([_warp0(st.addr) for st in steps], dtype=np.int64), steps)
+    return addresses_valu(np.array([_warp0(st.addr) for st in steps], dtype=np.int64), steps, arch)
 
 
-def addresses_valu(addresses: np.ndarray, forms) -> int:
-    """VALU ops forming the LDS addresses ``addresses`` (``[accesses, lanes]`` int64, warp 0's byte
-    addresses in issue order; ``_AddressBases``) of accesses made by the LDS steps ``forms`` (one
-    per access, which gives only its immediate offsets, ``offset_reaches``, not its address)."""
+def addresses_valu(addresses: np.ndarray, forms, arch: str) -> int:
+    """Instructions forming the LDS addresses ``addresses`` (``[accesses, lanes]`` int64, warp 0's byte
+    addresses in issue order) of accesses made by the LDS steps ``forms`` (one per access, which gives
+    only its immediate offsets, ``offset_reaches``, not its address) on ``arch``.
+
+    An address that a formed register plus a constant reaches costs 0 or 1 (``_AddressBases``).  The
+    new registers are, on AMD targets, the tables of one op program
+    (linlayout.synth.lane_arith.tables_valu: shared terms, a table made from a formed one by an XOR
+    where cheaper), each its class's address less the bits of its constant that no lane column
+    touches (the lowering's register, linlayout.lowering.emit.plan_ops ``_address_base``: those bits
+    go to the immediate offset); on PTX targets PTX_ADDR_BASE_VALU each, 1 (an ``xor``) where it is a
+    formed one XOR a constant.  Warp 0 only: the warp part of an address is scalar."""
     a0 = addresses[:, :1]
     row = addresses.shape[1] * addresses.itemsize  # the bytes of one access
     diffs, xors = (addresses - a0).tobytes(), (addresses ^ a0).tobytes()
-    bases = _AddressBases()
-    return sum(bases.cost(first, diffs[i * row:(i + 1) * row], xors[i * row:(i + 1) * row], st)
-               for i, (first, st) in enumerate(zip(a0[:, 0].tolist(), forms)))
+    target = get_target(arch)
+    bases = _AddressBases(target.opaque_beyond_offset_adds)
+    n = sum(bases.cost(first, diffs[i * row:(i + 1) * row], xors[i * row:(i + 1) * row], st, i)
+            for i, (first, st) in enumerate(zip(a0[:, 0].tolist(), forms)))
+    if target.lds_isa == "ptx":
+        return n + sum(1 if xor_of_formed else PTX_ADDR_BASE_VALU for _, xor_of_formed in bases.new)
+    tables = []
+    for fit in lane_columns(addresses[[i for i, _ in bases.new]]):
+        if fit is not None:
+            span = 0
+            for col in fit[1]:
+                span |= col
+            fit = (fit[0] & span, fit[1])
+        tables.append(fit)
+    return n + tables_valu(program_family(arch), addresses.shape[1].bit_length() - 1, tuple(tables))
+
+
+def least_address_valu(target) -> int:
+    """The fewest instructions ``addresses_valu`` counts for an LDS address register that no formed one
+    reaches, on ``target`` (linlayout.hw.targets.Target): a floor of the planner's bounds.  On AMD
+    targets 1 (``lane_arith.tables_valu`` counts at least one per table: a ``v_and_b32``), on PTX
+    targets PTX_ADDR_BASE_VALU."""
+    return PTX_ADDR_BASE_VALU if target.lds_isa == "ptx" else 1
+
+
+def bpermute_address_valu(tables, arch: str) -> int:
+    """``valu_bpermute_addr`` of ``estimate_overhead``: the instructions forming the distinct
+    ``ds_bpermute`` byte-address tables ``tables`` (warp 0's ``[lanes]`` arrays, negative where no
+    lane reads: don't-care) on ``arch``, one op program for them all (lane_arith.tables_valu); on PTX
+    targets (``shfl`` source-lane registers) BPERMUTE_ADDR_VALU each."""
+    if get_target(arch).lds_isa == "ptx":
+        return BPERMUTE_ADDR_VALU * len(tables)
+    rows = [np.asarray(t, dtype=np.int64) for t in tables]
+    fits = tuple(row_table(r, None if (r >= 0).all() else r >= 0) for r in rows)
+    return tables_valu(program_family(arch), rows[0].shape[0].bit_length() - 1, fits) if rows else 0
 
 
 def tuple_copies(dwords: list[int], fresh: set[int], tuple_dwords: int = SRC_TUPLE_DWORDS) -> int:
@@ -614,7 +664,7 @@ class _Setup:
     """The distinct setup values of ``estimate_overhead``, told by each step (``Step.note_setup``)."""
 
     def __init__(self) -> None:
-        self.bpermute_addresses: set[bytes] = set()
+        self.bpermute_addresses: dict[bytes, np.ndarray] = {}  # distinct tables, in order
         self.conditions: set[bytes] = set()
         self.selectors: set[int] = set()
         self.permlane_selectors: set[int] = set()
@@ -622,7 +672,8 @@ class _Setup:
         self.lds_steps: list = []
 
     def bpermute_address(self, addr) -> None:
-        self.bpermute_addresses.add(np.asarray(addr).tobytes())
+        a = np.asarray(addr, dtype=np.int64)
+        self.bpermute_addresses.setdefault(a.tobytes(), a)
 
     def condition(self, cond) -> None:
         self.conditions.add(lanes_condition(cond).tobytes())
@@ -664,7 +715,9 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
                       src_tuple_dwords: int = SRC_TUPLE_DWORDS, tuple_copies: int | None = None) -> dict[str, int]:
     """Setup instructions the steps need but that are not steps themselves ([I] estimates).
 
-    ``valu_bpermute_addr`` BPERMUTE_ADDR_VALU per distinct ds_bpermute address pattern;
+    ``valu_bpermute_addr`` the instructions forming the distinct ds_bpermute address tables
+    (``bpermute_address_valu``: one op program, linlayout.synth.lane_arith; BPERMUTE_ADDR_VALU per
+    ``shfl`` source-lane table on PTX targets);
     ``salu_vcc`` VCC_SALU per distinct select condition (of select steps, fused DPP selects and ``"select"``
     lane choices);
     ``salu_perm_selector`` PERM_SELECTOR_SALU per distinct constant v_perm selector;
@@ -676,8 +729,9 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
     ``salu_permlane_selector`` PERMLANE_SELECTOR_SALU per distinct v_permlane16/x16 lane selector;
     ``valu_lds_addr``: an LDS address that is a formed address plus a constant in the
     access's immediate range is free, one that differs from a formed address by another
-    constant (added or XORed) costs one VALU op, any other LDS_ADDR_BASE_VALU
-    (warp-dependent parts are scalar);
+    constant (added) costs one VALU op, the others are the tables of one op program
+    (``addresses_valu``: linlayout.synth.lane_arith, the program the lowering emits; warp-dependent
+    parts are scalar and not counted);
     ``valu_tuple_copies``: ``v_mov_b32`` building the VGPR tuples of LDS stores
     (``tuple_copies``, the src VGPRs arriving in tuples of ``src_tuple_dwords``); none on PTX
     targets, whose vector accesses name any registers (``st.shared.v4.b32 [a], {r1, r7, r2, r9}``:
@@ -699,14 +753,15 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
     target = get_target(plan.arch)
     ptx = target.lds_isa == "ptx"
     out = {
-        "valu_bpermute_addr": BPERMUTE_ADDR_VALU * len(setup.bpermute_addresses),
+        "valu_bpermute_addr": bpermute_address_valu([_warp0(a) for a in setup.bpermute_addresses.values()],
+                                                    plan.arch),
         "salu_vcc": VCC_SALU * len(setup.conditions),
         "salu_perm_selector": PERM_SELECTOR_SALU * len(setup.selectors),
         "valu_lane_selector": setup.choices.valu,
         "salu_lane_selector_delay": (len(setup.choices.masks) if target.family == "rdna"
                                      and target.gfx_generation >= 11 else 0),
         "salu_permlane_selector": PERMLANE_SELECTOR_SALU * len(setup.permlane_selectors),
-        "valu_lds_addr": lds_address_valu(setup.lds_steps) if lds_valu is None else lds_valu,
+        "valu_lds_addr": lds_address_valu(setup.lds_steps, plan.arch) if lds_valu is None else lds_valu,
         "valu_tuple_copies": 0 if ptx else (_store_tuple_copies(plan, src_tuple_dwords) if tuple_copies is None
                                             else tuple_copies),
         "s_waitcnt": ds_depth(plan) if depth is None else depth,
@@ -1008,7 +1063,7 @@ def lower_bound(ctx) -> dict:
     ``min_register_merges``, one through LDS at least ``lds_instructions``.
     ``lds_instructions``: the instructions with setup of every
     plan through LDS (at least one load and one store, the bounds above, the barrier, an
-    ``s_waitcnt`` after the stores and after the loads, and the LDS_ADDR_BASE_VALU ops forming the
+    ``s_waitcnt`` after the stores and after the loads, and the ``least_address_valu`` ops forming the
     first access's address, which no address formed before can reach: ``lds_address_valu``).
     """
     prob, element_bits, cm = ctx.problem, ctx.element_bits, ctx.cost_model
@@ -1065,7 +1120,8 @@ def lower_bound(ctx) -> dict:
                               lds_pipe(lds_loads, load_bytes) + lds_pipe(lds_stores, store_bytes), cm.latency(2))
     reg_bound = cm.path_floor(max(cross_lane * move_issue, merges * merge), cross_lane * move_pipe,
                               cm.latency(move_levels))
-    lds_instructions = max(lds_loads, 1) + max(lds_stores, 1) + (1 if cross_warp else 0) + 2 + LDS_ADDR_BASE_VALU
+    lds_instructions = (max(lds_loads, 1) + max(lds_stores, 1) + (1 if cross_warp else 0) + 2
+                        + least_address_valu(ctx.target))
     if cross_warp:
         cost, count = lds_bound, lds_instructions
     elif cross_lane:

@@ -295,7 +295,7 @@ def test_the_lower_bound_bounds_every_objectives_value(family, step):
 def test_the_lower_bound_of_a_cross_warp_conversion_per_objective():
     """sm_90, 8-bit, 4 warps, data crossing warps (only a round trip moves it): the bound is the
     LDS one, 72 cycles of latency path; under ``instructions`` the round trip's least instruction
-    count (a store, a load, a barrier, two waits and LDS_ADDR_BASE_VALU address ops: 8, against
+    count (a store, a load, a barrier, two waits and least_address_valu, 3 address ops on PTX: 8, against
     the plan's 11), under ``throughput`` the path over the 2 waves of a SIMD (36, plan 42).  (The
     src's register holds what other lanes hold in register 0: one store, lds_path._stored_once.)"""
     shape = [("dim0", 4), ("dim1", 8)]
