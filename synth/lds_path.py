@@ -314,7 +314,7 @@ def prefix_instructions(ctx: ConversionContext, prefix: list[int], reps: list[in
     warps exchange data whatever the layout, ``_crosses_warps``, or the target's lanes are not in
     lockstep: ``LdsAccesses.barrier_scope``), the VALU ops forming the first store's address and,
     where its address patterns differ from every store's, the first load's (``prefix_address_valu``,
-    or ``address_valu`` when given), and the two ``s_waitcnt`` levels."""
+    or ``address_valu`` when given), and the ``s_waitcnt`` of ``least_waits``."""
     element_bytes, pairs = ctx.element_bytes, ctx.target.has_lds_pair
     barriers = _barriers(ctx, len(reps))
     accesses = 0
@@ -327,7 +327,7 @@ def prefix_instructions(ctx: ConversionContext, prefix: list[int], reps: list[in
         accesses += min(-(-(moved >> t) // per_pair[t]) for t in range(t_up + 1))
     if address_valu is None:
         address_valu = prefix_address_valu(ctx, prefix, reps, over_fetch)
-    return accesses + barriers + address_valu + 2
+    return accesses + barriers + address_valu + least_waits(ctx, (1 << len(reps)) if barriers else 0)
 
 
 def prefix_address_valu(ctx: ConversionContext, prefix: list[int], reps: list[int], over_fetch: bool = False) -> int:
@@ -388,6 +388,14 @@ def _barriers(ctx: ConversionContext, n_rep_bits: int) -> int:
     ``_crosses_warps``)."""
     scope = _barrier_scope(_crosses_warps(ctx.problem), ctx.target.lockstep_lanes)
     return 0 if scope is None else (2 << n_rep_bits) - 1
+
+
+def least_waits(ctx: ConversionContext, barrier_rounds: int) -> int:
+    """A lower bound of the ``s_waitcnt`` (cost.estimate_overhead) of a round trip whose ``barrier_rounds``
+    rounds each end their stores with a barrier (0: no barriers): on AMD targets one per such round
+    (cost.lgkm_waits: the wait before the barrier that follows stores), on PTX targets the round
+    trip's DS depth, ROUND_TRIP_DS_DEPTH (the scoreboard waits count its levels)."""
+    return ROUND_TRIP_DS_DEPTH if ctx.target.lds_isa == "ptx" else barrier_rounds
 
 
 def _barrier_issue(ctx: ConversionContext, n_rep_bits: int) -> float:
@@ -896,12 +904,13 @@ def transpose_instructions(ctx: ConversionContext) -> int:
     ``2**t`` of the src registers stored each (``_transpose_accesses``), two of 4 or 8 bytes per
     ds_write2 (``_pairs``), the least over the ``t`` allowed; the barriers of one round
     (``_barriers``: such a layout has one round or more, each adding barriers), the ``least_address_valu``
-    ops forming the first store's address and the two ``s_waitcnt`` levels (``prefix_instructions``'
+    ops forming the first store's address and the ``s_waitcnt`` of ``least_waits`` (``prefix_instructions``'
     count for this side's widths)."""
     loads, stores, widths = _transpose_accesses(ctx)
     pairs = ctx.target.has_lds_pair
     least_stores = min(-(-(stores >> t) // (2 if pairs and ctx.element_bytes << t in (4, 8) else 1)) for t in widths)
-    return loads + least_stores + _barriers(ctx, 0) + least_address_valu(ctx.target) + 2
+    barriers = _barriers(ctx, 0)
+    return loads + least_stores + barriers + least_address_valu(ctx.target) + least_waits(ctx, 1 if barriers else 0)
 
 
 @dataclass
@@ -1426,7 +1435,7 @@ class LdsAccesses:
         and it emits at least ``register_steps``' byte permutes and tuple copies: its issue cycles
         (setup included) are at least the floor's plus those ops', so its cost is at least
         ``path_floor`` of that; instructions >= the LDS accesses, the barriers, those ops, the
-        ``selector_valu`` VALU ops and two s_waitcnt levels (a store, then a load)."""
+        ``selector_valu`` VALU ops and the ``s_waitcnt`` of ``least_waits`` (one per round's barrier on AMD)."""
         return self._plan_floor(self.address_valu)
 
     def early_plan_floor(self) -> tuple[float, int]:
@@ -1444,7 +1453,8 @@ class LdsAccesses:
         issue += (valu + copies) * cm.valu_issue + (perms * cm.instruction("v_perm_b32") if perms else 0.0)
         accesses = sum(len(a) for a in self.stores) + sum(len(a) for a in self.loads)
         barriers = 2 * len(self.stores) - 1 if self.barrier_scope else 0
-        instructions = accesses + barriers + valu + perms + copies + ROUND_TRIP_DS_DEPTH
+        waits = least_waits(self.ctx, len(self.stores) if self.barrier_scope else 0)
+        instructions = accesses + barriers + valu + perms + copies + waits
         return cm.path_floor(issue, pipe, cm.latency(ROUND_TRIP_DS_DEPTH)), instructions
 
     def register_steps(self) -> tuple[int, int]:
