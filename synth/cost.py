@@ -72,7 +72,7 @@ from linlayout.hw.targets import get_target
 from . import banks
 from .hazards import hazard_nops, valu_delays
 from .lane_choices import ChoiceCount, lanes_condition
-from .lane_arith import lane_columns, program_family, row_table, tables_valu
+from .lane_arith import linear_columns, program_family, row_table, tables_valu
 from .steps import dwords_per_slot, slots_per_dword
 from .steps.lds import missing_transpose_load
 
@@ -510,7 +510,8 @@ def lgkm_waits(plan) -> int:
     crossbar move's result is still unwaited.  LDS loads whose results are only read after the
     region need no wait in it.  A step of no instruction (a renaming) passes its slots' writers on.
     (On the compiled corpora: the region's waits of 596 of 615 wave32 and 639 of 691 AMD plans of
-    0b196bb, where the DS depth, two for a round trip, matched 188 and 296; docs/benchmarks.md.)"""
+    0b196bb, off by 19 and 152 in all; the DS depth, two for a round trip, matched 136 and 212, off
+    by 770 and 680; docs/benchmarks.md.)"""
     waits = issued = waited = last_crossbar = 0
     writer: dict[int, int] = {}  # slot -> the issue number of the DS op that wrote it
     stores = False
@@ -617,13 +618,17 @@ def addresses_valu(addresses: np.ndarray, forms, arch: str) -> int:
     addresses in issue order) of accesses made by the LDS steps ``forms`` (one per access, which gives
     only its immediate offsets, ``offset_reaches``, not its address) on ``arch``.
 
-    An address that a formed register plus a constant reaches costs 0 or 1 (``_AddressBases``).  The
-    new registers are, on AMD targets, the tables of one op program
+    An address that a formed register plus a constant reaches costs 0 or 1 (``_AddressBases``), a
+    new register that is a formed one XOR a constant 1 (a ``v_xor_b32``; ``xor`` on PTX targets).  The
+    other new registers are, on AMD targets, the tables of one op program
     (linlayout.synth.lane_arith.tables_valu: shared terms, a table made from a formed one by an XOR
     where cheaper), each its class's address less the bits of its constant that no lane column
     touches (the lowering's register, linlayout.lowering.emit.plan_ops ``_address_base``: those bits
-    go to the immediate offset); on PTX targets PTX_ADDR_BASE_VALU each, 1 (an ``xor``) where it is a
-    formed one XOR a constant.  Warp 0 only: the warp part of an address is scalar."""
+    go to the immediate offset); on PTX targets PTX_ADDR_BASE_VALU each.  (The lowering's program
+    builds the XOR'ed registers too, as one op each but where sharing its terms differently changes
+    another table's fusions: on the programs of the corpora's round trips the count is the
+    program's in 1165 of 1287, 1 to 3 below it in the others.)  Warp 0 only: the warp part of an
+    address is scalar."""
     a0 = addresses[:, :1]
     row = addresses.shape[1] * addresses.itemsize  # the bytes of one access
     diffs, xors = (addresses - a0).tobytes(), (addresses ^ a0).tobytes()
@@ -634,13 +639,18 @@ def addresses_valu(addresses: np.ndarray, forms, arch: str) -> int:
     if target.lds_isa == "ptx":
         return n + sum(1 if xor_of_formed else PTX_ADDR_BASE_VALU for _, xor_of_formed in bases.new)
     tables = []
-    for fit in lane_columns(addresses[[i for i, _ in bases.new]]):
-        if fit is not None:
-            span = 0
-            for col in fit[1]:
-                span |= col
-            fit = (fit[0] & span, fit[1])
-        tables.append(fit)
+    for i, xor_of_formed in bases.new:
+        if xor_of_formed:
+            n += 1  # a v_xor_b32
+            continue
+        cols = linear_columns(xors[i * row:(i + 1) * row])
+        if cols is None:
+            tables.append(None)
+            continue
+        span = 0
+        for col in cols:
+            span |= col
+        tables.append((int(a0[i, 0]) & span, cols))
     return n + tables_valu(program_family(arch), addresses.shape[1].bit_length() - 1, tuple(tables))
 
 

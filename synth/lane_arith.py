@@ -54,7 +54,7 @@ from linlayout import LayoutError, caches, f2
 from linlayout.hw.targets import get_target
 
 __all__ = ["AffineTable", "LaneProgram", "RDNA_OPS_PER_DELAY", "TABLE_LOAD_OPS", "fit_affine", "lane_columns",
-           "program_family", "row_table", "tables_valu"]
+           "linear_columns", "program_family", "row_table", "tables_valu"]
 
 LANE, WARP = 0, 1  # the value ids of the lane id and the warp id in every program
 _INLINE = range(-16, 65)  # gfx9 inline integer constants (a VOP3 operand without a literal)
@@ -495,6 +495,23 @@ def lane_columns(rows: np.ndarray) -> list:
     ok = ((fit == rows) & (rows >= 0) & (rows < 1 << 32)).all(axis=1)
     return [(int(r[0]), tuple(int(v) for v in k)) if good else None
             for r, k, good in zip(c.tolist(), cols.tolist(), ok.tolist())]
+
+
+@caches.memoize("synth.lane_arith.linear_columns", size=1 << 14)
+def linear_columns(row: bytes) -> tuple[int, ...] | None:
+    """The columns ``L`` with ``row[l] = XOR_{b: l_b = 1} L_b`` for every lane ``l`` of the int64 row given
+    as its bytes (``row[0]`` is 0: a table XOR its lane 0, ``cost.addresses_valu``'s patterns), or None
+    where no such map gives it or a column leaves 32 bits (``lane_columns``)."""
+    r = np.frombuffer(row, dtype=np.int64).tolist()
+    cols = []
+    k = 1
+    while k < len(r):  # lanes k .. 2k-1 are lanes 0 .. k-1 with bit log2(k) set
+        col = r[k]
+        if not 0 <= col < 1 << 32 or r[k:2 * k] != [v ^ col for v in r[:k]]:
+            return None
+        cols.append(col)
+        k *= 2
+    return tuple(cols)
 
 
 @caches.memoize("synth.lane_arith.tables_valu", size=1 << 14)
