@@ -506,14 +506,18 @@ def lgkm_waits(plan) -> int:
     (``ds_bpermute``, ``ds_swizzle``) complete in issue order (one ``lgkmcnt`` counter), so a wait goes
     before each barrier that follows LDS stores or unwaited results, and before each instruction
     (a register step, an LDS store, a crossbar move) that reads the result of a DS op issued after
-    the last one waited for (all ops up to it are then complete); one more at the end where a
-    crossbar move's result is still unwaited.  LDS loads whose results are only read after the
-    region need no wait in it.  A step of no instruction (a renaming) passes its slots' writers on.
-    (On the compiled corpora: the region's waits of 596 of 615 wave32 and 639 of 691 AMD plans of
-    0b196bb, off by 19 and 152 in all; the DS depth, two for a round trip, matched 136 and 212, off
-    by 770 and 680; docs/benchmarks.md.)"""
+    the last one waited for: on RDNA targets that wait is for that op (the next reader of a newer
+    one waits again); on CDNA targets, where the wait the lowering puts before the first register
+    instruction after LDS loads (linlayout.lowering.emit.atoms.lds_wait) holds, a wait for a load
+    is for every DS op issued.  One more at the end where a crossbar move's result is still
+    unwaited; LDS loads whose results are only read after the region need no wait in it.  A step of
+    no instruction (a renaming) passes its slots' writers on.  (On the compiled corpora of 0b196bb:
+    the region's waits of 596 of 615 wave32 and 666 of 691 AMD plans, off by 19 and 70 in all; the
+    DS depth, two for a round trip, matched 136 and 212, off by 770 and 680; docs/benchmarks.md.)"""
+    drain = get_target(plan.arch).family == "cdna"
     waits = issued = waited = last_crossbar = 0
     writer: dict[int, int] = {}  # slot -> the issue number of the DS op that wrote it
+    loads: set[int] = set()  # the issue numbers of LDS loads
     stores = False
 
     def wait_for(slots) -> None:
@@ -521,7 +525,7 @@ def lgkm_waits(plan) -> int:
         need = max(map(writer.get, slots, repeat(0)), default=0)
         if need > waited:
             waits += 1
-            waited = need
+            waited = issued if drain and need in loads else need
 
     for st in plan.steps:
         if st.barrier:
@@ -535,8 +539,10 @@ def lgkm_waits(plan) -> int:
         elif st.lds or st.crossbar:
             if st.crossbar:
                 wait_for(st.reads())
+                last_crossbar = issued + 1
+            else:
+                loads.add(issued + 1)
             issued += 1
-            last_crossbar = issued if st.crossbar else last_crossbar
             writer.update(dict.fromkeys(st.writes(), issued))
         elif not st.counts():  # a renaming: the slots it writes hold what it reads
             for d, s in zip(st.writes(), st.reads()):
