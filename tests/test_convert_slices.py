@@ -34,9 +34,10 @@ def test_a_broadcast_slice_selects_its_dword_in_each_lane_then_moves_it_once():
     # corpus slice0(mfma32T)->slice0(blocked[1x4,t1x64,o10]), gfx950, fp8, 8 waves, 128 elements:
     # every lane holds 64 elements (lane bit 5 picks element bit 2); dst lane l wants dword l >> 1 & 15
     # of a lane whose bit 5 is bit 0 of l.  A select tree over the 16 src dwords (15 v_cndmask) in
-    # each lane, then one ds_bpermute (168 modelled cycles, its address 4 setup VALU); before, 30 DPP moves, 18 selects and 4
-    # permlane swaps (216).  With dst lane bit 5 (a broadcast) moving nothing, the element map is a
-    # bit permutation and its exchanges take 27 instructions without a DS latency: 112 cycles, plus
+    # each lane, then one ds_bpermute (168 modelled cycles, its address 4 setup VALU); before, 30 DPP
+    # moves, 18 selects and 4 permlane swaps (216).  With dst lane bit 5 (a broadcast) moving nothing,
+    # the element map is a bit permutation and its exchanges take 27 instructions without a DS
+    # latency: 112 cycles, plus
     # the 7 wait states of their 4 s_nop (linlayout.synth.hazards), which make the gather the cheaper.
     src = _layout([[1], [2], [8], [16], [32], [64]], [[0], [0], [0], [0], [0], [4]], [[0], [0], [0]], [128])
     dst = _layout([[1], [2]], [[4], [8], [16], [32], [64], [0]], [[0], [0], [0]], [128])
