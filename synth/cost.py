@@ -72,6 +72,7 @@ from linlayout.hw.targets import get_target
 from . import banks
 from .hazards import hazard_nops, valu_delays
 from .lane_choices import ChoicePlan, lanes_condition
+from .lane_arith import linear_columns, program_family, row_table, tables_valu
 from .steps import dwords_per_slot, slots_per_dword
 from .steps.lds import missing_transpose_load
 
@@ -500,8 +501,61 @@ def ds_depth(plan) -> int:
     return chain.best
 
 
-LDS_ADDR_BASE_VALU = 3  # [I] VALU ops to form one lane/warp-dependent LDS address (linear in lane bits)
-BPERMUTE_ADDR_VALU = 2  # [I] v_xor/v_and + v_lshlrev on the lane id per ds_bpermute pattern
+def lgkm_waits(plan) -> int:
+    """The ``s_waitcnt`` LLVM puts in the region of an AMD ``plan``: LDS accesses and crossbar moves
+    (``ds_bpermute``, ``ds_swizzle``) complete in issue order (one ``lgkmcnt`` counter), so a wait goes
+    before each barrier that follows LDS stores or unwaited results, and before each instruction
+    (a register step, an LDS store, a crossbar move) that reads the result of a DS op issued after
+    the last one waited for: on RDNA targets that wait is for that op (the next reader of a newer
+    one waits again); on CDNA targets, where the wait the lowering puts before the first register
+    instruction after LDS loads (linlayout.lowering.emit.atoms.lds_wait) holds, a wait for a load
+    is for every DS op issued.  One more at the end where a crossbar move's result is still
+    unwaited; LDS loads whose results are only read after the region need no wait in it.  A step of
+    no instruction (a renaming) passes its slots' writers on.  (On the compiled corpora of 0b196bb:
+    the region's waits of 596 of 615 wave32 and 666 of 691 AMD plans, off by 19 and 70 in all; the
+    DS depth, two for a round trip, matched 136 and 212, off by 770 and 680; docs/benchmarks.md.)"""
+    drain = get_target(plan.arch).family == "cdna"
+    waits = issued = waited = last_crossbar = 0
+    writer: dict[int, int] = {}  # slot -> the issue number of the DS op that wrote it
+    loads: set[int] = set()  # the issue numbers of LDS loads
+    stores = False
+
+    def wait_for(slots) -> None:
+        nonlocal waits, waited
+        need = max(map(writer.get, slots, repeat(0)), default=0)
+        if need > waited:
+            waits += 1
+            waited = issued if drain and need in loads else need
+
+    for st in plan.steps:
+        if st.barrier:
+            if stores or issued > waited:
+                waits += 1
+                waited = issued
+            stores = False
+        elif st.lds and st.store:
+            wait_for(st.reads())
+            stores = True
+        elif st.lds or st.crossbar:
+            if st.crossbar:
+                wait_for(st.reads())
+                last_crossbar = issued + 1
+            else:
+                loads.add(issued + 1)
+            issued += 1
+            writer.update(dict.fromkeys(st.writes(), issued))
+        elif not st.counts():  # a renaming: the slots it writes hold what it reads
+            for d, s in zip(st.writes(), st.reads()):
+                writer[d] = writer.get(s, 0)
+        else:
+            wait_for(st.reads())
+            for d in st.writes():
+                writer.pop(d, None)
+    return waits + (1 if last_crossbar > waited else 0)
+
+
+PTX_ADDR_BASE_VALU = 3  # [I] integer ops forming one lane/warp-dependent shared-memory address in PTX
+BPERMUTE_ADDR_VALU = 2  # [I] integer ops forming one shfl source-lane register in PTX
 # [I] s_mov_b32 x2: a 64-bit lane mask into an SGPR pair; a condition uniform in each wave takes about as
 # many (s_cmp + s_cselect of the warp id).  A wave32's mask is one s_mov_b32, but priced at 1 the wave32
 # corpus's plans came out worse (about 40 instructions more in region and whole, docs/benchmarks.md), so
@@ -525,49 +579,107 @@ DST_TUPLE_DWORDS = 1
 class _AddressBases:
     """The LDS address VGPRs formed so far (warp 0's per-lane byte addresses), indexed so that
     "differs from a formed one by a constant" is a lookup: ``a - b`` is constant iff ``a - a[0]``
-    equals ``b - b[0]`` (same for XOR)."""
+    equals ``b - b[0]`` (same for XOR).  ``opaque_adds``: the target's
+    ``Target.opaque_beyond_offset_adds`` (an add beyond the offset field reads its base through a
+    copy, one ``v_mov_b32`` per base: linlayout.lowering.emit.lane_values)."""
 
-    def __init__(self) -> None:
+    def __init__(self, opaque_adds: bool = False) -> None:
         self.by_difference: dict[bytes, list[int]] = {}  # a - a[0] -> the a[0] of every base
         self.by_xor: set[bytes] = set()  # a ^ a[0]
+        self.new: list[tuple[int, bool]] = []  # (access, XOR a constant of a formed one) of each new register
+        self.opaque_adds = opaque_adds
+        self.copied: set[bytes] = set()  # the classes (a - a[0]) whose base has its opaque copy
 
-    def cost(self, a0: int, diff: bytes, xor: bytes, st) -> int:
-        """VALU ops to form the address ``a`` of LDS access ``st`` (then a formed base), given as
-        ``a[0]`` and the bytes of ``a - a[0]`` and ``a ^ a[0]``: 0 when a formed one plus an
-        immediate offset reaches it (``st.offset_reaches``), 1 (v_add_u32 or v_xor_b32) when it differs from a formed one
-        by a constant, else LDS_ADDR_BASE_VALU."""
+    def cost(self, a0: int, diff: bytes, xor: bytes, st, i: int) -> int:
+        """VALU ops to form the address ``a`` of LDS access ``i`` (step ``st``), given as ``a[0]`` and
+        the bytes of ``a - a[0]`` and ``a ^ a[0]``: 0 when a formed one plus an immediate offset
+        reaches it (``st.offset_reaches``), 1 (``v_add_u32``) when it differs from a formed one by
+        another constant (2 for the first such add of a class with ``opaque_adds``: the base's copy);
+        else it is a new register (:attr:`new`, priced by the caller), 0 here."""
         starts = self.by_difference.get(diff)
         if starts is None:
-            n = 1 if xor in self.by_xor else LDS_ADDR_BASE_VALU
             self.by_difference[diff] = [a0]
-        else:
-            for b0 in starts:
-                if st.offset_reaches(a0 - b0):
-                    return 0
-            n = 1
-            starts.append(a0)
+            self.new.append((i, xor in self.by_xor))
+            self.by_xor.add(xor)
+            return 0
         self.by_xor.add(xor)
-        return n
+        for b0 in starts:
+            if st.offset_reaches(a0 - b0):
+                return 0
+        starts.append(a0)
+        if self.opaque_adds and diff not in self.copied:
+            self.copied.add(diff)
+            return 2
+        return 1
 
 
-def lds_address_valu(steps) -> int:
+def lds_address_valu(steps, arch: str) -> int:
     """``valu_lds_addr`` of ``estimate_overhead``: VALU ops forming the addresses of the LDS
-    steps ``steps`` (LdsStore/LdsLoad, in issue order; ``addresses_valu``)."""
+    steps ``steps`` (LdsStore/LdsLoad, in issue order; ``addresses_valu``) on ``arch``."""
     if not steps:
         return 0
-    return addresses_valu(np.array([_warp0(st.addr) for st in steps], dtype=np.int64), steps)
+    return addresses_valu(np.array([_warp0(st.addr) for st in steps], dtype=np.int64), steps, arch)
 
 
-def addresses_valu(addresses: np.ndarray, forms) -> int:
-    """VALU ops forming the LDS addresses ``addresses`` (``[accesses, lanes]`` int64, warp 0's byte
-    addresses in issue order; ``_AddressBases``) of accesses made by the LDS steps ``forms`` (one
-    per access, which gives only its immediate offsets, ``offset_reaches``, not its address)."""
+def addresses_valu(addresses: np.ndarray, forms, arch: str) -> int:
+    """Instructions forming the LDS addresses ``addresses`` (``[accesses, lanes]`` int64, warp 0's byte
+    addresses in issue order) of accesses made by the LDS steps ``forms`` (one per access, which gives
+    only its immediate offsets, ``offset_reaches``, not its address) on ``arch``.
+
+    An address that a formed register plus a constant reaches costs 0 or 1 (``_AddressBases``), a
+    new register that is a formed one XOR a constant 1 (a ``v_xor_b32``; ``xor`` on PTX targets).  The
+    other new registers are, on AMD targets, the tables of one op program
+    (linlayout.synth.lane_arith.tables_valu: shared terms, a table made from a formed one by an XOR
+    where cheaper), each its class's address less the bits of its constant that no lane column
+    touches (the lowering's register, linlayout.lowering.emit.plan_ops ``_address_base``: those bits
+    go to the immediate offset); on PTX targets PTX_ADDR_BASE_VALU each.  (The lowering's program
+    builds the XOR'ed registers too, as one op each but where sharing its terms differently changes
+    another table's fusions: on the programs of the corpora's round trips the count is the
+    program's in 1165 of 1287, 1 to 3 below it in the others.)  Warp 0 only: the warp part of an
+    address is scalar."""
     a0 = addresses[:, :1]
     row = addresses.shape[1] * addresses.itemsize  # the bytes of one access
     diffs, xors = (addresses - a0).tobytes(), (addresses ^ a0).tobytes()
-    bases = _AddressBases()
-    return sum(bases.cost(first, diffs[i * row:(i + 1) * row], xors[i * row:(i + 1) * row], st)
-               for i, (first, st) in enumerate(zip(a0[:, 0].tolist(), forms)))
+    target = get_target(arch)
+    bases = _AddressBases(target.opaque_beyond_offset_adds)
+    n = sum(bases.cost(first, diffs[i * row:(i + 1) * row], xors[i * row:(i + 1) * row], st, i)
+            for i, (first, st) in enumerate(zip(a0[:, 0].tolist(), forms)))
+    if target.lds_isa == "ptx":
+        return n + sum(1 if xor_of_formed else PTX_ADDR_BASE_VALU for _, xor_of_formed in bases.new)
+    tables = []
+    for i, xor_of_formed in bases.new:
+        if xor_of_formed:
+            n += 1  # a v_xor_b32
+            continue
+        cols = linear_columns(xors[i * row:(i + 1) * row])
+        if cols is None:
+            tables.append(None)
+            continue
+        span = 0
+        for col in cols:
+            span |= col
+        tables.append((int(a0[i, 0]) & span, cols))
+    return n + tables_valu(program_family(arch), addresses.shape[1].bit_length() - 1, tuple(tables))
+
+
+def least_address_valu(target) -> int:
+    """The fewest instructions ``addresses_valu`` counts for an LDS address register that no formed one
+    reaches, on ``target`` (linlayout.hw.targets.Target): a floor of the planner's bounds.  On AMD
+    targets 1 (``lane_arith.tables_valu`` counts at least one per table: a ``v_and_b32``), on PTX
+    targets PTX_ADDR_BASE_VALU."""
+    return PTX_ADDR_BASE_VALU if target.lds_isa == "ptx" else 1
+
+
+def bpermute_address_valu(tables, arch: str) -> int:
+    """``valu_bpermute_addr`` of ``estimate_overhead``: the instructions forming the distinct
+    ``ds_bpermute`` byte-address tables ``tables`` (warp 0's ``[lanes]`` arrays, negative where no
+    lane reads: don't-care) on ``arch``, one op program for them all (lane_arith.tables_valu); on PTX
+    targets (``shfl`` source-lane registers) BPERMUTE_ADDR_VALU each."""
+    if get_target(arch).lds_isa == "ptx":
+        return BPERMUTE_ADDR_VALU * len(tables)
+    rows = [np.asarray(t, dtype=np.int64) for t in tables]
+    fits = tuple(row_table(r, None if (r >= 0).all() else r >= 0) for r in rows)
+    return tables_valu(program_family(arch), rows[0].shape[0].bit_length() - 1, fits) if rows else 0
 
 
 def tuple_copies(dwords: list[int], fresh: set[int], tuple_dwords: int = SRC_TUPLE_DWORDS) -> int:
@@ -709,7 +821,7 @@ class _Setup:
     """The distinct setup values of ``estimate_overhead``, told by each step (``Step.note_setup``)."""
 
     def __init__(self, target) -> None:
-        self.bpermute_addresses: set[bytes] = set()
+        self.bpermute_addresses: dict[bytes, np.ndarray] = {}  # distinct tables, in order
         self.conditions: set[bytes] = set()
         self.selectors: set[int] = set()
         self.permlane_selectors: set[int] = set()
@@ -717,7 +829,8 @@ class _Setup:
         self.lds_steps: list = []
 
     def bpermute_address(self, addr) -> None:
-        self.bpermute_addresses.add(np.asarray(addr).tobytes())
+        a = np.asarray(addr, dtype=np.int64)
+        self.bpermute_addresses.setdefault(a.tobytes(), a)
 
     def condition(self, cond) -> None:
         self.conditions.add(lanes_condition(cond).tobytes())
@@ -760,7 +873,9 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
                       load_tuple_copies: int | None = None, dst_tuple_dwords: int = DST_TUPLE_DWORDS) -> dict[str, int]:
     """Setup instructions the steps need but that are not steps themselves ([I] estimates).
 
-    ``valu_bpermute_addr`` BPERMUTE_ADDR_VALU per distinct ds_bpermute address pattern;
+    ``valu_bpermute_addr`` the instructions forming the distinct ds_bpermute address tables
+    (``bpermute_address_valu``: one op program, linlayout.synth.lane_arith; BPERMUTE_ADDR_VALU per
+    ``shfl`` source-lane table on PTX targets);
     ``salu_vcc`` VCC_SALU per distinct select condition (of select steps, fused DPP selects and ``"select"``
     lane choices);
     ``salu_perm_selector`` PERM_SELECTOR_SALU per distinct constant v_perm selector;
@@ -772,15 +887,17 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
     ``salu_permlane_selector`` PERMLANE_SELECTOR_SALU per distinct v_permlane16/x16 lane selector;
     ``valu_lds_addr``: an LDS address that is a formed address plus a constant in the
     access's immediate range is free, one that differs from a formed address by another
-    constant (added or XORed) costs one VALU op, any other LDS_ADDR_BASE_VALU
-    (warp-dependent parts are scalar);
+    constant (added) costs one VALU op, the others are the tables of one op program
+    (``addresses_valu``: linlayout.synth.lane_arith, the program the lowering emits; warp-dependent
+    parts are scalar and not counted);
     ``valu_tuple_copies``: ``v_mov_b32`` building the VGPR tuples of LDS stores
     (``tuple_copies``, the src VGPRs arriving in tuples of ``src_tuple_dwords``); none on PTX
     targets, whose vector accesses name any registers (``st.shared.v4.b32 [a], {r1, r7, r2, r9}``:
     the register placement is ptxas's, no PTX instruction; docs/nvidia_facts.md section 6);
     ``valu_load_tuple_copies``: ``v_mov_b32`` building the dst's VGPR tuples of ``dst_tuple_dwords``
     from the LDS loads' (``_load_tuple_copies``); none on PTX;
-    ``s_waitcnt`` one per level of dependent DS instructions (``depth``: ``ds_depth(plan)``,
+    ``s_waitcnt`` on AMD targets the waits LLVM puts in the region (``lgkm_waits``); on PTX targets
+    the scoreboard waits, one per level of dependent DS instructions (``depth``: ``ds_depth(plan)``,
     ``lds_valu``: ``valu_lds_addr``, ``tuple_copies``: ``valu_tuple_copies`` and ``load_tuple_copies``:
     ``valu_load_tuple_copies`` on AMD, when the
     caller knows them); ``s_nop`` the hazard waits of the
@@ -798,18 +915,19 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
         st.note_setup(setup)
     ptx = target.lds_isa == "ptx"
     out = {
-        "valu_bpermute_addr": BPERMUTE_ADDR_VALU * len(setup.bpermute_addresses),
+        "valu_bpermute_addr": bpermute_address_valu([_warp0(a) for a in setup.bpermute_addresses.values()],
+                                                    plan.arch),
         "salu_vcc": VCC_SALU * len(setup.conditions),
         "salu_perm_selector": PERM_SELECTOR_SALU * len(setup.selectors),
         "valu_lane_selector": setup.choices.valu,
         "salu_lane_selector_delay": setup.choices.delay_alu,
         "salu_permlane_selector": PERMLANE_SELECTOR_SALU * len(setup.permlane_selectors),
-        "valu_lds_addr": lds_address_valu(setup.lds_steps) if lds_valu is None else lds_valu,
+        "valu_lds_addr": lds_address_valu(setup.lds_steps, plan.arch) if lds_valu is None else lds_valu,
         "valu_tuple_copies": 0 if ptx else (_store_tuple_copies(plan, src_tuple_dwords) if tuple_copies is None
                                             else tuple_copies),
         "valu_load_tuple_copies": 0 if ptx else (_load_tuple_copies(plan, dst_tuple_dwords) if load_tuple_copies is None
                                                  else load_tuple_copies),
-        "s_waitcnt": ds_depth(plan) if depth is None else depth,
+        "s_waitcnt": (ds_depth(plan) if depth is None else depth) if ptx else lgkm_waits(plan),
     }
     if not ptx:
         out["s_nop"] = hazard_nops(plan).nops
@@ -1107,8 +1225,9 @@ def lower_bound(ctx) -> dict:
     plan without LDS issues at least the larger of ``cross_lane_dwords`` and
     ``min_register_merges``, one through LDS at least ``lds_instructions``.
     ``lds_instructions``: the instructions with setup of every
-    plan through LDS (at least one load and one store, the bounds above, the barrier, an
-    ``s_waitcnt`` after the stores and after the loads, and the LDS_ADDR_BASE_VALU ops forming the
+    plan through LDS (at least one load and one store, the bounds above, the barrier, its
+    ``s_waitcnt`` on AMD targets (``lgkm_waits``; on PTX targets two scoreboard waits, after the stores
+    and after the loads), and the ``least_address_valu`` ops forming the
     first access's address, which no address formed before can reach: ``lds_address_valu``).
     """
     prob, element_bits, cm = ctx.problem, ctx.element_bits, ctx.cost_model
@@ -1165,7 +1284,9 @@ def lower_bound(ctx) -> dict:
                               lds_pipe(lds_loads, load_bytes) + lds_pipe(lds_stores, store_bytes), cm.latency(2))
     reg_bound = cm.path_floor(max(cross_lane * move_issue, merges * merge), cross_lane * move_pipe,
                               cm.latency(move_levels))
-    lds_instructions = max(lds_loads, 1) + max(lds_stores, 1) + (1 if cross_warp else 0) + 2 + LDS_ADDR_BASE_VALU
+    waits = 2 if ctx.target.lds_isa == "ptx" else (1 if cross_warp else 0)  # lds_path.least_waits
+    lds_instructions = (max(lds_loads, 1) + max(lds_stores, 1) + (1 if cross_warp else 0) + waits
+                        + least_address_valu(ctx.target))
     if cross_warp:
         cost, count = lds_bound, lds_instructions
     elif cross_lane:

@@ -8,7 +8,8 @@ the lane id ``l`` and the warp id ``w`` (bit ``b`` of an int is ``(x >> b) & 1``
 :class:`LaneProgram` builds one hash-consed op graph for *all* the tables of a kernel, so that a term
 two tables share is computed once, and counts the instructions a gfx9 or RDNA compiler makes of it.
 The MLIR lowering (linlayout.lowering.emit.lane_values) emits exactly this graph as arith ops (the C++
-output, linlayout.lowering.cpp.lane_exprs, spells each table on its own).
+output, linlayout.lowering.cpp.lane_exprs, spells each table on its own); the
+planner (linlayout.synth.cost) counts the same graph for its setup estimates.
 
 **Terms of a linear part.**  Each pair (input bit ``i``, output bit ``o``) of a column has the shift
 ``o - i``.  All pairs of one shift ``s`` form one *shift term* ``(x & M) << s`` (``>> -s`` when
@@ -49,10 +50,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from linlayout import LayoutError, f2
+from linlayout import LayoutError, caches, f2
 from linlayout.hw.targets import get_target
 
-__all__ = ["AffineTable", "LaneProgram", "fit_affine", "program_family"]
+__all__ = ["AffineTable", "LaneProgram", "RDNA_OPS_PER_DELAY", "TABLE_LOAD_OPS", "fit_affine", "lane_columns",
+           "linear_columns", "program_family", "row_table", "tables_valu"]
 
 LANE, WARP = 0, 1  # the value ids of the lane id and the warp id in every program
 _INLINE = range(-16, 65)  # gfx9 inline integer constants (a VOP3 operand without a literal)
@@ -221,17 +223,27 @@ class LaneProgram:
         """The node computing ``aff``: built with the fewest new instructions (VALU and SALU) given
         the graph (:meth:`_candidates`), directly or as an earlier table XOR the difference; the same
         map twice is one node.  A table without lane or warp columns is a ``const`` node."""
+        return self._add(aff)[0]
+
+    def add_counted(self, aff: AffineTable) -> int:
+        """:meth:`add` ``aff``; the instructions of the graph then (``sum(count())``, from the trial
+        that chose the build where there was one)."""
+        i, total = self._add(aff)
+        return sum(self.count()) if total is None else total
+
+    def _add(self, aff: AffineTable) -> tuple[int, int | None]:
         got = self.tables.get(aff)
         if got is not None:
-            return got
+            return got, None
         candidates = list(self._candidates(aff))
-        best = candidates[0]
+        best, total = candidates[0], None
         if len(candidates) > 1:
             costs = [self._trial(aff, build) for build in candidates]
-            best = candidates[costs.index(min(costs))]
+            total = min(costs)
+            best = candidates[costs.index(total)]
         i = best()
         self.tables[aff] = i
-        return i
+        return i, total
 
     def _candidates(self, aff: AffineTable):
         """Builders of ``aff``: each choice of column terms (``_generals``), and an earlier table XOR
@@ -459,3 +471,76 @@ class LaneProgram:
 
         return val(node)
 
+
+#: [I] On RDNA targets LLVM puts an ``s_delay_alu`` before a VALU op that reads a recent VALU result;
+#: the setup programs of the wave32 corpus have about one per this many of their ops.
+RDNA_OPS_PER_DELAY = 6
+
+#: [I] Instructions of a per-lane table that no GF(2)-affine map gives: the lowering reads it from a
+#: constant array in global memory (the thread's index and one global load; its wait not counted).
+TABLE_LOAD_OPS = 3
+
+
+def lane_columns(rows: np.ndarray) -> list:
+    """Per row of the int64 ``rows`` (``[tables, lanes]``, a power-of-two number of lanes) its map ``(c,
+    L)`` with ``row[l] = c ^ XOR_{b: l_b = 1} L_b`` for every lane ``l``, or None where no such map
+    gives the row (also for values outside 32 bits).  ``c`` is the row's lane 0 and ``L_b`` its lane
+    ``2**b`` XOR ``c``; the map is checked on every lane at once."""
+    lanes = rows.shape[1]
+    bits = lanes.bit_length() - 1
+    c = rows[:, :1]
+    cols = rows[:, 1 << np.arange(bits)] ^ c  # [tables, bits]
+    on = ((np.arange(lanes)[:, None] >> np.arange(bits)) & 1).astype(bool)  # [lanes, bits]
+    fit = np.bitwise_xor.reduce(np.where(on[None], cols[:, None, :], 0), axis=2) ^ c
+    ok = ((fit == rows) & (rows >= 0) & (rows < 1 << 32)).all(axis=1)
+    return [(int(r[0]), tuple(int(v) for v in k)) if good else None
+            for r, k, good in zip(c.tolist(), cols.tolist(), ok.tolist())]
+
+
+@caches.memoize("synth.lane_arith.linear_columns", size=1 << 14)
+def linear_columns(row: bytes) -> tuple[int, ...] | None:
+    """The columns ``L`` with ``row[l] = XOR_{b: l_b = 1} L_b`` for every lane ``l`` of the int64 row given
+    as its bytes (``row[0]`` is 0: a table XOR its lane 0, ``cost.addresses_valu``'s patterns), or None
+    where no such map gives it or a column leaves 32 bits (``lane_columns``)."""
+    r = np.frombuffer(row, dtype=np.int64).tolist()
+    cols = []
+    k = 1
+    while k < len(r):  # lanes k .. 2k-1 are lanes 0 .. k-1 with bit log2(k) set
+        col = r[k]
+        if not 0 <= col < 1 << 32 or r[k:2 * k] != [v ^ col for v in r[:k]]:
+            return None
+        cols.append(col)
+        k *= 2
+    return tuple(cols)
+
+
+@caches.memoize("synth.lane_arith.tables_valu", size=1 << 14)
+def tables_valu(family: str, lane_bits: int, tables: tuple) -> int:
+    """Instructions (VALU and SALU, ``LaneProgram.count``) of one program building the lane tables
+    ``tables`` in this order: each ``(const, lane_cols)``, or None for a table that is not affine
+    (``TABLE_LOAD_OPS`` each).  A table without lane columns is uniform: one ``v_mov_b32`` into the
+    VGPR a per-lane operand needs.  Each table counts at least one (a table that is a term of an
+    earlier one costs its own register), so that the count is at least the number of tables: the
+    planner's floors (linlayout.synth.lds_path) count one per new address register.  On RDNA the
+    ``s_delay_alu`` LLVM adds, one per RDNA_OPS_PER_DELAY ops of the program."""
+    prog = LaneProgram(family, lane_bits, 0)
+    total = before = 0
+    for t in tables:
+        if t is None:
+            total += TABLE_LOAD_OPS
+        elif not any(t[1]):
+            total += 1
+        else:
+            now = prog.add_counted(AffineTable(t[0], t[1], ()))
+            total += max(now - before, 1)
+            before = now
+    return total + (before // RDNA_OPS_PER_DELAY if family == "rdna" else 0)
+
+
+def row_table(row: np.ndarray, defined: np.ndarray | None = None):
+    """``tables_valu``'s entry for warp 0's per-lane ``row``: ``(const, lane_cols)`` (only the
+    ``defined`` lanes need to match), None where no affine map gives it."""
+    if defined is None:
+        return lane_columns(row[None, :])[0]
+    aff = fit_affine(row[None, :], defined[None, :])
+    return None if aff is None else (aff.const, aff.lane_cols)

@@ -43,7 +43,7 @@ from linlayout.hw.transpose_loads import TransposeLoad
 
 from . import swizzle
 from .context import ConversionContext
-from .cost import (LDS_ADDR_BASE_VALU, _lds_op_name, _warp0, addresses_valu, lds_access_cost, matrix_access_cost,
+from .cost import (_lds_op_name, _warp0, addresses_valu, lds_access_cost, least_address_valu, matrix_access_cost,
                    register_load_copies)
 from .in_wave import gather_dword, gather_dwords
 from .ir import Program
@@ -315,7 +315,7 @@ def prefix_instructions(ctx: ConversionContext, prefix: list[int], reps: list[in
     warps exchange data whatever the layout, ``_crosses_warps``, or the target's lanes are not in
     lockstep: ``LdsAccesses.barrier_scope``), the VALU ops forming the first store's address and,
     where its address patterns differ from every store's, the first load's (``prefix_address_valu``,
-    or ``address_valu`` when given), and the two ``s_waitcnt`` levels."""
+    or ``address_valu`` when given), and the ``s_waitcnt`` of ``least_waits``."""
     element_bytes, pairs = ctx.element_bytes, ctx.target.has_lds_pair
     barriers = _barriers(ctx, len(reps))
     accesses = 0
@@ -328,13 +328,13 @@ def prefix_instructions(ctx: ConversionContext, prefix: list[int], reps: list[in
         accesses += min(-(-(moved >> t) // per_pair[t]) for t in range(t_up + 1))
     if address_valu is None:
         address_valu = prefix_address_valu(ctx, prefix, reps, over_fetch)
-    return accesses + barriers + address_valu + 2
+    return accesses + barriers + address_valu + least_waits(ctx, (1 << len(reps)) if barriers else 0)
 
 
 def prefix_address_valu(ctx: ConversionContext, prefix: list[int], reps: list[int], over_fetch: bool = False) -> int:
     """A lower bound of the VALU ops forming the LDS addresses (``LdsAccesses.address_valu``) of
     every round trip through a layout whose low offset bits are ``prefix`` and whose round bits are
-    ``reps`` (``prefix_floor``'s layouts): LDS_ADDR_BASE_VALU for the first access (a store: no
+    ``reps`` (``prefix_floor``'s layouts): ``least_address_valu`` for the first access (a store: no
     address is formed before it, cost.lds_address_valu), twice that where the first load's address
     can differ from every store's neither by a constant added nor by one XORed.
 
@@ -350,17 +350,17 @@ def prefix_address_valu(ctx: ConversionContext, prefix: list[int], reps: list[in
     (``_coordinates``); above it the rows' (unknown before the layout is made).  So where some ``g``
     has its least prefix bit on one side and another (or none) on the other, the least ``k`` differs,
     hence every store's difference pattern differs from the first load's, and so do the XOR
-    patterns (``g_k`` differs): that load is a new base of LDS_ADDR_BASE_VALU ops
+    patterns (``g_k`` differs): that load is a new base of ``least_address_valu`` ops or more
     (``cost._AddressBases``), and every round trip's first round has stores, then loads.  Only for
     plain accesses on both sides (no matrix access, no over-fetching loads)."""
     if over_fetch or ctx.target.has_matrix_access(True) or ctx.target.has_matrix_access(False):
-        return LDS_ADDR_BASE_VALU
+        return least_address_valu(ctx.target)
     coords = _prefix_basis(prefix, reps)
     low = (1 << len(prefix)) - 1
     sides = [[c & low for c in _coordinates(coords, cols["lane"])]
              for cols in (ctx.problem.src_cols, ctx.problem.dst_cols)]
     if sides[0] == sides[1]:
-        return LDS_ADDR_BASE_VALU
+        return least_address_valu(ctx.target)
     least = []  # per side: lane functional -> its least prefix offset bit
     for lanes in sides:
         first: dict[int, int] = {}
@@ -371,7 +371,7 @@ def prefix_address_valu(ctx: ConversionContext, prefix: list[int], reps: list[in
             if g:
                 first.setdefault(g, k)
         least.append(first)
-    return LDS_ADDR_BASE_VALU * (2 if least[0] != least[1] else 1)
+    return least_address_valu(ctx.target) * (2 if least[0] != least[1] else 1)
 
 
 def _barrier_scope(cross: bool, lockstep_lanes: bool) -> str | None:
@@ -389,6 +389,14 @@ def _barriers(ctx: ConversionContext, n_rep_bits: int) -> int:
     ``_crosses_warps``)."""
     scope = _barrier_scope(_crosses_warps(ctx.problem), ctx.target.lockstep_lanes)
     return 0 if scope is None else (2 << n_rep_bits) - 1
+
+
+def least_waits(ctx: ConversionContext, barrier_rounds: int) -> int:
+    """A lower bound of the ``s_waitcnt`` (cost.estimate_overhead) of a round trip whose ``barrier_rounds``
+    rounds each end their stores with a barrier (0: no barriers): on AMD targets one per such round
+    (cost.lgkm_waits: the wait before the barrier that follows stores), on PTX targets the round
+    trip's DS depth, ROUND_TRIP_DS_DEPTH (the scoreboard waits count its levels)."""
+    return ROUND_TRIP_DS_DEPTH if ctx.target.lds_isa == "ptx" else barrier_rounds
 
 
 def _barrier_issue(ctx: ConversionContext, n_rep_bits: int) -> float:
@@ -730,18 +738,21 @@ class _DeferredBounds:
 
     @classmethod
     def of(cls, ctx: ConversionContext, issue: float, pipe: float, n_rep_bits: int,
-           address_valu: int = LDS_ADDR_BASE_VALU) -> "_DeferredBounds":
+           address_valu: int | None = None) -> "_DeferredBounds":
         """From floors of the (issue, LDS-pipe) cycles of the accesses alone, the fewest round bits
         of a round trip through the design and the fewest VALU ops forming its LDS addresses.
 
         ``floor``: ``CostModel.path_floor`` of those parts with two DS latency levels and the issue of
         the barriers (``_barrier_issue``: at least as many as ``n_rep_bits`` round bits give; the
         floor counts them).  ``cost``: the same with the issue of ``address_valu`` ops
-        (``plan_floor`` adds that of ``LdsAccesses.address_valu``: at least LDS_ADDR_BASE_VALU, no
+        (``plan_floor`` adds that of ``LdsAccesses.address_valu``: at least ``least_address_valu``, no
         address being formed before the first access, cost.lds_address_valu; at least
-        ``prefix_address_valu``); ``path_floor`` does not decrease in any part, so ``floor <= cost``."""
+        ``prefix_address_valu``; None: ``least_address_valu``); ``path_floor`` does not decrease in any part, so
+        ``floor <= cost``."""
         cm = ctx.cost_model
         latency, with_barriers = cm.latency(2), issue + _barrier_issue(ctx, n_rep_bits)
+        if address_valu is None:
+            address_valu = least_address_valu(ctx.target)
         return cls(cm.path_floor(with_barriers, pipe, latency),
                    cm.path_floor(with_barriers + address_valu * cm.valu_issue, pipe, latency))
 
@@ -923,13 +934,14 @@ def transpose_instructions(ctx: ConversionContext) -> int:
     through a layout read with the target's transpose loads: its loads (never paired) and its stores,
     ``2**t`` of the src registers stored each (``_transpose_accesses``), two of 4 or 8 bytes per
     ds_write2 (``_pairs``), the least over the ``t`` allowed; the barriers of one round
-    (``_barriers``: such a layout has one round or more, each adding barriers), the LDS_ADDR_BASE_VALU
-    ops forming the first store's address and the two ``s_waitcnt`` levels (``prefix_instructions``'
+    (``_barriers``: such a layout has one round or more, each adding barriers), the ``least_address_valu``
+    ops forming the first store's address and the ``s_waitcnt`` of ``least_waits`` (``prefix_instructions``'
     count for this side's widths)."""
     loads, stores, widths = _transpose_accesses(ctx)
     pairs = ctx.target.has_lds_pair
     least_stores = min(-(-(stores >> t) // (2 if pairs and ctx.element_bytes << t in (4, 8) else 1)) for t in widths)
-    return loads + least_stores + _barriers(ctx, 0) + LDS_ADDR_BASE_VALU + 2
+    barriers = _barriers(ctx, 0)
+    return loads + least_stores + barriers + least_address_valu(ctx.target) + least_waits(ctx, 1 if barriers else 0)
 
 
 @dataclass
@@ -1459,15 +1471,15 @@ class LdsAccesses:
         and it emits at least ``register_steps``' byte permutes and tuple copies: its issue cycles
         (setup included) are at least the floor's plus those ops', so its cost is at least
         ``path_floor`` of that; instructions >= the LDS accesses, the barriers, those ops, the
-        ``selector_valu`` VALU ops and two s_waitcnt levels (a store, then a load)."""
+        ``selector_valu`` VALU ops and the ``s_waitcnt`` of ``least_waits`` (one per round's barrier on AMD)."""
         return self._plan_floor(self.address_valu)
 
     def early_plan_floor(self) -> tuple[float, int]:
-        """``plan_floor`` with LDS_ADDR_BASE_VALU address VALU ops in place of ``address_valu``'s
+        """``plan_floor`` with ``least_address_valu`` address VALU ops in place of ``address_valu``'s
         (at least that many: no address is formed before the first access, cost.lds_address_valu),
         no address table walked: at most ``plan_floor`` in both parts (``path_floor`` does not
         decrease in any part)."""
-        return self._plan_floor(LDS_ADDR_BASE_VALU)
+        return self._plan_floor(least_address_valu(self.ctx.target))
 
     def _plan_floor(self, valu: int) -> tuple[float, int]:
         cm = self.ctx.cost_model
@@ -1477,7 +1489,8 @@ class LdsAccesses:
         issue += (valu + copies) * cm.valu_issue + (perms * cm.instruction("v_perm_b32") if perms else 0.0)
         accesses = sum(len(a) for a in self.stores) + sum(len(a) for a in self.loads)
         barriers = 2 * len(self.stores) - 1 if self.barrier_scope else 0
-        instructions = accesses + barriers + valu + perms + copies + ROUND_TRIP_DS_DEPTH
+        waits = least_waits(self.ctx, len(self.stores) if self.barrier_scope else 0)
+        instructions = accesses + barriers + valu + perms + copies + waits
         return cm.path_floor(issue, pipe, cm.latency(ROUND_TRIP_DS_DEPTH)), instructions
 
     def register_steps(self) -> tuple[int, int]:
@@ -1536,7 +1549,7 @@ class LdsAccesses:
                     if form not in made:
                         made[form] = self._form_step(store, g2, off, st64)
                     forms.append(made[form])
-        return addresses_valu(np.concatenate(rows), forms) if forms else 0
+        return addresses_valu(np.concatenate(rows), forms, self.ctx.arch) if forms else 0
 
     def _warp0_addresses(self, store: bool, groups: list[list[int]]) -> np.ndarray:
         """``[len(groups), lanes]`` warp 0's byte addresses of the accesses of register groups ``groups``

@@ -10,8 +10,9 @@ such plan (of a program without LDS ops) has
   select; ``fused``: a DPP move, with a select or in place; ``swap``: a ``v_permlane*_swap``;
   ``perm``/``permsel``: a byte permute), counted ``m`` times (``m = dwords_per_slot``: 2 for
   64-bit elements, a register step per dword half); copies and renamings only add steps; and the
-  overhead holds one ``s_waitcnt`` per level of dependent DS instructions (``ds_depth``), at
-  least ``depth`` below;
+  overhead holds at least ``depth`` ``s_waitcnt`` (below): on PTX targets one per level of dependent
+  DS instructions (``ds_depth``), on AMD targets ``cost.lgkm_waits``, a wait before each read of a
+  newer crossbar result and one at the end for an unwaited one, so at least one per level;
 * every part of the cost at least the same expression of the live ops alone: the issue cycles
   ``issue`` (each op's instruction at ``CostModel.instruction``, ``m`` times: copies, hazard wait
   states and setup only add to it), of which ``pipe`` the LDS pipe's (a crossbar move's price

@@ -176,8 +176,8 @@ def _edited(cert: dict, op: str, **fields) -> tuple[int, dict]:
 @pytest.mark.parametrize("arch, op, fields, match", [
     # before: read, then a RuntimeError (the bank model) when priced
     ("sm_90", "lds_store", {"isa_bytes": 1}, "a 1-byte access moves less than one 16-bit element"),
-    # before: read, then an IndexError in the emulator (the plan's first store is a ds_write_b16 half store)
-    ("gfx942", "lds_store", {"src": []}, "a 2-byte access moves 1 16-bit elements, 0 slots listed"),
+    # before: read, then an IndexError in the emulator (the plan's first store is a ds_write_b64)
+    ("gfx942", "lds_store", {"src": []}, "a 8-byte access moves 4 16-bit elements, 0 slots listed"),
     # before: read, verified as a refusal only
     ("gfx1100", "lds_load", {"addr": [[4096] * 32] * 2}, "it accesses bytes 4096 to 4103, outside the plan's 512 "
                                                           r"\(lds_bytes\)"),

@@ -59,11 +59,11 @@ def test_lane_cycle_enters_at_its_cheapest_position():
     c = plan.counts()
     assert c["permlane32_swap"] == 32 and c["dpp"] == 32 and c["v_cndmask"] == 16 and n == 80  # 2.5 R, R = 32
     # chosen by its cycles (latency): no LDS, no ds_bpermute; under concurrent, the AMD default, the
-    # round trip's 16 instructions (24 with setup) outrank the 80 (CostModel.rank_value)
+    # round trip's 16 instructions (25 with setup) outrank the 80 (CostModel.rank_value)
     chosen = plan_conversion(SRC, dst, "gfx950", 32, objective="latency")
     assert chosen.lds_bytes == 0 and chosen.counts()["ds_bpermute"] == 0
     default = plan_conversion(SRC, dst, "gfx950", 32)
-    assert (default.counts()["total"], default.total_with_overhead(), default.lds_bytes) == (16, 24, 8192)
+    assert (default.counts()["total"], default.total_with_overhead(), default.lds_bytes) == (16, 25, 8192)
 
 
 def test_rounds_move_the_outgoing_lane_bits_to_the_permlane_positions():

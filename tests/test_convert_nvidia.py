@@ -529,7 +529,8 @@ def test_setup_estimate_of_an_nvidia_plan_is_named_in_ptx_words(capsys):
                 "blocked:spt=4x1,tpw=8x4,wpc=1x1,order=0x1,shape=16x32")
     trip = plan_conversion(parse_layout(src), parse_layout(dst), "sm_90", 16, strategy="lds")
     lds_steps = [s for s in trip.steps if isinstance(s, (LdsStore, LdsLoad))]
-    assert trip.overhead == {"alu_shared_addr": lds_address_valu(lds_steps), "scoreboard_waits": ds_depth(trip)}
+    assert trip.overhead == {"alu_shared_addr": lds_address_valu(lds_steps, trip.arch),
+                             "scoreboard_waits": ds_depth(trip)}
     assert set(PTX_SETUP_NAMES.values()) >= set(shuffles.overhead) | set(trip.overhead)
     for plan in (shuffles, trip):
         cm = cost_model(plan.arch)

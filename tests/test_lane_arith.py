@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import needs
-from linlayout.synth.lane_arith import AffineTable, LaneProgram, program_family
+from linlayout.synth.lane_arith import AffineTable, LaneProgram, fit_affine, lane_columns, program_family
 
 
 def _column(draw, wide: bool) -> int:
@@ -151,6 +151,38 @@ def test_family_is_checked():
         LaneProgram("gfx8")
 
 
+def test_tables_valu_counts_the_program_and_one_per_table():
+    """The planner's count (tables_valu) is the program's, at least one per table, a uniform table one
+    v_mov_b32, a table no affine map gives TABLE_LOAD_OPS."""
+    from linlayout.synth.lane_arith import TABLE_LOAD_OPS, tables_valu
+
+    store = (0, (0x40, 0x120, 0x2, 0x4, 0x10, 0x8))
+    assert tables_valu("gfx9", 6, (store,)) == 11
+    assert tables_valu("gfx9", 6, (store, (16, store[1]))) == 12  # a v_xor_b32
+    term = (0, (0, 0, 0, 0, 0x10, 0))  # x & 16: a node of the store's program already, still counted one
+    assert tables_valu("gfx9", 6, (store, term)) == 12
+    assert tables_valu("gfx9", 6, (store, (5, (0,) * 6), None)) == 11 + 1 + TABLE_LOAD_OPS
+
+
+def test_estimate_of_a_plan_counts_its_address_program():
+    """valu_lds_addr of a one-warp LDS plan is the program count of its new address registers (each its
+    class's address less its constant bits no column touches), and the plan's ds_bpermute tables are
+    counted alike."""
+    from linlayout.synth.cost import lds_address_valu
+    from linlayout.synth.steps import LdsLoad, LdsStore
+
+    lane = np.arange(64)
+    a = ((lane & 7) << 4) ^ ((lane >> 3) << 4 & 0x70) ^ ((lane >> 3) << 7)  # a swizzled store
+    b = lane << 2  # the load
+    steps = [LdsStore(addr=a, width_bytes=4, src=[0]), LdsStore(addr=a + 0x1000, width_bytes=4, src=[1]),
+             LdsLoad(addr=b, width_bytes=4, dst=[2])]
+    prog = LaneProgram("gfx9", 6, 0)
+    for t in (a, b):
+        c, cols = lane_columns(t[None, :])[0]
+        prog.add(AffineTable(c, cols, ()))
+    assert lds_address_valu(steps, "gfx942") == sum(prog.count())  # the second store: offset 0x1000
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.data(), st.sampled_from(["gfx9", "rdna"]))
 def test_program_of_shared_shift_sets(data, family):
@@ -180,3 +212,17 @@ def test_multiply_terms():
     # v_lshl_or_b32, built first
     lone = AffineTable(0, (0x2020000, 0, 0, 0, 0, 0), ())
     assert _count("rdna", lone) == (2, 0) and _count("gfx9", lone) == (3, 0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(0, (1 << 16) - 1), min_size=6, max_size=6), st.integers(0, (1 << 16) - 1),
+       st.integers(0, 63), st.integers(1, 1 << 15))
+def test_lane_columns_is_fit_affine_on_lanes(cols, const, lane, bump):
+    """lane_columns gives a row's (c, L) exactly where fit_affine fits the row (an affine row, and the
+    same row with one lane's value changed, which no affine map gives)."""
+    row = AffineTable(const, tuple(cols), ()).evaluate(1)[0]
+    broken = row.copy()
+    broken[lane] ^= bump
+    got = lane_columns(np.stack([row, broken]))
+    assert got[0] == (const, tuple(cols))
+    assert (got[1] is None) == (fit_affine(broken[None, :]) is None) and got[1] is None

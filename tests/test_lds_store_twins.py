@@ -179,9 +179,9 @@ def test_the_shared_layout_search_sees_only_the_stored_registers():
     and 2, are store twins, so a round trip stores 2 registers per lane.  Given the whole src, the
     swizzle search had register bit 1 (vector 8 = 10 ^ 2) to align as well: no offset bit could be a
     src register vector (each of 8, 10 leans on the other and lane bit 0), so the stores were two
-    ``ds_write_b8`` (70 cycles, 14 instructions with setup).  Given the stored src
+    ``ds_write_b8`` (78 cycles, 16 instructions with setup).  Given the stored src
     (``lds_path._stored_src``: register bit 0 only) it puts vector 10 at offset bit 0, beside lane bit
-    0's 2: one ``ds_write_b16`` of registers 0 and 1, 60 cycles and 10 instructions."""
+    0's 2: one ``ds_write_b16`` of registers 0 and 1, 72 cycles and 14 instructions."""
     shape = [("dim0", 8), ("dim1", 4)]
     src = LinearLayout({"register": [[2, 1], [0, 1]], "lane": [[2, 0], [4, 0], [1, 0], [0, 0], [0, 2]],
                         "warp": []}, shape)
@@ -192,10 +192,10 @@ def test_the_shared_layout_search_sees_only_the_stored_registers():
     plan = plan_conversion(src, dst, "gfx1100", 8, strategy="lds")
     assert plan.verified and verify(plan).ok
     assert _stores(plan) == [(2, [0, 1])]
-    assert (plan.cost, plan.total_with_overhead()) == (60.0, 10)
+    assert (plan.cost, plan.total_with_overhead()) == (72.0, 14)
     before = _plan_seeing_every_src_register(src, dst, "gfx1100", 8)
     assert before.verified and [width for width, _ in _stores(before)] == [1, 1]
-    assert (before.cost, before.total_with_overhead()) == (70.0, 14)
+    assert (before.cost, before.total_with_overhead()) == (78.0, 16)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))

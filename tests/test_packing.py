@@ -62,10 +62,19 @@ def test_with_register_order_moves_the_named_bases_first_and_keeps_lanes():
         with_register_order(WMMA, ((0, 1),))  # a lane basis, not a register one
 
 
+#: The plan of the given packing: half stores of every element (gfx11, gfx12), or a v_perm_b32 per
+#: dword half around the round trip (gfx1250, whose 16-bit stores pair no better).
+GIVEN_PACKING_PLANS = {
+    "gfx1100": {"lds_write": 128, "lds_read": 16, "total": 144},
+    "gfx1200": {"lds_write": 128, "lds_read": 16, "total": 144},
+    "gfx1250": {"v_perm_b32": 128, "lds_write": 16, "lds_read": 16, "total": 160},
+}
+
+
 @pytest.mark.parametrize("arch", ["gfx1100", "gfx1200", "gfx1250"])
 def test_fp16_wmma_transpose_needs_no_byte_permute_when_packing_is_free(arch):
     given = plan_conversion(WMMA, WMMA_T, arch, 16, src_tuple_dwords=1)
-    assert _nonzero(given.counts()) == {"v_perm_b32": 64, "lds_write": 32, "lds_read": 32, "total": 128}
+    assert _nonzero(given.counts()) == GIVEN_PACKING_PLANS[arch]
     plan = plan_free_packing(WMMA, WMMA_T, arch, 16, src_tuple_dwords=1)
     assert _nonzero(plan.counts()) == {"lds_write": 16, "lds_read": 16, "total": 32}
     assert plan.cost < given.cost
@@ -155,7 +164,7 @@ def test_each_order_is_planned_for_the_tuples_its_src_is_loaded_in():
     assert plan.dumps() == plan_conversion(plan.src, plan.dst, "gfx942", 16, src_tuple_dwords=loaded).dumps()
     given = plan_conversion(src, dst, "gfx942", 16, src_tuple_dwords=1)
     best = cost_model("gfx942").best_of([given, as_loaded], lambda q: q.cost, lambda q: q.total_with_overhead())
-    assert (plan.cost, plan.total_with_overhead()) == (best.cost, best.total_with_overhead()) == (608.0, 17)
+    assert (plan.cost, plan.total_with_overhead()) == (best.cost, best.total_with_overhead()) == (720.0, 30)
     fixed = plan_free_packing(src, dst, "gfx942", 16, dst_fixed_bits=contiguous_registers(dst), src_tuple_dwords=1)
     assert fixed.src.bases["register"] == order.bases["register"] and fixed.cost == as_single.cost < plan.cost
 
@@ -207,22 +216,22 @@ def test_a_repacked_plan_compiles_to_exactly_its_instructions(arch):
 
 
 def test_packing_orders_are_chosen_by_the_near_tie_rule():
-    """Corpus gfx90a i8 ``mfma16T->mfma16`` (2 waves): the given order's plan (in registers) costs 576
-    modelled cycles and takes 40 instructions (49 with setup), the dst's repacked order's (an LDS
-    round trip) 592 and 22 (37).  The orders are ranked as the planner ranks its candidates
+    """Corpus gfx90a fp8 ``mfma16T->mfma16`` (8 waves): the given order's plan (in registers) costs 608
+    modelled cycles and takes 40 instructions (60 with setup), the dst's repacked order's (an LDS
+    round trip) 632 and 23 (42).  The orders are ranked as the planner ranks its candidates
     (``cost.near_best``): within the tie fraction, the repacked one wins on instructions; under a
     strict comparison of costs the first, given order would.  (The example was gfx90a i8
-    ``mfma32T->mfma16``, 8 waves, until its register plan's per-lane selectors were priced: 676
-    cycles, no longer within the tie fraction of its round trip's 632.)"""
+    ``mfma16T->mfma16``, 2 waves, until the setup estimates counted the address program and the
+    region's waits: its round trip is now the cheaper in cycles too, 600 against 608.)"""
     (case,) = [c for c in json.loads(CORPORA["amd"].read_text())["cases"]
-               if (c["name"], c["arch"], c["dtype"], c["num_warps"]) == ("mfma16T->mfma16", "gfx90a", "i8", 2)]
+               if (c["name"], c["arch"], c["dtype"], c["num_warps"]) == ("mfma16T->mfma16", "gfx90a", "fp8", 8)]
     src, dst = LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"])
     given = plan_conversion(src, dst, "gfx90a", 8, src_tuple_dwords=source_tuple_dwords(src, 8))
     plan = kernel_plan(src, dst, "gfx90a", 8)
-    assert (given.cost, plan.cost) == (576.0, 592.0) and (given.strategy, plan.strategy) == ("lanes", "lds")
+    assert (given.cost, plan.cost) == (608.0, 632.0) and (given.strategy, plan.strategy) == ("lanes", "lds")
     assert plan.cost <= given.cost * (1 + cost_model("gfx90a").tie_fraction)
-    assert (plan.counts()["total"], plan.total_with_overhead()) == (22, 37)
-    assert (given.counts()["total"], given.total_with_overhead()) == (40, 49)
+    assert (plan.counts()["total"], plan.total_with_overhead()) == (23, 42)
+    assert (given.counts()["total"], given.total_with_overhead()) == (40, 60)
     assert plan.src.bases["register"] == src.bases["register"] and plan.dst.bases["register"] != dst.bases["register"]
 
 

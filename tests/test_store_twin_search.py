@@ -29,13 +29,13 @@ def test_outcomes_compare_cost_and_instructions():
 
 
 def test_the_pinned_gfx1100_case_is_cheaper_given_the_stored_src():
-    """tests/test_lds_store_twins.py's case: 60 cycles and 10 instructions against 70 and 14."""
+    """tests/test_lds_store_twins.py's case: 72 cycles and 14 instructions against 78 and 16."""
     shape = [("dim0", 8), ("dim1", 4)]
     src = LinearLayout({"register": [[2, 1], [0, 1]], "lane": [[2, 0], [4, 0], [1, 0], [0, 0], [0, 2]],
                         "warp": []}, shape)
     dst = LinearLayout({"register": [], "lane": [[0, 1], [1, 0], [2, 0], [4, 0], [0, 2]], "warp": []}, shape)
     today, whole = _plans(src, dst, 8, "gfx1100")
-    assert outcome(today, whole) == ("cheaper", -10.0, -4)
+    assert outcome(today, whole) == ("cheaper", -6.0, -2)
 
 
 def test_the_script_counts_five_problems(capsys):

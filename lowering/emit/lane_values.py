@@ -12,8 +12,8 @@ region, and shares registers between tables:
   kernel are nodes of one op program (:class:`linlayout.synth.lane_arith.LaneProgram`: shift and
   column terms, OR'ed where their bits are disjoint, terms shared between tables, a table derived
   from an earlier one by XOR where that is cheaper; the warp part from the wave-uniform warp id,
-  scalar); each node is one arith op here.  The planner does not use the program's count: its
-  setup estimate prices each address base at linlayout.synth.cost.LDS_ADDR_BASE_VALU.
+  scalar); each node is one arith op here.  The planner's setup estimate counts the same program
+  (linlayout.synth.cost.addresses_valu, linlayout.synth.lane_arith.tables_valu).
 * **offsets.**  A table equal to an already computed one plus a uniform constant
   ``0 <= d < max_delta`` reuses that register; the constant becomes the instruction's
   immediate offset (``ds_read/ds_write offset:``, ``buffer_* offset:``).
