@@ -1,5 +1,6 @@
 """linlayout.kernels.fp8_fp16: 8-bit <-> 16-bit MFMA operand layouts with the element conversion, exact
-against torch's casts; the layout conversion runs at 8 bits (half the instructions of 16)."""
+against torch's casts; the layout conversion runs at 8 bits, where four elements share a VGPR (the cheaper
+of the two plans: in-wave at both widths it is half the instructions of 16)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,17 @@ import needs
 needs.require("torch", "flydsl")
 
 from tests.kernels_helpers import run_cli  # noqa: E402
+
+
+# (strategy, instructions) of the plans at 8 and at 16 bits: in-wave at both widths the 8-bit plan moves
+# half the dwords in half the instructions; gfx942's f16 -> fp8 A operand at 16 bits is a one-wave round
+# trip of 2 ds_write + 2 ds_read (4, with 5 address VALU: 9 in all), near-tied with the in-wave plan of
+# 16 (25 with its setup) and taken for its fewer instructions (docs/conversions.md section 5), still
+# more modelled cycles than the 8-bit plan
+OPTIONS = {("gfx942", "fp8-to-f16"): {8: ("lanes", 8), 16: ("lanes", 16)},
+           ("gfx942", "f16-to-fp8"): {8: ("lanes", 8), 16: ("lds", 4)},
+           ("gfx950", "fp8-to-f16"): {8: ("lanes", 4), 16: ("lanes", 8)},
+           ("gfx950", "f16-to-fp8"): {8: ("lanes", 4), 16: ("lanes", 8)}}
 
 
 @pytest.mark.parametrize("arch", ["gfx942", "gfx950"])
@@ -24,7 +36,8 @@ def test_fp8_fp16(capsys, tmp_path, arch, direction):
     opts = dec["options"]
     assert dec["layout_conversion_at_bits"] == 8
     assert opts["at_8_bits"]["cost"] < opts["at_16_bits"]["cost"]
-    assert opts["at_8_bits"]["counts"]["total"] * 2 == opts["at_16_bits"]["counts"]["total"]
+    assert {bits: (opts[f"at_{bits}_bits"]["strategy"], opts[f"at_{bits}_bits"]["counts"]["total"])
+            for bits in (8, 16)} == OPTIONS[arch, direction]
     region = out["static"]["region_counts"]["conv"]
     for key, n in dec["plan"]["counts"].items():
         if key != "total":
