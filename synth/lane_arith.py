@@ -54,7 +54,7 @@ from linlayout import LayoutError, caches, f2
 from linlayout.hw.targets import get_target
 
 __all__ = ["AffineTable", "LaneProgram", "RDNA_OPS_PER_DELAY", "TABLE_LOAD_OPS", "fit_affine", "lane_columns",
-           "linear_columns", "program_family", "row_table", "tables_valu"]
+           "least_tables_valu", "linear_columns", "program_family", "row_table", "tables_valu"]
 
 LANE, WARP = 0, 1  # the value ids of the lane id and the warp id in every program
 _INLINE = range(-16, 65)  # gfx9 inline integer constants (a VOP3 operand without a literal)
@@ -535,6 +535,12 @@ def tables_valu(family: str, lane_bits: int, tables: tuple) -> int:
             total += max(now - before, 1)
             before = now
     return total + (before // RDNA_OPS_PER_DELAY if family == "rdna" else 0)
+
+
+def least_tables_valu(tables: tuple) -> int:
+    """A lower bound of ``tables_valu`` for ``tables`` on either family, without a program: each table
+    counts at least one (``TABLE_LOAD_OPS`` one that is not affine), the ``s_delay_alu`` none."""
+    return sum(TABLE_LOAD_OPS if t is None else 1 for t in tables)
 
 
 def row_table(row: np.ndarray, defined: np.ndarray | None = None):
