@@ -236,12 +236,17 @@ class LaneProgram:
         if got is not None:
             return got, None
         candidates = list(self._candidates(aff))
-        best, total = candidates[0], None
-        if len(candidates) > 1:
-            costs = [self._trial(aff, build) for build in candidates]
-            total = min(costs)
-            best = candidates[costs.index(total)]
-        i = best()
+        if len(candidates) == 1:
+            i = candidates[0]()
+            self.tables[aff] = i
+            return i, None
+        total = made = i = None
+        for build in candidates:  # the first of the fewest instructions
+            count, nodes, node = self._trial(aff, build)
+            if total is None or count < total:
+                total, made, i = count, nodes, node
+        for key in made:  # the nodes that build made, in order: the graph (ids too) of building it again
+            self.node(*key)
         self.tables[aff] = i
         return i, total
 
@@ -282,17 +287,19 @@ class LaneProgram:
         for pick in range(1 << len(units)):
             yield frozenset(u for k, u in enumerate(units) if (pick >> k) & 1)
 
-    def _trial(self, aff: AffineTable, build) -> int:
-        """The instruction count of the graph with ``aff`` built by ``build`` (then undone)."""
+    def _trial(self, aff: AffineTable, build) -> tuple[int, list[tuple], int]:
+        """The instruction count of the graph with ``aff`` built by ``build`` (then undone), the nodes
+        the build made, in order, and the node of ``aff``."""
         n = len(self.nodes)
         i = build()
         self.tables[aff] = i
         total = sum(self.count())
         del self.tables[aff]
-        for key in self.nodes[n:]:
+        made = self.nodes[n:]
+        for key in made:
             del self._index[key]
         del self.nodes[n:], self._ops[n:], self._vec[n:]
-        return total
+        return total, made, i
 
     def _xor(self, a: int, b: int) -> int:
         if self.nodes[b] == ("const", 0):
@@ -385,20 +392,20 @@ class LaneProgram:
         the lane id; a node that an OR/XOR absorbs (module docstring) is no instruction; on gfx9 one
         ``v_mov_b32`` per value of the non-inline constants of the ORs that absorbed one."""
         ops, vector, nodes = self._ops, self._vec, self.nodes
-        live: set[int] = set()
-        stack = list(self.tables.values())
-        uses: dict[int, int] = {}
-        while stack:
-            i = stack.pop()
-            if i in live:
-                continue
-            live.add(i)
-            for a in ops[i]:
-                uses[a] = uses.get(a, 0) + 1
-                stack.append(a)
+        live = [False] * len(nodes)
+        for i in self.tables.values():
+            live[i] = True
+        uses = [0] * len(nodes)
+        order = []  # the live nodes, parents first (a node's operands are older nodes)
+        for i in range(len(nodes) - 1, -1, -1):
+            if live[i]:
+                order.append(i)
+                for a in ops[i]:
+                    uses[a] += 1
+                    live[a] = True
         absorbed: set[int] = set()
         fused: set[int] = set()  # the ORs/XORs that absorbed an operand (one VOP3 instruction each)
-        for i in sorted(live, reverse=True):  # parents first: LLVM selects from the root down
+        for i in order:  # parents first: LLVM selects from the root down
             kind = nodes[i][0]
             if kind not in ("or", "xor") or not vector[i] or i in absorbed:
                 continue
@@ -414,7 +421,7 @@ class LaneProgram:
         if self.family == "gfx9":  # VOP3 takes no literal: each such constant in a VGPR (v_mov_b32)
             valu += len({nodes[c][1] for i in fused for c in nodes[i][1:]
                          if nodes[c][0] == "const" and not _inline(nodes[c][1])})
-        for i in live:
+        for i in order:
             if i > WARP and nodes[i][0] != "const" and i not in absorbed:
                 if vector[i]:
                     valu += 1
