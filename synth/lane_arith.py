@@ -175,7 +175,13 @@ def _nonzero(cols) -> int:
 
 
 def _bits(x: int) -> list[int]:
-    return [b for b in range(x.bit_length()) if (x >> b) & 1]
+    """The set bits of the 32-bit word ``x`` (not negative), lowest first."""
+    out = []
+    while x > 0:
+        low = x & -x
+        out.append(low.bit_length() - 1)
+        x ^= low
+    return out
 
 
 class LaneProgram:
@@ -208,15 +214,16 @@ class LaneProgram:
         key = (kind, *args)
         i = self._index.get(key)
         if i is None:
-            i = len(self.nodes)
-            self.nodes.append(key)
-            self._index[key] = i
-            if kind in ("or", "xor"):
-                ops = [a for a in args if self.nodes[a][0] != "const"]
+            nodes, vec = self.nodes, self._vec
+            i = len(nodes)
+            if kind == "or" or kind == "xor":
+                ops = [a for a in args if nodes[a][0] != "const"]
             else:
                 ops = [args[0]] if kind != "const" else []
+            nodes.append(key)
+            self._index[key] = i
             self._ops.append(ops)
-            self._vec.append(any(self._vec[a] for a in ops))
+            vec.append(len(ops) > 0 and (vec[ops[0]] or (len(ops) > 1 and vec[ops[1]])))  # (at most two)
         return i
 
     def add(self, aff: AffineTable) -> int:
