@@ -195,6 +195,11 @@ class LaneProgram:
     ``("bfe", a, k, n)`` ``(a >> k) & (2**n - 1)`` (one ``v_bfe_u32``); ``("sbit", a, k)`` ``-((a >> k) &
     1)`` (one ``v_bfe_i32``); ``("or", a, b)``, ``("xor", a, b)``; ``("const", c)``.
 
+    A node's operands are older nodes.  Only the nodes a table reaches are counted and emitted: the
+    builds of a table that its trials did not choose stay in the graph, reached by none (what
+    :meth:`count` finds depends on the reached nodes alone, not on their ids: any order with parents
+    first gives it).
+
     ``family``: ``program_family``'s.
     """
 
@@ -247,13 +252,12 @@ class LaneProgram:
             i = candidates[0]()
             self.tables[aff] = i
             return i, None
-        total = made = i = None
-        for build in candidates:  # the first of the fewest instructions
-            count, nodes, node = self._trial(aff, build)
+        total = i = None
+        for build in candidates:  # the first of the fewest instructions (the others' nodes stay, dead)
+            node = self.tables[aff] = build()
+            count = sum(self.count())
             if total is None or count < total:
-                total, made, i = count, nodes, node
-        for key in made:  # the nodes that build made, in order: the graph (ids too) of building it again
-            self.node(*key)
+                total, i = count, node
         self.tables[aff] = i
         return i, total
 
@@ -293,20 +297,6 @@ class LaneProgram:
             return
         for pick in range(1 << len(units)):
             yield frozenset(u for k, u in enumerate(units) if (pick >> k) & 1)
-
-    def _trial(self, aff: AffineTable, build) -> tuple[int, list[tuple], int]:
-        """The instruction count of the graph with ``aff`` built by ``build`` (then undone), the nodes
-        the build made, in order, and the node of ``aff``."""
-        n = len(self.nodes)
-        i = build()
-        self.tables[aff] = i
-        total = sum(self.count())
-        del self.tables[aff]
-        made = self.nodes[n:]
-        for key in made:
-            del self._index[key]
-        del self.nodes[n:], self._ops[n:], self._vec[n:]
-        return total, made, i
 
     def _xor(self, a: int, b: int) -> int:
         if self.nodes[b] == ("const", 0):
