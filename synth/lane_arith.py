@@ -400,36 +400,41 @@ class LaneProgram:
                 for a in ops[i]:
                     uses[a] += 1
                     live[a] = True
-        absorbed: set[int] = set()
-        fused: set[int] = set()  # the ORs/XORs that absorbed an operand (one VOP3 instruction each)
-        for i in order:  # parents first: LLVM selects from the root down
-            kind = nodes[i][0]
-            if kind not in ("or", "xor") or not vector[i] or i in absorbed:
+        gfx9 = self.family == "gfx9"
+        absorbed = [False] * len(nodes)
+        literals = set()  # gfx9: the non-inline constants of the ORs/XORs that absorbed an operand
+        valu = salu = 0
+        for i in order:  # parents first (LLVM selects from the root down): a node's absorber came before it
+            if absorbed[i] or i <= WARP:
+                continue
+            node = nodes[i]
+            kind = node[0]
+            if kind == "const":
+                continue
+            if not vector[i]:
+                salu += 1
+                continue
+            valu += 1
+            if kind == "mul":
+                if gfx9 and node[2] >= 1 << 24:
+                    salu += 1  # v_mul_lo_u32 is VOP3: its constant in an SGPR (s_mov_b32)
+                continue
+            if kind != "or" and kind != "xor":
                 continue
             a_ops = ops[i]
             if len(a_ops) == 2 and nodes[a_ops[1]][0] == kind and nodes[a_ops[0]][0] != kind:
                 a_ops = a_ops[::-1]  # an operand of the same kind first
             for a in a_ops:
-                if uses[a] == 1 and vector[a] and self._fuses(i, a):
-                    absorbed.add(a)
-                    fused.add(i)
+                if uses[a] == 1 and vector[a] and self._fuses(kind, nodes[a]):
+                    absorbed[a] = True  # one VOP3 instruction with its parent
+                    if gfx9:  # VOP3 takes no literal: each such constant in a VGPR (v_mov_b32)
+                        literals.update(nodes[c][1] for c in node[1:]
+                                        if nodes[c][0] == "const" and not _inline(nodes[c][1]))
                     break
-        valu = salu = 0
-        if self.family == "gfx9":  # VOP3 takes no literal: each such constant in a VGPR (v_mov_b32)
-            valu += len({nodes[c][1] for i in fused for c in nodes[i][1:]
-                         if nodes[c][0] == "const" and not _inline(nodes[c][1])})
-        for i in order:
-            if i > WARP and nodes[i][0] != "const" and i not in absorbed:
-                if vector[i]:
-                    valu += 1
-                    if self.family == "gfx9" and nodes[i][0] == "mul" and nodes[i][2] >= 1 << 24:
-                        salu += 1  # v_mul_lo_u32 is VOP3: its constant in an SGPR (s_mov_b32)
-                else:
-                    salu += 1
-        return valu, salu
+        return valu + len(literals), salu
 
-    def _fuses(self, parent: int, child: int) -> bool:
-        pk, ck = self.nodes[parent][0], self.nodes[child]
+    def _fuses(self, pk: str, ck: tuple) -> bool:
+        """Does an OR/XOR (kind ``pk``) absorb its operand, the node ``ck``?"""
         if pk == "or":
             if ck[0] in ("or", "shl"):
                 return True
