@@ -522,6 +522,8 @@ def lgkm_waits(plan) -> int:
 
     def wait_for(slots) -> None:
         nonlocal waits, waited
+        if issued <= waited:  # every DS result issued is waited for (need <= issued)
+            return
         need = max(map(writer.get, slots, repeat(0)), default=0)
         if need > waited:
             waits += 1
@@ -549,8 +551,9 @@ def lgkm_waits(plan) -> int:
                 writer[d] = writer.get(s, 0)
         else:
             wait_for(st.reads())
-            for d in st.writes():
-                writer.pop(d, None)
+            if writer:
+                for d in st.writes():
+                    writer.pop(d, None)
     return waits + (1 if last_crossbar > waited else 0)
 
 
