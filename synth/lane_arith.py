@@ -365,20 +365,17 @@ class LaneProgram:
         each an OR chain (terms an OR cannot absorb first), the groups XOR'ed."""
         fusable = lambda t: self.nodes[t[0]][0] == "shl" or (  # noqa: E731
             self.nodes[t[0]][0] == "and" and (self.family == "rdna" or _inline(self.nodes[t[0]][2])))
-        groups: list[list[tuple[int, int]]] = []
-        for t in sorted(terms, key=fusable):
+        groups: list[list] = []  # each [its terms' output bits, node of the OR chain so far]
+        for t, out in (terms if len(terms) == 1 else sorted(terms, key=fusable)):
             for g in groups:
-                if all(not t[1] & u[1] for u in g):
-                    g.append(t)
+                if not out & g[0]:  # disjoint from every term of the group
+                    g[0] |= out
+                    g[1] = self.node("or", g[1], t)
                     break
             else:
-                groups.append([t])
+                groups.append([out, t])
         acc, bits = None, 0
-        for g in groups:
-            node, out = g[0]
-            for t, o in g[1:]:
-                node = self.node("or", node, t)
-                out |= o
+        for out, node in groups:
             acc = node if acc is None else self.node("xor", acc, node)
             bits |= out
         return acc, bits
