@@ -1499,15 +1499,20 @@ class LdsAccesses:
 
     def _plan_floor(self, valu: int) -> tuple[float, int]:
         cm = self.ctx.cost_model
-        perms, copies = self.register_steps()
-        issue, pipe = self._floor_parts()
+        key = ("plan", cm.key(), self.ctx.element_bits)
+        parts = self._floors.get(key)
+        if parts is None:  # all but the address VALU (the floors ask with up to three counts of it)
+            perms, copies = self.register_steps()
+            issue, pipe = self._floor_parts()
+            accesses = sum(len(a) for a in self.stores) + sum(len(a) for a in self.loads)
+            barriers = 2 * len(self.stores) - 1 if self.barrier_scope else 0
+            waits = least_waits(self.ctx, len(self.stores) if self.barrier_scope else 0)
+            parts = self._floors[key] = (issue, pipe, copies, perms * cm.instruction("v_perm_b32") if perms else 0.0,
+                                         accesses + barriers + perms + copies + waits)
+        issue, pipe, copies, perm_issue, instructions = parts
         valu += self.selector_valu
-        issue += (valu + copies) * cm.valu_issue + (perms * cm.instruction("v_perm_b32") if perms else 0.0)
-        accesses = sum(len(a) for a in self.stores) + sum(len(a) for a in self.loads)
-        barriers = 2 * len(self.stores) - 1 if self.barrier_scope else 0
-        waits = least_waits(self.ctx, len(self.stores) if self.barrier_scope else 0)
-        instructions = accesses + barriers + valu + perms + copies + waits
-        return cm.path_floor(issue, pipe, cm.latency(ROUND_TRIP_DS_DEPTH)), instructions
+        issue += (valu + copies) * cm.valu_issue + perm_issue
+        return cm.path_floor(issue, pipe, cm.latency(ROUND_TRIP_DS_DEPTH)), instructions + valu
 
     def register_steps(self) -> tuple[int, int]:
         """Lower bounds of the ``v_perm_b32`` steps and of the tuple copies (``valu_tuple_copies`` of
