@@ -72,12 +72,12 @@ from linlayout.hw.targets import get_target
 from . import banks
 from .hazards import hazard_nops, valu_delays
 from .lane_choices import ChoicePlan, lanes_condition
-from .lane_arith import linear_columns, program_family, row_table, tables_valu
+from .lane_arith import least_tables_valu, linear_columns, program_family, row_table, tables_valu
 from .steps import dwords_per_slot, slots_per_dword
 from .steps.lds import missing_transpose_load
 
 __all__ = ["CONCURRENT_INSTRUCTION_EXPONENT", "CONCURRENT_TIE_FRACTION", "COST_TIE_FRACTION", "CostModel", "DST_TUPLE_DWORDS", "OBJECTIVES", "SRC_TUPLE_DWORDS", "cost_model",
-           "lds_address_valu", "load_tuple_copies", "lower_bound", "register_load_copies", "matrix_access_cost", "mix_cost", "near_best", "rank_value", "register_merges", "round_trip_cost", "TIE_MARGIN", "tie_limit",
+           "lds_address_valu", "AddressRegisters", "load_tuple_copies", "lower_bound", "register_load_copies", "matrix_access_cost", "mix_cost", "near_best", "rank_value", "register_merges", "round_trip_cost", "TIE_MARGIN", "tie_limit",
            "tuple_copies"]
 
 VALU_ISSUE = 4.0  # [I] wave64 on a 16-wide SIMD: 4 cycles per VALU instruction
@@ -522,6 +522,8 @@ def lgkm_waits(plan) -> int:
 
     def wait_for(slots) -> None:
         nonlocal waits, waited
+        if issued <= waited:  # every DS result issued is waited for (need <= issued)
+            return
         need = max(map(writer.get, slots, repeat(0)), default=0)
         if need > waited:
             waits += 1
@@ -549,8 +551,9 @@ def lgkm_waits(plan) -> int:
                 writer[d] = writer.get(s, 0)
         else:
             wait_for(st.reads())
-            for d in st.writes():
-                writer.pop(d, None)
+            if writer:
+                for d in st.writes():
+                    writer.pop(d, None)
     return waits + (1 if last_crossbar > waited else 0)
 
 
@@ -624,42 +627,73 @@ def lds_address_valu(steps, arch: str) -> int:
 def addresses_valu(addresses: np.ndarray, forms, arch: str) -> int:
     """Instructions forming the LDS addresses ``addresses`` (``[accesses, lanes]`` int64, warp 0's byte
     addresses in issue order) of accesses made by the LDS steps ``forms`` (one per access, which gives
-    only its immediate offsets, ``offset_reaches``, not its address) on ``arch``.
+    only its immediate offsets, ``offset_reaches``, not its address) on ``arch``:
+    ``AddressRegisters.of(...).count()``."""
+    return AddressRegisters.of(addresses, forms, arch).count()
 
-    An address that a formed register plus a constant reaches costs 0 or 1 (``_AddressBases``), a
-    new register that is a formed one XOR a constant 1 (a ``v_xor_b32``; ``xor`` on PTX targets).  The
-    other new registers are, on AMD targets, the tables of one op program
-    (linlayout.synth.lane_arith.tables_valu: shared terms, a table made from a formed one by an XOR
-    where cheaper), each its class's address less the bits of its constant that no lane column
-    touches (the lowering's register, linlayout.lowering.emit.plan_ops ``_address_base``: those bits
-    go to the immediate offset); on PTX targets PTX_ADDR_BASE_VALU each.  (The lowering's program
-    builds the XOR'ed registers too, as one op each but where sharing its terms differently changes
-    another table's fusions: on the programs of the corpora's round trips the count is the
-    program's in 1165 of 1287, 1 to 3 below it in the others.)  Warp 0 only: the warp part of an
-    address is scalar."""
-    a0 = addresses[:, :1]
-    row = addresses.shape[1] * addresses.itemsize  # the bytes of one access
-    diffs, xors = (addresses - a0).tobytes(), (addresses ^ a0).tobytes()
-    target = get_target(arch)
-    bases = _AddressBases(target.opaque_beyond_offset_adds)
-    n = sum(bases.cost(first, diffs[i * row:(i + 1) * row], xors[i * row:(i + 1) * row], st, i)
-            for i, (first, st) in enumerate(zip(a0[:, 0].tolist(), forms)))
-    if target.lds_isa == "ptx":
-        return n + sum(1 if xor_of_formed else PTX_ADDR_BASE_VALU for _, xor_of_formed in bases.new)
-    tables = []
-    for i, xor_of_formed in bases.new:
-        if xor_of_formed:
-            n += 1  # a v_xor_b32
-            continue
-        cols = linear_columns(xors[i * row:(i + 1) * row])
-        if cols is None:
-            tables.append(None)
-            continue
-        span = 0
-        for col in cols:
-            span |= col
-        tables.append((int(a0[i, 0]) & span, cols))
-    return n + tables_valu(program_family(arch), addresses.shape[1].bit_length() - 1, tuple(tables))
+
+@dataclass(frozen=True)
+class AddressRegisters:
+    """The instructions forming a round trip's LDS addresses in two parts: ``fixed``, the adds and XORs
+    of formed registers (and on PTX targets every new register's), and the other new registers, the
+    tables of one op program (``tables``: ``lane_arith.tables_valu``'s entries, in issue order; its
+    ``family`` and ``lane_bits``).  ``count()`` is the instruction count, ``least()`` a lower bound of
+    it that builds no program (``lane_arith.least_tables_valu``): the planner orders round trips by
+    the second and works out the first only for those that might come next (lds_path.DesignPool)."""
+
+    fixed: int
+    family: str | None  # lane_arith.program_family's (None on PTX targets: no table)
+    lane_bits: int
+    tables: tuple
+
+    @classmethod
+    def of(cls, addresses: np.ndarray, forms, arch: str) -> "AddressRegisters":
+        """The registers forming ``addresses`` (``addresses_valu``'s arguments).
+
+        An address that a formed register plus a constant reaches costs 0 or 1 (``_AddressBases``), a
+        new register that is a formed one XOR a constant 1 (a ``v_xor_b32``; ``xor`` on PTX targets).  The
+        other new registers are, on AMD targets, the tables of one op program
+        (linlayout.synth.lane_arith.tables_valu: shared terms, a table made from a formed one by an XOR
+        where cheaper), each its class's address less the bits of its constant that no lane column
+        touches (the lowering's register, linlayout.lowering.emit.plan_ops ``_address_base``: those bits
+        go to the immediate offset); on PTX targets PTX_ADDR_BASE_VALU each (``fixed``, no table).  (The
+        lowering's program builds the XOR'ed registers too, as one op each but where sharing its terms
+        differently changes another table's fusions: on the programs of the corpora's round trips the
+        count is the program's in 1165 of 1287, 1 to 3 below it in the others.)  Warp 0 only: the warp
+        part of an address is scalar."""
+        a0 = addresses[:, :1]
+        row = addresses.shape[1] * addresses.itemsize  # the bytes of one access
+        diffs, xors = (addresses - a0).tobytes(), (addresses ^ a0).tobytes()
+        target = get_target(arch)
+        bases = _AddressBases(target.opaque_beyond_offset_adds)
+        n = sum(bases.cost(first, diffs[i * row:(i + 1) * row], xors[i * row:(i + 1) * row], st, i)
+                for i, (first, st) in enumerate(zip(a0[:, 0].tolist(), forms)))
+        lane_bits = addresses.shape[1].bit_length() - 1
+        if target.lds_isa == "ptx":
+            return cls(n + sum(1 if xor_of_formed else PTX_ADDR_BASE_VALU for _, xor_of_formed in bases.new),
+                       None, lane_bits, ())
+        tables = []
+        for i, xor_of_formed in bases.new:
+            if xor_of_formed:
+                n += 1  # a v_xor_b32
+                continue
+            cols = linear_columns(xors[i * row:(i + 1) * row])
+            if cols is None:
+                tables.append(None)
+                continue
+            span = 0
+            for col in cols:
+                span |= col
+            tables.append((int(a0[i, 0]) & span, cols))
+        return cls(n, program_family(arch), lane_bits, tuple(tables))
+
+    def count(self) -> int:
+        """The instructions forming the addresses: ``fixed`` and the tables' program."""
+        return self.fixed + (tables_valu(self.family, self.lane_bits, self.tables) if self.tables else 0)
+
+    def least(self) -> int:
+        """A lower bound of ``count()``: ``fixed`` and ``least_tables_valu`` of the tables."""
+        return self.fixed + least_tables_valu(self.tables)
 
 
 def least_address_valu(target) -> int:

@@ -54,7 +54,7 @@ from linlayout import LayoutError, caches, f2
 from linlayout.hw.targets import get_target
 
 __all__ = ["AffineTable", "LaneProgram", "RDNA_OPS_PER_DELAY", "TABLE_LOAD_OPS", "fit_affine", "lane_columns",
-           "linear_columns", "program_family", "row_table", "tables_valu"]
+           "least_tables_valu", "linear_columns", "program_family", "row_table", "tables_valu"]
 
 LANE, WARP = 0, 1  # the value ids of the lane id and the warp id in every program
 _INLINE = range(-16, 65)  # gfx9 inline integer constants (a VOP3 operand without a literal)
@@ -175,7 +175,13 @@ def _nonzero(cols) -> int:
 
 
 def _bits(x: int) -> list[int]:
-    return [b for b in range(x.bit_length()) if (x >> b) & 1]
+    """The set bits of the 32-bit word ``x`` (not negative), lowest first."""
+    out = []
+    while x > 0:
+        low = x & -x
+        out.append(low.bit_length() - 1)
+        x ^= low
+    return out
 
 
 class LaneProgram:
@@ -188,6 +194,11 @@ class LaneProgram:
     ``("shr", a, s)`` logical shifts;
     ``("bfe", a, k, n)`` ``(a >> k) & (2**n - 1)`` (one ``v_bfe_u32``); ``("sbit", a, k)`` ``-((a >> k) &
     1)`` (one ``v_bfe_i32``); ``("or", a, b)``, ``("xor", a, b)``; ``("const", c)``.
+
+    A node's operands are older nodes.  Only the nodes a table reaches are counted and emitted: the
+    builds of a table that its trials did not choose stay in the graph, reached by none (what
+    :meth:`count` finds depends on the reached nodes alone, not on their ids: any order with parents
+    first gives it).
 
     ``family``: ``program_family``'s.
     """
@@ -208,15 +219,16 @@ class LaneProgram:
         key = (kind, *args)
         i = self._index.get(key)
         if i is None:
-            i = len(self.nodes)
-            self.nodes.append(key)
-            self._index[key] = i
-            if kind in ("or", "xor"):
-                ops = [a for a in args if self.nodes[a][0] != "const"]
+            nodes, vec = self.nodes, self._vec
+            i = len(nodes)
+            if kind == "or" or kind == "xor":
+                ops = [a for a in args if nodes[a][0] != "const"]
             else:
                 ops = [args[0]] if kind != "const" else []
+            nodes.append(key)
+            self._index[key] = i
             self._ops.append(ops)
-            self._vec.append(any(self._vec[a] for a in ops))
+            vec.append(len(ops) > 0 and (vec[ops[0]] or (len(ops) > 1 and vec[ops[1]])))  # (at most two)
         return i
 
     def add(self, aff: AffineTable) -> int:
@@ -236,12 +248,16 @@ class LaneProgram:
         if got is not None:
             return got, None
         candidates = list(self._candidates(aff))
-        best, total = candidates[0], None
-        if len(candidates) > 1:
-            costs = [self._trial(aff, build) for build in candidates]
-            total = min(costs)
-            best = candidates[costs.index(total)]
-        i = best()
+        if len(candidates) == 1:
+            i = candidates[0]()
+            self.tables[aff] = i
+            return i, None
+        total = i = None
+        for build in candidates:  # the first of the fewest instructions (the others' nodes stay, dead)
+            node = self.tables[aff] = build()
+            count = sum(self.count())
+            if total is None or count < total:
+                total, i = count, node
         self.tables[aff] = i
         return i, total
 
@@ -281,18 +297,6 @@ class LaneProgram:
             return
         for pick in range(1 << len(units)):
             yield frozenset(u for k, u in enumerate(units) if (pick >> k) & 1)
-
-    def _trial(self, aff: AffineTable, build) -> int:
-        """The instruction count of the graph with ``aff`` built by ``build`` (then undone)."""
-        n = len(self.nodes)
-        i = build()
-        self.tables[aff] = i
-        total = sum(self.count())
-        del self.tables[aff]
-        for key in self.nodes[n:]:
-            del self._index[key]
-        del self.nodes[n:], self._ops[n:], self._vec[n:]
-        return total
 
     def _xor(self, a: int, b: int) -> int:
         if self.nodes[b] == ("const", 0):
@@ -361,20 +365,17 @@ class LaneProgram:
         each an OR chain (terms an OR cannot absorb first), the groups XOR'ed."""
         fusable = lambda t: self.nodes[t[0]][0] == "shl" or (  # noqa: E731
             self.nodes[t[0]][0] == "and" and (self.family == "rdna" or _inline(self.nodes[t[0]][2])))
-        groups: list[list[tuple[int, int]]] = []
-        for t in sorted(terms, key=fusable):
+        groups: list[list] = []  # each [its terms' output bits, node of the OR chain so far]
+        for t, out in (terms if len(terms) == 1 else sorted(terms, key=fusable)):
             for g in groups:
-                if all(not t[1] & u[1] for u in g):
-                    g.append(t)
+                if not out & g[0]:  # disjoint from every term of the group
+                    g[0] |= out
+                    g[1] = self.node("or", g[1], t)
                     break
             else:
-                groups.append([t])
+                groups.append([out, t])
         acc, bits = None, 0
-        for g in groups:
-            node, out = g[0]
-            for t, o in g[1:]:
-                node = self.node("or", node, t)
-                out |= o
+        for out, node in groups:
             acc = node if acc is None else self.node("xor", acc, node)
             bits |= out
         return acc, bits
@@ -385,47 +386,52 @@ class LaneProgram:
         the lane id; a node that an OR/XOR absorbs (module docstring) is no instruction; on gfx9 one
         ``v_mov_b32`` per value of the non-inline constants of the ORs that absorbed one."""
         ops, vector, nodes = self._ops, self._vec, self.nodes
-        live: set[int] = set()
-        stack = list(self.tables.values())
-        uses: dict[int, int] = {}
-        while stack:
-            i = stack.pop()
-            if i in live:
+        live = [False] * len(nodes)
+        for i in self.tables.values():
+            live[i] = True
+        uses = [0] * len(nodes)
+        order = []  # the live nodes, parents first (a node's operands are older nodes)
+        for i in range(len(nodes) - 1, -1, -1):
+            if live[i]:
+                order.append(i)
+                for a in ops[i]:
+                    uses[a] += 1
+                    live[a] = True
+        gfx9 = self.family == "gfx9"
+        absorbed = [False] * len(nodes)
+        literals = set()  # gfx9: the non-inline constants of the ORs/XORs that absorbed an operand
+        valu = salu = 0
+        for i in order:  # parents first (LLVM selects from the root down): a node's absorber came before it
+            if absorbed[i] or i <= WARP:
                 continue
-            live.add(i)
-            for a in ops[i]:
-                uses[a] = uses.get(a, 0) + 1
-                stack.append(a)
-        absorbed: set[int] = set()
-        fused: set[int] = set()  # the ORs/XORs that absorbed an operand (one VOP3 instruction each)
-        for i in sorted(live, reverse=True):  # parents first: LLVM selects from the root down
-            kind = nodes[i][0]
-            if kind not in ("or", "xor") or not vector[i] or i in absorbed:
+            node = nodes[i]
+            kind = node[0]
+            if kind == "const":
+                continue
+            if not vector[i]:
+                salu += 1
+                continue
+            valu += 1
+            if kind == "mul":
+                if gfx9 and node[2] >= 1 << 24:
+                    salu += 1  # v_mul_lo_u32 is VOP3: its constant in an SGPR (s_mov_b32)
+                continue
+            if kind != "or" and kind != "xor":
                 continue
             a_ops = ops[i]
             if len(a_ops) == 2 and nodes[a_ops[1]][0] == kind and nodes[a_ops[0]][0] != kind:
                 a_ops = a_ops[::-1]  # an operand of the same kind first
             for a in a_ops:
-                if uses[a] == 1 and vector[a] and self._fuses(i, a):
-                    absorbed.add(a)
-                    fused.add(i)
+                if uses[a] == 1 and vector[a] and self._fuses(kind, nodes[a]):
+                    absorbed[a] = True  # one VOP3 instruction with its parent
+                    if gfx9:  # VOP3 takes no literal: each such constant in a VGPR (v_mov_b32)
+                        literals.update(nodes[c][1] for c in node[1:]
+                                        if nodes[c][0] == "const" and not _inline(nodes[c][1]))
                     break
-        valu = salu = 0
-        if self.family == "gfx9":  # VOP3 takes no literal: each such constant in a VGPR (v_mov_b32)
-            valu += len({nodes[c][1] for i in fused for c in nodes[i][1:]
-                         if nodes[c][0] == "const" and not _inline(nodes[c][1])})
-        for i in live:
-            if i > WARP and nodes[i][0] != "const" and i not in absorbed:
-                if vector[i]:
-                    valu += 1
-                    if self.family == "gfx9" and nodes[i][0] == "mul" and nodes[i][2] >= 1 << 24:
-                        salu += 1  # v_mul_lo_u32 is VOP3: its constant in an SGPR (s_mov_b32)
-                else:
-                    salu += 1
-        return valu, salu
+        return valu + len(literals), salu
 
-    def _fuses(self, parent: int, child: int) -> bool:
-        pk, ck = self.nodes[parent][0], self.nodes[child]
+    def _fuses(self, pk: str, ck: tuple) -> bool:
+        """Does an OR/XOR (kind ``pk``) absorb its operand, the node ``ck``?"""
         if pk == "or":
             if ck[0] in ("or", "shl"):
                 return True
@@ -535,6 +541,12 @@ def tables_valu(family: str, lane_bits: int, tables: tuple) -> int:
             total += max(now - before, 1)
             before = now
     return total + (before // RDNA_OPS_PER_DELAY if family == "rdna" else 0)
+
+
+def least_tables_valu(tables: tuple) -> int:
+    """A lower bound of ``tables_valu`` for ``tables`` on either family, without a program: each table
+    counts at least one (``TABLE_LOAD_OPS`` one that is not affine), the ``s_delay_alu`` none."""
+    return sum(TABLE_LOAD_OPS if t is None else 1 for t in tables)
 
 
 def row_table(row: np.ndarray, defined: np.ndarray | None = None):

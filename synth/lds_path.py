@@ -43,7 +43,7 @@ from linlayout.hw.transpose_loads import TransposeLoad
 
 from . import swizzle
 from .context import ConversionContext
-from .cost import (_lds_op_name, _warp0, addresses_valu, lds_access_cost, least_address_valu, matrix_access_cost,
+from .cost import (AddressRegisters, _lds_op_name, _warp0, lds_access_cost, least_address_valu, matrix_access_cost,
                    register_load_copies)
 from .in_wave import gather_dword, gather_dwords
 from .ir import Program
@@ -789,6 +789,8 @@ class DesignPool:
         same = self._layouts.get(layout_key(d))
         if same is not None:  # the layout of an earlier design: the same accesses (and floors)
             self.accesses[i] = [replace(a, design=d) for a in same]
+            for copy, a in zip(self.accesses[i], same):
+                copy._addresses = a._addresses
             return
         try:
             got = lds_accesses(self.ctx, d)
@@ -827,10 +829,12 @@ class DesignPool:
         design order, then store choice), each with its place in the pool's own order, ``(design,
         store choice)`` (``every()``'s order, which settles plans tied in every ranking key:
         convert._rank).  Neither limit ever grows.  A round trip waits under the rank value of its
-        ``early_plan_floor`` (at most its plan floor's) until that is the least waiting, then under
-        its plan floor's: its address table is walked (``address_valu``) only when it might come
-        next, and the order is the plan floors' (an entry's early key, when it is taken, is at most
-        every later plan floor's rank value).
+        ``early_plan_floor`` until that is the least waiting, then under its ``registers_plan_floor``'s
+        (its address table walked: ``address_registers``) until that is, then under its plan
+        floor's (its address program counted: ``address_valu``): each key at most the next, so the
+        table is walked and the program counted only where the round trip might come next, and the
+        order is the plan floors' (an entry's key, when it is taken, is at most every later plan
+        floor's rank value).
 
         A deferred design (``_DeferredBounds``) is made only when the rank value of its bounds
         (its plan cost bound with its instructions bound: at most the rank value of each of its round
@@ -844,10 +848,12 @@ class DesignPool:
         the least rank value not given is above ``rank_limit()``, so is every later one: none is given."""
         cm = self.ctx.cost_model
 
-        def early(i: int, j: int) -> tuple[float, int, int, bool]:  # a waiting entry: (key, design, store, exact)
-            return cm.rank_value(*self.accesses[i][j].early_plan_floor()), i, j, False
+        stages = (LdsAccesses.early_plan_floor, LdsAccesses.registers_plan_floor, LdsAccesses.plan_floor)
 
-        queue = [early(i, j) for i, accs in self.accesses.items() for j in range(len(accs))]
+        def entry(i: int, j: int, stage: int = 0) -> tuple[float, int, int, int]:  # (key, design, store, stage)
+            return cm.rank_value(*stages[stage](self.accesses[i][j])), i, j, stage
+
+        queue = [entry(i, j) for i, accs in self.accesses.items() for j in range(len(accs))]
         heapq.heapify(queue)
         bounds = {}  # design -> (rank value bound, floor bound) of each deferred design not made
         unlimited = rank_limit() == float("inf")
@@ -864,15 +870,15 @@ class DesignPool:
                 i = waiting[1]
                 del bounds[i]
                 for j in range(len(self._make(i))):
-                    heapq.heappush(queue, early(i, j))
+                    heapq.heappush(queue, entry(i, j))
                 continue
             if not queue or queue[0][0] > rank_lim:
                 return
-            _, i, j, exact = heapq.heappop(queue)
-            if exact:
+            _, i, j, stage = heapq.heappop(queue)
+            if stage == len(stages) - 1:
                 yield (i, j), self.accesses[i][j]
             else:
-                heapq.heappush(queue, (cm.rank_value(*self.accesses[i][j].plan_floor()), i, j, True))
+                heapq.heappush(queue, entry(i, j, stage + 1))
 
 
 def transpose_floor(ctx: ConversionContext) -> float:
@@ -1417,6 +1423,9 @@ class LdsAccesses:
     d_perms: int = 0  # a lower bound of the dst dwords gathered by v_perm_b32 (AMD; register_steps)
     d_copies: int = 0  # the copies building the dst's VGPR tuples from the loads' (AMD; register_steps)
     _floors: dict = field(default_factory=dict)
+    # address_registers and address_valu; not copied by ``replace`` (other accesses), shared by
+    # DesignPool._add's copies for designs of the same layout (the same accesses)
+    _addresses: dict = field(default_factory=dict, init=False)
 
     @property
     def barrier_scope(self) -> str | None:
@@ -1474,6 +1483,13 @@ class LdsAccesses:
         ``selector_valu`` VALU ops and the ``s_waitcnt`` of ``least_waits`` (one per round's barrier on AMD)."""
         return self._plan_floor(self.address_valu)
 
+    def registers_plan_floor(self) -> tuple[float, int]:
+        """``plan_floor`` with ``address_registers``' least count (``AddressRegisters.least``) in place of
+        ``address_valu``: the addresses' registers worked out, no op program built.  At least
+        ``early_plan_floor`` (at least one op per new register, the first access's address among
+        them) and at most ``plan_floor`` in both parts (``path_floor`` does not decrease in any part)."""
+        return self._plan_floor(self.address_registers.least())
+
     def early_plan_floor(self) -> tuple[float, int]:
         """``plan_floor`` with ``least_address_valu`` address VALU ops in place of ``address_valu``'s
         (at least that many: no address is formed before the first access, cost.lds_address_valu),
@@ -1483,15 +1499,20 @@ class LdsAccesses:
 
     def _plan_floor(self, valu: int) -> tuple[float, int]:
         cm = self.ctx.cost_model
-        perms, copies = self.register_steps()
-        issue, pipe = self._floor_parts()
+        key = ("plan", cm.key(), self.ctx.element_bits)
+        parts = self._floors.get(key)
+        if parts is None:  # all but the address VALU (the floors ask with up to three counts of it)
+            perms, copies = self.register_steps()
+            issue, pipe = self._floor_parts()
+            accesses = sum(len(a) for a in self.stores) + sum(len(a) for a in self.loads)
+            barriers = 2 * len(self.stores) - 1 if self.barrier_scope else 0
+            waits = least_waits(self.ctx, len(self.stores) if self.barrier_scope else 0)
+            parts = self._floors[key] = (issue, pipe, copies, perms * cm.instruction("v_perm_b32") if perms else 0.0,
+                                         accesses + barriers + perms + copies + waits)
+        issue, pipe, copies, perm_issue, instructions = parts
         valu += self.selector_valu
-        issue += (valu + copies) * cm.valu_issue + (perms * cm.instruction("v_perm_b32") if perms else 0.0)
-        accesses = sum(len(a) for a in self.stores) + sum(len(a) for a in self.loads)
-        barriers = 2 * len(self.stores) - 1 if self.barrier_scope else 0
-        waits = least_waits(self.ctx, len(self.stores) if self.barrier_scope else 0)
-        instructions = accesses + barriers + valu + perms + copies + waits
-        return cm.path_floor(issue, pipe, cm.latency(ROUND_TRIP_DS_DEPTH)), instructions
+        issue += (valu + copies) * cm.valu_issue + perm_issue
+        return cm.path_floor(issue, pipe, cm.latency(ROUND_TRIP_DS_DEPTH)), instructions + valu
 
     def register_steps(self) -> tuple[int, int]:
         """Lower bounds of the ``v_perm_b32`` steps and of the tuple copies (``valu_tuple_copies`` of
@@ -1531,12 +1552,25 @@ class LdsAccesses:
             return 0
         return over_fetch_selector_valu(self.ctx, [c & (p - 1) for c in self.D.other_cols[:self.D.lane_bits]])
 
-    @cached_property
+    @property
     def address_valu(self) -> int:
         """The VALU ops forming the LDS addresses of the plan build_lds makes of these accesses
-        (cost.lds_address_valu of its LDS steps: these accesses, in this order; ``cost.addresses_valu``
-        of their warp-0 addresses, each with one LDS step of its form: a step's immediate offsets
-        depend on its kind, width and pairing, not on its address or registers)."""
+        (cost.lds_address_valu of its LDS steps: these accesses, in this order):
+        ``address_registers``' count, memoized with it."""
+        got = self._addresses.get("valu")
+        if got is None:
+            got = self._addresses["valu"] = self.address_registers.count()
+        return got
+
+    @property
+    def address_registers(self) -> AddressRegisters:
+        """``cost.AddressRegisters`` of the warp-0 addresses of these accesses, each with one LDS step
+        of its form (a step's immediate offsets depend on its kind, width and pairing, not on its
+        address or registers); memoized in ``_addresses``, which the copies of these accesses for
+        designs of the same layout share (DesignPool._add: the same accesses)."""
+        got = self._addresses.get("registers")
+        if got is not None:
+            return got
         rows, forms = [], []
         made: dict[tuple, Step] = {}  # form -> its step
         for stores, loads in zip(self.stores, self.loads):
@@ -1549,7 +1583,9 @@ class LdsAccesses:
                     if form not in made:
                         made[form] = self._form_step(store, g2, off, st64)
                     forms.append(made[form])
-        return addresses_valu(np.concatenate(rows), forms, self.ctx.arch) if forms else 0
+        got = self._addresses["registers"] = (AddressRegisters.of(np.concatenate(rows), forms, self.ctx.arch) if forms
+                                              else AddressRegisters(0, None, 0, ()))
+        return got
 
     def _warp0_addresses(self, store: bool, groups: list[list[int]]) -> np.ndarray:
         """``[len(groups), lanes]`` warp 0's byte addresses of the accesses of register groups ``groups``

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import needs
-from linlayout.synth.lane_arith import AffineTable, LaneProgram, fit_affine, lane_columns, program_family
+from linlayout.synth.lane_arith import LANE, WARP, AffineTable, LaneProgram, fit_affine, lane_columns, program_family
 
 
 def _column(draw, wide: bool) -> int:
@@ -50,6 +50,34 @@ def test_program_computes_every_table(data, bits, family, n_tables):
     if warp_bits == 0:  # nothing depends on the warp id alone: SALU only for gfx9's v_mul_lo_u32 constants
         wide = sum(1 for n in prog.nodes if n[0] == "mul" and n[2] >= 1 << 24)
         assert salu <= (wide if family == "gfx9" else 0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.data(), st.sampled_from(["gfx9", "rdna"]), st.integers(2, 4))
+def test_count_reads_the_reached_nodes_alone(data, family, n_tables):
+    """LaneProgram.count depends on the nodes the tables reach, neither on the nodes that the trials of
+    ``add`` leave reached by none nor on the ids: a program of the reached nodes alone, made in
+    another order (the tables last to first, each node's later operand first), counts the same."""
+    prog = LaneProgram(family, 6, 0)
+    for _ in range(n_tables):
+        wide = data.draw(st.booleans())
+        prog.add(AffineTable(data.draw(st.integers(0, (1 << 32) - 1)),
+                             tuple(_column(data.draw, wide) for _ in range(6)), ()))
+    copy, new = LaneProgram(family, 6, 0), {LANE: LANE, WARP: WARP}
+
+    def make(i: int) -> int:
+        if i not in new:
+            n = prog.nodes[i]
+            ops = n[1:3] if n[0] in ("or", "xor") else () if n[0] == "const" else n[1:2]
+            for a in sorted(ops, reverse=True):
+                make(a)
+            new[i] = copy.node(n[0], *(new[a] for a in ops), *n[1 + len(ops):])
+        return new[i]
+
+    for aff, i in reversed(list(prog.tables.items())):
+        copy.tables[aff] = make(i)
+    assert len(copy.nodes) == len(_live_ops(prog)) + 2 + sum(1 for i in new if prog.nodes[i][0] == "const")
+    assert copy.count() == prog.count()
 
 
 def _live_ops(prog: LaneProgram) -> set[int]:
