@@ -52,7 +52,7 @@ from linlayout import LayoutError, LinearLayout
 from linlayout.hw.limits import check_conversion
 from linlayout.hw.targets import Target, get_target
 
-from .cost import DST_TUPLE_DWORDS, SRC_TUPLE_DWORDS, CostModel, cost_model
+from .cost import DST_TUPLE_DWORDS, SRC_TUPLE_DWORDS, CostModel, check_tuple_dwords, cost_model
 from .plan import ELEMENT_BITS, dwords_per_slot, slots_per_dword
 from .preimage import Problem, normalize
 
@@ -94,10 +94,8 @@ class ConversionContext:
         if lds_budget_bytes is not None and (isinstance(lds_budget_bytes, bool)
                                              or not isinstance(lds_budget_bytes, int) or lds_budget_bytes <= 0):
             raise LayoutError(f"lds_budget_bytes {lds_budget_bytes!r} must be a positive integer")
-        if isinstance(src_tuple_dwords, bool) or src_tuple_dwords not in (1, 2, 4):
-            raise LayoutError(f"src_tuple_dwords {src_tuple_dwords!r} must be 1, 2 or 4")
-        if isinstance(dst_tuple_dwords, bool) or dst_tuple_dwords not in (1, 2, 4):
-            raise LayoutError(f"dst_tuple_dwords {dst_tuple_dwords!r} must be 1, 2 or 4")
+        check_tuple_dwords("src_tuple_dwords", src_tuple_dwords)
+        check_tuple_dwords("dst_tuple_dwords", dst_tuple_dwords)
         check_conversion(src, dst, target.name, element_bits, lds_budget_bytes)
         budget_given = lds_budget_bytes is not None
         return cls(normalize(src, dst, target.wave_size), target, element_bits, cost_model(target.name, objective),

@@ -76,9 +76,12 @@ from .lane_arith import least_tables_valu, linear_columns, program_family, row_t
 from .steps import dwords_per_slot, slots_per_dword
 from .steps.lds import missing_transpose_load
 
-__all__ = ["CONCURRENT_INSTRUCTION_EXPONENT", "CONCURRENT_TIE_FRACTION", "COST_TIE_FRACTION", "CostModel", "DST_TUPLE_DWORDS", "OBJECTIVES", "SRC_TUPLE_DWORDS", "cost_model",
-           "lds_address_valu", "AddressRegisters", "load_tuple_copies", "lower_bound", "register_load_copies", "matrix_access_cost", "mix_cost", "near_best", "rank_value", "register_merges", "round_trip_cost", "TIE_MARGIN", "tie_limit",
-           "tuple_copies"]
+__all__ = ["AddressRegisters", "bpermute_address_valu", "check_tuple_dwords",
+           "CONCURRENT_INSTRUCTION_EXPONENT", "CONCURRENT_TIE_FRACTION", "cost_model", "COST_TIE_FRACTION",
+           "CostModel", "DST_TUPLE_DWORDS", "lds_address_valu", "least_address_valu", "lgkm_waits",
+           "load_tuple_copies", "lower_bound", "matrix_access_cost", "mix_cost", "near_best", "OBJECTIVES",
+           "rank_value", "register_load_copies", "register_merges", "round_trip_cost", "SRC_TUPLE_DWORDS",
+           "tie_limit", "TIE_MARGIN", "tuple_copies", "TUPLE_DWORDS"]
 
 VALU_ISSUE = 4.0  # [I] wave64 on a 16-wide SIMD: 4 cycles per VALU instruction
 PERMLANE_ISSUE = 4.0  # [I] v_permlane*_swap issue rate is undocumented; taken as one VALU op
@@ -577,6 +580,14 @@ PERMLANE_SELECTOR_SALU = 1
 SRC_TUPLE_DWORDS = 4
 # What the dst's consumer takes whole by default: single VGPRs (no tuple; ConversionContext.dst_tuple_dwords).
 DST_TUPLE_DWORDS = 1
+# The VGPR tuple sizes a side's registers can arrive or be taken in (dwordx1/x2/x4 accesses, MFMA operands).
+TUPLE_DWORDS = (1, 2, 4)
+
+
+def check_tuple_dwords(name: str, value) -> None:
+    """``LayoutError`` naming ``name`` unless ``value`` is an int of :data:`TUPLE_DWORDS` (not a bool or a float)."""
+    if type(value) is not int or value not in TUPLE_DWORDS:
+        raise LayoutError(f"{name} {value!r} must be 1, 2 or 4")
 
 
 class _AddressBases:
@@ -775,6 +786,9 @@ def load_tuple_copies(loads: list[list[int]], fresh: set[int], tuple_dwords: int
     VGPR of the home inside the load holds a dword of the tuple at its place in the tuple
     (``q = o + d mod t``), a temporary, or a dword of an earlier tuple (its value already taken); the
     tuple's dwords there stay: the home with the most of them."""
+    check_tuple_dwords("tuple_dwords", tuple_dwords)
+    if type(alignment) is not int or alignment not in (1, 2):
+        raise LayoutError(f"alignment {alignment!r} must be 1 or 2 (Target.vgpr_tuple_alignment)")
     t = tuple_dwords
     if t == 1:
         return 0

@@ -529,8 +529,13 @@ def test_no_dst_tuples_by_default():
     src, dst = LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"])
     assert (plan_conversion(src, dst, "gfx90a", 32, dst_tuple_dwords=1).dumps()
             == plan_conversion(src, dst, "gfx90a", 32).dumps())
-    with pytest.raises(LayoutError, match="dst_tuple_dwords"):
-        plan_conversion(src, dst, "gfx90a", 32, dst_tuple_dwords=3)
+    for bad in (3, 2.0, True):
+        with pytest.raises(LayoutError, match="dst_tuple_dwords"):
+            plan_conversion(src, dst, "gfx90a", 32, dst_tuple_dwords=bad)
+    with pytest.raises(LayoutError, match="src_tuple_dwords"):
+        plan_conversion(src, dst, "gfx90a", 32, src_tuple_dwords=4.0)
+    with pytest.raises(LayoutError, match="alignment"):
+        load_tuple_copies([[0, 1]], set(), 2, 0)
 
 
 @needs.mlir

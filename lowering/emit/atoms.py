@@ -319,8 +319,9 @@ def uniform_word(b: Builder, value: int) -> str:
 def unseen_word(b: Builder, value: str) -> str:
     """The i32 VGPR ``value`` through ``llvm.amdgcn.softwqm`` ("this value in whole-quad mode if the kernel
     enters it"): in a kernel that never enters whole-quad mode (ours: no derivatives, no image sampling) a plain
-    copy, which the register allocator removes, and LLVM does not look through it, so ops on the result are
-    selected as written.  Unlike :func:`opaque_word`, it is no inline asm, after which gfx940/gfx950 LLVM waits a
+    copy, which the register allocator removes (except on gfx942 where two lane-bit sets read one bit: one
+    ``v_mov_b32`` stays, tests/test_emit_lane_choices.py), and LLVM does not look through it, so ops on the
+    result are selected as written.  Unlike :func:`opaque_word`, it is no inline asm, after which gfx940/gfx950 LLVM waits a
     cycle before the first VALU reader (``Target.waits_after_inline_asm``: an ``s_nop 0`` where nothing else
     fills the slot)."""
     return b.value(f'llvm.call_intrinsic "llvm.amdgcn.softwqm.i32"({value}) : (i32) -> i32', "uw")

@@ -83,8 +83,8 @@ class Target:
       otherwise merge ``base + constant`` into the logic ops that made ``base`` (a ``v_bitop3_b32`` and an
       ``s_mov_b32`` of the constant instead of one ``v_add_u32``; seen in gfx950 corpus kernels).  Where
       it is False the add stays one ``v_or_b32``/``v_add_u32`` and a copy would cost a ``v_mov_b32``.
-    * ``vop3_literal``: does a VOP3 instruction take one 32-bit literal operand (GFX10 and later: the RDNA
-      targets and gfx1250; gfx9's VOP3 takes none, only inline constants)?  The lowering passes a constant
+    * ``vop3_literal``: does a VOP3 instruction take one 32-bit literal operand (GFX10 and later: every RDNA
+      target here, gfx1250 included; gfx9's VOP3 takes none, only inline constants)?  The lowering passes a constant
       ``v_perm_b32`` selector as the literal there and moves it into an SGPR in the prologue elsewhere
       (docs/amd_facts.md 6.4); a per-lane choice on a lane mask (``v_cndmask_b32``) takes one of its two
       constants as the literal there and both in VGPRs elsewhere (linlayout.synth.lane_choices).
@@ -96,6 +96,9 @@ class Target:
       LLVM assumes an inline asm may write with a forwarding hazard on gfx940 and later CDNA (seen in gfx942 and
       gfx950 kernels); none on gfx90a and RDNA.  Where it waits, the lowering hides a value from the compiler
       without an inline asm (linlayout.lowering.emit.lane_choices: ``atoms.unseen_word``).
+    * ``vgpr_tuple_alignment``: the VGPR a tuple of two or more dwords starts at is a multiple of this: 2 on
+      CDNA (gfx90a and later: 64-bit and wider VGPR operands are even-aligned, docs/amd_facts.md), 1 on RDNA
+      and NVIDIA; the dst tuple copies read it (linlayout.synth.cost.load_tuple_copies).
     * ``default_objective``: the conversion cost objective (linlayout.synth.cost.OBJECTIVES) a plan
       for this target is chosen by when none is asked for: ``concurrent`` on AMD (argued in
       docs/conversions.md section 5), ``latency`` on NVIDIA, where plans chosen by it ran faster
@@ -132,6 +135,7 @@ class Target:
     vop3_literal: bool = False
     has_delay_alu: bool = False
     waits_after_inline_asm: bool = False
+    vgpr_tuple_alignment: int = 1
 
     @property
     def gfx_generation(self) -> int:
@@ -178,12 +182,6 @@ class Target:
         ``st.shared.b16`` / ``.b8`` stores the low bits of its operand, so the upper half takes a
         shift first (the CUDA emitter's ``>> 16``), one more instruction."""
         return self.lds_isa == "ds"
-
-    @property
-    def vgpr_tuple_alignment(self) -> int:
-        """The VGPR a tuple of two or more dwords starts at is a multiple of this: 2 on CDNA (gfx90a and
-        later: 64-bit and wider VGPR operands are even-aligned, docs/amd_facts.md), 1 elsewhere."""
-        return 2 if self.family == "cdna" else 1
 
     def lds_op_name(self, store: bool, width_bytes: int) -> str:
         """The LDS instruction moving ``width_bytes`` per lane (1..16): ``ds_write_bN``, ``ds_read_bN``

@@ -171,7 +171,8 @@ def _cdna(name: str, lds_bytes: int, lds_banks: int, lds_phases: dict, mfma_vers
                   mma="mfma", mfma_version=mfma_version, emitter=emitter,
                   lds_phases=MappingProxyType(lds_phases), lds_assumptions=MappingProxyType(LDS_ASSUMPTIONS),
                   lds_model_assumptions=extra, aliases=aliases, agprs_per_lane=256,
-                  opaque_beyond_offset_adds=opaque_beyond_offset_adds, waits_after_inline_asm=waits_after_inline_asm)
+                  opaque_beyond_offset_adds=opaque_beyond_offset_adds, waits_after_inline_asm=waits_after_inline_asm,
+                  vgpr_tuple_alignment=2)
 
 
 register(_cdna("gfx90a", 64 * 1024, 32, _lds_32banks(as_gfx942=True), 2, "rocdl", ("cdna2", "mi200")))
