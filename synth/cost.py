@@ -825,22 +825,27 @@ def load_tuple_copies(loads: list[list[int]], fresh: set[int], tuple_dwords: int
 
 def _load_tuple_copies(plan, tuple_dwords: int) -> int:
     """``tuple_copies`` of the dst's VGPR tuples of ``tuple_dwords`` over the LDS loads of ``plan``
-    (``Step.load_tuple``), each slot named by the dst slot it becomes through the free renamings
-    after it (``Step.renames``; the first such slot; any other slot a temporary):
+    (``Step.load_tuple``), each loaded slot named by the dst slot its value ends in: followed back from
+    the end (slot ``k`` holds dst slot ``k``), a free renaming (``Step.renames``: ``(d, s)``, slot ``d``
+    takes ``s``'s value) sends ``d``'s dst slots to ``s``, and any step writing a slot cuts it off (the
+    value there before does not reach the dst); the first of its dst slots, a temporary where none:
     ``register_load_copies``."""
     if tuple_dwords == 1:
         return 0
-    origin = list(range(plan.slots_out))  # dst slot -> the slot holding its value, back through the renamings
+    ends: dict[int, set[int]] = {k: {k} for k in range(plan.slots_out)}  # slot -> the dst slots its value ends in
+    loads: list[list[int]] = []
     for st in reversed(plan.steps):
-        pairs = dict(st.renames())
-        if pairs:
-            origin = [pairs.get(o, o) for o in origin]
-    home: dict[int, int] = {}
-    for k, o in enumerate(origin):
-        home.setdefault(o, k)
-    loads = [[home.get(s, -1) for s in st.load_tuple()] for st in plan.steps]  # (-1: a temporary)
-    return register_load_copies([regs for regs in loads if regs], plan.element_bits, tuple_dwords,
-                                get_target(plan.arch).vgpr_tuple_alignment)
+        slots = st.load_tuple()
+        if slots:
+            loads.append([min(ends[v]) if v in ends else -1 for v in slots])  # (-1: a temporary)
+        written = set(st.writes())
+        before = {v: set(d) for v, d in ends.items() if v not in written}
+        for d, v in st.renames():
+            if d in ends:
+                before.setdefault(v, set()).update(ends[d])
+        ends = before
+    loads.reverse()
+    return register_load_copies(loads, plan.element_bits, tuple_dwords, get_target(plan.arch).vgpr_tuple_alignment)
 
 
 def register_load_copies(loads: list[list[int]], element_bits: int, tuple_dwords: int, alignment: int) -> int:

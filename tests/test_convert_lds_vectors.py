@@ -591,3 +591,28 @@ def test_deferred_bounds_and_barriers_hold_on_every_round_trip():
                 checked += 1
                 reached += abs(b.floor - a.floor()) < 1e-9
     assert checked >= 300 and reached >= 150 and barriers >= 250, (checked, reached, barriers)  # 333, 194, 300
+
+
+def test_load_tuple_copies_follow_renamings_after_the_loads_only():
+    # the recount from the plan (estimate_overhead) names each loaded slot by the dst slot its value
+    # ends in: a renaming after the loads moves values out of their tuples (dst 0 and 2 swapped: the
+    # two dwordx2 tuples (0, 1), (2, 3) of one ds_read_b128 no longer sit in place: 3 copies by
+    # load_tuple_copies' rule), a renaming before them is overwritten by the loads and changes nothing
+    import dataclasses
+
+    from linlayout.lowering.emit.conversion_kernel import source_tuple_dwords
+    from linlayout.synth.steps.mov import Mov
+
+    c = _amd_case("mfma16->dotA16(kw2)", "gfx90a", "fp32")
+    src, dst = LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"])
+    plan = plan_conversion(src, dst, "gfx90a", 32, dst_tuple_dwords=2, src_tuple_dwords=source_tuple_dwords(src, 32))
+
+    def copies(steps):
+        return estimate_overhead(dataclasses.replace(plan, steps=steps), dst_tuple_dwords=2).get(
+            "valu_load_tuple_copies", 0)
+
+    assert copies(list(plan.steps)) == 0
+    assert copies([Mov(dst=[0], src=[1])] + list(plan.steps)) == 0
+    swap = list(range(plan.slots_out))
+    swap[0], swap[2] = 2, 0
+    assert copies(list(plan.steps) + [Mov(dst=list(range(plan.slots_out)), src=swap)]) == 3
