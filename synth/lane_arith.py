@@ -543,10 +543,28 @@ def tables_valu(family: str, lane_bits: int, tables: tuple) -> int:
     return total + (before // RDNA_OPS_PER_DELAY if family == "rdna" else 0)
 
 
-def least_tables_valu(tables: tuple) -> int:
-    """A lower bound of ``tables_valu`` for ``tables`` on either family, without a program: each table
-    counts at least one (``TABLE_LOAD_OPS`` one that is not affine), the ``s_delay_alu`` none."""
-    return sum(TABLE_LOAD_OPS if t is None else 1 for t in tables)
+def least_tables_valu(family: str, lane_bits: int, tables: tuple) -> int:
+    """A lower bound of ``tables_valu(family, lane_bits, tables)`` that builds the program of one table
+    alone: ``tables_valu`` adds ``max(d, 1)`` per table with lane columns, ``d`` the growth of the
+    program's count, so at least the count of the first such table's program (``_first_table_ops``: it
+    is built into an empty program, as here) and one per other; ``TABLE_LOAD_OPS`` per table that is
+    not affine, one per uniform table, and no ``s_delay_alu``."""
+    total, first = 0, None
+    for t in tables:
+        if t is None:
+            total += TABLE_LOAD_OPS
+        elif first is None and any(t[1]):
+            first = t
+        else:
+            total += 1
+    return total + (0 if first is None else _first_table_ops(family, lane_bits, first))
+
+
+@caches.memoize("synth.lane_arith.first_table_ops", size=1 << 14)
+def _first_table_ops(family: str, lane_bits: int, table: tuple) -> int:
+    """The instructions (``LaneProgram.count``, VALU and SALU) of the program building the lane table
+    ``table`` (``(const, lane_cols)``, some column nonzero) alone, at least one."""
+    return max(LaneProgram(family, lane_bits, 0).add_counted(AffineTable(table[0], table[1], ())), 1)
 
 
 def row_table(row: np.ndarray, defined: np.ndarray | None = None):
