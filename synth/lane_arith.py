@@ -214,6 +214,15 @@ class LaneProgram:
         self._vec: list[bool] = [True, False]  # does the node depend on the lane id (a VALU op)?
         self.tables: dict[AffineTable, int] = {}  # the tables built, by their map
 
+    def copy(self) -> "LaneProgram":
+        """A program with this one's nodes and tables, built on apart (a node's operand list is never
+        changed once made: those are shared)."""
+        other = LaneProgram.__new__(LaneProgram)
+        other.family, other.bits = self.family, dict(self.bits)
+        other.nodes, other._index = list(self.nodes), dict(self._index)
+        other._ops, other._vec, other.tables = list(self._ops), list(self._vec), dict(self.tables)
+        return other
+
     # ------------------------------------------------------------------ building
     def node(self, kind: str, *args) -> int:
         key = (kind, *args)
@@ -529,13 +538,17 @@ def tables_valu(family: str, lane_bits: int, tables: tuple) -> int:
     earlier one costs its own register), so that the count is at least the number of tables: the
     planner's floors (linlayout.synth.lds_path) count one per new address register.  On RDNA the
     ``s_delay_alu`` LLVM adds, one per RDNA_OPS_PER_DELAY ops of the program."""
-    prog = LaneProgram(family, lane_bits, 0)
+    prog = None
     total = before = 0
     for t in tables:
         if t is None:
             total += TABLE_LOAD_OPS
         elif not any(t[1]):
             total += 1
+        elif prog is None:  # the first table with lane columns: its program alone, built on apart
+            first, before = _first_table_program(family, lane_bits, t)
+            prog = first.copy()
+            total += max(before, 1)
         else:
             now = prog.add_counted(AffineTable(t[0], t[1], ()))
             total += max(now - before, 1)
@@ -546,7 +559,7 @@ def tables_valu(family: str, lane_bits: int, tables: tuple) -> int:
 def least_tables_valu(family: str, lane_bits: int, tables: tuple) -> int:
     """A lower bound of ``tables_valu(family, lane_bits, tables)`` that builds the program of one table
     alone: ``tables_valu`` adds ``max(d, 1)`` per table with lane columns, ``d`` the growth of the
-    program's count, so at least the count of the first such table's program (``_first_table_ops``: it
+    program's count, so at least the count of the first such table's program (``_first_table_program``: it
     is built into an empty program, as here) and one per other; ``TABLE_LOAD_OPS`` per table that is
     not affine, one per uniform table, and no ``s_delay_alu``."""
     total, first = 0, None
@@ -557,14 +570,16 @@ def least_tables_valu(family: str, lane_bits: int, tables: tuple) -> int:
             first = t
         else:
             total += 1
-    return total + (0 if first is None else _first_table_ops(family, lane_bits, first))
+    return total + (0 if first is None else max(_first_table_program(family, lane_bits, first)[1], 1))
 
 
-@caches.memoize("synth.lane_arith.first_table_ops", size=1 << 14)
-def _first_table_ops(family: str, lane_bits: int, table: tuple) -> int:
-    """The instructions (``LaneProgram.count``, VALU and SALU) of the program building the lane table
-    ``table`` (``(const, lane_cols)``, some column nonzero) alone, at least one."""
-    return max(LaneProgram(family, lane_bits, 0).add_counted(AffineTable(table[0], table[1], ())), 1)
+@caches.memoize("synth.lane_arith.first_table_program", size=1 << 14)
+def _first_table_program(family: str, lane_bits: int, table: tuple) -> tuple[LaneProgram, int]:
+    """The program building the lane table ``table`` (``(const, lane_cols)``, some column nonzero) alone
+    and its instructions (``LaneProgram.count``, VALU and SALU): ``tables_valu`` builds on a copy of it,
+    ``least_tables_valu`` counts it (not changed by either)."""
+    prog = LaneProgram(family, lane_bits, 0)
+    return prog, prog.add_counted(AffineTable(table[0], table[1], ()))
 
 
 def row_table(row: np.ndarray, defined: np.ndarray | None = None):
