@@ -638,7 +638,7 @@ class AddressRegisters:
     of formed registers (and on PTX targets every new register's), and the other new registers, the
     tables of one op program (``tables``: ``lane_arith.tables_valu``'s entries, in issue order; its
     ``family`` and ``lane_bits``).  ``count()`` is the instruction count, ``least()`` a lower bound of
-    it that builds the program of one table alone (``lane_arith.least_tables_valu``): the planner
+    it that builds no program (``lane_arith.least_tables_valu``): the planner
     orders round trips by the second and works out the first only for those that might come next
     (lds_path.DesignPool)."""
 
@@ -693,9 +693,9 @@ class AddressRegisters:
         return self.fixed + (tables_valu(self.family, self.lane_bits, self.tables) if self.tables else 0)
 
     def least(self) -> int:
-        """A lower bound of ``count()``: ``fixed`` and ``least_tables_valu`` of the tables (the program of
-        the first table with lane columns alone, one per other table)."""
-        return self.fixed + (least_tables_valu(self.family, self.lane_bits, self.tables) if self.tables else 0)
+        """A lower bound of ``count()``: ``fixed`` and ``least_tables_valu`` of the tables (the terms the
+        first table with lane columns needs, one per other table)."""
+        return self.fixed + least_tables_valu(self.tables)
 
 
 def least_address_valu(target) -> int:

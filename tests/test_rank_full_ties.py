@@ -115,7 +115,7 @@ def test_the_address_registers_least_count_bounds_the_program(family, step):
             continue
         for a in lds_path.designs(ctx).every():
             regs = a.address_registers
-            assert least_tables_valu(regs.family, regs.lane_bits, regs.tables) <= tables_valu(regs.family, regs.lane_bits, regs.tables)
+            assert least_tables_valu(regs.tables) <= tables_valu(regs.family, regs.lane_bits, regs.tables)
             assert regs.least() <= regs.count() == a.address_valu, c["name"]
             checked += 1
             below += regs.least() < regs.count()
