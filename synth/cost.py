@@ -638,9 +638,8 @@ class AddressRegisters:
     of formed registers (and on PTX targets every new register's), and the other new registers, the
     tables of one op program (``tables``: ``lane_arith.tables_valu``'s entries, in issue order; its
     ``family`` and ``lane_bits``).  ``count()`` is the instruction count, ``least()`` a lower bound of
-    it that builds no program (``lane_arith.least_tables_valu``): the planner
-    orders round trips by the second and works out the first only for those that might come next
-    (lds_path.DesignPool)."""
+    it that builds no program (``lane_arith.least_tables_valu``): the planner orders round trips by
+    the second and works out the first only for those that might come next (lds_path.DesignPool)."""
 
     fixed: int
     family: str | None  # lane_arith.program_family's (None on PTX targets: no table)
@@ -693,8 +692,7 @@ class AddressRegisters:
         return self.fixed + (tables_valu(self.family, self.lane_bits, self.tables) if self.tables else 0)
 
     def least(self) -> int:
-        """A lower bound of ``count()``: ``fixed`` and ``least_tables_valu`` of the tables (the terms the
-        first table with lane columns needs, one per other table)."""
+        """A lower bound of ``count()``: ``fixed`` and ``least_tables_valu`` of the tables."""
         return self.fixed + least_tables_valu(self.tables)
 
 

@@ -54,7 +54,7 @@ from linlayout import LayoutError, caches, f2
 from linlayout.hw.targets import get_target
 
 __all__ = ["AffineTable", "LaneProgram", "RDNA_OPS_PER_DELAY", "TABLE_LOAD_OPS", "fit_affine", "lane_columns",
-           "least_table_ops", "least_tables_valu", "linear_columns", "program_family", "row_table", "tables_valu"]
+           "least_tables_valu", "linear_columns", "program_family", "row_table", "tables_valu"]
 
 LANE, WARP = 0, 1  # the value ids of the lane id and the warp id in every program
 _INLINE = range(-16, 65)  # gfx9 inline integer constants (a VOP3 operand without a literal)
@@ -213,15 +213,6 @@ class LaneProgram:
         self._ops: list[list[int]] = [[], []]  # each node's operands that are nodes of ops (not constants)
         self._vec: list[bool] = [True, False]  # does the node depend on the lane id (a VALU op)?
         self.tables: dict[AffineTable, int] = {}  # the tables built, by their map
-
-    def copy(self) -> "LaneProgram":
-        """A program with this one's nodes and tables, built on apart (a node's operand list is never
-        changed once made: those are shared)."""
-        other = LaneProgram.__new__(LaneProgram)
-        other.family, other.bits = self.family, dict(self.bits)
-        other.nodes, other._index = list(self.nodes), dict(self._index)
-        other._ops, other._vec, other.tables = list(self._ops), list(self._vec), dict(self.tables)
-        return other
 
     # ------------------------------------------------------------------ building
     def node(self, kind: str, *args) -> int:
@@ -538,17 +529,13 @@ def tables_valu(family: str, lane_bits: int, tables: tuple) -> int:
     earlier one costs its own register), so that the count is at least the number of tables: the
     planner's floors (linlayout.synth.lds_path) count one per new address register.  On RDNA the
     ``s_delay_alu`` LLVM adds, one per RDNA_OPS_PER_DELAY ops of the program."""
-    prog = None
+    prog = LaneProgram(family, lane_bits, 0)
     total = before = 0
     for t in tables:
         if t is None:
             total += TABLE_LOAD_OPS
         elif not any(t[1]):
             total += 1
-        elif prog is None:  # the first table with lane columns: its program alone, built on apart
-            first, before = _first_table_program(family, lane_bits, t)
-            prog = first.copy()
-            total += max(before, 1)
         else:
             now = prog.add_counted(AffineTable(t[0], t[1], ()))
             total += max(now - before, 1)
@@ -557,56 +544,9 @@ def tables_valu(family: str, lane_bits: int, tables: tuple) -> int:
 
 
 def least_tables_valu(tables: tuple) -> int:
-    """A lower bound of ``tables_valu`` for ``tables`` on either family, without a program:
-    ``tables_valu`` adds ``max(d, 1)`` per table with lane columns, ``d`` the growth of the program's
-    count, so at least the count of the first such table's program alone (it is built into an empty
-    program), at least ``least_table_ops`` of its columns, and one per other; ``TABLE_LOAD_OPS`` per
-    table that is not affine, one per uniform table, and no ``s_delay_alu``."""
-    total, first = 0, None
-    for t in tables:
-        if t is None:
-            total += TABLE_LOAD_OPS
-        elif first is None and any(t[1]):
-            first = t
-        else:
-            total += 1
-    return total + (0 if first is None else least_table_ops(first[1]))
-
-
-@caches.memoize("synth.lane_arith.least_table_ops", size=1 << 12)
-def least_table_ops(lane_cols: tuple[int, ...]) -> int:
-    """A lower bound of the instructions (``LaneProgram.count``) of a program building one table of the
-    lane columns ``lane_cols`` (some nonzero) alone, whatever its terms (``_units``' choices).
-
-    Each OR/XOR absorbs at most one operand and is then not absorbed itself, so a program counts at
-    least its nodes of the other kinds (and, shifts, bfe, sbit, mul).  Among them: the root of the
-    shift term of each shift ``o - b`` of a single-bit column (such columns are never a unit), one
-    node per shift, the shifts told apart by kind, shift and operand; one more root where a multi-bit
-    column has a shift outside those (its unit's multiply or column term, or a shift term of that
-    shift); and the AND under a left shift term's shift, where there is one and no pair of shift 0
-    (then no AND of the lane id is a root)."""
-    single, every, beyond = set(), set(), False
-    for b, col in enumerate(lane_cols):
-        if col:
-            shifts = {o - b for o in _bits(col)}
-            every |= shifts
-            if not col & (col - 1):
-                single |= shifts
-    for b, col in enumerate(lane_cols):
-        if col & (col - 1) and not {o - b for o in _bits(col)} <= single:
-            beyond = True
-            break
-    inner = 0 not in every and any(s > 0 for s in single)
-    return max(len(single) + beyond + inner, 1)
-
-
-@caches.memoize("synth.lane_arith.first_table_program", size=1 << 14)
-def _first_table_program(family: str, lane_bits: int, table: tuple) -> tuple[LaneProgram, int]:
-    """The program building the lane table ``table`` (``(const, lane_cols)``, some column nonzero) alone
-    and its instructions (``LaneProgram.count``, VALU and SALU): ``tables_valu`` builds on a copy of it
-    (tables of the same first table share it; it is not changed)."""
-    prog = LaneProgram(family, lane_bits, 0)
-    return prog, prog.add_counted(AffineTable(table[0], table[1], ()))
+    """A lower bound of ``tables_valu`` for ``tables`` on either family, without a program: each table
+    counts at least one (``TABLE_LOAD_OPS`` one that is not affine), the ``s_delay_alu`` none."""
+    return sum(TABLE_LOAD_OPS if t is None else 1 for t in tables)
 
 
 def row_table(row: np.ndarray, defined: np.ndarray | None = None):
