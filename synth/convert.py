@@ -118,15 +118,15 @@ def _src_duplicates(ctx: ConversionContext, n_values: int) -> tuple[int, ...] | 
 
 
 def _priced(plan: Plan, ctx: ConversionContext, lds_valu: int | None = None, depth: int | None = None,
-            tuple_copies: int | None = None, access_cycles: dict | None = None,
-            load_tuple_copies: int | None = None) -> Plan:
+            store_copies: int | None = None, access_cycles: dict | None = None,
+            load_copies: int | None = None) -> Plan:
     """``plan`` with the setup, cost and cost parts of its steps under ``ctx`` (``lds_valu``: its LDS
-    address VALU ops, ``depth``: its ``cost.ds_depth``, ``tuple_copies``: its stores' VGPR tuple
+    address VALU ops, ``depth``: its ``cost.ds_depth``, ``store_copies``: its stores' VGPR tuple
     copies, ``access_cycles``: its LDS accesses' cycles by form (``cost.plan_cost``), each when known;
-    ``load_tuple_copies``: the copies building the dst's VGPR tuples from its LDS loads')."""
+    ``load_copies``: the copies building the dst's VGPR tuples from its LDS loads')."""
     depth = cost_mod.ds_depth(plan) if depth is None else depth
-    plan.overhead = cost_mod.estimate_overhead(plan, depth, lds_valu, ctx.src_tuple_dwords, tuple_copies,
-                                               load_tuple_copies, ctx.dst_tuple_dwords)
+    plan.overhead = cost_mod.estimate_overhead(plan, depth, lds_valu, ctx.src_tuple_dwords, store_copies,
+                                               load_copies, ctx.dst_tuple_dwords)
     plan.cost, plan.cost_detail = cost_mod.plan_cost(plan, ctx.cost_model, depth, access_cycles)
     return plan
 

@@ -922,8 +922,8 @@ def _setup_unit(name: str) -> str:
 
 
 def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = None,
-                      src_tuple_dwords: int = SRC_TUPLE_DWORDS, tuple_copies: int | None = None,
-                      load_tuple_copies: int | None = None, dst_tuple_dwords: int = DST_TUPLE_DWORDS) -> dict[str, int]:
+                      src_tuple_dwords: int = SRC_TUPLE_DWORDS, store_copies: int | None = None,
+                      load_copies: int | None = None, dst_tuple_dwords: int = DST_TUPLE_DWORDS) -> dict[str, int]:
     """Setup instructions the steps need but that are not steps themselves ([I] estimates).
 
     ``valu_bpermute_addr`` the instructions forming the distinct ds_bpermute address tables
@@ -951,7 +951,7 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
     from the LDS loads' (``_load_tuple_copies``); none on PTX;
     ``s_waitcnt`` on AMD targets the waits LLVM puts in the region (``lgkm_waits``); on PTX targets
     the scoreboard waits, one per level of dependent DS instructions (``depth``: ``ds_depth(plan)``,
-    ``lds_valu``: ``valu_lds_addr``, ``tuple_copies``: ``valu_tuple_copies`` and ``load_tuple_copies``:
+    ``lds_valu``: ``valu_lds_addr``, ``store_copies``: ``valu_tuple_copies`` and ``load_copies``:
     ``valu_load_tuple_copies`` on AMD, when the
     caller knows them); ``s_nop`` the hazard waits of the
     order the lowering emits the steps in (linlayout.synth.hazards.hazard_nops: CDNA DPP and permlane
@@ -976,10 +976,10 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
         "salu_lane_selector_delay": setup.choices.delay_alu,
         "salu_permlane_selector": PERMLANE_SELECTOR_SALU * len(setup.permlane_selectors),
         "valu_lds_addr": lds_address_valu(setup.lds_steps, plan.arch) if lds_valu is None else lds_valu,
-        "valu_tuple_copies": 0 if ptx else (_store_tuple_copies(plan, src_tuple_dwords) if tuple_copies is None
-                                            else tuple_copies),
-        "valu_load_tuple_copies": 0 if ptx else (_load_tuple_copies(plan, dst_tuple_dwords) if load_tuple_copies is None
-                                                 else load_tuple_copies),
+        "valu_tuple_copies": 0 if ptx else (_store_tuple_copies(plan, src_tuple_dwords) if store_copies is None
+                                            else store_copies),
+        "valu_load_tuple_copies": 0 if ptx else (_load_tuple_copies(plan, dst_tuple_dwords) if load_copies is None
+                                                 else load_copies),
         "s_waitcnt": (ds_depth(plan) if depth is None else depth) if ptx else lgkm_waits(plan),
     }
     if not ptx:
