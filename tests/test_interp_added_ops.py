@@ -63,7 +63,7 @@ def test_inverse_ballot_and_tied_inline_asm_marker():
 
 
 
-@pytest.mark.parametrize("arch,lanes", [("gfx942", 64), ("gfx1100", 32)])
+@pytest.mark.parametrize("arch,lanes", [("gfx942", 64), ("gfx950", 64), ("gfx1100", 32)])
 def test_softwqm_is_a_copy_and_no_instruction(arch, lanes):
     """``atoms.unseen_word``'s ``llvm.amdgcn.softwqm`` on a sign-extended bit of ``x``, then ``& K + A`` (a lane
     choice's form): the interpreter passes the value through, and the compiled kernel keeps the ``v_bfe_i32``, the
