@@ -473,6 +473,8 @@ def _lds_candidates(ctx: ConversionContext, best_only: bool = False, ceiling: fl
         return []  # every round trip given was over the budget, and the rest rank after the in-wave plans
     if not fitted:  # (no limit: every round trip was given)
         every = pool.every()
+        if not every:
+            raise LayoutError("no shared layout gives LDS accesses for this conversion")
         raise LayoutError(f"the tile needs {min(a.design.lds_bytes for a in every)} bytes of LDS, more than "
                           f"{ctx.budget_text} allows; give a larger lds_budget_bytes or one that allows rounds")
     return [out[k] for k in sorted(range(len(out)), key=places.__getitem__)]

@@ -763,8 +763,9 @@ class _Deferred:
     (``_DeferredBounds``) and ``instructions()``, a lower bound of the instructions with setup
     (``LdsAccesses.plan_floor``) of each of its round trips.  ``made``: ``make()`` gives a design
     already synthesized, whose round trips alone wait (``_synthesized``); its bounds are worked out
-    only where a rank limit is in force when the pool is asked (``DesignPool.by_floor``), and a
-    LayoutError of its accesses is the pool's, as for a design listed made."""
+    only where a rank limit is in force when the pool is asked (``DesignPool.by_floor``).  A
+    LayoutError of its accesses leaves it without round trips, as any design's
+    (``DesignPool._add``)."""
 
     make: Callable[[], LdsDesign]
     bounds: Callable[[], _DeferredBounds]
@@ -786,6 +787,9 @@ class DesignPool:
                 self._add(i, e)
 
     def _add(self, i: int, d: LdsDesign) -> None:
+        """Design ``i`` is ``d``: its round trips are ``lds_accesses``' (none where that raises a
+        LayoutError: the layout's accesses cannot be formed, e.g. a transpose-read layout the dst
+        cannot be read from, or an access spanning two rounds; the other designs stand)."""
         same = self._layouts.get(layout_key(d))
         if same is not None:  # the layout of an earlier design: the same accesses (and floors)
             self.accesses[i] = [replace(a, design=d) for a in same]
@@ -795,16 +799,15 @@ class DesignPool:
         try:
             got = lds_accesses(self.ctx, d)
         except LayoutError:
-            if not (d.read_transpose or d.over_fetch):
-                raise
             got = []
         self._layouts[layout_key(d)] = self.accesses[i] = got
 
     def _make(self, i: int) -> list[LdsAccesses]:
-        if self.deferred[i].made:
-            self._add(i, self.deferred[i].make())  # (a LayoutError leaves it waiting: asked again, it raises again)
-            del self.deferred[i]
-            return self.accesses[i]
+        """Make deferred design ``i`` (none where ``make()`` raises a LayoutError) and list its
+        round trips (``_add``).  A LayoutError of a design or of its accesses is treated alike
+        whether the design was synthesized already or not, so whether the pool makes a design
+        (pruned: ``by_floor`` under limits; unpruned: ``placed``) changes which round trips it
+        gives, never whether the pool raises."""
         try:
             self._add(i, self.deferred.pop(i).make())
         except LayoutError:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from repo_data import family_corpus
 
-from linlayout import LinearLayout, caches
+from linlayout import LayoutError, LinearLayout, caches
 from linlayout.dtypes import dtype_bits
 from linlayout.synth import convert, lds_path
 from linlayout.synth.context import ConversionContext
@@ -211,3 +211,46 @@ def test_the_synthesized_layout_waits_under_its_bounds_only_under_a_limit(monkey
         for c, dumped in bounded:
             assert convert._candidates(_context(c), best_only=True)[0].dumps() == dumped, c["name"]
     assert checked > 50 and skipped > 0, (checked, skipped)
+
+
+def test_a_layout_error_of_the_synthesized_layout_is_treated_alike_pruned_or_not(monkeypatch):
+    # lds_path.DesignPool._add: a LayoutError of a design's accesses leaves that design without round
+    # trips, whether the pool makes it (unpruned: every design) or not (pruned: the swizzle layout
+    # waits under its bounds).  With the swizzle layout's accesses raising, the pruned first plan is
+    # still the unpruned first, on LDS cases (from the other designs) and on cases the pruned planner
+    # settles without making that layout (which, made, used to raise unpruned only); with every
+    # layout's accesses raising, an LDS-only plan is refused in both modes with the same line
+    accesses = lds_path.lds_accesses
+
+    def failing(ctx, design):
+        if design.source.startswith("linlayout.synth.swizzle"):
+            raise LayoutError("no accesses")
+        return accesses(ctx, design)
+
+    monkeypatch.setattr(lds_path, "lds_accesses", failing)
+    made = []
+    make = lds_path.DesignPool._make
+    monkeypatch.setattr(lds_path.DesignPool, "_make", lambda pool, i: made.append(i) or make(pool, i))
+    lds, unmade, refused = 0, 0, 0
+    for c in family_corpus("amd")["cases"][::23]:
+        try:
+            every = convert._candidates(_context(c), prune=False)
+        except LayoutError as e:  # the swizzle layout alone had accesses: refused pruned too
+            refused += 1
+            with pytest.raises(LayoutError, match=str(e)):
+                convert._candidates(_context(c), best_only=True)
+            continue
+        made.clear()
+        first = convert._candidates(_context(c), best_only=True)[0]
+        assert first.dumps() == every[0].dumps() and first.notes == every[0].notes, c["name"]
+        assert not any("linlayout.synth.swizzle" in n for p in every for n in p.notes), c["name"]
+        lds += first.strategy == "lds"
+        unmade += 0 not in made
+    assert lds > 5 and unmade > 0 and refused > 0, (lds, unmade, refused)
+    monkeypatch.setattr(lds_path, "lds_accesses", lambda ctx, design: (_ for _ in ()).throw(LayoutError("none")))
+    c = family_corpus("amd")["cases"][0]
+    src, dst = LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"])
+    for prune in (True, False):
+        with pytest.raises(LayoutError, match="no shared layout gives LDS accesses"):
+            caches.clear(keep_tables=True)
+            convert.candidate_plans(src, dst, c["arch"], dtype_bits(c["dtype"]), strategy="lds", prune=prune)
