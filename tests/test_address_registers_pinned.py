@@ -1,0 +1,164 @@
+"""The address registers of named corpus round trips: ``cost.AddressRegisters``' count and least count, the
+keys the LDS pool orders a round trip by (``early_plan_floor`` -> ``registers_plan_floor`` -> ``plan_floor``),
+and the sharing of ``LdsAccesses._addresses`` between copies of one layout (``DesignPool._add``).
+
+Each case is one the benchmark kernel plans through an LDS round trip whose setup is its LDS addresses
+alone (``valu_lds_addr`` the only setup VALU of the plan): its count is the compiled ``setup`` region's VALU
+(the ``store_addresses`` region, the kernel's own global-store addresses, is its own region, outside it), so
+each pinned count is the compiled one, and each least count the ops the count has at the least (``fixed``
+plus one per new register: ``lane_arith.least_tables_valu``)."""
+
+from __future__ import annotations
+
+import functools
+import json
+from dataclasses import replace
+
+import pytest
+from repo_data import family_corpus
+
+import needs
+from linlayout import LinearLayout, caches
+from linlayout.dtypes import dtype_bits
+from linlayout.synth import convert, cost, lds_path
+from linlayout.synth.context import ConversionContext
+
+# (family, name, arch, dtype, num_warps, least, count, copies): ``copies`` the round trips of the pool
+# (designs of the same layout) whose plan is the kernel's.  The compiled setup VALU (count) in the comments.
+CASES = [
+    # one table ((lane & 15) << 4): v_lshlrev_b32, v_lshl_or_b32 (the warp part ORed in, scalar)
+    ("amd", "slice1(dotA16(kw1))->slice1(blocked[1x1,t16x4,o01])", "gfx942", "fp32", 2, 1, 2, 2),
+    # one table, ((lane & 15) << 4) | ((lane & 48) << 6): v_lshlrev_b32, v_and_b32, v_lshl_or_b32 x2 (the OR of
+    # two shifts is one v_lshl_or_b32)
+    ("amd", "mfma16T->dotA16(kw4)", "gfx950", "fp16", 8, 1, 4, 2),
+    # two tables (12 ops: v_mul_u32_u24 x2, v_and_or_b32, v_lshl_or_b32, ...) and one v_add_u32 of a formed
+    # register (fixed 1)
+    ("amd", "blocked[1x2,t8x8,o10]->dotA32(kw4)", "gfx90a", "bf16", 2, 3, 13, 1),
+    # two tables (13 ops) and 15 fixed: 14 adds to formed registers beyond the immediate offset (v_add_u32,
+    # v_or_b32 where LLVM sees no carry) and one v_xor_b32 of a formed one
+    ("amd", "mfma32T->blocked[2x1,t4x16,o01]", "gfx942", "fp32", 2, 17, 28, 1),
+    # RDNA: two tables (v_lshlrev_b32, v_or3_b32, v_lshl_or_b32), no s_delay_alu counted (3 ops < 6)
+    ("wave32", "slice0(blocked[1x2,t2x16,o10])->slice1(wmma2.16x16T)", "gfx1200", "fp16", 8, 2, 3, 1),
+    # RDNA: two tables (v_lshrrev_b32, v_and_b32, v_and_or_b32)
+    ("wave32", "slice0(blocked[1x1,t1x32,o10])->slice1(wmma3.16x64)", "gfx1250", "fp8", 8, 2, 3, 1),
+]
+IDS = [f"{c[2]}-{c[3]}-{c[1]}" for c in CASES]
+
+
+def _case(family: str, name: str, arch: str, dtype: str, num_warps: int) -> dict:
+    (case,) = [c for c in family_corpus(family)["cases"] if (c["name"], c["arch"], c["dtype"], c["num_warps"])
+               == (name, arch, dtype, num_warps) and c.get("set") != "baseline"]
+    return case
+
+
+def _context(plan) -> ConversionContext:
+    """The planner's context of the kernel's plan ``plan`` (bench.kernel_plan: its chosen register orders and
+    the tuples the kernel loads and stores)."""
+    from linlayout.cli.bench import source_tuple_dwords
+
+    bits = plan.element_bits
+    return ConversionContext.create(plan.src, plan.dst, plan.arch, bits,
+                                    src_tuple_dwords=source_tuple_dwords(plan.src, bits),
+                                    dst_tuple_dwords=source_tuple_dwords(plan.dst, bits))
+
+
+def _same_plan(a, b) -> bool:
+    """The same plan (steps, setup, cost, notes), the unpruned lower bound left out (lds_plan prices none)."""
+    x, y = json.loads(a.dumps()), json.loads(b.dumps())
+    x.pop("lower_bound", None)
+    y.pop("lower_bound", None)
+    return x == y
+
+
+@functools.cache
+def _round_trips(family: str, name: str, arch: str, dtype: str, num_warps: int):
+    """The kernel's plan of the case, its context and the round trips of the pool whose plan is it, with their
+    places in the pool (``DesignPool.placed``)."""
+    from linlayout.cli.bench import kernel_plan
+
+    c = _case(family, name, arch, dtype, num_warps)
+    plan = kernel_plan(LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"]), arch, dtype_bits(dtype))
+    ctx = _context(plan)
+    placed = [(place, a) for place, a in lds_path.designs(ctx).placed() if _same_plan(convert.lds_plan(ctx, a), plan)]
+    return plan, ctx, [a for _, a in placed], [place for place, _ in placed]
+
+
+@functools.cache
+def _setup_valu(family: str, name: str, arch: str, dtype: str, num_warps: int) -> int:
+    """The VALU of the compiled ``setup`` region of the case's kernel (a ``v_dual_*`` two: isa_counts)."""
+    from linlayout.lowering.beyond_identity import kernel_setup
+    from linlayout.lowering.conversion import lower_conversion
+
+    plan = _round_trips(family, name, arch, dtype, num_warps)[0]
+    return kernel_setup(lower_conversion(plan, binary=False).compiled.isa)["valu"]
+
+
+@pytest.mark.parametrize("family,name,arch,dtype,num_warps,least,count,copies", CASES, ids=IDS)
+def test_the_address_registers_count_is_the_plans_setup(family, name, arch, dtype, num_warps, least, count,
+                                                        copies):
+    # the pool's round trip of the kernel's plan: its registers count `count` (the plan's valu_lds_addr, the
+    # only setup VALU it has) and at the least `least`, below it
+    plan, ctx, trips, _ = _round_trips(family, name, arch, dtype, num_warps)
+    assert plan.strategy == "lds" and len(trips) == copies
+    assert {k: v for k, v in plan.overhead.items() if v and k.startswith(("valu", "salu"))} == {"valu_lds_addr": count}
+    for a in trips:
+        regs = a.address_registers
+        assert (regs.least(), regs.count(), a.address_valu) == (least, count, count)
+        assert least < count
+        # the same addresses, counted from the plan's LDS steps (cost.lds_address_valu)
+        assert cost.lds_address_valu([st for st in plan.steps if st.op in ("lds_store", "lds_load")], arch) == count
+
+
+@needs.mlir
+@pytest.mark.parametrize("family,name,arch,dtype,num_warps,least,count,copies", CASES, ids=IDS)
+def test_the_address_registers_count_is_the_compiled_setup(family, name, arch, dtype, num_warps, least, count,
+                                                           copies):
+    assert _setup_valu(family, name, arch, dtype, num_warps) == count
+
+
+@pytest.mark.parametrize("family,name,arch,dtype,num_warps,least,count,copies", CASES, ids=IDS)
+def test_the_pools_three_keys_count_the_address_ops_least_first(family, name, arch, dtype, num_warps, least,
+                                                                count, copies):
+    # the keys a round trip waits under in the pool differ only in the address VALU they count: one
+    # (least_address_valu: early_plan_floor), the least count (registers_plan_floor), the count (plan_floor);
+    # the instructions of the last are the plan's with setup (the floor is exact here), the costs grow by
+    # the same issue per VALU (CDNA and RDNA: the issue and the LDS pipe add, path_floor)
+    plan, ctx, trips, _ = _round_trips(family, name, arch, dtype, num_warps)
+    a = trips[0]
+    (c_early, n_early), (c_regs, n_regs), (c_plan, n_plan) = a.early_plan_floor(), a.registers_plan_floor(), \
+        a.plan_floor()
+    assert n_plan == plan.total_with_overhead()
+    assert (n_plan - n_early, n_plan - n_regs) == (count - 1, count - least)
+    per_valu = (c_plan - c_early) / (count - 1)
+    assert per_valu > 0 and c_regs == pytest.approx(c_early + (least - 1) * per_valu)
+    assert c_plan <= plan.cost + 1e-9
+
+
+@pytest.mark.parametrize("family,name,arch,dtype,num_warps", [c[:5] for c in CASES if c[7] > 1],
+                         ids=[i for c, i in zip(CASES, IDS) if c[7] > 1])
+def test_copies_of_one_layout_share_their_addresses(family, name, arch, dtype, num_warps, monkeypatch):
+    # the pool's copies of one layout's round trips (DesignPool._add: designs of the same layout) share one
+    # _addresses: the registers are worked out (AddressRegisters.of) and counted once for all of them, and
+    # the shared result is what a copy of its own (no sharing) works out
+    plan, _, _, places = _round_trips(family, name, arch, dtype, num_warps)
+    made, counted = [], []
+    of, count = cost.AddressRegisters.of.__func__, cost.AddressRegisters.count
+    monkeypatch.setattr(cost.AddressRegisters, "of", classmethod(lambda cls, *args: made.append(1) or of(cls, *args)))
+    monkeypatch.setattr(cost.AddressRegisters, "count", lambda self: counted.append(1) or count(self))
+    caches.clear(keep_tables=True)
+    pool = lds_path.designs(_context(plan))  # a pool of its own: nothing worked out yet
+    at = dict(pool.placed())
+    copies = [at[place] for place in places]
+    assert len(copies) == 2 and copies[0].design is not copies[1].design
+    assert lds_path.layout_key(copies[0].design) == lds_path.layout_key(copies[1].design)
+    assert copies[0]._addresses is copies[1]._addresses and not copies[0]._addresses
+    registers = [a.address_registers for a in copies]
+    valu = [a.address_valu for a in copies]
+    assert registers[0] is registers[1] and valu[0] == valu[1]
+    assert (len(made), len(counted)) == (1, 1)  # worked out and counted once for both
+    made.clear()
+    for a in copies:  # a copy of its own: its registers worked out again
+        own = replace(a, design=a.design)
+        assert own._addresses is not a._addresses and not own._addresses
+        assert own.address_registers == a.address_registers and own.address_valu == a.address_valu
+    assert len(made) == 2
