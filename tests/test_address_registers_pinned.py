@@ -113,7 +113,9 @@ def test_the_address_registers_count_is_the_plans_setup(family, name, arch, dtyp
 @pytest.mark.parametrize("family,name,arch,dtype,num_warps,least,count,copies", CASES, ids=IDS)
 def test_the_address_registers_count_is_the_compiled_setup(family, name, arch, dtype, num_warps, least, count,
                                                            copies):
-    assert _setup_valu(family, name, arch, dtype, num_warps) == count
+    # the compiled setup VALU are the planner's count (that of the pool's round trip, the plan's valu_lds_addr)
+    plan, _, trips, _ = _round_trips(family, name, arch, dtype, num_warps)
+    assert _setup_valu(family, name, arch, dtype, num_warps) == trips[0].address_valu == plan.overhead["valu_lds_addr"]
 
 
 @pytest.mark.parametrize("family,name,arch,dtype,num_warps,least,count,copies", CASES, ids=IDS)
@@ -134,31 +136,55 @@ def test_the_pools_three_keys_count_the_address_ops_least_first(family, name, ar
     assert c_plan <= plan.cost + 1e-9
 
 
-@pytest.mark.parametrize("family,name,arch,dtype,num_warps", [c[:5] for c in CASES if c[7] > 1],
-                         ids=[i for c, i in zip(CASES, IDS) if c[7] > 1])
+# cases whose pool (plan_conversion's tuples) holds copies of one layout (DesignPool._add): those of CASES with two
+# copies of the kernel's round trip, and two whose copied layout has two store choices of different addresses (least, count: (5, 11) and
+# (2, 8); (9, 18) and (3, 12)), so that a copy sharing another store choice's addresses would count wrong
+SHARED = [c[:5] for c in CASES if c[7] > 1] + [("amd", "mfma32T->mfma16T", "gfx942", "bf16", 1),
+                                               ("wave32", "wmma3.16x4->dotBwmma3.16x4(kw2)", "gfx1250", "fp32", 2)]
+TWO_STORE_CHOICES = {("mfma32T->mfma16T", "gfx942"), ("wmma3.16x4->dotBwmma3.16x4(kw2)", "gfx1250")}
+
+
+@pytest.mark.parametrize("family,name,arch,dtype,num_warps", SHARED, ids=[f"{c[2]}-{c[3]}-{c[1]}" for c in SHARED])
 def test_copies_of_one_layout_share_their_addresses(family, name, arch, dtype, num_warps, monkeypatch):
-    # the pool's copies of one layout's round trips (DesignPool._add: designs of the same layout) share one
-    # _addresses: the registers are worked out (AddressRegisters.of) and counted once for all of them, and
-    # the shared result is what a copy of its own (no sharing) works out
-    plan, _, _, places = _round_trips(family, name, arch, dtype, num_warps)
+    # the pool's copies of one layout's round trips (designs of the same layout) share one _addresses per
+    # store choice: the registers are worked out (AddressRegisters.of) and counted once for all the copies,
+    # and the shared result is what a round trip of its own (no sharing: dataclasses.replace) works out
+    c = _case(family, name, arch, dtype, num_warps)
     made, counted = [], []
     of, count = cost.AddressRegisters.of.__func__, cost.AddressRegisters.count
     monkeypatch.setattr(cost.AddressRegisters, "of", classmethod(lambda cls, *args: made.append(1) or of(cls, *args)))
     monkeypatch.setattr(cost.AddressRegisters, "count", lambda self: counted.append(1) or count(self))
     caches.clear(keep_tables=True)
-    pool = lds_path.designs(_context(plan))  # a pool of its own: nothing worked out yet
-    at = dict(pool.placed())
-    copies = [at[place] for place in places]
-    assert len(copies) == 2 and copies[0].design is not copies[1].design
-    assert lds_path.layout_key(copies[0].design) == lds_path.layout_key(copies[1].design)
-    assert copies[0]._addresses is copies[1]._addresses and not copies[0]._addresses
-    registers = [a.address_registers for a in copies]
-    valu = [a.address_valu for a in copies]
-    assert registers[0] is registers[1] and valu[0] == valu[1]
-    assert (len(made), len(counted)) == (1, 1)  # worked out and counted once for both
-    made.clear()
-    for a in copies:  # a copy of its own: its registers worked out again
-        own = replace(a, design=a.design)
-        assert own._addresses is not a._addresses and not own._addresses
-        assert own.address_registers == a.address_registers and own.address_valu == a.address_valu
-    assert len(made) == 2
+    ctx = ConversionContext.create(LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"]), arch,
+                                   dtype_bits(dtype))  # (plan_conversion's default tuples)
+    pool = lds_path.designs(ctx)  # a pool of its own: nothing worked out yet
+    pool.every()
+    layouts: dict[tuple, list[int]] = {}
+    for i, accs in sorted(pool.accesses.items()):
+        if accs:
+            layouts.setdefault(lds_path.layout_key(accs[0].design), []).append(i)
+    copied = [designs for designs in layouts.values() if len(designs) > 1]
+    assert copied
+    shared = 0
+    for designs in copied:
+        first = pool.accesses[designs[0]]
+        for i in designs[1:]:
+            assert len(pool.accesses[i]) == len(first)
+            for a, b in zip(first, pool.accesses[i]):
+                assert a.design is not b.design and a._addresses is b._addresses and not a._addresses
+        made.clear()
+        counted.clear()
+        for j, a in enumerate(first):
+            registers = [pool.accesses[i][j].address_registers for i in designs]
+            valu = [pool.accesses[i][j].address_valu for i in designs]
+            assert all(r is registers[0] for r in registers) and len(set(valu)) == 1
+            own = replace(a, design=a.design)  # a round trip of its own: its registers worked out again
+            assert own._addresses is not a._addresses and not own._addresses
+            assert own.address_registers == registers[0] and own.address_valu == valu[0]
+            shared += len(designs) - 1
+        assert (len(made), len(counted)) == (2 * len(first), 2 * len(first))  # once shared, once its own
+    # the store choices of a copied layout work out different registers (the two extra cases: two choices)
+    for designs in copied:
+        registers = [a.address_registers for a in pool.accesses[designs[0]]]
+        assert len(set(registers)) == len(registers)
+    assert max(len(pool.accesses[d[0]]) for d in copied) == (2 if (name, arch) in TWO_STORE_CHOICES else 1)
