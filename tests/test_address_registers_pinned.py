@@ -26,20 +26,22 @@ from linlayout.synth.context import ConversionContext
 # (family, name, arch, dtype, num_warps, least, count, copies): ``copies`` the round trips of the pool
 # (designs of the same layout) whose plan is the kernel's.  The compiled setup VALU (count) in the comments.
 CASES = [
-    # one table ((lane & 15) << 4): v_lshlrev_b32, v_lshl_or_b32 (the warp part ORed in, scalar)
+    # one table ((lane & 15) << 4): 2 VALU, v_lshlrev_b32 and v_lshl_or_b32 (the warp part, scalar, ORed in)
     ("amd", "slice1(dotA16(kw1))->slice1(blocked[1x1,t16x4,o01])", "gfx942", "fp32", 2, 1, 2, 2),
-    # one table, ((lane & 15) << 4) | ((lane & 48) << 6): v_lshlrev_b32, v_and_b32, v_lshl_or_b32 x2 (the OR of
-    # two shifts is one v_lshl_or_b32)
+    # one table, ((lane & 15) << 4) | ((lane & 48) << 6): 4 VALU, v_lshlrev_b32, v_and_b32, v_lshl_or_b32 x2 (an OR
+    # absorbs a shift)
     ("amd", "mfma16T->dotA16(kw4)", "gfx950", "fp16", 8, 1, 4, 2),
-    # two tables (12 ops: v_mul_u32_u24 x2, v_and_or_b32, v_lshl_or_b32, ...) and one v_add_u32 of a formed
-    # register (fixed 1)
+    # two tables and one add to a formed register (fixed 1): 13 VALU, v_and_b32 x4, v_mul_u32_u24 x2,
+    # v_lshlrev_b32 x2, v_and_or_b32, v_lshl_or_b32, v_xor_b32 x2, v_add_u32
     ("amd", "blocked[1x2,t8x8,o10]->dotA32(kw4)", "gfx90a", "bf16", 2, 3, 13, 1),
-    # two tables (13 ops) and 15 fixed: 14 adds to formed registers beyond the immediate offset (v_add_u32,
-    # v_or_b32 where LLVM sees no carry) and one v_xor_b32 of a formed one
+    # two tables, 14 adds to formed registers beyond the immediate offset and a register XOR a formed one (fixed
+    # 15): 28 VALU, v_add_u32 x7 and v_or_b32 x7 (the adds: an OR where LLVM sees no carry), v_and_b32 x4,
+    # v_lshlrev_b32 x4, v_or3_b32 x2, v_lshl_or_b32 x2, v_xor_b32 x2 (LLVM shares the terms otherwise than the
+    # program, 13, and the XOR, 1: the same 14)
     ("amd", "mfma32T->blocked[2x1,t4x16,o01]", "gfx942", "fp32", 2, 17, 28, 1),
-    # RDNA: two tables (v_lshlrev_b32, v_or3_b32, v_lshl_or_b32), no s_delay_alu counted (3 ops < 6)
+    # RDNA, two tables: 3 VALU, v_lshlrev_b32, v_or3_b32, v_lshl_or_b32 (no s_delay_alu counted: 3 ops < 6)
     ("wave32", "slice0(blocked[1x2,t2x16,o10])->slice1(wmma2.16x16T)", "gfx1200", "fp16", 8, 2, 3, 1),
-    # RDNA: two tables (v_lshrrev_b32, v_and_b32, v_and_or_b32)
+    # RDNA, two tables: 3 VALU, v_lshrrev_b32, v_and_b32, v_and_or_b32
     ("wave32", "slice0(blocked[1x1,t1x32,o10])->slice1(wmma3.16x64)", "gfx1250", "fp8", 8, 2, 3, 1),
 ]
 IDS = [f"{c[2]}-{c[3]}-{c[1]}" for c in CASES]
@@ -137,8 +139,9 @@ def test_the_pools_three_keys_count_the_address_ops_least_first(family, name, ar
 
 
 # cases whose pool (plan_conversion's tuples) holds copies of one layout (DesignPool._add): those of CASES with two
-# copies of the kernel's round trip, and two whose copied layout has two store choices of different addresses (least, count: (5, 11) and
-# (2, 8); (9, 18) and (3, 12)), so that a copy sharing another store choice's addresses would count wrong
+# copies of the kernel's round trip, and two whose copied layout has two store choices of different addresses
+# (least, count: (5, 11) and (2, 8); (9, 18) and (3, 12)), so that a copy sharing another store choice's addresses
+# would count wrong
 SHARED = [c[:5] for c in CASES if c[7] > 1] + [("amd", "mfma32T->mfma16T", "gfx942", "bf16", 1),
                                                ("wave32", "wmma3.16x4->dotBwmma3.16x4(kw2)", "gfx1250", "fp32", 2)]
 TWO_STORE_CHOICES = {("mfma32T->mfma16T", "gfx942"), ("wmma3.16x4->dotBwmma3.16x4(kw2)", "gfx1250")}
