@@ -1,7 +1,9 @@
 """Rules of the cost model (docs/conversions.md section 5, linlayout.synth.cost) that no other test pinned: a
 vector instruction on 64-bit elements is issued once per dword half and ``s_barrier`` once; the tie limit's
 rounding margin (``TIE_MARGIN``); the tie fraction per objective (``COST_TIE_FRACTION`` under ``latency`` and
-``throughput``, ``CONCURRENT_TIE_FRACTION`` under ``concurrent``)."""
+``throughput``, ``CONCURRENT_TIE_FRACTION`` under ``concurrent``); ``lgkm_waits``' wait at the end for an unread
+crossbar result (against the compiled region); the LDS lower bound's data cycles at the best bytes per cycle.
+Each test fails with its rule reverted."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import math
 import pytest
 from repo_data import family_corpus
 
+import needs
 from linlayout import LinearLayout
 from linlayout.dtypes import dtype_bits
 from linlayout.synth import convert, cost
@@ -81,3 +84,55 @@ def test_the_tie_fraction_is_15_percent_of_the_cost_but_5_under_concurrent(objec
         assert values[0] > values[1] * (1 + cost.CONCURRENT_TIE_FRACTION)  # not tied at 5 %
     assert values[1] < values[0] <= cm.tie_limit(values[1])
     assert plan_conversion(src, dst, "gfx950", 16, objective=objective).total_with_overhead() == 5
+
+
+# (family, name, arch, dtype, num_warps, s_waitcnt): in-wave plans whose last crossbar move's result (ds_bpermute,
+# ds_swizzle) is read by no later step of the region: cost.lgkm_waits' one wait at the end, the compiled region's
+# (the rule without it: one fewer)
+FINAL_CROSSBAR_WAIT = [
+    ("amd", "mfma16T->dotA16(kw8)", "gfx942", "fp8", 1, 1),  # 8 ds_bpermute, no step reads one: the end's wait
+    ("amd", "slice1(dotA32(kw4))->slice1(blocked[1x1,t16x4,o01])", "gfx942", "bf16", 1, 1),  # 4 ds_swizzle
+    # a crossbar move read by a v_perm select (a wait), then one (ds_bpermute, ds_swizzle) that nothing reads: 2
+    ("amd", "slice0(blocked[1x1,t2x32,o10])->slice1(mfma16T)", "gfx942", "fp8", 8, 2),
+    ("wave32", "slice0(blocked[1x1,t1x32,o10])->slice1(wmma1.16x16T)", "gfx1100", "i8", 4, 2),
+]
+
+
+def _kernel_plan(family: str, name: str, arch: str, dtype: str, num_warps: int):
+    from linlayout.cli.bench import kernel_plan
+
+    (c,) = [c for c in family_corpus(family)["cases"]
+            if (c["name"], c["arch"], c["dtype"], c["num_warps"]) == (name, arch, dtype, num_warps)]
+    return kernel_plan(LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"]), arch, dtype_bits(dtype))
+
+
+@pytest.mark.parametrize("family,name,arch,dtype,num_warps,waits", FINAL_CROSSBAR_WAIT)
+def test_an_unread_crossbar_result_is_waited_for_at_the_end(family, name, arch, dtype, num_warps, waits):
+    plan = _kernel_plan(family, name, arch, dtype, num_warps)
+    assert plan.strategy != "lds" and plan.counts()["ds_bpermute"] + plan.counts()["ds_swizzle"] > 0
+    assert cost.lgkm_waits(plan) == plan.overhead["s_waitcnt"] == waits
+
+
+@needs.mlir
+@pytest.mark.parametrize("family,name,arch,dtype,num_warps,waits", FINAL_CROSSBAR_WAIT[1::2])
+def test_the_end_wait_is_compiled(family, name, arch, dtype, num_warps, waits):
+    from linlayout.lowering.conversion import lower_conversion
+
+    plan = _kernel_plan(family, name, arch, dtype, num_warps)
+    assert lower_conversion(plan, binary=False).report["isa_counts"]["s_waitcnt"] == waits == cost.lgkm_waits(plan)
+
+
+def test_the_lds_bound_prices_the_bytes_at_the_best_bytes_per_cycle():
+    # gfx942 fp32 slice1(dotA16(kw1))->slice1(blocked[1x1,t16x4,o01]), 2 waves, under latency: data crosses
+    # waves, so the bound is a round trip's: 2 loads (8 elements, 32 bytes, per lane: b128 each) and 1 store (256
+    # moving elements over 128 lanes: 8 bytes per lane), their issue and a barrier (3 x 4 + 16 = 28), the LDS pipe
+    # at the best bytes per cycle (b128: 20 cycles per 16 bytes, x LDS_PORT_SHARING 2: 2.5 a byte), 40 bytes:
+    # 100 (counted by instructions alone, 3 x 16 = 48, less), and two DS latency levels (128): 256
+    src, dst = _layouts("slice1(dotA16(kw1))->slice1(blocked[1x1,t16x4,o01])", "gfx942", "fp32", 2)
+    ctx = ConversionContext.create(src, dst, "gfx942", 32, objective="latency")
+    bound = convert._lower_bound(ctx)
+    assert (bound["cross_warp"], bound["min_lds_loads"], bound["min_lds_stores"]) == (True, 2, 1)
+    issue = 3 * cost.DS_ISSUE + cost.BARRIER_CYCLES
+    per_byte = cost.LDS_CYCLES[16] / 16 * cost.LDS_PORT_SHARING
+    assert bound["lds_cost"] == issue + (32 + 8) * per_byte + 2 * cost.DS_LATENCY == 256.0
+    assert bound["cost"] == 256.0 <= plan_conversion(src, dst, "gfx942", 32, objective="latency").cost
