@@ -168,7 +168,6 @@ def test_copies_of_one_layout_share_their_addresses(family, name, arch, dtype, n
             layouts.setdefault(lds_path.layout_key(accs[0].design), []).append(i)
     copied = [designs for designs in layouts.values() if len(designs) > 1]
     assert copied
-    shared = 0
     for designs in copied:
         first = pool.accesses[designs[0]]
         for i in designs[1:]:
@@ -184,7 +183,6 @@ def test_copies_of_one_layout_share_their_addresses(family, name, arch, dtype, n
             own = replace(a, design=a.design)  # a round trip of its own: its registers worked out again
             assert own._addresses is not a._addresses and not own._addresses
             assert own.address_registers == registers[0] and own.address_valu == valu[0]
-            shared += len(designs) - 1
         assert (len(made), len(counted)) == (2 * len(first), 2 * len(first))  # once shared, once its own
     # the store choices of a copied layout work out different registers (the two extra cases: two choices)
     for designs in copied:
