@@ -216,10 +216,15 @@ def _plan_cases(wave: int) -> dict[str, list[tuple[np.ndarray, int, int]]]:
             "select and a lane bit": [(odd, 0x05040100, 0x03020706), (bit(1), 0x06020400, 0x03070105)]}
 
 
-PLAN_CASES = [(arch, name) for arch in ("gfx90a", "gfx942", "gfx1100") for name in sorted(_plan_cases(64))]
-# gfx942 keeps a register copy (v_mov_b32) of a bit read in two sets: the softwqm copy that hides the bit there
-# (atoms.unseen_word, Target.waits_after_inline_asm) is not coalesced; no corpus plan has sets sharing a bit
-COPIES = {("gfx942", "sets sharing a bit"): 1}
+PLAN_CASES = [(arch, name) for arch in ("gfx90a", "gfx942", "gfx950", "gfx1100", "gfx1250")
+              for name in sorted(_plan_cases(64))]
+# gfx942 and gfx950 keep a register copy (v_mov_b32) of a bit read in two sets: the softwqm copy that hides the bit
+# there (atoms.unseen_word, Target.waits_after_inline_asm) is not coalesced; gfx950 and gfx1250 fuse the v_xor_b32 of
+# the two bits and the v_and_b32 of its K into one v_bitop3_b32 (two ops of the plan; gfx950 moves K into an SGPR
+# first, s_mov_b32: its VOP3 takes no literal): the planner counts one VALU more there; no corpus plan has sets
+# sharing a bit
+COPIES = {("gfx942", "sets sharing a bit"): 1, ("gfx950", "sets sharing a bit"): 1}
+FUSED = {("gfx950", "sets sharing a bit"): 1, ("gfx1250", "sets sharing a bit"): 1}
 
 
 @needs.mlir
@@ -227,9 +232,9 @@ COPIES = {("gfx942", "sets sharing a bit"): 1}
 def test_choice_plan_is_the_compiled_count(arch, name):
     """The choices of a :class:`ChoicePlan` alone in a kernel's setup region: LLVM's VALU are the plan's ops and
     constant moves (``valu``; the lanes forms' ``v_bfe_i32`` shared between sets holding the bit, the select form's
-    constants one ``v_mov_b32`` per pair on RDNA, per constant on gfx9; ``COPIES``), with no wait after the hidden
-    bits (gfx942: no ``s_nop``, which the inline asm that hides them elsewhere would bring there), and the
-    interpreter computes every choice."""
+    constants one ``v_mov_b32`` per pair where a VOP3 takes a literal (RDNA, gfx1250), per constant on gfx9 (gfx950
+    too); ``COPIES``, ``FUSED``), with no wait after the hidden bits (gfx942, gfx950: no ``s_nop``, which the inline
+    asm that hides them elsewhere would bring there), and the interpreter computes every choice."""
     from interp_kernels import prologue_kernel, run_prologue, setup_ops
     from linlayout.lowering.emit.lane_choices import LaneChoices
 
@@ -245,7 +250,9 @@ def test_choice_plan_is_the_compiled_count(arch, name):
     ops = setup_ops(text, arch)
     # a v_dual_* line is two VALU (docs/amd_facts.md 6.4)
     valu = sum(2 if op.startswith("v_dual_") else 1 for op in ops if op.startswith("v_"))
-    assert valu == plans[0].valu + COPIES.get((arch, name), 0) and "s_nop" not in ops
+    fused = FUSED.get((arch, name), 0)
+    assert valu == plans[0].valu + COPIES.get((arch, name), 0) - fused and "s_nop" not in ops
+    assert ops.count("v_bitop3_b32") == fused
     count = ChoicePlan(get_target(arch))  # the planner's count of the same choices: the emitted plan's
     for cond, f, t in choices:
         count.add(cond, f, t)

@@ -1,0 +1,138 @@
+"""Rules of the cost model (docs/conversions.md section 5, linlayout.synth.cost) that no other test pinned: a
+vector instruction on 64-bit elements is issued once per dword half and ``s_barrier`` once; the tie limit's
+rounding margin (``TIE_MARGIN``); the tie fraction per objective (``COST_TIE_FRACTION`` under ``latency`` and
+``throughput``, ``CONCURRENT_TIE_FRACTION`` under ``concurrent``); ``lgkm_waits``' wait at the end for an unread
+crossbar result (against the compiled region); the LDS lower bound's data cycles at the best bytes per cycle.
+Each test fails with its rule reverted."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from repo_data import family_corpus
+
+import needs
+from linlayout import LinearLayout
+from linlayout.dtypes import dtype_bits
+from linlayout.synth import convert, cost
+from linlayout.synth.context import ConversionContext
+from linlayout.synth.convert import plan_conversion
+
+
+def _layouts(name: str, arch: str, dtype: str, num_warps: int) -> tuple[LinearLayout, LinearLayout]:
+    (c,) = [c for c in family_corpus("amd")["cases"]
+            if (c["name"], c["arch"], c["dtype"], c["num_warps"]) == (name, arch, dtype, num_warps)]
+    return LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"])
+
+
+def test_a_64_bit_vector_instruction_is_priced_per_dword_half_and_a_barrier_once():
+    # the layouts of two corpus cases with 64-bit elements.  gfx950 mfma32->mfma16 (1 wave): 8 permlane swap
+    # steps, each two instructions (one per dword half: Plan.counts, 16), each issued at PERMLANE_ISSUE: 64
+    # issue cycles, the instructions' (8 steps priced once each would be 32)
+    src, dst = _layouts("mfma32->mfma16", "gfx950", "fp16", 1)
+    plan = plan_conversion(src, dst, "gfx950", 64)
+    cm = cost.cost_model("gfx950")
+    counts = {k: v for k, v in plan.counts().items() if v}
+    assert plan.strategy == "lanes" and len(plan.steps) == 8
+    assert counts == {"permlane16_swap": 8, "permlane32_swap": 8, "total": 16}
+    assert cost.plan_cost(plan, cm)[1]["issue"] == 16 * cost.PERMLANE_ISSUE == 64.0
+    # gfx942 slice1(dotA16(kw1))->slice1(blocked[1x1,t16x4,o01]) (2 waves): an LDS round trip across waves, its
+    # one s_barrier (a scalar instruction: once, BARRIER_CYCLES) the only issue outside its LDS accesses
+    src, dst = _layouts("slice1(dotA16(kw1))->slice1(blocked[1x1,t16x4,o01])", "gfx942", "fp32", 2)
+    plan = plan_conversion(src, dst, "gfx942", 64)
+    cm = cost.cost_model("gfx942")
+    counts = plan.counts()
+    assert plan.strategy == "lds" and counts["s_barrier"] == 1
+    assert counts["total"] == counts["lds_write"] + counts["lds_read"] + 1
+    assert cost.plan_cost(plan, cm)[1]["issue"] == cost.BARRIER_CYCLES == 16.0
+
+
+def test_a_rank_value_at_the_tie_limit_is_tied():
+    # 115 is 15 % above 100, but 100 * (1 + 0.15) rounds to 114.99999999999999: TIE_MARGIN keeps the two tied
+    # (then the fewer instructions win: near_best, convert._rank), a value a hair further is not
+    assert 100 * (1 + cost.COST_TIE_FRACTION) < 115.0 <= cost.tie_limit(100.0, cost.COST_TIE_FRACTION)
+    items = [(100.0, 10), (115.0, 5)]
+    assert cost.near_best(items, lambda x: x[0], lambda x: x[1], cost.COST_TIE_FRACTION) == (115.0, 5)
+    items = [(100.0, 10), (115.00001, 5)]
+    assert cost.near_best(items, lambda x: x[0], lambda x: x[1], cost.COST_TIE_FRACTION) == (100.0, 10)
+    assert cost.tie_limit(float("inf"), cost.COST_TIE_FRACTION) == float("inf")
+
+
+@pytest.mark.parametrize("objective", ["latency", "throughput", "concurrent"])
+def test_the_tie_fraction_is_15_percent_of_the_cost_but_5_under_concurrent(objective):
+    # gfx950 fp16 mfma32->mfma16 (1 wave): two register plans, (a) 2 permlane16_swap, 2 permlane32_swap and the
+    # s_nop after them, 5 instructions at 20 cycles of latency, and (b) 2 permlane32_swap, 2 v_cndmask and
+    # their two lane masks' SALU, 6 at 18.  Under latency and throughput (the cost is the rank value) 20 is
+    # within COST_TIE_FRACTION (15 %) of 18, not within 5 %: tied, (a) wins on instructions.  Under
+    # concurrent (40 and 36 cycles) the rank values 40 sqrt 5 and 36 sqrt 6 are 1.4 % apart: tied too
+    src, dst = _layouts("mfma32->mfma16", "gfx950", "fp16", 1)
+    ctx = ConversionContext.create(src, dst, "gfx950", dtype_bits("fp16"), objective=objective)
+    cm = ctx.cost_model
+    first, second = convert._candidates(ctx)[:2]
+    per_wave = 2 if objective == "concurrent" else 1  # concurrent: the other wave's issue too (waves_per_simd)
+    assert (first.strategy, first.cost, first.total_with_overhead()) == ("registers", 20.0 * per_wave, 5)
+    assert (second.strategy, second.cost, second.total_with_overhead()) == ("registers", 18.0 * per_wave, 6)
+    assert {k: v for k, v in first.counts().items() if v} == {"permlane16_swap": 2, "permlane32_swap": 2, "total": 4}
+    assert {k: v for k, v in second.counts().items() if v} == {"v_cndmask": 2, "permlane32_swap": 2, "total": 4}
+    values = [convert._rank_value(p, cm) for p in (first, second)]
+    if objective == "concurrent":
+        assert values == pytest.approx([40 * math.sqrt(5), 36 * math.sqrt(6)])
+        assert cm.tie_fraction == cost.CONCURRENT_TIE_FRACTION
+    else:
+        assert values == [20.0, 18.0] and cm.tie_fraction == cost.COST_TIE_FRACTION
+        assert values[0] > values[1] * (1 + cost.CONCURRENT_TIE_FRACTION)  # not tied at 5 %
+    assert values[1] < values[0] <= cm.tie_limit(values[1])
+    assert plan_conversion(src, dst, "gfx950", 16, objective=objective).total_with_overhead() == 5
+
+
+# (family, name, arch, dtype, num_warps, s_waitcnt): in-wave plans whose last crossbar move's result (ds_bpermute,
+# ds_swizzle) is read by no later step of the region: cost.lgkm_waits' one wait at the end, the compiled region's
+# (the rule without it: one fewer)
+FINAL_CROSSBAR_WAIT = [
+    ("amd", "mfma16T->dotA16(kw8)", "gfx942", "fp8", 1, 1),  # 8 ds_bpermute, no step reads one: the end's wait
+    ("amd", "slice1(dotA32(kw4))->slice1(blocked[1x1,t16x4,o01])", "gfx942", "bf16", 1, 1),  # 4 ds_swizzle
+    # a crossbar move read by a v_perm select (a wait), then one (ds_bpermute, ds_swizzle) that nothing reads: 2
+    ("amd", "slice0(blocked[1x1,t2x32,o10])->slice1(mfma16T)", "gfx942", "fp8", 8, 2),
+    ("wave32", "slice0(blocked[1x1,t1x32,o10])->slice1(wmma1.16x16T)", "gfx1100", "i8", 4, 2),
+]
+
+
+def _kernel_plan(family: str, name: str, arch: str, dtype: str, num_warps: int):
+    from linlayout.cli.bench import kernel_plan
+
+    (c,) = [c for c in family_corpus(family)["cases"]
+            if (c["name"], c["arch"], c["dtype"], c["num_warps"]) == (name, arch, dtype, num_warps)]
+    return kernel_plan(LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"]), arch, dtype_bits(dtype))
+
+
+@pytest.mark.parametrize("family,name,arch,dtype,num_warps,waits", FINAL_CROSSBAR_WAIT)
+def test_an_unread_crossbar_result_is_waited_for_at_the_end(family, name, arch, dtype, num_warps, waits):
+    plan = _kernel_plan(family, name, arch, dtype, num_warps)
+    assert plan.strategy != "lds" and plan.counts()["ds_bpermute"] + plan.counts()["ds_swizzle"] > 0
+    assert cost.lgkm_waits(plan) == plan.overhead["s_waitcnt"] == waits
+
+
+@needs.mlir
+@pytest.mark.parametrize("family,name,arch,dtype,num_warps,waits", FINAL_CROSSBAR_WAIT[1::2])
+def test_the_end_wait_is_compiled(family, name, arch, dtype, num_warps, waits):
+    from linlayout.lowering.conversion import lower_conversion
+
+    plan = _kernel_plan(family, name, arch, dtype, num_warps)
+    assert lower_conversion(plan, binary=False).report["isa_counts"]["s_waitcnt"] == waits == cost.lgkm_waits(plan)
+
+
+def test_the_lds_bound_prices_the_bytes_at_the_best_bytes_per_cycle():
+    # gfx942 fp32 slice1(dotA16(kw1))->slice1(blocked[1x1,t16x4,o01]), 2 waves, under latency: data crosses
+    # waves, so the bound is a round trip's: 2 loads (8 elements, 32 bytes, per lane: b128 each) and 1 store (256
+    # moving elements over 128 lanes: 8 bytes per lane), their issue and a barrier (3 x 4 + 16 = 28), the LDS pipe
+    # at the best bytes per cycle (b128: 20 cycles per 16 bytes, x LDS_PORT_SHARING 2: 2.5 a byte), 40 bytes:
+    # 100 (counted by instructions alone, 3 x 16 = 48, less), and two DS latency levels (128): 256
+    src, dst = _layouts("slice1(dotA16(kw1))->slice1(blocked[1x1,t16x4,o01])", "gfx942", "fp32", 2)
+    ctx = ConversionContext.create(src, dst, "gfx942", 32, objective="latency")
+    bound = convert._lower_bound(ctx)
+    assert (bound["cross_warp"], bound["min_lds_loads"], bound["min_lds_stores"]) == (True, 2, 1)
+    issue = 3 * cost.DS_ISSUE + cost.BARRIER_CYCLES
+    per_byte = cost.LDS_CYCLES[16] / 16 * cost.LDS_PORT_SHARING
+    assert bound["lds_cost"] == issue + (32 + 8) * per_byte + 2 * cost.DS_LATENCY == 256.0
+    assert bound["cost"] == 256.0 <= plan_conversion(src, dst, "gfx942", 32, objective="latency").cost
