@@ -242,7 +242,10 @@ class _Machine:
         """``v_perm_b32 v[d], v[S0], v[S1], selector`` (uniform, or one selector per lane ``[lanes]``)."""
         self._has("prmt" not in self.target.lane_ops, "v_perm_b32")
         s0, s1 = operands
-        self.regs[d] = _perm(self, s0, s1, selector)
+        if d == s0 or d == s1:  # the result replaces an operand: made apart first
+            self.regs[d] = _perm(self, s0, s1, selector)
+        else:
+            _perm(self, s0, s1, selector, out=self.regs[d])
 
     def v_perm_select(self, d: int, operands: tuple[int, int], sel0: int, sel1: int, cond) -> None:
         """``v_perm_b32`` whose selector VGPR holds ``sel1`` where ``cond``, else ``sel0``: each lane's
@@ -492,15 +495,18 @@ def _uniform(selector) -> bool:
     return isinstance(selector, (int, np.integer)) or np.ndim(selector) == 0
 
 
-def _perm(m: _Machine, s0: int, s1: int, selector) -> np.ndarray:
+def _perm(m: _Machine, s0: int, s1: int, selector, out: np.ndarray | None = None) -> np.ndarray:
     """``v_perm_b32`` of the registers ``s0``, ``s1`` with ``selector`` (uniform, or one per lane
     ``[lanes]``): on byte cells with the selector's bytes, on wider cells by the choice of each cell
-    (``_perm_cells``: cell ``k`` of {S1, S0}, or the zero cell)."""
+    (``_perm_cells``: cell ``k`` of {S1, S0}, or the zero cell); written into ``out`` (another
+    register than ``s0`` and ``s1``), else into a new array."""
     if m.cb == 1:
         selector_bytes = (_bytes_of(selector) if _uniform(selector)  # [4], or [lanes, 4] per lane
                           else (np.asarray(selector, dtype=np.int64)[..., None] >> (8 * np.arange(4))) & 0xFF)
-        return v_perm_b32(m.regs[s0], m.regs[s1], selector_bytes)
-    src, out = (m.regs[s1], m.regs[s0]), np.empty_like(m.regs[s0])
+        return v_perm_b32(m.regs[s0], m.regs[s1], selector_bytes, out)
+    src = (m.regs[s1], m.regs[s0])
+    if out is None:
+        out = np.empty_like(src[1])
     for h, k in enumerate(_perm_cells(selector, m.cb)):
         out[..., h] = src[k // m.cpd][..., k % m.cpd] if k < 2 * m.cpd else 0
     return out

@@ -172,8 +172,9 @@ def permlane_swap(kind: str, vdst: np.ndarray, src0: np.ndarray) -> tuple[np.nda
     return vd, s0
 
 
-def v_perm_b32(s0: np.ndarray, s1: np.ndarray, selector: np.ndarray) -> np.ndarray:
-    """``v_perm_b32``: bytes ``[..., 4]`` of S0, S1 and a selector ``[..., 4]`` (one byte per result byte).
+def v_perm_b32(s0: np.ndarray, s1: np.ndarray, selector: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """``v_perm_b32``: bytes ``[..., 4]`` of S0, S1 and a selector ``[..., 4]`` (one byte per result byte);
+    ``out``: the array to write the result into (shares no memory with S0 or S1), else a new one.
 
     docs/hardware.md section 3 (v_perm_b32): selector byte ``k`` picks choice ``k`` of 0..7
     the bytes of ``{S0, S1}`` (0..3 = S1, 4..7 = S0), 8..11 the sign byte of S1 byte 1,
@@ -181,15 +182,20 @@ def v_perm_b32(s0: np.ndarray, s1: np.ndarray, selector: np.ndarray) -> np.ndarr
     13 and above 0xFF.  A cell above 0xFF is not a byte but a symbolic tag (the emulator's
     element bytes): its sign byte is ``-tag``."""
     if _one_selector(selector):  # one selector for every lane: result byte k is choice sel[k] everywhere
-        alike = s0.shape == s1.shape and s0.dtype == s1.dtype
-        out = (np.empty_like(s0) if alike
-               else np.empty(np.broadcast_shapes(s0.shape, s1.shape), dtype=np.result_type(s0, s1)))
+        if out is None:
+            alike = s0.shape == s1.shape and s0.dtype == s1.dtype
+            out = (np.empty_like(s0) if alike
+                   else np.empty(np.broadcast_shapes(s0.shape, s1.shape), dtype=np.result_type(s0, s1)))
         for k, code in enumerate(selector):
             out[..., k] = _perm_choice(s0, s1, min(int(code), 13))
         return out
     sel = np.minimum(np.asarray(selector, dtype=np.int64), 13)
     choices = _perm_choices(s0, s1, bool((sel >= 8).any()))
-    return np.take_along_axis(choices, np.broadcast_to(sel, s0.shape), axis=-1)
+    res = np.take_along_axis(choices, np.broadcast_to(sel, s0.shape), axis=-1)
+    if out is None:
+        return res
+    out[...] = res
+    return out
 
 
 def _one_selector(selector) -> bool:

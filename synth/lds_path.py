@@ -858,20 +858,23 @@ class DesignPool:
 
         queue = [entry(i, j) for i, accs in self.accesses.items() for j in range(len(accs))]
         heapq.heapify(queue)
-        bounds = {}  # design -> (rank value bound, floor bound) of each deferred design not made
+        # (rank value bound, design, floor bound) of each deferred design not made, least first; one
+        # above a limit stays above it (neither grows): dropped once it is the least
+        bounds = []
         unlimited = rank_limit() == float("inf")
         for i, d in self.deferred.items():
             if d.made and unlimited:  # made first, as if listed made: no limit to skip it by
-                bounds[i] = (-float("inf"), -float("inf"))
+                bounds.append((-float("inf"), i, -float("inf")))
                 continue
             b = d.bounds()
-            bounds[i] = (cm.rank_value(b.cost, d.instructions()) if b.cost < float("inf") else b.cost, b.floor)
+            bounds.append((cm.rank_value(b.cost, d.instructions()) if b.cost < float("inf") else b.cost, i, b.floor))
+        heapq.heapify(bounds)
         while True:
             lim, rank_lim = limit(), rank_limit()
-            waiting = min(((r, i) for i, (r, f) in bounds.items() if f <= lim and r <= rank_lim), default=None)
-            if waiting is not None and (not queue or waiting <= queue[0][:2]):
-                i = waiting[1]
-                del bounds[i]
+            while bounds and (bounds[0][2] > lim or bounds[0][0] > rank_lim):
+                heapq.heappop(bounds)
+            if bounds and (not queue or bounds[0][:2] <= queue[0][:2]):
+                i = heapq.heappop(bounds)[1]
                 for j in range(len(self._make(i))):
                     heapq.heappush(queue, entry(i, j))
                 continue

@@ -14,6 +14,7 @@ from linlayout import LayoutError, LinearLayout
 from linlayout.synth import emulator
 from linlayout.synth.convert import plan_conversion
 from linlayout.synth.emulator import PlanVerificationError, _Machine, run_isa
+from linlayout.synth.isa_lanes import v_perm_b32
 from linlayout.synth.plan import Plan
 from linlayout.synth.steps import Lane, LdsLoad, Select
 
@@ -122,3 +123,30 @@ def test_operand_rules_taken_once_per_operand_list_still_name_each_step():
         with pytest.raises(PlanVerificationError,
                            match=f"^step {i} \\(mov\\): the selector does not copy slot 2 to slot 0"):
             m.check_perm_copies([0, 1], [2, 3], 0, (0, 1), 0x01000302, f"step {i} (mov)", constants=False)
+
+
+
+@pytest.mark.parametrize("cell_bytes", [1, 2, 4])
+def test_v_perm_into_an_operand_and_into_another_register_agree(cell_bytes):
+    """``_Machine.v_perm`` writes its result straight into ``v[d]`` unless ``d`` is an operand (then
+    it makes the result apart first): into S0, into S1 and into a third register it leaves the
+    same cells, on byte cells the oracle's bytes (uniform selectors moving whole cells of the
+    width, and on byte cells sign bytes, constants and one selector per lane)."""
+    rng = np.random.default_rng(7)
+    selectors = {1: [0x07020501, 0x0C0C0300, 0x0B0A0908,
+                     rng.integers(0, 14, (64, 4)) @ (1 << 8 * np.arange(4))],
+                 2: [0x07060100, 0x0C0C0302, 0x01000504],
+                 4: [0x03020100, 0x07060504, 0x0C0C0C0C]}[cell_bytes]
+    for selector in selectors:
+        init = rng.integers(0, 256, (2, 2, 64, 4 // cell_bytes))
+        got = []
+        for d in (0, 1, 2):  # S0 = v0, S1 = v1: the result into S0, into S1, into v2
+            m = _Machine(3, 2, 64, 4, 16, "gfx942", np.int64, cell_bytes=cell_bytes)
+            m.regs[:2] = init
+            m.v_perm(d, (0, 1), selector)
+            got.append(m.regs[d].copy())
+        np.testing.assert_array_equal(got[0], got[2])
+        np.testing.assert_array_equal(got[1], got[2])
+        if cell_bytes == 1:
+            sel = (np.asarray(selector)[..., None] >> (8 * np.arange(4))) & 0xFF
+            np.testing.assert_array_equal(got[2], v_perm_b32(init[0], init[1], sel))
