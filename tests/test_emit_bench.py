@@ -50,21 +50,27 @@ def test_stays_in_wave():
     assert not stays_in_wave(lay, across, 2)
 
 
-def test_source_tuple_dwords():
-    """The VGPR tuples the conversion kernel's global loads leave the src registers in."""
+def test_source_tuples():
+    """The VGPR tuples the conversion kernel's global loads leave the src registers in (dword-index bits):
+    its own runs of consecutive registers and the single loads at consecutive addresses the compiler
+    merges."""
     from linlayout.encodings import blocked
-    from linlayout.lowering.emit.conversion_kernel import source_tuple_dwords
+    from linlayout.lowering.emit.conversion_kernel import source_tuples
 
     def tile(size, order=(1, 0)):
         return blocked(list(size), [8, 8], [1, 1], list(order), shape=[64, 64])
 
-    assert [source_tuple_dwords(tile([1, 4]), b) for b in (32, 16, 8)] == [4, 2, 1]
-    assert [source_tuple_dwords(tile([1, 8]), b) for b in (32, 16, 8)] == [4, 4, 2]
-    assert source_tuple_dwords(tile([4, 1], (0, 1)), 32) == 1  # registers along dim0: one load per element
-    assert source_tuple_dwords(tile([1, 1]), 64) == 2  # a 64-bit element is one dwordx2
+    assert [source_tuples(tile([1, 4]), b) for b in (32, 16, 8)] == [(0, 1), (0,), ()]
+    assert [source_tuples(tile([1, 8]), b) for b in (32, 16, 8)] == [(0, 1), (0, 1), (0,)]
+    # registers along dim0 first, then dim1's 1 and 2: single loads the compiler merges in fours
+    assert source_tuples(tile([2, 4], (0, 1)), 32) == (1, 2)
+    assert source_tuples(tile([4, 1], (0, 1)), 32) == ()  # registers along dim0 alone: no neighbour in memory
+    assert source_tuples(tile([1, 1]), 64) == (0,)  # a 64-bit element is one dwordx2
+    assert source_tuples(tile([1, 2]), 64) == (0, 1)
+    assert source_tuples(tile([2, 2], (0, 1)), 64) == (0, 2)  # dword bit 1 is the element's dim0 register
     c = next(c for c in baseline_cases() if (c["name"], c["arch"], c["dtype"]) == ("mfma32->blocked", "gfx942", "fp32"))
-    assert source_tuple_dwords(LinearLayout.from_json(c["src"]), 32) == 1
-    assert source_tuple_dwords(LinearLayout.from_json(c["dst"]), 32) == 4
+    assert source_tuples(LinearLayout.from_json(c["src"]), 32) == ()
+    assert source_tuples(LinearLayout.from_json(c["dst"]), 32) == (0, 1)
 
 
 @needs.mlir

@@ -65,8 +65,8 @@ from .builder import Builder, vector_type
 from .lane_values import LaneValues
 from .plan_ops import PlanEmitter, slot_dwords
 
-__all__ = ["ConversionKernel", "build_conversion_kernel", "contiguous_registers", "element_coords", "source_tuple_dwords",
-           "BUFFER_OFFSET_LIMIT", "STORE_ADDRESSES"]
+__all__ = ["ConversionKernel", "build_conversion_kernel", "contiguous_registers", "element_coords", "source_tuples",
+           "BUFFER_OFFSET_LIMIT", "MERGED_ACCESS_DWORDS", "STORE_ADDRESSES"]
 
 # buffer_load/store carry a 12-bit unsigned immediate byte offset.
 BUFFER_OFFSET_LIMIT = 1 << 12
@@ -396,15 +396,64 @@ def contiguous_registers(layout: LinearLayout) -> int:
     return k
 
 
-def source_tuple_dwords(layout: LinearLayout, element_bits: int, io_dwords: int = 4) -> int:
-    """The dwords of one global load of the source registers of the kernel (``_Kernel._runs``) on
-    the full, row-major tile of ``layout``: the aligned VGPR tuples the registers arrive in
-    (``linlayout.synth.convert.plan_conversion``'s ``src_tuple_dwords``).
+#: [I] The widest buffer load or store the compiler forms from single ones (``buffer_load_dwordx4``): LLVM's
+#: SILoadStoreOptimizer merges loads (and stores) of one lane with the same address register at consecutive
+#: immediate offsets, greedily from the lowest, into accesses of up to this many dwords.
+MERGED_ACCESS_DWORDS = 4
 
-    ``2**k`` consecutive registers (``k = contiguous_registers(layout)``) make ``2**k *
-    element_bits / 32`` dwords, loaded up to ``io_dwords`` at a time; fewer than a dword: every
-    VGPR is assembled from pieces (1)."""
-    return max(1, min(io_dwords, (element_bits << contiguous_registers(layout)) // 32))
+
+def _address_columns(layout: LinearLayout) -> tuple[list[int], list[int]]:
+    """(register columns, other columns: lane, warp, block) of ``layout`` as element addresses in its full,
+    row-major tile (``dim0`` outermost): a coordinate's bits sit at the address bits above the inner dims'."""
+    shifts, shift = [], 0
+    for _, size in reversed(layout.out_dims):
+        shifts.append(shift)
+        shift += int(size).bit_length() - 1
+    shifts.reverse()
+
+    def column(base: list[int]) -> int:
+        return sum(int(x) << k for x, k in zip(base, shifts))
+
+    regs = [column(b) for b in layout.bases.get("register", [])]
+    return regs, [column(b) for d in ("lane", "warp", "block") for b in layout.bases.get(d, [])]
+
+
+def source_tuples(layout: LinearLayout, element_bits: int) -> tuple[int, ...]:
+    """The VGPR tuples the kernel's registers of ``layout`` arrive in from its global loads (src) or
+    are taken in by its global stores (dst) on the full, row-major tile, as dword-index bits
+    (linlayout.synth.vgpr_tuples: ``plan_conversion``'s ``src_tuple_dwords`` / ``dst_tuple_dwords``).
+
+    A dword moves in one piece when its ``p`` elements are consecutive in memory in order (the first
+    ``log2 p`` register bits are the units ``1, 2, ..`` of the address and nothing else touches those
+    address bits; a 64-bit element's two dwords always); else in pieces, each VGPR assembled (no tuple:
+    ``()``).  The whole dwords of one lane at consecutive addresses become one access of up to
+    :data:`MERGED_ACCESS_DWORDS` dwords (the kernel's runs, ``_Kernel._runs``, and the compiler's merging
+    of the rest): dword-index bit ``k`` is tuple bit ``i`` when it moves the address by ``2 ** i`` dwords
+    (its column is that unit and no other column touches that address bit), for ``i = 0, 1, ..`` while
+    such a bit exists.  (The merged access starts at the address of the tuple's first dword: those
+    address bits are clear there, and the kernel's address registers, each the address of the first
+    register of its class in register order, are such first dwords.)"""
+    p, dps = slots_per_dword(element_bits), dwords_per_slot(element_bits)
+    regs, others = _address_columns(layout)
+    every = regs + others
+
+    def unit_bit(unit: int) -> int | None:  # the register bit moving the address by ``unit`` elements alone
+        hits = [k for k, c in enumerate(regs) if c == unit]
+        if len(hits) != 1 or sum(1 for c in every if c & unit) != 1:
+            return None
+        return hits[0]
+
+    low = p.bit_length() - 1  # register bits inside a dword
+    if any(unit_bit(1 << i) != i for i in range(low)):
+        return ()
+    bits = [0] if dps == 2 else []  # a 64-bit element's two dwords: dword unit 1
+    while len(bits) < MERGED_ACCESS_DWORDS.bit_length() - 1:
+        i = len(bits)  # dword unit 2**i: element unit p * 2**i (64-bit elements: 2**(i-1))
+        k = unit_bit(p << i if dps == 1 else 1 << (i - 1))
+        if k is None:
+            break
+        bits.append(k - low if dps == 1 else k + 1)
+    return tuple(bits)
 
 
 def build_conversion_kernel(plan: Plan, *, shape: tuple[int, ...] | None = None, name: str = "convert_layout",
