@@ -432,7 +432,14 @@ def source_tuples(layout: LinearLayout, element_bits: int) -> tuple[int, ...]:
     (its column is that unit and no other column touches that address bit), for ``i = 0, 1, ..`` while
     such a bit exists.  (The merged access starts at the address of the tuple's first dword: those
     address bits are clear there, and the kernel's address registers, each the address of the first
-    register of its class in register order, are such first dwords.)"""
+    register of its class in register order, are such first dwords.)
+
+    [I] The compiler merges only accesses with the same ``soffset``, and no store across a store of
+    another: a register ``BUFFER_OFFSET_LIMIT`` bytes or more from the first takes that distance as its
+    own ``soffset`` (``_GlobalTile.voffset``), so where any register bit moves the address that far only
+    the kernel's own runs (the bits ``0, 1, ..`` of consecutive registers) are tuples (gfx1200 fp32
+    ``blocked[1x1,t32x1,o01]`` stores registers 0, 2, 4, 6 at consecutive addresses, each after a
+    store of register 1, 3, 5 at 8 KB more: no merge)."""
     p, dps = slots_per_dword(element_bits), dwords_per_slot(element_bits)
     regs, others = _address_columns(layout)
     every = regs + others
@@ -453,6 +460,11 @@ def source_tuples(layout: LinearLayout, element_bits: int) -> tuple[int, ...]:
         if k is None:
             break
         bits.append(k - low if dps == 1 else k + 1)
+    if any(c * max(1, element_bits // 8) >= BUFFER_OFFSET_LIMIT for c in regs):
+        own = 0  # the kernel's runs: consecutive registers
+        while own < len(bits) and bits[own] == own:
+            own += 1
+        bits = bits[:own]
     return tuple(bits)
 
 
