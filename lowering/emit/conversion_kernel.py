@@ -14,7 +14,8 @@ CDNA, 32-lane waves on RDNA and gfx1250):
 
 1. thread ids, buffer resources, raw buffer loads of the source registers (adjacent
    elements of one lane that are adjacent in memory become one dword/dwordx2/x4 load,
-   up to ``io_dwords``; a dwordx4 fixes which four registers are consecutive, so a plan
+   up to ``io_dwords``, and the compiler merges single loads at consecutive addresses further:
+   ``source_tuples``; a dwordx4 fixes which four registers are consecutive, so a plan
    that stores other register groups to LDS costs the ``v_mov`` copies the compiler adds);
 2. the ``setup`` region: the plan's per-lane values (LDS and ``ds_bpermute`` addresses,
    lane masks, byte selectors, the low words of the permlane lane selectors in SGPRs)
@@ -473,9 +474,9 @@ def build_conversion_kernel(plan: Plan, *, shape: tuple[int, ...] | None = None,
     """The conversion kernel of a (verified) ``plan``.
 
     ``shape``: the tensor's extent when the tile is ragged (default: the full tile).
-    ``io_dwords``: the widest global load/store in dwords (4: dwordx4 where memory is
-    contiguous, as Triton's test kernels do; 1: one dword per register, which leaves the
-    compiler free to place every source register where the conversion wants it).
+    ``io_dwords``: the widest global load/store in dwords the kernel forms (4: dwordx4 where memory is
+    contiguous, as Triton's test kernels do; 1: one dword per register, which the compiler still
+    merges where the addresses are consecutive: ``source_tuples``).
     ``pin_sources``: pass the source registers through the begin marker (see the module doc).
     """
     if not isinstance(plan, Plan):
