@@ -730,8 +730,8 @@ def tuple_copies(dwords: list[int], fresh: set[int], tuple_dwords=SRC_TUPLE_DWOR
     access is cut into chunks of
     ``c = min(n, tuples.dwords)`` dwords: a chunk of src dwords in place (``VgprTuples.in_place``:
     positions ``k c .. k c + c - 1`` of one arriving tuple in order) needs nothing; in any other chunk
-    every src dword is copied into the new tuple (a value computed by the plan, ``fresh``, is allocated
-    into the tuple directly).
+    every src dword in a tuple is copied into the new one (a value computed by the plan, ``fresh``, or a
+    dword in no tuple, ``VgprTuples.by_itself``, is allocated there directly).
     """
     tuples = VgprTuples.of("tuple_dwords", tuple_dwords)
     n = len(dwords)
@@ -742,7 +742,7 @@ def tuple_copies(dwords: list[int], fresh: set[int], tuple_dwords=SRC_TUPLE_DWOR
     for k in range(0, n, c):
         chunk = dwords[k:k + c]
         if fresh.intersection(chunk) or not tuples.in_place(chunk):
-            copies += sum(1 for d in chunk if d not in fresh)
+            copies += sum(1 for d in chunk if d not in fresh and not tuples.by_itself(d))
     return copies
 
 
@@ -773,7 +773,8 @@ def load_tuple_copies(loads: list[list[int]], fresh: set[int], tuple_dwords, ali
     new value, which is allocated into its tuple directly).  The dst is taken in the tuples
     ``tuple_dwords`` (what linlayout.synth.vgpr_tuples.VgprTuples.of takes; ``t`` dwords each), one
     after the other in the order of their first dwords (the kernel's stores).
-    A load of one dword is placed where its tuple wants it.  A load of ``n >= 2`` is cut into chunks
+    A load of one dword is placed where its tuple wants it, and a dst dword in no tuple
+    (``VgprTuples.by_itself``) where it lands.  A load of ``n >= 2`` is cut into chunks
     of ``c = min(n, t)``: a chunk in place (``VgprTuples.in_place``) is (part of) its tuple.
     Every other dst dword of such a load is copied into its tuple, except those a tuple keeps where
     they are [I] (what LLVM's coalescer was seen to do, docs/conversions.md section 4): the tuple may
@@ -801,7 +802,7 @@ def load_tuple_copies(loads: list[list[int]], fresh: set[int], tuple_dwords, ali
             if not fresh.intersection(chunk) and tuples.in_place(chunk):
                 placed.update(chunk)
             else:
-                bound.update((d, (i, k + z)) for z, d in enumerate(chunk) if d not in fresh)
+                bound.update((d, (i, k + z)) for z, d in enumerate(chunk) if d not in fresh and not tuples.by_itself(d))
     copies = 0
     by_tuple: dict[int, list[int]] = {}
     for d in bound:

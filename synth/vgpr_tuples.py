@@ -34,9 +34,12 @@ TUPLE_DWORDS = (1, 2, 4)
 @dataclass(frozen=True)
 class VgprTuples:
     """The dword-index bits ``bits`` that vary inside one VGPR tuple, the position's lowest first
-    (module docstring); ``VgprTuples.of`` checks a user's value."""
+    (module docstring); ``VgprTuples.of`` checks a user's value.  ``alone``: a mask of other
+    dword-index bits; a dword with one of them set is in no tuple (it arrives, or is taken, by itself:
+    a kernel's single access of another ``soffset``, linlayout.lowering.emit.conversion_kernel.source_tuples)."""
 
     bits: tuple[int, ...]
+    alone: int = 0
 
     @classmethod
     def contiguous(cls, dwords: int) -> "VgprTuples":
@@ -66,7 +69,11 @@ class VgprTuples:
         if dword_bits is not None and bits != tuple(range(len(bits))) and any(b >= dword_bits for b in bits):
             raise LayoutError(f"{name} {list(bits)!r}: the side's {1 << dword_bits} dword(s) have index bits "
                               f"below {dword_bits}")
-        return value if isinstance(value, cls) else cls(bits)
+        if not isinstance(value, cls):
+            return cls(bits)
+        if type(value.alone) is not int or value.alone < 0 or value.alone & value.mask:
+            raise LayoutError(f"{name}: alone {value.alone!r} must be a mask (int >= 0) of bits other than {list(bits)}")
+        return value
 
     @property
     def dwords(self) -> int:
@@ -88,6 +95,10 @@ class VgprTuples:
     def tuple_of(self, d: int) -> int:
         """A name of dword ``d``'s tuple, ordered as the tuples' first dwords are."""
         return d & ~self.mask
+
+    def by_itself(self, d: int) -> bool:
+        """Is dword ``d`` in no tuple (an ``alone`` bit set)?"""
+        return bool(d & self.alone)
 
     def in_place(self, dwords: list[int]) -> bool:
         """Are ``dwords`` (non-negative, ``c = len(dwords)`` a power of two, at most ``self.dwords``) in

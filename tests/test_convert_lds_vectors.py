@@ -491,7 +491,7 @@ def test_load_tuple_copies_are_the_compiled_ones(corpus, name, arch, dtype, tupl
     c = _amd_case(name, arch, dtype, corpus)
     src, dst = LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"])
     bits = {"fp32": 32, "fp16": 16}[dtype]
-    assert source_tuples(dst, bits) == tuple(range(tuple_dwords.bit_length() - 1))
+    assert source_tuples(dst, bits).bits == tuple(range(tuple_dwords.bit_length() - 1))
     plan = plan_conversion(src, dst, arch, bits, strategy="lds", src_tuple_dwords=source_tuples(src, bits))
     assert "valu_load_tuple_copies" not in plan.overhead
     priced = estimate_overhead(plan, dst_tuple_dwords=tuple_dwords)["valu_load_tuple_copies"]

@@ -117,7 +117,7 @@ def test_contiguous_registers_and_the_source_tuples():
     row = LinearLayout({"register": [[0, 1], [0, 2], [1, 0]], "lane": [[0, 4], [0, 8], [2, 0]]},
                        [("dim0", 4), ("dim1", 16)])
     assert contiguous_registers(row) == 2 and contiguous_registers(WMMA) == 0
-    assert [source_tuples(row, b) for b in (8, 16, 32)] == [(), (0,), (0, 1)]
+    assert [source_tuples(row, b).bits for b in (8, 16, 32)] == [(), (0,), (0, 1)]
 
 
 #: gfx942's fp16 register-only reordering of the AMD corpus (``blocked[2x2,t64x1,o10]->blocked[2x2,t64x1,o01]``,
@@ -152,7 +152,7 @@ def test_each_order_is_planned_for_the_tuples_its_src_is_loaded_in():
     dst = LinearLayout({"register": [[0, 1], [1, 0], [8, 0], [2, 0]], "lane": [[0, 8], [0, 4], [32, 0], [0, 32], [0, 16], [16, 0]],
                         "warp": [[4, 0], [0, 2]]}, tile)
     order = with_register_order(src, ((0, 1),))
-    assert (source_tuples(src, 16), source_tuples(order, 16)) == ((), (0, 1))
+    assert (source_tuples(src, 16).bits, source_tuples(order, 16).bits) == ((), (0, 1))
     # by cycles alone (latency) both take the same round trip, whose stores need 8 copies of the tuples
     lat_single, lat_loaded = (plan_conversion(order, dst, "gfx942", 16, src_tuple_dwords=n, objective="latency")
                               for n in (1, 4))

@@ -53,7 +53,7 @@ def test_copies_follow_the_tuples():
 @pytest.mark.parametrize("bad, why", [
     (3, "must be 1, 2 or 4"), (2.0, "must be 1, 2 or 4"), (True, "must be 1, 2 or 4"), ("4", "must be 1, 2 or 4"),
     ((0, 0), "two distinct"), ((0, 1, 2), "two distinct"), ((-1,), "two distinct"), ((1.0,), "two distinct"),
-    ((2, 9), "have index bits below"),
+    ((2, 9), "have index bits below"), (VgprTuples((1,), 3), "alone"), (VgprTuples((1,), -1), "alone"),
 ])
 def test_bad_tuples_are_one_line_layout_errors(bad, why):
     src, dst = _case("triton_wave32_corpus.json", "blocked[4x1,t32x1,o01]->dotAwmma2.16x16(kw4)", "gfx1200", "fp32")
@@ -83,14 +83,20 @@ def test_the_kernel_tuples():
 
     # registers 0..3 down dim0 (stride 32 elements), 4, 8, 12, .. along dim1: single loads merged in fours
     src, dst = _case("triton_wave32_corpus.json", "blocked[4x1,t32x1,o01]->dotAwmma2.16x16(kw4)", "gfx1200", "fp32")
-    assert source_tuples(src, 32) == (2, 3) and source_tuples(dst, 32) == (0, 1)
+    assert source_tuples(src, 32).bits == (2, 3) and source_tuples(dst, 32).bits == (0, 1)
     # registers 0, 2 consecutive, 1 a row (256 bytes) further: pairs
     src, _ = _case("triton_amd_corpus.json", "blocked[2x2,t32x2,o01]->blocked[4x1,t8x8,o01]", "gfx950", "fp32")
-    assert source_tuples(src, 32) == (1,)
+    assert source_tuples(src, 32).bits == (1,)
     # dst registers 0, 2, 4, 6 consecutive, but register 1 is 8 KB further (its own soffset): the stores of
     # 0 and 2 have one of another soffset between them, none is merged
     _, dst = _case("triton_wave32_corpus.json", "blocked[1x1,t1x32,o10]->blocked[1x1,t32x1,o01]", "gfx1200", "fp32")
-    assert source_tuples(dst, 32) == ()
+    assert source_tuples(dst, 32) == VgprTuples((), 1)
+    # dst registers 0, 2 consecutive, 4..7 4 KB further: the dwords with bit 2 set are in no tuple
+    _, dst = _case("triton_wave32_corpus.json", "blocked[1x1,t4x8,o01]->blocked[2x2,t32x1,o01]", "gfx1100", "fp32")
+    assert source_tuples(dst, 32) == VgprTuples((1,), 4)
+    # a load of 0..3: tuple (0, 2) copied whole, (1, 3) keeps one dword; a load of 4..7 needs none
+    assert load_tuple_copies([[0, 1, 2, 3], [4, 5, 6, 7]], set(), VgprTuples((1,), 4), 1) == 3
+    assert tuple_copies([0, 1, 4, 5], set(), VgprTuples((1,), 4)) == 2  # 4 and 5 are placed where wanted
 
 
 @needs.mlir
@@ -131,6 +137,8 @@ def test_stores_priced_for_the_merged_loads_compile_without_copies(corpus, name,
     ("triton_amd_corpus.json", "blocked[1x1,t16x4,o01]->blocked[2x2,t32x2,o01]", "gfx942", "fp32", (1,), 12),
     # no merged store (another soffset between them): no copy, where the bits (1, 2) would price 104
     ("triton_wave32_corpus.json", "blocked[1x1,t1x32,o10]->blocked[1x1,t32x1,o01]", "gfx1200", "fp32", (), 0),
+    # registers 4..7 lie 4 KB further (soffsets of their own, stored alone): only 0..3 merge in pairs, 32 copies
+    ("triton_wave32_corpus.json", "blocked[1x1,t4x8,o01]->blocked[2x2,t32x1,o01]", "gfx1100", "fp32", (1,), 32),
 ])
 def test_load_copies_for_the_merged_stores_are_the_compiled_ones(corpus, name, arch, dtype, tuples, copies,
                                                                  tmp_path, monkeypatch):
@@ -141,10 +149,10 @@ def test_load_copies_for_the_merged_stores_are_the_compiled_ones(corpus, name, a
 
     monkeypatch.setenv("LINLAYOUT_CACHE", str(tmp_path))
     src, dst = _case(corpus, name, arch, dtype)
-    assert source_tuples(dst, 32) == tuples
+    assert source_tuples(dst, 32).bits == tuples
     plan = kernel_plan(src, dst, arch, 32)
     assert plan.overhead.get("valu_load_tuple_copies", 0) == copies
     isa = lower_conversion(plan, binary=False).compiled.isa
     assert ours_beyond_identity(plan, isa)["outside_valu"]["store"] == copies
-    if not tuples:
+    if name.startswith("blocked[1x1,t1x32,o10]"):
         assert estimate_overhead(plan, dst_tuple_dwords=(1, 2))["valu_load_tuple_copies"] == 104

@@ -60,6 +60,7 @@ import numpy as np
 
 from linlayout import LayoutError, LinearLayout
 from linlayout.synth.plan import Plan, dwords_per_slot, slots_per_dword
+from linlayout.synth.vgpr_tuples import VgprTuples
 
 from . import atoms
 from .builder import Builder, vector_type
@@ -419,7 +420,7 @@ def _address_columns(layout: LinearLayout) -> tuple[list[int], list[int]]:
     return regs, [column(b) for d in ("lane", "warp", "block") for b in layout.bases.get(d, [])]
 
 
-def source_tuples(layout: LinearLayout, element_bits: int) -> tuple[int, ...]:
+def source_tuples(layout: LinearLayout, element_bits: int) -> VgprTuples:
     """The VGPR tuples the kernel's registers of ``layout`` arrive in from its global loads (src) or
     are taken in by its global stores (dst) on the full, row-major tile, as dword-index bits
     (linlayout.synth.vgpr_tuples: ``plan_conversion``'s ``src_tuple_dwords`` / ``dst_tuple_dwords``).
@@ -437,10 +438,13 @@ def source_tuples(layout: LinearLayout, element_bits: int) -> tuple[int, ...]:
 
     [I] The compiler merges only accesses with the same ``soffset``, and no store across a store of
     another: a register ``BUFFER_OFFSET_LIMIT`` bytes or more from the first takes that distance as its
-    own ``soffset`` (``_GlobalTile.voffset``), so where any register bit moves the address that far only
-    the kernel's own runs (the bits ``0, 1, ..`` of consecutive registers) are tuples (gfx1200 fp32
-    ``blocked[1x1,t32x1,o01]`` stores registers 0, 2, 4, 6 at consecutive addresses, each after a
-    store of register 1, 3, 5 at 8 KB more: no merge)."""
+    own ``soffset`` (``_GlobalTile.voffset``).  Where a dword-index bit moves the address that far
+    (``far``), the kernel's own runs (the bits ``0, 1, ..`` of consecutive registers) are the tuples
+    where it has any; else a dword with a ``far`` bit set is in no tuple (``VgprTuples.alone``) and the
+    others merge on the tuple bits below the lowest ``far`` bit only (a store between two merged ones
+    must share their ``soffset``; loads could merge on the bits above it too, a case none of the corpora
+    has): gfx1200 fp32 ``blocked[1x1,t32x1,o01]`` (64x64) stores registers 0, 2, 4, 6 at consecutive
+    addresses, each after a store of register 1, 3, 5 at 8 KB more: no merge.  Returned as ``VgprTuples``."""
     p, dps = slots_per_dword(element_bits), dwords_per_slot(element_bits)
     regs, others = _address_columns(layout)
     every = regs + others
@@ -453,7 +457,7 @@ def source_tuples(layout: LinearLayout, element_bits: int) -> tuple[int, ...]:
 
     low = p.bit_length() - 1  # register bits inside a dword
     if any(unit_bit(1 << i) != i for i in range(low)):
-        return ()
+        return VgprTuples(())
     bits = [0] if dps == 2 else []  # a 64-bit element's two dwords: dword unit 1
     while len(bits) < MERGED_ACCESS_DWORDS.bit_length() - 1:
         i = len(bits)  # dword unit 2**i: element unit p * 2**i (64-bit elements: 2**(i-1))
@@ -461,12 +465,19 @@ def source_tuples(layout: LinearLayout, element_bits: int) -> tuple[int, ...]:
         if k is None:
             break
         bits.append(k - low if dps == 1 else k + 1)
-    if any(c * max(1, element_bits // 8) >= BUFFER_OFFSET_LIMIT for c in regs):
-        own = 0  # the kernel's runs: consecutive registers
-        while own < len(bits) and bits[own] == own:
-            own += 1
-        bits = bits[:own]
-    return tuple(bits)
+    far = 0  # dword-index bits whose register is BUFFER_OFFSET_LIMIT bytes or more away
+    for k, c in enumerate(regs):
+        if k >= low and c * max(1, element_bits // 8) >= BUFFER_OFFSET_LIMIT:
+            far |= 1 << (k - low if dps == 1 else k + 1)
+    if not far:
+        return VgprTuples(tuple(bits))
+    own = 0  # the kernel's runs: consecutive registers
+    while own < len(bits) and bits[own] == own:
+        own += 1
+    if own:
+        return VgprTuples(tuple(bits[:own]))
+    below = [b for b in bits if b < min(k for k in range(far.bit_length()) if far >> k & 1)]
+    return VgprTuples(tuple(below), far)
 
 
 def build_conversion_kernel(plan: Plan, *, shape: tuple[int, ...] | None = None, name: str = "convert_layout",
