@@ -41,7 +41,7 @@ from benchmarks.script_args import ScriptParser  # noqa: E402
 from linlayout import LayoutError, LinearLayout  # noqa: E402
 from linlayout.cli.bench import triton_exceeds_target_lds, triton_whole_conversion  # noqa: E402
 from linlayout.dtypes import dtype_bits  # noqa: E402
-from linlayout.lowering.emit.conversion_kernel import contiguous_registers, source_tuple_dwords  # noqa: E402
+from linlayout.lowering.emit.conversion_kernel import contiguous_registers, source_tuples  # noqa: E402
 from linlayout.lowering.plan_counts import plan_isa_counts  # noqa: E402
 from linlayout.synth.convert import candidate_plans  # noqa: E402
 from linlayout.synth.cost import cost_model, mix_cost, rank_value, tie_limit  # noqa: E402
@@ -109,7 +109,8 @@ def load_case(case: dict, set_name: str) -> Case | None:
         d = dst if dst_first is None else with_register_order(dst, dst_first)
         try:
             plans = candidate_plans(s, d, arch, element_bits, objective=OBJECTIVE,
-                                    src_tuple_dwords=source_tuple_dwords(s, element_bits), prune=False)
+                                    src_tuple_dwords=source_tuples(s, element_bits),
+                                    dst_tuple_dwords=source_tuples(d, element_bits), prune=False)
         except LayoutError:
             continue
         for plan in plans:

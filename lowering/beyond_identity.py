@@ -31,7 +31,7 @@ from linlayout.synth.convert import plan_conversion
 
 from .compile import CompileError
 from .conversion import lower_conversion
-from .emit.conversion_kernel import STORE_ADDRESSES, source_tuple_dwords
+from .emit.conversion_kernel import STORE_ADDRESSES, source_tuples
 from .isa import IsaRegionError, around_region, isa_counts, region_lines
 
 #: The counts compared per side: all VALU, and the two kinds that only move data.
@@ -110,7 +110,7 @@ def ours_beyond_identity(plan, isa_text: str) -> dict:
         outside, identity_setups = {}, []
         for side, layout in zip(SIDES, (plan.src, plan.dst)):
             identity = plan_conversion(layout, layout, plan.arch, plan.element_bits,
-                                       src_tuple_dwords=source_tuple_dwords(layout, plan.element_bits))
+                                       src_tuple_dwords=source_tuples(layout, plan.element_bits))
             isa = lower_conversion(identity, binary=False).compiled.isa
             outside[side] = outside_valu(valu_beyond(sides[side], kernel_sides(isa)[side]))
             identity_setups.append(kernel_setup(isa))

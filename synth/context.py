@@ -28,20 +28,24 @@ A context is immutable and compared by identity; the planner's caches key on its
 the cached value depends on it: the lower bounds, the LDS design pools), as they did before
 the context existed (the arch fixes the wave size; ``problem.key()`` has the lane count).
 
-How the src VGPRs arrive: ``src_tuple_dwords`` (1, 2 or 4) is the size of the aligned VGPR
-tuples they come in, in register order (default ``cost.SRC_TUPLE_DWORDS`` = 4: an MFMA result
-or a dwordx4 load).  An LDS store of a register group that breaks such a tuple costs the copies
-LLVM adds (linlayout.synth.cost.tuple_copies); a src loaded one dword at a time breaks none.
+How the src VGPRs arrive: ``src_tuples`` (linlayout.synth.vgpr_tuples.VgprTuples, made from the
+argument ``src_tuple_dwords``) are the aligned VGPR tuples they come in.  The argument is 1, 2 or 4,
+aligned runs of that many dwords in register order (default ``cost.SRC_TUPLE_DWORDS`` = 4: an MFMA
+result or a dwordx4 load), or the dword-index bits that vary inside one tuple (a kernel whose
+single loads at consecutive addresses LLVM merges into wide ones:
+linlayout.lowering.emit.conversion_kernel.source_tuples).  An LDS store of a register group that
+breaks such a tuple costs the copies LLVM adds (linlayout.synth.cost.tuple_copies); a src loaded one
+dword at a time (1: no tuple) breaks none.
 
-What the dst's consumer needs: ``dst_tuple_dwords`` (1, 2 or 4) is the size of the aligned VGPR
-tuples of dst dwords, in register order, that it takes whole (a kernel's ``dwordx2``/``dwordx4``
-store, an MFMA/WMMA operand).  An LDS load writes its dwords to consecutive VGPRs (a
-``ds_read2``: both accesses' dwords, one tuple); a dst tuple that is not an aligned run in order
-inside one load's VGPRs costs the copies LLVM adds (``cost.register_load_copies``, the same rule as
-the stores' ``cost.tuple_copies``).  The default 1 (``DST_TUPLE_DWORDS``) is no constraint: each
-dst VGPR is taken alone, and a loaded one is used where it lands.
+What the dst's consumer needs: ``dst_tuples`` (from ``dst_tuple_dwords``, the same forms) are the
+aligned VGPR tuples of dst dwords that it takes whole (a kernel's ``dwordx2``/``dwordx4`` store,
+merged or not, an MFMA/WMMA operand).  An LDS load writes its dwords to consecutive VGPRs (a
+``ds_read2``: both accesses' dwords, one tuple); a dst tuple that is not in place inside one load's
+VGPRs costs the copies LLVM adds (``cost.register_load_copies``, the same rule as the stores'
+``cost.tuple_copies``).  The default 1 (``DST_TUPLE_DWORDS``) is no constraint: each dst VGPR is
+taken alone, and a loaded one is used where it lands.
 
-The LDS designs' caches also key on ``src_tuple_dwords`` and ``dst_tuple_dwords``.
+The LDS designs' caches also key on ``src_tuples`` and ``dst_tuples``.
 """
 
 from __future__ import annotations
@@ -52,9 +56,10 @@ from linlayout import LayoutError, LinearLayout
 from linlayout.hw.limits import check_conversion
 from linlayout.hw.targets import Target, get_target
 
-from .cost import DST_TUPLE_DWORDS, SRC_TUPLE_DWORDS, CostModel, check_tuple_dwords, cost_model
+from .cost import DST_TUPLE_DWORDS, SRC_TUPLE_DWORDS, CostModel, cost_model
 from .plan import ELEMENT_BITS, dwords_per_slot, slots_per_dword
 from .preimage import Problem, normalize
+from .vgpr_tuples import VgprTuples
 
 __all__ = ["ConversionContext", "ELEMENT_BITS", "STRATEGIES"]
 
@@ -75,15 +80,17 @@ class ConversionContext:
     lds_budget_bytes: int
     strategy: str = "auto"
     budget_given: bool = False
-    src_tuple_dwords: int = SRC_TUPLE_DWORDS
-    dst_tuple_dwords: int = DST_TUPLE_DWORDS
+    src_tuples: VgprTuples = VgprTuples.contiguous(SRC_TUPLE_DWORDS)
+    dst_tuples: VgprTuples = VgprTuples.contiguous(DST_TUPLE_DWORDS)
 
     @classmethod
     def create(cls, src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int,
                lds_budget_bytes: int | None = None, strategy: str = "auto",
-               objective: str | None = None, src_tuple_dwords: int = SRC_TUPLE_DWORDS,
-               dst_tuple_dwords: int = DST_TUPLE_DWORDS) -> "ConversionContext":
-        """The context of converting ``src`` into ``dst`` on ``arch``; a LayoutError for a bad argument."""
+               objective: str | None = None, src_tuple_dwords=SRC_TUPLE_DWORDS,
+               dst_tuple_dwords=DST_TUPLE_DWORDS) -> "ConversionContext":
+        """The context of converting ``src`` into ``dst`` on ``arch``; a LayoutError for a bad argument.
+        ``src_tuple_dwords``/``dst_tuple_dwords``: the sides' VGPR tuples (``VgprTuples.of``: 1, 2, 4,
+        a sequence of dword-index bits or a VgprTuples; module docstring)."""
         target = get_target(arch)
         if target.lds_phases is None:
             raise LayoutError(f"arch {target.name} has no LDS model; the conversion planner needs one")
@@ -94,13 +101,13 @@ class ConversionContext:
         if lds_budget_bytes is not None and (isinstance(lds_budget_bytes, bool)
                                              or not isinstance(lds_budget_bytes, int) or lds_budget_bytes <= 0):
             raise LayoutError(f"lds_budget_bytes {lds_budget_bytes!r} must be a positive integer")
-        check_tuple_dwords("src_tuple_dwords", src_tuple_dwords)
-        check_tuple_dwords("dst_tuple_dwords", dst_tuple_dwords)
         check_conversion(src, dst, target.name, element_bits, lds_budget_bytes)
+        src_tuples = VgprTuples.of("src_tuple_dwords", src_tuple_dwords, _dword_bits(src, element_bits))
+        dst_tuples = VgprTuples.of("dst_tuple_dwords", dst_tuple_dwords, _dword_bits(dst, element_bits))
         budget_given = lds_budget_bytes is not None
         return cls(normalize(src, dst, target.wave_size), target, element_bits, cost_model(target.name, objective),
-                   lds_budget_bytes if budget_given else target.lds_bytes, strategy, budget_given, src_tuple_dwords,
-                   dst_tuple_dwords)
+                   lds_budget_bytes if budget_given else target.lds_bytes, strategy, budget_given, src_tuples,
+                   dst_tuples)
 
     @property
     def arch(self) -> str:
@@ -133,3 +140,10 @@ class ConversionContext:
     def dwords_per_slot(self) -> int:
         """32-bit VGPRs holding one element (2 for 64-bit elements, else 1)."""
         return dwords_per_slot(self.element_bits)
+
+
+def _dword_bits(layout: LinearLayout, element_bits: int) -> int:
+    """The dword-index bits of ``layout``'s registers: ``log2`` of its dwords (``p`` elements per dword,
+    a 64-bit element two)."""
+    regs = layout.in_dim_size("register") if layout.has_in_dim("register") else 1
+    return max(1, regs * dwords_per_slot(element_bits) // slots_per_dword(element_bits)).bit_length() - 1

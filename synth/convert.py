@@ -125,8 +125,8 @@ def _priced(plan: Plan, ctx: ConversionContext, lds_valu: int | None = None, dep
     copies, ``access_cycles``: its LDS accesses' cycles by form (``cost.plan_cost``), each when known;
     ``load_copies``: the copies building the dst's VGPR tuples from its LDS loads')."""
     depth = cost_mod.ds_depth(plan) if depth is None else depth
-    plan.overhead = cost_mod.estimate_overhead(plan, depth, lds_valu, ctx.src_tuple_dwords, store_copies,
-                                               load_copies, ctx.dst_tuple_dwords)
+    plan.overhead = cost_mod.estimate_overhead(plan, depth, lds_valu, ctx.src_tuples, store_copies,
+                                               load_copies, ctx.dst_tuples)
     plan.cost, plan.cost_detail = cost_mod.plan_cost(plan, ctx.cost_model, depth, access_cycles)
     return plan
 
@@ -326,7 +326,7 @@ def _warp_lane_candidates(ctx: ConversionContext, wm) -> list[Plan]:
     moved = LinearLayout(bases, list(prob.src.out_dims))
     inner = ConversionContext.create(moved, prob.dst, ctx.arch, ctx.element_bits,
                                      ctx.lds_budget_bytes if ctx.budget_given else None, "registers", ctx.objective,
-                                     ctx.src_tuple_dwords, ctx.dst_tuple_dwords)
+                                     ctx.src_tuples, ctx.dst_tuples)
     warps = np.arange(prob.num_warps)
     shift = np.zeros(prob.num_warps, dtype=np.int64)
     for k, y in enumerate(ys):
@@ -515,8 +515,8 @@ def _outranked(acc, built: list[tuple[float, int]], cm: cost_mod.CostModel) -> b
 
 def candidate_plans(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int, *,
                     lds_budget_bytes: int | None = None, strategy: str = "auto",
-                    objective: str | None = None, src_tuple_dwords: int = cost_mod.SRC_TUPLE_DWORDS,
-                    dst_tuple_dwords: int = cost_mod.DST_TUPLE_DWORDS, prune: bool = True) -> list[Plan]:
+                    objective: str | None = None, src_tuple_dwords=cost_mod.SRC_TUPLE_DWORDS,
+                    dst_tuple_dwords=cost_mod.DST_TUPLE_DWORDS, prune: bool = True) -> list[Plan]:
     """The candidate plans (unverified), in rank order under ``objective``.  ``prune`` (under the
     objectives whose value the floors bound): the LDS designs whose floors cannot reach the tie group
     of the in-wave plans are not built; ``prune=False`` builds every candidate."""
@@ -691,7 +691,7 @@ def _movmatrix_candidates(ctx: ConversionContext, best_only: bool) -> list[Plan]
             continue
         inner = ConversionContext.create(moved if first else prob.src, prob.dst if first else moved, ctx.arch,
                                          ctx.element_bits, ctx.lds_budget_bytes if ctx.budget_given else None,
-                                         ctx.strategy, ctx.objective, ctx.src_tuple_dwords, ctx.dst_tuple_dwords)
+                                         ctx.strategy, ctx.objective, ctx.src_tuples, ctx.dst_tuples)
         stage = [Movmatrix(dst=list(range(d * p, d * p + p)), src=list(range(d * p, d * p + p)))
                  for d in range(_n_values(side.in_dim_size("register"), ctx))]
         whole = ctx.cost_model.pipe_overlap
@@ -739,8 +739,8 @@ def _same_map(prob: Problem) -> bool:
 def plan_conversion(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int, *,
                     lds_budget_bytes: int | None = None, strategy: str = "auto",
                     objective: str | None = None,
-                    src_tuple_dwords: int = cost_mod.SRC_TUPLE_DWORDS,
-                    dst_tuple_dwords: int = cost_mod.DST_TUPLE_DWORDS) -> Plan:
+                    src_tuple_dwords=cost_mod.SRC_TUPLE_DWORDS,
+                    dst_tuple_dwords=cost_mod.DST_TUPLE_DWORDS) -> Plan:
     """The cheapest plan converting a tile held in ``src`` into ``dst``, verified on the emulator.
 
     ``src``/``dst``: distributed layouts (register, lane, warp[, block] -> tensor).
@@ -759,10 +759,13 @@ def plan_conversion(src: LinearLayout, dst: LinearLayout, arch: str, element_bit
     ``concurrent`` the candidates are ranked by that value times the square root of their
     instructions with setup (``CostModel.rank_value``).  ``src_tuple_dwords``: the src VGPRs arrive as aligned tuples of this many dwords
     in register order (4, the default: an MFMA result or a dwordx4 load; 1: loaded one dword at a
-    time), which prices the copies an LDS store of other register groups needs.  ``dst_tuple_dwords``:
-    the dst's consumer takes aligned tuples of this many dwords in register order (1, the default: no
-    tuple; 2 or 4: a ``dwordx2``/``dwordx4`` store, an MFMA/WMMA operand), which prices the copies
-    LDS loads of other register groups need (ConversionContext).
+    time), or in the tuples of the dword-index bits it lists (a sequence of at most two: dword ``d`` is
+    at position ``pext(d, bits)``; a kernel's single loads at consecutive addresses merged by LLVM,
+    linlayout.synth.vgpr_tuples), which prices the copies an LDS store of other register groups needs.
+    ``dst_tuple_dwords``: the dst's consumer takes aligned tuples of this many dwords in register
+    order (1, the default: no tuple; 2 or 4: a ``dwordx2``/``dwordx4`` store, an MFMA/WMMA operand),
+    or those of the bits it lists, which prices the copies LDS loads of other register groups need
+    (ConversionContext).
     """
     ctx = ConversionContext.create(src, dst, arch, element_bits, lds_budget_bytes, strategy, objective,
                                    src_tuple_dwords, dst_tuple_dwords)

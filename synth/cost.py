@@ -75,13 +75,14 @@ from .lane_choices import ChoicePlan, lanes_condition
 from .lane_arith import least_tables_valu, linear_columns, program_family, row_table, tables_valu
 from .steps import dwords_per_slot, slots_per_dword
 from .steps.lds import missing_transpose_load
+from .vgpr_tuples import VgprTuples
 
-__all__ = ["AddressRegisters", "bpermute_address_valu", "check_tuple_dwords",
+__all__ = ["AddressRegisters", "bpermute_address_valu",
            "CONCURRENT_INSTRUCTION_EXPONENT", "CONCURRENT_TIE_FRACTION", "cost_model", "COST_TIE_FRACTION",
            "CostModel", "DST_TUPLE_DWORDS", "lds_address_valu", "least_address_valu", "lgkm_waits",
            "load_tuple_copies", "lower_bound", "matrix_access_cost", "mix_cost", "near_best", "OBJECTIVES",
            "rank_value", "register_load_copies", "register_merges", "round_trip_cost", "SRC_TUPLE_DWORDS",
-           "tie_limit", "TIE_MARGIN", "tuple_copies", "TUPLE_DWORDS"]
+           "tie_limit", "TIE_MARGIN", "tuple_copies"]
 
 VALU_ISSUE = 4.0  # [I] wave64 on a 16-wide SIMD: 4 cycles per VALU instruction
 PERMLANE_ISSUE = 4.0  # [I] v_permlane*_swap issue rate is undocumented; taken as one VALU op
@@ -576,18 +577,10 @@ PERM_SELECTOR_SALU = 1
 PERMLANE_SELECTOR_SALU = 1
 # How the src VGPRs arrive by default: aligned tuples of this many dwords in register order (an
 # MFMA result, a dwordx4 load), which an LDS store of other register groups must copy (tuple_copies).
-# A kernel that loads its src with narrower accesses says so (ConversionContext.src_tuple_dwords).
+# A kernel that loads its src otherwise says so (ConversionContext.src_tuples: linlayout.synth.vgpr_tuples).
 SRC_TUPLE_DWORDS = 4
-# What the dst's consumer takes whole by default: single VGPRs (no tuple; ConversionContext.dst_tuple_dwords).
+# What the dst's consumer takes whole by default: single VGPRs (no tuple; ConversionContext.dst_tuples).
 DST_TUPLE_DWORDS = 1
-# The VGPR tuple sizes a side's registers can arrive or be taken in (dwordx1/x2/x4 accesses, MFMA operands).
-TUPLE_DWORDS = (1, 2, 4)
-
-
-def check_tuple_dwords(name: str, value) -> None:
-    """``LayoutError`` naming ``name`` unless ``value`` is an int of :data:`TUPLE_DWORDS` (not a bool or a float)."""
-    if type(value) is not int or value not in TUPLE_DWORDS:
-        raise LayoutError(f"{name} {value!r} must be 1, 2 or 4")
 
 
 class _AddressBases:
@@ -727,32 +720,35 @@ def bpermute_address_valu(tables, arch: str) -> int:
     return tables_valu(program_family(arch), rows[0].shape[0].bit_length() - 1, fits) if rows else 0
 
 
-def tuple_copies(dwords: list[int], fresh: set[int], tuple_dwords: int = SRC_TUPLE_DWORDS) -> int:
+def tuple_copies(dwords: list[int], fresh: set[int], tuple_dwords=SRC_TUPLE_DWORDS) -> int:
     """``v_mov_b32`` copies LLVM needs to hand one LDS access its VGPR tuple.
 
-    An access of ``n >= 2`` dwords reads an aligned tuple ``v[k*n : k*n+n]``.  The
-    src VGPRs arrive as aligned tuples of ``tuple_dwords`` in register order (4: an MFMA
-    result, a dwordx4 load; 1: scalar loads, each VGPR placed where its first use wants
-    it), so the access is cut into chunks of ``c = min(n, tuple_dwords)`` dwords: a chunk
-    of src dwords ``k*c .. k*c+c-1`` in order is (part of) one arriving tuple and needs
-    nothing; in any other chunk every src dword is copied into the new tuple (a value
-    computed by the plan, ``fresh``, is allocated into the tuple directly).
+    An access of ``n >= 2`` dwords reads an aligned tuple ``v[k*n : k*n+n]``.  The src VGPRs
+    arrive in the tuples ``tuple_dwords`` (what linlayout.synth.vgpr_tuples.VgprTuples.of takes: 4,
+    aligned runs of 4 dwords in register order, an MFMA result or a dwordx4 load; 1: single loads,
+    each VGPR placed where its first use wants it; the dword-index bits of merged loads), so the
+    access is cut into chunks of
+    ``c = min(n, tuples.dwords)`` dwords: a chunk of src dwords in place (``VgprTuples.in_place``:
+    positions ``k c .. k c + c - 1`` of one arriving tuple in order) needs nothing; in any other chunk
+    every src dword in a tuple is copied into the new one (a value computed by the plan, ``fresh``, or a
+    dword in no tuple, ``VgprTuples.by_itself``, is allocated there directly).
     """
+    tuples = VgprTuples.of("tuple_dwords", tuple_dwords)
     n = len(dwords)
     if n < 2:
         return 0
-    c = min(n, tuple_dwords)
+    c = min(n, tuples.dwords)
     copies = 0
     for k in range(0, n, c):
         chunk = dwords[k:k + c]
-        if fresh.intersection(chunk) or chunk != list(range(chunk[0], chunk[0] + c)) or chunk[0] % c:
-            copies += sum(1 for d in chunk if d not in fresh)
+        if fresh.intersection(chunk) or not tuples.in_place(chunk):
+            copies += sum(1 for d in chunk if d not in fresh and not tuples.by_itself(d))
     return copies
 
 
-def _store_tuple_copies(plan, tuple_dwords: int) -> int:
+def _store_tuple_copies(plan, tuples: VgprTuples) -> int:
     """``tuple_copies`` over the LDS stores of ``plan`` (write2 forms: each access separately), the src
-    VGPRs arriving in tuples of ``tuple_dwords``."""
+    VGPRs arriving in ``tuples``."""
     p, dps = slots_per_dword(plan.element_bits), dwords_per_slot(plan.element_bits)
 
     def dwords(slots: list[int]) -> list[int]:  # in order of first appearance
@@ -764,32 +760,34 @@ def _store_tuple_copies(plan, tuple_dwords: int) -> int:
     written: set[int] = set()
     n = 0
     for st in plan.steps[: wide[-1] + 1] if wide else ():  # nothing written after the last wide store counts
-        n += sum(tuple_copies(dwords(acc), written, tuple_dwords) for acc in st.wide_store_tuples())
+        n += sum(tuple_copies(dwords(acc), written, tuples) for acc in st.wide_store_tuples())
         written.update(dwords(st.writes()))
     return n
 
 
-def load_tuple_copies(loads: list[list[int]], fresh: set[int], tuple_dwords: int, alignment: int) -> int:
+def load_tuple_copies(loads: list[list[int]], fresh: set[int], tuple_dwords, alignment: int) -> int:
     """``v_mov_b32`` copies LLVM needs to build the dst's VGPR tuples from LDS loads.
 
     ``loads``: per load (issue order) the dwords it writes to consecutive VGPRs (a ``ds_read2``: its
     two accesses' one after the other), each a dst dword or a temporary (``fresh``: repacked into a
-    new value, which is allocated into its tuple directly).  The dst is taken in aligned tuples of
-    ``tuple_dwords`` dst dwords in register order (``t``), one after the other (the kernel's stores).
-    A load of one dword is placed where its tuple wants it.  A load of ``n >= 2`` is cut into chunks
-    of ``c = min(n, t)``: a chunk of dst dwords ``k c .. k c + c - 1`` in order is (part of) its tuple.
+    new value, which is allocated into its tuple directly).  The dst is taken in the tuples
+    ``tuple_dwords`` (what linlayout.synth.vgpr_tuples.VgprTuples.of takes; ``t`` dwords each), one
+    after the other in the order of their first dwords (the kernel's stores).
+    A load of one dword is placed where its tuple wants it, and a dst dword in no tuple
+    (``VgprTuples.by_itself``) where it lands.  A load of ``n >= 2`` is cut into chunks
+    of ``c = min(n, t)``: a chunk in place (``VgprTuples.in_place``) is (part of) its tuple.
     Every other dst dword of such a load is copied into its tuple, except those a tuple keeps where
     they are [I] (what LLVM's coalescer was seen to do, docs/conversions.md section 4): the tuple may
     take its home at the ``t`` VGPRs from position ``o`` of one load (``o`` a multiple of ``alignment``,
     ``Target.vgpr_tuple_alignment``: the load starts at such a VGPR too; positions outside the load
     are free VGPRs) when each
     VGPR of the home inside the load holds a dword of the tuple at its place in the tuple
-    (``q = o + d mod t``), a temporary, or a dword of an earlier tuple (its value already taken); the
-    tuple's dwords there stay: the home with the most of them."""
-    check_tuple_dwords("tuple_dwords", tuple_dwords)
+    (position ``q - o`` at load position ``q``), a temporary, or a dword of an earlier tuple (its
+    value already taken); the tuple's dwords there stay: the home with the most of them."""
+    tuples = VgprTuples.of("tuple_dwords", tuple_dwords)
     if type(alignment) is not int or alignment not in (1, 2):
         raise LayoutError(f"alignment {alignment!r} must be 1 or 2 (Target.vgpr_tuple_alignment)")
-    t = tuple_dwords
+    t = tuples.dwords
     if t == 1:
         return 0
     placed: set[int] = set()  # dst dwords loaded into place
@@ -801,36 +799,37 @@ def load_tuple_copies(loads: list[list[int]], fresh: set[int], tuple_dwords: int
         c = min(n, t)
         for k in range(0, n, c):
             chunk = dwords[k:k + c]
-            if not fresh.intersection(chunk) and chunk == list(range(chunk[0], chunk[0] + c)) and chunk[0] % c == 0:
+            if not fresh.intersection(chunk) and tuples.in_place(chunk):
                 placed.update(chunk)
             else:
-                bound.update((d, (i, k + z)) for z, d in enumerate(chunk) if d not in fresh)
+                bound.update((d, (i, k + z)) for z, d in enumerate(chunk) if d not in fresh and not tuples.by_itself(d))
     copies = 0
     by_tuple: dict[int, list[int]] = {}
     for d in bound:
         if d not in placed:
             copies += 1
-            by_tuple.setdefault(d // t, []).append(d)
+            by_tuple.setdefault(tuples.tuple_of(d), []).append(d)
     for tup, ds in by_tuple.items():
         stays = 0
-        for i, o in {(bound[d][0], bound[d][1] - d % t) for d in ds}:
+        for i, o in {(bound[d][0], bound[d][1] - tuples.position(d)) for d in ds}:
             if o % alignment:
                 continue
             home = [(z, loads[i][o + z]) for z in range(t) if 0 <= o + z < len(loads[i])]
-            if all(x in fresh or x // t < tup or (x // t == tup and x % t == z) for z, x in home):
-                stays = max(stays, sum(x // t == tup for _, x in home if x not in fresh))
+            if all(x in fresh or tuples.tuple_of(x) < tup or (tuples.tuple_of(x) == tup and tuples.position(x) == z)
+                   for z, x in home):
+                stays = max(stays, sum(tuples.tuple_of(x) == tup for _, x in home if x not in fresh))
         copies -= stays
     return copies
 
 
-def _load_tuple_copies(plan, tuple_dwords: int) -> int:
-    """``tuple_copies`` of the dst's VGPR tuples of ``tuple_dwords`` over the LDS loads of ``plan``
+def _load_tuple_copies(plan, tuples: VgprTuples) -> int:
+    """``tuple_copies`` of the dst's VGPR tuples ``tuples`` over the LDS loads of ``plan``
     (``Step.load_tuple``), each loaded slot named by the dst slot its value ends in: followed back from
     the end (slot ``k`` holds dst slot ``k``), a free renaming (``Step.renames``: ``(d, s)``, slot ``d``
     takes ``s``'s value) sends ``d``'s dst slots to ``s``, and any step writing a slot cuts it off (the
     value there before does not reach the dst); the first of its dst slots, a temporary where none:
     ``register_load_copies``."""
-    if tuple_dwords == 1:
+    if tuples.dwords == 1:
         return 0
     ends: dict[int, set[int]] = {k: {k} for k in range(plan.slots_out)}  # slot -> the dst slots its value ends in
     loads: list[list[int]] = []
@@ -845,15 +844,17 @@ def _load_tuple_copies(plan, tuple_dwords: int) -> int:
                 before.setdefault(v, set()).update(ends[d])
         ends = before
     loads.reverse()
-    return register_load_copies(loads, plan.element_bits, tuple_dwords, get_target(plan.arch).vgpr_tuple_alignment)
+    return register_load_copies(loads, plan.element_bits, tuples, get_target(plan.arch).vgpr_tuple_alignment)
 
 
-def register_load_copies(loads: list[list[int]], element_bits: int, tuple_dwords: int, alignment: int) -> int:
+def register_load_copies(loads: list[list[int]], element_bits: int, tuple_dwords, alignment: int) -> int:
     """``load_tuple_copies`` of LDS loads given as the dst registers (slots) they write, in VGPR order
-    (-1: a temporary).  A loaded VGPR is dst dword ``j`` when it holds registers ``p j .. p j + p - 1``
-    in order (``p`` elements per dword; a 64-bit register ``r`` is dwords ``2 r, 2 r + 1``), else a
-    temporary that ``v_perm_b32`` repacks into a new value.  ``alignment``: ``load_tuple_copies``'."""
-    if tuple_dwords == 1:
+    (-1: a temporary), the dst taken in the tuples ``tuple_dwords``.  A loaded VGPR is dst dword ``j`` when it holds
+    registers ``p j .. p j + p - 1`` in order (``p`` elements per dword; a 64-bit register ``r`` is
+    dwords ``2 r, 2 r + 1``), else a temporary that ``v_perm_b32`` repacks into a new value.
+    ``alignment``: ``load_tuple_copies``'."""
+    tuples = VgprTuples.of("tuple_dwords", tuple_dwords)
+    if tuples.dwords == 1:
         return 0
     p, dps = slots_per_dword(element_bits), dwords_per_slot(element_bits)
     dword_lists, fresh = [], set()
@@ -867,7 +868,7 @@ def register_load_copies(loads: list[list[int]], element_bits: int, tuple_dwords
                 fresh.add(-1 - len(fresh))
                 dwords += [-len(fresh)] * dps
         dword_lists.append(dwords)
-    return load_tuple_copies(dword_lists, fresh, tuple_dwords, alignment)
+    return load_tuple_copies(dword_lists, fresh, tuples, alignment)
 
 
 class _Setup:
@@ -922,8 +923,8 @@ def _setup_unit(name: str) -> str:
 
 
 def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = None,
-                      src_tuple_dwords: int = SRC_TUPLE_DWORDS, store_copies: int | None = None,
-                      load_copies: int | None = None, dst_tuple_dwords: int = DST_TUPLE_DWORDS) -> dict[str, int]:
+                      src_tuple_dwords=SRC_TUPLE_DWORDS, store_copies: int | None = None,
+                      load_copies: int | None = None, dst_tuple_dwords=DST_TUPLE_DWORDS) -> dict[str, int]:
     """Setup instructions the steps need but that are not steps themselves ([I] estimates).
 
     ``valu_bpermute_addr`` the instructions forming the distinct ds_bpermute address tables
@@ -944,10 +945,11 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
     (``addresses_valu``: linlayout.synth.lane_arith, the program the lowering emits; warp-dependent
     parts are scalar and not counted);
     ``valu_tuple_copies``: ``v_mov_b32`` building the VGPR tuples of LDS stores
-    (``tuple_copies``, the src VGPRs arriving in tuples of ``src_tuple_dwords``); none on PTX
+    (``tuple_copies``, the src VGPRs arriving in the tuples ``src_tuple_dwords``: what
+    ``VgprTuples.of`` takes); none on PTX
     targets, whose vector accesses name any registers (``st.shared.v4.b32 [a], {r1, r7, r2, r9}``:
     the register placement is ptxas's, no PTX instruction; docs/nvidia_facts.md section 6);
-    ``valu_load_tuple_copies``: ``v_mov_b32`` building the dst's VGPR tuples of ``dst_tuple_dwords``
+    ``valu_load_tuple_copies``: ``v_mov_b32`` building the dst's VGPR tuples ``dst_tuple_dwords``
     from the LDS loads' (``_load_tuple_copies``); none on PTX;
     ``s_waitcnt`` on AMD targets the waits LLVM puts in the region (``lgkm_waits``); on PTX targets
     the scoreboard waits, one per level of dependent DS instructions (``depth``: ``ds_depth(plan)``,
@@ -976,10 +978,12 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
         "salu_lane_selector_delay": setup.choices.delay_alu,
         "salu_permlane_selector": PERMLANE_SELECTOR_SALU * len(setup.permlane_selectors),
         "valu_lds_addr": lds_address_valu(setup.lds_steps, plan.arch) if lds_valu is None else lds_valu,
-        "valu_tuple_copies": 0 if ptx else (_store_tuple_copies(plan, src_tuple_dwords) if store_copies is None
-                                            else store_copies),
-        "valu_load_tuple_copies": 0 if ptx else (_load_tuple_copies(plan, dst_tuple_dwords) if load_copies is None
-                                                 else load_copies),
+        "valu_tuple_copies": 0 if ptx else (_store_tuple_copies(plan, VgprTuples.of("src_tuple_dwords",
+                                                                                   src_tuple_dwords))
+                                            if store_copies is None else store_copies),
+        "valu_load_tuple_copies": 0 if ptx else (_load_tuple_copies(plan, VgprTuples.of("dst_tuple_dwords",
+                                                                                        dst_tuple_dwords))
+                                                 if load_copies is None else load_copies),
         "s_waitcnt": (ds_depth(plan) if depth is None else depth) if ptx else lgkm_waits(plan),
     }
     if not ptx:

@@ -44,7 +44,7 @@ from linlayout.hw.transpose_loads import TransposeLoad
 from . import swizzle
 from .context import ConversionContext
 from .cost import (AddressRegisters, _lds_op_name, _warp0, lds_access_cost, least_address_valu, matrix_access_cost,
-                   register_load_copies)
+                   register_load_copies, tuple_copies)
 from .in_wave import gather_dword, gather_dwords
 from .ir import Program
 from .lane_choices import least_lanes_choice_valu
@@ -52,6 +52,7 @@ from .plan import LdsLoad, LdsStore
 from .steps import BARRIER_SCOPES, MatrixLoad, MatrixStore, Step, matrix_name
 from .preimage import Problem
 from .span import span_table, span_values
+from .vgpr_tuples import VgprTuples
 
 __all__ = ["DesignPool", "LdsAccesses", "LdsDesign", "build_lds", "design_cache", "designs", "layout_key",
            "lds_accesses", "over_fetch_design", "prefix_address_valu", "prefix_floor", "shared_layout",
@@ -657,7 +658,7 @@ def designs(ctx: ConversionContext) -> "DesignPool":
     Cached per (problem, element bits, arch, LDS budget, src and dst tuples, objective): the accesses'
     vectors are chosen and the floors computed under the objective, so a pool is not shared
     between objectives."""
-    key = (ctx.problem.key(), ctx.element_bits, ctx.arch, ctx.lds_budget_bytes, ctx.src_tuple_dwords, ctx.dst_tuple_dwords,
+    key = (ctx.problem.key(), ctx.element_bits, ctx.arch, ctx.lds_budget_bytes, ctx.src_tuples, ctx.dst_tuples,
            ctx.objective)
     if key not in design_cache:
         out: list[LdsDesign | _Deferred] = [_synthesized(ctx, shared_layout(ctx))]
@@ -1256,60 +1257,55 @@ def _narrow_repacks(groups: list[list[int]], p: int, element_bytes: int, high_ha
     return repacks
 
 
-def _copies_side(bases: list[int], span: list[int], p: int, element_bytes: int, tuple_dwords: int) -> int:
-    """``v_mov_b32`` tuple copies of the stores of the accesses ``base ^ span[x]`` (``_groups``;
-    cost.tuple_copies with the src VGPRs arriving in tuples of ``tuple_dwords``; a VGPR that is
-    repacked by ``v_perm_b32`` is a new value, placed in its tuple directly).  The same count for
-    loads (unpaired) with the dst taken in tuples of ``tuple_dwords`` (cost.register_load_copies): a loaded
-    VGPR that is a whole dst dword in order is that dword, one that is repacked is a temporary.  Each access is cut
-    into chunks of ``min(its dwords, tuple_dwords)`` dwords; a chunk needs none when its dwords are
-    whole VGPRs, in order, from an aligned one; else one per dword that is a src VGPR (a whole
-    one, in order: a repacked one shares no dword with it, the registers of an access being
-    distinct)."""
-    m = len(span)
-    if m * element_bytes < 8:
-        return 0
-    if element_bytes >= 8:  # two dwords per element, never repacked
-        per = max(1, min(m, tuple_dwords // 2))  # elements per chunk
-        return (len(bases) * (m // per) - _in_order_chunks(bases, span, per)) * 2 * per
-    if span[:p] != list(range(p)):
-        return 0  # no dword is a whole src VGPR in order
-    c = min(m // p, tuple_dwords)  # dwords per chunk
-    firsts = span[::p]  # XOR of each dword's first register with the base
-    copies = 0
-    for b in bases:
-        for k in range(0, len(firsts), c):
-            regs = [b ^ f for f in firsts[k:k + c]]  # each dword's first register
-            whole = sum(r % p == 0 for r in regs)
-            first_dword = regs[0] // p
-            in_place = (whole == c and first_dword % c == 0
-                        and all(r // p == first_dword + z for z, r in enumerate(regs)))
-            copies += 0 if in_place else whole
-    return copies
+def _store_copies(groups: list[list[int]], p: int, dps: int, tuples: VgprTuples) -> int:
+    """``v_mov_b32`` tuple copies of the LDS stores of the register groups ``groups`` (each in VGPR
+    order, one access), the src VGPRs arriving in ``tuples``: cost.tuple_copies of each access's
+    dwords, the rule ``estimate_overhead`` prices the plan's stores by.  A VGPR of registers
+    ``p j .. p j + p - 1`` in order is src dword ``j`` (a 64-bit register ``r``: dwords ``2 r, 2 r + 1``),
+    any other is repacked by ``v_perm_b32`` into a new value, placed in its tuple directly."""
+    n = 0
+    for g in groups:
+        if dps > 1:
+            dwords, fresh = [d for r in g for d in range(r * dps, r * dps + dps)], set()
+        elif p == 1:
+            dwords, fresh = g, set()
+        else:
+            dwords, fresh = [], set()
+            for k in range(0, len(g), p):
+                run = g[k:k + p]
+                if run[0] % p == 0 and run == list(range(run[0], run[0] + p)):
+                    dwords.append(run[0] // p)
+                else:
+                    fresh.add(-1 - len(fresh))
+                    dwords.append(-len(fresh))
+        n += tuple_copies(dwords, fresh, tuples)
+    return n
 
 
 class _Vectors(NamedTuple):
     """A side's choice of vector bits (``_choose_vectors``) with its counts: ``perms``, the dwords
-    repacked by ``v_perm_b32`` (``_perms_side``); ``copies``, the tuple copies (``_copies_side``;
-    for loads unpaired, the dst taken in tuples)."""
+    repacked by ``v_perm_b32`` (``_perms_side``); ``copies``, the tuple copies (stores:
+    ``_store_copies``; loads: cost.register_load_copies of the unpaired loads, the dst taken in tuples)."""
 
     deltas: list[int]
     perms: int
     copies: int
 
 
-def _choose_vectors(side: _Side, t_cap: int, p: int, element_bytes: int, store: bool,
-                    tuple_dwords: int, share_rounds: Callable[[list[list[int]]], list[int]] | None) -> list[_Vectors]:
+def _choose_vectors(side: _Side, t_cap: int, p: int, element_bytes: int, store: bool, tuples: VgprTuples,
+                    share_rounds: Callable[[list[list[int]]], list[int]] | None, alignment: int) -> list[_Vectors]:
     """Vector bits with the fewest LDS instructions plus repacking ``v_perm``s; for stores once
-    counting the ``v_mov``s that build their VGPR tuples (the src arriving in tuples of
-    ``tuple_dwords``) and once not; for loads the same with the ``v_mov``s that build the dst's
-    tuples of ``tuple_dwords`` from them (``_copies_side`` unpaired; when 1, none: a loaded VGPR is used
-    where it lands, and loads are chosen once).  ``share_rounds``: for stores on a
+    counting the ``v_mov``s that build their VGPR tuples (the src arriving in ``tuples``:
+    ``_store_copies``) and once not; for loads the same with the ``v_mov``s that build the dst's
+    ``tuples`` from them (cost.register_load_copies of the loads unpaired, the rule the plan is priced
+    by; with no tuple, none: a loaded VGPR is used where it lands, and loads are chosen once).
+    ``share_rounds``: for stores on a
     target that stores from a register's upper half, the round of each access group
     (``lds_accesses``): narrow stores share repacks within a round (``_narrow_repacks``), as
     ``build_lds`` makes them; None (loads, which write new registers, and PTX stores): none shared.
-    The distinct choices, the one counting copies first."""
-    counts = (True, False) if store or tuple_dwords > 1 else (False,)
+    ``alignment``: the target's ``vgpr_tuple_alignment`` (cost.load_tuple_copies).  The distinct
+    choices, the one counting copies first."""
+    counts = (True, False) if store or tuples.dwords > 1 else (False,)
     best: dict[bool, tuple[_Vectors, float]] = {}
     for deltas in reversed(_vector_bits(side, t_cap)):  # widest first; a tie keeps the wider
         width_bytes = element_bytes << len(deltas)
@@ -1327,8 +1323,11 @@ def _choose_vectors(side: _Side, t_cap: int, p: int, element_bytes: int, store: 
                         for rnd in sorted(set(rnd_of)))
         else:
             perms = _perms_side(bases, span, p, element_bytes)
-        copies = (_copies_side(bases, span, p, element_bytes, tuple_dwords) if width_bytes >= 8
-                  else 0)  # narrower: no tuple
+        copies = 0  # narrower than 8 bytes: no tuple
+        if width_bytes >= 8 and tuples.dwords > 1:
+            groups = [[b ^ x for x in span] for b in bases]
+            copies = (_store_copies(groups, p, 2 if element_bytes == 8 else 1, tuples) if store else
+                      register_load_copies(groups, 8 * element_bytes, tuples, alignment))
         for with_copies in counts:
             c = len(bases) / pairing + perms + (copies if with_copies else 0)
             if with_copies not in best or c < best[with_copies][1]:
@@ -1543,7 +1542,7 @@ class LdsAccesses:
         the dwords of each chunk that are src VGPRs unless the chunk is an aligned tuple in order;
         a store reads a src value in its own VGPR (``ir._Emitter`` writes every new value to a
         fresh register, numbered above the src VGPRs) and a repacked one in a fresh register
-        written before it: ``_copies_side`` counts exactly those (``s_copies``), each one
+        written before it: ``_store_copies`` counts exactly those (``s_copies``), each one
         ``v_mov_b32`` of setup at ``valu_issue``.  Plus the loads' copies building the dst's tuples
         (``d_copies``: cost.register_load_copies of the paired loads, ``valu_load_tuple_copies``)."""
         return self.s_perms + self.d_perms, self.s_copies + self.d_copies
@@ -1679,7 +1678,8 @@ def lds_accesses(ctx: ConversionContext, design: LdsDesign) -> list[LdsAccesses]
         return [int(x) for x in reps[0, 0, :, 0]]
 
     share_rounds = (lambda groups: rounds_of(S, groups)) if ctx.target.has_lds_store_high_half else None
-    store_choices = _choose_vectors(S, t_cap, p, element_bytes, True, ctx.src_tuple_dwords, share_rounds)
+    alignment = ctx.target.vgpr_tuple_alignment
+    store_choices = _choose_vectors(S, t_cap, p, element_bytes, True, ctx.src_tuples, share_rounds, alignment)
     counted = ctx.target.lds_isa != "ptx"  # register_steps: AMD's (PTX: prmt, and no tuple copies)
     # per choice of the loads: (groups, width, a lower bound of the dst dwords gathered from the loaded
     # values: LdsAccesses.register_steps)
@@ -1690,8 +1690,8 @@ def lds_accesses(ctx: ConversionContext, design: LdsDesign) -> list[LdsAccesses]
         load_choices = [(*_over_fetch_groups(D, element_bytes, t_cap), 0)]
     else:
         load_choices = []
-        for d_vectors in _choose_vectors(D, t_cap, p, element_bytes, False, ctx.dst_tuple_dwords if counted else 1,
-                                         None):
+        for d_vectors in _choose_vectors(D, t_cap, p, element_bytes, False,
+                                         ctx.dst_tuples if counted else VgprTuples(()), None, alignment):
             d_width_bytes = element_bytes << len(d_vectors.deltas)
             d_perms = 0
             if len(D.unique) == len(D.reg_image):  # (no duplicates)
@@ -1714,7 +1714,7 @@ def lds_accesses(ctx: ConversionContext, design: LdsDesign) -> list[LdsAccesses]
         loads = [paired(D, d_groups, d_width_bytes, d_round, k) for k in range(n_rounds)]
         # the copies building the dst's tuples: a ds_read2 writes its two accesses' VGPRs one after the other
         d_copies = (register_load_copies([g + (g2 or []) for rnd in loads for g, g2, _, _ in rnd], ctx.element_bits,
-                                         ctx.dst_tuple_dwords, ctx.target.vgpr_tuple_alignment)
+                                         ctx.dst_tuples, alignment)
                     if counted and not design.over_fetch else 0)
         for s_vectors in store_choices:
             s_deltas = s_vectors.deltas

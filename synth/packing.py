@@ -21,7 +21,7 @@ kept).
 plans the conversion for each candidate order (``packing_candidates``), each for the VGPR tuples
 its src arrives in (``src_tuple_dwords``: a number for every order, or a function of the src
 order: a kernel that loads registers consecutive in memory with one wide load delivers a
-reordered src in other tuples), with
+reordered src in other tuples) and for those its dst is taken in (``dst_tuple_dwords``, alike), with
 :func:`linlayout.synth.convert.plan_conversion` and returns the cheapest plan under the
 objective by the planner's near-tie rule (``cost.near_best`` with ``CostModel.tie_fraction``:
 within that fraction of the cheapest, the fewest instructions with setup; the first on a tie, the
@@ -50,8 +50,6 @@ the order takes 48 ``v_perm_b32``, 4 stores and 32 ``ds_load_u16``).
 """
 
 from __future__ import annotations
-
-from typing import Callable
 
 from linlayout import LayoutError, LinearLayout
 
@@ -121,27 +119,29 @@ def packing_candidates(src: LinearLayout, dst: LinearLayout, element_bits: int, 
 def plan_free_packing(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int, *,
                       src_fixed_bits: int = 0, dst_fixed_bits: int = 0, lds_budget_bytes: int | None = None,
                       strategy: str = "auto", objective: str | None = None,
-                      src_tuple_dwords: int | Callable[[LinearLayout], int] = cost_mod.SRC_TUPLE_DWORDS,
-                      dst_tuple_dwords: int = cost_mod.DST_TUPLE_DWORDS) -> Plan:
+                      src_tuple_dwords=cost_mod.SRC_TUPLE_DWORDS,
+                      dst_tuple_dwords=cost_mod.DST_TUPLE_DWORDS) -> Plan:
     """The cheapest verified plan over the packing candidates (module docstring); its ``src``/``dst`` are
     ``src``/``dst`` with the chosen register order.  ``src_fixed_bits``/``dst_fixed_bits``: the leading
     register bits of each side whose elements the caller moves together (0: every element alone;
     ``packing_bits(element_bits)`` or more: the side keeps its order).  ``src_tuple_dwords``:
     :func:`linlayout.synth.convert.plan_conversion`'s, for every order, or a function giving it for
-    a src register order (each candidate is planned for its own).  ``dst_tuple_dwords``: plan_conversion's,
-    for every order (the caller's tuples lie in its fixed bits, which keep their place).  The other
-    arguments are plan_conversion's."""
+    a src register order (each candidate is planned for its own); ``dst_tuple_dwords`` the same for the
+    dst (a kernel whose single stores at consecutive addresses LLVM merges takes a reordered dst in
+    other tuples).  The other arguments are plan_conversion's."""
     for name, bits in (("src_fixed_bits", src_fixed_bits), ("dst_fixed_bits", dst_fixed_bits)):
         if isinstance(bits, bool) or not isinstance(bits, int) or bits < 0:
             raise LayoutError(f"{name} {bits!r} must be a non-negative integer")
-    tuples_of = src_tuple_dwords if callable(src_tuple_dwords) else (lambda _layout: src_tuple_dwords)
-    options = dict(lds_budget_bytes=lds_budget_bytes, strategy=strategy, objective=objective,
-                   dst_tuple_dwords=dst_tuple_dwords)
+    src_tuples = src_tuple_dwords if callable(src_tuple_dwords) else (lambda _layout: src_tuple_dwords)
+    dst_tuples = dst_tuple_dwords if callable(dst_tuple_dwords) else (lambda _layout: dst_tuple_dwords)
+    options = dict(lds_budget_bytes=lds_budget_bytes, strategy=strategy, objective=objective)
     # the given order first; it checks the arguments
-    plans = [plan_conversion(src, dst, arch, element_bits, src_tuple_dwords=tuples_of(src), **options)]
+    plans = [plan_conversion(src, dst, arch, element_bits, src_tuple_dwords=src_tuples(src),
+                             dst_tuple_dwords=dst_tuples(dst), **options)]
     for src_first, dst_first in packing_candidates(src, dst, element_bits, src_fixed_bits, dst_fixed_bits)[1:]:
-        ordered = src if src_first is None else with_register_order(src, src_first)
-        plans.append(plan_conversion(ordered, dst if dst_first is None else with_register_order(dst, dst_first),
-                                     arch, element_bits, src_tuple_dwords=tuples_of(ordered), **options))
+        s_ordered = src if src_first is None else with_register_order(src, src_first)
+        d_ordered = dst if dst_first is None else with_register_order(dst, dst_first)
+        plans.append(plan_conversion(s_ordered, d_ordered, arch, element_bits, src_tuple_dwords=src_tuples(s_ordered),
+                                     dst_tuple_dwords=dst_tuples(d_ordered), **options))
     return cost_mod.cost_model(arch, objective).best_of(plans, lambda plan: plan.cost,
                                                         lambda plan: plan.total_with_overhead())

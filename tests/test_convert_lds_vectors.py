@@ -485,14 +485,14 @@ def test_load_tuple_copies_are_the_compiled_ones(corpus, name, arch, dtype, tupl
     # kernel holds exactly the copies priced for them (the identity kernel's store side holds none)
     from linlayout.lowering.beyond_identity import ours_beyond_identity
     from linlayout.lowering.conversion import lower_conversion
-    from linlayout.lowering.emit.conversion_kernel import source_tuple_dwords
+    from linlayout.lowering.emit.conversion_kernel import source_tuples
 
     monkeypatch.setenv("LINLAYOUT_CACHE", str(tmp_path))
     c = _amd_case(name, arch, dtype, corpus)
     src, dst = LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"])
     bits = {"fp32": 32, "fp16": 16}[dtype]
-    assert source_tuple_dwords(dst, bits) == tuple_dwords
-    plan = plan_conversion(src, dst, arch, bits, strategy="lds", src_tuple_dwords=source_tuple_dwords(src, bits))
+    assert source_tuples(dst, bits).bits == tuple(range(tuple_dwords.bit_length() - 1))
+    plan = plan_conversion(src, dst, arch, bits, strategy="lds", src_tuple_dwords=source_tuples(src, bits))
     assert "valu_load_tuple_copies" not in plan.overhead
     priced = estimate_overhead(plan, dst_tuple_dwords=tuple_dwords)["valu_load_tuple_copies"]
     isa = lower_conversion(plan, binary=False).compiled.isa
@@ -507,12 +507,12 @@ def test_loads_land_in_the_dst_tuples_when_the_planner_knows_them(tmp_path, monk
     # that each hold two whole tuples): no copy, in the plan and in the compiled kernel
     from linlayout.lowering.beyond_identity import ours_beyond_identity
     from linlayout.lowering.conversion import lower_conversion
-    from linlayout.lowering.emit.conversion_kernel import source_tuple_dwords
+    from linlayout.lowering.emit.conversion_kernel import source_tuples
 
     monkeypatch.setenv("LINLAYOUT_CACHE", str(tmp_path))
     c = _amd_case("mfma16->dotA16(kw2)", "gfx90a", "fp32")
     src, dst = LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"])
-    given = dict(src_tuple_dwords=source_tuple_dwords(src, 32))
+    given = dict(src_tuple_dwords=source_tuples(src, 32))
     blind = plan_conversion(src, dst, "gfx90a", 32, **given)
     plan = plan_conversion(src, dst, "gfx90a", 32, dst_tuple_dwords=2, **given)
     assert (blind.counts()["lds_write"], blind.counts()["lds_read"]) == (8, 32)
@@ -600,12 +600,12 @@ def test_load_tuple_copies_follow_renamings_after_the_loads_only():
     # load_tuple_copies' rule), a renaming before them is overwritten by the loads and changes nothing
     import dataclasses
 
-    from linlayout.lowering.emit.conversion_kernel import source_tuple_dwords
+    from linlayout.lowering.emit.conversion_kernel import source_tuples
     from linlayout.synth.steps.mov import Mov
 
     c = _amd_case("mfma16->dotA16(kw2)", "gfx90a", "fp32")
     src, dst = LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"])
-    plan = plan_conversion(src, dst, "gfx90a", 32, dst_tuple_dwords=2, src_tuple_dwords=source_tuple_dwords(src, 32))
+    plan = plan_conversion(src, dst, "gfx90a", 32, dst_tuple_dwords=2, src_tuple_dwords=source_tuples(src, 32))
 
     def copies(steps):
         return estimate_overhead(dataclasses.replace(plan, steps=steps), dst_tuple_dwords=2).get(

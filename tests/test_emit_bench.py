@@ -50,21 +50,31 @@ def test_stays_in_wave():
     assert not stays_in_wave(lay, across, 2)
 
 
-def test_source_tuple_dwords():
-    """The VGPR tuples the conversion kernel's global loads leave the src registers in."""
+def test_source_tuples():
+    """The VGPR tuples the conversion kernel's global loads leave the src registers in (dword-index bits):
+    its own runs of consecutive registers and the single loads at consecutive addresses the compiler
+    merges."""
     from linlayout.encodings import blocked
-    from linlayout.lowering.emit.conversion_kernel import source_tuple_dwords
+    from linlayout.lowering.emit.conversion_kernel import source_tuples
+    from linlayout.synth.vgpr_tuples import VgprTuples
 
     def tile(size, order=(1, 0)):
         return blocked(list(size), [8, 8], [1, 1], list(order), shape=[64, 64])
 
-    assert [source_tuple_dwords(tile([1, 4]), b) for b in (32, 16, 8)] == [4, 2, 1]
-    assert [source_tuple_dwords(tile([1, 8]), b) for b in (32, 16, 8)] == [4, 4, 2]
-    assert source_tuple_dwords(tile([4, 1], (0, 1)), 32) == 1  # registers along dim0: one load per element
-    assert source_tuple_dwords(tile([1, 1]), 64) == 2  # a 64-bit element is one dwordx2
+    assert [source_tuples(tile([1, 4]), b).bits for b in (32, 16, 8)] == [(0, 1), (0,), ()]
+    assert [source_tuples(tile([1, 8]), b).bits for b in (32, 16, 8)] == [(0, 1), (0, 1), (0,)]
+    # registers along dim0 first, then dim1's 1 and 2: single loads the compiler merges in fours; on the 64x64
+    # tile registers 8.. (register bits 3 and 4: 16 and 32 rows, 4 and 8 KB further) have soffsets of their own
+    assert source_tuples(blocked([2, 4], [8, 8], [1, 1], [0, 1], shape=[16, 32]), 32) == VgprTuples((1, 2))
+    assert source_tuples(tile([2, 4], (0, 1)), 32) == VgprTuples((1, 2), 0b11000)
+    assert source_tuples(tile([4, 1], (0, 1)), 32).bits == ()  # registers along dim0 alone: no neighbour in memory
+    assert source_tuples(tile([1, 1]), 64).bits == (0,)  # a 64-bit element is one dwordx2
+    assert source_tuples(tile([1, 2]), 64).bits == (0, 1)
+    # dword bit 1 is the element's dim0 register (on a tile whose registers lie within 4 KB)
+    assert source_tuples(blocked([2, 2], [8, 8], [1, 1], [0, 1], shape=[16, 16]), 64).bits == (0, 2)
     c = next(c for c in baseline_cases() if (c["name"], c["arch"], c["dtype"]) == ("mfma32->blocked", "gfx942", "fp32"))
-    assert source_tuple_dwords(LinearLayout.from_json(c["src"]), 32) == 1
-    assert source_tuple_dwords(LinearLayout.from_json(c["dst"]), 32) == 4
+    assert source_tuples(LinearLayout.from_json(c["src"]), 32).bits == ()
+    assert source_tuples(LinearLayout.from_json(c["dst"]), 32).bits == (0, 1)
 
 
 @needs.mlir

@@ -24,7 +24,7 @@ pytestmark = needs.mlir
 
 from test_emit_conversion import _cache  # noqa: E402, F401  (the module's own compile cache)
 from linlayout.lowering.conversion import lower_conversion  # noqa: E402
-from linlayout.lowering.emit.conversion_kernel import source_tuple_dwords  # noqa: E402
+from linlayout.lowering.emit.conversion_kernel import source_tuples  # noqa: E402
 from linlayout.lowering.emit.host import distinct_tile, emulated_output, expected_output, interpret  # noqa: E402
 from linlayout.lowering.report import expected_isa_counts  # noqa: E402
 from linlayout.synth.convert import plan_conversion  # noqa: E402
@@ -50,7 +50,7 @@ def _plan(idx: int, strategy: str = "auto") -> Plan:
     case = family_corpus("wave32")["cases"][idx]
     src, element_bits = LinearLayout.from_json(case["src"]), dtype_bits(case["dtype"])
     return plan_conversion(src, LinearLayout.from_json(case["dst"]), case["arch"], element_bits, strategy=strategy,
-                           src_tuple_dwords=source_tuple_dwords(src, element_bits))
+                           src_tuple_dwords=source_tuples(src, element_bits))
 
 
 def _kind(step) -> str:

@@ -13,6 +13,7 @@ from linlayout.synth import lds_path
 from linlayout.synth.context import ConversionContext
 from linlayout.synth.emulator import element_ids
 from linlayout.synth.span import span_table, span_values
+from linlayout.synth.vgpr_tuples import VgprTuples
 
 from random_layouts import layout_pairs
 
@@ -107,8 +108,9 @@ def test_side_counts_match_the_enumerated_accesses(side, element_bytes, tuple_dw
         if p > 1 and (element_bytes << len(deltas)) < 4:
             # narrow stores with a store from the upper half share repacks (_narrow_repacks)
             assert len(lds_path._narrow_repacks(g.tolist(), p, element_bytes, True)) == _perms(g, p, element_bytes, True)
-        assert lds_path._copies_side(bases, span, p, element_bytes, tuple_dwords) == _copies(g, p, element_bytes,
-                                                                                              tuple_dwords)
+        dps = 2 if element_bytes == 8 else 1
+        assert lds_path._store_copies(g.tolist(), p, dps, VgprTuples.contiguous(tuple_dwords)) == _copies(
+            g, p, element_bytes, tuple_dwords)
 
 
 def test_side_counts_on_a_known_side():
@@ -121,9 +123,12 @@ def test_side_counts_on_a_known_side():
     bases, span = lds_path._bases(side, deltas), span_values(deltas)
     assert lds_path._perms_side(bases, span, 2, 2) == 0
     # 4 dwords per access, tuples of 2: dwords (0, 1) and (4, 5) in place, (2, 3) and (6, 7) in place
-    assert lds_path._copies_side(bases, span, 2, 2, 2) == 0
+    groups = lds_path._groups(side, deltas)
+    assert lds_path._store_copies(groups, 2, 1, VgprTuples.contiguous(2)) == 0
     # tuples of 4: dwords 0, 1, 4, 5 are not consecutive: 4 copies per access
-    assert lds_path._copies_side(bases, span, 2, 2, 4) == 8
+    assert lds_path._store_copies(groups, 2, 1, VgprTuples.contiguous(4)) == 8
+    # tuples of dword bits 0 and 2 (dwords 0, 1, 4, 5 and 2, 3, 6, 7): in place, no copy
+    assert lds_path._store_copies(groups, 2, 1, VgprTuples((0, 2))) == 0
 
 
 @settings(max_examples=200, deadline=None)
@@ -277,11 +282,13 @@ def test_vector_choice_counts_narrow_repacks_as_the_round_trip_builds_them():
     # 8-bit elements, register 2 one byte after register 0 (register bits at offsets 4 and 1): 2-byte accesses
     # [0, 2] and [1, 3], both out of place in VGPR 0.  Loads write new registers: two repacks, none shared
     side = _side([4, 1], 3)
-    assert lds_path._choose_vectors(side, 4, 4, 1, False, 4, None) == [lds_path._Vectors([2], 2, 0)]
+    assert lds_path._choose_vectors(side, 4, 4, 1, False, VgprTuples.contiguous(4), None, 2) == [lds_path._Vectors([2], 2, 0)]
     # stores share one repack (ds_write_b16 + _d16_hi) within a round, none across rounds (build_lds)
-    stores = [v for v in lds_path._choose_vectors(side, 4, 4, 1, True, 4, lambda groups: [0] * len(groups))
+    stores = [v for v in lds_path._choose_vectors(side, 4, 4, 1, True, VgprTuples.contiguous(4),
+                                                  lambda groups: [0] * len(groups), 2)
               if v.deltas == [2]]
     assert stores == [lds_path._Vectors([2], 1, 0)]
-    apart = [v for v in lds_path._choose_vectors(side, 4, 4, 1, True, 4, lambda groups: list(range(len(groups))))
+    apart = [v for v in lds_path._choose_vectors(side, 4, 4, 1, True, VgprTuples.contiguous(4),
+                                                 lambda groups: list(range(len(groups))), 2)
              if v.deltas == [2]]
     assert apart == [lds_path._Vectors([2], 2, 0)]

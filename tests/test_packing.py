@@ -13,7 +13,7 @@ from convert_checker import check_certificate
 from linlayout import LayoutError, LinearLayout
 from linlayout.cli.bench import CORPORA, DEFAULT_BASELINE, kernel_plan
 from linlayout.dtypes import dtype_bits
-from linlayout.lowering.emit.conversion_kernel import contiguous_registers, source_tuple_dwords
+from linlayout.lowering.emit.conversion_kernel import contiguous_registers, source_tuples
 from linlayout.synth.convert import plan_conversion
 from linlayout.synth.cost import cost_model
 from linlayout.synth.emulator import verify
@@ -113,11 +113,11 @@ def test_a_bad_fixed_bit_count_is_a_layout_error(bad):
         plan_free_packing(WMMA, WMMA_T, "gfx1100", 16, src_fixed_bits=bad)
 
 
-def test_contiguous_registers_and_the_tuple_dwords():
+def test_contiguous_registers_and_the_source_tuples():
     row = LinearLayout({"register": [[0, 1], [0, 2], [1, 0]], "lane": [[0, 4], [0, 8], [2, 0]]},
                        [("dim0", 4), ("dim1", 16)])
     assert contiguous_registers(row) == 2 and contiguous_registers(WMMA) == 0
-    assert [source_tuple_dwords(row, b) for b in (8, 16, 32)] == [1, 2, 4]
+    assert [source_tuples(row, b).bits for b in (8, 16, 32)] == [(), (0,), (0, 1)]
 
 
 #: gfx942's fp16 register-only reordering of the AMD corpus (``blocked[2x2,t64x1,o10]->blocked[2x2,t64x1,o01]``,
@@ -152,7 +152,7 @@ def test_each_order_is_planned_for_the_tuples_its_src_is_loaded_in():
     dst = LinearLayout({"register": [[0, 1], [1, 0], [8, 0], [2, 0]], "lane": [[0, 8], [0, 4], [32, 0], [0, 32], [0, 16], [16, 0]],
                         "warp": [[4, 0], [0, 2]]}, tile)
     order = with_register_order(src, ((0, 1),))
-    assert (source_tuple_dwords(src, 16), source_tuple_dwords(order, 16)) == (1, 4)
+    assert (source_tuples(src, 16).bits, source_tuples(order, 16).bits) == ((), (0, 1))
     # by cycles alone (latency) both take the same round trip, whose stores need 8 copies of the tuples
     lat_single, lat_loaded = (plan_conversion(order, dst, "gfx942", 16, src_tuple_dwords=n, objective="latency")
                               for n in (1, 4))
@@ -160,7 +160,7 @@ def test_each_order_is_planned_for_the_tuples_its_src_is_loaded_in():
     as_single = plan_conversion(order, dst, "gfx942", 16, src_tuple_dwords=1)
     as_loaded = plan_conversion(order, dst, "gfx942", 16, src_tuple_dwords=4)
     plan = kernel_plan(src, dst, "gfx942", 16)
-    loaded = source_tuple_dwords(plan.src, 16)
+    loaded = source_tuples(plan.src, 16)
     assert plan.dumps() == plan_conversion(plan.src, plan.dst, "gfx942", 16, src_tuple_dwords=loaded).dumps()
     given = plan_conversion(src, dst, "gfx942", 16, src_tuple_dwords=1)
     best = cost_model("gfx942").best_of([given, as_loaded], lambda q: q.cost, lambda q: q.total_with_overhead())
@@ -226,7 +226,7 @@ def test_packing_orders_are_chosen_by_the_near_tie_rule():
     (case,) = [c for c in json.loads(CORPORA["amd"].read_text())["cases"]
                if (c["name"], c["arch"], c["dtype"], c["num_warps"]) == ("mfma16T->mfma16", "gfx90a", "fp8", 8)]
     src, dst = LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"])
-    given = plan_conversion(src, dst, "gfx90a", 8, src_tuple_dwords=source_tuple_dwords(src, 8))
+    given = plan_conversion(src, dst, "gfx90a", 8, src_tuple_dwords=source_tuples(src, 8))
     plan = kernel_plan(src, dst, "gfx90a", 8)
     assert (given.cost, plan.cost) == (608.0, 632.0) and (given.strategy, plan.strategy) == ("lanes", "lds")
     assert plan.cost <= given.cost * (1 + cost_model("gfx90a").tie_fraction)

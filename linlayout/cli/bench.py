@@ -50,7 +50,7 @@ import numpy as np
 from linlayout.lowering.beyond_identity import SIDES, IdentityKernelError, ours_beyond_identity
 from linlayout.lowering.conversion import lower_conversion
 from linlayout.lowering.plan_counts import plan_isa_counts, plan_ptx_counts
-from linlayout.lowering.emit.conversion_kernel import contiguous_registers, source_tuple_dwords
+from linlayout.lowering.emit.conversion_kernel import contiguous_registers, source_tuples
 from linlayout.synth.convert import plan_conversion
 from linlayout.synth.packing import plan_free_packing
 from linlayout.synth.cost import OBJECTIVES, cost_model, mix_cost
@@ -146,7 +146,7 @@ def stays_in_wave(src, dst, num_warps: int) -> bool:
 
 def bench_case(case: dict, binary: bool = True) -> dict:
     """Plan, emit, compile and count one baseline case, planned for the kernel's src loads
-    (``source_tuple_dwords``: the VGPR tuples its global loads leave the src registers in); where
+    (``source_tuples``: the VGPR tuples its global loads leave the src registers in); where
     the target has no emitter, count the plan in the classes of Triton's counts
     (linlayout.lowering.plan_counts: PTX for NVIDIA, the ISA's for AMD; ``counted_by: "plan"``, no
     registers; PTX mixes priced as :func:`ptx_mix`).  Where the corpus stores Triton's load/store-line
@@ -209,24 +209,26 @@ def bench_case(case: dict, binary: bool = True) -> dict:
 
 
 def kernel_plan(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int, strategy: str = "auto"):
-    """The plan of one case for the benchmark kernel, which loads the src and stores the dst in runs of
-    ``2 ** contiguous_registers`` registers (the src VGPR tuples and the dst's: ``source_tuple_dwords``).  On every
+    """The plan of one case for the benchmark kernel, planned for the VGPR tuples its global loads leave
+    the src in and its global stores take the dst in (``source_tuples``: its runs of
+    ``2 ** contiguous_registers`` registers and the single loads and stores at consecutive addresses
+    that the compiler merges into wide ones).  On every
     AMD target (CDNA and RDNA: the targets with a kernel emitter) the planner also chooses which
     8/16-bit elements share a VGPR where the kernel moves them one at a time
     (``linlayout.synth.packing.plan_free_packing``; the registers of one run keep their place, and each
-    candidate order is planned for the tuples the kernel loads its src in): Triton's
+    candidate order is planned for the tuples the kernel loads its src and stores its dst in): Triton's
     ``convert_layout``, which these cases compare against, takes and yields single 8/16-bit values
     and leaves their packing to the loads and stores around it (docs/benchmarks.md).  The kernel
     loads and stores per ``plan.src`` / ``plan.dst``.  Targets counted from the plan (NVIDIA) keep
     the layouts' register order.  ``strategy``: plan_conversion's."""
     if get_target(arch).emitter is None:
         return plan_conversion(src, dst, arch, element_bits, strategy=strategy,
-                               src_tuple_dwords=source_tuple_dwords(src, element_bits),
-                               dst_tuple_dwords=source_tuple_dwords(dst, element_bits))
+                               src_tuple_dwords=source_tuples(src, element_bits),
+                               dst_tuple_dwords=source_tuples(dst, element_bits))
     return plan_free_packing(src, dst, arch, element_bits, src_fixed_bits=contiguous_registers(src),
                              dst_fixed_bits=contiguous_registers(dst), strategy=strategy,
-                             src_tuple_dwords=lambda order: source_tuple_dwords(order, element_bits),
-                             dst_tuple_dwords=source_tuple_dwords(dst, element_bits))
+                             src_tuple_dwords=lambda order: source_tuples(order, element_bits),
+                             dst_tuple_dwords=lambda order: source_tuples(order, element_bits))
 
 
 def ptx_mix(counts: dict) -> dict:

@@ -14,7 +14,8 @@ CDNA, 32-lane waves on RDNA and gfx1250):
 
 1. thread ids, buffer resources, raw buffer loads of the source registers (adjacent
    elements of one lane that are adjacent in memory become one dword/dwordx2/x4 load,
-   up to ``io_dwords``; a dwordx4 fixes which four registers are consecutive, so a plan
+   up to ``io_dwords``, and the compiler merges single loads at consecutive addresses further:
+   ``source_tuples``; a dwordx4 fixes which four registers are consecutive, so a plan
    that stores other register groups to LDS costs the ``v_mov`` copies the compiler adds);
 2. the ``setup`` region: the plan's per-lane values (LDS and ``ds_bpermute`` addresses,
    lane masks, byte selectors, the low words of the permlane lane selectors in SGPRs)
@@ -59,14 +60,15 @@ import numpy as np
 
 from linlayout import LayoutError, LinearLayout
 from linlayout.synth.plan import Plan, dwords_per_slot, slots_per_dword
+from linlayout.synth.vgpr_tuples import VgprTuples
 
 from . import atoms
 from .builder import Builder, vector_type
 from .lane_values import LaneValues
 from .plan_ops import PlanEmitter, slot_dwords
 
-__all__ = ["ConversionKernel", "build_conversion_kernel", "contiguous_registers", "element_coords", "source_tuple_dwords",
-           "BUFFER_OFFSET_LIMIT", "STORE_ADDRESSES"]
+__all__ = ["ConversionKernel", "build_conversion_kernel", "contiguous_registers", "element_coords", "source_tuples",
+           "BUFFER_OFFSET_LIMIT", "MERGED_ACCESS_DWORDS", "STORE_ADDRESSES"]
 
 # buffer_load/store carry a 12-bit unsigned immediate byte offset.
 BUFFER_OFFSET_LIMIT = 1 << 12
@@ -396,15 +398,86 @@ def contiguous_registers(layout: LinearLayout) -> int:
     return k
 
 
-def source_tuple_dwords(layout: LinearLayout, element_bits: int, io_dwords: int = 4) -> int:
-    """The dwords of one global load of the source registers of the kernel (``_Kernel._runs``) on
-    the full, row-major tile of ``layout``: the aligned VGPR tuples the registers arrive in
-    (``linlayout.synth.convert.plan_conversion``'s ``src_tuple_dwords``).
+#: [I] The widest buffer load or store the compiler forms from single ones (``buffer_load_dwordx4``): LLVM's
+#: SILoadStoreOptimizer merges loads (and stores) of one lane with the same address register at consecutive
+#: immediate offsets, greedily from the lowest, into accesses of up to this many dwords.
+MERGED_ACCESS_DWORDS = 4
 
-    ``2**k`` consecutive registers (``k = contiguous_registers(layout)``) make ``2**k *
-    element_bits / 32`` dwords, loaded up to ``io_dwords`` at a time; fewer than a dword: every
-    VGPR is assembled from pieces (1)."""
-    return max(1, min(io_dwords, (element_bits << contiguous_registers(layout)) // 32))
+
+def _address_columns(layout: LinearLayout) -> tuple[list[int], list[int]]:
+    """(register columns, other columns: lane, warp, block) of ``layout`` as element addresses in its full,
+    row-major tile (``dim0`` outermost): a coordinate's bits sit at the address bits above the inner dims'."""
+    shifts, shift = [], 0
+    for _, size in reversed(layout.out_dims):
+        shifts.append(shift)
+        shift += int(size).bit_length() - 1
+    shifts.reverse()
+
+    def column(base: list[int]) -> int:
+        return sum(int(x) << k for x, k in zip(base, shifts))
+
+    regs = [column(b) for b in layout.bases.get("register", [])]
+    return regs, [column(b) for d in ("lane", "warp", "block") for b in layout.bases.get(d, [])]
+
+
+def source_tuples(layout: LinearLayout, element_bits: int) -> VgprTuples:
+    """The VGPR tuples the kernel's registers of ``layout`` arrive in from its global loads (src) or
+    are taken in by its global stores (dst) on the full, row-major tile, as dword-index bits
+    (linlayout.synth.vgpr_tuples: ``plan_conversion``'s ``src_tuple_dwords`` / ``dst_tuple_dwords``).
+
+    A dword moves in one piece when its ``p`` elements are consecutive in memory in order (the first
+    ``log2 p`` register bits are the units ``1, 2, ..`` of the address and nothing else touches those
+    address bits; a 64-bit element's two dwords always); else in pieces, each VGPR assembled (no tuple:
+    ``()``).  The whole dwords of one lane at consecutive addresses become one access of up to
+    :data:`MERGED_ACCESS_DWORDS` dwords (the kernel's runs, ``_Kernel._runs``, and the compiler's merging
+    of the rest): dword-index bit ``k`` is tuple bit ``i`` when it moves the address by ``2 ** i`` dwords
+    (its column is that unit and no other column touches that address bit), for ``i = 0, 1, ..`` while
+    such a bit exists.  (The merged access starts at the address of the tuple's first dword: those
+    address bits are clear there, and the kernel's address registers, each the address of the first
+    register of its class in register order, are such first dwords.)
+
+    [I] The compiler merges only accesses with the same ``soffset``, and no store across a store of
+    another: a register ``BUFFER_OFFSET_LIMIT`` bytes or more from the first takes that distance as its
+    own ``soffset`` (``_GlobalTile.voffset``).  Where a dword-index bit moves the address that far
+    (``far``), the kernel's own runs (the bits ``0, 1, ..`` of consecutive registers) are the tuples
+    where it has any; else a dword with a ``far`` bit set is in no tuple (``VgprTuples.alone``) and the
+    others merge on the tuple bits below the lowest ``far`` bit only (a store between two merged ones
+    must share their ``soffset``; loads could merge on the bits above it too, a case none of the corpora
+    has): gfx1200 fp32 ``blocked[1x1,t32x1,o01]`` (64x64) stores registers 0, 2, 4, 6 at consecutive
+    addresses, each after a store of register 1, 3, 5 at 8 KB more: no merge.  Returned as ``VgprTuples``."""
+    p, dps = slots_per_dword(element_bits), dwords_per_slot(element_bits)
+    regs, others = _address_columns(layout)
+    every = regs + others
+
+    def unit_bit(unit: int) -> int | None:  # the register bit moving the address by ``unit`` elements alone
+        hits = [k for k, c in enumerate(regs) if c == unit]
+        if len(hits) != 1 or sum(1 for c in every if c & unit) != 1:
+            return None
+        return hits[0]
+
+    low = p.bit_length() - 1  # register bits inside a dword
+    if any(unit_bit(1 << i) != i for i in range(low)):
+        return VgprTuples(())
+    bits = [0] if dps == 2 else []  # a 64-bit element's two dwords: dword unit 1
+    while len(bits) < MERGED_ACCESS_DWORDS.bit_length() - 1:
+        i = len(bits)  # dword unit 2**i: element unit p * 2**i (64-bit elements: 2**(i-1))
+        k = unit_bit(p << i if dps == 1 else 1 << (i - 1))
+        if k is None:
+            break
+        bits.append(k - low if dps == 1 else k + 1)
+    far = 0  # dword-index bits whose register is BUFFER_OFFSET_LIMIT bytes or more away
+    for k, c in enumerate(regs):
+        if k >= low and c * max(1, element_bits // 8) >= BUFFER_OFFSET_LIMIT:
+            far |= 1 << (k - low if dps == 1 else k + 1)
+    if not far:
+        return VgprTuples(tuple(bits))
+    own = 0  # the kernel's runs: consecutive registers
+    while own < len(bits) and bits[own] == own:
+        own += 1
+    if own:
+        return VgprTuples(tuple(bits[:own]))
+    below = [b for b in bits if b < min(k for k in range(far.bit_length()) if far >> k & 1)]
+    return VgprTuples(tuple(below), far)
 
 
 def build_conversion_kernel(plan: Plan, *, shape: tuple[int, ...] | None = None, name: str = "convert_layout",
@@ -412,9 +485,9 @@ def build_conversion_kernel(plan: Plan, *, shape: tuple[int, ...] | None = None,
     """The conversion kernel of a (verified) ``plan``.
 
     ``shape``: the tensor's extent when the tile is ragged (default: the full tile).
-    ``io_dwords``: the widest global load/store in dwords (4: dwordx4 where memory is
-    contiguous, as Triton's test kernels do; 1: one dword per register, which leaves the
-    compiler free to place every source register where the conversion wants it).
+    ``io_dwords``: the widest global load/store in dwords the kernel forms (4: dwordx4 where memory is
+    contiguous, as Triton's test kernels do; 1: one dword per register, which the compiler still
+    merges where the addresses are consecutive: ``source_tuples``).
     ``pin_sources``: pass the source registers through the begin marker (see the module doc).
     """
     if not isinstance(plan, Plan):
