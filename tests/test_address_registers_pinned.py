@@ -56,12 +56,12 @@ def _case(family: str, name: str, arch: str, dtype: str, num_warps: int) -> dict
 def _context(plan) -> ConversionContext:
     """The planner's context of the kernel's plan ``plan`` (bench.kernel_plan: its chosen register orders and
     the tuples the kernel loads and stores)."""
-    from linlayout.cli.bench import source_tuple_dwords
+    from linlayout.lowering.emit.conversion_kernel import source_tuples
 
     bits = plan.element_bits
     return ConversionContext.create(plan.src, plan.dst, plan.arch, bits,
-                                    src_tuple_dwords=source_tuple_dwords(plan.src, bits),
-                                    dst_tuple_dwords=source_tuple_dwords(plan.dst, bits))
+                                    src_tuple_dwords=source_tuples(plan.src, bits),
+                                    dst_tuple_dwords=source_tuples(plan.dst, bits))
 
 
 def _same_plan(a, b) -> bool:
