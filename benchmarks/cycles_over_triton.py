@@ -43,11 +43,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: benchmarks.*
 
-from benchmarks.corpus_losses import CORPUS, read_cases  # noqa: E402
+from benchmarks.corpus_losses import CORPUS, corpus_rows  # noqa: E402
 from benchmarks.rank_rules import packing_plans  # noqa: E402
 from benchmarks.script_args import ScriptParser  # noqa: E402
 from linlayout import LinearLayout  # noqa: E402
-from linlayout.cli.bench import OLDER_ROWS, kernel_plan, rows_of_an_older_bench  # noqa: E402
+from linlayout.cli.bench import kernel_plan  # noqa: E402
 from linlayout.dtypes import dtype_bits  # noqa: E402
 from linlayout.lowering.plan_counts import plan_isa_counts  # noqa: E402
 from linlayout.synth.cost import cost_model, mix_cost  # noqa: E402
@@ -124,12 +124,7 @@ def main() -> None:
     ap.add_argument("--corpus", default=str(CORPUS))
     ap.add_argument("--list", action="store_true", help="also list every case of each class")
     args = ap.parse_args()
-    cases = read_cases(ap, args.corpus, "--corpus")
-    rows = [r for r in read_cases(ap, args.rows, "rows") if r.get("set") != "baseline"]
-    if rows_of_an_older_bench(rows):
-        ap.error(f"rows {args.rows}: {OLDER_ROWS}")
-    if len(rows) != len(cases):
-        ap.error(f"{len(rows)} bench rows for {len(cases)} corpus cases: run the whole corpus")
+    rows, cases = corpus_rows(ap, args.rows, args.corpus)
     by_class = defaultdict(list)
     for r, c in zip(rows, cases):
         if "refused" in r or not any(over(r)):
