@@ -130,17 +130,24 @@ def read_cases(ap: argparse.ArgumentParser, path: str, what: str) -> list[dict]:
     return cases
 
 
+def corpus_rows(ap: argparse.ArgumentParser, rows_path: str, corpus_path: str) -> tuple[list[dict], list[dict]]:
+    """The bench rows of ``rows_path`` but the baseline's, and the cases of the corpus ``corpus_path``, one
+    row per case in order (``ap.error``, one line, for rows of an older bench or of another case list)."""
+    cases = read_cases(ap, corpus_path, "--corpus")
+    rows = [r for r in read_cases(ap, rows_path, "rows") if r.get("set") != "baseline"]
+    if rows_of_an_older_bench(rows):
+        ap.error(f"rows {rows_path}: {OLDER_ROWS}")
+    if len(rows) != len(cases):
+        ap.error(f"{len(rows)} bench rows for {len(cases)} corpus cases: run the whole corpus")
+    return rows, cases
+
+
 def main() -> None:
     ap = ScriptParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("rows", help="the --json output of linlayout bench conversions --corpus")
     ap.add_argument("--corpus", default=str(CORPUS))
     args = ap.parse_args()
-    cases = read_cases(ap, args.corpus, "--corpus")
-    rows = [r for r in read_cases(ap, args.rows, "rows") if r.get("set") != "baseline"]
-    if rows_of_an_older_bench(rows):
-        ap.error(f"rows {args.rows}: {OLDER_ROWS}")
-    if len(rows) != len(cases):
-        ap.error(f"{len(rows)} bench rows for {len(cases)} corpus cases: run the whole corpus")
+    rows, cases = corpus_rows(ap, args.rows, args.corpus)
     rows = [r if "refused" in r else dict(r, triton=c["triton"], triton_uses_lds=uses_shared_memory(c["triton"]))
             for r, c in zip(rows, cases)]
     s = summarize(rows)

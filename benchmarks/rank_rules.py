@@ -9,7 +9,8 @@ conversion, ``linlayout.cli.bench.triton_whole_conversion`` without the load/sto
 plans have no counterpart of (the bench measures ours from compiled kernels), leaving out those without it and those
 whose Triton kernel needs more LDS than the target has), the packing orders of the bench's kernel
 (``linlayout.synth.packing.packing_candidates``) are planned with ``candidate_plans(...,
-objective="concurrent", prune=False)``: every candidate, built and priced.  Each candidate carries
+objective="concurrent", prune=False)`` for the kernel's src and dst VGPR tuples, as the bench's
+``kernel_plan`` plans them (``packing_plans``): every candidate, built and priced.  Each candidate carries
 what a rule sees, its planned cost (the ``concurrent`` value) and its instructions with setup, and
 what the goal measures, its instruction count as the ISA would count it without setup
 (``plan_isa_counts`` less the VALU and SALU setup, which Triton's counted region leaves out too) and
@@ -93,32 +94,42 @@ def region_counts(plan) -> dict[str, int]:
     return counts
 
 
-def load_case(case: dict, set_name: str) -> Case | None:
-    """The case with every candidate of every packing order (None where Triton has no whole conversion
-    to compare with, or the planner refuses every order)."""
-    triton = case["triton"] if set_name == "baseline" else triton_whole_conversion(case, outside_valu=False)
-    if triton is None or triton_exceeds_target_lds(case):
-        return None
+def packing_plans(case: dict, objective: str = OBJECTIVE):
+    """``(order, plan)`` for every candidate plan (unverified, every one built: ``candidate_plans(...,
+    prune=False)``) of every packing order of the bench's kernel (``linlayout.cli.bench.kernel_plan``:
+    ``packing_candidates`` of the kernel's fixed register runs, each order planned for its src tuples
+    and the dst's tuples), ``order`` its index; the orders the planner refuses are left out."""
     src, dst = LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"])
     element_bits, arch = dtype_bits(case["dtype"]), case["arch"]
-    model = cost_model(arch, OBJECTIVE)
     orders = packing_candidates(src, dst, element_bits, contiguous_registers(src), contiguous_registers(dst))
-    candidates, lane_bytes = [], None
     for index, (src_first, dst_first) in enumerate(orders):
         s = src if src_first is None else with_register_order(src, src_first)
         d = dst if dst_first is None else with_register_order(dst, dst_first)
         try:
-            plans = candidate_plans(s, d, arch, element_bits, objective=OBJECTIVE,
+            plans = candidate_plans(s, d, arch, element_bits, objective=objective,
                                     src_tuple_dwords=source_tuples(s, element_bits),
                                     dst_tuple_dwords=source_tuples(d, element_bits), prune=False)
         except LayoutError:
             continue
         for plan in plans:
-            lane_bytes = (plan.slots_in * element_bits // 8, plan.slots_out * element_bits // 8)
-            counts = region_counts(plan)
-            candidates.append(Candidate(index, plan.cost, plan.total_with_overhead(), plan.lds_bytes > 0,
-                                        plan.cost_detail.get("latency_value", 0.0), counts["total"],
-                                        mix_cost(model, counts, *lane_bytes)[f"{OBJECTIVE}_value"]))
+            yield index, plan
+
+
+def load_case(case: dict, set_name: str) -> Case | None:
+    """The case with every candidate of every packing order (``packing_plans``; None where Triton has
+    no whole conversion to compare with, or the planner refuses every order)."""
+    triton = case["triton"] if set_name == "baseline" else triton_whole_conversion(case, outside_valu=False)
+    if triton is None or triton_exceeds_target_lds(case):
+        return None
+    element_bits, arch = dtype_bits(case["dtype"]), case["arch"]
+    model = cost_model(arch, OBJECTIVE)
+    candidates, lane_bytes = [], None
+    for index, plan in packing_plans(case):
+        lane_bytes = (plan.slots_in * element_bits // 8, plan.slots_out * element_bits // 8)
+        counts = region_counts(plan)
+        candidates.append(Candidate(index, plan.cost, plan.total_with_overhead(), plan.lds_bytes > 0,
+                                    plan.cost_detail.get("latency_value", 0.0), counts["total"],
+                                    mix_cost(model, counts, *lane_bytes)[f"{OBJECTIVE}_value"]))
     if not candidates:
         return None
     name = f"{case['name']} {arch} {case['dtype']} {case.get('num_warps', '')}".strip()
