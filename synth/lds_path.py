@@ -53,8 +53,8 @@ from .steps import BARRIER_SCOPES, MatrixLoad, MatrixStore, Step, matrix_name
 from .preimage import Problem
 from .span import span_table, span_values
 
-__all__ = ["DesignPool", "LdsAccesses", "LdsDesign", "build_lds", "design_cache", "designs", "layout_key",
-           "lds_accesses", "over_fetch_design", "prefix_address_valu", "prefix_floor", "shared_layout",
+__all__ = ["DesignPool", "LdsAccesses", "LdsDesign", "ORDERS", "build_lds", "design_cache", "designs", "layout_key",
+           "lds_accesses", "ordered_design", "over_fetch_design", "prefix_address_valu", "prefix_floor", "shared_layout",
            "transpose_floor", "transpose_instructions", "vector_first_design"]
 
 
@@ -118,6 +118,54 @@ def over_fetch_design(ctx: ConversionContext) -> LdsDesign:
     leads = [_lead(prefix, ctx.problem.src_cols), len(prefix)]
     return replace(_rows_swizzled(ctx, prefix, reps, leads, "src dwords, then dst registers (over-fetch)"),
                    over_fetch=True)
+
+
+#: The orders of ``ordered_design``'s offset bits above its prefix: the tensor's own order (unit vectors
+#: ascending), the src's columns (registers, lanes, warps) and the src's lanes first.
+ORDERS = ("tensor", "src", "src lanes")
+
+
+def ordered_design(ctx: ConversionContext, prefix: list[int], reps: list[int], order: str) -> LdsDesign:
+    """An unswizzled layout whose low offset bits are ``prefix`` and whose other offset bits are the unit
+    vectors completing it (``_row_space``, as ``_rows_swizzled``'s span) in the order ``order``
+    (``ORDERS``): the tensor's (ascending) or the src's columns' (a unit vector that is the src's
+    register, lane or warp column ``j`` in the place of ``j`` in (registers, lanes, warps), or (lanes,
+    registers, warps) for ``"src lanes"``; the others after them, ascending).
+
+    Lane bits that keep their order at consecutive offset bits cost one shift term of the address
+    programs (linlayout.synth.lane_arith), where a swizzled layout's rows and the sides' scattered lane
+    bits cost a term each: among layouts of equal conflicts and accesses, such a layout's setup is
+    cheaper (gfx942 i8 ``blocked[1x4,t16x4,o10]->mfma32``: 16 address VALU through linlayout.synth.swizzle's
+    layout, 9 through the sub-dword bits then the src's order).  The planner prices every such layout
+    with the others (``designs``)."""
+    if order not in ORDERS:
+        raise ValueError(f"order is one of {ORDERS}, not {order!r}")
+    rest = _row_space(prefix, reps, ctx.problem.n_tensor_bits)
+    if order != "tensor":
+        cols = ctx.problem.src_cols
+        seq = cols["register"] + cols["lane"] if order == "src" else cols["lane"] + cols["register"]
+        place = {}
+        for j, c in enumerate(seq + cols["warp"]):
+            place.setdefault(c, j)
+        rest = sorted(rest, key=lambda u: (place.get(u, len(place)), u))
+    return LdsDesign(prefix + rest + reps, len(prefix) + len(rest), len(reps), f"{order} order after the prefix",
+                     ctx.element_bytes << (len(prefix) + len(rest)))
+
+
+def _ordered_prefixes(ctx: ConversionContext, design: LdsDesign) -> list[list[int]]:
+    """The prefixes of ``ordered_design`` taken from ``design`` (linlayout.synth.swizzle's): its sub-dword
+    offset bits, and its leading offset bits in the span of one side's register columns (the widest
+    access's vector), where longer."""
+    cols, n = design.shared_cols, design.n_offset_bits
+    zb = min(n, max(0, 2 - (ctx.element_bytes.bit_length() - 1)))
+    vec = zb
+    for side in (ctx.problem.src_cols, ctx.problem.dst_cols):
+        regs = f2.Span([c for c in side["register"] if c])
+        t = 0
+        while t < n and regs.contains(cols[t]):
+            t += 1
+        vec = max(vec, t)
+    return [cols[:k] for k in sorted({zb, vec})]
 
 
 def _over_fetch_prefix(ctx: ConversionContext) -> tuple[list[int], list[int]]:
@@ -660,7 +708,8 @@ def designs(ctx: ConversionContext) -> "DesignPool":
     key = (ctx.problem.key(), ctx.element_bits, ctx.arch, ctx.lds_budget_bytes, ctx.src_tuple_dwords, ctx.dst_tuple_dwords,
            ctx.objective)
     if key not in design_cache:
-        out: list[LdsDesign | _Deferred] = [_synthesized(ctx, shared_layout(ctx))]
+        synthesized = shared_layout(ctx)
+        out: list[LdsDesign | _Deferred] = [_synthesized(ctx, synthesized)]
         sub_dword = ctx.element_bits in (8, 16)
         load = ctx.target.transpose_load(ctx.element_bits) if sub_dword else None
         if load is not None and _transpose_readable(ctx.problem.dst_cols, load):
@@ -676,6 +725,12 @@ def designs(ctx: ConversionContext) -> "DesignPool":
         if sub_dword:
             out.append(_Deferred(lambda: over_fetch_design(ctx), *_prefix_bounds(ctx, lambda: _over_fetch_prefix(ctx),
                                                                                  True)))
+        reps = synthesized.shared_cols[synthesized.n_offset_bits:]
+        for prefix in _ordered_prefixes(ctx, synthesized):
+            bounds = _prefix_bounds(ctx, lambda prefix=prefix: (prefix, reps))  # (one for the prefix's orders)
+            for order in ORDERS:
+                out.append(_Deferred(lambda prefix=prefix, order=order: ordered_design(ctx, prefix, reps, order),
+                                     *bounds))
         design_cache[key] = DesignPool(ctx, out)
     return design_cache[key]
 
