@@ -54,7 +54,8 @@ from .preimage import Problem
 from .span import span_table, span_values
 
 __all__ = ["DesignPool", "LdsAccesses", "LdsDesign", "ORDERS", "build_lds", "design_cache", "designs", "layout_key",
-           "lds_accesses", "ordered_design", "over_fetch_design", "prefix_address_valu", "prefix_floor", "shared_layout",
+           "lane_terms", "lds_accesses", "ordered_design", "over_fetch_design", "prefix_address_valu", "prefix_floor",
+           "shared_layout",
            "transpose_floor", "transpose_instructions", "vector_first_design"]
 
 
@@ -148,8 +149,29 @@ def ordered_design(ctx: ConversionContext, prefix: list[int], reps: list[int], o
         for j, c in enumerate(seq + cols["warp"]):
             place.setdefault(c, j)
         rest = sorted(rest, key=lambda u: (place.get(u, len(place)), u))
-    return LdsDesign(prefix + rest + reps, len(prefix) + len(rest), len(reps), f"{order} order after the prefix",
-                     ctx.element_bytes << (len(prefix) + len(rest)))
+    n_off = len(prefix) + len(rest)
+    return LdsDesign(prefix + rest + reps, n_off, len(reps), f"{order} order after a {len(prefix)}-bit prefix",
+                     ctx.element_bytes << n_off)
+
+
+def lane_terms(ctx: ConversionContext, design: LdsDesign) -> int:
+    """The shift terms of the lane parts of both sides' addresses through ``design``: per side, the distinct
+    shifts ``o - b`` over the offset bits ``o`` of each lane column ``b``'s image (linlayout.synth.lane_arith's
+    shift terms, before its column terms and fusions).  ``designs`` lists an ordered layout only where it
+    has fewer than linlayout.synth.swizzle's (it is offered for cheaper addresses)."""
+    basis = design.shared_cols
+    total = 0
+    for cols in (ctx.problem.src_cols, ctx.problem.dst_cols):
+        shifts = set()
+        for b, x in enumerate(f2.solve_many(basis, cols["lane"])):
+            k = 0
+            while x:
+                if x & 1:
+                    shifts.add(k - b)
+                x >>= 1
+                k += 1
+        total += len(shifts)
+    return total
 
 
 def _ordered_prefixes(ctx: ConversionContext, design: LdsDesign) -> list[list[int]]:
@@ -226,7 +248,7 @@ def prefix_floor(ctx: ConversionContext, prefix: list[int], reps: list[int], ove
     """A lower bound of ``LdsAccesses.floor`` for every round trip through a layout whose low offset
     bits are the tensor vectors ``prefix`` and whose round bits are ``reps``, the other offset bits
     spanning ``_row_space(prefix, reps)`` (``_rows_swizzled``: ``vector_first_design``,
-    ``over_fetch_design``).
+    ``over_fetch_design``; ``ordered_design``).
 
     A side moves ``2**t`` elements per access only if offset bits ``0..t-1`` are images of its
     register vectors, so ``t`` stops at the first prefix vector outside the span of its register
@@ -691,13 +713,15 @@ design_cache = caches.cache("synth.lds_path.designs")
 
 
 def designs(ctx: ConversionContext) -> "DesignPool":
-    """The shared layouts worth building, each with its accesses (``lds_accesses``): linlayout.synth.swizzle's
-    and the two register-first ones (a layout favouring one side's register order can save
-    repacking and tuple copies).  Per layout the store vectors are chosen twice, counting the
-    stores' tuple copies and not (a wide store with copies can beat narrow conflicting stores:
-    the cost model decides).  Every layout but linlayout.synth.swizzle's is made only when its floor bound
+    """The shared layouts worth building, each with its accesses (``lds_accesses``): linlayout.synth.swizzle's,
+    the two register-first ones (a layout favouring one side's register order can save
+    repacking and tuple copies) and the ordered ones of the fewest shift terms (``ordered_design`` on each
+    of ``_ordered_prefixes`` in each of ``ORDERS``, ``lane_terms``; none unless fewer than
+    linlayout.synth.swizzle's layout has: cheaper address programs).  Per layout the store vectors are
+    chosen twice, counting the stores' tuple copies and not (a wide store with copies can beat narrow
+    conflicting stores: the cost model decides).  Every layout but linlayout.synth.swizzle's is made only when its floor bound
     (``transpose_floor`` for the transpose-read layout of a target with transpose loads: gfx950,
-    gfx1250; ``prefix_floor`` for the register-first and over-fetch ones) lets it come first and, with
+    gfx1250; ``prefix_floor`` for the register-first, over-fetch and ordered ones) lets it come first and, with
     its instructions bound (``prefix_instructions``), lets it rank (``DesignPool.by_floor``); the
     transpose-read layout is not listed where the dst cannot be read so through any layout
     (``_transpose_readable``).  linlayout.synth.swizzle's layout is synthesized here, its round trips
@@ -726,11 +750,15 @@ def designs(ctx: ConversionContext) -> "DesignPool":
             out.append(_Deferred(lambda: over_fetch_design(ctx), *_prefix_bounds(ctx, lambda: _over_fetch_prefix(ctx),
                                                                                  True)))
         reps = synthesized.shared_cols[synthesized.n_offset_bits:]
+        ordered = {}  # layout -> (its shift terms, design, the bounds of its prefix)
         for prefix in _ordered_prefixes(ctx, synthesized):
             bounds = _prefix_bounds(ctx, lambda prefix=prefix: (prefix, reps))  # (one for the prefix's orders)
             for order in ORDERS:
-                out.append(_Deferred(lambda prefix=prefix, order=order: ordered_design(ctx, prefix, reps, order),
-                                     *bounds))
+                d = ordered_design(ctx, prefix, reps, order)
+                ordered.setdefault(tuple(d.shared_cols), (lane_terms(ctx, d), d, bounds))
+        least = min((t for t, _, _ in ordered.values()), default=0)
+        if ordered and least < lane_terms(ctx, synthesized):
+            out += [_Deferred(lambda d=d: d, *bounds) for t, d, bounds in ordered.values() if t == least]
         design_cache[key] = DesignPool(ctx, out)
     return design_cache[key]
 
