@@ -122,29 +122,30 @@ def over_fetch_design(ctx: ConversionContext) -> LdsDesign:
 
 
 #: The orders of ``ordered_design``'s offset bits above its prefix: the tensor's own order (unit vectors
-#: ascending), the src's columns (registers, lanes, warps) and the src's lanes first.
-ORDERS = ("tensor", "src", "src lanes")
+#: ascending), a side's columns (registers, lanes, warps) and a side's lanes first.
+ORDERS = ("tensor", "src", "src lanes", "dst", "dst lanes")
 
 
 def ordered_design(ctx: ConversionContext, prefix: list[int], reps: list[int], order: str) -> LdsDesign:
     """An unswizzled layout whose low offset bits are ``prefix`` and whose other offset bits are the unit
     vectors completing it (``_row_space``, as ``_rows_swizzled``'s span) in the order ``order``
-    (``ORDERS``): the tensor's (ascending) or the src's columns' (a unit vector that is the src's
+    (``ORDERS``): the tensor's (ascending) or a side's columns' (a unit vector that is the side's
     register, lane or warp column ``j`` in the place of ``j`` in (registers, lanes, warps), or (lanes,
-    registers, warps) for ``"src lanes"``; the others after them, ascending).
+    registers, warps) for ``"src lanes"`` and ``"dst lanes"``; the others after them, ascending).
 
     Lane bits that keep their order at consecutive offset bits cost one shift term of the address
     programs (linlayout.synth.lane_arith), where a swizzled layout's rows and the sides' scattered lane
     bits cost a term each: among layouts of equal conflicts and accesses, such a layout's setup is
     cheaper (gfx942 i8 ``blocked[1x4,t16x4,o10]->mfma32``: 16 address VALU through linlayout.synth.swizzle's
-    layout, 9 through the sub-dword bits then the src's order).  The planner prices every such layout
+    layout, 7 through the sub-dword bits then the tensor's order).  The planner prices every such layout
     with the others (``designs``)."""
     if order not in ORDERS:
         raise ValueError(f"order is one of {ORDERS}, not {order!r}")
     rest = _row_space(prefix, reps, ctx.problem.n_tensor_bits)
     if order != "tensor":
-        cols = ctx.problem.src_cols
-        seq = cols["register"] + cols["lane"] if order == "src" else cols["lane"] + cols["register"]
+        side, _, lanes_first = order.partition(" ")
+        cols = ctx.problem.src_cols if side == "src" else ctx.problem.dst_cols
+        seq = cols["lane"] + cols["register"] if lanes_first else cols["register"] + cols["lane"]
         place = {}
         for j, c in enumerate(seq + cols["warp"]):
             place.setdefault(c, j)

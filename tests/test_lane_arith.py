@@ -290,8 +290,9 @@ def test_ordered_layouts_keep_lane_bits_in_runs():
     valu = [min(lds_plan(ctx, a).overhead["valu_lds_addr"] for a in lds_path.lds_accesses(ctx, d))
             for d in (swizzled, tensor, by_src)]
     assert valu == [16, 7, 10]
+    assert lds_path.ordered_design(ctx, [1, 2], [], "dst lanes").shared_cols == [1, 2, 16, 32, 64, 128, 4, 8]
     with pytest.raises(ValueError):
-        lds_path.ordered_design(ctx, [1, 2], [], "dst")
+        lds_path.ordered_design(ctx, [1, 2], [], "lanes")
 
 
 @needs.mlir
