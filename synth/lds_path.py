@@ -55,8 +55,7 @@ from .span import span_table, span_values
 
 __all__ = ["DesignPool", "LdsAccesses", "LdsDesign", "ORDERS", "build_lds", "design_cache", "designs", "layout_key",
            "lane_terms", "lds_accesses", "ordered_design", "over_fetch_design", "prefix_address_valu", "prefix_floor",
-           "shared_layout",
-           "transpose_floor", "transpose_instructions", "vector_first_design"]
+           "shared_layout", "transpose_floor", "transpose_instructions", "vector_first_design"]
 
 
 @dataclass
@@ -720,10 +719,10 @@ def designs(ctx: ConversionContext) -> "DesignPool":
     of ``_ordered_prefixes`` in each of ``ORDERS``, ``lane_terms``; none unless fewer than
     linlayout.synth.swizzle's layout has: cheaper address programs).  Per layout the store vectors are
     chosen twice, counting the stores' tuple copies and not (a wide store with copies can beat narrow
-    conflicting stores: the cost model decides).  Every layout but linlayout.synth.swizzle's is made only when its floor bound
-    (``transpose_floor`` for the transpose-read layout of a target with transpose loads: gfx950,
-    gfx1250; ``prefix_floor`` for the register-first, over-fetch and ordered ones) lets it come first and, with
-    its instructions bound (``prefix_instructions``), lets it rank (``DesignPool.by_floor``); the
+    conflicting stores: the cost model decides).  Every layout but linlayout.synth.swizzle's is made only
+    when its floor bound (``transpose_floor`` for the transpose-read layout of a target with transpose
+    loads: gfx950, gfx1250; ``prefix_floor`` for the register-first, over-fetch and ordered ones) lets it
+    come first and, with its instructions bound (``prefix_instructions``), lets it rank (``DesignPool.by_floor``); the
     transpose-read layout is not listed where the dst cannot be read so through any layout
     (``_transpose_readable``).  linlayout.synth.swizzle's layout is synthesized here, its round trips
     listed when wanted (``_synthesized``: under a rank limit, by its own bounds).
