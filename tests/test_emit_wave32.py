@@ -43,7 +43,8 @@ KINDS = {
     # DPP move there since the ordered layouts (lds_path.ordered_design) made their round trips cheaper
     "gfx1200": LANE_KINDS - {"dpp:quad_perm"} | {"fused_dpp"},
     # no corpus plan takes a permlanex16 there since the ordered layouts
-    "gfx1250": LANE_KINDS - {"permlanex16"} | {"permlane16_swap", "fused_dpp", "v_mov", "lds_load_tr:16", "lds_load_tr:8"},
+    "gfx1250": LANE_KINDS - {"permlanex16"} | {"permlane16_swap", "fused_dpp", "v_mov", "lds_load_tr:16",
+                                               "lds_load_tr:8"},
 }
 COMMON_KINDS = {"barrier", "v_perm_b32", "perm_select", "v_cndmask", "rename"} | {
     f"{op}:{width}" for op in ("lds_load", "lds_store") for width in (1, 2, 4, 8, 16)}
