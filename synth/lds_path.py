@@ -140,7 +140,11 @@ def ordered_design(ctx: ConversionContext, prefix: list[int], reps: list[int], o
     with the others (``designs``)."""
     if order not in ORDERS:
         raise ValueError(f"order is one of {ORDERS}, not {order!r}")
-    rest = _row_space(prefix, reps, ctx.problem.n_tensor_bits)
+    return _ordered(ctx, prefix, _row_space(prefix, reps, ctx.problem.n_tensor_bits), reps, order)
+
+
+def _ordered(ctx: ConversionContext, prefix: list[int], rest: list[int], reps: list[int], order: str) -> LdsDesign:
+    """``ordered_design``'s layout, its unit vectors ``rest`` (``_row_space(prefix, reps)``) given."""
     if order != "tensor":
         side, _, lanes_first = order.partition(" ")
         cols = ctx.problem.src_cols if side == "src" else ctx.problem.dst_cols
@@ -159,19 +163,21 @@ def lane_terms(ctx: ConversionContext, design: LdsDesign) -> int:
     shifts ``o - b`` over the offset bits ``o`` of each lane column ``b``'s image (linlayout.synth.lane_arith's
     shift terms, before its column terms and fusions).  ``designs`` lists an ordered layout only where it
     has fewer than linlayout.synth.swizzle's (it is offered for cheaper addresses)."""
-    basis = design.shared_cols
-    total = 0
+    return _shift_terms(_lane_images(ctx, design.shared_cols))
+
+
+def _lane_images(ctx: ConversionContext, basis: list[int]) -> list[list[list[int]]]:
+    """Per side (src, dst), per lane column, the offset (and round) bits of its image under the layout of
+    offset basis ``basis``: the positions of the basis vectors that XOR to it."""
+    out = []
     for cols in (ctx.problem.src_cols, ctx.problem.dst_cols):
-        shifts = set()
-        for b, x in enumerate(f2.solve_many(basis, cols["lane"])):
-            k = 0
-            while x:
-                if x & 1:
-                    shifts.add(k - b)
-                x >>= 1
-                k += 1
-        total += len(shifts)
-    return total
+        out.append([[k for k in range(len(basis)) if (x >> k) & 1] for x in f2.solve_many(basis, cols["lane"])])
+    return out
+
+
+def _shift_terms(images: list[list[list[int]]]) -> int:
+    """``lane_terms`` of the lane images ``images`` (``_lane_images``)."""
+    return sum(len({o - b for b, bits in enumerate(side) for o in bits}) for side in images)
 
 
 def _ordered_prefixes(ctx: ConversionContext, design: LdsDesign) -> list[list[int]]:
@@ -753,9 +759,16 @@ def designs(ctx: ConversionContext) -> "DesignPool":
         ordered = {}  # layout -> (its shift terms, design, the bounds of its prefix)
         for prefix in _ordered_prefixes(ctx, synthesized):
             bounds = _prefix_bounds(ctx, lambda prefix=prefix: (prefix, reps))  # (one for the prefix's orders)
+            rest = _row_space(prefix, reps, ctx.problem.n_tensor_bits)
+            first = None  # the first order's basis and lane images: the others' are a relabelling of them
             for order in ORDERS:
-                d = ordered_design(ctx, prefix, reps, order)
-                ordered.setdefault(tuple(d.shared_cols), (lane_terms(ctx, d), d, bounds))
+                d = _ordered(ctx, prefix, rest, reps, order)
+                if first is None:
+                    first = (d.shared_cols, _lane_images(ctx, d.shared_cols))
+                where = {v: k for k, v in enumerate(d.shared_cols)}
+                moved = [where[v] for v in first[0]]  # offset bit k of the first layout is bit moved[k] here
+                images = [[[moved[k] for k in bits] for bits in side] for side in first[1]]
+                ordered.setdefault(tuple(d.shared_cols), (_shift_terms(images), d, bounds))
         least = min((t for t, _, _ in ordered.values()), default=0)
         if ordered and least < lane_terms(ctx, synthesized):
             out += [_Deferred(lambda d=d: d, *bounds) for t, d, bounds in ordered.values() if t == least]
