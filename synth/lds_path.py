@@ -54,9 +54,9 @@ from .preimage import Problem
 from .span import span_table, span_values
 from .vgpr_tuples import VgprTuples
 
-__all__ = ["DesignPool", "LdsAccesses", "LdsDesign", "build_lds", "design_cache", "designs", "layout_key",
-           "lds_accesses", "over_fetch_design", "prefix_address_valu", "prefix_floor", "shared_layout",
-           "transpose_floor", "transpose_instructions", "vector_first_design"]
+__all__ = ["DesignPool", "LdsAccesses", "LdsDesign", "ORDERS", "build_lds", "design_cache", "designs", "layout_key",
+           "lane_terms", "lds_accesses", "ordered_design", "over_fetch_design", "prefix_address_valu", "prefix_floor",
+           "shared_layout", "transpose_floor", "transpose_instructions", "vector_first_design"]
 
 
 @dataclass
@@ -121,6 +121,82 @@ def over_fetch_design(ctx: ConversionContext) -> LdsDesign:
                    over_fetch=True)
 
 
+#: The orders of ``ordered_design``'s offset bits above its prefix: the tensor's own order (unit vectors
+#: ascending), a side's columns (registers, lanes, warps) and a side's lanes first.
+ORDERS = ("tensor", "src", "src lanes", "dst", "dst lanes")
+
+
+def ordered_design(ctx: ConversionContext, prefix: list[int], reps: list[int], order: str) -> LdsDesign:
+    """An unswizzled layout whose low offset bits are ``prefix`` and whose other offset bits are the unit
+    vectors completing it (``_row_space``, as ``_rows_swizzled``'s span) in the order ``order``
+    (``ORDERS``): the tensor's (ascending) or a side's columns' (a unit vector that is the side's
+    register, lane or warp column ``j`` in the place of ``j`` in (registers, lanes, warps), or (lanes,
+    registers, warps) for ``"src lanes"`` and ``"dst lanes"``; the others after them, ascending).
+
+    Lane bits that keep their order at consecutive offset bits cost one shift term of the address
+    programs (linlayout.synth.lane_arith), where a swizzled layout's rows and the sides' scattered lane
+    bits cost a term each: among layouts of equal conflicts and accesses, such a layout's setup is
+    cheaper (gfx942 i8 ``blocked[1x4,t16x4,o10]->mfma32``: 16 address VALU through linlayout.synth.swizzle's
+    layout, 7 through the sub-dword bits then the tensor's order).  The planner prices every such layout
+    with the others (``designs``)."""
+    if order not in ORDERS:
+        raise ValueError(f"order is one of {ORDERS}, not {order!r}")
+    return _ordered(ctx, prefix, _row_space(prefix, reps, ctx.problem.n_tensor_bits), reps, order)
+
+
+def _ordered(ctx: ConversionContext, prefix: list[int], rest: list[int], reps: list[int], order: str) -> LdsDesign:
+    """``ordered_design``'s layout, its unit vectors ``rest`` (``_row_space(prefix, reps)``) given."""
+    if order != "tensor":
+        side, _, lanes_first = order.partition(" ")
+        cols = ctx.problem.src_cols if side == "src" else ctx.problem.dst_cols
+        seq = cols["lane"] + cols["register"] if lanes_first else cols["register"] + cols["lane"]
+        place = {}
+        for j, c in enumerate(seq + cols["warp"]):
+            place.setdefault(c, j)
+        rest = sorted(rest, key=lambda u: (place.get(u, len(place)), u))
+    n_off = len(prefix) + len(rest)
+    return LdsDesign(prefix + rest + reps, n_off, len(reps), f"{order} order after a {len(prefix)}-bit prefix",
+                     ctx.element_bytes << n_off)
+
+
+def lane_terms(ctx: ConversionContext, design: LdsDesign) -> int:
+    """The shift terms of the lane parts of both sides' addresses through ``design``: per side, the distinct
+    shifts ``o - b`` over the offset bits ``o`` of each lane column ``b``'s image (linlayout.synth.lane_arith's
+    shift terms, before its column terms and fusions).  ``designs`` lists an ordered layout only where it
+    has fewer than linlayout.synth.swizzle's (it is offered for cheaper addresses)."""
+    return _shift_terms(_lane_images(ctx, design.shared_cols))
+
+
+def _lane_images(ctx: ConversionContext, basis: list[int]) -> list[list[list[int]]]:
+    """Per side (src, dst), per lane column, the offset (and round) bits of its image under the layout of
+    offset basis ``basis``: the positions of the basis vectors that XOR to it."""
+    out = []
+    for cols in (ctx.problem.src_cols, ctx.problem.dst_cols):
+        out.append([[k for k in range(len(basis)) if (x >> k) & 1] for x in f2.solve_many(basis, cols["lane"])])
+    return out
+
+
+def _shift_terms(images: list[list[list[int]]]) -> int:
+    """``lane_terms`` of the lane images ``images`` (``_lane_images``)."""
+    return sum(len({o - b for b, bits in enumerate(side) for o in bits}) for side in images)
+
+
+def _ordered_prefixes(ctx: ConversionContext, design: LdsDesign) -> list[list[int]]:
+    """The prefixes of ``ordered_design`` taken from ``design`` (linlayout.synth.swizzle's): its sub-dword
+    offset bits, and its leading offset bits in the span of one side's register columns (the widest
+    access's vector), where longer."""
+    cols, n = design.shared_cols, design.n_offset_bits
+    zb = min(n, max(0, 2 - (ctx.element_bytes.bit_length() - 1)))
+    vec = zb
+    for side in (ctx.problem.src_cols, ctx.problem.dst_cols):
+        regs = f2.Span([c for c in side["register"] if c])
+        t = 0
+        while t < n and regs.contains(cols[t]):
+            t += 1
+        vec = max(vec, t)
+    return [cols[:k] for k in sorted({zb, vec})]
+
+
 def _over_fetch_prefix(ctx: ConversionContext) -> tuple[list[int], list[int]]:
     """(low offset vectors, round vectors) of ``over_fetch_design``; a LayoutError when it has none or
     its loads could not over-fetch."""
@@ -179,7 +255,7 @@ def prefix_floor(ctx: ConversionContext, prefix: list[int], reps: list[int], ove
     """A lower bound of ``LdsAccesses.floor`` for every round trip through a layout whose low offset
     bits are the tensor vectors ``prefix`` and whose round bits are ``reps``, the other offset bits
     spanning ``_row_space(prefix, reps)`` (``_rows_swizzled``: ``vector_first_design``,
-    ``over_fetch_design``).
+    ``over_fetch_design``; ``ordered_design``).
 
     A side moves ``2**t`` elements per access only if offset bits ``0..t-1`` are images of its
     register vectors, so ``t`` stops at the first prefix vector outside the span of its register
@@ -644,14 +720,16 @@ design_cache = caches.cache("synth.lds_path.designs")
 
 
 def designs(ctx: ConversionContext) -> "DesignPool":
-    """The shared layouts worth building, each with its accesses (``lds_accesses``): linlayout.synth.swizzle's
-    and the two register-first ones (a layout favouring one side's register order can save
-    repacking and tuple copies).  Per layout the store vectors are chosen twice, counting the
-    stores' tuple copies and not (a wide store with copies can beat narrow conflicting stores:
-    the cost model decides).  Every layout but linlayout.synth.swizzle's is made only when its floor bound
-    (``transpose_floor`` for the transpose-read layout of a target with transpose loads: gfx950,
-    gfx1250; ``prefix_floor`` for the register-first and over-fetch ones) lets it come first and, with
-    its instructions bound (``prefix_instructions``), lets it rank (``DesignPool.by_floor``); the
+    """The shared layouts worth building, each with its accesses (``lds_accesses``): linlayout.synth.swizzle's,
+    the two register-first ones (a layout favouring one side's register order can save
+    repacking and tuple copies) and the ordered ones of the fewest shift terms (``ordered_design`` on each
+    of ``_ordered_prefixes`` in each of ``ORDERS``, ``lane_terms``; none unless fewer than
+    linlayout.synth.swizzle's layout has: cheaper address programs).  Per layout the store vectors are
+    chosen twice, counting the stores' tuple copies and not (a wide store with copies can beat narrow
+    conflicting stores: the cost model decides).  Every layout but linlayout.synth.swizzle's is made only
+    when its floor bound (``transpose_floor`` for the transpose-read layout of a target with transpose
+    loads: gfx950, gfx1250; ``prefix_floor`` for the register-first, over-fetch and ordered ones) lets it
+    come first and, with its instructions bound (``prefix_instructions``), lets it rank (``DesignPool.by_floor``); the
     transpose-read layout is not listed where the dst cannot be read so through any layout
     (``_transpose_readable``).  linlayout.synth.swizzle's layout is synthesized here, its round trips
     listed when wanted (``_synthesized``: under a rank limit, by its own bounds).
@@ -661,7 +739,8 @@ def designs(ctx: ConversionContext) -> "DesignPool":
     key = (ctx.problem.key(), ctx.element_bits, ctx.arch, ctx.lds_budget_bytes, ctx.src_tuples, ctx.dst_tuples,
            ctx.objective)
     if key not in design_cache:
-        out: list[LdsDesign | _Deferred] = [_synthesized(ctx, shared_layout(ctx))]
+        synthesized = shared_layout(ctx)
+        out: list[LdsDesign | _Deferred] = [_synthesized(ctx, synthesized)]
         sub_dword = ctx.element_bits in (8, 16)
         load = ctx.target.transpose_load(ctx.element_bits) if sub_dword else None
         if load is not None and _transpose_readable(ctx.problem.dst_cols, load):
@@ -677,6 +756,23 @@ def designs(ctx: ConversionContext) -> "DesignPool":
         if sub_dword:
             out.append(_Deferred(lambda: over_fetch_design(ctx), *_prefix_bounds(ctx, lambda: _over_fetch_prefix(ctx),
                                                                                  True)))
+        reps = synthesized.shared_cols[synthesized.n_offset_bits:]
+        ordered = {}  # layout -> (its shift terms, design, the bounds of its prefix)
+        for prefix in _ordered_prefixes(ctx, synthesized):
+            bounds = _prefix_bounds(ctx, lambda prefix=prefix: (prefix, reps))  # (one for the prefix's orders)
+            rest = _row_space(prefix, reps, ctx.problem.n_tensor_bits)
+            first = None  # the first order's basis and lane images: the others' are a relabelling of them
+            for order in ORDERS:
+                d = _ordered(ctx, prefix, rest, reps, order)
+                if first is None:
+                    first = (d.shared_cols, _lane_images(ctx, d.shared_cols))
+                where = {v: k for k, v in enumerate(d.shared_cols)}
+                moved = [where[v] for v in first[0]]  # offset bit k of the first layout is bit moved[k] here
+                images = [[[moved[k] for k in bits] for bits in side] for side in first[1]]
+                ordered.setdefault(tuple(d.shared_cols), (_shift_terms(images), d, bounds))
+        least = min((t for t, _, _ in ordered.values()), default=0)
+        if ordered and least < lane_terms(ctx, synthesized):
+            out += [_Deferred(lambda d=d: d, *bounds) for t, d, bounds in ordered.values() if t == least]
         design_cache[key] = DesignPool(ctx, out)
     return design_cache[key]
 

@@ -137,11 +137,11 @@ def test_the_store_addresses_are_their_own_region_not_the_setup(tmp_path, monkey
     # addresses (an XOR swizzle) set up 31 instructions (28 VALU, 3 SALU) ranked first until the
     # setup estimate counted the address program (cost.addresses_valu; this plan's estimate 25 VALU)
     (("mfma32T->mfma16", "gfx90a", "fp32", 1), (22, 22, 0), (48, 0)),
-    # 2 store addresses 0x110 apart and one class of loads, 4 v_perm_b32 in the region (the plan of 4
-    # classes of store addresses at 0x0, 0x90, 0x20, 0xb0, whose 0x80 above 0x10 and 0x30 rode in the
-    # stores' offset, set up 22 instructions for a region of 5, and ranked first until the setup
-    # estimate counted the address program)
-    (("blocked[1x4,t16x4,o10]->mfma32", "gfx90a", "fp16", 1), (15, 15, 0), (9, 0)),
+    # one class of store addresses and one of loads through an unswizzled layout (lds_path.ordered_design: the
+    # src's order after the sub-dword bit; 4 ds_write_b16, 2 ds_read2_b32).  Before it, 2 store addresses 0x110
+    # apart set up 15 for a region of 9, and before the setup estimate counted the address program, 4 classes
+    # of store addresses at 0x0, 0x90, 0x20, 0xb0 set up 22 for a region of 5
+    (("blocked[1x4,t16x4,o10]->mfma32", "gfx90a", "fp16", 1), (8, 8, 0), (6, 0)),
 ])
 def test_the_setup_computes_one_lds_address_register_per_class(tmp_path, monkeypatch, key, setup, region):
     """The setup region's ``(total, valu, salu)`` and the region's ``(total, v_add_u32)`` of named AMD

@@ -179,7 +179,7 @@ def _edited(cert: dict, op: str, **fields) -> tuple[int, dict]:
     # before: read, then an IndexError in the emulator (the plan's first store is a ds_write_b64)
     ("gfx942", "lds_store", {"src": []}, "a 8-byte access moves 4 16-bit elements, 0 slots listed"),
     # before: read, verified as a refusal only
-    ("gfx1100", "lds_load", {"addr": [[4096] * 32] * 2}, "it accesses bytes 4096 to 4103, outside the plan's 512 "
+    ("gfx1100", "lds_load", {"addr": [[4096] * 32] * 2}, "it accesses bytes 4096 to 4097, outside the plan's 512 "
                                                           r"\(lds_bytes\)"),
     # before: an AttributeError
     ("gfx942", "lds_store", {"isa": 7}, "'isa' must be an object of the instruction's parameters, got 7"),

@@ -114,12 +114,12 @@ def test_random_conversion(seed):
     check_kernel(plan_conversion(src, dst, arch, eb), seed=seed)
 
 
-@pytest.mark.parametrize("seed", [125, 189])  # 8-bit gfx950 and gfx942 (the first of the seeds on each)
+@pytest.mark.parametrize("seed", [340, 1436])  # 8-bit gfx942 and gfx950 (the first of the seeds on each)
 def test_over_fetch_loads_run_on_the_interpreter(seed):
     # problems whose chosen plan loads dwords holding other lanes' elements (lds_path.over_fetch_design)
     src, dst, eb, arch = random_problem(seed)
     plan = plan_conversion(src, dst, arch, eb)
-    assert any("over-fetch" in n for n in plan.notes) and (eb, arch) == {125: (8, "gfx950"), 189: (8, "gfx942")}[seed]
+    assert any("over-fetch" in n for n in plan.notes) and (eb, arch) == {340: (8, "gfx942"), 1436: (8, "gfx950")}[seed]
     check_kernel(plan, seed=seed)
 
 
@@ -277,8 +277,8 @@ def test_registers_other_lanes_and_warps_hold_are_stored_once(arch, element_bits
     warp ``w ^ 1`` the one ``r`` holds in warp ``w``, so of the 8 registers per lane only 0 and 1
     are stored (lds_path._stored_once): 2 elements per lane (a store each, as the setup estimate prices
     their addresses, cost.addresses_valu; on gfx1100 16-bit one ``ds_write_b32`` of both halves paired
-    by a ``v_perm_b32``), a workgroup barrier (the warps exchange data), and the kernel leaves exactly
-    the expected tile."""
+    by a ``v_perm_b32``, 32-bit one ``ds_write2_b32`` through an ordered layout, lds_path.ordered_design),
+    a workgroup barrier (the warps exchange data), and the kernel leaves exactly the expected tile."""
     lane_bits = 6 if arch == "gfx942" else 5
     shape = [("dim0", 8), ("dim1", 1 << (lane_bits - 1))]
     unit = [[1, 0], [2, 0], [4, 0]] + [[0, 1 << i] for i in range(lane_bits - 1)]
@@ -288,7 +288,7 @@ def test_registers_other_lanes_and_warps_hold_are_stored_once(arch, element_bits
     plan = plan_conversion(src, dst, arch, element_bits, strategy="lds")
     stores = [st for st in plan.steps if st.lds and st.store]
     assert sorted(slot for st in stores for slots, _ in st.accesses() for slot in slots) == [0, 1]
-    assert len(stores) == (1 if (arch, element_bits) == ("gfx1100", 16) else 2)
+    assert len(stores) == (1 if arch == "gfx1100" else 2)
     assert plan.counts()["s_barrier"] == 1
     check_kernel(plan)
 

@@ -136,3 +136,32 @@ def test_random_tables_on_the_interpreter(arch, num_warps):
     out = run_prologue(text, n, arch, num_warps)
     for k, t in enumerate(tables):
         assert np.array_equal(out[:, k], t.reshape(-1) & 0xFFFFFFFF), k
+
+
+@mlir
+@pytest.mark.parametrize("arch", ["gfx942", "gfx950"])
+def test_adds_beyond_the_offset_field_compile_to_the_estimate(arch):
+    """Two registers a constant beyond the offset field above a swizzled one: the compiled setup has the planner's
+    count (cost.lds_address_valu: on gfx950 the base's copy once, ``Target.opaque_beyond_offset_adds``) and no
+    ``s_nop`` (gfx950 hides the base with ``llvm.amdgcn.softwqm``: after an inline asm it would wait a cycle,
+    ``Target.waits_after_inline_asm``); the interpreter computes each register."""
+    from interp_kernels import prologue_kernel, run_prologue, setup_ops
+    from linlayout.synth.cost import lds_address_valu
+    from linlayout.synth.steps import LdsStore
+
+    lane = np.arange(WAVE)
+    swizzled = ((lane & 7) << 4) ^ ((lane >> 3) << 7)
+    tables = [swizzled, swizzled + 0x12000, swizzled + 0x24000]
+
+    def build(lanes):
+        first = lanes.value_of(tables[0], what="base")[0]
+        return [first] + [lanes.value_of(t, max_delta=1 << 16, what="above", beyond=[first])[0] for t in tables[1:]]
+
+    text, n = prologue_kernel(arch, 1, build)
+    ops = setup_ops(text, arch)
+    steps = [LdsStore(addr=t[None, :], width_bytes=4, src=[0]) for t in tables]
+    assert "s_nop" not in ops
+    assert sum(op.startswith("v_") for op in ops) == lds_address_valu(steps, arch)
+    out = run_prologue(text, n, arch, 1)
+    for k, t in enumerate(tables):
+        assert np.array_equal(out[:, k], t), k

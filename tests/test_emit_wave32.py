@@ -33,14 +33,18 @@ from linlayout.synth.plan import Plan  # noqa: E402
 #: Corpus cases whose plans together use every step kind (and LDS access width) the planner makes for
 #: the corpus on each of the three arches.
 SAMPLE = (6, 8, 9, 13, 27, 33, 37, 72, 73, 78, 80, 97, 104, 111, 114, 120, 123, 125, 127, 133, 142, 145, 149, 160,
-          168, 187, 203, 204, 235, 243, 252, 269, 282, 304, 310, 322, 348, 358, 364, 374, 416, 420, 437, 439, 441, 452,
-          459, 461, 584, 598, 602, 609, 611)
+          168, 187, 203, 204, 222, 235, 243, 252, 269, 282, 304, 310, 322, 348, 358, 364, 374, 416, 420, 437, 439, 441,
+          452, 459, 461, 584, 598, 602, 603, 609, 611)
 #: The step kinds the sample covers on each arch (``_kind``).
 LANE_KINDS = {"dpp:quad_perm", "dpp:row_ror", "dpp:row_xmask", "ds_bpermute", "permlane16", "permlanex16"}
 KINDS = {
     "gfx1100": LANE_KINDS | {"ds_swizzle", "fused_dpp"},  # no corpus plan takes dpp8 there (gfx1200's do)
-    "gfx1200": LANE_KINDS | {"fused_dpp"},  # dpp8: test_wave32_dpp8_kernel (the corpus plan that took it is an LDS one)
-    "gfx1250": LANE_KINDS | {"permlane16_swap", "fused_dpp", "v_mov", "lds_load_tr:16", "lds_load_tr:8"},
+    # dpp8: test_wave32_dpp8_kernel (the corpus plan that took it is an LDS one); no corpus plan takes a quad_perm
+    # DPP move there since the ordered layouts (lds_path.ordered_design) made their round trips cheaper
+    "gfx1200": LANE_KINDS - {"dpp:quad_perm"} | {"fused_dpp"},
+    # no corpus plan takes a permlanex16 there since the ordered layouts
+    "gfx1250": LANE_KINDS - {"permlanex16"} | {"permlane16_swap", "fused_dpp", "v_mov", "lds_load_tr:16",
+                                               "lds_load_tr:8"},
 }
 COMMON_KINDS = {"barrier", "v_perm_b32", "perm_select", "v_cndmask", "rename"} | {
     f"{op}:{width}" for op in ("lds_load", "lds_store") for width in (1, 2, 4, 8, 16)}

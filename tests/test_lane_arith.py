@@ -254,3 +254,64 @@ def test_lane_columns_is_fit_affine_on_lanes(cols, const, lane, bump):
     got = lane_columns(np.stack([row, broken]))
     assert got[0] == (const, tuple(cols))
     assert (got[1] is None) == (fit_affine(broken[None, :]) is None) and got[1] is None
+
+
+def _amd_corpus_case(name: str, arch: str, dtype: str) -> dict:
+    from repo_data import family_corpus
+
+    return next(c for c in family_corpus("amd")["cases"] if (c["name"], c["arch"], c["dtype"]) == (name, arch, dtype))
+
+
+def test_ordered_layouts_keep_lane_bits_in_runs():
+    """gfx942 i8 ``blocked[1x4,t16x4,o10]->mfma32``: linlayout.synth.swizzle's layout puts the dst's 8-byte load
+    vector (dim0 bits 0, 1, 3) low and swizzles a row, which scatters the src's lane bits (16 address VALU, 7
+    shift terms over both sides); ``ordered_design`` keeps its two sub-dword bits, then the unit vectors in
+    the tensor's order (the src's lanes 2-5 at offset bits 0-3: one ``v_bfe_u32``; 7 VALU, 4 terms), the
+    src's (registers dim1 0-1, lanes dim1 2-3, then dim0 2-3: 10 VALU, 5 terms) or the src lanes' first.
+    ``designs`` offers the ordered layouts of the fewest terms."""
+    from linlayout import LinearLayout
+    from linlayout.cli.bench import source_tuple_dwords
+    from linlayout.synth import lds_path
+    from linlayout.synth.context import ConversionContext
+    from linlayout.synth.convert import lds_plan
+
+    c = _amd_corpus_case("blocked[1x4,t16x4,o10]->mfma32", "gfx942", "i8")
+    src, dst = LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"])
+    ctx = ConversionContext.create(src, dst, "gfx942", 8, src_tuple_dwords=source_tuple_dwords(src, 8),
+                                   dst_tuple_dwords=source_tuple_dwords(dst, 8))
+    swizzled = lds_path.shared_layout(ctx)
+    assert swizzled.shared_cols == [1, 2, 8, 4, 32, 64, 128, 20]  # dim0 bits are 1..8, dim1 bits 16..128
+    assert lds_path._ordered_prefixes(ctx, swizzled) == [[1, 2], [1, 2, 8]]
+    tensor, by_src = (lds_path.ordered_design(ctx, [1, 2], [], order) for order in ("tensor", "src"))
+    assert tensor.shared_cols == [1, 2, 4, 8, 16, 32, 64, 128] and tensor.lds_bytes == 256
+    assert by_src.shared_cols == [1, 2, 16, 32, 64, 128, 4, 8]
+    assert lds_path.ordered_design(ctx, [1, 2], [], "src lanes").shared_cols == [1, 2, 64, 128, 4, 8, 16, 32]
+    assert [lds_path.lane_terms(ctx, d) for d in (swizzled, tensor, by_src)] == [7, 4, 5]
+    valu = [min(lds_plan(ctx, a).overhead["valu_lds_addr"] for a in lds_path.lds_accesses(ctx, d))
+            for d in (swizzled, tensor, by_src)]
+    assert valu == [16, 7, 10]
+    assert lds_path.ordered_design(ctx, [1, 2], [], "dst lanes").shared_cols == [1, 2, 16, 32, 64, 128, 4, 8]
+    with pytest.raises(ValueError):
+        lds_path.ordered_design(ctx, [1, 2], [], "lanes")
+
+
+@needs.mlir
+@pytest.mark.parametrize("name, dtype, setup", [("blocked[8x1,t2x32,o01]->mfma16T", "fp8", 10),
+                                               ("blocked[2x2,t8x8,o10]->dotB16(kw4)", "fp16", 8)])
+def test_ordered_layout_setup_compiles_to_the_estimate(name, dtype, setup, tmp_path, monkeypatch):
+    """Two gfx942 benchmark kernels that plan through an ordered layout (verified on the emulator): the compiled
+    setup region holds the plan's setup estimate (the address program and the v_perm selectors' ``s_mov_b32``)."""
+    from linlayout import LinearLayout
+    from linlayout.cli.bench import dtype_bits, kernel_plan
+    from linlayout.lowering.conversion import lower_conversion
+    from linlayout.lowering.isa import region_lines
+
+    monkeypatch.setenv("LINLAYOUT_CACHE", str(tmp_path))
+    c = _amd_corpus_case(name, "gfx942", dtype)
+    plan = kernel_plan(LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"]), "gfx942",
+                       dtype_bits(dtype))
+    assert plan.verified and "order after a" in plan.notes[-1]
+    assert plan.overhead["valu_lds_addr"] + plan.overhead.get("salu_perm_selector", 0) == setup
+    isa = lower_conversion(plan, binary=False).compiled.isa
+    ops = [ln.split()[0] for ln in (x.strip() for x in region_lines(isa, "setup")) if ln and not ln.startswith(";")]
+    assert len(ops) == setup

@@ -34,7 +34,7 @@ CASES = [
     ("triton_amd_corpus.json", "mfma16->mfma16T", "gfx942", "fp8", 2),
     ("triton_amd_corpus.json", "mfma32T->dotA32(kw1)", "gfx942", "fp32", 4),
     # RDNA: a wait before each reader of a newer load
-    ("triton_wave32_corpus.json", "blocked[8x1,t8x4,o01]->blocked[1x2,t8x4,o10]", "gfx1100", "i8", 5),
+    ("triton_wave32_corpus.json", "blocked[1x1,t1x32,o10]->blocked[1x1,t32x1,o01]", "gfx1100", "fp8", 5),
     ("triton_wave32_corpus.json", "wmma2.16x16->dotAwmma2.16x16(kw16)", "gfx1200", "fp8", 8),
     ("triton_wave32_corpus.json", "blocked[1x4,t32x1,o10]->dotBwmma3.16x32T(kw8)", "gfx1250", "fp16", 9),
 ]

@@ -77,11 +77,14 @@ class LaneValues:
         if wave_size not in (32, 64):
             raise ValueError(f"a wave has 32 or 64 lanes, not {wave_size}")
         self.arch = arch
-        self.opaque_adds = get_target(arch).opaque_beyond_offset_adds
+        target = get_target(arch)
+        self.opaque_adds = target.opaque_beyond_offset_adds
+        # how an add's base is hidden from LLVM: no inline asm where the compiler waits after one
+        self._hide = atoms.unseen_word if target.waits_after_inline_asm else atoms.opaque_word
         self.program = LaneProgram(program_family(arch), wave_size.bit_length() - 1,
                                    max(num_warps - 1, 0).bit_length())
         self._nodes: dict[int, str] = {0: lane, 1: warp}  # program node -> its value
-        self._opaque: dict[str, str] = {}  # a value -> it through atoms.opaque_word (what adds beyond read)
+        self._opaque: dict[str, str] = {}  # a value -> its hidden copy (what adds beyond read)
         self.b = b
         self.wave_size = wave_size
         self.tid = tid
@@ -105,7 +108,9 @@ class LaneValues:
         (default: all); then that table's value is reused.  Else, when one of the values
         ``beyond`` (names of earlier tables) differs from it by any uniform constant, the value is
         that one plus the constant (one ``v_add_u32``; on targets with ``opaque_beyond_offset_adds`` the add reads the value through
-        ``atoms.opaque_word``, so that the compiler cannot merge it into the ops that made the value).
+        a copy the compiler does not look through, so that it cannot merge the add into the ops that made the value:
+        ``atoms.unseen_word`` where it waits a cycle after an inline asm, ``Target.waits_after_inline_asm``, else
+        ``atoms.opaque_word``).
         A table that is not GF(2)-affine is computed by ``fallback()`` when given, else read from a
         constant array.  ``pin``: record the value in
         :attr:`pinned` (False: the caller pins what it makes of it, an LDS pointer; a later call
@@ -121,7 +126,7 @@ class LaneValues:
                 base = near[0]
                 if self.opaque_adds:
                     if base not in self._opaque:
-                        self._opaque[base] = atoms.opaque_word(self.b, base)
+                        self._opaque[base] = self._hide(self.b, base)
                     base = self._opaque[base]
                 full, name = t, self.b.arith("addi", base, self.b.const(near[1]))
             else:
