@@ -270,15 +270,15 @@ def test_ordered_layouts_keep_lane_bits_in_runs():
     src's (registers dim1 0-1, lanes dim1 2-3, then dim0 2-3: 10 VALU, 5 terms) or the src lanes' first.
     ``designs`` offers the ordered layouts of the fewest terms."""
     from linlayout import LinearLayout
-    from linlayout.cli.bench import source_tuple_dwords
+    from linlayout.lowering.emit.conversion_kernel import source_tuples
     from linlayout.synth import lds_path
     from linlayout.synth.context import ConversionContext
     from linlayout.synth.convert import lds_plan
 
     c = _amd_corpus_case("blocked[1x4,t16x4,o10]->mfma32", "gfx942", "i8")
     src, dst = LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"])
-    ctx = ConversionContext.create(src, dst, "gfx942", 8, src_tuple_dwords=source_tuple_dwords(src, 8),
-                                   dst_tuple_dwords=source_tuple_dwords(dst, 8))
+    ctx = ConversionContext.create(src, dst, "gfx942", 8, src_tuple_dwords=source_tuples(src, 8),
+                                   dst_tuple_dwords=source_tuples(dst, 8))
     swizzled = lds_path.shared_layout(ctx)
     assert swizzled.shared_cols == [1, 2, 8, 4, 32, 64, 128, 20]  # dim0 bits are 1..8, dim1 bits 16..128
     assert lds_path._ordered_prefixes(ctx, swizzled) == [[1, 2], [1, 2, 8]]

@@ -262,18 +262,20 @@ def test_steps_are_frozen():
 
 
 def _paired_plans() -> dict[str, Plan]:
-    """Real plans with two-address LDS accesses, of the baseline's gfx942 cases: fp32 mfma16T -> mfma16
+    """Real plans with two-address LDS accesses, of gfx942 cases of the baseline: fp32 mfma16T -> mfma16
     (4 warps) loads with ``ds_read2st64_b32``, fp32 mfma32 -> blocked stores with ``ds_write2_b32``,
-    fp16 mfma16 -> mfma32 loads with ``ds_read2_b64``, fp16 mfma32 -> mfma16 stores with ``ds_write2_b64``."""
+    fp16 mfma32 -> mfma16 stores with ``ds_write2_b64``; and of the corpus: fp16 mfma16T -> mfma32 (1 warp)
+    loads with ``ds_read2_b64``."""
     from linlayout.synth.convert import plan_conversion
 
-    from repo_data import baseline_cases
+    from repo_data import baseline_cases, family_corpus
 
-    cases = {"read2": ("mfma16T->mfma16", "fp32"), "write2": ("mfma32->blocked", "fp32"),
-             "read2_b64": ("mfma16->mfma32", "fp16"), "write2_b64": ("mfma32->mfma16", "fp16")}
+    cases = {"read2": ("mfma16T->mfma16", "fp32", "baseline"), "write2": ("mfma32->blocked", "fp32", "baseline"),
+             "read2_b64": ("mfma16T->mfma32", "fp16", "corpus"), "write2_b64": ("mfma32->mfma16", "fp16", "baseline")}
     out = {}
-    for key, (name, dtype) in cases.items():
-        c = next(c for c in baseline_cases() if (c["name"], c["arch"], c["dtype"]) == (name, "gfx942", dtype))
+    for key, (name, dtype, where) in cases.items():
+        pool = baseline_cases() if where == "baseline" else family_corpus("amd")["cases"]
+        c = next(c for c in pool if (c["name"], c["arch"], c["dtype"]) == (name, "gfx942", dtype))
         out[key] = plan_conversion(LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"]), "gfx942",
                                    32 if dtype == "fp32" else 16)
     return out
