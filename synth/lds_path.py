@@ -757,9 +757,8 @@ def designs(ctx: ConversionContext) -> "DesignPool":
             out.append(_Deferred(lambda: over_fetch_design(ctx), *_prefix_bounds(ctx, lambda: _over_fetch_prefix(ctx),
                                                                                  True)))
         reps = synthesized.shared_cols[synthesized.n_offset_bits:]
-        ordered = {}  # layout -> (its shift terms, design, the bounds of its prefix)
+        ordered = {}  # layout -> (its shift terms, design)
         for prefix in _ordered_prefixes(ctx, synthesized):
-            bounds = _prefix_bounds(ctx, lambda prefix=prefix: (prefix, reps))  # (one for the prefix's orders)
             rest = _row_space(prefix, reps, ctx.problem.n_tensor_bits)
             first = None  # the first order's basis and lane images: the others' are a relabelling of them
             for order in ORDERS:
@@ -769,12 +768,20 @@ def designs(ctx: ConversionContext) -> "DesignPool":
                 where = {v: k for k, v in enumerate(d.shared_cols)}
                 moved = [where[v] for v in first[0]]  # offset bit k of the first layout is bit moved[k] here
                 images = [[[moved[k] for k in bits] for bits in side] for side in first[1]]
-                ordered.setdefault(tuple(d.shared_cols), (_shift_terms(images), d, bounds))
-        least = min((t for t, _, _ in ordered.values()), default=0)
+                ordered.setdefault(tuple(d.shared_cols), (_shift_terms(images), d))
+        least = min((t for t, _ in ordered.values()), default=0)
         if ordered and least < lane_terms(ctx, synthesized):
-            out += [_Deferred(lambda d=d: d, *bounds) for t, d, bounds in ordered.values() if t == least]
+            out += [_Deferred(lambda d=d: d, *_prefix_bounds(ctx, lambda d=d: _whole_prefix(d)))
+                    for t, d in ordered.values() if t == least]
         design_cache[key] = DesignPool(ctx, out)
     return design_cache[key]
+
+
+def _whole_prefix(design: LdsDesign) -> tuple[list[int], list[int]]:
+    """(offset vectors, round vectors) of ``design``: the prefix of ``prefix_floor``'s layouts that are
+    ``design`` alone (no offset bit is left for rows)."""
+    n = design.n_offset_bits
+    return design.shared_cols[:n], design.shared_cols[n:]
 
 
 def _synthesized(ctx: ConversionContext, design: LdsDesign) -> "_Deferred":
@@ -786,8 +793,7 @@ def _synthesized(ctx: ConversionContext, design: LdsDesign) -> "_Deferred":
     if design.read_transpose:
         return _Deferred(lambda: design, lambda: _DeferredBounds.of(ctx, *_transpose_parts(ctx), 0),
                          lambda: transpose_instructions(ctx), made=True)
-    n = design.n_offset_bits
-    prefix = (design.shared_cols[:n], design.shared_cols[n:])
+    prefix = _whole_prefix(design)
     return _Deferred(lambda: design, *_prefix_bounds(ctx, lambda: prefix, design.over_fetch), made=True)
 
 
