@@ -733,7 +733,8 @@ def designs(ctx: ConversionContext) -> "DesignPool":
     chosen twice, counting the stores' tuple copies and not (a wide store with copies can beat narrow
     conflicting stores: the cost model decides).  Every layout but linlayout.synth.swizzle's is made only
     when its floor bound (``transpose_floor`` for the transpose-read layout of a target with transpose
-    loads: gfx950, gfx1250; ``prefix_floor`` for the register-first, over-fetch and ordered ones) lets it
+    loads: gfx950, gfx1250; ``prefix_floor`` for the register-first, over-fetch and ordered ones, an ordered
+    one's prefix its whole offset basis, ``_whole_prefix``: it is whole when listed) lets it
     come first and, with its instructions bound (``prefix_instructions``), lets it rank (``DesignPool.by_floor``); the
     transpose-read layout is not listed where the dst cannot be read so through any layout
     (``_transpose_readable``).  linlayout.synth.swizzle's layout is synthesized here, its round trips
