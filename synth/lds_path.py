@@ -727,9 +727,9 @@ design_cache = caches.cache("synth.lds_path.designs")
 def designs(ctx: ConversionContext) -> "DesignPool":
     """The shared layouts worth building, each with its accesses (``lds_accesses``): linlayout.synth.swizzle's,
     the two register-first ones (a layout favouring one side's register order can save
-    repacking and tuple copies) and the ordered ones of the fewest shift terms (``ordered_design`` on each
-    of ``_ordered_prefixes`` in each of ``ORDERS``, ``lane_terms``; none unless fewer than
-    linlayout.synth.swizzle's layout has: cheaper address programs).  Per layout the store vectors are
+    repacking and tuple copies) and the ordered ones of the fewest shift terms (``_fewest_terms``:
+    ``ordered_design`` on each of ``_ordered_prefixes`` in each of ``ORDERS``, ``lane_terms``; none unless
+    fewer than linlayout.synth.swizzle's layout has: cheaper address programs).  Per layout the store vectors are
     chosen twice, counting the stores' tuple copies and not (a wide store with copies can beat narrow
     conflicting stores: the cost model decides).  Every layout but linlayout.synth.swizzle's is made only
     when its floor bound (``transpose_floor`` for the transpose-read layout of a target with transpose
@@ -762,31 +762,43 @@ def designs(ctx: ConversionContext) -> "DesignPool":
         if sub_dword:
             out.append(_Deferred(lambda: over_fetch_design(ctx), *_prefix_bounds(ctx, lambda: _over_fetch_prefix(ctx),
                                                                                  True)))
-        reps = synthesized.shared_cols[synthesized.n_offset_bits:]
-        ordered = {}  # layout -> (its shift terms, prefix, its unit vectors in order, order)
-        for prefix in _ordered_prefixes(ctx, synthesized):
-            rest = _row_space(prefix, reps, ctx.problem.n_tensor_bits)
-            # the lane images in the tensor order's layout: another order's are a relabelling of its unit
-            # vectors' offset bits (the prefix's and the round bits' stay)
-            images = _lane_images(ctx, prefix + rest + reps)
-            moved = list(range(len(prefix) + len(rest) + len(reps)))  # offset bit k of the tensor order's is moved[k]
-            for order in ORDERS:
-                in_order = _rest_in_order(ctx, rest, order)
-                layout = tuple(prefix + in_order + reps)
-                if layout in ordered:
-                    continue
-                where = {u: len(prefix) + k for k, u in enumerate(in_order)}
-                for k, u in enumerate(rest):
-                    moved[len(prefix) + k] = where[u]
-                terms = sum(len({moved[k] - b for b, bits in enumerate(side) for k in bits}) for side in images)
-                ordered[layout] = (terms, prefix, in_order, order)
-        least = min((t for t, _, _, _ in ordered.values()), default=0)
-        if ordered and least < lane_terms(ctx, synthesized):
-            made = [_ordered(ctx, prefix, in_order, reps, order) for t, prefix, in_order, order in ordered.values()
-                    if t == least]
-            out += [_Deferred(lambda d=d: d, *_prefix_bounds(ctx, lambda d=d: _whole_prefix(d))) for d in made]
+        out += [_Deferred(lambda d=d: d, *_prefix_bounds(ctx, lambda d=d: _whole_prefix(d)))
+                for d in _fewest_terms(ctx, synthesized)]
         design_cache[key] = DesignPool(ctx, out)
     return design_cache[key]
+
+
+def _fewest_terms(ctx: ConversionContext, synthesized: LdsDesign) -> list[LdsDesign]:
+    """The ordered layouts (``ordered_design`` on each of ``_ordered_prefixes(synthesized)`` in each of
+    ``ORDERS``, each layout once) of the fewest ``lane_terms``, none unless fewer than ``synthesized``
+    has.  None either where ``synthesized`` has one term per side with a nonzero lane column: every
+    layout has as many at least (such a column's image is nonzero, so it has a shift)."""
+    synthesized_terms = lane_terms(ctx, synthesized)
+    if synthesized_terms <= sum(any(cols["lane"]) for cols in (ctx.problem.src_cols, ctx.problem.dst_cols)):
+        return []
+    reps = synthesized.shared_cols[synthesized.n_offset_bits:]
+    ordered = {}  # layout -> (its shift terms, prefix, its unit vectors in order, order)
+    for prefix in _ordered_prefixes(ctx, synthesized):
+        rest = _row_space(prefix, reps, ctx.problem.n_tensor_bits)
+        # the lane images in the tensor order's layout: another order's are a relabelling of its unit
+        # vectors' offset bits (the prefix's and the round bits' stay)
+        images = _lane_images(ctx, prefix + rest + reps)
+        moved = list(range(len(prefix) + len(rest) + len(reps)))  # offset bit k of the tensor order's is moved[k]
+        for order in ORDERS:
+            in_order = _rest_in_order(ctx, rest, order)
+            layout = tuple(prefix + in_order + reps)
+            if layout in ordered:
+                continue
+            where = {u: len(prefix) + k for k, u in enumerate(in_order)}
+            for k, u in enumerate(rest):
+                moved[len(prefix) + k] = where[u]
+            terms = sum(len({moved[k] - b for b, bits in enumerate(side) for k in bits}) for side in images)
+            ordered[layout] = (terms, prefix, in_order, order)
+    least = min((t for t, _, _, _ in ordered.values()), default=synthesized_terms)
+    if least >= synthesized_terms:
+        return []
+    return [_ordered(ctx, prefix, in_order, reps, order) for t, prefix, in_order, order in ordered.values()
+            if t == least]
 
 
 def _whole_prefix(design: LdsDesign) -> tuple[list[int], list[int]]:

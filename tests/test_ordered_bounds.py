@@ -51,3 +51,27 @@ def test_ordered_layouts_bounds_hold_on_every_round_trip(family, every):
             assert b_whole.floor <= floor + 1e-9 and b_whole.cost <= cost + 1e-9 and n_whole <= count, what
             tighter += b_whole.cost > b_prefix.cost + 1e-9
     assert ordered >= 200 and tighter >= ordered // 2, (ordered, tighter)
+
+
+@pytest.mark.parametrize("family", ["amd", "wave32"])
+def test_no_ordered_layout_has_fewer_terms_than_one_per_side(family):
+    """``_fewest_terms`` lists nothing where linlayout.synth.swizzle's layout has one shift term per side
+    with a nonzero lane column: on every 7th case, every ordered layout (each prefix, each order) has at
+    least that many, and where the swizzled layout has more, the listed layouts have the fewest of all."""
+    at_least = listed = 0
+    for what, ctx in _contexts(family, 7):
+        synthesized = lds_path.shared_layout(ctx)
+        reps = synthesized.shared_cols[synthesized.n_offset_bits:]
+        terms = {order: [lds_path.lane_terms(ctx, lds_path.ordered_design(ctx, p, reps, order))
+                         for p in lds_path._ordered_prefixes(ctx, synthesized)] for order in lds_path.ORDERS}
+        least = min(min(t) for t in terms.values())
+        sides = sum(any(cols["lane"]) for cols in (ctx.problem.src_cols, ctx.problem.dst_cols))
+        assert least >= sides, what
+        fewest = lds_path._fewest_terms(ctx, synthesized)
+        if lds_path.lane_terms(ctx, synthesized) == sides:
+            at_least += 1
+            assert not fewest, what
+        elif fewest:
+            listed += 1
+            assert {lds_path.lane_terms(ctx, d) for d in fewest} == {least}, what
+    assert at_least >= 10 and listed >= 20, (at_least, listed)
