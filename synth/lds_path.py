@@ -446,10 +446,7 @@ def prefix_address_valu(ctx: ConversionContext, prefix: list[int], reps: list[in
     least = []  # per side: lane functional -> its least prefix offset bit
     for lanes in sides:
         first: dict[int, int] = {}
-        for k in range(len(prefix)):
-            g = 0
-            for j, c in enumerate(lanes):
-                g |= ((c >> k) & 1) << j
+        for k, g in enumerate(f2.transpose(lanes, len(prefix))):  # g: bit j is bit k of lane column j's
             if g:
                 first.setdefault(g, k)
         least.append(first)
