@@ -141,22 +141,28 @@ def ordered_design(ctx: ConversionContext, prefix: list[int], reps: list[int], o
     with the others (``designs``)."""
     if order not in ORDERS:
         raise ValueError(f"order is one of {ORDERS}, not {order!r}")
-    return _ordered(ctx, prefix, _row_space(prefix, reps, ctx.problem.n_tensor_bits), reps, order)
+    rest = _row_space(prefix, reps, ctx.problem.n_tensor_bits)
+    return _ordered(ctx, prefix, _rest_in_order(ctx, rest, order), reps, order)
 
 
 def _ordered(ctx: ConversionContext, prefix: list[int], rest: list[int], reps: list[int], order: str) -> LdsDesign:
-    """``ordered_design``'s layout, its unit vectors ``rest`` (``_row_space(prefix, reps)``) given."""
-    if order != "tensor":
-        side, _, lanes_first = order.partition(" ")
-        cols = ctx.problem.src_cols if side == "src" else ctx.problem.dst_cols
-        seq = cols["lane"] + cols["register"] if lanes_first else cols["register"] + cols["lane"]
-        place = {}
-        for j, c in enumerate(seq + cols["warp"]):
-            place.setdefault(c, j)
-        rest = sorted(rest, key=lambda u: (place.get(u, len(place)), u))
+    """``ordered_design``'s layout, its unit vectors ``rest`` given in the order ``order`` (``_rest_in_order``)."""
     n_off = len(prefix) + len(rest)
     return LdsDesign(prefix + rest + reps, n_off, len(reps), f"{order} order after a {len(prefix)}-bit prefix",
                      ctx.element_bytes << n_off)
+
+
+def _rest_in_order(ctx: ConversionContext, rest: list[int], order: str) -> list[int]:
+    """The unit vectors ``rest`` (ascending, ``_row_space``) in ``ordered_design``'s order ``order``."""
+    if order == "tensor":
+        return rest
+    side, _, lanes_first = order.partition(" ")
+    cols = ctx.problem.src_cols if side == "src" else ctx.problem.dst_cols
+    seq = cols["lane"] + cols["register"] if lanes_first else cols["register"] + cols["lane"]
+    place = {}
+    for j, c in enumerate(seq + cols["warp"]):
+        place.setdefault(c, j)
+    return sorted(rest, key=lambda u: (place.get(u, len(place)), u))
 
 
 def lane_terms(ctx: ConversionContext, design: LdsDesign) -> int:
@@ -170,10 +176,9 @@ def lane_terms(ctx: ConversionContext, design: LdsDesign) -> int:
 def _lane_images(ctx: ConversionContext, basis: list[int]) -> list[list[list[int]]]:
     """Per side (src, dst), per lane column, the offset (and round) bits of its image under the layout of
     offset basis ``basis``: the positions of the basis vectors that XOR to it."""
-    out = []
-    for cols in (ctx.problem.src_cols, ctx.problem.dst_cols):
-        out.append([[k for k in range(len(basis)) if (x >> k) & 1] for x in f2.solve_many(basis, cols["lane"])])
-    return out
+    src, dst = ctx.problem.src_cols["lane"], ctx.problem.dst_cols["lane"]
+    images = [[k for k in range(len(basis)) if (x >> k) & 1] for x in f2.solve_many(basis, src + dst)]
+    return [images[:len(src)], images[len(src):]]
 
 
 def _shift_terms(images: list[list[list[int]]]) -> int:
@@ -441,10 +446,7 @@ def prefix_address_valu(ctx: ConversionContext, prefix: list[int], reps: list[in
     least = []  # per side: lane functional -> its least prefix offset bit
     for lanes in sides:
         first: dict[int, int] = {}
-        for k in range(len(prefix)):
-            g = 0
-            for j, c in enumerate(lanes):
-                g |= ((c >> k) & 1) << j
+        for k, g in enumerate(f2.transpose(lanes, len(prefix))):  # g: bit j is bit k of lane column j's
             if g:
                 first.setdefault(g, k)
         least.append(first)
@@ -722,13 +724,14 @@ design_cache = caches.cache("synth.lds_path.designs")
 def designs(ctx: ConversionContext) -> "DesignPool":
     """The shared layouts worth building, each with its accesses (``lds_accesses``): linlayout.synth.swizzle's,
     the two register-first ones (a layout favouring one side's register order can save
-    repacking and tuple copies) and the ordered ones of the fewest shift terms (``ordered_design`` on each
-    of ``_ordered_prefixes`` in each of ``ORDERS``, ``lane_terms``; none unless fewer than
-    linlayout.synth.swizzle's layout has: cheaper address programs).  Per layout the store vectors are
+    repacking and tuple copies) and the ordered ones of the fewest shift terms (``_fewest_terms``:
+    ``ordered_design`` on each of ``_ordered_prefixes`` in each of ``ORDERS``, ``lane_terms``; none unless
+    fewer than linlayout.synth.swizzle's layout has: cheaper address programs).  Per layout the store vectors are
     chosen twice, counting the stores' tuple copies and not (a wide store with copies can beat narrow
     conflicting stores: the cost model decides).  Every layout but linlayout.synth.swizzle's is made only
     when its floor bound (``transpose_floor`` for the transpose-read layout of a target with transpose
-    loads: gfx950, gfx1250; ``prefix_floor`` for the register-first, over-fetch and ordered ones) lets it
+    loads: gfx950, gfx1250; ``prefix_floor`` for the register-first, over-fetch and ordered ones, an ordered
+    one's prefix its whole offset basis, ``_whole_prefix``: it is whole when listed) lets it
     come first and, with its instructions bound (``prefix_instructions``), lets it rank (``DesignPool.by_floor``); the
     transpose-read layout is not listed where the dst cannot be read so through any layout
     (``_transpose_readable``).  linlayout.synth.swizzle's layout is synthesized here, its round trips
@@ -756,25 +759,50 @@ def designs(ctx: ConversionContext) -> "DesignPool":
         if sub_dword:
             out.append(_Deferred(lambda: over_fetch_design(ctx), *_prefix_bounds(ctx, lambda: _over_fetch_prefix(ctx),
                                                                                  True)))
-        reps = synthesized.shared_cols[synthesized.n_offset_bits:]
-        ordered = {}  # layout -> (its shift terms, design, the bounds of its prefix)
-        for prefix in _ordered_prefixes(ctx, synthesized):
-            bounds = _prefix_bounds(ctx, lambda prefix=prefix: (prefix, reps))  # (one for the prefix's orders)
-            rest = _row_space(prefix, reps, ctx.problem.n_tensor_bits)
-            first = None  # the first order's basis and lane images: the others' are a relabelling of them
-            for order in ORDERS:
-                d = _ordered(ctx, prefix, rest, reps, order)
-                if first is None:
-                    first = (d.shared_cols, _lane_images(ctx, d.shared_cols))
-                where = {v: k for k, v in enumerate(d.shared_cols)}
-                moved = [where[v] for v in first[0]]  # offset bit k of the first layout is bit moved[k] here
-                images = [[[moved[k] for k in bits] for bits in side] for side in first[1]]
-                ordered.setdefault(tuple(d.shared_cols), (_shift_terms(images), d, bounds))
-        least = min((t for t, _, _ in ordered.values()), default=0)
-        if ordered and least < lane_terms(ctx, synthesized):
-            out += [_Deferred(lambda d=d: d, *bounds) for t, d, bounds in ordered.values() if t == least]
+        out += [_Deferred(lambda d=d: d, *_prefix_bounds(ctx, lambda d=d: _whole_prefix(d)))
+                for d in _fewest_terms(ctx, synthesized)]
         design_cache[key] = DesignPool(ctx, out)
     return design_cache[key]
+
+
+def _fewest_terms(ctx: ConversionContext, synthesized: LdsDesign) -> list[LdsDesign]:
+    """The ordered layouts (``ordered_design`` on each of ``_ordered_prefixes(synthesized)`` in each of
+    ``ORDERS``, each layout once) of the fewest ``lane_terms``, none unless fewer than ``synthesized``
+    has.  None either where ``synthesized`` has one term per side with a nonzero lane column: every
+    layout has as many at least (such a column's image is nonzero, so it has a shift)."""
+    synthesized_terms = lane_terms(ctx, synthesized)
+    if synthesized_terms <= sum(any(cols["lane"]) for cols in (ctx.problem.src_cols, ctx.problem.dst_cols)):
+        return []
+    reps = synthesized.shared_cols[synthesized.n_offset_bits:]
+    ordered = {}  # layout -> (its shift terms, prefix, its unit vectors in order, order)
+    for prefix in _ordered_prefixes(ctx, synthesized):
+        rest = _row_space(prefix, reps, ctx.problem.n_tensor_bits)
+        # the lane images in the tensor order's layout: another order's are a relabelling of its unit
+        # vectors' offset bits (the prefix's and the round bits' stay)
+        images = _lane_images(ctx, prefix + rest + reps)
+        moved = list(range(len(prefix) + len(rest) + len(reps)))  # offset bit k of the tensor order's is moved[k]
+        for order in ORDERS:
+            in_order = _rest_in_order(ctx, rest, order)
+            layout = tuple(prefix + in_order + reps)
+            if layout in ordered:
+                continue
+            where = {u: len(prefix) + k for k, u in enumerate(in_order)}
+            for k, u in enumerate(rest):
+                moved[len(prefix) + k] = where[u]
+            terms = sum(len({moved[k] - b for b, bits in enumerate(side) for k in bits}) for side in images)
+            ordered[layout] = (terms, prefix, in_order, order)
+    least = min((t for t, _, _, _ in ordered.values()), default=synthesized_terms)
+    if least >= synthesized_terms:
+        return []
+    return [_ordered(ctx, prefix, in_order, reps, order) for t, prefix, in_order, order in ordered.values()
+            if t == least]
+
+
+def _whole_prefix(design: LdsDesign) -> tuple[list[int], list[int]]:
+    """(offset vectors, round vectors) of ``design``: the prefix of ``prefix_floor``'s layouts that are
+    ``design`` alone (no offset bit is left for rows)."""
+    n = design.n_offset_bits
+    return design.shared_cols[:n], design.shared_cols[n:]
 
 
 def _synthesized(ctx: ConversionContext, design: LdsDesign) -> "_Deferred":
@@ -786,8 +814,7 @@ def _synthesized(ctx: ConversionContext, design: LdsDesign) -> "_Deferred":
     if design.read_transpose:
         return _Deferred(lambda: design, lambda: _DeferredBounds.of(ctx, *_transpose_parts(ctx), 0),
                          lambda: transpose_instructions(ctx), made=True)
-    n = design.n_offset_bits
-    prefix = (design.shared_cols[:n], design.shared_cols[n:])
+    prefix = _whole_prefix(design)
     return _Deferred(lambda: design, *_prefix_bounds(ctx, lambda: prefix, design.over_fetch), made=True)
 
 
