@@ -230,9 +230,10 @@ def test_the_default_objective_is_the_targets():
 
 def test_the_rank_value_weighs_instructions_against_cycles(monkeypatch):
     """Baseline gfx942 fp32 mfma32T->dotA(kw8): under concurrent the lane plan (64 instructions, 85 with
-    setup) costs 860 and the LDS round trip (16, 23 with setup, the warp part of its addresses 2) 952, 10.7 % more: outside the 5 % near
-    ties (CONCURRENT_TIE_FRACTION), so by cost alone the lane plan wins; by rank value (cost times the
-    square root of the instructions with setup) the round trip wins, 952 * sqrt(23) < 860 * sqrt(85)."""
+    setup) costs 860 and the LDS round trip (16, 23 with setup, 2 of them the warp part of its addresses)
+    952, 10.7 % more: outside the 5 % near ties (CONCURRENT_TIE_FRACTION), so by cost alone the lane plan
+    wins; by rank value (cost times the square root of the instructions with setup) the round trip wins,
+    952 * sqrt(23) < 860 * sqrt(85)."""
     from linlayout.synth import cost
     from linlayout.synth.convert import candidate_plans
     from linlayout.synth.cost import CONCURRENT_TIE_FRACTION
