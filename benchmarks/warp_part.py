@@ -11,19 +11,24 @@ linlayout.synth.lane_arith.AffineTable).  One JSON line per plan, for fitting a 
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
+from pathlib import Path
 
-from linlayout import LinearLayout
-from linlayout.cli.bench import dtype_bits, kernel_plan
-from linlayout.lowering.conversion import lower_conversion
-from linlayout.lowering.emit import lane_values, plan_ops
-from linlayout.lowering.isa import region_lines, isa_counts
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))  # the repository root: benchmarks.script_args
+
+from benchmarks.script_args import ScriptParser  # noqa: E402
+from linlayout import LinearLayout  # noqa: E402
+from linlayout.cli.bench import dtype_bits, kernel_plan  # noqa: E402
+from linlayout.lowering.conversion import lower_conversion  # noqa: E402
+from linlayout.lowering.emit import lane_values, plan_ops  # noqa: E402
+from linlayout.lowering.isa import region_lines, isa_counts  # noqa: E402
 
 SETUP_KEYS = ("valu_bpermute_addr", "salu_vcc", "salu_perm_selector", "valu_lane_selector",
               "salu_lane_selector_delay", "salu_permlane_selector", "valu_lds_addr")
-CORPORA = {"amd": "benchmarks/data/triton_amd_corpus.json", "wave32": "benchmarks/data/triton_wave32_corpus.json"}
+CORPORA = {"amd": REPO / "benchmarks/data/triton_amd_corpus.json",
+           "wave32": REPO / "benchmarks/data/triton_wave32_corpus.json"}
 
 
 class _Recorder:
@@ -52,13 +57,13 @@ class _Recorder:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = ScriptParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpus", choices=sorted(CORPORA), default="amd")
     ap.add_argument("--arch")
     ap.add_argument("--all", action="store_true", help="one-warp plans and plans without a warp part too")
     args = ap.parse_args(argv)
     rec = _Recorder()
-    cases = json.load(open(CORPORA[args.corpus]))["cases"]
+    cases = json.loads(CORPORA[args.corpus].read_text())["cases"]
     for c in cases:
         if args.arch and c["arch"] != args.arch:
             continue
