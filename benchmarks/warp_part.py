@@ -7,6 +7,11 @@ affine tables the lowering built for the LDS address registers (their lane and w
 linlayout.synth.lane_arith.AffineTable).  One JSON line per plan, for fitting a count of the warp part:
 
     PYTHONPATH=$PWD python benchmarks/warp_part.py [--corpus wave32] [--arch A] > rows.jsonl
+    python benchmarks/warp_part.py --summary rows.jsonl
+
+``--summary`` reads such lines back: how many plans' compiled setup (VALU and SALU, ``s_delay_alu``
+included) equals the estimate, is within one of it, and the sum and median of compiled minus estimate.
+(The tables are read by wrapping ``LaneValues._affine`` and ``PlanEmitter.lds_address`` for the run.)
 """
 
 from __future__ import annotations
@@ -56,12 +61,31 @@ class _Recorder:
         plan_ops.PlanEmitter.lds_address = lds_address
 
 
+def summary(path: Path) -> str:
+    """One line on the rows ``main`` printed to ``path``: plans, exact, within one, sum and median of the
+    compiled setup less the estimate."""
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    if not rows:
+        return f"{path}: no rows"
+    diffs = sorted(r["setup"]["total"] - sum(r["estimate"].values()) for r in rows)
+    median = (diffs[(len(diffs) - 1) // 2] + diffs[len(diffs) // 2]) / 2
+    return (f"{len(rows)} plans: compiled setup = estimate {sum(d == 0 for d in diffs)}, within one "
+            f"{sum(abs(d) <= 1 for d in diffs)}; compiled - estimate: sum {sum(diffs)}, median {median:g}")
+
+
 def main(argv=None) -> int:
     ap = ScriptParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpus", choices=sorted(CORPORA), default="amd")
     ap.add_argument("--arch")
     ap.add_argument("--all", action="store_true", help="one-warp plans and plans without a warp part too")
+    ap.add_argument("--summary", type=Path, help="summarize the rows of an earlier run instead")
     args = ap.parse_args(argv)
+    if args.summary:
+        try:
+            print(summary(args.summary))
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            ap.error(f"--summary {args.summary}: not rows this script wrote ({type(e).__name__}: {e})")
+        return 0
     rec = _Recorder()
     cases = json.loads(CORPORA[args.corpus].read_text())["cases"]
     for c in cases:
