@@ -1665,7 +1665,8 @@ class LdsAccesses:
 
     @property
     def address_registers(self) -> AddressRegisters:
-        """``cost.AddressRegisters`` of the warp-0 addresses of these accesses, each with one LDS step
+        """``cost.AddressRegisters`` of the warp-0 addresses of these accesses and their warp columns
+        (``_warp_columns``: the warp part, ``cost.warp_part_ops``), each with one LDS step
         of its form (a step's immediate offsets depend on its kind, width and pairing, not on its
         address or registers); memoized in ``_addresses``, which the copies of these accesses for
         designs of the same layout share (DesignPool._add: the same accesses)."""
