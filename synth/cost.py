@@ -82,7 +82,7 @@ __all__ = ["AddressRegisters", "bpermute_address_valu",
            "CostModel", "DST_TUPLE_DWORDS", "lds_address_valu", "least_address_valu", "lgkm_waits",
            "load_tuple_copies", "lower_bound", "matrix_access_cost", "mix_cost", "near_best", "OBJECTIVES",
            "rank_value", "register_load_copies", "register_merges", "round_trip_cost", "SRC_TUPLE_DWORDS",
-           "tie_limit", "TIE_MARGIN", "tuple_copies"]
+           "tie_limit", "TIE_MARGIN", "tuple_copies", "warp_columns", "warp_part_ops"]
 
 VALU_ISSUE = 4.0  # [I] wave64 on a 16-wide SIMD: 4 cycles per VALU instruction
 PERMLANE_ISSUE = 4.0  # [I] v_permlane*_swap issue rate is undocumented; taken as one VALU op
@@ -622,18 +622,73 @@ class _AddressBases:
 
 def lds_address_valu(steps, arch: str) -> int:
     """``valu_lds_addr`` of ``estimate_overhead``: VALU ops forming the addresses of the LDS
-    steps ``steps`` (LdsStore/LdsLoad, in issue order; ``addresses_valu``) on ``arch``."""
+    steps ``steps`` (LdsStore/LdsLoad, in issue order; ``addresses_valu``) on ``arch``, with the
+    warp part of the addresses (``warp_columns``)."""
     if not steps:
         return 0
-    return addresses_valu(np.array([_warp0(st.addr) for st in steps], dtype=np.int64), steps, arch)
+    return addresses_valu(np.array([_warp0(st.addr) for st in steps], dtype=np.int64), steps, arch,
+                          [warp_columns(st.addr) for st in steps])
 
 
-def addresses_valu(addresses: np.ndarray, forms, arch: str) -> int:
+def addresses_valu(addresses: np.ndarray, forms, arch: str, warp_cols=None) -> int:
     """Instructions forming the LDS addresses ``addresses`` (``[accesses, lanes]`` int64, warp 0's byte
     addresses in issue order) of accesses made by the LDS steps ``forms`` (one per access, which gives
-    only its immediate offsets, ``offset_reaches``, not its address) on ``arch``:
+    only its immediate offsets, ``offset_reaches``, not its address) on ``arch``, their warp parts
+    ``warp_cols`` (one ``warp_columns`` per access; None: none):
     ``AddressRegisters.of(...).count()``."""
-    return AddressRegisters.of(addresses, forms, arch).count()
+    return AddressRegisters.of(addresses, forms, arch, warp_cols).count()
+
+
+def warp_columns(addr) -> tuple[int, ...]:
+    """The warp columns ``W_b`` of a byte address table ``[warps, lanes]`` (``addr[2**b] ^ addr[0]`` in
+    lane 0: the warp part of a GF(2)-affine table, linlayout.synth.lane_arith); () for a ``[lanes]``
+    table or one warp."""
+    a = np.asarray(addr)
+    if a.ndim != 2 or a.shape[0] < 2:
+        return ()
+    first = int(a[0, 0])
+    return tuple(int(a[1 << b, 0]) ^ first for b in range(a.shape[0].bit_length() - 1))
+
+
+def warp_part_ops(parts) -> int:
+    """[I] The instructions LLVM makes of the warp parts ``parts`` of a kernel's LDS address registers
+    (each register's ``warp_columns``, in issue order), as measured on the corpora's multi-warp LDS
+    plans (benchmarks/warp_part.py; docs/benchmarks.md "The warp part of LDS addresses"):
+
+    * a part that is the whole warp id shifted (one shift term whose mask is every warp bit: LLVM knows
+      the warp id's range) is one VALU per register, ``v_lshl_or_b32 v, s_warp, s, v_lane``;
+    * any other part is its shift terms (``(w & m) << s``: lane_arith's terms on the warp id), one
+      SALU each (``s_lshl_b32``, ``s_and_b32`` or ``s_bfe_u32``: LLVM folds the warp id's own shift
+      and mask into one op of the term, and shares a term between parts), and one ``s_or_b32`` per
+      further term of each distinct part; the join into the lane address rides in a 3-input VALU
+      (``v_or3_b32``, which reads the SGPR), no instruction.
+
+    Parts without a warp column cost nothing."""
+    n = 0
+    terms_done: set[tuple[int, int]] = set()
+    parts_done: set[tuple[int, ...]] = set()
+    for cols in parts:
+        if not any(cols):
+            continue
+        by_shift: dict[int, int] = {}
+        for b, col in enumerate(cols):
+            o = 0
+            while col >> o:
+                if (col >> o) & 1:
+                    by_shift[o - b] = by_shift.get(o - b, 0) | (1 << b)
+                o += 1
+        if len(by_shift) == 1 and next(iter(by_shift.values())) == (1 << len(cols)) - 1:
+            n += 1  # v_lshl_or_b32 of the whole warp id
+            continue
+        if cols in parts_done:
+            continue
+        parts_done.add(cols)
+        for term in by_shift.items():
+            if term not in terms_done:
+                terms_done.add(term)
+                n += 1
+        n += len(by_shift) - 1
+    return n
 
 
 @dataclass(frozen=True)
@@ -649,9 +704,10 @@ class AddressRegisters:
     family: str | None  # lane_arith.program_family's (None on PTX targets: no table)
     lane_bits: int
     tables: tuple
+    warp: int = 0  # warp_part_ops of the new registers' warp parts
 
     @classmethod
-    def of(cls, addresses: np.ndarray, forms, arch: str) -> "AddressRegisters":
+    def of(cls, addresses: np.ndarray, forms, arch: str, warp_cols=None) -> "AddressRegisters":
         """The registers forming ``addresses`` (``addresses_valu``'s arguments).
 
         An address that a formed register plus a constant reaches costs 0 or 1 (``_AddressBases``), a
@@ -663,8 +719,9 @@ class AddressRegisters:
         go to the immediate offset); on PTX targets PTX_ADDR_BASE_VALU each (``fixed``, no table).  (The
         lowering's program builds the XOR'ed registers too, as one op each but where sharing its terms
         differently changes another table's fusions: on the programs of the corpora's round trips the
-        count is the program's in 1165 of 1287, 1 to 3 below it in the others.)  Warp 0 only: the warp
-        part of an address is scalar."""
+        count is the program's in 1165 of 1287, 1 to 3 below it in the others.)  The program is warp 0's;
+        the warp parts of the new registers (``warp_cols``, one per access; AMD targets) are
+        ``warp_part_ops`` (:attr:`warp`)."""
         a0 = addresses[:, :1]
         row = addresses.shape[1] * addresses.itemsize  # the bytes of one access
         diffs, xors = (addresses - a0).tobytes(), (addresses ^ a0).tobytes()
@@ -676,11 +733,13 @@ class AddressRegisters:
         if target.lds_isa == "ptx":
             return cls(n + sum(1 if xor_of_formed else PTX_ADDR_BASE_VALU for _, xor_of_formed in bases.new),
                        None, lane_bits, ())
-        tables = []
+        tables, parts = [], []
         for i, xor_of_formed in bases.new:
             if xor_of_formed:
                 n += 1  # a v_xor_b32
                 continue
+            if warp_cols is not None:
+                parts.append(warp_cols[i])
             cols = linear_columns(xors[i * row:(i + 1) * row])
             if cols is None:
                 tables.append(None)
@@ -689,11 +748,11 @@ class AddressRegisters:
             for col in cols:
                 span |= col
             tables.append((int(a0[i, 0]) & span, cols))
-        return cls(n, program_family(arch), lane_bits, tuple(tables))
+        return cls(n, program_family(arch), lane_bits, tuple(tables), warp_part_ops(parts))
 
     def count(self) -> int:
-        """The instructions forming the addresses: ``fixed`` and the tables' program."""
-        return self.fixed + (tables_valu(self.family, self.lane_bits, self.tables) if self.tables else 0)
+        """The instructions forming the addresses: ``fixed``, the tables' program and the warp parts."""
+        return self.fixed + (tables_valu(self.family, self.lane_bits, self.tables) if self.tables else 0) + self.warp
 
     def least(self) -> int:
         """A lower bound of ``count()``: ``fixed`` and ``least_tables_valu`` of the tables."""
@@ -942,8 +1001,8 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
     ``valu_lds_addr``: an LDS address that is a formed address plus a constant in the
     access's immediate range is free, one that differs from a formed address by another
     constant (added) costs one VALU op, the others are the tables of one op program
-    (``addresses_valu``: linlayout.synth.lane_arith, the program the lowering emits; warp-dependent
-    parts are scalar and not counted);
+    (``addresses_valu``: linlayout.synth.lane_arith, the program the lowering emits, for warp 0; the
+    warp-dependent parts as LLVM selects them, ``warp_part_ops``: SALU and joining VALU);
     ``valu_tuple_copies``: ``v_mov_b32`` building the VGPR tuples of LDS stores
     (``tuple_copies``, the src VGPRs arriving in the tuples ``src_tuple_dwords``: what
     ``VgprTuples.of`` takes); none on PTX

@@ -44,7 +44,7 @@ from linlayout.hw.transpose_loads import TransposeLoad
 from . import swizzle
 from .context import ConversionContext
 from .cost import (AddressRegisters, _lds_op_name, _warp0, lds_access_cost, least_address_valu, matrix_access_cost,
-                   register_load_copies, tuple_copies)
+                   register_load_copies, tuple_copies, warp_columns)
 from .in_wave import gather_dword, gather_dwords
 from .ir import Program
 from .lane_choices import least_lanes_choice_valu
@@ -1692,28 +1692,38 @@ class LdsAccesses:
 
     @property
     def address_registers(self) -> AddressRegisters:
-        """``cost.AddressRegisters`` of the warp-0 addresses of these accesses, each with one LDS step
+        """``cost.AddressRegisters`` of the warp-0 addresses of these accesses and their warp columns
+        (``_warp_columns``: the warp part, ``cost.warp_part_ops``), each with one LDS step
         of its form (a step's immediate offsets depend on its kind, width and pairing, not on its
         address or registers); memoized in ``_addresses``, which the copies of these accesses for
         designs of the same layout share (DesignPool._add: the same accesses)."""
         got = self._addresses.get("registers")
         if got is not None:
             return got
-        rows, forms = [], []
+        rows, forms, warps = [], [], []
         made: dict[tuple, Step] = {}  # form -> its step
         for stores, loads in zip(self.stores, self.loads):
             for store, accesses in ((True, stores), (False, loads)):
                 if not accesses:
                     continue
                 rows.append(self._warp0_addresses(store, [g for g, _, _, _ in accesses]))
+                warps += self._warp_columns(store, [g for g, _, _, _ in accesses])
                 for g, g2, off, st64 in accesses:
                     form = (store, g2 is None, off, st64)
                     if form not in made:
                         made[form] = self._form_step(store, g2, off, st64)
                     forms.append(made[form])
-        got = self._addresses["registers"] = (AddressRegisters.of(np.concatenate(rows), forms, self.ctx.arch) if forms
-                                              else AddressRegisters(0, None, 0, ()))
+        got = self._addresses["registers"] = (AddressRegisters.of(np.concatenate(rows), forms, self.ctx.arch, warps)
+                                              if forms else AddressRegisters(0, None, 0, ()))
         return got
+
+    def _warp_columns(self, store: bool, groups: list[list[int]]) -> list[tuple[int, ...]]:
+        """``cost.warp_columns`` of the accesses of register groups ``groups`` (a plain access's: its
+        side's lane addresses', the same for every group)."""
+        if self.matrix(store) is None and (store or not (self.design.read_transpose or self.design.over_fetch)):
+            side = self.S if store else self.D
+            return [warp_columns(side._lane_addresses(self.ctx.element_bytes))] * len(groups)
+        return [warp_columns(self.address(store, g)) for g in groups]
 
     def _warp0_addresses(self, store: bool, groups: list[list[int]]) -> np.ndarray:
         """``[len(groups), lanes]`` warp 0's byte addresses of the accesses of register groups ``groups``

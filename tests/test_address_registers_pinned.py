@@ -3,7 +3,8 @@ keys the LDS pool orders a round trip by (``early_plan_floor`` -> ``registers_pl
 and the sharing of ``LdsAccesses._addresses`` between copies of one layout (``DesignPool._add``).
 
 Each case is one the benchmark kernel plans through an LDS round trip whose setup is its LDS addresses
-alone (``valu_lds_addr`` the only setup VALU of the plan): its count is the compiled ``setup`` region's VALU
+alone (``valu_lds_addr`` the only setup VALU of the plan), with more than one warp: its count, the warp part of
+the addresses in it (``cost.warp_part_ops``), is the compiled ``setup`` region's VALU and SALU
 (the ``store_addresses`` region, the kernel's own global-store addresses, is its own region, outside it), so
 each pinned count is the compiled one, and each least count the ops the count has at the least (``fixed``
 plus one per new register: ``lane_arith.least_tables_valu``)."""
@@ -24,29 +25,28 @@ from linlayout.synth import convert, cost, lds_path
 from linlayout.synth.context import ConversionContext
 
 # (family, name, arch, dtype, num_warps, least, count, copies): ``copies`` the round trips of the pool
-# (designs of the same layout) whose plan is the kernel's.  The compiled setup VALU (count) in the comments.
+# (designs of the same layout) whose plan is the kernel's.  The count holds the warp part of the addresses
+# (cost.warp_part_ops: ``AddressRegisters.warp``, SALU and joining VALU); the compiled setup's VALU and SALU
+# (count) in the comments.
 CASES = [
-    # one table ((lane & 15) << 4): 2 VALU, v_lshlrev_b32 and v_lshl_or_b32 (the warp part, scalar, ORed in)
-    ("amd", "slice1(dotA16(kw1))->slice1(blocked[1x1,t16x4,o01])", "gfx942", "fp32", 2, 1, 2, 2),
-    # an ordered layout (src lanes first), one table (lane << 4) & 0x3f0: 2 VALU, v_lshlrev_b32, v_and_b32; compiled
-    # 3: v_lshl_or_b32 joins the warp part (WARP_JOINS)
-    ("amd", "mfma16T->dotA16(kw4)", "gfx950", "fp16", 8, 1, 2, 1),
-    # two tables and one add to a formed register (fixed 1): 13 VALU, v_and_b32 x4, v_mul_u32_u24 x2,
-    # v_lshlrev_b32 x2, v_and_or_b32, v_lshl_or_b32, v_xor_b32 x2, v_add_u32
-    ("amd", "blocked[1x2,t8x8,o10]->dotA32(kw4)", "gfx90a", "bf16", 2, 3, 13, 1),
+    # one table and the whole warp id shifted in (warp part 1): 3 VALU, v_lshlrev_b32, v_and_or_b32 and
+    # v_lshl_or_b32 of the warp id's SGPR
+    ("amd", "mfma16T->dotA16(kw4)", "gfx950", "fp16", 8, 1, 3, 1),
+    # two tables, each the whole warp id shifted in (warp part 2): 8, v_lshl_or_b32 x2 of the warp id's SGPR
+    ("amd", "mfma32T->mfma16T", "gfx942", "fp16", 4, 2, 8, 1),
+    # a warp part of two shift terms (warp part 3): 9, s_lshl_b32 x2 and s_or_b32, joined by a v_or3_b32 that
+    # the lane part has anyway
+    ("amd", "mfma16->mfma32T", "gfx942", "fp32", 4, 2, 9, 1),
     # two tables, 14 adds to formed registers beyond the immediate offset and a register XOR a formed one (fixed
-    # 15): 28 VALU, v_add_u32 x7 and v_or_b32 x7 (the adds: an OR where LLVM sees no carry), v_and_b32 x4,
-    # v_lshlrev_b32 x4, v_or3_b32 x2, v_lshl_or_b32 x2, v_xor_b32 x2 (LLVM shares the terms otherwise than the
-    # program, 13, and the XOR, 1: the same 14)
-    ("amd", "mfma32T->blocked[2x1,t4x16,o01]", "gfx942", "fp32", 2, 17, 28, 1),
-    # RDNA, two tables: 3 VALU, v_lshlrev_b32, v_or3_b32, v_lshl_or_b32 (no s_delay_alu counted: 3 ops < 6)
-    ("wave32", "slice0(blocked[1x2,t2x16,o10])->slice1(wmma2.16x16T)", "gfx1200", "fp16", 8, 2, 3, 1),
-    # RDNA, two tables: 3 VALU, v_lshrrev_b32, v_and_b32, v_and_or_b32
-    ("wave32", "slice0(blocked[1x1,t1x32,o10])->slice1(wmma3.16x64)", "gfx1250", "fp8", 8, 2, 3, 2),
+    # 15), the whole warp id shifted in twice (warp part 2): 30, 28 VALU (v_add_u32 x7 and v_or_b32 x7, v_and_b32
+    # x4, v_lshlrev_b32 x4, v_or3_b32 x2, v_lshl_or_b32 x2, v_xor_b32 x2: LLVM shares the terms otherwise than the
+    # program) and 2 SALU
+    ("amd", "mfma32T->blocked[2x1,t4x16,o01]", "gfx942", "fp32", 2, 17, 30, 1),
+    # RDNA, two tables: 7, 3 VALU and 4 SALU (the warp part, 4: terms and their s_or_b32)
+    ("wave32", "slice0(blocked[1x2,t2x16,o10])->slice1(wmma2.16x16T)", "gfx1200", "fp16", 8, 2, 7, 1),
+    # RDNA, two tables: 5, 3 VALU (v_lshrrev_b32, v_and_b32, v_and_or_b32) and 2 SALU (the warp part, 2)
+    ("wave32", "slice0(blocked[1x1,t1x32,o10])->slice1(wmma3.16x64)", "gfx1250", "fp8", 8, 2, 5, 2),
 ]
-# compiled setup VALU beyond the count: the VALU joining a multi-warp plan's scalar warp part into the lane address,
-# which AddressRegisters (warp 0's addresses) leaves out
-WARP_JOINS = {("mfma16T->dotA16(kw4)", "gfx950"): 1}
 IDS = [f"{c[2]}-{c[3]}-{c[1]}" for c in CASES]
 
 
@@ -89,13 +89,15 @@ def _round_trips(family: str, name: str, arch: str, dtype: str, num_warps: int):
 
 
 @functools.cache
-def _setup_valu(family: str, name: str, arch: str, dtype: str, num_warps: int) -> int:
-    """The VALU of the compiled ``setup`` region of the case's kernel (a ``v_dual_*`` two: isa_counts)."""
+def _setup_alu(family: str, name: str, arch: str, dtype: str, num_warps: int) -> int:
+    """The VALU and SALU of the compiled ``setup`` region of the case's kernel (a ``v_dual_*`` two: isa_counts;
+    the SALU of the warp part of the addresses, and on RDNA their ``s_delay_alu``)."""
     from linlayout.lowering.beyond_identity import kernel_setup
     from linlayout.lowering.conversion import lower_conversion
 
     plan = _round_trips(family, name, arch, dtype, num_warps)[0]
-    return kernel_setup(lower_conversion(plan, binary=False).compiled.isa)["valu"]
+    setup = kernel_setup(lower_conversion(plan, binary=False).compiled.isa)
+    return setup["valu"] + setup["salu"]
 
 
 @pytest.mark.parametrize("family,name,arch,dtype,num_warps,least,count,copies", CASES, ids=IDS)
@@ -118,11 +120,11 @@ def test_the_address_registers_count_is_the_plans_setup(family, name, arch, dtyp
 @pytest.mark.parametrize("family,name,arch,dtype,num_warps,least,count,copies", CASES, ids=IDS)
 def test_the_address_registers_count_is_the_compiled_setup(family, name, arch, dtype, num_warps, least, count,
                                                            copies):
-    # the compiled setup VALU are the planner's count (that of the pool's round trip, the plan's valu_lds_addr) and
-    # the warp part's joining VALU, where the count leaves one out
+    # the compiled setup VALU and SALU are the planner's count (that of the pool's round trip, the plan's
+    # valu_lds_addr, the warp part of the addresses in it)
     plan, _, trips, _ = _round_trips(family, name, arch, dtype, num_warps)
-    assert trips[0].address_valu == plan.overhead["valu_lds_addr"]
-    assert _setup_valu(family, name, arch, dtype, num_warps) == trips[0].address_valu + WARP_JOINS.get((name, arch), 0)
+    assert _setup_alu(family, name, arch, dtype, num_warps) == trips[0].address_valu == plan.overhead["valu_lds_addr"]
+    assert trips[0].address_registers.warp > 0
 
 
 @pytest.mark.parametrize("family,name,arch,dtype,num_warps,least,count,copies", CASES, ids=IDS)
