@@ -59,7 +59,9 @@ class VgprTuples:
                 raise LayoutError(f"{name} {value!r} must be 1, 2 or 4, or a sequence of dword-index bits")
             return cls.contiguous(value)
         if isinstance(value, cls):
-            bits = value.bits
+            if not isinstance(value.bits, (list, tuple)):
+                raise LayoutError(f"{name}: bits {value.bits!r} must be a sequence of dword-index bits")
+            bits = tuple(value.bits)
         elif isinstance(value, (list, tuple)):
             bits = tuple(value)
         else:
@@ -73,7 +75,7 @@ class VgprTuples:
             return cls(bits)
         if type(value.alone) is not int or value.alone < 0 or value.alone & value.mask:
             raise LayoutError(f"{name}: alone {value.alone!r} must be a mask (int >= 0) of bits other than {list(bits)}")
-        return value
+        return value if bits is value.bits else cls(bits, value.alone)  # bits given as a list: hashable
 
     @property
     def dwords(self) -> int:

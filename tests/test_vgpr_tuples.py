@@ -54,6 +54,7 @@ def test_copies_follow_the_tuples():
     (3, "must be 1, 2 or 4"), (2.0, "must be 1, 2 or 4"), (True, "must be 1, 2 or 4"), ("4", "must be 1, 2 or 4"),
     ((0, 0), "two distinct"), ((0, 1, 2), "two distinct"), ((-1,), "two distinct"), ((1.0,), "two distinct"),
     ((2, 9), "have index bits below"), (VgprTuples((1,), 3), "alone"), (VgprTuples((1,), -1), "alone"),
+    (VgprTuples(5), "must be a sequence"),
 ])
 def test_bad_tuples_are_one_line_layout_errors(bad, why):
     src, dst = _case("triton_wave32_corpus.json", "blocked[4x1,t32x1,o01]->dotAwmma2.16x16(kw4)", "gfx1200", "fp32")
@@ -64,6 +65,15 @@ def test_bad_tuples_are_one_line_layout_errors(bad, why):
     if why != "have index bits below":  # (tuple_copies knows no side)
         with pytest.raises(LayoutError, match="tuple_dwords"):
             tuple_copies([0, 1], set(), bad)
+
+
+def test_tuples_given_with_list_bits_plan_as_tuple_bits():
+    # VgprTuples([2, 3]) (a list: unhashable) is taken as VgprTuples((2, 3)): the same plan, no TypeError from the
+    # design cache's key
+    src, dst = _case("triton_wave32_corpus.json", "blocked[4x1,t32x1,o01]->dotAwmma2.16x16(kw4)", "gfx1200", "fp32")
+    assert VgprTuples.of("src_tuple_dwords", VgprTuples([2, 3])) == VgprTuples((2, 3))
+    assert plan_conversion(src, dst, "gfx1200", 32, src_tuple_dwords=VgprTuples([2, 3])).dumps() == \
+        plan_conversion(src, dst, "gfx1200", 32, src_tuple_dwords=(2, 3)).dumps()
 
 
 def test_the_defaults_keep_the_plans():
