@@ -81,7 +81,7 @@ __all__ = ["AddressRegisters", "bpermute_address_valu",
            "CONCURRENT_INSTRUCTION_EXPONENT", "CONCURRENT_TIE_FRACTION", "cost_model", "COST_TIE_FRACTION",
            "CostModel", "DST_TUPLE_DWORDS", "lds_address_valu", "least_address_valu", "lgkm_waits",
            "load_tuple_copies", "lower_bound", "matrix_access_cost", "mix_cost", "near_best", "OBJECTIVES",
-           "rank_value", "register_load_copies", "register_merges", "round_trip_cost", "SRC_TUPLE_DWORDS",
+           "rank_value", "register_dwords", "register_load_copies", "register_merges", "round_trip_cost", "SRC_TUPLE_DWORDS",
            "tie_limit", "TIE_MARGIN", "tuple_copies", "warp_columns", "warp_part_ops"]
 
 VALU_ISSUE = 4.0  # [I] wave64 on a 16-wide SIMD: 4 cycles per VALU instruction
@@ -915,19 +915,26 @@ def register_load_copies(loads: list[list[int]], element_bits: int, tuple_dwords
     tuples = VgprTuples.of("tuple_dwords", tuple_dwords)
     if tuples.dwords == 1:
         return 0
-    p, dps = slots_per_dword(element_bits), dwords_per_slot(element_bits)
-    dword_lists, fresh = [], set()
-    for regs in loads:
-        dwords = []
-        for k in range(0, len(regs), p):
-            run = regs[k:k + p]
-            if len(run) == p and run[0] >= 0 and run == list(range(run[0], run[0] + p)) and run[0] % p == 0:
-                dwords += range(run[0] // p * dps, run[0] // p * dps + dps)
-            else:
-                fresh.add(-1 - len(fresh))
-                dwords += [-len(fresh)] * dps
-        dword_lists.append(dwords)
+    fresh: set[int] = set()
+    dword_lists = [register_dwords(regs, element_bits, fresh) for regs in loads]
     return load_tuple_copies(dword_lists, fresh, tuples, alignment)
+
+
+def register_dwords(regs: list[int], element_bits: int, fresh: set[int]) -> list[int]:
+    """The dwords of the VGPRs that hold the registers (slots) ``regs``, in VGPR order (-1: a temporary):
+    a VGPR holding registers ``p j .. p j + p - 1`` in order (``p`` elements per dword) is dword ``j``
+    (a 64-bit register ``r`` is dwords ``2 r, 2 r + 1``); any other is a new value that ``v_perm_b32``
+    repacks, named by a negative number added to ``fresh`` (``-1``, ``-2``, .. in order)."""
+    p, dps = slots_per_dword(element_bits), dwords_per_slot(element_bits)
+    dwords: list[int] = []
+    for k in range(0, len(regs), p):
+        run = regs[k:k + p]
+        if len(run) == p and run[0] >= 0 and run[0] % p == 0 and run == list(range(run[0], run[0] + p)):
+            dwords += range(run[0] // p * dps, run[0] // p * dps + dps)
+        else:
+            fresh.add(-1 - len(fresh))
+            dwords += [-len(fresh)] * dps
+    return dwords
 
 
 class _Setup:

@@ -44,7 +44,7 @@ from linlayout.hw.transpose_loads import TransposeLoad
 from . import swizzle
 from .context import ConversionContext
 from .cost import (AddressRegisters, _lds_op_name, _warp0, lds_access_cost, least_address_valu, matrix_access_cost,
-                   register_load_copies, tuple_copies, warp_columns)
+                   register_dwords, register_load_copies, tuple_copies, warp_columns)
 from .in_wave import gather_dword, gather_dwords
 from .ir import Program
 from .lane_choices import least_lanes_choice_valu
@@ -789,7 +789,7 @@ def _fewest_terms(ctx: ConversionContext, synthesized: LdsDesign) -> list[LdsDes
             where = {u: len(prefix) + k for k, u in enumerate(in_order)}
             for k, u in enumerate(rest):
                 moved[len(prefix) + k] = where[u]
-            terms = sum(len({moved[k] - b for b, bits in enumerate(side) for k in bits}) for side in images)
+            terms = _shift_terms([[[moved[k] for k in bits] for bits in side] for side in images])
             ordered[layout] = (terms, prefix, in_order, order)
     least = min((t for t, _, _, _ in ordered.values()), default=synthesized_terms)
     if least >= synthesized_terms:
@@ -1380,28 +1380,15 @@ def _narrow_repacks(groups: list[list[int]], p: int, element_bytes: int, high_ha
     return repacks
 
 
-def _store_copies(groups: list[list[int]], p: int, dps: int, tuples: VgprTuples) -> int:
+def _store_copies(groups: list[list[int]], element_bits: int, tuples: VgprTuples) -> int:
     """``v_mov_b32`` tuple copies of the LDS stores of the register groups ``groups`` (each in VGPR
     order, one access), the src VGPRs arriving in ``tuples``: cost.tuple_copies of each access's
-    dwords, the rule ``estimate_overhead`` prices the plan's stores by.  A VGPR of registers
-    ``p j .. p j + p - 1`` in order is src dword ``j`` (a 64-bit register ``r``: dwords ``2 r, 2 r + 1``),
-    any other is repacked by ``v_perm_b32`` into a new value, placed in its tuple directly."""
+    dwords (cost.register_dwords: a VGPR not holding one src dword is repacked by ``v_perm_b32`` into
+    a new value, placed in its tuple directly), the rule ``estimate_overhead`` prices the plan's stores by."""
     n = 0
     for g in groups:
-        if dps > 1:
-            dwords, fresh = [d for r in g for d in range(r * dps, r * dps + dps)], set()
-        elif p == 1:
-            dwords, fresh = g, set()
-        else:
-            dwords, fresh = [], set()
-            for k in range(0, len(g), p):
-                run = g[k:k + p]
-                if run[0] % p == 0 and run == list(range(run[0], run[0] + p)):
-                    dwords.append(run[0] // p)
-                else:
-                    fresh.add(-1 - len(fresh))
-                    dwords.append(-len(fresh))
-        n += tuple_copies(dwords, fresh, tuples)
+        fresh: set[int] = set()
+        n += tuple_copies(register_dwords(g, element_bits, fresh), fresh, tuples)
     return n
 
 
@@ -1449,7 +1436,7 @@ def _choose_vectors(side: _Side, t_cap: int, p: int, element_bytes: int, store: 
         copies = 0  # narrower than 8 bytes: no tuple
         if width_bytes >= 8 and tuples.dwords > 1:
             groups = [[b ^ x for x in span] for b in bases]
-            copies = (_store_copies(groups, p, 2 if element_bytes == 8 else 1, tuples) if store else
+            copies = (_store_copies(groups, 8 * element_bytes, tuples) if store else
                       register_load_copies(groups, 8 * element_bytes, tuples, alignment))
         for with_copies in counts:
             c = len(bases) / pairing + perms + (copies if with_copies else 0)
