@@ -621,9 +621,10 @@ class _AddressBases:
 
 
 def lds_address_valu(steps, arch: str) -> int:
-    """``valu_lds_addr`` of ``estimate_overhead``: VALU ops forming the addresses of the LDS
-    steps ``steps`` (LdsStore/LdsLoad, in issue order; ``addresses_valu``) on ``arch``, with the
-    warp part of the addresses (``warp_columns``)."""
+    """``valu_lds_addr`` of ``estimate_overhead``: the instructions forming the addresses of the LDS
+    steps ``steps`` (LdsStore/LdsLoad, in issue order; ``addresses_valu``) on ``arch``: VALU ops, and
+    the warp part of the addresses (``warp_columns``, ``warp_part_ops``), whose SALU ops the key counts
+    and prices as VALU too (one issue each: on wave64 an upper bound of a SALU's)."""
     if not steps:
         return 0
     return addresses_valu(np.array([_warp0(st.addr) for st in steps], dtype=np.int64), steps, arch,
