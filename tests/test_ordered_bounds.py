@@ -13,7 +13,7 @@ import pytest
 
 from floor_checks import check_round_trip_floors
 from repo_data import corpus, family_corpus
-from linlayout import LinearLayout
+from linlayout import LayoutError, LinearLayout
 from linlayout.dtypes import dtype_bits
 from linlayout.synth import lds_path
 from linlayout.synth.context import ConversionContext
@@ -75,3 +75,31 @@ def test_no_ordered_layout_has_fewer_terms_than_one_per_side(family):
             listed += 1
             assert {lds_path.lane_terms(ctx, d) for d in fewest} == {least}, what
     assert at_least >= 10 and listed >= 20, (at_least, listed)
+
+
+def test_the_pool_defers_ordered_layouts_under_their_whole_basis():
+    """``designs`` puts each ordered layout in the pool under its whole offset basis's bounds, not under those of
+    the shorter prefix it was made from (which, on most ordered layouts, are lower: it would be made more often,
+    the plans the same): on every 7th AMD case, the deferred entry's bounds and instructions equal the whole
+    basis's, and on some they are above the shorter prefix's."""
+    from linlayout import caches
+
+    checked = above = 0
+    for what, ctx in _contexts("amd", 7):
+        caches.clear(keep_tables=True)
+        pool = lds_path.designs(ctx)
+        for entry in pool.deferred.values():
+            try:
+                d = entry.make()
+            except LayoutError:  # a design that does not exist here (an over-fetch one)
+                continue
+            if "order after" not in d.source:
+                continue
+            n_prefix = int(d.source.split("after a ")[1].split("-bit")[0])
+            reps = d.shared_cols[d.n_offset_bits:]
+            whole, short = (lds_path._prefix_bounds(ctx, lambda p=p: p)
+                            for p in (lds_path._whole_prefix(d), (d.shared_cols[:n_prefix], reps)))
+            assert (entry.bounds(), entry.instructions()) == (whole[0](), whole[1]()), what
+            above += entry.bounds().cost > short[0]().cost + 1e-9
+            checked += 1
+    assert checked >= 20 and above >= checked // 2, (checked, above)
