@@ -68,7 +68,8 @@ from linlayout.dtypes import dtype_bits  # noqa: E402
 from linlayout.lowering.emit.conversion_kernel import contiguous_registers, source_tuples  # noqa: E402
 from linlayout.lowering.plan_counts import plan_isa_counts  # noqa: E402
 from linlayout.synth.convert import candidate_plans  # noqa: E402
-from linlayout.synth.cost import cost_model, mix_cost, rank_value, tie_limit  # noqa: E402
+from linlayout.synth.cost import (CONCURRENT_INSTRUCTION_EXPONENT, CONCURRENT_TIE_FRACTION, cost_model,  # noqa: E402
+                                  mix_cost, rank_value, tie_limit)
 from linlayout.synth.packing import packing_candidates, with_register_order  # noqa: E402
 
 DATA = REPO / "benchmarks" / "data"
@@ -276,9 +277,9 @@ def _cell(row: dict) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = ScriptParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--exponents", type=_numbers, default=[0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.7, 1.0])
-    ap.add_argument("--additive", type=_numbers, default=[1.0, 2.0, 3.0, 4.0, 5.0, 7.0, 10.0])
-    ap.add_argument("--windows", type=_numbers, default=[0.0, 2.0, 4.0, 8.0, 16.0, 32.0])
+    ap.add_argument("--exponents", type=_numbers, default=[0.0, 0.2, 0.3, 0.4, 0.5, 0.55, 0.6, 0.7, 1.0])
+    ap.add_argument("--additive", type=_numbers, default=[1.0, 2.0, 3.0, 5.0, 7.0, 10.0, 20.0])
+    ap.add_argument("--windows", type=_numbers, default=[0.0, 2.0, 4.0, 8.0, 16.0])
     ap.add_argument("--ties", type=_numbers, default=[0.05])
     ap.add_argument("--sets", type=_sets, default=list(SETS), help="comma-separated: " + ", ".join(SETS))
     ap.add_argument("--every", type=int, default=1, help="every N-th case of each set")
@@ -295,6 +296,7 @@ def main(argv: list[str] | None = None) -> int:
     cases = [c for set_name in sets
              for raw in json.loads(SETS[set_name].read_text())["cases"][::args.every]
              if (c := load_case(raw, set_name)) is not None]
+    planners = (ratio_rule(CONCURRENT_INSTRUCTION_EXPONENT).name, CONCURRENT_TIE_FRACTION)
     rules = [ratio_rule(e) for e in args.exponents] + [additive_rule(c) for c in args.additive] + \
             [window_rule(w) for w in args.windows]
     results = [{"rule": rule.name, "tie_fraction": tie, **replay(cases, rule, tie, sets)} for rule in rules
@@ -303,26 +305,30 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps({"cases": counts, "rules": results}, indent=1))
         return 0
-    print(f"cases: {', '.join(f'{s} {n}' for s, n in counts.items())}")
+    print(f"cases: {', '.join(f'{s} {n}' for s, n in counts.items())}; the planner's rule marked *")
     print("cells: cases over Triton in instructions / cycles / either; the picks' instructions; geomean")
+
+    def label(r: dict) -> str:
+        return r["rule"] + ("*" if (r["rule"], r["tie_fraction"]) == planners else "")
+
     for s in sets:
         measures = MEASURES if s in CORPORA else ("region",)
         print(f"\n{s}:\n\n| rule | tie | " + " | ".join(f"{m} over" for m in measures) + " | any over | " +
               " | ".join(f"{m} instructions, geomean" for m in measures) + " |")
         print("|---|---:|" + "---|" * (2 * len(measures) + 1))
         for r in results:
-            print(f"| {r['rule']} | {r['tie_fraction']:g} | " + " | ".join(_cell(r[s][m]) for m in measures) +
+            print(f"| {label(r)} | {r['tie_fraction']:g} | " + " | ".join(_cell(r[s][m]) for m in measures) +
                   f" | {r[s]['any_over']} | " +
                   " | ".join(f"{r[s][m]['instructions']}, {r[s][m]['geomean']}" for m in measures) + " |")
     corpora = [s for s in sets if s in CORPORA]
     if corpora:
         print(f"\n{' + '.join(corpora)}: cases over in either measure, region / any (region or whole); "
-              "baseline region over in instructions / cycles\n")
+              "baseline: region over in instructions / cycles, instructions\n")
         print("| rule | tie | region either | any | baseline |\n|---|---:|---:|---:|---|")
         for r in results:
-            base = f"{r['baseline']['region']['instructions_over']} / {r['baseline']['region']['cycles_over']}" \
-                if "baseline" in sets else "-"
-            print(f"| {r['rule']} | {r['tie_fraction']:g} | {sum(r[s]['region']['either_over'] for s in corpora)} | "
+            b = r["baseline"]["region"] if "baseline" in sets else None
+            base = f"{b['instructions_over']} / {b['cycles_over']}, {b['instructions']}" if b else "-"
+            print(f"| {label(r)} | {r['tie_fraction']:g} | {sum(r[s]['region']['either_over'] for s in corpora)} | "
                   f"{sum(r[s]['any_over'] for s in corpora)} | {base} |")
     if args.list:
         for r in results:

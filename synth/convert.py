@@ -24,7 +24,7 @@
    built only when a floor known before (``_InWaveProgram.early_floor``), and emitted and priced
    only when its floor, could enter the tie group (``_lds_first``).
 3. Candidates are ranked by linlayout.synth.cost (``CostModel.rank_value``: the cost, times
-   the square root of the instructions with setup under ``concurrent``; ``CostModel.tie_fraction``:
+   the instructions with setup to the power 0.55 under ``concurrent``; ``CostModel.tie_fraction``:
    near ties go to fewer instructions, then to no LDS); the winner is executed on the wave
    emulator at ISA level (every instruction with its parameters, its declared
    source lanes and byte selects checked).  A plan that fails is a bug:
@@ -756,8 +756,8 @@ def plan_conversion(src: LinearLayout, dst: LinearLayout, arch: str, element_bit
     SIMD's issue and the LDS pipe, several waves per SIMD hiding latency) or
     ``instructions``; None (the default): the target's ``default_objective``
     (``concurrent`` on AMD, ``latency`` on NVIDIA); the certificate records it.  Under
-    ``concurrent`` the candidates are ranked by that value times the square root of their
-    instructions with setup (``CostModel.rank_value``).  ``src_tuple_dwords``: the src VGPRs arrive as aligned tuples of this many dwords
+    ``concurrent`` the candidates are ranked by that value times their instructions with setup to
+    the power ``cost.CONCURRENT_INSTRUCTION_EXPONENT`` (``CostModel.rank_value``).  ``src_tuple_dwords``: the src VGPRs arrive as aligned tuples of this many dwords
     in register order (4, the default: an MFMA result or a dwordx4 load; 1: loaded one dword at a
     time), or in the tuples of the dword-index bits it lists (a sequence of at most two: dword ``d`` is
     at position ``pext(d, bits)``; a kernel's single loads at consecutive addresses merged by LLVM,
