@@ -10,10 +10,8 @@ grid is the one docs/conversions.md section 5 quotes).
 
 Per case (the 48 baseline cases against Triton's counts; the corpus cases, AMD
 (benchmarks/data/triton_amd_corpus.json) and wave32 (benchmarks/data/triton_wave32_corpus.json),
-against Triton's whole conversion, ``linlayout.cli.bench.triton_whole_conversion`` without the
-load/store-line VALU, which plans have no counterpart of (the bench measures ours from compiled
-kernels), leaving out those without it and those whose Triton kernel needs more LDS than the target
-has), the packing orders of the bench's kernel (``linlayout.synth.packing.packing_candidates``) are
+against Triton's whole conversion, ``linlayout.cli.bench.triton_whole_conversion``, leaving out those
+without it and those whose Triton kernel needs more LDS than the target has), the packing orders of the bench's kernel (``linlayout.synth.packing.packing_candidates``) are
 planned with ``candidate_plans(..., objective="concurrent", prune=False)`` for the kernel's src and
 dst VGPR tuples, as the bench's ``kernel_plan`` plans them (``packing_plans``): every candidate, built
 and priced.  Each candidate carries what a rule sees, its planned cost (the ``concurrent`` value)
@@ -43,9 +41,10 @@ the orders the first plans by value, near ties by fewest instructions, then cost
 (``cost.near_best``); the window rule picks the same way at both levels.
 
 Prints a Markdown table per set (``cases over Triton: instructions / cycles / either``, the
-instructions of the picks summed, the geometric mean of ours/Triton's), then one line per rule with
-the corpora's cases over in either measure, region or whole (the score docs/conversions.md ranks
-the rules by), and with ``--list`` every case each rule leaves over.
+instructions of the picks summed, the geometric mean of ours/Triton's), then a summary, a row per
+rule: the corpora's cases over in either measure in the region, and in the region or the whole
+conversion (``any``: the score docs/conversions.md ranks the rules by), and the baseline's; the
+planner's own rule is marked ``*``.  With ``--list``, every case each rule leaves over.
 """
 
 from __future__ import annotations
