@@ -4,6 +4,7 @@ either, in the region and in the whole conversion.
 
 Usage: python benchmarks/rank_rules.py [--exponents 0,0.5,1] [--additive 1,3,10] [--windows 0,4,16]
        [--ties 0.05,0.15] [--sets baseline,corpus,wave32] [--every N] [--list] [--json]
+       python benchmarks/rank_rules.py --uncovered [--sets ...] [--every N] [--json]
 
 Rerun and compare: ``python benchmarks/rank_rules.py > a.md`` on each tree (about 20 s; the default
 grid is the one docs/conversions.md section 5 quotes).
@@ -45,6 +46,11 @@ instructions of the picks summed, the geometric mean of ours/Triton's), then a s
 rule: the corpora's cases over in either measure in the region, and in the region or the whole
 conversion (``any``: the score docs/conversions.md ranks the rules by), and the baseline's; the
 planner's own rule is marked ``*``.  With ``--list``, every case each rule leaves over.
+
+With ``--uncovered`` (no rules replayed): the cases no candidate covers, those where no candidate is at
+or under Triton in both counts (instructions and modelled cycles) in every measure, so that no ranking
+rule can meet the goal; per case Triton's counts, per measure the candidate of fewest instructions and
+the one of fewest cycles, and the candidate nearest to covering (``uncovered``).
 """
 
 from __future__ import annotations
@@ -256,6 +262,55 @@ def replay(cases: list[Case], rule: Rule, tie_fraction: float, sets=tuple(SETS))
     return out
 
 
+def covers(case: Case, c: Candidate) -> bool:
+    """Is ``c`` at or under Triton in both counts in every measure of ``case``?"""
+    return not any(any(case.over(c, m)) for m in case.measures)
+
+
+def excess(case: Case, c: Candidate) -> float:
+    """The largest ratio of ``c``'s counts to Triton's over the counts and measures of ``case`` (at most
+    1 where ``c`` covers it; Triton's counts taken as at least 1)."""
+    return max(x / max(t, 1) for m in case.measures for x, t in zip(c.counted[m], case.triton[m]))
+
+
+def uncovered(cases: list[Case]) -> list[dict]:
+    """The cases no candidate covers (``covers``): per case its set, name, and per measure Triton's
+    (instructions, cycles), the least-instruction candidate's and the least-cycle candidate's (each
+    the other count as the tie-break); ``nearest``: per measure the counts of the candidate of least
+    ``excess``."""
+    out = []
+    for case in cases:
+        if any(covers(case, c) for c in case.candidates):
+            continue
+        near = min(case.candidates, key=lambda c: excess(case, c))
+        row = {"set": case.set_name, "name": case.name,
+               "nearest": {m: [near.counted[m][0], round(near.counted[m][1], 1)] for m in case.measures}}
+        for m in case.measures:
+            fewest = min(case.candidates, key=lambda c: c.counted[m])
+            cheapest = min(case.candidates, key=lambda c: c.counted[m][::-1])
+            row[m] = {"triton": [case.triton[m][0], round(case.triton[m][1], 1)],
+                      "fewest_instructions": [fewest.counted[m][0], round(fewest.counted[m][1], 1)],
+                      "fewest_cycles": [cheapest.counted[m][0], round(cheapest.counted[m][1], 1)]}
+        out.append(row)
+    return out
+
+
+def _print_uncovered(rows: list[dict], counts: dict) -> None:
+    print(f"cases: {', '.join(f'{s} {n}' for s, n in counts.items())}; no candidate at or under Triton in "
+          f"both counts in every measure: {len(rows)} (" +
+          ", ".join(f"{s} {sum(r['set'] == s for r in rows)}" for s in counts) + ")")
+    print("cells: instructions / cycles of Triton; of our candidate of fewest instructions; of fewest cycles; "
+          "nearest: the candidate of least excess over Triton's counts, region; whole\n")
+    print("| set | case | region: Triton, fewest n, fewest cycles | whole: Triton, fewest n, fewest cycles | nearest |")
+    print("|---|---|---|---|---|")
+    for r in rows:
+        cells = [", ".join(f"{n} / {c:g}" for n, c in (r[m]["triton"], r[m]["fewest_instructions"],
+                                                      r[m]["fewest_cycles"])) if m in r else "-"
+                 for m in MEASURES]
+        near = "; ".join(f"{n} / {c:g}" for n, c in r["nearest"].values())
+        print(f"| {r['set']} | {r['name']} | " + " | ".join(cells) + f" | {near} |")
+
+
 def _numbers(text: str) -> list[float]:
     try:
         return [float(x) for x in text.split(",") if x]
@@ -283,6 +338,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sets", type=_sets, default=list(SETS), help="comma-separated: " + ", ".join(SETS))
     ap.add_argument("--every", type=int, default=1, help="every N-th case of each set")
     ap.add_argument("--list", action="store_true", help="also list the cases each rule leaves over Triton")
+    ap.add_argument("--uncovered", action="store_true",
+                    help="list the cases no candidate covers (at or under Triton in both counts and measures)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     if args.every < 1:
@@ -295,12 +352,19 @@ def main(argv: list[str] | None = None) -> int:
     cases = [c for set_name in sets
              for raw in json.loads(SETS[set_name].read_text())["cases"][::args.every]
              if (c := load_case(raw, set_name)) is not None]
+    counts = {s: sum(c.set_name == s for c in cases) for s in sets}
+    if args.uncovered:
+        rows = uncovered(cases)
+        if args.json:
+            print(json.dumps({"cases": counts, "uncovered": rows}, indent=1))
+        else:
+            _print_uncovered(rows, counts)
+        return 0
     planners = (ratio_rule(CONCURRENT_INSTRUCTION_EXPONENT).name, CONCURRENT_TIE_FRACTION)
     rules = [ratio_rule(e) for e in args.exponents] + [additive_rule(c) for c in args.additive] + \
             [window_rule(w) for w in args.windows]
     results = [{"rule": rule.name, "tie_fraction": tie, **replay(cases, rule, tie, sets)} for rule in rules
                for tie in args.ties]
-    counts = {s: sum(c.set_name == s for c in cases) for s in sets}
     if args.json:
         print(json.dumps({"cases": counts, "rules": results}, indent=1))
         return 0

@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from benchmarks.rank_rules import SETS, Candidate, Case, additive_rule, choose, load_case, ratio_rule, window_rule
+from benchmarks.rank_rules import (SETS, Candidate, Case, additive_rule, choose, load_case, ratio_rule, uncovered,
+                                   window_rule)
 from linlayout import LinearLayout
 from linlayout.cli.bench import kernel_plan
 from linlayout.dtypes import dtype_bits
@@ -104,6 +105,34 @@ def test_no_fixed_exchange_rate_meets_triton_on_both_cases():
     # ... but no rate meets both
     for rule in [ratio_rule(e / 100) for e in range(0, 201, 2)] + [additive_rule(c / 4) for c in range(0, 201)]:
         assert not (meets(registers, rule) and meets(round_trip, rule))
+
+
+def _measured(region, whole):
+    return Candidate(0, region[1], whole[0], False, 0.0, {"region": region, "whole": whole})
+
+
+def test_a_case_is_uncovered_when_no_one_candidate_meets_triton_in_every_count_and_measure():
+    triton = {"region": (10, 100.0), "whole": (12, 120.0)}
+    # one candidate meets the region, another the whole: no rule can pick one that meets both
+    split = (_measured((8, 90.0), (14, 110.0)), _measured((11, 80.0), (12, 100.0)))
+    (row,) = uncovered([Case("split", "corpus", triton, split)])
+    assert row["region"] == {"triton": [10, 100.0], "fewest_instructions": [8, 90.0], "fewest_cycles": [11, 80.0]}
+    assert row["whole"] == {"triton": [12, 120.0], "fewest_instructions": [12, 100.0], "fewest_cycles": [12, 100.0]}
+    assert row["nearest"] == {"region": [11, 80.0], "whole": [12, 100.0]}  # 11/10 is less over than 14/12
+    # a candidate at Triton's counts in both measures covers the case
+    assert uncovered([Case("tie", "corpus", triton, split + (_measured((10, 100.0), (12, 120.0)),))]) == []
+
+
+#: A wave32 case no candidate covers (docs/conversions.md section 8, "Cases no candidate covers"): its
+#: permlanex16-and-select program is Triton's (24 selects, 8 permlanex16, 36 instructions at 68 cycles), ours
+#: 32 with 3 SALU of setup (the select mask priced at 2, VCC_SALU) at 70 cycles; the round trip 15 at 134.
+UNCOVERED_WAVE32 = ("dotAwmma2.16x16T(kw8)->dotAwmma2.16x16T(kw16)", "gfx1200", "i8", 1)
+
+
+def test_an_uncovered_wave32_case_is_listed_with_its_nearest_candidate():
+    (row,) = uncovered([load_case(_corpus_case(UNCOVERED_WAVE32, "wave32"), "wave32")])
+    assert row["whole"] == {"triton": [36, 68.0], "fewest_instructions": [15, 134.0], "fewest_cycles": [35, 70.0]}
+    assert row["nearest"] == {"region": [32, 64.0], "whole": [35, 70.0]}
 
 
 @pytest.mark.parametrize("argv, message", [(["--every", "0"], "--every 0 must be at least 1"),
