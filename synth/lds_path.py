@@ -152,17 +152,28 @@ def _ordered(ctx: ConversionContext, prefix: list[int], rest: list[int], reps: l
                      ctx.element_bytes << n_off)
 
 
-def _rest_in_order(ctx: ConversionContext, rest: list[int], order: str) -> list[int]:
-    """The unit vectors ``rest`` (ascending, ``_row_space``) in ``ordered_design``'s order ``order``."""
+def _rest_in_order(ctx: ConversionContext, rest: list[int], order: str,
+                   place: dict[int, int] | None = None) -> list[int]:
+    """The unit vectors ``rest`` (ascending, ``_row_space``) in ``ordered_design``'s order ``order``
+    (``place``: ``_order_places(ctx, order)`` where known)."""
     if order == "tensor":
         return rest
+    if place is None:
+        place = _order_places(ctx, order)
+    last = len(place)
+    return sorted(rest, key=lambda u: (place.get(u, last), u))
+
+
+def _order_places(ctx: ConversionContext, order: str) -> dict[int, int]:
+    """Each tensor vector's place in the columns of ``order`` (not "tensor"): the side's (registers, lanes,
+    warps), or (lanes, registers, warps) for a lanes-first order, the first place of a repeated one."""
     side, _, lanes_first = order.partition(" ")
     cols = ctx.problem.src_cols if side == "src" else ctx.problem.dst_cols
     seq = cols["lane"] + cols["register"] if lanes_first else cols["register"] + cols["lane"]
-    place = {}
+    place: dict[int, int] = {}
     for j, c in enumerate(seq + cols["warp"]):
         place.setdefault(c, j)
-    return sorted(rest, key=lambda u: (place.get(u, len(place)), u))
+    return place
 
 
 def lane_terms(ctx: ConversionContext, design: LdsDesign) -> int:
@@ -177,13 +188,26 @@ def _lane_images(ctx: ConversionContext, basis: list[int]) -> list[list[list[int
     """Per side (src, dst), per lane column, the offset (and round) bits of its image under the layout of
     offset basis ``basis``: the positions of the basis vectors that XOR to it."""
     src, dst = ctx.problem.src_cols["lane"], ctx.problem.dst_cols["lane"]
-    images = [[k for k in range(len(basis)) if (x >> k) & 1] for x in f2.solve_many(basis, src + dst)]
+    images = [_set_bits(x) for x in f2.solve_many(basis, src + dst)]
     return [images[:len(src)], images[len(src):]]
 
 
-def _shift_terms(images: list[list[list[int]]]) -> int:
-    """``lane_terms`` of the lane images ``images`` (``_lane_images``)."""
-    return sum(len({o - b for b, bits in enumerate(side) for o in bits}) for side in images)
+def _set_bits(x: int) -> list[int]:
+    """The set bits of ``x >= 0``, ascending."""
+    out = []
+    while x:
+        low = x & -x
+        out.append(low.bit_length() - 1)
+        x ^= low
+    return out
+
+
+def _shift_terms(images: list[list[list[int]]], moved: list[int] | None = None) -> int:
+    """``lane_terms`` of the lane images ``images`` (``_lane_images``), offset bit ``k`` taken as bit
+    ``moved[k]`` where ``moved`` is given (the images of a layout whose offset bits are relabelled)."""
+    if moved is None:
+        return sum(len({o - b for b, bits in enumerate(side) for o in bits}) for side in images)
+    return sum(len({moved[o] - b for b, bits in enumerate(side) for o in bits}) for side in images)
 
 
 def _ordered_prefixes(ctx: ConversionContext, design: LdsDesign) -> list[list[int]]:
@@ -774,6 +798,7 @@ def _fewest_terms(ctx: ConversionContext, synthesized: LdsDesign) -> list[LdsDes
     if synthesized_terms <= sum(any(cols["lane"]) for cols in (ctx.problem.src_cols, ctx.problem.dst_cols)):
         return []
     reps = synthesized.shared_cols[synthesized.n_offset_bits:]
+    places = {order: _order_places(ctx, order) for order in ORDERS if order != "tensor"}
     ordered = {}  # layout -> (its shift terms, prefix, its unit vectors in order, order)
     for prefix in _ordered_prefixes(ctx, synthesized):
         rest = _row_space(prefix, reps, ctx.problem.n_tensor_bits)
@@ -782,14 +807,14 @@ def _fewest_terms(ctx: ConversionContext, synthesized: LdsDesign) -> list[LdsDes
         images = _lane_images(ctx, prefix + rest + reps)
         moved = list(range(len(prefix) + len(rest) + len(reps)))  # offset bit k of the tensor order's is moved[k]
         for order in ORDERS:
-            in_order = _rest_in_order(ctx, rest, order)
+            in_order = _rest_in_order(ctx, rest, order, places.get(order))
             layout = tuple(prefix + in_order + reps)
             if layout in ordered:
                 continue
             where = {u: len(prefix) + k for k, u in enumerate(in_order)}
             for k, u in enumerate(rest):
                 moved[len(prefix) + k] = where[u]
-            terms = _shift_terms([[[moved[k] for k in bits] for bits in side] for side in images])
+            terms = _shift_terms(images, moved)
             ordered[layout] = (terms, prefix, in_order, order)
     least = min((t for t, _, _, _ in ordered.values()), default=synthesized_terms)
     if least >= synthesized_terms:
