@@ -309,13 +309,11 @@ def _prefix_parts(ctx: ConversionContext, prefix: list[int], reps: list[int], ov
     """(issue, LDS-pipe) floors of the accesses alone (no barrier) of ``prefix_floor``'s round trips."""
     prob, cm, element_bytes = ctx.problem, ctx.cost_model, ctx.element_bytes
     model = lds_model(ctx.arch)
-    coords = _prefix_basis(prefix, reps)
     issue = pipe = 0.0
-    for store, cols, any_width, t_up in _side_widths(ctx, prefix, over_fetch):
+    for (store, cols, any_width, t_up), lanes in zip(*_prefix_sides(ctx, prefix, reps, over_fetch)):
         moved = 1 << _moved_rank(cols["register"], cols["lane"] + cols["warp"], store)
-        lanes = _coordinates(coords, cols["lane"])
 
-        def degree(t: int) -> float:
+        def degree(t: int, store=store, lanes=lanes) -> float:
             return _conflict_floor(model, store, element_bytes, t, lanes, len(prefix), len(reps), prob.n_tensor_bits)
 
         side_issue, side_pipe = _cheapest_per_element(cm, "lds_write" if store else "lds_read", element_bytes,
@@ -323,6 +321,24 @@ def _prefix_parts(ctx: ConversionContext, prefix: list[int], reps: list[int], ov
         issue += moved * side_issue
         pipe += moved * side_pipe
     return issue, pipe
+
+
+prefix_sides_cache = caches.cache("synth.lds_path.prefix_sides")
+
+
+def _prefix_sides(ctx: ConversionContext, prefix: list[int], reps: list[int],
+                  over_fetch: bool) -> tuple[list[tuple], list[list[int]]]:
+    """``_side_widths(ctx, prefix, over_fetch)`` and each side's lane columns in ``_coordinates`` of
+    ``_prefix_basis(prefix, reps)`` (src, then dst), read only: the prefix bounds of a deferred design
+    (``_prefix_parts``, ``prefix_address_valu``, ``prefix_instructions``) each ask them.  Cached per
+    (problem, element size, arch, prefix, round bits, over-fetch)."""
+    key = (ctx.problem.key(), ctx.element_bytes, ctx.arch, tuple(prefix), tuple(reps), over_fetch)
+    got = prefix_sides_cache.get(key)
+    if got is None:
+        coords = _prefix_basis(prefix, reps)
+        widths = _side_widths(ctx, prefix, over_fetch)
+        got = prefix_sides_cache[key] = (widths, [_coordinates(coords, cols["lane"]) for _, cols, _, _ in widths])
+    return got
 
 
 def _side_widths(ctx: ConversionContext, prefix: list[int], over_fetch: bool) -> list[tuple]:
@@ -425,7 +441,7 @@ def prefix_instructions(ctx: ConversionContext, prefix: list[int], reps: list[in
     element_bytes, pairs = ctx.element_bytes, ctx.target.has_lds_pair
     barriers = _barriers(ctx, len(reps))
     accesses = 0
-    for store, cols, any_width, t_up in _side_widths(ctx, prefix, over_fetch):
+    for store, cols, any_width, t_up in _prefix_sides(ctx, prefix, reps, over_fetch)[0]:
         if any_width:
             accesses += 1
             continue
@@ -461,10 +477,8 @@ def prefix_address_valu(ctx: ConversionContext, prefix: list[int], reps: list[in
     plain accesses on both sides (no matrix access, no over-fetching loads)."""
     if over_fetch or ctx.target.has_matrix_access(True) or ctx.target.has_matrix_access(False):
         return least_address_valu(ctx.target)
-    coords = _prefix_basis(prefix, reps)
     low = (1 << len(prefix)) - 1
-    sides = [[c & low for c in _coordinates(coords, cols["lane"])]
-             for cols in (ctx.problem.src_cols, ctx.problem.dst_cols)]
+    sides = [[c & low for c in lanes] for lanes in _prefix_sides(ctx, prefix, reps, over_fetch)[1]]
     if sides[0] == sides[1]:
         return least_address_valu(ctx.target)
     least = []  # per side: lane functional -> its least prefix offset bit
