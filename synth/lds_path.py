@@ -432,25 +432,72 @@ def prefix_instructions(ctx: ConversionContext, prefix: list[int], reps: list[in
     once, ``2**t`` of them per access (the accesses of vector bits ``t`` partition them,
     ``_groups``), ``t`` at most ``_side_widths``'s, two accesses of 4 or 8 bytes per ds_read2 /
     ds_write2 where the target pairs (``_pairs``): at least ``ceil(2**(m - t) / 2)`` of
-    those instructions, ``2**(m - t)`` of wider or narrower ones, the least over ``t``; a side
-    of any width at least one.  Then the barriers (``2 * 2**len(reps) - 1`` where there are any:
+    those instructions, ``2**(m - t)`` of wider or narrower ones, plus the side's ``v_perm_b32``
+    of such accesses (``_least_perms``), the least over ``t``; a side of any width at least one.  Then the barriers (``2 * 2**len(reps) - 1`` where there are any:
     warps exchange data whatever the layout, ``_crosses_warps``, or the target's lanes are not in
     lockstep: ``LdsAccesses.barrier_scope``), the VALU ops forming the first store's address and,
     where its address patterns differ from every store's, the first load's (``prefix_address_valu``,
     or ``address_valu`` when given), and the ``s_waitcnt`` of ``least_waits``."""
-    element_bytes, pairs = ctx.element_bytes, ctx.target.has_lds_pair
     barriers = _barriers(ctx, len(reps))
-    accesses = 0
+    if address_valu is None:
+        address_valu = prefix_address_valu(ctx, prefix, reps, over_fetch)
+    return (sum(_side_instructions(ctx, prefix, reps, over_fetch)) + barriers + address_valu
+            + least_waits(ctx, (1 << len(reps)) if barriers else 0))
+
+
+def _side_instructions(ctx: ConversionContext, prefix: list[int], reps: list[int], over_fetch: bool) -> list[int]:
+    """Per side (src stores, dst loads) of ``prefix_instructions``' layouts, a lower bound of its LDS
+    instructions and ``v_perm_b32`` steps (``LdsAccesses.stores`` and ``s_perms``, ``loads`` and
+    ``d_perms``): the least over the vector bits ``t`` of the accesses (``prefix_instructions``) plus
+    ``_least_perms``; one for a side of any width."""
+    element_bytes, pairs = ctx.element_bytes, ctx.target.has_lds_pair
+    out = []
     for store, cols, any_width, t_up in _prefix_sides(ctx, prefix, reps, over_fetch)[0]:
         if any_width:
-            accesses += 1
+            out.append(1)
             continue
         per_pair = [2 if pairs and element_bytes << t in (4, 8) else 1 for t in range(t_up + 1)]
         moved = 1 << _moved_rank(cols["register"], cols["lane"] + cols["warp"], store)
-        accesses += min(-(-(moved >> t) // per_pair[t]) for t in range(t_up + 1))
-    if address_valu is None:
-        address_valu = prefix_address_valu(ctx, prefix, reps, over_fetch)
-    return accesses + barriers + address_valu + least_waits(ctx, (1 << len(reps)) if barriers else 0)
+        perms = _least_perms(ctx, prefix, cols, store, moved, t_up)
+        out.append(min(-(-(moved >> t) // per_pair[t]) + perms[t] for t in range(t_up + 1)))
+    return out
+
+
+def _least_perms(ctx: ConversionContext, prefix: list[int], cols: dict, store: bool, moved: int,
+                 t_up: int) -> list[int]:
+    """Per vector bits ``t = 0 .. t_up``: a lower bound of the ``v_perm_b32`` steps that
+    ``LdsAccesses.register_steps`` counts for a side of plain accesses of ``t`` vector bits (``s_perms``
+    of the stores, ``d_perms`` of the loads; none on PTX targets or for whole-VGPR elements) through
+    every layout whose low offset bits are ``prefix``, the side moving ``moved`` registers
+    (``_moved_rank``), its columns ``cols``.
+
+    With ``p`` elements per dword (``z = log2 p``), an access of at least a dword
+    (``element_bytes * 2**t >= 4``) repacks every dword it moves (``_perms_side``: ``len(bases) * 2**t
+    / p`` less the chunks in order, ``_in_order_chunks``) unless its vector bits' registers
+    ``span[y]`` are ``y`` for ``y < p``, that is, the register vectors ``delta_i`` of offset bits ``i < z``
+    (``_vector_bits``: the pivot solutions for the tensor vectors ``prefix[i]``) are the register
+    bits ``i`` themselves.  Where ``prefix`` has those ``z`` vectors and some ``delta_i`` is not, no
+    chunk is in order: at least ``(moved >> t) * 2**t / p`` (the accesses are at least ``moved >> t``:
+    they partition the registers moved).  The loads' are counted only where the dst has no duplicate
+    registers (its ``moved`` are all its registers; else ``d_perms`` is 0), and there loads narrower
+    than a dword repack every dst dword (``d_perms``: ``len(reg_image) / p``); narrower stores may
+    store in place (``_narrow_in_place``): 0."""
+    p = ctx.slots_per_dword
+    out = [0] * (t_up + 1)
+    if p == 1 or ctx.target.lds_isa == "ptx":
+        return out
+    z = p.bit_length() - 1
+    regs = _registers(tuple(cols["register"]))[1]
+    in_order = len(prefix) < z or all(_solve(regs, prefix[i]) == 1 << i for i in range(z))
+    no_duplicates = moved == 1 << len(cols["register"])
+    if not store and not no_duplicates:  # (loads: d_perms counts none)
+        return out
+    for t in range(t_up + 1):
+        if ctx.element_bytes << t >= 4:
+            out[t] = 0 if in_order else (moved >> t) * ((1 << t) // p)
+        elif not store:
+            out[t] = moved // p
+    return out
 
 
 def prefix_address_valu(ctx: ConversionContext, prefix: list[int], reps: list[int], over_fetch: bool = False) -> int:
