@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from linlayout import LayoutError
+from linlayout import LayoutError, caches
 
 __all__ = ["TUPLE_DWORDS", "VgprTuples"]
 
@@ -33,9 +33,8 @@ TUPLE_DWORDS = (1, 2, 4)
 
 # The VgprTuples objects ``VgprTuples.of`` has checked (it is asked again for each access priced), by id, each
 # kept alive here so that its id names it alone: taken as they are (frozen, of a tuple and an int: they stay
-# valid).  At most _CHECKED_SIZE are kept (then they are forgotten, to be checked again).
-_CHECKED: dict[int, "VgprTuples"] = {}
-_CHECKED_SIZE = 256
+# valid).  64: the few tuple values of the conversions planned at once.
+_checked = caches.cache("synth.vgpr_tuples.checked", size=64)
 
 
 @dataclass(frozen=True)
@@ -61,7 +60,7 @@ class VgprTuples:
         run in register order (``0, 1, ..``: a run longer than the side is cut by its end, as an int
         says) must lie below it.  A ``LayoutError`` naming ``name`` for anything else (a bool, a
         float, a repeated, negative or too high bit)."""
-        if dword_bits is None and _CHECKED.get(id(value)) is value:  # this very value checked before
+        if dword_bits is None and _checked.get(id(value)) is value:  # this very value checked before
             return value
         if type(value) is int:
             if value not in TUPLE_DWORDS:
@@ -87,9 +86,7 @@ class VgprTuples:
         if bits is not value.bits:  # bits given as a list: hashable
             return cls(bits, value.alone)
         if type(value) is cls:
-            if len(_CHECKED) >= _CHECKED_SIZE:
-                _CHECKED.clear()
-            _CHECKED[id(value)] = value
+            _checked[id(value)] = value
         return value
 
     @property
