@@ -152,17 +152,28 @@ def _ordered(ctx: ConversionContext, prefix: list[int], rest: list[int], reps: l
                      ctx.element_bytes << n_off)
 
 
-def _rest_in_order(ctx: ConversionContext, rest: list[int], order: str) -> list[int]:
-    """The unit vectors ``rest`` (ascending, ``_row_space``) in ``ordered_design``'s order ``order``."""
+def _rest_in_order(ctx: ConversionContext, rest: list[int], order: str,
+                   place: dict[int, int] | None = None) -> list[int]:
+    """The unit vectors ``rest`` (ascending, ``_row_space``) in ``ordered_design``'s order ``order``
+    (``place``: ``_order_places(ctx, order)`` where known)."""
     if order == "tensor":
         return rest
+    if place is None:
+        place = _order_places(ctx, order)
+    last = len(place)
+    return sorted(rest, key=lambda u: (place.get(u, last), u))
+
+
+def _order_places(ctx: ConversionContext, order: str) -> dict[int, int]:
+    """Each tensor vector's place in the columns of ``order`` (not "tensor"): the side's (registers, lanes,
+    warps), or (lanes, registers, warps) for a lanes-first order, the first place of a repeated one."""
     side, _, lanes_first = order.partition(" ")
     cols = ctx.problem.src_cols if side == "src" else ctx.problem.dst_cols
     seq = cols["lane"] + cols["register"] if lanes_first else cols["register"] + cols["lane"]
-    place = {}
+    place: dict[int, int] = {}
     for j, c in enumerate(seq + cols["warp"]):
         place.setdefault(c, j)
-    return sorted(rest, key=lambda u: (place.get(u, len(place)), u))
+    return place
 
 
 def lane_terms(ctx: ConversionContext, design: LdsDesign) -> int:
@@ -177,13 +188,26 @@ def _lane_images(ctx: ConversionContext, basis: list[int]) -> list[list[list[int
     """Per side (src, dst), per lane column, the offset (and round) bits of its image under the layout of
     offset basis ``basis``: the positions of the basis vectors that XOR to it."""
     src, dst = ctx.problem.src_cols["lane"], ctx.problem.dst_cols["lane"]
-    images = [[k for k in range(len(basis)) if (x >> k) & 1] for x in f2.solve_many(basis, src + dst)]
+    images = [_set_bits(x) for x in f2.solve_many(basis, src + dst)]
     return [images[:len(src)], images[len(src):]]
 
 
-def _shift_terms(images: list[list[list[int]]]) -> int:
-    """``lane_terms`` of the lane images ``images`` (``_lane_images``)."""
-    return sum(len({o - b for b, bits in enumerate(side) for o in bits}) for side in images)
+def _set_bits(x: int) -> list[int]:
+    """The set bits of ``x >= 0``, ascending."""
+    out = []
+    while x:
+        low = x & -x
+        out.append(low.bit_length() - 1)
+        x ^= low
+    return out
+
+
+def _shift_terms(images: list[list[list[int]]], moved: list[int] | None = None) -> int:
+    """``lane_terms`` of the lane images ``images`` (``_lane_images``), offset bit ``k`` taken as bit
+    ``moved[k]`` where ``moved`` is given (the images of a layout whose offset bits are relabelled)."""
+    if moved is None:
+        return sum(len({o - b for b, bits in enumerate(side) for o in bits}) for side in images)
+    return sum(len({moved[o] - b for b, bits in enumerate(side) for o in bits}) for side in images)
 
 
 def _ordered_prefixes(ctx: ConversionContext, design: LdsDesign) -> list[list[int]]:
@@ -285,13 +309,11 @@ def _prefix_parts(ctx: ConversionContext, prefix: list[int], reps: list[int], ov
     """(issue, LDS-pipe) floors of the accesses alone (no barrier) of ``prefix_floor``'s round trips."""
     prob, cm, element_bytes = ctx.problem, ctx.cost_model, ctx.element_bytes
     model = lds_model(ctx.arch)
-    coords = _prefix_basis(prefix, reps)
     issue = pipe = 0.0
-    for store, cols, any_width, t_up in _side_widths(ctx, prefix, over_fetch):
+    for (store, cols, any_width, t_up), lanes in zip(*_prefix_sides(ctx, prefix, reps, over_fetch)):
         moved = 1 << _moved_rank(cols["register"], cols["lane"] + cols["warp"], store)
-        lanes = _coordinates(coords, cols["lane"])
 
-        def degree(t: int) -> float:
+        def degree(t: int, store=store, lanes=lanes) -> float:
             return _conflict_floor(model, store, element_bytes, t, lanes, len(prefix), len(reps), prob.n_tensor_bits)
 
         side_issue, side_pipe = _cheapest_per_element(cm, "lds_write" if store else "lds_read", element_bytes,
@@ -299,6 +321,24 @@ def _prefix_parts(ctx: ConversionContext, prefix: list[int], reps: list[int], ov
         issue += moved * side_issue
         pipe += moved * side_pipe
     return issue, pipe
+
+
+prefix_sides_cache = caches.cache("synth.lds_path.prefix_sides")
+
+
+def _prefix_sides(ctx: ConversionContext, prefix: list[int], reps: list[int],
+                  over_fetch: bool) -> tuple[list[tuple], list[list[int]]]:
+    """``_side_widths(ctx, prefix, over_fetch)`` and each side's lane columns in ``_coordinates`` of
+    ``_prefix_basis(prefix, reps)`` (src, then dst), read only: the prefix bounds of a deferred design
+    (``_prefix_parts``, ``prefix_address_valu``, ``prefix_instructions``) each ask them.  Cached per
+    (problem, element size, arch, prefix, round bits, over-fetch)."""
+    key = (ctx.problem.key(), ctx.element_bytes, ctx.arch, tuple(prefix), tuple(reps), over_fetch)
+    got = prefix_sides_cache.get(key)
+    if got is None:
+        coords = _prefix_basis(prefix, reps)
+        widths = _side_widths(ctx, prefix, over_fetch)
+        got = prefix_sides_cache[key] = (widths, [_coordinates(coords, cols["lane"]) for _, cols, _, _ in widths])
+    return got
 
 
 def _side_widths(ctx: ConversionContext, prefix: list[int], over_fetch: bool) -> list[tuple]:
@@ -392,25 +432,72 @@ def prefix_instructions(ctx: ConversionContext, prefix: list[int], reps: list[in
     once, ``2**t`` of them per access (the accesses of vector bits ``t`` partition them,
     ``_groups``), ``t`` at most ``_side_widths``'s, two accesses of 4 or 8 bytes per ds_read2 /
     ds_write2 where the target pairs (``_pairs``): at least ``ceil(2**(m - t) / 2)`` of
-    those instructions, ``2**(m - t)`` of wider or narrower ones, the least over ``t``; a side
-    of any width at least one.  Then the barriers (``2 * 2**len(reps) - 1`` where there are any:
+    those instructions, ``2**(m - t)`` of wider or narrower ones, plus the side's ``v_perm_b32``
+    of such accesses (``_least_perms``), the least over ``t``; a side of any width at least one.  Then the barriers (``2 * 2**len(reps) - 1`` where there are any:
     warps exchange data whatever the layout, ``_crosses_warps``, or the target's lanes are not in
     lockstep: ``LdsAccesses.barrier_scope``), the VALU ops forming the first store's address and,
     where its address patterns differ from every store's, the first load's (``prefix_address_valu``,
     or ``address_valu`` when given), and the ``s_waitcnt`` of ``least_waits``."""
-    element_bytes, pairs = ctx.element_bytes, ctx.target.has_lds_pair
     barriers = _barriers(ctx, len(reps))
-    accesses = 0
-    for store, cols, any_width, t_up in _side_widths(ctx, prefix, over_fetch):
+    if address_valu is None:
+        address_valu = prefix_address_valu(ctx, prefix, reps, over_fetch)
+    return (sum(_side_instructions(ctx, prefix, reps, over_fetch)) + barriers + address_valu
+            + least_waits(ctx, (1 << len(reps)) if barriers else 0))
+
+
+def _side_instructions(ctx: ConversionContext, prefix: list[int], reps: list[int], over_fetch: bool) -> list[int]:
+    """Per side (src stores, dst loads) of ``prefix_instructions``' layouts, a lower bound of its LDS
+    instructions and ``v_perm_b32`` steps (``LdsAccesses.stores`` and ``s_perms``, ``loads`` and
+    ``d_perms``): the least over the vector bits ``t`` of the accesses (``prefix_instructions``) plus
+    ``_least_perms``; one for a side of any width."""
+    element_bytes, pairs = ctx.element_bytes, ctx.target.has_lds_pair
+    out = []
+    for store, cols, any_width, t_up in _prefix_sides(ctx, prefix, reps, over_fetch)[0]:
         if any_width:
-            accesses += 1
+            out.append(1)
             continue
         per_pair = [2 if pairs and element_bytes << t in (4, 8) else 1 for t in range(t_up + 1)]
         moved = 1 << _moved_rank(cols["register"], cols["lane"] + cols["warp"], store)
-        accesses += min(-(-(moved >> t) // per_pair[t]) for t in range(t_up + 1))
-    if address_valu is None:
-        address_valu = prefix_address_valu(ctx, prefix, reps, over_fetch)
-    return accesses + barriers + address_valu + least_waits(ctx, (1 << len(reps)) if barriers else 0)
+        perms = _least_perms(ctx, prefix, cols, store, moved, t_up)
+        out.append(min(-(-(moved >> t) // per_pair[t]) + perms[t] for t in range(t_up + 1)))
+    return out
+
+
+def _least_perms(ctx: ConversionContext, prefix: list[int], cols: dict, store: bool, moved: int,
+                 t_up: int) -> list[int]:
+    """Per vector bits ``t = 0 .. t_up``: a lower bound of the ``v_perm_b32`` steps that
+    ``LdsAccesses.register_steps`` counts for a side of plain accesses of ``t`` vector bits (``s_perms``
+    of the stores, ``d_perms`` of the loads; none on PTX targets or for whole-VGPR elements) through
+    every layout whose low offset bits are ``prefix``, the side moving ``moved`` registers
+    (``_moved_rank``), its columns ``cols``.
+
+    With ``p`` elements per dword (``z = log2 p``), an access of at least a dword
+    (``element_bytes * 2**t >= 4``) repacks every dword it moves (``_perms_side``: ``len(bases) * 2**t
+    / p`` less the chunks in order, ``_in_order_chunks``) unless its vector bits' registers
+    ``span[y]`` are ``y`` for ``y < p``, that is, the register vectors ``delta_i`` of offset bits ``i < z``
+    (``_vector_bits``: the pivot solutions for the tensor vectors ``prefix[i]``) are the register
+    bits ``i`` themselves.  Where ``prefix`` has those ``z`` vectors and some ``delta_i`` is not, no
+    chunk is in order: at least ``(moved >> t) * 2**t / p`` (the accesses are at least ``moved >> t``:
+    they partition the registers moved).  The loads' are counted only where the dst has no duplicate
+    registers (its ``moved`` are all its registers; else ``d_perms`` is 0), and there loads narrower
+    than a dword repack every dst dword (``d_perms``: ``len(reg_image) / p``); narrower stores may
+    store in place (``_narrow_in_place``): 0."""
+    p = ctx.slots_per_dword
+    out = [0] * (t_up + 1)
+    if p == 1 or ctx.target.lds_isa == "ptx":
+        return out
+    z = p.bit_length() - 1
+    regs = _registers(tuple(cols["register"]))[1]
+    in_order = len(prefix) < z or all(_solve(regs, prefix[i]) == 1 << i for i in range(z))
+    no_duplicates = moved == 1 << len(cols["register"])
+    if not store and not no_duplicates:  # (loads: d_perms counts none)
+        return out
+    for t in range(t_up + 1):
+        if ctx.element_bytes << t >= 4:
+            out[t] = 0 if in_order else (moved >> t) * ((1 << t) // p)
+        elif not store:
+            out[t] = moved // p
+    return out
 
 
 def prefix_address_valu(ctx: ConversionContext, prefix: list[int], reps: list[int], over_fetch: bool = False) -> int:
@@ -437,10 +524,8 @@ def prefix_address_valu(ctx: ConversionContext, prefix: list[int], reps: list[in
     plain accesses on both sides (no matrix access, no over-fetching loads)."""
     if over_fetch or ctx.target.has_matrix_access(True) or ctx.target.has_matrix_access(False):
         return least_address_valu(ctx.target)
-    coords = _prefix_basis(prefix, reps)
     low = (1 << len(prefix)) - 1
-    sides = [[c & low for c in _coordinates(coords, cols["lane"])]
-             for cols in (ctx.problem.src_cols, ctx.problem.dst_cols)]
+    sides = [[c & low for c in lanes] for lanes in _prefix_sides(ctx, prefix, reps, over_fetch)[1]]
     if sides[0] == sides[1]:
         return least_address_valu(ctx.target)
     least = []  # per side: lane functional -> its least prefix offset bit
@@ -774,6 +859,7 @@ def _fewest_terms(ctx: ConversionContext, synthesized: LdsDesign) -> list[LdsDes
     if synthesized_terms <= sum(any(cols["lane"]) for cols in (ctx.problem.src_cols, ctx.problem.dst_cols)):
         return []
     reps = synthesized.shared_cols[synthesized.n_offset_bits:]
+    places = {order: _order_places(ctx, order) for order in ORDERS if order != "tensor"}
     ordered = {}  # layout -> (its shift terms, prefix, its unit vectors in order, order)
     for prefix in _ordered_prefixes(ctx, synthesized):
         rest = _row_space(prefix, reps, ctx.problem.n_tensor_bits)
@@ -782,14 +868,14 @@ def _fewest_terms(ctx: ConversionContext, synthesized: LdsDesign) -> list[LdsDes
         images = _lane_images(ctx, prefix + rest + reps)
         moved = list(range(len(prefix) + len(rest) + len(reps)))  # offset bit k of the tensor order's is moved[k]
         for order in ORDERS:
-            in_order = _rest_in_order(ctx, rest, order)
+            in_order = _rest_in_order(ctx, rest, order, places.get(order))
             layout = tuple(prefix + in_order + reps)
             if layout in ordered:
                 continue
             where = {u: len(prefix) + k for k, u in enumerate(in_order)}
             for k, u in enumerate(rest):
                 moved[len(prefix) + k] = where[u]
-            terms = _shift_terms([[[moved[k] for k in bits] for bits in side] for side in images])
+            terms = _shift_terms(images, moved)
             ordered[layout] = (terms, prefix, in_order, order)
     least = min((t for t, _, _, _ in ordered.values()), default=synthesized_terms)
     if least >= synthesized_terms:
