@@ -12,7 +12,9 @@ The forms:
   ``A + (m_S(l) & K)``, ``K = B - A`` (mod 2**32), ``m_S`` the parity of the lane bits ``S`` sign-extended (0 or -1):
   a ``v_bfe_i32`` per distinct lane bit, a ``v_xor_b32`` between (``2|S| - 1`` VALU for the first ``S``; the sets
   share the bits' ``v_bfe_i32`` and the XOR of a common first part), one ``v_and_b32`` per distinct ``(S, K)`` and
-  one ``v_add_u32`` per choice.
+  one ``v_add_u32`` per choice.  Where the ISA has ``v_bitop3_b32`` (``Target.has_bitop3``: gfx950, gfx1250) the
+  compiler fuses each ``v_and_b32`` into the ``v_xor_b32`` that made its mask and drops that XOR where no other XOR
+  reads it: one VALU fewer per such XOR (:class:`ChoicePlan`).
 * ``"uniform"``: the value is the same in all lanes of each wave (a constant, or one per warp):
   UNIFORM_CHOICE_VALU.
 * ``"select"``: any other (not affine, or lane bits that differ between warps): ``v_cndmask_b32`` on the
@@ -121,10 +123,11 @@ def lane_mask_valu(lane_bit_count: int) -> int:
     return 2 * lane_bit_count - 1
 
 
-def least_lanes_choice_valu(lane_bit_count: int) -> int:
-    """The fewest VALU a ``"lanes"`` choice on ``lane_bit_count`` lane bits takes when no other choice shares its
-    parts: its mask, one ``v_and_b32`` and one ``v_add_u32``."""
-    return lane_mask_valu(lane_bit_count) + 2
+def least_lanes_choice_valu(lane_bit_count: int, target) -> int:
+    """The fewest VALU a ``"lanes"`` choice on ``lane_bit_count`` lane bits takes on ``target`` when no other choice
+    shares its parts: its mask, one ``v_and_b32`` and one ``v_add_u32``, less the mask's last ``v_xor_b32`` (two
+    bits or more) where ``target.has_bitop3`` (:class:`ChoicePlan`: the and fuses it)."""
+    return lane_mask_valu(lane_bit_count) + 2 - (lane_bit_count > 1 and target.has_bitop3)
 
 
 class ChoiceOp(NamedTuple):
@@ -153,9 +156,12 @@ class ChoicePlan:
     v_add_u32`` of dependent VALU), the lowering (linlayout.lowering.emit.lane_choices) emits :attr:`ops` as
     they are.  ``valu`` also counts the ``v_mov_b32`` of the ``"select"`` choices' constants
     (SELECT_CHOICE_CONSTANT_VALU per distinct pair, per distinct constant without ``Target.vop3_literal``),
-    which LLVM makes and the lowering does not emit.
+    which LLVM makes and the lowering does not emit, and leaves out the ``"xor"`` ops LLVM fuses away where the
+    ISA has ``v_bitop3_b32`` (``Target.has_bitop3``): an ``"and"`` of an XOR's result becomes one
+    ``v_bitop3_b32`` of the XOR's operands and ``K``, and the XOR goes where no other ``"xor"`` reads it (gfx950
+    and gfx1250, tests/test_emit_lane_choices.py: its last XOR; an XOR of the first bits of a longer set stays).
     ``target`` (linlayout.hw.targets.Target, an AMD one) decides what the compiler adds around the ops:
-    :attr:`delay_alu`."""
+    :attr:`delay_alu`, and what it fuses."""
 
     def __init__(self, target) -> None:
         self.target = target
@@ -164,6 +170,8 @@ class ChoicePlan:
         self._values: dict[bytes, int] = {}  # a choice's table -> the op holding it
         self.masks: dict[tuple[int, ...], int] = {}  # the lane-bit set S of each "lanes" choice -> the op of m_S
         self._moved: set = set()  # the "select" choices' constants in VGPRs: pairs (one of the two) or constants
+        self._fused: set[int] = set()  # "xor" ops read by an "and" and by no "xor" (bitop3 targets: not counted)
+        self._xor_read: set[int] = set()  # "xor" ops another "xor" reads
         self.valu = 0
 
     def add(self, cond, if_false: int, if_true: int) -> int:
@@ -227,7 +235,25 @@ class ChoicePlan:
         if got is None:
             self.valu += 1
             got = self._index[key] = self._new(ChoiceOp(kind, operands, constant))
+            if self.target.has_bitop3:
+                self._fuse(kind, operands)
         return got
+
+    def _fuse(self, kind: str, operands: tuple[int, ...]) -> None:
+        """Count the fusion a new op ``kind`` of ``operands`` brings on a target with ``v_bitop3_b32``: an
+        ``"and"`` of an XOR no XOR reads takes that XOR in (one VALU fewer); an ``"xor"`` of such an XOR keeps it
+        (the VALU counted again)."""
+        for o in operands:
+            if self.ops[o].kind != "xor":
+                continue
+            if kind == "and" and o not in self._xor_read and o not in self._fused:
+                self._fused.add(o)
+                self.valu -= 1
+            elif kind == "xor":
+                self._xor_read.add(o)
+                if o in self._fused:
+                    self._fused.remove(o)
+                    self.valu += 1
 
     def _new(self, op: ChoiceOp) -> int:
         self.ops.append(op)

@@ -256,9 +256,10 @@ def over_fetch_selector_valu(ctx: ConversionContext, lane_lows: list[int]) -> in
     whose two lane patterns (the condition ``XOR_{b in S} l_b`` or its complement) give selectors that
     differ at that slot, so ``Program.perm_select`` makes a ``PermSelect`` (live: its dword is an output)
     with a ``"lanes"`` choice on ``S`` (lane_choices.choice_form), which takes at least
-    ``lane_choices.least_lanes_choice_valu(|S|)`` (its mask, a ``v_and_b32`` and a ``v_add_u32``)."""
+    ``lane_choices.least_lanes_choice_valu(|S|, target)`` (its mask, a ``v_and_b32`` and a ``v_add_u32``, less a
+    ``v_xor_b32`` fused where the target has ``v_bitop3_b32``)."""
     bits = sum(1 for c in lane_lows if c)
-    return least_lanes_choice_valu(bits) if bits and ctx.target.lds_isa != "ptx" else 0
+    return least_lanes_choice_valu(bits, ctx.target) if bits and ctx.target.lds_isa != "ptx" else 0
 
 
 def _check_sub_dword_slots(lanes: list[int], warps: list[int]) -> None:
