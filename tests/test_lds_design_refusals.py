@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import pytest
 
+import needs
+
 from linlayout import LayoutError, LinearLayout
-from synth import lds_path
-from synth.context import ConversionContext
-from synth.convert import lds_plan, plan_conversion
-from synth.emulator import verify
-from synth.lds_path import DesignPool, DesignRefused, _Deferred, lds_accesses
+from linlayout.synth import lds_path
+from linlayout.synth.context import ConversionContext
+from linlayout.synth.convert import lds_plan, plan_conversion
+from linlayout.synth.emulator import verify
+from linlayout.synth.lds_path import DesignPool, DesignRefused, _Deferred, lds_accesses
 
 
 def _layout(regs: list[int], lanes: list[int], n_bits: int) -> LinearLayout:
@@ -119,3 +121,13 @@ def test_over_fetch_loads_stay_in_one_round():
     accs = lds_accesses(ctx, design)
     assert [(a.s_width_bytes, a.d_width_bytes) for a in accs] == [(4, 8)]
     assert verify(lds_plan(ctx, accs[0]), certificate=False).ok
+
+
+@needs.mlir
+def test_a_round_of_one_element_compiles_and_interprets():
+    """The 4-byte budget's plan (16 rounds of one dword, offset field 0) lowered: the interpreter's tile is the
+    expected one and the emulator's, and the ISA has the plan's 16 stores and 16 loads."""
+    from test_emit_conversion import check_kernel
+
+    src, dst = _all_registers([1, 2, 4, 8]), _all_registers([2, 1, 8, 4])
+    check_kernel(plan_conversion(src, dst, "gfx942", 32, lds_budget_bytes=4, strategy="lds"))
