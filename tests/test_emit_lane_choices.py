@@ -227,18 +227,13 @@ COPIES = {("gfx942", "sets sharing a bit"): 1, ("gfx950", "sets sharing a bit"):
 FUSED = {("gfx950", "sets sharing a bit"): 1, ("gfx1250", "sets sharing a bit"): 1}
 
 
-@needs.mlir
-@pytest.mark.parametrize("arch,name", PLAN_CASES)
-def test_choice_plan_is_the_compiled_count(arch, name):
-    """The choices of a :class:`ChoicePlan` alone in a kernel's setup region: LLVM's VALU are the plan's ops and
-    constant moves (``valu``; the lanes forms' ``v_bfe_i32`` shared between sets holding the bit, the select form's
-    constants one ``v_mov_b32`` per pair where a VOP3 takes a literal (RDNA, gfx1250), per constant on gfx9 (gfx950
-    too; the XORs fused into a ``v_bitop3_b32``, ``FUSED``, left out: ``Target.has_bitop3``); ``COPIES``), with no wait after the hidden bits (gfx942, gfx950: no ``s_nop``, which the inline
-    asm that hides them elsewhere would bring there), and the interpreter computes every choice."""
+def _compiled_choices(arch: str, choices: list[tuple[np.ndarray, int, int]]) -> tuple[list[str], int, ChoicePlan]:
+    """The choices ``(cond, if_false, if_true)`` made by ``LaneChoices`` alone in a 2-warp kernel's setup region:
+    (the compiled region's mnemonics, its VALU -- a ``v_dual_*`` line is two, docs/amd_facts.md 6.4 --, the emitted
+    :class:`ChoicePlan`), after checking on the interpreter that the kernel computes every choice."""
     from interp_kernels import prologue_kernel, run_prologue, setup_ops
     from linlayout.lowering.emit.lane_choices import LaneChoices
 
-    choices = _plan_cases(get_target(arch).wave_size)[name]
     plans = []
 
     def build(lanes):
@@ -248,18 +243,30 @@ def test_choice_plan_is_the_compiled_count(arch, name):
 
     text, n = prologue_kernel(arch, 2, build)
     ops = setup_ops(text, arch)
-    # a v_dual_* line is two VALU (docs/amd_facts.md 6.4)
-    valu = sum(2 if op.startswith("v_dual_") else 1 for op in ops if op.startswith("v_"))
-    assert valu == plans[0].valu + COPIES.get((arch, name), 0) and "s_nop" not in ops
+    out = run_prologue(text, n, arch, 2)
+    for k, (cond, f, t) in enumerate(choices):
+        assert np.array_equal(out[:, k], np.tile(choice_table(cond, f, t), 2)), k
+    return ops, sum(2 if op.startswith("v_dual_") else 1 for op in ops if op.startswith("v_")), plans[0]
+
+
+@needs.mlir
+@pytest.mark.parametrize("arch,name", PLAN_CASES)
+def test_choice_plan_is_the_compiled_count(arch, name):
+    """The choices of a :class:`ChoicePlan` alone in a kernel's setup region: LLVM's VALU are the plan's ops and
+    constant moves (``valu``; the lanes forms' ``v_bfe_i32`` shared between sets holding the bit, the select form's
+    constants one ``v_mov_b32`` per pair where a VOP3 takes a literal (RDNA, gfx1250), per constant on gfx9 (gfx950
+    too; the XORs fused into a ``v_bitop3_b32``, ``FUSED``, left out: ``Target.has_bitop3``); ``COPIES``), with no
+    wait after the hidden bits (gfx942, gfx950: no ``s_nop``, which the inline asm that hides them elsewhere would
+    bring there), and the interpreter computes every choice."""
+    choices = _plan_cases(get_target(arch).wave_size)[name]
+    ops, valu, plan = _compiled_choices(arch, choices)
+    assert valu == plan.valu + COPIES.get((arch, name), 0) and "s_nop" not in ops
     assert ops.count("v_bitop3_b32") == FUSED.get((arch, name), 0)
     count = ChoicePlan(get_target(arch))  # the planner's count of the same choices: the emitted plan's
     for cond, f, t in choices:
         count.add(cond, f, t)
-    assert count.valu == plans[0].valu
-    assert [op[:3] for op in count.ops] == [op[:3] for op in plans[0].ops]
-    out = run_prologue(text, n, arch, 2)
-    for k, (cond, f, t) in enumerate(choices):
-        assert np.array_equal(out[:, k], np.tile(choice_table(cond, f, t), 2)), (name, k)
+    assert count.valu == plan.valu
+    assert [op[:3] for op in count.ops] == [op[:3] for op in plan.ops]
 
 
 def _parity_cases(wave: int) -> dict[str, list[tuple[np.ndarray, int, int]]]:
@@ -285,28 +292,13 @@ def test_parity_choices_count_the_xors_bitop3_takes_in(arch, name):
     every XOR and no ``v_bitop3_b32``.  (RDNA merges a longer set's two XORs into one ``v_xor3_b32``, which the
     count does not model: gfx1100 and gfx1200 are left out, and sets of four bits.)  The interpreter computes
     every choice."""
-    from interp_kernels import prologue_kernel, run_prologue, setup_ops
-    from linlayout.lowering.emit.lane_choices import LaneChoices
-
     target = get_target(arch)
     choices, bitop3 = _parity_cases(target.wave_size)[name]
-    plans = []
-
-    def build(lanes):
-        lc = LaneChoices(lanes)
-        plans.append(lc.plan)
-        return [lc.choice(cond, f, t, f"choice {k}") for k, (cond, f, t) in enumerate(choices)]
-
-    text, n = prologue_kernel(arch, 2, build)
-    ops = setup_ops(text, arch)
-    valu = sum(2 if op.startswith("v_dual_") else 1 for op in ops if op.startswith("v_"))
-    assert valu == plans[0].valu, ops
+    ops, valu, plan = _compiled_choices(arch, choices)
+    assert valu == plan.valu, ops
     assert ops.count("v_bitop3_b32") == (bitop3 if target.has_bitop3 else 0), ops
     # one XOR in each case is read by "and"s alone (the longer set's in "then three"; its first two bits' XOR stays)
-    assert plans[0].valu == len(plans[0].ops) - target.has_bitop3
-    out = run_prologue(text, n, arch, 2)
-    for k, (cond, f, t) in enumerate(choices):
-        assert np.array_equal(out[:, k], np.tile(choice_table(cond, f, t), 2)), (name, k)
+    assert plan.valu == len(plan.ops) - target.has_bitop3
 
 
 @pytest.mark.parametrize("arch", ["gfx90a", "gfx942", "gfx950", "gfx1100", "gfx1200", "gfx1250"])
@@ -321,4 +313,5 @@ def test_least_lanes_choice_valu_is_one_choice_alone(arch):
     for n_bits in range(1, 5):
         plan = ChoicePlan(target)
         plan.add(np.bitwise_xor.reduce([lane >> b & 1 for b in range(n_bits)]), 0x06020400, 0x03070105)
-        assert least_lanes_choice_valu(n_bits, target) == plan.valu == 2 * n_bits + 1 - (n_bits > 1 and target.has_bitop3)
+        fused = n_bits > 1 and target.has_bitop3
+        assert least_lanes_choice_valu(n_bits, target) == plan.valu == 2 * n_bits + 1 - fused
