@@ -14,7 +14,8 @@ The forms:
   share the bits' ``v_bfe_i32`` and the XOR of a common first part), one ``v_and_b32`` per distinct ``(S, K)`` and
   one ``v_add_u32`` per choice.  Where the ISA has ``v_bitop3_b32`` (``Target.has_bitop3``: gfx950, gfx1250) the
   compiler fuses each ``v_and_b32`` into the ``v_xor_b32`` that made its mask and drops that XOR where no other XOR
-  reads it: one VALU fewer per such XOR (:class:`ChoicePlan`).
+  reads it; where it has ``v_xor3_b32`` (``Target.has_xor3``: RDNA) it merges an XOR into the one XOR that reads
+  it: one VALU fewer each (:meth:`ChoicePlan.merged_xors`).
 * ``"uniform"``: the value is the same in all lanes of each wave (a constant, or one per warp):
   UNIFORM_CHOICE_VALU.
 * ``"select"``: any other (not affine, or lane bits that differ between warps): ``v_cndmask_b32`` on the
@@ -125,9 +126,12 @@ def lane_mask_valu(lane_bit_count: int) -> int:
 
 def least_lanes_choice_valu(lane_bit_count: int, target) -> int:
     """The fewest VALU a ``"lanes"`` choice on ``lane_bit_count`` lane bits takes on ``target`` when no other choice
-    shares its parts: its mask, one ``v_and_b32`` and one ``v_add_u32``, less the mask's last ``v_xor_b32`` (two
-    bits or more) where ``target.has_bitop3`` (:class:`ChoicePlan`: the and fuses it)."""
-    return lane_mask_valu(lane_bit_count) + 2 - (lane_bit_count > 1 and target.has_bitop3)
+    shares its parts: its mask, one ``v_and_b32`` and one ``v_add_u32``, less the XORs the compiler merges
+    (:meth:`ChoicePlan.merged_xors` on one chain of ``k = |S| - 1`` XORs: the last where ``target.has_bitop3``, then
+    one of each pair of the others where ``target.has_xor3``)."""
+    k = lane_bit_count - 1
+    fused = int(k > 0 and target.has_bitop3)
+    return lane_mask_valu(lane_bit_count) + 2 - fused - ((k - fused) // 2 if target.has_xor3 else 0)
 
 
 class ChoiceOp(NamedTuple):
@@ -156,12 +160,9 @@ class ChoicePlan:
     v_add_u32`` of dependent VALU), the lowering (linlayout.lowering.emit.lane_choices) emits :attr:`ops` as
     they are.  ``valu`` also counts the ``v_mov_b32`` of the ``"select"`` choices' constants
     (SELECT_CHOICE_CONSTANT_VALU per distinct pair, per distinct constant without ``Target.vop3_literal``),
-    which LLVM makes and the lowering does not emit, and leaves out the ``"xor"`` ops LLVM fuses away where the
-    ISA has ``v_bitop3_b32`` (``Target.has_bitop3``): an ``"and"`` of an XOR's result becomes one
-    ``v_bitop3_b32`` of the XOR's operands and ``K``, and the XOR goes where no other ``"xor"`` reads it (gfx950
-    and gfx1250, tests/test_emit_lane_choices.py: its last XOR; an XOR of the first bits of a longer set stays).
-    ``target`` (linlayout.hw.targets.Target, an AMD one) decides what the compiler adds around the ops:
-    :attr:`delay_alu`, and what it fuses."""
+    which LLVM makes and the lowering does not emit, and leaves out the ``"xor"`` ops LLVM merges into others
+    (:meth:`merged_xors`).  ``target`` (linlayout.hw.targets.Target, an AMD one) decides what the compiler adds
+    around the ops (:attr:`delay_alu`) and what it merges."""
 
     def __init__(self, target) -> None:
         self.target = target
@@ -170,9 +171,7 @@ class ChoicePlan:
         self._values: dict[bytes, int] = {}  # a choice's table -> the op holding it
         self.masks: dict[tuple[int, ...], int] = {}  # the lane-bit set S of each "lanes" choice -> the op of m_S
         self._moved: set = set()  # the "select" choices' constants in VGPRs: pairs (one of the two) or constants
-        self._fused: set[int] = set()  # "xor" ops read by an "and" and by no "xor" (bitop3 targets: not counted)
-        self._xor_read: set[int] = set()  # "xor" ops another "xor" reads
-        self.valu = 0
+        self._made = 0  # VALU of the ops and constant moves, before the compiler's merges
 
     def add(self, cond, if_false: int, if_true: int) -> int:
         """The op holding the choice of ``if_true`` where ``cond`` (``[lanes]``, or ``[warps, lanes]``; one the
@@ -186,7 +185,7 @@ class ChoicePlan:
         if got is not None:
             return got
         if form == "uniform":
-            self.valu += UNIFORM_CHOICE_VALU
+            self._made += UNIFORM_CHOICE_VALU
             op = self._new(ChoiceOp("uniform", table=values))
         elif form == "lanes":
             op = self._op("add", self._op("and", self._mask(bits), k), first)
@@ -197,8 +196,8 @@ class ChoicePlan:
             for constant in moved:
                 if constant not in self._moved:
                     self._moved.add(constant)
-                    self.valu += SELECT_CHOICE_CONSTANT_VALU
-            self.valu += 1
+                    self._made += SELECT_CHOICE_CONSTANT_VALU
+            self._made += 1
             op = self._new(ChoiceOp("select", table=values, pair=(if_false, if_true)))
         self._values[key] = op
         return op
@@ -233,27 +232,46 @@ class ChoicePlan:
         key = (kind, operands, constant)
         got = self._index.get(key)
         if got is None:
-            self.valu += 1
+            self._made += 1
             got = self._index[key] = self._new(ChoiceOp(kind, operands, constant))
-            if self.target.has_bitop3:
-                self._fuse(kind, operands)
         return got
 
-    def _fuse(self, kind: str, operands: tuple[int, ...]) -> None:
-        """Count the fusion a new op ``kind`` of ``operands`` brings on a target with ``v_bitop3_b32``: an
-        ``"and"`` of an XOR no XOR reads takes that XOR in (one VALU fewer); an ``"xor"`` of such an XOR keeps it
-        (the VALU counted again)."""
-        for o in operands:
-            if self.ops[o].kind != "xor":
-                continue
-            if kind == "and" and o not in self._xor_read and o not in self._fused:
-                self._fused.add(o)
-                self.valu -= 1
-            elif kind == "xor":
-                self._xor_read.add(o)
-                if o in self._fused:
-                    self._fused.remove(o)
-                    self.valu += 1
+    @property
+    def valu(self) -> int:
+        """VALU of the choices as compiled: the ops and constant moves less :meth:`merged_xors`."""
+        return self._made - self.merged_xors()
+
+    def merged_xors(self) -> int:
+        """The ``"xor"`` ops the compiler merges into other instructions, each one VALU fewer
+        (tests/test_emit_lane_choices.py compiles sets of parity choices on every AMD target):
+
+        * ``Target.has_bitop3`` (gfx950, gfx1250): an XOR that only ``"and"`` ops read goes into them, each
+          ``v_and_b32`` of it becoming one ``v_bitop3_b32`` of its two operands and ``K``;
+        * then ``Target.has_xor3`` (RDNA): an XOR left whose one reader is another XOR left goes into it, one
+          ``v_xor3_b32``, taken from the last XOR made (the root of a set's chain) down, each XOR in one merge:
+          a chain of ``k`` XORs takes ``ceil(k / 2)`` instructions.  Where the target has both, not into an XOR an
+          ``"and"`` reads (gfx1250 rewrites that and with the XOR's operands as a ``v_bitop3_b32`` and keeps
+          its own XORs: a set of three bits and one of four with them compile to two XORs, not one)."""
+        target = self.target
+        if not (target.has_bitop3 or target.has_xor3):
+            return 0
+        readers: dict[int, list[str]] = {}
+        for op in self.ops:
+            for o in op.operands:
+                readers.setdefault(o, []).append(op.kind)
+        xors = [i for i, op in enumerate(self.ops) if op.kind == "xor"]
+        done = {i for i in xors if set(readers.get(i, ())) == {"and"}} if target.has_bitop3 else set()
+        merged = len(done)
+        if target.has_xor3:
+            for y in reversed(xors):
+                if y in done or (target.has_bitop3 and "and" in readers.get(y, ())):
+                    continue
+                x = next((x for x in self.ops[y].operands
+                          if self.ops[x].kind == "xor" and x not in done and readers[x] == ["xor"]), None)
+                if x is not None:
+                    done |= {x, y}
+                    merged += 1
+        return merged
 
     def _new(self, op: ChoiceOp) -> int:
         self.ops.append(op)
