@@ -131,3 +131,30 @@ def test_a_round_of_one_element_compiles_and_interprets():
 
     src, dst = _all_registers([1, 2, 4, 8]), _all_registers([2, 1, 8, 4])
     check_kernel(plan_conversion(src, dst, "gfx942", 32, lds_budget_bytes=4, strategy="lds"))
+
+
+@pytest.mark.parametrize("error, raised", [(DesignRefused("refused"), False), (LayoutError("a bug"), True)])
+def test_the_deferred_bounds_drop_refusals_only(monkeypatch, error, raised):
+    """A register-first layout's prefix refused (``DesignRefused``) gives that layout infinite bounds: the pool
+    lists the others' round trips and none of its; any other error of the prefix propagates from the bounds."""
+    from linlayout import caches
+
+    src = _layout([1, 2], [4, 8, 16, 32, 64, 128], 8)
+    dst = _layout([64, 128], [1, 2, 4, 8, 16, 32], 8)
+
+    def prefix(ctx, side):
+        raise error
+
+    monkeypatch.setattr(lds_path, "_vector_first_prefix", prefix)
+    caches.clear(keep_tables=True)
+    try:
+        pool = lds_path.designs(ConversionContext.create(src, dst, "gfx942", 16, None, "lds"))
+        walk = lambda: [a.design.source for _, a in pool.by_floor(lambda: float("inf"), lambda: 1e30)]  # noqa: E731
+        if raised:
+            with pytest.raises(LayoutError, match="^a bug$"):
+                walk()
+        else:
+            sources = walk()
+            assert sources and not any("registers first" in s for s in sources), sources
+    finally:
+        caches.clear(keep_tables=True)  # the pool built under the patch stays out of later tests
