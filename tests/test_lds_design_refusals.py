@@ -158,3 +158,36 @@ def test_the_deferred_bounds_drop_refusals_only(monkeypatch, error, raised):
             assert sources and not any("registers first" in s for s in sources), sources
     finally:
         caches.clear(keep_tables=True)  # the pool built under the patch stays out of later tests
+
+
+@pytest.mark.parametrize("lds_first", [False, True])
+@pytest.mark.parametrize("error, raised", [(DesignRefused("refused"), False), (LayoutError("a bug"), True)])
+def test_the_planner_falls_back_to_in_wave_plans_on_refusals_only(monkeypatch, error, raised, lds_first):
+    """A conversion inside one wave (fp16, the dst's lanes along the src's registers) has in-wave plans: where the
+    LDS candidates are refused the first of those is the plan; any other error of the LDS candidates propagates
+    (convert._unrefined_candidates and, ``lds_first``, convert._lds_first, whose LayoutError catches took every
+    error for "no LDS plan")."""
+    from linlayout import caches
+    from linlayout.synth import convert
+
+    src = _layout([1, 2], [4, 8, 16, 32, 64, 128], 8)
+    dst = _layout([64, 128], [1, 2, 4, 8, 16, 32], 8)
+
+    def designs(ctx):
+        raise error
+
+    monkeypatch.setattr(lds_path, "designs", designs)
+    monkeypatch.setattr(convert, "LDS_FIRST_FACTOR", 0.0 if lds_first else float("inf"))  # which order is taken
+    taken = []
+    real = convert._lds_first
+    monkeypatch.setattr(convert, "_lds_first", lambda *a: taken.append(1) or real(*a))
+    caches.clear(keep_tables=True)
+    try:
+        if raised:
+            with pytest.raises(LayoutError, match="^a bug$"):
+                plan_conversion(src, dst, "gfx942", 16)
+        else:
+            assert plan_conversion(src, dst, "gfx942", 16).strategy != "lds"
+        assert bool(taken) == lds_first
+    finally:
+        caches.clear(keep_tables=True)
