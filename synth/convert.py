@@ -131,6 +131,12 @@ def _priced(plan: Plan, ctx: ConversionContext, lds_valu: int | None = None, dep
     return plan
 
 
+class _NoLdsPlan(LayoutError):
+    """No LDS round trip serves the conversion: no shared layout gives accesses, or none fits the LDS budget
+    (``_lds_candidates``).  With ``lds_path.DesignRefused`` (no split into rounds fits the budget), the only
+    errors of the LDS candidates that leave the in-wave plans the candidates; any other propagates."""
+
+
 @dataclass
 class _UnitProblem:
     """The in-wave element map on (register, lane) bits, its packing and the packings worth trying."""
@@ -474,8 +480,8 @@ def _lds_candidates(ctx: ConversionContext, best_only: bool = False, ceiling: fl
     if not fitted:  # (no limit: every round trip was given)
         every = pool.every()
         if not every:
-            raise LayoutError("no shared layout gives LDS accesses for this conversion")
-        raise LayoutError(f"the tile needs {min(a.design.lds_bytes for a in every)} bytes of LDS, more than "
+            raise _NoLdsPlan("no shared layout gives LDS accesses for this conversion")
+        raise _NoLdsPlan(f"the tile needs {min(a.design.lds_bytes for a in every)} bytes of LDS, more than "
                           f"{ctx.budget_text} allows; give a larger lds_budget_bytes or one that allows rounds")
     return [out[k] for k in sorted(range(len(out)), key=places.__getitem__)]
 
@@ -612,7 +618,7 @@ def _unrefined_candidates(ctx: ConversionContext, best_only: bool = False, movma
     if strategy in ("auto", "lds") and (lds_floor is None or lds_floor <= ceiling):
         try:
             cands.extend(_lds_candidates(ctx, best_only, ceiling, prune))
-        except LayoutError:
+        except (_NoLdsPlan, lds_path.DesignRefused):
             if not cands:
                 raise
     return _rank(cands, cm)
@@ -646,7 +652,7 @@ def _lds_first(ctx: ConversionContext, programs: list[_InWaveProgram], floors: l
     cm = ctx.cost_model
     try:
         lds = _lds_candidates(ctx, best_only=True)
-    except LayoutError:  # no LDS plan fits: the in-wave plans are the candidates
+    except (_NoLdsPlan, lds_path.DesignRefused):  # no LDS plan fits: the in-wave plans are the candidates
         lds = []
     limit = cm.tie_limit(min(_rank_value(p, cm) for p in lds)) if lds else float("inf")
     return [_finish_in_wave(ctx, b) for b, f in zip(programs, floors)
