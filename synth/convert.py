@@ -686,7 +686,9 @@ def _movmatrix_candidates(ctx: ConversionContext, best_only: bool) -> list[Plan]
     (every candidate unless ``best_only``), and the stage's steps are priced with it like any plan's.
     Where the pipes overlap (``CostModel.pipe_overlap``) the value of the rest with the stage is not
     its own value plus the stage's (the stage's MIO cycles may hide under the rest's ALU issue or
-    not): there every candidate of the rest is built, unpruned, and priced with the stage."""
+    not): there every candidate of the rest is built, unpruned, and priced with the stage.  An end whose
+    rest has no plan (``_NoLdsPlan``, ``lds_path.DesignRefused``: its rounds cannot split its lanes'
+    elements, say, where the conversion's own can) gives none; any other error propagates."""
     prob = ctx.problem
     p = ctx.slots_per_dword
     out = []
@@ -701,7 +703,10 @@ def _movmatrix_candidates(ctx: ConversionContext, best_only: bool) -> list[Plan]
         stage = [Movmatrix(dst=list(range(d * p, d * p + p)), src=list(range(d * p, d * p + p)))
                  for d in range(_n_values(side.in_dim_size("register"), ctx))]
         whole = ctx.cost_model.pipe_overlap
-        rests = _candidates(inner, best_only and not whole, movmatrix=False, prune=not whole)
+        try:
+            rests = _candidates(inner, best_only and not whole, movmatrix=False, prune=not whole)
+        except (_NoLdsPlan, lds_path.DesignRefused):  # the staged conversion has no plan: this end gives none
+            continue
         for rest in rests[:1 if best_only and not whole else None]:
             plan = _base_plan(ctx)
             plan.steps = stage + rest.steps if first else rest.steps + stage

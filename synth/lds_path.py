@@ -57,8 +57,9 @@ from .span import span_table, span_values
 from .vgpr_tuples import VgprTuples
 
 __all__ = ["DesignPool", "DesignRefused", "LdsAccesses", "LdsDesign", "ORDERS", "build_lds", "design_cache", "designs",
-           "layout_key", "lane_terms", "lds_accesses", "ordered_design", "over_fetch_design", "prefix_address_valu",
-           "prefix_floor", "shared_layout", "transpose_floor", "transpose_instructions", "vector_first_design"]
+           "lane_space_design", "layout_key", "lane_terms", "lds_accesses", "ordered_design", "over_fetch_design",
+           "prefix_address_valu", "prefix_floor", "shared_layout", "transpose_floor", "transpose_instructions",
+           "vector_first_design"]
 
 
 class DesignRefused(LayoutError):
@@ -106,6 +107,45 @@ def vector_first_design(ctx: ConversionContext, side: str) -> LdsDesign:
     leads = [_lead(prefix, prob.src_cols), _lead(prefix, prob.dst_cols)]
     whose = "src and dst common" if side == "both" else side
     return _rows_swizzled(ctx, prefix, reps, leads, f"{whose} registers first, rows swizzled")
+
+
+def lane_space_design(ctx: ConversionContext, side: str) -> LdsDesign:
+    """For a tile that moves in rounds (``_round_bits`` ``R``, not empty): a layout whose offset space holds
+    every lane and warp vector of both sides, so that no design is refused for want of one.
+
+    Why.  A round is a coset of the offset space ``O`` (``F^n = O + span(R)``, direct); a lane or warp
+    vector outside ``O`` has a round component, and the lanes of one access would hold elements of two
+    rounds (``_check_rounds``).  The other designs take ``O`` from their prefix and the unit vectors
+    completing it (``_row_space``) or from linlayout.synth.swizzle (whose round choices ask more:
+    ``_rep_choices``): where a lane or warp vector is no sum of those (a src lane ``e0 + e2`` with the
+    round ``e2``: unit vectors completing ``e2`` leave ``e2`` out, so they never span ``e0 + e2``), every
+    one of them is refused though a valid ``O`` exists (random problems under small budgets, 2% of
+    those with a round split: tests/test_lds_round_splits.py).
+
+    The layout.  ``L`` = the span of both sides' lane and warp vectors; ``_valid_rounds`` makes
+    ``L ∩ span(R) = 0``.  Offset bits, low to high: ``side``'s ("src" or "dst") register vectors in its
+    register order while each lies outside ``span(P + L + R)`` (``P``: the ones taken; at most the
+    widest access's, 16 bytes), so that they are the low bits of that side's accesses and no lane or warp
+    vector has a component on them; then the lane and warp vectors of the src, then of the dst, each
+    outside the span of those before it and ``P + R`` (a basis of ``L``: ``span(L) ∩ span(P + R) = 0``,
+    since ``P`` lies outside ``span(L + R)`` and ``L`` outside ``span(R)``); then the unit vectors
+    completing ``P + L + R`` (f2.complement).  So ``O ⊇ L`` and ``O ⊕ span(R) = F^n``: every lane and warp
+    vector has no round component and each register picks its round by its own round component.
+    Unswizzled (bank conflicts as they fall): it is offered beside the others (``designs``) and the cost
+    model ranks it with them."""
+    prob = ctx.problem
+    reps = _round_bits(ctx)
+    others = [c for cols in (prob.src_cols, prob.dst_cols) for k in ("lane", "warp") for c in cols[k] if c]
+    prefix: list[int] = []
+    for c in prob.src_cols["register"] if side == "src" else prob.dst_cols["register"]:
+        if len(prefix) == (16 // ctx.element_bytes).bit_length() - 1 or not c or f2.in_span(prefix + others + reps, c):
+            break
+        prefix.append(c)
+    lanes = f2.complement(prefix + reps, prob.n_tensor_bits, others)
+    rest = f2.complement(prefix + lanes + reps, prob.n_tensor_bits)
+    offsets = prefix + lanes + rest
+    return LdsDesign(offsets + reps, len(offsets), len(reps), f"{side} registers, then every lane and warp vector",
+                     ctx.element_bytes << len(offsets))
 
 
 def _vector_first_prefix(ctx: ConversionContext, side: str) -> tuple[list[int], list[int]]:
@@ -860,7 +900,9 @@ def designs(ctx: ConversionContext) -> "DesignPool":
                                                                                  True)))
         out += [_Deferred(lambda d=d: d, *_prefix_bounds(ctx, lambda d=d: _whole_prefix(d)))
                 for d in _fewest_terms(ctx, synthesized)]
-        design_cache[key] = DesignPool(ctx, out)
+        # rounds: the layouts whose offset space holds every lane and warp vector, where every other is refused
+        spares = [lane_space_design(ctx, side) for side in ("src", "dst")] if synthesized.n_rep_bits else []
+        design_cache[key] = DesignPool(ctx, out, spares)
     return design_cache[key]
 
 
@@ -999,16 +1041,31 @@ class _Deferred:
 
 class DesignPool:
     """The round trips through each design of ``designs`` (the accesses of design ``i`` in
-    ``accesses[i]``), deferred designs made on demand."""
+    ``accesses[i]``), deferred designs made on demand.  ``spares``: designs listed (after the
+    others, as designs ``len(entries)``, ...) only once every other design is made and gives no round
+    trip (``lane_space_design``: the tile's rounds split a lane's elements in every other layout), so
+    that they change no plan that the others give."""
 
-    def __init__(self, ctx: ConversionContext, entries: list[LdsDesign | _Deferred]) -> None:
+    def __init__(self, ctx: ConversionContext, entries: list[LdsDesign | _Deferred],
+                 spares: list[LdsDesign] = ()) -> None:
         self.ctx = ctx
         self.accesses: dict[int, list[LdsAccesses]] = {}
         self.deferred = {i: e for i, e in enumerate(entries) if isinstance(e, _Deferred)}
+        self.spares = {len(entries) + k: d for k, d in enumerate(spares)}
         self._layouts: dict[tuple, list[LdsAccesses]] = {}
         for i, e in enumerate(entries):
             if isinstance(e, LdsDesign):
                 self._add(i, e)
+
+    def _add_spares(self) -> list[int]:
+        """List the spare designs where every other one is made and gives no round trip; the designs
+        listed (none otherwise, and none once listed)."""
+        if not self.spares or self.deferred or any(self.accesses.values()):
+            return []
+        added = list(self.spares)
+        for i in added:
+            self._add(i, self.spares.pop(i))
+        return added
 
     def _add(self, i: int, d: LdsDesign) -> None:
         """Design ``i`` is ``d``: its round trips are ``lds_accesses``' (none where that raises a
@@ -1048,6 +1105,7 @@ class DesignPool:
         designs made): ``by_floor`` without limits, in place order (no floor computed)."""
         for i in list(self.deferred):
             self._make(i)
+        self._add_spares()
         return [((i, j), a) for i in sorted(self.accesses) for j, a in enumerate(self.accesses[i])]
 
     def by_floor(self, limit: Callable[[], float],
@@ -1073,7 +1131,9 @@ class DesignPool:
         is made before any round trip of a rank value above its bound is given.  A design already
         synthesized (``_Deferred.made``) is made first where ``rank_limit()`` is infinite when asked,
         as a design listed made (no bound worked out), else under its bounds like any other.  Once
-        the least rank value not given is above ``rank_limit()``, so is every later one: none is given."""
+        the least rank value not given is above ``rank_limit()``, so is every later one: none is given.
+        The spare designs are listed (``_add_spares``) once nothing waits and every other design is made
+        and gives no round trip (none was left unmade by a limit), their round trips then given as any."""
         cm = self.ctx.cost_model
 
         stages = (LdsAccesses.early_plan_floor, LdsAccesses.registers_plan_floor, LdsAccesses.plan_floor)
@@ -1102,6 +1162,10 @@ class DesignPool:
                 i = heapq.heappop(bounds)[1]
                 for j in range(len(self._make(i))):
                     heapq.heappush(queue, entry(i, j))
+                continue
+            if not queue and not bounds and (spares := self._add_spares()):
+                queue = [entry(i, j) for i in spares for j in range(len(self.accesses[i]))]
+                heapq.heapify(queue)
                 continue
             if not queue or queue[0][0] > rank_lim:
                 return
