@@ -842,13 +842,15 @@ def _greedy_rows(cands: list[int], spaces: list[list[int]], r_bits: int) -> list
 
 
 def shared_layout(ctx: ConversionContext, transpose: bool = False) -> LdsDesign:
-    """The shared layout from linlayout.synth.swizzle, else (when it finds none) the unswizzled
-    src-first layout (``transpose``: the one read with the target's transpose loads; a DesignRefused if none is)."""
+    """The shared layout from linlayout.synth.swizzle, else (where it has none: ``swizzle.NoSharedLayout``, e.g.
+    no layout lets both sides vectorize) the src-registers-first layout (``vector_first_design``: sub-dword
+    accesses where they must be); ``transpose``: the one read with the target's transpose loads, a DesignRefused
+    if none is.  Any other LayoutError of the synthesis (bad input, a bug) propagates."""
     try:
         off, rep, read_op = swizzle.shared_basis(_stored_src(ctx.problem), ctx.problem.dst, ctx.element_bits,
                                                  ctx.arch, lds_budget_bytes=ctx.lds_budget_bytes,
                                                  transpose_only=transpose)
-    except LayoutError as e:  # e.g. no layout lets both sides vectorize: take ours (sub-dword accesses)
+    except swizzle.NoSharedLayout as e:
         if transpose:
             raise DesignRefused(f"no transpose-read shared layout: {e}") from e
         return vector_first_design(ctx, "src")

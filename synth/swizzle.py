@@ -68,8 +68,17 @@ from linlayout.hw.transpose_loads import TransposeLoad, transpose_load
 from . import cost as cost_mod
 from .lds_access import TileAccessReport, access_report, tile_access_report
 
-__all__ = ["OBJECTIVES", "PaddingOption", "SwizzleResult", "padding_options", "shared_basis", "shared_bytes",
-           "synthesize"]
+__all__ = ["NoSharedLayout", "OBJECTIVES", "PaddingOption", "SwizzleResult", "padding_options", "shared_basis",
+           "shared_bytes", "synthesize"]
+
+
+class NoSharedLayout(LayoutError):
+    """The writer and reader have no shared layout of the kind asked, a fact of the valid input (none a
+    bug): no set of register vectors common to both sides can be the rounds the budget needs
+    (``_rep_choices``), or no layout lets both sides use an LDS instruction (the search's alignment:
+    ``_no_layout``; ``transpose_only`` and no transpose read fits).  Its callers may take another way
+    (linlayout.synth.lds_path.shared_layout: its own layouts); every other LayoutError of the synthesis is
+    bad input or a bug and propagates."""
 
 #: The plain (one address per lane, no transpose) LDS op of each ISA, direction and width in bytes.
 _PLAIN_OPS = {
@@ -748,7 +757,7 @@ def _best(w: _Side, r: _Side, choices: list[list[int]], outs, model: LdsModel, e
         try:
             res = _solve(_drop_registers(w, reps), _drop_registers(r, reps), reps, outs, model, element_bits,
                          allow_transpose, objective, seed, budget, transpose_only, prune, max_instructions)
-        except LayoutError:
+        except NoSharedLayout:  # this choice of rounds has none
             continue
         key = _order(objective, res.write_instructions + res.read_instructions, res.total_cycles)
         if best is None or key < best[0]:
@@ -771,7 +780,7 @@ def _pareto_set(w: _Side, r: _Side, choices: list[list[int]], outs, model: LdsMo
         try:
             res = _best(w, r, choices, outs, model, element_bits, allow_transpose, "cycles", seed, budget,
                         transpose_only, False, cap)
-        except LayoutError:
+        except NoSharedLayout:  # none under the cap
             break
         points.append(res)
         cap = (res.write_instructions + res.read_instructions) // res.reps - 1
@@ -807,7 +816,7 @@ def shared_basis(writer: LinearLayout, reader: LinearLayout, element_bits: int, 
     try:
         cand, basis, _, _ = _search(_drop_registers(w, reps), _drop_registers(r, reps), model, element_bits,
                                     transpose_only, "vector", 0, transpose_only, True)
-    except LayoutError:
+    except NoSharedLayout:
         raise _no_layout(w, r, element_bits) from None
     return basis, list(reps), cand.read.op.name
 
@@ -831,12 +840,12 @@ def _prepare(writer: LinearLayout, reader: LinearLayout, element_bits: int, arch
     return model, outs, w, r, n
 
 
-def _no_layout(w: _Side, r: _Side, element_bits: int) -> LayoutError:
+def _no_layout(w: _Side, r: _Side, element_bits: int) -> NoSharedLayout:
     why = ""
     if element_bits < 8 and not set(w.regs) & set(r.regs):
         why = (f": {element_bits}-bit elements move at least a byte per lane, so some register of both sides must "
                f"hold the element next to another register's")
-    return LayoutError("no shared layout lets both sides use an LDS instruction (alignment impossible)" + why)
+    return NoSharedLayout("no shared layout lets both sides use an LDS instruction (alignment impossible)" + why)
 
 
 def _order(objective: str, instructions: int, cycles: int) -> tuple[int, int]:
@@ -916,7 +925,7 @@ def _search(w: _Side, r: _Side, model: LdsModel, element_bits: int, allow_transp
     # with nothing else to read by, only such prefixes are listed
     lead = r.lanes[:min(load.vector_bits for _, load in reads)] if transpose_only and reads else None
     if transpose_only and not reads:
-        raise LayoutError("no shared layout lets both sides use an LDS instruction (alignment impossible)")
+        raise NoSharedLayout("no shared layout lets both sides use an LDS instruction (alignment impossible)")
 
     def plain_widths(side: _Side, prefix: list[int]) -> list[_Plain]:
         regs, upto = allowed[id(side)]
@@ -1084,7 +1093,7 @@ def _search(w: _Side, r: _Side, model: LdsModel, element_bits: int, allow_transp
         if best is None or key < best[0]:
             best = (key, cand, rows)
     if best is None:
-        raise LayoutError("no shared layout lets both sides use an LDS instruction (alignment impossible)")
+        raise NoSharedLayout("no shared layout lets both sides use an LDS instruction (alignment impossible)")
     best_key, cand, rows = best
     certified = not any(k < best_key for k in missed)
     banks = f2.complement(cand.prefix + rows, 0, candidates=_low_weight(cand.hc_reduced, 1))  # aligned: inside Hc
@@ -1118,7 +1127,7 @@ def _rep_choices(w: _Side, r: _Side, n: int, element_bits: int, budget: int | No
         if f2.rank(wr) == n - need and f2.rank(wr + trial) == n and f2.rank(wr + rr) == f2.rank(wr):
             out.append(trial)
     if not out:
-        raise LayoutError(f"the tile needs {(1 << n) * element_bits // 8} bytes; fitting {budget} bytes needs {need} "
+        raise NoSharedLayout(f"the tile needs {(1 << n) * element_bits // 8} bytes; fitting {budget} bytes needs {need} "
                           f"register bits common to writer and reader as rounds, and no such set qualifies")
     return out
 
