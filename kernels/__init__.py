@@ -4,3 +4,7 @@
 ``python -m linlayout.kernels.convert | linlayout.kernels.gemm | linlayout.kernels.attention | linlayout.kernels.fp8_fp16 --help``;
 see ``docs/kernels.md``.
 """
+
+from linlayout import room_alias
+
+room_alias.alias(__name__)

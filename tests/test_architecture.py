@@ -46,6 +46,7 @@ DYNAMIC = {
     "linlayout.cli": "the CLI's subcommand modules, linlayout.cli.* (the leaf)",
     "linlayout.cli.kernel": "the one kernel it runs, linlayout.kernels.<NAME> (torch only for a kernel that runs)",
     "linlayout.hw.targets": "the target descriptors found in its own package, linlayout.hw.targets.* (core)",
+    "linlayout.room_alias": "a room imported by its bare name: its module of the package, linlayout.<room>.*",
 }
 
 
@@ -247,3 +248,62 @@ def test_docs_and_examples_import_rooms_through_linlayout():
     found = [f"{p.relative_to(ROOT)}: {m.group(0).strip()}" for p in pages
              for m in BARE_ROOM_IMPORT.finditer(p.read_text())]
     assert found == []
+
+
+def _bare_room_imports(path: Path, root: Path = ROOT) -> list[str]:
+    """The imports of a bare room name in the Python file ``path``: statements (``import synth.cost``,
+    ``from lowering import emit``) and importlib calls with a literal name (``import_module("kernels.gemm")``)."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            names = [node.module or ""] if not node.level else []
+        elif (isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None))
+              in ("import_module", "__import__") and node.args and isinstance(node.args[0], ast.Constant)
+              and isinstance(node.args[0].value, str)):
+            names = [node.args[0].value]
+        else:
+            continue
+        out += [f"{path.relative_to(root)}:{node.lineno}: {n}" for n in names if n.split(".")[0] in GENERIC]
+    return out
+
+
+def test_tests_and_benchmarks_import_rooms_through_linlayout():
+    """tests/, benchmarks/ and examples/ name the rooms as linlayout.synth ... (a bare ``synth`` is the same
+    modules, linlayout.room_alias, but the one spelling is the package's)."""
+    files = [p for folder in ("tests", "benchmarks", "examples") for p in sorted((ROOT / folder).rglob("*.py"))]
+    assert len(files) > 100
+    assert [hit for p in files for hit in _bare_room_imports(p)] == []
+
+
+def test_the_bare_import_scan_catches(tmp_path):
+    path = tmp_path / "probe.py"
+    path.write_text("import synth.cost\nfrom lowering import emit\nimport importlib\n"
+                    "importlib.import_module('kernels.gemm')\nimport linlayout.synth\nfrom . import needs\n")
+    assert _bare_room_imports(path, tmp_path) == ["probe.py:1: synth.cost", "probe.py:2: lowering",
+                                                  "probe.py:4: kernels.gemm"]
+
+
+def test_a_bare_room_name_is_the_package_s_room():
+    """From the repository root, ``import synth.cost`` (and ``from lowering import emit``, ``import kernels``)
+    gives the modules of linlayout.synth ...: one copy, so no cache is declared twice, whichever name comes
+    first (linlayout.room_alias)."""
+    code = textwrap.dedent("""
+        import sys
+        import synth.cost
+        from synth import span
+        import linlayout.synth.cost
+        import linlayout.lowering.emit
+        from lowering import emit
+        import kernels
+        import synth.lds_path as lds_path
+        import linlayout.synth.lds_path
+        print(synth.cost is linlayout.synth.cost, span is sys.modules["linlayout.synth.span"],
+              emit is linlayout.lowering.emit, kernels is sys.modules["linlayout.kernels"],
+              lds_path is linlayout.synth.lds_path, synth.cost.__spec__.name, synth.cost.__name__)
+    """)
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["True"] * 5 + ["linlayout.synth.cost"] * 2
