@@ -26,7 +26,9 @@ Rounds: tensor bits that are register bits on both sides become rep bits; round
 stores from the loads (and a round's loads from the next round's stores) only
 when some warp reads bytes another warp writes.  An access lies in one round (its vector bits
 are offset bits); a layout where a lane or warp vector has a round component is refused
-(``DesignRefused``, which names each refusal; the design pool drops refused layouts only).
+(``DesignRefused``, which names each refusal; the design pool drops refused layouts only).  Where every
+layout offered is refused so, ``lane_space_design``'s, whose offset space holds every lane and warp
+vector, serves (a spare of the pool: listed only then).
 """
 
 from __future__ import annotations
@@ -876,7 +878,9 @@ def designs(ctx: ConversionContext) -> "DesignPool":
     come first and, with its instructions bound (``prefix_instructions``), lets it rank (``DesignPool.by_floor``); the
     transpose-read layout is not listed where the dst cannot be read so through any layout
     (``_transpose_readable``).  linlayout.synth.swizzle's layout is synthesized here, its round trips
-    listed when wanted (``_synthesized``: under a rank limit, by its own bounds).
+    listed when wanted (``_synthesized``: under a rank limit, by its own bounds).  Where the tile moves in
+    rounds, ``lane_space_design``'s two layouts are the pool's spares (``DesignPool``: listed only where every
+    other layout is refused, so they change no plan another layout gives).
     Cached per (problem, element bits, arch, LDS budget, src and dst tuples, objective): the accesses'
     vectors are chosen and the floors computed under the objective, so a pool is not shared
     between objectives."""
