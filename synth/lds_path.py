@@ -121,8 +121,8 @@ def lane_space_design(ctx: ConversionContext, side: str) -> LdsDesign:
     completing it (``_row_space``) or from linlayout.synth.swizzle (whose round choices ask more:
     ``_rep_choices``): where a lane or warp vector is no sum of those (a src lane ``e0 + e2`` with the
     round ``e2``: unit vectors completing ``e2`` leave ``e2`` out, so they never span ``e0 + e2``), every
-    one of them is refused though a valid ``O`` exists (random problems under small budgets, 2% of
-    those with a round split: tests/test_lds_round_splits.py).
+    one of them is refused though a valid ``O`` exists (random problems under a half or a quarter of
+    the tile's bytes: 9 of the 293 with a round split among 1,500, tests/test_lds_round_splits.py).
 
     The layout.  ``L`` = the span of both sides' lane and warp vectors; ``_valid_rounds`` makes
     ``L ∩ span(R) = 0``.  Offset bits, low to high: ``side``'s ("src" or "dst") register vectors in its

@@ -45,7 +45,7 @@ def _problems(n: int, seed: int):
 
 
 def test_every_conversion_with_a_round_split_gets_a_verified_lds_plan():
-    """1,500 random problems (about 300 with a round split, some 15 of which every layout but
+    """1,500 random problems (293 with a round split, 9 of which every layout but
     ``lane_space_design``'s refused): a plan where a split exists, within the budget and verified on the
     emulator.  Where none does the conversion is refused for want of one, or (sm_90) planned through a
     ``movmatrix`` stage, whose staged conversion has one."""
