@@ -709,8 +709,17 @@ def _cheapest_per_element(cm, kind: str, element_bytes: int, ts,
 
 
 def _round_bits(ctx: ConversionContext) -> list[int]:
-    """Register bits common to both sides that become rounds until the tile fits the LDS budget
-    (the last common ones first, skipping any that cannot be a round: ``_valid_rounds``)."""
+    """The round vectors ``R``: register bits common to both sides that become rounds until the tile fits
+    the LDS budget (``bytes << (n - |R|) <= budget``), the last common ones first, skipping any that cannot
+    join them (``_valid_rounds``); a DesignRefused where too few can.
+
+    Which bits can be rounds.  A round bit is a nonzero tensor vector that is a register column of both
+    sides of the normalized problem (``ConversionContext.problem``: broadcast bits reduced), and the round
+    vectors together meet ``L``, the span of both sides' lane and warp vectors, in 0 only
+    (``_valid_rounds``).  Those sets are the independent sets of a matroid (the common columns' images in
+    ``F^n / L``, independent), so this greedy choice finds ``need`` round bits exactly when some set of
+    ``need`` does: a refusal here means no split of this kind exists.  And a valid ``R`` always has a
+    layout: ``lane_space_design``'s offset space holds ``L`` and completes ``span(R)``."""
     prob, element_bytes, budget = ctx.problem, ctx.element_bytes, ctx.lds_budget_bytes
     n = prob.n_tensor_bits
     reps: list[int] = []
@@ -731,7 +740,9 @@ def _valid_rounds(prob: Problem, reps: list[int]) -> bool:
     """Can the register vectors ``reps`` be rounds?  A round is a coset of the offset space, so
     every lane and warp vector of both sides must lie in one complement of ``span(reps)``: the
     lane and warp vectors span nothing of it (else a lane would hold elements of two rounds in
-    one register).  Register vectors may have round components: they pick their round."""
+    one register).  Register vectors may have round components: they pick their round.  The offset
+    space of a layout must then hold every lane and warp vector, which not every layout's does
+    (``_check_rounds``; ``lane_space_design``'s does)."""
     others = [c for cols in (prob.src_cols, prob.dst_cols) for k in ("lane", "warp") for c in cols[k] if c]
     return f2.rank(others + reps) == f2.rank(others) + len(reps)
 
