@@ -714,12 +714,12 @@ def _round_bits(ctx: ConversionContext) -> list[int]:
     join them (``_valid_rounds``); a DesignRefused where too few can.
 
     Which bits can be rounds.  A round bit is a nonzero tensor vector that is a register column of both
-    sides of the normalized problem (``ConversionContext.problem``: broadcast bits reduced), and the round
-    vectors together meet ``L``, the span of both sides' lane and warp vectors, in 0 only
-    (``_valid_rounds``).  Those sets are the independent sets of a matroid (the common columns' images in
-    ``F^n / L``, independent), so this greedy choice finds ``need`` round bits exactly when some set of
-    ``need`` does: a refusal here means no split of this kind exists.  And a valid ``R`` always has a
-    layout: ``lane_space_design``'s offset space holds ``L`` and completes ``span(R)``."""
+    sides of the flattened problem (``ConversionContext.problem``; a broadcast bit, a zero column, is
+    none), and the round vectors together meet ``L``, the span of both sides' lane and warp vectors, in 0
+    only (``_valid_rounds``).  Those sets are the independent sets of a matroid (the common columns'
+    images in ``F^n / L``, independent), so this greedy choice finds ``need`` round bits exactly when some
+    set of ``need`` does: a refusal here means no split of this kind exists.  And a valid ``R`` always has
+    a layout: ``lane_space_design``'s offset space holds ``L`` and completes ``span(R)``."""
     prob, element_bytes, budget = ctx.problem, ctx.element_bytes, ctx.lds_budget_bytes
     n = prob.n_tensor_bits
     reps: list[int] = []
