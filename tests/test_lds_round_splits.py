@@ -11,15 +11,17 @@ whose every offered layout left a lane or warp vector outside its offset space (
 
 from __future__ import annotations
 
+import json
 import random
-
-import pytest
 
 from linlayout import LayoutError, LinearLayout, f2
 from linlayout.synth import lds_path
 from linlayout.synth.context import ConversionContext
 from linlayout.synth.convert import plan_conversion
+from linlayout.synth.emulator import verify
+from linlayout.synth.plan import Plan
 
+from convert_checker import check_certificate
 from random_layouts import ELEMENT_BITS, TARGETS, RandomPicks, layout_problem
 
 
@@ -46,8 +48,9 @@ def _problems(n: int, seed: int):
 
 def test_every_conversion_with_a_round_split_gets_a_verified_lds_plan():
     """1,500 random problems (293 with a round split, 9 of which every layout but
-    ``lane_space_design``'s refused): a plan where a split exists, within the budget and verified on the
-    emulator.  Where none does the conversion is refused for want of one, or (sm_90) planned through a
+    ``lane_space_design``'s refused): a plan where a split exists, within the budget, verified on the
+    emulator and above its lower bound (the spare layout's plans also pass the independent certificate
+    checker and verify again from their certificates).  Where none does the conversion is refused for want of one, or (sm_90) planned through a
     ``movmatrix`` stage, whose staged conversion has one."""
     split = spare = 0
     for src, dst, arch, bits, budget, ok in _problems(1500, 0):
@@ -61,8 +64,12 @@ def test_every_conversion_with_a_round_split_gets_a_verified_lds_plan():
             continue
         plan = plan_conversion(src, dst, arch, bits, lds_budget_bytes=budget, strategy="lds")
         assert plan.verified and plan.lds_bytes <= budget, (arch, bits, budget)
+        assert plan.lower_bound["cost"] <= plan.cost + 1e-6, (plan.lower_bound, plan.cost)
         split += 1
-        spare += any("every lane and warp vector" in note for note in plan.notes)
+        if any("every lane and warp vector" in note for note in plan.notes):  # the spare layout's plan
+            spare += 1
+            cert = json.loads(plan.dumps())
+            assert check_certificate(cert)[0] and verify(Plan.from_certificate(cert)).ok
     assert split >= 250 and spare >= 5, (split, spare)
 
 
