@@ -14,6 +14,8 @@ from __future__ import annotations
 import json
 import random
 
+import needs
+
 from linlayout import LayoutError, LinearLayout, f2
 from linlayout.synth import lds_path
 from linlayout.synth.context import ConversionContext
@@ -128,3 +130,13 @@ def test_a_movmatrix_end_without_a_round_split_leaves_the_conversion_its_plans()
                        [("dim0", 512), ("dim1", 2)])
     plan = plan_conversion(src, dst, "sm_90", 8, lds_budget_bytes=256, strategy="lds")
     assert plan.verified and plan.lds_bytes <= 256
+
+
+@needs.mlir
+def test_the_spare_layout_s_plan_compiles_and_interprets():
+    """``_lane_in_round_case``'s plan lowered: the interpreter's tile is the expected one and the emulator's,
+    and the ISA has the plan's counts (tests/test_emit_conversion.check_kernel)."""
+    from test_emit_conversion import check_kernel
+
+    ctx = _lane_in_round_case()
+    check_kernel(plan_conversion(ctx.problem.src, ctx.problem.dst, "gfx950", 8, lds_budget_bytes=512, strategy="lds"))
