@@ -299,11 +299,13 @@ def test_a_bare_room_name_is_the_package_s_room():
         import kernels
         import synth.lds_path as lds_path
         import linlayout.synth.lds_path
+        import synth.steps.lds
         print(synth.cost is linlayout.synth.cost, span is sys.modules["linlayout.synth.span"],
               emit is linlayout.lowering.emit, kernels is sys.modules["linlayout.kernels"],
-              lds_path is linlayout.synth.lds_path, synth.cost.__spec__.name, synth.cost.__name__)
+              lds_path is linlayout.synth.lds_path, synth.steps.lds is sys.modules["linlayout.synth.steps.lds"],
+              synth.cost.__spec__.name, synth.cost.__name__)
     """)
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
                          env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert run.returncode == 0, run.stderr
-    assert run.stdout.split() == ["True"] * 5 + ["linlayout.synth.cost"] * 2
+    assert run.stdout.split() == ["True"] * 6 + ["linlayout.synth.cost"] * 2
