@@ -133,14 +133,15 @@ def lane_space_design(ctx: ConversionContext, side: str) -> LdsDesign:
     since ``P`` lies outside ``span(L + R)`` and ``L`` outside ``span(R)``); then the unit vectors
     completing ``P + L + R`` (f2.complement).  So ``O ⊇ L`` and ``O ⊕ span(R) = F^n``: every lane and warp
     vector has no round component and each register picks its round by its own round component.
-    Unswizzled (bank conflicts as they fall): it is offered beside the others (``designs``) and the cost
-    model ranks it with them."""
+    Unswizzled (bank conflicts as they fall): a spare of the design pool (``designs``, ``DesignPool``),
+    listed only where every other layout is refused, so it changes no plan another layout gives."""
     prob = ctx.problem
     reps = _round_bits(ctx)
     others = [c for cols in (prob.src_cols, prob.dst_cols) for k in ("lane", "warp") for c in cols[k] if c]
     prefix: list[int] = []
+    widest = (16 // ctx.element_bytes).bit_length() - 1  # vector bits of a 16-byte access
     for c in prob.src_cols["register"] if side == "src" else prob.dst_cols["register"]:
-        if len(prefix) == (16 // ctx.element_bytes).bit_length() - 1 or not c or f2.in_span(prefix + others + reps, c):
+        if len(prefix) == widest or not c or f2.in_span(prefix + others + reps, c):
             break
         prefix.append(c)
     lanes = f2.complement(prefix + reps, prob.n_tensor_bits, others)
@@ -918,7 +919,7 @@ def designs(ctx: ConversionContext) -> "DesignPool":
         out += [_Deferred(lambda d=d: d, *_prefix_bounds(ctx, lambda d=d: _whole_prefix(d)))
                 for d in _fewest_terms(ctx, synthesized)]
         # rounds: the layouts whose offset space holds every lane and warp vector, where every other is refused
-        spares = [lane_space_design(ctx, side) for side in ("src", "dst")] if synthesized.n_rep_bits else []
+        spares = tuple(lane_space_design(ctx, side) for side in ("src", "dst")) if synthesized.n_rep_bits else ()
         design_cache[key] = DesignPool(ctx, out, spares)
     return design_cache[key]
 
@@ -1064,7 +1065,7 @@ class DesignPool:
     that they change no plan that the others give."""
 
     def __init__(self, ctx: ConversionContext, entries: list[LdsDesign | _Deferred],
-                 spares: list[LdsDesign] = ()) -> None:
+                 spares: tuple[LdsDesign, ...] = ()) -> None:
         self.ctx = ctx
         self.accesses: dict[int, list[LdsAccesses]] = {}
         self.deferred = {i: e for i, e in enumerate(entries) if isinstance(e, _Deferred)}

@@ -1127,8 +1127,8 @@ def _rep_choices(w: _Side, r: _Side, n: int, element_bits: int, budget: int | No
         if f2.rank(wr) == n - need and f2.rank(wr + trial) == n and f2.rank(wr + rr) == f2.rank(wr):
             out.append(trial)
     if not out:
-        raise NoSharedLayout(f"the tile needs {(1 << n) * element_bits // 8} bytes; fitting {budget} bytes needs {need} "
-                          f"register bits common to writer and reader as rounds, and no such set qualifies")
+        raise NoSharedLayout(f"the tile needs {(1 << n) * element_bits // 8} bytes; fitting {budget} bytes needs "
+                             f"{need} register bits common to writer and reader as rounds, and no such set qualifies")
     return out
 
 

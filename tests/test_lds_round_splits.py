@@ -52,8 +52,8 @@ def test_every_conversion_with_a_round_split_gets_a_verified_lds_plan():
     """1,500 random problems (293 with a round split, 9 of which every layout but
     ``lane_space_design``'s refused): a plan where a split exists, within the budget, verified on the
     emulator and above its lower bound (the spare layout's plans also pass the independent certificate
-    checker and verify again from their certificates).  Where none does the conversion is refused for want of one, or (sm_90) planned through a
-    ``movmatrix`` stage, whose staged conversion has one."""
+    checker and verify again from their certificates).  Where none does the conversion is refused for want
+    of one, or (sm_90) planned through a ``movmatrix`` stage, whose staged conversion has one."""
     split = spare = 0
     for src, dst, arch, bits, budget, ok in _problems(1500, 0):
         if not ok:
