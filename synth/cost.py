@@ -74,7 +74,7 @@ from .hazards import hazard_nops, valu_delays
 from .lane_choices import ChoicePlan, lanes_condition
 from .lane_arith import least_tables_valu, linear_columns, program_family, row_table, tables_valu
 from .steps import dwords_per_slot, slots_per_dword
-from .steps.lds import missing_transpose_load
+from .steps.lds import OFFSET_LIMIT, missing_transpose_load
 from .vgpr_tuples import VgprTuples
 
 __all__ = ["AddressRegisters", "bpermute_address_valu",
@@ -804,13 +804,38 @@ def least_address_valu(target) -> int:
 def bpermute_address_valu(tables, arch: str) -> int:
     """``valu_bpermute_addr`` of ``estimate_overhead``: the instructions forming the distinct
     ``ds_bpermute`` byte-address tables ``tables`` (warp 0's ``[lanes]`` arrays, negative where no
-    lane reads: don't-care) on ``arch``, one op program for them all (lane_arith.tables_valu); on PTX
-    targets (``shfl`` source-lane registers) BPERMUTE_ADDR_VALU each."""
+    lane reads: don't-care) on ``arch``, one op program for them all (lane_arith.tables_valu); a table
+    that an earlier one plus a constant in ``[0, OFFSET_LIMIT)`` gives on its lanes that read costs
+    nothing (the lowering's ``PlanEmitter.bpermute_address``: LLVM folds the constant into the
+    instruction's 16-bit ``offset:``); on PTX targets (``shfl`` source-lane registers)
+    BPERMUTE_ADDR_VALU each."""
     if get_target(arch).lds_isa == "ptx":
         return BPERMUTE_ADDR_VALU * len(tables)
-    rows = [np.asarray(t, dtype=np.int64) for t in tables]
-    fits = tuple(row_table(r, None if (r >= 0).all() else r >= 0) for r in rows)
-    return tables_valu(program_family(arch), rows[0].shape[0].bit_length() - 1, fits) if rows else 0
+    fits, made = [], []  # the tables of the program; every register's table on all lanes
+    for t in tables:
+        row = np.asarray(t, dtype=np.int64)
+        defined = row >= 0
+        if any(_uniform_offset(row - m, defined) for m in made):
+            continue
+        fit = row_table(row, None if defined.all() else defined)
+        fits.append(fit)
+        made.append(np.where(defined, row, 0) if fit is None else _affine_row(*fit, row.shape[0]))
+    return tables_valu(program_family(arch), len(tables[0]).bit_length() - 1, tuple(fits)) if fits else 0
+
+
+def _uniform_offset(diff: np.ndarray, defined: np.ndarray) -> bool:
+    """Is ``diff`` one constant in ``[0, OFFSET_LIMIT)`` on the ``defined`` lanes (a DS offset field's)?"""
+    d = diff[defined]
+    return d.size == 0 or (0 <= d[0] < OFFSET_LIMIT and bool((d == d[0]).all()))
+
+
+def _affine_row(const: int, cols, lanes: int) -> np.ndarray:
+    """The ``[lanes]`` values ``const ^ XOR_{b: l_b = 1} cols[b]`` of a GF(2)-affine lane table."""
+    lane = np.arange(lanes)
+    out = np.full(lanes, const, dtype=np.int64)
+    for b, col in enumerate(cols):
+        out ^= np.where((lane >> b) & 1, col, 0)
+    return out
 
 
 def tuple_copies(dwords: list[int], fresh: set[int], tuple_dwords=SRC_TUPLE_DWORDS) -> int:
