@@ -72,7 +72,7 @@ from linlayout.hw.targets import get_target
 from . import banks
 from .hazards import hazard_nops, valu_delays
 from .lane_choices import ChoicePlan, lanes_condition
-from .lane_arith import least_tables_valu, linear_columns, program_family, row_table, tables_valu
+from .lane_arith import fit_affine, least_tables_valu, linear_columns, program_family, tables_valu
 from .steps import dwords_per_slot, slots_per_dword
 from .steps.lds import OFFSET_LIMIT, missing_transpose_load
 from .vgpr_tuples import VgprTuples
@@ -801,41 +801,43 @@ def least_address_valu(target) -> int:
     return PTX_ADDR_BASE_VALU if target.lds_isa == "ptx" else 1
 
 
-def bpermute_address_valu(tables, arch: str) -> int:
+def bpermute_address_valu(tables, arch: str, num_warps: int = 1) -> int:
     """``valu_bpermute_addr`` of ``estimate_overhead``: the instructions forming the distinct
-    ``ds_bpermute`` byte-address tables ``tables`` (warp 0's ``[lanes]`` arrays, negative where no
-    lane reads: don't-care) on ``arch``, one op program for them all (lane_arith.tables_valu); a table
-    that an earlier one plus a constant in ``[0, OFFSET_LIMIT)`` gives on its lanes that read costs
-    nothing (the lowering's ``PlanEmitter.bpermute_address``: LLVM folds the constant into the
-    instruction's 16-bit ``offset:``); on PTX targets (``shfl`` source-lane registers)
+    ``ds_bpermute`` byte-address tables ``tables`` (each ``[lanes]`` or ``[warps, lanes]``, negative where
+    no lane reads: don't-care; ``num_warps`` warps) on ``arch``, as the lowering makes them
+    (linlayout.lowering.emit.lane_values, on every warp's table): a table that an earlier one plus a
+    constant in ``[0, OFFSET_LIMIT)`` gives on its lanes that read costs nothing (``PlanEmitter.
+    bpermute_address``: LLVM folds the constant into the instruction's 16-bit ``offset:``); the others are
+    one op program for their lane parts (lane_arith.tables_valu) and their warp parts as LLVM makes them
+    (``warp_part_ops``, as for LDS addresses).  On PTX targets (``shfl`` source-lane registers)
     BPERMUTE_ADDR_VALU each."""
     if get_target(arch).lds_isa == "ptx":
         return BPERMUTE_ADDR_VALU * len(tables)
-    fits, made = [], []  # the tables of the program; every register's table on all lanes
+    fits, parts, made = [], [], []  # the program's tables, their warp parts; every register's table
+    lanes = 0
     for t in tables:
-        row = np.asarray(t, dtype=np.int64)
-        defined = row >= 0
-        if any(_uniform_offset(row - m, defined) for m in made):
+        a = np.asarray(t, dtype=np.int64)
+        lanes = a.shape[-1]
+        a = np.broadcast_to(a if a.ndim == 2 else a[None, :], (num_warps, lanes))
+        defined = a >= 0
+        if any(_uniform_offset(a - m, defined) for m in made):
             continue
-        fit = row_table(row, None if defined.all() else defined)
-        fits.append(fit)
-        made.append(np.where(defined, row, 0) if fit is None else _affine_row(*fit, row.shape[0]))
-    return tables_valu(program_family(arch), len(tables[0]).bit_length() - 1, tuple(fits)) if fits else 0
+        aff = fit_affine(a, None if defined.all() else defined)
+        if aff is None:
+            fits.append(None)
+            made.append(np.where(defined, a, 0))
+            continue
+        fits.append((aff.const, aff.lane_cols))
+        parts.append(aff.warp_cols)
+        made.append(aff.evaluate(num_warps))
+    return (tables_valu(program_family(arch), lanes.bit_length() - 1, tuple(fits)) if fits else 0) + \
+        warp_part_ops(parts)
 
 
 def _uniform_offset(diff: np.ndarray, defined: np.ndarray) -> bool:
     """Is ``diff`` one constant in ``[0, OFFSET_LIMIT)`` on the ``defined`` lanes (a DS offset field's)?"""
     d = diff[defined]
     return d.size == 0 or (0 <= d[0] < OFFSET_LIMIT and bool((d == d[0]).all()))
-
-
-def _affine_row(const: int, cols, lanes: int) -> np.ndarray:
-    """The ``[lanes]`` values ``const ^ XOR_{b: l_b = 1} cols[b]`` of a GF(2)-affine lane table."""
-    lane = np.arange(lanes)
-    out = np.full(lanes, const, dtype=np.int64)
-    for b, col in enumerate(cols):
-        out ^= np.where((lane >> b) & 1, col, 0)
-    return out
 
 
 def tuple_copies(dwords: list[int], fresh: set[int], tuple_dwords=SRC_TUPLE_DWORDS) -> int:
@@ -1095,8 +1097,8 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
         st.note_setup(setup)
     ptx = target.lds_isa == "ptx"
     out = {
-        "valu_bpermute_addr": bpermute_address_valu([_warp0(a) for a in setup.bpermute_addresses.values()],
-                                                    plan.arch),
+        "valu_bpermute_addr": bpermute_address_valu(list(setup.bpermute_addresses.values()), plan.arch,
+                                                    plan.num_warps),
         "salu_vcc": VCC_SALU * len(setup.conditions),
         "salu_perm_selector": PERM_SELECTOR_SALU * len(setup.selectors),
         "valu_lane_selector": setup.choices.valu,
