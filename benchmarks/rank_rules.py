@@ -1,29 +1,56 @@
-"""Replays ranking rules over every candidate plan of the AMD baseline and corpus: how many cases each
-rule leaves above Triton in instructions, in modelled cycles, and in either.
+"""Replays ranking rules over every candidate plan of the AMD baseline, the AMD corpus and the wave32
+corpus: how many cases each rule leaves above Triton in instructions, in modelled cycles and in
+either, in the region and in the whole conversion.
 
-Usage: python benchmarks/rank_rules.py [--exponents 0,0.5,1] [--additive 0,3,10] [--ties 0.05,0.15]
-       [--every N] [--list] [--json]
+Usage: python benchmarks/rank_rules.py [--exponents 0,0.5,1] [--additive 1,3,10] [--windows 0,4,16]
+       [--ties 0.05,0.15] [--sets baseline,corpus,wave32] [--every N] [--list] [--json]
+       python benchmarks/rank_rules.py --uncovered [--sets ...] [--every N] [--json]
 
-Per case (the 48 baseline cases against Triton's counts; the corpus cases against Triton's whole
-conversion, ``linlayout.cli.bench.triton_whole_conversion`` without the load/store-line VALU, which
-plans have no counterpart of (the bench measures ours from compiled kernels), leaving out those without it and those
-whose Triton kernel needs more LDS than the target has), the packing orders of the bench's kernel
-(``linlayout.synth.packing.packing_candidates``) are planned with ``candidate_plans(...,
-objective="concurrent", prune=False)`` for the kernel's src and dst VGPR tuples, as the bench's
-``kernel_plan`` plans them (``packing_plans``): every candidate, built and priced.  Each candidate carries
-what a rule sees, its planned cost (the ``concurrent`` value) and its instructions with setup, and
-what the goal measures, its instruction count as the ISA would count it without setup
-(``plan_isa_counts`` less the VALU and SALU setup, which Triton's counted region leaves out too) and
-that count priced as an instruction mix (``linlayout.synth.cost.mix_cost``, as the bench prices
-Triton's counts).  These are the plan's counts, not a compiled kernel's, so a case can differ from
-``linlayout bench conversions`` where LLVM counts differently.
+Rerun and compare: ``python benchmarks/rank_rules.py > a.md`` on each tree (about 20 s; the default
+grid is the one docs/conversions.md section 5 quotes).
 
-A rule ranks a case's candidates by a value of (cost, instructions ``n``): the ratio form
-``cost * n ** e`` (``--exponents``; the planner's ``CostModel.rank_value``, with ``e`` 1/2 under
-``concurrent``) or the additive form ``cost + c * n`` (``--additive``, ``c`` cycles per
-instruction).  As the planner does, within each order the candidates within the tie fraction
-(``--ties``) of the least value go by fewest instructions, then no LDS, then the latency value, and
-across the orders the first plans by value, near ties by fewest instructions, then cost.
+Per case (the 48 baseline cases against Triton's counts; the corpus cases, AMD
+(benchmarks/data/triton_amd_corpus.json) and wave32 (benchmarks/data/triton_wave32_corpus.json),
+against Triton's whole conversion, ``linlayout.cli.bench.triton_whole_conversion``, leaving out those
+without it and those whose Triton kernel needs more LDS than the target has), the packing orders of the bench's kernel (``linlayout.synth.packing.packing_candidates``) are
+planned with ``candidate_plans(..., objective="concurrent", prune=False)`` for the kernel's src and
+dst VGPR tuples, as the bench's ``kernel_plan`` plans them (``packing_plans``): every candidate, built
+and priced.  Each candidate carries what a rule sees, its planned cost (the ``concurrent`` value)
+and its instructions with setup, and what the goal measures, in two measures:
+
+* *region*: its instruction count as the ISA would count it without setup (``plan_isa_counts``
+  less the VALU and SALU setup, which Triton's counted region leaves out too), against Triton's
+  whole conversion without the load/store-line VALU;
+* *whole*: the same with the estimated setup (``plan_isa_counts``), against Triton's whole conversion
+  with that VALU (``triton_whole_conversion``'s default), as the bench's whole conversion compares
+  them; corpora only.  Ours is taken to have no load/store-line VALU, which the plans cannot tell
+  (the compiled kernels have none beyond the identity kernels' in 657 of the 691 AMD corpus cases
+  and 598 of the 615 wave32 ones at ``43033db``);
+
+each also priced as an instruction mix (``linlayout.synth.cost.mix_cost``, as the bench prices
+Triton's counts).  These are the plans' counts, not a compiled kernel's, so a case can differ from
+``linlayout bench conversions`` where LLVM counts differently (the setup most of all).
+
+Rules (``Rule``): a value of (cost, instructions with setup ``n``) ranks a case's candidates -- the
+ratio form ``cost * n ** e`` (``--exponents``; the planner's ``CostModel.rank_value``), the additive
+form ``cost + c * n`` (``--additive``, ``c`` cycles per instruction) -- or the window rule
+(``--windows k``): the least cost among the candidates within ``k`` instructions of the fewest, a
+lexicographic rule (``k`` 0: fewest instructions, then cost; no ``k``: cost alone).  As the planner
+does, within each packing order the candidates within the tie fraction (``--ties``) of the least
+value go by fewest instructions, then no LDS, then the latency value (``convert._rank``), and across
+the orders the first plans by value, near ties by fewest instructions, then cost
+(``cost.near_best``); the window rule picks the same way at both levels.
+
+Prints a Markdown table per set (``cases over Triton: instructions / cycles / either``, the
+instructions of the picks summed, the geometric mean of ours/Triton's), then a summary, a row per
+rule: the corpora's cases over in either measure in the region, and in the region or the whole
+conversion (``any``: the score docs/conversions.md ranks the rules by), and the baseline's; the
+planner's own rule is marked ``*``.  With ``--list``, every case each rule leaves over.
+
+With ``--uncovered`` (no rules replayed): the cases no candidate covers, those where no candidate is at
+or under Triton in both counts (instructions and modelled cycles) in every measure, so that no ranking
+rule can meet the goal; per case Triton's counts, per measure the candidate of fewest instructions and
+the one of fewest cycles, and the candidate nearest to covering (``uncovered``).
 """
 
 from __future__ import annotations
@@ -34,6 +61,7 @@ import math
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -45,42 +73,52 @@ from linlayout.dtypes import dtype_bits  # noqa: E402
 from linlayout.lowering.emit.conversion_kernel import contiguous_registers, source_tuples  # noqa: E402
 from linlayout.lowering.plan_counts import plan_isa_counts  # noqa: E402
 from linlayout.synth.convert import candidate_plans  # noqa: E402
-from linlayout.synth.cost import cost_model, mix_cost, rank_value, tie_limit  # noqa: E402
+from linlayout.synth.cost import (CONCURRENT_INSTRUCTION_EXPONENT, CONCURRENT_TIE_FRACTION, cost_model,  # noqa: E402
+                                  mix_cost, rank_value, tie_limit)
 from linlayout.synth.packing import packing_candidates, with_register_order  # noqa: E402
 
 DATA = REPO / "benchmarks" / "data"
-SETS = {"baseline": DATA / "triton_amd_baseline.json", "corpus": DATA / "triton_amd_corpus.json"}
+SETS = {"baseline": DATA / "triton_amd_baseline.json", "corpus": DATA / "triton_amd_corpus.json",
+        "wave32": DATA / "triton_wave32_corpus.json"}
+CORPORA = ("corpus", "wave32")  # the sets compared with Triton's whole conversion
+MEASURES = ("region", "whole")
 OBJECTIVE = "concurrent"
 
 
 @dataclass(frozen=True)
 class Candidate:
     """One candidate plan as a rule sees it (``cost``, ``instructions`` with setup, ``uses_lds``,
-    ``latency``) and as the goal measures it (``isa_instructions``, ``mix_cycles``); ``order`` is the
-    index of its packing order."""
+    ``latency``) and as the goal measures it (``counted``: per measure, its ISA instructions and
+    their mix cycles, ``region`` without setup, ``whole`` with it); ``order`` is the index of its
+    packing order."""
 
     order: int
     cost: float
     instructions: int
     uses_lds: bool
     latency: float
-    isa_instructions: int
-    mix_cycles: float
+    counted: dict  # measure -> (instructions, mix cycles)
 
 
 @dataclass(frozen=True)
 class Case:
-    """A case's name, set, Triton's instructions and modelled cycles, and its candidates."""
+    """A case's name, set, Triton's instructions and modelled cycles per measure (``triton``:
+    measure -> (instructions, cycles)), and its candidates."""
 
     name: str
     set_name: str
-    triton_instructions: int
-    triton_cycles: float
+    triton: dict
     candidates: tuple[Candidate, ...]
 
-    def over(self, c: Candidate) -> tuple[bool, bool]:
-        """Is ``c`` above Triton in instructions, in modelled cycles?"""
-        return c.isa_instructions > self.triton_instructions, c.mix_cycles > self.triton_cycles + 1e-9
+    @property
+    def measures(self) -> tuple[str, ...]:
+        """The measures compared: the baseline's Triton counts are a region only."""
+        return tuple(self.triton)
+
+    def over(self, c: Candidate, measure: str = "region") -> tuple[bool, bool]:
+        """Is ``c`` above Triton in instructions, in modelled cycles, in ``measure``?"""
+        (n, cycles), (triton_n, triton_cycles) = c.counted[measure], self.triton[measure]
+        return n > triton_n, cycles > triton_cycles + 1e-9
 
 
 def region_counts(plan) -> dict[str, int]:
@@ -118,75 +156,159 @@ def packing_plans(case: dict, objective: str = OBJECTIVE):
 def load_case(case: dict, set_name: str) -> Case | None:
     """The case with every candidate of every packing order (``packing_plans``; None where Triton has
     no whole conversion to compare with, or the planner refuses every order)."""
-    triton = case["triton"] if set_name == "baseline" else triton_whole_conversion(case, outside_valu=False)
-    if triton is None or triton_exceeds_target_lds(case):
+    baseline = set_name == "baseline"
+    triton = {"region": case["triton"] if baseline else triton_whole_conversion(case, outside_valu=False)}
+    if triton["region"] is None or triton_exceeds_target_lds(case):
         return None
+    if not baseline:
+        triton["whole"] = triton_whole_conversion(case)
     element_bits, arch = dtype_bits(case["dtype"]), case["arch"]
     model = cost_model(arch, OBJECTIVE)
     candidates, lane_bytes = [], None
     for index, plan in packing_plans(case):
         lane_bytes = (plan.slots_in * element_bits // 8, plan.slots_out * element_bits // 8)
-        counts = region_counts(plan)
+        counts = {"region": region_counts(plan), "whole": plan_isa_counts(plan)}
+        counted = {m: (counts[m]["total"], mix_cost(model, counts[m], *lane_bytes)[f"{OBJECTIVE}_value"])
+                   for m in triton}
         candidates.append(Candidate(index, plan.cost, plan.total_with_overhead(), plan.lds_bytes > 0,
-                                    plan.cost_detail.get("latency_value", 0.0), counts["total"],
-                                    mix_cost(model, counts, *lane_bytes)[f"{OBJECTIVE}_value"]))
+                                    plan.cost_detail.get("latency_value", 0.0), counted))
     if not candidates:
         return None
     name = f"{case['name']} {arch} {case['dtype']} {case.get('num_warps', '')}".strip()
-    return Case(name, set_name, int(triton["total"]), mix_cost(model, triton, *lane_bytes)[f"{OBJECTIVE}_value"],
-                tuple(candidates))
+    return Case(name, set_name, {m: (int(t["total"]), mix_cost(model, t, *lane_bytes)[f"{OBJECTIVE}_value"])
+                                 for m, t in triton.items()}, tuple(candidates))
 
 
-def ratio_rule(exponent: float):
-    """The rank value ``cost * n ** exponent``."""
-    return lambda c: rank_value(c.cost, c.instructions, exponent)
+@dataclass(frozen=True)
+class Rule:
+    """A ranking rule: ``value`` of a candidate among ``candidates`` (least first; infinite: never
+    first unless all are), named ``name``."""
+
+    name: str
+    value: Callable[[Candidate, list[Candidate]], float]
 
 
-def additive_rule(cycles_per_instruction: float):
+def ratio_rule(exponent: float) -> Rule:
+    """The rank value ``cost * n ** exponent`` (``CostModel.rank_value``)."""
+    return Rule(f"cost*n^{exponent:g}", lambda c, _: rank_value(c.cost, c.instructions, exponent))
+
+
+def additive_rule(cycles_per_instruction: float) -> Rule:
     """The value ``cost + cycles_per_instruction * n``."""
-    return lambda c: c.cost + cycles_per_instruction * c.instructions
+    return Rule(f"cost+{cycles_per_instruction:g}n", lambda c, _: c.cost + cycles_per_instruction * c.instructions)
 
 
-def _first(candidates: list[Candidate], value, tie_fraction: float, then) -> Candidate:
+def window_rule(window: int) -> Rule:
+    """The cost of the candidates within ``window`` instructions of the fewest among them, infinite for
+    the others: the least cost of those comes first."""
+    def value(c: Candidate, candidates: list[Candidate]) -> float:
+        return c.cost if c.instructions <= min(x.instructions for x in candidates) + window else math.inf
+    return Rule(f"window {window:g}", value)
+
+
+def _first(candidates: list[Candidate], rule: Rule, tie_fraction: float, then) -> Candidate:
     """The first candidate: least value; near ties (within its tie limit, ``cost.tie_limit``) by
     fewest instructions, then by ``then``."""
-    tie = tie_limit(min(value(c) for c in candidates), tie_fraction)
-    return min(candidates, key=lambda c: (value(c) > tie, c.instructions, then(c)))
+    values = {id(c): rule.value(c, candidates) for c in candidates}
+    tie = tie_limit(min(values.values()), tie_fraction)
+    return min(candidates, key=lambda c: (values[id(c)] > tie, c.instructions, then(c)))
 
 
-def choose(case: Case, value, tie_fraction: float) -> Candidate:
+def choose(case: Case, rule: Rule, tie_fraction: float) -> Candidate:
     """The plan a rule picks, as the planner picks: the first of each packing order (near ties then
     without LDS, then by latency: ``convert._rank``), then the first of those (near ties then by cost:
     ``cost.near_best``)."""
     by_order: dict[int, list[Candidate]] = {}
     for c in case.candidates:
         by_order.setdefault(c.order, []).append(c)
-    firsts = [_first(cs, value, tie_fraction, lambda c: (c.uses_lds, c.latency)) for cs in by_order.values()]
-    return _first(firsts, value, tie_fraction, lambda c: c.cost)
+    firsts = [_first(cs, rule, tie_fraction, lambda c: (c.uses_lds, c.latency)) for cs in by_order.values()]
+    return _first(firsts, rule, tie_fraction, lambda c: c.cost)
 
 
-def replay(cases: list[Case], value, tie_fraction: float) -> dict:
-    """Per set: cases over Triton in instructions, in cycles, in either; total instructions; geometric
-    mean of ours/Triton's instructions; and the cases over."""
-    out = {s: {"instructions_over": 0, "cycles_over": 0, "either_over": 0, "instructions": 0, "log_sum": 0.0,
-               "counted": 0, "cases_over": []} for s in SETS}
+def replay(cases: list[Case], rule: Rule, tie_fraction: float, sets=tuple(SETS)) -> dict:
+    """Per set and measure: cases over Triton in instructions, in cycles, in either; the picks'
+    instructions summed; the geometric mean of ours/Triton's instructions; the cases over.  Per set,
+    ``any_over``: cases over in either measure, region or whole."""
+    out = {s: {m: {"instructions_over": 0, "cycles_over": 0, "either_over": 0, "instructions": 0,
+                   "log_sum": 0.0, "counted": 0} for m in (MEASURES if s in CORPORA else ("region",))}
+           for s in sets}
+    for s in sets:
+        out[s].update(any_over=0, cases_over=[])
     for case in cases:
-        c = choose(case, value, tie_fraction)
-        over_n, over_c = case.over(c)
-        row = out[case.set_name]
-        row["instructions_over"] += over_n
-        row["cycles_over"] += over_c
-        row["either_over"] += over_n or over_c
-        row["instructions"] += c.isa_instructions
-        if c.isa_instructions and case.triton_instructions:
-            row["log_sum"] += math.log(c.isa_instructions / case.triton_instructions)
-            row["counted"] += 1
-        if over_n or over_c:
-            row["cases_over"].append(f"{case.name}: {c.isa_instructions} vs {case.triton_instructions} instructions, "
-                                     f"{c.mix_cycles:.0f} vs {case.triton_cycles:.0f} cycles")
-    for row in out.values():
-        row["geomean"] = round(math.exp(row.pop("log_sum") / max(row.pop("counted"), 1)), 3)
+        c = choose(case, rule, tie_fraction)
+        lines = []
+        for measure in case.measures:
+            over_n, over_c = case.over(c, measure)
+            row = out[case.set_name][measure]
+            row["instructions_over"] += over_n
+            row["cycles_over"] += over_c
+            row["either_over"] += over_n or over_c
+            n, cycles = c.counted[measure]
+            row["instructions"] += n
+            if n and case.triton[measure][0]:
+                row["log_sum"] += math.log(n / case.triton[measure][0])
+                row["counted"] += 1
+            if over_n or over_c:
+                triton_n, triton_cycles = case.triton[measure]
+                lines.append(f"{measure} {n} vs {triton_n} instructions, {cycles:.0f} vs {triton_cycles:.0f} cycles")
+        if lines:
+            out[case.set_name]["any_over"] += 1
+            out[case.set_name]["cases_over"].append(f"{case.name}: " + "; ".join(lines))
+    for s in sets:
+        for m in MEASURES:
+            if m in out[s]:
+                row = out[s][m]
+                row["geomean"] = round(math.exp(row.pop("log_sum") / max(row.pop("counted"), 1)), 3)
     return out
+
+
+def covers(case: Case, c: Candidate) -> bool:
+    """Is ``c`` at or under Triton in both counts in every measure of ``case``?"""
+    return not any(any(case.over(c, m)) for m in case.measures)
+
+
+def excess(case: Case, c: Candidate) -> float:
+    """The largest ratio of ``c``'s counts to Triton's over the counts and measures of ``case`` (at most
+    1 where ``c`` covers it; Triton's counts taken as at least 1)."""
+    return max(x / max(t, 1) for m in case.measures for x, t in zip(c.counted[m], case.triton[m]))
+
+
+def uncovered(cases: list[Case]) -> list[dict]:
+    """The cases no candidate covers (``covers``): per case its set, name, and per measure Triton's
+    (instructions, cycles), the least-instruction candidate's and the least-cycle candidate's (each
+    the other count as the tie-break); ``nearest``: per measure the counts of the candidate of least
+    ``excess``."""
+    out = []
+    for case in cases:
+        if any(covers(case, c) for c in case.candidates):
+            continue
+        near = min(case.candidates, key=lambda c: excess(case, c))
+        row = {"set": case.set_name, "name": case.name,
+               "nearest": {m: [near.counted[m][0], round(near.counted[m][1], 1)] for m in case.measures}}
+        for m in case.measures:
+            fewest = min(case.candidates, key=lambda c: c.counted[m])
+            cheapest = min(case.candidates, key=lambda c: c.counted[m][::-1])
+            row[m] = {"triton": [case.triton[m][0], round(case.triton[m][1], 1)],
+                      "fewest_instructions": [fewest.counted[m][0], round(fewest.counted[m][1], 1)],
+                      "fewest_cycles": [cheapest.counted[m][0], round(cheapest.counted[m][1], 1)]}
+        out.append(row)
+    return out
+
+
+def _print_uncovered(rows: list[dict], counts: dict) -> None:
+    print(f"cases: {', '.join(f'{s} {n}' for s, n in counts.items())}; no candidate at or under Triton in "
+          f"both counts in every measure: {len(rows)} (" +
+          ", ".join(f"{s} {sum(r['set'] == s for r in rows)}" for s in counts) + ")")
+    print("cells: instructions / cycles of Triton; of our candidate of fewest instructions; of fewest cycles; "
+          "nearest: the candidate of least excess over Triton's counts, region; whole\n")
+    print("| set | case | region: Triton, fewest n, fewest cycles | whole: Triton, fewest n, fewest cycles | nearest |")
+    print("|---|---|---|---|---|")
+    for r in rows:
+        cells = [", ".join(f"{n} / {c:g}" for n, c in (r[m]["triton"], r[m]["fewest_instructions"],
+                                                      r[m]["fewest_cycles"])) if m in r else "-"
+                 for m in MEASURES]
+        near = "; ".join(f"{n} / {c:g}" for n, c in r["nearest"].values())
+        print(f"| {r['set']} | {r['name']} | " + " | ".join(cells) + f" | {near} |")
 
 
 def _numbers(text: str) -> list[float]:
@@ -196,42 +318,85 @@ def _numbers(text: str) -> list[float]:
         raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of numbers") from None
 
 
+def _sets(text: str) -> list[str]:
+    names = [x for x in text.split(",") if x]
+    if not names or any(x not in SETS for x in names):
+        raise argparse.ArgumentTypeError(f"{text!r}: the sets are {', '.join(SETS)}")
+    return names
+
+
+def _cell(row: dict) -> str:
+    return f"{row['instructions_over']} / {row['cycles_over']} / {row['either_over']}"
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = ScriptParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--exponents", type=_numbers, default=[0.0, 0.5, 1.0])
-    ap.add_argument("--additive", type=_numbers, default=[1.0, 3.0, 10.0])
+    ap.add_argument("--exponents", type=_numbers, default=[0.0, 0.2, 0.3, 0.4, 0.5, 0.55, 0.6, 0.7, 1.0])
+    ap.add_argument("--additive", type=_numbers, default=[1.0, 2.0, 3.0, 5.0, 7.0, 10.0, 20.0])
+    ap.add_argument("--windows", type=_numbers, default=[0.0, 2.0, 4.0, 8.0, 16.0])
     ap.add_argument("--ties", type=_numbers, default=[0.05])
+    ap.add_argument("--sets", type=_sets, default=list(SETS), help="comma-separated: " + ", ".join(SETS))
     ap.add_argument("--every", type=int, default=1, help="every N-th case of each set")
     ap.add_argument("--list", action="store_true", help="also list the cases each rule leaves over Triton")
+    ap.add_argument("--uncovered", action="store_true",
+                    help="list the cases no candidate covers (at or under Triton in both counts and measures)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     if args.every < 1:
         ap.error(f"--every {args.every} must be at least 1")
     if any(tie < 0 for tie in args.ties):
         ap.error(f"--ties {args.ties}: a tie fraction is at least 0")
-    cases = [c for set_name, path in SETS.items()
-             for raw in json.loads(path.read_text())["cases"][::args.every]
+    if any(w < 0 for w in args.windows):
+        ap.error(f"--windows {args.windows}: a window is at least 0 instructions")
+    sets = tuple(args.sets)
+    cases = [c for set_name in sets
+             for raw in json.loads(SETS[set_name].read_text())["cases"][::args.every]
              if (c := load_case(raw, set_name)) is not None]
-    rules = [(f"cost*n^{e:g}", ratio_rule(e)) for e in args.exponents] + \
-            [(f"cost+{c:g}n", additive_rule(c)) for c in args.additive]
-    results = [{"rule": name, "tie_fraction": tie, **replay(cases, value, tie)} for name, value in rules
+    counts = {s: sum(c.set_name == s for c in cases) for s in sets}
+    if args.uncovered:
+        rows = uncovered(cases)
+        if args.json:
+            print(json.dumps({"cases": counts, "uncovered": rows}, indent=1))
+        else:
+            _print_uncovered(rows, counts)
+        return 0
+    planners = (ratio_rule(CONCURRENT_INSTRUCTION_EXPONENT).name, CONCURRENT_TIE_FRACTION)
+    rules = [ratio_rule(e) for e in args.exponents] + [additive_rule(c) for c in args.additive] + \
+            [window_rule(w) for w in args.windows]
+    results = [{"rule": rule.name, "tie_fraction": tie, **replay(cases, rule, tie, sets)} for rule in rules
                for tie in args.ties]
     if args.json:
-        print(json.dumps({"cases": {s: sum(c.set_name == s for c in cases) for s in SETS}, "rules": results},
-                         indent=1))
+        print(json.dumps({"cases": counts, "rules": results}, indent=1))
         return 0
-    print(f"cases: {', '.join(f'{s} {sum(c.set_name == s for c in cases)}' for s in SETS)}")
-    print("| rule | tie | " + " | ".join(f"{s}: over in instructions / cycles / either, instructions, geomean"
-                                           for s in SETS) + " |")
-    print("|---|---:|" + "---|" * len(SETS))
-    for r in results:
-        cells = [f"{r[s]['instructions_over']} / {r[s]['cycles_over']} / {r[s]['either_over']}, "
-                 f"{r[s]['instructions']}, {r[s]['geomean']}" for s in SETS]
-        print(f"| {r['rule']} | {r['tie_fraction']:g} | " + " | ".join(cells) + " |")
+    print(f"cases: {', '.join(f'{s} {n}' for s, n in counts.items())}; the planner's rule marked *")
+    print("cells: cases over Triton in instructions / cycles / either; the picks' instructions; geomean")
+
+    def label(r: dict) -> str:
+        return r["rule"] + ("*" if (r["rule"], r["tie_fraction"]) == planners else "")
+
+    for s in sets:
+        measures = MEASURES if s in CORPORA else ("region",)
+        print(f"\n{s}:\n\n| rule | tie | " + " | ".join(f"{m} over" for m in measures) + " | any over | " +
+              " | ".join(f"{m} instructions, geomean" for m in measures) + " |")
+        print("|---|---:|" + "---|" * (2 * len(measures) + 1))
+        for r in results:
+            print(f"| {label(r)} | {r['tie_fraction']:g} | " + " | ".join(_cell(r[s][m]) for m in measures) +
+                  f" | {r[s]['any_over']} | " +
+                  " | ".join(f"{r[s][m]['instructions']}, {r[s][m]['geomean']}" for m in measures) + " |")
+    corpora = [s for s in sets if s in CORPORA]
+    if corpora:
+        print(f"\n{' + '.join(corpora)}: cases over in either measure, region / any (region or whole); "
+              "baseline: region over in instructions / cycles, instructions\n")
+        print("| rule | tie | region either | any | baseline |\n|---|---:|---:|---:|---|")
+        for r in results:
+            b = r["baseline"]["region"] if "baseline" in sets else None
+            base = f"{b['instructions_over']} / {b['cycles_over']}, {b['instructions']}" if b else "-"
+            print(f"| {label(r)} | {r['tie_fraction']:g} | {sum(r[s]['region']['either_over'] for s in corpora)} | "
+                  f"{sum(r[s]['any_over'] for s in corpora)} | {base} |")
     if args.list:
         for r in results:
             print(f"\n{r['rule']} (tie {r['tie_fraction']:g}):")
-            for s in SETS:
+            for s in sets:
                 for line in r[s]["cases_over"]:
                     print(f"  {s}: {line}")
     return 0

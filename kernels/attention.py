@@ -166,7 +166,7 @@ def _check_query_lanes(qk: MfmaTiling, pv: MfmaTiling) -> None:
     """Every register of a lane must hold the same query in ``S^T`` and in ``O^T`` (per-lane softmax state)."""
     cols = []
     for lay in (qk.acc(), pv.acc()):
-        tabs = [layout_tables(lay, r, 1)["dim1"] for r in range(lay.in_dim_size("register"))]
+        tabs = [layout_tables(lay, r, 1, lay.in_dim_size("lane"))["dim1"] for r in range(lay.in_dim_size("register"))]
         if any(not np.array_equal(t, tabs[0]) for t in tabs):
             raise LayoutError("an accumulator lane holds several queries; the softmax state would not be per lane")
         cols.append(tabs[0])
@@ -227,7 +227,7 @@ class _Emitter:
         n_s = s_lay.in_dim_size("register")
         key_rows = []
         for r in range(n_s):
-            v, dl = lanes.value_of(layout_tables(s_lay, r, 1)["dim0"], what=f"key of S register {r}")
+            v, dl = lanes.value_of(layout_tables(s_lay, r, 1, lanes.wave_size)["dim0"], what=f"key of S register {r}")
             key_rows.append((v, dl))
         reducer = LaneReducer(b, lanes, plan.arch, reduce_lane_bits(s_lay, "dim0"))
         conv = PlanEmitter(b, plan.p_plan, lanes, None)

@@ -48,7 +48,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import torch
 
-from linlayout import LayoutError
+from linlayout import LayoutError, get_target
 from linlayout.argparsing import Parser
 from linlayout.lowering.compile import CompiledKernel, compile_mlir
 from linlayout.lowering.interpreter import run_kernel
@@ -67,10 +67,10 @@ __all__ = ["LdsInstruction", "KernelBuild", "Case", "lds_report", "static_report
 class LdsInstruction:
     """One LDS instruction of the kernel as emitted.
 
-    ``offsets`` is ``[variants, warps, 64]``: the element offset (into the LDS allocation,
-    in ``element_bits`` elements) of every lane's first element; ``variants`` are the
-    address sets one static instruction takes at run time (e.g. the two stages of a
-    double buffer).  ``vector`` elements per lane are contiguous.
+    ``offsets`` is ``[variants, warps, lanes]`` (``lanes``: the target's ``wave_size``): the element
+    offset (into the LDS allocation, in ``element_bits`` elements) of every lane's first element;
+    ``variants`` are the address sets one static instruction takes at run time (e.g. the two stages
+    of a double buffer).  ``vector`` elements per lane are contiguous.
     """
 
     what: str
@@ -82,8 +82,9 @@ class LdsInstruction:
     def analyse(self, arch: str) -> dict:
         """Bank cycles of this instruction (worst warp and variant) and its ideal."""
         offs = np.asarray(self.offsets, dtype=np.int64)
-        if offs.ndim != 3 or offs.shape[2] != 64:
-            raise LayoutError(f"{self.what}: offsets must be [variants, warps, 64], got {offs.shape}")
+        lanes = get_target(arch).wave_size
+        if offs.ndim != 3 or offs.shape[2] != lanes:
+            raise LayoutError(f"{self.what}: offsets must be [variants, warps, {lanes}] on {arch}, got {offs.shape}")
         worst = None
         for v in range(offs.shape[0]):
             for w in range(offs.shape[1]):

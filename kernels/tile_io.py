@@ -56,10 +56,14 @@ def mul(b: Builder, x: str, c: int | str) -> str:
     return b.arith("muli", x, c)
 
 
-def layout_tables(layout: LinearLayout, reg: int, num_warps: int) -> dict[str, np.ndarray]:
-    """``{out dim: [warp, lane] coordinates}`` of register ``reg`` of ``layout``."""
-    shape = (num_warps, 64)
-    args = {"register": np.full(shape, reg), "lane": np.broadcast_to(np.arange(64)[None, :], shape)}
+def layout_tables(layout: LinearLayout, reg: int, num_warps: int, wave_size: int) -> dict[str, np.ndarray]:
+    """``{out dim: [warp, lane] coordinates}`` of register ``reg`` of ``layout`` on waves of ``wave_size`` lanes
+    (``Target.wave_size``: 64 on CDNA, 32 on RDNA); a LayoutError where the layout has another number of lanes."""
+    lanes = layout.in_dim_size("lane") if layout.has_in_dim("lane") else 1
+    if lanes != wave_size:
+        raise LayoutError(f"the layout has {lanes} lanes; a wave here has {wave_size}")
+    shape = (num_warps, wave_size)
+    args = {"register": np.full(shape, reg), "lane": np.broadcast_to(np.arange(wave_size)[None, :], shape)}
     if layout.has_in_dim("warp"):
         args["warp"] = np.broadcast_to(np.arange(num_warps)[:, None], shape)
     return {k: np.asarray(v, dtype=np.int64) for k, v in layout.apply(args).items()}
@@ -81,7 +85,7 @@ class GlobalTile:
             raise LayoutError(f"{what}: {n} registers do not split into vectors of {vec}")
         self.groups = []
         for base in range(0, n, vec):
-            tabs = [layout_tables(layout, base + j, num_warps) for j in range(vec)]
+            tabs = [layout_tables(layout, base + j, num_warps, lanes.wave_size) for j in range(vec)]
             for j, t in enumerate(tabs):
                 if not (np.array_equal(t["dim0"], tabs[0]["dim0"]) and np.array_equal(t["dim1"], tabs[0]["dim1"] + j)):
                     raise LayoutError(f"{what}: registers {base}..{base + vec - 1} are not consecutive columns of a row")

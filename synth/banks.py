@@ -453,17 +453,6 @@ def _byte_columns(op: LdsOp, lane: Sequence[int], element_bits: int) -> list[int
     return cols
 
 
-def _insert(piv: dict, v: int) -> None:
-    """Add ``v`` to the echelon basis ``piv`` (lead bit -> vector)."""
-    while v:
-        h = v.bit_length() - 1
-        p = piv.get(h)
-        if p is None:
-            piv[h] = v
-            return
-        v ^= p
-
-
 def _analyze_linear(op: LdsOp, byte_cols: list[int], element_bits: int) -> BankReport:
     """``cycles(phase) = 2 ** (dim U - rank pi(U))`` with ``U = D(K) + T`` (module doc)."""
     per_phase, banks, dk = _linear_counts(op, byte_cols)
@@ -484,16 +473,10 @@ def _linear_counts(op: LdsOp, byte_cols: list[int]) -> tuple[int, int, list[int]
         for j in bits:
             d ^= words[j]
         dk.append(d)
-    u: dict = {}
-    for v in dk:
-        _insert(u, v)
-    for v in inner:
-        _insert(u, v)
     bank_mask = op.num_banks - 1
-    pu: dict = {}
-    for v in u.values():
-        _insert(pu, v & bank_mask)
-    return 1 << (len(u) - len(pu)), 1 << len(pu), dk
+    dim_u = f2.rank(dk + list(inner))
+    dim_pu = f2.rank([v & bank_mask for v in (*dk, *inner)])  # (masking is linear: pi(U) is spanned by these)
+    return 1 << (dim_u - dim_pu), 1 << dim_pu, dk
 
 
 _CONSTS = caches.cache("synth.banks.op_consts", table=True)

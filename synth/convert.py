@@ -24,7 +24,7 @@
    built only when a floor known before (``_InWaveProgram.early_floor``), and emitted and priced
    only when its floor, could enter the tie group (``_lds_first``).
 3. Candidates are ranked by linlayout.synth.cost (``CostModel.rank_value``: the cost, times
-   the square root of the instructions with setup under ``concurrent``; ``CostModel.tie_fraction``:
+   the instructions with setup to the power 0.55 under ``concurrent``; ``CostModel.tie_fraction``:
    near ties go to fewer instructions, then to no LDS); the winner is executed on the wave
    emulator at ISA level (every instruction with its parameters, its declared
    source lanes and byte selects checked).  A plan that fails is a bug:
@@ -129,6 +129,12 @@ def _priced(plan: Plan, ctx: ConversionContext, lds_valu: int | None = None, dep
                                                load_copies, ctx.dst_tuples)
     plan.cost, plan.cost_detail = cost_mod.plan_cost(plan, ctx.cost_model, depth, access_cycles)
     return plan
+
+
+class _NoLdsPlan(LayoutError):
+    """No LDS round trip serves the conversion: no shared layout gives accesses, or none fits the LDS budget
+    (``_lds_candidates``).  With ``lds_path.DesignRefused`` (no split into rounds fits the budget), the only
+    errors of the LDS candidates that leave the in-wave plans the candidates; any other propagates."""
 
 
 @dataclass
@@ -474,8 +480,8 @@ def _lds_candidates(ctx: ConversionContext, best_only: bool = False, ceiling: fl
     if not fitted:  # (no limit: every round trip was given)
         every = pool.every()
         if not every:
-            raise LayoutError("no shared layout gives LDS accesses for this conversion")
-        raise LayoutError(f"the tile needs {min(a.design.lds_bytes for a in every)} bytes of LDS, more than "
+            raise _NoLdsPlan("no shared layout gives LDS accesses for this conversion")
+        raise _NoLdsPlan(f"the tile needs {min(a.design.lds_bytes for a in every)} bytes of LDS, more than "
                           f"{ctx.budget_text} allows; give a larger lds_budget_bytes or one that allows rounds")
     return [out[k] for k in sorted(range(len(out)), key=places.__getitem__)]
 
@@ -612,7 +618,7 @@ def _unrefined_candidates(ctx: ConversionContext, best_only: bool = False, movma
     if strategy in ("auto", "lds") and (lds_floor is None or lds_floor <= ceiling):
         try:
             cands.extend(_lds_candidates(ctx, best_only, ceiling, prune))
-        except LayoutError:
+        except (_NoLdsPlan, lds_path.DesignRefused):
             if not cands:
                 raise
     return _rank(cands, cm)
@@ -646,7 +652,7 @@ def _lds_first(ctx: ConversionContext, programs: list[_InWaveProgram], floors: l
     cm = ctx.cost_model
     try:
         lds = _lds_candidates(ctx, best_only=True)
-    except LayoutError:  # no LDS plan fits: the in-wave plans are the candidates
+    except (_NoLdsPlan, lds_path.DesignRefused):  # no LDS plan fits: the in-wave plans are the candidates
         lds = []
     limit = cm.tie_limit(min(_rank_value(p, cm) for p in lds)) if lds else float("inf")
     return [_finish_in_wave(ctx, b) for b, f in zip(programs, floors)
@@ -756,8 +762,8 @@ def plan_conversion(src: LinearLayout, dst: LinearLayout, arch: str, element_bit
     SIMD's issue and the LDS pipe, several waves per SIMD hiding latency) or
     ``instructions``; None (the default): the target's ``default_objective``
     (``concurrent`` on AMD, ``latency`` on NVIDIA); the certificate records it.  Under
-    ``concurrent`` the candidates are ranked by that value times the square root of their
-    instructions with setup (``CostModel.rank_value``).  ``src_tuple_dwords``: the src VGPRs arrive as aligned tuples of this many dwords
+    ``concurrent`` the candidates are ranked by that value times their instructions with setup to
+    the power ``cost.CONCURRENT_INSTRUCTION_EXPONENT`` (``CostModel.rank_value``).  ``src_tuple_dwords``: the src VGPRs arrive as aligned tuples of this many dwords
     in register order (4, the default: an MFMA result or a dwordx4 load; 1: loaded one dword at a
     time), or in the tuples of the dword-index bits it lists (a sequence of at most two: dword ``d`` is
     at position ``pext(d, bits)``; a kernel's single loads at consecutive addresses merged by LLVM,

@@ -12,7 +12,10 @@ The forms:
   ``A + (m_S(l) & K)``, ``K = B - A`` (mod 2**32), ``m_S`` the parity of the lane bits ``S`` sign-extended (0 or -1):
   a ``v_bfe_i32`` per distinct lane bit, a ``v_xor_b32`` between (``2|S| - 1`` VALU for the first ``S``; the sets
   share the bits' ``v_bfe_i32`` and the XOR of a common first part), one ``v_and_b32`` per distinct ``(S, K)`` and
-  one ``v_add_u32`` per choice.
+  one ``v_add_u32`` per choice.  Where the ISA has ``v_bitop3_b32`` (``Target.has_bitop3``: gfx950, gfx1250) the
+  compiler fuses each ``v_and_b32`` into the ``v_xor_b32`` that made its mask and drops that XOR where no other XOR
+  reads it; where it has ``v_xor3_b32`` (``Target.has_xor3``: RDNA) it merges an XOR into the one XOR that reads
+  it: one VALU fewer each (:meth:`ChoicePlan.merged_xors`).
 * ``"uniform"``: the value is the same in all lanes of each wave (a constant, or one per warp):
   UNIFORM_CHOICE_VALU.
 * ``"select"``: any other (not affine, or lane bits that differ between warps): ``v_cndmask_b32`` on the
@@ -121,10 +124,14 @@ def lane_mask_valu(lane_bit_count: int) -> int:
     return 2 * lane_bit_count - 1
 
 
-def least_lanes_choice_valu(lane_bit_count: int) -> int:
-    """The fewest VALU a ``"lanes"`` choice on ``lane_bit_count`` lane bits takes when no other choice shares its
-    parts: its mask, one ``v_and_b32`` and one ``v_add_u32``."""
-    return lane_mask_valu(lane_bit_count) + 2
+def least_lanes_choice_valu(lane_bit_count: int, target) -> int:
+    """The fewest VALU a ``"lanes"`` choice on ``lane_bit_count`` lane bits takes on ``target`` when no other choice
+    shares its parts: its mask, one ``v_and_b32`` and one ``v_add_u32``, less the XORs the compiler merges
+    (:meth:`ChoicePlan.merged_xors` on one chain of ``k = |S| - 1`` XORs: the last where ``target.has_bitop3``, then
+    one of each pair of the others where ``target.has_xor3``)."""
+    k = lane_bit_count - 1
+    fused = int(k > 0 and target.has_bitop3)
+    return lane_mask_valu(lane_bit_count) + 2 - fused - ((k - fused) // 2 if target.has_xor3 else 0)
 
 
 class ChoiceOp(NamedTuple):
@@ -153,9 +160,9 @@ class ChoicePlan:
     v_add_u32`` of dependent VALU), the lowering (linlayout.lowering.emit.lane_choices) emits :attr:`ops` as
     they are.  ``valu`` also counts the ``v_mov_b32`` of the ``"select"`` choices' constants
     (SELECT_CHOICE_CONSTANT_VALU per distinct pair, per distinct constant without ``Target.vop3_literal``),
-    which LLVM makes and the lowering does not emit.
-    ``target`` (linlayout.hw.targets.Target, an AMD one) decides what the compiler adds around the ops:
-    :attr:`delay_alu`."""
+    which LLVM makes and the lowering does not emit, and leaves out the ``"xor"`` ops LLVM merges into others
+    (:meth:`merged_xors`).  ``target`` (linlayout.hw.targets.Target, an AMD one) decides what the compiler adds
+    around the ops (:attr:`delay_alu`) and what it merges."""
 
     def __init__(self, target) -> None:
         self.target = target
@@ -164,7 +171,7 @@ class ChoicePlan:
         self._values: dict[bytes, int] = {}  # a choice's table -> the op holding it
         self.masks: dict[tuple[int, ...], int] = {}  # the lane-bit set S of each "lanes" choice -> the op of m_S
         self._moved: set = set()  # the "select" choices' constants in VGPRs: pairs (one of the two) or constants
-        self.valu = 0
+        self._made = 0  # VALU of the ops and constant moves, before the compiler's merges
 
     def add(self, cond, if_false: int, if_true: int) -> int:
         """The op holding the choice of ``if_true`` where ``cond`` (``[lanes]``, or ``[warps, lanes]``; one the
@@ -178,7 +185,7 @@ class ChoicePlan:
         if got is not None:
             return got
         if form == "uniform":
-            self.valu += UNIFORM_CHOICE_VALU
+            self._made += UNIFORM_CHOICE_VALU
             op = self._new(ChoiceOp("uniform", table=values))
         elif form == "lanes":
             op = self._op("add", self._op("and", self._mask(bits), k), first)
@@ -189,8 +196,8 @@ class ChoicePlan:
             for constant in moved:
                 if constant not in self._moved:
                     self._moved.add(constant)
-                    self.valu += SELECT_CHOICE_CONSTANT_VALU
-            self.valu += 1
+                    self._made += SELECT_CHOICE_CONSTANT_VALU
+            self._made += 1
             op = self._new(ChoiceOp("select", table=values, pair=(if_false, if_true)))
         self._values[key] = op
         return op
@@ -225,9 +232,46 @@ class ChoicePlan:
         key = (kind, operands, constant)
         got = self._index.get(key)
         if got is None:
-            self.valu += 1
+            self._made += 1
             got = self._index[key] = self._new(ChoiceOp(kind, operands, constant))
         return got
+
+    @property
+    def valu(self) -> int:
+        """VALU of the choices as compiled: the ops and constant moves less :meth:`merged_xors`."""
+        return self._made - self.merged_xors()
+
+    def merged_xors(self) -> int:
+        """The ``"xor"`` ops the compiler merges into other instructions, each one VALU fewer
+        (tests/test_emit_lane_choices.py compiles sets of parity choices on every AMD target):
+
+        * ``Target.has_bitop3`` (gfx950, gfx1250): an XOR that only ``"and"`` ops read goes into them, each
+          ``v_and_b32`` of it becoming one ``v_bitop3_b32`` of its two operands and ``K``;
+        * then ``Target.has_xor3`` (RDNA): an XOR left whose one reader is another XOR left goes into it, one
+          ``v_xor3_b32``, taken from the last XOR made (the root of a set's chain) down, each XOR in one merge:
+          a chain of ``k`` XORs takes ``ceil(k / 2)`` instructions.  Where the target has both, not into an XOR an
+          ``"and"`` reads (gfx1250 rewrites that and with the XOR's operands as a ``v_bitop3_b32`` and keeps
+          its own XORs: a set of three bits and one of four with them compile to two XORs, not one)."""
+        target = self.target
+        if not (target.has_bitop3 or target.has_xor3):
+            return 0
+        readers: dict[int, list[str]] = {}
+        for op in self.ops:
+            for o in op.operands:
+                readers.setdefault(o, []).append(op.kind)
+        xors = [i for i, op in enumerate(self.ops) if op.kind == "xor"]
+        done = {i for i in xors if set(readers.get(i, ())) == {"and"}} if target.has_bitop3 else set()
+        merged = len(done)
+        if target.has_xor3:
+            for y in reversed(xors):
+                if y in done or (target.has_bitop3 and "and" in readers.get(y, ())):
+                    continue
+                x = next((x for x in self.ops[y].operands
+                          if self.ops[x].kind == "xor" and x not in done and readers[x] == ["xor"]), None)
+                if x is not None:
+                    done |= {x, y}
+                    merged += 1
+        return merged
 
     def _new(self, op: ChoiceOp) -> int:
         self.ops.append(op)

@@ -24,7 +24,9 @@ Sub-dword accesses use ``ds_write_b8/b16`` (``_d16_hi`` for the upper half) and 
 Rounds: tensor bits that are register bits on both sides become rep bits; round
 ``k`` moves the registers whose rep bits equal ``k``.  A barrier separates the
 stores from the loads (and a round's loads from the next round's stores) only
-when some warp reads bytes another warp writes.
+when some warp reads bytes another warp writes.  An access lies in one round (its vector bits
+are offset bits); a layout where a lane or warp vector has a round component is refused
+(``DesignRefused``, which names each refusal; the design pool drops refused layouts only).
 """
 
 from __future__ import annotations
@@ -54,9 +56,20 @@ from .preimage import Problem
 from .span import span_table, span_values
 from .vgpr_tuples import VgprTuples
 
-__all__ = ["DesignPool", "LdsAccesses", "LdsDesign", "ORDERS", "build_lds", "design_cache", "designs", "layout_key",
-           "lane_terms", "lds_accesses", "ordered_design", "over_fetch_design", "prefix_address_valu", "prefix_floor",
-           "shared_layout", "transpose_floor", "transpose_instructions", "vector_first_design"]
+__all__ = ["DesignPool", "DesignRefused", "LdsAccesses", "LdsDesign", "ORDERS", "build_lds", "design_cache", "designs",
+           "layout_key", "lane_terms", "lds_accesses", "ordered_design", "over_fetch_design", "prefix_address_valu",
+           "prefix_floor", "shared_layout", "transpose_floor", "transpose_instructions", "vector_first_design"]
+
+
+class DesignRefused(LayoutError):
+    """A shared layout of one kind that the conversion has none of, or one whose round trip's
+    accesses cannot be formed; the message says why.  The refusals, each a fact of the problem and the
+    layout (none a bug): ``_over_fetch_prefix``'s and ``_check_sub_dword_slots``' (no over-fetching
+    loads), ``_round_bits``' (no split into rounds fits the budget), ``shared_layout``'s with
+    ``transpose`` (no transpose-read layout), ``_transpose_groups``' (the dst is not read so through
+    this layout) and ``_check_rounds``' (a lane or warp vector has a round component).  The design
+    pool drops a design refused so (``DesignPool``); any other error of building a design or its
+    accesses propagates."""
 
 
 @dataclass
@@ -152,17 +165,28 @@ def _ordered(ctx: ConversionContext, prefix: list[int], rest: list[int], reps: l
                      ctx.element_bytes << n_off)
 
 
-def _rest_in_order(ctx: ConversionContext, rest: list[int], order: str) -> list[int]:
-    """The unit vectors ``rest`` (ascending, ``_row_space``) in ``ordered_design``'s order ``order``."""
+def _rest_in_order(ctx: ConversionContext, rest: list[int], order: str,
+                   place: dict[int, int] | None = None) -> list[int]:
+    """The unit vectors ``rest`` (ascending, ``_row_space``) in ``ordered_design``'s order ``order``
+    (``place``: ``_order_places(ctx, order)`` where known)."""
     if order == "tensor":
         return rest
+    if place is None:
+        place = _order_places(ctx, order)
+    last = len(place)
+    return sorted(rest, key=lambda u: (place.get(u, last), u))
+
+
+def _order_places(ctx: ConversionContext, order: str) -> dict[int, int]:
+    """Each tensor vector's place in the columns of ``order`` (not "tensor"): the side's (registers, lanes,
+    warps), or (lanes, registers, warps) for a lanes-first order, the first place of a repeated one."""
     side, _, lanes_first = order.partition(" ")
     cols = ctx.problem.src_cols if side == "src" else ctx.problem.dst_cols
     seq = cols["lane"] + cols["register"] if lanes_first else cols["register"] + cols["lane"]
-    place = {}
+    place: dict[int, int] = {}
     for j, c in enumerate(seq + cols["warp"]):
         place.setdefault(c, j)
-    return sorted(rest, key=lambda u: (place.get(u, len(place)), u))
+    return place
 
 
 def lane_terms(ctx: ConversionContext, design: LdsDesign) -> int:
@@ -177,13 +201,26 @@ def _lane_images(ctx: ConversionContext, basis: list[int]) -> list[list[list[int
     """Per side (src, dst), per lane column, the offset (and round) bits of its image under the layout of
     offset basis ``basis``: the positions of the basis vectors that XOR to it."""
     src, dst = ctx.problem.src_cols["lane"], ctx.problem.dst_cols["lane"]
-    images = [[k for k in range(len(basis)) if (x >> k) & 1] for x in f2.solve_many(basis, src + dst)]
+    images = [_set_bits(x) for x in f2.solve_many(basis, src + dst)]
     return [images[:len(src)], images[len(src):]]
 
 
-def _shift_terms(images: list[list[list[int]]]) -> int:
-    """``lane_terms`` of the lane images ``images`` (``_lane_images``)."""
-    return sum(len({o - b for b, bits in enumerate(side) for o in bits}) for side in images)
+def _set_bits(x: int) -> list[int]:
+    """The set bits of ``x >= 0``, ascending."""
+    out = []
+    while x:
+        low = x & -x
+        out.append(low.bit_length() - 1)
+        x ^= low
+    return out
+
+
+def _shift_terms(images: list[list[list[int]]], moved: list[int] | None = None) -> int:
+    """``lane_terms`` of the lane images ``images`` (``_lane_images``), offset bit ``k`` taken as bit
+    ``moved[k]`` where ``moved`` is given (the images of a layout whose offset bits are relabelled)."""
+    if moved is None:
+        return sum(len({o - b for b, bits in enumerate(side) for o in bits}) for side in images)
+    return sum(len({moved[o] - b for b, bits in enumerate(side) for o in bits}) for side in images)
 
 
 def _ordered_prefixes(ctx: ConversionContext, design: LdsDesign) -> list[list[int]]:
@@ -203,18 +240,18 @@ def _ordered_prefixes(ctx: ConversionContext, design: LdsDesign) -> list[list[in
 
 
 def _over_fetch_prefix(ctx: ConversionContext) -> tuple[list[int], list[int]]:
-    """(low offset vectors, round vectors) of ``over_fetch_design``; a LayoutError when it has none or
+    """(low offset vectors, round vectors) of ``over_fetch_design``; a DesignRefused when it has none or
     its loads could not over-fetch."""
     z = (4 // ctx.element_bytes).bit_length() - 1
     src_regs, dst_regs = ctx.problem.src_cols["register"], ctx.problem.dst_cols["register"]
     if not z or len(src_regs) < z or f2.rank(src_regs[:z]) < z or all(c in dst_regs for c in src_regs[:z]):
-        raise LayoutError("over-fetch loads need sub-dword src register bits that are not dst register bits")
+        raise DesignRefused("over-fetch loads need sub-dword src register bits that are not dst register bits")
     reps = _round_bits(ctx)
     if any(c in reps for c in src_regs[:z]):
-        raise LayoutError("over-fetch loads: a sub-dword src register bit is a round bit")
+        raise DesignRefused("over-fetch loads: a sub-dword src register bit is a round bit")
     prefix = _register_run(dst_regs, src_regs[:z], reps, 2)
     if len(prefix) == z:
-        raise LayoutError("over-fetch loads: no dst register bit extends the dword")
+        raise DesignRefused("over-fetch loads: no dst register bit extends the dword")
     _check_sub_dword_slots(*_sub_dword_lows(ctx, prefix, reps))
     return prefix, reps
 
@@ -243,9 +280,10 @@ def over_fetch_selector_valu(ctx: ConversionContext, lane_lows: list[int]) -> in
     whose two lane patterns (the condition ``XOR_{b in S} l_b`` or its complement) give selectors that
     differ at that slot, so ``Program.perm_select`` makes a ``PermSelect`` (live: its dword is an output)
     with a ``"lanes"`` choice on ``S`` (lane_choices.choice_form), which takes at least
-    ``lane_choices.least_lanes_choice_valu(|S|)`` (its mask, a ``v_and_b32`` and a ``v_add_u32``)."""
+    ``lane_choices.least_lanes_choice_valu(|S|, target)`` (its mask, a ``v_and_b32`` and a ``v_add_u32``, less a
+    ``v_xor_b32`` fused where the target has ``v_bitop3_b32``)."""
     bits = sum(1 for c in lane_lows if c)
-    return least_lanes_choice_valu(bits) if bits and ctx.target.lds_isa != "ptx" else 0
+    return least_lanes_choice_valu(bits, ctx.target) if bits and ctx.target.lds_isa != "ptx" else 0
 
 
 def _check_sub_dword_slots(lanes: list[int], warps: list[int]) -> None:
@@ -253,7 +291,7 @@ def _check_sub_dword_slots(lanes: list[int], warps: list[int]) -> None:
     ``warps``): a LayoutError unless no warp column and the lane columns on exactly one pattern touch
     them (``_over_fetch_groups``)."""
     if any(warps) or f2.rank(lanes) != 1:
-        raise LayoutError("over-fetch loads need lane (not warp) columns on one sub-dword pattern")
+        raise DesignRefused("over-fetch loads need lane (not warp) columns on one sub-dword pattern")
 
 
 def prefix_floor(ctx: ConversionContext, prefix: list[int], reps: list[int], over_fetch: bool = False) -> float:
@@ -285,13 +323,11 @@ def _prefix_parts(ctx: ConversionContext, prefix: list[int], reps: list[int], ov
     """(issue, LDS-pipe) floors of the accesses alone (no barrier) of ``prefix_floor``'s round trips."""
     prob, cm, element_bytes = ctx.problem, ctx.cost_model, ctx.element_bytes
     model = lds_model(ctx.arch)
-    coords = _prefix_basis(prefix, reps)
     issue = pipe = 0.0
-    for store, cols, any_width, t_up in _side_widths(ctx, prefix, over_fetch):
+    for (store, cols, any_width, t_up), lanes in zip(*_prefix_sides(ctx, prefix, reps, over_fetch)):
         moved = 1 << _moved_rank(cols["register"], cols["lane"] + cols["warp"], store)
-        lanes = _coordinates(coords, cols["lane"])
 
-        def degree(t: int) -> float:
+        def degree(t: int, store=store, lanes=lanes) -> float:
             return _conflict_floor(model, store, element_bytes, t, lanes, len(prefix), len(reps), prob.n_tensor_bits)
 
         side_issue, side_pipe = _cheapest_per_element(cm, "lds_write" if store else "lds_read", element_bytes,
@@ -299,6 +335,24 @@ def _prefix_parts(ctx: ConversionContext, prefix: list[int], reps: list[int], ov
         issue += moved * side_issue
         pipe += moved * side_pipe
     return issue, pipe
+
+
+prefix_sides_cache = caches.cache("synth.lds_path.prefix_sides")
+
+
+def _prefix_sides(ctx: ConversionContext, prefix: list[int], reps: list[int],
+                  over_fetch: bool) -> tuple[list[tuple], list[list[int]]]:
+    """``_side_widths(ctx, prefix, over_fetch)`` and each side's lane columns in ``_coordinates`` of
+    ``_prefix_basis(prefix, reps)`` (src, then dst), read only: the prefix bounds of a deferred design
+    (``_prefix_parts``, ``prefix_address_valu``, ``prefix_instructions``) each ask them.  Cached per
+    (problem, element size, arch, prefix, round bits, over-fetch)."""
+    key = (ctx.problem.key(), ctx.element_bytes, ctx.arch, tuple(prefix), tuple(reps), over_fetch)
+    got = prefix_sides_cache.get(key)
+    if got is None:
+        coords = _prefix_basis(prefix, reps)
+        widths = _side_widths(ctx, prefix, over_fetch)
+        got = prefix_sides_cache[key] = (widths, [_coordinates(coords, cols["lane"]) for _, cols, _, _ in widths])
+    return got
 
 
 def _side_widths(ctx: ConversionContext, prefix: list[int], over_fetch: bool) -> list[tuple]:
@@ -392,25 +446,72 @@ def prefix_instructions(ctx: ConversionContext, prefix: list[int], reps: list[in
     once, ``2**t`` of them per access (the accesses of vector bits ``t`` partition them,
     ``_groups``), ``t`` at most ``_side_widths``'s, two accesses of 4 or 8 bytes per ds_read2 /
     ds_write2 where the target pairs (``_pairs``): at least ``ceil(2**(m - t) / 2)`` of
-    those instructions, ``2**(m - t)`` of wider or narrower ones, the least over ``t``; a side
-    of any width at least one.  Then the barriers (``2 * 2**len(reps) - 1`` where there are any:
+    those instructions, ``2**(m - t)`` of wider or narrower ones, plus the side's ``v_perm_b32``
+    of such accesses (``_least_perms``), the least over ``t``; a side of any width at least one.  Then the barriers (``2 * 2**len(reps) - 1`` where there are any:
     warps exchange data whatever the layout, ``_crosses_warps``, or the target's lanes are not in
     lockstep: ``LdsAccesses.barrier_scope``), the VALU ops forming the first store's address and,
     where its address patterns differ from every store's, the first load's (``prefix_address_valu``,
     or ``address_valu`` when given), and the ``s_waitcnt`` of ``least_waits``."""
-    element_bytes, pairs = ctx.element_bytes, ctx.target.has_lds_pair
     barriers = _barriers(ctx, len(reps))
-    accesses = 0
-    for store, cols, any_width, t_up in _side_widths(ctx, prefix, over_fetch):
+    if address_valu is None:
+        address_valu = prefix_address_valu(ctx, prefix, reps, over_fetch)
+    return (sum(_side_instructions(ctx, prefix, reps, over_fetch)) + barriers + address_valu
+            + least_waits(ctx, (1 << len(reps)) if barriers else 0))
+
+
+def _side_instructions(ctx: ConversionContext, prefix: list[int], reps: list[int], over_fetch: bool) -> list[int]:
+    """Per side (src stores, dst loads) of ``prefix_instructions``' layouts, a lower bound of its LDS
+    instructions and ``v_perm_b32`` steps (``LdsAccesses.stores`` and ``s_perms``, ``loads`` and
+    ``d_perms``): the least over the vector bits ``t`` of the accesses (``prefix_instructions``) plus
+    ``_least_perms``; one for a side of any width."""
+    element_bytes, pairs = ctx.element_bytes, ctx.target.has_lds_pair
+    out = []
+    for store, cols, any_width, t_up in _prefix_sides(ctx, prefix, reps, over_fetch)[0]:
         if any_width:
-            accesses += 1
+            out.append(1)
             continue
         per_pair = [2 if pairs and element_bytes << t in (4, 8) else 1 for t in range(t_up + 1)]
         moved = 1 << _moved_rank(cols["register"], cols["lane"] + cols["warp"], store)
-        accesses += min(-(-(moved >> t) // per_pair[t]) for t in range(t_up + 1))
-    if address_valu is None:
-        address_valu = prefix_address_valu(ctx, prefix, reps, over_fetch)
-    return accesses + barriers + address_valu + least_waits(ctx, (1 << len(reps)) if barriers else 0)
+        perms = _least_perms(ctx, prefix, cols, store, moved, t_up)
+        out.append(min(-(-(moved >> t) // per_pair[t]) + perms[t] for t in range(t_up + 1)))
+    return out
+
+
+def _least_perms(ctx: ConversionContext, prefix: list[int], cols: dict, store: bool, moved: int,
+                 t_up: int) -> list[int]:
+    """Per vector bits ``t = 0 .. t_up``: a lower bound of the ``v_perm_b32`` steps that
+    ``LdsAccesses.register_steps`` counts for a side of plain accesses of ``t`` vector bits (``s_perms``
+    of the stores, ``d_perms`` of the loads; none on PTX targets or for whole-VGPR elements) through
+    every layout whose low offset bits are ``prefix``, the side moving ``moved`` registers
+    (``_moved_rank``), its columns ``cols``.
+
+    With ``p`` elements per dword (``z = log2 p``), an access of at least a dword
+    (``element_bytes * 2**t >= 4``) repacks every dword it moves (``_perms_side``: ``len(bases) * 2**t
+    / p`` less the chunks in order, ``_in_order_chunks``) unless its vector bits' registers
+    ``span[y]`` are ``y`` for ``y < p``, that is, the register vectors ``delta_i`` of offset bits ``i < z``
+    (``_vector_bits``: the pivot solutions for the tensor vectors ``prefix[i]``) are the register
+    bits ``i`` themselves.  Where ``prefix`` has those ``z`` vectors and some ``delta_i`` is not, no
+    chunk is in order: at least ``(moved >> t) * 2**t / p`` (the accesses are at least ``moved >> t``:
+    they partition the registers moved).  The loads' are counted only where the dst has no duplicate
+    registers (its ``moved`` are all its registers; else ``d_perms`` is 0), and there loads narrower
+    than a dword repack every dst dword (``d_perms``: ``len(reg_image) / p``); narrower stores may
+    store in place (``_narrow_in_place``): 0."""
+    p = ctx.slots_per_dword
+    out = [0] * (t_up + 1)
+    if p == 1 or ctx.target.lds_isa == "ptx":
+        return out
+    z = p.bit_length() - 1
+    regs = _registers(tuple(cols["register"]))[1]
+    in_order = len(prefix) < z or all(_solve(regs, prefix[i]) == 1 << i for i in range(z))
+    no_duplicates = moved == 1 << len(cols["register"])
+    if not store and not no_duplicates:  # (loads: d_perms counts none)
+        return out
+    for t in range(t_up + 1):
+        if ctx.element_bytes << t >= 4:
+            out[t] = 0 if in_order else (moved >> t) * ((1 << t) // p)
+        elif not store:
+            out[t] = moved // p
+    return out
 
 
 def prefix_address_valu(ctx: ConversionContext, prefix: list[int], reps: list[int], over_fetch: bool = False) -> int:
@@ -437,10 +538,8 @@ def prefix_address_valu(ctx: ConversionContext, prefix: list[int], reps: list[in
     plain accesses on both sides (no matrix access, no over-fetching loads)."""
     if over_fetch or ctx.target.has_matrix_access(True) or ctx.target.has_matrix_access(False):
         return least_address_valu(ctx.target)
-    coords = _prefix_basis(prefix, reps)
     low = (1 << len(prefix)) - 1
-    sides = [[c & low for c in _coordinates(coords, cols["lane"])]
-             for cols in (ctx.problem.src_cols, ctx.problem.dst_cols)]
+    sides = [[c & low for c in lanes] for lanes in _prefix_sides(ctx, prefix, reps, over_fetch)[1]]
     if sides[0] == sides[1]:
         return least_address_valu(ctx.target)
     least = []  # per side: lane functional -> its least prefix offset bit
@@ -579,7 +678,7 @@ def _round_bits(ctx: ConversionContext) -> list[int]:
             while common and not _valid_rounds(prob, reps + [common[-1]]):
                 common.pop()
             if not common:
-                raise LayoutError(f"the tile needs {element_bytes << n} bytes of LDS; {ctx.budget_text} allows "
+                raise DesignRefused(f"the tile needs {element_bytes << n} bytes of LDS; {ctx.budget_text} allows "
                                   f"no split into rounds (too few register bits common to src and dst that no lane "
                                   f"or warp bit also holds)")
             reps.append(common.pop())
@@ -704,14 +803,14 @@ def _greedy_rows(cands: list[int], spaces: list[list[int]], r_bits: int) -> list
 
 def shared_layout(ctx: ConversionContext, transpose: bool = False) -> LdsDesign:
     """The shared layout from linlayout.synth.swizzle, else (when it finds none) the unswizzled
-    src-first layout (``transpose``: the one read with the target's transpose loads; a LayoutError if none is)."""
+    src-first layout (``transpose``: the one read with the target's transpose loads; a DesignRefused if none is)."""
     try:
         off, rep, read_op = swizzle.shared_basis(_stored_src(ctx.problem), ctx.problem.dst, ctx.element_bits,
                                                  ctx.arch, lds_budget_bytes=ctx.lds_budget_bytes,
                                                  transpose_only=transpose)
-    except LayoutError:  # e.g. no layout lets both sides vectorize: take ours (sub-dword accesses)
+    except LayoutError as e:  # e.g. no layout lets both sides vectorize: take ours (sub-dword accesses)
         if transpose:
-            raise
+            raise DesignRefused(f"no transpose-read shared layout: {e}") from e
         return vector_first_design(ctx, "src")
     tr = OP_SHAPES[read_op].transpose_bits is not None
     return LdsDesign(off + rep, len(off), len(rep), "linlayout.synth.swizzle" + (f" ({read_op})" if tr else ""),
@@ -774,6 +873,7 @@ def _fewest_terms(ctx: ConversionContext, synthesized: LdsDesign) -> list[LdsDes
     if synthesized_terms <= sum(any(cols["lane"]) for cols in (ctx.problem.src_cols, ctx.problem.dst_cols)):
         return []
     reps = synthesized.shared_cols[synthesized.n_offset_bits:]
+    places = {order: _order_places(ctx, order) for order in ORDERS if order != "tensor"}
     ordered = {}  # layout -> (its shift terms, prefix, its unit vectors in order, order)
     for prefix in _ordered_prefixes(ctx, synthesized):
         rest = _row_space(prefix, reps, ctx.problem.n_tensor_bits)
@@ -782,14 +882,14 @@ def _fewest_terms(ctx: ConversionContext, synthesized: LdsDesign) -> list[LdsDes
         images = _lane_images(ctx, prefix + rest + reps)
         moved = list(range(len(prefix) + len(rest) + len(reps)))  # offset bit k of the tensor order's is moved[k]
         for order in ORDERS:
-            in_order = _rest_in_order(ctx, rest, order)
+            in_order = _rest_in_order(ctx, rest, order, places.get(order))
             layout = tuple(prefix + in_order + reps)
             if layout in ordered:
                 continue
             where = {u: len(prefix) + k for k, u in enumerate(in_order)}
             for k, u in enumerate(rest):
                 moved[len(prefix) + k] = where[u]
-            terms = _shift_terms([[[moved[k] for k in bits] for bits in side] for side in images])
+            terms = _shift_terms(images, moved)
             ordered[layout] = (terms, prefix, in_order, order)
     least = min((t for t, _, _, _ in ordered.values()), default=synthesized_terms)
     if least >= synthesized_terms:
@@ -831,7 +931,7 @@ def _prefix_bounds(ctx: ConversionContext, prefix_of: Callable[[], tuple[list[in
         if not known:
             try:
                 known.append(prefix_of())
-            except LayoutError:
+            except DesignRefused:
                 known.append(None)
         return known[0]
 
@@ -883,12 +983,12 @@ class _DeferredBounds:
 
 @dataclass
 class _Deferred:
-    """A design synthesized when wanted: ``make()`` (a LayoutError: there is none), ``bounds()``
+    """A design synthesized when wanted: ``make()`` (a DesignRefused: there is none), ``bounds()``
     (``_DeferredBounds``) and ``instructions()``, a lower bound of the instructions with setup
     (``LdsAccesses.plan_floor``) of each of its round trips.  ``made``: ``make()`` gives a design
     already synthesized, whose round trips alone wait (``_synthesized``); its bounds are worked out
     only where a rank limit is in force when the pool is asked (``DesignPool.by_floor``).  A
-    LayoutError of its accesses leaves it without round trips, as any design's
+    DesignRefused of its accesses leaves it without round trips, as any design's
     (``DesignPool._add``)."""
 
     make: Callable[[], LdsDesign]
@@ -912,8 +1012,9 @@ class DesignPool:
 
     def _add(self, i: int, d: LdsDesign) -> None:
         """Design ``i`` is ``d``: its round trips are ``lds_accesses``' (none where that raises a
-        LayoutError: the layout's accesses cannot be formed, e.g. a transpose-read layout the dst
-        cannot be read from, or an access spanning two rounds; the other designs stand)."""
+        DesignRefused: the layout's accesses cannot be formed, e.g. a transpose-read layout the dst
+        cannot be read from, or one whose rounds split a lane's elements; the other designs stand).
+        Any other error propagates: a bug, not a refusal."""
         same = self._layouts.get(layout_key(d))
         if same is not None:  # the layout of an earlier design: the same accesses (and floors)
             self.accesses[i] = [replace(a, design=d) for a in same]
@@ -922,19 +1023,19 @@ class DesignPool:
             return
         try:
             got = lds_accesses(self.ctx, d)
-        except LayoutError:
+        except DesignRefused:
             got = []
         self._layouts[layout_key(d)] = self.accesses[i] = got
 
     def _make(self, i: int) -> list[LdsAccesses]:
-        """Make deferred design ``i`` (none where ``make()`` raises a LayoutError) and list its
-        round trips (``_add``).  A LayoutError of a design or of its accesses is treated alike
+        """Make deferred design ``i`` (none where ``make()`` raises a DesignRefused) and list its
+        round trips (``_add``).  A DesignRefused of a design or of its accesses is treated alike
         whether the design was synthesized already or not, so whether the pool makes a design
         (pruned: ``by_floor`` under limits; unpruned: ``placed``) changes which round trips it
         gives, never whether the pool raises."""
         try:
             self._add(i, self.deferred.pop(i).make())
-        except LayoutError:
+        except DesignRefused:
             self.accesses[i] = []
         return self.accesses[i]
 
@@ -1231,15 +1332,15 @@ def _first_registers(pivots: list[int]) -> list[int]:
 def _vector_bits(side: _Side, t_max: int) -> list[list[int]]:
     """For t = 0..: register vectors delta_0..delta_{t-1} with C(delta_i) = offset bit i (aligned):
     ``delta_i`` the solution on the pivot columns (as f2.solve's) of ``layout delta_i`` = the
-    tensor vector of (offset, rep) bit ``i`` (``_registers``), None where there is none (or no bit
-    ``i``)."""
+    tensor vector of offset bit ``i`` (``_registers``), None where there is none (or no offset bit
+    ``i``: a vector's elements lie in one round)."""
     options, deltas = [[]], []
     for t in range(1, t_max + 1):
         low = (1 << t) - 1
         if any(c & low for c in side.other_cols):
             break
         # delta_{t-1}, solved only now (the ones before it were solved for t - 1)
-        delta = _solve(side.registers, side.shared_cols[t - 1]) if t - 1 < len(side.shared_cols) else None
+        delta = _solve(side.registers, side.shared_cols[t - 1]) if t - 1 < side.n_off else None
         if delta is None:  # f2.solve_many: exact solutions, or None
             break
         deltas = deltas + [delta]
@@ -1780,12 +1881,18 @@ def lds_accesses(ctx: ConversionContext, design: LdsDesign) -> list[LdsAccesses]
     of the store vectors (counting the stores' tuple copies, then not: a wide store with copies can
     beat narrow conflicting stores, the cost model decides), for each choice of the load vectors (one,
     or where the dst is taken in VGPR tuples on AMD two: counting the copies that build them, then
-    not: ``_choose_vectors``).  A LayoutError of a later choice of a transpose-read design ends the
-    list there."""
+    not: ``_choose_vectors``).  A DesignRefused where the design's rounds split a lane's elements
+    (``_check_rounds``) or its transpose loads cannot read the dst (``_transpose_groups``).
+
+    Every access lies in one round: its registers' images differ only in offset bits (the vector
+    bits are offset bits, ``_vector_bits``, ``_over_fetch_groups``, ``_transpose_groups``) and no
+    lane or warp column has a round component (``_check_rounds``), so the round of (warp, lane,
+    register) is that of the register alone.  ``rounds_of`` checks it, an internal invariant."""
     prob, element_bytes, p = ctx.problem, ctx.element_bytes, ctx.slots_per_dword
     inv_cols = f2.inverse(design.shared_cols)  # tensor bits -> offset | rep bits
     S = _side(prob.src_cols, design, inv_cols, stores=True)
     D = _side(prob.dst_cols, design, inv_cols)
+    _check_rounds(S, D)
     t_cap = (16 // element_bytes).bit_length() - 1
 
     def rounds_of(side: _Side, groups: list[list[int]]) -> list[int]:
@@ -1794,7 +1901,7 @@ def lds_accesses(ctx: ConversionContext, design: LdsDesign) -> list[LdsAccesses]
         reps = side.rounds([g for grp in groups for g in grp])
         reps = reps.reshape(reps.shape[0], reps.shape[1], len(groups), -1)
         if (reps != reps[:1, :1, :, :1]).any():
-            raise LayoutError("internal: an LDS access spans two rounds")
+            raise AssertionError("internal: an LDS access spans two rounds")
         return [int(x) for x in reps[0, 0, :, 0]]
 
     share_rounds = (lambda groups: rounds_of(S, groups)) if ctx.target.has_lds_store_high_half else None
@@ -1839,12 +1946,7 @@ def lds_accesses(ctx: ConversionContext, design: LdsDesign) -> list[LdsAccesses]
         for s_vectors in store_choices:
             s_deltas = s_vectors.deltas
             s_groups, s_width_bytes = _groups(S, s_deltas), element_bytes << len(s_deltas)
-            try:
-                s_round = rounds_of(S, s_groups)
-            except LayoutError:
-                if out and design.read_transpose:
-                    break
-                raise
+            s_round = rounds_of(S, s_groups)
             out.append(LdsAccesses(design, S, D, s_width_bytes, d_width_bytes, cross,
                                    [paired(S, s_groups, s_width_bytes, s_round, k) for k in range(n_rounds)], loads,
                                    ctx, s_perms=s_vectors.perms if counted else 0,
@@ -1853,6 +1955,19 @@ def lds_accesses(ctx: ConversionContext, design: LdsDesign) -> list[LdsAccesses]
     if out and not design.read_transpose and not design.over_fetch:
         out += _matrix_variants(ctx, out, n_rounds)
     return out
+
+
+def _check_rounds(S: _Side, D: _Side) -> None:
+    """A DesignRefused where a lane or warp column of either side has a round component (``C(c)``
+    above the offset bits): the lanes (or warps) of one access would then hold elements of two
+    rounds.  ``_valid_rounds`` only asks that some complement of the round vectors hold every lane
+    and warp vector; a layout's offset basis need not be that complement (the register-first
+    layouts put register vectors there: sm_90 fp16, a src lane ``e6 + e7`` and the dst registers
+    ``e6`` then the round ``e7``, tests/test_lds_design_refusals.py)."""
+    for side, name in ((S, "src"), (D, "dst")):
+        if any(c >> side.n_off for c in side.other_cols):
+            raise DesignRefused(f"the shared layout's rounds split a {name} lane's or warp's elements: a lane or "
+                                f"warp vector has a round component")
 
 
 def _matrix_variants(ctx: ConversionContext, plain: list[LdsAccesses], n_rounds: int) -> list[LdsAccesses]:
@@ -1973,7 +2088,7 @@ def _transpose_groups(D: _Side, load: TransposeLoad, n_off: int) -> list[list[in
             or any(lanes[b] != 1 << b for b in range(k))
             or any(c & low for c in lanes[k:] + D.other_cols[D.lane_bits:] + D.reg_cols)
             or any(c >> n_off for c in D.reg_cols[:k])):
-        raise LayoutError("the dst layout cannot be read with transpose loads from this shared layout")
+        raise DesignRefused("the dst layout cannot be read with transpose loads from this shared layout")
     n_regs = len(D.reg_image)
     return [[r + j for j in range(1 << k)] for r in range(0, n_regs, 1 << k)]
 
@@ -2003,7 +2118,7 @@ def _over_fetch_groups(D: _Side, element_bytes: int, t_cap: int) -> tuple[list[l
     low = (1 << z) - 1
     lanes, warps = D.other_cols[:D.lane_bits], D.other_cols[D.lane_bits:]
     _check_sub_dword_slots([c & low for c in lanes], [c & low for c in warps])
-    t_max = t_cap - z
+    t_max = min(t_cap, D.n_off) - z  # (dwords of offset bits: a load's elements lie in one round)
     targets = f2.solve_many(D.reg_cols, [1 << (z + i) for i in range(t_max)])
     t = 0
     while (t < t_max and targets[t] is not None and f2.apply_columns(D.reg_cols, targets[t]) == 1 << (z + t)

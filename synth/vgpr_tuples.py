@@ -23,12 +23,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from linlayout import LayoutError
+from linlayout import LayoutError, caches
 
 __all__ = ["TUPLE_DWORDS", "VgprTuples"]
 
 # The VGPR tuple sizes a side's registers can arrive or be taken in (dwordx1/x2/x4 accesses, MFMA operands).
 TUPLE_DWORDS = (1, 2, 4)
+
+
+# The VgprTuples objects ``VgprTuples.of`` has checked (it is asked again for each access priced), by id, each
+# kept alive here so that its id names it alone: taken as they are (frozen, of a tuple and an int: they stay
+# valid).  64: the few tuple values of the conversions planned at once.
+_checked = caches.cache("synth.vgpr_tuples.checked", size=64)
 
 
 @dataclass(frozen=True)
@@ -54,6 +60,8 @@ class VgprTuples:
         run in register order (``0, 1, ..``: a run longer than the side is cut by its end, as an int
         says) must lie below it.  A ``LayoutError`` naming ``name`` for anything else (a bool, a
         float, a repeated, negative or too high bit)."""
+        if dword_bits is None and _checked.get(id(value)) is value:  # this very value checked before
+            return value
         if type(value) is int:
             if value not in TUPLE_DWORDS:
                 raise LayoutError(f"{name} {value!r} must be 1, 2 or 4, or a sequence of dword-index bits")
@@ -75,7 +83,11 @@ class VgprTuples:
             return cls(bits)
         if type(value.alone) is not int or value.alone < 0 or value.alone & value.mask:
             raise LayoutError(f"{name}: alone {value.alone!r} must be a mask (int >= 0) of bits other than {list(bits)}")
-        return value if bits is value.bits else cls(bits, value.alone)  # bits given as a list: hashable
+        if bits is not value.bits:  # bits given as a list: hashable
+            return cls(bits, value.alone)
+        if type(value) is cls:
+            _checked[id(value)] = value
+        return value
 
     @property
     def dwords(self) -> int:

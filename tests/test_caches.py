@@ -90,10 +90,21 @@ def _plan_one():
     return plan_conversion(src, dst, "gfx942", 16)
 
 
+def _plan_in_wave():
+    from linlayout.synth.convert import plan_conversion
+
+    dims = [("dim0", 4), ("dim1", 64)]
+    src = LinearLayout({"register": [[0, 16]], "lane": LANES, "warp": [[0, 32]]}, dims)
+    dst = LinearLayout({"register": [[0, 1]], "lane": [(0, 16)] + LANES[1:], "warp": [[0, 32]]}, dims)
+    return plan_conversion(src, dst, "gfx942", 16)
+
+
 def test_clear_empties_every_cache_and_keep_tables_keeps_the_tables():
     _import_everything()
+    caches.clear()  # what follows fills the caches itself, whatever ran before
     plan = _plan_one()
     assert plan.verified and plan.lds_bytes  # an LDS round trip: fills the bank, design and cell caches
+    assert _plan_in_wave().verified  # a conversion inside each wave: fills the wave maps
     full = {n for n, i in caches.declared().items() if i.entries}
     for name in ("synth.convert.wave_maps", "synth.cost.bank_conflict_degree", "synth.lds_path.designs",
                  "synth.emulator.cells", "synth.span.index_bits", "hw.lds.default_model"):

@@ -188,7 +188,7 @@ def test_outranked_needs_fewer_instructions():
     """A built LDS plan outranks an unbuilt round trip only with fewer instructions than its floor and
     a rank value at most its floor's: with as many instructions, the latency value (which no floor
     bounds) may put the unbuilt one first, so it must be built.  Under ``concurrent`` (rank value
-    cost * sqrt(instructions)) a plan of higher cost outranks one of fewer instructions' worth less."""
+    cost * instructions ** 0.55) a plan of higher cost outranks one of fewer instructions' worth less."""
     from types import SimpleNamespace
 
     from linlayout.synth.convert import _outranked
@@ -202,9 +202,11 @@ def test_outranked_needs_fewer_instructions():
         assert _outranked(acc(100.0, 11), [(100.0, 10)], cm)
         assert not _outranked(acc(100.0, 10), [(100.0, 10)], cm)
         assert not _outranked(acc(100.0, 11), [], cm)
-        # 99 * sqrt(11) = 328.3 >= 100 * sqrt(10) = 316.2; 95 * sqrt(11) = 315.1 is below it
+        # 99 * 11 ** 0.55 = 370.2 >= 100 * 10 ** 0.55 = 354.8; 94 * 11 ** 0.55 = 351.5 is below it (95's 355.2
+        # is not, where at 1/2 it was: 315.1 < 316.2)
         assert _outranked(acc(99.0, 11), [(100.0, 10)], cm) == (objective == "concurrent")
-        assert not _outranked(acc(95.0, 11), [(100.0, 10)], cm)
+        assert _outranked(acc(95.0, 11), [(100.0, 10)], cm) == (objective == "concurrent")
+        assert not _outranked(acc(94.0, 11), [(100.0, 10)], cm)
 
 
 def test_within_ties_leaves_outranked_in_wave_plans_unpriced_and_keeps_the_plan(monkeypatch):

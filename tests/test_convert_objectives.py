@@ -10,7 +10,7 @@ import pytest
 from linlayout import LayoutError, LinearLayout
 from linlayout.spec import parse_layout
 from linlayout.synth.convert import plan_conversion
-from linlayout.synth.cost import OBJECTIVES, cost_model, mix_cost
+from linlayout.synth.cost import CONCURRENT_INSTRUCTION_EXPONENT, OBJECTIVES, cost_model, mix_cost
 from linlayout.synth.plan import Plan
 
 from convert_checker import check_certificate
@@ -65,8 +65,8 @@ def test_objectives_pick_different_plans_with_exact_counts():
 def test_each_objective_wins_on_its_own_measure(name, arch, dtype):
     # the winner under an objective is, within the tie fraction, at least as good on it as the winner
     # under any other objective (every candidate is built under throughput and instructions); under
-    # concurrent the measure is the rank value (CostModel.rank_value: the value times the square root
-    # of the instructions with setup) within CONCURRENT_TIE_FRACTION, as convert._rank ranks there
+    # concurrent the measure is the rank value (CostModel.rank_value: the value times the instructions
+    # with setup to the power CONCURRENT_INSTRUCTION_EXPONENT) within CONCURRENT_TIE_FRACTION, as convert._rank ranks there
     c = _case(name, arch, dtype)
     plans = {o: _plan(c, o) for o in OBJECTIVES}
     for o, p in plans.items():
@@ -170,7 +170,8 @@ def test_convert_cli_takes_the_objective_and_reports_it(capsys):
     assert out["rank_value"] == out["cost"]  # ranked by the cost alone
     assert main(argv) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["objective"] == "concurrent" and out["rank_value"] == out["cost"] * out["total_with_overhead"] ** 0.5
+    exponent = CONCURRENT_INSTRUCTION_EXPONENT
+    assert out["objective"] == "concurrent" and out["rank_value"] == out["cost"] * out["total_with_overhead"] ** exponent
     assert main(argv + ["--objective", "speed"]) == 2
 
 
@@ -232,8 +233,8 @@ def test_the_rank_value_weighs_instructions_against_cycles(monkeypatch):
     """Baseline gfx942 fp32 mfma32T->dotA(kw8): under concurrent the lane plan (64 instructions, 85 with
     setup) costs 860 and the LDS round trip (16, 23 with setup, 2 of them the warp part of its addresses)
     952, 10.7 % more: outside the 5 % near ties (CONCURRENT_TIE_FRACTION), so by cost alone the lane plan
-    wins; by rank value (cost times the square root of the instructions with setup) the round trip wins,
-    952 * sqrt(23) < 860 * sqrt(85)."""
+    wins; by rank value (cost times the instructions with setup to the power CONCURRENT_INSTRUCTION_EXPONENT,
+    0.55) the round trip wins, 952 * 23 ** 0.55 < 860 * 85 ** 0.55 (and at 1/2, 952 * sqrt(23) < 860 * sqrt(85))."""
     from linlayout.synth import cost
     from linlayout.synth.convert import candidate_plans
     from linlayout.synth.cost import CONCURRENT_TIE_FRACTION
@@ -247,8 +248,9 @@ def test_the_rank_value_weighs_instructions_against_cycles(monkeypatch):
     assert (lanes.cost, lanes.counts()["total"], lanes.total_with_overhead()) == (860.0, 64, 85)
     assert 860.0 * (1 + CONCURRENT_TIE_FRACTION) < p.cost
     model = cost.cost_model("gfx942", "concurrent")
-    assert model.instruction_exponent == 0.5 and cost.cost_model("gfx942", "latency").instruction_exponent == 0
-    assert model.rank_value(952.0, 23) == 952.0 * 23 ** 0.5 < model.rank_value(860.0, 85)
+    exponent = cost.CONCURRENT_INSTRUCTION_EXPONENT
+    assert model.instruction_exponent == exponent and cost.cost_model("gfx942", "latency").instruction_exponent == 0
+    assert model.rank_value(952.0, 23) == 952.0 * 23 ** exponent < model.rank_value(860.0, 85)
     monkeypatch.setattr(cost, "CONCURRENT_INSTRUCTION_EXPONENT", 0.0)  # by cost alone
     q = _plan(c, "concurrent")
     assert (q.strategy, q.cost, q.counts()["total"]) == ("lanes", 860.0, 64)

@@ -219,26 +219,21 @@ def _plan_cases(wave: int) -> dict[str, list[tuple[np.ndarray, int, int]]]:
 PLAN_CASES = [(arch, name) for arch in ("gfx90a", "gfx942", "gfx950", "gfx1100", "gfx1250")
               for name in sorted(_plan_cases(64))]
 # gfx942 and gfx950 keep a register copy (v_mov_b32) of a bit read in two sets: the softwqm copy that hides the bit
-# there (atoms.unseen_word, Target.waits_after_inline_asm) is not coalesced; gfx950 and gfx1250 fuse the v_xor_b32 of
-# the two bits and the v_and_b32 of its K into one v_bitop3_b32 (two ops of the plan; gfx950 moves K into an SGPR
-# first, s_mov_b32: its VOP3 takes no literal): the planner counts one VALU more there; no corpus plan has sets
-# sharing a bit
+# there (atoms.unseen_word, Target.waits_after_inline_asm) is not coalesced; no corpus plan has sets sharing a bit.
+# gfx950 and gfx1250 fuse the v_xor_b32 of the two bits and the v_and_b32 of its K into one v_bitop3_b32 (two ops of
+# the plan, one VALU of its count: Target.has_bitop3; gfx950 moves K into an SGPR first, s_mov_b32: its VOP3 takes no
+# literal)
 COPIES = {("gfx942", "sets sharing a bit"): 1, ("gfx950", "sets sharing a bit"): 1}
 FUSED = {("gfx950", "sets sharing a bit"): 1, ("gfx1250", "sets sharing a bit"): 1}
 
 
-@needs.mlir
-@pytest.mark.parametrize("arch,name", PLAN_CASES)
-def test_choice_plan_is_the_compiled_count(arch, name):
-    """The choices of a :class:`ChoicePlan` alone in a kernel's setup region: LLVM's VALU are the plan's ops and
-    constant moves (``valu``; the lanes forms' ``v_bfe_i32`` shared between sets holding the bit, the select form's
-    constants one ``v_mov_b32`` per pair where a VOP3 takes a literal (RDNA, gfx1250), per constant on gfx9 (gfx950
-    too); ``COPIES``, ``FUSED``), with no wait after the hidden bits (gfx942, gfx950: no ``s_nop``, which the inline
-    asm that hides them elsewhere would bring there), and the interpreter computes every choice."""
+def _compiled_choices(arch: str, choices: list[tuple[np.ndarray, int, int]]) -> tuple[list[str], int, ChoicePlan]:
+    """The choices ``(cond, if_false, if_true)`` made by ``LaneChoices`` alone in a 2-warp kernel's setup region:
+    (the compiled region's mnemonics, its VALU -- a ``v_dual_*`` line is two, docs/amd_facts.md 6.4 --, the emitted
+    :class:`ChoicePlan`), after checking on the interpreter that the kernel computes every choice."""
     from interp_kernels import prologue_kernel, run_prologue, setup_ops
     from linlayout.lowering.emit.lane_choices import LaneChoices
 
-    choices = _plan_cases(get_target(arch).wave_size)[name]
     plans = []
 
     def build(lanes):
@@ -248,16 +243,88 @@ def test_choice_plan_is_the_compiled_count(arch, name):
 
     text, n = prologue_kernel(arch, 2, build)
     ops = setup_ops(text, arch)
-    # a v_dual_* line is two VALU (docs/amd_facts.md 6.4)
-    valu = sum(2 if op.startswith("v_dual_") else 1 for op in ops if op.startswith("v_"))
-    fused = FUSED.get((arch, name), 0)
-    assert valu == plans[0].valu + COPIES.get((arch, name), 0) - fused and "s_nop" not in ops
-    assert ops.count("v_bitop3_b32") == fused
+    out = run_prologue(text, n, arch, 2)
+    for k, (cond, f, t) in enumerate(choices):
+        assert np.array_equal(out[:, k], np.tile(choice_table(cond, f, t), 2)), k
+    return ops, sum(2 if op.startswith("v_dual_") else 1 for op in ops if op.startswith("v_")), plans[0]
+
+
+@needs.mlir
+@pytest.mark.parametrize("arch,name", PLAN_CASES)
+def test_choice_plan_is_the_compiled_count(arch, name):
+    """The choices of a :class:`ChoicePlan` alone in a kernel's setup region: LLVM's VALU are the plan's ops and
+    constant moves (``valu``; the lanes forms' ``v_bfe_i32`` shared between sets holding the bit, the select form's
+    constants one ``v_mov_b32`` per pair where a VOP3 takes a literal (RDNA, gfx1250), per constant on gfx9 (gfx950
+    too; the XORs fused into a ``v_bitop3_b32``, ``FUSED``, left out: ``Target.has_bitop3``); ``COPIES``), with no
+    wait after the hidden bits (gfx942, gfx950: no ``s_nop``, which the inline asm that hides them elsewhere would
+    bring there), and the interpreter computes every choice."""
+    choices = _plan_cases(get_target(arch).wave_size)[name]
+    ops, valu, plan = _compiled_choices(arch, choices)
+    assert valu == plan.valu + COPIES.get((arch, name), 0) and "s_nop" not in ops
+    assert ops.count("v_bitop3_b32") == FUSED.get((arch, name), 0)
     count = ChoicePlan(get_target(arch))  # the planner's count of the same choices: the emitted plan's
     for cond, f, t in choices:
         count.add(cond, f, t)
-    assert count.valu == plans[0].valu
-    assert [op[:3] for op in count.ops] == [op[:3] for op in plans[0].ops]
-    out = run_prologue(text, n, arch, 2)
-    for k, (cond, f, t) in enumerate(choices):
-        assert np.array_equal(out[:, k], np.tile(choice_table(cond, f, t), 2)), (name, k)
+    assert count.valu == plan.valu
+    assert [op[:3] for op in count.ops] == [op[:3] for op in plan.ops]
+
+
+def _parity_cases(wave: int) -> dict[str, tuple[list[tuple[np.ndarray, int, int]], int]]:
+    """Sets of ``"lanes"`` choices on parities of lane bits whose XORs the compiler may merge, by name, with the
+    ``v_bitop3_b32`` a target that has it compiles (one per ``v_and_b32`` of an XOR only ``v_and_b32``s read)."""
+    lane = np.arange(wave)
+    bit = lambda b: lane >> b & 1 == 1  # noqa: E731
+
+    def parity(n: int, first: int = 0) -> np.ndarray:
+        return np.bitwise_xor.reduce([bit(b) for b in range(first, first + n)])
+
+    a, b = (0x06020400, 0x03070105), (0x05040100, 0x03020706)
+    return {"two bits": ([(parity(2), *a)], 1),
+            "three bits": ([(parity(3), *a)], 1),
+            "four bits": ([(parity(4), *a)], 1),
+            "five bits": ([(parity(5), *a)], 1),
+            "two bits, then three with them": ([(parity(2), *a), (parity(3), *b)], 2),
+            "three bits, then four with them": ([(parity(3), *a), (parity(4), *b)], 2),
+            "four bits, then two of them": ([(parity(4), *a), (parity(2), *b)], 2),
+            "two bits and one of them": ([(parity(2), *a), (bit(0), *b)], 1),
+            "two bits, one K twice": ([(parity(2), *a), (parity(2), 0x06020401, 0x03070106)], 1),
+            "three bits, two K": ([(parity(3), *a), (parity(3), *b)], 2)}
+
+
+# gfx950 keeps a v_mov_b32 copy of a hidden bit read twice here (as in COPIES; no rule found)
+PARITY_COPIES = {("gfx950", "four bits, then two of them"): 1, ("gfx950", "three bits, two K"): 1}
+
+
+@needs.mlir
+@pytest.mark.parametrize("arch,name", [(arch, name) for arch in ("gfx90a", "gfx942", "gfx950", "gfx1100", "gfx1200",
+                                                                 "gfx1250") for name in sorted(_parity_cases(64))])
+def test_parity_choices_count_the_xors_the_compiler_merges(arch, name):
+    """``ChoicePlan``'s count of parity choices is the compiled setup's VALU (``PARITY_COPIES`` aside) and the XORs
+    it keeps (``v_xor_b32`` and ``v_xor3_b32``, each one) are the compiled ones, ``ChoicePlan.merged_xors`` left
+    out: on gfx950 and gfx1250 (``Target.has_bitop3``) each XOR only ``v_and_b32``s read goes into them as
+    ``v_bitop3_b32``s; on RDNA (``Target.has_xor3``) an XOR only one XOR reads goes into it as a ``v_xor3_b32``,
+    except on gfx1250 into an XOR a ``v_and_b32`` reads.  The interpreter computes every choice."""
+    target = get_target(arch)
+    choices, bitop3 = _parity_cases(target.wave_size)[name]
+    ops, valu, plan = _compiled_choices(arch, choices)
+    assert valu == plan.valu + PARITY_COPIES.get((arch, name), 0), ops
+    assert ops.count("v_bitop3_b32") == (bitop3 if target.has_bitop3 else 0), ops
+    xors = sum(op.kind == "xor" for op in plan.ops)
+    assert sum(op.startswith(("v_xor_b32", "v_xor3_b32")) for op in ops) == xors - plan.merged_xors(), ops
+
+
+@pytest.mark.parametrize("arch", ["gfx90a", "gfx942", "gfx950", "gfx1100", "gfx1200", "gfx1250"])
+def test_least_lanes_choice_valu_is_one_choice_alone(arch):
+    """``least_lanes_choice_valu(|S|, target)`` (a floor of the over-fetch selectors' VALU) is the count of one
+    choice on ``S`` alone, for one to six lane bits: ``2|S| + 1`` less the merged XORs (one on two bits or more
+    where the target has ``v_bitop3_b32``, then one per pair of the others where it has ``v_xor3_b32``)."""
+    from linlayout.synth.lane_choices import least_lanes_choice_valu
+
+    target = get_target(arch)
+    lane = np.arange(target.wave_size)
+    for n_bits in range(1, 7 if target.wave_size == 64 else 6):
+        plan = ChoicePlan(target)
+        plan.add(np.bitwise_xor.reduce([lane >> b & 1 for b in range(n_bits)]), 0x06020400, 0x03070105)
+        fused = int(n_bits > 1 and target.has_bitop3)
+        paired = (n_bits - 1 - fused) // 2 if target.has_xor3 else 0
+        assert least_lanes_choice_valu(n_bits, target) == plan.valu == 2 * n_bits + 1 - fused - paired

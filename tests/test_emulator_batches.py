@@ -150,3 +150,46 @@ def test_v_perm_into_an_operand_and_into_another_register_agree(cell_bytes):
         if cell_bytes == 1:
             sel = (np.asarray(selector)[..., None] >> (8 * np.arange(4))) & 0xFF
             np.testing.assert_array_equal(got[2], v_perm_b32(init[0], init[1], sel))
+
+
+
+class _WatchedRegisters(np.ndarray):
+    """A register file that logs where each item assignment on it or on an array made from it lands:
+    ``"file"`` (the file itself: ``regs[d] = ...``), ``"view"`` (a view of its memory, such as
+    ``regs[d]``) or ``"apart"`` (an array of its own)."""
+
+    file = None
+    log: list[str] = []
+
+    def __setitem__(self, key, value):
+        f = _WatchedRegisters.file
+        _WatchedRegisters.log.append("file" if self is f else "view" if np.shares_memory(self, f) else "apart")
+        super().__setitem__(key, value)
+
+
+@pytest.mark.parametrize("cell_bytes", [1, 2, 4])
+def test_v_perm_into_another_register_writes_it_in_place(cell_bytes, monkeypatch):
+    """``_Machine.v_perm`` into a register ``d`` that is no operand writes ``v[d]``'s own cells through
+    a view of the register file (no array made apart and assigned to ``regs[d]``: the speed rule of
+    505a63d); into an operand it makes the result apart and assigns it once to the file.  On byte
+    cells with a uniform and a per-lane selector, and on wider cells; the results are those of a plain
+    register file."""
+    rng = np.random.default_rng(3)
+    selectors = {1: [0x07020501, rng.integers(0, 14, (64, 4)) @ (1 << 8 * np.arange(4))],
+                 2: [0x01000504], 4: [0x07060504]}[cell_bytes]
+    for selector in selectors:
+        for d in (2, 0):
+            m = _Machine(3, 2, 64, 4, 16, "gfx942", np.int64, cell_bytes=cell_bytes)
+            plain = _Machine(3, 2, 64, 4, 16, "gfx942", np.int64, cell_bytes=cell_bytes)
+            plain.regs[...] = rng.integers(0, 256, plain.regs.shape)
+            m.regs = plain.regs.copy().view(_WatchedRegisters)
+            monkeypatch.setattr(_WatchedRegisters, "file", m.regs)
+            monkeypatch.setattr(_WatchedRegisters, "log", [])
+            m.v_perm(d, (0, 1), selector)
+            plain.v_perm(d, (0, 1), selector)
+            log = _WatchedRegisters.log
+            if d == 2:  # in place: only writes through the view
+                assert log and set(log) == {"view"}, log
+            else:  # made apart (no write through the view, which would clobber an operand), assigned once
+                assert log.count("file") == 1 and "view" not in log, log
+            np.testing.assert_array_equal(np.asarray(m.regs), plain.regs)

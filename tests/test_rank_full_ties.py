@@ -236,7 +236,7 @@ def test_the_synthesized_layout_waits_under_its_bounds_only_under_a_limit(monkey
 
 
 def test_a_layout_error_of_the_synthesized_layout_is_treated_alike_pruned_or_not(monkeypatch):
-    # lds_path.DesignPool._add: a LayoutError of a design's accesses leaves that design without round
+    # lds_path.DesignPool._add: a refusal (DesignRefused) of a design's accesses leaves that design without round
     # trips, whether the pool makes it (unpruned: every design) or not (pruned: the swizzle layout
     # waits under its bounds).  With the swizzle layout's accesses raising, the pruned first plan is
     # still the unpruned first, on LDS cases (from the other designs) and on cases the pruned planner
@@ -246,7 +246,7 @@ def test_a_layout_error_of_the_synthesized_layout_is_treated_alike_pruned_or_not
 
     def failing(ctx, design):
         if design.source.startswith("linlayout.synth.swizzle"):
-            raise LayoutError("no accesses")
+            raise lds_path.DesignRefused("no accesses")
         return accesses(ctx, design)
 
     monkeypatch.setattr(lds_path, "lds_accesses", failing)
@@ -269,10 +269,12 @@ def test_a_layout_error_of_the_synthesized_layout_is_treated_alike_pruned_or_not
         lds += first.strategy == "lds"
         unmade += 0 not in made
     assert lds > 5 and unmade > 0 and refused > 0, (lds, unmade, refused)
-    monkeypatch.setattr(lds_path, "lds_accesses", lambda ctx, design: (_ for _ in ()).throw(LayoutError("none")))
+    monkeypatch.setattr(lds_path, "lds_accesses",
+                        lambda ctx, design: (_ for _ in ()).throw(lds_path.DesignRefused("none")))
     c = family_corpus("amd")["cases"][0]
     src, dst = LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"])
     for prune in (True, False):
         with pytest.raises(LayoutError, match="no shared layout gives LDS accesses"):
             caches.clear(keep_tables=True)
             convert.candidate_plans(src, dst, c["arch"], dtype_bits(c["dtype"]), strategy="lds", prune=prune)
+    caches.clear(keep_tables=True)  # the pools built under the patches stay out of later tests

@@ -1,11 +1,14 @@
-"""benchmarks/rank_rules.py: the replay picks what the planner picks under its own rule, and the two
-cases docs/conversions.md section 5 names need opposite trades from any fixed exchange rate."""
+"""benchmarks/rank_rules.py: the replay picks what the planner picks under its own rule (AMD and wave32), the
+planner's exponent (CONCURRENT_INSTRUCTION_EXPONENT, 0.55) meets Triton on the two whole-conversion rank trades
+1/2 lost, the window rule picks as documented, and the two cases docs/conversions.md section 5 names need
+opposite trades from any fixed exchange rate."""
 
 import json
 
 import pytest
 
-from benchmarks.rank_rules import SETS, additive_rule, choose, load_case, ratio_rule
+from benchmarks.rank_rules import (SETS, Candidate, Case, additive_rule, choose, load_case, ratio_rule, uncovered,
+                                   window_rule)
 from linlayout import LinearLayout
 from linlayout.cli.bench import kernel_plan
 from linlayout.dtypes import dtype_bits
@@ -22,8 +25,8 @@ NEEDS_REGISTERS = ("slice0(blocked[1x2,t2x32,o10])->slice1(mfma16T)", "gfx950", 
 NEEDS_ROUND_TRIP = ("slice0(mfma32T)->slice0(blocked[1x2,t1x64,o10])", "gfx950", "i8", 2)
 
 
-def _corpus_case(key):
-    (case,) = [c for c in CASES["corpus"] if (c["name"], c["arch"], c["dtype"], c.get("num_warps")) == key]
+def _corpus_case(key, set_name="corpus"):
+    (case,) = [c for c in CASES[set_name] if (c["name"], c["arch"], c["dtype"], c.get("num_warps")) == key]
     return case
 
 
@@ -39,17 +42,54 @@ def test_replay_picks_the_planners_plan(index):
 
 #: Corpus cases whose dst the kernel stores in VGPR tuples (``source_tuples``: 4 dwords in register order): planned without
 #: the dst's tuples, the replay picked another plan than the bench's (gfx950 fp32: cost 3400 and 89
-#: instructions where the planner's is 4632 and 147, its LDS loads landing in the store tuples).
-DST_TUPLES = [("mfma16->mfma16T", "gfx950", "fp32", 1), ("blocked[1x1,t32x2,o01]->mfma32T", "gfx90a", "fp32", 1)]
+#: instructions where the planner's is 4632 and 147, its LDS loads landing in the store tuples); and a wave32
+#: case whose pick the exponent 0.55 changed (a round trip of cost 712, 50 instructions with setup, where 1/2
+#: took one of 544 and 78).
+DST_TUPLES = [("corpus", ("mfma16->mfma16T", "gfx950", "fp32", 1)),
+              ("corpus", ("blocked[1x1,t32x2,o01]->mfma32T", "gfx90a", "fp32", 1)),
+              ("wave32", ("blocked[4x1,t32x1,o01]->wmma2.16x16", "gfx1200", "fp32", 2))]
 
 
-@pytest.mark.parametrize("key", DST_TUPLES)
-def test_replay_plans_for_the_kernels_dst_tuples(key):
-    raw = _corpus_case(key)
-    picked = choose(load_case(raw, "corpus"), ratio_rule(CONCURRENT_INSTRUCTION_EXPONENT), CONCURRENT_TIE_FRACTION)
+@pytest.mark.parametrize("set_name, key", DST_TUPLES)
+def test_replay_plans_for_the_kernels_dst_tuples(set_name, key):
+    raw = _corpus_case(key, set_name)
+    picked = choose(load_case(raw, set_name), ratio_rule(CONCURRENT_INSTRUCTION_EXPONENT), CONCURRENT_TIE_FRACTION)
     plan = kernel_plan(LinearLayout.from_json(raw["src"]), LinearLayout.from_json(raw["dst"]), raw["arch"],
                        dtype_bits(raw["dtype"]))
     assert (picked.cost, picked.instructions) == (plan.cost, plan.total_with_overhead())
+
+
+#: The whole-conversion rank trades the exponent 1/2 lost and 0.55 meets (docs/conversions.md section 5), the
+#: pick at 1/2 and at 0.55 as (cost, instructions with setup): gfx942 fp32, 4 waves, a lane plan of 27 at 268
+#: against a round trip of 12 at 432, Triton's whole conversion 26; gfx90a i8, 1 wave, two round trips of the
+#: same 12 region instructions, 49 at 1000 against 31 at 1336 (setup 37 against 19), Triton's 44.
+RANK_TRADES = [(("slice0(mfma16T)->slice0(blocked[1x1,t4x16,o10])", "gfx942", "fp32", 4), (268.0, 27), (432.0, 12)),
+               (("blocked[1x4,t2x32,o10]->dotA16(kw8)", "gfx90a", "i8", 1), (1000.0, 49), (1336.0, 31))]
+
+
+@pytest.mark.parametrize("key, at_half, at_rule", RANK_TRADES)
+def test_the_planners_exponent_meets_triton_on_the_rank_trades(key, at_half, at_rule):
+    raw = _corpus_case(key)
+    case = load_case(raw, "corpus")
+    picked = choose(case, ratio_rule(CONCURRENT_INSTRUCTION_EXPONENT), CONCURRENT_TIE_FRACTION)
+    plan = kernel_plan(LinearLayout.from_json(raw["src"]), LinearLayout.from_json(raw["dst"]), raw["arch"],
+                       dtype_bits(raw["dtype"]))
+    assert (picked.cost, picked.instructions) == (plan.cost, plan.total_with_overhead()) == at_rule
+    assert not any(any(case.over(picked, m)) for m in ("region", "whole"))
+    half = choose(case, ratio_rule(0.5), CONCURRENT_TIE_FRACTION)
+    assert (half.cost, half.instructions) == at_half and case.over(half, "whole")[0]  # over in instructions
+
+
+def _candidate(cost, instructions, order=0):
+    return Candidate(order, cost, instructions, True, cost, {"region": (instructions, cost)})
+
+
+def test_the_window_rule_takes_the_least_cost_within_k_instructions_of_the_fewest():
+    case = Case("synthetic", "baseline", {"region": (10, 100.0)},
+                (_candidate(300.0, 10), _candidate(200.0, 14), _candidate(100.0, 30)))
+    assert [choose(case, window_rule(k), 0.0).cost for k in (0, 3, 4, 19, 20)] == [300.0, 300.0, 200.0, 200.0, 100.0]
+    # near ties (within the tie fraction of the least cost in the window) go to fewer instructions
+    assert choose(case, window_rule(4), 0.5).cost == 300.0
 
 
 def test_no_fixed_exchange_rate_meets_triton_on_both_cases():
@@ -67,9 +107,39 @@ def test_no_fixed_exchange_rate_meets_triton_on_both_cases():
         assert not (meets(registers, rule) and meets(round_trip, rule))
 
 
+def _measured(region, whole):
+    return Candidate(0, region[1], whole[0], False, 0.0, {"region": region, "whole": whole})
+
+
+def test_a_case_is_uncovered_when_no_one_candidate_meets_triton_in_every_count_and_measure():
+    triton = {"region": (10, 100.0), "whole": (12, 120.0)}
+    # one candidate meets the region, another the whole: no rule can pick one that meets both
+    split = (_measured((8, 90.0), (14, 110.0)), _measured((11, 80.0), (12, 100.0)))
+    (row,) = uncovered([Case("split", "corpus", triton, split)])
+    assert row["region"] == {"triton": [10, 100.0], "fewest_instructions": [8, 90.0], "fewest_cycles": [11, 80.0]}
+    assert row["whole"] == {"triton": [12, 120.0], "fewest_instructions": [12, 100.0], "fewest_cycles": [12, 100.0]}
+    assert row["nearest"] == {"region": [11, 80.0], "whole": [12, 100.0]}  # 11/10 is less over than 14/12
+    # a candidate at Triton's counts in both measures covers the case
+    assert uncovered([Case("tie", "corpus", triton, split + (_measured((10, 100.0), (12, 120.0)),))]) == []
+
+
+#: A wave32 case no candidate covers (docs/conversions.md section 8, "Cases no candidate covers"): its
+#: permlanex16-and-select program is Triton's (24 selects, 8 permlanex16, 36 instructions at 68 cycles), ours
+#: 32 with 3 SALU of setup (the select mask priced at 2, VCC_SALU) at 70 cycles; the round trip 15 at 134.
+UNCOVERED_WAVE32 = ("dotAwmma2.16x16T(kw8)->dotAwmma2.16x16T(kw16)", "gfx1200", "i8", 1)
+
+
+def test_an_uncovered_wave32_case_is_listed_with_its_nearest_candidate():
+    (row,) = uncovered([load_case(_corpus_case(UNCOVERED_WAVE32, "wave32"), "wave32")])
+    assert row["whole"] == {"triton": [36, 68.0], "fewest_instructions": [15, 134.0], "fewest_cycles": [35, 70.0]}
+    assert row["nearest"] == {"region": [32, 64.0], "whole": [35, 70.0]}
+
+
 @pytest.mark.parametrize("argv, message", [(["--every", "0"], "--every 0 must be at least 1"),
                                            (["--ties", "-0.1"], "a tie fraction is at least 0"),
-                                           (["--exponents", "a"], "'a' is not a comma-separated list of numbers")])
+                                           (["--exponents", "a"], "'a' is not a comma-separated list of numbers"),
+                                           (["--windows", "-1"], "a window is at least 0 instructions"),
+                                           (["--sets", "nvidia"], "the sets are baseline, corpus, wave32")])
 def test_bad_arguments_are_refused_in_one_line(capsys, argv, message):
     from benchmarks.rank_rules import main
     with pytest.raises(SystemExit) as e:

@@ -51,7 +51,7 @@ def test_a_conversion_objective_picks_the_point_the_cost_model_values_least(obje
 
 def test_under_concurrent_the_pareto_point_is_ranked_as_the_planner_ranks_plans():
     # concurrent adds the other wave's issue (16 and 20 accesses at 4 cycles): 768 against 832; the
-    # rank value (cycles x sqrt(instructions), CostModel.rank_value) keeps the 16-instruction point
+    # rank value (cycles x instructions ** 0.55, CostModel.rank_value) keeps the 16-instruction point
     from linlayout.synth.cost import cost_model
 
     writer, reader = _operand_a_column_major_fp16()

@@ -1,6 +1,6 @@
 """The target descriptor's facts about what the ROCDL compiler makes of our MLIR (linlayout.hw.targets.Target:
-``vop3_literal``, ``has_delay_alu``, ``waits_after_inline_asm``), each checked on the code it compiles for every
-AMD target with an emitter: a fact set wrong for a target fails here."""
+``vop3_literal``, ``has_delay_alu``, ``waits_after_inline_asm``, ``has_bitop3``, ``has_xor3``), each checked on the
+code it compiles for every AMD target with an emitter: a fact set wrong for a target fails here."""
 
 from __future__ import annotations
 
@@ -62,3 +62,35 @@ def test_waits_after_inline_asm(arch):
       %c = arith.constant 4660 : i32
       %res = arith.andi %o, %c : i32"""
     assert any(ln.startswith("s_nop") for ln in _isa(body, arch)) == get_target(arch).waits_after_inline_asm
+
+
+@pytest.mark.parametrize("arch", AMD)
+def test_has_bitop3(arch):
+    """The XOR of two values masked by a constant (a lane-bit parity's ``m_S & K``): one ``v_bitop3_b32`` and no
+    ``v_xor_b32`` exactly where ``Target.has_bitop3`` says so, else a ``v_xor_b32`` and a ``v_and_b32``."""
+    from linlayout import get_target
+
+    body = """      %a = arith.muli %x, %x : i32
+      %b = arith.addi %a, %x : i32
+      %c = arith.xori %a, %b : i32
+      %k = arith.constant 4660 : i32
+      %res = arith.andi %c, %k : i32"""
+    ops = [ln.split()[0] for ln in _isa(body, arch)]
+    fused = get_target(arch).has_bitop3
+    assert ("v_bitop3_b32" in ops, any(op.startswith("v_xor_b32") for op in ops)) == (fused, not fused), ops
+
+
+@pytest.mark.parametrize("arch", AMD)
+def test_has_xor3(arch):
+    """The XOR of an XOR with a third value (a parity of three lane bits): one ``v_xor3_b32`` exactly where
+    ``Target.has_xor3`` says so, else two ``v_xor_b32``."""
+    from linlayout import get_target
+
+    body = """      %a = arith.muli %x, %x : i32
+      %b = arith.addi %a, %x : i32
+      %c = arith.muli %b, %x : i32
+      %d = arith.xori %a, %b : i32
+      %res = arith.xori %d, %c : i32"""
+    ops = [ln.split()[0] for ln in _isa(body, arch)]
+    merged = get_target(arch).has_xor3
+    assert (ops.count("v_xor3_b32"), sum(op.startswith("v_xor_b32") for op in ops)) == ((1, 0) if merged else (0, 2))

@@ -67,6 +67,20 @@ def test_bad_tuples_are_one_line_layout_errors(bad, why):
             tuple_copies([0, 1], set(), bad)
 
 
+def test_a_checked_value_is_taken_again_an_equal_bad_one_is_not():
+    # VgprTuples.of takes a value it checked before as it is (it is asked for every access priced), by identity:
+    # VgprTuples((True,)) equals the checked VgprTuples((1,)) (True == 1) and is still refused
+    good = VgprTuples((1,))
+    assert VgprTuples.of("x", good) is good and VgprTuples.of("x", good) is good
+    assert VgprTuples((True,)) == good
+    for bad in (VgprTuples((True,)), VgprTuples((1,), 2)):
+        with pytest.raises(LayoutError, match="tuple_dwords"):
+            tuple_copies([0, 1], set(), bad)
+    assert VgprTuples.of("x", good, 2) is good  # (the side's dword bits are checked whenever given)
+    with pytest.raises(LayoutError, match="have index bits below"):
+        VgprTuples.of("x", VgprTuples((2,)), 1)
+
+
 def test_tuples_given_with_list_bits_plan_as_tuple_bits():
     # VgprTuples([2, 3]) (a list: unhashable) is taken as VgprTuples((2, 3)): the same plan, no TypeError from the
     # design cache's key

@@ -16,7 +16,7 @@ from pathlib import Path
 from linlayout.lowering.conversion import EMIT_FORMATS, write_conversion
 from linlayout.synth.context import ELEMENT_BITS
 from linlayout.synth.convert import plan_conversion
-from linlayout.synth.cost import OBJECTIVES, cost_model
+from linlayout.synth.cost import CONCURRENT_INSTRUCTION_EXPONENT, OBJECTIVES, cost_model
 
 from ..argparsing import check_output, positive_int
 from ..dtypes import dtype_bits
@@ -48,8 +48,8 @@ def register(subparsers) -> None:
                    help="auto: cheapest; registers: stay in registers; lds: round trip through LDS")
     p.add_argument("--objective", choices=list(OBJECTIVES),
                    help="what cheapest means: concurrent (one wave's critical path plus the issue cycles of the "
-                        "other waves of its SIMD converting with it, candidates ranked by that times the square root "
-                        "of their instructions; the AMD default), latency (one wave's critical "
+                        "other waves of its SIMD converting with it, candidates ranked by that times their "
+                        f"instructions to the power {CONCURRENT_INSTRUCTION_EXPONENT:g}; the AMD default), latency (one wave's critical "
                         "path; the NVIDIA default), throughput (the busiest of SIMD issue and LDS pipe, latency "
                         "hidden by other waves), instructions")
     p.add_argument("--emit", choices=list(EMIT_FORMATS),

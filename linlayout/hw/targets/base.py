@@ -91,6 +91,13 @@ class Target:
     * ``has_delay_alu``: does the compiler put an ``s_delay_alu`` before a VALU instruction that reads a recent
       VALU result (gfx11 and later: every RDNA target here; docs/amd_facts.md 6.4)?  The planner counts them
       (linlayout.synth.hazards.valu_delays, the lane choices' ``salu_lane_selector_delay``).
+    * ``has_bitop3``: does the ISA have ``v_bitop3_b32`` (a bitwise function of three operands by its truth table:
+      gfx950 and gfx1250)?  The compiler then fuses a ``v_and_b32`` with a constant into the ``v_xor_b32`` that made
+      its operand, and drops that XOR where nothing else reads it (linlayout.synth.lane_choices: a lane-bit
+      parity's mask and its ``K``; on gfx950 ``K`` is moved into an SGPR first, no VALU).
+    * ``has_xor3``: does the ISA have ``v_xor3_b32`` (GFX10 and later: every RDNA target here)?  The compiler then
+      merges an XOR that only another XOR reads into it (linlayout.synth.lane_choices: the parity of three lane
+      bits or more).
     * ``waits_after_inline_asm`` [I]: does the compiler wait one cycle (an ``s_nop 0`` where it finds no other
       instruction to put there) between an inline asm that writes a VGPR and a VALU instruction that reads it?
       LLVM assumes an inline asm may write with a forwarding hazard on gfx940 and later CDNA (seen in gfx942 and
@@ -134,6 +141,8 @@ class Target:
     opaque_beyond_offset_adds: bool = False
     vop3_literal: bool = False
     has_delay_alu: bool = False
+    has_bitop3: bool = False
+    has_xor3: bool = False
     waits_after_inline_asm: bool = False
     vgpr_tuple_alignment: int = 1
 

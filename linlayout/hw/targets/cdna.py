@@ -162,7 +162,8 @@ def _lds_gfx950() -> dict[str, LdsPhase]:
 
 def _cdna(name: str, lds_bytes: int, lds_banks: int, lds_phases: dict, mfma_version: int, emitter: str | None,
           aliases: tuple[str, ...], has_permlane_swap: bool = False, has_ds_read_tr: bool = False,
-          opaque_beyond_offset_adds: bool = False, waits_after_inline_asm: bool = False) -> Target:
+          opaque_beyond_offset_adds: bool = False, waits_after_inline_asm: bool = False,
+          has_bitop3: bool = False) -> Target:
     """A wave64 CDNA descriptor; its LDS model also rests on ``subdword_same_dword`` and, with
     transpose loads, ``tr_lane_permutation``."""
     extra = ("subdword_same_dword",) + (("tr_lane_permutation",) if has_ds_read_tr else ())
@@ -172,7 +173,7 @@ def _cdna(name: str, lds_bytes: int, lds_banks: int, lds_phases: dict, mfma_vers
                   lds_phases=MappingProxyType(lds_phases), lds_assumptions=MappingProxyType(LDS_ASSUMPTIONS),
                   lds_model_assumptions=extra, aliases=aliases, agprs_per_lane=256,
                   opaque_beyond_offset_adds=opaque_beyond_offset_adds, waits_after_inline_asm=waits_after_inline_asm,
-                  vgpr_tuple_alignment=2)
+                  has_bitop3=has_bitop3, vgpr_tuple_alignment=2)
 
 
 register(_cdna("gfx90a", 64 * 1024, 32, _lds_32banks(as_gfx942=True), 2, "rocdl", ("cdna2", "mi200")))
@@ -180,4 +181,4 @@ register(_cdna("gfx942", 64 * 1024, 32, _lds_32banks(as_gfx942=False), 3, "rocdl
                ("gfx940", "gfx941", "cdna3", "mi300"), waits_after_inline_asm=True))
 register(_cdna("gfx950", 160 * 1024, 64, _lds_gfx950(), 4, "rocdl", ("cdna4", "mi350", "mi355"),
                has_permlane_swap=True, has_ds_read_tr=True, opaque_beyond_offset_adds=True,
-               waits_after_inline_asm=True))
+               waits_after_inline_asm=True, has_bitop3=True))
