@@ -72,9 +72,10 @@ from linlayout.hw.targets import get_target
 from . import banks
 from .hazards import hazard_nops, valu_delays
 from .lane_choices import ChoicePlan, lanes_condition
-from .lane_arith import least_tables_valu, linear_columns, program_family, row_table, tables_valu
+from .lane_arith import (AffineTable, fit_affine, least_tables_valu, linear_columns, program_family, row_table,
+                         tables_valu)
 from .steps import dwords_per_slot, slots_per_dword
-from .steps.lds import missing_transpose_load
+from .steps.lds import OFFSET_LIMIT, missing_transpose_load
 from .vgpr_tuples import VgprTuples
 
 __all__ = ["AddressRegisters", "bpermute_address_valu",
@@ -586,38 +587,48 @@ DST_TUPLE_DWORDS = 1
 
 
 class _AddressBases:
-    """The LDS address VGPRs formed so far (warp 0's per-lane byte addresses), indexed so that
-    "differs from a formed one by a constant" is a lookup: ``a - b`` is constant iff ``a - a[0]``
-    equals ``b - b[0]`` (same for XOR).  ``opaque_adds``: the target's
-    ``Target.opaque_beyond_offset_adds`` (an add beyond the offset field reads its base through a
-    copy, one ``v_mov_b32`` per base: linlayout.lowering.emit.lane_values)."""
+    """The LDS address VGPRs formed so far (warp 0's per-lane byte addresses and each register's warp
+    columns, ``warp_columns``), indexed so that "differs from a formed one by a constant" is a lookup:
+    ``a - b`` is constant iff ``a - a[0]`` equals ``b - b[0]`` in warp 0 (same for XOR) and the two have
+    the same warp columns.  ``opaque_adds``: the target's ``Target.opaque_beyond_offset_adds`` (an add
+    beyond the offset field reads its base through a copy, one ``v_mov_b32`` per base:
+    linlayout.lowering.emit.lane_values)."""
 
     def __init__(self, opaque_adds: bool = False) -> None:
-        self.by_difference: dict[bytes, list[int]] = {}  # a - a[0] -> the a[0] of every base
-        self.by_xor: set[bytes] = set()  # a ^ a[0]
+        self.by_difference: dict[bytes, dict[tuple[int, ...], list[int]]] = {}  # a - a[0] -> warp -> a[0]s
+        self.by_xor: set[tuple[bytes, tuple[int, ...]]] = set()  # (a ^ a[0], warp)
         self.new: list[tuple[int, bool]] = []  # (access, XOR a constant of a formed one) of each new register
+        self.joined: list[int] = []  # accesses whose register is a formed one's lane part and its own warp part
         self.opaque_adds = opaque_adds
-        self.copied: set[bytes] = set()  # the classes (a - a[0]) whose base has its opaque copy
+        self.copied: set[tuple[bytes, tuple[int, ...]]] = set()  # the classes whose base has its opaque copy
 
-    def cost(self, a0: int, diff: bytes, xor: bytes, st, i: int) -> int:
-        """VALU ops to form the address ``a`` of LDS access ``i`` (step ``st``), given as ``a[0]`` and
-        the bytes of ``a - a[0]`` and ``a ^ a[0]``: 0 when a formed one plus an immediate offset
-        reaches it (``st.offset_reaches``), 1 (``v_add_u32``) when it differs from a formed one by
-        another constant (2 for the first such add of a class with ``opaque_adds``: the base's copy);
-        else it is a new register (:attr:`new`, priced by the caller), 0 here."""
-        starts = self.by_difference.get(diff)
-        if starts is None:
-            self.by_difference[diff] = [a0]
-            self.new.append((i, xor in self.by_xor))
-            self.by_xor.add(xor)
+    def cost(self, a0: int, diff: bytes, xor: bytes, st, i: int, warp: tuple[int, ...] = ()) -> int:
+        """VALU ops to form the address ``a`` of LDS access ``i`` (step ``st``), given as ``a[0]``, the
+        bytes of ``a - a[0]`` and ``a ^ a[0]`` (warp 0's) and its warp columns ``warp``: 0 when a formed
+        one plus an immediate offset reaches it (``st.offset_reaches``), 1 (``v_add_u32``) when it
+        differs from a formed one by another constant (2 for the first such add of a class with
+        ``opaque_adds``: the base's copy).  An address whose warp-0 part is a formed one's plus a
+        constant but whose warp columns are another's is a register of its own made of that lane part
+        (LLVM computes it once) and its warp part (:attr:`joined`, priced by the caller), 0 here; else it
+        is a new register (:attr:`new`, priced by the caller), 0 here."""
+        by_warp = self.by_difference.get(diff)
+        if by_warp is None:
+            self.by_difference[diff] = {warp: [a0]}
+            self.new.append((i, (xor, warp) in self.by_xor))
+            self.by_xor.add((xor, warp))
             return 0
-        self.by_xor.add(xor)
+        self.by_xor.add((xor, warp))
+        starts = by_warp.get(warp)
+        if starts is None:
+            by_warp[warp] = [a0]
+            self.joined.append(i)
+            return 0
         for b0 in starts:
             if st.offset_reaches(a0 - b0):
                 return 0
         starts.append(a0)
-        if self.opaque_adds and diff not in self.copied:
-            self.copied.add(diff)
+        if self.opaque_adds and (diff, warp) not in self.copied:
+            self.copied.add((diff, warp))
             return 2
         return 1
 
@@ -653,6 +664,26 @@ def warp_columns(addr) -> tuple[int, ...]:
     return tuple(int(a[1 << b, 0]) ^ first for b in range(a.shape[0].bit_length() - 1))
 
 
+def _warp_shift_terms(cols: tuple[int, ...]) -> dict[int, int]:
+    """The shift terms of a warp part with warp columns ``cols``: shift ``s`` -> mask ``m`` of the warp
+    bits that land ``s`` bits up (the part is the OR of ``(w & m) << s``; a negative ``s`` shifts down)."""
+    by_shift: dict[int, int] = {}
+    for b, col in enumerate(cols):
+        o = 0
+        while col >> o:
+            if (col >> o) & 1:
+                by_shift[o - b] = by_shift.get(o - b, 0) | (1 << b)
+            o += 1
+    return by_shift
+
+
+def _whole_warp_shifted(cols: tuple[int, ...]) -> bool:
+    """Whether the warp part with warp columns ``cols`` is the whole warp id shifted (one shift term whose
+    mask is every warp bit): ``warp_part_ops`` counts it as the one VALU joining it to the lane part."""
+    by_shift = _warp_shift_terms(cols)
+    return len(by_shift) == 1 and next(iter(by_shift.values())) == (1 << len(cols)) - 1
+
+
 def warp_part_ops(parts) -> int:
     """[I] The instructions LLVM makes of the warp parts ``parts`` of a kernel's LDS address registers
     (each register's ``warp_columns``, in issue order), as measured on the corpora's multi-warp LDS
@@ -673,14 +704,8 @@ def warp_part_ops(parts) -> int:
     for cols in parts:
         if not any(cols):
             continue
-        by_shift: dict[int, int] = {}
-        for b, col in enumerate(cols):
-            o = 0
-            while col >> o:
-                if (col >> o) & 1:
-                    by_shift[o - b] = by_shift.get(o - b, 0) | (1 << b)
-                o += 1
-        if len(by_shift) == 1 and next(iter(by_shift.values())) == (1 << len(cols)) - 1:
+        by_shift = _warp_shift_terms(cols)
+        if _whole_warp_shifted(cols):
             n += 1  # v_lshl_or_b32 of the whole warp id
             continue
         if cols in parts_done:
@@ -724,19 +749,29 @@ class AddressRegisters:
         differently changes another table's fusions: on the programs of the corpora's round trips the
         count is the program's in 1165 of 1287, 1 to 3 below it in the others.)  The program is warp 0's;
         the warp parts of the new registers (``warp_cols``, one per access; AMD targets) are
-        ``warp_part_ops`` (:attr:`warp`)."""
+        ``warp_part_ops`` (:attr:`warp`).  An address whose warp-0 part a formed register reaches but whose
+        warp columns differ from that register's (``_AddressBases.joined``) is its own register, the lowering's
+        (plan_ops ``_address_base`` keys a class on every warp's addresses): LLVM computes the lane part once
+        and joins the other warp part to it, one VALU (``fixed``) unless ``warp_part_ops``' own
+        ``v_lshl_or_b32`` of the whole warp id is the join, and its warp part's SALU (:attr:`warp`)."""
         a0 = addresses[:, :1]
         row = addresses.shape[1] * addresses.itemsize  # the bytes of one access
         diffs, xors = (addresses - a0).tobytes(), (addresses ^ a0).tobytes()
         target = get_target(arch)
+        if target.lds_isa == "ptx":
+            warp_cols = None  # PTX_ADDR_BASE_VALU holds the warp part
         bases = _AddressBases(target.opaque_beyond_offset_adds)
-        n = sum(bases.cost(first, diffs[i * row:(i + 1) * row], xors[i * row:(i + 1) * row], st, i)
+        n = sum(bases.cost(first, diffs[i * row:(i + 1) * row], xors[i * row:(i + 1) * row], st, i,
+                           warp_cols[i] if warp_cols is not None else ())
                 for i, (first, st) in enumerate(zip(a0[:, 0].tolist(), forms)))
         lane_bits = addresses.shape[1].bit_length() - 1
         if target.lds_isa == "ptx":
             return cls(n + sum(1 if xor_of_formed else PTX_ADDR_BASE_VALU for _, xor_of_formed in bases.new),
                        None, lane_bits, ())
         tables, parts = [], []
+        for i in bases.joined:  # a formed lane part and its own warp part: one VALU joins a part not joined
+            parts.append(warp_cols[i])  # by warp_part_ops' own v_lshl_or_b32
+            n += any(warp_cols[i]) and not _whole_warp_shifted(warp_cols[i])
         for i, xor_of_formed in bases.new:
             if xor_of_formed:
                 n += 1  # a v_xor_b32
@@ -770,16 +805,62 @@ def least_address_valu(target) -> int:
     return PTX_ADDR_BASE_VALU if target.lds_isa == "ptx" else 1
 
 
-def bpermute_address_valu(tables, arch: str) -> int:
+def bpermute_address_valu(tables, arch: str, num_warps: int = 1) -> int:
     """``valu_bpermute_addr`` of ``estimate_overhead``: the instructions forming the distinct
-    ``ds_bpermute`` byte-address tables ``tables`` (warp 0's ``[lanes]`` arrays, negative where no
-    lane reads: don't-care) on ``arch``, one op program for them all (lane_arith.tables_valu); on PTX
-    targets (``shfl`` source-lane registers) BPERMUTE_ADDR_VALU each."""
+    ``ds_bpermute`` byte-address tables ``tables`` (each ``[lanes]`` or ``[warps, lanes]``, negative where
+    no lane reads: don't-care; ``num_warps`` warps) on ``arch``, as the lowering makes them
+    (linlayout.lowering.emit.lane_values, on every warp's table): a table that an earlier one plus a
+    constant in ``[0, OFFSET_LIMIT)`` gives on its lanes that read costs nothing (``PlanEmitter.
+    bpermute_address``: LLVM folds the constant into the instruction's 16-bit ``offset:``); the others are
+    one op program for their lane parts (lane_arith.tables_valu) and their warp parts as LLVM makes them
+    (``warp_part_ops``, as for LDS addresses).  On PTX targets (``shfl`` source-lane registers)
+    BPERMUTE_ADDR_VALU each."""
     if get_target(arch).lds_isa == "ptx":
         return BPERMUTE_ADDR_VALU * len(tables)
-    rows = [np.asarray(t, dtype=np.int64) for t in tables]
-    fits = tuple(row_table(r, None if (r >= 0).all() else r >= 0) for r in rows)
-    return tables_valu(program_family(arch), rows[0].shape[0].bit_length() - 1, fits) if rows else 0
+    fits, parts, made = [], [], []  # the program's tables, their warp parts; every register's table
+    rows = num_warps if any(np.ndim(t) == 2 for t in tables) else 1  # 1: the same tables in every warp
+    lanes = 0
+    for t in tables:
+        a = np.asarray(t, dtype=np.int64)
+        lanes = a.shape[-1]
+        a = np.broadcast_to(a if a.ndim == 2 else a[None, :], (rows, lanes))
+        defined = a >= 0
+        if any(_uniform_offset(a - m, defined) for m in made):
+            continue
+        full = _table_fit(a, defined)
+        if full is None:
+            fits.append(None)
+            made.append(np.where(defined, a, 0))
+            continue
+        fits.append((full.const, full.lane_cols))
+        parts.append(full.warp_cols)
+        made.append(full.evaluate(rows))
+    return (tables_valu(program_family(arch), lanes.bit_length() - 1, tuple(fits)) if fits else 0) + \
+        warp_part_ops(parts)
+
+
+def _table_fit(a: np.ndarray, defined: np.ndarray):
+    """The ``AffineTable`` of the ``[warps, lanes]`` table ``a`` on its ``defined`` entries (``fit_affine``'s,
+    None where none fits), from warp 0's row fit and each warp bit's uniform difference where those give
+    the table (about a hundred times faster than ``fit_affine`` on several warps), else ``fit_affine``'s."""
+    fit = row_table(a[0], None if defined[0].all() else defined[0])
+    if fit is None or a.shape[0] == 1:
+        return None if fit is None else AffineTable(fit[0], fit[1], ())
+    row0 = AffineTable(fit[0], fit[1], ()).evaluate(1)[0]
+    cols = []
+    for b in range(a.shape[0].bit_length() - 1):
+        x = (a[1 << b] ^ row0)[defined[1 << b]]
+        cols.append(int(x[0]) if x.size else 0)
+    aff = AffineTable(fit[0], fit[1], tuple(cols))
+    if ((aff.evaluate(a.shape[0]) == a) | ~defined).all():
+        return aff
+    return fit_affine(a, None if defined.all() else defined)
+
+
+def _uniform_offset(diff: np.ndarray, defined: np.ndarray) -> bool:
+    """Is ``diff`` one constant in ``[0, OFFSET_LIMIT)`` on the ``defined`` lanes (a DS offset field's)?"""
+    d = diff[defined]
+    return d.size == 0 or (0 <= d[0] < OFFSET_LIMIT and bool((d == d[0]).all()))
 
 
 def tuple_copies(dwords: list[int], fresh: set[int], tuple_dwords=SRC_TUPLE_DWORDS) -> int:
@@ -1039,8 +1120,8 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
         st.note_setup(setup)
     ptx = target.lds_isa == "ptx"
     out = {
-        "valu_bpermute_addr": bpermute_address_valu([_warp0(a) for a in setup.bpermute_addresses.values()],
-                                                    plan.arch),
+        "valu_bpermute_addr": bpermute_address_valu(list(setup.bpermute_addresses.values()), plan.arch,
+                                                    plan.num_warps),
         "salu_vcc": VCC_SALU * len(setup.conditions),
         "salu_perm_selector": PERM_SELECTOR_SALU * len(setup.selectors),
         "valu_lane_selector": setup.choices.valu,

@@ -46,6 +46,17 @@ CASES = [
     ("wave32", "slice0(blocked[1x2,t2x16,o10])->slice1(wmma2.16x16T)", "gfx1200", "fp16", 8, 2, 7, 1),
     # RDNA, two tables: 5, 3 VALU (v_lshrrev_b32, v_and_b32, v_and_or_b32) and 2 SALU (the warp part, 2)
     ("wave32", "slice0(blocked[1x1,t1x32,o10])->slice1(wmma3.16x64)", "gfx1250", "fp8", 8, 2, 5, 2),
+    # one lane table for the store and the load, each with its own warp part ((w & 6) << 8 and (w & 1) << 8:
+    # cost._AddressBases.joined): 5, 4 VALU (v_lshlrev_b32, v_and_b32, the store's v_and_or_b32 and the load's
+    # v_or_b32 joining its SGPR to the lane part) and an s_delay_alu; priced as the store's register plus a
+    # constant (warp 0's addresses alone) it was 3
+    ("wave32", "wmma2.16x16T->dotAwmma2.16x16T(kw8)", "gfx1200", "fp16", 8, 2, 5, 1),
+    # the same in bf16, whose load's part is two shift terms: 9, 5 VALU and 4 SALU (two s_lshl_b32 and two
+    # s_delay_alu); 8 when priced as a constant off the store's register
+    ("wave32", "wmma2.16x16T->dotAwmma2.16x16T(kw8)", "gfx1200", "bf16", 8, 2, 9, 3),
+    # the store's warp part is the whole warp id shifted, the loads have none: the loads' register is the lane
+    # part (2 VALU) and the store's one v_lshl_or_b32 more, 3
+    ("amd", "mfma32T->dotA32(kw4)", "gfx942", "fp16", 2, 1, 3, 1),
 ]
 IDS = [f"{c[2]}-{c[3]}-{c[1]}" for c in CASES]
 

@@ -165,3 +165,68 @@ def test_adds_beyond_the_offset_field_compile_to_the_estimate(arch):
     out = run_prologue(text, n, arch, 1)
     for k, t in enumerate(tables):
         assert np.array_equal(out[:, k], t), k
+
+
+@mlir
+@pytest.mark.parametrize("arch,dtype,num_warps,valu", [("gfx90a", "bf16", 4, 2)])
+def test_a_bpermute_address_a_constant_above_another_is_its_offset_field(arch, dtype, num_warps, valu):
+    """AMD corpus ``slice0(blocked[1x1,t1x64,o10])->slice1(mfma32T)``: two ``ds_bpermute`` tables, ``4 (l & 31)`` and
+    ``4 (l & 31) + 128``.  The second is the first's register plus 128 (``PlanEmitter.bpermute_address``), which
+    LLVM folds into the instruction's ``offset:128``, so the setup makes one register, ``v_and_b32`` and
+    ``v_lshlrev_b32`` (its own register, pinned, was a ``v_or_b32`` more that nothing read); the planner counts
+    the same (cost.bpermute_address_valu); the kernel converts on the interpreter."""
+    import re
+
+    from linlayout import LinearLayout
+    from linlayout.cli.bench import kernel_plan
+    from linlayout.dtypes import dtype_bits
+    from linlayout.lowering.beyond_identity import kernel_setup
+    from linlayout.lowering.conversion import lower_conversion
+    from linlayout.lowering.emit.host import distinct_tile, expected_output, interpret
+    from linlayout.lowering.isa import region_lines
+    from repo_data import family_corpus
+
+    (case,) = [c for c in family_corpus("amd")["cases"] if c.get("set") != "baseline" and
+               (c["name"], c["arch"], c["dtype"], c["num_warps"]) ==
+               ("slice0(blocked[1x1,t1x64,o10])->slice1(mfma32T)", arch, dtype, num_warps)]
+    plan = kernel_plan(LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"]), arch,
+                       dtype_bits(dtype))
+    assert plan.strategy == "lanes" and plan.counts()["ds_bpermute"] == 2
+    assert plan.overhead["valu_bpermute_addr"] == valu
+    low = lower_conversion(plan, binary=False, cache=False)
+    isa = low.compiled.isa
+    permutes = [re.match(r"ds_bpermute_b32 v\d+, (v\d+), v\d+(?: offset:(\d+))?$", ln.strip())
+                for ln in region_lines(isa, "conv") if "ds_bpermute" in ln]
+    assert len({m.group(1) for m in permutes}) == 1 and sorted(m.group(2) or "0" for m in permutes) == ["0", "128"]
+    setup = kernel_setup(isa)
+    assert setup["valu"] == valu
+    tile = distinct_tile(low.kernel.shape, plan.element_bits, seed=5)
+    assert np.array_equal(interpret(low.kernel, tile, fill=0x5A), expected_output(plan, tile, fill=0x5A))
+
+
+@mlir
+@pytest.mark.parametrize("family,name,arch,dtype,num_warps,count", [
+    # 3 VALU: v_lshlrev_b32 and v_and_b32 (4 x lane, lane part), v_and_or_b32 joining the warp SGPR's bit 64
+    ("amd", "slice1(dotA32(kw8))->slice1(blocked[1x1,t16x4,o01])", "gfx942", "fp8", 4, 3),
+    # 11 VALU and 4 SALU (s_lshr_b32 of the warp id, 3 s_delay_alu)
+    ("wave32", "slice0(blocked[1x4,t2x16,o10])->slice1(wmma2.16x16)", "gfx1200", "i8", 8, 15),
+])
+def test_bpermute_addresses_count_their_warp_part(family, name, arch, dtype, num_warps, count):
+    """Multi-warp ``ds_bpermute`` tables whose source lane depends on the warp: cost.bpermute_address_valu counts
+    their warp part (``warp_part_ops``, as for LDS addresses: one more here than warp 0's program), and the
+    compiled setup region (VALU and SALU) is that count."""
+    from linlayout import LinearLayout
+    from linlayout.cli.bench import kernel_plan
+    from linlayout.dtypes import dtype_bits
+    from linlayout.lowering.beyond_identity import kernel_setup
+    from linlayout.lowering.conversion import lower_conversion
+    from repo_data import family_corpus
+
+    (case,) = [c for c in family_corpus(family)["cases"] if c.get("set") != "baseline" and
+               (c["name"], c["arch"], c["dtype"], c["num_warps"]) == (name, arch, dtype, num_warps)]
+    plan = kernel_plan(LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"]), arch,
+                       dtype_bits(dtype))
+    assert plan.strategy == "lanes"
+    assert {k: v for k, v in plan.overhead.items() if k.startswith(("valu", "salu"))} == {"valu_bpermute_addr": count}
+    setup = kernel_setup(lower_conversion(plan, binary=False).compiled.isa)
+    assert setup["valu"] + setup["salu"] == count

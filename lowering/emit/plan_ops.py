@@ -64,6 +64,7 @@ from linlayout.hw.transpose_loads import TransposeLoad
 from linlayout.synth.lane_arith import fit_affine
 from linlayout.synth.plan import Plan
 from linlayout.synth.steps import slot_dwords
+from linlayout.synth.steps.lds import OFFSET_LIMIT
 
 from ..step_emitter import StepEmitter
 from . import atoms
@@ -112,6 +113,14 @@ class PlanEmitter(StepEmitter):
     def lane_value(self, values, what: str, defined: np.ndarray | None = None) -> str:
         """The per-lane i32 ``values`` (only the ``defined`` lanes matter) in a VGPR."""
         return self.lanes.value_of(values, defined=defined, what=what)[0]
+
+    def bpermute_address(self, values, what: str, defined: np.ndarray | None = None) -> tuple[str, int]:
+        """The ``ds_bpermute`` byte addresses ``values`` (only the ``defined`` lanes matter) as a register and
+        a constant ``d``: an earlier table plus a ``d`` that the instruction's 16-bit offset field holds
+        (``OFFSET_LIMIT``) is that table's register (made once, cost.bpermute_address_valu) and ``d``, which
+        :meth:`ds_bpermute` adds where it reads it and LLVM folds into the ``ds_bpermute_b32``'s ``offset:``
+        (no instruction); any other table its own register and 0."""
+        return self.lanes.value_of(values, max_delta=OFFSET_LIMIT, defined=defined, what=what)
 
     def lane_choice(self, cond, if_false: int, if_true: int, what: str) -> str:
         """The i32 constant ``if_true`` in the lanes where ``cond`` holds, else ``if_false``, in a VGPR
@@ -260,8 +269,11 @@ class PlanEmitter(StepEmitter):
     def ds_swizzle(self, src: str, offset: int) -> str:
         return atoms.ds_swizzle(self.b, src, offset)
 
-    def ds_bpermute(self, byte_addr: str, src: str) -> str:
-        return atoms.ds_bpermute(self.b, byte_addr, src)
+    def ds_bpermute(self, byte_addr: tuple[str, int], src: str) -> str:
+        """``ds_bpermute_b32`` at the addresses ``byte_addr`` (:meth:`bpermute_address`'s register and constant:
+        the sum made here, at the instruction, so that no register holds it)."""
+        base, d = byte_addr
+        return atoms.ds_bpermute(self.b, self.b.arith("addi", base, self.b.const(d)) if d else base, src)
 
     def permlane_swap(self, kind: str, vdst: str, src0: str) -> tuple[str, str]:
         return atoms.permlane_swap(self.b, kind, vdst, src0)

@@ -209,7 +209,7 @@ class Lane(Step):
         if self.kind != "ds_bpermute":
             return None
         need = np.asarray(self.src_lane, dtype=np.int64)
-        return emitter.lane_value(4 * np.where(need >= 0, need, 0), what, defined=need >= 0)
+        return emitter.bpermute_address(4 * np.where(need >= 0, need, 0), what, defined=need >= 0)
 
     def emit(self, emitter, prepared, regs: dict[int, str], what: str) -> None:
         fam = self.family
