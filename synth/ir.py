@@ -29,7 +29,7 @@ from .plan import (Barrier, FusedDpp, Lane, LdsLoad, LdsStore, Mov, PermlaneSwap
                    prmt_selector)
 from .steps import MatrixLoad, MatrixStore
 
-__all__ = ["AMD_REGISTER_ISA", "FUSE_DPP_SELECT", "PTX_REGISTER_ISA", "Program", "Op", "RegisterIsa"]
+__all__ = ["AMD_REGISTER_ISA", "DPP_SELECT_MODES", "FUSE_DPP_SELECT", "PTX_REGISTER_ISA", "Program", "Op", "RegisterIsa"]
 
 
 @dataclass(frozen=True)
@@ -51,6 +51,10 @@ PTX_REGISTER_ISA = RegisterIsa("selp", "mov", "prmt")
 # the lowering emits (update.dpp + select, shared/ISA counts of the 48-case benchmark), so by
 # default the pair is two steps; a row/bank-masked v_mov_b32_dpp (no select) stays one.
 FUSE_DPP_SELECT = False
+
+# ``Program.emit``'s choices of the selects that become masked identity DPP moves: none, those of the
+# conditions whose every select writes an operand no later op reads, every row/bank-shaped condition's
+DPP_SELECT_MODES = ("none", "in_place", "all")
 
 
 @dataclass(slots=True)
@@ -93,6 +97,12 @@ def _merge_facts(keep, need) -> tuple[np.ndarray, np.ndarray, bool, tuple[int, i
     keep = np.asarray(keep, dtype=bool)
     need = np.where(keep, -1, np.asarray(need, dtype=np.int64))
     return keep, need, bool(keep.all()), row_bank_masks(~keep), (_key_arr(keep), _key_arr(need))
+
+
+def _select_masks(cond: np.ndarray) -> tuple[tuple[int, int] | None, tuple[int, int] | None]:
+    """The DPP ``(row_mask, bank_mask)`` enabling exactly the lanes where a select's condition holds,
+    and those where it does not (None where that lane set is no row/bank product set)."""
+    return row_bank_masks(cond), row_bank_masks(~np.asarray(cond, dtype=bool))
 
 
 class Program:
@@ -295,8 +305,13 @@ class Program:
         self._new("barrier", (), {"scope": scope}, n_out=0)
 
     # ------------------------------------------------------------ emission
-    def emit(self, outputs: list[int], n_dst: int) -> list[Step]:
-        """Plan steps computing ``outputs[k]`` into dst register ``k`` (``len(outputs) == n_dst``)."""
+    def emit(self, outputs: list[int], n_dst: int, dpp_selects: str = "none",
+             identity_dpp: LaneOp | None = None) -> list[Step]:
+        """Plan steps computing ``outputs[k]`` into dst register ``k`` (``len(outputs) == n_dst``).
+
+        ``dpp_selects`` (``DPP_SELECT_MODES``; ``identity_dpp``: the target's DPP move reading each
+        lane's own value, needed unless ``"none"``): which selects become a masked identity
+        ``v_mov_b32_dpp`` (``dpp_select_ways``)."""
         outputs = [self.first(v) for v in outputs]
         live_ops = self._live(outputs)
         order = [i for i in range(len(self.ops)) if live_ops[i]]
@@ -307,11 +322,63 @@ class Program:
         for v in outputs:
             last_use[v] = len(order) + 1
         em = _Emitter(self, n_dst)
+        if dpp_selects != "none":
+            if identity_dpp is None:
+                raise ValueError("a select as a DPP move needs the target's identity DPP move")
+            em.dpp_selects = self._dpp_select_ways(order, last_use, dpp_selects)
+            em.identity_dpp = identity_dpp
         for pos, i in enumerate(order):
             op = self.ops[i]
             _EMIT_OP[op.kind](em, op, pos, last_use)
         em.finish(outputs)
         return em.steps
+
+    def dpp_select_modes(self, outputs: list[int]) -> list[str]:
+        """The ``emit`` modes other than ``"none"`` that change a select of this program computing
+        ``outputs`` (``"in_place"`` before ``"all"``, ``"all"`` only where it converts more): none
+        when no live select's condition, or its complement, is a DPP row/bank product set."""
+        outputs = [self.first(v) for v in outputs]
+        live = self._live(outputs)
+        order = [i for i in range(len(self.ops)) if live[i]]
+        if not any(self.ops[i].kind == "select" and _select_masks(self.ops[i].params["cond"]) != (None, None)
+                   for i in order):
+            return []
+        last_use: dict[int, int] = {}
+        for pos, i in enumerate(order):
+            for a in self.ops[i].args:
+                last_use[a] = pos
+        for v in outputs:
+            last_use[v] = len(order) + 1
+        ways = {mode: self._dpp_select_ways(order, last_use, mode) for mode in ("in_place", "all")}
+        modes = ["in_place"] if ways["in_place"] else []
+        return modes + (["all"] if len(ways["all"]) > len(ways["in_place"]) else [])
+
+    def _dpp_select_ways(self, order: list[int], last_use: dict, mode: str) -> dict[int, tuple[int, tuple[int, int]]]:
+        """Per select op (by its position in ``order``, the live ops) that becomes a masked identity ``v_mov_b32_dpp``: which
+        operand it writes in place (0: ``a``, the move enabled where the condition holds; 1: ``b``,
+        enabled where it does not) and the DPP ``(row_mask, bank_mask)``.  The selects of one condition
+        go together (their lane mask is set up once: it is saved only when none is left a
+        ``v_cndmask``): under ``"all"`` every condition that is a row/bank product set (or whose
+        complement is), copying the written operand first where it is read later; under
+        ``"in_place"`` only the conditions whose every select has an operand read last by it."""
+        if mode not in DPP_SELECT_MODES:
+            raise ValueError(f"dpp_selects must be one of {', '.join(DPP_SELECT_MODES)}, not {mode!r}")
+        groups: dict[bytes, list[tuple[int, tuple[int, tuple[int, int]]]]] = {}
+        refused: set[bytes] = set()
+        for pos, i in enumerate(order):
+            op = self.ops[i]
+            if op.kind != "select":
+                continue
+            cond = op.params["cond"]
+            key = _key_arr(cond)
+            masks = _select_masks(cond)
+            dead = [masks[k] is not None and last_use.get(op.args[k], -1) <= pos for k in (0, 1)]
+            k = 0 if dead[0] else 1 if dead[1] else (0 if masks[0] is not None else 1)
+            if masks[k] is None or (mode == "in_place" and not dead[k]):
+                refused.add(key)
+                continue
+            groups.setdefault(key, []).append((pos, (k, masks[k])))
+        return {pos: way for key, ways in groups.items() if key not in refused for pos, way in ways}
 
     def live_ops(self, outputs: list[int]) -> list[Op]:
         """The ops ``emit`` turns into steps for ``outputs``, in program order."""
@@ -341,6 +408,8 @@ class _Emitter:
         self.steps: list[Step] = []
         self.reg: dict[int, int] = {v: v for v in range(prog.n_init)}  # value -> register
         self.next_reg = max(prog.n_init, n_dst)
+        self.dpp_selects: dict[int, tuple[int, tuple[int, int]]] = {}  # Program._dpp_select_ways, by position
+        self.identity_dpp: LaneOp | None = None
 
     def _slots(self, r: int) -> list[int]:
         """The slots of register ``r``: ``r * p .. r * p + p - 1``."""
@@ -381,10 +450,31 @@ class _Emitter:
         self.reg[op.outs[0]] = r
 
     def _select(self, op: Op, pos: int, last_use: dict) -> None:
+        way = self.dpp_selects.get(pos)
+        if way is not None:
+            self._dpp_select(op, pos, last_use, *way)
+            return
         r = self._fresh()
         a, b = op.args
         self.steps.append(Select(dst=self._slots(r), a=self._slots(self.reg[a]), b=self._slots(self.reg[b]),
                                  cond=op.params["cond"].astype(np.int64), kind=self.prog.isa.select))
+        self.reg[op.outs[0]] = r
+
+    def _dpp_select(self, op: Op, pos: int, last_use: dict, written: int, masks: tuple[int, int]) -> None:
+        """``select`` as ``v_mov_b32_dpp`` of the identity control writing operand ``written`` in place
+        (a copy first when it is read later) with the other where the row/bank ``masks`` enable."""
+        cond = np.asarray(op.params["cond"], dtype=bool)
+        own, src = op.args[written], op.args[1 - written]
+        keep = ~cond if written == 0 else cond
+        r = self._owned(own, pos, last_use)
+        lo = self.identity_dpp
+        isa = {"ctrl": lo.isa["ctrl"], "row_mask": masks[0], "bank_mask": masks[1], "bound_ctrl": 0}
+        tmp = self._fresh()
+        self.steps.append(FusedDpp(form="v_mov_b32_dpp", dst=self._slots(r), own=self._slots(r),
+                                   src=self._slots(self.reg[src]), tmp=self._slots(tmp),
+                                   ctrl_name=lo.kind.split(":", 1)[1],
+                                   src_lane=np.where(keep, -1, lane_indices(len(keep))),
+                                   keep=keep.astype(np.int64), isa=isa))
         self.reg[op.outs[0]] = r
 
     def _swap(self, op: Op, pos: int, last_use: dict) -> None:
