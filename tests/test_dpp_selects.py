@@ -105,6 +105,7 @@ def test_the_plan_has_identity_dpp_selects_and_no_mask(family, name, arch, dtype
     assert fused and all(s.ctrl_name == "quad_perm:[0,1,2,3]" and s.form == "v_mov_b32_dpp" for s in fused)
     assert not any(isinstance(s, Select) for s in plan.steps) and "salu_vcc" not in plan.overhead
     assert plan.verified
+    assert plan.strategy == "registers"  # an identity move takes no other lane's value
 
 
 @needs.mlir
