@@ -311,16 +311,9 @@ class Program:
 
         ``dpp_selects`` (``DPP_SELECT_MODES``; ``identity_dpp``: the target's DPP move reading each
         lane's own value, needed unless ``"none"``): which selects become a masked identity
-        ``v_mov_b32_dpp`` (``dpp_select_ways``)."""
+        ``v_mov_b32_dpp`` (``_dpp_select_ways``)."""
         outputs = [self.first(v) for v in outputs]
-        live_ops = self._live(outputs)
-        order = [i for i in range(len(self.ops)) if live_ops[i]]
-        last_use: dict[int, int] = {}
-        for pos, i in enumerate(order):
-            for a in self.ops[i].args:
-                last_use[a] = pos
-        for v in outputs:
-            last_use[v] = len(order) + 1
+        order, last_use = self._schedule(outputs)
         em = _Emitter(self, n_dst)
         if dpp_selects != "none":
             if identity_dpp is None:
@@ -333,40 +326,62 @@ class Program:
         em.finish(outputs)
         return em.steps
 
-    def dpp_select_modes(self, outputs: list[int]) -> list[str]:
-        """The ``emit`` modes other than ``"none"`` that change a select of this program computing
-        ``outputs`` (``"in_place"`` before ``"all"``, ``"all"`` only where it converts more): none
-        when no live select's condition, or its complement, is a DPP row/bank product set."""
-        outputs = [self.first(v) for v in outputs]
+    def _schedule(self, outputs: list[int]) -> tuple[list[int], dict[int, int]]:
+        """The live ops computing ``outputs`` (indices into ``ops``, in program order) and each value's
+        last reading position among them (after the last for an output)."""
         live = self._live(outputs)
         order = [i for i in range(len(self.ops)) if live[i]]
-        if not any(self.ops[i].kind == "select" and _select_masks(self.ops[i].params["cond"]) != (None, None)
-                   for i in order):
-            return []
         last_use: dict[int, int] = {}
         for pos, i in enumerate(order):
             for a in self.ops[i].args:
                 last_use[a] = pos
         for v in outputs:
             last_use[v] = len(order) + 1
+        return order, last_use
+
+    def dpp_select_modes(self, outputs: list[int]) -> list[str]:
+        """The ``emit`` modes other than ``"none"`` that change a step of this program computing
+        ``outputs`` (``"in_place"`` before ``"all"``, ``"all"`` only where it converts more): none
+        when no live select's condition, or its complement, is a DPP row/bank product set and no
+        row/bank-masked DPP move merges into a value read later."""
+        outputs = [self.first(v) for v in outputs]
+        if not any((op.kind == "select" and _select_masks(op.params["cond"]) != (None, None))
+                   or (op.kind == "fused" and op.params["masks"] is not None) for op in self.ops):
+            return []
+        order, last_use = self._schedule(outputs)
         ways = {mode: self._dpp_select_ways(order, last_use, mode) for mode in ("in_place", "all")}
         modes = ["in_place"] if ways["in_place"] else []
         return modes + (["all"] if len(ways["all"]) > len(ways["in_place"]) else [])
 
-    def _dpp_select_ways(self, order: list[int], last_use: dict, mode: str) -> dict[int, tuple[int, tuple[int, int]]]:
-        """Per select op (by its position in ``order``, the live ops) that becomes a masked identity ``v_mov_b32_dpp``: which
-        operand it writes in place (0: ``a``, the move enabled where the condition holds; 1: ``b``,
-        enabled where it does not) and the DPP ``(row_mask, bank_mask)``.  The selects of one condition
-        go together (their lane mask is set up once: it is saved only when none is left a
-        ``v_cndmask``): under ``"all"`` every condition that is a row/bank product set (or whose
-        complement is), copying the written operand first where it is read later; under
-        ``"in_place"`` only the conditions whose every select has an operand read last by it."""
+    def _dpp_select_ways(self, order: list[int], last_use: dict,
+                         mode: str) -> dict[int, tuple[int, tuple[int, int]] | None]:
+        """Per select op (by its position in ``order``, the live ops) that becomes a masked identity
+        ``v_mov_b32_dpp``: which operand it writes in place (0: ``a``, the move enabled where the
+        condition holds; 1: ``b``, enabled where it does not) and the DPP ``(row_mask, bank_mask)``;
+        per masked ``fused`` op whose kept value is read later, None: a copy of that value and the move
+        in place, in place of a move and a ``v_cndmask``.  The ops of one condition go together
+        (their lane mask is set up once: it is saved only when none is left a ``v_cndmask``): under
+        ``"all"`` every condition that is a row/bank product set (or whose complement is), copying the
+        written operand first where it is read later; under ``"in_place"`` only the conditions whose
+        every select has an operand read last by it."""
         if mode not in DPP_SELECT_MODES:
             raise ValueError(f"dpp_selects must be one of {', '.join(DPP_SELECT_MODES)}, not {mode!r}")
-        groups: dict[bytes, list[tuple[int, tuple[int, tuple[int, int]]]]] = {}
+        groups: dict[bytes, list[tuple[int, tuple[int, tuple[int, int]] | None]]] = {}
         refused: set[bytes] = set()
         for pos, i in enumerate(order):
             op = self.ops[i]
+            if op.kind == "fused":
+                # a masked move that cannot write its kept value in place is a move and a v_cndmask of
+                # the condition ``keep`` (FUSE_DPP_SELECT: one v_cndmask_b32_dpp of it), or, under
+                # "all" and masks, a copy of the kept value and the masked move in place
+                if op.params["masks"] is not None and last_use.get(op.args[0], -1) <= pos:
+                    continue
+                key = _key_arr(op.params["keep"])
+                if op.params["masks"] is None or FUSE_DPP_SELECT or mode == "in_place":
+                    refused.add(key)
+                else:
+                    groups.setdefault(key, []).append((pos, None))
+                continue
             if op.kind != "select":
                 continue
             cond = op.params["cond"]
@@ -408,7 +423,7 @@ class _Emitter:
         self.steps: list[Step] = []
         self.reg: dict[int, int] = {v: v for v in range(prog.n_init)}  # value -> register
         self.next_reg = max(prog.n_init, n_dst)
-        self.dpp_selects: dict[int, tuple[int, tuple[int, int]]] = {}  # Program._dpp_select_ways, by position
+        self.dpp_selects: dict[int, tuple[int, tuple[int, int]] | None] = {}  # Program._dpp_select_ways
         self.identity_dpp: LaneOp | None = None
 
     def _slots(self, r: int) -> list[int]:
@@ -512,8 +527,8 @@ class _Emitter:
         own, src = op.args
         lo: LaneOp = op.params["op"]
         keep, need, masks = op.params["keep"], op.params["need"], op.params["masks"]
-        if masks is not None and last_use.get(own, -1) <= pos:  # in place: no VCC, no copy
-            r = self.reg[own]
+        if masks is not None and (last_use.get(own, -1) <= pos or pos in self.dpp_selects):
+            r = old = self._owned(own, pos, last_use)  # in place: no VCC (a copy first where ``own`` is read later)
             rm, bm = masks
             isa = {"ctrl": lo.isa["ctrl"], "row_mask": rm, "bank_mask": bm, "bound_ctrl": 0}
             form = "v_mov_b32_dpp"
@@ -528,11 +543,11 @@ class _Emitter:
             self.reg[op.outs[0]] = r
             return
         else:
-            r = self._fresh()
+            r, old = self._fresh(), self.reg[own]
             isa = {"ctrl": lo.isa["ctrl"], "row_mask": 0xF, "bank_mask": 0xF, "bound_ctrl": 1}
             form = "v_cndmask_b32_dpp"
         tmp = self._fresh()
-        self.steps.append(FusedDpp(form=form, dst=self._slots(r), own=self._slots(self.reg[own]),
+        self.steps.append(FusedDpp(form=form, dst=self._slots(r), own=self._slots(old),
                                    src=self._slots(self.reg[src]), tmp=self._slots(tmp),
                                    ctrl_name=lo.kind.split(":", 1)[1], src_lane=need.copy(),
                                    keep=keep.astype(np.int64), isa=isa))

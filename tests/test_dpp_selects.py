@@ -83,6 +83,10 @@ CASES = [
     ("wave32", "slice0(wmma2.16x16)->slice0(blocked[1x1,t1x32,o10])", "gfx1200", "fp32", 2, 3),
 ]
 IDS = [f"{c[2]}-{c[3]}-{c[1]}" for c in CASES]
+# and a masked row_ror move into a value read later: a v_mov copy and the move in place, in place of a
+# DPP move and a v_cndmask of a lane mask (the region 13 -> 12, its setup 6 -> 5)
+COMPILED = CASES + [("wave32", "slice0(blocked[1x4,t1x32,o10])->slice1(wmma2.16x16T)", "gfx1200", "fp16", 17, 19)]
+COMPILED_IDS = [f"{c[2]}-{c[3]}-{c[1]}" for c in COMPILED]
 
 
 def _plan(family: str, name: str, arch: str, dtype: str, reverted: bool, monkeypatch):
@@ -109,7 +113,7 @@ def test_the_plan_has_identity_dpp_selects_and_no_mask(family, name, arch, dtype
 
 
 @needs.mlir
-@pytest.mark.parametrize("family,name,arch,dtype,count,reverted", CASES, ids=IDS)
+@pytest.mark.parametrize("family,name,arch,dtype,count,reverted", COMPILED, ids=COMPILED_IDS)
 def test_the_compiled_kernel_converts_and_counts_fewer(family, name, arch, dtype, count, reverted, monkeypatch,
                                                        tmp_path):
     from linlayout.lowering.beyond_identity import kernel_setup
@@ -128,3 +132,19 @@ def test_the_compiled_kernel_converts_and_counts_fewer(family, name, arch, dtype
         assert np.array_equal(emulated_output(plan, tile, fill=0x5A), want)
         totals.append(low.report["isa_counts"]["total"] + kernel_setup(low.compiled.isa)["total"])
     assert totals == [count, reverted], json.dumps(totals)
+
+
+def test_a_masked_move_into_a_value_read_later_copies_it_under_all():
+    # a row_ror:4 move into value 0 where lane bit 2 is set (bank mask 0b1010); value 0 is an output too:
+    # "none" and "in_place" make a DPP move and a v_cndmask of its condition, "all" a copy and the move in place
+    from linlayout.synth.lane_ops import LaneOp
+
+    ror4 = LaneOp("dpp:row_ror:4", "dpp", {"ctrl": 0x124})
+    keep = ((LANES >> 2) & 1) == 0
+    prog = Program(2, 1, 1)
+    f = prog.fused(0, 1, keep, (LANES & ~15) | ((LANES - 4) & 15), ror4)
+    assert prog.dpp_select_modes([f, 0]) == ["all"]
+    assert [s.op for s in prog.emit([f, 0], 2)[:2]] == ["lane", "select"]
+    copy, move = prog.emit([f, 0], 2, "all", IDENTITY)[:2]
+    assert isinstance(copy, Mov) and copy.src == [0] and isinstance(move, FusedDpp)
+    assert move.own == move.dst == copy.dst and move.isa["bank_mask"] == 0b1010 and move.isa["ctrl"] == 0x124
