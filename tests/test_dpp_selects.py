@@ -2,10 +2,11 @@
 
 A select ``b if cond[l] else a`` whose condition is a DPP row/bank product set (``lane_ops.row_bank_masks``)
 is a ``v_mov_b32_dpp`` of the identity control writing ``b`` over ``a`` in place under row/bank masks: no
-lane mask in SGPRs (two ``s_mov_b32`` on wave64).  The planner emits a program both ways and keeps the one
-ranking first under the cost model; these tests check the emission, and on corpus cases the plan,
-the emulator, the MLIR interpreter and the compiled counts against the plan with every select a
-``v_cndmask`` (the rule reverted)."""
+lane mask in SGPRs (two ``s_mov_b32`` on wave64); a masked DPP merge into a value read later can likewise
+be a copy and the move in place instead of a DPP move and a ``v_cndmask``.  The planner emits a program
+each way that changes it and keeps the one ranking first under the cost model; these tests check the
+emission, and on corpus cases the plan, the emulator, the MLIR interpreter and the compiled counts
+against the plan with every select a ``v_cndmask`` (the rule reverted)."""
 
 from __future__ import annotations
 
