@@ -12,7 +12,9 @@ is a real instruction and is counted).  The ``dpp8`` move is in place because LL
 selects ``llvm.amdgcn.mov.dpp8`` as a ``v_mov_b32_dpp`` whose tied old value is its
 source [observed: gfx1100 fp8 ``slice0(blocked[1x4,t4x8,o10])->slice1(wmma1.16x16)``
 of the wave32 corpus, eight dpp8 moves of one value compile to seven copies and
-the eight moves].  Which VGPR holds which value is otherwise the
+the eight moves].  A select whose condition is a DPP row/bank product set can be emitted as
+such a masked move too, of the identity control (``emit``'s ``dpp_selects``: no lane mask, maybe a
+copy; the planner prices both forms).  Which VGPR holds which value is otherwise the
 register allocator's business (renaming is free, as in Triton's counts): LDS
 vector operands list their values' slots, and the dst registers are filled by
 a final renaming.
@@ -52,8 +54,9 @@ PTX_REGISTER_ISA = RegisterIsa("selp", "mov", "prmt")
 # default the pair is two steps; a row/bank-masked v_mov_b32_dpp (no select) stays one.
 FUSE_DPP_SELECT = False
 
-# ``Program.emit``'s choices of the selects that become masked identity DPP moves: none, those of the
-# conditions whose every select writes an operand no later op reads, every row/bank-shaped condition's
+# ``Program.emit``'s choices of the lane masks whose v_cndmasks become masked DPP moves in place
+# (``Program._dpp_select_ways``): none; the row/bank-shaped conditions whose every select can write an
+# operand no later op reads; every row/bank-shaped one, with copies (masked DPP merges too)
 DPP_SELECT_MODES = ("none", "in_place", "all")
 
 
