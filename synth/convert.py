@@ -58,7 +58,7 @@ from .in_wave import (Packing, choose_packing, gather_choices, gather_floor, gat
 from .ir import AMD_REGISTER_ISA, PTX_REGISTER_ISA, Program, RegisterIsa
 from . import lds_path
 from .lds_path import build_lds
-from .lane_ops import any_lane_op, lane_indices
+from .lane_ops import any_lane_op, find_dpp, lane_indices
 from .movmatrix_stage import movmatrix_layout, worth_trying
 from .plan import Lane, Plan
 from .program_floor import ProgramFloor
@@ -223,14 +223,42 @@ def _in_wave_program(ctx: ConversionContext, wm, up: _UnitProblem, K: list[int],
 
 
 def _finish_in_wave(ctx: ConversionContext, built: _InWaveProgram) -> Plan:
-    """The priced plan of an in-wave program."""
-    return _priced(_emitted_in_wave(ctx, built), ctx)
+    """The priced plan of an in-wave program (its selects' form: ``_best_emission``)."""
+    return _best_emission(ctx, built.prog, built.outputs, lambda mode: _priced(_emitted_in_wave(ctx, built, mode), ctx))
 
 
-def _emitted_in_wave(ctx: ConversionContext, built: _InWaveProgram) -> Plan:
-    """The plan of an in-wave program, emitted but not priced."""
+def _identity_dpp(ctx: ConversionContext):
+    """The DPP move by which each lane reads its own value (``quad_perm:[0,1,2,3]``), None on a target
+    without DPP."""
+    return find_dpp(lane_indices(ctx.target.wave_size), ctx.target) if ctx.target.dpp_controls else None
+
+
+def _best_emission(ctx: ConversionContext, prog: Program, outputs: list[int], make: Callable[[str], Plan]) -> Plan:
+    """The priced plan ``make(mode)`` of ``prog`` computing ``outputs`` under the ``Program.emit`` select
+    mode ranking first under ``ctx``'s cost model (rank value, then instructions with setup; ``"none"``,
+    every select a ``v_cndmask``, on ties): a select whose condition is a DPP row/bank product set can be
+    a masked identity ``v_mov_b32_dpp`` in place, which needs no lane mask in SGPRs but may need a copy
+    or hazard wait states (``Program.dpp_select_modes``)."""
+    best = make("none")
+    if _identity_dpp(ctx) is None:
+        return best
+    cm = ctx.cost_model
+
+    def key(plan: Plan) -> tuple[float, int]:
+        total = plan.total_with_overhead()
+        return cm.rank_value(plan.cost, total), total
+    for mode in prog.dpp_select_modes(outputs):
+        plan = make(mode)
+        if key(plan) < key(best):
+            best = plan
+    return best
+
+
+def _emitted_in_wave(ctx: ConversionContext, built: _InWaveProgram, dpp_selects: str = "none") -> Plan:
+    """The plan of an in-wave program, emitted but not priced (``dpp_selects``: ``Program.emit``'s)."""
     plan = _base_plan(ctx)
-    plan.steps = built.prog.emit(built.outputs, _n_values(plan.slots_out, ctx))
+    plan.steps = built.prog.emit(built.outputs, _n_values(plan.slots_out, ctx), dpp_selects,
+                                 _identity_dpp(ctx) if dpp_selects != "none" else None)
     plan.strategy = "registers"
     plan.notes.append(f"in-wave builder: {built.name}; elements per 32-bit unit follow src register bits {built.K}")
     return plan
@@ -487,12 +515,19 @@ def _lds_candidates(ctx: ConversionContext, best_only: bool = False, ceiling: fl
 
 
 def lds_plan(ctx: ConversionContext, acc: lds_path.LdsAccesses) -> Plan:
-    """The plan (priced, unverified) of the LDS round trip ``acc``."""
+    """The plan (priced, unverified) of the LDS round trip ``acc`` (its selects' form: ``_best_emission``)."""
     prog = _program(ctx)
     outs = build_lds(prog, acc, list(range(prog.n_init)))
+    return _best_emission(ctx, prog, outs, lambda mode: _lds_plan_of(ctx, acc, prog, outs, mode))
+
+
+def _lds_plan_of(ctx: ConversionContext, acc: lds_path.LdsAccesses, prog: Program, outs: list[int],
+                 dpp_selects: str) -> Plan:
+    """``lds_plan``'s plan with ``prog``'s steps emitted under ``dpp_selects`` (``Program.emit``'s)."""
     plan = _base_plan(ctx)
     plan.lds_bytes = acc.design.lds_bytes
-    plan.steps = prog.emit(outs, _n_values(plan.slots_out, ctx))
+    plan.steps = prog.emit(outs, _n_values(plan.slots_out, ctx), dpp_selects,
+                           _identity_dpp(ctx) if dpp_selects != "none" else None)
     plan.strategy = "lds"
     plan = _priced(plan, ctx, acc.address_valu, lds_path.ROUND_TRIP_DS_DEPTH, acc.s_copies, acc.access_cycles(),
                    acc.d_copies)

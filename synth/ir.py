@@ -12,7 +12,9 @@ is a real instruction and is counted).  The ``dpp8`` move is in place because LL
 selects ``llvm.amdgcn.mov.dpp8`` as a ``v_mov_b32_dpp`` whose tied old value is its
 source [observed: gfx1100 fp8 ``slice0(blocked[1x4,t4x8,o10])->slice1(wmma1.16x16)``
 of the wave32 corpus, eight dpp8 moves of one value compile to seven copies and
-the eight moves].  Which VGPR holds which value is otherwise the
+the eight moves].  A select whose condition is a DPP row/bank product set can be emitted as
+such a masked move too, of the identity control (``emit``'s ``dpp_selects``: no lane mask, maybe a
+copy; the planner prices both forms).  Which VGPR holds which value is otherwise the
 register allocator's business (renaming is free, as in Triton's counts): LDS
 vector operands list their values' slots, and the dst registers are filled by
 a final renaming.
@@ -29,7 +31,7 @@ from .plan import (Barrier, FusedDpp, Lane, LdsLoad, LdsStore, Mov, PermlaneSwap
                    prmt_selector)
 from .steps import MatrixLoad, MatrixStore
 
-__all__ = ["AMD_REGISTER_ISA", "FUSE_DPP_SELECT", "PTX_REGISTER_ISA", "Program", "Op", "RegisterIsa"]
+__all__ = ["AMD_REGISTER_ISA", "DPP_SELECT_MODES", "FUSE_DPP_SELECT", "PTX_REGISTER_ISA", "Program", "Op", "RegisterIsa"]
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,11 @@ PTX_REGISTER_ISA = RegisterIsa("selp", "mov", "prmt")
 # the lowering emits (update.dpp + select, shared/ISA counts of the 48-case benchmark), so by
 # default the pair is two steps; a row/bank-masked v_mov_b32_dpp (no select) stays one.
 FUSE_DPP_SELECT = False
+
+# ``Program.emit``'s choices of the lane masks whose v_cndmasks become masked DPP moves in place
+# (``Program._dpp_select_ways``): none; the row/bank-shaped conditions whose every select can write an
+# operand no later op reads; every row/bank-shaped one, with copies (masked DPP merges too)
+DPP_SELECT_MODES = ("none", "in_place", "all")
 
 
 @dataclass(slots=True)
@@ -93,6 +100,12 @@ def _merge_facts(keep, need) -> tuple[np.ndarray, np.ndarray, bool, tuple[int, i
     keep = np.asarray(keep, dtype=bool)
     need = np.where(keep, -1, np.asarray(need, dtype=np.int64))
     return keep, need, bool(keep.all()), row_bank_masks(~keep), (_key_arr(keep), _key_arr(need))
+
+
+def _select_masks(cond: np.ndarray) -> tuple[tuple[int, int] | None, tuple[int, int] | None]:
+    """The DPP ``(row_mask, bank_mask)`` enabling exactly the lanes where a select's condition holds,
+    and those where it does not (None where that lane set is no row/bank product set)."""
+    return row_bank_masks(cond), row_bank_masks(~np.asarray(cond, dtype=bool))
 
 
 class Program:
@@ -295,23 +308,95 @@ class Program:
         self._new("barrier", (), {"scope": scope}, n_out=0)
 
     # ------------------------------------------------------------ emission
-    def emit(self, outputs: list[int], n_dst: int) -> list[Step]:
-        """Plan steps computing ``outputs[k]`` into dst register ``k`` (``len(outputs) == n_dst``)."""
+    def emit(self, outputs: list[int], n_dst: int, dpp_selects: str = "none",
+             identity_dpp: LaneOp | None = None) -> list[Step]:
+        """Plan steps computing ``outputs[k]`` into dst register ``k`` (``len(outputs) == n_dst``).
+
+        ``dpp_selects`` (``DPP_SELECT_MODES``; ``identity_dpp``: the target's DPP move reading each
+        lane's own value, needed unless ``"none"``): which selects become a masked identity
+        ``v_mov_b32_dpp`` (``_dpp_select_ways``)."""
         outputs = [self.first(v) for v in outputs]
-        live_ops = self._live(outputs)
-        order = [i for i in range(len(self.ops)) if live_ops[i]]
+        order, last_use = self._schedule(outputs)
+        em = _Emitter(self, n_dst)
+        if dpp_selects != "none":
+            if identity_dpp is None:
+                raise ValueError("a select as a DPP move needs the target's identity DPP move")
+            em.dpp_selects = self._dpp_select_ways(order, last_use, dpp_selects)
+            em.identity_dpp = identity_dpp
+        for pos, i in enumerate(order):
+            op = self.ops[i]
+            _EMIT_OP[op.kind](em, op, pos, last_use)
+        em.finish(outputs)
+        return em.steps
+
+    def _schedule(self, outputs: list[int]) -> tuple[list[int], dict[int, int]]:
+        """The live ops computing ``outputs`` (indices into ``ops``, in program order) and each value's
+        last reading position among them (after the last for an output)."""
+        live = self._live(outputs)
+        order = [i for i in range(len(self.ops)) if live[i]]
         last_use: dict[int, int] = {}
         for pos, i in enumerate(order):
             for a in self.ops[i].args:
                 last_use[a] = pos
         for v in outputs:
             last_use[v] = len(order) + 1
-        em = _Emitter(self, n_dst)
+        return order, last_use
+
+    def dpp_select_modes(self, outputs: list[int]) -> list[str]:
+        """The ``emit`` modes other than ``"none"`` that change a step of this program computing
+        ``outputs`` (``"in_place"`` before ``"all"``, ``"all"`` only where it converts more): none
+        when no live select's condition, or its complement, is a DPP row/bank product set and no
+        row/bank-masked DPP move merges into a value read later."""
+        outputs = [self.first(v) for v in outputs]
+        if not any((op.kind == "select" and _select_masks(op.params["cond"]) != (None, None))
+                   or (op.kind == "fused" and op.params["masks"] is not None) for op in self.ops):
+            return []
+        order, last_use = self._schedule(outputs)
+        ways = {mode: self._dpp_select_ways(order, last_use, mode) for mode in ("in_place", "all")}
+        modes = ["in_place"] if ways["in_place"] else []
+        return modes + (["all"] if len(ways["all"]) > len(ways["in_place"]) else [])
+
+    def _dpp_select_ways(self, order: list[int], last_use: dict,
+                         mode: str) -> dict[int, tuple[int, tuple[int, int]] | None]:
+        """Per select op (by its position in ``order``, the live ops) that becomes a masked identity
+        ``v_mov_b32_dpp``: which operand it writes in place (0: ``a``, the move enabled where the
+        condition holds; 1: ``b``, enabled where it does not) and the DPP ``(row_mask, bank_mask)``;
+        per masked ``fused`` op whose kept value is read later, None: a copy of that value and the move
+        in place, in place of a move and a ``v_cndmask``.  The ops of one condition go together
+        (their lane mask is set up once: it is saved only when none is left a ``v_cndmask``): under
+        ``"all"`` every condition that is a row/bank product set (or whose complement is), copying the
+        written operand first where it is read later; under ``"in_place"`` only the conditions whose
+        every select has an operand read last by it."""
+        if mode not in DPP_SELECT_MODES:
+            raise ValueError(f"dpp_selects must be one of {', '.join(DPP_SELECT_MODES)}, not {mode!r}")
+        groups: dict[bytes, list[tuple[int, tuple[int, tuple[int, int]] | None]]] = {}
+        refused: set[bytes] = set()
         for pos, i in enumerate(order):
             op = self.ops[i]
-            _EMIT_OP[op.kind](em, op, pos, last_use)
-        em.finish(outputs)
-        return em.steps
+            if op.kind == "fused":
+                # a masked move that cannot write its kept value in place is a move and a v_cndmask of
+                # the condition ``keep`` (FUSE_DPP_SELECT: one v_cndmask_b32_dpp of it), or, under
+                # "all" and masks, a copy of the kept value and the masked move in place
+                if op.params["masks"] is not None and last_use.get(op.args[0], -1) <= pos:
+                    continue
+                key = _key_arr(op.params["keep"])
+                if op.params["masks"] is None or FUSE_DPP_SELECT or mode == "in_place":
+                    refused.add(key)
+                else:
+                    groups.setdefault(key, []).append((pos, None))
+                continue
+            if op.kind != "select":
+                continue
+            cond = op.params["cond"]
+            key = _key_arr(cond)
+            masks = _select_masks(cond)
+            dead = [masks[k] is not None and last_use.get(op.args[k], -1) <= pos for k in (0, 1)]
+            k = 0 if dead[0] else 1 if dead[1] else (0 if masks[0] is not None else 1)
+            if masks[k] is None or (mode == "in_place" and not dead[k]):
+                refused.add(key)
+                continue
+            groups.setdefault(key, []).append((pos, (k, masks[k])))
+        return {pos: way for key, ways in groups.items() if key not in refused for pos, way in ways}
 
     def live_ops(self, outputs: list[int]) -> list[Op]:
         """The ops ``emit`` turns into steps for ``outputs``, in program order."""
@@ -341,6 +426,8 @@ class _Emitter:
         self.steps: list[Step] = []
         self.reg: dict[int, int] = {v: v for v in range(prog.n_init)}  # value -> register
         self.next_reg = max(prog.n_init, n_dst)
+        self.dpp_selects: dict[int, tuple[int, tuple[int, int]] | None] = {}  # Program._dpp_select_ways
+        self.identity_dpp: LaneOp | None = None
 
     def _slots(self, r: int) -> list[int]:
         """The slots of register ``r``: ``r * p .. r * p + p - 1``."""
@@ -381,10 +468,31 @@ class _Emitter:
         self.reg[op.outs[0]] = r
 
     def _select(self, op: Op, pos: int, last_use: dict) -> None:
+        way = self.dpp_selects.get(pos)
+        if way is not None:
+            self._dpp_select(op, pos, last_use, *way)
+            return
         r = self._fresh()
         a, b = op.args
         self.steps.append(Select(dst=self._slots(r), a=self._slots(self.reg[a]), b=self._slots(self.reg[b]),
                                  cond=op.params["cond"].astype(np.int64), kind=self.prog.isa.select))
+        self.reg[op.outs[0]] = r
+
+    def _dpp_select(self, op: Op, pos: int, last_use: dict, written: int, masks: tuple[int, int]) -> None:
+        """``select`` as ``v_mov_b32_dpp`` of the identity control writing operand ``written`` in place
+        (a copy first when it is read later) with the other where the row/bank ``masks`` enable."""
+        cond = np.asarray(op.params["cond"], dtype=bool)
+        own, src = op.args[written], op.args[1 - written]
+        keep = ~cond if written == 0 else cond
+        r = self._owned(own, pos, last_use)
+        lo = self.identity_dpp
+        isa = {"ctrl": lo.isa["ctrl"], "row_mask": masks[0], "bank_mask": masks[1], "bound_ctrl": 0}
+        tmp = self._fresh()
+        self.steps.append(FusedDpp(form="v_mov_b32_dpp", dst=self._slots(r), own=self._slots(r),
+                                   src=self._slots(self.reg[src]), tmp=self._slots(tmp),
+                                   ctrl_name=lo.kind.split(":", 1)[1],
+                                   src_lane=np.where(keep, -1, lane_indices(len(keep))),
+                                   keep=keep.astype(np.int64), isa=isa))
         self.reg[op.outs[0]] = r
 
     def _swap(self, op: Op, pos: int, last_use: dict) -> None:
@@ -422,8 +530,8 @@ class _Emitter:
         own, src = op.args
         lo: LaneOp = op.params["op"]
         keep, need, masks = op.params["keep"], op.params["need"], op.params["masks"]
-        if masks is not None and last_use.get(own, -1) <= pos:  # in place: no VCC, no copy
-            r = self.reg[own]
+        if masks is not None and (last_use.get(own, -1) <= pos or pos in self.dpp_selects):
+            r = old = self._owned(own, pos, last_use)  # in place: no VCC (a copy first where ``own`` is read later)
             rm, bm = masks
             isa = {"ctrl": lo.isa["ctrl"], "row_mask": rm, "bank_mask": bm, "bound_ctrl": 0}
             form = "v_mov_b32_dpp"
@@ -438,11 +546,11 @@ class _Emitter:
             self.reg[op.outs[0]] = r
             return
         else:
-            r = self._fresh()
+            r, old = self._fresh(), self.reg[own]
             isa = {"ctrl": lo.isa["ctrl"], "row_mask": 0xF, "bank_mask": 0xF, "bound_ctrl": 1}
             form = "v_cndmask_b32_dpp"
         tmp = self._fresh()
-        self.steps.append(FusedDpp(form=form, dst=self._slots(r), own=self._slots(self.reg[own]),
+        self.steps.append(FusedDpp(form=form, dst=self._slots(r), own=self._slots(old),
                                    src=self._slots(self.reg[src]), tmp=self._slots(tmp),
                                    ctrl_name=lo.kind.split(":", 1)[1], src_lane=need.copy(),
                                    keep=keep.astype(np.int64), isa=isa))

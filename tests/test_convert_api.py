@@ -47,12 +47,14 @@ def test_quad_lane_swap_is_one_dpp_move():
 
 
 def test_register_lane_transposition_per_target():
-    # register bit 0 <-> lane bit 4 (xor 16): gfx942 ships through ds_swizzle, gfx950 swaps
+    # register bit 0 <-> lane bit 4 (xor 16): gfx942 moves each register through ds_swizzle and merges
+    # it by a row-masked identity DPP move in place (no lane mask: 4 instructions and 2 s_waitcnt,
+    # against a select, one ds_swizzle and two selects with the mask's 2 SALU and 1 s_waitcnt), gfx950 swaps
     src = L([(1, 0)], LANES)
     dst = L([(0, 4)], LANES[:4] + [(1, 0), (0, 5)])
     p942 = _check(plan_conversion(src, dst, "gfx942", 32))
-    assert p942.counts()["ds_swizzle"] == 1 and p942.counts()["ds_bpermute"] == 0
-    assert p942.counts()["v_cndmask"] == 3 and p942.lds_bytes == 0
+    assert p942.counts()["ds_swizzle"] == 2 and p942.counts()["dpp"] == 2 and p942.counts()["total"] == 4
+    assert p942.counts()["v_cndmask"] == 0 and p942.lds_bytes == 0 and p942.total_with_overhead() == 6
     p950 = _check(plan_conversion(src, dst, "gfx950", 32))
     assert p950.counts()["permlane16_swap"] == 1 and p950.counts()["total"] == 1
 

@@ -47,7 +47,6 @@ class FusedDpp(Step):
     isa: dict = field(default_factory=dict)
     op = "fused"
     cert_op = "lane"
-    across_lanes = True
     fused_forms = ("v_cndmask_b32_dpp", "v_mov_b32_dpp")
 
     def to_cert(self, raw: bool = False) -> list[dict]:
@@ -78,6 +77,12 @@ class FusedDpp(Step):
 
     def counts(self) -> dict[str, int]:
         return {"dpp": 1}
+
+    @property
+    def across_lanes(self) -> bool:
+        """Whether a lane takes another lane's value (a masked identity move, a select, moves none)."""
+        src = np.asarray(self.src_lane)
+        return bool(((src >= 0) & (src != np.arange(src.shape[-1]))).any())
 
     @property
     def fused_select(self) -> bool:
