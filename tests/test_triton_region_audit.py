@@ -32,8 +32,9 @@ def test_sub_dword_stores_counts_single_value_stores_of_both_isas():
 
 
 #: Triton 3.9.0's gfx1200 fp16 ``slice0(wmma2.16x16)->slice0(blocked[1x4,t1x32,o10])``, one wave (its
-#: convert_layout on line 567), abridged: a clause of global loads opened on the conversion's line, and
-#: the dst pointer's kernel-argument load that the scheduler put there.
+#: convert_layout on line 567), abridged: a clause of global loads opened on the conversion's line, its
+#: barrier with the global cache invalidate of Triton's fence, and the dst pointer's kernel-argument load
+#: that the scheduler put there.
 GFX1200_REGION = """\t.loc\t1 567 0
 \ts_clause 0x1
 \tglobal_load_d16_b16 v2, v4, s[2:3]
@@ -42,6 +43,10 @@ GFX1200_REGION = """\t.loc\t1 567 0
 \tv_add_nc_u32_e32 v4, 0, v4
 \ts_wait_loadcnt 0x1
 \tds_store_b16 v4, v2
+\ts_wait_dscnt 0x0
+\ts_barrier_signal -1
+\ts_barrier_wait -1
+\tglobal_inv scope:SCOPE_SE
 \ts_clause 0x1
 \tds_load_b64 v[0:1], v0
 \tds_load_b64 v[2:3], v0 offset:8
@@ -56,17 +61,20 @@ GFX1200_REGION = """\t.loc\t1 567 0
 
 def test_the_counted_region_leaves_out_what_is_not_the_conversion():
     """make_corpus.convert_lines (the corpus's Triton counts) leaves out the global accesses and their
-    waits, the kernel-argument loads (``s_load_b64``) and their gfx12 wait (``s_wait_kmcnt``), and the
-    ``s_clause`` that opens a clause of global loads; it keeps the clause of LDS loads, the LDS store,
-    the VALU and the ``s_delay_alu`` (an ``salu`` and its sub-count): our regions hold neither."""
+    waits, the barrier's ``global_inv`` (our kernels fence LDS only: their barriers have none), the
+    kernel-argument loads (``s_load_b64``) and their gfx12 wait (``s_wait_kmcnt``), and the ``s_clause``
+    that opens a clause of global loads, none of which our regions hold; it keeps the LDS accesses, their
+    wait, the barrier's two halves, the clause of LDS loads, the VALU and the ``s_delay_alu`` (an ``salu``
+    and its sub-count)."""
     from linlayout.lowering.isa import isa_counts
 
     kept = [ln.strip() for ln in make_corpus.convert_lines(GFX1200_REGION, 567)]
-    assert kept == ["v_add_nc_u32_e32 v4, 0, v4", "ds_store_b16 v4, v2", "s_clause 0x1", "ds_load_b64 v[0:1], v0",
-                    "ds_load_b64 v[2:3], v0 offset:8", "s_delay_alu instid0(VALU_DEP_1)"]
+    assert kept == ["v_add_nc_u32_e32 v4, 0, v4", "ds_store_b16 v4, v2", "s_wait_dscnt 0x0", "s_barrier_signal -1",
+                    "s_barrier_wait -1", "s_clause 0x1", "ds_load_b64 v[0:1], v0", "ds_load_b64 v[2:3], v0 offset:8",
+                    "s_delay_alu instid0(VALU_DEP_1)"]
     counts = isa_counts("\n".join(kept))
-    assert {k: v for k, v in counts.items() if v} == {"total": 6, "valu": 1, "lds_write": 1, "lds_read": 2,
-                                                      "salu": 2, "s_delay_alu": 1}
+    assert {k: v for k, v in counts.items() if v} == {"total": 9, "valu": 1, "lds_write": 1, "lds_read": 2,
+                                                      "s_waitcnt": 1, "s_barrier": 2, "salu": 2, "s_delay_alu": 1}
 
 
 def test_source_lines_of_the_corpus_kernels():
