@@ -162,7 +162,8 @@ def test_both_alu_waits_are_priced_as_waits_on_both_sides():
     for arch, wait in (("gfx1100", "\ts_delay_alu instid0(VALU_DEP_1)\n"), ("gfx1200", "\ts_wait_alu 0xfffe\n"),
                        ("gfx1200", "\ts_delay_alu instid0(VALU_DEP_1)\n"), ("gfx1100", "\ts_waitcnt lgkmcnt(0)\n")):
         cm = cost_model(arch)
-        plain, waited = (mix_cost(cm, isa_counts(t), 4, 4) for t in (body, body.replace("\tv_cndmask", wait + "\tv_cndmask")))
+        waited_body = body.replace("\tv_cndmask", wait + "\tv_cndmask")
+        plain, waited = (mix_cost(cm, isa_counts(t), 4, 4) for t in (body, waited_body))
         salu = mix_cost(cm, isa_counts(body.replace("\tv_cndmask", "\ts_mov_b32 s1, 0\n\tv_cndmask")), 4, 4)
         for o in OBJECTIVES:
             if o != "instructions":
