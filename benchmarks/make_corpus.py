@@ -19,8 +19,9 @@ encoding, converts it and stores it; it is compiled with the family's ``GPUTarge
 instructions that the assembly's ``.loc`` directives attribute to the ``convert_layout`` line
 are counted, less the global loads and stores interleaved with them and the kernel-argument
 loads (amdgcn scalar memory loads, ``s_load*``, with gfx12's ``s_wait_kmcnt``, which waits for
-them only), with the ``s_clause`` markers that group them (``counted_by: "source_line"``), none of
-them work of the conversion: the amdgcn of one wave (of 64 or 32 lanes) with
+them only), with the waits for global memory only and the ``s_clause`` markers that group those
+accesses (``counted_by: "source_line"``), none of them work of the conversion: the amdgcn of one
+wave (of 64 or 32 lanes) with
 ``linlayout.lowering.isa.isa_counts`` (the baseline's classes, docs/benchmarks.md), the PTX of
 one warp (``asm["ptx"]``) with ``linlayout.lowering.ptx_counts.ptx_counts``.  On the 48
 baseline cases (``--calibrate``) this gives the baseline's totals within 3 instructions on the
@@ -617,12 +618,17 @@ def _opens_a_left_out_clause(fields: list[str], after: list[str]) -> bool:
 
 def _is_global_access(fields: list[str]) -> bool:
     """An amdgcn or PTX line (split) that is a global memory access or a wait for global memory only
-    (``s_waitcnt vmcnt(N)``; on gfx12 and gfx1250 ``s_wait_loadcnt`` and ``s_wait_storecnt``)."""
+    (``s_waitcnt vmcnt(N)``; on gfx12 and gfx1250 ``s_wait_loadcnt`` and ``s_wait_storecnt``; on
+    gfx1250 ``s_wait_xcnt``, for the transfer of memory instructions' operands, and ``s_wait_alu
+    depctr_vm_vsrc(N)``, for vector memory instructions to have read their VGPRs: before the
+    conversion overwrites a register a global store still reads)."""
     mnemonic = fields[1] if fields[0].startswith("@") and len(fields) > 1 else fields[0]
     if mnemonic.startswith(("global_", "buffer_", "flat_", "ld.global", "st.global")):
         return True
-    if mnemonic in ("s_wait_loadcnt", "s_wait_storecnt"):  # gfx12's counters of global memory
+    if mnemonic in ("s_wait_loadcnt", "s_wait_storecnt", "s_wait_xcnt"):  # gfx12's counters of global memory
         return True
+    if mnemonic == "s_wait_alu":
+        return len(fields) > 1 and all(f.startswith("depctr_vm_vsrc(") for f in fields[1:])
     return mnemonic == "s_waitcnt" and all(f.rstrip(",").startswith("vmcnt") for f in fields[1:])
 
 

@@ -77,6 +77,18 @@ def test_the_counted_region_leaves_out_what_is_not_the_conversion():
                                                       "s_waitcnt": 1, "s_barrier": 2, "salu": 2, "s_delay_alu": 1}
 
 
+def test_the_counted_region_leaves_out_gfx1250_waits_for_global_memory():
+    """gfx1250's waits for the global stores before the conversion (Triton 3.9.0's gfx1250 regions): for
+    their VGPRs to have been read (``s_wait_alu depctr_vm_vsrc(0)``) and for their transfers
+    (``s_wait_xcnt``) are left out like ``s_wait_storecnt``; a wait for a VALU result (``s_wait_alu
+    depctr_va_vdst(5)``), or one with such a field beside ``depctr_vm_vsrc``, stays."""
+    asm = "\n".join(["\t.loc\t1 561 0", "\ts_wait_alu depctr_vm_vsrc(0)", "\tds_load_b128 v[0:3], v92",
+                     "\ts_wait_xcnt 0x7", "\ts_wait_alu depctr_va_vdst(5)", "\tv_perm_b32 v1, v2, v3, v4",
+                     "\ts_wait_alu depctr_va_vdst(0) depctr_vm_vsrc(0)", "\ts_wait_storecnt 0x0"])
+    assert [ln.split()[0] for ln in make_corpus.convert_lines(asm, 561)] == [
+        "ds_load_b128", "s_wait_alu", "v_perm_b32", "s_wait_alu"]
+
+
 def test_source_lines_of_the_corpus_kernels():
     """The load, convert and store of both kernels are on consecutive statements' lines."""
     for kernel in make_corpus._kernels():
