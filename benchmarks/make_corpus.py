@@ -17,8 +17,11 @@ Each case is one ``ttg.convert_layout`` between two Triton encodings of a ``shap
 encoding, converts it and stores it; it is compiled with the family's ``GPUTarget``
 (``("hip", arch, 64)``, ``("hip", arch, 32)`` or ``("cuda", 80 | 90, 32)``) and the
 instructions that the assembly's ``.loc`` directives attribute to the ``convert_layout`` line
-are counted, less the global loads and stores interleaved with them (``counted_by:
-"source_line"``): the amdgcn of one wave (of 64 or 32 lanes) with
+are counted, less the global loads and stores interleaved with them and the kernel-argument
+loads (amdgcn scalar memory loads, ``s_load*``, with gfx12's ``s_wait_kmcnt``, which waits for
+them only), with the waits for global memory only and the ``s_clause`` markers that group those
+accesses (``counted_by: "source_line"``), none of them work of the conversion: the amdgcn of one
+wave (of 64 or 32 lanes) with
 ``linlayout.lowering.isa.isa_counts`` (the baseline's classes, docs/benchmarks.md), the PTX of
 one warp (``asm["ptx"]``) with ``linlayout.lowering.ptx_counts.ptx_counts``.  On the 48
 baseline cases (``--calibrate``) this gives the baseline's totals within 3 instructions on the
@@ -585,27 +588,57 @@ def convert_lines(asm: str, convert_line: int) -> list[str]:
     Both assemblies carry ``.loc 1 LINE`` directives that attribute every following instruction
     to ``LINE`` of this file until the next one.  The global loads and stores (and, in amdgcn,
     their ``s_waitcnt vmcnt``) that the scheduler interleaves with the conversion carry its line
-    too and are left out.
+    too and are left out, as are the amdgcn loads of kernel arguments (:func:`_is_kernel_argument_load`)
+    and the ``s_clause`` markers of either (:func:`_opens_a_left_out_clause`).
     """
     lines, line = [], None
-    for ln in asm.splitlines():
+    asm_lines = asm.splitlines()
+    for i, ln in enumerate(asm_lines):
         fields = ln.split()
         if fields[:2] == [".loc", "1"]:
             line = int(fields[2])
-        elif line == convert_line and fields and not _is_global_access(fields):
+        elif line == convert_line and fields and not (_is_global_access(fields) or _is_kernel_argument_load(fields)
+                                                      or _opens_a_left_out_clause(fields, asm_lines[i + 1:])):
             lines.append(ln)
     return lines
 
 
+def _opens_a_left_out_clause(fields: list[str], after: list[str]) -> bool:
+    """An amdgcn ``s_clause`` (split) whose clause, the instructions after it, starts with a line left
+    out of the count (a global access or a kernel-argument load): the clause's marker is theirs, not the
+    conversion's (gfx11 and later group up to 64 global loads per ``s_clause 0x3f``)."""
+    if fields[0] != "s_clause":
+        return False
+    for ln in after:
+        nxt = ln.split()
+        if nxt and not nxt[0].startswith((".", ";")):
+            return _is_global_access(nxt) or _is_kernel_argument_load(nxt)
+    return False
+
+
 def _is_global_access(fields: list[str]) -> bool:
     """An amdgcn or PTX line (split) that is a global memory access or a wait for global memory only
-    (``s_waitcnt vmcnt(N)``; on gfx12 and gfx1250 ``s_wait_loadcnt`` and ``s_wait_storecnt``)."""
+    (``s_waitcnt vmcnt(N)``; on gfx12 and gfx1250 ``s_wait_loadcnt`` and ``s_wait_storecnt``; on
+    gfx1250 ``s_wait_xcnt``, for the transfer of memory instructions' operands, and ``s_wait_alu
+    depctr_vm_vsrc(N)``, for vector memory instructions to have read their VGPRs: before the
+    conversion overwrites a register a global store still reads)."""
     mnemonic = fields[1] if fields[0].startswith("@") and len(fields) > 1 else fields[0]
     if mnemonic.startswith(("global_", "buffer_", "flat_", "ld.global", "st.global")):
         return True
-    if mnemonic in ("s_wait_loadcnt", "s_wait_storecnt"):  # gfx12's counters of global memory
+    if mnemonic in ("s_wait_loadcnt", "s_wait_storecnt", "s_wait_xcnt"):  # gfx12's counters of global memory
         return True
+    if mnemonic == "s_wait_alu":
+        return len(fields) > 1 and all(f.startswith("depctr_vm_vsrc(") for f in fields[1:])
     return mnemonic == "s_waitcnt" and all(f.rstrip(",").startswith("vmcnt") for f in fields[1:])
+
+
+def _is_kernel_argument_load(fields: list[str]) -> bool:
+    """An amdgcn line (split) that loads from scalar memory (``s_load*``: the corpus kernels read only
+    their arguments, the two pointers, there) or, on gfx12 and gfx1250, waits for such loads only
+    (``s_wait_kmcnt``).  The scheduler may put the dst pointer's load on the conversion's line; our
+    kernels load their arguments before their regions.  (gfx11's ``s_waitcnt lgkmcnt`` waits for LDS
+    accesses too and is kept.)"""
+    return fields[0].startswith("s_load") or fields[0] == "s_wait_kmcnt"
 
 
 def compile_kernel(case: dict, src, dst, kernels, family: Family):

@@ -71,7 +71,7 @@ from linlayout import LayoutError, LinearLayout  # noqa: E402
 from linlayout.cli.bench import triton_exceeds_target_lds, triton_whole_conversion  # noqa: E402
 from linlayout.dtypes import dtype_bits  # noqa: E402
 from linlayout.lowering.emit.conversion_kernel import contiguous_registers, source_tuples  # noqa: E402
-from linlayout.lowering.plan_counts import plan_isa_counts  # noqa: E402
+from linlayout.lowering.plan_counts import SETUP_DELAY_ALU, plan_isa_counts  # noqa: E402
 from linlayout.synth.convert import candidate_plans  # noqa: E402
 from linlayout.synth.cost import (CONCURRENT_INSTRUCTION_EXPONENT, CONCURRENT_TIE_FRACTION, cost_model,  # noqa: E402
                                   mix_cost, rank_value, tie_limit)
@@ -122,13 +122,16 @@ class Case:
 
 
 def region_counts(plan) -> dict[str, int]:
-    """``plan_isa_counts`` without the plan's VALU and SALU setup (its waits stay)."""
+    """``plan_isa_counts`` without the plan's VALU and SALU setup (its waits stay; the estimated
+    ``s_delay_alu`` leave ``salu`` and its sub-count, ``SETUP_DELAY_ALU``)."""
     counts = plan_isa_counts(plan)
     for name, n in plan.overhead.items():
         if name not in ("s_waitcnt", "s_nop"):
             cls = name.split("_", 1)[0]
             counts[cls] -= int(n)
             counts["total"] -= int(n)
+            if name in SETUP_DELAY_ALU:  # and from salu's sub-count
+                counts["s_delay_alu"] -= int(n)
     return counts
 
 

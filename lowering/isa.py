@@ -36,6 +36,12 @@ Sub-counts of ``valu`` (they may overlap each other, never leave ``valu``):
 ``readlane`` (``v_readlane_*``, ``v_readfirstlane_*``), ``permlane16_swap``,
 ``permlane32_swap``, ``pack_ops`` (``v_pk_*`` incl. ``v_pk_mov_b32``, ``v_pack_*``).
 
+Sub-count of ``salu`` (it never leaves ``salu``): ``s_delay_alu`` (gfx11 and later: the hint that
+delays the wave's next VALU instruction behind a dependency; ``salu`` keeps it, as Triton's stored
+counts always did, so that the instruction classes are unchanged).  It is counted apart because it
+is not priced as an SALU instruction: ``linlayout.synth.cost.mix_cost`` prices it as a wait, as it
+prices ``s_waitcnt`` (which holds gfx12's ``s_wait_alu``), docs/amd_facts.md 6.5 ("ALU waits").
+
 RDNA's dual-issue VOPD line ``v_dual_X ... :: v_dual_Y ...`` (gfx11, gfx12) holds two VALU
 operations issued together; each half counts as the instruction it stands for, ``v_X`` / ``v_Y``
 (a ``v_dual_cndmask_b32 :: v_dual_mov_b32`` line adds 2 to ``total`` and ``valu``, 1 to
@@ -84,6 +90,7 @@ import re
 __all__ = [
     "COUNT_KEYS",
     "CLASS_KEYS",
+    "SALU_SUB_KEYS",
     "IsaRegionError",
     "isa_counts",
     "instructions",
@@ -119,7 +126,8 @@ VALU_SUB_KEYS = (
     "permlane32_swap",
     "pack_ops",
 )
-COUNT_KEYS = ("total",) + CLASS_KEYS + VALU_SUB_KEYS
+SALU_SUB_KEYS = ("s_delay_alu",)
+COUNT_KEYS = ("total",) + CLASS_KEYS + VALU_SUB_KEYS + SALU_SUB_KEYS
 
 _MARKER_RE = re.compile(r"^\s*;+\s*linlayout-(begin|end)(?:\s+(\S+))?\s*$")
 _MNEMONIC_RE = re.compile(r"^\s*([a-z][a-z0-9_]*)(?:\s|$)")
@@ -202,7 +210,7 @@ def around_region(isa_text: str, region: str, leave_out: tuple[str, ...] = ()) -
 
 
 def classify(mnemonic: str) -> tuple[str, tuple[str, ...]]:
-    """The class of one mnemonic and the ``valu`` sub-counts it belongs to."""
+    """The class of one mnemonic and the sub-counts (of ``valu``, of ``salu``) it belongs to."""
     mn = mnemonic.lower()
     if mn.startswith("v_"):
         if mn.startswith(("v_mfma", "v_smfmac")):
@@ -235,7 +243,7 @@ def classify(mnemonic: str) -> tuple[str, tuple[str, ...]]:
             return "s_nop", ()
         if mn.startswith(_SMEM_PREFIXES) or mn in ("s_memtime", "s_memrealtime"):
             return "smem", ()
-        return "salu", ()
+        return "salu", (("s_delay_alu",) if mn == "s_delay_alu" else ())
     if mn.startswith("ds_"):
         if mn.startswith("ds_bpermute"):
             return "ds_bpermute", ()

@@ -17,7 +17,8 @@ target's Triton counts use, so that both sides of a corpus row have the same key
 * AMD (ISA classes, :mod:`linlayout.lowering.isa`): a kind that is an ISA class counts there; a
   VALU sub-kind (``v_cndmask``, ``dpp``, ...) counts under ``valu`` and its sub-count; RDNA's
   ``permlane16`` (``v_permlane16_b32``/``v_permlanex16_b32``) and another ``v_*`` kind under
-  ``valu``; setup ``valu_*``/``salu_*``/``s_waitcnt`` under its class.
+  ``valu``; setup ``valu_*``/``salu_*``/``s_waitcnt`` under its class, the estimated ``s_delay_alu``
+  (``SETUP_DELAY_ALU``) also under ``salu``'s sub-count of that name.
 
 A kind the target's classes cannot hold (an AMD instruction in an NVIDIA plan) is an internal
 inconsistency: ``ValueError``.
@@ -31,7 +32,7 @@ from linlayout.synth.cost import PTX_SETUP_NAMES
 from .isa import CLASS_KEYS, COUNT_KEYS, VALU_SUB_KEYS
 from .ptx_counts import PTX_COUNT_KEYS, ptx_class
 
-__all__ = ["plan_ptx_counts", "plan_isa_counts"]
+__all__ = ["plan_ptx_counts", "plan_isa_counts", "SETUP_DELAY_ALU"]
 
 #: The planner's own kind names as PTX classes.
 _PLANNER_AS_PTX = {"shfl": "shfl.sync", "lds_write": "st.shared", "lds_read": "ld.shared", "lds_read_tr": "ldmatrix",
@@ -40,6 +41,10 @@ _PLANNER_AS_PTX = {"shfl": "shfl.sync", "lds_write": "st.shared", "lds_read": "l
 _PTX_WORDS = ("shfl", "prmt", "selp", "ld", "st", "ldmatrix", "stmatrix", "movmatrix", "bar", "mov")
 
 
+#: The setup estimates that count ``s_delay_alu`` instructions (``salu`` and its ``s_delay_alu`` sub-count):
+#: a register plan's close VALU reads (``linlayout.synth.hazards.valu_delays``) and the lane-bit masks of
+#: ``PermSelect`` selectors (``linlayout.synth.cost.estimate_overhead``).
+SETUP_DELAY_ALU = ("salu_delay_alu", "salu_lane_selector_delay")
 #: The planner's AMD kinds that are VALU instructions without an ISA sub-count.
 _VALU_KINDS = ("permlane16",)
 
@@ -83,6 +88,8 @@ def plan_isa_counts(plan) -> dict[str, int]:
         if cls not in ("valu", "salu", "s_waitcnt", "s_nop"):
             raise ValueError(f"plan for {plan.arch}: setup estimate {name!r} has no ISA class")
         out[cls] += int(n)
+        if name in SETUP_DELAY_ALU:
+            out["s_delay_alu"] += int(n)
     out["s_barrier"] *= get_target(plan.arch).barrier_instructions
     out["total"] = sum(out[k] for k in CLASS_KEYS)
     return out

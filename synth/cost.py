@@ -1265,7 +1265,12 @@ def mix_cost(cm: CostModel, counts: dict[str, int], write_lane_bytes: int, read_
     v_cndmask in DPP form counts under both), the excess is priced once, as ``dpp``.  ``s_barrier``
     counts the target's ``barrier_instructions`` per barrier (gfx12: signal and wait), priced once.
     ``s_nop``: one wait state each (``wait_state_cycles``; ``s_nop n`` waits ``n + 1``, which a
-    count does not say), as a plan prices the wait states of its hazards."""
+    count does not say), as a plan prices the wait states of its hazards.
+
+    ALU waits [I] (docs/amd_facts.md 6.5): ``s_delay_alu`` (the sub-count of ``salu`` of that name,
+    gfx11 and later) and gfx12's ``s_wait_alu`` (counted under ``s_waitcnt``) are priced as waits,
+    as ``s_waitcnt`` is: no issue cycles, the stall they mark unpriced.  Both are program-control
+    instructions that the sequencer handles; neither is issued to the SALU."""
     pricer = _Pricer(cm, cm.arch, 32)
     named = {k: counts.get(k, 0) for k in MIX_VALU_KINDS + ("ds_swizzle", "s_barrier")}
     named["s_barrier"] /= get_target(cm.arch).barrier_instructions
@@ -1284,7 +1289,11 @@ def mix_cost(cm: CostModel, counts: dict[str, int], write_lane_bytes: int, read_
     other_valu = counts.get("valu", 0) - sum(named[k] for k in MIX_VALU_KINDS)
     if other_valu < 0:
         raise LayoutError(f"instruction mix: valu {counts.get('valu', 0)} is fewer than its named vector kinds")
-    overhead = {"valu_other": other_valu, "salu_other": counts.get("salu", 0), "s_waitcnt": counts.get("s_waitcnt", 0)}
+    alu_waits = counts.get("s_delay_alu", 0)
+    if alu_waits > counts.get("salu", 0):
+        raise LayoutError(f"instruction mix: salu {counts.get('salu', 0)} is fewer than its s_delay_alu {alu_waits}")
+    overhead = {"valu_other": other_valu, "salu_other": counts.get("salu", 0) - alu_waits,
+                "s_waitcnt": counts.get("s_waitcnt", 0) + alu_waits}
     crossbar = named["ds_bpermute"] or named["ds_swizzle"]
     depth = 2 if n_writes else (1 if n_reads or crossbar else 0)
     total = counts.get("total", sum(named.values()) + n_writes + n_reads + sum(overhead.values()))

@@ -151,6 +151,29 @@ def test_rdna_prices_follow_the_lds_phases_and_the_published_figures():
     assert (cdna.lds_cycles[16], cdna.instruction("dpp"), cdna.latency(1)) == (20.0, 4.0, 64.0)
 
 
+def test_both_alu_waits_are_priced_as_waits_on_both_sides():
+    """The rule "ALU waits" (mix_cost; docs/amd_facts.md 6.5): gfx11's ``s_delay_alu`` (an ``salu`` sub-count)
+    and gfx12's ``s_wait_alu`` (counted as ``s_waitcnt``) cost what an ``s_waitcnt`` costs, no issue
+    cycle, under every objective but ``instructions``; an ``s_mov_b32`` costs an SALU issue slot.  Counted
+    from ISA text, as the bench counts ours and Triton's."""
+    from linlayout.lowering.isa import isa_counts
+
+    body = "\tv_perm_b32 v1, v2, v3, s0\n\tv_cndmask_b32 v4, v1, v5, vcc_lo\n"
+    for arch, wait in (("gfx1100", "\ts_delay_alu instid0(VALU_DEP_1)\n"), ("gfx1200", "\ts_wait_alu 0xfffe\n"),
+                       ("gfx1200", "\ts_delay_alu instid0(VALU_DEP_1)\n"), ("gfx1100", "\ts_waitcnt lgkmcnt(0)\n")):
+        cm = cost_model(arch)
+        waited_body = body.replace("\tv_cndmask", wait + "\tv_cndmask")
+        plain, waited = (mix_cost(cm, isa_counts(t), 4, 4) for t in (body, waited_body))
+        salu = mix_cost(cm, isa_counts(body.replace("\tv_cndmask", "\ts_mov_b32 s1, 0\n\tv_cndmask")), 4, 4)
+        for o in OBJECTIVES:
+            if o != "instructions":
+                assert waited[f"{o}_value"] == plain[f"{o}_value"], (arch, wait, o)
+        assert waited["instructions_value"] == plain["instructions_value"] + 1
+        assert salu["setup"] - plain["setup"] == cm.salu_issue == 1.0
+    with pytest.raises(LayoutError, match="salu 1 is fewer than its s_delay_alu 2"):
+        mix_cost(cost_model("gfx1100"), {"total": 1, "salu": 1, "s_delay_alu": 2}, 4, 4)
+
+
 def test_a_gfx12_barrier_pair_is_priced_as_one_barrier():
     """gfx1200's s_barrier_signal + s_barrier_wait (two s_barrier in ISA counts) cost one barrier."""
     one = mix_cost(cost_model("gfx1100"), {"total": 1, "s_barrier": 1}, 4, 4)

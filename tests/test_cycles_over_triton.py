@@ -69,16 +69,18 @@ def test_the_instruction_exponent_passed_over_a_cheaper_candidate():
 
 
 def test_a_kernel_over_where_its_plan_is_not():
-    # gfx1200 fp8, 8 waves: the plan prices at 110 cycles, Triton's 110 (its setup estimate, 9, holds the
-    # scalar warp part of its LDS addresses, cost.warp_part_ops); the compiled kernel's setup holds 10, 6 VALU
-    # and 4 SALU: one SALU more is 2 more issue cycles for the two waves of a SIMD, 112 > 110.  (Before the
-    # warp part was priced the plan priced at 102 and its compiled setup held 6 SALU it did not count.)
-    case = _case(WAVE32, "wmma2.16x16T->blocked[1x8,t32x1,o10]", "gfx1200", "fp8", 8)
+    # gfx1100 fp16, 8 waves: the plan's counts (with its setup estimate, 24 VALU) price at 248 cycles, Triton's
+    # whole conversion at 248, 41 instructions each; one SALU more in the compiled setup is 2 more issue cycles
+    # for the two waves of a SIMD, 250 > 248.  (It was gfx1200 fp8 wmma2.16x16T->blocked[1x8,t32x1,o10], 110
+    # against 110, until an s_delay_alu was priced as a wait on both sides: Triton's whole conversion now
+    # prices at 108, the plan's at 110, and the plan itself is over.)
+    case = _case(WAVE32, "wmma1.16x16->wmma1.16x16T", "gfx1100", "fp16", 8)
     assert not over(_row(case))[1]
     row = _row(case, salu_beyond_plan=1)
     assert over(row)[1]
     kind, line = classify(row, case)
-    assert kind == "compiled" and "planned 110" in line and "whole 112 vs 110 cycles" in line
+    assert kind == "compiled" and "planned 248" in line and "whole 250 vs 248 cycles" in line
+    assert over(_row(_case(WAVE32, "wmma2.16x16T->blocked[1x8,t32x1,o10]", "gfx1200", "fp8", 8)))[1]
 
 
 @pytest.mark.parametrize("key, kind", [

@@ -134,6 +134,7 @@ def test_the_delay_estimate_against_the_compiled_s_delay_alu():
     round trip for it, 15 instructions against 40); the dot operand widening 0 (its slots keep every read
     5 instructions from its writer; LLVM's dual-issue lines bring one pair closer: 1)."""
     from linlayout.lowering.conversion import lower_conversion
+    from linlayout.lowering.plan_counts import plan_isa_counts
     from linlayout.synth.hazards import valu_delays
 
     for key, strategy, estimate, compiled in (
@@ -144,7 +145,9 @@ def test_the_delay_estimate_against_the_compiled_s_delay_alu():
         assert plan.strategy == "lanes" and valu_delays(plan) == estimate
         assert plan.overhead.get("salu_delay_alu", 0) == estimate
         counts = lower_conversion(plan, binary=False, cache=False).report["isa_counts"]
-        assert counts["salu"] == compiled  # every SALU of these regions is an s_delay_alu
+        assert counts["salu"] == counts["s_delay_alu"] == compiled  # every SALU of these regions is an s_delay_alu
+        # the plan's counts hold the estimate alike, with the setup's (its PermSelect selectors' lane-bit masks)
+        assert plan_isa_counts(plan)["s_delay_alu"] == estimate + plan.overhead.get("salu_lane_selector_delay", 0)
     assert _plan(("wmma1.16x16->dotAwmma1.16x16(kw16)", "gfx1100", "i8", 8)).strategy == "lds"
 
 

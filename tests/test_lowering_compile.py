@@ -289,11 +289,13 @@ def test_isa_counts_rules():
 
 def test_isa_counts_gfx12_barrier_halves_and_waits():
     """gfx12/gfx1250 split a barrier into s_barrier_signal + s_barrier_wait (both s_barrier) and
-    name their waits s_wait_* (s_waitcnt); s_delay_alu is a scalar instruction like any other."""
+    name their waits s_wait_* (s_waitcnt, s_wait_alu included); s_delay_alu is a scalar instruction, counted
+    under salu and its s_delay_alu sub-count (an s_mov_b32 under salu only)."""
     c = isa_counts("\ts_barrier_signal -1\n\ts_barrier_wait -1\n\ts_wait_dscnt 0x0\n\ts_wait_alu 0xfffe\n"
-                   "\ts_delay_alu instid0(VALU_DEP_1)\n\tds_load_b128 v[0:3], v4\n\tds_store_b32 v4, v5\n")
-    assert {k: v for k, v in c.items() if v} == {"total": 7, "s_barrier": 2, "s_waitcnt": 2, "salu": 1,
-                                                 "lds_read": 1, "lds_write": 1}
+                   "\ts_delay_alu instid0(VALU_DEP_1)\n\tds_load_b128 v[0:3], v4\n\tds_store_b32 v4, v5\n"
+                   "\ts_mov_b32 s0, 0x5040100\n")
+    assert {k: v for k, v in c.items() if v} == {"total": 8, "s_barrier": 2, "s_waitcnt": 2, "salu": 2,
+                                                 "s_delay_alu": 1, "lds_read": 1, "lds_write": 1}
 
 
 def test_isa_counts_a_dual_issue_line_as_its_two_instructions():

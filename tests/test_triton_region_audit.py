@@ -31,6 +31,64 @@ def test_sub_dword_stores_counts_single_value_stores_of_both_isas():
     assert audit.sub_dword_stores(asm) == 6
 
 
+#: Triton 3.9.0's gfx1200 fp16 ``slice0(wmma2.16x16)->slice0(blocked[1x4,t1x32,o10])``, one wave (its
+#: convert_layout on line 567), abridged: a clause of global loads opened on the conversion's line, its
+#: barrier with the global cache invalidate of Triton's fence, and the dst pointer's kernel-argument load
+#: that the scheduler put there.
+GFX1200_REGION = """\t.loc\t1 567 0
+\ts_clause 0x1
+\tglobal_load_d16_b16 v2, v4, s[2:3]
+\t.loc\t1 567 2
+\tglobal_load_d16_hi_b16 v2, v4, s[2:3] offset:32
+\tv_add_nc_u32_e32 v4, 0, v4
+\ts_wait_loadcnt 0x1
+\tds_store_b16 v4, v2
+\ts_wait_dscnt 0x0
+\ts_barrier_signal -1
+\ts_barrier_wait -1
+\tglobal_inv scope:SCOPE_SE
+\ts_clause 0x1
+\tds_load_b64 v[0:1], v0
+\tds_load_b64 v[2:3], v0 offset:8
+\ts_load_b64 s[0:1], s[0:1], 0x8
+\ts_delay_alu instid0(VALU_DEP_1)
+\ts_wait_kmcnt 0x0
+\t.loc\t1 568 0
+\ts_wait_dscnt 0x0
+\tglobal_store_b64 v2, v[0:1], s[0:1]
+"""
+
+
+def test_the_counted_region_leaves_out_what_is_not_the_conversion():
+    """make_corpus.convert_lines (the corpus's Triton counts) leaves out the global accesses and their
+    waits, the barrier's ``global_inv`` (our kernels fence LDS only: their barriers have none), the
+    kernel-argument loads (``s_load_b64``) and their gfx12 wait (``s_wait_kmcnt``), and the ``s_clause``
+    that opens a clause of global loads, none of which our regions hold; it keeps the LDS accesses, their
+    wait, the barrier's two halves, the clause of LDS loads, the VALU and the ``s_delay_alu`` (an ``salu``
+    and its sub-count)."""
+    from linlayout.lowering.isa import isa_counts
+
+    kept = [ln.strip() for ln in make_corpus.convert_lines(GFX1200_REGION, 567)]
+    assert kept == ["v_add_nc_u32_e32 v4, 0, v4", "ds_store_b16 v4, v2", "s_wait_dscnt 0x0", "s_barrier_signal -1",
+                    "s_barrier_wait -1", "s_clause 0x1", "ds_load_b64 v[0:1], v0", "ds_load_b64 v[2:3], v0 offset:8",
+                    "s_delay_alu instid0(VALU_DEP_1)"]
+    counts = isa_counts("\n".join(kept))
+    assert {k: v for k, v in counts.items() if v} == {"total": 9, "valu": 1, "lds_write": 1, "lds_read": 2,
+                                                      "s_waitcnt": 1, "s_barrier": 2, "salu": 2, "s_delay_alu": 1}
+
+
+def test_the_counted_region_leaves_out_gfx1250_waits_for_global_memory():
+    """gfx1250's waits for the global stores before the conversion (Triton 3.9.0's gfx1250 regions): for
+    their VGPRs to have been read (``s_wait_alu depctr_vm_vsrc(0)``) and for their transfers
+    (``s_wait_xcnt``) are left out like ``s_wait_storecnt``; a wait for a VALU result (``s_wait_alu
+    depctr_va_vdst(5)``), or one with such a field beside ``depctr_vm_vsrc``, stays."""
+    asm = "\n".join(["\t.loc\t1 561 0", "\ts_wait_alu depctr_vm_vsrc(0)", "\tds_load_b128 v[0:3], v92",
+                     "\ts_wait_xcnt 0x7", "\ts_wait_alu depctr_va_vdst(5)", "\tv_perm_b32 v1, v2, v3, v4",
+                     "\ts_wait_alu depctr_va_vdst(0) depctr_vm_vsrc(0)", "\ts_wait_storecnt 0x0"])
+    assert [ln.split()[0] for ln in make_corpus.convert_lines(asm, 561)] == [
+        "ds_load_b128", "s_wait_alu", "v_perm_b32", "s_wait_alu"]
+
+
 def test_source_lines_of_the_corpus_kernels():
     """The load, convert and store of both kernels are on consecutive statements' lines."""
     for kernel in make_corpus._kernels():
