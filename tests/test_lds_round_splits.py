@@ -14,6 +14,8 @@ from __future__ import annotations
 import json
 import random
 
+import pytest
+
 import needs
 
 from linlayout import LayoutError, LinearLayout, f2
@@ -140,3 +142,29 @@ def test_the_spare_layout_s_plan_compiles_and_interprets():
 
     ctx = _lane_in_round_case()
     check_kernel(plan_conversion(ctx.problem.src, ctx.problem.dst, "gfx950", 8, lds_budget_bytes=512, strategy="lds"))
+
+
+def test_another_error_of_a_movmatrix_end_s_staged_conversion_propagates(monkeypatch):
+    """Only a staged conversion without a plan (``_NoLdsPlan``, ``DesignRefused``) leaves its movmatrix
+    end out (convert._movmatrix_candidates); a plain LayoutError there (a bug, or bad input found late)
+    reaches the caller, not swallowed as "this end gives none"."""
+    from linlayout.synth import convert
+
+    real = convert._candidates
+    staged = []
+
+    def failing(ctx, best_only=False, movmatrix=True, prune=True):
+        if not movmatrix:  # (the staged conversion: _movmatrix_candidates asks without a stage)
+            staged.append(ctx.arch)
+            raise LayoutError("the staged conversion failed")
+        return real(ctx, best_only, movmatrix, prune)
+    monkeypatch.setattr(convert, "_candidates", failing)
+    src = LinearLayout({"register": [[19, 0], [8, 0], [64, 0], [1, 0]],
+                        "lane": [[128, 0], [2, 0], [4, 0], [32, 0], [0, 1]], "warp": [[256, 0]]},
+                       [("dim0", 512), ("dim1", 2)])
+    dst = LinearLayout({"register": [[8, 0], [0, 1], [64, 0]],
+                        "lane": [[32, 0], [4, 0], [128, 0], [256, 0], [2, 0]], "warp": [[1, 0]]},
+                       [("dim0", 512), ("dim1", 2)])
+    with pytest.raises(LayoutError, match="^the staged conversion failed$"):
+        plan_conversion(src, dst, "sm_90", 8, strategy="auto")
+    assert staged == ["sm_90"]
