@@ -134,14 +134,17 @@ def lane_space_design(ctx: ConversionContext, side: str) -> LdsDesign:
     completing ``P + L + R`` (f2.complement).  So ``O ⊇ L`` and ``O ⊕ span(R) = F^n``: every lane and warp
     vector has no round component and each register picks its round by its own round component.
     Unswizzled (bank conflicts as they fall): a spare of the design pool (``designs``, ``DesignPool``),
-    listed only where every other layout is refused, so it changes no plan another layout gives."""
+    listed only where every other layout is refused, so it changes no plan another layout gives.
+    A LayoutError for a ``side`` other than "src" and "dst"."""
+    if side not in ("src", "dst"):
+        raise LayoutError(f"lane_space_design's side must be 'src' or 'dst', got {side!r}")
     prob = ctx.problem
     reps = _round_bits(ctx)
     others = [c for cols in (prob.src_cols, prob.dst_cols) for k in ("lane", "warp") for c in cols[k] if c]
     prefix: list[int] = []
-    widest = (16 // ctx.element_bytes).bit_length() - 1  # vector bits of a 16-byte access
+    widest_vector_bits = (16 // ctx.element_bytes).bit_length() - 1  # vector bits of a 16-byte access
     for c in prob.src_cols["register"] if side == "src" else prob.dst_cols["register"]:
-        if len(prefix) == widest or not c or f2.in_span(prefix + others + reps, c):
+        if len(prefix) == widest_vector_bits or not c or f2.in_span(prefix + others + reps, c):
             break
         prefix.append(c)
     lanes = f2.complement(prefix + reps, prob.n_tensor_bits, others)

@@ -168,3 +168,12 @@ def test_another_error_of_a_movmatrix_end_s_staged_conversion_propagates(monkeyp
     with pytest.raises(LayoutError, match="^the staged conversion failed$"):
         plan_conversion(src, dst, "sm_90", 8, strategy="auto")
     assert staged == ["sm_90"]
+
+
+@pytest.mark.parametrize("side", ["both", "Src", ""])
+def test_the_lane_space_design_of_another_side_is_refused_in_one_line(side):
+    """Only "src" and "dst" name a side (before, any other string silently took the dst's registers)."""
+    with pytest.raises(LayoutError, match=r"^lane_space_design's side must be 'src' or 'dst', got "):
+        lds_path.lane_space_design(_lane_in_round_case(), side)
+    assert [lds_path.lane_space_design(_lane_in_round_case(), s).source for s in ("src", "dst")] == \
+        ["src registers, then every lane and warp vector", "dst registers, then every lane and warp vector"]
