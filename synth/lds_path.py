@@ -264,9 +264,9 @@ def _set_bits(x: int) -> list[int]:
 def _shift_terms(images: list[list[list[int]]], moved: list[int] | None = None) -> int:
     """``lane_terms`` of the lane images ``images`` (``_lane_images``), offset bit ``k`` taken as bit
     ``moved[k]`` where ``moved`` is given (the images of a layout whose offset bits are relabelled)."""
-    if moved is None:
-        return sum(len({o - b for b, bits in enumerate(side) for o in bits}) for side in images)
-    return sum(len({moved[o] - b for b, bits in enumerate(side) for o in bits}) for side in images)
+    if moved is not None:
+        images = [[[moved[o] for o in bits] for bits in side] for side in images]
+    return sum(len({o - b for b, bits in enumerate(side) for o in bits}) for side in images)
 
 
 def _ordered_prefixes(ctx: ConversionContext, design: LdsDesign) -> list[list[int]]:
