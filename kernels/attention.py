@@ -46,7 +46,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from linlayout import LayoutError, LinearLayout
+from linlayout import LayoutError, LinearLayout, get_target
 from linlayout.argparsing import dtype_arg
 from linlayout.encodings.blocked import Blocked
 from linlayout.hw.limits import check_kernel_buffers, check_kernel_lds
@@ -153,7 +153,7 @@ def plan_attention(arch: str, dtype: str, head_dim: int = 64, scale: float | Non
         if best is None or p.cost < best[0].cost:
             best = (p, pv)
     p_plan, pv = best
-    _check_query_lanes(qk, pv)
+    _check_query_lanes(qk, pv, arch)
     v_vec = min(GLOBAL_VECTOR_BYTES // eb, d)
     tk = d // v_vec
     v_writer = Blocked((1, v_vec), (64 // tk, tk), (1, 1), (1, 0)).to_linear_layout([bn, d])
@@ -162,11 +162,13 @@ def plan_attention(arch: str, dtype: str, head_dim: int = 64, scale: float | Non
                          p_plan, v_stage, v_writer, v_vec, cands)
 
 
-def _check_query_lanes(qk: MfmaTiling, pv: MfmaTiling) -> None:
-    """Every register of a lane must hold the same query in ``S^T`` and in ``O^T`` (per-lane softmax state)."""
+def _check_query_lanes(qk: MfmaTiling, pv: MfmaTiling, arch: str) -> None:
+    """Every register of a lane must hold the same query in ``S^T`` and in ``O^T`` (per-lane softmax state);
+    the accumulators' lanes are ``arch``'s wave (``layout_tables`` refuses a layout of another)."""
     cols = []
+    wave_size = get_target(arch).wave_size
     for lay in (qk.acc(), pv.acc()):
-        tabs = [layout_tables(lay, r, 1, lay.in_dim_size("lane"))["dim1"] for r in range(lay.in_dim_size("register"))]
+        tabs = [layout_tables(lay, r, 1, wave_size)["dim1"] for r in range(lay.in_dim_size("register"))]
         if any(not np.array_equal(t, tabs[0]) for t in tabs):
             raise LayoutError("an accumulator lane holds several queries; the softmax state would not be per lane")
         cols.append(tabs[0])

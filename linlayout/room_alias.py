@@ -39,11 +39,16 @@ def alias(name: str) -> None:
 
 
 class _RoomAliases(importlib.abc.MetaPathFinder):
-    """Finds ``<room>.X`` (a room of ``ROOMS``): the module ``linlayout.<room>.X``."""
+    """Finds ``<room>.X`` (a room of ``ROOMS``) where the bare ``<room>`` is the package's room (``alias``
+    put it there): the module ``linlayout.<room>.X``.  Another top-level ``<room>`` (a third-party
+    ``kernels`` package) keeps its own submodules."""
 
     def find_spec(self, fullname: str, path=None, target=None):
         room, dot, _ = fullname.partition(".")
         if room not in ROOMS or not dot:
+            return None
+        bare = sys.modules.get(room)
+        if bare is None or bare is not sys.modules.get(f"linlayout.{room}"):
             return None
         return importlib.util.spec_from_loader(fullname, _AliasLoader(f"linlayout.{fullname}"))
 
@@ -64,3 +69,7 @@ class _AliasLoader(importlib.abc.Loader):
 
     def exec_module(self, module) -> None:
         module.__spec__ = self.spec
+
+    def get_code(self, fullname: str):
+        """The code of ``linlayout.<room>.X`` (its own loader's): ``python -m <room>.X`` runs it (runpy)."""
+        return importlib.util.find_spec(self.real).loader.get_code(self.real)

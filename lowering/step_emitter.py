@@ -93,10 +93,11 @@ class StepEmitter:
         default the table through the subclass's ``lane_value``)."""
         return self.lane_value(np.where(np.asarray(cond, dtype=np.int64) != 0, if_true, if_false), what)
 
-    def bpermute_address(self, values, what: str, defined: np.ndarray | None = None) -> str:
-        """The per-lane byte addresses ``values`` of a ``ds_bpermute`` (only the ``defined`` lanes matter; by
-        default the table through the subclass's ``lane_value``)."""
-        return self.lane_value(values, what, defined=defined)
+    def bpermute_address(self, values, what: str, defined: np.ndarray | None = None) -> tuple[str, int]:
+        """The per-lane byte addresses ``values`` of a ``ds_bpermute`` (only the ``defined`` lanes matter) as
+        a register and a constant that ``ds_bpermute`` adds: by default the table through the subclass's
+        ``lane_value`` and 0."""
+        return self.lane_value(values, what, defined=defined), 0
 
     def permlane_selector(self, selector: int) -> None:
         """Prepare the 64-bit lane ``selector`` of a ``v_permlane16``/``x16`` step before the steps (nothing

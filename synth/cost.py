@@ -814,7 +814,8 @@ def bpermute_address_valu(tables, arch: str, num_warps: int = 1) -> int:
     bpermute_address``: LLVM folds the constant into the instruction's 16-bit ``offset:``); the others are
     one op program for their lane parts (lane_arith.tables_valu) and their warp parts as LLVM makes them
     (``warp_part_ops``, as for LDS addresses).  On PTX targets (``shfl`` source-lane registers)
-    BPERMUTE_ADDR_VALU each."""
+    BPERMUTE_ADDR_VALU each.  A LayoutError where a ``[warps, lanes]`` table has other than ``num_warps``
+    rows."""
     if get_target(arch).lds_isa == "ptx":
         return BPERMUTE_ADDR_VALU * len(tables)
     fits, parts, made = [], [], []  # the program's tables, their warp parts; every register's table
@@ -822,6 +823,8 @@ def bpermute_address_valu(tables, arch: str, num_warps: int = 1) -> int:
     lanes = 0
     for t in tables:
         a = np.asarray(t, dtype=np.int64)
+        if a.ndim == 2 and a.shape[0] != num_warps:
+            raise LayoutError(f"a ds_bpermute address table of {a.shape[0]} warps for {num_warps} warps")
         lanes = a.shape[-1]
         a = np.broadcast_to(a if a.ndim == 2 else a[None, :], (rows, lanes))
         defined = a >= 0

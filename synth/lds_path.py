@@ -25,7 +25,7 @@ Rounds: tensor bits that are register bits on both sides become rep bits; round
 ``k`` moves the registers whose rep bits equal ``k``.  A barrier separates the
 stores from the loads (and a round's loads from the next round's stores) only
 when some warp reads bytes another warp writes.  An access lies in one round (its vector bits
-are offset bits); a layout where a lane or warp vector has a round component is refused
+are offset bits; a PTX matrix access whose dword's registers lie in two rounds is not offered); a layout where a lane or warp vector has a round component is refused
 (``DesignRefused``, which names each refusal; the design pool drops refused layouts only).  Where every
 layout offered is refused so, ``lane_space_design``'s, whose offset space holds every lane and warp
 vector, serves (a spare of the pool: listed only then).
@@ -134,14 +134,17 @@ def lane_space_design(ctx: ConversionContext, side: str) -> LdsDesign:
     completing ``P + L + R`` (f2.complement).  So ``O ⊇ L`` and ``O ⊕ span(R) = F^n``: every lane and warp
     vector has no round component and each register picks its round by its own round component.
     Unswizzled (bank conflicts as they fall): a spare of the design pool (``designs``, ``DesignPool``),
-    listed only where every other layout is refused, so it changes no plan another layout gives."""
+    listed only where every other layout is refused, so it changes no plan another layout gives.
+    A LayoutError for a ``side`` other than "src" and "dst"."""
+    if side not in ("src", "dst"):
+        raise LayoutError(f"lane_space_design's side must be 'src' or 'dst', got {side!r}")
     prob = ctx.problem
     reps = _round_bits(ctx)
     others = [c for cols in (prob.src_cols, prob.dst_cols) for k in ("lane", "warp") for c in cols[k] if c]
     prefix: list[int] = []
-    widest = (16 // ctx.element_bytes).bit_length() - 1  # vector bits of a 16-byte access
+    widest_vector_bits = (16 // ctx.element_bytes).bit_length() - 1  # vector bits of a 16-byte access
     for c in prob.src_cols["register"] if side == "src" else prob.dst_cols["register"]:
-        if len(prefix) == widest or not c or f2.in_span(prefix + others + reps, c):
+        if len(prefix) == widest_vector_bits or not c or f2.in_span(prefix + others + reps, c):
             break
         prefix.append(c)
     lanes = f2.complement(prefix + reps, prob.n_tensor_bits, others)
@@ -261,9 +264,9 @@ def _set_bits(x: int) -> list[int]:
 def _shift_terms(images: list[list[list[int]]], moved: list[int] | None = None) -> int:
     """``lane_terms`` of the lane images ``images`` (``_lane_images``), offset bit ``k`` taken as bit
     ``moved[k]`` where ``moved`` is given (the images of a layout whose offset bits are relabelled)."""
-    if moved is None:
-        return sum(len({o - b for b, bits in enumerate(side) for o in bits}) for side in images)
-    return sum(len({moved[o] - b for b, bits in enumerate(side) for o in bits}) for side in images)
+    if moved is not None:
+        images = [[[moved[o] for o in bits] for bits in side] for side in images]
+    return sum(len({o - b for b, bits in enumerate(side) for o in bits}) for side in images)
 
 
 def _ordered_prefixes(ctx: ConversionContext, design: LdsDesign) -> list[list[int]]:
@@ -1967,7 +1970,8 @@ def lds_accesses(ctx: ConversionContext, design: LdsDesign) -> list[LdsAccesses]
     (``_check_rounds``) or its transpose loads cannot read the dst (``_transpose_groups``).
 
     Every access lies in one round: its registers' images differ only in offset bits (the vector
-    bits are offset bits, ``_vector_bits``, ``_over_fetch_groups``, ``_transpose_groups``) and no
+    bits are offset bits, ``_vector_bits``, ``_over_fetch_groups``, ``_transpose_groups``; a matrix
+    access's dword registers too, ``_matrix_groups``, which takes a dword's round from its first) and no
     lane or warp column has a round component (``_check_rounds``), so the round of (warp, lane,
     register) is that of the register alone.  ``rounds_of`` checks it, an internal invariant."""
     prob, element_bytes, p = ctx.problem, ctx.element_bytes, ctx.slots_per_dword
@@ -2095,9 +2099,11 @@ def _matrix_groups(side: _Side, p: int, element_bits: int, trans: bool, n_rounds
     bits ``0 .. z + 1`` (``z - 1`` register bits, then those lanes) and no other column touching
     them.  A dword is distinct when its first register is in ``side.unique``; the store side
     keeps one dword of each class of store twins (``_stored_once``; a LayoutError when two registers of
-    a dword are store twins, ``.trans`` only); the dwords of a
-    round (all of a dword's registers share its round) are grouped in fours, the rest in twos and
-    ones.  A LayoutError when the layout does not allow the access."""
+    a dword are store twins, ``.trans`` only); the dwords of a round are grouped in fours, the rest in
+    twos and ones.  A LayoutError when the layout does not allow the access; a DesignRefused when a
+    dword's registers lie in two rounds (``C(register bit i)`` above the offset bits for some
+    ``i < z``: ``.trans`` leaves register bit ``z - 1`` free), so that every access lies in one round
+    and a dword's round is that of its first register."""
     z = p.bit_length() - 1
     if element_bits not in (8, 16, 32) or (trans and element_bits == 32):
         raise LayoutError(f"no matrix access of {element_bits}-bit elements{' (.trans)' if trans else ''}")
@@ -2114,6 +2120,8 @@ def _matrix_groups(side: _Side, p: int, element_bits: int, trans: bool, n_rounds
     cols.update({("warp", j): c for j, c in enumerate(side.other_cols[side.lane_bits:])})
     if any(cols[k] != v for k, v in want.items()) or any(c & low for k, c in cols.items() if k not in want):
         raise LayoutError("the layout's lanes do not hold matrix fragments of its shared layout")
+    if any(c >> side.n_off for c in side.reg_cols[:z]):  # (.trans: register bit z - 1 is free of ``want``)
+        raise DesignRefused("a dword's registers lie in two rounds: a matrix access would span both")
     unique = set(side.unique)
     firsts = [d * p for d in range(len(side.reg_image) // p) if d * p in unique]
     if side.has_store_twins:

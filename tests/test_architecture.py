@@ -309,3 +309,30 @@ def test_a_bare_room_name_is_the_package_s_room():
                          env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert run.returncode == 0, run.stderr
     assert run.stdout.split() == ["True"] * 6 + ["linlayout.synth.cost"] * 2
+
+
+def test_a_bare_room_submodule_runs_as_a_script():
+    """``python -m kernels.convert`` from the repository root runs linlayout.kernels.convert (runpy asks the
+    alias's loader for the module's code: ``_AliasLoader.get_code``)."""
+    run = subprocess.run([sys.executable, "-m", "kernels.convert", "--help"], capture_output=True, text=True,
+                         cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.startswith("usage: linlayout kernel convert")
+
+
+def test_another_top_level_package_of_a_room_s_name_keeps_its_submodules(tmp_path):
+    """A third-party ``kernels`` package ahead of the repository root on sys.path: once a bare room
+    (``synth``) made the aliases, ``kernels.convert`` is still that package's module, not
+    linlayout.kernels.convert."""
+    (tmp_path / "kernels").mkdir()
+    (tmp_path / "kernels" / "__init__.py").write_text("")
+    (tmp_path / "kernels" / "convert.py").write_text("WHO = 'third party'\n")
+    code = textwrap.dedent("""
+        import synth.cost
+        import kernels.convert
+        print(kernels.convert.WHO, kernels.convert.__name__)
+    """)
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
+                         env={**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])})
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["third", "party", "kernels.convert"]

@@ -63,3 +63,19 @@ def test_gfx950_reads_v_with_transpose_loads(capsys, tmp_path):
     assert status == 0 and out["verified"] is True
     assert out["decisions"]["v_lds"]["read_op"] == "ds_read_b64_tr_b16"
     assert out["static"]["lds_ops_isa"].get("ds_read_b64_tr_b16") == out["decisions"]["v_lds"]["read_instructions"]
+
+
+def test_the_query_lanes_check_reads_the_targets_wave():
+    """``_check_query_lanes`` reads the accumulators on the target's wave (``Target.wave_size``), not on the
+    layouts' own lane count: 64-lane MFMA accumulators on a 32-lane wave are refused, on gfx942 checked."""
+    from linlayout import LayoutError
+    from linlayout.kernels import attention
+    from linlayout.kernels.gemm import choose_instruction
+    from linlayout.kernels.mfma_tiles import MfmaTiling
+
+    ins, _ = choose_instruction("gfx942", "f16")
+    qk = MfmaTiling(ins, (1, 1), (1, 1), 32, 1)
+    pv = MfmaTiling(ins, (1, 1), (1, 1), 32, 1)
+    attention._check_query_lanes(qk, pv, "gfx942")
+    with pytest.raises(LayoutError, match="^the layout has 64 lanes; a wave here has 32$"):
+        attention._check_query_lanes(qk, pv, "gfx1200")

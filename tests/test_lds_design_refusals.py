@@ -16,7 +16,7 @@ import pytest
 
 import needs
 
-from linlayout import LayoutError, LinearLayout
+from linlayout import LayoutError, LinearLayout, caches
 from linlayout.synth import lds_path
 from linlayout.synth.context import ConversionContext
 from linlayout.synth.convert import lds_plan, plan_conversion
@@ -191,3 +191,38 @@ def test_the_planner_falls_back_to_in_wave_plans_on_refusals_only(monkeypatch, e
         assert bool(taken) == lds_first
     finally:
         caches.clear(keep_tables=True)
+
+
+def _two_round_dword_case() -> tuple[LinearLayout, LinearLayout]:
+    """tests/random_layouts.py seed 302922: sm_90 fp16, 256 elements, register ``(0, 0)`` a broadcast
+    src register, the dst's registers ``(4, 0), (0, 8), (0, 4)``.  With 128 bytes of LDS some shared
+    layouts put the src's dword register (register bit 0, ``(0, 1)``) at a round bit, which an
+    ``ldmatrix.trans``/``stmatrix.trans`` access leaves free (it fixes register bits below ``z - 1``
+    only)."""
+    src = LinearLayout({"register": [[0, 1], [0, 4], [4, 0], [0, 0], [2, 0]],
+                        "lane": [[1, 0], [8, 0], [0, 8], [0, 2], [0, 0]], "warp": []}, [("dim0", 16), ("dim1", 16)])
+    dst = LinearLayout({"register": [[4, 0], [0, 8], [0, 4]],
+                        "lane": [[0, 2], [8, 0], [0, 1], [1, 0], [2, 0]], "warp": []}, [("dim0", 16), ("dim1", 16)])
+    return src, dst
+
+
+@pytest.mark.parametrize("strategy", ["lds", "auto"])
+def test_a_matrix_access_whose_dword_spans_two_rounds_is_not_offered(monkeypatch, strategy):
+    """Before, ``_matrix_groups`` took a dword's round from its first register and grouped a
+    ``.trans`` access over a dword whose second register lies in another round: the plan failed
+    verification.  Now that grouping is refused (``DesignRefused``) and the plan runs on the emulator."""
+    refusals = []
+    real = lds_path._matrix_groups
+
+    def watched(*args):
+        try:
+            return real(*args)
+        except DesignRefused as e:
+            refusals.append(str(e))
+            raise
+    monkeypatch.setattr(lds_path, "_matrix_groups", watched)
+    caches.clear()  # (the LDS shared layouts and their accesses are cached per process)
+    src, dst = _two_round_dword_case()
+    plan = plan_conversion(src, dst, "sm_90", 16, lds_budget_bytes=128, strategy=strategy)
+    assert plan.verified and plan.lds_bytes <= 128
+    assert refusals and set(refusals) == {"a dword's registers lie in two rounds: a matrix access would span both"}

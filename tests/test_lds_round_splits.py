@@ -14,6 +14,8 @@ from __future__ import annotations
 import json
 import random
 
+import pytest
+
 import needs
 
 from linlayout import LayoutError, LinearLayout, f2
@@ -117,17 +119,23 @@ def test_the_spare_layouts_stay_unlisted_where_another_layout_serves():
     assert not any("every lane and warp vector" in a.design.source for a in pool.every())
 
 
-def test_a_movmatrix_end_without_a_round_split_leaves_the_conversion_its_plans():
-    """i8 on sm_90 through 256 bytes (a quarter of the tile): the conversion's rounds are the common
-    registers ``e3``, ``e6``; the dst-end movmatrix stage moves a dst register's vector into a lane, and
-    that staged conversion has no round split.  Its refusal refused the whole conversion; now that end
-    gives no plan and the others stand."""
+def _movmatrix_end_case() -> tuple[LinearLayout, LinearLayout]:
+    """A two-warp i8 conversion of 1,024 elements whose ends sm_90 tries through a movmatrix stage."""
     src = LinearLayout({"register": [[19, 0], [8, 0], [64, 0], [1, 0]],
                         "lane": [[128, 0], [2, 0], [4, 0], [32, 0], [0, 1]], "warp": [[256, 0]]},
                        [("dim0", 512), ("dim1", 2)])
     dst = LinearLayout({"register": [[8, 0], [0, 1], [64, 0]],
                         "lane": [[32, 0], [4, 0], [128, 0], [256, 0], [2, 0]], "warp": [[1, 0]]},
                        [("dim0", 512), ("dim1", 2)])
+    return src, dst
+
+
+def test_a_movmatrix_end_without_a_round_split_leaves_the_conversion_its_plans():
+    """i8 on sm_90 through 256 bytes (a quarter of the tile): the conversion's rounds are the common
+    registers ``e3``, ``e6``; the dst-end movmatrix stage moves a dst register's vector into a lane, and
+    that staged conversion has no round split.  Its refusal refused the whole conversion; now that end
+    gives no plan and the others stand."""
+    src, dst = _movmatrix_end_case()
     plan = plan_conversion(src, dst, "sm_90", 8, lds_budget_bytes=256, strategy="lds")
     assert plan.verified and plan.lds_bytes <= 256
 
@@ -140,3 +148,33 @@ def test_the_spare_layout_s_plan_compiles_and_interprets():
 
     ctx = _lane_in_round_case()
     check_kernel(plan_conversion(ctx.problem.src, ctx.problem.dst, "gfx950", 8, lds_budget_bytes=512, strategy="lds"))
+
+
+def test_another_error_of_a_movmatrix_end_s_staged_conversion_propagates(monkeypatch):
+    """Only a staged conversion without a plan (``_NoLdsPlan``, ``DesignRefused``) leaves its movmatrix
+    end out (convert._movmatrix_candidates); a plain LayoutError there (a bug, or bad input found late)
+    reaches the caller, not swallowed as "this end gives none"."""
+    from linlayout.synth import convert
+
+    real = convert._candidates
+    staged = []
+
+    def failing(ctx, best_only=False, movmatrix=True, prune=True):
+        if not movmatrix:  # (the staged conversion: _movmatrix_candidates asks without a stage)
+            staged.append(ctx.arch)
+            raise LayoutError("the staged conversion failed")
+        return real(ctx, best_only, movmatrix, prune)
+    monkeypatch.setattr(convert, "_candidates", failing)
+    src, dst = _movmatrix_end_case()
+    with pytest.raises(LayoutError, match="^the staged conversion failed$"):
+        plan_conversion(src, dst, "sm_90", 8, strategy="auto")
+    assert staged == ["sm_90"]
+
+
+@pytest.mark.parametrize("side", ["both", "Src", ""])
+def test_the_lane_space_design_of_another_side_is_refused_in_one_line(side):
+    """Only "src" and "dst" name a side (before, any other string silently took the dst's registers)."""
+    with pytest.raises(LayoutError, match=r"^lane_space_design's side must be 'src' or 'dst', got "):
+        lds_path.lane_space_design(_lane_in_round_case(), side)
+    assert [lds_path.lane_space_design(_lane_in_round_case(), s).source for s in ("src", "dst")] == \
+        ["src registers, then every lane and warp vector", "dst registers, then every lane and warp vector"]

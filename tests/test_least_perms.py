@@ -40,9 +40,13 @@ def _prefixed_designs(ctx: ConversionContext) -> list[tuple[lds_path.LdsDesign, 
 @pytest.mark.parametrize("family,every", [("amd", 5), ("wave32", 9)])
 def test_side_bounds_hold_on_every_round_trip_and_count_repacks(family, every):
     """On every ``every``-th sub-dword case: per side, the bound is at most the round trip's accesses plus
-    repacks; on many layouts the repacks raise it (``_least_perms`` positive) and the bound is reached."""
+    repacks; on many layouts the repacks raise it (``_least_perms`` positive) and the bound is reached.
+    Each of ``_least_perms``' three rules raises many bounds on its own (the bound less that rule's
+    repacks is lower): the stores' dword repacks, the loads' dword repacks (both where the vector
+    bits' registers are not in order), the loads narrower than a dword (every dst dword)."""
     cases = (corpus() if family == "amd" else family_corpus(family))["cases"][::every]
     checked = raised = reached = 0
+    by_rule = {"stores": 0, "dword loads": 0, "narrow loads": 0}
     for c in cases:
         if dtype_bits(c["dtype"]) > 16:
             continue
@@ -59,12 +63,23 @@ def test_side_bounds_hold_on_every_round_trip_and_count_repacks(family, every):
                 without = list(bounds)
                 for k, (_, cols, any_width, t_up) in enumerate(lds_path._prefix_sides(ctx, prefix, reps,
                                                                                        d.over_fetch)[0]):
-                    if not any_width:  # the same bound with no repack counted
-                        store = k == 0
-                        moved = 1 << lds_path._moved_rank(cols["register"], cols["lane"] + cols["warp"], store)
-                        pair = [2 if ctx.target.has_lds_pair and ctx.element_bytes << t in (4, 8) else 1
-                                for t in range(t_up + 1)]
-                        without[k] = min(-(-(moved >> t) // pair[t]) for t in range(t_up + 1))
+                    if any_width:
+                        continue
+                    store = k == 0
+                    moved = 1 << lds_path._moved_rank(cols["register"], cols["lane"] + cols["warp"], store)
+                    pair = [2 if ctx.target.has_lds_pair and ctx.element_bytes << t in (4, 8) else 1
+                            for t in range(t_up + 1)]
+                    accesses = [-(-(moved >> t) // pair[t]) for t in range(t_up + 1)]
+                    perms = lds_path._least_perms(ctx, prefix, cols, store, moved, t_up)
+                    assert bounds[k] == min(a + q for a, q in zip(accesses, perms)), what
+                    without[k] = min(accesses)  # the same bound with no repack counted
+                    wide = [ctx.element_bytes << t >= 4 for t in range(t_up + 1)]
+                    rules = {"stores": wide if store else None, "dword loads": None if store else wide,
+                             "narrow loads": None if store else [not w for w in wide]}
+                    for rule, keep_out in rules.items():
+                        if keep_out is not None:
+                            less = min(a + (0 if out else q) for a, q, out in zip(accesses, perms, keep_out))
+                            by_rule[rule] += bounds[k] > less
                 for a in accs:
                     exact = [sum(len(r) for r in a.stores) + a.s_perms, sum(len(r) for r in a.loads) + a.d_perms]
                     for bound, plain, count in zip(bounds, without, exact):
@@ -73,3 +88,4 @@ def test_side_bounds_hold_on_every_round_trip_and_count_repacks(family, every):
                         raised += bound > plain
                         reached += bound > plain and bound == count
     assert checked >= 300 and raised >= 30 and reached >= 10, (checked, raised, reached)
+    assert all(n >= 30 for n in by_rule.values()), by_rule

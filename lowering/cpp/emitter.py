@@ -133,8 +133,10 @@ class CppEmitter(StepEmitter):
     def ds_swizzle(self, src: str, offset: int) -> str:
         return self.let(self.dialect.ds_swizzle(src, offset), "z")
 
-    def ds_bpermute(self, byte_addr: str, src: str) -> str:
-        return self.let(self.dialect.ds_bpermute(byte_addr, src), "b")
+    def ds_bpermute(self, byte_addr: tuple[str, int], src: str) -> str:
+        """``ds_bpermute_b32`` at ``byte_addr`` (:meth:`bpermute_address`'s register and constant)."""
+        base, d = byte_addr
+        return self.let(self.dialect.ds_bpermute(f"{base} + {d}u" if d else base, src), "b")
 
     def permlane_swap(self, kind: str, vdst: str, src0: str) -> tuple[str, str]:
         pair = self.let(self.dialect.permlane_swap(kind, vdst, src0), "w", "auto")
