@@ -21,7 +21,7 @@ import needs
 from linlayout import LayoutError, LinearLayout, f2
 from linlayout.synth import lds_path
 from linlayout.synth.context import ConversionContext
-from linlayout.synth.convert import plan_conversion
+from linlayout.synth.convert import lds_plan, plan_conversion
 from linlayout.synth.emulator import verify
 from linlayout.synth.plan import Plan
 
@@ -178,3 +178,41 @@ def test_the_lane_space_design_of_another_side_is_refused_in_one_line(side):
         lds_path.lane_space_design(_lane_in_round_case(), side)
     assert [lds_path.lane_space_design(_lane_in_round_case(), s).source for s in ("src", "dst")] == \
         ["src registers, then every lane and warp vector", "dst registers, then every lane and warp vector"]
+
+
+def _wide_registers_case(element_bits: int) -> ConversionContext:
+    """A wave64 256x16 tile on gfx942 under half its bytes: both sides hold the six low dim0 bits in
+    registers (src in order; dst ``4, 8, 1, 2, 16, 32``) and the same six lane vectors, so every register
+    vector lies outside the lanes' span and the round vector (``_round_bits``: dim0 32) is one of them."""
+    def layout(reg, lane):
+        return LinearLayout.from_json({
+            "in_dims": [["register", 64], ["lane", 64], ["warp", 1], ["block", 1]],
+            "out_dims": [["dim0", 256], ["dim1", 16]],
+            "bases": {"register": reg, "lane": lane, "warp": [], "block": []}})
+    src = layout([[1, 0], [2, 0], [4, 0], [8, 0], [16, 0], [32, 0]],
+                 [[64, 0], [128, 0], [0, 1], [0, 2], [0, 4], [0, 8]])
+    dst = layout([[4, 0], [8, 0], [1, 0], [2, 0], [16, 0], [32, 0]],
+                 [[0, 1], [0, 2], [0, 4], [0, 8], [64, 0], [128, 0]])
+    return ConversionContext.create(src, dst, "gfx942", element_bits, (element_bits // 8) * 2048)
+
+
+@pytest.mark.parametrize("element_bits,side,cols,instructions", [
+    (16, "src", [1, 2, 4, 64, 128, 256, 512, 1024, 2048, 8, 16, 32], 56),
+    (16, "dst", [4, 8, 1, 64, 128, 256, 512, 1024, 2048, 2, 16, 32], 55),
+    (8, "src", [1, 2, 4, 8, 64, 128, 256, 512, 1024, 2048, 16, 32], 50),
+    (32, "src", [1, 2, 64, 128, 256, 512, 1024, 2048, 4, 8, 16, 32], 37),
+])
+def test_the_lane_space_register_prefix_stops_at_the_widest_access(element_bits, side, cols, instructions):
+    """``lane_space_design``'s register prefix takes ``side``'s register vectors while they lie outside the
+    lanes' and rounds' span, at most a 16-byte access's (3 bits of fp16, 4 of fp8, 2 of fp32): here five
+    qualify (all but the round vector 32), the prefix holds the widest access's, the lanes follow, then
+    the unit vectors completing them; its one round trip's plan (exact instruction count with setup)
+    runs correctly on the emulator."""
+    ctx = _wide_registers_case(element_bits)
+    assert lds_path._round_bits(ctx) == [32]
+    design = lds_path.lane_space_design(ctx, side)
+    assert (design.shared_cols, design.n_offset_bits, design.n_rep_bits) == (cols, 11, 1)
+    (acc,) = lds_path.lds_accesses(ctx, design)
+    plan = lds_plan(ctx, acc)
+    assert plan.total_with_overhead() == instructions
+    assert verify(plan).ok
