@@ -4,6 +4,8 @@
 ``valu_lane_selector`` (cost.estimate_overhead), counted in ``plan_floor`` and in the deferred
 over-fetch design's bounds, on corpus cases whose over-fetching loads gather their dst dwords with
 per-lane selectors (fp16 and bf16: one ``"lanes"`` choice; fp8 and i8: more).
+Those corpus cases have one lane bit in ``S`` (the same count on every target); synthetic fp16 tiles with
+``|S|`` of 1 to 4 pin the floor per target (bitop3, xor3, PTX), equal to the plan's count.
 """
 
 from __future__ import annotations
@@ -48,3 +50,43 @@ def test_selector_floor_bounds_the_built_plans(case):
             assert acc.selector_valu <= estimate_overhead(plan)["valu_lane_selector"]
             assert verify(plan).ok
     assert fetched
+
+
+def _lane_pattern_case(arch: str, lane_bits: int, pattern_lanes: int) -> ConversionContext:
+    """fp16 over a 256x16 tile: the src holds dim1 bits 0 and 1 in registers (its dwords pair dim1 0 and 1),
+    the dst dim0 bits in registers and dim1 in lanes, lane ``i < pattern_lanes`` taking dim1 ``2^i + 1`` (so
+    ``|S| = pattern_lanes`` lane columns have the offset bit below the dword, one pattern ``d``); ``lane_bits``
+    6 (wave64) or 5 (wave32: the src's dim0 8 moves to its registers)."""
+    dim1 = [[0, (1 << i) | int(0 < i < pattern_lanes)] for i in range(4)]
+    wide = lane_bits == 6
+    src_reg = [[0, 1], [0, 2]] + ([] if wide else [[8, 0]]) + [[16 << i, 0] for i in range(4)]
+    src_lane = [[1, 0], [2, 0], [4, 0]] + ([[8, 0]] if wide else []) + [[0, 4], [0, 8]]
+    dst_lane = dim1 + ([[0, 0]] if wide else []) + [[4, 0]]
+    def layout(reg, lane):
+        return LinearLayout.from_json({
+            "in_dims": [["register", 1 << len(reg)], ["lane", 1 << len(lane)], ["warp", 1], ["block", 1]],
+            "out_dims": [["dim0", 256], ["dim1", 16]],
+            "bases": {"register": reg, "lane": lane, "warp": [], "block": []}})
+    dst_reg = [[1, 0], [2, 0], [8, 0], [16, 0], [32, 0], [64, 0], [128, 0]]
+    return ConversionContext.create(layout(src_reg, src_lane), layout(dst_reg, dst_lane), arch, 16)
+
+
+@pytest.mark.parametrize("arch,lane_bits,pattern_lanes,selector_valu", [
+    ("gfx942", 6, 1, 3), ("gfx942", 6, 2, 5), ("gfx942", 6, 3, 7),
+    ("gfx950", 6, 1, 3), ("gfx950", 6, 2, 4), ("gfx950", 6, 3, 6),
+    ("gfx1100", 5, 2, 5), ("gfx1100", 5, 3, 6), ("gfx1100", 5, 4, 8),
+    ("gfx1250", 5, 2, 4), ("gfx1250", 5, 3, 6), ("gfx1250", 5, 4, 7),
+    ("sm_80", 5, 3, 0)])
+def test_selector_floor_is_the_plans_selector_count_per_target(arch, lane_bits, pattern_lanes, selector_valu):
+    """The floor takes the target: ``least_lanes_choice_valu(|S|, target)`` (mask ``2|S| - 1``, an and, an add,
+    less the xor ``v_bitop3_b32`` fuses on gfx950 and gfx1250 and one of each xor pair ``v_xor3_b32`` merges on
+    gfx1100 and gfx1250), 0 on PTX (ptxas builds the ``prmt`` selectors); here each over-fetching round trip
+    is exactly its plan's ``valu_lane_selector``, and the plan runs correctly on the emulator."""
+    ctx = _lane_pattern_case(arch, lane_bits, pattern_lanes)
+    fetched = 0
+    for _, acc, plan in check_round_trip_floors(ctx, (arch, pattern_lanes)):
+        if acc.design.over_fetch:
+            fetched += 1
+            assert acc.selector_valu == estimate_overhead(plan).get("valu_lane_selector", 0) == selector_valu
+            assert verify(plan).ok
+    assert fetched == 1
