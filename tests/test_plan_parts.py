@@ -3,7 +3,7 @@ summary's median, middle band, means and strategies."""
 
 import json
 
-from benchmarks.plan_parts import PARTS, PartTimer, band, profile_rows, summary, time_parts
+from benchmarks.plan_parts import PARTS, Oracle, PartTimer, band, oracle_rows, profile_rows, summary, time_parts
 from benchmarks.bench_conversions_plan import CORPORA
 from linlayout.synth import convert, lds_path, swizzle
 
@@ -72,3 +72,28 @@ def test_profile_rows_rank_the_planner_calls():
             assert r["calls"] > 0 and 0 <= r["own_ms"] <= r["cumulative_ms"] + 1e-9
     own = [r["own_ms"] for r in res["own"]]
     assert own == sorted(own, reverse=True)
+
+
+def test_oracle_plans_with_the_winning_design_alone():
+    cases = json.loads(CORPORA["amd"].read_text())["cases"][:2]
+    before = (lds_path.DesignPool.by_floor, convert.lds_plan, convert._in_wave_programs)
+    with Oracle() as oracle:
+        plan, design = oracle.winner(cases[0])
+        assert plan.strategy == "lds" and design is not None
+        want = plan.to_certificate()
+        others = [i for pool in oracle._pools for i, accs in pool.accesses.items() if accs and i != design]
+        assert others  # the pool built round trips of other designs too
+        oracle.keep = design
+        got = oracle.plan(cases[0])[1]
+        assert got.to_certificate() == want
+        assert [i for pool in oracle._pools for i in pool.accesses] == [design]
+        oracle.keep = others[0]  # the restriction bites: another design alone gives another plan
+        assert oracle.plan(cases[0])[1].to_certificate() != want
+        oracle.keep, oracle.in_wave = None, False
+        assert convert._in_wave_programs(None, None) == []
+    assert (lds_path.DesignPool.by_floor, convert.lds_plan, convert._in_wave_programs) == before
+    rows = time_parts(cases, 1)
+    res = oracle_rows(cases, rows, 1)
+    assert res["oracle_changed"] == 0
+    for name in ("design_only", "lds_only"):
+        assert res[f"{name}_median_cold_cpu_ms"] > 0 and res[f"{name}_median_ratio"] > 0
