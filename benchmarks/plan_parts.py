@@ -146,15 +146,17 @@ def summary(rows: list[dict]) -> dict:
 
 class Oracle:
     """While entered (``with Oracle() as oracle``): ``oracle.winner(case)`` plans ``case`` cold and gives its
-    plan and, where that is an LDS round trip, ``(pool, design)``: the design pool that built it
-    (``lds_path.DesignPool``) and the index of its design there; ``oracle.keep`` (a design index or None)
-    restricts every pool to that design when it is asked for round trips (``DesignPool.by_floor``), and
-    ``oracle.in_wave`` False leaves ``convert._in_wave_programs`` without programs.  The planner's
-    functions are put back on exit."""
+    plan and, where that is an LDS round trip, the index of its design in the design pool that built it
+    (``lds_path.DesignPool``; ``oracle.problem``: that pool's problem key); ``oracle.keep`` (a design index
+    or None) restricts the pools of that problem to that design when they are asked for round trips
+    (``DesignPool.by_floor``), and ``oracle.in_wave`` False leaves ``convert._in_wave_programs`` without
+    programs for that problem (the pools and programs of the other problems a plan is made of, NVIDIA's
+    movmatrix stages' conversions, stay as they are).  The planner's functions are put back on exit."""
 
     def __init__(self) -> None:
         self.keep: int | None = None
         self.in_wave = True
+        self.problem = None  # the problem key of the pool of the winning design
         self._pools: list = []
         self._accesses: dict[int, object] = {}  # id of an LDS plan -> its round trip
         self._originals: list[tuple[object, str, object]] = []
@@ -164,7 +166,7 @@ class Oracle:
 
         def restricted(pool, limit, rank_limit):
             self._pools.append(pool)
-            if self.keep is not None:
+            if self.keep is not None and pool.ctx.problem.key() == self.problem:
                 for i in [i for i in pool.deferred if i != self.keep]:
                     del pool.deferred[i]
                 for i in [i for i in pool.accesses if i != self.keep]:
@@ -176,8 +178,8 @@ class Oracle:
             self._accesses[id(plan)] = acc
             return plan
 
-        def programs(*args, **kwargs):
-            return in_wave(*args, **kwargs) if self.in_wave else []
+        def programs(ctx, *args, **kwargs):
+            return in_wave(ctx, *args, **kwargs) if self.in_wave or ctx.problem.key() != self.problem else []
         for owner, name, fn in ((lds_path.DesignPool, "by_floor", restricted), (convert, "lds_plan", recorded),
                                 (convert, "_in_wave_programs", programs)):
             self._originals.append((owner, name, getattr(owner, name)))
@@ -203,13 +205,15 @@ class Oracle:
         return 1000 * (time.process_time() - start), plan
 
     def winner(self, case: dict) -> tuple[Plan | None, int | None]:
-        """``case``'s plan, unrestricted, and the pool index of its design (None unless an LDS round trip)."""
-        self.keep, self.in_wave = None, True
+        """``case``'s plan, unrestricted, and the pool index of its design (None unless an LDS round trip);
+        sets ``problem``."""
+        self.keep, self.in_wave, self.problem = None, True, None
         plan = self.plan(case)[1]
         acc = self._accesses.get(id(plan))
         for pool in self._pools:
             for i, accs in pool.accesses.items():
                 if any(a is acc for a in accs):
+                    self.problem = pool.ctx.problem.key()
                     return plan, i
         return plan, None
 
