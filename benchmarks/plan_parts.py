@@ -1,6 +1,6 @@
 """Where a cold planning call spends its time: CPU time per part of ``plan_conversion``, per case.
 
-Usage: python benchmarks/plan_parts.py [--corpus FAMILY] [--every N] [--rounds N] [--profile N] [--json]
+Usage: python benchmarks/plan_parts.py [--corpus FAMILY] [--every N] [--rounds N] [--profile N] [--oracle] [--json]
 
 Each case of benchmarks/data/triton_FAMILY_corpus.json (default amd; ``--every N``: every N-th
 distinct case, as ``bench_conversions_plan.py --every``) is planned cold (``linlayout.caches.clear
@@ -26,6 +26,14 @@ around ``plan_conversion`` only), and the ``N`` functions of most own time and o
 time, each per case: calls, own ms and cumulative ms (``profile_rows``).  The profiler's own cost
 per call stretches those times (about twice a call's CPU time in all): they rank the functions,
 they do not time them; the parts above do.
+
+``--oracle``: how much time any exact pruning could save.  Each case whose plan is an LDS round trip
+is planned cold ``--rounds`` times more with the design pool holding only the design of that round
+trip (``design_only``: a perfect bound of every other design), and as many times also without the
+in-wave programs (``lds_only``: a perfect bound of every in-wave candidate too); every other case
+keeps its time.  Both give the same plan (checked: a case whose certificate differs is counted in
+``oracle_changed``, which should be 0).  The report gives the median cold time under each and the
+medians of the per-case ratios to the planner's own (``oracle_rows``).
 """
 
 from __future__ import annotations
@@ -45,6 +53,7 @@ sys.path.insert(0, str(REPO))
 from benchmarks.bench_conversions_plan import BITS, CORPORA, _every_distinct  # noqa: E402
 from benchmarks.script_args import ScriptParser  # noqa: E402
 from linlayout import LayoutError, LinearLayout, caches  # noqa: E402
+from linlayout.synth.plan import Plan  # noqa: E402
 from linlayout.synth import convert, lds_path, swizzle  # noqa: E402
 
 PARTS = {  # part -> (owner, attribute) of the functions it times
@@ -135,6 +144,108 @@ def summary(rows: list[dict]) -> dict:
     }
 
 
+class Oracle:
+    """While entered (``with Oracle() as oracle``): ``oracle.winner(case)`` plans ``case`` cold and gives its
+    plan and, where that is an LDS round trip, the index of its design in the design pool that built it
+    (``lds_path.DesignPool``; ``oracle.problem``: that pool's problem key); ``oracle.keep`` (a design index
+    or None) restricts the pools of that problem to that design when they are asked for round trips
+    (``DesignPool.by_floor``), and ``oracle.in_wave`` False leaves ``convert._in_wave_programs`` without
+    programs for that problem (the pools and programs of the other problems a plan is made of, NVIDIA's
+    movmatrix stages' conversions, stay as they are).  The planner's functions are put back on exit."""
+
+    def __init__(self) -> None:
+        self.keep: int | None = None
+        self.in_wave = True
+        self.problem = None  # the problem key of the pool of the winning design
+        self._pools: list = []
+        self._accesses: dict[int, object] = {}  # id of an LDS plan -> its round trip
+        self._originals: list[tuple[object, str, object]] = []
+
+    def __enter__(self) -> "Oracle":
+        by_floor, lds_plan, in_wave = lds_path.DesignPool.by_floor, convert.lds_plan, convert._in_wave_programs
+
+        def restricted(pool, limit, rank_limit):
+            self._pools.append(pool)
+            if self.keep is not None and pool.ctx.problem.key() == self.problem:
+                for i in [i for i in pool.deferred if i != self.keep]:
+                    del pool.deferred[i]
+                for i in [i for i in pool.accesses if i != self.keep]:
+                    del pool.accesses[i]
+            return by_floor(pool, limit, rank_limit)
+
+        def recorded(ctx, acc):
+            plan = lds_plan(ctx, acc)
+            self._accesses[id(plan)] = acc
+            return plan
+
+        def programs(ctx, *args, **kwargs):
+            return in_wave(ctx, *args, **kwargs) if self.in_wave or ctx.problem.key() != self.problem else []
+        for owner, name, fn in ((lds_path.DesignPool, "by_floor", restricted), (convert, "lds_plan", recorded),
+                                (convert, "_in_wave_programs", programs)):
+            self._originals.append((owner, name, getattr(owner, name)))
+            setattr(owner, name, fn)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for owner, name, fn in reversed(self._originals):
+            setattr(owner, name, fn)
+        self._originals.clear()
+
+    def plan(self, case: dict) -> tuple[float, Plan | None]:
+        """CPU ms of one cold call of ``case`` and its plan (None: refused)."""
+        caches.clear(keep_tables=True)
+        self._pools.clear()
+        self._accesses.clear()
+        src, dst = LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"])
+        start = time.process_time()
+        try:
+            plan = convert.plan_conversion(src, dst, case["arch"], BITS[case["dtype"]])
+        except LayoutError:
+            plan = None
+        return 1000 * (time.process_time() - start), plan
+
+    def winner(self, case: dict) -> tuple[Plan | None, int | None]:
+        """``case``'s plan, unrestricted, and the pool index of its design (None unless an LDS round trip);
+        sets ``problem``."""
+        self.keep, self.in_wave, self.problem = None, True, None
+        plan = self.plan(case)[1]
+        acc = self._accesses.get(id(plan))
+        for pool in self._pools:
+            for i, accs in pool.accesses.items():
+                if any(a is acc for a in accs):
+                    self.problem = pool.ctx.problem.key()
+                    return plan, i
+        return plan, None
+
+
+def oracle_rows(cases: list[dict], rows: list[dict], rounds: int) -> dict:
+    """``--oracle``'s report: per case the least of ``rounds`` cold calls with the pool holding only the
+    winning design (``design_only``) and also without in-wave programs (``lds_only``), where the plan is an
+    LDS round trip (else the row's own time); their medians, the medians of their per-case ratios to
+    ``rows``' times, and ``oracle_changed``, the cases whose plan changed under either (should be 0)."""
+    own = [r["cold_cpu_ms"] for r in rows]
+    design_only, lds_only, changed = list(own), list(own), 0
+    with Oracle() as oracle:
+        for k, case in enumerate(cases):
+            plan, design = oracle.winner(case)
+            if design is None:
+                continue
+            want = plan.to_certificate()
+            for in_wave, times in ((True, design_only), (False, lds_only)):
+                oracle.keep, oracle.in_wave = design, in_wave
+                best = float("inf")
+                for _ in range(rounds):
+                    ms, got = oracle.plan(case)
+                    best = min(best, ms)
+                changed += got is None or got.to_certificate() != want
+                times[k] = best
+    out = {"oracle_changed": changed}
+    for name, times in (("design_only", design_only), ("lds_only", lds_only)):
+        out[f"{name}_median_cold_cpu_ms"] = statistics.median(times)
+        out[f"{name}_median_ratio"] = statistics.median(t / o for t, o in zip(times, own))
+    return out
+
+
 def band(rows: list[dict]) -> list[int]:
     """The indices of the middle band's rows: cold CPU time within 0.8 to 1.25 times the median."""
     median = statistics.median(r["cold_cpu_ms"] for r in rows)
@@ -178,6 +289,13 @@ def _text(res: dict) -> str:
     lines += [f"{p:16s} {res['band_mean_parts_ms'][p]:9.2f} {res['mean_parts_ms'][p]:9.2f}" for p in PARTS]
     lines.append("strategy: cases, median cold ms")
     lines += [f"  {s:10s} {v['cases']:4d} {v['median_cold_cpu_ms']:7.2f}" for s, v in res["strategies"].items()]
+    if "oracle" in res:
+        o = res["oracle"]
+        lines.append("oracle (LDS winners planned with their design alone / also without in-wave programs): "
+                     f"median cold {o['design_only_median_cold_cpu_ms']:.2f} / "
+                     f"{o['lds_only_median_cold_cpu_ms']:.2f} ms, per-case ratio medians "
+                     f"{o['design_only_median_ratio']:.3f} / {o['lds_only_median_ratio']:.3f}; "
+                     f"plans changed {o['oracle_changed']}")
     for key, rows in res.get("profile", {}).items():
         lines.append(f"middle band under cProfile, by {key} time: calls, own ms, cumulative ms per case")
         lines += [f"  {r['calls']:8.1f} {r['own_ms']:7.3f} {r['cumulative_ms']:7.3f}  {r['function']}" for r in rows]
@@ -191,6 +309,8 @@ def main(argv=None) -> int:
     ap.add_argument("--rounds", type=int, default=2, help="cold calls per case; the least CPU time is kept")
     ap.add_argument("--profile", type=int, default=0, metavar="N",
                     help="then profile the middle band's cold calls: the N functions of most own and cumulative time")
+    ap.add_argument("--oracle", action="store_true",
+                    help="then time the LDS winners with their design alone, and also without in-wave programs")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     if args.every < 1 or args.rounds < 1 or args.profile < 0:
@@ -200,6 +320,8 @@ def main(argv=None) -> int:
     res = summary(rows)
     if args.profile:
         res["profile"] = profile_rows([cases[k] for k in band(rows)], args.profile)
+    if args.oracle:
+        res["oracle"] = oracle_rows(cases, rows, args.rounds)
     print(json.dumps(res, indent=1) if args.json else _text(res))
     return 0
 

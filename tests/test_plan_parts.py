@@ -3,8 +3,10 @@ summary's median, middle band, means and strategies."""
 
 import json
 
-from benchmarks.plan_parts import PARTS, PartTimer, band, profile_rows, summary, time_parts
-from benchmarks.bench_conversions_plan import CORPORA
+from benchmarks.plan_parts import PARTS, Oracle, PartTimer, band, oracle_rows, profile_rows, summary, time_parts
+from benchmarks.bench_conversions_plan import BITS, CORPORA
+from linlayout import LinearLayout
+from linlayout.synth.context import ConversionContext
 from linlayout.synth import convert, lds_path, swizzle
 
 
@@ -72,3 +74,57 @@ def test_profile_rows_rank_the_planner_calls():
             assert r["calls"] > 0 and 0 <= r["own_ms"] <= r["cumulative_ms"] + 1e-9
     own = [r["own_ms"] for r in res["own"]]
     assert own == sorted(own, reverse=True)
+
+
+def test_oracle_plans_with_the_winning_design_alone():
+    cases = json.loads(CORPORA["amd"].read_text())["cases"][:2]
+    before = (lds_path.DesignPool.by_floor, convert.lds_plan, convert._in_wave_programs)
+    with Oracle() as oracle:
+        plan, design = oracle.winner(cases[0])
+        assert plan.strategy == "lds" and design is not None
+        want = plan.to_certificate()
+        others = [i for pool in oracle._pools for i, accs in pool.accesses.items() if accs and i != design]
+        assert others  # the pool built round trips of other designs too
+        oracle.keep = design
+        got = oracle.plan(cases[0])[1]
+        assert got.to_certificate() == want
+        assert [i for pool in oracle._pools for i in pool.accesses] == [design]
+        oracle.keep = others[0]  # the restriction bites: another design alone gives another plan
+        assert oracle.plan(cases[0])[1].to_certificate() != want
+        oracle.keep, oracle.in_wave = design, False
+        assert oracle.plan(cases[0])[1].to_certificate() == want
+        c = cases[0]
+        ctx = ConversionContext.create(LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"]), c["arch"],
+                                       BITS[c["dtype"]])
+        assert ctx.problem.key() == oracle.problem
+        assert convert._in_wave_programs(ctx, convert._wave_maps(ctx.problem)[0]) == []
+    assert (lds_path.DesignPool.by_floor, convert.lds_plan, convert._in_wave_programs) == before
+    rows = time_parts(cases, 1)
+    res = oracle_rows(cases, rows, 1)
+    assert res["oracle_changed"] == 0
+    for name in ("design_only", "lds_only"):
+        assert res[f"{name}_median_cold_cpu_ms"] > 0 and res[f"{name}_median_ratio"] > 0
+
+
+def test_oracle_keeps_the_movmatrix_stages_conversions():
+    """An NVIDIA LDS winner whose movmatrix candidates plan another problem in registers: the oracle
+    leaves that problem's in-wave programs (removing them changes the plan)."""
+    case = next(c for c in json.loads(CORPORA["nvidia"].read_text())["cases"]
+                if c["name"] == "mma2.16x8->dotBmma2.16x8(kw4)" and c["arch"] == "sm_80" and c["dtype"] == "fp8")
+    with Oracle() as oracle:
+        plan, design = oracle.winner(case)
+        want = plan.to_certificate()
+        oracle.keep, oracle.in_wave = design, False
+        restricted, asked = convert._in_wave_programs, []
+
+        def programs(ctx, *args, **kwargs):
+            got = restricted(ctx, *args, **kwargs)
+            asked.append((ctx.problem.key() == oracle.problem, len(got)))
+            return got
+        convert._in_wave_programs = programs
+        try:
+            assert oracle.plan(case)[1].to_certificate() == want
+        finally:
+            convert._in_wave_programs = restricted
+        assert {n for own, n in asked if own} == {0}  # the winner's problem: no program
+        assert any(n for own, n in asked if not own)  # a movmatrix stage's conversion: its programs
