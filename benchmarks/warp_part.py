@@ -148,6 +148,8 @@ def main(argv=None) -> int:
     ap.add_argument("--summary", type=Path, help="summarize the rows of an earlier run instead")
     ap.add_argument("--causes", action="store_true", help="with --summary: by sharing with the kernel, and the waits")
     args = ap.parse_args(argv)
+    if args.causes and not args.summary:
+        ap.error("--causes summarizes rows: give --summary FILE")
     if args.summary:
         try:
             print(summary(args.summary, args.causes))

@@ -61,3 +61,12 @@ def test_summary_causes_splits_by_sharing(tmp_path):
         "compiled - estimate: sum -3, median -3",
         "self-contained: 1 plans: compiled setup = estimate 0, within one 1; compiled - estimate: sum 1, median 1",
         "s_delay_alu compiled 2 (in 1 plans)"]
+
+
+def test_causes_without_summary_is_one_line_exit_2(capsys):
+    import pytest
+    with pytest.raises(SystemExit) as e:
+        main(["--causes"])
+    assert e.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith("error: --causes summarizes rows: give --summary FILE") and "\n" not in err
