@@ -35,7 +35,7 @@ from linlayout import LinearLayout  # noqa: E402
 from linlayout.cli.bench import dtype_bits, kernel_plan  # noqa: E402
 from linlayout.lowering.conversion import lower_conversion  # noqa: E402
 from linlayout.lowering.emit import lane_values, plan_ops  # noqa: E402
-from linlayout.lowering.isa import region_lines, isa_counts  # noqa: E402
+from linlayout.lowering.isa import around_region, region_lines, isa_counts  # noqa: E402
 
 SETUP_KEYS = ("valu_bpermute_addr", "salu_vcc", "salu_perm_selector", "valu_lane_selector",
               "salu_lane_selector_delay", "salu_permlane_selector", "valu_lds_addr")
@@ -68,19 +68,21 @@ class _Recorder:
         plan_ops.PlanEmitter.lds_address = lds_address
 
 
-def kernel_sharing(setup: list[str], conv: list[str]) -> tuple[list[int], list[str]]:
+def kernel_sharing(setup: list[str], conv: list[str], before: list[str] = ()) -> tuple[list[int], list[str]]:
     """What a compiled setup region (``setup``, its instruction lines) takes from the kernel around it:
-    the VGPRs it reads before it writes them, other than the lane id ``v0`` (values of the load line:
-    LLVM's CSE of the address terms the global loads computed), and the address operands of the ``conv``
-    region's DS instructions that neither region writes before (the load line's registers themselves)."""
+    the VGPRs it reads before it writes them, other than ``v0`` where no line ``before`` the setup writes
+    it (the work-item id the kernel starts with; else a value of the load line too), i.e. values of the
+    load line (LLVM's CSE of the address terms the global loads computed), and the address operands of the
+    ``conv`` region's DS instructions that neither region writes before (the load line's registers)."""
     written: set[int] = set()
     foreign: set[int] = set()
+    given = {0} - {r for line in before for r in _written_vgprs(line)}  # v0 as the kernel got it
     for line in setup:
         ops = _operands(line)
         if not ops or ops[0].startswith("s_"):
             continue
         for arg in ops[2:]:
-            foreign |= _vgprs(arg) - written - {0}
+            foreign |= _vgprs(arg) - written - given
         if len(ops) > 1:
             written |= _vgprs(ops[1])
     outside: list[str] = []
@@ -96,6 +98,14 @@ def kernel_sharing(setup: list[str], conv: list[str]) -> tuple[list[int], list[s
         if len(ops) > 1 and not ops[0].startswith(("ds_write", "ds_store")):
             written |= _vgprs(ops[1])
     return sorted(foreign), outside
+
+
+def _written_vgprs(line: str) -> set[int]:
+    """The VGPRs a vector instruction line writes (its first operand; none for a store or a scalar op)."""
+    ops = _operands(line)
+    if len(ops) < 2 or ops[0].startswith(("s_", "ds_write", "ds_store", "buffer_store", "global_store")):
+        return set()
+    return _vgprs(ops[1])
 
 
 def _operands(line: str) -> list[str]:
@@ -179,7 +189,8 @@ def main(argv=None) -> int:
         tables = [(t.const, list(t.lane_cols), list(t.warp_cols)) for t in rec.tables]
         code = [ln.strip() for ln in lines if ln.strip() and not ln.strip().startswith(";")]
         kernel_values, outside = kernel_sharing(
-            code, [ln.strip() for ln in region_lines(isa, "conv") if ln.strip() and not ln.strip().startswith(";")])
+            code, [ln.strip() for ln in region_lines(isa, "conv") if ln.strip() and not ln.strip().startswith(";")],
+            around_region(isa, "setup")[0])
         if not args.all and not any(any(w) for _, _, w in tables):
             continue
         print(json.dumps({

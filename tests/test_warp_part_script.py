@@ -70,3 +70,13 @@ def test_causes_without_summary_is_one_line_exit_2(capsys):
     assert e.value.code == 2
     err = capsys.readouterr().err.strip()
     assert err.endswith("error: --causes summarizes rows: give --summary FILE") and "\n" not in err
+
+
+def test_kernel_sharing_v0_rewritten_by_the_load_line_is_a_kernel_value():
+    # gfx90a fp16 slice1(mfma16T)->slice1(blocked[2x1,t16x4,o01]), 2 waves: the load line makes v0 = v0 & 15
+    from benchmarks.warp_part import kernel_sharing
+    setup = ["v_lshlrev_b32_e32 v3, 2, v0", "v_lshl_or_b32 v4, s8, 6, v3", "v_lshlrev_b32_e32 v0, 3, v0"]
+    conv = ["ds_write_b32 v4, v2", "ds_read_b32 v1, v0"]
+    before = ["v_readfirstlane_b32 s8, v0", "v_and_b32_e32 v0, 15, v0", "buffer_store_dword v0, v1, s[4:7], 0 offen"]
+    assert kernel_sharing(setup, conv, before) == ([0], [])
+    assert kernel_sharing(setup, conv, before[:1]) == ([], [])
