@@ -27,7 +27,7 @@ inconsistency: ``ValueError``.
 from __future__ import annotations
 
 from linlayout.hw.targets import get_target
-from linlayout.synth.cost import PTX_SETUP_NAMES
+from linlayout.synth.cost import PTX_SETUP_NAMES, SETUP_DELAY_ALU
 
 from .isa import CLASS_KEYS, COUNT_KEYS, VALU_SUB_KEYS
 from .ptx_counts import PTX_COUNT_KEYS, ptx_class
@@ -41,10 +41,6 @@ _PLANNER_AS_PTX = {"shfl": "shfl.sync", "lds_write": "st.shared", "lds_read": "l
 _PTX_WORDS = ("shfl", "prmt", "selp", "ld", "st", "ldmatrix", "stmatrix", "movmatrix", "bar", "mov")
 
 
-#: The setup estimates that count ``s_delay_alu`` instructions (``salu`` and its ``s_delay_alu`` sub-count):
-#: a register plan's close VALU reads (``linlayout.synth.hazards.valu_delays``) and the lane-bit masks of
-#: ``PermSelect`` selectors (``linlayout.synth.cost.estimate_overhead``).
-SETUP_DELAY_ALU = ("salu_delay_alu", "salu_lane_selector_delay")
 #: The planner's AMD kinds that are VALU instructions without an ISA sub-count.
 _VALU_KINDS = ("permlane16",)
 

@@ -82,8 +82,9 @@ __all__ = ["AddressRegisters", "bpermute_address_valu",
            "CONCURRENT_INSTRUCTION_EXPONENT", "CONCURRENT_TIE_FRACTION", "cost_model", "COST_TIE_FRACTION",
            "CostModel", "DST_TUPLE_DWORDS", "lds_address_valu", "least_address_valu", "lgkm_waits",
            "load_tuple_copies", "lower_bound", "matrix_access_cost", "mix_cost", "near_best", "OBJECTIVES",
-           "rank_value", "register_dwords", "register_load_copies", "register_merges", "round_trip_cost", "SRC_TUPLE_DWORDS",
-           "tie_limit", "TIE_MARGIN", "tuple_copies", "warp_columns", "warp_part_ops"]
+           "rank_value", "register_dwords", "register_load_copies", "register_merges", "round_trip_cost",
+           "SETUP_DELAY_ALU", "SRC_TUPLE_DWORDS", "tie_limit", "TIE_MARGIN", "tuple_copies", "vcc_salu", "warp_columns",
+           "warp_part_ops"]
 
 VALU_ISSUE = 4.0  # [I] wave64 on a 16-wide SIMD: 4 cycles per VALU instruction
 PERMLANE_ISSUE = 4.0  # [I] v_permlane*_swap issue rate is undocumented; taken as one VALU op
@@ -94,6 +95,14 @@ DS_LATENCY = 64.0  # [I] cycles from a DS instruction's issue to its data
 LATENCY_WEIGHT = 1.0  # [I] fraction of DS latency not hidden by other waves
 BARRIER_CYCLES = 16.0  # [I] cost of an s_barrier when the waves are balanced
 SALU_ISSUE = 1.0  # [I] scalar instruction
+# [I] the stall an s_delay_alu marks (gfx11 and later; the planner's estimated ones, SETUP_DELAY_ALU): it
+# issues nothing (the sequencer handles it, docs/amd_facts.md 6.5), but the VALU read behind it waits for a
+# result of the VALU_DEPENDENCY_INSTRUCTIONS - 1 instructions before it (linlayout.synth.hazards), taken as
+# two issue cycles of a wave32.  As a free wait (0) register plans with many close reads outranked round
+# trips of fewer instructions; at 2 the wave32 lane mask's price (WAVE32_LANE_MASK_SALU) makes no plan worse
+# (docs/benchmarks.md, "Fair counting" and "Session 20: the planner's ALU waits").  The comparison with
+# Triton (mix_cost) prices both sides' ALU waits as waits, no cycle.
+ALU_DELAY_CYCLES = 2.0
 DPP_HAZARD = 0.0  # [I] extra cycles per DPP op beyond its counted wait states (CDNA: none; RDNA: RDNA_DPP_CYCLES)
 # [I] one hazard wait state (an s_nop's, linlayout.synth.hazards): one of the wave's issue slots, which
 # come once per VALU_ISSUE cycles on its SIMD (a wave64 VALU op takes 4 cycles on a 16-lane SIMD)
@@ -202,6 +211,7 @@ class CostModel:
     barrier_cycles: float = BARRIER_CYCLES
     warp_barrier_cycles: float = 0.0  # a warp-scope barrier (bar.warp.sync); none on AMD (lockstep lanes)
     salu_issue: float = SALU_ISSUE
+    alu_delay_cycles: float = ALU_DELAY_CYCLES
     dpp_hazard: float = DPP_HAZARD
     wait_state_cycles: float = WAIT_STATE_CYCLES
     lds_port_sharing: float = LDS_PORT_SHARING
@@ -300,13 +310,14 @@ class CostModel:
     def _make_key(self) -> tuple:
         return (self.arch, self.valu_issue, self.permlane_issue, self.ds_issue, self.crossbar_cycles,
                 tuple(sorted(self.lds_cycles.items())), self.ds_latency, self.latency_weight, self.barrier_cycles,
-                self.warp_barrier_cycles, self.salu_issue, self.dpp_hazard, self.wait_state_cycles,
-                self.lds_port_sharing, self.pipe_overlap)
+                self.warp_barrier_cycles, self.salu_issue, self.alu_delay_cycles, self.dpp_hazard,
+                self.wait_state_cycles, self.lds_port_sharing, self.pipe_overlap)
 
     @classmethod
     def from_key(cls, key: tuple) -> "CostModel":
-        (arch, valu, perm, ds, xbar, lds, lat, lw, bar, warp_bar, salu, hz, wait, share, overlap) = key
-        return cls(arch, valu, perm, ds, xbar, dict(lds), lat, lw, bar, warp_bar, salu, hz, wait, share, overlap)
+        (arch, valu, perm, ds, xbar, lds, lat, lw, bar, warp_bar, salu, delay, hz, wait, share, overlap) = key
+        return cls(arch, valu, perm, ds, xbar, dict(lds), lat, lw, bar, warp_bar, salu, delay, hz, wait, share,
+                   overlap)
 
     def instruction(self, kind: str, width_bytes: int = 4, conflict_degree: float = 1.0) -> float:
         """Cycles of one instruction of ``kind`` (a COUNT_KINDS name); LDS ops take their access's
@@ -567,10 +578,13 @@ def lgkm_waits(plan) -> int:
 PTX_ADDR_BASE_VALU = 3  # [I] integer ops forming one lane/warp-dependent shared-memory address in PTX
 BPERMUTE_ADDR_VALU = 2  # [I] integer ops forming one shfl source-lane register in PTX
 # [I] s_mov_b32 x2: a 64-bit lane mask into an SGPR pair; a condition uniform in each wave takes about as
-# many (s_cmp + s_cselect of the warp id).  A wave32's mask is one s_mov_b32, but priced at 1 the wave32
-# corpus's plans came out worse (about 40 instructions more in region and whole, docs/benchmarks.md), so
-# every mask is priced at 2.
+# many (s_cmp + s_cselect of the warp id).
 VCC_SALU = 2
+# [I] s_mov_b32 vcc_lo: a wave32 lane mask (the same in every warp), as our compiled RDNA kernels load it.
+# Priced at 1 with the planner's s_delay_alu at SALU_ISSUE, plans of the wave32 corpus came out worse
+# (docs/benchmarks.md, x16setup22); with ALU_DELAY_CYCLES none (docs/benchmarks.md, "Session 20: the
+# planner's ALU waits").
+WAVE32_LANE_MASK_SALU = 1
 # [I] s_mov_b32: gfx9 VOP3 takes no literal, so a constant v_perm selector lives in an SGPR.  RDNA's VOP3 takes
 # it as its literal (no instruction, PlanEmitter.scalar_constant), but priced at 0 there the wave32 corpus's
 # plans came out worse (regions +28, whole +12 instructions, docs/benchmarks.md), so it is 1 on every target.
@@ -1024,6 +1038,21 @@ def register_dwords(regs: list[int], element_bits: int, fresh: set[int]) -> list
     return dwords
 
 
+#: The setup estimates that count ``s_delay_alu`` instructions: a register plan's close VALU reads
+#: (``linlayout.synth.hazards.valu_delays``) and the lane-bit masks of ``PermSelect`` selectors
+#: (``estimate_overhead``); priced at ``CostModel.alu_delay_cycles``, counted under ``salu`` and its
+#: ``s_delay_alu`` sub-count (linlayout.lowering.plan_counts).
+SETUP_DELAY_ALU = ("salu_delay_alu", "salu_lane_selector_delay")
+
+
+def vcc_salu(conditions, target) -> int:
+    """The SALU putting the distinct select ``conditions`` (``lanes_condition`` bytes: one bool per lane, or
+    per warp and lane) into VCC on ``target``: WAVE32_LANE_MASK_SALU for a lane mask of an RDNA (wave32) target,
+    VCC_SALU for the others (NVIDIA: the ``setp`` of a ``selp`` predicate)."""
+    lane_mask = WAVE32_LANE_MASK_SALU if target.family == "rdna" else VCC_SALU
+    return sum(lane_mask if len(c) == target.wave_size else VCC_SALU for c in conditions)
+
+
 class _Setup:
     """The distinct setup values of ``estimate_overhead``, told by each step (``Step.note_setup``)."""
 
@@ -1083,8 +1112,8 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
     ``valu_bpermute_addr`` the instructions forming the distinct ds_bpermute address tables
     (``bpermute_address_valu``: one op program, linlayout.synth.lane_arith; BPERMUTE_ADDR_VALU per
     ``shfl`` source-lane table on PTX targets);
-    ``salu_vcc`` VCC_SALU per distinct select condition (of select steps, fused DPP selects and ``"select"``
-    lane choices);
+    ``salu_vcc`` the SALU of the distinct select conditions (of select steps, fused DPP selects and ``"select"``
+    lane choices): ``vcc_salu``;
     ``salu_perm_selector`` PERM_SELECTOR_SALU per distinct constant v_perm selector;
     ``valu_lane_selector`` the VALU building the per-lane v_perm selector registers of ``PermSelect`` steps in
     the prologue (linlayout.synth.lane_choices.ChoicePlan: ``A + (m & K)`` on a lane-bit mask ``m``, the ops the
@@ -1113,7 +1142,8 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
     reads; not setup but instructions of the region, priced by ``plan_cost`` at their wait states);
     ``salu_delay_alu`` the ``s_delay_alu`` LLVM puts before dependent VALU reads of an RDNA plan
     without LDS accesses in the order it is emitted in (linlayout.synth.hazards.valu_delays; also
-    instructions of the region, priced as SALU).  The lane id is taken as available
+    instructions of the region, priced at ``CostModel.alu_delay_cycles``: ``SETUP_DELAY_ALU``).  The lane id
+    is taken as available
     (every kernel computes it for its memory ops).  On NVIDIA targets the keys are
     ``PTX_SETUP_NAMES``'s.
     """
@@ -1125,7 +1155,7 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
     out = {
         "valu_bpermute_addr": bpermute_address_valu(list(setup.bpermute_addresses.values()), plan.arch,
                                                     plan.num_warps),
-        "salu_vcc": VCC_SALU * len(setup.conditions),
+        "salu_vcc": vcc_salu(setup.conditions, target),
         "salu_perm_selector": PERM_SELECTOR_SALU * len(setup.selectors),
         "valu_lane_selector": setup.choices.valu,
         "salu_lane_selector_delay": setup.choices.delay_alu,
@@ -1219,7 +1249,9 @@ def _parts(cm: CostModel, issue: float, lds: float, lds_pipe: float, depth: int,
     """The parts of a cost (``plan_cost``) and the value of every objective (``latency``,
     ``throughput``, ``instructions``), the one of ``cm.objective`` under ``cost``."""
     setup = sum(v for k, v in overhead.items() if _setup_unit(k) == "valu") * cm.valu_issue
-    setup += sum(v for k, v in overhead.items() if _setup_unit(k) == "salu") * cm.salu_issue
+    delays = sum(overhead.get(k, 0) for k in SETUP_DELAY_ALU)  # ALU waits: the stall they mark, no issue
+    setup += (sum(v for k, v in overhead.items() if _setup_unit(k) == "salu") - delays) * cm.salu_issue
+    setup += delays * cm.alu_delay_cycles
     parts = {"issue": issue, "lds": lds, "latency": cm.latency(depth), "setup": setup, "ds_depth": depth,
              "simd": issue + lds - lds_pipe + setup, "lds_pipe": lds_pipe, "instructions": instructions}
     parts.update({f"{o}_value": cm.objective_value(parts, o) for o in OBJECTIVES})

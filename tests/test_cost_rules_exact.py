@@ -135,3 +135,42 @@ def test_the_lds_bound_prices_the_bytes_at_the_best_bytes_per_cycle():
     per_byte = cost.LDS_CYCLES[16] / 16 * cost.LDS_PORT_SHARING
     assert bound["lds_cost"] == issue + (32 + 8) * per_byte + 2 * cost.DS_LATENCY == 256.0
     assert bound["cost"] == 256.0 <= plan_conversion(src, dst, "gfx942", 32, objective="latency").cost
+
+
+def test_a_wave32_lane_mask_is_one_salu_and_other_conditions_two():
+    # distinct select conditions as estimate_overhead keeps them (lanes_condition bytes): a wave32 lane mask is
+    # one s_mov_b32 vcc_lo (WAVE32_LANE_MASK_SALU); a 64-lane mask two, one per half, and a condition differing
+    # between warps an s_cmp + s_cselect (VCC_SALU), as is an NVIDIA selp predicate's setp
+    import numpy as np
+
+    from linlayout.hw.targets import get_target
+
+    lanes32 = (np.arange(32) >= 16).tobytes()
+    by_warp32 = np.array([np.arange(32) >= 16, np.arange(32) < 16]).tobytes()
+    lanes64 = (np.arange(64) >= 32).tobytes()
+    assert cost.vcc_salu({lanes32}, get_target("gfx1200")) == cost.WAVE32_LANE_MASK_SALU == 1
+    assert cost.vcc_salu({lanes32, by_warp32}, get_target("gfx1100")) == 1 + cost.VCC_SALU == 3
+    assert cost.vcc_salu({lanes64}, get_target("gfx942")) == cost.VCC_SALU == 2
+    assert cost.vcc_salu({lanes32}, get_target("sm_90")) == cost.VCC_SALU
+
+
+def test_the_planners_alu_delays_are_priced_at_the_stall_they_mark():
+    # wave32 gfx1200 i8 wmma2.16x16->wmma2.16x16T, 2 waves: its register plan (22 steps' instructions) has 12
+    # estimated s_delay_alu (10 close VALU reads, 2 of its selectors' lane masks), each priced at
+    # ALU_DELAY_CYCLES (2) under the latency table: setup 6 VALU + 4 SALU + 24; at 1 (SALU_ISSUE) it came to
+    # 104 concurrent cycles at 44 instructions and outranked the round trip of 29 at 146 (whole 44 against
+    # Triton's 41), at 2 it is 128 and the round trip ranks first (docs/benchmarks.md, "Session 20: ALU waits")
+    from linlayout.cli.bench import kernel_plan
+    from linlayout.synth.convert import candidate_plans
+
+    (c,) = [c for c in family_corpus("wave32")["cases"]
+            if (c["name"], c["arch"], c["dtype"], c["num_warps"]) == ("wmma2.16x16->wmma2.16x16T", "gfx1200", "i8", 2)]
+    src, dst = LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"])
+    (registers,) = [p for p in candidate_plans(src, dst, "gfx1200", 8, objective="concurrent", prune=False)
+                    if p.strategy == "registers"]
+    assert registers.overhead == {"salu_vcc": 3, "valu_lane_selector": 6, "salu_lane_selector_delay": 2,
+                                  "salu_permlane_selector": 1, "salu_delay_alu": 10}
+    assert cost.plan_cost(registers, cost.cost_model("gfx1200", "latency"))[1]["setup"] == 6 + 4 + 12 * 2
+    assert (registers.cost, registers.total_with_overhead()) == (128.0, 44)
+    plan = kernel_plan(src, dst, "gfx1200", 8)
+    assert plan.strategy == "lds" and plan.total_with_overhead() == 29

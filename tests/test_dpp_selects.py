@@ -80,14 +80,35 @@ CASES = [
     # two selects of one row mask (rows 1, 3): 2 v_mov_b32_dpp in place, against 2 v_cndmask and
     # s_mov_b32 vcc_lo, 0xffff0000; s_mov_b32 vcc_hi, vcc_lo
     ("amd", "slice1(mfma16T)->slice1(blocked[1x1,t32x2,o01])", "gfx942", "fp8", 2, 4),
-    # wave32: one mask, one s_mov_b32 (the RDNA DPP16 has row/bank masks; rows 0-1)
-    ("wave32", "slice0(wmma2.16x16)->slice0(blocked[1x1,t1x32,o10])", "gfx1200", "fp32", 2, 3),
 ]
 IDS = [f"{c[2]}-{c[3]}-{c[1]}" for c in CASES]
 # and a masked row_ror move into a value read later: a v_mov copy and the move in place, in place of a
 # DPP move and a v_cndmask of a lane mask (the region 13 -> 12, its setup 6 -> 5)
 COMPILED = CASES + [("wave32", "slice0(blocked[1x4,t1x32,o10])->slice1(wmma2.16x16T)", "gfx1200", "fp16", 17, 19)]
 COMPILED_IDS = [f"{c[2]}-{c[3]}-{c[1]}" for c in COMPILED]
+
+
+def test_a_wave32_lane_mask_at_one_salu_outranks_two_masked_dpp_moves(monkeypatch):
+    # wave32 gfx1200 fp32 slice0(wmma2.16x16)->slice0(blocked[1x1,t1x32,o10]): two selects on one lane mask (rows
+    # 0-1 of the RDNA DPP16's row masks).  As two v_cndmask and the mask's one s_mov_b32 vcc_lo
+    # (WAVE32_LANE_MASK_SALU): 3 instructions at 6 concurrent cycles (compiled 3), which rank first; as two masked
+    # identity DPP moves, each a VALU issue and RDNA_DPP_CYCLES more: 2 at 8 (compiled 2), which ranked first
+    # while the mask was priced at VCC_SALU (the selects' form then 4 at 8)
+    from linlayout import caches
+    from linlayout.synth import cost
+
+    name = "slice0(wmma2.16x16)->slice0(blocked[1x1,t1x32,o10])"
+    caches.clear()
+    plan = _plan("wave32", name, "gfx1200", "fp32", False, monkeypatch)
+    assert [type(s) for s in plan.steps] == [Select, Select, Mov] and plan.overhead == {"salu_vcc": 1}
+    assert (plan.cost, plan.total_with_overhead()) == (6.0, 3) and plan.verified
+    monkeypatch.setattr(cost, "WAVE32_LANE_MASK_SALU", cost.VCC_SALU)
+    caches.clear()
+    dpp = _plan("wave32", name, "gfx1200", "fp32", False, monkeypatch)
+    caches.clear()
+    fused = [s for s in dpp.steps if isinstance(s, FusedDpp)]
+    assert len(fused) == 2 and "salu_vcc" not in dpp.overhead
+    assert (dpp.cost, dpp.total_with_overhead()) == (8.0, 2) and dpp.verified
 
 
 def _plan(family: str, name: str, arch: str, dtype: str, reverted: bool, monkeypatch):

@@ -79,10 +79,23 @@ def test_the_dot_operand_widening_is_its_selects_then_its_permlanes_then_its_sel
     assert [len(slot) for slot in issue_slots(plan)] == [8, 8, 17]
 
 
-def test_the_planner_prices_each_permlane_selector_as_one_setup_salu():
+def test_the_planner_prices_each_permlane_selector_and_the_wave32_lane_mask_as_one_setup_salu():
     plan = _plan(("dotAwmma2.16x16T(kw8)->dotAwmma2.16x16T(kw16)", "gfx1200", "i8", 1))
     assert plan.counts()["permlane16"] == 8  # all with one selector: one s_mov_b32 in the prologue
-    assert plan.overhead == {"salu_vcc": 2, "salu_permlane_selector": 1}  # no salu_delay_alu: its reads are apart
+    # the selects' one lane mask: s_mov_b32 vcc_lo (WAVE32_LANE_MASK_SALU); no salu_delay_alu: its reads are apart
+    assert plan.overhead == {"salu_vcc": 1, "salu_permlane_selector": 1}
+
+
+@needs.mlir
+def test_the_wave32_lane_mask_and_the_permlane_selector_compile_to_one_s_mov_b32_each():
+    from linlayout.lowering.conversion import lower_conversion
+    from linlayout.lowering.isa import region_lines
+
+    plan = _plan(("dotAwmma2.16x16T(kw8)->dotAwmma2.16x16T(kw16)", "gfx1200", "i8", 1))
+    isa = lower_conversion(plan, binary=False, cache=False).compiled.isa
+    setup = [ln.split() for ln in region_lines(isa, "setup") if not ln.strip().startswith(";")]
+    assert setup == [["s_mov_b32", "s8,", "0x76543210"], ["s_mov_b32", "vcc_lo,", "0xffff0000"]]
+    assert sum(plan.overhead.values()) == len(setup)  # salu_vcc 1 + salu_permlane_selector 1
 
 
 def _check_compiled(plan, want: tuple[int, int, int]):
