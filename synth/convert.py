@@ -60,13 +60,13 @@ from . import lds_path
 from .lds_path import build_lds
 from .lane_ops import any_lane_op, find_dpp, lane_indices
 from .movmatrix_stage import movmatrix_layout, worth_trying
-from .plan import Lane, Plan
+from .plan import Lane, Plan, unpacked_src
 from .program_floor import ProgramFloor
 from .span import span_values
 from .steps import Movmatrix
 from .preimage import Problem, wave_local_maps
 
-__all__ = ["LDS_FIRST_FACTOR", "STRATEGIES", "candidate_plans", "exchange_schedule_plans", "lds_plan",
+__all__ = ["LDS_FIRST_FACTOR", "STRATEGIES", "UnpackedSrcRefused", "candidate_plans", "exchange_schedule_plans", "lds_plan",
            "plan_conversion"]
 
 # [I] Where only the first plan is wanted, the LDS plans are built before the in-wave ones when the
@@ -786,7 +786,7 @@ def plan_conversion(src: LinearLayout, dst: LinearLayout, arch: str, element_bit
                     lds_budget_bytes: int | None = None, strategy: str = "auto",
                     objective: str | None = None,
                     src_tuple_dwords=cost_mod.SRC_TUPLE_DWORDS,
-                    dst_tuple_dwords=cost_mod.DST_TUPLE_DWORDS) -> Plan:
+                    dst_tuple_dwords=cost_mod.DST_TUPLE_DWORDS, src_unpacked: bool = False) -> Plan:
     """The cheapest plan converting a tile held in ``src`` into ``dst``, verified on the emulator.
 
     ``src``/``dst``: distributed layouts (register, lane, warp[, block] -> tensor).
@@ -811,20 +811,52 @@ def plan_conversion(src: LinearLayout, dst: LinearLayout, arch: str, element_bit
     ``dst_tuple_dwords``: the dst's consumer takes aligned tuples of this many dwords in register
     order (1, the default: no tuple; 2 or 4: a ``dwordx2``/``dwordx4`` store, an MFMA/WMMA operand),
     or those of the bits it lists, which prices the copies LDS loads of other register groups need
-    (ConversionContext).
+    (ConversionContext).  ``src_unpacked``: the src arrives one 8/16-bit element per VGPR, in its low
+    bits, the bits above it zero (a kernel loading each element alone: ``global_load_ubyte`` /
+    ``_ushort``); the plan's ``src`` is then ``plan.unpacked_src(src)`` (VGPR ``r``'s element is slot
+    ``r * 32 / element_bits``), ``plan.src_unpacked`` is set, and the plan is the first candidate in rank
+    order whose run reads no byte above an element (``_first_unpacked``; ``UnpackedSrcRefused`` where
+    none does: under ``strategy="registers"``, an in-wave plan reading an upper half).
     """
+    if not isinstance(src_unpacked, bool):
+        raise LayoutError(f"src_unpacked must be True or False, got {src_unpacked!r}")
+    if src_unpacked:
+        src = unpacked_src(src, element_bits)
     ctx = ConversionContext.create(src, dst, arch, element_bits, lds_budget_bytes, strategy, objective,
                                    src_tuple_dwords, dst_tuple_dwords)
-    best = _candidates(ctx, best_only=True)[0]
-    res = verify(best, certificate=False)
-    if not res.ok:
-        raise PlanVerificationError(f"internal error: the {best.strategy} plan failed verification: {res.message}")
+    if src_unpacked:  # the first candidate, else every one in rank order
+        best = _first_unpacked(_candidates(ctx, best_only=True)) or _first_unpacked(_candidates(ctx))
+        if best is None:
+            raise UnpackedSrcRefused("no plan converts this src held one element per VGPR")
+    else:
+        best = _candidates(ctx, best_only=True)[0]
+        res = verify(best, certificate=False)
+        if not res.ok:
+            raise PlanVerificationError(f"internal error: the {best.strategy} plan failed verification: {res.message}")
     best.verified = True
     if best.strategy == "registers":
         cross = any(s.across_lanes for s in best.steps)
         best.strategy = "lanes" if cross else ("rename" if best.counts()["total"] == 0 else "registers")
     best.lower_bound = _lower_bound(ctx)
     return best
+
+
+class UnpackedSrcRefused(LayoutError):
+    """No candidate of a src held one element per VGPR reads only the elements' bytes (``src_unpacked``)."""
+
+
+def _first_unpacked(ranked: list[Plan]) -> Plan | None:
+    """The first of ``ranked`` (candidates of a src :func:`~linlayout.synth.plan.unpacked_src`) that converts
+    the src held one element per VGPR: run with the bytes above each element zero (``src_unpacked``),
+    the dst holds its elements; None when none does.  The candidates are built for the src whose VGPRs
+    repeat their element in every slot, so a plan may read a slot above the element (a byte permute
+    of the upper half); the LDS round trips store each VGPR's first slot (``lds_path``: a duplicate is
+    stored from its original), so one of them converts where a round trip fits the LDS."""
+    for plan in ranked:
+        plan.src_unpacked = True
+        if verify(plan, certificate=False).ok:
+            return plan
+    return None
 
 
 _wm_cache = caches.cache("synth.convert.wave_maps")
