@@ -557,14 +557,20 @@ def _outranked(acc, built: list[tuple[float, int]], cm: cost_mod.CostModel) -> b
 def candidate_plans(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int, *,
                     lds_budget_bytes: int | None = None, strategy: str = "auto",
                     objective: str | None = None, src_tuple_dwords=cost_mod.SRC_TUPLE_DWORDS,
-                    dst_tuple_dwords=cost_mod.DST_TUPLE_DWORDS, prune: bool = True) -> list[Plan]:
+                    dst_tuple_dwords=cost_mod.DST_TUPLE_DWORDS, prune: bool = True,
+                    src_unpacked: bool = False) -> list[Plan]:
     """The candidate plans (unverified), in rank order under ``objective``.  ``prune`` (under the
     objectives whose value the floors bound): the LDS designs whose floors cannot reach the tie group
-    of the in-wave plans are not built; ``prune=False`` builds every candidate."""
-    if not isinstance(prune, bool):
-        raise LayoutError(f"prune must be True or False, got {prune!r}")
-    return _candidates(ConversionContext.create(src, dst, arch, element_bits, lds_budget_bytes, strategy, objective,
-                                                src_tuple_dwords, dst_tuple_dwords), prune=prune)
+    of the in-wave plans are not built; ``prune=False`` builds every candidate.  ``src_unpacked``
+    (plan_conversion's): the candidates of the src held one element per VGPR that convert it, each
+    run on the emulator with the bytes above the elements zero (``_first_unpacked``'s test)."""
+    for name, value in (("prune", prune), ("src_unpacked", src_unpacked)):
+        if not isinstance(value, bool):
+            raise LayoutError(f"{name} must be True or False, got {value!r}")
+    ctx = ConversionContext.create(unpacked_src(src, element_bits) if src_unpacked else src, dst, arch, element_bits,
+                                   lds_budget_bytes, strategy, objective, src_tuple_dwords, dst_tuple_dwords)
+    ranked = _candidates(ctx, prune=prune)
+    return [plan for plan in ranked if _converts_unpacked(plan)] if src_unpacked else ranked
 
 
 def _candidates(ctx: ConversionContext, best_only: bool = False, movmatrix: bool = True,
@@ -852,11 +858,13 @@ def _first_unpacked(ranked: list[Plan]) -> Plan | None:
     repeat their element in every slot, so a plan may read a slot above the element (a byte permute
     of the upper half); the LDS round trips store each VGPR's first slot (``lds_path``: a duplicate is
     stored from its original), so one of them converts where a round trip fits the LDS."""
-    for plan in ranked:
-        plan.src_unpacked = True
-        if verify(plan, certificate=False).ok:
-            return plan
-    return None
+    return next((plan for plan in ranked if _converts_unpacked(plan)), None)
+
+
+def _converts_unpacked(plan: Plan) -> bool:
+    """Marks ``plan`` ``src_unpacked``; does its run, the bytes above each src element zero, convert?"""
+    plan.src_unpacked = True
+    return verify(plan, certificate=False).ok
 
 
 _wm_cache = caches.cache("synth.convert.wave_maps")
