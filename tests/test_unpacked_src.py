@@ -9,6 +9,7 @@ import pytest
 
 import needs
 from linlayout import LayoutError, LinearLayout
+from linlayout.cli.bench import kernel_plan
 from linlayout.synth.convert import UnpackedSrcRefused, plan_conversion
 from linlayout.synth.emulator import run_isa, verify
 from linlayout.synth.packing import plan_free_packing
@@ -136,6 +137,7 @@ def test_the_certificate_keeps_the_form_and_refuses_a_bad_one():
      "unpacked_src must be True or False, got 'yes'"),
     (lambda s, d: plan_free_packing(s, d, "gfx90a", 8, src_fixed_bits=1, unpacked_src=True),
      "unpacked_src needs 8- or 16-bit elements loaded one at a time"),
+    (lambda s, d: kernel_plan(s, d, "gfx90a", 8, unpacked_src=1), "unpacked_src must be True or False, got 1"),
 ])
 def test_bad_values_are_one_line_errors(call, message):
     src, dst = _layouts(_case(*BYTES))
@@ -149,6 +151,8 @@ def test_free_packing_takes_the_unpacked_src_where_it_is_cheaper_and_keeps_the_p
     plan = plan_free_packing(src, dst, "gfx90a", 8, unpacked_src=True)
     assert plan.src_unpacked and plan.counts()["total"] == 5
     assert not plan_free_packing(src, dst, "gfx90a", 8).src_unpacked
+    assert kernel_plan(src, dst, "gfx90a", 8).src_unpacked
+    assert not kernel_plan(src, dst, "gfx90a", 8, unpacked_src=False).src_unpacked
     s2, d2 = _layouts(_case("slice1(mfma32)->slice1(blocked[4x1,t16x4,o01])", "gfx950", "fp8", 4))
     kept = plan_free_packing(s2, d2, "gfx950", 8, unpacked_src=True)  # unpacked: 16 + 8 at 404, packed 4 + 6 at 304
     assert not kept.src_unpacked and kept.counts()["total"] == 4

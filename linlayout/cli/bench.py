@@ -211,7 +211,8 @@ def bench_case(case: dict, binary: bool = True) -> dict:
     }
 
 
-def kernel_plan(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int, strategy: str = "auto"):
+def kernel_plan(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int, strategy: str = "auto",
+                unpacked_src: bool = True):
     """The plan of one case for the benchmark kernel, planned for the VGPR tuples its global loads leave
     the src in and its global stores take the dst in (``source_tuples``: its runs of
     ``2 ** contiguous_registers`` registers and the single loads and stores at consecutive addresses
@@ -224,8 +225,11 @@ def kernel_plan(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: i
     and leaves their packing to the loads and stores around it (docs/benchmarks.md); where the kernel
     loads every 8/16-bit src element alone (no two registers consecutive in memory), the src may also
     arrive one element per VGPR, as Triton's kernels load them (``unpacked_src``, ``plan.src_unpacked``).
-    The kernel loads and stores per ``plan.src`` / ``plan.dst``.  Targets counted from the plan (NVIDIA) keep
+    (``unpacked_src=False``: the kernel packs them, the only form before session 20.)  The kernel loads
+    and stores per ``plan.src`` / ``plan.dst``.  Targets counted from the plan (NVIDIA) keep
     the layouts' register order.  ``strategy``: plan_conversion's."""
+    if not isinstance(unpacked_src, bool):
+        raise LayoutError(f"unpacked_src must be True or False, got {unpacked_src!r}")
     if get_target(arch).emitter is None:
         return plan_conversion(src, dst, arch, element_bits, strategy=strategy,
                                src_tuple_dwords=source_tuples(src, element_bits),
@@ -233,7 +237,7 @@ def kernel_plan(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: i
     src_fixed_bits = contiguous_registers(src)
     return plan_free_packing(src, dst, arch, element_bits, src_fixed_bits=src_fixed_bits,
                              dst_fixed_bits=contiguous_registers(dst), strategy=strategy,
-                             unpacked_src=src_fixed_bits == 0 and element_bits < 32,
+                             unpacked_src=unpacked_src and src_fixed_bits == 0 and element_bits < 32,
                              src_tuple_dwords=lambda order: source_tuples(order, element_bits),
                              dst_tuple_dwords=lambda order: source_tuples(order, element_bits))
 
