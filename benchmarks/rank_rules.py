@@ -75,7 +75,7 @@ from linlayout.lowering.plan_counts import SETUP_DELAY_ALU, plan_isa_counts  # n
 from linlayout.synth.convert import candidate_plans  # noqa: E402
 from linlayout.synth.cost import (CONCURRENT_INSTRUCTION_EXPONENT, CONCURRENT_TIE_FRACTION, cost_model,  # noqa: E402
                                   mix_cost, rank_value, tie_limit)
-from linlayout.synth.packing import packing_candidates, with_register_order  # noqa: E402
+from linlayout.synth.packing import packing_bits, packing_candidates, with_register_order  # noqa: E402
 
 DATA = REPO / "benchmarks" / "data"
 SETS = {"baseline": DATA / "triton_amd_baseline.json", "corpus": DATA / "triton_amd_corpus.json",
@@ -148,7 +148,7 @@ def packing_plans(case: dict, objective: str = OBJECTIVE):
     src_fixed_bits = contiguous_registers(src)
     orders = packing_candidates(src, dst, element_bits, src_fixed_bits, contiguous_registers(dst))
     unpacked = [(None, dst_first, True) for dst_first in dict.fromkeys(d for _, d in orders)] \
-        if src_fixed_bits == 0 and element_bits < 32 else []  # kernel_plan's unpacked_src
+        if src_fixed_bits < packing_bits(element_bits) else []  # kernel_plan's unpacked_src
     for index, (src_first, dst_first, *unpack) in enumerate(orders + unpacked):
         s = src if src_first is None else with_register_order(src, src_first)
         d = dst if dst_first is None else with_register_order(dst, dst_first)

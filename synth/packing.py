@@ -129,16 +129,19 @@ def plan_free_packing(src: LinearLayout, dst: LinearLayout, arch: str, element_b
     a src register order (each candidate is planned for its own); ``dst_tuple_dwords`` the same for the
     dst (a kernel whose single stores at consecutive addresses LLVM merges takes a reordered dst in
     other tuples).  ``unpacked_src``: the caller can also load the src one element per VGPR (its
-    global loads move single elements, ``src_fixed_bits`` 0): the plans of the src held so
+    global loads move single elements, as a kernel's do whose dwords' elements are not all adjacent in
+    memory: ``src_fixed_bits`` below ``packing_bits``): the plans of the src held so
     (plan_conversion's ``src_unpacked``), with the given dst order and each candidate's, join the
-    candidates after the packed ones (where one converts: ``UnpackedSrcRefused``).  The other arguments are plan_conversion's."""
+    candidates after the packed ones (where one converts: ``UnpackedSrcRefused``).  The other arguments
+    are plan_conversion's."""
     for name, bits in (("src_fixed_bits", src_fixed_bits), ("dst_fixed_bits", dst_fixed_bits)):
         if isinstance(bits, bool) or not isinstance(bits, int) or bits < 0:
             raise LayoutError(f"{name} {bits!r} must be a non-negative integer")
     if not isinstance(unpacked_src, bool):
         raise LayoutError(f"unpacked_src must be True or False, got {unpacked_src!r}")
-    if unpacked_src and (src_fixed_bits or packing_bits(element_bits) == 0):
-        raise LayoutError("unpacked_src needs 8- or 16-bit elements loaded one at a time (src_fixed_bits 0)")
+    if unpacked_src and src_fixed_bits >= packing_bits(element_bits):
+        raise LayoutError("unpacked_src needs 8- or 16-bit elements whose dwords the caller does not move whole "
+                          "(src_fixed_bits below log2(32 / element_bits))")
     src_tuples = src_tuple_dwords if callable(src_tuple_dwords) else (lambda _layout: src_tuple_dwords)
     dst_tuples = dst_tuple_dwords if callable(dst_tuple_dwords) else (lambda _layout: dst_tuple_dwords)
     options = dict(lds_budget_bytes=lds_budget_bytes, strategy=strategy, objective=objective)

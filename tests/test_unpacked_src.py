@@ -135,8 +135,10 @@ def test_the_certificate_keeps_the_form_and_refuses_a_bad_one():
      "a src held one element per VGPR needs 8- or 16-bit elements, not 32-bit ones"),
     (lambda s, d: plan_free_packing(s, d, "gfx90a", 8, unpacked_src="yes"),
      "unpacked_src must be True or False, got 'yes'"),
-    (lambda s, d: plan_free_packing(s, d, "gfx90a", 8, src_fixed_bits=1, unpacked_src=True),
-     "unpacked_src needs 8- or 16-bit elements loaded one at a time"),
+    (lambda s, d: plan_free_packing(s, d, "gfx90a", 8, src_fixed_bits=2, unpacked_src=True),
+     "unpacked_src needs 8- or 16-bit elements whose dwords the caller does not move whole"),
+    (lambda s, d: plan_free_packing(s, d, "gfx90a", 32, unpacked_src=True),
+     "unpacked_src needs 8- or 16-bit elements whose dwords the caller does not move whole"),
     (lambda s, d: kernel_plan(s, d, "gfx90a", 8, unpacked_src=1), "unpacked_src must be True or False, got 1"),
 ])
 def test_bad_values_are_one_line_errors(call, message):

@@ -52,7 +52,7 @@ from linlayout.lowering.conversion import lower_conversion
 from linlayout.lowering.plan_counts import plan_isa_counts, plan_ptx_counts
 from linlayout.lowering.emit.conversion_kernel import contiguous_registers, source_tuples
 from linlayout.synth.convert import plan_conversion
-from linlayout.synth.packing import plan_free_packing
+from linlayout.synth.packing import packing_bits, plan_free_packing
 from linlayout.synth.plan import packed_src
 from linlayout.synth.cost import OBJECTIVES, cost_model, mix_cost
 from linlayout.synth.emulator import element_ids
@@ -223,7 +223,8 @@ def kernel_plan(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: i
     candidate order is planned for the tuples the kernel loads its src and stores its dst in): Triton's
     ``convert_layout``, which these cases compare against, takes and yields single 8/16-bit values
     and leaves their packing to the loads and stores around it (docs/benchmarks.md); where the kernel
-    loads every 8/16-bit src element alone (no two registers consecutive in memory), the src may also
+    loads every 8/16-bit src element alone (a dword's elements not all consecutive in memory, so that
+    ``_Kernel._runs`` moves it element by element), the src may also
     arrive one element per VGPR, as Triton's kernels load them (``unpacked_src``, ``plan.src_unpacked``).
     (``unpacked_src=False``: the kernel packs them, the only form before session 20.)  The kernel loads
     and stores per ``plan.src`` / ``plan.dst``.  Targets counted from the plan (NVIDIA) keep
@@ -237,7 +238,7 @@ def kernel_plan(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: i
     src_fixed_bits = contiguous_registers(src)
     return plan_free_packing(src, dst, arch, element_bits, src_fixed_bits=src_fixed_bits,
                              dst_fixed_bits=contiguous_registers(dst), strategy=strategy,
-                             unpacked_src=unpacked_src and src_fixed_bits == 0 and element_bits < 32,
+                             unpacked_src=unpacked_src and src_fixed_bits < packing_bits(element_bits),
                              src_tuple_dwords=lambda order: source_tuples(order, element_bits),
                              dst_tuple_dwords=lambda order: source_tuples(order, element_bits))
 
