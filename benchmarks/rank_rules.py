@@ -176,7 +176,7 @@ def load_case(case: dict, set_name: str) -> Case | None:
     model = cost_model(arch, OBJECTIVE)
     candidates, lane_bytes = [], None
     for index, plan in packing_plans(case):
-        lane_bytes = (plan.slots_in * element_bits // 8, plan.slots_out * element_bits // 8)
+        lane_bytes = plan.lane_bytes()
         counts = {"region": region_counts(plan), "whole": plan_isa_counts(plan)}
         counted = {m: (counts[m]["total"], mix_cost(model, counts[m], *lane_bytes)[f"{OBJECTIVE}_value"])
                    for m in triton}

@@ -66,8 +66,8 @@ from .span import span_values
 from .steps import Movmatrix
 from .preimage import Problem, wave_local_maps
 
-__all__ = ["LDS_FIRST_FACTOR", "STRATEGIES", "UnpackedSrcRefused", "candidate_plans", "exchange_schedule_plans", "lds_plan",
-           "plan_conversion"]
+__all__ = ["LDS_FIRST_FACTOR", "STRATEGIES", "UnpackedSrcRefused", "candidate_plans", "exchange_schedule_plans",
+           "lds_plan", "plan_conversion"]
 
 # [I] Where only the first plan is wanted, the LDS plans are built before the in-wave ones when the
 # in-wave programs' least rank value floor is above this many times the LDS lower bound's (then an
@@ -819,10 +819,11 @@ def plan_conversion(src: LinearLayout, dst: LinearLayout, arch: str, element_bit
     or those of the bits it lists, which prices the copies LDS loads of other register groups need
     (ConversionContext).  ``src_unpacked``: the src arrives one 8/16-bit element per VGPR, in its low
     bits, the bits above it zero (a kernel loading each element alone: ``global_load_ubyte`` /
-    ``_ushort``); the plan's ``src`` is then ``plan.unpacked_src(src)`` (VGPR ``r``'s element is slot
-    ``r * 32 / element_bits``), ``plan.src_unpacked`` is set, and the plan is the first candidate in rank
-    order whose run reads no byte above an element (``_first_unpacked``; ``UnpackedSrcRefused`` where
-    none does: under ``strategy="registers"``, an in-wave plan reading an upper half).
+    ``_ushort``); the plan's ``src`` is then ``linlayout.synth.plan.unpacked_src(src, element_bits)``
+    (VGPR ``r``'s element is slot ``r * 32 / element_bits``), ``plan.src_unpacked`` is set, and the plan
+    is the first candidate in rank order whose run converts with the bytes above each element zero
+    (``_first_unpacked``: of the candidates built for the first place, else of every one;
+    ``UnpackedSrcRefused`` where none does).
     """
     if not isinstance(src_unpacked, bool):
         raise LayoutError(f"src_unpacked must be True or False, got {src_unpacked!r}")

@@ -186,6 +186,12 @@ class Plan:
         out["total"] = sum(out[k] for k in kinds)
         return out
 
+    def lane_bytes(self) -> tuple[int, int]:
+        """The bytes of the tile one lane holds in src and in dst (``slots * element_bits / 8``; a src held
+        one element per VGPR, ``src_unpacked``, counted once per VGPR: its elements, not its slots)."""
+        slots_in = self.slots_in // slots_per_dword(self.element_bits) if self.src_unpacked else self.slots_in
+        return slots_in * self.element_bits // 8, self.slots_out * self.element_bits // 8
+
     def total_with_overhead(self) -> int:
         return self._kept_counts()["total"] + sum(map(int, self.overhead.values()))
 

@@ -57,6 +57,8 @@ def test_the_bytes_are_stored_from_their_own_vgprs_with_no_permute():
     assert all(st.width_bytes == 1 and not st.d16_hi for st in stores)
     packed = plan_conversion(src, dst, "gfx90a", 8)  # the bytes packed: bytes 1 and 3 permuted down first
     assert (packed.counts()["v_perm_b32"], packed.counts()["total"]) == (2, 7)
+    assert (plan.slots_in, packed.slots_in) == (16, 4)
+    assert plan.lane_bytes() == packed.lane_bytes() == (4, 4)  # each lane's 4 bytes, however held
 
 
 def test_the_emulator_zeroes_the_bytes_above_an_unpacked_element():
@@ -119,7 +121,8 @@ def test_the_certificate_keeps_the_form_and_refuses_a_bad_one():
     src, dst = _layouts(_case(*BYTES))
     plan = plan_conversion(src, dst, "gfx90a", 8, src_unpacked=True)
     cert = plan.to_certificate()
-    assert cert["src_unpacked"] is True and "src_unpacked" not in plan_conversion(src, dst, "gfx90a", 8).to_certificate()
+    assert cert["src_unpacked"] is True
+    assert "src_unpacked" not in plan_conversion(src, dst, "gfx90a", 8).to_certificate()
     back = Plan.from_certificate(cert)
     assert back.src_unpacked and verify(back).ok
     with pytest.raises(LayoutError, match="src_unpacked 'yes'; it must be true or false"):

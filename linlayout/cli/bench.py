@@ -4,8 +4,8 @@ For every case of the baseline (docs/contract.md section 5; by default the repos
 benchmarks/data/triton_amd_baseline.json, Triton's counts for its conversion cases):
 plan the conversion for the benchmark kernel (``kernel_plan``: on every AMD target the 8/16-bit
 packing is chosen where the kernel moves single elements; ``repacked`` names the sides whose
-register order it changed, ``src_unpacked`` whether the src arrives one element per VGPR), emit the conversion kernel, compile it to ISA and a code object, and
-count the instructions of the ``conv`` region of one wave the way the baseline counts Triton's
+register order it changed, ``src_unpacked`` says whether the src arrives one element per VGPR),
+emit the conversion kernel, compile it to ISA and a code object, and count the instructions of the ``conv`` region of one wave the way the baseline counts Triton's
 (linlayout.lowering.isa); the AMD wave32 targets (``--corpus wave32``) too.  Targets without a kernel emitter
 (``--corpus nvidia``) are counted from the plan in the classes of Triton's counts (PTX;
 ``counted_by: "plan"``, no registers, times are the planner's).  Prints ``{"cases": [...], "summary": {...}}``:
@@ -224,10 +224,10 @@ def kernel_plan(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: i
     ``convert_layout``, which these cases compare against, takes and yields single 8/16-bit values
     and leaves their packing to the loads and stores around it (docs/benchmarks.md); where the kernel
     loads every 8/16-bit src element alone (a dword's elements not all consecutive in memory, so that
-    ``_Kernel._runs`` moves it element by element), the src may also
-    arrive one element per VGPR, as Triton's kernels load them (``unpacked_src``, ``plan.src_unpacked``).
-    (``unpacked_src=False``: the kernel packs them, the only form before session 20.)  The kernel loads
-    and stores per ``plan.src`` / ``plan.dst``.  Targets counted from the plan (NVIDIA) keep
+    ``_Kernel._runs`` moves it element by element), the src may also arrive one element per VGPR, as
+    Triton's kernels load them (``unpacked_src``, ``plan.src_unpacked``; ``unpacked_src=False``: the
+    kernel packs them, the only form before session 20).  The kernel loads and stores per
+    ``plan.src`` / ``plan.dst``.  Targets counted from the plan (NVIDIA) keep
     the layouts' register order.  ``strategy``: plan_conversion's."""
     if not isinstance(unpacked_src, bool):
         raise LayoutError(f"unpacked_src must be True or False, got {unpacked_src!r}")
@@ -327,7 +327,7 @@ def modelled(plan, ours: dict, triton: dict, triton_whole: dict | None = None, o
     and ``ours_whole`` (ours with our setup and load/store-side VALU beyond our identity kernels',
     :func:`with_setup`, :func:`with_outside_valu`) where both are given."""
     cm = cost_model(plan.arch)
-    lane_bytes = (plan.slots_in * plan.element_bits // 8, plan.slots_out * plan.element_bits // 8)
+    lane_bytes = plan.lane_bytes()
     mine, theirs = mix_cost(cm, ours, *lane_bytes), mix_cost(cm, triton, *lane_bytes)
     wholes = {} if triton_whole is None or ours_whole is None else {
         "triton_whole": mix_cost(cm, triton_whole, *lane_bytes), "ours_whole": mix_cost(cm, ours_whole, *lane_bytes)}
