@@ -87,7 +87,7 @@ def classify(row: dict, case: dict) -> tuple[str, str]:
     bits, arch = dtype_bits(case["dtype"]), case["arch"]
     model = cost_model(arch, objective)
     plan = kernel_plan(LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"]), arch, bits)
-    lane_bytes = (plan.slots_in * bits // 8, plan.slots_out * bits // 8)
+    lane_bytes = plan.lane_bytes()
 
     def mix(p) -> float:
         return mix_cost(model, plan_isa_counts(p), *lane_bytes)[f"{objective}_value"]

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from linlayout import LayoutError
 from linlayout.synth.convert import plan_conversion
+from linlayout.synth.plan import packed_src
 
 from .compile import CompileError
 from .conversion import lower_conversion
@@ -102,13 +103,18 @@ def ours_beyond_identity(plan, isa_text: str) -> dict:
       kernel's, the store side against the dst one's (``{"load": n, "store": n}``);
     * ``setup``: :func:`setup_beyond` of our ``setup`` region (``isa_counts``).
 
+    A src held one element per VGPR (``plan.src_unpacked``) is compared with the identity kernel of
+    the same elements packed (``packed_src``; the same global loads, whose bytes LLVM packs there):
+    what that kernel packs on its load side and ours does not counts 0, not less.
+
     :class:`IdentityKernelError` where an identity kernel cannot be planned or compiled, or a region
     of either kernel is not in its ISA."""
     try:
         sides = kernel_sides(isa_text)
         setup = kernel_setup(isa_text)
         outside, identity_setups = {}, []
-        for side, layout in zip(SIDES, (plan.src, plan.dst)):
+        src = packed_src(plan.src, plan.element_bits) if plan.src_unpacked else plan.src
+        for side, layout in zip(SIDES, (src, plan.dst)):
             identity = plan_conversion(layout, layout, plan.arch, plan.element_bits,
                                        src_tuple_dwords=source_tuples(layout, plan.element_bits))
             isa = lower_conversion(identity, binary=False).compiled.isa

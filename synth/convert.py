@@ -60,14 +60,14 @@ from . import lds_path
 from .lds_path import build_lds
 from .lane_ops import any_lane_op, find_dpp, lane_indices
 from .movmatrix_stage import movmatrix_layout, worth_trying
-from .plan import Lane, Plan
+from .plan import Lane, Plan, unpacked_src
 from .program_floor import ProgramFloor
 from .span import span_values
 from .steps import Movmatrix
 from .preimage import Problem, wave_local_maps
 
-__all__ = ["LDS_FIRST_FACTOR", "STRATEGIES", "candidate_plans", "exchange_schedule_plans", "lds_plan",
-           "plan_conversion"]
+__all__ = ["LDS_FIRST_FACTOR", "STRATEGIES", "UnpackedSrcRefused", "candidate_plans", "exchange_schedule_plans",
+           "lds_plan", "plan_conversion"]
 
 # [I] Where only the first plan is wanted, the LDS plans are built before the in-wave ones when the
 # in-wave programs' least rank value floor is above this many times the LDS lower bound's (then an
@@ -557,14 +557,20 @@ def _outranked(acc, built: list[tuple[float, int]], cm: cost_mod.CostModel) -> b
 def candidate_plans(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int, *,
                     lds_budget_bytes: int | None = None, strategy: str = "auto",
                     objective: str | None = None, src_tuple_dwords=cost_mod.SRC_TUPLE_DWORDS,
-                    dst_tuple_dwords=cost_mod.DST_TUPLE_DWORDS, prune: bool = True) -> list[Plan]:
+                    dst_tuple_dwords=cost_mod.DST_TUPLE_DWORDS, prune: bool = True,
+                    src_unpacked: bool = False) -> list[Plan]:
     """The candidate plans (unverified), in rank order under ``objective``.  ``prune`` (under the
     objectives whose value the floors bound): the LDS designs whose floors cannot reach the tie group
-    of the in-wave plans are not built; ``prune=False`` builds every candidate."""
-    if not isinstance(prune, bool):
-        raise LayoutError(f"prune must be True or False, got {prune!r}")
-    return _candidates(ConversionContext.create(src, dst, arch, element_bits, lds_budget_bytes, strategy, objective,
-                                                src_tuple_dwords, dst_tuple_dwords), prune=prune)
+    of the in-wave plans are not built; ``prune=False`` builds every candidate.  ``src_unpacked``
+    (plan_conversion's): the candidates of the src held one element per VGPR that convert it, each
+    run on the emulator with the bytes above the elements zero (``_first_unpacked``'s test)."""
+    for name, value in (("prune", prune), ("src_unpacked", src_unpacked)):
+        if not isinstance(value, bool):
+            raise LayoutError(f"{name} must be True or False, got {value!r}")
+    ctx = ConversionContext.create(unpacked_src(src, element_bits) if src_unpacked else src, dst, arch, element_bits,
+                                   lds_budget_bytes, strategy, objective, src_tuple_dwords, dst_tuple_dwords)
+    ranked = _candidates(ctx, prune=prune)
+    return [plan for plan in ranked if _converts_unpacked(plan)] if src_unpacked else ranked
 
 
 def _candidates(ctx: ConversionContext, best_only: bool = False, movmatrix: bool = True,
@@ -786,7 +792,7 @@ def plan_conversion(src: LinearLayout, dst: LinearLayout, arch: str, element_bit
                     lds_budget_bytes: int | None = None, strategy: str = "auto",
                     objective: str | None = None,
                     src_tuple_dwords=cost_mod.SRC_TUPLE_DWORDS,
-                    dst_tuple_dwords=cost_mod.DST_TUPLE_DWORDS) -> Plan:
+                    dst_tuple_dwords=cost_mod.DST_TUPLE_DWORDS, src_unpacked: bool = False) -> Plan:
     """The cheapest plan converting a tile held in ``src`` into ``dst``, verified on the emulator.
 
     ``src``/``dst``: distributed layouts (register, lane, warp[, block] -> tensor).
@@ -811,20 +817,55 @@ def plan_conversion(src: LinearLayout, dst: LinearLayout, arch: str, element_bit
     ``dst_tuple_dwords``: the dst's consumer takes aligned tuples of this many dwords in register
     order (1, the default: no tuple; 2 or 4: a ``dwordx2``/``dwordx4`` store, an MFMA/WMMA operand),
     or those of the bits it lists, which prices the copies LDS loads of other register groups need
-    (ConversionContext).
+    (ConversionContext).  ``src_unpacked``: the src arrives one 8/16-bit element per VGPR, in its low
+    bits, the bits above it zero (a kernel loading each element alone: ``global_load_ubyte`` /
+    ``_ushort``); the plan's ``src`` is then ``linlayout.synth.plan.unpacked_src(src, element_bits)``
+    (VGPR ``r``'s element is slot ``r * 32 / element_bits``), ``plan.src_unpacked`` is set, and the plan
+    is the first candidate in rank order whose run converts with the bytes above each element zero
+    (``_first_unpacked``: of the candidates built for the first place, else of every one;
+    ``UnpackedSrcRefused`` where none does).
     """
+    if not isinstance(src_unpacked, bool):
+        raise LayoutError(f"src_unpacked must be True or False, got {src_unpacked!r}")
+    if src_unpacked:
+        src = unpacked_src(src, element_bits)
     ctx = ConversionContext.create(src, dst, arch, element_bits, lds_budget_bytes, strategy, objective,
                                    src_tuple_dwords, dst_tuple_dwords)
-    best = _candidates(ctx, best_only=True)[0]
-    res = verify(best, certificate=False)
-    if not res.ok:
-        raise PlanVerificationError(f"internal error: the {best.strategy} plan failed verification: {res.message}")
+    if src_unpacked:  # the first candidate, else every one in rank order
+        best = _first_unpacked(_candidates(ctx, best_only=True)) or _first_unpacked(_candidates(ctx))
+        if best is None:
+            raise UnpackedSrcRefused("no plan converts this src held one element per VGPR")
+    else:
+        best = _candidates(ctx, best_only=True)[0]
+        res = verify(best, certificate=False)
+        if not res.ok:
+            raise PlanVerificationError(f"internal error: the {best.strategy} plan failed verification: {res.message}")
     best.verified = True
     if best.strategy == "registers":
         cross = any(s.across_lanes for s in best.steps)
         best.strategy = "lanes" if cross else ("rename" if best.counts()["total"] == 0 else "registers")
     best.lower_bound = _lower_bound(ctx)
     return best
+
+
+class UnpackedSrcRefused(LayoutError):
+    """No candidate of a src held one element per VGPR reads only the elements' bytes (``src_unpacked``)."""
+
+
+def _first_unpacked(ranked: list[Plan]) -> Plan | None:
+    """The first of ``ranked`` (candidates of a src :func:`~linlayout.synth.plan.unpacked_src`) that converts
+    the src held one element per VGPR: run with the bytes above each element zero (``src_unpacked``),
+    the dst holds its elements; None when none does.  The candidates are built for the src whose VGPRs
+    repeat their element in every slot, so a plan may read a slot above the element (a byte permute
+    of the upper half); the LDS round trips store each VGPR's first slot (``lds_path``: a duplicate is
+    stored from its original), so one of them converts where a round trip fits the LDS."""
+    return next((plan for plan in ranked if _converts_unpacked(plan)), None)
+
+
+def _converts_unpacked(plan: Plan) -> bool:
+    """Marks ``plan`` ``src_unpacked``; does its run, the bytes above each src element zero, convert?"""
+    plan.src_unpacked = True
+    return verify(plan, certificate=False).ok
 
 
 _wm_cache = caches.cache("synth.convert.wave_maps")

@@ -679,7 +679,8 @@ def run_isa(plan: Plan, init: np.ndarray | None = None, lds_bytes: int | None = 
     """Execute ``plan`` instruction by instruction; returns the registers ``[n_dwords, W, lanes, 4]``.
 
     ``init``: byte cells of the initial slots ``[W, lanes, slots_in, bytes]`` (default:
-    symbolic tags ``256 + 8 * id + byte`` of the src elements).  The run first checks LDS races
+    symbolic tags ``256 + 8 * id + byte`` of the src elements; of a src held one element per VGPR,
+    ``Plan.src_unpacked``, the bytes above each VGPR's element 0).  The run first checks LDS races
     epoch by epoch (quick); a possible race or any failure runs it again with every access
     checked (exact), which raises the first error a step makes.
     """
@@ -732,6 +733,8 @@ def _run_isa(plan: Plan, init: np.ndarray | None, lds_bytes: int | None, exact: 
         else:
             d_i, b_i = _cell_index(range(plan.slots_in), p, dps, element_bytes)
             m.regs[d_i, :, :, b_i] = np.moveaxis(init[:, :, : plan.slots_in], (0, 1), (2, 3))
+    if plan.src_unpacked:  # one element per VGPR, zero-extended: the bytes above it are 0
+        m.regs[: plan.slots_in // p, :, :, element_bytes:] = 0
     _execute(m, plan)
     return m.regs
 
@@ -941,6 +944,8 @@ def _cell_run_holds(plan: Plan) -> bool:
     """Quick ISA run on the widest cells the plan moves whole (``_cell_bytes``, 2 or 4 bytes): do
     the dst slots end up holding the elements ``expected_ids`` names?  False when the plan moves no
     such cells, and when any check fails (the byte-cell run then finds what)."""
+    if plan.src_unpacked:  # (the codes put whole elements in every cell; the byte run zeroes the bytes above)
+        return False
     c = _cell_bytes(plan)
     n, bits = _code_bits(plan, c)
     if bits > 62 and c == 4:  # the codes of 4-byte cells do not fit in 62 bits: try 2-byte ones

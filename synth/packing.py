@@ -54,7 +54,7 @@ from __future__ import annotations
 from linlayout import LayoutError, LinearLayout
 
 from . import cost as cost_mod
-from .convert import plan_conversion
+from .convert import UnpackedSrcRefused, plan_conversion
 from .plan import Plan, slots_per_dword
 
 __all__ = ["packing_bits", "packing_candidates", "plan_free_packing", "with_register_order"]
@@ -120,7 +120,7 @@ def plan_free_packing(src: LinearLayout, dst: LinearLayout, arch: str, element_b
                       src_fixed_bits: int = 0, dst_fixed_bits: int = 0, lds_budget_bytes: int | None = None,
                       strategy: str = "auto", objective: str | None = None,
                       src_tuple_dwords=cost_mod.SRC_TUPLE_DWORDS,
-                      dst_tuple_dwords=cost_mod.DST_TUPLE_DWORDS) -> Plan:
+                      dst_tuple_dwords=cost_mod.DST_TUPLE_DWORDS, unpacked_src: bool = False) -> Plan:
     """The cheapest verified plan over the packing candidates (module docstring); its ``src``/``dst`` are
     ``src``/``dst`` with the chosen register order.  ``src_fixed_bits``/``dst_fixed_bits``: the leading
     register bits of each side whose elements the caller moves together (0: every element alone;
@@ -128,20 +128,39 @@ def plan_free_packing(src: LinearLayout, dst: LinearLayout, arch: str, element_b
     :func:`linlayout.synth.convert.plan_conversion`'s, for every order, or a function giving it for
     a src register order (each candidate is planned for its own); ``dst_tuple_dwords`` the same for the
     dst (a kernel whose single stores at consecutive addresses LLVM merges takes a reordered dst in
-    other tuples).  The other arguments are plan_conversion's."""
+    other tuples).  ``unpacked_src``: the caller can also load the src one element per VGPR (its
+    global loads move single elements, as a kernel's do whose dwords' elements are not all adjacent in
+    memory: ``src_fixed_bits`` below ``packing_bits``): the plans of the src held so
+    (plan_conversion's ``src_unpacked``), with the given dst order and each candidate's, join the
+    candidates after the packed ones (where one converts: ``UnpackedSrcRefused``).  The other arguments
+    are plan_conversion's."""
     for name, bits in (("src_fixed_bits", src_fixed_bits), ("dst_fixed_bits", dst_fixed_bits)):
         if isinstance(bits, bool) or not isinstance(bits, int) or bits < 0:
             raise LayoutError(f"{name} {bits!r} must be a non-negative integer")
+    if not isinstance(unpacked_src, bool):
+        raise LayoutError(f"unpacked_src must be True or False, got {unpacked_src!r}")
+    if unpacked_src and src_fixed_bits >= packing_bits(element_bits):
+        raise LayoutError("unpacked_src needs 8- or 16-bit elements whose dwords the caller does not move whole "
+                          "(src_fixed_bits below log2(32 / element_bits))")
     src_tuples = src_tuple_dwords if callable(src_tuple_dwords) else (lambda _layout: src_tuple_dwords)
     dst_tuples = dst_tuple_dwords if callable(dst_tuple_dwords) else (lambda _layout: dst_tuple_dwords)
     options = dict(lds_budget_bytes=lds_budget_bytes, strategy=strategy, objective=objective)
     # the given order first; it checks the arguments
     plans = [plan_conversion(src, dst, arch, element_bits, src_tuple_dwords=src_tuples(src),
                              dst_tuple_dwords=dst_tuples(dst), **options)]
-    for src_first, dst_first in packing_candidates(src, dst, element_bits, src_fixed_bits, dst_fixed_bits)[1:]:
+    candidates = packing_candidates(src, dst, element_bits, src_fixed_bits, dst_fixed_bits)
+    for src_first, dst_first in candidates[1:]:
         s_ordered = src if src_first is None else with_register_order(src, src_first)
         d_ordered = dst if dst_first is None else with_register_order(dst, dst_first)
         plans.append(plan_conversion(s_ordered, d_ordered, arch, element_bits, src_tuple_dwords=src_tuples(s_ordered),
                                      dst_tuple_dwords=dst_tuples(d_ordered), **options))
+    if unpacked_src:  # one VGPR per element: the src's order within a dword is moot; each dst order once
+        for dst_first in dict.fromkeys(d for _, d in candidates):
+            d_ordered = dst if dst_first is None else with_register_order(dst, dst_first)
+            try:
+                plans.append(plan_conversion(src, d_ordered, arch, element_bits, src_tuple_dwords=1,
+                                             dst_tuple_dwords=dst_tuples(d_ordered), src_unpacked=True, **options))
+            except UnpackedSrcRefused:  # (no candidate of that form reads the elements alone: the packed ones)
+                continue
     return cost_mod.cost_model(arch, objective).best_of(plans, lambda plan: plan.cost,
                                                         lambda plan: plan.total_with_overhead())

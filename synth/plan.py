@@ -32,8 +32,8 @@ from .steps import (Barrier, FusedDpp, Lane, LdsLoad, LdsStore, Mov, PermlaneSwa
 __all__ = [
     "CERT_SLOT_LIMIT", "ELEMENT_BITS",
     "Barrier", "CERT_FORMAT", "COUNT_KINDS", "PTX_COUNT_KINDS", "RDNA_COUNT_KINDS", "count_kinds", "FusedDpp", "Lane", "LdsLoad", "LdsStore", "Mov",
-    "PermSelect", "PermlaneSwap", "Plan", "Select", "Step", "dwords_per_slot", "prmt_selector", "slots_per_dword",
-    "step_from_json",
+    "PermSelect", "PermlaneSwap", "Plan", "Select", "Step", "dwords_per_slot", "packed_src", "prmt_selector",
+    "slots_per_dword", "step_from_json", "unpacked_src",
     "transpose_element_addresses",
 ]
 
@@ -63,6 +63,42 @@ def count_kinds(arch: str) -> tuple[str, ...]:
     """The instruction kinds ``Plan.counts`` reports for a plan of ``arch``'s family."""
     family = get_target(arch).family
     return PTX_COUNT_KINDS if family == "nvidia" else (RDNA_COUNT_KINDS if family == "rdna" else COUNT_KINDS)
+
+
+def unpacked_src(layout: LinearLayout, element_bits: int) -> LinearLayout:
+    """``layout`` held one element per 32-bit VGPR: its register bases after ``log2(32 / element_bits)``
+    zero ones (8- and 16-bit elements), so that slot ``r * 32 / element_bits`` -- the low bits of
+    VGPR ``r`` -- holds ``layout``'s register ``r``; the slots above it name the same element, which
+    a kernel loading one element per VGPR does not hold there (``Plan.src_unpacked``)."""
+    if element_bits not in (8, 16):
+        raise LayoutError(f"a src held one element per VGPR needs 8- or 16-bit elements, not {element_bits}-bit ones")
+    obj = layout.to_json()
+    zeros = [[0] * len(obj["out_dims"])] * (slots_per_dword(element_bits).bit_length() - 1)
+    obj["bases"]["register"] = zeros + obj["bases"]["register"]
+    obj["in_dims"] = [[name, size * slots_per_dword(element_bits)] if name == "register" else [name, size]
+                      for name, size in obj["in_dims"]]
+    return LinearLayout.from_json(obj)
+
+
+def packed_src(layout: LinearLayout, element_bits: int) -> LinearLayout:
+    """The inverse of :func:`unpacked_src`: ``layout`` less its leading zero register bases."""
+    n = slots_per_dword(element_bits).bit_length() - 1
+    obj = layout.to_json()
+    obj["bases"]["register"] = obj["bases"]["register"][n:]
+    obj["in_dims"] = [[name, size >> n] if name == "register" else [name, size] for name, size in obj["in_dims"]]
+    return LinearLayout.from_json(obj)
+
+
+def _src_unpacked(value, src: LinearLayout, element_bits: int) -> bool:
+    """A certificate's ``src_unpacked``: a bool, True only where ``src`` is an :func:`unpacked_src`."""
+    if not isinstance(value, bool):
+        raise LayoutError(f"plan certificate has src_unpacked {value!r}; it must be true or false")
+    n = slots_per_dword(element_bits).bit_length() - 1
+    regs = src.bases.get("register", []) if src.has_in_dim("register") else []
+    if value and (element_bits not in (8, 16) or len(regs) < n or any(any(b) for b in regs[:n])):
+        raise LayoutError("plan certificate has src_unpacked true but its src's first register bases are not "
+                          "zero ones of 8- or 16-bit elements")
+    return value
 
 
 def _check_lane_tables(steps: list[Step], wave_size: int, num_warps: int) -> None:
@@ -109,6 +145,10 @@ class Plan:
     notes: list[str] = field(default_factory=list)
     cost_detail: dict = field(default_factory=dict)
     objective: str = ""
+    #: the src held one element per VGPR (``unpacked_src``): src's first ``log2(32 / element_bits)``
+    #: register bases are zero, and the kernel holds VGPR ``r``'s element in its low bits, the bits
+    #: above it zero (zero-extending per-element loads); the plan reads no byte above an element
+    src_unpacked: bool = False
     # (arch, element bits, the steps, their counts) of the last count (``counts``)
     _counted: tuple = field(default=(), init=False, repr=False, compare=False)
 
@@ -146,6 +186,12 @@ class Plan:
         out["total"] = sum(out[k] for k in kinds)
         return out
 
+    def lane_bytes(self) -> tuple[int, int]:
+        """The bytes of the tile one lane holds in src and in dst (``slots * element_bits / 8``; a src held
+        one element per VGPR, ``src_unpacked``, counted once per VGPR: its elements, not its slots)."""
+        slots_in = self.slots_in // slots_per_dword(self.element_bits) if self.src_unpacked else self.slots_in
+        return slots_in * self.element_bits // 8, self.slots_out * self.element_bits // 8
+
     def total_with_overhead(self) -> int:
         return self._kept_counts()["total"] + sum(map(int, self.overhead.values()))
 
@@ -163,7 +209,7 @@ class Plan:
             "slots_in": self.slots_in, "slots_out": self.slots_out, "steps": steps,
             "strategy": self.strategy, "cost": self.cost, "lower_bound": self.lower_bound,
             "plan_counts": self.counts(), "overhead_estimate": self.overhead, "lds_bytes": self.lds_bytes,
-            "objective": self.objective,
+            "objective": self.objective, **({"src_unpacked": True} if self.src_unpacked else {}),
         }
 
     def dumps(self) -> str:
@@ -243,7 +289,8 @@ class Plan:
                        steps=steps, strategy=obj.get("strategy", ""),
                        cost=float(obj.get("cost", 0.0)), lower_bound=obj.get("lower_bound", {}),
                        overhead=obj.get("overhead_estimate", {}), lds_bytes=lds_bytes,
-                       objective=str(obj.get("objective", "")))
+                       objective=str(obj.get("objective", "")),
+                       src_unpacked=_src_unpacked(obj.get("src_unpacked", False), src, element_bits))
         except KeyError as e:
             raise LayoutError(f"plan certificate lacks the key {e.args[0]!r}") from None
         except LayoutError:

@@ -25,6 +25,7 @@ from linlayout.lowering.isa import CLASS_KEYS, COUNT_KEYS
 from linlayout.lowering.conversion import lower_conversion
 from linlayout.lowering.plan_counts import plan_ptx_counts
 from linlayout.lowering.ptx_counts import PTX_CLASS_KEYS, PTX_COUNT_KEYS
+from linlayout.synth.plan import packed_src
 from repo_data import family_corpus
 from triton_oracle import TRITON_VERSION, ask_triton, triton_version
 
@@ -166,8 +167,10 @@ def test_bench_rows_are_computed_per_case(family, capsys, tmp_path, monkeypatch)
             continue
         src, dst = LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"])
         plan = kernel_plan(src, dst, case["arch"], dtype_bits(case["dtype"]))
-        assert row["repacked"] == [side for side, given, planned in (("src", src, plan.src), ("dst", dst, plan.dst))
+        planned_src = packed_src(plan.src, plan.element_bits) if plan.src_unpacked else plan.src
+        assert row["repacked"] == [side for side, given, planned in (("src", src, planned_src), ("dst", dst, plan.dst))
                                    if given.bases["register"] != planned.bases["register"]]
+        assert row.get("src_unpacked", False) == plan.src_unpacked
         nvidia = family == "nvidia"
         if nvidia:
             ours = plan_ptx_counts(plan)

@@ -116,7 +116,9 @@ def test_choices_compute_their_tables_on_the_interpreter():
 
 
 # corpus cases whose compiled prologue holds only their plans' choices and select conditions: exactly the
-# estimate (gfx90a: no wait after the opaque mask), and the interpreter agrees with the expected tile
+# estimate (gfx90a: no wait after the opaque mask), and the interpreter agrees with the expected tile; the
+# plans of the src packed (``kernel_plan(unpacked_src=False)``: the bench's kernel now loads these srcs one
+# element per VGPR, whose plans need no byte choices)
 CHOICES_ONLY = [
     ("amd", "slice1(dotA32(kw4))->slice1(blocked[1x1,t64x1,o01])", "gfx90a", "bf16",
      {"v_bfe_i32": 1, "v_and_b32_e32": 1, "v_or_b32_e32": 1}),
@@ -140,8 +142,8 @@ def test_a_choices_only_prologue_is_the_estimate(family, name, arch, dtype, setu
     (case,) = [c for c in family_corpus(family)["cases"]
                if (c["name"], c["arch"], c["dtype"]) == (name, arch, dtype) and c.get("set") != "baseline"]
     plan = kernel_plan(LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"]), arch,
-                       dtype_bits(dtype))
-    assert any(st.op == "permsel" for st in plan.steps)
+                       dtype_bits(dtype), unpacked_src=False)
+    assert any(st.op == "permsel" for st in plan.steps) and not plan.src_unpacked
     low = lower_conversion(plan, binary=False)
     ops = [ln.split()[0] for ln in region_lines(low.compiled.isa, "setup")
            if ln.strip() and not ln.strip().startswith(";")]

@@ -239,7 +239,8 @@ class _Kernel:
         lds_name = "conv_lds"
         lds = atoms.lds_base(b, lds_name) if has_lds else None
 
-        src_tile = _GlobalTile(b, lanes, plan.src, plan.slots_in, self.shape, plan.element_bits, plan.num_warps)
+        src_tile = self.src_tile = _GlobalTile(b, lanes, plan.src, plan.slots_in, self.shape, plan.element_bits,
+                                               plan.num_warps)
         dst_tile = _GlobalTile(b, lanes, plan.dst, plan.slots_out, self.shape, plan.element_bits, plan.num_warps)
 
         b.comment("load the source registers")
@@ -340,8 +341,8 @@ class _Kernel:
                 for k, d in enumerate(dwords):
                     regs[d] = v if len(dwords) == 1 else b.extract(v, k, t)
                 continue
-            word = None
-            for voff, o, n in parts:
+            word = None  # a src held one element per VGPR (``Plan.src_unpacked``): the first piece, zero-extended
+            for voff, o, n in parts[:1] if self.plan.src_unpacked and tile is self.src_tile else parts:
                 t = f"i{8 * n}"
                 piece = b.cast("arith.extui", atoms.buffer_load(b, rsrc, voff[0], t, voff[1]), t, "i32")
                 if o:
