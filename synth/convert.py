@@ -126,7 +126,7 @@ def _priced(plan: Plan, ctx: ConversionContext, lds_valu: int | None = None, dep
     ``load_copies``: the copies building the dst's VGPR tuples from its LDS loads')."""
     depth = cost_mod.ds_depth(plan) if depth is None else depth
     plan.overhead = cost_mod.estimate_overhead(plan, depth, lds_valu, ctx.src_tuples, store_copies,
-                                               load_copies, ctx.dst_tuples)
+                                               load_copies, ctx.dst_tuples, ctx.formed_addresses)
     plan.cost, plan.cost_detail = cost_mod.plan_cost(plan, ctx.cost_model, depth, access_cycles)
     return plan
 
@@ -360,7 +360,7 @@ def _warp_lane_candidates(ctx: ConversionContext, wm) -> list[Plan]:
     moved = LinearLayout(bases, list(prob.src.out_dims))
     inner = ConversionContext.create(moved, prob.dst, ctx.arch, ctx.element_bits,
                                      ctx.lds_budget_bytes if ctx.budget_given else None, "registers", ctx.objective,
-                                     ctx.src_tuples, ctx.dst_tuples)
+                                     ctx.src_tuples, ctx.dst_tuples, ctx.src_offsets)
     warps = np.arange(prob.num_warps)
     shift = np.zeros(prob.num_warps, dtype=np.int64)
     for k, y in enumerate(ys):
@@ -557,14 +557,15 @@ def _outranked(acc, built: list[tuple[float, int]], cm: cost_mod.CostModel) -> b
 def candidate_plans(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int, *,
                     lds_budget_bytes: int | None = None, strategy: str = "auto",
                     objective: str | None = None, src_tuple_dwords=cost_mod.SRC_TUPLE_DWORDS,
-                    dst_tuple_dwords=cost_mod.DST_TUPLE_DWORDS, prune: bool = True) -> list[Plan]:
+                    dst_tuple_dwords=cost_mod.DST_TUPLE_DWORDS, prune: bool = True,
+                    src_global_strides=None) -> list[Plan]:
     """The candidate plans (unverified), in rank order under ``objective``.  ``prune`` (under the
     objectives whose value the floors bound): the LDS designs whose floors cannot reach the tie group
     of the in-wave plans are not built; ``prune=False`` builds every candidate."""
     if not isinstance(prune, bool):
         raise LayoutError(f"prune must be True or False, got {prune!r}")
     return _candidates(ConversionContext.create(src, dst, arch, element_bits, lds_budget_bytes, strategy, objective,
-                                                src_tuple_dwords, dst_tuple_dwords), prune=prune)
+                                                src_tuple_dwords, dst_tuple_dwords, src_global_strides), prune=prune)
 
 
 def _candidates(ctx: ConversionContext, best_only: bool = False, movmatrix: bool = True,
@@ -734,7 +735,7 @@ def _movmatrix_candidates(ctx: ConversionContext, best_only: bool) -> list[Plan]
             continue
         inner = ConversionContext.create(moved if first else prob.src, prob.dst if first else moved, ctx.arch,
                                          ctx.element_bits, ctx.lds_budget_bytes if ctx.budget_given else None,
-                                         ctx.strategy, ctx.objective, ctx.src_tuples, ctx.dst_tuples)
+                                         ctx.strategy, ctx.objective, ctx.src_tuples, ctx.dst_tuples, ctx.src_offsets)
         stage = [Movmatrix(dst=list(range(d * p, d * p + p)), src=list(range(d * p, d * p + p)))
                  for d in range(_n_values(side.in_dim_size("register"), ctx))]
         whole = ctx.cost_model.pipe_overlap
@@ -786,7 +787,7 @@ def plan_conversion(src: LinearLayout, dst: LinearLayout, arch: str, element_bit
                     lds_budget_bytes: int | None = None, strategy: str = "auto",
                     objective: str | None = None,
                     src_tuple_dwords=cost_mod.SRC_TUPLE_DWORDS,
-                    dst_tuple_dwords=cost_mod.DST_TUPLE_DWORDS) -> Plan:
+                    dst_tuple_dwords=cost_mod.DST_TUPLE_DWORDS, src_global_strides=None) -> Plan:
     """The cheapest plan converting a tile held in ``src`` into ``dst``, verified on the emulator.
 
     ``src``/``dst``: distributed layouts (register, lane, warp[, block] -> tensor).
@@ -811,10 +812,14 @@ def plan_conversion(src: LinearLayout, dst: LinearLayout, arch: str, element_bit
     ``dst_tuple_dwords``: the dst's consumer takes aligned tuples of this many dwords in register
     order (1, the default: no tuple; 2 or 4: a ``dwordx2``/``dwordx4`` store, an MFMA/WMMA operand),
     or those of the bits it lists, which prices the copies LDS loads of other register groups need
-    (ConversionContext).
+    (ConversionContext).  ``src_global_strides``: where the kernel loads the src from a global tensor right
+    before the conversion, that tensor's element strides, one per out dim (a row-major tensor of shape
+    ``n``: ``prod(n[d+1:])``); the LDS addresses that the load line's offset registers reach are priced as
+    reused (LLVM's common-subexpression elimination; linlayout.synth.src_offsets).  None (the default): no
+    such load.
     """
     ctx = ConversionContext.create(src, dst, arch, element_bits, lds_budget_bytes, strategy, objective,
-                                   src_tuple_dwords, dst_tuple_dwords)
+                                   src_tuple_dwords, dst_tuple_dwords, src_global_strides)
     best = _candidates(ctx, best_only=True)[0]
     res = verify(best, certificate=False)
     if not res.ok:
@@ -844,6 +849,6 @@ def _wave_maps(prob: Problem) -> list:
 
 
 def _lower_bound(ctx: ConversionContext) -> dict:
-    lb = _lb_cache.lookup((ctx.problem.key(), ctx.element_bits, ctx.arch, ctx.objective),
+    lb = _lb_cache.lookup((ctx.problem.key(), ctx.element_bits, ctx.arch, ctx.objective, ctx.src_offsets is None),
                           lambda: cost_mod.lower_bound(ctx))
     return dict(lb)

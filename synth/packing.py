@@ -120,7 +120,7 @@ def plan_free_packing(src: LinearLayout, dst: LinearLayout, arch: str, element_b
                       src_fixed_bits: int = 0, dst_fixed_bits: int = 0, lds_budget_bytes: int | None = None,
                       strategy: str = "auto", objective: str | None = None,
                       src_tuple_dwords=cost_mod.SRC_TUPLE_DWORDS,
-                      dst_tuple_dwords=cost_mod.DST_TUPLE_DWORDS) -> Plan:
+                      dst_tuple_dwords=cost_mod.DST_TUPLE_DWORDS, src_global_strides=None) -> Plan:
     """The cheapest verified plan over the packing candidates (module docstring); its ``src``/``dst`` are
     ``src``/``dst`` with the chosen register order.  ``src_fixed_bits``/``dst_fixed_bits``: the leading
     register bits of each side whose elements the caller moves together (0: every element alone;
@@ -128,13 +128,15 @@ def plan_free_packing(src: LinearLayout, dst: LinearLayout, arch: str, element_b
     :func:`linlayout.synth.convert.plan_conversion`'s, for every order, or a function giving it for
     a src register order (each candidate is planned for its own); ``dst_tuple_dwords`` the same for the
     dst (a kernel whose single stores at consecutive addresses LLVM merges takes a reordered dst in
-    other tuples).  The other arguments are plan_conversion's."""
+    other tuples).  The other arguments are plan_conversion's (``src_global_strides`` the same for every
+    order: the offsets follow the elements, not their registers)."""
     for name, bits in (("src_fixed_bits", src_fixed_bits), ("dst_fixed_bits", dst_fixed_bits)):
         if isinstance(bits, bool) or not isinstance(bits, int) or bits < 0:
             raise LayoutError(f"{name} {bits!r} must be a non-negative integer")
     src_tuples = src_tuple_dwords if callable(src_tuple_dwords) else (lambda _layout: src_tuple_dwords)
     dst_tuples = dst_tuple_dwords if callable(dst_tuple_dwords) else (lambda _layout: dst_tuple_dwords)
-    options = dict(lds_budget_bytes=lds_budget_bytes, strategy=strategy, objective=objective)
+    options = dict(lds_budget_bytes=lds_budget_bytes, strategy=strategy, objective=objective,
+                   src_global_strides=src_global_strides)
     # the given order first; it checks the arguments
     plans = [plan_conversion(src, dst, arch, element_bits, src_tuple_dwords=src_tuples(src),
                              dst_tuple_dwords=dst_tuples(dst), **options)]

@@ -53,6 +53,7 @@ from linlayout.lowering.plan_counts import plan_isa_counts, plan_ptx_counts
 from linlayout.lowering.emit.conversion_kernel import contiguous_registers, source_tuples
 from linlayout.synth.convert import plan_conversion
 from linlayout.synth.packing import plan_free_packing
+from linlayout.synth.src_offsets import row_major_strides
 from linlayout.synth.cost import OBJECTIVES, cost_model, mix_cost
 from linlayout.synth.emulator import element_ids
 
@@ -220,7 +221,9 @@ def kernel_plan(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: i
     ``convert_layout``, which these cases compare against, takes and yields single 8/16-bit values
     and leaves their packing to the loads and stores around it (docs/benchmarks.md).  The kernel
     loads and stores per ``plan.src`` / ``plan.dst``.  Targets counted from the plan (NVIDIA) keep
-    the layouts' register order.  ``strategy``: plan_conversion's."""
+    the layouts' register order.  ``strategy``: plan_conversion's.  On the targets with a kernel emitter
+    the plan is made for the offsets the kernel's src load line forms (``src_global_strides``: the full
+    tile, row-major, ``row_major_strides``), whose registers the setup reuses."""
     if get_target(arch).emitter is None:
         return plan_conversion(src, dst, arch, element_bits, strategy=strategy,
                                src_tuple_dwords=source_tuples(src, element_bits),
@@ -228,7 +231,8 @@ def kernel_plan(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: i
     return plan_free_packing(src, dst, arch, element_bits, src_fixed_bits=contiguous_registers(src),
                              dst_fixed_bits=contiguous_registers(dst), strategy=strategy,
                              src_tuple_dwords=lambda order: source_tuples(order, element_bits),
-                             dst_tuple_dwords=lambda order: source_tuples(order, element_bits))
+                             dst_tuple_dwords=lambda order: source_tuples(order, element_bits),
+                             src_global_strides=row_major_strides([size for _, size in src.out_dims]))
 
 
 def ptx_mix(counts: dict) -> dict:
