@@ -10,6 +10,7 @@ import functools
 import numpy as np
 import pytest
 from repo_data import family_corpus
+from test_convert_context import DST, SRC  # 8 registers x 64 lanes over 16 x 32: dim1 bits 0-2 in registers
 
 import needs
 from linlayout import LayoutError, LinearLayout
@@ -18,14 +19,6 @@ from linlayout.synth import cost
 from linlayout.synth.context import ConversionContext
 from linlayout.synth.convert import candidate_plans, plan_conversion
 from linlayout.synth.src_offsets import SrcOffsets, row_major_strides
-
-# 8 registers x 64 lanes over a 16 x 32 tile: dim1 bits 0-2 in registers, dim1 bits 3-4 and dim0 in lanes
-SRC = LinearLayout({"register": [[0, 1], [0, 2], [0, 4]],
-                    "lane": [[0, 8], [0, 16], [1, 0], [2, 0], [4, 0], [8, 0]], "warp": []},
-                   [("dim0", 16), ("dim1", 32)])
-DST = LinearLayout({"register": [[0, 8], [0, 16], [1, 0]],
-                    "lane": [[0, 1], [0, 2], [0, 4], [2, 0], [4, 0], [8, 0]], "warp": []},
-                   [("dim0", 16), ("dim1", 32)])
 
 
 @pytest.mark.parametrize("strides, match", [
