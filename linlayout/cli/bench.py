@@ -209,7 +209,8 @@ def bench_case(case: dict, binary: bool = True) -> dict:
     }
 
 
-def kernel_plan(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int, strategy: str = "auto"):
+def kernel_plan(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int, strategy: str = "auto",
+                load_line: bool = True):
     """The plan of one case for the benchmark kernel, planned for the VGPR tuples its global loads leave
     the src in and its global stores take the dst in (``source_tuples``: its runs of
     ``2 ** contiguous_registers`` registers and the single loads and stores at consecutive addresses
@@ -223,7 +224,8 @@ def kernel_plan(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: i
     loads and stores per ``plan.src`` / ``plan.dst``.  Targets counted from the plan (NVIDIA) keep
     the layouts' register order.  ``strategy``: plan_conversion's.  On the targets with a kernel emitter
     the plan is made for the offsets the kernel's src load line forms (``src_global_strides``: the full
-    tile, row-major, ``row_major_strides``), whose registers the setup reuses."""
+    tile, row-major, ``row_major_strides``), whose registers the setup reuses; ``load_line`` False plans
+    without them (as the bench did before that input)."""
     if get_target(arch).emitter is None:
         return plan_conversion(src, dst, arch, element_bits, strategy=strategy,
                                src_tuple_dwords=source_tuples(src, element_bits),
@@ -232,7 +234,8 @@ def kernel_plan(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: i
                              dst_fixed_bits=contiguous_registers(dst), strategy=strategy,
                              src_tuple_dwords=lambda order: source_tuples(order, element_bits),
                              dst_tuple_dwords=lambda order: source_tuples(order, element_bits),
-                             src_global_strides=row_major_strides([size for _, size in src.out_dims]))
+                             src_global_strides=row_major_strides([size for _, size in src.out_dims]) if load_line
+                             else None)
 
 
 def ptx_mix(counts: dict) -> dict:
