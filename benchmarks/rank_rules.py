@@ -76,6 +76,7 @@ from linlayout.synth.convert import candidate_plans  # noqa: E402
 from linlayout.synth.cost import (CONCURRENT_INSTRUCTION_EXPONENT, CONCURRENT_TIE_FRACTION, cost_model,  # noqa: E402
                                   mix_cost, rank_value, tie_limit)
 from linlayout.synth.packing import packing_bits, packing_candidates, with_register_order  # noqa: E402
+from linlayout.synth.src_offsets import row_major_strides  # noqa: E402
 
 DATA = REPO / "benchmarks" / "data"
 SETS = {"baseline": DATA / "triton_amd_baseline.json", "corpus": DATA / "triton_amd_corpus.json",
@@ -156,7 +157,8 @@ def packing_plans(case: dict, objective: str = OBJECTIVE):
             plans = candidate_plans(s, d, arch, element_bits, objective=objective,
                                     src_tuple_dwords=1 if unpack else source_tuples(s, element_bits),
                                     dst_tuple_dwords=source_tuples(d, element_bits), prune=False,
-                                    src_unpacked=bool(unpack))
+                                    src_unpacked=bool(unpack),
+                                    src_global_strides=row_major_strides([size for _, size in s.out_dims]))
         except LayoutError:
             continue
         for plan in plans:

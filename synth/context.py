@@ -1,7 +1,7 @@
 """What one conversion is planned for, made once and carried through the planner.
 
 ``ConversionContext.create(src, dst, arch, element_bits, lds_budget_bytes, strategy, objective,
-src_tuple_dwords, dst_tuple_dwords)``
+src_tuple_dwords, dst_tuple_dwords, src_global_strides)``
 checks the user's arguments (a ``LayoutError`` naming the bad one), normalizes the two
 layouts (``problem``: linlayout.synth.preimage.Problem, the columns of both layouts),
 and fixes the target descriptor (linlayout.hw.targets), the element size and the cost
@@ -45,7 +45,16 @@ VGPRs costs the copies LLVM adds (``cost.register_load_copies``, the same rule a
 ``cost.tuple_copies``).  The default 1 (``DST_TUPLE_DWORDS``) is no constraint: each dst VGPR is
 taken alone, and a loaded one is used where it lands.
 
-The LDS designs' caches also key on ``src_tuples`` and ``dst_tuples``.
+What the kernel's src load line holds: ``src_offsets`` (linlayout.synth.src_offsets.SrcOffsets, made
+from the argument ``src_global_strides``; None, the default: no such load is known) are the byte offsets
+of a global load of the src right before the conversion, from a tensor of those element strides (one
+per out dim; a row-major tensor of shape ``n``: ``prod(n[d+1:])``).  Its VGPRs are formed before the
+conversion's setup, and LLVM's common-subexpression elimination lets the setup reuse them: the LDS
+addresses that are one of them plus (or XOR) a constant cost what one the setup formed does
+(``cost.AddressRegisters.of``).  A plan for a conversion with no such load is unchanged.
+
+The LDS designs' caches also key on ``src_tuples``, ``dst_tuples`` and ``src_offsets``, the lower bounds'
+on whether ``src_offsets`` is given.
 """
 
 from __future__ import annotations
@@ -59,6 +68,7 @@ from linlayout.hw.targets import Target, get_target
 from .cost import DST_TUPLE_DWORDS, SRC_TUPLE_DWORDS, CostModel, cost_model
 from .plan import ELEMENT_BITS, dwords_per_slot, slots_per_dword
 from .preimage import Problem, normalize
+from .src_offsets import SrcOffsets
 from .vgpr_tuples import VgprTuples
 
 __all__ = ["ConversionContext", "ELEMENT_BITS", "STRATEGIES"]
@@ -70,8 +80,8 @@ STRATEGIES = ("auto", "registers", "lds")
 class ConversionContext:
     """One conversion: the normalized layouts, the target, the element size, the cost model, the LDS
     budget in bytes (the target's LDS unless ``budget_given``; rounds when the tile is larger), the
-    strategy and the sizes of the VGPR tuples the src registers arrive in and the dst registers leave in
-    (module docstring)."""
+    strategy, the sizes of the VGPR tuples the src registers arrive in and the dst registers leave in and
+    the address registers of the kernel's src load line (module docstring)."""
 
     problem: Problem
     target: Target
@@ -82,15 +92,19 @@ class ConversionContext:
     budget_given: bool = False
     src_tuples: VgprTuples = VgprTuples.contiguous(SRC_TUPLE_DWORDS)
     dst_tuples: VgprTuples = VgprTuples.contiguous(DST_TUPLE_DWORDS)
+    src_offsets: SrcOffsets | None = None
 
     @classmethod
     def create(cls, src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int,
                lds_budget_bytes: int | None = None, strategy: str = "auto",
                objective: str | None = None, src_tuple_dwords=SRC_TUPLE_DWORDS,
-               dst_tuple_dwords=DST_TUPLE_DWORDS) -> "ConversionContext":
+               dst_tuple_dwords=DST_TUPLE_DWORDS, src_global_strides=None) -> "ConversionContext":
         """The context of converting ``src`` into ``dst`` on ``arch``; a LayoutError for a bad argument.
         ``src_tuple_dwords``/``dst_tuple_dwords``: the sides' VGPR tuples (``VgprTuples.of``: 1, 2, 4,
-        a sequence of dword-index bits or a VgprTuples; module docstring)."""
+        a sequence of dword-index bits or a VgprTuples; module docstring).  ``src_global_strides``: the
+        element strides of the global tensor the kernel loads the src from right before the conversion,
+        one positive integer per out dim (``SrcOffsets.of``; a SrcOffsets: taken as it is; None: no
+        such load)."""
         target = get_target(arch)
         if target.lds_phases is None:
             raise LayoutError(f"arch {target.name} has no LDS model; the conversion planner needs one")
@@ -105,9 +119,10 @@ class ConversionContext:
         src_tuples = VgprTuples.of("src_tuple_dwords", src_tuple_dwords, _dword_bits(src, element_bits))
         dst_tuples = VgprTuples.of("dst_tuple_dwords", dst_tuple_dwords, _dword_bits(dst, element_bits))
         budget_given = lds_budget_bytes is not None
-        return cls(normalize(src, dst, target.wave_size), target, element_bits, cost_model(target.name, objective),
+        problem = normalize(src, dst, target.wave_size)
+        return cls(problem, target, element_bits, cost_model(target.name, objective),
                    lds_budget_bytes if budget_given else target.lds_bytes, strategy, budget_given, src_tuples,
-                   dst_tuples)
+                   dst_tuples, SrcOffsets.of(src_global_strides, problem, element_bits))
 
     @property
     def arch(self) -> str:
@@ -125,6 +140,12 @@ class ConversionContext:
         if self.budget_given:
             return f"the budget {self.lds_budget_bytes}"
         return f"{self.target.name}'s LDS ({self.target.lds_bytes} bytes)"
+
+    @property
+    def formed_addresses(self) -> tuple:
+        """``src_offsets.registers``, the address registers formed before the conversion's setup (() when
+        no src load line is known): ``cost.AddressRegisters.of``'s ``formed``."""
+        return () if self.src_offsets is None else self.src_offsets.registers
 
     @property
     def element_bytes(self) -> int:

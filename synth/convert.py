@@ -126,7 +126,7 @@ def _priced(plan: Plan, ctx: ConversionContext, lds_valu: int | None = None, dep
     ``load_copies``: the copies building the dst's VGPR tuples from its LDS loads')."""
     depth = cost_mod.ds_depth(plan) if depth is None else depth
     plan.overhead = cost_mod.estimate_overhead(plan, depth, lds_valu, ctx.src_tuples, store_copies,
-                                               load_copies, ctx.dst_tuples)
+                                               load_copies, ctx.dst_tuples, ctx.formed_addresses)
     plan.cost, plan.cost_detail = cost_mod.plan_cost(plan, ctx.cost_model, depth, access_cycles)
     return plan
 
@@ -360,7 +360,7 @@ def _warp_lane_candidates(ctx: ConversionContext, wm) -> list[Plan]:
     moved = LinearLayout(bases, list(prob.src.out_dims))
     inner = ConversionContext.create(moved, prob.dst, ctx.arch, ctx.element_bits,
                                      ctx.lds_budget_bytes if ctx.budget_given else None, "registers", ctx.objective,
-                                     ctx.src_tuples, ctx.dst_tuples)
+                                     ctx.src_tuples, ctx.dst_tuples, ctx.src_offsets)
     warps = np.arange(prob.num_warps)
     shift = np.zeros(prob.num_warps, dtype=np.int64)
     for k, y in enumerate(ys):
@@ -558,17 +558,19 @@ def candidate_plans(src: LinearLayout, dst: LinearLayout, arch: str, element_bit
                     lds_budget_bytes: int | None = None, strategy: str = "auto",
                     objective: str | None = None, src_tuple_dwords=cost_mod.SRC_TUPLE_DWORDS,
                     dst_tuple_dwords=cost_mod.DST_TUPLE_DWORDS, prune: bool = True,
-                    src_unpacked: bool = False) -> list[Plan]:
+                    src_unpacked: bool = False, src_global_strides=None) -> list[Plan]:
     """The candidate plans (unverified), in rank order under ``objective``.  ``prune`` (under the
     objectives whose value the floors bound): the LDS designs whose floors cannot reach the tie group
     of the in-wave plans are not built; ``prune=False`` builds every candidate.  ``src_unpacked``
     (plan_conversion's): the candidates of the src held one element per VGPR that convert it, each
-    run on the emulator with the bytes above the elements zero (``_first_unpacked``'s test)."""
+    run on the emulator with the bytes above the elements zero (``_first_unpacked``'s test).
+    ``src_global_strides``: plan_conversion's."""
     for name, value in (("prune", prune), ("src_unpacked", src_unpacked)):
         if not isinstance(value, bool):
             raise LayoutError(f"{name} must be True or False, got {value!r}")
     ctx = ConversionContext.create(unpacked_src(src, element_bits) if src_unpacked else src, dst, arch, element_bits,
-                                   lds_budget_bytes, strategy, objective, src_tuple_dwords, dst_tuple_dwords)
+                                   lds_budget_bytes, strategy, objective, src_tuple_dwords, dst_tuple_dwords,
+                                   src_global_strides)
     ranked = _candidates(ctx, prune=prune)
     return [plan for plan in ranked if _converts_unpacked(plan)] if src_unpacked else ranked
 
@@ -740,7 +742,7 @@ def _movmatrix_candidates(ctx: ConversionContext, best_only: bool) -> list[Plan]
             continue
         inner = ConversionContext.create(moved if first else prob.src, prob.dst if first else moved, ctx.arch,
                                          ctx.element_bits, ctx.lds_budget_bytes if ctx.budget_given else None,
-                                         ctx.strategy, ctx.objective, ctx.src_tuples, ctx.dst_tuples)
+                                         ctx.strategy, ctx.objective, ctx.src_tuples, ctx.dst_tuples, ctx.src_offsets)
         stage = [Movmatrix(dst=list(range(d * p, d * p + p)), src=list(range(d * p, d * p + p)))
                  for d in range(_n_values(side.in_dim_size("register"), ctx))]
         whole = ctx.cost_model.pipe_overlap
@@ -792,7 +794,8 @@ def plan_conversion(src: LinearLayout, dst: LinearLayout, arch: str, element_bit
                     lds_budget_bytes: int | None = None, strategy: str = "auto",
                     objective: str | None = None,
                     src_tuple_dwords=cost_mod.SRC_TUPLE_DWORDS,
-                    dst_tuple_dwords=cost_mod.DST_TUPLE_DWORDS, src_unpacked: bool = False) -> Plan:
+                    dst_tuple_dwords=cost_mod.DST_TUPLE_DWORDS, src_unpacked: bool = False,
+                    src_global_strides=None) -> Plan:
     """The cheapest plan converting a tile held in ``src`` into ``dst``, verified on the emulator.
 
     ``src``/``dst``: distributed layouts (register, lane, warp[, block] -> tensor).
@@ -823,14 +826,18 @@ def plan_conversion(src: LinearLayout, dst: LinearLayout, arch: str, element_bit
     (VGPR ``r``'s element is slot ``r * 32 / element_bits``), ``plan.src_unpacked`` is set, and the plan
     is the first candidate in rank order whose run converts with the bytes above each element zero
     (``_first_unpacked``: of the candidates built for the first place, else of every one;
-    ``UnpackedSrcRefused`` where none does).
+    ``UnpackedSrcRefused`` where none does).  ``src_global_strides``: where the kernel loads the src from a global tensor right
+    before the conversion, that tensor's element strides, one per out dim (a row-major tensor of shape
+    ``n``: ``prod(n[d+1:])``); the LDS addresses that the load line's offset registers reach are priced as
+    reused (LLVM's common-subexpression elimination; linlayout.synth.src_offsets).  None (the default): no
+    such load.
     """
     if not isinstance(src_unpacked, bool):
         raise LayoutError(f"src_unpacked must be True or False, got {src_unpacked!r}")
     if src_unpacked:
         src = unpacked_src(src, element_bits)
     ctx = ConversionContext.create(src, dst, arch, element_bits, lds_budget_bytes, strategy, objective,
-                                   src_tuple_dwords, dst_tuple_dwords)
+                                   src_tuple_dwords, dst_tuple_dwords, src_global_strides)
     if src_unpacked:  # the first candidate, else every one in rank order
         best = _first_unpacked(_candidates(ctx, best_only=True)) or _first_unpacked(_candidates(ctx))
         if best is None:
@@ -885,6 +892,6 @@ def _wave_maps(prob: Problem) -> list:
 
 
 def _lower_bound(ctx: ConversionContext) -> dict:
-    lb = _lb_cache.lookup((ctx.problem.key(), ctx.element_bits, ctx.arch, ctx.objective),
+    lb = _lb_cache.lookup((ctx.problem.key(), ctx.element_bits, ctx.arch, ctx.objective, ctx.src_offsets is None),
                           lambda: cost_mod.lower_bound(ctx))
     return dict(lb)

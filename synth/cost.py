@@ -616,6 +616,14 @@ class _AddressBases:
         self.opaque_adds = opaque_adds
         self.copied: set[tuple[bytes, tuple[int, ...]]] = set()  # the classes whose base has its opaque copy
 
+    def seed(self, formed) -> None:
+        """Take the registers ``formed`` (``SrcOffsets.registers``: ``(a - a[0], a ^ a[0], warp columns, a[0])``
+        each, warp 0's bytes) as formed before any LDS address: the kernel's src load line made them, and
+        LLVM's common-subexpression elimination lets the setup reuse them (linlayout.synth.src_offsets)."""
+        for diff, xor, warp, a0 in formed:
+            self.by_difference.setdefault(diff, {}).setdefault(warp, []).append(a0)
+            self.by_xor.add((xor, warp))
+
     def cost(self, a0: int, diff: bytes, xor: bytes, st, i: int, warp: tuple[int, ...] = ()) -> int:
         """VALU ops to form the address ``a`` of LDS access ``i`` (step ``st``), given as ``a[0]``, the
         bytes of ``a - a[0]`` and ``a ^ a[0]`` (warp 0's) and its warp columns ``warp``: 0 when a formed
@@ -647,24 +655,25 @@ class _AddressBases:
         return 1
 
 
-def lds_address_valu(steps, arch: str) -> int:
+def lds_address_valu(steps, arch: str, formed=()) -> int:
     """``valu_lds_addr`` of ``estimate_overhead``: the instructions forming the addresses of the LDS
-    steps ``steps`` (LdsStore/LdsLoad, in issue order; ``addresses_valu``) on ``arch``: VALU ops, and
+    steps ``steps`` (LdsStore/LdsLoad, in issue order; ``addresses_valu``) on ``arch`` after the registers
+    ``formed`` (``AddressRegisters.of``): VALU ops, and
     the warp part of the addresses (``warp_columns``, ``warp_part_ops``), whose SALU ops the key counts
     and prices as VALU too (one issue each: on wave64 an upper bound of a SALU's)."""
     if not steps:
         return 0
     return addresses_valu(np.array([_warp0(st.addr) for st in steps], dtype=np.int64), steps, arch,
-                          [warp_columns(st.addr) for st in steps])
+                          [warp_columns(st.addr) for st in steps], formed)
 
 
-def addresses_valu(addresses: np.ndarray, forms, arch: str, warp_cols=None) -> int:
+def addresses_valu(addresses: np.ndarray, forms, arch: str, warp_cols=None, formed=()) -> int:
     """Instructions forming the LDS addresses ``addresses`` (``[accesses, lanes]`` int64, warp 0's byte
     addresses in issue order) of accesses made by the LDS steps ``forms`` (one per access, which gives
     only its immediate offsets, ``offset_reaches``, not its address) on ``arch``, their warp parts
-    ``warp_cols`` (one ``warp_columns`` per access; None: none):
+    ``warp_cols`` (one ``warp_columns`` per access; None: none), after the registers ``formed``:
     ``AddressRegisters.of(...).count()``."""
-    return AddressRegisters.of(addresses, forms, arch, warp_cols).count()
+    return AddressRegisters.of(addresses, forms, arch, warp_cols, formed).count()
 
 
 def warp_columns(addr) -> tuple[int, ...]:
@@ -749,8 +758,13 @@ class AddressRegisters:
     warp: int = 0  # warp_part_ops of the new registers' warp parts
 
     @classmethod
-    def of(cls, addresses: np.ndarray, forms, arch: str, warp_cols=None) -> "AddressRegisters":
-        """The registers forming ``addresses`` (``addresses_valu``'s arguments).
+    def of(cls, addresses: np.ndarray, forms, arch: str, warp_cols=None, formed=()) -> "AddressRegisters":
+        """The registers forming ``addresses`` (``addresses_valu``'s arguments) after the registers ``formed``
+        (``SrcOffsets.registers``: the kernel's src load line's, which LLVM's common-subexpression
+        elimination lets the setup reuse, linlayout.synth.src_offsets; () on PTX targets and without
+        warp columns: none taken).  Only their adds and XORs are taken, not the terms of their programs:
+        seeding the lane program with the load line's terms too put the estimates 304 instructions below
+        the compiled setups of the corpora (LLVM keeps some of those terms only inside fused ops).
 
         An address that a formed register plus a constant reaches costs 0 or 1 (``_AddressBases``), a
         new register that is a formed one XOR a constant 1 (a ``v_xor_b32``; ``xor`` on PTX targets).  The
@@ -775,6 +789,8 @@ class AddressRegisters:
         if target.lds_isa == "ptx":
             warp_cols = None  # PTX_ADDR_BASE_VALU holds the warp part
         bases = _AddressBases(target.opaque_beyond_offset_adds)
+        if warp_cols is not None:
+            bases.seed(formed)
         n = sum(bases.cost(first, diffs[i * row:(i + 1) * row], xors[i * row:(i + 1) * row], st, i,
                            warp_cols[i] if warp_cols is not None else ())
                 for i, (first, st) in enumerate(zip(a0[:, 0].tolist(), forms)))
@@ -811,12 +827,15 @@ class AddressRegisters:
         return self.fixed + least_tables_valu(self.tables)
 
 
-def least_address_valu(target) -> int:
-    """The fewest instructions ``addresses_valu`` counts for an LDS address register that no formed one
-    reaches, on ``target`` (linlayout.hw.targets.Target): a floor of the planner's bounds.  On AMD
-    targets 1 (``lane_arith.tables_valu`` counts at least one per table: a ``v_and_b32``), on PTX
-    targets PTX_ADDR_BASE_VALU."""
-    return PTX_ADDR_BASE_VALU if target.lds_isa == "ptx" else 1
+def least_address_valu(ctx) -> int:
+    """The fewest instructions ``addresses_valu`` counts for the first LDS address of a round trip of the
+    conversion ``ctx`` (linlayout.synth.context.ConversionContext): a floor of the planner's bounds.  On
+    AMD targets 1 (``lane_arith.tables_valu`` counts at least one per table: a ``v_and_b32``), 0 where the
+    kernel's src load line formed registers (``ctx.src_offsets``: one of them may be that address); on
+    PTX targets PTX_ADDR_BASE_VALU."""
+    if ctx.target.lds_isa == "ptx":
+        return PTX_ADDR_BASE_VALU
+    return 0 if ctx.src_offsets is not None else 1
 
 
 def bpermute_address_valu(tables, arch: str, num_warps: int = 1) -> int:
@@ -1106,7 +1125,8 @@ def _setup_unit(name: str) -> str:
 
 def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = None,
                       src_tuple_dwords=SRC_TUPLE_DWORDS, store_copies: int | None = None,
-                      load_copies: int | None = None, dst_tuple_dwords=DST_TUPLE_DWORDS) -> dict[str, int]:
+                      load_copies: int | None = None, dst_tuple_dwords=DST_TUPLE_DWORDS,
+                      formed=()) -> dict[str, int]:
     """Setup instructions the steps need but that are not steps themselves ([I] estimates).
 
     ``valu_bpermute_addr`` the instructions forming the distinct ds_bpermute address tables
@@ -1125,7 +1145,8 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
     access's immediate range is free, one that differs from a formed address by another
     constant (added) costs one VALU op, the others are the tables of one op program
     (``addresses_valu``: linlayout.synth.lane_arith, the program the lowering emits, for warp 0; the
-    warp-dependent parts as LLVM selects them, ``warp_part_ops``: SALU and joining VALU);
+    warp-dependent parts as LLVM selects them, ``warp_part_ops``: SALU and joining VALU), after the
+    registers ``formed`` (``SrcOffsets.registers``: the kernel's src load line's, linlayout.synth.src_offsets);
     ``valu_tuple_copies``: ``v_mov_b32`` building the VGPR tuples of LDS stores
     (``tuple_copies``, the src VGPRs arriving in the tuples ``src_tuple_dwords``: what
     ``VgprTuples.of`` takes); none on PTX
@@ -1160,7 +1181,7 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
         "valu_lane_selector": setup.choices.valu,
         "salu_lane_selector_delay": setup.choices.delay_alu,
         "salu_permlane_selector": PERMLANE_SELECTOR_SALU * len(setup.permlane_selectors),
-        "valu_lds_addr": lds_address_valu(setup.lds_steps, plan.arch) if lds_valu is None else lds_valu,
+        "valu_lds_addr": lds_address_valu(setup.lds_steps, plan.arch, formed) if lds_valu is None else lds_valu,
         "valu_tuple_copies": 0 if ptx else (_store_tuple_copies(plan, VgprTuples.of("src_tuple_dwords",
                                                                                    src_tuple_dwords))
                                             if store_copies is None else store_copies),
@@ -1537,7 +1558,7 @@ def lower_bound(ctx) -> dict:
                               cm.latency(move_levels))
     waits = 2 if ctx.target.lds_isa == "ptx" else (1 if cross_warp else 0)  # lds_path.least_waits
     lds_instructions = (max(lds_loads, 1) + max(lds_stores, 1) + (1 if cross_warp else 0) + waits
-                        + least_address_valu(ctx.target))
+                        + least_address_valu(ctx))
     if cross_warp:
         cost, count = lds_bound, lds_instructions
     elif cross_lane:

@@ -583,11 +583,11 @@ def prefix_address_valu(ctx: ConversionContext, prefix: list[int], reps: list[in
     (``cost._AddressBases``), and every round trip's first round has stores, then loads.  Only for
     plain accesses on both sides (no matrix access, no over-fetching loads)."""
     if over_fetch or ctx.target.has_matrix_access(True) or ctx.target.has_matrix_access(False):
-        return least_address_valu(ctx.target)
+        return least_address_valu(ctx)
     low = (1 << len(prefix)) - 1
     sides = [[c & low for c in lanes] for lanes in _prefix_sides(ctx, prefix, reps, over_fetch)[1]]
     if sides[0] == sides[1]:
-        return least_address_valu(ctx.target)
+        return least_address_valu(ctx)
     least = []  # per side: lane functional -> its least prefix offset bit
     for lanes in sides:
         first: dict[int, int] = {}
@@ -595,7 +595,7 @@ def prefix_address_valu(ctx: ConversionContext, prefix: list[int], reps: list[in
             if g:
                 first.setdefault(g, k)
         least.append(first)
-    return least_address_valu(ctx.target) * (2 if least[0] != least[1] else 1)
+    return least_address_valu(ctx) * (2 if least[0] != least[1] else 1)
 
 
 def _barrier_scope(cross: bool, lockstep_lanes: bool) -> str | None:
@@ -896,11 +896,11 @@ def designs(ctx: ConversionContext) -> "DesignPool":
     listed when wanted (``_synthesized``: under a rank limit, by its own bounds).  Where the tile moves in
     rounds, ``lane_space_design``'s two layouts are the pool's spares (``DesignPool``: listed only where every
     other layout is refused, so they change no plan another layout gives).
-    Cached per (problem, element bits, arch, LDS budget, src and dst tuples, objective): the accesses'
+    Cached per (problem, element bits, arch, LDS budget, src and dst tuples, objective, src offsets): the accesses'
     vectors are chosen and the floors computed under the objective, so a pool is not shared
     between objectives."""
     key = (ctx.problem.key(), ctx.element_bits, ctx.arch, ctx.lds_budget_bytes, ctx.src_tuples, ctx.dst_tuples,
-           ctx.objective)
+           ctx.objective, ctx.src_offsets)
     if key not in design_cache:
         synthesized = shared_layout(ctx)
         out: list[LdsDesign | _Deferred] = [_synthesized(ctx, synthesized)]
@@ -1039,7 +1039,7 @@ class _DeferredBounds:
         cm = ctx.cost_model
         latency, with_barriers = cm.latency(2), issue + _barrier_issue(ctx, n_rep_bits)
         if address_valu is None:
-            address_valu = least_address_valu(ctx.target)
+            address_valu = least_address_valu(ctx)
         return cls(cm.path_floor(with_barriers, pipe, latency),
                    cm.path_floor(with_barriers + address_valu * cm.valu_issue, pipe, latency))
 
@@ -1263,7 +1263,7 @@ def transpose_instructions(ctx: ConversionContext) -> int:
     pairs = ctx.target.has_lds_pair
     least_stores = min(-(-(stores >> t) // (2 if pairs and ctx.element_bytes << t in (4, 8) else 1)) for t in widths)
     barriers = _barriers(ctx, 0)
-    return loads + least_stores + barriers + least_address_valu(ctx.target) + least_waits(ctx, 1 if barriers else 0)
+    return loads + least_stores + barriers + least_address_valu(ctx) + least_waits(ctx, 1 if barriers else 0)
 
 
 @dataclass
@@ -1796,7 +1796,7 @@ class LdsAccesses:
         (at least that many: no address is formed before the first access, cost.lds_address_valu),
         no address table walked: at most ``plan_floor`` in both parts (``path_floor`` does not
         decrease in any part)."""
-        return self._plan_floor(least_address_valu(self.ctx.target))
+        return self._plan_floor(least_address_valu(self.ctx))
 
     def _plan_floor(self, valu: int) -> tuple[float, int]:
         cm = self.ctx.cost_model
@@ -1886,7 +1886,8 @@ class LdsAccesses:
                     if form not in made:
                         made[form] = self._form_step(store, g2, off, st64)
                     forms.append(made[form])
-        got = self._addresses["registers"] = (AddressRegisters.of(np.concatenate(rows), forms, self.ctx.arch, warps)
+        got = self._addresses["registers"] = (AddressRegisters.of(np.concatenate(rows), forms, self.ctx.arch, warps,
+                                                                  self.ctx.formed_addresses)
                                               if forms else AddressRegisters(0, None, 0, ()))
         return got
 

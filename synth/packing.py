@@ -120,7 +120,8 @@ def plan_free_packing(src: LinearLayout, dst: LinearLayout, arch: str, element_b
                       src_fixed_bits: int = 0, dst_fixed_bits: int = 0, lds_budget_bytes: int | None = None,
                       strategy: str = "auto", objective: str | None = None,
                       src_tuple_dwords=cost_mod.SRC_TUPLE_DWORDS,
-                      dst_tuple_dwords=cost_mod.DST_TUPLE_DWORDS, unpacked_src: bool = False) -> Plan:
+                      dst_tuple_dwords=cost_mod.DST_TUPLE_DWORDS, unpacked_src: bool = False,
+                      src_global_strides=None) -> Plan:
     """The cheapest verified plan over the packing candidates (module docstring); its ``src``/``dst`` are
     ``src``/``dst`` with the chosen register order.  ``src_fixed_bits``/``dst_fixed_bits``: the leading
     register bits of each side whose elements the caller moves together (0: every element alone;
@@ -133,7 +134,8 @@ def plan_free_packing(src: LinearLayout, dst: LinearLayout, arch: str, element_b
     memory: ``src_fixed_bits`` below ``packing_bits``): the plans of the src held so
     (plan_conversion's ``src_unpacked``), with the given dst order and each candidate's, join the
     candidates after the packed ones (where one converts: ``UnpackedSrcRefused``).  The other arguments
-    are plan_conversion's."""
+    are plan_conversion's (``src_global_strides`` the same for every order: the offsets follow the
+    elements, not their registers)."""
     for name, bits in (("src_fixed_bits", src_fixed_bits), ("dst_fixed_bits", dst_fixed_bits)):
         if isinstance(bits, bool) or not isinstance(bits, int) or bits < 0:
             raise LayoutError(f"{name} {bits!r} must be a non-negative integer")
@@ -144,7 +146,8 @@ def plan_free_packing(src: LinearLayout, dst: LinearLayout, arch: str, element_b
                           "(src_fixed_bits below log2(32 / element_bits))")
     src_tuples = src_tuple_dwords if callable(src_tuple_dwords) else (lambda _layout: src_tuple_dwords)
     dst_tuples = dst_tuple_dwords if callable(dst_tuple_dwords) else (lambda _layout: dst_tuple_dwords)
-    options = dict(lds_budget_bytes=lds_budget_bytes, strategy=strategy, objective=objective)
+    options = dict(lds_budget_bytes=lds_budget_bytes, strategy=strategy, objective=objective,
+                   src_global_strides=src_global_strides)
     # the given order first; it checks the arguments
     plans = [plan_conversion(src, dst, arch, element_bits, src_tuple_dwords=src_tuples(src),
                              dst_tuple_dwords=dst_tuples(dst), **options)]

@@ -271,7 +271,7 @@ def test_prefix_address_valu_bounds_every_round_trip_and_is_reached():
             except LayoutError:
                 continue
             bound = prefix_address_valu(ctx, *prefix_of(), over_fetch)
-            least = least_address_valu(ctx.target)
+            least = least_address_valu(ctx)
             assert bound in (least, 2 * least)
             for a in accs:
                 assert bound <= a.address_valu, (c["name"], c["arch"], c["dtype"])

@@ -161,7 +161,8 @@ def test_each_order_is_planned_for_the_tuples_its_src_is_loaded_in():
     as_loaded = plan_conversion(order, dst, "gfx942", 16, src_tuple_dwords=4)
     plan = kernel_plan(src, dst, "gfx942", 16)
     loaded = source_tuples(plan.src, 16)
-    assert plan.dumps() == plan_conversion(plan.src, plan.dst, "gfx942", 16, src_tuple_dwords=loaded).dumps()
+    assert plan.dumps() == plan_conversion(plan.src, plan.dst, "gfx942", 16, src_tuple_dwords=loaded,
+                                           src_global_strides=(64, 1)).dumps()
     given = plan_conversion(src, dst, "gfx942", 16, src_tuple_dwords=1)
     best = cost_model("gfx942").best_of([given, as_loaded], lambda q: q.cost, lambda q: q.total_with_overhead())
     assert (plan.cost, plan.total_with_overhead()) == (best.cost, best.total_with_overhead()) == (760.0, 35)

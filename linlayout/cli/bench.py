@@ -54,6 +54,7 @@ from linlayout.lowering.emit.conversion_kernel import contiguous_registers, sour
 from linlayout.synth.convert import plan_conversion
 from linlayout.synth.packing import packing_bits, plan_free_packing
 from linlayout.synth.plan import packed_src
+from linlayout.synth.src_offsets import row_major_strides
 from linlayout.synth.cost import OBJECTIVES, cost_model, mix_cost
 from linlayout.synth.emulator import element_ids
 
@@ -212,7 +213,7 @@ def bench_case(case: dict, binary: bool = True) -> dict:
 
 
 def kernel_plan(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int, strategy: str = "auto",
-                unpacked_src: bool = True):
+                unpacked_src: bool = True, load_line: bool = True):
     """The plan of one case for the benchmark kernel, planned for the VGPR tuples its global loads leave
     the src in and its global stores take the dst in (``source_tuples``: its runs of
     ``2 ** contiguous_registers`` registers and the single loads and stores at consecutive addresses
@@ -228,9 +229,13 @@ def kernel_plan(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: i
     Triton's kernels load them (``unpacked_src``, ``plan.src_unpacked``; ``unpacked_src=False``: the
     kernel packs them, the only form before session 20).  The kernel loads and stores per
     ``plan.src`` / ``plan.dst``.  Targets counted from the plan (NVIDIA) keep
-    the layouts' register order.  ``strategy``: plan_conversion's."""
-    if not isinstance(unpacked_src, bool):
-        raise LayoutError(f"unpacked_src must be True or False, got {unpacked_src!r}")
+    the layouts' register order.  ``strategy``: plan_conversion's.  On the targets with a kernel emitter
+    the plan is made for the offsets the kernel's src load line forms (``src_global_strides``: the full
+    tile, row-major, ``row_major_strides``), whose registers the setup reuses; ``load_line`` False plans
+    without them (as the bench did before that input)."""
+    for name, value in (("unpacked_src", unpacked_src), ("load_line", load_line)):
+        if not isinstance(value, bool):
+            raise LayoutError(f"{name} must be True or False, got {value!r}")
     if get_target(arch).emitter is None:
         return plan_conversion(src, dst, arch, element_bits, strategy=strategy,
                                src_tuple_dwords=source_tuples(src, element_bits),
@@ -240,7 +245,9 @@ def kernel_plan(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: i
                              dst_fixed_bits=contiguous_registers(dst), strategy=strategy,
                              unpacked_src=unpacked_src and src_fixed_bits < packing_bits(element_bits),
                              src_tuple_dwords=lambda order: source_tuples(order, element_bits),
-                             dst_tuple_dwords=lambda order: source_tuples(order, element_bits))
+                             dst_tuple_dwords=lambda order: source_tuples(order, element_bits),
+                             src_global_strides=row_major_strides([size for _, size in src.out_dims]) if load_line
+                             else None)
 
 
 def ptx_mix(counts: dict) -> dict:

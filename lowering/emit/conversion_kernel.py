@@ -60,6 +60,7 @@ import numpy as np
 
 from linlayout import LayoutError, LinearLayout
 from linlayout.synth.plan import Plan, dwords_per_slot, slots_per_dword
+from linlayout.synth.src_offsets import row_major_strides
 from linlayout.synth.vgpr_tuples import VgprTuples
 
 from . import atoms
@@ -128,7 +129,7 @@ class _GlobalTile:
         self.p, self.dps = slots_per_dword(element_bits), dwords_per_slot(element_bits)
         coords = element_coords(layout, num_warps, n_slots, lanes.wave_size)
         self.dims = [name for name, _ in layout.out_dims]
-        strides = [int(np.prod(shape[i + 1:])) for i in range(len(shape))]
+        strides = row_major_strides(shape)
         self.coords = [coords[d] for d in self.dims]
         self.strides = strides
         off = sum(c * s for c, s in zip(self.coords, strides)) * self.eb
