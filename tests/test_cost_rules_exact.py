@@ -174,3 +174,18 @@ def test_the_planners_alu_delays_are_priced_at_the_stall_they_mark():
     assert (registers.cost, registers.total_with_overhead()) == (128.0, 44)
     plan = kernel_plan(src, dst, "gfx1200", 8)
     assert plan.strategy == "lds" and plan.total_with_overhead() == 29
+
+
+def test_a_cost_model_is_made_again_from_its_key():
+    # every pricing parameter the key names, each at a value distinct from its default and from the others, so
+    # that from_key reading two fields in the wrong order gives another model (the caches of
+    # linlayout.synth.exchanges make their model from the key)
+    from dataclasses import fields
+
+    named = [f.name for f in fields(cost.CostModel) if f.name not in ("arch", "objective", "waves_per_simd", "_key")]
+    values = dict(zip(named, (101.0 + i for i in range(len(named)))))
+    values.update(lds_cycles={4: 7.0, 16: 9.0}, pipe_overlap=True)
+    cm = cost.CostModel("gfx1200", **values)
+    assert all(getattr(cm, n) != getattr(cost.CostModel("gfx1200"), n) for n in named)
+    again = cost.CostModel.from_key(cm.key())
+    assert again == cm and again.key() == cm.key()
