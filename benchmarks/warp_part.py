@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -68,7 +69,7 @@ class _Recorder:
         plan_ops.PlanEmitter.lds_address = lds_address
 
 
-def kernel_sharing(setup: list[str], conv: list[str], before: list[str] = ()) -> tuple[list[int], list[str]]:
+def kernel_sharing(setup: Sequence[str], conv: Sequence[str], before: Sequence[str] = ()) -> tuple[list[int], list[str]]:
     """What a compiled setup region (``setup``, its instruction lines) takes from the kernel around it:
     the VGPRs it reads before it writes them, other than ``v0`` where no line ``before`` the setup writes
     it (the work-item id the kernel starts with; else a value of the load line too), i.e. values of the
