@@ -172,8 +172,10 @@ def test_the_planners_alu_delays_are_priced_at_the_stall_they_mark():
                                   "salu_permlane_selector": 1, "salu_delay_alu": 10}
     assert cost.plan_cost(registers, cost.cost_model("gfx1200", "latency"))[1]["setup"] == 6 + 4 + 12 * 2
     assert (registers.cost, registers.total_with_overhead()) == (128.0, 44)
-    plan = kernel_plan(src, dst, "gfx1200", 8)
+    plan = kernel_plan(src, dst, "gfx1200", 8, unpacked_src=False)  # the packed src the register plan has
     assert plan.strategy == "lds" and plan.total_with_overhead() == 29
+    unpacked = kernel_plan(src, dst, "gfx1200", 8)  # the bench's: a round trip too, of 23 (src_unpacked)
+    assert (unpacked.strategy, unpacked.src_unpacked, unpacked.total_with_overhead()) == ("lds", True, 23)
 
 
 def test_a_cost_model_is_made_again_from_its_key():
@@ -189,3 +191,16 @@ def test_a_cost_model_is_made_again_from_its_key():
     assert all(getattr(cm, n) != getattr(cost.CostModel("gfx1200"), n) for n in named)
     again = cost.CostModel.from_key(cm.key())
     assert again == cm and again.key() == cm.key()
+
+
+def test_concurrent_prices_a_delay_once_per_wave_of_the_simd():
+    # _parts adds an estimated s_delay_alu's stall (ALU_DELAY_CYCLES) to the setup, part of simd: concurrent
+    # (path + (waves_per_simd - 1) * simd) prices it at waves_per_simd * ALU_DELAY_CYCLES (docs/conversions.md
+    # section 5), latency at ALU_DELAY_CYCLES, throughput in the SIMD's issue
+    cm = cost.cost_model("gfx1200", "concurrent")
+    base = cost._parts(cm, 10.0, 0.0, 0.0, 0, {"salu_vcc": 1}, 2)
+    one = cost._parts(cm, 10.0, 0.0, 0.0, 0, {"salu_vcc": 1, "salu_delay_alu": 1}, 3)
+    assert one["setup"] - base["setup"] == cm.alu_delay_cycles == cost.ALU_DELAY_CYCLES == 2
+    assert one["concurrent_value"] - base["concurrent_value"] == cm.waves_per_simd * cost.ALU_DELAY_CYCLES == 4
+    assert one["latency_value"] - base["latency_value"] == 2
+    assert one["throughput_value"] - base["throughput_value"] == 2
