@@ -71,10 +71,10 @@ from linlayout import LayoutError, LinearLayout  # noqa: E402
 from linlayout.cli.bench import triton_exceeds_target_lds, triton_whole_conversion  # noqa: E402
 from linlayout.dtypes import dtype_bits  # noqa: E402
 from linlayout.lowering.emit.conversion_kernel import contiguous_registers, source_tuples  # noqa: E402
-from linlayout.lowering.plan_counts import SETUP_DELAY_ALU, plan_isa_counts  # noqa: E402
+from linlayout.lowering.plan_counts import plan_isa_counts  # noqa: E402
 from linlayout.synth.convert import candidate_plans  # noqa: E402
 from linlayout.synth.cost import (CONCURRENT_INSTRUCTION_EXPONENT, CONCURRENT_TIE_FRACTION, cost_model,  # noqa: E402
-                                  mix_cost, rank_value, tie_limit)
+                                  mix_cost, rank_value, SETUP_DELAY_ALU, tie_limit)
 from linlayout.synth.packing import packing_bits, packing_candidates, with_register_order  # noqa: E402
 from linlayout.synth.src_offsets import row_major_strides  # noqa: E402
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -68,7 +69,7 @@ class _Recorder:
         plan_ops.PlanEmitter.lds_address = lds_address
 
 
-def kernel_sharing(setup: list[str], conv: list[str], before: list[str] = ()) -> tuple[list[int], list[str]]:
+def kernel_sharing(setup: Sequence[str], conv: Sequence[str], before: Sequence[str] = ()) -> tuple[list[int], list[str]]:
     """What a compiled setup region (``setup``, its instruction lines) takes from the kernel around it:
     the VGPRs it reads before it writes them, other than ``v0`` where no line ``before`` the setup writes
     it (the work-item id the kernel starts with; else a value of the load line too), i.e. values of the
@@ -78,39 +79,46 @@ def kernel_sharing(setup: list[str], conv: list[str], before: list[str] = ()) ->
     foreign: set[int] = set()
     given = {0} - {r for line in before for r in _written_vgprs(line)}  # v0 as the kernel got it
     for line in setup:
-        ops = _operands(line)
-        if not ops or ops[0].startswith("s_"):
-            continue
-        for arg in ops[2:]:
-            foreign |= _vgprs(arg) - written - given
-        if len(ops) > 1:
-            written |= _vgprs(ops[1])
+        foreign |= _read_vgprs(line) - written - given
+        written |= _written_vgprs(line)
     outside: list[str] = []
     for line in conv:
-        ops = _operands(line)
-        if not ops or ops[0].startswith("s_"):
-            continue
-        if ops[0].startswith("ds_") and len(ops) > 2:
-            addr = ops[1] if ops[0].startswith(("ds_write", "ds_store")) else ops[2]
-            regs = _vgprs(addr)
-            if regs and not regs & written and addr not in outside:
-                outside.append(addr)
-        if len(ops) > 1 and not ops[0].startswith(("ds_write", "ds_store")):
-            written |= _vgprs(ops[1])
+        for ops in _instructions(line):
+            if ops[0].startswith("ds_") and not ops[0].startswith(DS_WITHOUT_ADDRESS) and len(ops) > 2:
+                addr = ops[1] if ops[0].startswith(_STORES) else ops[2]
+                regs = _vgprs(addr)
+                if regs and not regs & written and addr not in outside:
+                    outside.append(addr)
+        written |= _written_vgprs(line)
     return sorted(foreign), outside
 
 
+#: DS instructions that take no address operand (``ds_swizzle_b32 vdst, vdata``: a lane pattern in its
+#: offset), so none of their operands is an LDS address.
+DS_WITHOUT_ADDRESS = ("ds_swizzle", "ds_append", "ds_consume", "ds_nop")
+#: Mnemonic prefixes of the stores, whose first operand is read (an address), not written.
+_STORES = ("ds_write", "ds_store", "buffer_store", "global_store")
+
+
 def _written_vgprs(line: str) -> set[int]:
-    """The VGPRs a vector instruction line writes (its first operand; none for a store or a scalar op)."""
-    ops = _operands(line)
-    if len(ops) < 2 or ops[0].startswith(("s_", "ds_write", "ds_store", "buffer_store", "global_store")):
-        return set()
-    return _vgprs(ops[1])
+    """The VGPRs a vector instruction line writes: the first operand of each instruction on it (both
+    halves of a VOPD line); none for a store or a scalar op."""
+    return {r for ops in _instructions(line) if len(ops) > 1 and not ops[0].startswith(("s_",) + _STORES)
+            for r in _vgprs(ops[1])}
 
 
-def _operands(line: str) -> list[str]:
-    """The mnemonic and operands of one ISA line (a comment or a VOPD line's second half dropped)."""
-    return [t for t in re.split(r"[\s,]+", line.split(";", 1)[0].split("::", 1)[0].strip()) if t]
+def _read_vgprs(line: str) -> set[int]:
+    """The VGPRs a vector instruction line reads: the operands after the first of each instruction on it
+    (both halves of a VOPD line, which read before either writes), and a store's first; none for a scalar op."""
+    return {r for ops in _instructions(line) if not ops[0].startswith("s_")
+            for arg in ops[1 if ops[0].startswith(_STORES) else 2:] for r in _vgprs(arg)}
+
+
+def _instructions(line: str) -> list[list[str]]:
+    """The mnemonic and operands of each instruction of one ISA line (a comment dropped; a VOPD line
+    ``X :: Y`` is two)."""
+    halves = ([t for t in re.split(r"[\s,]+", half.strip()) if t] for half in line.split(";", 1)[0].split("::"))
+    return [ops for ops in halves if ops]
 
 
 def _vgprs(operand: str) -> set[int]:
@@ -166,8 +174,11 @@ def main(argv=None) -> int:
         except (OSError, ValueError, KeyError, TypeError) as e:
             ap.error(f"--summary {args.summary}: not rows this script wrote ({type(e).__name__}: {e})")
         return 0
-    rec = _Recorder()
     cases = json.loads(CORPORA[args.corpus].read_text())["cases"]
+    if args.arch and args.arch not in {c["arch"] for c in cases}:
+        ap.error(f"--arch {args.arch}: no case of the {args.corpus} corpus is for it "
+                 f"(its archs: {', '.join(sorted({c['arch'] for c in cases}))})")
+    rec = _Recorder()
     for c in cases:
         if args.arch and c["arch"] != args.arch:
             continue

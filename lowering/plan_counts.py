@@ -32,7 +32,7 @@ from linlayout.synth.cost import PTX_SETUP_NAMES, SETUP_DELAY_ALU
 from .isa import CLASS_KEYS, COUNT_KEYS, VALU_SUB_KEYS
 from .ptx_counts import PTX_COUNT_KEYS, ptx_class
 
-__all__ = ["plan_ptx_counts", "plan_isa_counts", "SETUP_DELAY_ALU"]
+__all__ = ["plan_ptx_counts", "plan_isa_counts"]
 
 #: The planner's own kind names as PTX classes.
 _PLANNER_AS_PTX = {"shfl": "shfl.sync", "lds_write": "st.shared", "lds_read": "ld.shared", "lds_read_tr": "ldmatrix",

@@ -60,6 +60,7 @@ same way.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from itertools import repeat
 
@@ -67,7 +68,7 @@ import numpy as np
 
 from linlayout import LayoutError, caches, f2
 from linlayout.hw.lds import lds_model
-from linlayout.hw.targets import get_target
+from linlayout.hw.targets import Target, get_target
 
 from . import banks
 from .hazards import hazard_nops, valu_delays
@@ -98,10 +99,14 @@ SALU_ISSUE = 1.0  # [I] scalar instruction
 # [I] the stall an s_delay_alu marks (gfx11 and later; the planner's estimated ones, SETUP_DELAY_ALU): it
 # issues nothing (the sequencer handles it, docs/amd_facts.md 6.5), but the VALU read behind it waits for a
 # result of the VALU_DEPENDENCY_INSTRUCTIONS - 1 instructions before it (linlayout.synth.hazards), taken as
-# two issue cycles of a wave32.  As a free wait (0) register plans with many close reads outranked round
-# trips of fewer instructions; at 2 the wave32 lane mask's price (WAVE32_LANE_MASK_SALU) makes no plan worse
-# (docs/benchmarks.md, "Fair counting" and "Session 20: the planner's ALU waits").  The comparison with
-# Triton (mix_cost) prices both sides' ALU waits as waits, no cycle.
+# two issue cycles of a wave32.  ``_parts`` adds it to the setup, which is part of the wave's SIMD issue
+# (``simd``): so ``concurrent`` prices each delay at waves_per_simd * ALU_DELAY_CYCLES (4 cycles: the stall
+# in the wave's path, and again as issue cycles of each other wave), as if the other wave could not issue
+# during the stall, and ``throughput`` counts it against the SIMD.  This price is the one calibrated: as a
+# free wait (0) register plans with many close reads outranked round trips of fewer instructions; at 2 under
+# this formula the wave32 lane mask's price (WAVE32_LANE_MASK_SALU) makes no plan worse (docs/benchmarks.md,
+# "Fair counting" and "Session 20: the planner's ALU waits").  The comparison with Triton (mix_cost) prices
+# both sides' ALU waits as waits, no cycle.
 ALU_DELAY_CYCLES = 2.0
 DPP_HAZARD = 0.0  # [I] extra cycles per DPP op beyond its counted wait states (CDNA: none; RDNA: RDNA_DPP_CYCLES)
 # [I] one hazard wait state (an s_nop's, linlayout.synth.hazards): one of the wave's issue slots, which
@@ -1064,7 +1069,7 @@ def register_dwords(regs: list[int], element_bits: int, fresh: set[int]) -> list
 SETUP_DELAY_ALU = ("salu_delay_alu", "salu_lane_selector_delay")
 
 
-def vcc_salu(conditions, target) -> int:
+def vcc_salu(conditions: Iterable[bytes], target: Target) -> int:
     """The SALU putting the distinct select ``conditions`` (``lanes_condition`` bytes: one bool per lane, or
     per warp and lane) into VCC on ``target``: WAVE32_LANE_MASK_SALU for a lane mask of an RDNA (wave32) target,
     VCC_SALU for the others (NVIDIA: the ``setp`` of a ``selp`` predicate)."""
@@ -1268,9 +1273,15 @@ class _Pricer:
 def _parts(cm: CostModel, issue: float, lds: float, lds_pipe: float, depth: int, overhead: dict,
            instructions: int) -> dict:
     """The parts of a cost (``plan_cost``) and the value of every objective (``latency``,
-    ``throughput``, ``instructions``), the one of ``cm.objective`` under ``cost``."""
+    ``throughput``, ``instructions``), the one of ``cm.objective`` under ``cost``.
+
+    ``setup = valu * valu_issue + (salu - delays) * salu_issue + delays * alu_delay_cycles``, where
+    ``valu`` and ``salu`` are the ``overhead`` estimates of each issue slot (``_setup_unit``; waits
+    none) and ``delays`` the estimated ``s_delay_alu`` among the ``salu`` ones (``SETUP_DELAY_ALU``).
+    The setup is part of ``simd`` (``issue + lds - lds_pipe + setup``), so under ``concurrent`` a
+    delay costs ``waves_per_simd * alu_delay_cycles`` (``ALU_DELAY_CYCLES``)."""
     setup = sum(v for k, v in overhead.items() if _setup_unit(k) == "valu") * cm.valu_issue
-    delays = sum(overhead.get(k, 0) for k in SETUP_DELAY_ALU)  # ALU waits: the stall they mark, no issue
+    delays = sum(overhead.get(k, 0) for k in SETUP_DELAY_ALU)  # ALU waits: priced at the stall they mark
     setup += (sum(v for k, v in overhead.items() if _setup_unit(k) == "salu") - delays) * cm.salu_issue
     setup += delays * cm.alu_delay_cycles
     parts = {"issue": issue, "lds": lds, "latency": cm.latency(depth), "setup": setup, "ds_depth": depth,

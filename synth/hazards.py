@@ -35,8 +35,9 @@ steps (a new slot at each step that reads a register the current slot writes) an
 compiler, free within a slot, pairs its instructions into dual-issue lines and adds the copies it
 needs, but cannot pull a reader up to its writer.  No ``s_nop`` is needed; the ``s_delay_alu`` that
 remain (:func:`valu_delays`) are instructions of the region, which linlayout.synth.cost.estimate_overhead
-adds as ``salu_delay_alu`` (one SALU issue slot each, docs/conversions.md section 5).  Other RDNA
-plans keep the plan's order unpinned and count none.
+adds as ``salu_delay_alu`` (priced at the stall each marks, ``CostModel.alu_delay_cycles``, not as an
+SALU issue slot: linlayout.synth.cost.SETUP_DELAY_ALU).  Other RDNA plans keep the plan's order
+unpinned and count none.
 """
 
 from __future__ import annotations

@@ -175,3 +175,33 @@ def test_the_planners_alu_delays_are_priced_at_the_stall_they_mark():
     # the packed src of the numbers above, planned without the src load line's registers (with them: 27)
     plan = kernel_plan(src, dst, "gfx1200", 8, unpacked_src=False, load_line=False)
     assert plan.strategy == "lds" and plan.total_with_overhead() == 29
+    unpacked = kernel_plan(src, dst, "gfx1200", 8)  # the bench's: a round trip too, of 23 (src_unpacked)
+    assert (unpacked.strategy, unpacked.src_unpacked, unpacked.total_with_overhead()) == ("lds", True, 23)
+
+
+def test_a_cost_model_is_made_again_from_its_key():
+    # every pricing parameter the key names, each at a value distinct from its default and from the others, so
+    # that from_key reading two fields in the wrong order gives another model (the caches of
+    # linlayout.synth.exchanges make their model from the key)
+    from dataclasses import fields
+
+    named = [f.name for f in fields(cost.CostModel) if f.name not in ("arch", "objective", "waves_per_simd", "_key")]
+    values = dict(zip(named, (101.0 + i for i in range(len(named)))))
+    values.update(lds_cycles={4: 7.0, 16: 9.0}, pipe_overlap=True)
+    cm = cost.CostModel("gfx1200", **values)
+    assert all(getattr(cm, n) != getattr(cost.CostModel("gfx1200"), n) for n in named)
+    again = cost.CostModel.from_key(cm.key())
+    assert again == cm and again.key() == cm.key()
+
+
+def test_concurrent_prices_a_delay_once_per_wave_of_the_simd():
+    # _parts adds an estimated s_delay_alu's stall (ALU_DELAY_CYCLES) to the setup, part of simd: concurrent
+    # (path + (waves_per_simd - 1) * simd) prices it at waves_per_simd * ALU_DELAY_CYCLES (docs/conversions.md
+    # section 5), latency at ALU_DELAY_CYCLES, throughput in the SIMD's issue
+    cm = cost.cost_model("gfx1200", "concurrent")
+    base = cost._parts(cm, 10.0, 0.0, 0.0, 0, {"salu_vcc": 1}, 2)
+    one = cost._parts(cm, 10.0, 0.0, 0.0, 0, {"salu_vcc": 1, "salu_delay_alu": 1}, 3)
+    assert one["setup"] - base["setup"] == cm.alu_delay_cycles == cost.ALU_DELAY_CYCLES == 2
+    assert one["concurrent_value"] - base["concurrent_value"] == cm.waves_per_simd * cost.ALU_DELAY_CYCLES == 4
+    assert one["latency_value"] - base["latency_value"] == 2
+    assert one["throughput_value"] - base["throughput_value"] == 2

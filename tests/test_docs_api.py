@@ -249,3 +249,10 @@ def test_relative_links_resolve(page):
         elif anchor and dest.suffix == ".md" and anchor not in _anchors(dest):
             bad.append(target)
     assert not bad, f"{page.relative_to(DOCS)}: broken links {bad}"
+
+
+@pytest.mark.parametrize("page", PAGES + [DOCS.parent / "README.md"], ids=lambda p: p.name)
+def test_no_page_names_a_path_of_one_machine(page):
+    # a fresh clone has no /work/... or /tmp/... file: name the commit and the command that makes it instead
+    local = re.findall(r"(?<![\w.])/(?:work|tmp|home|root)/[\w./-]+", page.read_text())
+    assert not local, f"{page.name}: local paths {local}"

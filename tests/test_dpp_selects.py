@@ -88,12 +88,14 @@ COMPILED = CASES + [("wave32", "slice0(blocked[1x4,t1x32,o10])->slice1(wmma2.16x
 COMPILED_IDS = [f"{c[2]}-{c[3]}-{c[1]}" for c in COMPILED]
 
 
-def test_a_wave32_lane_mask_at_one_salu_outranks_two_masked_dpp_moves(monkeypatch):
+@needs.mlir
+def test_a_wave32_lane_mask_at_one_salu_outranks_two_masked_dpp_moves(monkeypatch, tmp_path):
     # wave32 gfx1200 fp32 slice0(wmma2.16x16)->slice0(blocked[1x1,t1x32,o10]): two selects on one lane mask (rows
     # 0-1 of the RDNA DPP16's row masks).  As two v_cndmask and the mask's one s_mov_b32 vcc_lo
     # (WAVE32_LANE_MASK_SALU): 3 instructions at 6 concurrent cycles (compiled 3), which rank first; as two masked
     # identity DPP moves, each a VALU issue and RDNA_DPP_CYCLES more: 2 at 8 (compiled 2), which ranked first
-    # while the mask was priced at VCC_SALU (the selects' form then 4 at 8)
+    # while the mask was priced at VCC_SALU (the selects' form then 4 at 8); both lowered, run on the interpreter
+    # and compiled
     from linlayout import caches
     from linlayout.synth import cost
 
@@ -102,6 +104,7 @@ def test_a_wave32_lane_mask_at_one_salu_outranks_two_masked_dpp_moves(monkeypatc
     plan = _plan("wave32", name, "gfx1200", "fp32", False, monkeypatch)
     assert [type(s) for s in plan.steps] == [Select, Select, Mov] and plan.overhead == {"salu_vcc": 1}
     assert (plan.cost, plan.total_with_overhead()) == (6.0, 3) and plan.verified
+    assert _compiled_total(plan, monkeypatch, tmp_path) == 3
     monkeypatch.setattr(cost, "WAVE32_LANE_MASK_SALU", cost.VCC_SALU)
     caches.clear()
     dpp = _plan("wave32", name, "gfx1200", "fp32", False, monkeypatch)
@@ -109,6 +112,7 @@ def test_a_wave32_lane_mask_at_one_salu_outranks_two_masked_dpp_moves(monkeypatc
     fused = [s for s in dpp.steps if isinstance(s, FusedDpp)]
     assert len(fused) == 2 and "salu_vcc" not in dpp.overhead
     assert (dpp.cost, dpp.total_with_overhead()) == (8.0, 2) and dpp.verified
+    assert _compiled_total(dpp, monkeypatch, tmp_path) == 2
 
 
 def _plan(family: str, name: str, arch: str, dtype: str, reverted: bool, monkeypatch):
@@ -138,22 +142,25 @@ def test_the_plan_has_identity_dpp_selects_and_no_mask(family, name, arch, dtype
 @pytest.mark.parametrize("family,name,arch,dtype,count,reverted", COMPILED, ids=COMPILED_IDS)
 def test_the_compiled_kernel_converts_and_counts_fewer(family, name, arch, dtype, count, reverted, monkeypatch,
                                                        tmp_path):
+    totals = [_compiled_total(_plan(family, name, arch, dtype, rev, monkeypatch), monkeypatch, tmp_path)
+              for rev in (False, True)]
+    assert totals == [count, reverted], json.dumps(totals)
+
+
+def _compiled_total(plan, monkeypatch, tmp_path) -> int:
+    """The compiled conversion region and setup of ``plan``'s kernel, once its MLIR runs on the
+    interpreter and its plan on the emulator to the expected tile."""
     from linlayout.lowering.beyond_identity import kernel_setup
     from linlayout.lowering.conversion import lower_conversion
     from linlayout.lowering.emit.host import distinct_tile, emulated_output, expected_output, interpret
 
     monkeypatch.setenv("LINLAYOUT_CACHE", str(tmp_path))
-    totals = []
-    for rev in (False, True):
-        plan = _plan(family, name, arch, dtype, rev, monkeypatch)
-        monkeypatch.setenv("LINLAYOUT_CACHE", str(tmp_path))
-        low = lower_conversion(plan, binary=False)
-        tile = distinct_tile(low.kernel.shape, plan.element_bits, seed=3)
-        want = expected_output(plan, tile, fill=0x5A)
-        assert np.array_equal(interpret(low.kernel, tile, fill=0x5A), want)
-        assert np.array_equal(emulated_output(plan, tile, fill=0x5A), want)
-        totals.append(low.report["isa_counts"]["total"] + kernel_setup(low.compiled.isa)["total"])
-    assert totals == [count, reverted], json.dumps(totals)
+    low = lower_conversion(plan, binary=False)
+    tile = distinct_tile(low.kernel.shape, plan.element_bits, seed=3)
+    want = expected_output(plan, tile, fill=0x5A)
+    assert np.array_equal(interpret(low.kernel, tile, fill=0x5A), want)
+    assert np.array_equal(emulated_output(plan, tile, fill=0x5A), want)
+    return low.report["isa_counts"]["total"] + kernel_setup(low.compiled.isa)["total"]
 
 
 def test_a_masked_move_into_a_value_read_later_copies_it_under_all():

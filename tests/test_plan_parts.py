@@ -99,9 +99,8 @@ def test_oracle_plans_with_the_winning_design_alone():
         assert ctx.problem.key() == oracle.problem
         assert convert._in_wave_programs(ctx, convert._wave_maps(ctx.problem)[0]) == []
     assert (lds_path.DesignPool.by_floor, convert.lds_plan, convert._in_wave_programs) == before
-    rows = time_parts(cases, 1)
-    res = oracle_rows(cases, rows, 1)
-    assert res["oracle_changed"] == 0
+    res = oracle_rows(cases, 1)
+    assert res["oracle_changed"] == 0 and res["own_median_cold_cpu_ms"] > 0
     for name in ("design_only", "lds_only"):
         assert res[f"{name}_median_cold_cpu_ms"] > 0 and res[f"{name}_median_ratio"] > 0
 
@@ -128,3 +127,62 @@ def test_oracle_keeps_the_movmatrix_stages_conversions():
             convert._in_wave_programs = restricted
         assert {n for own, n in asked if own} == {0}  # the winner's problem: no program
         assert any(n for own, n in asked if not own)  # a movmatrix stage's conversion: its programs
+
+
+def test_oracle_counts_a_wrong_design_as_a_changed_plan_and_the_script_fails(monkeypatch, capsys):
+    """The winner's design index replaced by another design's: its round trips give another plan, which
+    ``oracle_changed`` counts, and the script prints a failure line and exits 1."""
+    from benchmarks import plan_parts
+
+    cases = json.loads(CORPORA["amd"].read_text())["cases"][:1]
+    winner = Oracle.winner
+
+    def wrong(self, case):
+        plan, design = winner(self, case)
+        others = [i for pool in self._pools for i, accs in pool.accesses.items() if accs and i != design]
+        return plan, others[0]
+    monkeypatch.setattr(Oracle, "winner", wrong)
+    assert oracle_rows(cases, 1)["oracle_changed"] == 1
+    monkeypatch.setattr(plan_parts, "_every_distinct", lambda cases, every: cases[:1])
+    assert plan_parts.main(["--rounds", "1", "--oracle"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err == "plan_parts: FAILED: 1 plans changed under the oracle (its restriction is not exact)"
+
+
+def test_oracle_checks_every_round_and_keeps_the_least_time(monkeypatch):
+    """Scripted calls: the least of a case's rounds is its time under each restriction, and a plan that
+    differs in a round other than the last is counted."""
+    from types import SimpleNamespace
+
+    cert = SimpleNamespace(to_certificate=lambda: "A")
+    other = SimpleNamespace(to_certificate=lambda: "B")
+    # own 3, 5; design_only 2, 4; lds_only 1, 6 (each least first, not last) -- and design_only's first
+    # round giving another plan
+    calls = iter([(3.0, cert), (5.0, cert), (2.0, other), (4.0, cert), (1.0, cert), (6.0, cert)])
+    monkeypatch.setattr(Oracle, "winner", lambda self, case: (cert, 0))
+    monkeypatch.setattr(Oracle, "plan", lambda self, case: next(calls))
+    res = oracle_rows([{}], 2)
+    assert (res["own_median_cold_cpu_ms"], res["design_only_median_cold_cpu_ms"],
+            res["lds_only_median_cold_cpu_ms"]) == (3.0, 2.0, 1.0)
+    assert res["oracle_changed"] == 1 and res["lds_only_median_ratio"] == 1.0 / 3.0
+
+
+def test_oracle_cuts_only_the_pools_of_the_winning_problem(monkeypatch):
+    """``oracle.keep`` leaves a pool of the winner's problem only that design, deferred or built; a pool of
+    another problem keeps every design."""
+    from types import SimpleNamespace
+
+    seen = []
+    monkeypatch.setattr(lds_path.DesignPool, "by_floor", lambda pool, limit, rank_limit: seen.append(pool))
+
+    def pool(problem):
+        return SimpleNamespace(ctx=SimpleNamespace(problem=SimpleNamespace(key=lambda: problem)),
+                               deferred={0: "d0", 1: "d1", 2: "d2"}, accesses={0: ["a0"], 1: ["a1"]})
+    with Oracle() as oracle:
+        oracle.keep, oracle.problem = 1, "P"
+        mine, theirs = pool("P"), pool("Q")
+        lds_path.DesignPool.by_floor(mine, 0.0, 0.0)
+        lds_path.DesignPool.by_floor(theirs, 0.0, 0.0)
+    assert seen == [mine, theirs]
+    assert (mine.deferred, mine.accesses) == ({1: "d1"}, {1: ["a1"]})
+    assert (theirs.deferred, theirs.accesses) == ({0: "d0", 1: "d1", 2: "d2"}, {0: ["a0"], 1: ["a1"]})

@@ -80,3 +80,36 @@ def test_kernel_sharing_v0_rewritten_by_the_load_line_is_a_kernel_value():
     before = ["v_readfirstlane_b32 s8, v0", "v_and_b32_e32 v0, 15, v0", "buffer_store_dword v0, v1, s[4:7], 0 offen"]
     assert kernel_sharing(setup, conv, before) == ([0], [])
     assert kernel_sharing(setup, conv, before[:1]) == ([], [])
+
+
+def test_kernel_sharing_reads_both_halves_of_a_vopd_line_before_either_writes():
+    # v7 is read by the second half (a load-line value); v2, written by the second half, is the setup's own
+    # when the next line reads it; v1 is read by the second half before the first half's write lands
+    from benchmarks.warp_part import kernel_sharing
+    setup = ["v_dual_mov_b32 v1, v0 :: v_dual_lshlrev_b32 v2, v1, v7", "v_or_b32_e32 v3, v2, v1"]
+    assert kernel_sharing(setup, ["ds_read_b32 v4, v3"]) == ([1, 7], [])
+
+
+def test_kernel_sharing_takes_no_address_of_a_ds_swizzle():
+    # ds_swizzle_b32 vdst, vdata: its second operand is data, not an LDS address
+    from benchmarks.warp_part import kernel_sharing
+    conv = ["ds_swizzle_b32 v5, v9 offset:0x401f", "s_waitcnt lgkmcnt(0)", "ds_write_b32 v8, v5"]
+    assert kernel_sharing([], conv) == ([], ["v8"])
+
+
+def test_kernel_sharing_a_global_or_buffer_store_before_the_setup_writes_no_register():
+    # a store's first operand is its address (or data), read: v0 stays the kernel's lane id
+    from benchmarks.warp_part import kernel_sharing
+    setup = ["v_lshlrev_b32_e32 v3, 2, v0"]
+    for store in ("buffer_store_dword v0, v1, s[4:7], 0 offen", "global_store_dwordx4 v0, v[4:7], s[2:3]"):
+        assert kernel_sharing(setup, ["ds_write_b32 v3, v2"], [store]) == ([], [])
+    assert kernel_sharing(setup, ["ds_write_b32 v3, v2"], ["v_and_b32_e32 v0, 15, v0"]) == ([0], [])
+
+
+def test_an_arch_the_corpus_lacks_is_one_line_exit_2(capsys):
+    import pytest
+    with pytest.raises(SystemExit) as e:
+        main(["--arch", "foo"])
+    assert e.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert "error: --arch foo: no case of the amd corpus is for it" in err and "\n" not in err
