@@ -851,8 +851,8 @@ def bpermute_address_valu(tables, arch: str, num_warps: int = 1) -> int:
     constant in ``[0, OFFSET_LIMIT)`` gives on its lanes that read costs nothing (``PlanEmitter.
     bpermute_address``: LLVM folds the constant into the instruction's 16-bit ``offset:``); the others are
     one op program for their lane parts (lane_arith.tables_valu) and their warp parts as LLVM makes them
-    (``warp_part_ops``, as for LDS addresses).  On PTX targets (``shfl`` source-lane registers)
-    BPERMUTE_ADDR_VALU each.  A LayoutError where a ``[warps, lanes]`` table has other than ``num_warps``
+    (``warp_part_ops``, as for LDS addresses) with their joins (``bpermute_join_ops``).  On PTX targets
+    (``shfl`` source-lane registers) BPERMUTE_ADDR_VALU each.  A LayoutError where a ``[warps, lanes]`` table has other than ``num_warps``
     rows."""
     if get_target(arch).lds_isa == "ptx":
         return BPERMUTE_ADDR_VALU * len(tables)
@@ -876,8 +876,30 @@ def bpermute_address_valu(tables, arch: str, num_warps: int = 1) -> int:
         fits.append((full.const, full.lane_cols))
         parts.append(full.warp_cols)
         made.append(full.evaluate(rows))
-    return (tables_valu(program_family(arch), lanes.bit_length() - 1, tuple(fits)) if fits else 0) + \
-        warp_part_ops(parts)
+    family = program_family(arch)
+    lane_cols = [f[1] for f in fits if f is not None]  # parts holds one warp part per such fit
+    return (tables_valu(family, lanes.bit_length() - 1, tuple(fits)) if fits else 0) + \
+        warp_part_ops(parts) + sum(bpermute_join_ops(c, w, family, get_target(arch).wave_size)
+                                   for c, w in zip(lane_cols, parts))
+
+
+def bpermute_join_ops(lane_cols: tuple[int, ...], warp_cols: tuple[int, ...], family: str, wave_size: int) -> int:
+    """[I] The instructions joining a ``ds_bpermute`` table's warp part (``warp_cols``) to its lane part
+    (``lane_cols``) beyond ``warp_part_ops``, as LLVM compiles the corpora's warp-lane plans (program
+    ``family``, ``wave_size`` lanes; docs/benchmarks.md "Session 20: rank23"): none unless the warp part
+    is nonzero, the lane part is one shift term (``(l >> a) & m``, a shift and an AND: no 3-input VALU for
+    the join to ride in) and some warp term moves the warp bits off their place in the wave's SGPR
+    (``w << log2(wave_size)``: a term in place is the join's own AND, ``v_and_or_b32 v, s_wave, m, v_lane``,
+    which warp_part_ops counts as its SALU); then on CDNA (``"gfx9"``) one VALU (``v_and_or_b32`` / ``v_lshl_or_b32`` reading the warp term's SGPR)
+    unless the part is the whole warp id shifted, whose ``v_lshl_or_b32`` warp_part_ops counts as the
+    join, and on RDNA two either way: the warp id's bits taken out of the wave's SGPR (``s_bfe_u32``) or
+    the join, and the ``s_delay_alu`` before the join, which reads the lane term's VALU result."""
+    in_place = wave_size.bit_length() - 1
+    if not any(warp_cols) or len(_warp_shift_terms(lane_cols)) > 1 or set(_warp_shift_terms(warp_cols)) == {in_place}:
+        return 0
+    if family == "rdna":
+        return 2
+    return 0 if _whole_warp_shifted(warp_cols) else 1
 
 
 def _table_fit(a: np.ndarray, defined: np.ndarray):
