@@ -82,15 +82,18 @@ class ConversionContext:
     budget_given: bool = False
     src_tuples: VgprTuples = VgprTuples.contiguous(SRC_TUPLE_DWORDS)
     dst_tuples: VgprTuples = VgprTuples.contiguous(DST_TUPLE_DWORDS)
+    #: the dst is handed over one element per VGPR (``Plan.dst_unpacked``): the programs are built for the
+    #: packed dst, their outputs then split per element (``in_wave.unpacked_outputs``)
+    dst_unpacked: bool = False
 
     @classmethod
     def create(cls, src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int,
                lds_budget_bytes: int | None = None, strategy: str = "auto",
                objective: str | None = None, src_tuple_dwords=SRC_TUPLE_DWORDS,
-               dst_tuple_dwords=DST_TUPLE_DWORDS) -> "ConversionContext":
+               dst_tuple_dwords=DST_TUPLE_DWORDS, dst_unpacked: bool = False) -> "ConversionContext":
         """The context of converting ``src`` into ``dst`` on ``arch``; a LayoutError for a bad argument.
         ``src_tuple_dwords``/``dst_tuple_dwords``: the sides' VGPR tuples (``VgprTuples.of``: 1, 2, 4,
-        a sequence of dword-index bits or a VgprTuples; module docstring)."""
+        a sequence of dword-index bits or a VgprTuples; module docstring); ``dst_unpacked``: the field."""
         target = get_target(arch)
         if target.lds_phases is None:
             raise LayoutError(f"arch {target.name} has no LDS model; the conversion planner needs one")
@@ -107,7 +110,7 @@ class ConversionContext:
         budget_given = lds_budget_bytes is not None
         return cls(normalize(src, dst, target.wave_size), target, element_bits, cost_model(target.name, objective),
                    lds_budget_bytes if budget_given else target.lds_bytes, strategy, budget_given, src_tuples,
-                   dst_tuples)
+                   dst_tuples, dst_unpacked)
 
     @property
     def arch(self) -> str:

@@ -96,7 +96,7 @@ def test_where_no_candidate_reads_the_elements_alone_the_form_is_refused_and_fre
     with pytest.raises(UnpackedSrcRefused, match="no plan converts this src held one element per VGPR"):
         plan_conversion(src, dst, "gfx90a", 16, src_unpacked=True)
     monkeypatch.undo()
-    monkeypatch.setattr(convert, "_first_unpacked", lambda ranked: None)
+    monkeypatch.setattr(convert, "_first_unpacked", lambda ranked, *_: None)
     plan = plan_free_packing(src, dst, "gfx90a", 16, unpacked_src=True)
     assert not plan.src_unpacked and plan.verified
 
