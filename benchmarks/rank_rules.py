@@ -68,15 +68,14 @@ sys.path.insert(0, str(REPO))
 
 from benchmarks.script_args import ScriptParser  # noqa: E402
 from linlayout import LayoutError, LinearLayout  # noqa: E402
-from linlayout.cli.bench import triton_exceeds_target_lds, triton_whole_conversion  # noqa: E402
+from linlayout.cli.bench import triton_exceeds_target_lds, triton_whole_conversion, unpacked_sides  # noqa: E402
 from linlayout.dtypes import dtype_bits  # noqa: E402
 from linlayout.lowering.emit.conversion_kernel import contiguous_registers, source_tuples  # noqa: E402
 from linlayout.lowering.plan_counts import SETUP_DELAY_ALU, plan_isa_counts  # noqa: E402
 from linlayout.synth.convert import candidate_plans  # noqa: E402
 from linlayout.synth.cost import (CONCURRENT_INSTRUCTION_EXPONENT, CONCURRENT_TIE_FRACTION, cost_model,  # noqa: E402
                                   mix_cost, rank_value, tie_limit)
-from linlayout.synth.packing import (packing_bits, packing_candidates, unpacked_orders,  # noqa: E402
-                                     with_register_order)
+from linlayout.synth.packing import packing_candidates, unpacked_orders, with_register_order  # noqa: E402
 
 DATA = REPO / "benchmarks" / "data"
 SETS = {"baseline": DATA / "triton_amd_baseline.json", "corpus": DATA / "triton_amd_corpus.json",
@@ -147,10 +146,8 @@ def packing_plans(case: dict, objective: str = OBJECTIVE):
     refuses are left out."""
     src, dst = LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"])
     element_bits, arch = dtype_bits(case["dtype"]), case["arch"]
-    src_fixed_bits, dst_fixed_bits = contiguous_registers(src), contiguous_registers(dst)
-    orders = packing_candidates(src, dst, element_bits, src_fixed_bits, dst_fixed_bits)
-    unpacked = unpacked_orders(orders, src_fixed_bits < packing_bits(element_bits),  # kernel_plan's
-                               dst_fixed_bits < packing_bits(element_bits))
+    orders = packing_candidates(src, dst, element_bits, contiguous_registers(src), contiguous_registers(dst))
+    unpacked = unpacked_orders(orders, *unpacked_sides(src, dst, element_bits))  # kernel_plan's
     packed = [(src_first, dst_first, False, False) for src_first, dst_first in orders]
     for index, (src_first, dst_first, src_unpacked, dst_unpacked) in enumerate(packed + unpacked):
         s = src if src_first is None else with_register_order(src, src_first)

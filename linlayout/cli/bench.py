@@ -237,13 +237,26 @@ def kernel_plan(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: i
         return plan_conversion(src, dst, arch, element_bits, strategy=strategy,
                                src_tuple_dwords=source_tuples(src, element_bits),
                                dst_tuple_dwords=source_tuples(dst, element_bits))
-    src_fixed_bits, dst_fixed_bits = contiguous_registers(src), contiguous_registers(dst)
-    return plan_free_packing(src, dst, arch, element_bits, src_fixed_bits=src_fixed_bits,
-                             dst_fixed_bits=dst_fixed_bits, strategy=strategy,
-                             unpacked_src=unpacked_src and src_fixed_bits < packing_bits(element_bits),
-                             unpacked_dst=unpacked_dst and dst_fixed_bits < packing_bits(element_bits),
+    src_alone, dst_alone = unpacked_sides(src, dst, element_bits)
+    return plan_free_packing(src, dst, arch, element_bits, src_fixed_bits=contiguous_registers(src),
+                             dst_fixed_bits=contiguous_registers(dst), strategy=strategy,
+                             unpacked_src=unpacked_src and src_alone, unpacked_dst=unpacked_dst and dst_alone,
                              src_tuple_dwords=lambda order: source_tuples(order, element_bits),
                              dst_tuple_dwords=lambda order: source_tuples(order, element_bits))
+
+
+#: [I] The most dst VGPRs the kernel holds one element each (``kernel_plan``'s ``unpacked_dst``): with 64
+#: (gfx942 bf16 ``blocked[1x8,t2x32,o10]->blocked[2x1,t16x4,o01]``, 4 waves) LLVM's register allocator copies
+#: 32 src VGPRs into the tuples of the round trip's stores (region 83 -> 114); at 32 and fewer no case did.
+UNPACKED_DST_VGPRS = 32
+
+
+def unpacked_sides(src: LinearLayout, dst: LinearLayout, element_bits: int) -> tuple[bool, bool]:
+    """Whether the bench kernel can load the src / store the dst one 8/16-bit element per VGPR: it moves
+    that side's elements alone (``contiguous_registers`` below ``packing_bits``: no dword moved whole),
+    and the dst's elements are at most ``UNPACKED_DST_VGPRS``."""
+    alone = [contiguous_registers(side) < packing_bits(element_bits) for side in (src, dst)]
+    return alone[0], alone[1] and dst.in_dim_size("register") <= UNPACKED_DST_VGPRS
 
 
 def ptx_mix(counts: dict) -> dict:
