@@ -4,7 +4,6 @@ the form of Triton's kernels that leave each element in its own VGPR and store i
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 import needs
@@ -158,43 +157,26 @@ def test_free_packing_and_the_bench_take_the_unpacked_dst_where_it_is_cheaper():
 
 
 @needs.mlir
-def test_the_kernel_stores_each_half_from_its_own_vgpr():
-    from linlayout.lowering.conversion import lower_conversion
-    from linlayout.lowering.emit.host import distinct_tile, expected_output, interpret
+def test_the_kernel_stores_each_element_from_its_own_vgpr():
+    """The swapped halves (no unpacking on the store line) and the round trip's narrow loads, each
+    element stored alone, both converting on the interpreter."""
+    from interp_kernels import converting_kernel
     from linlayout.lowering.isa import region_lines
 
-    src, dst = _layouts(*SWAP)
-    plan = plan_conversion(src, dst, "gfx950", 16, dst_unpacked=True)
-    low = lower_conversion(plan, binary=False, cache=False)
-    for seed in (1, 2):
-        tile = distinct_tile(low.kernel.shape, 16, seed=seed)
-        assert np.array_equal(interpret(low.kernel, tile, fill=0x5A), expected_output(plan, tile, fill=0x5A))
-    counts = low.report["isa_counts"]
+    swap = converting_kernel(plan_conversion(*_layouts(*SWAP), "gfx950", 16, dst_unpacked=True))
+    counts = swap.report["isa_counts"]
     assert (counts["total"], counts["v_mov"], counts["permlane32_swap"], counts["s_nop"]) == (3, 1, 1, 1)
-    assert low.report["setup_counts"]["total"] == 0
-    isa = low.compiled.isa
-    tail = isa.split("linlayout-end conv")[1]
+    assert swap.report["setup_counts"]["total"] == 0
+    isa = swap.compiled.isa
     assert isa.count("buffer_store_short") == 2 and "_d16_hi" not in isa
+    tail = isa.split("linlayout-end conv")[1]
     assert not any(op in tail for op in ("v_lshrrev", "v_perm_b32", "v_and_b32"))  # no unpacking on the store line
     ops = [line.split()[0] for line in region_lines(isa, "conv") if not line.lstrip().startswith(";")]
     assert ops == ["v_mov_b32_e32", "s_nop", "v_permlane32_swap_b32_e32"]
-
-
-@needs.mlir
-def test_the_kernel_stores_the_bytes_its_narrow_loads_left_alone():
-    from linlayout.lowering.conversion import lower_conversion
-    from linlayout.lowering.emit.host import distinct_tile, expected_output, interpret
-
-    src, dst = _layouts(*BYTES)
-    plan = plan_conversion(src, dst, "gfx950", 8, dst_unpacked=True)
-    low = lower_conversion(plan, binary=False, cache=False)
-    for seed in (1, 2):
-        tile = distinct_tile(low.kernel.shape, 8, seed=seed)
-        assert np.array_equal(interpret(low.kernel, tile, fill=0x5A), expected_output(plan, tile, fill=0x5A))
-    counts = low.report["isa_counts"]
+    loads = converting_kernel(plan_conversion(*_layouts(*BYTES), "gfx950", 8, dst_unpacked=True))
+    counts = loads.report["isa_counts"]
     assert (counts["total"], counts["lds_write"], counts["lds_read"], counts["valu"]) == (3, 1, 2, 0)
-    isa = low.compiled.isa
-    assert isa.count("ds_read_u8") == 2 and isa.count("buffer_store_byte") == 2
+    assert loads.compiled.isa.count("ds_read_u8") == 2 and loads.compiled.isa.count("buffer_store_byte") == 2
 
 
 @needs.mlir
