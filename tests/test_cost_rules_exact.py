@@ -172,5 +172,5 @@ def test_the_planners_alu_delays_are_priced_at_the_stall_they_mark():
                                   "salu_permlane_selector": 1, "salu_delay_alu": 10}
     assert cost.plan_cost(registers, cost.cost_model("gfx1200", "latency"))[1]["setup"] == 6 + 4 + 12 * 2
     assert (registers.cost, registers.total_with_overhead()) == (128.0, 44)
-    plan = kernel_plan(src, dst, "gfx1200", 8)
+    plan = kernel_plan(src, dst, "gfx1200", 8, unpacked_src=False)  # the packed src of the numbers above
     assert plan.strategy == "lds" and plan.total_with_overhead() == 29
