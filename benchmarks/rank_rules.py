@@ -68,14 +68,14 @@ sys.path.insert(0, str(REPO))
 
 from benchmarks.script_args import ScriptParser  # noqa: E402
 from linlayout import LayoutError, LinearLayout  # noqa: E402
-from linlayout.cli.bench import triton_exceeds_target_lds, triton_whole_conversion  # noqa: E402
+from linlayout.cli.bench import triton_exceeds_target_lds, triton_whole_conversion, unpacked_sides  # noqa: E402
 from linlayout.dtypes import dtype_bits  # noqa: E402
 from linlayout.lowering.emit.conversion_kernel import contiguous_registers, source_tuples  # noqa: E402
 from linlayout.lowering.plan_counts import plan_isa_counts  # noqa: E402
 from linlayout.synth.convert import candidate_plans  # noqa: E402
 from linlayout.synth.cost import (CONCURRENT_INSTRUCTION_EXPONENT, CONCURRENT_TIE_FRACTION, cost_model,  # noqa: E402
                                   mix_cost, rank_value, SETUP_DELAY_ALU, tie_limit)
-from linlayout.synth.packing import packing_bits, packing_candidates, with_register_order  # noqa: E402
+from linlayout.synth.packing import packing_candidates, unpacked_orders, with_register_order  # noqa: E402
 from linlayout.synth.src_offsets import row_major_strides  # noqa: E402
 
 DATA = REPO / "benchmarks" / "data"
@@ -141,23 +141,23 @@ def packing_plans(case: dict, objective: str = OBJECTIVE):
     prune=False)``) of every packing order of the bench's kernel (``linlayout.cli.bench.kernel_plan``:
     ``packing_candidates`` of the kernel's fixed register runs, each order planned for its src tuples
     and the dst's tuples; where the kernel loads its 8/16-bit src elements alone, the src held one
-    per VGPR with each of those dst orders after them, its candidates those that convert it:
-    ``candidate_plans(..., src_unpacked=True)``), ``order`` its index; the orders the planner refuses
-    are left out."""
+    per VGPR with each of those dst orders after them, and where it stores its dst elements alone, the
+    dst held so (``unpacked_orders``), their candidates those that convert:
+    ``candidate_plans(..., src_unpacked=, dst_unpacked=)``), ``order`` its index; the orders the planner
+    refuses are left out."""
     src, dst = LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"])
     element_bits, arch = dtype_bits(case["dtype"]), case["arch"]
-    src_fixed_bits = contiguous_registers(src)
-    orders = packing_candidates(src, dst, element_bits, src_fixed_bits, contiguous_registers(dst))
-    unpacked = [(None, dst_first, True) for dst_first in dict.fromkeys(d for _, d in orders)] \
-        if src_fixed_bits < packing_bits(element_bits) else []  # kernel_plan's unpacked_src
-    for index, (src_first, dst_first, *unpack) in enumerate(orders + unpacked):
+    orders = packing_candidates(src, dst, element_bits, contiguous_registers(src), contiguous_registers(dst))
+    unpacked = unpacked_orders(orders, *unpacked_sides(src, dst, element_bits))  # kernel_plan's
+    packed = [(src_first, dst_first, False, False) for src_first, dst_first in orders]
+    for index, (src_first, dst_first, src_unpacked, dst_unpacked) in enumerate(packed + unpacked):
         s = src if src_first is None else with_register_order(src, src_first)
         d = dst if dst_first is None else with_register_order(dst, dst_first)
         try:
             plans = candidate_plans(s, d, arch, element_bits, objective=objective,
-                                    src_tuple_dwords=1 if unpack else source_tuples(s, element_bits),
-                                    dst_tuple_dwords=source_tuples(d, element_bits), prune=False,
-                                    src_unpacked=bool(unpack),
+                                    src_tuple_dwords=1 if src_unpacked else source_tuples(s, element_bits),
+                                    dst_tuple_dwords=1 if dst_unpacked else source_tuples(d, element_bits),
+                                    prune=False, src_unpacked=src_unpacked, dst_unpacked=dst_unpacked,
                                     src_global_strides=row_major_strides([size for _, size in s.out_dims]))
         except LayoutError:
             continue

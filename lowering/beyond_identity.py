@@ -28,7 +28,6 @@ from __future__ import annotations
 
 from linlayout import LayoutError
 from linlayout.synth.convert import plan_conversion
-from linlayout.synth.plan import packed_src
 
 from .compile import CompileError
 from .conversion import lower_conversion
@@ -103,9 +102,10 @@ def ours_beyond_identity(plan, isa_text: str) -> dict:
       kernel's, the store side against the dst one's (``{"load": n, "store": n}``);
     * ``setup``: :func:`setup_beyond` of our ``setup`` region (``isa_counts``).
 
-    A src held one element per VGPR (``plan.src_unpacked``) is compared with the identity kernel of
-    the same elements packed (``packed_src``; the same global loads, whose bytes LLVM packs there):
-    what that kernel packs on its load side and ours does not counts 0, not less.
+    A side held one element per VGPR (``plan.src_unpacked`` / ``dst_unpacked``) is compared with the
+    identity kernel of the same elements packed (``Plan.packed_sides``; the same global loads and
+    stores, whose bytes LLVM packs and unpacks there): what that kernel does on that side and ours does
+    not counts 0, not less.
 
     :class:`IdentityKernelError` where an identity kernel cannot be planned or compiled, or a region
     of either kernel is not in its ISA."""
@@ -113,8 +113,7 @@ def ours_beyond_identity(plan, isa_text: str) -> dict:
         sides = kernel_sides(isa_text)
         setup = kernel_setup(isa_text)
         outside, identity_setups = {}, []
-        src = packed_src(plan.src, plan.element_bits) if plan.src_unpacked else plan.src
-        for side, layout in zip(SIDES, (src, plan.dst)):
+        for side, layout in zip(SIDES, plan.packed_sides()):
             identity = plan_conversion(layout, layout, plan.arch, plan.element_bits,
                                        src_tuple_dwords=source_tuples(layout, plan.element_bits))
             isa = lower_conversion(identity, binary=False).compiled.isa

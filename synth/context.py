@@ -93,18 +93,22 @@ class ConversionContext:
     src_tuples: VgprTuples = VgprTuples.contiguous(SRC_TUPLE_DWORDS)
     dst_tuples: VgprTuples = VgprTuples.contiguous(DST_TUPLE_DWORDS)
     src_offsets: SrcOffsets | None = None
+    #: the dst is handed over one element per VGPR (``Plan.dst_unpacked``): the programs are built for the
+    #: packed dst, their outputs then split per element (``in_wave.unpacked_outputs``)
+    dst_unpacked: bool = False
 
     @classmethod
     def create(cls, src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int,
                lds_budget_bytes: int | None = None, strategy: str = "auto",
                objective: str | None = None, src_tuple_dwords=SRC_TUPLE_DWORDS,
-               dst_tuple_dwords=DST_TUPLE_DWORDS, src_global_strides=None) -> "ConversionContext":
+               dst_tuple_dwords=DST_TUPLE_DWORDS, src_global_strides=None,
+               dst_unpacked: bool = False) -> "ConversionContext":
         """The context of converting ``src`` into ``dst`` on ``arch``; a LayoutError for a bad argument.
         ``src_tuple_dwords``/``dst_tuple_dwords``: the sides' VGPR tuples (``VgprTuples.of``: 1, 2, 4,
         a sequence of dword-index bits or a VgprTuples; module docstring).  ``src_global_strides``: the
         element strides of the global tensor the kernel loads the src from right before the conversion,
         one positive integer per out dim (``SrcOffsets.of``; a SrcOffsets: taken as it is; None: no
-        such load)."""
+        such load); ``dst_unpacked``: the field."""
         target = get_target(arch)
         if target.lds_phases is None:
             raise LayoutError(f"arch {target.name} has no LDS model; the conversion planner needs one")
@@ -122,7 +126,7 @@ class ConversionContext:
         problem = normalize(src, dst, target.wave_size)
         return cls(problem, target, element_bits, cost_model(target.name, objective),
                    lds_budget_bytes if budget_given else target.lds_bytes, strategy, budget_given, src_tuples,
-                   dst_tuples, SrcOffsets.of(src_global_strides, problem, element_bits))
+                   dst_tuples, SrcOffsets.of(src_global_strides, problem, element_bits), dst_unpacked)
 
     @property
     def arch(self) -> str:

@@ -54,19 +54,19 @@ from .context import STRATEGIES, ConversionContext
 from .emulator import PlanVerificationError, verify
 from .exchanges import SchedulePlanner, best_schedule, build_schedule, exchange_applicable
 from .in_wave import (Packing, choose_packing, gather_choices, gather_floor, gather_units, pack_perms, pack_units,
-                      unpack_units)
+                      unpack_units, unpacked_outputs)
 from .ir import AMD_REGISTER_ISA, PTX_REGISTER_ISA, Program, RegisterIsa
 from . import lds_path
 from .lds_path import build_lds
 from .lane_ops import any_lane_op, find_dpp, lane_indices
 from .movmatrix_stage import movmatrix_layout, worth_trying
-from .plan import Lane, Plan, unpacked_src
+from .plan import Lane, Plan, unpacked_dst, unpacked_src
 from .program_floor import ProgramFloor
 from .span import span_values
 from .steps import Movmatrix
 from .preimage import Problem, wave_local_maps
 
-__all__ = ["LDS_FIRST_FACTOR", "STRATEGIES", "UnpackedSrcRefused", "candidate_plans", "exchange_schedule_plans",
+__all__ = ["LDS_FIRST_FACTOR", "STRATEGIES", "UnpackedDstRefused", "UnpackedSrcRefused", "candidate_plans", "exchange_schedule_plans",
            "lds_plan", "plan_conversion"]
 
 # [I] Where only the first plan is wanted, the LDS plans are built before the in-wave ones when the
@@ -78,9 +78,18 @@ LDS_FIRST_FACTOR = 1.5
 
 def _base_plan(ctx: ConversionContext) -> Plan:
     prob = ctx.problem
+    dst = unpacked_dst(prob.dst, ctx.element_bits) if ctx.dst_unpacked else prob.dst
     return Plan(arch=ctx.arch, wave_size=ctx.target.wave_size, num_warps=prob.num_warps, element_bits=ctx.element_bits,
-                src=prob.src, dst=prob.dst, slots_in=prob.src.in_dim_size("register"),
-                slots_out=prob.dst.in_dim_size("register"), steps=[], objective=ctx.objective)
+                src=prob.src, dst=dst, slots_in=prob.src.in_dim_size("register"),
+                slots_out=dst.in_dim_size("register"), steps=[], objective=ctx.objective, dst_unpacked=ctx.dst_unpacked)
+
+
+def _dst_values(ctx: ConversionContext, prog: Program, outputs: list[int]) -> list[int]:
+    """The dst values of a program computing the packed dst VGPRs ``outputs``: those, or of a dst held
+    one element per VGPR (``ctx.dst_unpacked``) one value per element (``in_wave.unpacked_outputs``)."""
+    if not ctx.dst_unpacked:
+        return outputs
+    return unpacked_outputs(prog, outputs, ctx.problem.dst.in_dim_size("register"), ctx.element_bits // 8)
 
 
 def _n_values(n_slots: int, ctx: ConversionContext) -> int:
@@ -187,7 +196,8 @@ class _InWaveProgram:
 
     def _program(self) -> tuple[Program, list[int]]:
         if self._built is None:
-            self._built = self.make()
+            prog, outputs = self.make()
+            self._built = prog, _dst_values(self.ctx, prog, outputs)
         return self._built
 
     def floor(self) -> ProgramFloor:
@@ -517,7 +527,7 @@ def _lds_candidates(ctx: ConversionContext, best_only: bool = False, ceiling: fl
 def lds_plan(ctx: ConversionContext, acc: lds_path.LdsAccesses) -> Plan:
     """The plan (priced, unverified) of the LDS round trip ``acc`` (its selects' form: ``_best_emission``)."""
     prog = _program(ctx)
-    outs = build_lds(prog, acc, list(range(prog.n_init)))
+    outs = _dst_values(ctx, prog, build_lds(prog, acc, list(range(prog.n_init))))
     return _best_emission(ctx, prog, outs, lambda mode: _lds_plan_of(ctx, acc, prog, outs, mode))
 
 
@@ -558,21 +568,36 @@ def candidate_plans(src: LinearLayout, dst: LinearLayout, arch: str, element_bit
                     lds_budget_bytes: int | None = None, strategy: str = "auto",
                     objective: str | None = None, src_tuple_dwords=cost_mod.SRC_TUPLE_DWORDS,
                     dst_tuple_dwords=cost_mod.DST_TUPLE_DWORDS, prune: bool = True,
-                    src_unpacked: bool = False, src_global_strides=None) -> list[Plan]:
+                    src_unpacked: bool = False, dst_unpacked: bool = False, src_global_strides=None) -> list[Plan]:
     """The candidate plans (unverified), in rank order under ``objective``.  ``prune`` (under the
     objectives whose value the floors bound): the LDS designs whose floors cannot reach the tie group
-    of the in-wave plans are not built; ``prune=False`` builds every candidate.  ``src_unpacked``
-    (plan_conversion's): the candidates of the src held one element per VGPR that convert it, each
-    run on the emulator with the bytes above the elements zero (``_first_unpacked``'s test).
-    ``src_global_strides``: plan_conversion's."""
-    for name, value in (("prune", prune), ("src_unpacked", src_unpacked)):
+    of the in-wave plans are not built; ``prune=False`` builds every candidate.  ``src_unpacked`` /
+    ``dst_unpacked`` (plan_conversion's): the candidates of a side held one element per VGPR that
+    convert it, each run on the emulator (``_first_unpacked``'s test).  ``src_global_strides``:
+    plan_conversion's."""
+    if not isinstance(prune, bool):
+        raise LayoutError(f"prune must be True or False, got {prune!r}")
+    ctx = _context(src, dst, arch, element_bits, lds_budget_bytes, strategy, objective, src_tuple_dwords,
+                   dst_tuple_dwords, src_unpacked, dst_unpacked, src_global_strides)
+    ranked = _candidates(ctx, prune=prune)
+    if not (src_unpacked or dst_unpacked):
+        return ranked
+    return [plan for plan in ranked if _converts_unpacked(plan, src_unpacked)]
+
+
+def _context(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int, lds_budget_bytes: int | None,
+             strategy: str, objective: str | None, src_tuple_dwords, dst_tuple_dwords, src_unpacked: bool,
+             dst_unpacked: bool, src_global_strides) -> ConversionContext:
+    """The ConversionContext of plan_conversion's arguments: of ``unpacked_src(src)`` where ``src_unpacked``;
+    a non-bool flag is a LayoutError naming it."""
+    for name, value in (("src_unpacked", src_unpacked), ("dst_unpacked", dst_unpacked)):
         if not isinstance(value, bool):
             raise LayoutError(f"{name} must be True or False, got {value!r}")
-    ctx = ConversionContext.create(unpacked_src(src, element_bits) if src_unpacked else src, dst, arch, element_bits,
-                                   lds_budget_bytes, strategy, objective, src_tuple_dwords, dst_tuple_dwords,
-                                   src_global_strides)
-    ranked = _candidates(ctx, prune=prune)
-    return [plan for plan in ranked if _converts_unpacked(plan)] if src_unpacked else ranked
+    if dst_unpacked:
+        unpacked_dst(dst, element_bits)  # (checks the element size)
+    return ConversionContext.create(unpacked_src(src, element_bits) if src_unpacked else src, dst, arch, element_bits,
+                                    lds_budget_bytes, strategy, objective, src_tuple_dwords, dst_tuple_dwords,
+                                    src_global_strides, dst_unpacked)
 
 
 def _candidates(ctx: ConversionContext, best_only: bool = False, movmatrix: bool = True,
@@ -618,7 +643,7 @@ def _unrefined_candidates(ctx: ConversionContext, best_only: bool = False, movma
     prob, strategy, cm = ctx.problem, ctx.strategy, ctx.cost_model
     prune = prune and cm.floors_apply
     best_only = best_only and prune
-    if _same_map(prob):
+    if _same_map(prob) and not ctx.dst_unpacked:
         plan = _base_plan(ctx)
         plan.strategy = "noop"
         plan.cost, plan.cost_detail = cost_mod.plan_cost(plan, cm, 0)
@@ -795,7 +820,7 @@ def plan_conversion(src: LinearLayout, dst: LinearLayout, arch: str, element_bit
                     objective: str | None = None,
                     src_tuple_dwords=cost_mod.SRC_TUPLE_DWORDS,
                     dst_tuple_dwords=cost_mod.DST_TUPLE_DWORDS, src_unpacked: bool = False,
-                    src_global_strides=None) -> Plan:
+                    dst_unpacked: bool = False, src_global_strides=None) -> Plan:
     """The cheapest plan converting a tile held in ``src`` into ``dst``, verified on the emulator.
 
     ``src``/``dst``: distributed layouts (register, lane, warp[, block] -> tensor).
@@ -826,22 +851,26 @@ def plan_conversion(src: LinearLayout, dst: LinearLayout, arch: str, element_bit
     (VGPR ``r``'s element is slot ``r * 32 / element_bits``), ``plan.src_unpacked`` is set, and the plan
     is the first candidate in rank order whose run converts with the bytes above each element zero
     (``_first_unpacked``: of the candidates built for the first place, else of every one;
-    ``UnpackedSrcRefused`` where none does).  ``src_global_strides``: where the kernel loads the src from a global tensor right
-    before the conversion, that tensor's element strides, one per out dim (a row-major tensor of shape
-    ``n``: ``prod(n[d+1:])``); the LDS addresses that the load line's offset registers reach are priced as
-    reused (LLVM's common-subexpression elimination; linlayout.synth.src_offsets).  None (the default): no
-    such load.
+    ``UnpackedSrcRefused`` where none does).  ``dst_unpacked``: the dst is handed over one 8/16-bit
+    element per VGPR, in its low bits, the bits above it don't-care (a kernel storing each element
+    alone: ``global_store_byte`` / ``_short``); the plan's ``dst`` is then
+    ``linlayout.synth.plan.unpacked_dst(dst, element_bits)``, ``plan.dst_unpacked`` is set, its
+    programs are the packed dst's with their outputs split per element (``in_wave.unpacked_outputs``:
+    no ``v_perm_b32`` joins two elements into a dword), and the plan is chosen as for
+    ``src_unpacked`` (``UnpackedDstRefused`` where none converts).  ``src_global_strides``: where the kernel
+    loads the src from a global tensor right before the conversion, that tensor's element strides, one per
+    out dim (a row-major tensor of shape ``n``: ``prod(n[d+1:])``); the LDS addresses that the load line's
+    offset registers reach are priced as reused (LLVM's common-subexpression elimination;
+    linlayout.synth.src_offsets).  None (the default): no such load.
     """
-    if not isinstance(src_unpacked, bool):
-        raise LayoutError(f"src_unpacked must be True or False, got {src_unpacked!r}")
-    if src_unpacked:
-        src = unpacked_src(src, element_bits)
-    ctx = ConversionContext.create(src, dst, arch, element_bits, lds_budget_bytes, strategy, objective,
-                                   src_tuple_dwords, dst_tuple_dwords, src_global_strides)
-    if src_unpacked:  # the first candidate, else every one in rank order
-        best = _first_unpacked(_candidates(ctx, best_only=True)) or _first_unpacked(_candidates(ctx))
+    ctx = _context(src, dst, arch, element_bits, lds_budget_bytes, strategy, objective, src_tuple_dwords,
+                   dst_tuple_dwords, src_unpacked, dst_unpacked, src_global_strides)
+    if src_unpacked or dst_unpacked:  # the first candidate, else every one in rank order
+        best = _first_unpacked(_candidates(ctx, best_only=True), src_unpacked) \
+            or _first_unpacked(_candidates(ctx), src_unpacked)
         if best is None:
-            raise UnpackedSrcRefused("no plan converts this src held one element per VGPR")
+            refused = UnpackedSrcRefused if src_unpacked else UnpackedDstRefused
+            raise refused(f"no plan converts this {refused.side} held one element per VGPR")
     else:
         best = _candidates(ctx, best_only=True)[0]
         res = verify(best, certificate=False)
@@ -858,20 +887,32 @@ def plan_conversion(src: LinearLayout, dst: LinearLayout, arch: str, element_bit
 class UnpackedSrcRefused(LayoutError):
     """No candidate of a src held one element per VGPR reads only the elements' bytes (``src_unpacked``)."""
 
+    side = "src"
 
-def _first_unpacked(ranked: list[Plan]) -> Plan | None:
+
+class UnpackedDstRefused(LayoutError):
+    """No candidate of a dst held one element per VGPR converts (``dst_unpacked``; its src held so, where
+    both are asked for, is ``UnpackedSrcRefused``)."""
+
+    side = "dst"
+
+
+def _first_unpacked(ranked: list[Plan], src_unpacked: bool = True) -> Plan | None:
     """The first of ``ranked`` (candidates of a src :func:`~linlayout.synth.plan.unpacked_src`) that converts
     the src held one element per VGPR: run with the bytes above each element zero (``src_unpacked``),
     the dst holds its elements; None when none does.  The candidates are built for the src whose VGPRs
     repeat their element in every slot, so a plan may read a slot above the element (a byte permute
     of the upper half); the LDS round trips store each VGPR's first slot (``lds_path``: a duplicate is
-    stored from its original), so one of them converts where a round trip fits the LDS."""
-    return next((plan for plan in ranked if _converts_unpacked(plan)), None)
+    stored from its original), so one of them converts where a round trip fits the LDS.  Of a dst held
+    one element per VGPR (``Plan.dst_unpacked``, set where they were built) the run checks each VGPR's
+    low slot alone; ``src_unpacked=False``: the src is packed."""
+    return next((plan for plan in ranked if _converts_unpacked(plan, src_unpacked)), None)
 
 
-def _converts_unpacked(plan: Plan) -> bool:
-    """Marks ``plan`` ``src_unpacked``; does its run, the bytes above each src element zero, convert?"""
-    plan.src_unpacked = True
+def _converts_unpacked(plan: Plan, src_unpacked: bool) -> bool:
+    """Marks ``plan`` ``src_unpacked`` as given; does its run (the bytes above each src element zero, where
+    set; a ``dst_unpacked`` plan's upper dst slots unchecked) convert?"""
+    plan.src_unpacked = src_unpacked
     return verify(plan, certificate=False).ok
 
 

@@ -41,7 +41,8 @@ from .plan import slots_per_dword
 from .span import span_table
 
 __all__ = ["Packing", "UnitMap", "choose_packing", "dst_register_parts", "gather_choices", "gather_dword",
-           "gather_dwords", "gather_floor", "gather_units", "pack_perms", "pack_units", "unpack_units"]
+           "gather_dwords", "gather_floor", "gather_units", "pack_perms", "pack_units", "unpack_units",
+           "unpacked_outputs"]
 
 @dataclass
 class UnitMap:
@@ -190,6 +191,21 @@ def _in_place(parts: list[tuple[int, int | np.ndarray] | None]) -> int | None:
             return None
         value = x[0]
     return 0 if value is None else value
+
+
+def unpacked_outputs(prog: Program, outputs: list[int], n_elements: int, element_bytes: int) -> list[int]:
+    """The values of a dst held one element per VGPR (``Plan.dst_unpacked``) from ``outputs``, the
+    packed dst VGPRs (``p = 4 / element_bytes`` elements each): element ``r`` is slot ``r % p`` of
+    ``outputs[r // p]``, read through the ``v_perm_b32`` that joined it there
+    (``Program.element_source``, so that permute is dead unless something else reads it), and it is
+    that value where its element sits in the low bits, else one permute of it moving the element
+    down (``gather_dword``, the slots above don't-care)."""
+    p = 4 // element_bytes
+    out = []
+    for r in range(n_elements):
+        value, slot = prog.element_source(outputs[r // p], r % p, element_bytes)
+        out.append(gather_dword(prog, [(value, slot)] + [None] * (p - 1), element_bytes))
+    return out
 
 
 def gather_dwords(prog: Program, parts_list: list[list], element_bytes: int) -> list[int]:

@@ -205,6 +205,18 @@ class Program:
         s0, s1 = op.args
         return [c if c >= 12 else (s0 if c >= 4 else s1, c % 4) for c in codes]
 
+    def element_source(self, v: int, slot: int, element_bytes: int) -> tuple[int, int]:
+        """``(value, slot)``: where the element in slot ``slot`` of value ``v`` was read from, through the
+        ``v_perm_b32``s that moved it whole (``_bytes_of``; its bytes in order from one slot of one value);
+        ``(v, slot)`` where no permute made it so."""
+        while True:
+            parts = self._bytes_of(v)[slot * element_bytes:(slot + 1) * element_bytes]
+            first = parts[0]
+            if (v not in self.producer or not isinstance(first, tuple) or first[1] % element_bytes
+                    or parts != [(first[0], first[1] + k) for k in range(element_bytes)] or first[0] == v):
+                return v, slot
+            v, slot = first[0], first[1] // element_bytes
+
     def _select_of_perms(self, a: int, b: int) -> tuple[int, int, int, int] | None:
         """``(s0, s1, sel_a, sel_b)`` when ``a`` and ``b`` (at least one made by a ``perm``) are
         ``v_perm_b32`` of the same two values ``(s0, s1)`` with selectors ``sel_a``, ``sel_b`` (a

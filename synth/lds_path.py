@@ -541,7 +541,8 @@ def _least_perms(ctx: ConversionContext, prefix: list[int], cols: dict, store: b
     they partition the registers moved).  The loads' are counted only where the dst has no duplicate
     registers (its ``moved`` are all its registers; else ``d_perms`` is 0), and there loads narrower
     than a dword repack every dst dword (``d_perms``: ``len(reg_image) / p``); narrower stores may
-    store in place (``_narrow_in_place``): 0."""
+    store in place (``_narrow_in_place``): 0.  A dst held one element per VGPR (``ctx.dst_unpacked``)
+    counts none for its loads (narrow loads leave each element in place)."""
     p = ctx.slots_per_dword
     out = [0] * (t_up + 1)
     if p == 1 or ctx.target.lds_isa == "ptx":
@@ -550,7 +551,7 @@ def _least_perms(ctx: ConversionContext, prefix: list[int], cols: dict, store: b
     regs = _registers(tuple(cols["register"]))[1]
     in_order = len(prefix) < z or all(_solve(regs, prefix[i]) == 1 << i for i in range(z))
     no_duplicates = moved == 1 << len(cols["register"])
-    if not store and not no_duplicates:  # (loads: d_perms counts none)
+    if not store and (not no_duplicates or ctx.dst_unpacked):  # (loads: d_perms counts none, or none for sure)
         return out
     for t in range(t_up + 1):
         if ctx.element_bytes << t >= 4:
@@ -558,6 +559,19 @@ def _least_perms(ctx: ConversionContext, prefix: list[int], cols: dict, store: b
         elif not store:
             out[t] = moved // p
     return out
+
+
+def _load_perms(ctx: ConversionContext, packed_perms: int, width_bytes: int, n_dst: int) -> int:
+    """``LdsAccesses.d_perms`` of loads of ``width_bytes`` per lane into a dst of ``n_dst`` distinct
+    registers: the dst dwords they gather (``packed_perms``, ``_choose_vectors``' for loads of a dword or
+    more; every dst dword for narrower ones), or of a dst held one element per VGPR
+    (``ctx.dst_unpacked``; ``in_wave.unpacked_outputs``) the elements moved down to the low bits: none
+    for narrower loads (each element alone at position 0), those in the upper ``p - 1`` of the ``p``
+    slots of each loaded dword for wider ones."""
+    p = ctx.slots_per_dword
+    if ctx.dst_unpacked:
+        return 0 if width_bytes < 4 else n_dst - n_dst // p
+    return packed_perms if width_bytes >= 4 else n_dst // p
 
 
 def prefix_address_valu(ctx: ConversionContext, prefix: list[int], reps: list[int], over_fetch: bool = False) -> int:
@@ -2009,7 +2023,7 @@ def lds_accesses(ctx: ConversionContext, design: LdsDesign) -> list[LdsAccesses]
             d_width_bytes = element_bytes << len(d_vectors.deltas)
             d_perms = 0
             if len(D.unique) == len(D.reg_image):  # (no duplicates)
-                d_perms = d_vectors.perms if d_width_bytes >= 4 else len(D.reg_image) // p
+                d_perms = _load_perms(ctx, d_vectors.perms, d_width_bytes, len(D.reg_image))
             load_choices.append((_groups(D, d_vectors.deltas), d_width_bytes, d_perms))
 
     def paired(side: _Side, groups: list[list[int]], width_bytes: int, rnd_of: list[int], rnd: int) -> list:

@@ -54,10 +54,10 @@ from __future__ import annotations
 from linlayout import LayoutError, LinearLayout
 
 from . import cost as cost_mod
-from .convert import UnpackedSrcRefused, plan_conversion
+from .convert import UnpackedDstRefused, UnpackedSrcRefused, plan_conversion
 from .plan import Plan, slots_per_dword
 
-__all__ = ["packing_bits", "packing_candidates", "plan_free_packing", "with_register_order"]
+__all__ = ["packing_bits", "packing_candidates", "plan_free_packing", "unpacked_orders", "with_register_order"]
 
 Basis = tuple[int, ...]
 
@@ -116,12 +116,26 @@ def packing_candidates(src: LinearLayout, dst: LinearLayout, element_bits: int, 
     return out
 
 
+def unpacked_orders(candidates: list[tuple], unpacked_src: bool, unpacked_dst: bool) -> list[tuple]:
+    """``(src_first, dst_first, src_unpacked, dst_unpacked)`` of the forms with a side held one element per
+    VGPR that ``plan_free_packing`` tries after the packed ``candidates`` (``packing_candidates``'): the
+    src unpacked (where ``unpacked_src``) with each dst order, the dst unpacked (``unpacked_dst``) with
+    each src order, then both; an unpacked side's order within a dword is moot (None), each pair once."""
+    out = []
+    for src_unpacked, dst_unpacked in ((True, False), (False, True), (True, True)):
+        if (src_unpacked and not unpacked_src) or (dst_unpacked and not unpacked_dst):
+            continue
+        orders = dict.fromkeys((None if src_unpacked else s, None if dst_unpacked else d) for s, d in candidates)
+        out.extend((s, d, src_unpacked, dst_unpacked) for s, d in orders)
+    return out
+
+
 def plan_free_packing(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int, *,
                       src_fixed_bits: int = 0, dst_fixed_bits: int = 0, lds_budget_bytes: int | None = None,
                       strategy: str = "auto", objective: str | None = None,
                       src_tuple_dwords=cost_mod.SRC_TUPLE_DWORDS,
                       dst_tuple_dwords=cost_mod.DST_TUPLE_DWORDS, unpacked_src: bool = False,
-                      src_global_strides=None) -> Plan:
+                      unpacked_dst: bool = False, src_global_strides=None) -> Plan:
     """The cheapest verified plan over the packing candidates (module docstring); its ``src``/``dst`` are
     ``src``/``dst`` with the chosen register order.  ``src_fixed_bits``/``dst_fixed_bits``: the leading
     register bits of each side whose elements the caller moves together (0: every element alone;
@@ -133,17 +147,20 @@ def plan_free_packing(src: LinearLayout, dst: LinearLayout, arch: str, element_b
     global loads move single elements, as a kernel's do whose dwords' elements are not all adjacent in
     memory: ``src_fixed_bits`` below ``packing_bits``): the plans of the src held so
     (plan_conversion's ``src_unpacked``), with the given dst order and each candidate's, join the
-    candidates after the packed ones (where one converts: ``UnpackedSrcRefused``).  The other arguments
-    are plan_conversion's (``src_global_strides`` the same for every order: the offsets follow the
-    elements, not their registers)."""
+    candidates after the packed ones (where one converts: ``UnpackedSrcRefused``); ``unpacked_dst`` the
+    same for the dst the caller stores element by element (``dst_unpacked``; ``unpacked_orders``).  The
+    other arguments are plan_conversion's (``src_global_strides`` the same for every order: the offsets
+    follow the elements, not their registers)."""
     for name, bits in (("src_fixed_bits", src_fixed_bits), ("dst_fixed_bits", dst_fixed_bits)):
         if isinstance(bits, bool) or not isinstance(bits, int) or bits < 0:
             raise LayoutError(f"{name} {bits!r} must be a non-negative integer")
-    if not isinstance(unpacked_src, bool):
-        raise LayoutError(f"unpacked_src must be True or False, got {unpacked_src!r}")
-    if unpacked_src and src_fixed_bits >= packing_bits(element_bits):
-        raise LayoutError("unpacked_src needs 8- or 16-bit elements whose dwords the caller does not move whole "
-                          "(src_fixed_bits below log2(32 / element_bits))")
+    for name, asked, fixed in (("unpacked_src", unpacked_src, src_fixed_bits),
+                               ("unpacked_dst", unpacked_dst, dst_fixed_bits)):
+        if not isinstance(asked, bool):
+            raise LayoutError(f"{name} must be True or False, got {asked!r}")
+        if asked and fixed >= packing_bits(element_bits):
+            raise LayoutError(f"{name} needs 8- or 16-bit elements whose dwords the caller does not move whole "
+                              f"({name[-3:]}_fixed_bits below log2(32 / element_bits))")
     src_tuples = src_tuple_dwords if callable(src_tuple_dwords) else (lambda _layout: src_tuple_dwords)
     dst_tuples = dst_tuple_dwords if callable(dst_tuple_dwords) else (lambda _layout: dst_tuple_dwords)
     options = dict(lds_budget_bytes=lds_budget_bytes, strategy=strategy, objective=objective,
@@ -157,13 +174,15 @@ def plan_free_packing(src: LinearLayout, dst: LinearLayout, arch: str, element_b
         d_ordered = dst if dst_first is None else with_register_order(dst, dst_first)
         plans.append(plan_conversion(s_ordered, d_ordered, arch, element_bits, src_tuple_dwords=src_tuples(s_ordered),
                                      dst_tuple_dwords=dst_tuples(d_ordered), **options))
-    if unpacked_src:  # one VGPR per element: the src's order within a dword is moot; each dst order once
-        for dst_first in dict.fromkeys(d for _, d in candidates):
-            d_ordered = dst if dst_first is None else with_register_order(dst, dst_first)
-            try:
-                plans.append(plan_conversion(src, d_ordered, arch, element_bits, src_tuple_dwords=1,
-                                             dst_tuple_dwords=dst_tuples(d_ordered), src_unpacked=True, **options))
-            except UnpackedSrcRefused:  # (no candidate of that form reads the elements alone: the packed ones)
-                continue
+    for src_first, dst_first, src_unpacked, dst_unpacked in unpacked_orders(candidates, unpacked_src, unpacked_dst):
+        s_ordered = src if src_first is None else with_register_order(src, src_first)
+        d_ordered = dst if dst_first is None else with_register_order(dst, dst_first)
+        try:
+            plans.append(plan_conversion(s_ordered, d_ordered, arch, element_bits,
+                                         src_tuple_dwords=1 if src_unpacked else src_tuples(s_ordered),
+                                         dst_tuple_dwords=1 if dst_unpacked else dst_tuples(d_ordered),
+                                         src_unpacked=src_unpacked, dst_unpacked=dst_unpacked, **options))
+        except (UnpackedSrcRefused, UnpackedDstRefused):  # (no candidate of that form converts: the others)
+            continue
     return cost_mod.cost_model(arch, objective).best_of(plans, lambda plan: plan.cost,
                                                         lambda plan: plan.total_with_overhead())

@@ -33,7 +33,7 @@ __all__ = [
     "CERT_SLOT_LIMIT", "ELEMENT_BITS",
     "Barrier", "CERT_FORMAT", "COUNT_KINDS", "PTX_COUNT_KINDS", "RDNA_COUNT_KINDS", "count_kinds", "FusedDpp", "Lane", "LdsLoad", "LdsStore", "Mov",
     "PermSelect", "PermlaneSwap", "Plan", "Select", "Step", "dwords_per_slot", "packed_src", "prmt_selector",
-    "slots_per_dword", "step_from_json", "unpacked_src",
+    "packed_dst", "slots_per_dword", "step_from_json", "unpacked_dst", "unpacked_src",
     "transpose_element_addresses",
 ]
 
@@ -70,8 +70,20 @@ def unpacked_src(layout: LinearLayout, element_bits: int) -> LinearLayout:
     zero ones (8- and 16-bit elements), so that slot ``r * 32 / element_bits`` -- the low bits of
     VGPR ``r`` -- holds ``layout``'s register ``r``; the slots above it name the same element, which
     a kernel loading one element per VGPR does not hold there (``Plan.src_unpacked``)."""
+    return _one_per_vgpr(layout, element_bits, "src")
+
+
+def unpacked_dst(layout: LinearLayout, element_bits: int) -> LinearLayout:
+    """The dst side's :func:`unpacked_src`: slot ``r * 32 / element_bits`` holds ``layout``'s register
+    ``r``, and the slots above it, which name the same element, are not read (``Plan.dst_unpacked``)."""
+    return _one_per_vgpr(layout, element_bits, "dst")
+
+
+def _one_per_vgpr(layout: LinearLayout, element_bits: int, side: str) -> LinearLayout:
+    """:func:`unpacked_src` / :func:`unpacked_dst` (``side`` names the side in the error)."""
     if element_bits not in (8, 16):
-        raise LayoutError(f"a src held one element per VGPR needs 8- or 16-bit elements, not {element_bits}-bit ones")
+        raise LayoutError(f"a {side} held one element per VGPR needs 8- or 16-bit elements, "
+                          f"not {element_bits}-bit ones")
     obj = layout.to_json()
     zeros = [[0] * len(obj["out_dims"])] * (slots_per_dword(element_bits).bit_length() - 1)
     obj["bases"]["register"] = zeros + obj["bases"]["register"]
@@ -81,7 +93,8 @@ def unpacked_src(layout: LinearLayout, element_bits: int) -> LinearLayout:
 
 
 def packed_src(layout: LinearLayout, element_bits: int) -> LinearLayout:
-    """The inverse of :func:`unpacked_src`: ``layout`` less its leading zero register bases."""
+    """The inverse of :func:`unpacked_src` (and of :func:`unpacked_dst`): ``layout`` less its leading zero
+    register bases."""
     n = slots_per_dword(element_bits).bit_length() - 1
     obj = layout.to_json()
     obj["bases"]["register"] = obj["bases"]["register"][n:]
@@ -89,14 +102,19 @@ def packed_src(layout: LinearLayout, element_bits: int) -> LinearLayout:
     return LinearLayout.from_json(obj)
 
 
-def _src_unpacked(value, src: LinearLayout, element_bits: int) -> bool:
-    """A certificate's ``src_unpacked``: a bool, True only where ``src`` is an :func:`unpacked_src`."""
+#: the inverse of :func:`unpacked_dst` (:func:`packed_src`: the same leading zero register bases dropped)
+packed_dst = packed_src
+
+
+def _unpacked_key(key: str, value, layout: LinearLayout, element_bits: int) -> bool:
+    """A certificate's ``src_unpacked`` / ``dst_unpacked`` (``key``): a bool, True only where ``layout``
+    (that side) is an :func:`unpacked_src` / :func:`unpacked_dst`."""
     if not isinstance(value, bool):
-        raise LayoutError(f"plan certificate has src_unpacked {value!r}; it must be true or false")
+        raise LayoutError(f"plan certificate has {key} {value!r}; it must be true or false")
     n = slots_per_dword(element_bits).bit_length() - 1
-    regs = src.bases.get("register", []) if src.has_in_dim("register") else []
+    regs = layout.bases.get("register", []) if layout.has_in_dim("register") else []
     if value and (element_bits not in (8, 16) or len(regs) < n or any(any(b) for b in regs[:n])):
-        raise LayoutError("plan certificate has src_unpacked true but its src's first register bases are not "
+        raise LayoutError(f"plan certificate has {key} true but its {key[:3]}'s first register bases are not "
                           "zero ones of 8- or 16-bit elements")
     return value
 
@@ -149,6 +167,10 @@ class Plan:
     #: register bases are zero, and the kernel holds VGPR ``r``'s element in its low bits, the bits
     #: above it zero (zero-extending per-element loads); the plan reads no byte above an element
     src_unpacked: bool = False
+    #: the dst held one element per VGPR (``unpacked_dst``): dst's first ``log2(32 / element_bits)``
+    #: register bases are zero, and the plan leaves VGPR ``r``'s element in its low bits; the bits above
+    #: it are don't-care (the kernel stores each element alone, ``global_store_byte`` / ``_short``)
+    dst_unpacked: bool = False
     # (arch, element bits, the steps, their counts) of the last count (``counts``)
     _counted: tuple = field(default=(), init=False, repr=False, compare=False)
 
@@ -186,11 +208,19 @@ class Plan:
         out["total"] = sum(out[k] for k in kinds)
         return out
 
+    def packed_sides(self) -> tuple[LinearLayout, LinearLayout]:
+        """``(src, dst)`` with a side held one element per VGPR (``src_unpacked`` / ``dst_unpacked``) as the
+        same elements packed (``packed_src`` / ``packed_dst``): the layouts the plan converts between."""
+        return (packed_src(self.src, self.element_bits) if self.src_unpacked else self.src,
+                packed_dst(self.dst, self.element_bits) if self.dst_unpacked else self.dst)
+
     def lane_bytes(self) -> tuple[int, int]:
         """The bytes of the tile one lane holds in src and in dst (``slots * element_bits / 8``; a src held
-        one element per VGPR, ``src_unpacked``, counted once per VGPR: its elements, not its slots)."""
-        slots_in = self.slots_in // slots_per_dword(self.element_bits) if self.src_unpacked else self.slots_in
-        return slots_in * self.element_bits // 8, self.slots_out * self.element_bits // 8
+        one element per VGPR, ``src_unpacked`` / ``dst_unpacked``, counted once per VGPR: its elements, not
+        its slots)."""
+        p = slots_per_dword(self.element_bits)
+        return tuple((slots // p if unpacked else slots) * self.element_bits // 8
+                     for slots, unpacked in ((self.slots_in, self.src_unpacked), (self.slots_out, self.dst_unpacked)))
 
     def total_with_overhead(self) -> int:
         return self._kept_counts()["total"] + sum(map(int, self.overhead.values()))
@@ -210,6 +240,7 @@ class Plan:
             "strategy": self.strategy, "cost": self.cost, "lower_bound": self.lower_bound,
             "plan_counts": self.counts(), "overhead_estimate": self.overhead, "lds_bytes": self.lds_bytes,
             "objective": self.objective, **({"src_unpacked": True} if self.src_unpacked else {}),
+            **({"dst_unpacked": True} if self.dst_unpacked else {}),
         }
 
     def dumps(self) -> str:
@@ -290,7 +321,8 @@ class Plan:
                        cost=float(obj.get("cost", 0.0)), lower_bound=obj.get("lower_bound", {}),
                        overhead=obj.get("overhead_estimate", {}), lds_bytes=lds_bytes,
                        objective=str(obj.get("objective", "")),
-                       src_unpacked=_src_unpacked(obj.get("src_unpacked", False), src, element_bits))
+                       src_unpacked=_unpacked_key("src_unpacked", obj.get("src_unpacked", False), src, element_bits),
+                       dst_unpacked=_unpacked_key("dst_unpacked", obj.get("dst_unpacked", False), dst, element_bits))
         except KeyError as e:
             raise LayoutError(f"plan certificate lacks the key {e.args[0]!r}") from None
         except LayoutError:

@@ -115,3 +115,16 @@ def run_prologue(text: str, n: int, arch: str, num_warps: int) -> np.ndarray:
 
     threads = num_warps * get_target(arch).wave_size
     return load_kernel(text, "k", arch).run([np.zeros((threads, n), np.uint32)], block=(threads, 1, 1))[0]
+
+
+def converting_kernel(plan, seeds=(1, 2)):
+    """``lower_conversion(plan)`` (no code object, not cached), asserted to convert on the interpreter: for
+    each seed, the kernel's output of a tile of distinct elements is ``expected_output``'s."""
+    from linlayout.lowering.conversion import lower_conversion
+    from linlayout.lowering.emit.host import distinct_tile, expected_output, interpret
+
+    low = lower_conversion(plan, binary=False, cache=False)
+    for seed in seeds:
+        tile = distinct_tile(low.kernel.shape, plan.element_bits, seed=seed)
+        assert np.array_equal(interpret(low.kernel, tile, fill=0x5A), expected_output(plan, tile, fill=0x5A))
+    return low

@@ -43,8 +43,8 @@ def _plan(key, strategy: str = "auto"):
     case, = [c for c in family_corpus("wave32")["cases"]
              if (c["name"], c["arch"], c["dtype"], c["num_warps"]) == key]
     src, dst = LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"])
-    # the packed src these pins describe (the unpacked form's plans: tests/test_unpacked_src.py)
-    return kernel_plan(src, dst, arch, dtype_bits(dtype), strategy, unpacked_src=False)
+    # the packed sides these pins describe (the unpacked forms' plans: tests/test_unpacked_src.py, _dst.py)
+    return kernel_plan(src, dst, arch, dtype_bits(dtype), strategy, unpacked_src=False, unpacked_dst=False)
 
 
 def _dwords(plan, slots) -> set[int]:

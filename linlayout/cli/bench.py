@@ -4,7 +4,8 @@ For every case of the baseline (docs/contract.md section 5; by default the repos
 benchmarks/data/triton_amd_baseline.json, Triton's counts for its conversion cases):
 plan the conversion for the benchmark kernel (``kernel_plan``: on every AMD target the 8/16-bit
 packing is chosen where the kernel moves single elements; ``repacked`` names the sides whose
-register order it changed, ``src_unpacked`` says whether the src arrives one element per VGPR),
+register order it changed, ``src_unpacked`` / ``dst_unpacked`` whether the src arrives / the dst leaves one
+element per VGPR),
 emit the conversion kernel, compile it to ISA and a code object, and count the instructions of the ``conv`` region of one wave the way the baseline counts Triton's
 (linlayout.lowering.isa); the AMD wave32 targets (``--corpus wave32``) too.  Targets without a kernel emitter
 (``--corpus nvidia``) are counted from the plan in the classes of Triton's counts (PTX;
@@ -53,7 +54,6 @@ from linlayout.lowering.plan_counts import plan_isa_counts, plan_ptx_counts
 from linlayout.lowering.emit.conversion_kernel import contiguous_registers, source_tuples
 from linlayout.synth.convert import plan_conversion
 from linlayout.synth.packing import packing_bits, plan_free_packing
-from linlayout.synth.plan import packed_src
 from linlayout.synth.src_offsets import row_major_strides
 from linlayout.synth.cost import OBJECTIVES, cost_model, mix_cost
 from linlayout.synth.emulator import element_ids
@@ -205,15 +205,14 @@ def bench_case(case: dict, binary: bool = True) -> dict:
         "ours_outside_valu": ours_outside,
         "ours_outside_valu_failed": outside_failed, "triton_over_target_lds": triton_exceeds_target_lds(case),
         "plan_seconds": round(t1 - t0, 4), **measured,
-        "repacked": [side for side, given, planned in (("src", src, packed_src(plan.src, element_bits)
-                                                        if plan.src_unpacked else plan.src), ("dst", dst, plan.dst))
+        "repacked": [side for side, given, planned in zip(("src", "dst"), (src, dst), plan.packed_sides())
                      if given.bases["register"] != planned.bases["register"]],
-        "src_unpacked": plan.src_unpacked,
+        "src_unpacked": plan.src_unpacked, "dst_unpacked": plan.dst_unpacked,
     }
 
 
 def kernel_plan(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int, strategy: str = "auto",
-                unpacked_src: bool = True, load_line: bool = True):
+                unpacked_src: bool = True, unpacked_dst: bool = True, load_line: bool = True):
     """The plan of one case for the benchmark kernel, planned for the VGPR tuples its global loads leave
     the src in and its global stores take the dst in (``source_tuples``: its runs of
     ``2 ** contiguous_registers`` registers and the single loads and stores at consecutive addresses
@@ -227,27 +226,43 @@ def kernel_plan(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: i
     loads every 8/16-bit src element alone (a dword's elements not all consecutive in memory, so that
     ``_Kernel._runs`` moves it element by element), the src may also arrive one element per VGPR, as
     Triton's kernels load them (``unpacked_src``, ``plan.src_unpacked``; ``unpacked_src=False``: the
-    kernel packs them, the only form before session 20).  The kernel loads and stores per
+    kernel packs them, the only form before session 20); where it stores every dst element alone, the
+    dst may likewise leave one element per VGPR (``unpacked_dst``, ``plan.dst_unpacked``).  The kernel
+    loads and stores per
     ``plan.src`` / ``plan.dst``.  Targets counted from the plan (NVIDIA) keep
     the layouts' register order.  ``strategy``: plan_conversion's.  On the targets with a kernel emitter
     the plan is made for the offsets the kernel's src load line forms (``src_global_strides``: the full
     tile, row-major, ``row_major_strides``), whose registers the setup reuses; ``load_line`` False plans
     without them (as the bench did before that input)."""
-    for name, value in (("unpacked_src", unpacked_src), ("load_line", load_line)):
+    for name, value in (("unpacked_src", unpacked_src), ("unpacked_dst", unpacked_dst), ("load_line", load_line)):
         if not isinstance(value, bool):
             raise LayoutError(f"{name} must be True or False, got {value!r}")
     if get_target(arch).emitter is None:
         return plan_conversion(src, dst, arch, element_bits, strategy=strategy,
                                src_tuple_dwords=source_tuples(src, element_bits),
                                dst_tuple_dwords=source_tuples(dst, element_bits))
-    src_fixed_bits = contiguous_registers(src)
-    return plan_free_packing(src, dst, arch, element_bits, src_fixed_bits=src_fixed_bits,
+    src_alone, dst_alone = unpacked_sides(src, dst, element_bits)
+    return plan_free_packing(src, dst, arch, element_bits, src_fixed_bits=contiguous_registers(src),
                              dst_fixed_bits=contiguous_registers(dst), strategy=strategy,
-                             unpacked_src=unpacked_src and src_fixed_bits < packing_bits(element_bits),
+                             unpacked_src=unpacked_src and src_alone, unpacked_dst=unpacked_dst and dst_alone,
                              src_tuple_dwords=lambda order: source_tuples(order, element_bits),
                              dst_tuple_dwords=lambda order: source_tuples(order, element_bits),
                              src_global_strides=row_major_strides([size for _, size in src.out_dims]) if load_line
                              else None)
+
+
+#: [I] The most dst VGPRs the kernel holds one element each (``kernel_plan``'s ``unpacked_dst``): with 64
+#: (gfx942 bf16 ``blocked[1x8,t2x32,o10]->blocked[2x1,t16x4,o01]``, 4 waves) LLVM's register allocator copies
+#: 32 src VGPRs into the tuples of the round trip's stores (region 83 -> 114); at 32 and fewer no case did.
+UNPACKED_DST_VGPRS = 32
+
+
+def unpacked_sides(src: LinearLayout, dst: LinearLayout, element_bits: int) -> tuple[bool, bool]:
+    """Whether the bench kernel can load the src / store the dst one 8/16-bit element per VGPR: it moves
+    that side's elements alone (``contiguous_registers`` below ``packing_bits``: no dword moved whole),
+    and the dst's elements are at most ``UNPACKED_DST_VGPRS``."""
+    alone = [contiguous_registers(side) < packing_bits(element_bits) for side in (src, dst)]
+    return alone[0], alone[1] and dst.in_dim_size("register") <= UNPACKED_DST_VGPRS
 
 
 def ptx_mix(counts: dict) -> dict:

@@ -242,7 +242,8 @@ class _Kernel:
 
         src_tile = self.src_tile = _GlobalTile(b, lanes, plan.src, plan.slots_in, self.shape, plan.element_bits,
                                                plan.num_warps)
-        dst_tile = _GlobalTile(b, lanes, plan.dst, plan.slots_out, self.shape, plan.element_bits, plan.num_warps)
+        dst_tile = self.dst_tile = _GlobalTile(b, lanes, plan.dst, plan.slots_out, self.shape, plan.element_bits,
+                                               plan.num_warps)
 
         b.comment("load the source registers")
         regs = self._load(b, rin, src_tile, self._n_dwords(plan.slots_in))
@@ -320,7 +321,11 @@ class _Kernel:
         return out
 
     def _accesses(self, tile: _GlobalTile, n_dwords: int, what: str) -> list[tuple[list[int], list]]:
-        """``(dwords, [((voffset, soffset), first byte in dword, bytes)])`` per buffer instruction."""
+        """``(dwords, [((voffset, soffset), first byte in dword, bytes)])`` per buffer instruction; a side
+        held one element per VGPR (``Plan.src_unpacked`` / ``dst_unpacked``: its VGPR's slots name one
+        element) moves its first piece alone, the element in the low bits (zero-extended when loaded)."""
+        unpacked = (self.plan.src_unpacked and tile is self.src_tile) or (self.plan.dst_unpacked
+                                                                          and tile is self.dst_tile)
         out = []
         for run in self._runs(tile, n_dwords):
             first_d, pieces = run[0]
@@ -330,7 +335,7 @@ class _Kernel:
                 out.append(([d for d, _ in run], [(voff, 0, 4 * len(run))]))
             else:
                 out.append(([first_d], [(tile.voffset(s, e, tile.oob[:, :, s], f"{what} of register {first_d}"), o, n)
-                                        for s, e, o, n in pieces]))
+                                        for s, e, o, n in (pieces[:1] if unpacked else pieces)]))
         return out
 
     def _load(self, b: Builder, rsrc: str, tile: _GlobalTile, n_dwords: int) -> dict[int, str]:
@@ -342,8 +347,8 @@ class _Kernel:
                 for k, d in enumerate(dwords):
                     regs[d] = v if len(dwords) == 1 else b.extract(v, k, t)
                 continue
-            word = None  # a src held one element per VGPR (``Plan.src_unpacked``): the first piece, zero-extended
-            for voff, o, n in parts[:1] if self.plan.src_unpacked and tile is self.src_tile else parts:
+            word = None
+            for voff, o, n in parts:
                 t = f"i{8 * n}"
                 piece = b.cast("arith.extui", atoms.buffer_load(b, rsrc, voff[0], t, voff[1]), t, "i32")
                 if o:
