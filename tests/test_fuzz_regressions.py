@@ -1,0 +1,47 @@
+"""Minimal reproducers of what the seeded fuzz campaign (benchmarks/fuzz_conversions.py) found, each
+with its exact expected result; the case names are the campaign's ``seed:k``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from linlayout import LayoutError, LinearLayout
+from linlayout.synth.convert import plan_conversion
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+from fuzz_conversions import dead_steps  # noqa: E402
+
+
+def _layout(bases: dict, d0: int, d1: int) -> LinearLayout:
+    return LinearLayout(bases, [("dim0", d0), ("dim1", d1)])
+
+
+# the warp-lane candidates (convert._warp_lane_candidates) moved every src VGPR first, also those the
+# in-wave plan after them never reads: dead ds_bpermutes the compiler deletes (the ISA had 2 and 4 fewer)
+WARP_LANE_CASES = {
+    "1:845 gfx942 32b": (
+        _layout({"register": [[0, 0], [2, 0]], "lane": [[0, 0], [1, 0], [0, 2], [0, 0], [0, 4], [0, 1]],
+                 "warp": [[0, 0]]}, 4, 8),
+        _layout({"register": [], "lane": [[1, 0], [0, 2], [2, 1], [0, 1], [0, 4], [1, 0]], "warp": [[0, 4]]}, 4, 8),
+        "gfx942", 32, dict(objective="throughput", lds_budget_bytes=40, src_tuple_dwords=1),
+        {"ds_bpermute": 3, "v_cndmask": 1, "total": 4}),
+    "3:1029 gfx1200 16b": (
+        _layout({"register": [[0, 0], [0, 8], [0, 64], [0, 4]],
+                 "lane": [[1, 0], [0, 32], [0, 1], [0, 16], [0, 2]], "warp": [[0, 0]]}, 2, 128),
+        _layout({"register": [[0, 4]], "lane": [[0, 64], [1, 0], [0, 16], [0, 65], [0, 2]], "warp": [[0, 33]]},
+                2, 128),
+        "gfx1200", 16, dict(objective="concurrent"),
+        {"ds_bpermute": 4, "v_perm_b32": 2, "permlane16": 2, "v_cndmask": 1, "total": 9}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WARP_LANE_CASES))
+def test_warp_lane_plans_move_only_the_registers_they_read(name):
+    src, dst, arch, bits, kwargs, counts = WARP_LANE_CASES[name]
+    plan = plan_conversion(src, dst, arch, bits, **kwargs)
+    assert plan.verified and any(n.startswith("warp-dependent lanes") for n in plan.notes)
+    assert dead_steps(plan) == []
+    assert {k: v for k, v in plan.counts().items() if v} == counts
