@@ -108,6 +108,8 @@ def check(case: dict, interpret: bool, compile_: bool, nvcc: bool) -> str:
         assert "\n" not in str(e), f"multi-line LayoutError: {e!r}"
         if "between warps" in str(e):  # only the registers strategy, and only when some dst warp needs another's data
             assert case["strategy"] == "registers" and _crosses_warps(case["src"], case["dst"]), f"refused: {e}"
+        elif "each warp holds the data it needs" in str(e):
+            assert case["strategy"] == "registers" and not _crosses_warps(case["src"], case["dst"]), f"refused: {e}"
         else:
             assert case["budget"] is not None, f"refused without a budget: {e}"
         return "refused: " + _reason(str(e))

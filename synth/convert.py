@@ -648,7 +648,7 @@ def _unrefined_candidates(ctx: ConversionContext, best_only: bool = False, movma
     if with_movmatrix:
         cands.extend(_movmatrix_candidates(ctx, best_only))
     if strategy == "registers" and not cands:
-        raise LayoutError("the conversion moves data between warps; only the LDS strategy can do it")
+        raise LayoutError(_no_register_plan(wm))
     lds_floor, ceiling = None, float("inf")
     if cands and strategy == "auto" and prune:  # no LDS plan can beat (or tie) it: skip
         lb = _lower_bound(ctx)
@@ -661,6 +661,20 @@ def _unrefined_candidates(ctx: ConversionContext, best_only: bool = False, movma
             if not cands:
                 raise
     return _rank(cands, cm)
+
+
+def _no_register_plan(wm) -> str:
+    """Why ``strategy="registers"`` finds no plan, true to the wave map ``wm`` (None: the lower bound
+    found data crossing warps): the data cross warps, or each warp holds what it needs but no in-wave
+    candidate serves it -- e.g. a per-warp register offset (``WaveMap.warp_register_offsets``, after the
+    warp-dependent lane move where there is one) that moves elements inside a packed 32-bit register,
+    which ``_in_wave_program`` refuses (random 8/16-bit pairs with warp-broadcast src found the first
+    message given there: false)."""
+    if wm is None or not (wm.wave_local or wm.warp_lane_offsets is not None):
+        return "the conversion moves data between warps; only the LDS strategy can do it"
+    return ("no in-register plan: each warp holds the data it needs, but the planner builds no in-wave candidate "
+            "for it (a per-warp register offset inside a packed 32-bit register is one such case); only the LDS "
+            "strategy can do it")
 
 
 def _lds_first(ctx: ConversionContext, programs: list[_InWaveProgram], floors: list[float]) -> list[Plan]:

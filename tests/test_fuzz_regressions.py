@@ -45,3 +45,22 @@ def test_warp_lane_plans_move_only_the_registers_they_read(name):
     assert plan.verified and any(n.startswith("warp-dependent lanes") for n in plan.notes)
     assert dead_steps(plan) == []
     assert {k: v for k, v in plan.counts().items() if v} == counts
+
+
+def test_registers_refusal_says_the_data_stay_in_each_warp_where_they_do():
+    """2:132 (gfx90a fp16): src is broadcast over the warps, so each warp holds every element, but warp 1
+    needs them at the other half of each packed register: no in-wave candidate is built, and the refusal
+    said the data moved between warps (false); the default strategy plans it through LDS."""
+    src = _layout({"register": [[0, 8], [0, 32], [0, 2]], "lane": [[0, 0], [0, 4], [1, 0], [0, 2], [0, 1], [0, 16]],
+                   "warp": [[0, 0]]}, 2, 64)
+    dst = _layout({"register": [[0, 8]], "lane": [[0, 0], [0, 16], [0, 32], [0, 2], [0, 0], [0, 0]],
+                   "warp": [[0, 8]]}, 2, 64)
+    with pytest.raises(LayoutError, match="^no in-register plan: each warp holds the data it needs"):
+        plan_conversion(src, dst, "gfx90a", 16, strategy="registers")
+    plan = plan_conversion(src, dst, "gfx90a", 16)
+    assert plan.verified and plan.strategy == "lds"
+    lanes = [[0, 4], [0, 16], [0, 2], [0, 0], [0, 0]]  # warp and lane 0 trade places: data cross warps
+    across = (_layout({"register": [[0, 8], [0, 32]], "lane": [[0, 1]] + lanes, "warp": [[1, 0]]}, 2, 64),
+              _layout({"register": [[0, 8], [0, 32]], "lane": [[1, 0]] + lanes, "warp": [[0, 1]]}, 2, 64))
+    with pytest.raises(LayoutError, match="^the conversion moves data between warps"):
+        plan_conversion(*across, "gfx90a", 16, strategy="registers")
