@@ -461,6 +461,7 @@ def gather_choices(ctx: ConversionContext, um: UnitMap, limit: float = float("in
     lanes = src_u[qs] == gs[:, None]
     needs = np.where(lanes, src_l[qs], -1)
     idents = ((needs == lane_indices(target.wave_size)) | ~lanes).all(axis=1).tolist()
+    needs = _shared_moves(needs, gs, idents, target, fam)
     moves: dict[bytes, tuple] = {}  # lane map -> (lane op or None, DPP op or None, base cost, merge cost)
     blob, row = needs.tobytes(), needs.shape[1] * needs.itemsize  # the lane maps' bytes, one row each
     n_q = src_u.shape[0]
@@ -504,6 +505,37 @@ def gather_choices(ctx: ConversionContext, um: UnitMap, limit: float = float("in
         plan.append(_GatherUnit((g, lanes_b, need, mv), [(g2, l2, n2, d2, m2) for i, (g2, l2, n2, m2, d2, _, _)
                                                          in enumerate(groups) if i != bi]))
     return total_cost, plan
+
+
+def _shared_moves(needs: np.ndarray, gs: np.ndarray, idents: list[bool], target, fam: dict[str, float]) -> np.ndarray:
+    """The lane groups' maps with the moves of one src unit shared: groups of src unit ``gs[i]`` that
+    move lanes by no DPP control and whose maps agree wherever both are defined (their lanes are
+    disjoint: different dst units read the unit at different lanes) take their union, in group order,
+    where the union moves by an instruction of the same family (``find_lane_op``) and no DPP control
+    either: the program then makes one lane op of them (``Program.lane`` merges equal ops), as the
+    compiler merges the moves once the don't-care lanes' addresses are filled in (random pairs found
+    gathers of two ``ds_bpermute`` per src VGPR where the kernels had one).  A group still uses only
+    its own lanes' values (its select mask is unchanged); its price is unchanged (each group's move
+    priced), so the gather's choices are too."""
+    out = needs.copy()
+    shared: dict[int, list[tuple[np.ndarray, str, list[int]]]] = {}  # src unit -> (union, family, members)
+    for i in range(len(needs)):
+        if idents[i] or find_dpp(needs[i], target) is not None:
+            continue
+        family = find_lane_op(needs[i], target, fam).family
+        for k, (union, fam_u, members) in enumerate(shared.setdefault(int(gs[i]), [])):
+            if fam_u != family or not np.all((union == needs[i]) | (union < 0) | (needs[i] < 0)):
+                continue
+            wider = np.where(union >= 0, union, needs[i])
+            if find_dpp(wider, target) is None and find_lane_op(wider, target, fam).family == family:
+                shared[int(gs[i])][k] = (wider, family, members + [i])
+                break
+        else:
+            shared[int(gs[i])].append((needs[i], family, [i]))
+    for groups in shared.values():
+        for union, _, members in groups:
+            out[members] = union
+    return out
 
 
 def _unit_floors(ctx: ConversionContext, needs: np.ndarray, keys: list[bytes], idents: list[bool], starts: list[int],

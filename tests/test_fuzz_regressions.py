@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+import needs
+
 from linlayout import LayoutError, LinearLayout
 from linlayout.synth.convert import plan_conversion
 
@@ -64,3 +66,20 @@ def test_registers_refusal_says_the_data_stay_in_each_warp_where_they_do():
               _layout({"register": [[0, 8], [0, 32]], "lane": [[1, 0]] + lanes, "warp": [[0, 1]]}, 2, 64))
     with pytest.raises(LayoutError, match="^the conversion moves data between warps"):
         plan_conversion(*across, "gfx90a", 16, strategy="registers")
+
+
+@needs.mlir
+def test_gather_moves_of_one_src_register_are_shared():
+    """3:1491 (gfx1250, 64-bit, strategy registers): two dst registers each read src register 0 at the
+    even lanes of one and the odd lanes of the other, at maps that agree where both are defined; the
+    gather moved it twice (and register 1 twice), which the compiler merged into one ds_bpermute each
+    once the don't-care lanes' addresses are filled in: the plan counted 8 where the kernel has 4."""
+    from linlayout.lowering.conversion import lower_conversion
+
+    src = _layout({"register": [[4, 0], [0, 0]], "lane": [[1, 0], [0, 4], [2, 0], [0, 1], [0, 2]], "warp": []}, 8, 8)
+    dst = _layout({"register": [[4, 0]], "lane": [[4, 0], [0, 1], [1, 0], [1, 2], [0, 1]], "warp": []}, 8, 8)
+    plan = plan_conversion(src, dst, "gfx1250", 64, strategy="registers", objective="latency")
+    assert plan.verified and dead_steps(plan) == []
+    assert {k: v for k, v in plan.counts().items() if v} == {"ds_bpermute": 4, "v_cndmask": 4, "total": 8}
+    isa = lower_conversion(plan, binary=True).report["isa_counts"]
+    assert (isa["ds_bpermute"], isa["v_cndmask"]) == (4, 4)
