@@ -386,9 +386,9 @@ def _after_warp_lanes(steps: list, slots: list[list[int]], need: np.ndarray, tar
     ``need[w, l]`` of its warp: a VGPR whose original value only lane steps read gets their lane
     maps composed with ``need`` (each becomes one ``ds_bpermute``, or ``shfl.sync.idx`` on NVIDIA:
     ``lane_ops.any_lane_op`` on ``target``); any other moves in place by such a move of its own in
-    front, but for a VGPR that no step reads and that holds no output slot (``< slots_out``): its
-    value is dead, and its move would be an instruction the compiler deletes (random pairs found
-    such plans counting 2 to 4 ``ds_bpermute`` more than their kernels)."""
+    front, but for a VGPR whose src value is dead (``_value_read``): its move would be an instruction
+    the compiler deletes (random pairs found such plans counting 2 to 4 ``ds_bpermute`` more than
+    their kernels)."""
     steps = list(steps)
     front = []
     for vgpr in slots:
@@ -401,7 +401,7 @@ def _after_warp_lanes(steps: list, slots: list[list[int]], need: np.ndarray, tar
                 readers.append(i)
             if held & set(st.writes()):
                 break
-        if min(vgpr) >= slots_out and not any(held & set(st.reads()) for st in steps):  # dead
+        if not any(_value_read(steps, slot, slots_out) for slot in vgpr):  # dead: no move
             continue
         if not readers:
             op = any_lane_op(need, target)
@@ -414,6 +414,17 @@ def _after_warp_lanes(steps: list, slots: list[list[int]], need: np.ndarray, tar
             op = any_lane_op(composed, target)
             steps[i] = Lane(kind=op.kind, dst=steps[i].dst, src=vgpr, src_lane=composed, isa=dict(op.isa))
     return front + steps
+
+
+def _value_read(steps: list, slot: int, slots_out: int) -> bool:
+    """Whether the value ``slot`` holds before ``steps`` is used: a step reads it before any step
+    writes the slot, or none does and it is an output (``slot < slots_out``)."""
+    for st in steps:
+        if slot in st.reads():
+            return True
+        if slot in st.writes():
+            return False
+    return slot < slots_out
 
 
 def exchange_schedule_plans(src: LinearLayout, dst: LinearLayout, arch: str,

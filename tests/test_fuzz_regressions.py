@@ -37,6 +37,14 @@ WARP_LANE_CASES = {
                 2, 128),
         "gfx1200", 16, dict(objective="concurrent"),
         {"ds_bpermute": 4, "v_perm_b32": 2, "permlane16": 2, "v_cndmask": 1, "total": 9}),
+    # a src VGPR that the in-wave plan only overwrites (its final renames) is dead too
+    "2:546 gfx1250 64b": (
+        _layout({"register": [[0, 0], [0, 2]], "lane": [[0, 0], [0, 4], [0, 8], [0, 1], [1, 0]],
+                 "warp": [[0, 0], [0, 0]]}, 2, 16),
+        _layout({"register": [[0, 4]], "lane": [[0, 5], [1, 8], [0, 2], [0, 0], [0, 8]], "warp": [[0, 0], [0, 8]]},
+                2, 16),
+        "gfx1250", 64, dict(objective="throughput", lds_budget_bytes=140, dst_tuple_dwords=4),
+        {"ds_bpermute": 8, "v_cndmask": 4, "total": 12}),
 }
 
 
