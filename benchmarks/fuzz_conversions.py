@@ -6,7 +6,7 @@ the project trusts, and a one-line report per failure.
 
 Case ``k`` of seed ``S`` is drawn from ``random.Random(f"fuzz:{S}:{k}")`` alone through the hypothesis
 tests' generator (``tests/random_layouts.py``: ``layout_problem``, every ``STORE_TWIN_EVERY``-th a
-``store_twin_problem``), with 1 to 8 warps, an element size of 8..64 bits, an objective, a strategy, an
+``store_twin_problem``; every ``PARTIAL_EVERY``-th on a tile twice as tall as src holds), with 1 to 8 warps, an element size of 8..64 bits, an objective, a strategy, an
 LDS budget (None, the tile, or an odd size: a fraction of the tile plus a few bytes) and src/dst VGPR
 tuples.  Each case must:
 
@@ -42,13 +42,14 @@ from random_layouts import (ELEMENT_BITS, OBJECTIVES, TARGETS, RandomPicks, layo
                             store_twin_problem)
 from convert_checker import check_certificate  # noqa: E402
 
-from linlayout import LayoutError  # noqa: E402
+from linlayout import LayoutError, LinearLayout  # noqa: E402
 from linlayout.hw.targets import get_target  # noqa: E402
 from linlayout.synth.convert import plan_conversion  # noqa: E402
 from linlayout.synth.emulator import verify  # noqa: E402
 from linlayout.synth.plan import Plan  # noqa: E402
 
 STORE_TWIN_EVERY = 4
+PARTIAL_EVERY = 8
 MAX_WARP_BITS = 3  # 1 to 8 warps
 TUPLES = (1, 2, 4)
 
@@ -68,6 +69,9 @@ def draw(seed: int, k: int) -> dict | None:
     else:
         src, dst, arch = layout_problem(picks, TARGETS, max_warp_bits=MAX_WARP_BITS)
         bits = picks.choice(ELEMENT_BITS)
+    if k % PARTIAL_EVERY == PARTIAL_EVERY - 1:  # a tile twice as tall as src holds: src is not surjective
+        src, dst = (LinearLayout(lay.bases, [(n, s * (2 if i == 0 else 1)) for i, (n, s) in enumerate(lay.out_dims)])
+                    for lay in (src, dst))
     tile_bytes = (bits // 8) << sum(s.bit_length() - 1 for _, s in src.out_dims)
     budget = picks.choice([None, None, tile_bytes, max(1, (tile_bytes >> picks.integer(1, 3)) + picks.integer(0, 12))])
     return dict(src=src, dst=dst, arch=arch, bits=bits, objective=picks.choice(OBJECTIVES),
@@ -108,6 +112,8 @@ def check(case: dict, interpret: bool, compile_: bool, nvcc: bool) -> str:
         assert "\n" not in str(e), f"multi-line LayoutError: {e!r}"
         if "between warps" in str(e):  # only the registers strategy, and only when some dst warp needs another's data
             assert case["strategy"] == "registers" and _crosses_warps(case["src"], case["dst"]), f"refused: {e}"
+        elif "needs a src that holds every tensor element" in str(e):  # no LDS round trip: in-wave only
+            assert case["strategy"] == "lds" or _crosses_warps(case["src"], case["dst"]), f"refused: {e}"
         elif "each warp holds the data it needs" in str(e):
             assert case["strategy"] == "registers" and not _crosses_warps(case["src"], case["dst"]), f"refused: {e}"
         else:

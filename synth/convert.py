@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from linlayout import LayoutError, LinearLayout, caches
+from linlayout import LayoutError, LinearLayout, caches, f2
 
 from . import cost as cost_mod
 from .context import STRATEGIES, ConversionContext
@@ -481,7 +481,17 @@ def _lds_candidates(ctx: ConversionContext, best_only: bool = False, ceiling: fl
     outranks (``_outranked``), nor one whose floor is above ``ceiling`` (the in-wave plans' tie
     limit in rank value: it would rank after them).  The plans are given in the pool's order (its
     designs in ``lds_path.designs``' order, then each design's store choices), whatever the order
-    they were built in: the order ``_rank`` settles full ties by."""
+    they were built in: the order ``_rank`` settles full ties by.
+
+    A src that holds only part of the tile (not surjective) has no round trip: the shared layouts are
+    made for a writer that covers the tile (linlayout.synth.swizzle); that is a ``_NoLdsPlan``, so the
+    in-wave plans are the candidates where there are any (a bit permutation on half a tile was refused
+    under ``auto`` though ``registers`` planned it)."""
+    prob = ctx.problem
+    held = f2.rank(prob.src_hw_cols())
+    if held < prob.n_tensor_bits:
+        raise _NoLdsPlan(f"an LDS round trip needs a src that holds every tensor element: src holds 2**{held} of "
+                         f"the tile's 2**{prob.n_tensor_bits} elements")
     pool = lds_path.designs(ctx)
     budget, target, cm = ctx.lds_budget_bytes, ctx.target, ctx.cost_model
     out: list[Plan] = []

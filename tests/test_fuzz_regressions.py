@@ -102,3 +102,20 @@ def test_a_seeded_subset_of_the_campaign():
 
     ran = [check(case, False, False, False) for case in map(lambda k: draw(1, k), range(80)) if case is not None]
     assert len(ran) >= 70 and sum(r.startswith("refused") for r in ran) < len(ran) // 2
+
+
+def test_a_src_holding_half_the_tile_is_planned_in_wave_under_auto():
+    """A bit permutation of 256 elements (two registers and the lanes trade bits) on a tile of 512: src
+    holds half the tile.  ``registers`` planned it, ``auto`` raised the shared-layout search's 'writer does
+    not cover every tensor element'; now the LDS path has no plan for such a src (its one-line refusal
+    under ``lds``), and ``auto`` takes the in-wave plan."""
+    def layout(order):
+        return LinearLayout({"register": [[1 << b] for b in order[:2]], "lane": [[1 << b] for b in order[2:]]},
+                            [("dim0", 512)])
+    src, dst = layout(list(range(8))), layout([7, 6] + list(range(6)))
+    plan = plan_conversion(src, dst, "gfx942", 32)
+    assert plan.verified and plan.strategy == "lanes"
+    assert plan.counts() == plan_conversion(src, dst, "gfx942", 32, strategy="registers").counts()
+    with pytest.raises(LayoutError, match=r"^an LDS round trip needs a src that holds every tensor element: "
+                                          r"src holds 2\*\*8 of the tile's 2\*\*9 elements$"):
+        plan_conversion(src, dst, "gfx942", 32, strategy="lds")
