@@ -53,7 +53,7 @@ from . import cost as cost_mod
 from .context import STRATEGIES, ConversionContext
 from .emulator import PlanVerificationError, verify
 from .exchanges import SchedulePlanner, best_schedule, build_schedule, exchange_applicable
-from .in_wave import (Packing, choose_packing, gather_choices, gather_floor, gather_units, pack_perms, pack_units,
+from .in_wave import (Packing, UnitMap, choose_packing, gather_choices, gather_floor, gather_units, pack_perms, pack_units,
                       unpack_units)
 from .ir import AMD_REGISTER_ISA, PTX_REGISTER_ISA, Program, RegisterIsa
 from . import lds_path
@@ -328,8 +328,9 @@ def _in_wave_programs(ctx: ConversionContext, wm, gather: bool = True) -> list[_
     limit = float("inf")
     if best is not None and cm.floors_apply and not cm.pipe_overlap:
         limit = cm.tie_limit(best[0].cost)
-    if gather and gather_floor(up.pk.units, cm) + vperm <= limit:  # the gather is priced only when it might win
-        gathered = gather_choices(ctx, up.pk.units, limit - vperm)  # None: above the limit
+    units = _read_first_copies(ctx, up)
+    if gather and gather_floor(units, cm) + vperm <= limit:  # the gather is priced only when it might win
+        gathered = gather_choices(ctx, units, limit - vperm)  # None: above the limit
         if gathered is not None and gathered[0] + vperm <= limit:
             g_plan = gathered[1]
             built = _in_wave_program(ctx, wm, up, up.pk.K, "gather",
@@ -338,6 +339,21 @@ def _in_wave_programs(ctx: ConversionContext, wm, gather: bool = True) -> list[_
             if built is not None:
                 out.append(built)
     return out
+
+
+def _read_first_copies(ctx: ConversionContext, up: _UnitProblem) -> UnitMap:
+    """The gather's unit map with every read of a src unit that is a copy of a lower one made a read of
+    that one: a src register bit whose tensor column is 0 (a register holding what another holds in every
+    lane and warp) is, for the src unit index bits it carries (the register bits outside the packing
+    ``K``, in order), cleared from every image -- a linear map still.  Else a dst unit whose lanes read
+    two copies gathers both, with a lane move and a select each, which the compiler folds into one move
+    and no select once it sees the copies are equal (random pairs: plans of 4 ``ds_bpermute`` and 2
+    ``v_cndmask`` where the kernels had 2 and 0)."""
+    um = up.pk.units
+    src_reg = ctx.problem.src_cols["register"]
+    kept = [i for i in range(up.n_sr) if i not in up.pk.K]
+    copies = sum(1 << j for j, i in enumerate(kept) if src_reg[i] == 0)
+    return um if not copies else UnitMap(um.n_src, um.n_dst, [c & ~copies for c in um.cols])
 
 
 def _warp_lane_candidates(ctx: ConversionContext, wm) -> list[Plan]:

@@ -119,3 +119,23 @@ def test_a_src_holding_half_the_tile_is_planned_in_wave_under_auto():
     with pytest.raises(LayoutError, match=r"^an LDS round trip needs a src that holds every tensor element: "
                                           r"src holds 2\*\*8 of the tile's 2\*\*9 elements$"):
         plan_conversion(src, dst, "gfx942", 32, strategy="lds")
+
+
+@needs.mlir
+def test_the_gather_reads_one_copy_of_a_src_register():
+    """6:2230 (gfx1200 fp16, strategy registers): src register bit 2 is a broadcast (registers ``r`` and
+    ``r ^ 4`` hold the same elements), and the wave map reads both copies on different lanes; the gather
+    moved each copy and selected between them (4 ds_bpermute, 2 v_cndmask) where the compiler, seeing
+    equal values, kept 2 and 0.  Reading the lower copy always gives the kernel's counts."""
+    from linlayout.lowering.conversion import lower_conversion
+
+    src = _layout({"register": [[0, 1], [4, 0], [0, 0]], "lane": [[2, 0], [0, 2], [1, 1], [8, 1], [16, 0]],
+                   "warp": []}, 32, 4)
+    dst = _layout({"register": [[4, 0], [0, 0], [0, 0], [8, 0]], "lane": [[2, 0], [0, 0], [0, 2], [16, 0], [0, 0]],
+                   "warp": []}, 32, 4)
+    plan = plan_conversion(src, dst, "gfx1200", 16, strategy="registers", objective="throughput",
+                           src_tuple_dwords=2, dst_tuple_dwords=2)
+    assert plan.verified and dead_steps(plan) == []
+    assert {k: v for k, v in plan.counts().items() if v} == {"ds_bpermute": 2, "v_perm_b32": 2, "total": 4}
+    isa = lower_conversion(plan, binary=True).report["isa_counts"]
+    assert (isa["ds_bpermute"], isa["v_cndmask"], isa["v_perm_b32"]) == (2, 0, 2)
