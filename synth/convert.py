@@ -778,7 +778,9 @@ def _movmatrix_candidates(ctx: ConversionContext, best_only: bool) -> list[Plan]
     its own value plus the stage's (the stage's MIO cycles may hide under the rest's ALU issue or
     not): there every candidate of the rest is built, unpruned, and priced with the stage.  An end whose
     rest has no plan (``_NoLdsPlan``, ``lds_path.DesignRefused``: its rounds cannot split its lanes'
-    elements, say, where the conversion's own can) gives none; any other error propagates."""
+    elements, say, where the conversion's own can) gives none; any other error propagates.  A first
+    stage leaves out the src registers whose values the rest never reads (``_value_read``: random
+    pairs found a ``movmatrix`` on a register nothing read, which the compiler deletes)."""
     prob = ctx.problem
     p = ctx.slots_per_dword
     out = []
@@ -799,7 +801,11 @@ def _movmatrix_candidates(ctx: ConversionContext, best_only: bool) -> list[Plan]
             continue
         for rest in rests[:1 if best_only and not whole else None]:
             plan = _base_plan(ctx)
-            plan.steps = stage + rest.steps if first else rest.steps + stage
+            if first:  # a src register the rest never reads needs no stage (its value is dead)
+                plan.steps = [m for m in stage if any(_value_read(rest.steps, s, plan.slots_out) for s in m.dst)] \
+                    + rest.steps
+            else:
+                plan.steps = rest.steps + stage
             plan.lds_bytes = rest.lds_bytes
             plan.notes = [f"movmatrix stage: the 16-bit halves of every {'src' if first else 'dst'} register "
                           "transposed"] + rest.notes

@@ -139,3 +139,15 @@ def test_the_gather_reads_one_copy_of_a_src_register():
     assert {k: v for k, v in plan.counts().items() if v} == {"ds_bpermute": 2, "v_perm_b32": 2, "total": 4}
     isa = lower_conversion(plan, binary=True).report["isa_counts"]
     assert (isa["ds_bpermute"], isa["v_cndmask"], isa["v_perm_b32"]) == (2, 0, 2)
+
+
+def test_a_movmatrix_stage_skips_registers_nothing_reads():
+    """7:1905 (sm_90 8-bit, strategy registers): the first movmatrix stage transposed both src registers
+    though the rest of the plan reads only the first (dst holds two of src's eight elements per lane);
+    nvcc deletes the other, so the plan counted one movmatrix more than its PTX."""
+    src = _layout({"register": [[2, 0], [0, 4], [0, 2]], "lane": [[0, 0], [0, 1], [0, 8], [0, 16], [1, 0]],
+                   "warp": []}, 4, 32)
+    dst = _layout({"register": [[0, 0]], "lane": [[0, 16], [1, 0], [0, 4], [0, 0], [2, 0]], "warp": []}, 4, 32)
+    plan = plan_conversion(src, dst, "sm_90", 8, strategy="registers", objective="concurrent", src_tuple_dwords=1)
+    assert plan.verified and dead_steps(plan) == [] and plan.notes[0].startswith("movmatrix stage")
+    assert {k: v for k, v in plan.counts().items() if v} == {"movmatrix": 1, "shfl": 1, "prmt": 2, "total": 4}
