@@ -25,9 +25,9 @@ Each case runs under an alarm of ``--seconds`` (a hang is a failure).  Prints on
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
+import re
 import signal
 import sys
 import time
@@ -35,14 +35,24 @@ import traceback
 from collections import Counter, defaultdict
 from pathlib import Path
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # the repository root: benchmarks.script_args
 sys.path.insert(0, str(ROOT / "tests"))
 
 from random_layouts import (ELEMENT_BITS, OBJECTIVES, TARGETS, RandomPicks, layout_problem,  # noqa: E402
                             store_twin_problem)
 from convert_checker import check_certificate  # noqa: E402
 
+from benchmarks.script_args import ScriptParser  # noqa: E402
 from linlayout import LayoutError, LinearLayout  # noqa: E402
+from linlayout.lowering.conversion import lower_conversion  # noqa: E402
+from linlayout.lowering.cpp import emit_cpp  # noqa: E402
+from linlayout.lowering.cpp.counts import expected_ptx_counts, ptx_counts  # noqa: E402
+from linlayout.lowering.cpp.toolchain import compile_cuda, find_nvcc  # noqa: E402
+from linlayout.lowering.emit.host import distinct_tile, expected_output, interpret as run  # noqa: E402
+from linlayout.lowering.report import PLAN_CHECKED_KEYS, expected_isa_counts  # noqa: E402
 from linlayout.hw.targets import get_target  # noqa: E402
 from linlayout.synth.convert import plan_conversion  # noqa: E402
 from linlayout.synth.emulator import verify  # noqa: E402
@@ -133,24 +143,17 @@ def check(case: dict, interpret: bool, compile_: bool, nvcc: bool) -> str:
     ran = plan.strategy
     nvidia = get_target(case["arch"]).family == "nvidia"
     if interpret and not nvidia:
-        import numpy as np
-        from linlayout.lowering.conversion import lower_conversion
-        from linlayout.lowering.emit.host import distinct_tile, expected_output, interpret as run
         low = lower_conversion(plan, binary=compile_)
         tile = distinct_tile(low.kernel.shape, plan.element_bits, seed=1)
         assert np.array_equal(run(low.kernel, tile, fill=0x5A), expected_output(plan, tile, fill=0x5A)), \
             "interpreter output differs from the expected tile"
         ran += "+interp"
         if compile_:
-            from linlayout.lowering.report import PLAN_CHECKED_KEYS, expected_isa_counts
             counts, exp = low.report["isa_counts"], expected_isa_counts(plan)
             bad = {k: (counts[k], exp[k]) for k in PLAN_CHECKED_KEYS if counts[k] != exp[k]}
             assert not bad, f"ISA counts differ from the plan's: {bad}"
             ran += "+isa"
     if nvcc and nvidia:
-        from linlayout.lowering.cpp import emit_cpp
-        from linlayout.lowering.cpp.toolchain import compile_cuda, find_nvcc
-        from linlayout.lowering.cpp.counts import expected_ptx_counts, ptx_counts
         if find_nvcc() is not None:
             ptx = compile_cuda(emit_cpp(plan), case["arch"], strict=True)
             want, got = expected_ptx_counts(plan), ptx_counts(ptx, "conv")
@@ -162,7 +165,6 @@ def check(case: dict, interpret: bool, compile_: bool, nvcc: bool) -> str:
 
 def _reason(message: str) -> str:
     """A refusal's message without its numbers (so that refusals tally by kind)."""
-    import re
     return re.sub(r"\d+", "N", message)[:90]
 
 
@@ -171,7 +173,7 @@ def _alarm(signum, frame):
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = ScriptParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--cases", type=int, default=200)
     ap.add_argument("--start", type=int, default=0, help="first case index")
@@ -182,6 +184,9 @@ def main(argv=None) -> int:
     ap.add_argument("--seconds", type=int, default=120, help="per-case alarm")
     args = ap.parse_args(argv)
     want = set(args.targets.split(",")) if args.targets else set(TARGETS)
+    if want - set(TARGETS) or args.cases < 1:
+        ap.error(f"--targets: unknown {sorted(want - set(TARGETS))}; known: {', '.join(TARGETS)}"
+                 if want - set(TARGETS) else f"--cases must be at least 1, got {args.cases}")
     signal.signal(signal.SIGALRM, _alarm)
     tally: dict[str, Counter] = defaultdict(Counter)
     failures = 0
