@@ -518,23 +518,33 @@ def _shared_moves(needs: np.ndarray, gs: np.ndarray, idents: list[bool], target,
     its own lanes' values (its select mask is unchanged); its price is unchanged (each group's move
     priced), so the gather's choices are too."""
     out = needs.copy()
-    shared: dict[int, list[tuple[np.ndarray, str, list[int]]]] = {}  # src unit -> (union, family, members)
+    by_unit: dict[int, list[int]] = {}
     for i in range(len(needs)):
-        if idents[i] or find_dpp(needs[i], target) is not None:
+        if not idents[i]:
+            by_unit.setdefault(int(gs[i]), []).append(i)
+
+    def family(need: np.ndarray) -> str | None:  # None: a DPP control moves it (the group merges fused)
+        return None if find_dpp(need, target) is not None else find_lane_op(need, target, fam).family
+    for members in by_unit.values():
+        if len(members) < 2:
             continue
-        family = find_lane_op(needs[i], target, fam).family
-        for k, (union, fam_u, members) in enumerate(shared.setdefault(int(gs[i]), [])):
-            if fam_u != family or not np.all((union == needs[i]) | (union < 0) | (needs[i] < 0)):
-                continue
-            wider = np.where(union >= 0, union, needs[i])
-            if find_dpp(wider, target) is None and find_lane_op(wider, target, fam).family == family:
-                shared[int(gs[i])][k] = (wider, family, members + [i])
-                break
-        else:
-            shared[int(gs[i])].append((needs[i], family, [i]))
-    for groups in shared.values():
-        for union, _, members in groups:
-            out[members] = union
+        shared: list[list] = []  # [union, its family (None: not looked up yet), member indices]
+        for i in members:
+            for group in shared:
+                union = group[0]
+                if not np.all((union == needs[i]) | (union < 0) | (needs[i] < 0)):
+                    continue
+                if group[1] is None:
+                    group[1] = family(union) or "dpp"
+                own = family(needs[i])
+                wider = np.where(union >= 0, union, needs[i])
+                if own is not None and own == group[1] and family(wider) == own:
+                    group[0], group[2] = wider, group[2] + [i]
+                    break
+            else:
+                shared.append([needs[i], None, [i]])
+        for union, _, idx in shared:
+            out[idx] = union
     return out
 
 
