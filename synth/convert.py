@@ -472,14 +472,24 @@ def exchange_schedule_plans(src: LinearLayout, dst: LinearLayout, arch: str,
 def _warp_offsets(prog: Program, units: list[int], offsets: list[int], K: list[int], n_sr: int,
                   num_warps: int, wave_size: int) -> list[int]:
     """Per-warp register renaming ``r -> r ^ X(w)`` as selects on a per-warp condition (no offset may
-    move elements inside a 32-bit unit: ``_in_wave_program`` checks)."""
+    move elements inside a 32-bit unit: ``_in_wave_program`` checks).  ``X(w)``, the XOR of the unit
+    offsets ``u_k`` of the set warp bits ``k``, is ``XOR_j c_j(w) b_j`` over a basis ``b_j`` of the
+    ``u_k`` (``f2.image_basis``): one round of selects per basis vector, on the condition ``c_j(w)``, the
+    parity of the warp bits whose ``u_k`` holds ``b_j`` -- one round per warp bit where the ``u_k`` are
+    independent, fewer where they are not (random pairs with two warp bits of one offset made two
+    rounds, which the compiler folded into one select on the two bits' parity)."""
     rest = [i for i in range(n_sr) if i not in K]
-    for k, x in enumerate(offsets):
-        if not x:
-            continue
-        u = sum(((x >> b) & 1) << i for i, b in enumerate(rest))
-        cond = np.repeat(((np.arange(num_warps) >> k) & 1).astype(bool)[:, None], wave_size, axis=1)
-        units = [prog.select(cond, units[q], units[q ^ u]) for q in range(len(units))]
+    us = [sum(((x >> b) & 1) << i for i, b in enumerate(rest)) for x in offsets]
+    basis = f2.image_basis([u for u in us if u])
+    coords = [f2.solve(basis, u) for u in us]
+    warps = np.arange(num_warps)
+    for j, b in enumerate(basis):
+        parity = np.zeros(num_warps, dtype=bool)
+        for k, c in enumerate(coords):
+            if (c >> j) & 1:
+                parity ^= ((warps >> k) & 1).astype(bool)
+        cond = np.repeat(parity[:, None], wave_size, axis=1)
+        units = [prog.select(cond, units[q], units[q ^ b]) for q in range(len(units))]
     return units
 
 

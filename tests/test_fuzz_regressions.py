@@ -151,3 +151,20 @@ def test_a_movmatrix_stage_skips_registers_nothing_reads():
     plan = plan_conversion(src, dst, "sm_90", 8, strategy="registers", objective="concurrent", src_tuple_dwords=1)
     assert plan.verified and dead_steps(plan) == [] and plan.notes[0].startswith("movmatrix stage")
     assert {k: v for k, v in plan.counts().items() if v} == {"movmatrix": 1, "shfl": 1, "prmt": 2, "total": 4}
+
+
+@needs.mlir
+def test_warp_offsets_of_one_register_take_one_round_of_selects():
+    """15:1164 (gfx942 fp32, 8 warps): warp bits 0 and 2 both read the other src register (the same
+    offset); the per-warp renaming made a round of selects per warp bit (3 v_cndmask), which the compiler
+    folded into one select on the two bits' parity."""
+    from linlayout.lowering.conversion import lower_conversion
+
+    src = _layout({"register": [[33, 0], [17, 0]], "lane": [[64, 0], [16, 0], [8, 0], [0, 1], [18, 0], [4, 0]],
+                   "warp": [[4, 0], [32, 0], [17, 0]]}, 128, 2)
+    dst = _layout({"register": [[0, 0], [4, 0]], "lane": [[0, 0], [0, 1], [2, 0], [0, 0], [0, 0], [8, 0]],
+                   "warp": [[0, 0], [1, 0], [32, 0]]}, 128, 2)
+    plan = plan_conversion(src, dst, "gfx942", 32, objective="latency", lds_budget_bytes=264, src_tuple_dwords=1)
+    assert plan.verified and plan.strategy == "lanes"
+    assert {k: v for k, v in plan.counts().items() if v} == {"ds_bpermute": 4, "v_cndmask": 1, "total": 5}
+    assert lower_conversion(plan, binary=True).report["isa_counts"]["v_cndmask"] == 1
