@@ -168,3 +168,17 @@ def test_warp_offsets_of_one_register_take_one_round_of_selects():
     assert plan.verified and plan.strategy == "lanes"
     assert {k: v for k, v in plan.counts().items() if v} == {"ds_bpermute": 4, "v_cndmask": 1, "total": 5}
     assert lower_conversion(plan, binary=True).report["isa_counts"]["v_cndmask"] == 1
+
+
+def test_a_select_between_swapped_selects_is_one_select():
+    """14:1476 (gfx1100 fp32, 4 warps): a per-warp register offset (selects of two registers on a warp
+    condition) followed by a per-lane pick between its two results: ``c2 ? (c1 ? x : y) : (c1 ? y : x)``,
+    3 v_cndmask in the plan, is one select on ``c1 ^ c2`` (the compiler's 1)."""
+    src = _layout({"register": [[1, 4], [3, 14]], "lane": [[1, 0], [0, 1], [0, 10], [2, 2], [0, 10]],
+                   "warp": [[1, 0], [0, 8]]}, 4, 16)
+    dst = _layout({"register": [[0, 0]], "lane": [[0, 2], [0, 0], [0, 1], [0, 8], [0, 0]], "warp": [[0, 0], [0, 0]]},
+                  4, 16)
+    plan = plan_conversion(src, dst, "gfx1100", 32, strategy="registers", objective="throughput",
+                           lds_budget_bytes=256, dst_tuple_dwords=4)
+    assert plan.verified and dead_steps(plan) == []
+    assert {k: v for k, v in plan.counts().items() if v} == {"ds_bpermute": 3, "v_cndmask": 1, "total": 4}
