@@ -47,14 +47,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from linlayout import LayoutError, LinearLayout, caches
+from linlayout import LayoutError, LinearLayout, caches, f2
 
 from . import cost as cost_mod
 from .context import STRATEGIES, ConversionContext
 from .emulator import PlanVerificationError, verify
 from .exchanges import SchedulePlanner, best_schedule, build_schedule, exchange_applicable
-from .in_wave import (Packing, choose_packing, gather_choices, gather_floor, gather_units, pack_perms, pack_units,
-                      unpack_units, unpacked_outputs)
+from .in_wave import (Packing, UnitMap, choose_packing, gather_choices, gather_floor, gather_units, pack_perms,
+                      pack_units, unpack_units, unpacked_outputs)
 from .ir import AMD_REGISTER_ISA, PTX_REGISTER_ISA, Program, RegisterIsa
 from . import lds_path
 from .lds_path import build_lds
@@ -338,8 +338,9 @@ def _in_wave_programs(ctx: ConversionContext, wm, gather: bool = True) -> list[_
     limit = float("inf")
     if best is not None and cm.floors_apply and not cm.pipe_overlap:
         limit = cm.tie_limit(best[0].cost)
-    if gather and gather_floor(up.pk.units, cm) + vperm <= limit:  # the gather is priced only when it might win
-        gathered = gather_choices(ctx, up.pk.units, limit - vperm)  # None: above the limit
+    units = _read_first_copies(ctx, up)
+    if gather and gather_floor(units, cm) + vperm <= limit:  # the gather is priced only when it might win
+        gathered = gather_choices(ctx, units, limit - vperm)  # None: above the limit
         if gathered is not None and gathered[0] + vperm <= limit:
             g_plan = gathered[1]
             built = _in_wave_program(ctx, wm, up, up.pk.K, "gather",
@@ -348,6 +349,21 @@ def _in_wave_programs(ctx: ConversionContext, wm, gather: bool = True) -> list[_
             if built is not None:
                 out.append(built)
     return out
+
+
+def _read_first_copies(ctx: ConversionContext, up: _UnitProblem) -> UnitMap:
+    """The gather's unit map with every read of a src unit that is a copy of a lower one made a read of
+    that one: a src register bit whose tensor column is 0 (a register holding what another holds in every
+    lane and warp) is, for the src unit index bits it carries (the register bits outside the packing
+    ``K``, in order), cleared from every image -- a linear map still.  Else a dst unit whose lanes read
+    two copies gathers both, with a lane move and a select each, which the compiler folds into one move
+    and no select once it sees the copies are equal (random pairs: plans of 4 ``ds_bpermute`` and 2
+    ``v_cndmask`` where the kernels had 2 and 0)."""
+    um = up.pk.units
+    src_reg = ctx.problem.src_cols["register"]
+    kept = [i for i in range(up.n_sr) if i not in up.pk.K]
+    copies = sum(1 << j for j, i in enumerate(kept) if src_reg[i] == 0)
+    return um if not copies else UnitMap(um.n_src, um.n_dst, [c & ~copies for c in um.cols])
 
 
 def _warp_lane_candidates(ctx: ConversionContext, wm) -> list[Plan]:
@@ -384,19 +400,21 @@ def _warp_lane_candidates(ctx: ConversionContext, wm) -> list[Plan]:
     inner_plans = [_emitted_in_wave(inner, built) for k, m in enumerate(_wave_maps(inner.problem)) if m.wave_local
                    for built in _in_wave_programs(inner, m, gather=k == 0)]
     for plan in inner_plans:
-        plan.steps = _after_warp_lanes(plan.steps, slots, need, ctx.target)
+        plan.steps = _after_warp_lanes(plan.steps, slots, need, ctx.target, plan.slots_out)
         plan.src = prob.src
         plan.notes.append(f"warp-dependent lanes: one {move} per src VGPR first")
         out.append(_priced(plan, ctx))
     return out
 
 
-def _after_warp_lanes(steps: list, slots: list[list[int]], need: np.ndarray, target) -> list:
+def _after_warp_lanes(steps: list, slots: list[list[int]], need: np.ndarray, target, slots_out: int) -> list:
     """``steps`` run on the src VGPRs (``slots`` of each) after lane ``l`` of warp ``w`` has read lane
     ``need[w, l]`` of its warp: a VGPR whose original value only lane steps read gets their lane
     maps composed with ``need`` (each becomes one ``ds_bpermute``, or ``shfl.sync.idx`` on NVIDIA:
     ``lane_ops.any_lane_op`` on ``target``); any other moves in place by such a move of its own in
-    front."""
+    front, but for a VGPR whose src value is dead (``_value_read``): its move would be an instruction
+    the compiler deletes (random pairs found such plans counting 2 to 4 ``ds_bpermute`` more than
+    their kernels)."""
     steps = list(steps)
     front = []
     for vgpr in slots:
@@ -409,6 +427,8 @@ def _after_warp_lanes(steps: list, slots: list[list[int]], need: np.ndarray, tar
                 readers.append(i)
             if held & set(st.writes()):
                 break
+        if not any(_value_read(steps, slot, slots_out) for slot in vgpr):  # dead: no move
+            continue
         if not readers:
             op = any_lane_op(need, target)
             front.append(Lane(kind=op.kind, dst=vgpr, src=vgpr, src_lane=need, isa=dict(op.isa)))
@@ -420,6 +440,17 @@ def _after_warp_lanes(steps: list, slots: list[list[int]], need: np.ndarray, tar
             op = any_lane_op(composed, target)
             steps[i] = Lane(kind=op.kind, dst=steps[i].dst, src=vgpr, src_lane=composed, isa=dict(op.isa))
     return front + steps
+
+
+def _value_read(steps: list, slot: int, slots_out: int) -> bool:
+    """Whether the value ``slot`` holds before ``steps`` is used: a step reads it before any step
+    writes the slot, or none does and it is an output (``slot < slots_out``)."""
+    for st in steps:
+        if slot in st.reads():
+            return True
+        if slot in st.writes():
+            return False
+    return slot < slots_out
 
 
 def exchange_schedule_plans(src: LinearLayout, dst: LinearLayout, arch: str,
@@ -451,14 +482,24 @@ def exchange_schedule_plans(src: LinearLayout, dst: LinearLayout, arch: str,
 def _warp_offsets(prog: Program, units: list[int], offsets: list[int], K: list[int], n_sr: int,
                   num_warps: int, wave_size: int) -> list[int]:
     """Per-warp register renaming ``r -> r ^ X(w)`` as selects on a per-warp condition (no offset may
-    move elements inside a 32-bit unit: ``_in_wave_program`` checks)."""
+    move elements inside a 32-bit unit: ``_in_wave_program`` checks).  ``X(w)``, the XOR of the unit
+    offsets ``u_k`` of the set warp bits ``k``, is ``XOR_j c_j(w) b_j`` over a basis ``b_j`` of the
+    ``u_k`` (``f2.image_basis``): one round of selects per basis vector, on the condition ``c_j(w)``, the
+    parity of the warp bits whose ``u_k`` holds ``b_j`` -- one round per warp bit where the ``u_k`` are
+    independent, fewer where they are not (random pairs with two warp bits of one offset made two
+    rounds, which the compiler folded into one select on the two bits' parity)."""
     rest = [i for i in range(n_sr) if i not in K]
-    for k, x in enumerate(offsets):
-        if not x:
-            continue
-        u = sum(((x >> b) & 1) << i for i, b in enumerate(rest))
-        cond = np.repeat(((np.arange(num_warps) >> k) & 1).astype(bool)[:, None], wave_size, axis=1)
-        units = [prog.select(cond, units[q], units[q ^ u]) for q in range(len(units))]
+    us = [sum(((x >> b) & 1) << i for i, b in enumerate(rest)) for x in offsets]
+    basis = f2.image_basis([u for u in us if u])
+    coords = [f2.solve(basis, u) for u in us]
+    warps = np.arange(num_warps)
+    for j, b in enumerate(basis):
+        parity = np.zeros(num_warps, dtype=bool)
+        for k, c in enumerate(coords):
+            if (c >> j) & 1:
+                parity ^= ((warps >> k) & 1).astype(bool)
+        cond = np.repeat(parity[:, None], wave_size, axis=1)
+        units = [prog.select(cond, units[q], units[q ^ b]) for q in range(len(units))]
     return units
 
 
@@ -476,7 +517,17 @@ def _lds_candidates(ctx: ConversionContext, best_only: bool = False, ceiling: fl
     outranks (``_outranked``), nor one whose floor is above ``ceiling`` (the in-wave plans' tie
     limit in rank value: it would rank after them).  The plans are given in the pool's order (its
     designs in ``lds_path.designs``' order, then each design's store choices), whatever the order
-    they were built in: the order ``_rank`` settles full ties by."""
+    they were built in: the order ``_rank`` settles full ties by.
+
+    A src that holds only part of the tile (not surjective) has no round trip: the shared layouts are
+    made for a writer that covers the tile (linlayout.synth.swizzle); that is a ``_NoLdsPlan``, so the
+    in-wave plans are the candidates where there are any (a bit permutation on half a tile was refused
+    under ``auto`` though ``registers`` planned it)."""
+    prob = ctx.problem
+    held = f2.rank(prob.src_hw_cols())
+    if held < prob.n_tensor_bits:
+        raise _NoLdsPlan(f"an LDS round trip needs a src that holds every tensor element: src holds 2**{held} of "
+                         f"the tile's 2**{prob.n_tensor_bits} elements")
     pool = lds_path.designs(ctx)
     budget, target, cm = ctx.lds_budget_bytes, ctx.target, ctx.cost_model
     out: list[Plan] = []
@@ -677,7 +728,7 @@ def _unrefined_candidates(ctx: ConversionContext, best_only: bool = False, movma
     if with_movmatrix:
         cands.extend(_movmatrix_candidates(ctx, best_only))
     if strategy == "registers" and not cands:
-        raise LayoutError("the conversion moves data between warps; only the LDS strategy can do it")
+        raise LayoutError(_no_register_plan(wm))
     lds_floor, ceiling = None, float("inf")
     if cands and strategy == "auto" and prune:  # no LDS plan can beat (or tie) it: skip
         lb = _lower_bound(ctx)
@@ -690,6 +741,20 @@ def _unrefined_candidates(ctx: ConversionContext, best_only: bool = False, movma
             if not cands:
                 raise
     return _rank(cands, cm)
+
+
+def _no_register_plan(wm) -> str:
+    """Why ``strategy="registers"`` finds no plan, true to the wave map ``wm`` (None: the lower bound
+    found data crossing warps): the data cross warps, or each warp holds what it needs but no in-wave
+    candidate serves it -- e.g. a per-warp register offset (``WaveMap.warp_register_offsets``, after the
+    warp-dependent lane move where there is one) that moves elements inside a packed 32-bit register,
+    which ``_in_wave_program`` refuses (random 8/16-bit pairs with warp-broadcast src found the first
+    message given there: false)."""
+    if wm is None or not (wm.wave_local or wm.warp_lane_offsets is not None):
+        return "the conversion moves data between warps; only the LDS strategy can do it"
+    return ("no in-register plan: each warp holds the data it needs, but the planner builds no in-wave candidate "
+            "for it (a per-warp register offset inside a packed 32-bit register is one such case); only the LDS "
+            "strategy can do it")
 
 
 def _lds_first(ctx: ConversionContext, programs: list[_InWaveProgram], floors: list[float]) -> list[Plan]:
@@ -756,7 +821,9 @@ def _movmatrix_candidates(ctx: ConversionContext, best_only: bool) -> list[Plan]
     its own value plus the stage's (the stage's MIO cycles may hide under the rest's ALU issue or
     not): there every candidate of the rest is built, unpruned, and priced with the stage.  An end whose
     rest has no plan (``_NoLdsPlan``, ``lds_path.DesignRefused``: its rounds cannot split its lanes'
-    elements, say, where the conversion's own can) gives none; any other error propagates."""
+    elements, say, where the conversion's own can) gives none; any other error propagates.  A first
+    stage leaves out the src registers whose values the rest never reads (``_value_read``: random
+    pairs found a ``movmatrix`` on a register nothing read, which the compiler deletes)."""
     prob = ctx.problem
     p = ctx.slots_per_dword
     out = []
@@ -777,7 +844,11 @@ def _movmatrix_candidates(ctx: ConversionContext, best_only: bool) -> list[Plan]
             continue
         for rest in rests[:1 if best_only and not whole else None]:
             plan = _base_plan(ctx)
-            plan.steps = stage + rest.steps if first else rest.steps + stage
+            if first:  # a src register the rest never reads needs no stage (its value is dead)
+                plan.steps = [m for m in stage if any(_value_read(rest.steps, s, plan.slots_out) for s in m.dst)] \
+                    + rest.steps
+            else:
+                plan.steps = rest.steps + stage
             plan.lds_bytes = rest.lds_bytes
             plan.notes = [f"movmatrix stage: the 16-bit halves of every {'src' if first else 'dst'} register "
                           "transposed"] + rest.notes

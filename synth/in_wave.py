@@ -477,6 +477,7 @@ def gather_choices(ctx: ConversionContext, um: UnitMap, limit: float = float("in
     lanes = src_u[qs] == gs[:, None]
     needs = np.where(lanes, src_l[qs], -1)
     idents = ((needs == lane_indices(target.wave_size)) | ~lanes).all(axis=1).tolist()
+    needs = _shared_moves(needs, gs, idents, target, fam)
     moves: dict[bytes, tuple] = {}  # lane map -> (lane op or None, DPP op or None, base cost, merge cost)
     blob, row = needs.tobytes(), needs.shape[1] * needs.itemsize  # the lane maps' bytes, one row each
     n_q = src_u.shape[0]
@@ -520,6 +521,47 @@ def gather_choices(ctx: ConversionContext, um: UnitMap, limit: float = float("in
         plan.append(_GatherUnit((g, lanes_b, need, mv), [(g2, l2, n2, d2, m2) for i, (g2, l2, n2, m2, d2, _, _)
                                                          in enumerate(groups) if i != bi]))
     return total_cost, plan
+
+
+def _shared_moves(needs: np.ndarray, gs: np.ndarray, idents: list[bool], target, fam: dict[str, float]) -> np.ndarray:
+    """The lane groups' maps with the moves of one src unit shared: groups of src unit ``gs[i]`` that
+    move lanes by no DPP control and whose maps agree wherever both are defined (their lanes are
+    disjoint: different dst units read the unit at different lanes) take their union, in group order,
+    where the union moves by an instruction of the same family (``find_lane_op``) and no DPP control
+    either: the program then makes one lane op of them (``Program.lane`` merges equal ops), as the
+    compiler merges the moves once the don't-care lanes' addresses are filled in (random pairs found
+    gathers of two ``ds_bpermute`` per src VGPR where the kernels had one).  A group still uses only
+    its own lanes' values (its select mask is unchanged); its price is unchanged (each group's move
+    priced), so the gather's choices are too."""
+    out = needs.copy()
+    by_unit: dict[int, list[int]] = {}
+    for i in range(len(needs)):
+        if not idents[i]:
+            by_unit.setdefault(int(gs[i]), []).append(i)
+
+    def family(need: np.ndarray) -> str | None:  # None: a DPP control moves it (the group merges fused)
+        return None if find_dpp(need, target) is not None else find_lane_op(need, target, fam).family
+    for members in by_unit.values():
+        if len(members) < 2:
+            continue
+        shared: list[list] = []  # [union, its family (None: not looked up yet), member indices]
+        for i in members:
+            for group in shared:
+                union = group[0]
+                if not np.all((union == needs[i]) | (union < 0) | (needs[i] < 0)):
+                    continue
+                if group[1] is None:
+                    group[1] = family(union) or "dpp"
+                own = family(needs[i])
+                wider = np.where(union >= 0, union, needs[i])
+                if own is not None and own == group[1] and family(wider) == own:
+                    group[0], group[2] = wider, group[2] + [i]
+                    break
+            else:
+                shared.append([needs[i], None, [i]])
+        for union, _, idx in shared:
+            out[idx] = union
+    return out
 
 
 def _unit_floors(ctx: ConversionContext, needs: np.ndarray, keys: list[bytes], idents: list[bool], starts: list[int],

@@ -187,11 +187,30 @@ class Program:
             return a
         if every:
             return b
+        swapped = self._swapped_selects(a, b)
+        if swapped is not None:  # c2 ? (c1 ? x : y) : (c1 ? y : x) is (c1 ^ c2) ? y : x
+            c1, x, y = swapped
+            return self.select(np.logical_xor(cond, c1), x, y)
         fused = self._select_of_perms(a, b) if self.fuse_select_perm else None
         if fused is not None:
             s0, s1, sel_a, sel_b = fused
             return self.perm_select(s0, s1, sel_a, sel_b, cond)
         return self._new("select", (a, b), {"cond": cond}, key=("select", a, b, cond_key))[0]
+
+    def _swapped_selects(self, a: int, b: int) -> tuple[np.ndarray, int, int] | None:
+        """``(c1, x, y)`` where ``a = select(c1, x, y)`` and ``b = select(c1, y, x)``: the same two values
+        picked the other way round on one condition (a per-warp register offset, then a per-lane pick
+        between its two results), which a select between ``a`` and ``b`` folds into one select on the
+        conditions' XOR, as the compiler does (random pairs: 3 ``v_cndmask`` in the plan, 1 in the kernel);
+        else None."""
+        ops = [self.ops[self.producer[v]] if v in self.producer else None for v in (a, b)]
+        if any(op is None or op.kind != "select" for op in ops):
+            return None
+        (x, y), (y2, x2) = ops[0].args, ops[1].args
+        c1 = ops[0].params["cond"]
+        if (x, y) != (x2, y2) or not np.array_equal(c1, ops[1].params["cond"]):
+            return None
+        return c1, x, y
 
     def _bytes_of(self, v: int) -> list[tuple[int, int] | int]:
         """The four bytes of value ``v``, low first: ``(value, byte)`` read from another value, or the

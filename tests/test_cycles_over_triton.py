@@ -85,10 +85,10 @@ def test_a_kernel_over_where_its_plan_is_not():
 
 
 @pytest.mark.parametrize("key, kind", [
-    # the same data movement as Triton's (no LDS access, no crossbar), more VALU and SALU (the gfx950 fp32
-    # 8-wave case of this name, two ds_bpermute as Triton's, was it until the setup estimate took the kernel's
-    # src load line's registers, synth.src_offsets: its plan is now a round trip, "form")
-    ((CORPUS, "slice0(blocked[1x1,t1x64,o10])->slice1(mfma32T)", "gfx950", "bf16", 1), "setup"),
+    # the same data movement as Triton's (no LDS access, no crossbar), more VALU and SALU: the permlanex16
+    # program's per-lane selectors (the gfx950 bf16 1-wave slice0(blocked[1x1,t1x64,o10])->slice1(mfma32T)
+    # was it until its dst was held one element per VGPR, Plan.dst_unpacked: 3 and 3 as Triton's)
+    ((WAVE32, "wmma1.16x16T->dotAwmma1.16x16T(kw8)", "gfx1100", "fp16", 2), "setup"),
     ((CORPUS, "slice0(blocked[1x2,t1x64,o10])->slice1(mfma32T)", "gfx950", "fp32", 8), "form"),
     # a round trip against Triton's two ds_bpermute; our own ds_bpermute candidates cost more address VALU
     ((CORPUS, "slice0(blocked[1x4,t2x32,o10])->slice1(mfma16)", "gfx942", "fp16", 8), "form"),

@@ -1,0 +1,184 @@
+"""Minimal reproducers of what the seeded fuzz campaign (benchmarks/fuzz_conversions.py) found, each
+with its exact expected result; the case names are the campaign's ``seed:k``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+import needs
+
+from linlayout import LayoutError, LinearLayout
+from linlayout.synth.convert import plan_conversion
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+from fuzz_conversions import dead_steps  # noqa: E402
+
+
+def _layout(bases: dict, d0: int, d1: int) -> LinearLayout:
+    return LinearLayout(bases, [("dim0", d0), ("dim1", d1)])
+
+
+# the warp-lane candidates (convert._warp_lane_candidates) moved every src VGPR first, also those the
+# in-wave plan after them never reads: dead ds_bpermutes the compiler deletes (the ISA had 2 and 4 fewer)
+WARP_LANE_CASES = {
+    "1:845 gfx942 32b": (
+        _layout({"register": [[0, 0], [2, 0]], "lane": [[0, 0], [1, 0], [0, 2], [0, 0], [0, 4], [0, 1]],
+                 "warp": [[0, 0]]}, 4, 8),
+        _layout({"register": [], "lane": [[1, 0], [0, 2], [2, 1], [0, 1], [0, 4], [1, 0]], "warp": [[0, 4]]}, 4, 8),
+        "gfx942", 32, dict(objective="throughput", lds_budget_bytes=40, src_tuple_dwords=1),
+        {"ds_bpermute": 3, "v_cndmask": 1, "total": 4}),
+    "3:1029 gfx1200 16b": (
+        _layout({"register": [[0, 0], [0, 8], [0, 64], [0, 4]],
+                 "lane": [[1, 0], [0, 32], [0, 1], [0, 16], [0, 2]], "warp": [[0, 0]]}, 2, 128),
+        _layout({"register": [[0, 4]], "lane": [[0, 64], [1, 0], [0, 16], [0, 65], [0, 2]], "warp": [[0, 33]]},
+                2, 128),
+        "gfx1200", 16, dict(objective="concurrent"),
+        {"ds_bpermute": 4, "v_perm_b32": 2, "permlane16": 2, "v_cndmask": 1, "total": 9}),
+    # a src VGPR that the in-wave plan only overwrites (its final renames) is dead too
+    "2:546 gfx1250 64b": (
+        _layout({"register": [[0, 0], [0, 2]], "lane": [[0, 0], [0, 4], [0, 8], [0, 1], [1, 0]],
+                 "warp": [[0, 0], [0, 0]]}, 2, 16),
+        _layout({"register": [[0, 4]], "lane": [[0, 5], [1, 8], [0, 2], [0, 0], [0, 8]], "warp": [[0, 0], [0, 8]]},
+                2, 16),
+        "gfx1250", 64, dict(objective="throughput", lds_budget_bytes=140, dst_tuple_dwords=4),
+        {"ds_bpermute": 8, "v_cndmask": 4, "total": 12}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WARP_LANE_CASES))
+def test_warp_lane_plans_move_only_the_registers_they_read(name):
+    src, dst, arch, bits, kwargs, counts = WARP_LANE_CASES[name]
+    plan = plan_conversion(src, dst, arch, bits, **kwargs)
+    assert plan.verified and any(n.startswith("warp-dependent lanes") for n in plan.notes)
+    assert dead_steps(plan) == []
+    assert {k: v for k, v in plan.counts().items() if v} == counts
+
+
+def test_registers_refusal_says_the_data_stay_in_each_warp_where_they_do():
+    """2:132 (gfx90a fp16): src is broadcast over the warps, so each warp holds every element, but warp 1
+    needs them at the other half of each packed register: no in-wave candidate is built, and the refusal
+    said the data moved between warps (false); the default strategy plans it through LDS."""
+    src = _layout({"register": [[0, 8], [0, 32], [0, 2]], "lane": [[0, 0], [0, 4], [1, 0], [0, 2], [0, 1], [0, 16]],
+                   "warp": [[0, 0]]}, 2, 64)
+    dst = _layout({"register": [[0, 8]], "lane": [[0, 0], [0, 16], [0, 32], [0, 2], [0, 0], [0, 0]],
+                   "warp": [[0, 8]]}, 2, 64)
+    with pytest.raises(LayoutError, match="^no in-register plan: each warp holds the data it needs"):
+        plan_conversion(src, dst, "gfx90a", 16, strategy="registers")
+    plan = plan_conversion(src, dst, "gfx90a", 16)
+    assert plan.verified and plan.strategy == "lds"
+    lanes = [[0, 4], [0, 16], [0, 2], [0, 0], [0, 0]]  # warp and lane 0 trade places: data cross warps
+    across = (_layout({"register": [[0, 8], [0, 32]], "lane": [[0, 1]] + lanes, "warp": [[1, 0]]}, 2, 64),
+              _layout({"register": [[0, 8], [0, 32]], "lane": [[1, 0]] + lanes, "warp": [[0, 1]]}, 2, 64))
+    with pytest.raises(LayoutError, match="^the conversion moves data between warps"):
+        plan_conversion(*across, "gfx90a", 16, strategy="registers")
+
+
+@needs.mlir
+def test_gather_moves_of_one_src_register_are_shared():
+    """3:1491 (gfx1250, 64-bit, strategy registers): two dst registers each read src register 0 at the
+    even lanes of one and the odd lanes of the other, at maps that agree where both are defined; the
+    gather moved it twice (and register 1 twice), which the compiler merged into one ds_bpermute each
+    once the don't-care lanes' addresses are filled in: the plan counted 8 where the kernel has 4."""
+    from linlayout.lowering.conversion import lower_conversion
+
+    src = _layout({"register": [[4, 0], [0, 0]], "lane": [[1, 0], [0, 4], [2, 0], [0, 1], [0, 2]], "warp": []}, 8, 8)
+    dst = _layout({"register": [[4, 0]], "lane": [[4, 0], [0, 1], [1, 0], [1, 2], [0, 1]], "warp": []}, 8, 8)
+    plan = plan_conversion(src, dst, "gfx1250", 64, strategy="registers", objective="latency")
+    assert plan.verified and dead_steps(plan) == []
+    assert {k: v for k, v in plan.counts().items() if v} == {"ds_bpermute": 4, "v_cndmask": 4, "total": 8}
+    isa = lower_conversion(plan, binary=True).report["isa_counts"]
+    assert (isa["ds_bpermute"], isa["v_cndmask"]) == (4, 4)
+
+
+def test_a_seeded_subset_of_the_campaign():
+    """Cases 0..79 of the campaign's seed 1 (every target, 1-8 warps, every width, objective, strategy,
+    odd budgets and VGPR tuples; no interpreter or compiler here): every check of
+    ``fuzz_conversions.check`` passes -- verified, certificate checked and re-verified, budget kept, lower
+    bound below the cost, no dead steps, each refusal true (brute-force warp test)."""
+    from fuzz_conversions import check, draw
+
+    ran = [check(case, False, False, False) for case in map(lambda k: draw(1, k), range(80)) if case is not None]
+    assert len(ran) >= 70 and sum(r.startswith("refused") for r in ran) < len(ran) // 2
+
+
+def test_a_src_holding_half_the_tile_is_planned_in_wave_under_auto():
+    """A bit permutation of 256 elements (two registers and the lanes trade bits) on a tile of 512: src
+    holds half the tile.  ``registers`` planned it, ``auto`` raised the shared-layout search's 'writer does
+    not cover every tensor element'; now the LDS path has no plan for such a src (its one-line refusal
+    under ``lds``), and ``auto`` takes the in-wave plan."""
+    def layout(order):
+        return LinearLayout({"register": [[1 << b] for b in order[:2]], "lane": [[1 << b] for b in order[2:]]},
+                            [("dim0", 512)])
+    src, dst = layout(list(range(8))), layout([7, 6] + list(range(6)))
+    plan = plan_conversion(src, dst, "gfx942", 32)
+    assert plan.verified and plan.strategy == "lanes"
+    assert plan.counts() == plan_conversion(src, dst, "gfx942", 32, strategy="registers").counts()
+    with pytest.raises(LayoutError, match=r"^an LDS round trip needs a src that holds every tensor element: "
+                                          r"src holds 2\*\*8 of the tile's 2\*\*9 elements$"):
+        plan_conversion(src, dst, "gfx942", 32, strategy="lds")
+
+
+@needs.mlir
+def test_the_gather_reads_one_copy_of_a_src_register():
+    """6:2230 (gfx1200 fp16, strategy registers): src register bit 2 is a broadcast (registers ``r`` and
+    ``r ^ 4`` hold the same elements), and the wave map reads both copies on different lanes; the gather
+    moved each copy and selected between them (4 ds_bpermute, 2 v_cndmask) where the compiler, seeing
+    equal values, kept 2 and 0.  Reading the lower copy always gives the kernel's counts."""
+    from linlayout.lowering.conversion import lower_conversion
+
+    src = _layout({"register": [[0, 1], [4, 0], [0, 0]], "lane": [[2, 0], [0, 2], [1, 1], [8, 1], [16, 0]],
+                   "warp": []}, 32, 4)
+    dst = _layout({"register": [[4, 0], [0, 0], [0, 0], [8, 0]], "lane": [[2, 0], [0, 0], [0, 2], [16, 0], [0, 0]],
+                   "warp": []}, 32, 4)
+    plan = plan_conversion(src, dst, "gfx1200", 16, strategy="registers", objective="throughput",
+                           src_tuple_dwords=2, dst_tuple_dwords=2)
+    assert plan.verified and dead_steps(plan) == []
+    assert {k: v for k, v in plan.counts().items() if v} == {"ds_bpermute": 2, "v_perm_b32": 2, "total": 4}
+    isa = lower_conversion(plan, binary=True).report["isa_counts"]
+    assert (isa["ds_bpermute"], isa["v_cndmask"], isa["v_perm_b32"]) == (2, 0, 2)
+
+
+def test_a_movmatrix_stage_skips_registers_nothing_reads():
+    """7:1905 (sm_90 8-bit, strategy registers): the first movmatrix stage transposed both src registers
+    though the rest of the plan reads only the first (dst holds two of src's eight elements per lane);
+    nvcc deletes the other, so the plan counted one movmatrix more than its PTX."""
+    src = _layout({"register": [[2, 0], [0, 4], [0, 2]], "lane": [[0, 0], [0, 1], [0, 8], [0, 16], [1, 0]],
+                   "warp": []}, 4, 32)
+    dst = _layout({"register": [[0, 0]], "lane": [[0, 16], [1, 0], [0, 4], [0, 0], [2, 0]], "warp": []}, 4, 32)
+    plan = plan_conversion(src, dst, "sm_90", 8, strategy="registers", objective="concurrent", src_tuple_dwords=1)
+    assert plan.verified and dead_steps(plan) == [] and plan.notes[0].startswith("movmatrix stage")
+    assert {k: v for k, v in plan.counts().items() if v} == {"movmatrix": 1, "shfl": 1, "prmt": 2, "total": 4}
+
+
+@needs.mlir
+def test_warp_offsets_of_one_register_take_one_round_of_selects():
+    """15:1164 (gfx942 fp32, 8 warps): warp bits 0 and 2 both read the other src register (the same
+    offset); the per-warp renaming made a round of selects per warp bit (3 v_cndmask), which the compiler
+    folded into one select on the two bits' parity."""
+    from linlayout.lowering.conversion import lower_conversion
+
+    src = _layout({"register": [[33, 0], [17, 0]], "lane": [[64, 0], [16, 0], [8, 0], [0, 1], [18, 0], [4, 0]],
+                   "warp": [[4, 0], [32, 0], [17, 0]]}, 128, 2)
+    dst = _layout({"register": [[0, 0], [4, 0]], "lane": [[0, 0], [0, 1], [2, 0], [0, 0], [0, 0], [8, 0]],
+                   "warp": [[0, 0], [1, 0], [32, 0]]}, 128, 2)
+    plan = plan_conversion(src, dst, "gfx942", 32, objective="latency", lds_budget_bytes=264, src_tuple_dwords=1)
+    assert plan.verified and plan.strategy == "lanes"
+    assert {k: v for k, v in plan.counts().items() if v} == {"ds_bpermute": 4, "v_cndmask": 1, "total": 5}
+    assert lower_conversion(plan, binary=True).report["isa_counts"]["v_cndmask"] == 1
+
+
+def test_a_select_between_swapped_selects_is_one_select():
+    """14:1476 (gfx1100 fp32, 4 warps): a per-warp register offset (selects of two registers on a warp
+    condition) followed by a per-lane pick between its two results: ``c2 ? (c1 ? x : y) : (c1 ? y : x)``,
+    3 v_cndmask in the plan, is one select on ``c1 ^ c2`` (the compiler's 1)."""
+    src = _layout({"register": [[1, 4], [3, 14]], "lane": [[1, 0], [0, 1], [0, 10], [2, 2], [0, 10]],
+                   "warp": [[1, 0], [0, 8]]}, 4, 16)
+    dst = _layout({"register": [[0, 0]], "lane": [[0, 2], [0, 0], [0, 1], [0, 8], [0, 0]], "warp": [[0, 0], [0, 0]]},
+                  4, 16)
+    plan = plan_conversion(src, dst, "gfx1100", 32, strategy="registers", objective="throughput",
+                           lds_budget_bytes=256, dst_tuple_dwords=4)
+    assert plan.verified and dead_steps(plan) == []
+    assert {k: v for k, v in plan.counts().items() if v} == {"ds_bpermute": 3, "v_cndmask": 1, "total": 4}
