@@ -143,8 +143,9 @@ def test_the_delay_estimate_against_the_compiled_s_delay_alu():
     chains of DPP, ``v_perm_b32``, masked DPP merges and permlane swaps) 7 and 6 (7 and 7 before its two merges
     into values read later became a copy and the masked move in place, linlayout.synth.ir.Program.emit's
     ``dpp_selects``, in place of a DPP move and a ``v_cndmask``); the gfx1100 i8 ``wmma1.16x16->
-    dotAwmma1.16x16(kw16)``, 8 waves, in registers 14 estimated, 10 compiled (11 when one region held the
-    setup and the store addresses; the planner takes an LDS
+    dotAwmma1.16x16(kw16)``, 8 waves, in registers 12 estimated, 9 compiled (14 and 10 before session 20's
+    random-campaign fixes shortened its register plan; 11 compiled when one region held the setup and the store
+    addresses; the planner takes an LDS
     round trip for it, 15 instructions against 40); the dot operand widening 0 (its slots keep every read
     5 instructions from its writer; LLVM's dual-issue lines bring one pair closer: 1)."""
     from linlayout.lowering.conversion import lower_conversion
@@ -153,7 +154,7 @@ def test_the_delay_estimate_against_the_compiled_s_delay_alu():
 
     for key, strategy, estimate, compiled in (
             (("wmma3.16x64->dotAwmma3.16x64(kw8)", "gfx1250", "fp8", 4), "auto", 7, 6),
-            (("wmma1.16x16->dotAwmma1.16x16(kw16)", "gfx1100", "i8", 8), "registers", 14, 10),
+            (("wmma1.16x16->dotAwmma1.16x16(kw16)", "gfx1100", "i8", 8), "registers", 12, 9),
             (("dotAwmma2.16x16T(kw8)->dotAwmma2.16x16T(kw16)", "gfx1200", "i8", 1), "auto", 0, 1)):
         plan = _plan(key, strategy)
         assert plan.strategy == "lanes" and valu_delays(plan) == estimate
