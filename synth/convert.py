@@ -386,7 +386,7 @@ def _warp_lane_candidates(ctx: ConversionContext, wm) -> list[Plan]:
     moved = LinearLayout(bases, list(prob.src.out_dims))
     inner = ConversionContext.create(moved, prob.dst, ctx.arch, ctx.element_bits,
                                      ctx.lds_budget_bytes if ctx.budget_given else None, "registers", ctx.objective,
-                                     ctx.src_tuples, ctx.dst_tuples, ctx.src_offsets)
+                                     ctx.src_tuples, ctx.dst_tuples, ctx.src_offsets, dst_unpacked=ctx.dst_unpacked)
     warps = np.arange(prob.num_warps)
     shift = np.zeros(prob.num_warps, dtype=np.int64)
     for k, y in enumerate(ys):
@@ -834,7 +834,8 @@ def _movmatrix_candidates(ctx: ConversionContext, best_only: bool) -> list[Plan]
             continue
         inner = ConversionContext.create(moved if first else prob.src, prob.dst if first else moved, ctx.arch,
                                          ctx.element_bits, ctx.lds_budget_bytes if ctx.budget_given else None,
-                                         ctx.strategy, ctx.objective, ctx.src_tuples, ctx.dst_tuples, ctx.src_offsets)
+                                         ctx.strategy, ctx.objective, ctx.src_tuples, ctx.dst_tuples, ctx.src_offsets,
+                                         dst_unpacked=ctx.dst_unpacked)
         stage = [Movmatrix(dst=list(range(d * p, d * p + p)), src=list(range(d * p, d * p + p)))
                  for d in range(_n_values(side.in_dim_size("register"), ctx))]
         whole = ctx.cost_model.pipe_overlap
@@ -947,6 +948,10 @@ def plan_conversion(src: LinearLayout, dst: LinearLayout, arch: str, element_bit
         res = verify(best, certificate=False)
         if not res.ok:
             raise PlanVerificationError(f"internal error: the {best.strategy} plan failed verification: {res.message}")
+    if (best.src_unpacked, best.dst_unpacked) != (src_unpacked, dst_unpacked):
+        raise PlanVerificationError(f"internal error: the {best.strategy} plan holds src_unpacked="
+                                    f"{best.src_unpacked}, dst_unpacked={best.dst_unpacked}; asked for "
+                                    f"{src_unpacked}, {dst_unpacked}")
     best.verified = True
     if best.strategy == "registers":
         cross = any(s.across_lanes for s in best.steps)

@@ -189,3 +189,49 @@ def test_the_bench_counts_the_unpacked_kernel_whole():
     assert (row["ours"]["total"], row["ours_setup"]["total"], row["ours_whole"]["total"]) == (3, 0, 3)
     assert row["ours_outside_valu"] == {"load": 0, "store": 0}
     assert (row["triton"]["total"], row["triton_whole"]["total"]) == (3, 3)
+
+
+#: A random gfx942 fp16 pair (fuzz seed 91 case 73) whose LDS pool's load permutes depend on ``dst_unpacked``.
+_ORDER_SRC = {"in_dims": [["register", 8], ["lane", 64], ["warp", 4]], "out_dims": [["dim0", 16], ["dim1", 64]],
+              "bases": {"register": [[0, 2], [2, 0], [0, 4]],
+                        "lane": [[0, 1], [8, 0], [0, 32], [0, 0], [0, 16], [0, 8]], "warp": [[4, 0], [1, 0]]}}
+_ORDER_DST = {"in_dims": [["register", 16], ["lane", 64], ["warp", 4]], "out_dims": [["dim0", 16], ["dim1", 64]],
+              "bases": {"register": [[0, 32], [1, 0], [0, 8], [0, 1]],
+                        "lane": [[4, 0], [2, 0], [0, 2], [0, 16], [0, 0], [0, 0]], "warp": [[8, 0], [0, 4]]}}
+
+
+def test_a_plan_does_not_depend_on_whether_the_other_form_was_planned_first():
+    from linlayout import caches
+    src, dst = LinearLayout.from_json(_ORDER_SRC), LinearLayout.from_json(_ORDER_DST)
+
+    def plan(unpacked: bool):
+        return plan_conversion(src, dst, "gfx942", 16, dst_unpacked=unpacked)
+
+    def key(p):
+        return p.strategy, p.cost, p.total_with_overhead(), p.counts()
+
+    fresh = {}
+    for unpacked in (False, True):
+        caches.clear()
+        fresh[unpacked] = key(plan(unpacked))
+    for first in (False, True):
+        caches.clear()
+        plan(first)
+        assert key(plan(not first)) == fresh[not first]
+
+
+def test_a_staged_conversion_keeps_the_unpacked_dst():
+    # gfx1100 fp16, registers only (fuzz seed 2401 case 380): the warp-lane candidate's inner conversion
+    # once dropped dst_unpacked and returned a packed plan
+    src = LinearLayout.from_json({"in_dims": [["register", 4], ["lane", 32], ["warp", 2]],
+                                  "out_dims": [["dim0", 32], ["dim1", 4]],
+                                  "bases": {"register": [[2, 0], [2, 1]],
+                                            "lane": [[0, 1], [16, 0], [1, 0], [0, 2], [8, 0]], "warp": [[4, 0]]}})
+    dst = LinearLayout.from_json({"in_dims": [["register", 8], ["lane", 32], ["warp", 2]],
+                                  "out_dims": [["dim0", 32], ["dim1", 4]],
+                                  "bases": {"register": [[0, 2], [0, 2], [2, 0]],
+                                            "lane": [[1, 0], [0, 1], [0, 2], [8, 0], [16, 0]], "warp": [[5, 0]]}})
+    plan = plan_conversion(src, dst, "gfx1100", 16, objective="throughput", strategy="registers",
+                           src_tuple_dwords=2, dst_unpacked=True)
+    assert plan.dst_unpacked and not plan.src_unpacked and plan.slots_out == 16
+    assert verify(plan).ok
