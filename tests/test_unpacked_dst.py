@@ -84,6 +84,9 @@ def test_the_certificate_keeps_the_form_and_refuses_a_bad_one():
     plan = plan_conversion(src, dst, "gfx950", 16, dst_unpacked=True)
     cert = plan.to_certificate()
     assert cert["dst_unpacked"] is True and "src_unpacked" not in cert
+    from convert_checker import check_certificate
+    assert check_certificate(cert) == (True, "")  # (only each VGPR's low slot checked)
+    assert not check_certificate({**cert, "dst_unpacked": False})[0]
     assert "dst_unpacked" not in plan_conversion(src, dst, "gfx950", 16).to_certificate()
     back = Plan.from_certificate(cert)
     assert back.dst_unpacked and verify(back).ok
