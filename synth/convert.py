@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from linlayout import LayoutError, LinearLayout, caches, f2
+from linlayout.hw.targets import get_target
 
 from . import cost as cost_mod
 from .context import STRATEGIES, ConversionContext
@@ -66,8 +67,8 @@ from .span import span_values
 from .steps import Movmatrix
 from .preimage import Problem, wave_local_maps
 
-__all__ = ["LDS_FIRST_FACTOR", "STRATEGIES", "UnpackedDstRefused", "UnpackedSrcRefused", "candidate_plans", "exchange_schedule_plans",
-           "lds_plan", "plan_conversion"]
+__all__ = ["LDS_FIRST_FACTOR", "STRATEGIES", "UnpackedDstRefused", "UnpackedSrcRefused", "candidate_plans",
+           "check_unpacked_arch", "exchange_schedule_plans", "lds_plan", "plan_conversion"]
 
 # [I] Where only the first plan is wanted, the LDS plans are built before the in-wave ones when the
 # in-wave programs' least rank value floor is above this many times the LDS lower bound's (then an
@@ -636,6 +637,13 @@ def candidate_plans(src: LinearLayout, dst: LinearLayout, arch: str, element_bit
     return [plan for plan in ranked if _converts_unpacked(plan, src_unpacked)]
 
 
+def check_unpacked_arch(name: str, arch: str) -> None:
+    """A LayoutError where ``arch`` is an NVIDIA target: a side held one element per VGPR (the flag ``name``)
+    is an AMD kernel form, and no NVIDIA emitter produces it."""
+    if get_target(arch).family == "nvidia":
+        raise LayoutError(f"{name}: held one element per VGPR is an AMD kernel form; {arch} has no emitter for it")
+
+
 def _context(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int, lds_budget_bytes: int | None,
              strategy: str, objective: str | None, src_tuple_dwords, dst_tuple_dwords, src_unpacked: bool,
              dst_unpacked: bool, src_global_strides) -> ConversionContext:
@@ -644,6 +652,8 @@ def _context(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int,
     for name, value in (("src_unpacked", src_unpacked), ("dst_unpacked", dst_unpacked)):
         if not isinstance(value, bool):
             raise LayoutError(f"{name} must be True or False, got {value!r}")
+        if value:
+            check_unpacked_arch(name, arch)
     if dst_unpacked:
         unpacked_dst(dst, element_bits)  # (checks the element size)
     return ConversionContext.create(unpacked_src(src, element_bits) if src_unpacked else src, dst, arch, element_bits,

@@ -137,6 +137,10 @@ def test_the_unpacked_orders_leave_an_unpacked_sides_order_moot():
     (lambda s, d: plan_free_packing(s, d, "gfx950", 16, dst_fixed_bits=1, unpacked_dst=True),
      r"unpacked_dst needs 8- or 16-bit elements whose dwords the caller does not move whole \(dst_fixed_bits"),
     (lambda s, d: kernel_plan(s, d, "gfx950", 16, unpacked_dst="no"), "unpacked_dst must be True or False, got 'no'"),
+    (lambda s, d: plan_conversion(s, d, "sm_90", 16, dst_unpacked=True),
+     "dst_unpacked: held one element per VGPR is an AMD kernel form; sm_90 has no emitter for it"),
+    (lambda s, d: plan_free_packing(s, d, "sm_80", 16, unpacked_dst=True),
+     "unpacked_dst: held one element per VGPR is an AMD kernel form; sm_80 has no emitter for it"),
 ])
 def test_bad_values_are_one_line_errors(call, message):
     src, dst = _layouts(*SWAP)

@@ -9,7 +9,7 @@ import pytest
 import needs
 from linlayout import LayoutError, LinearLayout
 from linlayout.cli.bench import kernel_plan
-from linlayout.synth.convert import UnpackedSrcRefused, plan_conversion
+from linlayout.synth.convert import UnpackedSrcRefused, candidate_plans, plan_conversion
 from linlayout.synth.emulator import run_isa, verify
 from linlayout.synth.packing import plan_free_packing
 from linlayout.synth.plan import LdsStore, Plan, packed_src, unpacked_src
@@ -175,6 +175,10 @@ def test_a_certificate_reading_a_slot_above_an_unpacked_element_is_refused():
     (lambda s, d: plan_free_packing(s, d, "gfx90a", 32, unpacked_src=True),
      "unpacked_src needs 8- or 16-bit elements whose dwords the caller does not move whole"),
     (lambda s, d: kernel_plan(s, d, "gfx90a", 8, unpacked_src=1), "unpacked_src must be True or False, got 1"),
+    (lambda s, d: candidate_plans(s, d, "sm_90", 8, src_unpacked=True),
+     "src_unpacked: held one element per VGPR is an AMD kernel form; sm_90 has no emitter for it"),
+    (lambda s, d: plan_free_packing(s, d, "sm_90", 8, unpacked_src=True),
+     "unpacked_src: held one element per VGPR is an AMD kernel form; sm_90 has no emitter for it"),
 ])
 def test_bad_values_are_one_line_errors(call, message):
     src, dst = _layouts(_case(*BYTES))
