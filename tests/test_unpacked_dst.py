@@ -242,3 +242,26 @@ def test_a_staged_conversion_keeps_the_unpacked_dst():
                            src_tuple_dwords=2, dst_unpacked=True)
     assert plan.dst_unpacked and not plan.src_unpacked and plan.slots_out == 16
     assert verify(plan).ok
+
+
+def test_the_bench_leaves_a_dst_of_more_vgprs_than_its_limit_packed():
+    from linlayout.cli.bench import UNPACKED_DST_VGPRS, unpacked_sides
+
+    def column_major(register_bits: int) -> LinearLayout:  # registers down dim0, lanes along dim1: no dword whole
+        return LinearLayout({"register": [[1 << k, 0] for k in range(register_bits)],
+                             "lane": [[0, 1 << k] for k in range(6)], "warp": []},
+                            [("dim0", 1 << register_bits), ("dim1", 64)])
+
+    at, over = column_major(UNPACKED_DST_VGPRS.bit_length() - 1), column_major(UNPACKED_DST_VGPRS.bit_length())
+    assert at.in_dim_size("register") == UNPACKED_DST_VGPRS
+    assert unpacked_sides(at, at, 16) == (True, True)
+    assert unpacked_sides(over, over, 16) == (True, False)  # (the src side has no such limit)
+
+
+def test_a_same_map_conversion_to_an_unpacked_dst_moves_the_upper_halves_down():
+    # not the noop: dst's 2 bf16 per lane leave one per VGPR, the upper one shifted down (the packed form: no step)
+    _, dst = _layouts(*SWAP)
+    assert plan_conversion(dst, dst, "gfx950", 16).strategy == "noop"
+    plan = plan_conversion(dst, dst, "gfx950", 16, dst_unpacked=True)
+    assert plan.dst_unpacked and plan.verified and verify(plan).ok
+    assert (plan.strategy, plan.counts()["total"], plan.slots_out) == ("registers", 1, 4)
