@@ -7,8 +7,10 @@ the project trusts, and a one-line report per failure.
 Case ``k`` of seed ``S`` is drawn from ``random.Random(f"fuzz:{S}:{k}")`` alone through the hypothesis
 tests' generator (``tests/random_layouts.py``: ``layout_problem``, every ``STORE_TWIN_EVERY``-th a
 ``store_twin_problem``; every ``PARTIAL_EVERY``-th on a tile twice as tall as src holds), with 1 to 8 warps, an element size of 8..64 bits, an objective, a strategy, an
-LDS budget (None, the tile, or an odd size: a fraction of the tile plus a few bytes) and src/dst VGPR
-tuples.  Each case must:
+LDS budget (None, the tile, or an odd size: a fraction of the tile plus a few bytes), src/dst VGPR
+tuples and, on about one 8/16-bit AMD side in ``UNPACKED_EVERY``, that side held one element per VGPR
+(``src_unpacked`` / ``dst_unpacked``; a refusal of that form, ``UnpackedSrcRefused`` / ``UnpackedDstRefused``,
+is one only a case so drawn may raise).  Each case must:
 
 - plan without any error but ``LayoutError``, and a ``LayoutError`` only where the caller chose a
   strategy or a budget (``auto`` with the target's whole LDS plans every pair);
@@ -54,7 +56,7 @@ from linlayout.lowering.cpp.toolchain import compile_cuda, find_nvcc  # noqa: E4
 from linlayout.lowering.emit.host import distinct_tile, expected_output, interpret as run  # noqa: E402
 from linlayout.lowering.report import PLAN_CHECKED_KEYS, expected_isa_counts  # noqa: E402
 from linlayout.hw.targets import get_target  # noqa: E402
-from linlayout.synth.convert import plan_conversion  # noqa: E402
+from linlayout.synth.convert import UnpackedDstRefused, UnpackedSrcRefused, plan_conversion  # noqa: E402
 from linlayout.synth.emulator import verify  # noqa: E402
 from linlayout.synth.plan import Plan  # noqa: E402
 
@@ -62,6 +64,7 @@ STORE_TWIN_EVERY = 4
 PARTIAL_EVERY = 8
 MAX_WARP_BITS = 3  # 1 to 8 warps
 TUPLES = (1, 2, 4)
+UNPACKED_EVERY = 4  # about one 8/16-bit AMD side in this many is held one element per VGPR
 
 
 class Hang(Exception):
@@ -84,9 +87,14 @@ def draw(seed: int, k: int) -> dict | None:
                     for lay in (src, dst))
     tile_bytes = (bits // 8) << sum(s.bit_length() - 1 for _, s in src.out_dims)
     budget = picks.choice([None, None, tile_bytes, max(1, (tile_bytes >> picks.integer(1, 3)) + picks.integer(0, 12))])
-    return dict(src=src, dst=dst, arch=arch, bits=bits, objective=picks.choice(OBJECTIVES),
+    case = dict(src=src, dst=dst, arch=arch, bits=bits, objective=picks.choice(OBJECTIVES),
                 strategy=picks.choice(["auto", "auto", "lds", "registers"]), budget=budget,
-                src_tuple=picks.choice(TUPLES), dst_tuple=picks.choice(TUPLES))
+                src_tuple=picks.choice(TUPLES), dst_tuple=picks.choice(TUPLES), src_unpacked=False, dst_unpacked=False)
+    if bits in (8, 16) and get_target(arch).family != "nvidia":  # (drawn last: the other draws stay as they were)
+        for side in ("src", "dst"):
+            if picks.integer(1, UNPACKED_EVERY) == 1:  # held one element per VGPR, its tuples single VGPRs
+                case[f"{side}_unpacked"], case[f"{side}_tuple"] = True, 1
+    return case
 
 
 def _crosses_warps(src, dst) -> bool:
@@ -117,10 +125,13 @@ def check(case: dict, interpret: bool, compile_: bool, nvcc: bool) -> str:
     try:
         plan = plan_conversion(case["src"], case["dst"], case["arch"], case["bits"], objective=case["objective"],
                                lds_budget_bytes=case["budget"], strategy=case["strategy"],
-                               src_tuple_dwords=case["src_tuple"], dst_tuple_dwords=case["dst_tuple"])
+                               src_tuple_dwords=case["src_tuple"], dst_tuple_dwords=case["dst_tuple"],
+                               src_unpacked=case["src_unpacked"], dst_unpacked=case["dst_unpacked"])
     except LayoutError as e:
         assert "\n" not in str(e), f"multi-line LayoutError: {e!r}"
-        if "between warps" in str(e):  # only the registers strategy, and only when some dst warp needs another's data
+        if isinstance(e, UnpackedSrcRefused | UnpackedDstRefused):  # no candidate converts that form
+            assert case["src_unpacked" if isinstance(e, UnpackedSrcRefused) else "dst_unpacked"], f"refused: {e}"
+        elif "between warps" in str(e):  # only the registers strategy, and only when some dst warp needs another's data
             assert case["strategy"] == "registers" and _crosses_warps(case["src"], case["dst"]), f"refused: {e}"
         elif "needs a src that holds every tensor element" in str(e):  # no LDS round trip: in-wave only
             assert case["strategy"] == "lds" or _crosses_warps(case["src"], case["dst"]), f"refused: {e}"
@@ -130,6 +141,7 @@ def check(case: dict, interpret: bool, compile_: bool, nvcc: bool) -> str:
             assert case["budget"] is not None, f"refused without a budget: {e}"
         return "refused: " + _reason(str(e))
     assert plan.verified
+    assert (plan.src_unpacked, plan.dst_unpacked) == (case["src_unpacked"], case["dst_unpacked"])
     cert = json.loads(plan.dumps())
     ok, msg = check_certificate(cert)
     assert ok, f"checker: {msg}"

@@ -53,8 +53,8 @@ conversion's setup, and LLVM's common-subexpression elimination lets the setup r
 addresses that are one of them plus (or XOR) a constant cost what one the setup formed does
 (``cost.AddressRegisters.of``).  A plan for a conversion with no such load is unchanged.
 
-The LDS designs' caches also key on ``src_tuples``, ``dst_tuples`` and ``src_offsets``, the lower bounds'
-on whether ``src_offsets`` is given.
+The LDS designs' caches also key on ``src_tuples``, ``dst_tuples``, ``src_offsets`` and ``dst_unpacked``,
+the lower bounds' on whether ``src_offsets`` is given.
 """
 
 from __future__ import annotations

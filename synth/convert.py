@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from linlayout import LayoutError, LinearLayout, caches, f2
+from linlayout.hw.targets import get_target
 
 from . import cost as cost_mod
 from .context import STRATEGIES, ConversionContext
@@ -66,8 +67,8 @@ from .span import span_values
 from .steps import Movmatrix
 from .preimage import Problem, wave_local_maps
 
-__all__ = ["LDS_FIRST_FACTOR", "STRATEGIES", "UnpackedDstRefused", "UnpackedSrcRefused", "candidate_plans", "exchange_schedule_plans",
-           "lds_plan", "plan_conversion"]
+__all__ = ["LDS_FIRST_FACTOR", "STRATEGIES", "UnpackedDstRefused", "UnpackedSrcRefused", "candidate_plans",
+           "check_unpacked_arch", "exchange_schedule_plans", "lds_plan", "plan_conversion"]
 
 # [I] Where only the first plan is wanted, the LDS plans are built before the in-wave ones when the
 # in-wave programs' least rank value floor is above this many times the LDS lower bound's (then an
@@ -386,7 +387,7 @@ def _warp_lane_candidates(ctx: ConversionContext, wm) -> list[Plan]:
     moved = LinearLayout(bases, list(prob.src.out_dims))
     inner = ConversionContext.create(moved, prob.dst, ctx.arch, ctx.element_bits,
                                      ctx.lds_budget_bytes if ctx.budget_given else None, "registers", ctx.objective,
-                                     ctx.src_tuples, ctx.dst_tuples, ctx.src_offsets)
+                                     ctx.src_tuples, ctx.dst_tuples, ctx.src_offsets, dst_unpacked=ctx.dst_unpacked)
     warps = np.arange(prob.num_warps)
     shift = np.zeros(prob.num_warps, dtype=np.int64)
     for k, y in enumerate(ys):
@@ -636,6 +637,13 @@ def candidate_plans(src: LinearLayout, dst: LinearLayout, arch: str, element_bit
     return [plan for plan in ranked if _converts_unpacked(plan, src_unpacked)]
 
 
+def check_unpacked_arch(name: str, arch: str) -> None:
+    """A LayoutError where ``arch`` is an NVIDIA target: a side held one element per VGPR (the flag ``name``)
+    is an AMD kernel form, and no NVIDIA emitter produces it."""
+    if get_target(arch).family == "nvidia":
+        raise LayoutError(f"{name}: held one element per VGPR is an AMD kernel form; {arch} has no emitter for it")
+
+
 def _context(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int, lds_budget_bytes: int | None,
              strategy: str, objective: str | None, src_tuple_dwords, dst_tuple_dwords, src_unpacked: bool,
              dst_unpacked: bool, src_global_strides) -> ConversionContext:
@@ -644,6 +652,8 @@ def _context(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int,
     for name, value in (("src_unpacked", src_unpacked), ("dst_unpacked", dst_unpacked)):
         if not isinstance(value, bool):
             raise LayoutError(f"{name} must be True or False, got {value!r}")
+        if value:
+            check_unpacked_arch(name, arch)
     if dst_unpacked:
         unpacked_dst(dst, element_bits)  # (checks the element size)
     return ConversionContext.create(unpacked_src(src, element_bits) if src_unpacked else src, dst, arch, element_bits,
@@ -834,7 +844,8 @@ def _movmatrix_candidates(ctx: ConversionContext, best_only: bool) -> list[Plan]
             continue
         inner = ConversionContext.create(moved if first else prob.src, prob.dst if first else moved, ctx.arch,
                                          ctx.element_bits, ctx.lds_budget_bytes if ctx.budget_given else None,
-                                         ctx.strategy, ctx.objective, ctx.src_tuples, ctx.dst_tuples, ctx.src_offsets)
+                                         ctx.strategy, ctx.objective, ctx.src_tuples, ctx.dst_tuples, ctx.src_offsets,
+                                         dst_unpacked=ctx.dst_unpacked)
         stage = [Movmatrix(dst=list(range(d * p, d * p + p)), src=list(range(d * p, d * p + p)))
                  for d in range(_n_values(side.in_dim_size("register"), ctx))]
         whole = ctx.cost_model.pipe_overlap
@@ -947,6 +958,10 @@ def plan_conversion(src: LinearLayout, dst: LinearLayout, arch: str, element_bit
         res = verify(best, certificate=False)
         if not res.ok:
             raise PlanVerificationError(f"internal error: the {best.strategy} plan failed verification: {res.message}")
+    if (best.src_unpacked, best.dst_unpacked) != (src_unpacked, dst_unpacked):
+        raise PlanVerificationError(f"internal error: the {best.strategy} plan holds src_unpacked="
+                                    f"{best.src_unpacked}, dst_unpacked={best.dst_unpacked}; asked for "
+                                    f"{src_unpacked}, {dst_unpacked}")
     best.verified = True
     if best.strategy == "registers":
         cross = any(s.across_lanes for s in best.steps)

@@ -1095,7 +1095,9 @@ def _cells(slots: tuple, p: int, dps: int, element_bytes: int) -> tuple[list, np
 
 # ====================================================================== certificate executor
 def run_certificate(cert: dict) -> np.ndarray:
-    """Execute a plan certificate at element level; returns ``[W, lanes, n_slots]`` element ids (-1 undefined)."""
+    """Execute a plan certificate at element level; returns ``[W, lanes, n_slots]`` element ids (-1 undefined).
+    A src held one element per VGPR (``"src_unpacked"``) starts with its elements in each VGPR's low slot
+    only: the slots above hold nothing (UNDEF), so a plan reading one leaves UNDEF where it lands."""
     W, wave = int(cert["num_warps"]), int(cert["wave_size"])
     src = LinearLayout.from_json(cert["src"])
     element_bytes = max(1, int(cert["element_bits"]) // 8)
@@ -1106,6 +1108,9 @@ def run_certificate(cert: dict) -> np.ndarray:
                 n = max(n, max(st[k]) + 1)
     state = np.full((W, wave, n), UNDEF, dtype=np.int64)
     state[:, :, : int(cert["slots_in"])] = element_ids(src, W)
+    if cert.get("src_unpacked"):
+        p = slots_per_dword(int(cert["element_bits"]))
+        state[:, :, [r for r in range(int(cert["slots_in"])) if r % p]] = UNDEF
     top = 1
     for st in cert["steps"]:
         if st["op"] in ("lds_store", "lds_load"):

@@ -910,11 +910,12 @@ def designs(ctx: ConversionContext) -> "DesignPool":
     listed when wanted (``_synthesized``: under a rank limit, by its own bounds).  Where the tile moves in
     rounds, ``lane_space_design``'s two layouts are the pool's spares (``DesignPool``: listed only where every
     other layout is refused, so they change no plan another layout gives).
-    Cached per (problem, element bits, arch, LDS budget, src and dst tuples, objective, src offsets): the accesses'
-    vectors are chosen and the floors computed under the objective, so a pool is not shared
-    between objectives."""
+    Cached per (problem, element bits, arch, LDS budget, src and dst tuples, objective, src offsets, dst
+    unpacked): the accesses' vectors are chosen and the floors computed under the objective, so a pool is
+    not shared between objectives; the loads' permutes and floors (``_least_perms``, ``_load_perms``)
+    depend on ``dst_unpacked``."""
     key = (ctx.problem.key(), ctx.element_bits, ctx.arch, ctx.lds_budget_bytes, ctx.src_tuples, ctx.dst_tuples,
-           ctx.objective, ctx.src_offsets)
+           ctx.objective, ctx.src_offsets, ctx.dst_unpacked)
     if key not in design_cache:
         synthesized = shared_layout(ctx)
         out: list[LdsDesign | _Deferred] = [_synthesized(ctx, synthesized)]

@@ -54,7 +54,7 @@ from __future__ import annotations
 from linlayout import LayoutError, LinearLayout
 
 from . import cost as cost_mod
-from .convert import UnpackedDstRefused, UnpackedSrcRefused, plan_conversion
+from .convert import UnpackedDstRefused, UnpackedSrcRefused, check_unpacked_arch, plan_conversion
 from .plan import Plan, slots_per_dword
 
 __all__ = ["packing_bits", "packing_candidates", "plan_free_packing", "unpacked_orders", "with_register_order"]
@@ -158,6 +158,8 @@ def plan_free_packing(src: LinearLayout, dst: LinearLayout, arch: str, element_b
                                ("unpacked_dst", unpacked_dst, dst_fixed_bits)):
         if not isinstance(asked, bool):
             raise LayoutError(f"{name} must be True or False, got {asked!r}")
+        if asked:
+            check_unpacked_arch(name, arch)
         if asked and fixed >= packing_bits(element_bits):
             raise LayoutError(f"{name} needs 8- or 16-bit elements whose dwords the caller does not move whole "
                               f"({name[-3:]}_fixed_bits below log2(32 / element_bits))")

@@ -41,7 +41,10 @@ def check_certificate(cert: dict) -> tuple[bool, str]:
     src, dst = LinearLayout.from_json(cert["src"]), LinearLayout.from_json(cert["dst"])
     nbytes = max(1, cert["element_bits"] // 8)
     sc, dc = _coords(src, W, wave), _coords(dst, W, wave)
-    state = [[{r: sc[w][l][r] for r in range(cert["slots_in"])} for l in range(wave)] for w in range(W)]
+    per_vgpr = max(1, 32 // cert["element_bits"])  # slots in a VGPR
+    # a src held one element per VGPR: only each VGPR's low slot holds its element, the slots above nothing
+    held = [r for r in range(cert["slots_in"]) if not cert.get("src_unpacked") or r % per_vgpr == 0]
+    state = [[{r: sc[w][l][r] for r in held} for l in range(wave)] for w in range(W)]
     lds: dict[int, object] = {}
     for i, st in enumerate(cert["steps"]):
         op = st["op"]
@@ -103,7 +106,7 @@ def check_certificate(cert: dict) -> tuple[bool, str]:
                 return False, f"step {i}: unknown op {op}"
     for w in range(W):
         for l in range(wave):
-            for r in range(cert["slots_out"]):
+            for r in range(0, cert["slots_out"], per_vgpr if cert.get("dst_unpacked") else 1):  # (dst: low slots)
                 want = dc[w][l][r]
                 got = state[w][l].get(r)
                 if got != want:

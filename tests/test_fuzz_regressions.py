@@ -95,12 +95,15 @@ def test_gather_moves_of_one_src_register_are_shared():
 
 def test_a_seeded_subset_of_the_campaign():
     """Cases 0..79 of the campaign's seed 1 (every target, 1-8 warps, every width, objective, strategy,
-    odd budgets and VGPR tuples; no interpreter or compiler here): every check of
+    odd budgets, VGPR tuples and 8/16-bit AMD sides held one element per VGPR, 8 src and 9 dst of them; no
+    interpreter or compiler here): every check of
     ``fuzz_conversions.check`` passes -- verified, certificate checked and re-verified, budget kept, lower
     bound below the cost, no dead steps, each refusal true (brute-force warp test)."""
     from fuzz_conversions import check, draw
 
     ran = [check(case, False, False, False) for case in map(lambda k: draw(1, k), range(80)) if case is not None]
+    drawn = [case for case in map(lambda k: draw(1, k), range(80)) if case is not None]
+    assert (sum(c["src_unpacked"] for c in drawn), sum(c["dst_unpacked"] for c in drawn)) == (8, 9)
     assert len(ran) >= 70 and sum(r.startswith("refused") for r in ran) < len(ran) // 2
 
 

@@ -300,6 +300,11 @@ def test_unsupported_combinations_are_one_layout_error_naming_the_target():
         emit_cpp(prmt_on_amd)
     with pytest.raises(LayoutError, match="C identifier"):
         emit_cpp(amd, name="two words")
+    unpacked = plan_conversion(*_baseline_layouts(0), "gfx942", 16, dst_unpacked=True)
+    assert unpacked.dst_unpacked
+    with pytest.raises(LayoutError, match="C\\+\\+ output needs a packed dst: a dst_unpacked plan leaves"):
+        emit_cpp(unpacked)
+    emit_cpp(plan_conversion(*_baseline_layouts(0), "gfx942", 16))  # (the packed dst: emitted)
 
 
 # ---------------------------------------------------------------------- AMD plans as HIP

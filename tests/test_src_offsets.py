@@ -113,3 +113,22 @@ def test_pruning_keeps_the_best_plan_with_the_load_lines_registers():
     pruned, every = candidate_plans(*args, **kw), candidate_plans(*args, prune=False, **kw)
     assert pruned[0].dumps() == every[0].dumps()
     assert pruned[0].overhead["valu_lds_addr"] == 2
+
+
+def test_the_lower_bound_keys_on_whether_a_load_line_is_given():
+    # the load line's registers lower the bound's LDS instructions (3 -> 2: an address formed by the load);
+    # planned one after the other in one process, each bound is its fresh-cache one
+    from linlayout import caches
+    kw = dict(src_global_strides=(32, 1))
+
+    def bound(**given):
+        return plan_conversion(SRC, DST, "gfx942", 16, **given).lower_bound["lds_instructions"]
+
+    fresh = []
+    for given in ({}, kw):
+        caches.clear()
+        fresh.append(bound(**given))
+    assert fresh == [3, 2]
+    for first, then in ((0, 1), (1, 0)):
+        caches.clear()
+        assert [bound(**({}, kw)[k]) for k in (first, then)] == [fresh[first], fresh[then]]

@@ -84,6 +84,9 @@ def test_the_certificate_keeps_the_form_and_refuses_a_bad_one():
     plan = plan_conversion(src, dst, "gfx950", 16, dst_unpacked=True)
     cert = plan.to_certificate()
     assert cert["dst_unpacked"] is True and "src_unpacked" not in cert
+    from convert_checker import check_certificate
+    assert check_certificate(cert) == (True, "")  # (only each VGPR's low slot checked)
+    assert not check_certificate({**cert, "dst_unpacked": False})[0]
     assert "dst_unpacked" not in plan_conversion(src, dst, "gfx950", 16).to_certificate()
     back = Plan.from_certificate(cert)
     assert back.dst_unpacked and verify(back).ok
@@ -134,6 +137,10 @@ def test_the_unpacked_orders_leave_an_unpacked_sides_order_moot():
     (lambda s, d: plan_free_packing(s, d, "gfx950", 16, dst_fixed_bits=1, unpacked_dst=True),
      r"unpacked_dst needs 8- or 16-bit elements whose dwords the caller does not move whole \(dst_fixed_bits"),
     (lambda s, d: kernel_plan(s, d, "gfx950", 16, unpacked_dst="no"), "unpacked_dst must be True or False, got 'no'"),
+    (lambda s, d: plan_conversion(s, d, "sm_90", 16, dst_unpacked=True),
+     "dst_unpacked: held one element per VGPR is an AMD kernel form; sm_90 has no emitter for it"),
+    (lambda s, d: plan_free_packing(s, d, "sm_80", 16, unpacked_dst=True),
+     "unpacked_dst: held one element per VGPR is an AMD kernel form; sm_80 has no emitter for it"),
 ])
 def test_bad_values_are_one_line_errors(call, message):
     src, dst = _layouts(*SWAP)
@@ -189,3 +196,72 @@ def test_the_bench_counts_the_unpacked_kernel_whole():
     assert (row["ours"]["total"], row["ours_setup"]["total"], row["ours_whole"]["total"]) == (3, 0, 3)
     assert row["ours_outside_valu"] == {"load": 0, "store": 0}
     assert (row["triton"]["total"], row["triton_whole"]["total"]) == (3, 3)
+
+
+#: A random gfx942 fp16 pair (fuzz seed 91 case 73) whose LDS pool's load permutes depend on ``dst_unpacked``.
+_ORDER_SRC = {"in_dims": [["register", 8], ["lane", 64], ["warp", 4]], "out_dims": [["dim0", 16], ["dim1", 64]],
+              "bases": {"register": [[0, 2], [2, 0], [0, 4]],
+                        "lane": [[0, 1], [8, 0], [0, 32], [0, 0], [0, 16], [0, 8]], "warp": [[4, 0], [1, 0]]}}
+_ORDER_DST = {"in_dims": [["register", 16], ["lane", 64], ["warp", 4]], "out_dims": [["dim0", 16], ["dim1", 64]],
+              "bases": {"register": [[0, 32], [1, 0], [0, 8], [0, 1]],
+                        "lane": [[4, 0], [2, 0], [0, 2], [0, 16], [0, 0], [0, 0]], "warp": [[8, 0], [0, 4]]}}
+
+
+def test_a_plan_does_not_depend_on_whether_the_other_form_was_planned_first():
+    from linlayout import caches
+    src, dst = LinearLayout.from_json(_ORDER_SRC), LinearLayout.from_json(_ORDER_DST)
+
+    def plan(unpacked: bool):
+        return plan_conversion(src, dst, "gfx942", 16, dst_unpacked=unpacked)
+
+    def key(p):
+        return p.strategy, p.cost, p.total_with_overhead(), p.counts()
+
+    fresh = {}
+    for unpacked in (False, True):
+        caches.clear()
+        fresh[unpacked] = key(plan(unpacked))
+    for first in (False, True):
+        caches.clear()
+        plan(first)
+        assert key(plan(not first)) == fresh[not first]
+
+
+def test_a_staged_conversion_keeps_the_unpacked_dst():
+    # gfx1100 fp16, registers only (fuzz seed 2401 case 380): the warp-lane candidate's inner conversion
+    # once dropped dst_unpacked and returned a packed plan
+    src = LinearLayout.from_json({"in_dims": [["register", 4], ["lane", 32], ["warp", 2]],
+                                  "out_dims": [["dim0", 32], ["dim1", 4]],
+                                  "bases": {"register": [[2, 0], [2, 1]],
+                                            "lane": [[0, 1], [16, 0], [1, 0], [0, 2], [8, 0]], "warp": [[4, 0]]}})
+    dst = LinearLayout.from_json({"in_dims": [["register", 8], ["lane", 32], ["warp", 2]],
+                                  "out_dims": [["dim0", 32], ["dim1", 4]],
+                                  "bases": {"register": [[0, 2], [0, 2], [2, 0]],
+                                            "lane": [[1, 0], [0, 1], [0, 2], [8, 0], [16, 0]], "warp": [[5, 0]]}})
+    plan = plan_conversion(src, dst, "gfx1100", 16, objective="throughput", strategy="registers",
+                           src_tuple_dwords=2, dst_unpacked=True)
+    assert plan.dst_unpacked and not plan.src_unpacked and plan.slots_out == 16
+    assert verify(plan).ok
+
+
+def test_the_bench_leaves_a_dst_of_more_vgprs_than_its_limit_packed():
+    from linlayout.cli.bench import UNPACKED_DST_VGPRS, unpacked_sides
+
+    def column_major(register_bits: int) -> LinearLayout:  # registers down dim0, lanes along dim1: no dword whole
+        return LinearLayout({"register": [[1 << k, 0] for k in range(register_bits)],
+                             "lane": [[0, 1 << k] for k in range(6)], "warp": []},
+                            [("dim0", 1 << register_bits), ("dim1", 64)])
+
+    at, over = column_major(UNPACKED_DST_VGPRS.bit_length() - 1), column_major(UNPACKED_DST_VGPRS.bit_length())
+    assert at.in_dim_size("register") == UNPACKED_DST_VGPRS
+    assert unpacked_sides(at, at, 16) == (True, True)
+    assert unpacked_sides(over, over, 16) == (True, False)  # (the src side has no such limit)
+
+
+def test_a_same_map_conversion_to_an_unpacked_dst_moves_the_upper_halves_down():
+    # not the noop: dst's 2 bf16 per lane leave one per VGPR, the upper one shifted down (the packed form: no step)
+    _, dst = _layouts(*SWAP)
+    assert plan_conversion(dst, dst, "gfx950", 16).strategy == "noop"
+    plan = plan_conversion(dst, dst, "gfx950", 16, dst_unpacked=True)
+    assert plan.dst_unpacked and plan.verified and verify(plan).ok
+    assert (plan.strategy, plan.counts()["total"], plan.slots_out) == ("registers", 1, 4)

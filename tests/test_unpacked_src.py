@@ -9,7 +9,7 @@ import pytest
 import needs
 from linlayout import LayoutError, LinearLayout
 from linlayout.cli.bench import kernel_plan
-from linlayout.synth.convert import UnpackedSrcRefused, plan_conversion
+from linlayout.synth.convert import UnpackedSrcRefused, candidate_plans, plan_conversion
 from linlayout.synth.emulator import run_isa, verify
 from linlayout.synth.packing import plan_free_packing
 from linlayout.synth.plan import LdsStore, Plan, packed_src, unpacked_src
@@ -145,6 +145,25 @@ def test_the_certificate_keeps_the_form_and_refuses_a_bad_one():
         Plan.from_certificate({**packed, "src_unpacked": True})
 
 
+def test_a_certificate_reading_a_slot_above_an_unpacked_element_is_refused():
+    # the upper slots of an unpacked src VGPR hold nothing at element level (docs/contract.md section 4)
+    import json
+
+    from convert_checker import check_certificate
+    from linlayout.synth.emulator import element_ids, run_certificate
+    src, dst = _layouts(_case(*BYTES))
+    cert = plan_conversion(src, dst, "gfx90a", 8, src_unpacked=True).to_certificate()
+    assert check_certificate(json.loads(json.dumps(cert))) == (True, "")
+    (store,) = [st for st in cert["steps"] if st["op"] == "lds_store" and st["src"] == [4]]
+    store["src"], store["isa"]["d16_hi"] = [6], True  # slot 6: byte 2 of VGPR 1, above its element (slot 4)
+    tampered = Plan.from_certificate(json.loads(json.dumps(cert)))
+    assert tampered.src_unpacked and not verify(tampered).ok
+    state = run_certificate(cert)[:, :, :cert["slots_out"]]
+    assert (state != element_ids(tampered.dst, tampered.num_warps)).any() and (state == -1).any()
+    ok, message = check_certificate(json.loads(json.dumps(cert)))
+    assert not ok and "holds None" in message
+
+
 @pytest.mark.parametrize("call, message", [
     (lambda s, d: plan_conversion(s, d, "gfx90a", 8, src_unpacked=1), "src_unpacked must be True or False, got 1"),
     (lambda s, d: plan_conversion(s, d, "gfx90a", 32, src_unpacked=True),
@@ -156,6 +175,10 @@ def test_the_certificate_keeps_the_form_and_refuses_a_bad_one():
     (lambda s, d: plan_free_packing(s, d, "gfx90a", 32, unpacked_src=True),
      "unpacked_src needs 8- or 16-bit elements whose dwords the caller does not move whole"),
     (lambda s, d: kernel_plan(s, d, "gfx90a", 8, unpacked_src=1), "unpacked_src must be True or False, got 1"),
+    (lambda s, d: candidate_plans(s, d, "sm_90", 8, src_unpacked=True),
+     "src_unpacked: held one element per VGPR is an AMD kernel form; sm_90 has no emitter for it"),
+    (lambda s, d: plan_free_packing(s, d, "sm_90", 8, unpacked_src=True),
+     "unpacked_src: held one element per VGPR is an AMD kernel form; sm_90 has no emitter for it"),
 ])
 def test_bad_values_are_one_line_errors(call, message):
     src, dst = _layouts(_case(*BYTES))

@@ -112,9 +112,14 @@ def emit_cpp(plan: Plan, dialect: str | None = None, name: str | None = None) ->
     ``dialect``: ``"cuda"`` or ``"hip"``; None takes the target's own (CUDA for NVIDIA targets,
     HIP for AMD ones).  ``name``: the device function's name (a C identifier; default
     ``linlayout_convert``), the test kernel is ``<name>_test``.  LayoutError for a dialect that
-    does not run on ``plan.arch``, an element size without an unsigned type, or a step the
-    dialect has no form for (naming the target).
+    does not run on ``plan.arch``, an element size without an unsigned type, a step the
+    dialect has no form for (naming the target), or a plan whose dst is held one element per VGPR
+    (``plan.dst_unpacked``: its slots above each VGPR's low one are don't-care, so ``dst[r]`` would not
+    be ``plan.dst(register=r)`` there).
     """
+    if plan.dst_unpacked:
+        raise LayoutError("C++ output needs a packed dst: a dst_unpacked plan leaves its slots above each VGPR's "
+                          "low one unset, so dst[r] would not be plan.dst(register=r); plan it without dst_unpacked")
     d = dialect_for(plan.arch, dialect)
     name = name or "linlayout_convert"
     if not _NAME_RE.match(name):
