@@ -4,9 +4,9 @@ For every case of the baseline (docs/contract.md section 5; by default the repos
 benchmarks/data/triton_amd_baseline.json, Triton's counts for its conversion cases):
 plan the conversion for the benchmark kernel (``kernel_plan``: on every AMD target the 8/16-bit
 packing is chosen where the kernel moves single elements; ``repacked`` names the sides whose
-register order it changed, ``src_unpacked`` / ``dst_unpacked`` whether the src arrives / the dst leaves one
-element per VGPR),
-emit the conversion kernel, compile it to ISA and a code object, and count the instructions of the ``conv`` region of one wave the way the baseline counts Triton's
+register order it changed, ``src_unpacked`` / ``dst_unpacked`` whether the src arrives / the dst
+leaves one element per VGPR), emit the conversion kernel, compile it to ISA and a code object, and
+count the instructions of the ``conv`` region of one wave the way the baseline counts Triton's
 (linlayout.lowering.isa); the AMD wave32 targets (``--corpus wave32``) too.  Targets without a kernel emitter
 (``--corpus nvidia``) are counted from the plan in the classes of Triton's counts (PTX;
 ``counted_by: "plan"``, no registers, times are the planner's).  Prints ``{"cases": [...], "summary": {...}}``:
