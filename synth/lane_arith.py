@@ -18,7 +18,8 @@ moved down to bit 0 is one ``v_bfe_u32``).  The bits of multi-bit columns with o
 shifts ``S`` may instead be one *multiply term* ``(x & M) * K``, ``K = sum 2**s`` (one AND and one
 ``v_mul_u32_u24``; only where the shifted copies of ``M`` are disjoint, so that the product is the
 XOR), and a lone such column a *column term* ``sbit(x, i) & L_i`` (``v_bfe_i32`` of the bit: 0 or -1,
-then an AND), two ops whatever the column.  The choices of these terms (``_units``; all of them up
+then an AND), two ops whatever the column (on gfx9 lane bit 0's too: LLVM makes ``(x & 1) * K`` a
+select, so its multiply term is kept only where its AND is shared).  The choices of these terms (``_units``; all of them up
 to 3 units) are priced and the cheapest kept (a swizzle ``x ^ (x >> 3)`` is two shift terms, a lone
 column of scattered bits one column term, a row address repeated at two places one multiply term).
 
@@ -286,17 +287,26 @@ class LaneProgram:
                     yield (lambda n=node, dl=d_lane, dw=d_warp, dc=d_const, g=general:
                            self._xor(n, self._affine(dl, dw, dc, g)))
 
-    @staticmethod
-    def _generals(lane_cols, warp_cols):
+    def _generals(self, lane_cols, warp_cols):
         """The sets of *units* to build as column or multiply terms (``_units``): every set where there
-        are at most 3 units, else none and all."""
+        are at most 3 units, else none and all.  On gfx9, lane bit 0 (no negative shift) is a column
+        term in a set, then in the same set once more a multiply term (``(LANE, (0,), "mul")``): LLVM
+        makes ``(x & 1) * K`` a select where the AND has no other use (``v_cmp``, ``v_mov_b32`` of ``K``,
+        ``v_cndmask_b32``: 2 VALU more), so that term is taken only where it is fewer ops (its AND
+        shared), the column term on a tie (``add``: the first of the fewest).  [I] RDNA selects so too
+        (1 VALU more), kept a multiply term there: docs/benchmarks.md "Session 20: setup24"."""
         units = _units(LANE, lane_cols) + _units(WARP, warp_cols)
         if len(units) > 3:
-            yield frozenset()
-            yield frozenset(units)
-            return
-        for pick in range(1 << len(units)):
-            yield frozenset(u for k, u in enumerate(units) if (pick >> k) & 1)
+            picks = [frozenset(), frozenset(units)]
+        else:
+            picks = [frozenset(u for k, u in enumerate(units) if (pick >> k) & 1) for pick in range(1 << len(units))]
+        bit0 = (LANE, (0,))
+        for pick in picks:
+            if self.family == "gfx9" and bit0 in pick:
+                yield pick
+                yield pick - {bit0} | {(LANE, (0,), "mul")}
+            else:
+                yield frozenset((*u, "mul") if u == bit0 else u for u in pick)
 
     def _xor(self, a: int, b: int) -> int:
         if self.nodes[b] == ("const", 0):
@@ -332,7 +342,7 @@ class LaneProgram:
             bits = unit[1]
             done |= sum(1 << b for b in bits)
             k, m, mult = _multiply(bits, cols)  # valid for every unit (_units)
-            if len(bits) == 1 and k != 0:  # v_bfe_i32 and an AND
+            if len(bits) == 1 and (k != 0 or unit == (LANE, (0,))):  # v_bfe_i32, an AND (bit 0: _generals)
                 b = bits[0]
                 terms.append((self.node("and", self.node("sbit", x, b), cols[b]), cols[b]))
                 continue

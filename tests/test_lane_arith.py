@@ -103,6 +103,11 @@ def _count(family: str, *tables: AffineTable, warp_bits: int = 0) -> tuple[int, 
 #: a gfx942 store address
 STORE = AffineTable(0, (0x40, 0x120, 0x2, 0x4, 0x10, 0x8), ())
 
+#: lane bit 0 with a two-bit column: on gfx9 a column term ``sbit(x, 0) & 0x2010`` (``v_bfe_i32``, ``v_and_b32``),
+#: not a multiply term ``(x & 1) * 0x2010``, which LLVM makes a select (``v_cmp``, ``v_mov_b32`` of the
+#: constant, ``v_cndmask_b32``: 4 VALU with the AND)
+BIT0 = AffineTable(0, (0x2010, 0x40, 0x80, 0x8, 0, 0), ())
+
 
 def test_counts_of_hand_checked_tables():
     """Instruction counts worked out by hand.  LLVM's gfx942 code has these counts for the masks, the store
@@ -123,6 +128,8 @@ def test_counts_of_hand_checked_tables():
     # an XOR swizzle (x & 7) << 4 ^ (x >> 3 & 7) << 4 ... as two shift terms: 2 + 2 ops and a v_xor
     swz = AffineTable(0, (0x10, 0x20, 0x40, 0x10, 0x20, 0x40), ())
     assert _count("gfx9", swz) == (5, 0)
+    # BIT0: sbit(x,0) & 0x2010 | (x & 6) << 5 | (x & 8): terms of 2, 2 and 1 ops, one v_or3_b32
+    assert _count("gfx9", BIT0) == (6, 0)
     # the warp part is scalar (s_and + s_lshl), OR'ed into the lane part x & 0x3f: one v_and_or_b32
     assert _count("gfx9", AffineTable(0, (1, 2, 4, 8, 16, 32), (0x1000, 0x2000)), warp_bits=2) == (1, 2)
 
@@ -130,7 +137,8 @@ def test_counts_of_hand_checked_tables():
 COMPILED = {"store": [STORE],
             "store and 3 more": [STORE] + [AffineTable(c, STORE.lane_cols, ()) for c in (16, 32, 48)],
             "multiply term": [AffineTable(0, (0x21, 0x42, 0x84, 0x108, 0, 0), ())],
-            "masks": [AffineTable(0, (0, 0, 4, 8, 16, 32), ()), AffineTable(0, (0, 1, 2, 4, 8, 16), ())]}
+            "masks": [AffineTable(0, (0, 0, 4, 8, 16, 32), ()), AffineTable(0, (0, 1, 2, 4, 8, 16), ())],
+            "bit 0 column": [BIT0]}
 
 
 @needs.mlir
@@ -235,11 +243,15 @@ def test_multiply_terms():
     # x & 3 at shifts 0 and 1 overlap: (x & 3) * 3 would carry; the shift terms (x & 3) ^ ((x & 3) << 1),
     # one AND for both, a shift and a v_xor_b32
     assert _count("gfx9", AffineTable(0, (0x3, 0x6, 0, 0, 0, 0), ())) == (3, 0)
-    # a lone column without negative shifts: (x & 1) * 0x2020000, a v_mul_lo_u32 (RDNA); on gfx9 that
+    # a lone column without negative shifts: (x & 2) * 0x2020000, a v_mul_lo_u32 (RDNA); on gfx9 that
     # VOP3 takes its constant from an SGPR (one s_mov_b32 more): as cheap as the two shifts and a
     # v_lshl_or_b32, built first
-    lone = AffineTable(0, (0x2020000, 0, 0, 0, 0, 0), ())
+    lone = AffineTable(0, (0, 0x4040000, 0, 0, 0, 0), ())
     assert _count("rdna", lone) == (2, 0) and _count("gfx9", lone) == (3, 0)
+    # the same column of lane bit 0 is on gfx9 a column term, sbit(x, 0) & 0x2020000 (v_bfe_i32,
+    # v_and_b32): LLVM makes a select of (x & 1) * K (BIT0)
+    lone0 = AffineTable(0, (0x2020000, 0, 0, 0, 0, 0), ())
+    assert _count("rdna", lone0) == (2, 0) and _count("gfx9", lone0) == (2, 0)
 
 
 @settings(max_examples=40, deadline=None)
