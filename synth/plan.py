@@ -31,13 +31,17 @@ from .steps import (Barrier, FusedDpp, Lane, LdsLoad, LdsStore, Mov, PermlaneSwa
 
 __all__ = [
     "CERT_SLOT_LIMIT", "ELEMENT_BITS",
-    "Barrier", "CERT_FORMAT", "COUNT_KINDS", "PTX_COUNT_KINDS", "RDNA_COUNT_KINDS", "count_kinds", "FusedDpp", "Lane", "LdsLoad", "LdsStore", "Mov",
+    "Barrier", "CERT_FORMAT", "CERT_FORMAT_UNPACKED", "COUNT_KINDS", "PTX_COUNT_KINDS", "RDNA_COUNT_KINDS", "count_kinds", "FusedDpp", "Lane", "LdsLoad", "LdsStore", "Mov",
     "PermSelect", "PermlaneSwap", "Plan", "Select", "Step", "dwords_per_slot", "packed_src", "prmt_selector",
     "packed_dst", "slots_per_dword", "step_from_json", "unpacked_dst", "unpacked_src",
     "transpose_element_addresses",
 ]
 
 CERT_FORMAT = "linlayout-plan/v1"
+#: The format of a certificate with a side held one element per VGPR (``src_unpacked`` / ``dst_unpacked``):
+#: its start or end state means less than v1's (slots above an element hold nothing / are not checked), so
+#: a v1 reader refuses it by name rather than checking slots the plan never fills (docs/contract.md section 4).
+CERT_FORMAT_UNPACKED = "linlayout-plan/v1-unpacked"
 #: The element sizes (bits) a plan moves: one, two or four per 32-bit register, or one per register pair.
 ELEMENT_BITS = (8, 16, 32, 64)
 #: The slot numbers a certificate may name: ``0 <= slot < CERT_SLOT_LIMIT``.  Plans number fresh
@@ -234,7 +238,8 @@ class Plan:
         for s in self.steps:
             steps.extend(s.to_cert(raw))
         return {
-            "format": CERT_FORMAT, "arch": self.arch, "wave_size": self.wave_size, "num_warps": self.num_warps,
+            "format": CERT_FORMAT_UNPACKED if self.src_unpacked or self.dst_unpacked else CERT_FORMAT,
+            "arch": self.arch, "wave_size": self.wave_size, "num_warps": self.num_warps,
             "element_bits": self.element_bits, "src": self.src.to_json(), "dst": self.dst.to_json(),
             "slots_in": self.slots_in, "slots_out": self.slots_out, "steps": steps,
             "strategy": self.strategy, "cost": self.cost, "lower_bound": self.lower_bound,
@@ -262,8 +267,9 @@ class Plan:
         target lacks, ``missing_transpose_load``'s line; an instruction of another target; an access
         listing other than the elements it moves; a byte permute naming other registers than
         those of its slots)."""
-        if not isinstance(obj, dict) or obj.get("format") != CERT_FORMAT:
-            raise LayoutError(f"not a plan certificate (format must be {CERT_FORMAT!r})")
+        if not isinstance(obj, dict) or obj.get("format") not in (CERT_FORMAT, CERT_FORMAT_UNPACKED):
+            raise LayoutError(f"not a plan certificate (format must be {CERT_FORMAT!r} or {CERT_FORMAT_UNPACKED!r})")
+
         try:
             items = obj["steps"]
             steps, starts, i = [], [], 0
@@ -315,14 +321,19 @@ class Plan:
                 error = st.plan_error(target, element_bits, lds_bytes)
                 if error:
                     raise LayoutError(f"plan step {k} ({items[k]['op']}): {error}")
+            src_unpacked = _unpacked_key("src_unpacked", obj.get("src_unpacked", False), src, element_bits)
+            dst_unpacked = _unpacked_key("dst_unpacked", obj.get("dst_unpacked", False), dst, element_bits)
+            flagged = [key for key, on in (("src_unpacked", src_unpacked), ("dst_unpacked", dst_unpacked)) if on]
+            if bool(flagged) != (obj["format"] == CERT_FORMAT_UNPACKED):
+                raise LayoutError(f"plan certificate of format {obj['format']!r} "
+                                  + (f"has {' and '.join(flagged)} true; that is format {CERT_FORMAT_UNPACKED!r}"
+                                     if flagged else "has neither src_unpacked nor dst_unpacked true"))
             return cls(arch=obj["arch"], wave_size=wave_size, num_warps=num_warps,
                        element_bits=element_bits, src=src, dst=dst, slots_in=slots_in, slots_out=slots_out,
                        steps=steps, strategy=obj.get("strategy", ""),
                        cost=float(obj.get("cost", 0.0)), lower_bound=obj.get("lower_bound", {}),
                        overhead=obj.get("overhead_estimate", {}), lds_bytes=lds_bytes,
-                       objective=str(obj.get("objective", "")),
-                       src_unpacked=_unpacked_key("src_unpacked", obj.get("src_unpacked", False), src, element_bits),
-                       dst_unpacked=_unpacked_key("dst_unpacked", obj.get("dst_unpacked", False), dst, element_bits))
+                       objective=str(obj.get("objective", "")), src_unpacked=src_unpacked, dst_unpacked=dst_unpacked)
         except KeyError as e:
             raise LayoutError(f"plan certificate lacks the key {e.args[0]!r}") from None
         except LayoutError:

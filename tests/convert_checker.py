@@ -36,7 +36,7 @@ def _per_lane(table, w: int, wave: int) -> list[int]:
 
 def check_certificate(cert: dict) -> tuple[bool, str]:
     """Re-execute ``cert`` (a JSON-loaded certificate); (True, "") when every dst slot is right."""
-    assert cert["format"] == "linlayout-plan/v1"
+    assert cert["format"] in ("linlayout-plan/v1", "linlayout-plan/v1-unpacked")
     W, wave = cert["num_warps"], cert["wave_size"]
     src, dst = LinearLayout.from_json(cert["src"]), LinearLayout.from_json(cert["dst"])
     nbytes = max(1, cert["element_bits"] // 8)

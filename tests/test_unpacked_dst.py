@@ -84,6 +84,7 @@ def test_the_certificate_keeps_the_form_and_refuses_a_bad_one():
     plan = plan_conversion(src, dst, "gfx950", 16, dst_unpacked=True)
     cert = plan.to_certificate()
     assert cert["dst_unpacked"] is True and "src_unpacked" not in cert
+    assert cert["format"] == "linlayout-plan/v1-unpacked"  # a v1 reader refuses it by name
     from convert_checker import check_certificate
     assert check_certificate(cert) == (True, "")  # (only each VGPR's low slot checked)
     assert not check_certificate({**cert, "dst_unpacked": False})[0]
@@ -95,6 +96,12 @@ def test_the_certificate_keeps_the_form_and_refuses_a_bad_one():
     packed = plan_conversion(src, dst, "gfx950", 16).to_certificate()
     with pytest.raises(LayoutError, match="dst_unpacked true but its dst's first register bases are not zero"):
         Plan.from_certificate({**packed, "dst_unpacked": True})
+    assert packed["format"] == "linlayout-plan/v1"
+    with pytest.raises(LayoutError, match="format 'linlayout-plan/v1' has dst_unpacked true; that is format "
+                                          "'linlayout-plan/v1-unpacked'"):
+        Plan.from_certificate({**cert, "format": "linlayout-plan/v1"})
+    with pytest.raises(LayoutError, match="format 'linlayout-plan/v1-unpacked' has neither"):
+        Plan.from_certificate({**packed, "format": "linlayout-plan/v1-unpacked"})
 
 
 def test_both_sides_unpacked():
