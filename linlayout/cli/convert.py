@@ -26,7 +26,8 @@ from linlayout.lowering.cpp import DIALECTS
 from linlayout.lowering.emit.conversion_kernel import source_tuples
 from linlayout.synth.context import ELEMENT_BITS
 from linlayout.synth.convert import check_unpacked_arch, plan_conversion
-from linlayout.synth.cost import CONCURRENT_INSTRUCTION_EXPONENT, DST_TUPLE_DWORDS, OBJECTIVES, SRC_TUPLE_DWORDS, cost_model
+from linlayout.synth.cost import (CONCURRENT_INSTRUCTION_EXPONENT, DST_TUPLE_DWORDS, OBJECTIVES, SRC_TUPLE_DWORDS,
+                                  cost_model)
 from linlayout.synth.src_offsets import row_major_strides
 from linlayout.synth.vgpr_tuples import TUPLE_DWORDS, VgprTuples
 
@@ -84,9 +85,9 @@ def register(subparsers) -> None:
                         "the load's offset registers.  row-major: the full tile's (the layouts' out-dim sizes, as "
                         "the --emit kernel loads it)")
     p.add_argument("--src-tuple-dwords", type=tuples_arg, metavar="row-major|N|bits:B[,B]",
-                   help=f"the aligned VGPR tuples the src arrives in: N dwords in register order (1, 2 or 4; default "
-                        f"{SRC_TUPLE_DWORDS}: an MFMA result, dwordx4 loads), bits:B[,B] the dword-index bits that vary "
-                        "inside one tuple, row-major those of loads of the full row-major tile (the --emit kernel's; "
+                   help="the aligned VGPR tuples the src arrives in: N dwords in register order (1, 2 or 4; "
+                        f"default {SRC_TUPLE_DWORDS}: an MFMA result, dwordx4 loads), bits:B[,B] the dword-index bits "
+                        "that vary inside one tuple, row-major those of loads of the full row-major tile (the --emit kernel's; "
                         "1 with --src-unpacked)")
     p.add_argument("--dst-tuple-dwords", type=tuples_arg, metavar="row-major|N|bits:B[,B]",
                    help=f"the aligned VGPR tuples the dst's consumer takes: N (1, 2 or 4; default {DST_TUPLE_DWORDS}: "
