@@ -31,7 +31,7 @@ from linlayout.synth.cost import (CONCURRENT_INSTRUCTION_EXPONENT, DST_TUPLE_DWO
 from linlayout.synth.src_offsets import row_major_strides
 from linlayout.synth.vgpr_tuples import TUPLE_DWORDS, VgprTuples
 
-from ..argparsing import check_output, positive_int
+from ..argparsing import add_unpacked_arguments, check_output, positive_int
 from ..dtypes import dtype_bits
 from ..errors import LayoutError
 from ..spec import parse_layout
@@ -71,14 +71,7 @@ def register(subparsers) -> None:
                         f"instructions to the power {CONCURRENT_INSTRUCTION_EXPONENT:g}; the AMD default), latency (one wave's critical "
                         "path; the NVIDIA default), throughput (the busiest of SIMD issue and LDS pipe, latency "
                         "hidden by other waves), instructions")
-    p.add_argument("--src-unpacked", action="store_true",
-                   help="the kernel loads each 8/16-bit src element alone into the low bits of its own VGPR, the bits "
-                        "above it zero (global_load_ubyte/_ushort): plan for the src held one element per VGPR "
-                        "(AMD targets)")
-    p.add_argument("--dst-unpacked", action="store_true",
-                   help="the kernel stores each 8/16-bit dst element alone from the low bits of its own VGPR "
-                        "(global_store_byte/_short), the bits above it don't-care: plan for the dst held one element "
-                        "per VGPR (AMD targets)")
+    add_unpacked_arguments(p)
     p.add_argument("--src-global-strides", type=strides_arg, metavar="row-major|S0,S1,..",
                    help="the kernel loads the src from a global tensor of these element strides (one per out dim of "
                         "--src, in its order) right before the conversion; the plan prices LDS addresses that reuse "
