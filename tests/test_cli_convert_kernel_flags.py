@@ -147,6 +147,9 @@ def test_the_text_output_says_what_the_plan_was_made_for(capsys):
             "src tuples of dword bits [0, 1]; dst tuples of dword bits []") in out.splitlines()
     assert main(["convert", "--src", src, "--dst", dst, "--arch", "gfx942", "--dtype", "fp16"]) == 0
     assert "planned for the kernel" not in capsys.readouterr()[0]
+    assert main(["convert", "--src", src, "--dst", dst, "--arch", "gfx942", "--dtype", "fp16",
+                 "--src-tuple-dwords", "bits:"]) == 0
+    assert "planned for the kernel: src tuples of dword bits []; dst tuples of dword bits []" in capsys.readouterr()[0]
 
 
 @pytest.mark.parametrize("flags,message", [

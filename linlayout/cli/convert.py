@@ -80,8 +80,8 @@ def register(subparsers) -> None:
     p.add_argument("--src-tuple-dwords", type=tuples_arg, metavar="row-major|N|bits:B[,B]",
                    help="the aligned VGPR tuples the src arrives in: N dwords in register order (1, 2 or 4; "
                         f"default {SRC_TUPLE_DWORDS}: an MFMA result, dwordx4 loads), bits:B[,B] the dword-index bits "
-                        "that vary inside one tuple, row-major those of loads of the full row-major tile (the --emit kernel's; "
-                        "1 with --src-unpacked)")
+                        "that vary inside one tuple, row-major those of loads of the full row-major tile (the --emit "
+                        "kernel's; 1 with --src-unpacked)")
     p.add_argument("--dst-tuple-dwords", type=tuples_arg, metavar="row-major|N|bits:B[,B]",
                    help=f"the aligned VGPR tuples the dst's consumer takes: N (1, 2 or 4; default {DST_TUPLE_DWORDS}: "
                         "none; 2 or 4: dwordx2/x4 stores, an MFMA/WMMA operand), bits:B[,B] or row-major (stores of "
@@ -236,7 +236,7 @@ def render(result: dict, args: argparse.Namespace) -> str:
     ]
     if result["lds_bytes"]:
         lines.append(f"LDS bytes: {result['lds_bytes']}")
-    if any(getattr(args, k, None) for k in KERNEL_FLAGS):
+    if any(getattr(args, k, None) not in (None, False) for k in KERNEL_FLAGS):
         form = [f"{side} held one element per VGPR" for side in ("src", "dst") if result[f"{side}_unpacked"]]
         if result["src_global_strides"] is not None:
             form.append(f"src loaded with element strides {result['src_global_strides']}")
