@@ -568,7 +568,8 @@ def _shared_moves(needs: np.ndarray, gs: np.ndarray, idents: list[bool], target,
                 families.append(None)
                 positions.append([p])
         for union, group in zip(unions, positions):
-            out[[members[p] for p in group]] = union
+            if len(group) > 1:  # (a lone member's union is its own map)
+                out[[members[p] for p in group]] = union
     return out
 
 
