@@ -965,9 +965,11 @@ def plan_conversion(src: LinearLayout, dst: LinearLayout, arch: str, element_bit
 
 
 def _one_copy_plan(plain: Plan, src: LinearLayout, dst: LinearLayout, args: tuple) -> Plan:
-    """``plain`` (the plan of ``dst``) or the cheapest of the in-wave plans (strategy ``registers``; an LDS
-    round trip's reads in the copy lanes of a filled dst would address other elements than ``dst``'s,
-    more setup than ``dst``'s shared addresses) of ``dst``'s filled dsts (``one_copy.filled_dsts``), each
+    """``plain`` (the plan of ``dst``) or the cheapest of the in-wave plans (planned with the caller's strategy
+    and kept where they use no LDS: an LDS round trip's reads in the copy lanes of a filled dst would address
+    other elements than ``dst``'s, more setup than ``dst``'s shared addresses; strategy ``registers`` alone
+    gives a wrong plan, caught by its verification, on one AMD corpus fill: a src held whole by every warp,
+    a dst warp basis equal to a filled lane basis) of ``dst``'s filled dsts (``one_copy.filled_dsts``), each
     with ``dst`` in its register order (``one_copy.unfilled``), ``dst_one_copy`` set, verified on the
     canonical lanes, and the kernel's store mask added to its setup (``salu_one_copy_store``,
     ``cost.ONE_COPY_STORE_SALU``) and cost, ranked as the planner ranks (``CostModel.best_of``).
@@ -976,9 +978,8 @@ def _one_copy_plan(plain: Plan, src: LinearLayout, dst: LinearLayout, args: tupl
     bits = one_copy.copy_bits(dst)
     plans = [plain]
     for filled in (one_copy.filled_dsts(src, dst) if strategy != "lds" else []):
-        try:
-            plan = _plan_layouts(src, filled, *args[:3], "registers", *args[4:])
-        except LayoutError:  # (the data crosses warps: no in-wave plan)
+        plan = _plan_layouts(src, filled, *args)
+        if plan.lds_bytes:
             continue
         plan.dst, plan.dst_one_copy = one_copy.unfilled(plan.dst, bits), True
         res = verify(plan, certificate=False)
