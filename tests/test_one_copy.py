@@ -12,7 +12,7 @@ from linlayout import LayoutError, LinearLayout
 from linlayout.synth.convert import plan_conversion
 from linlayout.synth.emulator import verify
 from linlayout.synth.one_copy import ONE_COPY_FILLS, canonical_lanes, copy_bits, filled_dsts, unfilled
-from linlayout.synth.plan import Plan
+from linlayout.synth.plan import Plan, cert_format
 from repo_data import family_corpus
 
 #: wave32 gfx1100 fp16, 2 waves: each dst element in lanes l and l ^ 16 (lane bit 4 zero); Triton's kernel stores
@@ -81,6 +81,11 @@ def test_the_certificate_has_its_own_format_and_the_checker_knows_it():
         Plan.from_certificate({**every, "format": "linlayout-plan/v1-one-copy"})
     with pytest.raises(LayoutError, match="dst_one_copy 'yes'; it must be true or false"):
         Plan.from_certificate({**cert, "dst_one_copy": "yes"})
+    assert [cert_format(u, o) for u in (False, True) for o in (False, True)] == [
+        "linlayout-plan/v1", "linlayout-plan/v1-one-copy", "linlayout-plan/v1-unpacked",
+        "linlayout-plan/v1-unpacked-one-copy"]
+    with pytest.raises(LayoutError, match="has dst_one_copy true; that is format 'linlayout-plan/v1-one-copy'"):
+        Plan.from_certificate({**cert, "format": "linlayout-plan/v1-unpacked-one-copy"})
     full = plan_conversion(src, src, "gfx1100", 16).to_certificate()
     with pytest.raises(LayoutError, match="dst_one_copy true but its dst has no zero lane basis"):
         Plan.from_certificate({**full, "format": "linlayout-plan/v1-one-copy", "dst_one_copy": True})
