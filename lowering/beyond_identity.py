@@ -22,9 +22,13 @@ computes the conversion's setup in a region of its own (``setup``: lane masks, s
 ``ds_bpermute`` addresses, the permlane selectors' low words) before ``conv``, and the stores'
 addresses in another (``store_addresses``, left out of both sides: :func:`kernel_sides`).  Our whole
 conversion therefore adds the ``setup`` region beyond the identity kernels' (:func:`setup_beyond`) to the counted region.
+A kernel storing a dst read in one copy (``Plan.dst_one_copy``) from its canonical lanes adds that mask's
+SALU to the setup (:func:`store_mask_salu`): the identity kernels store every lane.
 """
 
 from __future__ import annotations
+
+import re
 
 from linlayout import LayoutError
 from linlayout.synth.convert import plan_conversion
@@ -74,6 +78,18 @@ def kernel_setup(isa_text: str) -> dict:
     return isa_counts("\n".join(region_lines(isa_text, "setup")))
 
 
+#: The instructions of a store masked to some lanes: EXEC saved and narrowed, and the branch past the stores.
+STORE_MASK_OPS = re.compile(r"^\s*(s_and_saveexec_b(32|64)|s_cbranch_execz)\b", re.M)
+
+
+def store_mask_salu(isa_text: str) -> int:
+    """The SALU of a kernel's stores masked to the canonical lanes (``Plan.dst_one_copy``): its
+    ``s_and_saveexec`` and ``s_cbranch_execz`` (:data:`STORE_MASK_OPS`) and the ``s_mov`` of the constant
+    lane mask, which LLVM hoists to the kernel's start (one SGPR or pair).  0 in a kernel without them."""
+    n = len(STORE_MASK_OPS.findall(isa_text))
+    return n + 1 if n else 0
+
+
 def setup_beyond(setup: dict, identities: list[dict]) -> dict:
     """``setup`` (:func:`kernel_setup` of a conversion kernel) less the setup of the identity kernel
     with the smallest one (by ``total``; each count at least 0), the one identity kernel's counts
@@ -100,7 +116,8 @@ def ours_beyond_identity(plan, isa_text: str) -> dict:
 
     * ``outside_valu``: :func:`outside_valu` of each side, the load side against the src identity
       kernel's, the store side against the dst one's (``{"load": n, "store": n}``);
-    * ``setup``: :func:`setup_beyond` of our ``setup`` region (``isa_counts``).
+    * ``setup``: :func:`setup_beyond` of our ``setup`` region (``isa_counts``), with the store mask's
+      SALU of a dst read in one copy (:func:`store_mask_salu`).
 
     A side held one element per VGPR (``plan.src_unpacked`` / ``dst_unpacked``) is compared with the
     identity kernel of the same elements packed (``Plan.packed_sides``; the same global loads and
@@ -121,4 +138,8 @@ def ours_beyond_identity(plan, isa_text: str) -> dict:
             identity_setups.append(kernel_setup(isa))
     except (LayoutError, IsaRegionError, CompileError) as e:
         raise IdentityKernelError(f"identity kernels of {plan.arch} {plan.element_bits}-bit conversion: {e}") from e
-    return {"outside_valu": outside, "setup": setup_beyond(setup, identity_setups)}
+    setup = setup_beyond(setup, identity_setups)
+    if plan.dst_one_copy:  # (the store mask: the conversion's own SALU, none in the identity kernels)
+        mask = store_mask_salu(isa_text)
+        setup = dict(setup, salu=int(setup["salu"]) + mask, total=int(setup["total"]) + mask)
+    return {"outside_valu": outside, "setup": setup}

@@ -58,7 +58,7 @@ from .exchanges import SchedulePlanner, best_schedule, build_schedule, exchange_
 from .in_wave import (Packing, UnitMap, choose_packing, gather_choices, gather_floor, gather_units, pack_perms,
                       pack_units, unpack_units, unpacked_outputs)
 from .ir import AMD_REGISTER_ISA, PTX_REGISTER_ISA, Program, RegisterIsa
-from . import lds_path
+from . import lds_path, one_copy
 from .lds_path import build_lds
 from .lane_ops import any_lane_op, find_dpp, lane_indices
 from .movmatrix_stage import movmatrix_layout, worth_trying
@@ -900,7 +900,7 @@ def plan_conversion(src: LinearLayout, dst: LinearLayout, arch: str, element_bit
                     objective: str | None = None,
                     src_tuple_dwords=cost_mod.SRC_TUPLE_DWORDS,
                     dst_tuple_dwords=cost_mod.DST_TUPLE_DWORDS, src_unpacked: bool = False,
-                    dst_unpacked: bool = False, src_global_strides=None) -> Plan:
+                    dst_unpacked: bool = False, src_global_strides=None, dst_one_copy: bool = False) -> Plan:
     """The cheapest plan converting a tile held in ``src`` into ``dst``, verified on the emulator.
 
     ``src``/``dst``: distributed layouts (register, lane, warp[, block] -> tensor).
@@ -941,8 +941,58 @@ def plan_conversion(src: LinearLayout, dst: LinearLayout, arch: str, element_bit
     loads the src from a global tensor right before the conversion, that tensor's element strides, one per
     out dim (a row-major tensor of shape ``n``: ``prod(n[d+1:])``); the LDS addresses that the load line's
     offset registers reach are priced as reused (LLVM's common-subexpression elimination;
-    linlayout.synth.src_offsets).  None (the default): no such load.
+    linlayout.synth.src_offsets).  None (the default): no such load.  ``dst_one_copy``: only one copy of
+    each dst element that ``dst`` holds in several lanes (a zero lane basis) is read, the one in the
+    canonical lanes (linlayout.synth.one_copy: the lanes whose bits of those bases are clear; a kernel
+    storing the dst from them alone); the in-wave plans of the filled dsts (``one_copy.filled_dsts``) join
+    the plan of ``dst`` and the cheapest is taken (``_one_copy_plan``); ``plan.dst_one_copy`` is set where
+    one of them is, and its ``dst`` is ``dst`` in the register order it chose.  An AMD kernel form (an
+    NVIDIA target is a LayoutError).
     """
+    require_flag("dst_one_copy", dst_one_copy)
+    args = (arch, element_bits, lds_budget_bytes, strategy, objective, src_tuple_dwords, dst_tuple_dwords,
+            src_unpacked, dst_unpacked, src_global_strides)
+    plain = _plan_layouts(src, dst, *args)
+    if not dst_one_copy:
+        return plain
+    if get_target(arch).family == "nvidia":
+        raise LayoutError(f"dst_one_copy: a dst stored from its canonical lanes is an AMD kernel form; {arch} has "
+                          "no emitter for it")
+    return _one_copy_plan(plain, src, dst, args)
+
+
+def _one_copy_plan(plain: Plan, src: LinearLayout, dst: LinearLayout, args: tuple) -> Plan:
+    """``plain`` (the plan of ``dst``) or the cheapest of the in-wave plans (planned with the caller's strategy
+    and kept where they use no LDS: an LDS round trip's reads in the copy lanes of a filled dst would address
+    other elements than ``dst``'s, more setup than ``dst``'s shared addresses; strategy ``registers`` alone
+    gives a wrong plan, caught by its verification, on one AMD corpus fill: a src held whole by every warp,
+    a dst warp basis equal to a filled lane basis) of ``dst``'s filled dsts (``one_copy.filled_dsts``), each
+    with ``dst`` in its register order (``one_copy.unfilled``), ``dst_one_copy`` set, verified on the
+    canonical lanes, and the kernel's store mask added to its setup (``salu_one_copy_store``,
+    ``cost.ONE_COPY_STORE_SALU``) and cost, ranked as the planner ranks (``CostModel.best_of``).
+    ``args``: plan_conversion's arguments after ``dst``; a strategy ``lds`` tries no filled dst."""
+    arch, strategy = args[0], args[3]
+    bits = one_copy.copy_bits(dst)
+    plans = [plain]
+    for filled in (one_copy.filled_dsts(src, dst) if strategy != "lds" else []):
+        plan = _plan_layouts(src, filled, *args)
+        if plan.lds_bytes:
+            continue
+        plan.dst, plan.dst_one_copy = one_copy.unfilled(plan.dst, bits), True
+        res = verify(plan, certificate=False)
+        if not res.ok:
+            raise PlanVerificationError(f"internal error: the one-copy {plan.strategy} plan failed verification: "
+                                        f"{res.message}")
+        plan.overhead = dict(plan.overhead, salu_one_copy_store=cost_mod.ONE_COPY_STORE_SALU)
+        plan.cost, plan.cost_detail = cost_mod.plan_cost(plan, cost_mod.cost_model(arch, args[4]))
+        plans.append(plan)
+    return cost_mod.cost_model(arch, args[4]).best_of(plans, lambda p: p.cost, lambda p: p.total_with_overhead())
+
+
+def _plan_layouts(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int, lds_budget_bytes: int | None,
+                  strategy: str, objective: str | None, src_tuple_dwords, dst_tuple_dwords, src_unpacked: bool,
+                  dst_unpacked: bool, src_global_strides) -> Plan:
+    """plan_conversion of ``dst`` itself (every lane's copy read)."""
     ctx = _context(src, dst, arch, element_bits, lds_budget_bytes, strategy, objective, src_tuple_dwords,
                    dst_tuple_dwords, src_unpacked, dst_unpacked, src_global_strides)
     if src_unpacked or dst_unpacked:  # the first candidate, else every one in rank order

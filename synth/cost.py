@@ -597,6 +597,10 @@ PERM_SELECTOR_SALU = 1
 # [I] s_mov_b32: the low word of a v_permlane16/x16 lane selector in an SGPR (the high word is a literal:
 # a VOP3 takes one on gfx11 and later; our compiled RDNA kernels, docs/amd_facts.md 6.4)
 PERMLANE_SELECTOR_SALU = 1
+# [I] The SALU of a kernel storing a dst read in one copy (``Plan.dst_one_copy``) from its canonical lanes alone:
+# the constant lane mask's s_mov_b32, s_and_saveexec_b32 and s_cbranch_execz around the stores (our compiled
+# gfx1100 kernels; Triton's add a v_cmp forming its mask from the thread id)
+ONE_COPY_STORE_SALU = 3
 # How the src VGPRs arrive by default: aligned tuples of this many dwords in register order (an
 # MFMA result, a dwordx4 load), which an LDS store of other register groups must copy (tuple_copies).
 # A kernel that loads its src otherwise says so (ConversionContext.src_tuples: linlayout.synth.vgpr_tuples).

@@ -40,6 +40,7 @@ from linlayout.hw.targets import get_target
 from .isa_lanes import (bpermute_src_lanes, dpp8_src_lanes, dpp_src_lanes, matrix_row_bytes, movmatrix_sources,
                         permlane16_src_lanes, permlane_swap, prmt_b32, shfl_sync, swizzle_src_lanes, v_perm_b32)
 from .plan import Plan
+from .one_copy import canonical_lanes
 from .steps import (PlanVerificationError, dword_pairs, dwords_per_slot, prmt_as_perm, slot_dwords,
                     slots_per_dword, transpose_element_addresses)
 from .span import span_table
@@ -944,8 +945,9 @@ def _cell_run_holds(plan: Plan) -> bool:
     """Quick ISA run on the widest cells the plan moves whole (``_cell_bytes``, 2 or 4 bytes): do
     the dst slots end up holding the elements ``expected_ids`` names?  False when the plan moves no
     such cells, and when any check fails (the byte-cell run then finds what)."""
-    if plan.src_unpacked or plan.dst_unpacked:  # (the codes put whole elements in every cell; the byte run
-        return False  # zeroes the bytes above an unpacked src element and leaves an unpacked dst's unchecked)
+    if plan.src_unpacked or plan.dst_unpacked or plan.dst_one_copy:  # (the codes put whole elements in every
+        return False  # cell; the byte run zeroes the bytes above an unpacked src element and leaves an unpacked
+        # dst's, and the lanes other than a one-copy dst's canonical ones, unchecked)
     c = _cell_bytes(plan)
     n, bits = _code_bits(plan, c)
     if bits > 62 and c == 4:  # the codes of 4-byte cells do not fit in 62 bits: try 2-byte ones
@@ -1193,7 +1195,8 @@ def _holds_tags(plan: Plan, regs: np.ndarray, dst: LinearLayout) -> bool:
     """Do the dst slots after an ISA run hold exactly the elements of ``dst`` (``_expected_layout``; every
     byte the tag ``TAG_BASE + 8 * id + byte``)?  When the slots fill whole dwords, the expected tags are
     compared in place (``_tag_tables``); otherwise through ``_final_ids_from_regs``."""
-    if not plan.slots_out or plan.slots_out % slots_per_dword(plan.element_bits) or plan.dst_unpacked:
+    if (not plan.slots_out or plan.slots_out % slots_per_dword(plan.element_bits) or plan.dst_unpacked
+            or plan.dst_one_copy):
         wrong = _final_ids_from_regs(plan, regs) != element_ids(dst, plan.num_warps)
         return not (wrong & _checked_slots(plan)).any()
     lanes, tags = _tag_tables(dst, plan.num_warps, plan.slots_out, _slot_layout(plan.element_bits)[2])
@@ -1201,10 +1204,15 @@ def _holds_tags(plan: Plan, regs: np.ndarray, dst: LinearLayout) -> bool:
 
 
 def _checked_slots(plan: Plan) -> np.ndarray:
-    """``[slots_out]``: the dst slots a run must leave their elements in -- every one, except above each
-    VGPR's first slot of a dst held one element per VGPR (``Plan.dst_unpacked``: don't-care there)."""
+    """``[slots_out]``, or ``[1, wave_size, slots_out]`` for a dst read in one copy: the dst slots a run must
+    leave their elements in -- every one, except above each VGPR's first slot of a dst held one element
+    per VGPR (``Plan.dst_unpacked``: don't-care there) and in the lanes other than the canonical ones of a
+    dst read in one copy (``Plan.dst_one_copy``, linlayout.synth.one_copy.canonical_lanes)."""
     slots = np.arange(plan.slots_out)
-    return slots % slots_per_dword(plan.element_bits) == 0 if plan.dst_unpacked else slots >= 0
+    checked = slots % slots_per_dword(plan.element_bits) == 0 if plan.dst_unpacked else slots >= 0
+    if not plan.dst_one_copy:
+        return checked
+    return canonical_lanes(plan.dst, plan.wave_size)[None, :, None] & checked[None, None, :]
 
 
 def verify(plan: Plan, certificate: bool = True) -> VerifyResult:

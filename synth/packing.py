@@ -136,7 +136,7 @@ def plan_free_packing(src: LinearLayout, dst: LinearLayout, arch: str, element_b
                       strategy: str = "auto", objective: str | None = None,
                       src_tuple_dwords=cost_mod.SRC_TUPLE_DWORDS,
                       dst_tuple_dwords=cost_mod.DST_TUPLE_DWORDS, unpacked_src: bool = False,
-                      unpacked_dst: bool = False, src_global_strides=None) -> Plan:
+                      unpacked_dst: bool = False, src_global_strides=None, dst_one_copy: bool = False) -> Plan:
     """The cheapest verified plan over the packing candidates (module docstring); its ``src``/``dst`` are
     ``src``/``dst`` with the chosen register order.  ``src_fixed_bits``/``dst_fixed_bits``: the leading
     register bits of each side whose elements the caller moves together (0: every element alone;
@@ -151,7 +151,7 @@ def plan_free_packing(src: LinearLayout, dst: LinearLayout, arch: str, element_b
     candidates after the packed ones (where one converts: ``UnpackedSrcRefused``); ``unpacked_dst`` the
     same for the dst the caller stores element by element (``dst_unpacked``; ``unpacked_orders``).  The
     other arguments are plan_conversion's (``src_global_strides`` the same for every order: the offsets
-    follow the elements, not their registers)."""
+    follow the elements, not their registers; ``dst_one_copy`` the same for every order)."""
     for name, bits in (("src_fixed_bits", src_fixed_bits), ("dst_fixed_bits", dst_fixed_bits)):
         if isinstance(bits, bool) or not isinstance(bits, int) or bits < 0:
             raise LayoutError(f"{name} {bits!r} must be a non-negative integer")
@@ -165,7 +165,7 @@ def plan_free_packing(src: LinearLayout, dst: LinearLayout, arch: str, element_b
     src_tuples = src_tuple_dwords if callable(src_tuple_dwords) else (lambda _layout: src_tuple_dwords)
     dst_tuples = dst_tuple_dwords if callable(dst_tuple_dwords) else (lambda _layout: dst_tuple_dwords)
     options = dict(lds_budget_bytes=lds_budget_bytes, strategy=strategy, objective=objective,
-                   src_global_strides=src_global_strides)
+                   src_global_strides=src_global_strides, dst_one_copy=dst_one_copy)
     # the given order first; it checks the arguments
     plans = [plan_conversion(src, dst, arch, element_bits, src_tuple_dwords=src_tuples(src),
                              dst_tuple_dwords=dst_tuples(dst), **options)]

@@ -31,7 +31,8 @@ from .steps import (Barrier, FusedDpp, Lane, LdsLoad, LdsStore, Mov, PermlaneSwa
 
 __all__ = [
     "CERT_SLOT_LIMIT", "ELEMENT_BITS",
-    "Barrier", "CERT_FORMAT", "CERT_FORMAT_UNPACKED", "COUNT_KINDS", "PTX_COUNT_KINDS", "RDNA_COUNT_KINDS", "count_kinds", "FusedDpp", "Lane", "LdsLoad", "LdsStore", "Mov",
+    "Barrier", "CERT_FORMAT", "CERT_FORMAT_ONE_COPY", "CERT_FORMAT_UNPACKED", "CERT_FORMAT_UNPACKED_ONE_COPY",
+    "cert_format", "COUNT_KINDS", "PTX_COUNT_KINDS", "RDNA_COUNT_KINDS", "count_kinds", "FusedDpp", "Lane", "LdsLoad", "LdsStore", "Mov",
     "PermSelect", "PermlaneSwap", "Plan", "Select", "Step", "dwords_per_slot", "packed_src", "prmt_selector",
     "packed_dst", "slots_per_dword", "step_from_json", "unpacked_dst", "unpacked_src",
     "transpose_element_addresses",
@@ -42,6 +43,11 @@ CERT_FORMAT = "linlayout-plan/v1"
 #: its start or end state means less than v1's (slots above an element hold nothing / are not checked), so
 #: a v1 reader refuses it by name rather than checking slots the plan never fills (docs/contract.md section 4).
 CERT_FORMAT_UNPACKED = "linlayout-plan/v1-unpacked"
+#: The format of a certificate whose dst is read in one copy (``dst_one_copy``): its end state is the dst's
+#: elements in the canonical lanes only (linlayout.synth.one_copy), so a v1 reader refuses it by name; with a
+#: side held one element per VGPR too, ``CERT_FORMAT_UNPACKED_ONE_COPY``.
+CERT_FORMAT_ONE_COPY = "linlayout-plan/v1-one-copy"
+CERT_FORMAT_UNPACKED_ONE_COPY = "linlayout-plan/v1-unpacked-one-copy"
 #: The element sizes (bits) a plan moves: one, two or four per 32-bit register, or one per register pair.
 ELEMENT_BITS = (8, 16, 32, 64)
 #: The slot numbers a certificate may name: ``0 <= slot < CERT_SLOT_LIMIT``.  Plans number fresh
@@ -123,6 +129,24 @@ def _unpacked_key(key: str, value, layout: LinearLayout, element_bits: int) -> b
     return value
 
 
+def cert_format(unpacked: bool, one_copy: bool) -> str:
+    """The format name of a certificate with a side held one element per VGPR (``unpacked``) and / or a
+    dst read in one copy (``one_copy``): each narrows the end state (or start state) v1 checks."""
+    return {(False, False): CERT_FORMAT, (True, False): CERT_FORMAT_UNPACKED,
+            (False, True): CERT_FORMAT_ONE_COPY, (True, True): CERT_FORMAT_UNPACKED_ONE_COPY}[(unpacked, one_copy)]
+
+
+def _one_copy_key(value, dst: LinearLayout) -> bool:
+    """A certificate's ``dst_one_copy``: a bool, True only where ``dst`` has a zero lane basis (a copy bit,
+    linlayout.synth.one_copy)."""
+    if not isinstance(value, bool):
+        raise LayoutError(f"plan certificate has dst_one_copy {value!r}; it must be true or false")
+    if value and not any(not any(column) for column in dst.bases.get("lane", [])):
+        raise LayoutError("plan certificate has dst_one_copy true but its dst has no zero lane basis "
+                          "(no element in several lanes)")
+    return value
+
+
 def _check_lane_tables(steps: list[Step], wave_size: int, num_warps: int) -> None:
     """Every per-lane table of ``steps`` (their numpy array fields, and those of their dict fields: an
     ``isa``'s) is ``[wave_size]`` or ``[num_warps][wave_size]``, else ``LayoutError`` naming the step
@@ -175,6 +199,11 @@ class Plan:
     #: register bases are zero, and the plan leaves VGPR ``r``'s element in its low bits; the bits above
     #: it are don't-care (the kernel stores each element alone, ``global_store_byte`` / ``_short``)
     dst_unpacked: bool = False
+    #: only one copy of each repeated dst element is read (``dst_one_copy``): the plan leaves ``dst``'s
+    #: elements in the canonical lanes (linlayout.synth.one_copy.canonical_lanes: a dst lane whose zero lane
+    #: bases' bits are all clear); the other lanes' dst slots are don't-care (the kernel stores from the
+    #: canonical lanes alone)
+    dst_one_copy: bool = False
     # (arch, element bits, the steps, their counts) of the last count (``counts``)
     _counted: tuple = field(default=(), init=False, repr=False, compare=False)
 
@@ -238,7 +267,7 @@ class Plan:
         for s in self.steps:
             steps.extend(s.to_cert(raw))
         return {
-            "format": CERT_FORMAT_UNPACKED if self.src_unpacked or self.dst_unpacked else CERT_FORMAT,
+            "format": cert_format(self.src_unpacked or self.dst_unpacked, self.dst_one_copy),
             "arch": self.arch, "wave_size": self.wave_size, "num_warps": self.num_warps,
             "element_bits": self.element_bits, "src": self.src.to_json(), "dst": self.dst.to_json(),
             "slots_in": self.slots_in, "slots_out": self.slots_out, "steps": steps,
@@ -246,6 +275,7 @@ class Plan:
             "plan_counts": self.counts(), "overhead_estimate": self.overhead, "lds_bytes": self.lds_bytes,
             "objective": self.objective, **({"src_unpacked": True} if self.src_unpacked else {}),
             **({"dst_unpacked": True} if self.dst_unpacked else {}),
+            **({"dst_one_copy": True} if self.dst_one_copy else {}),
         }
 
     def dumps(self) -> str:
@@ -267,8 +297,9 @@ class Plan:
         target lacks, ``missing_transpose_load``'s line; an instruction of another target; an access
         listing other than the elements it moves; a byte permute naming other registers than
         those of its slots)."""
-        if not isinstance(obj, dict) or obj.get("format") not in (CERT_FORMAT, CERT_FORMAT_UNPACKED):
-            raise LayoutError(f"not a plan certificate (format must be {CERT_FORMAT!r} or {CERT_FORMAT_UNPACKED!r})")
+        formats = (CERT_FORMAT, CERT_FORMAT_UNPACKED, CERT_FORMAT_ONE_COPY, CERT_FORMAT_UNPACKED_ONE_COPY)
+        if not isinstance(obj, dict) or obj.get("format") not in formats:
+            raise LayoutError(f"not a plan certificate (format must be one of {', '.join(map(repr, formats))})")
 
         try:
             items = obj["steps"]
@@ -323,17 +354,22 @@ class Plan:
                     raise LayoutError(f"plan step {k} ({items[k]['op']}): {error}")
             src_unpacked = _unpacked_key("src_unpacked", obj.get("src_unpacked", False), src, element_bits)
             dst_unpacked = _unpacked_key("dst_unpacked", obj.get("dst_unpacked", False), dst, element_bits)
-            flagged = [key for key, on in (("src_unpacked", src_unpacked), ("dst_unpacked", dst_unpacked)) if on]
-            if bool(flagged) != (obj["format"] == CERT_FORMAT_UNPACKED):
+            dst_one_copy = _one_copy_key(obj.get("dst_one_copy", False), dst)
+            flagged = [key for key, on in (("src_unpacked", src_unpacked), ("dst_unpacked", dst_unpacked),
+                                           ("dst_one_copy", dst_one_copy)) if on]
+            expected_format = cert_format(src_unpacked or dst_unpacked, dst_one_copy)
+            if obj["format"] != expected_format:
                 raise LayoutError(f"plan certificate of format {obj['format']!r} "
-                                  + (f"has {' and '.join(flagged)} true; that is format {CERT_FORMAT_UNPACKED!r}"
-                                     if flagged else "has neither src_unpacked nor dst_unpacked true"))
+                                  + (f"has {' and '.join(flagged)} true" if flagged else
+                                     "has none of src_unpacked, dst_unpacked, dst_one_copy true")
+                                  + f"; that is format {expected_format!r}")
             return cls(arch=obj["arch"], wave_size=wave_size, num_warps=num_warps,
                        element_bits=element_bits, src=src, dst=dst, slots_in=slots_in, slots_out=slots_out,
                        steps=steps, strategy=obj.get("strategy", ""),
                        cost=float(obj.get("cost", 0.0)), lower_bound=obj.get("lower_bound", {}),
                        overhead=obj.get("overhead_estimate", {}), lds_bytes=lds_bytes,
-                       objective=str(obj.get("objective", "")), src_unpacked=src_unpacked, dst_unpacked=dst_unpacked)
+                       objective=str(obj.get("objective", "")), src_unpacked=src_unpacked, dst_unpacked=dst_unpacked,
+                       dst_one_copy=dst_one_copy)
         except KeyError as e:
             raise LayoutError(f"plan certificate lacks the key {e.args[0]!r}") from None
         except LayoutError:

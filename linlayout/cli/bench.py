@@ -5,7 +5,8 @@ benchmarks/data/triton_amd_baseline.json, Triton's counts for its conversion cas
 plan the conversion for the benchmark kernel (``kernel_plan``: on every AMD target the 8/16-bit
 packing is chosen where the kernel moves single elements; ``repacked`` names the sides whose
 register order it changed, ``src_unpacked`` / ``dst_unpacked`` whether the src arrives / the dst
-leaves one element per VGPR), emit the conversion kernel, compile it to ISA and a code object, and
+leaves one element per VGPR, ``dst_one_copy`` whether the kernel stores one copy of the dst's repeated
+elements), emit the conversion kernel, compile it to ISA and a code object, and
 count the instructions of the ``conv`` region of one wave the way the baseline counts Triton's
 (linlayout.lowering.isa); the AMD wave32 targets (``--corpus wave32``) too.  Targets without a kernel emitter
 (``--corpus nvidia``) are counted from the plan in the classes of Triton's counts (PTX;
@@ -53,6 +54,7 @@ from linlayout.lowering.conversion import lower_conversion
 from linlayout.lowering.plan_counts import plan_isa_counts, plan_ptx_counts
 from linlayout.lowering.emit.conversion_kernel import contiguous_registers, source_tuples
 from linlayout.synth.convert import plan_conversion
+from linlayout.synth.one_copy import copy_bits
 from linlayout.synth.packing import packing_bits, plan_free_packing
 from linlayout.synth.src_offsets import row_major_strides
 from linlayout.synth.cost import OBJECTIVES, cost_model, mix_cost
@@ -207,12 +209,13 @@ def bench_case(case: dict, binary: bool = True) -> dict:
         "plan_seconds": round(t1 - t0, 4), **measured,
         "repacked": [side for side, given, planned in zip(("src", "dst"), (src, dst), plan.packed_sides())
                      if given.bases["register"] != planned.bases["register"]],
-        "src_unpacked": plan.src_unpacked, "dst_unpacked": plan.dst_unpacked,
+        "src_unpacked": plan.src_unpacked, "dst_unpacked": plan.dst_unpacked, "dst_one_copy": plan.dst_one_copy,
     }
 
 
 def kernel_plan(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int, strategy: str = "auto",
-                unpacked_src: bool = True, unpacked_dst: bool = True, load_line: bool = True):
+                unpacked_src: bool = True, unpacked_dst: bool = True, load_line: bool = True,
+                one_copy_dst: bool = True):
     """The plan of one case for the benchmark kernel, planned for the VGPR tuples its global loads leave
     the src in and its global stores take the dst in (``source_tuples``: its runs of
     ``2 ** contiguous_registers`` registers and the single loads and stores at consecutive addresses
@@ -233,8 +236,12 @@ def kernel_plan(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: i
     the layouts' register order.  ``strategy``: plan_conversion's.  On the targets with a kernel emitter
     the plan is made for the offsets the kernel's src load line forms (``src_global_strides``: the full
     tile, row-major, ``row_major_strides``), whose registers the setup reuses; ``load_line`` False plans
-    without them (as the bench did before that input)."""
-    for name, value in (("unpacked_src", unpacked_src), ("unpacked_dst", unpacked_dst), ("load_line", load_line)):
+    without them (as the bench did before that input).  Where the dst holds elements in several lanes (a
+    zero lane basis), the kernel may store one copy of each from the canonical lanes (``one_copy_dst``:
+    plan_conversion's ``dst_one_copy``, ``plan.dst_one_copy`` where that plan is the cheapest; the
+    kernel then masks its stores, whose SALU the whole conversion counts)."""
+    for name, value in (("unpacked_src", unpacked_src), ("unpacked_dst", unpacked_dst), ("load_line", load_line),
+                        ("one_copy_dst", one_copy_dst)):
         require_flag(name, value)
     if get_target(arch).emitter is None:
         return plan_conversion(src, dst, arch, element_bits, strategy=strategy,
@@ -247,7 +254,7 @@ def kernel_plan(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: i
                              src_tuple_dwords=lambda order: source_tuples(order, element_bits),
                              dst_tuple_dwords=lambda order: source_tuples(order, element_bits),
                              src_global_strides=row_major_strides([size for _, size in src.out_dims]) if load_line
-                             else None)
+                             else None, dst_one_copy=one_copy_dst and bool(copy_bits(dst)))
 
 
 #: [I] The most dst VGPRs the kernel holds one element each (``kernel_plan``'s ``unpacked_dst``): with 64

@@ -115,8 +115,12 @@ def emit_cpp(plan: Plan, dialect: str | None = None, name: str | None = None) ->
     does not run on ``plan.arch``, an element size without an unsigned type, a step the
     dialect has no form for (naming the target), or a plan whose dst is held one element per VGPR
     (``plan.dst_unpacked``: its slots above each VGPR's low one are don't-care, so ``dst[r]`` would not
-    be ``plan.dst(register=r)`` there).
+    be ``plan.dst(register=r)`` there) or read in one copy (``plan.dst_one_copy``: its lanes other than the
+    canonical ones are don't-care).
     """
+    if plan.dst_one_copy:
+        raise LayoutError("C++ output needs every dst lane: a dst_one_copy plan leaves the copies of its repeated "
+                          "elements outside the canonical lanes unset; plan it without dst_one_copy")
     if plan.dst_unpacked:
         raise LayoutError("C++ output needs a packed dst: a dst_unpacked plan leaves its slots above each VGPR's "
                           "low one unset, so dst[r] would not be plan.dst(register=r); plan it without dst_unpacked")

@@ -43,7 +43,9 @@ CDNA, 32-lane waves on RDNA and gfx1250):
    pieces (8/16-bit elements stored one at a time) it passes *through* instead (outputs tied to inputs), so that
    the stores' own work, extracting each byte or half, cannot be hoisted into the region (a tied output of every
    register would make the register allocator copy some of them in the region);
-4. raw buffer stores of the destination registers.
+4. raw buffer stores of the destination registers; of a dst read in one copy (``Plan.dst_one_copy``) in
+   the canonical lanes alone (``scf.if`` on the constant lane mask, a setup value: ``s_and_saveexec`` and
+   ``s_cbranch_execz``; the other lanes' dst registers are don't-care).
 
 Address arithmetic: the offset of register ``r`` of lane ``l`` in warp ``w`` is
 ``off(r, l, w)``; every table ``off(r, ., .)`` that differs from an earlier one by a
@@ -59,6 +61,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from linlayout import LayoutError, LinearLayout
+from linlayout.synth.one_copy import canonical_lanes
 from linlayout.synth.plan import Plan, dwords_per_slot, slots_per_dword
 from linlayout.synth.src_offsets import row_major_strides
 from linlayout.synth.vgpr_tuples import VgprTuples
@@ -251,6 +254,9 @@ class _Kernel:
         atoms.region_marker(b, "setup", "begin")
         emitter = PlanEmitter(b, plan, lanes, lds, pins_order=True, pins_selectors=True, ties_addresses=True)
         emitter.prepare()
+        # a dst read in one copy is stored from its canonical lanes alone (the lane mask a setup value)
+        stored = (lanes.condition(canonical_lanes(plan.dst, plan.wave_size).astype(np.int64), "canonical dst lanes")
+                  if plan.dst_one_copy else None)
         emitter.tie_addresses(atoms.region_marker(b, "setup", "end", _unique(lanes.pinned + rsrcs),
                                                   tied=emitter.address_registers()))
         n_setup = len(lanes.pinned)
@@ -275,7 +281,11 @@ class _Kernel:
             [(regs[d], "i32", "v") for d in computed if regs[d] not in tied]), tied=tied)))
         regs = {d: passed.get(v, v) for d, v in regs.items()}
         b.comment("store the destination registers")
+        if stored is not None:
+            b.line(f"scf.if {stored} {{")
         self._store(b, rout, stores, regs)
+        if stored is not None:
+            b.line("}")
 
         globals_ = list(lanes.globals)
         if has_lds:

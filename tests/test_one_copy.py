@@ -1,0 +1,132 @@
+"""A dst of which one copy of each repeated element is read (``plan_conversion(..., dst_one_copy=True)``,
+``Plan.dst_one_copy``; linlayout.synth.one_copy): the end state is checked in the canonical lanes alone, the
+certificate has its own format, and the kernel stores from those lanes alone."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import needs
+from linlayout import LayoutError, LinearLayout
+from linlayout.synth.convert import plan_conversion
+from linlayout.synth.emulator import verify
+from linlayout.synth.one_copy import ONE_COPY_FILLS, canonical_lanes, copy_bits, filled_dsts, unfilled
+from linlayout.synth.plan import Plan, cert_format
+from repo_data import family_corpus
+
+#: wave32 gfx1100 fp16, 2 waves: each dst element in lanes l and l ^ 16 (lane bit 4 zero); Triton's kernel stores
+#: lanes 0-15 and its v_perm_b32 selectors are constants there; ours took per-lane selectors for all 32 lanes.
+X16 = ("wmma1.16x16T->dotAwmma1.16x16T(kw8)", "gfx1100", "fp16", 2)
+
+
+def _layouts(name: str, arch: str, dtype: str, num_warps: int) -> tuple[LinearLayout, LinearLayout]:
+    (case,) = [c for c in family_corpus("wave32")["cases"] if (c["name"], c["arch"], c["dtype"], c["num_warps"])
+               == (name, arch, dtype, num_warps)]
+    return LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"])
+
+
+def test_the_copy_bits_name_the_canonical_lanes_and_the_fills():
+    src, dst = _layouts(*X16)
+    assert copy_bits(dst) == [4]
+    assert canonical_lanes(dst, 32).tolist() == [True] * 16 + [False] * 16
+    fills = filled_dsts(src, dst)
+    registers = [b for b in dst.bases["register"] if any(b)]
+    assert len(fills) == len(registers) + (src.bases["lane"][4] not in registers) <= ONE_COPY_FILLS
+    assert [f.bases["lane"][4] for f in fills][:len(registers)] == registers
+    assert all(unfilled(f, [4]).to_json() == dst.to_json() for f in fills)
+    assert filled_dsts(src, src) == [] and copy_bits(src) == []
+
+
+def test_the_selectors_become_constants_in_the_canonical_lanes():
+    src, dst = _layouts(*X16)
+    every = plan_conversion(src, dst, "gfx1100", 16)
+    one = plan_conversion(src, dst, "gfx1100", 16, dst_one_copy=True)
+    assert not every.dst_one_copy and one.dst_one_copy and one.verified and one.strategy == "lanes"
+    assert one.dst.to_json() == dst.to_json()
+    assert (every.counts()["total"], one.counts()["total"]) == (48, 48)  # 16 v_permlanex16, 32 v_perm_b32
+    assert every.overhead["valu_lane_selector"] == 4 and "valu_lane_selector" not in one.overhead
+    assert one.overhead["salu_one_copy_store"] == 3
+    # 2 selector SGPRs (RDNA's literals, priced at 1 each: cost.PERM_SELECTOR_SALU) and the store mask's 3 SALU
+    # against 4 VALU and an s_delay_alu: as many instructions, fewer modelled cycles
+    assert one.total_with_overhead() == every.total_with_overhead() == 54 and one.cost < every.cost
+
+
+def test_the_emulator_checks_the_canonical_lanes_alone():
+    src, dst = _layouts(*X16)
+    one = plan_conversion(src, dst, "gfx1100", 16, dst_one_copy=True)
+    assert verify(one).ok
+    one.dst_one_copy = False  # every lane checked: the copy lanes hold other elements
+    result = verify(one, certificate=False)
+    assert not result.ok and "lane 16 slot" in result.message
+
+
+def test_the_certificate_has_its_own_format_and_the_checker_knows_it():
+    from convert_checker import check_certificate
+
+    src, dst = _layouts(*X16)
+    one = plan_conversion(src, dst, "gfx1100", 16, dst_one_copy=True)
+    cert = one.to_certificate()
+    assert cert["format"] == "linlayout-plan/v1-one-copy" and cert["dst_one_copy"] is True
+    assert check_certificate(cert) == (True, "")
+    assert not check_certificate({**cert, "dst_one_copy": False})[0]
+    back = Plan.from_certificate(cert)
+    assert back.dst_one_copy and verify(back).ok
+    every = plan_conversion(src, dst, "gfx1100", 16).to_certificate()
+    assert every["format"] == "linlayout-plan/v1" and "dst_one_copy" not in every
+    with pytest.raises(LayoutError, match="format 'linlayout-plan/v1' has dst_one_copy true; that is format "
+                                          "'linlayout-plan/v1-one-copy'"):
+        Plan.from_certificate({**cert, "format": "linlayout-plan/v1"})
+    with pytest.raises(LayoutError, match="format 'linlayout-plan/v1-one-copy' has none of"):
+        Plan.from_certificate({**every, "format": "linlayout-plan/v1-one-copy"})
+    with pytest.raises(LayoutError, match="dst_one_copy 'yes'; it must be true or false"):
+        Plan.from_certificate({**cert, "dst_one_copy": "yes"})
+    assert [cert_format(u, o) for u in (False, True) for o in (False, True)] == [
+        "linlayout-plan/v1", "linlayout-plan/v1-one-copy", "linlayout-plan/v1-unpacked",
+        "linlayout-plan/v1-unpacked-one-copy"]
+    with pytest.raises(LayoutError, match="has dst_one_copy true; that is format 'linlayout-plan/v1-one-copy'"):
+        Plan.from_certificate({**cert, "format": "linlayout-plan/v1-unpacked-one-copy"})
+    full = plan_conversion(src, src, "gfx1100", 16).to_certificate()
+    with pytest.raises(LayoutError, match="dst_one_copy true but its dst has no zero lane basis"):
+        Plan.from_certificate({**full, "format": "linlayout-plan/v1-one-copy", "dst_one_copy": True})
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda s, d: plan_conversion(s, d, "gfx1100", 16, dst_one_copy="one"),
+     "dst_one_copy must be True or False, got 'one'"),
+    (lambda s, d: plan_conversion(s, d, "sm_90", 16, dst_one_copy=True),
+     "dst_one_copy: a dst stored from its canonical lanes is an AMD kernel form; sm_90 has no emitter"),
+])
+def test_bad_input_is_one_line(call, message):
+    src, dst = _layouts(*X16)  # (32 lanes: NVIDIA's warp too)
+    with pytest.raises(LayoutError, match=message):
+        call(src, dst)
+
+
+def test_cpp_output_refuses_the_form():
+    from linlayout.lowering.cpp.source import emit_cpp
+
+    src, dst = _layouts(*X16)
+    one = plan_conversion(src, dst, "gfx1100", 16, dst_one_copy=True)
+    with pytest.raises(LayoutError, match="C\\+\\+ output needs every dst lane"):
+        emit_cpp(one)
+
+
+@needs.mlir
+def test_the_kernel_stores_the_canonical_lanes_alone():
+    from linlayout.lowering.beyond_identity import ours_beyond_identity, store_mask_salu
+    from linlayout.lowering.conversion import lower_conversion
+    from linlayout.lowering.emit.host import distinct_tile, emulated_output, expected_output, interpret
+
+    src, dst = _layouts(*X16)
+    one = plan_conversion(src, dst, "gfx1100", 16, dst_one_copy=True)
+    low = lower_conversion(one, binary=False)
+    tile = distinct_tile(low.kernel.shape, 16, seed=3)
+    want = expected_output(one, tile, fill=0x5A)
+    assert np.array_equal(interpret(low.kernel, tile, fill=0x5A), want)
+    assert np.array_equal(emulated_output(one, tile, fill=0x5A), want)
+    isa = low.compiled.isa
+    assert store_mask_salu(isa) == 3  # s_and_saveexec_b32, s_cbranch_execz, the mask's s_mov_b32
+    assert low.report["isa_counts"]["total"] == 48
+    setup = ours_beyond_identity(one, isa)["setup"]
+    assert (setup["total"], setup["salu"], setup["valu"]) == (4, 4, 0)  # the permlane selector and the mask
