@@ -782,7 +782,9 @@ class AddressRegisters:
         differently changes another table's fusions: on the programs of the corpora's round trips the
         count is the program's in 1165 of 1287, 1 to 3 below it in the others.)  The program is warp 0's;
         the warp parts of the new registers (``warp_cols``, one per access; AMD targets) are
-        ``warp_part_ops`` (:attr:`warp`).  An address whose warp-0 part a formed register reaches but whose
+        ``warp_part_ops`` (:attr:`warp`), except for a register that ``lane_arith.thread_id_form`` takes from
+        the thread id (a table ``(const, lane_cols, warp_cols)`` of the program, no warp part: the lowering's
+        ``PlanEmitter.lds_address`` builds it so).  An address whose warp-0 part a formed register reaches but whose
         warp columns differ from that register's (``_AddressBases.joined``) is its own register, the lowering's
         (plan_ops ``_address_base`` keys a class on every warp's addresses): LLVM computes the lane part once
         and joins the other warp part to it, one VALU (``fixed``) unless ``warp_part_ops``' own

@@ -37,7 +37,8 @@ value for all such ORs (as LLVM materializes it); RDNA's VOP3 takes one literal.
 when that is cheaper than building it (tried from the earlier tables whose difference has the
 fewest nonzero columns, fewer than the table's own); terms shared with earlier tables cost nothing
 more (the graph is hash-consed: LLVM's CSE merges them the same way).  The warp part is combined
-from its own terms and joins the lane terms as one more term.
+from its own terms and joins the lane terms as one more term; a table that ``thread_id_form`` takes
+from the thread id (an LDS address: ``add(..., thread_id=True)``) is instead one shift term of it.
 
 **Count.**  Ops on the lane id are VALU, ops on the warp id alone SALU (the warp id is
 wave-uniform); :meth:`LaneProgram.count` counts them after the fusions above (each op absorbs at
