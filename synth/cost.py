@@ -74,7 +74,7 @@ from . import banks
 from .hazards import hazard_nops, valu_delays
 from .lane_choices import ChoicePlan, lanes_condition
 from .lane_arith import (AffineTable, fit_affine, least_tables_valu, linear_columns, program_family, row_table,
-                         tables_valu)
+                         tables_valu, thread_id_form)
 from .steps import dwords_per_slot, slots_per_dword
 from .steps.lds import OFFSET_LIMIT, missing_transpose_load
 from .vgpr_tuples import VgprTuples
@@ -786,7 +786,9 @@ class AddressRegisters:
         differently changes another table's fusions: on the programs of the corpora's round trips the
         count is the program's in 1165 of 1287, 1 to 3 below it in the others.)  The program is warp 0's;
         the warp parts of the new registers (``warp_cols``, one per access; AMD targets) are
-        ``warp_part_ops`` (:attr:`warp`).  An address whose warp-0 part a formed register reaches but whose
+        ``warp_part_ops`` (:attr:`warp`), except for a register that ``lane_arith.thread_id_form`` takes from
+        the thread id (a table ``(const, lane_cols, warp_cols)`` of the program, no warp part: the lowering's
+        ``PlanEmitter.lds_address`` builds it so).  An address whose warp-0 part a formed register reaches but whose
         warp columns differ from that register's (``_AddressBases.joined``) is its own register, the lowering's
         (plan_ops ``_address_base`` keys a class on every warp's addresses): LLVM computes the lane part once
         and joins the other warp part to it, one VALU (``fixed``) unless ``warp_part_ops``' own
@@ -811,13 +813,23 @@ class AddressRegisters:
         for i in bases.joined:  # a formed lane part and its own warp part: one VALU joins a part not joined
             parts.append(warp_cols[i])  # by warp_part_ops' own v_lshl_or_b32
             n += any(warp_cols[i]) and not _whole_warp_shifted(warp_cols[i])
+        family = program_family(arch)
         for i, xor_of_formed in bases.new:
             if xor_of_formed:
                 n += 1  # a v_xor_b32
                 continue
+            cols = linear_columns(xors[i * row:(i + 1) * row])
+            warp = warp_cols[i] if warp_cols is not None else ()
+            if cols is not None and any(warp):
+                span = 0
+                for col in cols + warp:
+                    span |= col
+                aff = AffineTable(int(a0[i, 0]) & span, cols, warp)
+                if thread_id_form(family, lane_bits, aff):  # built from the thread id: no warp part
+                    tables.append((aff.const, cols, warp))
+                    continue
             if warp_cols is not None:
                 parts.append(warp_cols[i])
-            cols = linear_columns(xors[i * row:(i + 1) * row])
             if cols is None:
                 tables.append(None)
                 continue
@@ -825,7 +837,7 @@ class AddressRegisters:
             for col in cols:
                 span |= col
             tables.append((int(a0[i, 0]) & span, cols))
-        return cls(n, program_family(arch), lane_bits, tuple(tables), warp_part_ops(parts))
+        return cls(n, family, lane_bits, tuple(tables), warp_part_ops(parts))
 
     def count(self) -> int:
         """The instructions forming the addresses: ``fixed``, the tables' program and the warp parts."""

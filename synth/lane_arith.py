@@ -37,7 +37,8 @@ value for all such ORs (as LLVM materializes it); RDNA's VOP3 takes one literal.
 when that is cheaper than building it (tried from the earlier tables whose difference has the
 fewest nonzero columns, fewer than the table's own); terms shared with earlier tables cost nothing
 more (the graph is hash-consed: LLVM's CSE merges them the same way).  The warp part is combined
-from its own terms and joins the lane terms as one more term.
+from its own terms and joins the lane terms as one more term; a table that ``thread_id_form`` takes
+from the thread id (an LDS address: ``add(..., thread_id=True)``) is instead one shift term of it.
 
 **Count.**  Ops on the lane id are VALU, ops on the warp id alone SALU (the warp id is
 wave-uniform); :meth:`LaneProgram.count` counts them after the fusions above (each op absorbs at
@@ -55,9 +56,9 @@ from linlayout import LayoutError, caches, f2
 from linlayout.hw.targets import get_target
 
 __all__ = ["AffineTable", "LaneProgram", "RDNA_OPS_PER_DELAY", "TABLE_LOAD_OPS", "fit_affine", "lane_columns",
-           "least_tables_valu", "linear_columns", "program_family", "row_table", "tables_valu"]
+           "least_tables_valu", "linear_columns", "program_family", "row_table", "tables_valu", "thread_id_form"]
 
-LANE, WARP = 0, 1  # the value ids of the lane id and the warp id in every program
+LANE, WARP, TID = 0, 1, 2  # the value ids of the lane id, the warp id and the thread id in every program
 _INLINE = range(-16, 65)  # gfx9 inline integer constants (a VOP3 operand without a literal)
 
 
@@ -188,8 +189,10 @@ def _bits(x: int) -> list[int]:
 class LaneProgram:
     """One hash-consed op graph computing GF(2)-affine tables from the lane id and the warp id.
 
-    Nodes are tuples ``(kind, *operands)`` (operands: node ids, then ints); ids 0 and 1 are the lane
-    id (``LANE``, below ``2 ** lane_bits``) and the warp id (``WARP``, below ``2 ** warp_bits``):
+    Nodes are tuples ``(kind, *operands)`` (operands: node ids, then ints); ids 0, 1 and 2 are the lane
+    id (``LANE``, below ``2 ** lane_bits``), the warp id (``WARP``, below ``2 ** warp_bits``) and the
+    thread id (``TID``, ``lane + (warp << lane_bits)``, a VGPR; its bits above ``lane_bits + warp_bits``
+    are the workgroup's other warps', which every term masks off):
 
     ``("and", a, m)`` ``a & m``; ``("mul", a, K)`` ``a * K`` (``v_mul_u32_u24``); ``("shl", a, s)``,
     ``("shr", a, s)`` logical shifts;
@@ -208,11 +211,11 @@ class LaneProgram:
         if family not in ("gfx9", "rdna"):
             raise ValueError(f"program family is gfx9 or rdna, not {family!r}")
         self.family = family
-        self.bits = {LANE: lane_bits, WARP: warp_bits}
-        self.nodes: list[tuple] = [("in", LANE), ("in", WARP)]
+        self.bits = {LANE: lane_bits, WARP: warp_bits, TID: lane_bits + warp_bits}
+        self.nodes: list[tuple] = [("in", LANE), ("in", WARP), ("in", TID)]
         self._index: dict[tuple, int] = {n: i for i, n in enumerate(self.nodes)}
-        self._ops: list[list[int]] = [[], []]  # each node's operands that are nodes of ops (not constants)
-        self._vec: list[bool] = [True, False]  # does the node depend on the lane id (a VALU op)?
+        self._ops: list[list[int]] = [[], [], []]  # each node's operands that are nodes of ops (not constants)
+        self._vec: list[bool] = [True, False, True]  # does the node depend on the lane id (a VALU op)?
         self.tables: dict[AffineTable, int] = {}  # the tables built, by their map
 
     # ------------------------------------------------------------------ building
@@ -232,23 +235,28 @@ class LaneProgram:
             vec.append(len(ops) > 0 and (vec[ops[0]] or (len(ops) > 1 and vec[ops[1]])))  # (at most two)
         return i
 
-    def add(self, aff: AffineTable) -> int:
+    def add(self, aff: AffineTable, thread_id: bool = False) -> int:
         """The node computing ``aff``: built with the fewest new instructions (VALU and SALU) given
         the graph (:meth:`_candidates`), directly or as an earlier table XOR the difference; the same
-        map twice is one node.  A table without lane or warp columns is a ``const`` node."""
-        return self._add(aff)[0]
+        map twice is one node.  A table without lane or warp columns is a ``const`` node.  With
+        ``thread_id``, a table that ``thread_id_form`` takes from the thread id is built from it alone
+        (:meth:`_thread_id_candidates`)."""
+        return self._add(aff, thread_id)[0]
 
-    def add_counted(self, aff: AffineTable) -> int:
+    def add_counted(self, aff: AffineTable, thread_id: bool = False) -> int:
         """:meth:`add` ``aff``; the instructions of the graph then (``sum(count())``, from the trial
         that chose the build where there was one)."""
-        i, total = self._add(aff)
+        i, total = self._add(aff, thread_id)
         return sum(self.count()) if total is None else total
 
-    def _add(self, aff: AffineTable) -> tuple[int, int | None]:
+    def _add(self, aff: AffineTable, thread_id: bool = False, builds=None) -> tuple[int, int | None]:
         got = self.tables.get(aff)
         if got is not None:
             return got, None
-        candidates = list(self._candidates(aff))
+        if builds is None:
+            builds = (self._thread_id_candidates if thread_id and thread_id_form(self.family, self.bits[LANE], aff)
+                      else self._candidates)
+        candidates = list(builds(aff))
         if len(candidates) == 1:
             i = candidates[0]()
             self.tables[aff] = i
@@ -287,7 +295,14 @@ class LaneProgram:
                     yield (lambda n=node, dl=d_lane, dw=d_warp, dc=d_const, g=general:
                            self._xor(n, self._affine(dl, dw, dc, g)))
 
-    def _generals(self, lane_cols, warp_cols):
+    def _thread_id_candidates(self, aff: AffineTable):
+        """Builders of ``aff`` from the thread id alone: its lane and warp columns are the thread id's
+        columns (``lane_cols + warp_cols``), each choice of column terms (``_generals``)."""
+        cols = aff.lane_cols + aff.warp_cols
+        for general in self._generals(cols, (), TID):
+            yield lambda g=general: self._with_const(self._combine(self._terms(TID, cols, g)), aff.const)
+
+    def _generals(self, lane_cols, warp_cols, x: int = LANE):
         """The sets of *units* to build as column or multiply terms (``_units``): every set where there
         are at most 3 units, else none and all.  On gfx9, lane bit 0 (no negative shift) is a column
         term in a set, then in the same set once more a multiply term (``(LANE, (0,), "mul")``): LLVM
@@ -295,16 +310,16 @@ class LaneProgram:
         ``v_cndmask_b32``: 2 VALU more), so that term is taken only where it is fewer ops (its AND
         shared), the column term on a tie (``add``: the first of the fewest).  [I] RDNA selects so too
         (1 VALU more), kept a multiply term there: docs/benchmarks.md "Session 20: setup24"."""
-        units = _units(LANE, lane_cols) + _units(WARP, warp_cols)
+        units = _units(x, lane_cols) + _units(WARP, warp_cols)
         if len(units) > 3:
             picks = [frozenset(), frozenset(units)]
         else:
             picks = [frozenset(u for k, u in enumerate(units) if (pick >> k) & 1) for pick in range(1 << len(units))]
-        bit0 = (LANE, (0,))
+        bit0 = (x, (0,))
         for pick in picks:
             if self.family == "gfx9" and bit0 in pick:
                 yield pick
-                yield pick - {bit0} | {(LANE, (0,), "mul")}
+                yield pick - {bit0} | {(x, (0,), "mul")}
             else:
                 yield frozenset((*u, "mul") if u == bit0 else u for u in pick)
 
@@ -324,7 +339,11 @@ class LaneProgram:
             terms.append(self._combine(warp_terms))
         if not terms:
             return self.node("const", const & 0xFFFFFFFF)
-        acc, bits = self._combine(terms)
+        return self._with_const(self._combine(terms), const)
+
+    def _with_const(self, combined: tuple[int, int], const: int) -> int:
+        """``const ^`` the combined terms ``(node, output bits)`` (``_combine``'s)."""
+        acc, bits = combined
         if const:
             acc = self.node("or" if not const & bits else "xor", acc, self.node("const", const & 0xFFFFFFFF))
         return acc
@@ -342,7 +361,7 @@ class LaneProgram:
             bits = unit[1]
             done |= sum(1 << b for b in bits)
             k, m, mult = _multiply(bits, cols)  # valid for every unit (_units)
-            if len(bits) == 1 and (k != 0 or unit == (LANE, (0,))):  # v_bfe_i32, an AND (bit 0: _generals)
+            if len(bits) == 1 and (k != 0 or unit == (x, (0,)) and x != WARP):  # v_bfe_i32, an AND (bit 0: _generals)
                 b = bits[0]
                 terms.append((self.node("and", self.node("sbit", x, b), cols[b]), cols[b]))
                 continue
@@ -412,7 +431,7 @@ class LaneProgram:
         literals = set()  # gfx9: the non-inline constants of the ORs/XORs that absorbed an operand
         valu = salu = 0
         for i in order:  # parents first (LLVM selects from the root down): a node's absorber came before it
-            if absorbed[i] or i <= WARP:
+            if absorbed[i] or i <= TID:
                 continue
             node = nodes[i]
             kind = node[0]
@@ -456,7 +475,8 @@ class LaneProgram:
         lane = np.arange(1 << self.bits[LANE], dtype=np.int64)[None, :]
         warp = np.arange(num_warps, dtype=np.int64)[:, None]
         memo: dict[int, np.ndarray] = {LANE: np.broadcast_to(lane, (num_warps, lane.shape[1])),
-                                       WARP: np.broadcast_to(warp, (num_warps, lane.shape[1]))}
+                                       WARP: np.broadcast_to(warp, (num_warps, lane.shape[1])),
+                                       TID: lane + (warp << self.bits[LANE])}
         m32 = (1 << 32) - 1
 
         def val(i: int) -> np.ndarray:
@@ -486,6 +506,27 @@ class LaneProgram:
             return v
 
         return val(node)
+
+
+@caches.memoize("synth.lane_arith.thread_id_form", size=1 << 12)
+def thread_id_form(family: str, lane_bits: int, aff: AffineTable) -> bool:
+    """Whether the table ``aff`` (lane and warp columns) is built from the thread id alone: where it has
+    both, its linear part on the thread id (``lane + (warp << lane_bits)``, whose columns are the lane and
+    the warp columns) is one shift term (``(tid >> 1) & 56`` for lane bit 4 and warp bits 0-1 at address
+    bits 3-5), and that term takes fewer instructions than its lane terms, warp terms and their join,
+    each counted alone (``LaneProgram.count``; the choice is per table, not per graph, so that the
+    planner's estimates and the lowering make the same one).  [I] One shift term: with more, the terms
+    on the thread id lose the sharing that split tables have (each a term of the lane id and the warp
+    id's SGPRs that the kernel's load line forms) and compiled to more on the wave32 corpus (74 of its
+    cases 1-3 instructions more, 106 fewer: docs/benchmarks.md "Session 21: ww32_25")."""
+    cols = aff.lane_cols + aff.warp_cols
+    if not any(aff.lane_cols) or not any(aff.warp_cols) or len({o - b for b, c in enumerate(cols) for o in _bits(c)}) > 1:
+        return False
+    split = LaneProgram(family, lane_bits, len(aff.warp_cols))
+    split.add(aff)
+    whole = LaneProgram(family, lane_bits, len(aff.warp_cols))
+    whole._add(aff, builds=whole._thread_id_candidates)
+    return sum(whole.count()) < sum(split.count())
 
 
 #: [I] On RDNA targets LLVM puts an ``s_delay_alu`` before a VALU op that reads a recent VALU result;
@@ -533,7 +574,8 @@ def linear_columns(row: bytes) -> tuple[int, ...] | None:
 @caches.memoize("synth.lane_arith.tables_valu", size=1 << 14)
 def tables_valu(family: str, lane_bits: int, tables: tuple) -> int:
     """Instructions (VALU and SALU, ``LaneProgram.count``) of one program building the lane tables
-    ``tables`` in this order: each ``(const, lane_cols)``, or None for a table that is not affine
+    ``tables`` in this order: each ``(const, lane_cols)``, ``(const, lane_cols, warp_cols)`` for a table
+    built from the thread id (``thread_id_form``), or None for a table that is not affine
     (``TABLE_LOAD_OPS`` each).  A table without lane columns is uniform: one ``v_mov_b32`` into the
     VGPR a per-lane operand needs.  Each table counts at least one (a table that is a term of an
     earlier one costs its own register), so that the count is at least the number of tables: the
@@ -547,7 +589,7 @@ def tables_valu(family: str, lane_bits: int, tables: tuple) -> int:
         elif not any(t[1]):
             total += 1
         else:
-            now = prog.add_counted(AffineTable(t[0], t[1], ()))
+            now = prog.add_counted(AffineTable(t[0], t[1], t[2] if len(t) > 2 else ()), thread_id=len(t) > 2)
             total += max(now - before, 1)
             before = now
     return total + (before // RDNA_OPS_PER_DELAY if family == "rdna" else 0)

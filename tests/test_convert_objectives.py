@@ -49,11 +49,12 @@ def test_a_bad_objective_is_a_layout_error_naming_it():
 def test_objectives_pick_different_plans_with_exact_counts():
     # the fp32 transposed 32x32 accumulator to the kWidth 8 A operand on gfx942: 64 DPP moves and
     # selects have the shortest critical path (no DS latency), a round trip through LDS has 40 fewer
-    # instructions
+    # instructions (its setup 6 with an address from the thread id, lane_arith.thread_id_form: compiled 3;
+    # 7 and 7 split)
     c = _case("mfma32T->dotA(kw8)", "gfx942", "fp32")
     latency, fewest = _plan(c, "latency"), _plan(c, "instructions")
     assert (latency.strategy, latency.counts()["total"], latency.total_with_overhead()) == ("lanes", 64, 85)
-    assert (fewest.strategy, fewest.counts()["total"], fewest.total_with_overhead()) == ("lds", 16, 23)
+    assert (fewest.strategy, fewest.counts()["total"], fewest.total_with_overhead()) == ("lds", 16, 22)
     assert latency.cost_detail["latency_value"] < fewest.cost_detail["latency_value"]
     assert fewest.verified and latency.verified
 

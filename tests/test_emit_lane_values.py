@@ -208,8 +208,8 @@ def test_a_bpermute_address_a_constant_above_another_is_its_offset_field(arch, d
 @pytest.mark.parametrize("family,name,arch,dtype,num_warps,count", [
     # 3 VALU: v_lshlrev_b32 and v_and_b32 (4 x lane, lane part), v_and_or_b32 joining the warp SGPR's bit 64
     ("amd", "slice1(dotA32(kw8))->slice1(blocked[1x1,t16x4,o01])", "gfx942", "fp8", 4, 3),
-    # 11 VALU and 4 SALU (s_lshr_b32 of the warp id, 3 s_delay_alu); planned without the src load line's
-    # registers (kernel_plan's load_line): with them the bench plans a round trip
+    # 11 VALU and 4 SALU (s_lshr_b32 of the warp id, 3 s_delay_alu); planned as a lane plan (strategy
+    # "registers"): the bench plans a round trip, whose read address is the thread id shifted (ww32_25)
     ("wave32", "slice0(blocked[1x4,t2x16,o10])->slice1(wmma2.16x16)", "gfx1200", "i8", 8, 15),
 ])
 def test_bpermute_addresses_count_their_warp_part(family, name, arch, dtype, num_warps, count):
@@ -226,8 +226,59 @@ def test_bpermute_addresses_count_their_warp_part(family, name, arch, dtype, num
     (case,) = [c for c in family_corpus(family)["cases"] if c.get("set") != "baseline" and
                (c["name"], c["arch"], c["dtype"], c["num_warps"]) == (name, arch, dtype, num_warps)]
     plan = kernel_plan(LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"]), arch,
-                       dtype_bits(dtype), load_line=family == "amd")
+                       dtype_bits(dtype), strategy="auto" if family == "amd" else "registers")
     assert plan.strategy == "lanes"
     assert {k: v for k, v in plan.overhead.items() if k.startswith(("valu", "salu"))} == {"valu_bpermute_addr": count}
     setup = kernel_setup(lower_conversion(plan, binary=False).compiled.isa)
     assert setup["valu"] + setup["salu"] == count
+
+
+def test_thread_id_form_takes_an_address_across_the_lane_and_warp_bits():
+    """lane_arith.thread_id_form: an LDS read address of lane bit 4 and warp bits 0-1 at bytes 8, 16, 32
+    (wave32 gfx1200 i8 ``slice0(blocked[1x4,t2x16,o10])->slice1(wmma2.16x16)``, 8 waves) is ``(tid >> 1) &
+    56``, 2 VALU, where the lane term, the warp term and their join take 4 (2 of them SALU); a table with
+    no warp column, or no lane column, keeps its split form."""
+    from linlayout.synth.lane_arith import TID, LaneProgram, thread_id_form
+
+    aff = AffineTable(0, (0, 0, 0, 0, 8), (16, 32, 0))
+    split = LaneProgram("rdna", 5, 3)
+    split.add(aff)
+    assert split.count() == (2, 2)
+    assert thread_id_form("rdna", 5, aff) and thread_id_form("gfx9", 5, aff)
+    prog = LaneProgram("rdna", 5, 3)
+    node = prog.add(aff, thread_id=True)
+    assert prog.count() == (2, 0)
+    assert prog.nodes[node] == ("and", prog.node("shr", TID, 1), 56)
+    assert np.array_equal(prog.evaluate(node, 8), aff.evaluate(8))
+    assert not thread_id_form("rdna", 5, AffineTable(0, (0, 0, 0, 0, 8), (0, 0, 0)))
+    assert not thread_id_form("rdna", 5, AffineTable(0, (0,) * 5, (16, 32, 0)))
+
+
+@mlir
+def test_lds_address_from_the_thread_id_compiles_to_its_count():
+    """The bench's round trip of wave32 gfx1200 i8 ``slice0(blocked[1x4,t2x16,o10])->slice1(wmma2.16x16)``,
+    8 waves: its read address built from the thread id is estimated at 2 (``valu_lds_addr``) and compiles to
+    ``v_lshrrev_b32``, ``v_and_b32`` and an ``s_delay_alu`` (5 before: a lane term, the warp id's
+    ``s_lshr_b32``, a ``v_and_or_b32`` join and the delay); the whole conversion is 5 + 3 + the wait after
+    the region, Triton's 9; the kernel moves every element on the interpreter."""
+    from linlayout import LinearLayout
+    from linlayout.cli.bench import kernel_plan
+    from linlayout.dtypes import dtype_bits
+    from linlayout.lowering.beyond_identity import kernel_setup
+    from linlayout.lowering.conversion import lower_conversion
+    from linlayout.lowering.emit.host import distinct_tile, expected_output, interpret
+    from linlayout.lowering.isa import isa_counts, region_lines
+    from repo_data import family_corpus
+
+    (case,) = [c for c in family_corpus("wave32")["cases"] if
+               (c["name"], c["arch"], c["dtype"], c["num_warps"]) ==
+               ("slice0(blocked[1x4,t2x16,o10])->slice1(wmma2.16x16)", "gfx1200", "i8", 8)]
+    plan = kernel_plan(LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"]), "gfx1200",
+                       dtype_bits("i8"))
+    assert plan.strategy == "lds" and plan.overhead == {"valu_lds_addr": 2, "s_waitcnt": 1}
+    low = lower_conversion(plan, binary=False, cache=False)
+    setup = kernel_setup(low.compiled.isa)
+    assert (setup["valu"], setup["salu"], setup["s_delay_alu"], setup["total"]) == (2, 1, 1, 3)
+    assert isa_counts("\n".join(region_lines(low.compiled.isa, "conv")))["total"] == 5
+    tile = distinct_tile(low.kernel.shape, plan.element_bits, seed=3)
+    assert np.array_equal(interpret(low.kernel, tile, fill=0x5A), expected_output(plan, tile, fill=0x5A))

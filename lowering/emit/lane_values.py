@@ -42,7 +42,7 @@ import numpy as np
 
 from linlayout import LayoutError
 from linlayout.hw.targets import get_target
-from linlayout.synth.lane_arith import LANE, AffineTable, LaneProgram, fit_affine, program_family
+from linlayout.synth.lane_arith import LANE, TID, AffineTable, LaneProgram, fit_affine, program_family
 
 from . import atoms
 from .builder import Builder
@@ -100,7 +100,7 @@ class LaneValues:
     # ------------------------------------------------------------------ i32 tables
     def value_of(self, table, max_delta: int = 1, defined=None, what: str = "table",
                  fallback: Callable[[], str] | None = None, delta_unit: int = 1,
-                 beyond=(), pin: bool = True) -> tuple[str, int]:
+                 beyond=(), pin: bool = True, thread_id: bool = False) -> tuple[str, int]:
         """A value ``v`` and a constant ``d`` with ``v + d == table`` in every (defined) lane.
 
         ``d`` is 0 unless an earlier table differs from this one by a uniform constant in
@@ -114,7 +114,9 @@ class LaneValues:
         A table that is not GF(2)-affine is computed by ``fallback()`` when given, else read from a
         constant array.  ``pin``: record the value in
         :attr:`pinned` (False: the caller pins what it makes of it, an LDS pointer; a later call
-        that reuses the value with ``pin`` pins it then).
+        that reuses the value with ``pin`` pins it then).  ``thread_id``: a GF(2)-affine table that
+        ``lane_arith.thread_id_form`` takes from the thread id is built from it (the LDS addresses,
+        whose estimate, ``cost.AddressRegisters``, takes the same form).
         """
         if beyond and defined is not None:  # the value found beyond is exact on every entry, not just the defined
             raise LayoutError(f"{what}: a table with don't-care entries cannot reuse a value beyond the offset field")
@@ -130,7 +132,7 @@ class LaneValues:
                     base = self._opaque[base]
                 full, name = t, self.b.arith("addi", base, self.b.const(near[1]))
             else:
-                full, name = self._compute(t, ok, what, fallback)
+                full, name = self._compute(t, ok, what, fallback, thread_id)
             self._tables.append((full, name))
             self._unpinned.add(name)
             found = name, 0
@@ -171,7 +173,7 @@ class LaneValues:
         return None
 
     def _compute(self, t: np.ndarray, ok: np.ndarray, what: str,
-                 fallback: Callable[[], str] | None) -> tuple[np.ndarray, str]:
+                 fallback: Callable[[], str] | None, thread_id: bool = False) -> tuple[np.ndarray, str]:
         aff = fit_affine(t, ok)
         if aff is None:
             t = np.where(ok, t, 0)
@@ -179,7 +181,7 @@ class LaneValues:
         full = aff.evaluate(self.num_warps)
         if (full == full[0, 0]).all():
             return full, self.b.const(int(full[0, 0]))
-        return full, self._affine(aff)
+        return full, self._affine(aff, thread_id)
 
     def _from_global(self, t: np.ndarray, what: str) -> str:
         """``t[tid]`` read from a constant array in global memory (a table no formula gives)."""
@@ -193,11 +195,11 @@ class LaneValues:
         g = self.b.value(f"memref.get_global @{name} : {mt}", "tbl")
         return self.b.value(f"memref.load {g}[{self.tid}] : {mt}", "ld")
 
-    def _affine(self, aff: AffineTable) -> str:
+    def _affine(self, aff: AffineTable, thread_id: bool = False) -> str:
         """The value of ``aff``: its node of :attr:`program` (linlayout.synth.lane_arith) and the ops of
         the nodes not emitted before, one arith op each (``bfe`` a shift and a mask, ``sbit`` a shift
         left and an arithmetic shift right: the patterns of ``v_bfe_u32`` and ``v_bfe_i32``)."""
-        return self._node_value(self.program.add(aff))
+        return self._node_value(self.program.add(aff, thread_id))
 
     def lane_sign_bit(self, bit: int) -> str:
         """``-((lane >> bit) & 1)``: per lane 0 or -1 (one ``v_bfe_i32``), the ``sbit`` node of :attr:`program` on
@@ -211,7 +213,9 @@ class LaneValues:
         b = self.b
         n = self.program.nodes[i]
         kind = n[0]
-        if kind == "const":
+        if n == ("in", TID):
+            v = b.cast("arith.index_cast", self.tid, "index", "i32")
+        elif kind == "const":
             v = b.const(n[1])
         elif kind in ("or", "xor"):
             v = b.arith(kind + "i", self._node_value(n[1]), self._node_value(n[2]))

@@ -169,9 +169,9 @@ class PlanEmitter(StepEmitter):
             raise LayoutError(f"{what}: {error}")
         base_table = self._address_base(st.addr)
         if self.lanes.offset_of(base_table, self._lds_ptrs, what) is None:
-            self._address_register(self.lanes.value_of(base_table, what=what, pin=False)[0])
+            self._address_register(self.lanes.value_of(base_table, what=what, pin=False, thread_id=True)[0])
         base, delta = self.lanes.value_of(st.addr, max_delta=st.offset_limit(), delta_unit=st.offset_unit(),
-                                          what=what, beyond=self._lds_ptrs, pin=False)
+                                          what=what, beyond=self._lds_ptrs, pin=False, thread_id=True)
         self._address_register(base)
         return base, delta
 
