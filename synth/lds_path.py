@@ -852,8 +852,9 @@ def _swizzled_ordered(ctx: ConversionContext, offsets: list[int], reps: list[int
     the phase footprints (``_footprints``, with the rows below it) becomes that vector XOR the one of
     offset bit ``k - shift``, listed (``(shift, offset vectors)``) where every such row has its partner
     above the prefix and below the rows and leaves both footprints so: no two lanes of one phase meet
-    in one bank on different rows (``_swizzled_order``'s argument).  None where no row is held (the
-    ordered layout is conflict-free so already) or no shift frees every held row.
+    in one bank on different rows (``_swizzled_order``'s argument).  The first held row must move, so
+    the shifts tried are those that put its partner in range.  None where no row is held (the ordered
+    layout is conflict-free so already) or no shift frees every held row.
 
     Why a fixed shift.  A lane column whose image has offset bit ``k`` also gets ``k - shift``, and lane
     bits at consecutive rows their partners at consecutive bank bits: the address programs gain one

@@ -89,16 +89,19 @@ def test_gfx90a_fp32_compiled_setup_is_the_estimate():
     assert setup["valu"] + setup["salu"] == plan.overhead["valu_lds_addr"] == 12
 
 
-def test_gfx1200_fp16_swizzled_layout_trades_cycles_for_instructions_and_ranks_after():
-    # the pool's swizzled ordered round trip (tensor order after the 4-bit prefix, one row swizzled: the other
-    # footprint-held rows have no partner at any shift) has 41 instructions with setup (9 address VALU) against
-    # linlayout.synth.swizzle's 54 (22), but 506 modelled cycles against 404: the ranking keeps the latter
+def test_gfx1200_fp16_swizzled_layouts_rank_after_the_swizzled_one():
+    # no fixed shift frees every footprint-held row of the fewest-terms ordered layout after the 4-bit register
+    # prefix (39 instructions with setup, 630 modelled cycles): the swizzles listed are of the 1-bit prefix's
+    # ordered layouts, whose loads are narrow (81 to 179 instructions, 550 to 686 cycles), and the ranking keeps
+    # linlayout.synth.swizzle's layout (54 instructions, 22 address VALU, 404 cycles; session 20's search outside
+    # the planner found one of 17 compiled address VALU at its cycles)
     plan, ctx = _kernel(*GFX1200)
     assert any("linlayout.synth.swizzle" in n for n in plan.notes)
     assert (plan.cost, plan.total_with_overhead(), plan.overhead["valu_lds_addr"]) == (404.0, 54, 22)
-    assert [t[:3] for t in _trips(ctx, True)] == [(506.0, 41, 9)]
+    trips = _trips(ctx, True)
+    assert [t[:3] for t in trips] == [(550.0, 127, 15), (586.0, 81, 17), (654.0, 179, 19), (686.0, 131, 19)]
     cm = ctx.cost_model
-    assert cm.rank_value(506.0, 41) > cm.rank_value(404.0, 54)
+    assert all(cm.rank_value(c, n) > cm.rank_value(404.0, 54) for c, n, _, _ in trips)
 
 
 def _least_floor(ctx: ConversionContext, design: lds_path.LdsDesign) -> float:
@@ -113,8 +116,8 @@ def _least_floor(ctx: ConversionContext, design: lds_path.LdsDesign) -> float:
 def test_swizzled_layouts_are_ordered_layouts_with_rows_xored_at_one_shift(family):
     """On every 5th case: each listed swizzled layout has fewer lane terms than linlayout.synth.swizzle's and is an
     ordered layout (``_ordered_layouts``) whose moved rows are each XORed with the offset bit ``shift`` below,
-    above the prefix; on most, its best round trip's floor is below the ordered layout's (the conflicts it
-    removes)."""
+    above the prefix; and its best round trip's floor is below the ordered layout's (the conflicts it removes:
+    77 of 77 AMD layouts, 111 of 111 wave32)."""
     from repo_data import corpus
 
     cases = (corpus() if family == "amd" else family_corpus(family))["cases"][::5]
@@ -126,7 +129,10 @@ def test_swizzled_layouts_are_ordered_layouts_with_rows_xored_at_one_shift(famil
         if synthesized.read_transpose:
             continue
         ordered = lds_path._ordered_layouts(ctx, synthesized)
-        for d in lds_path._swizzled_fewest(ctx, synthesized, ordered):
+        swizzled = lds_path._swizzled_fewest(ctx, synthesized, ordered)
+        # the fewest terms: counted from the ordered layout's lane images (the change of basis) as from the layout's
+        assert len({lds_path.lane_terms(ctx, d) for d in swizzled}) <= 1, c["name"]
+        for d in swizzled:
             listed += 1
             assert lds_path.lane_terms(ctx, d) < lds_path.lane_terms(ctx, synthesized), c["name"]
             shift = int(d.source.rsplit(" ", 1)[1])
@@ -140,4 +146,4 @@ def test_swizzled_layouts_are_ordered_layouts_with_rows_xored_at_one_shift(famil
                     bases.append(lds_path._ordered(ctx, prefix, rest, reps, order))
             assert bases and f2.rank(offsets) == n_off, c["name"]
             lower += _least_floor(ctx, d) < min(_least_floor(ctx, b) for b in bases)
-    assert listed >= 10 and lower >= listed // 2, (listed, lower)
+    assert listed >= 50 and lower == listed, (listed, lower)
