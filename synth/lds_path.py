@@ -844,8 +844,8 @@ def _footprints(ctx: ConversionContext, prefix: list[int], leads: list[int]) -> 
     return footprint(prob.src_cols, True, leads[0]), footprint(prob.dst_cols, False, leads[1])
 
 
-def _swizzled_ordered(ctx: ConversionContext, offsets: list[int], reps: list[int],
-                      n_prefix: int) -> list[tuple[int, list[int]]]:
+def _swizzled_ordered(ctx: ConversionContext, offsets: list[int], reps: list[int], n_prefix: int,
+                      footprints: dict | None = None) -> list[tuple[int, list[int]]]:
     """The swizzles of an ordered layout (``ordered_design``: offset vectors ``offsets``, the first
     ``n_prefix`` its prefix; round vectors ``reps``) by a fixed shift: per ``shift`` (1, 2, ...), the
     layout whose row offset bit ``k`` (at or above the bank bits and the prefix) holding a vector of
@@ -862,13 +862,23 @@ def _swizzled_ordered(ctx: ConversionContext, offsets: list[int], reps: list[int
     the register-first layouts' pair rows cost a term each (gfx90a fp32 ``blocked[1x4,t4x16,o10]->mfma16T``,
     4 waves: 12 address VALU in place of 22, the accesses as conflict-free).  The partners lie above
     the prefix, so that the lane and warp vectors keep no prefix component (the vector accesses stay
-    aligned)."""
+    aligned).  ``footprints``: a dict of the footprints worked out by earlier calls on the same problem
+    (filled here), keyed by what they depend on."""
     n_off = len(offsets)
-    row_start = max(lds_model(ctx.arch).bank_bits + max(0, 5 - ctx.element_bits.bit_length() + 1), n_prefix)
+    zb = max(0, 5 - ctx.element_bits.bit_length() + 1)  # the sub-dword offset bits
+    row_start = max(lds_model(ctx.arch).bank_bits + zb, n_prefix)
     if row_start >= n_off:
         return []
-    leads = [_lead(offsets, ctx.problem.src_cols), _lead(offsets, ctx.problem.dst_cols)]
-    spans = [f2.Span(m) for m in _footprints(ctx, offsets, leads)]
+    t_max = (16 // ctx.element_bytes).bit_length() - 1
+    leads = [min(_lead(offsets, ctx.problem.src_cols), t_max), min(_lead(offsets, ctx.problem.dst_cols), t_max)]
+    key = (tuple(offsets[:max(leads + [zb])]), tuple(leads))  # (_footprints reads these alone)
+    if footprints is None or key not in footprints:
+        got = _footprints(ctx, offsets, leads)
+        if footprints is not None:
+            footprints[key] = got
+    else:
+        got = footprints[key]
+    spans = [f2.Span(m) for m in got]
     first = row_start  # the first row held: the rows below it stay, whatever the shift
     while first < n_off and not any(sp.contains(offsets[first]) for sp in spans):
         for sp in spans:
@@ -1054,34 +1064,32 @@ def _ordered_layouts(ctx: ConversionContext, synthesized: LdsDesign) -> dict[tup
 
 
 def _swizzled_fewest(ctx: ConversionContext, synthesized: LdsDesign, ordered: dict) -> list[LdsDesign]:
-    """The swizzled ordered layouts (``_swizzled_ordered``, each shift) of the layouts of ``_fewest_terms``
-    (``ordered``: ``_ordered_layouts``'), each layout once, of the fewest ``lane_terms``, none unless fewer
-    than ``synthesized`` has: conflict-free on the phase footprints, as linlayout.synth.swizzle's layout is,
-    with shorter address programs.  Only the fewest-terms ordered layouts are swizzled (the others'
-    swizzles have more terms, and each listed layout costs its bounds: planning time).  ``designs``
-    defers them under their whole offset basis's bounds, as the ordered ones."""
+    """The first (in ``ordered``'s order, then by shift) of the swizzled ordered layouts (``_swizzled_ordered``
+    of each layout of ``ordered``, ``_ordered_layouts``', each shift) of the fewest ``lane_terms``, none unless
+    fewer than ``synthesized`` has: conflict-free on the phase footprints, as linlayout.synth.swizzle's layout
+    is, with a shorter address program.  One layout at most, each listed one costing its bounds and, where
+    they pass, its round trips (planning time; the ties left out gave 6 of 29 swizzled plans on every third
+    AMD case).  ``designs`` defers it under its whole offset basis's bounds, as the ordered ones."""
     reps = synthesized.shared_cols[synthesized.n_offset_bits:]
-    found: dict[tuple, tuple[int, LdsDesign]] = {}
-    for prefix, in_order, order in _fewest_entries(ctx, synthesized, ordered):
+    best: tuple | None = None  # (terms, shift, prefix, offsets, order) of the first of the fewest
+    footprints: dict = {}
+    for _, prefix, in_order, order in ordered.values():
         base = prefix + in_order
         images = None  # the ordered layout's lane images, each as an int of offset bits (asked once)
-        for shift, offsets in _swizzled_ordered(ctx, base, reps, len(prefix)):
-            layout = tuple(offsets + reps)
-            if layout in found:
-                continue
+        for shift, offsets in _swizzled_ordered(ctx, base, reps, len(prefix), footprints):
             if images is None:
                 images = [[sum(1 << o for o in bits) for bits in side] for side in _lane_images(ctx, base + reps)]
             # offset coordinates through the swizzled basis: a moved row k's coordinate also toggles k - shift
             # (the change of basis is its own inverse: no partner is moved)
             moved = sum(1 << k for k in range(len(base)) if offsets[k] != base[k])
-            swizzled = [[_set_bits(x ^ ((x & moved) >> shift)) for x in side] for side in images]
-            d = LdsDesign(offsets + reps, len(offsets), len(reps), f"{order} order after a {len(prefix)}-bit "
-                          f"prefix, rows swizzled by {shift}", ctx.element_bytes << len(offsets))
-            found[layout] = (_shift_terms(swizzled), d)
-    least = min((t for t, _ in found.values()), default=None)
-    if least is None or least >= lane_terms(ctx, synthesized):
+            terms = _shift_terms([[_set_bits(x ^ ((x & moved) >> shift)) for x in side] for side in images])
+            if best is None or terms < best[0]:
+                best = (terms, shift, prefix, offsets, order)
+    if best is None or best[0] >= lane_terms(ctx, synthesized):
         return []
-    return [d for t, d in found.values() if t == least]
+    _, shift, prefix, offsets, order = best
+    return [LdsDesign(offsets + reps, len(offsets), len(reps), f"{order} order after a {len(prefix)}-bit prefix, "
+                      f"rows swizzled by {shift}", ctx.element_bytes << len(offsets))]
 
 
 def _whole_prefix(design: LdsDesign) -> tuple[list[int], list[int]]:

@@ -49,9 +49,9 @@ CASES = [
     # v_or_b32 joining its SGPR to the lane part) and an s_delay_alu; priced as the store's register plus a
     # constant (warp 0's addresses alone) it was 3
     ("wave32", "wmma2.16x16T->dotAwmma2.16x16T(kw8)", "gfx1200", "fp16", 8, 2, 5, 1),
-    # (the same in bf16 was pinned here, 9 with the load's part two shift terms, until session 21: its kernel plan
-    # is now a swizzled ordered layout, lds_path._swizzled_fewest, of count 8 whose compiled setup holds 6 VALU, 2
-    # SALU and 3 s_delay_alu / s_wait_alu, 11: not a setup of addresses alone)
+    # the same in bf16, whose load's part is two shift terms: 9, 5 VALU and 4 SALU (two s_lshl_b32 and two
+    # s_delay_alu); 8 when priced as a constant off the store's register
+    ("wave32", "wmma2.16x16T->dotAwmma2.16x16T(kw8)", "gfx1200", "bf16", 8, 2, 9, 3),
     # the store's warp part is the whole warp id shifted, the loads have none: the loads' register is the lane
     # part (2 VALU) and the store's one v_lshl_or_b32 more, 3
     ("amd", "mfma32T->dotA32(kw4)", "gfx942", "fp16", 2, 1, 3, 1),
