@@ -853,8 +853,8 @@ def _swizzled_ordered(ctx: ConversionContext, offsets: list[int], reps: list[int
     offset bit ``k - shift``, listed (``(shift, offset vectors)``) where every such row has its partner
     above the prefix and below the rows and leaves both footprints so: no two lanes of one phase meet
     in one bank on different rows (``_swizzled_order``'s argument).  The first held row must move, so
-    the shifts tried are those that put its partner in range.  None where no row is held (the ordered
-    layout is conflict-free so already) or no shift frees every held row.
+    the shifts tried are those that put its partner in range.  None listed where no row is held (the
+    ordered layout is conflict-free so already) or no shift frees every held row.
 
     Why a fixed shift.  A lane column whose image has offset bit ``k`` also gets ``k - shift``, and lane
     bits at consecutive rows their partners at consecutive bank bits: the address programs gain one
@@ -966,14 +966,15 @@ design_cache = caches.cache("synth.lds_path.designs")
 def designs(ctx: ConversionContext) -> "DesignPool":
     """The shared layouts worth building, each with its accesses (``lds_accesses``): linlayout.synth.swizzle's,
     the two register-first ones (a layout favouring one side's register order can save
-    repacking and tuple copies) and the ordered ones of the fewest shift terms (``_fewest_terms``:
+    repacking and tuple copies), the ordered ones of the fewest shift terms (``_fewest_terms``:
     ``ordered_design`` on each of ``_ordered_prefixes`` in each of ``ORDERS``, ``lane_terms``; none unless
-    fewer than linlayout.synth.swizzle's layout has: cheaper address programs).  Per layout the store vectors are
+    fewer than linlayout.synth.swizzle's layout has: cheaper address programs) and one swizzled ordered
+    layout (``_swizzled_fewest``: conflict-free on the phase footprints, of the fewest shift terms).  Per layout the store vectors are
     chosen twice, counting the stores' tuple copies and not (a wide store with copies can beat narrow
     conflicting stores: the cost model decides).  Every layout but linlayout.synth.swizzle's is made only
     when its floor bound (``transpose_floor`` for the transpose-read layout of a target with transpose
     loads: gfx950, gfx1250; ``prefix_floor`` for the register-first, over-fetch and ordered ones, an ordered
-    one's prefix its whole offset basis, ``_whole_prefix``: it is whole when listed) lets it
+    (or swizzled ordered) one's prefix its whole offset basis, ``_whole_prefix``: it is whole when listed) lets it
     come first and, with its instructions bound (``prefix_instructions``), lets it rank (``DesignPool.by_floor``); the
     transpose-read layout is not listed where the dst cannot be read so through any layout
     (``_transpose_readable``).  linlayout.synth.swizzle's layout is synthesized here, its round trips
