@@ -5,7 +5,8 @@ This is a thin wrapper: the kernel is the conversion kernel of
 ``linlayout.lowering.emit.conversion_kernel`` (the one ``linlayout convert --emit`` writes); this module
 adds the kernel command line of the package (``--interpret``, ``--emit``, ``--json``, the
 static report, the GPU launch).  The tile is a row-major tensor (``--shape``, default the
-layouts' full extent; a smaller extent is a ragged tile, handled by buffer out-of-bounds), so
+layouts' full extent; a smaller extent is a ragged tile, handled by buffer out-of-bounds;
+``--src-unpacked`` / ``--dst-unpacked``: that side's 8/16-bit elements loaded / stored one per VGPR), so
 the kernel's output must equal its input element for element: the torch reference is the
 identity, compared exactly.
 
@@ -27,7 +28,7 @@ import numpy as np
 import torch
 
 from linlayout import LayoutError
-from linlayout.argparsing import dtype_arg
+from linlayout.argparsing import add_unpacked_arguments, dtype_arg
 from linlayout.spec import parse_layout
 from linlayout.lowering.emit.conversion_kernel import build_conversion_kernel
 from linlayout.synth.convert import STRATEGIES, plan_conversion
@@ -53,6 +54,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dtype", type=dtype_arg, choices=sorted(DTYPES), default="f16", help="element type (default f16)")
     p.add_argument("--shape", help="tensor extent per out dim, e.g. 30x32 (default: the full tile)")
     p.add_argument("--strategy", choices=STRATEGIES, default="auto", help="conversion strategy (default auto)")
+    add_unpacked_arguments(p)
 
 
 def _shape(text: str | None) -> tuple[int, ...] | None:
@@ -86,13 +88,15 @@ def build(args: argparse.Namespace) -> common.KernelBuild:
     src = parse_layout(args.src or d_src)
     dst = parse_layout(args.dst or d_dst)
     info = dtype_info(args.dtype, args.arch)
-    plan = plan_conversion(src, dst, args.arch, info.bits, strategy=args.strategy)
+    plan = plan_conversion(src, dst, args.arch, info.bits, strategy=args.strategy, src_unpacked=args.src_unpacked,
+                           dst_unpacked=args.dst_unpacked)
     kernel = build_conversion_kernel(plan, shape=_shape(args.shape), name="convert_layout")
     counts = {k: v for k, v in plan.counts().items() if v}
     decisions = {"src": args.src or d_src, "dst": args.dst or d_dst, "dtype": args.dtype,
                  "element_bits": info.bits, "strategy": plan.strategy, "plan_counts": counts,
                  "plan_cost": round(float(plan.cost), 3), "plan_verified_on_emulator": plan.verified,
-                 "lds_bytes_planned": plan.lds_bytes, "notes": list(plan.notes), "tensor_shape": list(kernel.shape)}
+                 "lds_bytes_planned": plan.lds_bytes, "notes": list(plan.notes), "tensor_shape": list(kernel.shape),
+                 "src_unpacked": plan.src_unpacked, "dst_unpacked": plan.dst_unpacked}
     return common.KernelBuild(kernel.name, args.arch, kernel.text, lds_instructions(plan), decisions,
                               regions=("conv",), extra={"kernel": kernel})
 

@@ -12,6 +12,9 @@ with :func:`dtype_arg`.
   reads (``fp16``, ``f16``, ``half``, ...), given to the command as the canonical name.
 * :func:`positive_int` is the type of a count or size that must be at least 1 (``--lds-budget``),
   so a bad value is refused in the option's name (``argument --lds-budget: ...``).
+* :func:`add_unpacked_arguments` adds ``--src-unpacked`` / ``--dst-unpacked`` (``plan_conversion``'s
+  ``src_unpacked`` / ``dst_unpacked``) to the commands that plan a conversion for a kernel they describe
+  (``linlayout convert``, ``linlayout kernel convert``).
 * :func:`check_output` refuses, before any work, an output path the command could not write;
   no command creates folders (docs/cli.md, "Output files and folders").  :func:`output_folder`
   is the argparse type of an option naming the folder a command writes its files into
@@ -28,7 +31,8 @@ from pathlib import Path
 from .dtypes import dtype_name
 from .errors import LayoutError
 
-__all__ = ["Parser", "plain_text", "dtype_arg", "positive_int", "check_output", "output_folder"]
+__all__ = ["Parser", "plain_text", "dtype_arg", "positive_int", "add_unpacked_arguments", "check_output",
+           "output_folder"]
 
 _ROLE = re.compile(r":[a-z]+:`(~?)([^`]+)`")
 _CODE = re.compile(r"``(.+?)``")
@@ -72,6 +76,19 @@ def positive_int(text: str) -> int:
     if value <= 0:
         raise argparse.ArgumentTypeError(f"{value} must be a positive integer")
     return value
+
+
+def add_unpacked_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--src-unpacked`` and ``--dst-unpacked`` (store-true flags, ``args.src_unpacked`` / ``dst_unpacked``):
+    the kernel moves that side's 8/16-bit elements one per VGPR."""
+    parser.add_argument("--src-unpacked", action="store_true",
+                        help="the kernel loads each 8/16-bit src element alone into the low bits of its own VGPR, "
+                             "the bits above it zero (global_load_ubyte/_ushort): plan for the src held one element "
+                             "per VGPR (AMD targets)")
+    parser.add_argument("--dst-unpacked", action="store_true",
+                        help="the kernel stores each 8/16-bit dst element alone from the low bits of its own VGPR "
+                             "(global_store_byte/_short), the bits above it don't-care: plan for the dst held one "
+                             "element per VGPR (AMD targets)")
 
 
 def check_output(path: str | None, what: str, *, folder: bool = False) -> None:

@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from linlayout import LayoutError, LinearLayout, caches, f2
+from linlayout.errors import require_flag
 from linlayout.hw.targets import get_target
 
 from . import cost as cost_mod
@@ -627,8 +628,7 @@ def candidate_plans(src: LinearLayout, dst: LinearLayout, arch: str, element_bit
     ``dst_unpacked`` (plan_conversion's): the candidates of a side held one element per VGPR that
     convert it, each run on the emulator (``_first_unpacked``'s test).  ``src_global_strides``:
     plan_conversion's."""
-    if not isinstance(prune, bool):
-        raise LayoutError(f"prune must be True or False, got {prune!r}")
+    require_flag("prune", prune)
     ctx = _context(src, dst, arch, element_bits, lds_budget_bytes, strategy, objective, src_tuple_dwords,
                    dst_tuple_dwords, src_unpacked, dst_unpacked, src_global_strides)
     ranked = _candidates(ctx, prune=prune)
@@ -650,9 +650,7 @@ def _context(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int,
     """The ConversionContext of plan_conversion's arguments: of ``unpacked_src(src)`` where ``src_unpacked``;
     a non-bool flag is a LayoutError naming it."""
     for name, value in (("src_unpacked", src_unpacked), ("dst_unpacked", dst_unpacked)):
-        if not isinstance(value, bool):
-            raise LayoutError(f"{name} must be True or False, got {value!r}")
-        if value:
+        if require_flag(name, value):
             check_unpacked_arch(name, arch)
     if dst_unpacked:
         unpacked_dst(dst, element_bits)  # (checks the element size)

@@ -544,24 +544,41 @@ def _shared_moves(needs: np.ndarray, gs: np.ndarray, idents: list[bool], target,
     for members in by_unit.values():
         if len(members) < 2:
             continue
-        shared: list[list] = []  # [union, its family (None: not looked up yet), member indices]
-        for i in members:
-            for group in shared:
-                union = group[0]
-                if not np.all((union == needs[i]) | (union < 0) | (needs[i] < 0)):
-                    continue
-                if group[1] is None:
-                    group[1] = family(union) or "dpp"
-                own = family(needs[i])
-                wider = np.where(union >= 0, union, needs[i])
-                if own is not None and own == group[1] and family(wider) == own:
-                    group[0], group[2] = wider, group[2] + [i]
+        agree = _agreeing_pairs(needs[members])
+        unions: list[np.ndarray] = []  # group g's union
+        families: list[str | None] = []  # group g's union's family (None: not looked up yet)
+        positions: list[list[int]] = []  # group g's members, by position in ``members``
+        for p, i in enumerate(members):
+            need = needs[i]
+            # a union holds each of its members' values on their lanes: it agrees with ``need``
+            # exactly where each of its members does (none where no member before ``need`` does)
+            rows = ([g for g, group in enumerate(positions) if all(agree[p][q] for q in group)]
+                    if any(agree[p][:p]) else [])
+            own = family(need) if rows else None  # (None: a DPP control moves it, it joins no group)
+            for g in rows if own is not None else ():
+                if families[g] is None:
+                    families[g] = family(unions[g]) or "dpp"
+                wider = np.where(unions[g] >= 0, unions[g], need)
+                if own == families[g] and family(wider) == own:
+                    unions[g] = wider
+                    positions[g].append(p)
                     break
             else:
-                shared.append([needs[i], None, [i]])
-        for union, _, idx in shared:
-            out[idx] = union
+                unions.append(need)
+                families.append(None)
+                positions.append([p])
+        for union, group in zip(unions, positions):
+            if len(group) > 1:  # (a lone member's union is its own map)
+                out[[members[p] for p in group]] = union
     return out
+
+
+def _agreeing_pairs(maps: np.ndarray) -> list[list[bool]]:
+    """``[k][k]``: do lane maps ``maps[a]`` and ``maps[b]`` (``-1`` where undefined) agree wherever
+    both are defined (every pair compared at once)."""
+    defined = maps >= 0
+    clash = (maps[:, None, :] != maps[None, :, :]) & defined[:, None, :] & defined[None, :, :]
+    return (~clash.any(axis=2)).tolist()
 
 
 def _unit_floors(ctx: ConversionContext, needs: np.ndarray, keys: list[bytes], idents: list[bool], starts: list[int],

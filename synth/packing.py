@@ -52,6 +52,7 @@ the order takes 48 ``v_perm_b32``, 4 stores and 32 ``ds_load_u16``).
 from __future__ import annotations
 
 from linlayout import LayoutError, LinearLayout
+from linlayout.errors import require_flag
 
 from . import cost as cost_mod
 from .convert import UnpackedDstRefused, UnpackedSrcRefused, check_unpacked_arch, plan_conversion
@@ -156,9 +157,7 @@ def plan_free_packing(src: LinearLayout, dst: LinearLayout, arch: str, element_b
             raise LayoutError(f"{name} {bits!r} must be a non-negative integer")
     for name, asked, fixed in (("unpacked_src", unpacked_src, src_fixed_bits),
                                ("unpacked_dst", unpacked_dst, dst_fixed_bits)):
-        if not isinstance(asked, bool):
-            raise LayoutError(f"{name} must be True or False, got {asked!r}")
-        if asked:
+        if require_flag(name, asked):
             check_unpacked_arch(name, arch)
         if asked and fixed >= packing_bits(element_bits):
             raise LayoutError(f"{name} needs 8- or 16-bit elements whose dwords the caller does not move whole "

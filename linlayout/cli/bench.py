@@ -59,7 +59,7 @@ from linlayout.synth.cost import OBJECTIVES, cost_model, mix_cost
 from linlayout.synth.emulator import element_ids
 
 from ..dtypes import dtype_bits
-from ..errors import LayoutError
+from ..errors import LayoutError, require_flag
 from ..hw.targets import get_target
 from ..layout import LinearLayout
 from . import add_command, add_json_flag
@@ -235,8 +235,7 @@ def kernel_plan(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: i
     tile, row-major, ``row_major_strides``), whose registers the setup reuses; ``load_line`` False plans
     without them (as the bench did before that input)."""
     for name, value in (("unpacked_src", unpacked_src), ("unpacked_dst", unpacked_dst), ("load_line", load_line)):
-        if not isinstance(value, bool):
-            raise LayoutError(f"{name} must be True or False, got {value!r}")
+        require_flag(name, value)
     if get_target(arch).emitter is None:
         return plan_conversion(src, dst, arch, element_bits, strategy=strategy,
                                src_tuple_dwords=source_tuples(src, element_bits),

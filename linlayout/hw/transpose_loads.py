@@ -88,13 +88,20 @@ class TransposeLoad:
         return src, i & (self.elements - 1)
 
     def read_origins(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(lane, element)``, two ``[wave_size]`` int arrays: where lane ``s``'s read goes, as the
-        destination (lane, element) that receives its element 0 (the lane's low ``k`` bits are 0;
-        element ``c`` of the read goes to lane ``lane[s] + c``, the same element)."""
+        """``(lane, element)``, two read-only ``[wave_size]`` int arrays: where lane ``s``'s read goes,
+        as the destination (lane, element) that receives its element 0 (the lane's low ``k`` bits are
+        0; element ``c`` of the read goes to lane ``lane[s] + c``, the same element).  Worked out once
+        per load (``_read_origins``): they depend on its fields alone."""
+        return self._read_origins
+
+    @cached_property
+    def _read_origins(self) -> tuple[np.ndarray, np.ndarray]:
         s = np.arange(self.wave_size)
         out = {"lane": np.zeros_like(s), "element": np.zeros_like(s)}
         for bit, (kind, t) in enumerate(self._bit_origin):
             out[kind] |= ((s >> bit) & 1) << t
+        for origin in out.values():
+            origin.setflags(write=False)
         return out["lane"], out["element"]
 
 
