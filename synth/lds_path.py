@@ -1064,13 +1064,26 @@ def _ordered_layouts(ctx: ConversionContext, synthesized: LdsDesign) -> dict[tup
     return ordered
 
 
+#: [I] The target families whose design pools list a swizzled ordered layout (``_swizzled_fewest``), those
+#: where the compiled corpora measured it to help: CDNA (AMD corpus whole 19,949 -> 19,729 instructions, the
+#: gfx90a, gfx942 and gfx950 plans' modelled cycles down).  Left out: RDNA (wave32 corpus whole 20,374 ->
+#: 20,414, region 13,490 -> 13,500: 25 plans trade instructions for plan-modelled cycles that the compiled
+#: ISA's cycle model does not confirm) and NVIDIA (3 plans changed, sm_80 bf16
+#: ``blocked[1x2,t8x4,o10]->blocked[2x1,t4x8,o01]`` 27 -> 44 instructions, none measured on a GPU);
+#: docs/benchmarks.md, "Session 21: addr25".
+SWIZZLED_ORDERED_FAMILIES = ("cdna",)
+
+
 def _swizzled_fewest(ctx: ConversionContext, synthesized: LdsDesign, ordered: dict) -> list[LdsDesign]:
     """The first (in ``ordered``'s order, then by shift) of the swizzled ordered layouts (``_swizzled_ordered``
     of each layout of ``ordered``, ``_ordered_layouts``', each shift) of the fewest ``lane_terms``, none unless
     fewer than ``synthesized`` has: conflict-free on the phase footprints, as linlayout.synth.swizzle's layout
     is, with a shorter address program.  One layout at most, each listed one costing its bounds and, where
     they pass, its round trips (planning time; the ties left out gave 6 of 29 swizzled plans on every third
-    AMD case).  ``designs`` defers it under its whole offset basis's bounds, as the ordered ones."""
+    AMD case).  ``designs`` defers it under its whole offset basis's bounds, as the ordered ones.  None on a
+    target outside ``SWIZZLED_ORDERED_FAMILIES``."""
+    if ctx.target.family not in SWIZZLED_ORDERED_FAMILIES:
+        return []
     reps = synthesized.shared_cols[synthesized.n_offset_bits:]
     best: tuple | None = None  # (terms, shift, prefix, offsets, order) of the first of the fewest
     footprints: dict = {}
