@@ -117,6 +117,24 @@ def _least_floor(ctx: ConversionContext, design: lds_path.LdsDesign) -> float:
         return float("inf")
 
 
+def _pools(cases: list[dict]):
+    """(case, context, linlayout.synth.swizzle's layout, ``_ordered_layouts``, the lane terms of every swizzle of
+    every ordered layout) of each case not read through transpose loads; the terms counted on the layouts
+    themselves (the pool counts them from the ordered layouts' lane images through the change of basis)."""
+    for c in cases:
+        ctx = ConversionContext.create(LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"]), c["arch"],
+                                       dtype_bits(c["dtype"]))
+        synthesized = lds_path.shared_layout(ctx)
+        if synthesized.read_transpose:
+            continue
+        ordered = lds_path._ordered_layouts(ctx, synthesized)
+        reps = synthesized.shared_cols[synthesized.n_offset_bits:]
+        every = [lds_path.lane_terms(ctx, lds_path.LdsDesign(offsets + reps, len(offsets), len(reps), "", 0))
+                 for _, prefix, rest, _ in ordered.values()
+                 for _, offsets in lds_path._swizzled_ordered(ctx, prefix + rest, reps, len(prefix))]
+        yield c, ctx, synthesized, ordered, every
+
+
 def test_swizzled_layouts_are_ordered_layouts_with_rows_xored_at_one_shift():
     """On every 5th case: the listed swizzled layout (one at most) has the fewest lane terms of every swizzle of
     every ordered layout, fewer than linlayout.synth.swizzle's, and is an
@@ -125,22 +143,9 @@ def test_swizzled_layouts_are_ordered_layouts_with_rows_xored_at_one_shift():
     65 of 65 AMD layouts; 74 of 74 wave32 ones before RDNA left SWIZZLED_ORDERED_FAMILIES)."""
     from repo_data import corpus
 
-    cases = corpus()["cases"][::5]
     listed = lower = 0
-    for c in cases:
-        ctx = ConversionContext.create(LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"]), c["arch"],
-                                       dtype_bits(c["dtype"]))
-        synthesized = lds_path.shared_layout(ctx)
-        if synthesized.read_transpose:
-            continue
-        ordered = lds_path._ordered_layouts(ctx, synthesized)
+    for c, ctx, synthesized, ordered, every in _pools(corpus()["cases"][::5]):
         swizzled = lds_path._swizzled_fewest(ctx, synthesized, ordered)
-        # the fewest terms of every swizzle of every ordered layout, counted on the layouts themselves (the pool
-        # counts them from the ordered layouts' lane images through the change of basis)
-        every = [lds_path.lane_terms(ctx, lds_path.LdsDesign(offsets + reps, len(offsets), len(reps), "", 0))
-                 for _, prefix, rest, _ in ordered.values()
-                 for reps in [synthesized.shared_cols[synthesized.n_offset_bits:]]
-                 for _, offsets in lds_path._swizzled_ordered(ctx, prefix + rest, reps, len(prefix))]
         assert len(swizzled) <= 1 and [lds_path.lane_terms(ctx, d) for d in swizzled] == \
             ([min(every)] if every and min(every) < lds_path.lane_terms(ctx, synthesized) else []), c["name"]
         for d in swizzled:
@@ -168,17 +173,7 @@ def test_pools_outside_the_families_list_none(family):
     assert all(get_target(c["arch"]).family not in lds_path.SWIZZLED_ORDERED_FAMILIES
                for c in family_corpus(family)["cases"])
     fewer = 0
-    for c in family_corpus(family)["cases"][::5]:
-        ctx = ConversionContext.create(LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"]), c["arch"],
-                                       dtype_bits(c["dtype"]))
-        synthesized = lds_path.shared_layout(ctx)
-        if synthesized.read_transpose:
-            continue
-        ordered = lds_path._ordered_layouts(ctx, synthesized)
-        reps = synthesized.shared_cols[synthesized.n_offset_bits:]
-        terms = [lds_path.lane_terms(ctx, lds_path.LdsDesign(offsets + reps, len(offsets), len(reps), "", 0))
-                 for _, prefix, rest, _ in ordered.values()
-                 for _, offsets in lds_path._swizzled_ordered(ctx, prefix + rest, reps, len(prefix))]
+    for c, ctx, synthesized, ordered, terms in _pools(family_corpus(family)["cases"][::5]):
         fewer += bool(terms) and min(terms) < lds_path.lane_terms(ctx, synthesized)
         assert lds_path._swizzled_fewest(ctx, synthesized, ordered) == [], c["name"]
         assert not any("rows swizzled by" in acc.design.source for acc in lds_path.designs(ctx).every()), c["name"]
