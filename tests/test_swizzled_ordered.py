@@ -120,7 +120,8 @@ def _least_floor(ctx: ConversionContext, design: lds_path.LdsDesign) -> float:
 def _pools(cases: list[dict]):
     """(case, context, linlayout.synth.swizzle's layout, ``_ordered_layouts``, the lane terms of every swizzle of
     every ordered layout) of each case not read through transpose loads; the terms counted on the layouts
-    themselves (the pool counts them from the ordered layouts' lane images through the change of basis)."""
+    themselves (the pool counts them from the ordered layouts' lane images through the change of basis), none
+    below its ordered layout's."""
     for c in cases:
         ctx = ConversionContext.create(LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"]), c["arch"],
                                        dtype_bits(c["dtype"]))
@@ -129,10 +130,12 @@ def _pools(cases: list[dict]):
             continue
         ordered = lds_path._ordered_layouts(ctx, synthesized)
         reps = synthesized.shared_cols[synthesized.n_offset_bits:]
-        every = [lds_path.lane_terms(ctx, lds_path.LdsDesign(offsets + reps, len(offsets), len(reps), "", 0))
-                 for _, prefix, rest, _ in ordered.values()
+        pairs = [(terms, lds_path.lane_terms(ctx, lds_path.LdsDesign(offsets + reps, len(offsets), len(reps), "", 0)))
+                 for terms, prefix, rest, _ in ordered.values()
                  for _, offsets in lds_path._swizzled_ordered(ctx, prefix + rest, reps, len(prefix))]
-        yield c, ctx, synthesized, ordered, every
+        # lds_path.SWIZZLE_TERMS_AT_LEAST_ORDERED: no swizzle has fewer terms than its ordered layout
+        assert all(swizzled >= terms for terms, swizzled in pairs), c["name"]
+        yield c, ctx, synthesized, ordered, [swizzled for _, swizzled in pairs]
 
 
 def test_swizzled_layouts_are_ordered_layouts_with_rows_xored_at_one_shift():
