@@ -971,6 +971,8 @@ def joined_pair_copies(plan, tuples: VgprTuples) -> int:
     ``v_mov``), gfx942 fp32 ``blocked[1x4,t1x64,o10]->blocked[2x2,t16x4,o10]`` (16 pairs, 32); the pairs
     whose second access is 64 on (gfx942 fp32 ``mfma32T->blocked[2x2,t8x8,o10]``, 8 waves: 2, compiled as
     ``ds_write2st64_b64``), halves of two tuples too, none (tests/test_joined_pairs.py)."""
+    if not any(getattr(st, "joined", False) for st in plan.steps):
+        return 0
     n = 0
     for st, accesses, written in _wide_stores(plan):
         if not getattr(st, "joined", False):
