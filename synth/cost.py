@@ -971,20 +971,53 @@ def tuple_copies(dwords: list[int], fresh: set[int], tuple_dwords=SRC_TUPLE_DWOR
 def _store_tuple_copies(plan, tuples: VgprTuples) -> int:
     """``tuple_copies`` over the LDS stores of ``plan`` (write2 forms: each access separately), the src
     VGPRs arriving in ``tuples``."""
-    p, dps = slots_per_dword(plan.element_bits), dwords_per_slot(plan.element_bits)
+    return sum(tuple_copies(dwords, written, tuples) for _, accesses, written in _wide_stores(plan)
+               for dwords in accesses)
 
-    def dwords(slots: list[int]) -> list[int]:  # in order of first appearance
-        if dps > 1:
-            return list(dict.fromkeys(d for s in slots for d in range(s * dps, s * dps + dps)))
-        return list(dict.fromkeys(s // p for s in slots) if p > 1 else dict.fromkeys(slots))
 
-    wide = [i for i, st in enumerate(plan.steps) if st.wide_store_tuples()]
-    written: set[int] = set()
+def joined_pair_copies(plan, tuples: VgprTuples) -> int:
+    """[I] The ``v_mov_b32`` copies LLVM adds to the ``ds_write2_b64`` of ``plan`` whose two 8-byte accesses
+    are at consecutive addresses (``offset1`` 1, not st64; ``LdsStore.joined``), besides their halves'
+    ``tuple_copies``: the lowering stores the halves one by one, LLVM's load-store vectorizer joins them
+    into one 16-byte store (its data one 4-VGPR tuple) and the backend splits it back into the pair
+    (8-byte alignment), after the register allocator has copied one half.  Counted where each half is
+    src dwords in place in their tuples (``tuple_copies`` 0, none computed by the plan) and the four
+    dwords are not (``tuple_copies`` of them all above 0): the second half's dwords.  Seen on the compiled
+    ISA: gfx950 fp16 ``blocked[1x8,t8x8,o10]->mfma16T`` (a swizzled ordered layout's 16 such pairs: 32
+    ``v_mov``), gfx942 fp32 ``blocked[1x4,t1x64,o10]->blocked[2x2,t16x4,o10]`` (16 pairs, 32); the pairs
+    whose second access is 64 on (gfx942 fp32 ``mfma32T->blocked[2x2,t8x8,o10]``, 8 waves: 2, compiled as
+    ``ds_write2st64_b64``), halves of two tuples too, none (tests/test_joined_pairs.py)."""
+    if not any(getattr(st, "joined", False) for st in plan.steps):
+        return 0
     n = 0
-    for st in plan.steps[: wide[-1] + 1] if wide else ():  # nothing written after the last wide store counts
-        n += sum(tuple_copies(dwords(acc), written, tuples) for acc in st.wide_store_tuples())
-        written.update(dwords(st.writes()))
+    for st, accesses, written in _wide_stores(plan):
+        if not getattr(st, "joined", False):
+            continue
+        first, second = accesses
+        if not written.intersection(first + second) and \
+                tuple_copies(first, written, tuples) == tuple_copies(second, written, tuples) == 0 < \
+                tuple_copies(first + second, written, tuples):
+            n += len(second)
     return n
+
+
+def _wide_stores(plan):
+    """(step, its accesses' dwords (``_slot_dwords``), the dwords the plan has written before it) of each
+    8- or 16-byte LDS store of ``plan``."""
+    written: set[int] = set()
+    for st in plan.steps:
+        accesses = st.wide_store_tuples()
+        if accesses:
+            yield st, [_slot_dwords(acc, plan.element_bits) for acc in accesses], written  # (read before the update)
+        written.update(_slot_dwords(st.writes(), plan.element_bits))
+
+
+def _slot_dwords(slots: list[int], element_bits: int) -> list[int]:
+    """The dwords of ``slots`` in order of first appearance."""
+    p, dps = slots_per_dword(element_bits), dwords_per_slot(element_bits)
+    if dps > 1:
+        return list(dict.fromkeys(d for s in slots for d in range(s * dps, s * dps + dps)))
+    return list(dict.fromkeys(s // p for s in slots) if p > 1 else dict.fromkeys(slots))
 
 
 def load_tuple_copies(loads: list[list[int]], fresh: set[int], tuple_dwords, alignment: int) -> int:
@@ -1192,7 +1225,7 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
     registers ``formed`` (``SrcOffsets.registers``: the kernel's src load line's, linlayout.synth.src_offsets);
     ``valu_tuple_copies``: ``v_mov_b32`` building the VGPR tuples of LDS stores
     (``tuple_copies``, the src VGPRs arriving in the tuples ``src_tuple_dwords``: what
-    ``VgprTuples.of`` takes); none on PTX
+    ``VgprTuples.of`` takes; plus ``joined_pair_copies``); none on PTX
     targets, whose vector accesses name any registers (``st.shared.v4.b32 [a], {r1, r7, r2, r9}``:
     the register placement is ptxas's, no PTX instruction; docs/nvidia_facts.md section 6);
     ``valu_load_tuple_copies``: ``v_mov_b32`` building the dst's VGPR tuples ``dst_tuple_dwords``
@@ -1216,6 +1249,7 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
     for st in plan.steps:
         st.note_setup(setup)
     ptx = target.lds_isa == "ptx"
+    src_tuples = VgprTuples.of("src_tuple_dwords", src_tuple_dwords)
     out = {
         "valu_bpermute_addr": bpermute_address_valu(list(setup.bpermute_addresses.values()), plan.arch,
                                                     plan.num_warps),
@@ -1225,9 +1259,8 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
         "salu_lane_selector_delay": setup.choices.delay_alu,
         "salu_permlane_selector": PERMLANE_SELECTOR_SALU * len(setup.permlane_selectors),
         "valu_lds_addr": lds_address_valu(setup.lds_steps, plan.arch, formed) if lds_valu is None else lds_valu,
-        "valu_tuple_copies": 0 if ptx else (_store_tuple_copies(plan, VgprTuples.of("src_tuple_dwords",
-                                                                                   src_tuple_dwords))
-                                            if store_copies is None else store_copies),
+        "valu_tuple_copies": 0 if ptx else ((_store_tuple_copies(plan, src_tuples) if store_copies is None
+                                             else store_copies) + joined_pair_copies(plan, src_tuples)),
         "valu_load_tuple_copies": 0 if ptx else (_load_tuple_copies(plan, VgprTuples.of("dst_tuple_dwords",
                                                                                         dst_tuple_dwords))
                                                  if load_copies is None else load_copies),

@@ -805,19 +805,34 @@ def _rows_swizzled(ctx: ConversionContext, prefix: list[int], reps: list[int], l
 
 def _swizzled_order(ctx: ConversionContext, prefix: list[int], reps: list[int], leads: list[int]) -> list[int]:
     """The offset vectors of ``_rows_swizzled``: ``prefix``, bank bits, rows."""
-    prob, element_bits = ctx.problem, ctx.element_bits
-    n = prob.n_tensor_bits
-    t_max = (16 // ctx.element_bytes).bit_length() - 1
-    model = lds_model(ctx.arch)
+    n = ctx.problem.n_tensor_bits
     n_off = n - len(reps)
-    zb = max(0, 5 - element_bits.bit_length() + 1)
-    row_start = model.bank_bits + 5 - element_bits.bit_length() + 1
+    row_start = lds_model(ctx.arch).bank_bits + 5 - ctx.element_bits.bit_length() + 1
     r_bits = max(0, n_off - max(row_start, len(prefix)))
 
-    def footprint(cols: dict, direction: str, lead: int) -> list[int]:
+    m_w, m_r = _footprints(ctx, prefix, leads)
+    # rows come from a complement of the prefix (unit vectors and their pairs) so that lane and warp
+    # vectors outside the prefix keep no prefix component: the vector accesses stay aligned
+    q = _row_space(prefix, reps, n)
+    cands = q + [a ^ b for i, a in enumerate(q) for b in q[i + 1:]]
+    rows = _greedy_rows(cands, [prefix + reps, m_w, m_r], r_bits)
+    bank = f2.complement(prefix + reps + rows, n, q)
+    return prefix + bank + rows
+
+
+def _footprints(ctx: ConversionContext, prefix: list[int], leads: list[int]) -> tuple[list[int], list[int]]:
+    """The phase footprints (store, load) of a layout whose low offset bits are ``prefix``: per side, a
+    basis of the tensor vectors one phase of its widest access touches (its phase lanes' columns, the
+    access's own vector: the first ``leads[side]`` prefix bits up to 16 bytes, and the sub-dword prefix
+    bits).  Two lanes of one phase meet in one bank on different rows only through a row vector in
+    that span (``_swizzled_order``, ``_swizzled_ordered``)."""
+    prob, model = ctx.problem, lds_model(ctx.arch)
+    t_max = (16 // ctx.element_bytes).bit_length() - 1
+    zb = max(0, 5 - ctx.element_bits.bit_length() + 1)
+
+    def footprint(cols: dict, write: bool, lead: int) -> list[int]:
         t = min(lead, t_max)
-        width_bytes = ctx.element_bytes << t
-        name = ctx.target.lds_op_name(direction == "write", width_bytes)
+        name = ctx.target.lds_op_name(write, ctx.element_bytes << t)
         try:
             kern = model.op(name).phase_subspace()
         except LayoutError:
@@ -826,14 +841,69 @@ def _swizzled_order(ctx: ConversionContext, prefix: list[int], reps: list[int], 
         lanes = [lane_span[mask & (len(lane_span) - 1)] for mask in kern]
         return f2.image_basis(lanes + prefix[:t] + prefix[:zb])
 
-    m_w, m_r = footprint(prob.src_cols, "write", leads[0]), footprint(prob.dst_cols, "read", leads[1])
-    # rows come from a complement of the prefix (unit vectors and their pairs) so that lane and warp
-    # vectors outside the prefix keep no prefix component: the vector accesses stay aligned
-    q = _row_space(prefix, reps, n)
-    cands = q + [a ^ b for i, a in enumerate(q) for b in q[i + 1:]]
-    rows = _greedy_rows(cands, [prefix + reps, m_w, m_r], r_bits)
-    bank = f2.complement(prefix + reps + rows, n, q)
-    return prefix + bank + rows
+    return footprint(prob.src_cols, True, leads[0]), footprint(prob.dst_cols, False, leads[1])
+
+
+def _swizzled_ordered(ctx: ConversionContext, offsets: list[int], reps: list[int], n_prefix: int,
+                      footprints: dict | None = None) -> list[tuple[int, list[int]]]:
+    """The swizzles of an ordered layout (``ordered_design``: offset vectors ``offsets``, the first
+    ``n_prefix`` its prefix; round vectors ``reps``) by a fixed shift: per ``shift`` (1, 2, ...), the
+    layout whose row offset bit ``k`` (at or above the bank bits and the prefix) holding a vector of
+    the phase footprints (``_footprints``, with the rows below it) becomes that vector XOR the one of
+    offset bit ``k - shift``, listed (``(shift, offset vectors)``) where every such row has its partner
+    above the prefix and below the rows and leaves both footprints so: no two lanes of one phase meet
+    in one bank on different rows (``_swizzled_order``'s argument).  The first held row must move, so
+    the shifts tried are those that put its partner in range.  None listed where no row is held (the
+    ordered layout is conflict-free so already) or no shift frees every held row.
+
+    Why a fixed shift.  A lane column whose image has offset bit ``k`` also gets ``k - shift``, and lane
+    bits at consecutive rows their partners at consecutive bank bits: the address programs gain one
+    shift term per run of such lanes (linlayout.synth.lane_arith), where linlayout.synth.swizzle's rows and
+    the register-first layouts' pair rows cost a term each (gfx90a fp32 ``blocked[1x4,t4x16,o10]->mfma16T``,
+    4 waves: 12 address VALU in place of 22, the accesses as conflict-free).  The partners lie above
+    the prefix, so that the lane and warp vectors keep no prefix component (the vector accesses stay
+    aligned).  ``footprints``: a dict of the footprints worked out by earlier calls on the same problem
+    (filled here), keyed by what they depend on."""
+    n_off = len(offsets)
+    zb = max(0, 5 - ctx.element_bits.bit_length() + 1)  # the sub-dword offset bits
+    row_start = max(lds_model(ctx.arch).bank_bits + zb, n_prefix)
+    if row_start >= n_off:
+        return []
+    t_max = (16 // ctx.element_bytes).bit_length() - 1
+    leads = [min(_lead(offsets, ctx.problem.src_cols), t_max), min(_lead(offsets, ctx.problem.dst_cols), t_max)]
+    key = (tuple(offsets[:max(leads + [zb])]), tuple(leads))  # (_footprints reads these alone)
+    if footprints is None or key not in footprints:
+        got = _footprints(ctx, offsets, leads)
+        if footprints is not None:
+            footprints[key] = got
+    else:
+        got = footprints[key]
+    spans = [f2.Span(m) for m in got]
+    first = row_start  # the first row held: the rows below it stay, whatever the shift
+    while first < n_off and not any(sp.contains(offsets[first]) for sp in spans):
+        for sp in spans:
+            sp.insert(offsets[first])
+        first += 1
+    if first == n_off:  # no row is held: the ordered layout is conflict-free so
+        return []
+    out = []
+    for shift in range(max(1, first - row_start + 1), first - n_prefix + 1):  # (first's partner in range)
+        grown = [sp.copy() for sp in spans]
+        rows: list[int] = []
+        for k in range(first, n_off):
+            u, partner = offsets[k], k - shift
+            if any(sp.contains(u) for sp in grown):
+                if not n_prefix <= partner < row_start:
+                    break
+                u ^= offsets[partner]
+                if any(sp.contains(u) for sp in grown):
+                    break
+            rows.append(u)
+            for sp in grown:
+                sp.insert(u)
+        else:
+            out.append((shift, offsets[:first] + rows))
+    return out
 
 
 def _row_space(prefix: list[int], reps: list[int], n: int) -> list[int]:
@@ -896,14 +966,15 @@ design_cache = caches.cache("synth.lds_path.designs")
 def designs(ctx: ConversionContext) -> "DesignPool":
     """The shared layouts worth building, each with its accesses (``lds_accesses``): linlayout.synth.swizzle's,
     the two register-first ones (a layout favouring one side's register order can save
-    repacking and tuple copies) and the ordered ones of the fewest shift terms (``_fewest_terms``:
+    repacking and tuple copies), the ordered ones of the fewest shift terms (``_fewest_terms``:
     ``ordered_design`` on each of ``_ordered_prefixes`` in each of ``ORDERS``, ``lane_terms``; none unless
-    fewer than linlayout.synth.swizzle's layout has: cheaper address programs).  Per layout the store vectors are
+    fewer than linlayout.synth.swizzle's layout has: cheaper address programs) and one swizzled ordered
+    layout (``_swizzled_fewest``: conflict-free on the phase footprints, of the fewest shift terms).  Per layout the store vectors are
     chosen twice, counting the stores' tuple copies and not (a wide store with copies can beat narrow
     conflicting stores: the cost model decides).  Every layout but linlayout.synth.swizzle's is made only
     when its floor bound (``transpose_floor`` for the transpose-read layout of a target with transpose
     loads: gfx950, gfx1250; ``prefix_floor`` for the register-first, over-fetch and ordered ones, an ordered
-    one's prefix its whole offset basis, ``_whole_prefix``: it is whole when listed) lets it
+    (or swizzled ordered) one's prefix its whole offset basis, ``_whole_prefix``: it is whole when listed) lets it
     come first and, with its instructions bound (``prefix_instructions``), lets it rank (``DesignPool.by_floor``); the
     transpose-read layout is not listed where the dst cannot be read so through any layout
     (``_transpose_readable``).  linlayout.synth.swizzle's layout is synthesized here, its round trips
@@ -934,22 +1005,43 @@ def designs(ctx: ConversionContext) -> "DesignPool":
         if sub_dword:
             out.append(_Deferred(lambda: over_fetch_design(ctx), *_prefix_bounds(ctx, lambda: _over_fetch_prefix(ctx),
                                                                                  True)))
+        ordered = _ordered_layouts(ctx, synthesized)
         out += [_Deferred(lambda d=d: d, *_prefix_bounds(ctx, lambda d=d: _whole_prefix(d)))
-                for d in _fewest_terms(ctx, synthesized)]
+                for d in _fewest_terms(ctx, synthesized, ordered) + _swizzled_fewest(ctx, synthesized, ordered)]
         # rounds: the layouts whose offset space holds every lane and warp vector, where every other is refused
         spares = tuple(lane_space_design(ctx, side) for side in ("src", "dst")) if synthesized.n_rep_bits else ()
         design_cache[key] = DesignPool(ctx, out, spares)
     return design_cache[key]
 
 
-def _fewest_terms(ctx: ConversionContext, synthesized: LdsDesign) -> list[LdsDesign]:
+def _fewest_terms(ctx: ConversionContext, synthesized: LdsDesign, ordered: dict | None = None) -> list[LdsDesign]:
     """The ordered layouts (``ordered_design`` on each of ``_ordered_prefixes(synthesized)`` in each of
     ``ORDERS``, each layout once) of the fewest ``lane_terms``, none unless fewer than ``synthesized``
     has.  None either where ``synthesized`` has one term per side with a nonzero lane column: every
-    layout has as many at least (such a column's image is nonzero, so it has a shift)."""
+    layout has as many at least (such a column's image is nonzero, so it has a shift).  ``ordered``:
+    ``_ordered_layouts(ctx, synthesized)`` where known."""
+    reps = synthesized.shared_cols[synthesized.n_offset_bits:]
+    return [_ordered(ctx, prefix, in_order, reps, order) for prefix, in_order, order in
+            _fewest_entries(ctx, synthesized, ordered)]
+
+
+def _fewest_entries(ctx: ConversionContext, synthesized: LdsDesign, ordered: dict | None) -> list[tuple]:
+    """(prefix, unit vectors after it in order, order) of each layout of ``_fewest_terms``."""
+    if ordered is None:
+        ordered = _ordered_layouts(ctx, synthesized)
+    least = min((t for t, _, _, _ in ordered.values()), default=None)
+    if least is None or least >= lane_terms(ctx, synthesized):
+        return []
+    return [(prefix, in_order, order) for t, prefix, in_order, order in ordered.values() if t == least]
+
+
+def _ordered_layouts(ctx: ConversionContext, synthesized: LdsDesign) -> dict[tuple, tuple]:
+    """Each ordered layout of ``_fewest_terms`` (its offset and round vectors) -> (its ``lane_terms``,
+    prefix, the unit vectors after it in order, order); empty where ``synthesized`` has one term per side
+    with a nonzero lane column (no layout has fewer)."""
     synthesized_terms = lane_terms(ctx, synthesized)
     if synthesized_terms <= sum(any(cols["lane"]) for cols in (ctx.problem.src_cols, ctx.problem.dst_cols)):
-        return []
+        return {}
     reps = synthesized.shared_cols[synthesized.n_offset_bits:]
     places = {order: _order_places(ctx, order) for order in ORDERS if order != "tensor"}
     ordered = {}  # layout -> (its shift terms, prefix, its unit vectors in order, order)
@@ -969,11 +1061,61 @@ def _fewest_terms(ctx: ConversionContext, synthesized: LdsDesign) -> list[LdsDes
                 moved[len(prefix) + k] = where[u]
             terms = _shift_terms(images, moved)
             ordered[layout] = (terms, prefix, in_order, order)
-    least = min((t for t, _, _, _ in ordered.values()), default=synthesized_terms)
-    if least >= synthesized_terms:
+    return ordered
+
+
+#: [I] The target families whose design pools list a swizzled ordered layout (``_swizzled_fewest``), those
+#: where the compiled corpora measured it to help: CDNA (AMD corpus whole 19,949 -> 19,729 instructions, the
+#: gfx90a, gfx942 and gfx950 plans' modelled cycles down).  Left out: RDNA (wave32 corpus whole 20,374 ->
+#: 20,414, region 13,490 -> 13,500: 25 plans trade instructions for plan-modelled cycles that the compiled
+#: ISA's cycle model does not confirm) and NVIDIA (3 plans changed, sm_80 bf16
+#: ``blocked[1x2,t8x4,o10]->blocked[2x1,t4x8,o01]`` 27 -> 44 instructions, none measured on a GPU);
+#: docs/benchmarks.md, "Session 21: addr25".
+SWIZZLED_ORDERED_FAMILIES = ("cdna",)
+
+#: [I] A swizzled ordered layout (``_swizzled_ordered``) has as many ``lane_terms`` as its ordered layout at
+#: least, so ``_swizzled_fewest`` does not swizzle the ordered layouts whose swizzles could not be listed.  Not
+#: proven: a lane column whose image holds both a moved row ``k`` and ``k - shift`` loses the latter's term;
+#: measured on every third AMD corpus case (393 pools, 2,978 ordered layouts): no swizzle below its ordered
+#: layout.  tests/test_swizzled_ordered.py checks the layout listed against every swizzle on every 5th case.
+SWIZZLE_TERMS_AT_LEAST_ORDERED = True
+
+
+def _swizzled_fewest(ctx: ConversionContext, synthesized: LdsDesign, ordered: dict) -> list[LdsDesign]:
+    """The first (in ``ordered``'s order, then by shift) of the swizzled ordered layouts (``_swizzled_ordered``
+    of each layout of ``ordered``, ``_ordered_layouts``', each shift) of the fewest ``lane_terms``, none unless
+    fewer than ``synthesized`` has: conflict-free on the phase footprints, as linlayout.synth.swizzle's layout
+    is, with a shorter address program.  One layout at most, each listed one costing its bounds and, where
+    they pass, its round trips (planning time; the ties left out gave 6 of 29 swizzled plans on every third
+    AMD case).  ``designs`` defers it under its whole offset basis's bounds, as the ordered ones.  None on a
+    target outside ``SWIZZLED_ORDERED_FAMILIES``.  An ordered layout of as many terms as ``synthesized`` or
+    as the fewest found so far is not swizzled (``SWIZZLE_TERMS_AT_LEAST_ORDERED``: half the ordered layouts
+    of the AMD corpus)."""
+    if ctx.target.family not in SWIZZLED_ORDERED_FAMILIES:
         return []
-    return [_ordered(ctx, prefix, in_order, reps, order) for t, prefix, in_order, order in ordered.values()
-            if t == least]
+    reps = synthesized.shared_cols[synthesized.n_offset_bits:]
+    best: tuple | None = None  # (terms, shift, prefix, offsets, order) of the first of the fewest
+    footprints: dict = {}
+    ceiling = lane_terms(ctx, synthesized)  # the terms a swizzle must go below to be listed
+    for terms, prefix, in_order, order in ordered.values():
+        if SWIZZLE_TERMS_AT_LEAST_ORDERED and terms >= (ceiling if best is None else min(ceiling, best[0])):
+            continue  # none of its swizzles could be listed
+        base = prefix + in_order
+        images = None  # the ordered layout's lane images, each as an int of offset bits (asked once)
+        for shift, offsets in _swizzled_ordered(ctx, base, reps, len(prefix), footprints):
+            if images is None:
+                images = [[sum(1 << o for o in bits) for bits in side] for side in _lane_images(ctx, base + reps)]
+            # offset coordinates through the swizzled basis: a moved row k's coordinate also toggles k - shift
+            # (the change of basis is its own inverse: no partner is moved)
+            moved = sum(1 << k for k in range(len(base)) if offsets[k] != base[k])
+            terms = _shift_terms([[_set_bits(x ^ ((x & moved) >> shift)) for x in side] for side in images])
+            if best is None or terms < best[0]:
+                best = (terms, shift, prefix, offsets, order)
+    if best is None or best[0] >= ceiling:
+        return []
+    _, shift, prefix, offsets, order = best
+    return [LdsDesign(offsets + reps, len(offsets), len(reps), f"{order} order after a {len(prefix)}-bit prefix, "
+                      f"rows swizzled by {shift}", ctx.element_bytes << len(offsets))]
 
 
 def _whole_prefix(design: LdsDesign) -> tuple[list[int], list[int]]:

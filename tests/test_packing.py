@@ -165,7 +165,8 @@ def test_each_order_is_planned_for_the_tuples_its_src_is_loaded_in():
                                            src_global_strides=(64, 1)).dumps()
     given = plan_conversion(src, dst, "gfx942", 16, src_tuple_dwords=1)
     best = cost_model("gfx942").best_of([given, as_loaded], lambda q: q.cost, lambda q: q.total_with_overhead())
-    assert (plan.cost, plan.total_with_overhead()) == (best.cost, best.total_with_overhead()) == (760.0, 35)
+    # (760 and 35 before the swizzled ordered layouts joined the pool: one of them now, 648 and 37)
+    assert (plan.cost, plan.total_with_overhead()) == (best.cost, best.total_with_overhead()) == (648.0, 37)
     fixed = plan_free_packing(src, dst, "gfx942", 16, dst_fixed_bits=contiguous_registers(dst), src_tuple_dwords=1)
     assert fixed.src.bases["register"] == order.bases["register"] and fixed.cost == as_single.cost < plan.cost
 
@@ -219,23 +220,23 @@ def test_a_repacked_plan_compiles_to_exactly_its_instructions(arch):
 def test_packing_orders_are_chosen_by_the_rank_value():
     """Corpus gfx90a fp8 ``mfma16T->mfma16`` (8 waves): the given order's plan (in registers) costs 608
     modelled cycles and takes 40 instructions (60 with setup), the dst's repacked order's (an LDS
-    round trip) 656 and 23 (45 with setup, 3 of them the warp part of its addresses, cost.warp_part_ops).
+    round trip through a swizzled ordered layout, lds_path._swizzled_fewest) 664 and 23 (42 with setup).
     The orders are ranked as the planner ranks its candidates (``cost.near_best``, under ``concurrent`` by
     the rank value, the cost times the instructions with setup to the power 0.55): the repacked one
-    wins, 656 * 45 ** 0.55 < 608 * 60 ** 0.55, outside the tie fraction of the given's cost; under a strict
+    wins, 664 * 42 ** 0.55 < 608 * 60 ** 0.55, outside the tie fraction of the given's cost; under a strict
     comparison of costs the given order would.  (Until the warp part was priced, 632 and 42: within the
-    tie fraction, a near tie won on instructions.)"""
+    tie fraction, a near tie won on instructions; before the swizzled ordered layouts, 656 and 45.)"""
     (case,) = [c for c in json.loads(CORPORA["amd"].read_text())["cases"]
                if (c["name"], c["arch"], c["dtype"], c["num_warps"]) == ("mfma16T->mfma16", "gfx90a", "fp8", 8)]
     src, dst = LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"])
     given = plan_conversion(src, dst, "gfx90a", 8, src_tuple_dwords=source_tuples(src, 8))
     plan = kernel_plan(src, dst, "gfx90a", 8)
     model = cost_model("gfx90a")
-    assert (given.cost, plan.cost) == (608.0, 656.0) and (given.strategy, plan.strategy) == ("lanes", "lds")
+    assert (given.cost, plan.cost) == (608.0, 664.0) and (given.strategy, plan.strategy) == ("lanes", "lds")
     assert plan.cost > given.cost * (1 + model.tie_fraction)
-    assert (plan.counts()["total"], plan.total_with_overhead()) == (23, 45)
+    assert (plan.counts()["total"], plan.total_with_overhead()) == (23, 42)
     assert (given.counts()["total"], given.total_with_overhead()) == (40, 60)
-    assert model.rank_value(plan.cost, 45) < model.rank_value(given.cost, 60)
+    assert model.rank_value(plan.cost, 42) < model.rank_value(given.cost, 60)
     assert plan.src.bases["register"] == src.bases["register"] and plan.dst.bases["register"] != dst.bases["register"]
 
 

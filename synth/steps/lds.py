@@ -299,6 +299,12 @@ class LdsStore(_LdsAccess):
         """The VGPR tuples (slot lists) of the accesses when they are 8 or 16 bytes wide."""
         return [acc for acc in (self.src, self.pair) if acc] if self.width_bytes >= 8 else []
 
+    @property
+    def joined(self) -> bool:
+        """Is this a ``ds_write2_b64`` of two accesses at consecutive addresses (``offset1`` 1, not st64), which
+        LLVM joins into one 16-byte store before splitting it again (cost.joined_pair_copies)?"""
+        return self.pair is not None and self.width_bytes == 8 and self.pair_offset == 1 and not self.st64
+
     def add_to_ds_chain(self, chain) -> None:
         chain.lds_store(self.reads())
 
