@@ -231,3 +231,46 @@ def test_bpermute_addresses_count_their_warp_part(family, name, arch, dtype, num
     assert {k: v for k, v in plan.overhead.items() if k.startswith(("valu", "salu"))} == {"valu_bpermute_addr": count}
     setup = kernel_setup(lower_conversion(plan, binary=False).compiled.isa)
     assert setup["valu"] + setup["salu"] == count
+
+
+@mlir
+def test_a_bpermute_address_after_the_load_line_is_priced_with_its_terms():
+    """gfx950 i8 ``mfma16->mfma16T``, 2 waves, as the bench plans it (the src load line's registers,
+    ``kernel_plan``'s ``load_line``): the lanes plan's one ``ds_bpermute`` table ``4 (l & 3) + 64 (l >> 2 & 3)
+    + ...`` shares its terms with the load line's byte offsets (``l``, i8), which the lowering computes in
+    the same ``LaneValues`` first: estimated 5 (6 without the load line's registers, ``formed``), and the
+    compiled setup is those 5 and the 6 VALU of the lane selectors.  Emulator-verified, the kernel run on the
+    interpreter."""
+    from linlayout.lowering.beyond_identity import kernel_setup
+    from linlayout.lowering.conversion import lower_conversion
+    from linlayout.lowering.emit.host import distinct_tile, expected_output, interpret
+    from linlayout.synth import cost
+
+    case, plan = _bench_plan("amd", "mfma16->mfma16T", "gfx950", "i8", 2)
+    assert plan.verified and plan.strategy == "lanes"
+    assert {k: v for k, v in plan.counts().items() if v} == {"v_perm_b32": 2, "dpp": 2, "ds_bpermute": 1, "total": 5}
+    assert {k: v for k, v in plan.overhead.items() if k.startswith(("valu", "salu")) and v} == \
+        {"valu_bpermute_addr": 5, "valu_lane_selector": 6}
+    setup = cost._Setup(cost.get_target(plan.arch))
+    for st in plan.steps:
+        st.note_setup(setup)
+    assert cost.bpermute_address_valu(list(setup.bpermute_addresses.values()), plan.arch, plan.num_warps) == 6
+    low = lower_conversion(plan, binary=False, cache=False)
+    compiled = kernel_setup(low.compiled.isa)
+    assert (compiled["valu"], compiled["salu"]) == (11, 0)
+    tile = distinct_tile(low.kernel.shape, plan.element_bits, seed=3)
+    assert np.array_equal(interpret(low.kernel, tile, fill=0x5A), expected_output(plan, tile, fill=0x5A))
+
+
+def _bench_plan(family: str, name: str, arch: str, dtype: str, num_warps: int):
+    """The corpus case and the plan the bench makes of it (with the src load line's registers)."""
+    from linlayout import LinearLayout
+    from linlayout.cli.bench import kernel_plan
+    from linlayout.dtypes import dtype_bits
+    from repo_data import family_corpus
+
+    (case,) = [c for c in family_corpus(family)["cases"] if c.get("set") != "baseline" and
+               (c["name"], c["arch"], c["dtype"], c["num_warps"]) == (name, arch, dtype, num_warps)]
+    return case, kernel_plan(LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"]), arch,
+                             dtype_bits(dtype), load_line=True)
+
