@@ -1168,8 +1168,8 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
     """Setup instructions the steps need but that are not steps themselves ([I] estimates).
 
     ``valu_bpermute_addr`` the instructions forming the distinct ds_bpermute address tables
-    (``bpermute_address_valu``: one op program, linlayout.synth.lane_arith; BPERMUTE_ADDR_VALU per
-    ``shfl`` source-lane table on PTX targets);
+    (``bpermute_address_valu``: one op program, linlayout.synth.lane_arith, after the registers ``formed``;
+    BPERMUTE_ADDR_VALU per ``shfl`` source-lane table on PTX targets);
     ``salu_vcc`` the SALU of the distinct select conditions (of select steps, fused DPP selects and ``"select"``
     lane choices): ``vcc_salu``;
     ``salu_perm_selector`` PERM_SELECTOR_SALU per distinct constant v_perm selector;
