@@ -856,7 +856,7 @@ def bpermute_address_valu(tables, arch: str, num_warps: int = 1, formed=()) -> i
     rows.  ``formed``: the registers the kernel's src load line formed before (``SrcOffsets.registers``,
     linlayout.synth.src_offsets): the lowering's tables follow theirs in one ``LaneValues``, so a table
     that one of them plus such a constant gives is free, and their lane parts are terms the program has."""
-    if get_target(arch).lds_isa == "ptx":
+    if get_target(arch).lds_isa == "ptx" or not tables:
         return BPERMUTE_ADDR_VALU * len(tables)
     fits, parts, made = [], [], []  # the program's tables, their warp parts; every register's table
     rows = num_warps if any(np.ndim(t) == 2 for t in tables) else 1  # 1: the same tables in every warp
