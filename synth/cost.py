@@ -859,7 +859,7 @@ def least_address_valu(ctx) -> int:
     return 0 if ctx.src_offsets is not None else 1
 
 
-def bpermute_address_valu(tables, arch: str, num_warps: int = 1) -> int:
+def bpermute_address_valu(tables, arch: str, num_warps: int = 1, formed=()) -> int:
     """``valu_bpermute_addr`` of ``estimate_overhead``: the instructions forming the distinct
     ``ds_bpermute`` byte-address tables ``tables`` (each ``[lanes]`` or ``[warps, lanes]``, negative where
     no lane reads: don't-care; ``num_warps`` warps) on ``arch``, as the lowering makes them
@@ -869,11 +869,22 @@ def bpermute_address_valu(tables, arch: str, num_warps: int = 1) -> int:
     one op program for their lane parts (lane_arith.tables_valu) and their warp parts as LLVM makes them
     (``warp_part_ops``, as for LDS addresses) with their joins (``bpermute_join_ops``).  On PTX targets
     (``shfl`` source-lane registers) BPERMUTE_ADDR_VALU each.  A LayoutError where a ``[warps, lanes]`` table has other than ``num_warps``
-    rows."""
-    if get_target(arch).lds_isa == "ptx":
+    rows.  ``formed``: the registers the kernel's src load line formed before (``SrcOffsets.registers``,
+    linlayout.synth.src_offsets): the lowering's tables follow theirs in one ``LaneValues``, so a table
+    that one of them plus such a constant gives is free, and their lane parts are terms the program has."""
+    if get_target(arch).lds_isa == "ptx" or not tables:
         return BPERMUTE_ADDR_VALU * len(tables)
     fits, parts, made = [], [], []  # the program's tables, their warp parts; every register's table
     rows = num_warps if any(np.ndim(t) == 2 for t in tables) else 1  # 1: the same tables in every warp
+    prior = []
+    for diff, _, warp, a0 in formed:
+        row = a0 + np.frombuffer(diff, dtype=np.int64)
+        fit = row_table(row)
+        if fit is not None:
+            prior.append(fit)
+        if rows == 1 and any(warp):
+            continue
+        made.append(AffineTable(0, (), tuple(warp)).evaluate(rows)[:, :1] ^ row[None, :])
     lanes = 0
     for t in tables:
         a = np.asarray(t, dtype=np.int64)
@@ -894,7 +905,7 @@ def bpermute_address_valu(tables, arch: str, num_warps: int = 1) -> int:
         made.append(full.evaluate(rows))
     family = program_family(arch)
     lane_cols = [f[1] for f in fits if f is not None]  # parts holds one warp part per such fit
-    return (tables_valu(family, lanes.bit_length() - 1, tuple(fits)) if fits else 0) + \
+    return (tables_valu(family, lanes.bit_length() - 1, tuple(fits), tuple(prior)) if fits else 0) + \
         warp_part_ops(parts) + sum(bpermute_join_ops(c, w, family, get_target(arch).wave_size)
                                    for c, w in zip(lane_cols, parts))
 
@@ -1206,8 +1217,8 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
     """Setup instructions the steps need but that are not steps themselves ([I] estimates).
 
     ``valu_bpermute_addr`` the instructions forming the distinct ds_bpermute address tables
-    (``bpermute_address_valu``: one op program, linlayout.synth.lane_arith; BPERMUTE_ADDR_VALU per
-    ``shfl`` source-lane table on PTX targets);
+    (``bpermute_address_valu``: one op program, linlayout.synth.lane_arith, after the registers ``formed``;
+    BPERMUTE_ADDR_VALU per ``shfl`` source-lane table on PTX targets);
     ``salu_vcc`` the SALU of the distinct select conditions (of select steps, fused DPP selects and ``"select"``
     lane choices): ``vcc_salu``;
     ``salu_perm_selector`` PERM_SELECTOR_SALU per distinct constant v_perm selector;
@@ -1252,7 +1263,7 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
     src_tuples = VgprTuples.of("src_tuple_dwords", src_tuple_dwords)
     out = {
         "valu_bpermute_addr": bpermute_address_valu(list(setup.bpermute_addresses.values()), plan.arch,
-                                                    plan.num_warps),
+                                                    plan.num_warps, formed),
         "salu_vcc": vcc_salu(setup.conditions, target),
         "salu_perm_selector": PERM_SELECTOR_SALU * len(setup.selectors),
         "valu_lane_selector": setup.choices.valu,

@@ -572,7 +572,7 @@ def linear_columns(row: bytes) -> tuple[int, ...] | None:
 
 
 @caches.memoize("synth.lane_arith.tables_valu", size=1 << 14)
-def tables_valu(family: str, lane_bits: int, tables: tuple) -> int:
+def tables_valu(family: str, lane_bits: int, tables: tuple, prior: tuple = ()) -> int:
     """Instructions (VALU and SALU, ``LaneProgram.count``) of one program building the lane tables
     ``tables`` in this order: each ``(const, lane_cols)``, ``(const, lane_cols, warp_cols)`` for a table
     built from the thread id (``thread_id_form``), or None for a table that is not affine
@@ -580,9 +580,15 @@ def tables_valu(family: str, lane_bits: int, tables: tuple) -> int:
     VGPR a per-lane operand needs.  Each table counts at least one (a table that is a term of an
     earlier one costs its own register), so that the count is at least the number of tables: the
     planner's floors (linlayout.synth.lds_path) count one per new address register.  On RDNA the
-    ``s_delay_alu`` LLVM adds, one per RDNA_OPS_PER_DELAY ops of the program."""
+    ``s_delay_alu`` LLVM adds, one per RDNA_OPS_PER_DELAY ops of the program.  ``prior``: affine
+    tables ``(const, lane_cols)`` the program built before (the kernel's src load line's lane parts,
+    linlayout.synth.src_offsets), not counted: their nodes are free terms of ``tables``."""
     prog = LaneProgram(family, lane_bits, 0)
-    total = before = 0
+    for t in prior:
+        prog.add_counted(AffineTable(t[0], t[1], ()))
+    start = sum(prog.count()) if prior else 0
+    total = 0
+    before = start
     for t in tables:
         if t is None:
             total += TABLE_LOAD_OPS
@@ -592,7 +598,7 @@ def tables_valu(family: str, lane_bits: int, tables: tuple) -> int:
             now = prog.add_counted(AffineTable(t[0], t[1], t[2] if len(t) > 2 else ()), thread_id=len(t) > 2)
             total += max(now - before, 1)
             before = now
-    return total + (before // RDNA_OPS_PER_DELAY if family == "rdna" else 0)
+    return total + ((before - start) // RDNA_OPS_PER_DELAY if family == "rdna" else 0)
 
 
 def least_tables_valu(tables: tuple) -> int:

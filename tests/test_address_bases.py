@@ -52,3 +52,25 @@ def test_a_bpermute_table_of_another_warp_count_is_refused_in_one_line(num_warps
     table = np.stack([4 * LANES, 4 * LANES + 256])
     with pytest.raises(LayoutError, match=f"^a ds_bpermute address table of 2 warps for {num_warps} warps$"):
         cost.bpermute_address_valu([table], "gfx942", num_warps)
+
+
+def _formed(table: np.ndarray) -> tuple:
+    """``SrcOffsets.registers``' entry of a load-line register holding ``table`` in every warp."""
+    return ((table - table[0]).tobytes(), (table ^ table[0]).tobytes(), (), int(table[0]))
+
+
+@pytest.mark.parametrize("arch", ["gfx942", "gfx1200"])
+@pytest.mark.parametrize("base", [4 * LANES, 2 * LANES + 16], ids=["4l", "2l+16"])
+def test_a_bpermute_table_after_the_load_line_costs_what_it_adds_to_its_registers(arch, base):
+    """``formed`` (the src load line's registers, made in the lowering's one ``LaneValues`` before the
+    ``ds_bpermute`` tables): a table is priced as if the load line's table came first in the list, less that
+    table's own price -- one of them plus an offset is free (the ``offset:`` field), their lane parts are terms
+    of the program (``4 (l ^ 1)`` after ``4 l``: one XOR).  Without ``formed`` the same tables cost more."""
+    formed = [_formed(base)]
+    alone = cost.bpermute_address_valu([base], arch, 1)
+    tables = [base + 64, 4 * (LANES ^ 1), (LANES >> 1) * 8, 8 * LANES]
+    seeded = [cost.bpermute_address_valu([t], arch, 1, formed) for t in tables]
+    assert seeded == [cost.bpermute_address_valu([base, t], arch, 1) - alone for t in tables]
+    assert seeded[0] == 0 < cost.bpermute_address_valu([base + 64], arch, 1)
+    if base[1] == 4:
+        assert seeded[1] == 1 < cost.bpermute_address_valu([4 * (LANES ^ 1)], arch, 1)
