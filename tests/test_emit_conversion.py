@@ -277,9 +277,10 @@ def test_registers_other_lanes_and_warps_hold_are_stored_once(arch, element_bits
     warp ``w ^ 1`` the one ``r`` holds in warp ``w``, so of the 8 registers per lane only 0 and 1
     are stored (lds_path._stored_once): 2 elements per lane (a store each, as the setup estimate prices
     their addresses, cost.addresses_valu; on gfx1100 16-bit one ``ds_write_b32`` of both halves paired
-    by a ``v_perm_b32``, 32-bit one ``ds_write2_b32`` through an ordered layout, lds_path.ordered_design,
-    and so on gfx942 32-bit since its address is built from the thread id, lane_arith.thread_id_form),
-    a workgroup barrier (the warps exchange data), and the kernel leaves exactly the expected tile."""
+    by a ``v_perm_b32``, 32-bit one ``ds_write2_b32`` through an ordered layout, lds_path.ordered_design;
+    on gfx942 32-bit that plan, 3 + 15 of setup at 520 cycles, ranks after a swizzled ordered layout's
+    4 + 21 at 408, lds_path._swizzled_ordered, out of the concurrent tie), a workgroup barrier (the warps
+    exchange data), and the kernel leaves exactly the expected tile."""
     lane_bits = 6 if arch == "gfx942" else 5
     shape = [("dim0", 8), ("dim1", 1 << (lane_bits - 1))]
     unit = [[1, 0], [2, 0], [4, 0]] + [[0, 1 << i] for i in range(lane_bits - 1)]
@@ -289,7 +290,7 @@ def test_registers_other_lanes_and_warps_hold_are_stored_once(arch, element_bits
     plan = plan_conversion(src, dst, arch, element_bits, strategy="lds")
     stores = [st for st in plan.steps if st.lds and st.store]
     assert sorted(slot for st in stores for slots, _ in st.accesses() for slot in slots) == [0, 1]
-    assert len(stores) == (1 if arch == "gfx1100" or element_bits == 32 else 2)
+    assert len(stores) == (1 if arch == "gfx1100" else 2)
     assert plan.counts()["s_barrier"] == 1
     check_kernel(plan)
 
