@@ -416,19 +416,24 @@ def _after_warp_lanes(steps: list, slots: list[list[int]], need: np.ndarray, tar
     ``lane_ops.any_lane_op`` on ``target``); any other moves in place by such a move of its own in
     front, but for a VGPR whose src value is dead (``_value_read``): its move would be an instruction
     the compiler deletes (random pairs found such plans counting 2 to 4 ``ds_bpermute`` more than
-    their kernels)."""
+    their kernels).  A VGPR whose src value is also left in place as an output (a slot below
+    ``slots_out`` no step writes) or read after a step wrote part of it is another reader: it moves
+    in front."""
     steps = list(steps)
     front = []
     for vgpr in slots:
-        held, readers = set(vgpr), []
+        live, readers = set(vgpr), []  # live: the slots still holding their src value
         for i, st in enumerate(steps):
-            if held & set(st.reads()):
-                if not (isinstance(st, Lane) and list(st.src) == vgpr):
+            if live & set(st.reads()):
+                if not (isinstance(st, Lane) and list(st.src) == vgpr and len(live) == len(vgpr)):
                     readers = None
                     break
                 readers.append(i)
-            if held & set(st.writes()):
+            live -= set(st.writes())
+            if not live:
                 break
+        if readers and any(slot < slots_out for slot in live):  # (an output in place reads it too)
+            readers = None
         if not any(_value_read(steps, slot, slots_out) for slot in vgpr):  # dead: no move
             continue
         if not readers:
