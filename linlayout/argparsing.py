@@ -13,7 +13,8 @@ with :func:`dtype_arg`.
 * :func:`positive_int` is the type of a count or size that must be at least 1 (``--lds-budget``),
   so a bad value is refused in the option's name (``argument --lds-budget: ...``).
 * :func:`add_unpacked_arguments` adds ``--src-unpacked`` / ``--dst-unpacked`` / ``--dst-one-copy``
-  (``plan_conversion``'s ``src_unpacked`` / ``dst_unpacked`` / ``dst_one_copy``) to the commands that plan a conversion for a kernel they describe
+  (``plan_conversion``'s ``src_unpacked`` / ``dst_unpacked`` / ``dst_one_copy``) to the commands that plan a
+  conversion for a kernel they describe
   (``linlayout convert``, ``linlayout kernel convert``).
 * :func:`check_output` refuses, before any work, an output path the command could not write;
   no command creates folders (docs/cli.md, "Output files and folders").  :func:`output_folder`

@@ -1,5 +1,6 @@
 """``linlayout convert``'s flags for what the kernel does around the conversion: ``--src-unpacked``,
-``--dst-unpacked``, ``--dst-one-copy``, ``--src-global-strides``, ``--src-tuple-dwords``, ``--dst-tuple-dwords``.  Each is
+``--dst-unpacked``, ``--dst-one-copy``, ``--src-global-strides``, ``--src-tuple-dwords``,
+``--dst-tuple-dwords``.  Each is
 ``plan_conversion``'s keyword: the CLI's plan (counts, setup, certificate) is the API's with it, which
 differs from the plan without it; the certificate runs on the wave emulator; a bad value is exit 2 with
 one line; the emitted kernel of an unpacked side loads/stores each element alone and converts on the

@@ -8,7 +8,8 @@ lower bound.  ``--plan FILE`` writes the plan certificate (docs/contract.md sect
 
 What the author's kernel does around the conversion (``plan_conversion``'s keywords): ``--src-unpacked`` /
 ``--dst-unpacked`` (a side held one 8/16-bit element per VGPR), ``--dst-one-copy`` (one copy of each dst
-element held in several lanes stored, from the canonical lanes: the kernel masks its stores), ``--src-global-strides`` (the src loaded
+element held in several lanes stored, from the canonical lanes: the kernel masks its stores),
+``--src-global-strides`` (the src loaded
 from a global tensor of those element strides right before the conversion), ``--src-tuple-dwords`` /
 ``--dst-tuple-dwords`` (the VGPR tuples the src arrives in / the dst's consumer takes).  ``row-major``
 names what a kernel moving the full row-major tile does, the one ``--emit`` writes (``row_major_strides``
