@@ -72,9 +72,10 @@ from linlayout.cli.bench import triton_exceeds_target_lds, triton_whole_conversi
 from linlayout.dtypes import dtype_bits  # noqa: E402
 from linlayout.lowering.emit.conversion_kernel import contiguous_registers, source_tuples  # noqa: E402
 from linlayout.lowering.plan_counts import plan_isa_counts  # noqa: E402
-from linlayout.synth.convert import candidate_plans  # noqa: E402
+from linlayout.synth.convert import candidate_plans, one_copy_candidates  # noqa: E402
 from linlayout.synth.cost import (CONCURRENT_INSTRUCTION_EXPONENT, CONCURRENT_TIE_FRACTION, cost_model,  # noqa: E402
                                   mix_cost, rank_value, SETUP_DELAY_ALU, tie_limit)
+from linlayout.synth.one_copy import copy_bits  # noqa: E402
 from linlayout.synth.packing import packing_candidates, unpacked_orders, with_register_order  # noqa: E402
 from linlayout.synth.src_offsets import row_major_strides  # noqa: E402
 
@@ -90,10 +91,10 @@ OBJECTIVE = "concurrent"
 class Candidate:
     """One candidate plan as a rule sees it (``cost``, ``instructions`` with setup, ``uses_lds``,
     ``latency``) and as the goal measures it (``counted``: per measure, its ISA instructions and
-    their mix cycles, ``region`` without setup, ``whole`` with it); ``order`` is the index of its
-    packing order."""
+    their mix cycles, ``region`` without setup, ``whole`` with it); ``order`` is ``(k, f)``, the index of its
+    packing order and of its filled dst (0: the dst's own candidates; ``packing_plans``)."""
 
-    order: int
+    order: tuple[int, int]
     cost: float
     instructions: int
     uses_lds: bool
@@ -143,8 +144,10 @@ def packing_plans(case: dict, objective: str = OBJECTIVE):
     and the dst's tuples; where the kernel loads its 8/16-bit src elements alone, the src held one
     per VGPR with each of those dst orders after them, and where it stores its dst elements alone, the
     dst held so (``unpacked_orders``), their candidates those that convert:
-    ``candidate_plans(..., src_unpacked=, dst_unpacked=)``), ``order`` its index; the orders the planner
-    refuses are left out."""
+    ``candidate_plans(..., src_unpacked=, dst_unpacked=)``), ``order`` the pair ``(k, f)``: ``k`` the order's
+    index, ``f`` 0 for the candidates of the dst itself and ``i`` for those of the dst's ``i``-th filled dst
+    where it holds elements in several lanes (the kernel stores one copy: ``kernel_plan``'s ``one_copy_dst``,
+    ``convert.one_copy_candidates``, every one built); the orders the planner refuses are left out."""
     src, dst = LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"])
     element_bits, arch = dtype_bits(case["dtype"]), case["arch"]
     orders = packing_candidates(src, dst, element_bits, contiguous_registers(src), contiguous_registers(dst))
@@ -153,16 +156,18 @@ def packing_plans(case: dict, objective: str = OBJECTIVE):
     for index, (src_first, dst_first, src_unpacked, dst_unpacked) in enumerate(packed + unpacked):
         s = src if src_first is None else with_register_order(src, src_first)
         d = dst if dst_first is None else with_register_order(dst, dst_first)
+        keywords = dict(objective=objective, src_tuple_dwords=1 if src_unpacked else source_tuples(s, element_bits),
+                        dst_tuple_dwords=1 if dst_unpacked else source_tuples(d, element_bits), prune=False,
+                        src_unpacked=src_unpacked, dst_unpacked=dst_unpacked,
+                        src_global_strides=row_major_strides([size for _, size in s.out_dims]))
         try:
-            plans = candidate_plans(s, d, arch, element_bits, objective=objective,
-                                    src_tuple_dwords=1 if src_unpacked else source_tuples(s, element_bits),
-                                    dst_tuple_dwords=1 if dst_unpacked else source_tuples(d, element_bits),
-                                    prune=False, src_unpacked=src_unpacked, dst_unpacked=dst_unpacked,
-                                    src_global_strides=row_major_strides([size for _, size in s.out_dims]))
+            plans = candidate_plans(s, d, arch, element_bits, **keywords)
         except LayoutError:
             continue
-        for plan in plans:
-            yield index, plan
+        fills = one_copy_candidates(s, d, arch, element_bits, **keywords) if copy_bits(d) else []
+        for fill, fill_plans in enumerate([plans] + fills):
+            for plan in fill_plans:
+                yield (index, fill), plan
 
 
 def load_case(case: dict, set_name: str) -> Case | None:
@@ -227,13 +232,18 @@ def _first(candidates: list[Candidate], rule: Rule, tie_fraction: float, then) -
 
 
 def choose(case: Case, rule: Rule, tie_fraction: float) -> Candidate:
-    """The plan a rule picks, as the planner picks: the first of each packing order (near ties then
-    without LDS, then by latency: ``convert._rank``), then the first of those (near ties then by cost:
-    ``cost.near_best``)."""
-    by_order: dict[int, list[Candidate]] = {}
+    """The plan a rule picks, as the planner picks: the first of each packing order's dst and of each of its
+    filled dsts (near ties then without LDS, then by latency: ``convert._rank``; a filled dst's ranked with
+    the store mask, which the planner adds after), the first of those per packing order (near ties then by
+    cost: ``cost.near_best``, ``convert._one_copy_plan``), then the first of those (the same)."""
+    groups: dict[tuple[int, int], list[Candidate]] = {}
     for c in case.candidates:
-        by_order.setdefault(c.order, []).append(c)
-    firsts = [_first(cs, rule, tie_fraction, lambda c: (c.uses_lds, c.latency)) for cs in by_order.values()]
+        groups.setdefault(c.order, []).append(c)
+    by_order: dict[int, list[Candidate]] = {}
+    for cs in groups.values():
+        first = _first(cs, rule, tie_fraction, lambda c: (c.uses_lds, c.latency))
+        by_order.setdefault(first.order[0], []).append(first)
+    firsts = [_first(cs, rule, tie_fraction, lambda c: c.cost) for cs in by_order.values()]
     return _first(firsts, rule, tie_fraction, lambda c: c.cost)
 
 

@@ -6,7 +6,8 @@ This is a thin wrapper: the kernel is the conversion kernel of
 adds the kernel command line of the package (``--interpret``, ``--emit``, ``--json``, the
 static report, the GPU launch).  The tile is a row-major tensor (``--shape``, default the
 layouts' full extent; a smaller extent is a ragged tile, handled by buffer out-of-bounds;
-``--src-unpacked`` / ``--dst-unpacked``: that side's 8/16-bit elements loaded / stored one per VGPR), so
+``--src-unpacked`` / ``--dst-unpacked``: that side's 8/16-bit elements loaded / stored one per VGPR;
+``--dst-one-copy``: one copy of each repeated dst element stored, from the canonical lanes), so
 the kernel's output must equal its input element for element: the torch reference is the
 identity, compared exactly.
 
@@ -89,14 +90,15 @@ def build(args: argparse.Namespace) -> common.KernelBuild:
     dst = parse_layout(args.dst or d_dst)
     info = dtype_info(args.dtype, args.arch)
     plan = plan_conversion(src, dst, args.arch, info.bits, strategy=args.strategy, src_unpacked=args.src_unpacked,
-                           dst_unpacked=args.dst_unpacked)
+                           dst_unpacked=args.dst_unpacked, dst_one_copy=args.dst_one_copy)
     kernel = build_conversion_kernel(plan, shape=_shape(args.shape), name="convert_layout")
     counts = {k: v for k, v in plan.counts().items() if v}
     decisions = {"src": args.src or d_src, "dst": args.dst or d_dst, "dtype": args.dtype,
                  "element_bits": info.bits, "strategy": plan.strategy, "plan_counts": counts,
                  "plan_cost": round(float(plan.cost), 3), "plan_verified_on_emulator": plan.verified,
                  "lds_bytes_planned": plan.lds_bytes, "notes": list(plan.notes), "tensor_shape": list(kernel.shape),
-                 "src_unpacked": plan.src_unpacked, "dst_unpacked": plan.dst_unpacked}
+                 "src_unpacked": plan.src_unpacked, "dst_unpacked": plan.dst_unpacked,
+                 "dst_one_copy": plan.dst_one_copy}
     return common.KernelBuild(kernel.name, args.arch, kernel.text, lds_instructions(plan), decisions,
                               regions=("conv",), extra={"kernel": kernel})
 

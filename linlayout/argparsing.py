@@ -12,8 +12,9 @@ with :func:`dtype_arg`.
   reads (``fp16``, ``f16``, ``half``, ...), given to the command as the canonical name.
 * :func:`positive_int` is the type of a count or size that must be at least 1 (``--lds-budget``),
   so a bad value is refused in the option's name (``argument --lds-budget: ...``).
-* :func:`add_unpacked_arguments` adds ``--src-unpacked`` / ``--dst-unpacked`` (``plan_conversion``'s
-  ``src_unpacked`` / ``dst_unpacked``) to the commands that plan a conversion for a kernel they describe
+* :func:`add_unpacked_arguments` adds ``--src-unpacked`` / ``--dst-unpacked`` / ``--dst-one-copy``
+  (``plan_conversion``'s ``src_unpacked`` / ``dst_unpacked`` / ``dst_one_copy``) to the commands that plan a
+  conversion for a kernel they describe
   (``linlayout convert``, ``linlayout kernel convert``).
 * :func:`check_output` refuses, before any work, an output path the command could not write;
   no command creates folders (docs/cli.md, "Output files and folders").  :func:`output_folder`
@@ -80,7 +81,8 @@ def positive_int(text: str) -> int:
 
 def add_unpacked_arguments(parser: argparse.ArgumentParser) -> None:
     """``--src-unpacked`` and ``--dst-unpacked`` (store-true flags, ``args.src_unpacked`` / ``dst_unpacked``):
-    the kernel moves that side's 8/16-bit elements one per VGPR."""
+    the kernel moves that side's 8/16-bit elements one per VGPR; ``--dst-one-copy`` (``args.dst_one_copy``):
+    it stores one copy of each dst element held in several lanes, from the canonical lanes."""
     parser.add_argument("--src-unpacked", action="store_true",
                         help="the kernel loads each 8/16-bit src element alone into the low bits of its own VGPR, "
                              "the bits above it zero (global_load_ubyte/_ushort): plan for the src held one element "
@@ -89,6 +91,10 @@ def add_unpacked_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the kernel stores each 8/16-bit dst element alone from the low bits of its own VGPR "
                              "(global_store_byte/_short), the bits above it don't-care: plan for the dst held one "
                              "element per VGPR (AMD targets)")
+    parser.add_argument("--dst-one-copy", action="store_true",
+                        help="the kernel stores one copy of each dst element the dst holds in several lanes (a zero "
+                             "lane basis), from the lanes whose bits of those bases are clear, under an EXEC mask: "
+                             "plan for the dst read in one copy (AMD targets)")
 
 
 def check_output(path: str | None, what: str, *, folder: bool = False) -> None:

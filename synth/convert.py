@@ -69,7 +69,8 @@ from .steps import Movmatrix
 from .preimage import Problem, wave_local_maps
 
 __all__ = ["LDS_FIRST_FACTOR", "STRATEGIES", "UnpackedDstRefused", "UnpackedSrcRefused", "candidate_plans",
-           "check_unpacked_arch", "exchange_schedule_plans", "lds_plan", "plan_conversion"]
+           "check_one_copy_arch", "check_unpacked_arch", "exchange_schedule_plans", "lds_plan", "one_copy_candidates",
+           "plan_conversion"]
 
 # [I] Where only the first plan is wanted, the LDS plans are built before the in-wave ones when the
 # in-wave programs' least rank value floor is above this many times the LDS lower bound's (then an
@@ -416,19 +417,24 @@ def _after_warp_lanes(steps: list, slots: list[list[int]], need: np.ndarray, tar
     ``lane_ops.any_lane_op`` on ``target``); any other moves in place by such a move of its own in
     front, but for a VGPR whose src value is dead (``_value_read``): its move would be an instruction
     the compiler deletes (random pairs found such plans counting 2 to 4 ``ds_bpermute`` more than
-    their kernels)."""
+    their kernels).  A VGPR whose src value is also left in place as an output (a slot below
+    ``slots_out`` no step writes) or read after a step wrote part of it is another reader: it moves
+    in front."""
     steps = list(steps)
     front = []
     for vgpr in slots:
-        held, readers = set(vgpr), []
+        live, readers = set(vgpr), []  # live: the slots still holding their src value
         for i, st in enumerate(steps):
-            if held & set(st.reads()):
-                if not (isinstance(st, Lane) and list(st.src) == vgpr):
+            if live & set(st.reads()):
+                if not (isinstance(st, Lane) and list(st.src) == vgpr and len(live) == len(vgpr)):
                     readers = None
                     break
                 readers.append(i)
-            if held & set(st.writes()):
+            live -= set(st.writes())
+            if not live:
                 break
+        if readers and any(slot < slots_out for slot in live):  # (an output in place reads it too)
+            readers = None
         if not any(_value_read(steps, slot, slots_out) for slot in vgpr):  # dead: no move
             continue
         if not readers:
@@ -660,8 +666,8 @@ def _context(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int,
 
 
 def _candidates(ctx: ConversionContext, best_only: bool = False, movmatrix: bool = True,
-                prune: bool = True) -> list[Plan]:
-    """``_unrefined_candidates``, and where the first of them stays in the wave (no LDS), the
+                prune: bool = True, ceiling: float = float("inf")) -> list[Plan]:
+    """``_unrefined_candidates`` (``ceiling``: its), and where the first of them stays in the wave (no LDS), the
     programs with dup exchanges (``_dup_programs``) ranked with them.
 
     A dup exchange turns an exchange with a src lane bit whose column is zero into one select per
@@ -670,7 +676,7 @@ def _candidates(ctx: ConversionContext, best_only: bool = False, movmatrix: bool
     (``CostModel.rank_value``, docs/conversions.md section 5) chosen for the candidates without
     them, and at that rate the select chains they make outrank round trips of a third of their
     instructions (on Triton's AMD corpus, three more cases over Triton in either measure)."""
-    ranked = _unrefined_candidates(ctx, best_only, movmatrix, prune)
+    ranked = _unrefined_candidates(ctx, best_only, movmatrix, prune, ceiling)
     if not ranked or ranked[0].strategy != "registers":
         return ranked
     maps = _wave_maps(ctx.problem)
@@ -681,7 +687,7 @@ def _candidates(ctx: ConversionContext, best_only: bool = False, movmatrix: bool
 
 
 def _unrefined_candidates(ctx: ConversionContext, best_only: bool = False, movmatrix: bool = True,
-                          prune: bool = True) -> list[Plan]:
+                          prune: bool = True, ceiling: float = float("inf")) -> list[Plan]:
     """The candidate plans, cheapest first (``best_only``: only the first is wanted, so candidates
     that provably rank after another are not built -- under the latency objective, whose value the
     floors bound; under another no floor prunes: every LDS design and the gather are built, and the
@@ -698,7 +704,10 @@ def _unrefined_candidates(ctx: ConversionContext, best_only: bool = False, movma
     the floors'), else from the floors of the built programs, so the order taken is the one the
     floors give; else the in-wave plans are priced first, least floor first and only
     those whose floor is within the tie limit of one priced before (``_within_ties``), and bound the
-    LDS designs built (their tie limit, ``_lds_candidates``' ``ceiling``)."""
+    LDS designs built (their tie limit, ``_lds_candidates``' ``ceiling``).  ``ceiling``: under strategy
+    ``registers`` with ``best_only``, where every in-wave program's floor, those with dup exchanges
+    (``_dup_programs``) included, is above this rank value, no candidate (the caller wants no plan
+    above it: ``_one_copy_plan``)."""
     prob, strategy, cm = ctx.problem, ctx.strategy, ctx.cost_model
     prune = prune and cm.floors_apply
     best_only = best_only and prune
@@ -719,13 +728,18 @@ def _unrefined_candidates(ctx: ConversionContext, best_only: bool = False, movma
     if in_wave and wm.wave_local:
         # the gather takes any map: built on the first only
         programs = [b for k, m in enumerate(maps) for b in _in_wave_programs(ctx, m, gather=k == 0)]
-        if programs and best_only and strategy == "auto" and not cm.pipe_overlap and not with_movmatrix:
-            lb = _lower_bound(ctx)
-            lds_first = LDS_FIRST_FACTOR * cm.rank_value(lb["lds_cost"], lb["lds_instructions"])
-            early = [b.early_floor().rank_value(cm) for b in programs]  # no program built that has moves
-            if min(early) > lds_first:
-                return _rank(_lds_first(ctx, programs, early), cm)
+        if programs and best_only and not cm.pipe_overlap and not with_movmatrix:
+            lds_first = float("inf")  # (strategy registers: no LDS plan)
+            if strategy == "auto":
+                lb = _lower_bound(ctx)
+                lds_first = LDS_FIRST_FACTOR * cm.rank_value(lb["lds_cost"], lb["lds_instructions"])
+                early = [b.early_floor().rank_value(cm) for b in programs]  # no program built that has moves
+                if min(early) > lds_first:
+                    return _rank(_lds_first(ctx, programs, early), cm)
             floors = [b.floor().rank_value(cm) for b in programs]
+            if strategy == "registers" and min(floors) > ceiling \
+                    and all(b.floor().rank_value(cm) > ceiling for b in _dup_programs(ctx, maps)):
+                return []
             if min(floors) > lds_first:
                 return _rank(_lds_first(ctx, programs, floors), cm)
             cands.extend(_within_ties(ctx, programs, floors))
@@ -949,60 +963,138 @@ def plan_conversion(src: LinearLayout, dst: LinearLayout, arch: str, element_bit
     one of them is, and its ``dst`` is ``dst`` in the register order it chose.  An AMD kernel form (an
     NVIDIA target is a LayoutError).
     """
-    require_flag("dst_one_copy", dst_one_copy)
+    if require_flag("dst_one_copy", dst_one_copy):
+        check_one_copy_arch("dst_one_copy", arch)
     args = (arch, element_bits, lds_budget_bytes, strategy, objective, src_tuple_dwords, dst_tuple_dwords,
             src_unpacked, dst_unpacked, src_global_strides)
     plain = _plan_layouts(src, dst, *args)
     if not dst_one_copy:
         return plain
-    if get_target(arch).family == "nvidia":
-        raise LayoutError(f"dst_one_copy: a dst stored from its canonical lanes is an AMD kernel form; {arch} has "
-                          "no emitter for it")
     return _one_copy_plan(plain, src, dst, args)
 
 
+def check_one_copy_arch(name: str, arch: str) -> None:
+    """A LayoutError where ``arch`` is an NVIDIA target: a dst read in one copy (the flag ``name``) is an AMD
+    kernel form (its stores masked to the canonical lanes), and no NVIDIA emitter produces it."""
+    if get_target(arch).family == "nvidia":
+        raise LayoutError(f"{name}: a dst stored from its canonical lanes is an AMD kernel form; {arch} has no "
+                          "emitter for it")
+
+
 def _one_copy_plan(plain: Plan, src: LinearLayout, dst: LinearLayout, args: tuple) -> Plan:
-    """``plain`` (the plan of ``dst``) or the cheapest of the in-wave plans (planned with the caller's strategy
-    and kept where they use no LDS: an LDS round trip's reads in the copy lanes of a filled dst would address
-    other elements than ``dst``'s, more setup than ``dst``'s shared addresses; strategy ``registers`` alone
-    gives a wrong plan, caught by its verification, on one AMD corpus fill: a src held whole by every warp,
-    a dst warp basis equal to a filled lane basis) of ``dst``'s filled dsts (``one_copy.filled_dsts``), each
-    with ``dst`` in its register order (``one_copy.unfilled``), ``dst_one_copy`` set, verified on the
-    canonical lanes, and the kernel's store mask added to its setup (``salu_one_copy_store``,
-    ``cost.ONE_COPY_STORE_SALU``) and cost, ranked as the planner ranks (``CostModel.best_of``).
-    ``args``: plan_conversion's arguments after ``dst``; a strategy ``lds`` tries no filled dst."""
-    arch, strategy = args[0], args[3]
+    """``plain`` (the plan of ``dst``) or the cheapest of the in-wave plans (strategy ``registers``: an LDS
+    round trip's reads in the copy lanes of a filled dst would address other elements than ``dst``'s, more
+    setup than ``dst``'s shared addresses; a fill with no in-wave plan, ``LayoutError``, is left out) of
+    ``dst``'s filled dsts (``one_copy.filled_dsts``), each with ``dst`` in its register order
+    (``one_copy.unfilled``), ``dst_one_copy`` set, verified on the canonical lanes, and the kernel's store
+    mask added to its setup (``salu_one_copy_store``, ``cost.ONE_COPY_STORE_SALU``) and cost, ranked as the
+    planner ranks (``CostModel.best_of``, the plans in the fills' order after ``plain``).  ``args``:
+    plan_conversion's arguments after ``dst``; a strategy ``lds`` tries no filled dst.
+
+    Where the floors apply (``CostModel.floors_apply``) the fills are planned in the order of their rank
+    value floors (``_one_copy_floor``), and a fill whose floor is above the tie limit of the least rank
+    value planned so far is not planned: its plan's rank value would be above the tie limit of every
+    least rank value, so it is neither the least nor in the tie group, and ``best_of`` takes the same plan
+    without it."""
+    arch, strategy, cm = args[0], args[3], cost_mod.cost_model(args[0], args[4])
     bits = one_copy.copy_bits(dst)
-    plans = [plain]
-    for filled in (one_copy.filled_dsts(src, dst) if strategy != "lds" else []):
-        plan = _plan_layouts(src, filled, *args)
-        if plan.lds_bytes:
+    contexts = [_context(src, filled, *args[:3], "registers", *args[4:])
+                for filled in (one_copy.filled_dsts(src, dst) if strategy != "lds" else [])]
+    floors = [_one_copy_floor(ctx) for ctx in contexts]
+    least = _rank_value(plain, cm)
+    planned = {}
+    for i in sorted(range(len(contexts)), key=floors.__getitem__):
+        ceiling = cm.tie_limit(least) if cm.floors_apply else float("inf")
+        if floors[i] > ceiling:
+            break  # (every later floor is above it too)
+        try:
+            plan = _plan_context(contexts[i], *args[7:9], ceiling)
+        except LayoutError:  # no in-wave plan of this fill
             continue
-        plan.dst, plan.dst_one_copy = one_copy.unfilled(plan.dst, bits), True
+        if plan is None:  # every plan of this fill is above the ceiling
+            continue
+        _as_one_copy(plan, bits, cm)
         res = verify(plan, certificate=False)
         if not res.ok:
             raise PlanVerificationError(f"internal error: the one-copy {plan.strategy} plan failed verification: "
                                         f"{res.message}")
-        plan.overhead = dict(plan.overhead, salu_one_copy_store=cost_mod.ONE_COPY_STORE_SALU)
-        plan.cost, plan.cost_detail = cost_mod.plan_cost(plan, cost_mod.cost_model(arch, args[4]))
-        plans.append(plan)
-    return cost_mod.cost_model(arch, args[4]).best_of(plans, lambda p: p.cost, lambda p: p.total_with_overhead())
+        planned[i] = plan
+        least = min(least, _rank_value(plan, cm))
+    return cm.best_of([plain] + [planned[i] for i in sorted(planned)], lambda p: p.cost,
+                      lambda p: p.total_with_overhead())
+
+
+def _as_one_copy(plan: Plan, bits: list[int], cm: cost_mod.CostModel) -> Plan:
+    """``plan`` (of a filled dst) made the one-copy plan of the dst it was filled from, in place: its ``dst``
+    with the lane bases ``bits`` zero again (``one_copy.unfilled``), ``dst_one_copy`` set, the kernel's
+    store mask in its setup (``salu_one_copy_store``, ``cost.ONE_COPY_STORE_SALU``) and its cost repriced
+    under ``cm``."""
+    plan.dst, plan.dst_one_copy = one_copy.unfilled(plan.dst, bits), True
+    plan.overhead = dict(plan.overhead, salu_one_copy_store=cost_mod.ONE_COPY_STORE_SALU)
+    plan.cost, plan.cost_detail = cost_mod.plan_cost(plan, cm)
+    return plan
+
+
+def one_copy_candidates(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int, *,
+                        lds_budget_bytes: int | None = None, objective: str | None = None,
+                        src_tuple_dwords=cost_mod.SRC_TUPLE_DWORDS, dst_tuple_dwords=cost_mod.DST_TUPLE_DWORDS,
+                        prune: bool = True, src_unpacked: bool = False, dst_unpacked: bool = False,
+                        src_global_strides=None) -> list[list[Plan]]:
+    """The candidates ``plan_conversion(..., dst_one_copy=True)`` chooses among beside ``dst``'s own
+    (``candidate_plans``), unverified: per filled dst (``one_copy.filled_dsts``, in order) its
+    ``candidate_plans`` under strategy ``registers`` made one-copy plans of ``dst`` (``_as_one_copy``), in
+    the fill's rank order (ranked before the store mask is added, as the planner ranks them); an empty
+    list for a fill with no plan in registers.  The other arguments are candidate_plans'."""
+    check_one_copy_arch("dst_one_copy", arch)
+    bits, cm = one_copy.copy_bits(dst), cost_mod.cost_model(arch, objective)
+    out = []
+    for filled in one_copy.filled_dsts(src, dst):
+        try:
+            plans = candidate_plans(src, filled, arch, element_bits, lds_budget_bytes=lds_budget_bytes,
+                                    strategy="registers", objective=objective, src_tuple_dwords=src_tuple_dwords,
+                                    dst_tuple_dwords=dst_tuple_dwords, prune=prune, src_unpacked=src_unpacked,
+                                    dst_unpacked=dst_unpacked, src_global_strides=src_global_strides)
+        except LayoutError:  # no plan in registers
+            plans = []
+        out.append([_as_one_copy(plan, bits, cm) for plan in plans])
+    return out
+
+
+def _one_copy_floor(ctx: ConversionContext) -> float:
+    """A floor of the rank value of a one-copy plan in registers of ``ctx`` (a filled dst, strategy
+    ``registers``) where the floors apply: ``lower_bound``'s ``register_cost`` with its instructions at
+    least the cross-lane moves and the merges (a move may be a merge: the larger) and the store mask
+    (``cost.ONE_COPY_STORE_SALU``); infinite where the data cross warps (no plan in registers)."""
+    lb = _lower_bound(ctx)
+    if lb["cross_warp"]:
+        return float("inf")
+    instructions = max(lb["cross_lane_dwords"], lb["min_register_merges"]) + cost_mod.ONE_COPY_STORE_SALU
+    return ctx.cost_model.rank_value(lb["register_cost"], instructions)
 
 
 def _plan_layouts(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int, lds_budget_bytes: int | None,
                   strategy: str, objective: str | None, src_tuple_dwords, dst_tuple_dwords, src_unpacked: bool,
                   dst_unpacked: bool, src_global_strides) -> Plan:
     """plan_conversion of ``dst`` itself (every lane's copy read)."""
-    ctx = _context(src, dst, arch, element_bits, lds_budget_bytes, strategy, objective, src_tuple_dwords,
-                   dst_tuple_dwords, src_unpacked, dst_unpacked, src_global_strides)
+    return _plan_context(_context(src, dst, arch, element_bits, lds_budget_bytes, strategy, objective,
+                                  src_tuple_dwords, dst_tuple_dwords, src_unpacked, dst_unpacked, src_global_strides),
+                         src_unpacked, dst_unpacked)
+
+
+def _plan_context(ctx: ConversionContext, src_unpacked: bool, dst_unpacked: bool,
+                  ceiling: float = float("inf")) -> Plan | None:
+    """The plan of ``ctx`` (``_plan_layouts``; ``src_unpacked`` / ``dst_unpacked``: plan_conversion's);
+    None where ``_candidates``' ``ceiling`` leaves no candidate (every plan's rank value is above it)."""
+    first = _candidates(ctx, best_only=True, ceiling=ceiling)
+    if not first:
+        return None
     if src_unpacked or dst_unpacked:  # the first candidate, else every one in rank order
-        best = _first_unpacked(_candidates(ctx, best_only=True), src_unpacked) \
-            or _first_unpacked(_candidates(ctx), src_unpacked)
+        best = _first_unpacked(first, src_unpacked) or _first_unpacked(_candidates(ctx), src_unpacked)
         if best is None:
             refused = UnpackedSrcRefused if src_unpacked else UnpackedDstRefused
             raise refused(f"no plan converts this {refused.side} held one element per VGPR")
     else:
-        best = _candidates(ctx, best_only=True)[0]
+        best = first[0]
         res = verify(best, certificate=False)
         if not res.ok:
             raise PlanVerificationError(f"internal error: the {best.strategy} plan failed verification: {res.message}")

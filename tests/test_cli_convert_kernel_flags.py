@@ -1,5 +1,6 @@
 """``linlayout convert``'s flags for what the kernel does around the conversion: ``--src-unpacked``,
-``--dst-unpacked``, ``--src-global-strides``, ``--src-tuple-dwords``, ``--dst-tuple-dwords``.  Each is
+``--dst-unpacked``, ``--dst-one-copy``, ``--src-global-strides``, ``--src-tuple-dwords``,
+``--dst-tuple-dwords``.  Each is
 ``plan_conversion``'s keyword: the CLI's plan (counts, setup, certificate) is the API's with it, which
 differs from the plan without it; the certificate runs on the wave emulator; a bad value is exit 2 with
 one line; the emitted kernel of an unpacked side loads/stores each element alone and converts on the
@@ -20,7 +21,7 @@ from linlayout.synth.convert import plan_conversion
 from linlayout.synth.emulator import verify
 from linlayout.synth.plan import CERT_FORMAT, CERT_FORMAT_UNPACKED, Plan
 from linlayout.synth.src_offsets import row_major_strides
-from repo_data import baseline_cases, corpus
+from repo_data import baseline_cases, corpus, family_corpus
 
 BITS = {"fp8": 8, "i8": 8, "bf16": 16, "fp16": 16, "fp32": 32}
 #: gfx90a fp8, 1 wave: 4 bytes per lane 16 apart; loaded one per VGPR, 4 ds_write_b8 and a read (7 packed).
@@ -172,6 +173,11 @@ def test_the_text_output_says_what_the_plan_was_made_for(capsys):
     (["--src-unpacked", "--emit", "hip", "-o", "{tmp}/k.hip"],
      "--emit hip with --src-unpacked: the C++ function takes the src and returns the dst as packed registers"),
     (["--dst-unpacked", "--emit", "hip", "-o", "{tmp}/k.hip"], "--emit hip with --dst-unpacked: the C++ function"),
+    (["--dst-one-copy", "--arch", "sm_90"],
+     "--dst-one-copy: a dst stored from its canonical lanes is an AMD kernel form; sm_90 has no emitter for it"),
+    (["--dst-one-copy", "--emit", "cuda", "-o", "{tmp}/k.cu"],
+     "--emit cuda with --dst-one-copy: the C++ function takes the src and returns the dst as packed registers in "
+     "every lane; a dst stored from its canonical lanes alone is the MLIR kernel's load/store form"),
 ])
 def test_bad_values_are_one_line_exit_2(capsys, tmp_path, flags, message):
     src, dst = PAIRS
@@ -225,3 +231,27 @@ def test_the_emitted_kernel_of_an_unpacked_side_converts_on_the_interpreter(caps
     for seed in (1, 2):
         tile = distinct_tile(kernel.shape, 16, seed=seed)
         assert np.array_equal(interpret(kernel, tile, fill=0x5A), expected_output(plan, tile, fill=0x5A))
+
+
+#: wave32 gfx1100 fp16, 2 waves: each dst element in lanes l and l ^ 16; read in one copy, the v_perm_b32
+#: selectors are constants in lanes 0-15 (tests/test_one_copy.py's case).
+ONE_COPY = ("wmma1.16x16T->dotAwmma1.16x16T(kw8)", "gfx1100", "fp16", 2)
+
+
+@needs.mlir
+def test_a_dst_read_in_one_copy_is_the_apis_plan_and_the_kernel_masks_its_stores(capsys, tmp_path):
+    from linlayout.lowering.beyond_identity import store_mask_salu
+
+    (case,) = [c for c in family_corpus("wave32")["cases"]
+               if (c["name"], c["arch"], c["dtype"], c["num_warps"]) == ONE_COPY]
+    src, dst = LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"])
+    api = plan_conversion(src, dst, "gfx1100", 16, dst_one_copy=True)
+    out = tmp_path / "k.s"
+    result, cert = _convert(capsys, tmp_path, case, "--dst-one-copy", "--emit", "isa", "-o", str(out))
+    assert result["dst_one_copy"] is True and cert["format"] == "linlayout-plan/v1-one-copy"
+    assert cert == json.loads(api.dumps())
+    assert result["overhead_estimate"]["salu_one_copy_store"] == 3 and verify(Plan.from_certificate(cert)).ok
+    assert store_mask_salu(out.read_text()) == 3 and result["isa_counts"]["total"] == 48
+    every, _ = _convert(capsys, tmp_path, case)
+    assert every["dst_one_copy"] is False and every["total_with_overhead"] == result["total_with_overhead"] == 54
+    assert every["cost"] > result["cost"]

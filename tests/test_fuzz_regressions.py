@@ -57,6 +57,24 @@ def test_warp_lane_plans_move_only_the_registers_they_read(name):
     assert {k: v for k, v in plan.counts().items() if v} == counts
 
 
+def test_a_warp_lane_plan_moves_a_src_register_it_also_leaves_in_place():
+    """The one-copy planner's fill of AMD corpus case #301 (gfx942 fp32
+    ``slice0(blocked[1x1,t1x64,o10])->slice1(mfma16T)``, 2 warps, lane bits 4 and 5 filled with the src's
+    lane bases): the src is held whole by every warp and the dst's warp basis is its lane basis 4, so
+    warp ``w`` reads lane ``l ^ 16w``.  The in-wave plan after that move reads src VGPR 0 in a lane step
+    and keeps it in place as dst VGPR 0; the move was composed into the lane step alone, so warp 1's
+    dst VGPR 0 held the unmoved src (a wrong candidate, caught by its verification under
+    ``strategy="registers"``)."""
+    src = LinearLayout({"register": [[64], [128]], "lane": [[1], [2], [4], [8], [16], [32]], "warp": [[0]]},
+                       [("dim0", 256)])
+    dst = LinearLayout({"register": [[32], [64], [128]], "lane": [[1], [2], [4], [8], [16], [32]],
+                        "warp": [[16]]}, [("dim0", 256)])
+    plan = plan_conversion(src, dst, "gfx942", 32, strategy="registers")
+    assert plan.verified and plan.strategy == "lanes" and dead_steps(plan) == []
+    assert any(n.startswith("warp-dependent lanes") for n in plan.notes)
+    assert {k: v for k, v in plan.counts().items() if v} == {"ds_bpermute": 8, "total": 8}
+
+
 def test_registers_refusal_says_the_data_stay_in_each_warp_where_they_do():
     """2:132 (gfx90a fp16): src is broadcast over the warps, so each warp holds every element, but warp 1
     needs them at the other half of each packed register: no in-wave candidate is built, and the refusal

@@ -159,11 +159,11 @@ def test_another_error_of_a_movmatrix_end_s_staged_conversion_propagates(monkeyp
     real = convert._candidates
     staged = []
 
-    def failing(ctx, best_only=False, movmatrix=True, prune=True):
+    def failing(ctx, best_only=False, movmatrix=True, prune=True, ceiling=float("inf")):
         if not movmatrix:  # (the staged conversion: _movmatrix_candidates asks without a stage)
             staged.append(ctx.arch)
             raise LayoutError("the staged conversion failed")
-        return real(ctx, best_only, movmatrix, prune)
+        return real(ctx, best_only, movmatrix, prune, ceiling)
     monkeypatch.setattr(convert, "_candidates", failing)
     src, dst = _movmatrix_end_case()
     with pytest.raises(LayoutError, match="^the staged conversion failed$"):

@@ -9,7 +9,7 @@ import pytest
 
 import needs
 from linlayout import LayoutError, LinearLayout
-from linlayout.synth.convert import plan_conversion
+from linlayout.synth.convert import one_copy_candidates, plan_conversion
 from linlayout.synth.emulator import verify
 from linlayout.synth.one_copy import ONE_COPY_FILLS, canonical_lanes, copy_bits, filled_dsts, unfilled
 from linlayout.synth.plan import Plan, cert_format
@@ -89,6 +89,35 @@ def test_the_certificate_has_its_own_format_and_the_checker_knows_it():
     full = plan_conversion(src, src, "gfx1100", 16).to_certificate()
     with pytest.raises(LayoutError, match="dst_one_copy true but its dst has no zero lane basis"):
         Plan.from_certificate({**full, "format": "linlayout-plan/v1-one-copy", "dst_one_copy": True})
+
+
+def test_the_candidates_are_the_fills_in_registers_and_hold_the_chosen_plan():
+    src, dst = _layouts(*X16)
+    one = plan_conversion(src, dst, "gfx1100", 16, dst_one_copy=True)
+    fills = one_copy_candidates(src, dst, "gfx1100", 16)
+    assert len(fills) == len(filled_dsts(src, dst)) == 6
+    plans = [p for f in fills for p in f]
+    assert all(p.dst_one_copy and p.dst.to_json() == dst.to_json() and not p.lds_bytes
+               and p.overhead["salu_one_copy_store"] == 3 for p in plans)
+    assert [p.counts()["total"] for p in plans] == [48, 96, 80, 80, 80, 80]
+    cert = {k: v for k, v in one.to_certificate().items() if k not in ("strategy", "lower_bound")}
+    assert {k: v for k, v in plans[0].to_certificate().items() if k not in ("strategy", "lower_bound")} == cert
+
+
+def test_a_caller_strategy_registers_plans_the_fills_in_registers():
+    """AMD corpus case #301 (gfx942 fp32 ``slice0(blocked[1x1,t1x64,o10])->slice1(mfma16T)``, 2 warps): its fill of
+    lane bits 4 and 5 with the src's lane bases had a wrong in-registers candidate
+    (tests/test_fuzz_regressions.py); every fill now plans, and the dst's own plan (8 ds_bpermute) stays cheapest."""
+    (case,) = [c for c in family_corpus("amd")["cases"]
+               if (c["name"], c["arch"], c["dtype"], c["num_warps"])
+               == ("slice0(blocked[1x1,t1x64,o10])->slice1(mfma16T)", "gfx942", "fp32", 2)]
+    src, dst = LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"])
+    plans = [p for f in one_copy_candidates(src, dst, "gfx942", 32) for p in f]
+    assert len(plans) >= len(filled_dsts(src, dst)) == 12 and all(verify(p, certificate=False).ok for p in plans)
+    for strategy in ("registers", "auto"):
+        plan = plan_conversion(src, dst, "gfx942", 32, strategy=strategy, dst_one_copy=True)
+        assert plan.verified and not plan.dst_one_copy and plan.strategy == "lanes"
+        assert {k: v for k, v in plan.counts().items() if v} == {"ds_bpermute": 8, "total": 8}
 
 
 @pytest.mark.parametrize("call, message", [

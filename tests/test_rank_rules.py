@@ -62,6 +62,23 @@ def test_replay_plans_for_the_kernels_dst_tuples(set_name, key):
     assert (picked.cost, picked.instructions) == (plan.cost, plan.total_with_overhead())
 
 
+#: wave32 cases whose bench plan stores its dst in one copy (``kernel_plan``'s ``one_copy_dst``, docs/benchmarks.md
+#: "Session 21: copies25"): the replay's candidates hold the filled dsts' (``order`` ``(k, f)``, ``f`` > 0) and it
+#: picks the planner's one-copy plan.
+ONE_COPY = [("wmma1.16x16T->dotAwmma1.16x16T(kw8)", "gfx1100", "fp16", 2),
+            ("dotAwmma3.16x64(kw8)->dotAwmma3.16x64(kw16)", "gfx1250", "i8", 1)]
+
+
+@pytest.mark.parametrize("key", ONE_COPY)
+def test_replay_picks_the_planners_one_copy_plan(key):
+    raw = _corpus_case(key, "wave32")
+    picked = choose(load_case(raw, "wave32"), ratio_rule(CONCURRENT_INSTRUCTION_EXPONENT), CONCURRENT_TIE_FRACTION)
+    plan = kernel_plan(LinearLayout.from_json(raw["src"]), LinearLayout.from_json(raw["dst"]), raw["arch"],
+                       dtype_bits(raw["dtype"]))
+    assert plan.dst_one_copy and picked.order[1] > 0
+    assert (picked.cost, picked.instructions) == (plan.cost, plan.total_with_overhead())
+
+
 #: The whole-conversion rank trades the exponent 1/2 lost and 0.55 meets (docs/conversions.md section 5), the
 #: pick at 1/2 and at 0.55 as (cost, instructions with setup): gfx942 fp32, 4 waves, a lane plan of 27 at 268
 #: against a round trip of 12 at 432, Triton's whole conversion 26; gfx90a i8, 1 wave, two round trips of the
@@ -83,7 +100,7 @@ def test_the_planners_exponent_meets_triton_on_the_rank_trades(key, at_half, at_
     assert (half.cost, half.instructions) == at_half and case.over(half, "whole")[0]  # over in instructions
 
 
-def _candidate(cost, instructions, order=0):
+def _candidate(cost, instructions, order=(0, 0)):
     return Candidate(order, cost, instructions, True, cost, {"region": (instructions, cost)})
 
 
@@ -111,7 +128,7 @@ def test_no_fixed_exchange_rate_meets_triton_on_both_cases():
 
 
 def _measured(region, whole):
-    return Candidate(0, region[1], whole[0], False, 0.0, {"region": region, "whole": whole})
+    return Candidate((0, 0), region[1], whole[0], False, 0.0, {"region": region, "whole": whole})
 
 
 def test_a_case_is_uncovered_when_no_one_candidate_meets_triton_in_every_count_and_measure():

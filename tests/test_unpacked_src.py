@@ -105,7 +105,7 @@ def test_where_no_candidate_reads_the_elements_alone_the_form_is_refused_and_fre
 
     src, dst = _layouts(_case(*HALVES))
     reads_upper, _ = _reads_upper(src, dst)
-    monkeypatch.setattr(convert, "_candidates", lambda ctx, best_only=False: [reads_upper])
+    monkeypatch.setattr(convert, "_candidates", lambda ctx, best_only=False, ceiling=float("inf"): [reads_upper])
     with pytest.raises(UnpackedSrcRefused, match="no plan converts this src held one element per VGPR"):
         plan_conversion(src, dst, "gfx90a", 16, src_unpacked=True)
     monkeypatch.undo()

@@ -7,7 +7,9 @@ lower bound.  ``--plan FILE`` writes the plan certificate (docs/contract.md sect
 ``lds_bytes``, ...; for C++ the test kernel's names and launch shape) join the JSON.
 
 What the author's kernel does around the conversion (``plan_conversion``'s keywords): ``--src-unpacked`` /
-``--dst-unpacked`` (a side held one 8/16-bit element per VGPR), ``--src-global-strides`` (the src loaded
+``--dst-unpacked`` (a side held one 8/16-bit element per VGPR), ``--dst-one-copy`` (one copy of each dst
+element held in several lanes stored, from the canonical lanes: the kernel masks its stores),
+``--src-global-strides`` (the src loaded
 from a global tensor of those element strides right before the conversion), ``--src-tuple-dwords`` /
 ``--dst-tuple-dwords`` (the VGPR tuples the src arrives in / the dst's consumer takes).  ``row-major``
 names what a kernel moving the full row-major tile does, the one ``--emit`` writes (``row_major_strides``
@@ -25,7 +27,7 @@ from linlayout.lowering.conversion import EMIT_FORMATS, write_conversion
 from linlayout.lowering.cpp import DIALECTS
 from linlayout.lowering.emit.conversion_kernel import source_tuples
 from linlayout.synth.context import ELEMENT_BITS
-from linlayout.synth.convert import check_unpacked_arch, plan_conversion
+from linlayout.synth.convert import check_one_copy_arch, check_unpacked_arch, plan_conversion
 from linlayout.synth.cost import (CONCURRENT_INSTRUCTION_EXPONENT, DST_TUPLE_DWORDS, OBJECTIVES, SRC_TUPLE_DWORDS,
                                   cost_model)
 from linlayout.synth.src_offsets import row_major_strides
@@ -41,7 +43,8 @@ from . import add_command
 #: kernel moving the full row-major tile does (the kernel ``--emit`` writes, the bench's).
 ROW_MAJOR = "row-major"
 #: The flags (their ``args`` names) saying what the kernel does around the conversion.
-KERNEL_FLAGS = ("src_unpacked", "dst_unpacked", "src_global_strides", "src_tuple_dwords", "dst_tuple_dwords")
+KERNEL_FLAGS = ("src_unpacked", "dst_unpacked", "dst_one_copy", "src_global_strides", "src_tuple_dwords",
+                "dst_tuple_dwords")
 
 
 def register(subparsers) -> None:
@@ -142,20 +145,25 @@ def kernel_inputs(args: argparse.Namespace, src, dst, element_bits: int) -> dict
             return 1 if unpacked else source_tuples(layout, element_bits)
         return default if given is None else given
 
-    return {"src_unpacked": args.src_unpacked, "dst_unpacked": args.dst_unpacked, "src_global_strides": strides,
+    return {"src_unpacked": args.src_unpacked, "dst_unpacked": args.dst_unpacked, "dst_one_copy": args.dst_one_copy,
+            "src_global_strides": strides,
             "src_tuple_dwords": tuples(args.src_tuple_dwords, src, args.src_unpacked, SRC_TUPLE_DWORDS),
             "dst_tuple_dwords": tuples(args.dst_tuple_dwords, dst, args.dst_unpacked, DST_TUPLE_DWORDS)}
 
 
 def check_unpacked_emit(args: argparse.Namespace) -> None:
-    """Refuse, before planning, an unpacked side that ``--arch`` or ``--emit`` has no form for: NVIDIA targets
-    (``check_unpacked_arch``), and C++ (its function takes the src and returns the dst as packed registers)."""
-    for flag, on in (("--src-unpacked", args.src_unpacked), ("--dst-unpacked", args.dst_unpacked)):
+    """Refuse, before planning, an unpacked side or a dst read in one copy that ``--arch`` or ``--emit`` has no
+    form for: NVIDIA targets (``check_unpacked_arch``), and C++ (its function takes the src and returns the
+    dst as packed registers, in every lane)."""
+    for flag, on in (("--src-unpacked", args.src_unpacked), ("--dst-unpacked", args.dst_unpacked),
+                     ("--dst-one-copy", args.dst_one_copy)):
         if on:
-            check_unpacked_arch(flag, args.arch)
+            (check_one_copy_arch if flag == "--dst-one-copy" else check_unpacked_arch)(flag, args.arch)
             if args.emit in DIALECTS:
+                form = ("a dst stored from its canonical lanes alone" if flag == "--dst-one-copy"
+                        else "a side held one element per VGPR")
                 raise LayoutError(f"--emit {args.emit} with {flag}: the C++ function takes the src and returns the "
-                                  "dst as packed registers; a side held one element per VGPR is the MLIR kernel's "
+                                  f"dst as packed registers in every lane; {form} is the MLIR kernel's "
                                   "load/store form (--emit mlir|isa|fatbin)")
 
 
@@ -198,6 +206,7 @@ def run(args: argparse.Namespace) -> dict:
         "asm": plan.pseudo_asm(),
         "src_unpacked": plan.src_unpacked,
         "dst_unpacked": plan.dst_unpacked,
+        "dst_one_copy": plan.dst_one_copy,
         "src_global_strides": None if inputs["src_global_strides"] is None else list(inputs["src_global_strides"]),
         **{f"{side}_tuples": _tuples_json(VgprTuples.of(f"{side}_tuple_dwords", inputs[f"{side}_tuple_dwords"]))
            for side in ("src", "dst")},
@@ -238,6 +247,8 @@ def render(result: dict, args: argparse.Namespace) -> str:
         lines.append(f"LDS bytes: {result['lds_bytes']}")
     if any(getattr(args, k, None) not in (None, False) for k in KERNEL_FLAGS):
         form = [f"{side} held one element per VGPR" for side in ("src", "dst") if result[f"{side}_unpacked"]]
+        if result["dst_one_copy"]:
+            form.append("dst stored in one copy from its canonical lanes")
         if result["src_global_strides"] is not None:
             form.append(f"src loaded with element strides {result['src_global_strides']}")
         form += [f"{side} tuples of dword bits {result[f'{side}_tuples']['bits']}"
