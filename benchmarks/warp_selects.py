@@ -75,6 +75,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--corpus", default=str(CORPUS))
     parser.add_argument("--candidates", action="store_true", help="also every candidate plan of the kernel")
     args = parser.parse_args(argv)
+    if not Path(args.corpus).is_file():
+        parser.error(f"--corpus {args.corpus}: no such file")
     cases = json.loads(Path(args.corpus).read_text())["cases"]
     planned = with_selects = saving = selects_total = 0
     for case in cases:
