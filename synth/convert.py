@@ -952,13 +952,11 @@ def plan_conversion(src: LinearLayout, dst: LinearLayout, arch: str, element_bit
     require_flag("dst_one_copy", dst_one_copy)
     args = (arch, element_bits, lds_budget_bytes, strategy, objective, src_tuple_dwords, dst_tuple_dwords,
             src_unpacked, dst_unpacked, src_global_strides)
-    plain = _plan_layouts(src, dst, *args)
-    if not dst_one_copy:
-        return plain
-    if get_target(arch).family == "nvidia":
+    if dst_one_copy and get_target(arch).family == "nvidia":
         raise LayoutError(f"dst_one_copy: a dst stored from its canonical lanes is an AMD kernel form; {arch} has "
                           "no emitter for it")
-    return _one_copy_plan(plain, src, dst, args)
+    plain = _plan_layouts(src, dst, *args)
+    return _one_copy_plan(plain, src, dst, args) if dst_one_copy else plain
 
 
 def _one_copy_plan(plain: Plan, src: LinearLayout, dst: LinearLayout, args: tuple) -> Plan:

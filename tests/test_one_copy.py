@@ -119,6 +119,18 @@ def test_bad_input_is_one_line(call, message):
         call(src, dst)
 
 
+def test_an_nvidia_target_is_refused_before_planning(monkeypatch):
+    import linlayout.synth.convert as convert
+
+    def planned(*args):
+        raise AssertionError("planned before refusing")
+
+    monkeypatch.setattr(convert, "_plan_layouts", planned)
+    src, dst = _layouts(*X16)
+    with pytest.raises(LayoutError, match="dst_one_copy: a dst stored from its canonical lanes is an AMD kernel form"):
+        plan_conversion(src, dst, "sm_90", 16, dst_one_copy=True)
+
+
 def test_cpp_output_refuses_the_form():
     from linlayout.lowering.cpp.source import emit_cpp
 
