@@ -137,6 +137,20 @@ def test_row_major_tuples_of_an_unpacked_side_are_single_dwords(capsys, tmp_path
     assert result["src_tuples"] == {"bits": [], "alone": 0}
 
 
+def test_row_major_tuples_of_unpacked_sides_of_wide_rows_are_single_dwords(capsys, tmp_path):
+    from linlayout.spec import parse_layout
+
+    src, dst = (f"blocked:spt=1x{n},tpw={t},wpc=1x1,order=1x0,shape=32x64" for n, t in ((8, "8x8"), (4, "4x16")))
+    case = {"src": parse_layout(src).to_json(), "dst": parse_layout(dst).to_json(), "arch": "gfx942", "dtype": "fp16"}
+    # (packed, the sides' row-major tuples: the 8 halves in a row of a lane 4 dwords, its 4 halves 2 dwords)
+    assert [_source_tuples(case, side).bits for side in ("src", "dst")] == [(0, 1), (0,)]
+    result, cert = _convert(capsys, tmp_path, case, "--src-unpacked", "--dst-unpacked", "--src-tuple-dwords",
+                            "row-major", "--dst-tuple-dwords", "row-major")
+    assert result["src_tuples"] == result["dst_tuples"] == {"bits": [], "alone": 0}
+    plan = _api(case, src_unpacked=True, dst_unpacked=True, src_tuple_dwords=1, dst_tuple_dwords=1)
+    assert cert == json.loads(plan.dumps())
+
+
 def test_the_text_output_says_what_the_plan_was_made_for(capsys):
     src, dst = PAIRS
     code = main(["convert", "--src", src, "--dst", dst, "--arch", "gfx942", "--dtype", "fp16", "--src-unpacked",
