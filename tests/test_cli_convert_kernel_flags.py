@@ -176,7 +176,15 @@ def test_the_text_output_says_what_the_plan_was_made_for(capsys):
     (["--dst-tuple-dwords", "bits:0,0"], "argument --dst-tuple-dwords: 'bits:0,0' must be row-major, 1, 2 or 4"),
     (["--dst-tuple-dwords", "bits:0,1,2"], "argument --dst-tuple-dwords: 'bits:0,1,2' must be row-major, 1, 2 or 4"),
     (["--src-tuple-dwords", "pairs"], "argument --src-tuple-dwords: 'pairs' must be row-major, 1, 2 or 4"),
-    (["--src-tuple-dwords", "bits:5"], "src_tuple_dwords [5]: the side's 8 dword(s) have index bits below 3"),
+    (["--src-tuple-dwords", "bits:5"], "--src-tuple-dwords [5]: the side's 8 dword(s) have index bits below 3"),
+    (["--dst-tuple-dwords", "bits:0,9"], "--dst-tuple-dwords [0, 9]: the side's 8 dword(s) have index bits below 3"),
+    (["--src-unpacked", "--src-tuple-dwords", "bits:4"],  # (one element per VGPR: 16 dwords)
+     "--src-tuple-dwords [4]: the side's 16 dword(s) have index bits below 4"),
+    (["--src-global-strides", "row-major", "--arch", "sm_90"],
+     "--src-global-strides is an AMD kernel input; sm_90's plans price no load line's address registers and no "
+     "VGPR tuples"),
+    (["--src-tuple-dwords", "4", "--arch", "sm_80"], "--src-tuple-dwords is an AMD kernel input; sm_80's plans"),
+    (["--dst-tuple-dwords", "row-major", "--arch", "sm_90"], "--dst-tuple-dwords is an AMD kernel input; sm_90's"),
     (["--src-unpacked", "--dtype", "fp32"], "a src held one element per VGPR needs 8- or 16-bit elements"),
     (["--dst-unpacked", "--dtype", "fp32"], "a dst held one element per VGPR needs 8- or 16-bit elements"),
     (["--src-unpacked", "--arch", "sm_90"],
