@@ -71,7 +71,7 @@ from .preimage import Problem, normalize
 from .src_offsets import SrcOffsets
 from .vgpr_tuples import VgprTuples
 
-__all__ = ["ConversionContext", "ELEMENT_BITS", "STRATEGIES"]
+__all__ = ["ConversionContext", "ELEMENT_BITS", "STRATEGIES", "dword_bits"]
 
 STRATEGIES = ("auto", "registers", "lds")
 
@@ -120,8 +120,8 @@ class ConversionContext:
                                              or not isinstance(lds_budget_bytes, int) or lds_budget_bytes <= 0):
             raise LayoutError(f"lds_budget_bytes {lds_budget_bytes!r} must be a positive integer")
         check_conversion(src, dst, target.name, element_bits, lds_budget_bytes)
-        src_tuples = VgprTuples.of("src_tuple_dwords", src_tuple_dwords, _dword_bits(src, element_bits))
-        dst_tuples = VgprTuples.of("dst_tuple_dwords", dst_tuple_dwords, _dword_bits(dst, element_bits))
+        src_tuples = VgprTuples.of("src_tuple_dwords", src_tuple_dwords, dword_bits(src, element_bits))
+        dst_tuples = VgprTuples.of("dst_tuple_dwords", dst_tuple_dwords, dword_bits(dst, element_bits))
         budget_given = lds_budget_bytes is not None
         problem = normalize(src, dst, target.wave_size)
         return cls(problem, target, element_bits, cost_model(target.name, objective),
@@ -167,8 +167,9 @@ class ConversionContext:
         return dwords_per_slot(self.element_bits)
 
 
-def _dword_bits(layout: LinearLayout, element_bits: int) -> int:
+def dword_bits(layout: LinearLayout, element_bits: int) -> int:
     """The dword-index bits of ``layout``'s registers: ``log2`` of its dwords (``p`` elements per dword,
-    a 64-bit element two)."""
+    a 64-bit element two): the bits ``VgprTuples.of`` takes below it (the src side: ``unpacked_src(src)`` of an
+    unpacked src, as ``plan_conversion`` plans it)."""
     regs = layout.in_dim_size("register") if layout.has_in_dim("register") else 1
     return max(1, regs * dwords_per_slot(element_bits) // slots_per_dword(element_bits)).bit_length() - 1

@@ -654,10 +654,14 @@ def _context(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int,
              strategy: str, objective: str | None, src_tuple_dwords, dst_tuple_dwords, src_unpacked: bool,
              dst_unpacked: bool, src_global_strides) -> ConversionContext:
     """The ConversionContext of plan_conversion's arguments: of ``unpacked_src(src)`` where ``src_unpacked``;
-    a non-bool flag is a LayoutError naming it."""
+    a non-bool flag is a LayoutError naming it, and so is ``src_global_strides`` on an NVIDIA target (its
+    plans price no load line's address registers: cost.AddressRegisters.of)."""
     for name, value in (("src_unpacked", src_unpacked), ("dst_unpacked", dst_unpacked)):
         if require_flag(name, value):
             check_unpacked_arch(name, arch)
+    if src_global_strides is not None and get_target(arch).family == "nvidia":
+        raise LayoutError(f"src_global_strides: a src load line's address registers are an AMD kernel input; "
+                          f"{arch}'s plans price none")
     if dst_unpacked:
         unpacked_dst(dst, element_bits)  # (checks the element size)
     return ConversionContext.create(unpacked_src(src, element_bits) if src_unpacked else src, dst, arch, element_bits,
@@ -968,9 +972,7 @@ def plan_conversion(src: LinearLayout, dst: LinearLayout, arch: str, element_bit
     args = (arch, element_bits, lds_budget_bytes, strategy, objective, src_tuple_dwords, dst_tuple_dwords,
             src_unpacked, dst_unpacked, src_global_strides)
     plain = _plan_layouts(src, dst, *args)
-    if not dst_one_copy:
-        return plain
-    return _one_copy_plan(plain, src, dst, args)
+    return _one_copy_plan(plain, src, dst, args) if dst_one_copy else plain
 
 
 def check_one_copy_arch(name: str, arch: str) -> None:

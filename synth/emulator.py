@@ -46,7 +46,7 @@ from .steps import (PlanVerificationError, dword_pairs, dwords_per_slot, prmt_as
 from .span import span_table
 
 __all__ = [
-    "LDS_IN_ORDER_PER_WAVE", "PlanVerificationError", "UNDEF", "VerifyResult", "bpermute_src_lanes",
+    "LDS_IN_ORDER_PER_WAVE", "PlanVerificationError", "UNDEF", "VerifyResult", "bpermute_src_lanes", "checked_slots",
     "dpp_src_lanes", "element_ids", "expected_ids", "permlane_swap", "run_certificate", "run_isa",
     "swizzle_src_lanes", "v_perm_b32", "verify",
 ]
@@ -1198,16 +1198,17 @@ def _holds_tags(plan: Plan, regs: np.ndarray, dst: LinearLayout) -> bool:
     if (not plan.slots_out or plan.slots_out % slots_per_dword(plan.element_bits) or plan.dst_unpacked
             or plan.dst_one_copy):
         wrong = _final_ids_from_regs(plan, regs) != element_ids(dst, plan.num_warps)
-        return not (wrong & _checked_slots(plan)).any()
+        return not (wrong & checked_slots(plan)).any()
     lanes, tags = _tag_tables(dst, plan.num_warps, plan.slots_out, _slot_layout(plan.element_bits)[2])
     return bool((regs[: len(tags) // 4] == (tags.reshape(-1, 1, 1, 4) ^ lanes[None, :, :, None]) + TAG_BASE).all())
 
 
-def _checked_slots(plan: Plan) -> np.ndarray:
+def checked_slots(plan: Plan) -> np.ndarray:
     """``[slots_out]``, or ``[1, wave_size, slots_out]`` for a dst read in one copy: the dst slots a run must
     leave their elements in -- every one, except above each VGPR's first slot of a dst held one element
     per VGPR (``Plan.dst_unpacked``: don't-care there) and in the lanes other than the canonical ones of a
-    dst read in one copy (``Plan.dst_one_copy``, linlayout.synth.one_copy.canonical_lanes)."""
+    dst read in one copy (``Plan.dst_one_copy``, linlayout.synth.one_copy.canonical_lanes).  The slots a
+    kernel stores (linlayout.lowering.emit.host.emulated_output)."""
     slots = np.arange(plan.slots_out)
     checked = slots % slots_per_dword(plan.element_bits) == 0 if plan.dst_unpacked else slots >= 0
     if not plan.dst_one_copy:
@@ -1232,7 +1233,7 @@ def verify(plan: Plan, certificate: bool = True) -> VerifyResult:
         return VerifyResult(True, "")
     want = element_ids(dst, plan.num_warps)
     state = run_certificate(plan.to_certificate(raw=True))[:, :, : plan.slots_out]
-    bad = (state != want) & _checked_slots(plan)
+    bad = (state != want) & checked_slots(plan)
     if bad.any():
         w, l, s = map(int, np.argwhere(bad)[0])
         return VerifyResult(False, f"certificate run: warp {w} lane {l} slot {s} holds element "
@@ -1252,7 +1253,7 @@ def _byte_run_failure(plan: Plan) -> str:
         return ""
     want = element_ids(dst, plan.num_warps)
     got = _final_ids_from_regs(plan, regs)
-    bad = (got != want) & _checked_slots(plan)
+    bad = (got != want) & checked_slots(plan)
     w, l, s = map(int, np.argwhere(bad)[0])
     return (f"ISA run: warp {w} lane {l} slot {s} holds element {int(got[w, l, s])}, "
             f"expected {int(want[w, l, s])} ({int(bad.sum())} slots wrong)")

@@ -2150,8 +2150,9 @@ def lds_accesses(ctx: ConversionContext, design: LdsDesign) -> list[LdsAccesses]
 
     share_rounds = (lambda groups: rounds_of(S, groups)) if ctx.target.has_lds_store_high_half else None
     alignment = ctx.target.vgpr_tuple_alignment
-    store_choices = _choose_vectors(S, t_cap, p, element_bytes, True, ctx.src_tuples, share_rounds, alignment)
     counted = ctx.target.lds_isa != "ptx"  # register_steps: AMD's (PTX: prmt, and no tuple copies)
+    store_choices = _choose_vectors(S, t_cap, p, element_bytes, True, ctx.src_tuples if counted else VgprTuples(()),
+                                    share_rounds, alignment)
     # per choice of the loads: (groups, width, a lower bound of the dst dwords gathered from the loaded
     # values: LdsAccesses.register_steps)
     if design.read_transpose:

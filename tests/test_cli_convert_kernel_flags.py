@@ -138,6 +138,20 @@ def test_row_major_tuples_of_an_unpacked_side_are_single_dwords(capsys, tmp_path
     assert result["src_tuples"] == {"bits": [], "alone": 0}
 
 
+def test_row_major_tuples_of_unpacked_sides_of_wide_rows_are_single_dwords(capsys, tmp_path):
+    from linlayout.spec import parse_layout
+
+    src, dst = (f"blocked:spt=1x{n},tpw={t},wpc=1x1,order=1x0,shape=32x64" for n, t in ((8, "8x8"), (4, "4x16")))
+    case = {"src": parse_layout(src).to_json(), "dst": parse_layout(dst).to_json(), "arch": "gfx942", "dtype": "fp16"}
+    # (packed, the sides' row-major tuples: the 8 halves in a row of a lane 4 dwords, its 4 halves 2 dwords)
+    assert [_source_tuples(case, side).bits for side in ("src", "dst")] == [(0, 1), (0,)]
+    result, cert = _convert(capsys, tmp_path, case, "--src-unpacked", "--dst-unpacked", "--src-tuple-dwords",
+                            "row-major", "--dst-tuple-dwords", "row-major")
+    assert result["src_tuples"] == result["dst_tuples"] == {"bits": [], "alone": 0}
+    plan = _api(case, src_unpacked=True, dst_unpacked=True, src_tuple_dwords=1, dst_tuple_dwords=1)
+    assert cert == json.loads(plan.dumps())
+
+
 def test_the_text_output_says_what_the_plan_was_made_for(capsys):
     src, dst = PAIRS
     code = main(["convert", "--src", src, "--dst", dst, "--arch", "gfx942", "--dtype", "fp16", "--src-unpacked",
@@ -163,7 +177,15 @@ def test_the_text_output_says_what_the_plan_was_made_for(capsys):
     (["--dst-tuple-dwords", "bits:0,0"], "argument --dst-tuple-dwords: 'bits:0,0' must be row-major, 1, 2 or 4"),
     (["--dst-tuple-dwords", "bits:0,1,2"], "argument --dst-tuple-dwords: 'bits:0,1,2' must be row-major, 1, 2 or 4"),
     (["--src-tuple-dwords", "pairs"], "argument --src-tuple-dwords: 'pairs' must be row-major, 1, 2 or 4"),
-    (["--src-tuple-dwords", "bits:5"], "src_tuple_dwords [5]: the side's 8 dword(s) have index bits below 3"),
+    (["--src-tuple-dwords", "bits:5"], "--src-tuple-dwords [5]: the side's 8 dword(s) have index bits below 3"),
+    (["--dst-tuple-dwords", "bits:0,9"], "--dst-tuple-dwords [0, 9]: the side's 8 dword(s) have index bits below 3"),
+    (["--src-unpacked", "--src-tuple-dwords", "bits:4"],  # (one element per VGPR: 16 dwords)
+     "--src-tuple-dwords [4]: the side's 16 dword(s) have index bits below 4"),
+    (["--src-global-strides", "row-major", "--arch", "sm_90"],
+     "--src-global-strides is an AMD kernel input; sm_90's plans price no load line's address registers and no "
+     "VGPR tuples"),
+    (["--src-tuple-dwords", "4", "--arch", "sm_80"], "--src-tuple-dwords is an AMD kernel input; sm_80's plans"),
+    (["--dst-tuple-dwords", "row-major", "--arch", "sm_90"], "--dst-tuple-dwords is an AMD kernel input; sm_90's"),
     (["--src-unpacked", "--dtype", "fp32"], "a src held one element per VGPR needs 8- or 16-bit elements"),
     (["--dst-unpacked", "--dtype", "fp32"], "a dst held one element per VGPR needs 8- or 16-bit elements"),
     (["--src-unpacked", "--arch", "sm_90"],

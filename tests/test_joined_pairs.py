@@ -5,6 +5,7 @@ here runs on the wave emulator and is compiled; the copies priced are the region
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import needs
@@ -13,6 +14,7 @@ from linlayout.dtypes import dtype_bits
 from linlayout.synth.cost import joined_pair_copies
 from linlayout.synth.emulator import verify
 from linlayout.synth.steps.lds import LdsStore
+from linlayout.synth.steps.mov import Mov
 
 
 def _case(name: str, arch: str, dtype: str, num_warps: int | None = None) -> tuple[LinearLayout, LinearLayout]:
@@ -84,3 +86,32 @@ def test_kernel_plans_price_the_copies_they_compile_with(name, arch, dtype, num_
     assert plan.counts()["v_mov"] == 0
     assert plan.overhead.get("valu_tuple_copies", 0) == _compiled_copies(plan) == 0
     assert not any("rows swizzled by" in n for n in plan.notes)
+
+
+def _pair_plan(store: LdsStore, before=()):
+    """gfx942 fp32, one wave: the plan of ``before``, then ``store``."""
+    from linlayout.synth.plan import Plan
+
+    lay = LinearLayout({"register": [[1], [2], [4]], "lane": [[8 << j] for j in range(6)], "warp": []},
+                       [("dim0", 512)])
+    return Plan("gfx942", 64, 1, 32, lay, lay, 8, 8, [*before, store], lds_bytes=4096)
+
+
+def test_a_joined_pair_of_halves_of_two_tuples_copies_the_second_half():
+    # dwords 0-1 and 6-7, each half in place in its own 4-dword src tuple: dwords 6-7 copied
+    plan = _pair_plan(LdsStore(addr=np.arange(64) * 16, width_bytes=8, src=[0, 1], pair=[6, 7], pair_offset=1))
+    assert plan.steps[-1].joined and joined_pair_copies(plan, 4) == 2
+
+
+def test_an_st64_pair_is_not_joined():
+    # ds_write2st64_b64 offset1:1: the second access 64 accesses on, LLVM joins nothing
+    plan = _pair_plan(LdsStore(addr=np.arange(64) * 16, width_bytes=8, src=[0, 1], pair=[6, 7], pair_offset=1,
+                                  st64=True))
+    assert not plan.steps[-1].joined and joined_pair_copies(plan, 4) == 0
+
+
+def test_a_joined_pair_of_dwords_the_plan_wrote_copies_nothing():
+    # dwords 0-1 written by the plan first (a v_mov each): allocated into the joined tuple directly
+    plan = _pair_plan(LdsStore(addr=np.arange(64) * 16, width_bytes=8, src=[0, 1], pair=[6, 7], pair_offset=1),
+                         before=[Mov(dst=[0, 1], src=[2, 3], kind="v_mov")])
+    assert plan.steps[-1].joined and joined_pair_copies(plan, 4) == 0

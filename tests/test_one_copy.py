@@ -61,6 +61,22 @@ def test_the_emulator_checks_the_canonical_lanes_alone():
     assert not result.ok and "lane 16 slot" in result.message
 
 
+@pytest.mark.parametrize("lanes, ok", [((1,), False), ((15,), False), ((16, 31), True)])
+def test_a_spoiled_lane_fails_exactly_where_it_is_canonical(lanes, ok):
+    # a v_cndmask appended in ``lanes``: VGPR 0 takes VGPR 1's elements; lanes 0-15 are canonical, 16-31 copies
+    from dataclasses import replace
+
+    from linlayout.synth.plan import Select
+
+    src, dst = _layouts(*X16)
+    one = plan_conversion(src, dst, "gfx1100", 16, dst_one_copy=True)
+    cond = np.isin(np.arange(32), lanes).astype(np.int64)
+    spoiled = replace(one, steps=[*one.steps, Select(dst=[0, 1], a=[0, 1], b=[2, 3], cond=cond)])
+    isa = verify(spoiled, certificate=False)
+    assert isa.ok == ok and (ok or f"lane {lanes[0]} slot 0" in isa.message)
+    assert verify(spoiled).ok == ok
+
+
 def test_the_certificate_has_its_own_format_and_the_checker_knows_it():
     from convert_checker import check_certificate
 
@@ -132,6 +148,18 @@ def test_bad_input_is_one_line(call, message):
         call(src, dst)
 
 
+def test_an_nvidia_target_is_refused_before_planning(monkeypatch):
+    import linlayout.synth.convert as convert
+
+    def planned(*args):
+        raise AssertionError("planned before refusing")
+
+    monkeypatch.setattr(convert, "_plan_layouts", planned)
+    src, dst = _layouts(*X16)
+    with pytest.raises(LayoutError, match="dst_one_copy: a dst stored from its canonical lanes is an AMD kernel form"):
+        plan_conversion(src, dst, "sm_90", 16, dst_one_copy=True)
+
+
 def test_cpp_output_refuses_the_form():
     from linlayout.lowering.cpp.source import emit_cpp
 
@@ -159,3 +187,20 @@ def test_the_kernel_stores_the_canonical_lanes_alone():
     assert low.report["isa_counts"]["total"] == 48
     setup = ours_beyond_identity(one, isa)["setup"]
     assert (setup["total"], setup["salu"], setup["valu"]) == (4, 4, 0)  # the permlane selector and the mask
+
+
+@needs.mlir
+@pytest.mark.parametrize("one_copy", [False, True])
+def test_the_emulated_output_of_an_unpacked_dst_stores_each_vgprs_low_slot(one_copy):
+    # the slots above each VGPR's low one are don't-care (Plan.dst_unpacked): the kernel stores the low one alone
+    from linlayout.lowering.conversion import lower_conversion
+    from linlayout.lowering.emit.host import distinct_tile, emulated_output, expected_output, interpret
+
+    src, dst = _layouts(*X16)
+    plan = plan_conversion(src, dst, "gfx1100", 16, dst_unpacked=True, dst_one_copy=one_copy)
+    assert plan.dst_unpacked and plan.dst_one_copy == one_copy
+    low = lower_conversion(plan, binary=False)
+    tile = distinct_tile(low.kernel.shape, 16, seed=3)
+    want = expected_output(plan, tile, fill=0x5A)
+    assert np.array_equal(interpret(low.kernel, tile, fill=0x5A), want)
+    assert np.array_equal(emulated_output(plan, tile, fill=0x5A), want)

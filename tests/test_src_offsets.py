@@ -35,6 +35,14 @@ def test_bad_strides_are_one_line_layout_errors(strides, match):
         assert "\n" not in str(err.value)
 
 
+@pytest.mark.parametrize("plan", [plan_conversion, candidate_plans])
+def test_an_nvidia_target_refuses_a_load_line(plan):
+    # PTX addresses are priced without a load line's registers (cost.AddressRegisters.of): the input would be ignored
+    with pytest.raises(LayoutError, match="src_global_strides: a src load line's address registers are an AMD "
+                                          "kernel input; sm_90's plans price none"):
+        plan(SRC, DST, "sm_90", 16, src_global_strides=(32, 1))
+
+
 def test_no_load_line_is_no_register_and_the_default():
     ctx = ConversionContext.create(SRC, DST, "gfx942", 16)
     assert ctx.src_offsets is None and ctx.formed_addresses == () and cost.least_address_valu(ctx) == 1

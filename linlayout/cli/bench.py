@@ -233,7 +233,7 @@ def kernel_plan(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: i
     dst may likewise leave one element per VGPR (``unpacked_dst``, ``plan.dst_unpacked``).  The kernel
     loads and stores per
     ``plan.src`` / ``plan.dst``.  Targets counted from the plan (NVIDIA) keep
-    the layouts' register order.  ``strategy``: plan_conversion's.  On the targets with a kernel emitter
+    the layouts' register order and are planned with no tuples or load line (PTX prices neither).  ``strategy``: plan_conversion's.  On the targets with a kernel emitter
     the plan is made for the offsets the kernel's src load line forms (``src_global_strides``: the full
     tile, row-major, ``row_major_strides``), whose registers the setup reuses; ``load_line`` False plans
     without them (as the bench did before that input).  Where the dst holds elements in several lanes (a
@@ -244,9 +244,7 @@ def kernel_plan(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: i
                         ("one_copy_dst", one_copy_dst)):
         require_flag(name, value)
     if get_target(arch).emitter is None:
-        return plan_conversion(src, dst, arch, element_bits, strategy=strategy,
-                               src_tuple_dwords=source_tuples(src, element_bits),
-                               dst_tuple_dwords=source_tuples(dst, element_bits))
+        return plan_conversion(src, dst, arch, element_bits, strategy=strategy)  # (PTX: no VGPR tuples)
     src_alone, dst_alone = unpacked_sides(src, dst, element_bits)
     return plan_free_packing(src, dst, arch, element_bits, src_fixed_bits=contiguous_registers(src),
                              dst_fixed_bits=contiguous_registers(dst), strategy=strategy,

@@ -26,10 +26,12 @@ from pathlib import Path
 from linlayout.lowering.conversion import EMIT_FORMATS, write_conversion
 from linlayout.lowering.cpp import DIALECTS
 from linlayout.lowering.emit.conversion_kernel import source_tuples
-from linlayout.synth.context import ELEMENT_BITS
+from linlayout.hw.targets import get_target
+from linlayout.synth.context import ELEMENT_BITS, dword_bits
 from linlayout.synth.convert import check_one_copy_arch, check_unpacked_arch, plan_conversion
 from linlayout.synth.cost import (CONCURRENT_INSTRUCTION_EXPONENT, DST_TUPLE_DWORDS, OBJECTIVES, SRC_TUPLE_DWORDS,
                                   cost_model)
+from linlayout.synth.plan import unpacked_src
 from linlayout.synth.src_offsets import row_major_strides
 from linlayout.synth.vgpr_tuples import TUPLE_DWORDS, VgprTuples
 
@@ -140,15 +142,33 @@ def kernel_inputs(args: argparse.Namespace, src, dst, element_bits: int) -> dict
         raise LayoutError(f"--src-global-strides {','.join(map(str, strides))}: {len(strides)} stride(s) for the "
                           f"src's {len(dims)} out dims {dims}; give one per out dim, in that order")
 
-    def tuples(given, layout, unpacked: bool, default):
+    def tuples(flag: str, given, layout, side_dwords, unpacked: bool, default):
         if given == ROW_MAJOR:
             return 1 if unpacked else source_tuples(layout, element_bits)
+        if given is not None:  # (bits beyond the side's dwords: the flag named)
+            VgprTuples.of(flag, given, dword_bits(side_dwords, element_bits))
         return default if given is None else given
 
     return {"src_unpacked": args.src_unpacked, "dst_unpacked": args.dst_unpacked, "dst_one_copy": args.dst_one_copy,
             "src_global_strides": strides,
-            "src_tuple_dwords": tuples(args.src_tuple_dwords, src, args.src_unpacked, SRC_TUPLE_DWORDS),
-            "dst_tuple_dwords": tuples(args.dst_tuple_dwords, dst, args.dst_unpacked, DST_TUPLE_DWORDS)}
+            "src_tuple_dwords": tuples("--src-tuple-dwords", args.src_tuple_dwords, src,
+                                       unpacked_src(src, element_bits) if args.src_unpacked else src,
+                                       args.src_unpacked, SRC_TUPLE_DWORDS),
+            "dst_tuple_dwords": tuples("--dst-tuple-dwords", args.dst_tuple_dwords, dst, dst, args.dst_unpacked,
+                                       DST_TUPLE_DWORDS)}
+
+
+def check_nvidia_flags(args: argparse.Namespace) -> None:
+    """Refuse, before planning, ``--src-global-strides`` and the tuple flags for an NVIDIA target: its plans
+    price no load line's address registers and no VGPR tuple copies (plan_conversion refuses
+    ``src_global_strides`` there, and takes the tuples for none)."""
+    if get_target(args.arch).family != "nvidia":
+        return
+    for flag, value in (("--src-global-strides", args.src_global_strides),
+                        ("--src-tuple-dwords", args.src_tuple_dwords), ("--dst-tuple-dwords", args.dst_tuple_dwords)):
+        if value is not None:
+            raise LayoutError(f"{flag} is an AMD kernel input; {args.arch}'s plans price no load line's address "
+                              "registers and no VGPR tuples")
 
 
 def check_unpacked_emit(args: argparse.Namespace) -> None:
@@ -178,6 +198,7 @@ def run(args: argparse.Namespace) -> dict:
         raise LayoutError(f"--plan and -o name one file {args.plan!r}; the --emit output would overwrite the "
                           "certificate")
     check_unpacked_emit(args)
+    check_nvidia_flags(args)
     element_bits = dtype_bits(args.dtype)
     if element_bits not in ELEMENT_BITS:
         raise LayoutError(f"--dtype {args.dtype} has {element_bits}-bit elements; conversions move elements of "

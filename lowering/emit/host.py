@@ -11,8 +11,7 @@ import numpy as np
 
 from linlayout import LayoutError
 from linlayout.lowering.interp import load_kernel
-from linlayout.synth.emulator import run_isa
-from linlayout.synth.one_copy import canonical_lanes
+from linlayout.synth.emulator import checked_slots, run_isa
 from linlayout.synth.plan import Plan, dwords_per_slot, slots_per_dword
 
 from .conversion_kernel import ConversionKernel, element_coords
@@ -60,8 +59,9 @@ def emulated_output(plan: Plan, tile: np.ndarray, fill: int = 0) -> np.ndarray:
     """The output buffer when the plan's steps run on the wave emulator (linlayout.synth.emulator.run_isa).
 
     The source registers are loaded from ``tile`` (0 outside the tensor, as a buffer load
-    reads); the destination registers are written back where the dst layout points (of a dst read in one
-    copy, ``Plan.dst_one_copy``, from the canonical lanes alone, as the kernel stores them).
+    reads); the destination registers are written back where the dst layout points, from the slots the kernel
+    stores (linlayout.synth.emulator.checked_slots: of a dst read in one copy, ``Plan.dst_one_copy``, the
+    canonical lanes alone; of a dst held one element per VGPR, ``Plan.dst_unpacked``, each VGPR's low slot).
     """
     eb = plan.element_bits
     nbytes = max(1, eb // 8)
@@ -76,21 +76,22 @@ def emulated_output(plan: Plan, tile: np.ndarray, fill: int = 0) -> np.ndarray:
     regs = run_isa(plan, init=init)  # [dwords, W, wave_size, 4] byte cells
     p, dps = slots_per_dword(eb), dwords_per_slot(eb)
     got = np.zeros((plan.num_warps, plan.wave_size, plan.slots_out), dtype=np.uint64)
-    stored = (canonical_lanes(plan.dst, plan.wave_size) if plan.dst_one_copy  # (the kernel stores those alone)
-              else np.ones(plan.wave_size, dtype=bool))
+    stored = np.broadcast_to(checked_slots(plan), got.shape)  # (the slots the kernel stores)
     for s in range(plan.slots_out):
+        if not stored[..., s].any():
+            continue
         if dps == 2:
             cells = [(2 * s + h, b) for h in range(2) for b in range(4)]
         else:
             cells = [(s // p, (s % p) * nbytes + b) for b in range(nbytes)]
         for k, (d, b) in enumerate(cells):
-            byte = np.where(stored[None, :], regs[d, :, :, b], 0)
+            byte = np.where(stored[:, :, s], regs[d, :, :, b], 0)
             if (byte < 0).any() or (byte > 255).any():
                 raise LayoutError(f"the emulator left slot {s} with undefined bytes")
             got[:, :, s] |= byte.astype(np.uint64) << np.uint64(8 * k)
     out = np.full(tile.shape, fill, dtype=tile.dtype)
     dcoords, dinside = _dst_coords(plan, tile.shape)
-    dinside = dinside & stored[None, :, None]
+    dinside = dinside & stored
     out[tuple(x[dinside] for x in dcoords)] = got[dinside].astype(tile.dtype)
     return out
 
