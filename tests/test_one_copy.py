@@ -91,15 +91,19 @@ def test_the_certificate_has_its_own_format_and_the_checker_knows_it():
         Plan.from_certificate({**full, "format": "linlayout-plan/v1-one-copy", "dst_one_copy": True})
 
 
-def test_the_candidates_are_the_fills_in_registers_and_hold_the_chosen_plan():
+def test_the_candidates_are_the_fills_and_hold_the_chosen_plan():
     src, dst = _layouts(*X16)
     one = plan_conversion(src, dst, "gfx1100", 16, dst_one_copy=True)
-    fills = one_copy_candidates(src, dst, "gfx1100", 16)
+    fills = one_copy_candidates(src, dst, "gfx1100", 16, strategy="registers")
     assert len(fills) == len(filled_dsts(src, dst)) == 6
     plans = [p for f in fills for p in f]
     assert all(p.dst_one_copy and p.dst.to_json() == dst.to_json() and not p.lds_bytes
                and p.overhead["salu_one_copy_store"] == 3 for p in plans)
     assert [p.counts()["total"] for p in plans] == [48, 96, 80, 80, 80, 80]
+    # the default strategy (the planner's, auto) adds each fill's LDS round trips after its plan in registers
+    auto = one_copy_candidates(src, dst, "gfx1100", 16)
+    assert [f[0].counts() for f in auto] == [p.counts() for p in plans]
+    assert [len(f) for f in auto] == [3, 2, 3, 8, 3, 3] and all(p.lds_bytes for f in auto for p in f[1:])
     cert = {k: v for k, v in one.to_certificate().items() if k not in ("strategy", "lower_bound")}
     assert {k: v for k, v in plans[0].to_certificate().items() if k not in ("strategy", "lower_bound")} == cert
 
@@ -159,3 +163,63 @@ def test_the_kernel_stores_the_canonical_lanes_alone():
     assert low.report["isa_counts"]["total"] == 48
     setup = ours_beyond_identity(one, isa)["setup"]
     assert (setup["total"], setup["salu"], setup["valu"]) == (4, 4, 0)  # the permlane selector and the mask
+
+
+def _amd_case(name: str, arch: str, dtype: str, num_warps: int) -> tuple[LinearLayout, LinearLayout]:
+    (case,) = [c for c in family_corpus("amd")["cases"] if (c["name"], c["arch"], c["dtype"], c["num_warps"])
+               == (name, arch, dtype, num_warps)]
+    return LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"])
+
+
+def _kernel_tuples(src: LinearLayout, dst: LinearLayout, element_bits: int) -> dict:
+    """The VGPR tuples the conversion kernel loads the src and stores the dst in (``bench.source_tuples``)."""
+    from linlayout.cli.bench import source_tuples
+
+    return dict(src_tuple_dwords=source_tuples(src, element_bits), dst_tuple_dwords=source_tuples(dst, element_bits))
+
+
+#: AMD corpus: a fill's LDS round trip is taken (gfx90a i8, 8 waves: 4 ds_read_b128 of 4 VGPRs each for 4 of 8
+#: ds_read_b64 and 8 more v_perm_b32 pairs) and one is not (gfx942 fp16, 4 waves: its ds_read_b128 do not
+#: land in the dwordx2 tuples of the kernel's stores, 12 copies)
+LDS_FILL = ("mfma32T->dotB32(kw8)", "gfx90a", "i8", 8)
+LDS_FILL_COPIES = ("blocked[2x2,t8x8,o01]->dotA32(kw4)", "gfx942", "fp16", 4)
+
+
+@needs.mlir
+@pytest.mark.parametrize("case, element_bits, taken, counts", [
+    (LDS_FILL, 8, True, {"plain": (63, 19, 0), "one": (51, 22, 0)}),
+    (LDS_FILL_COPIES, 16, False, {"plain": (15, 8, 0), "one": (11, 13, 12)}),
+])
+def test_a_fill_through_lds_is_priced_with_its_store_tuple_copies(case, element_bits, taken, counts):
+    """A filled dst is planned through LDS too: its round trip's reads in the copy lanes address other
+    elements, which the canonical lanes do not see; where its loads do not land in the tuples the kernel
+    stores (``valu_load_tuple_copies``, priced from ``dst_tuple_dwords``) the copies are LLVM's ``v_mov_b32``
+    on the store line (the compiled kernel's outside VALU), and the plan of the dst itself is taken.
+    Counts: the conversion region, the setup beyond the identity kernels (the store mask's SALU in it), the
+    store line's VALU beyond theirs."""
+    from linlayout.lowering.beyond_identity import ours_beyond_identity
+    from linlayout.lowering.conversion import lower_conversion
+    from linlayout.lowering.emit.host import distinct_tile, emulated_output, expected_output, interpret
+
+    src, dst = _amd_case(*case)
+    arch, tuples = case[1], _kernel_tuples(src, dst, element_bits)
+    plan = plan_conversion(src, dst, arch, element_bits, dst_one_copy=True, **tuples)
+    plain = plan_conversion(src, dst, arch, element_bits, **tuples)
+    fills = [p for f in one_copy_candidates(src, dst, arch, element_bits, **tuples) for p in f]
+    assert plan.dst_one_copy is taken and plan.lds_bytes and plain.lds_bytes and not plain.dst_one_copy
+    # the fill's LDS plan: the one taken, else the cheapest (unverified: run here)
+    one = plan if taken else min((p for p in fills if p.lds_bytes), key=lambda p: p.cost)
+    assert verify(one, certificate=False).ok and one.dst_one_copy
+    one.verified = True
+    assert any(p.cost == one.cost and p.counts() == one.counts() for p in fills)
+    assert one.overhead.get("valu_load_tuple_copies", 0) == counts["one"][2]
+    assert (plan.cost == plain.cost) is not taken
+    for key, p in (("plain", plain), ("one", one)):
+        low = lower_conversion(p, binary=False)
+        beyond = ours_beyond_identity(p, low.compiled.isa)
+        assert (low.report["isa_counts"]["total"], beyond["setup"]["total"], beyond["outside_valu"]["store"]) \
+            == counts[key], key
+        tile = distinct_tile(low.kernel.shape, element_bits, seed=5)
+        want = expected_output(p, tile, fill=0x5A)
+        assert np.array_equal(interpret(low.kernel, tile, fill=0x5A), want)
+        assert np.array_equal(emulated_output(p, tile, fill=0x5A), want)
