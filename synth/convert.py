@@ -704,10 +704,11 @@ def _unrefined_candidates(ctx: ConversionContext, best_only: bool = False, movma
     the floors'), else from the floors of the built programs, so the order taken is the one the
     floors give; else the in-wave plans are priced first, least floor first and only
     those whose floor is within the tie limit of one priced before (``_within_ties``), and bound the
-    LDS designs built (their tie limit, ``_lds_candidates``' ``ceiling``).  ``ceiling``: under strategy
-    ``registers`` with ``best_only``, where every in-wave program's floor, those with dup exchanges
-    (``_dup_programs``) included, is above this rank value, no candidate (the caller wants no plan
-    above it: ``_one_copy_plan``)."""
+    LDS designs built (their tie limit, ``_lds_candidates``' ``ceiling``).  ``ceiling`` (with
+    ``best_only``; the caller wants no plan above this rank value: ``_one_copy_plan``): under strategy
+    ``registers``, where every in-wave program's floor, those with dup exchanges (``_dup_programs``)
+    included, is above it, no candidate; the LDS designs built are bound by it too (no LDS candidate
+    where the LDS lower bound is above it)."""
     prob, strategy, cm = ctx.problem, ctx.strategy, ctx.cost_model
     prune = prune and cm.floors_apply
     best_only = best_only and prune
@@ -751,14 +752,15 @@ def _unrefined_candidates(ctx: ConversionContext, best_only: bool = False, movma
         cands.extend(_movmatrix_candidates(ctx, best_only))
     if strategy == "registers" and not cands:
         raise LayoutError(_no_register_plan(wm))
-    lds_floor, ceiling = None, float("inf")
+    lds_floor, lds_ceiling = None, ceiling if best_only else float("inf")
     if cands and strategy == "auto" and prune:  # no LDS plan can beat (or tie) it: skip
+        lds_ceiling = min(lds_ceiling, cm.tie_limit(min(_rank_value(p, cm) for p in cands)))
+    if strategy != "registers" and lds_ceiling < float("inf"):
         lb = _lower_bound(ctx)
         lds_floor = cm.rank_value(lb["lds_cost"], lb["lds_instructions"])
-        ceiling = cm.tie_limit(min(_rank_value(p, cm) for p in cands))
-    if strategy in ("auto", "lds") and (lds_floor is None or lds_floor <= ceiling):
+    if strategy in ("auto", "lds") and (lds_floor is None or lds_floor <= lds_ceiling):
         try:
-            cands.extend(_lds_candidates(ctx, best_only, ceiling, prune))
+            cands.extend(_lds_candidates(ctx, best_only, lds_ceiling, prune))
         except (_NoLdsPlan, lds_path.DesignRefused):
             if not cands:
                 raise
