@@ -704,11 +704,10 @@ def _unrefined_candidates(ctx: ConversionContext, best_only: bool = False, movma
     the floors'), else from the floors of the built programs, so the order taken is the one the
     floors give; else the in-wave plans are priced first, least floor first and only
     those whose floor is within the tie limit of one priced before (``_within_ties``), and bound the
-    LDS designs built (their tie limit, ``_lds_candidates``' ``ceiling``).  ``ceiling`` (with
-    ``best_only``; the caller wants no plan above this rank value: ``_one_copy_plan``): under strategy
-    ``registers``, where every in-wave program's floor, those with dup exchanges (``_dup_programs``)
-    included, is above it, no candidate; the LDS designs built are bound by it too (no LDS candidate
-    where the LDS lower bound is above it)."""
+    LDS designs built (their tie limit, ``_lds_candidates``' ``ceiling``).  ``ceiling``: under strategy
+    ``registers`` with ``best_only``, where every in-wave program's floor, those with dup exchanges
+    (``_dup_programs``) included, is above this rank value, no candidate (the caller wants no plan
+    above it: ``_one_copy_plan``)."""
     prob, strategy, cm = ctx.problem, ctx.strategy, ctx.cost_model
     prune = prune and cm.floors_apply
     best_only = best_only and prune
@@ -752,15 +751,14 @@ def _unrefined_candidates(ctx: ConversionContext, best_only: bool = False, movma
         cands.extend(_movmatrix_candidates(ctx, best_only))
     if strategy == "registers" and not cands:
         raise LayoutError(_no_register_plan(wm))
-    lds_floor, lds_ceiling = None, ceiling if best_only else float("inf")
+    lds_floor, ceiling = None, float("inf")
     if cands and strategy == "auto" and prune:  # no LDS plan can beat (or tie) it: skip
-        lds_ceiling = min(lds_ceiling, cm.tie_limit(min(_rank_value(p, cm) for p in cands)))
-    if strategy != "registers" and lds_ceiling < float("inf"):
         lb = _lower_bound(ctx)
         lds_floor = cm.rank_value(lb["lds_cost"], lb["lds_instructions"])
-    if strategy in ("auto", "lds") and (lds_floor is None or lds_floor <= lds_ceiling):
+        ceiling = cm.tie_limit(min(_rank_value(p, cm) for p in cands))
+    if strategy in ("auto", "lds") and (lds_floor is None or lds_floor <= ceiling):
         try:
-            cands.extend(_lds_candidates(ctx, best_only, lds_ceiling, prune))
+            cands.extend(_lds_candidates(ctx, best_only, ceiling, prune))
         except (_NoLdsPlan, lds_path.DesignRefused):
             if not cands:
                 raise
@@ -960,7 +958,7 @@ def plan_conversion(src: LinearLayout, dst: LinearLayout, arch: str, element_bit
     linlayout.synth.src_offsets).  None (the default): no such load.  ``dst_one_copy``: only one copy of
     each dst element that ``dst`` holds in several lanes (a zero lane basis) is read, the one in the
     canonical lanes (linlayout.synth.one_copy: the lanes whose bits of those bases are clear; a kernel
-    storing the dst from them alone); the plans of the filled dsts (``one_copy.filled_dsts``) join
+    storing the dst from them alone); the in-wave plans of the filled dsts (``one_copy.filled_dsts``) join
     the plan of ``dst`` and the cheapest is taken (``_one_copy_plan``); ``plan.dst_one_copy`` is set where
     one of them is, and its ``dst`` is ``dst`` in the register order it chose.  An AMD kernel form (an
     NVIDIA target is a LayoutError).
@@ -984,24 +982,26 @@ def check_one_copy_arch(name: str, arch: str) -> None:
 
 
 def _one_copy_plan(plain: Plan, src: LinearLayout, dst: LinearLayout, args: tuple) -> Plan:
-    """``plain`` (the plan of ``dst``) or the cheapest of the plans of ``dst``'s filled dsts
-    (``one_copy.filled_dsts``; planned under the caller's strategy, an LDS round trip too: its reads in the
-    copy lanes address other elements than ``dst``'s, which the canonical lanes do not see, and the copies
-    where its loads do not land in the store's tuples are priced as for any dst, ``valu_load_tuple_copies``;
-    a fill with no plan, ``LayoutError``, is left out), each with ``dst`` in its register order
+    """``plain`` (the plan of ``dst``) or the cheapest of the in-wave plans (strategy ``registers``: a fill's
+    LDS round trips are priced right -- where their loads do not land in the tuples the kernel stores, the
+    copies are ``valu_load_tuple_copies`` -- but planning them triples the planning time of the dsts with
+    copy bits for no gain on the corpora, docs/benchmarks.md "Session 21: fillds26"; a fill with no in-wave
+    plan, ``LayoutError``, is left out) of
+    ``dst``'s filled dsts (``one_copy.filled_dsts``), each with ``dst`` in its register order
     (``one_copy.unfilled``), ``dst_one_copy`` set, verified on the canonical lanes, and the kernel's store
     mask added to its setup (``salu_one_copy_store``, ``cost.ONE_COPY_STORE_SALU``) and cost, ranked as the
     planner ranks (``CostModel.best_of``, the plans in the fills' order after ``plain``).  ``args``:
-    plan_conversion's arguments after ``dst``.
+    plan_conversion's arguments after ``dst``; a strategy ``lds`` tries no filled dst.
 
     Where the floors apply (``CostModel.floors_apply``) the fills are planned in the order of their rank
     value floors (``_one_copy_floor``), and a fill whose floor is above the tie limit of the least rank
     value planned so far is not planned: its plan's rank value would be above the tie limit of every
     least rank value, so it is neither the least nor in the tie group, and ``best_of`` takes the same plan
     without it."""
-    cm = cost_mod.cost_model(args[0], args[4])
+    arch, strategy, cm = args[0], args[3], cost_mod.cost_model(args[0], args[4])
     bits = one_copy.copy_bits(dst)
-    contexts = [_context(src, filled, *args) for filled in one_copy.filled_dsts(src, dst)]
+    contexts = [_context(src, filled, *args[:3], "registers", *args[4:])
+                for filled in (one_copy.filled_dsts(src, dst) if strategy != "lds" else [])]
     floors = [_one_copy_floor(ctx) for ctx in contexts]
     least = _rank_value(plain, cm)
     planned = {}
@@ -1011,7 +1011,7 @@ def _one_copy_plan(plain: Plan, src: LinearLayout, dst: LinearLayout, args: tupl
             break  # (every later floor is above it too)
         try:
             plan = _plan_context(contexts[i], *args[7:9], ceiling)
-        except LayoutError:  # no plan of this fill (strategy registers: the data cross warps)
+        except LayoutError:  # no in-wave plan of this fill
             continue
         if plan is None:  # every plan of this fill is above the ceiling
             continue
@@ -1038,15 +1038,17 @@ def _as_one_copy(plan: Plan, bits: list[int], cm: cost_mod.CostModel) -> Plan:
 
 
 def one_copy_candidates(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int, *,
-                        lds_budget_bytes: int | None = None, strategy: str = "auto", objective: str | None = None,
+                        lds_budget_bytes: int | None = None, strategy: str = "registers",
+                        objective: str | None = None,
                         src_tuple_dwords=cost_mod.SRC_TUPLE_DWORDS, dst_tuple_dwords=cost_mod.DST_TUPLE_DWORDS,
                         prune: bool = True, src_unpacked: bool = False, dst_unpacked: bool = False,
                         src_global_strides=None) -> list[list[Plan]]:
     """The candidates ``plan_conversion(..., dst_one_copy=True)`` chooses among beside ``dst``'s own
     (``candidate_plans``), unverified: per filled dst (``one_copy.filled_dsts``, in order) its
-    ``candidate_plans`` under ``strategy`` made one-copy plans of ``dst`` (``_as_one_copy``), in the fill's
-    rank order (ranked before the store mask is added, as the planner ranks them); an empty list for a
-    fill with no plan under it.  The other arguments are candidate_plans'."""
+    ``candidate_plans`` under ``strategy`` (``registers``: the planner's; another, such as ``auto``, weighs
+    the fills' LDS round trips, which the planner does not) made one-copy plans of ``dst`` (``_as_one_copy``),
+    in the fill's rank order (ranked before the store mask is added, as the planner ranks them); an empty
+    list for a fill with no plan under it.  The other arguments are candidate_plans'."""
     check_one_copy_arch("dst_one_copy", arch)
     bits, cm = one_copy.copy_bits(dst), cost_mod.cost_model(arch, objective)
     out = []
@@ -1063,20 +1065,15 @@ def one_copy_candidates(src: LinearLayout, dst: LinearLayout, arch: str, element
 
 
 def _one_copy_floor(ctx: ConversionContext) -> float:
-    """A floor of the rank value of a one-copy plan of ``ctx`` (a filled dst) where the floors apply, the
-    least of its strategy's: in registers (strategies ``auto`` and ``registers``, where the data stay in
-    their warps) ``lower_bound``'s ``register_cost`` with its instructions at least the cross-lane moves and
-    the merges (a move may be a merge: the larger), through LDS (``auto`` and ``lds``) its ``lds_cost``
-    with ``lds_instructions`` (the LDS designs' floor, ``_candidates``'), each with the store mask
-    (``cost.ONE_COPY_STORE_SALU``) among the instructions; infinite where neither applies."""
-    lb, cm, mask = _lower_bound(ctx), ctx.cost_model, cost_mod.ONE_COPY_STORE_SALU
-    floors = [float("inf")]
-    if ctx.strategy != "lds" and not lb["cross_warp"]:
-        floors.append(cm.rank_value(lb["register_cost"],
-                                    max(lb["cross_lane_dwords"], lb["min_register_merges"]) + mask))
-    if ctx.strategy != "registers":
-        floors.append(cm.rank_value(lb["lds_cost"], lb["lds_instructions"] + mask))
-    return min(floors)
+    """A floor of the rank value of a one-copy plan in registers of ``ctx`` (a filled dst, strategy
+    ``registers``) where the floors apply: ``lower_bound``'s ``register_cost`` with its instructions at
+    least the cross-lane moves and the merges (a move may be a merge: the larger) and the store mask
+    (``cost.ONE_COPY_STORE_SALU``); infinite where the data cross warps (no plan in registers)."""
+    lb = _lower_bound(ctx)
+    if lb["cross_warp"]:
+        return float("inf")
+    instructions = max(lb["cross_lane_dwords"], lb["min_register_merges"]) + cost_mod.ONE_COPY_STORE_SALU
+    return ctx.cost_model.rank_value(lb["register_cost"], instructions)
 
 
 def _plan_layouts(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int, lds_budget_bytes: int | None,

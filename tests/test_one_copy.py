@@ -94,14 +94,14 @@ def test_the_certificate_has_its_own_format_and_the_checker_knows_it():
 def test_the_candidates_are_the_fills_and_hold_the_chosen_plan():
     src, dst = _layouts(*X16)
     one = plan_conversion(src, dst, "gfx1100", 16, dst_one_copy=True)
-    fills = one_copy_candidates(src, dst, "gfx1100", 16, strategy="registers")
+    fills = one_copy_candidates(src, dst, "gfx1100", 16)
     assert len(fills) == len(filled_dsts(src, dst)) == 6
     plans = [p for f in fills for p in f]
     assert all(p.dst_one_copy and p.dst.to_json() == dst.to_json() and not p.lds_bytes
                and p.overhead["salu_one_copy_store"] == 3 for p in plans)
     assert [p.counts()["total"] for p in plans] == [48, 96, 80, 80, 80, 80]
-    # the default strategy (the planner's, auto) adds each fill's LDS round trips after its plan in registers
-    auto = one_copy_candidates(src, dst, "gfx1100", 16)
+    # strategy auto adds each fill's LDS round trips (which the planner does not plan) after its plan in registers
+    auto = one_copy_candidates(src, dst, "gfx1100", 16, strategy="auto")
     assert [f[0].counts() for f in auto] == [p.counts() for p in plans]
     assert [len(f) for f in auto] == [3, 2, 3, 8, 3, 3] and all(p.lds_bytes for f in auto for p in f[1:])
     cert = {k: v for k, v in one.to_certificate().items() if k not in ("strategy", "lower_bound")}
@@ -178,43 +178,44 @@ def _kernel_tuples(src: LinearLayout, dst: LinearLayout, element_bits: int) -> d
     return dict(src_tuple_dwords=source_tuples(src, element_bits), dst_tuple_dwords=source_tuples(dst, element_bits))
 
 
-#: AMD corpus: a fill's LDS round trip is taken (gfx90a i8, 8 waves: 4 ds_read_b128 of 4 VGPRs each for 4 of 8
-#: ds_read_b64 and 8 more v_perm_b32 pairs) and one is not (gfx942 fp16, 4 waves: its ds_read_b128 do not
-#: land in the dwordx2 tuples of the kernel's stores, 12 copies)
+#: AMD corpus, a fill's LDS round trip (``one_copy_candidates(..., strategy="auto")``), which the planner does not
+#: plan, planned for the kernel's tuples: gfx90a i8, 8 waves, 4 ds_read_b128 where the dst's plan has 8 ds_read_b64
+#: and more v_perm_b32 (9 fewer in all); gfx942 fp16, 4 waves, ds_read_b128 that do not land in the dwordx2 tuples
+#: of the kernel's stores: 12 copies (v_mov_b32 on the store line), priced as its valu_load_tuple_copies
 LDS_FILL = ("mfma32T->dotB32(kw8)", "gfx90a", "i8", 8)
 LDS_FILL_COPIES = ("blocked[2x2,t8x8,o01]->dotA32(kw4)", "gfx942", "fp16", 4)
 
 
 @needs.mlir
-@pytest.mark.parametrize("case, element_bits, taken, counts", [
-    (LDS_FILL, 8, True, {"plain": (63, 19, 0), "one": (51, 22, 0)}),
-    (LDS_FILL_COPIES, 16, False, {"plain": (15, 8, 0), "one": (11, 13, 12)}),
+@pytest.mark.parametrize("case, element_bits, counts", [
+    (LDS_FILL, 8, {"plain": (63, 19, 0), "fill": (51, 22, 0)}),
+    (LDS_FILL_COPIES, 16, {"plain": (15, 8, 0), "fill": (11, 13, 12)}),
 ])
-def test_a_fill_through_lds_is_priced_with_its_store_tuple_copies(case, element_bits, taken, counts):
-    """A filled dst is planned through LDS too: its round trip's reads in the copy lanes address other
-    elements, which the canonical lanes do not see; where its loads do not land in the tuples the kernel
-    stores (``valu_load_tuple_copies``, priced from ``dst_tuple_dwords``) the copies are LLVM's ``v_mov_b32``
-    on the store line (the compiled kernel's outside VALU), and the plan of the dst itself is taken.
-    Counts: the conversion region, the setup beyond the identity kernels (the store mask's SALU in it), the
-    store line's VALU beyond theirs."""
+def test_a_fill_through_lds_is_priced_with_its_store_tuple_copies(case, element_bits, counts):
+    """A fill's LDS round trip, ranked as the planner ranks (``CostModel.best_of``): its reads in the copy
+    lanes address other elements, which no canonical lane sees, and where its loads do not land in the
+    tuples the kernel stores, the copies (priced from ``dst_tuple_dwords``: ``valu_load_tuple_copies``)
+    are LLVM's ``v_mov_b32`` on the store line, the compiled kernel's VALU beyond the identity kernel's.
+    The planner plans the fills in registers only, and takes the dst's own plan here.  Counts:
+    the conversion region, the setup beyond the identity kernels (the store mask's 3 SALU in the fill's),
+    the store line's VALU beyond theirs."""
     from linlayout.lowering.beyond_identity import ours_beyond_identity
     from linlayout.lowering.conversion import lower_conversion
     from linlayout.lowering.emit.host import distinct_tile, emulated_output, expected_output, interpret
+    from linlayout.synth.cost import cost_model
 
     src, dst = _amd_case(*case)
     arch, tuples = case[1], _kernel_tuples(src, dst, element_bits)
-    plan = plan_conversion(src, dst, arch, element_bits, dst_one_copy=True, **tuples)
     plain = plan_conversion(src, dst, arch, element_bits, **tuples)
-    fills = [p for f in one_copy_candidates(src, dst, arch, element_bits, **tuples) for p in f]
-    assert plan.dst_one_copy is taken and plan.lds_bytes and plain.lds_bytes and not plain.dst_one_copy
-    # the fill's LDS plan: the one taken, else the cheapest (unverified: run here)
-    one = plan if taken else min((p for p in fills if p.lds_bytes), key=lambda p: p.cost)
-    assert verify(one, certificate=False).ok and one.dst_one_copy
-    one.verified = True
-    assert any(p.cost == one.cost and p.counts() == one.counts() for p in fills)
-    assert one.overhead.get("valu_load_tuple_copies", 0) == counts["one"][2]
-    assert (plan.cost == plain.cost) is not taken
-    for key, p in (("plain", plain), ("one", one)):
+    assert plan_conversion(src, dst, arch, element_bits, dst_one_copy=True, **tuples).to_certificate() \
+        == plain.to_certificate()
+    fills = [p for f in one_copy_candidates(src, dst, arch, element_bits, strategy="auto", **tuples) for p in f
+             if p.lds_bytes]
+    fill = cost_model(arch, None).best_of(fills, lambda p: p.cost, lambda p: p.total_with_overhead())
+    assert fill.overhead.get("valu_load_tuple_copies", 0) == counts["fill"][2]
+    assert verify(fill, certificate=False).ok and fill.dst_one_copy
+    fill.verified = True
+    for key, p in (("plain", plain), ("fill", fill)):
         low = lower_conversion(p, binary=False)
         beyond = ours_beyond_identity(p, low.compiled.isa)
         assert (low.report["isa_counts"]["total"], beyond["setup"]["total"], beyond["outside_valu"]["store"]) \
