@@ -984,9 +984,11 @@ def check_one_copy_arch(name: str, arch: str) -> None:
 
 
 def _one_copy_plan(plain: Plan, src: LinearLayout, dst: LinearLayout, args: tuple) -> Plan:
-    """``plain`` (the plan of ``dst``) or the cheapest of the in-wave plans (strategy ``registers``: an LDS
-    round trip's reads in the copy lanes of a filled dst would address other elements than ``dst``'s, more
-    setup than ``dst``'s shared addresses; a fill with no in-wave plan, ``LayoutError``, is left out) of
+    """``plain`` (the plan of ``dst``) or the cheapest of the in-wave plans (strategy ``registers``: a fill's
+    LDS round trips are priced right -- where their loads do not land in the tuples the kernel stores, the
+    copies are ``valu_load_tuple_copies`` -- but planning them triples the planning time of the dsts with
+    copy bits for no gain on the corpora, docs/benchmarks.md "Session 21: fillds26"; a fill with no in-wave
+    plan, ``LayoutError``, is left out) of
     ``dst``'s filled dsts (``one_copy.filled_dsts``), each with ``dst`` in its register order
     (``one_copy.unfilled``), ``dst_one_copy`` set, verified on the canonical lanes, and the kernel's store
     mask added to its setup (``salu_one_copy_store``, ``cost.ONE_COPY_STORE_SALU``) and cost, ranked as the
@@ -1038,25 +1040,27 @@ def _as_one_copy(plan: Plan, bits: list[int], cm: cost_mod.CostModel) -> Plan:
 
 
 def one_copy_candidates(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int, *,
-                        lds_budget_bytes: int | None = None, objective: str | None = None,
+                        lds_budget_bytes: int | None = None, strategy: str = "registers",
+                        objective: str | None = None,
                         src_tuple_dwords=cost_mod.SRC_TUPLE_DWORDS, dst_tuple_dwords=cost_mod.DST_TUPLE_DWORDS,
                         prune: bool = True, src_unpacked: bool = False, dst_unpacked: bool = False,
                         src_global_strides=None) -> list[list[Plan]]:
     """The candidates ``plan_conversion(..., dst_one_copy=True)`` chooses among beside ``dst``'s own
     (``candidate_plans``), unverified: per filled dst (``one_copy.filled_dsts``, in order) its
-    ``candidate_plans`` under strategy ``registers`` made one-copy plans of ``dst`` (``_as_one_copy``), in
-    the fill's rank order (ranked before the store mask is added, as the planner ranks them); an empty
-    list for a fill with no plan in registers.  The other arguments are candidate_plans'."""
+    ``candidate_plans`` under ``strategy`` (``registers``: the planner's; another, such as ``auto``, weighs
+    the fills' LDS round trips, which the planner does not) made one-copy plans of ``dst`` (``_as_one_copy``),
+    in the fill's rank order (ranked before the store mask is added, as the planner ranks them); an empty
+    list for a fill with no plan under it.  The other arguments are candidate_plans'."""
     check_one_copy_arch("dst_one_copy", arch)
     bits, cm = one_copy.copy_bits(dst), cost_mod.cost_model(arch, objective)
     out = []
     for filled in one_copy.filled_dsts(src, dst):
         try:
             plans = candidate_plans(src, filled, arch, element_bits, lds_budget_bytes=lds_budget_bytes,
-                                    strategy="registers", objective=objective, src_tuple_dwords=src_tuple_dwords,
+                                    strategy=strategy, objective=objective, src_tuple_dwords=src_tuple_dwords,
                                     dst_tuple_dwords=dst_tuple_dwords, prune=prune, src_unpacked=src_unpacked,
                                     dst_unpacked=dst_unpacked, src_global_strides=src_global_strides)
-        except LayoutError:  # no plan in registers
+        except LayoutError:  # no plan under strategy (registers: the data cross warps)
             plans = []
         out.append([_as_one_copy(plan, bits, cm) for plan in plans])
     return out

@@ -107,7 +107,7 @@ def test_the_certificate_has_its_own_format_and_the_checker_knows_it():
         Plan.from_certificate({**full, "format": "linlayout-plan/v1-one-copy", "dst_one_copy": True})
 
 
-def test_the_candidates_are_the_fills_in_registers_and_hold_the_chosen_plan():
+def test_the_candidates_are_the_fills_and_hold_the_chosen_plan():
     src, dst = _layouts(*X16)
     one = plan_conversion(src, dst, "gfx1100", 16, dst_one_copy=True)
     fills = one_copy_candidates(src, dst, "gfx1100", 16)
@@ -116,6 +116,10 @@ def test_the_candidates_are_the_fills_in_registers_and_hold_the_chosen_plan():
     assert all(p.dst_one_copy and p.dst.to_json() == dst.to_json() and not p.lds_bytes
                and p.overhead["salu_one_copy_store"] == 3 for p in plans)
     assert [p.counts()["total"] for p in plans] == [48, 96, 80, 80, 80, 80]
+    # strategy auto adds each fill's LDS round trips (which the planner does not plan) after its plan in registers
+    auto = one_copy_candidates(src, dst, "gfx1100", 16, strategy="auto")
+    assert [f[0].counts() for f in auto] == [p.counts() for p in plans]
+    assert [len(f) for f in auto] == [3, 2, 3, 8, 3, 3] and all(p.lds_bytes for f in auto for p in f[1:])
     cert = {k: v for k, v in one.to_certificate().items() if k not in ("strategy", "lower_bound")}
     assert {k: v for k, v in plans[0].to_certificate().items() if k not in ("strategy", "lower_bound")} == cert
 
@@ -204,3 +208,64 @@ def test_the_emulated_output_of_an_unpacked_dst_stores_each_vgprs_low_slot(one_c
     want = expected_output(plan, tile, fill=0x5A)
     assert np.array_equal(interpret(low.kernel, tile, fill=0x5A), want)
     assert np.array_equal(emulated_output(plan, tile, fill=0x5A), want)
+
+
+def _amd_case(name: str, arch: str, dtype: str, num_warps: int) -> tuple[LinearLayout, LinearLayout]:
+    (case,) = [c for c in family_corpus("amd")["cases"] if (c["name"], c["arch"], c["dtype"], c["num_warps"])
+               == (name, arch, dtype, num_warps)]
+    return LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"])
+
+
+def _kernel_tuples(src: LinearLayout, dst: LinearLayout, element_bits: int) -> dict:
+    """The VGPR tuples the conversion kernel loads the src and stores the dst in (``bench.source_tuples``)."""
+    from linlayout.cli.bench import source_tuples
+
+    return dict(src_tuple_dwords=source_tuples(src, element_bits), dst_tuple_dwords=source_tuples(dst, element_bits))
+
+
+#: AMD corpus, a fill's LDS round trip (``one_copy_candidates(..., strategy="auto")``), which the planner does not
+#: plan, planned for the kernel's tuples: gfx90a i8, 8 waves, 4 ds_read_b128 where the dst's plan has 8 ds_read_b64
+#: and more v_perm_b32 (9 fewer in all); gfx942 fp16, 4 waves, ds_read_b128 that do not land in the dwordx2 tuples
+#: of the kernel's stores: 12 copies (v_mov_b32 on the store line), priced as its valu_load_tuple_copies
+LDS_FILL = ("mfma32T->dotB32(kw8)", "gfx90a", "i8", 8)
+LDS_FILL_COPIES = ("blocked[2x2,t8x8,o01]->dotA32(kw4)", "gfx942", "fp16", 4)
+
+
+@needs.mlir
+@pytest.mark.parametrize("case, element_bits, counts", [
+    (LDS_FILL, 8, {"plain": (63, 19, 0), "fill": (51, 22, 0)}),
+    (LDS_FILL_COPIES, 16, {"plain": (15, 8, 0), "fill": (11, 13, 12)}),
+])
+def test_a_fill_through_lds_is_priced_with_its_store_tuple_copies(case, element_bits, counts):
+    """A fill's LDS round trip, ranked as the planner ranks (``CostModel.best_of``): its reads in the copy
+    lanes address other elements, which no canonical lane sees, and where its loads do not land in the
+    tuples the kernel stores, the copies (priced from ``dst_tuple_dwords``: ``valu_load_tuple_copies``)
+    are LLVM's ``v_mov_b32`` on the store line, the compiled kernel's VALU beyond the identity kernel's.
+    The planner plans the fills in registers only, and takes the dst's own plan here.  Counts:
+    the conversion region, the setup beyond the identity kernels (the store mask's 3 SALU in the fill's),
+    the store line's VALU beyond theirs."""
+    from linlayout.lowering.beyond_identity import ours_beyond_identity
+    from linlayout.lowering.conversion import lower_conversion
+    from linlayout.lowering.emit.host import distinct_tile, emulated_output, expected_output, interpret
+    from linlayout.synth.cost import cost_model
+
+    src, dst = _amd_case(*case)
+    arch, tuples = case[1], _kernel_tuples(src, dst, element_bits)
+    plain = plan_conversion(src, dst, arch, element_bits, **tuples)
+    assert plan_conversion(src, dst, arch, element_bits, dst_one_copy=True, **tuples).to_certificate() \
+        == plain.to_certificate()
+    fills = [p for f in one_copy_candidates(src, dst, arch, element_bits, strategy="auto", **tuples) for p in f
+             if p.lds_bytes]
+    fill = cost_model(arch, None).best_of(fills, lambda p: p.cost, lambda p: p.total_with_overhead())
+    assert fill.overhead.get("valu_load_tuple_copies", 0) == counts["fill"][2]
+    assert verify(fill, certificate=False).ok and fill.dst_one_copy
+    fill.verified = True
+    for key, p in (("plain", plain), ("fill", fill)):
+        low = lower_conversion(p, binary=False)
+        beyond = ours_beyond_identity(p, low.compiled.isa)
+        assert (low.report["isa_counts"]["total"], beyond["setup"]["total"], beyond["outside_valu"]["store"]) \
+            == counts[key], key
+        tile = distinct_tile(low.kernel.shape, element_bits, seed=5)
+        want = expected_output(p, tile, fill=0x5A)
+        assert np.array_equal(interpret(low.kernel, tile, fill=0x5A), want)
+        assert np.array_equal(emulated_output(p, tile, fill=0x5A), want)
