@@ -73,8 +73,8 @@ from linlayout.hw.targets import Target, get_target
 from . import banks
 from .hazards import hazard_nops, valu_delays
 from .lane_choices import ChoicePlan, lanes_condition
-from .lane_arith import (AffineTable, fit_affine, least_tables_valu, linear_columns, program_family, row_table,
-                         tables_valu)
+from .lane_arith import (AffineTable, bpermute_address_bits, fit_affine, least_tables_valu, linear_columns,
+                         program_family, row_table, tables_valu)
 from .steps import dwords_per_slot, slots_per_dword
 from .steps.lds import OFFSET_LIMIT, missing_transpose_load
 from .vgpr_tuples import VgprTuples
@@ -850,13 +850,15 @@ def bpermute_address_valu(tables, arch: str, num_warps: int = 1) -> int:
     (linlayout.lowering.emit.lane_values, on every warp's table): a table that an earlier one plus a
     constant in ``[0, OFFSET_LIMIT)`` gives on its lanes that read costs nothing (``PlanEmitter.
     bpermute_address``: LLVM folds the constant into the instruction's 16-bit ``offset:``); the others are
-    one op program for their lane parts (lane_arith.tables_valu) and their warp parts as LLVM makes them
+    one op program for their lane parts (lane_arith.tables_valu, each read in ``bpermute_address_bits`` alone: a
+    shift term may be the thread id shifted) and their warp parts as LLVM makes them
     (``warp_part_ops``, as for LDS addresses) with their joins (``bpermute_join_ops``).  On PTX targets
     (``shfl`` source-lane registers) BPERMUTE_ADDR_VALU each.  A LayoutError where a ``[warps, lanes]`` table has other than ``num_warps``
     rows."""
     if get_target(arch).lds_isa == "ptx":
         return BPERMUTE_ADDR_VALU * len(tables)
     fits, parts, made = [], [], []  # the program's tables, their warp parts; every register's table
+    care = bpermute_address_bits(get_target(arch).wave_size)  # the bits the instruction reads
     rows = num_warps if any(np.ndim(t) == 2 for t in tables) else 1  # 1: the same tables in every warp
     lanes = 0
     for t in tables:
@@ -873,7 +875,7 @@ def bpermute_address_valu(tables, arch: str, num_warps: int = 1) -> int:
             fits.append(None)
             made.append(np.where(defined, a, 0))
             continue
-        fits.append((full.const, full.lane_cols))
+        fits.append((full.const, full.lane_cols, care))
         parts.append(full.warp_cols)
         made.append(full.evaluate(rows))
     family = program_family(arch)

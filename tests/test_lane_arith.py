@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import needs
-from linlayout.synth.lane_arith import LANE, WARP, AffineTable, LaneProgram, fit_affine, lane_columns, program_family
+from linlayout.synth.lane_arith import LANE, THREAD, WARP, AffineTable, LaneProgram, fit_affine, lane_columns, program_family
 
 
 def _column(draw, wide: bool) -> int:
@@ -63,7 +63,7 @@ def test_count_reads_the_reached_nodes_alone(data, family, n_tables):
         wide = data.draw(st.booleans())
         prog.add(AffineTable(data.draw(st.integers(0, (1 << 32) - 1)),
                              tuple(_column(data.draw, wide) for _ in range(6)), ()))
-    copy, new = LaneProgram(family, 6, 0), {LANE: LANE, WARP: WARP}
+    copy, new = LaneProgram(family, 6, 0), {LANE: LANE, WARP: WARP, THREAD: THREAD}
 
     def make(i: int) -> int:
         if i not in new:
@@ -76,7 +76,7 @@ def test_count_reads_the_reached_nodes_alone(data, family, n_tables):
 
     for aff, i in reversed(list(prog.tables.items())):
         copy.tables[aff] = make(i)
-    assert len(copy.nodes) == len(_live_ops(prog)) + 2 + sum(1 for i in new if prog.nodes[i][0] == "const")
+    assert len(copy.nodes) == len(_live_ops(prog)) + 3 + sum(1 for i in new if prog.nodes[i][0] == "const")
     assert copy.count() == prog.count()
 
 
