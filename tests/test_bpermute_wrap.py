@@ -1,10 +1,13 @@
-"""Session 21 (wamd25): ``ds_bpermute`` addresses read modulo the wave.
+"""Session 21 (wamd25): ``ds_bpermute`` addresses read modulo the wave, and registers stored in bytes.
 
 A ``ds_bpermute`` address is read in its bits 0 to ``log2(wave) + 1`` alone
 (``lane_arith.bpermute_address_bits``), so on gfx9 a shift term ``(l & M) << s`` whose other thread-id bits
 land above them is the thread id shifted, which an OR absorbs (``v_lshl_or_b32``): the setup of the AMD
 corpus's gfx950 ``slice0(mfma16T)->slice0(blocked[1x4,t2x32,o10])`` (i8) is 5 -> 3 (whole 11 -> 9, Triton's
-9), of ``...t4x16...`` (bf16) 4 -> 3.  Each compiled kernel converts on the interpreter."""
+9), of ``...t4x16...`` (bf16) 4 -> 3.  A register the kernel stores in bytes: the shifted words reach the
+stores opaque (``conversion_kernel._Kernel._store``), so LLVM does not rebuild the register from its bytes
+first (gfx950 fp8 ``mfma16T->mfma16``: store side 9 VALU -> 0 beyond its identity kernel's).  Each
+compiled kernel converts on the interpreter."""
 
 from __future__ import annotations
 
@@ -113,3 +116,22 @@ def test_gfx950_bpermute_setups(name, dtype, num_warps, region, setup, triton_wh
     assert any(re.match(r"v_lshl_or_b32 v\d+, v\d+, [26], v\d+$", ln.strip())
                for ln in region_lines(low.compiled.isa, "setup"))
     assert int(triton_whole_conversion(case)["total"]) == triton_whole
+
+
+@needs.mlir
+def test_gfx950_fp8_bytes_stored_without_a_rebuild():
+    """``mfma16T->mfma16`` (fp8, 8 warps): the plan's one packed dst register is stored as 4 bytes after 3
+    shifts (``v_lshrrev_b32`` by 8, 16, 24), as its identity kernel stores them: whole 8 + 12 + 0 = 20
+    against Triton's 25 (8 + 12 + 9 = 29 when LLVM rebuilt the register from its bytes first)."""
+    from linlayout.cli.bench import triton_whole_conversion
+    from linlayout.lowering.isa import around_region, isa_counts
+
+    case = _case("mfma16T->mfma16", "gfx950", "fp8", 8)
+    plan, low, beyond = _compiled(case)
+    assert plan.strategy == "lanes" and not plan.dst_unpacked
+    assert low.report["isa_counts"]["total"] == 8 and beyond["setup"]["total"] == 12
+    assert beyond["outside_valu"] == {"load": 0, "store": 0}
+    _, after = around_region(low.compiled.isa, "conv")
+    store_side = isa_counts("\n".join(after))
+    assert store_side["valu"] == 3 and store_side["vmem"] == 4
+    assert int(triton_whole_conversion(case)["total"]) == 25
