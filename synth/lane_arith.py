@@ -45,8 +45,9 @@ from its own terms and joins the lane terms as one more term.
 ``t << s`` (``t`` = lane + wave size x warp id, the kernel's ``v0``: no AND) where every bit of
 ``t`` that the shift puts in ``care`` is a bit of ``M`` (the others land above it) and no other term
 has its output bits: one shift, which an OR absorbs (``v_lshl_or_b32``), for an AND and a shift.
-[I] On gfx9 only: on RDNA the wave32 corpus measured it worse (docs/benchmarks.md "Session 21: wamd25").  Such a table is a value of its own: the
-other tables are not built from it (its bits above ``care`` are not the table's).
+[I] On gfx9 only: on RDNA the wave32 corpus measured it worse (docs/benchmarks.md, "Session 21:
+wamd25").  Such a table is a value of its own: the other tables are not built from it (its bits above
+``care`` are not the table's).
 
 **Count.**  Ops on the lane id (and the thread id) are VALU, ops on the warp id alone SALU (the warp id is
 wave-uniform); :meth:`LaneProgram.count` counts them after the fusions above (each op absorbs at
@@ -63,9 +64,9 @@ import numpy as np
 from linlayout import LayoutError, caches, f2
 from linlayout.hw.targets import get_target
 
-__all__ = ["AffineTable", "LaneProgram", "RDNA_OPS_PER_DELAY", "TABLE_LOAD_OPS", "bpermute_address_bits", "fit_affine",
-           "lane_columns",
-           "least_tables_valu", "linear_columns", "program_family", "row_table", "tables_valu"]
+__all__ = ["AffineTable", "LaneProgram", "RDNA_OPS_PER_DELAY", "TABLE_LOAD_OPS", "bpermute_address_bits",
+           "fit_affine", "lane_columns", "least_tables_valu", "linear_columns", "program_family", "row_table",
+           "tables_valu"]
 
 LANE, WARP, THREAD = 0, 1, 2  # the value ids of the lane id, the warp id and the thread id in every program
 _INLINE = range(-16, 65)  # gfx9 inline integer constants (a VOP3 operand without a literal)
@@ -378,12 +379,17 @@ class LaneProgram:
             for o in _bits(col):
                 by_shift[o - b] = by_shift.get(o - b, 0) | (1 << b)
         outs = {s: (m << s) if s >= 0 else (m >> -s) for s, m in by_shift.items()}
-        taken = 0
-        for _, out in terms:
-            taken |= out
+        if care is None or self.family != "gfx9" or x != LANE:
+            terms.extend((self._shift_term(x, m, s), outs[s]) for s, m in sorted(by_shift.items()))
+            return terms
         for s, m in sorted(by_shift.items()):
-            others = taken | sum(o for k, o in outs.items() if k != s)  # disjoint outputs: the term is OR'ed
-            terms.append((self._shift_term(x, m, s, care if not outs[s] & others else None), outs[s]))
+            others = 0  # the output bits of every other term: a term disjoint from them is OR'ed
+            for t in terms:
+                others |= t[1]
+            for k, out in outs.items():
+                if k > s:
+                    others |= out
+            terms.append((self._shift_term(x, m, s, None if outs[s] & others else care), outs[s]))
         return terms
 
     def _shift_term(self, x: int, m: int, s: int, care: int | None = None) -> int:
@@ -392,9 +398,9 @@ class LaneProgram:
         thread id masked, and pushes that mask into each use), so every term masks; but a term of the
         lane id read in the bits ``care`` alone is the thread id shifted, ``THREAD << s``, where the
         bits of the thread id that the shift puts in ``care`` are all bits of ``m`` (module docstring;
-        :meth:`_terms` gives ``care`` only to a term whose output bits no other term has, which an OR
-        joins: in an XOR LLVM masks the XOR of shifts once, ``(a << i ^ b << j) & M``)."""
-        if care is not None and self.family == "gfx9" and x == LANE and s >= 0 and not (care >> s) & ~m:
+        :meth:`_terms` gives ``care`` only on gfx9, to a lane term whose output bits no other term has,
+        which an OR joins: in an XOR LLVM masks the XOR of shifts once, ``(a << i ^ b << j) & M``)."""
+        if care is not None and s >= 0 and not (care >> s) & ~m:
             return self.node("shl", THREAD, s) if s else THREAD
         if s >= 0:
             part = self.node("and", x, m)

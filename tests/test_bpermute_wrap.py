@@ -72,10 +72,10 @@ def test_an_exact_table_never_reuses_a_value_read_modulo_the_wave():
     assert made != wrapped
 
 
-def _case(name: str, arch: str, dtype: str, num_warps: int):
+def _case(name: str, arch: str, dtype: str, num_warps: int, family: str = "amd"):
     from repo_data import family_corpus
 
-    (case,) = [c for c in family_corpus("amd")["cases"] if c.get("set") != "baseline" and
+    (case,) = [c for c in family_corpus(family)["cases"] if c.get("set") != "baseline" and
                (c["name"], c["arch"], c["dtype"], c["num_warps"]) == (name, arch, dtype, num_warps)]
     return case
 
@@ -135,3 +135,18 @@ def test_gfx950_fp8_bytes_stored_without_a_rebuild():
     store_side = isa_counts("\n".join(after))
     assert store_side["valu"] == 3 and store_side["vmem"] == 4
     assert int(triton_whole_conversion(case)["total"]) == 25
+
+
+@needs.mlir
+def test_wave32_bytes_stored_as_before():
+    """On RDNA the shifted bytes reach the stores as before (no opaque copy: there they cost a VALU): wave32
+    gfx1100 i8 ``slice1(wmma1.16x16T)->slice1(blocked[2x1,t32x1,o01])``, 1 wave, stores bytes with nothing
+    beyond its identity kernel's store side, whole 5 + 3 = 8, Triton's 8."""
+    from linlayout.cli.bench import triton_whole_conversion
+
+    case = _case("slice1(wmma1.16x16T)->slice1(blocked[2x1,t32x1,o01])", "gfx1100", "i8", 1, "wave32")
+    plan, low, beyond = _compiled(case)
+    assert 'llvm.inline_asm "", "=v,0"' not in low.kernel.text.split("store the destination registers")[1]
+    assert beyond["outside_valu"] == {"load": 0, "store": 0}
+    assert low.report["isa_counts"]["total"] + beyond["setup"]["total"] == 8
+    assert int(triton_whole_conversion(case)["total"]) == 8

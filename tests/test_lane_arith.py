@@ -9,7 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import needs
-from linlayout.synth.lane_arith import LANE, THREAD, WARP, AffineTable, LaneProgram, fit_affine, lane_columns, program_family
+from linlayout.synth.lane_arith import (LANE, THREAD, WARP, AffineTable, LaneProgram, fit_affine, lane_columns,
+                                        program_family)
 
 
 def _column(draw, wide: bool) -> int:
