@@ -73,8 +73,8 @@ from linlayout.hw.targets import Target, get_target
 from . import banks
 from .hazards import hazard_nops, valu_delays
 from .lane_choices import ChoicePlan, lanes_condition
-from .lane_arith import (AffineTable, fit_affine, least_tables_valu, linear_columns, program_family, row_table,
-                         tables_valu, thread_id_form)
+from .lane_arith import (AffineTable, LaneTable, bpermute_address_bits, fit_affine, least_tables_valu,
+                         linear_columns, program_family, row_table, tables_valu, thread_id_form)
 from .steps import dwords_per_slot, slots_per_dword
 from .steps.lds import OFFSET_LIMIT, missing_transpose_load
 from .vgpr_tuples import VgprTuples
@@ -787,7 +787,7 @@ class AddressRegisters:
         count is the program's in 1165 of 1287, 1 to 3 below it in the others.)  The program is warp 0's;
         the warp parts of the new registers (``warp_cols``, one per access; AMD targets) are
         ``warp_part_ops`` (:attr:`warp`), except for a register that ``lane_arith.thread_id_form`` takes from
-        the thread id (a table ``(const, lane_cols, warp_cols)`` of the program, no warp part: the lowering's
+        the thread id (a ``LaneTable`` with its ``warp_cols`` in the program, no warp part: the lowering's
         ``PlanEmitter.lds_address`` builds it so).  An address whose warp-0 part a formed register reaches but whose
         warp columns differ from that register's (``_AddressBases.joined``) is its own register, the lowering's
         (plan_ops ``_address_base`` keys a class on every warp's addresses): LLVM computes the lane part once
@@ -826,7 +826,7 @@ class AddressRegisters:
                     span |= col
                 aff = AffineTable(int(a0[i, 0]) & span, cols, warp)
                 if thread_id_form(family, lane_bits, aff):  # built from the thread id: no warp part
-                    tables.append((aff.const, cols, warp))
+                    tables.append(LaneTable(aff.const, cols, warp_cols=warp))
                     continue
             if warp_cols is not None:
                 parts.append(warp_cols[i])
@@ -866,7 +866,8 @@ def bpermute_address_valu(tables, arch: str, num_warps: int = 1, formed=()) -> i
     (linlayout.lowering.emit.lane_values, on every warp's table): a table that an earlier one plus a
     constant in ``[0, OFFSET_LIMIT)`` gives on its lanes that read costs nothing (``PlanEmitter.
     bpermute_address``: LLVM folds the constant into the instruction's 16-bit ``offset:``); the others are
-    one op program for their lane parts (lane_arith.tables_valu) and their warp parts as LLVM makes them
+    one op program for their lane parts (lane_arith.tables_valu, each read in ``bpermute_address_bits`` alone: a
+    shift term may be the thread id shifted) and their warp parts as LLVM makes them
     (``warp_part_ops``, as for LDS addresses) with their joins (``bpermute_join_ops``).  On PTX targets
     (``shfl`` source-lane registers) BPERMUTE_ADDR_VALU each.  A LayoutError where a ``[warps, lanes]`` table has other than ``num_warps``
     rows.  ``formed``: the registers the kernel's src load line formed before (``SrcOffsets.registers``,
@@ -875,6 +876,7 @@ def bpermute_address_valu(tables, arch: str, num_warps: int = 1, formed=()) -> i
     if get_target(arch).lds_isa == "ptx" or not tables:
         return BPERMUTE_ADDR_VALU * len(tables)
     fits, parts, made = [], [], []  # the program's tables, their warp parts; every register's table
+    care = bpermute_address_bits(get_target(arch).wave_size)  # the bits the instruction reads
     rows = num_warps if any(np.ndim(t) == 2 for t in tables) else 1  # 1: the same tables in every warp
     prior = []
     for diff, _, warp, a0 in formed:
@@ -900,7 +902,7 @@ def bpermute_address_valu(tables, arch: str, num_warps: int = 1, formed=()) -> i
             fits.append(None)
             made.append(np.where(defined, a, 0))
             continue
-        fits.append((full.const, full.lane_cols))
+        fits.append(LaneTable(full.const, full.lane_cols, care=care))
         parts.append(full.warp_cols)
         made.append(full.evaluate(rows))
     family = program_family(arch)

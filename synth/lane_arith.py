@@ -40,7 +40,17 @@ more (the graph is hash-consed: LLVM's CSE merges them the same way).  The warp 
 from its own terms and joins the lane terms as one more term; a table that ``thread_id_form`` takes
 from the thread id (an LDS address: ``add(..., thread_id=True)``) is instead one shift term of it.
 
-**Count.**  Ops on the lane id are VALU, ops on the warp id alone SALU (the warp id is
+**Tables read modulo a power of two.**  A table whose consumer reads only its bits ``care``
+(``care + 1`` a power of two: a ``ds_bpermute`` address, whose lane is its bits 2 to ``log2(wave)
++ 1``, :func:`bpermute_address_bits`) may take a shift term ``(l & M) << s`` as the thread id
+``t << s`` (``t`` = ``TID``, lane + wave size x warp id, the kernel's ``v0``: no AND) where every bit of
+``t`` that the shift puts in ``care`` is a bit of ``M`` (the others land above it) and no other term
+has its output bits: one shift, which an OR absorbs (``v_lshl_or_b32``), for an AND and a shift.
+[I] On gfx9 only: on RDNA the wave32 corpus measured it worse (docs/benchmarks.md, "Session 21:
+wamd25").  Such a table is a value of its own: the other tables are not built from it (its bits above
+``care`` are not the table's).
+
+**Count.**  Ops on the lane id (and the thread id) are VALU, ops on the warp id alone SALU (the warp id is
 wave-uniform); :meth:`LaneProgram.count` counts them after the fusions above (each op absorbs at
 most one single-use operand, and an op that absorbed one is not absorbed itself).  Tables whose columns all
 vanish are constants (no op).
@@ -49,14 +59,16 @@ vanish are constants (no op).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
 from linlayout import LayoutError, caches, f2
 from linlayout.hw.targets import get_target
 
-__all__ = ["AffineTable", "LaneProgram", "RDNA_OPS_PER_DELAY", "TABLE_LOAD_OPS", "fit_affine", "lane_columns",
-           "least_tables_valu", "linear_columns", "program_family", "row_table", "tables_valu", "thread_id_form"]
+__all__ = ["AffineTable", "LaneProgram", "LaneTable", "RDNA_OPS_PER_DELAY", "TABLE_LOAD_OPS", "bpermute_address_bits",
+           "fit_affine", "lane_columns", "least_tables_valu", "linear_columns", "program_family", "row_table",
+           "tables_valu", "thread_id_form"]
 
 LANE, WARP, TID = 0, 1, 2  # the value ids of the lane id, the warp id and the thread id in every program
 _INLINE = range(-16, 65)  # gfx9 inline integer constants (a VOP3 operand without a literal)
@@ -121,6 +133,13 @@ def fit_affine(table: np.ndarray, defined: np.ndarray | None = None) -> AffineTa
     cand = AffineTable(column(n_in), tuple(column(j) for j in range(lane_bits)),
                        tuple(column(lane_bits + j) for j in range(wb)))
     return cand if np.array_equal(cand.evaluate(num_warps)[ok], t[ok]) else None
+
+
+def bpermute_address_bits(wave_size: int) -> int:
+    """The bits of a ``ds_bpermute_b32`` byte address the hardware reads, as a mask: bits 0 to ``log2(wave_size)
+    + 1`` (the lane is bits 2 and up, modulo the wave; docs/hardware.md section 3, ``isa_lanes.bpermute_src_lanes``;
+    the low two bits are kept too, so that two tables a DS offset apart stay so)."""
+    return 4 * wave_size - 1
 
 
 def program_family(arch: str) -> str:
@@ -191,8 +210,9 @@ class LaneProgram:
 
     Nodes are tuples ``(kind, *operands)`` (operands: node ids, then ints); ids 0, 1 and 2 are the lane
     id (``LANE``, below ``2 ** lane_bits``), the warp id (``WARP``, below ``2 ** warp_bits``) and the
-    thread id (``TID``, ``lane + (warp << lane_bits)``, a VGPR; its bits above ``lane_bits + warp_bits``
-    are the workgroup's other warps', which every term masks off):
+    thread id (``TID``, ``lane + (warp << lane_bits)``, a VGPR; not bounded: its bits above ``lane_bits +
+    warp_bits`` are the workgroup's other warps', which every term of an exact table masks off, and a
+    table read modulo a power of two, ``add``'s ``care``, reads only in its ``care`` bits):
 
     ``("and", a, m)`` ``a & m``; ``("mul", a, K)`` ``a * K`` (``v_mul_u32_u24``); ``("shl", a, s)``,
     ``("shr", a, s)`` logical shifts;
@@ -211,12 +231,13 @@ class LaneProgram:
         if family not in ("gfx9", "rdna"):
             raise ValueError(f"program family is gfx9 or rdna, not {family!r}")
         self.family = family
-        self.bits = {LANE: lane_bits, WARP: warp_bits, TID: lane_bits + warp_bits}
+        self.bits = {LANE: lane_bits, WARP: warp_bits}
         self.nodes: list[tuple] = [("in", LANE), ("in", WARP), ("in", TID)]
         self._index: dict[tuple, int] = {n: i for i, n in enumerate(self.nodes)}
         self._ops: list[list[int]] = [[], [], []]  # each node's operands that are nodes of ops (not constants)
         self._vec: list[bool] = [True, False, True]  # does the node depend on the lane id (a VALU op)?
         self.tables: dict[AffineTable, int] = {}  # the tables built, by their map
+        self.wrapped: dict[tuple[AffineTable, int], int] = {}  # the tables read modulo a power of two, by (map, care)
 
     # ------------------------------------------------------------------ building
     def node(self, kind: str, *args) -> int:
@@ -235,47 +256,55 @@ class LaneProgram:
             vec.append(len(ops) > 0 and (vec[ops[0]] or (len(ops) > 1 and vec[ops[1]])))  # (at most two)
         return i
 
-    def add(self, aff: AffineTable, thread_id: bool = False) -> int:
+    def add(self, aff: AffineTable, *, thread_id: bool = False, care: int | None = None) -> int:
         """The node computing ``aff``: built with the fewest new instructions (VALU and SALU) given
         the graph (:meth:`_candidates`), directly or as an earlier table XOR the difference; the same
         map twice is one node.  A table without lane or warp columns is a ``const`` node.  With
         ``thread_id``, a table that ``thread_id_form`` takes from the thread id is built from it alone
-        (:meth:`_thread_id_candidates`)."""
-        return self._add(aff, thread_id)[0]
+        (:meth:`_thread_id_candidates`; exact in every bit).  ``care``: the table is read only in these
+        bits (module docstring: a node of its own, whose value may differ from ``aff`` above them, kept
+        in :attr:`wrapped`); None: every bit.  One table is not both (a ValueError)."""
+        return self._add(aff, thread_id, care)[0]
 
-    def add_counted(self, aff: AffineTable, thread_id: bool = False) -> int:
+    def add_counted(self, aff: AffineTable, *, thread_id: bool = False, care: int | None = None) -> int:
         """:meth:`add` ``aff``; the instructions of the graph then (``sum(count())``, from the trial
         that chose the build where there was one)."""
-        i, total = self._add(aff, thread_id)
+        i, total = self._add(aff, thread_id, care)
         return sum(self.count()) if total is None else total
 
-    def _add(self, aff: AffineTable, thread_id: bool = False, builds=None) -> tuple[int, int | None]:
-        got = self.tables.get(aff)
+    def _add(self, aff: AffineTable, thread_id: bool = False, care: int | None = None,
+             builds=None) -> tuple[int, int | None]:
+        if thread_id and care is not None:
+            raise ValueError("a table built from the thread id is exact in every bit: no care bits")
+        book, key = (self.tables, aff) if care is None else (self.wrapped, (aff, care))
+        got = book.get(key)
         if got is not None:
             return got, None
         if builds is None:
-            builds = (self._thread_id_candidates if thread_id and thread_id_form(self.family, self.bits[LANE], aff)
-                      else self._candidates)
+            if thread_id and thread_id_form(self.family, self.bits[LANE], aff):
+                builds = self._thread_id_candidates
+            else:
+                builds = lambda a: self._candidates(a, care)  # noqa: E731
         candidates = list(builds(aff))
         if len(candidates) == 1:
             i = candidates[0]()
-            self.tables[aff] = i
+            book[key] = i
             return i, None
         total = i = None
         for build in candidates:  # the first of the fewest instructions (the others' nodes stay, dead)
-            node = self.tables[aff] = build()
+            node = book[key] = build()
             count = sum(self.count())
             if total is None or count < total:
                 total, i = count, node
-        self.tables[aff] = i
+        book[key] = i
         return i, total
 
-    def _candidates(self, aff: AffineTable):
+    def _candidates(self, aff: AffineTable, care: int | None = None):
         """Builders of ``aff``: each choice of column terms (``_generals``), and an earlier table XOR
         the difference where the difference has fewer nonzero columns than ``aff`` (the earlier tables
-        with the fewest, each with its choices of column terms)."""
+        with the fewest, each with its choices of column terms); ``care``: :meth:`add`'s."""
         def direct(lane_cols, warp_cols, const, general):
-            return lambda: self._affine(lane_cols, warp_cols, const, general)
+            return lambda: self._affine(lane_cols, warp_cols, const, general, care)
         for general in self._generals(aff.lane_cols, aff.warp_cols):
             yield direct(aff.lane_cols, aff.warp_cols, aff.const, general)
         size = _nonzero(aff.lane_cols) + _nonzero(aff.warp_cols)
@@ -293,7 +322,7 @@ class LaneProgram:
             if _ == least:
                 for general in self._generals(d_lane, d_warp):
                     yield (lambda n=node, dl=d_lane, dw=d_warp, dc=d_const, g=general:
-                           self._xor(n, self._affine(dl, dw, dc, g)))
+                           self._xor(n, self._affine(dl, dw, dc, g, care)))
 
     def _thread_id_candidates(self, aff: AffineTable):
         """Builders of ``aff`` from the thread id alone: its lane and warp columns are the thread id's
@@ -330,10 +359,10 @@ class LaneProgram:
             return b
         return self.node("xor", a, b)
 
-    def _affine(self, lane_cols, warp_cols, const: int, general) -> int:
+    def _affine(self, lane_cols, warp_cols, const: int, general, care: int | None = None) -> int:
         """``const ^ lane part ^ warp part``: the terms (:meth:`_terms`) OR'ed within groups of disjoint
         output bits, the groups XOR'ed; the warp part combined apart (scalar ops), then one term."""
-        terms = self._terms(LANE, lane_cols, general)
+        terms = self._terms(LANE, lane_cols, general, care)
         warp_terms = self._terms(WARP, warp_cols, general)
         if warp_terms:  # the warp part (scalar) joins the lane terms as one more term
             terms.append(self._combine(warp_terms))
@@ -348,10 +377,10 @@ class LaneProgram:
             acc = self.node("or" if not const & bits else "xor", acc, self.node("const", const & 0xFFFFFFFF))
         return acc
 
-    def _terms(self, x: int, cols, general) -> list[tuple[int, int]]:
+    def _terms(self, x: int, cols, general, care: int | None = None) -> list[tuple[int, int]]:
         """The terms ``(node, output bits)`` of the linear part ``XOR_b x_b cols[b]``: a column or
         multiply term per unit of ``general`` (``_units``), a shift term per shift of the other pairs
-        (module docstring)."""
+        (module docstring; ``care``: :meth:`add`'s)."""
         by_shift: dict[int, int] = {}
         terms = []
         done = 0
@@ -372,14 +401,30 @@ class LaneProgram:
                 continue
             for o in _bits(col):
                 by_shift[o - b] = by_shift.get(o - b, 0) | (1 << b)
+        outs = {s: (m << s) if s >= 0 else (m >> -s) for s, m in by_shift.items()}
+        if care is None or self.family != "gfx9" or x != LANE:
+            terms.extend((self._shift_term(x, m, s), outs[s]) for s, m in sorted(by_shift.items()))
+            return terms
         for s, m in sorted(by_shift.items()):
-            terms.append((self._shift_term(x, m, s), (m << s) if s >= 0 else (m >> -s)))
+            others = 0  # the output bits of every other term: a term disjoint from them is OR'ed
+            for t in terms:
+                others |= t[1]
+            for k, out in outs.items():
+                if k > s:
+                    others |= out
+            terms.append((self._shift_term(x, m, s, None if outs[s] & others else care), outs[s]))
         return terms
 
-    def _shift_term(self, x: int, m: int, s: int) -> int:
+    def _shift_term(self, x: int, m: int, s: int, care: int | None = None) -> int:
         """``(x & m) << s`` (``>> -s``): an AND and a shift, or one ``v_bfe_u32`` where the bits move
         down to bit 0 as one run.  The compiler does not bound the ids (it reads the lane id as the
-        thread id masked, and pushes that mask into each use), so every term masks."""
+        thread id masked, and pushes that mask into each use), so every term masks; but a term of the
+        lane id read in the bits ``care`` alone is the thread id shifted, ``TID << s``, where the
+        bits of the thread id that the shift puts in ``care`` are all bits of ``m`` (module docstring;
+        :meth:`_terms` gives ``care`` only on gfx9, to a lane term whose output bits no other term has,
+        which an OR joins: in an XOR LLVM masks the XOR of shifts once, ``(a << i ^ b << j) & M``)."""
+        if care is not None and s >= 0 and not (care >> s) & ~m:
+            return self.node("shl", TID, s) if s else TID
         if s >= 0:
             part = self.node("and", x, m)
             return self.node("shl", part, s) if s else part
@@ -416,7 +461,7 @@ class LaneProgram:
         ``v_mov_b32`` per value of the non-inline constants of the ORs that absorbed one."""
         ops, vector, nodes = self._ops, self._vec, self.nodes
         live = [False] * len(nodes)
-        for i in self.tables.values():
+        for i in (*self.tables.values(), *self.wrapped.values()):
             live[i] = True
         uses = [0] * len(nodes)
         order = []  # the live nodes, parents first (a node's operands are older nodes)
@@ -571,18 +616,32 @@ def linear_columns(row: bytes) -> tuple[int, ...] | None:
     return tuple(cols)
 
 
+class LaneTable(NamedTuple):
+    """An entry of ``tables_valu``: the table ``const ^ XOR lane_cols[b] (bit b of l)`` of one program, and how
+    the program builds it.  ``warp_cols``: where not empty, the table's warp columns too, which the
+    program builds from the thread id with the lane part (``LaneProgram.add``'s ``thread_id``: an LDS
+    address that ``thread_id_form`` takes so; its warp part then no warp-id ops); ``care``: where not
+    None, the bits the table is read in alone (``LaneProgram.add``'s ``care``: a ``ds_bpermute`` address,
+    ``bpermute_address_bits``).  A plain ``(const, lane_cols)`` is an entry with neither."""
+
+    const: int
+    lane_cols: tuple[int, ...]
+    warp_cols: tuple[int, ...] = ()
+    care: int | None = None
+
+
 @caches.memoize("synth.lane_arith.tables_valu", size=1 << 14)
 def tables_valu(family: str, lane_bits: int, tables: tuple, prior: tuple = ()) -> int:
     """Instructions (VALU and SALU, ``LaneProgram.count``) of one program building the lane tables
-    ``tables`` in this order: each ``(const, lane_cols)``, ``(const, lane_cols, warp_cols)`` for a table
-    built from the thread id (``thread_id_form``), or None for a table that is not affine
-    (``TABLE_LOAD_OPS`` each).  A table without lane columns is uniform: one ``v_mov_b32`` into the
-    VGPR a per-lane operand needs.  Each table counts at least one (a table that is a term of an
+    ``tables`` in this order: each a ``LaneTable`` (or its plain ``(const, lane_cols)``), or None for a
+    table that is not affine (``TABLE_LOAD_OPS`` each).  A table without lane columns is uniform: one
+    ``v_mov_b32`` into the VGPR a per-lane operand needs.  Each table counts at least one (a table that is a term of an
     earlier one costs its own register), so that the count is at least the number of tables: the
     planner's floors (linlayout.synth.lds_path) count one per new address register.  On RDNA the
     ``s_delay_alu`` LLVM adds, one per RDNA_OPS_PER_DELAY ops of the program.  ``prior``: affine
     tables ``(const, lane_cols)`` the program built before (the kernel's src load line's lane parts,
-    linlayout.synth.src_offsets), not counted: their nodes are free terms of ``tables``."""
+    linlayout.synth.src_offsets), not counted: their nodes are free terms of ``tables``.  An entry
+    of another shape is a ValueError."""
     prog = LaneProgram(family, lane_bits, 0)
     for t in prior:
         prog.add_counted(AffineTable(t[0], t[1], ()))
@@ -592,12 +651,18 @@ def tables_valu(family: str, lane_bits: int, tables: tuple, prior: tuple = ()) -
     for t in tables:
         if t is None:
             total += TABLE_LOAD_OPS
-        elif not any(t[1]):
+            continue
+        if not isinstance(t, LaneTable):
+            if len(t) != 2:
+                raise ValueError(f"a tables_valu entry is a LaneTable or (const, lane_cols), not {t!r}")
+            t = LaneTable(*t)
+        if not any(t.lane_cols):
             total += 1
-        else:
-            now = prog.add_counted(AffineTable(t[0], t[1], t[2] if len(t) > 2 else ()), thread_id=len(t) > 2)
-            total += max(now - before, 1)
-            before = now
+            continue
+        now = prog.add_counted(AffineTable(t.const, t.lane_cols, t.warp_cols), thread_id=bool(t.warp_cols),
+                               care=t.care)
+        total += max(now - before, 1)
+        before = now
     return total + ((before - start) // RDNA_OPS_PER_DELAY if family == "rdna" else 0)
 
 

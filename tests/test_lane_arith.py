@@ -327,3 +327,29 @@ def test_ordered_layout_setup_compiles_to_the_estimate(name, dtype, setup, tmp_p
     isa = lower_conversion(plan, binary=False).compiled.isa
     ops = [ln.split()[0] for ln in (x.strip() for x in region_lines(isa, "setup")) if ln and not ln.startswith(";")]
     assert len(ops) == setup
+
+
+def test_one_thread_id_serves_an_exact_table_and_one_read_modulo_the_wave():
+    """The thread id ``TID`` is one input of a program for both of its uses: an LDS address that
+    ``thread_id_form`` takes from it, ``(tid >> 2) & 56``, exact in every bit on 8 warps, and a ``ds_bpermute``
+    address read in its low byte alone whose ``(l & 3) << 6`` term is ``tid << 6``, equal to its table in
+    those bits and not above; ``tables_valu`` counts the same program from its ``LaneTable`` entries (5).  A
+    plain entry of three fields, or a table both from the thread id and read in some bits, is a ValueError."""
+    from linlayout.synth.lane_arith import LaneTable, tables_valu, thread_id_form
+
+    lds = AffineTable(0, (0, 0, 0, 0, 0, 8), (16, 32, 0))
+    bperm = AffineTable(0, (0x44, 0x88, 16, 32, 0, 0), ())
+    assert thread_id_form("gfx9", 6, lds)
+    prog = LaneProgram("gfx9", 6, 3)
+    a, b = prog.add(lds, thread_id=True), prog.add(bperm, care=0xFF)
+    assert prog.nodes[a] == ("and", prog.node("shr", TID, 2), 56) and ("shl", TID, 6) in prog.nodes
+    assert np.array_equal(prog.evaluate(a, 8), lds.evaluate(8))
+    got, table = prog.evaluate(b, 8), bperm.evaluate(8)
+    assert np.array_equal(got & 0xFF, table & 0xFF) and (got != table).any()
+    assert prog.count() == (5, 0)
+    entries = (LaneTable(0, lds.lane_cols, warp_cols=lds.warp_cols), LaneTable(0, bperm.lane_cols, care=0xFF))
+    assert tables_valu("gfx9", 6, entries) == 5
+    with pytest.raises(ValueError):
+        tables_valu("gfx9", 6, ((0, bperm.lane_cols, 0xFF),))
+    with pytest.raises(ValueError):
+        LaneProgram("gfx9", 6, 3).add(lds, thread_id=True, care=0xFF)

@@ -60,7 +60,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from linlayout import LayoutError, LinearLayout
+from linlayout import LayoutError, LinearLayout, get_target
 from linlayout.synth.one_copy import canonical_lanes
 from linlayout.synth.plan import Plan, dwords_per_slot, slots_per_dword
 from linlayout.synth.src_offsets import row_major_strides
@@ -226,6 +226,7 @@ class _Kernel:
         self.pin_sources = pin_sources
         self.eb = max(1, plan.element_bits // 8)
         self.p, self.dps = slots_per_dword(plan.element_bits), dwords_per_slot(plan.element_bits)
+        self.opaque_bytes = get_target(plan.arch).family == "cdna"  # _store's docstring
 
     def _n_dwords(self, n_slots: int) -> int:
         return n_slots * 2 if self.dps == 2 else -(-n_slots // self.p)
@@ -368,6 +369,15 @@ class _Kernel:
         return regs
 
     def _store(self, b: Builder, rsrc: str, stores, regs: dict[int, str]) -> None:
+        """Raw buffer stores of the destination registers: a dword tuple whole, or a register in 8/16-bit
+        pieces, each piece the register shifted down to its place and truncated.  The shifted word of a
+        byte piece passes through ``atoms.opaque_word`` (no instruction): in a kernel that loads no 8-bit
+        value LLVM otherwise rebuilds a register it stores in bytes from those bytes before storing them
+        (9 VALU more than the 3 shifts, gfx90a to gfx950: AMD corpus gfx950 fp8 ``mfma16T->mfma16``; the
+        identity kernels, which load bytes, did not).  ``atoms.unseen_word`` there leaves ``v_mov_b32``
+        copies in other kernels (5 in gfx950 fp8 ``blocked[1x4,t16x4,o10]->mfma32``).  Halves are stored
+        as before (the rebuild was seen for bytes).  [I] CDNA only: no wave32 corpus kernel had the rebuild,
+        and there the opaque words cost 1 VALU in 4 kernels (docs/benchmarks.md, "Session 21: wamd25")."""
         for dwords, parts in stores:
             if len(parts) == 1 and parts[0][2] == 4 * len(dwords):
                 t = vector_type(len(dwords), "i32")
@@ -375,8 +385,10 @@ class _Kernel:
                                    parts[0][0][1])
                 continue
             (d,) = dwords
-            for voff, o, n in parts:
+            for voff, o, n in parts:  # a byte above the low one: its shifted word opaque (docstring)
                 word = regs[d] if not o else b.arith("shrui", regs[d], b.const(8 * o))
+                if o and n == 1 and self.opaque_bytes:
+                    word = atoms.opaque_word(b, word)
                 t = f"i{8 * n}"
                 atoms.buffer_store(b, b.cast("arith.trunci", word, "i32", t), rsrc, voff[0], t, voff[1])
 

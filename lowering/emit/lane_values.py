@@ -20,7 +20,9 @@ region, and shares registers between tables:
 * any other table is read from a constant array in global memory, indexed by thread.
 
 Tables may have don't-care entries (a ``ds_bpermute`` source lane nobody reads): the
-affine fit only has to match the defined ones.
+affine fit only has to match the defined ones.  A table read in its low bits alone (``care``: a
+``ds_bpermute`` address) may hold other bits above them (``LaneProgram.add``'s ``care``: a shift
+term of the thread id); such a value serves only tables read in the same bits.
 
 Conditions (0/1 tables) are the wave's lane mask ``mask(w)`` (one bit per lane: an i64 in an
 SGPR pair on a wave64, an i32 in one SGPR on a wave32; a uniform value chosen by the warp id when
@@ -42,7 +44,7 @@ import numpy as np
 
 from linlayout import LayoutError
 from linlayout.hw.targets import get_target
-from linlayout.synth.lane_arith import LANE, TID, AffineTable, LaneProgram, fit_affine, program_family
+from linlayout.synth.lane_arith import LANE, TID, LaneProgram, fit_affine, program_family
 
 from . import atoms
 from .builder import Builder
@@ -83,7 +85,7 @@ class LaneValues:
         self._hide = atoms.unseen_word if target.waits_after_inline_asm else atoms.opaque_word
         self.program = LaneProgram(program_family(arch), wave_size.bit_length() - 1,
                                    max(num_warps - 1, 0).bit_length())
-        self._nodes: dict[int, str] = {0: lane, 1: warp}  # program node -> its value
+        self._nodes: dict[int, str] = {LANE: lane, 1: warp}  # program node -> its value (TID: made on use)
         self._opaque: dict[str, str] = {}  # a value -> its hidden copy (what adds beyond read)
         self.b = b
         self.wave_size = wave_size
@@ -91,7 +93,7 @@ class LaneValues:
         self.lane = lane
         self.warp = warp
         self.num_warps = num_warps
-        self._tables: list[tuple[np.ndarray, str]] = []  # computed tables and their values
+        self._tables: list[tuple[np.ndarray, str, int | None]] = []  # computed tables, their values, care bits
         self._conds: dict[bytes, str] = {}
         self._unpinned: set[str] = set()  # computed values not (yet) in pinned (value_of's pin)
         self.globals: list[str] = []
@@ -100,7 +102,8 @@ class LaneValues:
     # ------------------------------------------------------------------ i32 tables
     def value_of(self, table, max_delta: int = 1, defined=None, what: str = "table",
                  fallback: Callable[[], str] | None = None, delta_unit: int = 1,
-                 beyond=(), pin: bool = True, thread_id: bool = False) -> tuple[str, int]:
+                 beyond=(), pin: bool = True, thread_id: bool = False,
+                 care: int | None = None) -> tuple[str, int]:
         """A value ``v`` and a constant ``d`` with ``v + d == table`` in every (defined) lane.
 
         ``d`` is 0 unless an earlier table differs from this one by a uniform constant in
@@ -116,24 +119,26 @@ class LaneValues:
         :attr:`pinned` (False: the caller pins what it makes of it, an LDS pointer; a later call
         that reuses the value with ``pin`` pins it then).  ``thread_id``: a GF(2)-affine table that
         ``lane_arith.thread_id_form`` takes from the thread id is built from it (the LDS addresses,
-        whose estimate, ``cost.AddressRegisters``, takes the same form).
+        whose estimate, ``cost.AddressRegisters``, takes the same form).  ``care``: the table is read in these bits
+        alone (a ``ds_bpermute`` address, ``lane_arith.bpermute_address_bits``): its value may differ
+        above them (module docstring) and is reused only for tables read in the same bits; None: every bit.
         """
         if beyond and defined is not None:  # the value found beyond is exact on every entry, not just the defined
             raise LayoutError(f"{what}: a table with don't-care entries cannot reuse a value beyond the offset field")
         t, ok = self._table_of(table, defined, what)
-        found = self._offset_from(t, ok, lambda d: 0 <= d < max_delta and d % delta_unit == 0)
+        found = self._offset_from(t, ok, lambda d: 0 <= d < max_delta and d % delta_unit == 0, care=care)
         if found is None:
-            near = self._offset_from(t, ok, lambda d: True, beyond)
+            near = self._offset_from(t, ok, lambda d: True, beyond, care)
             if near is not None:
                 base = near[0]
                 if self.opaque_adds:
                     if base not in self._opaque:
                         self._opaque[base] = self._hide(self.b, base)
                     base = self._opaque[base]
-                full, name = t, self.b.arith("addi", base, self.b.const(near[1]))
+                full, name, above = t, self.b.arith("addi", base, self.b.const(near[1])), None
             else:
-                full, name = self._compute(t, ok, what, fallback, thread_id)
-            self._tables.append((full, name))
+                full, name, above = self._compute(t, ok, what, fallback, thread_id, care)
+            self._tables.append((full, name, above))
             self._unpinned.add(name)
             found = name, 0
         if pin and found[0] in self._unpinned:
@@ -144,7 +149,7 @@ class LaneValues:
     def rename(self, old: str, new: str) -> None:
         """Later tables equal to (or a constant above) the value ``old`` reuse ``new``, which holds the same
         per-lane values (``old`` passed through a marker: the LDS accesses after it read ``new``)."""
-        self._tables = [(t, new if name == old else name) for t, name in self._tables]
+        self._tables = [(t, new if name == old else name, care) for t, name, care in self._tables]
 
     def offset_of(self, table, among, what: str = "table") -> tuple[str, int] | None:
         """A value of ``among`` (names of earlier tables) that ``table`` exceeds by a uniform constant,
@@ -160,11 +165,13 @@ class LaneValues:
         return t, ok
 
     def _offset_from(self, t: np.ndarray, ok: np.ndarray, fits: Callable[[int], bool],
-                     among=None) -> tuple[str, int] | None:
+                     among=None, care: int | None = None) -> tuple[str, int] | None:
         """The first computed table (whose value is in ``among``; None: any) that ``t`` exceeds by one
-        constant ``d`` with ``fits(d)`` on the entries ``ok``: its value and ``d``."""
-        for prev, name in self._tables:
-            if among is not None and name not in among:
+        constant ``d`` with ``fits(d)`` on the entries ``ok``: its value and ``d``.  A value made for a
+        table read in some bits alone that differs from it above them serves only a ``t`` read in the same
+        ``care`` bits."""
+        for prev, name, made_care in self._tables:
+            if (among is not None and name not in among) or (made_care is not None and made_care != care):
                 continue
             diff = (t - prev)[ok]
             d = int(diff[0]) if diff.size else 0
@@ -172,16 +179,22 @@ class LaneValues:
                 return name, d
         return None
 
-    def _compute(self, t: np.ndarray, ok: np.ndarray, what: str,
-                 fallback: Callable[[], str] | None, thread_id: bool = False) -> tuple[np.ndarray, str]:
+    def _compute(self, t: np.ndarray, ok: np.ndarray, what: str, fallback: Callable[[], str] | None,
+                 thread_id: bool = False, care: int | None = None) -> tuple[np.ndarray, str, int | None]:
+        """The table ``t`` (its ``ok`` entries) computed: the full table, its value and, where the value
+        differs from the table above the bits ``care`` (a thread-id term, ``LaneProgram.add``), ``care``
+        (else None: the value serves every table).  ``thread_id``, ``care``: :meth:`value_of`'s
+        (``LaneProgram.add``'s)."""
         aff = fit_affine(t, ok)
         if aff is None:
             t = np.where(ok, t, 0)
-            return t, (fallback() if fallback is not None else self._from_global(t, what))
+            return t, (fallback() if fallback is not None else self._from_global(t, what)), None
         full = aff.evaluate(self.num_warps)
         if (full == full[0, 0]).all():
-            return full, self.b.const(int(full[0, 0]))
-        return full, self._affine(aff, thread_id)
+            return full, self.b.const(int(full[0, 0])), None
+        node = self.program.add(aff, thread_id=thread_id, care=care)
+        exact = care is None or np.array_equal(self.program.evaluate(node, self.num_warps), full)
+        return full, self._node_value(node), None if exact else care
 
     def _from_global(self, t: np.ndarray, what: str) -> str:
         """``t[tid]`` read from a constant array in global memory (a table no formula gives)."""
@@ -195,25 +208,22 @@ class LaneValues:
         g = self.b.value(f"memref.get_global @{name} : {mt}", "tbl")
         return self.b.value(f"memref.load {g}[{self.tid}] : {mt}", "ld")
 
-    def _affine(self, aff: AffineTable, thread_id: bool = False) -> str:
-        """The value of ``aff``: its node of :attr:`program` (linlayout.synth.lane_arith) and the ops of
-        the nodes not emitted before, one arith op each (``bfe`` a shift and a mask, ``sbit`` a shift
-        left and an arithmetic shift right: the patterns of ``v_bfe_u32`` and ``v_bfe_i32``)."""
-        return self._node_value(self.program.add(aff, thread_id))
-
     def lane_sign_bit(self, bit: int) -> str:
         """``-((lane >> bit) & 1)``: per lane 0 or -1 (one ``v_bfe_i32``), the ``sbit`` node of :attr:`program` on
         the lane id (shared with the affine tables that use it)."""
         return self._node_value(self.program.node("sbit", LANE, bit))
 
     def _node_value(self, i: int) -> str:
+        """The value of :attr:`program`'s node ``i``, its ops emitted where not before, one arith op each
+        (``bfe`` a shift and a mask, ``sbit`` a shift left and an arithmetic shift right: the patterns of
+        ``v_bfe_u32`` and ``v_bfe_i32``; the thread id the i32 of ``tid``)."""
         got = self._nodes.get(i)
         if got is not None:
             return got
         b = self.b
         n = self.program.nodes[i]
         kind = n[0]
-        if n == ("in", TID):
+        if i == TID:
             v = b.cast("arith.index_cast", self.tid, "index", "i32")
         elif kind == "const":
             v = b.const(n[1])

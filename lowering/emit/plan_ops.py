@@ -61,7 +61,7 @@ import numpy as np
 
 from linlayout import LayoutError, get_target
 from linlayout.hw.transpose_loads import TransposeLoad
-from linlayout.synth.lane_arith import fit_affine
+from linlayout.synth.lane_arith import bpermute_address_bits, fit_affine
 from linlayout.synth.plan import Plan
 from linlayout.synth.steps import slot_dwords
 from linlayout.synth.steps.lds import OFFSET_LIMIT
@@ -119,8 +119,10 @@ class PlanEmitter(StepEmitter):
         a constant ``d``: an earlier table plus a ``d`` that the instruction's 16-bit offset field holds
         (``OFFSET_LIMIT``) is that table's register (made once, cost.bpermute_address_valu) and ``d``, which
         :meth:`ds_bpermute` adds where it reads it and LLVM folds into the ``ds_bpermute_b32``'s ``offset:``
-        (no instruction); any other table its own register and 0."""
-        return self.lanes.value_of(values, max_delta=OFFSET_LIMIT, defined=defined, what=what)
+        (no instruction); any other table its own register and 0.  The instruction reads the address's
+        ``bpermute_address_bits`` alone, so the register may differ above them."""
+        return self.lanes.value_of(values, max_delta=OFFSET_LIMIT, defined=defined, what=what,
+                                   care=bpermute_address_bits(self.plan.wave_size))
 
     def lane_choice(self, cond, if_false: int, if_true: int, what: str) -> str:
         """The i32 constant ``if_true`` in the lanes where ``cond`` holds, else ``if_false``, in a VGPR
