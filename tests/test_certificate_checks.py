@@ -332,10 +332,11 @@ def test_a_certificate_changed_in_one_place_is_read_priced_verified_and_emitted_
 
 
 def test_a_second_access_without_its_slots_is_named():
-    """The second access of a ``ds_read2st64_b32`` (gfx942 fp32 mfma16T -> mfma16 of the baseline) that
-    lacks ``dst`` is refused naming that item, not the first access it is fused to."""
+    """The second access of a ``ds_read2st64_b32`` (gfx942 fp32 mfma32 -> dotA(kw4) [FA P] of the baseline) that
+    lacks ``dst`` is refused naming that item, not the first access it is fused to.  (Until addr25's swizzled
+    ordered layouts the case was mfma16T -> mfma16, whose plan now fuses its stores, ``ds_write2``, not its loads.)"""
     from repo_data import baseline_cases
-    case = next(c for c in baseline_cases() if (c["name"], c["arch"], c["dtype"]) == ("mfma16T->mfma16", "gfx942", "fp32"))
+    case = next(c for c in baseline_cases() if (c["name"], c["arch"], c["dtype"]) == ("mfma32->dotA(kw4) [FA P]", "gfx942", "fp32"))
     plan = plan_conversion(LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"]), "gfx942", 32)
     cert = json.loads(plan.dumps())
     k = next(i for i, s in enumerate(cert["steps"]) if s["op"] == "lds_load" and s.get("fused"))
