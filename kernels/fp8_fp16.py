@@ -30,6 +30,7 @@ import torch
 from linlayout import LayoutError, LinearLayout
 from linlayout.lowering.emit import atoms
 from linlayout.lowering.emit.builder import Builder, vector_type
+from linlayout.lowering.emit.conversion_kernel import MERGED_ACCESS_DWORDS
 from linlayout.lowering.emit.lane_values import LaneValues
 from linlayout.lowering.emit.plan_ops import PlanEmitter
 from linlayout.synth.convert import plan_conversion
@@ -89,7 +90,7 @@ def plan_fp8_fp16(arch: str, direction: str, fp8_instr: str | None = None, f16_i
     src, dst, ls, ld = (f8, f16, l8, l16) if direction == "fp8-to-f16" else (f16, f8, l16, l8)
     options, best = {}, None
     for bits in (8, 16):
-        p = plan_conversion(ls, ld, arch, bits)
+        p = plan_conversion(ls, ld, arch, bits, src_tuple_dwords=_src_tuple_dwords(ls, src, bits))
         options[f"at_{bits}_bits"] = {"strategy": p.strategy, "counts": {k_: v for k_, v in p.counts().items() if v},
                                       "cost": round(float(p.cost), 3)}
         if best is None or p.cost < best[0].cost:
@@ -168,6 +169,17 @@ def emit_fp8_fp16(plan: Fp8Fp16Plan, name: str = "fp8_fp16") -> str:
     y_tile.store(y, ry, b.const(0), b.const(0), M, K, K)
     return kernel_module(name, [("%X", "!llvm.ptr<1>"), ("%Y", "!llvm.ptr<1>"), ("%M", "i32"), ("%K", "i32")],
                          b.body(), list(lanes.globals))
+
+
+def _src_tuple_dwords(layout: LinearLayout, src: DtypeInfo, bits: int) -> int:
+    """The dwords of the VGPR tuples the conversion's src arrives in at ``bits`` (``plan_conversion``'s
+    ``src_tuple_dwords``): at the src width, the kernel's global loads of ``_run_length`` elements (one tuple
+    each, of at most ``MERGED_ACCESS_DWORDS``: gfx942's f16 A operand in 2-dword loads, whose halves of a joined ``ds_write2_b64`` compile with no
+    copy, cost.joined_pair_copies); at the other width, the element conversion's values, each computed where
+    its first use wants it (1)."""
+    if bits != src.bits:
+        return 1
+    return min(MERGED_ACCESS_DWORDS, max(1, _run_length(layout) * src.bits // 32))
 
 
 def _run_length(layout: LinearLayout) -> int:
