@@ -81,10 +81,16 @@ def test_replay_picks_the_planners_one_copy_plan(key):
 
 #: The whole-conversion rank trades the exponent 1/2 lost and 0.55 meets (docs/conversions.md section 5), the
 #: pick at 1/2 and at 0.55 as (cost, instructions with setup): gfx942 fp32, 4 waves, a lane plan of 27 at 268
-#: against a round trip of 12 at 432, Triton's whole conversion 26; gfx90a i8, 1 wave, two round trips of the
-#: same 12 region instructions, 49 at 1000 against 31 at 1336 (setup 37 against 19), Triton's 44.
-RANK_TRADES = [(("slice0(mfma16T)->slice0(blocked[1x1,t4x16,o10])", "gfx942", "fp32", 4), (268.0, 27), (432.0, 12)),
-               (("blocked[1x4,t2x32,o10]->dotA16(kw8)", "gfx90a", "i8", 1), (1000.0, 49), (1336.0, 31))]
+#: against a round trip of 12 at 432, Triton's whole conversion 26.  (gfx90a i8 ``blocked[1x4,t2x32,o10]->
+#: dotA16(kw8)``, 1 wave, left this list in session 21: CONFLICT_TRADE below.)
+RANK_TRADES = [(("slice0(mfma16T)->slice0(blocked[1x1,t4x16,o10])", "gfx942", "fp32", 4), (268.0, 27), (432.0, 12))]
+
+#: gfx90a i8, 1 wave: since the swizzled ordered layouts (docs/benchmarks.md "Session 21: addr25", jp26's
+#: paragraph) both exponents pick a conflict-free round trip, 37 with setup at 1128, where 0.55 picked the
+#: unswizzled one, 31 at 1336 (its four ``ds_read_b128`` 4-way bank conflicts: LDS pipe 960 against 704), and
+#: 1/2 a third, 49 at 1000.  The replay's cycles count no bank conflicts, so the pick is over Triton's whole
+#: conversion there (968 against 954) while under it in instructions (37 against 44; compiled 40).
+CONFLICT_TRADE = ("blocked[1x4,t2x32,o10]->dotA16(kw8)", "gfx90a", "i8", 1)
 
 
 @pytest.mark.parametrize("key, at_half, at_rule", RANK_TRADES)
@@ -98,6 +104,16 @@ def test_the_planners_exponent_meets_triton_on_the_rank_trades(key, at_half, at_
     assert not any(any(case.over(picked, m)) for m in ("region", "whole"))
     half = choose(case, ratio_rule(0.5), CONCURRENT_TIE_FRACTION)
     assert (half.cost, half.instructions) == at_half and case.over(half, "whole")[0]  # over in instructions
+
+
+def test_a_conflict_free_round_trip_is_picked_over_fewer_instructions_with_conflicts():
+    raw = _corpus_case(CONFLICT_TRADE)
+    case = load_case(raw, "corpus")
+    picked = choose(case, ratio_rule(CONCURRENT_INSTRUCTION_EXPONENT), CONCURRENT_TIE_FRACTION)
+    half = choose(case, ratio_rule(0.5), CONCURRENT_TIE_FRACTION)
+    assert (picked.cost, picked.instructions) == (half.cost, half.instructions) == (1128.0, 37)
+    assert any(c.cost == 1336.0 and c.instructions == 31 for c in case.candidates)  # the conflicting one
+    assert case.over(picked, "whole") == (False, True)  # under Triton's 44 instructions, over its 954 cycles
 
 
 def _candidate(cost, instructions, order=(0, 0)):
