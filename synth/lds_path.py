@@ -878,29 +878,29 @@ def _swizzled_ordered(ctx: ConversionContext, offsets: list[int], reps: list[int
             footprints[key] = got
     else:
         got = footprints[key]
-    spans = [f2.Span(m) for m in got]
+    store, load = (f2.Span(m) for m in got)  # (two named spans, tested in line: the generation's hot loop)
     first = row_start  # the first row held: the rows below it stay, whatever the shift
-    while first < n_off and not any(sp.contains(offsets[first]) for sp in spans):
-        for sp in spans:
-            sp.insert(offsets[first])
+    while first < n_off and not (store.contains(offsets[first]) or load.contains(offsets[first])):
+        store.insert(offsets[first])
+        load.insert(offsets[first])
         first += 1
     if first == n_off:  # no row is held: the ordered layout is conflict-free so
         return []
     out = []
     for shift in range(max(1, first - row_start + 1), first - n_prefix + 1):  # (first's partner in range)
-        grown = [sp.copy() for sp in spans]
+        grown_store, grown_load = store.copy(), load.copy()
         rows: list[int] = []
         for k in range(first, n_off):
             u, partner = offsets[k], k - shift
-            if any(sp.contains(u) for sp in grown):
+            if grown_store.contains(u) or grown_load.contains(u):
                 if not n_prefix <= partner < row_start:
                     break
                 u ^= offsets[partner]
-                if any(sp.contains(u) for sp in grown):
+                if grown_store.contains(u) or grown_load.contains(u):
                     break
             rows.append(u)
-            for sp in grown:
-                sp.insert(u)
+            grown_store.insert(u)
+            grown_load.insert(u)
         else:
             out.append((shift, offsets[:first] + rows))
     return out
