@@ -153,9 +153,10 @@ def _text(res: dict) -> str:
 
 def main(argv=None) -> int:
     ap = ScriptParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--corpus", default="amd", choices=sorted(CORPORA), metavar="FAMILY")
+    ap.add_argument("--corpus", default="amd", choices=sorted(CORPORA), metavar="FAMILY",
+                    help=f"the repository's corpus of this family ({', '.join(sorted(CORPORA))})")
     ap.add_argument("--every", type=int, default=1, metavar="N", help="every N-th distinct case only")
-    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--json", action="store_true", help="print the measurement as one JSON object")
     args = ap.parse_args(argv)
     if args.every < 1:
         ap.error("--every must be at least 1")

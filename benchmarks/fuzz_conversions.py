@@ -199,6 +199,13 @@ def main(argv=None) -> int:
     if want - set(TARGETS) or args.cases < 1:
         ap.error(f"--targets: unknown {sorted(want - set(TARGETS))}; known: {', '.join(TARGETS)}"
                  if want - set(TARGETS) else f"--cases must be at least 1, got {args.cases}")
+    for flag in ("interpret_every", "compile_every", "nvcc_every"):
+        if getattr(args, flag) < 0:
+            ap.error(f"--{flag.replace('_', '-')} must be 0 (none) or a positive K, got {getattr(args, flag)}")
+    if args.compile_every and not args.interpret_every:
+        ap.error("--compile-every compiles interpreted cases: give --interpret-every too")
+    if args.seconds < 1:
+        ap.error(f"--seconds must be at least 1 (the per-case alarm), got {args.seconds}")
     signal.signal(signal.SIGALRM, _alarm)
     tally: dict[str, Counter] = defaultdict(Counter)
     failures = 0

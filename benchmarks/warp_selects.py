@@ -71,13 +71,16 @@ def estimate(total: int, selects: int, roots: int) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = ScriptParser(description=__doc__.splitlines()[0])
+    parser = ScriptParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", default=str(CORPUS))
     parser.add_argument("--candidates", action="store_true", help="also every candidate plan of the kernel")
     args = parser.parse_args(argv)
     if not Path(args.corpus).is_file():
         parser.error(f"--corpus {args.corpus}: no such file")
-    cases = json.loads(Path(args.corpus).read_text())["cases"]
+    try:
+        cases = json.loads(Path(args.corpus).read_text())["cases"]
+    except (json.JSONDecodeError, KeyError, TypeError):
+        parser.error(f"--corpus {args.corpus}: not a corpus JSON (an object with 'cases')")
     planned = with_selects = saving = selects_total = 0
     for case in cases:
         src, dst = LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"])

@@ -94,7 +94,7 @@ def add_unpacked_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dst-one-copy", action="store_true",
                         help="the kernel stores one copy of each dst element the dst holds in several lanes (a zero "
                              "lane basis), from the lanes whose bits of those bases are clear, under an EXEC mask: "
-                             "plan for the dst read in one copy (AMD targets)")
+                             "plan for the dst read in one copy (AMD targets; with --strategy lds none is tried)")
 
 
 def check_output(path: str | None, what: str, *, folder: bool = False) -> None:

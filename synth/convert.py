@@ -68,9 +68,9 @@ from .span import span_values
 from .steps import Movmatrix
 from .preimage import Problem, wave_local_maps
 
-__all__ = ["LDS_FIRST_FACTOR", "STRATEGIES", "UnpackedDstRefused", "UnpackedSrcRefused", "candidate_plans",
-           "check_one_copy_arch", "check_unpacked_arch", "exchange_schedule_plans", "lds_plan", "one_copy_candidates",
-           "plan_conversion"]
+__all__ = ["LDS_FIRST_FACTOR", "ONE_COPY_FORM", "STRATEGIES", "UNPACKED_FORM", "UnpackedDstRefused",
+           "UnpackedSrcRefused", "candidate_plans", "exchange_schedule_plans", "lds_plan", "one_copy_candidates",
+           "plan_conversion", "require_amd"]
 
 # [I] Where only the first plan is wanted, the LDS plans are built before the in-wave ones when the
 # in-wave programs' least rank value floor is above this many times the LDS lower bound's (then an
@@ -643,11 +643,16 @@ def candidate_plans(src: LinearLayout, dst: LinearLayout, arch: str, element_bit
     return [plan for plan in ranked if _converts_unpacked(plan, src_unpacked)]
 
 
-def check_unpacked_arch(name: str, arch: str) -> None:
-    """A LayoutError where ``arch`` is an NVIDIA target: a side held one element per VGPR (the flag ``name``)
-    is an AMD kernel form, and no NVIDIA emitter produces it."""
+#: The AMD kernel forms a flag may ask for (``require_amd``): what the flag's plan means for the kernel.
+UNPACKED_FORM = "held one element per VGPR"
+ONE_COPY_FORM = "a dst stored from its canonical lanes"
+
+
+def require_amd(name: str, arch: str, form: str) -> None:
+    """A LayoutError where ``arch`` is an NVIDIA target: the flag ``name`` asks for ``form`` (``UNPACKED_FORM``,
+    ``ONE_COPY_FORM``), an AMD kernel form that no NVIDIA emitter produces."""
     if get_target(arch).family == "nvidia":
-        raise LayoutError(f"{name}: held one element per VGPR is an AMD kernel form; {arch} has no emitter for it")
+        raise LayoutError(f"{name}: {form} is an AMD kernel form; {arch} has no emitter for it")
 
 
 def _context(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int, lds_budget_bytes: int | None,
@@ -658,7 +663,7 @@ def _context(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int,
     plans price no load line's address registers: cost.AddressRegisters.of)."""
     for name, value in (("src_unpacked", src_unpacked), ("dst_unpacked", dst_unpacked)):
         if require_flag(name, value):
-            check_unpacked_arch(name, arch)
+            require_amd(name, arch, UNPACKED_FORM)
     if src_global_strides is not None and get_target(arch).family == "nvidia":
         raise LayoutError(f"src_global_strides: a src load line's address registers are an AMD kernel input; "
                           f"{arch}'s plans price none")
@@ -968,19 +973,11 @@ def plan_conversion(src: LinearLayout, dst: LinearLayout, arch: str, element_bit
     NVIDIA target is a LayoutError).
     """
     if require_flag("dst_one_copy", dst_one_copy):
-        check_one_copy_arch("dst_one_copy", arch)
+        require_amd("dst_one_copy", arch, ONE_COPY_FORM)
     args = (arch, element_bits, lds_budget_bytes, strategy, objective, src_tuple_dwords, dst_tuple_dwords,
             src_unpacked, dst_unpacked, src_global_strides)
     plain = _plan_layouts(src, dst, *args)
     return _one_copy_plan(plain, src, dst, args) if dst_one_copy else plain
-
-
-def check_one_copy_arch(name: str, arch: str) -> None:
-    """A LayoutError where ``arch`` is an NVIDIA target: a dst read in one copy (the flag ``name``) is an AMD
-    kernel form (its stores masked to the canonical lanes), and no NVIDIA emitter produces it."""
-    if get_target(arch).family == "nvidia":
-        raise LayoutError(f"{name}: a dst stored from its canonical lanes is an AMD kernel form; {arch} has no "
-                          "emitter for it")
 
 
 def _one_copy_plan(plain: Plan, src: LinearLayout, dst: LinearLayout, args: tuple) -> Plan:
@@ -1050,8 +1047,12 @@ def one_copy_candidates(src: LinearLayout, dst: LinearLayout, arch: str, element
     ``candidate_plans`` under ``strategy`` (``registers``: the planner's; another, such as ``auto``, weighs
     the fills' LDS round trips, which the planner does not) made one-copy plans of ``dst`` (``_as_one_copy``),
     in the fill's rank order (ranked before the store mask is added, as the planner ranks them); an empty
-    list for a fill with no plan under it.  The other arguments are candidate_plans'."""
-    check_one_copy_arch("dst_one_copy", arch)
+    list for a fill with no plan under it.  The other arguments are candidate_plans', checked once on ``dst``
+    first (a bad one is a LayoutError, never an empty list)."""
+    require_amd("dst_one_copy", arch, ONE_COPY_FORM)
+    require_flag("prune", prune)
+    _context(src, dst, arch, element_bits, lds_budget_bytes, strategy, objective, src_tuple_dwords, dst_tuple_dwords,
+             src_unpacked, dst_unpacked, src_global_strides)
     bits, cm = one_copy.copy_bits(dst), cost_mod.cost_model(arch, objective)
     out = []
     for filled in one_copy.filled_dsts(src, dst):

@@ -229,7 +229,7 @@ class LaneProgram:
 
     def __init__(self, family: str = "gfx9", lane_bits: int = 6, warp_bits: int = 0) -> None:
         if family not in ("gfx9", "rdna"):
-            raise ValueError(f"program family is gfx9 or rdna, not {family!r}")
+            raise LayoutError(f"program family is gfx9 or rdna, not {family!r}")
         self.family = family
         self.bits = {LANE: lane_bits, WARP: warp_bits}
         self.nodes: list[tuple] = [("in", LANE), ("in", WARP), ("in", TID)]
@@ -641,7 +641,7 @@ def tables_valu(family: str, lane_bits: int, tables: tuple, prior: tuple = ()) -
     ``s_delay_alu`` LLVM adds, one per RDNA_OPS_PER_DELAY ops of the program.  ``prior``: affine
     tables ``(const, lane_cols)`` the program built before (the kernel's src load line's lane parts,
     linlayout.synth.src_offsets), not counted: their nodes are free terms of ``tables``.  An entry
-    of another shape is a ValueError."""
+    of another length is a LayoutError (an internal input: its fields' types are not checked)."""
     prog = LaneProgram(family, lane_bits, 0)
     for t in prior:
         prog.add_counted(AffineTable(t[0], t[1], ()))
@@ -654,7 +654,7 @@ def tables_valu(family: str, lane_bits: int, tables: tuple, prior: tuple = ()) -
             continue
         if not isinstance(t, LaneTable):
             if len(t) != 2:
-                raise ValueError(f"a tables_valu entry is a LaneTable or (const, lane_cols), not {t!r}")
+                raise LayoutError(f"a tables_valu entry is a LaneTable or (const, lane_cols), not {t!r}")
             t = LaneTable(*t)
         if not any(t.lane_cols):
             total += 1

@@ -55,7 +55,7 @@ from linlayout import LayoutError, LinearLayout
 from linlayout.errors import require_flag
 
 from . import cost as cost_mod
-from .convert import UnpackedDstRefused, UnpackedSrcRefused, check_unpacked_arch, plan_conversion
+from .convert import UNPACKED_FORM, UnpackedDstRefused, UnpackedSrcRefused, plan_conversion, require_amd
 from .plan import Plan, slots_per_dword
 
 __all__ = ["packing_bits", "packing_candidates", "plan_free_packing", "unpacked_orders", "with_register_order"]
@@ -158,7 +158,7 @@ def plan_free_packing(src: LinearLayout, dst: LinearLayout, arch: str, element_b
     for name, asked, fixed in (("unpacked_src", unpacked_src, src_fixed_bits),
                                ("unpacked_dst", unpacked_dst, dst_fixed_bits)):
         if require_flag(name, asked):
-            check_unpacked_arch(name, arch)
+            require_amd(name, arch, UNPACKED_FORM)
         if asked and fixed >= packing_bits(element_bits):
             raise LayoutError(f"{name} needs 8- or 16-bit elements whose dwords the caller does not move whole "
                               f"({name[-3:]}_fixed_bits below log2(32 / element_bits))")

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import needs
+from linlayout import LayoutError
 from linlayout.synth.lane_arith import LANE, TID, WARP, AffineTable, LaneProgram, fit_affine, lane_columns, program_family
 
 
@@ -334,7 +335,7 @@ def test_one_thread_id_serves_an_exact_table_and_one_read_modulo_the_wave():
     ``thread_id_form`` takes from it, ``(tid >> 2) & 56``, exact in every bit on 8 warps, and a ``ds_bpermute``
     address read in its low byte alone whose ``(l & 3) << 6`` term is ``tid << 6``, equal to its table in
     those bits and not above; ``tables_valu`` counts the same program from its ``LaneTable`` entries (5).  A
-    plain entry of three fields, or a table both from the thread id and read in some bits, is a ValueError."""
+    plain entry of three fields is a LayoutError, a table both from the thread id and read in some bits a ValueError."""
     from linlayout.synth.lane_arith import LaneTable, tables_valu, thread_id_form
 
     lds = AffineTable(0, (0, 0, 0, 0, 0, 8), (16, 32, 0))
@@ -349,7 +350,7 @@ def test_one_thread_id_serves_an_exact_table_and_one_read_modulo_the_wave():
     assert prog.count() == (5, 0)
     entries = (LaneTable(0, lds.lane_cols, warp_cols=lds.warp_cols), LaneTable(0, bperm.lane_cols, care=0xFF))
     assert tables_valu("gfx9", 6, entries) == 5
-    with pytest.raises(ValueError):
+    with pytest.raises(LayoutError, match="a tables_valu entry is a LaneTable or"):
         tables_valu("gfx9", 6, ((0, bperm.lane_cols, 0xFF),))
     with pytest.raises(ValueError):
         LaneProgram("gfx9", 6, 3).add(lds, thread_id=True, care=0xFF)

@@ -107,6 +107,18 @@ def test_the_certificate_has_its_own_format_and_the_checker_knows_it():
         Plan.from_certificate({**full, "format": "linlayout-plan/v1-one-copy", "dst_one_copy": True})
 
 
+@pytest.mark.parametrize("kwargs, message", [
+    ({"prune": 1}, "prune must be True or False, got 1"),
+    ({"strategy": "bogus"}, "strategy"),
+    ({"src_global_strides": [1]}, "src_global_strides"),
+    ({"lds_budget_bytes": -5}, "lds_budget_bytes"),
+])
+def test_the_candidates_refuse_a_bad_argument_rather_than_list_no_plan(kwargs, message):
+    src, dst = _layouts(*X16)
+    with pytest.raises(LayoutError, match=message):
+        one_copy_candidates(src, dst, "gfx1100", 16, **kwargs)
+
+
 def test_the_candidates_are_the_fills_and_hold_the_chosen_plan():
     src, dst = _layouts(*X16)
     one = plan_conversion(src, dst, "gfx1100", 16, dst_one_copy=True)

@@ -28,7 +28,7 @@ from linlayout.lowering.cpp import DIALECTS
 from linlayout.lowering.emit.conversion_kernel import source_tuples
 from linlayout.hw.targets import get_target
 from linlayout.synth.context import ELEMENT_BITS, dword_bits
-from linlayout.synth.convert import check_one_copy_arch, check_unpacked_arch, plan_conversion
+from linlayout.synth.convert import ONE_COPY_FORM, UNPACKED_FORM, plan_conversion, require_amd
 from linlayout.synth.cost import (CONCURRENT_INSTRUCTION_EXPONENT, DST_TUPLE_DWORDS, OBJECTIVES, SRC_TUPLE_DWORDS,
                                   cost_model)
 from linlayout.synth.plan import unpacked_src
@@ -173,17 +173,18 @@ def check_nvidia_flags(args: argparse.Namespace) -> None:
 
 def check_unpacked_emit(args: argparse.Namespace) -> None:
     """Refuse, before planning, an unpacked side or a dst read in one copy that ``--arch`` or ``--emit`` has no
-    form for: NVIDIA targets (``check_unpacked_arch``), and C++ (its function takes the src and returns the
+    form for: NVIDIA targets (``require_amd``), and C++ (its function takes the src and returns the
     dst as packed registers, in every lane)."""
-    for flag, on in (("--src-unpacked", args.src_unpacked), ("--dst-unpacked", args.dst_unpacked),
-                     ("--dst-one-copy", args.dst_one_copy)):
+    for flag, on, form in (("--src-unpacked", args.src_unpacked, UNPACKED_FORM),
+                           ("--dst-unpacked", args.dst_unpacked, UNPACKED_FORM),
+                           ("--dst-one-copy", args.dst_one_copy, ONE_COPY_FORM)):
         if on:
-            (check_one_copy_arch if flag == "--dst-one-copy" else check_unpacked_arch)(flag, args.arch)
+            require_amd(flag, args.arch, form)
             if args.emit in DIALECTS:
-                form = ("a dst stored from its canonical lanes alone" if flag == "--dst-one-copy"
+                side = ("a dst stored from its canonical lanes alone" if flag == "--dst-one-copy"
                         else "a side held one element per VGPR")
                 raise LayoutError(f"--emit {args.emit} with {flag}: the C++ function takes the src and returns the "
-                                  f"dst as packed registers in every lane; {form} is the MLIR kernel's "
+                                  f"dst as packed registers in every lane; {side} is the MLIR kernel's "
                                   "load/store form (--emit mlir|isa|fatbin)")
 
 

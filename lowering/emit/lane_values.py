@@ -44,7 +44,7 @@ import numpy as np
 
 from linlayout import LayoutError
 from linlayout.hw.targets import get_target
-from linlayout.synth.lane_arith import LANE, TID, LaneProgram, fit_affine, program_family
+from linlayout.synth.lane_arith import LANE, TID, WARP, LaneProgram, fit_affine, program_family
 
 from . import atoms
 from .builder import Builder
@@ -85,7 +85,7 @@ class LaneValues:
         self._hide = atoms.unseen_word if target.waits_after_inline_asm else atoms.opaque_word
         self.program = LaneProgram(program_family(arch), wave_size.bit_length() - 1,
                                    max(num_warps - 1, 0).bit_length())
-        self._nodes: dict[int, str] = {LANE: lane, 1: warp}  # program node -> its value (TID: made on use)
+        self._nodes: dict[int, str] = {LANE: lane, WARP: warp}  # program node -> its value (TID: made on use)
         self._opaque: dict[str, str] = {}  # a value -> its hidden copy (what adds beyond read)
         self.b = b
         self.wave_size = wave_size
