@@ -224,6 +224,26 @@ def test_warp_offsets_of_one_register_take_one_round_of_selects():
     assert lower_conversion(plan, binary=True).report["isa_counts"]["v_cndmask"] == 1
 
 
+@needs.mlir
+def test_dependent_warp_offsets_take_one_round_of_selects_per_basis_vector():
+    """Beside 15:1164 (hand-made, gfx942 fp32, 8 warps): warp bits 0, 1 and 2 offset the src registers by 1, 2
+    and 3, dependent offsets whose third round the swapped-select fold cannot catch (its operands are selects of
+    four registers, not one pair picked both ways).  ``convert._warp_offsets`` makes a round per basis vector of
+    the offsets, on the parity of the warp bits holding it: 2 rounds, 8 v_cndmask (a round per warp bit: 12,
+    and 12 compiled)."""
+    from linlayout.lowering.conversion import lower_conversion
+
+    def layout(warps):
+        return LinearLayout({"register": [[1], [2]], "lane": [[4], [8], [16], [32], [64], [128]], "warp": warps},
+                            [("dim0", 2048)])
+
+    src, dst = layout([[256], [512], [1024]]), layout([[256 ^ 1], [512 ^ 2], [1024 ^ 3]])
+    plan = plan_conversion(src, dst, "gfx942", 32)
+    assert plan.verified and plan.strategy == "registers" and dead_steps(plan) == []
+    assert {k: v for k, v in plan.counts().items() if v} == {"v_cndmask": 8, "total": 8}
+    assert lower_conversion(plan, binary=False).report["isa_counts"]["v_cndmask"] == 8
+
+
 def test_a_select_between_swapped_selects_is_one_select():
     """14:1476 (gfx1100 fp32, 4 warps): a per-warp register offset (selects of two registers on a warp
     condition) followed by a per-lane pick between its two results: ``c2 ? (c1 ? x : y) : (c1 ? y : x)``,
