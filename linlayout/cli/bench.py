@@ -275,12 +275,12 @@ def kernel_plan(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: i
     Triton's kernels load them (``unpacked_src``, ``plan.src_unpacked``; ``unpacked_src=False``: the
     kernel packs them, the only form before session 20); where it stores every dst element alone, the
     dst may likewise leave one element per VGPR (``unpacked_dst``, ``plan.dst_unpacked``).  The kernel
-    loads and stores per
-    ``plan.src`` / ``plan.dst``.  Targets counted from the plan (NVIDIA) keep
-    the layouts' register order and are planned with no tuples or load line (PTX prices neither).  ``strategy``: plan_conversion's.  On the targets with a kernel emitter
-    the plan is made for the offsets the kernel's src load line forms (``src_global_strides``: the full
-    tile, row-major, ``row_major_strides``), whose registers the setup reuses; ``load_line`` False plans
-    without them (as the bench did before that input).  Where the dst holds elements in several lanes (a
+    loads and stores per ``plan.src`` / ``plan.dst``.  Targets counted from the plan (NVIDIA) keep the
+    layouts' register order and are planned with no tuples or load line (PTX prices neither).
+    ``strategy``: plan_conversion's.  On the targets with a kernel emitter the plan is made for the offsets the
+    kernel's src load line forms (``src_global_strides``: the full tile, row-major, ``row_major_strides``),
+    whose registers the setup reuses; ``load_line`` False plans without them (as the bench did before that
+    input).  Where the dst holds elements in several lanes (a
     zero lane basis), the kernel may store one copy of each from the canonical lanes (``one_copy_dst``:
     plan_conversion's ``dst_one_copy``, ``plan.dst_one_copy`` where that plan is the cheapest; the
     kernel then masks its stores, whose SALU the whole conversion counts)."""
