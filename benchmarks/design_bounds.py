@@ -128,7 +128,8 @@ def summary(recorder: BoundRecorder) -> dict:
     needless = [r for r in rows if r["needless"]]
 
     def gaps(rs: list[dict]) -> dict:
-        return {g: {"mean": statistics.mean(r["gaps"][g] for r in rs), "median": statistics.median(r["gaps"][g] for r in rs)}
+        return {g: {"mean": statistics.mean(r["gaps"][g] for r in rs),
+                    "median": statistics.median(r["gaps"][g] for r in rs)}
                 for g in GAPS} if rs else {}
     return {"cases": recorder.cases, "made": len(rows), "needless": len(needless),
             "address_pruned": sum(r["address_pruned"] for r in rows),

@@ -6,9 +6,10 @@ the project trusts, and a one-line report per failure.
 
 Case ``k`` of seed ``S`` is drawn from ``random.Random(f"fuzz:{S}:{k}")`` alone through the hypothesis
 tests' generator (``tests/random_layouts.py``: ``layout_problem``, every ``STORE_TWIN_EVERY``-th a
-``store_twin_problem``; every ``PARTIAL_EVERY``-th on a tile twice as tall as src holds), with 1 to 8 warps, an element size of 8..64 bits, an objective, a strategy, an
-LDS budget (None, the tile, or an odd size: a fraction of the tile plus a few bytes), src/dst VGPR
-tuples and, on about one 8/16-bit AMD side in ``UNPACKED_EVERY``, that side held one element per VGPR
+``store_twin_problem``; every ``PARTIAL_EVERY``-th on a tile twice as tall as src holds), with 1 to 8
+warps, an element size of 8..64 bits, an objective, a strategy, an LDS budget (None, the tile, or an odd
+size: a fraction of the tile plus a few bytes), src/dst VGPR tuples and, on about one 8/16-bit AMD side
+in ``UNPACKED_EVERY``, that side held one element per VGPR
 (``src_unpacked`` / ``dst_unpacked``; a refusal of that form, ``UnpackedSrcRefused`` / ``UnpackedDstRefused``,
 is one only a case so drawn may raise).  Each case must:
 

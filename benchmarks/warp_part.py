@@ -69,7 +69,8 @@ class _Recorder:
         plan_ops.PlanEmitter.lds_address = lds_address
 
 
-def kernel_sharing(setup: Sequence[str], conv: Sequence[str], before: Sequence[str] = ()) -> tuple[list[int], list[str]]:
+def kernel_sharing(setup: Sequence[str], conv: Sequence[str],
+                   before: Sequence[str] = ()) -> tuple[list[int], list[str]]:
     """What a compiled setup region (``setup``, its instruction lines) takes from the kernel around it:
     the VGPRs it reads before it writes them, other than ``v0`` where no line ``before`` the setup writes
     it (the work-item id the kernel starts with; else a value of the load line too), i.e. values of the

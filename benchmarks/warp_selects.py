@@ -19,7 +19,8 @@ For each case of the corpus (``kernel_plan``, the bench kernel's plan): the plan
 per step), their roots, and the estimated region total with the index (``selects - roots``
 fewer, ``M0_SETUP`` more, where that saves anything).  With ``--candidates``, also every candidate plan
 of the bench kernel (``benchmarks.rank_rules.packing_plans``) whose estimate is below the plan's
-(instructions only: plans the planner might rank first with the step; its ranking prices cycles).  Prints one line per case that has either, then totals.
+(instructions only: plans the planner might rank first with the step; its ranking prices cycles).
+Prints one line per case that has either, then totals.
 """
 
 from __future__ import annotations
@@ -103,9 +104,10 @@ def main(argv: list[str] | None = None) -> int:
             with_selects += bool(selects)
             selects_total += selects
             saving += total - min(new, best[0] if best else new)
-            line = f"{case['arch']} {case['dtype']} {case['name']}: plan {total}, {selects} warp-id selects, {roots} roots"
-            line += f" -> {new}" + (f"; candidate {best[1]} ({best[4]}, {best[2]} selects, {best[3]} roots) -> {best[0]}"
-                                    if best else "")
+            line = (f"{case['arch']} {case['dtype']} {case['name']}: plan {total}, {selects} warp-id selects, "
+                    f"{roots} roots -> {new}")
+            if best:
+                line += f"; candidate {best[1]} ({best[4]}, {best[2]} selects, {best[3]} roots) -> {best[0]}"
             print(line)
     print(f"{planned} cases planned; {with_selects} plans with warp-id selects ({selects_total} of them); "
           f"estimated region saving {saving} instructions (M0_SETUP {M0_SETUP})")

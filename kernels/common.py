@@ -49,7 +49,7 @@ import numpy as np
 import torch
 
 from linlayout import LayoutError, get_target
-from linlayout.argparsing import Parser
+from linlayout.argparsing import Parser, error_line
 from linlayout.lowering.compile import CompiledKernel, compile_mlir
 from linlayout.lowering.interpreter import run_kernel
 from linlayout.lowering.isa import instructions, isa_counts
@@ -420,7 +420,7 @@ def main(prog: str, description: str, add_arguments: Callable, build: Callable, 
         args = _parser(prog, description, add_arguments).parse_args(argv)
         result = run(prog, args, build, make_case)
     except LayoutError as e:
-        print(f"linlayout kernel {prog}: error: {' '.join(str(e).split())}", file=sys.stderr)
+        print(error_line(e, f"kernel {prog}"), file=sys.stderr)
         return 2
     print(json.dumps(result) if args.json else render(result))
     ran = result["interpret"].get("ran") or result["launch"].get("ran")

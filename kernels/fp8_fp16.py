@@ -174,9 +174,9 @@ def emit_fp8_fp16(plan: Fp8Fp16Plan, name: str = "fp8_fp16") -> str:
 def _src_tuple_dwords(layout: LinearLayout, src: DtypeInfo, bits: int) -> int:
     """The dwords of the VGPR tuples the conversion's src arrives in at ``bits`` (``plan_conversion``'s
     ``src_tuple_dwords``): at the src width, the kernel's global loads of ``_run_length`` elements (one tuple
-    each, of at most ``MERGED_ACCESS_DWORDS``: gfx942's f16 A operand in 2-dword loads, whose halves of a joined ``ds_write2_b64`` compile with no
-    copy, cost.joined_pair_copies); at the other width, the element conversion's values, each computed where
-    its first use wants it (1)."""
+    each, of at most ``MERGED_ACCESS_DWORDS``: gfx942's f16 A operand in 2-dword loads, whose halves of a
+    joined ``ds_write2_b64`` compile with no copy, cost.joined_pair_copies); at the other width, the element
+    conversion's values, each computed where its first use wants it (1)."""
     if bits != src.bits:
         return 1
     return min(MERGED_ACCESS_DWORDS, max(1, _run_length(layout) * src.bits // 32))

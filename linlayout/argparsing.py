@@ -5,6 +5,8 @@ with :func:`dtype_arg`.
 * :class:`Parser` is argparse that raises :class:`~linlayout.errors.LayoutError` instead of
   printing its usage and exiting, so a bad argument is one line on stderr and exit status 2;
   its descriptions are printed as written (line breaks kept).
+* :func:`error_line` is that one line, the same for every command and kernel:
+  ``linlayout: error: [kernel NAME: ]MESSAGE``.
 * :func:`plain_text` drops the reStructuredText inline markup of a docstring used as help:
   ````code```` -> ``code``, ``:func:`name``` / ``:class:`~mod.Name``` -> ``name`` / ``Name``,
   ``*word*`` -> ``word``.
@@ -32,7 +34,7 @@ from pathlib import Path
 from .dtypes import dtype_name
 from .errors import LayoutError
 
-__all__ = ["Parser", "plain_text", "dtype_arg", "positive_int", "add_unpacked_arguments", "check_output",
+__all__ = ["Parser", "error_line", "plain_text", "dtype_arg", "positive_int", "add_unpacked_arguments", "check_output",
            "output_folder"]
 
 _ROLE = re.compile(r":[a-z]+:`(~?)([^`]+)`")
@@ -58,6 +60,15 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str):  # type: ignore[override]
         raise LayoutError(message)
+
+
+def error_line(error: Exception, command: str | None = None) -> str:
+    """The one line (no newline) the command line prints on stderr for bad input, exit status 2:
+    ``linlayout: error: MESSAGE``, or ``linlayout: error: COMMAND: MESSAGE`` where the error comes from
+    a kernel's own options or build (``command`` ``kernel NAME``); whitespace runs (line breaks too) are
+    one space."""
+    message = " ".join(str(error).split())
+    return f"linlayout: error: {command}: {message}" if command else f"linlayout: error: {message}"
 
 
 def dtype_arg(text: str) -> str:

@@ -418,15 +418,17 @@ def _after_warp_lanes(steps: list, slots: list[list[int]], need: np.ndarray, tar
     front, but for a VGPR whose src value is dead (``_value_read``): its move would be an instruction
     the compiler deletes (random pairs found such plans counting 2 to 4 ``ds_bpermute`` more than
     their kernels).  A VGPR whose src value is also left in place as an output (a slot below
-    ``slots_out`` no step writes) or read after a step wrote part of it is another reader: it moves
-    in front."""
+    ``slots_out`` no step writes) has another reader: it moves in front.  ``steps`` come from
+    ``ir.Program.emit``, which writes a src VGPR whole (its partial writes, byte permutes and sub-dword
+    loads, go to fresh registers above the src's), so a step that reads a src VGPR reads its src value
+    whole or not at all."""
     steps = list(steps)
     front = []
     for vgpr in slots:
         live, readers = set(vgpr), []  # live: the slots still holding their src value
         for i, st in enumerate(steps):
             if live & set(st.reads()):
-                if not (isinstance(st, Lane) and list(st.src) == vgpr and len(live) == len(vgpr)):
+                if not (isinstance(st, Lane) and list(st.src) == vgpr):
                     readers = None
                     break
                 readers.append(i)

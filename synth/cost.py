@@ -869,10 +869,11 @@ def bpermute_address_valu(tables, arch: str, num_warps: int = 1, formed=()) -> i
     one op program for their lane parts (lane_arith.tables_valu, each read in ``bpermute_address_bits`` alone: a
     shift term may be the thread id shifted) and their warp parts as LLVM makes them
     (``warp_part_ops``, as for LDS addresses) with their joins (``bpermute_join_ops``).  On PTX targets
-    (``shfl`` source-lane registers) BPERMUTE_ADDR_VALU each.  A LayoutError where a ``[warps, lanes]`` table has other than ``num_warps``
-    rows.  ``formed``: the registers the kernel's src load line formed before (``SrcOffsets.registers``,
-    linlayout.synth.src_offsets): the lowering's tables follow theirs in one ``LaneValues``, so a table
-    that one of them plus such a constant gives is free, and their lane parts are terms the program has."""
+    (``shfl`` source-lane registers) BPERMUTE_ADDR_VALU each.  A LayoutError where a ``[warps, lanes]``
+    table has other than ``num_warps`` rows.  ``formed``: the registers the kernel's src load line formed before
+    (``SrcOffsets.registers``, linlayout.synth.src_offsets): the lowering's tables follow theirs in one
+    ``LaneValues``, so a table that one of them plus such a constant gives is free, and their lane parts are
+    terms the program has."""
     if get_target(arch).lds_isa == "ptx" or not tables:
         return BPERMUTE_ADDR_VALU * len(tables)
     fits, parts, made = [], [], []  # the program's tables, their warp parts; every register's table
@@ -919,10 +920,11 @@ def bpermute_join_ops(lane_cols: tuple[int, ...], warp_cols: tuple[int, ...], fa
     is nonzero, the lane part is one shift term (``(l >> a) & m``, a shift and an AND: no 3-input VALU for
     the join to ride in) and some warp term moves the warp bits off their place in the wave's SGPR
     (``w << log2(wave_size)``: a term in place is the join's own AND, ``v_and_or_b32 v, s_wave, m, v_lane``,
-    which warp_part_ops counts as its SALU); then on CDNA (``"gfx9"``) one VALU (``v_and_or_b32`` / ``v_lshl_or_b32`` reading the warp term's SGPR)
-    unless the part is the whole warp id shifted, whose ``v_lshl_or_b32`` warp_part_ops counts as the
-    join, and on RDNA two either way: the warp id's bits taken out of the wave's SGPR (``s_bfe_u32``) or
-    the join, and the ``s_delay_alu`` before the join, which reads the lane term's VALU result."""
+    which warp_part_ops counts as its SALU); then on CDNA (``"gfx9"``) one VALU (``v_and_or_b32`` /
+    ``v_lshl_or_b32`` reading the warp term's SGPR) unless the part is the whole warp id shifted, whose
+    ``v_lshl_or_b32`` warp_part_ops counts as the join, and on RDNA two either way: the warp id's bits taken out
+    of the wave's SGPR (``s_bfe_u32``) or the join, and the ``s_delay_alu`` before the join, which reads the
+    lane term's VALU result."""
     in_place = wave_size.bit_length() - 1
     if not any(warp_cols) or len(_warp_shift_terms(lane_cols)) > 1 or set(_warp_shift_terms(warp_cols)) == {in_place}:
         return 0

@@ -19,9 +19,10 @@ shifts ``S`` may instead be one *multiply term* ``(x & M) * K``, ``K = sum 2**s`
 ``v_mul_u32_u24``; only where the shifted copies of ``M`` are disjoint, so that the product is the
 XOR), and a lone such column a *column term* ``sbit(x, i) & L_i`` (``v_bfe_i32`` of the bit: 0 or -1,
 then an AND), two ops whatever the column (on gfx9 lane bit 0's too: LLVM makes ``(x & 1) * K`` a
-select, so its multiply term is kept only where its AND is shared).  The choices of these terms (``_units``; all of them up
-to 3 units) are priced and the cheapest kept (a swizzle ``x ^ (x >> 3)`` is two shift terms, a lone
-column of scattered bits one column term, a row address repeated at two places one multiply term).
+select, so its multiply term is kept only where its AND is shared).  The choices of these terms
+(``_units``; all of them up to 3 units) are priced and the cheapest kept (a swizzle ``x ^ (x >> 3)`` is
+two shift terms, a lone column of scattered bits one column term, a row address repeated at two places
+one multiply term).
 
 **Combining.**  Terms whose output bits are disjoint are OR'ed (the same as XOR there): an OR absorbs
 one operand that is a single-use shift left (``v_lshl_or_b32``), an AND with an encodable mask
@@ -565,7 +566,8 @@ def thread_id_form(family: str, lane_bits: int, aff: AffineTable) -> bool:
     id's SGPRs that the kernel's load line forms) and compiled to more on the wave32 corpus (74 of its
     cases 1-3 instructions more, 106 fewer: docs/benchmarks.md "Session 21: ww32_25")."""
     cols = aff.lane_cols + aff.warp_cols
-    if not any(aff.lane_cols) or not any(aff.warp_cols) or len({o - b for b, c in enumerate(cols) for o in _bits(c)}) > 1:
+    if (not any(aff.lane_cols) or not any(aff.warp_cols)
+            or len({o - b for b, c in enumerate(cols) for o in _bits(c)}) > 1):
         return False
     split = LaneProgram(family, lane_bits, len(aff.warp_cols))
     split.add(aff)

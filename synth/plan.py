@@ -32,7 +32,8 @@ from .steps import (Barrier, FusedDpp, Lane, LdsLoad, LdsStore, Mov, PermlaneSwa
 __all__ = [
     "CERT_SLOT_LIMIT", "ELEMENT_BITS",
     "Barrier", "CERT_FORMAT", "CERT_FORMAT_ONE_COPY", "CERT_FORMAT_UNPACKED", "CERT_FORMAT_UNPACKED_ONE_COPY",
-    "cert_format", "COUNT_KINDS", "PTX_COUNT_KINDS", "RDNA_COUNT_KINDS", "count_kinds", "FusedDpp", "Lane", "LdsLoad", "LdsStore", "Mov",
+    "cert_format", "COUNT_KINDS", "PTX_COUNT_KINDS", "RDNA_COUNT_KINDS", "count_kinds", "FusedDpp", "Lane", "LdsLoad",
+    "LdsStore", "Mov",
     "PermSelect", "PermlaneSwap", "Plan", "Select", "Step", "dwords_per_slot", "packed_src", "prmt_selector",
     "packed_dst", "slots_per_dword", "step_from_json", "unpacked_dst", "unpacked_src",
     "transpose_element_addresses",

@@ -59,7 +59,8 @@ CASES = [
 ]
 IDS = [f"{c[2]}-{c[3]}-{c[1]}" for c in CASES]
 # the compiled setup's VALU and SALU where they are not the count (the comments above)
-COMPILED = {("mfma16T->dotA16(kw4)", "gfx950", "fp16"): 3, ("wmma2.16x16T->dotAwmma2.16x16T(kw8)", "gfx1200", "fp16"): 3}
+COMPILED = {("mfma16T->dotA16(kw4)", "gfx950", "fp16"): 3,
+            ("wmma2.16x16T->dotAwmma2.16x16T(kw8)", "gfx1200", "fp16"): 3}
 
 
 def _case(family: str, name: str, arch: str, dtype: str, num_warps: int) -> dict:

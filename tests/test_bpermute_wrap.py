@@ -39,7 +39,8 @@ def test_an_address_read_modulo_the_wave_shifts_the_thread_id():
     assert np.array_equal(got & care, table & care) and (got != table).any()
     assert tables_valu("gfx9", 6, ((0, ADDRESS.lane_cols),)) == 4
     assert tables_valu("gfx9", 6, (LaneTable(0, ADDRESS.lane_cols, care=care),)) == 3
-    assert tables_valu("rdna", 6, (LaneTable(0, ADDRESS.lane_cols, care=care),)) == tables_valu("rdna", 6, ((0, ADDRESS.lane_cols),))
+    assert (tables_valu("rdna", 6, (LaneTable(0, ADDRESS.lane_cols, care=care),))
+            == tables_valu("rdna", 6, ((0, ADDRESS.lane_cols),)))
 
 
 def test_a_term_in_an_xor_keeps_its_mask():

@@ -336,7 +336,8 @@ def test_a_second_access_without_its_slots_is_named():
     lacks ``dst`` is refused naming that item, not the first access it is fused to.  (Until addr25's swizzled
     ordered layouts the case was mfma16T -> mfma16, whose plan now fuses its stores, ``ds_write2``, not its loads.)"""
     from repo_data import baseline_cases
-    case = next(c for c in baseline_cases() if (c["name"], c["arch"], c["dtype"]) == ("mfma32->dotA(kw4) [FA P]", "gfx942", "fp32"))
+    case = next(c for c in baseline_cases()
+                if (c["name"], c["arch"], c["dtype"]) == ("mfma32->dotA(kw4) [FA P]", "gfx942", "fp32"))
     plan = plan_conversion(LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"]), "gfx942", 32)
     cert = json.loads(plan.dumps())
     k = next(i for i, s in enumerate(cert["steps"]) if s["op"] == "lds_load" and s.get("fused"))

@@ -97,6 +97,22 @@ def test_kernel_refuses_a_bad_arch_without_importing_a_kernel_or_torch():
                                    "(choose from 'gfx942', 'gfx950')")
 
 
+@needs.torch
+def test_every_error_line_of_the_command_line_has_one_form(capsys):
+    """A bad argument of a command, a bad common option of a kernel (refused before the kernel is imported)
+    and a bad option of the kernel's own (refused by the kernel's parser) are each one line
+    ``linlayout: error: [kernel NAME: ]MESSAGE``, exit 2: the kernel's own refusals were
+    ``linlayout kernel NAME: error: MESSAGE``."""
+    lines = {}
+    for argv in (["show", "8:1", "--bogus"], ["kernel", "gemm", "--arch", "sm_90"], ["kernel", "gemm", "--m", "0"]):
+        code, out, err = run(capsys, *argv)
+        assert (code, out, err.count("\n")) == (2, "", 1), (argv, err)
+        lines[argv[0] if argv[0] != "kernel" else argv[-2]] = err
+    assert lines["show"] == "linlayout: error: unrecognized arguments: --bogus\n"
+    assert lines["--arch"].startswith("linlayout: error: kernel gemm: argument --arch: invalid choice: 'sm_90'")
+    assert lines["--m"].startswith("linlayout: error: kernel gemm: --m"), lines["--m"]
+
+
 def test_kernel_emit_into_a_missing_folder_is_refused_before_any_work(tmp_path):
     """``linlayout kernel gemm --emit DIR`` with no folder DIR: exit 2 with one line, DIR not created
     (it was, silently), and neither torch nor any kernel module imported: as ``convert -o`` in a

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import math
 
+import pytest
+
 import needs
 from linlayout.cli import main
 from linlayout import LinearLayout
@@ -102,3 +104,30 @@ def test_bench_cli_short_run(capsys, tmp_path, monkeypatch):
     assert main(["bench", "conversions", "--baseline", str(tmp_path / "missing.json")]) == 2
     assert main(["bench", "conversions", "--cases", "0"]) == 2
     assert main(["bench"]) == 2
+
+
+@needs.mlir
+def test_the_help_lists_the_keys_of_real_rows(capsys, tmp_path, monkeypatch):
+    """``bench conversions --help`` lists a row's keys (``ROW_KEYS``, in the row's order), and they are the keys of
+    a compiled kernel's row (an AMD corpus case, its whole conversion measured) and of a row counted from the plan
+    (NVIDIA); a refused case's row has the keys the help names for it (``REFUSED_ROW_KEYS``).  The list lacked
+    the keys added since it was written (objective, plan_seconds, setup_total, dst_one_copy, ...)."""
+    from linlayout.cli.bench import REFUSED_ROW_KEYS, ROW_KEYS, bench_case, bench_or_refusal
+    from repo_data import family_corpus
+
+    monkeypatch.setenv("LINLAYOUT_CACHE", str(tmp_path))
+    with pytest.raises(SystemExit) as done:
+        main(["bench", "conversions", "--help"])
+    assert done.value.code == 0
+    help_text = capsys.readouterr().out
+    head, _, listing = help_text.partition("The keys of a row of cases (a case the planner refuses: ")
+    refused, _, listing = listing.partition("):\n")
+    listed = [line.split(":")[0].strip() for line in listing.split("\n\noptions:")[0].splitlines()
+              if not line.startswith("      ")]
+    assert listed == list(ROW_KEYS) and refused.split(", ") == list(REFUSED_ROW_KEYS)
+    amd = bench_case(family_corpus("amd")["cases"][0], binary=False)
+    nvidia = bench_case(family_corpus("nvidia")["cases"][0])
+    assert amd["counted_by"] == "isa" and amd["ours_whole"] is not None and nvidia["counted_by"] == "plan"
+    assert list(amd) == list(nvidia) == listed
+    bad = dict(family_corpus("amd")["cases"][0], arch="gfx1")
+    assert tuple(bench_or_refusal(bad)) == REFUSED_ROW_KEYS

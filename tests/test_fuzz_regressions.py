@@ -57,6 +57,39 @@ def test_warp_lane_plans_move_only_the_registers_they_read(name):
     assert {k: v for k, v in plan.counts().items() if v} == counts
 
 
+#: AMD corpus cases (1 wave) whose in-wave plans write part of a register: byte permutes with constant bytes.
+PARTIAL_WRITES = [("slice1(mfma32T)->slice1(blocked[2x1,t64x1,o01])", "gfx950", "bf16"),
+                  ("slice1(dotA16(kw4))->slice1(blocked[2x1,t64x1,o01])", "gfx942", "fp16"),
+                  ("slice1(mfma32T)->slice1(blocked[1x1,t64x1,o01])", "gfx950", "fp8")]
+
+
+def test_in_wave_plans_write_a_src_register_whole():
+    """``convert._after_warp_lanes`` takes a step reading a src VGPR to read its src value whole or not at all
+    (it dropped a check that the VGPR was still whole): ``ir.Program.emit`` writes a src VGPR whole, and its
+    partial writes (byte permutes with constant bytes) go to fresh registers above the src's.  Here on plans
+    that make partial writes, and on the warp-lane case with byte permutes."""
+    from repo_data import family_corpus
+
+    bits_of = {"bf16": 16, "fp16": 16, "fp8": 8}
+    cases = {(c["name"], c["arch"], c["dtype"]): c for c in family_corpus("amd")["cases"] if c["num_warps"] == 1}
+    src, dst, arch, bits, kwargs, _ = WARP_LANE_CASES["3:1029 gfx1200 16b"]
+    plans = [(plan_conversion(src, dst, arch, bits, **kwargs), bits)]
+    for key in PARTIAL_WRITES:
+        c = cases[key]
+        plans.append((plan_conversion(LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"]), key[1],
+                                      bits_of[key[2]], strategy="registers"), bits_of[key[2]]))
+    partial = 0
+    for plan, bits in plans:
+        p = 32 // bits
+        for step in plan.steps:
+            written = {}
+            for slot in step.writes():
+                written.setdefault(slot // p, set()).add(slot)
+            assert all(len(slots) == p for r, slots in written.items() if r < plan.slots_in // p), step
+            partial += any(len(slots) < p for slots in written.values())
+    assert partial >= len(PARTIAL_WRITES)
+
+
 def test_a_warp_lane_plan_moves_a_src_register_it_also_leaves_in_place():
     """The one-copy planner's fill of AMD corpus case #301 (gfx942 fp32
     ``slice0(blocked[1x1,t1x64,o10])->slice1(mfma16T)``, 2 warps, lane bits 4 and 5 filled with the src's
@@ -189,6 +222,26 @@ def test_warp_offsets_of_one_register_take_one_round_of_selects():
     assert plan.verified and plan.strategy == "lanes"
     assert {k: v for k, v in plan.counts().items() if v} == {"ds_bpermute": 4, "v_cndmask": 1, "total": 5}
     assert lower_conversion(plan, binary=True).report["isa_counts"]["v_cndmask"] == 1
+
+
+@needs.mlir
+def test_dependent_warp_offsets_take_one_round_of_selects_per_basis_vector():
+    """Beside 15:1164 (hand-made, gfx942 fp32, 8 warps): warp bits 0, 1 and 2 offset the src registers by 1, 2
+    and 3, dependent offsets whose third round the swapped-select fold cannot catch (its operands are selects of
+    four registers, not one pair picked both ways).  ``convert._warp_offsets`` makes a round per basis vector of
+    the offsets, on the parity of the warp bits holding it: 2 rounds, 8 v_cndmask (a round per warp bit: 12,
+    and 12 compiled)."""
+    from linlayout.lowering.conversion import lower_conversion
+
+    def layout(warps):
+        return LinearLayout({"register": [[1], [2]], "lane": [[4], [8], [16], [32], [64], [128]], "warp": warps},
+                            [("dim0", 2048)])
+
+    src, dst = layout([[256], [512], [1024]]), layout([[256 ^ 1], [512 ^ 2], [1024 ^ 3]])
+    plan = plan_conversion(src, dst, "gfx942", 32)
+    assert plan.verified and plan.strategy == "registers" and dead_steps(plan) == []
+    assert {k: v for k, v in plan.counts().items() if v} == {"v_cndmask": 8, "total": 8}
+    assert lower_conversion(plan, binary=False).report["isa_counts"]["v_cndmask"] == 8
 
 
 def test_a_select_between_swapped_selects_is_one_select():

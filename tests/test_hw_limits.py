@@ -152,14 +152,15 @@ def test_gemm_beyond_its_addressing(capsys):
     code, out, err = run(capsys, "kernel", "gemm", "--arch", "gfx942", "--interpret", "--m", "65536", "--n",
                          "65536", "--k", "64", seconds=30.0)
     assert code == 2 and out == "" and err == [
-        "linlayout kernel gemm: error: buffer C needs 17179869184 bytes; the kernels' 32-bit buffer offsets address at most "
-        "2147483648 bytes per buffer"]
+        "linlayout: error: kernel gemm: buffer C needs 17179869184 bytes; the kernels' 32-bit buffer offsets "
+        "address at most 2147483648 bytes per buffer"]
 
 
 def test_gemm_beyond_the_lds(capsys):
     code, out, err = run(capsys, "kernel", "gemm", "--arch", "gfx942", "--tiles", "16x1", seconds=30.0)
     assert code == 2 and out == "" and err == [
-        "linlayout kernel gemm: error: the kernel needs 131072 bytes of LDS, more than gfx942's 65536 bytes per workgroup"]
+        "linlayout: error: kernel gemm: the kernel needs 131072 bytes of LDS, more than gfx942's 65536 bytes per "
+        "workgroup"]
 
 
 def test_banks_tile_mode_holds_one_round_in_the_lds(capsys):

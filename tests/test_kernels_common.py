@@ -75,7 +75,7 @@ def test_cli_bad_input_is_one_line_and_exit_2(capsys, argv, words):
     status = common.main("gemm", "", gemm.add_arguments, gemm.build, gemm.make_case, argv + ["--json"])
     captured = capsys.readouterr()
     assert status == 2 and captured.out == ""
-    assert len(captured.err.splitlines()) == 1 and captured.err.startswith("linlayout kernel gemm: error: ")
+    assert len(captured.err.splitlines()) == 1 and captured.err.startswith("linlayout: error: kernel gemm: ")
     assert words in captured.err
 
 
@@ -94,7 +94,7 @@ def test_cli_bad_kernel_option_names_the_option(capsys, name, argv, message):
     kernel = importlib.import_module(f"linlayout.kernels.{name}")
     status = common.main(name, "", kernel.add_arguments, kernel.build, kernel.make_case, argv)
     captured = capsys.readouterr()
-    assert (status, captured.out, captured.err) == (2, "", f"linlayout kernel {name}: error: {message}\n")
+    assert (status, captured.out, captured.err) == (2, "", f"linlayout: error: kernel {name}: {message}\n")
 
 
 def test_emit_dir_must_be_an_existing_writable_folder(capsys, tmp_path, monkeypatch):
@@ -109,7 +109,7 @@ def test_emit_dir_must_be_an_existing_writable_folder(capsys, tmp_path, monkeypa
         status = common.main("gemm", "", gemm.add_arguments, gemm.build, gemm.make_case, ["--emit", str(path)])
         captured = capsys.readouterr()
         assert (status, captured.out, captured.err) == (
-            2, "", f"linlayout kernel gemm: error: argument --emit: cannot write into '{path}': {reason}\n")
+            2, "", f"linlayout: error: kernel gemm: argument --emit: cannot write into '{path}': {reason}\n")
     assert not (tmp_path / "no").exists()
 
 

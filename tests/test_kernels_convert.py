@@ -1,6 +1,6 @@
 """linlayout.kernels.convert: the conversion kernel (linlayout.lowering.emit.conversion_kernel) through the kernel
 command line: the FA P conversion per arch, an LDS round trip with a ragged tile, fp8, sides held one element per
-VGPR."""
+VGPR, a dst read in one copy."""
 
 from __future__ import annotations
 
@@ -61,3 +61,44 @@ def test_unpacked_sides_ragged(capsys, tmp_path, flags):
     isa = next(tmp_path.glob("*.s")).read_text()
     assert isa.count("buffer_load_ushort") == (16 if unpacked["src_unpacked"] else 0)
     assert isa.count("buffer_store_short") == (16 if unpacked["dst_unpacked"] else 0)
+
+
+def _one_copy_side(registers: list, lanes: list) -> dict:
+    return {"in_dims": [["register", 1 << len(registers)], ["lane", 64], ["warp", 1], ["block", 1]],
+            "out_dims": [["dim0", 16], ["dim1", 64]],
+            "bases": {"register": registers, "lane": lanes, "warp": [], "block": []}}
+
+
+#: gfx942 fp16, 1 wave, a 16x64 tile: the dst holds each element in lanes l and l ^ 32 (lane basis 5 zero, column
+#: bit 1 in a register); read in one copy (lane bit 5 filled), 8 ds_bpermute rank ahead of the dst's own LDS round
+#: trip (6 instructions).
+ONE_COPY_SRC = _one_copy_side([[0, 1], [0, 8], [0, 16], [0, 32]],
+                              [[0, 4], [1, 0], [2, 0], [4, 0], [8, 0], [0, 2]])
+ONE_COPY_DST = _one_copy_side([[0, 1], [0, 2], [0, 8], [0, 16], [0, 32]],
+                              [[0, 4], [1, 0], [2, 0], [4, 0], [8, 0], [0, 0]])
+
+
+def test_a_dst_read_in_one_copy_is_reported_and_the_kernel_masks_its_stores(capsys, tmp_path):
+    """``--dst-one-copy``: the decisions say the plan took the form (``dst_one_copy``, the key of ``linlayout
+    convert --json``), its counts are the API's plan's, the kernel masks its stores (3 SALU) and converts; without
+    the flag the dst's own plan (an LDS round trip), ``dst_one_copy`` false."""
+    import json
+
+    from linlayout import LinearLayout
+    from linlayout.lowering.beyond_identity import store_mask_salu
+    from linlayout.synth.convert import plan_conversion
+
+    for side, layout in (("src", ONE_COPY_SRC), ("dst", ONE_COPY_DST)):
+        (tmp_path / f"{side}.json").write_text(json.dumps(layout))
+    argv = ["convert", "--arch", "gfx942", "--src", f"@{tmp_path / 'src.json'}", "--dst", f"@{tmp_path / 'dst.json'}"]
+    api = plan_conversion(LinearLayout.from_json(ONE_COPY_SRC), LinearLayout.from_json(ONE_COPY_DST), "gfx942", 16,
+                          dst_one_copy=True)
+    status, out = run_cli(capsys, *argv, "--dst-one-copy", "--interpret", "--emit", str(tmp_path))
+    assert status == 0 and out["verified"] is True and out["max_abs_err"] == 0.0
+    d = out["decisions"]
+    assert (d["dst_one_copy"], d["src_unpacked"], d["dst_unpacked"], d["strategy"]) == (True, False, False, "lanes")
+    assert api.dst_one_copy and d["plan_counts"] == {k: v for k, v in api.counts().items() if v} == {
+        "ds_bpermute": 8, "total": 8}
+    assert store_mask_salu(next(tmp_path.glob("*.s")).read_text()) == 3
+    status, out = run_cli(capsys, *argv)
+    assert status == 0 and (out["decisions"]["dst_one_copy"], out["decisions"]["strategy"]) == (False, "lds")

@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 import needs
 from linlayout import LayoutError
-from linlayout.synth.lane_arith import LANE, TID, WARP, AffineTable, LaneProgram, fit_affine, lane_columns, program_family
+from linlayout.synth.lane_arith import (LANE, TID, WARP, AffineTable, LaneProgram, fit_affine, lane_columns,
+                                        program_family)
 
 
 def _column(draw, wide: bool) -> int:

@@ -271,7 +271,8 @@ def _paired_plans() -> dict[str, Plan]:
 
     from repo_data import baseline_cases, family_corpus
 
-    cases = {"read2": ("mfma32->dotA(kw4) [FA P]", "fp32", "baseline"), "write2": ("mfma32->blocked", "fp32", "baseline"),
+    cases = {"read2": ("mfma32->dotA(kw4) [FA P]", "fp32", "baseline"),
+             "write2": ("mfma32->blocked", "fp32", "baseline"),
              "read2_b64": ("mfma16T->mfma32", "fp16", "corpus"), "write2_b64": ("mfma32->mfma16", "fp16", "baseline")}
     out = {}
     for key, (name, dtype, where) in cases.items():

@@ -22,7 +22,7 @@ import json
 import sys
 from typing import Iterable, Sequence
 
-from ..argparsing import Parser
+from ..argparsing import Parser, error_line
 from ..errors import LayoutError
 
 #: Subcommand -> its one-line help, in the order ``--help`` lists them.
@@ -103,8 +103,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(render(result, args) if render else json.dumps(result, indent=2))
         return code
     except LayoutError as e:
-        msg = " ".join(str(e).split())
-        print(f"linlayout: error: {msg}", file=sys.stderr)
+        print(error_line(e), file=sys.stderr)
         return 2
     except BrokenPipeError:  # pragma: no cover
         return 0

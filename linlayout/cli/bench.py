@@ -12,30 +12,16 @@ count the instructions of the ``conv`` region of one wave the way the baseline c
 (``--corpus nvidia``) are counted from the plan in the classes of Triton's counts (PTX;
 ``counted_by: "plan"``, no registers, times are the planner's).  Prints ``{"cases": [...], "summary": {...}}``:
 
-* per case ``name, arch, dtype, ours (isa_counts), triton (counts)``, the plan's strategy
-  and counts, ``ratio`` (ours / Triton total), ``stays_in_wave`` (every element stays in
-  its warp), ``triton_uses_lds``, LDS bytes and VGPRs, ``plan_isa_differences``, and
-  ``compile_seconds`` (layouts -> plan -> MLIR -> ISA + code object, cache bypassed);
-* per case ``modelled``: our ISA counts and Triton's priced alike as instruction mixes by the
-  planner's cost model (linlayout.synth.cost.mix_cost) under every objective, and the plan's own value;
-* ``summary``: wins/ties/losses, the cases whose modelled value is above Triton's per objective, the geometric mean of ours/Triton over the cases where
-  both are nonzero, whether ours is at most Triton's everywhere, the cases where Triton
-  goes through LDS for a conversion that stays in each wave and whether ours is at most
-  half of Triton's there, and compile-time statistics;
-* whole conversions (corpus cases): Triton's (``triton_whole``, its counted region with the
-  shared-memory accesses that the ``.loc`` directives put on another line and the VALU its load
-  and store lines hold beyond its identity kernels', ``triton_outside_valu``) against ours
-  (``ours_whole``: ours with our kernel's ``setup`` region, the conversion's prologue that Triton's
-  counted region holds on its line, ``ours_setup``, and the VALU our kernel's load and store sides
-  hold beyond our identity kernels', ``ours_outside_valu``, linlayout.lowering.beyond_identity; the
-  VALU measured only where the corpus has Triton's and ours is a compiled kernel; a failure of our
-  identity kernels is ``ours_outside_valu_failed``, no ``ours_whole``; ``ours_whole_rule`` names
-  how ``ours_whole`` was counted, :data:`OURS_WHOLE_RULE`, and the summary refuses rows of another;
-  ``modelled.<objective>.triton_whole`` and ``.ours_whole``): wins/ties/losses, the cases modelled
-  above it and the cases whose load/store-side VALU is not measured or failed
-  (``summary.whole_conversion``), and the cases
-  whose Triton kernel needs more LDS than the target has (``triton_over_target_lds``: it cannot
-  launch there; ours moves such a tile in rounds).
+* ``cases``: one row per case, with the keys listed at the end of this help (:data:`ROW_KEYS`; a refused
+  case's too); with ``--corpus`` each row also has ``set``, its set;
+* ``summary``: wins/ties/losses, the cases whose modelled value is above Triton's per objective, the geometric
+  mean of ours/Triton over the cases where both are nonzero, whether ours is at most Triton's everywhere,
+  the cases where Triton goes through LDS for a conversion that stays in each wave and whether ours is at
+  most half of Triton's there, and compile-time statistics;
+* ``summary.whole_conversion`` (corpus cases): our whole conversions (``ours_whole``) against Triton's
+  (``triton_whole``): wins/ties/losses, the cases modelled above it, the cases whose load/store-side VALU
+  is not measured or failed; and the cases whose Triton kernel needs more LDS than the target has
+  (``triton_over_target_lds``: it cannot launch there; ours moves such a tile in rounds).
 """
 
 from __future__ import annotations
@@ -44,6 +30,7 @@ import argparse
 import json
 import math
 import statistics
+import textwrap
 import time
 from pathlib import Path
 
@@ -84,12 +71,69 @@ CYCLE_OBJECTIVES = tuple(o for o in OBJECTIVES if o != "instructions")
 SHARED_MEMORY_KEYS = ("lds_write", "lds_read", "lds_read_tr", "st.shared", "ld.shared", "ldmatrix", "stmatrix")
 
 
+#: The keys of a planned case's row (:func:`bench_case`), in its order, with their meanings: ``bench
+#: conversions --help`` lists them from here (:func:`row_keys_help`), and tests compare them with real rows.
+ROW_KEYS = {
+    "name": "the case's name", "arch": "its target", "dtype": "its element type",
+    "ours": "our counts: the compiled conv region of one wave counted the way the baseline counts Triton's "
+            "(linlayout.lowering.isa, isa_counts), or the plan's where counted_by is plan",
+    "triton": "Triton's counts (the baseline's)",
+    "strategy": "the plan's strategy", "objective": "the objective the plan was chosen by",
+    "plan_counts": "the plan's instructions per kind",
+    "ratio": "ours / Triton's total (null where Triton's is 0)",
+    "stays_in_wave": "every element stays in its warp",
+    "triton_uses_lds": "Triton's counts hold a shared-memory access",
+    "triton_lds_bytes": "the LDS Triton's kernel allocates (the baseline's; null where it has none)",
+    "triton_whole": "Triton's whole conversion (corpus cases; null otherwise): its counted region with the "
+                    "shared-memory accesses that the .loc directives put on another line and the VALU its load "
+                    "and store lines hold beyond its identity kernels' (triton_outside_valu)",
+    "triton_outside_valu": "that VALU, {load, store} (null where not measured alike with ours)",
+    "ours_whole": "our whole conversion: ours with our kernel's setup region beyond the identity kernels' "
+                  "(ours_setup, the conversion's prologue that Triton's counted region holds on its line) and the "
+                  "VALU our load and store sides hold beyond our identity kernels' (ours_outside_valu, "
+                  "linlayout.lowering.beyond_identity; measured only where the corpus has Triton's and ours is a "
+                  "compiled kernel)",
+    "ours_whole_rule": "how ours_whole was counted (OURS_WHOLE_RULE; the summary refuses rows of another)",
+    "ours_setup": "our setup region's counts beyond the identity kernels'",
+    "ours_outside_valu": "our load/store-side VALU, {load, store}",
+    "ours_outside_valu_failed": "why our identity kernels failed (then no ours_whole); null otherwise",
+    "triton_over_target_lds": "Triton's kernel needs more LDS than the target has",
+    "plan_seconds": "planning time (layouts -> plan)",
+    "lds_bytes": "our LDS bytes", "vgpr_count": "our kernel's VGPRs (null where counted from the plan)",
+    "sgpr_count": "its SGPRs (null where counted from the plan)",
+    "setup_total": "our setup instructions (the compiled setup region; the plan's estimate where counted from "
+                   "the plan)",
+    "plan_isa_differences": "where the compiled region's counts differ from the plan's",
+    "compile_seconds": "layouts -> plan -> MLIR -> ISA + code object, cache bypassed (the planning time where "
+                       "counted from the plan)",
+    "counted_by": 'isa, or "plan": a target without a kernel emitter (NVIDIA: PTX counts, no registers)',
+    "modelled": "per objective, our ISA counts and Triton's priced alike as instruction mixes by the planner's "
+                "cost model (linlayout.synth.cost.mix_cost), the plan's own value, and with triton_whole and "
+                "ours_whole priced alike where both are given",
+    "repacked": "the sides whose register order the plan changed (kernel_plan's packing)",
+    "src_unpacked": "the src arrives one 8/16-bit element per VGPR",
+    "dst_unpacked": "the dst leaves one 8/16-bit element per VGPR",
+    "dst_one_copy": "the kernel stores one copy of the dst's repeated elements, from the canonical lanes",
+}
+#: The keys of a row the planner refused (:func:`bench_or_refusal`).
+REFUSED_ROW_KEYS = ("name", "arch", "dtype", "triton_total", "refused")
+
+
+def row_keys_help(width: int = 100) -> str:
+    """The end of ``bench conversions --help``: each key of :data:`ROW_KEYS` with its meaning, and
+    :data:`REFUSED_ROW_KEYS`, wrapped at ``width`` characters."""
+    lines = ["The keys of a row of cases (a case the planner refuses: " + ", ".join(REFUSED_ROW_KEYS) + "):"]
+    for key, meaning in ROW_KEYS.items():
+        lines += textwrap.wrap(f"{key}: {meaning}", width, initial_indent="  ", subsequent_indent="      ")
+    return "\n".join(lines)
+
+
 def register(subparsers) -> None:
     p = add_command(subparsers, "bench",
                     "Benchmarks of linlayout against Triton's code (AMD; NVIDIA and wave32 corpora).")
     sub = p.add_subparsers(dest="bench", metavar="BENCH")
     c = sub.add_parser("conversions", help="our ISA counts beside Triton's for every baseline conversion",
-                       description=__doc__.split("\n\n", 1)[1])
+                       description=__doc__.split("\n\n", 1)[1] + "\n" + row_keys_help())
     c.add_argument("--baseline", metavar="FILE",
                    help="the baseline JSON (default: the repository's benchmarks/data/triton_amd_baseline.json)")
     c.add_argument("--corpus", nargs="?", const="amd", choices=sorted(CORPORA), metavar="FAMILY",
@@ -231,12 +275,12 @@ def kernel_plan(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: i
     Triton's kernels load them (``unpacked_src``, ``plan.src_unpacked``; ``unpacked_src=False``: the
     kernel packs them, the only form before session 20); where it stores every dst element alone, the
     dst may likewise leave one element per VGPR (``unpacked_dst``, ``plan.dst_unpacked``).  The kernel
-    loads and stores per
-    ``plan.src`` / ``plan.dst``.  Targets counted from the plan (NVIDIA) keep
-    the layouts' register order and are planned with no tuples or load line (PTX prices neither).  ``strategy``: plan_conversion's.  On the targets with a kernel emitter
-    the plan is made for the offsets the kernel's src load line forms (``src_global_strides``: the full
-    tile, row-major, ``row_major_strides``), whose registers the setup reuses; ``load_line`` False plans
-    without them (as the bench did before that input).  Where the dst holds elements in several lanes (a
+    loads and stores per ``plan.src`` / ``plan.dst``.  Targets counted from the plan (NVIDIA) keep the
+    layouts' register order and are planned with no tuples or load line (PTX prices neither).
+    ``strategy``: plan_conversion's.  On the targets with a kernel emitter the plan is made for the offsets the
+    kernel's src load line forms (``src_global_strides``: the full tile, row-major, ``row_major_strides``),
+    whose registers the setup reuses; ``load_line`` False plans without them (as the bench did before that
+    input).  Where the dst holds elements in several lanes (a
     zero lane basis), the kernel may store one copy of each from the canonical lanes (``one_copy_dst``:
     plan_conversion's ``dst_one_copy``, ``plan.dst_one_copy`` where that plan is the cheapest; the
     kernel then masks its stores, whose SALU the whole conversion counts)."""
