@@ -5,6 +5,7 @@ either, in the region and in the whole conversion.
 Usage: python benchmarks/rank_rules.py [--exponents 0,0.5,1] [--additive 1,3,10] [--windows 0,4,16]
        [--ties 0.05,0.15] [--sets baseline,corpus,wave32] [--every N] [--list] [--json]
        python benchmarks/rank_rules.py --uncovered [--sets ...] [--every N] [--json]
+       python benchmarks/rank_rules.py --trades [--sets ...] [--every N] [--json]
 
 Rerun and compare: ``python benchmarks/rank_rules.py > a.md`` on each tree (about 20 s; the default
 grid is the one docs/conversions.md section 5 quotes).
@@ -51,6 +52,15 @@ With ``--uncovered`` (no rules replayed): the cases no candidate covers, those w
 or under Triton in both counts (instructions and modelled cycles) in every measure, so that no ranking
 rule can meet the goal; per case Triton's counts, per measure the candidate of fewest instructions and
 the one of fewest cycles, and the candidate nearest to covering (``uncovered``).
+
+With ``--trades`` (``trades``): the rank trades, the cases some candidate covers but the planner's rule
+(its exponent and tie fraction) picks one that does not.  Per case, the values of each one-parameter
+family (``FAMILIES``: the exponent ``e`` of ``cost * n ** e`` on ``0, 0.02, .., 4``, the rate ``c`` of
+``cost + c * n`` on ``0, 0.25, .., 60``; the planner's tie fraction) whose pick covers it, and its
+*witnesses*: the cases whose planner's pick covers them and that every one of those values leaves over
+Triton in a count and measure where the planner's pick is not (``kept``; none where no value covers
+it).  A trade with a witness in
+every family is a proof by replay that no rule of these families meets the goal on both cases.
 """
 
 from __future__ import annotations
@@ -317,6 +327,68 @@ def uncovered(cases: list[Case]) -> list[dict]:
     return out
 
 
+#: The one-parameter rule families ``--trades`` scans: name -> the rule of each value.
+FAMILIES = {"exponent": [(x / 50, ratio_rule(x / 50)) for x in range(201)],
+            "additive": [(x / 4, additive_rule(x / 4)) for x in range(241)]}
+
+
+def kept(case: Case, picked: Candidate, planned: Candidate) -> bool:
+    """Is ``picked`` over Triton in no count and measure of ``case`` where the planner's pick ``planned`` is
+    not?"""
+    return not any(p and not q for m in case.measures for p, q in zip(case.over(picked, m), case.over(planned, m)))
+
+
+def trades(cases: list[Case], tie_fraction: float = CONCURRENT_TIE_FRACTION) -> list[dict]:
+    """The rank trades (module docstring, ``--trades``): per case its set, name, Triton's and the planner's
+    pick's counts per measure (instructions, cycles), and per family the values that cover it (``covered_at``)
+    and its witnesses (names)."""
+    planner = ratio_rule(CONCURRENT_INSTRUCTION_EXPONENT)
+    planned = {id(c): choose(c, planner, tie_fraction) for c in cases}
+    picks = {id(c): {f: [(v, choose(c, rule, tie_fraction)) for v, rule in values] for f, values in FAMILIES.items()}
+             for c in cases}
+    kept_at = {id(c): {f: {v for v, p in picks[id(c)][f] if kept(c, p, planned[id(c)])} for f in FAMILIES}
+               for c in cases if covers(c, planned[id(c)])}
+    out = []
+    for case in cases:
+        plan = planned[id(case)]
+        if covers(case, plan) or not any(covers(case, c) for c in case.candidates):
+            continue
+        at = {f: [v for v, p in picks[id(case)][f] if covers(case, p)] for f in FAMILIES}
+        witnesses = [other.name for other in cases if any(at.values()) and id(other) in kept_at
+                     and all(not set(at[f]) & kept_at[id(other)][f] for f in FAMILIES)]
+        out.append({"set": case.set_name, "name": case.name,
+                    "triton": {m: [n, round(c, 1)] for m, (n, c) in case.triton.items()},
+                    "planned": {m: [n, round(c, 1)] for m, (n, c) in plan.counted.items() if m in case.triton},
+                    "covered_at": at, "witnesses": witnesses})
+    return out
+
+
+def _ranges(values: list[float], grid: list[float]) -> str:
+    """``values`` (ascending, on ``grid``) as runs ``a-b`` of consecutive grid values; ``-`` where none."""
+    runs: list[list[float]] = []
+    for v in values:
+        if runs and grid.index(v) == grid.index(runs[-1][-1]) + 1:
+            runs[-1].append(v)
+        else:
+            runs.append([v])
+    return ", ".join(f"{r[0]:g}" if len(r) == 1 else f"{r[0]:g}-{r[-1]:g}" for r in runs) or "-"
+
+
+def _print_trades(rows: list[dict]) -> None:
+    print(f"rank trades (a candidate covers the case, the planner's pick does not): {len(rows)}; with a witness: "
+          f"{sum(bool(r['witnesses']) for r in rows)}")
+    print("cells: instructions / cycles per measure (region; whole); the values of each family whose pick covers "
+          "the case; its witnesses (cases every such value leaves over where the planner's pick is not)\n")
+    print("| set | case | Triton | planned | " + " | ".join(f"{f} covers at" for f in FAMILIES) + " | witnesses |")
+    print("|---|---|---|---|" + "---|" * len(FAMILIES) + "---|")
+    for r in rows:
+        counts = ["; ".join(f"{n} / {c:g}" for n, c in r[k].values()) for k in ("triton", "planned")]
+        at = [_ranges(r["covered_at"][f], [v for v, _ in FAMILIES[f]]) for f in FAMILIES]
+        w = (f"{len(r['witnesses'])}" + (f" (first: {r['witnesses'][0]})" if r["witnesses"] else "")
+             if any(r["covered_at"].values()) else "-")
+        print(f"| {r['set']} | {r['name']} | " + " | ".join(counts + at) + f" | {w} |")
+
+
 def _print_uncovered(rows: list[dict], counts: dict) -> None:
     print(f"cases: {', '.join(f'{s} {n}' for s, n in counts.items())}; no candidate at or under Triton in "
           f"both counts in every measure: {len(rows)} (" +
@@ -362,6 +434,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--list", action="store_true", help="also list the cases each rule leaves over Triton")
     ap.add_argument("--uncovered", action="store_true",
                     help="list the cases no candidate covers (at or under Triton in both counts and measures)")
+    ap.add_argument("--trades", action="store_true",
+                    help="list the rank trades (a candidate covers the case, the planner's pick does not), the values "
+                         "of each rule family that cover each, and the cases every such value makes worse")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     if args.every < 1:
@@ -375,6 +450,13 @@ def main(argv: list[str] | None = None) -> int:
              for raw in json.loads(SETS[set_name].read_text())["cases"][::args.every]
              if (c := load_case(raw, set_name)) is not None]
     counts = {s: sum(c.set_name == s for c in cases) for s in sets}
+    if args.trades:
+        rows = trades(cases)
+        if args.json:
+            print(json.dumps({"cases": counts, "trades": rows}, indent=1))
+        else:
+            _print_trades(rows)
+        return 0
     if args.uncovered:
         rows = uncovered(cases)
         if args.json:

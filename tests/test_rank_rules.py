@@ -1,14 +1,15 @@
 """benchmarks/rank_rules.py: the replay picks what the planner picks under its own rule (AMD and wave32), the
 planner's exponent (CONCURRENT_INSTRUCTION_EXPONENT, 0.55) meets Triton on the two whole-conversion rank trades
-1/2 lost, the window rule picks as documented, and the two cases docs/conversions.md section 5 names need
-opposite trades from any fixed exchange rate."""
+1/2 lost, the window rule picks as documented, the two cases docs/conversions.md section 5 names need
+opposite trades from any fixed exchange rate, and ``--trades`` lists the values covering each rank trade and the
+cases all of them make worse (the whole-conversion trades of main each have one)."""
 
 import json
 
 import pytest
 
-from benchmarks.rank_rules import (SETS, Candidate, Case, additive_rule, choose, load_case, ratio_rule, uncovered,
-                                   window_rule)
+from benchmarks.rank_rules import (FAMILIES, SETS, Candidate, Case, additive_rule, choose, load_case, ratio_rule,
+                                   trades, uncovered, window_rule)
 from linlayout import LinearLayout
 from linlayout.cli.bench import kernel_plan
 from linlayout.dtypes import dtype_bits
@@ -181,6 +182,56 @@ def test_a_wave32_lane_mask_at_one_salu_covers_the_dot_operand_widening():
     assert uncovered([case]) == []
     assert case.triton["whole"] == (36, 68.0)
     assert min(c.counted["whole"] for c in case.candidates if not c.uses_lds) == (34, 68.0)
+
+
+def _grid(family, low, high):
+    return [v for v, _ in FAMILIES[family] if low <= v <= high]
+
+
+def test_a_rank_trade_lists_the_values_that_cover_it_and_the_cases_all_of_them_break():
+    triton = {"region": (15, 300.0)}
+    # the planner's pick (100 cycles, 20 instructions) is over Triton's 15 instructions; the round trip (250, 10)
+    # covers.  Ranked first at 250 * 10**e <= 1.05 * 100 * 20**e (the near tie), e >= log2(2.5 / 1.05) = 1.25,
+    # and at 250 + 10 c <= 1.05 * (100 + 20 c), c >= 145 / 11 = 13.2.
+    trade = Case("trade", "baseline", triton, (_candidate(100.0, 20), _candidate(250.0, 10)))
+    # the planner's pick covers these; the other candidate is over Triton's cycles.  "witness" takes it at
+    # e >= log2(2 / 1.05) = 0.93 and c >= 95 / 11 = 8.6, below every value that covers "trade"; "kept" only at
+    # e >= log2(20 / 1.05) = 4.25 and c >= 1895 / 11 = 172, beyond the grids
+    witness = Case("witness", "baseline", {"region": (20, 120.0)}, (_candidate(100.0, 20), _candidate(200.0, 10)))
+    kept = Case("kept", "baseline", {"region": (20, 120.0)}, (_candidate(100.0, 20), _candidate(2000.0, 10)))
+    (row,) = trades([trade, witness, kept])
+    assert row["name"] == "trade" and row["planned"] == {"region": [20, 100.0]}
+    assert row["covered_at"] == {"exponent": _grid("exponent", 1.26, 4), "additive": _grid("additive", 13.25, 60)}
+    assert row["witnesses"] == ["witness"]
+
+
+#: The whole-conversion rank trades of main (docs/conversions.md section 8) and a case each that every value of
+#: both families covering it (exponent, additive rate; the planner's tie fraction) makes worse: a proof by replay
+#: that no rule of the two families meets Triton on both.  gfx950 fp16 ``slice1(mfma16T)->slice1(blocked[2x1,
+#: t32x2,o01])``, 2 waves, keeps its plan up to the exponent 0.64 and the rate 13.25; gfx1200 fp32
+#: ``wmma2.16x16->dotBwmma2.16x16(kw4)``, 2 waves, up to 1.22 and 5.75.
+WHOLE_TRADES = [
+    (("slice0(mfma32T)->slice0(blocked[1x4,t1x64,o10])", "gfx950", "fp8", 8), (1.46, 24.25),
+     ("corpus", ("slice1(mfma16T)->slice1(blocked[2x1,t32x2,o01])", "gfx950", "fp16", 2))),
+    (("slice0(mfma16T)->slice0(blocked[1x4,t4x16,o10])", "gfx950", "bf16", 4), (0.94, 22.75),
+     ("corpus", ("slice1(mfma16T)->slice1(blocked[2x1,t32x2,o01])", "gfx950", "fp16", 2))),
+    (("wmma2.16x16->blocked[4x1,t1x32,o01]", "gfx1200", "fp32", 2), (1.34, 6.25),
+     ("wave32", ("wmma2.16x16->dotBwmma2.16x16(kw4)", "gfx1200", "fp32", 2))),
+]
+
+
+@pytest.mark.parametrize("key, least, witness", WHOLE_TRADES)
+def test_no_exponent_or_rate_meets_triton_on_a_whole_rank_trade_and_its_witness(key, least, witness):
+    set_name = "corpus" if key[1].startswith("gfx9") else "wave32"
+    case = load_case(_corpus_case(key, set_name), set_name)
+    other = load_case(_corpus_case(witness[1], witness[0]), witness[0])
+    (row,) = trades([case, other])
+    assert row["covered_at"] == {"exponent": _grid("exponent", least[0], 4),
+                                 "additive": _grid("additive", least[1], 60)}
+    assert row["witnesses"] == [other.name]
+    # over Triton's whole conversion in instructions, under its cycles, as the planner picks
+    (n, cycles), (triton_n, triton_cycles) = row["planned"]["whole"], row["triton"]["whole"]
+    assert n > triton_n and cycles < triton_cycles
 
 
 @pytest.mark.parametrize("argv, message", [(["--every", "0"], "--every 0 must be at least 1"),
