@@ -77,6 +77,7 @@ from .lane_arith import (AffineTable, LaneTable, bpermute_address_bits, fit_affi
                          linear_columns, program_family, row_table, tables_valu, thread_id_form)
 from .steps import dwords_per_slot, slots_per_dword
 from .steps.lds import OFFSET_LIMIT, missing_transpose_load
+from .steps.movrels import index_ranks
 from .vgpr_tuples import VgprTuples
 
 __all__ = ["AddressRegisters", "bpermute_address_valu",
@@ -597,6 +598,22 @@ PERM_SELECTOR_SALU = 1
 # [I] s_mov_b32: the low word of a v_permlane16/x16 lane selector in an SGPR (the high word is a literal:
 # a VOP3 takes one on gfx11 and later; our compiled RDNA kernels, docs/amd_facts.md 6.4)
 PERMLANE_SELECTOR_SALU = 1
+# [I] the SALU writing one register index into m0 for the ``v_movrels_b32`` of ``Movrels`` steps (the index is
+# the warp id's place among the warps' register offsets, ``steps.movrels.index_ranks``): one write of m0 (LLVM
+# writes it from the warp id's SGPR, ``s_lshr_b32 m0``/``s_mov_b32 m0``, docs/amd_facts.md 6.7), and where the
+# index is not the warp id itself an ``s_cmp`` + ``s_cselect`` per warp whose index differs from warp 0's (the
+# lowering's select chain, as a warp-dependent condition's).
+MOVRELS_M0_SALU = 1
+MOVRELS_WARP_SALU = 2
+
+
+def movrels_index_salu(ranks) -> int:
+    """The SALU of one ``Movrels`` register index table ``ranks`` (one per warp): ``MOVRELS_M0_SALU``, plus
+    ``MOVRELS_WARP_SALU`` per warp whose index differs from warp 0's unless the index is the warp id."""
+    ranks = [int(r) for r in ranks]
+    if ranks == list(range(len(ranks))):
+        return MOVRELS_M0_SALU
+    return MOVRELS_M0_SALU + MOVRELS_WARP_SALU * sum(r != ranks[0] for r in ranks[1:])
 # [I] The SALU of a kernel storing a dst read in one copy (``Plan.dst_one_copy``) from its canonical lanes alone:
 # the constant lane mask's s_mov_b32, s_and_saveexec_b32 and s_cbranch_execz around the stores (our compiled
 # gfx1100 kernels; Triton's add a v_cmp forming its mask from the thread id)
@@ -1169,6 +1186,7 @@ class _Setup:
         self.conditions: set[bytes] = set()
         self.selectors: set[int] = set()
         self.permlane_selectors: set[int] = set()
+        self.register_indices: set[tuple[int, ...]] = set()
         self.choices = ChoicePlan(target)
         self.lds_steps: list = []
 
@@ -1191,6 +1209,10 @@ class _Setup:
 
     def permlane_selector(self, selector: int) -> None:
         self.permlane_selectors.add(int(selector))
+
+    def register_index(self, shift) -> None:
+        """A ``Movrels`` step's per-warp shift: its register index table (``index_ranks``)."""
+        self.register_indices.add(tuple(index_ranks(shift)[1]))
 
     def lds_access(self, step) -> None:
         self.lds_steps.append(step)
@@ -1230,6 +1252,8 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
     ``salu_lane_selector_delay`` on targets with ``s_delay_alu`` (``Target.has_delay_alu``: gfx11 and later)
     one per lane-bit mask of those selectors [I] (the mask, its masked term and the selector are dependent VALU);
     ``salu_permlane_selector`` PERMLANE_SELECTOR_SALU per distinct v_permlane16/x16 lane selector;
+    ``salu_movrels_index`` the m0 writes of the distinct register index tables of ``Movrels`` steps
+    (``movrels_index_salu``);
     ``valu_lds_addr``: an LDS address that is a formed address plus a constant in the
     access's immediate range is free, one that differs from a formed address by another
     constant (added) costs one VALU op, the others are the tables of one op program
@@ -1271,6 +1295,7 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
         "valu_lane_selector": setup.choices.valu,
         "salu_lane_selector_delay": setup.choices.delay_alu,
         "salu_permlane_selector": PERMLANE_SELECTOR_SALU * len(setup.permlane_selectors),
+        "salu_movrels_index": sum(map(movrels_index_salu, setup.register_indices)),
         "valu_lds_addr": lds_address_valu(setup.lds_steps, plan.arch, formed) if lds_valu is None else lds_valu,
         "valu_tuple_copies": 0 if ptx else ((_store_tuple_copies(plan, src_tuples) if store_copies is None
                                              else store_copies) + joined_pair_copies(plan, src_tuples)),

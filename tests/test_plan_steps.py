@@ -14,6 +14,7 @@ from linlayout import LayoutError, LinearLayout
 from linlayout.synth.emulator import run_isa
 from linlayout.synth.plan import Plan
 from linlayout.synth.steps import (Barrier, FusedDpp, Lane, LdsLoad, LdsStore, MatrixLoad, MatrixStore, Mov, Movmatrix,
+                                   Movrels,
                                    PermlaneSwap, PermSelect, Select, dword_pairs, known_ops, step_classes,
                                    step_from_json)
 
@@ -53,6 +54,7 @@ def _samples() -> list:
         LdsLoad(addr=LANES * 8, width_bytes=8, dst=[4, 5, 6, 7], transpose=16),
         LdsLoad(addr=LANES * 8, width_bytes=8, dst=list(range(8)), transpose=8),
         Barrier(),
+        Movrels(dst=[4, 5], src=[0, 1], shift=(0, 2)),
     ]
 
 
@@ -112,7 +114,7 @@ def test_the_parse_registry_knows_every_registered_step_class():
     assert {type(s) for s in _samples() + _nvidia_samples()} == set(classes)
     assert set(known_ops()) == {c.cert_op for c in classes} == {
         "mov", "select", "lane", "permlane_swap", "lds_store", "lds_load", "barrier", "ldmatrix", "stmatrix",
-        "movmatrix"}
+        "movmatrix", "movrels"}
     for op in known_ops():  # every op has one plain class, which reads any item no fused class claims
         assert sum(1 for c in classes if c.cert_op == op and not c.fused_forms) == 1, op
     with pytest.raises(LayoutError, match="unknown op 'wgmma'"):

@@ -186,6 +186,7 @@ class Step:
     renaming = False  # a free renaming of slots (no instruction)
     cell_bytes = 4  # the widest byte groups (aligned in a dword) a register step keeps together (movmatrix: 2)
     perm_selectors: tuple = ()  # the v_perm_b32 selectors the step applies
+    warp_tables: tuple[str, ...] = ()  # the fields holding one value per warp (a certificate checks their length)
 
     # ------------------------------------------------------------ certificate
     def to_cert(self, raw: bool = False) -> list[dict]:
