@@ -1,8 +1,9 @@
 """How much a wave-uniform register index (``v_movrels_b32`` after an ``m0`` write) could save over the
 warp-id select trees of the corpus plans: a measurement (session 21), made before the plan step existed.
 Since session 22 the planner reads such trees with the ``Movrels`` step where its cost model ranks that
-first (linlayout.synth.warp_index, targets with ``Target.has_movrels``), so this counts the trees its plans
-still hold (none on the wave32 and AMD corpora at the step's introduction).
+first (linlayout.synth.warp_index, targets with ``Target.has_movrels``), so this counts the warp-id selects
+its plans still hold (at the step's introduction: 4 wave32 plans with 33, each select its own root, nothing to
+save; the AMD targets have no ``v_movrels_b32``).
 
 Usage::
 

@@ -24,7 +24,7 @@ from linlayout.synth.warp_index import indexed_steps, warp_id_condition
 NAME, ARCH, DTYPE = "blocked[2x1,t1x32,o01]->blocked[1x4,t2x16,o10]", "gfx1100", "fp32"
 
 
-def _case_plan(monkeypatch=None, indexed: bool = True) -> Plan:
+def _case_plan(monkeypatch=None, indexed: bool = True, arch: str = ARCH) -> Plan:
     from linlayout import caches
     from linlayout.cli.bench import kernel_plan
     from linlayout.synth import convert
@@ -33,7 +33,7 @@ def _case_plan(monkeypatch=None, indexed: bool = True) -> Plan:
     if not indexed:
         monkeypatch.setattr(convert, "indexed_steps", lambda *a: None)
     caches.clear()
-    plan = kernel_plan(LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"]), ARCH,
+    plan = kernel_plan(LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"]), arch,
                        dtype_bits(DTYPE))
     caches.clear()
     if monkeypatch is not None:
@@ -108,11 +108,15 @@ def test_a_tree_rewrites_only_where_its_leaves_are_one_shift_table():
 
 
 @needs.mlir
-def test_the_emitted_kernel_converts_on_the_interpreter_and_compiles_to_movrels(plan, monkeypatch, tmp_path):
+@pytest.mark.parametrize("arch", ["gfx1100", "gfx1200", "gfx1250"])
+def test_the_emitted_kernel_converts_on_the_interpreter_and_compiles_to_movrels(arch, monkeypatch, tmp_path):
+    # the corpus case on gfx1100; its layouts planned for gfx1200 and gfx1250 give the same plan and counts
     from linlayout.lowering.beyond_identity import kernel_setup
     from linlayout.lowering.conversion import lower_conversion
     from linlayout.lowering.emit.host import distinct_tile, emulated_output, expected_output, interpret
 
+    plan = _case_plan(arch=arch)
+    assert plan.counts()["total"] == 56 and sum(isinstance(s, Movrels) for s in plan.steps) == 16
     monkeypatch.setenv("LINLAYOUT_CACHE", str(tmp_path))
     low = lower_conversion(plan, binary=False)
     assert low.kernel.text.count("linlayout.uniform_index") == 16 and not low.differences
