@@ -24,7 +24,7 @@ from linlayout.synth.warp_index import indexed_steps, warp_id_condition
 NAME, ARCH, DTYPE = "blocked[2x1,t1x32,o01]->blocked[1x4,t2x16,o10]", "gfx1100", "fp32"
 
 
-def _case_plan(monkeypatch=None, indexed: bool = True, arch: str = ARCH) -> Plan:
+def _case_plan(monkeypatch=None, indexed: bool = True, arch: str = ARCH, swap_dst_warps: bool = False) -> Plan:
     from linlayout import caches
     from linlayout.cli.bench import kernel_plan
     from linlayout.synth import convert
@@ -32,8 +32,11 @@ def _case_plan(monkeypatch=None, indexed: bool = True, arch: str = ARCH) -> Plan
     (case,) = [c for c in family_corpus("wave32")["cases"] if (c["name"], c["arch"], c["dtype"]) == (NAME, ARCH, DTYPE)]
     if not indexed:
         monkeypatch.setattr(convert, "indexed_steps", lambda *a: None)
+    dst = dict(case["dst"], bases=dict(case["dst"]["bases"]))
+    if swap_dst_warps:  # warp w = 2 b1 + b0 then holds what warp 2 b0 + b1 held: its offset is no longer 2 w
+        dst["bases"]["warp"] = dst["bases"]["warp"][::-1]
     caches.clear()
-    plan = kernel_plan(LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"]), arch,
+    plan = kernel_plan(LinearLayout.from_json(case["src"]), LinearLayout.from_json(dst), arch,
                        dtype_bits(DTYPE))
     caches.clear()
     if monkeypatch is not None:
@@ -129,6 +132,27 @@ def test_the_emitted_kernel_converts_on_the_interpreter_and_compiles_to_movrels(
     counts = low.report["isa_counts"]
     assert (counts["v_mov"], counts["total"]) == (16, 56)  # v_movrels_b32 counted under v_mov
     assert kernel_setup(isa)["total"] == 5  # vcc_lo and 4 permlane selector words; m0 is written before it
+
+
+@needs.mlir
+def test_an_index_other_than_the_warp_id_is_a_scalar_select_chain(monkeypatch, tmp_path):
+    # the dst's two warp bits swapped: warp w reads its src + (0, 4, 2, 6)[w], index (0, 2, 1, 3)[w], made by
+    # s_cmp + s_cselect per warp after warp 0 (MOVRELS_WARP_SALU) and moved into m0 (in the region, compiled)
+    from linlayout.lowering.beyond_identity import kernel_setup
+    from linlayout.lowering.conversion import lower_conversion
+    from linlayout.lowering.emit.host import distinct_tile, emulated_output, expected_output, interpret
+
+    plan = _case_plan(swap_dst_warps=True)
+    assert {s.shift for s in plan.steps if isinstance(s, Movrels)} == {(0, 4, 2, 6)} and plan.verified
+    assert plan.overhead["salu_movrels_index"] == cost.MOVRELS_M0_SALU + 3 * cost.MOVRELS_WARP_SALU == 7
+    monkeypatch.setenv("LINLAYOUT_CACHE", str(tmp_path))
+    low = lower_conversion(plan, binary=False)
+    tile = distinct_tile(low.kernel.shape, plan.element_bits, seed=5)
+    want = expected_output(plan, tile, fill=0x5A)
+    assert np.array_equal(interpret(low.kernel, tile, fill=0x5A), want)
+    assert np.array_equal(emulated_output(plan, tile, fill=0x5A), want)
+    region, setup = low.report["isa_counts"]["total"], kernel_setup(low.compiled.isa)["total"]
+    assert (region, setup) == (57, 11) and region + setup == plan.total_with_overhead() == 68
 
 
 def test_the_interpreter_refuses_a_lane_dependent_index_claimed_uniform():
