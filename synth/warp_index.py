@@ -48,7 +48,8 @@ def warp_select_trees(steps: list[Step], num_warps: int) -> dict[int, tuple[dict
                 la, ma = state.get(a, ((a,) * num_warps, frozenset()))
                 lb, mb = state.get(b, ((b,) * num_warps, frozenset()))
                 new[d] = (tuple(lb[w] if cond[w] else la[w] for w in range(num_warps)), ma | mb | {k})
-            out[k] = ({d: leaf for d, (leaf, _) in new.items()}, len(frozenset().union(*(m for _, m in new.values()))))
+            through = frozenset().union(*(m for _, m in new.values()))
+            out[k] = ({d: leaf for d, (leaf, _) in new.items()}, len(through))
         state = {s: v for s, v in state.items() if s not in written and not written.intersection(v[0])}
         state.update(new)
     return out
@@ -74,10 +75,11 @@ def _live_slots(steps: list[Step], k: int, slots: set[int], slots_out: int) -> b
     return any(s < slots_out for s in slots)
 
 
-def indexed_steps(steps: list[Step], arch: str, num_warps: int, element_bits: int, slots_out: int) -> list[Step] | None:
+def indexed_steps(steps: list[Step], arch: str, num_warps: int, element_bits: int,
+                  slots_out: int) -> list[Step] | None:
     """``steps`` with every warp-id select of two levels or more (``warp_select_trees``) whose leaves are a base
-    plus one shift table a ``Movrels`` step, and the warp-id selects and moves no longer read dropped; None when the
-    target has no ``v_movrels_b32`` (``Target.has_movrels``) or no select qualifies."""
+    plus one shift table a ``Movrels`` step, and the warp-id selects and moves no longer read dropped; None when
+    the target has no ``v_movrels_b32`` (``Target.has_movrels``) or no select qualifies."""
     if not get_target(arch).has_movrels or num_warps < 2:
         return None
     p = max(1, 32 // element_bits)
@@ -96,6 +98,7 @@ def indexed_steps(steps: list[Step], arch: str, num_warps: int, element_bits: in
     if not replaced:
         return None
     for k in range(len(new) - 1, -1, -1):  # last first: a select that only fed a dropped one goes too
-        if (isinstance(new[k], Movrels) or warp_id_condition(new[k]) is not None) and not _live_slots(new, k, set(new[k].writes()), slots_out):
+        droppable = isinstance(new[k], Movrels) or warp_id_condition(new[k]) is not None
+        if droppable and not _live_slots(new, k, set(new[k].writes()), slots_out):
             del new[k]
     return new
