@@ -174,3 +174,19 @@ def test_the_interpreter_refuses_a_lane_dependent_index_claimed_uniform():
     uniform = "arith.constant 1 : i32"
     out = run_lanes(kernel(uniform, True), x, np.uint32, arch=ARCH, block=32, check_compile=False)
     assert np.array_equal(out, x + 1)
+
+
+def test_the_hip_output_reads_the_index_bits_as_a_select_tree():
+    # C++ has no wave-uniform register index: the HIP output selects on the index's bits (prologue conditions),
+    # as the select tree's output did (compiled: 56 v_cndmask_b32, 24 v_mov_b32 and 32 v_permlane16_b32 both ways)
+    from linlayout.lowering.cpp import emit_cpp
+    from linlayout.lowering.cpp.toolchain import compile_hip, find_hip_clang
+    from linlayout.lowering.report import region_counts
+
+    plan = _case_plan()
+    reads = [ln for ln in emit_cpp(plan).source.splitlines() if ln.strip().startswith("const unsigned i")]
+    assert len(reads) == 16 and all(ln.count(" ? ") == 3 for ln in reads)  # 1 of 4 registers: 3 selects
+    if find_hip_clang() is None:
+        pytest.skip("no clang compiling HIP")
+    counts = region_counts(compile_hip(emit_cpp(plan), ARCH, strict=True), "conv")
+    assert (counts["v_cndmask"], counts["permlane16"], counts["total"]) == (56, 32, 113)
