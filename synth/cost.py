@@ -1031,6 +1031,25 @@ def joined_pair_copies(plan, tuples: VgprTuples) -> int:
     return n
 
 
+def movrels_copies(plan, tuples: VgprTuples) -> int:
+    """[I] ``v_mov_b32`` copies LLVM needs to hand each ``Movrels`` read its vector, the registers the warps read
+    in consecutive VGPRs (``Step.indexed_tuples``): ``tuple_copies`` of each vector (src dwords arriving in
+    ``tuples`` in place need none, values the plan computed are allocated there directly), and one per dword an
+    earlier vector took since it was written (a VGPR sits in one tuple).  Seen compiled: 16 copies where 8 warps
+    read src dwords ``0, 2, .., 14`` and ``1, 3, .., 15`` arriving in runs of 4 (docs/amd_facts.md 6.7)."""
+    written: set[int] = set()
+    taken: set[int] = set()
+    copies = 0
+    for st in plan.steps:
+        for dwords in st.indexed_tuples(plan.element_bits):
+            copies += tuple_copies(dwords, written, tuples) + len(taken.intersection(dwords))
+            taken.update(dwords)
+        done = _slot_dwords(st.writes(), plan.element_bits)
+        written.update(done)
+        taken.difference_update(done)
+    return copies
+
+
 def _wide_stores(plan):
     """(step, its accesses' dwords (``_slot_dwords``), the dwords the plan has written before it) of each
     8- or 16-byte LDS store of ``plan``."""
@@ -1265,6 +1284,8 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
     ``VgprTuples.of`` takes; plus ``joined_pair_copies``); none on PTX
     targets, whose vector accesses name any registers (``st.shared.v4.b32 [a], {r1, r7, r2, r9}``:
     the register placement is ptxas's, no PTX instruction; docs/nvidia_facts.md section 6);
+    ``valu_movrels_copies``: ``v_mov_b32`` building the vectors of ``Movrels`` reads (``movrels_copies``; none
+    on PTX);
     ``valu_load_tuple_copies``: ``v_mov_b32`` building the dst's VGPR tuples ``dst_tuple_dwords``
     from the LDS loads' (``_load_tuple_copies``); none on PTX;
     ``s_waitcnt`` on AMD targets the waits LLVM puts in the region (``lgkm_waits``); on PTX targets
@@ -1299,6 +1320,7 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
         "valu_lds_addr": lds_address_valu(setup.lds_steps, plan.arch, formed) if lds_valu is None else lds_valu,
         "valu_tuple_copies": 0 if ptx else ((_store_tuple_copies(plan, src_tuples) if store_copies is None
                                              else store_copies) + joined_pair_copies(plan, src_tuples)),
+        "valu_movrels_copies": 0 if ptx else movrels_copies(plan, src_tuples),
         "valu_load_tuple_copies": 0 if ptx else (_load_tuple_copies(plan, VgprTuples.of("dst_tuple_dwords",
                                                                                         dst_tuple_dwords))
                                                  if load_copies is None else load_copies),

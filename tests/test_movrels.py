@@ -190,3 +190,40 @@ def test_the_hip_output_reads_the_index_bits_as_a_select_tree():
         pytest.skip("no clang compiling HIP")
     counts = region_counts(compile_hip(emit_cpp(plan), ARCH, strict=True), "conv")
     assert (counts["v_cndmask"], counts["permlane16"], counts["total"]) == (56, 32, 113)
+
+
+def test_a_vector_of_src_registers_out_of_their_load_tuples_is_copied():
+    from types import SimpleNamespace
+
+    from linlayout.synth.vgpr_tuples import VgprTuples
+
+    step = Movrels(dst=[20], src=[0], shift=(0, 2, 4, 6))  # reads v0, v2, v4, v6: one vector of 4
+    assert step.indexed_tuples(32) == [[0, 2, 4, 6]]
+    plan = SimpleNamespace(steps=[step], element_bits=32)
+    assert cost.movrels_copies(plan, VgprTuples.of("t", 1)) == 0  # single loads: placed where the vector wants
+    assert cost.movrels_copies(plan, VgprTuples.of("t", 4)) == 4  # runs of 4 loaded together: all copied
+    plan.steps = [Movrels(dst=[20], src=[0], shift=(0, 1, 2, 3))]
+    assert cost.movrels_copies(plan, VgprTuples.of("t", 4)) == 0  # one run in order: in place
+    plan.steps = [step, Movrels(dst=[21], src=[2], shift=(0, 2, 4, 6))]  # v2, v4, v6 again, and v8
+    assert cost.movrels_copies(plan, VgprTuples.of("t", 1)) == 3
+
+
+def test_priced_copies_keep_the_select_tree_where_the_src_arrives_in_runs_of_four():
+    # a random gfx1250 fp32 case, 8 waves: as Movrels 2 reads of src dwords 0, 2, .., 14 and 1, 3, .., 15, which
+    # its kernel loads 4 at a time; compiled with them, 16 v_mov_b32 built the two vectors (region 23)
+    from linlayout.cli.bench import kernel_plan
+
+    src = {"in_dims": [["register", 16], ["lane", 32], ["warp", 8], ["block", 1]],
+           "out_dims": [["dim0", 8], ["dim1", 64]],
+           "bases": {"register": [[0, 16], [0, 2], [0, 32], [0, 1]],
+                     "lane": [[0, 4], [2, 0], [0, 8], [4, 0], [1, 0]], "warp": [[0, 0], [0, 0], [0, 0]], "block": []}}
+    dst = {"in_dims": [["register", 2], ["lane", 32], ["warp", 8], ["block", 1]],
+           "out_dims": [["dim0", 8], ["dim1", 64]],
+           "bases": {"register": [[2, 0]], "lane": [[4, 0], [0, 8], [1, 0], [0, 4], [0, 16]],
+                     "warp": [[0, 1], [0, 2], [0, 32]], "block": []}}
+    plan = kernel_plan(LinearLayout.from_json(src), LinearLayout.from_json(dst), "gfx1250", 32)
+    assert not any(isinstance(s, Movrels) for s in plan.steps) and plan.counts()["v_cndmask"] == 14
+    steps = indexed_steps(plan.steps, "gfx1250", 8, 32, plan.slots_out)
+    indexed = Plan.from_certificate(dict(plan.to_certificate(), steps=[i for s in steps for i in s.to_cert()]))
+    assert verify(indexed).ok
+    assert cost.estimate_overhead(indexed, src_tuple_dwords=4)["valu_movrels_copies"] == 16

@@ -243,6 +243,11 @@ class Step:
         """The VGPR tuples (slot lists) of an 8- or 16-byte LDS store (``cost.tuple_copies``)."""
         return []
 
+    def indexed_tuples(self, element_bits: int) -> list[list[int]]:
+        """The VGPR tuples (dword lists, in order) the reads of a register at a uniform index take
+        (``cost.movrels_copies``)."""
+        return []
+
     def renames(self) -> list[tuple[int, int]]:
         """``(dst, src)`` slot pairs of a free renaming (no instruction: the value keeps its VGPR)."""
         return []

@@ -9,7 +9,7 @@ import numpy as np
 from linlayout import LayoutError
 from linlayout.hw.targets import Target
 
-from .base import Step, ints, register, same_lengths, slots_per_dword, vregs
+from .base import Step, dword_pairs, dwords_per_slot, ints, register, same_lengths, slots_per_dword, vregs
 
 __all__ = ["Movrels", "index_ranks"]
 
@@ -75,6 +75,13 @@ class Movrels(Step):
     def dword_shifts(self, p: int, dps: int) -> list[int]:
         """The register (dword) offset per warp with ``p`` slots per register, ``dps`` registers per slot."""
         return [s * dps // p for s in self.shift]
+
+    def indexed_tuples(self, element_bits: int) -> list[list[int]]:
+        """Per register read, the registers the warps read in index order (``index_ranks``): the vector the
+        lowering reads at the index, which LLVM keeps in consecutive VGPRs."""
+        p, dps = slots_per_dword(element_bits), dwords_per_slot(element_bits)
+        offsets = index_ranks(self.dword_shifts(p, dps))[0]
+        return [[s + o for o in offsets] for _, s in dword_pairs(self.dst, self.src, p, dps, "movrels")]
 
     def counts(self) -> dict[str, int]:
         return {"v_mov": 1}
