@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from interp_kernels import lane_kernel, run_lanes
+from interp_kernels import converting_kernel, lane_kernel, run_lanes
 from repo_data import family_corpus
 
 import needs
@@ -112,21 +112,14 @@ def test_a_tree_rewrites_only_where_its_leaves_are_one_shift_table():
 
 @needs.mlir
 @pytest.mark.parametrize("arch", ["gfx1100", "gfx1200", "gfx1250"])
-def test_the_emitted_kernel_converts_on_the_interpreter_and_compiles_to_movrels(arch, monkeypatch, tmp_path):
+def test_the_emitted_kernel_converts_on_the_interpreter_and_compiles_to_movrels(arch):
     # the corpus case on gfx1100; its layouts planned for gfx1200 and gfx1250 give the same plan and counts
     from linlayout.lowering.beyond_identity import kernel_setup
-    from linlayout.lowering.conversion import lower_conversion
-    from linlayout.lowering.emit.host import distinct_tile, emulated_output, expected_output, interpret
 
     plan = _case_plan(arch=arch)
     assert plan.counts()["total"] == 56 and sum(isinstance(s, Movrels) for s in plan.steps) == 16
-    monkeypatch.setenv("LINLAYOUT_CACHE", str(tmp_path))
-    low = lower_conversion(plan, binary=False)
+    low = _converting(plan)
     assert low.kernel.text.count("linlayout.uniform_index") == 16 and not low.differences
-    tile = distinct_tile(low.kernel.shape, plan.element_bits, seed=3)
-    want = expected_output(plan, tile, fill=0x5A)
-    assert np.array_equal(interpret(low.kernel, tile, fill=0x5A), want)
-    assert np.array_equal(emulated_output(plan, tile, fill=0x5A), want)
     isa = low.compiled.isa
     assert isa.count("v_movrels_b32") == 16 and "s_set_gpr_idx_on" not in isa
     counts = low.report["isa_counts"]
@@ -135,24 +128,28 @@ def test_the_emitted_kernel_converts_on_the_interpreter_and_compiles_to_movrels(
 
 
 @needs.mlir
-def test_an_index_other_than_the_warp_id_is_a_scalar_select_chain(monkeypatch, tmp_path):
+def test_an_index_other_than_the_warp_id_is_a_scalar_select_chain():
     # the dst's two warp bits swapped: warp w reads its src + (0, 4, 2, 6)[w], index (0, 2, 1, 3)[w], made by
     # s_cmp + s_cselect per warp after warp 0 (MOVRELS_WARP_SALU) and moved into m0 (in the region, compiled)
     from linlayout.lowering.beyond_identity import kernel_setup
-    from linlayout.lowering.conversion import lower_conversion
-    from linlayout.lowering.emit.host import distinct_tile, emulated_output, expected_output, interpret
 
     plan = _case_plan(swap_dst_warps=True)
     assert {s.shift for s in plan.steps if isinstance(s, Movrels)} == {(0, 4, 2, 6)} and plan.verified
     assert plan.overhead["salu_movrels_index"] == cost.MOVRELS_M0_SALU + 3 * cost.MOVRELS_WARP_SALU == 7
-    monkeypatch.setenv("LINLAYOUT_CACHE", str(tmp_path))
-    low = lower_conversion(plan, binary=False)
-    tile = distinct_tile(low.kernel.shape, plan.element_bits, seed=5)
-    want = expected_output(plan, tile, fill=0x5A)
-    assert np.array_equal(interpret(low.kernel, tile, fill=0x5A), want)
-    assert np.array_equal(emulated_output(plan, tile, fill=0x5A), want)
+    low = _converting(plan)
     region, setup = low.report["isa_counts"]["total"], kernel_setup(low.compiled.isa)["total"]
     assert (region, setup) == (57, 11) and region + setup == plan.total_with_overhead() == 68
+
+
+def _converting(plan):
+    """``plan`` lowered and compiled (``converting_kernel``: its MLIR converts on the interpreter), its run on
+    the emulator leaving the same tile."""
+    from linlayout.lowering.emit.host import distinct_tile, emulated_output, expected_output
+
+    low = converting_kernel(plan, seeds=(3,))
+    tile = distinct_tile(low.kernel.shape, plan.element_bits, seed=3)
+    assert np.array_equal(emulated_output(plan, tile, fill=0x5A), expected_output(plan, tile, fill=0x5A))
+    return low
 
 
 def test_the_interpreter_refuses_a_lane_dependent_index_claimed_uniform():
