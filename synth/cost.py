@@ -1037,11 +1037,14 @@ def movrels_copies(plan, tuples: VgprTuples) -> int:
     ``tuples`` in place need none, values the plan computed are allocated there directly), and one per dword an
     earlier vector took since it was written (a VGPR sits in one tuple).  Seen compiled: 16 copies where 8 warps
     read src dwords ``0, 2, .., 14`` and ``1, 3, .., 15`` arriving in runs of 4 (docs/amd_facts.md 6.7)."""
+    vectors = [st.indexed_tuples(plan.element_bits) for st in plan.steps]
+    if not any(vectors):
+        return 0
     written: set[int] = set()
     taken: set[int] = set()
     copies = 0
-    for st in plan.steps:
-        for dwords in st.indexed_tuples(plan.element_bits):
+    for st, reads in zip(plan.steps, vectors):
+        for dwords in reads:
             copies += tuple_copies(dwords, written, tuples) + len(taken.intersection(dwords))
             taken.update(dwords)
         done = _slot_dwords(st.writes(), plan.element_bits)
