@@ -109,8 +109,9 @@ class StepEmitter:
         raise LayoutError(f"{what}: {type(self).__name__} has no wave-uniform register index (v_movrels_b32)")
 
     def indexed_read(self, candidates: list[str], index: str) -> str:
-        """``candidates[index]`` read at the wave-uniform ``index`` of :meth:`register_index`."""
-        raise LayoutError(f"{type(self).__name__} has no wave-uniform register index (v_movrels_b32)")
+        """``candidates[index]`` read at the wave-uniform ``index`` of :meth:`register_index` (which refuses first
+        where there is none)."""
+        raise NotImplementedError
 
     def keep_order(self) -> None:
         """Emit what keeps the steps before it before the steps after it (nothing by default)."""

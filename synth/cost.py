@@ -605,15 +605,6 @@ PERMLANE_SELECTOR_SALU = 1
 # lowering's select chain, as a warp-dependent condition's).
 MOVRELS_M0_SALU = 1
 MOVRELS_WARP_SALU = 2
-
-
-def movrels_index_salu(ranks) -> int:
-    """The SALU of one ``Movrels`` register index table ``ranks`` (one per warp): ``MOVRELS_M0_SALU``, plus
-    ``MOVRELS_WARP_SALU`` per warp whose index differs from warp 0's unless the index is the warp id."""
-    ranks = [int(r) for r in ranks]
-    if ranks == list(range(len(ranks))):
-        return MOVRELS_M0_SALU
-    return MOVRELS_M0_SALU + MOVRELS_WARP_SALU * sum(r != ranks[0] for r in ranks[1:])
 # [I] The SALU of a kernel storing a dst read in one copy (``Plan.dst_one_copy``) from its canonical lanes alone:
 # the constant lane mask's s_mov_b32, s_and_saveexec_b32 and s_cbranch_execz around the stores (our compiled
 # gfx1100 kernels; Triton's add a v_cmp forming its mask from the thread id)
@@ -1198,6 +1189,15 @@ def vcc_salu(conditions: Iterable[bytes], target: Target) -> int:
     VCC_SALU for the others (NVIDIA: the ``setp`` of a ``selp`` predicate)."""
     lane_mask = WAVE32_LANE_MASK_SALU if target.family == "rdna" else VCC_SALU
     return sum(lane_mask if len(c) == target.wave_size else VCC_SALU for c in conditions)
+
+
+def movrels_index_salu(ranks) -> int:
+    """The SALU of one ``Movrels`` register index table ``ranks`` (one per warp): ``MOVRELS_M0_SALU``, plus
+    ``MOVRELS_WARP_SALU`` per warp whose index differs from warp 0's unless the index is the warp id."""
+    ranks = [int(r) for r in ranks]
+    if ranks == list(range(len(ranks))):
+        return MOVRELS_M0_SALU
+    return MOVRELS_M0_SALU + MOVRELS_WARP_SALU * sum(r != ranks[0] for r in ranks[1:])
 
 
 class _Setup:

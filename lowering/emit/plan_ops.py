@@ -79,9 +79,10 @@ from .lane_values import LaneValues, lane_table
 
 __all__ = ["MOVRELS_MIN_ELEMENTS", "PlanEmitter", "UNIFORM_INDEX_ATTR", "slot_dwords"]
 
-#: The fewest elements of a vector LLVM reads at a uniform index with ``v_movrels_b32`` on a target with movrel
-#: (LLVM's ``SITargetLowering::shouldExpandVectorDynExt``: it expands a read of ``n`` 32-bit elements into
-#: ``n`` compares and ``n`` ``v_cndmask_b32`` while ``2 n <= 15``); docs/amd_facts.md 6.7.
+#: The fewest elements of a vector LLVM reads at a uniform index with ``v_movrels_b32`` on a target with movrel:
+#: our gfx1100 compiles read 4 and 7 elements with compares and ``v_cndmask_b32`` (LLVM's choice to expand a
+#: small vector's dynamic read, ``SITargetLowering::shouldExpandVectorDynExt``), 8 with ``v_movrels_b32``;
+#: docs/amd_facts.md 6.7.
 MOVRELS_MIN_ELEMENTS = 8
 
 
