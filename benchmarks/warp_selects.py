@@ -1,5 +1,9 @@
 """How much a wave-uniform register index (``v_movrels_b32`` after an ``m0`` write) could save over the
-warp-id select trees of the corpus plans: a measurement, not a plan step.
+warp-id select trees of the corpus plans: a measurement (session 21), made before the plan step existed.
+Since session 22 the planner reads such trees with the ``Movrels`` step where its cost model ranks that
+first (linlayout.synth.warp_index, targets with ``Target.has_movrels``), so this counts the warp-id selects
+its plans still hold (at the step's introduction: 4 wave32 plans with 33, each select its own root, nothing to
+save; the AMD targets have no ``v_movrels_b32``).
 
 Usage::
 
@@ -29,8 +33,6 @@ import json
 import sys
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: benchmarks.*
 
 from benchmarks.corpus_losses import CORPUS  # noqa: E402
@@ -39,7 +41,7 @@ from benchmarks.script_args import ScriptParser  # noqa: E402
 from linlayout import LayoutError, LinearLayout  # noqa: E402
 from linlayout.cli.bench import kernel_plan  # noqa: E402
 from linlayout.dtypes import dtype_bits  # noqa: E402
-from linlayout.synth.steps.select import Select  # noqa: E402
+from linlayout.synth.warp_index import warp_id_condition  # noqa: E402
 
 #: [I] SALU that put a wave-uniform register index in ``m0``: the warp id's bits extracted
 #: (``s_bfe_u32``, as LLVM emits for gfx1100) and any scaling; LLVM's hazard recognizer puts no wait
@@ -52,13 +54,7 @@ def warp_selects(plan) -> tuple[int, int]:
     """``(selects, roots)``: the plan's warp-id select instructions (a step is one ``v_cndmask_b32``:
     its ``dst`` lists the element slots of one VGPR) and those whose result no later warp-id select
     reads (module docstring)."""
-    steps = []
-    for step in plan.steps:
-        if not isinstance(step, Select):
-            continue
-        cond = np.asarray(step.cond)
-        if cond.ndim == 2 and all((row == row[0]).all() for row in cond) and len(set(cond[:, 0])) > 1:
-            steps.append(step)
+    steps = [step for step in plan.steps if warp_id_condition(step) is not None]
     pending: list[tuple[int, int]] = []  # (step, register) written, not yet read by a later warp-id select
     for index, step in enumerate(steps):
         pending = [(i, r) for i, r in pending if r not in step.a + step.b] + [(index, d) for d in step.dst]

@@ -32,7 +32,7 @@ class           mnemonics
 
 Sub-counts of ``valu`` (they may overlap each other, never leave ``valu``):
 ``v_cndmask`` (``v_cndmask_*``), ``v_perm_b32``, ``dpp`` (any ``*_dpp`` instruction),
-``v_mov`` (``v_mov_*`` without DPP: a DPP mov counts under ``dpp`` only),
+``v_mov`` (``v_mov_*`` and ``v_movrel*`` without DPP: a DPP mov counts under ``dpp`` only),
 ``readlane`` (``v_readlane_*``, ``v_readfirstlane_*``), ``permlane16_swap``,
 ``permlane32_swap``, ``pack_ops`` (``v_pk_*`` incl. ``v_pk_mov_b32``, ``v_pack_*``).
 
@@ -223,7 +223,7 @@ def classify(mnemonic: str) -> tuple[str, tuple[str, ...]]:
             subs.append("v_perm_b32")
         if is_dpp:
             subs.append("dpp")
-        if mn.startswith("v_mov_") and not is_dpp:
+        if mn.startswith(("v_mov_", "v_movrel")) and not is_dpp:  # v_movrel*: a move at an m0 register index
             subs.append("v_mov")
         if mn.startswith(("v_readlane", "v_readfirstlane")):
             subs.append("readlane")

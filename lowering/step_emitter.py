@@ -103,6 +103,16 @@ class StepEmitter:
         """Prepare the 64-bit lane ``selector`` of a ``v_permlane16``/``x16`` step before the steps (nothing
         by default: the instruction takes it as constants)."""
 
+    def register_index(self, ranks: list[int], what: str) -> str:
+        """The wave-uniform register index ``ranks[w]`` of warp ``w`` (a ``Movrels`` step's) in the prologue;
+        a language without such an index says so (LayoutError)."""
+        raise LayoutError(f"{what}: {type(self).__name__} has no wave-uniform register index (v_movrels_b32)")
+
+    def indexed_read(self, candidates: list[str], index: str) -> str:
+        """``candidates[index]`` read at the wave-uniform ``index`` of :meth:`register_index` (which refuses first
+        where there is none)."""
+        raise NotImplementedError
+
     def keep_order(self) -> None:
         """Emit what keeps the steps before it before the steps after it (nothing by default)."""
 

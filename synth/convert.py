@@ -43,7 +43,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -66,6 +66,7 @@ from .plan import Lane, Plan, unpacked_dst, unpacked_src
 from .program_floor import ProgramFloor
 from .span import span_values
 from .steps import Movmatrix
+from .warp_index import indexed_steps
 from .preimage import Problem, wave_local_maps
 
 __all__ = ["LDS_FIRST_FACTOR", "ONE_COPY_FORM", "STRATEGIES", "UNPACKED_FORM", "UnpackedDstRefused",
@@ -236,8 +237,26 @@ def _in_wave_program(ctx: ConversionContext, wm, up: _UnitProblem, K: list[int],
 
 
 def _finish_in_wave(ctx: ConversionContext, built: _InWaveProgram) -> Plan:
-    """The priced plan of an in-wave program (its selects' form: ``_best_emission``)."""
-    return _best_emission(ctx, built.prog, built.outputs, lambda mode: _priced(_emitted_in_wave(ctx, built, mode), ctx))
+    """The priced plan of an in-wave program (its selects' form: ``_best_emission``, then ``_indexed``)."""
+    return _indexed(ctx, _best_emission(ctx, built.prog, built.outputs,
+                                        lambda mode: _priced(_emitted_in_wave(ctx, built, mode), ctx)))
+
+
+def _emission_key(ctx: ConversionContext, plan: Plan) -> tuple[float, int]:
+    """How two forms of one program rank: rank value, then instructions with setup."""
+    total = plan.total_with_overhead()
+    return ctx.cost_model.rank_value(plan.cost, total), total
+
+
+def _indexed(ctx: ConversionContext, plan: Plan) -> Plan:
+    """``plan``, or its warp-id select trees read at a wave-uniform register index (``v_movrels_b32``,
+    linlayout.synth.warp_index) where that form ranks first (``_emission_key``)."""
+    steps = indexed_steps(plan.steps, ctx.arch, plan.num_warps, plan.element_bits, plan.slots_out)
+    if steps is None:
+        return plan
+    indexed = _priced(replace(plan, steps=steps, notes=plan.notes + [
+        "warp-id selects read at a wave-uniform register index (v_movrels_b32)"]), ctx)
+    return indexed if _emission_key(ctx, indexed) < _emission_key(ctx, plan) else plan
 
 
 def _identity_dpp(ctx: ConversionContext):
@@ -255,14 +274,9 @@ def _best_emission(ctx: ConversionContext, prog: Program, outputs: list[int], ma
     best = make("none")
     if _identity_dpp(ctx) is None:
         return best
-    cm = ctx.cost_model
-
-    def key(plan: Plan) -> tuple[float, int]:
-        total = plan.total_with_overhead()
-        return cm.rank_value(plan.cost, total), total
     for mode in prog.dpp_select_modes(outputs):
         plan = make(mode)
-        if key(plan) < key(best):
+        if _emission_key(ctx, plan) < _emission_key(ctx, best):
             best = plan
     return best
 

@@ -77,6 +77,7 @@ from .lane_arith import (AffineTable, LaneTable, bpermute_address_bits, fit_affi
                          linear_columns, program_family, row_table, tables_valu, thread_id_form)
 from .steps import dwords_per_slot, slots_per_dword
 from .steps.lds import OFFSET_LIMIT, missing_transpose_load
+from .steps.movrels import index_ranks
 from .vgpr_tuples import VgprTuples
 
 __all__ = ["AddressRegisters", "bpermute_address_valu",
@@ -597,6 +598,13 @@ PERM_SELECTOR_SALU = 1
 # [I] s_mov_b32: the low word of a v_permlane16/x16 lane selector in an SGPR (the high word is a literal:
 # a VOP3 takes one on gfx11 and later; our compiled RDNA kernels, docs/amd_facts.md 6.4)
 PERMLANE_SELECTOR_SALU = 1
+# [I] the SALU writing one register index into m0 for the ``v_movrels_b32`` of ``Movrels`` steps (the index is
+# the warp id's place among the warps' register offsets, ``steps.movrels.index_ranks``): one write of m0 (LLVM
+# writes it from the warp id's SGPR, ``s_lshr_b32 m0``/``s_mov_b32 m0``, docs/amd_facts.md 6.7), and where the
+# index is not the warp id itself an ``s_cmp`` + ``s_cselect`` per warp whose index differs from warp 0's (the
+# lowering's select chain, as a warp-dependent condition's).
+MOVRELS_M0_SALU = 1
+MOVRELS_WARP_SALU = 2
 # [I] The SALU of a kernel storing a dst read in one copy (``Plan.dst_one_copy``) from its canonical lanes alone:
 # the constant lane mask's s_mov_b32, s_and_saveexec_b32 and s_cbranch_execz around the stores (our compiled
 # gfx1100 kernels; Triton's add a v_cmp forming its mask from the thread id)
@@ -1016,6 +1024,28 @@ def joined_pair_copies(plan, tuples: VgprTuples) -> int:
     return n
 
 
+def movrels_copies(plan, tuples: VgprTuples) -> int:
+    """[I] ``v_mov_b32`` copies LLVM needs to hand each ``Movrels`` read its vector, the registers the warps read
+    in consecutive VGPRs (``Step.indexed_tuples``): ``tuple_copies`` of each vector (src dwords arriving in
+    ``tuples`` in place need none, values the plan computed are allocated there directly), and one per dword an
+    earlier vector took since it was written (a VGPR sits in one tuple).  Seen compiled: 16 copies where 8 warps
+    read src dwords ``0, 2, .., 14`` and ``1, 3, .., 15`` arriving in runs of 4 (docs/amd_facts.md 6.7)."""
+    vectors = [st.indexed_tuples(plan.element_bits) for st in plan.steps]
+    if not any(vectors):
+        return 0
+    written: set[int] = set()
+    taken: set[int] = set()
+    copies = 0
+    for st, reads in zip(plan.steps, vectors):
+        for dwords in reads:
+            copies += tuple_copies(dwords, written, tuples) + len(taken.intersection(dwords))
+            taken.update(dwords)
+        done = _slot_dwords(st.writes(), plan.element_bits)
+        written.update(done)
+        taken.difference_update(done)
+    return copies
+
+
 def _wide_stores(plan):
     """(step, its accesses' dwords (``_slot_dwords``), the dwords the plan has written before it) of each
     8- or 16-byte LDS store of ``plan``."""
@@ -1163,6 +1193,15 @@ def vcc_salu(conditions: Iterable[bytes], target: Target) -> int:
     return sum(lane_mask if len(c) == target.wave_size else VCC_SALU for c in conditions)
 
 
+def movrels_index_salu(ranks) -> int:
+    """The SALU of one ``Movrels`` register index table ``ranks`` (one per warp): ``MOVRELS_M0_SALU``, plus
+    ``MOVRELS_WARP_SALU`` per warp whose index differs from warp 0's unless the index is the warp id."""
+    ranks = [int(r) for r in ranks]
+    if ranks == list(range(len(ranks))):
+        return MOVRELS_M0_SALU
+    return MOVRELS_M0_SALU + MOVRELS_WARP_SALU * sum(r != ranks[0] for r in ranks[1:])
+
+
 class _Setup:
     """The distinct setup values of ``estimate_overhead``, told by each step (``Step.note_setup``)."""
 
@@ -1171,6 +1210,7 @@ class _Setup:
         self.conditions: set[bytes] = set()
         self.selectors: set[int] = set()
         self.permlane_selectors: set[int] = set()
+        self.register_indices: set[tuple[int, ...]] = set()
         self.choices = ChoicePlan(target)
         self.lds_steps: list = []
 
@@ -1193,6 +1233,10 @@ class _Setup:
 
     def permlane_selector(self, selector: int) -> None:
         self.permlane_selectors.add(int(selector))
+
+    def register_index(self, shift) -> None:
+        """A ``Movrels`` step's per-warp shift: its register index table (``index_ranks``)."""
+        self.register_indices.add(tuple(index_ranks(shift)[1]))
 
     def lds_access(self, step) -> None:
         self.lds_steps.append(step)
@@ -1232,6 +1276,8 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
     ``salu_lane_selector_delay`` on targets with ``s_delay_alu`` (``Target.has_delay_alu``: gfx11 and later)
     one per lane-bit mask of those selectors [I] (the mask, its masked term and the selector are dependent VALU);
     ``salu_permlane_selector`` PERMLANE_SELECTOR_SALU per distinct v_permlane16/x16 lane selector;
+    ``salu_movrels_index`` the m0 writes of the distinct register index tables of ``Movrels`` steps
+    (``movrels_index_salu``);
     ``valu_lds_addr``: an LDS address that is a formed address plus a constant in the
     access's immediate range is free, one that differs from a formed address by another
     constant (added) costs one VALU op, the others are the tables of one op program
@@ -1243,6 +1289,8 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
     ``VgprTuples.of`` takes; plus ``joined_pair_copies``); none on PTX
     targets, whose vector accesses name any registers (``st.shared.v4.b32 [a], {r1, r7, r2, r9}``:
     the register placement is ptxas's, no PTX instruction; docs/nvidia_facts.md section 6);
+    ``valu_movrels_copies``: ``v_mov_b32`` building the vectors of ``Movrels`` reads (``movrels_copies``; none
+    on PTX);
     ``valu_load_tuple_copies``: ``v_mov_b32`` building the dst's VGPR tuples ``dst_tuple_dwords``
     from the LDS loads' (``_load_tuple_copies``); none on PTX;
     ``s_waitcnt`` on AMD targets the waits LLVM puts in the region (``lgkm_waits``); on PTX targets
@@ -1273,9 +1321,11 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
         "valu_lane_selector": setup.choices.valu,
         "salu_lane_selector_delay": setup.choices.delay_alu,
         "salu_permlane_selector": PERMLANE_SELECTOR_SALU * len(setup.permlane_selectors),
+        "salu_movrels_index": sum(map(movrels_index_salu, setup.register_indices)),
         "valu_lds_addr": lds_address_valu(setup.lds_steps, plan.arch, formed) if lds_valu is None else lds_valu,
         "valu_tuple_copies": 0 if ptx else ((_store_tuple_copies(plan, src_tuples) if store_copies is None
                                              else store_copies) + joined_pair_copies(plan, src_tuples)),
+        "valu_movrels_copies": 0 if ptx else movrels_copies(plan, src_tuples),
         "valu_load_tuple_copies": 0 if ptx else (_load_tuple_copies(plan, VgprTuples.of("dst_tuple_dwords",
                                                                                         dst_tuple_dwords))
                                                  if load_copies is None else load_copies),

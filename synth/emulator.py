@@ -239,6 +239,18 @@ class _Machine:
         vcc = np.asarray(cond).astype(bool)[..., None]
         self.regs[d] = np.where(vcc, self.regs[b], self.regs[a])
 
+    def movrels(self, d: int, s: int, shifts: list[int], what: str) -> None:
+        """``v_movrels_b32 v[d], v[s]`` with ``m0 = shifts[w]`` in warp ``w`` (one register offset per warp: a
+        wave-uniform index), reading ``v[s + shifts[w]]`` in every lane of warp ``w``."""
+        self._has(self.target.has_movrels, "v_movrels_b32")
+        if len(shifts) != self.W:
+            raise LayoutError(f"{what}: {len(shifts)} warp shifts for {self.W} warps")
+        read = [s + k for k in shifts]
+        if min(read) < 0 or max(read) >= len(self.regs):
+            raise LayoutError(f"{what}: reads register v{min(read) if min(read) < 0 else max(read)}, outside the "
+                              f"plan's {len(self.regs)}")
+        self.regs[d] = self.regs[read, np.arange(self.W)]
+
     def v_perm(self, d: int, operands: tuple[int, int], selector) -> None:
         """``v_perm_b32 v[d], v[S0], v[S1], selector`` (uniform, or one selector per lane ``[lanes]``)."""
         self._has("prmt" not in self.target.lane_ops, "v_perm_b32")
@@ -1108,6 +1120,8 @@ def run_certificate(cert: dict) -> np.ndarray:
         for k in ("dst", "src", "a", "b", "vdst", "src0"):
             if isinstance(st.get(k), list) and st[k] and isinstance(st[k][0], int):
                 n = max(n, max(st[k]) + 1)
+        if st.get("op") == "movrels":  # the slots the warps read
+            n = max(n, max(st["src"]) + max(st["shift"]) + 1)
     state = np.full((W, wave, n), UNDEF, dtype=np.int64)
     state[:, :, : int(cert["slots_in"])] = element_ids(src, W)
     if cert.get("src_unpacked"):
@@ -1160,6 +1174,14 @@ def run_certificate(cert: dict) -> np.ndarray:
             vals = [state[warp, _lanes_of(t, W), _lanes_of(s, W)] for t, s in zip(st["src_lane"], st["src_slot"])]
             for sl, v in zip(st["dst"], vals):
                 state[:, :, sl] = v
+        elif op == "movrels":  # warp w: slot dst[i] <- slot src[i] + shift[w]
+            shift = np.asarray(st["shift"], dtype=np.int64)
+            if shift.shape != (W,):
+                raise LayoutError(f"certificate: a movrels shift has {shift.size} entries for {W} warps")
+            read = np.asarray(st["src"], dtype=np.int64)[None, :] + shift[:, None]  # [W, slots]
+            if read.min() < 0:
+                raise LayoutError("certificate: a movrels step reads below slot 0")
+            state[:, :, st["dst"]] = np.take_along_axis(state, read[:, None, :].repeat(wave, axis=1), axis=2)
         elif op == "barrier":
             pass
         else:

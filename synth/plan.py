@@ -150,10 +150,14 @@ def _one_copy_key(value, dst: LinearLayout) -> bool:
 
 def _check_lane_tables(steps: list[Step], wave_size: int, num_warps: int) -> None:
     """Every per-lane table of ``steps`` (their numpy array fields, and those of their dict fields: an
-    ``isa``'s) is ``[wave_size]`` or ``[num_warps][wave_size]``, else ``LayoutError`` naming the step
-    and the field."""
+    ``isa``'s) is ``[wave_size]`` or ``[num_warps][wave_size]``, and every per-warp table (``Step.warp_tables``)
+    has ``num_warps`` entries, else ``LayoutError`` naming the step and the field."""
     shapes = ((wave_size,), (num_warps, wave_size))
     for k, st in enumerate(steps):
+        for name in st.warp_tables:
+            if len(getattr(st, name)) != num_warps:
+                raise LayoutError(f"plan step {k} ({st.op}): {name} has {len(getattr(st, name))} entries; a "
+                                  f"per-warp table has one per warp ({num_warps})")
         for f in fields(st):
             value = getattr(st, f.name)
             named = value.items() if isinstance(value, dict) else [("", value)]  # a dict: an isa's tables

@@ -14,6 +14,7 @@ from linlayout import LayoutError, LinearLayout
 from linlayout.synth.emulator import run_isa
 from linlayout.synth.plan import Plan
 from linlayout.synth.steps import (Barrier, FusedDpp, Lane, LdsLoad, LdsStore, MatrixLoad, MatrixStore, Mov, Movmatrix,
+                                   Movrels,
                                    PermlaneSwap, PermSelect, Select, dword_pairs, known_ops, step_classes,
                                    step_from_json)
 
@@ -68,6 +69,11 @@ def _nvidia_samples() -> list:
     ]
 
 
+def _wave32_samples() -> list:
+    """One step of every kind only the wave32 AMD targets have (beyond the lane kinds above)."""
+    return [Movrels(dst=[4, 5], src=[0, 1], shift=(0, 2))]
+
+
 def _same(a, b) -> bool:
     """Field by field equality of two steps (per-lane tables as arrays, ISA dicts value by value)."""
     if type(a) is not type(b):
@@ -85,9 +91,9 @@ def _same(a, b) -> bool:
     return True
 
 
-@pytest.mark.parametrize("k", range(len(_samples() + _nvidia_samples())))
+@pytest.mark.parametrize("k", range(len(_samples() + _nvidia_samples() + _wave32_samples())))
 def test_every_step_kind_round_trips_through_its_certificate_json(k):
-    step = (_samples() + _nvidia_samples())[k]
+    step = (_samples() + _nvidia_samples() + _wave32_samples())[k]
     items = json.loads(json.dumps(step.to_cert()))
     back, end = step_from_json(items, 0)
     assert end == len(items)
@@ -98,7 +104,7 @@ def test_every_step_kind_round_trips_through_its_certificate_json(k):
 def test_a_whole_list_of_steps_parses_back_in_order():
     """Fused classes claim only their own items: a DPP lane step followed by a plain select, a
     select followed by a v_perm select, two stores in a row stay separate steps."""
-    steps = _samples() + _nvidia_samples()
+    steps = _samples() + _nvidia_samples() + _wave32_samples()
     items = json.loads(json.dumps([item for st in steps for item in st.to_cert()]))
     back, i = [], 0
     while i < len(items):
@@ -109,10 +115,10 @@ def test_a_whole_list_of_steps_parses_back_in_order():
 
 def test_the_parse_registry_knows_every_registered_step_class():
     classes = step_classes()
-    assert {type(s) for s in _samples() + _nvidia_samples()} == set(classes)
+    assert {type(s) for s in _samples() + _nvidia_samples() + _wave32_samples()} == set(classes)
     assert set(known_ops()) == {c.cert_op for c in classes} == {
         "mov", "select", "lane", "permlane_swap", "lds_store", "lds_load", "barrier", "ldmatrix", "stmatrix",
-        "movmatrix"}
+        "movmatrix", "movrels"}
     for op in known_ops():  # every op has one plain class, which reads any item no fused class claims
         assert sum(1 for c in classes if c.cert_op == op and not c.fused_forms) == 1, op
     with pytest.raises(LayoutError, match="unknown op 'wgmma'"):

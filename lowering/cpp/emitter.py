@@ -14,6 +14,9 @@ Mov rename / v_mov / mov  none (a new name for the same variable; the compiler c
 Mov v_perm_b32 / prmt     ``dialect.perm`` / ``dialect.prmt`` with the constant selector
 PermSelect                the same with a per-lane selector variable
 Select (v_cndmask, selp)  ``c ? b : a``
+Movrels                   a tree of ``c_b ? .. : ..`` over the registers the warps read, ``c_b`` the
+                          prologue conditions of the bits of the warp's index (a select tree again: C++
+                          has no uniform register index; the compiler picks the instructions)
 Lane shfl.sync.<mode>     ``dialect.shfl`` with the step's operands ``b`` (per-lane for ``idx``) and ``c``
 Lane dpp / dpp8 /         ``dialect.dpp_mov`` / ``dpp8_mov`` / ``permlane16`` / ``ds_swizzle`` /
 permlane16 / ds_swizzle / ``ds_bpermute`` (address = 4 * source lane)
@@ -67,6 +70,7 @@ class CppEmitter(StepEmitter):
         self.lds = lds
         self.body: list[str] = []
         self._count = 0
+        self._index_bits: dict[str, list[str]] = {}  # a register index (register_index's key) -> its bits' conditions
 
     def let(self, expr: str, hint: str = "r", type_: str = "unsigned") -> str:
         """A new ``const`` variable of the body holding ``expr``."""
@@ -111,6 +115,26 @@ class CppEmitter(StepEmitter):
 
     def select(self, cond: str, if_true: str, if_false: str) -> str:
         return self.let(f"{cond} ? {if_true} : {if_false}", "s")
+
+    def register_index(self, ranks: list[int], what: str) -> str:
+        """The warp's register index ``ranks[w]`` as a prologue condition per bit of it (``indexed_read`` selects on
+        them), named by the returned key."""
+        if len(ranks) != self.plan.num_warps:
+            raise LayoutError(f"{what}: {len(ranks)} register indices for {self.plan.num_warps} warps")
+        table = np.repeat(np.asarray(ranks, dtype=np.int64)[:, None], self.dialect.wave_size, axis=1)
+        index = f"index{tuple(int(r) for r in ranks)}"  # a name for indexed_read, no variable
+        self._index_bits[index] = [self.values.condition((table >> b) & 1, what)
+                                   for b in range(max(int(table.max()), 1).bit_length())]
+        return index
+
+    def indexed_read(self, candidates: list[str], index: str) -> str:
+        """``candidates[index]`` as a tree of ``?:`` on the index's bit conditions, low bit first (as a select
+        tree; an index past the candidates is never taken)."""
+        level = list(candidates)
+        for bit in self._index_bits[index]:
+            level = [f"({bit} ? {level[k + 1]} : {level[k]})" if k + 1 < len(level) else level[k]
+                     for k in range(0, len(level), 2)]
+        return self.let(level[0], "i")
 
     def shfl(self, src: str, mode: str, b: int | str, c: int) -> str:
         """``shfl.sync.<mode>.b32`` of ``src`` with the lane operand ``b`` (a constant, or the variable of a

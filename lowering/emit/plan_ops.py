@@ -14,6 +14,10 @@ Mov rename / v_mov   none (SSA renaming; LLVM inserts a ``v_mov_b32`` only where
 Mov v_perm_b32       ``llvm.call_intrinsic "llvm.amdgcn.perm"(S0, S1, selector)``
 PermSelect           the same with a per-lane selector register (``sel1`` where cond, else ``sel0``)
 Select               ``arith.select cond, b, a`` (``v_cndmask_b32``: VCC = cond, S0 = a, S1 = b)
+Movrels              ``vector.from_elements`` of the registers the warps read (poison up to
+                     ``MOVRELS_MIN_ELEMENTS``), ``llvm.extractelement`` at the wave-uniform index
+                     (an SGPR from the warp id) marked ``{linlayout.uniform_index}``: LLVM writes
+                     ``m0`` and reads with ``v_movrels_b32`` (the extra elements are no registers)
 Lane dpp:<ctl>       ``rocdl.update.dpp poison, src with ctrl, row_mask, bank_mask, bound_ctrl``
 Lane dpp8:[..]       ``llvm.call_intrinsic "llvm.amdgcn.mov.dpp8.i32"(src, selector)`` (RDNA; no ROCDL op)
 Lane permlanex16     ``rocdl.permlanex16 src, src, sel_lo, sel_hi, false, false`` (RDNA)
@@ -66,13 +70,20 @@ from linlayout.synth.plan import Plan
 from linlayout.synth.steps import slot_dwords
 from linlayout.synth.steps.lds import OFFSET_LIMIT
 
+from ..interp.ops_vector import UNIFORM_INDEX_ATTR
 from ..step_emitter import StepEmitter
 from . import atoms
 from .builder import Builder, vector_type
 from .lane_choices import LaneChoices
 from .lane_values import LaneValues, lane_table
 
-__all__ = ["PlanEmitter", "slot_dwords"]
+__all__ = ["MOVRELS_MIN_ELEMENTS", "PlanEmitter", "UNIFORM_INDEX_ATTR", "slot_dwords"]
+
+#: The fewest elements of a vector LLVM reads at a uniform index with ``v_movrels_b32`` on a target with movrel:
+#: our gfx1100 compiles read 4 and 7 elements with compares and ``v_cndmask_b32`` (LLVM's choice to expand a
+#: small vector's dynamic read, ``SITargetLowering::shouldExpandVectorDynExt``), 8 with ``v_movrels_b32``;
+#: docs/amd_facts.md 6.7.
+MOVRELS_MIN_ELEMENTS = 8
 
 
 class PlanEmitter(StepEmitter):
@@ -104,6 +115,7 @@ class PlanEmitter(StepEmitter):
         self._lds_ptrs: dict[str, str] = {}  # LDS address register (i32) -> its pointer ("": not yet made)
         self._lds_bases: dict[bytes, np.ndarray] | None = None
         self.loaded: set[str] = set()  # values that are LDS load results as loaded (no instruction after)
+        self._indices: dict[tuple[int, ...], str] = {}  # register index table -> its i32 value (register_index)
 
     # ------------------------------------------------------------------ prologue
     def condition(self, cond, what: str) -> str:
@@ -140,6 +152,28 @@ class PlanEmitter(StepEmitter):
         if (c, "i32", "s") not in self.lanes.pinned:
             self.lanes.pinned.append((c, "i32", "s"))
         return c
+
+    def register_index(self, ranks: list[int], what: str) -> str:
+        """The wave-uniform i32 register index ``ranks[w]`` of warp ``w`` in an SGPR of the prologue, once per
+        table: the warp id where ``ranks`` is it, else a select chain on the warp id from ``ranks[0]``
+        (``cost.movrels_index_salu`` prices it)."""
+        key = tuple(int(r) for r in ranks)
+        if len(key) != self.plan.num_warps:
+            raise LayoutError(f"{what}: {len(key)} register indices for {self.plan.num_warps} warps")
+        if key in self._indices:
+            return self._indices[key]
+        b = self.b
+        if key == tuple(range(len(key))):
+            index = self.lanes.warp
+        else:
+            index = b.const(key[0])
+            for w, r in enumerate(key[1:], 1):
+                if r != key[0]:
+                    is_w = b.value(f"arith.cmpi eq, {self.lanes.warp}, {b.const(w)} : i32", "isw")
+                    index = b.select(is_w, b.const(r), index)
+            self.lanes.pinned.append((index, "i32", "s"))
+        self._indices[key] = index
+        return index
 
     def permlane_selector(self, selector: int) -> None:
         """With ``pins_selectors``: the low word of the ``v_permlane16``/``x16`` lane ``selector`` in an SGPR
@@ -250,6 +284,19 @@ class PlanEmitter(StepEmitter):
         s0, s1 = operands
         return self.b.value(f'llvm.call_intrinsic "llvm.amdgcn.perm"({self.reg(regs, s0, what)}, '
                             f"{self.reg(regs, s1, what)}, {selector}) : (i32, i32, i32) -> i32", "perm")
+
+    def indexed_read(self, candidates: list[str], index: str) -> str:
+        """``v_movrels_b32``: ``candidates[index]`` at the wave-uniform i32 ``index`` (``register_index``), as an
+        ``llvm.extractelement`` of their vector (poison up to ``MOVRELS_MIN_ELEMENTS``) marked
+        ``UNIFORM_INDEX_ATTR``."""
+        b = self.b
+        elems = list(candidates)
+        if len(elems) < MOVRELS_MIN_ELEMENTS:
+            poison = b.value("llvm.mlir.poison : i32", "poison")
+            elems += [poison] * (MOVRELS_MIN_ELEMENTS - len(elems))
+        vec = b.build_vector(elems, "i32")
+        return b.value(f"llvm.extractelement {vec}[{index} : i32] {{{UNIFORM_INDEX_ATTR}}} : "
+                       f"{vector_type(len(elems), 'i32')}", "movrels")
 
     def select(self, cond: str, if_true: str, if_false: str) -> str:
         """``arith.select`` (``v_cndmask_b32``: VCC = cond, S0 = if_false, S1 = if_true)."""

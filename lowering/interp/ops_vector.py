@@ -89,18 +89,34 @@ def _insert(op: OpInfo):
     return step
 
 
+#: The discardable attribute by which a lowering claims an ``llvm.extractelement``'s index the same in every
+#: lane of a wave (LLVM then reads with ``v_movrels_b32`` at an ``m0`` index; linlayout.lowering.emit.plan_ops).
+UNIFORM_INDEX_ATTR = "linlayout.uniform_index"
+
+
 @register("llvm.extractelement")
 def _llvm_extractelement(op: OpInfo):
+    """``x[i]`` per lane; with ``UNIFORM_INDEX_ATTR`` an index that differs between active lanes of one wave
+    raises (the claim the compiled code rests on: a uniform index is read through ``m0``)."""
     src, idx = op.operands
     r = op.results[0]
     n = shape_of(op.operand_types[0])[0]
     bits = op.operand_types[1].bits
+    uniform = op.has_attr(UNIFORM_INDEX_ATTR)
 
     def step(ctx):
         x, i = ctx.vals[src], signed(ctx.vals[idx], bits)
         bad = (i < 0) | (i >= n)
         if (bad if i.shape[0] == 1 else bad & ctx.active()).any():
             raise op.error(f"element index out of range [0, {n}) in an active lane (poison)")
+        if uniform and i.shape[0] > 1:
+            waves = i.reshape(ctx.waves, -1)
+            act = ctx.active().reshape(ctx.waves, -1)
+            first = np.where(act.any(axis=1), np.argmax(act, axis=1), 0)
+            differs = act & (waves != waves[np.arange(ctx.waves), first][:, None])
+            if differs.any():
+                w = int(np.argmax(differs.any(axis=1)))
+                raise op.error(f"the index marked {UNIFORM_INDEX_ATTR} differs between the lanes of wave {w}")
         i = np.where(bad, 0, i)
         L = _lanes_of(x, i)
         ctx.vals[r] = lanes(x, L)[np.arange(L), lanes(i, L)]

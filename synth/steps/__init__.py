@@ -14,13 +14,14 @@ from .lds import LdsLoad, LdsStore, transpose_element_addresses
 from .matrix import MatrixLoad, MatrixStore, matrix_name, matrix_pieces
 from .mov import Mov, prmt_as_perm, prmt_selector
 from .movmatrix import Movmatrix
+from .movrels import Movrels
 from .perm_select import PermSelect
 from .permlane_swap import PermlaneSwap
 from .select import Select
 
 __all__ = [
     "BARRIER_SCOPES", "Barrier", "FusedDpp", "Lane", "LdsLoad", "LdsStore", "MatrixLoad", "MatrixStore", "Mov",
-    "Movmatrix", "PermSelect", "PermlaneSwap",
+    "Movmatrix", "Movrels", "PermSelect", "PermlaneSwap",
     "PlanVerificationError", "Select", "Step", "dword_pairs", "dwords_per_slot", "known_ops", "matrix_name", "matrix_pieces", "prmt_as_perm",
     "prmt_selector", "register",
     "slot_dwords", "slots_per_dword", "step_classes", "step_from_json", "transpose_element_addresses",

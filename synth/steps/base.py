@@ -186,6 +186,7 @@ class Step:
     renaming = False  # a free renaming of slots (no instruction)
     cell_bytes = 4  # the widest byte groups (aligned in a dword) a register step keeps together (movmatrix: 2)
     perm_selectors: tuple = ()  # the v_perm_b32 selectors the step applies
+    warp_tables: tuple[str, ...] = ()  # the fields holding one value per warp (a certificate checks their length)
 
     # ------------------------------------------------------------ certificate
     def to_cert(self, raw: bool = False) -> list[dict]:
@@ -240,6 +241,11 @@ class Step:
     # ------------------------------------------------------------ cost (linlayout.synth.cost)
     def wide_store_tuples(self) -> list[list[int]]:
         """The VGPR tuples (slot lists) of an 8- or 16-byte LDS store (``cost.tuple_copies``)."""
+        return []
+
+    def indexed_tuples(self, element_bits: int) -> list[list[int]]:
+        """The VGPR tuples (dword lists, in order) the reads of a register at a uniform index take
+        (``cost.movrels_copies``)."""
         return []
 
     def renames(self) -> list[tuple[int, int]]:

@@ -106,6 +106,11 @@ class Target:
     * ``vgpr_tuple_alignment``: the VGPR a tuple of two or more dwords starts at is a multiple of this: 2 on
       CDNA (gfx90a and later: 64-bit and wider VGPR operands are even-aligned, docs/amd_facts.md), 1 on RDNA
       and NVIDIA; the dst tuple copies read it (linlayout.synth.cost.load_tuple_copies).
+    * ``has_movrels``: does the compiler read a register at a wave-uniform index (an SGPR, ``m0``) with
+      ``v_movrels_b32`` (VGPR[dst] = VGPR[src + m0])?  RDNA here (gfx1100, gfx1200, gfx1250: LLVM's movrel
+      feature, compiled); not gfx9 (gfx90a, gfx942, gfx950), where LLVM indexes with the VGPR index mode
+      (``s_set_gpr_idx_on``) or a select per element (docs/amd_facts.md 6.7).  The plan step
+      ``linlayout.synth.steps.Movrels``.
     * ``default_objective``: the conversion cost objective (linlayout.synth.cost.OBJECTIVES) a plan
       for this target is chosen by when none is asked for: ``concurrent`` on AMD (argued in
       docs/conversions.md section 5), ``latency`` on NVIDIA, where plans chosen by it ran faster
@@ -145,6 +150,7 @@ class Target:
     has_xor3: bool = False
     waits_after_inline_asm: bool = False
     vgpr_tuple_alignment: int = 1
+    has_movrels: bool = False
 
     @property
     def gfx_generation(self) -> int:

@@ -123,14 +123,15 @@ def _rdna(name: str, lds_bytes: int, lds_banks: int, wmma_version: int, aliases:
           has_permlane_swap: bool = False, has_ds_read_tr: bool = False, vgprs_per_lane: int = 256,
           barrier_instructions: int = 1, has_bitop3: bool = False) -> Target:
     """A wave32 RDNA descriptor (v_permlane16/x16_b32 and v_xor3_b32 on every part; GFX11 and later: a VOP3 takes a
-    literal, a dependent VALU read gets an ``s_delay_alu``)."""
+    literal, a dependent VALU read gets an ``s_delay_alu``; ``v_movrels_b32`` at an ``m0`` index)."""
     return Target(name, "rdna", 32, lds_bytes, lds_banks, RDNA_DPP, RDNA_DS_SWIZZLE,
                   has_permlane_swap=has_permlane_swap, has_permlanex16=True, has_ds_read_tr=has_ds_read_tr,
                   mma="wmma", wmma_version=wmma_version, lds_phases=MappingProxyType(_phases(lds_banks)),
                   lds_assumptions=MappingProxyType(ASSUMPTIONS),
                   lds_model_assumptions=("subdword_same_dword",) + (("gfx1250_tr_lane_map",) if has_ds_read_tr else ()),
                   aliases=aliases, vgprs_per_lane=vgprs_per_lane, barrier_instructions=barrier_instructions,
-                  emitter="rocdl", vop3_literal=True, has_delay_alu=True, has_bitop3=has_bitop3, has_xor3=True)
+                  emitter="rocdl", vop3_literal=True, has_delay_alu=True, has_bitop3=has_bitop3, has_xor3=True,
+                  has_movrels=True)
 
 
 register(_rdna("gfx1100", 64 * 1024, 32, 1, ("gfx1101", "gfx1102")))

@@ -1,0 +1,226 @@
+"""Warp-id select trees read at a wave-uniform register index (``steps.Movrels``, ``v_movrels_b32``;
+linlayout.synth.warp_index, ``convert._indexed``): the step on the emulator and the certificate executor, its
+bad input, the planner's rewrite, the interpreter's run of the emitted MLIR against the emulator, the compiled
+counts of the target case and the interpreter's refusal of a non-uniform index claimed uniform."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from interp_kernels import converting_kernel, lane_kernel, run_lanes
+from repo_data import family_corpus
+
+import needs
+from linlayout import LayoutError, LinearLayout
+from linlayout.dtypes import dtype_bits
+from linlayout.hw.targets import get_target
+from linlayout.synth import cost
+from linlayout.synth.emulator import verify
+from linlayout.synth.plan import Plan
+from linlayout.synth.steps import Movrels, Select, step_from_json
+from linlayout.synth.warp_index import indexed_steps, warp_id_condition
+
+# wave32 gfx1100 fp32, 4 waves: 48 v_cndmask choosing each warp's 16 of 64 src VGPRs by the warp id (16 roots)
+NAME, ARCH, DTYPE = "blocked[2x1,t1x32,o01]->blocked[1x4,t2x16,o10]", "gfx1100", "fp32"
+
+
+def _case_plan(monkeypatch=None, indexed: bool = True, arch: str = ARCH, swap_dst_warps: bool = False) -> Plan:
+    from linlayout import caches
+    from linlayout.cli.bench import kernel_plan
+    from linlayout.synth import convert
+
+    (case,) = [c for c in family_corpus("wave32")["cases"] if (c["name"], c["arch"], c["dtype"]) == (NAME, ARCH, DTYPE)]
+    if not indexed:
+        monkeypatch.setattr(convert, "indexed_steps", lambda *a: None)
+    dst = dict(case["dst"], bases=dict(case["dst"]["bases"]))
+    if swap_dst_warps:  # warp w = 2 b1 + b0 then holds what warp 2 b0 + b1 held: its offset is no longer 2 w
+        dst["bases"]["warp"] = dst["bases"]["warp"][::-1]
+    caches.clear()
+    plan = kernel_plan(LinearLayout.from_json(case["src"]), LinearLayout.from_json(dst), arch,
+                       dtype_bits(DTYPE))
+    caches.clear()
+    if monkeypatch is not None:
+        monkeypatch.undo()
+    return plan
+
+
+@pytest.fixture(scope="module")
+def plan() -> Plan:
+    return _case_plan()
+
+
+def test_the_target_case_reads_its_warp_id_trees_with_16_movrels(plan):
+    moves = [s for s in plan.steps if isinstance(s, Movrels)]
+    assert len(moves) == 16 and all(s.shift == (0, 2, 4, 6) for s in moves)  # warp w reads its src + 2 w
+    assert sorted(s.src[0] for s in moves) == sorted(8 * k + h for k in range(8) for h in (0, 1))
+    assert not any(warp_id_condition(s) for s in plan.steps)  # the 48 warp-id selects are gone
+    counts = plan.counts()
+    assert (counts["v_mov"], counts["v_cndmask"], counts["permlane16"], counts["total"]) == (16, 8, 32, 56)
+    assert plan.overhead["salu_movrels_index"] == cost.MOVRELS_M0_SALU  # the index is the warp id: one m0 write
+    assert plan.verified and verify(plan).ok
+
+
+def test_without_the_step_the_plan_is_the_select_tree(monkeypatch):
+    old = _case_plan(monkeypatch, indexed=False)
+    assert old.counts()["v_cndmask"] == 56 and old.counts()["total"] == 88
+    assert indexed_steps(old.steps, ARCH, old.num_warps, old.element_bits, old.slots_out) is not None
+    # no v_movrels_b32 on gfx9: nothing to rewrite
+    assert indexed_steps(old.steps, "gfx942", old.num_warps, old.element_bits, old.slots_out) is None
+
+
+def test_a_wrong_shift_fails_on_the_emulator(plan):
+    k = next(i for i, s in enumerate(plan.steps) if isinstance(s, Movrels))
+    bad = Plan.from_certificate(plan.to_certificate())
+    bad.steps[k] = Movrels(dst=bad.steps[k].dst, src=bad.steps[k].src, shift=(0, 2, 2, 6))
+    result = verify(bad)
+    assert not result.ok and "warp 2" in result.message
+
+
+def test_the_certificate_round_trips_and_refuses_bad_input(plan):
+    again = Plan.from_certificate(plan.to_certificate())
+    assert [s.to_cert() for s in again.steps] == [s.to_cert() for s in plan.steps]
+    item = {"op": "movrels", "dst": [0], "src": [1], "shift": [0, 2, 4, 6]}
+    step, _ = step_from_json([item], 0)
+    assert isinstance(step, Movrels) and step.reads() == [1, 3, 5, 7]
+    with pytest.raises(LayoutError, match="shift must be a list of integers"):
+        step_from_json([dict(item, shift=[0, "2"])], 0)
+    with pytest.raises(LayoutError, match="equally long"):
+        step_from_json([dict(item, src=[1, 2])], 0)
+    assert "no v_movrels_b32" in step.plan_error(get_target("gfx942"), 32, 0)
+    assert "part of a register" in Movrels([0, 1], [2, 3], (0, 1, 2, 3)).plan_error(get_target(ARCH), 16, 0)
+    assert "below slot 0" in Movrels([0], [1], (0, -2)).plan_error(get_target(ARCH), 32, 0)
+    cert = plan.to_certificate()
+    k = next(i for i, s in enumerate(cert["steps"]) if s["op"] == "movrels")
+    cert["steps"][k]["shift"] = [0, 2]  # two shifts for four warps
+    with pytest.raises(LayoutError, match=r"shift has 2 entries; a per-warp table has one per warp \(4\)"):
+        Plan.from_certificate(cert)
+
+
+def test_a_tree_rewrites_only_where_its_leaves_are_one_shift_table():
+    # 2 warps; slot 4 <- warp 1 ? 1 : 0, slot 5 <- warp 1 ? 3 : 2, slot 6 <- warp 1 ? (5) : (4) of those:
+    # one root, leaves 0 / 3 (no base + one shift for the two-slot form is checked below)
+    w = np.array([[0] * 32, [1] * 32])
+    steps = [Select([4], [0], [1], w), Select([5], [2], [3], w), Select([0], [4], [5], w)]
+    new = indexed_steps(steps, ARCH, 2, 32, 1)
+    assert [s.to_cert() for s in new] == [[{"op": "movrels", "dst": [0], "src": [0], "shift": [0, 3]}]]
+    lane_cond = np.array([1] * 16 + [0] * 16)  # a lane mask, not a warp-id select
+    assert indexed_steps([Select([4], [0], [1], lane_cond), Select([0], [4], [2], w)], ARCH, 2, 32, 1) is None
+    # the same tree with its inner result read again later keeps that select
+    kept = indexed_steps(steps + [Select([1], [4], [4], lane_cond)], ARCH, 2, 32, 2)
+    assert [s.op for s in kept] == ["select", "movrels", "select"]
+
+
+@needs.mlir
+@pytest.mark.parametrize("arch", ["gfx1100", "gfx1200", "gfx1250"])
+def test_the_emitted_kernel_converts_on_the_interpreter_and_compiles_to_movrels(arch):
+    # the corpus case on gfx1100; its layouts planned for gfx1200 and gfx1250 give the same plan and counts
+    from linlayout.lowering.beyond_identity import kernel_setup
+
+    plan = _case_plan(arch=arch)
+    assert plan.counts()["total"] == 56 and sum(isinstance(s, Movrels) for s in plan.steps) == 16
+    low = _converting(plan)
+    assert low.kernel.text.count("linlayout.uniform_index") == 16 and not low.differences
+    isa = low.compiled.isa
+    assert isa.count("v_movrels_b32") == 16 and "s_set_gpr_idx_on" not in isa
+    counts = low.report["isa_counts"]
+    assert (counts["v_mov"], counts["total"]) == (16, 56)  # v_movrels_b32 counted under v_mov
+    assert kernel_setup(isa)["total"] == 5  # vcc_lo and 4 permlane selector words; m0 is written before it
+
+
+@needs.mlir
+def test_an_index_other_than_the_warp_id_is_a_scalar_select_chain():
+    # the dst's two warp bits swapped: warp w reads its src + (0, 4, 2, 6)[w], index (0, 2, 1, 3)[w], made by
+    # s_cmp + s_cselect per warp after warp 0 (MOVRELS_WARP_SALU) and moved into m0 (in the region, compiled)
+    from linlayout.lowering.beyond_identity import kernel_setup
+
+    plan = _case_plan(swap_dst_warps=True)
+    assert {s.shift for s in plan.steps if isinstance(s, Movrels)} == {(0, 4, 2, 6)} and plan.verified
+    assert plan.overhead["salu_movrels_index"] == cost.MOVRELS_M0_SALU + 3 * cost.MOVRELS_WARP_SALU == 7
+    low = _converting(plan)
+    region, setup = low.report["isa_counts"]["total"], kernel_setup(low.compiled.isa)["total"]
+    assert (region, setup) == (57, 11) and region + setup == plan.total_with_overhead() == 68
+
+
+def _converting(plan):
+    """``plan`` lowered and compiled (``converting_kernel``: its MLIR converts on the interpreter), its run on
+    the emulator leaving the same tile."""
+    from linlayout.lowering.emit.host import distinct_tile, emulated_output, expected_output
+
+    low = converting_kernel(plan, seeds=(3,))
+    tile = distinct_tile(low.kernel.shape, plan.element_bits, seed=3)
+    assert np.array_equal(emulated_output(plan, tile, fill=0x5A), expected_output(plan, tile, fill=0x5A))
+    return low
+
+
+def test_the_interpreter_refuses_a_lane_dependent_index_claimed_uniform():
+    def kernel(index: str, claim: bool) -> str:
+        attr = " {linlayout.uniform_index}" if claim else ""
+        return lane_kernel(f"""      %c1 = arith.constant 1 : i32
+      %c3 = arith.constant 3 : i32
+      %y = arith.addi %x, %c1 : i32
+      %vec = vector.from_elements %x, %y, %x, %y : vector<4xi32>
+      %i = {index}
+      %res = llvm.extractelement %vec[%i : i32]{attr} : vector<4xi32>""")
+    x = np.arange(32, dtype=np.uint32)
+    lane_bits = "arith.andi %t, %c3 : i32"
+    out = run_lanes(kernel(lane_bits, False), x, np.uint32, arch=ARCH, block=32, check_compile=False)
+    assert np.array_equal(out, x + (np.arange(32) & 1))
+    from linlayout.lowering.interp import InterpreterError
+    with pytest.raises(InterpreterError, match="differs between the lanes of wave 0"):
+        run_lanes(kernel(lane_bits, True), x, np.uint32, arch=ARCH, block=32, check_compile=False)
+    uniform = "arith.constant 1 : i32"
+    out = run_lanes(kernel(uniform, True), x, np.uint32, arch=ARCH, block=32, check_compile=False)
+    assert np.array_equal(out, x + 1)
+
+
+def test_the_hip_output_reads_the_index_bits_as_a_select_tree():
+    # C++ has no wave-uniform register index: the HIP output selects on the index's bits (prologue conditions),
+    # as the select tree's output did (compiled: 56 v_cndmask_b32, 24 v_mov_b32 and 32 v_permlane16_b32 both ways)
+    from linlayout.lowering.cpp import emit_cpp
+    from linlayout.lowering.cpp.toolchain import compile_hip, find_hip_clang
+    from linlayout.lowering.report import region_counts
+
+    plan = _case_plan()
+    reads = [ln for ln in emit_cpp(plan).source.splitlines() if ln.strip().startswith("const unsigned i")]
+    assert len(reads) == 16 and all(ln.count(" ? ") == 3 for ln in reads)  # 1 of 4 registers: 3 selects
+    if find_hip_clang() is None:
+        pytest.skip("no clang compiling HIP")
+    counts = region_counts(compile_hip(emit_cpp(plan), ARCH, strict=True), "conv")
+    assert (counts["v_cndmask"], counts["permlane16"], counts["total"]) == (56, 32, 113)
+
+
+def test_a_vector_of_src_registers_out_of_their_load_tuples_is_copied():
+    from types import SimpleNamespace
+
+    from linlayout.synth.vgpr_tuples import VgprTuples
+
+    step = Movrels(dst=[20], src=[0], shift=(0, 2, 4, 6))  # reads v0, v2, v4, v6: one vector of 4
+    assert step.indexed_tuples(32) == [[0, 2, 4, 6]]
+    plan = SimpleNamespace(steps=[step], element_bits=32)
+    assert cost.movrels_copies(plan, VgprTuples.of("t", 1)) == 0  # single loads: placed where the vector wants
+    assert cost.movrels_copies(plan, VgprTuples.of("t", 4)) == 4  # runs of 4 loaded together: all copied
+    plan.steps = [Movrels(dst=[20], src=[0], shift=(0, 1, 2, 3))]
+    assert cost.movrels_copies(plan, VgprTuples.of("t", 4)) == 0  # one run in order: in place
+    plan.steps = [step, Movrels(dst=[21], src=[2], shift=(0, 2, 4, 6))]  # v2, v4, v6 again, and v8
+    assert cost.movrels_copies(plan, VgprTuples.of("t", 1)) == 3
+
+
+def test_priced_copies_keep_the_select_tree_where_the_src_arrives_in_runs_of_four():
+    # a random gfx1250 fp32 case, 8 waves: as Movrels 2 reads of src dwords 0, 2, .., 14 and 1, 3, .., 15, which
+    # its kernel loads 4 at a time; compiled with them, 16 v_mov_b32 built the two vectors (region 23)
+    from linlayout.cli.bench import kernel_plan
+
+    src = {"in_dims": [["register", 16], ["lane", 32], ["warp", 8], ["block", 1]],
+           "out_dims": [["dim0", 8], ["dim1", 64]],
+           "bases": {"register": [[0, 16], [0, 2], [0, 32], [0, 1]],
+                     "lane": [[0, 4], [2, 0], [0, 8], [4, 0], [1, 0]], "warp": [[0, 0], [0, 0], [0, 0]], "block": []}}
+    dst = {"in_dims": [["register", 2], ["lane", 32], ["warp", 8], ["block", 1]],
+           "out_dims": [["dim0", 8], ["dim1", 64]],
+           "bases": {"register": [[2, 0]], "lane": [[4, 0], [0, 8], [1, 0], [0, 4], [0, 16]],
+                     "warp": [[0, 1], [0, 2], [0, 32]], "block": []}}
+    plan = kernel_plan(LinearLayout.from_json(src), LinearLayout.from_json(dst), "gfx1250", 32)
+    assert not any(isinstance(s, Movrels) for s in plan.steps) and plan.counts()["v_cndmask"] == 14
+    steps = indexed_steps(plan.steps, "gfx1250", 8, 32, plan.slots_out)
+    indexed = Plan.from_certificate(dict(plan.to_certificate(), steps=[i for s in steps for i in s.to_cert()]))
+    assert verify(indexed).ok
+    assert cost.estimate_overhead(indexed, src_tuple_dwords=4)["valu_movrels_copies"] == 16
