@@ -147,7 +147,8 @@ def main() -> None:
         if "refused" in r or not any(over(r, args.conflict_blind)):
             continue
         kind, line = classify(r, c, args.conflict_blind)
-        by_class[kind].append((over(r, args.conflict_blind), f"{c['name']} {c['arch']} {c['dtype']} {c['num_warps']} waves: {line}"))
+        by_class[kind].append((over(r, args.conflict_blind),
+                               f"{c['name']} {c['arch']} {c['dtype']} {c['num_warps']} waves: {line}"))
     print("| class | cases | over in the region | over in the whole conversion |")
     print("|---|---:|---:|---:|")
     for kind in CLASSES:

@@ -1436,7 +1436,8 @@ def access_conflict_cycles(cm: CostModel, rows) -> dict[str, float]:
     out = {"lds_write": 0.0, "lds_read": 0.0}
     for store, width_bytes, cycles, min_cycles, count in rows:
         kind = "lds_write" if store else "lds_read"
-        out[kind] += count * (cm.instruction(kind, width_bytes, cycles / min_cycles) - cm.instruction(kind, width_bytes))
+        conflicted = cm.instruction(kind, width_bytes, cycles / min_cycles)
+        out[kind] += count * (conflicted - cm.instruction(kind, width_bytes))
     return out
 
 

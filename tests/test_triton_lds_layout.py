@@ -19,7 +19,8 @@ from linlayout.synth.triton_swizzle import optimal_swizzling_ldst, shared_byte_a
 
 SAMPLE_CASES = json.loads(SAMPLE.read_text())["cases"]
 STORED = json.loads(OUT.read_text())
-CORPUS_CASES = {case_key(c): c for family in ("amd", "wave32") for c in json.loads(CORPORA[family].read_text())["cases"]}
+CORPUS_CASES = {case_key(c): c for family in ("amd", "wave32")
+                for c in json.loads(CORPORA[family].read_text())["cases"]}
 
 KERNEL = """
 define amdgpu_kernel void @k() {
