@@ -28,7 +28,8 @@ cases where they differ are listed under ``ir_isa_differences`` (their rows are 
 ``--sample N`` stores instead, for N cases of each family that use the LDS, spread over its (arch,
 dtype) pairs, and the ``--case`` ones, every access with wave 0's address table and active lanes: the test data of
 tests/test_triton_lds_layout.py, which checks that linlayout.synth.triton_swizzle's re-derived
-shared layout (Triton's generic swizzling) gives these addresses.
+shared layout (Triton's generic swizzling) gives these addresses.  The stored sample is ``--sample 15 --case
+'blocked[1x4,t2x32,o10]->dotA16(kw8) gfx90a i8 1 64x64'`` (31 cases).
 """
 
 from __future__ import annotations
