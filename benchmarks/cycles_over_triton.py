@@ -5,12 +5,17 @@ Usage::
 
     linlayout bench conversions --corpus [wave32] --isa-only --json > rows.json
     python benchmarks/cycles_over_triton.py rows.json [--corpus benchmarks/data/triton_wave32_corpus.json] [--list]
+                                            [--conflict-blind]
 
 A case is over where the bench's ``modelled`` value of the plan's objective (our compiled counts and
 Triton's priced alike as instruction mixes, linlayout.synth.cost.mix_cost) exceeds Triton's, in the
 counted region (``ours`` against ``triton``: the bench summary's ``modelled_over_triton``) or in the
-whole conversion (``ours_whole`` against ``triton_whole``).  Each such case goes to the first class
-that holds:
+whole conversion (``ours_whole`` against ``triton_whole``).  Both sides' LDS accesses are priced with
+their bank conflicts where the bench row has them (``bank_conflicts``: ours from the plan's addresses,
+Triton's from its compiled kernel's, benchmarks/triton_lds_conflicts.py); ``--conflict-blind`` takes
+the rows' ``modelled_conflict_blind`` values instead (no conflict on either side: the measure before
+session 22), and prices the candidates below without conflicts too.  Each such case goes to the first
+class that holds:
 
 * ``boundary-lds`` / ``boundary-valu``: over in the region only.  Against the whole conversion ours
   is not over: Triton's counted region leaves out LDS accesses of its conversion (``-lds``: its whole
@@ -50,7 +55,7 @@ from linlayout import LinearLayout  # noqa: E402
 from linlayout.cli.bench import kernel_plan  # noqa: E402
 from linlayout.dtypes import dtype_bits  # noqa: E402
 from linlayout.lowering.plan_counts import plan_isa_counts  # noqa: E402
-from linlayout.synth.cost import cost_model, mix_cost  # noqa: E402
+from linlayout.synth.cost import cost_model, lds_conflict_cycles, mix_cost  # noqa: E402
 
 CLASSES = ("boundary-lds", "boundary-valu", "compiled", "rank-tie", "rank-exponent", "rank-price", "setup", "form")
 #: The instruction classes that move data through the LDS or its crossbar, grouped as Triton's counts
@@ -63,21 +68,28 @@ def _moves(counts: dict) -> dict[str, int]:
     return {k: sum(int(counts.get(c, 0)) for c in cs) for k, cs in MOVES.items()}
 
 
-def over(row: dict) -> tuple[bool, bool]:
+def modelled_values(row: dict, blind: bool) -> dict:
+    """The row's ``modelled`` values, or with ``blind`` its conflict-blind ones."""
+    if "bank_conflicts" not in row:
+        sys.exit("rows made by an older linlayout bench (no bank_conflicts): run it again")
+    return row["modelled_conflict_blind" if blind else "modelled"]
+
+
+def over(row: dict, blind: bool = False) -> tuple[bool, bool]:
     """Is the row's modelled value under its plan's objective above Triton's in the region, in the
-    whole conversion (False where the row has no whole conversion)?"""
-    m = row["modelled"][row["objective"]]
+    whole conversion (False where the row has no whole conversion)?  ``blind``: conflict-blind."""
+    m = modelled_values(row, blind)[row["objective"]]
     whole = m.get("ours_whole") is not None and m.get("triton_whole") is not None
     return m["ours"] > m["triton"] + 1e-9, whole and m["ours_whole"] > m["triton_whole"] + 1e-9
 
 
-def classify(row: dict, case: dict) -> tuple[str, str]:
+def classify(row: dict, case: dict, blind: bool = False) -> tuple[str, str]:
     """The class of a case over Triton's mix (module docstring) and a line of its numbers."""
-    region_over, whole_over = over(row)
+    region_over, whole_over = over(row, blind)
     if not (region_over or whole_over):
         raise ValueError(f"{case['name']} {case['arch']} {case['dtype']}: not over Triton's mix")
     objective = row["objective"]
-    m = row["modelled"][objective]
+    m = modelled_values(row, blind)[objective]
     if not whole_over:
         extra = _moves(row["triton_whole"])["lds_read"] + _moves(row["triton_whole"])["lds_write"] \
             - _moves(row["triton"])["lds_read"] - _moves(row["triton"])["lds_write"]
@@ -89,8 +101,11 @@ def classify(row: dict, case: dict) -> tuple[str, str]:
     plan = kernel_plan(LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"]), arch, bits)
     lane_bytes = plan.lane_bytes()
 
+    conflicts = not blind and row["bank_conflicts"] is not None
+
     def mix(p) -> float:
-        return mix_cost(model, plan_isa_counts(p), *lane_bytes)[f"{objective}_value"]
+        return mix_cost(model, plan_isa_counts(p), *lane_bytes,
+                        lds_conflict_cycles(p, model) if conflicts else 0.0)[f"{objective}_value"]
 
     triton = m["triton_whole"]
     head = (f"whole {m['ours_whole']:.0f} vs {triton:.0f} cycles, {row['ours_whole']['total']} vs "
@@ -123,14 +138,17 @@ def main() -> None:
     ap.add_argument("rows", help="the --json output of linlayout bench conversions --corpus")
     ap.add_argument("--corpus", default=str(CORPUS))
     ap.add_argument("--list", action="store_true", help="also list every case of each class")
+    ap.add_argument("--conflict-blind", action="store_true",
+                    help="price no bank conflict on either side (the measure before session 22)")
     args = ap.parse_args()
     rows, cases = corpus_rows(ap, args.rows, args.corpus)
     by_class = defaultdict(list)
     for r, c in zip(rows, cases):
-        if "refused" in r or not any(over(r)):
+        if "refused" in r or not any(over(r, args.conflict_blind)):
             continue
-        kind, line = classify(r, c)
-        by_class[kind].append((over(r), f"{c['name']} {c['arch']} {c['dtype']} {c['num_warps']} waves: {line}"))
+        kind, line = classify(r, c, args.conflict_blind)
+        by_class[kind].append((over(r, args.conflict_blind),
+                               f"{c['name']} {c['arch']} {c['dtype']} {c['num_warps']} waves: {line}"))
     print("| class | cases | over in the region | over in the whole conversion |")
     print("|---|---:|---:|---:|")
     for kind in CLASSES:

@@ -80,7 +80,7 @@ from .steps.lds import OFFSET_LIMIT, missing_transpose_load
 from .steps.movrels import index_ranks
 from .vgpr_tuples import VgprTuples
 
-__all__ = ["AddressRegisters", "bpermute_address_valu",
+__all__ = ["access_conflict_cycles", "AddressRegisters", "bpermute_address_valu", "lds_conflict_cycles",
            "CONCURRENT_INSTRUCTION_EXPONENT", "CONCURRENT_TIE_FRACTION", "cost_model", "COST_TIE_FRACTION",
            "CostModel", "DST_TUPLE_DWORDS", "lds_address_valu", "least_address_valu", "lgkm_waits",
            "load_tuple_copies", "lower_bound", "matrix_access_cost", "mix_cost", "near_best", "OBJECTIVES",
@@ -1453,7 +1453,46 @@ def _mix_width_bytes(lane_bytes: int, n_accesses: int) -> int:
     return min(16, 1 << (share.bit_length() - 1))
 
 
-def mix_cost(cm: CostModel, counts: dict[str, int], write_lane_bytes: int, read_lane_bytes: int) -> dict:
+class _ConflictPricer(_Pricer):
+    """A ``_Pricer`` that also sums ``conflict_cycles``: what the bank conflicts of the LDS accesses
+    it prices add to their cycles (each access against a conflict-free one of its width)."""
+
+    conflict_cycles = 0.0
+
+    def lds_access(self, store: bool, width_bytes: int, addr, paired: bool, transpose: int) -> None:
+        before = self.lds_cycles
+        super().lds_access(store, width_bytes, addr, paired, transpose)
+        free = self.cm.instruction("lds_write" if store else "lds_read", width_bytes)
+        self.conflict_cycles += self.lds_cycles - before - (free + (free - self.cm.ds_issue if paired else 0.0))
+
+
+def lds_conflict_cycles(plan, cm: CostModel) -> float:
+    """The cycles that the bank conflicts of ``plan``'s LDS accesses (``ds_write``/``ds_read``, each
+    priced by ``lds_access_cost`` on its lanes' addresses, as ``plan_cost`` prices them) add over
+    conflict-free accesses of the same widths: what :func:`mix_cost` (whose accesses are
+    conflict-free) leaves out of the plan's compiled mix."""
+    pricer = _ConflictPricer(cm, plan.arch, plan.element_bits)
+    for st in plan.steps:
+        st.price(pricer)
+    return pricer.conflict_cycles
+
+
+def access_conflict_cycles(cm: CostModel, rows) -> dict[str, float]:
+    """The cycles that bank conflicts add, per side (``lds_write``, ``lds_read``), to LDS accesses
+    given as ``[store, width_bytes, cycles, min_cycles, count]`` rows (linlayout.synth.banks's
+    bank cycles of each access and its conflict-free least, ``count`` accesses alike;
+    benchmarks/data/triton_lds_conflicts.json stores Triton's so): each access costs
+    ``instruction(kind, width_bytes, cycles / min_cycles)`` against the conflict-free one."""
+    out = {"lds_write": 0.0, "lds_read": 0.0}
+    for store, width_bytes, cycles, min_cycles, count in rows:
+        kind = "lds_write" if store else "lds_read"
+        conflicted = cm.instruction(kind, width_bytes, cycles / min_cycles)
+        out[kind] += count * (conflicted - cm.instruction(kind, width_bytes))
+    return out
+
+
+def mix_cost(cm: CostModel, counts: dict[str, int], write_lane_bytes: int, read_lane_bytes: int,
+             conflict_cycles: float = 0.0) -> dict:
     """The parts and every objective's value (``plan_cost``'s keys) of an instruction mix known only
     by its counts, as benchmarks/data/triton_amd_baseline.json gives Triton's: the COUNT_KINDS
     names, ``valu`` (every vector instruction, those kinds included), ``salu``, ``ds_permute``
@@ -1473,7 +1512,11 @@ def mix_cost(cm: CostModel, counts: dict[str, int], write_lane_bytes: int, read_
     ALU waits [I] (docs/amd_facts.md 6.5): ``s_delay_alu`` (the sub-count of ``salu`` of that name,
     gfx11 and later) and gfx12's ``s_wait_alu`` (counted under ``s_waitcnt``) are priced as waits,
     as ``s_waitcnt`` is: no issue cycles, the stall they mark unpriced.  Both are program-control
-    instructions that the sequencer handles; neither is issued to the SALU."""
+    instructions that the sequencer handles; neither is issued to the SALU.
+
+    ``conflict_cycles``: what the bank conflicts of the mix's LDS accesses add to them, where known
+    from their addresses (ours: :func:`lds_conflict_cycles`; Triton's: :func:`access_conflict_cycles`),
+    added to the LDS (and LDS-pipe) cycles as a conflicted access's extra bank cycles are."""
     pricer = _Pricer(cm, cm.arch, 32)
     named = {k: counts.get(k, 0) for k in MIX_VALU_KINDS + ("ds_swizzle", "s_barrier")}
     named["s_barrier"] /= get_target(cm.arch).barrier_instructions
@@ -1489,6 +1532,8 @@ def mix_cost(cm: CostModel, counts: dict[str, int], write_lane_bytes: int, read_
     n_reads = counts.get("lds_read", 0) + counts.get("lds_read_tr", 0)
     for n, lane_bytes in ((n_writes, write_lane_bytes), (n_reads, read_lane_bytes)):
         pricer.lds_accesses(n, _mix_width_bytes(lane_bytes, n))
+    pricer.lds_cycles += conflict_cycles
+    pricer.lds_pipe_cycles += conflict_cycles
     other_valu = counts.get("valu", 0) - sum(named[k] for k in MIX_VALU_KINDS)
     if other_valu < 0:
         raise LayoutError(f"instruction mix: valu {counts.get('valu', 0)} is fewer than its named vector kinds")

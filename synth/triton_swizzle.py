@@ -25,6 +25,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
+import numpy as np
+
 from linlayout import LayoutError, LinearLayout, f2
 
 from .lds_access import largest_vector_of_offsets
@@ -36,6 +38,7 @@ __all__ = [
     "lane_tile",
     "optimal_swizzling_ldst",
     "segment_conflicts",
+    "shared_byte_addresses",
 ]
 
 #: Triton's AMD ``getSharedLdStTiles`` for 128-bit *loads* (stores use the default tile).
@@ -248,3 +251,21 @@ def bank_conflicts_memdesc(reg: LinearLayout, smem: LinearLayout, element_bits: 
         raise LayoutError("Triton's model needs the tile to fill one bank line (segment size 0)")
     seg = offs[_log2(v * bank_size):]
     return segment_conflicts(seg, lane_tile(lanes, v, element_bits, num_banks, lane_addr)), v
+
+
+def shared_byte_addresses(reg: LinearLayout, smem: LinearLayout, element_bits: int, warp: int = 0) -> np.ndarray:
+    """``[registers, lanes]``: the byte address in the LDS buffer of every register (broadcast
+    registers dropped) of every lane of wave ``warp`` of the distributed layout ``reg`` under
+    Triton's shared layout ``smem`` (:func:`optimal_swizzling_ldst`'s in dims).  Its ``reps`` bases
+    are rounds through one buffer (docs/triton_facts.md 2.4), so they take no address bits: the
+    address is the element's ``vector, bank, segment`` offset times its bytes."""
+    reg = reg.remove_zero_bases_along_dim("register") if reg.has_in_dim("register") else reg
+    rounds = smem.in_dim_size("reps") if smem.has_in_dim("reps") else 1
+    offsets = reg.invert_and_compose(as_offset_layout(smem))
+    registers, lanes = reg.in_dim_size("register"), reg.in_dim_size("lane")
+    r, lane = np.meshgrid(np.arange(registers), np.arange(lanes), indexing="ij")
+    inputs = {"register": r, "lane": lane, **{d: np.full_like(r, warp if d == "warp" else 0)
+                                           for d in reg.in_dim_names if d not in ("register", "lane")}}
+    offset = np.asarray(offsets.apply(inputs)["offset"])
+    buffer = offsets.out_dim_size("offset") // rounds  # the reps bases are the offset's top bits
+    return (offset % buffer) * max(1, element_bits // 8)

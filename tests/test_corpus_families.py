@@ -13,8 +13,8 @@ import pytest
 import needs
 
 from linlayout.cli import main
-from linlayout.cli.bench import (SHARED_MEMORY_KEYS, kernel_plan, modelled, outside_valu_measured, ptx_mix,
-                                  triton_exceeds_target_lds, triton_whole_conversion, with_outside_valu,
+from linlayout.cli.bench import (SHARED_MEMORY_KEYS, bank_conflicts, kernel_plan, modelled, outside_valu_measured,
+                                  ptx_mix, triton_exceeds_target_lds, triton_whole_conversion, with_outside_valu,
                                   with_setup)
 from linlayout.dtypes import dtype_bits
 from linlayout.encodings import encoding_from_params, from_triton
@@ -191,7 +191,10 @@ def test_bench_rows_are_computed_per_case(family, capsys, tmp_path, monkeypatch)
         assert row["ours_whole"] == with_outside_valu(with_setup(ours, setup), outside)
         priced = (ptx_mix(ours), ptx_mix(case["triton"]), ptx_mix(whole), ptx_mix(ours)) if nvidia else (
             ours, case["triton"], whole, with_outside_valu(with_setup(ours, setup), outside))
-        assert row["modelled"] == modelled(plan, *priced)
+        conflicts = None if nvidia else bank_conflicts(plan, case, whole)  # Triton's stored for the amdgcn corpora
+        assert row["bank_conflicts"] == conflicts and (conflicts is None) == nvidia
+        assert row["modelled"] == modelled(plan, *priced, conflicts)
+        assert row["modelled_conflict_blind"] == modelled(plan, *priced)
     assert result["summaries"][family]["refused"] == [
         f"{r['name']} {r['arch']} {r['dtype']}: {r['refused']}" for r in result["cases"] if "refused" in r]
 

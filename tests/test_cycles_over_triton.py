@@ -9,7 +9,7 @@ import pytest
 from benchmarks.corpus_losses import CORPUS
 from benchmarks.cycles_over_triton import classify, over
 from linlayout import LinearLayout
-from linlayout.cli.bench import kernel_plan, modelled, triton_whole_conversion
+from linlayout.cli.bench import bank_conflicts, kernel_plan, modelled, triton_whole_conversion
 from linlayout.dtypes import dtype_bits
 from linlayout.lowering.plan_counts import plan_isa_counts
 
@@ -31,10 +31,12 @@ def _row(case, salu_beyond_plan: int = 0) -> dict:
     whole = plan_isa_counts(plan)
     whole = dict(whole, salu=whole["salu"] + salu_beyond_plan, total=whole["total"] + salu_beyond_plan)
     triton_whole = triton_whole_conversion(case)
+    conflicts = bank_conflicts(plan, case, triton_whole)
     return {"objective": plan.objective, "triton": case["triton"], "triton_whole": triton_whole,
             "ours_whole": whole, "ours_setup": {"valu": 0, "salu": salu_beyond_plan},
-            "ours_outside_valu": {"load": 0, "store": 0},
-            "modelled": modelled(plan, whole, case["triton"], triton_whole, whole)}
+            "ours_outside_valu": {"load": 0, "store": 0}, "bank_conflicts": conflicts,
+            "modelled": modelled(plan, whole, case["triton"], triton_whole, whole, conflicts),
+            "modelled_conflict_blind": modelled(plan, whole, case["triton"], triton_whole, whole)}
 
 
 def test_the_plans_rank_tie_and_the_cheaper_candidate_it_passed_over(monkeypatch):
@@ -75,11 +77,14 @@ def test_a_kernel_over_where_its_plan_is_not():
     # for the two waves of a SIMD, 250 > 248.  (It was gfx1200 fp8 wmma2.16x16T->blocked[1x8,t32x1,o10], 110
     # against 110, until an s_delay_alu was priced as a wait on both sides: Triton's whole conversion now
     # prices at 108, the plan's at 110, and the plan itself is over.)
+    # Conflict-blind (--conflict-blind): Triton's accesses there are bank-conflicted (64 cycles more, its whole
+    # mix 312), so with conflicts counted the kernel is not over.
     case = _case(WAVE32, "wmma1.16x16->wmma1.16x16T", "gfx1100", "fp16", 8)
-    assert not over(_row(case))[1]
+    assert not over(_row(case), blind=True)[1]
     row = _row(case, salu_beyond_plan=1)
-    assert over(row)[1]
-    kind, line = classify(row, case)
+    assert over(row, blind=True)[1] and not any(over(row))
+    assert row["bank_conflicts"] == {"ours": 0.0, "triton": 64.0, "triton_whole": 64.0}
+    kind, line = classify(row, case, blind=True)
     assert kind == "compiled" and "planned 248" in line and "whole 250 vs 248 cycles" in line
     assert over(_row(_case(WAVE32, "wmma2.16x16T->blocked[1x8,t32x1,o10]", "gfx1200", "fp8", 8)))[1]
 

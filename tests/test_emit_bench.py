@@ -21,7 +21,10 @@ def _row(name, ours, triton, in_wave=False, lds=False, secs=0.2):
     return {"name": name, "arch": "gfx942", "dtype": "fp32", "ours": {"total": ours}, "triton": {"total": triton},
             "stays_in_wave": in_wave, "triton_uses_lds": lds, "plan_isa_differences": {}, "compile_seconds": secs,
             "objective": "concurrent",
-            "modelled": {o: {"ours": 4.0 * ours, "triton": 4.0 * triton, "ours_plan": 0.0} for o in OBJECTIVES}}
+            "modelled": {o: {"ours": 4.0 * ours, "triton": 4.0 * triton, "ours_plan": 0.0} for o in OBJECTIVES},
+            # conflict-blind: Triton's without the conflicts of its accesses (here 3 cycles per instruction)
+            "modelled_conflict_blind": {o: {"ours": 4.0 * ours, "triton": 1.0 * triton, "ours_plan": 0.0}
+                                        for o in OBJECTIVES}}
 
 
 def test_summary_arithmetic():
@@ -36,6 +39,8 @@ def test_summary_arithmetic():
     assert s["in_wave_over_half"] == ["d gfx942 fp32"]
     assert s["compile_seconds"]["max"] == 0.4 and s["ours_total"] == 45 and s["triton_total"] == 65
     assert s["modelled_over_triton"] == {o: ["c gfx942 fp32"] for o in OBJECTIVES}
+    assert s["modelled_over_triton_conflict_blind"] == {o: ["c gfx942 fp32", "d gfx942 fp32"]
+                                                        for o in OBJECTIVES}
     assert s["objectives"] == ["concurrent"] and s["whole_conversion"] is None and s["triton_over_target_lds"] == []
 
 

@@ -44,7 +44,7 @@ from linlayout.synth.convert import plan_conversion
 from linlayout.synth.one_copy import copy_bits
 from linlayout.synth.packing import packing_bits, plan_free_packing
 from linlayout.synth.src_offsets import row_major_strides
-from linlayout.synth.cost import OBJECTIVES, cost_model, mix_cost
+from linlayout.synth.cost import OBJECTIVES, access_conflict_cycles, cost_model, lds_conflict_cycles, mix_cost
 from linlayout.synth.emulator import element_ids
 
 from ..dtypes import dtype_bits
@@ -59,6 +59,8 @@ TRITON_COMPILE_SECONDS = (0.3, 0.5)
 DEFAULT_BASELINE = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "triton_amd_baseline.json"
 #: The repository's public corpora (benchmarks/make_corpus.py --family F), run by ``--corpus F``.
 CORPORA = {family: DEFAULT_BASELINE.with_name(f"triton_{family}_corpus.json") for family in ("amd", "nvidia", "wave32")}
+#: Triton's LDS accesses of the amdgcn corpora with their bank cycles (benchmarks/triton_lds_conflicts.py).
+TRITON_LDS_CONFLICTS = DEFAULT_BASELINE.with_name("triton_lds_conflicts.json")
 #: The kinds under which mix_cost prices each PTX class: the cost model prices ``shfl`` as
 #: ``ds_bpermute``, ``prmt``/``selp``/``mov`` as ``v_perm_b32``/``v_cndmask``/``v_mov`` (one vector
 #: issue) and shared-memory accesses as LDS ones (CostModel.instruction; tests/test_ptx_counts.py).
@@ -108,8 +110,14 @@ ROW_KEYS = {
                        "counted from the plan)",
     "counted_by": 'isa, or "plan": a target without a kernel emitter (NVIDIA: PTX counts, no registers)',
     "modelled": "per objective, our ISA counts and Triton's priced alike as instruction mixes by the planner's "
-                "cost model (linlayout.synth.cost.mix_cost), the plan's own value, and with triton_whole and "
-                "ours_whole priced alike where both are given",
+                "cost model (linlayout.synth.cost.mix_cost), each with the bank conflicts of its LDS accesses "
+                "where bank_conflicts has them, the plan's own value, and with triton_whole and ours_whole "
+                "priced alike where both are given",
+    "modelled_conflict_blind": "modelled with no bank conflict on either side (the measure before session 22)",
+    "bank_conflicts": "the cycles bank conflicts add to the LDS accesses of ours (the plan's, "
+                      "linlayout.synth.cost.lds_conflict_cycles), of Triton's region and of its whole conversion "
+                      "(its compiled accesses, benchmarks/data/triton_lds_conflicts.json); null where Triton's are "
+                      "not stored (then modelled is conflict-blind on both sides)",
     "repacked": "the sides whose register order the plan changed (kernel_plan's packing)",
     "src_unpacked": "the src arrives one 8/16-bit element per VGPR",
     "dst_unpacked": "the dst leaves one 8/16-bit element per VGPR",
@@ -219,6 +227,7 @@ def bench_case(case: dict, binary: bool = True) -> dict:
                     "modelled": modelled(plan, ptx_mix(ours), ptx_mix(case["triton"]),
                                          None if whole is None else ptx_mix(whole), ptx_mix(ours)) if nvidia
                     else modelled(plan, ours, case["triton"], whole, ours)}
+        measured["modelled_conflict_blind"], measured["bank_conflicts"] = measured["modelled"], None
         ours_whole = None if whole is None else dict(ours)
     else:
         low = lower_conversion(plan, binary=binary, cache=False)
@@ -236,7 +245,11 @@ def bench_case(case: dict, binary: bool = True) -> dict:
                 ours_setup = beyond["setup"]
                 ours_outside = beyond["outside_valu"] if outside_alike else None
                 ours_whole = with_outside_valu(with_setup(ours, ours_setup), ours_outside)
-        measured["modelled"] = modelled(plan, ours, case["triton"], whole, ours_whole)
+        conflicts = bank_conflicts(plan, case, whole)
+        measured["modelled"] = modelled(plan, ours, case["triton"], whole, ours_whole, conflicts)
+        measured["modelled_conflict_blind"] = (measured["modelled"] if conflicts is None
+                                               else modelled(plan, ours, case["triton"], whole, ours_whole))
+        measured["bank_conflicts"] = conflicts
     triton = case["triton"]
     tri_total = int(triton["total"])
     return {
@@ -389,21 +402,69 @@ def triton_exceeds_target_lds(case: dict) -> bool:
     return (case.get("triton_lds_bytes") or 0) > get_target(case["arch"]).lds_bytes
 
 
-def modelled(plan, ours: dict, triton: dict, triton_whole: dict | None = None, ours_whole: dict | None = None) -> dict:
+def modelled(plan, ours: dict, triton: dict, triton_whole: dict | None = None, ours_whole: dict | None = None,
+             conflicts: dict | None = None) -> dict:
     """Our ISA counts and Triton's priced alike as instruction mixes (linlayout.synth.cost.mix_cost: the
     same cost model, the same information) under every objective, beside the plan's own value (its
     steps' accesses and bank conflicts, with estimated setup): ``{objective: {"ours", "triton",
     "ours_plan"}}``, with ``triton_whole`` (:func:`triton_whole_conversion`'s counts priced alike)
     and ``ours_whole`` (ours with our setup and load/store-side VALU beyond our identity kernels',
-    :func:`with_setup`, :func:`with_outside_valu`) where both are given."""
+    :func:`with_setup`, :func:`with_outside_valu`) where both are given.  ``conflicts``
+    (:func:`bank_conflicts`): the cycles bank conflicts add to each side's LDS accesses, added to
+    its mix (``ours`` to ours and ours_whole); None: no conflict on either side."""
     cm = cost_model(plan.arch)
     lane_bytes = plan.lane_bytes()
-    mine, theirs = mix_cost(cm, ours, *lane_bytes), mix_cost(cm, triton, *lane_bytes)
+    extra = conflicts or {}
+    mine = mix_cost(cm, ours, *lane_bytes, extra.get("ours", 0.0))
+    theirs = mix_cost(cm, triton, *lane_bytes, extra.get("triton", 0.0))
     wholes = {} if triton_whole is None or ours_whole is None else {
-        "triton_whole": mix_cost(cm, triton_whole, *lane_bytes), "ours_whole": mix_cost(cm, ours_whole, *lane_bytes)}
+        "triton_whole": mix_cost(cm, triton_whole, *lane_bytes, extra.get("triton_whole", 0.0)),
+        "ours_whole": mix_cost(cm, ours_whole, *lane_bytes, extra.get("ours", 0.0))}
     return {o: {"ours": mine[f"{o}_value"], "triton": theirs[f"{o}_value"],
                 "ours_plan": plan.cost_detail[f"{o}_value"],
                 **{k: v[f"{o}_value"] for k, v in wholes.items()}} for o in OBJECTIVES}
+
+
+_triton_bank_rows: dict[str, list] | None = None
+
+
+def triton_bank_rows(case: dict) -> list | None:
+    """Triton's LDS accesses of a corpus case as ``[store, width_bytes, cycles, min_cycles, count]``
+    rows (:data:`TRITON_LDS_CONFLICTS`, keyed ``name arch dtype num_warps shape``), or None where the file
+    has no such case (the baseline, the NVIDIA corpus, a case Triton's IR was not read for)."""
+    global _triton_bank_rows
+    if _triton_bank_rows is None:
+        _triton_bank_rows = (json.loads(TRITON_LDS_CONFLICTS.read_text())["cases"]
+                             if TRITON_LDS_CONFLICTS.exists() else {})
+    shape = "x".join(map(str, case.get("shape", ())))
+    return _triton_bank_rows.get(f"{case['name']} {case['arch']} {case['dtype']} {case.get('num_warps')} {shape}")
+
+
+def bank_conflicts(plan, case: dict, triton_whole: dict | None) -> dict | None:
+    """The cycles bank conflicts add to the LDS accesses of each side (:func:`modelled`'s
+    ``conflicts``): ``ours`` (the plan's accesses on their addresses,
+    linlayout.synth.cost.lds_conflict_cycles), ``triton`` and ``triton_whole`` (Triton's compiled
+    accesses, :func:`triton_bank_rows`, linlayout.synth.cost.access_conflict_cycles); None where
+    Triton's are not stored.  Triton's accesses are its kernel's (``triton_kernel_shared``); its
+    counted region holds a share of them per side, and it is given that share of each side's
+    conflict cycles (its count of the side over the kernel's)."""
+    rows = triton_bank_rows(case)
+    if rows is None:
+        return None
+    cm = cost_model(plan.arch)
+    extra = access_conflict_cycles(cm, rows)
+    kernel = case.get("triton_kernel_shared") or {}
+
+    def share(counts: dict) -> float:
+        total = 0.0
+        for side, kinds in (("lds_write", ("lds_write",)), ("lds_read", ("lds_read", "lds_read_tr"))):
+            n_kernel = sum(int(kernel.get(k, 0)) for k in kinds)
+            if n_kernel:
+                total += extra[side] * min(1.0, sum(int(counts.get(k, 0)) for k in kinds) / n_kernel)
+        return total
+
+    return {"ours": lds_conflict_cycles(plan, cm), "triton": share(case["triton"]),
+            "triton_whole": None if triton_whole is None else share(triton_whole)}
 
 
 def bench_or_refusal(case: dict, binary: bool = True) -> dict:
@@ -443,6 +504,10 @@ def summarize(all_rows: list[dict]) -> dict:
         "modelled_over_triton": {o: [f"{r['name']} {r['arch']} {r['dtype']}" for r in rows
                                      if r["modelled"][o]["ours"] > r["modelled"][o]["triton"] + 1e-9]
                                  for o in OBJECTIVES},
+        "modelled_over_triton_conflict_blind": {
+            o: [f"{r['name']} {r['arch']} {r['dtype']}" for r in rows
+                if r["modelled_conflict_blind"][o]["ours"] > r["modelled_conflict_blind"][o]["triton"] + 1e-9]
+            for o in OBJECTIVES},
         "compile_seconds": {"median": round(statistics.median(times), 4), "max": round(max(times), 4),
                             "mean": round(statistics.fmean(times), 4)} if times else {},
         "triton_compile_seconds": list(TRITON_COMPILE_SECONDS),
@@ -501,6 +566,11 @@ def _whole_conversion_summary(rows: list[dict]) -> dict | None:
         "modelled_over_triton": {o: [f"{r['name']} {r['arch']} {r['dtype']}" for r in rows
                                      if r["modelled"][o]["ours_whole"] > r["modelled"][o]["triton_whole"] + 1e-9]
                                  for o in OBJECTIVES},
+        "modelled_over_triton_conflict_blind": {
+            o: [f"{r['name']} {r['arch']} {r['dtype']}" for r in rows
+                if r["modelled_conflict_blind"][o]["ours_whole"]
+                > r["modelled_conflict_blind"][o]["triton_whole"] + 1e-9]
+            for o in OBJECTIVES},
     }
 
 
@@ -581,9 +651,10 @@ def _summary_lines(s: dict, plan_only: bool = False) -> list[str]:
         ("counts are the plan's (no kernel compiled, so no plan/ISA check)" if plan_only else
          f"plan/ISA disagreements: {s['plan_isa_disagreements']}") + "; not planned (refused by the planner): "
         f"{len(s['refused'])}",
-        "modelled cycles over Triton's mix (same cost model): "
-        + "; ".join(f"{_objective_label(o, s)} {len(s['modelled_over_triton'][o])}"
-                    for o in CYCLE_OBJECTIVES),
+        "modelled cycles over Triton's mix (same cost model, bank conflicts where Triton's are stored; "
+        "conflict-blind in brackets): "
+        + "; ".join(f"{_objective_label(o, s)} {len(s['modelled_over_triton'][o])} "
+                    f"[{len(s['modelled_over_triton_conflict_blind'][o])}]" for o in CYCLE_OBJECTIVES),
         (f"{timed}: median {ct['median']} s, max {ct['max']} s " if ct else f"{timed}: none (no case planned) ")
         + f"(Triton: {s['triton_compile_seconds'][0]}-{s['triton_compile_seconds'][1]} s)",
     ] + _whole_conversion_lines(s)
@@ -607,8 +678,9 @@ def _whole_conversion_lines(s: dict) -> list[str]:
                      f"{len(w['outside_valu_failed'])} more, left out), {w['cases']} cases: wins {w['wins']}, ties "
                      f"{w['ties']}, losses {w['losses']}; "
                      f"instructions ours {w['ours_total']} vs Triton {w['triton_total']}; modelled cycles over "
-                     "Triton's: " + "; ".join(f"{_objective_label(o, s)} "
-                                             f"{len(w['modelled_over_triton'][o])}" for o in CYCLE_OBJECTIVES))
+                     "Triton's: " + "; ".join(f"{_objective_label(o, s)} {len(w['modelled_over_triton'][o])} "
+                                             f"[{len(w['modelled_over_triton_conflict_blind'][o])}]"
+                                             for o in CYCLE_OBJECTIVES))
     if s.get("triton_over_target_lds"):
         lines.append(f"Triton's kernel needs more LDS than the target has: {', '.join(s['triton_over_target_lds'])}")
     return lines
