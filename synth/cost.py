@@ -585,10 +585,10 @@ BPERMUTE_ADDR_VALU = 2  # [I] integer ops forming one shfl source-lane register 
 # [I] s_mov_b32 x2: a 64-bit lane mask into an SGPR pair; a condition uniform in each wave takes about as
 # many (s_cmp + s_cselect of the warp id).
 VCC_SALU = 2
-# [I] SALU of a whole-warp condition that is the parity of two or more warp-id bits (lane_choices.warp_parity_bits) on an
-# AMD target, by wave size, as linlayout.lowering.emit.lane_values computes it: s_and_b32 of the warp id, s_bcnt1_i32_b32,
-# s_bfe_i32 (the sign of the count's low bit: the mask of a wave32) and on a wave64 s_ashr_i32 for the mask's high word
-# (our compiled gfx942 and gfx1100 kernels, tests/test_fuzz_regressions.py).
+# [I] SALU of a whole-warp condition that is the parity of two or more warp-id bits (lane_choices.warp_parity_bits)
+# on an AMD target, by wave size, as linlayout.lowering.emit.lane_values computes it: s_and_b32 of the warp id,
+# s_bcnt1_i32_b32, s_bfe_i32 (the sign of the count's low bit: the mask of a wave32) and on a wave64 s_ashr_i32 for
+# the mask's high word (our compiled gfx942 and gfx1100 kernels, tests/test_fuzz_regressions.py).
 WARP_PARITY_SALU = {32: 3, 64: 4}
 # [I] s_mov_b32 vcc_lo: a wave32 lane mask (the same in every warp), as our compiled RDNA kernels load it.
 # Priced at 1 with the planner's s_delay_alu at SALU_ISSUE, plans of the wave32 corpus came out worse

@@ -27,8 +27,9 @@ term of the thread id); such a value serves only tables read in the same bits.
 Conditions (0/1 tables) are the wave's lane mask ``mask(w)`` (one bit per lane: an i64 in an
 SGPR pair on a wave64, an i32 in one SGPR on a wave32; a uniform value chosen by the warp id when
 warps differ: the sign of a popcount's parity where the condition is the parity of two or more warp bits,
-else a chain of selects on ``warp == w``) turned into a per-lane ``i1`` by ``llvm.amdgcn.inverse.ballot.i64`` / ``.i32`` -- no
-instruction: the mask *is* the lane condition (VCC, or VCC_LO on a wave32).
+else a chain of selects on ``warp == w``) turned into a per-lane ``i1`` by
+``llvm.amdgcn.inverse.ballot.i64`` / ``.i32`` -- no instruction: the mask *is* the lane condition (VCC, or
+VCC_LO on a wave32).
 
 Tables have one column per lane of the wave: ``[L]`` or ``[W][L]`` with ``L`` the wave size (64 on
 CDNA, 32 on RDNA and gfx1250).
