@@ -72,7 +72,7 @@ from linlayout.hw.targets import Target, get_target
 
 from . import banks
 from .hazards import hazard_nops, valu_delays
-from .lane_choices import ChoicePlan, lanes_condition
+from .lane_choices import ChoicePlan, lanes_condition, warp_parity_bits
 from .lane_arith import (AffineTable, LaneTable, bpermute_address_bits, fit_affine, least_tables_valu,
                          linear_columns, program_family, row_table, tables_valu, thread_id_form)
 from .steps import dwords_per_slot, slots_per_dword
@@ -586,6 +586,11 @@ BPERMUTE_ADDR_VALU = 2  # [I] integer ops forming one shfl source-lane register 
 # [I] s_mov_b32 x2: a 64-bit lane mask into an SGPR pair; a condition uniform in each wave takes about as
 # many (s_cmp + s_cselect of the warp id).
 VCC_SALU = 2
+# [I] SALU of a whole-warp condition that is the parity of two or more warp-id bits (lane_choices.warp_parity_bits)
+# on an AMD target, by wave size, as linlayout.lowering.emit.lane_values computes it: s_and_b32 of the warp id,
+# s_bcnt1_i32_b32, s_bfe_i32 (the sign of the count's low bit: the mask of a wave32) and on a wave64 s_ashr_i32 for
+# the mask's high word (our compiled gfx942 and gfx1100 kernels, tests/test_fuzz_regressions.py).
+WARP_PARITY_SALU = {32: 3, 64: 4}
 # [I] s_mov_b32 vcc_lo: a wave32 lane mask (the same in every warp), as our compiled RDNA kernels load it.
 # Priced at 1 with the planner's s_delay_alu at SALU_ISSUE, plans of the wave32 corpus came out worse
 # (docs/benchmarks.md, x16setup22); with ALU_DELAY_CYCLES none (docs/benchmarks.md, "Session 20: the
@@ -1188,9 +1193,18 @@ SETUP_DELAY_ALU = ("salu_delay_alu", "salu_lane_selector_delay")
 def vcc_salu(conditions: Iterable[bytes], target: Target) -> int:
     """The SALU putting the distinct select ``conditions`` (``lanes_condition`` bytes: one bool per lane, or
     per warp and lane) into VCC on ``target``: WAVE32_LANE_MASK_SALU for a lane mask of an RDNA (wave32) target,
-    VCC_SALU for the others (NVIDIA: the ``setp`` of a ``selp`` predicate)."""
+    WARP_PARITY_SALU for the parity of two or more warp bits on an AMD target, VCC_SALU for the others (NVIDIA:
+    the ``setp`` of a ``selp`` predicate)."""
     lane_mask = WAVE32_LANE_MASK_SALU if target.family == "rdna" else VCC_SALU
-    return sum(lane_mask if len(c) == target.wave_size else VCC_SALU for c in conditions)
+
+    def salu(c: bytes) -> int:
+        if len(c) == target.wave_size:
+            return lane_mask
+        if target.lds_isa != "ptx" and warp_parity_bits(np.frombuffer(c, dtype=bool).reshape(-1, target.wave_size)):
+            return WARP_PARITY_SALU[target.wave_size]
+        return VCC_SALU
+
+    return sum(salu(c) for c in conditions)
 
 
 def movrels_index_salu(ranks) -> int:

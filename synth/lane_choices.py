@@ -37,7 +37,7 @@ from linlayout import caches
 
 __all__ = ["ChoiceOp", "ChoicePlan", "SELECT_CHOICE_CONSTANT_VALU", "UNIFORM_CHOICE_VALU", "choice_form",
            "choice_table", "lane_bits", "lane_mask_valu", "lanes_condition", "lanes_constants",
-           "least_lanes_choice_valu"]
+           "least_lanes_choice_valu", "warp_parity_bits"]
 
 #: [I] VALU for a choice uniform in each wave: a ``v_mov_b32`` of the constant (or of the warp's value)
 UNIFORM_CHOICE_VALU = 1
@@ -92,6 +92,25 @@ def lanes_constants(table: np.ndarray) -> tuple[int, int]:
     first = int(table.flat[0])
     other = int(table[table != first][0])
     return first, (other - first) & 0xFFFFFFFF
+
+
+def warp_parity_bits(cond) -> int | None:
+    """The warp bits ``S`` (two or more) whose parity is the condition ``cond`` (``[warps, lanes]``, nonzero =
+    true): true in every lane of the warps ``w`` where ``popcount(w & S)`` is odd, false in every lane of the
+    others.  None for any other condition, or one warp bit's (``S`` a single bit).  The lowering computes such
+    a lane mask from the warp id's popcount (linlayout.lowering.emit.lane_values), ``cost.vcc_salu`` prices it so."""
+    t = np.asarray(cond) != 0
+    if t.ndim != 2 or t.shape[0] & (t.shape[0] - 1):
+        return None
+    whole = t.all(axis=1)
+    if (whole != t.any(axis=1)).any():
+        return None
+    n = t.shape[0]
+    bits = sum(1 << k for k in range(n.bit_length() - 1) if whole[1 << k])
+    if not bits & (bits - 1):
+        return None
+    parity = np.array([bin(w & bits).count("1") % 2 == 1 for w in range(n)])
+    return bits if (whole == parity).all() else None
 
 
 def lanes_condition(cond) -> np.ndarray:

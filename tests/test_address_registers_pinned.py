@@ -54,13 +54,16 @@ CASES = [
     # s_delay_alu); 8 when priced as a constant off the store's register
     ("wave32", "wmma2.16x16T->dotAwmma2.16x16T(kw8)", "gfx1200", "bf16", 8, 2, 9, 3),
     # the store's warp part is the whole warp id shifted, the loads have none: the loads' register is the lane
-    # part (2 VALU) and the store's one v_lshl_or_b32 more, 3
+    # part (2 VALU) and the store's one v_lshl_or_b32 more, 3; compiled 5 (COMPILED) since the kernel declares its
+    # 128 threads: LLVM takes the warp part from the thread id, (tid << 6) & 0x1000 (s_lshl_b32, s_and_b32), joined
+    # by a v_or_b32, where it shifted the warp id's SGPR in by a v_lshl_or_b32
     ("amd", "mfma32T->dotA32(kw4)", "gfx942", "fp16", 2, 1, 3, 1),
 ]
 IDS = [f"{c[2]}-{c[3]}-{c[1]}" for c in CASES]
 # the compiled setup's VALU and SALU where they are not the count (the comments above)
 COMPILED = {("mfma16T->dotA16(kw4)", "gfx950", "fp16"): 3,
-            ("wmma2.16x16T->dotAwmma2.16x16T(kw8)", "gfx1200", "fp16"): 3}
+            ("wmma2.16x16T->dotAwmma2.16x16T(kw8)", "gfx1200", "fp16"): 3,
+            ("mfma32T->dotA32(kw4)", "gfx942", "fp16"): 5}
 
 
 def _case(family: str, name: str, arch: str, dtype: str, num_warps: int) -> dict:

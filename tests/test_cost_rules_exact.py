@@ -154,6 +154,32 @@ def test_a_wave32_lane_mask_is_one_salu_and_other_conditions_two():
     assert cost.vcc_salu({lanes32}, get_target("sm_90")) == cost.VCC_SALU
 
 
+def test_a_parity_of_warp_bits_is_priced_at_its_popcount():
+    # a condition true in the whole of the warps where popcount(warp & S) is odd (S of two bits or more:
+    # lane_choices.warp_parity_bits) is WARP_PARITY_SALU on AMD (s_and_b32, s_bcnt1_i32_b32, s_bfe_i32, and
+    # s_ashr_i32 for a wave64's high word: the compiled count, tests/test_fuzz_regressions.py); one warp bit's, a
+    # condition that is not whole in a warp or no parity stays VCC_SALU, as does any on NVIDIA
+    import numpy as np
+
+    from linlayout.hw.targets import get_target
+    from linlayout.synth.lane_choices import warp_parity_bits
+
+    def by_warp(odd, lanes):
+        return np.repeat(np.array(odd, dtype=bool)[:, None], lanes, axis=1)
+
+    parity5 = [bin(w & 5).count("1") % 2 == 1 for w in range(8)]
+    assert warp_parity_bits(by_warp(parity5, 64)) == 5
+    assert warp_parity_bits(by_warp([w & 2 != 0 for w in range(8)], 64)) is None  # one warp bit
+    assert warp_parity_bits(by_warp([w in (1, 2) for w in range(8)], 64)) is None  # not a parity
+    part = by_warp(parity5, 64)
+    part[1, 0] = False
+    assert warp_parity_bits(part) is None  # not the whole warp
+    assert cost.vcc_salu({by_warp(parity5, 64).tobytes()}, get_target("gfx942")) == cost.WARP_PARITY_SALU[64] == 4
+    assert cost.vcc_salu({by_warp(parity5, 32).tobytes()}, get_target("gfx1100")) == cost.WARP_PARITY_SALU[32] == 3
+    assert cost.vcc_salu({part.tobytes()}, get_target("gfx942")) == cost.VCC_SALU
+    assert cost.vcc_salu({by_warp(parity5, 32).tobytes()}, get_target("sm_90")) == cost.VCC_SALU
+
+
 def test_the_planners_alu_delays_are_priced_at_the_stall_they_mark():
     # wave32 gfx1200 i8 wmma2.16x16->wmma2.16x16T, 2 waves: its register plan (22 steps' instructions) has 12
     # estimated s_delay_alu (10 close VALU reads, 2 of its selectors' lane masks), each priced at

@@ -254,6 +254,22 @@ def test_byte_stores_keep_their_extraction_out_of_the_conversion_region():
     assert np.array_equal(interpret(low.kernel, tile, fill=0x5A), expected_output(plan, tile, fill=0x5A))
 
 
+@pytest.mark.parametrize("arch, lane_bits", [("gfx942", 6), ("gfx1100", 5)])
+def test_the_kernel_declares_its_threads(arch, lane_bits):
+    """LLVM takes a kernel that declares no size for one of at most 256 threads (``.max_flat_workgroup_size: 256``)
+    and may drop the warp id's bits above: an 8-warp wave64 kernel's src load address kept warp bits 0 and 1
+    alone (``s_and_b32 .., 0xc00``).  The kernel declares its threads (``known_block_size``), which its code
+    object states and the interpreter checks at launch."""
+    layout = LinearLayout({"register": [[1]], "lane": [[2 << i] for i in range(lane_bits)],
+                           "warp": [[2 << lane_bits], [4 << lane_bits], [8 << lane_bits]]}, [("dim0", 16 << lane_bits)])
+    plan = plan_conversion(layout, layout, arch, 32)
+    low = lower_conversion(plan, binary=False)
+    assert low.kernel.block == (8 << lane_bits, 1, 1)
+    assert f".max_flat_workgroup_size: {8 << lane_bits}\n" in low.compiled.isa
+    tile = distinct_tile(low.kernel.shape, 32)
+    assert np.array_equal(interpret(low.kernel, tile), expected_output(plan, tile))
+
+
 @pytest.mark.parametrize("element_bits, dst_lane", [(8, [[4], [8], [16], [32], [0], [0]]),
                                                   (16, [[2], [4], [8], [16], [32], [0]])])
 def test_a_dword_with_fewer_slots_than_fit_is_stored_by_its_pieces(element_bits, dst_lane):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import needs
@@ -224,6 +225,18 @@ def test_warp_offsets_of_one_register_take_one_round_of_selects():
     assert lower_conversion(plan, binary=True).report["isa_counts"]["v_cndmask"] == 1
 
 
+def _dependent_warp_offsets(lane_bits: int) -> tuple[LinearLayout, LinearLayout]:
+    """src, dst of 8 warps whose warp bits 0, 1 and 2 offset the src registers by 1, 2 and 3 (one register
+    per lane bit above the two register bits)."""
+    w = 4 << lane_bits
+
+    def layout(warps):
+        return LinearLayout({"register": [[1], [2]], "lane": [[4 << i] for i in range(lane_bits)], "warp": warps},
+                            [("dim0", 8 * w)])
+
+    return layout([[w], [2 * w], [4 * w]]), layout([[w ^ 1], [2 * w ^ 2], [4 * w ^ 3]])
+
+
 @needs.mlir
 def test_dependent_warp_offsets_take_one_round_of_selects_per_basis_vector():
     """Beside 15:1164 (hand-made, gfx942 fp32, 8 warps): warp bits 0, 1 and 2 offset the src registers by 1, 2
@@ -233,15 +246,30 @@ def test_dependent_warp_offsets_take_one_round_of_selects_per_basis_vector():
     and 12 compiled)."""
     from linlayout.lowering.conversion import lower_conversion
 
-    def layout(warps):
-        return LinearLayout({"register": [[1], [2]], "lane": [[4], [8], [16], [32], [64], [128]], "warp": warps},
-                            [("dim0", 2048)])
-
-    src, dst = layout([[256], [512], [1024]]), layout([[256 ^ 1], [512 ^ 2], [1024 ^ 3]])
+    src, dst = _dependent_warp_offsets(6)
     plan = plan_conversion(src, dst, "gfx942", 32)
     assert plan.verified and plan.strategy == "registers" and dead_steps(plan) == []
     assert {k: v for k, v in plan.counts().items() if v} == {"v_cndmask": 8, "total": 8}
     assert lower_conversion(plan, binary=False).report["isa_counts"]["v_cndmask"] == 8
+
+
+@needs.mlir
+@pytest.mark.parametrize("arch, lane_bits, setup", [("gfx942", 6, 8), ("gfx1100", 5, 6)])
+def test_warp_parity_conditions_take_a_popcount_each(arch, lane_bits, setup):
+    """The two conditions of the dependent warp offsets above are parities of two warp bits each (``warp & 5``,
+    ``warp & 6``): the lowering computes each from the warp id's popcount (``s_and_b32``, ``s_bcnt1_i32_b32``,
+    ``s_bfe_i32``, and ``s_ashr_i32`` for a wave64's high word), where LLVM made its chain of ``warp == w`` selects
+    14 SALU on gfx942 (11 for ``warp & 5``) and 17 on gfx1100; the setup estimate (``cost.WARP_PARITY_SALU``) is
+    the compiled count, and the kernel moves the tile as the layouts say on the interpreter."""
+    from linlayout.lowering.conversion import lower_conversion
+    from linlayout.lowering.emit.host import distinct_tile, expected_output, interpret
+
+    plan = plan_conversion(*_dependent_warp_offsets(lane_bits), arch, 32)
+    low = lower_conversion(plan, binary=False)
+    assert plan.overhead["salu_vcc"] == setup
+    assert low.report["setup_counts"]["total"] == low.report["setup_counts"]["salu"] == setup
+    tile = distinct_tile(low.kernel.shape, 32)
+    assert np.array_equal(interpret(low.kernel, tile), expected_output(plan, tile))
 
 
 def test_a_select_between_swapped_selects_is_one_select():

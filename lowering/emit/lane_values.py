@@ -26,8 +26,10 @@ term of the thread id); such a value serves only tables read in the same bits.
 
 Conditions (0/1 tables) are the wave's lane mask ``mask(w)`` (one bit per lane: an i64 in an
 SGPR pair on a wave64, an i32 in one SGPR on a wave32; a uniform value chosen by the warp id when
-warps differ) turned into a per-lane ``i1`` by ``llvm.amdgcn.inverse.ballot.i64`` / ``.i32`` -- no
-instruction: the mask *is* the lane condition (VCC, or VCC_LO on a wave32).
+warps differ: the sign of a popcount's parity where the condition is the parity of two or more warp bits,
+else a chain of selects on ``warp == w``) turned into a per-lane ``i1`` by
+``llvm.amdgcn.inverse.ballot.i64`` / ``.i32`` -- no instruction: the mask *is* the lane condition (VCC, or
+VCC_LO on a wave32).
 
 Tables have one column per lane of the wave: ``[L]`` or ``[W][L]`` with ``L`` the wave size (64 on
 CDNA, 32 on RDNA and gfx1250).
@@ -45,6 +47,7 @@ import numpy as np
 from linlayout import LayoutError
 from linlayout.hw.targets import get_target
 from linlayout.synth.lane_arith import LANE, TID, WARP, LaneProgram, fit_affine, program_family
+from linlayout.synth.lane_choices import warp_parity_bits
 
 from . import atoms
 from .builder import Builder
@@ -252,12 +255,29 @@ class LaneValues:
         b = self.b
         mask_t = f"i{self.wave_size}"
         masks = [int(sum(1 << l for l in range(self.wave_size) if t[w, l])) for w in range(self.num_warps)]
-        mask = b.const(masks[0], mask_t)
-        for w in range(1, self.num_warps):
-            if masks[w] != masks[0]:
-                is_w = b.value(f"arith.cmpi eq, {self.warp}, {b.const(w)} : i32", "isw")
-                mask = b.select(is_w, b.const(masks[w], mask_t), mask, mask_t)
+        bits = warp_parity_bits(t)
+        if bits is not None:
+            mask = self._parity_mask(bits, mask_t)
+        else:
+            mask = b.const(masks[0], mask_t)
+            for w in range(1, self.num_warps):
+                if masks[w] != masks[0]:
+                    is_w = b.value(f"arith.cmpi eq, {self.warp}, {b.const(w)} : i32", "isw")
+                    mask = b.select(is_w, b.const(masks[w], mask_t), mask, mask_t)
         self.pinned.append((mask, mask_t, "s"))
         c = b.value(f'llvm.call_intrinsic "llvm.amdgcn.inverse.ballot.{mask_t}"({mask}) : ({mask_t}) -> i1', "cond")
         self._conds[key] = c
         return c
+
+    def _parity_mask(self, bits: int, mask_t: str) -> str:
+        """The lane mask of a condition true in the whole of the warps where ``popcount(warp & bits)`` is odd and
+        false elsewhere (linlayout.synth.lane_choices.warp_parity_bits): the parity's sign,
+        ``(popcount(warp & bits) << 31) >> 31`` (arithmetic: 0 or -1), sign-extended to an i64 on a wave64.  gfx9 and
+        gfx11 SALU: ``s_and_b32``, ``s_bcnt1_i32_b32``, ``s_bfe_i32`` and on a wave64 ``s_ashr_i32`` for the high
+        word, ``cost.WARP_PARITY_SALU`` (of the chain of ``warp == w`` selects LLVM made 11 SALU for the bits 0b101
+        of 8 warps on gfx942, 13 on gfx1100: tests/test_fuzz_regressions.py)."""
+        b = self.b
+        count = b.value(f'llvm.call_intrinsic "llvm.ctpop.i32"({b.arith("andi", self.warp, b.const(bits))}) : '
+                        f'(i32) -> i32', "pop")
+        m = b.arith("shrsi", b.arith("shli", count, b.const(31)), b.const(31))
+        return m if mask_t == "i32" else b.cast("arith.extsi", m, "i32", mask_t)

@@ -1,5 +1,6 @@
 """LLVM-dialect value ops: undef/poison/zero, struct fields, pointer casts, symbol addresses,
-and the VALU byte intrinsics called through ``llvm.call_intrinsic`` (and ``llvm.amdgcn.softwqm``, a copy).
+and the VALU byte intrinsics called through ``llvm.call_intrinsic`` (and ``llvm.amdgcn.softwqm``, a copy;
+``llvm.ctpop.i32``, the number of set bits).
 
 ``llvm.amdgcn.perm`` is ``v_perm_b32 D, S0, S1, S2`` (docs/amd_facts.md 2.6): the 8 input bytes are
 S1 bytes 0..3 then S0 bytes 0..3; result byte i is chosen by selector byte ``S2.byte[i]``:
@@ -190,6 +191,20 @@ def _softwqm(op: OpInfo):
 
     def step(ctx):
         ctx.vals[r] = ctx.vals[src]
+
+    return step
+
+
+@register_intrinsic("llvm.ctpop.i32")
+def _ctpop(op: OpInfo):
+    """``i32 llvm.ctpop.i32(i32 x)``: the number of set bits of ``x`` (gfx9: ``s_bcnt1_i32_b32`` of a uniform one)."""
+    if len(op.operands) != 1 or any(not (isinstance(t, IntT) and t.bits == 32)
+                                    for t in op.operand_types + op.result_types):
+        raise op.error("llvm.ctpop.i32 takes one i32 and returns i32")
+    (x,), r = op.operands, op.results[0]
+
+    def step(ctx):
+        ctx.vals[r] = np.bitwise_count(ctx.vals[x]).astype(np.uint32)
 
     return step
 
