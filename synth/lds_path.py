@@ -971,8 +971,8 @@ def designs(ctx: ConversionContext) -> "DesignPool":
     repacking and tuple copies), the ordered ones of the fewest shift terms (``_fewest_terms``:
     ``ordered_design`` on each of ``_ordered_prefixes`` in each of ``ORDERS``, ``lane_terms``; none unless
     fewer than linlayout.synth.swizzle's layout has: cheaper address programs) and one swizzled ordered
-    layout (``_swizzled_fewest``: conflict-free on the phase footprints, of the fewest shift terms; on RDNA one
-    per prefix length).  Per layout the store vectors are
+    layout (``_swizzled_fewest``: conflict-free on the phase footprints, of the fewest shift terms; on AMD
+    targets one per prefix length).  Per layout the store vectors are
     chosen twice, counting the stores' tuple copies and not (a wide store with copies can beat narrow
     conflicting stores: the cost model decides).  Every layout but linlayout.synth.swizzle's is made only
     when its floor bound (``transpose_floor`` for the transpose-read layout of a target with transpose
@@ -1070,20 +1070,23 @@ def _ordered_layouts(ctx: ConversionContext, synthesized: LdsDesign) -> dict[tup
 #: [I] The target families whose design pools list swizzled ordered layouts (``_swizzled_fewest``), those
 #: where the compiled corpora measured them to help: CDNA (AMD corpus whole 19,949 -> 19,729 instructions, the
 #: gfx90a, gfx942 and gfx950 plans' modelled cycles down) and, with ``PER_PREFIX_FAMILIES``, RDNA (wave32 corpus
-#: whole 20,214 -> 20,012, setup 6,692 -> 6,524, region 13,436 -> 13,383, 61 rows fewer and 32 more: plans that
-#: trade instructions for plan-modelled cycles; docs/benchmarks.md, "Session 22: w32lds27"; alone, RDNA's went
-#: 20,374 -> 20,414 in session 21, "Session 21: addr25").  Left out: NVIDIA (3 plans changed, sm_80 bf16
-#: ``blocked[1x2,t8x4,o10]->blocked[2x1,t4x8,o01]`` 27 -> 44 instructions, none measured on a GPU).
+#: whole 20,214 -> 20,012, setup 6,692 -> 6,524; alone, RDNA's went 20,374 -> 20,414 in session 21: plans that
+#: trade instructions for plan-modelled cycles; docs/benchmarks.md, "Session 21: addr25", "Session 22:
+#: w32lds27").  Left out: NVIDIA (3 plans changed, sm_80 bf16 ``blocked[1x2,t8x4,o10]->blocked[2x1,t4x8,o01]``
+#: 27 -> 44 instructions, none measured on a GPU).
 SWIZZLED_ORDERED_FAMILIES = ("cdna", "rdna")
 
-#: [I] The target families whose ordered layouts take each side's register prefix (``_ordered_prefixes``: the
-#: dst's 16-byte vector where the src's register span holds one more bit) and whose pools list one swizzled
+#: [I] The target families whose ordered layouts take each side's register prefix (``_ordered_prefixes``: e.g.
+#: the dst's 16-byte vector where the src's register span holds one more bit) and whose pools list one swizzled
 #: ordered layout per prefix length (``_swizzled_fewest``): the fewest ``lane_terms`` of a short prefix's narrow
-#: accesses no longer hide a wide prefix's swizzle.  RDNA, where the wave32 corpus measured it (with
-#: ``SWIZZLED_ORDERED_FAMILIES``; gfx1200 fp16 ``blocked[2x1,t32x1,o01]->dotAwmma2.16x16(kw8)``: the src lanes order
-#: after the 16-byte prefix, rows swizzled by 4, setup 21 -> 16, whole 53 -> 48 against Triton's 45, plan cycles
-#: 404 -> 388).  Not CDNA: there it changes 85 AMD corpus and random plans, not measured compiled.
-PER_PREFIX_FAMILIES = ("rdna",)
+#: accesses no longer hide a wide prefix's swizzle.  Measured compiled against main ``71e0df3`` (docs/benchmarks.md,
+#: "Session 22: w32lds27"): AMD corpus whole 19,576 -> 19,311, setup 7,080 -> 6,803, region 12,360 -> 12,292,
+#: whole cycle-overs 10 -> 8 (77 rows changed, 13 of them up); wave32 whole 20,214 -> 20,012, setup 6,692 ->
+#: 6,524, region 13,436 -> 13,383 (102 rows, 38 up: plans of fewer plan-modelled cycles, the bank conflicts);
+#: gfx1200 fp16 ``blocked[2x1,t32x1,o01]->dotAwmma2.16x16(kw8)``: the src lanes order after the 16-byte prefix,
+#: rows swizzled by 4, setup 21 -> 16, whole 53 -> 48 against Triton's 45.  Not NVIDIA (no swizzled ordered
+#: layouts there; its ordered layouts keep the longest prefix).
+PER_PREFIX_FAMILIES = ("cdna", "rdna")
 
 #: [I] A swizzled ordered layout (``_swizzled_ordered``) has as many ``lane_terms`` as its ordered layout at
 #: least, so ``_swizzled_fewest`` does not swizzle the ordered layouts whose swizzles could not be listed.  Not

@@ -61,7 +61,8 @@ CASES = [
 ]
 IDS = [f"{c[2]}-{c[3]}-{c[1]}" for c in CASES]
 # the compiled setup's VALU and SALU where they are not the count (the comments above)
-COMPILED = {("mfma16T->dotA16(kw4)", "gfx950", "fp16"): 3, ("wmma2.16x16T->dotAwmma2.16x16T(kw8)", "gfx1200", "fp16"): 3,
+COMPILED = {("mfma16T->dotA16(kw4)", "gfx950", "fp16"): 3,
+            ("wmma2.16x16T->dotAwmma2.16x16T(kw8)", "gfx1200", "fp16"): 3,
             ("wmma2.16x16T->dotAwmma2.16x16T(kw8)", "gfx1200", "bf16"): 11}
 
 
@@ -168,7 +169,8 @@ def test_the_pools_three_keys_count_the_address_ops_least_first(family, name, ar
 
 
 # cases whose pool (plan_conversion's tuples) holds copies of one layout (DesignPool._add): those of CASES with two
-# copies of the kernel's round trip, gfx1200 bf16 (whose kernel plan had two until session 22), and two whose copied layout has two store choices of different addresses
+# copies of the kernel's round trip, gfx1200 bf16 (whose kernel plan had two until session 22), and two whose
+# copied layout has two store choices of different addresses
 # (least, count: (5, 11) and (2, 8); (9, 18) and (3, 12)), so that a copy sharing another store choice's addresses
 # would count wrong
 SHARED = [c[:5] for c in CASES if c[7] > 1] + [("wave32", "wmma2.16x16T->dotAwmma2.16x16T(kw8)", "gfx1200", "bf16",

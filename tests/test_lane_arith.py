@@ -310,7 +310,9 @@ def test_ordered_layouts_keep_lane_bits_in_runs():
 
 @needs.mlir
 @pytest.mark.parametrize("name, dtype, setup", [("blocked[8x1,t2x32,o01]->mfma16T", "fp8", 10),
-                                               ("blocked[2x2,t8x8,o10]->dotB16(kw4)", "fp16", 8)])
+                                               # (fp16 blocked[2x2,t8x8,o10]->dotB16(kw4), 8, until session 22 gave it
+                                               # a swizzled ordered layout: lds_path.PER_PREFIX_FAMILIES)
+                                               ("mfma16T->blocked[2x1,t8x8,o01]", "bf16", 10)])
 def test_ordered_layout_setup_compiles_to_the_estimate(name, dtype, setup, tmp_path, monkeypatch):
     """Two gfx942 benchmark kernels that plan through an ordered layout (verified on the emulator): the compiled
     setup region holds the plan's setup estimate (the address program and the v_perm selectors' ``s_mov_b32``)."""

@@ -5,7 +5,7 @@ conflict-free as linlayout.synth.swizzle's layout is, with shorter address progr
 Pinned on the two whole-conversion losses that session 20 (setup24) traced to the pool's layouts: gfx90a fp32
 ``blocked[1x4,t4x16,o10]->mfma16T`` (4 waves), whose kernel plan is now one (setup 12, compiled 12: whole 20
 against Triton's 22), and wave32 gfx1200 fp16 ``blocked[2x1,t32x1,o01]->dotAwmma2.16x16(kw8)``, whose kernel plan
-is one since session 22 (the 16-byte prefix of ``lds_path.PER_PREFIX_FAMILIES``; setup 21 -> 16 compiled, whole 48
+is one since session 22 (the dst's 16-byte prefix, ``lds_path.PER_PREFIX_FAMILIES``; setup 21 -> 16 compiled, whole 48
 against Triton's 45).  The pools of the targets outside ``lds_path.SWIZZLED_ORDERED_FAMILIES`` (NVIDIA) list none.
 Every plan here runs on the wave emulator."""
 
@@ -169,12 +169,12 @@ def _pools(cases: list[dict]):
 
 @pytest.mark.parametrize("family", ["amd", "wave32"])
 def test_swizzled_layouts_are_ordered_layouts_with_rows_xored_at_one_shift(family):
-    """On every 5th case: the listed swizzled layout (one at most; on RDNA, ``PER_PREFIX_FAMILIES``, one per prefix
-    length, shortest first) has the fewest lane terms of every swizzle of every ordered layout (of its prefix
-    length), fewer than linlayout.synth.swizzle's, and is an
-    ordered layout (``_ordered_layouts``) whose moved rows are each XORed with the offset bit ``shift`` below,
-    above the prefix; and its best round trip's floor is below the ordered layout's (the conflicts it removes:
-    65 of 65 AMD layouts; 124 of 124 wave32 ones)."""
+    """On every 5th case: each listed swizzled layout (one per prefix length, shortest first: ``PER_PREFIX_FAMILIES``,
+    CDNA and RDNA; one at most before session 22) has the fewest lane terms of every swizzle of every ordered layout
+    of its prefix length, fewer than linlayout.synth.swizzle's, and is an ordered layout (``_ordered_layouts``) whose
+    moved rows are each XORed with the offset bit ``shift`` below, above the prefix; and its best round trip's floor
+    is below the ordered layout's (the conflicts it removes: 107 of 107 AMD layouts, 65 of 65 when one per pool; 124
+    of 124 wave32 ones)."""
     listed = lower = 0
     for c, ctx, synthesized, ordered, every in _pools(family_corpus(family)["cases"][::5]):
         swizzled = lds_path._swizzled_fewest(ctx, synthesized, ordered)
