@@ -1084,7 +1084,8 @@ SWIZZLED_ORDERED_FAMILIES = ("cdna", "rdna")
 #: whole cycle-overs 10 -> 8 (77 rows changed, 13 of them up); wave32 whole 20,214 -> 20,012, setup 6,692 ->
 #: 6,524, region 13,436 -> 13,383 (102 rows, 38 up: plans of fewer plan-modelled cycles, the bank conflicts);
 #: gfx1200 fp16 ``blocked[2x1,t32x1,o01]->dotAwmma2.16x16(kw8)``: the src lanes order after the 16-byte prefix,
-#: rows swizzled by 4, setup 21 -> 16, whole 53 -> 48 against Triton's 45.  Not NVIDIA (no swizzled ordered
+#: rows swizzled by 4, setup 21 -> 16, whole 53 -> 48 against Triton's 45 (13 and 45 with RDNA's lane bit 0
+#: column term, linlayout.synth.lane_arith).  Not NVIDIA (no swizzled ordered
 #: layouts there; its ordered layouts keep the longest prefix).
 PER_PREFIX_FAMILIES = ("cdna", "rdna")
 
