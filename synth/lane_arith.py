@@ -18,11 +18,10 @@ moved down to bit 0 is one ``v_bfe_u32``).  The bits of multi-bit columns with o
 shifts ``S`` may instead be one *multiply term* ``(x & M) * K``, ``K = sum 2**s`` (one AND and one
 ``v_mul_u32_u24``; only where the shifted copies of ``M`` are disjoint, so that the product is the
 XOR), and a lone such column a *column term* ``sbit(x, i) & L_i`` (``v_bfe_i32`` of the bit: 0 or -1,
-then an AND), two ops whatever the column (on gfx9 lane bit 0's too: LLVM makes ``(x & 1) * K`` a
-select, so its multiply term is kept only where its AND is shared).  The choices of these terms
-(``_units``; all of them up to 3 units) are priced and the cheapest kept (a swizzle ``x ^ (x >> 3)`` is
-two shift terms, a lone column of scattered bits one column term, a row address repeated at two places
-one multiply term).
+then an AND), two ops whatever the column (lane bit 0's too: LLVM makes ``(x & 1) * K`` a select, so
+its multiply term is kept only where its AND is shared).  The choices of these terms (``_units``; all of them up
+to 3 units) are priced and the cheapest kept (a swizzle ``x ^ (x >> 3)`` is two shift terms, a lone
+column of scattered bits one column term, a row address repeated at two places one multiply term).
 
 **Combining.**  Terms whose output bits are disjoint are OR'ed (the same as XOR there): an OR absorbs
 one operand that is a single-use shift left (``v_lshl_or_b32``), an AND with an encodable mask
@@ -334,12 +333,15 @@ class LaneProgram:
 
     def _generals(self, lane_cols, warp_cols, x: int = LANE):
         """The sets of *units* to build as column or multiply terms (``_units``): every set where there
-        are at most 3 units, else none and all.  On gfx9, lane bit 0 (no negative shift) is a column
-        term in a set, then in the same set once more a multiply term (``(LANE, (0,), "mul")``): LLVM
-        makes ``(x & 1) * K`` a select where the AND has no other use (``v_cmp``, ``v_mov_b32`` of ``K``,
-        ``v_cndmask_b32``: 2 VALU more), so that term is taken only where it is fewer ops (its AND
-        shared), the column term on a tie (``add``: the first of the fewest).  [I] RDNA selects so too
-        (1 VALU more), kept a multiply term there: docs/benchmarks.md "Session 20: setup24"."""
+        are at most 3 units, else none and all.  Lane bit 0 (no negative shift) is a column term in a set,
+        then in the same set once more a multiply term (``(LANE, (0,), "mul")``): LLVM makes ``(x & 1) * K``
+        a select where the AND has no other use (gfx9: ``v_cmp``, ``v_mov_b32`` of ``K``, ``v_cndmask_b32``, 2
+        VALU more; RDNA: ``v_cmp`` and ``v_cndmask_b32`` with ``K`` inline, 1 more), so that term is taken
+        only where it is fewer ops (its AND shared), the column term on a tie (``add``: the first of the
+        fewest).  [I] On RDNA since session 22: with the swizzled ordered layouts of ``lds_path.PER_PREFIX_FAMILIES``
+        the wave32 corpus measured it 22 whole instructions fewer (16 rows fewer, 2 more; gfx1200 fp16
+        ``blocked[2x1,t32x1,o01]->dotAwmma2.16x16(kw8)`` setup 16 -> 13, Triton's whole 45); alone, in session 20,
+        it had moved 2 plans for the worse (docs/benchmarks.md "Session 20: setup24", "Session 22: w32lds27")."""
         units = _units(x, lane_cols) + _units(WARP, warp_cols)
         if len(units) > 3:
             picks = [frozenset(), frozenset(units)]
@@ -347,11 +349,9 @@ class LaneProgram:
             picks = [frozenset(u for k, u in enumerate(units) if (pick >> k) & 1) for pick in range(1 << len(units))]
         bit0 = (x, (0,))
         for pick in picks:
-            if self.family == "gfx9" and bit0 in pick:
-                yield pick
+            yield pick
+            if bit0 in pick:
                 yield pick - {bit0} | {(x, (0,), "mul")}
-            else:
-                yield frozenset((*u, "mul") if u == bit0 else u for u in pick)
 
     def _xor(self, a: int, b: int) -> int:
         if self.nodes[b] == ("const", 0):

@@ -272,17 +272,19 @@ def _shift_terms(images: list[list[list[int]]], moved: list[int] | None = None) 
 def _ordered_prefixes(ctx: ConversionContext, design: LdsDesign) -> list[list[int]]:
     """The prefixes of ``ordered_design`` taken from ``design`` (linlayout.synth.swizzle's): its sub-dword
     offset bits, and its leading offset bits in the span of one side's register columns (the widest
-    access's vector), where longer."""
+    access's vector), where longer; on a target of ``PER_PREFIX_FAMILIES`` each side's such leading bits
+    (the two lengths, where they differ)."""
     cols, n = design.shared_cols, design.n_offset_bits
     zb = min(n, max(0, 2 - (ctx.element_bytes.bit_length() - 1)))
-    vec = zb
+    vecs = []
     for side in (ctx.problem.src_cols, ctx.problem.dst_cols):
         regs = f2.Span([c for c in side["register"] if c])
         t = 0
         while t < n and regs.contains(cols[t]):
             t += 1
-        vec = max(vec, t)
-    return [cols[:k] for k in sorted({zb, vec})]
+        vecs.append(max(zb, t))
+    lengths = {zb, *vecs} if ctx.target.family in PER_PREFIX_FAMILIES else {zb, max(vecs)}
+    return [cols[:k] for k in sorted(lengths)]
 
 
 def _over_fetch_prefix(ctx: ConversionContext) -> tuple[list[int], list[int]]:
@@ -969,10 +971,11 @@ def designs(ctx: ConversionContext) -> "DesignPool":
     repacking and tuple copies), the ordered ones of the fewest shift terms (``_fewest_terms``:
     ``ordered_design`` on each of ``_ordered_prefixes`` in each of ``ORDERS``, ``lane_terms``; none unless
     fewer than linlayout.synth.swizzle's layout has: cheaper address programs) and one swizzled ordered
-    layout (``_swizzled_fewest``: conflict-free on the phase footprints, of the fewest shift terms).  Per
-    layout the store vectors are chosen twice, counting the stores' tuple copies and not (a wide store with copies
-    can beat narrow conflicting stores: the cost model decides).  Every layout but linlayout.synth.swizzle's is
-    made only when its floor bound (``transpose_floor`` for the transpose-read layout of a target with transpose
+    layout (``_swizzled_fewest``: conflict-free on the phase footprints, of the fewest shift terms; on AMD
+    targets one per prefix length).  Per layout the store vectors are
+    chosen twice, counting the stores' tuple copies and not (a wide store with copies can beat narrow
+    conflicting stores: the cost model decides).  Every layout but linlayout.synth.swizzle's is made only
+    when its floor bound (``transpose_floor`` for the transpose-read layout of a target with transpose
     loads: gfx950, gfx1250; ``prefix_floor`` for the register-first, over-fetch and ordered ones, an ordered
     (or swizzled ordered) one's prefix its whole offset basis, ``_whole_prefix``: it is whole when listed) lets it
     come first and, with its instructions bound (``prefix_instructions``), lets it rank (``DesignPool.by_floor``); the
@@ -1064,14 +1067,27 @@ def _ordered_layouts(ctx: ConversionContext, synthesized: LdsDesign) -> dict[tup
     return ordered
 
 
-#: [I] The target families whose design pools list a swizzled ordered layout (``_swizzled_fewest``), those
-#: where the compiled corpora measured it to help: CDNA (AMD corpus whole 19,949 -> 19,729 instructions, the
-#: gfx90a, gfx942 and gfx950 plans' modelled cycles down).  Left out: RDNA (wave32 corpus whole 20,374 ->
-#: 20,414, region 13,490 -> 13,500: 25 plans trade instructions for plan-modelled cycles that the compiled
-#: ISA's cycle model does not confirm) and NVIDIA (3 plans changed, sm_80 bf16
-#: ``blocked[1x2,t8x4,o10]->blocked[2x1,t4x8,o01]`` 27 -> 44 instructions, none measured on a GPU);
-#: docs/benchmarks.md, "Session 21: addr25".
-SWIZZLED_ORDERED_FAMILIES = ("cdna",)
+#: [I] The target families whose design pools list swizzled ordered layouts (``_swizzled_fewest``), those
+#: where the compiled corpora measured them to help: CDNA (AMD corpus whole 19,949 -> 19,729 instructions, the
+#: gfx90a, gfx942 and gfx950 plans' modelled cycles down) and, with ``PER_PREFIX_FAMILIES``, RDNA (wave32 corpus
+#: whole 20,214 -> 20,012, setup 6,692 -> 6,524; alone, RDNA's went 20,374 -> 20,414 in session 21: plans that
+#: trade instructions for plan-modelled cycles; docs/benchmarks.md, "Session 21: addr25", "Session 22:
+#: w32lds27").  Left out: NVIDIA (3 plans changed, sm_80 bf16 ``blocked[1x2,t8x4,o10]->blocked[2x1,t4x8,o01]``
+#: 27 -> 44 instructions, none measured on a GPU).
+SWIZZLED_ORDERED_FAMILIES = ("cdna", "rdna")
+
+#: [I] The target families whose ordered layouts take each side's register prefix (``_ordered_prefixes``: e.g.
+#: the dst's 16-byte vector where the src's register span holds one more bit) and whose pools list one swizzled
+#: ordered layout per prefix length (``_swizzled_fewest``): the fewest ``lane_terms`` of a short prefix's narrow
+#: accesses no longer hide a wide prefix's swizzle.  Measured compiled against main ``71e0df3`` (docs/benchmarks.md,
+#: "Session 22: w32lds27"): AMD corpus whole 19,576 -> 19,311, setup 7,080 -> 6,803, region 12,360 -> 12,292,
+#: whole cycle-overs 10 -> 8 (77 rows changed, 13 of them up); wave32 whole 20,214 -> 20,012, setup 6,692 ->
+#: 6,524, region 13,436 -> 13,383 (102 rows, 38 up: plans of fewer plan-modelled cycles, the bank conflicts);
+#: gfx1200 fp16 ``blocked[2x1,t32x1,o01]->dotAwmma2.16x16(kw8)``: the src lanes order after the 16-byte prefix,
+#: rows swizzled by 4, setup 21 -> 16, whole 53 -> 48 against Triton's 45 (13 and 45 with RDNA's lane bit 0
+#: column term, linlayout.synth.lane_arith).  Not NVIDIA (no swizzled ordered
+#: layouts there; its ordered layouts keep the longest prefix).
+PER_PREFIX_FAMILIES = ("cdna", "rdna")
 
 #: [I] A swizzled ordered layout (``_swizzled_ordered``) has as many ``lane_terms`` as its ordered layout at
 #: least, so ``_swizzled_fewest`` does not swizzle the ordered layouts whose swizzles could not be listed.  Not
@@ -1085,7 +1101,8 @@ def _swizzled_fewest(ctx: ConversionContext, synthesized: LdsDesign, ordered: di
     """The first (in ``ordered``'s order, then by shift) of the swizzled ordered layouts (``_swizzled_ordered``
     of each layout of ``ordered``, ``_ordered_layouts``', each shift) of the fewest ``lane_terms``, none unless
     fewer than ``synthesized`` has: conflict-free on the phase footprints, as linlayout.synth.swizzle's layout
-    is, with a shorter address program.  One layout at most, each listed one costing its bounds and, where
+    is, with a shorter address program.  One layout at most (on a target of ``PER_PREFIX_FAMILIES`` one per
+    prefix length, shortest prefix first), each listed one costing its bounds and, where
     they pass, its round trips (planning time; the ties left out gave 6 of 29 swizzled plans on every third
     AMD case).  ``designs`` defers it under its whole offset basis's bounds, as the ordered ones.  None on a
     target outside ``SWIZZLED_ORDERED_FAMILIES``.  An ordered layout of as many terms as ``synthesized`` or
@@ -1094,11 +1111,15 @@ def _swizzled_fewest(ctx: ConversionContext, synthesized: LdsDesign, ordered: di
     if ctx.target.family not in SWIZZLED_ORDERED_FAMILIES:
         return []
     reps = synthesized.shared_cols[synthesized.n_offset_bits:]
-    best: tuple | None = None  # (terms, shift, prefix, offsets, order) of the first of the fewest
+    per_prefix = ctx.target.family in PER_PREFIX_FAMILIES
+    best: dict[int, tuple] = {}  # prefix length (0: any) -> (terms, shift, prefix, offsets, order), the first of the
+    # fewest
     footprints: dict = {}
     ceiling = lane_terms(ctx, synthesized)  # the terms a swizzle must go below to be listed
     for terms, prefix, in_order, order in ordered.values():
-        if SWIZZLE_TERMS_AT_LEAST_ORDERED and terms >= (ceiling if best is None else min(ceiling, best[0])):
+        key = len(prefix) if per_prefix else 0
+        least = best.get(key)
+        if SWIZZLE_TERMS_AT_LEAST_ORDERED and terms >= (ceiling if least is None else min(ceiling, least[0])):
             continue  # none of its swizzles could be listed
         base = prefix + in_order
         images = None  # the ordered layout's lane images, each as an int of offset bits (asked once)
@@ -1109,13 +1130,12 @@ def _swizzled_fewest(ctx: ConversionContext, synthesized: LdsDesign, ordered: di
             # (the change of basis is its own inverse: no partner is moved)
             moved = sum(1 << k for k in range(len(base)) if offsets[k] != base[k])
             terms = _shift_terms([[_set_bits(x ^ ((x & moved) >> shift)) for x in side] for side in images])
-            if best is None or terms < best[0]:
-                best = (terms, shift, prefix, offsets, order)
-    if best is None or best[0] >= ceiling:
-        return []
-    _, shift, prefix, offsets, order = best
+            least = best.get(key)
+            if least is None or terms < least[0]:
+                best[key] = (terms, shift, prefix, offsets, order)
     return [LdsDesign(offsets + reps, len(offsets), len(reps), f"{order} order after a {len(prefix)}-bit prefix, "
-                      f"rows swizzled by {shift}", ctx.element_bytes << len(offsets))]
+                      f"rows swizzled by {shift}", ctx.element_bytes << len(offsets))
+            for _, (terms, shift, prefix, offsets, order) in sorted(best.items()) if terms < ceiling]
 
 
 def _whole_prefix(design: LdsDesign) -> tuple[list[int], list[int]]:

@@ -311,11 +311,14 @@ def test_ordered_layouts_keep_lane_bits_in_runs():
 
 @needs.mlir
 @pytest.mark.parametrize("name, dtype, setup, compiled", [("blocked[8x1,t2x32,o01]->mfma16T", "fp8", 10, 10),
-                                                         ("blocked[2x2,t8x8,o10]->dotB16(kw4)", "fp16", 8, 7)])
+                                                         # (fp16 blocked[2x2,t8x8,o10]->dotB16(kw4), 8, until session
+                                                         # 22 gave it a swizzled ordered layout:
+                                                         # lds_path.PER_PREFIX_FAMILIES)
+                                                         ("mfma16T->blocked[2x1,t8x8,o01]", "bf16", 10, 10)])
 def test_ordered_layout_setup_compiles_to_the_estimate(name, dtype, setup, compiled, tmp_path, monkeypatch):
     """Two gfx942 benchmark kernels that plan through an ordered layout (verified on the emulator): the compiled
-    setup region holds the plan's setup estimate (the address program and the v_perm selectors' ``s_mov_b32``),
-    the 1-wave fp16 one less: the kernel declares its 64 threads, so LLVM drops the mask of ``tid << 5`` (8 before)."""
+    setup region holds ``compiled`` instructions, the plan's setup estimate (the address program and the v_perm
+    selectors' ``s_mov_b32``) on both."""
     from linlayout import LinearLayout
     from linlayout.cli.bench import dtype_bits, kernel_plan
     from linlayout.lowering.conversion import lower_conversion
@@ -356,3 +359,26 @@ def test_one_thread_id_serves_an_exact_table_and_one_read_modulo_the_wave():
         tables_valu("gfx9", 6, ((0, bperm.lane_cols, 0xFF),))
     with pytest.raises(ValueError):
         LaneProgram("gfx9", 6, 3).add(lds, thread_id=True, care=0xFF)
+
+
+@needs.mlir
+def test_rdna_bit0_column_compiles_to_the_count():
+    """RDNA too takes lane bit 0's two-bit column as a column term (``sbit(x, 0) & K``: ``v_bfe_i32`` and an AND,
+    the count's 2) where its multiply term's AND has no other use: LLVM makes that multiply a select, 3 VALU
+    (session 22: the gfx1200 fp16 ``blocked[2x1,t32x1,o01]->dotAwmma2.16x16(kw8)`` load address).  Compiled for
+    gfx1200, the setup's VALU are the program's count (the ``s_delay_alu`` aside); the interpreter computes it."""
+    from interp_kernels import prologue_kernel, run_prologue, setup_ops
+
+    # the load address: lane bit 0 at bytes 0x20 and 0x200, bits 1-3 at 0x10-0x40, bit 4 at 0x40 and 0x400
+    table = AffineTable(0, (0x220, 0x10, 0x20, 0x40, 0x440), ())
+    programs = []
+
+    def build(lanes):
+        programs.append(lanes.program)
+        return [lanes.value_of(table.evaluate(1), what="bit 0 column")[0]]
+
+    text, n = prologue_kernel("gfx1200", 1, build)
+    ops = setup_ops(text, "gfx1200")
+    assert "v_bfe_i32" in ops and not any(op.startswith("v_cndmask") for op in ops)
+    assert (sum(op.startswith("v_") for op in ops), 0) == programs[0].count() == (7, 0)
+    assert np.array_equal(run_prologue(text, n, "gfx1200", 1)[:, 0], table.evaluate(1)[0])

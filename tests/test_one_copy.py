@@ -131,7 +131,8 @@ def test_the_candidates_are_the_fills_and_hold_the_chosen_plan():
     # strategy auto adds each fill's LDS round trips (which the planner does not plan) after its plan in registers
     auto = one_copy_candidates(src, dst, "gfx1100", 16, strategy="auto")
     assert [f[0].counts() for f in auto] == [p.counts() for p in plans]
-    assert [len(f) for f in auto] == [3, 2, 3, 8, 3, 3] and all(p.lds_bytes for f in auto for p in f[1:])
+    # (one round trip more per fill since session 22: a swizzled ordered layout per prefix length)
+    assert [len(f) for f in auto] == [4, 3, 4, 10, 4, 4] and all(p.lds_bytes for f in auto for p in f[1:])
     cert = {k: v for k, v in one.to_certificate().items() if k not in ("strategy", "lower_bound")}
     assert {k: v for k, v in plans[0].to_certificate().items() if k not in ("strategy", "lower_bound")} == cert
 
@@ -247,7 +248,7 @@ LDS_FILL_COPIES = ("blocked[2x2,t8x8,o01]->dotA32(kw4)", "gfx942", "fp16", 4)
 @needs.mlir
 @pytest.mark.parametrize("case, element_bits, counts", [
     (LDS_FILL, 8, {"plain": (63, 20, 0), "fill": (51, 22, 0)}),
-    (LDS_FILL_COPIES, 16, {"plain": (15, 8, 0), "fill": (11, 13, 12)}),
+    (LDS_FILL_COPIES, 16, {"plain": (15, 8, 0), "fill": (11, 10, 12)}),  # (setup 13 before session 22)
 ])
 def test_a_fill_through_lds_is_priced_with_its_store_tuple_copies(case, element_bits, counts):
     """A fill's LDS round trip, ranked as the planner ranks (``CostModel.best_of``): its reads in the copy
