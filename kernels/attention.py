@@ -52,7 +52,7 @@ from linlayout.encodings.blocked import Blocked
 from linlayout.hw.limits import check_kernel_buffers, check_kernel_lds
 from linlayout.hw.mfma import MfmaInstruction
 from linlayout.lowering.emit import atoms
-from linlayout.lowering.emit.builder import Builder, vector_type
+from linlayout.lowering.emit.builder import Builder, kernel_module, vector_type
 from linlayout.lowering.emit.lane_values import LaneValues
 from linlayout.lowering.emit.plan_ops import PlanEmitter
 from linlayout.synth.convert import plan_conversion
@@ -63,7 +63,7 @@ from .dtypes import DtypeInfo, dtype_info, random_values
 from .gemm import GLOBAL_VECTOR_BYTES, choose_instruction
 from .lds_tile import StagedTile, stage_tile
 from .mfma_tiles import MfmaTiling
-from .mlir_ops import fconst, kernel_module, mfma_operand, mfma_unit_scale, scf_for, ult
+from .mlir_ops import fconst, mfma_operand, mfma_unit_scale, scf_for, ult
 from .reduce import LaneReducer, reduce_lane_bits
 from .regs import Registers
 from .tile_io import GlobalTile, LdsStage, add, layout_tables, mul
@@ -73,6 +73,8 @@ __all__ = ["QUERY_TILE", "AttentionPlan", "plan_attention", "transposed", "emit_
 
 #: Queries per workgroup (the N of the 32x32 MFMAs).
 QUERY_TILE = 32
+#: Threads of the workgroup: one wave64.
+THREADS = 64
 #: K-order factors of the P V product tried for the P conversion.
 K_ORDER_FACTORS = (1, 2, 4)
 LOG2E = 1.4426950408889634
@@ -284,7 +286,8 @@ class _Emitter:
         params = [("%Q", "!llvm.ptr<1>"), ("%K", "!llvm.ptr<1>"), ("%V", "!llvm.ptr<1>"), ("%O", "!llvm.ptr<1>"),
                   ("%Nq", "i32"), ("%Nkv", "i32")]
         lds_bytes = -(-plan.v_stage.lds_bytes // 16) * 16
-        text = kernel_module(self.name, params, b.body(), list(lanes.globals) + [atoms.lds_global("attn_lds_v", lds_bytes)])
+        text = kernel_module(self.name, params, b.body(), THREADS,
+                             list(lanes.globals) + [atoms.lds_global("attn_lds_v", lds_bytes)])
         return text, self.records, reducer
 
     def _i64(self, x: str) -> str:
@@ -371,7 +374,7 @@ def make_case(kb: common.KernelBuild, args: argparse.Namespace, seed: int) -> co
     o = torch.zeros((args.nq, args.d), dtype=torch.float32)
     blocked, exact = reference(q, k, v, plan.scale, plan.block_n, plan.dtype.torch_dtype)
     atol = 2e-2 if plan.dtype.bits == 8 else 2e-3
-    return common.Case([q, k, v, o, args.nq, args.nkv], (-(-args.nq // QUERY_TILE), 1, 1), (64, 1, 1),
+    return common.Case([q, k, v, o, args.nq, args.nkv], (-(-args.nq // QUERY_TILE), 1, 1), (THREADS, 1, 1),
                        {3: blocked.to(torch.float32)}, atol=atol, rtol=1e-3,
                        sizes={"Nq": args.nq, "Nkv": args.nkv, "D": args.d, "dtype": args.dtype,
                               "reference_vs_exact_softmax": float((blocked - exact).abs().max())})

@@ -29,7 +29,7 @@ import torch
 
 from linlayout import LayoutError, LinearLayout
 from linlayout.lowering.emit import atoms
-from linlayout.lowering.emit.builder import Builder, vector_type
+from linlayout.lowering.emit.builder import Builder, kernel_module, vector_type
 from linlayout.lowering.emit.conversion_kernel import MERGED_ACCESS_DWORDS
 from linlayout.lowering.emit.lane_values import LaneValues
 from linlayout.lowering.emit.plan_ops import PlanEmitter
@@ -41,7 +41,6 @@ from .convert import lds_instructions
 from .dtypes import DtypeInfo, dtype_info, random_values
 from .gemm import choose_instruction
 from .mfma_tiles import MfmaTiling
-from .mlir_ops import kernel_module
 from .regs import Registers
 from .tile_io import GlobalTile
 
@@ -50,6 +49,8 @@ __all__ = ["DIRECTIONS", "Fp8Fp16Plan", "plan_fp8_fp16", "emit_fp8_fp16", "add_a
 DIRECTIONS = ("fp8-to-f16", "f16-to-fp8")
 #: Rows of the tile (the M of the 32x32 MFMAs).
 TILE_M = 32
+#: Threads of the workgroup: one wave64.
+THREADS = 64
 
 
 @dataclass
@@ -168,7 +169,7 @@ def emit_fp8_fp16(plan: Fp8Fp16Plan, name: str = "fp8_fp16") -> str:
         y.put(list(range(d * per, d * per + per)), b.value(f"llvm.bitcast {w} : i32 to {vector_type(per, y.elem)}", "v"))
     y_tile.store(y, ry, b.const(0), b.const(0), M, K, K)
     return kernel_module(name, [("%X", "!llvm.ptr<1>"), ("%Y", "!llvm.ptr<1>"), ("%M", "i32"), ("%K", "i32")],
-                         b.body(), list(lanes.globals))
+                         b.body(), THREADS, list(lanes.globals))
 
 
 def _src_tuple_dwords(layout: LinearLayout, src: DtypeInfo, bits: int) -> int:
@@ -211,7 +212,7 @@ def make_case(kb: common.KernelBuild, args: argparse.Namespace, seed: int) -> co
     plan: Fp8Fp16Plan = kb.extra["plan"]
     x = random_values((args.m, plan.k), plan.src.name, args.arch, seed, scale=4.0)
     y = torch.zeros((args.m, plan.k), dtype=plan.dst.torch_dtype)
-    return common.Case([x, y, args.m, plan.k], (1, 1, 1), (64, 1, 1), {1: x.to(torch.float32).to(plan.dst.torch_dtype)},
+    return common.Case([x, y, args.m, plan.k], (1, 1, 1), (THREADS, 1, 1), {1: x.to(torch.float32).to(plan.dst.torch_dtype)},
                        0.0, 0.0, {"M": args.m, "K": plan.k, "direction": args.direction})
 
 

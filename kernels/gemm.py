@@ -27,7 +27,8 @@ preshuffled B is zero-padded to whole tiles.  K must be a multiple of the A load
 (the kernel is specialized on ``K``'s alignment, e.g. 8 for 16-byte f16 loads; any K works
 with narrower loads).
 
-Kernel ``gemm(A, Bp, C, M, N, K)``: grid ``(ceil(N/BN), ceil(M/BM))``, ``64 * WM * WN`` threads.
+Kernel ``gemm(A, Bp, C, M, N, K)``: grid ``(ceil(N/BN), ceil(M/BM))``, ``64 * WM * WN`` threads (declared,
+``GemmPlan.threads``).
 K loop (``scf.for`` over ``ceil(K/BK)`` blocks), LDS stage ``s = kb & 1``: issue the global
 loads of A's next block and B's block, read the A operands of stage ``s`` from LDS, run the
 MFMAs, write the next A block into stage ``s ^ 1``, one barrier.
@@ -47,14 +48,14 @@ from linlayout.encodings.blocked import Blocked
 from linlayout.hw.limits import check_kernel_buffers, check_kernel_lds
 from linlayout.hw.mfma import MfmaInstruction, get_instruction, instructions_for
 from linlayout.lowering.emit import atoms
-from linlayout.lowering.emit.builder import Builder, vector_type
+from linlayout.lowering.emit.builder import Builder, kernel_module, vector_type
 from linlayout.lowering.emit.lane_values import LaneValues
 
 from . import common
 from .dtypes import DtypeInfo, dtype_info, random_values
 from .lds_tile import StagedTile, stage_tile
 from .mfma_tiles import MfmaTiling
-from .mlir_ops import fconst, kernel_module, mfma_operand, mfma_unit_scale, scf_for
+from .mlir_ops import fconst, mfma_operand, mfma_unit_scale, scf_for
 from .regs import Registers, bitcast
 from .tile_io import GlobalTile, LdsStage, add, mul
 
@@ -133,6 +134,11 @@ class GemmPlan:
     def lds_bytes(self) -> int:
         """LDS of the kernel: two stages (the double buffer of A)."""
         return 2 * self.stage_bytes
+
+    @property
+    def threads(self) -> int:
+        """Threads of the workgroup: one wave64 per warp of the tiling (``64 * WM * WN``)."""
+        return 64 * self.tiling.num_warps
 
     @property
     def lane_b_elements(self) -> int:
@@ -291,7 +297,7 @@ class _Emitter:
         records = (stage.records("prologue, stage 0", sb, [0], [])
                    + stage.records("K loop, stage kb&1 / (kb+1)&1", sb, [1, 0], [0, 1]))
         text = kernel_module(self.name, [("%A", "!llvm.ptr<1>"), ("%Bp", "!llvm.ptr<1>"), ("%C", "!llvm.ptr<1>"),
-                                         ("%M", "i32"), ("%N", "i32"), ("%K", "i32")], b.body(),
+                                         ("%M", "i32"), ("%N", "i32"), ("%K", "i32")], b.body(), plan.threads,
                              list(lanes.globals) + [atoms.lds_global("gemm_lds", plan.lds_bytes)])
         return text, records
 
@@ -374,7 +380,7 @@ def make_case(kb: common.KernelBuild, args: argparse.Namespace, seed: int) -> co
     t = plan.tiling
     grid = (-(-args.n // t.block_n), -(-args.m // t.block_m), 1)
     ref = reference(a, bt).to(torch.float32)
-    return common.Case([a, preshuffle_b(bt, plan), c, args.m, args.n, args.k], grid, (64 * t.num_warps, 1, 1),
+    return common.Case([a, preshuffle_b(bt, plan), c, args.m, args.n, args.k], grid, (plan.threads, 1, 1),
                        {2: ref}, atol=1e-3 * max(1.0, args.k ** 0.5), rtol=1e-4,
                        sizes={"M": args.m, "N": args.n, "K": args.k, "dtype": args.dtype})
 

@@ -1,5 +1,5 @@
 """Small MLIR text helpers the kernels share on top of ``linlayout.lowering.emit.builder.Builder``:
-the kernel module, ``scf.for`` with loop-carried values, float constants and comparisons."""
+``scf.for`` with loop-carried values, float constants and comparisons."""
 
 from __future__ import annotations
 
@@ -9,19 +9,11 @@ from linlayout.hw.mfma import MfmaInstruction, get_instruction
 from linlayout.lowering.emit import atoms
 from linlayout.lowering.emit.builder import Builder, vector_type
 
-__all__ = ["kernel_module", "scf_for", "fconst", "ult", "and1", "index_to_i32", "float_vector", "UNIT_SCALES",
+__all__ = ["scf_for", "fconst", "ult", "and1", "index_to_i32", "float_vector", "UNIT_SCALES",
            "mfma_unit_scale", "mfma_operand"]
 
 #: E8M0 scales 1.0 (byte 127) in every byte: the scale operand of an F8F6F4 MFMA that does not scale.
 UNIT_SCALES = 0x7F7F7F7F
-
-
-def kernel_module(name: str, params: Sequence[tuple[str, str]], body: str, globals_: Sequence[str] = ()) -> str:
-    """A module with one ``gpu.module`` holding kernel ``name(params)`` (``(ssa name, type)`` pairs)."""
-    g = "".join(f"    {line}\n" for line in globals_)
-    sig = ", ".join(f"{n}: {t}" for n, t in params)
-    return (f"module {{\n  gpu.module @linlayout_kernels {{\n{g}"
-            f"    gpu.func @{name}({sig}) kernel {{\n{body}\n      gpu.return\n    }}\n  }}\n}}\n")
 
 
 def fconst(b: Builder, value: float, type_: str = "f32") -> str:

@@ -97,6 +97,25 @@ def test_cli_bad_kernel_option_names_the_option(capsys, name, argv, message):
     assert (status, captured.out, captured.err) == (2, "", f"linlayout: error: kernel {name}: {message}\n")
 
 
+@pytest.mark.parametrize("name,argv", [("gemm", ["--warps", "4x2"]), ("attention", []), ("fp8_fp16", [])])
+def test_a_kernel_declares_the_threads_it_is_launched_with(name, argv):
+    """Every kernel of the package declares its workgroup's threads (``known_block_size``, which its code
+    object states), the same count its case launches; the interpreter refuses a launch of other threads."""
+    import dataclasses
+    import importlib
+
+    from linlayout.lowering.interpreter import InterpreterError
+
+    kernel = importlib.import_module(f"linlayout.kernels.{name}")
+    args = common._parser(name, "", kernel.add_arguments).parse_args(argv + ["--interpret"])
+    kb = kernel.build(args)
+    case = kernel.make_case(kb, args, 0)
+    assert f"kernel attributes {{known_block_size = array<i32: {case.block[0]}, 1, 1>}}" in kb.text
+    assert case.block[1:] == (1, 1)
+    with pytest.raises(InterpreterError, match=f"declares known_block_size = \\({case.block[0]}, 1, 1\\)"):
+        common.interpret(kb, dataclasses.replace(case, block=(case.block[0] // 2, 1, 1)))
+
+
 def test_emit_dir_must_be_an_existing_writable_folder(capsys, tmp_path, monkeypatch):
     """--emit DIR is refused before the kernel is built unless DIR is an existing folder (a missing
     one was created); the check is the one every output of the command line has (docs/cli.md)."""

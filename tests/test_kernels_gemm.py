@@ -56,6 +56,20 @@ def test_gemm_other_shapes(capsys, tmp_path, arch, m, n, k, dtype, vec):
     _check_static(out)
 
 
+def test_gemm_of_8_warps_declares_its_512_threads(capsys, tmp_path):
+    """A kernel that declares no workgroup size is taken by LLVM for one of at most 256 threads
+    (``.max_flat_workgroup_size: 256``) and LLVM drops the thread id's bits from 256 up: the 4x2-warp GEMM
+    (512 threads) masked its A writer's row by ``s_and_b32 .., 48`` (warp bits 0 and 1) instead of
+    ``0x70``, so warps 4-7 wrote warps 0-3's rows into LDS on a GPU while the interpreter (which runs the
+    MLIR) matched.  The kernel declares its threads; the code object states them."""
+    status, out = run_cli(capsys, "gemm", "--arch", "gfx942", "--warps", "4x2", "--m", "136", "--n", "40",
+                          "--k", "72", "--interpret", "--emit", str(tmp_path))
+    assert status == 0 and out["verified"] is True, out["interpret"]
+    assert out["interpret"]["block"] == [512, 1, 1]
+    assert ".max_flat_workgroup_size: 512\n" in (tmp_path / "gemm.s").read_text()
+    _check_static(out)
+
+
 def test_k_order_choice_prefers_fewer_lds_instructions():
     from linlayout.kernels.gemm import plan_gemm
 

@@ -16,7 +16,7 @@ from linlayout.lowering.emit import atoms  # noqa: E402
 from linlayout.lowering.emit.builder import Builder  # noqa: E402
 from linlayout.lowering.emit.lane_values import LaneValues  # noqa: E402
 from linlayout.lowering.interpreter import run_kernel  # noqa: E402
-from linlayout.kernels.mlir_ops import kernel_module  # noqa: E402
+from linlayout.lowering.emit.builder import kernel_module  # noqa: E402
 from linlayout.kernels.reduce import LaneReducer, reduce_lane_bits  # noqa: E402
 
 
@@ -30,7 +30,7 @@ def _kernel(arch: str, bits: list[int], op: str) -> tuple[str, list[dict]]:
     r = red.reduce(x, op)
     q = b.value(f"llvm.getelementptr %y[{t32}] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, f32", "q")
     b.line(f"llvm.store {r}, {q} : f32, !llvm.ptr<1>")
-    return kernel_module("k", [("%x", "!llvm.ptr<1>"), ("%y", "!llvm.ptr<1>")], b.body(), lanes.globals), red.describe()
+    return kernel_module("k", [("%x", "!llvm.ptr<1>"), ("%y", "!llvm.ptr<1>")], b.body(), 64, lanes.globals), red.describe()
 
 
 @pytest.mark.parametrize("arch", ["gfx942", "gfx950"])

@@ -443,6 +443,20 @@ def test_hip_gfx950_only_steps_are_refused_for_gfx942():
         emit_cpp(plan)
 
 
+@hip_clang
+def test_hip_test_kernel_declares_its_threads():
+    """The HIP test kernel of an 8-warp wave64 plan declares its 512 threads
+    (``amdgpu_flat_work_group_size(1, 512)``) and its code object states them: the MLIR path's kernels
+    had to declare theirs (``known_block_size``), a kernel declaring none there being taken for at most 256."""
+    warps = [[2 << 6], [4 << 6], [8 << 6]]
+    src = LinearLayout({"register": [[1]], "lane": [[2 << i] for i in range(6)], "warp": warps}, [("dim0", 1024)])
+    dst = LinearLayout({"register": [[1]], "lane": [[2 << i] for i in range(6)], "warp": warps[::-1]}, [("dim0", 1024)])
+    source = emit_cpp(plan_conversion(src, dst, "gfx942", 32))
+    assert source.block_threads == 512
+    assert "__attribute__((amdgpu_flat_work_group_size(1, 512))) linlayout_convert_test(" in source.source
+    assert ".max_flat_workgroup_size: 512\n" in compile_hip(source, "gfx942", strict=True)
+
+
 # ---------------------------------------------------------------------- CLI
 def test_cli_emits_hip_and_refuses_cuda_for_an_amd_target(tmp_path, capsys):
     from linlayout.cli import main

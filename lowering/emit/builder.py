@@ -11,7 +11,9 @@ constant created while emitting a later section still dominates every use.
 
 from __future__ import annotations
 
-__all__ = ["Builder", "vector_type", "int_type"]
+from typing import Sequence
+
+__all__ = ["Builder", "vector_type", "int_type", "kernel_module"]
 
 
 def int_type(bits: int) -> str:
@@ -22,6 +24,20 @@ def int_type(bits: int) -> str:
 def vector_type(n: int, elem: str) -> str:
     """``vector<NxT>`` (``elem`` itself when ``n == 1``)."""
     return elem if n == 1 else f"vector<{int(n)}x{elem}>"
+
+
+def kernel_module(name: str, params: Sequence[tuple[str, str]], body: str, threads: int,
+                  globals_: Sequence[str] = ()) -> str:
+    """A module with one ``gpu.module`` holding kernel ``name(params)`` (``(ssa name, type)`` pairs) of
+    ``threads`` threads per workgroup, declared as ``known_block_size = [threads, 1, 1]``: the code object
+    states it (``.max_flat_workgroup_size``) and the interpreter checks every launch against it.  A kernel
+    that declares no size is taken by LLVM for one of at most 256 threads (``.max_flat_workgroup_size:
+    256``), and LLVM then drops the thread id's bits from 256 up (the warp id's bits above 2 on a wave64)."""
+    g = "".join(f"    {line}\n" for line in globals_)
+    sig = ", ".join(f"{n}: {t}" for n, t in params)
+    return (f"module {{\n  gpu.module @linlayout_kernels {{\n{g}"
+            f"    gpu.func @{name}({sig}) kernel attributes {{known_block_size = array<i32: {threads}, 1, 1>}} {{\n"
+            f"{body}\n      gpu.return\n    }}\n  }}\n}}\n")
 
 
 class Builder:

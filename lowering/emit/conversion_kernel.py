@@ -67,7 +67,7 @@ from linlayout.synth.src_offsets import row_major_strides
 from linlayout.synth.vgpr_tuples import VgprTuples
 
 from . import atoms
-from .builder import Builder, vector_type
+from .builder import Builder, kernel_module, vector_type
 from .lane_values import LaneValues
 from .plan_ops import PlanEmitter, slot_dwords
 
@@ -291,7 +291,8 @@ class _Kernel:
         globals_ = list(lanes.globals)
         if has_lds:
             globals_.append(atoms.lds_global(lds_name, -(-plan.lds_bytes // 16) * 16))
-        text = _module(self.name, b.body(), globals_, plan.num_warps * plan.wave_size)
+        text = kernel_module(self.name, [("%in", "!llvm.ptr<1>"), ("%out", "!llvm.ptr<1>")], b.body(),
+                             plan.num_warps * plan.wave_size, globals_)
         return ConversionKernel(text=text, name=self.name, arch=plan.arch, shape=self.shape,
                                 element_bits=plan.element_bits, num_warps=plan.num_warps, out_dims=self.dims,
                                 wave_size=plan.wave_size)
@@ -402,16 +403,6 @@ def _unique(pinned: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
             seen.add(v[0])
             out.append(v)
     return out
-
-
-def _module(name: str, body: str, globals_: list[str], threads: int) -> str:
-    """The kernel's module: one ``gpu.func`` of ``threads`` threads (``known_block_size``: LLVM otherwise takes
-    a kernel for at most 256 threads, ``.max_flat_workgroup_size: 256``, and may fold the warp id's bits above)."""
-    g = "".join(f"    {line}\n" for line in globals_)
-    return (f"module {{\n  gpu.module @linlayout_kernels {{\n{g}"
-            f"    gpu.func @{name}(%in: !llvm.ptr<1>, %out: !llvm.ptr<1>) kernel "
-            f"attributes {{known_block_size = array<i32: {threads}, 1, 1>}} {{\n"
-            f"{body}\n      gpu.return\n    }}\n  }}\n}}\n")
 
 
 def contiguous_registers(layout: LinearLayout) -> int:
