@@ -66,7 +66,9 @@ the one of fewest cycles, and the candidate nearest to covering (``uncovered``).
 With ``--trades`` (``trades``): the rank trades, the cases some candidate covers but the planner's rule
 (its exponent and tie fraction) picks one that does not.  Per case, the values of each one-parameter
 family (``FAMILIES``: the exponent ``e`` of ``cost * n ** e`` on ``0, 0.02, .., 4``, the rate ``c`` of
-``cost + c * n`` on ``0, 0.25, .., 60``; the planner's tie fraction) whose pick covers it, and its
+``cost + c * n`` on ``0, 0.25, .., 60``, the weight ``w`` of the bank-conflict cycles ``k`` in
+``(cost + w * k) * n ** e`` at the planner's exponent on ``0, 0.125, .., 8``; the planner's tie
+fraction) whose pick covers it, and its
 *witnesses*: the cases whose planner's pick covers them and that every one of those values leaves over
 Triton in a count and measure where the planner's pick is not (``kept``; none where no value covers
 it).  A trade with a witness in
@@ -389,7 +391,8 @@ def uncovered(cases: list[Case]) -> list[dict]:
 
 #: The one-parameter rule families ``--trades`` scans: name -> the rule of each value.
 FAMILIES = {"exponent": [(x / 50, ratio_rule(x / 50)) for x in range(201)],
-            "additive": [(x / 4, additive_rule(x / 4)) for x in range(241)]}
+            "additive": [(x / 4, additive_rule(x / 4)) for x in range(241)],
+            "conflict": [(x / 8, conflict_rule(CONCURRENT_INSTRUCTION_EXPONENT, x / 8)) for x in range(65)]}
 
 
 def kept(case: Case, picked: Candidate, planned: Candidate) -> bool:

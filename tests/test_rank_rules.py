@@ -162,8 +162,8 @@ def test_conflicted_candidates_lose_near_ties_where_the_rule_says_so():
     assert choose(case, conflict_rule(0.0, 0.0, conflicts_lose_ties=True), 0.0) is conflicted  # no tie
 
 
-def _candidate(cost, instructions, order=(0, 0)):
-    return Candidate(order, cost, instructions, True, cost, {"region": (instructions, cost)})
+def _candidate(cost, instructions, order=(0, 0), conflict_cycles=0.0):
+    return Candidate(order, cost, instructions, True, cost, {"region": (instructions, cost)}, conflict_cycles)
 
 
 def test_the_window_rule_takes_the_least_cost_within_k_instructions_of_the_fewest():
@@ -250,8 +250,15 @@ def test_a_rank_trade_lists_the_values_that_cover_it_and_the_cases_all_of_them_b
     kept = Case("kept", "baseline", {"region": (20, 120.0)}, (_candidate(100.0, 20), _candidate(2000.0, 10)))
     (row,) = trades([trade, witness, kept])
     assert row["name"] == "trade" and row["planned"] == {"region": [20, 100.0]}
-    assert row["covered_at"] == {"exponent": _grid("exponent", 1.26, 4), "additive": _grid("additive", 13.25, 60)}
+    assert row["covered_at"] == {"exponent": _grid("exponent", 1.26, 4), "additive": _grid("additive", 13.25, 60),
+                                 "conflict": []}  # no candidate has bank conflicts
     assert row["witnesses"] == ["witness"]
+    # with 40 of the pick's 100 cycles bank conflicts, weighing them w more covers "trade" where the round trip
+    # is in the near tie, 250 * 10 ** 0.55 <= 1.05 * (100 + 40 w) * 20 ** 0.55, w >= 1.57 (1.625 on the grid),
+    # and leaves the conflict-free "witness" alone
+    conflicted = Case("trade", "baseline", triton, (_candidate(100.0, 20, conflict_cycles=40.0), _candidate(250.0, 10)))
+    (row,) = trades([conflicted, witness, kept])
+    assert row["covered_at"]["conflict"] == _grid("conflict", 1.6, 8) and row["witnesses"] == []
 
 
 #: The whole-conversion rank trades of main (docs/conversions.md section 8) and a case each that every value of
@@ -278,7 +285,8 @@ def test_no_exponent_or_rate_meets_triton_on_a_whole_rank_trade_and_its_witness(
     other = load_case(_corpus_case(witness[1], witness[0]), witness[0])
     (row,) = trades([case, other])
     assert row["covered_at"] == {"exponent": _grid("exponent", *covering[0]),
-                                 "additive": _grid("additive", *covering[1])}
+                                 "additive": _grid("additive", *covering[1]),
+                                 "conflict": []}  # the planner's pick has no bank conflicts
     assert row["witnesses"] == [other.name]
     # over Triton's whole conversion in instructions, under its cycles, as the planner picks
     (n, cycles), (triton_n, triton_cycles) = row["planned"]["whole"], row["triton"]["whole"]
