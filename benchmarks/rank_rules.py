@@ -38,13 +38,14 @@ so a case can differ from ``linlayout bench conversions`` where LLVM counts diff
 of all).
 
 Rules (``Rule``): a value of (cost, instructions with setup ``n``) ranks a case's candidates -- the
-ratio form ``cost * n ** e`` (``--exponents``; the planner's ``CostModel.rank_value``), the additive
+ratio form ``cost * n ** e`` (``--exponents``; ``CostModel.rank_value``), the additive
 form ``cost + c * n`` (``--additive``, ``c`` cycles per instruction) -- or the window rule
 (``--windows k``): the least cost among the candidates within ``k`` instructions of the fewest, a
 lexicographic rule (``k`` 0: fewest instructions, then cost; no ``k``: cost alone) -- or a rule that
 weighs a candidate's bank-conflict cycles apart (``--weights w``: ``(cost + w * k) * n ** e`` at the
-planner's exponent, ``k`` the conflict cycles ``cost`` holds once; ``--conflict-ties``: conflicted
-candidates lose near ties, with each ``w`` and alone).  As the planner
+planner's exponent, ``k`` the conflict cycles ``cost`` holds once: the planner's rule at ``w``
+``CONCURRENT_CONFLICT_WEIGHT``, ``planner_rule``, ``CostModel.rank_cost``; ``--conflict-ties``:
+conflicted candidates lose near ties, with each ``w`` and alone).  As the planner
 does, within each packing order the candidates within the tie fraction (``--ties``) of the least
 value go by fewest instructions, then no LDS, then the latency value (``convert._rank``), and across
 the orders the first plans by value, near ties by fewest instructions, then cost
@@ -96,8 +97,8 @@ from linlayout.dtypes import dtype_bits  # noqa: E402
 from linlayout.lowering.emit.conversion_kernel import contiguous_registers, source_tuples  # noqa: E402
 from linlayout.lowering.plan_counts import plan_isa_counts  # noqa: E402
 from linlayout.synth.convert import candidate_plans, one_copy_candidates  # noqa: E402
-from linlayout.synth.cost import (CONCURRENT_INSTRUCTION_EXPONENT, CONCURRENT_TIE_FRACTION, cost_model,  # noqa: E402
-                                  lds_conflict_cycles, mix_cost, rank_value, SETUP_DELAY_ALU, tie_limit)
+from linlayout.synth.cost import (CONCURRENT_CONFLICT_WEIGHT, CONCURRENT_INSTRUCTION_EXPONENT,  # noqa: E402
+                                  CONCURRENT_TIE_FRACTION, cost_model, lds_conflict_cycles, mix_cost, rank_value, SETUP_DELAY_ALU, tie_limit)
 from linlayout.synth.one_copy import copy_bits  # noqa: E402
 from linlayout.synth.packing import packing_candidates, unpacked_orders, with_register_order  # noqa: E402
 from linlayout.synth.src_offsets import row_major_strides  # noqa: E402
@@ -266,6 +267,12 @@ def conflict_rule(exponent: float, weight: float, conflicts_lose_ties: bool = Fa
                 conflicts_lose_ties)
 
 
+def planner_rule() -> Rule:
+    """The planner's rule: ``conflict_rule`` at its exponent and conflict weight (``CostModel.rank_cost``,
+    ``CostModel.rank_value``)."""
+    return conflict_rule(CONCURRENT_INSTRUCTION_EXPONENT, CONCURRENT_CONFLICT_WEIGHT)
+
+
 def window_rule(window: int) -> Rule:
     """The cost of the candidates within ``window`` instructions of the fewest among them, infinite for
     the others: the least cost of those comes first."""
@@ -342,8 +349,7 @@ def against_planner(cases: list[Case], rule: Rule, tie_fraction: float,
     Triton in that count and measure under the planner's rule (``planned``: ``id(case)`` -> its pick;
     None: chosen here) and not under ``rule`` at ``tie_fraction``, and the other way round."""
     if planned is None:
-        planner = ratio_rule(CONCURRENT_INSTRUCTION_EXPONENT)
-        planned = {id(c): choose(c, planner, CONCURRENT_TIE_FRACTION) for c in cases}
+        planned = {id(c): choose(c, planner_rule(), CONCURRENT_TIE_FRACTION) for c in cases}
     out: dict = {}
     for case in cases:
         picked = choose(case, rule, tie_fraction)
@@ -405,8 +411,7 @@ def trades(cases: list[Case], tie_fraction: float = CONCURRENT_TIE_FRACTION) -> 
     """The rank trades (module docstring, ``--trades``): per case its set, name, Triton's and the planner's
     pick's counts per measure (instructions, cycles), and per family the values that cover it (``covered_at``)
     and its witnesses (names)."""
-    planner = ratio_rule(CONCURRENT_INSTRUCTION_EXPONENT)
-    planned = {id(c): choose(c, planner, tie_fraction) for c in cases}
+    planned = {id(c): choose(c, planner_rule(), tie_fraction) for c in cases}
     picks = {id(c): {f: [(v, choose(c, rule, tie_fraction)) for v, rule in values] for f, values in FAMILIES.items()}
              for c in cases}
     kept_at = {id(c): {f: {v for v, p in picks[id(c)][f] if kept(c, p, planned[id(c)])} for f in FAMILIES}
@@ -510,7 +515,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--trades", action="store_true",
                     help="list the rank trades (a candidate covers the case, the planner's pick does not), the values "
                          "of each rule family that cover each, and the cases every such value makes worse")
-    ap.add_argument("--weights", type=_numbers, default=[],
+    ap.add_argument("--weights", type=_numbers, default=[CONCURRENT_CONFLICT_WEIGHT],
                     help="also the rules (cost + w * conflict cycles) * n ** e at the planner's exponent, for each w")
     ap.add_argument("--conflict-ties", action="store_true",
                     help="also each --weights rule (and w 0) with conflicted candidates losing near ties")
@@ -546,7 +551,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             _print_uncovered(rows, counts)
         return 0
-    planners = (ratio_rule(CONCURRENT_INSTRUCTION_EXPONENT).name, CONCURRENT_TIE_FRACTION)
+    planners = (planner_rule().name, CONCURRENT_TIE_FRACTION)
     rules = [ratio_rule(e) for e in args.exponents] + [additive_rule(c) for c in args.additive] + \
             [window_rule(w) for w in args.windows] + \
             [conflict_rule(CONCURRENT_INSTRUCTION_EXPONENT, w, ties) for w in ([0.0] if args.conflict_ties else []) +

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from benchmarks.rank_rules import (FAMILIES, SETS, Candidate, Case, additive_rule, against_planner, choose,
-                                   conflict_rule, load_case, ratio_rule, trades, uncovered, window_rule)
+                                   conflict_rule, load_case, planner_rule, ratio_rule, trades, uncovered, window_rule)
 from linlayout import LinearLayout
 from linlayout.cli.bench import bank_conflicts, kernel_plan
 from linlayout.dtypes import dtype_bits
@@ -38,7 +38,7 @@ def _corpus_case(key, set_name="corpus"):
 def test_replay_picks_the_planners_plan(index):
     raw = CASES["baseline"][index]
     case = load_case(raw, "baseline")
-    picked = choose(case, ratio_rule(CONCURRENT_INSTRUCTION_EXPONENT), CONCURRENT_TIE_FRACTION)
+    picked = choose(case, planner_rule(), CONCURRENT_TIE_FRACTION)
     plan = kernel_plan(LinearLayout.from_json(raw["src"]), LinearLayout.from_json(raw["dst"]), raw["arch"],
                        dtype_bits(raw["dtype"]))
     assert (picked.cost, picked.instructions) == (plan.cost, plan.total_with_overhead())
@@ -57,7 +57,7 @@ DST_TUPLES = [("corpus", ("mfma16->mfma16T", "gfx950", "fp32", 1)),
 @pytest.mark.parametrize("set_name, key", DST_TUPLES)
 def test_replay_plans_for_the_kernels_dst_tuples(set_name, key):
     raw = _corpus_case(key, set_name)
-    picked = choose(load_case(raw, set_name), ratio_rule(CONCURRENT_INSTRUCTION_EXPONENT), CONCURRENT_TIE_FRACTION)
+    picked = choose(load_case(raw, set_name), planner_rule(), CONCURRENT_TIE_FRACTION)
     plan = kernel_plan(LinearLayout.from_json(raw["src"]), LinearLayout.from_json(raw["dst"]), raw["arch"],
                        dtype_bits(raw["dtype"]))
     assert (picked.cost, picked.instructions) == (plan.cost, plan.total_with_overhead())
@@ -73,7 +73,7 @@ ONE_COPY = [("wmma1.16x16T->dotAwmma1.16x16T(kw8)", "gfx1100", "fp16", 2),
 @pytest.mark.parametrize("key", ONE_COPY)
 def test_replay_picks_the_planners_one_copy_plan(key):
     raw = _corpus_case(key, "wave32")
-    picked = choose(load_case(raw, "wave32"), ratio_rule(CONCURRENT_INSTRUCTION_EXPONENT), CONCURRENT_TIE_FRACTION)
+    picked = choose(load_case(raw, "wave32"), planner_rule(), CONCURRENT_TIE_FRACTION)
     plan = kernel_plan(LinearLayout.from_json(raw["src"]), LinearLayout.from_json(raw["dst"]), raw["arch"],
                        dtype_bits(raw["dtype"]))
     assert plan.dst_one_copy and picked.order[1] > 0
@@ -98,7 +98,7 @@ CONFLICT_TRADE = ("blocked[1x4,t2x32,o10]->dotA16(kw8)", "gfx90a", "i8", 1)
 def test_the_planners_exponent_meets_triton_on_the_rank_trades(key, at_half, at_rule):
     raw = _corpus_case(key)
     case = load_case(raw, "corpus")
-    picked = choose(case, ratio_rule(CONCURRENT_INSTRUCTION_EXPONENT), CONCURRENT_TIE_FRACTION)
+    picked = choose(case, planner_rule(), CONCURRENT_TIE_FRACTION)
     plan = kernel_plan(LinearLayout.from_json(raw["src"]), LinearLayout.from_json(raw["dst"]), raw["arch"],
                        dtype_bits(raw["dtype"]))
     assert (picked.cost, picked.instructions) == (plan.cost, plan.total_with_overhead()) == at_rule
@@ -110,7 +110,7 @@ def test_the_planners_exponent_meets_triton_on_the_rank_trades(key, at_half, at_
 def test_a_conflict_free_round_trip_is_picked_over_fewer_instructions_with_conflicts():
     raw = _corpus_case(CONFLICT_TRADE)
     case = load_case(raw, "corpus")
-    picked = choose(case, ratio_rule(CONCURRENT_INSTRUCTION_EXPONENT), CONCURRENT_TIE_FRACTION)
+    picked = choose(case, planner_rule(), CONCURRENT_TIE_FRACTION)
     half = choose(case, ratio_rule(0.5), CONCURRENT_TIE_FRACTION)
     assert (picked.cost, picked.instructions) == (half.cost, half.instructions) == (1128.0, 37)
     assert any(c.cost == 1336.0 and c.instructions == 31 for c in case.candidates)  # the conflicting one
@@ -128,7 +128,7 @@ def test_the_replay_prices_both_sides_with_their_bank_conflicts():
     raw = _corpus_case(CONFLICTED_PICK)
     aware, blind = load_case(raw, "corpus"), load_case(raw, "corpus", conflict_blind=True)
     assert aware.triton == blind.triton == {"region": (22, 442.0), "whole": (22, 442.0)}
-    rule = ratio_rule(CONCURRENT_INSTRUCTION_EXPONENT)
+    rule = planner_rule()
     picked, picked_blind = choose(aware, rule, CONCURRENT_TIE_FRACTION), choose(blind, rule, CONCURRENT_TIE_FRACTION)
     assert (picked.cost, picked.instructions, picked.conflict_cycles) == (440.0, 15, 64.0)
     assert (picked_blind.cost, picked_blind.instructions) == (440.0, 15)  # the rule sees no measure
