@@ -28,8 +28,8 @@ class that holds:
 * ``rank-tie``, ``rank-exponent``, ``rank-price``: a candidate plan of the bench's kernel (any
   packing order, every candidate built: benchmarks.rank_rules.packing_plans), counted so, prices at
   or below Triton's whole conversion, but the planner ranked it after its plan.  ``-tie``: the
-  candidate's rank value (linlayout.synth.cost.CostModel.rank_value) is at most the plan's, and the
-  near tie went to the plan's fewer instructions; ``-exponent``: its modelled cost is below the
+  candidate's rank value (linlayout.synth.cost.CostModel.rank_value of its ``rank_cost``) is at most the
+  plan's, and the near tie went to the plan's fewer instructions; ``-exponent``: its modelled cost is below the
   plan's, and the instruction count in the rank value put it behind; ``-price``: the plan's own
   pricing puts it above the plan, the mix below (the two pricings disagree);
 * ``setup``: the same LDS and crossbar instructions as Triton's whole conversion, more VALU or SALU;
@@ -119,9 +119,9 @@ def classify(row: dict, case: dict, blind: bool = False) -> tuple[str, str]:
                             f"load/store-side VALU {row['ours_outside_valu']}")
     below = [p for _, p in packing_plans(case, objective) if mix(p) <= triton + 1e-9]
     if below:
-        alt = min(below, key=lambda p: model.rank_value(p.cost, p.total_with_overhead()))
-        alt_rank = model.rank_value(alt.cost, alt.total_with_overhead())
-        plan_rank = model.rank_value(plan.cost, plan.total_with_overhead())
+        alt = min(below, key=lambda p: model.rank_value(model.rank_cost(p), p.total_with_overhead()))
+        alt_rank = model.rank_value(model.rank_cost(alt), alt.total_with_overhead())
+        plan_rank = model.rank_value(model.rank_cost(plan), plan.total_with_overhead())
         kind = "rank-tie" if alt_rank <= plan_rank else ("rank-exponent" if alt.cost < plan.cost else "rank-price")
         return kind, (f"{head}; the plan: cost {plan.cost:.0f}, {plan.total_with_overhead()} instructions, rank "
                       f"{plan_rank:.0f}; a {alt.strategy} candidate: cost {alt.cost:.0f}, "

@@ -3,7 +3,8 @@ corpus: how many cases each rule leaves above Triton in instructions, in modelle
 either, in the region and in the whole conversion.
 
 Usage: python benchmarks/rank_rules.py [--exponents 0,0.5,1] [--additive 1,3,10] [--windows 0,4,16]
-       [--ties 0.05,0.15] [--sets baseline,corpus,wave32] [--every N] [--list] [--json]
+       [--weights 0.5,1] [--conflict-ties] [--ties 0.05,0.15] [--sets baseline,corpus,wave32] [--every N]
+       [--list | --against] [--conflict-blind] [--json]
        python benchmarks/rank_rules.py --uncovered [--sets ...] [--every N] [--json]
        python benchmarks/rank_rules.py --trades [--sets ...] [--every N] [--json]
 
@@ -29,14 +30,22 @@ and its instructions with setup, and what the goal measures, in two measures:
   and 598 of the 615 wave32 ones at ``43033db``);
 
 each also priced as an instruction mix (``linlayout.synth.cost.mix_cost``, as the bench prices
-Triton's counts).  These are the plans' counts, not a compiled kernel's, so a case can differ from
-``linlayout bench conversions`` where LLVM counts differently (the setup most of all).
+Triton's counts), with the cycles each side's LDS bank conflicts add as the bench's rows have them
+(``linlayout.cli.bench.bank_conflicts``: ours from the plan's addresses, Triton's from its compiled
+accesses; none on either side for the baseline, whose Triton accesses are not stored; ``--conflict-blind``:
+none anywhere, the measure before session 22).  These are the plans' counts, not a compiled kernel's,
+so a case can differ from ``linlayout bench conversions`` where LLVM counts differently (the setup most
+of all).
 
 Rules (``Rule``): a value of (cost, instructions with setup ``n``) ranks a case's candidates -- the
-ratio form ``cost * n ** e`` (``--exponents``; the planner's ``CostModel.rank_value``), the additive
+ratio form ``cost * n ** e`` (``--exponents``; ``CostModel.rank_value``), the additive
 form ``cost + c * n`` (``--additive``, ``c`` cycles per instruction) -- or the window rule
 (``--windows k``): the least cost among the candidates within ``k`` instructions of the fewest, a
-lexicographic rule (``k`` 0: fewest instructions, then cost; no ``k``: cost alone).  As the planner
+lexicographic rule (``k`` 0: fewest instructions, then cost; no ``k``: cost alone) -- or a rule that
+weighs a candidate's bank-conflict cycles apart (``--weights w``: ``(cost + w * k) * n ** e`` at the
+planner's exponent, ``k`` the conflict cycles ``cost`` holds once: the planner's rule at ``w``
+``CONCURRENT_CONFLICT_WEIGHT``, ``planner_rule``, ``CostModel.rank_cost``; ``--conflict-ties``:
+conflicted candidates lose near ties, with each ``w`` and alone).  As the planner
 does, within each packing order the candidates within the tie fraction (``--ties``) of the least
 value go by fewest instructions, then no LDS, then the latency value (``convert._rank``), and across
 the orders the first plans by value, near ties by fewest instructions, then cost
@@ -46,7 +55,9 @@ Prints a Markdown table per set (``cases over Triton: instructions / cycles / ei
 instructions of the picks summed, the geometric mean of ours/Triton's), then a summary, a row per
 rule: the corpora's cases over in either measure in the region, and in the region or the whole
 conversion (``any``: the score docs/conversions.md ranks the rules by), and the baseline's; the
-planner's own rule is marked ``*``.  With ``--list``, every case each rule leaves over.
+planner's own rule is marked ``*``.  With ``--list``, every case each rule leaves over.  With
+``--against`` (``against_planner``), per rule, set, measure and count the cases over Triton it fixes and
+breaks against the planner's pick.
 
 With ``--uncovered`` (no rules replayed): the cases no candidate covers, those where no candidate is at
 or under Triton in both counts (instructions and modelled cycles) in every measure, so that no ranking
@@ -56,7 +67,9 @@ the one of fewest cycles, and the candidate nearest to covering (``uncovered``).
 With ``--trades`` (``trades``): the rank trades, the cases some candidate covers but the planner's rule
 (its exponent and tie fraction) picks one that does not.  Per case, the values of each one-parameter
 family (``FAMILIES``: the exponent ``e`` of ``cost * n ** e`` on ``0, 0.02, .., 4``, the rate ``c`` of
-``cost + c * n`` on ``0, 0.25, .., 60``; the planner's tie fraction) whose pick covers it, and its
+``cost + c * n`` on ``0, 0.25, .., 60``, the weight ``w`` of the bank-conflict cycles ``k`` in
+``(cost + w * k) * n ** e`` at the planner's exponent on ``0, 0.125, .., 8``; the planner's tie
+fraction) whose pick covers it, and its
 *witnesses*: the cases whose planner's pick covers them and that every one of those values leaves over
 Triton in a count and measure where the planner's pick is not (``kept``; none where no value covers
 it).  A trade with a witness in
@@ -78,13 +91,14 @@ sys.path.insert(0, str(REPO))
 
 from benchmarks.script_args import ScriptParser  # noqa: E402
 from linlayout import LayoutError, LinearLayout  # noqa: E402
-from linlayout.cli.bench import triton_exceeds_target_lds, triton_whole_conversion, unpacked_sides  # noqa: E402
+from linlayout.cli.bench import (bank_conflicts, triton_exceeds_target_lds, triton_whole_conversion,  # noqa: E402
+                                 unpacked_sides)
 from linlayout.dtypes import dtype_bits  # noqa: E402
 from linlayout.lowering.emit.conversion_kernel import contiguous_registers, source_tuples  # noqa: E402
 from linlayout.lowering.plan_counts import plan_isa_counts  # noqa: E402
 from linlayout.synth.convert import candidate_plans, one_copy_candidates  # noqa: E402
-from linlayout.synth.cost import (CONCURRENT_INSTRUCTION_EXPONENT, CONCURRENT_TIE_FRACTION, cost_model,  # noqa: E402
-                                  mix_cost, rank_value, SETUP_DELAY_ALU, tie_limit)
+from linlayout.synth.cost import (CONCURRENT_CONFLICT_WEIGHT, CONCURRENT_INSTRUCTION_EXPONENT,  # noqa: E402
+                                  CONCURRENT_TIE_FRACTION, cost_model, lds_conflict_cycles, mix_cost, rank_value, SETUP_DELAY_ALU, tie_limit)
 from linlayout.synth.one_copy import copy_bits  # noqa: E402
 from linlayout.synth.packing import packing_candidates, unpacked_orders, with_register_order  # noqa: E402
 from linlayout.synth.src_offsets import row_major_strides  # noqa: E402
@@ -100,9 +114,11 @@ OBJECTIVE = "concurrent"
 @dataclass(frozen=True)
 class Candidate:
     """One candidate plan as a rule sees it (``cost``, ``instructions`` with setup, ``uses_lds``,
-    ``latency``) and as the goal measures it (``counted``: per measure, its ISA instructions and
-    their mix cycles, ``region`` without setup, ``whole`` with it); ``order`` is ``(k, f)``, the index of its
-    packing order and of its filled dst (0: the dst's own candidates; ``packing_plans``)."""
+    ``latency``, ``conflict_cycles``: what its LDS accesses' bank conflicts add to ``cost``,
+    ``cost.lds_conflict_cycles``) and as the goal measures it (``counted``: per measure, its ISA
+    instructions and their mix cycles, ``region`` without setup, ``whole`` with it); ``order`` is
+    ``(k, f)``, the index of its packing order and of its filled dst (0: the dst's own candidates;
+    ``packing_plans``)."""
 
     order: tuple[int, int]
     cost: float
@@ -110,6 +126,12 @@ class Candidate:
     uses_lds: bool
     latency: float
     counted: dict  # measure -> (instructions, mix cycles)
+    conflict_cycles: float = 0.0
+
+    @property
+    def conflicted(self) -> bool:
+        """Do its LDS accesses have bank conflicts?"""
+        return self.conflict_cycles > 1e-9
 
 
 @dataclass(frozen=True)
@@ -180,9 +202,14 @@ def packing_plans(case: dict, objective: str = OBJECTIVE):
                 yield (index, fill), plan
 
 
-def load_case(case: dict, set_name: str) -> Case | None:
+def load_case(case: dict, set_name: str, conflict_blind: bool = False) -> Case | None:
     """The case with every candidate of every packing order (``packing_plans``; None where Triton has
-    no whole conversion to compare with, or the planner refuses every order)."""
+    no whole conversion to compare with, or the planner refuses every order).  Each side's mix has
+    the cycles its LDS accesses' bank conflicts add, as the bench's ``modelled`` has them
+    (``linlayout.cli.bench.bank_conflicts``: ours from the plan's addresses, Triton's from its compiled
+    accesses, benchmarks/data/triton_lds_conflicts.json, all of them in both measures, since both
+    count every LDS access of Triton's kernel, ``triton_whole_conversion``); both conflict-blind where
+    Triton's are not stored (the baseline) or with ``conflict_blind`` (the measure before session 22)."""
     baseline = set_name == "baseline"
     triton = {"region": case["triton"] if baseline else triton_whole_conversion(case, outside_valu=False)}
     if triton["region"] is None or triton_exceeds_target_lds(case):
@@ -191,28 +218,34 @@ def load_case(case: dict, set_name: str) -> Case | None:
         triton["whole"] = triton_whole_conversion(case)
     element_bits, arch = dtype_bits(case["dtype"]), case["arch"]
     model = cost_model(arch, OBJECTIVE)
-    candidates, lane_bytes = [], None
+    candidates, lane_bytes, triton_conflicts = [], None, 0.0
     for index, plan in packing_plans(case):
         lane_bytes = plan.lane_bytes()
+        conflicts = None if baseline else bank_conflicts(plan, case, triton["region"])
+        ours = lds_conflict_cycles(plan, model) if conflicts is None else conflicts["ours"]
+        measured = conflicts is not None and not conflict_blind
+        triton_conflicts = conflicts["triton_whole"] if measured else 0.0
         counts = {"region": region_counts(plan), "whole": plan_isa_counts(plan)}
-        counted = {m: (counts[m]["total"], mix_cost(model, counts[m], *lane_bytes)[f"{OBJECTIVE}_value"])
-                   for m in triton}
+        counted = {m: (counts[m]["total"], mix_cost(model, counts[m], *lane_bytes, ours if measured else 0.0)
+                       [f"{OBJECTIVE}_value"]) for m in triton}
         candidates.append(Candidate(index, plan.cost, plan.total_with_overhead(), plan.lds_bytes > 0,
-                                    plan.cost_detail.get("latency_value", 0.0), counted))
+                                    plan.cost_detail.get("latency_value", 0.0), counted, ours))
     if not candidates:
         return None
     name = f"{case['name']} {arch} {case['dtype']} {case.get('num_warps', '')}".strip()
-    return Case(name, set_name, {m: (int(t["total"]), mix_cost(model, t, *lane_bytes)[f"{OBJECTIVE}_value"])
-                                 for m, t in triton.items()}, tuple(candidates))
+    return Case(name, set_name, {m: (int(t["total"]), mix_cost(model, t, *lane_bytes, triton_conflicts)
+                                     [f"{OBJECTIVE}_value"]) for m, t in triton.items()}, tuple(candidates))
 
 
 @dataclass(frozen=True)
 class Rule:
     """A ranking rule: ``value`` of a candidate among ``candidates`` (least first; infinite: never
-    first unless all are), named ``name``."""
+    first unless all are), named ``name``; with ``conflicts_lose_ties``, near ties go to the candidates
+    without bank conflicts first (``Candidate.conflicted``), then by the planner's keys."""
 
     name: str
     value: Callable[[Candidate, list[Candidate]], float]
+    conflicts_lose_ties: bool = False
 
 
 def ratio_rule(exponent: float) -> Rule:
@@ -225,6 +258,21 @@ def additive_rule(cycles_per_instruction: float) -> Rule:
     return Rule(f"cost+{cycles_per_instruction:g}n", lambda c, _: c.cost + cycles_per_instruction * c.instructions)
 
 
+def conflict_rule(exponent: float, weight: float, conflicts_lose_ties: bool = False) -> Rule:
+    """The rank value ``(cost + weight * k) * n ** exponent``, ``k`` the candidate's conflict cycles
+    (``cost`` holds them once already: they weigh ``1 + weight`` times an issue cycle); with
+    ``conflicts_lose_ties`` (``Rule``), conflicted candidates lose near ties."""
+    return Rule(f"(cost+{weight:g}k)*n^{exponent:g}" + (", conflicts lose ties" if conflicts_lose_ties else ""),
+                lambda c, _: rank_value(c.cost + weight * c.conflict_cycles, c.instructions, exponent),
+                conflicts_lose_ties)
+
+
+def planner_rule() -> Rule:
+    """The planner's rule: ``conflict_rule`` at its exponent and conflict weight (``CostModel.rank_cost``,
+    ``CostModel.rank_value``)."""
+    return conflict_rule(CONCURRENT_INSTRUCTION_EXPONENT, CONCURRENT_CONFLICT_WEIGHT)
+
+
 def window_rule(window: int) -> Rule:
     """The cost of the candidates within ``window`` instructions of the fewest among them, infinite for
     the others: the least cost of those comes first."""
@@ -235,10 +283,11 @@ def window_rule(window: int) -> Rule:
 
 def _first(candidates: list[Candidate], rule: Rule, tie_fraction: float, then) -> Candidate:
     """The first candidate: least value; near ties (within its tie limit, ``cost.tie_limit``) by
-    fewest instructions, then by ``then``."""
+    fewest instructions (without bank conflicts first where the rule says so), then by ``then``."""
     values = {id(c): rule.value(c, candidates) for c in candidates}
     tie = tie_limit(min(values.values()), tie_fraction)
-    return min(candidates, key=lambda c: (values[id(c)] > tie, c.instructions, then(c)))
+    return min(candidates, key=lambda c: (values[id(c)] > tie, rule.conflicts_lose_ties and c.conflicted,
+                                          c.instructions, then(c)))
 
 
 def choose(case: Case, rule: Rule, tie_fraction: float) -> Candidate:
@@ -294,6 +343,25 @@ def replay(cases: list[Case], rule: Rule, tie_fraction: float, sets=tuple(SETS))
     return out
 
 
+def against_planner(cases: list[Case], rule: Rule, tie_fraction: float,
+                    planned: dict | None = None) -> dict:
+    """Per set, measure and count (``instructions``, ``cycles``): ``[fixed, broken]``, the cases over
+    Triton in that count and measure under the planner's rule (``planned``: ``id(case)`` -> its pick;
+    None: chosen here) and not under ``rule`` at ``tie_fraction``, and the other way round."""
+    if planned is None:
+        planned = {id(c): choose(c, planner_rule(), CONCURRENT_TIE_FRACTION) for c in cases}
+    out: dict = {}
+    for case in cases:
+        picked = choose(case, rule, tie_fraction)
+        for m in case.measures:
+            cells = out.setdefault(case.set_name, {}).setdefault(m, {"instructions": [0, 0], "cycles": [0, 0]})
+            before, after = case.over(planned[id(case)], m), case.over(picked, m)
+            for count, was, now in zip(("instructions", "cycles"), before, after):
+                cells[count][0] += was and not now
+                cells[count][1] += now and not was
+    return out
+
+
 def covers(case: Case, c: Candidate) -> bool:
     """Is ``c`` at or under Triton in both counts in every measure of ``case``?"""
     return not any(any(case.over(c, m)) for m in case.measures)
@@ -329,7 +397,8 @@ def uncovered(cases: list[Case]) -> list[dict]:
 
 #: The one-parameter rule families ``--trades`` scans: name -> the rule of each value.
 FAMILIES = {"exponent": [(x / 50, ratio_rule(x / 50)) for x in range(201)],
-            "additive": [(x / 4, additive_rule(x / 4)) for x in range(241)]}
+            "additive": [(x / 4, additive_rule(x / 4)) for x in range(241)],
+            "conflict": [(x / 8, conflict_rule(CONCURRENT_INSTRUCTION_EXPONENT, x / 8)) for x in range(65)]}
 
 
 def kept(case: Case, picked: Candidate, planned: Candidate) -> bool:
@@ -342,8 +411,7 @@ def trades(cases: list[Case], tie_fraction: float = CONCURRENT_TIE_FRACTION) -> 
     """The rank trades (module docstring, ``--trades``): per case its set, name, Triton's and the planner's
     pick's counts per measure (instructions, cycles), and per family the values that cover it (``covered_at``)
     and its witnesses (names)."""
-    planner = ratio_rule(CONCURRENT_INSTRUCTION_EXPONENT)
-    planned = {id(c): choose(c, planner, tie_fraction) for c in cases}
+    planned = {id(c): choose(c, planner_rule(), tie_fraction) for c in cases}
     picks = {id(c): {f: [(v, choose(c, rule, tie_fraction)) for v, rule in values] for f, values in FAMILIES.items()}
              for c in cases}
     kept_at = {id(c): {f: {v for v, p in picks[id(c)][f] if kept(c, p, planned[id(c)])} for f in FAMILIES}
@@ -387,6 +455,16 @@ def _print_trades(rows: list[dict]) -> None:
         w = (f"{len(r['witnesses'])}" + (f" (first: {r['witnesses'][0]})" if r["witnesses"] else "")
              if any(r["covered_at"].values()) else "-")
         print(f"| {r['set']} | {r['name']} | " + " | ".join(counts + at) + f" | {w} |")
+
+
+def _print_against(rows: list[dict], sets: tuple[str, ...]) -> None:
+    print("cells: cases over Triton the rule fixes / breaks against the planner's pick (instructions; cycles)\n")
+    columns = [(s, m) for s in sets for m in (MEASURES if s in CORPORA else ("region",))]
+    print("| rule | tie | " + " | ".join(f"{s} {m}" for s, m in columns) + " |")
+    print("|---|---:|" + "---|" * len(columns))
+    for r in rows:
+        cells = ["; ".join(f"+{f}/-{b}" for f, b in r[s][m].values()) if s in r else "-" for s, m in columns]
+        print(f"| {r['rule']} | {r['tie_fraction']:g} | " + " | ".join(cells) + " |")
 
 
 def _print_uncovered(rows: list[dict], counts: dict) -> None:
@@ -437,6 +515,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--trades", action="store_true",
                     help="list the rank trades (a candidate covers the case, the planner's pick does not), the values "
                          "of each rule family that cover each, and the cases every such value makes worse")
+    ap.add_argument("--weights", type=_numbers, default=[CONCURRENT_CONFLICT_WEIGHT],
+                    help="also the rules (cost + w * conflict cycles) * n ** e at the planner's exponent, for each w")
+    ap.add_argument("--conflict-ties", action="store_true",
+                    help="also each --weights rule (and w 0) with conflicted candidates losing near ties")
+    ap.add_argument("--against", action="store_true",
+                    help="per rule, the cases over Triton it fixes / breaks against the planner's rule, per set, "
+                         "measure and count")
+    ap.add_argument("--conflict-blind", action="store_true",
+                    help="price both sides' mixes without bank conflicts (the measure before session 22)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     if args.every < 1:
@@ -448,7 +535,7 @@ def main(argv: list[str] | None = None) -> int:
     sets = tuple(args.sets)
     cases = [c for set_name in sets
              for raw in json.loads(SETS[set_name].read_text())["cases"][::args.every]
-             if (c := load_case(raw, set_name)) is not None]
+             if (c := load_case(raw, set_name, args.conflict_blind)) is not None]
     counts = {s: sum(c.set_name == s for c in cases) for s in sets}
     if args.trades:
         rows = trades(cases)
@@ -464,9 +551,19 @@ def main(argv: list[str] | None = None) -> int:
         else:
             _print_uncovered(rows, counts)
         return 0
-    planners = (ratio_rule(CONCURRENT_INSTRUCTION_EXPONENT).name, CONCURRENT_TIE_FRACTION)
+    planners = (planner_rule().name, CONCURRENT_TIE_FRACTION)
     rules = [ratio_rule(e) for e in args.exponents] + [additive_rule(c) for c in args.additive] + \
-            [window_rule(w) for w in args.windows]
+            [window_rule(w) for w in args.windows] + \
+            [conflict_rule(CONCURRENT_INSTRUCTION_EXPONENT, w, ties) for w in ([0.0] if args.conflict_ties else []) +
+             args.weights for ties in ((False, True) if args.conflict_ties else (False,)) if w or ties]
+    if args.against:
+        rows = [{"rule": rule.name, "tie_fraction": tie, **against_planner(cases, rule, tie)} for rule in rules
+                for tie in args.ties]
+        if args.json:
+            print(json.dumps({"cases": counts, "against": rows}, indent=1))
+        else:
+            _print_against(rows, sets)
+        return 0
     results = [{"rule": rule.name, "tie_fraction": tie, **replay(cases, rule, tie, sets)} for rule in rules
                for tie in args.ties]
     if args.json:

@@ -245,7 +245,7 @@ def _finish_in_wave(ctx: ConversionContext, built: _InWaveProgram) -> Plan:
 def _emission_key(ctx: ConversionContext, plan: Plan) -> tuple[float, int]:
     """How two forms of one program rank: rank value, then instructions with setup."""
     total = plan.total_with_overhead()
-    return ctx.cost_model.rank_value(plan.cost, total), total
+    return ctx.cost_model.rank_value(ctx.cost_model.rank_cost(plan), total), total
 
 
 def _indexed(ctx: ConversionContext, plan: Plan) -> Plan:
@@ -586,7 +586,7 @@ def _lds_candidates(ctx: ConversionContext, best_only: bool = False, ceiling: fl
             continue
         out.append(lds_plan(ctx, acc))
         places.append(place)
-        priced.append((out[-1].cost, out[-1].total_with_overhead()))
+        priced.append((cm.rank_cost(out[-1]), out[-1].total_with_overhead()))
         best_rank = min(best_rank, cm.rank_value(*priced[-1]))
     if not fitted and rank_limit() < float("inf"):  # (out is empty: the limit is the ceiling)
         return []  # every round trip given was over the budget, and the rest rank after the in-wave plans
@@ -906,7 +906,7 @@ def _movmatrix_candidates(ctx: ConversionContext, best_only: bool) -> list[Plan]
 
 
 def _rank_value(plan: Plan, cm: cost_mod.CostModel) -> float:
-    return cm.rank_value(plan.cost, plan.total_with_overhead())
+    return cm.rank_value(cm.rank_cost(plan), plan.total_with_overhead())
 
 
 def _rank(cands: list[Plan], cm: cost_mod.CostModel) -> list[Plan]:
@@ -1037,7 +1037,7 @@ def _one_copy_plan(plain: Plan, src: LinearLayout, dst: LinearLayout, args: tupl
                                         f"{res.message}")
         planned[i] = plan
         least = min(least, _rank_value(plan, cm))
-    return cm.best_of([plain] + [planned[i] for i in sorted(planned)], lambda p: p.cost,
+    return cm.best_of([plain] + [planned[i] for i in sorted(planned)], cm.rank_cost,
                       lambda p: p.total_with_overhead())
 
 

@@ -81,7 +81,7 @@ from .steps.movrels import index_ranks
 from .vgpr_tuples import VgprTuples
 
 __all__ = ["access_conflict_cycles", "AddressRegisters", "bpermute_address_valu", "lds_conflict_cycles",
-           "CONCURRENT_INSTRUCTION_EXPONENT", "CONCURRENT_TIE_FRACTION", "cost_model", "COST_TIE_FRACTION",
+           "CONCURRENT_CONFLICT_WEIGHT", "CONCURRENT_INSTRUCTION_EXPONENT", "CONCURRENT_TIE_FRACTION", "cost_model", "COST_TIE_FRACTION",
            "CostModel", "DST_TUPLE_DWORDS", "lds_address_valu", "least_address_valu", "lgkm_waits",
            "load_tuple_copies", "lower_bound", "matrix_access_cost", "mix_cost", "near_best", "OBJECTIVES",
            "rank_value", "register_dwords", "register_load_copies", "register_merges", "round_trip_cost",
@@ -171,6 +171,14 @@ WAVES_PER_SIMD = 2  # [I] waves sharing one SIMD: they convert together (concurr
 COST_TIE_FRACTION = 0.15
 CONCURRENT_TIE_FRACTION = 0.05
 CONCURRENT_INSTRUCTION_EXPONENT = 0.55
+# [I] Under ``concurrent`` the cost a plan ranks by (``CostModel.rank_cost``) counts the cycles its LDS
+# accesses' bank conflicts add (``cost_detail["conflict_cycles"]``, in its cost once) 1 + this weight
+# times: they rest on one wave's addresses (docs/hardware.md section 5) and a conflict-free plan of a
+# few more instructions is the safer pick.  0.125 is the largest weight on the replay's grid
+# (benchmarks/rank_rules.py --against, 0.0625 apart) that leaves no case of the AMD and wave32 corpora
+# over Triton in a count and measure where the exponent alone is not (docs/benchmarks.md "Session 22:
+# rank28").
+CONCURRENT_CONFLICT_WEIGHT = 0.125
 
 
 TIE_MARGIN = 1e-9  # a rank value this far above a tie limit, a rounding of one at it, is still tied
@@ -238,6 +246,18 @@ class CostModel:
         """The power of the instruction count in a plan's rank value (the policy above
         ``COST_TIE_FRACTION``): ``CONCURRENT_INSTRUCTION_EXPONENT`` under ``concurrent``, else 0."""
         return CONCURRENT_INSTRUCTION_EXPONENT if self.objective == "concurrent" else 0.0
+
+    @property
+    def conflict_weight(self) -> float:
+        """How much more than once a plan's bank-conflict cycles count in the cost it ranks by (the
+        policy above ``CONCURRENT_CONFLICT_WEIGHT``): that weight under ``concurrent``, else 0."""
+        return CONCURRENT_CONFLICT_WEIGHT if self.objective == "concurrent" else 0.0
+
+    def rank_cost(self, plan) -> float:
+        """The cost ``plan`` ranks by: its ``cost`` and ``conflict_weight`` times the cycles its LDS
+        accesses' bank conflicts add (``cost_detail["conflict_cycles"]``, ``plan_cost``; 0 where the
+        plan has none); never less than ``cost``, so every floor of the cost bounds it too."""
+        return plan.cost + self.conflict_weight * plan.cost_detail.get("conflict_cycles", 0.0)
 
     def rank_value(self, cost: float, instructions: int) -> float:
         """The rank value of a plan of modelled ``cost`` and ``instructions`` (with setup) under
@@ -1377,14 +1397,15 @@ class _Pricer:
     vector instruction but an LDS access is priced once per dword half of its elements (``mult``);
     a scalar one (``s_barrier``) once.
     ``lds_pipe_cycles``: the part of both that the LDS pipe is busy (crossbar moves and LDS
-    accesses beyond their issue slot)."""
+    accesses beyond their issue slot); ``conflict_cycles``: what the bank conflicts of the
+    ``ds_write``/``ds_read`` accesses add (each against a conflict-free access of its width)."""
 
     def __init__(self, cm: CostModel, arch: str, element_bits: int,
                  access_cycles: dict[tuple[bool, int, bool, int], float] | None = None) -> None:
         self.cm, self.arch, self.element_bits = cm, arch, element_bits
         self.access_cycles = access_cycles or {}  # plan_cost's access_cycles
         self.mult = dwords_per_slot(element_bits)
-        self.issue_cycles = self.lds_cycles = self.lds_pipe_cycles = 0.0
+        self.issue_cycles = self.lds_cycles = self.lds_pipe_cycles = self.conflict_cycles = 0.0
         # kind -> (cm.instruction(kind), the LDS pipe's share of it), asked once per kind
         self._cycles: dict[str, tuple[float, float]] = {}
 
@@ -1405,6 +1426,8 @@ class _Pricer:
                                      transpose)
         self.lds_cycles += cycles
         self.lds_pipe_cycles += cycles - self.cm.ds_issue
+        free = self.cm.instruction("lds_write" if store else "lds_read", width_bytes)
+        self.conflict_cycles += cycles - (free + (free - self.cm.ds_issue if paired else 0.0))
 
     def matrix_access(self, name: str, addr) -> None:
         """One ldmatrix/stmatrix (``matrix_access_cost``)."""
@@ -1443,7 +1466,7 @@ def _parts(cm: CostModel, issue: float, lds: float, lds_pipe: float, depth: int,
 def plan_cost(plan, cm: CostModel, depth: int | None = None,
               access_cycles: dict[tuple[bool, int, bool, int], float] | None = None) -> tuple[float, dict]:
     """The value of ``plan`` under ``cm.objective`` and its parts, with every objective's value
-    (``<objective>_value``; ``depth``: ``ds_depth(plan)`` if known; ``access_cycles``: where known,
+    (``<objective>_value``) and ``conflict_cycles`` (``_Pricer``'s, in the value once; ``depth``: ``ds_depth(plan)`` if known; ``access_cycles``: where known,
     ``lds_access_cost`` of every LDS access of a form (store, width in bytes, paired, transpose
     element bits), the same for all the plan's accesses of that form)."""
     pricer = _Pricer(cm, plan.arch, plan.element_bits, access_cycles)
@@ -1454,6 +1477,7 @@ def plan_cost(plan, cm: CostModel, depth: int | None = None,
     depth = ds_depth(plan) if depth is None else depth
     parts = _parts(cm, pricer.issue_cycles, pricer.lds_cycles, pricer.lds_pipe_cycles, depth, plan.overhead,
                    plan.total_with_overhead())
+    parts["conflict_cycles"] = pricer.conflict_cycles
     return parts[f"{cm.objective}_value"], parts
 
 
@@ -1467,25 +1491,12 @@ def _mix_width_bytes(lane_bytes: int, n_accesses: int) -> int:
     return min(16, 1 << (share.bit_length() - 1))
 
 
-class _ConflictPricer(_Pricer):
-    """A ``_Pricer`` that also sums ``conflict_cycles``: what the bank conflicts of the LDS accesses
-    it prices add to their cycles (each access against a conflict-free one of its width)."""
-
-    conflict_cycles = 0.0
-
-    def lds_access(self, store: bool, width_bytes: int, addr, paired: bool, transpose: int) -> None:
-        before = self.lds_cycles
-        super().lds_access(store, width_bytes, addr, paired, transpose)
-        free = self.cm.instruction("lds_write" if store else "lds_read", width_bytes)
-        self.conflict_cycles += self.lds_cycles - before - (free + (free - self.cm.ds_issue if paired else 0.0))
-
-
 def lds_conflict_cycles(plan, cm: CostModel) -> float:
     """The cycles that the bank conflicts of ``plan``'s LDS accesses (``ds_write``/``ds_read``, each
     priced by ``lds_access_cost`` on its lanes' addresses, as ``plan_cost`` prices them) add over
     conflict-free accesses of the same widths: what :func:`mix_cost` (whose accesses are
     conflict-free) leaves out of the plan's compiled mix."""
-    pricer = _ConflictPricer(cm, plan.arch, plan.element_bits)
+    pricer = _Pricer(cm, plan.arch, plan.element_bits)
     for st in plan.steps:
         st.price(pricer)
     return pricer.conflict_cycles

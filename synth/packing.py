@@ -185,5 +185,5 @@ def plan_free_packing(src: LinearLayout, dst: LinearLayout, arch: str, element_b
                                          src_unpacked=src_unpacked, dst_unpacked=dst_unpacked, **options))
         except (UnpackedSrcRefused, UnpackedDstRefused):  # (no candidate of that form converts: the others)
             continue
-    return cost_mod.cost_model(arch, objective).best_of(plans, lambda plan: plan.cost,
-                                                        lambda plan: plan.total_with_overhead())
+    cm = cost_mod.cost_model(arch, objective)
+    return cm.best_of(plans, cm.rank_cost, lambda plan: plan.total_with_overhead())

@@ -8,10 +8,10 @@ import json
 
 import pytest
 
-from benchmarks.rank_rules import (FAMILIES, SETS, Candidate, Case, additive_rule, choose, load_case, ratio_rule,
-                                   trades, uncovered, window_rule)
+from benchmarks.rank_rules import (FAMILIES, SETS, Candidate, Case, additive_rule, against_planner, choose,
+                                   conflict_rule, load_case, planner_rule, ratio_rule, trades, uncovered, window_rule)
 from linlayout import LinearLayout
-from linlayout.cli.bench import kernel_plan
+from linlayout.cli.bench import bank_conflicts, kernel_plan
 from linlayout.dtypes import dtype_bits
 from linlayout.synth.cost import CONCURRENT_INSTRUCTION_EXPONENT, CONCURRENT_TIE_FRACTION
 
@@ -38,7 +38,7 @@ def _corpus_case(key, set_name="corpus"):
 def test_replay_picks_the_planners_plan(index):
     raw = CASES["baseline"][index]
     case = load_case(raw, "baseline")
-    picked = choose(case, ratio_rule(CONCURRENT_INSTRUCTION_EXPONENT), CONCURRENT_TIE_FRACTION)
+    picked = choose(case, planner_rule(), CONCURRENT_TIE_FRACTION)
     plan = kernel_plan(LinearLayout.from_json(raw["src"]), LinearLayout.from_json(raw["dst"]), raw["arch"],
                        dtype_bits(raw["dtype"]))
     assert (picked.cost, picked.instructions) == (plan.cost, plan.total_with_overhead())
@@ -57,7 +57,7 @@ DST_TUPLES = [("corpus", ("mfma16->mfma16T", "gfx950", "fp32", 1)),
 @pytest.mark.parametrize("set_name, key", DST_TUPLES)
 def test_replay_plans_for_the_kernels_dst_tuples(set_name, key):
     raw = _corpus_case(key, set_name)
-    picked = choose(load_case(raw, set_name), ratio_rule(CONCURRENT_INSTRUCTION_EXPONENT), CONCURRENT_TIE_FRACTION)
+    picked = choose(load_case(raw, set_name), planner_rule(), CONCURRENT_TIE_FRACTION)
     plan = kernel_plan(LinearLayout.from_json(raw["src"]), LinearLayout.from_json(raw["dst"]), raw["arch"],
                        dtype_bits(raw["dtype"]))
     assert (picked.cost, picked.instructions) == (plan.cost, plan.total_with_overhead())
@@ -73,7 +73,7 @@ ONE_COPY = [("wmma1.16x16T->dotAwmma1.16x16T(kw8)", "gfx1100", "fp16", 2),
 @pytest.mark.parametrize("key", ONE_COPY)
 def test_replay_picks_the_planners_one_copy_plan(key):
     raw = _corpus_case(key, "wave32")
-    picked = choose(load_case(raw, "wave32"), ratio_rule(CONCURRENT_INSTRUCTION_EXPONENT), CONCURRENT_TIE_FRACTION)
+    picked = choose(load_case(raw, "wave32"), planner_rule(), CONCURRENT_TIE_FRACTION)
     plan = kernel_plan(LinearLayout.from_json(raw["src"]), LinearLayout.from_json(raw["dst"]), raw["arch"],
                        dtype_bits(raw["dtype"]))
     assert plan.dst_one_copy and picked.order[1] > 0
@@ -100,7 +100,7 @@ CONFLICT_TRADE = ("blocked[1x4,t2x32,o10]->dotA16(kw8)", "gfx90a", "i8", 1)
 def test_the_planners_exponent_meets_triton_on_the_rank_trades(key, at_half, at_rule):
     raw = _corpus_case(key)
     case = load_case(raw, "corpus")
-    picked = choose(case, ratio_rule(CONCURRENT_INSTRUCTION_EXPONENT), CONCURRENT_TIE_FRACTION)
+    picked = choose(case, planner_rule(), CONCURRENT_TIE_FRACTION)
     plan = kernel_plan(LinearLayout.from_json(raw["src"]), LinearLayout.from_json(raw["dst"]), raw["arch"],
                        dtype_bits(raw["dtype"]))
     assert (picked.cost, picked.instructions) == (plan.cost, plan.total_with_overhead()) == at_rule
@@ -112,7 +112,7 @@ def test_the_planners_exponent_meets_triton_on_the_rank_trades(key, at_half, at_
 def test_a_conflict_free_round_trip_is_picked_over_fewer_instructions_with_conflicts():
     raw = _corpus_case(CONFLICT_TRADE)
     case = load_case(raw, "corpus")
-    picked = choose(case, ratio_rule(CONCURRENT_INSTRUCTION_EXPONENT), CONCURRENT_TIE_FRACTION)
+    picked = choose(case, planner_rule(), CONCURRENT_TIE_FRACTION)
     half = choose(case, ratio_rule(0.5), CONCURRENT_TIE_FRACTION)
     assert (picked.cost, picked.instructions) == (half.cost, half.instructions) == (920.0, 39)
     assert any(c.cost == 1336.0 and c.instructions == 31 for c in case.candidates)  # the conflicting one
@@ -120,8 +120,53 @@ def test_a_conflict_free_round_trip_is_picked_over_fewer_instructions_with_confl
     assert case.over(picked, "whole") == (False, False)  # under Triton's 44 instructions and its 954 cycles
 
 
-def _candidate(cost, instructions, order=(0, 0)):
-    return Candidate(order, cost, instructions, True, cost, {"region": (instructions, cost)})
+#: gfx942 fp16, 1 wave (docs/benchmarks.md "Session 22: tconf27"): the planner's pick, 15 instructions with setup
+#: at 440, has 4 ``ds_*`` accesses that bank conflicts make 64 cycles dearer; a conflict-free round trip of 19
+#: at 408 loses the rank (440 * 15 ** 0.55 = 1,949; 408 * 19 ** 0.55 = 2,061, 5.8 % more).  Triton's whole
+#: conversion: 22 instructions at 442, its accesses conflict-free.
+CONFLICTED_PICK = ("blocked[1x4,t16x4,o10]->mfma32", "gfx942", "fp16", 1)
+
+
+def test_the_replay_prices_both_sides_with_their_bank_conflicts():
+    raw = _corpus_case(CONFLICTED_PICK)
+    aware, blind = load_case(raw, "corpus"), load_case(raw, "corpus", conflict_blind=True)
+    assert aware.triton == blind.triton == {"region": (22, 442.0), "whole": (22, 442.0)}
+    rule = planner_rule()
+    picked, picked_blind = choose(aware, rule, CONCURRENT_TIE_FRACTION), choose(blind, rule, CONCURRENT_TIE_FRACTION)
+    assert (picked.cost, picked.instructions, picked.conflict_cycles) == (440.0, 15, 64.0)
+    assert (picked_blind.cost, picked_blind.instructions) == (440.0, 15)  # the rule sees no measure
+    # the bench's conflict cycles (bank_conflicts' "ours") added to the plan's mix in both measures
+    plan = kernel_plan(LinearLayout.from_json(raw["src"]), LinearLayout.from_json(raw["dst"]), raw["arch"],
+                       dtype_bits(raw["dtype"]))
+    assert bank_conflicts(plan, raw, None)["ours"] == 64.0
+    assert picked.counted == {"region": (6, 384.0), "whole": (15, 456.0)}
+    assert picked_blind.counted == {"region": (6, 320.0), "whole": (15, 392.0)}
+    assert aware.over(picked, "whole") == (False, True) and blind.over(picked_blind, "whole") == (False, False)
+    # the conflict-free round trip covers the case.  Conflict cycles weighing twice rank it first, (440 + 64) *
+    # 15 ** 0.55 = 2,235 against 2,061; at 1.5 times, 2,093, the near tie (5 %) takes the fewer instructions,
+    # unless conflicted plans lose ties
+    (free,) = [c for c in aware.candidates if (c.cost, c.instructions) == (408.0, 19)]
+    assert free.conflict_cycles == 0.0 and free.counted["whole"] == (19, 424.0)
+    assert choose(aware, conflict_rule(CONCURRENT_INSTRUCTION_EXPONENT, 1.0), CONCURRENT_TIE_FRACTION) is free
+    assert choose(aware, conflict_rule(CONCURRENT_INSTRUCTION_EXPONENT, 0.5), CONCURRENT_TIE_FRACTION) is picked
+    assert choose(aware, conflict_rule(CONCURRENT_INSTRUCTION_EXPONENT, 0.5, True), CONCURRENT_TIE_FRACTION) is free
+    cells = against_planner([aware], conflict_rule(CONCURRENT_INSTRUCTION_EXPONENT, 1.0), CONCURRENT_TIE_FRACTION)
+    assert cells == {"corpus": {"region": {"instructions": [0, 0], "cycles": [0, 0]},
+                                "whole": {"instructions": [0, 0], "cycles": [1, 0]}}}
+
+
+def test_conflicted_candidates_lose_near_ties_where_the_rule_says_so():
+    triton = {"region": (20, 400.0)}
+    conflicted = Candidate((0, 0), 100.0, 10, True, 100.0, {"region": (10, 420.0)}, 30.0)
+    free = Candidate((0, 0), 104.0, 12, True, 104.0, {"region": (12, 380.0)}, 0.0)
+    case = Case("tie", "baseline", triton, (conflicted, free))
+    assert choose(case, ratio_rule(0.0), 0.05) is conflicted  # within the tie: fewer instructions
+    assert choose(case, conflict_rule(0.0, 0.0, conflicts_lose_ties=True), 0.05) is free
+    assert choose(case, conflict_rule(0.0, 0.0, conflicts_lose_ties=True), 0.0) is conflicted  # no tie
+
+
+def _candidate(cost, instructions, order=(0, 0), conflict_cycles=0.0):
+    return Candidate(order, cost, instructions, True, cost, {"region": (instructions, cost)}, conflict_cycles)
 
 
 def test_the_window_rule_takes_the_least_cost_within_k_instructions_of_the_fewest():
@@ -166,7 +211,9 @@ def test_a_case_is_uncovered_when_no_one_candidate_meets_triton_in_every_count_a
 #: A wave32 case no candidate covers (docs/conversions.md section 8, "Cases no candidate covers"): its
 #: permlanex16-and-perm program is Triton's (32 permlanex16, 64 ``v_perm_b32``), whose store writes one copy of
 #: the dst's repeated lanes, so that its selectors are constants (99 instructions at 198 cycles); ours builds
-#: per-lane selectors for all 32 lanes (4 VALU, an ``s_delay_alu``) and the permlane selector: 102 at 202.
+#: per-lane selectors for all 32 lanes (4 VALU, an ``s_delay_alu``) and the permlane selector: 102 at 202.  The
+#: candidate of fewest instructions, a round trip of 91, is 606 cycles with its accesses' bank conflicts (478
+#: conflict-blind).
 UNCOVERED_WAVE32 = ("wmma1.16x16T->dotAwmma1.16x16T(kw8)", "gfx1100", "bf16", 1)
 #: Triton's program as well (24 selects, 8 permlanex16, 36 instructions at 68 cycles), ours 32 with the
 #: permlane selector and the wave32 lane mask (one ``s_mov_b32`` each: WAVE32_LANE_MASK_SALU): 34 at 68.  It
@@ -176,7 +223,9 @@ COVERED_WAVE32 = ("dotAwmma2.16x16T(kw8)->dotAwmma2.16x16T(kw16)", "gfx1200", "i
 
 def test_an_uncovered_wave32_case_is_listed_with_its_nearest_candidate():
     (row,) = uncovered([load_case(_corpus_case(UNCOVERED_WAVE32, "wave32"), "wave32")])
-    assert row["whole"] == {"triton": [99, 198.0], "fewest_instructions": [91, 478.0], "fewest_cycles": [102, 202.0]}
+    assert row["whole"] == {"triton": [99, 198.0], "fewest_instructions": [91, 606.0], "fewest_cycles": [102, 202.0]}
+    (blind,) = uncovered([load_case(_corpus_case(UNCOVERED_WAVE32, "wave32"), "wave32", conflict_blind=True)])
+    assert blind["whole"]["fewest_instructions"] == [91, 478.0]
     assert row["nearest"] == {"region": [96, 192.0], "whole": [102, 202.0]}
 
 
@@ -204,33 +253,43 @@ def test_a_rank_trade_lists_the_values_that_cover_it_and_the_cases_all_of_them_b
     kept = Case("kept", "baseline", {"region": (20, 120.0)}, (_candidate(100.0, 20), _candidate(2000.0, 10)))
     (row,) = trades([trade, witness, kept])
     assert row["name"] == "trade" and row["planned"] == {"region": [20, 100.0]}
-    assert row["covered_at"] == {"exponent": _grid("exponent", 1.26, 4), "additive": _grid("additive", 13.25, 60)}
+    assert row["covered_at"] == {"exponent": _grid("exponent", 1.26, 4), "additive": _grid("additive", 13.25, 60),
+                                 "conflict": []}  # no candidate has bank conflicts
     assert row["witnesses"] == ["witness"]
+    # with 40 of the pick's 100 cycles bank conflicts, weighing them w more covers "trade" where the round trip
+    # is in the near tie, 250 * 10 ** 0.55 <= 1.05 * (100 + 40 w) * 20 ** 0.55, w >= 1.57 (1.625 on the grid),
+    # and leaves the conflict-free "witness" alone
+    conflicted = Case("trade", "baseline", triton, (_candidate(100.0, 20, conflict_cycles=40.0), _candidate(250.0, 10)))
+    (row,) = trades([conflicted, witness, kept])
+    assert row["covered_at"]["conflict"] == _grid("conflict", 1.6, 8) and row["witnesses"] == []
 
 
 #: The whole-conversion rank trades of main (docs/conversions.md section 8) and a case each that every value of
 #: both families covering it (exponent, additive rate; the planner's tie fraction) makes worse: a proof by replay
 #: that no rule of the two families meets Triton on both.  gfx950 fp16 ``slice1(mfma16T)->slice1(blocked[2x1,
 #: t32x2,o01])``, 2 waves, keeps its plan up to the exponent 0.64 and the rate 13.25; gfx1200 fp32
-#: ``wmma2.16x16->dotBwmma2.16x16(kw4)``, 2 waves, up to 1.22 and 5.75.
+#: ``wmma2.16x16->dotBwmma2.16x16(kw4)``, 2 waves, up to 1.22 and 5.75.  Counted with each side's bank conflicts,
+#: the gfx1200 trade is covered only up to the exponent 1.66 and the rate 12.75 (beyond, a conflicted candidate
+#: goes over Triton's cycles, 174 with its own conflicts; conflict-blind both ranges run to the grids' ends).
 WHOLE_TRADES = [
-    (("slice0(mfma32T)->slice0(blocked[1x4,t1x64,o10])", "gfx950", "fp8", 8), (1.46, 24.25),
+    (("slice0(mfma32T)->slice0(blocked[1x4,t1x64,o10])", "gfx950", "fp8", 8), ((1.46, 4), (24.25, 60)),
      ("corpus", ("slice1(mfma16T)->slice1(blocked[2x1,t32x2,o01])", "gfx950", "fp16", 2))),
-    (("slice0(mfma16T)->slice0(blocked[1x4,t4x16,o10])", "gfx950", "bf16", 4), (0.94, 22.75),
+    (("slice0(mfma16T)->slice0(blocked[1x4,t4x16,o10])", "gfx950", "bf16", 4), ((0.94, 4), (22.75, 60)),
      ("corpus", ("slice1(mfma16T)->slice1(blocked[2x1,t32x2,o01])", "gfx950", "fp16", 2))),
-    (("wmma2.16x16->blocked[4x1,t1x32,o01]", "gfx1200", "fp32", 2), (1.34, 6.25),
+    (("wmma2.16x16->blocked[4x1,t1x32,o01]", "gfx1200", "fp32", 2), ((1.34, 1.66), (6.25, 12.75)),
      ("wave32", ("wmma2.16x16->dotBwmma2.16x16(kw4)", "gfx1200", "fp32", 2))),
 ]
 
 
-@pytest.mark.parametrize("key, least, witness", WHOLE_TRADES)
-def test_no_exponent_or_rate_meets_triton_on_a_whole_rank_trade_and_its_witness(key, least, witness):
+@pytest.mark.parametrize("key, covering, witness", WHOLE_TRADES)
+def test_no_exponent_or_rate_meets_triton_on_a_whole_rank_trade_and_its_witness(key, covering, witness):
     set_name = "corpus" if key[1].startswith("gfx9") else "wave32"
     case = load_case(_corpus_case(key, set_name), set_name)
     other = load_case(_corpus_case(witness[1], witness[0]), witness[0])
     (row,) = trades([case, other])
-    assert row["covered_at"] == {"exponent": _grid("exponent", least[0], 4),
-                                 "additive": _grid("additive", least[1], 60)}
+    assert row["covered_at"] == {"exponent": _grid("exponent", *covering[0]),
+                                 "additive": _grid("additive", *covering[1]),
+                                 "conflict": []}  # the planner's pick has no bank conflicts
     assert row["witnesses"] == [other.name]
     # over Triton's whole conversion in instructions, under its cycles, as the planner picks
     (n, cycles), (triton_n, triton_cycles) = row["planned"]["whole"], row["triton"]["whole"]

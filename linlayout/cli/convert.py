@@ -188,6 +188,12 @@ def check_unpacked_emit(args: argparse.Namespace) -> None:
                                   "load/store form (--emit mlir|isa|fatbin)")
 
 
+
+def _rank_value(plan) -> float:
+    """What the planner ranked ``plan`` by (``CostModel.rank_value`` of its ``CostModel.rank_cost``)."""
+    cm = cost_model(plan.arch, plan.objective)
+    return cm.rank_value(cm.rank_cost(plan), plan.total_with_overhead())
+
 def run(args: argparse.Namespace) -> dict:
     if args.emit and not args.output:
         raise LayoutError("--emit needs -o FILE")
@@ -217,7 +223,7 @@ def run(args: argparse.Namespace) -> dict:
         "total_with_overhead": plan.total_with_overhead(),
         "objective": plan.objective,
         "cost": plan.cost,
-        "rank_value": cost_model(plan.arch, plan.objective).rank_value(plan.cost, plan.total_with_overhead()),
+        "rank_value": _rank_value(plan),
         "cost_detail": plan.cost_detail,
         "lower_bound": plan.lower_bound,
         "lds_bytes": plan.lds_bytes,
