@@ -284,20 +284,18 @@ def test_the_rank_value_weighs_instructions_against_cycles(monkeypatch):
 
 
 def test_bank_conflict_cycles_weigh_more_in_the_rank(monkeypatch):
-    """AMD corpus gfx942 fp16 blocked[1x1,t4x16,o01]->dotB32(kw4), 2 waves: the round trip of 15 instructions
-    with setup costs 1064, 480 of them its ``ds_*`` accesses' bank conflicts; a conflict-free one of 31 costs
-    712.  Ranked by the cost, 1064 * 15 ** 0.55 = 4,719 is within the 5 % near tie of 712 * 31 ** 0.55 = 4,707
-    and the fewer instructions win; with the conflict cycles weighing 1/8 more (CONCURRENT_CONFLICT_WEIGHT),
-    (1064 + 60) * 15 ** 0.55 = 4,985 is not, and the conflict-free plan is picked: its whole conversion
-    compiled 31 instructions at 706 modelled cycles against Triton's 55 at 892, where the conflicted one's
-    was over them (1064)."""
+    """AMD corpus gfx942 fp32 mfma16->mfma16T, 4 waves: the round trip of 10 instructions with setup costs 504,
+    192 of them its ``ds_*`` accesses' bank conflicts; a conflict-free one of 17 costs 368.  Ranked by the cost,
+    504 * 10 ** 0.55 = 1,788 is within the 5 % near tie of 368 * 17 ** 0.55 = 1,748 and the fewer instructions
+    win; with the conflict cycles weighing 1/8 more (CONCURRENT_CONFLICT_WEIGHT), (504 + 24) * 10 ** 0.55 =
+    1,873 is not, and the conflict-free plan is picked.  (It was gfx942 fp16 blocked[1x1,t4x16,o01]->dotB32(kw4),
+    2 waves, until session 22's per-prefix layouts gave that case a conflict-free plan of 22 at 640 either way.)"""
     from linlayout.cli.bench import kernel_plan
     from linlayout.dtypes import dtype_bits
     from linlayout.synth import cost
 
     (c,) = [c for c in family_corpus("amd")["cases"]
-            if (c["name"], c["arch"], c["dtype"], c.get("num_warps")) == ("blocked[1x1,t4x16,o01]->dotB32(kw4)",
-                                                                          "gfx942", "fp16", 2)]
+            if (c["name"], c["arch"], c["dtype"], c.get("num_warps")) == ("mfma16->mfma16T", "gfx942", "fp32", 4)]
 
     def planned():
         p = kernel_plan(LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"]), c["arch"],
@@ -306,9 +304,9 @@ def test_bank_conflict_cycles_weigh_more_in_the_rank(monkeypatch):
 
     assert cost.cost_model("gfx942", "concurrent").conflict_weight == CONCURRENT_CONFLICT_WEIGHT == 0.125
     assert cost.cost_model("gfx942", "latency").conflict_weight == 0.0
-    assert planned() == (712.0, 31, 0.0)
+    assert planned() == (368.0, 17, 0.0)
     monkeypatch.setattr(cost, "CONCURRENT_CONFLICT_WEIGHT", 0.0)
-    assert planned() == (1064.0, 15, 480.0)
+    assert planned() == (504.0, 10, 192.0)
 
 
 def test_pruning_by_rank_value_keeps_the_plan_that_ranking_every_candidate_picks():
