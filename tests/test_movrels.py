@@ -229,3 +229,59 @@ def test_priced_copies_keep_the_select_tree_where_the_src_arrives_in_runs_of_fou
     indexed = Plan.from_certificate(dict(plan.to_certificate(), steps=[i for s in steps for i in s.to_cert()]))
     assert verify(indexed).ok
     assert cost.estimate_overhead(indexed, src_tuple_dwords=4)["valu_movrels_copies"] == 16
+
+
+def _evaluate_ternary(expr: str, body: dict[str, str], truth: dict[str, bool]) -> str:
+    """The register name a C++ ``(c ? a : b)`` tree picks: ``body`` the variables of the emitted lines (name ->
+    expression), ``truth`` the conditions' values."""
+    import re
+
+    def parse(tokens: list[str], k: int) -> tuple[str, int]:
+        if tokens[k] != "(":
+            name = tokens[k]
+            return (_evaluate_ternary(body[name], body, truth) if name in body else name), k + 1
+        cond = tokens[k + 1]
+        assert tokens[k + 2] == "?"
+        yes, k = parse(tokens, k + 3)
+        assert tokens[k] == ":"
+        no, k = parse(tokens, k + 1)
+        assert tokens[k] == ")"
+        return (yes if truth[cond] else no), k + 1
+
+    tokens = re.findall(r"[()?:]|[^\s()?:]+", expr)
+    out, k = parse(tokens, 0)
+    assert k == len(tokens)
+    return out
+
+
+@pytest.mark.parametrize("element_bits, shift", [(32, (0, 4, 2, 6)), (32, (2, 0, 0, 1)), (64, (3, 0, 1, 3)),
+                                                 (16, (6, 2, 0, 4))])
+def test_the_hip_select_tree_picks_each_warps_register(element_bits, shift):
+    # the C++ output of a Movrels step, evaluated per warp: warp w's result is the register src + offset[rank[w]]
+    # (ranks (0, 2, 1, 3) for the first shift: the index's bits out of the warp id's order)
+    from types import SimpleNamespace
+
+    from linlayout.lowering.cpp.emitter import CppEmitter
+    from linlayout.synth.steps.base import dword_pairs, dwords_per_slot, slots_per_dword
+
+    W, wave = len(shift), 32
+    tables: dict[str, np.ndarray] = {}
+
+    def condition(cond, what):
+        name = f"c{len(tables)}"
+        tables[name] = np.asarray(cond) != 0
+        return name
+
+    plan = SimpleNamespace(num_warps=W, wave_size=wave, element_bits=element_bits, steps=[])
+    emitter = CppEmitter(plan, SimpleNamespace(wave_size=wave), SimpleNamespace(condition=condition), "lds")
+    p, dps = slots_per_dword(element_bits), dwords_per_slot(element_bits)
+    step = Movrels(dst=[16, 17], src=[0, 1], shift=shift)
+    regs = {d: f"v{d}" for d in range(16)}
+    step.emit(emitter, step.prepare(emitter, "movrels"), regs, "movrels")
+    body = {ln.split()[2]: ln.split(" = ", 1)[1].rstrip(";") for ln in emitter.body}
+    for w in range(W):
+        truth = {name: bool(t[w].all()) for name, t in tables.items()}
+        assert all(t[w].all() or not t[w].any() for t in tables.values())  # a condition is one value per warp
+        off = shift[w] * dps // p
+        for d, s in dword_pairs(step.dst, step.src, p, dps, "movrels"):
+            assert _evaluate_ternary(regs[d], body, truth) == f"v{s + off}", (w, d)
