@@ -11,7 +11,7 @@ import pytest
 
 from benchmarks.llir_lds import LdsAccess, lds_accesses
 from benchmarks.triton_lds_conflicts import OUT, SAMPLE, bank_rows, case_key
-from linlayout import LinearLayout
+from linlayout import LayoutError, LinearLayout
 from linlayout.cli.bench import CORPORA, bank_conflicts, kernel_plan, triton_bank_rows, triton_whole_conversion
 from linlayout.dtypes import dtype_bits
 from linlayout.synth.cost import access_conflict_cycles, cost_model, lds_conflict_cycles
@@ -145,3 +145,17 @@ def test_our_plans_conflicts_are_priced_as_its_cost_prices_them():
     plan = kernel_plan(LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"]), "gfx950", 16)
     assert lds_conflict_cycles(plan, cost_model("gfx950")) == 384.0
     assert bank_conflicts(plan, case, triton_whole_conversion(case))["triton_whole"] == 0.0
+
+
+def test_a_missing_conflicts_file_fails_in_one_line_not_conflict_blind(monkeypatch, tmp_path):
+    # without benchmarks/data/triton_lds_conflicts.json every row would be quietly conflict-blind: the bench
+    # refuses to run (a LayoutError, the CLI's one line and exit 2), and not as a refused row of each case
+    from linlayout.cli import bench
+
+    case = _case("mfma32T->mfma16", "gfx90a", "fp32", 1, "64x64")
+    monkeypatch.setattr(bench, "TRITON_LDS_CONFLICTS", tmp_path / "triton_lds_conflicts.json")
+    monkeypatch.setattr(bench, "_triton_bank_rows", None)
+    with pytest.raises(LayoutError, match="triton_lds_conflicts.json is missing"):
+        bench.triton_bank_rows(case)
+    with pytest.raises(LayoutError, match="is missing"):
+        bench.bench_or_refusal(case, binary=False)
