@@ -433,3 +433,25 @@ def test_random_select_trees_run_alike_before_and_after_the_rewrite():
         after, _ = _runs(new, 32, W, 32)
         assert np.array_equal(before[..., :1], after[..., :1]), [s.to_cert() for s in steps]
     assert rewritten >= 5
+
+
+def test_the_uniform_index_check_looks_at_the_active_lanes_only():
+    # lane 0 is masked off (scf.if on t != 0) and alone has another index: the active lanes agree, the first of
+    # them is lane 1, so the claim holds
+    kernel = lane_kernel("""      %c0 = arith.constant 0 : i32
+      %c1 = arith.constant 1 : i32
+      %c3 = arith.constant 3 : i32
+      %y = arith.addi %x, %c1 : i32
+      %vec = vector.from_elements %x, %y, %x, %y : vector<4xi32>
+      %lane0 = arith.cmpi eq, %t, %c0 : i32
+      %i = arith.select %lane0, %c3, %c1 : i32
+      %active = arith.cmpi ne, %t, %c0 : i32
+      %res = scf.if %active -> (i32) {
+        %r = llvm.extractelement %vec[%i : i32] {linlayout.uniform_index} : vector<4xi32>
+        scf.yield %r : i32
+      } else {
+        scf.yield %c0 : i32
+      }""")
+    x = np.arange(32, dtype=np.uint32)
+    out = run_lanes(kernel, x, np.uint32, arch=ARCH, block=32, check_compile=False)
+    assert np.array_equal(out, np.where(np.arange(32) == 0, 0, x + 1))
