@@ -23,7 +23,8 @@ computes the conversion's setup in a region of its own (``setup``: lane masks, s
 addresses in another (``store_addresses``, left out of both sides: :func:`kernel_sides`).  Our whole
 conversion therefore adds the ``setup`` region beyond the identity kernels' (:func:`setup_beyond`) to the counted region.
 A kernel storing a dst read in one copy (``Plan.dst_one_copy``) from its canonical lanes adds that mask's
-SALU to the setup (:func:`store_mask_salu`): the identity kernels store every lane.
+SALU to the setup (:func:`store_mask_salu`): the identity kernels store every lane.  The ``m0`` writes LLVM
+hoists out of the regions (a ``Movrels`` register index) are setup too (:func:`hoisted_m0_writes`).
 """
 
 from __future__ import annotations
