@@ -401,7 +401,8 @@ from linlayout.lowering.emit.conversion_kernel import build_conversion_kernel
 import json
 key = ("wmma1.16x16T->blocked[1x4,t16x2,o10]", "gfx1100", "bf16")
 (c,) = [c for c in json.loads(CORPORA["wave32"].read_text())["cases"] if (c["name"], c["arch"], c["dtype"]) == key]
-plan = kernel_plan(LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"]), c["arch"], dtype_bits(c["dtype"]))
+src, dst = LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"])
+plan = kernel_plan(src, dst, c["arch"], dtype_bits(c["dtype"]))
 print(hashlib.sha256(build_conversion_kernel(plan).text.encode()).hexdigest())
 """
 
