@@ -369,14 +369,13 @@ def test_a_gfx942_plan_with_a_movrels_step_fails_verification():
                                   "out_dims": [["dim0", 512]],
                                   "bases": {"register": [[1], [2]], "lane": [[4 << b] for b in range(6)],
                                             "warp": [[256]], "block": []}})
-    cert = plan_conversion(src, src, "gfx942", 32).to_certificate(raw=True)
-    cert["steps"] = [{"op": "movrels", "dst": [0], "src": [0], "shift": [0, 0]}]
-    try:
-        result = verify(Plan.from_certificate(cert))
-    except LayoutError as e:
-        assert "v_movrels_b32" in str(e)
-    else:
-        assert not result.ok and "v_movrels_b32" in result.message
+    plan = plan_conversion(src, src, "gfx942", 32)
+    cert = dict(plan.to_certificate(raw=True), steps=[{"op": "movrels", "dst": [0], "src": [0], "shift": [0, 0]}])
+    with pytest.raises(LayoutError, match="gfx942 has no v_movrels_b32 instruction"):  # the step's plan_error
+        Plan.from_certificate(cert)
+    plan.steps = [Movrels(dst=[0], src=[0], shift=(0, 0))]  # past the parser: the emulator refuses it too
+    result = verify(plan)
+    assert not result.ok and result.message == "ISA execution failed: gfx942 has no v_movrels_b32 instruction"
 
 
 def test_the_index_salu_exactly():
