@@ -23,7 +23,8 @@ computes the conversion's setup in a region of its own (``setup``: lane masks, s
 addresses in another (``store_addresses``, left out of both sides: :func:`kernel_sides`).  Our whole
 conversion therefore adds the ``setup`` region beyond the identity kernels' (:func:`setup_beyond`) to the counted region.
 A kernel storing a dst read in one copy (``Plan.dst_one_copy``) from its canonical lanes adds that mask's
-SALU to the setup (:func:`store_mask_salu`): the identity kernels store every lane.
+SALU to the setup (:func:`store_mask_salu`): the identity kernels store every lane.  The ``m0`` writes LLVM
+hoists out of the regions (a ``Movrels`` register index) are setup too (:func:`hoisted_m0_writes`).
 """
 
 from __future__ import annotations
@@ -71,11 +72,25 @@ def kernel_sides(isa_text: str) -> dict:
     return {"load": isa_counts("\n".join(before)), "store": isa_counts("\n".join(after))}
 
 
+#: An SALU instruction writing ``m0`` (its destination, the first operand).
+M0_WRITE = re.compile(r"^\s*s_\w+\s+m0\s*,")
+
+
+def hoisted_m0_writes(isa_text: str) -> list[str]:
+    """The SALU lines of a conversion kernel that write ``m0`` outside every marked region: the register
+    index of its ``v_movrels_b32`` reads (``steps.Movrels``), which LLVM hoists to the kernel's start
+    (``SIFixSGPRCopies`` merges the ``m0`` initializations at their common dominator) where the index is
+    a value from before the ``setup`` region (the warp id)."""
+    before, after = around_region(isa_text, "conv", leave_out=("setup", STORE_ADDRESSES))
+    return [ln for ln in before + after if M0_WRITE.match(ln)]
+
+
 def kernel_setup(isa_text: str) -> dict:
     """``isa_counts`` of the ``setup`` region of one of our conversion kernels: the plan's per-lane
     values (lane masks, byte selectors, LDS and ``ds_bpermute`` addresses, the permlane selectors'
-    low words), computed once before ``conv``."""
-    return isa_counts("\n".join(region_lines(isa_text, "setup")))
+    low words), computed once before ``conv``, with the ``m0`` writes LLVM hoisted out of the regions
+    (:func:`hoisted_m0_writes`: the setup of the plan's register index, ``salu_movrels_index``)."""
+    return isa_counts("\n".join(region_lines(isa_text, "setup") + hoisted_m0_writes(isa_text)))
 
 
 #: The instructions of a store masked to some lanes: EXEC saved and narrowed, and the branch past the stores.

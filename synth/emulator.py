@@ -1181,7 +1181,15 @@ def run_certificate(cert: dict) -> np.ndarray:
             read = np.asarray(st["src"], dtype=np.int64)[None, :] + shift[:, None]  # [W, slots]
             if read.min() < 0:
                 raise LayoutError("certificate: a movrels step reads below slot 0")
-            state[:, :, st["dst"]] = np.take_along_axis(state, read[:, None, :].repeat(wave, axis=1), axis=2)
+            # one v_movrels_b32 per register, in order (as the emulator, the MLIR and the hardware): the slots
+            # of one dst register (of a 64-bit slot: the slot) at once, a register an earlier one wrote read new
+            p = slots_per_dword(int(cert["element_bits"]))
+            per_register: dict[int, list[int]] = {}
+            for i, d in enumerate(st["dst"]):
+                per_register.setdefault(d // p, []).append(i)
+            dst = np.asarray(st["dst"], dtype=np.int64)
+            for idx in per_register.values():
+                state[:, :, dst[idx]] = np.take_along_axis(state, read[:, None, idx].repeat(wave, axis=1), axis=2)
         elif op == "barrier":
             pass
         else:

@@ -385,7 +385,7 @@ class LaneProgram:
         by_shift: dict[int, int] = {}
         terms = []
         done = 0
-        for unit in general:
+        for unit in sorted(general):  # (a set: its order would follow the string's hash, PYTHONHASHSEED)
             if unit[0] != x:
                 continue
             bits = unit[1]

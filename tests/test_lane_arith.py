@@ -383,3 +383,50 @@ def test_rdna_bit0_column_compiles_to_the_count():
     assert "v_bfe_i32" in ops and not any(op.startswith("v_cndmask") for op in ops)
     assert (sum(op.startswith("v_") for op in ops), 0) == programs[0].count() == (7, 0)
     assert np.array_equal(run_prologue(text, n, "gfx1200", 1)[:, 0], table.evaluate(1)[0])
+
+
+_TERMS_IN_ORDER = """
+from linlayout.synth.lane_arith import LANE, LaneProgram
+cols = [0x6, 0, 0, 0x300, 0x3000]  # three multi-bit columns: units (LANE, (0,)), (LANE, (3,)), (LANE, (4,))
+prog = LaneProgram("rdna", 5, 0)
+for general in prog._generals(cols, ()):
+    print([prog.nodes[n] for n, _ in prog._terms(LANE, cols, general)])
+"""
+
+_CASE_MLIR = """
+import hashlib
+from linlayout import LinearLayout
+from linlayout.cli.bench import CORPORA, kernel_plan
+from linlayout.dtypes import dtype_bits
+from linlayout.lowering.emit.conversion_kernel import build_conversion_kernel
+import json
+key = ("wmma1.16x16T->blocked[1x4,t16x2,o10]", "gfx1100", "bf16")
+(c,) = [c for c in json.loads(CORPORA["wave32"].read_text())["cases"] if (c["name"], c["arch"], c["dtype"]) == key]
+src, dst = LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"])
+plan = kernel_plan(src, dst, c["arch"], dtype_bits(c["dtype"]))
+print(hashlib.sha256(build_conversion_kernel(plan).text.encode()).hexdigest())
+"""
+
+
+def _under_hash_seeds(code: str, seeds) -> set[str]:
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = str(Path(__file__).resolve().parents[1])
+    outs = set()
+    for seed in seeds:
+        env = dict(os.environ, PYTHONHASHSEED=str(seed), PYTHONPATH=root)
+        outs.add(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                                check=True).stdout)
+    return outs
+
+
+def test_the_terms_and_the_emitted_mlir_do_not_follow_the_string_hash():
+    # a set of units holding the string "mul" (lane bit 0's multiply term) iterated in its hash order made the
+    # terms' order, so the arith.ori order of the MLIR and LLVM's schedule, change with PYTHONHASHSEED
+    (terms,) = _under_hash_seeds(_TERMS_IN_ORDER, range(8))
+    assert terms.count("\n") == 12  # 8 sets of 3 units, 4 of them with lane bit 0 once more as a multiply term
+    (mlir,) = _under_hash_seeds(_CASE_MLIR, (3, 5))
+    assert len(mlir.strip()) == 64

@@ -11,7 +11,7 @@ import pytest
 
 from benchmarks.llir_lds import LdsAccess, lds_accesses
 from benchmarks.triton_lds_conflicts import OUT, SAMPLE, bank_rows, case_key
-from linlayout import LinearLayout
+from linlayout import LayoutError, LinearLayout
 from linlayout.cli.bench import CORPORA, bank_conflicts, kernel_plan, triton_bank_rows, triton_whole_conversion
 from linlayout.dtypes import dtype_bits
 from linlayout.synth.cost import access_conflict_cycles, cost_model, lds_conflict_cycles
@@ -145,3 +145,59 @@ def test_our_plans_conflicts_are_priced_as_its_cost_prices_them():
     plan = kernel_plan(LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"]), "gfx950", 16)
     assert lds_conflict_cycles(plan, cost_model("gfx950")) == 384.0
     assert bank_conflicts(plan, case, triton_whole_conversion(case))["triton_whole"] == 0.0
+
+
+def test_a_missing_conflicts_file_fails_in_one_line_not_conflict_blind(monkeypatch, tmp_path):
+    # without benchmarks/data/triton_lds_conflicts.json every row would be quietly conflict-blind: the bench
+    # refuses to run (a LayoutError, the CLI's one line and exit 2), and not as a refused row of each case
+    from linlayout.cli import bench
+
+    case = _case("mfma32T->mfma16", "gfx90a", "fp32", 1, "64x64")
+    monkeypatch.setattr(bench, "TRITON_LDS_CONFLICTS", tmp_path / "triton_lds_conflicts.json")
+    monkeypatch.setattr(bench, "_triton_bank_rows", None)
+    with pytest.raises(LayoutError, match="triton_lds_conflicts.json is missing"):
+        bench.triton_bank_rows(case)
+    with pytest.raises(LayoutError, match="is missing"):
+        bench.bench_or_refusal(case, binary=False)
+
+
+def test_a_masked_lane_of_wave_0_at_a_conflicting_address_is_not_counted():
+    # gfx942 ds_read_b32 of 4 lane bytes in order; lane 5 would read bank 6 at another address (a 2-way
+    # conflict when it runs): masked off, it takes an active lane's address of its phase and adds nothing
+    addr = 4 * np.arange(64)
+    addr[5] = 4 * 6 + 128
+    active = np.ones(64, dtype=bool)
+    assert bank_rows([LdsAccess(False, 4, addr, active, 1)], "gfx942", 32) == [[0, 4, 3, 2, 1]]
+    active[5] = False
+    assert bank_rows([LdsAccess(False, 4, addr, active, 1)], "gfx942", 32) == [[0, 4, 2, 2, 1]]
+
+
+def test_conflict_cycles_are_lds_pipe_cycles_of_the_mix():
+    from linlayout.synth.cost import mix_cost
+
+    cm = cost_model("gfx942")
+    counts = {"lds_write": 4, "lds_read": 4, "valu": 10, "total": 18}
+    free, conflicted = mix_cost(cm, counts, 16, 16), mix_cost(cm, counts, 16, 16, 100.0)
+    assert conflicted["lds"] - free["lds"] == conflicted["lds_pipe"] - free["lds_pipe"] == 100.0
+    assert conflicted["simd"] == free["simd"]  # the LDS pipe's, not the SIMD's
+    for o in ("latency", "throughput"):
+        assert conflicted[f"{o}_value"] == cm.objective_value(conflicted, o) > free[f"{o}_value"]
+
+
+def test_tritons_region_takes_at_most_all_of_its_kernels_conflict_cycles(monkeypatch):
+    # a counted region with more reads than its kernel's LDS reads (as a whole conversion may count) takes the
+    # kernel's conflict cycles once, not more
+    from linlayout.cli import bench
+
+    case = _case("mfma32T->mfma16", "gfx90a", "fp32", 1, "64x64")
+    rows = triton_bank_rows(case)
+    kernel = dict(case["triton_kernel_shared"])
+    reads = int(kernel["lds_read"])
+    monkeypatch.setattr(bench, "lds_conflict_cycles", lambda plan, cm: 0.0)
+    plan = type("P", (), {"arch": "gfx90a"})()
+    more = dict(case["triton"], lds_read=3 * reads)
+    half = dict(case["triton"], lds_read=reads // 2)
+    all_cycles = access_conflict_cycles(cost_model("gfx90a"), rows)["lds_read"]
+    assert all_cycles == 640.0
+    got = bench.bank_conflicts(plan, dict(case, triton=more), half)
+    assert got == {"ours": 0.0, "triton": all_cycles, "triton_whole": all_cycles / 2}

@@ -428,16 +428,24 @@ def modelled(plan, ours: dict, triton: dict, triton_whole: dict | None = None, o
 _triton_bank_rows: dict[str, list] | None = None
 
 
-def triton_bank_rows(case: dict) -> list | None:
-    """Triton's LDS accesses of a corpus case as ``[store, width_bytes, cycles, min_cycles, count]``
-    rows (:data:`TRITON_LDS_CONFLICTS`, keyed ``name arch dtype num_warps shape``), or None where the file
-    has no such case (the baseline, the NVIDIA corpus, a case Triton's IR was not read for)."""
+def triton_bank_table() -> dict[str, list]:
+    """The cases of :data:`TRITON_LDS_CONFLICTS` (read once); a LayoutError where the file is missing (the
+    rows would be conflict-blind: benchmarks/triton_lds_conflicts.py writes it)."""
     global _triton_bank_rows
     if _triton_bank_rows is None:
-        _triton_bank_rows = (json.loads(TRITON_LDS_CONFLICTS.read_text())["cases"]
-                             if TRITON_LDS_CONFLICTS.exists() else {})
+        if not TRITON_LDS_CONFLICTS.exists():
+            raise LayoutError(f"{TRITON_LDS_CONFLICTS} is missing (benchmarks/triton_lds_conflicts.py writes it): "
+                              "without Triton's LDS accesses the rows would not count bank conflicts")
+        _triton_bank_rows = json.loads(TRITON_LDS_CONFLICTS.read_text())["cases"]
+    return _triton_bank_rows
+
+
+def triton_bank_rows(case: dict) -> list | None:
+    """Triton's LDS accesses of a corpus case as ``[store, width_bytes, cycles, min_cycles, count]``
+    rows (:func:`triton_bank_table`, keyed ``name arch dtype num_warps shape``), or None where the file
+    has no such case (the baseline, the NVIDIA corpus, a case Triton's IR was not read for)."""
     shape = "x".join(map(str, case.get("shape", ())))
-    return _triton_bank_rows.get(f"{case['name']} {case['arch']} {case['dtype']} {case.get('num_warps')} {shape}")
+    return triton_bank_table().get(f"{case['name']} {case['arch']} {case['dtype']} {case.get('num_warps')} {shape}")
 
 
 def bank_conflicts(plan, case: dict, triton_whole: dict | None) -> dict | None:
@@ -469,7 +477,9 @@ def bank_conflicts(plan, case: dict, triton_whole: dict | None) -> dict | None:
 
 def bench_or_refusal(case: dict, binary: bool = True) -> dict:
     """:func:`bench_case`, or the case's ``name, arch, dtype`` and ``refused`` (the planner's LayoutError:
-    the target or the conversion is not planned; no numbers of ours)."""
+    the target or the conversion is not planned; no numbers of ours).  A missing data file of the bench
+    (:func:`triton_bank_table`) is no refusal: its LayoutError passes."""
+    triton_bank_table()
     try:
         return bench_case(case, binary=binary)
     except LayoutError as e:
