@@ -123,13 +123,16 @@ def test_the_emitted_kernel_converts_on_the_interpreter_and_compiles_to_movrels(
     isa = low.compiled.isa
     assert isa.count("v_movrels_b32") == 16 and "s_set_gpr_idx_on" not in isa
     counts = low.report["isa_counts"]
-    assert (counts["v_mov"], counts["total"]) == (16, 56)  # v_movrels_b32 counted under v_mov
+    # v_movrels_b32 counted under v_mov; gfx1250's region holds one s_delay_alu more (LLVM's schedule there since
+    # the kernels declare their threads, session 22), which the plan does not count
+    delays = 1 if arch == "gfx1250" else 0
+    assert (counts["v_mov"], counts["s_delay_alu"], counts["total"]) == (16, delays, 56 + delays)
     # vcc_lo and 4 permlane selector words, and the m0 write LLVM hoists before the setup region (counted there)
     from linlayout.lowering.beyond_identity import hoisted_m0_writes
 
     assert [ln.split()[:2] for ln in hoisted_m0_writes(isa)] == [["s_lshr_b32", "m0,"]]
     assert kernel_setup(isa)["total"] == low.report["setup_counts"]["total"] == 6
-    assert counts["total"] + 6 == plan.total_with_overhead() == 62  # the estimate's 56 + 6, compiled
+    assert counts["total"] - delays + 6 == plan.total_with_overhead() == 62  # the estimate's 56 + 6, compiled
 
 
 @needs.mlir
