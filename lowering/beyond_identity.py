@@ -37,7 +37,8 @@ from linlayout.synth.convert import plan_conversion
 from .compile import CompileError
 from .conversion import lower_conversion
 from .emit.conversion_kernel import STORE_ADDRESSES, source_tuples
-from .isa import IsaRegionError, around_region, isa_counts, region_lines
+from .isa import IsaRegionError, around_region, isa_counts
+from .report import hoisted_m0_writes, kernel_setup
 
 #: The counts compared per side: all VALU, and the two kinds that only move data.
 VALU_KEYS = ("valu", "v_mov", "v_perm_b32")
@@ -70,27 +71,6 @@ def kernel_sides(isa_text: str) -> dict:
     difference: ``{"load": counts, "store": counts}``."""
     before, after = around_region(isa_text, "conv", leave_out=("setup", STORE_ADDRESSES))
     return {"load": isa_counts("\n".join(before)), "store": isa_counts("\n".join(after))}
-
-
-#: An SALU instruction writing ``m0`` (its destination, the first operand).
-M0_WRITE = re.compile(r"^\s*s_\w+\s+m0\s*,")
-
-
-def hoisted_m0_writes(isa_text: str) -> list[str]:
-    """The SALU lines of a conversion kernel that write ``m0`` outside every marked region: the register
-    index of its ``v_movrels_b32`` reads (``steps.Movrels``), which LLVM hoists to the kernel's start
-    (``SIFixSGPRCopies`` merges the ``m0`` initializations at their common dominator) where the index is
-    a value from before the ``setup`` region (the warp id)."""
-    before, after = around_region(isa_text, "conv", leave_out=("setup", STORE_ADDRESSES))
-    return [ln for ln in before + after if M0_WRITE.match(ln)]
-
-
-def kernel_setup(isa_text: str) -> dict:
-    """``isa_counts`` of the ``setup`` region of one of our conversion kernels: the plan's per-lane
-    values (lane masks, byte selectors, LDS and ``ds_bpermute`` addresses, the permlane selectors'
-    low words), computed once before ``conv``, with the ``m0`` writes LLVM hoisted out of the regions
-    (:func:`hoisted_m0_writes`: the setup of the plan's register index, ``salu_movrels_index``)."""
-    return isa_counts("\n".join(region_lines(isa_text, "setup") + hoisted_m0_writes(isa_text)))
 
 
 #: The instructions of a store masked to some lanes: EXEC saved and narrowed, and the branch past the stores.

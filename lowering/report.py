@@ -19,14 +19,17 @@ that the order the ROCDL lowering emits and pins needs (:func:`linlayout.synth.h
 
 from __future__ import annotations
 
+import re
+
 from linlayout.hw.targets import get_target
 from linlayout.lowering.compile import CompiledKernel
-from linlayout.lowering.isa import isa_counts, region_lines
+from linlayout.lowering.emit.conversion_kernel import STORE_ADDRESSES
+from linlayout.lowering.isa import around_region, isa_counts, region_lines
 from linlayout.synth.hazards import hazard_nops
 from linlayout.synth.steps import dwords_per_slot
 
 __all__ = ["PLAN_CHECKED_KEYS", "FUSED_KEY", "PERMLANE16_KEY", "isa_report", "expected_isa_counts",
-           "plan_isa_differences", "fused_dpp_count", "region_counts"]
+           "plan_isa_differences", "fused_dpp_count", "region_counts", "hoisted_m0_writes", "kernel_setup"]
 
 # ISA classes / sub-counts that a conversion region must hold exactly as the plan says.
 PLAN_CHECKED_KEYS = ("ds_bpermute", "ds_swizzle", "dpp", "permlane16_swap", "permlane32_swap", "v_cndmask",
@@ -106,3 +109,24 @@ def plan_isa_differences(plan, counts: dict[str, int], hazards: bool = False) ->
     (``hazards``: ``s_nop`` too, :func:`expected_isa_counts`)."""
     want = expected_isa_counts(plan, hazards)
     return {k: {"plan": want[k], "isa": int(counts.get(k, 0))} for k in want if want[k] != int(counts.get(k, 0))}
+
+
+#: An SALU instruction writing ``m0`` (its destination, the first operand).
+M0_WRITE = re.compile(r"^\s*s_\w+\s+m0\s*,")
+
+
+def hoisted_m0_writes(isa_text: str) -> list[str]:
+    """The SALU lines of a conversion kernel that write ``m0`` outside every marked region: the register
+    index of its ``v_movrels_b32`` reads (``steps.Movrels``), which LLVM hoists to the kernel's start
+    (``SIFixSGPRCopies`` merges the ``m0`` initializations at their common dominator) where the index is
+    a value from before the ``setup`` region (the warp id)."""
+    before, after = around_region(isa_text, "conv", leave_out=("setup", STORE_ADDRESSES))
+    return [ln for ln in before + after if M0_WRITE.match(ln)]
+
+
+def kernel_setup(isa_text: str) -> dict:
+    """``isa_counts`` of the ``setup`` region of one of our conversion kernels: the plan's per-lane
+    values (lane masks, byte selectors, LDS and ``ds_bpermute`` addresses, the permlane selectors'
+    low words), computed once before ``conv``, with the ``m0`` writes LLVM hoisted out of the regions
+    (:func:`hoisted_m0_writes`: the setup of the plan's register index, ``salu_movrels_index``)."""
+    return isa_counts("\n".join(region_lines(isa_text, "setup") + hoisted_m0_writes(isa_text)))
