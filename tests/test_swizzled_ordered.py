@@ -60,15 +60,23 @@ def _trips(ctx: ConversionContext, swizzled: bool) -> list[tuple[float, int, int
     return sorted(out, key=lambda t: t[:3])
 
 
+def _swizzled_kernel_plan(case: tuple, note: str, priced: tuple[float, int, int], region: int):
+    """The kernel's plan of ``case``: a verified round trip through the swizzled ordered layout ``note`` names,
+    at ``priced`` (cost, instructions with setup, address VALU) with ``region`` instructions; and its context."""
+    plan, ctx = _kernel(*case)
+    assert plan.strategy == "lds" and verify(plan).ok
+    assert any(note in n for n in plan.notes)
+    assert (plan.cost, plan.total_with_overhead(), plan.overhead["valu_lds_addr"]) == priced
+    assert plan.counts()["total"] == region
+    return plan, ctx
+
+
 def test_gfx90a_fp32_kernel_plan_is_a_swizzled_ordered_layout():
     # the kernel's plan: the dst lanes order after the 2-bit register prefix, rows 6..8 XOR bank bits 2..4
     # (shift 4), 12 address VALU in place of linlayout.synth.swizzle's 22, and fewer modelled cycles too
     # (both conflict-free: 544 against 624, the unswizzled ordered layouts' 1,056 and more)
-    plan, ctx = _kernel(*GFX90A)
-    assert plan.strategy == "lds" and verify(plan).ok
-    assert any("dst lanes order after a 2-bit prefix, rows swizzled by 4" in n for n in plan.notes)
-    assert (plan.cost, plan.total_with_overhead(), plan.overhead["valu_lds_addr"]) == (544.0, 20, 12)
-    assert plan.counts()["total"] == 7
+    _, ctx = _swizzled_kernel_plan(GFX90A, "dst lanes order after a 2-bit prefix, rows swizzled by 4",
+                                   (544.0, 20, 12), 7)
     (cost, count, valu, acc), = [t for t in _trips(ctx, True) if "dst lanes" in t[3].design.source]
     assert (cost, count, valu) == (544.0, 20, 12)
     assert [(c, n, v) for c, n, v, _ in _trips(ctx, False)] == [(624.0, 30, 22)]
@@ -97,11 +105,8 @@ def test_gfx1200_fp16_kernel_plan_is_a_swizzled_ordered_layout():
     # XOR the offset bit 4 below: conflict-free, 13 address VALU estimated in place of linlayout.synth.swizzle's
     # 22 and fewer modelled cycles (386 against 404); the 1-bit prefix's swizzle (fewer lane terms, narrow
     # accesses: 131 and 179 instructions) is listed too and ranks after both
-    plan, ctx = _kernel(*GFX1200)
-    assert plan.strategy == "lds" and verify(plan).ok
-    assert any("src lanes order after a 3-bit prefix, rows swizzled by 4" in n for n in plan.notes)
-    assert (plan.cost, plan.total_with_overhead(), plan.overhead["valu_lds_addr"]) == (386.0, 45, 13)
-    assert plan.counts()["total"] == 32
+    _, ctx = _swizzled_kernel_plan(GFX1200, "src lanes order after a 3-bit prefix, rows swizzled by 4",
+                                   (386.0, 45, 13), 32)
     trips = _trips(ctx, True)
     assert [(c, n, v) for c, n, v, _ in trips] == [(386.0, 45, 13), (654.0, 179, 19), (686.0, 131, 19)]
     assert [(c, n, v) for c, n, v, _ in _trips(ctx, False)] == [(404.0, 54, 22)]
