@@ -34,7 +34,7 @@ class LoweredConversion:
     ``report`` is :func:`linlayout.lowering.report.isa_report` of the ``conv`` region (with
     ``setup_counts``: the ``setup`` region, the plan's prologue outside the ``conv`` region -- LDS and
     ``ds_bpermute`` addresses, lane masks, byte selectors, the permlane selectors' low words, and the ``m0``
-    writes LLVM hoists out of the regions: ``beyond_identity.kernel_setup`` -- not the stores' addresses, which
+    writes LLVM hoists out of the regions: ``report.kernel_setup`` -- not the stores' addresses, which
     have a region of their own); ``differences`` lists the checked
     instruction kinds where the ISA and the plan disagree (empty when they agree).
     """

@@ -71,7 +71,7 @@ from .preimage import Problem, wave_local_maps
 
 __all__ = ["LDS_FIRST_FACTOR", "ONE_COPY_FORM", "STRATEGIES", "UNPACKED_FORM", "UnpackedDstRefused",
            "UnpackedSrcRefused", "candidate_plans", "exchange_schedule_plans", "lds_plan", "one_copy_candidates",
-           "plan_conversion", "require_amd"]
+           "plan_conversion", "rank_value", "require_amd"]
 
 # [I] Where only the first plan is wanted, the LDS plans are built before the in-wave ones when the
 # in-wave programs' least rank value floor is above this many times the LDS lower bound's (then an
@@ -244,8 +244,7 @@ def _finish_in_wave(ctx: ConversionContext, built: _InWaveProgram) -> Plan:
 
 def _emission_key(ctx: ConversionContext, plan: Plan) -> tuple[float, int]:
     """How two forms of one program rank: rank value, then instructions with setup."""
-    total = plan.total_with_overhead()
-    return ctx.cost_model.rank_value(ctx.cost_model.rank_cost(plan), total), total
+    return rank_value(plan, ctx.cost_model), plan.total_with_overhead()
 
 
 def _indexed(ctx: ConversionContext, plan: Plan) -> Plan:
@@ -780,7 +779,7 @@ def _unrefined_candidates(ctx: ConversionContext, best_only: bool = False, movma
     if cands and strategy == "auto" and prune:  # no LDS plan can beat (or tie) it: skip
         lb = _lower_bound(ctx)
         lds_floor = cm.rank_value(lb["lds_cost"], lb["lds_instructions"])
-        ceiling = cm.tie_limit(min(_rank_value(p, cm) for p in cands))
+        ceiling = cm.tie_limit(min(rank_value(p, cm) for p in cands))
     if strategy in ("auto", "lds") and (lds_floor is None or lds_floor <= ceiling):
         try:
             cands.extend(_lds_candidates(ctx, best_only, ceiling, prune))
@@ -834,7 +833,7 @@ def _lds_first(ctx: ConversionContext, programs: list[_InWaveProgram], floors: l
         lds = _lds_candidates(ctx, best_only=True)
     except (_NoLdsPlan, lds_path.DesignRefused):  # no LDS plan fits: the in-wave plans are the candidates
         lds = []
-    limit = cm.tie_limit(min(_rank_value(p, cm) for p in lds)) if lds else float("inf")
+    limit = cm.tie_limit(min(rank_value(p, cm) for p in lds)) if lds else float("inf")
     return [_finish_in_wave(ctx, b) for b, f in zip(programs, floors)
             if f <= limit and b.floor().rank_value(cm) <= limit] + lds
 
@@ -853,7 +852,7 @@ def _within_ties(ctx: ConversionContext, programs: list[_InWaveProgram], floors:
         if floors[k] > limit:
             break
         plans[k] = _finish_in_wave(ctx, programs[k])
-        limit = min(limit, cm.tie_limit(_rank_value(plans[k], cm)))
+        limit = min(limit, cm.tie_limit(rank_value(plans[k], cm)))
     return [plans[k] for k in sorted(plans)]
 
 
@@ -905,7 +904,9 @@ def _movmatrix_candidates(ctx: ConversionContext, best_only: bool) -> list[Plan]
     return out
 
 
-def _rank_value(plan: Plan, cm: cost_mod.CostModel) -> float:
+def rank_value(plan: Plan, cm: cost_mod.CostModel) -> float:
+    """What the planner ranks ``plan`` by: ``CostModel.rank_value`` of its ``CostModel.rank_cost`` (the cost with
+    its bank-conflict cycles weighed) and its instructions with setup."""
     return cm.rank_value(cm.rank_cost(plan), plan.total_with_overhead())
 
 
@@ -923,7 +924,7 @@ def _rank(cands: list[Plan], cm: cost_mod.CostModel) -> list[Plan]:
     unbuilt (none of which could be first)."""
     if not cands:
         return cands
-    value = {id(p): _rank_value(p, cm) for p in cands}
+    value = {id(p): rank_value(p, cm) for p in cands}
     tie = cm.tie_limit(min(value.values()))
     return sorted(cands, key=lambda p: (value[id(p)] > tie, p.total_with_overhead(), p.lds_bytes > 0,
                                         p.cost_detail.get("latency_value", 0.0)))
@@ -1018,7 +1019,7 @@ def _one_copy_plan(plain: Plan, src: LinearLayout, dst: LinearLayout, args: tupl
     contexts = [_context(src, filled, *args[:3], "registers", *args[4:])
                 for filled in (one_copy.filled_dsts(src, dst) if strategy != "lds" else [])]
     floors = [_one_copy_floor(ctx) for ctx in contexts]
-    least = _rank_value(plain, cm)
+    least = rank_value(plain, cm)
     planned = {}
     for i in sorted(range(len(contexts)), key=floors.__getitem__):
         ceiling = cm.tie_limit(least) if cm.floors_apply else float("inf")
@@ -1036,7 +1037,7 @@ def _one_copy_plan(plain: Plan, src: LinearLayout, dst: LinearLayout, args: tupl
             raise PlanVerificationError(f"internal error: the one-copy {plan.strategy} plan failed verification: "
                                         f"{res.message}")
         planned[i] = plan
-        least = min(least, _rank_value(plan, cm))
+        least = min(least, rank_value(plan, cm))
     return cm.best_of([plain] + [planned[i] for i in sorted(planned)], cm.rank_cost,
                       lambda p: p.total_with_overhead())
 

@@ -113,7 +113,7 @@ def _round_trips(family: str, name: str, arch: str, dtype: str, num_warps: int):
 def _setup_alu(family: str, name: str, arch: str, dtype: str, num_warps: int) -> int:
     """The VALU and SALU of the compiled ``setup`` region of the case's kernel (a ``v_dual_*`` two: isa_counts;
     the SALU of the warp part of the addresses, and on RDNA their ``s_delay_alu``)."""
-    from linlayout.lowering.beyond_identity import kernel_setup
+    from linlayout.lowering.report import kernel_setup
     from linlayout.lowering.conversion import lower_conversion
 
     plan = _round_trips(family, name, arch, dtype, num_warps)[0]

@@ -85,7 +85,7 @@ def test_every_in_wave_program_prices_at_or_above_its_floor(objective):
             plan = convert._finish_in_wave(ctx, built)
             assert floor.cost <= plan.cost + 1e-9, (case["name"], built.name, floor, plan.cost)
             assert floor.instructions <= plan.total_with_overhead(), (case["name"], built.name, floor)
-            assert floor.rank_value(cm) <= convert._rank_value(plan, cm) + 1e-9
+            assert floor.rank_value(cm) <= convert.rank_value(plan, cm) + 1e-9
             seen += 1
             dtypes.add(case["dtype"])
             warps.add(case["num_warps"])

@@ -73,7 +73,7 @@ def test_the_tie_fraction_is_15_percent_of_the_cost_but_5_under_concurrent(objec
     assert (second.strategy, second.cost, second.total_with_overhead()) == ("registers", 18.0 * per_wave, 6)
     assert {k: v for k, v in first.counts().items() if v} == {"permlane16_swap": 2, "permlane32_swap": 2, "total": 4}
     assert {k: v for k, v in second.counts().items() if v} == {"v_cndmask": 2, "permlane32_swap": 2, "total": 4}
-    values = [convert._rank_value(p, cm) for p in (first, second)]
+    values = [convert.rank_value(p, cm) for p in (first, second)]
     if objective == "concurrent":
         exponent = cost.CONCURRENT_INSTRUCTION_EXPONENT
         assert values == pytest.approx([40 * 5 ** exponent, 36 * 6 ** exponent])

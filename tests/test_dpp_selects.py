@@ -150,7 +150,7 @@ def test_the_compiled_kernel_converts_and_counts_fewer(family, name, arch, dtype
 def _compiled_total(plan, monkeypatch, tmp_path) -> int:
     """The compiled conversion region and setup of ``plan``'s kernel, once its MLIR runs on the
     interpreter and its plan on the emulator to the expected tile."""
-    from linlayout.lowering.beyond_identity import kernel_setup
+    from linlayout.lowering.report import kernel_setup
     from linlayout.lowering.conversion import lower_conversion
     from linlayout.lowering.emit.host import distinct_tile, emulated_output, expected_output, interpret
 

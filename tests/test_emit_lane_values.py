@@ -180,7 +180,7 @@ def test_a_bpermute_address_a_constant_above_another_is_its_offset_field(arch, d
     from linlayout import LinearLayout
     from linlayout.cli.bench import kernel_plan
     from linlayout.dtypes import dtype_bits
-    from linlayout.lowering.beyond_identity import kernel_setup
+    from linlayout.lowering.report import kernel_setup
     from linlayout.lowering.conversion import lower_conversion
     from linlayout.lowering.emit.host import distinct_tile, expected_output, interpret
     from linlayout.lowering.isa import region_lines
@@ -219,7 +219,7 @@ def test_bpermute_addresses_count_their_warp_part(family, name, arch, dtype, num
     from linlayout import LinearLayout
     from linlayout.cli.bench import kernel_plan
     from linlayout.dtypes import dtype_bits
-    from linlayout.lowering.beyond_identity import kernel_setup
+    from linlayout.lowering.report import kernel_setup
     from linlayout.lowering.conversion import lower_conversion
     from repo_data import family_corpus
 
@@ -261,7 +261,7 @@ def test_lds_address_from_the_thread_id_compiles_to_its_count():
     ``v_lshrrev_b32``, ``v_and_b32`` and an ``s_delay_alu`` (5 before: a lane term, the warp id's
     ``s_lshr_b32``, a ``v_and_or_b32`` join and the delay); the whole conversion is 5 + 3 + the wait after
     the region, Triton's 9; the kernel moves every element on the interpreter."""
-    from linlayout.lowering.beyond_identity import kernel_setup
+    from linlayout.lowering.report import kernel_setup
     from linlayout.lowering.conversion import lower_conversion
     from linlayout.lowering.emit.host import distinct_tile, expected_output, interpret
     from linlayout.lowering.isa import isa_counts, region_lines
@@ -284,7 +284,7 @@ def test_a_bpermute_address_after_the_load_line_is_priced_with_its_terms():
     the same ``LaneValues`` first: estimated 5 (6 without the load line's registers, ``formed``), and the
     compiled setup is those 5 and the 6 VALU of the lane selectors.  Emulator-verified, the kernel run on the
     interpreter."""
-    from linlayout.lowering.beyond_identity import kernel_setup
+    from linlayout.lowering.report import kernel_setup
     from linlayout.lowering.conversion import lower_conversion
     from linlayout.lowering.emit.host import distinct_tile, expected_output, interpret
     from linlayout.synth import cost

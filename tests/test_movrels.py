@@ -114,7 +114,7 @@ def test_a_tree_rewrites_only_where_its_leaves_are_one_shift_table():
 @pytest.mark.parametrize("arch", ["gfx1100", "gfx1200", "gfx1250"])
 def test_the_emitted_kernel_converts_on_the_interpreter_and_compiles_to_movrels(arch):
     # the corpus case on gfx1100; its layouts planned for gfx1200 and gfx1250 give the same plan and counts
-    from linlayout.lowering.beyond_identity import kernel_setup
+    from linlayout.lowering.report import kernel_setup
 
     plan = _case_plan(arch=arch)
     assert plan.counts()["total"] == 56 and sum(isinstance(s, Movrels) for s in plan.steps) == 16
@@ -128,7 +128,7 @@ def test_the_emitted_kernel_converts_on_the_interpreter_and_compiles_to_movrels(
     delays = 1 if arch == "gfx1250" else 0
     assert (counts["v_mov"], counts["s_delay_alu"], counts["total"]) == (16, delays, 56 + delays)
     # vcc_lo and 4 permlane selector words, and the m0 write LLVM hoists before the setup region (counted there)
-    from linlayout.lowering.beyond_identity import hoisted_m0_writes
+    from linlayout.lowering.report import hoisted_m0_writes
 
     assert [ln.split()[:2] for ln in hoisted_m0_writes(isa)] == [["s_lshr_b32", "m0,"]]
     assert kernel_setup(isa)["total"] == low.report["setup_counts"]["total"] == 6
@@ -139,7 +139,7 @@ def test_the_emitted_kernel_converts_on_the_interpreter_and_compiles_to_movrels(
 def test_an_index_other_than_the_warp_id_is_a_scalar_select_chain():
     # the dst's two warp bits swapped: warp w reads its src + (0, 4, 2, 6)[w], index (0, 2, 1, 3)[w], made by
     # s_cmp + s_cselect per warp after warp 0 (MOVRELS_WARP_SALU) and moved into m0 (in the region, compiled)
-    from linlayout.lowering.beyond_identity import kernel_setup
+    from linlayout.lowering.report import kernel_setup
 
     plan = _case_plan(swap_dst_warps=True)
     assert {s.shift for s in plan.steps if isinstance(s, Movrels)} == {(0, 4, 2, 6)} and plan.verified

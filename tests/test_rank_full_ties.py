@@ -20,7 +20,7 @@ SAMPLES = [("amd", 11), ("wave32", 10), ("nvidia", 7)]
 
 
 def _keys(plan, cm) -> tuple:
-    return (convert._rank_value(plan, cm), plan.total_with_overhead(), plan.lds_bytes > 0,
+    return (convert.rank_value(plan, cm), plan.total_with_overhead(), plan.lds_bytes > 0,
             plan.cost_detail.get("latency_value", 0.0))
 
 
@@ -220,7 +220,7 @@ def test_the_synthesized_layout_waits_under_its_bounds_only_under_a_limit(monkey
             if lds_first:
                 assert not unmade, c["name"]
             else:
-                ceiling = cm.tie_limit(min(convert._rank_value(p, cm) for p in plans if not p.lds_bytes))
+                ceiling = cm.tie_limit(min(convert.rank_value(p, cm) for p in plans if not p.lds_bytes))
                 lb = convert._lower_bound(ctx)
                 over = cm.rank_value(b.cost, instructions) > ceiling or \
                     cm.rank_value(lb["lds_cost"], lb["lds_instructions"]) > ceiling

@@ -103,7 +103,7 @@ def test_the_load_lines_register_is_the_stores_address():
 
 @needs.mlir
 def test_the_estimate_is_the_compiled_setup():
-    from linlayout.lowering.beyond_identity import kernel_setup
+    from linlayout.lowering.report import kernel_setup
     from linlayout.lowering.conversion import lower_conversion
 
     plan = _kernel_plan()

@@ -91,7 +91,7 @@ def test_gfx90a_fp32_kernel_plan_is_a_swizzled_ordered_layout():
 def test_gfx90a_fp32_compiled_setup_is_the_estimate():
     # the compiled setup region's VALU and SALU are the plan's address VALU (12; 22 through linlayout.synth.swizzle's
     # layout, session 20)
-    from linlayout.lowering.beyond_identity import kernel_setup
+    from linlayout.lowering.report import kernel_setup
     from linlayout.lowering.conversion import lower_conversion
 
     plan, _ = _kernel(*GFX90A)
@@ -129,7 +129,7 @@ def test_gfx1200_fp16_compiled_setup_and_interpreted_kernel():
     # kernel moves a distinct tile exactly
     import numpy as np
 
-    from linlayout.lowering.beyond_identity import kernel_setup
+    from linlayout.lowering.report import kernel_setup
     from linlayout.lowering.conversion import lower_conversion
     from linlayout.lowering.emit.host import distinct_tile, expected_output, interpret
 

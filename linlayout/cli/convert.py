@@ -28,7 +28,7 @@ from linlayout.lowering.cpp import DIALECTS
 from linlayout.lowering.emit.conversion_kernel import source_tuples
 from linlayout.hw.targets import get_target
 from linlayout.synth.context import ELEMENT_BITS, dword_bits
-from linlayout.synth.convert import ONE_COPY_FORM, UNPACKED_FORM, plan_conversion, require_amd
+from linlayout.synth.convert import ONE_COPY_FORM, UNPACKED_FORM, plan_conversion, rank_value, require_amd
 from linlayout.synth.cost import (CONCURRENT_INSTRUCTION_EXPONENT, DST_TUPLE_DWORDS, OBJECTIVES, SRC_TUPLE_DWORDS,
                                   cost_model)
 from linlayout.synth.plan import unpacked_src
@@ -188,12 +188,6 @@ def check_unpacked_emit(args: argparse.Namespace) -> None:
                                   "load/store form (--emit mlir|isa|fatbin)")
 
 
-
-def _rank_value(plan) -> float:
-    """What the planner ranked ``plan`` by (``CostModel.rank_value`` of its ``CostModel.rank_cost``)."""
-    cm = cost_model(plan.arch, plan.objective)
-    return cm.rank_value(cm.rank_cost(plan), plan.total_with_overhead())
-
 def run(args: argparse.Namespace) -> dict:
     if args.emit and not args.output:
         raise LayoutError("--emit needs -o FILE")
@@ -223,7 +217,7 @@ def run(args: argparse.Namespace) -> dict:
         "total_with_overhead": plan.total_with_overhead(),
         "objective": plan.objective,
         "cost": plan.cost,
-        "rank_value": _rank_value(plan),
+        "rank_value": rank_value(plan, cost_model(plan.arch, plan.objective)),
         "cost_detail": plan.cost_detail,
         "lower_bound": plan.lower_bound,
         "lds_bytes": plan.lds_bytes,
