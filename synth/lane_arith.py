@@ -59,6 +59,7 @@ vanish are constants (no op).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import xor
 from typing import NamedTuple
 
 import numpy as np
@@ -191,8 +192,8 @@ def _units(x: int, cols) -> list:
     return units
 
 
-def _nonzero(cols) -> int:
-    return sum(1 for c in cols if c)
+def _nonzero(cols: tuple[int, ...]) -> int:
+    return len(cols) - cols.count(0)
 
 
 def _bits(x: int) -> list[int]:
@@ -316,8 +317,8 @@ class LaneProgram:
         size = _nonzero(aff.lane_cols) + _nonzero(aff.warp_cols)
         near = []
         for prev, node in self.tables.items():
-            d_lane = tuple(a ^ b for a, b in zip(aff.lane_cols, prev.lane_cols))
-            d_warp = tuple(a ^ b for a, b in zip(aff.warp_cols, prev.warp_cols))
+            d_lane = tuple(map(xor, aff.lane_cols, prev.lane_cols))
+            d_warp = tuple(map(xor, aff.warp_cols, prev.warp_cols))
             d = _nonzero(d_lane) + _nonzero(d_warp)
             if d < size:
                 near.append((d, node, d_lane, d_warp, aff.const ^ prev.const))
@@ -373,7 +374,7 @@ class LaneProgram:
         """``const ^ lane part ^ warp part``: the terms (:meth:`_terms`) OR'ed within groups of disjoint
         output bits, the groups XOR'ed; the warp part combined apart (scalar ops), then one term."""
         terms = self._terms(LANE, lane_cols, general, care)
-        warp_terms = self._terms(WARP, warp_cols, general)
+        warp_terms = self._terms(WARP, warp_cols, general) if any(warp_cols) else None
         if warp_terms:  # the warp part (scalar) joins the lane terms as one more term
             terms.append(self._combine(warp_terms))
         if not terms:
