@@ -59,6 +59,7 @@ vanish are constants (no op).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import xor
 from typing import NamedTuple
 
 import numpy as np
@@ -191,8 +192,8 @@ def _units(x: int, cols) -> list:
     return units
 
 
-def _nonzero(cols) -> int:
-    return sum(1 for c in cols if c)
+def _nonzero(cols: tuple[int, ...]) -> int:
+    return len(cols) - cols.count(0)
 
 
 def _bits(x: int) -> list[int]:
@@ -236,21 +237,27 @@ class LaneProgram:
         self._index: dict[tuple, int] = {n: i for i, n in enumerate(self.nodes)}
         self._ops: list[list[int]] = [[], [], []]  # each node's operands that are nodes of ops (not constants)
         self._vec: list[bool] = [True, False, True]  # does the node depend on the lane id (a VALU op)?
+        self._kinds: list[str] = ["in", "in", "in"]  # each node's kind (``nodes[i][0]``)
         self.tables: dict[AffineTable, int] = {}  # the tables built, by their map
         self.wrapped: dict[tuple[AffineTable, int], int] = {}  # the tables read modulo a power of two, by (map, care)
 
     # ------------------------------------------------------------------ building
     def node(self, kind: str, *args) -> int:
-        key = (kind, *args)
+        return self._node((kind, *args))
+
+    def _node(self, key: tuple) -> int:
+        """:meth:`node` of ``key`` ``(kind, *args)``."""
         i = self._index.get(key)
         if i is None:
-            nodes, vec = self.nodes, self._vec
-            i = len(nodes)
+            kinds, vec = self._kinds, self._vec
+            i = len(kinds)
+            kind = key[0]
             if kind == "or" or kind == "xor":
-                ops = [a for a in args if nodes[a][0] != "const"]
+                ops = [a for a in key[1:] if kinds[a] != "const"]
             else:
-                ops = [args[0]] if kind != "const" else []
-            nodes.append(key)
+                ops = [key[1]] if kind != "const" else []
+            self.nodes.append(key)
+            kinds.append(kind)
             self._index[key] = i
             self._ops.append(ops)
             vec.append(len(ops) > 0 and (vec[ops[0]] or (len(ops) > 1 and vec[ops[1]])))  # (at most two)
@@ -310,8 +317,8 @@ class LaneProgram:
         size = _nonzero(aff.lane_cols) + _nonzero(aff.warp_cols)
         near = []
         for prev, node in self.tables.items():
-            d_lane = tuple(a ^ b for a, b in zip(aff.lane_cols, prev.lane_cols))
-            d_warp = tuple(a ^ b for a, b in zip(aff.warp_cols, prev.warp_cols))
+            d_lane = tuple(map(xor, aff.lane_cols, prev.lane_cols))
+            d_warp = tuple(map(xor, aff.warp_cols, prev.warp_cols))
             d = _nonzero(d_lane) + _nonzero(d_warp)
             if d < size:
                 near.append((d, node, d_lane, d_warp, aff.const ^ prev.const))
@@ -332,7 +339,7 @@ class LaneProgram:
             yield lambda g=general: self._with_const(self._combine(self._terms(TID, cols, g)), aff.const)
 
     def _generals(self, lane_cols, warp_cols, x: int = LANE):
-        """The sets of *units* to build as column or multiply terms (``_units``): every set where there
+        """The sets of *units* to build as column or multiply terms (``_units``), each a sorted tuple: every set where there
         are at most 3 units, else none and all.  Lane bit 0 (no negative shift) is a column term in a set,
         then in the same set once more a multiply term (``(LANE, (0,), "mul")``): LLVM makes ``(x & 1) * K``
         a select where the AND has no other use (gfx9: ``v_cmp``, ``v_mov_b32`` of ``K``, ``v_cndmask_b32``, 2
@@ -343,15 +350,18 @@ class LaneProgram:
         ``blocked[2x1,t32x1,o01]->dotAwmma2.16x16(kw8)`` setup 16 -> 13, Triton's whole 45); alone, in session 20,
         it had moved 2 plans for the worse (docs/benchmarks.md "Session 20: setup24", "Session 22: w32lds27")."""
         units = _units(x, lane_cols) + _units(WARP, warp_cols)
+        if not units:
+            yield ()
+            return
         if len(units) > 3:
-            picks = [frozenset(), frozenset(units)]
+            picks = [(), units]
         else:
-            picks = [frozenset(u for k, u in enumerate(units) if (pick >> k) & 1) for pick in range(1 << len(units))]
+            picks = [[u for k, u in enumerate(units) if (pick >> k) & 1] for pick in range(1 << len(units))]
         bit0 = (x, (0,))
-        for pick in picks:
-            yield pick
+        for pick in picks:  # each a sorted tuple: _terms builds its units in this order, not in a set's
+            yield tuple(sorted(pick))
             if bit0 in pick:
-                yield pick - {bit0} | {(x, (0,), "mul")}
+                yield tuple(sorted([u for u in pick if u != bit0] + [(x, (0,), "mul")]))
 
     def _xor(self, a: int, b: int) -> int:
         if self.nodes[b] == ("const", 0):
@@ -364,7 +374,7 @@ class LaneProgram:
         """``const ^ lane part ^ warp part``: the terms (:meth:`_terms`) OR'ed within groups of disjoint
         output bits, the groups XOR'ed; the warp part combined apart (scalar ops), then one term."""
         terms = self._terms(LANE, lane_cols, general, care)
-        warp_terms = self._terms(WARP, warp_cols, general)
+        warp_terms = self._terms(WARP, warp_cols, general) if any(warp_cols) else None
         if warp_terms:  # the warp part (scalar) joins the lane terms as one more term
             terms.append(self._combine(warp_terms))
         if not terms:
@@ -382,30 +392,38 @@ class LaneProgram:
         """The terms ``(node, output bits)`` of the linear part ``XOR_b x_b cols[b]``: a column or
         multiply term per unit of ``general`` (``_units``), a shift term per shift of the other pairs
         (module docstring; ``care``: :meth:`add`'s)."""
+        node = self._node
         by_shift: dict[int, int] = {}
         terms = []
         done = 0
-        for unit in sorted(general):  # (a set: its order would follow the string's hash, PYTHONHASHSEED)
+        for unit in general:  # in sorted order (_generals), not a set's: that would follow PYTHONHASHSEED
             if unit[0] != x:
                 continue
             bits = unit[1]
-            done |= sum(1 << b for b in bits)
+            for b in bits:
+                done |= 1 << b
             k, m, mult = _multiply(bits, cols)  # valid for every unit (_units)
             if len(bits) == 1 and (k != 0 or unit == (x, (0,)) and x != WARP):  # v_bfe_i32, an AND (bit 0: _generals)
                 b = bits[0]
-                terms.append((self.node("and", self.node("sbit", x, b), cols[b]), cols[b]))
+                terms.append((node(("and", node(("sbit", x, b)), cols[b])), cols[b]))
                 continue
-            part = self.node("and", self.node("shr", x, k) if k else x, m)
-            terms.append((self.node("mul", part, mult), sum(cols[b] for b in bits)))
+            part = node(("and", node(("shr", x, k)) if k else x, m))
+            terms.append((node(("mul", part, mult)), sum(cols[b] for b in bits)))
         for b, col in enumerate(cols):
             if not col or (done >> b) & 1:
                 continue
-            for o in _bits(col):
-                by_shift[o - b] = by_shift.get(o - b, 0) | (1 << b)
-        outs = {s: (m << s) if s >= 0 else (m >> -s) for s, m in by_shift.items()}
-        if care is None or self.family != "gfx9" or x != LANE:
-            terms.extend((self._shift_term(x, m, s), outs[s]) for s, m in sorted(by_shift.items()))
+            while col:
+                low = col & -col
+                col ^= low
+                s = low.bit_length() - 1 - b
+                by_shift[s] = by_shift.get(s, 0) | (1 << b)
+        if not by_shift:
             return terms
+        if care is None or self.family != "gfx9" or x != LANE:
+            for s, m in sorted(by_shift.items()):
+                terms.append((self._shift_term(x, m, s), (m << s) if s >= 0 else (m >> -s)))
+            return terms
+        outs = {s: (m << s) if s >= 0 else (m >> -s) for s, m in by_shift.items()}
         for s, m in sorted(by_shift.items()):
             others = 0  # the output bits of every other term: a term disjoint from them is OR'ed
             for t in terms:
@@ -425,33 +443,36 @@ class LaneProgram:
         :meth:`_terms` gives ``care`` only on gfx9, to a lane term whose output bits no other term has,
         which an OR joins: in an XOR LLVM masks the XOR of shifts once, ``(a << i ^ b << j) & M``)."""
         if care is not None and s >= 0 and not (care >> s) & ~m:
-            return self.node("shl", TID, s) if s else TID
+            return self._node(("shl", TID, s)) if s else TID
         if s >= 0:
-            part = self.node("and", x, m)
-            return self.node("shl", part, s) if s else part
+            part = self._node(("and", x, m))
+            return self._node(("shl", part, s)) if s else part
         k = -s
         run = m >> k
         if m & ((1 << k) - 1) == 0 and run & (run + 1) == 0:
-            return self.node("bfe", x, k, run.bit_length())
-        return self.node("and", self.node("shr", x, k), run)
+            return self._node(("bfe", x, k, run.bit_length()))
+        return self._node(("and", self._node(("shr", x, k)), run))
 
     def _combine(self, terms: list[tuple[int, int]]) -> tuple[int, int]:
         """``(node, output bits)`` of the XOR of ``terms``: greedy groups of pairwise disjoint terms,
         each an OR chain (terms an OR cannot absorb first), the groups XOR'ed."""
-        fusable = lambda t: self.nodes[t[0]][0] == "shl" or (  # noqa: E731
-            self.nodes[t[0]][0] == "and" and (self.family == "rdna" or _inline(self.nodes[t[0]][2])))
+        if len(terms) == 1:
+            return terms[0]
+        kinds, nodes, rdna = self._kinds, self.nodes, self.family == "rdna"
+        fusable = lambda t: kinds[t[0]] == "shl" or (  # noqa: E731
+            kinds[t[0]] == "and" and (rdna or _inline(nodes[t[0]][2])))
         groups: list[list] = []  # each [its terms' output bits, node of the OR chain so far]
-        for t, out in (terms if len(terms) == 1 else sorted(terms, key=fusable)):
+        for t, out in sorted(terms, key=fusable):
             for g in groups:
                 if not out & g[0]:  # disjoint from every term of the group
                     g[0] |= out
-                    g[1] = self.node("or", g[1], t)
+                    g[1] = self._node(("or", g[1], t))
                     break
             else:
                 groups.append([out, t])
         acc, bits = None, 0
         for out, node in groups:
-            acc = node if acc is None else self.node("xor", acc, node)
+            acc = node if acc is None else self._node(("xor", acc, node))
             bits |= out
         return acc, bits
 
@@ -460,27 +481,29 @@ class LaneProgram:
         """``(valu, salu)``: the ops of every node reached from a table, VALU where they depend on
         the lane id; a node that an OR/XOR absorbs (module docstring) is no instruction; on gfx9 one
         ``v_mov_b32`` per value of the non-inline constants of the ORs that absorbed one."""
-        ops, vector, nodes = self._ops, self._vec, self.nodes
-        live = [False] * len(nodes)
-        for i in (*self.tables.values(), *self.wrapped.values()):
+        ops, vector, kinds = self._ops, self._vec, self._kinds
+        n = len(kinds)
+        live = [False] * n
+        for i in self.tables.values():
             live[i] = True
-        uses = [0] * len(nodes)
-        order = []  # the live nodes, parents first (a node's operands are older nodes)
-        for i in range(len(nodes) - 1, -1, -1):
+        for i in self.wrapped.values():
+            live[i] = True
+        uses = [0] * n
+        order = []  # the live op nodes, parents first (a node's operands are older nodes)
+        for i in range(n - 1, TID, -1):
             if live[i]:
                 order.append(i)
                 for a in ops[i]:
                     uses[a] += 1
                     live[a] = True
         gfx9 = self.family == "gfx9"
-        absorbed = [False] * len(nodes)
-        literals = set()  # gfx9: the non-inline constants of the ORs/XORs that absorbed an operand
+        absorbed = [False] * n
+        literals = None  # gfx9: the non-inline constants of the ORs/XORs that absorbed an operand
         valu = salu = 0
         for i in order:  # parents first (LLVM selects from the root down): a node's absorber came before it
-            if absorbed[i] or i <= TID:
+            if absorbed[i]:
                 continue
-            node = nodes[i]
-            kind = node[0]
+            kind = kinds[i]
             if kind == "const":
                 continue
             if not vector[i]:
@@ -488,22 +511,24 @@ class LaneProgram:
                 continue
             valu += 1
             if kind == "mul":
-                if gfx9 and node[2] >= 1 << 24:
+                if gfx9 and self.nodes[i][2] >= 1 << 24:
                     salu += 1  # v_mul_lo_u32 is VOP3: its constant in an SGPR (s_mov_b32)
                 continue
             if kind != "or" and kind != "xor":
                 continue
             a_ops = ops[i]
-            if len(a_ops) == 2 and nodes[a_ops[1]][0] == kind and nodes[a_ops[0]][0] != kind:
+            if len(a_ops) == 2 and kinds[a_ops[1]] == kind and kinds[a_ops[0]] != kind:
                 a_ops = a_ops[::-1]  # an operand of the same kind first
             for a in a_ops:
-                if uses[a] == 1 and vector[a] and self._fuses(kind, nodes[a]):
+                if uses[a] == 1 and vector[a] and self._fuses(kind, self.nodes[a]):
                     absorbed[a] = True  # one VOP3 instruction with its parent
                     if gfx9:  # VOP3 takes no literal: each such constant in a VGPR (v_mov_b32)
-                        literals.update(nodes[c][1] for c in node[1:]
-                                        if nodes[c][0] == "const" and not _inline(nodes[c][1]))
+                        for c in self.nodes[i][1:]:
+                            if kinds[c] == "const" and not _inline(self.nodes[c][1]):
+                                literals = literals or set()
+                                literals.add(self.nodes[c][1])
                     break
-        return valu + len(literals), salu
+        return valu + (len(literals) if literals else 0), salu
 
     def _fuses(self, pk: str, ck: tuple) -> bool:
         """Does an OR/XOR (kind ``pk``) absorb its operand, the node ``ck``?"""

@@ -430,3 +430,20 @@ def test_the_terms_and_the_emitted_mlir_do_not_follow_the_string_hash():
     assert terms.count("\n") == 12  # 8 sets of 3 units, 4 of them with lane bit 0 once more as a multiply term
     (mlir,) = _under_hash_seeds(_CASE_MLIR, (3, 5))
     assert len(mlir.strip()) == 64
+
+
+def test_the_unit_sets_are_sorted_tuples():
+    # _terms builds a set's units in the order _generals gives them (no sorting of its own): every subset of the
+    # three units (x, bits) once, in binary order, each sorted, and each holding lane bit 0 once more with its
+    # multiply term (LANE, (0,), "mul") in place of its column term; no multi-bit column: the empty set alone
+    prog = LaneProgram("rdna", 5, 0)
+    units = [(LANE, (0,)), (LANE, (3,)), (LANE, (4,))]
+    want = []
+    for pick in range(8):
+        chosen = [u for k, u in enumerate(units) if (pick >> k) & 1]
+        want.append(tuple(chosen))
+        if (LANE, (0,)) in chosen:
+            want.append(((LANE, (0,), "mul"),) + tuple(chosen[1:]))
+    got = list(prog._generals((0x6, 0, 0, 0x300, 0x3000), ()))
+    assert got == want and all(list(g) == sorted(g) for g in got) and len(got) == 12
+    assert list(prog._generals((1, 2, 4, 8, 16), ())) == [()]
