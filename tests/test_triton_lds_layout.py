@@ -9,6 +9,8 @@ import json
 import numpy as np
 import pytest
 
+import needs
+
 from benchmarks.llir_lds import LdsAccess, lds_accesses
 from benchmarks.triton_lds_conflicts import OUT, SAMPLE, bank_rows, case_key
 from linlayout import LayoutError, LinearLayout
@@ -147,18 +149,50 @@ def test_our_plans_conflicts_are_priced_as_its_cost_prices_them():
     assert bank_conflicts(plan, case, triton_whole_conversion(case))["triton_whole"] == 0.0
 
 
+def _without_conflicts_file(monkeypatch, tmp_path):
+    """linlayout.cli.bench with its Triton conflicts file missing and not yet read."""
+    from linlayout.cli import bench
+
+    monkeypatch.setattr(bench, "TRITON_LDS_CONFLICTS", tmp_path / "triton_lds_conflicts.json")
+    monkeypatch.setattr(bench, "_triton_bank_rows", None)
+    return bench
+
+
 def test_a_missing_conflicts_file_fails_in_one_line_not_conflict_blind(monkeypatch, tmp_path):
     # without benchmarks/data/triton_lds_conflicts.json every row would be quietly conflict-blind: the bench
     # refuses to run (a LayoutError, the CLI's one line and exit 2), and not as a refused row of each case
-    from linlayout.cli import bench
-
     case = _case("mfma32T->mfma16", "gfx90a", "fp32", 1, "64x64")
-    monkeypatch.setattr(bench, "TRITON_LDS_CONFLICTS", tmp_path / "triton_lds_conflicts.json")
-    monkeypatch.setattr(bench, "_triton_bank_rows", None)
+    bench = _without_conflicts_file(monkeypatch, tmp_path)
     with pytest.raises(LayoutError, match="triton_lds_conflicts.json is missing"):
         bench.triton_bank_rows(case)
     with pytest.raises(LayoutError, match="is missing"):
         bench.bench_or_refusal(case, binary=False)
+
+
+def test_cases_that_price_no_triton_conflicts_run_without_the_file(monkeypatch, tmp_path):
+    # the NVIDIA corpus (counted from the plan) and the 48-case baseline (no triton_kernel_shared) never read
+    # benchmarks/data/triton_lds_conflicts.json: the bench ran them only with it (bench_or_refusal read it first)
+    from repo_data import baseline_cases, family_corpus
+
+    bench = _without_conflicts_file(monkeypatch, tmp_path)
+    nvidia, baseline = family_corpus("nvidia")["cases"][0], baseline_cases()[0]
+    assert not bench.prices_triton_banks(nvidia) and not bench.prices_triton_banks(baseline)
+    assert bench.triton_bank_rows(nvidia) is None and bench.triton_bank_rows(baseline) is None
+    row = bench.bench_or_refusal(nvidia)
+    assert "refused" not in row and row["counted_by"] == "plan" and row["bank_conflicts"] is None
+    assert bench._triton_bank_rows is None  # not read
+    assert bench.prices_triton_banks(_case("mfma32T->mfma16", "gfx90a", "fp32", 1, "64x64"))
+
+
+@needs.mlir
+def test_the_baseline_is_benched_without_the_conflicts_file(monkeypatch, tmp_path):
+    from repo_data import baseline_cases
+
+    monkeypatch.setenv("LINLAYOUT_CACHE", str(tmp_path / "cache"))
+    bench = _without_conflicts_file(monkeypatch, tmp_path)
+    row = bench.bench_or_refusal(baseline_cases()[0], binary=False)
+    assert "refused" not in row and row["counted_by"] == "isa" and row["bank_conflicts"] is None
+    assert bench._triton_bank_rows is None
 
 
 def test_a_masked_lane_of_wave_0_at_a_conflicting_address_is_not_counted():
