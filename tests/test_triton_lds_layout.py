@@ -16,7 +16,7 @@ from benchmarks.triton_lds_conflicts import OUT, SAMPLE, bank_rows, case_key
 from linlayout import LayoutError, LinearLayout
 from linlayout.cli.bench import CORPORA, bank_conflicts, kernel_plan, triton_bank_rows, triton_whole_conversion
 from linlayout.dtypes import dtype_bits
-from linlayout.synth.cost import access_conflict_cycles, cost_model, lds_conflict_cycles
+from linlayout.synth.cost import OBJECTIVES, access_conflict_cycles, cost_model, lds_conflict_cycles, plan_cost
 from linlayout.synth.triton_swizzle import optimal_swizzling_ldst, shared_byte_addresses
 
 SAMPLE_CASES = json.loads(SAMPLE.read_text())["cases"]
@@ -145,8 +145,25 @@ def test_our_plans_conflicts_are_priced_as_its_cost_prices_them():
     # conflicted: 16 x 12 (LDS_CYCLES[8]) x (2 - 1) x 2 = 384; Triton's accesses none
     case = _case("mfma16->blocked[1x1,t64x1,o10]", "gfx950", "bf16", 1, "64x64")
     plan = kernel_plan(LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"]), "gfx950", 16)
-    assert lds_conflict_cycles(plan, cost_model("gfx950")) == 384.0
+    assert lds_conflict_cycles(plan) == 384.0
     assert bank_conflicts(plan, case, triton_whole_conversion(case))["triton_whole"] == 0.0
+
+
+def test_our_conflict_cycles_are_the_ones_the_plan_was_priced_with():
+    # one source: lds_conflict_cycles reads what plan_cost kept with the plan (cost_detail), the number pricing
+    # its steps again gives under every objective (it priced them again, beside the planner's)
+    import copy
+
+    case = _case("mfma16->blocked[1x1,t64x1,o10]", "gfx950", "bf16", 1, "64x64")
+    plan = kernel_plan(LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"]), "gfx950", 16)
+    again = {plan_cost(plan, cost_model("gfx950", o))[1]["conflict_cycles"] for o in OBJECTIVES}
+    assert again == {plan.cost_detail["conflict_cycles"]} == {384.0}
+    kept = copy.copy(plan)
+    kept.cost_detail = dict(plan.cost_detail, conflict_cycles=7.0)
+    assert lds_conflict_cycles(kept) == 7.0
+    kept.cost_detail = {}
+    with pytest.raises(LayoutError, match="never priced"):
+        lds_conflict_cycles(kept)
 
 
 def _without_conflicts_file(monkeypatch, tmp_path):
@@ -227,7 +244,7 @@ def test_tritons_region_takes_at_most_all_of_its_kernels_conflict_cycles(monkeyp
     rows = triton_bank_rows(case)
     kernel = dict(case["triton_kernel_shared"])
     reads = int(kernel["lds_read"])
-    monkeypatch.setattr(bench, "lds_conflict_cycles", lambda plan, cm: 0.0)
+    monkeypatch.setattr(bench, "lds_conflict_cycles", lambda plan: 0.0)
     plan = type("P", (), {"arch": "gfx90a"})()
     more = dict(case["triton"], lds_read=3 * reads)
     half = dict(case["triton"], lds_read=reads // 2)

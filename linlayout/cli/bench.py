@@ -483,7 +483,7 @@ def bank_conflicts(plan, case: dict, triton_whole: dict | None) -> dict | None:
                 total += extra[side] * min(1.0, sum(int(counts.get(k, 0)) for k in kinds) / n_kernel)
         return total
 
-    return {"ours": lds_conflict_cycles(plan, cm), "triton": share(case["triton"]),
+    return {"ours": lds_conflict_cycles(plan), "triton": share(case["triton"]),
             "triton_whole": None if triton_whole is None else share(triton_whole)}
 
 
