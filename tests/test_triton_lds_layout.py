@@ -107,6 +107,8 @@ def test_the_rederived_swizzling_gives_tritons_compiled_addresses_on_the_sample(
 
 
 def test_the_stored_bank_cycles_are_the_bank_models_on_the_compiled_addresses():
+    # the sample holds wave 0's addresses; the stored rows are each access's worst wave's, which on every corpus
+    # kernel is wave 0's (benchmarks/triton_lds_conflicts.py; its other waves conflict as much or less)
     for key, entry in SAMPLE_CASES.items():
         case = CORPUS_CASES[key]
         accesses = [LdsAccess(a["store"], a["width_bytes"], np.array(a["addr"]), np.array(a["active"], dtype=bool), 0)
@@ -221,6 +223,22 @@ def test_a_masked_lane_of_wave_0_at_a_conflicting_address_is_not_counted():
     assert bank_rows([LdsAccess(False, 4, addr, active, 1)], "gfx942", 32) == [[0, 4, 3, 2, 1]]
     active[5] = False
     assert bank_rows([LdsAccess(False, 4, addr, active, 1)], "gfx942", 32) == [[0, 4, 2, 2, 1]]
+
+
+def test_an_access_takes_its_worst_waves_cycles():
+    # gfx942 ds_read_b32 of two waves: the lanes of one read their dwords in order (2 bank cycles, the least),
+    # the other's lane 5 reads bank 6 at another address (3); the access is priced at 3 whichever wave conflicts
+    # (it took wave 0's addresses alone: the conflict of a later wave was not counted)
+    plain = 4 * np.arange(64)
+    conflicted = plain.copy()
+    conflicted[5] = 4 * 6 + 128
+    active = np.ones(128, dtype=bool)
+    for addr in (np.concatenate([plain, conflicted]), np.concatenate([conflicted, plain])):
+        assert bank_rows([LdsAccess(False, 4, addr, active, 1)], "gfx942", 32) == [[0, 4, 3, 2, 1]]
+    assert bank_rows([LdsAccess(False, 4, np.concatenate([plain, plain]), active, 1)], "gfx942", 32) == [[0, 4, 2, 2, 1]]
+    # a wave none of whose lanes executes the access adds nothing
+    idle = np.concatenate([np.ones(64, dtype=bool), np.zeros(64, dtype=bool)])
+    assert bank_rows([LdsAccess(False, 4, np.concatenate([plain, conflicted]), idle, 1)], "gfx942", 32) == [[0, 4, 2, 2, 1]]
 
 
 def test_conflict_cycles_are_lds_pipe_cycles_of_the_mix():
