@@ -492,13 +492,22 @@ def bench_or_refusal(case: dict, binary: bool = True) -> dict:
     the target or the conversion is not planned; no numbers of ours).  A missing data file that the
     case needs (:func:`triton_bank_table`, where it :func:`prices_triton_banks`) is no refusal: its
     LayoutError passes."""
-    if prices_triton_banks(case):
+    try:
+        needs_banks = prices_triton_banks(case)  # (an unknown target: refused)
+    except LayoutError as e:
+        return _refusal(case, e)
+    if needs_banks:
         triton_bank_table()
     try:
         return bench_case(case, binary=binary)
     except LayoutError as e:
-        return {"name": case["name"], "arch": case["arch"], "dtype": case["dtype"],
-                "triton_total": int(case["triton"]["total"]), "refused": str(e)}
+        return _refusal(case, e)
+
+
+def _refusal(case: dict, error: LayoutError) -> dict:
+    """The row of a case the planner refused (:data:`REFUSED_ROW_KEYS`)."""
+    return {"name": case["name"], "arch": case["arch"], "dtype": case["dtype"],
+            "triton_total": int(case["triton"]["total"]), "refused": str(error)}
 
 
 def summarize(all_rows: list[dict]) -> dict:
