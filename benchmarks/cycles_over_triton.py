@@ -105,7 +105,7 @@ def classify(row: dict, case: dict, blind: bool = False) -> tuple[str, str]:
 
     def mix(p) -> float:
         return mix_cost(model, plan_isa_counts(p), *lane_bytes,
-                        lds_conflict_cycles(p, model) if conflicts else 0.0)[f"{objective}_value"]
+                        lds_conflict_cycles(p) if conflicts else 0.0)[f"{objective}_value"]
 
     triton = m["triton_whole"]
     head = (f"whole {m['ours_whole']:.0f} vs {triton:.0f} cycles, {row['ours_whole']['total']} vs "

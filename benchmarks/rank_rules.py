@@ -222,7 +222,7 @@ def load_case(case: dict, set_name: str, conflict_blind: bool = False) -> Case |
     for index, plan in packing_plans(case):
         lane_bytes = plan.lane_bytes()
         conflicts = None if baseline else bank_conflicts(plan, case, triton["region"])
-        ours = lds_conflict_cycles(plan, model) if conflicts is None else conflicts["ours"]
+        ours = lds_conflict_cycles(plan) if conflicts is None else conflicts["ours"]
         measured = conflicts is not None and not conflict_blind
         triton_conflicts = conflicts["triton_whole"] if measured else 0.0
         counts = {"region": region_counts(plan), "whole": plan_isa_counts(plan)}

@@ -10,8 +10,13 @@ Each corpus case's kernel is compiled again (benchmarks.make_corpus.compile_kern
 kernel and options) and every LDS access of its LLVM IR is read with its per-thread byte addresses
 (benchmarks.llir_lds: the address arithmetic evaluated for every thread).  Each access is priced by
 linlayout.synth.banks for the target's LDS instruction of its width (``Target.lds_op_name``) on the
-addresses of wave 0 (as the planner prices its own accesses, linlayout.synth.cost.lds_conflict_degree):
-``[store, width_bytes, cycles, min_cycles, count]`` rows, equal accesses counted together.  Lanes a
+addresses of each wave, and takes its worst wave's cycles: ``[store, width_bytes, cycles, min_cycles,
+count]`` rows, equal accesses counted together.  The planner prices one wave's instructions, each
+access on wave 0's addresses (linlayout.synth.cost.lds_conflict_degree), and every wave of its plans
+has the same conflicts (their addresses are XOR-translates by multiples of the width; on the amdgcn
+corpora, 10,770 multi-wave accesses of the bench's plans, none differs), so wave 0 is its worst; of
+Triton's kernels, some waves conflict where wave 0 does not.  Per access, the worst wave's cycles bound
+the slowest wave's sum, equal where one wave is the worst of every access.  Lanes a
 branch masks off (a broadcasting dst stores from some lanes only; LLVM may sink the loads into that
 block) add no bank cycles: each takes the address of an active lane of its phase, and a phase with
 no active lane is priced as one with a single lane [I] (the hardware is assumed to issue it).
@@ -63,19 +68,19 @@ def case_key(case: dict) -> str:
     return f"{case['name']} {case['arch']} {case['dtype']} {case['num_warps']} {'x'.join(map(str, case['shape']))}"
 
 
-def wave0(access: LdsAccess, arch: str) -> tuple[str, np.ndarray | None]:
-    """The target's instruction for ``access`` and wave 0's byte addresses, a masked lane given the
-    address of an active lane of its phase (any active lane where its phase has none); None where
-    no lane of wave 0 executes it."""
+def wave_addresses(access: LdsAccess, arch: str, wave: int = 0) -> tuple[str, np.ndarray | None]:
+    """The target's instruction for ``access`` and wave ``wave``'s byte addresses, a masked lane given
+    the address of an active lane of its phase (any active lane where its phase has none); None where
+    no lane of the wave executes it."""
     target = get_target(arch)
     op_name = target.lds_op_name(access.store, access.width_bytes)
-    wave = target.wave_size
-    addr, active = access.addr[:wave].copy(), access.active[:wave]
+    size = target.wave_size
+    addr, active = access.addr[wave * size:(wave + 1) * size].copy(), access.active[wave * size:(wave + 1) * size]
     if not active.any():
         return op_name, None
     if not active.all():
         op = lds_model(arch).op(op_name)
-        phase = np.array([op.phase_of(lane % op.address_lanes) for lane in range(wave)])
+        phase = np.array([op.phase_of(lane % op.address_lanes) for lane in range(size)])
         fallback = addr[np.flatnonzero(active)[0]]
         for lane in np.flatnonzero(~active):
             same = np.flatnonzero(active & (phase == phase[lane]))
@@ -84,15 +89,21 @@ def wave0(access: LdsAccess, arch: str) -> tuple[str, np.ndarray | None]:
 
 
 def bank_rows(accesses: list[LdsAccess], arch: str, element_bits: int) -> list[list[int]]:
-    """``[store, width_bytes, cycles, min_cycles, count]`` of the accesses (module docstring)."""
+    """``[store, width_bytes, cycles, min_cycles, count]`` of the accesses, each at its worst wave's
+    cycles over its conflict-free least (module docstring); an access no lane executes is left out."""
     element_bytes = max(1, element_bits // 8)
+    waves = -(-len(accesses[0].addr) // get_target(arch).wave_size) if accesses else 0
     rows = Counter()
     for a in accesses:
-        op_name, addr = wave0(a, arch)
-        if addr is None:
-            continue
-        cycles, ideal = banks.lane_cycles(arch, op_name, addr // element_bytes, element_bits)
-        rows[(int(a.store), a.width_bytes, int(cycles), int(ideal))] += 1
+        priced = []
+        for w in range(waves):
+            op_name, addr = wave_addresses(a, arch, w)
+            if addr is not None:
+                cycles, ideal = banks.lane_cycles(arch, op_name, addr // element_bytes, element_bits)
+                priced.append((int(cycles), int(ideal)))
+        if priced:
+            cycles, ideal = max(priced, key=lambda c: c[0] / c[1])
+            rows[(int(a.store), a.width_bytes, cycles, ideal)] += 1
     return [[*k, n] for k, n in sorted(rows.items())]
 
 

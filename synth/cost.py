@@ -1491,15 +1491,18 @@ def _mix_width_bytes(lane_bytes: int, n_accesses: int) -> int:
     return min(16, 1 << (share.bit_length() - 1))
 
 
-def lds_conflict_cycles(plan, cm: CostModel) -> float:
+def lds_conflict_cycles(plan) -> float:
     """The cycles that the bank conflicts of ``plan``'s LDS accesses (``ds_write``/``ds_read``, each
-    priced by ``lds_access_cost`` on its lanes' addresses, as ``plan_cost`` prices them) add over
-    conflict-free accesses of the same widths: what :func:`mix_cost` (whose accesses are
-    conflict-free) leaves out of the plan's compiled mix."""
-    pricer = _Pricer(cm, plan.arch, plan.element_bits)
-    for st in plan.steps:
-        st.price(pricer)
-    return pricer.conflict_cycles
+    priced by ``lds_access_cost`` on its lanes' addresses) add over conflict-free accesses of the same
+    widths: what :func:`mix_cost` (whose accesses are conflict-free) leaves out of the plan's compiled
+    mix.  The planner prices them with the plan (:func:`plan_cost`'s ``conflict_cycles``, kept in
+    ``plan.cost_detail``), and they are read from there, not priced again: one number under every
+    objective, since every per-instruction price is the latency table's whatever the objective
+    (:class:`CostModel`).  A LayoutError for a plan never priced."""
+    if "conflict_cycles" not in plan.cost_detail:
+        raise LayoutError("the plan has no priced bank conflicts (cost_detail['conflict_cycles'], plan_cost's): "
+                          "it was never priced")
+    return plan.cost_detail["conflict_cycles"]
 
 
 def access_conflict_cycles(cm: CostModel, rows) -> dict[str, float]:

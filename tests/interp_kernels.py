@@ -1,6 +1,15 @@
 """Helpers for the interpreter tests: wrap op snippets into kernels, compile-check them and run
 them.  Expected values in the tests are computed independently with numpy from the ISA text
-(docs/amd_facts.md), never with the interpreter's own tables."""
+(docs/amd_facts.md), never with the interpreter's own tables.
+
+Declared threads.  :func:`prologue_kernel`, whose compiled setup the tests count, is made by
+``lowering.emit.builder.kernel_module`` and declares its threads (``known_block_size``) as every
+kernel of the package does.  :func:`lane_kernel` and :func:`multi_kernel`, and the hand-written
+modules of the interpreter tests, declare none on purpose: one text is launched with several
+blocks (partial waves such as 48 threads, 32 to 256), all within the 256 threads LLVM compiles a
+kernel declaring none for, and they test the interpreter on MLIR as the gpu dialect allows it (a
+size is optional; the interpreter checks one only where declared).  Their ISA is compile-checked (one
+test looks for its instructions), never counted against the planner's estimates."""
 
 from __future__ import annotations
 
@@ -80,7 +89,7 @@ def prologue_kernel(arch: str, num_warps: int, build) -> tuple[str, int]:
     ``out[tid][k]``.  Returns the MLIR text and the number of values."""
     from linlayout.hw.targets import get_target
     from linlayout.lowering.emit import atoms
-    from linlayout.lowering.emit.builder import Builder
+    from linlayout.lowering.emit.builder import Builder, kernel_module
     from linlayout.lowering.emit.lane_values import LaneValues
 
     wave_size = get_target(arch).wave_size
@@ -95,9 +104,7 @@ def prologue_kernel(arch: str, num_warps: int, build) -> tuple[str, int]:
     t4 = b.arith("muli", b.cast("arith.index_cast", tid, "index", "i32"), b.const(4 * n))
     for k, name in enumerate(names):
         atoms.buffer_store(b, name, rsrc, b.arith("addi", t4, b.const(4 * k)), "i32")
-    globals_ = "".join(f"    {g}\n" for g in lanes.globals)
-    return (f"module {{\n  gpu.module @m {{\n{globals_}    gpu.func @k(%out: !llvm.ptr<1>) kernel {{\n"
-            f"{b.body()}\n      gpu.return\n    }}\n  }}\n}}\n"), n
+    return kernel_module("k", [("%out", "!llvm.ptr<1>")], b.body(), num_warps * wave_size, lanes.globals), n
 
 
 def setup_ops(text: str, arch: str) -> list[str]:

@@ -15,7 +15,7 @@ pytestmark = needs.mlir
 from linlayout.hw.mfma import get_instruction, instructions_for  # noqa: E402
 from linlayout.lowering.compile import compile_mlir  # noqa: E402
 from linlayout.lowering.emit import atoms  # noqa: E402
-from linlayout.lowering.emit.builder import Builder, vector_type  # noqa: E402
+from linlayout.lowering.emit.builder import Builder, kernel_module, vector_type  # noqa: E402
 from linlayout.lowering.interp import load_kernel  # noqa: E402
 from linlayout.lowering.isa import instructions  # noqa: E402
 
@@ -25,9 +25,9 @@ def _cache(tmp_path, monkeypatch):
     monkeypatch.setenv("LINLAYOUT_CACHE", str(tmp_path / "cache"))
 
 
-def _module(body: str, extra: str = "", args: str = "%in: !llvm.ptr<1>, %out: !llvm.ptr<1>") -> str:
-    return (f"module {{\n  gpu.module @m {{\n{extra}    gpu.func @k({args}) kernel {{\n{body}\n"
-            "      gpu.return\n    }\n  }\n}\n")
+def _module(body: str, globals_: tuple[str, ...] = ()) -> str:
+    """Kernel ``@k(%in, %out)`` of one wave of 64 threads."""
+    return kernel_module("k", [("%in", "!llvm.ptr<1>"), ("%out", "!llvm.ptr<1>")], body, 64, globals_)
 
 
 # ---------------------------------------------------------------------- builder
@@ -121,7 +121,7 @@ def _buffer_kernel() -> str:
     skip = b.value(f"arith.cmpi eq, {b.arith('andi', lane, b.const(3))}, {b.const(3)} : i32", "skip")
     soff = b.select(skip, b.const(atoms.BUFFER_OOB_OFFSET), rev)
     atoms.buffer_store(b, y2, rout, soff, "i32")
-    return _module(b.body(), "    " + atoms.lds_global("scratch", 256) + "\n")
+    return _module(b.body(), (atoms.lds_global("scratch", 256),))
 
 
 def test_buffer_out_of_range_reads_zero_and_drops_writes():

@@ -81,7 +81,7 @@ def test_choice_count_shares_masks_masked_terms_and_values():
 @needs.mlir
 def test_choices_compute_their_tables_on_the_interpreter():
     from linlayout.lowering.emit import atoms
-    from linlayout.lowering.emit.builder import Builder
+    from linlayout.lowering.emit.builder import Builder, kernel_module
     from linlayout.lowering.emit.lane_choices import LaneChoices
     from linlayout.lowering.emit.lane_values import LaneValues
     from linlayout.lowering.interp import load_kernel
@@ -105,9 +105,7 @@ def test_choices_compute_their_tables_on_the_interpreter():
     t4 = b.arith("muli", b.cast("arith.index_cast", tid, "index", "i32"), b.const(4 * len(names)))
     for k, name in enumerate(names):
         atoms.buffer_store(b, name, rsrc, b.arith("addi", t4, b.const(4 * k)), "i32")
-    globals_ = "".join(f"    {g}\n" for g in lv.globals)
-    text = (f"module {{\n  gpu.module @m {{\n{globals_}    gpu.func @k(%out: !llvm.ptr<1>) kernel {{\n"
-            f"{b.body()}\n      gpu.return\n    }}\n  }}\n}}\n")
+    text = kernel_module("k", [("%out", "!llvm.ptr<1>")], b.body(), W * WAVE, lv.globals)
     compiles(text, "gfx942")
     out = load_kernel(text, "k", "gfx942").run([np.zeros((W * WAVE, len(names)), np.uint32)],
                                                block=(W * WAVE, 1, 1))[0]

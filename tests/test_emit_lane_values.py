@@ -50,7 +50,7 @@ mlir = needs.mlir
 @mlir
 def test_lane_values_kernel_on_interpreter():
     from linlayout.lowering.emit import atoms
-    from linlayout.lowering.emit.builder import Builder
+    from linlayout.lowering.emit.builder import Builder, kernel_module
     from linlayout.lowering.emit.lane_values import LaneValues
     from linlayout.lowering.interp import load_kernel
 
@@ -78,9 +78,7 @@ def test_lane_values_kernel_on_interpreter():
     t4 = b.arith("shli", b.cast("arith.index_cast", tid, "index", "i32"), b.const(4))
     for k, name in enumerate(list(names.values()) + [b.select(cond, b.const(1), b.const(0))]):
         atoms.buffer_store(b, name, rsrc, b.arith("addi", t4, b.const(4 * k)), "i32")
-    globals_ = "".join(f"    {g}\n" for g in lv.globals)
-    text = (f"module {{\n  gpu.module @m {{\n{globals_}    gpu.func @k(%out: !llvm.ptr<1>) kernel {{\n"
-            f"{b.body()}\n      gpu.return\n    }}\n  }}\n}}\n")
+    text = kernel_module("k", [("%out", "!llvm.ptr<1>")], b.body(), W * WAVE, lv.globals)
     out = load_kernel(text, "k", "gfx942").run([np.zeros((W * WAVE, 4), np.uint32)], block=(W * WAVE, 1, 1))[0]
     for k, t in enumerate(tables.values()):
         assert np.array_equal(out[:, k], np.asarray(t, dtype=np.int64).reshape(-1) & 0xFFFFFFFF), k
@@ -144,7 +142,9 @@ def test_adds_beyond_the_offset_field_compile_to_the_estimate(arch):
     """Two registers a constant beyond the offset field above a swizzled one: the compiled setup has the planner's
     count (cost.lds_address_valu: on gfx950 the base's copy once, ``Target.opaque_beyond_offset_adds``) and no
     ``s_nop`` (gfx950 hides the base with ``llvm.amdgcn.softwqm``: after an inline asm it would wait a cycle,
-    ``Target.waits_after_inline_asm``); the interpreter computes each register."""
+    ``Target.waits_after_inline_asm``); the interpreter computes each register.  Two waves: the kernel declares
+    its threads (``known_block_size``), and in one wave's LLVM drops the lane id's mask (``tid & 63``), one VALU
+    under the estimate, which counts it."""
     from interp_kernels import prologue_kernel, run_prologue, setup_ops
     from linlayout.synth.cost import lds_address_valu
     from linlayout.synth.steps import LdsStore
@@ -157,14 +157,14 @@ def test_adds_beyond_the_offset_field_compile_to_the_estimate(arch):
         first = lanes.value_of(tables[0], what="base")[0]
         return [first] + [lanes.value_of(t, max_delta=1 << 16, what="above", beyond=[first])[0] for t in tables[1:]]
 
-    text, n = prologue_kernel(arch, 1, build)
+    text, n = prologue_kernel(arch, 2, build)
     ops = setup_ops(text, arch)
     steps = [LdsStore(addr=t[None, :], width_bytes=4, src=[0]) for t in tables]
     assert "s_nop" not in ops
     assert sum(op.startswith("v_") for op in ops) == lds_address_valu(steps, arch)
-    out = run_prologue(text, n, arch, 1)
+    out = run_prologue(text, n, arch, 2)
     for k, t in enumerate(tables):
-        assert np.array_equal(out[:, k], t), k
+        assert np.array_equal(out[:, k], np.tile(t, 2)), k
 
 
 @mlir
@@ -317,3 +317,18 @@ def _bench_plan(family: str, name: str, arch: str, dtype: str, num_warps: int):
     return case, kernel_plan(LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"]), arch,
                              dtype_bits(dtype), load_line=True)
 
+
+
+@mlir
+def test_the_prologue_fixture_declares_its_threads():
+    """``prologue_kernel`` declares its workgroup's threads as the package's kernels do (``kernel_module``'s
+    ``known_block_size``): 8 waves of 64 are 512 threads in its code object, not the 256 LLVM takes a kernel
+    declaring none for (dropping the warp id's bit 2), and the interpreter runs no launch of other threads."""
+    from interp_kernels import compiles, prologue_kernel, run_prologue
+    from linlayout.lowering.interp import InterpreterError, load_kernel
+
+    text, n = prologue_kernel("gfx942", 8, lambda lanes: [lanes.warp])
+    assert ".max_flat_workgroup_size: 512\n" in compiles(text, "gfx942")
+    assert np.array_equal(run_prologue(text, n, "gfx942", 8)[:, 0], np.arange(512) // WAVE)
+    with pytest.raises(InterpreterError, match=r"declares known_block_size = \(512, 1, 1\), launched with \(256, 1, 1\)"):
+        load_kernel(text, "k", "gfx942").run([np.zeros((512, n), np.uint32)], block=(256, 1, 1))

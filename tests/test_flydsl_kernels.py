@@ -79,6 +79,27 @@ def test_isa_between_the_mfmas_is_the_plan(arch, strategy):
     assert "func.call" not in kernel.module
 
 
+def test_flydsl_kernels_declare_the_threads_they_are_launched_with():
+    """FlyDSL declares a kernel's threads as linlayout's kernels do (``known_block_size``, which
+    lowering.emit.builder.kernel_module writes): it takes them from the static ``launch(block=...)`` (64 here),
+    the code object states them (``.max_flat_workgroup_size``, not LLVM's 256 of a kernel declaring none) and
+    the interpreter refuses a run of other threads."""
+    from linlayout.lowering.interpreter import InterpreterError
+
+    g = torch.Generator().manual_seed(3)
+    gemm_args = (torch.randn(16, 64, generator=g).half(), torch.randn(16, 64, generator=g).half(),
+                 torch.zeros(16, 16), torch.zeros(1024).half())
+    for fn, args in ((attention_block("auto"), _inputs(0)), (gemm_kernel("gfx942"), gemm_args)):
+        (kernel,) = compile_kernel(fn, *args, arch="gfx942")
+        declared = re.search(rf"gpu\.func @{re.escape(kernel.name)}\(.*\bkernel attributes \{{(.*)\}} \{{",
+                             kernel.module)
+        assert declared and "known_block_size = array<i32: 64, 1, 1>" in declared.group(1), kernel.module[:2000]
+        assert re.findall(r"\.max_flat_workgroup_size: (\d+)", kernel.isa) == ["64"]
+    with pytest.raises(InterpreterError, match=re.escape("declares known_block_size = (64, 1, 1), launched with "
+                                                         "(128, 1, 1)")):
+        interpret(attention_block("auto"), *_inputs(0), arch="gfx942", block=(128, 1, 1))
+
+
 def test_compile_only_restores_the_environment(monkeypatch):
     monkeypatch.delenv("COMPILE_ONLY", raising=False)
     monkeypatch.setenv("ARCH", "gfx90a")

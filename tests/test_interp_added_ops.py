@@ -1,6 +1,6 @@
 """Ops added to the interpreter for the kernels: fp8 <-> f32 conversions, inverse ballot,
-comment-only inline asm with tied outputs and ``llvm.amdgcn.softwqm`` (a copy); checked against torch's fp8
-casts and the ISA text."""
+comment-only inline asm with tied outputs, ``llvm.amdgcn.softwqm`` (a copy) and ``llvm.ctpop.i32``;
+checked against torch's fp8 casts, the ISA text and counts written out bit by bit."""
 
 from __future__ import annotations
 
@@ -86,3 +86,27 @@ def test_softwqm_is_a_copy_and_no_instruction(arch, lanes):
     x = np.arange(lanes, dtype=np.uint32) * np.uint32(0x9E3779B1)
     expected = np.where(x >> 1 & 1, np.uint32(84148480 + 100795392), np.uint32(100795392))
     np.testing.assert_array_equal(run_lanes(text, x, np.uint32, arch=arch, block=lanes), expected)
+
+
+@pytest.mark.parametrize("arch,lanes", [("gfx942", 64), ("gfx1100", 32)])
+def test_ctpop_counts_the_set_bits_of_each_lane(arch, lanes):
+    """``llvm.ctpop.i32`` (the lane-value popcount of lowering.emit.lane_values, ``s_bcnt1_i32_b32`` where
+    uniform) on per-lane values: 0, all ones (32, not the count of a signed -1's magnitude), single high and low
+    bits, alternating bits and odd words; the counts written out bit by bit here."""
+    body = '      %res = llvm.call_intrinsic "llvm.ctpop.i32"(%x) : (i32) -> i32'
+    text = lane_kernel(body)
+    fixed = [0, 0xFFFFFFFF, 1, 0x80000000, 0x55555555, 0xAAAAAAAA, 0x7FFFFFFF, 0xFFFFFFFE, 0x00010000]
+    x = np.array(fixed + [(k * 0x9E3779B1) % 2**32 for k in range(lanes - len(fixed))], np.uint32)
+    expected = np.array([sum(int(v) >> b & 1 for b in range(32)) for v in x], np.uint32)
+    assert list(expected[:9]) == [0, 32, 1, 1, 16, 16, 31, 31, 1]
+    np.testing.assert_array_equal(run_lanes(text, x, np.uint32, arch=arch, block=lanes), expected)
+
+
+def test_ctpop_of_another_width_is_refused():
+    from linlayout.lowering.interp.errors import InterpreterError
+
+    body = """      %w = arith.extui %x : i32 to i64
+      %c = llvm.call_intrinsic "llvm.ctpop.i32"(%w) : (i64) -> i64
+      %res = arith.trunci %c : i64 to i32"""
+    with pytest.raises(InterpreterError, match=r"llvm.ctpop.i32 takes one i32 and returns i32"):
+        run_lanes(lane_kernel(body), np.zeros(64, np.uint32), np.uint32, check_compile=False)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import re
 
 import numpy as np
 import pytest
@@ -114,6 +115,27 @@ def test_a_kernel_declares_the_threads_it_is_launched_with(name, argv):
     assert case.block[1:] == (1, 1)
     with pytest.raises(InterpreterError, match=f"declares known_block_size = \\({case.block[0]}, 1, 1\\)"):
         common.interpret(kb, dataclasses.replace(case, block=(case.block[0] // 2, 1, 1)))
+
+
+@pytest.mark.parametrize("name,argv", [("gemm", ["--warps", "4x2"]), ("attention", [])])
+def test_a_gpu_launch_of_other_threads_is_refused_before_the_gpu(name, argv):
+    """``--launch`` checks its case's launch against the threads the kernel declares (``known_block_size``: LLVM
+    compiles the code object for exactly those) on the CPU, before it asks for a GPU: a launch of other threads is
+    the interpreter's refusal, here on a machine without one (it went to the GPU unchecked)."""
+    import dataclasses
+    import importlib
+
+    from linlayout.lowering.interpreter import InterpreterError
+
+    kernel = importlib.import_module(f"linlayout.kernels.{name}")
+    args = common._parser(name, "", kernel.add_arguments).parse_args(argv)
+    kb = kernel.build(args)
+    case = kernel.make_case(kb, args, 0)
+    threads = case.block[0]
+    for block in ((threads // 2, 1, 1), (threads, 2, 1)):
+        message = f"kernel {kb.name} declares known_block_size = {(threads, 1, 1)}, launched with {block}"
+        with pytest.raises(InterpreterError, match=re.escape(message)):
+            common.launch_on_gpu(kb, None, dataclasses.replace(case, block=block))
 
 
 def test_emit_dir_must_be_an_existing_writable_folder(capsys, tmp_path, monkeypatch):

@@ -18,7 +18,7 @@ from linlayout.kernels.attention import transposed  # noqa: E402
 from linlayout.kernels.common import LdsInstruction  # noqa: E402
 from linlayout.kernels.tile_io import GlobalTile, layout_tables  # noqa: E402
 from linlayout.lowering.emit import atoms  # noqa: E402
-from linlayout.lowering.emit.builder import Builder  # noqa: E402
+from linlayout.lowering.emit.builder import Builder, kernel_module  # noqa: E402
 from linlayout.lowering.emit.lane_values import LaneValues  # noqa: E402
 from linlayout.lowering.interp import load_kernel  # noqa: E402
 
@@ -46,9 +46,7 @@ def _transposing_copy(arch: str) -> str:
     r_in, r_out = (atoms.buffer_rsrc(b, p, 4 * rows * cols, flags) for p in ("%in", "%out"))
     regs = src.load(r_in, b.const(0), b.const(0), b.const(rows), b.const(cols), b.const(cols))
     dst.store(regs, r_out, b.const(0), b.const(0), b.const(cols), b.const(rows), b.const(rows))
-    globals_ = "".join(f"    {g}\n" for g in lanes.globals)
-    return (f"module {{\n  gpu.module @m {{\n{globals_}    gpu.func @k(%in: !llvm.ptr<1>, %out: !llvm.ptr<1>) "
-            f"kernel {{\n{b.body()}\n      gpu.return\n    }}\n  }}\n}}\n")
+    return kernel_module("k", [("%in", "!llvm.ptr<1>"), ("%out", "!llvm.ptr<1>")], b.body(), wave, lanes.globals)
 
 
 @pytest.mark.parametrize("arch", ["gfx942", "gfx1100", "gfx1250"])

@@ -9,12 +9,14 @@ import json
 import numpy as np
 import pytest
 
+import needs
+
 from benchmarks.llir_lds import LdsAccess, lds_accesses
 from benchmarks.triton_lds_conflicts import OUT, SAMPLE, bank_rows, case_key
 from linlayout import LayoutError, LinearLayout
 from linlayout.cli.bench import CORPORA, bank_conflicts, kernel_plan, triton_bank_rows, triton_whole_conversion
 from linlayout.dtypes import dtype_bits
-from linlayout.synth.cost import access_conflict_cycles, cost_model, lds_conflict_cycles
+from linlayout.synth.cost import OBJECTIVES, access_conflict_cycles, cost_model, lds_conflict_cycles, plan_cost
 from linlayout.synth.triton_swizzle import optimal_swizzling_ldst, shared_byte_addresses
 
 SAMPLE_CASES = json.loads(SAMPLE.read_text())["cases"]
@@ -105,6 +107,8 @@ def test_the_rederived_swizzling_gives_tritons_compiled_addresses_on_the_sample(
 
 
 def test_the_stored_bank_cycles_are_the_bank_models_on_the_compiled_addresses():
+    # the sample holds wave 0's addresses; the stored rows are each access's worst wave's, which on every corpus
+    # kernel is wave 0's (benchmarks/triton_lds_conflicts.py; its other waves conflict as much or less)
     for key, entry in SAMPLE_CASES.items():
         case = CORPUS_CASES[key]
         accesses = [LdsAccess(a["store"], a["width_bytes"], np.array(a["addr"]), np.array(a["active"], dtype=bool), 0)
@@ -143,22 +147,71 @@ def test_our_plans_conflicts_are_priced_as_its_cost_prices_them():
     # conflicted: 16 x 12 (LDS_CYCLES[8]) x (2 - 1) x 2 = 384; Triton's accesses none
     case = _case("mfma16->blocked[1x1,t64x1,o10]", "gfx950", "bf16", 1, "64x64")
     plan = kernel_plan(LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"]), "gfx950", 16)
-    assert lds_conflict_cycles(plan, cost_model("gfx950")) == 384.0
+    assert lds_conflict_cycles(plan) == 384.0
     assert bank_conflicts(plan, case, triton_whole_conversion(case))["triton_whole"] == 0.0
+
+
+def test_our_conflict_cycles_are_the_ones_the_plan_was_priced_with():
+    # one source: lds_conflict_cycles reads what plan_cost kept with the plan (cost_detail), the number pricing
+    # its steps again gives under every objective (it priced them again, beside the planner's)
+    import copy
+
+    case = _case("mfma16->blocked[1x1,t64x1,o10]", "gfx950", "bf16", 1, "64x64")
+    plan = kernel_plan(LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"]), "gfx950", 16)
+    again = {plan_cost(plan, cost_model("gfx950", o))[1]["conflict_cycles"] for o in OBJECTIVES}
+    assert again == {plan.cost_detail["conflict_cycles"]} == {384.0}
+    kept = copy.copy(plan)
+    kept.cost_detail = dict(plan.cost_detail, conflict_cycles=7.0)
+    assert lds_conflict_cycles(kept) == 7.0
+    kept.cost_detail = {}
+    with pytest.raises(LayoutError, match="never priced"):
+        lds_conflict_cycles(kept)
+
+
+def _without_conflicts_file(monkeypatch, tmp_path):
+    """linlayout.cli.bench with its Triton conflicts file missing and not yet read."""
+    from linlayout.cli import bench
+
+    monkeypatch.setattr(bench, "TRITON_LDS_CONFLICTS", tmp_path / "triton_lds_conflicts.json")
+    monkeypatch.setattr(bench, "_triton_bank_rows", None)
+    return bench
 
 
 def test_a_missing_conflicts_file_fails_in_one_line_not_conflict_blind(monkeypatch, tmp_path):
     # without benchmarks/data/triton_lds_conflicts.json every row would be quietly conflict-blind: the bench
     # refuses to run (a LayoutError, the CLI's one line and exit 2), and not as a refused row of each case
-    from linlayout.cli import bench
-
     case = _case("mfma32T->mfma16", "gfx90a", "fp32", 1, "64x64")
-    monkeypatch.setattr(bench, "TRITON_LDS_CONFLICTS", tmp_path / "triton_lds_conflicts.json")
-    monkeypatch.setattr(bench, "_triton_bank_rows", None)
+    bench = _without_conflicts_file(monkeypatch, tmp_path)
     with pytest.raises(LayoutError, match="triton_lds_conflicts.json is missing"):
         bench.triton_bank_rows(case)
     with pytest.raises(LayoutError, match="is missing"):
         bench.bench_or_refusal(case, binary=False)
+
+
+def test_cases_that_price_no_triton_conflicts_run_without_the_file(monkeypatch, tmp_path):
+    # the NVIDIA corpus (counted from the plan) and the 48-case baseline (no triton_kernel_shared) never read
+    # benchmarks/data/triton_lds_conflicts.json: the bench ran them only with it (bench_or_refusal read it first)
+    from repo_data import baseline_cases, family_corpus
+
+    bench = _without_conflicts_file(monkeypatch, tmp_path)
+    nvidia, baseline = family_corpus("nvidia")["cases"][0], baseline_cases()[0]
+    assert not bench.prices_triton_banks(nvidia) and not bench.prices_triton_banks(baseline)
+    assert bench.triton_bank_rows(nvidia) is None and bench.triton_bank_rows(baseline) is None
+    row = bench.bench_or_refusal(nvidia)
+    assert "refused" not in row and row["counted_by"] == "plan" and row["bank_conflicts"] is None
+    assert bench._triton_bank_rows is None  # not read
+    assert bench.prices_triton_banks(_case("mfma32T->mfma16", "gfx90a", "fp32", 1, "64x64"))
+
+
+@needs.mlir
+def test_the_baseline_is_benched_without_the_conflicts_file(monkeypatch, tmp_path):
+    from repo_data import baseline_cases
+
+    monkeypatch.setenv("LINLAYOUT_CACHE", str(tmp_path / "cache"))
+    bench = _without_conflicts_file(monkeypatch, tmp_path)
+    row = bench.bench_or_refusal(baseline_cases()[0], binary=False)
+    assert "refused" not in row and row["counted_by"] == "isa" and row["bank_conflicts"] is None
+    assert bench._triton_bank_rows is None
 
 
 def test_a_masked_lane_of_wave_0_at_a_conflicting_address_is_not_counted():
@@ -170,6 +223,22 @@ def test_a_masked_lane_of_wave_0_at_a_conflicting_address_is_not_counted():
     assert bank_rows([LdsAccess(False, 4, addr, active, 1)], "gfx942", 32) == [[0, 4, 3, 2, 1]]
     active[5] = False
     assert bank_rows([LdsAccess(False, 4, addr, active, 1)], "gfx942", 32) == [[0, 4, 2, 2, 1]]
+
+
+def test_an_access_takes_its_worst_waves_cycles():
+    # gfx942 ds_read_b32 of two waves: the lanes of one read their dwords in order (2 bank cycles, the least),
+    # the other's lane 5 reads bank 6 at another address (3); the access is priced at 3 whichever wave conflicts
+    # (it took wave 0's addresses alone: the conflict of a later wave was not counted)
+    plain = 4 * np.arange(64)
+    conflicted = plain.copy()
+    conflicted[5] = 4 * 6 + 128
+    active = np.ones(128, dtype=bool)
+    for addr in (np.concatenate([plain, conflicted]), np.concatenate([conflicted, plain])):
+        assert bank_rows([LdsAccess(False, 4, addr, active, 1)], "gfx942", 32) == [[0, 4, 3, 2, 1]]
+    assert bank_rows([LdsAccess(False, 4, np.concatenate([plain, plain]), active, 1)], "gfx942", 32) == [[0, 4, 2, 2, 1]]
+    # a wave none of whose lanes executes the access adds nothing
+    idle = np.concatenate([np.ones(64, dtype=bool), np.zeros(64, dtype=bool)])
+    assert bank_rows([LdsAccess(False, 4, np.concatenate([plain, conflicted]), idle, 1)], "gfx942", 32) == [[0, 4, 2, 2, 1]]
 
 
 def test_conflict_cycles_are_lds_pipe_cycles_of_the_mix():
@@ -193,7 +262,7 @@ def test_tritons_region_takes_at_most_all_of_its_kernels_conflict_cycles(monkeyp
     rows = triton_bank_rows(case)
     kernel = dict(case["triton_kernel_shared"])
     reads = int(kernel["lds_read"])
-    monkeypatch.setattr(bench, "lds_conflict_cycles", lambda plan, cm: 0.0)
+    monkeypatch.setattr(bench, "lds_conflict_cycles", lambda plan: 0.0)
     plan = type("P", (), {"arch": "gfx90a"})()
     more = dict(case["triton"], lds_read=3 * reads)
     half = dict(case["triton"], lds_read=reads // 2)

@@ -440,10 +440,22 @@ def triton_bank_table() -> dict[str, list]:
     return _triton_bank_rows
 
 
+def prices_triton_banks(case: dict) -> bool:
+    """Does the case's row price Triton's bank conflicts (:func:`bank_conflicts`): an amdgcn corpus
+    case, one with Triton's whole kernel's shared-memory accesses (``triton_kernel_shared``, which its
+    stored accesses are the accesses of) on a target with a kernel emitter.  The baseline (no
+    ``triton_kernel_shared``) and the NVIDIA corpus (counted from the plan) never read
+    :data:`TRITON_LDS_CONFLICTS`."""
+    return case.get("triton_kernel_shared") is not None and get_target(case["arch"]).emitter is not None
+
+
 def triton_bank_rows(case: dict) -> list | None:
     """Triton's LDS accesses of a corpus case as ``[store, width_bytes, cycles, min_cycles, count]``
-    rows (:func:`triton_bank_table`, keyed ``name arch dtype num_warps shape``), or None where the file
-    has no such case (the baseline, the NVIDIA corpus, a case Triton's IR was not read for)."""
+    rows (:func:`triton_bank_table`, keyed ``name arch dtype num_warps shape``, read only for a case
+    that :func:`prices_triton_banks`), or None for a case that does not (the baseline, the NVIDIA
+    corpus) or that the file does not have (a case Triton's IR was not read for)."""
+    if not prices_triton_banks(case):
+        return None
     shape = "x".join(map(str, case.get("shape", ())))
     return triton_bank_table().get(f"{case['name']} {case['arch']} {case['dtype']} {case.get('num_warps')} {shape}")
 
@@ -471,20 +483,31 @@ def bank_conflicts(plan, case: dict, triton_whole: dict | None) -> dict | None:
                 total += extra[side] * min(1.0, sum(int(counts.get(k, 0)) for k in kinds) / n_kernel)
         return total
 
-    return {"ours": lds_conflict_cycles(plan, cm), "triton": share(case["triton"]),
+    return {"ours": lds_conflict_cycles(plan), "triton": share(case["triton"]),
             "triton_whole": None if triton_whole is None else share(triton_whole)}
 
 
 def bench_or_refusal(case: dict, binary: bool = True) -> dict:
     """:func:`bench_case`, or the case's ``name, arch, dtype`` and ``refused`` (the planner's LayoutError:
-    the target or the conversion is not planned; no numbers of ours).  A missing data file of the bench
-    (:func:`triton_bank_table`) is no refusal: its LayoutError passes."""
-    triton_bank_table()
+    the target or the conversion is not planned; no numbers of ours).  A missing data file that the
+    case needs (:func:`triton_bank_table`, where it :func:`prices_triton_banks`) is no refusal: its
+    LayoutError passes."""
+    try:
+        needs_banks = prices_triton_banks(case)  # (an unknown target: refused)
+    except LayoutError as e:
+        return _refusal(case, e)
+    if needs_banks:
+        triton_bank_table()
     try:
         return bench_case(case, binary=binary)
     except LayoutError as e:
-        return {"name": case["name"], "arch": case["arch"], "dtype": case["dtype"],
-                "triton_total": int(case["triton"]["total"]), "refused": str(e)}
+        return _refusal(case, e)
+
+
+def _refusal(case: dict, error: LayoutError) -> dict:
+    """The row of a case the planner refused (:data:`REFUSED_ROW_KEYS`)."""
+    return {"name": case["name"], "arch": case["arch"], "dtype": case["dtype"],
+            "triton_total": int(case["triton"]["total"]), "refused": str(error)}
 
 
 def summarize(all_rows: list[dict]) -> dict:

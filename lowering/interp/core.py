@@ -410,6 +410,21 @@ class Kernel:
             raise InterpreterError(f"kernel {self.name} uses {layout.size} bytes of LDS; {self.arch} has {self.target.lds_bytes}")
         return layout
 
+    def check_launch(self, grid: Any, block: Any) -> tuple[tuple, tuple]:
+        """``(grid, block)`` as 3-tuples, where a launch of them is one the kernel allows: at most
+        ``MAX_THREADS`` threads a workgroup and the sizes it declares (``known_block_size``,
+        ``known_grid_size``: LLVM compiles the kernel for exactly those, ``.max_flat_workgroup_size``
+        in its code object) where it declares them; an InterpreterError naming the difference
+        otherwise.  :meth:`run` checks every launch so, and so does a GPU launch of the kernel's code
+        object (linlayout.kernels.common.launch_on_gpu) before it starts."""
+        grid, block = _dims(grid, "grid"), _dims(block, "block")
+        if block[0] * block[1] * block[2] > MAX_THREADS:
+            raise InterpreterError(f"block {block} has more than {MAX_THREADS} threads")
+        for key, launch in (("known_block_size", block), ("known_grid_size", grid)):
+            if key in self.known and self.known[key] != launch:
+                raise InterpreterError(f"kernel {self.name} declares {key} = {self.known[key]}, launched with {launch}")
+        return grid, block
+
     def run(self, args: Sequence = (), grid: Any = (1, 1, 1), block: Any = (64, 1, 1),
             options: Optional[InterpOptions] = None, dynamic_lds_bytes: int = 0) -> list:
         """Launch on ``grid`` workgroups of ``block`` threads; the buffers after the run.
@@ -424,12 +439,7 @@ class Kernel:
         opts = options or InterpOptions()
         lds_layout = self._with_dynamic_lds(dynamic_lds_bytes)
         opts.validate()
-        grid, block = _dims(grid, "grid"), _dims(block, "block")
-        if block[0] * block[1] * block[2] > MAX_THREADS:
-            raise InterpreterError(f"block {block} has more than {MAX_THREADS} threads")
-        for key, launch in (("known_block_size", block), ("known_grid_size", grid)):
-            if key in self.known and self.known[key] != launch:
-                raise InterpreterError(f"kernel {self.name} declares {key} = {self.known[key]}, launched with {launch}")
+        grid, block = self.check_launch(grid, block)
         gmem = GlobalMemory()
         values, buffers = self._bind(args, gmem)
         const_bases = [gmem.add(data.copy(), f"constant @{name}") for name, data in self.consts]
