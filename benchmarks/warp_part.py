@@ -17,7 +17,7 @@ lane id, ``v0``), and the LDS addresses of the conversion that no setup or conve
 included) equals the estimate, is within one of it, and the sum and median of compiled minus estimate.
 ``--causes`` adds the same line for the plans whose setup shares values with the kernel and for the
 others, and the ``s_delay_alu`` compiled (RDNA).
-(The tables are read by wrapping ``LaneValues._affine`` and ``PlanEmitter.lds_address`` for the run.)
+(The tables are read by wrapping ``LaneValues._compute`` and ``PlanEmitter.lds_address`` for the run.)
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ from linlayout.cli.bench import dtype_bits, kernel_plan  # noqa: E402
 from linlayout.lowering.conversion import lower_conversion  # noqa: E402
 from linlayout.lowering.emit import lane_values, plan_ops  # noqa: E402
 from linlayout.lowering.isa import around_region, region_lines, isa_counts  # noqa: E402
+from linlayout.synth.lane_arith import fit_affine  # noqa: E402
 
 SETUP_KEYS = ("valu_bpermute_addr", "salu_vcc", "salu_perm_selector", "valu_lane_selector",
               "salu_lane_selector_delay", "salu_permlane_selector", "valu_lds_addr")
@@ -45,18 +46,19 @@ CORPORA = {"amd": REPO / "benchmarks/data/triton_amd_corpus.json",
 
 
 class _Recorder:
-    """The affine tables ``LaneValues._affine`` builds while ``PlanEmitter.lds_address`` runs."""
+    """The affine tables ``LaneValues._compute`` fits while ``PlanEmitter.lds_address`` runs."""
 
     def __init__(self) -> None:
         self.inside = 0
         self.tables: list = []
-        affine, address = lane_values.LaneValues._affine, plan_ops.PlanEmitter.lds_address
+        compute, address = lane_values.LaneValues._compute, plan_ops.PlanEmitter.lds_address
         rec = self
 
-        def _affine(lanes, aff):
-            if rec.inside:
+        def _compute(lanes, t, ok, *args, **kwargs):
+            aff = fit_affine(t, ok) if rec.inside else None
+            if aff is not None:
                 rec.tables.append(aff)
-            return affine(lanes, aff)
+            return compute(lanes, t, ok, *args, **kwargs)
 
         def lds_address(emitter, st, what):
             rec.inside += 1
@@ -65,7 +67,7 @@ class _Recorder:
             finally:
                 rec.inside -= 1
 
-        lane_values.LaneValues._affine = _affine
+        lane_values.LaneValues._compute = _compute
         plan_ops.PlanEmitter.lds_address = lds_address
 
 
