@@ -116,7 +116,8 @@ OBJECTIVE = "concurrent"
 class Candidate:
     """One candidate plan as a rule sees it (``cost``, ``instructions`` with setup, ``uses_lds``,
     ``latency``, ``conflict_cycles``: what its LDS accesses' bank conflicts add to ``cost``,
-    ``cost.lds_conflict_cycles``, and ``conflict_passes``, the LDS passes they add) and as the goal
+    ``cost.lds_conflict_cycles``, and ``conflict_passes``, the LDS passes they add where the planner's
+    near ties count them, ``CostModel.tie_count``: CDNA) and as the goal
     measures it (``counted``: per measure, its ISA instructions and their mix cycles, ``region``
     without setup, ``whole`` with it); ``order`` is
     ``(k, f)``, the index of its packing order and of its filled dst (0: the dst's own candidates;
@@ -129,7 +130,7 @@ class Candidate:
     latency: float
     counted: dict  # measure -> (instructions, mix cycles)
     conflict_cycles: float = 0.0
-    conflict_passes: float = 0.0  # the LDS passes those conflicts add (cost_detail["conflict_passes"])
+    conflict_passes: float = 0.0  # the LDS passes those conflicts add where the planner's ties count them
 
     @property
     def conflicted(self) -> bool:
@@ -233,7 +234,7 @@ def load_case(case: dict, set_name: str, conflict_blind: bool = False) -> Case |
                        [f"{OBJECTIVE}_value"]) for m in triton}
         candidates.append(Candidate(index, plan.cost, plan.total_with_overhead(), plan.lds_bytes > 0,
                                     plan.cost_detail.get("latency_value", 0.0), counted, ours,
-                                    plan.cost_detail.get("conflict_passes", 0.0)))
+                                    model.tie_count(plan) - plan.total_with_overhead()))
     if not candidates:
         return None
     name = f"{case['name']} {arch} {case['dtype']} {case.get('num_warps', '')}".strip()

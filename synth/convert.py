@@ -25,8 +25,8 @@
    only when its floor, could enter the tie group (``_lds_first``).
 3. Candidates are ranked by linlayout.synth.cost (``CostModel.rank_value``: the cost, times
    the instructions with setup to the power 0.55 under ``concurrent``; ``CostModel.tie_fraction``:
-   near ties go to fewer instructions, counting under ``concurrent`` the LDS passes bank conflicts
-   add, ``CostModel.tie_count``, then to no LDS); the winner is executed on the wave
+   near ties go to fewer instructions, counting under ``concurrent`` on CDNA the LDS passes bank
+   conflicts add, ``CostModel.tie_count``, then to no LDS); the winner is executed on the wave
    emulator at ISA level (every instruction with its parameters, its declared
    source lanes and byte selects checked).  A plan that fails is a bug:
    ``PlanVerificationError`` is raised and nothing is returned.  The element-level
@@ -818,7 +818,7 @@ def _lds_first(ctx: ConversionContext, programs: list[_InWaveProgram], floors: l
     Why the first plan is the one of the in-wave-first order.  ``_rank`` puts first, of the plans
     whose rank value is at most ``tie_limit(V)`` (``CostModel.tie_limit``; ``V``: the least rank
     value; the tie group), the one of least ``CostModel.tie_count`` (instructions with setup, with the passes
-    bank conflicts add under ``concurrent``), then without LDS, then of the least
+    bank conflicts add under ``concurrent`` on CDNA), then without LDS, then of the least
     latency value, then the first in the candidates' fixed order (``_rank``).  (1) A program left
     unpriced has a rank value above ``tie_limit(B) >= tie_limit(V)`` (``B``: the best LDS plan's, an
     upper bound of ``V``): it is outside the tie group and is not the least, so leaving it out changes
@@ -917,7 +917,7 @@ def rank_value(plan: Plan, cm: cost_mod.CostModel) -> float:
 def _rank(cands: list[Plan], cm: cost_mod.CostModel) -> list[Plan]:
     """Least rank value first (``CostModel.rank_value``: the cost, times a power of the instructions
     with setup under ``concurrent``); near-ties (at most ``CostModel.tie_limit`` of the least) by
-    ``CostModel.tie_count`` (instructions with setup, under ``concurrent`` with the passes bank
+    ``CostModel.tie_count`` (instructions with setup, under ``concurrent`` on CDNA with the passes bank
     conflicts add), then no LDS, then the latency value (the cost itself under the
     latency objective); candidates tied on every one of those keys keep their order in ``cands``
     (a stable sort).  The candidate lists are made in a fixed order that does not depend on which

@@ -186,7 +186,10 @@ CONCURRENT_CONFLICT_WEIGHT = 0.125
 # whose lanes conflict d ways is d passes of the LDS over its lanes, each the work of a conflict-free
 # access of its width, and the bank count that gives d is exact (the plan's own addresses), as the
 # instruction count is.  Near ties otherwise went to conflicted plans of fewer instructions whose extra
-# passes outnumber them (docs/benchmarks.md "cyc29").
+# passes outnumber them (docs/benchmarks.md "cyc29").  CDNA targets only: the count the passes are
+# weighed against holds the estimated setup, which on RDNA undercounts (its ``s_delay_alu``,
+# RDNA_OPS_PER_DELAY): there the conflict-free picks of more setup compiled 4 whole conversions over
+# Triton's instructions where their estimates were under it (docs/benchmarks.md "cyc29").
 
 
 TIE_MARGIN = 1e-9  # a rank value this far above a tie limit, a rounding of one at it, is still tied
@@ -272,10 +275,16 @@ class CostModel:
 
     def tie_count(self, plan) -> float:
         """What ``plan``'s near ties go by first (the policy below ``CONCURRENT_CONFLICT_WEIGHT``): its
-        instructions with setup, and under ``concurrent`` the passes its LDS accesses' bank conflicts add
-        (``cost_detail["conflict_passes"]``, ``plan_cost``)."""
+        instructions with setup, and under ``concurrent`` on a CDNA target the passes its LDS accesses'
+        bank conflicts add (``cost_detail["conflict_passes"]``, ``plan_cost``)."""
         n = plan.total_with_overhead()
-        return n + plan.cost_detail.get("conflict_passes", 0.0) if self.objective == "concurrent" else n
+        return n + plan.cost_detail.get("conflict_passes", 0.0) if self.passes_in_ties else n
+
+    @property
+    def passes_in_ties(self) -> bool:
+        """Do near ties count the LDS passes of bank conflicts (``tie_count``)?  Under ``concurrent`` on
+        a CDNA target."""
+        return self.objective == "concurrent" and get_target(self.arch).family == "cdna"
 
     def rank_value(self, cost: float, instructions: int) -> float:
         """The rank value of a plan of modelled ``cost`` and ``instructions`` (with setup) under
