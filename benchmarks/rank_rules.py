@@ -47,7 +47,8 @@ planner's exponent, ``k`` the conflict cycles ``cost`` holds once: the planner's
 ``CONCURRENT_CONFLICT_WEIGHT``, ``planner_rule``, ``CostModel.rank_cost``; ``--conflict-ties``:
 conflicted candidates lose near ties, with each ``w`` and alone).  As the planner
 does, within each packing order the candidates within the tie fraction (``--ties``) of the least
-value go by fewest instructions, then no LDS, then the latency value (``convert._rank``), and across
+value go by fewest instructions (the planner's rule: with the LDS passes bank conflicts add,
+``CostModel.tie_count``), then no LDS, then the latency value (``convert._rank``), and across
 the orders the first plans by value, near ties by fewest instructions, then cost
 (``cost.near_best``); the window rule picks the same way at both levels.
 
@@ -115,8 +116,10 @@ OBJECTIVE = "concurrent"
 class Candidate:
     """One candidate plan as a rule sees it (``cost``, ``instructions`` with setup, ``uses_lds``,
     ``latency``, ``conflict_cycles``: what its LDS accesses' bank conflicts add to ``cost``,
-    ``cost.lds_conflict_cycles``) and as the goal measures it (``counted``: per measure, its ISA
-    instructions and their mix cycles, ``region`` without setup, ``whole`` with it); ``order`` is
+    ``cost.lds_conflict_cycles``, and ``conflict_passes``, the LDS passes they add where the planner's
+    near ties count them, ``CostModel.tie_count``: CDNA) and as the goal
+    measures it (``counted``: per measure, its ISA instructions and their mix cycles, ``region``
+    without setup, ``whole`` with it); ``order`` is
     ``(k, f)``, the index of its packing order and of its filled dst (0: the dst's own candidates;
     ``packing_plans``)."""
 
@@ -127,6 +130,7 @@ class Candidate:
     latency: float
     counted: dict  # measure -> (instructions, mix cycles)
     conflict_cycles: float = 0.0
+    conflict_passes: float = 0.0  # the LDS passes those conflicts add where the planner's ties count them
 
     @property
     def conflicted(self) -> bool:
@@ -229,7 +233,8 @@ def load_case(case: dict, set_name: str, conflict_blind: bool = False) -> Case |
         counted = {m: (counts[m]["total"], mix_cost(model, counts[m], *lane_bytes, ours if measured else 0.0)
                        [f"{OBJECTIVE}_value"]) for m in triton}
         candidates.append(Candidate(index, plan.cost, plan.total_with_overhead(), plan.lds_bytes > 0,
-                                    plan.cost_detail.get("latency_value", 0.0), counted, ours))
+                                    plan.cost_detail.get("latency_value", 0.0), counted, ours,
+                                    model.tie_count(plan) - plan.total_with_overhead()))
     if not candidates:
         return None
     name = f"{case['name']} {arch} {case['dtype']} {case.get('num_warps', '')}".strip()
@@ -241,11 +246,14 @@ def load_case(case: dict, set_name: str, conflict_blind: bool = False) -> Case |
 class Rule:
     """A ranking rule: ``value`` of a candidate among ``candidates`` (least first; infinite: never
     first unless all are), named ``name``; with ``conflicts_lose_ties``, near ties go to the candidates
-    without bank conflicts first (``Candidate.conflicted``), then by the planner's keys."""
+    without bank conflicts first (``Candidate.conflicted``), then by the planner's keys; with
+    ``passes_in_ties``, near ties count the LDS passes bank conflicts add with the instructions
+    (``CostModel.tie_count``)."""
 
     name: str
     value: Callable[[Candidate, list[Candidate]], float]
     conflicts_lose_ties: bool = False
+    passes_in_ties: bool = False
 
 
 def ratio_rule(exponent: float) -> Rule:
@@ -258,19 +266,22 @@ def additive_rule(cycles_per_instruction: float) -> Rule:
     return Rule(f"cost+{cycles_per_instruction:g}n", lambda c, _: c.cost + cycles_per_instruction * c.instructions)
 
 
-def conflict_rule(exponent: float, weight: float, conflicts_lose_ties: bool = False) -> Rule:
+def conflict_rule(exponent: float, weight: float, conflicts_lose_ties: bool = False,
+                  passes_in_ties: bool = False) -> Rule:
     """The rank value ``(cost + weight * k) * n ** exponent``, ``k`` the candidate's conflict cycles
     (``cost`` holds them once already: they weigh ``1 + weight`` times an issue cycle); with
-    ``conflicts_lose_ties`` (``Rule``), conflicted candidates lose near ties."""
-    return Rule(f"(cost+{weight:g}k)*n^{exponent:g}" + (", conflicts lose ties" if conflicts_lose_ties else ""),
+    ``conflicts_lose_ties`` (``Rule``), conflicted candidates lose near ties; with ``passes_in_ties``
+    (the planner's since cyc29), near ties count the LDS passes conflicts add."""
+    return Rule(f"(cost+{weight:g}k)*n^{exponent:g}" + (", conflicts lose ties" if conflicts_lose_ties else "") +
+                (", ties count passes" if passes_in_ties else ""),
                 lambda c, _: rank_value(c.cost + weight * c.conflict_cycles, c.instructions, exponent),
-                conflicts_lose_ties)
+                conflicts_lose_ties, passes_in_ties)
 
 
 def planner_rule() -> Rule:
     """The planner's rule: ``conflict_rule`` at its exponent and conflict weight (``CostModel.rank_cost``,
-    ``CostModel.rank_value``)."""
-    return conflict_rule(CONCURRENT_INSTRUCTION_EXPONENT, CONCURRENT_CONFLICT_WEIGHT)
+    ``CostModel.rank_value``), near ties counting conflict passes (``CostModel.tie_count``)."""
+    return conflict_rule(CONCURRENT_INSTRUCTION_EXPONENT, CONCURRENT_CONFLICT_WEIGHT, passes_in_ties=True)
 
 
 def window_rule(window: int) -> Rule:
@@ -283,11 +294,13 @@ def window_rule(window: int) -> Rule:
 
 def _first(candidates: list[Candidate], rule: Rule, tie_fraction: float, then) -> Candidate:
     """The first candidate: least value; near ties (within its tie limit, ``cost.tie_limit``) by
-    fewest instructions (without bank conflicts first where the rule says so), then by ``then``."""
+    fewest instructions (without bank conflicts first, with the conflict passes, where the rule says
+    so), then by ``then``."""
     values = {id(c): rule.value(c, candidates) for c in candidates}
     tie = tie_limit(min(values.values()), tie_fraction)
     return min(candidates, key=lambda c: (values[id(c)] > tie, rule.conflicts_lose_ties and c.conflicted,
-                                          c.instructions, then(c)))
+                                          c.instructions + (c.conflict_passes if rule.passes_in_ties else 0.0),
+                                          then(c)))
 
 
 def choose(case: Case, rule: Rule, tie_fraction: float) -> Candidate:
@@ -555,7 +568,8 @@ def main(argv: list[str] | None = None) -> int:
     rules = [ratio_rule(e) for e in args.exponents] + [additive_rule(c) for c in args.additive] + \
             [window_rule(w) for w in args.windows] + \
             [conflict_rule(CONCURRENT_INSTRUCTION_EXPONENT, w, ties) for w in ([0.0] if args.conflict_ties else []) +
-             args.weights for ties in ((False, True) if args.conflict_ties else (False,)) if w or ties]
+             args.weights for ties in ((False, True) if args.conflict_ties else (False,)) if w or ties] + \
+            [planner_rule()]  # the --weights rules tie by instructions alone (the planner before cyc29)
     if args.against:
         rows = [{"rule": rule.name, "tie_fraction": tie, **against_planner(cases, rule, tie)} for rule in rules
                 for tie in args.ties]

@@ -25,7 +25,8 @@
    only when its floor, could enter the tie group (``_lds_first``).
 3. Candidates are ranked by linlayout.synth.cost (``CostModel.rank_value``: the cost, times
    the instructions with setup to the power 0.55 under ``concurrent``; ``CostModel.tie_fraction``:
-   near ties go to fewer instructions, then to no LDS); the winner is executed on the wave
+   near ties go to fewer instructions, counting under ``concurrent`` on CDNA the LDS passes bank
+   conflicts add, ``CostModel.tie_count``, then to no LDS); the winner is executed on the wave
    emulator at ISA level (every instruction with its parameters, its declared
    source lanes and byte selects checked).  A plan that fails is a bug:
    ``PlanVerificationError`` is raised and nothing is returned.  The element-level
@@ -555,7 +556,8 @@ def _lds_candidates(ctx: ConversionContext, best_only: bool = False, ceiling: fl
     budget, target, cm = ctx.lds_budget_bytes, ctx.target, ctx.cost_model
     out: list[Plan] = []
     places: list[tuple[int, int]] = []  # (design, store choice) in the pool of each plan of ``out``
-    priced: list[tuple[float, int]] = []  # (cost, instructions with setup) of each plan of ``out``
+    # (rank cost, instructions with setup, tie count) of each plan of ``out``
+    priced: list[tuple[float, int, float]] = []
     best_rank = float("inf")  # the least rank value in ``out``
     built = set()
     fitted = False
@@ -585,8 +587,8 @@ def _lds_candidates(ctx: ConversionContext, best_only: bool = False, ceiling: fl
             continue
         out.append(lds_plan(ctx, acc))
         places.append(place)
-        priced.append((cm.rank_cost(out[-1]), out[-1].total_with_overhead()))
-        best_rank = min(best_rank, cm.rank_value(*priced[-1]))
+        priced.append((cm.rank_cost(out[-1]), out[-1].total_with_overhead(), cm.tie_count(out[-1])))
+        best_rank = min(best_rank, cm.rank_value(*priced[-1][:2]))
     if not fitted and rank_limit() < float("inf"):  # (out is empty: the limit is the ceiling)
         return []  # every round trip given was over the budget, and the rest rank after the in-wave plans
     if not fitted:  # (no limit: every round trip was given)
@@ -623,19 +625,20 @@ def _lds_plan_of(ctx: ConversionContext, acc: lds_path.LdsAccesses, prog: Progra
     return plan
 
 
-def _outranked(acc, built: list[tuple[float, int]], cm: cost_mod.CostModel) -> bool:
-    """Does an LDS plan built before (``built``: the cost and the instructions with setup of each)
-    rank before the plan of ``acc`` whatever else is built?  Yes when its rank value is at most that
-    of ``acc``'s plan floor (``LdsAccesses.plan_floor``, at most the plan's own: ``rank_value`` does
-    not decrease in either part) and its instructions with setup are fewer than the floor's: it is
-    then in the tie group whenever that plan is and comes first on the instruction key (_rank); and
-    the tie group does not change.  (With as many instructions the next keys decide, among them the
-    latency value, which no floor bounds: that plan is built.)"""
+def _outranked(acc, built: list[tuple[float, int, float]], cm: cost_mod.CostModel) -> bool:
+    """Does an LDS plan built before (``built``: the rank cost, the instructions with setup and the tie
+    count, ``CostModel.tie_count``, of each) rank before the plan of ``acc`` whatever else is built?
+    Yes when its rank value is at most that of ``acc``'s plan floor (``LdsAccesses.plan_floor``, at
+    most the plan's own: ``rank_value`` does not decrease in either part) and its tie count is less than
+    the floor's instructions (at most the plan's tie count, which adds passes to them): it is then in
+    the tie group whenever that plan is and comes first on the tie key (_rank); and the tie group does
+    not change.  (With as many the next keys decide, among them the latency value, which no floor
+    bounds: that plan is built.)"""
     if not built:
         return False
     cost, count = acc.plan_floor()
     value = cm.rank_value(cost, count)
-    return any(q_count < count and cm.rank_value(q_cost, q_count) <= value for q_cost, q_count in built)
+    return any(q_tie < count and cm.rank_value(q_cost, q_count) <= value for q_cost, q_count, q_tie in built)
 
 
 def candidate_plans(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int, *,
@@ -814,7 +817,8 @@ def _lds_first(ctx: ConversionContext, programs: list[_InWaveProgram], floors: l
 
     Why the first plan is the one of the in-wave-first order.  ``_rank`` puts first, of the plans
     whose rank value is at most ``tie_limit(V)`` (``CostModel.tie_limit``; ``V``: the least rank
-    value; the tie group), the one with the fewest instructions with setup, then without LDS, then of the least
+    value; the tie group), the one of least ``CostModel.tie_count`` (instructions with setup, with the passes
+    bank conflicts add under ``concurrent`` on CDNA), then without LDS, then of the least
     latency value, then the first in the candidates' fixed order (``_rank``).  (1) A program left
     unpriced has a rank value above ``tie_limit(B) >= tie_limit(V)`` (``B``: the best LDS plan's, an
     upper bound of ``V``): it is outside the tie group and is not the least, so leaving it out changes
@@ -913,7 +917,8 @@ def rank_value(plan: Plan, cm: cost_mod.CostModel) -> float:
 def _rank(cands: list[Plan], cm: cost_mod.CostModel) -> list[Plan]:
     """Least rank value first (``CostModel.rank_value``: the cost, times a power of the instructions
     with setup under ``concurrent``); near-ties (at most ``CostModel.tie_limit`` of the least) by
-    instructions with setup, then no LDS, then the latency value (the cost itself under the
+    ``CostModel.tie_count`` (instructions with setup, under ``concurrent`` on CDNA with the passes bank
+    conflicts add), then no LDS, then the latency value (the cost itself under the
     latency objective); candidates tied on every one of those keys keep their order in ``cands``
     (a stable sort).  The candidate lists are made in a fixed order that does not depend on which
     candidates were built (pruned or not): the in-wave plans in the order of their programs, then
@@ -926,7 +931,7 @@ def _rank(cands: list[Plan], cm: cost_mod.CostModel) -> list[Plan]:
         return cands
     value = {id(p): rank_value(p, cm) for p in cands}
     tie = cm.tie_limit(min(value.values()))
-    return sorted(cands, key=lambda p: (value[id(p)] > tie, p.total_with_overhead(), p.lds_bytes > 0,
+    return sorted(cands, key=lambda p: (value[id(p)] > tie, cm.tie_count(p), p.lds_bytes > 0,
                                         p.cost_detail.get("latency_value", 0.0)))
 
 
@@ -1038,8 +1043,7 @@ def _one_copy_plan(plain: Plan, src: LinearLayout, dst: LinearLayout, args: tupl
                                         f"{res.message}")
         planned[i] = plan
         least = min(least, rank_value(plan, cm))
-    return cm.best_of([plain] + [planned[i] for i in sorted(planned)], cm.rank_cost,
-                      lambda p: p.total_with_overhead())
+    return cm.best_plan([plain] + [planned[i] for i in sorted(planned)])
 
 
 def _as_one_copy(plan: Plan, bits: list[int], cm: cost_mod.CostModel) -> Plan:

@@ -156,7 +156,8 @@ WAVES_PER_SIMD = 2  # [I] waves sharing one SIMD: they convert together (concurr
 # [I] Policy: plans are ranked by their rank value, the modelled cost times the instructions
 # (with estimated setup) to the power ``CostModel.instruction_exponent``; plans whose rank value is
 # within a tie fraction of the least are equal, and among them the one with the fewest instructions
-# wins, then a plan without LDS (LDS is shared by the CU's waves and limits occupancy).
+# wins (under ``concurrent`` with its bank conflicts' LDS passes: ``CostModel.tie_count``), then a
+# plan without LDS (LDS is shared by the CU's waves and limits occupancy).
 # ``CostModel.tie_fraction`` is COST_TIE_FRACTION under the objectives that do not price the issue
 # slots the rest of the kernel competes for (``latency``; the fraction makes near ties go to fewer
 # of them) and CONCURRENT_TIE_FRACTION under ``concurrent``, which prices them: there the fraction
@@ -174,11 +175,22 @@ CONCURRENT_INSTRUCTION_EXPONENT = 0.55
 # [I] Under ``concurrent`` the cost a plan ranks by (``CostModel.rank_cost``) counts the cycles its LDS
 # accesses' bank conflicts add (``cost_detail["conflict_cycles"]``, in its cost once) 1 + this weight
 # times: they rest on one wave's addresses (docs/hardware.md section 5) and a conflict-free plan of a
-# few more instructions is the safer pick.  0.125 is the largest weight on the replay's grid
-# (benchmarks/rank_rules.py --against, 0.0625 apart) that leaves no case of the AMD and wave32 corpora
-# over Triton in a count and measure where the exponent alone is not (docs/benchmarks.md "Session 22:
-# rank28").
+# few more instructions is the safer pick.  0.125 was the largest weight on the replay's grid
+# (benchmarks/rank_rules.py --against, 0.0625 apart) that left no case of the AMD and wave32 corpora
+# over Triton in a count and measure where the exponent alone was not (docs/benchmarks.md "Session 22:
+# rank28"); at cyc29 0.1875 leaves none either (its 5 fixes are wave32 picks of more setup, whose
+# estimate undercounts there), and the weight is kept.
 CONCURRENT_CONFLICT_WEIGHT = 0.125
+# Policy: under ``concurrent`` the near ties that go by fewest instructions (the policy above
+# ``COST_TIE_FRACTION``) count, besides a plan's instructions with setup, the passes its LDS accesses'
+# bank conflicts add (``CostModel.tie_count``, ``cost_detail["conflict_passes"]``): a ds_read or ds_write
+# whose lanes conflict d ways is d passes of the LDS over its lanes, each the work of a conflict-free
+# access of its width, and the bank count that gives d is exact (the plan's own addresses), as the
+# instruction count is.  Near ties otherwise went to conflicted plans of fewer instructions whose extra
+# passes outnumber them (docs/benchmarks.md "cyc29").  CDNA targets only: the count the passes are
+# weighed against holds the estimated setup, which on RDNA undercounts (its ``s_delay_alu``,
+# RDNA_OPS_PER_DELAY): there the conflict-free picks of more setup compiled 4 whole conversions over
+# Triton's instructions where their estimates were under it (docs/benchmarks.md "cyc29").
 
 
 TIE_MARGIN = 1e-9  # a rank value this far above a tie limit, a rounding of one at it, is still tied
@@ -190,13 +202,16 @@ def tie_limit(value: float, tie_fraction: float) -> float:
     return value * (1 + tie_fraction) + TIE_MARGIN
 
 
-def near_best(items: list, cost, count, tie_fraction: float = COST_TIE_FRACTION, instruction_exponent: float = 0.0):
+def near_best(items: list, cost, count, tie_fraction: float = COST_TIE_FRACTION, instruction_exponent: float = 0.0,
+              tie_count=None):
     """The item of least rank value ``cost * max(count, 1) ** instruction_exponent``; of those within
-    its tie limit (``tie_limit``), the one with the fewest ``count``."""
+    its tie limit (``tie_limit``), the one with the fewest ``tie_count`` (None: ``count``), then the least
+    ``cost``."""
     def value(x) -> float:
         return rank_value(cost(x), count(x), instruction_exponent)
     limit = tie_limit(min(value(x) for x in items), tie_fraction)
-    return min(items, key=lambda x: (value(x) > limit, count(x), cost(x)))
+    first = count if tie_count is None else tie_count
+    return min(items, key=lambda x: (value(x) > limit, first(x), cost(x)))
 
 
 def rank_value(cost: float, instructions: int, instruction_exponent: float) -> float:
@@ -259,6 +274,19 @@ class CostModel:
         plan has none); never less than ``cost``, so every floor of the cost bounds it too."""
         return plan.cost + self.conflict_weight * plan.cost_detail.get("conflict_cycles", 0.0)
 
+    def tie_count(self, plan) -> float:
+        """What ``plan``'s near ties go by first (the policy below ``CONCURRENT_CONFLICT_WEIGHT``): its
+        instructions with setup, and under ``concurrent`` on a CDNA target the passes its LDS accesses'
+        bank conflicts add (``cost_detail["conflict_passes"]``, ``plan_cost``)."""
+        n = plan.total_with_overhead()
+        return n + plan.cost_detail.get("conflict_passes", 0.0) if self.passes_in_ties else n
+
+    @property
+    def passes_in_ties(self) -> bool:
+        """Do near ties count the LDS passes of bank conflicts (``tie_count``)?  Under ``concurrent`` on
+        a CDNA target."""
+        return self.objective == "concurrent" and get_target(self.arch).family == "cdna"
+
     def rank_value(self, cost: float, instructions: int) -> float:
         """The rank value of a plan of modelled ``cost`` and ``instructions`` (with setup) under
         this model's policy (``rank_value``)."""
@@ -269,9 +297,14 @@ class CostModel:
         fraction (``tie_limit``): every ranking and pruning of near ties compares with it."""
         return tie_limit(value, self.tie_fraction)
 
-    def best_of(self, items: list, cost, count):
+    def best_of(self, items: list, cost, count, tie_count=None):
         """``near_best`` of ``items`` under this model's tie fraction and instruction exponent."""
-        return near_best(items, cost, count, self.tie_fraction, self.instruction_exponent)
+        return near_best(items, cost, count, self.tie_fraction, self.instruction_exponent, tie_count)
+
+    def best_plan(self, plans: list):
+        """The first of ``plans`` as the planner ranks whole plans: ``best_of`` their ``rank_cost`` and
+        instructions with setup, near ties by ``tie_count``."""
+        return self.best_of(plans, self.rank_cost, lambda p: p.total_with_overhead(), self.tie_count)
 
     @property
     def floors_apply(self) -> bool:
@@ -1398,7 +1431,9 @@ class _Pricer:
     a scalar one (``s_barrier``) once.
     ``lds_pipe_cycles``: the part of both that the LDS pipe is busy (crossbar moves and LDS
     accesses beyond their issue slot); ``conflict_cycles``: what the bank conflicts of the
-    ``ds_write``/``ds_read`` accesses add (each against a conflict-free access of its width)."""
+    ``ds_write``/``ds_read`` accesses add (each against a conflict-free access of its width);
+    ``conflict_passes``: the same counted in passes of the LDS over the accesses' lanes, each of its
+    width's conflict-free cycles (``conflict_degree - 1`` per access, twice for a paired one)."""
 
     def __init__(self, cm: CostModel, arch: str, element_bits: int,
                  access_cycles: dict[tuple[bool, int, bool, int], float] | None = None) -> None:
@@ -1406,6 +1441,7 @@ class _Pricer:
         self.access_cycles = access_cycles or {}  # plan_cost's access_cycles
         self.mult = dwords_per_slot(element_bits)
         self.issue_cycles = self.lds_cycles = self.lds_pipe_cycles = self.conflict_cycles = 0.0
+        self.conflict_passes = 0.0
         # kind -> (cm.instruction(kind), the LDS pipe's share of it), asked once per kind
         self._cycles: dict[str, tuple[float, float]] = {}
 
@@ -1427,7 +1463,9 @@ class _Pricer:
         self.lds_cycles += cycles
         self.lds_pipe_cycles += cycles - self.cm.ds_issue
         free = self.cm.instruction("lds_write" if store else "lds_read", width_bytes)
-        self.conflict_cycles += cycles - (free + (free - self.cm.ds_issue if paired else 0.0))
+        added = cycles - (free + (free - self.cm.ds_issue if paired else 0.0))
+        self.conflict_cycles += added
+        self.conflict_passes += added / (free - self.cm.ds_issue)
 
     def matrix_access(self, name: str, addr) -> None:
         """One ldmatrix/stmatrix (``matrix_access_cost``)."""
@@ -1466,7 +1504,8 @@ def _parts(cm: CostModel, issue: float, lds: float, lds_pipe: float, depth: int,
 def plan_cost(plan, cm: CostModel, depth: int | None = None,
               access_cycles: dict[tuple[bool, int, bool, int], float] | None = None) -> tuple[float, dict]:
     """The value of ``plan`` under ``cm.objective`` and its parts, with every objective's value
-    (``<objective>_value``) and ``conflict_cycles`` (``_Pricer``'s, in the value once; ``depth``: ``ds_depth(plan)`` if known; ``access_cycles``: where known,
+    (``<objective>_value``), ``conflict_cycles`` (``_Pricer``'s, in the value once) and ``conflict_passes``
+    (``_Pricer``'s; ``depth``: ``ds_depth(plan)`` if known; ``access_cycles``: where known,
     ``lds_access_cost`` of every LDS access of a form (store, width in bytes, paired, transpose
     element bits), the same for all the plan's accesses of that form)."""
     pricer = _Pricer(cm, plan.arch, plan.element_bits, access_cycles)
@@ -1478,6 +1517,7 @@ def plan_cost(plan, cm: CostModel, depth: int | None = None,
     parts = _parts(cm, pricer.issue_cycles, pricer.lds_cycles, pricer.lds_pipe_cycles, depth, plan.overhead,
                    plan.total_with_overhead())
     parts["conflict_cycles"] = pricer.conflict_cycles
+    parts["conflict_passes"] = pricer.conflict_passes
     return parts[f"{cm.objective}_value"], parts
 
 

@@ -186,4 +186,4 @@ def plan_free_packing(src: LinearLayout, dst: LinearLayout, arch: str, element_b
         except (UnpackedSrcRefused, UnpackedDstRefused):  # (no candidate of that form converts: the others)
             continue
     cm = cost_mod.cost_model(arch, objective)
-    return cm.best_of(plans, cm.rank_cost, lambda plan: plan.total_with_overhead())
+    return cm.best_plan(plans)

@@ -144,8 +144,11 @@ def test_the_store_addresses_are_their_own_region_not_the_setup(tmp_path, monkey
     # src's order after the sub-dword bit; 4 ds_write_b16, 2 ds_read2_b32).  Before it, 2 store addresses 0x110
     # apart set up 15 for a region of 9, and before the setup estimate counted the address program, 4 classes
     # of store addresses at 0x0, 0x90, 0x20, 0xb0 set up 22 for a region of 5.  8 VALU until the kernel declared its
-    # 64 threads; then LLVM joins two masks into a v_and_or_b32 of an s_movk_i32 constant: 7 VALU and 1 SALU
-    (("blocked[1x4,t16x4,o10]->mfma32", "gfx90a", "fp16", 1), (8, 7, 1), (6, 0)),
+    # 64 threads; then LLVM joins two masks into a v_and_or_b32 of an s_movk_i32 constant: 7 VALU and 1 SALU.
+    # Since cyc29 (near ties count the 4 LDS passes that layout's bank conflicts add) the src order after the
+    # sub-dword bit with rows swizzled by 4, conflict-free: 4 stores and 2 loads still, 12 VALU
+    # (estimate 13)
+    (("blocked[1x4,t16x4,o10]->mfma32", "gfx90a", "fp16", 1), (12, 12, 0), (6, 0)),
 ])
 def test_the_setup_computes_one_lds_address_register_per_class(tmp_path, monkeypatch, key, setup, region):
     """The setup region's ``(total, valu, salu)`` and the region's ``(total, v_add_u32)`` of named AMD

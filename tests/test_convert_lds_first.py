@@ -185,7 +185,8 @@ def test_lds_first_without_a_fitting_lds_plan_prices_every_in_wave_plan(monkeypa
 
 
 def test_outranked_needs_fewer_instructions():
-    """A built LDS plan outranks an unbuilt round trip only with fewer instructions than its floor and
+    """A built LDS plan outranks an unbuilt round trip only with a tie count (instructions, with its
+    conflict passes under ``concurrent``) less than its floor's instructions and
     a rank value at most its floor's: with as many instructions, the latency value (which no floor
     bounds) may put the unbuilt one first, so it must be built.  Under ``concurrent`` (rank value
     cost * instructions ** 0.55) a plan of higher cost outranks one of fewer instructions' worth less."""
@@ -199,14 +200,16 @@ def test_outranked_needs_fewer_instructions():
 
     for objective in ("latency", "concurrent"):
         cm = cost_model("gfx942", objective)
-        assert _outranked(acc(100.0, 11), [(100.0, 10)], cm)
-        assert not _outranked(acc(100.0, 10), [(100.0, 10)], cm)
+        assert _outranked(acc(100.0, 11), [(100.0, 10, 10.0)], cm)
+        assert not _outranked(acc(100.0, 10), [(100.0, 10, 10.0)], cm)
         assert not _outranked(acc(100.0, 11), [], cm)
         # 99 * 11 ** 0.55 = 370.2 >= 100 * 10 ** 0.55 = 354.8; 94 * 11 ** 0.55 = 351.5 is below it (95's 355.2
         # is not, where at 1/2 it was: 315.1 < 316.2)
-        assert _outranked(acc(99.0, 11), [(100.0, 10)], cm) == (objective == "concurrent")
-        assert _outranked(acc(95.0, 11), [(100.0, 10)], cm) == (objective == "concurrent")
-        assert not _outranked(acc(94.0, 11), [(100.0, 10)], cm)
+        assert _outranked(acc(99.0, 11), [(100.0, 10, 10.0)], cm) == (objective == "concurrent")
+        assert _outranked(acc(95.0, 11), [(100.0, 10, 10.0)], cm) == (objective == "concurrent")
+        assert not _outranked(acc(94.0, 11), [(100.0, 10, 10.0)], cm)
+        # a built plan's bank-conflict passes count in its tie count (CostModel.tie_count): 10 + 1 is not fewer
+        assert not _outranked(acc(100.0, 11), [(100.0, 10, 11.0)], cm)
 
 
 def test_within_ties_leaves_outranked_in_wave_plans_unpriced_and_keeps_the_plan(monkeypatch):

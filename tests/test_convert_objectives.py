@@ -288,8 +288,9 @@ def test_bank_conflict_cycles_weigh_more_in_the_rank(monkeypatch):
     192 of them its ``ds_*`` accesses' bank conflicts; a conflict-free one of 17 costs 368.  Ranked by the cost,
     504 * 10 ** 0.55 = 1,788 is within the 5 % near tie of 368 * 17 ** 0.55 = 1,748 and the fewer instructions
     win; with the conflict cycles weighing 1/8 more (CONCURRENT_CONFLICT_WEIGHT), (504 + 24) * 10 ** 0.55 =
-    1,873 is not, and the conflict-free plan is picked.  (It was gfx942 fp16 blocked[1x1,t4x16,o01]->dotB32(kw4),
-    2 waves, until session 22's per-prefix layouts gave that case a conflict-free plan of 22 at 640 either way.)"""
+    1,873 is not, and the conflict-free plan is picked.  Without the weight it is picked too, since near ties
+    count the LDS passes those conflicts add (CostModel.tie_count), 10 + 12 > 17.  (It was gfx942 fp16
+    blocked[1x1,t4x16,o01]->dotB32(kw4), 2 waves, until session 22's per-prefix layouts gave that case a conflict-free plan of 22 at 640 either way.)"""
     from linlayout.cli.bench import kernel_plan
     from linlayout.dtypes import dtype_bits
     from linlayout.synth import cost
@@ -306,6 +307,8 @@ def test_bank_conflict_cycles_weigh_more_in_the_rank(monkeypatch):
     assert cost.cost_model("gfx942", "latency").conflict_weight == 0.0
     assert planned() == (368.0, 17, 0.0)
     monkeypatch.setattr(cost, "CONCURRENT_CONFLICT_WEIGHT", 0.0)
+    assert planned() == (368.0, 17, 0.0)  # still in the tie, where its 12 conflict passes count (cyc29)
+    monkeypatch.setattr(cost.CostModel, "tie_count", lambda self, plan: plan.total_with_overhead())
     assert planned() == (504.0, 10, 192.0)
 
 
@@ -372,3 +375,51 @@ def test_the_lower_bound_of_a_cross_warp_conversion_per_objective():
         assert plan.lower_bound["cross_warp"] and plan.lower_bound["lds_cost"] == 72.0
         got[objective] = (plan.lower_bound["cost"], plan.cost)
     assert got == {"latency": (72.0, 84.0), "throughput": (36.0, 42.0), "instructions": (8.0, 11.0)}
+
+
+def test_near_ties_count_the_lds_passes_of_bank_conflicts(monkeypatch):
+    """AMD corpus gfx942 bf16 blocked[1x4,t64x1,o10]->blocked[1x8,t8x8,o10], 2 waves: a round trip of 35
+    instructions with setup costs 1,128, 192 of them its bank conflicts, 8 passes of the LDS over the lanes of
+    its ds_write_b64 / ds_read_b64 accesses (24 cycles each, LDS_CYCLES[8] at LDS_PORT_SHARING); a conflict-free
+    one of 42 costs 1,024.  Rank values (1128 + 0.125 * 192) * 35 ** 0.55 = 8,141 and 1024 * 42 ** 0.55 = 8,000
+    are a near tie; by instructions alone the 35 win (modelled whole conversion 1,096 cycles against Triton's
+    1,080), counting the conflict passes 35 + 8 = 43 > 42 and the conflict-free plan (960) is picked
+    (CostModel.tie_count)."""
+    from linlayout.cli.bench import kernel_plan
+    from linlayout.dtypes import dtype_bits
+    from linlayout.synth import cost
+
+    (c,) = [c for c in family_corpus("amd")["cases"]
+            if (c["name"], c["arch"], c["dtype"], c.get("num_warps")) ==
+            ("blocked[1x4,t64x1,o10]->blocked[1x8,t8x8,o10]", "gfx942", "bf16", 2)]
+
+    def planned():
+        p = kernel_plan(LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"]), c["arch"],
+                        dtype_bits(c["dtype"]))
+        return p.cost, p.total_with_overhead(), p.cost_detail["conflict_cycles"], p.cost_detail["conflict_passes"]
+
+    model = cost.cost_model("gfx942", "concurrent")
+    assert planned() == (1024.0, 42, 0.0, 0.0)
+    assert model.tie_limit(model.rank_value(1024.0, 42)) > model.rank_value(1128.0 + 0.125 * 192.0, 35)
+    monkeypatch.setattr(cost.CostModel, "tie_count", lambda self, plan: plan.total_with_overhead())
+    assert planned() == (1128.0, 35, 192.0, 8.0)
+
+
+def test_conflict_passes_are_the_extra_lds_passes_of_each_access():
+    """``plan_cost``'s ``conflict_passes``: each access's conflict cycles over its width's conflict-free LDS
+    cycles (``conflict_degree - 1``, twice for a paired access), which ``tie_count`` adds to the instructions under
+    ``concurrent`` on CDNA targets only."""
+    from linlayout.synth import cost
+
+    model = cost.cost_model("gfx942", "concurrent")
+    pair = 2 * model.instruction("lds_write", 16, 2.0) - model.ds_issue  # lds_access_cost of a paired access
+    pricer = cost._Pricer(model, "gfx942", 16, {(False, 8, False, 0): model.instruction("lds_read", 8, 3.0),
+                                                 (True, 16, True, 0): pair})
+    pricer.lds_access(False, 8, None, False, 0)  # a 3-way conflicted ds_read_b64: 2 passes more
+    pricer.lds_access(True, 16, None, True, 0)  # a paired 2-way write of b128 per lane: 1 more pass each
+    assert pricer.conflict_passes == 4.0
+    assert pricer.conflict_cycles == 2 * 12 * 2 + 2 * 20 * 2
+    from types import SimpleNamespace
+    plan = SimpleNamespace(total_with_overhead=lambda: 9, cost_detail={"conflict_passes": 4.0})
+    assert model.tie_count(plan) == 13.0 and cost.cost_model("gfx942", "latency").tie_count(plan) == 9
+    assert cost.cost_model("gfx1200", "concurrent").tie_count(plan) == 9  # RDNA: its setup estimate undercounts
