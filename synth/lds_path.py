@@ -979,10 +979,10 @@ def designs(ctx: ConversionContext) -> "DesignPool":
     the two register-first ones (a layout favouring one side's register order can save
     repacking and tuple copies), the ordered ones of the fewest shift terms (``_fewest_terms``:
     ``ordered_design`` on each of ``_ordered_prefixes`` in each of ``ORDERS``, ``lane_terms``, then
-    ``warp_terms``; none unless fewer than linlayout.synth.swizzle's layout has: cheaper address programs) and one swizzled ordered
-    layout (``_swizzled_fewest``: conflict-free on the phase footprints, of the fewest shift terms; on AMD
-    targets one per prefix length).  Per layout the store vectors are
-    chosen twice, counting the stores' tuple copies and not (a wide store with copies can beat narrow
+    ``warp_terms``; none unless fewer than linlayout.synth.swizzle's layout has: cheaper address programs)
+    and one swizzled ordered layout (``_swizzled_fewest``: conflict-free on the phase footprints, of the
+    fewest shift terms; on AMD targets one per prefix length).  Per layout the store vectors are chosen
+    twice, counting the stores' tuple copies and not (a wide store with copies can beat narrow
     conflicting stores: the cost model decides).  Every layout but linlayout.synth.swizzle's is made only
     when its floor bound (``transpose_floor`` for the transpose-read layout of a target with transpose
     loads: gfx950, gfx1250; ``prefix_floor`` for the register-first, over-fetch and ordered ones, an ordered
