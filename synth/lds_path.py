@@ -61,7 +61,7 @@ from .vgpr_tuples import VgprTuples
 __all__ = ["DesignPool", "DesignRefused", "LdsAccesses", "LdsDesign", "ORDERS", "build_lds", "design_cache", "designs",
            "lane_space_design", "layout_key", "lane_terms", "lds_accesses", "ordered_design", "over_fetch_design",
            "prefix_address_valu", "prefix_floor", "shared_layout", "transpose_floor", "transpose_instructions",
-           "vector_first_design"]
+           "vector_first_design", "warp_terms"]
 
 
 class DesignRefused(LayoutError):
