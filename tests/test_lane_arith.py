@@ -385,32 +385,6 @@ def test_a_multiply_read_modulo_the_wave_takes_the_bits_its_product_gives():
 
 
 @needs.mlir
-def test_the_widened_multiply_compiles_to_the_count(tmp_path, monkeypatch):
-    """gfx950 bf16 ``slice0(mfma16T)->slice0(blocked[1x4,t4x16,o10])`` (a whole loss, 12 against 11, before
-    session 23): its ``ds_bpermute`` address is ``(l & 15) * 0x44`` read in the low byte, the setup region a
-    ``v_and_b32`` and a ``v_mul_u32_u24`` (3 before: ``v_lshl_or_b32`` of the thread id shifted), the estimate;
-    whole 11, Triton's; the kernel moves a distinct tile exactly on the interpreter."""
-    from linlayout import LinearLayout
-    from linlayout.cli.bench import bench_case, dtype_bits, kernel_plan
-    from linlayout.lowering.conversion import lower_conversion
-    from linlayout.lowering.emit.host import distinct_tile, expected_output, interpret
-    from linlayout.lowering.isa import region_lines
-
-    monkeypatch.setenv("LINLAYOUT_CACHE", str(tmp_path))
-    c = _amd_corpus_case("slice0(mfma16T)->slice0(blocked[1x4,t4x16,o10])", "gfx950", "bf16")
-    plan = kernel_plan(LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"]), "gfx950", dtype_bits("bf16"))
-    assert plan.verified and plan.overhead["valu_bpermute_addr"] == 2
-    low = lower_conversion(plan, binary=False)
-    ops = [ln.split()[0] for ln in (x.strip() for x in region_lines(low.compiled.isa, "setup")) if ln and not ln.startswith(";")]
-    assert ops == ["v_and_b32_e32", "v_mul_u32_u24_e32"]
-    row = bench_case(c, binary=False)
-    assert (row["ours"]["total"], row["ours_setup"]["total"], row["ours_whole"]["total"],
-            row["triton_whole"]["total"]) == (9, 2, 11, 11)
-    tile = distinct_tile(low.kernel.shape, 16, seed=7)
-    assert np.array_equal(interpret(low.kernel, tile, fill=0x5A), expected_output(plan, tile, fill=0x5A))
-
-
-@needs.mlir
 def test_rdna_bit0_column_compiles_to_the_count():
     """RDNA too takes lane bit 0's two-bit column as a column term (``sbit(x, 0) & K``: ``v_bfe_i32`` and an AND,
     the count's 2) where its multiply term's AND has no other use: LLVM makes that multiply a select, 3 VALU
