@@ -176,18 +176,19 @@ def _multiply(bits, cols) -> tuple[int, int, int]:
     return k, m, mult
 
 
-def _widened(m: int, mult: int, cols, care: int, done: int) -> tuple[int, int]:
+def _widened(m: int, mult: int, cols, care: int, taken: int) -> tuple[int, int]:
     """``(m', w)``: the mask ``m`` of a multiply term ``(x & m) * mult`` (no shift down) of a table read in
-    its bits ``care`` alone, widened by the bits ``w`` of ``x`` outside ``m`` and ``done`` whose product
-    ``mult << b`` is their column inside ``care`` (its other copies land above it), where every copy of
-    every bit stays disjoint from the others (no carry: the product is still their XOR).  Then the shift
-    terms of those bits are the multiply's: ``(l & 15) * 0x44`` read in bits 2..7 is ``(l & 3) * 0x44 |
-    (l & 12) << 2``, one ``v_mul_u32_u24`` where the shift term and its OR were two ops."""
+    its bits ``care`` alone (a low mask), widened by the bits ``w`` of ``x`` outside ``m`` and ``taken`` (those
+    other terms build) whose product ``mult << b`` is their column inside ``care`` (its other copies land
+    above it), where every copy of every bit stays disjoint from the others (no carry: the product is still
+    their XOR).  Then the shift terms of those bits are the multiply's: ``(l & 15) * 0x44`` read in the low
+    byte is ``(l & 3) * 0x44 | (l & 12) << 2``, one ``v_mul_u32_u24`` where the shift term and its OR were
+    two ops."""
     seen = sum(mult << b for b in _bits(m))
     widened = 0
     for b, col in enumerate(cols):
         product = mult << b
-        if not col or (done >> b) & 1 or (m >> b) & 1 or product & care != col or product & seen:
+        if not col or (taken >> b) & 1 or (m >> b) & 1 or product & care != col or product & seen:
             continue
         seen |= product
         widened |= 1 << b
@@ -406,6 +407,7 @@ class LaneProgram:
         by_shift: dict[int, int] = {}
         terms = []
         done = 0
+        units = sum(1 << b for unit in general if unit[0] == x for b in unit[1])  # (a widened multiply's are not)
         for unit in sorted(general):  # (a set: its order would follow the string's hash, PYTHONHASHSEED)
             if unit[0] != x:
                 continue
@@ -418,7 +420,7 @@ class LaneProgram:
                 continue
             out = sum(cols[b] for b in bits)
             if care is not None and self.family == "gfx9" and x == LANE and not k:
-                m, widened = _widened(m, mult, cols, care, done)
+                m, widened = _widened(m, mult, cols, care, done | units)
                 done |= widened
                 out |= sum(cols[b] for b in _bits(widened))
             part = self.node("and", self.node("shr", x, k) if k else x, m)

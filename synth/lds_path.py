@@ -1046,11 +1046,12 @@ def _fewest_entries(ctx: ConversionContext, synthesized: LdsDesign, ordered: dic
     if ordered is None:
         ordered = _ordered_layouts(ctx, synthesized)
     least = min((t for t, _, _, _ in ordered.values()), default=None)
-    if least is None or least > lane_terms(ctx, synthesized):
+    synthesized_terms = lane_terms(ctx, synthesized)
+    if least is None or least > synthesized_terms:
         return []
     fewest = [(layout, prefix, in_order, order) for layout, (t, prefix, in_order, order) in ordered.items()
               if t == least]
-    if least == lane_terms(ctx, synthesized):  # as many lane terms: the fewest warp terms, if fewer
+    if least == synthesized_terms:  # as many lane terms: the fewest warp terms, if fewer
         warps = [warp_terms(ctx, layout) for layout, _, _, _ in fewest]
         if min(warps) >= warp_terms(ctx, synthesized.shared_cols):
             return []
