@@ -47,8 +47,11 @@ from the thread id (an LDS address: ``add(..., thread_id=True)``) is instead one
 ``t`` that the shift puts in ``care`` is a bit of ``M`` (the others land above it) and no other term
 has its output bits: one shift, which an OR absorbs (``v_lshl_or_b32``), for an AND and a shift.
 [I] On gfx9 only: on RDNA the wave32 corpus measured it worse (docs/benchmarks.md, "Session 21:
-wamd25").  Such a table is a value of its own: the other tables are not built from it (its bits above
-``care`` are not the table's).
+wamd25").  There too a multiply term (no shift down) takes the bits of ``l`` whose products' copies in
+``care`` are their columns and whose other copies land above it, where no copy meets another (no carry):
+``(l & 3) * 0x44 | (l & 12) << 2`` read in the low byte is ``(l & 15) * 0x44`` (``_widened``; session 23,
+gfx950 bf16 ``slice0(mfma16T)->slice0(blocked[1x4,t4x16,o10])`` setup 3 -> 2).  Such a table is a value of
+its own: the other tables are not built from it (its bits above ``care`` are not the table's).
 
 **Count.**  Ops on the lane id (and the thread id) are VALU, ops on the warp id alone SALU (the warp id is
 wave-uniform); :meth:`LaneProgram.count` counts them after the fusions above (each op absorbs at
@@ -172,6 +175,25 @@ def _multiply(bits, cols) -> tuple[int, int, int]:
         seen |= m << (sh + k)
     mult = sum(1 << (sh + k) for sh in shifts)
     return k, m, mult
+
+
+def _widened(m: int, mult: int, cols, care: int, taken: int) -> tuple[int, int]:
+    """``(m', w)``: the mask ``m`` of a multiply term ``(x & m) * mult`` (no shift down) of a table read in
+    its bits ``care`` alone (a low mask), widened by the bits ``w`` of ``x`` outside ``m`` and ``taken`` (those
+    other terms build) whose product ``mult << b`` is their column inside ``care`` (its other copies land
+    above it), where every copy of every bit stays disjoint from the others (no carry: the product is still
+    their XOR).  Then the shift terms of those bits are the multiply's: ``(l & 15) * 0x44`` read in the low
+    byte is ``(l & 3) * 0x44 | (l & 12) << 2``, one ``v_mul_u32_u24`` where the shift term and its OR were
+    two ops."""
+    seen = sum(mult << b for b in _bits(m))
+    widened = 0
+    for b, col in enumerate(cols):
+        product = mult << b
+        if not col or (taken >> b) & 1 or (m >> b) & 1 or product & care != col or product & seen:
+            continue
+        seen |= product
+        widened |= 1 << b
+    return m | widened, widened
 
 
 def _units(x: int, cols) -> list:
@@ -396,6 +418,7 @@ class LaneProgram:
         by_shift: dict[int, int] = {}
         terms = []
         done = 0
+        units = sum(1 << b for unit in general if unit[0] == x for b in unit[1])  # (a widened multiply's are not)
         for unit in general:  # in sorted order (_generals), not a set's: that would follow PYTHONHASHSEED
             if unit[0] != x:
                 continue
@@ -407,8 +430,13 @@ class LaneProgram:
                 b = bits[0]
                 terms.append((node(("and", node(("sbit", x, b)), cols[b])), cols[b]))
                 continue
+            out = sum(cols[b] for b in bits)
+            if care is not None and self.family == "gfx9" and x == LANE and not k:
+                m, widened = _widened(m, mult, cols, care, done | units)
+                done |= widened
+                out |= sum(cols[b] for b in _bits(widened))
             part = node(("and", node(("shr", x, k)) if k else x, m))
-            terms.append((node(("mul", part, mult)), sum(cols[b] for b in bits)))
+            terms.append((node(("mul", part, mult)), out))
         for b, col in enumerate(cols):
             if not col or (done >> b) & 1:
                 continue

@@ -61,7 +61,7 @@ from .vgpr_tuples import VgprTuples
 __all__ = ["DesignPool", "DesignRefused", "LdsAccesses", "LdsDesign", "ORDERS", "build_lds", "design_cache", "designs",
            "lane_space_design", "layout_key", "lane_terms", "lds_accesses", "ordered_design", "over_fetch_design",
            "prefix_address_valu", "prefix_floor", "shared_layout", "transpose_floor", "transpose_instructions",
-           "vector_first_design"]
+           "vector_first_design", "warp_terms"]
 
 
 class DesignRefused(LayoutError):
@@ -239,14 +239,23 @@ def lane_terms(ctx: ConversionContext, design: LdsDesign) -> int:
     """The shift terms of the lane parts of both sides' addresses through ``design``: per side, the distinct
     shifts ``o - b`` over the offset bits ``o`` of each lane column ``b``'s image (linlayout.synth.lane_arith's
     shift terms, before its column terms and fusions).  ``designs`` lists an ordered layout only where it
-    has fewer than linlayout.synth.swizzle's (it is offered for cheaper addresses)."""
+    has fewer than linlayout.synth.swizzle's, or as many and fewer ``warp_terms`` (it is offered for cheaper
+    addresses)."""
     return _shift_terms(_lane_images(ctx, design.shared_cols))
 
 
-def _lane_images(ctx: ConversionContext, basis: list[int]) -> list[list[list[int]]]:
-    """Per side (src, dst), per lane column, the offset (and round) bits of its image under the layout of
-    offset basis ``basis``: the positions of the basis vectors that XOR to it."""
-    src, dst = ctx.problem.src_cols["lane"], ctx.problem.dst_cols["lane"]
+def warp_terms(ctx: ConversionContext, shared_cols) -> int:
+    """The shift terms of the warp parts of both sides' addresses through the layout of offset (and round)
+    vectors ``shared_cols`` (an ``LdsDesign``'s): ``lane_terms``' count on the warp columns, the terms of
+    the warp parts that linlayout.synth.cost.warp_part_ops prices (one SALU each, and an ``s_or_b32`` per
+    further one).  ``_fewest_terms`` breaks its ties with it."""
+    return _shift_terms(_lane_images(ctx, list(shared_cols), "warp"))
+
+
+def _lane_images(ctx: ConversionContext, basis: list[int], kind: str = "lane") -> list[list[list[int]]]:
+    """Per side (src, dst), per lane column (``kind`` "warp": per warp column), the offset (and round) bits of
+    its image under the layout of offset basis ``basis``: the positions of the basis vectors that XOR to it."""
+    src, dst = ctx.problem.src_cols[kind], ctx.problem.dst_cols[kind]
     images = [_set_bits(x) for x in f2.solve_many(basis, src + dst)]
     return [images[:len(src)], images[len(src):]]
 
@@ -969,11 +978,11 @@ def designs(ctx: ConversionContext) -> "DesignPool":
     """The shared layouts worth building, each with its accesses (``lds_accesses``): linlayout.synth.swizzle's,
     the two register-first ones (a layout favouring one side's register order can save
     repacking and tuple copies), the ordered ones of the fewest shift terms (``_fewest_terms``:
-    ``ordered_design`` on each of ``_ordered_prefixes`` in each of ``ORDERS``, ``lane_terms``; none unless
-    fewer than linlayout.synth.swizzle's layout has: cheaper address programs) and one swizzled ordered
-    layout (``_swizzled_fewest``: conflict-free on the phase footprints, of the fewest shift terms; on AMD
-    targets one per prefix length).  Per layout the store vectors are
-    chosen twice, counting the stores' tuple copies and not (a wide store with copies can beat narrow
+    ``ordered_design`` on each of ``_ordered_prefixes`` in each of ``ORDERS``, ``lane_terms``, then
+    ``warp_terms``; none unless fewer than linlayout.synth.swizzle's layout has: cheaper address programs)
+    and one swizzled ordered layout (``_swizzled_fewest``: conflict-free on the phase footprints, of the
+    fewest shift terms; on AMD targets one per prefix length).  Per layout the store vectors are chosen
+    twice, counting the stores' tuple copies and not (a wide store with copies can beat narrow
     conflicting stores: the cost model decides).  Every layout but linlayout.synth.swizzle's is made only
     when its floor bound (``transpose_floor`` for the transpose-read layout of a target with transpose
     loads: gfx950, gfx1250; ``prefix_floor`` for the register-first, over-fetch and ordered ones, an ordered
@@ -1020,9 +1029,13 @@ def designs(ctx: ConversionContext) -> "DesignPool":
 def _fewest_terms(ctx: ConversionContext, synthesized: LdsDesign, ordered: dict | None = None) -> list[LdsDesign]:
     """The ordered layouts (``ordered_design`` on each of ``_ordered_prefixes(synthesized)`` in each of
     ``ORDERS``, each layout once) of the fewest ``lane_terms``, none unless fewer than ``synthesized``
-    has.  None either where ``synthesized`` has one term per side with a nonzero lane column: every
-    layout has as many at least (such a column's image is nonzero, so it has a shift).  ``ordered``:
-    ``_ordered_layouts(ctx, synthesized)`` where known."""
+    has; where the fewest are as many as ``synthesized``'s, those of them of the fewest ``warp_terms``,
+    none unless fewer than ``synthesized``'s (since session 23: an 8-warp wave64 kernel computes every
+    warp bit, and a warp part of one shift term is one SALU where two terms are three and LLVM's five:
+    gfx950 fp8 ``blocked[2x1,t64x1,o01]->mfma16T``, 8 waves, setup 16 -> 12 compiled, whole 28 -> 24
+    against Triton's 25; docs/benchmarks.md "Session 23: whole29").  None either where ``synthesized``
+    has one term per side with a nonzero lane column: every layout has as many at least (such a column's
+    image is nonzero, so it has a shift).  ``ordered``: ``_ordered_layouts(ctx, synthesized)`` where known."""
     reps = synthesized.shared_cols[synthesized.n_offset_bits:]
     return [_ordered(ctx, prefix, in_order, reps, order) for prefix, in_order, order in
             _fewest_entries(ctx, synthesized, ordered)]
@@ -1033,9 +1046,17 @@ def _fewest_entries(ctx: ConversionContext, synthesized: LdsDesign, ordered: dic
     if ordered is None:
         ordered = _ordered_layouts(ctx, synthesized)
     least = min((t for t, _, _, _ in ordered.values()), default=None)
-    if least is None or least >= lane_terms(ctx, synthesized):
+    synthesized_terms = lane_terms(ctx, synthesized)
+    if least is None or least > synthesized_terms:
         return []
-    return [(prefix, in_order, order) for t, prefix, in_order, order in ordered.values() if t == least]
+    fewest = [(layout, prefix, in_order, order) for layout, (t, prefix, in_order, order) in ordered.items()
+              if t == least]
+    if least == synthesized_terms:  # as many lane terms: the fewest warp terms, if fewer
+        warps = [warp_terms(ctx, layout) for layout, _, _, _ in fewest]
+        if min(warps) >= warp_terms(ctx, synthesized.shared_cols):
+            return []
+        fewest = [entry for entry, w in zip(fewest, warps) if w == min(warps)]
+    return [(prefix, in_order, order) for _, prefix, in_order, order in fewest]
 
 
 def _ordered_layouts(ctx: ConversionContext, synthesized: LdsDesign) -> dict[tuple, tuple]:

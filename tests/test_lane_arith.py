@@ -342,12 +342,12 @@ def test_one_thread_id_serves_an_exact_table_and_one_read_modulo_the_wave():
     """The thread id ``TID`` is one input of a program for both of its uses: an LDS address that
     ``thread_id_form`` takes from it, ``(tid >> 2) & 56``, exact in every bit on 8 warps, and a ``ds_bpermute``
     address read in its low byte alone whose ``(l & 3) << 6`` term is ``tid << 6``, equal to its table in
-    those bits and not above; ``tables_valu`` counts the same program from its ``LaneTable`` entries (5).  A
+    those bits and not above; ``tables_valu`` counts the same program from its ``LaneTable`` entries (4).  A
     plain entry of three fields is a LayoutError, a table both from the thread id and read in some bits a ValueError."""
     from linlayout.synth.lane_arith import LaneTable, tables_valu, thread_id_form
 
     lds = AffineTable(0, (0, 0, 0, 0, 0, 8), (16, 32, 0))
-    bperm = AffineTable(0, (0x44, 0x88, 16, 32, 0, 0), ())
+    bperm = AffineTable(0, (0x40, 0x80, 4, 8, 16, 32), ())
     assert thread_id_form("gfx9", 6, lds)
     prog = LaneProgram("gfx9", 6, 3)
     a, b = prog.add(lds, thread_id=True), prog.add(bperm, care=0xFF)
@@ -355,13 +355,55 @@ def test_one_thread_id_serves_an_exact_table_and_one_read_modulo_the_wave():
     assert np.array_equal(prog.evaluate(a, 8), lds.evaluate(8))
     got, table = prog.evaluate(b, 8), bperm.evaluate(8)
     assert np.array_equal(got & 0xFF, table & 0xFF) and (got != table).any()
-    assert prog.count() == (5, 0)
+    assert prog.count() == (4, 0)
     entries = (LaneTable(0, lds.lane_cols, warp_cols=lds.warp_cols), LaneTable(0, bperm.lane_cols, care=0xFF))
-    assert tables_valu("gfx9", 6, entries) == 5
+    assert tables_valu("gfx9", 6, entries) == 4
     with pytest.raises(LayoutError, match="a tables_valu entry is a LaneTable or"):
         tables_valu("gfx9", 6, ((0, bperm.lane_cols, 0xFF),))
     with pytest.raises(ValueError):
         LaneProgram("gfx9", 6, 3).add(lds, thread_id=True, care=0xFF)
+
+
+def test_a_multiply_read_modulo_the_wave_takes_the_bits_its_product_gives():
+    """A ``ds_bpermute`` address read in its low byte (``care`` 0xFF), lane ``l & 15`` times 4 plus ``(l & 3) << 6``
+    (gfx950 bf16 ``slice0(mfma16T)->slice0(blocked[1x4,t4x16,o10])``): its multiply term ``(l & 3) * 0x44`` takes
+    bits 2 and 3, whose products' low copies are their columns and whose high ones (bits 8, 9) lie above the byte,
+    ``(l & 15) * 0x44``: 2 VALU where ``(l & 15) << 2 | tid << 6`` were 3; equal to the table in the byte.  Read
+    in every bit it keeps its shift term; a bit whose product meets another's copies (``* 5``: bit 2's low copy
+    is bit 0's high one, a carry) is not taken."""
+    cols = (0x44, 0x88, 16, 32, 0, 0)
+    prog = LaneProgram("gfx9", 6, 0)
+    b = prog.add(AffineTable(0, cols, ()), care=0xFF)
+    assert prog.nodes[b] == ("mul", prog.node("and", LANE, 15), 0x44) and prog.count() == (2, 0)
+    got, table = prog.evaluate(b, 1), AffineTable(0, cols, ()).evaluate(1)
+    assert np.array_equal(got & 0xFF, table & 0xFF) and (got != table).any()
+    exact = LaneProgram("gfx9", 6, 0)
+    exact.add(AffineTable(0, cols, ()))
+    assert sum(exact.count()) > 2
+    from linlayout.synth.lane_arith import _widened
+    assert _widened(3, 0x44, cols, 0xFF, 3) == (15, 12)
+    assert _widened(3, 0x41, (0x41, 0x82, 4, 8, 0, 0), 0xFF, 3) == (15, 12)
+    assert _widened(1, 0x5, (0x5, 0, 0x14, 0, 0, 0), 0xFF, 1) == (1, 0)  # bit 2's 4 and 16: bit 0's 4, a carry
+
+
+def test_tables_read_modulo_the_wave_equal_their_tables_in_those_bits():
+    """On 400 seeded random lane tables (columns of 1 to 3 bits, many of them repeated shifts, so that multiply
+    terms and their widening occur): the program read in the low byte equals the table there on every lane,
+    and counts no more than the exact program."""
+    rng = np.random.default_rng(23)
+    widened = 0
+    for _ in range(400):
+        cols = tuple(int(sum(1 << int(o) for o in rng.choice(10, size=rng.integers(1, 4), replace=False)))
+                     if rng.random() < 0.8 else 0 for _ in range(6))
+        aff = AffineTable(0, cols, ())
+        loose, exact = LaneProgram("gfx9", 6, 0), LaneProgram("gfx9", 6, 0)
+        node = loose.add(aff, care=0xFF)
+        exact.add(aff)
+        assert np.array_equal(loose.evaluate(node, 1) & 0xFF, aff.evaluate(1) & 0xFF), cols
+        assert sum(loose.count()) <= sum(exact.count()), cols
+        widened += any(n[0] == "mul" and loose.nodes[n[1]][0] == "and" and loose.nodes[n[1]][2] & ~sum(
+            1 << b for b, c in enumerate(cols) if c & (c - 1)) for n in loose.nodes[3:])
+    assert widened >= 5, widened
 
 
 @needs.mlir
