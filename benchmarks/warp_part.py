@@ -17,7 +17,7 @@ lane id, ``v0``), and the LDS addresses of the conversion that no setup or conve
 included) equals the estimate, is within one of it, and the sum and median of compiled minus estimate.
 ``--causes`` adds the same line for the plans whose setup shares values with the kernel and for the
 others, and the ``s_delay_alu`` compiled (RDNA).
-(The tables are read by wrapping ``LaneValues._affine`` and ``PlanEmitter.lds_address`` for the run.)
+(The tables are read by wrapping ``LaneProgram.add`` and ``PlanEmitter.lds_address`` for the run.)
 """
 
 from __future__ import annotations
@@ -35,8 +35,9 @@ from benchmarks.script_args import ScriptParser  # noqa: E402
 from linlayout import LinearLayout  # noqa: E402
 from linlayout.cli.bench import dtype_bits, kernel_plan  # noqa: E402
 from linlayout.lowering.conversion import lower_conversion  # noqa: E402
-from linlayout.lowering.emit import lane_values, plan_ops  # noqa: E402
+from linlayout.lowering.emit import plan_ops  # noqa: E402
 from linlayout.lowering.isa import around_region, region_lines, isa_counts  # noqa: E402
+from linlayout.synth import lane_arith  # noqa: E402
 
 SETUP_KEYS = ("valu_bpermute_addr", "salu_vcc", "salu_perm_selector", "valu_lane_selector",
               "salu_lane_selector_delay", "salu_permlane_selector", "valu_lds_addr")
@@ -45,18 +46,18 @@ CORPORA = {"amd": REPO / "benchmarks/data/triton_amd_corpus.json",
 
 
 class _Recorder:
-    """The affine tables ``LaneValues._affine`` builds while ``PlanEmitter.lds_address`` runs."""
+    """The affine tables the lane program adds (``LaneProgram.add``) while ``PlanEmitter.lds_address`` runs."""
 
     def __init__(self) -> None:
         self.inside = 0
         self.tables: list = []
-        affine, address = lane_values.LaneValues._affine, plan_ops.PlanEmitter.lds_address
+        add, address = lane_arith.LaneProgram.add, plan_ops.PlanEmitter.lds_address
         rec = self
 
-        def _affine(lanes, aff):
+        def _add(program, aff, **kw):
             if rec.inside:
                 rec.tables.append(aff)
-            return affine(lanes, aff)
+            return add(program, aff, **kw)
 
         def lds_address(emitter, st, what):
             rec.inside += 1
@@ -65,7 +66,7 @@ class _Recorder:
             finally:
                 rec.inside -= 1
 
-        lane_values.LaneValues._affine = _affine
+        lane_arith.LaneProgram.add = _add
         plan_ops.PlanEmitter.lds_address = lds_address
 
 
