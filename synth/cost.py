@@ -730,25 +730,25 @@ class _AddressBases:
         return 1
 
 
-def lds_address_valu(steps, arch: str, formed=()) -> int:
+def lds_address_valu(steps, arch: str, formed=(), one_wave: bool = False) -> int:
     """``valu_lds_addr`` of ``estimate_overhead``: the instructions forming the addresses of the LDS
     steps ``steps`` (LdsStore/LdsLoad, in issue order; ``addresses_valu``) on ``arch`` after the registers
-    ``formed`` (``AddressRegisters.of``): VALU ops, and
+    ``formed`` (``AddressRegisters.of``) in a kernel of one wave or not (``one_wave``): VALU ops, and
     the warp part of the addresses (``warp_columns``, ``warp_part_ops``), whose SALU ops the key counts
     and prices as VALU too (one issue each: on wave64 an upper bound of a SALU's)."""
     if not steps:
         return 0
     return addresses_valu(np.array([_warp0(st.addr) for st in steps], dtype=np.int64), steps, arch,
-                          [warp_columns(st.addr) for st in steps], formed)
+                          [warp_columns(st.addr) for st in steps], formed, one_wave)
 
 
-def addresses_valu(addresses: np.ndarray, forms, arch: str, warp_cols=None, formed=()) -> int:
+def addresses_valu(addresses: np.ndarray, forms, arch: str, warp_cols=None, formed=(), one_wave: bool = False) -> int:
     """Instructions forming the LDS addresses ``addresses`` (``[accesses, lanes]`` int64, warp 0's byte
     addresses in issue order) of accesses made by the LDS steps ``forms`` (one per access, which gives
     only its immediate offsets, ``offset_reaches``, not its address) on ``arch``, their warp parts
-    ``warp_cols`` (one ``warp_columns`` per access; None: none), after the registers ``formed``:
-    ``AddressRegisters.of(...).count()``."""
-    return AddressRegisters.of(addresses, forms, arch, warp_cols, formed).count()
+    ``warp_cols`` (one ``warp_columns`` per access; None: none), after the registers ``formed``, in a kernel
+    of one wave or not (``one_wave``): ``AddressRegisters.of(...).count()``."""
+    return AddressRegisters.of(addresses, forms, arch, warp_cols, formed, one_wave).count()
 
 
 def warp_columns(addr) -> tuple[int, ...]:
@@ -822,7 +822,7 @@ class AddressRegisters:
     """The instructions forming a round trip's LDS addresses in two parts: ``fixed``, the adds and XORs
     of formed registers (and on PTX targets every new register's), and the other new registers, the
     tables of one op program (``tables``: ``lane_arith.tables_valu``'s entries, in issue order; its
-    ``family`` and ``lane_bits``).  ``count()`` is the instruction count, ``least()`` a lower bound of
+    ``family``, ``lane_bits`` and ``one_wave``).  ``count()`` is the instruction count, ``least()`` a lower bound of
     it that builds no program (``lane_arith.least_tables_valu``): the planner orders round trips by
     the second and works out the first only for those that might come next (lds_path.DesignPool)."""
 
@@ -831,9 +831,11 @@ class AddressRegisters:
     lane_bits: int
     tables: tuple
     warp: int = 0  # warp_part_ops of the new registers' warp parts
+    one_wave: bool = False  # the kernel is one wave (lane_arith.LaneProgram's)
 
     @classmethod
-    def of(cls, addresses: np.ndarray, forms, arch: str, warp_cols=None, formed=()) -> "AddressRegisters":
+    def of(cls, addresses: np.ndarray, forms, arch: str, warp_cols=None, formed=(),
+           one_wave: bool = False) -> "AddressRegisters":
         """The registers forming ``addresses`` (``addresses_valu``'s arguments) after the registers ``formed``
         (``SrcOffsets.registers``: the kernel's src load line's, which LLVM's common-subexpression
         elimination lets the setup reuse, linlayout.synth.src_offsets; () on PTX targets and without
@@ -903,11 +905,12 @@ class AddressRegisters:
             for col in cols:
                 span |= col
             tables.append((int(a0[i, 0]) & span, cols))
-        return cls(n, family, lane_bits, tuple(tables), warp_part_ops(parts))
+        return cls(n, family, lane_bits, tuple(tables), warp_part_ops(parts), one_wave)
 
     def count(self) -> int:
         """The instructions forming the addresses: ``fixed``, the tables' program and the warp parts."""
-        return self.fixed + (tables_valu(self.family, self.lane_bits, self.tables) if self.tables else 0) + self.warp
+        return self.fixed + (tables_valu(self.family, self.lane_bits, self.tables, (), self.one_wave)
+                             if self.tables else 0) + self.warp
 
     def least(self) -> int:
         """A lower bound of ``count()``: ``fixed`` and ``least_tables_valu`` of the tables."""
@@ -974,7 +977,7 @@ def bpermute_address_valu(tables, arch: str, num_warps: int = 1, formed=()) -> i
         made.append(full.evaluate(rows))
     family = program_family(arch)
     lane_cols = [f[1] for f in fits if f is not None]  # parts holds one warp part per such fit
-    return (tables_valu(family, lanes.bit_length() - 1, tuple(fits), tuple(prior)) if fits else 0) + \
+    return (tables_valu(family, lanes.bit_length() - 1, tuple(fits), tuple(prior), num_warps == 1) if fits else 0) + \
         warp_part_ops(parts) + sum(bpermute_join_ops(c, w, family, get_target(arch).wave_size)
                                    for c, w in zip(lane_cols, parts))
 
@@ -1389,7 +1392,8 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
         "salu_lane_selector_delay": setup.choices.delay_alu,
         "salu_permlane_selector": PERMLANE_SELECTOR_SALU * len(setup.permlane_selectors),
         "salu_movrels_index": sum(map(movrels_index_salu, setup.register_indices)),
-        "valu_lds_addr": lds_address_valu(setup.lds_steps, plan.arch, formed) if lds_valu is None else lds_valu,
+        "valu_lds_addr": (lds_address_valu(setup.lds_steps, plan.arch, formed, plan.num_warps == 1)
+                          if lds_valu is None else lds_valu),
         "valu_tuple_copies": 0 if ptx else ((_store_tuple_copies(plan, src_tuples) if store_copies is None
                                              else store_copies) + joined_pair_copies(plan, src_tuples)),
         "valu_movrels_copies": 0 if ptx else movrels_copies(plan, src_tuples),

@@ -53,6 +53,18 @@ wamd25").  There too a multiply term (no shift down) takes the bits of ``l`` who
 gfx950 bf16 ``slice0(mfma16T)->slice0(blocked[1x4,t4x16,o10])`` setup 3 -> 2).  Such a table is a value of
 its own: the other tables are not built from it (its bits above ``care`` are not the table's).
 
+**One wave.**  A kernel of one wave declares as many threads as the wave has lanes (``known_block_size``),
+so that the compiler knows the thread id below ``2 ** lane_bits``: the lane id is the thread id, no AND
+masks it.  A program of such a kernel (``LaneProgram``'s ``one_wave``) takes an AND that keeps every bit
+the lane id (or the lane id shifted down) can have as no op (``(l & 63) << 4`` is ``l << 4``: one
+``v_lshlrev_b32``, a multiply term of every lane bit one ``v_mul_u32_u24``), and a column term of the
+lane id's top bit, ``sbit(l, lane_bits - 1) & L``, as the select LLVM makes of it (``l >= 2 ** (lane_bits
+- 1) ? L : 0``: ``v_cmp`` and ``v_cndmask_b32``, which no OR absorbs; on gfx9 ``L`` in a VGPR where it is
+not inline, one ``v_mov_b32`` per value); the thread id is the lane id's node.  [I] Measured on the
+corpora's one-wave kernels against the same kernels declaring two waves (docs/benchmarks.md, "Session 23:
+onewave29"); LLVM's other folds there (two shift terms OR'ed as one masked ``v_lshl_or_b32``) are not
+counted.
+
 **Count.**  Ops on the lane id (and the thread id) are VALU, ops on the warp id alone SALU (the warp id is
 wave-uniform); :meth:`LaneProgram.count` counts them after the fusions above (each op absorbs at
 most one single-use operand, and an op that absorbed one is not absorbed itself).  Tables whose columns all
@@ -247,14 +259,15 @@ class LaneProgram:
     :meth:`count` finds depends on the reached nodes alone, not on their ids: any order with parents
     first gives it).
 
-    ``family``: ``program_family``'s.
+    ``family``: ``program_family``'s.  ``one_wave``: the kernel is one wave (module docstring, "One wave").
     """
 
-    def __init__(self, family: str = "gfx9", lane_bits: int = 6, warp_bits: int = 0) -> None:
+    def __init__(self, family: str = "gfx9", lane_bits: int = 6, warp_bits: int = 0, one_wave: bool = False) -> None:
         if family not in ("gfx9", "rdna"):
             raise LayoutError(f"program family is gfx9 or rdna, not {family!r}")
         self.family = family
         self.bits = {LANE: lane_bits, WARP: warp_bits}
+        self.one_wave = one_wave
         self.nodes: list[tuple] = [("in", LANE), ("in", WARP), ("in", TID)]
         self._index: dict[tuple, int] = {n: i for i, n in enumerate(self.nodes)}
         self._ops: list[list[int]] = [[], [], []]  # each node's operands that are nodes of ops (not constants)
@@ -435,7 +448,7 @@ class LaneProgram:
                 m, widened = _widened(m, mult, cols, care, done | units)
                 done |= widened
                 out |= sum(cols[b] for b in _bits(widened))
-            part = node(("and", node(("shr", x, k)) if k else x, m))
+            part = self._and(node(("shr", x, k)) if k else x, m)
             terms.append((node(("mul", part, mult)), out))
         for b, col in enumerate(cols):
             if not col or (done >> b) & 1:
@@ -471,15 +484,32 @@ class LaneProgram:
         :meth:`_terms` gives ``care`` only on gfx9, to a lane term whose output bits no other term has,
         which an OR joins: in an XOR LLVM masks the XOR of shifts once, ``(a << i ^ b << j) & M``)."""
         if care is not None and s >= 0 and not (care >> s) & ~m:
-            return self._node(("shl", TID, s)) if s else TID
+            tid = LANE if self.one_wave else TID
+            return self._node(("shl", tid, s)) if s else tid
         if s >= 0:
-            part = self._node(("and", x, m))
+            part = self._and(x, m)
             return self._node(("shl", part, s)) if s else part
         k = -s
         run = m >> k
         if m & ((1 << k) - 1) == 0 and run & (run + 1) == 0:
             return self._node(("bfe", x, k, run.bit_length()))
-        return self._node(("and", self._node(("shr", x, k)), run))
+        return self._and(self._node(("shr", x, k)), run)
+
+    def _and(self, a: int, m: int) -> int:
+        """The node ``a & m``: in a one-wave program ``a`` itself where ``a`` is the lane id or the lane id
+        shifted down and ``m`` keeps every bit it can have (module docstring, "One wave")."""
+        if self.one_wave:
+            n = self.nodes[a]
+            down = 0 if a == LANE else n[2] if n[0] == "shr" and n[1] == LANE else None
+            if down is not None and not ((1 << (self.bits[LANE] - down)) - 1) & ~m:
+                return a
+        return self._node(("and", a, m))
+
+    def _select(self, n: tuple) -> bool:
+        """Is the node ``n`` a column term of the lane id's top bit in a one-wave program (``sbit(l, lane_bits
+        - 1) & L``), which LLVM makes a select (module docstring, "One wave")?"""
+        return (self.one_wave and n[0] == "and"
+                and self.nodes[n[1]] == ("sbit", LANE, self.bits[LANE] - 1))
 
     def _combine(self, terms: list[tuple[int, int]]) -> tuple[int, int]:
         """``(node, output bits)`` of the XOR of ``terms``: greedy groups of pairwise disjoint terms,
@@ -488,7 +518,7 @@ class LaneProgram:
             return terms[0]
         kinds, nodes, rdna = self._kinds, self.nodes, self.family == "rdna"
         fusable = lambda t: kinds[t[0]] == "shl" or (  # noqa: E731
-            kinds[t[0]] == "and" and (rdna or _inline(nodes[t[0]][2])))
+            kinds[t[0]] == "and" and (rdna or _inline(nodes[t[0]][2])) and not self._select(nodes[t[0]]))
         groups: list[list] = []  # each [its terms' output bits, node of the OR chain so far]
         for t, out in sorted(terms, key=fusable):
             for g in groups:
@@ -508,7 +538,8 @@ class LaneProgram:
     def count(self) -> tuple[int, int]:
         """``(valu, salu)``: the ops of every node reached from a table, VALU where they depend on
         the lane id; a node that an OR/XOR absorbs (module docstring) is no instruction; on gfx9 one
-        ``v_mov_b32`` per value of the non-inline constants of the ORs that absorbed one."""
+        ``v_mov_b32`` per value of the non-inline constants of the ORs that absorbed one and of the selects
+        of a one-wave program (module docstring, "One wave")."""
         ops, vector, kinds = self._ops, self._vec, self._kinds
         n = len(kinds)
         live = [False] * n
@@ -538,6 +569,10 @@ class LaneProgram:
                 salu += 1
                 continue
             valu += 1
+            if gfx9 and kind == "and" and self._select(self.nodes[i]) and not _inline(self.nodes[i][2]):
+                literals = literals or set()  # the select's constant in a VGPR (v_mov_b32, one per value)
+                literals.add(self.nodes[i][2])
+                continue
             if kind == "mul":
                 if gfx9 and self.nodes[i][2] >= 1 << 24:
                     salu += 1  # v_mul_lo_u32 is VOP3: its constant in an SGPR (s_mov_b32)
@@ -564,7 +599,7 @@ class LaneProgram:
             if ck[0] in ("or", "shl"):
                 return True
             if ck[0] == "and":  # v_and_or_b32 (LLVM seldom makes an OR of a product a v_mad_u32_u24)
-                return self.family == "rdna" or _inline(ck[2])
+                return (self.family == "rdna" or _inline(ck[2])) and not self._select(ck)
             return False
         return self.family == "rdna" and ck[0] == "xor"
 
@@ -686,7 +721,7 @@ class LaneTable(NamedTuple):
 
 
 @caches.memoize("synth.lane_arith.tables_valu", size=1 << 14)
-def tables_valu(family: str, lane_bits: int, tables: tuple, prior: tuple = ()) -> int:
+def tables_valu(family: str, lane_bits: int, tables: tuple, prior: tuple = (), one_wave: bool = False) -> int:
     """Instructions (VALU and SALU, ``LaneProgram.count``) of one program building the lane tables
     ``tables`` in this order: each a ``LaneTable`` (or its plain ``(const, lane_cols)``), or None for a
     table that is not affine (``TABLE_LOAD_OPS`` each).  A table without lane columns is uniform: one
@@ -695,9 +730,10 @@ def tables_valu(family: str, lane_bits: int, tables: tuple, prior: tuple = ()) -
     planner's floors (linlayout.synth.lds_path) count one per new address register.  On RDNA the
     ``s_delay_alu`` LLVM adds, one per RDNA_OPS_PER_DELAY ops of the program.  ``prior``: affine
     tables ``(const, lane_cols)`` the program built before (the kernel's src load line's lane parts,
-    linlayout.synth.src_offsets), not counted: their nodes are free terms of ``tables``.  An entry
+    linlayout.synth.src_offsets), not counted: their nodes are free terms of ``tables``.  ``one_wave``: the
+    kernel is one wave (``LaneProgram``'s).  An entry
     of another length is a LayoutError (an internal input: its fields' types are not checked)."""
-    prog = LaneProgram(family, lane_bits, 0)
+    prog = LaneProgram(family, lane_bits, 0, one_wave)
     for t in prior:
         prog.add_counted(AffineTable(t[0], t[1], ()))
     start = sum(prog.count()) if prior else 0

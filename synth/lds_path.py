@@ -2085,7 +2085,8 @@ class LdsAccesses:
                         made[form] = self._form_step(store, g2, off, st64)
                     forms.append(made[form])
         got = self._addresses["registers"] = (AddressRegisters.of(np.concatenate(rows), forms, self.ctx.arch, warps,
-                                                                  self.ctx.formed_addresses)
+                                                                  self.ctx.formed_addresses,
+                                                                  self.ctx.problem.num_warps == 1)
                                               if forms else AddressRegisters(0, None, 0, ()))
         return got
 

@@ -78,10 +78,10 @@ def test_lds_address_estimate_respects_the_read2_write2_offset_range():
         plan = Plan("gfx942", 64, 1, 32, src, src, 4, 4, steps, lds_bytes=8192)
         return estimate_overhead(plan)["valu_lds_addr"]
 
-    # the first address (lane & 63) << 2 costs a v_and_b32 and a v_lshlrev_b32 (linlayout.synth.lane_arith);
-    # offset0 reaches (255 - offset1) * 4 = 1016 bytes
-    assert overhead(1016) == 2
-    assert overhead(1020) == 3 and overhead(4096) == 3  # beyond: one v_add_u32
+    # the first address (lane & 63) << 2 costs a v_lshlrev_b32 in a kernel of one wave (no AND: the lane id is
+    # below 64, linlayout.synth.lane_arith "One wave"); offset0 reaches (255 - offset1) * 4 = 1016 bytes
+    assert overhead(1016) == 1
+    assert overhead(1020) == 2 and overhead(4096) == 2  # beyond: one v_add_u32
 
 
 def test_ds_depth_follows_both_halves_of_a_read2():

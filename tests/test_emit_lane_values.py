@@ -138,13 +138,14 @@ def test_random_tables_on_the_interpreter(arch, num_warps):
 
 @mlir
 @pytest.mark.parametrize("arch", ["gfx942", "gfx950"])
-def test_adds_beyond_the_offset_field_compile_to_the_estimate(arch):
+@pytest.mark.parametrize("num_warps", [1, 2])
+def test_adds_beyond_the_offset_field_compile_to_the_estimate(arch, num_warps):
     """Two registers a constant beyond the offset field above a swizzled one: the compiled setup has the planner's
     count (cost.lds_address_valu: on gfx950 the base's copy once, ``Target.opaque_beyond_offset_adds``) and no
     ``s_nop`` (gfx950 hides the base with ``llvm.amdgcn.softwqm``: after an inline asm it would wait a cycle,
-    ``Target.waits_after_inline_asm``); the interpreter computes each register.  Two waves: the kernel declares
-    its threads (``known_block_size``), and in one wave's LLVM drops the lane id's mask (``tid & 63``), one VALU
-    under the estimate, which counts it."""
+    ``Target.waits_after_inline_asm``); the interpreter computes each register.  The kernel declares its
+    threads (``known_block_size``): in one wave LLVM drops the lane id's mask (``tid & 63``) from the swizzled
+    table, ``l << 4``, and so does the estimate of a one-wave kernel (lane_arith "One wave")."""
     from interp_kernels import prologue_kernel, run_prologue, setup_ops
     from linlayout.synth.cost import lds_address_valu
     from linlayout.synth.steps import LdsStore
@@ -157,14 +158,14 @@ def test_adds_beyond_the_offset_field_compile_to_the_estimate(arch):
         first = lanes.value_of(tables[0], what="base")[0]
         return [first] + [lanes.value_of(t, max_delta=1 << 16, what="above", beyond=[first])[0] for t in tables[1:]]
 
-    text, n = prologue_kernel(arch, 2, build)
+    text, n = prologue_kernel(arch, num_warps, build)
     ops = setup_ops(text, arch)
     steps = [LdsStore(addr=t[None, :], width_bytes=4, src=[0]) for t in tables]
     assert "s_nop" not in ops
-    assert sum(op.startswith("v_") for op in ops) == lds_address_valu(steps, arch)
-    out = run_prologue(text, n, arch, 2)
+    assert sum(op.startswith("v_") for op in ops) == lds_address_valu(steps, arch, one_wave=num_warps == 1)
+    out = run_prologue(text, n, arch, num_warps)
     for k, t in enumerate(tables):
-        assert np.array_equal(out[:, k], np.tile(t, 2)), k
+        assert np.array_equal(out[:, k], np.tile(t, num_warps)), k
 
 
 @mlir

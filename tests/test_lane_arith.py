@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 import needs
 from linlayout import LayoutError
+from linlayout.hw.targets import get_target
 from linlayout.synth.lane_arith import (LANE, TID, WARP, AffineTable, LaneProgram, fit_affine, lane_columns,
                                         program_family)
 
@@ -29,9 +30,11 @@ def _column(draw, wide: bool) -> int:
        st.integers(1, 4))
 def test_program_computes_every_table(data, bits, family, n_tables):
     """Random affine tables built into one program (sharing terms, some derived from earlier ones by
-    an XOR): each node evaluates to its table on all lanes and warps."""
+    an XOR; without warp bits the program of a one-wave kernel or not): each node evaluates to its table on
+    all lanes and warps."""
     lane_bits, warp_bits = bits
-    prog = LaneProgram(family, lane_bits, warp_bits)
+    one_wave = warp_bits == 0 and data.draw(st.booleans())
+    prog = LaneProgram(family, lane_bits, warp_bits, one_wave)
     tables = []
     for _ in range(n_tables):
         wide = data.draw(st.booleans())
@@ -45,7 +48,10 @@ def test_program_computes_every_table(data, bits, family, n_tables):
     valu, salu = prog.count()
     live = _live_ops(prog)
     wide = sum(1 for i in live if prog.nodes[i][0] == "mul" and prog.nodes[i][2] >= 1 << 24)
-    assert valu + salu <= len(live) + (wide if family == "gfx9" else 0)  # an op is at most one instruction
+    top = ("sbit", LANE, lane_bits - 1)  # one wave, gfx9: a select of a non-inline constant takes a v_mov_b32
+    movs = len({prog.nodes[i][2] for i in live if one_wave and prog.nodes[i][0] == "and"
+                and prog.nodes[prog.nodes[i][1]] == top and not -16 <= prog.nodes[i][2] <= 64})
+    assert valu + salu <= len(live) + (wide + movs if family == "gfx9" else 0)  # an op is one instruction
     assert (valu > 0) == any(any(aff.lane_cols) for aff, _ in tables)  # a lane-dependent table takes a VALU
     if any(any(aff.warp_cols) for aff, _ in tables):
         assert salu > 0  # the warp part is scalar
@@ -150,7 +156,8 @@ def test_counts_of_compiled_tables(arch, name):
     """Tables of test_counts_of_hand_checked_tables alone in a kernel's setup region: LLVM's VALU are the
     program's count (no SALU); the interpreter computes each table.  Two waves: the kernel declares its threads
     (``known_block_size``), and in a kernel of one wave LLVM knows the lane id below 64 and merges terms the
-    program keeps apart (bit 0 column: 4 VALU and an SALU where the program counts 6 VALU)."""
+    program keeps apart (bit 0 column: ``((l << 5) | l) & 0xc8``, 4 VALU and an SALU where the one-wave
+    program counts 6 VALU; the folds it counts: test_counts_of_compiled_one_wave_tables)."""
     from interp_kernels import prologue_kernel, run_prologue, setup_ops
 
     tables = COMPILED[name]
@@ -166,6 +173,60 @@ def test_counts_of_compiled_tables(arch, name):
     out = run_prologue(text, n, arch, 2)
     for k, t in enumerate(tables):
         assert np.array_equal(out[:, k], np.tile(t.evaluate(1)[0], 2)), k
+
+
+#: tables whose count differs in a one-wave kernel (lane_arith "One wave"): the whole lane id shifted (no AND), a
+#: multiply term of every lane bit, and the top lane bit's column term (a select: v_cmp, v_cndmask_b32)
+ONE_WAVE = {64: {"shifted": [AffineTable(0, (0x10, 0x20, 0x40, 0x80, 0x100, 0x200), ())],
+                 "shifted and masks": [AffineTable(0, (0x10, 0x20, 0x40, 0x80, 0x100, 0x200), ()),
+                                       AffineTable(0, (0, 0, 4, 8, 16, 32), ())],
+                 "multiply term": [AffineTable(0, (0x21, 0x42, 0x84, 0x108, 0x210, 0x420), ())],
+                 "top bit": [AffineTable(0, (1, 2, 4, 8, 0, 0x810), ())]},
+            32: {"shifted": [AffineTable(0, (0x10, 0x20, 0x40, 0x80, 0x100), ())],
+                 "multiply term": [AffineTable(0, (0x21, 0x42, 0x84, 0x108, 0x210), ())],
+                 "top bit": [AffineTable(0, (1, 2, 4, 8, 0x810), ())]}}
+
+
+def test_counts_of_one_wave_tables():
+    """A one-wave program drops the AND of the whole lane id and makes the top lane bit's column term a select
+    (gfx9: and the constant's ``v_mov_b32``), which no OR absorbs; the same tables with warps counted as before."""
+    def count(family, lane_bits, table, one_wave):
+        prog = LaneProgram(family, lane_bits, 0, one_wave)
+        for t in ONE_WAVE[1 << lane_bits][table]:
+            prog.add(t)
+        return prog.count()
+
+    assert count("gfx9", 6, "shifted", True) == (1, 0) and count("gfx9", 6, "shifted", False) == (2, 0)
+    assert count("gfx9", 6, "multiply term", True) == (2, 0)  # l << 5 ^ l
+    assert count("gfx9", 6, "top bit", True) == (4, 0)  # v_mov_b32, v_cmp, v_cndmask_b32, v_and_or_b32
+    assert count("gfx9", 6, "top bit", False) == (3, 0)  # v_bfe_i32, v_and_b32, v_and_or_b32 (0x810 a literal)
+    assert count("rdna", 5, "multiply term", True) == (1, 0) and count("rdna", 5, "multiply term", False) == (2, 0)
+
+
+@needs.mlir
+@pytest.mark.parametrize("arch,name", [(a, n) for a in ("gfx942", "gfx90a", "gfx1100") for n in
+                                       ONE_WAVE[get_target(a).wave_size] if n != "top bit" or a != "gfx942"])
+def test_counts_of_compiled_one_wave_tables(arch, name):
+    """Tables alone in the setup region of a kernel of one wave: LLVM's VALU and SALU (not the RDNA
+    ``s_delay_alu``, tables_valu's) are the one-wave program's count, and the interpreter computes each
+    table.  (gfx942 puts an ``s_nop 1`` between the select's ``v_cmp`` and ``v_cndmask_b32`` where nothing
+    else comes between them: the top bit is not tested there.)"""
+    from interp_kernels import prologue_kernel, run_prologue, setup_ops
+
+    tables = ONE_WAVE[get_target(arch).wave_size][name]
+    programs = []
+
+    def build(lanes):
+        programs.append(lanes.program)
+        return [lanes.value_of(t.evaluate(1)[0], what=name)[0] for t in tables]
+
+    text, n = prologue_kernel(arch, 1, build)
+    ops = [op for op in setup_ops(text, arch) if op != "s_delay_alu"]
+    assert programs[0].one_wave
+    assert (sum(op.startswith("v_") for op in ops), sum(op.startswith("s_") for op in ops)) == programs[0].count()
+    out = run_prologue(text, n, arch, 1)
+    for k, t in enumerate(tables):
+        assert np.array_equal(out[:, k], t.evaluate(1)[0]), k
 
 
 def test_difference_from_an_earlier_table():

@@ -87,7 +87,7 @@ class LaneValues:
         # how an add's base is hidden from LLVM: no inline asm where the compiler waits after one
         self._hide = atoms.unseen_word if target.waits_after_inline_asm else atoms.opaque_word
         self.program = LaneProgram(program_family(arch), wave_size.bit_length() - 1,
-                                   max(num_warps - 1, 0).bit_length())
+                                   max(num_warps - 1, 0).bit_length(), num_warps == 1)
         self._nodes: dict[int, str] = {LANE: lane, WARP: warp}  # program node -> its value (TID: made on use)
         self._opaque: dict[str, str] = {}  # a value -> its hidden copy (what adds beyond read)
         self.b = b
