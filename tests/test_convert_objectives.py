@@ -423,6 +423,10 @@ def test_conflict_passes_are_the_extra_lds_passes_of_each_access():
     plan = SimpleNamespace(total_with_overhead=lambda: 9, cost_detail={"conflict_passes": 4.0})
     assert model.tie_count(plan) == 13.0 and cost.cost_model("gfx942", "latency").tie_count(plan) == 9
     assert cost.cost_model("gfx1200", "concurrent").tie_count(plan) == 9  # RDNA: its setup estimate undercounts
+    unpriced = SimpleNamespace(total_with_overhead=lambda: 9, cost_detail={})  # not conflict-free: never priced
+    with pytest.raises(LayoutError, match=r"no priced bank conflicts \(cost_detail\['conflict_passes'\]"):
+        model.tie_count(unpriced)
+    assert cost.cost_model("gfx942", "latency").tie_count(unpriced) == 9  # (the passes not counted)
 
 
 def test_the_packing_orders_near_ties_count_the_lds_passes_of_bank_conflicts(monkeypatch):
