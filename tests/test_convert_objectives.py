@@ -30,6 +30,17 @@ def _plan(c: dict, objective: str | None) -> Plan:
                            BITS[c["dtype"]], objective=objective)
 
 
+def _kernel_conflicts(name: str, arch: str, dtype: str, num_warps: int) -> tuple[float, int, float, float]:
+    """The bench kernel's plan of an AMD corpus case (``kernel_plan``): its cost, instructions with setup, and
+    bank conflicts' cycles and LDS passes (``cost_detail``)."""
+    from linlayout.cli.bench import kernel_plan
+
+    (c,) = [c for c in family_corpus("amd")["cases"]
+            if (c["name"], c["arch"], c["dtype"], c.get("num_warps")) == (name, arch, dtype, num_warps)]
+    p = kernel_plan(LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"]), arch, BITS[dtype])
+    return p.cost, p.total_with_overhead(), p.cost_detail["conflict_cycles"], p.cost_detail["conflict_passes"]
+
+
 def test_the_objective_is_recorded_in_the_certificate_and_read_back():
     c = _case("mfma32->mfma16", "gfx942", "fp32")
     for objective in OBJECTIVES:
@@ -385,18 +396,10 @@ def test_near_ties_count_the_lds_passes_of_bank_conflicts(monkeypatch):
     are a near tie; by instructions alone the 35 win (modelled whole conversion 1,096 cycles against Triton's
     1,080), counting the conflict passes 35 + 8 = 43 > 42 and the conflict-free plan (960) is picked
     (CostModel.tie_count)."""
-    from linlayout.cli.bench import kernel_plan
-    from linlayout.dtypes import dtype_bits
     from linlayout.synth import cost
 
-    (c,) = [c for c in family_corpus("amd")["cases"]
-            if (c["name"], c["arch"], c["dtype"], c.get("num_warps")) ==
-            ("blocked[1x4,t64x1,o10]->blocked[1x8,t8x8,o10]", "gfx942", "bf16", 2)]
-
     def planned():
-        p = kernel_plan(LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"]), c["arch"],
-                        dtype_bits(c["dtype"]))
-        return p.cost, p.total_with_overhead(), p.cost_detail["conflict_cycles"], p.cost_detail["conflict_passes"]
+        return _kernel_conflicts("blocked[1x4,t64x1,o10]->blocked[1x8,t8x8,o10]", "gfx942", "bf16", 2)
 
     model = cost.cost_model("gfx942", "concurrent")
     assert planned() == (1024.0, 42, 0.0, 0.0)
@@ -437,18 +440,10 @@ def test_the_packing_orders_near_ties_count_the_lds_passes_of_bank_conflicts(mon
     near tie (limit 7,560 * 1.05 = 7,938); counting the passes 41 < 40 + 2 and the conflict-free plan is picked.
     With ``best_plan``'s near ties by instructions alone (``tie_count`` left out, as ``best_of`` ranks) the 40
     win."""
-    from linlayout.cli.bench import kernel_plan
-    from linlayout.dtypes import dtype_bits
     from linlayout.synth import cost
 
-    (c,) = [c for c in family_corpus("amd")["cases"]
-            if (c["name"], c["arch"], c["dtype"], c.get("num_warps")) ==
-            ("blocked[1x4,t8x8,o10]->dotB32(kw8)", "gfx950", "fp8", 4)]
-
     def planned():
-        p = kernel_plan(LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"]), c["arch"],
-                        dtype_bits(c["dtype"]))
-        return p.cost, p.total_with_overhead(), p.cost_detail["conflict_cycles"], p.cost_detail["conflict_passes"]
+        return _kernel_conflicts("blocked[1x4,t8x8,o10]->dotB32(kw8)", "gfx950", "fp8", 4)
 
     model = cost.cost_model("gfx950", "concurrent")
     assert planned() == (984.0, 41, 0.0, 0.0)
