@@ -29,9 +29,10 @@ class that holds:
   packing order, every candidate built: benchmarks.rank_rules.packing_plans), counted so, prices at
   or below Triton's whole conversion, but the planner ranked it after its plan.  ``-tie``: the
   candidate's rank value (linlayout.synth.cost.CostModel.rank_value of its ``rank_cost``) is at most the
-  plan's, and the near tie went to the plan's fewer instructions; ``-exponent``: its modelled cost is below the
-  plan's, and the instruction count in the rank value put it behind; ``-price``: the plan's own
-  pricing puts it above the plan, the mix below (the two pricings disagree);
+  plan's, and the near tie went to the plan's fewer tie count (``CostModel.tie_count``: its
+  instructions with setup, on CDNA with the LDS passes its bank conflicts add); ``-exponent``: its
+  modelled cost is below the plan's, and the instruction count in the rank value put it behind;
+  ``-price``: the plan's own pricing puts it above the plan, the mix below (the two pricings disagree);
 * ``setup``: the same LDS and crossbar instructions as Triton's whole conversion, more VALU or SALU;
 * ``form``: other LDS or crossbar instructions than Triton's, and no candidate at or below its mix.
 
@@ -123,9 +124,10 @@ def classify(row: dict, case: dict, blind: bool = False) -> tuple[str, str]:
         alt_rank = model.rank_value(model.rank_cost(alt), alt.total_with_overhead())
         plan_rank = model.rank_value(model.rank_cost(plan), plan.total_with_overhead())
         kind = "rank-tie" if alt_rank <= plan_rank else ("rank-exponent" if alt.cost < plan.cost else "rank-price")
-        return kind, (f"{head}; the plan: cost {plan.cost:.0f}, {plan.total_with_overhead()} instructions, rank "
-                      f"{plan_rank:.0f}; a {alt.strategy} candidate: cost {alt.cost:.0f}, "
-                      f"{alt.total_with_overhead()} instructions, rank {alt_rank:.0f}, mix {mix(alt):.0f}")
+        return kind, (f"{head}; the plan: cost {plan.cost:.0f}, {plan.total_with_overhead()} instructions, tie count "
+                      f"{model.tie_count(plan):g}, rank {plan_rank:.0f}; a {alt.strategy} candidate: cost "
+                      f"{alt.cost:.0f}, {alt.total_with_overhead()} instructions, tie count {model.tie_count(alt):g}, "
+                      f"rank {alt_rank:.0f}, mix {mix(alt):.0f}")
     ours, theirs = _moves(row["ours_whole"]), _moves(row["triton_whole"])
     return ("setup" if ours == theirs else "form"), (f"{head}; LDS/crossbar ours {ours}, Triton's {theirs}; "
                                                      f"VALU {row['ours_whole']['valu']} vs "

@@ -49,8 +49,8 @@ conflicted candidates lose near ties, with each ``w`` and alone).  As the planne
 does, within each packing order the candidates within the tie fraction (``--ties``) of the least
 value go by fewest instructions (the planner's rule: with the LDS passes bank conflicts add,
 ``CostModel.tie_count``), then no LDS, then the latency value (``convert._rank``), and across
-the orders the first plans by value, near ties by fewest instructions, then cost
-(``cost.near_best``); the window rule picks the same way at both levels.
+the orders the first plans by value, near ties by fewest instructions (the planner's rule: with the
+passes again, ``CostModel.best_plan``), then cost; the window rule picks the same way at both levels.
 
 Prints a Markdown table per set (``cases over Triton: instructions / cycles / either``, the
 instructions of the picks summed, the geometric mean of ours/Triton's), then a summary, a row per

@@ -68,7 +68,7 @@ def case_key(case: dict) -> str:
     return f"{case['name']} {case['arch']} {case['dtype']} {case['num_warps']} {'x'.join(map(str, case['shape']))}"
 
 
-def wave_addresses(access: LdsAccess, arch: str, wave: int = 0) -> tuple[str, np.ndarray | None]:
+def wave_addresses(access: LdsAccess, arch: str, wave: int) -> tuple[str, np.ndarray | None]:
     """The target's instruction for ``access`` and wave ``wave``'s byte addresses, a masked lane given
     the address of an active lane of its phase (any active lane where its phase has none); None where
     no lane of the wave executes it."""

@@ -1011,13 +1011,14 @@ def _one_copy_plan(plain: Plan, src: LinearLayout, dst: LinearLayout, args: tupl
     ``dst``'s filled dsts (``one_copy.filled_dsts``), each with ``dst`` in its register order
     (``one_copy.unfilled``), ``dst_one_copy`` set, verified on the canonical lanes, and the kernel's store
     mask added to its setup (``salu_one_copy_store``, ``cost.ONE_COPY_STORE_SALU``) and cost, ranked as the
-    planner ranks (``CostModel.best_of``, the plans in the fills' order after ``plain``).  ``args``:
+    planner ranks whole plans (``CostModel.best_plan``: near ties by ``CostModel.tie_count``, the plans in the
+    fills' order after ``plain``).  ``args``:
     plan_conversion's arguments after ``dst``; a strategy ``lds`` tries no filled dst.
 
     Where the floors apply (``CostModel.floors_apply``) the fills are planned in the order of their rank
     value floors (``_one_copy_floor``), and a fill whose floor is above the tie limit of the least rank
     value planned so far is not planned: its plan's rank value would be above the tie limit of every
-    least rank value, so it is neither the least nor in the tie group, and ``best_of`` takes the same plan
+    least rank value, so it is neither the least nor in the tie group, and ``best_plan`` takes the same plan
     without it."""
     arch, strategy, cm = args[0], args[3], cost_mod.cost_model(args[0], args[4])
     bits = one_copy.copy_bits(dst)

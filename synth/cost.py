@@ -220,6 +220,16 @@ def rank_value(cost: float, instructions: int, instruction_exponent: float) -> f
     return cost * max(instructions, 1) ** instruction_exponent if instruction_exponent else cost
 
 
+def _priced_conflicts(plan, key: str) -> float:
+    """``plan.cost_detail[key]``, one of the bank-conflict counts :func:`plan_cost` prices with a plan
+    (``conflict_cycles``, ``conflict_passes``); a LayoutError for a plan never priced (none counted is
+    not none there)."""
+    if key not in plan.cost_detail:
+        raise LayoutError(f"the plan has no priced bank conflicts (cost_detail[{key!r}], plan_cost's): "
+                          "it was never priced")
+    return plan.cost_detail[key]
+
+
 @dataclass(frozen=True)
 class CostModel:
     """The named parameters above, per architecture (all CDNA targets share them today), and the
@@ -277,9 +287,10 @@ class CostModel:
     def tie_count(self, plan) -> float:
         """What ``plan``'s near ties go by first (the policy below ``CONCURRENT_CONFLICT_WEIGHT``): its
         instructions with setup, and under ``concurrent`` on a CDNA target the passes its LDS accesses'
-        bank conflicts add (``cost_detail["conflict_passes"]``, ``plan_cost``)."""
+        bank conflicts add (``cost_detail["conflict_passes"]``, ``plan_cost``; a LayoutError there for a plan
+        never priced, ``_priced_conflicts``)."""
         n = plan.total_with_overhead()
-        return n + plan.cost_detail.get("conflict_passes", 0.0) if self.passes_in_ties else n
+        return n + _priced_conflicts(plan, "conflict_passes") if self.passes_in_ties else n
 
     @property
     def passes_in_ties(self) -> bool:
@@ -1543,10 +1554,7 @@ def lds_conflict_cycles(plan) -> float:
     ``plan.cost_detail``), and they are read from there, not priced again: one number under every
     objective, since every per-instruction price is the latency table's whatever the objective
     (:class:`CostModel`).  A LayoutError for a plan never priced."""
-    if "conflict_cycles" not in plan.cost_detail:
-        raise LayoutError("the plan has no priced bank conflicts (cost_detail['conflict_cycles'], plan_cost's): "
-                          "it was never priced")
-    return plan.cost_detail["conflict_cycles"]
+    return _priced_conflicts(plan, "conflict_cycles")
 
 
 def access_conflict_cycles(cm: CostModel, rows) -> dict[str, float]:

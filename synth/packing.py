@@ -23,9 +23,10 @@ its src arrives in (``src_tuple_dwords``: a number for every order, or a functio
 order: a kernel that loads registers consecutive in memory with one wide load delivers a
 reordered src in other tuples) and for those its dst is taken in (``dst_tuple_dwords``, alike), with
 :func:`linlayout.synth.convert.plan_conversion` and returns the cheapest plan under the
-objective by the planner's near-tie rule (``cost.near_best`` with ``CostModel.tie_fraction``:
-within that fraction of the cheapest, the fewest instructions with setup; the first on a tie, the
-given order being the first candidate).  The plan's ``src`` and
+objective as the planner ranks whole plans (``CostModel.best_plan``: the least rank value of the
+``rank_cost``; within ``CostModel.tie_fraction`` of it, the fewest ``CostModel.tie_count``,
+instructions with setup and under ``concurrent`` on CDNA the LDS passes of bank conflicts, then
+the least ``rank_cost``; the first on a tie, the given order being the first candidate).  The plan's ``src`` and
 ``dst`` are the given layouts with their register bases reordered (the same elements in the
 same lanes and warps; only which register index names which element differs), so its caller
 puts element ``plan.src(register=r, lane, warp)`` in slot ``r`` and finds

@@ -714,9 +714,12 @@ def synthesize(writer: LinearLayout, reader: LinearLayout, element_bits: int, ar
     ``transpose_only``: consider nothing else (a LayoutError when no transpose read fits).
     ``objective``: ``"vector"`` (default: fewest LDS instructions, i.e. widest vectors, then
     fewest cycles), ``"cycles"`` (fewest bank cycles, then fewest instructions), or a conversion
-    objective (linlayout.synth.cost.OBJECTIVES): the point of the Pareto set the planner ranks first
-    under it (``CostModel.best_of``: the least rank value of its round trip's modelled value and LDS
-    instructions, near ties to fewer instructions; ``instructions`` is ``vector``).
+    objective (linlayout.synth.cost.OBJECTIVES): the point of the Pareto set ranked first under it by
+    ``CostModel.best_of``: the least rank value of its round trip's modelled value and LDS instructions,
+    near ties to fewer instructions.  The planner ranks whole plans otherwise (``CostModel.best_plan``:
+    under ``concurrent`` bank-conflict cycles weigh ``1 + conflict_weight`` times, and on CDNA near ties
+    count the LDS passes conflicts add), so between conflicted points it may pick another; ``instructions``
+    is ``vector``.
     ``pareto``: also find the Pareto set of (instructions, cycles) over the layouts (``_pareto_set``)
     and report it as ``SwizzleResult.pareto`` (fewest instructions first).
     ``enumerate_all=False`` (objective "vector"): a choice is looked at only when it may beat the
@@ -735,9 +738,10 @@ def synthesize(writer: LinearLayout, reader: LinearLayout, element_bits: int, ar
         best = cost_mod.cost_model(arch, objective).best_of(
             frontier, lambda res: res.modelled()[objective], lambda res: res.write_instructions + res.read_instructions)
         best.objective = objective
-        best.argument += (f"\nchosen from the Pareto set of {len(frontier)} (instructions, cycles) points as the one the "
-                          f"planner ranks first under the {objective} objective ({best.modelled()[objective]:g} cycles; "
-                          "linlayout.synth.cost.round_trip_cost, CostModel.best_of)")
+        best.argument += (f"\nchosen from the Pareto set of {len(frontier)} (instructions, cycles) points as the one of "
+                          f"least rank value under the {objective} objective ({best.modelled()[objective]:g} cycles; "
+                          "linlayout.synth.cost.round_trip_cost, CostModel.best_of: bank conflicts weighed once, "
+                          "near ties by LDS instructions alone)")
     else:
         search = "cycles" if objective == "cycles" else "vector"
         best = _best(w, r, choices, outs, model, element_bits, allow_transpose or transpose_only, search, seed,

@@ -30,6 +30,17 @@ def _plan(c: dict, objective: str | None) -> Plan:
                            BITS[c["dtype"]], objective=objective)
 
 
+def _kernel_conflicts(name: str, arch: str, dtype: str, num_warps: int) -> tuple[float, int, float, float]:
+    """The bench kernel's plan of an AMD corpus case (``kernel_plan``): its cost, instructions with setup, and
+    bank conflicts' cycles and LDS passes (``cost_detail``)."""
+    from linlayout.cli.bench import kernel_plan
+
+    (c,) = [c for c in family_corpus("amd")["cases"]
+            if (c["name"], c["arch"], c["dtype"], c.get("num_warps")) == (name, arch, dtype, num_warps)]
+    p = kernel_plan(LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"]), arch, BITS[dtype])
+    return p.cost, p.total_with_overhead(), p.cost_detail["conflict_cycles"], p.cost_detail["conflict_passes"]
+
+
 def test_the_objective_is_recorded_in_the_certificate_and_read_back():
     c = _case("mfma32->mfma16", "gfx942", "fp32")
     for objective in OBJECTIVES:
@@ -385,18 +396,10 @@ def test_near_ties_count_the_lds_passes_of_bank_conflicts(monkeypatch):
     are a near tie; by instructions alone the 35 win (modelled whole conversion 1,096 cycles against Triton's
     1,080), counting the conflict passes 35 + 8 = 43 > 42 and the conflict-free plan (960) is picked
     (CostModel.tie_count)."""
-    from linlayout.cli.bench import kernel_plan
-    from linlayout.dtypes import dtype_bits
     from linlayout.synth import cost
 
-    (c,) = [c for c in family_corpus("amd")["cases"]
-            if (c["name"], c["arch"], c["dtype"], c.get("num_warps")) ==
-            ("blocked[1x4,t64x1,o10]->blocked[1x8,t8x8,o10]", "gfx942", "bf16", 2)]
-
     def planned():
-        p = kernel_plan(LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"]), c["arch"],
-                        dtype_bits(c["dtype"]))
-        return p.cost, p.total_with_overhead(), p.cost_detail["conflict_cycles"], p.cost_detail["conflict_passes"]
+        return _kernel_conflicts("blocked[1x4,t64x1,o10]->blocked[1x8,t8x8,o10]", "gfx942", "bf16", 2)
 
     model = cost.cost_model("gfx942", "concurrent")
     assert planned() == (1024.0, 42, 0.0, 0.0)
@@ -423,3 +426,28 @@ def test_conflict_passes_are_the_extra_lds_passes_of_each_access():
     plan = SimpleNamespace(total_with_overhead=lambda: 9, cost_detail={"conflict_passes": 4.0})
     assert model.tie_count(plan) == 13.0 and cost.cost_model("gfx942", "latency").tie_count(plan) == 9
     assert cost.cost_model("gfx1200", "concurrent").tie_count(plan) == 9  # RDNA: its setup estimate undercounts
+    unpriced = SimpleNamespace(total_with_overhead=lambda: 9, cost_detail={})  # not conflict-free: never priced
+    with pytest.raises(LayoutError, match=r"no priced bank conflicts \(cost_detail\['conflict_passes'\]"):
+        model.tie_count(unpriced)
+    assert cost.cost_model("gfx942", "latency").tie_count(unpriced) == 9  # (the passes not counted)
+
+
+def test_the_packing_orders_near_ties_count_the_lds_passes_of_bank_conflicts(monkeypatch):
+    """AMD corpus gfx950 fp8 blocked[1x4,t8x8,o10]->dotB32(kw8), 4 waves: among the packing orders' plans
+    (``plan_free_packing``, ``CostModel.best_plan``) the given order's round trip of 41 instructions with setup
+    costs 984 with no bank conflicts; another order's of 40 costs 984 too, 80 of them its conflicts, 2 more
+    passes of the LDS.  Rank values 984 * 41 ** 0.55 = 7,586 and (984 + 0.125 * 80) * 40 ** 0.55 = 7,560 are a
+    near tie (limit 7,560 * 1.05 = 7,938); counting the passes 41 < 40 + 2 and the conflict-free plan is picked.
+    With ``best_plan``'s near ties by instructions alone (``tie_count`` left out, as ``best_of`` ranks) the 40
+    win."""
+    from linlayout.synth import cost
+
+    def planned():
+        return _kernel_conflicts("blocked[1x4,t8x8,o10]->dotB32(kw8)", "gfx950", "fp8", 4)
+
+    model = cost.cost_model("gfx950", "concurrent")
+    assert planned() == (984.0, 41, 0.0, 0.0)
+    assert model.rank_value(984.0, 41) < model.tie_limit(model.rank_value(984.0 + 0.125 * 80.0, 40))
+    monkeypatch.setattr(cost.CostModel, "best_plan",
+                        lambda self, plans: self.best_of(plans, self.rank_cost, lambda p: p.total_with_overhead()))
+    assert planned() == (984.0, 40, 80.0, 2.0)

@@ -55,11 +55,13 @@ def test_the_plans_rank_tie_and_the_cheaper_candidate_it_passed_over(monkeypatch
     assert over(row)[1]
     kind, line = classify(row, case)
     assert kind == "rank-exponent"
-    assert "cost 704, 76 instructions, rank 7621; a registers candidate: cost 540, 133 instructions, rank 7953" in line
+    assert ("cost 704, 76 instructions, tie count 76, rank 7621; a registers candidate: cost 540, 133 instructions, "
+            "tie count 133, rank 7953") in line
     monkeypatch.setattr(cost, "CONCURRENT_INSTRUCTION_EXPONENT", 0.45)
     kind, line = classify(_row(case), case)
     assert kind == "rank-tie"
-    assert "cost 704, 76 instructions, rank 4942; a registers candidate: cost 540, 133 instructions, rank 4877" in line
+    assert ("cost 704, 76 instructions, tie count 76, rank 4942; a registers candidate: cost 540, 133 instructions, "
+            "tie count 133, rank 4877") in line
 
 
 def test_the_instruction_exponent_passed_over_a_cheaper_candidate():

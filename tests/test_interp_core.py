@@ -5,6 +5,8 @@ compile is compiled for gfx942 first."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -446,6 +448,8 @@ def test_partial_wave_and_multi_dim_launch():
     np.testing.assert_array_equal(got, exp)
     with pytest.raises(InterpreterError, match="known_block_size"):  # gpu.block_dim would be a wrong constant
         run_kernel(text, "k", [np.zeros((4, 3, 100), np.int32)], grid=(2, 2), block=(50, 6))
+    with pytest.raises(InterpreterError, match=re.escape("declares known_grid_size = (2, 2, 1), launched with (4, 1, 1)")):
+        run_kernel(text, "k", [np.zeros((4, 3, 100), np.int32)], grid=4, block=(100, 3))  # gpu.grid_dim too
 
 
 def test_global_id_and_subgroup_size():

@@ -237,6 +237,21 @@ def test_difference_from_an_earlier_table():
     assert _count("gfx9", a, b)[0] == alone + 3  # (x & 32) << 5 and a v_xor_b32
 
 
+def test_a_table_near_an_earlier_one_is_built_from_it():
+    """A table whose columns differ from a built one's in fewer nonzero columns than it has is built as that
+    table XOR the difference's terms, when that is fewer instructions than its own terms.  By hand, gfx9:
+    ``a`` (lane columns 0x401, 0, 0x801, 0x80, 0x28, 0) is ``x & 1``, ``x & 8``, ``sbit(x, 2) & 0x801`` and
+    ``sbit(x, 4) & 0x28`` (``v_and_b32``, ``v_and_b32``, ``v_bfe_i32`` + ``v_and_b32`` twice: 6 VALU), OR'ed with
+    ``(x & 8) << 4`` and ``(x & 1) << 10`` (a ``v_or_b32`` and two ``v_lshl_or_b32``: 3) and XOR'ed with
+    ``x & 1`` (bit 0 is in columns 0 and 2: 1), 10 VALU.  ``b`` differs in column 3 alone (0x180 = 0x80 ^ 0x100):
+    ``a ^ ((x & 8) << 5)``, of ``a``'s ``x & 8``, a ``v_lshlrev_b32`` and a ``v_xor_b32``: 12 in all.  Built from
+    its own terms beside ``a`` (no earlier table's difference) it takes 5 more, 15."""
+    a = AffineTable(0, (0x401, 0, 0x801, 0x80, 0x28, 0), ())
+    b = AffineTable(0, (0x401, 0, 0x801, 0x180, 0x28, 0), ())
+    assert _count("gfx9", a) == _count("gfx9", b) == (10, 0)
+    assert _count("gfx9", a, b) == (12, 0)
+
+
 def test_rdna_fuses_literal_masks():
     """RDNA's VOP3 takes a literal: an AND with any mask fuses into v_and_or_b32 there, on gfx9 only an
     inline one."""

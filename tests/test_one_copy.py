@@ -283,3 +283,23 @@ def test_a_fill_through_lds_is_priced_with_its_store_tuple_copies(case, element_
         want = expected_output(p, tile, fill=0x5A)
         assert np.array_equal(interpret(low.kernel, tile, fill=0x5A), want)
         assert np.array_equal(emulated_output(p, tile, fill=0x5A), want)
+
+
+def test_the_one_copy_choice_breaks_near_ties_by_the_tie_count(monkeypatch):
+    """The dst's own plan and the one-copy plans are ranked as the planner ranks whole plans
+    (``CostModel.best_plan``), near ties by ``CostModel.tie_count``: for X16 under ``concurrent`` the dst's own
+    plan (54 instructions with setup, cost 110, rank value 110 * 54 ** 0.55 = 987) is within 5 % of the one-copy
+    plan's (54, 108: 969), which the cost picks; a tie count one more for a one-copy plan picks the dst's own."""
+    from linlayout.synth import cost
+
+    src, dst = _layouts(*X16)
+
+    def planned():
+        one = plan_conversion(src, dst, "gfx1100", 16, dst_one_copy=True, objective="concurrent")
+        return one.dst_one_copy, one.cost, one.total_with_overhead()
+
+    model = cost.cost_model("gfx1100", "concurrent")
+    assert model.rank_value(110.0, 54) < model.tie_limit(model.rank_value(108.0, 54))
+    assert planned() == (True, 108.0, 54)
+    monkeypatch.setattr(cost.CostModel, "tie_count", lambda self, plan: plan.total_with_overhead() + plan.dst_one_copy)
+    assert planned() == (False, 110.0, 54)
