@@ -150,7 +150,8 @@ def emit_fp8_fp16(plan: Fp8Fp16Plan, name: str = "fp8_fp16") -> str:
     vec_dst = _run_length(plan.dst_layout)
     x_tile = GlobalTile(b, lanes, plan.src_layout, 1, vec_src, plan.src.storage, "X")
     y_tile = GlobalTile(b, lanes, plan.dst_layout, 1, vec_dst, plan.dst.storage, "Y")
-    conv = PlanEmitter(b, plan.plan, lanes, None)
+    lds, lds_globals = atoms.plan_lds(b, "fp8_fp16_lds", plan.plan.lds_bytes)  # the plan's round trip, if any
+    conv = PlanEmitter(b, plan.plan, lanes, lds)
     conv.prepare()
     x = x_tile.load(rx, b.const(0), b.const(0), M, K, K)
     words = _dwords(b, x, n_regs, 32 // plan.src.bits)
@@ -169,7 +170,7 @@ def emit_fp8_fp16(plan: Fp8Fp16Plan, name: str = "fp8_fp16") -> str:
         y.put(list(range(d * per, d * per + per)), b.value(f"llvm.bitcast {w} : i32 to {vector_type(per, y.elem)}", "v"))
     y_tile.store(y, ry, b.const(0), b.const(0), M, K, K)
     return kernel_module(name, [("%X", "!llvm.ptr<1>"), ("%Y", "!llvm.ptr<1>"), ("%M", "i32"), ("%K", "i32")],
-                         b.body(), THREADS, list(lanes.globals))
+                         b.body(), THREADS, list(lanes.globals) + lds_globals)
 
 
 def _src_tuple_dwords(layout: LinearLayout, src: DtypeInfo, bits: int) -> int:

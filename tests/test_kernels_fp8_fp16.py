@@ -22,9 +22,12 @@ from tests.kernels_helpers import run_cli  # noqa: E402
 # 2-dword loads) none (region 4, 9 with its setup, 472 cycles).  This kernel plans with its own src arrival
 # (kernels.fp8_fp16._src_tuple_dwords): at 16 bits f16 -> fp8's src is its 2-dword loads, fp8 -> f16's the
 # element conversion's values (each computed in place, no copy priced), so both take the round trip (the rank
-# value's instruction exponent 0.55).  Either way the 8-bit plan (8, 188 cycles) is the kernel's
+# value's instruction exponent 0.55).  Either way the 8-bit plan is the kernel's: in-wave (8, 188 cycles),
+# except gfx942 f16 -> fp8, whose 8-bit plan since session 23's one-wave setup estimate (the kernel declares
+# 64 threads, so LLVM drops the lane-id masks of its LDS addresses) is a round trip of 1 ds_write + 1 ds_read
+# (272 cycles, fewer instructions with its setup), run from the kernel's own LDS allocation.
 OPTIONS = {("gfx942", "fp8-to-f16"): {8: ("lanes", 8), 16: ("lds", 4)},
-           ("gfx942", "f16-to-fp8"): {8: ("lanes", 8), 16: ("lds", 4)},
+           ("gfx942", "f16-to-fp8"): {8: ("lds", 2), 16: ("lds", 4)},
            ("gfx950", "fp8-to-f16"): {8: ("lanes", 4), 16: ("lanes", 8)},
            ("gfx950", "f16-to-fp8"): {8: ("lanes", 4), 16: ("lanes", 8)}}
 

@@ -28,7 +28,7 @@ from .builder import Builder, vector_type
 __all__ = [
     "BUFFER_FLAGS_GFX9", "BUFFER_FLAGS_RDNA", "BUFFER_OOB_OFFSET", "buffer_flags", "BLGP_NAMES",
     "F8F6F4_FORMAT_NAMES", "thread_ids", "buffer_rsrc", "buffer_load", "buffer_store", "global_load", "global_store",
-    "lds_global",
+    "lds_global", "plan_lds",
     "lds_base", "lds_pointer", "lds_load", "lds_transpose_load", "lds_store", "mfma", "mfma_operand_types", "region_marker",
     "block_id", "dpp_mov", "dpp8_mov", "permlane16", "uniform_word", "ds_swizzle", "ds_bpermute", "permlane_swap", "lds_wait",
     "exp2", "cvt_pk_fp8_f32", "cvt_f32_fp8", "buffer_rsrc_value",
@@ -160,6 +160,14 @@ def lds_global(name: str, nbytes: int, align: int = 16) -> str:
 def lds_base(b: Builder, name: str) -> str:
     """The ``!llvm.ptr<3>`` of the LDS allocation ``@name``."""
     return b.value(f"llvm.mlir.addressof @{name} : !llvm.ptr<3>", "lds")
+
+
+def plan_lds(b: Builder, name: str, lds_bytes: int) -> tuple[str | None, list[str]]:
+    """A conversion plan's LDS: the base of ``@name`` and the module line allocating its ``lds_bytes`` rounded up
+    to 16, or ``(None, [])`` for a plan that uses no LDS (``lds_bytes`` 0)."""
+    if lds_bytes <= 0:
+        return None, []
+    return lds_base(b, name), [lds_global(name, -(-lds_bytes // 16) * 16)]
 
 
 def lds_pointer(b: Builder, base: str, byte_offset: str | int) -> str:

@@ -240,9 +240,7 @@ class _Kernel:
         rin = atoms.buffer_rsrc(b, "%in", nbytes, flags)
         rout = atoms.buffer_rsrc(b, "%out", nbytes, flags)
         lanes = LaneValues(b, tid, lane, warp, plan.num_warps, plan.wave_size, plan.arch)
-        has_lds = plan.lds_bytes > 0
-        lds_name = "conv_lds"
-        lds = atoms.lds_base(b, lds_name) if has_lds else None
+        lds, lds_globals = atoms.plan_lds(b, "conv_lds", plan.lds_bytes)
 
         src_tile = self.src_tile = _GlobalTile(b, lanes, plan.src, plan.slots_in, self.shape, plan.element_bits,
                                                plan.num_warps)
@@ -288,11 +286,8 @@ class _Kernel:
         if stored is not None:
             b.line("}")
 
-        globals_ = list(lanes.globals)
-        if has_lds:
-            globals_.append(atoms.lds_global(lds_name, -(-plan.lds_bytes // 16) * 16))
         text = kernel_module(self.name, [("%in", "!llvm.ptr<1>"), ("%out", "!llvm.ptr<1>")], b.body(),
-                             plan.num_warps * plan.wave_size, globals_)
+                             plan.num_warps * plan.wave_size, list(lanes.globals) + lds_globals)
         return ConversionKernel(text=text, name=self.name, arch=plan.arch, shape=self.shape,
                                 element_bits=plan.element_bits, num_warps=plan.num_warps, out_dims=self.dims,
                                 wave_size=plan.wave_size)
