@@ -280,9 +280,12 @@ class CostModel:
 
     def rank_cost(self, plan) -> float:
         """The cost ``plan`` ranks by: its ``cost`` and ``conflict_weight`` times the cycles its LDS
-        accesses' bank conflicts add (``cost_detail["conflict_cycles"]``, ``plan_cost``; 0 where the
-        plan has none); never less than ``cost``, so every floor of the cost bounds it too."""
-        return plan.cost + self.conflict_weight * plan.cost_detail.get("conflict_cycles", 0.0)
+        accesses' bank conflicts add (``cost_detail["conflict_cycles"]``, ``plan_cost``; a LayoutError there
+        for a plan never priced, ``_priced_conflicts``); never less than ``cost``, so every floor of the cost
+        bounds it too."""
+        if not self.conflict_weight:
+            return plan.cost
+        return plan.cost + self.conflict_weight * _priced_conflicts(plan, "conflict_cycles")
 
     def tie_count(self, plan) -> float:
         """What ``plan``'s near ties go by first (the policy below ``CONCURRENT_CONFLICT_WEIGHT``): its
@@ -939,7 +942,7 @@ def least_address_valu(ctx) -> int:
     return 0 if ctx.src_offsets is not None else 1
 
 
-def bpermute_address_valu(tables, arch: str, num_warps: int = 1, formed=()) -> int:
+def bpermute_address_valu(tables, arch: str, num_warps: int, formed=()) -> int:
     """``valu_bpermute_addr`` of ``estimate_overhead``: the instructions forming the distinct
     ``ds_bpermute`` byte-address tables ``tables`` (each ``[lanes]`` or ``[warps, lanes]``, negative where
     no lane reads: don't-care; ``num_warps`` warps) on ``arch``, as the lowering makes them

@@ -47,7 +47,8 @@ from the thread id (an LDS address: ``add(..., thread_id=True)``) is instead one
 ``t`` that the shift puts in ``care`` is a bit of ``M`` (the others land above it) and no other term
 has its output bits: one shift, which an OR absorbs (``v_lshl_or_b32``), for an AND and a shift.
 [I] On gfx9 only: on RDNA the wave32 corpus measured it worse (docs/benchmarks.md, "Session 21:
-wamd25").  There too a multiply term (no shift down) takes the bits of ``l`` whose products' copies in
+wamd25").  On gfx9 alone as well ([I]: RDNA left out by the same rule, unmeasured there; one wave32
+plan would change) a multiply term (no shift down) takes the bits of ``l`` whose products' copies in
 ``care`` are their columns and whose other copies land above it, where no copy meets another (no carry):
 ``(l & 3) * 0x44 | (l & 12) << 2`` read in the low byte is ``(l & 15) * 0x44`` (``_widened``; session 23,
 gfx950 bf16 ``slice0(mfma16T)->slice0(blocked[1x4,t4x16,o10])`` setup 3 -> 2).  Such a table is a value of

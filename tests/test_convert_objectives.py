@@ -430,6 +430,12 @@ def test_conflict_passes_are_the_extra_lds_passes_of_each_access():
     with pytest.raises(LayoutError, match=r"no priced bank conflicts \(cost_detail\['conflict_passes'\]"):
         model.tie_count(unpriced)
     assert cost.cost_model("gfx942", "latency").tie_count(unpriced) == 9  # (the passes not counted)
+    unpriced.cost = 100.0
+    with pytest.raises(LayoutError, match=r"no priced bank conflicts \(cost_detail\['conflict_cycles'\]"):
+        model.rank_cost(unpriced)
+    assert cost.cost_model("gfx942", "latency").rank_cost(unpriced) == 100.0  # (no conflict weight)
+    priced = SimpleNamespace(cost=100.0, cost_detail={"conflict_cycles": 16.0})
+    assert model.rank_cost(priced) == 100.0 + cost.CONCURRENT_CONFLICT_WEIGHT * 16.0
 
 
 def test_the_packing_orders_near_ties_count_the_lds_passes_of_bank_conflicts(monkeypatch):

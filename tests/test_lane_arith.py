@@ -456,6 +456,11 @@ def test_a_multiply_read_modulo_the_wave_takes_the_bits_its_product_gives():
     exact = LaneProgram("gfx9", 6, 0)
     exact.add(AffineTable(0, cols, ()))
     assert sum(exact.count()) > 2
+    # [I] gfx9 only, as the thread-id shift term (module docstring): on RDNA the term keeps its mask, l & 3
+    rdna = LaneProgram("rdna", 5, 0)
+    r = rdna.add(AffineTable(0, cols[:5], ()), care=0xFF)
+    assert [rdna.nodes[n[1]] for n in rdna.nodes if n and n[0] == "mul"] == [("and", LANE, 3)]
+    assert rdna.count() == (4, 0) and np.array_equal(rdna.evaluate(r, 1), AffineTable(0, cols[:5], ()).evaluate(1))
     from linlayout.synth.lane_arith import _widened
     assert _widened(3, 0x44, cols, 0xFF, 3) == (15, 12)
     assert _widened(3, 0x41, (0x41, 0x82, 4, 8, 0, 0), 0xFF, 3) == (15, 12)

@@ -98,3 +98,20 @@ def test_compiled_whole_conversion_is_below_tritons(tmp_path, monkeypatch):
             row["triton_whole"]["total"]) == (12, 12, 24, 25)
     tile = distinct_tile(low.kernel.shape, 8, seed=3)
     assert np.array_equal(interpret(low.kernel, tile, fill=0x5A), expected_output(plan, tile, fill=0x5A))
+
+
+def test_only_fewer_warp_terms_than_the_swizzled_layouts_are_listed(monkeypatch):
+    """The tie rule's two edges: ordered layouts of as many warp terms as the swizzled layout are not listed,
+    and of those of fewer only the fewest are (the warp term counts patched, the layouts the case's own)."""
+    _, ctx = _kernel()
+    synthesized = lds_path.shared_layout(ctx)
+    swizzled = tuple(synthesized.shared_cols)
+    real = lds_path.warp_terms
+    monkeypatch.setattr(lds_path, "warp_terms", lambda c, cols: 2 if tuple(cols) == swizzled else real(c, cols))
+    assert lds_path._fewest_terms(ctx, synthesized) == []  # as many (2) as the ordered ones' fewest
+    ordered = lds_path._ordered_layouts(ctx, synthesized)
+    ties = sorted(layout for layout, (t, _, _, _) in ordered.items() if t == 4)
+    one = ties[0]  # one of the tied layouts given a single warp term: it alone is listed
+    monkeypatch.setattr(lds_path, "warp_terms", lambda c, cols: 1 if tuple(cols) == tuple(one) else real(c, cols))
+    listed = lds_path._fewest_terms(ctx, synthesized, ordered)
+    assert len(ties) > 1 and len(listed) == 1
