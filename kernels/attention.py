@@ -59,6 +59,7 @@ from linlayout.synth.convert import plan_conversion
 from linlayout.synth.plan import Plan
 
 from . import common
+from .convert import lds_instructions
 from .dtypes import DtypeInfo, dtype_info, random_values
 from .gemm import GLOBAL_VECTOR_BYTES, choose_instruction
 from .lds_tile import StagedTile, stage_tile
@@ -234,7 +235,10 @@ class _Emitter:
             v, dl = lanes.value_of(layout_tables(s_lay, r, 1, lanes.wave_size)["dim0"], what=f"key of S register {r}")
             key_rows.append((v, dl))
         reducer = LaneReducer(b, lanes, plan.arch, reduce_lane_bits(s_lay, "dim0"))
-        conv = PlanEmitter(b, plan.p_plan, lanes, None)
+        # P's round trip, if its plan takes one: one wave (THREADS), so its LDS accesses stay in order across the
+        # key blocks' iterations and need no barrier between them
+        p_lds, p_globals = atoms.plan_lds(b, "attn_lds_p", plan.p_plan.lds_bytes)
+        conv = PlanEmitter(b, plan.p_plan, lanes, p_lds)
         conv.prepare()
         q_regs = q_tile.load(rq, q0, b.const(0), NQ, D, D)
         c2 = fconst(b, plan.scale * LOG2E)
@@ -282,12 +286,12 @@ class _Emitter:
         for tm in range(pv.tiles[0]):
             o_regs.put(list(pv.acc_registers(tm, 0)), b.value(f"arith.mulf {o_acc[tm]}, {inv_v} : {o_t}", "o"))
         GlobalTile(b, lanes, transposed(pv.acc()), 1, 1, "f32", "O").store(o_regs, ro, q0, b.const(0), NQ, D, D)
-        self.records = v_stage.records("per key block", 0, [0], [0])
+        self.records = v_stage.records("per key block", 0, [0], [0]) + lds_instructions(plan.p_plan)
         params = [("%Q", "!llvm.ptr<1>"), ("%K", "!llvm.ptr<1>"), ("%V", "!llvm.ptr<1>"), ("%O", "!llvm.ptr<1>"),
                   ("%Nq", "i32"), ("%Nkv", "i32")]
         lds_bytes = -(-plan.v_stage.lds_bytes // 16) * 16
         text = kernel_module(self.name, params, b.body(), THREADS,
-                             list(lanes.globals) + [atoms.lds_global("attn_lds_v", lds_bytes)])
+                             list(lanes.globals) + [atoms.lds_global("attn_lds_v", lds_bytes)] + p_globals)
         return text, self.records, reducer
 
     def _i64(self, x: str) -> str:
@@ -358,7 +362,7 @@ def build(args: argparse.Namespace) -> common.KernelBuild:
         if getattr(args, what) < 1:
             raise LayoutError(f"--{what} must be positive")
     plan = plan_attention(args.arch, args.dtype, args.d, args.scale, args.instr)
-    check_kernel_lds(args.arch, plan.v_stage.lds_bytes)
+    check_kernel_lds(args.arch, plan.v_stage.lds_bytes + plan.p_plan.lds_bytes)
     check_kernel_buffers(args.arch, plan.buffer_bytes(args.nq, args.nkv), interpret=args.interpret)
     text, lds, reduction = emit_attention(plan)
     decisions = plan.describe()

@@ -79,3 +79,21 @@ def test_the_query_lanes_check_reads_the_targets_wave():
     attention._check_query_lanes(qk, pv, "gfx942")
     with pytest.raises(LayoutError, match="^the layout has 64 lanes; a wave here has 32$"):
         attention._check_query_lanes(qk, pv, "gfx1200")
+
+
+def test_a_p_conversion_through_lds_gets_its_own_allocation(capsys, tmp_path, monkeypatch):
+    """P's conversion planned as an LDS round trip (forced): the kernel allocates its LDS beside V's, counts its
+    accesses in the conversion region and stays exact on the interpreter across the key blocks (one wave: its
+    accesses stay in order from one block to the next)."""
+    from linlayout.kernels import attention
+
+    real = attention.plan_conversion
+    monkeypatch.setattr(attention, "plan_conversion", lambda *a, **k: real(*a, **{**k, "strategy": "lds"}))
+    status, out = run_cli(capsys, "attention", "--arch", "gfx950", "--nq", "40", "--nkv", "80",
+                          "--interpret", "--emit", str(tmp_path))
+    assert status == 0 and out["verified"] is True, out["interpret"]
+    conv = out["decisions"]["p_conversion"]
+    assert conv["strategy"] == "lds" and conv["counts"]["lds_write"] > 0 and conv["counts"]["lds_read"] > 0
+    region = out["static"]["region_counts"]["conv"]
+    assert (region["lds_write"], region["lds_read"]) == (conv["counts"]["lds_write"], conv["counts"]["lds_read"])
+    assert "@attn_lds_p" in (tmp_path / "attention.mlir").read_text()
