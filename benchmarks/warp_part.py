@@ -100,7 +100,9 @@ def kernel_sharing(setup: Sequence[str], conv: Sequence[str],
 #: offset), so none of their operands is an LDS address.
 DS_WITHOUT_ADDRESS = ("ds_swizzle", "ds_append", "ds_consume", "ds_nop")
 #: Mnemonic prefixes of the stores, whose first operand is read (an address), not written.
-_STORES = ("ds_write", "ds_store", "buffer_store", "global_store")
+#: instructions whose first operand is read, not written: stores, and prefetches (``global_prefetch_b8 v0, ...``
+#: reads its address and writes no VGPR)
+_STORES = ("ds_write", "ds_store", "buffer_store", "global_store", "global_prefetch")
 
 
 def _written_vgprs(line: str) -> set[int]:

@@ -113,3 +113,11 @@ def test_an_arch_the_corpus_lacks_is_one_line_exit_2(capsys):
     assert e.value.code == 2
     err = capsys.readouterr().err.strip()
     assert "error: --arch foo: no case of the amd corpus is for it" in err and "\n" not in err
+
+
+def test_a_prefetch_reads_its_address_and_writes_no_vgpr():
+    # gfx1250's load line prefetches at v0: the thread id stays the kernel's v0, read and not written
+    from benchmarks.warp_part import _read_vgprs, _written_vgprs
+    line = "\tglobal_prefetch_b8 v0, s[0:1] offset:16"
+    assert _written_vgprs(line) == set() and _read_vgprs(line) == {0}
+    assert _written_vgprs("\tv_and_b32_e32 v1, 63, v0") == {1} and _read_vgprs("\tv_and_b32_e32 v1, 63, v0") == {0}
