@@ -2027,7 +2027,8 @@ class LdsAccesses:
         registers, so each is the result of an op of its own (a value has one producer).  Where
         the dst has no duplicates, every dst dword is loaded and is in place only when one loaded
         VGPR holds it in order, so the dst dwords gathered are the loaded VGPRs out of order,
-        ``_perms_side`` of the load vectors (for narrow loads, every dword): ``d_perms``, distinct
+        ``_perms_side`` of the load vectors (for narrow loads, every dword; for over-fetching loads
+        the dwords no loaded dword holds in place, ``_over_fetch_perms``): ``d_perms``, distinct
         dwords, none a store dword (those read src values).  Each such op is live (stores and
         outputs are) and becomes one ``v_perm_b32`` step (``ir._Emitter``; elements under 32 bits:
         one issue at ``CostModel.instruction("v_perm_b32")``).
@@ -2201,7 +2202,9 @@ def lds_accesses(ctx: ConversionContext, design: LdsDesign) -> list[LdsAccesses]
         load = ctx.target.transpose_load(ctx.element_bits)
         load_choices = [(_transpose_groups(D, load, design.n_offset_bits), load.bytes_per_lane, 0)]
     elif design.over_fetch:
-        load_choices = [(*_over_fetch_groups(D, element_bytes, t_cap), 0)]
+        d_groups, d_width_bytes = _over_fetch_groups(D, element_bytes, t_cap)
+        d_perms = 0 if ctx.dst_unpacked else _over_fetch_perms(D, d_groups, element_bytes, d_width_bytes)
+        load_choices = [(d_groups, d_width_bytes, d_perms)]
     else:
         load_choices = []
         for d_vectors in _choose_vectors(D, t_cap, p, element_bytes, False,
@@ -2448,6 +2451,38 @@ def _over_fetch_slot(D: _Side, r: int, element_bytes: int) -> int | np.ndarray:
             slots.setflags(write=False)
         D.lane_slots[(p, low)] = slots
     return slots
+
+
+def _over_fetch_perms(D: _Side, groups: list[list[int]], element_bytes: int, width_bytes: int) -> int:
+    """``LdsAccesses.d_perms`` of over-fetching loads (``_over_fetch_groups``' ``groups`` of ``width_bytes``)
+    into a packed dst: its distinct dst dwords that no loaded dword holds in place.
+
+    ``build_lds`` loads register ``r`` of group ``i`` into dword ``k`` of that load at the lane's slot
+    ``_over_fetch_slot`` (``_emit_over_fetch_load``; a duplicate takes its original's), and gathers dst dword
+    ``j`` (registers ``p j .. p j + p - 1``) with ``in_wave.gather_dwords``, which makes no op only where one
+    loaded dword holds them all at slots ``0 .. p - 1`` in every lane (``_in_place``: each slot an int, a
+    lane-dependent slot never is).  Any other dword is a ``v_perm_b32`` (or ``PermSelect``) of its own:
+    its last op's operands and selector name every (loaded dword, slot) of its parts, so two dwords of
+    different parts share none (a slot array is one per value of the register's low bits)."""
+    p = 4 // element_bytes
+    n = width_bytes // 4
+    z = p.bit_length() - 1
+    at: dict[int, tuple] = {}  # register of D.unique -> (group, dword of its load, slot or its low bits)
+    for i, g in enumerate(groups):
+        base = int(D.reg_image[g[0]])
+        for r in g:
+            slot = _over_fetch_slot(D, r, element_bytes)
+            at[r] = (i, ((int(D.reg_image[r]) ^ base) >> z) & (n - 1),
+                     slot if type(slot) is int else ("lanes", int(D.reg_image[r]) & (p - 1)))
+    images = D.reg_images
+    of_image = {images[u]: u for u in D.unique}
+    parts = [at[of_image[x]] for x in images]  # (a duplicate: its original's)
+    gathered = set()
+    for j in range(0, len(parts), p):
+        dword = tuple(parts[j:j + p])
+        if not all(type(x[2]) is int and x[2] == k and x[:2] == dword[0][:2] for k, x in enumerate(dword)):
+            gathered.add(dword)
+    return len(gathered)
 
 
 def build_lds(prog: Program, acc: LdsAccesses, src_dwords: list[int]) -> list[int]:
