@@ -2230,7 +2230,7 @@ def lds_accesses(ctx: ConversionContext, design: LdsDesign) -> list[LdsAccesses]
     for d_groups, d_width_bytes, d_perms in load_choices:
         d_round = rounds_of(D, d_groups)
         loads = [paired(D, d_groups, d_width_bytes, d_round, k) for k in range(n_rounds)]
-        if plain_loads and p > 1 and len(D.unique) == len(D.reg_image) and not ctx.dst_unpacked:
+        if plain_loads and element_bytes == 1 and len(D.unique) == len(D.reg_image) and not ctx.dst_unpacked:
             d_perms += _load_intermediates(D, loads, p, element_bytes, d_width_bytes)
         # the copies building the dst's tuples: a ds_read2 writes its two accesses' VGPRs one after the other
         d_copies = (register_load_copies([g + (g2 or []) for rnd in loads for g, g2, _, _ in rnd], ctx.element_bits,
@@ -2242,7 +2242,7 @@ def lds_accesses(ctx: ConversionContext, design: LdsDesign) -> list[LdsAccesses]
             s_round = rounds_of(S, s_groups)
             stores = [paired(S, s_groups, s_width_bytes, s_round, k) for k in range(n_rounds)]
             s_perms = s_vectors.perms
-            if s_width_bytes >= 4 and p > 1:  # the intermediates of each round's store dwords (build_lds)
+            if s_width_bytes >= 4 and element_bytes == 1:  # the intermediates of each round's store dwords
                 s_perms += sum(gather_intermediates(_dword_parts(_round_registers(rnd), p), element_bytes)
                                for rnd in stores)
             out.append(LdsAccesses(design, S, D, s_width_bytes, d_width_bytes, cross, stores, loads,
