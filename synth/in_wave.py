@@ -303,15 +303,18 @@ def gather_intermediates(parts_list: list[list], element_bytes: int) -> int:
     intermediate (a pair's intermediates hold different slots)."""
     if element_bytes != 1:
         return 0
-    given = [x for parts in parts_list for x in parts if x is not None]
-    if len(set(given)) != len(given):
-        return 0
-    through = 0
+    given, through = set(), 0
+    n_given = 0
     for parts in parts_list:
         used = [x for x in parts if x is not None]
-        values = Counter(v for v, _ in used)
-        if len(values) > 2 and _in_place(parts) is None and all(type(s) is int for _, s in used):
-            through += len(used) - (max(values.values()) if len(values) == 3 else 0)
+        given.update(used)
+        n_given += len(used)
+        values = {v for v, _ in used}
+        if len(values) > 2 and all(type(s) is int for _, s in used):  # (never in place: more than one value)
+            counts = Counter(v for v, _ in used)
+            through += len(used) - (max(counts.values()) if len(values) == 3 else 0)
+    if len(given) != n_given:
+        return 0
     return -(-through // 4)
 
 

@@ -2226,6 +2226,17 @@ def lds_accesses(ctx: ConversionContext, design: LdsDesign) -> list[LdsAccesses]
     n_rounds = 1 << design.n_rep_bits
     out: list[LdsAccesses] = []
     cross = _crosses_warps(prob)
+    # per choice of the stores: (its vectors, width, per round the paired accesses, v_perm_b32 steps with the
+    # intermediates of each round's store dwords, build_lds's)
+    store_rounds = []
+    for s_vectors in store_choices:
+        s_groups, s_width_bytes = _groups(S, s_vectors.deltas), element_bytes << len(s_vectors.deltas)
+        s_round = rounds_of(S, s_groups)
+        stores = [paired(S, s_groups, s_width_bytes, s_round, k) for k in range(n_rounds)]
+        s_perms = s_vectors.perms
+        if s_width_bytes >= 4 and element_bytes == 1:
+            s_perms += sum(gather_intermediates(_dword_parts(_round_registers(rnd), p), element_bytes) for rnd in stores)
+        store_rounds.append((s_vectors, s_width_bytes, stores, s_perms))
     plain_loads = not (design.read_transpose or design.over_fetch)
     for d_groups, d_width_bytes, d_perms in load_choices:
         d_round = rounds_of(D, d_groups)
@@ -2236,15 +2247,7 @@ def lds_accesses(ctx: ConversionContext, design: LdsDesign) -> list[LdsAccesses]
         d_copies = (register_load_copies([g + (g2 or []) for rnd in loads for g, g2, _, _ in rnd], ctx.element_bits,
                                          ctx.dst_tuples, alignment)
                     if counted and not design.over_fetch else 0)
-        for s_vectors in store_choices:
-            s_deltas = s_vectors.deltas
-            s_groups, s_width_bytes = _groups(S, s_deltas), element_bytes << len(s_deltas)
-            s_round = rounds_of(S, s_groups)
-            stores = [paired(S, s_groups, s_width_bytes, s_round, k) for k in range(n_rounds)]
-            s_perms = s_vectors.perms
-            if s_width_bytes >= 4 and element_bytes == 1:  # the intermediates of each round's store dwords
-                s_perms += sum(gather_intermediates(_dword_parts(_round_registers(rnd), p), element_bytes)
-                               for rnd in stores)
+        for s_vectors, s_width_bytes, stores, s_perms in store_rounds:
             out.append(LdsAccesses(design, S, D, s_width_bytes, d_width_bytes, cross, stores, loads,
                                    ctx, s_perms=s_perms if counted else 0,
                                    s_copies=s_vectors.copies if counted else 0, d_perms=d_perms if counted else 0,
