@@ -26,6 +26,7 @@ picks the unit in each src lane, then one lane op moves it.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from itertools import combinations, permutations
 
@@ -286,6 +287,35 @@ def gather_dwords(prog: Program, parts_list: list[list], element_bytes: int) -> 
             sel |= code << (8 * byte)
         out.append(prog.perm(r0, r1, sel))
     return out
+
+
+def gather_intermediates(parts_list: list[list], element_bytes: int) -> int:
+    """A lower bound of the intermediate ``v_perm_b32``s that ``gather_dwords(prog, parts_list, element_bytes)``
+    makes besides one op per entry not in place (``_in_place``), where no slot ``(value, slot)`` is given
+    twice in ``parts_list`` (else 0).
+
+    Only 8-bit entries of three or four values, every slot an int, read intermediates, and all their bytes
+    come through them but those of the value used directly (four values: none; three: one value's, at most
+    the most bytes one value gives).  An intermediate holds at most four bytes of one value pair, each byte
+    a distinct given slot, so there are at least the sum of those counts over four.  Each is a live
+    ``perm`` of two values (its entry's op reads it), no entry's own op (those read an intermediate, or
+    name in their selector slots no intermediate holds: each slot is given once), and no other
+    intermediate (a pair's intermediates hold different slots)."""
+    if element_bytes != 1:
+        return 0
+    given, through = set(), 0
+    n_given = 0
+    for parts in parts_list:
+        used = [x for x in parts if x is not None]
+        given.update(used)
+        n_given += len(used)
+        values = {v for v, _ in used}
+        if len(values) > 2 and all(type(s) is int for _, s in used):  # (never in place: more than one value)
+            counts = Counter(v for v, _ in used)
+            through += len(used) - (max(counts.values()) if len(values) == 3 else 0)
+    if len(given) != n_given:
+        return 0
+    return -(-through // 4)
 
 
 def _slot_patterns(parts: list, memo: dict) -> list[tuple[np.ndarray | None, list]]:

@@ -49,7 +49,7 @@ from . import swizzle
 from .context import ConversionContext
 from .cost import (AddressRegisters, _lds_op_name, _warp0, lds_access_cost, least_address_valu, matrix_access_cost,
                    register_dwords, register_load_copies, tuple_copies, warp_columns)
-from .in_wave import gather_dword, gather_dwords
+from .in_wave import gather_dword, gather_dwords, gather_intermediates
 from .ir import Program
 from .lane_choices import least_lanes_choice_valu
 from .plan import LdsLoad, LdsStore
@@ -2027,7 +2027,8 @@ class LdsAccesses:
         registers, so each is the result of an op of its own (a value has one producer).  Where
         the dst has no duplicates, every dst dword is loaded and is in place only when one loaded
         VGPR holds it in order, so the dst dwords gathered are the loaded VGPRs out of order,
-        ``_perms_side`` of the load vectors (for narrow loads, every dword): ``d_perms``, distinct
+        ``_perms_side`` of the load vectors (for narrow loads, every dword; for over-fetching loads
+        the dwords no loaded dword holds in place, ``_over_fetch_perms``): ``d_perms``, distinct
         dwords, none a store dword (those read src values).  Each such op is live (stores and
         outputs are) and becomes one ``v_perm_b32`` step (``ir._Emitter``; elements under 32 bits:
         one issue at ``CostModel.instruction("v_perm_b32")``).
@@ -2201,7 +2202,9 @@ def lds_accesses(ctx: ConversionContext, design: LdsDesign) -> list[LdsAccesses]
         load = ctx.target.transpose_load(ctx.element_bits)
         load_choices = [(_transpose_groups(D, load, design.n_offset_bits), load.bytes_per_lane, 0)]
     elif design.over_fetch:
-        load_choices = [(*_over_fetch_groups(D, element_bytes, t_cap), 0)]
+        d_groups, d_width_bytes = _over_fetch_groups(D, element_bytes, t_cap)
+        d_perms = 0 if ctx.dst_unpacked else _over_fetch_perms(D, d_groups, element_bytes, d_width_bytes)
+        load_choices = [(d_groups, d_width_bytes, d_perms)]
     else:
         load_choices = []
         for d_vectors in _choose_vectors(D, t_cap, p, element_bytes, False,
@@ -2223,20 +2226,30 @@ def lds_accesses(ctx: ConversionContext, design: LdsDesign) -> list[LdsAccesses]
     n_rounds = 1 << design.n_rep_bits
     out: list[LdsAccesses] = []
     cross = _crosses_warps(prob)
+    # per choice of the stores: (its vectors, width, per round the paired accesses, v_perm_b32 steps with the
+    # intermediates of each round's store dwords, build_lds's)
+    store_rounds = []
+    for s_vectors in store_choices:
+        s_groups, s_width_bytes = _groups(S, s_vectors.deltas), element_bytes << len(s_vectors.deltas)
+        s_round = rounds_of(S, s_groups)
+        stores = [paired(S, s_groups, s_width_bytes, s_round, k) for k in range(n_rounds)]
+        s_perms = s_vectors.perms
+        if s_width_bytes >= 4 and element_bytes == 1:
+            s_perms += sum(gather_intermediates(_dword_parts(_round_registers(rnd), p), element_bytes) for rnd in stores)
+        store_rounds.append((s_vectors, s_width_bytes, stores, s_perms))
+    plain_loads = not (design.read_transpose or design.over_fetch)
     for d_groups, d_width_bytes, d_perms in load_choices:
         d_round = rounds_of(D, d_groups)
         loads = [paired(D, d_groups, d_width_bytes, d_round, k) for k in range(n_rounds)]
+        if plain_loads and element_bytes == 1 and len(D.unique) == len(D.reg_image) and not ctx.dst_unpacked:
+            d_perms += _load_intermediates(D, loads, p, element_bytes, d_width_bytes)
         # the copies building the dst's tuples: a ds_read2 writes its two accesses' VGPRs one after the other
         d_copies = (register_load_copies([g + (g2 or []) for rnd in loads for g, g2, _, _ in rnd], ctx.element_bits,
                                          ctx.dst_tuples, alignment)
                     if counted and not design.over_fetch else 0)
-        for s_vectors in store_choices:
-            s_deltas = s_vectors.deltas
-            s_groups, s_width_bytes = _groups(S, s_deltas), element_bytes << len(s_deltas)
-            s_round = rounds_of(S, s_groups)
-            out.append(LdsAccesses(design, S, D, s_width_bytes, d_width_bytes, cross,
-                                   [paired(S, s_groups, s_width_bytes, s_round, k) for k in range(n_rounds)], loads,
-                                   ctx, s_perms=s_vectors.perms if counted else 0,
+        for s_vectors, s_width_bytes, stores, s_perms in store_rounds:
+            out.append(LdsAccesses(design, S, D, s_width_bytes, d_width_bytes, cross, stores, loads,
+                                   ctx, s_perms=s_perms if counted else 0,
                                    s_copies=s_vectors.copies if counted else 0, d_perms=d_perms if counted else 0,
                                    d_copies=d_copies))
     if out and not design.read_transpose and not design.over_fetch:
@@ -2450,6 +2463,52 @@ def _over_fetch_slot(D: _Side, r: int, element_bytes: int) -> int | np.ndarray:
     return slots
 
 
+def _load_intermediates(D: _Side, loads: list[list], p: int, element_bytes: int, width_bytes: int) -> int:
+    """``in_wave.gather_intermediates`` of the dst dwords ``build_lds`` gathers from the plain loads ``loads``
+    (per round, its accesses) of ``width_bytes`` into a dst without duplicates: register ``r`` at the
+    value and slot ``_loaded_at`` gives it (a value named by its round, access and index)."""
+    at: dict[int, tuple] = {}
+    for k, rnd in enumerate(loads):
+        for a, (g, g2, _, _) in enumerate(rnd):
+            for r, i, slot in _loaded_at(g, g2, p, element_bytes, width_bytes):
+                at[r] = ((k, a, i), slot)
+    n = len(D.reg_image)
+    return gather_intermediates([[at[r] if r < n else None for r in range(j, j + p)] for j in range(0, n, p)],
+                                element_bytes)
+
+
+def _over_fetch_perms(D: _Side, groups: list[list[int]], element_bytes: int, width_bytes: int) -> int:
+    """``LdsAccesses.d_perms`` of over-fetching loads (``_over_fetch_groups``' ``groups`` of ``width_bytes``)
+    into a packed dst: its distinct dst dwords that no loaded dword holds in place.
+
+    ``build_lds`` loads register ``r`` of group ``i`` into dword ``k`` of that load at the lane's slot
+    ``_over_fetch_slot`` (``_emit_over_fetch_load``; a duplicate takes its original's), and gathers dst dword
+    ``j`` (registers ``p j .. p j + p - 1``) with ``in_wave.gather_dwords``, which makes no op only where one
+    loaded dword holds them all at slots ``0 .. p - 1`` in every lane (``_in_place``: each slot an int, a
+    lane-dependent slot never is).  Any other dword is a ``v_perm_b32`` (or ``PermSelect``) of its own:
+    its last op's operands and selector name every (loaded dword, slot) of its parts, so two dwords of
+    different parts share none (a slot array is one per value of the register's low bits)."""
+    p = 4 // element_bytes
+    n = width_bytes // 4
+    z = p.bit_length() - 1
+    at: dict[int, tuple] = {}  # register of D.unique -> (group, dword of its load, slot or its low bits)
+    for i, g in enumerate(groups):
+        base = int(D.reg_image[g[0]])
+        for r in g:
+            slot = _over_fetch_slot(D, r, element_bytes)
+            at[r] = (i, ((int(D.reg_image[r]) ^ base) >> z) & (n - 1),
+                     slot if type(slot) is int else ("lanes", int(D.reg_image[r]) & (p - 1)))
+    images = D.reg_images
+    of_image = {images[u]: u for u in D.unique}
+    parts = [at[of_image[x]] for x in images]  # (a duplicate: its original's)
+    gathered = set()
+    for j in range(0, len(parts), p):
+        dword = tuple(parts[j:j + p])
+        if not all(type(x[2]) is int and x[2] == k and x[:2] == dword[0][:2] for k, x in enumerate(dword)):
+            gathered.add(dword)
+    return len(gathered)
+
+
 def build_lds(prog: Program, acc: LdsAccesses, src_dwords: list[int]) -> list[int]:
     """Emit the round trip ``acc`` into ``prog``; returns the dst register values (a register not
     loaded, a duplicate, takes the value of its original: the register of ``D.unique`` with its image)."""
@@ -2460,8 +2519,7 @@ def build_lds(prog: Program, acc: LdsAccesses, src_dwords: list[int]) -> list[in
             prog.barrier(acc.barrier_scope)
         # the dwords of a round's wide stores are built at once: 8-bit repacks share v_perm_b32s across stores
         wide = acc.s_width_bytes >= 4
-        dwords = iter(_dwords_of(prog, [r for g, g2, _, _ in stores for r in g + (g2 or [])], src_dwords, p,
-                                 element_bytes) if wide else [])
+        dwords = iter(_dwords_of(prog, _round_registers(stores), src_dwords, p, element_bytes) if wide else [])
         narrow = None if wide else _NarrowStores(prog, [g for g, _, _, _ in stores], src_dwords, p, element_bytes,
                                                  acc.ctx.target.has_lds_store_high_half)
         for g, g2, off, st64 in stores:
@@ -2536,8 +2594,18 @@ def _dwords_of(prog: Program, g: list[int], src_dwords: list[int], p: int, eleme
     """Values holding the elements of ``g`` in address order, one per VGPR (v_perm when out of order)."""
     if p == 1:
         return [src_dwords[r] for r in g]
-    return gather_dwords(prog, [[(src_dwords[r // p], r % p) for r in g[k:k + p]] for k in range(0, len(g), p)],
+    return gather_dwords(prog, [[(src_dwords[d], slot) for d, slot in parts] for parts in _dword_parts(g, p)],
                          element_bytes)
+
+
+def _dword_parts(g: list[int], p: int) -> list[list[tuple[int, int]]]:
+    """(src dword, slot) of each register of ``g``, ``p`` registers a dword: the dwords ``_dwords_of`` gathers."""
+    return [[(r // p, r % p) for r in g[k:k + p]] for k in range(0, len(g), p)]
+
+
+def _round_registers(accesses: list) -> list[int]:
+    """The registers of one round's accesses (``(group, paired group or None, offset, st64)``) in issue order."""
+    return [r for g, g2, _, _ in accesses for r in g + (g2 or [])]
 
 
 class _NarrowStores:
@@ -2577,13 +2645,22 @@ def _emit_load(prog: Program, D: _Side, g: list[int], g2: list[int] | None, off:
     if width_bytes >= 4:
         n = width_bytes // (8 if element_bytes == 8 else 4)  # registers (64-bit elements: one value per element)
         vals = prog.load(n, addr, width_bytes, paired=g2 is not None, pair_offset=off, st64=st64)
-        for grp, vs in ((g, vals[:n]), (g2 or [], vals[n:])):
-            for k, r in enumerate(grp):
-                loaded[r] = (vs[k // p], k % p)
     else:
-        (v,) = prog.load(1, addr, width_bytes)
-        for k, r in enumerate(g):
-            loaded[r] = (v, k)
+        vals = prog.load(1, addr, width_bytes)
+    for r, i, slot in _loaded_at(g, g2, p, element_bytes, width_bytes):
+        loaded[r] = (vals[i], slot)
+
+
+def _loaded_at(g: list[int], g2: list[int] | None, p: int, element_bytes: int,
+               width_bytes: int) -> list[tuple[int, int, int]]:
+    """(register, index of the value holding it among the load's, slot) of each register a plain load of
+    ``g`` (and ``g2``, paired) of ``width_bytes`` a lane writes (``_emit_load``): ``width_bytes // 4`` dwords
+    a group (64-bit elements: one value each), the second group's after the first's; a narrower load one
+    value, its registers from slot 0."""
+    if width_bytes < 4:
+        return [(r, 0, k) for k, r in enumerate(g)]
+    n = width_bytes // (8 if element_bytes == 8 else 4)
+    return [(r, half * n + k // p, k % p) for half, grp in enumerate((g, g2 or [])) for k, r in enumerate(grp)]
 
 
 def _emit_over_fetch_load(prog: Program, D: _Side, g: list[int], g2: list[int] | None, off: int, st64: bool,

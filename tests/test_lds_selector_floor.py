@@ -52,6 +52,26 @@ def test_selector_floor_bounds_the_built_plans(case):
     assert fetched
 
 
+@pytest.mark.parametrize("case", CASES, ids=lambda c: "/".join(c))
+def test_over_fetch_perms_count_the_gathered_dwords(case):
+    """An over-fetching round trip's ``d_perms`` (``lds_path._over_fetch_perms``: the distinct dst dwords no
+    loaded dword holds in place) is at most its plan's ``v_perm_b32`` steps with the stores' ``s_perms``;
+    every dst dword of these cases sits at a lane-dependent slot, so each is counted: with two elements a
+    dword (fp16, bf16) one ``PermSelect`` each, the count exact; with four (i8, fp8) a dword of four loaded
+    dwords takes three permutes, a third of them counted."""
+    ctx = _case(*case)
+    fetched = 0
+    for _, acc, plan in check_round_trip_floors(ctx, case):
+        if not acc.design.over_fetch or plan is None:
+            continue
+        fetched += 1
+        perms = plan._kept_counts()["v_perm_b32"]
+        dwords = len(acc.D.reg_image) * ctx.element_bytes // 4
+        assert acc.d_perms == dwords
+        assert acc.s_perms + acc.d_perms == (perms if ctx.element_bytes == 2 else perms // 3)
+    assert fetched
+
+
 def _lane_pattern_case(arch: str, lane_bits: int, pattern_lanes: int) -> ConversionContext:
     """fp16 over a 256x16 tile: the src holds dim1 bits 0 and 1 in registers (its dwords pair dim1 0 and 1),
     the dst dim0 bits in registers and dim1 in lanes, lane ``i < pattern_lanes`` taking dim1 ``2^i + 1`` (so
