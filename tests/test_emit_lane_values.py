@@ -169,6 +169,32 @@ def test_adds_beyond_the_offset_field_compile_to_the_estimate(arch, num_warps):
 
 
 @mlir
+@pytest.mark.parametrize("arch", ["gfx942", "gfx1100"])
+@pytest.mark.parametrize("num_warps", [1, 2])
+@pytest.mark.parametrize("name", ["l", "l and (l & 15) << 2", "(l & 15) << 2 and l"])
+def test_a_table_equal_to_the_lane_id_is_no_op(arch, num_warps, name):
+    """An LDS address table equal to the lane id is the kernel's lane id (``tid & (wave - 1)``, which the kernel
+    computes anyway): no instruction in the setup, in a kernel of one wave or two, alone or beside another table
+    (lane_arith ``_lane_id``; the estimate counted it as one VALU); the estimate is the compiled VALU (RDNA's
+    ``s_delay_alu`` apart), and the interpreter computes each register."""
+    from interp_kernels import prologue_kernel, run_prologue, setup_ops
+    from linlayout.hw.targets import get_target
+    from linlayout.synth.cost import lds_address_valu
+    from linlayout.synth.steps import LdsStore
+
+    lane = np.arange(get_target(arch).wave_size)
+    tables = {"l": [lane], "l and (l & 15) << 2": [lane, (lane & 15) << 2],
+              "(l & 15) << 2 and l": [(lane & 15) << 2, lane]}[name]
+    text, n = prologue_kernel(arch, num_warps, lambda lanes: [lanes.value_of(t, what=name)[0] for t in tables])
+    valu = sum(op.startswith("v_") for op in setup_ops(text, arch))
+    steps = [LdsStore(addr=t[None, :], width_bytes=4, src=[0]) for t in tables]
+    assert valu == lds_address_valu(steps, arch, one_wave=num_warps == 1) == 2 * (len(tables) - 1)
+    out = run_prologue(text, n, arch, num_warps)
+    for k, t in enumerate(tables):
+        assert np.array_equal(out[:, k], np.tile(t, num_warps)), k
+
+
+@mlir
 @pytest.mark.parametrize("arch,dtype,num_warps,valu", [("gfx90a", "bf16", 4, 2)])
 def test_a_bpermute_address_a_constant_above_another_is_its_offset_field(arch, dtype, num_warps, valu):
     """AMD corpus ``slice0(blocked[1x1,t1x64,o10])->slice1(mfma32T)``: two ``ds_bpermute`` tables, ``4 (l & 31)`` and
