@@ -195,6 +195,28 @@ def test_a_table_equal_to_the_lane_id_is_no_op(arch, num_warps, name):
 
 
 @mlir
+@pytest.mark.parametrize("arch", ["gfx942", "gfx1100"])
+@pytest.mark.parametrize("num_warps", [1, 2])
+def test_one_lane_bit_moved_up_is_a_shift_and_an_and(arch, num_warps):
+    """``(l & 16) << 4``: LLVM makes it ``(l << 4) & 0x100`` (a ``v_lshlrev_b32`` and a ``v_and_b32`` with the literal),
+    2 VALU in a kernel of one wave or two, the estimate's count (session 24, fold31: review30 asked whether this
+    one-wave fold was counted; the ``s_movk_i32 s2, 0x100`` LLVM schedules beside it on gfx942 with one wave and
+    on gfx1100 with two is the store's buffer size, no part of the table)."""
+    from interp_kernels import prologue_kernel, run_prologue, setup_ops
+    from linlayout.hw.targets import get_target
+    from linlayout.synth.cost import lds_address_valu
+    from linlayout.synth.steps import LdsStore
+
+    table = (np.arange(get_target(arch).wave_size) & 16) << 4
+    text, n = prologue_kernel(arch, num_warps, lambda lanes: [lanes.value_of(table, what="moved up")[0]])
+    ops = setup_ops(text, arch)
+    assert [op for op in ops if op.startswith("v_")] == ["v_lshlrev_b32_e32", "v_and_b32_e32"]
+    assert lds_address_valu([LdsStore(addr=table[None, :], width_bytes=4, src=[0])], arch,
+                            one_wave=num_warps == 1) == 2
+    assert np.array_equal(run_prologue(text, n, arch, num_warps)[:, 0], np.tile(table, num_warps))
+
+
+@mlir
 @pytest.mark.parametrize("arch,dtype,num_warps,valu", [("gfx90a", "bf16", 4, 2)])
 def test_a_bpermute_address_a_constant_above_another_is_its_offset_field(arch, dtype, num_warps, valu):
     """AMD corpus ``slice0(blocked[1x1,t1x64,o10])->slice1(mfma32T)``: two ``ds_bpermute`` tables, ``4 (l & 31)`` and
