@@ -52,7 +52,7 @@ import torch
 from linlayout import LayoutError, get_target
 from linlayout.argparsing import Parser, error_line
 from linlayout.lowering.compile import CompiledKernel, compile_mlir
-from linlayout.lowering.interpreter import load_kernel, run_kernel
+from linlayout.lowering.interpreter import launch_bounds, run_kernel
 from linlayout.lowering.isa import instructions, isa_counts
 from linlayout.lowering.linker import LinkerNotFound
 from linlayout.synth.banks import analyze
@@ -303,9 +303,10 @@ def kernel_params(args: Sequence) -> tuple[list, ctypes.Array]:
 def launch_on_gpu(kb: KernelBuild, ck: CompiledKernel, case: Case) -> dict:
     """Run the code object on the GPU with ``case`` (tensors moved to the device) and compare.  First, on
     the CPU, ``case``'s launch is checked against the sizes the kernel declares (``known_block_size``, which
-    LLVM compiles it for: linlayout.lowering.interp's ``Kernel.check_launch``, as the interpreter checks its
-    runs); a launch of other threads is an InterpreterError (a LayoutError), never run."""
-    load_kernel(kb.text, kb.name, kb.arch).check_launch(case.grid, case.block)
+    LLVM compiles it for: linlayout.lowering.interpreter's ``launch_bounds``, read from the parsed module without
+    building the kernel for the interpreter, and checked as the interpreter checks its runs); a launch of other
+    threads is an InterpreterError (a LayoutError), never run."""
+    launch_bounds(kb.text, kb.name).check(case.grid, case.block)
     status = gpu_status(kb.arch)
     if not status["available"]:
         return {"ran": False, **status}

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
-from .interp import InterpOptions, InterpreterError, Kernel, load_kernel, supported_ops
+from .interp import InterpOptions, InterpreterError, Kernel, LaunchBounds, launch_bounds, load_kernel, supported_ops
 
-__all__ = ["run_kernel", "load_kernel", "Kernel", "InterpOptions", "InterpreterError", "supported_ops"]
+__all__ = ["run_kernel", "launch_bounds", "LaunchBounds", "load_kernel", "Kernel", "InterpOptions", "InterpreterError", "supported_ops"]
 
 
 def run_kernel(

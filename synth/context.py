@@ -96,19 +96,23 @@ class ConversionContext:
     #: the dst is handed over one element per VGPR (``Plan.dst_unpacked``): the programs are built for the
     #: packed dst, their outputs then split per element (``in_wave.unpacked_outputs``)
     dst_unpacked: bool = False
+    #: the kernel is one wave and declares it (LLVM bounds the thread id by the wave size): the setup estimates take
+    #: the one-wave programs (linlayout.synth.lane_arith, "One wave"); ``create``'s ``one_wave``
+    one_wave: bool = False
 
     @classmethod
     def create(cls, src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int,
                lds_budget_bytes: int | None = None, strategy: str = "auto",
                objective: str | None = None, src_tuple_dwords=SRC_TUPLE_DWORDS,
                dst_tuple_dwords=DST_TUPLE_DWORDS, src_global_strides=None,
-               dst_unpacked: bool = False) -> "ConversionContext":
+               dst_unpacked: bool = False, one_wave: bool | None = None) -> "ConversionContext":
         """The context of converting ``src`` into ``dst`` on ``arch``; a LayoutError for a bad argument.
         ``src_tuple_dwords``/``dst_tuple_dwords``: the sides' VGPR tuples (``VgprTuples.of``: 1, 2, 4,
         a sequence of dword-index bits or a VgprTuples; module docstring).  ``src_global_strides``: the
         element strides of the global tensor the kernel loads the src from right before the conversion,
         one positive integer per out dim (``SrcOffsets.of``; a SrcOffsets: taken as it is; None: no
-        such load); ``dst_unpacked``: the field."""
+        such load); ``dst_unpacked``: the field; ``one_wave``: the field, None for the layouts' warps (one warp: one
+        wave, as linlayout's kernels declare their threads); True for layouts of more than one warp is a LayoutError."""
         target = get_target(arch)
         if target.lds_phases is None:
             raise LayoutError(f"arch {target.name} has no LDS model; the conversion planner needs one")
@@ -124,9 +128,15 @@ class ConversionContext:
         dst_tuples = VgprTuples.of("dst_tuple_dwords", dst_tuple_dwords, dword_bits(dst, element_bits))
         budget_given = lds_budget_bytes is not None
         problem = normalize(src, dst, target.wave_size)
+        if one_wave is None:
+            one_wave = problem.num_warps == 1
+        elif not isinstance(one_wave, bool):
+            raise LayoutError(f"one_wave must be True, False or None, not {one_wave!r}")
+        elif one_wave and problem.num_warps > 1:
+            raise LayoutError(f"one_wave: the layouts have {problem.num_warps} warps; a kernel of one wave holds one")
         return cls(problem, target, element_bits, cost_model(target.name, objective),
                    lds_budget_bytes if budget_given else target.lds_bytes, strategy, budget_given, src_tuples,
-                   dst_tuples, SrcOffsets.of(src_global_strides, problem, element_bits), dst_unpacked)
+                   dst_tuples, SrcOffsets.of(src_global_strides, problem, element_bits), dst_unpacked, one_wave)
 
     @property
     def arch(self) -> str:

@@ -86,7 +86,8 @@ def _base_plan(ctx: ConversionContext) -> Plan:
     dst = unpacked_dst(prob.dst, ctx.element_bits) if ctx.dst_unpacked else prob.dst
     return Plan(arch=ctx.arch, wave_size=ctx.target.wave_size, num_warps=prob.num_warps, element_bits=ctx.element_bits,
                 src=prob.src, dst=dst, slots_in=prob.src.in_dim_size("register"),
-                slots_out=dst.in_dim_size("register"), steps=[], objective=ctx.objective, dst_unpacked=ctx.dst_unpacked)
+                slots_out=dst.in_dim_size("register"), steps=[], objective=ctx.objective, dst_unpacked=ctx.dst_unpacked,
+                one_wave=ctx.one_wave)
 
 
 def _dst_values(ctx: ConversionContext, prog: Program, outputs: list[int]) -> list[int]:
@@ -675,7 +676,7 @@ def require_amd(name: str, arch: str, form: str) -> None:
 
 def _context(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int, lds_budget_bytes: int | None,
              strategy: str, objective: str | None, src_tuple_dwords, dst_tuple_dwords, src_unpacked: bool,
-             dst_unpacked: bool, src_global_strides) -> ConversionContext:
+             dst_unpacked: bool, src_global_strides, one_wave: bool | None = None) -> ConversionContext:
     """The ConversionContext of plan_conversion's arguments: of ``unpacked_src(src)`` where ``src_unpacked``;
     a non-bool flag is a LayoutError naming it, and so is ``src_global_strides`` on an NVIDIA target (its
     plans price no load line's address registers: cost.AddressRegisters.of)."""
@@ -689,7 +690,7 @@ def _context(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int,
         unpacked_dst(dst, element_bits)  # (checks the element size)
     return ConversionContext.create(unpacked_src(src, element_bits) if src_unpacked else src, dst, arch, element_bits,
                                     lds_budget_bytes, strategy, objective, src_tuple_dwords, dst_tuple_dwords,
-                                    src_global_strides, dst_unpacked)
+                                    src_global_strides, dst_unpacked, one_wave)
 
 
 def _candidates(ctx: ConversionContext, best_only: bool = False, movmatrix: bool = True,
@@ -945,7 +946,8 @@ def plan_conversion(src: LinearLayout, dst: LinearLayout, arch: str, element_bit
                     objective: str | None = None,
                     src_tuple_dwords=cost_mod.SRC_TUPLE_DWORDS,
                     dst_tuple_dwords=cost_mod.DST_TUPLE_DWORDS, src_unpacked: bool = False,
-                    dst_unpacked: bool = False, src_global_strides=None, dst_one_copy: bool = False) -> Plan:
+                    dst_unpacked: bool = False, src_global_strides=None, dst_one_copy: bool = False,
+                    one_wave: bool | None = None) -> Plan:
     """The cheapest plan converting a tile held in ``src`` into ``dst``, verified on the emulator.
 
     ``src``/``dst``: distributed layouts (register, lane, warp[, block] -> tensor).
@@ -992,12 +994,16 @@ def plan_conversion(src: LinearLayout, dst: LinearLayout, arch: str, element_bit
     storing the dst from them alone); the in-wave plans of the filled dsts (``one_copy.filled_dsts``) join
     the plan of ``dst`` and the cheapest is taken (``_one_copy_plan``); ``plan.dst_one_copy`` is set where
     one of them is, and its ``dst`` is ``dst`` in the register order it chose.  An AMD kernel form (an
-    NVIDIA target is a LayoutError).
+    NVIDIA target is a LayoutError).  ``one_wave``: the kernel the conversion runs in is one wave and declares its
+    threads, so that LLVM bounds the thread id by the wave size (linlayout.synth.lane_arith, "One wave": the setup
+    estimates count the programs LLVM makes then); None (the default): the layouts' warps tell, as in
+    linlayout's kernels, which declare ``num_warps`` waves; False for a kernel of one-warp layouts that runs more
+    waves or declares no threads (FlyDSL's ``convert`` in a larger block); ``plan.one_wave`` records it.
     """
     if require_flag("dst_one_copy", dst_one_copy):
         require_amd("dst_one_copy", arch, ONE_COPY_FORM)
     args = (arch, element_bits, lds_budget_bytes, strategy, objective, src_tuple_dwords, dst_tuple_dwords,
-            src_unpacked, dst_unpacked, src_global_strides)
+            src_unpacked, dst_unpacked, src_global_strides, one_wave)
     plain = _plan_layouts(src, dst, *args)
     return _one_copy_plan(plain, src, dst, args) if dst_one_copy else plain
 
@@ -1103,10 +1109,11 @@ def _one_copy_floor(ctx: ConversionContext) -> float:
 
 def _plan_layouts(src: LinearLayout, dst: LinearLayout, arch: str, element_bits: int, lds_budget_bytes: int | None,
                   strategy: str, objective: str | None, src_tuple_dwords, dst_tuple_dwords, src_unpacked: bool,
-                  dst_unpacked: bool, src_global_strides) -> Plan:
+                  dst_unpacked: bool, src_global_strides, one_wave: bool | None) -> Plan:
     """plan_conversion of ``dst`` itself (every lane's copy read)."""
     return _plan_context(_context(src, dst, arch, element_bits, lds_budget_bytes, strategy, objective,
-                                  src_tuple_dwords, dst_tuple_dwords, src_unpacked, dst_unpacked, src_global_strides),
+                                  src_tuple_dwords, dst_tuple_dwords, src_unpacked, dst_unpacked, src_global_strides,
+                                  one_wave),
                          src_unpacked, dst_unpacked)
 
 

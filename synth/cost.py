@@ -942,7 +942,7 @@ def least_address_valu(ctx) -> int:
     return 0 if ctx.src_offsets is not None else 1
 
 
-def bpermute_address_valu(tables, arch: str, num_warps: int, formed=()) -> int:
+def bpermute_address_valu(tables, arch: str, num_warps: int, formed=(), one_wave: bool | None = None) -> int:
     """``valu_bpermute_addr`` of ``estimate_overhead``: the instructions forming the distinct
     ``ds_bpermute`` byte-address tables ``tables`` (each ``[lanes]`` or ``[warps, lanes]``, negative where
     no lane reads: don't-care; ``num_warps`` warps) on ``arch``, as the lowering makes them
@@ -956,7 +956,8 @@ def bpermute_address_valu(tables, arch: str, num_warps: int, formed=()) -> int:
     table has other than ``num_warps`` rows.  ``formed``: the registers the kernel's src load line formed before
     (``SrcOffsets.registers``, linlayout.synth.src_offsets): the lowering's tables follow theirs in one
     ``LaneValues``, so a table that one of them plus such a constant gives is free, and their lane parts are
-    terms the program has."""
+    terms the program has.  ``one_wave``: the kernel is one wave (lane_arith "One wave"; ``Plan.one_wave``); None:
+    ``num_warps == 1`` (a kernel that declares its warps)."""
     if get_target(arch).lds_isa == "ptx" or not tables:
         return BPERMUTE_ADDR_VALU * len(tables)
     fits, parts, made = [], [], []  # the program's tables, their warp parts; every register's table
@@ -991,7 +992,8 @@ def bpermute_address_valu(tables, arch: str, num_warps: int, formed=()) -> int:
         made.append(full.evaluate(rows))
     family = program_family(arch)
     lane_cols = [f[1] for f in fits if f is not None]  # parts holds one warp part per such fit
-    return (tables_valu(family, lanes.bit_length() - 1, tuple(fits), tuple(prior), num_warps == 1) if fits else 0) + \
+    one_wave = num_warps == 1 if one_wave is None else one_wave
+    return (tables_valu(family, lanes.bit_length() - 1, tuple(fits), tuple(prior), one_wave) if fits else 0) + \
         warp_part_ops(parts) + sum(bpermute_join_ops(c, w, family, get_target(arch).wave_size)
                                    for c, w in zip(lane_cols, parts))
 
@@ -1399,14 +1401,14 @@ def estimate_overhead(plan, depth: int | None = None, lds_valu: int | None = Non
     src_tuples = VgprTuples.of("src_tuple_dwords", src_tuple_dwords)
     out = {
         "valu_bpermute_addr": bpermute_address_valu(list(setup.bpermute_addresses.values()), plan.arch,
-                                                    plan.num_warps, formed),
+                                                    plan.num_warps, formed, plan.one_wave),
         "salu_vcc": vcc_salu(setup.conditions, target),
         "salu_perm_selector": PERM_SELECTOR_SALU * len(setup.selectors),
         "valu_lane_selector": setup.choices.valu,
         "salu_lane_selector_delay": setup.choices.delay_alu,
         "salu_permlane_selector": PERMLANE_SELECTOR_SALU * len(setup.permlane_selectors),
         "salu_movrels_index": sum(map(movrels_index_salu, setup.register_indices)),
-        "valu_lds_addr": (lds_address_valu(setup.lds_steps, plan.arch, formed, plan.num_warps == 1)
+        "valu_lds_addr": (lds_address_valu(setup.lds_steps, plan.arch, formed, plan.one_wave)
                           if lds_valu is None else lds_valu),
         "valu_tuple_copies": 0 if ptx else ((_store_tuple_copies(plan, src_tuples) if store_copies is None
                                              else store_copies) + joined_pair_copies(plan, src_tuples)),

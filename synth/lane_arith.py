@@ -726,9 +726,10 @@ def tables_valu(family: str, lane_bits: int, tables: tuple, prior: tuple = (), o
     """Instructions (VALU and SALU, ``LaneProgram.count``) of one program building the lane tables
     ``tables`` in this order: each a ``LaneTable`` (or its plain ``(const, lane_cols)``), or None for a
     table that is not affine (``TABLE_LOAD_OPS`` each).  A table without lane columns is uniform: one
-    ``v_mov_b32`` into the VGPR a per-lane operand needs.  Each table counts at least one (a table that is a term of an
-    earlier one costs its own register), so that the count is at least the number of tables: the
-    planner's floors (linlayout.synth.lds_path) count one per new address register.  On RDNA the
+    ``v_mov_b32`` into the VGPR a per-lane operand needs.  A table equal to the lane id costs nothing (``_lane_id``);
+    each other table counts at least one (a table that is a term of an earlier one costs its own register), so that
+    the count is at least ``least_tables_valu``: the planner's floors (linlayout.synth.lds_path) count one per new
+    address register.  On RDNA the
     ``s_delay_alu`` LLVM adds, one per RDNA_OPS_PER_DELAY ops of the program.  ``prior``: affine
     tables ``(const, lane_cols)`` the program built before (the kernel's src load line's lane parts,
     linlayout.synth.src_offsets), not counted: their nodes are free terms of ``tables``.  ``one_wave``: the
@@ -753,15 +754,29 @@ def tables_valu(family: str, lane_bits: int, tables: tuple, prior: tuple = (), o
             continue
         now = prog.add_counted(AffineTable(t.const, t.lane_cols, t.warp_cols), thread_id=bool(t.warp_cols),
                                care=t.care)
-        total += max(now - before, 1)
+        if not _lane_id(t):  # (the lane id's node is in the program, a term later tables share)
+            total += max(now - before, 1)
         before = now
     return total + ((before - start) // RDNA_OPS_PER_DELAY if family == "rdna" else 0)
 
 
 def least_tables_valu(tables: tuple) -> int:
     """A lower bound of ``tables_valu`` for ``tables`` on either family, without a program: each table
-    counts at least one (``TABLE_LOAD_OPS`` one that is not affine), the ``s_delay_alu`` none."""
-    return sum(TABLE_LOAD_OPS if t is None else 1 for t in tables)
+    counts at least one (``TABLE_LOAD_OPS`` one that is not affine; none the lane id, ``_lane_id``), the
+    ``s_delay_alu`` none."""
+    return sum(TABLE_LOAD_OPS if t is None else 0 if _lane_id(t) else 1 for t in tables)
+
+
+def _lane_id(table) -> bool:
+    """Is ``table`` (a ``tables_valu`` entry: a ``LaneTable`` or ``(const, lane_cols)``) the lane id itself, ``l``?
+    Every kernel computes it for its memory ops (the thread id masked, in a kernel of any number of waves), and
+    LLVM's CSE gives the table that register: no op.  [I] Compiled (session 24, fold31: gfx942 i8, two waves,
+    an LDS store at byte ``l``: its address is the load line's ``v_and_b32 v, 63, v0``, none in the setup)."""
+    if table is None:
+        return False
+    const, lane_cols = (table.const, table.lane_cols) if isinstance(table, LaneTable) else table
+    return (not const and lane_cols == tuple(1 << b for b in range(len(lane_cols)))
+            and not any(getattr(table, "warp_cols", ())))
 
 
 def row_table(row: np.ndarray, defined: np.ndarray | None = None):

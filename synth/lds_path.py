@@ -998,7 +998,7 @@ def designs(ctx: ConversionContext) -> "DesignPool":
     not shared between objectives; the loads' permutes and floors (``_least_perms``, ``_load_perms``)
     depend on ``dst_unpacked``."""
     key = (ctx.problem.key(), ctx.element_bits, ctx.arch, ctx.lds_budget_bytes, ctx.src_tuples, ctx.dst_tuples,
-           ctx.objective, ctx.src_offsets, ctx.dst_unpacked)
+           ctx.objective, ctx.src_offsets, ctx.dst_unpacked, ctx.one_wave)
     if key not in design_cache:
         synthesized = shared_layout(ctx)
         out: list[LdsDesign | _Deferred] = [_synthesized(ctx, synthesized)]
@@ -2087,7 +2087,7 @@ class LdsAccesses:
                     forms.append(made[form])
         got = self._addresses["registers"] = (AddressRegisters.of(np.concatenate(rows), forms, self.ctx.arch, warps,
                                                                   self.ctx.formed_addresses,
-                                                                  self.ctx.problem.num_warps == 1)
+                                                                  self.ctx.one_wave)
                                               if forms else AddressRegisters(0, None, 0, ()))
         return got
 

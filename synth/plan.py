@@ -209,8 +209,17 @@ class Plan:
     #: bases' bits are all clear); the other lanes' dst slots are don't-care (the kernel stores from the
     #: canonical lanes alone)
     dst_one_copy: bool = False
+    #: the kernel is one wave and declares it, so that LLVM bounds the thread id by the wave size: the setup estimates
+    #: count the one-wave programs (linlayout.synth.lane_arith, "One wave"); None (made): ``num_warps == 1``, as in
+    #: linlayout's kernels; False with one warp where the kernel runs more waves or declares no threads
+    #: (plan_conversion's ``one_wave``); in a certificate only then (``"one_wave": false``)
+    one_wave: bool | None = None
     # (arch, element bits, the steps, their counts) of the last count (``counts``)
     _counted: tuple = field(default=(), init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.one_wave is None:
+            self.one_wave = self.num_warps == 1
 
     # ------------------------------------------------------------ counts
     def counts(self) -> dict[str, int]:
@@ -281,6 +290,7 @@ class Plan:
             "objective": self.objective, **({"src_unpacked": True} if self.src_unpacked else {}),
             **({"dst_unpacked": True} if self.dst_unpacked else {}),
             **({"dst_one_copy": True} if self.dst_one_copy else {}),
+            **({"one_wave": False} if self.num_warps == 1 and not self.one_wave else {}),
         }
 
     def dumps(self) -> str:
@@ -294,7 +304,8 @@ class Plan:
         ``lower_bound`` or ``overhead_estimate`` that does not map names to numbers, a ``wave_size``
         other than the target's, an element size plans do not move, a slot number outside ``[0,
         CERT_SLOT_LIMIT)``, a per-lane table of another shape than ``[wave_size]`` or
-        ``[num_warps][wave_size]``, ``lds_bytes`` beyond the target's LDS, a ``fused`` item that is not
+        ``[num_warps][wave_size]``, ``lds_bytes`` beyond the target's LDS, a ``one_wave`` other than false with one
+        warp (absent: ``num_warps == 1``), a ``fused`` item that is not
         the later part of the instruction the items before it start, named by that instruction
         (``step_from_json``), a two-address LDS access on a target without one, or a step the plan
         cannot hold (``Step.plan_error``: an LDS address that is not a multiple of its access's
@@ -360,6 +371,10 @@ class Plan:
             src_unpacked = _unpacked_key("src_unpacked", obj.get("src_unpacked", False), src, element_bits)
             dst_unpacked = _unpacked_key("dst_unpacked", obj.get("dst_unpacked", False), dst, element_bits)
             dst_one_copy = _one_copy_key(obj.get("dst_one_copy", False), dst)
+            one_wave = obj.get("one_wave", num_warps == 1)
+            if one_wave is not (num_warps == 1) and one_wave is not False:
+                raise LayoutError(f"plan certificate has one_wave {one_wave!r}: only false, and only with one warp "
+                                  f"(a kernel of one-warp layouts that runs more waves)")
             flagged = [key for key, on in (("src_unpacked", src_unpacked), ("dst_unpacked", dst_unpacked),
                                            ("dst_one_copy", dst_one_copy)) if on]
             expected_format = cert_format(src_unpacked or dst_unpacked, dst_one_copy)
@@ -374,7 +389,7 @@ class Plan:
                        cost=float(obj.get("cost", 0.0)), lower_bound=obj.get("lower_bound", {}),
                        overhead=obj.get("overhead_estimate", {}), lds_bytes=lds_bytes,
                        objective=str(obj.get("objective", "")), src_unpacked=src_unpacked, dst_unpacked=dst_unpacked,
-                       dst_one_copy=dst_one_copy)
+                       dst_one_copy=dst_one_copy, one_wave=one_wave)
         except KeyError as e:
             raise LayoutError(f"plan certificate lacks the key {e.args[0]!r}") from None
         except LayoutError:

@@ -57,3 +57,33 @@ def test_bad_arguments_are_layout_errors_at_every_entry(args, kwargs, match):
 def test_the_plans_carry_the_context_target_and_element_size():
     plans = candidate_plans(SRC, DST, "cdna3", 16)
     assert plans and {(p.arch, p.element_bits) for p in plans} == {("gfx942", 16)}
+
+
+def test_one_wave_is_the_kernels_not_only_the_layouts():
+    """``plan_conversion``'s ``one_wave``: one-warp layouts in a kernel of more waves (FlyDSL's ``convert`` in a larger
+    block) take the multi-wave setup estimate (the lane id's masks counted: lane_arith "One wave"), and the plan and
+    its certificate say so; the default follows the layouts' warps; a kernel of one wave cannot hold two warps."""
+    from linlayout.hw.mfma import mfma_layouts
+    from linlayout.synth.convert import plan_conversion
+    from linlayout.synth.plan import Plan
+
+    lay = mfma_layouts("v_mfma_f32_16x16x16_f16", "gfx942")
+    plans = {w: plan_conversion(lay["C"], lay["A"], "gfx942", 16, strategy="lds", one_wave=w) for w in (None, True, False)}
+    assert [plans[w].one_wave for w in (None, True, False)] == [True, True, False]
+    # the LDS addresses keep their lane-id masks in a kernel of more waves (10 -> 11)
+    assert plans[None].overhead == plans[True].overhead == {"valu_lds_addr": 10}
+    assert plans[False].overhead == {"valu_lds_addr": 11}
+    assert plans[False].to_certificate()["steps"] == plans[True].to_certificate()["steps"]  # only the count differs
+    assert "one_wave" not in plans[True].to_certificate()
+    cert = plans[False].to_certificate()
+    assert cert["one_wave"] is False and Plan.from_certificate(cert).one_wave is False
+    assert Plan.from_certificate(dict(cert, one_wave=True)).one_wave is True  # (one warp's default, written out)
+    with pytest.raises(LayoutError, match="plan certificate has one_wave 1: only false, and only with one warp"):
+        Plan.from_certificate(dict(cert, one_wave=1))
+    two = dict(SRC.to_json(), bases=dict(SRC.to_json()["bases"], warp=[[0, 0]]))
+    two["in_dims"] = [[d, 2 if d == "warp" else n] for d, n in two["in_dims"]]
+    src2 = LinearLayout.from_json(two)
+    with pytest.raises(LayoutError, match="one_wave: the layouts have 2 warps; a kernel of one wave holds one"):
+        ConversionContext.create(src2, src2, "gfx942", 16, one_wave=True)
+    with pytest.raises(LayoutError, match="one_wave must be True, False or None, not 1"):
+        ConversionContext.create(SRC, DST, "gfx942", 16, one_wave=1)

@@ -136,6 +136,25 @@ def test_random_tables_on_the_interpreter(arch, num_warps):
         assert np.array_equal(out[:, k], t.reshape(-1) & 0xFFFFFFFF), k
 
 
+def _compiled_address_tables(arch, num_warps, tables, build=None):
+    """``(ops, estimate)``: the compiled setup of a kernel of ``num_warps`` waves that makes the LDS address ``tables``
+    (one per lane; ``build(lanes)`` makes their values, each on its own by default) and ``cost.lds_address_valu``
+    of LDS stores at them; asserts that the interpreter computes each table in every wave."""
+    from interp_kernels import prologue_kernel, run_prologue, setup_ops
+    from linlayout.synth.cost import lds_address_valu
+    from linlayout.synth.steps import LdsStore
+
+    if build is None:
+        def build(lanes):
+            return [lanes.value_of(t, what="table")[0] for t in tables]
+    text, n = prologue_kernel(arch, num_warps, build)
+    out = run_prologue(text, n, arch, num_warps)
+    for k, t in enumerate(tables):
+        assert np.array_equal(out[:, k], np.tile(t, num_warps)), k
+    steps = [LdsStore(addr=t[None, :], width_bytes=4, src=[0]) for t in tables]
+    return setup_ops(text, arch), lds_address_valu(steps, arch, one_wave=num_warps == 1)
+
+
 @mlir
 @pytest.mark.parametrize("arch", ["gfx942", "gfx950"])
 @pytest.mark.parametrize("num_warps", [1, 2])
@@ -146,9 +165,6 @@ def test_adds_beyond_the_offset_field_compile_to_the_estimate(arch, num_warps):
     ``Target.waits_after_inline_asm``); the interpreter computes each register.  The kernel declares its
     threads (``known_block_size``): in one wave LLVM drops the lane id's mask (``tid & 63``) from the swizzled
     table, ``l << 4``, and so does the estimate of a one-wave kernel (lane_arith "One wave")."""
-    from interp_kernels import prologue_kernel, run_prologue, setup_ops
-    from linlayout.synth.cost import lds_address_valu
-    from linlayout.synth.steps import LdsStore
 
     lane = np.arange(WAVE)
     swizzled = ((lane & 7) << 4) ^ ((lane >> 3) << 7)
@@ -158,14 +174,43 @@ def test_adds_beyond_the_offset_field_compile_to_the_estimate(arch, num_warps):
         first = lanes.value_of(tables[0], what="base")[0]
         return [first] + [lanes.value_of(t, max_delta=1 << 16, what="above", beyond=[first])[0] for t in tables[1:]]
 
-    text, n = prologue_kernel(arch, num_warps, build)
-    ops = setup_ops(text, arch)
-    steps = [LdsStore(addr=t[None, :], width_bytes=4, src=[0]) for t in tables]
+    ops, estimate = _compiled_address_tables(arch, num_warps, tables, build)
     assert "s_nop" not in ops
-    assert sum(op.startswith("v_") for op in ops) == lds_address_valu(steps, arch, one_wave=num_warps == 1)
-    out = run_prologue(text, n, arch, num_warps)
-    for k, t in enumerate(tables):
-        assert np.array_equal(out[:, k], np.tile(t, num_warps)), k
+    assert sum(op.startswith("v_") for op in ops) == estimate
+
+
+@mlir
+@pytest.mark.parametrize("arch", ["gfx942", "gfx1100"])
+@pytest.mark.parametrize("num_warps", [1, 2])
+@pytest.mark.parametrize("name", ["l", "l and (l & 15) << 2", "(l & 15) << 2 and l"])
+def test_a_table_equal_to_the_lane_id_is_no_op(arch, num_warps, name):
+    """An LDS address table equal to the lane id is the kernel's lane id (``tid & (wave - 1)``, which the kernel
+    computes anyway): no instruction in the setup, in a kernel of one wave or two, alone or beside another table
+    (lane_arith ``_lane_id``; the estimate counted it as one VALU); the estimate is the compiled VALU (RDNA's
+    ``s_delay_alu`` apart), and the interpreter computes each register."""
+    from linlayout.hw.targets import get_target
+
+    lane = np.arange(get_target(arch).wave_size)
+    tables = {"l": [lane], "l and (l & 15) << 2": [lane, (lane & 15) << 2],
+              "(l & 15) << 2 and l": [(lane & 15) << 2, lane]}[name]
+    ops, estimate = _compiled_address_tables(arch, num_warps, tables)
+    assert sum(op.startswith("v_") for op in ops) == estimate == 2 * (len(tables) - 1)
+
+
+@mlir
+@pytest.mark.parametrize("arch", ["gfx942", "gfx1100"])
+@pytest.mark.parametrize("num_warps", [1, 2])
+def test_one_lane_bit_moved_up_is_a_shift_and_an_and(arch, num_warps):
+    """``(l & 16) << 4``: LLVM makes it ``(l << 4) & 0x100`` (a ``v_lshlrev_b32`` and a ``v_and_b32`` with the literal),
+    2 VALU in a kernel of one wave or two, the estimate's count (session 24, fold31: review30 asked whether this
+    one-wave fold was counted; the ``s_movk_i32 s2, 0x100`` LLVM schedules beside it on gfx942 with one wave and
+    on gfx1100 with two is the store's buffer size, no part of the table)."""
+    from linlayout.hw.targets import get_target
+
+    table = (np.arange(get_target(arch).wave_size) & 16) << 4
+    ops, estimate = _compiled_address_tables(arch, num_warps, [table])
+    assert [op for op in ops if op.startswith("v_")] == ["v_lshlrev_b32_e32", "v_and_b32_e32"]
+    assert estimate == 2
 
 
 @mlir

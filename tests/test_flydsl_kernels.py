@@ -185,3 +185,48 @@ def _convert_eight(src, dst):
         k(X).launch(grid=(1, 1, 1), block=(64, 1, 1))
 
     return run
+
+
+def _p_kernel(threads: int):
+    """A ``@flyc.jit`` function launching a kernel of ``threads`` threads that converts one MFMA C fragment to its A
+    layout (``convert``, strategy ``lds``): every wave its own copy."""
+    import flydsl.compiler as flyc
+    import flydsl.expr as fx
+
+    @flyc.kernel
+    def p_only(O: fx.Tensor):
+        bO = fx.slice(fx.zipped_divide(fx.rocdl.make_buffer_tensor(O), (16, 16)), (None, 0))
+        tiled = fx.make_tiled_mma(fx.make_mma_atom(fx.rocdl.MFMA(16, 16, 16, fx.Float16)),
+                                  fx.make_layout((1, 1, 1), (0, 0, 0)))
+        frag_s = tiled.thr_slice(fx.thread_idx.x).make_fragment_C(bO)
+        frag_s.fill(0)
+        convert(frag_s.load().to(fx.Float16), (tiled, "C"), (tiled, "A"), strategy="lds")
+
+    @flyc.jit
+    def run(O: fx.Tensor):
+        p_only(O).launch(grid=(1, 1, 1), block=(threads, 1, 1))
+
+    return run
+
+
+def test_convert_counts_the_setup_of_the_kernels_waves(monkeypatch):
+    """``convert`` plans for the kernel it is traced in: one-warp layouts in a kernel of one wave (64 threads declared)
+    take the one-wave setup estimate, in a kernel of two (128) the estimate with the lane id's masks
+    (``plan_conversion``'s ``one_wave``, read from the ``gpu.func``'s ``known_block_size``), the planner's model of every
+    kernel of more waves; it had taken the one-wave estimate in both (the plan's warps alone).  (Both models miss
+    what LLVM shares with the kernel's own lane id: docs/benchmarks.md "Session 24: fold31".)"""
+    import sys
+
+    module = sys.modules["linlayout.flydsl.convert"]
+    planned = []
+
+    def recorded(*args, **kwargs):
+        plan = plan_for(*args, **kwargs)
+        planned.append(plan)
+        return plan
+
+    monkeypatch.setattr(module, "plan_for", recorded)
+    for threads in (64, 128):
+        compile_kernel(_p_kernel(threads), torch.zeros(16, 16), arch="gfx942")
+    assert [(p.num_warps, p.one_wave, p.overhead) for p in planned] == [
+        (1, True, {"valu_lds_addr": 10}), (1, False, {"valu_lds_addr": 11})]

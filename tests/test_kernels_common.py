@@ -138,6 +138,32 @@ def test_a_gpu_launch_of_other_threads_is_refused_before_the_gpu(name, argv):
             common.launch_on_gpu(kb, None, dataclasses.replace(case, block=block))
 
 
+def test_a_gpu_launch_is_checked_without_the_interpreter_build(monkeypatch):
+    """``launch_on_gpu`` reads the declared threads from the parsed module: it never builds the kernel for the
+    interpreter (0.04-0.2 s for the 8-warp GEMM, more on a cold cache), and its refusal is the same line."""
+    import dataclasses
+
+    from linlayout.kernels import gemm
+    from linlayout.lowering.interp import core
+    from linlayout.lowering.interpreter import InterpreterError
+
+    args = common._parser("gemm", "", gemm.add_arguments).parse_args(["--warps", "4x2"])
+    kb = gemm.build(args)
+    kb = dataclasses.replace(kb, text=kb.text + "\n// not in the interpreter's cache\n")
+    case = gemm.make_case(kb, args, 0)
+
+    def no_build(*_):
+        raise AssertionError("the launch check built the kernel for the interpreter")
+
+    monkeypatch.setattr(core, "Compiler", no_build)
+    threads = case.block[0]
+    message = f"kernel {kb.name} declares known_block_size = {(threads, 1, 1)}, launched with {(threads, 2, 1)}"
+    with pytest.raises(InterpreterError, match=re.escape(message)):
+        common.launch_on_gpu(kb, None, dataclasses.replace(case, block=(threads, 2, 1)))
+    with pytest.raises(InterpreterError, match=re.escape("block (1025, 1, 1) has more than 1024 threads")):
+        common.launch_on_gpu(kb, None, dataclasses.replace(case, block=(1025, 1, 1)))
+
+
 def test_emit_dir_must_be_an_existing_writable_folder(capsys, tmp_path, monkeypatch):
     """--emit DIR is refused before the kernel is built unless DIR is an existing folder (a missing
     one was created); the check is the one every output of the command line has (docs/cli.md)."""

@@ -33,7 +33,7 @@ from linlayout.synth.convert import plan_conversion
 from linlayout.synth.plan import Plan
 
 from .layouts import layout_of
-from .target import gpu_module_body, target_arch
+from .target import gpu_module_body, kernel_one_wave, target_arch
 
 __all__ = ["convert", "plan_for", "conversion_function"]
 
@@ -56,10 +56,13 @@ def _layout(obj, what: str) -> LinearLayout:
         raise LayoutError(f"{what}: {e}") from None
 
 
-def plan_for(src, dst, element_bits: int, *, arch: str | None = None, strategy: str = "auto") -> Plan:
-    """The verified plan ``convert`` emits for ``src -> dst`` (``arch``: FlyDSL's target by default)."""
+def plan_for(src, dst, element_bits: int, *, arch: str | None = None, strategy: str = "auto",
+             one_wave: bool | None = None) -> Plan:
+    """The verified plan ``convert`` emits for ``src -> dst`` (``arch``: FlyDSL's target by default; ``one_wave``:
+    ``plan_conversion``'s, None for the layouts' warps: ``convert`` passes ``kernel_one_wave()``, whether the kernel
+    being traced declares one wave's threads)."""
     return plan_conversion(_layout(src, "src"), _layout(dst, "dst"), arch or target_arch(), element_bits,
-                           strategy=strategy)
+                           strategy=strategy, one_wave=one_wave)
 
 
 def _dwords(count: int, element_bits: int, what: str) -> int:
@@ -80,7 +83,7 @@ def conversion_function(plan: Plan, element_type: str, name: str, lds_name: str)
     in_t, out_t = f"vector<{n_in}x{element_type}>", f"vector<{n_out}x{element_type}>"
     b = Builder(indent="    ")
     tid, _, lane, warp = atoms.thread_ids(b, plan.wave_size)
-    lanes = LaneValues(b, tid, lane, warp, plan.num_warps, plan.wave_size, plan.arch)
+    lanes = LaneValues(b, tid, lane, warp, plan.num_warps, plan.wave_size, plan.arch, plan.one_wave)
     lds = atoms.lds_base(b, lds_name) if plan.lds_bytes > 0 else None
     emitter = PlanEmitter(b, plan, lanes, lds)
     emitter.prepare()
@@ -122,7 +125,7 @@ def convert(values, src, dst, *, strategy: str = "auto"):
     if not isinstance(element_type, (ir.IntegerType, ir.FloatType)):
         raise LayoutError(f"convert: elements of {vtype} are not integers or floats")
     element_bits = int(element_type.width)
-    plan = plan_for(src, dst, element_bits, strategy=strategy)
+    plan = plan_for(src, dst, element_bits, strategy=strategy, one_wave=kernel_one_wave())
     if vtype.shape[0] != plan.slots_in:
         raise LayoutError(f"convert: the src layout has {plan.slots_in} registers per lane, values has {vtype.shape[0]}")
     k = next(_names)

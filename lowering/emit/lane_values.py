@@ -74,11 +74,13 @@ class LaneValues:
     CDNA kernels, the plan's for a conversion kernel; ``arch`` (the kernel's target) picks the op
     costs of the affine tables' program (:attr:`program`, linlayout.synth.lane_arith.program_family)
     and whether adds beyond the offset field read their base through an opaque copy (``Target.opaque_beyond_offset_adds``).
-    ``globals`` collects the module-level constant arrays of non-affine tables.
+    ``globals`` collects the module-level constant arrays of non-affine tables.  ``one_wave``: the kernel is one
+    wave and declares it (the program's, lane_arith "One wave"; ``Plan.one_wave``); None: ``num_warps == 1``, a kernel
+    that declares its ``num_warps`` waves.
     """
 
     def __init__(self, b: Builder, tid: str, lane: str, warp: str, num_warps: int, wave_size: int,
-                 arch: str) -> None:
+                 arch: str, one_wave: bool | None = None) -> None:
         if wave_size not in (32, 64):
             raise ValueError(f"a wave has 32 or 64 lanes, not {wave_size}")
         self.arch = arch
@@ -87,7 +89,8 @@ class LaneValues:
         # how an add's base is hidden from LLVM: no inline asm where the compiler waits after one
         self._hide = atoms.unseen_word if target.waits_after_inline_asm else atoms.opaque_word
         self.program = LaneProgram(program_family(arch), wave_size.bit_length() - 1,
-                                   max(num_warps - 1, 0).bit_length(), num_warps == 1)
+                                   max(num_warps - 1, 0).bit_length(),
+                                   num_warps == 1 if one_wave is None else one_wave)
         self._nodes: dict[int, str] = {LANE: lane, WARP: warp}  # program node -> its value (TID: made on use)
         self._opaque: dict[str, str] = {}  # a value -> its hidden copy (what adds beyond read)
         self.b = b

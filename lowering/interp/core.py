@@ -31,10 +31,90 @@ from .options import InterpOptions
 from .registry import OPS, OpInfo, _location, const_array
 from .types import FloatT, IntT, MemRefT, PtrT, StructT, VectorT, byte_size, parse_type, to_bytes
 
-__all__ = ["Compiler", "Kernel", "Ctx", "Block", "run_block", "load_kernel", "TERMINATORS"]
+__all__ = ["Compiler", "Kernel", "Ctx", "Block", "LaunchBounds", "run_block", "launch_bounds", "load_kernel",
+           "TERMINATORS"]
 
 TERMINATORS = ("scf.yield", "scf.condition", "gpu.return", "func.return", "llvm.return")
 MAX_THREADS = 1024
+
+
+def _check_text(module_text: Any) -> None:
+    """An InterpreterError where ``module_text`` is not a str."""
+    if not isinstance(module_text, str):
+        raise InterpreterError(f"module_text must be MLIR assembly text, got {type(module_text).__name__}")
+
+
+def _parsed(text: str) -> Any:
+    """The MLIR module of ``text``; an InterpreterError where it does not parse."""
+    ir = bindings().ir
+    try:
+        return parse_module(text)
+    except ir.MLIRError as exc:
+        raise InterpreterError(f"the module does not parse: {exc}") from None
+
+
+def _gpu_module_ops(module: Any):
+    """The ops of every ``gpu.module`` of ``module``, in order."""
+    for op in module.body.operations:
+        op = op.operation
+        if op.name == "gpu.module":
+            for inner in op.regions[0].blocks[0].operations:
+                yield inner.operation
+
+
+def _find_kernel(module: Any, name: Optional[str]) -> Any:
+    """The ``gpu.func`` kernel ``name`` of ``module`` (None: its only one); an InterpreterError where there is none
+    such (or several, unnamed)."""
+    kernels = [op for op in _gpu_module_ops(module) if op.name == "gpu.func" and "kernel" in op.attributes]
+    names = [k.attributes["sym_name"].value for k in kernels]
+    if not kernels:
+        raise InterpreterError("no gpu.func kernel inside a gpu.module")
+    if name is None:
+        if len(kernels) > 1:
+            raise InterpreterError(f"{len(kernels)} kernels ({', '.join(names)}); name one")
+        return kernels[0]
+    if name not in names:
+        raise InterpreterError(f"no kernel {name!r}; kernels are {', '.join(names)}")
+    return kernels[names.index(name)]
+
+
+@dataclass(frozen=True)
+class LaunchBounds:
+    """The launches kernel ``name`` allows: at most ``MAX_THREADS`` threads a workgroup and the sizes it declares,
+    ``known`` (``known_block_size``, ``known_grid_size`` -> a 3-tuple, where declared: LLVM compiles the kernel
+    for exactly those, ``.max_flat_workgroup_size`` in its code object)."""
+
+    name: str
+    known: dict
+
+    @classmethod
+    def of(cls, func: Any) -> "LaunchBounds":
+        """The bounds a ``gpu.func`` declares in its attributes."""
+        return cls(func.attributes["sym_name"].value,
+                   {key: tuple(int(v) for v in func.attributes[key])
+                    for key in ("known_block_size", "known_grid_size") if key in func.attributes})
+
+    def check(self, grid: Any, block: Any) -> tuple[tuple, tuple]:
+        """``(grid, block)`` as 3-tuples, where a launch of them is one the kernel allows (the class docstring);
+        an InterpreterError naming the difference otherwise.  The interpreter checks every run so
+        (:meth:`Kernel.run`), and so does a GPU launch of the kernel's code object before it starts
+        (linlayout.kernels.common.launch_on_gpu, by :func:`launch_bounds`)."""
+        grid, block = _dims(grid, "grid"), _dims(block, "block")
+        if block[0] * block[1] * block[2] > MAX_THREADS:
+            raise InterpreterError(f"block {block} has more than {MAX_THREADS} threads")
+        for key, launch in (("known_block_size", block), ("known_grid_size", grid)):
+            if key in self.known and self.known[key] != launch:
+                raise InterpreterError(f"kernel {self.name} declares {key} = {self.known[key]}, launched with {launch}")
+        return grid, block
+
+
+def launch_bounds(module_text: str, kernel_name: Optional[str] = None) -> LaunchBounds:
+    """:class:`LaunchBounds` of ``kernel_name`` (or the only kernel) of ``module_text``, read from its attributes
+    alone: the module is parsed, not built for the interpreter (its ops need no handler)."""
+    _check_text(module_text)
+    module = _parsed(module_text)
+    with module.context:  # (as Compiler's: value casters of the bindings' users need a current context)
+        return LaunchBounds.of(_find_kernel(module, kernel_name))
 
 
 @dataclass
@@ -58,12 +138,8 @@ class Compiler:
             raise InterpreterError(f"the interpreter models AMD targets (CDNA wave64, RDNA and gfx1250 wave32), "
                                    f"not {arch}")
         self.arch = self.target.name
-        b = bindings()
-        self.ir = b.ir
-        try:
-            module = parse_module(text)
-        except b.ir.MLIRError as exc:
-            raise InterpreterError(f"the module does not parse: {exc}") from None
+        self.ir = bindings().ir
+        module = _parsed(text)
         self.slots: dict = {}
         self.nslots = 0
         self.lds = LdsLayout()
@@ -91,27 +167,11 @@ class Compiler:
 
     # ---- module structure
     def _find_kernel(self, module: Any, name: Optional[str]) -> Any:
-        kernels = []
-        for op in module.body.operations:
-            op = op.operation
-            if op.name != "gpu.module":
-                continue
-            for inner in op.regions[0].blocks[0].operations:
-                inner = inner.operation
-                if inner.name == "gpu.func" and "kernel" in inner.attributes:
-                    kernels.append(inner)
-                elif inner.name in ("memref.global", "llvm.mlir.global"):
-                    self._declare_global(inner)
-        names = [k.attributes["sym_name"].value for k in kernels]
-        if not kernels:
-            raise InterpreterError("no gpu.func kernel inside a gpu.module")
-        if name is None:
-            if len(kernels) > 1:
-                raise InterpreterError(f"{len(kernels)} kernels ({', '.join(names)}); name one")
-            return kernels[0]
-        if name not in names:
-            raise InterpreterError(f"no kernel {name!r}; kernels are {', '.join(names)}")
-        return kernels[names.index(name)]
+        """``find_kernel``'s, declaring the module's globals on the way."""
+        for op in _gpu_module_ops(module):
+            if op.name in ("memref.global", "llvm.mlir.global"):
+                self._declare_global(op)
+        return _find_kernel(module, name)
 
     def _declare_global(self, op: Any) -> None:
         name = op.attributes["sym_name"].value
@@ -146,10 +206,7 @@ class Compiler:
             raise InterpreterError("kernels with several blocks (cf branches) are not supported; use scf")
         n_wg = int(func.attributes["workgroup_attributions"].value) if "workgroup_attributions" in func.attributes else 0
         args = list(block.arguments)
-        self.known = {}
-        for key in ("known_block_size", "known_grid_size"):
-            if key in func.attributes:
-                self.known[key] = tuple(int(v) for v in func.attributes[key])
+        self.bounds = LaunchBounds.of(func)
         ftype = self.ir.FunctionType(func.attributes["function_type"].value)
         n_params = len(ftype.inputs)
         self.params = [(self.new_slot(a), parse_type(a.type, self.ir)) for a in args[:n_params]]
@@ -353,7 +410,7 @@ class Kernel:
         self.symbols = comp.symbols
         self.consts = comp.consts
         self.body = comp.body
-        self.known = comp.known
+        self.bounds = comp.bounds
         if self.lds_layout.size > self.target.lds_bytes:
             raise InterpreterError(
                 f"kernel {self.name} allocates {self.lds_layout.size} bytes of LDS; {self.arch} has {self.target.lds_bytes}"
@@ -411,19 +468,8 @@ class Kernel:
         return layout
 
     def check_launch(self, grid: Any, block: Any) -> tuple[tuple, tuple]:
-        """``(grid, block)`` as 3-tuples, where a launch of them is one the kernel allows: at most
-        ``MAX_THREADS`` threads a workgroup and the sizes it declares (``known_block_size``,
-        ``known_grid_size``: LLVM compiles the kernel for exactly those, ``.max_flat_workgroup_size``
-        in its code object) where it declares them; an InterpreterError naming the difference
-        otherwise.  :meth:`run` checks every launch so, and so does a GPU launch of the kernel's code
-        object (linlayout.kernels.common.launch_on_gpu) before it starts."""
-        grid, block = _dims(grid, "grid"), _dims(block, "block")
-        if block[0] * block[1] * block[2] > MAX_THREADS:
-            raise InterpreterError(f"block {block} has more than {MAX_THREADS} threads")
-        for key, launch in (("known_block_size", block), ("known_grid_size", grid)):
-            if key in self.known and self.known[key] != launch:
-                raise InterpreterError(f"kernel {self.name} declares {key} = {self.known[key]}, launched with {launch}")
-        return grid, block
+        """:meth:`LaunchBounds.check` of the kernel's bounds: :meth:`run` checks every launch so."""
+        return self.bounds.check(grid, block)
 
     def run(self, args: Sequence = (), grid: Any = (1, 1, 1), block: Any = (64, 1, 1),
             options: Optional[InterpOptions] = None, dynamic_lds_bytes: int = 0) -> list:
@@ -472,6 +518,5 @@ def load_kernel(module_text: str, kernel_name: Optional[str] = None, arch: str =
     """Parse and compile ``kernel_name`` (or the only kernel) of ``module_text`` for ``arch``.
 
     Compiled kernels are cached by (text, name, arch)."""
-    if not isinstance(module_text, str):
-        raise InterpreterError(f"module_text must be MLIR assembly text, got {type(module_text).__name__}")
+    _check_text(module_text)
     return _CACHE.lookup((module_text, kernel_name, arch), lambda: Kernel(Compiler(module_text, kernel_name, arch)))
