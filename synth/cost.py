@@ -942,9 +942,9 @@ class AddressRegisters:
 #: it: on the corpora's plans (docs/benchmarks.md, "Session 24: share31") 96% of what the load line's terms take
 #: off the estimate is in plans whose compiled setup reads a VGPR the load line wrote.  With ``"every"`` the
 #: one-wave and two-wave estimates meet the compiled setups better (sum of |estimate - compiled| 149 -> 97 and
-#: 144 -> 122 on gfx9, 291 -> 229 and 226 -> 165 on RDNA), the 8-wave gfx9 ones worse (212 -> 253: their warp
-#: parts, ``warp_part_ops``, are under the compiled ones by more than the load line shares, which the lane
-#: programs' overcount hid), and the wave32 corpus's planner chose two plans whose compiled setups are far above
+#: 144 -> 122 on gfx9, 291 -> 229 and 226 -> 165 on RDNA), the 8-wave gfx9 ones worse (212 -> 253: the rest of
+#: their estimate, the warp parts and LLVM's own fusions, is under the compiled setups, which the lane programs'
+#: overcount hid), and the wave32 corpus's planner chose two 8-wave plans whose compiled warp parts are far above
 #: that estimate (whole losses 3 -> 5); ``"one_wave"`` keeps every whole count at or below session 23's.
 LOAD_LINE_TERMS = "one_wave"
 
