@@ -140,3 +140,77 @@ def test_the_lower_bound_keys_on_whether_a_load_line_is_given():
     for first, then in ((0, 1), (1, 0)):
         caches.clear()
         assert [bound(**({}, kw)[k]) for k in (first, then)] == [fresh[first], fresh[then]]
+
+
+# One-wave corpus kernels whose LDS address program reuses a term of the src load line's program
+# (cost.LOAD_LINE_TERMS, cost.load_line_tables): (family, name, arch, dtype, the estimate, the compiled setup's
+# instructions other than s_delay_alu).  Without the load line's terms each estimate is one more.
+LOAD_LINE_CASES = [
+    # the load line loads at (tid & 31) << 1 (v_and_b32 v0, 31, v0; v_lshlrev_b32 v1, 1, v0); the LDS address
+    # (tid & 31) << 3 is one shift of the load line's mask
+    ("amd", "slice0(mfma32)->slice0(blocked[1x4,t2x32,o10])", "gfx942", "bf16", 1, ["v_lshlrev_b32_e32"]),
+    # the load line's tid & 16 (v_and_b32 v129, 16, v0) is the AND of the multiply term (tid & 16) * 52
+    ("wave32", "wmma2.16x16->dotBwmma2.16x16(kw4)", "gfx1200", "fp32", 4,
+     ["v_lshlrev_b32_e32", "v_mul_u32_u24_e32", "v_xor_b32_e32", "v_xor_b32_e32"]),
+]
+
+
+LOAD_LINE_IDS = [c[2] for c in LOAD_LINE_CASES]
+
+
+@pytest.fixture
+def fresh_caches():
+    """Clear the planner's caches before and after a test that changes ``cost.LOAD_LINE_TERMS`` (they do not key
+    on it)."""
+    from linlayout import caches
+    caches.clear()
+    yield
+    caches.clear()
+
+
+def _one_wave_plan(family: str, name: str, arch: str, dtype: str):
+    from linlayout.cli.bench import kernel_plan
+
+    (c,) = [c for c in family_corpus(family)["cases"] if (c["name"], c["arch"], c["dtype"], c["num_warps"])
+            == (name, arch, dtype, 1) and c.get("set") != "baseline"]
+    return kernel_plan(LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"]), arch, dtype_bits(dtype))
+
+
+@pytest.mark.parametrize("family, name, arch, dtype, estimate, ops", LOAD_LINE_CASES, ids=LOAD_LINE_IDS)
+def test_a_one_wave_setup_takes_the_load_lines_terms(family, name, arch, dtype, estimate, ops, fresh_caches,
+                                                     monkeypatch):
+    plan = _one_wave_plan(family, name, arch, dtype)
+    steps = [st for st in plan.steps if st.op in ("lds_store", "lds_load")]
+    formed = ConversionContext.create(plan.src, plan.dst, arch, plan.element_bits, src_global_strides=row_major_strides(
+        [n for _, n in plan.src.out_dims])).formed_addresses
+    assert plan.num_warps == 1 and cost.load_line_tables(formed)
+    assert plan.overhead["valu_lds_addr"] == cost.lds_address_valu(steps, arch, formed, True) == estimate
+    for scope, more in (("none", 1), ("every", 0)):
+        monkeypatch.setattr(cost, "LOAD_LINE_TERMS", scope)
+        assert cost.lds_address_valu(steps, arch, formed, True) == estimate + more
+
+
+@needs.mlir
+@pytest.mark.parametrize("family, name, arch, dtype, estimate, ops", LOAD_LINE_CASES, ids=LOAD_LINE_IDS)
+def test_the_compiled_setup_reads_the_load_lines_value(family, name, arch, dtype, estimate, ops):
+    from benchmarks.warp_part import kernel_sharing
+    from linlayout.lowering.conversion import lower_conversion
+    from linlayout.lowering.isa import around_region, region_lines
+
+    plan = _one_wave_plan(family, name, arch, dtype)
+    isa = lower_conversion(plan, binary=False).compiled.isa
+    code = {r: [ln.strip() for ln in region_lines(isa, r) if ln.strip() and not ln.strip().startswith(";")]
+            for r in ("setup", "conv")}
+    assert [ln.split()[0] for ln in code["setup"] if not ln.startswith("s_delay_alu")] == ops
+    assert len(ops) == estimate
+    read, _ = kernel_sharing(code["setup"], code["conv"], around_region(isa, "setup")[0])
+    assert read  # a VGPR the load line wrote, not the lane id
+
+
+def test_the_load_line_terms_scope_is_one_of_three(monkeypatch):
+    for scope, one, many in (("one_wave", True, False), ("every", True, True), ("none", False, False)):
+        monkeypatch.setattr(cost, "LOAD_LINE_TERMS", scope)
+        assert (cost.takes_load_line_terms(True), cost.takes_load_line_terms(False)) == (one, many)
+    monkeypatch.setattr(cost, "LOAD_LINE_TERMS", "all")
+    with pytest.raises(LayoutError, match="LOAD_LINE_TERMS is one_wave, every or none, not 'all'"):
+        cost.takes_load_line_terms(True)
