@@ -24,9 +24,11 @@ CASES = {s: json.loads(p.read_text())["cases"] for s, p in SETS.items()}
 #: was priced, cost.warp_part_ops: additive rates 2 to 2.5 then met both; and gfx950 bf16
 #: slice0(blocked[1x2,t2x32,o10])->slice1(mfma16T), 4 waves, until the setup estimate took the kernel's src
 #: load line's offset registers, synth.src_offsets: its round trip's cost fell to the lane plan's, and the
-#: round trip is over in the region's cycles).
-NEEDS_REGISTERS = ("slice0(blocked[1x4,t2x32,o10])->slice1(mfma16)", "gfx942", "fp16", 8)
-NEEDS_ROUND_TRIP = ("slice0(mfma32T)->slice0(blocked[1x2,t1x64,o10])", "gfx950", "i8", 2)
+#: round trip is over in the region's cycles; then gfx942 fp16 slice0(blocked[1x4,t2x32,o10])->slice1(mfma16),
+#: 8 waves, and gfx950 i8 slice0(mfma32T)->slice0(blocked[1x2,t1x64,o10]), 2 waves, until session 24's round
+#: trips with no barrier where the src is in every wave, lds_path._exchanges: no candidate covers the first since).
+NEEDS_REGISTERS = ("slice0(blocked[1x2,t1x64,o10])->slice1(mfma32T)", "gfx950", "fp32", 8)
+NEEDS_ROUND_TRIP = ("blocked[2x2,t2x32,o01]->mfma32", "gfx950", "fp16", 4)
 
 
 def _corpus_case(key, set_name="corpus"):
