@@ -12,7 +12,10 @@ Two executors:
   widths and alignment).  LDS accesses are checked for races between warps
   (no barrier between a write and another warp's read or write of the same
   byte) -- within one wave LDS instructions are taken to complete in order
-  (``LDS_IN_ORDER_PER_WAVE``, [I]).  On a target whose lanes are not in lockstep
+  (``LDS_IN_ORDER_PER_WAVE``, [I]).  A write that leaves a byte's data as it is
+  races with nothing, and a warp reading a byte it wrote itself since the barrier
+  reads its own data, which every other write of that byte since the barrier
+  matched (``_lds_write``, ``_lds_read``).  On a target whose lanes are not in lockstep
   (``Target.lockstep_lanes`` False: NVIDIA) the run also checks the order between the lanes
   of one warp (``_check_lane_order``): a byte one lane writes is read or overwritten by
   another lane of its warp, and a byte one lane reads is overwritten by another, only after a
@@ -575,8 +578,9 @@ def _lds_access(m: _Machine, addr, width_bytes: int, what: str) -> np.ndarray:
 
 
 def _lds_write(m: _Machine, idx: np.ndarray, data: np.ndarray, what: str) -> None:
-    """Warps are unordered between barriers: a byte another warp wrote (with other data) or read
-    since the last barrier is a race; so are two warps writing different data in this step.
+    """Warps are unordered between barriers: writing other data on a byte another warp wrote or read
+    since the last barrier is a race; so are two warps writing different data in this step.  (A
+    write of a byte's own data changes nothing another warp can see, in either order.)
     ``idx``: the cells ``[W, k]`` (quick: ``[..., W, k]``, a run's)."""
     flat, vals = idx.reshape(-1), data.reshape(-1)
     if not m.exact:
@@ -585,16 +589,19 @@ def _lds_write(m: _Machine, idx: np.ndarray, data: np.ndarray, what: str) -> Non
             raise _RaceSuspect
         m.epoch_writes.append((idx, data))
         return
+    changed = m.lds[idx] != data
     other_w = _by_other_warps(m, m.w_warps, m.wrote, idx)
     if other_w is not None:
-        other_w &= m.lds[idx] != data
+        other_w &= changed
         if other_w.any():
             raise PlanVerificationError(f"{what}: LDS byte {int(idx[other_w][0])} was written by another warp "
                                         f"with other data since the last barrier")
     other_r = _by_other_warps(m, m.r_warps, m.read, idx)
     if other_r is not None:
-        raise PlanVerificationError(f"{what}: LDS byte {int(idx[other_r][0])} is read by another warp since "
-                                    f"the last barrier (missing barrier)")
+        other_r &= changed
+        if other_r.any():
+            raise PlanVerificationError(f"{what}: LDS byte {int(idx[other_r][0])} is read by another warp since "
+                                        f"the last barrier (missing barrier)")
     m.lds[flat] = vals
     if (m.lds.take(flat) != vals).any():  # a byte listed twice with different data keeps only one of them
         order = np.argsort(flat, kind="stable")
@@ -612,8 +619,10 @@ def _lds_read(m: _Machine, idx: np.ndarray, what: str) -> np.ndarray:
         return m.lds.take(idx)
     other = _by_other_warps(m, m.w_warps, m.wrote, idx)
     if other is not None:
-        raise PlanVerificationError(f"{what}: LDS byte {int(idx[other][0])} is read without a barrier after "
-                                    f"another warp wrote it")
+        other &= (m.w_warps[idx] & m.warp_bit) == 0  # a byte the warp wrote itself holds its own data
+        if other.any():
+            raise PlanVerificationError(f"{what}: LDS byte {int(idx[other][0])} is read without a barrier after "
+                                        f"another warp wrote it")
     _mark(m.r_warps, idx)
     m.read = True
     return m.lds.take(idx)

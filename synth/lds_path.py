@@ -634,9 +634,9 @@ def _barrier_scope(cross: bool, lockstep_lanes: bool) -> str | None:
 def _barriers(ctx: ConversionContext, n_rep_bits: int) -> int:
     """The barriers of every round trip through a layout of ``n_rep_bits`` round bits: one between
     each round's stores and its loads and one between rounds (``2 * 2**n_rep_bits - 1``) where there
-    are any (``_barrier_scope``: whether warps exchange data is the same for every layout,
-    ``_crosses_warps``)."""
-    scope = _barrier_scope(_crosses_warps(ctx.problem), ctx.target.lockstep_lanes)
+    are any (``_barrier_scope``: whether warps exchange data is the same for every layout of as many
+    rounds, ``_exchanges``)."""
+    scope = _barrier_scope(_exchanges(ctx, n_rep_bits), ctx.target.lockstep_lanes)
     return 0 if scope is None else (2 << n_rep_bits) - 1
 
 
@@ -653,7 +653,7 @@ def _barrier_issue(ctx: ConversionContext, n_rep_bits: int) -> float:
     n = _barriers(ctx, n_rep_bits)
     if not n:
         return 0.0
-    scope = _barrier_scope(_crosses_warps(ctx.problem), ctx.target.lockstep_lanes)
+    scope = _barrier_scope(_exchanges(ctx, n_rep_bits), ctx.target.lockstep_lanes)
     return ctx.cost_model.instruction(BARRIER_SCOPES[scope]) * n
 
 
@@ -1911,7 +1911,7 @@ class LdsAccesses:
     D: _Side
     s_width_bytes: int
     d_width_bytes: int
-    cross: bool  # some warp reads bytes another warp writes (workgroup barriers)
+    cross: bool  # the warps must order their stores before their loads (workgroup barriers): _exchanges
     stores: list  # per round
     loads: list  # per round
     ctx: ConversionContext
@@ -1929,7 +1929,8 @@ class LdsAccesses:
     @property
     def barrier_scope(self) -> str | None:
         """The scope of the barriers between a round's stores and its loads and between rounds:
-        ``"workgroup"`` when some warp reads bytes another warp writes; else ``"warp"`` when the
+        ``"workgroup"`` when some warp reads bytes another warp writes (unless every warp writes those
+        itself with the same data: ``cross``, ``_exchanges``); else ``"warp"`` when the
         target's lanes are not in lockstep (NVIDIA: a lane reads bytes other lanes of its warp
         wrote, and a round's stores overwrite bytes they read); else None (AMD: a wave's LDS
         instructions complete in order, emulator.LDS_IN_ORDER_PER_WAVE)."""
@@ -2225,7 +2226,7 @@ def lds_accesses(ctx: ConversionContext, design: LdsDesign) -> list[LdsAccesses]
 
     n_rounds = 1 << design.n_rep_bits
     out: list[LdsAccesses] = []
-    cross = _crosses_warps(prob)
+    cross = _exchanges(ctx, design.n_rep_bits)
     # per choice of the stores: (its vectors, width, per round the paired accesses, v_perm_b32 steps with the
     # intermediates of each round's store dwords, build_lds's)
     store_rounds = []
@@ -2575,6 +2576,33 @@ def _crosses_warps(prob: Problem) -> bool:
     elements to their (offset, round) coordinates by a linear isomorphism, which keeps all of
     this: every design has the same answer."""
     return _warps_exchange(*prob.key()[1])  # (the src, then dst, register, lane and warp columns)
+
+
+def _exchanges(ctx: ConversionContext, n_rep_bits: int) -> bool:
+    """Must a round trip of ``n_rep_bits`` round bits order its warps' stores before their loads
+    (``LdsAccesses.cross``: workgroup barriers)?  Where some warp reads an element that another warp
+    writes (``_crosses_warps``), except on a target of lockstep lanes (AMD) in one round where every
+    warp holds the whole src tile (``_src_in_every_warp``): every warp then stores every element
+    itself, at the element's own offset, before its loads (a wave's LDS accesses complete in order,
+    emulator.LDS_IN_ORDER_PER_WAVE), and the other warps' stores to those bytes write the same data
+    (the stored value of a byte is its element's), so no order between the warps changes a byte a load
+    reads.  Each store still writes what a dedup leaves (``_Side.unique``, ``_stored_once``): a
+    register's twins by a lane and warp vector ``y`` are twins by ``y``'s lane part alone there (the
+    warp columns lie in the lane columns' span), so a warp's own stores still cover its registers.
+    With rounds the next round's stores overwrite bytes another warp may still read: the barriers
+    stay.  Not on PTX targets, where the lanes of a warp are not in lockstep (and two warps storing
+    the same bytes unordered is a data race of the PTX memory model however equal the data)."""
+    if not _crosses_warps(ctx.problem):
+        return False
+    return not (n_rep_bits == 0 and ctx.target.lockstep_lanes and _src_in_every_warp(ctx.problem))
+
+
+def _src_in_every_warp(prob: Problem) -> bool:
+    """Does every warp hold the whole src tile: is every src warp column (a tensor vector) in the span of
+    the src lane columns?  (The src spans the tensor, so its register and lane columns then do.)"""
+    _, s_lane, s_warp, _, _, _ = prob.key()[1]
+    lanes = f2.Span(s_lane)
+    return all(lanes.contains(c) for c in s_warp)
 
 
 @caches.memoize("synth.lds_path.warps_exchange", size=256)  # 256: one per layout pair planned

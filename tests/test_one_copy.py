@@ -140,17 +140,20 @@ def test_the_candidates_are_the_fills_and_hold_the_chosen_plan():
 def test_a_caller_strategy_registers_plans_the_fills_in_registers():
     """AMD corpus case #301 (gfx942 fp32 ``slice0(blocked[1x1,t1x64,o10])->slice1(mfma16T)``, 2 warps): its fill of
     lane bits 4 and 5 with the src's lane bases had a wrong in-registers candidate
-    (tests/test_fuzz_regressions.py); every fill now plans, and the dst's own plan (8 ds_bpermute) stays cheapest."""
+    (tests/test_fuzz_regressions.py); every fill now plans, and the dst's own plan (8 ds_bpermute) stays the
+    cheapest in registers (under ``auto`` since session 24 a round trip of the dst's own, with no barrier: the src
+    is in both warps, lds_path._exchanges)."""
     (case,) = [c for c in family_corpus("amd")["cases"]
                if (c["name"], c["arch"], c["dtype"], c["num_warps"])
                == ("slice0(blocked[1x1,t1x64,o10])->slice1(mfma16T)", "gfx942", "fp32", 2)]
     src, dst = LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"])
     plans = [p for f in one_copy_candidates(src, dst, "gfx942", 32) for p in f]
     assert len(plans) >= len(filled_dsts(src, dst)) == 12 and all(verify(p, certificate=False).ok for p in plans)
-    for strategy in ("registers", "auto"):
+    for strategy, kind, counts in (("registers", "lanes", {"ds_bpermute": 8, "total": 8}),
+                                   ("auto", "lds", {"lds_write": 1, "lds_read": 2, "total": 3})):
         plan = plan_conversion(src, dst, "gfx942", 32, strategy=strategy, dst_one_copy=True)
-        assert plan.verified and not plan.dst_one_copy and plan.strategy == "lanes"
-        assert {k: v for k, v in plan.counts().items() if v} == {"ds_bpermute": 8, "total": 8}
+        assert plan.verified and not plan.dst_one_copy and plan.strategy == kind
+        assert {k: v for k, v in plan.counts().items() if v} == counts
 
 
 @pytest.mark.parametrize("call, message", [
@@ -247,7 +250,7 @@ LDS_FILL_COPIES = ("blocked[2x2,t8x8,o01]->dotA32(kw4)", "gfx942", "fp16", 4)
 
 @needs.mlir
 @pytest.mark.parametrize("case, element_bits, counts", [
-    (LDS_FILL, 8, {"plain": (63, 20, 0), "fill": (51, 22, 0)}),
+    (LDS_FILL, 8, {"plain": (61, 20, 0), "fill": (49, 22, 0)}),  # (63 and 51 before session 24: their barriers)
     (LDS_FILL_COPIES, 16, {"plain": (15, 8, 0), "fill": (11, 10, 12)}),  # (setup 13 before session 22)
 ])
 def test_a_fill_through_lds_is_priced_with_its_store_tuple_copies(case, element_bits, counts):

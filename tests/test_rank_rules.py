@@ -24,9 +24,11 @@ CASES = {s: json.loads(p.read_text())["cases"] for s, p in SETS.items()}
 #: was priced, cost.warp_part_ops: additive rates 2 to 2.5 then met both; and gfx950 bf16
 #: slice0(blocked[1x2,t2x32,o10])->slice1(mfma16T), 4 waves, until the setup estimate took the kernel's src
 #: load line's offset registers, synth.src_offsets: its round trip's cost fell to the lane plan's, and the
-#: round trip is over in the region's cycles).
-NEEDS_REGISTERS = ("slice0(blocked[1x4,t2x32,o10])->slice1(mfma16)", "gfx942", "fp16", 8)
-NEEDS_ROUND_TRIP = ("slice0(mfma32T)->slice0(blocked[1x2,t1x64,o10])", "gfx950", "i8", 2)
+#: round trip is over in the region's cycles; then gfx942 fp16 slice0(blocked[1x4,t2x32,o10])->slice1(mfma16),
+#: 8 waves, and gfx950 i8 slice0(mfma32T)->slice0(blocked[1x2,t1x64,o10]), 2 waves, until session 24's round
+#: trips with no barrier where the src is in every wave, lds_path._exchanges: no candidate covers the first since).
+NEEDS_REGISTERS = ("slice0(blocked[1x2,t1x64,o10])->slice1(mfma32T)", "gfx950", "fp32", 8)
+NEEDS_ROUND_TRIP = ("blocked[2x2,t2x32,o01]->mfma32", "gfx950", "fp16", 4)
 
 
 def _corpus_case(key, set_name="corpus"):
@@ -274,14 +276,14 @@ def test_a_rank_trade_lists_the_values_that_cover_it_and_the_cases_all_of_them_b
 #: both families covering it (exponent, additive rate; the planner's tie fraction) makes worse: a proof by replay
 #: that no rule of the two families meets Triton on both.  gfx1200 fp32 ``wmma2.16x16->dotBwmma2.16x16(kw4)``,
 #: 2 waves, is made worse by every value covering the gfx1200 trade.  Counted with each side's bank conflicts,
-#: that trade is covered from the rate 5.75 (6.25 before session 22's per-prefix layouts) up to the exponent 1.66
-#: and the rate 13.25 (beyond, a conflicted candidate goes over Triton's cycles, 174 with its own conflicts;
-#: conflict-blind both ranges run to the grids' ends).  (Session 22's two gfx950 slice trades had gfx950 fp16
+#: that trade is covered from the exponent 0.8 and the rate 3.25 to the grids' ends since session 24 (its src is in
+#: both waves: round trips with no barrier, lds_path._exchanges; before, from the exponent 1.34 and the rate 5.75
+#: up to 1.66 and 13.25, beyond which a conflicted candidate went over Triton's cycles).  (Session 22's two gfx950 slice trades had gfx950 fp16
 #: ``slice1(mfma16T)->slice1(blocked[2x1,t32x2,o01])``, 2 waves, for their witness: since session 23's widened
 #: multiply the bf16 one is a tie and the fp8 one is covered from lower values, which that case survives:
 #: ``test_the_fp8_slice_trade_lost_its_witness``.)
 WHOLE_TRADES = [
-    (("wmma2.16x16->blocked[4x1,t1x32,o01]", "gfx1200", "fp32", 2), ((1.34, 1.66), (5.75, 13.25)),
+    (("wmma2.16x16->blocked[4x1,t1x32,o01]", "gfx1200", "fp32", 2), ((0.8, 4), (3.25, 60)),
      ("wave32", ("wmma2.16x16->dotBwmma2.16x16(kw4)", "gfx1200", "fp32", 2))),
 ]
 
@@ -305,7 +307,9 @@ def test_the_fp8_slice_trade_lost_its_witness():
     """gfx950 fp8 ``slice0(mfma32T)->slice0(blocked[1x4,t1x64,o10])`` (8 waves): its gather through one
     ``ds_bpermute``, whose address ``(l & 31) * 0x84`` is one ``v_mul_u32_u24`` since session 23
     (``lane_arith._widened``), is 22 instructions at 236 cycles, Triton's whole 22 at 522, so the trade is
-    covered from the exponent 1.24 and the rate 8.25 (1.46 and 24.25 before, through an LDS round trip), and
+    covered from the exponent 1.08 (1.24 before session 24's round trips with no barrier where the src is in
+    every wave, lds_path._exchanges) and the rate 8.25 (1.46 and 24.25 before session 23, through an LDS round
+    trip), and
     session 22's witness, gfx950 fp16 ``slice1(mfma16T)->slice1(blocked[2x1,t32x2,o01])`` (2 waves), keeps its plan
     at some of those values: no witness of the two."""
     case = load_case(_corpus_case(("slice0(mfma32T)->slice0(blocked[1x4,t1x64,o10])", "gfx950", "fp8", 8), "corpus"),
@@ -313,7 +317,7 @@ def test_the_fp8_slice_trade_lost_its_witness():
     other = load_case(_corpus_case(("slice1(mfma16T)->slice1(blocked[2x1,t32x2,o01])", "gfx950", "fp16", 2), "corpus"),
                       "corpus")
     (row,) = trades([case, other])
-    assert row["covered_at"] == {"exponent": _grid("exponent", 1.24, 4), "additive": _grid("additive", 8.25, 60),
+    assert row["covered_at"] == {"exponent": _grid("exponent", 1.08, 4), "additive": _grid("additive", 8.25, 60),
                                  "conflict": []}
     assert row["witnesses"] == [] and row["planned"]["whole"] == [25, 176.0] and row["triton"]["whole"] == [22, 522.0]
     assert any(c.counted["whole"] == (22, 236.0) for c in case.candidates)

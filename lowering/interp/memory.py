@@ -12,7 +12,10 @@ Addresses are plain integers (``uint64`` arrays, one per lane):
 
 The LDS also keeps, per byte, whether this workgroup wrote it, and which wave wrote / read
 it in the current barrier epoch, to report reads of never-written bytes and data races
-between waves (the interpreter runs all waves in lockstep, which would hide both).
+between waves (the interpreter runs all waves in lockstep, which would hide both).  A store
+that leaves a byte's value as it is races with nothing, and a wave reading a byte it stored
+itself in the epoch reads its own value, which every other store of the byte in the epoch
+matched (else that store was reported).
 """
 
 from __future__ import annotations
@@ -141,6 +144,7 @@ class LocalMemory:
         self.write_epoch = np.zeros(n, np.int32)
         self.write_wave = np.full(n, -1, np.int16)
         self.read_epoch = np.zeros((waves, n), np.int32)
+        self.own_write_epoch = np.zeros((waves, n), np.int32)  # per wave: the epoch it last wrote each byte in
         self.epoch = 1
         self.error_uninitialized = uninitialized == "error"
 
@@ -181,7 +185,8 @@ class LocalMemory:
                 )
         w = wave[idx][:, None]
         if races:
-            race = (self.write_epoch[bidx] == self.epoch) & (self.write_wave[bidx] != w)
+            race = ((self.write_epoch[bidx] == self.epoch) & (self.write_wave[bidx] != w)
+                    & (self.own_write_epoch[np.broadcast_to(w, bidx.shape), bidx] != self.epoch))
             if race.any():
                 r, c = np.argwhere(race)[0]
                 raise InterpreterError(
@@ -235,6 +240,7 @@ class LocalMemory:
         self.written[bidx] = True
         self.write_epoch[bidx] = self.epoch
         self.write_wave[bidx] = w
+        self.own_write_epoch[w, bidx] = self.epoch
 
 
 class PrivateMemory:
