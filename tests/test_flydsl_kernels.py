@@ -210,11 +210,11 @@ def _p_kernel(threads: int):
 
 
 def test_convert_counts_the_setup_of_the_kernels_waves(monkeypatch):
-    """``convert`` plans for the kernel it is traced in: one-warp layouts in a kernel of one wave (64 threads declared)
-    take the one-wave setup estimate, in a kernel of two (128) the estimate with the lane id's masks
-    (``plan_conversion``'s ``one_wave``, read from the ``gpu.func``'s ``known_block_size``), the planner's model of every
-    kernel of more waves; it had taken the one-wave estimate in both (the plan's warps alone).  (Both models miss
-    what LLVM shares with the kernel's own lane id: docs/benchmarks.md "Session 24: fold31".)"""
+    """``convert`` plans for the kernel it is traced in (the threads its ``gpu.func`` declares, ``known_block_size``):
+    one-warp layouts in a kernel of one wave (64 threads) take the one-wave setup estimate; in a kernel of two (128)
+    the plan covers both waves, each converting its own fragment (``for_kernel``: two warps, the second's elements a
+    second copy of the tile), with the two-warp estimate, whose addresses tell the waves' LDS bytes apart.  (The
+    models miss what LLVM shares with the kernel's own lane id: docs/benchmarks.md "Session 24: fold31".)"""
     import sys
 
     module = sys.modules["linlayout.flydsl.convert"]
@@ -229,4 +229,122 @@ def test_convert_counts_the_setup_of_the_kernels_waves(monkeypatch):
     for threads in (64, 128):
         compile_kernel(_p_kernel(threads), torch.zeros(16, 16), arch="gfx942")
     assert [(p.num_warps, p.one_wave, p.overhead) for p in planned] == [
-        (1, True, {"valu_lds_addr": 10}), (1, False, {"valu_lds_addr": 11})]
+        (1, True, {"valu_lds_addr": 10}), (2, False, {"valu_lds_addr": 15})]
+
+
+def _own_fragments(block, src, dst, strategy: str):
+    """A ``@flyc.jit`` ``run(X, Y)`` launching ``block`` threads (an int: declared; ``"dynamic"``: a launch argument
+    ``n``, no block size declared), each thread converting its own row of X (int32, ``src``'s registers) to its row of
+    Y (``dst``'s): every group of the layouts' waves holds different data."""
+    import flydsl.compiler as flyc
+    import flydsl.expr as fx
+    from flydsl.expr.typing import Vector
+
+    n_in, n_out = src.in_dim_size("register"), dst.in_dim_size("register")
+
+    @flyc.kernel
+    def own(X: fx.Tensor, Y: fx.Tensor):
+        tid = fx.thread_idx.x
+        x, y = fx.get_iter(X), fx.get_iter(Y)
+        row = Vector.from_elements([fx.ptr_load(x + (tid * fx.Int32(n_in) + fx.Int32(r))) for r in range(n_in)],
+                                   fx.Int32)
+        out = convert(row, src, dst, strategy=strategy)
+        for r in range(n_out):
+            fx.ptr_store(out[r], y + (tid * fx.Int32(n_out) + fx.Int32(r)))
+
+    if block == "dynamic":
+        @flyc.jit
+        def run(X: fx.Tensor, Y: fx.Tensor, n: fx.Int32):
+            own(X, Y).launch(grid=(1, 1, 1), block=(n, 1, 1))
+    else:
+        @flyc.jit
+        def run(X: fx.Tensor, Y: fx.Tensor):
+            own(X, Y).launch(grid=(1, 1, 1), block=(block, 1, 1))
+
+    return run
+
+
+def _converted(x: np.ndarray, src, dst) -> np.ndarray:
+    """Rows of ``x`` (thread ``t``: ``src``'s registers) moved to ``dst``'s, each group of the layouts' warps on its
+    own rows (wave ``w`` is warp ``w % warps`` of group ``w // warps``), by evaluating the layouts."""
+    warps = src.in_dim_size("warp") if src.has_in_dim("warp") else 1
+    per_group = 64 * warps
+    at = (lambda t: {"lane": t % 64, "warp": t // 64}) if warps > 1 else (lambda t: {"lane": t})
+    ins = lambda lay: np.array([[list(lay.apply({"register": r, **at(t)}).values())
+                                 for r in range(lay.in_dim_size("register"))] for t in range(per_group)])
+    s, d = ins(src), ins(dst)
+    where = {tuple(c): (t, r) for t in range(per_group) for r, c in enumerate(s[t])}
+    y = np.zeros((x.shape[0], d.shape[1]), x.dtype)
+    for g in range(x.shape[0] // per_group):
+        for t in range(per_group):
+            for r, c in enumerate(d[t]):
+                st, sr = where[tuple(c)]
+                y[g * per_group + t, r] = x[g * per_group + st, sr]
+    return y
+
+
+def _two_warp_layouts():
+    """``(src, d_within, d_across)`` over a 16 x 32 tile, two warps: ``d_within`` keeps each element in its warp with a
+    lane permutation that depends on the warp (registers or LDS), ``d_across`` moves data between warps (LDS)."""
+    from linlayout import LinearLayout
+
+    outs = [("dim0", 16), ("dim1", 32)]
+    lanes = [[1, 0], [2, 0], [4, 0], [8, 0], [0, 4]]
+    src = LinearLayout({"register": [[1, 0], [2, 0]], "lane": [[0, 1], [0, 2], [0, 4], [0, 8], [4, 0], [8, 0]],
+                        "warp": [[0, 16]]}, outs)
+    within = LinearLayout({"register": [[0, 1], [0, 2]], "lane": lanes + [[0, 8]], "warp": [[0, 24]]}, outs)
+    across = LinearLayout({"register": [[0, 1], [0, 2]], "lane": lanes + [[0, 16]], "warp": [[0, 8]]}, outs)
+    return src, within, across
+
+
+_OWN_CASES = ([("mfma", waves, s) for waves in (2, 4) for s in ("registers", "lds")]
+              + [("within", 4, "registers"), ("within", 4, "lds"), ("across", 4, "lds")])
+
+
+@pytest.mark.parametrize("layouts,waves,strategy", _OWN_CASES)
+def test_convert_in_a_kernel_of_more_waves_than_the_layouts(layouts, waves, strategy):
+    """Layouts of one warp (the MFMA's C -> A) or two in a kernel of more waves, every group of the layouts' waves
+    converting its own data: exact on the interpreter, which reports LDS races between waves.  ``convert`` plans for
+    all the kernel's waves (``for_kernel``), so each group has its own LDS bytes and the plan's programs read the
+    whole warp id as the plan's (at 73f4b37 the plan was the layouts' warps alone and every group stored to the same
+    bytes: the interpreter refused the LDS runs, "lanes of one instruction write different values")."""
+    src, within, across = _two_warp_layouts()
+    src, dst = {"mfma": p_layouts("gfx942"), "within": (src, within), "across": (src, across)}[layouts]
+    x = (torch.arange(waves * 64 * 4, dtype=torch.int32) * 7 + 3).reshape(waves * 64, 4)
+    y = torch.zeros(waves * 64, 4, dtype=torch.int32)
+    interpret(_own_fragments(waves * 64, src, dst, strategy), x, y, arch="gfx942", block=(waves * 64, 1, 1))
+    assert np.array_equal(y.numpy(), _converted(x.numpy(), src, dst))
+
+
+def test_convert_in_a_kernel_that_declares_no_block_size():
+    """A register plan in a kernel of 4 waves that declares no block size (the launch's block a jit argument): the plan
+    is the layouts' warps, its programs read the thread and warp ids modulo the plan's (so a larger warp id enters no
+    select or table index), and each group converts its own data, exact on the interpreter.  (These layouts' programs
+    mask the warp id themselves: the run is exact at 73f4b37 too.)"""
+    from linlayout.flydsl.interpret import kernel_arguments
+    from linlayout.lowering.interp import load_kernel
+
+    src, within, _ = _two_warp_layouts()
+    for src, dst in (p_layouts("gfx942"), (src, within)):
+        x = (torch.arange(256 * 4, dtype=torch.int32) * 7 + 3).reshape(256, 4)
+        y = torch.zeros(256, 4, dtype=torch.int32)
+        (fk,) = compile_kernel(_own_fragments("dynamic", src, dst, "registers"), x, y, 256, arch="gfx942")
+        assert "known_block_size" not in fk.module
+        args = kernel_arguments(x) + kernel_arguments(y)
+        out = load_kernel(fk.module, fk.name, "gfx942").run(args, (1, 1, 1), (256, 1, 1), None)
+        got = np.asarray(out[len(kernel_arguments(x))]).reshape(256, 4)
+        assert np.array_equal(got, _converted(x.numpy(), src, dst))
+
+
+def test_convert_refuses_kernels_it_cannot_give_each_wave_group_its_data():
+    """An LDS plan in a kernel that declares no block size (the launch's block a jit argument), and layouts of two
+    warps in a kernel of three waves (no whole number of groups): one line each, saying what to do."""
+    src, dst = p_layouts("gfx942")
+    x, y = torch.zeros(64, 4, dtype=torch.int32), torch.zeros(64, 4, dtype=torch.int32)
+    with pytest.raises(LayoutError, match=r"declares no block size.*static block=\(\.\.\.\) or pass "
+                                          r"strategy='registers'$"):
+        compile_kernel(_own_fragments("dynamic", src, dst, "lds"), x, y, 64, arch="gfx942")
+    src, within, _ = _two_warp_layouts()
+    with pytest.raises(LayoutError, match=r"kernel's 192 threads are not a power-of-two multiple of the layouts' 128 \(2 warp\(s\) of 64 lanes\); launch "):
+        compile_kernel(_own_fragments(192, src, within, "registers"), torch.zeros(192, 4, dtype=torch.int32),
+                       torch.zeros(192, 4, dtype=torch.int32), arch="gfx942")

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import itertools
 
-from linlayout import LayoutError, LinearLayout
+from linlayout import LayoutError, LinearLayout, get_target
 from linlayout.lowering.emit import atoms
 from linlayout.lowering.emit.builder import Builder, vector_type
 from linlayout.lowering.emit.lane_values import LaneValues
@@ -33,9 +33,9 @@ from linlayout.synth.convert import plan_conversion
 from linlayout.synth.plan import Plan
 
 from .layouts import layout_of
-from .target import gpu_module_body, kernel_one_wave, target_arch
+from .target import gpu_module_body, kernel_threads, target_arch
 
-__all__ = ["convert", "plan_for", "conversion_function"]
+__all__ = ["convert", "plan_for", "for_kernel", "conversion_function"]
 
 _names = itertools.count()
 
@@ -59,8 +59,9 @@ def _layout(obj, what: str) -> LinearLayout:
 def plan_for(src, dst, element_bits: int, *, arch: str | None = None, strategy: str = "auto",
              one_wave: bool | None = None) -> Plan:
     """The verified plan ``convert`` emits for ``src -> dst`` (``arch``: FlyDSL's target by default; ``one_wave``:
-    ``plan_conversion``'s, None for the layouts' warps: ``convert`` passes ``kernel_one_wave()``, whether the kernel
-    being traced declares one wave's threads)."""
+    ``plan_conversion``'s, None for the layouts' warps: ``convert`` passes None where the kernel being traced declares
+    its threads, ``target.kernel_threads()``, and plans for all its waves (:func:`for_kernel`), False where it
+    declares none)."""
     return plan_conversion(_layout(src, "src"), _layout(dst, "dst"), arch or target_arch(), element_bits,
                            strategy=strategy, one_wave=one_wave)
 
@@ -71,18 +72,29 @@ def _dwords(count: int, element_bits: int, what: str) -> int:
     return count * element_bits // 32
 
 
-def conversion_function(plan: Plan, element_type: str, name: str, lds_name: str) -> tuple[str, list[str]]:
+def conversion_function(plan: Plan, element_type: str, name: str, lds_name: str,
+                        declared: bool = True) -> tuple[str, list[str]]:
     """``(function text, module-level op lines)`` of ``plan`` as ``func.func @name(vector<N x T>) -> vector<M x T>``.
 
     ``element_type``: the MLIR element type of the vector (``f16``, ``bf16``, ``f32``, ``i8`` ...);
     ``lds_name``: the symbol of the plan's LDS buffer (used only when the plan needs LDS).
+    ``declared``: the kernel runs the plan's warps (``convert`` plans for the kernel's waves where it declares them);
+    False: it declares none and may run more, a plan without LDS only, whose lane programs then see the thread id
+    modulo the plan's threads and the warp id modulo its warps (wave ``w`` is warp ``w % num_warps``: no bit of a
+    larger warp id enters an address, a select or a table index).
     """
     n_in, n_out = plan.slots_in, plan.slots_out
     d_in = _dwords(n_in, plan.element_bits, "the source fragment")
     d_out = _dwords(n_out, plan.element_bits, "the destination fragment")
     in_t, out_t = f"vector<{n_in}x{element_type}>", f"vector<{n_out}x{element_type}>"
+    if not declared and plan.lds_bytes > 0:
+        raise LayoutError("conversion_function: a plan through LDS needs a kernel of the plan's warps")
     b = Builder(indent="    ")
-    tid, _, lane, warp = atoms.thread_ids(b, plan.wave_size)
+    tid, t32, lane, warp = atoms.thread_ids(b, plan.wave_size)
+    if not declared:
+        tid = b.cast("arith.index_cast", b.arith("andi", t32, b.const(plan.num_warps * plan.wave_size - 1)),
+                     "i32", "index")
+        warp = b.arith("andi", warp, b.const(plan.num_warps - 1))
     lanes = LaneValues(b, tid, lane, warp, plan.num_warps, plan.wave_size, plan.arch, plan.one_wave)
     lds = atoms.lds_base(b, lds_name) if plan.lds_bytes > 0 else None
     emitter = PlanEmitter(b, plan, lanes, lds)
@@ -101,6 +113,31 @@ def conversion_function(plan: Plan, element_type: str, name: str, lds_name: str)
     if plan.lds_bytes > 0:
         module_ops.append(atoms.lds_global(lds_name, -(-plan.lds_bytes // 16) * 16))
     return text, module_ops
+
+
+GROUP_DIM = "wave_group"  # the out dim that tells the groups of a kernel's waves apart (``for_kernel``)
+
+
+def for_kernel(src: LinearLayout, dst: LinearLayout, threads: int | None,
+               wave_size: int) -> tuple[LinearLayout, LinearLayout]:
+    """``src -> dst`` as the kernel of ``threads`` threads (None: not declared) runs it: every group of the layouts'
+    ``W`` warps converts its own fragments.  With ``G = threads / (W wave_size) > 1`` groups both layouts become
+    ``layout * identity(warp -> wave_group)``, ``G W`` warps, warp ``w`` of the kernel holding the elements of warp
+    ``w % W`` of group ``w // W`` (out dim ``wave_group``): the plan covers every wave, its LDS buffer and addresses
+    give each group its own elements.  A LayoutError where ``G`` is not a power of two (no whole number of groups,
+    or groups no warp bits tell apart); undeclared threads keep the layouts."""
+    per_group = wave_size * (src.in_dim_size("warp") if src.has_in_dim("warp") else 1)
+    if threads is None:
+        return src, dst
+    groups = threads // per_group
+    if threads % per_group or groups & (groups - 1):
+        raise LayoutError(f"convert: the kernel's {threads} threads are not a power-of-two multiple of the layouts' "
+                          f"{per_group} ({per_group // wave_size} warp(s) of {wave_size} lanes); launch such a "
+                          f"multiple, or convert layouts of the kernel's warps")
+    if groups == 1:
+        return src, dst
+    copies = LinearLayout.identity_1d(groups, "warp", GROUP_DIM)
+    return src * copies, dst * copies
 
 
 def convert(values, src, dst, *, strategy: str = "auto"):
@@ -125,11 +162,21 @@ def convert(values, src, dst, *, strategy: str = "auto"):
     if not isinstance(element_type, (ir.IntegerType, ir.FloatType)):
         raise LayoutError(f"convert: elements of {vtype} are not integers or floats")
     element_bits = int(element_type.width)
-    plan = plan_for(src, dst, element_bits, strategy=strategy, one_wave=kernel_one_wave())
+    threads = kernel_threads()
+    arch = target_arch()
+    wave_size = get_target(arch).wave_size
+    src, dst = for_kernel(_layout(src, "src"), _layout(dst, "dst"), threads, wave_size)
+    # declared threads: the plan's warps are the kernel's waves (plan_conversion's default); else there may be more
+    plan = plan_for(src, dst, element_bits, arch=arch, strategy=strategy, one_wave=None if threads is not None else False)
+    if threads is None and plan.lds_bytes > 0:
+        raise LayoutError("convert: the plan goes through LDS and the kernel declares no block size, so the "
+                          "waves beyond the layouts' would share its LDS bytes; launch the kernel with a static "
+                          "block=(...) or pass strategy='registers'")
     if vtype.shape[0] != plan.slots_in:
         raise LayoutError(f"convert: the src layout has {plan.slots_in} registers per lane, values has {vtype.shape[0]}")
     k = next(_names)
-    text, module_ops = conversion_function(plan, str(element_type), f"linlayout_convert_{k}", f"linlayout_lds_{k}")
+    text, module_ops = conversion_function(plan, str(element_type), f"linlayout_convert_{k}", f"linlayout_lds_{k}",
+                                          threads is not None)
     result = _splice(ir, text, module_ops, value)
     return Vector(result, (plan.slots_out,), values.dtype) if isinstance(values, Vector) else result
 

@@ -7,9 +7,9 @@ the kernel is compiled for.
 
 from __future__ import annotations
 
-from linlayout import LayoutError, get_target
+from linlayout import LayoutError
 
-__all__ = ["target_arch", "gpu_module_body", "kernel_one_wave"]
+__all__ = ["target_arch", "gpu_module_body", "kernel_threads"]
 
 
 def target_arch() -> str:
@@ -31,11 +31,10 @@ def gpu_module_body():
     return body
 
 
-def kernel_one_wave() -> bool:
-    """Does the kernel being traced declare one wave's threads (its ``gpu.func``'s ``known_block_size``, the
-    product of its sizes the target's wave size)?  Then LLVM bounds the thread id by the wave size and the setup
-    takes the one-wave programs (linlayout.synth.lane_arith, "One wave"); a kernel of more threads, or one that
-    declares none, does not.  A LayoutError outside a ``gpu.func``."""
+def kernel_threads() -> int | None:
+    """The threads of the kernel being traced as its ``gpu.func`` declares them (the product of its
+    ``known_block_size``; FlyDSL writes it from a static ``launch(block=...)``), None where it declares none.
+    A LayoutError outside a ``gpu.func``."""
     from flydsl._mlir import ir
 
     op = ir.InsertionPoint.current.block.owner
@@ -45,8 +44,9 @@ def kernel_one_wave() -> bool:
         raise LayoutError("linlayout.flydsl.convert must be called inside a @flyc.kernel being compiled")
     attrs = op.operation.attributes
     if "known_block_size" not in attrs:
-        return False
+        return None
     threads = 1
     for size in attrs["known_block_size"]:
         threads *= int(size)
-    return threads == get_target(target_arch()).wave_size
+    return threads
+
