@@ -1161,7 +1161,7 @@ def _store_tuple_copies(plan, tuples: VgprTuples) -> int:
     """``store_tuple_copies`` over the LDS stores of ``plan`` (write2 forms: each access separately), the
     src VGPRs arriving in ``tuples``; kept: the dwords any other step reads or renames, and those of the
     dst slots no step writes."""
-    stores = list(_wide_stores(plan))
+    stores = [(st, accesses, set(written)) for st, accesses, written in _wide_stores(plan)]  # (written: as it was)
     wide = {id(st) for st, _, _ in stores}
     kept: set[int] = set()
     written_slots: set[int] = set()
