@@ -111,7 +111,8 @@ def test_side_counts_match_the_enumerated_accesses(side, element_bytes, tuple_dw
         # the accesses' own counts, less the dwords an access keeps where they arrive (cost.store_tuple_copies)
         per_access = _copies(g, p, element_bytes, tuple_dwords)
         for alignment in (1, 2):
-            copies = lds_path._store_copies(g.tolist(), 8 * element_bytes, VgprTuples.contiguous(tuple_dwords), alignment)
+            tuples = VgprTuples.contiguous(tuple_dwords)
+            copies = lds_path._store_copies(g.tolist(), 8 * element_bytes, tuples, alignment)
             assert copies == per_access if tuple_dwords == 1 else 0 <= copies <= per_access
 
 

@@ -52,3 +52,18 @@ def test_the_store_copies_priced_are_the_compiled_ones(tmp_path, monkeypatch):
                        "gfx1200", 16)
     assert plan.overhead["valu_tuple_copies"] == 56
     assert isa_counts(lower_conversion(plan, binary=False).compiled.isa, "conv")["v_mov"] == 56
+
+
+@needs.mlir
+def test_a_tuple_started_before_the_arriving_one_is_not_counted(tmp_path, monkeypatch):
+    # gfx1200 fp32 blocked[2x2,t32x1,o01]->wmma2.16x16, 1 wave: 32 ds_store_2addr_b64 of two 2-dword accesses from
+    # src tuples of 4; priced 80 copies, compiled 64: LLVM also starts accesses one VGPR before an arriving tuple
+    # (v_mov_b32 v1, v20 then ds_store_2addr_b64 .., v[1:2], .. with v[2:5] loaded), which the rule leaves out
+    # (gfx1250 fp32 blocked[1x2,t1x32,o10]->blocked[2x1,t32x1,o01]: the VGPR before is another tuple's, none taken)
+    from linlayout.lowering.conversion import lower_conversion
+    from linlayout.lowering.isa import isa_counts
+
+    monkeypatch.setenv("LINLAYOUT_CACHE", str(tmp_path))
+    plan = kernel_plan(*_case("wave32", "blocked[2x2,t32x1,o01]->wmma2.16x16", "gfx1200", "fp32"), "gfx1200", 32)
+    assert plan.overhead["valu_tuple_copies"] == 80
+    assert isa_counts(lower_conversion(plan, binary=False).compiled.isa, "conv")["v_mov"] == 64
