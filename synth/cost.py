@@ -1110,11 +1110,69 @@ def tuple_copies(dwords: list[int], fresh: set[int], tuple_dwords=SRC_TUPLE_DWOR
     return copies
 
 
+def store_tuple_copies(accesses: list[list[int]], fresh: list[set[int]], tuple_dwords, alignment: int,
+                       kept: set[int] = frozenset()) -> int:
+    """``tuple_copies`` of the LDS store ``accesses`` (issue order; ``fresh[i]``: the computed dwords of
+    access ``i``), less the src dwords an access keeps where they arrive [I] (what LLVM's coalescer was seen
+    to do, gfx1200 fp16 ``blocked[2x1,t32x1,o01]->blocked[1x2,t16x2,o10]``, tests/test_store_tuple_home.py):
+    an access of ``n`` dwords, ``2 <= n <= t`` (``t`` dwords a tuple) and not in place, may take its VGPRs
+    at positions ``o .. o + n - 1`` of one arriving tuple (``o >= 0`` a multiple of ``alignment``,
+    ``Target.vgpr_tuple_alignment``; positions past the tuple's end are free VGPRs, those before its start
+    are not: gfx1250 fp32 ``blocked[1x2,t1x32,o10]->blocked[2x1,t32x1,o01]``, 48 copies) when each VGPR of it
+    inside the tuple holds a dword of the access at its place (it stays), another dword of the access
+    (copied out first) or a dead one: read by no later access and not in ``kept`` (the dwords the plan
+    reads elsewhere or keeps as dst); the home with the most dwords staying."""
+    tuples = VgprTuples.of("tuple_dwords", tuple_dwords)
+    if type(alignment) is not int or alignment not in (1, 2):
+        raise LayoutError(f"alignment {alignment!r} must be 1 or 2 (Target.vgpr_tuple_alignment)")
+    last = {d: i for i, dwords in enumerate(accesses) for d in dwords}
+    copies = 0
+    for i, (dwords, new) in enumerate(zip(accesses, fresh)):
+        n = tuple_copies(dwords, new, tuples)
+        copies += n
+        if n and len(dwords) <= tuples.dwords:
+            copies -= _staying(dwords, new, tuples, alignment, lambda x: x not in kept and last.get(x, -1) <= i)
+    return copies
+
+
+def _staying(dwords: list[int], fresh: set[int], tuples: VgprTuples, alignment: int, free) -> int:
+    """The most of ``dwords`` (one access) that stay in their arriving VGPRs (``store_tuple_copies``'s
+    homes; ``free(x)``: may the VGPR of src dword ``x`` be taken)."""
+    best = 0
+    for z, d in enumerate(dwords):
+        if d in fresh or tuples.by_itself(d):
+            continue
+        o = tuples.position(d) - z
+        if o < 0 or o % alignment:
+            continue
+        base, stays = tuples.tuple_of(d), 0
+        for q in range(o, min(o + len(dwords), tuples.dwords)):
+            x = base | sum(((q >> k) & 1) << b for k, b in enumerate(tuples.bits))
+            if x == dwords[q - o]:
+                stays += 1
+            elif x not in dwords and not free(x):
+                break
+        else:
+            best = max(best, stays)
+    return best
+
+
 def _store_tuple_copies(plan, tuples: VgprTuples) -> int:
-    """``tuple_copies`` over the LDS stores of ``plan`` (write2 forms: each access separately), the src
-    VGPRs arriving in ``tuples``."""
-    return sum(tuple_copies(dwords, written, tuples) for _, accesses, written in _wide_stores(plan)
-               for dwords in accesses)
+    """``store_tuple_copies`` over the LDS stores of ``plan`` (write2 forms: each access separately), the
+    src VGPRs arriving in ``tuples``; kept: the dwords any other step reads or renames, and those of the
+    dst slots no step writes."""
+    stores = [(st, accesses, set(written)) for st, accesses, written in _wide_stores(plan)]  # (written: as it was)
+    wide = {id(st) for st, _, _ in stores}
+    kept: set[int] = set()
+    written_slots: set[int] = set()
+    for st in plan.steps:
+        written_slots.update(st.writes())
+        if id(st) not in wide:
+            kept.update(_slot_dwords(st.reads() + [s for _, s in st.renames()], plan.element_bits))
+    kept.update(_slot_dwords([s for s in range(plan.slots_out) if s not in written_slots], plan.element_bits))
+    accesses = [(dwords, written) for _, acc, written in stores for dwords in acc]
+    return store_tuple_copies([a for a, _ in accesses], [w for _, w in accesses], tuples,
+                              get_target(plan.arch).vgpr_tuple_alignment, kept)
 
 
 def joined_pair_copies(plan, tuples: VgprTuples) -> int:

@@ -48,7 +48,7 @@ from linlayout.hw.transpose_loads import TransposeLoad
 from . import swizzle
 from .context import ConversionContext
 from .cost import (AddressRegisters, _lds_op_name, _warp0, lds_access_cost, least_address_valu, matrix_access_cost,
-                   register_dwords, register_load_copies, tuple_copies, warp_columns)
+                   register_dwords, register_load_copies, store_tuple_copies, warp_columns)
 from .in_wave import gather_dword, gather_dwords, gather_intermediates
 from .ir import Program
 from .lane_choices import least_lanes_choice_valu
@@ -1764,16 +1764,15 @@ def _narrow_repacks(groups: list[list[int]], p: int, element_bytes: int, high_ha
     return repacks
 
 
-def _store_copies(groups: list[list[int]], element_bits: int, tuples: VgprTuples) -> int:
+def _store_copies(groups: list[list[int]], element_bits: int, tuples: VgprTuples, alignment: int) -> int:
     """``v_mov_b32`` tuple copies of the LDS stores of the register groups ``groups`` (each in VGPR
-    order, one access), the src VGPRs arriving in ``tuples``: cost.tuple_copies of each access's
-    dwords (cost.register_dwords: a VGPR not holding one src dword is repacked by ``v_perm_b32`` into
-    a new value, placed in its tuple directly), the rule ``estimate_overhead`` prices the plan's stores by."""
-    n = 0
-    for g in groups:
-        fresh: set[int] = set()
-        n += tuple_copies(register_dwords(g, element_bits, fresh), fresh, tuples)
-    return n
+    order, one access, in issue order), the src VGPRs arriving in ``tuples``: cost.store_tuple_copies of the
+    accesses' dwords (cost.register_dwords: a VGPR not holding one src dword is repacked by ``v_perm_b32``
+    into a new value, placed in its tuple directly; the round trip reads the src nowhere else), the rule
+    ``estimate_overhead`` prices the plan's stores by.  ``alignment``: ``Target.vgpr_tuple_alignment``."""
+    fresh: list[set[int]] = [set() for _ in groups]
+    return store_tuple_copies([register_dwords(g, element_bits, f) for g, f in zip(groups, fresh)], fresh, tuples,
+                              alignment)
 
 
 class _Vectors(NamedTuple):
@@ -1820,7 +1819,7 @@ def _choose_vectors(side: _Side, t_cap: int, p: int, element_bytes: int, store: 
         copies = 0  # narrower than 8 bytes: no tuple
         if width_bytes >= 8 and tuples.dwords > 1:
             groups = [[b ^ x for x in span] for b in bases]
-            copies = (_store_copies(groups, 8 * element_bytes, tuples) if store else
+            copies = (_store_copies(groups, 8 * element_bytes, tuples, alignment) if store else
                       register_load_copies(groups, 8 * element_bytes, tuples, alignment))
         for with_copies in counts:
             c = len(bases) / pairing + perms + (copies if with_copies else 0)

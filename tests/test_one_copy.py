@@ -131,8 +131,9 @@ def test_the_candidates_are_the_fills_and_hold_the_chosen_plan():
     # strategy auto adds each fill's LDS round trips (which the planner does not plan) after its plan in registers
     auto = one_copy_candidates(src, dst, "gfx1100", 16, strategy="auto")
     assert [f[0].counts() for f in auto] == [p.counts() for p in plans]
-    # (one round trip more per fill since session 22: a swizzled ordered layout per prefix length)
-    assert [len(f) for f in auto] == [4, 3, 4, 10, 4, 4] and all(p.lds_bytes for f in auto for p in f[1:])
+    # (one round trip more per fill since session 22: a swizzled ordered layout per prefix length; the fourth fill's
+    # 10 are 8 since its stores keep dwords where they arrive, cost.store_tuple_copies: a cheaper best prunes more)
+    assert [len(f) for f in auto] == [4, 3, 4, 8, 4, 4] and all(p.lds_bytes for f in auto for p in f[1:])
     cert = {k: v for k, v in one.to_certificate().items() if k not in ("strategy", "lower_bound")}
     assert {k: v for k, v in plans[0].to_certificate().items() if k not in ("strategy", "lower_bound")} == cert
 

@@ -153,10 +153,11 @@ def test_each_order_is_planned_for_the_tuples_its_src_is_loaded_in():
                         "warp": [[4, 0], [0, 2]]}, tile)
     order = with_register_order(src, ((0, 1),))
     assert (source_tuples(src, 16).bits, source_tuples(order, 16).bits) == ((), (0, 1))
-    # by cycles alone (latency) both take the same round trip, whose stores need 8 copies of the tuples
+    # by cycles alone (latency) both take the same round trip, whose stores need 6 copies of the tuples (compiled:
+    # 6 v_mov; 8 before a store kept dwords where they arrive, cost.store_tuple_copies)
     lat_single, lat_loaded = (plan_conversion(order, dst, "gfx942", 16, src_tuple_dwords=n, objective="latency")
                               for n in (1, 4))
-    assert lat_single.overhead.get("valu_tuple_copies", 0) == 0 and lat_loaded.overhead["valu_tuple_copies"] == 8
+    assert lat_single.overhead.get("valu_tuple_copies", 0) == 0 and lat_loaded.overhead["valu_tuple_copies"] == 6
     as_single = plan_conversion(order, dst, "gfx942", 16, src_tuple_dwords=1)
     as_loaded = plan_conversion(order, dst, "gfx942", 16, src_tuple_dwords=4)
     plan = kernel_plan(src, dst, "gfx942", 16)
@@ -165,8 +166,9 @@ def test_each_order_is_planned_for_the_tuples_its_src_is_loaded_in():
                                            src_global_strides=(64, 1)).dumps()
     given = plan_conversion(src, dst, "gfx942", 16, src_tuple_dwords=1)
     best = cost_model("gfx942").best_of([given, as_loaded], lambda q: q.cost, lambda q: q.total_with_overhead())
-    # (760 and 35 before the swizzled ordered layouts joined the pool: one of them now, 648 and 37)
-    assert (plan.cost, plan.total_with_overhead()) == (best.cost, best.total_with_overhead()) == (648.0, 37)
+    # (760 and 35 before the swizzled ordered layouts joined the pool: one of them now, 648 and 37; 632 and 35
+    # since stores keep dwords where they arrive)
+    assert (plan.cost, plan.total_with_overhead()) == (best.cost, best.total_with_overhead()) == (632.0, 35)
     fixed = plan_free_packing(src, dst, "gfx942", 16, dst_fixed_bits=contiguous_registers(dst), src_tuple_dwords=1)
     assert fixed.src.bases["register"] == order.bases["register"] and fixed.cost == as_single.cost < plan.cost
 

@@ -128,7 +128,6 @@ def test_the_kernel_tuples():
     # 32 ds_store_b128 of registers r..r+3 where the loads merged r, r+4, r+8, r+12: 96 v_mov (3 of 4 per store)
     ("triton_wave32_corpus.json", "blocked[4x1,t32x1,o01]->dotAwmma2.16x16(kw4)", "gfx1200", "fp32", 96),
     ("triton_wave32_corpus.json", "blocked[4x1,t32x1,o01]->wmma2.16x16", "gfx1200", "fp32", 96),
-    ("triton_wave32_corpus.json", "blocked[2x2,t32x1,o01]->wmma2.16x16", "gfx1200", "fp32", 96),
     # 4 ds_write_b128 of registers r..r+3 where the loads merged pairs r, r+2: 12 v_mov
     ("triton_amd_corpus.json", "blocked[2x2,t32x2,o01]->blocked[4x1,t8x8,o01]", "gfx950", "fp32", 12),
 ])
