@@ -316,6 +316,44 @@ def test_convert_in_a_kernel_of_more_waves_than_the_layouts(layouts, waves, stra
     assert np.array_equal(y.numpy(), _converted(x.numpy(), src, dst))
 
 
+
+@pytest.mark.parametrize("layouts,block,strategy", [("mfma", (64, 2, 1), "lds"), ("mfma", (32, 4, 1), "lds"),
+                                                    ("mfma", (32, 2, 2), "registers"), ("within", (64, 2, 2), "lds"),
+                                                    ("across", (128, 1, 2), "lds")])
+def test_convert_in_a_kernel_of_a_block_of_more_dimensions(layouts, block, strategy):
+    """A kernel whose declared block has y or z sizes: the hardware forms its waves from the linear thread id
+    ``x + bx (y + by z)``, which the plan's lanes and warps are (``atoms.thread_ids``' ``block``).  (At 0326aec
+    they were thread id x's: with (64, 2, 1) both waves were warp 0 and stored to one group's LDS bytes, which the
+    interpreter refused, "lanes of one instruction write different values".)"""
+    import flydsl.compiler as flyc
+    import flydsl.expr as fx
+    from flydsl.expr.typing import Vector
+
+    src, within, across = _two_warp_layouts()
+    src, dst = {"mfma": p_layouts("gfx942"), "within": (src, within), "across": (src, across)}[layouts]
+    n_in, n_out = src.in_dim_size("register"), dst.in_dim_size("register")
+    bx, by, _ = block
+
+    @flyc.kernel
+    def own(X: fx.Tensor, Y: fx.Tensor):
+        tid = fx.thread_idx.x + (fx.thread_idx.y + fx.thread_idx.z * fx.Int32(by)) * fx.Int32(bx)
+        x, y = fx.get_iter(X), fx.get_iter(Y)
+        row = Vector.from_elements([fx.ptr_load(x + (tid * fx.Int32(n_in) + fx.Int32(r))) for r in range(n_in)],
+                                   fx.Int32)
+        out = convert(row, src, dst, strategy=strategy)
+        for r in range(n_out):
+            fx.ptr_store(out[r], y + (tid * fx.Int32(n_out) + fx.Int32(r)))
+
+    @flyc.jit
+    def run(X: fx.Tensor, Y: fx.Tensor):
+        own(X, Y).launch(grid=(1, 1, 1), block=block)
+
+    threads = block[0] * block[1] * block[2]
+    x = (torch.arange(threads * n_in, dtype=torch.int32) * 7 + 3).reshape(threads, n_in)
+    y = torch.zeros(threads, n_out, dtype=torch.int32)
+    interpret(run, x, y, arch="gfx942", block=block)
+    assert np.array_equal(y.numpy(), _converted(x.numpy(), src, dst))
+
 def test_convert_in_a_kernel_that_declares_no_block_size():
     """A register plan in a kernel of 4 waves that declares no block size (the launch's block a jit argument): the plan
     is the layouts' warps, its programs read the thread and warp ids modulo the plan's (so a larger warp id enters no
