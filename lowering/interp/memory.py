@@ -193,10 +193,12 @@ class LocalMemory:
                 )
         w = wave[idx][:, None]
         if races:
-            wep = self._other_writers(bidx, w)
-            race = wep.any(axis=0) & ((self.own_write_epoch[np.broadcast_to(w, bidx.shape), bidx] != self.epoch)
-                                      | (self.rewrite_epoch[bidx] == self.epoch))
-            if race.any():
+            recent = self.write_epoch[bidx] == self.epoch
+            wep = self._other_writers(bidx, w) if recent.any() else None
+            race = None if wep is None else wep.any(axis=0) & (
+                (self.own_write_epoch[np.broadcast_to(w, bidx.shape), bidx] != self.epoch)
+                | (self.rewrite_epoch[bidx] == self.epoch))
+            if race is not None and race.any():
                 r, c = np.argwhere(race)[0]
                 raise InterpreterError(
                     f"LDS race: wave {int(w[r, 0])} (lane {int(idx[r])}) reads {self._where(int(bidx[r, c]))} that wave "
@@ -220,15 +222,15 @@ class LocalMemory:
             _check_same_address_same_value(bidx.ravel(), vals.ravel(), "LDS store")
         if races:
             changed = self.data[bidx] != vals
-            wep = self._other_writers(bidx, w)
-            waw = changed & wep.any(axis=0)
-            if waw.any():
+            again = changed & (self.write_epoch[bidx] == self.epoch)
+            wep = self._other_writers(bidx, w) if again.any() else None
+            waw = None if wep is None else again & wep.any(axis=0)
+            if waw is not None and waw.any():
                 r, c = np.argwhere(waw)[0]
                 raise InterpreterError(
                     f"LDS race: wave {int(w[r, c])} (lane {int(idx[r])}) overwrites {self._where(int(bidx[r, c]))} that "
                     f"wave {int(np.flatnonzero(wep[:, r, c])[0])} wrote with no barrier in between"
                 )
-            again = changed & (self.write_epoch[bidx] == self.epoch)
             self.rewrite_epoch[bidx[again]] = self.epoch
             rep = self.read_epoch[:, bidx] == self.epoch  # (waves, n, nbytes)
             rep[w, np.arange(bidx.shape[0])[:, None], np.arange(nbytes)[None, :]] = False
