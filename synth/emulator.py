@@ -180,6 +180,7 @@ class _Machine:
         mask = np.int32 if W < 31 else np.int64  # a bit per warp
         self.w_warps = np.zeros(lds_size, dtype=mask)  # bitmask of warps that wrote since the last barrier
         self.r_warps = np.zeros(lds_size, dtype=mask)  # bitmask of warps that read since the last barrier
+        self.rewritten = np.zeros(lds_size, dtype=bool)  # written since the last barrier, then changed again
         self.warp_bit = (1 << np.arange(W, dtype=mask))[:, None]
         self.wrote = self.read = False  # some LDS write / read since the last barrier
 
@@ -465,6 +466,7 @@ class _Machine:
             _check_epoch(self)
         if self.wrote:
             self.w_warps[:] = 0
+            self.rewritten[:] = False
         if self.read:
             self.r_warps[:] = 0
         self.wrote = self.read = False
@@ -580,7 +582,8 @@ def _lds_access(m: _Machine, addr, width_bytes: int, what: str) -> np.ndarray:
 def _lds_write(m: _Machine, idx: np.ndarray, data: np.ndarray, what: str) -> None:
     """Warps are unordered between barriers: writing other data on a byte another warp wrote or read
     since the last barrier is a race; so are two warps writing different data in this step.  (A
-    write of a byte's own data changes nothing another warp can see, in either order.)
+    write of a byte's own data changes nothing another warp can see, in either order.)  ``rewritten``:
+    the bytes written since the barrier and then changed again (``_lds_read``).
     ``idx``: the cells ``[W, k]`` (quick: ``[..., W, k]``, a run's)."""
     flat, vals = idx.reshape(-1), data.reshape(-1)
     if not m.exact:
@@ -602,6 +605,8 @@ def _lds_write(m: _Machine, idx: np.ndarray, data: np.ndarray, what: str) -> Non
         if other_r.any():
             raise PlanVerificationError(f"{what}: LDS byte {int(idx[other_r][0])} is read by another warp since "
                                         f"the last barrier (missing barrier)")
+    if m.wrote:
+        m.rewritten[idx[changed & (m.w_warps[idx] != 0)]] = True
     m.lds[flat] = vals
     if (m.lds.take(flat) != vals).any():  # a byte listed twice with different data keeps only one of them
         order = np.argsort(flat, kind="stable")
@@ -619,7 +624,9 @@ def _lds_read(m: _Machine, idx: np.ndarray, what: str) -> np.ndarray:
         return m.lds.take(idx)
     other = _by_other_warps(m, m.w_warps, m.wrote, idx)
     if other is not None:
-        other &= (m.w_warps[idx] & m.warp_bit) == 0  # a byte the warp wrote itself holds its own data
+        # a byte the warp wrote itself holds its own data, where it held one value since its first write
+        # after the barrier (else another warp's earlier write of other data may land between)
+        other &= ((m.w_warps[idx] & m.warp_bit) == 0) | m.rewritten[idx]
         if other.any():
             raise PlanVerificationError(f"{what}: LDS byte {int(idx[other][0])} is read without a barrier after "
                                         f"another warp wrote it")

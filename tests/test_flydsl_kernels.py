@@ -233,18 +233,22 @@ def test_convert_counts_the_setup_of_the_kernels_waves(monkeypatch):
 
 
 def _own_fragments(block, src, dst, strategy: str):
-    """A ``@flyc.jit`` ``run(X, Y)`` launching ``block`` threads (an int: declared; ``"dynamic"``: a launch argument
-    ``n``, no block size declared), each thread converting its own row of X (int32, ``src``'s registers) to its row of
-    Y (``dst``'s): every group of the layouts' waves holds different data."""
+    """A ``@flyc.jit`` ``run(X, Y)`` launching ``block`` threads (an int: declared; a 3-tuple: declared (x, y, z)
+    sizes, thread ``x + bx (y + by z)``; ``"dynamic"``: a launch argument ``n``, no block size declared), each thread
+    converting its own row of X (int32, ``src``'s registers) to its row of Y (``dst``'s): every group of the layouts'
+    waves holds different data."""
     import flydsl.compiler as flyc
     import flydsl.expr as fx
     from flydsl.expr.typing import Vector
 
     n_in, n_out = src.in_dim_size("register"), dst.in_dim_size("register")
+    bx, by, _ = block if isinstance(block, tuple) else (0, 0, 0)
 
     @flyc.kernel
     def own(X: fx.Tensor, Y: fx.Tensor):
         tid = fx.thread_idx.x
+        if bx:
+            tid = tid + (fx.thread_idx.y + fx.thread_idx.z * fx.Int32(by)) * fx.Int32(bx)
         x, y = fx.get_iter(X), fx.get_iter(Y)
         row = Vector.from_elements([fx.ptr_load(x + (tid * fx.Int32(n_in) + fx.Int32(r))) for r in range(n_in)],
                                    fx.Int32)
@@ -259,7 +263,7 @@ def _own_fragments(block, src, dst, strategy: str):
     else:
         @flyc.jit
         def run(X: fx.Tensor, Y: fx.Tensor):
-            own(X, Y).launch(grid=(1, 1, 1), block=(block, 1, 1))
+            own(X, Y).launch(grid=(1, 1, 1), block=block if isinstance(block, tuple) else (block, 1, 1))
 
     return run
 
@@ -313,6 +317,25 @@ def test_convert_in_a_kernel_of_more_waves_than_the_layouts(layouts, waves, stra
     x = (torch.arange(waves * 64 * 4, dtype=torch.int32) * 7 + 3).reshape(waves * 64, 4)
     y = torch.zeros(waves * 64, 4, dtype=torch.int32)
     interpret(_own_fragments(waves * 64, src, dst, strategy), x, y, arch="gfx942", block=(waves * 64, 1, 1))
+    assert np.array_equal(y.numpy(), _converted(x.numpy(), src, dst))
+
+
+
+@pytest.mark.parametrize("layouts,block,strategy", [("mfma", (64, 2, 1), "lds"), ("mfma", (32, 4, 1), "lds"),
+                                                    ("mfma", (32, 2, 2), "registers"), ("within", (64, 2, 2), "lds"),
+                                                    ("across", (128, 1, 2), "lds")])
+def test_convert_in_a_kernel_of_a_block_of_more_dimensions(layouts, block, strategy):
+    """A kernel whose declared block has y or z sizes: the hardware forms its waves from the linear thread id
+    ``x + bx (y + by z)``, which the plan's lanes and warps are (``atoms.thread_ids``' ``block``).  (At 0326aec
+    they were thread id x's: with (64, 2, 1) both waves were warp 0 and stored to one group's LDS bytes, which the
+    interpreter refused, "lanes of one instruction write different values".)"""
+    src, within, across = _two_warp_layouts()
+    src, dst = {"mfma": p_layouts("gfx942"), "within": (src, within), "across": (src, across)}[layouts]
+    n_in, n_out = src.in_dim_size("register"), dst.in_dim_size("register")
+    threads = block[0] * block[1] * block[2]
+    x = (torch.arange(threads * n_in, dtype=torch.int32) * 7 + 3).reshape(threads, n_in)
+    y = torch.zeros(threads, n_out, dtype=torch.int32)
+    interpret(_own_fragments(block, src, dst, strategy), x, y, arch="gfx942", block=block)
     assert np.array_equal(y.numpy(), _converted(x.numpy(), src, dst))
 
 

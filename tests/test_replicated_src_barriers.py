@@ -65,6 +65,24 @@ def test_the_emulator_still_refuses_the_races(steps, error):
         run_isa(plan)
 
 
+
+def test_the_emulator_refuses_a_read_of_an_own_store_after_another_warps_earlier_other_data():
+    # warp 0 stores its elements in place, then rotated on the same bytes; warp 1 stores them rotated
+    # there too (the bytes' data as they are: the final data is warp 0's last in any order) and reads
+    # them: warp 0's first store may land between warp 1's store and its read (review31)
+    rotated = (LANES + 1) % 64 * 4
+    steps = [LdsStore(addr=np.stack([LANES * 4, LANES * 4 + 512]), width_bytes=4, src=[0]),
+             LdsStore(addr=np.stack([rotated, LANES * 4 + 512]), width_bytes=4, src=[0]),
+             LdsStore(addr=np.stack([LANES * 4 + 512, rotated]), width_bytes=4, src=[0]),
+             LdsLoad(addr=np.stack([LANES * 4 + 512, rotated]), width_bytes=4, dst=[1])]
+    plan = _broadcast_plan(steps)
+    plan.lds_bytes = 1024
+    with pytest.raises(PlanVerificationError, match="step 3 .*read without a barrier after another warp"):
+        run_isa(plan)
+    steps.insert(2, Barrier())  # warp 0's stores ordered before warp 1's: the same program runs
+    out = run_isa(plan)
+    assert np.array_equal(out[1][1], out[0][1])  # warp 1's lane l reads the byte its lane l stored
+
 def _lds() -> LocalMemory:
     layout = LdsLayout()
     layout.allocate("lds", 16, 4)
@@ -84,6 +102,11 @@ def test_the_interpreter_takes_a_waves_read_of_its_own_store():
     _access(lds, 1, 7)  # the same value: no race with wave 0's store
     assert _access(lds, 0, None) == 7  # wave 0 stored the byte itself
     _access(lds, 1, 7)  # leaves the byte read by wave 0 as it is
+    with pytest.raises(InterpreterError, match="overwrites lds\\+0 that wave 0 wrote"):
+        _access(lds, 1, 8)  # (wave 0 wrote it too: the first race reported)
+    lds.barrier()
+    assert _access(lds, 0, None) == 7
+    _access(lds, 1, 7)
     with pytest.raises(InterpreterError, match="overwrites lds\\+0 that wave 0 read"):
         _access(lds, 1, 8)
     lds = _lds()
@@ -91,6 +114,22 @@ def test_the_interpreter_takes_a_waves_read_of_its_own_store():
     with pytest.raises(InterpreterError, match="reads lds\\+0 that wave 1 wrote"):
         _access(lds, 0, None)
 
+
+
+def test_the_interpreter_refuses_a_same_data_store_after_other_data():
+    lds = _lds()
+    _access(lds, 1, 7)
+    _access(lds, 0, 7)  # the same value: wave 0 is the byte's last writer
+    with pytest.raises(InterpreterError, match="wave 0 .*overwrites lds\\+0 that wave 1 wrote"):
+        _access(lds, 0, 8)  # wave 1's store of 7 may land after it (review31)
+    lds = _lds()
+    _access(lds, 0, 7)
+    _access(lds, 0, 8)  # one wave's stores land in order
+    _access(lds, 1, 8)  # the byte's data as it is: the final data is 8 in any order
+    with pytest.raises(InterpreterError, match="wave 1 .*reads lds\\+0 that wave 0 wrote"):
+        _access(lds, 1, None)  # wave 0's store of 7 may land between wave 1's store and this read
+    lds.barrier()
+    assert _access(lds, 1, None) == 8
 
 def _case(name, arch, dtype, waves):
     (case,) = [c for c in CORPUS if (c["name"], c["arch"], c["dtype"], c["num_warps"]) == (name, arch, dtype, waves)]

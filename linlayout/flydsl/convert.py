@@ -33,7 +33,7 @@ from linlayout.synth.convert import plan_conversion
 from linlayout.synth.plan import Plan
 
 from .layouts import layout_of
-from .target import gpu_module_body, kernel_threads, target_arch
+from .target import gpu_module_body, kernel_block, target_arch
 
 __all__ = ["convert", "plan_for", "for_kernel", "conversion_function"]
 
@@ -73,7 +73,7 @@ def _dwords(count: int, element_bits: int, what: str) -> int:
 
 
 def conversion_function(plan: Plan, element_type: str, name: str, lds_name: str,
-                        declared: bool = True) -> tuple[str, list[str]]:
+                        declared: bool = True, block: tuple[int, int, int] | None = None) -> tuple[str, list[str]]:
     """``(function text, module-level op lines)`` of ``plan`` as ``func.func @name(vector<N x T>) -> vector<M x T>``.
 
     ``element_type``: the MLIR element type of the vector (``f16``, ``bf16``, ``f32``, ``i8`` ...);
@@ -81,7 +81,8 @@ def conversion_function(plan: Plan, element_type: str, name: str, lds_name: str,
     ``declared``: the kernel runs the plan's warps (``convert`` plans for the kernel's waves where it declares them);
     False: it declares none and may run more, a plan without LDS only, whose lane programs then see the thread id
     modulo the plan's threads and the warp id modulo its warps (wave ``w`` is warp ``w % num_warps``: no bit of a
-    larger warp id enters an address, a select or a table index).
+    larger warp id enters an address, a select or a table index).  ``block``: the kernel's declared block sizes
+    (x, y, z), whose linear thread id the plan's lanes and warps are (``atoms.thread_ids``); None: one-dimensional.
     """
     n_in, n_out = plan.slots_in, plan.slots_out
     d_in = _dwords(n_in, plan.element_bits, "the source fragment")
@@ -90,7 +91,7 @@ def conversion_function(plan: Plan, element_type: str, name: str, lds_name: str,
     if not declared and plan.lds_bytes > 0:
         raise LayoutError("conversion_function: a plan through LDS needs a kernel of the plan's warps")
     b = Builder(indent="    ")
-    tid, t32, lane, warp = atoms.thread_ids(b, plan.wave_size)
+    tid, t32, lane, warp = atoms.thread_ids(b, plan.wave_size, block)
     if not declared:
         tid = b.cast("arith.index_cast", b.arith("andi", t32, b.const(plan.num_warps * plan.wave_size - 1)),
                      "i32", "index")
@@ -162,7 +163,8 @@ def convert(values, src, dst, *, strategy: str = "auto"):
     if not isinstance(element_type, (ir.IntegerType, ir.FloatType)):
         raise LayoutError(f"convert: elements of {vtype} are not integers or floats")
     element_bits = int(element_type.width)
-    threads = kernel_threads()
+    block = kernel_block()
+    threads = None if block is None else block[0] * block[1] * block[2]
     arch = target_arch()
     wave_size = get_target(arch).wave_size
     src, dst = for_kernel(_layout(src, "src"), _layout(dst, "dst"), threads, wave_size)
@@ -176,7 +178,7 @@ def convert(values, src, dst, *, strategy: str = "auto"):
         raise LayoutError(f"convert: the src layout has {plan.slots_in} registers per lane, values has {vtype.shape[0]}")
     k = next(_names)
     text, module_ops = conversion_function(plan, str(element_type), f"linlayout_convert_{k}", f"linlayout_lds_{k}",
-                                          threads is not None)
+                                          threads is not None, block)
     result = _splice(ir, text, module_ops, value)
     return Vector(result, (plan.slots_out,), values.dtype) if isinstance(values, Vector) else result
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from linlayout import LayoutError
 
-__all__ = ["target_arch", "gpu_module_body", "kernel_threads"]
+__all__ = ["target_arch", "gpu_module_body", "kernel_block", "kernel_threads"]
 
 
 def target_arch() -> str:
@@ -35,6 +35,12 @@ def kernel_threads() -> int | None:
     """The threads of the kernel being traced as its ``gpu.func`` declares them (the product of its
     ``known_block_size``; FlyDSL writes it from a static ``launch(block=...)``), None where it declares none.
     A LayoutError outside a ``gpu.func``."""
+    block = kernel_block()
+    return None if block is None else block[0] * block[1] * block[2]
+
+
+def kernel_block() -> tuple[int, int, int] | None:
+    """The ``known_block_size`` of the kernel being traced, None where it declares none (``kernel_threads``)."""
     from flydsl._mlir import ir
 
     op = ir.InsertionPoint.current.block.owner
@@ -45,8 +51,5 @@ def kernel_threads() -> int | None:
     attrs = op.operation.attributes
     if "known_block_size" not in attrs:
         return None
-    threads = 1
-    for size in attrs["known_block_size"]:
-        threads *= int(size)
-    return threads
-
+    x, y, z = (int(size) for size in attrs["known_block_size"])
+    return x, y, z

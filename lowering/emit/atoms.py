@@ -54,13 +54,20 @@ F8F6F4_FORMAT_NAMES = {"fp8": "fp8_e4m3", "bf8": "fp8_e5m2", "fp6": "fp6_e2m3", 
 
 
 # ---------------------------------------------------------------------- ids and regions
-def thread_ids(b: Builder, wave_size: int = 64) -> tuple[str, str, str, str]:
+def thread_ids(b: Builder, wave_size: int = 64, block: tuple[int, int, int] | None = None) -> tuple[str, str, str, str]:
     """``(tid: index, tid: i32, lane: i32, warp: i32)``; ``warp`` is made wave-uniform.
 
-    The workgroup is one-dimensional (x); lane = tid % wave_size, warp = tid / wave_size
-    read through ``v_readfirstlane`` so the compiler keeps it in a scalar register.
+    The workgroup is one-dimensional (x) unless ``block``, its declared sizes, says otherwise: then tid is the
+    linear id ``x + bx (y + by z)``, by which the hardware forms its waves.  lane = tid % wave_size, warp =
+    tid / wave_size read through ``v_readfirstlane`` so the compiler keeps it in a scalar register.
     """
     tid = b.value("gpu.thread_id x", "tid")
+    if block is not None and block[1] * block[2] > 1:
+        yz = b.value("gpu.thread_id y", "tid")
+        if block[2] > 1:
+            yz = b.arith("addi", yz, b.arith("muli", b.value("gpu.thread_id z", "tid"), b.const(block[1], "index"),
+                                             "index"), "index")
+        tid = b.arith("addi", tid, b.arith("muli", yz, b.const(block[0], "index"), "index"), "index")
     t32 = b.cast("arith.index_cast", tid, "index", "i32")
     lane = b.arith("andi", t32, b.const(wave_size - 1))
     w = b.arith("shrui", t32, b.const(wave_size.bit_length() - 1))

@@ -10,12 +10,13 @@ Addresses are plain integers (``uint64`` arrays, one per lane):
   access outside every allocation raises;
 * private (``memref.alloca``): a per-lane byte array per allocation.
 
-The LDS also keeps, per byte, whether this workgroup wrote it, and which wave wrote / read
+The LDS also keeps, per byte, whether this workgroup wrote it, and which waves wrote / read
 it in the current barrier epoch, to report reads of never-written bytes and data races
 between waves (the interpreter runs all waves in lockstep, which would hide both).  A store
 that leaves a byte's value as it is races with nothing, and a wave reading a byte it stored
 itself in the epoch reads its own value, which every other store of the byte in the epoch
-matched (else that store was reported).
+matched (else that store was reported), where the byte held one value since its first store in
+the epoch (else another wave's earlier store of other data may land between).
 """
 
 from __future__ import annotations
@@ -142,9 +143,9 @@ class LocalMemory:
         self.layout = layout
         self.written = np.zeros(n, bool)
         self.write_epoch = np.zeros(n, np.int32)
-        self.write_wave = np.full(n, -1, np.int16)
         self.read_epoch = np.zeros((waves, n), np.int32)
         self.own_write_epoch = np.zeros((waves, n), np.int32)  # per wave: the epoch it last wrote each byte in
+        self.rewrite_epoch = np.zeros(n, np.int32)  # the epoch a byte written in it was last changed again in
         self.epoch = 1
         self.error_uninitialized = uninitialized == "error"
 
@@ -168,6 +169,13 @@ class LocalMemory:
                 f"LDS allocation ({', '.join(f'{n}@{o}+{s}' for n, o, s in self.layout.allocations) or 'none'})"
             )
 
+    def _other_writers(self, bidx: np.ndarray, w: np.ndarray) -> np.ndarray:
+        """``(waves, n, nbytes)``: which waves other than the accessing one (``w``, per lane) stored each
+        byte of ``bidx`` (``(n, nbytes)``) in the epoch."""
+        wep = self.own_write_epoch[:, bidx] == self.epoch
+        wep[np.broadcast_to(w, bidx.shape), np.arange(bidx.shape[0])[:, None], np.arange(bidx.shape[1])[None, :]] = False
+        return wep
+
     def load(self, addrs: np.ndarray, nbytes: int, active: np.ndarray, wave: np.ndarray, races: bool) -> np.ndarray:
         out = np.zeros((addrs.shape[0], nbytes), np.uint8)
         idx = np.flatnonzero(active)
@@ -185,13 +193,16 @@ class LocalMemory:
                 )
         w = wave[idx][:, None]
         if races:
-            race = ((self.write_epoch[bidx] == self.epoch) & (self.write_wave[bidx] != w)
-                    & (self.own_write_epoch[np.broadcast_to(w, bidx.shape), bidx] != self.epoch))
-            if race.any():
+            recent = self.write_epoch[bidx] == self.epoch
+            wep = self._other_writers(bidx, w) if recent.any() else None
+            race = None if wep is None else wep.any(axis=0) & (
+                (self.own_write_epoch[np.broadcast_to(w, bidx.shape), bidx] != self.epoch)
+                | (self.rewrite_epoch[bidx] == self.epoch))
+            if race is not None and race.any():
                 r, c = np.argwhere(race)[0]
                 raise InterpreterError(
                     f"LDS race: wave {int(w[r, 0])} (lane {int(idx[r])}) reads {self._where(int(bidx[r, c]))} that wave "
-                    f"{int(self.write_wave[bidx[r, c]])} wrote with no barrier in between"
+                    f"{int(np.flatnonzero(wep[:, r, c])[0])} wrote with no barrier in between"
                 )
             self.read_epoch[np.broadcast_to(w, bidx.shape), bidx] = self.epoch
         out[idx] = self.data[bidx]
@@ -211,13 +222,16 @@ class LocalMemory:
             _check_same_address_same_value(bidx.ravel(), vals.ravel(), "LDS store")
         if races:
             changed = self.data[bidx] != vals
-            waw = changed & (self.write_epoch[bidx] == self.epoch) & (self.write_wave[bidx] != w)
-            if waw.any():
+            again = changed & (self.write_epoch[bidx] == self.epoch)
+            wep = self._other_writers(bidx, w) if again.any() else None
+            waw = None if wep is None else again & wep.any(axis=0)
+            if waw is not None and waw.any():
                 r, c = np.argwhere(waw)[0]
                 raise InterpreterError(
                     f"LDS race: wave {int(w[r, c])} (lane {int(idx[r])}) overwrites {self._where(int(bidx[r, c]))} that "
-                    f"wave {int(self.write_wave[bidx[r, c]])} wrote with no barrier in between"
+                    f"wave {int(np.flatnonzero(wep[:, r, c])[0])} wrote with no barrier in between"
                 )
+            self.rewrite_epoch[bidx[again]] = self.epoch
             rep = self.read_epoch[:, bidx] == self.epoch  # (waves, n, nbytes)
             rep[w, np.arange(bidx.shape[0])[:, None], np.arange(nbytes)[None, :]] = False
             war = changed & rep.any(axis=0)
@@ -239,7 +253,6 @@ class LocalMemory:
         self.data[bidx] = vals
         self.written[bidx] = True
         self.write_epoch[bidx] = self.epoch
-        self.write_wave[bidx] = w
         self.own_write_epoch[w, bidx] = self.epoch
 
 
