@@ -980,11 +980,12 @@ def least_address_valu(ctx) -> int:
     """The fewest instructions ``addresses_valu`` counts for the first LDS address of a round trip of the
     conversion ``ctx`` (linlayout.synth.context.ConversionContext): a floor of the planner's bounds.  On
     AMD targets 1 (``lane_arith.tables_valu`` counts at least one per table: a ``v_and_b32``), 0 where the
-    kernel's src load line formed registers (``ctx.src_offsets``: one of them may be that address); on
-    PTX targets PTX_ADDR_BASE_VALU."""
+    kernel's src load line formed registers (``ctx.src_offsets``: one of them may be that address) and for
+    8-bit elements (an address table equal to the lane id, byte ``l``, costs none: ``lane_arith._lane_id``;
+    wider elements' addresses are aligned to their bytes, never ``l``); on PTX targets PTX_ADDR_BASE_VALU."""
     if ctx.target.lds_isa == "ptx":
         return PTX_ADDR_BASE_VALU
-    return 0 if ctx.src_offsets is not None else 1
+    return 0 if ctx.src_offsets is not None or ctx.element_bits == 8 else 1
 
 
 def bpermute_address_valu(tables, arch: str, num_warps: int, formed=(), one_wave: bool | None = None) -> int:
