@@ -62,12 +62,15 @@ class StepEmitter:
         step), with :meth:`keep_order` between two slots; without, in the plan's order, the
         compiler free to schedule them.  Between two shared-memory steps with no barrier
         between them it calls :meth:`separate_lds_steps` (the compiler would merge neighbouring
-        accesses into wider ones; the plan counts each), and before the first register
-        instruction after a run of loads :meth:`wait_for_lds_loads`."""
+        accesses into wider ones; the plan counts each), before one whose direction (``store``)
+        differs from the last one's :meth:`order_lds_accesses` too (a round trip without a
+        barrier: its lanes exchange bytes through the LDS, which the compiler does not see), and
+        before the first register instruction after a run of loads :meth:`wait_for_lds_loads`."""
         if self._prep is None or len(self._prep) != len(self.plan.steps):
             raise LayoutError(f"{type(self).__name__}.emit called before prepare()")
         regs = dict(regs)
         lds_since_barrier = 0
+        last_store = None  # the direction of the last LDS step since the last barrier
         loads_pending = False
         slots = issue_slots(self.plan) if self.pins_order else [list(range(len(self.plan.steps)))]
         order = [(k, i) for k, slot in enumerate(slots) for i in slot]
@@ -78,9 +81,12 @@ class StepEmitter:
             if st.lds:
                 if lds_since_barrier:
                     self.separate_lds_steps()
+                if last_store not in (None, st.store):
+                    self.order_lds_accesses()
                 lds_since_barrier += 1
+                last_store = st.store
             elif st.barrier:
-                lds_since_barrier = 0
+                lds_since_barrier, last_store = 0, None
             elif loads_pending and any(st.counts().values()):  # the first instruction after loads
                 self.wait_for_lds_loads()
                 loads_pending = False
@@ -122,6 +128,10 @@ class StepEmitter:
     def separate_lds_steps(self) -> None:
         """Emit what keeps two shared-memory steps apart (no instruction)."""
         raise NotImplementedError
+
+    def order_lds_accesses(self) -> None:
+        """Emit what keeps the shared-memory accesses before it before those after it, stores and
+        loads that exchange bytes between lanes with no barrier between them (nothing by default)."""
 
     def reg(self, regs: dict[int, str], d: int, what: str) -> str:
         """The value of register ``d``."""

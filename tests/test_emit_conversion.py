@@ -254,6 +254,39 @@ def test_byte_stores_keep_their_extraction_out_of_the_conversion_region():
     assert np.array_equal(interpret(low.kernel, tile, fill=0x5A), expected_output(plan, tile, fill=0x5A))
 
 
+def test_a_barrier_free_round_trip_keeps_its_stores_before_its_loads():
+    """AMD corpus gfx942 bf16 slice1(mfma16T)->slice1(blocked[2x1,t64x1,o01]) (index 273): one round trip
+    through the LDS with no barrier (each wave reads bytes its own lanes wrote), 1 store then 2 loads.
+    A ``rocdl.wave.barrier`` stands between the store and the loads (and nowhere else), so LLVM keeps
+    their order; it is no instruction (the ISA's counts are the plan's) and the kernel converts on the
+    interpreter."""
+    from linlayout.cli.bench import CORPORA, kernel_plan
+    from linlayout.dtypes import dtype_bits
+    from linlayout.lowering.compile import compile_mlir
+    from linlayout.lowering.isa import isa_counts
+
+    case = json.loads(CORPORA["amd"].read_text())["cases"][273]
+    assert (case["name"], case["arch"], case["dtype"]) == (
+        "slice1(mfma16T)->slice1(blocked[2x1,t64x1,o01])", "gfx942", "bf16")
+    plan = kernel_plan(LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"]), "gfx942",
+                       dtype_bits(case["dtype"]))
+    assert [st.op for st in plan.steps if st.lds or st.barrier] == ["lds_store", "lds_load", "lds_load"]
+    low = lower_conversion(plan, binary=False, cache=False)
+    body = low.kernel.text
+    marks = [ln.strip() for ln in body.splitlines()
+             if "llvm.store" in ln and "!llvm.ptr<3>" in ln or "llvm.load" in ln and "!llvm.ptr<3>" in ln
+             or "rocdl.wave.barrier" in ln]
+    kinds = ["wave" if "wave.barrier" in m else "store" if "llvm.store" in m else "load" for m in marks]
+    assert kinds == ["store", "wave", "load", "load"], marks
+    counts, exp = low.report["isa_counts"], expected_isa_counts(plan)
+    assert all(counts[k] == exp[k] for k in PLAN_CHECKED_KEYS) and low.differences == {}
+    without = compile_mlir(body.replace("rocdl.wave.barrier", ""), "gfx942", binary=False, cache=False)
+    assert isa_counts(without.isa, "conv") == isa_counts(low.compiled.isa, "conv")
+    assert isa_counts(low.compiled.isa, "conv")["total"] == counts["total"] == 5  # 1 store, 2 loads, a wait, a v_perm
+    tile = distinct_tile(low.kernel.shape, 16, seed=273)
+    assert np.array_equal(interpret(low.kernel, tile, fill=0x5A), expected_output(plan, tile, fill=0x5A))
+
+
 @pytest.mark.parametrize("arch, lane_bits", [("gfx942", 6), ("gfx1100", 5)])
 def test_the_kernel_declares_its_threads(arch, lane_bits):
     """LLVM takes a kernel that declares no size for one of at most 256 threads (``.max_flat_workgroup_size: 256``)

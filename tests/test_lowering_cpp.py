@@ -331,6 +331,19 @@ def _assert_plan_counts(plan: Plan, counts: dict[str, int]) -> None:
     assert counts["vmem"] == 0 and counts["smem"] == 0  # the test kernel's loads and stores stay outside
 
 
+def test_hip_barrier_free_round_trip_orders_its_stores_before_its_loads():
+    """The HIP form of test_emit_conversion's barrier-free round trip (AMD corpus index 273: 1 store, 2
+    loads, no barrier): one ``__builtin_amdgcn_wave_barrier()`` between the store and the first load."""
+    from linlayout.cli.bench import CORPORA, kernel_plan
+
+    case = json.loads(CORPORA["amd"].read_text())["cases"][273]
+    plan = kernel_plan(LinearLayout.from_json(case["src"]), LinearLayout.from_json(case["dst"]), "gfx942", 16)
+    lines = emit_cpp(plan).source.splitlines()
+    kinds = ["wave" if "wave_barrier" in ln else "store" if ln.lstrip().startswith("*reinterpret_cast")
+             else "load" if "lds + " in ln else None for ln in lines]
+    assert [k for k in kinds if k] == ["store", "wave", "load", "load"]
+
+
 @hip_clang
 @pytest.mark.parametrize("idx", range(48))
 def test_hip_baseline_region_holds_exactly_the_plans_instructions(idx):

@@ -110,6 +110,12 @@ class Dialect:
         """A statement (no instruction) that keeps the compiler from merging two shared-memory steps."""
         raise NotImplementedError
 
+    def lds_order(self) -> str:
+        """A statement (no instruction) that keeps the compiler from moving shared-memory accesses across
+        it (between the stores and loads of a round trip with no barrier: targets whose lanes are in
+        lockstep)."""
+        raise self.lacks("an order of a wave's shared-memory accesses without a barrier")
+
     def barrier(self) -> str:
         raise NotImplementedError
 
@@ -316,6 +322,9 @@ class HipDialect(Dialect):
 
     def lds_separator(self) -> str:
         return "__builtin_amdgcn_sched_barrier(0);"
+
+    def lds_order(self) -> str:
+        return "__builtin_amdgcn_wave_barrier();"
 
     def barrier(self) -> str:
         return ('__builtin_amdgcn_fence(__ATOMIC_RELEASE, "workgroup"); __builtin_amdgcn_s_barrier(); '

@@ -101,6 +101,9 @@ class CppEmitter(StepEmitter):
     def separate_lds_steps(self) -> None:
         self.body.append(self.dialect.lds_separator())
 
+    def order_lds_accesses(self) -> None:
+        self.body.append(self.dialect.lds_order())
+
     def perm(self, regs: dict[int, str], operands: tuple[int, int], selector: str, what: str) -> str:
         """``v_perm_b32`` of the registers ``operands = (S0, S1)`` with the selector ``selector``."""
         s0, s1 = (self.reg(regs, d, what) for d in operands)

@@ -56,7 +56,9 @@ its prologue's end marker (``ties_addresses``), so that LLVM cannot take them ap
 LLVM merges two ``ds_read_b32``/``ds_read_b64`` (or writes) off one address register into
 one ``ds_read2*`` (and vectorizes adjacent accesses); the plan counts them separately, so a
 ``rocdl.sched.barrier none`` (no instruction) separates successive LDS steps between two
-barriers and the ISA keeps exactly the plan's LDS instructions.
+barriers and the ISA keeps exactly the plan's LDS instructions.  Where a store and a load follow
+each other with no barrier between (a round trip whose lanes exchange bytes within their wave), a
+``rocdl.wave.barrier`` (no instruction either) keeps LLVM from moving one across the other.
 """
 
 from __future__ import annotations
@@ -268,6 +270,13 @@ class PlanEmitter(StepEmitter):
     # ------------------------------------------------------------------ region
     def separate_lds_steps(self) -> None:
         self.b.line("rocdl.sched.barrier none")
+
+    def order_lds_accesses(self) -> None:
+        """``rocdl.wave.barrier`` (``llvm.amdgcn.wave.barrier``: no instruction; the compiler moves no
+        memory access across it): a barrier-free round trip's lanes read bytes other lanes of their
+        wave wrote (emulator.LDS_IN_ORDER_PER_WAVE), an order LLVM's single-thread view of memory
+        would not keep where it proves a lane's own load and store disjoint."""
+        self.b.line("rocdl.wave.barrier")
 
     def keep_order(self) -> None:
         """``rocdl.sched.barrier none`` (no instruction): LLVM's scheduler keeps the steps on each side
