@@ -315,9 +315,10 @@ def _transpose_read(case: dict) -> tuple[bool, int, list[int]]:
 TRANSPOSE_READ_CASES = {
     ("mfma32->mfma16", "fp16", (16, 16), 1): (True, 10, [20]),
     ("mfma32T->mfma32", "fp16", (64, 64), 1): (True, 25, [40]),
-    ("mfma16->mfma16T", "i8", (16, 16), 2): (False, 1, []),  # (3 before session 24: the src is in both waves,
-    # no barrier and no wait before it, lds_path._exchanges)
-    ("mfma32->mfma16", "fp8", (16, 16), 1): (False, 9, []),
+    ("mfma16->mfma16T", "i8", (16, 16), 2): (False, 0, []),  # (3 before session 24: the src is in both waves,
+    # no barrier and no wait before it, lds_path._exchanges; then 1, less the first address's op, which an 8-bit
+    # store at byte l does without: cost.least_address_valu)
+    ("mfma32->mfma16", "fp8", (16, 16), 1): (False, 8, []),  # (9 with the first address's op)
 }
 
 
@@ -559,7 +560,8 @@ def test_deferred_bounds_and_barriers_hold_on_every_round_trip():
     # (lds_path._DeferredBounds) satisfy floor <= each round trip's floor and cost <= each
     # round trip's plan_floor cost, the floor bound counting the barriers every round trip has
     # (lds_path._barriers, _barrier_issue: exactly those of the round trip's floor); the floor bound
-    # is reached by some round trip and the cost bound is above the floor bound (neither is trivial)
+    # is reached by some round trip and the cost bound is at or above the floor bound, above it on many
+    # (neither is trivial; equal where no address op is certain: 8-bit elements, cost.least_address_valu)
     from pathlib import Path
 
     from linlayout import caches
@@ -568,7 +570,7 @@ def test_deferred_bounds_and_barriers_hold_on_every_round_trip():
 
     bits = {"fp32": 32, "fp16": 16, "bf16": 16, "fp8": 8, "i8": 8}
     corpus = Path(__file__).resolve().parents[1] / "benchmarks" / "data" / "triton_amd_corpus.json"
-    checked = reached = barriers = 0
+    checked = reached = barriers = above = 0
     for c in json.loads(corpus.read_text())["cases"][::5]:
         caches.clear(keep_tables=True)
         ctx = ConversionContext.create(LinearLayout.from_json(c["src"]), LinearLayout.from_json(c["dst"]), c["arch"],
@@ -589,11 +591,13 @@ def test_deferred_bounds_and_barriers_hold_on_every_round_trip():
                 if i not in bounds:
                     continue
                 b = bounds[i]
-                assert b.floor <= a.floor() + 1e-9 and b.floor < b.cost, c["name"]
+                assert b.floor <= a.floor() + 1e-9 and b.floor <= b.cost, c["name"]
                 assert b.cost <= a.plan_floor()[0] + 1e-9, c["name"]
                 checked += 1
                 reached += abs(b.floor - a.floor()) < 1e-9
-    assert checked >= 300 and reached >= 150 and barriers >= 250, (checked, reached, barriers)  # 333, 194, 300
+                above += b.floor < b.cost
+    assert checked >= 300 and reached >= 150 and barriers >= 250 and above >= 300, (checked, reached, barriers, above)
+    # (925, 600, 452, 430 at session 24's end)
 
 
 def test_load_tuple_copies_follow_renamings_after_the_loads_only():

@@ -238,7 +238,7 @@ def test_gfx1250_transpose_read_bounds_on_the_wave32_corpus():
     from linlayout.synth import lds_path
 
     seen = {True: 0, False: 0}
-    gaps, checked, reached = [], 0, 0
+    gaps, checked, reached, above = [], 0, 0, 0
     for c, ctx, readable in _gfx1250_transpose_cases():
         try:
             trips = lds_path.lds_accesses(ctx, lds_path.shared_layout(ctx, transpose=True))
@@ -255,13 +255,15 @@ def test_gfx1250_transpose_read_bounds_on_the_wave32_corpus():
         pool.every()
         for a in pool.accesses[i]:
             assert a.design.read_transpose
-            assert b.floor <= a.floor() + 1e-9 and b.floor < b.cost <= a.plan_floor()[0] + 1e-9, c["name"]
+            assert b.floor <= a.floor() + 1e-9 and b.floor <= b.cost <= a.plan_floor()[0] + 1e-9, c["name"]
             checked += 1
             reached += abs(b.floor - a.floor()) < 1e-9
+            above += b.floor < b.cost
     # counted, not pinned: the corpus has dsts of both kinds, every round trip's bounds were checked,
-    # and the floor bound is reached somewhere
+    # the floor bound is reached somewhere and the cost bound is above it somewhere (equal where no address op
+    # is certain: 8-bit elements, cost.least_address_valu)
     assert seen[True] and seen[False]
-    assert len(gaps) == checked > 0 and min(gaps) >= 0 and 0 < reached <= checked
+    assert len(gaps) == checked > 0 and min(gaps) >= 0 and 0 < reached <= checked and 0 < above
 
 
 def test_a_transpose_load_with_another_waves_lanes_names_the_wave():
