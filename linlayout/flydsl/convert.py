@@ -33,7 +33,7 @@ from linlayout.synth.convert import plan_conversion
 from linlayout.synth.plan import Plan
 
 from .layouts import layout_of
-from .target import gpu_module_body, kernel_block, target_arch
+from .target import gpu_module_body, kernel_block, kernel_threads, target_arch
 
 __all__ = ["convert", "plan_for", "for_kernel", "conversion_function"]
 
@@ -163,8 +163,7 @@ def convert(values, src, dst, *, strategy: str = "auto"):
     if not isinstance(element_type, (ir.IntegerType, ir.FloatType)):
         raise LayoutError(f"convert: elements of {vtype} are not integers or floats")
     element_bits = int(element_type.width)
-    block = kernel_block()
-    threads = None if block is None else block[0] * block[1] * block[2]
+    block, threads = kernel_block(), kernel_threads()
     arch = target_arch()
     wave_size = get_target(arch).wave_size
     src, dst = for_kernel(_layout(src, "src"), _layout(dst, "dst"), threads, wave_size)
